@@ -1,0 +1,135 @@
+"""The ``horis:`` vocabulary as a closed namespace: a misspelt term fails at import.
+
+The ontology file ``horismos/ontology/horis.ttl`` declares the same terms; a test keeps the two
+in step.
+"""
+
+from __future__ import annotations
+
+from rdflib import Namespace, URIRef
+from rdflib.namespace import DefinedNamespace
+
+__all__ = ["HORIS", "PROV", "NS"]
+
+NS = "https://w3id.org/horismos#"
+
+
+class HORIS(DefinedNamespace):
+    """Terms of ``https://w3id.org/horismos#``."""
+
+    _fail = True
+    _NS = Namespace(NS)
+    # ``as`` is a Python keyword: reach it as ``HORIS["as"]``.
+    _extras = ["as"]
+
+    # Classes: what authors declare
+    Tool: URIRef
+    Workflow: URIRef
+    Step: URIRef
+    ActionStep: URIRef
+    DecisionStep: URIRef
+    ProposalStep: URIRef
+    WaitStep: URIRef
+    McpServer: URIRef
+    # Classes: what the runtime writes
+    Instance: URIRef
+    StepExecution: URIRef
+    Provenance: URIRef
+    # Classes: closed value sets of the individuals below
+    WakeKind: URIRef
+    DeliveryKind: URIRef
+    SideEffectClass: URIRef
+    InstanceStatus: URIRef
+
+    # Individuals
+    now: URIRef
+    OperatorInput: URIRef
+    External: URIRef
+    Timer: URIRef
+    TaskResult: URIRef
+    System: URIRef
+    Final: URIRef
+    Silent: URIRef
+    ReadOnly: URIRef
+    HostStateWrite: URIRef
+    ExternalCommit: URIRef
+    ToolProvenance: URIRef
+    HumanProvenance: URIRef
+    AdapterProvenance: URIRef
+    SystemProvenance: URIRef
+    ModelProvenance: URIRef
+    Running: URIRef
+    Completed: URIRef
+    Waiting: URIRef
+    Blocked: URIRef
+    Failed: URIRef
+
+    # Tools
+    takes: URIRef
+    arg: URIRef
+    name: URIRef
+    type: URIRef
+    optional: URIRef
+    effect: URIRef
+    subject: URIRef
+    asserts: URIRef
+    property: URIRef
+    value: URIRef
+    many: URIRef
+    key: URIRef
+    shape: URIRef
+    binding: URIRef
+    timeout: URIRef
+    idempotent: URIRef
+    retries: URIRef
+    sideEffect: URIRef
+    requiresApproval: URIRef
+    header: URIRef
+    fromEnv: URIRef
+    # MCP servers
+    command: URIRef
+    args: URIRef
+    env: URIRef
+    url: URIRef
+
+    # Workflows and steps
+    focusType: URIRef
+    start: URIRef
+    tool: URIRef
+    requires: URIRef
+    bind: URIRef
+    var: URIRef
+    next: URIRef
+    onError: URIRef
+    forEach: URIRef
+    when: URIRef
+    order: URIRef
+    otherwise: URIRef
+    candidates: URIRef
+    query: URIRef
+    rankBy: URIRef
+    model: URIRef
+    confidence: URIRef
+    fallback: URIRef
+    reason: URIRef
+    wake: URIRef
+    delivery: URIRef
+    until: URIRef
+    onTimeout: URIRef
+
+    # Instance state and effect provenance, written by the runtime
+    workflow: URIRef
+    focus: URIRef
+    status: URIRef
+    currentStep: URIRef
+    version: URIRef
+    variable: URIRef
+    provenance: URIRef
+    step: URIRef
+    instance: URIRef
+    blockedBy: URIRef
+    error: URIRef
+    brief: URIRef
+
+
+PROV = Namespace("http://www.w3.org/ns/prov#")
