@@ -9,7 +9,7 @@ from __future__ import annotations
 from rdflib import Namespace, URIRef
 from rdflib.namespace import DefinedNamespace
 
-__all__ = ["HORIS", "PROV", "NS"]
+__all__ = ["HORIS", "NS", "PROV"]
 
 NS = "https://w3id.org/horismos#"
 

@@ -1,0 +1,64 @@
+"""Horismos: ontology-driven workflows whose tools fire behind a SHACL effect gate.
+
+Domain modelers declare tools and workflows in Turtle; :class:`Agent` runs them against a
+:class:`World`, every step traced.
+"""
+
+from __future__ import annotations
+
+from ._agent import Agent
+from ._definitions import Definitions, load_definitions
+from ._errors import (
+    ArgumentTypeError,
+    AuthoringError,
+    Divergence,
+    GateRejected,
+    HorismosError,
+    InstanceFailed,
+    PreconditionError,
+    Problem,
+    RunError,
+    ShaclMessage,
+    ToolError,
+    ToolTimeout,
+    TraceError,
+    TraceTampered,
+    TraceVersionError,
+    UsageError,
+)
+from ._records import InstanceRun, Run, StepRecord
+from ._trace import Trace, read_trace
+from ._vocab import HORIS
+from ._world import World
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "HORIS",
+    "Agent",
+    "ArgumentTypeError",
+    "AuthoringError",
+    "Definitions",
+    "Divergence",
+    "GateRejected",
+    "HorismosError",
+    "InstanceFailed",
+    "InstanceRun",
+    "PreconditionError",
+    "Problem",
+    "Run",
+    "RunError",
+    "ShaclMessage",
+    "StepRecord",
+    "ToolError",
+    "ToolTimeout",
+    "Trace",
+    "TraceError",
+    "TraceTampered",
+    "TraceVersionError",
+    "UsageError",
+    "World",
+    "__version__",
+    "load_definitions",
+    "read_trace",
+]

@@ -1,0 +1,138 @@
+"""The Python entry point: definitions plus the callables that back them, ready to run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from rdflib import RDF, Graph, URIRef
+from rdflib.term import Node
+
+from ._definitions import Definitions, load_definitions
+from ._errors import UsageError
+from ._gate import Gate
+from ._model import Workflow
+from ._records import InstanceRun, Run
+from ._runner import Environment, Runner, focus_nodes
+from ._trace import Trace
+from ._world import World
+
+__all__ = ["Agent"]
+
+Entailment = Literal["rdfs", "owl-rl"]
+
+
+class Agent:
+    """Loaded, checked definitions and the Python callables registered for ``python:NAME``.
+
+    ``entailment="rdfs"`` (the default) checks argument types against the ``rdfs:subClassOf``
+    closure of the loaded ontology; ``"owl-rl"`` also infers types with owlrl over the
+    ontology and the world, once per run.
+    """
+
+    def __init__(self, definitions: Definitions, *,
+                 tools: Mapping[str, Callable[..., Any]] | None = None,
+                 entailment: Entailment = "rdfs") -> None:
+        if entailment not in ("rdfs", "owl-rl"):
+            raise UsageError(f"entailment {entailment!r}: use 'rdfs' or 'owl-rl'")
+        self.definitions = definitions
+        self.tools: dict[str, Callable[..., Any]] = dict(tools or {})
+        self.entailment = entailment
+        self._gate = Gate(definitions)
+
+    @classmethod
+    def from_files(cls, *paths: str | Path, tools: Mapping[str, Callable[..., Any]] | None = None,
+                   entailment: Entailment = "rdfs") -> Agent:
+        return cls(load_definitions(paths), tools=tools, entailment=entailment)
+
+    def workflow(self, name: str | URIRef | None = None) -> Workflow:
+        wfs = self.definitions.workflows
+        if name is None:
+            if len(wfs) == 1:
+                return next(iter(wfs.values()))
+            names = ", ".join(self.definitions.name(w) for w in wfs) or "none"
+            raise UsageError(f"name the workflow to run (declared: {names})")
+        iri = self._iri(name)
+        if iri not in wfs:
+            names = ", ".join(self.definitions.name(w) for w in wfs) or "none"
+            raise UsageError(f"no workflow {name!s} (declared: {names})")
+        return wfs[iri]
+
+    def _iri(self, name: str | URIRef) -> URIRef:
+        if isinstance(name, URIRef):
+            return name
+        try:
+            return self.definitions.expand(name)
+        except KeyError:
+            raise UsageError(f"{name!r} is neither an IRI nor a CURIE with a declared prefix"
+                             ) from None
+
+    def run(self, world: World, workflow: str | URIRef | None = None,
+            focus: str | URIRef | None = None, *, all: bool = False,
+            trace: str | Path | None = None,
+            on_instance: Callable[[InstanceRun], None] | None = None) -> Run:
+        """Run one instance for ``focus``, or one per focus node with ``all=True``."""
+        return asyncio.run(self.arun(world, workflow, focus, all=all, trace=trace,
+                                     on_instance=on_instance))
+
+    async def arun(self, world: World, workflow: str | URIRef | None = None,
+                   focus: str | URIRef | None = None, *, all: bool = False,
+                   trace: str | Path | None = None,
+                   on_instance: Callable[[InstanceRun], None] | None = None,
+                   env: Environment | None = None) -> Run:
+        wf = self.workflow(workflow)
+        foci = self._foci(world, wf, focus, all)
+        runner = Runner(self.definitions, self._gate, world=world, trace=Trace(trace),
+                        registry=self.tools, env=env or Environment(),
+                        types_of=self._types(world))
+        runner.check_bindings(wf)
+        runner.header(wf, foci)
+        instances: list[InstanceRun] = []
+        try:
+            for f in foci:
+                inst = await runner.run_instance(wf, f)
+                instances.append(inst)
+                if on_instance is not None:
+                    on_instance(inst)
+        finally:
+            await runner.aclose()
+        run = Run(instances, runner.trace)
+        runner.trace.emit("end", status=run.status,
+                          instances={str(i.instance): i.status for i in instances})
+        runner.trace.close()
+        return run
+
+    def _foci(self, world: World, wf: Workflow, focus: str | URIRef | None,
+              all: bool) -> list[URIRef]:
+        if all:
+            if focus is not None:
+                raise UsageError("give a focus or all=True (--all), not both")
+            return focus_nodes(self.definitions, world, wf)
+        if focus is None:
+            raise UsageError(f"name the focus node: an instance of "
+                             f"{self.definitions.name(wf.focus_type)} (or run with --all)")
+        node = self._iri(focus)
+        types = set(world.store.objects(node, RDF.type))
+        if not types & self.definitions.classes_of(wf.focus_type):
+            raise UsageError(f"focus {self.definitions.name(node)} is not a "
+                             f"{self.definitions.name(wf.focus_type)} in the world; give a node "
+                             "of the workflow's horis:focusType")
+        return [node]
+
+    def _types(self, world: World) -> Callable[[Node], set[Node]] | None:
+        if self.entailment == "rdfs":
+            return None
+        import owlrl
+
+        g = Graph()
+        g += self.definitions.graph
+        for s, p, o, _ in world.store.quads():
+            g.add((s, p, o))
+        owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(g)
+        return lambda n: set(g.objects(n, RDF.type))
+
+    def resume(self, world: World, instance: str | URIRef, facts: str | None = None) -> Run:
+        raise UsageError(f"instance {instance}: this version of Horismos has no waiting "
+                         "instances to resume (horis:WaitStep does not run yet)")

@@ -1,0 +1,25 @@
+"""The contract of a binding.
+
+``call`` receives the tool's arguments already resolved from the graph and type-checked
+(class-typed ones as :class:`rdflib.URIRef`, datatype-typed ones as Python values) and returns
+the tool's raw result: a mapping from declared property to value, or ``None``. It raises
+:class:`~horismos.ToolError` for anything that is not a result. Timeouts, retries and the gate
+are the runner's, the same for every kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["Binding"]
+
+
+class Binding:
+    kind = "binding"
+
+    async def call(self, args: Mapping[str, Any]) -> Any:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Release sessions or connections held across calls."""

@@ -1,0 +1,594 @@
+"""Loaded Turtle → checked → typed models, once.
+
+Every problem an author can make is collected (not raised one at a time) and located by file,
+line and node, with what to write instead.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
+from rdflib.collection import Collection
+from rdflib.term import Node
+
+from ._errors import AuthoringError, Problem
+from ._model import (
+    ActionStep,
+    Arg,
+    Assertion,
+    DecisionStep,
+    Effect,
+    Header,
+    McpServer,
+    ProposalStep,
+    Rule,
+    Step,
+    Tool,
+    WaitStep,
+    Workflow,
+)
+from ._preconditions import Precondition, PreconditionSyntaxError, compile_patterns
+from ._sources import Sources, read_sources
+from ._vocab import HORIS, NS
+
+__all__ = ["Definitions", "load_definitions", "parse_timeout", "vocabulary_graph"]
+
+STEP_CLASSES = {
+    HORIS.ActionStep: ActionStep,
+    HORIS.DecisionStep: DecisionStep,
+    HORIS.ProposalStep: ProposalStep,
+    HORIS.WaitStep: WaitStep,
+}
+BINDING_SCHEMES = ("python:", "mcp://", "http://", "https://")
+DATATYPE_SPACES = (str(XSD), str(RDF), str(RDFS.Literal))
+DEFAULT_TIMEOUT = 30.0
+
+
+@cache
+def vocabulary_graph() -> Graph:
+    """The shipped ``horis:`` ontology."""
+    return _package_graph("horis.ttl")
+
+
+@cache
+def authoring_shapes() -> Graph | None:
+    try:
+        return _package_graph("horis-shapes.ttl")
+    except FileNotFoundError:
+        return None
+
+
+def _package_graph(name: str) -> Graph:
+    res = resources.files("horismos") / "ontology" / name
+    if not res.is_file():
+        raise FileNotFoundError(name)
+    return Graph().parse(data=res.read_text(encoding="utf-8"), format="turtle")
+
+
+def is_datatype(t: URIRef) -> bool:
+    return str(t).startswith(DATATYPE_SPACES)
+
+
+_TIMEOUT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$")
+
+
+def parse_timeout(value: Node) -> float:
+    """Seconds from ``"250ms"``, ``"5s"``, ``"2m"``, ``"1h"`` or an ``xsd:duration``."""
+    text = str(value)
+    m = _TIMEOUT.match(text)
+    if m:
+        n = float(m.group(1))
+        return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+    if text.startswith(("P", "-P")):
+        from isodate import parse_duration
+
+        d = parse_duration(text)
+        if isinstance(d, timedelta) and d.total_seconds() > 0:
+            return d.total_seconds()
+    raise ValueError(text)
+
+
+@dataclass
+class Definitions:
+    """Everything the runner needs, typed; ``graph`` is the merged definitions graph."""
+
+    graph: Graph
+    sources: Sources
+    tools: dict[URIRef, Tool] = field(default_factory=dict)
+    workflows: dict[URIRef, Workflow] = field(default_factory=dict)
+    steps: dict[URIRef, Step] = field(default_factory=dict)
+    mcp_servers: dict[str, McpServer] = field(default_factory=dict)
+    warnings: list[Problem] = field(default_factory=list)
+    subclasses: dict[URIRef, frozenset[URIRef]] = field(default_factory=dict)
+    digest: str = ""
+
+    def expand(self, name: str) -> URIRef:
+        """An IRI from a full IRI, ``<IRI>`` or a CURIE with the files' prefixes."""
+        name = name.strip()
+        if name.startswith("<") and name.endswith(">"):
+            return URIRef(name[1:-1])
+        if "://" in name or name.startswith("urn:"):
+            return URIRef(name)
+        if ":" in name:
+            prefix, local = name.split(":", 1)
+            for p, ns in self.graph.namespace_manager.namespaces():
+                if p == prefix:
+                    return URIRef(str(ns) + local)
+        raise KeyError(name)
+
+    def classes_of(self, cls: URIRef) -> frozenset[URIRef]:
+        """``cls`` and every class entailed to be a subclass of it."""
+        return self.subclasses.get(cls, frozenset((cls,)))
+
+    def name(self, node: Node) -> str:
+        return self.sources.name(node)
+
+
+def load_definitions(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) -> Definitions:
+    """Read, check and model ``paths``; raises :class:`AuthoringError` listing every error."""
+    sources = read_sources(paths, extra=extra)
+    return _Builder(sources).build()
+
+
+class _Builder:
+    def __init__(self, sources: Sources) -> None:
+        self.src = sources
+        self.g = sources.graph
+        self.problems: list[Problem] = []
+        self.defs = Definitions(self.g, sources)
+
+    # -- reporting ------------------------------------------------------------------------
+
+    def error(self, node: Node | None, message: str, hint: str | None = None) -> None:
+        self.problems.append(self.src.problem("error", node, message, hint))
+
+    def warn(self, node: Node | None, message: str, hint: str | None = None) -> None:
+        self.problems.append(self.src.problem("warning", node, message, hint))
+
+    def n(self, node: Node) -> str:
+        return self.src.name(node)
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def one(self, s: Node, p: URIRef) -> Node | None:
+        return next(iter(self.g.objects(s, p)), None)
+
+    def text(self, s: Node, p: URIRef) -> str | None:
+        v = self.one(s, p)
+        return None if v is None else str(v)
+
+    def flag(self, s: Node, p: URIRef, default: bool = False) -> bool:
+        v = self.one(s, p)
+        if v is None:
+            return default
+        if isinstance(v, Literal) and isinstance(v.toPython(), bool):
+            return bool(v.toPython())
+        if str(v).lower() in ("true", "false"):
+            return str(v).lower() == "true"
+        self.error(s, f"{self.n(p)} must be true or false, not {v!r}",
+                   f"write {self.n(p)} true")
+        return default
+
+    def namespaces(self, node: Node) -> dict[str, Any]:
+        ns: dict[str, Any] = {}
+        for f in self.src.files:
+            if (node, None, None) in f.graph:
+                ns.update(dict(f.graph.namespace_manager.namespaces()))
+                break
+        merged = dict(self.g.namespace_manager.namespaces())
+        merged.update(ns)
+        return merged
+
+    def precondition(self, owner: Node, texts: list[str], anchor: Node | None = None,
+                     ) -> Precondition | None:
+        if not texts:
+            return None
+        try:
+            return compile_patterns(texts, self.namespaces(anchor if anchor is not None else owner))
+        except PreconditionSyntaxError as e:
+            self.error(owner, f"horis:requires is not a valid SPARQL group graph pattern: {e.why}",
+                       "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
+                       "\"?this :acuity ?queue .\"")
+            return None
+
+    # -- build ----------------------------------------------------------------------------
+
+    def build(self) -> Definitions:
+        self.check_vocabulary()
+        self.check_shapes()
+        self.defs.subclasses = self.subclass_closure()
+        for s in self.g.subjects(RDF.type, HORIS.McpServer):
+            self.mcp_server(s)
+        for s in sorted(set(self.g.subjects(RDF.type, HORIS.Tool)), key=str):
+            tool = self.tool(s)
+            if tool is not None:
+                self.defs.tools[tool.iri] = tool
+        for cls in STEP_CLASSES:
+            for s in sorted(set(self.g.subjects(RDF.type, cls)), key=str):
+                step = self.step(s, cls)
+                if step is not None:
+                    self.defs.steps[step.iri] = step
+        for s in sorted(set(self.g.subjects(RDF.type, HORIS.Workflow)), key=str):
+            wf = self.workflow(s)
+            if wf is not None:
+                self.defs.workflows[wf.iri] = wf
+        self.check_references()
+        self.check_reachability()
+        self.defs.digest = definitions_digest(self.g)
+        errors = [p for p in self.problems if p.severity == "error"]
+        self.defs.warnings = [p for p in self.problems if p.severity == "warning"]
+        if errors:
+            raise AuthoringError(sorted(self.problems, key=_order))
+        return self.defs
+
+    def check_vocabulary(self) -> None:
+        known = {t for t in vocabulary_graph().subjects() if str(t).startswith(NS)}
+        seen: set[URIRef] = set()
+        for s, p, o in self.g:
+            for term in (p, o) if p != RDF.type else (o,):
+                if isinstance(term, URIRef) and str(term).startswith(NS) and term not in known:
+                    if term in seen:
+                        continue
+                    seen.add(term)
+                    local = str(term)[len(NS):]
+                    names = [str(k)[len(NS):] for k in known]
+                    close = difflib.get_close_matches(local, names, n=1)
+                    hint = f"did you mean horis:{close[0]}?" if close else (
+                        "see ontologies/horis.ttl for the vocabulary")
+                    self.error(s, f"horis:{local} is not a Horismos term", hint)
+
+    def check_shapes(self) -> None:
+        shapes = authoring_shapes()
+        if shapes is None:
+            return
+        from pyshacl import validate
+
+        data = Graph()
+        data += self.g
+        data += vocabulary_graph()
+        conforms, report, _ = validate(data, shacl_graph=shapes, inference="none")
+        if conforms:
+            return
+        for r in report.subjects(RDF.type, SH.ValidationResult):
+            focus = report.value(r, SH.focusNode)
+            msg = report.value(r, SH.resultMessage)
+            path = report.value(r, SH.resultPath)
+            where = f" ({self.n(path)})" if isinstance(path, URIRef) else ""
+            self.error(focus, f"{msg}{where}")
+
+    def subclass_closure(self) -> dict[URIRef, frozenset[URIRef]]:
+        graph = nx.DiGraph()
+        for sub, sup in self.g.subject_objects(RDFS.subClassOf):
+            if isinstance(sub, URIRef) and isinstance(sup, URIRef):
+                graph.add_edge(sup, sub)
+        return {c: frozenset({c, *nx.descendants(graph, c)}) for c in graph.nodes}
+
+    def mcp_server(self, s: Node) -> None:
+        name = str(s).rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+        args_node = self.one(s, HORIS.args)
+        args: tuple[str, ...] = ()
+        if args_node is not None:
+            args = tuple(str(a) for a in Collection(self.g, args_node)) if isinstance(
+                args_node, BNode) else (str(args_node),)
+        env = tuple(
+            (str(self.one(e, HORIS.name)), str(self.one(e, HORIS.value) or ""))
+            for e in self.g.objects(s, HORIS.env)
+        )
+        self.defs.mcp_servers[name] = McpServer(
+            URIRef(s), name, self.text(s, HORIS.command), args, env, self.text(s, HORIS.url))
+
+    def tool(self, s: Node) -> Tool | None:
+        ok = True
+        args: list[Arg] = []
+        for takes in self.g.objects(s, HORIS.takes):
+            for a in self.g.objects(takes, HORIS.arg):
+                name = self.text(a, HORIS.name)
+                typ = self.one(a, HORIS.type)
+                if name is None:
+                    self.error(a, "an argument has no horis:name",
+                               "write horis:name \"patient\" inside the horis:arg [ … ]")
+                    ok = False
+                    continue
+                if not isinstance(typ, URIRef):
+                    self.error(s, f"argument \"{name}\" has no horis:type",
+                               f"write [ horis:name \"{name}\" ; horis:type :SomeClass ] "
+                               "(an ontology class) or horis:type xsd:string (a datatype)")
+                    ok = False
+                    continue
+                args.append(Arg(name, typ, not is_datatype(typ), self.flag(a, HORIS.optional)))
+        effect = self.effect(s, args)
+        binding = self.text(s, HORIS.binding)
+        if binding is None:
+            ok = False
+            if authoring_shapes() is None:
+                self.error(s, "the tool has no horis:binding",
+                           "write horis:binding \"python:module.function\"")
+        elif binding.startswith("rust:"):
+            self.error(s, f"binding \"{binding}\": rust: bindings cannot run in the Python runtime",
+                       "bind the tool to \"python:…\", \"mcp://SERVER/TOOL\" or an http(s) URL")
+            ok = False
+        elif not binding.startswith(BINDING_SCHEMES):
+            self.error(s, f"binding \"{binding}\" has no known scheme",
+                       "write \"python:module.function\", \"python:name\", "
+                       "\"mcp://SERVER/TOOL\" or \"https://…\"")
+            ok = False
+        timeout = DEFAULT_TIMEOUT
+        t = self.one(s, HORIS.timeout)
+        if t is not None:
+            try:
+                timeout = parse_timeout(t)
+            except ValueError:
+                self.error(s, f"horis:timeout \"{t}\" does not parse",
+                           "write \"250ms\", \"5s\", \"2m\" or an xsd:duration such as \"PT5S\"")
+                ok = False
+        retries_node = self.one(s, HORIS.retries)
+        retries = 0
+        if retries_node is not None:
+            try:
+                retries = int(str(retries_node))
+                if retries < 0:
+                    raise ValueError
+            except ValueError:
+                self.error(s, f"horis:retries {retries_node!s} is not a whole number ≥ 0",
+                           "write horis:retries 2")
+                ok = False
+        requires = self.precondition(s, [str(r) for r in self.g.objects(s, HORIS.requires)])
+        if effect is False or not ok:
+            return None
+        side = self.one(s, HORIS.sideEffect)
+        headers = tuple(
+            Header(str(self.one(h, HORIS.name)), str(self.one(h, HORIS.fromEnv)))
+            for h in self.g.objects(s, HORIS.header))
+        return Tool(
+            iri=URIRef(s),
+            name=self.short(s),
+            label=self.text(s, RDFS.label),
+            comment=self.text(s, RDFS.comment),
+            args=tuple(args),
+            effect=effect or None,
+            binding=binding or "",
+            timeout=timeout,
+            idempotent=self.flag(s, HORIS.idempotent),
+            retries=retries,
+            side_effect=side if isinstance(side, URIRef) else None,
+            requires_approval=self.flag(s, HORIS.requiresApproval),
+            requires=requires,
+            headers=headers,
+        )
+
+    def short(self, s: Node) -> str:
+        text = str(s)
+        for _, ns in self.g.namespace_manager.namespaces():
+            if text.startswith(str(ns)) and len(text) > len(str(ns)):
+                return text[len(str(ns)):]
+        return text.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+    def effect(self, tool: Node, args: list[Arg]) -> Effect | bool | None:
+        """The tool's effect, None when it declares none, False when it is wrong."""
+        e = self.one(tool, HORIS.effect)
+        if e is None:
+            return None
+        subject = self.text(e, HORIS.subject)
+        class_args = [a.name for a in args if a.is_class]
+        if subject is None:
+            if len(class_args) == 1:
+                subject = class_args[0]
+            elif not class_args:
+                self.error(tool, "the effect has no subject and no class-typed argument to "
+                           "hang it on", "add an argument typed with an ontology class and "
+                           "write horis:subject \"<that argument's name>\" in the effect")
+                return False
+            else:
+                self.error(tool, "the effect's subject is ambiguous: arguments "
+                           + ", ".join(f'"{a}"' for a in class_args) + " are class-typed",
+                           f"write horis:subject \"{class_args[0]}\" in the horis:effect [ … ]")
+                return False
+        elif subject not in {a.name for a in args}:
+            names = ", ".join(f'"{a.name}"' for a in args) or "none"
+            self.error(tool, f"horis:subject \"{subject}\" is not an argument of the tool "
+                       f"(arguments: {names})", "name one of the tool's class-typed arguments")
+            return False
+        elif subject not in class_args:
+            self.error(tool, f"horis:subject \"{subject}\" is a literal argument; effects hang "
+                       "on nodes", "type that argument with an ontology class")
+            return False
+        asserts: list[Assertion] = []
+        ok = True
+        for a in self.g.objects(e, HORIS.asserts):
+            prop = self.one(a, HORIS.property)
+            value = self.one(a, HORIS.value)
+            typ = self.one(a, HORIS.type)
+            if not isinstance(prop, URIRef):
+                self.error(tool, "an horis:asserts has no horis:property",
+                           "write horis:asserts [ horis:property :someProperty ; "
+                           "horis:type xsd:string ]")
+                ok = False
+                continue
+            if value is None and not isinstance(typ, URIRef):
+                self.error(tool, f"asserted property {self.n(prop)} has neither horis:value nor "
+                           "horis:type", "write horis:type xsd:string (the tool returns it) "
+                           "or horis:value horis:now (the runtime writes it)")
+                ok = False
+                continue
+            if value is not None and typ is not None:
+                self.error(tool, f"asserted property {self.n(prop)} has both horis:value and "
+                           "horis:type", "keep one: horis:value fixes the value, horis:type "
+                           "lets the tool return it")
+                ok = False
+                continue
+            key = self.text(a, HORIS.key) or self.short(prop)
+            asserts.append(Assertion(
+                property=prop, key=key, value=value,
+                type=typ if isinstance(typ, URIRef) else None,
+                is_class=isinstance(typ, URIRef) and not is_datatype(typ),
+                optional=self.flag(a, HORIS.optional), many=self.flag(a, HORIS.many)))
+        shapes = tuple(x for x in self.g.objects(e, HORIS.shape) if isinstance(x, URIRef))
+        if not ok:
+            return False
+        return Effect(subject, tuple(asserts), shapes)
+
+    def step(self, s: Node, cls: URIRef) -> Step | None:
+        iri = URIRef(s)
+        nxt = self.one(s, HORIS.next)
+        on_error = self.one(s, HORIS.onError)
+        common: dict[str, Any] = {"iri": iri, "next": nxt, "on_error": on_error}
+        if cls == HORIS.ActionStep:
+            tool_node = self.one(s, HORIS.tool)
+            tool = self.defs.tools.get(tool_node) if tool_node is not None else None
+            if tool_node is None:
+                self.error(s, "the ActionStep names no tool",
+                           "write horis:tool :some.tool (a declared horis:Tool)")
+            elif tool is None and (tool_node, RDF.type, HORIS.Tool) not in self.g:
+                self.error(s, f"horis:tool {self.n(tool_node)} is referenced but not declared",
+                           f"declare {self.n(tool_node)} a horis:Tool with a binding, or fix "
+                           "the name")
+            binds = []
+            for b in self.g.objects(s, HORIS.bind):
+                arg, var = self.text(b, HORIS.arg), self.text(b, HORIS.var)
+                if arg is None or var is None:
+                    self.error(s, "a horis:bind needs horis:arg and horis:var",
+                               "write horis:bind [ horis:arg \"patient\" ; horis:var \"this\" ]")
+                    continue
+                if tool is not None and tool.arg(arg) is None:
+                    self.error(s, f"horis:bind names argument \"{arg}\", which "
+                               f"{self.n(tool.iri)} does not take",
+                               "use one of: " + ", ".join(a.name for a in tool.args))
+                binds.append((arg, var.lstrip("?$")))
+            requires = self.precondition(s, [str(r) for r in self.g.objects(s, HORIS.requires)])
+            return ActionStep(**common, tool=tool, requires=requires, binds=tuple(binds),
+                              for_each=self.flag(s, HORIS.forEach))
+        if cls == HORIS.DecisionStep:
+            rules = []
+            for w in self.g.objects(s, HORIS.when):
+                texts = [str(r) for r in self.g.objects(w, HORIS.requires)]
+                target = self.one(w, HORIS.next)
+                if not texts or target is None:
+                    self.error(s, "a horis:when needs horis:requires and horis:next",
+                               "write horis:when [ horis:requires \"?this :x ?y\" ; "
+                               "horis:next :SomeStep ]")
+                    continue
+                pre = self.precondition(s, texts)
+                order = self.one(w, HORIS.order)
+                if pre is not None:
+                    rules.append(Rule(pre, URIRef(target), float(order) if order else 0.0))
+            rules.sort(key=lambda r: r.order)
+            otherwise = self.one(s, HORIS.otherwise)
+            if otherwise is None:
+                self.error(s, "the DecisionStep has no horis:otherwise",
+                           "add horis:otherwise :SomeStep for when no rule holds")
+            return DecisionStep(**common, rules=tuple(rules), otherwise=otherwise)
+        if cls == HORIS.ProposalStep:
+            cands = self.one(s, HORIS.candidates)
+            query = self.text(cands, HORIS.query) if cands is not None else None
+            conf = self.one(s, HORIS.confidence)
+            return ProposalStep(**common, query=query, rank_by=self.text(s, HORIS.rankBy),
+                                model=self.text(s, HORIS.model),
+                                confidence=float(conf) if conf is not None else None,
+                                fallback=self.one(s, HORIS.fallback),
+                                as_var=self.text(s, HORIS["as"]) or "option")
+        timeout_node = self.one(s, HORIS.timeout)
+        timeout = None
+        if timeout_node is not None:
+            try:
+                timeout = parse_timeout(timeout_node)
+            except ValueError:
+                self.error(s, f"horis:timeout \"{timeout_node}\" does not parse",
+                           "write \"250ms\", \"5s\", \"2m\" or an xsd:duration such as \"PT5S\"")
+        until = self.precondition(s, [str(u) for u in self.g.objects(s, HORIS.until)])
+        return WaitStep(**common, reason=self.text(s, HORIS.reason),
+                        wake=tuple(w for w in self.g.objects(s, HORIS.wake)
+                                   if isinstance(w, URIRef)),
+                        delivery=self.one(s, HORIS.delivery), until=until, timeout=timeout,
+                        on_timeout=self.one(s, HORIS.onTimeout))
+
+    def workflow(self, s: Node) -> Workflow | None:
+        start = self.one(s, HORIS.start)
+        focus = self.one(s, HORIS.focusType)
+        ok = True
+        if start is None:
+            self.error(s, "the workflow has no start step",
+                       "write horis:start :FirstStep (a declared step)")
+            ok = False
+        if not isinstance(focus, URIRef):
+            self.error(s, "the workflow has no horis:focusType",
+                       "write horis:focusType :Patient (the class of the node each instance "
+                       "runs for)")
+            ok = False
+        if not ok:
+            return None
+        return Workflow(URIRef(s), focus, URIRef(start), self.defs.steps)  # type: ignore[arg-type]
+
+    def check_references(self) -> None:
+        edges = {
+            HORIS.next: "horis:next", HORIS.onError: "horis:onError",
+            HORIS.start: "horis:start", HORIS.otherwise: "horis:otherwise",
+            HORIS.fallback: "horis:fallback", HORIS.onTimeout: "horis:onTimeout",
+        }
+        declared = self.defs.steps
+        step_nodes = {s for c in STEP_CLASSES for s in self.g.subjects(RDF.type, c)}
+        for pred, label in edges.items():
+            for s, o in self.g.subject_objects(pred):
+                if o in step_nodes:
+                    continue
+                owner = s
+                if isinstance(s, BNode):  # horis:when [ … horis:next :X ]
+                    owner = self.src._parent(s) or s
+                if (o, None, None) in self.g:
+                    self.error(owner, f"{label} {self.n(o)} is not a step",
+                               f"declare {self.n(o)} a horis:ActionStep, horis:DecisionStep, "
+                               "horis:ProposalStep or horis:WaitStep")
+                else:
+                    self.error(owner, f"{label} points to {self.n(o)}, which is not declared",
+                               f"declare {self.n(o)} as a step, or point {label} at one of: "
+                               + ", ".join(sorted(self.n(x) for x in declared)[:8]))
+
+    def check_reachability(self) -> None:
+        flow = nx.DiGraph()
+        for step in self.defs.steps.values():
+            flow.add_node(step.iri)
+            targets = [step.next, step.on_error]
+            if isinstance(step, DecisionStep):
+                targets += [r.next for r in step.rules] + [step.otherwise]
+            if isinstance(step, ProposalStep):
+                targets.append(step.fallback)
+            if isinstance(step, WaitStep):
+                targets.append(step.on_timeout)
+            for t in targets:
+                if t is not None:
+                    flow.add_edge(step.iri, t)
+        reached: set[Node] = set()
+        for wf in self.defs.workflows.values():
+            if wf.start in flow:
+                reached |= {wf.start, *nx.descendants(flow, wf.start)}
+        for step in self.defs.steps:
+            if step not in reached:
+                self.warn(step, "the step is unreachable from any workflow's start",
+                          "point a horis:next, horis:onError or horis:start at it, or remove it")
+
+
+def _order(p: Problem) -> tuple[str, int, str]:
+    return (p.file or "~", p.line or 0, p.message)
+
+
+def definitions_digest(graph: Graph) -> str:
+    """A content digest of the definitions, stable across blank-node labels and file order."""
+    from rdflib.compare import to_canonical_graph
+
+    lines = sorted(to_canonical_graph(graph).serialize(format="nt").splitlines())
+    return "sha256:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def expand_curie(name: str, namespaces: Mapping[str, Namespace | str]) -> URIRef:
+    prefix, _, local = name.partition(":")
+    return URIRef(str(namespaces[prefix]) + local)

@@ -1,0 +1,190 @@
+"""Every error Horismos raises, with structured fields as well as a message.
+
+    HorismosError
+    ├── AuthoringError          the Turtle definitions are wrong (carries ``problems``)
+    ├── UsageError              an API or CLI call asks for something that cannot be
+    ├── RunError                a step could not complete; the world is unchanged
+    │   ├── PreconditionError       the graph does not give exactly what the step needs
+    │   ├── ArgumentTypeError       a graph value does not have the argument's declared type
+    │   ├── ToolError               the tool raised, or its binding failed
+    │   │   └── ToolTimeout             the tool did not answer in its ``horis:timeout``
+    │   ├── GateRejected            the result breaks the declared effect or a domain shape
+    │   └── InstanceFailed          an error with no ``horis:onError`` ended the instance
+    └── TraceError              a trace cannot be trusted or read
+        ├── TraceTampered           the hash chain breaks
+        ├── TraceVersionError       a ``trace_version`` this runtime does not read
+        └── Divergence              replay did not do what the trace recorded
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "ArgumentTypeError",
+    "AuthoringError",
+    "Divergence",
+    "GateRejected",
+    "HorismosError",
+    "InstanceFailed",
+    "PreconditionError",
+    "Problem",
+    "RunError",
+    "ShaclMessage",
+    "ToolError",
+    "ToolTimeout",
+    "TraceError",
+    "TraceTampered",
+    "TraceVersionError",
+    "UsageError",
+]
+
+
+class HorismosError(Exception):
+    """Base of every error Horismos raises on purpose."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One authoring finding, located as precisely as the sources allow."""
+
+    severity: Literal["error", "warning"]
+    message: str
+    node: str | None = None
+    file: str | None = None
+    line: int | None = None
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file or "<graph>"
+        if self.line is not None:
+            where += f":{self.line}"
+        text = f"{where}: {self.severity}: "
+        if self.node:
+            text += f"{self.node}: "
+        text += self.message
+        if self.hint:
+            text += f" — {self.hint}"
+        return text
+
+
+class AuthoringError(HorismosError):
+    """The definitions cannot be run; ``problems`` says where and what to write instead."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        errors = [p for p in self.problems if p.severity == "error"]
+        head = f"{len(errors)} authoring error(s)"
+        super().__init__(head + ":\n" + "\n".join(f"  {p}" for p in errors))
+
+
+class UsageError(HorismosError):
+    """A call names something that does not exist or combines options that cannot go together."""
+
+
+@dataclass(frozen=True)
+class ShaclMessage:
+    """One SHACL validation result, kept in the run and the trace."""
+
+    focus: str
+    path: str | None
+    message: str
+    shape: str | None = None
+    value: str | None = None
+
+    def __str__(self) -> str:
+        path = f" {self.path}" if self.path else ""
+        return f"{self.focus}{path}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+class RunError(HorismosError):
+    """A step could not complete. Nothing it would have written has landed."""
+
+    kind = "error"
+
+    def __init__(self, message: str, *, step: str | None = None, tool: str | None = None) -> None:
+        super().__init__(message)
+        self.step = step
+        self.tool = tool
+
+
+class PreconditionError(RunError):
+    """The graph gives no binding, or several where the step takes one (no ``horis:forEach``)."""
+
+    kind = "precondition"
+
+
+class ArgumentTypeError(RunError):
+    """A value bound from the graph is not of the argument's declared type; the tool is not called."""
+
+    kind = "argument_type"
+
+    def __init__(self, message: str, *, arg: str, value: str, expected: str, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.arg = arg
+        self.value = value
+        self.expected = expected
+
+
+class ToolError(RunError):
+    """The tool raised, returned something unusable, or its binding could not be reached."""
+
+    kind = "tool_error"
+
+
+class ToolTimeout(ToolError):
+    """The tool did not answer within its ``horis:timeout``; a late answer is discarded."""
+
+    kind = "timeout"
+
+
+class GateRejected(RunError):
+    """The tool's result breaks its declared effect or a domain shape; nothing landed."""
+
+    kind = "gate_rejected"
+
+    def __init__(self, message: str, *, messages: Sequence[ShaclMessage], **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.messages = tuple(messages)
+
+
+class InstanceFailed(RunError):
+    """A step failed and declared no ``horis:onError``; the instance is failed."""
+
+    kind = "failed"
+
+    def __init__(self, message: str, *, cause: RunError, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.cause = cause
+
+
+class TraceError(HorismosError):
+    """A trace cannot be read or trusted."""
+
+
+class TraceTampered(TraceError):
+    """An event's ``prev`` hash does not match the event before it."""
+
+    def __init__(self, message: str, *, line: int) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+class TraceVersionError(TraceError):
+    """The trace was written in a ``trace_version`` this runtime does not read."""
+
+
+class Divergence(TraceError):
+    """Replay did something other than what the trace recorded."""
+
+    def __init__(self, message: str, *, event: int, field: str, recorded: Any, now: Any) -> None:
+        super().__init__(message)
+        self.event = event
+        self.field = field
+        self.recorded = recorded
+        self.now = now

@@ -1,0 +1,155 @@
+"""Typed, immutable models of what authors declare: tools, workflows and steps.
+
+Built once from the loaded graph by :mod:`horismos._definitions`; the runner reads only these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rdflib import URIRef
+from rdflib.term import Node
+
+if TYPE_CHECKING:
+    from ._preconditions import Precondition
+
+__all__ = [
+    "ActionStep",
+    "Arg",
+    "Assertion",
+    "DecisionStep",
+    "Effect",
+    "Header",
+    "McpServer",
+    "ProposalStep",
+    "Rule",
+    "Step",
+    "Tool",
+    "WaitStep",
+    "Workflow",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    name: str
+    type: URIRef
+    is_class: bool
+    optional: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Assertion:
+    """One property the effect may write: a fixed ``value`` or a returned value of ``type``."""
+
+    property: URIRef
+    key: str
+    value: Node | None = None
+    type: URIRef | None = None
+    is_class: bool = False
+    optional: bool = False
+    many: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    subject: str
+    asserts: tuple[Assertion, ...]
+    shapes: tuple[URIRef, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    name: str
+    env: str
+
+
+@dataclass(frozen=True)
+class Tool:
+    iri: URIRef
+    name: str
+    label: str | None
+    comment: str | None
+    args: tuple[Arg, ...]
+    effect: Effect | None
+    binding: str
+    timeout: float
+    idempotent: bool = False
+    retries: int = 0
+    side_effect: URIRef | None = None
+    requires_approval: bool = False
+    requires: Precondition | None = None
+    headers: tuple[Header, ...] = ()
+
+    def arg(self, name: str) -> Arg | None:
+        return next((a for a in self.args if a.name == name), None)
+
+
+@dataclass(frozen=True)
+class Step:
+    iri: URIRef
+    next: URIRef | None = None
+    on_error: URIRef | None = None
+
+
+@dataclass(frozen=True)
+class ActionStep(Step):
+    tool: Tool | None = None
+    requires: Precondition | None = None
+    binds: tuple[tuple[str, str], ...] = ()   # (argument name, pattern variable)
+    for_each: bool = False
+
+    def var_for(self, arg: str) -> str:
+        return dict(self.binds).get(arg, arg)
+
+
+@dataclass(frozen=True)
+class Rule:
+    requires: Precondition
+    next: URIRef
+    order: float = 0
+
+
+@dataclass(frozen=True)
+class DecisionStep(Step):
+    rules: tuple[Rule, ...] = ()
+    otherwise: URIRef | None = None
+
+
+@dataclass(frozen=True)
+class ProposalStep(Step):
+    query: str | None = None
+    rank_by: str | None = None
+    model: str | None = None
+    confidence: float | None = None
+    fallback: URIRef | None = None
+    as_var: str = "option"
+
+
+@dataclass(frozen=True)
+class WaitStep(Step):
+    reason: str | None = None
+    wake: tuple[URIRef, ...] = ()
+    delivery: URIRef | None = None
+    until: Precondition | None = None
+    timeout: float | None = None
+    on_timeout: URIRef | None = None
+
+
+@dataclass(frozen=True)
+class Workflow:
+    iri: URIRef
+    focus_type: URIRef
+    start: URIRef
+    steps: dict[URIRef, Step] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class McpServer:
+    iri: URIRef
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str | None = None

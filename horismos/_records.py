@@ -1,0 +1,83 @@
+"""What a run returns: one :class:`StepRecord` a step, grouped per instance, with the trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rdflib import URIRef
+from rdflib.term import Node
+
+from ._errors import RunError, ShaclMessage
+from ._trace import Trace
+
+__all__ = ["InstanceRun", "Run", "Status", "StepRecord"]
+
+Status = Literal["completed", "waiting", "blocked", "failed"]
+StepStatus = Literal["completed", "blocked", "failed", "rejected", "timed_out"]
+
+
+@dataclass
+class StepRecord:
+    """One step of one instance, as the runtime saw it."""
+
+    step: URIRef
+    kind: str
+    status: StepStatus
+    instance: URIRef
+    tool: URIRef | None = None
+    args: list[dict[str, Any]] = field(default_factory=list)
+    result: list[Any] = field(default_factory=list)
+    effects: list[tuple[Node, Node, Node]] = field(default_factory=list)
+    graph: URIRef | None = None
+    messages: tuple[ShaclMessage, ...] = ()
+    error: RunError | None = None
+    blocked_by: str | None = None
+    next: URIRef | None = None
+    attempts: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class InstanceRun:
+    """One workflow instance: its focus node, where it ended and why."""
+
+    instance: URIRef
+    workflow: URIRef
+    focus: URIRef
+    status: Status = "completed"
+    current: URIRef | None = None
+    steps: list[StepRecord] = field(default_factory=list)
+    error: RunError | None = None
+    blocked_by: str | None = None
+
+
+@dataclass
+class Run:
+    """The outcome of :meth:`Agent.run`: one or more instances and the trace of all of them."""
+
+    instances: list[InstanceRun]
+    trace: Trace
+
+    @property
+    def status(self) -> Status:
+        """The instance's status; for several, the worst of them (failed > blocked > waiting)."""
+        order: list[Status] = ["failed", "blocked", "waiting", "completed"]
+        seen = {i.status for i in self.instances}
+        return next((s for s in order if s in seen), "completed")
+
+    @property
+    def instance(self) -> URIRef:
+        return self.instances[0].instance
+
+    @property
+    def steps(self) -> list[StepRecord]:
+        return [s for i in self.instances for s in i.steps]
+
+    @property
+    def error(self) -> RunError | None:
+        return next((i.error for i in self.instances if i.error is not None), None)
+
+    @property
+    def blocked_by(self) -> str | None:
+        return next((i.blocked_by for i in self.instances if i.blocked_by), None)

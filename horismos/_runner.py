@@ -1,0 +1,423 @@
+"""The runner: moves workflow instances step by step; the runtime, never a model, fires tools.
+
+One path for live runs and replay: where time, ids and tool outcomes come from is the
+:class:`Environment`'s business; replay passes one that reads them from a trace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rdflib import RDF, RDFS, XSD, Literal, URIRef
+from rdflib.term import Node
+
+from ._bindings import Binding, resolve
+from ._definitions import Definitions
+from ._errors import (
+    ArgumentTypeError,
+    GateRejected,
+    InstanceFailed,
+    PreconditionError,
+    RunError,
+    ToolError,
+    ToolTimeout,
+)
+from ._gate import Gate
+from ._model import ActionStep, DecisionStep, Step, Tool, Workflow
+from ._records import InstanceRun, StepRecord
+from ._stores import Change
+from ._trace import TRACE_VERSION, Trace
+from ._vocab import HORIS, PROV
+from ._world import INSTANCES, World
+
+__all__ = ["Environment", "Runner"]
+
+_INTEGERS = {XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte, XSD.nonNegativeInteger,
+             XSD.positiveInteger, XSD.negativeInteger, XSD.nonPositiveInteger,
+             XSD.unsignedInt, XSD.unsignedLong, XSD.unsignedShort, XSD.unsignedByte}
+_STATUS = {"running": HORIS.Running, "completed": HORIS.Completed, "waiting": HORIS.Waiting,
+           "blocked": HORIS.Blocked, "failed": HORIS.Failed}
+
+
+class Environment:
+    """Where the clock, fresh ids and tool outcomes come from in a live run."""
+
+    replaying = False
+
+    def now(self) -> dt.datetime:
+        return dt.datetime.now(dt.UTC)
+
+    def new_id(self) -> str:
+        return uuid.uuid4().hex
+
+    async def invoke(self, tool: Tool, binding: Callable[[], Binding],
+                     args: Mapping[str, Any]) -> Any:
+        return await binding().call(args)
+
+
+class Runner:
+    """Runs instances of the workflows in ``defs`` against a world, writing one trace."""
+
+    def __init__(self, defs: Definitions, gate: Gate, *, world: World, trace: Trace,
+                 registry: Mapping[str, Callable[..., Any]], env: Environment,
+                 types_of: Callable[[Node], set[Node]] | None = None) -> None:
+        self.defs = defs
+        self.gate = gate
+        self.world = world
+        self.store = world.store
+        self.trace = trace
+        self.registry = registry
+        self.env = env
+        self._bindings: dict[URIRef, Binding] = {}
+        self._pending: dict[URIRef, list[tuple]] = {}
+        self._state: dict[URIRef, list[tuple]] = {}
+        self._types_of = types_of or (lambda n: set(self.store.objects(n, RDF.type)))
+
+    # -- run lifecycle ------------------------------------------------------------------
+
+    def header(self, workflow: Workflow, focus: list[URIRef]) -> None:
+        self.trace.emit(
+            "header", trace_version=TRACE_VERSION, workflow=str(workflow.iri),
+            focus=[str(f) for f in focus], definitions_digest=self.defs.digest,
+            world_digest=self.world.digest(), snapshot={"format": "application/n-quads",
+                                                       "data": self.world.snapshot()},
+            started=self.env.now().isoformat())
+
+    def binding(self, tool: Tool) -> Binding:
+        b = self._bindings.get(tool.iri)
+        if b is None:
+            b = self._bindings[tool.iri] = resolve(tool, self.registry)
+        return b
+
+    def check_bindings(self, workflow: Workflow) -> None:
+        """Resolve every binding the workflow can reach before any step fires."""
+        for step in self.defs.steps.values():
+            if isinstance(step, ActionStep) and step.tool is not None:
+                self.binding(step.tool)
+
+    async def aclose(self) -> None:
+        for b in self._bindings.values():
+            await b.aclose()
+
+    async def run_instance(self, workflow: Workflow, focus: URIRef) -> InstanceRun:
+        iid = URIRef(f"urn:horismos:instance:{self.env.new_id()}")
+        inst = InstanceRun(iid, workflow.iri, focus, "completed", workflow.start)
+        state: list[tuple[Node, Node, Node]] = [
+            (iid, RDF.type, HORIS.Instance), (iid, HORIS.workflow, workflow.iri),
+            (iid, HORIS.focus, focus)]
+        self.world.commit(Change(add=[(*t, INSTANCES) for t in state]
+                                 + self._state_quads(inst, "running", 0)))
+        self.trace.emit("instance", instance=str(iid), workflow=str(workflow.iri),
+                        focus=str(focus))
+        variables: dict[str, Node] = {"this": focus}
+        version = 0
+        current: URIRef | None = workflow.start
+        while current is not None:
+            step = self.defs.steps[current]
+            version += 1
+            record, nxt = await self._step(inst, step, variables)
+            inst.steps.append(record)
+            if record.status == "blocked":
+                inst.status, inst.blocked_by, inst.current = "blocked", record.blocked_by, current
+                self._finish_step(inst, record, version, "blocked", current)
+                return inst
+            if record.error is not None and nxt is None:
+                failure = InstanceFailed(
+                    f"{self.defs.name(step.iri)} failed and declares no horis:onError: "
+                    f"{record.error}", cause=record.error, step=str(step.iri),
+                    tool=str(record.tool) if record.tool else None)
+                inst.status, inst.error, inst.current = "failed", failure, current
+                self._finish_step(inst, record, version, "failed", current)
+                return inst
+            inst.current = nxt
+            self._finish_step(inst, record, version, "running" if nxt else "completed", nxt)
+            current = nxt
+        inst.status = "completed"
+        return inst
+
+    # -- steps ----------------------------------------------------------------------------
+
+    async def _step(self, inst: InstanceRun, step: Step, variables: dict[str, Node],
+                    ) -> tuple[StepRecord, URIRef | None]:
+        if isinstance(step, ActionStep):
+            return await self._action(inst, step, variables)
+        if isinstance(step, DecisionStep):
+            return self._decision(inst, step, variables)
+        kind = type(step).__name__
+        err = RunError(f"{self.defs.name(step.iri)}: horis:{kind} steps cannot run in this "
+                       "version of Horismos", step=str(step.iri))
+        rec = StepRecord(step.iri, kind, "failed", inst.instance, error=err)
+        return rec, step.on_error
+
+    def _decision(self, inst: InstanceRun, step: DecisionStep, variables: dict[str, Node],
+                  ) -> tuple[StepRecord, URIRef | None]:
+        t0 = time.perf_counter()
+        chosen = step.otherwise
+        rule_index = None
+        for i, rule in enumerate(step.rules):
+            if self.store.solutions(rule.requires, variables):
+                chosen, rule_index = rule.next, i
+                break
+        rec = StepRecord(step.iri, "DecisionStep", "completed", inst.instance, next=chosen,
+                         timings={"precondition": time.perf_counter() - t0})
+        rec.result = [{"rule": rule_index}]
+        return rec, chosen
+
+    async def _action(self, inst: InstanceRun, step: ActionStep, variables: dict[str, Node],
+                      ) -> tuple[StepRecord, URIRef | None]:
+        tool = step.tool
+        assert tool is not None
+        rec = StepRecord(step.iri, "ActionStep", "completed", inst.instance, tool=tool.iri)
+        timings = rec.timings
+        started = self.env.now()
+        t0 = time.perf_counter()
+        # 1. preconditions: the step's, then the tool's own
+        if step.requires is not None:
+            solutions = self.store.solutions(step.requires, variables)
+            if not solutions:
+                rec.status = "blocked"
+                rec.blocked_by = self.store.failing(step.requires, variables)
+                timings["precondition"] = time.perf_counter() - t0
+                return rec, None
+        else:
+            solutions = [dict(variables)]
+        t1 = time.perf_counter()
+        timings["precondition"] = t1 - t0
+        try:
+            calls = self._arguments(step, tool, solutions)
+            timings["arguments"] = time.perf_counter() - t1
+            if tool.requires is not None:
+                for args in calls:
+                    pre_vars = {k: v for k, v in args.items() if isinstance(v, Node)}
+                    if not self.store.solutions(tool.requires, pre_vars):
+                        rec.status = "blocked"
+                        rec.blocked_by = self.store.failing(tool.requires, pre_vars)
+                        return rec, None
+            rec.args = [{k: v.n3() for k, v in a.items()} for a in calls]
+            effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, started)
+        except RunError as e:
+            if isinstance(e, ToolTimeout):
+                rec.status = "timed_out"
+            elif isinstance(e, GateRejected):
+                rec.status, rec.messages = "rejected", e.messages
+            else:
+                rec.status = "failed"
+            rec.error = e
+            return rec, step.on_error
+        t4 = time.perf_counter()
+        graph = URIRef(f"urn:horismos:effect:{self.env.new_id()}")
+        rec.effects, rec.graph = effects, graph
+        self._pending[inst.instance] = self._effect_quads(inst, step, tool, graph, effects,
+                                                          started, fixed_now)
+        timings["commit"] = time.perf_counter() - t4  # completed in _finish_step
+        return rec, step.next
+
+    def _arguments(self, step: ActionStep, tool: Tool, solutions: list[dict[str, Node]],
+                   ) -> list[dict[str, Node]]:
+        calls: list[dict[str, Node]] = []
+        seen: set[tuple] = set()
+        for sol in solutions:
+            args: dict[str, Node] = {}
+            for arg in tool.args:
+                value = sol.get(step.var_for(arg.name))
+                if value is None:
+                    if arg.optional:
+                        continue
+                    raise PreconditionError(
+                        f"argument \"{arg.name}\" of {tool.name} is not bound: the step's "
+                        f"patterns give no ?{step.var_for(arg.name)}", step=str(step.iri),
+                        tool=str(tool.iri))
+                args[arg.name] = value
+            key = tuple(sorted(args.items()))
+            if key not in seen:
+                seen.add(key)
+                calls.append(args)
+        if len(calls) > 1 and not step.for_each:
+            shown = "; ".join(", ".join(f"{k}={self.defs.name(v)}" for k, v in c.items())
+                              for c in calls[:3])
+            raise PreconditionError(
+                f"{len(calls)} solutions for the arguments of {tool.name} ({shown}"
+                f"{'; …' if len(calls) > 3 else ''}); narrow horis:requires to one, or declare "
+                "horis:forEach true to fire once per solution", step=str(step.iri),
+                tool=str(tool.iri))
+        for args in calls:
+            for name, value in args.items():
+                self._check_type(step, tool, name, value)
+        return calls
+
+    def _check_type(self, step: ActionStep, tool: Tool, name: str, value: Node) -> None:
+        arg = tool.arg(name)
+        assert arg is not None
+        if arg.is_class:
+            ok = isinstance(value, URIRef) and bool(
+                self._types_of(value) & self.defs.classes_of(arg.type))
+            what = f"a node of class {self.defs.name(arg.type)}"
+        else:
+            ok = isinstance(value, Literal) and _literal_fits(value, arg.type)
+            what = f"a literal of datatype {self.defs.name(arg.type)}"
+        if not ok:
+            raise ArgumentTypeError(
+                f"argument \"{name}\" of {tool.name} must be {what}; the graph gives "
+                f"{value.n3()}", arg=name, value=value.n3(), expected=str(arg.type),
+                step=str(step.iri), tool=str(tool.iri))
+
+    async def _invoke_and_gate(self, rec: StepRecord, step: ActionStep, tool: Tool,
+                               calls: list[dict[str, Node]], started: dt.datetime,
+                               ) -> tuple[list[tuple[Node, Node, Node]], Literal]:
+        effects: list[tuple[Node, Node, Node]] = []
+        now = Literal(started.isoformat(), datatype=XSD.dateTime)
+        subject_arg = tool.effect.subject if tool.effect else None
+        for args in calls:
+            py_args = {k: v if isinstance(v, URIRef) else v.toPython() for k, v in args.items()}
+            t2 = time.perf_counter()
+            result = await self._call(rec, step, tool, py_args)
+            t3 = time.perf_counter()
+            rec.timings["tool"] = rec.timings.get("tool", 0.0) + t3 - t2
+            rec.result.append(result)
+            if result is not None and not isinstance(result, Mapping):
+                raise ToolError(
+                    f"{tool.name} returned {type(result).__name__}; a tool returns a mapping "
+                    "from declared property to value, or None", step=str(step.iri),
+                    tool=str(tool.iri))
+            subject = args[subject_arg] if subject_arg else None
+            if subject is None:
+                if result:
+                    raise GateRejected(
+                        f"{tool.name} declares no horis:effect but returned a result",
+                        messages=(), step=str(step.iri), tool=str(tool.iri))
+                continue
+            returned = self.gate.triples(tool, subject, result)
+            fixed = self.gate.fixed(tool, subject, now)
+            verdict = self.gate.judge(tool, subject, returned, fixed,
+                                      self.store.outgoing(subject), self._types_of)
+            rec.timings["gate"] = rec.timings.get("gate", 0.0) + time.perf_counter() - t3
+            if not verdict.conforms:
+                raise GateRejected(
+                    f"the result of {tool.name} breaks its declared effect: "
+                    + "; ".join(str(m) for m in verdict.messages),
+                    messages=verdict.messages, step=str(step.iri), tool=str(tool.iri))
+            rec.messages = verdict.messages
+            effects.extend(returned)
+            effects.extend(fixed)
+        return effects, now
+
+    async def _call(self, rec: StepRecord, step: ActionStep, tool: Tool,
+                    args: dict[str, Any]) -> Any:
+        attempts = 1 + tool.retries
+        last: ToolError | None = None
+        for _ in range(attempts):
+            rec.attempts += 1
+            try:
+                return await asyncio.wait_for(
+                    self.env.invoke(tool, lambda: self.binding(tool), args), tool.timeout)
+            except TimeoutError:
+                last = ToolTimeout(f"{tool.name} did not answer within {tool.timeout:g}s "
+                                   "(horis:timeout)", step=str(step.iri), tool=str(tool.iri))
+            except ToolError as e:
+                e.step, e.tool = str(step.iri), str(tool.iri)
+                last = e
+            except Exception as e:
+                last = ToolError(f"{tool.name} raised {type(e).__name__}: {e}",
+                                 step=str(step.iri), tool=str(tool.iri))
+        assert last is not None
+        raise last
+
+    # -- commits --------------------------------------------------------------------------
+
+    def _effect_quads(self, inst: InstanceRun, step: ActionStep, tool: Tool, graph: URIRef,
+                      effects: list[tuple[Node, Node, Node]], started: dt.datetime,
+                      now: Literal) -> list[tuple]:
+        activity = URIRef(str(graph).replace("urn:horismos:effect:", "urn:horismos:activity:"))
+        ended = Literal(self.env.now().isoformat(), datatype=XSD.dateTime)
+        meta = [
+            (graph, RDF.type, PROV.Entity), (graph, PROV.wasGeneratedBy, activity),
+            (activity, RDF.type, HORIS.StepExecution), (activity, RDF.type, PROV.Activity),
+            (activity, HORIS.step, step.iri), (activity, HORIS.tool, tool.iri),
+            (activity, HORIS.instance, inst.instance),
+            (activity, HORIS.provenance, HORIS.ToolProvenance),
+            (activity, PROV.wasAssociatedWith, tool.iri),
+            (activity, PROV.startedAtTime, now), (activity, PROV.endedAtTime, ended),
+            (activity, RDFS.label, Literal(f"{step.iri.fragment or step.iri} by "
+                                           f"{tool.name}")),
+        ]
+        return [(s, p, o, graph) for s, p, o in [*effects, *meta]]
+
+    def _state_quads(self, inst: InstanceRun, status: str, version: int,
+                     current: URIRef | None = None, blocked_by: str | None = None,
+                     error: str | None = None) -> list[tuple]:
+        iid = inst.instance
+        triples: list[tuple[Node, Node, Node]] = [
+            (iid, HORIS.status, _STATUS[status]),
+            (iid, HORIS.version, Literal(version))]
+        if current is not None:
+            triples.append((iid, HORIS.currentStep, current))
+        if blocked_by:
+            triples.append((iid, HORIS.blockedBy, Literal(blocked_by)))
+        if error:
+            triples.append((iid, HORIS.error, Literal(error)))
+        quads = [(*t, INSTANCES) for t in triples]
+        self._state[iid] = quads
+        return quads
+
+    def _finish_step(self, inst: InstanceRun, rec: StepRecord, version: int, status: str,
+                     current: URIRef | None) -> None:
+        """Commit the step's effects and the instance's new state as one change, then trace."""
+        t0 = time.perf_counter()
+        old = self._state.get(inst.instance, [])
+        new = self._state_quads(inst, status, version, current, rec.blocked_by,
+                                str(rec.error) if status == "failed" and rec.error else None)
+        pending = self._pending.pop(inst.instance, [])
+        self.world.commit(Change(add=[*pending, *new], remove=old))
+        t1 = time.perf_counter()
+        rec.timings["commit"] = rec.timings.get("commit", 0.0) + t1 - t0
+        rec.next = rec.next or (current if status == "running" else None)
+        self._emit_step(rec)
+        rec.timings["trace"] = time.perf_counter() - t1
+
+    def _emit_step(self, rec: StepRecord) -> None:
+        err = rec.error
+        self.trace.emit(
+            "step", instance=str(rec.instance), step=str(rec.step), kind=rec.kind,
+            tool=str(rec.tool) if rec.tool else None, status=rec.status,
+            args=rec.args, result=rec.result, attempts=rec.attempts,
+            precondition={"holds": rec.blocked_by is None, "failing": rec.blocked_by},
+            effects=[[s.n3(), p.n3(), o.n3()] for s, p, o in rec.effects],
+            graph=str(rec.graph) if rec.graph else None,
+            gate={"conforms": rec.status != "rejected",
+                  "messages": [m.to_json() for m in rec.messages]},
+            error={"kind": err.kind, "type": type(err).__name__, "message": str(err)}
+            if err else None,
+            next=str(rec.next) if rec.next else None,
+            timings={k: round(v, 6) for k, v in rec.timings.items()})
+
+
+def _literal_fits(value: Literal, datatype: URIRef) -> bool:
+    if datatype == RDFS.Literal:
+        return True
+    if getattr(value, "ill_typed", False):
+        return False
+    dt_ = value.datatype
+    if dt_ is None:
+        if value.language:
+            return datatype == RDF.langString
+        return datatype == XSD.string
+    if dt_ == datatype:
+        return True
+    if datatype in (XSD.integer, XSD.decimal) and dt_ in _INTEGERS:
+        return True
+    return False
+
+
+def focus_nodes(defs: Definitions, world: World, workflow: Workflow) -> list[URIRef]:
+    """Every node of the workflow's focus type (subclasses entailed), in a stable order."""
+    found: set[URIRef] = set()
+    for cls in defs.classes_of(workflow.focus_type):
+        for row in world.store.select("SELECT ?x WHERE { ?x a ?c }", {"c": cls}, {}):
+            if isinstance(row.get("x"), URIRef):
+                found.add(row["x"])
+    return sorted(found, key=str)

@@ -1,0 +1,68 @@
+"""The embedded in-memory store: an rdflib :class:`Dataset` whose default graph is the union."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+
+from rdflib import Dataset, Graph, URIRef, Variable
+from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
+from rdflib.plugins.sparql import prepareQuery
+from rdflib.term import Node
+
+from .._preconditions import Precondition
+from .base import Change, Quad, Store
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore(Store):
+    name = "memory"
+
+    def __init__(self) -> None:
+        self._ds = Dataset(default_union=True)
+        self._lock = threading.Lock()
+        self._graphs: dict[URIRef | None, Graph] = {}
+
+    def _graph(self, name: URIRef | None) -> Graph:
+        g = self._graphs.get(name)
+        if g is None:
+            g = self._ds.graph(name if name is not None else DATASET_DEFAULT_GRAPH_ID)
+            self._graphs[name] = g
+        return g
+
+    def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
+        return pre.solutions(self._ds, bindings)
+
+    def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
+        return pre.failing(self._ds, bindings)
+
+    def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
+               ) -> list[dict[str, Node]]:
+        q = prepareQuery(query, initNs=dict(ns))
+        rows = self._ds.query(q, initBindings={Variable(k): v for k, v in bindings.items()})
+        return [{str(k): v for k, v in r.asdict().items()} for r in rows]
+
+    def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
+        return self._ds.objects(subject, predicate)
+
+    def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
+        return self._ds.triples((subject, None, None))
+
+    def apply(self, change: Change) -> None:
+        with self._lock:
+            for s, p, o, g in change.remove:
+                self._graph(g).remove((s, p, o))
+            for s, p, o, g in change.add:
+                self._graph(g).add((s, p, o))
+
+    def load(self, quads: Iterable[Quad]) -> None:
+        self.apply(Change(add=list(quads)))
+
+    def quads(self) -> Iterator[Quad]:
+        for s, p, o, g in self._ds.quads((None, None, None, None)):
+            name = g.identifier if isinstance(g, Graph) else g
+            yield s, p, o, (None if name == DATASET_DEFAULT_GRAPH_ID else name)
+
+    def dataset(self) -> Dataset:
+        return self._ds

@@ -1,0 +1,108 @@
+"""Traces: JSON Lines, one event a line, each carrying the hash of the line before it.
+
+The first event is the header (``"type": "header"``) with ``trace_version``, the digest of
+the world at start and its snapshot, and the digest of the definitions in force. Replay
+reads the same events back; a broken chain or an unknown version is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ._errors import TraceError, TraceTampered, TraceVersionError
+
+__all__ = ["TRACE_VERSION", "Trace", "read_trace"]
+
+TRACE_VERSION = 1
+GENESIS = "sha256:" + "0" * 64
+
+
+def _digest(line: str) -> str:
+    return "sha256:" + hashlib.sha256(line.encode()).hexdigest()
+
+
+def _line(event: dict[str, Any]) -> str:
+    return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+
+
+class Trace:
+    """The events of one run, in order; appended to as the run goes, optionally streamed."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self._lines: list[str] = []
+        self._events: list[dict[str, Any]] = []
+        self._prev = GENESIS
+        self._stream = open(path, "w", encoding="utf-8") if path else None  # noqa: SIM115
+
+    def emit(self, type: str, **fields: Any) -> dict[str, Any]:
+        event = {"type": type, "seq": len(self._events), "prev": self._prev, **fields}
+        line = _line(event)
+        self._prev = _digest(line)
+        self._lines.append(line)
+        self._events.append(event)
+        if self._stream is not None:
+            self._stream.write(line + "\n")
+            self._stream.flush()
+        return event
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return self._events
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return self._events[0]
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text("".join(line + "\n" for line in self._lines), encoding="utf-8")
+        return path
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._events)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+
+def read_trace(path: str | Path) -> list[dict[str, Any]]:
+    """The events of a saved trace, after checking its version and its hash chain."""
+    prev = GENESIS
+    events: list[dict[str, Any]] = []
+    with open(path, encoding="utf-8") as f:
+        for n, raw in enumerate(f, 1):
+            line = raw.rstrip("\n")
+            if not line:
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise TraceTampered(f"{path}:{n}: not a JSON event ({e.msg})", line=n) from None
+            if n == 1:
+                version = event.get("trace_version")
+                if event.get("type") != "header":
+                    raise TraceError(f"{path}:1: a trace starts with a header event")
+                if version != TRACE_VERSION:
+                    raise TraceVersionError(
+                        f"{path}: trace_version {version!r} is not one this runtime reads "
+                        f"(it reads {TRACE_VERSION}); replay it with the Horismos release that "
+                        "recorded it")
+            if event.get("prev") != prev or _line(event) != line:
+                raise TraceTampered(
+                    f"{path}:{n}: the hash chain breaks here: this event does not follow the one "
+                    "before it unaltered; the trace was edited or truncated", line=n)
+            prev = _digest(line)
+            events.append(event)
+    if not events:
+        raise TraceError(f"{path}: the trace is empty")
+    return events

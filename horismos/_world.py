@@ -1,0 +1,100 @@
+"""The world: the facts workflows read and the effects they commit, in one store.
+
+Every write goes through :meth:`World.commit`, one atomic :class:`Change` per step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from rdflib import BNode, Dataset, Graph, URIRef
+from rdflib.compare import to_canonical_graph
+
+from ._errors import AuthoringError, Problem
+from ._sources import RDF_SUFFIXES, expand_paths
+from ._stores import Change, Store, open_store
+
+__all__ = ["INSTANCES", "World"]
+
+INSTANCES = URIRef("urn:horismos:instances")
+"""The named graph that holds workflow instance state."""
+
+
+class World:
+    """The facts a workflow runs against; ``World.open("memory")`` or ``World.from_files(...)``."""
+
+    def __init__(self, store: Store | None = None) -> None:
+        self.store = store if store is not None else open_store("memory")
+
+    @classmethod
+    def open(cls, store: str = "memory") -> World:
+        return cls(open_store(store))
+
+    @classmethod
+    def from_files(cls, *paths: str | Path, store: str = "memory") -> World:
+        world = cls.open(store)
+        world.load(*paths)
+        return world
+
+    @classmethod
+    def from_snapshot(cls, nquads: str, store: str = "memory") -> World:
+        world = cls.open(store)
+        ds = Dataset()
+        ds.parse(data=nquads, format="nquads")
+        world.store.load(_dataset_quads(ds))
+        return world
+
+    def load(self, *paths: str | Path) -> None:
+        """Add the facts of RDF files (Turtle, N-Triples, TriG, N-Quads) or folders of them."""
+        for path in expand_paths(paths, RDF_SUFFIXES):
+            ds = Dataset()
+            try:
+                ds.parse(path, format=RDF_SUFFIXES.get(path.suffix, "turtle"))
+            except Exception as e:
+                line = getattr(e, "lines", None)
+                raise AuthoringError([Problem(
+                    "error", f"cannot read world data: {getattr(e, '_why', e)}", file=str(path),
+                    line=line + 1 if isinstance(line, int) else None,
+                    hint="fix the syntax at that line")]) from None
+            self.store.load(_dataset_quads(ds))
+
+    @property
+    def graph(self) -> Dataset:
+        """An rdflib view of everything the world holds (facts, effect graphs, instances)."""
+        return self.store.dataset()
+
+    def commit(self, change: Change) -> None:
+        self.store.apply(change)
+
+    def canonical(self, *, include_instances: bool = True) -> str:
+        """Sorted N-Quads with blank nodes relabelled canonically: equal worlds, equal text."""
+        by_graph: dict[URIRef | None, Graph] = {}
+        for s, p, o, g in self.store.quads():
+            if g == INSTANCES and not include_instances:
+                continue
+            by_graph.setdefault(g, Graph()).add((s, p, o))
+        lines: list[str] = []
+        for name, graph in by_graph.items():
+            if any(isinstance(t, BNode) for triple in graph for t in triple):
+                graph = to_canonical_graph(graph)
+            suffix = f" <{name}> ." if name is not None else " ."
+            lines.extend(f"{s.n3()} {p.n3()} {o.n3()}{suffix}" for s, p, o in graph)
+        lines.sort()
+        return "\n".join(lines) + ("\n" if lines else "")
+
+    def digest(self) -> str:
+        return "sha256:" + hashlib.sha256(self.canonical().encode()).hexdigest()
+
+    def snapshot(self) -> str:
+        """Everything stored, as N-Quads, for a trace header."""
+        return self.canonical()
+
+
+def _dataset_quads(ds: Dataset) -> Iterable[tuple]:
+    from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
+
+    for s, p, o, g in ds.quads((None, None, None, None)):
+        name = g.identifier if isinstance(g, Graph) else g
+        yield s, p, o, (None if name in (DATASET_DEFAULT_GRAPH_ID, None) else name)
