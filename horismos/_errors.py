@@ -120,7 +120,7 @@ class PreconditionError(RunError):
 
 
 class ArgumentTypeError(RunError):
-    """A value bound from the graph is not of the argument's declared type; the tool is not called."""
+    """A graph value is not of the argument's declared type; the tool is not called."""
 
     kind = "argument_type"
 

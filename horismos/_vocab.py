@@ -6,6 +6,8 @@ in step.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rdflib import Namespace, URIRef
 from rdflib.namespace import DefinedNamespace
 
@@ -20,7 +22,7 @@ class HORIS(DefinedNamespace):
     _fail = True
     _NS = Namespace(NS)
     # ``as`` is a Python keyword: reach it as ``HORIS["as"]``.
-    _extras = ["as"]
+    _extras: ClassVar[list[str]] = ["as"]
 
     # Classes: what authors declare
     Tool: URIRef
