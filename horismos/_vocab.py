@@ -6,8 +6,6 @@ in step.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from rdflib import Namespace, URIRef
 from rdflib.namespace import DefinedNamespace
 
@@ -22,7 +20,7 @@ class HORIS(DefinedNamespace):
     _fail = True
     _NS = Namespace(NS)
     # ``as`` is a Python keyword: reach it as ``HORIS["as"]``.
-    _extras: ClassVar[list[str]] = ["as"]
+    _extras = ["as"]  # noqa: RUF012  (DefinedNamespace reads it; an annotation would make it a term)
 
     # Classes: what authors declare
     Tool: URIRef
