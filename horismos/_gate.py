@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from pyshacl.graph_abstraction import DataGraph
+from pyshacl.pytypes import SHACLExecutor
 from pyshacl.shapes_graph import ShapesGraph
-from pyshacl.validator import Validator
 from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 
@@ -37,7 +36,7 @@ __all__ = ["Gate", "Verdict"]
 
 _NUMERIC = {XSD.decimal, XSD.double, XSD.float, XSD.integer, XSD.int, XSD.long,
             XSD.nonNegativeInteger, XSD.positiveInteger, XSD.short}
-_log = logging.getLogger("horismos.gate")
+_UNDECLARED = "urn:horismos:undeclared:"
 
 
 @dataclass(frozen=True)
@@ -62,6 +61,7 @@ class Gate:
                 self._effect_shape[tool.iri] = _compile_effect(tool, shapes, defs)
         self._shapes = ShapesGraph(shapes)
         _ = self._shapes.shapes  # build every shape now, not just those the first call names
+        self._executor = SHACLExecutor()
         self._superclasses = _invert(defs.subclasses)
         self._targets = _domain_targets(defs.graph, self._superclasses)
 
@@ -106,7 +106,7 @@ class Gate:
         try:
             return self.defs.expand(key)
         except KeyError:
-            return URIRef("urn:horismos:undeclared:" + key.replace(" ", "_"))
+            return URIRef(_UNDECLARED + key.replace(" ", "_"))
 
     def _node(self, a: Assertion | None, v: Any) -> Node:
         if isinstance(v, URIRef | BNode | Literal):
@@ -191,17 +191,15 @@ class Gate:
         return out
 
     def _validate(self, data: Graph, shapes: list[URIRef], focus: Node) -> list[ShaclMessage]:
-        if not isinstance(focus, URIRef):
-            _log.warning("gate: a blank-node subject cannot be a SHACL focus node; "
-                         "validating every node the shapes target instead")
-        options = {"use_shapes": shapes, "focus_nodes": [focus] if isinstance(
-            focus, URIRef) else None, "inference": "none"}
-        validator = Validator(DataGraph.from_rdflib(data), shacl_graph=Graph(), options=options)
-        validator.shacl_graph = self._shapes
-        conforms, report, _ = validator.run()
-        if conforms:
-            return []
-        return _messages(report, self.defs)
+        # pyshacl's Validator.run builds a full report graph even when the data conforms;
+        # on the hot path we run the pre-parsed shapes ourselves, focus given explicitly.
+        g = DataGraph.from_rdflib(data)
+        results: list[tuple] = []
+        for shape in self._shapes.shapes_from_uris(shapes):
+            _, reports = shape.validate(self._executor, g, focus=[focus])
+            results.extend(reports)
+        messages = [_message(triples, self.defs) for _, _, triples in results]
+        return sorted(messages, key=lambda m: (m.path or "", m.message, m.value or ""))
 
 
 def _compile_effect(tool: Tool, g: Graph, defs: Definitions) -> URIRef:
@@ -287,20 +285,20 @@ def _invert(subclasses: Mapping[URIRef, frozenset[URIRef]]) -> dict[URIRef, froz
     return {k: frozenset(v) for k, v in sup.items()}
 
 
-def _messages(report: Graph, defs: Definitions) -> list[ShaclMessage]:
-    out = []
-    for r in report.subjects(RDF.type, SH.ValidationResult):
-        path = report.value(r, SH.resultPath)
-        value = report.value(r, SH.value)
-        shape = report.value(r, SH.sourceShape)
-        text = str(report.value(r, SH.resultMessage) or "violates a shape")
-        path_name = None
-        if isinstance(path, URIRef):
-            path_name = (str(path)[len("urn:horismos:undeclared:"):]
-                         if str(path).startswith("urn:horismos:undeclared:") else defs.name(path))
-        out.append(ShaclMessage(
-            focus=defs.name(report.value(r, SH.focusNode)), path=path_name, message=text,
-            shape=defs.name(shape) if isinstance(shape, URIRef) else None,
-            value=value.n3() if value is not None else None))
-    out.sort(key=lambda m: (m.path or "", m.message))
-    return out
+def _message(triples: list[tuple], defs: Definitions) -> ShaclMessage:
+    """One pyshacl result, given as (result, predicate, value-or-(graph, node)) triples."""
+    fields: dict[Node, Node] = {}
+    for _, p, o in triples:
+        fields[p] = o[1] if isinstance(o, tuple) else o
+    path = fields.get(SH.resultPath)
+    value = fields.get(SH.value)
+    shape = fields.get(SH.sourceShape)
+    path_name = None
+    if isinstance(path, URIRef):
+        path_name = (str(path)[len(_UNDECLARED):] if str(path).startswith(_UNDECLARED)
+                     else defs.name(path))
+    return ShaclMessage(
+        focus=defs.name(fields[SH.focusNode]), path=path_name,
+        message=str(fields.get(SH.resultMessage) or "violates a shape"),
+        shape=defs.name(shape) if isinstance(shape, URIRef) else None,
+        value=value.n3() if value is not None else None)
