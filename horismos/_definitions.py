@@ -186,7 +186,11 @@ class _Builder:
             if (node, None, None) in f.graph:
                 ns.update(dict(f.graph.namespace_manager.namespaces()))
                 break
-        merged = dict(self.g.namespace_manager.namespaces())
+        # The file's own prefixes win; a merged alias of one of its namespaces (rdflib's
+        # "default1") would make SPARQL drop the file's prefix for it.
+        taken = {str(v) for v in ns.values()}
+        merged = {k: v for k, v in self.g.namespace_manager.namespaces()
+                  if str(v) not in taken and k not in ns}
         merged.update(ns)
         return merged
 

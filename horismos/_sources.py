@@ -124,6 +124,12 @@ class Sources:
     def name(self, node: Node) -> str:
         """A node as the author would write it: a CURIE where a prefix fits."""
         if isinstance(node, URIRef):
+            # Prefer the prefixes of a file that writes the node: merged graphs rename clashes.
+            for f in self.files:
+                if (node, None, None) in f.graph or (None, None, node) in f.graph:
+                    for tok in f.tokens(node)[1:]:
+                        return tok
+                    break
             try:
                 return self.graph.namespace_manager.normalizeUri(node)
             except Exception:
