@@ -79,15 +79,17 @@ class Agent:
 
     async def arun(self, world: World, workflow: str | URIRef | None = None,
                    focus: str | URIRef | None = None, *, all: bool = False,
-                   trace: str | Path | None = None,
+                   trace: str | Path | Trace | None = None,
                    on_instance: Callable[[InstanceRun], None] | None = None,
                    env: Environment | None = None) -> Run:
         wf = self.workflow(workflow)
         foci = self._foci(world, wf, focus, all)
-        runner = Runner(self.definitions, self._gate, world=world, trace=Trace(trace),
+        runner = Runner(self.definitions, self._gate, world=world,
+                        trace=trace if isinstance(trace, Trace) else Trace(trace),
                         registry=self.tools, env=env or Environment(),
                         types_of=self._types(world))
-        runner.check_bindings(wf)
+        if not runner.env.replaying:  # replay reaches a binding only to re-execute a call
+            runner.check_bindings(wf)
         runner.header(wf, foci)
         instances: list[InstanceRun] = []
         try:
@@ -100,7 +102,8 @@ class Agent:
             await runner.aclose()
         run = Run(instances, runner.trace)
         runner.trace.emit("end", status=run.status,
-                          instances={str(i.instance): i.status for i in instances})
+                          instances={str(i.instance): i.status for i in instances},
+                          world_digest=world.digest())
         runner.trace.close()
         return run
 

@@ -29,6 +29,7 @@ from ._errors import (
 )
 from ._gate import Gate
 from ._model import ActionStep, DecisionStep, Step, Tool, Workflow
+from ._outcomes import encode, outcome_of
 from ._records import InstanceRun, StepRecord
 from ._stores import Change
 from ._trace import TRACE_VERSION, Trace
@@ -45,19 +46,43 @@ _STATUS = {"running": HORIS.Running, "completed": HORIS.Completed, "waiting": HO
 
 
 class Environment:
-    """Where the clock, fresh ids and tool outcomes come from in a live run."""
+    """Where the clock, fresh ids and tool outcomes come from in a live run.
+
+    Every value handed out is noted until the runner takes it (:meth:`handed`) into the trace
+    event it belongs to, so replay can hand the same values back in the same order.
+    """
 
     replaying = False
 
+    def __init__(self) -> None:
+        self._handed: dict[str, list[Any]] = {}
+
     def now(self) -> dt.datetime:
-        return dt.datetime.now(dt.UTC)
+        value = dt.datetime.now(dt.UTC)
+        self.note("clock", value.isoformat())
+        return value
 
     def new_id(self) -> str:
-        return uuid.uuid4().hex
+        return self.note("ids", uuid.uuid4().hex)
 
     async def invoke(self, tool: Tool, binding: Callable[[], Binding],
                      args: Mapping[str, Any]) -> Any:
-        return await binding().call(args)
+        try:
+            result = await binding().call(args)
+        except (asyncio.CancelledError, Exception) as e:
+            self.note("outcomes", outcome_of(e))
+            raise
+        self.note("outcomes", {"returned": encode(result)})
+        return result
+
+    def note(self, kind: str, value: Any) -> Any:
+        self._handed.setdefault(kind, []).append(value)
+        return value
+
+    def handed(self) -> dict[str, list[Any]]:
+        """What was handed out since the last call (``clock``, ``ids``, ``outcomes``)."""
+        out, self._handed = self._handed, {}
+        return out
 
 
 class Runner:
@@ -81,7 +106,7 @@ class Runner:
     # -- run lifecycle ------------------------------------------------------------------
 
     def header(self, workflow: Workflow, focus: list[URIRef]) -> None:
-        self.trace.emit(
+        self._emit(
             "header", trace_version=TRACE_VERSION, workflow=str(workflow.iri),
             focus=[str(f) for f in focus], definitions_digest=self.defs.digest,
             world_digest=self.world.digest(), snapshot={"format": "application/n-quads",
@@ -112,8 +137,8 @@ class Runner:
             (iid, HORIS.focus, focus)]
         self.world.commit(Change(add=[(*t, INSTANCES) for t in state]
                                  + self._state_quads(inst, "running", 0)))
-        self.trace.emit("instance", instance=str(iid), workflow=str(workflow.iri),
-                        focus=str(focus))
+        self._emit("instance", instance=str(iid), workflow=str(workflow.iri),
+                   focus=str(focus))
         variables: dict[str, Node] = {"this": focus}
         version = 0
         current: URIRef | None = workflow.start
@@ -379,9 +404,13 @@ class Runner:
         self._emit_step(rec)
         rec.timings["trace"] = time.perf_counter() - t1
 
+    def _emit(self, type: str, **fields: Any) -> None:
+        """Trace an event with the clock values, ids and tool outcomes handed out for it."""
+        self.trace.emit(type, **fields, **self.env.handed())
+
     def _emit_step(self, rec: StepRecord) -> None:
         err = rec.error
-        self.trace.emit(
+        self._emit(
             "step", instance=str(rec.instance), step=str(rec.step), kind=rec.kind,
             tool=str(rec.tool) if rec.tool else None, status=rec.status,
             args=rec.args, result=rec.result, attempts=rec.attempts,
@@ -408,9 +437,7 @@ def _literal_fits(value: Literal, datatype: URIRef) -> bool:
         return datatype == XSD.string
     if dt_ == datatype:
         return True
-    if datatype in (XSD.integer, XSD.decimal) and dt_ in _INTEGERS:
-        return True
-    return False
+    return datatype in (XSD.integer, XSD.decimal) and dt_ in _INTEGERS
 
 
 def focus_nodes(defs: Definitions, world: World, workflow: Workflow) -> list[URIRef]:

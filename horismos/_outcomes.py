@@ -1,0 +1,96 @@
+"""Tool-call outcomes as trace JSON, and back, so replay hands the runner what the tool did.
+
+A trace step's ``outcomes`` lists one entry per attempt, in order:
+
+- ``{"returned": VALUE}`` — the raw result, its Python types kept (an ``rdflib`` term,
+  a ``datetime`` or a ``Decimal`` reads back as itself, not as its string);
+- ``{"timeout": true}`` — the call did not answer within ``horis:timeout``;
+- ``{"error": TYPE, "message": TEXT}`` — the call raised; ``"tool_error": true`` when it
+  raised a :class:`~horismos.ToolError` itself.
+
+:func:`play` turns an entry back into the same return value or exception, so the runner words
+errors exactly as it did live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from rdflib import BNode, Literal, URIRef
+from rdflib.util import from_n3
+
+from ._errors import ToolError, ToolTimeout
+
+__all__ = ["decode", "encode", "outcome_of", "play"]
+
+_SCALARS = (str, bool, int, float, type(None))
+
+
+def encode(value: Any) -> Any:
+    """``value`` as JSON, tagged where JSON alone would lose its Python type."""
+    if isinstance(value, URIRef | BNode | Literal):
+        return {"@term": value.n3()}
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, Mapping):
+        return {"@map": {str(k): encode(v) for k, v in value.items()}}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [encode(v) for v in value]
+    if isinstance(value, dt.datetime):
+        return {"@datetime": value.isoformat()}
+    if isinstance(value, dt.date):
+        return {"@date": value.isoformat()}
+    if isinstance(value, dt.time):
+        return {"@time": value.isoformat()}
+    if isinstance(value, Decimal):
+        return {"@decimal": str(value)}
+    return {"@repr": str(value)}
+
+
+def decode(data: Any) -> Any:
+    """The value :func:`encode` wrote (``@repr`` values come back as their string)."""
+    if isinstance(data, list):
+        return [decode(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    (tag, v), = data.items()
+    if tag == "@map":
+        return {k: decode(x) for k, x in v.items()}
+    if tag == "@term":
+        return from_n3(v)
+    if tag == "@datetime":
+        return dt.datetime.fromisoformat(v)
+    if tag == "@date":
+        return dt.date.fromisoformat(v)
+    if tag == "@time":
+        return dt.time.fromisoformat(v)
+    if tag == "@decimal":
+        return Decimal(v)
+    return v
+
+
+def outcome_of(exc: BaseException) -> dict[str, Any]:
+    """The trace entry for a call that raised ``exc`` (cancelled: its timeout ran out)."""
+    if isinstance(exc, asyncio.CancelledError | TimeoutError):
+        return {"timeout": True}
+    entry: dict[str, Any] = {"error": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, ToolError):
+        entry["tool_error"] = True
+    return entry
+
+
+def play(entry: Mapping[str, Any]) -> Any:
+    """Return the recorded result, or raise what the call raised (a timeout, at once)."""
+    if "returned" in entry:
+        return decode(entry["returned"])
+    if entry.get("timeout"):
+        raise TimeoutError
+    message = str(entry.get("message", ""))
+    if entry.get("tool_error"):
+        raise (ToolTimeout if entry.get("error") == "ToolTimeout" else ToolError)(message)
+    # An exception of the recorded type's name, so the runner words it as it did live.
+    raise type(str(entry.get("error", "Exception")), (Exception,), {})(message)
