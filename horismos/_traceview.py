@@ -1,0 +1,187 @@
+"""Reading a trace: a timeline for people, PROV-O for machines.
+
+Both read the events as recorded (after :func:`~horismos.read_trace` has checked them); neither
+needs the definitions the run used.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
+from rdflib.term import Node
+from rdflib.util import from_n3
+
+from ._vocab import HORIS, PROV
+
+__all__ = ["prov_graph", "short", "timeline"]
+
+RUNTIME = URIRef("urn:horismos:runtime")
+"""The agent a decision step is associated with: the runtime itself decided."""
+
+_STATUS = {"completed": HORIS.Completed, "blocked": HORIS.Blocked, "waiting": HORIS.Waiting,
+           "failed": HORIS.Failed}
+
+
+def timeline(events: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line per event worth reading: the run, each instance, each step, the end."""
+    lines: list[str] = []
+    for e in events:
+        kind = e.get("type")
+        if kind == "header":
+            focus = e.get("focus") or []
+            lines.append(f"run of {short(e.get('workflow'))} for {len(focus)} focus node(s), "
+                         f"recorded {e.get('started', '?')} (trace_version "
+                         f"{e.get('trace_version')})")
+            lines.append(f"  world {e.get('world_digest')}")
+            lines.append(f"  definitions {e.get('definitions_digest')}")
+        elif kind == "instance":
+            lines.append(f"instance {short(e.get('instance'))[:8]} for {short(e.get('focus'))}")
+        elif kind == "step":
+            lines.append("  " + _step_line(e))
+        elif kind == "end":
+            counts: dict[str, int] = {}
+            for status in (e.get("instances") or {}).values():
+                counts[status] = counts.get(status, 0) + 1
+            shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+            lines.append(f"end: {e.get('status')} ({shown or 'no instances'})")
+            if e.get("world_digest"):
+                lines.append(f"  world {e.get('world_digest')}")
+        else:
+            lines.append(f"{kind} (event {e.get('seq')})")
+    return lines
+
+
+def _step_line(e: Mapping[str, Any]) -> str:
+    clock = e.get("clock") or []
+    when = _time_of_day(clock[0]) if clock else " " * 12
+    took = sum((e.get("timings") or {}).values()) * 1000
+    what = short(e.get("step"))
+    if e.get("tool"):
+        tool = short(e["tool"])
+        what += "  " + ("; ".join(
+            f"{tool}(" + ", ".join(f"{k}={_value(v)}" for k, v in c.items()) + ")"
+            for c in e.get("args") or []) or tool)
+    status = e.get("status", "?")
+    if status == "blocked":
+        failing = " ".join(str((e.get("precondition") or {}).get("failing") or "").split())
+        verdict = f"blocked: {failing}"
+    elif e.get("kind") == "DecisionStep":
+        verdict = f"{status} -> {short(e.get('next')) if e.get('next') else 'end'}"
+    else:
+        gate = e.get("gate") or {}
+        verdict = "gate ok" if gate.get("conforms", True) else "gate rejected: " + "; ".join(
+            m.get("message", "") for m in gate.get("messages", []))
+        verdict += f"  {status}"
+        if e.get("error") and status != "rejected":
+            verdict += f": {e['error'].get('message')}"
+    return f"{when}  {what}  {verdict}  {took:.1f} ms"
+
+
+def prov_graph(events: Iterable[Mapping[str, Any]]) -> Graph:
+    """The run as PROV-O: a ``prov:Activity`` per step, with its plan, what it used, when, and
+    the effect graph it generated."""
+    g = Graph()
+    g.bind("prov", PROV)
+    g.bind("horis", HORIS)
+    last: dict[str, URIRef] = {}
+    for e in events:
+        kind = e.get("type")
+        if kind == "instance":
+            inst = URIRef(e["instance"])
+            g.add((inst, RDF.type, HORIS.Instance))
+            g.add((inst, HORIS.workflow, URIRef(e["workflow"])))
+            g.add((inst, HORIS.focus, URIRef(e["focus"])))
+        elif kind == "step":
+            act = _activity(e)
+            prev = last.get(e["instance"])
+            if prev is not None:
+                g.add((act, PROV.wasInformedBy, prev))
+            last[e["instance"]] = act
+            _add_step(g, act, e)
+        elif kind == "end":
+            for inst, status in (e.get("instances") or {}).items():
+                g.add((URIRef(inst), HORIS.status, _STATUS.get(status, HORIS.Failed)))
+    return g
+
+
+def _activity(e: Mapping[str, Any]) -> URIRef:
+    if e.get("graph"):
+        # the IRI the runner gave the activity in the world's own provenance
+        return URIRef(str(e["graph"]).replace("urn:horismos:effect:", "urn:horismos:activity:"))
+    inst = str(e["instance"]).rsplit(":", 1)[-1]
+    return URIRef(f"urn:horismos:activity:{inst}-{e.get('seq')}")
+
+
+def _add_step(g: Graph, act: URIRef, e: Mapping[str, Any]) -> None:
+    step, status = URIRef(e["step"]), e.get("status", "failed")
+    agent = URIRef(e["tool"]) if e.get("tool") else RUNTIME
+    g.add((act, RDF.type, PROV.Activity))
+    g.add((act, RDF.type, HORIS.StepExecution))
+    g.add((act, RDFS.label, Literal(f"{short(step)}: {status}")))
+    g.add((act, HORIS.step, step))
+    g.add((act, HORIS.instance, URIRef(e["instance"])))
+    g.add((step, RDF.type, PROV.Plan))
+    g.add((agent, RDF.type, PROV.SoftwareAgent))
+    if e.get("tool"):
+        g.add((act, HORIS.tool, agent))
+    g.add((act, PROV.wasAssociatedWith, agent))
+    assoc = BNode()
+    g.add((act, PROV.qualifiedAssociation, assoc))
+    g.add((assoc, RDF.type, PROV.Association))
+    g.add((assoc, PROV.agent, agent))
+    g.add((assoc, PROV.hadPlan, step))
+    for call in e.get("args") or []:
+        for name, text in call.items():
+            _add_usage(g, act, name, from_n3(text))
+    clock = e.get("clock") or []
+    if clock:
+        g.add((act, PROV.startedAtTime, Literal(clock[0], datatype=XSD.dateTime)))
+        g.add((act, PROV.endedAtTime, Literal(clock[-1], datatype=XSD.dateTime)))
+    if e.get("graph"):
+        effect = URIRef(e["graph"])
+        g.add((act, PROV.generated, effect))
+        g.add((effect, RDF.type, PROV.Entity))
+        g.add((effect, PROV.wasGeneratedBy, act))
+    if e.get("precondition", {}).get("failing"):
+        g.add((act, HORIS.blockedBy, Literal(e["precondition"]["failing"])))
+    if e.get("error"):
+        g.add((act, HORIS.error, Literal(e["error"].get("message", ""))))
+
+
+def _add_usage(g: Graph, act: URIRef, name: str, value: Node | None) -> None:
+    """``prov:used`` the argument's node (a literal is wrapped in an entity with prov:value)."""
+    if isinstance(value, URIRef):
+        entity: Node = value
+    else:
+        entity = BNode()
+        g.add((entity, PROV.value, value if value is not None else Literal("")))
+    g.add((entity, RDF.type, PROV.Entity))
+    g.add((act, PROV.used, entity))
+    usage = BNode()
+    g.add((act, PROV.qualifiedUsage, usage))
+    g.add((usage, RDF.type, PROV.Usage))
+    g.add((usage, PROV.entity, entity))
+    g.add((usage, HORIS.name, Literal(name)))
+
+
+def short(iri: Any) -> str:
+    """The local name of an IRI (after ``#``, ``/`` or ``:``), for lines people read."""
+    text = str(iri)
+    for sep in ("#", "/", ":"):
+        if sep in text:
+            return text.rsplit(sep, 1)[-1] or text
+    return text
+
+
+def _value(n3: str) -> str:
+    return short(n3[1:-1]) if n3.startswith("<") and n3.endswith(">") else n3
+
+
+def _time_of_day(iso: str) -> str:
+    try:
+        return dt.datetime.fromisoformat(iso).strftime("%H:%M:%S.%f")[:-3]
+    except ValueError:
+        return iso
