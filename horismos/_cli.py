@@ -1,0 +1,382 @@
+"""The ``horismos`` command line: one ``cmd_<name>(args) -> int`` per command.
+
+Each command is a :class:`Command` in :data:`COMMANDS`: its name, one line of help, a function
+that adds its options, and the function that runs it. Exit codes follow the product contract:
+0 completed / valid, 1 failed / invalid, 2 usage or authoring error, 3 waiting, 4 blocked.
+A :class:`HorismosError` is printed as a message, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TextIO
+
+from rdflib import URIRef
+from rdflib.util import from_n3
+
+from ._agent import Agent
+from ._definitions import Definitions, load_definitions
+from ._diagram import draw
+from ._errors import AuthoringError, HorismosError, Problem, UsageError
+from ._records import InstanceRun, Run, StepRecord
+from ._runner import focus_nodes
+from ._world import World
+
+__all__ = ["COMMANDS", "Command", "main"]
+
+EXIT = {"completed": 0, "failed": 1, "waiting": 3, "blocked": 4}
+EXIT_USAGE = 2
+OUT_FORMATS = {".trig": "trig", ".nq": "nquads", ".nquads": "nquads"}
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+# -- validate -----------------------------------------------------------------------------
+
+def _validate_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="Turtle files or folders of them (tools, workflows, ontologies)")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Print every authoring error and warning; 0 when the definitions can run, 1 otherwise."""
+    try:
+        defs = load_definitions(args.paths)
+    except AuthoringError as e:
+        for p in e.problems:
+            print(p)
+        print(f"invalid: {_counts(e.problems)}")
+        return 1
+    for p in defs.warnings:
+        print(p)
+    warned = f" ({_plural(len(defs.warnings), 'warning')})" if defs.warnings else ""
+    print(f"{_plural(len(defs.tools), 'tool')}, {_plural(len(defs.workflows), 'workflow')}, "
+          f"{_plural(len(defs.steps), 'step')}: valid{warned}")
+    return 0
+
+
+def _counts(problems: Sequence[Problem]) -> str:
+    errors = sum(p.severity == "error" for p in problems)
+    warnings = len(problems) - errors
+    text = _plural(errors, "error")
+    return text + (f", {_plural(warnings, 'warning')}" if warnings else "")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# -- run ----------------------------------------------------------------------------------
+
+def _run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="Turtle files or folders: tools, workflows and the domain ontology")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="world data (repeatable); without it the world is read from "
+                        "FILE_OR_DIR when --store is memory")
+    p.add_argument("--workflow", metavar="IRI",
+                   help="the workflow to run, as an IRI or CURIE (needed when several are "
+                        "declared)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--focus", metavar="IRI", help="run one instance for this node")
+    which.add_argument("--all", action="store_true",
+                       help="run one instance per node of the workflow's focus type")
+    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
+                   help="a Python module (importable from the current directory) or .py file "
+                        "whose public functions back python:NAME and python:MODULE.NAME "
+                        "bindings (repeatable)")
+    p.add_argument("--trace", metavar="PATH", help="write the run's trace (JSON Lines) here")
+    p.add_argument("--out", metavar="F",
+                   help="write the world after the run to F (.trig or .nq)")
+    p.add_argument("--entailment", choices=("rdfs", "owl-rl"), default="rdfs",
+                   help="how argument types are entailed (default: rdfs)")
+    p.add_argument("--store", default="memory", metavar="STORE",
+                   help="where the world lives (default: memory)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print only the outcome, not each step")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run one instance (``--focus``) or one per focus node (``--all``); exit by its status."""
+    out_format = _out_format(args.out) if args.out else None
+    tools = load_tools(args.tools)
+    agent = Agent.from_files(*args.paths, tools=tools, entailment=args.entailment)
+    world = World.open(args.store)
+    if args.world:
+        world.load(*args.world)
+    elif args.store == "memory":
+        world.load(*args.paths)
+    view = RunView(agent.definitions, quiet=args.quiet)
+    if args.all and sys.stderr.isatty():
+        view.total = len(focus_nodes(agent.definitions, world, agent.workflow(args.workflow)))
+    try:
+        run = agent.run(world, args.workflow, args.focus, all=args.all, trace=args.trace,
+                        on_instance=view.instance)
+    finally:
+        view.clear_progress()
+    view.summary(run, table=args.all)
+    if args.out:
+        graph = world.graph
+        for prefix, ns in agent.definitions.graph.namespaces():
+            graph.bind(prefix, ns, override=False)
+        graph.serialize(destination=args.out, format=out_format)
+    return EXIT[run.status]
+
+
+def _out_format(path: str) -> str:
+    fmt = OUT_FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise UsageError(f"--out {path}: name the file .trig (TriG) or .nq (N-Quads); the world "
+                         "has named graphs, which Turtle cannot hold")
+    return fmt
+
+
+def load_tools(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:
+    """Each public function of each module, under ``NAME`` and ``MODULE.NAME``.
+
+    A spec is a module name (the current directory is importable) or a ``.py`` file. A bare
+    ``NAME`` defined by two modules is left out, so the binding must say which module.
+    """
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    tools: dict[str, Callable[..., Any]] = {}
+    bare: dict[str, list[Callable[..., Any]]] = {}
+    for spec in specs:
+        module = _import_tools(spec)
+        for name, func in vars(module).items():
+            if name.startswith("_") or not inspect.isfunction(func):
+                continue
+            if func.__module__ != module.__name__:
+                continue
+            tools[f"{module.__name__}.{name}"] = func
+            bare.setdefault(name, []).append(func)
+    for name, funcs in bare.items():
+        if len(funcs) == 1:
+            tools.setdefault(name, funcs[0])
+    return tools
+
+
+def _import_tools(spec: str) -> ModuleType:
+    path = Path(spec)
+    if spec.endswith(".py") or os.sep in spec or "/" in spec:
+        if not path.is_file():
+            raise UsageError(f"--tools {spec}: no such Python file")
+        name = path.stem
+        if str(path.parent.resolve()) not in sys.path:
+            sys.path.insert(0, str(path.parent.resolve()))
+        found = importlib.util.spec_from_file_location(name, path)
+        if found is None or found.loader is None:
+            raise UsageError(f"--tools {spec}: cannot load it as a Python module")
+        module = importlib.util.module_from_spec(found)
+        sys.modules.setdefault(name, module)
+        found.loader.exec_module(module)
+        return module
+    try:
+        return importlib.import_module(spec)
+    except ModuleNotFoundError as e:
+        raise UsageError(f"--tools {spec}: cannot import it ({e}); run from the folder that "
+                         "holds it, or give the path of the .py file") from None
+
+
+class RunView:
+    """Prints each step as its instance finishes; a progress bar on a terminal for ``--all``."""
+
+    def __init__(self, defs: Definitions, *, quiet: bool = False,
+                 out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.defs = defs
+        self.quiet = quiet
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.total = 0  # > 0 draws the progress bar
+        self.done = 0
+
+    def instance(self, inst: InstanceRun) -> None:
+        self.done += 1
+        if not self.quiet:
+            self.clear_progress()
+            for rec in inst.steps:
+                self.out.write(self.step_line(inst, rec) + "\n")
+            self.out.flush()
+        self._progress()
+
+    def step_line(self, inst: InstanceRun, rec: StepRecord) -> str:
+        n = self.defs.name
+        who = f"[{_short_id(inst.instance)}] {n(inst.focus)}"
+        if rec.kind == "DecisionStep":
+            rule = rec.result[0].get("rule") if rec.result else None
+            how = "otherwise" if rule is None else f"rule {rule + 1}"
+            target = n(rec.next) if rec.next else "end"
+            return f"{who}  {n(rec.step)}  decision: {how} -> {target}"
+        call = n(rec.tool) if rec.tool else rec.kind
+        if rec.args:
+            tool = self.defs.tools.get(rec.tool) if rec.tool else None
+            order = [a.name for a in tool.args] if tool else []
+            first = sorted(rec.args[0].items(),
+                           key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+            call += "(" + ", ".join(f"{k}={self._value(v)}" for k, v in first) + ")"
+            if len(rec.args) > 1:
+                call += f" and {len(rec.args) - 1} more call(s)"
+        line = f"{who}  {n(rec.step)}  {call}  {rec.status.replace('_', ' ')}"
+        if rec.status == "completed":
+            line += f", {_plural(len(rec.effects), 'effect')}"
+        elif rec.status == "blocked":
+            line += f": this pattern does not hold: {_one_line(rec.blocked_by or '')}"
+        elif rec.status == "rejected":
+            line += " by the gate: nothing landed"
+            line += "".join(f"\n    {m}" for m in rec.messages)
+        elif rec.error is not None:
+            line += f": {rec.error}"
+        if rec.error is not None and rec.next is not None:
+            line += f"\n    onError -> {n(rec.next)}"
+        return line
+
+    def _value(self, n3: str) -> str:
+        try:
+            node = from_n3(n3)
+        except Exception:
+            return n3
+        if isinstance(node, URIRef):
+            return self.defs.name(node)
+        return node.n3(self.defs.graph.namespace_manager) if node is not None else n3
+
+    def _progress(self) -> None:
+        if self.total <= 0:
+            return
+        width = 30
+        filled = width * self.done // self.total
+        bar = "#" * filled + "." * (width - filled)
+        self.err.write(f"\r[{bar}] {self.done}/{self.total} instances")
+        self.err.flush()
+
+    def clear_progress(self) -> None:
+        if self.total > 0:
+            self.err.write("\r\033[K")
+            self.err.flush()
+
+    def summary(self, run: Run, *, table: bool) -> None:
+        n = self.defs.name
+        if not table:
+            inst = run.instances[0]
+            self.out.write(f"{n(inst.workflow)} {n(inst.focus)}: {self._outcome(inst)}\n")
+            return
+        counts: dict[str, int] = {}
+        for inst in run.instances:
+            counts[inst.status] = counts.get(inst.status, 0) + 1
+        parts = ", ".join(f"{c} {s}" for s, c in sorted(counts.items()))
+        self.out.write(f"\n{_plural(len(run.instances), 'instance')}"
+                       f"{': ' + parts if parts else ''}\n")
+        rows = [("focus", "status", "stopped at", "why")]
+        for inst in run.instances:
+            at = inst.current if inst.status != "completed" else (
+                inst.steps[-1].step if inst.steps else None)
+            rows.append((n(inst.focus), inst.status, n(at) if at else "-", self._why(inst)))
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        for r in rows:
+            line = "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[3]
+            self.out.write(line.rstrip() + "\n")
+
+    def _outcome(self, inst: InstanceRun) -> str:
+        if inst.status == "completed":
+            return f"completed after {_plural(len(inst.steps), 'step')}"
+        at = f" at {self.defs.name(inst.current)}" if inst.current else ""
+        why = self._why(inst)
+        return f"{inst.status}{at}" + (f": {why}" if why else "")
+
+    @staticmethod
+    def _why(inst: InstanceRun) -> str:
+        if inst.status == "blocked":
+            return f"this pattern does not hold: {_one_line(inst.blocked_by or '')}"
+        if inst.error is not None:
+            return _one_line(str(inst.error))
+        return ""
+
+
+def _short_id(instance: URIRef) -> str:
+    return str(instance).rsplit(":", 1)[-1][:8]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# -- graph --------------------------------------------------------------------------------
+
+def _graph_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="Turtle files or folders of them")
+    p.add_argument("--format", choices=("mermaid", "dot"), default="mermaid",
+                   help="diagram language (default: mermaid)")
+    p.add_argument("--workflow", metavar="IRI",
+                   help="draw only this workflow (IRI or CURIE); default: all of them")
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    """Print the workflow as a Mermaid flowchart or a Graphviz digraph."""
+    defs = load_definitions(args.paths)
+    if args.workflow:
+        workflows = [Agent(defs).workflow(args.workflow)]
+    else:
+        workflows = [defs.workflows[k] for k in sorted(defs.workflows, key=str)]
+    sys.stdout.write(draw(defs, workflows, args.format))
+    return 0
+
+
+# -- the program --------------------------------------------------------------------------
+
+COMMANDS: list[Command] = [
+    Command("validate", "check Turtle definitions: errors and warnings with file and line",
+            _validate_arguments, cmd_validate),
+    Command("run", "run a workflow for one focus node or for all of them",
+            _run_arguments, cmd_run),
+    Command("graph", "draw workflows as a Mermaid or Graphviz diagram",
+            _graph_arguments, cmd_graph),
+]
+
+
+def parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    top = argparse.ArgumentParser(
+        prog="horismos",
+        description="Run ontology-driven workflows: Turtle-declared tools fired by the runtime "
+                    "behind a SHACL effect gate, every run traced.",
+        epilog="exit codes: 0 completed or valid, 1 failed or invalid, 2 usage or authoring "
+               "error, 3 waiting, 4 blocked")
+    top.add_argument("--version", action="version", version=f"horismos {__version__}")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for c in COMMANDS:
+        p = sub.add_parser(c.name, help=c.help, description=c.help)
+        c.arguments(p)
+        p.set_defaults(func=c.run)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run the command; returns the exit code."""
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except AuthoringError as e:
+        print(f"horismos {args.command}: {_counts(e.problems)} in the definitions:",
+              file=sys.stderr)
+        for p in e.problems:
+            print(f"  {p}", file=sys.stderr)
+        return EXIT_USAGE
+    except HorismosError as e:
+        print(f"horismos {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE

@@ -1,0 +1,160 @@
+"""The command line as users run it: subprocesses in scratch folders, exit codes per SPEC §4."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from rdflib import Dataset, Literal, Namespace
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIAGE = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" / "ehr.ttl")]
+WORLD = ["--world", str(ROOT / "examples" / "triage" / "world.ttl")]
+TOOLS = ["--tools", str(ROOT / "examples" / "triage" / "ehr_client.py")]
+EX = Namespace("http://example.org/ehr#")
+
+
+def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m horismos ARGS`` in ``cwd``; output of both streams kept as text."""
+    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def no_traceback(p: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in p.stderr + p.stdout
+
+
+def test_console_script_validates_the_example(tmp_path: Path) -> None:
+    script = Path(sys.executable).parent / "horismos"
+    assert script.exists(), "pip install -e . declares the horismos console script"
+    p = subprocess.run([str(script), "validate", *TRIAGE], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "2 tools, 1 workflow, 2 steps: valid" in p.stdout
+
+
+def test_validate_broken_file_exits_1_naming_file_and_line(tmp_path: Path) -> None:
+    text = (ROOT / "workflows" / "triage.ttl").read_text()
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(text.replace("horis:tool :ehr.notify_nurse ;", "horis:tool :ehr.notify_nurz ;"))
+    line = next(i for i, t in enumerate(bad.read_text().splitlines(), 1)
+                if t.startswith(":NotifyNurse a horis:ActionStep"))
+    p = horismos("validate", "bad.ttl", TRIAGE[1], cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"bad.ttl:{line}: error: :NotifyNurse:" in p.stdout
+    assert ":ehr.notify_nurz" in p.stdout
+    assert "invalid: 1 error" in p.stdout
+    no_traceback(p)
+
+
+def test_run_one_focus_by_curie_completes_and_prints_each_step(tmp_path: Path) -> None:
+    p = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient43", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    queue = next(ln for ln in lines if ":QueuePatient" in ln)
+    assert queue.startswith("[") and ":patient43" in queue
+    assert ":ehr.assign_queue(patient=:patient43, queue=:routine)" in queue
+    assert queue.endswith("completed, 2 effects")
+    assert any(":NotifyNurse" in ln and "nurse=:nurse7" in ln for ln in lines)
+    assert ":Triage :patient43: completed after 2 steps" in p.stdout
+
+
+def test_run_blocked_focus_exits_4_and_names_the_pattern(tmp_path: Path) -> None:
+    p = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient44", cwd=tmp_path)
+    assert p.returncode == 4, p.stdout + p.stderr
+    assert "blocked at :QueuePatient" in p.stdout
+    assert "?this :acuity ?queue" in p.stdout
+
+
+def test_run_all_prints_a_summary_table(tmp_path: Path) -> None:
+    p = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", cwd=tmp_path)
+    assert p.returncode == 4, p.stdout + p.stderr  # the worst instance is blocked
+    assert "3 instances: 1 blocked, 2 completed" in p.stdout
+    rows = {ln.split()[0]: ln.split()[1:3] for ln in p.stdout.splitlines()
+            if ln.startswith(":patient")}
+    assert rows == {":patient42": ["completed", ":NotifyNurse"],
+                    ":patient43": ["completed", ":NotifyNurse"],
+                    ":patient44": ["blocked", ":QueuePatient"]}
+    assert p.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+def test_unknown_workflow_is_a_usage_error(tmp_path: Path) -> None:
+    p = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--workflow", ":Nope", "--focus", ":patient42",
+                 cwd=tmp_path)
+    assert p.returncode == 2
+    assert "no workflow :Nope (declared: :Triage)" in p.stderr
+    no_traceback(p)
+
+
+def test_run_with_authoring_errors_exits_2_listing_them(tmp_path: Path) -> None:
+    text = (ROOT / "workflows" / "triage.ttl").read_text()
+    (tmp_path / "bad.ttl").write_text(text.replace('"5s"', '"5 parsecs"'))
+    p = horismos("run", "bad.ttl", TRIAGE[1], *WORLD, *TOOLS, "--all", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "bad.ttl:" in p.stderr and "5 parsecs" in p.stderr
+    no_traceback(p)
+
+
+def test_tools_module_in_the_current_directory_backs_bare_names(tmp_path: Path) -> None:
+    text = (ROOT / "workflows" / "triage.ttl").read_text()
+    (tmp_path / "wf.ttl").write_text(text.replace("python:ehr_client.", "python:"))
+    (tmp_path / "mytools.py").write_text(
+        "def assign_queue(patient, queue):\n    return {'queueRef': 'Q-LOCAL-1'}\n\n"
+        "def notify_nurse(patient, nurse, ref):\n    return {'assignedNurse': nurse}\n")
+    args = ("run", "wf.ttl", TRIAGE[1], *WORLD, "--focus", ":patient42")
+    p = horismos(*args, "--tools", "mytools", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert 'ref="Q-LOCAL-1"' in p.stdout
+    unbound = horismos(*args, cwd=tmp_path)  # no --tools: the binding cannot resolve
+    assert unbound.returncode == 2
+    assert 'binding "python:' in unbound.stderr and "--tools MODULE" in unbound.stderr
+    no_traceback(unbound)
+
+
+def test_a_rejected_result_without_on_error_fails_with_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "ehr_client.py").write_text(
+        "def assign_queue(patient, queue):\n    return {'queueRef': 'not a reference'}\n\n"
+        "def notify_nurse(patient, nurse, ref):\n    return {'assignedNurse': nurse}\n")
+    p = horismos("run", *TRIAGE, *WORLD, "--tools", "ehr_client", "--focus", ":patient42",
+                 cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "rejected by the gate" in p.stdout
+    assert ":patient42 :queueRef: a queue reference looks like" in p.stdout
+
+
+def test_out_and_trace_hold_the_committed_effects(tmp_path: Path) -> None:
+    p = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient43", "--out", "world.trig",
+                 "--trace", "run.jsonl", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    ds = Dataset()
+    ds.parse(tmp_path / "world.trig", format="trig")
+    refs = [(o, g) for _, _, o, g in ds.quads((EX.patient43, EX.queueRef, None, None))]
+    assert [str(o) for o, _ in refs] == ["Q-ROUTINE-1"]
+    assert str(refs[0][1]).startswith("urn:horismos:effect:")  # each step its own graph
+    assert list(ds.quads((EX.patient43, EX.assignedNurse, EX.nurse7, None)))
+    assert not list(ds.quads((EX.patient42, EX.queueRef, None, None)))  # only what ran
+    events = (tmp_path / "run.jsonl").read_text().splitlines()
+    assert '"type":"header"' in events[0] and len(events) >= 4
+    nq = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient42", "--out", "w.nq",
+                  cwd=tmp_path)
+    assert nq.returncode == 0
+    ds2 = Dataset()
+    ds2.parse(tmp_path / "w.nq", format="nquads")
+    assert [o for _, _, o, _ in ds2.quads((EX.patient42, EX.queueRef, None, None))] == [
+        Literal("Q-URGENT-1")]
+
+
+def test_graph_draws_steps_and_edges(tmp_path: Path) -> None:
+    p = horismos("graph", *TRIAGE, "--format", "mermaid", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("flowchart TD")
+    assert 's0[":QueuePatient<br/>tool :ehr.assign_queue"]' in p.stdout
+    assert 's1[":NotifyNurse<br/>tool :ehr.notify_nurse"]' in p.stdout
+    assert "s0 --> s1" in p.stdout
+    lab = [str(ROOT / "workflows" / "lab_review.ttl"), str(ROOT / "ontologies" / "lab.ttl")]
+    dot = horismos("graph", *lab, "--format", "dot", "--workflow", ":ReviewResult", cwd=tmp_path)
+    assert dot.returncode == 0, dot.stderr
+    assert 's0 [label=":IsCritical\\nDecisionStep", shape=diamond];' in dot.stdout
+    assert 's0 -> s2 [label="otherwise"];' in dot.stdout
+    assert 's0 -> s1 [label="when ?this :value ?v' in dot.stdout
