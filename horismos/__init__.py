@@ -27,6 +27,7 @@ from ._errors import (
     UsageError,
 )
 from ._records import InstanceRun, Run, StepRecord
+from ._replay import ReplayReport, replay
 from ._trace import Trace, read_trace
 from ._vocab import HORIS
 from ._world import World
@@ -46,6 +47,7 @@ __all__ = [
     "InstanceRun",
     "PreconditionError",
     "Problem",
+    "ReplayReport",
     "Run",
     "RunError",
     "ShaclMessage",
@@ -61,4 +63,5 @@ __all__ = [
     "__version__",
     "load_definitions",
     "read_trace",
+    "replay",
 ]

@@ -3,7 +3,8 @@
 A trace step's ``outcomes`` lists one entry per attempt, in order:
 
 - ``{"returned": VALUE}`` — the raw result, its Python types kept (an ``rdflib`` term,
-  a ``datetime`` or a ``Decimal`` reads back as itself, not as its string);
+  a ``datetime`` or a ``Decimal`` reads back as itself, not as its string; a mapping keeps
+  the ``narrowed`` fields its binding dropped, as :class:`RecordedResult`);
 - ``{"timeout": true}`` — the call did not answer within ``horis:timeout``;
 - ``{"error": TYPE, "message": TEXT}`` — the call raised; ``"tool_error": true`` when it
   raised a :class:`~horismos.ToolError` itself.
@@ -25,9 +26,16 @@ from rdflib.util import from_n3
 
 from ._errors import ToolError, ToolTimeout
 
-__all__ = ["decode", "encode", "outcome_of", "play"]
+__all__ = ["RecordedResult", "decode", "encode", "outcome_of", "play"]
 
 _SCALARS = (str, bool, int, float, type(None))
+
+
+class RecordedResult(dict[str, Any]):
+    """A mapping result read back from a trace, with the fields its binding ``narrowed`` away
+    (an MCP tool's output beyond the declared effect), as the runner traces them."""
+
+    narrowed: tuple[str, ...] = ()
 
 
 def encode(value: Any) -> Any:
@@ -37,7 +45,10 @@ def encode(value: Any) -> Any:
     if isinstance(value, _SCALARS):
         return value
     if isinstance(value, Mapping):
-        return {"@map": {str(k): encode(v) for k, v in value.items()}}
+        out: dict[str, Any] = {"@map": {str(k): encode(v) for k, v in value.items()}}
+        if getattr(value, "narrowed", ()):
+            out["@narrowed"] = list(value.narrowed)  # type: ignore[attr-defined]
+        return out
     if isinstance(value, list | tuple | set | frozenset):
         return [encode(v) for v in value]
     if isinstance(value, dt.datetime):
@@ -57,9 +68,11 @@ def decode(data: Any) -> Any:
         return [decode(v) for v in data]
     if not isinstance(data, dict):
         return data
+    if "@map" in data:
+        result = RecordedResult((k, decode(x)) for k, x in data["@map"].items())
+        result.narrowed = tuple(data.get("@narrowed", ()))
+        return result
     (tag, v), = data.items()
-    if tag == "@map":
-        return {k: decode(x) for k, x in v.items()}
     if tag == "@term":
         return from_n3(v)
     if tag == "@datetime":

@@ -45,7 +45,8 @@ __all__ = ["ReplayEnvironment", "ReplayReport", "ReplayTrace", "load_events", "r
 # consequence (a precondition that no longer holds also empties the arguments).
 _FIRST = ("type", "step", "kind", "tool", "instance", "workflow", "focus", "precondition",
           "args", "outcomes", "gate", "status", "error", "effects", "next", "world_digest")
-# Fields that legitimately differ between a run and its replay.
+# Fields that legitimately differ between a run and its replay. Beyond _FIRST, a field is
+# compared only when the recording has it: one this runtime added since is not a divergence.
 _SKIP = frozenset({"seq", "prev", "timings", "definitions_digest"})
 _NOT_REST = _SKIP | set(_FIRST)
 
@@ -74,7 +75,7 @@ class ReplayTrace(Trace):
         index = self.position
         event = {"type": type, "seq": index, **fields}
         recorded = self.expected()
-        for key in [*_FIRST, *sorted((event.keys() | recorded.keys()) - _NOT_REST)]:
+        for key in [*_FIRST, *sorted(recorded.keys() - _NOT_REST)]:
             now, then = event.get(key), recorded.get(key)
             if now != then and _json(now) != then:
                 raise self.divergence(index, key, then, _json(now))
@@ -253,5 +254,16 @@ def _json(value: Any) -> Any:
 
 
 def _show(value: Any, limit: int = 240) -> str:
-    text = json.dumps(value, default=str, ensure_ascii=False)
+    """``value`` as compact JSON on one line (whitespace in strings collapsed), cut at ``limit``."""
+    text = json.dumps(_compact(value), default=str, ensure_ascii=False)
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _compact(value: Any) -> Any:
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, dict):
+        return {k: _compact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_compact(v) for v in value]
+    return value

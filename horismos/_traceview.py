@@ -70,13 +70,13 @@ def _step_line(e: Mapping[str, Any]) -> str:
         verdict = f"blocked: {failing}"
     elif e.get("kind") == "DecisionStep":
         verdict = f"{status} -> {short(e.get('next')) if e.get('next') else 'end'}"
+    elif status == "completed":
+        verdict = "gate ok  completed"
+    elif status == "rejected":
+        verdict = "gate rejected: " + "; ".join(
+            m.get("message", "") for m in (e.get("gate") or {}).get("messages", []))
     else:
-        gate = e.get("gate") or {}
-        verdict = "gate ok" if gate.get("conforms", True) else "gate rejected: " + "; ".join(
-            m.get("message", "") for m in gate.get("messages", []))
-        verdict += f"  {status}"
-        if e.get("error") and status != "rejected":
-            verdict += f": {e['error'].get('message')}"
+        verdict = f"{status}: {(e.get('error') or {}).get('message', '')}"
     return f"{when}  {what}  {verdict}  {took:.1f} ms"
 
 

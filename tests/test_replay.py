@@ -1,0 +1,300 @@
+"""Replay: recorded triage runs replayed through the live runner, diverging where they should."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rdflib import Graph, URIRef
+
+from horismos import (
+    Agent,
+    Divergence,
+    ReplayReport,
+    Trace,
+    TraceTampered,
+    TraceVersionError,
+    World,
+    read_trace,
+    replay,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent / "fixtures" / "traces"
+RECORDED = HERE / "recorded"
+DEFINITIONS = [HERE / "definitions" / "triage.ttl", HERE / "definitions" / "ehr.ttl"]
+VARIANT = [HERE / "variants" / "triage-urgent-only.ttl", HERE / "definitions" / "ehr.ttl"]
+SAME = ["triage-all.jsonl", "triage-patient42.jsonl", "triage-failures.jsonl",
+        "triage-timeout.jsonl"]
+EHR = "http://example.org/ehr#"
+
+
+class Calls:
+    """The triage tools, counting every call; ``nurse`` is who the pager says it reached."""
+
+    def __init__(self, nurse: str | None = None) -> None:
+        self.counts = {"assign_queue": 0, "notify_nurse": 0}
+        self.nurse = nurse
+        self.numbers = 0
+
+    def assign_queue(self, patient: URIRef, queue: URIRef) -> dict[str, Any]:
+        self.counts["assign_queue"] += 1
+        self.numbers += 1
+        return {"queueRef": f"Q-{str(queue).rsplit('#', 1)[-1].upper()}-{self.numbers}"}
+
+    def notify_nurse(self, patient: URIRef, nurse: URIRef, ref: str) -> dict[str, Any]:
+        self.counts["notify_nurse"] += 1
+        return {"assignedNurse": URIRef(self.nurse) if self.nurse else nurse}
+
+    def agent(self, definitions: list[Path] = DEFINITIONS) -> Agent:
+        return Agent.from_files(*definitions, tools={
+            "ehr_client.assign_queue": self.assign_queue,
+            "ehr_client.notify_nurse": self.notify_nurse})
+
+
+def step_events(path: Path) -> list[dict[str, Any]]:
+    return [e for e in read_trace(path) if e["type"] == "step"]
+
+
+def rechain(events: list[dict[str, Any]], path: Path) -> Path:
+    """Write ``events`` as a trace with a valid hash chain (what a careful forger would do)."""
+    trace = Trace()
+    for e in events:
+        trace.emit(e["type"], **{k: v for k, v in e.items() if k not in ("type", "seq", "prev")})
+    return trace.save(path)
+
+
+# -- recorded fixtures --------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", SAME)
+def test_recorded_trace_replays_the_same(name: str) -> None:
+    calls = Calls()
+    report = replay(RECORDED / name, calls.agent())
+    assert isinstance(report, ReplayReport)
+    assert not report.diverged, report.first_divergence
+    assert report.first_divergence is None
+    assert report.final_digest_matches is True
+    assert report.definitions_changed is False
+    assert report.steps == len(step_events(RECORDED / name))
+    assert calls.counts == {"assign_queue": 0, "notify_nurse": 0}
+    assert str(report).startswith("same") and "final world digest matches" in str(report)
+
+
+def test_recorded_errors_and_timeouts_replay_without_calling_anything() -> None:
+    failures = step_events(RECORDED / "triage-failures.jsonl")
+    assert [e["status"] for e in failures] == ["rejected", "failed", "blocked"]
+    timeout = step_events(RECORDED / "triage-timeout.jsonl")[-1]
+    assert timeout["status"] == "timed_out"
+    assert timeout["outcomes"] == [{"timeout": True}, {"timeout": True}]  # one retry
+    calls = Calls()
+    for name in ("triage-failures.jsonl", "triage-timeout.jsonl"):
+        report = replay(RECORDED / name, calls.agent())
+        assert not report.diverged, report.first_divergence
+    assert calls.counts == {"assign_queue": 0, "notify_nurse": 0}
+
+
+def test_diverging_fixture_names_the_event_and_what_changed() -> None:
+    report = replay(RECORDED / "urgent-only-diverges.jsonl", Calls().agent())
+    assert report.diverged
+    assert report.definitions_changed  # said up front, and replayed anyway
+    d = report.first_divergence
+    assert isinstance(d, Divergence)
+    event = read_trace(RECORDED / "urgent-only-diverges.jsonl")[d.event]
+    assert (event["type"], event["step"]) == ("step", EHR + "NotifyNurse")
+    assert d.field == "precondition"
+    assert d.recorded["holds"] is False and d.now["holds"] is True
+    assert report.steps == 3  # both steps for patient42, QueuePatient for patient43
+    assert report.final_digest_matches is None
+    text = str(report)
+    assert text.startswith("DIVERGED")
+    assert f"event {d.event} (line {d.event + 1})" in text
+    assert "NotifyNurse for patient43" in text
+
+
+def test_changed_precondition_diverges_at_the_first_affected_step() -> None:
+    report = replay(RECORDED / "triage-all.jsonl", Calls().agent(VARIANT))
+    d = report.first_divergence
+    assert d is not None and d.field == "precondition"
+    assert read_trace(RECORDED / "triage-all.jsonl")[d.event]["step"] == EHR + "NotifyNurse"
+    assert d.recorded["holds"] is True and d.now["holds"] is False
+
+
+def test_changed_definitions_that_behave_the_same_are_reported_but_do_not_diverge(
+        tmp_path: Path) -> None:
+    changed = tmp_path / "triage.ttl"
+    changed.write_text(DEFINITIONS[0].read_text() + '\n:Triage rdfs:comment "reviewed" .\n')
+    report = replay(RECORDED / "triage-all.jsonl", Calls().agent([changed, DEFINITIONS[1]]))
+    assert report.definitions_changed
+    assert not report.diverged and report.final_digest_matches
+
+
+# -- live runs, replayed ------------------------------------------------------------------
+
+def test_a_live_run_replays_from_file_and_from_memory_without_calling_its_tools(
+        tmp_path: Path) -> None:
+    calls = Calls()
+    run = calls.agent().run(World.from_files(HERE / "world.ttl"), all=True,
+                            trace=tmp_path / "run.jsonl")
+    assert calls.counts == {"assign_queue": 2, "notify_nurse": 2}
+    replayer = Calls()
+    for trace in (tmp_path / "run.jsonl", run.trace):
+        report = replay(trace, replayer.agent())
+        assert not report.diverged and report.final_digest_matches
+        assert report.substituted == 4
+    assert replayer.counts == {"assign_queue": 0, "notify_nurse": 0}
+
+
+def test_every_clock_value_and_id_is_recorded_in_its_event(tmp_path: Path) -> None:
+    run = Calls().agent().run(World.from_files(HERE / "world.ttl"), focus=EHR + "patient42")
+    header, instance, first, _, end = run.trace.events
+    assert header["clock"] == [header["started"]]
+    assert instance["instance"].endswith(instance["ids"][0])
+    assert first["graph"].endswith(first["ids"][0])
+    assert len(first["clock"]) == 2  # started, ended
+    assert first["effects"][1][2].startswith(f'"{first["clock"][0]}"')  # horis:now
+    assert end["world_digest"].startswith("sha256:")
+
+
+def test_reexecuting_idempotent_tools_calls_only_them_and_compares(tmp_path: Path) -> None:
+    trace = RECORDED / "triage-all.jsonl"
+    calls = Calls()
+    report = replay(trace, calls.agent(), reexecute_idempotent=True)
+    assert not report.diverged, report.first_divergence
+    assert (report.substituted, report.reexecuted) == (2, 2)
+    assert calls.counts == {"assign_queue": 0, "notify_nurse": 2}  # never the non-idempotent
+
+    report = replay(trace, Calls(nurse=EHR + "nurse8").agent(), reexecute_idempotent=True)
+    d = report.first_divergence
+    assert d is not None and d.field == "outcomes"
+    assert read_trace(trace)[d.event]["step"] == EHR + "NotifyNurse"
+    assert EHR + "nurse8" in json.dumps(d.now)
+
+
+# -- tamper evidence and versions -----------------------------------------------------------
+
+def test_an_edited_trace_is_refused_naming_its_line(tmp_path: Path) -> None:
+    lines = (RECORDED / "triage-all.jsonl").read_text().splitlines(keepends=True)
+    assert "Q-URGENT-1" in lines[2]
+    lines[2] = lines[2].replace("Q-URGENT-1", "Q-URGENT-9")
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("".join(lines))
+    with pytest.raises(TraceTampered) as e:
+        replay(edited, Calls().agent())
+    # each event carries the hash of the one before: the chain breaks at the next line
+    assert e.value.line == 4 and f"{edited}:4:" in str(e.value)
+
+    del lines[2]
+    (tmp_path / "cut.jsonl").write_text("".join(lines))
+    with pytest.raises(TraceTampered) as e:
+        replay(tmp_path / "cut.jsonl", Calls().agent())
+    assert e.value.line == 3
+
+
+def test_an_edited_last_event_is_caught_by_replay(tmp_path: Path) -> None:
+    # no event follows the last one to carry its hash; replay's comparison catches the edit
+    lines = (RECORDED / "triage-all.jsonl").read_text().splitlines(keepends=True)
+    end = json.loads(lines[-1])
+    end["world_digest"] = "sha256:" + "1" * 64
+    lines[-1] = json.dumps(end, sort_keys=True, separators=(",", ":")) + "\n"
+    (tmp_path / "end.jsonl").write_text("".join(lines))
+    report = replay(tmp_path / "end.jsonl", Calls().agent())
+    assert report.first_divergence is not None
+    assert report.first_divergence.field == "world_digest"
+    assert report.final_digest_matches is False
+
+
+def test_an_unknown_trace_version_is_refused(tmp_path: Path) -> None:
+    events = read_trace(RECORDED / "triage-patient42.jsonl")
+    events[0]["trace_version"] = 99
+    path = rechain(events, tmp_path / "future.jsonl")
+    with pytest.raises(TraceVersionError, match="trace_version 99"):
+        replay(path, Calls().agent())
+
+
+def test_a_rechained_forgery_still_diverges(tmp_path: Path) -> None:
+    events = read_trace(RECORDED / "triage-patient42.jsonl")
+    events[2]["outcomes"] = [{"returned": {"@map": {"queueRef": "Q-URGENT-999"}}}]
+    report = replay(rechain(events, tmp_path / "forged.jsonl"), Calls().agent())
+    d = report.first_divergence
+    assert d is not None and d.event == 2 and d.field == "effects"
+
+
+def test_a_trace_cut_short_diverges_where_it_ends(tmp_path: Path) -> None:
+    events = read_trace(RECORDED / "triage-all.jsonl")[:-1]  # the chain still holds
+    report = replay(rechain(events, tmp_path / "short.jsonl"), Calls().agent())
+    d = report.first_divergence
+    assert d is not None and d.event == len(events) and "past the end" in str(d)
+
+
+# -- reading traces -----------------------------------------------------------------------
+
+PROV_STEPS = """
+PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX horis: <https://w3id.org/horismos#>
+SELECT ?act ?plan ?agent ?start ?end ?generated WHERE {
+  ?act a prov:Activity ; prov:startedAtTime ?start ; prov:endedAtTime ?end ;
+       prov:qualifiedAssociation [ prov:hadPlan ?plan ; prov:agent ?agent ] .
+  OPTIONAL { ?act prov:generated ?generated }
+}"""
+
+
+def test_prov_export_loads_and_answers_sparql(tmp_path: Path) -> None:
+    out = tmp_path / "run.ttl"
+    done = _cli("trace", "export", RECORDED / "triage-all.jsonl", "--format", "prov",
+                "--output", out)
+    assert done.returncode == 0, done.stderr
+    g = Graph().parse(out, format="turtle")
+    rows = list(g.query(PROV_STEPS))
+    steps = step_events(RECORDED / "triage-all.jsonl")
+    assert len(rows) == len(steps)
+    by_graph = {str(r.generated): r for r in rows if r.generated is not None}
+    first = steps[0]
+    row = by_graph[first["graph"]]
+    assert (str(row.plan), str(row.agent)) == (first["step"], first["tool"])
+    assert row.start.toPython() <= row.end.toPython()
+    used = {str(u) for u in g.objects(row.act, URIRef("http://www.w3.org/ns/prov#used"))}
+    assert {EHR + "patient42", EHR + "urgent"} <= used
+
+
+# -- command line -------------------------------------------------------------------------
+
+def _cli(*args: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "horismos", *map(str, args)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+
+def test_cli_replays_one_trace_and_exits_0_when_same() -> None:
+    done = _cli("replay", RECORDED / "triage-all.jsonl", HERE / "definitions")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("same")
+
+
+def test_cli_batch_replay_prints_one_line_per_trace_and_exits_1_on_any_divergence() -> None:
+    done = _cli("replay", RECORDED, HERE / "definitions")
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(list(RECORDED.glob("*.jsonl")))
+    diverged = [line for line in lines if line.startswith("DIVERGED")]
+    assert len(diverged) == 1 and "urgent-only-diverges.jsonl" in diverged[0]
+    assert all(line.startswith("same") for line in lines if line not in diverged)
+
+
+def test_cli_says_up_front_that_the_definitions_changed() -> None:
+    done = _cli("replay", RECORDED / "triage-all.jsonl", *VARIANT)
+    assert done.returncode == 1
+    assert "definitions changed since recording" in done.stdout
+    assert "precondition" in done.stdout
+
+
+def test_cli_trace_show_prints_a_timeline() -> None:
+    done = _cli("trace", "show", RECORDED / "triage-failures.jsonl")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "QueuePatient  ehr.assign_queue(patient=patient42, queue=urgent)" in out
+    assert "gate rejected: a queue reference looks like" in out
+    assert "raised RuntimeError: EHR unavailable (503)" in out
+    assert "end: failed" in out
