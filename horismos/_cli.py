@@ -12,6 +12,7 @@ import argparse
 import importlib
 import importlib.util
 import inspect
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -26,9 +27,12 @@ from rdflib.util import from_n3
 from ._agent import Agent
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
-from ._errors import AuthoringError, HorismosError, Problem, UsageError
+from ._errors import AuthoringError, HorismosError, Problem, TraceError, UsageError
 from ._records import InstanceRun, Run, StepRecord
+from ._replay import replay
 from ._runner import focus_nodes
+from ._trace import read_trace
+from ._traceview import prov_graph, timeline
 from ._world import World
 
 __all__ = ["COMMANDS", "Command", "main"]
@@ -224,10 +228,7 @@ class RunView:
             return f"{who}  {n(rec.step)}  decision: {how} -> {target}"
         call = n(rec.tool) if rec.tool else rec.kind
         if rec.args:
-            tool = self.defs.tools.get(rec.tool) if rec.tool else None
-            order = [a.name for a in tool.args] if tool else []
-            first = sorted(rec.args[0].items(),
-                           key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+            first = sorted(rec.args[0].items())  # RDF keeps no order of horis:arg; be stable
             call += "(" + ", ".join(f"{k}={self._value(v)}" for k, v in first) + ")"
             if len(rec.args) > 1:
                 call += f" and {len(rec.args) - 1} more call(s)"
@@ -314,6 +315,95 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+# -- replay -------------------------------------------------------------------------------
+
+def _replay_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("trace", metavar="TRACE_OR_DIR",
+                   help="a recorded trace (.jsonl), or a folder: every *.jsonl in it is replayed")
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="the Turtle definitions to replay against: tools, workflows, ontology")
+    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
+                   help="as for run; needed only with --reexecute-idempotent (recorded "
+                        "results are substituted, no tool is called)")
+    p.add_argument("--reexecute-idempotent", action="store_true",
+                   help="call horis:idempotent tools again and compare their results with the "
+                        "record (non-idempotent tools are never called)")
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Replay each trace; one line per trace; 0 when all replay the same, 1 otherwise."""
+    agent = Agent.from_files(*args.paths, tools=load_tools(args.tools))
+    source = Path(args.trace)
+    traces = sorted(source.glob("*.jsonl")) if source.is_dir() else [source]
+    if not traces:
+        raise UsageError(f"{source}: no *.jsonl traces in this folder")
+    same = True
+    for path in traces:
+        recorded = _recorded_definitions(path)
+        if recorded and recorded != agent.definitions.digest:
+            print(f"note: {path}: the definitions changed since it was recorded ({recorded}, "
+                  f"now {agent.definitions.digest}); replaying to show where they diverge",
+                  file=sys.stderr)
+        try:
+            report = replay(path, agent, reexecute_idempotent=args.reexecute_idempotent)
+        except TraceError as e:
+            print(f"REFUSED   {e}")
+            same = False
+            continue
+        print(report)
+        same = same and not report.diverged
+    return 0 if same else 1
+
+
+def _recorded_definitions(path: Path) -> str | None:
+    """The definitions digest in a trace's header line, read before the trace is checked."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.loads(f.readline()).get("definitions_digest")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+# -- trace --------------------------------------------------------------------------------
+
+def _trace_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    show = sub.add_parser("show", help="print a readable timeline: step, tool, args, verdict, "
+                                       "time", description="print a trace as a timeline")
+    show.add_argument("trace", metavar="TRACE")
+    show.set_defaults(action_run=cmd_trace_show)
+    export = sub.add_parser("export", help="write the run as PROV-O Turtle",
+                            description="write the run as PROV-O Turtle: a prov:Activity per "
+                                        "step with its plan, what it used, the effect graph it "
+                                        "generated, and when")
+    export.add_argument("trace", metavar="TRACE")
+    export.add_argument("--format", choices=("prov",), default="prov",
+                        help="prov: PROV-O as Turtle (the default)")
+    export.add_argument("--output", "-o", metavar="F", help="write here instead of stdout")
+    export.set_defaults(action_run=cmd_trace_export)
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    return args.action_run(args)
+
+
+def cmd_trace_show(args: argparse.Namespace) -> int:
+    """Print the trace's timeline, after checking its hash chain and version."""
+    for line in timeline(read_trace(args.trace)):
+        print(line)
+    return 0
+
+
+def cmd_trace_export(args: argparse.Namespace) -> int:
+    """Write the trace as PROV-O Turtle to ``--output`` or stdout."""
+    text = prov_graph(read_trace(args.trace)).serialize(format="turtle")
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 # -- graph --------------------------------------------------------------------------------
 
 def _graph_arguments(p: argparse.ArgumentParser) -> None:
@@ -343,6 +433,10 @@ COMMANDS: list[Command] = [
             _validate_arguments, cmd_validate),
     Command("run", "run a workflow for one focus node or for all of them",
             _run_arguments, cmd_run),
+    Command("replay", "replay recorded traces against definitions; report the first "
+            "divergence", _replay_arguments, cmd_replay),
+    Command("trace", "read a trace: show its timeline, or export it as PROV-O",
+            _trace_arguments, cmd_trace),
     Command("graph", "draw workflows as a Mermaid or Graphviz diagram",
             _graph_arguments, cmd_graph),
 ]

@@ -56,7 +56,8 @@ def test_run_one_focus_by_curie_completes_and_prints_each_step(tmp_path: Path) -
     assert queue.startswith("[") and ":patient43" in queue
     assert ":ehr.assign_queue(patient=:patient43, queue=:routine)" in queue
     assert queue.endswith("completed, 2 effects")
-    assert any(":NotifyNurse" in ln and "nurse=:nurse7" in ln for ln in lines)
+    assert any(':ehr.notify_nurse(nurse=:nurse7, patient=:patient43, ref="Q-ROUTINE-1")' in ln
+               for ln in lines if ":NotifyNurse" in ln)
     assert ":Triage :patient43: completed after 2 steps" in p.stdout
 
 
