@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import functools
+import contextlib
 import importlib
 import inspect
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -55,6 +56,29 @@ class PythonBinding(Binding):
     async def call(self, args: Mapping[str, Any]) -> Any:
         if self.is_async:
             return await self.func(**args)
+        # A daemon thread, not the loop's default executor: asyncio.run() joins that executor
+        # on exit, so a timed-out call would hold the run until it returned. Abandoned, the
+        # thread runs on; its late result has no future left to land in and is discarded.
         loop = asyncio.get_running_loop()
-        # A timed-out sync call keeps its thread until it returns; its result is discarded.
-        return await loop.run_in_executor(None, functools.partial(self.func, **args))
+        future: asyncio.Future[Any] = loop.create_future()
+
+        def work() -> None:
+            try:
+                outcome: tuple[Any, BaseException | None] = (self.func(**args), None)
+            except BaseException as e:  # handed to the awaiting step, never swallowed here
+                outcome = (None, e)
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting
+                loop.call_soon_threadsafe(_settle, future, *outcome)
+
+        name = getattr(self.func, "__name__", "call")
+        threading.Thread(target=work, name=f"horismos-tool-{name}", daemon=True).start()
+        return await future
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():  # cancelled by the step's timeout: the late outcome is discarded
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
