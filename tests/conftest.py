@@ -1,0 +1,132 @@
+"""Shared test helpers: Turtle snippets written to ``tmp_path``, loaded into a real Agent + World.
+
+Engine tests declare their tools and steps inline (the file reads like what a modeler writes);
+the clinic ontology in ``fixtures/engine/clinic.ttl`` supplies classes and a domain shape.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rdflib import Namespace
+
+from horismos import Agent, Run, World
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ENGINE = FIXTURES / "engine"
+EX = Namespace("http://example.org/clinic#")
+
+PREFIXES = """\
+@prefix :      <http://example.org/clinic#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix sh:    <http://www.w3.org/ns/shacl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+"""
+
+# The triage pair most tests start from: queue a patient by acuity, returning a reference.
+ASSIGN_TOOL = """
+:t.assign a horis:Tool ;
+    rdfs:label "Assign a patient to a queue" ;
+    horis:takes [
+        horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
+        horis:arg [ horis:name "queue"   ; horis:type :AcuityLevel ]
+    ] ;
+    horis:effect [
+        horis:subject "patient" ;
+        horis:asserts [ horis:property :queuedAt ; horis:value horis:now ] ;
+        horis:asserts [ horis:property :ref ; horis:type xsd:string ]
+    ] ;
+    horis:binding "python:assign" ;
+    horis:timeout "2s" .
+"""
+
+TRIAGE = ASSIGN_TOOL + """
+:Triage a horis:Workflow ; horis:focusType :Patient ; horis:start :Queue .
+
+:Queue a horis:ActionStep ;
+    horis:tool :t.assign ;
+    horis:requires "?this :acuity ?queue ." ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+WARD = """
+:urgent a :AcuityLevel .
+:routine a :AcuityLevel .
+:p1 a :Patient ; :acuity :urgent .
+:p2 a :Patient ; :acuity :routine .
+:p3 a :Patient .
+:n1 a :Nurse ; :onDuty true .
+"""
+
+
+class Recorder:
+    """Plain Python tools that remember every call, so a test sees exactly what reached them."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def tool(self, name: str, result: Any = None, *,
+             raises: BaseException | None = None) -> Callable[..., Any]:
+        """A sync tool returning ``result`` (or ``result(**kwargs)`` when callable)."""
+
+        def call(**kwargs: Any) -> Any:
+            self.calls.append((name, kwargs))
+            if raises is not None:
+                raise raises
+            return result(**kwargs) if callable(result) else result
+
+        call.__name__ = name
+        return call
+
+    def count(self, name: str) -> int:
+        return sum(1 for n, _ in self.calls if n == name)
+
+    def args(self, name: str) -> list[dict[str, Any]]:
+        return [kw for n, kw in self.calls if n == name]
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+Build = Callable[..., tuple[Agent, World]]
+
+
+@pytest.fixture
+def build(tmp_path: Path) -> Build:
+    """``build(defs, world, tools=..., entailment=...)`` → a real Agent and World.
+
+    ``defs`` and ``world`` are Turtle bodies; the prefixes above are prepended. The clinic
+    ontology is loaded with the definitions unless ``ontology=False``.
+    """
+    counter = itertools.count()
+
+    def _build(defs: str, world: str = WARD, *, tools: dict[str, Callable[..., Any]] | None = None,
+               entailment: str = "rdfs", ontology: bool = True,
+               extra: tuple[Path, ...] = ()) -> tuple[Agent, World]:
+        n = next(counter)
+        d = tmp_path / f"defs{n}.ttl"
+        d.write_text(PREFIXES + defs, encoding="utf-8")
+        w = tmp_path / f"world{n}.ttl"
+        w.write_text(PREFIXES + world, encoding="utf-8")
+        paths = [d, *((ENGINE / "clinic.ttl",) if ontology else ()), *extra]
+        agent = Agent.from_files(*paths, tools=tools, entailment=entailment)  # type: ignore[arg-type]
+        return agent, World.from_files(w)
+
+    return _build
+
+
+def facts(world: World) -> str:
+    """The world without runtime instance state: what a step may or may not have changed."""
+    return world.canonical(include_instances=False)
+
+
+def step_events(run: Run) -> list[dict[str, Any]]:
+    return [e for e in run.trace.events if e["type"] == "step"]

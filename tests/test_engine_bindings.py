@@ -1,0 +1,252 @@
+"""Python bindings: how a declared tool reaches a function, and what happens when it misbehaves.
+
+``python:dotted.path`` imports a function, ``python:name`` uses one registered with
+``tools={...}``; sync and async functions both work. A tool that outlives its ``horis:timeout``
+is cancelled (async) or abandoned with its late result discarded (sync); retries happen only
+when declared; an error takes the step's ``horis:onError`` edge or fails the instance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from conftest import ENGINE, EX, TRIAGE, facts
+from rdflib import Literal
+
+from horismos import InstanceFailed, ToolError, ToolTimeout
+
+
+@pytest.fixture
+def clinic_tools(monkeypatch):
+    monkeypatch.syspath_prepend(str(ENGINE))
+    import clinic_tools
+
+    monkeypatch.setattr(clinic_tools, "calls", [])
+    return clinic_tools
+
+
+def _with_binding(binding: str, timeout: str = "2s", extra: str = "") -> str:
+    return (TRIAGE.replace('"python:assign"', f'"{binding}"')
+            .replace('horis:timeout "2s"', f'horis:timeout "{timeout}"{extra}'))
+
+
+@pytest.mark.parametrize(("func", "ref"), [("assign", "R-1"), ("assign_async", "R-2")])
+def test_a_dotted_path_binding_imports_the_function(build, clinic_tools, func, ref):
+    agent, world = build(_with_binding(f"python:clinic_tools.{func}"))
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == "completed"
+    assert clinic_tools.calls == [(func, {"patient": EX.p1, "queue": EX.urgent})]
+    assert (EX.p1, EX.ref, Literal(ref)) in world.graph
+
+
+def test_a_registered_name_uses_the_callable_given_to_agent(build, recorder):
+    agent, world = build(TRIAGE, tools={"assign": recorder.tool("assign", {"ref": "R-5"})})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == "completed"
+    assert recorder.count("assign") == 1
+    assert (EX.p1, EX.ref, Literal("R-5")) in world.graph
+
+
+def test_a_registered_async_tool_is_awaited(build):
+    seen = []
+
+    async def assign(patient, queue):
+        await asyncio.sleep(0)
+        seen.append((patient, queue))
+        return {"ref": "R-6"}
+
+    agent, world = build(TRIAGE, tools={"assign": assign})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == "completed"
+    assert seen == [(EX.p1, EX.urgent)]
+    assert (EX.p1, EX.ref, Literal("R-6")) in world.graph
+
+
+def test_datatype_arguments_arrive_as_python_values(build, recorder):
+    defs = """
+:t.score a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
+                  horis:arg [ horis:name "age" ; horis:type xsd:integer ] ;
+                  horis:arg [ horis:name "name" ; horis:type xsd:string ] ] ;
+    horis:binding "python:score" .
+:W a horis:Workflow ; horis:focusType :Patient ; horis:start :Score .
+:Score a horis:ActionStep ; horis:tool :t.score ;
+    horis:requires "?this :age ?age ; :name ?name ." ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+    agent, world = build(defs, ':p1 a :Patient ; :age 42 ; :name "Ada" .',
+                         tools={"score": recorder.tool("score", None)})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == "completed"
+    (args,) = recorder.args("score")
+    assert args == {"patient": EX.p1, "age": 42, "name": "Ada"}
+    assert type(args["age"]) is int and type(args["name"]) is str
+
+
+def test_an_unresolvable_binding_is_refused_before_any_step(build):
+    agent, world = build(_with_binding("python:no_such_module_xyz.assign"))
+    before = world.canonical()
+
+    with pytest.raises(ToolError, match="no_such_module_xyz"):
+        agent.run(world, focus=str(EX.p1))
+    assert world.canonical() == before
+
+
+def test_an_async_tool_past_its_timeout_is_cancelled(build):
+    cancelled = asyncio.Event()
+    state = {"cancelled": False, "finished": False}
+
+    async def assign(patient, queue):
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            state["cancelled"] = True
+            cancelled.set()
+            raise
+        state["finished"] = True
+        return {"ref": "R-1"}
+
+    agent, world = build(_with_binding("python:assign", "50ms"), tools={"assign": assign})
+    before = facts(world)
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert state == {"cancelled": True, "finished": False}
+    assert run.status == "failed"
+    (record,) = run.steps
+    assert record.status == "timed_out"
+    assert isinstance(record.error, ToolTimeout)
+    assert isinstance(run.error.cause, ToolTimeout)
+    assert facts(world) == before
+
+
+def test_a_sync_tool_past_its_timeout_is_abandoned_and_its_late_result_discarded(build):
+    release, done = threading.Event(), threading.Event()
+
+    def assign(patient, queue):
+        release.wait(10)
+        done.set()
+        return {"ref": "R-late"}
+
+    agent, world = build(_with_binding("python:assign", "50ms"), tools={"assign": assign})
+    before = facts(world)
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    # the run does not wait for the abandoned thread
+    assert not done.is_set()
+    (record,) = run.steps
+    assert record.status == "timed_out"
+    assert isinstance(record.error, ToolTimeout)
+    assert "50ms" in str(record.error) or "0.05" in str(record.error)
+    assert run.status == "failed"
+    release.set()
+    assert done.wait(5)
+    assert facts(world) == before  # the late result never lands
+    assert (EX.p1, EX.ref, None) not in world.graph
+
+
+def test_a_declared_retry_recovers_from_one_failure(build):
+    calls = []
+
+    def assign(patient, queue):
+        calls.append(patient)
+        if len(calls) == 1:
+            raise ConnectionError("EHR hiccup")
+        return {"ref": "R-1"}
+
+    agent, world = build(_with_binding("python:assign", extra=" ; horis:retries 1"),
+                         tools={"assign": assign})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == "completed"
+    (record,) = run.steps
+    assert record.attempts == 2
+    assert len(calls) == 2
+    assert (EX.p1, EX.ref, Literal("R-1")) in world.graph
+
+
+def test_without_retries_one_failure_fails_the_step(build):
+    calls = []
+
+    def assign(patient, queue):
+        calls.append(patient)
+        if len(calls) == 1:
+            raise ConnectionError("EHR hiccup")
+        return {"ref": "R-1"}
+
+    agent, world = build(TRIAGE, tools={"assign": assign})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == "failed"
+    assert run.steps[0].status == "failed"
+    assert run.steps[0].attempts == 1
+    assert len(calls) == 1
+
+
+ON_ERROR = TRIAGE.replace('horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+                          'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;'
+                          ' horis:onError :AskHuman .') + """
+:t.ask a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:asserts [ horis:property :needsReview ; horis:value true ] ] ;
+    horis:binding "python:ask" .
+:AskHuman a horis:ActionStep ; horis:tool :t.ask ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+
+def test_a_tool_error_takes_the_on_error_edge(build, recorder):
+    agent, world = build(ON_ERROR, tools={
+        "assign": recorder.tool("assign", raises=RuntimeError("EHR is down")),
+        "ask": recorder.tool("ask", None)})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == "completed"
+    assert [(s.step, s.status) for s in run.steps] == [(EX.Queue, "failed"),
+                                                      (EX.AskHuman, "completed")]
+    assert run.steps[0].next == EX.AskHuman
+    assert isinstance(run.steps[0].error, ToolError)
+    assert recorder.args("ask") == [{"patient": EX.p1}]
+    assert (EX.p1, EX.needsReview, Literal(True)) in world.graph
+    assert run.error is None
+
+
+def test_without_on_error_the_instance_fails_with_the_typed_cause(build, recorder):
+    agent, world = build(TRIAGE, tools={
+        "assign": recorder.tool("assign", raises=ValueError("no such queue"))})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == "failed"
+    assert isinstance(run.error, InstanceFailed)
+    assert type(run.error.cause) is ToolError
+    assert "ValueError" in str(run.error.cause) and "no such queue" in str(run.error.cause)
+    assert run.error.cause.step == str(EX.Queue)
+    assert run.error.cause.tool == str(EX["t.assign"])
+    assert run.instances[0].current == EX.Queue
+
+
+def test_a_tool_returning_something_other_than_a_mapping_is_a_tool_error(build, recorder):
+    agent, world = build(TRIAGE, tools={"assign": recorder.tool("assign", "R-1")})
+    before = facts(world)
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == "failed"
+    assert isinstance(run.error.cause, ToolError)
+    assert "mapping" in str(run.error.cause)
+    assert facts(world) == before
