@@ -15,10 +15,14 @@ TOOLS = ["--tools", str(ROOT / "examples" / "triage" / "ehr_client.py")]
 EX = Namespace("http://example.org/ehr#")
 
 
-def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python -m horismos ARGS`` in ``cwd``; output of both streams kept as text."""
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+SCRIPT = Path(sys.executable).parent / "horismos"
+
+
+def horismos(*args: str, cwd: Path, script: bool = False) -> subprocess.CompletedProcess[str]:
+    """``python -m horismos ARGS`` (or the console script) in ``cwd``; both streams as text."""
+    program = [str(SCRIPT)] if script else [sys.executable, "-m", "horismos"]
+    return subprocess.run([*program, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
 
 
 def no_traceback(p: subprocess.CompletedProcess[str]) -> None:
@@ -26,10 +30,8 @@ def no_traceback(p: subprocess.CompletedProcess[str]) -> None:
 
 
 def test_console_script_validates_the_example(tmp_path: Path) -> None:
-    script = Path(sys.executable).parent / "horismos"
-    assert script.exists(), "pip install -e . declares the horismos console script"
-    p = subprocess.run([str(script), "validate", *TRIAGE], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=120)
+    assert SCRIPT.exists(), "pip install -e . declares the horismos console script"
+    p = horismos("validate", *TRIAGE, cwd=tmp_path, script=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "2 tools, 1 workflow, 2 steps: valid" in p.stdout
 
@@ -104,7 +106,8 @@ def test_tools_module_in_the_current_directory_backs_bare_names(tmp_path: Path) 
         "def assign_queue(patient, queue):\n    return {'queueRef': 'Q-LOCAL-1'}\n\n"
         "def notify_nurse(patient, nurse, ref):\n    return {'assignedNurse': nurse}\n")
     args = ("run", "wf.ttl", TRIAGE[1], *WORLD, "--focus", ":patient42")
-    p = horismos(*args, "--tools", "mytools", cwd=tmp_path)
+    # The console script, unlike python -m, does not put the current directory on sys.path.
+    p = horismos(*args, "--tools", "mytools", cwd=tmp_path, script=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert 'ref="Q-LOCAL-1"' in p.stdout
     unbound = horismos(*args, cwd=tmp_path)  # no --tools: the binding cannot resolve
