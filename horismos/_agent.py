@@ -10,10 +10,11 @@ from typing import Any, Literal
 from rdflib import RDF, Graph, URIRef
 from rdflib.term import Node
 
+from ._bindings import mcp_server
 from ._definitions import Definitions, load_definitions
 from ._errors import UsageError
 from ._gate import Gate
-from ._model import Workflow
+from ._model import McpServer, Workflow
 from ._records import InstanceRun, Run
 from ._runner import Environment, Runner, focus_nodes
 from ._trace import Trace
@@ -34,18 +35,23 @@ class Agent:
 
     def __init__(self, definitions: Definitions, *,
                  tools: Mapping[str, Callable[..., Any]] | None = None,
-                 entailment: Entailment = "rdfs") -> None:
+                 entailment: Entailment = "rdfs",
+                 mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None) -> None:
         if entailment not in ("rdfs", "owl-rl"):
             raise UsageError(f"entailment {entailment!r}: use 'rdfs' or 'owl-rl'")
         self.definitions = definitions
         self.tools: dict[str, Callable[..., Any]] = dict(tools or {})
+        self.mcp_servers = {n: mcp_server(n, s) for n, s in (mcp_servers or {}).items()}
         self.entailment = entailment
         self._gate = Gate(definitions)
 
     @classmethod
     def from_files(cls, *paths: str | Path, tools: Mapping[str, Callable[..., Any]] | None = None,
-                   entailment: Entailment = "rdfs") -> Agent:
-        return cls(load_definitions(paths), tools=tools, entailment=entailment)
+                   entailment: Entailment = "rdfs",
+                   mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None,
+                   ) -> Agent:
+        return cls(load_definitions(paths), tools=tools, entailment=entailment,
+                   mcp_servers=mcp_servers)
 
     def workflow(self, name: str | URIRef | None = None) -> Workflow:
         wfs = self.definitions.workflows
@@ -87,12 +93,12 @@ class Agent:
         runner = Runner(self.definitions, self._gate, world=world,
                         trace=trace if isinstance(trace, Trace) else Trace(trace),
                         registry=self.tools, env=env or Environment(),
-                        types_of=self._types(world))
-        if not runner.env.replaying:  # replay reaches a binding only to re-execute a call
-            runner.check_bindings(wf)
-        runner.header(wf, foci)
+                        types_of=self._types(world), mcp_servers=self.mcp_servers)
         instances: list[InstanceRun] = []
         try:
+            if not runner.env.replaying:  # replay reaches a binding only to re-execute a call
+                await runner.check_bindings(wf)
+            runner.header(wf, foci)
             for f in foci:
                 inst = await runner.run_instance(wf, f)
                 instances.append(inst)

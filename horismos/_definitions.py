@@ -285,12 +285,19 @@ class _Builder:
         if args_node is not None:
             args = tuple(str(a) for a in Collection(self.g, args_node)) if isinstance(
                 args_node, BNode) else (str(args_node),)
-        env = tuple(
-            (str(self.one(e, HORIS.name)), str(self.one(e, HORIS.value) or ""))
-            for e in self.g.objects(s, HORIS.env)
-        )
+        env: list[tuple[str, str]] = []
+        for e in self.g.objects(s, HORIS.env):
+            key = self.text(e, HORIS.name) or self.text(e, HORIS.key)
+            var = self.text(e, HORIS.fromEnv)
+            value = self.text(e, HORIS.value) if var is None else "${" + var + "}"  # read at start
+            if key is None or value is None:
+                self.error(s, "a horis:env needs horis:name and horis:value or horis:fromEnv",
+                           "write horis:env [ horis:name \"TOKEN\" ; horis:fromEnv \"EHR_TOKEN\" ]")
+                continue
+            env.append((key, value))
         self.defs.mcp_servers[name] = McpServer(
-            URIRef(s), name, self.text(s, HORIS.command), args, env, self.text(s, HORIS.url))
+            URIRef(s), name, self.text(s, HORIS.command), args, tuple(env),
+            self.text(s, HORIS.url))
 
     def tool(self, s: Node) -> Tool | None:
         ok = True
@@ -351,9 +358,7 @@ class _Builder:
         if effect is False or not ok:
             return None
         side = self.one(s, HORIS.sideEffect)
-        headers = tuple(
-            Header(str(self.one(h, HORIS.name)), str(self.one(h, HORIS.fromEnv)))
-            for h in self.g.objects(s, HORIS.header))
+        headers = self.headers(s)
         return Tool(
             iri=URIRef(s),
             name=self.short(s),
@@ -370,6 +375,21 @@ class _Builder:
             requires=requires,
             headers=headers,
         )
+
+    def headers(self, tool: Node) -> tuple[Header, ...]:
+        """Request headers, their values only ever from the environment: never secrets in Turtle."""
+        out = []
+        for h in self.g.objects(tool, HORIS.header):
+            name = self.text(h, HORIS.name) or self.text(h, HORIS.key)
+            var = self.text(h, HORIS.fromEnv)
+            if name is None or var is None:
+                self.error(tool, "a horis:header needs horis:name and horis:fromEnv (a value "
+                           "written in the Turtle would put a secret in the file)",
+                           "write horis:header [ horis:name \"Authorization\" ; "
+                           "horis:fromEnv \"API_TOKEN\" ]")
+                continue
+            out.append(Header(name, var))
+        return tuple(out)
 
     def short(self, s: Node) -> str:
         text = str(s)

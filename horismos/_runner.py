@@ -16,7 +16,7 @@ from typing import Any
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
-from ._bindings import Binding, resolve
+from ._bindings import Binding, McpSessions, resolve
 from ._definitions import Definitions
 from ._errors import (
     ArgumentTypeError,
@@ -28,7 +28,7 @@ from ._errors import (
     ToolTimeout,
 )
 from ._gate import Gate
-from ._model import ActionStep, DecisionStep, Step, Tool, Workflow
+from ._model import ActionStep, DecisionStep, McpServer, Step, Tool, Workflow
 from ._outcomes import encode, outcome_of
 from ._records import InstanceRun, StepRecord
 from ._stores import Change
@@ -90,7 +90,8 @@ class Runner:
 
     def __init__(self, defs: Definitions, gate: Gate, *, world: World, trace: Trace,
                  registry: Mapping[str, Callable[..., Any]], env: Environment,
-                 types_of: Callable[[Node], set[Node]] | None = None) -> None:
+                 types_of: Callable[[Node], set[Node]] | None = None,
+                 mcp_servers: Mapping[str, McpServer] | None = None) -> None:
         self.defs = defs
         self.gate = gate
         self.world = world
@@ -99,6 +100,7 @@ class Runner:
         self.registry = registry
         self.env = env
         self._bindings: dict[URIRef, Binding] = {}
+        self.mcp = McpSessions.for_definitions(defs, mcp_servers)  # one session a server a run
         self._pending: dict[URIRef, list[tuple]] = {}
         self._state: dict[URIRef, list[tuple]] = {}
         self._types_of = types_of or (lambda n: set(self.store.objects(n, RDF.type)))
@@ -116,18 +118,20 @@ class Runner:
     def binding(self, tool: Tool) -> Binding:
         b = self._bindings.get(tool.iri)
         if b is None:
-            b = self._bindings[tool.iri] = resolve(tool, self.registry)
+            b = self._bindings[tool.iri] = resolve(tool, self.registry, self.mcp)
         return b
 
-    def check_bindings(self, workflow: Workflow) -> None:
-        """Resolve every binding the workflow can reach before any step fires."""
+    async def check_bindings(self, workflow: Workflow) -> None:
+        """Resolve every binding the workflow can reach, and let each refuse (an MCP tool whose
+        schema does not fit the declared arguments), before any step fires."""
         for step in self.defs.steps.values():
             if isinstance(step, ActionStep) and step.tool is not None:
-                self.binding(step.tool)
+                await self.binding(step.tool).check()
 
     async def aclose(self) -> None:
         for b in self._bindings.values():
             await b.aclose()
+        await self.mcp.aclose()
 
     async def run_instance(self, workflow: Workflow, focus: URIRef) -> InstanceRun:
         iid = URIRef(f"urn:horismos:instance:{self.env.new_id()}")
@@ -414,6 +418,7 @@ class Runner:
             "step", instance=str(rec.instance), step=str(rec.step), kind=rec.kind,
             tool=str(rec.tool) if rec.tool else None, status=rec.status,
             args=rec.args, result=rec.result, attempts=rec.attempts,
+            narrowed=sorted({k for r in rec.result for k in getattr(r, "narrowed", ())}),
             precondition={"holds": rec.blocked_by is None, "failing": rec.blocked_by},
             effects=[[s.n3(), p.n3(), o.n3()] for s, p, o in rec.effects],
             graph=str(rec.graph) if rec.graph else None,

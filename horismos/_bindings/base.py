@@ -21,5 +21,8 @@ class Binding:
     async def call(self, args: Mapping[str, Any]) -> Any:
         raise NotImplementedError
 
+    async def check(self) -> None:
+        """Refuse, before any call, a binding that cannot honour the declared contract."""
+
     async def aclose(self) -> None:
         """Release sessions or connections held across calls."""

@@ -1,0 +1,478 @@
+"""``mcp://SERVER/TOOL``: a tool on an MCP server, narrowed to the contract the Turtle declares.
+
+A run holds one :class:`McpSessions`: one session per server, opened on first use (at the
+latest when the run starts and checks its bindings), reused by every step and instance, closed
+when the run ends. The server's tool list is read once per session.
+
+Narrowing, both ways:
+
+- in: the MCP tool's ``input_schema`` must accept every declared argument with a compatible
+  JSON type, and every argument it requires must be declared — else the tool is refused before
+  any call. A call sends exactly the declared arguments: servers built with the SDK silently
+  drop unknown ones, so Horismos never sends any.
+- out: ``structured_content``, else a JSON object in the text content. Fields the server's
+  ``output_schema`` declares but the effect does not are dropped (and named in the trace);
+  any other field outside the effect stays, so the SHACL gate rejects the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from rdflib import RDFS, XSD, URIRef
+
+from .._errors import ToolError, UsageError
+from .._model import Arg, McpServer, Tool
+from .base import Binding
+from .wire import json_arguments, json_object
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+    from .._definitions import Definitions
+
+__all__ = ["CONNECT_TIMEOUT", "McpBinding", "McpSessions", "Narrowed", "input_problems",
+           "mcp_server", "narrow"]
+
+CONNECT_TIMEOUT = 30.0
+"""Seconds a server gets to start and answer the handshake and the tool list."""
+
+_CONNECTION_CLOSED = -32000
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_INTEGERS = {XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte, XSD.nonNegativeInteger,
+             XSD.positiveInteger, XSD.negativeInteger, XSD.nonPositiveInteger,
+             XSD.unsignedInt, XSD.unsignedLong, XSD.unsignedShort, XSD.unsignedByte}
+_NUMBERS = {XSD.decimal, XSD.double, XSD.float}
+
+
+def mcp_server(name: str, spec: McpServer | Mapping[str, Any]) -> McpServer:
+    """A server passed from Python: an :class:`McpServer`, ``dict(command=, args=, env=)``
+    for stdio or ``dict(url=)`` for streamable HTTP."""
+    if isinstance(spec, McpServer):
+        return spec if spec.name == name else McpServer(
+            spec.iri, name, spec.command, spec.args, spec.env, spec.url)
+    unknown = sorted(set(spec) - {"command", "args", "env", "url"})
+    if unknown:
+        raise UsageError(f"MCP server {name!r}: unknown key(s) {', '.join(unknown)}; give "
+                         "command=, args=, env= (stdio) or url= (streamable HTTP)")
+    command, url = spec.get("command"), spec.get("url")
+    if (command is None) == (url is None):
+        raise UsageError(f"MCP server {name!r}: give exactly one of command= (stdio) or url= "
+                         "(streamable HTTP)")
+    args = spec.get("args") or ()
+    if isinstance(args, str):
+        raise UsageError(f"MCP server {name!r}: args= is a list of strings, e.g. "
+                         "[\"-m\", \"my_server\"]")
+    env = dict(spec.get("env") or {})
+    return McpServer(URIRef(f"urn:horismos:mcp-server:{name}"), name, command,
+                     tuple(str(a) for a in args), tuple((str(k), str(v)) for k, v in env.items()),
+                     url)
+
+
+class Narrowed(dict[str, Any]):
+    """An MCP tool's result with the fields its output schema offers beyond the effect
+    removed; ``narrowed`` names them for the trace."""
+
+    narrowed: tuple[str, ...] = ()
+
+
+class McpSession:
+    """One live session, held open by a task of its own so the SDK's transport is entered
+    and left in the same task, whichever steps use it in between."""
+
+    def __init__(self, server: McpServer, cwd: Path | None) -> None:
+        self.server = server
+        self.cwd = cwd
+        self.tools: dict[str, Any] = {}
+        self.alive = False
+        self._client: Client | None = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
+        self._stderr: IO[bytes] | None = None
+
+    def describe(self) -> str:
+        s = self.server
+        how = s.url if s.url is not None else " ".join([s.command or "", *s.args])
+        return f"MCP server \"{s.name}\" ({how})"
+
+    async def open(self, timeout: float) -> None:
+        target = self._target()
+        if self.server.url is None:
+            self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by aclose()
+        self._task = asyncio.create_task(self._hold(target), name=f"mcp:{self.server.name}")
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except TimeoutError:
+            tail = self._stderr_tail()
+            await self.aclose()
+            raise ToolError(f"{self.describe()} did not answer the MCP handshake within "
+                            f"{timeout:g}s{tail}") from None
+        if not self.alive:
+            reason, tail = _reason(self._failure), self._stderr_tail()
+            await self.aclose()
+            raise ToolError(f"{self.describe()} could not start: {reason}{tail} — check its "
+                            "horis:command and horis:args, or horis:url")
+
+    def _target(self) -> Any:
+        from mcp import StdioServerParameters
+
+        s = self.server
+        if s.url is not None:
+            return s.url
+        env: dict[str, str] = {}
+        for name, value in s.env:
+            env[name] = _ENV_REF.sub(lambda m, n=name: self._from_env(n, m.group(1)), value)
+        command = s.command or ""
+        if command in ("python", "python3"):
+            command = sys.executable  # the interpreter Horismos runs in, with its packages
+        return StdioServerParameters(command=command, args=list(s.args), env=env,
+                                     cwd=self.cwd)
+
+    def _from_env(self, name: str, var: str) -> str:
+        value = os.environ.get(var)
+        if value is None:
+            raise ToolError(f"{self.describe()}: environment variable {var} (for its {name}) "
+                            f"is not set; export {var}=… before running")
+        return value
+
+    async def _hold(self, target: Any) -> None:
+        from mcp import Client
+
+        try:
+            if isinstance(target, str):
+                client = Client(target, cache=None)
+            else:
+                from mcp.client.stdio import stdio_client
+
+                client = Client(stdio_client(target, errlog=self._stderr), cache=None)
+            async with client:
+                self.tools = await _list_tools(client)
+                self._client, self.alive = client, True
+                self._ready.set()
+                await self._stop.wait()
+        except Exception as e:
+            self._failure = e
+        finally:
+            self.alive = False
+            self._ready.set()
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        from mcp import MCPError
+
+        assert self._client is not None
+        try:
+            return await self._client.call_tool(name, arguments)
+        except MCPError as e:
+            if e.code == _CONNECTION_CLOSED:
+                self.alive = False
+                raise ToolError(f"{self.describe()} closed the connection during the call to "
+                                f"\"{name}\"{self._stderr_tail()}") from None
+            raise ToolError(f"{self.describe()} refused the call to \"{name}\": {e.message} "
+                            f"(MCP error {e.code})") from None
+        except (asyncio.CancelledError, ToolError):
+            raise
+        except Exception as e:
+            raise ToolError(f"{self.describe()}: the call to \"{name}\" failed: "
+                            f"{_reason(e)}") from None
+
+    def _stderr_tail(self, limit: int = 800) -> str:
+        """The end of what the server wrote to stderr, read without moving the offset the
+        server's own writes share."""
+        if self._stderr is None or self._stderr.closed:
+            return ""
+        fd = self._stderr.fileno()
+        size = os.fstat(fd).st_size
+        tail = os.pread(fd, limit, max(0, size - limit)).decode("utf-8", "replace").strip()
+        return f"; its stderr ends with: {tail}" if tail else ""
+
+    async def aclose(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+        self._client = None
+        if self._stderr is not None:
+            self._stderr.close()
+
+
+class McpSessions:
+    """The MCP sessions of one run, by server name."""
+
+    def __init__(self, servers: Mapping[str, McpServer],
+                 folders: Mapping[str, Path] | None = None) -> None:
+        self.servers = dict(servers)
+        self._folders = dict(folders or {})
+        self._open: dict[str, McpSession] = {}
+        self._lock: asyncio.Lock | None = None
+
+    @classmethod
+    def for_definitions(cls, defs: Definitions,
+                        extra: Mapping[str, McpServer] | None = None) -> McpSessions:
+        """Servers declared in Turtle (each started in the folder of the file declaring it),
+        then those passed from Python, which win by name."""
+        folders: dict[str, Path] = {}
+        for name, server in defs.mcp_servers.items():
+            file, _ = defs.sources.locate(server.iri)
+            if file is not None:
+                folders[name] = Path(file).resolve().parent
+        for name in extra or {}:
+            folders.pop(name, None)
+        return cls({**defs.mcp_servers, **(extra or {})}, folders)
+
+    async def get(self, name: str) -> McpSession:
+        """The open session to ``name``; opens it (again, if it died) on first use."""
+        session = self._open.get(name)
+        if session is not None and session.alive:
+            return session
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            session = self._open.get(name)
+            if session is not None and session.alive:
+                return session
+            if session is not None:
+                await session.aclose()
+                del self._open[name]
+            session = McpSession(self.servers[name], self._folders.get(name))
+            await session.open(CONNECT_TIMEOUT)
+            self._open[name] = session
+            return session
+
+    async def aclose(self) -> None:
+        sessions, self._open = list(self._open.values()), {}
+        for session in sessions:
+            await session.aclose()
+
+
+class McpBinding(Binding):
+    """One declared tool bound to one tool of one server."""
+
+    kind = "mcp"
+
+    def __init__(self, tool: Tool, server: str, name: str, sessions: McpSessions) -> None:
+        self.tool = tool
+        self.server = server
+        self.name = name
+        self.sessions = sessions
+        self._session: McpSession | None = None
+        self._remote: Any = None
+
+    @classmethod
+    def resolve(cls, tool: Tool, sessions: McpSessions) -> McpBinding:
+        server, _, name = tool.binding[len("mcp://"):].partition("/")
+        if not server or not name:
+            raise ToolError(f"binding \"{tool.binding}\" of {tool.name}: write "
+                            "\"mcp://SERVER/TOOL\"", tool=str(tool.iri))
+        if server not in sessions.servers:
+            known = ", ".join(sorted(sessions.servers)) or "none"
+            raise ToolError(
+                f"binding \"{tool.binding}\" of {tool.name}: no MCP server named \"{server}\" "
+                f"is declared (declared: {known}); declare :{server} a horis:McpServer with "
+                f"horis:command or horis:url, or pass mcp_servers={{\"{server}\": …}} to Agent",
+                tool=str(tool.iri))
+        return cls(tool, server, name, sessions)
+
+    async def check(self) -> None:
+        self._accept(await self._open())
+
+    async def _open(self) -> McpSession:
+        try:
+            return await self.sessions.get(self.server)
+        except ToolError as e:
+            raise ToolError(f"{self.tool.name} (mcp://{self.server}/{self.name}): {e}",
+                            tool=str(self.tool.iri)) from None
+
+    def _accept(self, session: McpSession) -> Any:
+        """The server's tool, checked against the declared arguments once per session."""
+        if session is self._session:
+            return self._remote
+        remote = session.tools.get(self.name)
+        if remote is None:
+            offered = ", ".join(sorted(session.tools)) or "none"
+            raise ToolError(f"{session.describe()} has no tool \"{self.name}\" (bound by "
+                            f"{self.tool.name}); it offers: {offered}", tool=str(self.tool.iri))
+        problems = input_problems(self.tool, remote.input_schema)
+        if problems:
+            raise ToolError(
+                f"{self.tool.name} is refused before any call: the input schema of "
+                f"\"{self.name}\" on {session.describe()} does not fit horis:takes: "
+                + "; ".join(problems) + ". Declare the arguments the server takes, with "
+                "matching types, or bind another tool", tool=str(self.tool.iri))
+        self._session, self._remote = session, remote
+        return remote
+
+    async def call(self, args: Mapping[str, Any]) -> Any:
+        session = await self._open()
+        remote = self._accept(session)
+        result = await session.call(self.name, json_arguments(self.tool, args))
+        where = f"\"{self.name}\" on {session.describe()}"
+        if result.is_error:
+            raise ToolError(f"{where} reported an error: {_text(result) or 'no message'}")
+        data = result.structured_content
+        if data is None:
+            texts = [b.text for b in result.content if getattr(b, "type", None) == "text"]
+            if not texts and not result.content:
+                return None
+            data = next((o for o in map(json_object, texts) if o is not None), None)
+            if data is None:
+                raise ToolError(f"{where} returned neither structured content nor a JSON object "
+                                f"in its text ({_text(result)[:200]!r}); it must answer with the "
+                                "effect's fields as a JSON object")
+        if not isinstance(data, dict):
+            raise ToolError(f"{where} returned {type(data).__name__} as structured content; "
+                            "it must be a JSON object of the effect's fields")
+        return narrow(self.tool, data, remote.output_schema)
+
+
+def narrow(tool: Tool, data: Mapping[str, Any], output_schema: Mapping[str, Any] | None,
+           ) -> Narrowed:
+    """``data`` without the fields the server's output schema declares and the effect does not.
+
+    A field the schema does not declare is kept, so the gate rejects it as undeclared.
+    """
+    declared = set()
+    if tool.effect is not None:
+        for a in tool.effect.asserts:
+            declared |= {a.key, str(a.property)}
+    offered = set((output_schema or {}).get("properties") or {})
+    out = Narrowed()
+    dropped = []
+    for key, value in data.items():
+        if key not in declared and key in offered:
+            dropped.append(key)
+        else:
+            out[key] = value
+    out.narrowed = tuple(dropped)
+    return out
+
+
+def input_problems(tool: Tool, schema: Mapping[str, Any]) -> list[str]:
+    """What keeps ``schema`` (an MCP tool's input schema) from taking the declared arguments."""
+    problems: list[str] = []
+    props = schema.get("properties") or {}
+    extra = schema.get("additionalProperties", False)
+    for arg in tool.args:
+        if arg.name in props:
+            sub = props[arg.name]
+        elif extra is not False and extra is not None:
+            sub = extra
+        else:
+            names = ", ".join(f"\"{p}\"" for p in props) or "none"
+            problems.append(f"it has no argument \"{arg.name}\" (it takes: {names})")
+            continue
+        wanted = _wanted(arg)
+        accepted = _accepted(sub, schema)
+        if wanted is not None and accepted is not None and not wanted & accepted:
+            problems.append(f"argument \"{arg.name}\" would be sent as JSON "
+                            f"{'/'.join(sorted(wanted - {'number'} or wanted))} but the server "
+                            f"takes {'/'.join(sorted(accepted)) or 'nothing'}")
+    declared = {a.name: a for a in tool.args}
+    for name in schema.get("required") or ():
+        arg = declared.get(name)
+        if arg is None:
+            problems.append(f"it requires \"{name}\", which horis:takes does not declare")
+        elif arg.optional:
+            problems.append(f"it requires \"{name}\", which horis:takes declares "
+                            "horis:optional true")
+    return problems
+
+
+def _wanted(arg: Arg) -> set[str] | None:
+    """The JSON types a value of the argument may be sent as; None for any."""
+    if arg.is_class:
+        return {"string"}
+    if arg.type == RDFS.Literal:
+        return None
+    if arg.type in _INTEGERS:
+        return {"integer", "number"}
+    if arg.type in _NUMBERS:
+        return {"number"}
+    if arg.type == XSD.boolean:
+        return {"boolean"}
+    return {"string"}
+
+
+def _accepted(schema: Any, root: Mapping[str, Any], depth: int = 0) -> set[str] | None:
+    """The JSON types a (sub)schema accepts; None when it does not constrain the type."""
+    if not isinstance(schema, Mapping) or depth > 20:
+        return set() if schema is False else None
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part) if isinstance(target, Mapping) else None
+        return _accepted(target, root, depth + 1)
+    types: set[str] | None = None
+    t = schema.get("type")
+    if isinstance(t, str):
+        types = {t}
+    elif isinstance(t, list):
+        types = {str(x) for x in t}
+    for key in ("anyOf", "oneOf"):
+        subs = schema.get(key)
+        if isinstance(subs, list):
+            union: set[str] | None = set()
+            for sub in subs:
+                a = _accepted(sub, root, depth + 1)
+                union = None if a is None or union is None else union | a
+            if union is not None:
+                types = union if types is None else types & union
+    for sub in schema.get("allOf") or ():
+        a = _accepted(sub, root, depth + 1)
+        if a is not None:
+            types = a if types is None else types & a
+    values = schema.get("enum", [schema["const"]] if "const" in schema else None)
+    if types is None and isinstance(values, list):
+        types = {_json_type(v) for v in values}
+    return types
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "null" if value is None else "object"
+
+
+async def _list_tools(client: Client) -> dict[str, Any]:
+    tools: dict[str, Any] = {}
+    cursor: str | None = None
+    for _ in range(100):
+        page = await client.list_tools(cursor=cursor)
+        tools.update((t.name, t) for t in page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def _text(result: Any) -> str:
+    return " ".join(b.text for b in result.content if getattr(b, "type", None) == "text").strip()
+
+
+def _reason(e: BaseException | None) -> str:
+    """The innermost causes of an error the SDK may wrap in exception groups."""
+    if e is None:
+        return "it closed before answering"
+    if isinstance(e, BaseExceptionGroup):
+        return "; ".join(dict.fromkeys(_reason(x) for x in e.exceptions))
+    from mcp import MCPError
+
+    if isinstance(e, MCPError):
+        return "it closed the connection" if e.code == _CONNECTION_CLOSED else e.message
+    if isinstance(e, FileNotFoundError):
+        return f"no such program: {e.filename or e}"
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__

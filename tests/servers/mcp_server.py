@@ -1,0 +1,120 @@
+"""An MCP server for the binding tests and the benchmark, written with the SDK's ``MCPServer``.
+
+    python tests/servers/mcp_server.py                 # stdio
+    python tests/servers/mcp_server.py --http PORT     # streamable HTTP on 127.0.0.1:PORT/mcp
+
+Each tool plays one part: a good answer, an answer with more than the contract, a tool error,
+a slow answer, prose instead of JSON, a crash in the middle of a call. ``echo`` answers with the
+arguments exactly as they arrived on the wire, before the SDK drops the ones it does not know.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import sys
+from typing import Any, TypedDict
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("horismos-test")
+_calls = itertools.count(1)
+_received: dict[str, Any] = {}
+
+
+async def _remember_arguments(ctx: Any, call_next: Any) -> Any:
+    if ctx.method == "tools/call" and ctx.params is not None:
+        _received["last"] = ctx.params.get("arguments")
+    return await call_next(ctx)
+
+
+server.middleware.append(_remember_arguments)
+
+
+class Queued(TypedDict):
+    queueRef: str
+    internal: str
+
+
+class Scored(TypedDict):
+    score: int
+
+
+@server.tool()
+def assign(patient: str, queue: str) -> Queued:
+    """A queue reference the effect declares, and an internal field it does not."""
+    n = next(_calls)
+    return {"queueRef": f"Q-{queue.rsplit('#', 1)[-1]}-{os.getpid()}-{n}",
+            "internal": "server bookkeeping"}
+
+
+@server.tool()
+def echo(patient: str) -> dict[str, Any]:
+    """The arguments as they arrived, keys sorted, as one JSON string."""
+    return {"received": json.dumps(_received.get("last"), sort_keys=True)}
+
+
+@server.tool()
+def greeting(patient: str) -> dict[str, Any]:
+    """What the environment Horismos started the server with says."""
+    return {"greeting": os.environ.get("CLINIC_GREETING", "(unset)")}
+
+
+@server.tool()
+def score(patient: str, level: int, urgent: bool = False) -> Scored:
+    return {"score": level * (2 if urgent else 1)}
+
+
+@server.tool()
+def needs_ward(patient: str, ward: str) -> dict[str, Any]:
+    return {"ward": ward}
+
+
+@server.tool()
+def leaky(patient: str) -> dict[str, Any]:
+    """No output schema: every field it returns is judged by the gate."""
+    return {"queueRef": "Q-leaky", "diagnosis": "not yours to write"}
+
+
+@server.tool(structured_output=False)
+def text_json(patient: str) -> str:
+    return json.dumps({"queueRef": "Q-from-text"})
+
+
+@server.tool(structured_output=False)
+def prose(patient: str) -> str:
+    return "I queued them, probably."
+
+
+@server.tool()
+def fail(patient: str) -> dict[str, Any]:
+    raise ToolError("the queue service is down")
+
+
+@server.tool()
+async def slow(patient: str) -> dict[str, Any]:
+    await asyncio.sleep(2)
+    return {"queueRef": "Q-late"}
+
+
+@server.tool()
+def die(patient: str) -> dict[str, Any]:
+    """The process exits while the call is in flight."""
+    print("dying in the middle of a call", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+@server.tool()
+def noop(patient: str) -> dict[str, Any]:
+    return {}
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.settings.log_level = "WARNING"
+        asyncio.run(server.run_streamable_http_async(host="127.0.0.1", port=int(sys.argv[2])))
+    else:
+        server.run()

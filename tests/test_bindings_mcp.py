@@ -1,0 +1,477 @@
+"""MCP bindings against real servers: the test server (SDK ``MCPServer``) over stdio and over
+streamable HTTP, the third-party ``mcp-server-time`` package, and servers that fail to start or
+die in the middle of a call. No mocks: every call crosses a process boundary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rdflib import XSD, Literal, Namespace, URIRef
+
+from horismos import Agent, Run, ToolError, World
+from horismos._bindings.mcp import McpSessions, input_problems, mcp_server
+from horismos._model import Arg, McpServer, Tool
+
+SERVER = Path(__file__).parent / "servers" / "mcp_server.py"
+EX = Namespace("http://example.org/mcp#")
+
+PREFIXES = """\
+@prefix :      <http://example.org/mcp#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+
+:Patient a owl:Class .
+:AcuityLevel a owl:Class .
+:Office a owl:Class .
+"""
+
+CLINIC = f'''
+:clinic a horis:McpServer ; horis:command "python" ; horis:args ( "{SERVER.as_posix()}" ) .
+'''
+CLINIC_ENV = CLINIC.replace(" .\n", """ ;
+    horis:env [ horis:name "CLINIC_GREETING" ; horis:fromEnv "HORIS_TEST_GREETING" ] .
+""")
+
+
+def tool(name: str, remote: str, effect: str = "", *, args: str = "", server: str = "clinic",
+         timeout: str = "5s") -> str:
+    """A tool taking ``patient`` (and ``args``), bound to ``mcp://server/remote``."""
+    eff = f'horis:effect [ horis:subject "patient" ; {effect} ] ;' if effect else ""
+    return f"""
+:{name} a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] {args} ] ;
+    {eff}
+    horis:binding "mcp://{server}/{remote}" ;
+    horis:timeout "{timeout}" .
+"""
+
+
+def step(name: str, tool_name: str, *, next: str | None = None, on_error: str | None = None,
+         requires: str | None = None) -> str:
+    parts = [f":{name} a horis:ActionStep", f"horis:tool :{tool_name}",
+             'horis:bind [ horis:arg "patient" ; horis:var "this" ]']
+    if requires:
+        parts.append(f'horis:requires "{requires}"')
+    if next:
+        parts.append(f"horis:next :{next}")
+    if on_error:
+        parts.append(f"horis:onError :{on_error}")
+    return " ;\n    ".join(parts) + " .\n"
+
+
+def workflow(start: str) -> str:
+    return f":Flow a horis:Workflow ; horis:focusType :Patient ; horis:start :{start} .\n"
+
+
+WARD = """
+:urgent a :AcuityLevel .
+:routine a :AcuityLevel .
+:p1 a :Patient ; :acuity :urgent ; :level 3 ; :urgent true .
+:p2 a :Patient ; :acuity :routine ; :level 1 ; :urgent false .
+"""
+
+
+def load(folder: Path, defs: str, world: str = WARD, **kw: Any) -> tuple[Agent, World]:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "defs.ttl").write_text(PREFIXES + defs, encoding="utf-8")
+    (folder / "world.ttl").write_text(PREFIXES + world, encoding="utf-8")
+    return (Agent.from_files(folder / "defs.ttl", **kw),
+            World.from_files(folder / "world.ttl"))
+
+
+def steps_by_name(run: Run, instance: int = 0) -> dict[str, Any]:
+    return {s.step.fragment: s for s in run.instances[instance].steps}
+
+
+def value(world: World, node: URIRef, prop: URIRef) -> Any:
+    values = list(world.graph.objects(node, prop))
+    assert len(values) <= 1, values
+    return values[0].toPython() if values else None
+
+
+# -- one stdio run through every kind of answer, shared by the tests below ----------------------
+
+MAIN = CLINIC_ENV + "".join([
+    tool("t.assign", "assign", 'horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]',
+         args='; horis:arg [ horis:name "queue" ; horis:type :AcuityLevel ]'),
+    tool("t.echo", "echo", 'horis:asserts [ horis:property :receivedArgs ; horis:key "received" ; '
+         'horis:type xsd:string ]'),
+    tool("t.greet", "greeting",
+         'horis:asserts [ horis:property :greeting ; horis:type xsd:string ]'),
+    tool("t.text", "text_json", 'horis:asserts [ horis:property :textRef ; horis:key "queueRef" ; '
+         'horis:type xsd:string ]'),
+    tool("t.score", "score", 'horis:asserts [ horis:property :score ; horis:type xsd:integer ]',
+         args='; horis:arg [ horis:name "level" ; horis:type xsd:integer ] ; '
+              'horis:arg [ horis:name "urgent" ; horis:type xsd:boolean ]'),
+    tool("t.leaky", "leaky", 'horis:asserts [ horis:property :leakyRef ; horis:key "queueRef" ; '
+         'horis:type xsd:string ]'),
+    tool("t.fail", "fail", 'horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]'),
+    tool("t.slow", "slow", 'horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]',
+         timeout="300ms"),
+    tool("t.prose", "prose", 'horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]'),
+    tool("t.noop", "noop", 'horis:asserts [ horis:property :doneAt ; horis:value horis:now ]'),
+    workflow("Assign"),
+    step("Assign", "t.assign", requires="?this :acuity ?queue .", next="Echo"),
+    step("Echo", "t.echo", next="Greet"),
+    step("Greet", "t.greet", next="Text"),
+    step("Text", "t.text", next="Score"),
+    step("Score", "t.score", requires="?this :level ?level ; :urgent ?urgent .", next="Leaky"),
+    step("Leaky", "t.leaky", next="Fail", on_error="Fail"),
+    step("Fail", "t.fail", next="Slow", on_error="Slow"),
+    step("Slow", "t.slow", next="Prose", on_error="Prose"),
+    step("Prose", "t.prose", next="Done", on_error="Done"),
+    step("Done", "t.noop"),
+])
+
+
+@pytest.fixture(scope="module")
+def stdio(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, World, Path]:
+    folder = tmp_path_factory.mktemp("stdio")
+    agent, world = load(folder, MAIN)
+    trace = folder / "trace.jsonl"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HORIS_TEST_GREETING", "hello from the environment")
+        run = agent.run(world, all=True, trace=trace)
+    return run, world, trace
+
+
+def test_every_instance_completes_taking_on_error_where_the_server_misbehaves(stdio) -> None:
+    run, _, _ = stdio
+    assert run.status == "completed", run.error
+    assert [len(i.steps) for i in run.instances] == [10, 10]
+
+
+def test_declared_fields_land_and_extra_output_schema_fields_are_narrowed(stdio) -> None:
+    run, world, trace = stdio
+    ref = value(world, EX.p1, EX.queueRef)
+    assert ref.startswith("Q-urgent-")
+    assign = steps_by_name(run)["Assign"]
+    assert assign.status == "completed"
+    assert assign.result == [{"queueRef": ref}]
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    narrowed = [e["narrowed"] for e in events if e["type"] == "step"
+                and e["step"] == str(EX.Assign)]
+    assert narrowed == [["internal"], ["internal"]]
+    assert "server bookkeeping" not in trace.read_text()
+
+
+def test_one_session_serves_every_step_and_instance(stdio) -> None:
+    _, world, _ = stdio
+    # the server numbers its calls and names its process: one process, calls counted on
+    pid1, n1 = value(world, EX.p1, EX.queueRef).split("-")[2:]
+    pid2, n2 = value(world, EX.p2, EX.queueRef).split("-")[2:]
+    assert pid1 == pid2
+    assert (int(n1), int(n2)) == (1, 2)
+
+
+def test_exactly_the_declared_arguments_are_sent_iris_as_strings(stdio) -> None:
+    _, world, _ = stdio
+    assert json.loads(value(world, EX.p1, EX.receivedArgs)) == {"patient": str(EX.p1)}
+
+
+def test_literals_travel_as_json_values(stdio) -> None:
+    _, world, _ = stdio
+    assert value(world, EX.p1, EX.score) == 6   # level 3 (integer) doubled: urgent is boolean
+    assert value(world, EX.p2, EX.score) == 1
+
+
+def test_env_from_horismos_environment_reaches_the_server(stdio) -> None:
+    _, world, _ = stdio
+    assert value(world, EX.p1, EX.greeting) == "hello from the environment"
+
+
+def test_json_object_in_text_content_is_the_result(stdio) -> None:
+    run, world, _ = stdio
+    assert steps_by_name(run)["Text"].status == "completed"
+    assert value(world, EX.p1, EX.textRef) == "Q-from-text"
+
+
+def test_field_outside_the_effect_without_output_schema_is_rejected(stdio) -> None:
+    run, world, _ = stdio
+    leaky = steps_by_name(run)["Leaky"]
+    assert leaky.status == "rejected"
+    assert "diagnosis" in str(leaky.error)
+    assert value(world, EX.p1, EX.leakyRef) is None
+
+
+def test_is_error_result_is_a_tool_error(stdio) -> None:
+    fail = steps_by_name(stdio[0])["Fail"]
+    assert fail.status == "failed"
+    assert isinstance(fail.error, ToolError)
+    assert "the queue service is down" in str(fail.error)
+
+
+def test_slow_answer_times_out_and_the_session_keeps_serving(stdio) -> None:
+    steps = steps_by_name(stdio[0])
+    assert steps["Slow"].status == "timed_out"
+    assert steps["Done"].status == "completed"
+
+
+def test_prose_instead_of_json_is_a_tool_error(stdio) -> None:
+    prose = steps_by_name(stdio[0])["Prose"]
+    assert prose.status == "failed"
+    assert "neither structured content nor a JSON object" in str(prose.error)
+
+
+# -- narrowing the input schema: the test server's real schemas, read over a real session ------
+
+@pytest.fixture(scope="module")
+def remote_tools() -> dict[str, Any]:
+    server = McpServer(URIRef("urn:test:clinic"), "clinic", sys.executable, (str(SERVER),))
+
+    async def read() -> dict[str, Any]:
+        sessions = McpSessions({"clinic": server})
+        try:
+            return dict((await sessions.get("clinic")).tools)
+        finally:
+            await sessions.aclose()
+
+    return asyncio.run(read())
+
+
+def declared(*args: tuple[str, URIRef, bool] | tuple[str, URIRef, bool, bool]) -> Tool:
+    return Tool(URIRef("urn:test:t"), "t", None, None,
+                tuple(Arg(*a) for a in args), None, "mcp://clinic/x", 5.0)
+
+
+PATIENT = ("patient", EX.Patient, True)
+
+
+@pytest.mark.parametrize(("remote", "args", "problem"), [
+    ("score", [PATIENT, ("level", XSD.integer, False)], None),
+    ("score", [PATIENT, ("level", XSD.int, False), ("urgent", XSD.boolean, False)], None),
+    ("score", [PATIENT, ("level", XSD.string, False)],
+     'argument "level" would be sent as JSON string but the server takes integer'),
+    ("score", [PATIENT, ("level", XSD.decimal, False)],
+     'argument "level" would be sent as JSON number but the server takes integer'),
+    ("score", [PATIENT, ("level", EX.Level, True)], 'sent as JSON string'),
+    ("score", [PATIENT, ("level", XSD.integer, False), ("urgent", XSD.string, False)],
+     "takes boolean"),
+    ("score", [PATIENT], 'it requires "level", which horis:takes does not declare'),
+    ("score", [PATIENT, ("level", XSD.integer, False, True)],
+     'it requires "level", which horis:takes declares horis:optional true'),
+    ("needs_ward", [PATIENT, ("ward_code", XSD.string, False)],
+     'it has no argument "ward_code" (it takes: "patient", "ward")'),
+])
+def test_input_schema_must_take_every_declared_argument(remote_tools, remote, args,
+                                                        problem) -> None:
+    problems = input_problems(declared(*args), remote_tools[remote].input_schema)
+    if problem is None:
+        assert problems == []
+    else:
+        assert any(problem in p for p in problems), problems
+
+
+def test_schema_that_cannot_take_the_arguments_is_refused_before_any_call(tmp_path) -> None:
+    defs = CLINIC + tool("t.ward", "needs_ward", args='; horis:arg [ horis:name "ward_code" ; '
+                         'horis:type xsd:string ]') + workflow("W") + step("W", "t.ward")
+    agent, world = load(tmp_path, defs, WARD + ':p1 :ward_code "W1" .')
+    before = world.canonical()
+    with pytest.raises(ToolError) as e:
+        agent.run(world, focus=EX.p1)
+    text = str(e.value)
+    assert "refused before any call" in text
+    assert 'no argument "ward_code"' in text and 'requires "ward"' in text
+    assert world.canonical() == before
+
+
+# -- servers that are not there, tools that are not there --------------------------------------
+
+def test_server_that_cannot_start_is_an_error_naming_server_and_tool(tmp_path) -> None:
+    defs = """
+:broken a horis:McpServer ; horis:command "python" ;
+    horis:args ( "-c" "import sys; sys.exit('no EHR configured')" ) .
+""" + tool("t.assign", "assign", server="broken") + workflow("A") + step("A", "t.assign")
+    agent, world = load(tmp_path, defs)
+    with pytest.raises(ToolError) as e:
+        agent.run(world, focus=EX.p1)
+    text = str(e.value)
+    assert 'MCP server "broken"' in text and "t.assign" in text and "mcp://broken/assign" in text
+    assert "could not start" in text and "no EHR configured" in text
+
+
+def test_program_that_does_not_exist(tmp_path) -> None:
+    defs = ':gone a horis:McpServer ; horis:command "no-such-mcp-server-xyz" .\n' + tool(
+        "t.assign", "assign", server="gone") + workflow("A") + step("A", "t.assign")
+    agent, world = load(tmp_path, defs)
+    with pytest.raises(ToolError, match="no such program: no-such-mcp-server-xyz"):
+        agent.run(world, focus=EX.p1)
+
+
+def test_tool_the_server_does_not_have(tmp_path) -> None:
+    defs = CLINIC + tool("t.nope", "nope") + workflow("A") + step("A", "t.nope")
+    agent, world = load(tmp_path, defs)
+    with pytest.raises(ToolError) as e:
+        agent.run(world, focus=EX.p1)
+    text = str(e.value)
+    assert 'MCP server "clinic"' in text and 'has no tool "nope"' in text
+    assert "it offers: assign, die, echo" in text
+
+
+def test_undeclared_server_is_refused_naming_the_declared_ones(tmp_path) -> None:
+    defs = CLINIC + tool("t.x", "assign", server="elsewhere") + workflow("A") + step("A", "t.x")
+    agent, world = load(tmp_path, defs)
+    with pytest.raises(ToolError, match=r'no MCP server named "elsewhere".*declared: clinic'):
+        agent.run(world, focus=EX.p1)
+
+
+def test_missing_environment_variable_for_the_server_is_named(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("HORIS_TEST_GREETING", raising=False)
+    defs = CLINIC_ENV + tool("t.greet", "greeting") + workflow("A") + step("A", "t.greet")
+    agent, world = load(tmp_path, defs)
+    with pytest.raises(ToolError, match="environment variable HORIS_TEST_GREETING"):
+        agent.run(world, focus=EX.p1)
+
+
+def test_server_dying_in_the_middle_of_a_call_takes_on_error_and_a_new_session_serves(
+        tmp_path) -> None:
+    defs = "".join([
+        tool("t.die", "die", 'horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]'),
+        tool("t.assign", "assign",
+             'horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]',
+             args='; horis:arg [ horis:name "queue" ; horis:type :AcuityLevel ]'),
+        workflow("Die"), step("Die", "t.die", next="After", on_error="After"),
+        step("After", "t.assign", requires="?this :acuity ?queue ."),
+    ])
+    # Passed from Python this time, as a dict
+    agent, world = load(tmp_path, defs, mcp_servers={
+        "clinic": {"command": sys.executable, "args": [str(SERVER)]}})
+    run = agent.run(world, focus=EX.p1)
+    steps = steps_by_name(run)
+    assert steps["Die"].status == "failed"
+    assert "closed the connection during the call" in str(steps["Die"].error)
+    assert "dying in the middle of a call" in str(steps["Die"].error)
+    assert run.status == "completed"
+    assert value(world, EX.p1, EX.queueRef).startswith("Q-urgent-")
+
+
+def test_python_server_spec_is_checked() -> None:
+    from horismos import UsageError
+
+    with pytest.raises(UsageError, match="exactly one of command="):
+        mcp_server("x", {"command": "python", "url": "http://127.0.0.1:1/mcp"})
+    with pytest.raises(UsageError, match="unknown key"):
+        mcp_server("x", {"cmd": "python"})
+    assert mcp_server("x", {"url": "http://h/mcp"}).url == "http://h/mcp"
+
+
+# -- streamable HTTP -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, str(SERVER), "--http", str(port)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the MCP HTTP test server did not start: "
+                                       + proc.stderr.read().decode()) from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_streamable_http_server_from_python(tmp_path, http_server) -> None:
+    defs = "".join([
+        tool("t.assign", "assign",
+             'horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]',
+             args='; horis:arg [ horis:name "queue" ; horis:type :AcuityLevel ]', server="remote"),
+        tool("t.echo", "echo", 'horis:asserts [ horis:property :receivedArgs ; horis:key '
+             '"received" ; horis:type xsd:string ]', server="remote"),
+        workflow("Assign"),
+        step("Assign", "t.assign", requires="?this :acuity ?queue .", next="Echo"),
+        step("Echo", "t.echo"),
+    ])
+    agent, world = load(tmp_path, defs, mcp_servers={"remote": {"url": http_server}})
+    run = agent.run(world, all=True)
+    assert run.status == "completed", run.error
+    assert value(world, EX.p2, EX.queueRef).startswith("Q-routine-")
+    assert json.loads(value(world, EX.p2, EX.receivedArgs)) == {"patient": str(EX.p2)}
+    assert [e["narrowed"] for e in run.trace.events
+            if e["type"] == "step" and e["step"] == str(EX.Assign)] == [["internal"]] * 2
+
+
+def test_streamable_http_server_declared_in_turtle(tmp_path, http_server) -> None:
+    defs = f':remote a horis:McpServer ; horis:url "{http_server}" .\n' + tool(
+        "t.score", "score", 'horis:asserts [ horis:property :score ; horis:type xsd:integer ]',
+        args='; horis:arg [ horis:name "level" ; horis:type xsd:integer ]', server="remote"
+    ) + workflow("S") + step("S", "t.score", requires="?this :level ?level .")
+    agent, world = load(tmp_path, defs)
+    assert agent.run(world, focus=EX.p1).status == "completed"
+    assert value(world, EX.p1, EX.score) == 3
+
+
+def test_unreachable_url_is_an_error_naming_server_and_tool(tmp_path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]   # nothing listens here once the socket closes
+    defs = f':remote a horis:McpServer ; horis:url "http://127.0.0.1:{port}/mcp" .\n' + tool(
+        "t.assign", "assign", server="remote") + workflow("A") + step("A", "t.assign")
+    agent, world = load(tmp_path, defs)
+    with pytest.raises(ToolError, match=r't\.assign .*MCP server "remote".*could not start'):
+        agent.run(world, focus=EX.p1)
+
+
+# -- the third-party mcp-server-time package ------------------------------------------------------
+
+TIME = """
+:time a horis:McpServer ; horis:command "python" ;
+    horis:args ( "-m" "mcp_server_time" "--local-timezone" "UTC" ) .
+:OfficeHours a horis:Workflow ; horis:focusType :Office ; horis:start :AskTime .
+:AskTime a horis:ActionStep ; horis:tool :clock.now ; horis:requires "?this :timezone ?timezone ." .
+"""
+OFFICES = ':paris a :Office ; :timezone "Europe/Paris" .\n'
+
+
+def test_mcp_server_time_is_called_and_its_output_narrowed_to_the_contract(tmp_path) -> None:
+    # The tool declares no effect: every field the server's output schema offers is narrowed
+    # away, and the trace says which. Nothing lands, the step completes.
+    defs = TIME + """
+:clock.now a horis:Tool ; horis:binding "mcp://time/get_current_time" ; horis:timeout "10s" ;
+    horis:takes [ horis:arg [ horis:name "timezone" ; horis:type xsd:string ] ] .
+"""
+    agent, world = load(tmp_path, defs, OFFICES)
+    before = set(world.graph.predicate_objects(EX.paris))
+    run = agent.run(world, focus=EX.paris)
+    assert run.status == "completed", run.error
+    event = next(e for e in run.trace.events if e["type"] == "step")
+    assert event["args"] == [{"timezone": Literal("Europe/Paris").n3()}]
+    assert event["narrowed"] == ["datetime", "day_of_week", "is_dst", "timezone"]
+    assert event["result"] == [{}]
+    assert set(world.graph.predicate_objects(EX.paris)) == before
+
+
+def test_mcp_server_time_refuses_a_contract_that_misses_a_required_argument(tmp_path) -> None:
+    defs = TIME.replace("get_current_time", "convert_time") + """
+:clock.now a horis:Tool ; horis:binding "mcp://time/convert_time" ;
+    horis:takes [ horis:arg [ horis:name "timezone" ; horis:type xsd:string ] ] .
+"""
+    agent, world = load(tmp_path, defs, OFFICES)
+    with pytest.raises(ToolError) as e:
+        agent.run(world, focus=EX.paris)
+    text = str(e.value)
+    assert 'it has no argument "timezone"' in text
+    assert 'it requires "source_timezone"' in text and 'it requires "time"' in text
