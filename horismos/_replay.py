@@ -47,7 +47,7 @@ _FIRST = ("type", "step", "kind", "tool", "instance", "workflow", "focus", "prec
           "args", "outcomes", "gate", "status", "error", "effects", "next", "world_digest")
 # Fields that legitimately differ between a run and its replay. Beyond _FIRST, a field is
 # compared only when the recording has it: one this runtime added since is not a divergence.
-_SKIP = frozenset({"seq", "prev", "timings", "definitions_digest"})
+_SKIP = frozenset({"seq", "prev", "hash", "timings", "definitions_digest"})
 _NOT_REST = _SKIP | set(_FIRST)
 
 

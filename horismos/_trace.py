@@ -3,6 +3,10 @@
 The first event is the header (``"type": "header"``) with ``trace_version``, the digest of
 the world at start and its snapshot, and the digest of the definitions in force. Replay
 reads the same events back; a broken chain or an unknown version is refused.
+
+Each event also carries its own ``hash`` (of the event without it). ``prev`` alone would
+catch an edit only on the line after it, and never an edit of the last line; the own hash
+names the edited line itself.
 """
 
 from __future__ import annotations
@@ -41,8 +45,8 @@ class Trace:
 
     def emit(self, type: str, **fields: Any) -> dict[str, Any]:
         event = {"type": type, "seq": len(self._events), "prev": self._prev, **fields}
+        event["hash"] = self._prev = _digest(_line(event))
         line = _line(event)
-        self._prev = _digest(line)
         self._lines.append(line)
         self._events.append(event)
         if self._stream is not None:
@@ -78,6 +82,7 @@ class Trace:
 def read_trace(path: str | Path) -> list[dict[str, Any]]:
     """The events of a saved trace, after checking its version and its hash chain."""
     prev = GENESIS
+    hashed = True
     events: list[dict[str, Any]] = []
     with open(path, encoding="utf-8") as f:
         for n, raw in enumerate(f, 1):
@@ -88,20 +93,32 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
                 event = json.loads(line)
             except json.JSONDecodeError as e:
                 raise TraceTampered(f"{path}:{n}: not a JSON event ({e.msg})", line=n) from None
-            if n == 1:
+            if not isinstance(event, dict):
+                raise TraceTampered(f"{path}:{n}: not a JSON event object", line=n)
+            if not events:
                 version = event.get("trace_version")
                 if event.get("type") != "header":
-                    raise TraceError(f"{path}:1: a trace starts with a header event")
+                    raise TraceError(f"{path}:{n}: a trace starts with a header event")
                 if version != TRACE_VERSION:
                     raise TraceVersionError(
                         f"{path}: trace_version {version!r} is not one this runtime reads "
                         f"(it reads {TRACE_VERSION}); replay it with the Horismos release that "
                         "recorded it")
-            if event.get("prev") != prev or _line(event) != line:
+                hashed = "hash" in event  # older traces chain by ``prev`` alone
+            own = event.pop("hash", None)
+            digest = _digest(_line(event))
+            written = _line({**event, "hash": own}) if hashed else _line(event)
+            if (hashed and own != digest) or written != line:
                 raise TraceTampered(
-                    f"{path}:{n}: the hash chain breaks here: this event does not follow the one "
-                    "before it unaltered; the trace was edited or truncated", line=n)
-            prev = _digest(line)
+                    f"{path}:{n}: this event was edited after it was written (its hash does not "
+                    "match its content)", line=n)
+            if event.get("prev") != prev:
+                raise TraceTampered(
+                    f"{path}:{n}: the hash chain breaks here: the event before this one was "
+                    "removed, reordered or edited", line=n)
+            prev = digest
+            if hashed:
+                event["hash"] = digest
             events.append(event)
     if not events:
         raise TraceError(f"{path}: the trace is empty")
