@@ -18,6 +18,7 @@ from ._model import McpServer, Workflow
 from ._records import InstanceRun, Run
 from ._runner import Environment, Runner, focus_nodes
 from ._trace import Trace
+from ._waits import find_instance, prepare
 from ._world import World
 
 __all__ = ["Agent"]
@@ -142,6 +143,38 @@ class Agent:
         owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(g)
         return lambda n: set(g.objects(n, RDF.type))
 
-    def resume(self, world: World, instance: str | URIRef, facts: str | None = None) -> Run:
-        raise UsageError(f"instance {instance}: this version of Horismos has no waiting "
-                         "instances to resume (horis:WaitStep does not run yet)")
+    def resume(self, world: World, instance: str | URIRef, facts: str | Graph | None = None,
+               *, trace: str | Path | Trace | None = None) -> Run:
+        """Continue a waiting instance; ``facts`` (Turtle) answer its wait and land first."""
+        return asyncio.run(self.aresume(world, instance, facts, trace=trace))
+
+    async def aresume(self, world: World, instance: str | URIRef,
+                      facts: str | Graph | None = None, *,
+                      trace: str | Path | Trace | None = None,
+                      env: Environment | None = None) -> Run:
+        """Resume ``instance`` (its IRI, or the short id a run prints) in ``world``.
+
+        The facts are a person's input: judged by the domain shapes of every node they touch,
+        they land in their own named graph with human provenance. An instance that is not
+        waiting, or facts that break the shapes, raise before anything changes.
+        """
+        types_of = self._types(world)
+        iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
+        waiting = prepare(self.definitions, self._gate, world, iid, facts, types_of)
+        wf = self.definitions.workflows[waiting.workflow]
+        runner = Runner(self.definitions, self._gate, world=world,
+                        trace=trace if isinstance(trace, Trace) else Trace(trace),
+                        registry=self.tools, env=env or Environment(),
+                        types_of=types_of, mcp_servers=self.mcp_servers)
+        try:
+            if not runner.env.replaying:
+                await runner.check_bindings(wf)
+            runner.header(wf, [waiting.focus])
+            inst = await runner.resume_instance(waiting)
+        finally:
+            await runner.aclose()
+        run = Run([inst], runner.trace)
+        runner.trace.emit("end", status=run.status, instances={str(iid): inst.status},
+                          world_digest=world.digest())
+        runner.trace.close()
+        return run

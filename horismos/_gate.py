@@ -153,23 +153,29 @@ class Gate:
             messages.extend(self._validate(delta, [shape], subject))
             if messages:
                 return Verdict(False, tuple(messages))
+        extra = tool.effect.shapes if tool.effect is not None else ()
+        return self.domain(subject, [*returned, *fixed], world_outgoing, types_of, extra)
+
+    def domain(self, subject: Node, added: Iterable[tuple[Node, Node, Node]],
+               world_outgoing: Iterable[tuple], types_of: Any,
+               extra: Iterable[URIRef] = ()) -> Verdict:
+        """``subject`` as it would be after ``added``, against the domain shapes targeting it
+        (and ``extra``); also how facts a person gives on resume are judged."""
         after = Graph()
         for t in world_outgoing:
             after.add(t)
-        for t in returned:
-            after.add(t)
-        for t in fixed:
+        for t in added:
             after.add(t)
         subject_types = set(after.objects(subject, RDF.type))
         use = self._applicable(subject, subject_types, set(after.predicates(subject)))
-        if tool.effect is not None:
-            use |= set(tool.effect.shapes)
-        if use:
-            self._add_types(after, (o for _, _, o in after if o != subject), types_of)
-            for t in subject_types:
-                for sup in self._superclasses.get(t, ()):
-                    after.add((t, RDFS.subClassOf, sup))
-            messages.extend(self._validate(after, sorted(use), subject))
+        use |= set(extra)
+        if not use:
+            return Verdict(True)
+        self._add_types(after, (o for _, _, o in after if o != subject), types_of)
+        for t in subject_types:
+            for sup in self._superclasses.get(t, ()):
+                after.add((t, RDFS.subClassOf, sup))
+        messages = self._validate(after, sorted(use), subject)
         return Verdict(not messages, tuple(messages))
 
     def _add_types(self, g: Graph, nodes: Iterable[Node], types_of: Any) -> None:

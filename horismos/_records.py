@@ -14,7 +14,7 @@ from ._trace import Trace
 __all__ = ["InstanceRun", "Run", "Status", "StepRecord"]
 
 Status = Literal["completed", "waiting", "blocked", "failed"]
-StepStatus = Literal["completed", "blocked", "failed", "rejected", "timed_out"]
+StepStatus = Literal["completed", "blocked", "failed", "rejected", "timed_out", "waiting"]
 
 
 @dataclass
@@ -36,6 +36,11 @@ class StepRecord:
     next: URIRef | None = None
     attempts: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    brief: str | None = None
+    """The brief a wait with ``horis:delivery horis:Final`` published for the operator."""
+    detail: dict[str, Any] = field(default_factory=dict)
+    """Kind-specific trace fields: ``proposal`` (candidates, dropped, ranking, choice) or
+    ``wait`` (reason, wake, until, timeout, start)."""
 
 
 @dataclass
@@ -50,6 +55,9 @@ class InstanceRun:
     steps: list[StepRecord] = field(default_factory=list)
     error: RunError | None = None
     blocked_by: str | None = None
+    variables: dict[str, Node] = field(default_factory=dict)
+    """``this`` and every ``horis:as`` choice made so far; persisted with the instance."""
+    brief: str | None = None
 
 
 @dataclass
@@ -81,3 +89,9 @@ class Run:
     @property
     def blocked_by(self) -> str | None:
         return next((i.blocked_by for i in self.instances if i.blocked_by), None)
+
+    @property
+    def brief(self) -> str | None:
+        """The operator brief of the first waiting instance that published one."""
+        return next((i.brief for i in self.instances if i.status == "waiting" and i.brief),
+                    None)

@@ -28,9 +28,17 @@ from typing import TYPE_CHECKING, Any
 from rdflib import URIRef
 
 from ._bindings import Binding
-from ._errors import Divergence, ToolError, TraceError, TraceVersionError, UsageError
-from ._model import Tool
+from ._errors import (
+    Divergence,
+    GateRejected,
+    ToolError,
+    TraceError,
+    TraceVersionError,
+    UsageError,
+)
+from ._model import ProposalStep, Tool
 from ._outcomes import play
+from ._proposal import RankRequest, Reply
 from ._runner import Environment
 from ._trace import TRACE_VERSION, Trace, read_trace
 from ._traceview import short
@@ -106,8 +114,8 @@ class ReplayEnvironment(Environment):
 
     Each recorded event lists what was handed out for it (``clock``, ``ids``, ``outcomes``);
     this environment serves those lists back while the runner works towards that event.
-    Proposal choices will come back the same way: when ProposalStep runs, its choice is handed
-    out by the environment like a clock value, and replay serves the recorded ``choices``.
+    A proposal's model is never asked again: :meth:`rank` serves the recorded reply
+    (``rankings``), and the runner judges it as it did live.
     """
 
     replaying = True
@@ -161,6 +169,13 @@ class ReplayEnvironment(Environment):
         self.substituted += 1
         self.note("outcomes", entry)
         return play(entry)
+
+    async def rank(self, step: ProposalStep, request: RankRequest) -> Reply:
+        entry = self._take("rankings")
+        if entry is None:
+            entry = {"error": "replay: the trace records no model reply for this proposal"}
+        self.note("rankings", entry)
+        return Reply.from_json(entry)
 
 
 @dataclass(frozen=True)
@@ -227,13 +242,22 @@ async def _replay(trace: str | Path | Trace, agent: Agent,
     try:
         if workflow not in agent.definitions.workflows:
             raise recorder.divergence(0, "workflow", str(workflow), None)
+        resumed = events[1] if len(events) > 1 and events[1].get("type") == "resume" else None
         try:
-            await agent.arun(world, workflow, URIRef(focus[0]) if len(focus) == 1 else None,
-                             all=len(focus) != 1, trace=recorder, env=env)
-        except UsageError as e:
+            if resumed is not None:  # a resume: the recorded facts answer the same wait again
+                await agent.aresume(world, URIRef(resumed["instance"]),
+                                    "\n".join(resumed.get("facts") or ()) or None,
+                                    trace=recorder, env=env)
+            else:
+                await agent.arun(world, workflow, URIRef(focus[0]) if len(focus) == 1 else None,
+                                 all=len(focus) != 1, trace=recorder, env=env)
+        except (UsageError, GateRejected) as e:
             if recorder.position:
                 raise
-            raise recorder.divergence(0, "focus", focus, str(e)) from None
+            field = "focus" if resumed is None else "facts"
+            raise recorder.divergence(0 if resumed is None else 1, field,
+                                      focus if resumed is None else resumed.get("facts"),
+                                      str(e)) from None
         if recorder.position < len(events):
             raise recorder.divergence(recorder.position, "type",
                                       events[recorder.position].get("type"), None)

@@ -28,12 +28,23 @@ from ._errors import (
     ToolTimeout,
 )
 from ._gate import Gate
-from ._model import ActionStep, DecisionStep, McpServer, Step, Tool, Workflow
+from ._model import (
+    ActionStep,
+    DecisionStep,
+    McpServer,
+    ProposalStep,
+    Step,
+    Tool,
+    WaitStep,
+    Workflow,
+)
 from ._outcomes import encode, outcome_of
+from ._proposal import RankRequest, Reply, ask, propose
 from ._records import InstanceRun, StepRecord
 from ._stores import Change
 from ._trace import TRACE_VERSION, Trace
 from ._vocab import HORIS, PROV
+from ._waits import Waiting, wait_step
 from ._world import INSTANCES, World
 
 __all__ = ["Environment", "Runner"]
@@ -74,6 +85,12 @@ class Environment:
             raise
         self.note("outcomes", {"returned": encode(result)})
         return result
+
+    async def rank(self, step: ProposalStep, request: RankRequest) -> Reply:
+        """Ask the step's model to rank the candidates; replay hands back the recorded reply."""
+        reply = await ask(request)
+        self.note("rankings", reply.to_json())
+        return reply
 
     def note(self, kind: str, value: Any) -> Any:
         self._handed.setdefault(kind, []).append(value)
@@ -143,14 +160,29 @@ class Runner:
                                  + self._state_quads(inst, "running", 0)))
         self._emit("instance", instance=str(iid), workflow=str(workflow.iri),
                    focus=str(focus))
-        variables: dict[str, Node] = {"this": focus}
-        version = 0
-        current: URIRef | None = workflow.start
+        inst.variables["this"] = focus
+        return await self.drive(inst, workflow.start, 0)
+
+    async def resume_instance(self, waiting: Waiting) -> InstanceRun:
+        """Land the answering facts of a waiting instance, then move it on from its wait."""
+        inst = waiting.instance_run()
+        self._state_quads(inst, "waiting", waiting.version, inst.current)  # what to replace
+        self._emit("resume", **waiting.land(self))
+        return await self.drive(inst, inst.current, waiting.version)
+
+    async def drive(self, inst: InstanceRun, current: URIRef | None,
+                    version: int) -> InstanceRun:
+        """Move ``inst`` from ``current`` until it completes, blocks, fails or waits."""
+        variables = inst.variables
         while current is not None:
             step = self.defs.steps[current]
             version += 1
             record, nxt = await self._step(inst, step, variables)
             inst.steps.append(record)
+            if record.status == "waiting":
+                inst.status, inst.current, inst.brief = "waiting", current, record.brief
+                self._finish_step(inst, record, version, "waiting", current)
+                return inst
             if record.status == "blocked":
                 inst.status, inst.blocked_by, inst.current = "blocked", record.blocked_by, current
                 self._finish_step(inst, record, version, "blocked", current)
@@ -177,11 +209,13 @@ class Runner:
             return await self._action(inst, step, variables)
         if isinstance(step, DecisionStep):
             return self._decision(inst, step, variables)
-        kind = type(step).__name__
-        err = RunError(f"{self.defs.name(step.iri)}: horis:{kind} steps cannot run in this "
-                       "version of Horismos", step=str(step.iri))
-        rec = StepRecord(step.iri, kind, "failed", inst.instance, error=err)
-        return rec, step.on_error
+        if isinstance(step, ProposalStep):
+            rec, nxt, quads = await propose(self, inst, step, variables)
+        else:
+            assert isinstance(step, WaitStep)
+            rec, nxt, quads = wait_step(self, inst, step, variables)
+        self._pending[inst.instance] = quads
+        return rec, nxt
 
     def _decision(self, inst: InstanceRun, step: DecisionStep, variables: dict[str, Node],
                   ) -> tuple[StepRecord, URIRef | None]:
@@ -389,6 +423,11 @@ class Runner:
             triples.append((iid, HORIS.blockedBy, Literal(blocked_by)))
         if error:
             triples.append((iid, HORIS.error, Literal(error)))
+        for name, value in sorted(inst.variables.items()):
+            if name != "this":  # the focus is stored as horis:focus
+                var = URIRef(f"{iid}:variable:{name}")
+                triples += [(iid, HORIS.variable, var), (var, HORIS.name, Literal(name)),
+                            (var, HORIS.value, value)]
         quads = [(*t, INSTANCES) for t in triples]
         self._state[iid] = quads
         return quads
@@ -427,7 +466,7 @@ class Runner:
             error={"kind": err.kind, "type": type(err).__name__, "message": str(err)}
             if err else None,
             next=str(rec.next) if rec.next else None,
-            timings={k: round(v, 6) for k, v in rec.timings.items()})
+            timings={k: round(v, 6) for k, v in rec.timings.items()}, **rec.detail)
 
 
 def _literal_fits(value: Literal, datatype: URIRef) -> bool:

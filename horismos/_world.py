@@ -9,8 +9,10 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from rdflib import BNode, Dataset, Graph, URIRef
+from rdflib import BNode, Dataset, Graph, Literal, URIRef
 from rdflib.compare import to_canonical_graph
+from rdflib.plugins.serializers.nt import _quoteLiteral
+from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
 from ._sources import RDF_SUFFIXES, expand_paths
@@ -80,7 +82,7 @@ class World:
             if any(isinstance(t, BNode) for triple in graph for t in triple):
                 graph = to_canonical_graph(graph)
             suffix = f" <{name}> ." if name is not None else " ."
-            lines.extend(f"{s.n3()} {p.n3()} {o.n3()}{suffix}" for s, p, o in graph)
+            lines.extend(f"{s.n3()} {p.n3()} {_nt(o)}{suffix}" for s, p, o in graph)
         lines.sort()
         return "\n".join(lines) + ("\n" if lines else "")
 
@@ -90,6 +92,11 @@ class World:
     def snapshot(self) -> str:
         """Everything stored, as N-Quads, for a trace header."""
         return self.canonical()
+
+
+def _nt(node: Node) -> str:
+    """N-Triples form: ``Literal.n3()`` writes a multi-line string in triple quotes."""
+    return _quoteLiteral(node) if isinstance(node, Literal) else node.n3()
 
 
 def _dataset_quads(ds: Dataset) -> Iterable[tuple]:

@@ -1,0 +1,540 @@
+"""Proposal steps: the graph yields the options, a model only ranks them.
+
+A :class:`~horismos._model.ProposalStep` runs in four moves:
+
+1. its ``horis:candidates`` SELECT runs in the world with ``?this`` (and the instance's other
+   variables) bound; every candidate comes from the graph;
+2. a candidate that would not satisfy the next step's ``horis:requires`` with the candidate
+   bound as the ``horis:as`` variable is dropped, and recorded as dropped;
+3. the ranking model, chosen by the ``horis:model`` prefix (``lexical:``, ``anthropic:``,
+   ``openai:``), sees the candidates' ids, labels and descriptions and answers JSON
+   ``{"ranking": [ids, best first], "confidence": 0..1}`` — asked through the runner's
+   :class:`~horismos._runner.Environment`, so replay hands back the recorded reply instead;
+4. an id that is not a candidate, malformed output, a timeout, a failed call or a confidence
+   under ``horis:confidence`` goes to ``horis:fallback``; otherwise the top id is the choice.
+
+The choice, its confidence and the full ranking land in a named graph of their own with model
+provenance, and reach later steps as the ``horis:as`` variable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
+from rdflib.term import Node
+
+from ._definitions import parse_timeout
+from ._errors import RunError
+from ._model import ActionStep, ProposalStep
+from ._records import InstanceRun, StepRecord
+from ._vocab import HORIS, PROV
+
+if TYPE_CHECKING:
+    from ._runner import Runner
+
+__all__ = [
+    "Candidate",
+    "RankRequest",
+    "Ranking",
+    "Reply",
+    "Unusable",
+    "ask",
+    "judge_reply",
+    "lexical_rank",
+    "propose",
+]
+
+DEFAULT_MODEL = "lexical:bm25"
+DEFAULT_TIMEOUT = 30.0
+ANTHROPIC_URL = "https://api.anthropic.com"
+OPENAI_URL = "https://api.openai.com/v1"
+
+SYSTEM_PROMPT = (
+    "You rank the options of one step of a workflow. The options were produced by the "
+    "system; you may not add, rename or merge any. Rank them by the criterion given, best "
+    "first. Answer with one JSON object and nothing else: "
+    '{"ranking": ["<option id>", ...], "confidence": <number from 0 to 1>} where ranking '
+    "lists option ids exactly as given and confidence is how sure you are that the first "
+    "option is the right choice.")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One option from the graph: its id as the model sees it, the node, and its words."""
+
+    id: str
+    node: Node
+    label: str = ""
+    comment: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "node": self.node.n3(), "label": self.label,
+                "comment": self.comment}
+
+
+@dataclass(frozen=True)
+class RankRequest:
+    """Everything a ranking model is told: the criterion, the focus and the options."""
+
+    model: str
+    rank_by: str
+    focus: str
+    candidates: tuple[Candidate, ...]
+    timeout: float = DEFAULT_TIMEOUT
+
+    @property
+    def provider(self) -> str:
+        return self.model.partition(":")[0]
+
+    @property
+    def model_name(self) -> str:
+        return self.model.partition(":")[2]
+
+    def prompt(self) -> str:
+        lines = [f"Rank by: {self.rank_by or 'the best fit for the focus'}", "",
+                 f"Focus: {self.focus}", "", "Options:"]
+        for c in self.candidates:
+            lines.append(f"- id: {c.id}")
+            if c.label:
+                lines.append(f"  label: {c.label}")
+            if c.comment:
+                lines.append(f"  description: {c.comment}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What asking the model gave: its text, or that it timed out, failed, or cannot be asked.
+
+    ``error`` is a failed call (the step falls back); ``unavailable`` means the model cannot
+    be asked at all as configured (unknown provider, missing key): the step fails.
+    """
+
+    text: str | None = None
+    timeout: bool = False
+    error: str | None = None
+    unavailable: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.text is not None:
+            return {"text": self.text}
+        if self.timeout:
+            return {"timeout": True}
+        if self.unavailable is not None:
+            return {"unavailable": self.unavailable}
+        return {"error": self.error or ""}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Reply:
+        return cls(text=data.get("text"), timeout=bool(data.get("timeout")),
+                   error=data.get("error"), unavailable=data.get("unavailable"))
+
+
+@dataclass(frozen=True)
+class Ranking:
+    ids: tuple[str, ...]
+    confidence: float
+
+
+class Unusable(Exception):
+    """The reply cannot be used; ``reason`` is ``malformed``, ``invented``, ``timeout`` or
+    ``error``."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+# -- asking a model -----------------------------------------------------------------------
+
+
+async def ask(request: RankRequest) -> Reply:
+    """Ask the request's provider, within its timeout; never raises."""
+    try:
+        complete = _provider(request)
+    except _Unavailable as e:
+        return Reply(unavailable=str(e))
+    try:
+        text = await asyncio.wait_for(complete(request), request.timeout)
+    except TimeoutError:
+        return Reply(timeout=True)
+    except httpx.HTTPError as e:
+        return Reply(error=f"{type(e).__name__}: {e}")
+    except _CallFailed as e:
+        return Reply(error=str(e))
+    return Reply(text=text)
+
+
+class _Unavailable(Exception):
+    pass
+
+
+class _CallFailed(Exception):
+    pass
+
+
+def _provider(request: RankRequest) -> Any:
+    provider = request.provider
+    if provider == "lexical":
+        return _lexical
+    if provider == "anthropic":
+        base = os.environ.get("ANTHROPIC_BASE_URL", ANTHROPIC_URL).rstrip("/")
+        key = os.environ.get("ANTHROPIC_API_KEY")
+        if not key and base == ANTHROPIC_URL:
+            raise _Unavailable(f"horis:model \"{request.model}\" needs ANTHROPIC_API_KEY in the "
+                               "environment (or ANTHROPIC_BASE_URL for a local server)")
+        return lambda r: _anthropic(r, base, key)
+    if provider == "openai":
+        base = os.environ.get("OPENAI_BASE_URL", OPENAI_URL).rstrip("/")
+        key = os.environ.get("OPENAI_API_KEY")
+        if not key and base == OPENAI_URL:
+            raise _Unavailable(f"horis:model \"{request.model}\" needs OPENAI_API_KEY in the "
+                               "environment (or OPENAI_BASE_URL for a local server such as "
+                               "vLLM or Ollama)")
+        return lambda r: _openai(r, base, key)
+    raise _Unavailable(f"horis:model \"{request.model}\": unknown provider {provider!r}; write "
+                       "\"lexical:bm25\", \"anthropic:MODEL\" or \"openai:MODEL\"")
+
+
+async def _post(url: str, headers: dict[str, str], body: dict[str, Any],
+                timeout: float) -> Any:
+    async with httpx.AsyncClient(timeout=timeout) as client:
+        response = await client.post(url, headers=headers, json=body)
+    if response.status_code >= 400:
+        raise _CallFailed(f"{url} answered HTTP {response.status_code}: "
+                          f"{response.text[:300]}")
+    try:
+        return response.json()
+    except ValueError:
+        raise _CallFailed(f"{url} answered a body that is not JSON: "
+                          f"{response.text[:300]}") from None
+
+
+async def _anthropic(request: RankRequest, base: str, key: str | None) -> str:
+    headers = {"anthropic-version": "2023-06-01"}
+    if key:
+        headers["x-api-key"] = key
+    data = await _post(f"{base}/v1/messages", headers, {
+        "model": request.model_name, "max_tokens": 1024, "temperature": 0,
+        "system": SYSTEM_PROMPT,
+        "messages": [{"role": "user", "content": request.prompt()}]}, request.timeout)
+    try:
+        return "".join(b["text"] for b in data["content"] if b.get("type") == "text")
+    except (KeyError, TypeError) as e:
+        raise _CallFailed(f"the Messages API answer has no text content ({e!r})") from None
+
+
+async def _openai(request: RankRequest, base: str, key: str | None) -> str:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    data = await _post(f"{base}/chat/completions", headers, {
+        "model": request.model_name, "temperature": 0,
+        "messages": [{"role": "system", "content": SYSTEM_PROMPT},
+                     {"role": "user", "content": request.prompt()}]}, request.timeout)
+    try:
+        content = data["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError) as e:
+        raise _CallFailed(f"the chat-completions answer has no message content ({e!r})"
+                          ) from None
+    if not isinstance(content, str):
+        raise _CallFailed("the chat-completions answer's message content is not text")
+    return content
+
+
+# -- the offline lexical ranker -------------------------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "i", "in",
+    "is", "it", "its", "me", "my", "of", "on", "or", "our", "so", "that", "the", "their", "this",
+    "to", "was", "we", "with", "would", "you", "your"))
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _terms(text: str) -> list[str]:
+    out = []
+    for w in _WORD.findall(_CAMEL.sub(" ", text).lower()):
+        if w in _STOP:
+            continue
+        if len(w) > 4 and w.endswith("ies"):
+            w = w[:-3] + "y"
+        elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.append(w)
+    return out
+
+
+def lexical_rank(query: str, docs: Mapping[str, str], k1: float = 1.2,
+                 b: float = 0.75) -> Ranking:
+    """BM25 over ``docs`` (id → text) against ``query``; deterministic, ties in id order.
+
+    Confidence is how clearly the best beats the runner-up, ``s1 / (s1 + s2)``: 1 when only
+    one option matches, 0.5 on a tie, 0 when nothing matches.
+    """
+    q = set(_terms(query))
+    tokens = {i: _terms(t) for i, t in docs.items()}
+    n = len(docs)
+    avg = sum(len(t) for t in tokens.values()) / n if n else 0.0
+    df = Counter(w for t in tokens.values() for w in set(t))
+    scores: dict[str, float] = {}
+    for i, toks in tokens.items():
+        tf = Counter(toks)
+        s = 0.0
+        for w in q:
+            if tf[w]:
+                idf = math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5))
+                norm = 1 - b + b * (len(toks) / avg if avg else 1)
+                s += idf * tf[w] * (k1 + 1) / (tf[w] + k1 * norm)
+        scores[i] = s
+    order = sorted(docs, key=lambda i: (-scores[i], i))
+    top = scores[order[0]] if order else 0.0
+    second = scores[order[1]] if len(order) > 1 else 0.0
+    confidence = 0.0 if top <= 0 else top / (top + second)
+    return Ranking(tuple(order), round(confidence, 4))
+
+
+async def _lexical(request: RankRequest) -> str:
+    docs = {c.id: f"{c.label} {c.comment}" if (c.label or c.comment) else _local(c.id)
+            for c in request.candidates}
+    r = lexical_rank(f"{request.rank_by} {request.focus}", docs)
+    return json.dumps({"ranking": list(r.ids), "confidence": r.confidence})
+
+
+def _local(iri: str) -> str:
+    return re.split(r"[#/:]", iri)[-1]
+
+
+# -- judging a reply ------------------------------------------------------------------------
+
+
+def judge_reply(reply: Reply, ids: list[str]) -> Ranking:
+    """The ranking in ``reply``, or :class:`Unusable` saying why it cannot be used."""
+    if reply.timeout:
+        raise Unusable("timeout", "the model did not answer in time")
+    if reply.text is None:
+        raise Unusable("error", f"the model could not be asked: {reply.error}")
+    data = _json_object(reply.text)
+    if data is None:
+        raise Unusable("malformed", f"the answer is not a JSON object: {reply.text[:200]!r}")
+    ranking, confidence = data.get("ranking"), data.get("confidence")
+    if (not isinstance(ranking, list) or not ranking
+            or not all(isinstance(i, str) for i in ranking)):
+        raise Unusable("malformed", "the answer's \"ranking\" is not a non-empty list of ids")
+    if len(set(ranking)) != len(ranking):
+        raise Unusable("malformed", "the answer's \"ranking\" names an option twice")
+    if (isinstance(confidence, bool) or not isinstance(confidence, int | float)
+            or not 0 <= confidence <= 1):
+        raise Unusable("malformed", "the answer's \"confidence\" is not a number from 0 to 1")
+    known = set(ids)
+    invented = [i for i in ranking if i not in known]
+    if invented:
+        raise Unusable("invented", f"the answer ranks {invented[0]!r}, which is not one of the "
+                       "candidates; a model may only rank the options the graph gives")
+    return Ranking(tuple(ranking), float(confidence))
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    body = text.strip()
+    fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", body, re.S)
+    if fence:
+        body = fence.group(1)
+    for candidate in (body, body[body.find("{"):body.rfind("}") + 1]):
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
+# -- the step -------------------------------------------------------------------------------
+
+
+async def propose(runner: Runner, inst: InstanceRun, step: ProposalStep,
+                  variables: dict[str, Node]) -> tuple[StepRecord, URIRef | None, list[tuple]]:
+    """Run ``step``: the record, the step to continue at, and the quads to commit with it."""
+    defs, store = runner.defs, runner.store
+    name = defs.name(step.iri)
+    rec = StepRecord(step.iri, "ProposalStep", "completed", inst.instance)
+    started = runner.env.now()
+    model = step.model or DEFAULT_MODEL
+    detail: dict[str, Any] = {"model": model, "rank_by": step.rank_by, "as": step.as_var,
+                              "threshold": step.confidence}
+    rec.detail["proposal"] = detail
+
+    def fail(message: str) -> tuple[StepRecord, URIRef | None, list[tuple]]:
+        rec.status, rec.error = "failed", RunError(f"{name}: {message}", step=str(step.iri))
+        detail["outcome"] = "failed"
+        return rec, step.on_error, []
+
+    if not step.query:
+        return fail("horis:candidates gives no horis:query; write horis:candidates "
+                    "[ horis:query \"SELECT ?option WHERE { … }\" ]")
+    try:
+        rows = store.select(step.query, {k: v for k, v in variables.items()
+                                         if re.search(rf"[?$]{k}\b", step.query)},
+                            _namespaces(runner, step.iri))
+    except Exception as e:
+        return fail(f"the horis:candidates query does not run: {e}")
+    nodes = _options(rows, step.as_var)
+    candidates = [_candidate(store, n) for n in nodes]
+    kept, dropped = _check_next(runner, step, candidates, variables)
+    detail["candidates"] = [c.to_json() for c in kept]
+    detail["dropped"] = dropped
+    if not kept:
+        return _no_candidates(rec, step, detail, bool(candidates))
+    request = RankRequest(model, step.rank_by or "", _describe(store, variables["this"]),
+                          tuple(kept), _timeout(runner, step))
+    reply = await runner.env.rank(step, request)
+    if reply.unavailable is not None:
+        return fail(reply.unavailable)
+    by_id = {c.id: c for c in kept}
+    chosen: Candidate | None = None
+    ranking: Ranking | None = None
+    try:
+        ranking = judge_reply(reply, list(by_id))
+    except Unusable as e:
+        detail["outcome"], detail["message"] = e.reason, str(e)
+    else:
+        detail["ranking"] = [by_id[i].node.n3() for i in ranking.ids]
+        detail["confidence"] = ranking.confidence
+        if step.confidence is not None and ranking.confidence < step.confidence:
+            detail["outcome"] = "low_confidence"
+            detail["message"] = (f"confidence {ranking.confidence:g} is under the step's "
+                                 f"horis:confidence {step.confidence:g}")
+        else:
+            chosen = by_id[ranking.ids[0]]
+            detail["outcome"] = "chosen"
+    detail["choice"] = chosen.node.n3() if chosen else None
+    rec.result = [{"choice": detail["choice"], "confidence": detail.get("confidence"),
+                   "outcome": detail["outcome"]}]
+    quads = _record(runner, inst, step, model, started, kept, ranking, chosen,
+                    detail.get("message"))
+    rec.graph = quads[0][3]
+    if chosen is not None:
+        variables[step.as_var] = chosen.node
+        return rec, step.next, quads
+    if step.fallback is None:
+        rec.status = "failed"
+        rec.error = RunError(f"{name}: {detail['message']}, and the step declares no "
+                             "horis:fallback; add horis:fallback :SomeStep (e.g. a wait for an "
+                             "operator)", step=str(step.iri))
+        return rec, step.on_error, quads
+    return rec, step.fallback, quads
+
+
+def _no_candidates(rec: StepRecord, step: ProposalStep, detail: dict[str, Any],
+                   some_dropped: bool) -> tuple[StepRecord, URIRef | None, list[tuple]]:
+    why = ("every candidate was dropped by the next step's horis:requires" if some_dropped
+           else "the horis:candidates query gives no option")
+    detail["outcome"], detail["message"], detail["choice"] = "no_candidates", why, None
+    rec.result = [{"choice": None, "confidence": None, "outcome": "no_candidates"}]
+    if step.fallback is not None:
+        return rec, step.fallback, []
+    rec.status, rec.blocked_by = "blocked", f"{why}: {step.query}"
+    return rec, None, []
+
+
+def _options(rows: list[dict[str, Node]], as_var: str) -> list[Node]:
+    seen: dict[str, Node] = {}
+    for row in rows:
+        node = row.get("option", row.get(as_var))
+        if node is None and len(row) == 1:
+            node = next(iter(row.values()))
+        if node is None or isinstance(node, BNode):
+            continue
+        seen.setdefault(str(node), node)
+    return [seen[k] for k in sorted(seen)]
+
+
+def _candidate(store: Any, node: Node) -> Candidate:
+    label = comment = ""
+    if isinstance(node, URIRef):
+        label = " / ".join(sorted(str(v) for v in store.objects(node, RDFS.label)))
+        comment = " / ".join(sorted(str(v) for v in store.objects(node, RDFS.comment)))
+    return Candidate(str(node), node, label, comment)
+
+
+def _check_next(runner: Runner, step: ProposalStep, candidates: list[Candidate],
+                variables: dict[str, Node]) -> tuple[list[Candidate], list[dict[str, str]]]:
+    nxt = runner.defs.steps.get(step.next) if step.next is not None else None
+    if not isinstance(nxt, ActionStep) or nxt.requires is None:
+        return candidates, []
+    kept, dropped = [], []
+    for c in candidates:
+        bound = {**variables, step.as_var: c.node}
+        if runner.store.solutions(nxt.requires, bound):
+            kept.append(c)
+        else:
+            dropped.append({"id": c.id, "node": c.node.n3(),
+                            "failing": runner.store.failing(nxt.requires, bound)})
+    return kept, dropped
+
+
+def _describe(store: Any, focus: Node) -> str:
+    words = [str(v) for p in (RDFS.label, RDFS.comment) for v in sorted(store.objects(focus, p))]
+    return f"{focus} — {' — '.join(words)}" if words else str(focus)
+
+
+def _timeout(runner: Runner, step: ProposalStep) -> float:
+    value = runner.defs.graph.value(step.iri, HORIS.timeout)
+    if value is None:
+        return DEFAULT_TIMEOUT
+    try:
+        return parse_timeout(value)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+def _namespaces(runner: Runner, node: URIRef) -> dict[str, Any]:
+    """The prefixes of the file that declares the step; the merged ones beneath them."""
+    ns = {k: v for k, v in runner.defs.graph.namespace_manager.namespaces()}
+    for f in runner.defs.sources.files:
+        if (node, None, None) in f.graph:
+            ns.update(dict(f.graph.namespace_manager.namespaces()))
+            break
+    return ns
+
+
+def _record(runner: Runner, inst: InstanceRun, step: ProposalStep, model: str,
+            started: Any, kept: list[Candidate], ranking: Ranking | None,
+            chosen: Candidate | None, message: str | None) -> list[tuple]:
+    """The proposal's own named graph: what was considered, ranked and chosen, by a model."""
+    rid = runner.env.new_id()
+    graph = URIRef(f"urn:horismos:proposal:{rid}")
+    activity = URIRef(f"urn:horismos:activity:{rid}")
+    choice = URIRef(f"urn:horismos:choice:{rid}")
+    ended = runner.env.now()
+    triples: list[tuple[Node, Node, Node]] = [
+        (graph, RDF.type, PROV.Entity), (graph, PROV.wasGeneratedBy, activity),
+        (activity, RDF.type, HORIS.StepExecution), (activity, RDF.type, PROV.Activity),
+        (activity, HORIS.step, step.iri), (activity, HORIS.instance, inst.instance),
+        (activity, HORIS.provenance, HORIS.ModelProvenance),
+        (activity, PROV.startedAtTime, Literal(started.isoformat(), datatype=XSD.dateTime)),
+        (activity, PROV.endedAtTime, Literal(ended.isoformat(), datatype=XSD.dateTime)),
+        (activity, RDFS.label, Literal(f"{step.iri.fragment or step.iri} ranked by {model}")),
+    ]
+    triples += [(activity, PROV.used, c.node) for c in kept]
+    if message:
+        triples.append((activity, HORIS.error, Literal(message)))
+    if ranking is not None:
+        seq = URIRef(f"urn:horismos:ranking:{rid}")
+        by_id = {c.id: c.node for c in kept}
+        triples += [(choice, RDF.type, PROV.Entity), (choice, PROV.wasGeneratedBy, activity),
+                    (choice, HORIS.name, Literal(step.as_var)),
+                    (choice, HORIS.confidence, Literal(ranking.confidence, datatype=XSD.double)),
+                    (choice, RDF.value, seq), (seq, RDF.type, RDF.Seq)]
+        triples += [(seq, RDF[f"_{n}"], by_id[i]) for n, i in enumerate(ranking.ids, 1)]
+        if chosen is not None:
+            triples.append((choice, HORIS.value, chosen.node))
+    return [(s, p, o, graph) for s, p, o in triples]

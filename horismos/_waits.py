@@ -1,0 +1,382 @@
+"""Wait steps: an instance stops until the world answers, and resumes — maybe in another process.
+
+Entering a :class:`~horismos._model.WaitStep`:
+
+- if its ``horis:until`` pattern already holds, the instance does not wait and moves on;
+- otherwise the wait begins: an activity in a named graph of its own records when it began and,
+  with ``horis:delivery horis:Final``, the brief published for the operator; it is committed
+  with the instance's new state (``horis:Waiting``) in one change, then traced.
+
+Resuming (:func:`prepare` checks, :meth:`Runner.resume_instance` lands and continues):
+
+1. the instance's state — workflow, focus, current step, version, variables — is read back from
+   the world graph, so a fresh process can resume what another one left waiting;
+2. the answering facts are checked like a person's input: the domain shapes that target each
+   node they touch must still hold (the gate's SHACL path), and they may not write runtime
+   state; a violation raises and nothing changes;
+3. the facts land in their own named graph (provenance: human), then the wait is settled: past
+   its ``horis:timeout`` (the runtime clock against the recorded start) it continues at
+   ``horis:onTimeout`` (else ``horis:next``); when ``horis:until`` holds, or the wait declares
+   none, at ``horis:next``; otherwise it keeps waiting.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
+from rdflib.term import Node
+from rdflib.util import from_n3
+
+from ._definitions import Definitions
+from ._errors import GateRejected, ShaclMessage, UsageError
+from ._gate import Gate
+from ._model import WaitStep
+from ._records import InstanceRun, StepRecord
+from ._stores import Change, Store
+from ._vocab import HORIS, NS, PROV
+from ._world import INSTANCES, World
+
+if TYPE_CHECKING:
+    from ._runner import Runner
+
+__all__ = ["StoredInstance", "Waiting", "find_instance", "prepare", "read_instance", "wait_step"]
+
+_NS = {"horis": NS, "prov": str(PROV), "rdfs": str(RDFS)}
+_STATUS = {HORIS.Running: "running", HORIS.Completed: "completed", HORIS.Waiting: "waiting",
+           HORIS.Blocked: "blocked", HORIS.Failed: "failed"}
+
+
+# -- instance state, read back from the graph -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredInstance:
+    """A workflow instance as the world graph holds it."""
+
+    instance: URIRef
+    workflow: URIRef
+    focus: URIRef
+    status: str
+    current: URIRef | None
+    version: int
+    variables: dict[str, Node] = field(default_factory=dict)
+
+
+def read_instance(store: Store, iid: URIRef) -> StoredInstance | None:
+    """The stored state of ``iid``, or ``None`` when the world holds no such instance."""
+    rows = store.select(f"""
+        SELECT ?workflow ?focus ?status ?version ?current WHERE {{ GRAPH <{INSTANCES}> {{
+            ?i horis:workflow ?workflow ; horis:focus ?focus ; horis:status ?status ;
+               horis:version ?version .
+            OPTIONAL {{ ?i horis:currentStep ?current }} }} }}""", {"i": iid}, _NS)
+    if not rows:
+        return None
+    row = rows[0]
+    variables: dict[str, Node] = {"this": row["focus"]}
+    for v in store.select(f"""
+            SELECT ?name ?value WHERE {{ GRAPH <{INSTANCES}> {{
+                ?i horis:variable ?v . ?v horis:name ?name ; horis:value ?value }} }}""",
+                          {"i": iid}, _NS):
+        variables[str(v["name"])] = v["value"]
+    current = row.get("current")
+    return StoredInstance(iid, row["workflow"], row["focus"],  # type: ignore[arg-type]
+                          _STATUS.get(row["status"], str(row["status"])),
+                          current if isinstance(current, URIRef) else None,
+                          int(row["version"].toPython()), variables)  # type: ignore[union-attr]
+
+
+def find_instance(store: Store, text: str) -> URIRef:
+    """An instance IRI from its IRI or from the short id a run prints (a unique prefix)."""
+    if ":" in text:
+        return URIRef(text.strip("<>"))
+    rows = store.select(f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} }}",
+                        {}, _NS)
+    found = sorted({r["i"] for r in rows
+                    if str(r["i"]).rsplit(":", 1)[-1].startswith(text)}, key=str)
+    if len(found) == 1:
+        return found[0]  # type: ignore[return-value]
+    what = "no instance" if not found else f"{len(found)} instances"
+    raise UsageError(f"{what} in this world with the id {text!r}; give the instance IRI "
+                     "(urn:horismos:instance:…) as the run's brief or trace shows it")
+
+
+# -- the step --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _OpenWait:
+    activity: URIRef
+    graph: URIRef
+    started: dt.datetime
+    brief: str | None
+
+
+def wait_step(runner: Runner, inst: InstanceRun, step: WaitStep, variables: dict[str, Node],
+              ) -> tuple[StepRecord, URIRef | None, list[tuple]]:
+    """Begin the wait, or — for an instance resumed at it — settle it."""
+    rec = StepRecord(step.iri, "WaitStep", "completed", inst.instance)
+    detail: dict[str, Any] = {
+        "reason": step.reason, "wake": sorted(str(w) for w in step.wake),
+        "delivery": str(step.delivery) if step.delivery else None,
+        "until": _until_text(step), "timeout": step.timeout}
+    rec.detail["wait"] = detail
+    open_wait = _open_wait(runner.store, inst.instance, step.iri)
+    if open_wait is not None:
+        return _settle(runner, step, variables, rec, detail, open_wait)
+    if step.until is not None and runner.store.solutions(step.until, variables):
+        detail["outcome"] = "until_held"
+        return rec, step.next, []
+    started = runner.env.now()
+    wid = runner.env.new_id()
+    graph = URIRef(f"urn:horismos:wait:{wid}")
+    activity = URIRef(f"urn:horismos:activity:{wid}")
+    brief = compose_brief(runner, inst, step, variables) if step.delivery == HORIS.Final else None
+    detail.update(outcome="waiting", started=started.isoformat(), brief=brief)
+    rec.status, rec.brief, rec.graph = "waiting", brief, graph
+    triples: list[tuple[Node, Node, Node]] = [
+        (graph, RDF.type, PROV.Entity), (graph, PROV.wasGeneratedBy, activity),
+        (activity, RDF.type, HORIS.StepExecution), (activity, RDF.type, PROV.Activity),
+        (activity, HORIS.step, step.iri), (activity, HORIS.instance, inst.instance),
+        (activity, HORIS.provenance, HORIS.SystemProvenance),
+        (activity, PROV.startedAtTime, _time(started)),
+        (activity, RDFS.label, Literal(f"{step.iri.fragment or step.iri} waits")),
+    ]
+    if step.reason:
+        triples.append((activity, HORIS.reason, Literal(step.reason)))
+    if brief:
+        triples.append((activity, HORIS.brief, Literal(brief)))
+    return rec, None, [(s, p, o, graph) for s, p, o in triples]
+
+
+def _settle(runner: Runner, step: WaitStep, variables: dict[str, Node], rec: StepRecord,
+            detail: dict[str, Any], wait: _OpenWait,
+            ) -> tuple[StepRecord, URIRef | None, list[tuple]]:
+    now = runner.env.now()
+    detail.update(started=wait.started.isoformat(), resumed=now.isoformat())
+    rec.graph = wait.graph
+    close = [(wait.activity, PROV.endedAtTime, _time(now), wait.graph)]
+    if step.timeout is not None and (now - wait.started).total_seconds() >= step.timeout:
+        detail["outcome"] = "timed_out"
+        rec.status = "timed_out"
+        return rec, step.on_timeout or step.next, close
+    if step.until is None or runner.store.solutions(step.until, variables):
+        detail["outcome"] = "ended"
+        return rec, step.next, close
+    detail.update(outcome="still_waiting", brief=wait.brief)
+    rec.status, rec.brief = "waiting", wait.brief
+    return rec, None, []
+
+
+def _open_wait(store: Store, iid: URIRef, step: URIRef) -> _OpenWait | None:
+    rows = store.select("""
+        SELECT ?a ?g ?started ?brief WHERE { GRAPH ?g {
+            ?a a horis:StepExecution ; horis:instance ?i ; horis:step ?s ;
+               prov:startedAtTime ?started .
+            OPTIONAL { ?a horis:brief ?brief }
+            FILTER NOT EXISTS { ?a prov:endedAtTime ?ended } } }""", {"i": iid, "s": step}, _NS)
+    if not rows:
+        return None
+    row = max(rows, key=lambda r: str(r["started"]))
+    brief = row.get("brief")
+    return _OpenWait(row["a"], row["g"],  # type: ignore[arg-type]
+                     dt.datetime.fromisoformat(str(row["started"])),
+                     str(brief) if brief is not None else None)
+
+
+def compose_brief(runner: Runner, inst: InstanceRun, step: WaitStep,
+                  variables: dict[str, Node]) -> str:
+    """What the operator is told: why, about what, what was proposed, how to answer."""
+    n = runner.defs.name
+    focus = variables["this"]
+    label = next(iter(sorted(str(v) for v in runner.store.objects(focus, RDFS.label))), "")
+    lines = [step.reason or f"{n(step.iri)} waits for the world to change.",
+             f"Instance {inst.instance} ({n(inst.workflow)} for {n(focus)}"
+             f"{' — ' + label if label else ''}) waits at {n(step.iri)}."]
+    proposal = next((r.detail["proposal"] for r in reversed(inst.steps)
+                     if "proposal" in r.detail), None)
+    if proposal is not None:
+        lines += _proposal_lines(runner.defs, proposal)
+    if step.until is not None:
+        lines.append(f"It continues when this holds: {_until_text(step)}")
+    if step.timeout is not None:
+        target = step.on_timeout or step.next
+        lines.append(f"Without an answer within {_duration(step.timeout)} it continues at "
+                     f"{n(target) if target else 'the end'}.")
+    lines.append(f"Answer with: horismos resume … --instance {inst.instance} --facts "
+                 "'<Turtle>'")
+    return "\n".join(lines)
+
+
+def _proposal_lines(defs: Definitions, proposal: dict[str, Any]) -> list[str]:
+    labels = {c["node"]: c["label"] for c in proposal.get("candidates", ())}
+    ranking = proposal.get("ranking")
+    lines = []
+    if proposal.get("message"):
+        lines.append(f"The proposal did not decide: {proposal['message']}.")
+    if ranking:
+        lines.append(f"{proposal['model']} ranked (confidence {proposal['confidence']:g}):")
+        for i, node in enumerate(ranking, 1):
+            term = from_n3(node)
+            name = defs.name(term) if isinstance(term, URIRef) else node
+            lines.append(f"  {i}. {name}" + (f" — {labels[node]}" if labels.get(node) else ""))
+    elif proposal.get("candidates"):
+        lines.append("Candidates: " + ", ".join(
+            defs.name(from_n3(c["node"])) for c in proposal["candidates"]))  # type: ignore[arg-type]
+    return lines
+
+
+def _until_text(step: WaitStep) -> str | None:
+    if step.until is None:
+        return None
+    return " ".join(" ".join(p.text.split()) for p in step.until.patterns)
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("h", 3600), ("m", 60), ("s", 1)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+def _time(value: dt.datetime) -> Literal:
+    return Literal(value.isoformat(), datatype=XSD.dateTime)
+
+
+# -- resuming --------------------------------------------------------------------------------
+
+
+@dataclass
+class Waiting:
+    """A waiting instance as stored, and the checked facts that answer it; nothing written yet."""
+
+    stored: StoredInstance
+    step: WaitStep
+    facts: list[tuple[Node, Node, Node]]
+
+    @property
+    def version(self) -> int:
+        return self.stored.version
+
+    @property
+    def workflow(self) -> URIRef:
+        return self.stored.workflow
+
+    @property
+    def focus(self) -> URIRef:
+        return self.stored.focus
+
+    def instance_run(self) -> InstanceRun:
+        s = self.stored
+        return InstanceRun(s.instance, s.workflow, s.focus, "waiting", s.current,
+                           variables=dict(s.variables))
+
+    def land(self, runner: Runner) -> dict[str, Any]:
+        """Commit the facts in their own named graph (provenance: human); the trace fields."""
+        now = read_instance(runner.store, self.stored.instance)
+        if now is None or now.version != self.version or now.status != "waiting":
+            raise UsageError(f"instance {self.stored.instance} changed while it was being "
+                             "resumed (another process resumed it); read it again")
+        fields: dict[str, Any] = {
+            "instance": str(self.stored.instance), "step": str(self.step.iri),
+            "version": self.version, "facts": sorted(_nt(t) for t in self.facts),
+            "graph": None}
+        if not self.facts:
+            return fields
+        fid = runner.env.new_id()
+        at = _time(runner.env.now())
+        graph = URIRef(f"urn:horismos:input:{fid}")
+        activity = URIRef(f"urn:horismos:activity:{fid}")
+        meta: list[tuple[Node, Node, Node]] = [
+            (graph, RDF.type, PROV.Entity), (graph, PROV.wasGeneratedBy, activity),
+            (activity, RDF.type, PROV.Activity), (activity, HORIS.step, self.step.iri),
+            (activity, HORIS.instance, self.stored.instance),
+            (activity, HORIS.provenance, HORIS.HumanProvenance),
+            (activity, PROV.startedAtTime, at), (activity, PROV.endedAtTime, at),
+            (activity, RDFS.label, Literal(
+                f"answer to {self.step.iri.fragment or self.step.iri}")),
+        ]
+        runner.world.commit(Change(add=[(s, p, o, graph) for s, p, o in [*self.facts, *meta]]))
+        fields["graph"] = str(graph)
+        return fields
+
+
+def prepare(defs: Definitions, gate: Gate, world: World, iid: URIRef,
+            facts: str | Graph | None,
+            types_of: Callable[[Node], set[Node]] | None = None) -> Waiting:
+    """Check that ``iid`` waits and that ``facts`` may answer it; writes nothing.
+
+    Raises :class:`UsageError` for an instance that is not waiting or facts that do not parse
+    or write runtime state, :class:`GateRejected` for facts that break the domain shapes.
+    """
+    stored = read_instance(world.store, iid)
+    if stored is None:
+        raise UsageError(f"the world holds no instance {iid}; resume needs the world the run "
+                         "committed to (the same --store, or the --out of the run as --world)")
+    if stored.status != "waiting":
+        raise UsageError(f"instance {iid} is {stored.status}, not waiting; only an instance "
+                         "stopped at a horis:WaitStep can be resumed")
+    step = defs.steps.get(stored.current) if stored.current is not None else None
+    if not isinstance(step, WaitStep) or stored.workflow not in defs.workflows:
+        raise UsageError(f"instance {iid} waits at {stored.current}, which the loaded "
+                         "definitions do not declare as a horis:WaitStep of "
+                         f"{defs.name(stored.workflow)}; load the definitions it ran with")
+    triples = _parse(defs, facts)
+    _check_terms(defs, triples)
+    _judge(defs, gate, world.store, triples, types_of)
+    return Waiting(stored, step, triples)
+
+
+def _parse(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Node, Node]]:
+    if facts is None:
+        return []
+    if isinstance(facts, Graph):
+        g = facts
+    else:
+        g = Graph()
+        prefixes = "".join(f"@prefix {p}: <{ns}> .\n"
+                           for p, ns in defs.graph.namespace_manager.namespaces())
+        try:
+            g.parse(data=prefixes + facts, format="turtle")
+        except Exception as e:
+            raise UsageError(f"the facts are not valid Turtle: {getattr(e, '_why', None) or e}; "
+                             "write triples such as ':booking7 :operatorChoice :FL200 .' (the "
+                             "definitions' prefixes are declared for you)") from None
+    return sorted(g, key=lambda t: tuple(x.n3() for x in t))
+
+
+def _check_terms(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> None:
+    for s, p, _ in triples:
+        if str(p).startswith(NS) or str(s).startswith("urn:horismos:"):
+            raise UsageError(f"the facts write {defs.name(s)} {defs.name(p)}: runtime state "
+                             "(horis: terms, urn:horismos: nodes) is written by the runtime "
+                             "only; give facts about the domain")
+
+
+def _judge(defs: Definitions, gate: Gate, store: Store, triples: list[tuple[Node, Node, Node]],
+           types_of: Callable[[Node], set[Node]] | None) -> None:
+    """Each node the facts touch, after them, against the domain shapes that target it."""
+    asserted: dict[Node, set[Node]] = {}
+    for s, p, o in triples:
+        if p == RDF.type:
+            asserted.setdefault(s, set()).add(o)
+    world_types = types_of or (lambda n: set(store.objects(n, RDF.type)))
+
+    def types(node: Node) -> set[Node]:
+        return world_types(node) | asserted.get(node, set())
+
+    messages: list[ShaclMessage] = []
+    for subject in sorted({s for s, _, _ in triples if not isinstance(s, BNode)}, key=str):
+        added = [t for t in triples if t[0] == subject]
+        verdict = gate.domain(subject, added, store.outgoing(subject), types)
+        messages.extend(verdict.messages)
+    if messages:
+        raise GateRejected("the facts break the domain shapes, so none of them landed: "
+                           + "; ".join(str(m) for m in messages), messages=tuple(messages))
+
+
+def _nt(t: tuple[Node, Node, Node]) -> str:
+    return " ".join(x.n3() for x in t) + " ."
