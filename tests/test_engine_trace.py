@@ -1,0 +1,193 @@
+"""Traces: JSON Lines an operator can trust — versioned, complete per step, hash-chained.
+
+The header pins the world the run started from (digest + a snapshot that reloads to it) and
+the definitions in force; each step event says what fired with what and what came of it; an
+edited line is found and named.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import EX, TRIAGE, step_events
+
+from horismos import TraceTampered, TraceVersionError, World, read_trace
+from horismos._trace import TRACE_VERSION
+
+STEP_FIELDS = {"step", "tool", "args", "result", "effects", "gate", "status", "timings"}
+
+
+@pytest.fixture
+def traced(build, recorder, tmp_path):
+    """A completed two-step run (queue, then a rejected re-queue) and its saved trace."""
+    defs = TRIAGE.replace('horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+                          'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;'
+                          ' horis:next :Again .') + """
+:Again a horis:ActionStep ; horis:tool :t.assign ;
+    horis:requires "?this :acuity ?queue ." ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ;
+    horis:onError :Again2 .
+:Again2 a horis:ActionStep ; horis:tool :t.assign ;
+    horis:requires "?this :acuity ?queue ." ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+    refs = iter([{"ref": "R-1"}, {"ref": "bad-ref"}, {"ref": "R-3"}])
+    agent, world = build(defs, tools={"assign": recorder.tool("assign",
+                                                              lambda **_: next(refs))})
+    digest_before = world.digest()
+    run = agent.run(world, focus=str(EX.p1))
+    path = run.trace.save(tmp_path / "run.jsonl")
+    return agent, world, digest_before, run, path
+
+
+def test_a_trace_is_json_lines_starting_with_a_versioned_header(traced):
+    *_, run, path = traced
+
+    lines = path.read_text(encoding="utf-8").splitlines()
+    events = [json.loads(line) for line in lines]
+
+    assert len(events) == len(run.trace.events) >= 5
+    assert events[0]["type"] == "header"
+    assert events[0]["trace_version"] == TRACE_VERSION == 1
+    assert events[-1]["type"] == "end" and events[-1]["status"] == "completed"
+    assert [e["type"] for e in events].count("step") == 3
+
+
+def test_the_header_pins_the_world_and_definitions_the_run_started_from(traced):
+    agent, world, digest_before, _, path = traced
+    header = read_trace(path)[0]
+
+    assert header["world_digest"] == digest_before
+    assert world.digest() != digest_before  # the run changed the world; the header did not
+    assert header["workflow"] == str(EX.Triage)
+    assert header["focus"] == [str(EX.p1)]
+    assert header["definitions_digest"] == agent.definitions.digest
+    assert header["definitions_digest"].startswith("sha256:")
+    snapshot = header["snapshot"]
+    reloaded = World.from_snapshot(snapshot["data"])
+    assert reloaded.digest() == digest_before
+
+
+def test_a_snapshot_with_blank_nodes_reloads_to_the_same_digest(build, recorder):
+    world_ttl = """
+:urgent a :AcuityLevel .
+:p1 a :Patient ; :acuity :urgent ; :address [ :city "Lyon" ; :zip "69001" ] .
+:p1 :contact [ :phone "555" ] .
+"""
+    agent, world = build(TRIAGE, world_ttl,
+                         tools={"assign": recorder.tool("assign", {"ref": "R-1"})})
+    before = world.digest()
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    header = run.trace.header
+    assert header["world_digest"] == before
+    assert World.from_snapshot(header["snapshot"]["data"]).digest() == before
+
+
+def test_every_step_event_says_what_fired_with_what_and_what_came_of_it(traced):
+    *_, run, path = traced
+    steps = [e for e in read_trace(path) if e["type"] == "step"]
+
+    for event in steps:
+        assert set(event) >= STEP_FIELDS, STEP_FIELDS - set(event)
+        assert event["tool"] == str(EX["t.assign"])
+        assert event["args"] == [{"patient": EX.p1.n3(), "queue": EX.urgent.n3()}]
+        assert {"precondition", "tool", "gate"} <= set(event["timings"])
+    first, rejected, third = steps
+    assert first["step"] == str(EX.Queue) and first["status"] == "completed"
+    assert first["result"] == [{"ref": "R-1"}]
+    assert [EX.p1.n3(), EX.ref.n3(), '"R-1"'] in first["effects"]
+    assert any(p == EX.queuedAt.n3() for _, p, _ in first["effects"])
+    assert first["gate"] == {"conforms": True, "messages": []}
+    assert first["graph"] == str(run.steps[0].graph)
+    assert rejected["status"] == "rejected" and rejected["effects"] == []
+    assert rejected["result"] == [{"ref": "bad-ref"}]
+    assert rejected["gate"]["conforms"] is False
+    (message,) = rejected["gate"]["messages"]
+    assert message["focus"] == ":p1" and message["path"] == ":ref"
+    assert rejected["error"]["type"] == "GateRejected"
+    assert rejected["next"] == str(EX.Again2)
+    assert third["status"] == "completed"
+
+
+def test_a_blocked_step_event_names_the_failing_pattern(build, recorder):
+    agent, world = build(TRIAGE, tools={"assign": recorder.tool("assign", {"ref": "R-1"})})
+
+    run = agent.run(world, focus=str(EX.p3))
+
+    (event,) = step_events(run)
+    assert event["status"] == "blocked"
+    assert event["precondition"] == {"holds": False, "failing": "?this :acuity ?queue ."}
+    assert event["result"] == [] and event["effects"] == []
+
+
+def test_an_untouched_trace_reads_back_event_for_event(traced):
+    *_, run, path = traced
+
+    events = read_trace(path)
+
+    assert [e["type"] for e in events] == [e["type"] for e in run.trace.events]
+    assert [e["seq"] for e in events] == list(range(len(events)))
+
+
+def test_a_trace_streamed_during_the_run_reads_back(build, recorder, tmp_path):
+    agent, world = build(TRIAGE, tools={"assign": recorder.tool("assign", {"ref": "R-1"})})
+    streamed = tmp_path / "streamed.jsonl"
+
+    run = agent.run(world, focus=str(EX.p1), trace=streamed)
+
+    assert [e["type"] for e in read_trace(streamed)] == [e["type"] for e in run.trace.events]
+
+
+def _edit(path, line_no: int, old: str, new: str) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert old in lines[line_no - 1]
+    lines[line_no - 1] = lines[line_no - 1].replace(old, new, 1)
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+def test_editing_one_character_of_a_middle_line_is_caught_on_that_line(traced):
+    *_, path = traced
+    lines = path.read_text(encoding="utf-8").splitlines()
+    middle = next(n for n, line in enumerate(lines, 1)
+                  if '"R-1"' in line and json.loads(line)["type"] == "step")
+    assert 1 < middle < len(lines)
+
+    _edit(path, middle, '"R-1"', '"R-2"')
+
+    with pytest.raises(TraceTampered) as caught:
+        read_trace(path)
+    assert caught.value.line == middle
+    assert f":{middle}:" in str(caught.value)
+
+
+def test_editing_the_last_line_is_caught(traced):
+    *_, path = traced
+    last = len(path.read_text(encoding="utf-8").splitlines())
+
+    _edit(path, last, '"completed"', '"failed"')
+
+    with pytest.raises(TraceTampered) as caught:
+        read_trace(path)
+    assert caught.value.line == last
+
+
+def test_removing_a_middle_line_is_caught(traced):
+    *_, path = traced
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    del lines[2]
+    path.write_text("".join(lines), encoding="utf-8")
+
+    with pytest.raises(TraceTampered) as caught:
+        read_trace(path)
+    assert caught.value.line == 3
+
+
+def test_an_unknown_trace_version_is_refused(traced):
+    *_, path = traced
+    _edit(path, 1, '"trace_version":1', '"trace_version":99')
+
+    with pytest.raises(TraceVersionError, match="99"):
+        read_trace(path)
