@@ -1,0 +1,124 @@
+"""``http://…`` / ``https://…``: a JSON POST of the declared arguments; the answer is the result.
+
+Strict: the response body must be one JSON object (any field outside the effect makes the gate
+reject it), the answer must be 2xx (redirects are not followed), TLS is verified, and at most
+:data:`MAX_RESPONSE_BYTES` are read. Request headers come from environment variables named in
+the Turtle (``horis:header [ horis:name "Authorization" ; horis:fromEnv "API_TOKEN" ]``); their
+values are never written to the trace or to an error message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from .._errors import ToolError, ToolTimeout
+from .._model import Tool
+from .base import Binding
+from .wire import json_arguments
+
+__all__ = ["MAX_RESPONSE_BYTES", "HttpBinding"]
+
+MAX_RESPONSE_BYTES = 1 << 20
+"""A larger response is cut off and refused: 1 MiB."""
+
+
+class HttpBinding(Binding):
+    """One endpoint, one connection pool for the run."""
+
+    kind = "http"
+
+    def __init__(self, tool: Tool) -> None:
+        self.tool = tool
+        self.url = tool.binding
+        self.shown = _without_userinfo(tool.binding)
+        self._client: httpx.AsyncClient | None = None
+
+    async def check(self) -> None:
+        self._headers()
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        for h in self.tool.headers:
+            value = os.environ.get(h.env)
+            if value is None:
+                raise ToolError(
+                    f"{self.tool.name}: header {h.name} is read from environment variable "
+                    f"{h.env}, which is not set; export {h.env}=… before running",
+                    tool=str(self.tool.iri))
+            headers[h.name] = value
+        return headers
+
+    async def call(self, args: Mapping[str, Any]) -> Any:
+        headers = self._headers()
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self.tool.timeout, follow_redirects=False,
+                                             verify=True)
+        where = f"POST {self.shown}"
+        try:
+            async with self._client.stream("POST", self.url, json=json_arguments(self.tool, args),
+                                           headers=headers) as response:
+                body = await _read_capped(response, where)
+        except httpx.TimeoutException:
+            raise ToolTimeout(f"{where} did not answer within {self.tool.timeout:g}s "
+                              "(horis:timeout)") from None
+        except httpx.HTTPError as e:
+            raise ToolError(f"{where} failed: {type(e).__name__}: {e}") from None
+        status = response.status_code
+        if not 200 <= status < 300:
+            hint = ""
+            if 300 <= status < 400:
+                hint = (f" (redirects are not followed; bind the tool to "
+                        f"{_without_userinfo(response.headers.get('location', 'the final URL'))})")
+            raise ToolError(f"{where} answered {status} {response.reason_phrase}{hint}: "
+                            f"{_preview(body)}")
+        if status == 204 or not body.strip():
+            return None
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            kind = response.headers.get("content-type", "no content type")
+            raise ToolError(f"{where} answered {kind}, not JSON: {_preview(body)}") from None
+        if not isinstance(data, dict):
+            raise ToolError(f"{where} answered a JSON {type(data).__name__}, not an object of "
+                            "the effect's fields")
+        return data
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+async def _read_capped(response: httpx.Response, where: str) -> bytes:
+    """The body, refused past :data:`MAX_RESPONSE_BYTES` without reading the rest."""
+    declared = response.headers.get("content-length")
+    too_big = ToolError(f"{where} answered more than {MAX_RESPONSE_BYTES} bytes; the response "
+                        "is refused")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
+        raise too_big
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise too_big
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _preview(body: bytes, limit: int = 200) -> str:
+    text = body[:limit].decode("utf-8", "replace").strip()
+    return repr(text + ("…" if len(body) > limit else "")) if text else "(empty body)"
+
+
+def _without_userinfo(url: str) -> str:
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
