@@ -356,8 +356,9 @@ class Runner:
                 continue
             returned = self.gate.triples(tool, subject, result)
             fixed = self.gate.fixed(tool, subject, now)
-            verdict = self.gate.judge(tool, subject, returned, fixed,
-                                      self.store.outgoing(subject), self._types_of)
+            # with horis:forEach, earlier calls' effects on this node are part of its after-view
+            before = [*self.store.outgoing(subject), *(t for t in effects if t[0] == subject)]
+            verdict = self.gate.judge(tool, subject, returned, fixed, before, self._types_of)
             rec.timings["gate"] = rec.timings.get("gate", 0.0) + time.perf_counter() - t3
             if not verdict.conforms:
                 raise GateRejected(

@@ -247,3 +247,28 @@ def test_a_tools_own_requires_blocks_it(build, recorder):
     assert run.status == "blocked"
     assert run.blocked_by == "FILTER(STRLEN(?note) > 0)"
     assert recorder.count("file") == 0
+
+
+def test_for_each_results_are_judged_together_against_the_domain_shapes(build, recorder,
+                                                                         tmp_path):
+    """Each call alone gives p1 one :ref; together they would break the domain's maxCount 1."""
+    one_ref = tmp_path / "one-ref.ttl"
+    one_ref.write_text("""
+@prefix :   <http://example.org/clinic#> .
+@prefix sh: <http://www.w3.org/ns/shacl#> .
+:OneRefShape a sh:NodeShape ; sh:targetClass :Patient ;
+    sh:property [ sh:path :ref ; sh:maxCount 1 ; sh:message "a patient has one reference" ] .
+""", encoding="utf-8")
+    defs = TRIAGE.replace('horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+                          'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;'
+                          ' horis:forEach true .')
+    refs = {EX.urgent: "R-1", EX.routine: "R-2"}
+    agent, world = build(defs, WARD + ":p1 :acuity :routine .\n", extra=(one_ref,), tools={
+        "assign": recorder.tool("assign", lambda patient, queue: {"ref": refs[queue]})})
+    before = facts(world)
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.steps[0].status == "rejected"
+    assert [m.message for m in run.steps[0].messages] == ["a patient has one reference"]
+    assert facts(world) == before
