@@ -475,3 +475,18 @@ def test_mcp_server_time_refuses_a_contract_that_misses_a_required_argument(tmp_
     text = str(e.value)
     assert 'it has no argument "timezone"' in text
     assert 'it requires "source_timezone"' in text and 'it requires "time"' in text
+
+
+# -- the example in examples/mcp ---------------------------------------------------------------
+
+def test_the_mcp_example_admits_each_patient_with_a_bed(tmp_path) -> None:
+    example = Path(__file__).resolve().parent.parent / "examples" / "mcp"
+    ward = Namespace("http://example.org/ward#")
+    agent = Agent.from_files(example / "clinic.ttl")
+    world = World.from_files(example / "world.ttl")
+    run = agent.run(world, all=True, trace=tmp_path / "trace.jsonl")
+    assert run.status == "completed", run.error
+    assert {value(world, p, ward.bedRef) for p in (ward.ada, ward.brian)} == {
+        "CARDIOLOGY-01", "SURGERY-02"}
+    assert [e["narrowed"] for e in run.trace.events if e["type"] == "step"] == [
+        ["occupancy"], ["occupancy"]]
