@@ -64,7 +64,8 @@ def rechain(events: list[dict[str, Any]], path: Path) -> Path:
     """Write ``events`` as a trace with a valid hash chain (what a careful forger would do)."""
     trace = Trace()
     for e in events:
-        trace.emit(e["type"], **{k: v for k, v in e.items() if k not in ("type", "seq", "prev")})
+        trace.emit(e["type"], **{k: v for k, v in e.items()
+                                 if k not in ("type", "seq", "prev", "hash")})
     return trace.save(path)
 
 
@@ -184,8 +185,7 @@ def test_an_edited_trace_is_refused_naming_its_line(tmp_path: Path) -> None:
     edited.write_text("".join(lines))
     with pytest.raises(TraceTampered) as e:
         replay(edited, Calls().agent())
-    # each event carries the hash of the one before: the chain breaks at the next line
-    assert e.value.line == 4 and f"{edited}:4:" in str(e.value)
+    assert e.value.line == 3 and f"{edited}:3:" in str(e.value)
 
     del lines[2]
     (tmp_path / "cut.jsonl").write_text("".join(lines))
@@ -194,14 +194,19 @@ def test_an_edited_trace_is_refused_naming_its_line(tmp_path: Path) -> None:
     assert e.value.line == 3
 
 
-def test_an_edited_last_event_is_caught_by_replay(tmp_path: Path) -> None:
-    # no event follows the last one to carry its hash; replay's comparison catches the edit
+def test_an_edited_last_event_is_refused_and_a_rehashed_one_diverges(tmp_path: Path) -> None:
     lines = (RECORDED / "triage-all.jsonl").read_text().splitlines(keepends=True)
     end = json.loads(lines[-1])
     end["world_digest"] = "sha256:" + "1" * 64
     lines[-1] = json.dumps(end, sort_keys=True, separators=(",", ":")) + "\n"
     (tmp_path / "end.jsonl").write_text("".join(lines))
-    report = replay(tmp_path / "end.jsonl", Calls().agent())
+    with pytest.raises(TraceTampered) as e:
+        replay(tmp_path / "end.jsonl", Calls().agent())
+    assert e.value.line == len(lines)
+
+    events = read_trace(RECORDED / "triage-all.jsonl")
+    events[-1]["world_digest"] = end["world_digest"]
+    report = replay(rechain(events, tmp_path / "rehashed.jsonl"), Calls().agent())
     assert report.first_divergence is not None
     assert report.first_divergence.field == "world_digest"
     assert report.final_digest_matches is False
