@@ -9,6 +9,7 @@ A :class:`HorismosError` is printed as a message, never as a traceback.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import importlib.util
 import inspect
@@ -25,6 +26,7 @@ from rdflib import URIRef
 from rdflib.util import from_n3
 
 from ._agent import Agent
+from ._bindings.mcp import connection_problems
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
 from ._errors import AuthoringError, HorismosError, Problem, TraceError, UsageError
@@ -55,6 +57,9 @@ class Command:
 def _validate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
                    help="Turtle files or folders of them (tools, workflows, ontologies)")
+    p.add_argument("--connect", action="store_true",
+                   help="also start or reach each MCP server the tools name, and check each "
+                        "tool's input schema against its horis:takes")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -66,8 +71,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(p)
         print(f"invalid: {_counts(e.problems)}")
         return 1
-    for p in defs.warnings:
+    refused = asyncio.run(connection_problems(defs)) if args.connect else []
+    for p in [*defs.warnings, *refused]:
         print(p)
+    if refused:
+        print(f"invalid: {_counts([*defs.warnings, *refused])}")
+        return 1
     warned = f" ({_plural(len(defs.warnings), 'warning')})" if defs.warnings else ""
     print(f"{_plural(len(defs.tools), 'tool')}, {_plural(len(defs.workflows), 'workflow')}, "
           f"{_plural(len(defs.steps), 'step')}: valid{warned}")

@@ -490,3 +490,28 @@ def test_the_mcp_example_admits_each_patient_with_a_bed(tmp_path) -> None:
         "CARDIOLOGY-01", "SURGERY-02"}
     assert [e["narrowed"] for e in run.trace.events if e["type"] == "step"] == [
         ["occupancy"], ["occupancy"]]
+
+
+# -- horismos validate --connect ---------------------------------------------------------------
+
+def test_validate_connect_reports_refused_tools_by_file_and_line(tmp_path) -> None:
+    defs = CLINIC + "".join([
+        tool("t.assign", "assign", args='; horis:arg [ horis:name "queue" ; '
+             'horis:type :AcuityLevel ]'),
+        tool("t.ward", "needs_ward"),
+        tool("t.nope", "nope"),
+    ])
+    (tmp_path / "defs.ttl").write_text(PREFIXES + defs, encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", "--connect", "defs.ttl"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert any(ln.startswith("defs.ttl:") and ":t.ward:" in ln
+               and 'requires "ward"' in ln for ln in lines), p.stdout
+    assert any(":t.nope:" in ln and 'has no tool "nope"' in ln for ln in lines), p.stdout
+    assert not any(":t.assign:" in ln for ln in lines)
+    assert lines[-1] == "invalid: 2 errors"
+    ok = subprocess.run([sys.executable, "-m", "horismos", "validate", "--connect",
+                         str(Path(__file__).resolve().parent.parent / "examples" / "mcp")],
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stdout + ok.stderr

@@ -28,7 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from rdflib import RDFS, XSD, URIRef
 
-from .._errors import ToolError, UsageError
+from .._errors import Problem, ToolError, UsageError
 from .._model import Arg, McpServer, Tool
 from .base import Binding
 from .wire import json_arguments, json_object
@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
     from .._definitions import Definitions
 
-__all__ = ["CONNECT_TIMEOUT", "McpBinding", "McpSessions", "Narrowed", "input_problems",
-           "mcp_server", "narrow"]
+__all__ = ["CONNECT_TIMEOUT", "McpBinding", "McpSessions", "Narrowed", "connection_problems",
+           "input_problems", "mcp_server", "narrow"]
 
 CONNECT_TIMEOUT = 30.0
 """Seconds a server gets to start and answer the handshake and the tool list."""
@@ -330,6 +330,23 @@ class McpBinding(Binding):
             raise ToolError(f"{where} returned {type(data).__name__} as structured content; "
                             "it must be a JSON object of the effect's fields")
         return narrow(self.tool, data, remote.output_schema)
+
+
+async def connection_problems(defs: Definitions) -> list[Problem]:
+    """Every ``mcp://`` tool checked against its live server, as ``validate --connect`` shows:
+    servers that do not start, tools they lack, input schemas that refuse the contract."""
+    sessions = McpSessions.for_definitions(defs)
+    problems: list[Problem] = []
+    try:
+        for tool in defs.tools.values():
+            if tool.binding.startswith("mcp://"):
+                try:
+                    await McpBinding.resolve(tool, sessions).check()
+                except ToolError as e:
+                    problems.append(defs.sources.problem("error", tool.iri, str(e)))
+    finally:
+        await sessions.aclose()
+    return problems
 
 
 def narrow(tool: Tool, data: Mapping[str, Any], output_schema: Mapping[str, Any] | None,
