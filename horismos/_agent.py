@@ -11,6 +11,7 @@ from rdflib import RDF, Graph, URIRef
 from rdflib.term import Node
 
 from ._bindings import mcp_server
+from ._catalog import Catalog
 from ._definitions import Definitions, load_definitions
 from ._errors import UsageError
 from ._gate import Gate
@@ -53,6 +54,12 @@ class Agent:
                    ) -> Agent:
         return cls(load_definitions(paths), tools=tools, entailment=entailment,
                    mcp_servers=mcp_servers)
+
+    @property
+    def catalog(self) -> Catalog:
+        """The tool catalog: ``.list()``, ``.discover(...)``, ``.call(...)``, ``.approve(...)``
+        (docs/catalog.md)."""
+        return Catalog(self)
 
     def workflow(self, name: str | URIRef | None = None) -> Workflow:
         wfs = self.definitions.workflows

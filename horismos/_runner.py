@@ -150,6 +150,24 @@ class Runner:
             await b.aclose()
         await self.mcp.aclose()
 
+    async def call_tool(self, tool: Tool, args: Mapping[str, Node]) -> StepRecord:
+        """One invocation of ``tool`` outside any workflow: the catalog's guarded call.
+
+        It takes an ActionStep's path, a one-off ``urn:horismos:call:ID`` standing for step and
+        instance: the same argument types, tool preconditions, binding, gate, one committed
+        effect graph and one ``step`` event (kind ``ToolCall``). Nothing lands unless it
+        completes; no instance state is written.
+        """
+        call = URIRef(f"urn:horismos:call:{self.env.new_id()}")
+        rec, _ = await self._action(InstanceRun(call, call, call), ActionStep(call, tool=tool),
+                                    dict(args))
+        rec.kind = "ToolCall"
+        pending = self._pending.pop(call, None)
+        if pending:
+            self.world.commit(Change(add=pending))
+        self._emit_step(rec)
+        return rec
+
     async def run_instance(self, workflow: Workflow, focus: URIRef) -> InstanceRun:
         iid = URIRef(f"urn:horismos:instance:{self.env.new_id()}")
         inst = InstanceRun(iid, workflow.iri, focus, "completed", workflow.start)

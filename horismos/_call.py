@@ -1,0 +1,381 @@
+"""The guarded call: should this invocation run, with these arguments, under this policy?
+
+Checks, in order, each a refusal that changes nothing: the arguments against the tool's input
+schema (an unknown field, or a result field passed as input, is refused), their types against
+the world, the tool's own preconditions, the policy (side-effect classes allowed), the
+approval (fingerprint of the exact payload), the environment and the binding. Then the call
+takes an ActionStep's path through the runner — binding, SHACL gate, one transaction, traced
+(:meth:`~horismos._runner.Runner.call_tool`) — and comes back as a :class:`CallResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from rdflib import RDFS, XSD, URIRef
+from rdflib import Literal as RdfLiteral
+from rdflib.term import Node
+
+from ._bindings.wire import json_value
+from ._catalog import (
+    INTEGER_TYPES,
+    NUMBER_TYPES,
+    fingerprint,
+    input_schema,
+    missing_env,
+    ordered_args,
+    side_effect,
+    types_in,
+)
+from ._errors import ToolError, UsageError
+from ._model import Arg, Tool
+from ._records import StepRecord
+from ._runner import Environment, Runner, _literal_fits
+from ._trace import TRACE_VERSION, Trace
+
+if TYPE_CHECKING:
+    from ._catalog import Catalog
+    from ._definitions import Definitions
+    from ._world import World
+
+__all__ = ["RESULT_FIELDS", "CallResult", "approval_fingerprint", "guarded_call"]
+
+RESULT_FIELDS = ("status", "exit_status", "effects", "receipt", "content", "artifacts", "gate",
+                 "error")
+"""Fields of a call's result; passed as input they are refused as such (unless declared)."""
+
+CallStatus = Literal["completed", "refused", "blocked", "failed", "rejected", "timed_out"]
+
+
+@dataclass
+class CallResult:
+    """The envelope of one guarded call: :meth:`to_json` (canonical) and :meth:`receipt`."""
+
+    tool: URIRef
+    status: CallStatus
+    content: list[dict[str, Any]] = field(default_factory=list)
+    """``{"type": "text", "text"}`` blocks, and a ``{"type": "json", "json"}`` block with
+    what the tool returned."""
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    """What the call left behind: the effect ``named_graph``, a saved ``trace``, a ``world``."""
+    effects: list[tuple[Node, Node, Node]] = field(default_factory=list)
+    gate: dict[str, Any] | None = None
+    """``{"conforms", "messages"}`` when the gate judged a result; None when none reached it."""
+    error: dict[str, Any] | None = None
+    """``{"kind", "message"}``; kinds: schema, argument_type, precondition, policy, approval,
+    env, binding (refused before any call), tool_error, timeout, gate_rejected."""
+    trace: Trace | None = None
+    record: StepRecord | None = None
+    call: str = ""
+    """``tool(arg=value, …)`` as an author writes it."""
+    names: Callable[[Node], str] = field(default=str, repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "completed"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "content": self.content, "artifacts": self.artifacts,
+                "effects": [[s.n3(), p.n3(), o.n3()] for s, p, o in self.effects],
+                "gate": self.gate, "error": self.error}
+
+    def receipt(self) -> str:
+        """What happened, for a person: the call, its outcome, what landed or why not."""
+        kind = f" ({self.error['kind']})" if self.error and self.status != "completed" else ""
+        lines = [f"{self.call}: {self.status.replace('_', ' ')}{kind}"]
+        if self.error is not None:
+            lines.append("  " + " ".join(self.error["message"].split()))
+        if self.status == "completed":
+            graph = next((a["iri"] for a in self.artifacts if a["type"] == "named_graph"), "")
+            n = len(self.effects)
+            lines.append(f"  {n} effect{'' if n == 1 else 's'} landed in <{graph}>"
+                         + (":" if n else ""))
+            lines.extend(f"    {self.names(s)} {self.names(p)} {self.names(o)}"
+                         for s, p, o in self.effects)
+        else:
+            lines.append("  nothing changed in the world")
+        if self.gate is not None:
+            verdict = "conforms" if self.gate["conforms"] else "rejected"
+            lines.append(f"  gate: {verdict}")
+            lines.extend(f"    {m['message']}" + (f" ({m['path']})" if m.get("path") else "")
+                         for m in self.gate["messages"])
+        lines.extend(f"  {a['type']}: {a['path']}" for a in self.artifacts if "path" in a)
+        return "\n".join(lines)
+
+
+# -- arguments --------------------------------------------------------------------------------
+
+def check_arguments(tool: Tool, defs: Definitions, args: Any,
+                    ) -> tuple[dict[str, Node], dict[str, Any], list[str]]:
+    """The arguments as graph nodes, the normalized payload (class-typed ones as full IRIs),
+    and what keeps them from fitting the input schema."""
+    if not isinstance(args, Mapping):
+        example = ", ".join(f'"{a.name}": …' for a in ordered_args(tool))
+        return {}, {}, [f"the arguments must be a JSON object, e.g. {{{example}}}"]
+    schema = input_schema(tool, defs)
+    props: dict[str, Any] = schema["properties"]
+    takes = ", ".join(props) or "no arguments"
+    problems: list[str] = []
+    nodes: dict[str, Node] = {}
+    payload: dict[str, Any] = {}
+    unknown = False
+    for key, value in args.items():
+        arg = tool.arg(str(key))
+        if arg is None:
+            if key in RESULT_FIELDS:
+                problems.append(f"\"{key}\" is a result field (the call's result envelope "
+                                "gives it back), not an argument")
+            else:
+                problems.append(f"unknown argument \"{key}\"")
+            unknown = True
+            continue
+        problem = _json_type_problem(props[arg.name], value)
+        if problem is None:
+            node = _node(arg, value, defs)
+            if not isinstance(node, Node):
+                problem = node
+            else:
+                nodes[arg.name] = node
+                payload[arg.name] = str(node) if isinstance(node, URIRef) else value
+        if problem:
+            problems.append(f"argument \"{key}\" {problem}")
+    if unknown:
+        problems.append(f"{tool.name} takes {takes}")
+    for name in schema["required"]:
+        if name not in args:
+            problems.append(f"argument \"{name}\" is required: "
+                            f"{props[name].get('description', 'a value')}")
+    return nodes, payload, problems
+
+
+def _json_type_problem(schema: Mapping[str, Any], value: Any) -> str | None:
+    want = schema.get("type")
+    ok = {
+        None: value is not None and not isinstance(value, dict | list),
+        "string": isinstance(value, str),
+        "integer": (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer()),
+        "number": isinstance(value, int | float) and not isinstance(value, bool),
+        "boolean": isinstance(value, bool),
+    }[want]
+    if ok:
+        return None
+    return f"must be {schema.get('description', 'a literal')} (JSON {want or 'scalar'}); " \
+           f"got {_json_kind(value)}"
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if value is None:
+        return "null"
+    if isinstance(value, dict | list):
+        return "an object" if isinstance(value, dict) else "an array"
+    return f"{'string' if isinstance(value, str) else 'number'} {value!r}"
+
+
+def _node(arg: Arg, value: Any, defs: Definitions) -> Node | str:
+    """``value`` as the node the argument binds to, or what is wrong with it."""
+    if arg.is_class:
+        try:
+            return defs.expand(value)
+        except KeyError:
+            return (f"must name a node of class {defs.name(arg.type)}: {value!r} is neither an "
+                    "IRI nor a CURIE with a declared prefix")
+    t = arg.type
+    if t in (XSD.string, RDFS.Literal) and isinstance(value, str):
+        return RdfLiteral(value)
+    if t == RDFS.Literal:
+        return RdfLiteral(value)
+    if t in INTEGER_TYPES:
+        lit = RdfLiteral(int(value), datatype=t)
+    elif t == XSD.decimal:
+        try:
+            lit = RdfLiteral(Decimal(str(value)), datatype=t)
+        except InvalidOperation:
+            return f"is not a decimal number: {value!r}"
+    elif t in NUMBER_TYPES:
+        lit = RdfLiteral(float(value), datatype=t)
+    elif t == XSD.boolean:
+        lit = RdfLiteral(bool(value))
+    else:
+        lit = RdfLiteral(str(value), datatype=t)
+    if getattr(lit, "ill_typed", False):
+        return f"is not a valid {defs.name(t)}: {value!r}"
+    return lit
+
+
+def approval_fingerprint(catalog: Catalog, tool: Tool, args: Any) -> str:
+    """The fingerprint ``tools approve`` prints: of the payload a call would normalize to."""
+    _, payload, problems = check_arguments(tool, catalog.definitions, args)
+    if problems:
+        raise UsageError(f"{tool.name}: the arguments do not fit its input schema: "
+                         + "; ".join(problems))
+    return fingerprint(tool.iri, payload)
+
+
+# -- the call ---------------------------------------------------------------------------------
+
+class _Refused(Exception):
+    def __init__(self, status: CallStatus, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message = status, kind, message
+
+
+async def guarded_call(catalog: Catalog, tool: Tool, args: Any, world: World, *,
+                       approval: str | None, allow: frozenset[str],
+                       trace: str | Path | Trace | None) -> CallResult:
+    """Check, then run ``tool`` once; every refusal leaves the world exactly as it was."""
+    agent, defs = catalog.agent, catalog.definitions
+    tr = trace if isinstance(trace, Trace) else Trace(trace)
+    types_of = types_in(agent, world)
+    runner = Runner(defs, agent._gate, world=world, trace=tr, registry=agent.tools,
+                    env=Environment(), types_of=types_of, mcp_servers=agent.mcp_servers)
+    started = runner.env.now().isoformat()
+    tr.emit("header", trace_version=TRACE_VERSION, call=str(tool.iri), args=args,
+            definitions_digest=defs.digest, world_digest=world.digest(),
+            snapshot={"format": "application/n-quads", "data": world.snapshot()},
+            started=started, **runner.env.handed())
+    nodes: dict[str, Node] = {}
+    try:
+        nodes, payload, problems = check_arguments(tool, defs, args)
+        if problems:
+            raise _Refused("refused", "schema", f"the arguments do not fit the input schema "
+                           f"of {tool.name}: " + "; ".join(problems))
+        _check_types(tool, defs, nodes, types_of)
+        _check_preconditions(tool, defs, nodes, world)
+        _check_policy(tool, allow)
+        _check_approval(tool, payload, approval)
+        missing = missing_env(tool, runner.mcp.servers)
+        if missing:
+            raise _Refused("refused", "env", f"{tool.name} reads environment variable"
+                           f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}, not set; "
+                           f"export {missing[0]}=… before calling it")
+        try:
+            await runner.binding(tool).check()
+        except ToolError as e:
+            raise _Refused("refused", "binding", str(e)) from None
+        record = await runner.call_tool(tool, nodes)
+        result = _from_record(tool, record)
+    except _Refused as r:
+        tr.emit("refused", tool=str(tool.iri), kind=r.kind, message=r.message)
+        result = CallResult(tool.iri, r.status, error={"kind": r.kind, "message": r.message})
+    finally:
+        await runner.aclose()
+    tr.emit("end", status=result.status, world_digest=world.digest())
+    tr.close()
+    result.trace, result.names = tr, _namer(defs)
+    result.call = _call_text(tool, nodes if nodes else {}, result.names)
+    result.content.insert(0, {"type": "text", "text": _summary(result)})
+    if isinstance(trace, str | Path):
+        result.artifacts.append({"type": "trace", "path": str(trace)})
+    return result
+
+
+def _check_types(tool: Tool, defs: Definitions, nodes: Mapping[str, Node],
+                 types_of: Callable[[Node], set[Node]]) -> None:
+    problems = []
+    for name, node in nodes.items():
+        arg = tool.arg(name)
+        assert arg is not None
+        if arg.is_class:
+            types = types_of(node)
+            if not types & defs.classes_of(arg.type):
+                has = ("a " + ", ".join(sorted(defs.name(t) for t in types)) if types
+                       else "not a typed node of the world")
+                problems.append(f"argument \"{name}\" must be a node of class "
+                                f"{defs.name(arg.type)}; {defs.name(node)} is {has}")
+        elif not (isinstance(node, RdfLiteral) and _literal_fits(node, arg.type)):
+            problems.append(f"argument \"{name}\" must be a literal of datatype "
+                            f"{defs.name(arg.type)}")
+    if problems:
+        raise _Refused("refused", "argument_type", "; ".join(problems))
+
+
+def _check_preconditions(tool: Tool, defs: Definitions, nodes: Mapping[str, Node],
+                         world: World) -> None:
+    if tool.requires is None or world.store.solutions(tool.requires, nodes):
+        return
+    pattern = world.store.failing(tool.requires, nodes)
+    raise _Refused("blocked", "precondition",
+                   f"this precondition of {tool.name} does not hold for these arguments: "
+                   f"{' '.join(pattern.split())}")
+
+
+def _check_policy(tool: Tool, allow: frozenset[str]) -> None:
+    side = side_effect(tool)
+    if side not in allow:
+        allowed = ", ".join(sorted(allow)) or "nothing"
+        raise _Refused("refused", "policy", f"{tool.name} has side effect {side}, which the "
+                       f"policy does not allow (allowed: {allowed}); widen it with "
+                       f"--allow {','.join(sorted(allow | {side}))} if that is intended")
+
+
+def _check_approval(tool: Tool, payload: Mapping[str, Any], approval: str | None) -> None:
+    if not tool.requires_approval:
+        return
+    how = (f"run `horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` with exactly "
+           "these arguments and pass its fingerprint as --approval")
+    if approval is None:
+        raise _Refused("refused", "approval", f"{tool.name} requires approval "
+                       f"(horis:requiresApproval) and none was given; {how}")
+    if approval.strip().lower() != fingerprint(tool.iri, payload):
+        raise _Refused("refused", "approval", "the approval given is for a different payload "
+                       f"(tool or arguments); an approval holds for one exact payload: {how}")
+
+
+def _from_record(tool: Tool, rec: StepRecord) -> CallResult:
+    status: CallStatus = "completed" if rec.status == "completed" else rec.status
+    result = CallResult(tool.iri, status, record=rec, effects=list(rec.effects))
+    if rec.result and rec.result[0] is not None:
+        result.content.append({"type": "json", "json": _jsonable(rec.result[0])})
+    if rec.status in ("completed", "rejected"):
+        result.gate = {"conforms": rec.status == "completed",
+                       "messages": [m.to_json() for m in rec.messages]}
+    if rec.graph is not None:
+        result.artifacts.append({"type": "named_graph", "iri": str(rec.graph)})
+    if rec.status == "blocked":
+        result.error = {"kind": "precondition",
+                        "message": f"this precondition of {tool.name} does not hold: "
+                                   f"{' '.join((rec.blocked_by or '').split())}"}
+    elif rec.error is not None:
+        result.error = {"kind": rec.error.kind, "message": str(rec.error)}
+    return result
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_jsonable(v) for v in value]
+    return json_value(value)
+
+
+def _namer(defs: Definitions) -> Callable[[Node], str]:
+    def name(node: Node) -> str:
+        if isinstance(node, URIRef):
+            return defs.name(node)
+        if isinstance(node, RdfLiteral):
+            return node.n3(defs.graph.namespace_manager)
+        return str(node)
+    return name
+
+
+def _call_text(tool: Tool, nodes: Mapping[str, Node], name: Callable[[Node], str]) -> str:
+    shown = ", ".join(f"{a.name}={name(nodes[a.name])}" for a in ordered_args(tool)
+                      if a.name in nodes)
+    return f"{tool.name}({shown})"
+
+
+def _summary(result: CallResult) -> str:
+    if result.status == "completed":
+        n = len(result.effects)
+        return f"{result.call} completed: {n} effect{'' if n == 1 else 's'} landed"
+    assert result.error is not None
+    return (f"{result.call} {result.status.replace('_', ' ')} ({result.error['kind']}): "
+            f"{result.error['message']}; nothing changed")
+

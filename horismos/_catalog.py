@@ -1,0 +1,438 @@
+"""The tool catalog: what tools exist, what is runnable here, and whether a call may run.
+
+Three questions, three surfaces (docs/catalog.md):
+
+- :meth:`Catalog.list` — the static catalog: identity, input and effect schemas, binding lane,
+  side-effect class, approval, dependencies and a base readiness. It reads no world, no focus
+  and no approvals, so it never says ``executable`` or ``blocked``.
+- :meth:`Catalog.discover` — relevance and runnability in a context (:mod:`._discovery`).
+- :meth:`Catalog.call` — a guarded invocation outside a workflow (:mod:`._call`).
+
+The inventory is the list without readiness (a property of the process it is computed in, not
+of the declarations), with a content digest, for CI to hold the declared tools against.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from rdflib import RDF, RDFS, XSD, URIRef
+from rdflib.term import Node
+
+from ._bindings import McpSessions, resolve
+from ._definitions import Definitions
+from ._errors import ToolError, UsageError
+from ._model import Arg, Assertion, McpServer, Tool
+from ._vocab import HORIS
+
+if TYPE_CHECKING:
+    from ._agent import Agent
+    from ._call import CallResult
+    from ._discovery import Discovery
+    from ._trace import Trace
+    from ._world import World
+
+__all__ = [
+    "DEFAULT_ALLOW",
+    "INTEGER_TYPES",
+    "INVENTORY_VERSION",
+    "NUMBER_TYPES",
+    "SIDE_EFFECTS",
+    "Catalog",
+    "ToolEntry",
+    "canonical_json",
+    "check_inventory",
+    "fingerprint",
+]
+
+Lane = Literal["python", "mcp", "http"]
+Readiness = Literal["catalog_only", "context_loadable", "model_callable"]
+
+SIDE_EFFECTS = ("ReadOnly", "HostStateWrite", "ExternalCommit")
+"""The ``horis:SideEffectClass`` values, from least to most reach."""
+DEFAULT_ALLOW = frozenset({"ReadOnly", "HostStateWrite"})
+"""What a call may do unless the caller widens the policy: everything but ExternalCommit."""
+INVENTORY_VERSION = 1
+
+INTEGER_TYPES = {XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte, XSD.nonNegativeInteger,
+             XSD.positiveInteger, XSD.negativeInteger, XSD.nonPositiveInteger,
+             XSD.unsignedInt, XSD.unsignedLong, XSD.unsignedShort, XSD.unsignedByte}
+NUMBER_TYPES = {XSD.decimal, XSD.double, XSD.float}
+_FORMATS = {XSD.dateTime: "date-time", XSD.dateTimeStamp: "date-time", XSD.date: "date",
+            XSD.time: "time", XSD.duration: "duration", XSD.dayTimeDuration: "duration",
+            XSD.yearMonthDuration: "duration", XSD.anyURI: "uri"}
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 kept: equal values, equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    """One tool as the static catalog shows it; :meth:`to_json` has exactly the list keys."""
+
+    name: str
+    iri: str
+    label: str | None
+    description: str | None
+    input_schema: dict[str, Any]
+    effect_schema: dict[str, Any] | None
+    lane: Lane
+    side_effect: str
+    requires_approval: bool
+    dependencies: dict[str, Any]
+    readiness: Readiness
+    signature: str = field(default="", compare=False)
+    """The arguments as an author reads them (``patient: :Patient, ref?: xsd:string``)."""
+
+    def to_json(self, *, readiness: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name, "iri": self.iri, "label": self.label,
+            "description": self.description, "input_schema": self.input_schema,
+            "effect_schema": self.effect_schema, "lane": self.lane,
+            "side_effect": self.side_effect, "requires_approval": self.requires_approval,
+            "dependencies": self.dependencies}
+        if readiness:
+            out["readiness"] = self.readiness
+        return out
+
+    def text(self) -> str:
+        """Two or three lines for ``horismos tools list``."""
+        flags = [self.lane, self.side_effect, self.readiness]
+        if self.requires_approval:
+            flags.append("requires approval")
+        lines = [f"{self.name}  {'  '.join(flags)}"]
+        if self.label or self.description:
+            lines.append(f"    {self.label or self.description}")
+        lines.append(f"    args: {self.signature or 'none'}")
+        return "\n".join(lines)
+
+
+# -- what a tool declares -----------------------------------------------------------------
+
+def lane(tool: Tool) -> Lane:
+    if tool.binding.startswith("mcp://"):
+        return "mcp"
+    if tool.binding.startswith(("http://", "https://")):
+        return "http"
+    return "python"
+
+
+def side_effect(tool: Tool) -> str:
+    """``horis:sideEffect``'s local name; HostStateWrite for a tool with an effect, else
+    ReadOnly."""
+    if tool.side_effect is not None:
+        return str(tool.side_effect)[len(str(HORIS)):]
+    return "HostStateWrite" if tool.effect is not None else "ReadOnly"
+
+
+def arg_schema(arg: Arg, defs: Definitions) -> dict[str, Any]:
+    """The JSON Schema of one argument: class-typed ones are IRIs naming the class."""
+    t = defs.name(arg.type)
+    if arg.is_class:
+        return {"type": "string", "format": "iri",
+                "description": f"the IRI (or CURIE) of a node of class {t} <{arg.type}> in the "
+                               "world"}
+    desc = f"a literal of datatype {t}"
+    if arg.type == RDFS.Literal:
+        return {"description": "any literal"}
+    if arg.type in INTEGER_TYPES:
+        return {"type": "integer", "description": desc}
+    if arg.type in NUMBER_TYPES:
+        return {"type": "number", "description": desc}
+    if arg.type == XSD.boolean:
+        return {"type": "boolean", "description": desc}
+    if arg.type in _FORMATS:
+        return {"type": "string", "format": _FORMATS[arg.type], "description": desc}
+    return {"type": "string", "description": desc}
+
+
+def input_schema(tool: Tool, defs: Definitions) -> dict[str, Any]:
+    """``horis:takes`` as a closed JSON Schema object; required = the non-optional args."""
+    args = ordered_args(tool)
+    return {"type": "object",
+            "properties": {a.name: arg_schema(a, defs) for a in args},
+            "required": [a.name for a in args if not a.optional],
+            "additionalProperties": False}
+
+
+def ordered_args(tool: Tool) -> list[Arg]:
+    """The arguments by name: a graph keeps no declaration order, and schemas must be stable."""
+    return sorted(tool.args, key=lambda a: a.name)
+
+
+def _assertion_schema(a: Assertion, defs: Definitions) -> dict[str, Any]:
+    p = defs.name(a.property)
+    assert a.type is not None
+    if a.is_class:
+        one: dict[str, Any] = {"type": "string", "format": "iri",
+                               "description": f"{p}: the IRI of a node of class "
+                                              f"{defs.name(a.type)}"}
+    else:
+        one = arg_schema(Arg(a.key, a.type, False), defs)
+        one["description"] = f"{p}: {one['description']}"
+    if a.many:
+        one = {"type": "array", "items": one, "description": one["description"]}
+    one["x-horis-property"] = str(a.property)
+    return one
+
+
+def effect_schema(tool: Tool, defs: Definitions) -> dict[str, Any] | None:
+    """What the tool may return (a closed object) and what the runtime writes beside it."""
+    if tool.effect is None:
+        return None
+    asserts = sorted(tool.effect.asserts, key=lambda a: (a.key, str(a.property)))
+    returned = [a for a in asserts if a.value is None]
+    fixed = [a for a in asserts if a.value is not None]
+    return {
+        "type": "object",
+        "description": f"what {tool.name} may write on the node of its "
+                       f"\"{tool.effect.subject}\" argument",
+        "properties": {a.key: _assertion_schema(a, defs) for a in returned},
+        "required": [a.key for a in returned if not a.optional],
+        "additionalProperties": False,
+        "x-horis-subject": tool.effect.subject,
+        "x-horis-runtime-writes": [
+            {"property": str(a.property), "value": defs.name(a.value)}  # type: ignore[arg-type]
+            for a in fixed],
+        "x-horis-shapes": sorted(str(s) for s in tool.effect.shapes),
+    }
+
+
+def _without_userinfo(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def mcp_server_name(tool: Tool) -> str | None:
+    if not tool.binding.startswith("mcp://"):
+        return None
+    return tool.binding[len("mcp://"):].partition("/")[0] or None
+
+
+def env_vars(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
+    """Environment variables the tool reads: its headers', and its MCP server's ``${VAR}``."""
+    names = {h.env for h in tool.headers}
+    server = servers.get(mcp_server_name(tool) or "")
+    if server is not None:
+        for _, value in server.env:
+            names.update(_ENV_REF.findall(value))
+    return sorted(names)
+
+
+def missing_env(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
+    return [v for v in env_vars(tool, servers) if v not in os.environ]
+
+
+def dependencies(tool: Tool, servers: Mapping[str, McpServer]) -> dict[str, Any]:
+    return {"binding": _without_userinfo(tool.binding), "mcp_server": mcp_server_name(tool),
+            "env": env_vars(tool, servers)}
+
+
+def binding_problem(tool: Tool, registry: Mapping[str, Any], sessions: McpSessions,
+                    ) -> str | None:
+    """Why the binding cannot be resolved in this process (no network is touched), or None."""
+    try:
+        resolve(tool, registry, sessions)
+    except ToolError as e:
+        return str(e)
+    return None
+
+
+def readiness(tool: Tool, unresolved: bool) -> Readiness:
+    """``catalog_only``: the binding cannot be resolved here; ``context_loadable``: it can, but
+    a call needs more than its arguments (an approval, or ExternalCommit allowed);
+    ``model_callable``: a call with valid arguments may run under the default policy."""
+    if unresolved:
+        return "catalog_only"
+    if tool.requires_approval or side_effect(tool) not in DEFAULT_ALLOW:
+        return "context_loadable"
+    return "model_callable"
+
+
+# -- the catalog ----------------------------------------------------------------------------
+
+class Catalog:
+    """The three surfaces over one :class:`~horismos.Agent`: ``agent.catalog``."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.definitions = agent.definitions
+
+    def sessions(self) -> McpSessions:
+        """The MCP servers a call may open (declared, then passed from Python); none open."""
+        return McpSessions.for_definitions(self.definitions, self.agent.mcp_servers)
+
+    def tool(self, name: str | URIRef) -> Tool:
+        """A tool by short name (``ehr.assign_queue``), CURIE or IRI."""
+        tools = self.definitions.tools
+        if isinstance(name, URIRef) and name in tools:
+            return tools[name]
+        text = str(name).strip()
+        for t in tools.values():
+            if t.name == text:
+                return t
+        try:
+            iri = self.definitions.expand(text)
+        except KeyError:
+            iri = None
+        if iri in tools:
+            return tools[iri]  # type: ignore[index]
+        names = sorted(t.name for t in tools.values())
+        close = difflib.get_close_matches(text.lstrip(":"), names, n=1)
+        hint = f"; did you mean {close[0]}?" if close else (
+            f" (declared: {', '.join(names)})" if names else " (no tools are declared)")
+        raise UsageError(f"no tool named {text!r}{hint}")
+
+    def entry(self, tool: Tool, sessions: McpSessions | None = None) -> ToolEntry:
+        sessions = sessions or self.sessions()
+        unresolved = binding_problem(tool, self.agent.tools, sessions) is not None
+        defs = self.definitions
+        return ToolEntry(
+            name=tool.name, iri=str(tool.iri), label=tool.label, description=tool.comment,
+            input_schema=input_schema(tool, defs), effect_schema=effect_schema(tool, defs),
+            lane=lane(tool), side_effect=side_effect(tool),
+            requires_approval=tool.requires_approval,
+            dependencies=dependencies(tool, sessions.servers),
+            readiness=readiness(tool, unresolved),
+            signature=", ".join(f"{a.name}{'?' if a.optional else ''}: {defs.name(a.type)}"
+                                for a in ordered_args(tool)))
+
+    def list(self) -> list[ToolEntry]:
+        """Every declared tool, by short name: no world, no focus, no approvals consulted."""
+        sessions = self.sessions()
+        tools = sorted(self.definitions.tools.values(), key=lambda t: (t.name, str(t.iri)))
+        return [self.entry(t, sessions) for t in tools]
+
+    def inventory(self) -> dict[str, Any]:
+        """The machine-readable schema inventory: ``inventory_version``, ``digest``, ``tools``."""
+        return inventory_of(self.list())
+
+    def discover(self, query: str, world: World | None = None,
+                 focus: str | URIRef | None = None, *, include_blocked: bool = False,
+                 approvals: Iterable[str] = (), allow: Iterable[str] = DEFAULT_ALLOW,
+                 ) -> list[Discovery]:
+        """The tools relevant to ``query``, ranked, each executable or blocked here."""
+        from ._discovery import discover
+
+        return discover(self, query, world, focus, include_blocked=include_blocked,
+                        approvals=approvals, allow=allow)
+
+    def approve(self, name: str | URIRef, args: Mapping[str, Any]) -> str:
+        """The approval fingerprint of exactly this payload (SHA-256 hex); raises UsageError
+        when the arguments do not fit the tool's input schema."""
+        from ._call import approval_fingerprint
+
+        return approval_fingerprint(self, self.tool(name), args)
+
+    def call(self, name: str | URIRef, args: Mapping[str, Any], world: World, *,
+             approval: str | None = None, allow: Iterable[str] = DEFAULT_ALLOW,
+             trace: str | Path | None = None) -> CallResult:
+        """Run one guarded invocation; the result envelope says what happened (never raises
+        for a refusal; raises UsageError for an unknown tool or policy name)."""
+        return asyncio.run(self.acall(name, args, world, approval=approval, allow=allow,
+                                      trace=trace))
+
+    async def acall(self, name: str | URIRef, args: Mapping[str, Any], world: World, *,
+                    approval: str | None = None, allow: Iterable[str] = DEFAULT_ALLOW,
+                    trace: str | Path | Trace | None = None) -> CallResult:
+        from ._call import guarded_call
+
+        return await guarded_call(self, self.tool(name), args, world, approval=approval,
+                                  allow=policy(allow), trace=trace)
+
+
+def policy(allow: Iterable[str] | str) -> frozenset[str]:
+    """Side-effect class names from ``"ReadOnly,HostStateWrite"`` or an iterable of them."""
+    names = [n.strip() for n in (allow.split(",") if isinstance(allow, str) else allow)]
+    names = [n.removeprefix("horis:") for n in names if n]
+    unknown = [n for n in names if n not in SIDE_EFFECTS]
+    if unknown:
+        raise UsageError(f"allow {', '.join(unknown)}: a policy names side-effect classes: "
+                         + ", ".join(SIDE_EFFECTS))
+    return frozenset(names)
+
+
+# -- the inventory ----------------------------------------------------------------------------
+
+def inventory_of(entries: Sequence[ToolEntry]) -> dict[str, Any]:
+    tools = [e.to_json(readiness=False) for e in entries]
+    digest = "sha256:" + hashlib.sha256(canonical_json(tools).encode()).hexdigest()
+    return {"inventory_version": INVENTORY_VERSION, "digest": digest, "tools": tools}
+
+
+def inventory_text(inventory: Mapping[str, Any]) -> str:
+    """How an inventory is written to a file: indented, keys sorted, newline at the end."""
+    return json.dumps(inventory, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def check_inventory(current: Mapping[str, Any], path: str | Path) -> list[str]:
+    """What differs between the declared tools and the inventory file: empty when none.
+
+    The first lines say which tools were added, removed or changed; a unified diff of the
+    two JSON texts follows.
+    """
+    path = Path(path)
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"--check {path}: no such file; write it with "
+                         f"`horismos tools inventory FILE_OR_DIR… --output {path}`") from None
+    except ValueError as e:
+        raise UsageError(f"--check {path}: not JSON ({e})") from None
+    if not isinstance(recorded, dict):
+        raise UsageError(f"--check {path}: not an inventory (a JSON object with "
+                         "inventory_version, digest and tools)")
+    if recorded == dict(current):
+        return []
+    lines: list[str] = []
+    if recorded.get("inventory_version") != current["inventory_version"]:
+        lines.append(f"inventory_version: {recorded.get('inventory_version')!r} in the file, "
+                     f"{current['inventory_version']} now")
+    old = {t.get("iri"): t for t in recorded.get("tools") or [] if isinstance(t, dict)}
+    new = {t["iri"]: t for t in current["tools"]}
+    for iri in sorted(set(new) - set(old)):
+        lines.append(f"added: {new[iri]['name']} <{iri}>")
+    for iri in sorted(set(old) - set(new)):
+        lines.append(f"removed: {old[iri].get('name')} <{iri}>")
+    for iri in sorted(set(old) & set(new)):
+        changed = sorted(k for k in set(old[iri]) | set(new[iri])
+                         if old[iri].get(k) != new[iri].get(k))
+        if changed:
+            lines.append(f"changed: {new[iri]['name']}: {', '.join(changed)}")
+    body = recorded.get("tools")
+    if body is not None and canonical_json(body) == canonical_json(current["tools"]) and (
+            recorded.get("digest") != current["digest"]):
+        lines.append(f"digest: {recorded.get('digest')} in the file does not match its tools "
+                     f"({current['digest']})")
+    lines.extend(difflib.unified_diff(
+        inventory_text(recorded).splitlines(), inventory_text(current).splitlines(),
+        fromfile=str(path), tofile="declared tools", lineterm=""))
+    return lines
+
+
+def types_in(agent: Agent, world: World) -> Callable[[Node], set[Node]]:
+    """A node's types in ``world``, read as the agent's runs read them (its entailment)."""
+    return agent._types(world) or (lambda n: set(world.store.objects(n, RDF.type)))
+
+
+def fingerprint(tool: URIRef | str, payload: Mapping[str, Any]) -> str:
+    """The approval fingerprint: SHA-256 hex of the tool's IRI, a newline, and the canonical
+    JSON of the normalized arguments (class-typed ones as full IRIs)."""
+    return hashlib.sha256(f"{tool}\n{canonical_json(dict(payload))}".encode()).hexdigest()
