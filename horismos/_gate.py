@@ -204,7 +204,8 @@ class Gate:
         for shape in self._shapes.shapes_from_uris(shapes):
             _, reports = shape.validate(self._executor, g, focus=[focus])
             results.extend(reports)
-        messages = [_message(triples, self.defs) for _, _, triples in results]
+        # a value can break two constraints that say the same thing (sh:class, sh:nodeKind)
+        messages = {_message(triples, self.defs) for _, _, triples in results}
         return sorted(messages, key=lambda m: (m.path or "", m.message, m.value or ""))
 
 

@@ -88,6 +88,7 @@ def test_a_result_outside_the_contract_is_rejected_and_lands_nothing(build, reco
     assert all(m.focus == ":p1" for m in assessed.messages)
     assert any(words in m.message for m in hits), [m.message for m in hits]
     assert assessed.error.messages == assessed.messages
+    assert len(set(assessed.messages)) == len(assessed.messages), "each finding said once"
     # ... and in the trace
     event = step_events(run)[0]
     assert event["status"] == "rejected"
