@@ -30,11 +30,13 @@ from ._bindings.mcp import connection_problems
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
 from ._errors import AuthoringError, HorismosError, Problem, TraceError, UsageError
+from ._proposal import summary as proposal_summary
 from ._records import InstanceRun, Run, StepRecord
 from ._replay import replay
 from ._runner import focus_nodes
 from ._trace import read_trace
 from ._traceview import prov_graph, timeline
+from ._waits import summary as wait_summary
 from ._world import World
 
 __all__ = ["COMMANDS", "Command", "main"]
@@ -144,11 +146,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         view.clear_progress()
     view.summary(run, table=args.all)
     if args.out:
-        graph = world.graph
-        for prefix, ns in agent.definitions.graph.namespaces():
-            graph.bind(prefix, ns, override=False)
-        graph.serialize(destination=args.out, format=out_format)
+        _write_world(world, agent.definitions, args.out, out_format)
     return EXIT[run.status]
+
+
+def _write_world(world: World, defs: Definitions, path: str, fmt: str | None) -> None:
+    graph = world.graph
+    for prefix, ns in defs.graph.namespaces():
+        graph.bind(prefix, ns, override=False)
+    graph.serialize(destination=path, format=fmt)
 
 
 def _out_format(path: str) -> str:
@@ -224,12 +230,18 @@ class RunView:
             self.clear_progress()
             for rec in inst.steps:
                 self.out.write(self.step_line(inst, rec) + "\n")
+            if inst.status == "waiting" and inst.brief:
+                self.out.write("".join(f"    {line}\n" for line in inst.brief.splitlines()))
             self.out.flush()
         self._progress()
 
     def step_line(self, inst: InstanceRun, rec: StepRecord) -> str:
         n = self.defs.name
         who = f"[{_short_id(inst.instance)}] {n(inst.focus)}"
+        if rec.kind == "ProposalStep":
+            return f"{who}  {n(rec.step)}  {proposal_summary(rec, n)}"
+        if rec.kind == "WaitStep":
+            return f"{who}  {n(rec.step)}  {wait_summary(rec, n)}"
         if rec.kind == "DecisionStep":
             rule = rec.result[0].get("rule") if rec.result else None
             how = "otherwise" if rule is None else f"rule {rule + 1}"
@@ -309,6 +321,8 @@ class RunView:
 
     @staticmethod
     def _why(inst: InstanceRun) -> str:
+        if inst.status == "waiting":
+            return inst.brief.splitlines()[0] if inst.brief else ""
         if inst.status == "blocked":
             return f"this pattern does not hold: {_one_line(inst.blocked_by or '')}"
         if inst.error is not None:
@@ -413,6 +427,55 @@ def cmd_trace_export(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- resume -------------------------------------------------------------------------------
+
+def _resume_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="the Turtle definitions the instance runs with")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="the world the run committed to, e.g. the run's --out (repeatable); "
+                        "not needed with a persistent --store")
+    p.add_argument("--instance", required=True, metavar="IRI",
+                   help="the waiting instance: its IRI (urn:horismos:instance:…, as the brief "
+                        "shows it) or the short id the run printed")
+    p.add_argument("--facts", metavar="TURTLE_OR_FILE",
+                   help="Turtle that answers the wait, or a file of it ('-' reads stdin); the "
+                        "definitions' prefixes are declared. Without it the wait's horis:until "
+                        "and horis:timeout are only checked again")
+    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
+                   help="as for run: modules or .py files backing python: bindings")
+    p.add_argument("--trace", metavar="PATH", help="write the resume's trace (JSON Lines) here")
+    p.add_argument("--out", metavar="F",
+                   help="write the world after the resume to F (.trig or .nq)")
+    p.add_argument("--entailment", choices=("rdfs", "owl-rl"), default="rdfs",
+                   help="how argument types are entailed (default: rdfs)")
+    p.add_argument("--store", default="memory", metavar="STORE",
+                   help="where the world lives (default: memory)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print only the outcome, not each step")
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Land the facts answering a waiting instance and continue it; exit by its status."""
+    out_format = _out_format(args.out) if args.out else None
+    agent = Agent.from_files(*args.paths, tools=load_tools(args.tools),
+                             entailment=args.entailment)
+    world = World.open(args.store)
+    world.load(*args.world)
+    facts = args.facts
+    if facts == "-":
+        facts = sys.stdin.read()
+    elif facts is not None and len(facts) < 1024 and "\n" not in facts and Path(facts).is_file():
+        facts = Path(facts).read_text(encoding="utf-8")
+    run = agent.resume(world, args.instance, facts, trace=args.trace)
+    view = RunView(agent.definitions, quiet=args.quiet)
+    view.instance(run.instances[0])
+    view.summary(run, table=False)
+    if args.out:
+        _write_world(world, agent.definitions, args.out, out_format)
+    return EXIT[run.status]
+
+
 # -- graph --------------------------------------------------------------------------------
 
 def _graph_arguments(p: argparse.ArgumentParser) -> None:
@@ -442,6 +505,8 @@ COMMANDS: list[Command] = [
             _validate_arguments, cmd_validate),
     Command("run", "run a workflow for one focus node or for all of them",
             _run_arguments, cmd_run),
+    Command("resume", "resume a waiting instance with the facts that answer its wait",
+            _resume_arguments, cmd_resume),
     Command("replay", "replay recorded traces against definitions; report the first "
             "divergence", _replay_arguments, cmd_replay),
     Command("trace", "read a trace: show its timeline, or export it as PROV-O",

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
+from rdflib.util import from_n3
 
 from ._definitions import parse_timeout
 from ._errors import RunError
@@ -52,6 +53,7 @@ __all__ = [
     "judge_reply",
     "lexical_rank",
     "propose",
+    "summary",
 ]
 
 DEFAULT_MODEL = "lexical:bm25"
@@ -166,7 +168,7 @@ async def ask(request: RankRequest) -> Reply:
         return Reply(unavailable=str(e))
     try:
         text = await asyncio.wait_for(complete(request), request.timeout)
-    except TimeoutError:
+    except (TimeoutError, httpx.TimeoutException):
         return Reply(timeout=True)
     except httpx.HTTPError as e:
         return Reply(error=f"{type(e).__name__}: {e}")
@@ -538,3 +540,18 @@ def _record(runner: Runner, inst: InstanceRun, step: ProposalStep, model: str,
         if chosen is not None:
             triples.append((choice, HORIS.value, chosen.node))
     return [(s, p, o, graph) for s, p, o in triples]
+
+
+def summary(rec: StepRecord, name: Any) -> str:
+    """One line for a proposal step, as ``horismos run`` prints it; ``name`` shortens IRIs."""
+    d = rec.detail.get("proposal", {})
+    then = f" -> {name(rec.next)}" if rec.next else ""
+    outcome = d.get("outcome")
+    dropped = len(d.get("dropped", ()))
+    more = f", {dropped} dropped" if dropped else ""
+    if outcome == "chosen":
+        return (f"proposal: {name(from_n3(d['choice']))} (confidence {d['confidence']:g}"
+                f"{more}){then}")
+    if rec.error is not None:
+        return f"proposal failed: {rec.error}{then}"
+    return f"proposal: {str(outcome).replace('_', ' ')}: {d.get('message', '')}{more}{then}"

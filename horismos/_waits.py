@@ -43,7 +43,8 @@ from ._world import INSTANCES, World
 if TYPE_CHECKING:
     from ._runner import Runner
 
-__all__ = ["StoredInstance", "Waiting", "find_instance", "prepare", "read_instance", "wait_step"]
+__all__ = ["StoredInstance", "Waiting", "find_instance", "prepare", "read_instance", "summary",
+           "wait_step"]
 
 _NS = {"horis": NS, "prov": str(PROV), "rdfs": str(RDFS)}
 _STATUS = {HORIS.Running: "running", HORIS.Completed: "completed", HORIS.Waiting: "waiting",
@@ -380,3 +381,16 @@ def _judge(defs: Definitions, gate: Gate, store: Store, triples: list[tuple[Node
 
 def _nt(t: tuple[Node, Node, Node]) -> str:
     return " ".join(x.n3() for x in t) + " ."
+
+
+def summary(rec: StepRecord, name: Callable[[Node], str]) -> str:
+    """One line for a wait step, as ``horismos run`` prints it; ``name`` shortens IRIs."""
+    d = rec.detail.get("wait", {})
+    then = f" -> {name(rec.next)}" if rec.next else ""
+    outcome = d.get("outcome")
+    if outcome == "waiting":
+        return "waiting" + ("" if d.get("brief") else f": {d.get('reason') or 'for the world'}")
+    if outcome == "still_waiting":
+        return f"still waiting: this does not hold yet: {d.get('until')}"
+    return {"until_held": "no wait: until already holds", "ended": "wait ended",
+            "timed_out": "wait timed out"}.get(str(outcome), str(outcome)) + then
