@@ -1,0 +1,347 @@
+"""ProposalStep: the graph yields the options, a model only ranks them.
+
+The ranking providers are exercised over real HTTP against ``tests/servers/llm_server.py``,
+which speaks the Anthropic Messages and OpenAI chat-completions wire formats.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rdflib import Namespace, URIRef
+from servers.llm_server import LlmServer
+
+from horismos import Agent, World
+from horismos._proposal import Reply, Unusable, judge_reply, lexical_rank
+from horismos._replay import replay
+from horismos._vocab import HORIS, PROV
+
+T = Namespace("http://example.org/trip#")
+
+PREFIXES = """\
+@prefix :      <http://example.org/trip#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+"""
+
+# Three hotels in the request's city; the airport one is closed, so :Book's precondition drops
+# it before any model sees it. The Lisbon hotel is never a candidate.
+WORLD = PREFIXES + """
+:Request a owl:Class . :Hotel a owl:Class .
+:porto a :City . :lisbon a :City .
+:req1 a :Request ; rdfs:label "Ada's weekend" ;
+    rdfs:comment "Ada wants a quiet room near the beach." ; :city :porto .
+:beach a :Hotel ; :city :porto ; :open true ; rdfs:label "Beach hotel" ;
+    rdfs:comment "Quiet rooms, two minutes from the beach." .
+:central a :Hotel ; :city :porto ; :open true ; rdfs:label "Central hotel" ;
+    rdfs:comment "Lively bar downstairs, a tram ride from the beach." .
+:airport a :Hotel ; :city :porto ; :open false ; rdfs:label "Airport hotel, quiet beach view" .
+:faraway a :Hotel ; :city :lisbon ; :open true ; rdfs:label "Quiet beach hotel in Lisbon" .
+"""
+
+TOOL = """
+:t.book a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "request" ; horis:type :Request ] ;
+                  horis:arg [ horis:name "hotel" ; horis:type :Hotel ] ] ;
+    horis:effect [ horis:subject "request" ;
+                   horis:asserts [ horis:property :booked ; horis:type :Hotel ] ] ;
+    horis:binding "python:book" .
+
+:Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Pick .
+
+:Book a horis:ActionStep ;
+    horis:tool :t.book ;
+    horis:requires "?option :open true ." ;
+    horis:bind [ horis:arg "request" ; horis:var "this" ] ,
+               [ horis:arg "hotel" ; horis:var "option" ] .
+
+:AskHuman a horis:WaitStep ;
+    horis:reason "Pick a hotel." ;
+    horis:delivery horis:Final ;
+    horis:until "?this :booked ?h ." .
+"""
+
+
+def proposal(model: str = "lexical:bm25", *, confidence: str | None = "0.6",
+             fallback: bool = True, extra: str = "") -> str:
+    lines = [
+        ":Pick a horis:ProposalStep ;",
+        '    horis:candidates [ horis:query """SELECT ?option WHERE {',
+        '        ?this :city ?c . ?option a :Hotel ; :city ?c }""" ] ;',
+        '    horis:rankBy "what the guest asked for" ;',
+        f'    horis:model "{model}" ;',
+        '    horis:as "option" ;',
+        "    horis:next :Book ;",
+    ]
+    if confidence is not None:
+        lines.append(f"    horis:confidence {confidence} ;")
+    if fallback:
+        lines.append("    horis:fallback :AskHuman ;")
+    lines.append(extra + " .")
+    return PREFIXES + TOOL + "\n".join(lines) + "\n"
+
+
+def book(request: URIRef, hotel: URIRef) -> dict[str, object]:
+    return {"booked": hotel}
+
+
+def setup(tmp_path: Path, definitions: str) -> tuple[Agent, World]:
+    (tmp_path / "trip.ttl").write_text(definitions)
+    (tmp_path / "world.ttl").write_text(WORLD)
+    agent = Agent.from_files(tmp_path / "trip.ttl", tools={"book": book})
+    return agent, World.from_files(tmp_path / "world.ttl")
+
+
+def choices(world: World) -> list[dict[str, object]]:
+    """Each recorded proposal: its choice, confidence, ranking and the graph it landed in."""
+    rows = world.graph.query("""
+        SELECT ?g ?a ?c ?value ?conf ?error WHERE { GRAPH ?g {
+            ?a horis:provenance horis:ModelProvenance .
+            OPTIONAL { ?a horis:error ?error }
+            OPTIONAL { ?c prov:wasGeneratedBy ?a ; horis:confidence ?conf .
+                       OPTIONAL { ?c horis:value ?value } } } }""",
+                             initNs={"horis": HORIS._NS, "prov": PROV})
+    out = []
+    for r in rows:
+        ranking = []
+        if r.c is not None:
+            seq = world.graph.value(r.c, URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#value"))
+            n = 1
+            while (node := world.graph.value(seq, URIRef(
+                    f"http://www.w3.org/1999/02/22-rdf-syntax-ns#_{n}"))) is not None:
+                ranking.append(node)
+                n += 1
+        out.append({"graph": r.g, "value": r.value,
+                    "confidence": r.conf.toPython() if r.conf is not None else None,
+                    "ranking": ranking, "error": str(r.error) if r.error else None})
+    return out
+
+
+def step_event(run, kind: str) -> dict:
+    return next(e for e in run.trace.events if e.get("type") == "step" and e["kind"] == kind)
+
+
+# -- the offline lexical ranker --------------------------------------------------------------
+
+
+def test_lexical_ranker_orders_by_overlap_and_says_how_clear_the_winner_is() -> None:
+    docs = {"a": "quiet rooms near the beach", "b": "lively bar in the old town",
+            "c": "quiet courtyard"}
+    r = lexical_rank("a quiet beach", docs)
+    assert r.ids == ("a", "c", "b")
+    assert 0.5 < r.confidence < 1
+    tie = lexical_rank("quiet", {"x": "quiet rooms", "y": "quiet rooms"})
+    assert tie.ids == ("x", "y") and tie.confidence == 0.5
+    assert lexical_rank("sauna", docs).confidence == 0.0
+    assert lexical_rank("beach", {"only": "by the beach"}).confidence == 1.0
+
+
+def test_graph_candidates_are_ranked_and_the_choice_reaches_the_next_step(tmp_path) -> None:
+    agent, world = setup(tmp_path, proposal())
+    run = agent.run(world, ":Trip", ":req1")
+    assert run.status == "completed"
+    pick, booking = run.steps
+    assert pick.kind == "ProposalStep" and pick.next == T.Book
+    # the later step saw the choice as ?option and bound it to the tool's argument
+    assert booking.args == [{"request": T.req1.n3(), "hotel": T.beach.n3()}]
+    assert (T.req1, T.booked, T.beach) in world.graph
+    # only the graph's options, minus the one the next step would refuse
+    event = step_event(run, "ProposalStep")["proposal"]
+    assert [c["node"] for c in event["candidates"]] == [T.beach.n3(), T.central.n3()]
+    assert event["dropped"] == [{"id": str(T.airport), "node": T.airport.n3(),
+                                 "failing": "?option :open true ."}]
+    assert event["choice"] == T.beach.n3() and event["outcome"] == "chosen"
+    assert event["ranking"] == [T.beach.n3(), T.central.n3()]
+    # the graph records it with model provenance, in a named graph of its own
+    (recorded,) = choices(world)
+    assert recorded["value"] == T.beach and recorded["ranking"] == [T.beach, T.central]
+    assert recorded["confidence"] == event["confidence"] >= 0.6
+    assert str(recorded["graph"]).startswith("urn:horismos:proposal:")
+    assert recorded["graph"] == pick.graph
+    # and the instance state keeps the variable for a later process
+    var = URIRef(f"{run.instance}:variable:option")
+    assert (run.instance, HORIS.variable, var) in world.graph
+    assert (var, HORIS.value, T.beach) in world.graph
+
+
+def test_low_lexical_confidence_takes_the_fallback_and_binds_nothing(tmp_path) -> None:
+    agent, world = setup(tmp_path, proposal(confidence="0.99"))
+    run = agent.run(world, ":Trip", ":req1")
+    assert run.status == "waiting"
+    assert [s.step for s in run.steps] == [T.Pick, T.AskHuman]
+    (recorded,) = choices(world)
+    assert recorded["value"] is None and recorded["ranking"] == [T.beach, T.central]
+    assert "option" not in run.instances[0].variables
+    assert "under the step's horis:confidence 0.99" in run.brief
+
+
+def test_no_candidates_without_fallback_blocks(tmp_path) -> None:
+    agent, world = setup(tmp_path, proposal(fallback=False))
+    (tmp_path / "empty.ttl").write_text(PREFIXES + ":req2 a :Request ; :city :faro .")
+    world.load(tmp_path / "empty.ttl")
+    run = agent.run(world, ":Trip", ":req2")
+    assert run.status == "blocked"
+    assert "gives no option" in run.blocked_by
+
+
+# -- judging what a model answers ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("I would pick the beach hotel.", "malformed"),
+    ('{"ranking": "a", "confidence": 0.9}', "malformed"),
+    ('{"ranking": ["a", "a"], "confidence": 0.9}', "malformed"),
+    ('{"ranking": ["a"], "confidence": 1.5}', "malformed"),
+    ('{"ranking": ["a"], "confidence": true}', "malformed"),
+    ('{"ranking": ["a", "z"], "confidence": 0.9}', "invented"),
+])
+def test_unusable_answers_are_named(text: str, reason: str) -> None:
+    with pytest.raises(Unusable) as e:
+        judge_reply(Reply(text=text), ["a", "b"])
+    assert e.value.reason == reason
+
+
+def test_an_answer_in_a_code_fence_is_read() -> None:
+    r = judge_reply(Reply(text='```json\n{"ranking": ["b", "a"], "confidence": 0.7}\n```'),
+                    ["a", "b"])
+    assert r.ids == ("b", "a") and r.confidence == 0.7
+
+
+# -- the HTTP providers against a local server -----------------------------------------------
+
+PROVIDERS = ["anthropic", "openai"]
+
+
+def configure(monkeypatch: pytest.MonkeyPatch, provider: str, server: LlmServer) -> str:
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        return "anthropic:claude-test"
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    return "openai:local-model"
+
+
+def answer(ranking: list[URIRef], confidence: float) -> dict[str, str]:
+    return {"text": json.dumps({"ranking": [str(r) for r in ranking],
+                                "confidence": confidence})}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_model_ranking_decides_the_choice(tmp_path, monkeypatch, provider) -> None:
+    # The model prefers the central hotel, which the lexical ranker would not: its answer rules.
+    with LlmServer([answer([T.central, T.beach], 0.9)], key="test-key") as server:
+        model = configure(monkeypatch, provider, server)
+        agent, world = setup(tmp_path, proposal(model))
+        run = agent.run(world, ":Trip", ":req1")
+    assert run.status == "completed"
+    assert (T.req1, T.booked, T.central) in world.graph
+    (recorded,) = choices(world)
+    assert recorded["value"] == T.central and recorded["confidence"] == 0.9
+    assert recorded["ranking"] == [T.central, T.beach]
+    (request,) = server.requests
+    body = json.dumps(request["body"])
+    # the model saw the candidates' ids, labels and descriptions, the criterion and the focus
+    assert str(T.beach) in body and "Quiet rooms, two minutes from the beach." in body
+    assert "what the guest asked for" in body and "Ada wants a quiet room" in body
+    assert str(T.airport) not in body and str(T.faraway) not in body
+    assert request["body"]["model"] == model.partition(":")[2]
+    event = step_event(run, "ProposalStep")
+    assert event["rankings"] == [answer([T.central, T.beach], 0.9)]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(("behaviour", "outcome"), [
+    ({"text": "Sure! The central hotel is best."}, "malformed"),
+    ({"text": json.dumps({"ranking": [str(T.faraway), str(T.beach)], "confidence": 0.95})},
+     "invented"),
+    ({"text": json.dumps({"ranking": [str(T.airport)], "confidence": 0.95})}, "invented"),
+    ({"text": json.dumps({"ranking": [str(T.central), str(T.beach)], "confidence": 0.3})},
+     "low_confidence"),
+    ({"status": 500, "body": "overloaded"}, "error"),
+    ({"stall": True}, "timeout"),
+])
+def test_an_unusable_answer_goes_to_the_fallback(tmp_path, monkeypatch, provider, behaviour,
+                                                 outcome) -> None:
+    with LlmServer([behaviour], key="test-key") as server:
+        model = configure(monkeypatch, provider, server)
+        agent, world = setup(tmp_path, proposal(model, extra='    horis:timeout "1s"'))
+        run = agent.run(world, ":Trip", ":req1")
+    assert run.status == "waiting"
+    assert [s.step for s in run.steps] == [T.Pick, T.AskHuman]
+    event = step_event(run, "ProposalStep")["proposal"]
+    assert event["outcome"] == outcome and event["choice"] is None
+    assert not list(world.graph.objects(T.req1, T.booked))
+    (recorded,) = choices(world)
+    assert recorded["value"] is None  # nothing was chosen, whatever the model said
+    if outcome == "low_confidence":
+        assert recorded["ranking"] == [T.central, T.beach] and recorded["confidence"] == 0.3
+    else:
+        assert recorded["ranking"] == [] and recorded["error"]
+    assert run.brief and "The proposal did not decide" in run.brief
+
+
+def test_unusable_answer_without_fallback_fails_the_instance(tmp_path, monkeypatch) -> None:
+    with LlmServer([{"text": "no idea"}], key="test-key") as server:
+        model = configure(monkeypatch, "openai", server)
+        agent, world = setup(tmp_path, proposal(model, fallback=False))
+        run = agent.run(world, ":Trip", ":req1")
+    assert run.status == "failed"
+    assert "declares no horis:fallback" in str(run.error)
+
+
+def test_a_wrong_key_is_a_call_failure_that_falls_back(tmp_path, monkeypatch) -> None:
+    with LlmServer([answer([T.beach], 0.9)], key="right-key") as server:
+        configure(monkeypatch, "anthropic", server)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "wrong-key")
+        agent, world = setup(tmp_path, proposal("anthropic:claude-test"))
+        run = agent.run(world, ":Trip", ":req1")
+    event = step_event(run, "ProposalStep")["proposal"]
+    assert event["outcome"] == "error" and "401" in event["message"]
+
+
+@pytest.mark.parametrize(("model", "needs"), [
+    ("anthropic:claude-test", "ANTHROPIC_API_KEY"),
+    ("openai:gpt-test", "OPENAI_API_KEY"),
+    ("mystery:model", "unknown provider"),
+])
+def test_a_model_that_cannot_be_asked_fails_the_step(tmp_path, monkeypatch, model,
+                                                     needs) -> None:
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    agent, world = setup(tmp_path, proposal(model))
+    run = agent.run(world, ":Trip", ":req1")
+    assert run.status == "failed"
+    assert needs in str(run.error)
+
+
+def test_replay_serves_the_recorded_ranking_and_never_asks_the_model(tmp_path,
+                                                                     monkeypatch) -> None:
+    with LlmServer([answer([T.central, T.beach], 0.9)], key="test-key") as server:
+        model = configure(monkeypatch, "openai", server)
+        agent, world = setup(tmp_path, proposal(model))
+        run = agent.run(world, ":Trip", ":req1", trace=tmp_path / "run.jsonl")
+    assert run.status == "completed"
+    # the server is gone: a replay that asked the model would get no answer and fall back
+    report = replay(tmp_path / "run.jsonl", agent)
+    assert not report.diverged, report
+    assert len(server.requests) == 1
+
+
+def test_replay_judges_the_recorded_reply_against_the_definitions_in_force(
+        tmp_path, monkeypatch) -> None:
+    with LlmServer([answer([T.central, T.beach], 0.9)], key="test-key") as server:
+        model = configure(monkeypatch, "openai", server)
+        agent, world = setup(tmp_path, proposal(model))
+        run = agent.run(world, ":Trip", ":req1")
+    # a stricter threshold since the recording: the recorded 0.9 now falls back
+    (tmp_path / "strict.ttl").write_text(proposal(model, confidence="0.95"))
+    strict = Agent.from_files(tmp_path / "strict.ttl", tools={"book": book})
+    report = replay(run.trace, strict)
+    assert report.diverged and report.definitions_changed
+    assert report.first_divergence.field in ("next", "proposal", "result")
+    assert len(server.requests) == 1
