@@ -1,0 +1,335 @@
+"""WaitStep and resume: a run stops at a wait, and a later call — or process — continues it."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rdflib import Namespace, URIRef
+
+from horismos import Agent, GateRejected, UsageError, World
+from horismos._replay import replay
+from horismos._runner import Environment
+from horismos._vocab import HORIS, PROV
+from horismos._world import INSTANCES
+
+L = Namespace("http://example.org/leave#")
+ROOT = Path(__file__).resolve().parent.parent
+
+PREFIXES = """\
+@prefix :      <http://example.org/leave#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix sh:    <http://www.w3.org/ns/shacl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+"""
+
+DEFINITIONS = PREFIXES + """
+:Request a owl:Class . :Manager a owl:Class . :Hotel a owl:Class .
+
+:RequestShape a sh:NodeShape ;
+    sh:targetClass :Request ;
+    sh:property [ sh:path :approvedBy ; sh:class :Manager ; sh:maxCount 1 ;
+                  sh:message "a request is approved by one manager" ] .
+
+:t.file a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "request" ; horis:type :Request ] ;
+                  horis:arg [ horis:name "approver" ; horis:type :Manager ] ] ;
+    horis:effect [ horis:subject "request" ;
+                   horis:asserts [ horis:property :filedWith ; horis:type :Manager ] ] ;
+    horis:binding "python:file_request" .
+
+:Leave a horis:Workflow ; horis:focusType :Request ; horis:start :Approve .
+
+:Approve a horis:WaitStep ;
+    horis:reason "A manager approves the leave request." ;
+    horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ;
+    horis:until "?this :approvedBy ?approver ." ;
+    horis:timeout "2h" ;
+    horis:onTimeout :Escalate ;
+    horis:next :File .
+
+:File a horis:ActionStep ;
+    horis:tool :t.file ;
+    horis:requires "?this :approvedBy ?approver ." ;
+    horis:bind [ horis:arg "request" ; horis:var "this" ] .
+
+:Escalate a horis:WaitStep ;
+    horis:reason "Nobody approved in time." ;
+    horis:wake horis:System ;
+    horis:delivery horis:Silent .
+"""
+
+WORLD = PREFIXES + """
+:req1 a :Request ; rdfs:label "Ada, 3 days in May" .
+:req2 a :Request ; rdfs:label "Brian, 1 day" ; :approvedBy :grace .
+:grace a :Manager ; rdfs:label "Grace" .
+:intern a :Person .
+"""
+
+
+def file_request(request: URIRef, approver: URIRef) -> dict[str, object]:
+    return {"filedWith": approver}
+
+
+@pytest.fixture
+def leave(tmp_path: Path) -> tuple[Agent, World]:
+    (tmp_path / "leave.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(WORLD)
+    agent = Agent.from_files(tmp_path / "leave.ttl", tools={"file_request": file_request})
+    return agent, World.from_files(tmp_path / "world.ttl")
+
+
+class Clock(Environment):
+    """The runtime clock, set by the test: the environment is where time comes from."""
+
+    def __init__(self, at: dt.datetime) -> None:
+        super().__init__()
+        self.at = at
+
+    def now(self) -> dt.datetime:
+        self.note("clock", self.at.isoformat())
+        return self.at
+
+
+T0 = dt.datetime(2026, 5, 4, 9, 0, tzinfo=dt.UTC)
+
+
+def state(world: World, iid: URIRef) -> tuple[URIRef | None, URIRef | None]:
+    g = world.graph.graph(INSTANCES)
+    return g.value(iid, HORIS.status), g.value(iid, HORIS.currentStep)
+
+
+# -- waiting ---------------------------------------------------------------------------------
+
+
+def test_a_wait_publishes_its_brief_with_the_state_and_the_trace_event(leave) -> None:
+    agent, world = leave
+    run = agent.run(world, ":Leave", ":req1")
+    assert run.status == "waiting"
+    (rec,) = run.steps
+    assert rec.status == "waiting" and rec.brief == run.brief
+    assert run.brief.startswith("A manager approves the leave request.")
+    assert str(run.instance) in run.brief and "?this :approvedBy ?approver ." in run.brief
+    assert "2h" in run.brief and ":Escalate" in run.brief
+    # the graph holds the waiting state and the wait's own record, with the same brief
+    assert state(world, run.instance) == (HORIS.Waiting, L.Approve)
+    wait_graph = world.graph.graph(rec.graph)
+    (activity,) = wait_graph.subjects(HORIS.step, L.Approve)
+    assert str(wait_graph.value(activity, HORIS.brief)) == run.brief
+    assert wait_graph.value(activity, HORIS.provenance) == HORIS.SystemProvenance
+    # the trace event carries the brief and the graph the wait committed
+    event = [e for e in run.trace.events if e["type"] == "step"][-1]
+    assert event["status"] == "waiting" and event["wait"]["brief"] == run.brief
+    assert event["graph"] == str(rec.graph)
+    assert event["wait"]["started"] == str(wait_graph.value(activity, PROV.startedAtTime))
+
+
+def test_a_wait_whose_until_already_holds_does_not_wait(leave) -> None:
+    agent, world = leave
+    run = agent.run(world, ":Leave", ":req2")
+    assert run.status == "completed"
+    assert [(s.step, s.status) for s in run.steps] == [(L.Approve, "completed"),
+                                                      (L.File, "completed")]
+    assert run.steps[0].detail["wait"]["outcome"] == "until_held"
+    assert (L.req2, L.filedWith, L.grace) in world.graph
+
+
+# -- resuming --------------------------------------------------------------------------------
+
+
+def test_resume_lands_the_facts_as_human_input_and_continues(leave) -> None:
+    agent, world = leave
+    waiting = agent.run(world, ":Leave", ":req1")
+    run = agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .")
+    assert run.status == "completed"
+    assert [(s.step, s.status) for s in run.steps] == [(L.Approve, "completed"),
+                                                      (L.File, "completed")]
+    assert (L.req1, L.filedWith, L.grace) in world.graph
+    assert state(world, waiting.instance) == (HORIS.Completed, None)
+    resume = next(e for e in run.trace.events if e["type"] == "resume")
+    assert resume["facts"] == [f"{L.req1.n3()} {L.approvedBy.n3()} {L.grace.n3()} ."]
+    facts_graph = world.graph.graph(URIRef(resume["graph"]))
+    assert (L.req1, L.approvedBy, L.grace) in facts_graph
+    activity = facts_graph.value(URIRef(resume["graph"]), PROV.wasGeneratedBy)
+    assert facts_graph.value(activity, HORIS.provenance) == HORIS.HumanProvenance
+    # the wait's activity is closed: it will not be taken for an open wait again
+    wait_graph = world.graph.graph(waiting.steps[0].graph)
+    assert list(wait_graph.objects(None, PROV.endedAtTime))
+
+
+def test_a_fresh_agent_resumes_from_the_world_alone(leave, tmp_path) -> None:
+    agent, world = leave
+    waiting = agent.run(world, ":Leave", ":req1")
+    saved = tmp_path / "after.trig"
+    world.graph.serialize(destination=saved, format="trig")
+    # nothing from the first run is kept but the world file: state is read from the graph
+    fresh = Agent.from_files(tmp_path / "leave.ttl", tools={"file_request": file_request})
+    reloaded = World.from_files(saved)
+    short = str(waiting.instance).rsplit(":", 1)[-1][:8]
+    run = fresh.resume(reloaded, short, facts=":req1 :approvedBy :grace .")
+    assert run.status == "completed" and run.instance == waiting.instance
+    assert (L.req1, L.filedWith, L.grace) in reloaded.graph
+
+
+@pytest.mark.parametrize(("facts", "error", "words"), [
+    (":req1 :approvedBy :intern .", GateRejected, "approved by one manager"),
+    (":req1 :approvedBy :grace , :ada . :ada a :Manager .", GateRejected, "one manager"),
+    (":req1 :approvedBy", UsageError, "not valid Turtle"),
+    (":req1 horis:status horis:Completed .", UsageError, "runtime state"),
+])
+def test_facts_that_cannot_land_change_nothing(leave, facts, error, words) -> None:
+    agent, world = leave
+    waiting = agent.run(world, ":Leave", ":req1")
+    before = world.canonical()
+    with pytest.raises(error, match=words):
+        agent.resume(world, waiting.instance, facts=facts)
+    assert world.canonical() == before
+    assert state(world, waiting.instance) == (HORIS.Waiting, L.Approve)
+
+
+def test_an_instance_that_is_not_waiting_cannot_be_resumed(leave) -> None:
+    agent, world = leave
+    done = agent.run(world, ":Leave", ":req2")
+    before = world.canonical()
+    with pytest.raises(UsageError, match="is completed, not waiting"):
+        agent.resume(world, done.instance, facts=":req2 :approvedBy :grace .")
+    with pytest.raises(UsageError, match="no instance"):
+        agent.resume(world, "urn:horismos:instance:nope")
+    assert world.canonical() == before
+
+
+def test_facts_that_do_not_end_the_wait_land_and_it_keeps_waiting(leave) -> None:
+    agent, world = leave
+    waiting = agent.run(world, ":Leave", ":req1")
+    run = agent.resume(world, waiting.instance, facts=':req1 rdfs:comment "asked again" .')
+    assert run.status == "waiting" and run.steps[0].detail["wait"]["outcome"] == "still_waiting"
+    assert run.brief == waiting.brief
+    assert (L.req1, URIRef("http://www.w3.org/2000/01/rdf-schema#comment"), None) in world.graph
+    run = agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .")
+    assert run.status == "completed"
+
+
+def test_the_timeout_is_checked_at_resume_against_the_recorded_start(leave) -> None:
+    agent, world = leave
+    first = asyncio.run(agent.arun(world, ":Leave", ":req1", env=Clock(T0)))
+    second = asyncio.run(agent.arun(world, ":Leave", ":req1", env=Clock(T0)))
+    # within the 2h: the answer ends the wait
+    on_time = asyncio.run(agent.aresume(world, first.instance, ":req1 :approvedBy :grace .",
+                                        env=Clock(T0 + dt.timedelta(hours=1))))
+    assert [s.step for s in on_time.steps] == [L.Approve, L.File]
+    # past it: the wait times out to :Escalate, a silent wait with no brief
+    late = asyncio.run(agent.aresume(world, second.instance, None,
+                                     env=Clock(T0 + dt.timedelta(hours=3))))
+    assert [(s.step, s.status) for s in late.steps] == [(L.Approve, "timed_out"),
+                                                        (L.Escalate, "waiting")]
+    assert late.status == "waiting" and late.brief is None
+    assert late.steps[1].detail["wait"]["brief"] is None
+    assert state(world, second.instance) == (HORIS.Waiting, L.Escalate)
+
+
+def test_a_resume_trace_replays_the_same(leave, tmp_path) -> None:
+    agent, world = leave
+    waiting = agent.run(world, ":Leave", ":req1")
+    agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .",
+                 trace=tmp_path / "resume.jsonl")
+    report = replay(tmp_path / "resume.jsonl", agent)
+    assert not report.diverged, report
+
+
+# -- a proposal's choice survives the wait ------------------------------------------------------
+
+CHOICE = PREFIXES + """
+:Request a owl:Class . :Hotel a owl:Class .
+:t.book a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "request" ; horis:type :Request ] ;
+                  horis:arg [ horis:name "hotel" ; horis:type :Hotel ] ] ;
+    horis:effect [ horis:subject "request" ;
+                   horis:asserts [ horis:property :booked ; horis:type :Hotel ] ] ;
+    horis:binding "python:book" .
+
+:Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Pick .
+:Pick a horis:ProposalStep ;
+    horis:candidates [ horis:query "SELECT ?option WHERE { ?option a :Hotel }" ] ;
+    horis:rankBy "quiet" ; horis:model "lexical:bm25" ; horis:as "hotel" ;
+    horis:next :Confirm .
+:Confirm a horis:WaitStep ;
+    horis:reason "The guest confirms." ; horis:delivery horis:Final ;
+    horis:until "?this :confirmed true ." ;
+    horis:next :Book .
+:Book a horis:ActionStep ;
+    horis:tool :t.book ;
+    horis:requires "?this :confirmed true ." ;
+    horis:bind [ horis:arg "request" ; horis:var "this" ] .
+"""
+
+
+def test_a_choice_made_before_the_wait_is_bound_after_a_resume_elsewhere(tmp_path) -> None:
+    (tmp_path / "trip.ttl").write_text(CHOICE)
+    (tmp_path / "world.ttl").write_text(PREFIXES + """
+        :req1 a :Request .
+        :quiet a :Hotel ; rdfs:label "Quiet garden hotel" .
+        :loud a :Hotel ; rdfs:label "Party hostel" .""")
+    booked: list[URIRef] = []
+
+    def book(request: URIRef, hotel: URIRef) -> dict[str, object]:
+        booked.append(hotel)
+        return {"booked": hotel}
+
+    agent = Agent.from_files(tmp_path / "trip.ttl", tools={"book": book})
+    world = World.from_files(tmp_path / "world.ttl")
+    waiting = agent.run(world, ":Trip", ":req1")
+    assert waiting.status == "waiting" and "Quiet garden hotel" in waiting.brief
+    world.graph.serialize(destination=tmp_path / "after.trig", format="trig")
+    fresh = Agent.from_files(tmp_path / "trip.ttl", tools={"book": book})
+    run = fresh.resume(World.from_files(tmp_path / "after.trig"), waiting.instance,
+                       facts=":req1 :confirmed true .")
+    assert run.status == "completed"
+    assert booked == [L.quiet]
+    assert run.steps[-1].args == [{"request": L.req1.n3(), "hotel": L.quiet.n3()}]
+
+
+# -- the rebooking example, from the command line --------------------------------------------
+
+
+def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_rebooking_example_waits_for_an_operator_who_resumes_it(tmp_path) -> None:
+    defs = [str(ROOT / "workflows" / "rebooking.ttl"), str(ROOT / "ontologies" / "travel.ttl")]
+    tools = ["--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py")]
+    ran = horismos("run", *defs, "--world", str(ROOT / "examples" / "rebooking" / "world.ttl"),
+                   *tools, "--all", "--out", "after.trig", cwd=tmp_path)
+    assert ran.returncode == 3, ran.stderr
+    assert "proposal: :BA175" in ran.stdout  # Ada asked for the morning: confident
+    assert "1 dropped" in ran.stdout  # the carrier that takes no rebooked passengers
+    assert "The ranker is not sure" in ran.stdout  # Brian's wish fits both: the brief
+    short = re.search(r"\[(\w{8})\] :booking2", ran.stdout).group(1)
+    saved = (tmp_path / "after.trig").read_text()
+
+    wrong = horismos("resume", *defs, "--world", "after.trig", *tools, "--instance", short,
+                     "--facts", ":booking2 :operatorChoice :JFK .", "--out", "after.trig",
+                     cwd=tmp_path)
+    assert wrong.returncode == 2 and "a node of class :Flight" in wrong.stderr
+    assert (tmp_path / "after.trig").read_text() == saved
+
+    (tmp_path / "answer.ttl").write_text(":booking2 :operatorChoice :VS3 .\n")
+    done = horismos("resume", *defs, "--world", "after.trig", *tools, "--instance", short,
+                    "--facts", "answer.ttl", "--out", "done.trig", "--trace", "resume.jsonl",
+                    cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert ":airline.rebook(booking=:booking2, flight=:VS3)  completed" in done.stdout
+    again = horismos("resume", *defs, "--world", "done.trig", "--instance", short,
+                     cwd=tmp_path)
+    assert again.returncode == 2 and "not waiting" in again.stderr
+    same = horismos("replay", "resume.jsonl", *defs, *tools, cwd=tmp_path)
+    assert same.returncode == 0, same.stdout + same.stderr
