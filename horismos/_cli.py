@@ -357,6 +357,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     """Replay each trace; one line per trace; 0 when all replay the same, 1 otherwise."""
     agent = Agent.from_files(*args.paths, tools=load_tools(args.tools))
     source = Path(args.trace)
+    if not source.exists():
+        raise UsageError(f"{source}: no such trace or folder of traces")
     traces = sorted(source.glob("*.jsonl")) if source.is_dir() else [source]
     if not traces:
         raise UsageError(f"{source}: no *.jsonl traces in this folder")
@@ -410,16 +412,22 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return args.action_run(args)
 
 
+def _read_trace(path: str) -> list[dict[str, Any]]:
+    if not Path(path).is_file():
+        raise UsageError(f"{path}: no such trace file")
+    return read_trace(path)
+
+
 def cmd_trace_show(args: argparse.Namespace) -> int:
     """Print the trace's timeline, after checking its hash chain and version."""
-    for line in timeline(read_trace(args.trace)):
+    for line in timeline(_read_trace(args.trace)):
         print(line)
     return 0
 
 
 def cmd_trace_export(args: argparse.Namespace) -> int:
     """Write the trace as PROV-O Turtle to ``--output`` or stdout."""
-    text = prov_graph(read_trace(args.trace)).serialize(format="turtle")
+    text = prov_graph(_read_trace(args.trace)).serialize(format="turtle")
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
