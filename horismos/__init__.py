@@ -7,7 +7,10 @@ Domain modelers declare tools and workflows in Turtle; :class:`Agent` runs them 
 from __future__ import annotations
 
 from ._agent import Agent
+from ._call import CallResult
+from ._catalog import Catalog, ToolEntry, check_inventory
 from ._definitions import Definitions, load_definitions
+from ._discovery import Discovery
 from ._errors import (
     ArgumentTypeError,
     AuthoringError,
@@ -39,7 +42,10 @@ __all__ = [
     "Agent",
     "ArgumentTypeError",
     "AuthoringError",
+    "CallResult",
+    "Catalog",
     "Definitions",
+    "Discovery",
     "Divergence",
     "GateRejected",
     "HorismosError",
@@ -52,6 +58,7 @@ __all__ = [
     "RunError",
     "ShaclMessage",
     "StepRecord",
+    "ToolEntry",
     "ToolError",
     "ToolTimeout",
     "Trace",
@@ -61,6 +68,7 @@ __all__ = [
     "UsageError",
     "World",
     "__version__",
+    "check_inventory",
     "load_definitions",
     "read_trace",
     "replay",

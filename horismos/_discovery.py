@@ -47,7 +47,7 @@ __all__ = ["STOPWORDS", "Discovery", "discover", "tokens"]
 STOPWORDS = frozenset({
     "a", "an", "and", "any", "are", "as", "at", "be", "by", "do", "for", "from", "i", "in",
     "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "some", "that",
-    "the", "this", "to", "up", "we", "with", "you", "your"})
+    "the", "then", "this", "to", "up", "we", "with", "you", "your"})
 """Query words too common to say anything about a tool."""
 
 Availability = Literal["executable", "blocked"]
