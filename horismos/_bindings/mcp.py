@@ -104,23 +104,29 @@ class McpSession:
         how = s.url if s.url is not None else " ".join([s.command or "", *s.args])
         return f"MCP server \"{s.name}\" ({how})"
 
-    async def open(self, timeout: float) -> None:
+    @property
+    def dead(self) -> bool:
+        """Started, and then failed to open or lost its connection."""
+        return self._ready.is_set() and not self.alive
+
+    def start(self) -> None:
         target = self._target()
         if self.server.url is None:
             self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by aclose()
         self._task = asyncio.create_task(self._hold(target), name=f"mcp:{self.server.name}")
+
+    async def ready(self, timeout: float) -> None:
+        """Wait for the handshake and the tool list; a waiter cancelled meanwhile (a step's
+        timeout) leaves the session starting for the next one."""
         try:
             await asyncio.wait_for(self._ready.wait(), timeout)
         except TimeoutError:
-            tail = self._stderr_tail()
-            await self.aclose()
             raise ToolError(f"{self.describe()} did not answer the MCP handshake within "
-                            f"{timeout:g}s{tail}") from None
+                            f"{timeout:g}s{self._stderr_tail()}") from None
         if not self.alive:
-            reason, tail = _reason(self._failure), self._stderr_tail()
-            await self.aclose()
-            raise ToolError(f"{self.describe()} could not start: {reason}{tail} — check its "
-                            "horis:command and horis:args, or horis:url")
+            raise ToolError(f"{self.describe()} could not start: {_reason(self._failure)}"
+                            f"{self._stderr_tail()} — check its horis:command and horis:args, "
+                            "or horis:url")
 
     def _target(self) -> Any:
         from mcp import StdioServerParameters
@@ -230,21 +236,27 @@ class McpSessions:
     async def get(self, name: str) -> McpSession:
         """The open session to ``name``; opens it (again, if it died) on first use."""
         session = self._open.get(name)
-        if session is not None and session.alive:
-            return session
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            session = self._open.get(name)
-            if session is not None and session.alive:
-                return session
-            if session is not None:
+        if session is None or not session.alive:
+            if self._lock is None:
+                self._lock = asyncio.Lock()
+            async with self._lock:
+                session = self._open.get(name)
+                if session is not None and session.dead:
+                    del self._open[name]
+                    await session.aclose()
+                    session = None
+                if session is None:
+                    session = McpSession(self.servers[name], self._folders.get(name))
+                    session.start()
+                    self._open[name] = session
+            try:
+                await session.ready(CONNECT_TIMEOUT)
+            except ToolError:
+                if self._open.get(name) is session:
+                    del self._open[name]
                 await session.aclose()
-                del self._open[name]
-            session = McpSession(self.servers[name], self._folders.get(name))
-            await session.open(CONNECT_TIMEOUT)
-            self._open[name] = session
-            return session
+                raise
+        return session
 
     async def aclose(self) -> None:
         sessions, self._open = list(self._open.values()), {}
