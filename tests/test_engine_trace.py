@@ -7,6 +7,7 @@ edited line is found and named.
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -191,3 +192,40 @@ def test_an_unknown_trace_version_is_refused(traced):
 
     with pytest.raises(TraceVersionError, match="99"):
         read_trace(path)
+
+
+def _rechain_without_own_hashes(path) -> list[str]:
+    """The trace as written before events carried their own hash: ``prev`` chains whole lines."""
+    prev, lines = "sha256:" + "0" * 64, []
+    for event in read_trace(path):
+        event = {k: v for k, v in event.items() if k != "hash"} | {"prev": prev}
+        line = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        prev = "sha256:" + hashlib.sha256(line.encode()).hexdigest()
+        lines.append(line)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return lines
+
+
+def test_a_trace_without_own_hashes_still_reads_and_its_chain_is_still_checked(traced):
+    *_, path = traced
+    lines = _rechain_without_own_hashes(path)
+
+    assert [e["seq"] for e in read_trace(path)] == list(range(len(lines)))
+
+    _edit(path, 3, '"seq":2', '"seq":7')
+    with pytest.raises(TraceTampered) as caught:
+        read_trace(path)
+    assert caught.value.line == 4  # without its own hash, an edit shows on the next line
+
+
+def test_stripping_an_events_own_hash_is_caught_on_that_line(traced):
+    *_, path = traced
+    lines = path.read_text(encoding="utf-8").splitlines()
+    event = json.loads(lines[2])
+    del event["hash"]
+    lines[2] = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+    with pytest.raises(TraceTampered) as caught:
+        read_trace(path)
+    assert caught.value.line == 3
