@@ -10,7 +10,7 @@ import difflib
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import cache
 from importlib import resources
@@ -39,7 +39,7 @@ from ._model import (
     Workflow,
 )
 from ._preconditions import Precondition, PreconditionSyntaxError, compile_patterns
-from ._sources import Sources, read_sources
+from ._sources import Sources, Where, read_sources
 from ._vocab import HORIS, NS
 
 __all__ = ["Definitions", "load_definitions", "parse_timeout", "vocabulary_graph"]
@@ -146,12 +146,15 @@ class _Builder:
         self.src = sources
         self.g = sources.graph
         self.problems: list[Problem] = []
+        self.shape_problems: list[Problem] = []
         self.defs = Definitions(self.g, sources)
 
     # -- reporting ------------------------------------------------------------------------
 
-    def error(self, node: Node | None, message: str, hint: str | None = None) -> None:
-        self.problems.append(self.src.problem("error", node, message, hint))
+    def error(self, node: Node | None, message: str, hint: str | None = None,
+              at: Where | None = None) -> None:
+        """An error about ``node``, located at ``at`` (a node or a statement) when more precise."""
+        self.problems.append(self.src.problem("error", node, message, hint, at))
 
     def warn(self, node: Node | None, message: str, hint: str | None = None) -> None:
         self.problems.append(self.src.problem("warning", node, message, hint))
@@ -177,7 +180,7 @@ class _Builder:
         if str(v).lower() in ("true", "false"):
             return str(v).lower() == "true"
         self.error(s, f"{self.n(p)} must be true or false, not {v!r}",
-                   f"write {self.n(p)} true")
+                   f"write {self.n(p)} true", at=(s, p, v))
         return default
 
     def namespaces(self, node: Node) -> dict[str, Any]:
@@ -194,16 +197,26 @@ class _Builder:
         merged.update(ns)
         return merged
 
-    def precondition(self, owner: Node, texts: list[str], anchor: Node | None = None,
+    def precondition(self, owner: Node, holder: Node, pred: URIRef = HORIS.requires,
                      ) -> Precondition | None:
+        """The ``pred`` patterns written on ``holder`` (``owner`` or a node under it), prepared."""
+        texts = list(self.g.objects(holder, pred))
         if not texts:
             return None
         try:
-            return compile_patterns(texts, self.namespaces(anchor if anchor is not None else owner))
+            return compile_patterns([str(x) for x in texts], self.namespaces(owner))
         except PreconditionSyntaxError as e:
-            self.error(owner, f"horis:requires is not a valid SPARQL group graph pattern: {e.why}",
-                       "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
-                       "\"?this :acuity ?queue .\"")
+            bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
+            why, row = _sparql_why(e.why)
+            problem = self.src.problem(
+                "error", owner, f"{self.n(pred)} is not a valid SPARQL group graph pattern: {why}",
+                "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
+                "\"?this :acuity ?queue .\"", at=(holder, pred, bad))
+            if row is not None and problem.line is not None:  # the pattern's own line in the file
+                text = str(bad)
+                problem = replace(problem, line=problem.line + row - 1
+                                  + text[: len(text) - len(text.lstrip())].count("\n"))
+            self.problems.append(problem)
             return None
 
     # -- build ----------------------------------------------------------------------------
@@ -228,12 +241,17 @@ class _Builder:
             if wf is not None:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
-        self.check_reachability()
+        if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
+            self.check_reachability()
         self.defs.digest = definitions_digest(self.g)
-        errors = [p for p in self.problems if p.severity == "error"]
-        self.defs.warnings = [p for p in self.problems if p.severity == "warning"]
-        if errors:
-            raise AuthoringError(sorted(self.problems, key=_order))
+        # The loader's own message (with its hint) wins over a shape's at the same place.
+        said = {(p.file, p.line, p.node) for p in self.problems if p.severity == "error"}
+        self.problems += [p for p in dict.fromkeys(self.shape_problems)
+                          if (p.file, p.line, p.node) not in said]
+        problems = sorted(self.problems, key=_order)
+        self.defs.warnings = [p for p in problems if p.severity == "warning"]
+        if any(p.severity == "error" for p in problems):
+            raise AuthoringError(problems)
         return self.defs
 
     def check_vocabulary(self) -> None:
@@ -250,7 +268,7 @@ class _Builder:
                     close = difflib.get_close_matches(local, names, n=1)
                     hint = f"did you mean horis:{close[0]}?" if close else (
                         "see ontologies/horis.ttl for the vocabulary")
-                    self.error(s, f"horis:{local} is not a Horismos term", hint)
+                    self.error(s, f"horis:{local} is not a Horismos term", hint, at=(s, p, o))
 
     def check_shapes(self) -> None:
         shapes = authoring_shapes()
@@ -268,8 +286,9 @@ class _Builder:
             focus = report.value(r, SH.focusNode)
             msg = report.value(r, SH.resultMessage)
             path = report.value(r, SH.resultPath)
-            where = f" ({self.n(path)})" if isinstance(path, URIRef) else ""
-            self.error(focus, f"{msg}{where}")
+            value = report.value(r, SH.value)
+            at: Where | None = (focus, path, value) if isinstance(path, URIRef) else None
+            self.shape_problems.append(self.src.problem("error", focus, str(msg), at=at))
 
     def subclass_closure(self) -> dict[URIRef, frozenset[URIRef]]:
         graph = nx.DiGraph()
@@ -292,7 +311,8 @@ class _Builder:
             value = self.text(e, HORIS.value) if var is None else "${" + var + "}"  # read at start
             if key is None or value is None:
                 self.error(s, "a horis:env needs horis:name and horis:value or horis:fromEnv",
-                           "write horis:env [ horis:name \"TOKEN\" ; horis:fromEnv \"EHR_TOKEN\" ]")
+                           "write horis:env [ horis:name \"TOKEN\" ; horis:fromEnv \"EHR_TOKEN\" ]",
+                           at=e)
                 continue
             env.append((key, value))
         self.defs.mcp_servers[name] = McpServer(
@@ -307,32 +327,35 @@ class _Builder:
                 name = self.text(a, HORIS.name)
                 typ = self.one(a, HORIS.type)
                 if name is None:
-                    self.error(a, "an argument has no horis:name",
-                               "write horis:name \"patient\" inside the horis:arg [ … ]")
+                    self.error(s, "an argument has no horis:name",
+                               "write horis:name \"patient\" inside the horis:arg [ … ]", at=a)
                     ok = False
                     continue
                 if not isinstance(typ, URIRef):
                     self.error(s, f"argument \"{name}\" has no horis:type",
-                               f"write [ horis:name \"{name}\" ; horis:type :SomeClass ] "
-                               "(an ontology class) or horis:type xsd:string (a datatype)")
+                               f"write horis:arg [ horis:name \"{name}\" ; horis:type :SomeClass ] "
+                               "(an ontology class) or horis:type xsd:string (a datatype)", at=a)
                     ok = False
                     continue
                 args.append(Arg(name, typ, not is_datatype(typ), self.flag(a, HORIS.optional)))
         effect = self.effect(s, args)
-        binding = self.text(s, HORIS.binding)
+        binding_node = self.one(s, HORIS.binding)
+        binding = None if binding_node is None else str(binding_node)
+        at = (s, HORIS.binding, binding_node)
         if binding is None:
             ok = False
-            if authoring_shapes() is None:
-                self.error(s, "the tool has no horis:binding",
-                           "write horis:binding \"python:module.function\"")
+            self.error(s, "the tool has no horis:binding",
+                       "write horis:binding \"python:module.function\", \"mcp://SERVER/TOOL\" "
+                       "or \"https://host/path\"")
         elif binding.startswith("rust:"):
             self.error(s, f"binding \"{binding}\": rust: bindings cannot run in the Python runtime",
-                       "bind the tool to \"python:…\", \"mcp://SERVER/TOOL\" or an http(s) URL")
+                       "bind the tool to \"python:module.function\", \"mcp://SERVER/TOOL\" or "
+                       "an http(s) URL", at=at)
             ok = False
         elif not binding.startswith(BINDING_SCHEMES):
             self.error(s, f"binding \"{binding}\" has no known scheme",
                        "write \"python:module.function\", \"python:name\", "
-                       "\"mcp://SERVER/TOOL\" or \"https://…\"")
+                       "\"mcp://SERVER/TOOL\" or \"https://…\"", at=at)
             ok = False
         timeout = DEFAULT_TIMEOUT
         t = self.one(s, HORIS.timeout)
@@ -341,7 +364,8 @@ class _Builder:
                 timeout = parse_timeout(t)
             except ValueError:
                 self.error(s, f"horis:timeout \"{t}\" does not parse",
-                           "write \"250ms\", \"5s\", \"2m\" or an xsd:duration such as \"PT5S\"")
+                           "write \"250ms\", \"5s\", \"2m\" or an xsd:duration such as \"PT5S\"",
+                           at=(s, HORIS.timeout, t))
                 ok = False
         retries_node = self.one(s, HORIS.retries)
         retries = 0
@@ -352,9 +376,9 @@ class _Builder:
                     raise ValueError
             except ValueError:
                 self.error(s, f"horis:retries {retries_node!s} is not a whole number ≥ 0",
-                           "write horis:retries 2")
+                           "write horis:retries 2", at=(s, HORIS.retries, retries_node))
                 ok = False
-        requires = self.precondition(s, [str(r) for r in self.g.objects(s, HORIS.requires)])
+        requires = self.precondition(s, s)
         if effect is False or not ok:
             return None
         side = self.one(s, HORIS.sideEffect)
@@ -386,7 +410,7 @@ class _Builder:
                 self.error(tool, "a horis:header needs horis:name and horis:fromEnv (a value "
                            "written in the Turtle would put a secret in the file)",
                            "write horis:header [ horis:name \"Authorization\" ; "
-                           "horis:fromEnv \"API_TOKEN\" ]")
+                           "horis:fromEnv \"API_TOKEN\" ]", at=h)
                 continue
             out.append(Header(name, var))
         return tuple(out)
@@ -404,28 +428,33 @@ class _Builder:
         if e is None:
             return None
         subject = self.text(e, HORIS.subject)
-        class_args = [a.name for a in args if a.is_class]
+        class_args = sorted(a.name for a in args if a.is_class)
         if subject is None:
             if len(class_args) == 1:
                 subject = class_args[0]
             elif not class_args:
-                self.error(tool, "the effect has no subject and no class-typed argument to "
-                           "hang it on", "add an argument typed with an ontology class and "
-                           "write horis:subject \"<that argument's name>\" in the effect")
+                self.error(tool, "the effect has no horis:subject and no class-typed argument "
+                           "to hang it on", "add an argument typed with an ontology class and "
+                           "write horis:subject \"<that argument's name>\" in the effect", at=e)
                 return False
             else:
                 self.error(tool, "the effect's subject is ambiguous: arguments "
                            + ", ".join(f'"{a}"' for a in class_args) + " are class-typed",
-                           f"write horis:subject \"{class_args[0]}\" in the horis:effect [ … ]")
+                           f"write horis:subject \"{class_args[0]}\" (or "
+                           + " or ".join(f'"{a}"' for a in class_args[1:])
+                           + ") in the horis:effect [ … ]", at=e)
                 return False
         elif subject not in {a.name for a in args}:
-            names = ", ".join(f'"{a.name}"' for a in args) or "none"
+            names = ", ".join(sorted(f'"{a.name}"' for a in args)) or "none"
             self.error(tool, f"horis:subject \"{subject}\" is not an argument of the tool "
-                       f"(arguments: {names})", "name one of the tool's class-typed arguments")
+                       f"(arguments: {names})", "name one of the tool's class-typed arguments"
+                       + (": " + ", ".join(f'"{a}"' for a in class_args) if class_args else ""),
+                       at=(e, HORIS.subject, None))
             return False
         elif subject not in class_args:
             self.error(tool, f"horis:subject \"{subject}\" is a literal argument; effects hang "
-                       "on nodes", "type that argument with an ontology class")
+                       "on nodes", "type that argument with an ontology class",
+                       at=(e, HORIS.subject, None))
             return False
         asserts: list[Assertion] = []
         ok = True
@@ -434,21 +463,21 @@ class _Builder:
             value = self.one(a, HORIS.value)
             typ = self.one(a, HORIS.type)
             if not isinstance(prop, URIRef):
-                self.error(tool, "an horis:asserts has no horis:property",
+                self.error(tool, "a horis:asserts has no horis:property",
                            "write horis:asserts [ horis:property :someProperty ; "
-                           "horis:type xsd:string ]")
+                           "horis:type xsd:string ]", at=a)
                 ok = False
                 continue
             if value is None and not isinstance(typ, URIRef):
                 self.error(tool, f"asserted property {self.n(prop)} has neither horis:value nor "
                            "horis:type", "write horis:type xsd:string (the tool returns it) "
-                           "or horis:value horis:now (the runtime writes it)")
+                           "or horis:value horis:now (the runtime writes it)", at=a)
                 ok = False
                 continue
             if value is not None and typ is not None:
                 self.error(tool, f"asserted property {self.n(prop)} has both horis:value and "
                            "horis:type", "keep one: horis:value fixes the value, horis:type "
-                           "lets the tool return it")
+                           "lets the tool return it", at=a)
                 ok = False
                 continue
             key = self.text(a, HORIS.key) or self.short(prop)
@@ -475,42 +504,47 @@ class _Builder:
                            "write horis:tool :some.tool (a declared horis:Tool)")
             elif tool is None and (tool_node, RDF.type, HORIS.Tool) not in self.g:
                 self.error(s, f"horis:tool {self.n(tool_node)} is referenced but not declared",
-                           f"declare {self.n(tool_node)} a horis:Tool with a binding, or fix "
-                           "the name")
+                           f"declare {self.n(tool_node)} a horis:Tool with a binding, or point "
+                           "horis:tool at one of: "
+                           + self.some(self.g.subjects(RDF.type, HORIS.Tool)),
+                           at=(s, HORIS.tool, tool_node))
             binds = []
             for b in self.g.objects(s, HORIS.bind):
                 arg, var = self.text(b, HORIS.arg), self.text(b, HORIS.var)
                 if arg is None or var is None:
                     self.error(s, "a horis:bind needs horis:arg and horis:var",
-                               "write horis:bind [ horis:arg \"patient\" ; horis:var \"this\" ]")
+                               "write horis:bind [ horis:arg \"patient\" ; horis:var \"this\" ]",
+                               at=b)
                     continue
                 if tool is not None and tool.arg(arg) is None:
                     self.error(s, f"horis:bind names argument \"{arg}\", which "
                                f"{self.n(tool.iri)} does not take",
-                               "use one of: " + ", ".join(a.name for a in tool.args))
+                               "use one of: " + ", ".join(a.name for a in tool.args),
+                               at=(b, HORIS.arg, None))
                 binds.append((arg, var.lstrip("?$")))
-            requires = self.precondition(s, [str(r) for r in self.g.objects(s, HORIS.requires)])
+            requires = self.precondition(s, s)
             return ActionStep(**common, tool=tool, requires=requires, binds=tuple(binds),
                               for_each=self.flag(s, HORIS.forEach))
         if cls == HORIS.DecisionStep:
             rules = []
             for w in self.g.objects(s, HORIS.when):
-                texts = [str(r) for r in self.g.objects(w, HORIS.requires)]
                 target = self.one(w, HORIS.next)
-                if not texts or target is None:
+                if self.one(w, HORIS.requires) is None or target is None:
                     self.error(s, "a horis:when needs horis:requires and horis:next",
                                "write horis:when [ horis:requires \"?this :x ?y\" ; "
-                               "horis:next :SomeStep ]")
+                               "horis:next :SomeStep ]", at=w)
                     continue
-                pre = self.precondition(s, texts)
+                pre = self.precondition(s, w)
                 order = self.one(w, HORIS.order)
                 if pre is not None:
                     rules.append(Rule(pre, URIRef(target), float(order) if order else 0.0))
             rules.sort(key=lambda r: r.order)
             otherwise = self.one(s, HORIS.otherwise)
             if otherwise is None:
-                self.error(s, "the DecisionStep has no horis:otherwise",
-                           "add horis:otherwise :SomeStep for when no rule holds")
+                self.error(s, "the DecisionStep has no horis:otherwise: when no horis:when rule "
+                           "holds it would have nowhere to go",
+                           "add horis:otherwise :SomeStep (one of: "
+                           + self.some(self.step_nodes()) + ")")
             return DecisionStep(**common, rules=tuple(rules), otherwise=otherwise)
         if cls == HORIS.ProposalStep:
             cands = self.one(s, HORIS.candidates)
@@ -528,8 +562,9 @@ class _Builder:
                 timeout = parse_timeout(timeout_node)
             except ValueError:
                 self.error(s, f"horis:timeout \"{timeout_node}\" does not parse",
-                           "write \"250ms\", \"5s\", \"2m\" or an xsd:duration such as \"PT5S\"")
-        until = self.precondition(s, [str(u) for u in self.g.objects(s, HORIS.until)])
+                           "write \"250ms\", \"5s\", \"2m\" or an xsd:duration such as \"PT5S\"",
+                           at=(s, HORIS.timeout, timeout_node))
+        until = self.precondition(s, s, HORIS.until)
         return WaitStep(**common, reason=self.text(s, HORIS.reason),
                         wake=tuple(w for w in self.g.objects(s, HORIS.wake)
                                    if isinstance(w, URIRef)),
@@ -541,8 +576,9 @@ class _Builder:
         focus = self.one(s, HORIS.focusType)
         ok = True
         if start is None:
-            self.error(s, "the workflow has no start step",
-                       "write horis:start :FirstStep (a declared step)")
+            self.error(s, "the workflow has no horis:start, so no instance could begin",
+                       "write horis:start :FirstStep (one of: "
+                       + self.some(self.step_nodes()) + ")")
             ok = False
         if not isinstance(focus, URIRef):
             self.error(s, "the workflow has no horis:focusType",
@@ -559,23 +595,29 @@ class _Builder:
             HORIS.start: "horis:start", HORIS.otherwise: "horis:otherwise",
             HORIS.fallback: "horis:fallback", HORIS.onTimeout: "horis:onTimeout",
         }
-        declared = self.defs.steps
-        step_nodes = {s for c in STEP_CLASSES for s in self.g.subjects(RDF.type, c)}
+        step_nodes = self.step_nodes()
         for pred, label in edges.items():
             for s, o in self.g.subject_objects(pred):
                 if o in step_nodes:
                     continue
-                owner = s
-                if isinstance(s, BNode):  # horis:when [ … horis:next :X ]
-                    owner = self.src._parent(s) or s
+                # s may be a blank node (horis:when [ … horis:next :X ]); the problem names
+                # the step it is written under and points at the statement itself.
                 if (o, None, None) in self.g:
-                    self.error(owner, f"{label} {self.n(o)} is not a step",
+                    self.error(s, f"{label} {self.n(o)} is not a step",
                                f"declare {self.n(o)} a horis:ActionStep, horis:DecisionStep, "
-                               "horis:ProposalStep or horis:WaitStep")
+                               "horis:ProposalStep or horis:WaitStep", at=(s, pred, o))
                 else:
-                    self.error(owner, f"{label} points to {self.n(o)}, which is not declared",
+                    self.error(s, f"{label} points to {self.n(o)}, which is not declared",
                                f"declare {self.n(o)} as a step, or point {label} at one of: "
-                               + ", ".join(sorted(self.n(x) for x in declared)[:8]))
+                               + self.some(step_nodes), at=(s, pred, o))
+
+    def step_nodes(self) -> set[Node]:
+        return {s for c in STEP_CLASSES for s in self.g.subjects(RDF.type, c)}
+
+    def some(self, nodes: Iterable[Node], limit: int = 8) -> str:
+        """A few declared names for a hint, sorted so the message is stable."""
+        names = sorted({self.n(x) for x in nodes if isinstance(x, URIRef)})
+        return ", ".join(names[:limit]) + (", …" if len(names) > limit else "") or "none declared"
 
     def check_reachability(self) -> None:
         flow = nx.DiGraph()
@@ -601,8 +643,26 @@ class _Builder:
                           "point a horis:next, horis:onError or horis:start at it, or remove it")
 
 
-def _order(p: Problem) -> tuple[str, int, str]:
-    return (p.file or "~", p.line or 0, p.message)
+_PARSE_AT = re.compile(r"^Expected \w+, found (.+?)\s+\(at char \d+\), \(line:(\d+), col:\d+\)$")
+
+
+def _sparql_why(why: str) -> tuple[str, int | None]:
+    """The parser's complaint in the author's terms, and the line of the pattern it is on.
+
+    Patterns are parsed wrapped in ``ASK WHERE { … }`` whose first line is the pattern's first
+    line, so the parser's line is the pattern's; its "Expected AskQuery" and character offset
+    refer to the wrapper and would only confuse.
+    """
+    m = _PARSE_AT.match(why.strip())
+    if m is None:
+        return why, None
+    if m.group(1) == "end of text":
+        return "it ends before every '{', '(' and string is closed", None
+    return f"unexpected {m.group(1)} on line {m.group(2)} of the pattern", int(m.group(2))
+
+
+def _order(p: Problem) -> tuple[str, int, str, str]:
+    return (p.file or "~", p.line or 0, p.node or "", p.message)
 
 
 def definitions_digest(graph: Graph) -> str:

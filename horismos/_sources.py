@@ -1,7 +1,9 @@
 """Turtle files and folders read into one graph that remembers where each node was written.
 
 Authoring errors must point at a file and a line; rdflib keeps neither, so each file is parsed
-on its own and its text searched for the first place a node is written.
+on its own and its text searched: a named node where its description starts, a statement on the
+line its predicate is written within that description, a blank node at the statement that opens
+it (``horis:arg [``), told from its siblings by the values written inside it.
 """
 
 from __future__ import annotations
@@ -9,15 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
-from rdflib import BNode, Graph, URIRef
+from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.plugins.parsers.notation3 import BadSyntax
 from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
 
-__all__ = ["Sources", "expand_paths", "read_sources"]
+__all__ = ["Sources", "Where", "expand_paths", "read_sources"]
 
 RDF_SUFFIXES = {".ttl": "turtle", ".nt": "nt", ".n3": "n3", ".trig": "trig", ".nq": "nquads"}
 
@@ -40,6 +43,10 @@ def expand_paths(paths: Iterable[str | Path], suffixes: Iterable[str] = (".ttl",
     return out
 
 
+Where = Node | tuple[Node, URIRef, Node | None]
+"""What a problem points at: a node, or the statement ``(subject, predicate, object or None)``."""
+
+
 @dataclass
 class _File:
     path: Path
@@ -60,6 +67,74 @@ class _File:
                     toks.append(f"{prefix}:{local}")
         return toks
 
+    def find(self, node: URIRef, text: str, start: int = 0) -> re.Match[str] | None:
+        """The first place in ``text`` from ``start`` where ``node`` is written as a whole term."""
+        found = None
+        for tok in self.tokens(node):
+            m = _term(tok).search(text, start)
+            if m and (found is None or m.start() < found.start()):
+                found = m
+        return found
+
+    def subject_line(self, node: URIRef) -> int | None:
+        """The first line (1-based) that opens with ``node``: where its description starts."""
+        for i, text in enumerate(self.text_lines(), 1):
+            m = self.find(node, text)
+            if m is not None and not text[: m.start()].strip():
+                return i
+        return None
+
+    def mention_line(self, node: URIRef) -> int | None:
+        for i, text in enumerate(self.text_lines(), 1):
+            if self.find(node, text) is not None:
+                return i
+        return None
+
+    def block_end(self, line: int) -> int:
+        """The last line of the top-level statement running through ``line``."""
+        lines = self.text_lines()
+        for i in range(line, len(lines)):  # 0-based index of the line after ``line``
+            if lines[i][:1] not in ("", " ", "\t", "#") and lines[i].strip():
+                return i
+        return len(lines)
+
+    def bracket_end(self, line: int, col: int) -> int | None:
+        """The line of the ``]`` closing the first ``[`` at or after ``line``:``col``."""
+        lines = self.text_lines()
+        depth = 0
+        quote: str | None = None
+        for i in range(line - 1, len(lines)):
+            text = lines[i]
+            j = col if i == line - 1 else 0
+            while j < len(text):
+                if quote is not None:
+                    if text.startswith(quote, j) and text[j - 1:j] != "\\":
+                        j += len(quote)
+                        quote = None
+                        continue
+                    j += 1
+                    continue
+                ch = text[j]
+                if ch == "#":
+                    break
+                if ch in "\"'":
+                    quote = ch * 3 if text.startswith(ch * 3, j) else ch
+                    j += len(quote)
+                    continue
+                if ch == "[":
+                    depth += 1
+                elif ch == "]":
+                    depth -= 1
+                    if depth == 0:
+                        return i + 1
+                j += 1
+        return None
+
+
+@cache
+def _term(tok: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w:<#/.-])" + re.escape(tok) + r"(?![\w-]|\.\w)")
+
 
 @dataclass
 class Sources:
@@ -67,59 +142,130 @@ class Sources:
 
     graph: Graph
     files: list[_File] = field(default_factory=list)
-    _where: dict[Node, tuple[str, int | None]] = field(default_factory=dict)
-    _parents: dict[BNode, Node] | None = None
+    _where: dict[Node, tuple[str | None, int | None]] = field(default_factory=dict)
+    _parents: dict[BNode, tuple[Node, URIRef]] | None = None
 
     def locate(self, node: Node | None) -> tuple[str | None, int | None]:
-        """File and line where ``node`` is first written as a subject, or else mentioned."""
+        """File and line where ``node`` is first written as a subject, or else mentioned.
+
+        A blank node is found at the statement that opens it, e.g. the ``horis:arg [`` line.
+        """
         if node is None:
             return None, None
-        if node in self._where:
-            return self._where[node]
-        found: tuple[str | None, int | None] = (None, None)
-        if isinstance(node, BNode):
-            found = self.locate(self._parent(node))
-        elif isinstance(node, URIRef):
-            found = self._search(node)
-        self._where[node] = found  # type: ignore[assignment]
-        return found
+        if node not in self._where:
+            found: tuple[str | None, int | None] = (None, None)
+            if isinstance(node, BNode):
+                edge = self._parent(node)
+                if edge is not None:
+                    found = self.locate_statement(edge[0], edge[1], node)
+            elif isinstance(node, URIRef):
+                found = self._search(node)
+            self._where[node] = found
+        return self._where[node]
+
+    def locate_statement(self, s: Node, p: URIRef, o: Node | None = None,
+                         ) -> tuple[str | None, int | None]:
+        """The line where ``s p o`` is written, or else where ``s`` is."""
+        f = next((f for f in self.files if (s, p, o) in f.graph), None)
+        if f is None:
+            return self.locate(s)
+        if isinstance(s, URIRef):
+            start = f.subject_line(s)
+            end = f.block_end(start) if start is not None else 0
+        else:
+            file, start = self.locate(s)
+            if file != str(f.path) or start is None:
+                return self.locate(s)
+            end = self._bnode_end(f, s, start)
+        if start is None:
+            return self.locate(s)
+        lines = f.text_lines()
+        hits = [i for i in range(start, end + 1) if f.find(p, lines[i - 1]) is not None]
+        if not hits:  # e.g. rdf:type written as "a": look for the object instead
+            marks = self._marks(f, o) if isinstance(o, URIRef | Literal) else []
+            hits = [i for i in range(start, end + 1) if any(m in lines[i - 1] for m in marks)]
+            return str(f.path), hits[0] if hits else start
+        if o is None or len(hits) == 1:
+            return str(f.path), hits[0]
+        marks = self._marks(f, o)
+        bounds = [*hits[1:], end + 1]
+
+        def score(k: int) -> int:
+            window = "\n".join(lines[hits[k] - 1:bounds[k] - 1] or [lines[hits[k] - 1]])
+            first = lines[hits[k] - 1]
+            m = f.find(p, first)
+            window = window[m.end():] if m is not None and not isinstance(o, BNode) else window
+            if not isinstance(o, BNode):
+                window = window.split("\n", 1)[0]  # a value is written on its predicate's line
+            return sum(1 for mark in marks if mark in window)
+
+        best = max(range(len(hits)), key=lambda k: (score(k), -k))
+        return str(f.path), hits[best]
+
+    def _bnode_end(self, f: _File, node: BNode, start: int) -> int:
+        edge = self._parent(node)
+        line = f.text_lines()[start - 1]
+        m = f.find(edge[1], line) if edge is not None else None
+        end = f.bracket_end(start, m.end() if m is not None else 0)
+        return end if end is not None else f.block_end(start)
+
+    def _marks(self, f: _File, o: Node) -> list[str]:
+        """Text that tells one written object from its siblings."""
+        if isinstance(o, URIRef):
+            return f.tokens(o)
+        if isinstance(o, Literal):
+            first = next((ln.strip() for ln in str(o).splitlines() if ln.strip()), str(o))
+            return [first]
+        marks: list[str] = []
+        for _, v in f.graph.predicate_objects(o):
+            if isinstance(v, Literal):
+                marks.append(f'"{v}"' if isinstance(v.value, str) else str(v))
+            elif isinstance(v, URIRef):
+                marks.extend(f.tokens(v)[1:])
+        return marks
 
     def _search(self, node: URIRef) -> tuple[str | None, int | None]:
         fallback: tuple[str | None, int | None] = (None, None)
         for f in self.files:
-            if (node, None, None) not in f.graph and (None, None, node) not in f.graph:
-                continue
-            lines = f.text_lines()
-            for tok in f.tokens(node):
-                pat = re.compile(r"(?<![\w:<#/.-])" + re.escape(tok) + r"(?![\w-]|\.\w)")
-                first_any = None
-                for i, text in enumerate(lines, 1):
-                    m = pat.search(text)
-                    if m is None:
-                        continue
-                    if not text[: m.start()].strip():
-                        if (node, None, None) in f.graph:
-                            return str(f.path), i
-                    first_any = first_any or i
-                if first_any is not None and fallback == (None, None):
-                    fallback = (str(f.path), first_any)
-            if fallback == (None, None):
-                fallback = (str(f.path), None)
+            if (node, None, None) in f.graph:
+                line = f.subject_line(node)
+                if line is not None:
+                    return str(f.path), line
+            mentioned = (None, None, node) in f.graph or (node, None, None) in f.graph
+            if mentioned and fallback[1] is None:
+                fallback = (str(f.path), f.mention_line(node))
         return fallback
 
-    def _parent(self, node: BNode) -> Node | None:
+    def _parent(self, node: BNode) -> tuple[Node, URIRef] | None:
+        """The subject and predicate that hold ``node``."""
         if self._parents is None:
             self._parents = {}
-            for s, _, o in self.graph:
+            for s, p, o in self.graph:
                 if isinstance(o, BNode) and o not in self._parents:
-                    self._parents[o] = s
+                    self._parents[o] = (s, p)  # type: ignore[assignment]
         return self._parents.get(node)
 
+    def owner(self, node: Node) -> Node:
+        """The named node a blank node is written under: what an author calls it by."""
+        seen: set[Node] = set()
+        while isinstance(node, BNode) and node not in seen:
+            seen.add(node)
+            edge = self._parent(node)
+            if edge is None:
+                break
+            node = edge[0]
+        return node
+
     def problem(self, severity: str, node: Node | None, message: str, hint: str | None = None,
-                ) -> Problem:
-        file, line = self.locate(node)
-        return Problem(severity, message, node=self.name(node) if node is not None else None,
-                       file=file, line=line, hint=hint)  # type: ignore[arg-type]
+                at: Where | None = None) -> Problem:
+        """A finding about ``node``, located at ``at`` (a node or a statement) or at ``node``."""
+        if isinstance(at, tuple):
+            file, line = self.locate_statement(*at)
+        else:
+            file, line = self.locate(at if at is not None else node)
+        name = self.name(self.owner(node)) if node is not None else None
+        return Problem(severity, message, node=name, file=file, line=line,  # type: ignore[arg-type]
+                       hint=hint)
 
     def name(self, node: Node) -> str:
         """A node as the author would write it: a CURIE where a prefix fits."""
@@ -135,8 +281,8 @@ class Sources:
             except Exception:
                 return f"<{node}>"
         if isinstance(node, BNode):
-            parent = self._parent(node)
-            return f"[] under {self.name(parent)}" if parent is not None else "[]"
+            edge = self._parent(node)
+            return f"[] under {self.name(edge[0])}" if edge is not None else "[]"
         return str(node)
 
 
@@ -152,7 +298,8 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
             g.parse(path, format=fmt)
         except BadSyntax as e:
             problems.append(Problem(
-                "error", f"Turtle syntax error: {e._why}", file=str(path), line=e.lines + 1,
+                "error", f"Turtle syntax error: {e._why}{_near(path, e.lines + 1)}",
+                file=str(path), line=e.lines + 1,
                 hint="end each statement with ' .', separate predicates with ';', and close every "
                      "string, '[' and '(' on the line shown or just before it"))
             continue
@@ -169,3 +316,10 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
     if problems:
         raise AuthoringError(problems)
     return sources
+
+
+def _near(path: Path, line: int) -> str:
+    """The text of the line the parser stopped at, so the message shows what it choked on."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return f", at: {text[:60]}" if text else ""
