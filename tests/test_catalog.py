@@ -532,3 +532,15 @@ def test_cli_inventory_checks_the_committed_file_and_reports_drift(tmp_path):
     assert p.returncode == 0
     assert json.loads((tmp_path / "new.json").read_text()) == json.loads(INVENTORY.read_text())
 
+
+
+def test_cli_call_reaches_an_mcp_tool_through_the_same_binding(tmp_path):
+    mcp = ROOT / "examples" / "mcp"
+    p = horismos("call", "ward.assign_bed", str(mcp / "clinic.ttl"), "--world",
+                 str(mcp / "world.ttl"), "--args", '{"patient": ":ada", "ward": ":cardiology"}',
+                 "--format", "json", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    envelope = json.loads(p.stdout)
+    assert envelope["status"] == "completed" and envelope["gate"]["conforms"]
+    assert ['<http://example.org/ward#ada>', '<http://example.org/ward#bedRef>',
+            '"CARDIOLOGY-01"'] in envelope["effects"]
