@@ -233,6 +233,9 @@ async def _replay(trace: str | Path | Trace, agent: Agent,
                   reexecute_idempotent: bool) -> ReplayReport:
     events, source = load_events(trace)
     header = events[0]
+    if "call" in header:
+        raise TraceError(f"{source}: this trace records a direct tool call (horismos tools "
+                         "call), not a workflow run; replay replays runs")
     recorder = ReplayTrace(events, source)
     env = ReplayEnvironment(recorder, reexecute_idempotent=reexecute_idempotent)
     world = World.from_snapshot(header["snapshot"]["data"])

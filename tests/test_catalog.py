@@ -17,7 +17,7 @@ import pytest
 from conftest import EX, PREFIXES, WARD, facts
 from rdflib import Literal, Namespace
 
-from horismos import Agent, World, check_inventory
+from horismos import Agent, TraceError, World, check_inventory, read_trace, replay
 
 ROOT = Path(__file__).resolve().parent.parent
 INVENTORY = ROOT / "examples" / "inventory.json"
@@ -383,6 +383,17 @@ def test_a_result_outside_the_effect_is_rejected_by_the_gate(build, recorder):
     assert result.status == "rejected" and result.error["kind"] == "gate_rejected"
     assert result.gate["conforms"] is False and result.gate["messages"]
     assert world.canonical() == before and recorder.count("assign") == 1
+
+
+def test_a_call_trace_is_saved_and_replay_refuses_it_as_not_a_run(clinic, tmp_path):
+    agent, world = clinic
+    path = tmp_path / "call.jsonl"
+    result = agent.catalog.call("c.capacity", {"ward": ":w1"}, world, trace=path)
+    assert {"type": "trace", "path": str(path)} in result.artifacts
+    events = read_trace(path)  # hash chain and version checked
+    assert events[0]["call"] == str(EX["c.capacity"]) and events[-1]["status"] == "completed"
+    with pytest.raises(TraceError, match="direct tool call"):
+        replay(path, agent)
 
 
 # -- inventory -----------------------------------------------------------------------------------
