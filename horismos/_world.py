@@ -16,7 +16,7 @@ from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
 from ._sources import RDF_SUFFIXES, expand_paths
-from ._stores import Change, Store, open_store
+from ._stores import DEFAULT_STORE, Change, Store, open_store
 
 __all__ = ["INSTANCES", "World"]
 
@@ -28,20 +28,21 @@ class World:
     """The facts a workflow runs against; ``World.open("memory")`` or ``World.from_files(...)``."""
 
     def __init__(self, store: Store | None = None) -> None:
-        self.store = store if store is not None else open_store("memory")
+        self.store = store if store is not None else open_store(DEFAULT_STORE)
 
     @classmethod
-    def open(cls, store: str = "memory") -> World:
+    def open(cls, store: str = DEFAULT_STORE) -> World:
+        """The world kept in ``store``: memory, oxigraph, oxigraph:PATH or sparql:URL."""
         return cls(open_store(store))
 
     @classmethod
-    def from_files(cls, *paths: str | Path, store: str = "memory") -> World:
+    def from_files(cls, *paths: str | Path, store: str = DEFAULT_STORE) -> World:
         world = cls.open(store)
         world.load(*paths)
         return world
 
     @classmethod
-    def from_snapshot(cls, nquads: str, store: str = "memory") -> World:
+    def from_snapshot(cls, nquads: str, store: str = DEFAULT_STORE) -> World:
         world = cls.open(store)
         ds = Dataset()
         ds.parse(data=nquads, format="nquads")
@@ -51,16 +52,12 @@ class World:
     def load(self, *paths: str | Path) -> None:
         """Add the facts of RDF files (Turtle, N-Triples, TriG, N-Quads) or folders of them."""
         for path in expand_paths(paths, RDF_SUFFIXES):
-            ds = Dataset()
             try:
-                ds.parse(path, format=RDF_SUFFIXES.get(path.suffix, "turtle"))
-            except Exception as e:
-                line = getattr(e, "lines", None)
+                self.store.load_file(path)  # pyoxigraph's parser, into every kind of store
+            except SyntaxError as e:
                 raise AuthoringError([Problem(
-                    "error", f"cannot read world data: {getattr(e, '_why', e)}", file=str(path),
-                    line=line + 1 if isinstance(line, int) else None,
-                    hint="fix the syntax at that line")]) from None
-            self.store.load(_dataset_quads(ds))
+                    "error", f"cannot read world data: {e.msg}", file=str(path),
+                    line=e.lineno, hint="fix the syntax at that line")]) from None
 
     @property
     def graph(self) -> Dataset:

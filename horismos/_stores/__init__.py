@@ -1,19 +1,45 @@
-"""World stores, chosen by name; each kind behind :class:`~horismos._stores.base.Store`."""
+"""World stores, chosen by name; each kind behind :class:`~horismos._stores.base.Store`.
+
+=================  =========================================================================
+``memory``         rdflib ``Dataset`` in this process
+``oxigraph``       pyoxigraph in this process's memory
+``oxigraph:PATH``  pyoxigraph on disk (RocksDB), transactional; one process at a time
+``sparql:URL``     a SPARQL 1.1 Query/Update server (e.g. ``oxigraph serve``), shared by
+                   any number of processes
+=================  =========================================================================
+
+The registry imports a backend only when it is asked for.
+"""
 
 from __future__ import annotations
 
-from .base import Change, Store
+from .base import RUNTIME, Change, Conflict, Store, StoreError
 
-__all__ = ["Change", "Store", "open_store"]
+__all__ = ["DEFAULT_STORE", "RUNTIME", "STORE_NAMES", "Change", "Conflict", "Store",
+           "StoreError", "open_store"]
+
+DEFAULT_STORE = "memory"
+"""The embedded store a world gets when none is named (see docs/stores.md for why)."""
+
+STORE_NAMES = "memory, oxigraph, oxigraph:PATH or sparql:URL"
 
 
 def open_store(name: str) -> Store:
-    """``memory`` today; the registry imports a backend only when it is asked for."""
-    kind, _, arg = name.partition(":")
-    if kind == "memory" and not arg:
+    """The store ``name`` names; an unknown or incomplete name is a :class:`UsageError`."""
+    from .._errors import UsageError
+
+    kind, sep, arg = name.partition(":")
+    if kind == "memory" and not sep:
         from .memory import MemoryStore
 
         return MemoryStore()
-    from .._errors import UsageError
+    if kind == "oxigraph" and (not sep or arg):
+        from .oxigraph import OxigraphStore
 
-    raise UsageError(f"unknown store {name!r}: use 'memory'")
+        return OxigraphStore(arg or None)
+    if kind == "sparql" and arg.startswith(("http://", "https://")):
+        from .sparql import SparqlStore
+
+        return SparqlStore(arg)
+    hint = " (sparql:URL takes an http:// or https:// URL)" if kind == "sparql" else ""
+    raise UsageError(f"unknown store {name!r}: use {STORE_NAMES}{hint}")

@@ -1,42 +1,86 @@
 """The contract every world store keeps.
 
 A store holds quads: the world's facts in the default graph, each committed step's effects in
-a named graph of its own, and runtime state (instances) in ``urn:horismos:instances``.
+a named graph of its own, and runtime state (instances) in ``urn:horismos:instances``. Graphs
+named under ``urn:horismos:runtime:`` (worker claims, commit receipts) are bookkeeping, not
+world: ``quads`` and ``dataset`` leave them out, so digests and snapshots never see them.
 
-- ``solutions`` and ``failing`` evaluate a prepared :class:`Precondition` with initial
-  bindings, in the store's own SPARQL engine; values never enter query text.
-- ``apply`` applies one :class:`Change` atomically: all of it lands, or none of it.
-- ``quads`` lists what is stored, for snapshots and canonical digests.
-- An operation a store cannot do raises :class:`NotImplementedError`; none silently does nothing.
+- ``solutions`` and ``failing`` evaluate a :class:`Precondition` with bound variables, in the
+  store's own SPARQL engine; values never enter the patterns' text (rdflib ``initBindings``,
+  pyoxigraph ``substitutions``, a ``VALUES`` block of serialised terms over the protocol).
+  Queries see the union of all graphs as their default graph.
+- ``apply`` applies one :class:`Change` atomically: all of it lands, or none of it. When
+  ``change.expect`` names quads, they must all be stored at the moment the change lands,
+  or nothing lands and :class:`Conflict` is raised; this is how a step's commit is guarded by
+  its instance's ``horis:version``.
+- ``load`` adds quads; ``load_file`` parses a Turtle, N-Triples, N-Quads or TriG file
+  straight into the store and returns how many quads it read.
+- ``update`` runs a SPARQL 1.1 Update as one transaction (claims and leases use it).
+- ``quads`` lists what is stored, for snapshots and canonical digests; ``dataset`` is an rdflib
+  view of it (a copy for stores that are not rdflib).
+- ``shared`` says other processes may write the same store at once, so ``run --all`` splits
+  focus nodes through claims; ``persistent`` says the store outlives the process.
+- An operation a store cannot do raises :class:`NotImplementedError`, and one it cannot do with
+  these arguments raises :class:`~horismos.UsageError`; none silently does nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rdflib import Dataset, URIRef
 from rdflib.term import Node
 
+from .._errors import HorismosError
+
 if TYPE_CHECKING:
     from .._preconditions import Precondition
 
-__all__ = ["Change", "Quad", "Store"]
+__all__ = ["RUNTIME", "Change", "Conflict", "Progress", "Quad", "Store", "StoreError"]
 
 Quad = tuple[Node, Node, Node, URIRef | None]
+Progress = Callable[[int], None]
+"""Called with the number of quads read so far while a file loads."""
+
+RUNTIME = "urn:horismos:runtime:"
+"""Graphs named under this prefix are store bookkeeping, never part of the world."""
+
+
+class StoreError(HorismosError):
+    """The store could not be reached, or refused a request; the message says which and why."""
+
+
+class Conflict(HorismosError):
+    """Another writer changed what a guarded commit expected; nothing of it landed.
+
+    The runner re-reads the instance and re-checks the step's preconditions rather than
+    committing over the other writer's work.
+    """
+
+    def __init__(self, message: str, *, expected: tuple[Quad, ...] = ()) -> None:
+        super().__init__(message)
+        self.expected = expected
 
 
 @dataclass
 class Change:
-    """What one commit removes and adds, as quads (graph ``None`` is the default graph)."""
+    """What one commit removes and adds, as quads (graph ``None`` is the default graph).
+
+    ``expect``: quads that must all be stored for the change to land (else :class:`Conflict`).
+    """
 
     add: list[Quad] = field(default_factory=list)
     remove: list[Quad] = field(default_factory=list)
+    expect: tuple[Quad, ...] = ()
 
 
 class Store:
     name = "store"
+    shared = False
+    persistent = False
 
     def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
         raise NotImplementedError
@@ -57,7 +101,13 @@ class Store:
     def apply(self, change: Change) -> None:
         raise NotImplementedError
 
+    def update(self, text: str) -> None:
+        raise NotImplementedError
+
     def load(self, quads: Iterable[Quad]) -> None:
+        raise NotImplementedError
+
+    def load_file(self, path: Path, progress: Progress | None = None) -> int:
         raise NotImplementedError
 
     def quads(self) -> Iterator[Quad]:
@@ -66,3 +116,6 @@ class Store:
     def dataset(self) -> Dataset:
         """An rdflib view of everything stored."""
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Release files and connections; the store is not used afterwards."""

@@ -1,0 +1,333 @@
+"""The pyoxigraph store: in memory (``oxigraph``) or on disk, transactional (``oxigraph:PATH``).
+
+Preconditions run in Oxigraph's own SPARQL engine on the patterns' text, bound variables
+passed as ``substitutions`` (SEP-0007), never pasted into the text. A commit is one SPARQL
+Update (one transaction) whose templates name every term through a variable a custom function
+binds, so no value is written into its text and a blank node keeps its identity. A guarded
+commit checks its expected quads under the store's lock: an on-disk store opens in one process
+only, so every writer goes through that lock. Files load through pyoxigraph's parser straight
+into the store, without passing through Python terms.
+
+The term conversions to and from rdflib live here too; the SPARQL protocol store uses them.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+from rdflib import XSD, BNode, Dataset, Literal, URIRef
+from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
+from rdflib.term import Node
+
+from .._errors import UsageError
+from .._preconditions import Precondition
+from .base import RUNTIME, Change, Conflict, Progress, Quad, Store
+
+__all__ = ["FORMATS", "OxigraphStore", "ProgressReader", "file_format", "from_ox", "nt",
+           "parse_file", "quad_block", "to_ox", "to_ox_quad"]
+
+FORMATS = {".ttl": ox.RdfFormat.TURTLE, ".nt": ox.RdfFormat.N_TRIPLES,
+           ".nq": ox.RdfFormat.N_QUADS, ".nquads": ox.RdfFormat.N_QUADS,
+           ".trig": ox.RdfFormat.TRIG, ".n3": ox.RdfFormat.N3}
+_XSD_STRING = str(XSD.string)
+_RDF_LANG = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+_TERM_FN = ox.NamedNode("urn:horismos:runtime:term")
+_DEFAULT = ox.DefaultGraph()
+_PROJECTION = re.compile(r"(?is)^.*?\bSELECT\s+(?:DISTINCT\s+|REDUCED\s+)?(?!\*)")
+_WHERE = re.compile(r"(?i)\bWHERE\b|\{")
+
+
+# -- terms --------------------------------------------------------------------------------
+
+@lru_cache(maxsize=65536)
+def _named(iri: str) -> ox.NamedNode:
+    try:
+        return ox.NamedNode(iri)
+    except ValueError:
+        # rdflib keeps IRIs RFC 3987 refuses (two '#'); keep them too, as the memory store does
+        if any(c in iri for c in '<>"{}|^`\\ \n'):
+            raise
+        line = f"<{iri}> <{iri}> <{iri}> .".encode()
+        return next(ox.parse(line, format=ox.RdfFormat.N_TRIPLES, lenient=True)).subject
+
+
+def to_ox(term: Node) -> Any:
+    """An rdflib term as a pyoxigraph term; an IRI Oxigraph cannot store is a UsageError."""
+    try:
+        if isinstance(term, URIRef):
+            return _named(str(term))
+        if isinstance(term, Literal):
+            if term.language:
+                return ox.Literal(str(term), language=term.language)
+            if term.datatype is not None:
+                return ox.Literal(str(term), datatype=_named(str(term.datatype)))
+            return ox.Literal(str(term))
+        if isinstance(term, BNode):
+            return ox.BlankNode(str(term))
+    except ValueError as e:
+        raise UsageError(f"{term!r} cannot be stored: {e}") from None
+    raise UsageError(f"{term!r} is not an RDF term a store can hold")
+
+
+@lru_cache(maxsize=65536)
+def _uri(iri: str) -> URIRef:
+    return URIRef(iri)
+
+
+def from_ox(term: Any) -> Node:
+    """A pyoxigraph term as the rdflib term the memory store would hold."""
+    kind = type(term)
+    if kind is ox.NamedNode:
+        return _uri(term.value)
+    if kind is ox.Literal:
+        if term.language:
+            return Literal(term.value, lang=term.language)
+        dt = term.datatype.value
+        if dt == _XSD_STRING:
+            return Literal(term.value)
+        return Literal(term.value, datatype=_uri(dt))
+    if kind is ox.BlankNode:
+        return BNode(term.value)
+    raise UsageError(f"{term!r}: RDF-star triple terms are not part of a Horismos world")
+
+
+def to_ox_quad(q: Quad) -> ox.Quad:
+    s, p, o, g = q
+    return ox.Quad(to_ox(s), to_ox(p), to_ox(o), _DEFAULT if g is None else to_ox(g))
+
+
+def _graph_name(g: Any) -> URIRef | None:
+    return None if isinstance(g, ox.DefaultGraph) else from_ox(g)  # type: ignore[return-value]
+
+
+def is_runtime(g: Any) -> bool:
+    return isinstance(g, ox.NamedNode) and g.value.startswith(RUNTIME)
+
+
+class ProgressReader(io.RawIOBase):
+    """A binary file that reports how many bytes were read, for a load's progress bar."""
+
+    def __init__(self, path: Path, progress: Progress | None) -> None:
+        self._file = path.open("rb")
+        self._progress = progress
+        self.done = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._file.readinto(buffer)
+        self.done += n
+        if self._progress is not None and n:
+            self._progress(self.done)
+        return n
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def parse_file(path: Path, progress: Progress | None = None) -> Iterator[ox.Quad]:
+    """Quads of an RDF file by its suffix, relative IRIs resolved against the file's URI and
+    blank nodes renamed apart, so two files never share one by its label."""
+    reader = ProgressReader(path, progress)
+    try:
+        yield from ox.parse(reader, format=file_format(path), base_iri=path.resolve().as_uri(),
+                            rename_blank_nodes=True)
+    finally:
+        reader.close()
+
+
+def file_format(path: Path) -> ox.RdfFormat:
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise UsageError(f"{path}: name the file .ttl, .nt, .nq or .trig so its format is known")
+    return fmt
+
+
+# -- SPARQL text --------------------------------------------------------------------------
+
+def quad_block(quads: Iterable[Quad], term: Callable[[Node], str]) -> str:
+    """Quads as a SPARQL quad pattern (``GRAPH`` blocks for named graphs), terms by ``term``."""
+    by_graph: dict[URIRef | None, list[str]] = {}
+    for s, p, o, g in quads:
+        by_graph.setdefault(g, []).append(f"{term(s)} {term(p)} {term(o)} .")
+    return "\n".join("\n".join(lines) if g is None else
+                     f"GRAPH {term(g)} {{\n" + "\n".join(lines) + "\n}"
+                     for g, lines in by_graph.items())
+
+
+def nt(term: Node) -> str:
+    """An rdflib term in N-Triples syntax, escaped by pyoxigraph: safe inside SPARQL text."""
+    return str(to_ox(term))
+
+
+class OxigraphStore(Store):
+    """pyoxigraph's ``Store``: in memory without a path, RocksDB on disk with one."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.name = f"oxigraph:{self.path}" if self.path is not None else "oxigraph"
+        self.persistent = self.path is not None
+        try:
+            self._store = ox.Store(str(self.path) if self.path is not None else None)
+        except OSError as e:
+            raise UsageError(f"cannot open the store at {self.path}: {e} (another process may "
+                             "hold it; an on-disk store opens in one process at a time — share "
+                             "a world between processes with sparql:URL)") from None
+        self._lock = threading.RLock()
+        self._texts: dict[str, str] = {}
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def _query(self, text: str, bindings: Mapping[str, Node], names: frozenset[str] | None,
+               prefixes: Mapping[str, str]) -> Any:
+        subs = {ox.Variable(k): to_ox(v) for k, v in bindings.items()
+                if names is None or k in names}
+        return self._store.query(text, prefixes=dict(prefixes), substitutions=subs,
+                                 use_default_graph_as_union=True)
+
+    def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
+        text = self._texts.get(pre.select_text)
+        if text is None:  # substitutions must be projected: name every variable, not ``*``
+            names = " ".join(f"?{v}" for v in sorted(pre.variables)) or "*"
+            text = self._texts[pre.select_text] = pre.select_text.replace(
+                "SELECT *", f"SELECT {names}", 1)
+        result = self._query(text, bindings, pre.variables, dict(pre.prefixes))
+        names = [v.value for v in result.variables]
+        out = []
+        for row in result:
+            sol = dict(bindings)
+            for i, name in enumerate(names):
+                value = row[i]
+                if value is not None:
+                    sol[name] = from_ox(value)
+            out.append(sol)
+        return out
+
+    def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
+        prefixes = dict(pre.prefixes)
+        for p in pre.patterns:
+            text = self._texts.get(p.ask_text)
+            if text is None:  # an ASK cannot take substitutions for variables out of scope
+                names = " ".join(f"?{v}" for v in sorted(_variables(p.text))) or "*"
+                text = self._texts[p.ask_text] = f"SELECT {names} WHERE {{ {p.text}\n}} LIMIT 1"
+            if not list(self._query(text, bindings, _variables(p.text), prefixes)):
+                return p.text
+        return " ".join(p.text for p in pre.patterns)
+
+    def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
+               ) -> list[dict[str, Node]]:
+        """``query`` with its bound variables added to the projection, where Oxigraph wants
+        substituted variables; the rows leave them out again, as rdflib's do."""
+        head = _PROJECTION.match(query)  # None for SELECT *
+        extra: list[str] = []
+        if head is not None:
+            where = _WHERE.search(query, head.end())
+            projected = _variables(query[head.end():where.start() if where else len(query)])
+            extra = sorted(k for k in bindings if k not in projected)
+            query = f"{query[:head.end()]}{''.join(f'?{k} ' for k in extra)}{query[head.end():]}"
+        result = self._query(query, bindings, None, ns)
+        names = [v.value for v in result.variables]
+        return [{n: from_ox(row[i]) for i, n in enumerate(names)
+                 if row[i] is not None and n not in extra} for row in result]
+
+    def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
+        seen = set()
+        for q in self._store.quads_for_pattern(to_ox(subject), to_ox(predicate), None, None):
+            if not is_runtime(q.graph_name) and q.object not in seen:
+                seen.add(q.object)
+                yield from_ox(q.object)
+
+    def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
+        seen = set()
+        for q in self._store.quads_for_pattern(to_ox(subject), None, None, None):
+            key = (q.predicate, q.object)
+            if not is_runtime(q.graph_name) and key not in seen:
+                seen.add(key)
+                yield subject, from_ox(q.predicate), from_ox(q.object)
+
+    def quads(self) -> Iterator[Quad]:
+        for q in self._store:
+            if not is_runtime(q.graph_name):
+                yield (from_ox(q.subject), from_ox(q.predicate), from_ox(q.object),
+                       _graph_name(q.graph_name))
+
+    def dataset(self) -> Dataset:
+        """A copy as an rdflib :class:`Dataset` (about 1 KB and 20 µs a quad to build); writes
+        to it do not reach the store."""
+        ds = Dataset(default_union=True)
+        for s, p, o, g in self.quads():
+            ds.graph(g if g is not None else DATASET_DEFAULT_GRAPH_ID).add((s, p, o))
+        return ds
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def apply(self, change: Change) -> None:
+        with self._lock:
+            for q in change.expect:
+                if to_ox_quad(q) not in self._store:
+                    raise Conflict(f"expected {_show(q)} is no longer stored: another writer "
+                                   "changed it first", expected=change.expect)
+            if not change.remove:
+                self._store.extend([to_ox_quad(q) for q in change.add])
+                return
+            # one update; every term is a variable bound by a custom function, so no value
+            # is written into the text and blank nodes keep their identity
+            terms: dict[Node, str] = {}
+
+            def term(t: Node) -> str:
+                return terms.setdefault(t, f"?t{len(terms)}")
+
+            text = (f"DELETE {{\n{quad_block(change.remove, term)}\n}}\n"
+                    f"INSERT {{\n{quad_block(change.add, term)}\n}}\nWHERE {{\n")
+            values = [to_ox(t) for t in terms]
+            text += "\n".join(f"BIND(<{_TERM_FN.value}>({i}) AS {var})"
+                              for i, var in enumerate(terms.values()))
+            self._store.update(text + "\n}", custom_functions={
+                _TERM_FN: lambda i: values[int(i.value)]})
+
+    def update(self, text: str) -> None:
+        with self._lock:
+            self._store.update(text)
+
+    def load(self, quads: Iterable[Quad]) -> None:
+        with self._lock:
+            self._store.bulk_extend(to_ox_quad(q) for q in quads)
+
+    def load_file(self, path: Path, progress: Progress | None = None) -> int:
+        """In memory one transaction; on disk through the bulk loader (much faster, but a
+        syntax error part-way leaves the quads read before it)."""
+        before = len(self._store)
+        with self._lock:
+            if self.persistent:
+                self._store.bulk_extend(parse_file(path, progress))
+                self._store.flush()
+            else:
+                self._store.extend(parse_file(path, progress))
+        return len(self._store) - before
+
+    def close(self) -> None:
+        if self.persistent:
+            self._store.flush()
+        del self._store
+
+
+@lru_cache(maxsize=4096)
+def _variables(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[?$]([A-Za-z_]\w*)", text))
+
+
+def _show(q: Quad) -> str:
+    s, p, o, g = q
+    return f"{s.n3()} {p.n3()} {o.n3()}" + (f" in {g.n3()}" if g is not None else "")
