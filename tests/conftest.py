@@ -7,11 +7,12 @@ the clinic ontology in ``fixtures/engine/clinic.ttl`` supplies classes and a dom
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from oxigraph_server import ServerPool
 from rdflib import Namespace
 
 from horismos import Agent, Run, World
@@ -99,8 +100,30 @@ def recorder() -> Recorder:
 Build = Callable[..., tuple[Agent, World]]
 
 
+STORES = ("memory", "oxigraph", "sparql")
+
+
+@pytest.fixture(scope="session")
+def oxigraph_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPool]:
+    """Real ``oxigraph serve`` processes on free loopback ports, started on first use."""
+    pool = ServerPool(tmp_path_factory.mktemp("oxigraph"))
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(params=STORES)
+def store_name(request: pytest.FixtureRequest) -> Iterator[Callable[[], str]]:
+    """Engine tests run once per backend: this gives each world a store of that kind."""
+    if request.param != "sparql":
+        yield lambda: request.param
+        return
+    pool: ServerPool = request.getfixturevalue("oxigraph_pool")
+    yield pool.fresh
+    pool.release()
+
+
 @pytest.fixture
-def build(tmp_path: Path) -> Build:
+def build(tmp_path: Path, store_name: Callable[[], str]) -> Build:
     """``build(defs, world, tools=..., entailment=...)`` → a real Agent and World.
 
     ``defs`` and ``world`` are Turtle bodies; the prefixes above are prepended. The clinic
@@ -118,7 +141,7 @@ def build(tmp_path: Path) -> Build:
         w.write_text(PREFIXES + world, encoding="utf-8")
         paths = [d, *((ENGINE / "clinic.ttl",) if ontology else ()), *extra]
         agent = Agent.from_files(*paths, tools=tools, entailment=entailment)  # type: ignore[arg-type]
-        return agent, World.from_files(w)
+        return agent, World.from_files(w, store=store_name())
 
     return _build
 
