@@ -7,7 +7,8 @@
     │   ├── PreconditionError       the graph does not give exactly what the step needs
     │   ├── ArgumentTypeError       a graph value does not have the argument's declared type
     │   ├── ToolError               the tool raised, or its binding failed
-    │   │   └── ToolTimeout             the tool did not answer in its ``horis:timeout``
+    │   │   ├── ToolTimeout             the tool did not answer in its ``horis:timeout``
+    │   │   └── OutcomeUnknown          the process stopped between a call and its commit
     │   ├── GateRejected            the result breaks the declared effect or a domain shape
     │   └── InstanceFailed          an error with no ``horis:onError`` ended the instance
     └── TraceError              a trace cannot be trusted or read
@@ -29,6 +30,7 @@ __all__ = [
     "GateRejected",
     "HorismosError",
     "InstanceFailed",
+    "OutcomeUnknown",
     "PreconditionError",
     "Problem",
     "RunError",
@@ -141,6 +143,13 @@ class ToolTimeout(ToolError):
     """The tool did not answer within its ``horis:timeout``; a late answer is discarded."""
 
     kind = "timeout"
+
+
+class OutcomeUnknown(ToolError):
+    """A non-idempotent tool was called, then the process stopped before its result was
+    committed; it is not called again, so an operator must find out whether it acted."""
+
+    kind = "outcome_unknown"
 
 
 class GateRejected(RunError):

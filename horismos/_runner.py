@@ -28,6 +28,7 @@ from ._errors import (
     ToolTimeout,
 )
 from ._gate import Gate
+from ._intents import announce, open_intent
 from ._model import (
     ActionStep,
     DecisionStep,
@@ -175,16 +176,17 @@ class Runner:
             (iid, RDF.type, HORIS.Instance), (iid, HORIS.workflow, workflow.iri),
             (iid, HORIS.focus, focus)]
         self.world.commit(Change(add=[(*t, INSTANCES) for t in state]
-                                 + self._state_quads(inst, "running", 0)))
+                                 + self._state_quads(inst, "running", 0, workflow.start)))
         self._emit("instance", instance=str(iid), workflow=str(workflow.iri),
                    focus=str(focus))
         inst.variables["this"] = focus
         return await self.drive(inst, workflow.start, 0)
 
     async def resume_instance(self, waiting: Waiting) -> InstanceRun:
-        """Land the answering facts of a waiting instance, then move it on from its wait."""
+        """Land the facts answering a waiting instance and move it on from its wait; or go on
+        with an instance whose process died mid-run, from its stored step."""
         inst = waiting.instance_run()
-        self._state_quads(inst, "waiting", waiting.version, inst.current)  # what to replace
+        self._state_quads(inst, waiting.stored.status, waiting.version, inst.current)
         self._emit("resume", **waiting.land(self))
         return await self.drive(inst, inst.current, waiting.version)
 
@@ -257,6 +259,14 @@ class Runner:
         timings = rec.timings
         started = self.env.now()
         t0 = time.perf_counter()
+        # 0. a call announced and never settled: the process stopped mid-call (see _intents)
+        stale = open_intent(self.store, inst.instance) if inst.instance in self._state else None
+        if stale is not None:
+            self._state[inst.instance].extend(stale.quads)  # this step's commit removes it
+            if stale.step == step.iri and not tool.idempotent:
+                rec.status, rec.error = "failed", stale.unknown(tool.name,
+                                                                self.defs.name(step.iri))
+                return rec, step.on_error
         # 1. preconditions: the step's, then the tool's own
         if step.requires is not None:
             solutions = self.store.solutions(step.requires, variables)
@@ -280,6 +290,8 @@ class Runner:
                         rec.blocked_by = self.store.failing(tool.requires, pre_vars)
                         return rec, None
             rec.args = [{k: v.n3() for k, v in a.items()} for a in calls]
+            if not tool.idempotent and inst.instance in self._state:
+                self._announce(inst, step, tool, started, rec.args)
             effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, started)
         except RunError as e:
             if isinstance(e, ToolTimeout):
@@ -297,6 +309,16 @@ class Runner:
                                                           started, fixed_now)
         timings["commit"] = time.perf_counter() - t4  # completed in _finish_step
         return rec, step.next
+
+    def _announce(self, inst: InstanceRun, step: ActionStep, tool: Tool, started: dt.datetime,
+                  args: list[dict[str, Any]]) -> None:
+        """Commit the intent to call a non-idempotent tool before calling it (see _intents)."""
+        intent = announce(inst.instance, step.iri, tool.iri,
+                          Literal(started.isoformat(), datatype=XSD.dateTime), args)
+        state = self._state[inst.instance]
+        self.world.commit(Change(add=list(intent.quads),
+                                 expect=tuple(q for q in state if q[1] == HORIS.version)))
+        state.extend(intent.quads)  # the step's final commit removes it
 
     def _arguments(self, step: ActionStep, tool: Tool, solutions: list[dict[str, Node]],
                    ) -> list[dict[str, Node]]:

@@ -34,7 +34,7 @@ from rdflib.util import from_n3
 from ._definitions import Definitions
 from ._errors import GateRejected, ShaclMessage, UsageError
 from ._gate import Gate
-from ._model import WaitStep
+from ._model import Step, WaitStep
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Store
 from ._vocab import HORIS, NS, PROV
@@ -178,7 +178,8 @@ def _open_wait(store: Store, iid: URIRef, step: URIRef) -> _OpenWait | None:
             ?a a horis:StepExecution ; horis:instance ?i ; horis:step ?s ;
                prov:startedAtTime ?started .
             OPTIONAL { ?a horis:brief ?brief }
-            FILTER NOT EXISTS { ?a prov:endedAtTime ?ended } } }""", {"i": iid, "s": step}, _NS)
+            FILTER NOT EXISTS { ?a prov:endedAtTime ?ended } }
+            FILTER (STRSTARTS(STR(?g), "urn:horismos:wait:")) }""", {"i": iid, "s": step}, _NS)
     if not rows:
         return None
     row = max(rows, key=lambda r: str(r["started"]))
@@ -252,10 +253,11 @@ def _time(value: dt.datetime) -> Literal:
 
 @dataclass
 class Waiting:
-    """A waiting instance as stored, and the checked facts that answer it; nothing written yet."""
+    """An instance to resume as stored — waiting, or running when its process died — and the
+    checked facts that answer its wait; nothing written yet."""
 
     stored: StoredInstance
-    step: WaitStep
+    step: Step
     facts: list[tuple[Node, Node, Node]]
 
     @property
@@ -272,19 +274,19 @@ class Waiting:
 
     def instance_run(self) -> InstanceRun:
         s = self.stored
-        return InstanceRun(s.instance, s.workflow, s.focus, "waiting", s.current,
-                           variables=dict(s.variables))
+        return InstanceRun(s.instance, s.workflow, s.focus, s.status,  # type: ignore[arg-type]
+                           s.current, variables=dict(s.variables))
 
     def land(self, runner: Runner) -> dict[str, Any]:
         """Commit the facts in their own named graph (provenance: human); the trace fields."""
         now = read_instance(runner.store, self.stored.instance)
-        if now is None or now.version != self.version or now.status != "waiting":
+        if now is None or now.version != self.version or now.status != self.stored.status:
             raise UsageError(f"instance {self.stored.instance} changed while it was being "
                              "resumed (another process resumed it); read it again")
         fields: dict[str, Any] = {
             "instance": str(self.stored.instance), "step": str(self.step.iri),
-            "version": self.version, "facts": sorted(_nt(t) for t in self.facts),
-            "graph": None}
+            "status": self.stored.status, "version": self.version,
+            "facts": sorted(_nt(t) for t in self.facts), "graph": None}
         if not self.facts:
             return fields
         fid = runner.env.new_id()
@@ -308,19 +310,31 @@ class Waiting:
 def prepare(defs: Definitions, gate: Gate, world: World, iid: URIRef,
             facts: str | Graph | None,
             types_of: Callable[[Node], set[Node]] | None = None) -> Waiting:
-    """Check that ``iid`` waits and that ``facts`` may answer it; writes nothing.
+    """Check that ``iid`` can be resumed and that ``facts`` may answer it; writes nothing.
 
-    Raises :class:`UsageError` for an instance that is not waiting or facts that do not parse
-    or write runtime state, :class:`GateRejected` for facts that break the domain shapes.
+    A waiting instance resumes with facts or without. A *running* one is an instance whose
+    process stopped mid-run (a crash): on a store no other process writes, it is continued
+    from its stored step, without facts. Raises :class:`UsageError` for any other instance or
+    facts that do not parse or write runtime state, :class:`GateRejected` for facts that break
+    the domain shapes.
     """
     stored = read_instance(world.store, iid)
     if stored is None:
         raise UsageError(f"the world holds no instance {iid}; resume needs the world the run "
                          "committed to (the same --store, or the --out of the run as --world)")
+    step = defs.steps.get(stored.current) if stored.current is not None else None
+    if stored.status == "running" and step is not None and stored.workflow in defs.workflows:
+        if facts:
+            raise UsageError(f"instance {iid} is running, not waiting, so it takes no facts; "
+                             "resume it without facts to continue it after its process died")
+        if world.store.shared:
+            raise UsageError(f"instance {iid} is running, and on a shared store another "
+                             "process may be driving it; `run --all` workers continue an "
+                             "instance whose worker's lease ran out")
+        return Waiting(stored, step, [])
     if stored.status != "waiting":
         raise UsageError(f"instance {iid} is {stored.status}, not waiting; only an instance "
                          "stopped at a horis:WaitStep can be resumed")
-    step = defs.steps.get(stored.current) if stored.current is not None else None
     if not isinstance(step, WaitStep) or stored.workflow not in defs.workflows:
         raise UsageError(f"instance {iid} waits at {stored.current}, which the loaded "
                          "definitions do not declare as a horis:WaitStep of "

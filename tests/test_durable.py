@@ -1,0 +1,258 @@
+"""Durable instances: a run on an on-disk store is killed with SIGKILL at each point of a step,
+and another process resumes it. Nothing committed is lost, nothing is half-written, and a
+non-idempotent tool is never called twice.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from rdflib import Literal, Namespace, URIRef
+
+from horismos import Agent, World
+from horismos._vocab import HORIS
+from horismos._waits import read_instance
+from horismos._world import INSTANCES
+
+P = Namespace("http://example.org/pay#")
+
+PREFIXES = """\
+@prefix :      <http://example.org/pay#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+"""
+
+DEFINITIONS = PREFIXES + """
+:Order a owl:Class .
+
+:t.charge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+    horis:effect [ horis:asserts [ horis:property :chargeRef ; horis:type xsd:string ] ] ;
+    horis:binding "python:payments.charge" ;
+    horis:timeout "5m" ;
+    horis:idempotent false .
+
+:t.notify a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+    horis:effect [ horis:asserts [ horis:property :notice ; horis:type xsd:string ] ] ;
+    horis:binding "python:payments.notify" ;
+    horis:timeout "5m" ;
+    horis:idempotent true .
+
+:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
+
+:Charge a horis:ActionStep ;
+    horis:tool :t.charge ;
+    horis:requires "?this a :Order . FILTER NOT EXISTS { ?this :chargeRef ?ref }" ;
+    horis:bind [ horis:arg "order" ; horis:var "this" ] ;
+    horis:next :Notify ;
+    horis:onError :Reconcile .
+
+:Notify a horis:ActionStep ;
+    horis:tool :t.notify ;
+    horis:bind [ horis:arg "order" ; horis:var "this" ] .
+
+:Reconcile a horis:WaitStep ;
+    horis:reason "The charge may have gone through: check with the payment provider." ;
+    horis:delivery horis:Final ;
+    horis:until "?this :chargeRef ?ref ." ;
+    horis:next :Notify .
+"""
+
+# Each tool appends to a ledger (fsynced) when it acts; HOLD=<point> makes it stop there and
+# wait to be killed, after leaving a marker file.
+PAYMENTS = '''
+import os, time
+from pathlib import Path
+
+LEDGER = Path(os.environ["LEDGER"])
+
+def _hold(point):
+    if os.environ.get("HOLD") == point:
+        (LEDGER.parent / f"at-{point}").write_text("here")
+        time.sleep(600)
+
+def _act(what):
+    with open(LEDGER, "a") as f:
+        f.write(what + "\\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+def charge(order):
+    _hold("charge-before")
+    _act(f"charge {order}")
+    _hold("charge-after")
+    return {"chargeRef": "CH-1"}
+
+def notify(order):
+    _hold("notify")
+    _act(f"notify {order}")
+    return {"notice": "sent"}
+'''
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    (tmp_path / "payments.py").write_text(PAYMENTS)
+    return tmp_path
+
+
+def horismos(*args: str) -> list[str]:
+    return [sys.executable, "-m", "horismos", *args]
+
+
+def environ(cwd: Path, hold: str | None) -> dict[str, str]:
+    env = dict(os.environ, LEDGER=str(cwd / "ledger.txt"))
+    env.pop("HOLD", None)
+    if hold:
+        env["HOLD"] = hold
+    return env
+
+
+def run_until_killed(cwd: Path, point: str) -> None:
+    """Start ``horismos run`` on the on-disk store and SIGKILL it once a tool reaches ``point``."""
+    proc = subprocess.Popen(
+        horismos("run", "pay.ttl", "--world", "world.ttl", "--store", "oxigraph:store",
+                 "--tools", "payments.py", "--focus", ":o1"),
+        cwd=cwd, env=environ(cwd, point), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    marker = cwd / f"at-{point}"
+    deadline = time.monotonic() + 120
+    while not marker.exists():
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"the run ended before reaching {point}: {out.decode()}{err.decode()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"the run did not reach {point}")
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+
+
+def resume(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        horismos("resume", "pay.ttl", "--store", "oxigraph:store", "--tools", "payments.py",
+                 *args), cwd=cwd, env=environ(cwd, None), capture_output=True, text=True,
+        timeout=300)
+
+
+def ledger(cwd: Path) -> list[str]:
+    path = cwd / "ledger.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def inspect(cwd: Path) -> dict[str, object]:
+    """What the store holds after the kill, read by this process (the killed one let go)."""
+    world = World.open(f"oxigraph:{cwd / 'store'}")
+    try:
+        (iid,) = set(world.graph.graph(INSTANCES).subjects(HORIS.focus, P.o1))
+        stored = read_instance(world.store, iid)
+        ds = world.graph
+        assert stored is not None
+        state = ds.graph(INSTANCES)
+        # one value for each piece of state: no commit landed half
+        for p in (HORIS.status, HORIS.version):
+            assert len(list(state.objects(iid, p))) == 1, p
+        assert len(list(state.objects(iid, HORIS.currentStep))) <= 1
+        effects = [g for g in ds.graphs() if str(g.identifier).startswith("urn:horismos:effect:")]
+        intent = list(state.objects(URIRef(f"{iid}:intent"), HORIS.step))
+        return {"instance": iid, "status": stored.status, "version": stored.version,
+                "current": stored.current, "effects": len(effects), "intent": intent,
+                "charge": list(ds.objects(P.o1, P.chargeRef))}
+    finally:
+        world.store.close()
+
+
+@pytest.mark.parametrize("point", ["charge-before", "charge-after"])
+def test_killed_during_a_non_idempotent_call_is_not_called_again(shop, point) -> None:
+    run_until_killed(shop, point)
+    after = inspect(shop)
+    # the intent was committed before the call; nothing of the call's result was
+    assert after["status"] == "running" and after["current"] == P.Charge
+    assert after["version"] == 0 and after["effects"] == 0 and after["charge"] == []
+    assert after["intent"] == [P.Charge]
+    acted = ledger(shop)
+    assert acted == ([] if point == "charge-before" else [f"charge {P.o1}"])
+
+    resumed = resume(shop, "--instance", str(after["instance"]), "--trace", "recover.jsonl")
+    assert resumed.returncode == 3, resumed.stdout + resumed.stderr  # waits at :Reconcile
+    assert "not called again" in resumed.stdout
+    assert "check with the payment provider" in resumed.stdout
+    assert ledger(shop) == acted  # the charge was not made a second time
+    recovered = inspect(shop)
+    assert recovered["status"] == "waiting" and recovered["current"] == P.Reconcile
+    assert recovered["intent"] == []
+
+    # the operator reconciles: the provider says it went through, with this reference
+    done = resume(shop, "--instance", str(after["instance"]), "--facts", ':o1 :chargeRef "CH-1" .')
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ledger(shop) == [*acted, f"notify {P.o1}"]
+
+    replayed = subprocess.run(horismos("replay", "recover.jsonl", "pay.ttl", "--tools",
+                                       "payments.py"), cwd=shop, env=environ(shop, None),
+                              capture_output=True, text=True, timeout=300)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
+def test_killed_after_a_commit_loses_nothing_and_reruns_only_the_idempotent_step(shop) -> None:
+    run_until_killed(shop, "notify")
+    after = inspect(shop)
+    # the charge and the move to :Notify were committed together, and survived the kill
+    assert after["status"] == "running" and after["current"] == P.Notify
+    assert after["version"] == 1 and after["effects"] == 1
+    assert after["charge"] == [Literal("CH-1")] and after["intent"] == []
+    assert ledger(shop) == [f"charge {P.o1}"]
+
+    resumed = resume(shop, "--instance", str(after["instance"]))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert ledger(shop) == [f"charge {P.o1}", f"notify {P.o1}"]
+    done = inspect(shop)
+    assert done["status"] == "completed" and done["effects"] == 2
+
+
+def test_without_on_error_an_unknown_outcome_fails_the_instance(shop) -> None:
+    (shop / "pay.ttl").write_text(DEFINITIONS.replace(
+        "    horis:next :Notify ;\n    horis:onError :Reconcile .", "    horis:next :Notify ."))
+    run_until_killed(shop, "charge-after")
+    resumed = resume(shop, "--instance", str(inspect(shop)["instance"]))
+    assert resumed.returncode == 1, resumed.stdout + resumed.stderr
+    assert "not called again" in resumed.stdout
+    after = inspect(shop)
+    assert after["status"] == "failed" and after["intent"] == []
+    assert ledger(shop) == [f"charge {P.o1}"]
+
+
+def test_the_intent_is_stored_during_a_non_idempotent_call_only(shop) -> None:
+    agent_world: list[World] = []
+    seen: dict[str, list] = {}
+
+    def intents() -> list:
+        state = agent_world[0].graph.graph(INSTANCES)
+        return sorted(state.objects(None, HORIS.tool))
+
+    def charge(order: URIRef) -> dict[str, str]:
+        seen["charge"] = intents()
+        return {"chargeRef": "CH-1"}
+
+    def notify(order: URIRef) -> dict[str, str]:
+        seen["notify"] = intents()
+        return {"notice": "sent"}
+
+    agent = Agent.from_files(shop / "pay.ttl", tools={"payments.charge": charge,
+                                                     "payments.notify": notify})
+    agent_world.append(World.from_files(shop / "world.ttl"))
+    run = agent.run(agent_world[0], ":Pay", ":o1")
+    assert run.status == "completed"
+    assert seen == {"charge": [P["t.charge"]], "notify": []}
+    assert intents() == []
