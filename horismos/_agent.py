@@ -12,6 +12,7 @@ from rdflib.term import Node
 
 from ._bindings import mcp_server
 from ._catalog import Catalog
+from ._claims import Worker
 from ._definitions import Definitions, load_definitions
 from ._errors import UsageError
 from ._gate import Gate
@@ -98,7 +99,9 @@ class Agent:
                    env: Environment | None = None) -> Run:
         wf = self.workflow(workflow)
         foci = self._foci(world, wf, focus, all)
-        runner = Runner(self.definitions, self._gate, world=world,
+        # on a world other processes share, --all splits the focus nodes through claims
+        worker = Worker.join(world) if all and world.store.shared else None
+        runner = Runner(self.definitions, self._gate, world=worker.world if worker else world,
                         trace=trace if isinstance(trace, Trace) else Trace(trace),
                         registry=self.tools, env=env or Environment(),
                         types_of=self._types(world), mcp_servers=self.mcp_servers)
@@ -107,13 +110,18 @@ class Agent:
             if not runner.env.replaying:  # replay reaches a binding only to re-execute a call
                 await runner.check_bindings(wf)
             runner.header(wf, foci)
-            for f in foci:
-                inst = await runner.run_instance(wf, f)
-                instances.append(inst)
-                if on_instance is not None:
-                    on_instance(inst)
+            if worker is not None:
+                instances = await worker.run(runner, wf, foci, on_instance)
+            else:
+                for f in foci:
+                    inst = await runner.run_instance(wf, f)
+                    instances.append(inst)
+                    if on_instance is not None:
+                        on_instance(inst)
         finally:
             await runner.aclose()
+            if worker is not None:
+                worker.leave()
         run = Run(instances, runner.trace)
         runner.trace.emit("end", status=run.status,
                           instances={str(i.instance): i.status for i in instances},

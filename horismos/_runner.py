@@ -42,10 +42,10 @@ from ._model import (
 from ._outcomes import encode, outcome_of
 from ._proposal import RankRequest, Reply, ask, propose
 from ._records import InstanceRun, StepRecord
-from ._stores import Change
+from ._stores import Change, Conflict
 from ._trace import TRACE_VERSION, Trace
 from ._vocab import HORIS, PROV
-from ._waits import Waiting, wait_step
+from ._waits import StoredInstance, Waiting, read_instance, wait_step
 from ._world import INSTANCES, World
 
 __all__ = ["Environment", "Runner"]
@@ -190,8 +190,51 @@ class Runner:
         self._emit("resume", **waiting.land(self))
         return await self.drive(inst, inst.current, waiting.version)
 
+    async def continue_instance(self, stored: StoredInstance) -> InstanceRun:
+        """Drive a running instance another process left (its worker's lease ran out) on
+        from its stored step and version."""
+        inst = InstanceRun(stored.instance, stored.workflow, stored.focus, "completed",
+                           stored.current, variables=dict(stored.variables))
+        self._state_quads(inst, "running", stored.version, stored.current)  # what to replace
+        self._emit("instance", instance=str(inst.instance), workflow=str(inst.workflow),
+                   focus=str(inst.focus), continued_at=stored.version)
+        return await self.drive(inst, stored.current, stored.version)
+
     async def drive(self, inst: InstanceRun, current: URIRef | None,
                     version: int) -> InstanceRun:
+        """Move ``inst`` on; a commit another writer beat lands nothing (:class:`Conflict`).
+
+        Then the instance is read back: still running at the step that lost, that step runs
+        again, its preconditions re-checked against the world as it now is (three tries);
+        moved on by the other writer, this process stops driving it and the Conflict is raised.
+        """
+        for _ in range(3):
+            try:
+                return await self._drive(inst, current, version)
+            except Conflict as e:
+                conflict = e
+                # the step that lost: its record if it got one (a landed record has its
+                # "trace" timing), else the one its intent was being announced for
+                landed = not inst.steps or "trace" in inst.steps[-1].timings
+                tried = inst.current if landed else inst.steps.pop().step
+                self._pending.pop(inst.instance, None)
+                self.env.handed()  # values handed to the step that did not land
+                stored = read_instance(self.store, inst.instance)
+                if stored is None or stored.status != "running" or stored.current != tried:
+                    where = (f"{stored.status} at {stored.current}, version {stored.version}"
+                             if stored else "gone")
+                    raise Conflict(f"instance {inst.instance} was moved on by another writer "
+                                   f"(now {where}); this process stopped driving it",
+                                   expected=e.expected) from None
+                inst.variables.clear()
+                inst.variables.update(stored.variables)
+                inst.current = stored.current
+                self._state_quads(inst, "running", stored.version, stored.current)
+                current, version = stored.current, stored.version
+        raise conflict
+
+    async def _drive(self, inst: InstanceRun, current: URIRef | None,
+                     version: int) -> InstanceRun:
         """Move ``inst`` from ``current`` until it completes, blocks, fails or waits."""
         variables = inst.variables
         while current is not None:
@@ -481,7 +524,8 @@ class Runner:
         new = self._state_quads(inst, status, version, current, rec.blocked_by,
                                 str(rec.error) if status == "failed" and rec.error else None)
         pending = self._pending.pop(inst.instance, [])
-        self.world.commit(Change(add=[*pending, *new], remove=old))
+        guard = tuple(q for q in old if q[1] == HORIS.version)  # lands only on that version
+        self.world.commit(Change(add=[*pending, *new], remove=old, expect=guard))
         t1 = time.perf_counter()
         rec.timings["commit"] = rec.timings.get("commit", 0.0) + t1 - t0
         rec.next = rec.next or (current if status == "running" else None)
