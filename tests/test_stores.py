@@ -1,0 +1,200 @@
+"""The store contract, on every backend: memory, oxigraph (memory and disk) and a real server.
+
+Atomic and guarded commits, files of every RDF format through pyoxigraph's parser, bookkeeping
+graphs kept out of the world, stores chosen by name, an on-disk world kept across processes,
+and a lost race in the runner: nothing of it lands and the step's preconditions are checked
+again.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ASSIGN_TOOL, EX
+from rdflib import XSD, BNode, Literal, URIRef
+
+from horismos import HORIS, AuthoringError, OutcomeUnknown, UsageError, World
+from horismos._stores import RUNTIME, Change, Conflict, StoreError, open_store
+from horismos._world import INSTANCES
+
+G = URIRef("urn:test:g")
+A, B, P = URIRef("urn:test:a"), URIRef("urn:test:b"), URIRef("urn:test:p")
+
+
+@pytest.fixture(params=["memory", "oxigraph", "oxigraph:PATH", "sparql"])
+def world(request, tmp_path: Path) -> World:
+    """An empty world on each backend (the SPARQL one on a real ``oxigraph serve``)."""
+    pool = request.getfixturevalue("oxigraph_pool") if request.param == "sparql" else None
+    if request.param == "oxigraph:PATH":
+        w = World.open(f"oxigraph:{tmp_path / 'world'}")
+    else:
+        w = World.open(pool.fresh() if pool else request.param)
+    yield w
+    w.store.close()
+    if pool:
+        pool.release()
+
+
+def quads(world: World) -> set[tuple]:
+    return set(world.store.quads())
+
+
+def test_a_change_lands_whole_and_quads_lists_it(world):
+    world.commit(Change(add=[(A, P, Literal("x"), None), (A, P, B, G),
+                             (A, P, Literal(3), None)]))
+    world.commit(Change(add=[(B, P, Literal("y", lang="en"), G)], remove=[(A, P, B, G)]))
+
+    assert quads(world) == {(A, P, Literal("x"), None), (A, P, Literal(3), None),
+                            (B, P, Literal("y", lang="en"), G)}
+    assert set(world.store.objects(A, P)) == {Literal("x"), Literal(3)}
+    assert set(world.store.outgoing(B)) == {(B, P, Literal("y", lang="en"))}
+    view = world.graph
+    assert (B, P, Literal("y", lang="en")) in view.graph(G)
+    assert len(view) == 3
+
+
+def test_a_guarded_change_lands_only_while_what_it_expects_is_stored(world):
+    version = (A, HORIS.version, Literal(1), INSTANCES)
+    world.commit(Change(add=[version]))
+    world.commit(Change(add=[(A, HORIS.version, Literal(2), INSTANCES)], remove=[version],
+                        expect=(version,)))
+    before = quads(world)
+
+    with pytest.raises(Conflict, match="another writer"):
+        world.commit(Change(add=[(A, P, Literal("late"), G),
+                                 (A, HORIS.version, Literal(2), INSTANCES)],
+                            remove=[version], expect=(version,)))
+
+    assert quads(world) == before  # nothing of it landed
+    assert (A, HORIS.version, Literal(2), INSTANCES) in before
+
+
+def test_bookkeeping_graphs_stay_out_of_the_world(world):
+    world.store.update(f"INSERT DATA {{ GRAPH <{RUNTIME}claims> {{ <urn:w> <urn:p> true }} }}")
+    world.commit(Change(add=[(A, P, B, None)]))
+
+    assert quads(world) == {(A, P, B, None)}
+    assert RUNTIME not in world.canonical()
+
+
+def test_every_rdf_format_loads_through_the_parser(world, tmp_path):
+    (tmp_path / "a.ttl").write_text('@prefix : <urn:test:> .\n:a :p "t" ; :q [ :r 1 ] .\n'
+                                    '<rel> :p :b .\n')
+    (tmp_path / "b.nt").write_text('<urn:test:a> <urn:test:p> "n" .\n')
+    (tmp_path / "c.nq").write_text('<urn:test:a> <urn:test:p> "q" <urn:test:g> .\n')
+    (tmp_path / "d.trig").write_text('@prefix : <urn:test:> .\n:g { :b :p "g" }\n'
+                                     ':a :q [ :r 1 ] .\n')
+
+    world.load(tmp_path)
+
+    got = quads(world)
+    assert (A, P, Literal("t"), None) in got and (A, P, Literal("n"), None) in got
+    assert (A, P, Literal("q"), G) in got and (B, P, Literal("g"), G) in got
+    assert (URIRef((tmp_path / "rel").as_uri()), P, B, None) in got  # against the file's IRI
+    blanks = {o for s, p, o, _ in got if p == URIRef("urn:test:q")}
+    assert len(blanks) == 2 and all(isinstance(b, BNode) for b in blanks)  # not merged
+    assert (next(iter(blanks)), URIRef("urn:test:r"), Literal(1), None) in got
+
+
+def test_a_syntax_error_names_the_file_and_line(world, tmp_path):
+    bad = tmp_path / "bad.ttl"
+    bad.write_text('@prefix : <urn:test:> .\n:a :p "x" .\n:a :p "unclosed .\n')
+
+    with pytest.raises(AuthoringError) as caught:
+        world.load(bad)
+
+    (problem,) = caught.value.problems
+    assert problem.file == str(bad) and problem.line == 3
+
+
+def test_stores_are_chosen_by_name():
+    assert type(open_store("memory")).__name__ == "MemoryStore"
+    assert type(open_store("oxigraph")).__name__ == "OxigraphStore"
+    for name in ("mem", "sparql:", "sparql:ftp://x", "oxigraph:", "memory:x"):
+        with pytest.raises(UsageError, match="memory, oxigraph, oxigraph:PATH or sparql:URL"):
+            open_store(name)
+
+
+def test_an_unreachable_server_is_a_typed_error_that_says_what_to_do():
+    world = World.open("sparql:http://127.0.0.1:9")
+    with pytest.raises(StoreError, match=r"cannot be reached .*start it \(oxigraph serve"):
+        world.commit(Change(add=[(A, P, B, None)]))
+
+
+def test_an_on_disk_world_outlives_its_process_and_opens_in_one_at_a_time(tmp_path):
+    path = tmp_path / "world"
+    (tmp_path / "w.ttl").write_text('<urn:test:a> <urn:test:p> "kept" .\n')
+    done = subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl",
+                           "--store", f"oxigraph:{path}"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+    world = World.open(f"oxigraph:{path}")
+    assert quads(world) == {(A, P, Literal("kept"), None)}
+    with pytest.raises(UsageError, match="one process at a time"):
+        World.open(f"oxigraph:{path}")
+    world.store.close()
+
+
+def test_load_refuses_a_world_that_would_not_outlive_it(tmp_path):
+    (tmp_path / "w.ttl").write_text('<urn:test:a> <urn:test:p> "x" .\n')
+    done = subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl",
+                           "--store", "oxigraph"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1
+    assert "oxigraph:PATH or sparql:URL" in done.stderr
+
+
+# -- a lost race in the runner, on every backend ------------------------------------------
+
+RACE = ASSIGN_TOOL.replace('horis:timeout "2s" .',
+                           'horis:timeout "5s" ; horis:idempotent {idem} .') + """
+:Triage a horis:Workflow ; horis:focusType :Patient ; horis:start :Queue .
+:Queue a horis:ActionStep ; horis:tool :t.assign ;
+    horis:requires "?this :acuity ?queue . FILTER NOT EXISTS { ?this :queuedAt ?t }" ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+
+def _overtake(world: World, recorder, result):
+    """A tool during whose call another writer queues the patient and moves the version on."""
+
+    def assign(**kwargs):
+        rows = world.store.select("SELECT ?i ?v WHERE { GRAPH ?g { ?i horis:version ?v } }",
+                                  {}, {"horis": str(HORIS)})
+        ((iid, v),) = [(r["i"], r["v"]) for r in rows]
+        world.commit(Change(
+            add=[(iid, HORIS.version, Literal(v.toPython() + 1), INSTANCES),
+                 (EX.p1, EX.queuedAt, Literal("2024-01-01T00:00:00Z", datatype=XSD.dateTime),
+                  None)],
+            remove=[(iid, HORIS.version, v, INSTANCES)]))
+        return recorder.tool("assign", result)(**kwargs)
+
+    return assign
+
+
+def test_a_lost_race_lands_nothing_and_rechecks_the_preconditions(build, recorder):
+    agent, world = build(RACE.replace("{idem}", "true"))
+    agent.tools["assign"] = _overtake(world, recorder, {"ref": "R-1"})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert recorder.count("assign") == 1  # the step ran again, but only up to its precondition
+    assert run.status == "blocked" and "queuedAt" in run.instances[0].blocked_by
+    assert (EX.p1, EX.ref, None) not in world.graph  # the lost commit left nothing
+    assert [e["status"] for e in run.trace.events if e["type"] == "step"] == ["blocked"]
+
+
+def test_a_lost_race_never_calls_a_non_idempotent_tool_twice(build, recorder):
+    agent, world = build(RACE.replace("{idem}", "false"))
+    agent.tools["assign"] = _overtake(world, recorder, {"ref": "R-1"})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert recorder.count("assign") == 1
+    assert run.status == "failed"
+    assert isinstance(run.steps[-1].error, OutcomeUnknown)
+    assert (EX.p1, EX.ref, None) not in world.graph

@@ -1,0 +1,174 @@
+"""Several ``horismos run --all --store sparql:URL`` processes on one real Oxigraph server.
+
+They split the focus nodes through claims kept in the store, no instance runs twice, and
+when a worker is killed with SIGKILL another continues its instances once its lease expires.
+The tools write a ledger line per call (process id, tool, patient), so a test sees exactly
+which process called what.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from oxigraph_server import OxigraphServer
+from rdflib import URIRef
+
+from horismos import World
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFINITIONS = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" / "ehr.ttl")]
+EHR = "http://example.org/ehr#"
+PATIENTS = 24
+
+# The triage tools, with a ledger; HOLD_FOR makes each process's first call wait until that
+# many processes have called (so every worker gets work), HANG_AT makes a process hang in its
+# n-th notify_nurse call (so the test can kill it mid-step).
+TOOLS = '''
+import itertools, os, time
+from pathlib import Path
+
+_calls = itertools.count()
+_notified = itertools.count()
+HERE = Path(__file__).parent
+
+
+def _note(tool, patient):
+    with open(HERE / "ledger.txt", "a") as f:
+        f.write(f"{os.getpid()} {tool} {patient}\\n")
+
+
+def _hold():
+    want = int(os.environ.get("HOLD_FOR", "0"))
+    (HERE / f"started.{os.getpid()}").touch()
+    deadline = time.monotonic() + 30
+    while len(list(HERE.glob("started.*"))) < want and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def assign_queue(patient, queue):
+    if next(_calls) == 0:
+        _hold()
+    _note("assign", patient)
+    return {"queueRef": f"Q-{str(queue).rsplit('#', 1)[-1].upper()}-{os.getpid()}"}
+
+
+def notify_nurse(patient, nurse, ref):
+    _note("notify", patient)
+    if os.environ.get("HANG_AT") and next(_notified) == int(os.environ["HANG_AT"]):
+        (HERE / "hanging").write_text(str(patient))
+        time.sleep(3600)
+    return {"assignedNurse": nurse}
+'''
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    s = OxigraphServer(tmp_path / "db")
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def ward(tmp_path: Path, server: OxigraphServer) -> Path:
+    """A ward of patients loaded into the server with ``horismos load``; the tools beside it."""
+    lines = ["@prefix : <http://example.org/ehr#> .",
+             ":urgent a :AcuityLevel .", ":routine a :AcuityLevel .",
+             ":nurse1 a :Nurse ; :onDuty true ."]
+    lines += [f":p{i:02d} a :Patient ; :acuity :{'urgent' if i % 3 == 0 else 'routine'} ."
+              for i in range(PATIENTS)]
+    (tmp_path / "ward.ttl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "ehr_client.py").write_text(TOOLS)
+    done = subprocess.run([sys.executable, "-m", "horismos", "load", "ward.ttl",
+                           "--store", server.store], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert f"loaded {4 + PATIENTS * 2} quads" in done.stderr
+    return tmp_path
+
+
+def worker(ward: Path, store: str, **env: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--all", "--store", store,
+         "--tools", str(ward / "ehr_client.py"), "-q"],
+        cwd=ward, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
+
+
+def ledger(ward: Path) -> list[tuple[str, str, str]]:
+    path = ward / "ledger.txt"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [tuple(line.split()) for line in lines]  # type: ignore[misc]
+
+
+def instances(store: str) -> dict[str, list[tuple[str, str]]]:
+    """Per patient: (instance, status) of every instance the world holds."""
+    world = World.open(store)
+    rows = world.store.select("""SELECT ?i ?f ?s WHERE { GRAPH <urn:horismos:instances> {
+        ?i horis:focus ?f ; horis:status ?s } }""", {}, {"horis": "https://w3id.org/horismos#"})
+    out: dict[str, list[tuple[str, str]]] = {}
+    for r in rows:
+        out.setdefault(str(r["f"]), []).append((str(r["i"]), str(r["s"]).rsplit("#")[-1]))
+    world.store.close()
+    return out
+
+
+def values(store: str, prop: str) -> Counter[str]:
+    world = World.open(store)
+    found = Counter(str(r["p"]) for r in world.store.select(
+        f"SELECT ?p ?v WHERE {{ ?p <{EHR}{prop}> ?v }}", {}, {}))
+    world.store.close()
+    return found
+
+
+def test_two_workers_split_the_patients_and_none_runs_twice(ward, server):
+    a, b = (worker(ward, server.store, HOLD_FOR="2") for _ in range(2))
+    outs = [p.communicate(timeout=120)[0] for p in (a, b)]
+
+    assert [a.returncode, b.returncode] == [0, 0], outs
+    calls = ledger(ward)
+    assigned = Counter(patient for _, tool, patient in calls if tool == "assign")
+    assert sorted(assigned) == [f"{EHR}p{i:02d}" for i in range(PATIENTS)]
+    assert set(assigned.values()) == {1}  # no patient queued twice
+    assert {pid for pid, _, _ in calls} == {str(a.pid), str(b.pid)}  # both did a share
+    held = instances(server.store)
+    assert len(held) == PATIENTS
+    assert all(len(v) == 1 and v[0][1] == "Completed" for v in held.values()), held
+    assert set(values(server.store, "queueRef").values()) == {1}
+
+
+def test_a_killed_workers_instances_are_continued_when_its_lease_expires(ward, server):
+    lease = {"HORISMOS_LEASE": "1.5"}
+    a = worker(ward, server.store, HANG_AT="3", **lease)
+    hanging = ward / "hanging"
+    deadline = time.monotonic() + 60
+    while not hanging.exists():
+        assert a.poll() is None and time.monotonic() < deadline, a.communicate()[0]
+        time.sleep(0.05)
+    hung = hanging.read_text()
+    held_by_a = instances(server.store)[hung]
+    os.kill(a.pid, signal.SIGKILL)
+    a.wait()
+
+    b = worker(ward, server.store, **lease)
+    out = b.communicate(timeout=120)[0]
+
+    assert b.returncode == 0, out
+    held = instances(server.store)
+    assert len(held) == PATIENTS
+    assert all(len(v) == 1 and v[0][1] == "Completed" for v in held.values()), held
+    assert held[hung][0][0] == held_by_a[0][0]  # A's own instance, continued by B
+    calls = ledger(ward)
+    assert Counter(p for _, t, p in calls if t == "assign") == Counter(
+        {f"{EHR}p{i:02d}": 1 for i in range(PATIENTS)})  # nobody queued twice
+    notified = Counter((pid, p) for pid, t, p in calls if t == "notify")
+    assert notified[str(a.pid), hung] == 1 and notified[str(b.pid), hung] == 1
+    assert set(values(server.store, "queueRef").values()) == {1}
+    assert set(values(server.store, "assignedNurse").values()) == {1}
+    assert URIRef(hung) in {URIRef(p) for p in values(server.store, "notifiedAt")}
