@@ -26,7 +26,8 @@ A claim won after its owner was evicted is read (its instance, if any) only afte
 by when any commit the evicted worker had in flight has landed; a running instance is then
 continued from its stored step and version, a stopped one is left alone. Claims are marked
 done when their instance stops, so each focus node gets at most one instance of the workflow
-from ``--all`` on a shared world. Claiming runs one batch ahead, so the settle overlaps work.
+from ``--all`` on a shared world. Claiming runs one batch ahead, and batches grow until their
+work outlasts the settle, so the wait overlaps work instead of adding to it.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ LEASE = float(os.environ.get("HORISMOS_LEASE", "10"))
 SETTLE = 0.2
 """Seconds between claiming and reading the claims back."""
 BATCH = 8
+MAX_BATCH = 64
 
 CLAIMS = URIRef(RUNTIME + "claims")
 C = RUNTIME + "claim#"
@@ -144,27 +146,32 @@ class Worker:
         out: list[InstanceRun] = []
         todo = _rotated(foci) if self._others() else list(foci)
         pending: tuple[list[URIRef], float] | None = None
+        size = BATCH
         while todo or pending:
             if pending is None:
-                batch, todo = todo[:BATCH], todo[BATCH:]
+                batch, todo = todo[:size], todo[size:]
                 pending = batch, self._claim(workflow, batch)
             mine, contested = await self._verify(workflow, *pending)
             if contested:
                 todo = _rotated(todo)
             pending = None
             if todo:  # claim the next batch now: its settle overlaps this batch's work
-                batch, todo = todo[:BATCH], todo[BATCH:]
+                batch, todo = todo[:size], todo[size:]
                 pending = batch, self._claim(workflow, batch)
+            started = time.monotonic()
             for focus in mine:
                 inst = await self._run_one(runner, workflow, focus)
                 if inst is not None:
                     out.append(inst)
                     if on_instance is not None:
                         on_instance(inst)
+            if mine:  # batches big enough that their work outlasts the next one's settle
+                rate = len(mine) / max(time.monotonic() - started, 1e-3)
+                size = max(BATCH // 2, min(MAX_BATCH, int(rate * self.settle * 2) + 1))
             if not todo and pending is None:
                 todo = self._open(workflow, foci)
                 if todo:  # live workers hold them: wait for them to finish, or to die
-                    await asyncio.sleep(min(self.lease / 4, 1.0))
+                    await asyncio.sleep(min(self.lease / 4, 0.25))
         order = {f: i for i, f in enumerate(foci)}
         return sorted(out, key=lambda inst: order[inst.focus])
 

@@ -87,6 +87,8 @@ def test_every_rdf_format_loads_through_the_parser(world, tmp_path):
     (tmp_path / "c.nq").write_text('<urn:test:a> <urn:test:p> "q" <urn:test:g> .\n')
     (tmp_path / "d.trig").write_text('@prefix : <urn:test:> .\n:g { :b :p "g" }\n'
                                      ':a :q [ :r 1 ] .\n')
+    for name in ("e.nt", "f.nt"):  # the same label in two files: two blank nodes
+        (tmp_path / name).write_text(f'_:x <urn:test:s> "{name}" .\n')
 
     world.load(tmp_path)
 
@@ -97,6 +99,8 @@ def test_every_rdf_format_loads_through_the_parser(world, tmp_path):
     blanks = {o for s, p, o, _ in got if p == URIRef("urn:test:q")}
     assert len(blanks) == 2 and all(isinstance(b, BNode) for b in blanks)  # not merged
     assert (next(iter(blanks)), URIRef("urn:test:r"), Literal(1), None) in got
+    labelled = {s for s, p, _, _ in got if p == URIRef("urn:test:s")}
+    assert len(labelled) == 2 and all(isinstance(b, BNode) for b in labelled)
 
 
 def test_a_syntax_error_names_the_file_and_line(world, tmp_path):
