@@ -1,4 +1,9 @@
-"""The embedded in-memory store: an rdflib :class:`Dataset` whose default graph is the union."""
+"""The embedded in-memory store: an rdflib :class:`Dataset` whose default graph is the union.
+
+Literals are stored in the canonical form Oxigraph gives them (``"1.50"^^xsd:decimal`` is
+``"1.5"``, ``xsd:int`` is ``xsd:integer``, language tags are lower case), so a world holds the
+same terms, digests the same and type-checks the same on every backend.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from rdflib.term import Node
 
 from .._preconditions import Precondition
 from .base import RUNTIME, Change, Conflict, Progress, Quad, Store
+from .oxigraph import OxigraphStore, canonical
 
 __all__ = ["MemoryStore"]
 
@@ -51,6 +57,8 @@ class MemoryStore(Store):
         return self._ds.triples((subject, None, None))
 
     def apply(self, change: Change) -> None:
+        change = Change(canonical(change.add), canonical(change.remove),
+                        tuple(canonical(change.expect)))
         with self._lock:
             for q in change.expect:
                 if q[:3] not in self._graph(q[3]):
@@ -70,16 +78,15 @@ class MemoryStore(Store):
         self.apply(Change(add=list(quads)))
 
     def load_file(self, path: Path, progress: Progress | None = None) -> int:
-        """Parsed by pyoxigraph (30x rdflib's Turtle parser), then added in one change."""
-        from .oxigraph import from_ox, parse_file
-
-        quads: list[Quad] = []
-        for q in parse_file(path, progress):
-            g = q.graph_name
-            quads.append((from_ox(q.subject), from_ox(q.predicate), from_ox(q.object),
-                          None if g.__class__.__name__ == "DefaultGraph" else from_ox(g)))
-        self.load(quads)
-        return len(quads)
+        """Read by pyoxigraph (30x rdflib's Turtle parser) into a scratch Oxigraph store, whose
+        literals come out canonical, then added in one change."""
+        scratch = OxigraphStore()
+        n = scratch.load_file(path, progress)
+        with self._lock:
+            for s, p, o, g in scratch.quads():
+                self._graph(g).add((s, p, o))
+        scratch.close()
+        return n
 
     def quads(self) -> Iterator[Quad]:
         for s, p, o, g in self._ds.quads((None, None, None, None)):

@@ -104,6 +104,29 @@ def from_ox(term: Any) -> Node:
     raise UsageError(f"{term!r}: RDF-star triple terms are not part of a Horismos world")
 
 
+_CANONICAL: dict[Literal, Literal] = {}
+
+
+def canonical(quads: Iterable[Quad]) -> list[Quad]:
+    """``quads`` with their literals as Oxigraph stores them (it keeps values, not lexical
+    forms), so the memory store holds what an Oxigraph store would."""
+    quads = list(quads)
+    todo = {o for _, _, o, _ in quads
+            if isinstance(o, Literal) and (o.language or o.datatype is not None)
+            and o not in _CANONICAL}
+    if todo:
+        if len(_CANONICAL) > 100_000:
+            _CANONICAL.clear()
+        scratch = ox.Store()
+        literals = list(todo)
+        scratch.extend(ox.Quad(_named(f"urn:l:{i}"), _TERM_FN, to_ox(lit))
+                       for i, lit in enumerate(literals))
+        for q in scratch:
+            _CANONICAL[literals[int(q.subject.value[6:])]] = from_ox(q.object)  # type: ignore[assignment]
+    return [(s, p, _CANONICAL.get(o, o) if isinstance(o, Literal) else o, g)  # type: ignore[call-overload]
+            for s, p, o, g in quads]
+
+
 def to_ox_quad(q: Quad) -> ox.Quad:
     s, p, o, g = q
     return ox.Quad(to_ox(s), to_ox(p), to_ox(o), _DEFAULT if g is None else to_ox(g))
