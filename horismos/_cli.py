@@ -35,6 +35,7 @@ from ._proposal import summary as proposal_summary
 from ._records import InstanceRun, Run, StepRecord
 from ._replay import replay
 from ._runner import focus_nodes
+from ._stores import DEFAULT_STORE
 from ._trace import read_trace
 from ._traceview import prov_graph, timeline
 from ._waits import summary as wait_summary
@@ -104,7 +105,7 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
                    help="Turtle files or folders: tools, workflows and the domain ontology")
     p.add_argument("--world", action="append", default=[], metavar="F",
                    help="world data (repeatable); without it the world is read from "
-                        "FILE_OR_DIR when --store is memory")
+                        "FILE_OR_DIR when the store is in memory (memory, oxigraph)")
     p.add_argument("--workflow", metavar="IRI",
                    help="the workflow to run, as an IRI or CURIE (needed when several are "
                         "declared)")
@@ -121,9 +122,9 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
                    help="write the world after the run to F (.trig or .nq)")
     p.add_argument("--entailment", choices=("rdfs", "owl-rl"), default="rdfs",
                    help="how argument types are entailed (default: rdfs)")
-    p.add_argument("--store", default="memory", metavar="STORE",
-                   help="where the world lives: memory (default), oxigraph, oxigraph:PATH or "
-                        "sparql:URL")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives: memory, oxigraph (default), oxigraph:PATH "
+                        "or sparql:URL")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print only the outcome, not each step")
 
@@ -459,9 +460,9 @@ def _resume_arguments(p: argparse.ArgumentParser) -> None:
                    help="write the world after the resume to F (.trig or .nq)")
     p.add_argument("--entailment", choices=("rdfs", "owl-rl"), default="rdfs",
                    help="how argument types are entailed (default: rdfs)")
-    p.add_argument("--store", default="memory", metavar="STORE",
-                   help="where the world lives: memory (default), oxigraph, oxigraph:PATH or "
-                        "sparql:URL")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives: memory, oxigraph (default), oxigraph:PATH "
+                        "or sparql:URL")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print only the outcome, not each step")
 
@@ -536,8 +537,9 @@ def _tools_arguments(p: argparse.ArgumentParser) -> None:
 
     def context(a: argparse.ArgumentParser, world_help: str) -> None:
         a.add_argument("--world", action="append", default=[], metavar="F", help=world_help)
-        a.add_argument("--store", default="memory", metavar="STORE",
-                       help="where the world lives (default: memory)")
+        a.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                       help="where the world lives: memory, oxigraph (default), "
+                            "oxigraph:PATH or sparql:URL")
         a.add_argument("--approval", action="append", default=[], metavar="FINGERPRINT",
                        help="an approval printed by `tools approve` (for tools with "
                             "horis:requiresApproval)")
@@ -572,7 +574,7 @@ def _tools_arguments(p: argparse.ArgumentParser) -> None:
     call.add_argument("--args", required=True, metavar="JSON",
                       help="the arguments as a JSON object, or @FILE holding one")
     context(call, "world data (repeatable); without it the world is read from FILE_OR_DIR "
-                  "when --store is memory")
+                  "when the store is in memory (memory, oxigraph)")
     call.add_argument("--out", metavar="F", help="write the world after the call (.trig, .nq)")
     call.add_argument("--trace", metavar="PATH", help="write the call's trace (JSON Lines)")
     approve = action("approve", "print the approval fingerprint of exactly this call: "
@@ -630,7 +632,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
     """Print the tools matching the query, ranked; 0 when any is shown, 1 when none."""
     agent = _catalog_agent(args)
     world = None
-    if args.world or args.store != "memory":
+    if args.world or args.store != DEFAULT_STORE:
         world = World.open(args.store)
         world.load(*args.world)
     found = agent.catalog.discover(args.query, world, args.focus, include_blocked=True,

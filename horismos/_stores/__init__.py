@@ -18,7 +18,7 @@ from .base import RUNTIME, Change, Conflict, Store, StoreError
 __all__ = ["DEFAULT_STORE", "RUNTIME", "STORE_NAMES", "Change", "Conflict", "Store",
            "StoreError", "open_store"]
 
-DEFAULT_STORE = "memory"
+DEFAULT_STORE = "oxigraph"
 """The embedded store a world gets when none is named (see docs/stores.md for why)."""
 
 STORE_NAMES = "memory, oxigraph, oxigraph:PATH or sparql:URL"
