@@ -251,8 +251,8 @@ def main() -> None:
     p.add_argument("--backends", nargs="+",
                    default=["memory", "oxigraph", "oxigraph:PATH", "sparql"])
     p.add_argument("--worker-patients", type=int, default=400)
-    p.add_argument("--latency", type=float, nargs="+", default=[0.0, 10.0],
-                   help="tool latencies (ms) for the workers comparison")
+    p.add_argument("--latency", type=float, nargs="*", default=[0.0, 10.0],
+                   help="tool latencies (ms) for the workers comparison (none: skip it)")
     p.add_argument("--digest", action="store_true",
                    help="also time one canonical digest of the whole world per backend")
     args = p.parse_args()
@@ -273,6 +273,8 @@ def main() -> None:
             print(f"{backend:<15}{r['quads'] / r['load_s']:>10,.0f} t/s"
                   f"{r['bytes'] / r['quads']:>14.0f}  {r['bytes_how']:<16}"
                   f"{r['steps'] / r['steps_s']:>9.0f}{r['steps']:>7}{extra}{server}")
+    if not args.latency:
+        return
     print(f"workers on one oxigraph serve, {args.worker_patients} patients "
           f"({args.worker_patients * 2} steps); steps/s over the run (and whole processes):")
     for latency in args.latency:
