@@ -159,15 +159,12 @@ class Worker:
                 batch, todo = todo[:size], todo[size:]
                 pending = batch, self._claim(workflow, batch)
             started = time.monotonic()
-            for focus in mine:
-                inst = await self._run_one(runner, workflow, focus)
-                if inst is not None:
-                    out.append(inst)
-                    if on_instance is not None:
-                        on_instance(inst)
-            if mine:  # batches big enough that their work outlasts the next one's settle
+            if mine:
+                out += await self._run_batch(runner, workflow, mine, on_instance)
+                # batches big enough that their work outlasts the next one's settle
                 rate = len(mine) / max(time.monotonic() - started, 1e-3)
-                size = max(BATCH // 2, min(MAX_BATCH, int(rate * self.settle * 2) + 1))
+                size = max(BATCH // 2, min(MAX_BATCH, int(rate * self.settle * 1.25) + 1,
+                                           len(todo) // 2 + 1))  # small again near the end
             if not todo and pending is None:
                 todo = self._open(workflow, foci)
                 if todo:  # live workers hold them: wait for them to finish, or to die
@@ -180,7 +177,7 @@ class Worker:
             ?w c:alive true }} FILTER(?w != <{self.iri}>) }} LIMIT 1""", {}, {"c": C}))
 
     def _claim(self, workflow: Workflow, batch: list[URIRef]) -> float:
-        rows = " ".join(f"(<{_claim_iri(workflow.iri, f)}> <{f}>)" for f in batch)
+        rows = " ".join(f"({_claim_iri(workflow.iri, f).n3()} {f.n3()})" for f in batch)
         self.store.update(f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true }} }}
             WHERE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true ; c:renewed ?r ; c:lease ?lease }}
                      FILTER(NOW() - ?r > ?lease) }};
@@ -219,24 +216,41 @@ class Worker:
                         for c, ws in owners.items())
         return [claims[c] for c in won], contested  # type: ignore[index]
 
-    async def _run_one(self, runner: Runner, workflow: Workflow,
-                       focus: URIRef) -> InstanceRun | None:
-        if self.lost:
-            raise LeaseLost(f"worker {self.iri} lost its lease; it starts nothing more")
-        rows = self.store.select(f"""SELECT ?i ?status WHERE {{ GRAPH <{INSTANCES}> {{
-            ?i horis:workflow ?wf ; horis:focus ?f ; horis:status ?status }} }}""",
-                                 {"wf": workflow.iri, "f": focus}, {"horis": NS})
-        running = sorted(str(r["i"]) for r in rows if str(r["status"]) == NS + "Running")
-        inst: InstanceRun | None = None
-        if running:  # left by a worker whose lease ran out: go on from where it stopped
-            stored = read_instance(self.store, URIRef(running[0]))
-            if stored is not None:
-                inst = await runner.continue_instance(stored)
-        elif not rows:
-            inst = await runner.run_instance(workflow, focus)
-        self.store.update(f"INSERT DATA {{ GRAPH <{CLAIMS}> {{ "
-                          f"<{_claim_iri(workflow.iri, focus)}> <{C}done> true }} }}")
-        return inst
+    async def _run_batch(self, runner: Runner, workflow: Workflow, foci: list[URIRef],
+                         on_instance: Callable[[InstanceRun], None] | None,
+                         ) -> list[InstanceRun]:
+        """Run the focus nodes this worker won: an instance a dead worker left running goes on
+        from where it stopped, a stopped one is left alone, none starts one; then their claims
+        are marked done (one update for the batch)."""
+        existing: dict[Node, list[tuple[str, str]]] = {}
+        for r in self.store.select(f"""SELECT ?f ?i ?status WHERE {{
+                VALUES ?f {{ {" ".join(f.n3() for f in foci)} }}
+                GRAPH <{INSTANCES}> {{ ?i horis:workflow ?wf ; horis:focus ?f ;
+                                        horis:status ?status }} }}""",
+                                   {"wf": workflow.iri}, {"horis": NS}):
+            existing.setdefault(r["f"], []).append((str(r["i"]), str(r["status"])))
+        out: list[InstanceRun] = []
+        finished: list[URIRef] = []
+        try:
+            for focus in foci:
+                if self.lost:
+                    raise LeaseLost(f"worker {self.iri} lost its lease; it starts nothing more")
+                rows = existing.get(focus, [])
+                running = sorted(i for i, status in rows if status == NS + "Running")
+                stored = read_instance(self.store, URIRef(running[0])) if running else None
+                inst = (await runner.continue_instance(stored) if stored is not None
+                        else None if rows else await runner.run_instance(workflow, focus))
+                finished.append(focus)
+                if inst is not None:
+                    out.append(inst)
+                    if on_instance is not None:
+                        on_instance(inst)
+        finally:
+            if finished:
+                self.store.update(f"INSERT DATA {{ GRAPH <{CLAIMS}> {{ " + " ".join(
+                    f"{_claim_iri(workflow.iri, f).n3()} <{C}done> true ." for f in finished)
+                    + " } }")
+        return out
 
     def _open(self, workflow: Workflow, foci: list[URIRef]) -> list[URIRef]:
         """The focus nodes whose claims are not done yet."""
