@@ -73,6 +73,9 @@ C = RUNTIME + "claim#"
 _PREFIXES = (f"PREFIX c: <{C}>\nPREFIX horis: <{NS}>\n"
              "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n")
 _ALIVE = URIRef(C + "alive")
+_EVICT = f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true }} }}
+    WHERE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true ; c:renewed ?r ; c:lease ?lease }}
+             FILTER(NOW() - ?r > ?lease) }}"""
 
 
 class LeaseLost(HorismosError):
@@ -152,8 +155,8 @@ class Worker:
                 batch, todo = todo[:size], todo[size:]
                 pending = batch, self._claim(workflow, batch)
             mine, contested = await self._verify(workflow, *pending)
-            if contested:
-                todo = _rotated(todo)
+            if contested:  # others work here: drop what they hold, go elsewhere
+                todo = _rotated(self._free(workflow, todo))
             pending = None
             if todo:  # claim the next batch now: its settle overlaps this batch's work
                 batch, todo = todo[:size], todo[size:]
@@ -165,9 +168,10 @@ class Worker:
                 rate = len(mine) / max(time.monotonic() - started, 1e-3)
                 size = max(BATCH // 2, min(MAX_BATCH, int(rate * self.settle * 1.25) + 1,
                                            len(todo) // 2 + 1))  # small again near the end
-            if not todo and pending is None:
-                todo = self._open(workflow, foci)
-                if todo:  # live workers hold them: wait for them to finish, or to die
+            while not todo and pending is None and (left := self._open(workflow, foci)):
+                self._evict()
+                todo = _rotated(self._free(workflow, left))
+                if not todo:  # live workers hold them: wait for them to finish, or to die
                     await asyncio.sleep(min(self.lease / 4, 0.25))
         order = {f: i for i, f in enumerate(foci)}
         return sorted(out, key=lambda inst: order[inst.focus])
@@ -176,11 +180,21 @@ class Worker:
         return bool(self.store.select(f"""SELECT ?w WHERE {{ GRAPH <{CLAIMS}> {{
             ?w c:alive true }} FILTER(?w != <{self.iri}>) }} LIMIT 1""", {}, {"c": C}))
 
+    def _evict(self) -> None:
+        """Drop the ``c:alive`` of every worker whose lease has run out."""
+        self.store.update(_EVICT)
+
+    def _free(self, workflow: Workflow, foci: list[URIRef]) -> list[URIRef]:
+        """Those of ``foci`` that are neither done nor held by a live worker."""
+        taken = {r["f"] for r in self.store.select(f"""SELECT ?f WHERE {{ GRAPH <{CLAIMS}> {{
+            ?claim c:workflow ?wf ; c:focus ?f .
+            {{ ?claim c:done true }} UNION {{ ?claim c:worker ?w . ?w c:alive true }} }} }}""",
+                                                   {"wf": workflow.iri}, {"c": C})}
+        return [f for f in foci if f not in taken]
+
     def _claim(self, workflow: Workflow, batch: list[URIRef]) -> float:
         rows = " ".join(f"({_claim_iri(workflow.iri, f).n3()} {f.n3()})" for f in batch)
-        self.store.update(f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true }} }}
-            WHERE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true ; c:renewed ?r ; c:lease ?lease }}
-                     FILTER(NOW() - ?r > ?lease) }};
+        self.store.update(f"""{_EVICT};
             INSERT {{ GRAPH <{CLAIMS}> {{
                 ?claim c:workflow <{workflow.iri}> ; c:focus ?f ; c:worker <{self.iri}> }} }}
             WHERE {{ VALUES (?claim ?f) {{ {rows} }}
