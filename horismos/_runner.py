@@ -237,10 +237,18 @@ class Runner:
                      version: int) -> InstanceRun:
         """Move ``inst`` from ``current`` until it completes, blocks, fails or waits."""
         variables = inst.variables
+        visits: dict[URIRef, int] = {}  # step -> steps that had acted when it was last entered
+        acted = 0
         while current is not None:
             step = self.defs.steps[current]
             version += 1
-            record, nxt = await self._step(inst, step, variables)
+            if visits.get(current) == acted:
+                record, nxt = self._livelock(inst, step), None
+            else:
+                visits[current] = acted
+                record, nxt = await self._step(inst, step, variables)
+            if record.status == "completed" and record.kind != "DecisionStep":
+                acted += 1
             inst.steps.append(record)
             if record.status == "waiting":
                 inst.status, inst.current, inst.brief = "waiting", current, record.brief
@@ -265,6 +273,14 @@ class Runner:
         return inst
 
     # -- steps ----------------------------------------------------------------------------
+
+    def _livelock(self, inst: InstanceRun, step: Step) -> StepRecord:
+        """A loop back to a step with nothing done since its last visit would never end."""
+        err = RunError(
+            f"the instance came back to {self.defs.name(step.iri)} and no step has acted since "
+            "it was last here, so it would loop forever; make the loop's horis:requires depend "
+            "on something a step in the loop writes, or end the loop", step=str(step.iri))
+        return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
 
     async def _step(self, inst: InstanceRun, step: Step, variables: dict[str, Node],
                     ) -> tuple[StepRecord, URIRef | None]:

@@ -221,3 +221,33 @@ def test_a_rejected_result_is_not_retried(build, recorder):
 
     assert run.steps[0].status == "rejected"
     assert recorder.count("assign") == 1
+
+
+LOOPS = """
+:t.flaky a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:binding "python:flaky" .
+
+:Retry a horis:Workflow ; horis:focusType :Patient ; horis:start :Call .
+:Call a horis:ActionStep ; horis:tool :t.flaky ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ;
+    horis:onError :Call .
+
+:Spin a horis:Workflow ; horis:focusType :Patient ; horis:start :Again .
+:Again a horis:DecisionStep ;
+    horis:when [ horis:requires "?this :acuity :nothing ." ; horis:next :Call ] ;
+    horis:otherwise :Again .
+"""
+
+
+@pytest.mark.parametrize("workflow", ["Retry", "Spin"])
+def test_a_loop_where_nothing_acts_fails_instead_of_spinning(build, recorder, workflow):
+    flaky = recorder.tool("flaky", raises=RuntimeError("the ward system is down"))
+    agent, world = build(LOOPS, tools={"flaky": flaky})
+
+    run = agent.run(world, workflow=str(EX[workflow]), focus=str(EX.p1))
+
+    assert run.status == "failed"
+    assert "loop forever" in str(run.error)
+    # the non-idempotent tool is not called again by a loop that has done nothing since
+    assert recorder.count("flaky") == (1 if workflow == "Retry" else 0)
