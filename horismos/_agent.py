@@ -98,13 +98,14 @@ class Agent:
                    on_instance: Callable[[InstanceRun], None] | None = None,
                    env: Environment | None = None) -> Run:
         wf = self.workflow(workflow)
-        foci = self._foci(world, wf, focus, all)
+        entailed = self._entailed(world)
+        foci = self._foci(world, wf, focus, all, entailed)
         # on a world other processes share, --all splits the focus nodes through claims
         worker = Worker.join(world) if all and world.store.shared else None
         runner = Runner(self.definitions, self._gate, world=worker.world if worker else world,
                         trace=trace if isinstance(trace, Trace) else Trace(trace),
                         registry=self.tools, env=env or Environment(),
-                        types_of=self._types(world), mcp_servers=self.mcp_servers)
+                        types_of=entailed_types(entailed), mcp_servers=self.mcp_servers)
         instances: list[InstanceRun] = []
         try:
             if not runner.env.replaying:  # replay reaches a binding only to re-execute a call
@@ -130,23 +131,28 @@ class Agent:
         return run
 
     def _foci(self, world: World, wf: Workflow, focus: str | URIRef | None,
-              all: bool) -> list[URIRef]:
+              all: bool, entailed: Graph | None = None) -> list[URIRef]:
+        classes = self.definitions.classes_of(wf.focus_type)
         if all:
             if focus is not None:
                 raise UsageError("give a focus or all=True (--all), not both")
+            if entailed is not None:
+                return sorted({s for c in classes for s in entailed.subjects(RDF.type, c)
+                               if isinstance(s, URIRef)}, key=str)
             return focus_nodes(self.definitions, world, wf)
         if focus is None:
             raise UsageError(f"name the focus node: an instance of "
                              f"{self.definitions.name(wf.focus_type)} (or run with --all)")
         node = self._iri(focus)
-        types = set(world.store.objects(node, RDF.type))
-        if not types & self.definitions.classes_of(wf.focus_type):
+        types = set((entailed if entailed is not None else world.store).objects(node, RDF.type))
+        if not types & classes:
             raise UsageError(f"focus {self.definitions.name(node)} is not a "
                              f"{self.definitions.name(wf.focus_type)} in the world; give a node "
                              "of the workflow's horis:focusType")
         return [node]
 
-    def _types(self, world: World) -> Callable[[Node], set[Node]] | None:
+    def _entailed(self, world: World) -> Graph | None:
+        """With ``owl-rl``: the ontology and the world with every OWL-RL entailment added."""
         if self.entailment == "rdfs":
             return None
         import owlrl
@@ -156,7 +162,7 @@ class Agent:
         for s, p, o, _ in world.store.quads():
             g.add((s, p, o))
         owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(g)
-        return lambda n: set(g.objects(n, RDF.type))
+        return g
 
     def resume(self, world: World, instance: str | URIRef, facts: str | Graph | None = None,
                *, trace: str | Path | Trace | None = None) -> Run:
@@ -173,7 +179,7 @@ class Agent:
         they land in their own named graph with human provenance. An instance that is not
         waiting, or facts that break the shapes, raise before anything changes.
         """
-        types_of = self._types(world)
+        types_of = entailed_types(self._entailed(world))
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
         waiting = prepare(self.definitions, self._gate, world, iid, facts, types_of)
         wf = self.definitions.workflows[waiting.workflow]
@@ -193,3 +199,9 @@ class Agent:
                           world_digest=world.digest())
         runner.trace.close()
         return run
+
+
+def entailed_types(entailed: Graph | None) -> Callable[[Node], set[Node]] | None:
+    if entailed is None:
+        return None
+    return lambda n: set(entailed.objects(n, RDF.type))

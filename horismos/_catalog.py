@@ -429,7 +429,10 @@ def check_inventory(current: Mapping[str, Any], path: str | Path) -> list[str]:
 
 def types_in(agent: Agent, world: World) -> Callable[[Node], set[Node]]:
     """A node's types in ``world``, read as the agent's runs read them (its entailment)."""
-    return agent._types(world) or (lambda n: set(world.store.objects(n, RDF.type)))
+    from ._agent import entailed_types
+
+    return entailed_types(agent._entailed(world)) or (
+        lambda n: set(world.store.objects(n, RDF.type)))
 
 
 def fingerprint(tool: URIRef | str, payload: Mapping[str, Any]) -> str:

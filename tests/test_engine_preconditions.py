@@ -165,6 +165,20 @@ def test_owl_rl_infers_types_that_rdfs_mode_does_not(build, recorder, case):
     assert (EX[case], EX.placedAt, None) in owl_world.graph
 
 
+def test_owl_rl_accepts_a_focus_whose_type_is_only_inferred(build, recorder):
+    # :c3 is a :Case only through the domain of :ward, which only owl-rl applies
+    world_ttl = CASES + ":ward rdfs:domain :Case .\n:c3 :ward :w1 .\n"
+    tools = {"place": recorder.tool("place", None)}
+    rdfs_agent, rdfs_world = build(CASE, world_ttl, tools=tools)
+    owl_agent, owl_world = build(CASE, world_ttl, tools=tools, entailment="owl-rl")
+
+    with pytest.raises(UsageError, match="is not a :Case"):
+        rdfs_agent.run(rdfs_world, focus=str(EX.c3))
+    run = owl_agent.run(owl_world, all=True)
+    assert EX.c3 in {i.focus for i in run.instances}
+    assert run.status == "completed"
+
+
 def test_several_solutions_without_for_each_is_a_precondition_error(build, recorder):
     world_ttl = WARD + ":p1 :acuity :routine .\n"  # p1 now has two acuity levels
     agent, world = build(TRIAGE, world_ttl,
