@@ -9,6 +9,7 @@ from __future__ import annotations
 from ._agent import Agent
 from ._call import CallResult
 from ._catalog import Catalog, ToolEntry, check_inventory
+from ._claims import LeaseLost
 from ._definitions import Definitions, load_definitions
 from ._discovery import Discovery
 from ._errors import (
@@ -32,6 +33,7 @@ from ._errors import (
 )
 from ._records import InstanceRun, Run, StepRecord
 from ._replay import ReplayReport, replay
+from ._stores import Conflict, StoreError
 from ._trace import Trace, read_trace
 from ._vocab import HORIS
 from ._world import World
@@ -45,6 +47,7 @@ __all__ = [
     "AuthoringError",
     "CallResult",
     "Catalog",
+    "Conflict",
     "Definitions",
     "Discovery",
     "Divergence",
@@ -52,6 +55,7 @@ __all__ = [
     "HorismosError",
     "InstanceFailed",
     "InstanceRun",
+    "LeaseLost",
     "OutcomeUnknown",
     "PreconditionError",
     "Problem",
@@ -60,6 +64,7 @@ __all__ = [
     "RunError",
     "ShaclMessage",
     "StepRecord",
+    "StoreError",
     "ToolEntry",
     "ToolError",
     "ToolTimeout",

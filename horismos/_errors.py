@@ -3,6 +3,9 @@
     HorismosError
     ├── AuthoringError          the Turtle definitions are wrong (carries ``problems``)
     ├── UsageError              an API or CLI call asks for something that cannot be
+    ├── StoreError              the store cannot be reached or refused a request (_stores)
+    ├── Conflict                another writer moved the instance first; nothing landed
+    ├── LeaseLost               a worker's lease ran out; it commits nothing more (_claims)
     ├── RunError                a step could not complete; the world is unchanged
     │   ├── PreconditionError       the graph does not give exactly what the step needs
     │   ├── ArgumentTypeError       a graph value does not have the argument's declared type

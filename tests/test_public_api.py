@@ -1,0 +1,25 @@
+"""The public surface is what ``horismos/__init__.py`` names; a change to it is deliberate."""
+
+from __future__ import annotations
+
+import horismos
+
+PUBLIC = [
+    "HORIS", "Agent", "ArgumentTypeError", "AuthoringError", "CallResult", "Catalog", "Conflict",
+    "Definitions", "Discovery", "Divergence", "GateRejected", "HorismosError", "InstanceFailed",
+    "InstanceRun", "LeaseLost", "OutcomeUnknown", "PreconditionError", "Problem", "ReplayReport",
+    "Run", "RunError", "ShaclMessage", "StepRecord", "StoreError", "ToolEntry", "ToolError",
+    "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError",
+    "World", "__version__", "check_inventory", "load_definitions", "read_trace", "replay",
+]
+
+
+def test_the_public_names_are_exactly_these():
+    assert horismos.__all__ == PUBLIC
+
+
+def test_every_public_name_is_importable_and_errors_share_one_root():
+    for name in PUBLIC:
+        obj = getattr(horismos, name)
+        if isinstance(obj, type) and issubclass(obj, Exception):
+            assert issubclass(obj, horismos.HorismosError), name
