@@ -113,13 +113,18 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     which.add_argument("--focus", metavar="IRI", help="run one instance for this node")
     which.add_argument("--all", action="store_true",
                        help="run one instance per node of the workflow's focus type")
+    _execution_options(p, "run")
+
+
+def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
+    """The options ``run`` and ``resume`` share: tools, trace, output world, store."""
     p.add_argument("--tools", action="append", default=[], metavar="MODULE",
                    help="a Python module (importable from the current directory) or .py file "
                         "whose public functions back python:NAME and python:MODULE.NAME "
                         "bindings (repeatable)")
-    p.add_argument("--trace", metavar="PATH", help="write the run's trace (JSON Lines) here")
+    p.add_argument("--trace", metavar="PATH", help=f"write the {what}'s trace (JSON Lines) here")
     p.add_argument("--out", metavar="F",
-                   help="write the world after the run to F (.trig or .nq)")
+                   help=f"write the world after the {what} to F (.trig or .nq)")
     p.add_argument("--entailment", choices=("rdfs", "owl-rl"), default="rdfs",
                    help="how argument types are entailed (default: rdfs)")
     p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
@@ -453,18 +458,7 @@ def _resume_arguments(p: argparse.ArgumentParser) -> None:
                    help="Turtle that answers the wait, or a file of it ('-' reads stdin); the "
                         "definitions' prefixes are declared. Without it the wait's horis:until "
                         "and horis:timeout are only checked again")
-    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
-                   help="as for run: modules or .py files backing python: bindings")
-    p.add_argument("--trace", metavar="PATH", help="write the resume's trace (JSON Lines) here")
-    p.add_argument("--out", metavar="F",
-                   help="write the world after the resume to F (.trig or .nq)")
-    p.add_argument("--entailment", choices=("rdfs", "owl-rl"), default="rdfs",
-                   help="how argument types are entailed (default: rdfs)")
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
-                   help="where the world lives: memory, oxigraph (default), oxigraph:PATH "
-                        "or sparql:URL")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="print only the outcome, not each step")
+    _execution_options(p, "resume")
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
