@@ -418,11 +418,11 @@ class Runner:
         if arg.is_class:
             ok = isinstance(value, URIRef) and bool(
                 self._types_of(value) & self.defs.classes_of(arg.type))
-            what = f"a node of class {self.defs.name(arg.type)}"
         else:
             ok = isinstance(value, Literal) and _literal_fits(value, arg.type)
-            what = f"a literal of datatype {self.defs.name(arg.type)}"
-        if not ok:
+        if not ok:  # the type's name is looked up only for the message: it is slow per step
+            kind = "a node of class" if arg.is_class else "a literal of datatype"
+            what = f"{kind} {self.defs.name(arg.type)}"
             raise ArgumentTypeError(
                 f"argument \"{name}\" of {tool.name} must be {what}; the graph gives "
                 f"{value.n3()}", arg=name, value=value.n3(), expected=str(arg.type),
