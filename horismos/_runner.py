@@ -121,6 +121,7 @@ class Runner:
         self.mcp = McpSessions.for_definitions(defs, mcp_servers)  # one session a server a run
         self._pending: dict[URIRef, list[tuple]] = {}
         self._state: dict[URIRef, list[tuple]] = {}
+        self._recovered: set[URIRef] = set()  # instances whose state was read from the store
         self._types_of = types_of or (lambda n: set(self.store.objects(n, RDF.type)))
 
     # -- run lifecycle ------------------------------------------------------------------
@@ -187,6 +188,7 @@ class Runner:
         with an instance whose process died mid-run, from its stored step."""
         inst = waiting.instance_run()
         self._state_quads(inst, waiting.stored.status, waiting.version, inst.current)
+        self._recovered.add(inst.instance)
         self._emit("resume", **waiting.land(self))
         return await self.drive(inst, inst.current, waiting.version)
 
@@ -196,6 +198,7 @@ class Runner:
         inst = InstanceRun(stored.instance, stored.workflow, stored.focus, "completed",
                            stored.current, variables=dict(stored.variables))
         self._state_quads(inst, "running", stored.version, stored.current)  # what to replace
+        self._recovered.add(inst.instance)
         self._emit("instance", instance=str(inst.instance), workflow=str(inst.workflow),
                    focus=str(inst.focus), continued_at=stored.version)
         return await self.drive(inst, stored.current, stored.version)
@@ -230,6 +233,7 @@ class Runner:
                 inst.variables.update(stored.variables)
                 inst.current = stored.current
                 self._state_quads(inst, "running", stored.version, stored.current)
+                self._recovered.add(inst.instance)
                 current, version = stored.current, stored.version
         raise conflict
 
@@ -319,7 +323,11 @@ class Runner:
         started = self.env.now()
         t0 = time.perf_counter()
         # 0. a call announced and never settled: the process stopped mid-call (see _intents)
-        stale = open_intent(self.store, inst.instance) if inst.instance in self._state else None
+        # Only an instance read back from the store can hold one; look once, not every step.
+        stale = None
+        if inst.instance in self._recovered:
+            self._recovered.discard(inst.instance)
+            stale = open_intent(self.store, inst.instance)
         if stale is not None:
             self._state[inst.instance].extend(stale.quads)  # this step's commit removes it
             if stale.step == step.iri and not tool.idempotent:
