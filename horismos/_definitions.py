@@ -24,6 +24,7 @@ from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
 from ._model import (
+    RANKERS,
     ActionStep,
     Arg,
     Assertion,
@@ -550,6 +551,7 @@ class _Builder:
             cands = self.one(s, HORIS.candidates)
             query = self.text(cands, HORIS.query) if cands is not None else None
             conf = self.one(s, HORIS.confidence)
+            self.check_model(s)
             return ProposalStep(**common, query=query, rank_by=self.text(s, HORIS.rankBy),
                                 model=self.text(s, HORIS.model),
                                 confidence=float(conf) if conf is not None else None,
@@ -570,6 +572,17 @@ class _Builder:
                                    if isinstance(w, URIRef)),
                         delivery=self.one(s, HORIS.delivery), until=until, timeout=timeout,
                         on_timeout=self.one(s, HORIS.onTimeout))
+
+    def check_model(self, s: Node) -> None:
+        model = self.one(s, HORIS.model)
+        if model is None:
+            return
+        provider, _, name = str(model).partition(":")
+        if provider not in RANKERS or not name:
+            self.error(s, f"horis:model \"{model}\" names no provider Horismos can ask",
+                       "write \"provider:model\" with provider one of "
+                       + ", ".join(RANKERS) + ", e.g. \"lexical:bm25\" or "
+                       "\"anthropic:claude-sonnet-4-5\"", at=(s, HORIS.model, model))
 
     def workflow(self, s: Node) -> Workflow | None:
         start = self.one(s, HORIS.start)

@@ -117,6 +117,10 @@ class DecisionStep(Step):
     otherwise: URIRef | None = None
 
 
+RANKERS = ("lexical", "anthropic", "openai")
+"""The ``horis:model`` providers a ProposalStep can name (``provider:model``)."""
+
+
 @dataclass(frozen=True)
 class ProposalStep(Step):
     query: str | None = None

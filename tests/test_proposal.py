@@ -13,7 +13,7 @@ import pytest
 from rdflib import Namespace, URIRef
 from servers.llm_server import LlmServer
 
-from horismos import Agent, World
+from horismos import Agent, AuthoringError, World
 from horismos._proposal import Reply, Unusable, judge_reply, lexical_rank
 from horismos._replay import replay
 from horismos._vocab import HORIS, PROV
@@ -307,7 +307,6 @@ def test_a_wrong_key_is_a_call_failure_that_falls_back(tmp_path, monkeypatch) ->
 @pytest.mark.parametrize(("model", "needs"), [
     ("anthropic:claude-test", "ANTHROPIC_API_KEY"),
     ("openai:gpt-test", "OPENAI_API_KEY"),
-    ("mystery:model", "unknown provider"),
 ])
 def test_a_model_that_cannot_be_asked_fails_the_step(tmp_path, monkeypatch, model,
                                                      needs) -> None:
@@ -317,6 +316,18 @@ def test_a_model_that_cannot_be_asked_fails_the_step(tmp_path, monkeypatch, mode
     run = agent.run(world, ":Trip", ":req1")
     assert run.status == "failed"
     assert needs in str(run.error)
+
+
+@pytest.mark.parametrize("model", ["mystery:model", "anthropic", "lexical:"])
+def test_a_model_no_provider_can_answer_is_an_authoring_error(tmp_path, model) -> None:
+    (tmp_path / "trip.ttl").write_text(proposal(model))
+    with pytest.raises(AuthoringError) as e:
+        Agent.from_files(tmp_path / "trip.ttl", tools={"book": book})
+    [problem] = [p for p in e.value.problems if "horis:model" in p.message]
+    assert problem.file and problem.file.endswith("trip.ttl")
+    assert problem.line == proposal(model).splitlines().index(
+        f'    horis:model "{model}" ;') + 1
+    assert "lexical, anthropic, openai" in (problem.hint or "")
 
 
 def test_replay_serves_the_recorded_ranking_and_never_asks_the_model(tmp_path,

@@ -188,7 +188,7 @@ OTHER_STEPS = """\
 :PickOption a horis:ProposalStep ;
     horis:candidates [ horis:query "SELECT ?option WHERE { ?this :eligibleFor ?option }" ] ;
     horis:rankBy "customer preference expressed in the request" ;
-    horis:model "claude:claude-fable-5" ;
+    horis:model "anthropic:claude-fable-5" ;
     horis:confidence 0.8 ;
     horis:fallback :AskHuman ;
     horis:as "option" ;
