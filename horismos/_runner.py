@@ -357,7 +357,8 @@ class Runner:
                         rec.blocked_by = self.store.failing(tool.requires, pre_vars)
                         return rec, None
             rec.args = [{k: v.n3() for k, v in a.items()} for a in calls]
-            if not tool.idempotent and inst.instance in self._state:
+            # an intent guards a real call; replay makes none of a non-idempotent tool
+            if not tool.idempotent and not self.env.replaying and inst.instance in self._state:
                 self._announce(inst, step, tool, started, rec.args)
             effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, started)
         except RunError as e:
