@@ -36,7 +36,7 @@ from ._errors import GateRejected, ShaclMessage, UsageError
 from ._gate import Gate
 from ._model import Step, WaitStep
 from ._records import InstanceRun, StepRecord
-from ._stores import Change, Store
+from ._stores import Change, Conflict, Store
 from ._vocab import HORIS, NS, PROV
 from ._world import INSTANCES, World
 
@@ -302,7 +302,15 @@ class Waiting:
             (activity, RDFS.label, Literal(
                 f"answer to {self.step.iri.fragment or self.step.iri}")),
         ]
-        runner.world.commit(Change(add=[(s, p, o, graph) for s, p, o in [*self.facts, *meta]]))
+        iid = self.stored.instance
+        guard = ((iid, HORIS.version, Literal(self.version), INSTANCES),
+                 (iid, HORIS.status, HORIS.Waiting, INSTANCES))
+        try:  # guarded in the same update: a resume racing this one lands nothing
+            runner.world.commit(Change(add=[(s, p, o, graph) for s, p, o in [*self.facts, *meta]],
+                                       expect=guard))
+        except Conflict:
+            raise UsageError(f"instance {iid} changed while it was being resumed (another "
+                             "process resumed it); read it again") from None
         fields["graph"] = str(graph)
         return fields
 

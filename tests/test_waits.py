@@ -13,6 +13,7 @@ import pytest
 from rdflib import Namespace, URIRef
 
 from horismos import Agent, GateRejected, UsageError, World
+from horismos import _waits as waits
 from horismos._replay import replay
 from horismos._runner import Environment
 from horismos._vocab import HORIS, PROV
@@ -333,3 +334,17 @@ def test_the_rebooking_example_waits_for_an_operator_who_resumes_it(tmp_path) ->
     assert again.returncode == 2 and "not waiting" in again.stderr
     same = horismos("replay", "resume.jsonl", *defs, *tools, cwd=tmp_path)
     assert same.returncode == 0, same.stdout + same.stderr
+
+
+def test_a_resume_that_loses_a_race_lands_none_of_its_facts(leave, monkeypatch) -> None:
+    agent, world = leave
+    waiting = agent.run(world, ":Leave", ":req1")
+    stale = waits.read_instance(world.store, waiting.instance)  # what the loser read
+    agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .")  # the winner
+    before = world.canonical()
+    # the loser's own check ran before the winner's commit, so it saw the instance waiting;
+    # only the guard in the facts' commit itself can stop it now
+    monkeypatch.setattr(waits, "read_instance", lambda store, iid: stale)
+    with pytest.raises(UsageError, match="changed while it was being resumed"):
+        agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .")
+    assert world.canonical() == before
