@@ -8,7 +8,8 @@ patients make 10,000 steps) into a trace file, then replays that file with the s
 definitions. One block per kind, all over the same workload:
 
 - ``python``: the tools are the in-process functions of ``examples/triage/ehr_client.py``. A
-  call costs almost nothing, so this block shows the engine's own work and nothing else.
+  call costs little more than the hop to a worker thread, so this block shows the engine's
+  own work.
 - ``http``: the same functions behind a JSON-over-HTTP server on 127.0.0.1, in a process of
   its own (``benchmarks/ehr_server.py --http``); one kept-alive connection for the run.
 - ``mcp``: the same functions behind an MCP server over stdio (``benchmarks/ehr_server.py``),
