@@ -6,7 +6,6 @@ Every write goes through :meth:`World.commit`, one atomic :class:`Change` per st
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
 from pathlib import Path
 
 from rdflib import BNode, Dataset, Graph, Literal, URIRef
@@ -17,6 +16,7 @@ from rdflib.term import Node
 from ._errors import AuthoringError, Problem
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import DEFAULT_STORE, Change, Store, open_store
+from ._stores.oxigraph import parse_nquads
 
 __all__ = ["INSTANCES", "World"]
 
@@ -44,9 +44,7 @@ class World:
     @classmethod
     def from_snapshot(cls, nquads: str, store: str = DEFAULT_STORE) -> World:
         world = cls.open(store)
-        ds = Dataset()
-        ds.parse(data=nquads, format="nquads")
-        world.store.load(_dataset_quads(ds))
+        world.store.load(parse_nquads(nquads))
         return world
 
     def load(self, *paths: str | Path) -> None:
@@ -99,11 +97,3 @@ class World:
 def _nt(node: Node) -> str:
     """N-Triples form: ``Literal.n3()`` writes a multi-line string in triple quotes."""
     return _quoteLiteral(node) if isinstance(node, Literal) else node.n3()
-
-
-def _dataset_quads(ds: Dataset) -> Iterable[tuple]:
-    from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
-
-    for s, p, o, g in ds.quads((None, None, None, None)):
-        name = g.identifier if isinstance(g, Graph) else g
-        yield s, p, o, (None if name in (DATASET_DEFAULT_GRAPH_ID, None) else name)
