@@ -46,7 +46,7 @@ from ._stores import Change, Conflict
 from ._trace import TRACE_VERSION, Trace
 from ._vocab import HORIS, PROV
 from ._waits import StoredInstance, Waiting, read_instance, wait_step
-from ._world import INSTANCES, World
+from ._world import INSTANCES, World, digest_of
 
 __all__ = ["Environment", "Runner"]
 
@@ -127,11 +127,12 @@ class Runner:
     # -- run lifecycle ------------------------------------------------------------------
 
     def header(self, workflow: Workflow, focus: list[URIRef]) -> None:
+        snapshot = self.world.snapshot()
         self._emit(
             "header", trace_version=TRACE_VERSION, workflow=str(workflow.iri),
             focus=[str(f) for f in focus], definitions_digest=self.defs.digest,
-            world_digest=self.world.digest(), snapshot={"format": "application/n-quads",
-                                                       "data": self.world.snapshot()},
+            world_digest=digest_of(snapshot), snapshot={"format": "application/n-quads",
+                                                       "data": snapshot},
             started=self.env.now().isoformat())
 
     def binding(self, tool: Tool) -> Binding:

@@ -18,7 +18,7 @@ from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import DEFAULT_STORE, Change, Store, open_store
 from ._stores.oxigraph import parse_nquads
 
-__all__ = ["INSTANCES", "World"]
+__all__ = ["INSTANCES", "World", "digest_of"]
 
 INSTANCES = URIRef("urn:horismos:instances")
 """The named graph that holds workflow instance state."""
@@ -87,11 +87,16 @@ class World:
         return "\n".join(lines) + ("\n" if lines else "")
 
     def digest(self) -> str:
-        return "sha256:" + hashlib.sha256(self.canonical().encode()).hexdigest()
+        return digest_of(self.canonical())
 
     def snapshot(self) -> str:
         """Everything stored, as N-Quads, for a trace header."""
         return self.canonical()
+
+
+def digest_of(canonical: str) -> str:
+    """The digest of a world whose canonical text (:meth:`World.canonical`) is ``canonical``."""
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _nt(node: Node) -> str:
