@@ -1,23 +1,24 @@
 """The SHACL gate: the one place a tool's result is turned into triples and judged.
 
-Each tool's declared effect is compiled once into a closed SHACL node shape. A result is
-validated twice over with pyshacl, on small graphs and a pre-parsed shapes graph:
+A result is judged twice over:
 
-1. the triples the tool returned, against the effect shape (nothing undeclared, right
-   datatype or class, required values present, one value unless ``horis:many``, no value
-   for a property the runtime fixes);
+1. the triples the tool returned, against the tool's declared effect (nothing undeclared,
+   right datatype or class, required values present, one value unless ``horis:many``, no
+   value for a property the runtime fixes). That contract is ours, so it is compiled once
+   per tool into a plain Python check (:class:`_EffectCheck`) that says exactly what pyshacl
+   says for the closed node shape :func:`_compile_effect` generates from the same
+   declaration; the generator stays as the reference a differential test holds it to;
 2. the touched node as it would be after the effect, against the domain's own shapes that
-   target it and the effect's ``horis:shape``.
+   target it and the effect's ``horis:shape``, with pyshacl on a pre-parsed shapes graph.
 
-Both pass, or nothing lands. ``use_shapes`` is always given with ``focus_nodes``:
-``focus_nodes`` alone silently passes nodes that no shape targets.
+Both pass, or nothing lands.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -38,6 +39,25 @@ _NUMERIC = {XSD.decimal, XSD.double, XSD.float, XSD.integer, XSD.int, XSD.long,
             XSD.nonNegativeInteger, XSD.positiveInteger, XSD.short}
 _UNDECLARED = "urn:horismos:undeclared:"
 
+# What the effect check says, worded once for the check and the shape generator alike.
+_CLOSED = "writes a property that the effect of {tool} does not declare"
+_FIXED = "{p} is written by the runtime (horis:value); the tool must not return it"
+_CLASS = "{p} must be a node of class {t}"
+_DATATYPE = "{p} must be a literal of datatype {t}"
+_REQUIRED = ("{p} is required by the effect and the result does not give it "
+             "(declare horis:optional true to allow leaving it out)")
+_ONE = ("{p} takes one value and the result gives several "
+        "(declare horis:many true to allow several)")
+
+# the Python value a well-typed literal of these datatypes has (pyshacl checks it too)
+_PYTHON_VALUE: dict[URIRef, type | tuple[type, ...]] = {
+    XSD.string: (str, bytes), RDF.langString: (str, bytes), XSD.integer: int,
+    XSD.float: float, XSD.decimal: Decimal, XSD.boolean: bool, XSD.date: dt.date,
+    XSD.time: dt.time, XSD.dateTime: dt.datetime}
+
+_Delta = dict[Node, dict[Node, set[Node]]]
+"""A small graph as subject → predicate → objects."""
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -53,12 +73,10 @@ class Gate:
 
     def __init__(self, defs: Definitions) -> None:
         self.defs = defs
-        shapes = Graph()
+        self._effects = {tool.iri: _EffectCheck.compile(tool, defs)
+                         for tool in defs.tools.values() if tool.effect is not None}
+        shapes = Graph()  # pyshacl adds its own triples to the graph it is given
         shapes += defs.graph
-        self._effect_shape: dict[URIRef, URIRef] = {}
-        for tool in defs.tools.values():
-            if tool.effect is not None:
-                self._effect_shape[tool.iri] = _compile_effect(tool, shapes, defs)
         self._shapes = ShapesGraph(shapes)
         _ = self._shapes.shapes  # build every shape now, not just those the first call names
         self._executor = SHACLExecutor()
@@ -137,20 +155,15 @@ class Gate:
 
         ``types_of(node)`` gives a node's ``rdf:type`` values in the world.
         """
-        messages: list[ShaclMessage] = []
-        shape = self._effect_shape.get(tool.iri)
-        if shape is None:
+        effect = self._effects.get(tool.iri)
+        if effect is None:
             if returned:
-                messages.extend(ShaclMessage(str(s), str(p), "the tool declares no horis:effect, "
-                                             "so its result may write nothing") for s, p, _ in
-                                returned)
-                return Verdict(False, tuple(messages))
+                return Verdict(False, tuple(
+                    ShaclMessage(str(s), str(p), "the tool declares no horis:effect, so its "
+                                 "result may write nothing") for s, p, _ in returned))
         else:
-            delta = Graph()
-            for t in returned:
-                delta.add(t)
-            self._add_types(delta, (o for _, _, o in returned if o != subject), types_of)
-            messages.extend(self._validate(delta, [shape], subject))
+            messages = effect.messages(subject, self._delta(subject, returned, types_of),
+                                       self.defs)
             if messages:
                 return Verdict(False, tuple(messages))
         extra = tool.effect.shapes if tool.effect is not None else ()
@@ -178,6 +191,21 @@ class Gate:
         messages = self._validate(after, sorted(use), subject)
         return Verdict(not messages, tuple(messages))
 
+    def _delta(self, subject: Node, returned: list[tuple[Node, Node, Node]], types_of: Any,
+               ) -> _Delta:
+        """The graph pyshacl checked the effect shape on, as dicts: the returned triples,
+        each object's types and their superclasses (not the subject's own types, so the
+        subject given as its own class-typed value fails as it always has)."""
+        g: _Delta = {}
+        for s, p, o in returned:
+            g.setdefault(s, {}).setdefault(p, set()).add(o)
+        for node in {o for _, _, o in returned if o != subject and not isinstance(o, Literal)}:
+            for t in types_of(node):
+                g.setdefault(node, {}).setdefault(RDF.type, set()).add(t)
+                for sup in self._superclasses.get(t, ()):
+                    g.setdefault(t, {}).setdefault(RDFS.subClassOf, set()).add(sup)
+        return g
+
     def _add_types(self, g: Graph, nodes: Iterable[Node], types_of: Any) -> None:
         for node in set(nodes):
             if isinstance(node, Literal):
@@ -204,19 +232,140 @@ class Gate:
         for shape in self._shapes.shapes_from_uris(shapes):
             _, reports = shape.validate(self._executor, g, focus=[focus])
             results.extend(reports)
-        # a value can break two constraints that say the same thing (sh:class, sh:nodeKind)
-        messages = {_message(triples, self.defs) for _, _, triples in results}
-        return sorted(messages, key=lambda m: (m.path or "", m.message, m.value or ""))
+        return _ordered({_message(triples, self.defs) for _, _, triples in results})
+
+
+def _ordered(messages: set[ShaclMessage]) -> list[ShaclMessage]:
+    # a set: a value can break two constraints that say the same thing (sh:class, sh:nodeKind)
+    return sorted(messages, key=lambda m: (m.path or "", m.message, m.value or ""))
+
+
+@dataclass(frozen=True, slots=True)
+class _PropertyCheck:
+    """One asserted property: what its property shapes in the effect shape check."""
+
+    property: URIRef
+    path: str                       # the property's name in messages
+    datatype: URIRef | None         # each value a literal of this datatype,
+    cls: URIRef | None              # or a node (not a literal) of this class
+    kind_message: str
+    min_message: str | None         # at least one value, unless horis:optional
+    max_count: int | None           # 1 unless horis:many; 0 when the runtime writes it
+    max_message: str
+
+    @classmethod
+    def compile(cls, a: Assertion, defs: Definitions) -> _PropertyCheck:
+        path, p = _path_name(a.property, defs), defs.name(a.property)
+        if a.value is not None:
+            return cls(a.property, path, None, None, "", None, 0, _FIXED.format(p=p))
+        assert a.type is not None
+        t = defs.name(a.type)
+        return cls(a.property, path, None if a.is_class else a.type,
+                   a.type if a.is_class else None,
+                   (_CLASS if a.is_class else _DATATYPE).format(p=p, t=t),
+                   None if a.optional else _REQUIRED.format(p=p),
+                   None if a.many else 1, _ONE.format(p=p))
+
+    def failures(self, values: set[Node], g: _Delta) -> Iterator[tuple[str, Node | None]]:
+        """(message, offending value or None) for each way ``values`` break the shapes."""
+        for v in values:
+            if self.cls is not None:
+                if isinstance(v, Literal) or not _instance_of(g, v, self.cls):
+                    yield self.kind_message, v
+            elif self.datatype is not None and not _has_datatype(v, self.datatype):
+                yield self.kind_message, v
+        if self.min_message is not None and not values:
+            yield self.min_message, None
+        if self.max_count is not None and len(values) > self.max_count:
+            yield self.max_message, None
+
+
+@dataclass(frozen=True, slots=True)
+class _EffectCheck:
+    """A tool's effect compiled once: the closed effect shape, checked in Python."""
+
+    shape: URIRef                   # the generated shape's IRI, named by the closed message
+    message: str
+    declared: frozenset[URIRef]
+    properties: tuple[_PropertyCheck, ...]
+
+    @classmethod
+    def compile(cls, tool: Tool, defs: Definitions) -> _EffectCheck:
+        assert tool.effect is not None
+        return cls(_effect_shape_iri(tool), _CLOSED.format(tool=defs.name(tool.iri)),
+                   frozenset(a.property for a in tool.effect.asserts),
+                   tuple(_PropertyCheck.compile(a, defs) for a in tool.effect.asserts))
+
+    def messages(self, subject: Node, g: _Delta, defs: Definitions) -> list[ShaclMessage]:
+        """What pyshacl reports for ``subject`` in ``g`` against the effect shape."""
+        own = g.get(subject, {})
+        found: list[tuple[str, str, URIRef | None, Node | None]] = []
+        for p in self.properties:
+            found.extend((p.path, m, None, v) for m, v in p.failures(own.get(p.property, set()), g))
+        for pred, objects in own.items():
+            if pred not in self.declared:
+                path = _path_name(pred, defs)
+                found.extend((path, self.message, self.shape, o) for o in objects
+                             if not (pred == RDF.type and o == RDFS.Resource))  # as pyshacl
+        if not found:
+            return []
+        focus = defs.name(subject)
+        return _ordered({ShaclMessage(focus, path, message,
+                                      defs.name(shape) if shape is not None else None,
+                                      v.n3() if v is not None else None)
+                         for path, message, shape, v in found})
+
+
+def _instance_of(g: _Delta, node: Node, cls: URIRef) -> bool:
+    """sh:class in ``g``: a type of ``node`` is ``cls`` or reaches it by rdfs:subClassOf."""
+    todo = list(g.get(node, {}).get(RDF.type, ()))
+    seen: set[Node] = set()
+    while todo:
+        c = todo.pop()
+        if c == cls:
+            return True
+        if c not in seen:
+            seen.add(c)
+            todo.extend(g.get(c, {}).get(RDFS.subClassOf, ()))
+    return False
+
+
+def _has_datatype(v: Node, datatype: URIRef) -> bool:
+    """sh:datatype as pyshacl has it: a plain literal is xsd:string, a language-tagged one
+    rdf:langString; an ill-typed literal fails; rdfs:Literal takes any literal."""
+    if not isinstance(v, Literal):
+        return False
+    if v.datatype == datatype:
+        return v.ill_typed is not True and _value_fits(v, datatype)
+    if datatype == RDFS.Literal:
+        return True
+    if datatype == RDFS.Datatype:
+        return bool(v.datatype)
+    if datatype == XSD.string and v.datatype is None and v.language is None:
+        return _value_fits(v, datatype)
+    if datatype == RDF.langString and v.language:
+        return _value_fits(v, datatype)
+    return False
+
+
+def _value_fits(v: Literal, datatype: URIRef) -> bool:
+    expected = _PYTHON_VALUE.get(datatype)
+    return expected is None or isinstance(v.value, expected)
+
+
+def _effect_shape_iri(tool: Tool) -> URIRef:
+    digest = hashlib.sha1(str(tool.iri).encode()).hexdigest()[:16]
+    return URIRef(f"urn:horismos:effect-shape:{digest}")
 
 
 def _compile_effect(tool: Tool, g: Graph, defs: Definitions) -> URIRef:
+    """The effect as a closed SHACL node shape, added to ``g``: the reference the compiled
+    :class:`_EffectCheck` is held to (tests/test_gate_effect.py)."""
     assert tool.effect is not None
-    digest = hashlib.sha1(str(tool.iri).encode()).hexdigest()[:16]
-    shape = URIRef(f"urn:horismos:effect-shape:{digest}")
+    shape = _effect_shape_iri(tool)
     g.add((shape, RDF.type, SH.NodeShape))
     g.add((shape, SH.closed, Literal(True)))
-    g.add((shape, SH.message, Literal(
-        f"writes a property that the effect of {defs.name(tool.iri)} does not declare")))
+    g.add((shape, SH.message, Literal(_CLOSED.format(tool=defs.name(tool.iri)))))
     for a in tool.effect.asserts:
         pname = defs.name(a.property)
 
@@ -229,23 +378,18 @@ def _compile_effect(tool: Tool, g: Graph, defs: Definitions) -> URIRef:
                 g.add((ps, SH[k], v))
 
         if a.value is not None:
-            prop_shape(f"{pname} is written by the runtime (horis:value); the tool must not "
-                       "return it", maxCount=Literal(0))
+            prop_shape(_FIXED.format(p=pname), maxCount=Literal(0))
             continue
         assert a.type is not None
         if a.is_class:
-            prop_shape(f"{pname} must be a node of class {defs.name(a.type)}",
+            prop_shape(_CLASS.format(p=pname, t=defs.name(a.type)),
                        **{"class": a.type}, nodeKind=SH.BlankNodeOrIRI)
         else:
-            prop_shape(f"{pname} must be a literal of datatype {defs.name(a.type)}",
-                       datatype=a.type)
+            prop_shape(_DATATYPE.format(p=pname, t=defs.name(a.type)), datatype=a.type)
         if not a.optional:
-            prop_shape(f"{pname} is required by the effect and the result does not give it "
-                       "(declare horis:optional true to allow leaving it out)",
-                       minCount=Literal(1))
+            prop_shape(_REQUIRED.format(p=pname), minCount=Literal(1))
         if not a.many:
-            prop_shape(f"{pname} takes one value and the result gives several "
-                       "(declare horis:many true to allow several)", maxCount=Literal(1))
+            prop_shape(_ONE.format(p=pname), maxCount=Literal(1))
     g.add((shape, SH.ignoredProperties, RDF.nil))
     return shape
 
@@ -300,12 +444,15 @@ def _message(triples: list[tuple], defs: Definitions) -> ShaclMessage:
     path = fields.get(SH.resultPath)
     value = fields.get(SH.value)
     shape = fields.get(SH.sourceShape)
-    path_name = None
-    if isinstance(path, URIRef):
-        path_name = (str(path)[len(_UNDECLARED):] if str(path).startswith(_UNDECLARED)
-                     else defs.name(path))
     return ShaclMessage(
-        focus=defs.name(fields[SH.focusNode]), path=path_name,
+        focus=defs.name(fields[SH.focusNode]),
+        path=_path_name(path, defs) if isinstance(path, URIRef) else None,
         message=str(fields.get(SH.resultMessage) or "violates a shape"),
         shape=defs.name(shape) if isinstance(shape, URIRef) else None,
         value=value.n3() if value is not None else None)
+
+
+def _path_name(path: URIRef, defs: Definitions) -> str:
+    """A property as messages name it; an undeclared key as the tool spelled it."""
+    text = str(path)
+    return text[len(_UNDECLARED):] if text.startswith(_UNDECLARED) else defs.name(path)
