@@ -27,6 +27,8 @@ ASSESS = """
         horis:asserts [ horis:property :score ; horis:type xsd:integer ; horis:optional true ] ;
         horis:asserts [ horis:property :assignedNurse ; horis:type :Nurse ;
                         horis:optional true ] ;
+        horis:asserts [ horis:property :attending ; horis:type :Person ;
+                        horis:optional true ] ;
         horis:asserts [ horis:property :tag ; horis:type xsd:string ;
                         horis:optional true ; horis:many true ]
     ] ;
@@ -52,6 +54,8 @@ REJECTED = {
                                   "does not declare"),
     "wrong datatype": ({"ref": "R-1", "score": "high"}, ":score", "xsd:integer"),
     "wrong literal type": ({"ref": 7}, ":ref", "xsd:string"),
+    "language-tagged literal": ({"ref": Literal("R-1", lang="en")}, ":ref", "xsd:string"),
+    "ill-typed literal": ({"ref": "R-1", "score": "2.5"}, ":score", "xsd:integer"),
     "wrong class": ({"ref": "R-1", "assignedNurse": EX.p2}, ":assignedNurse", ":Nurse"),
     "literal for a class": ({"ref": "R-1", "assignedNurse": "Okafor"}, ":assignedNurse",
                             ":Nurse"),
@@ -103,6 +107,35 @@ def test_a_result_outside_the_contract_is_rejected_and_lands_nothing(build, reco
     assert (EX.p1, EX.ref, None) not in world.graph
 
 
+def test_every_finding_is_reported_once_and_in_a_stable_order(build, recorder):
+    result = {"ref": ["R-1", 7], "score": "high", "assignedNurse": "Okafor",
+              "assessedAt": "2020-01-01T00:00:00Z", "colour": "blue"}
+    agent, world = build(ASSESS, tools={"assess": recorder.tool("assess", result),
+                                        "review": recorder.tool("review", None)})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    messages = run.steps[0].messages
+    assert [(m.path, m.message, m.value) for m in messages] == [
+        (":assessedAt", ":assessedAt is written by the runtime (horis:value); the tool must "
+         "not return it", None),
+        (":assignedNurse", ":assignedNurse must be a node of class :Nurse", '"Okafor"'),
+        (":ref", ":ref must be a literal of datatype xsd:string",
+         '"7"^^<http://www.w3.org/2001/XMLSchema#integer>'),
+        (":ref", ":ref takes one value and the result gives several (declare horis:many "
+         "true to allow several)", None),
+        (":score", ":score must be a literal of datatype xsd:integer",
+         '"high"^^<http://www.w3.org/2001/XMLSchema#integer>'),
+        ("colour", "writes a property that the effect of :t.assess does not declare",
+         '"blue"'),
+    ]
+    assert {m.focus for m in messages} == {":p1"}
+    # the closed-shape finding names the effect shape; the per-property ones name none
+    assert messages[-1].shape and messages[-1].shape.startswith("<urn:horismos:effect-shape:")
+    assert {m.shape for m in messages[:-1]} == {None}
+    assert step_events(run)[0]["gate"]["messages"] == [m.to_json() for m in messages]
+
+
 def test_a_rejection_without_on_error_fails_the_instance_and_changes_nothing(build, recorder):
     defs = ASSESS.replace("    horis:onError :Review .", "    .").replace(
         "horis:bind [ horis:arg \"patient\" ; horis:var \"this\" ] ;\n    .",
@@ -130,6 +163,8 @@ ACCEPTED = {
                         (EX.assignedNurse, EX.n1)}),
     "keys as CURIE and IRI": ({":ref": "R-1", str(EX.score): 4},
                               {(EX.ref, Literal("R-1")), (EX.score, Literal(4))}),
+    "a node of a subclass": ({"ref": "R-1", "attending": EX.n1},
+                             {(EX.ref, Literal("R-1")), (EX.attending, EX.n1)}),
 }
 
 
