@@ -138,8 +138,8 @@ class Gate:
         if t is not None and not isinstance(v, bool):
             if isinstance(v, str) and t != XSD.string:
                 return Literal(v, datatype=t)
-            if isinstance(v, int) and t in _NUMERIC:
-                return Literal(v, datatype=t)
+            if isinstance(v, int) and t in _NUMERIC:  # from the lexical form: 71 as a decimal
+                return Literal(str(v), datatype=t)   # is Decimal("71"), as a double 71.0
             if isinstance(v, float) and t in (XSD.decimal, XSD.double, XSD.float):
                 return Literal(Decimal(repr(v)) if t == XSD.decimal else v, datatype=t)
         if isinstance(v, dt.datetime) and v.tzinfo is None:

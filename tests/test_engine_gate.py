@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EX, facts, step_events
-from rdflib import Literal, URIRef
+from rdflib import XSD, Literal, URIRef
 
 from horismos import Agent, GateRejected, World
 
@@ -30,7 +30,9 @@ ASSESS = """
         horis:asserts [ horis:property :attending ; horis:type :Person ;
                         horis:optional true ] ;
         horis:asserts [ horis:property :tag ; horis:type xsd:string ;
-                        horis:optional true ; horis:many true ]
+                        horis:optional true ; horis:many true ] ;
+        horis:asserts [ horis:property :weight ; horis:type xsd:decimal ; horis:optional true ] ;
+        horis:asserts [ horis:property :ratio ; horis:type xsd:double ; horis:optional true ]
     ] ;
     horis:binding "python:assess" .
 
@@ -165,6 +167,10 @@ ACCEPTED = {
                               {(EX.ref, Literal("R-1")), (EX.score, Literal(4))}),
     "a node of a subclass": ({"ref": "R-1", "attending": EX.n1},
                              {(EX.ref, Literal("R-1")), (EX.attending, EX.n1)}),
+    "whole numbers for decimal and double": (
+        {"ref": "R-1", "weight": 71, "ratio": 2},
+        {(EX.ref, Literal("R-1")), (EX.weight, Literal("71", datatype=XSD.decimal)),
+         (EX.ratio, Literal("2", datatype=XSD.double))}),
 }
 
 
