@@ -174,16 +174,16 @@ class Gate:
                extra: Iterable[URIRef] = ()) -> Verdict:
         """``subject`` as it would be after ``added``, against the domain shapes targeting it
         (and ``extra``); also how facts a person gives on resume are judged."""
-        after = Graph()
-        for t in world_outgoing:
-            after.add(t)
-        for t in added:
-            after.add(t)
-        subject_types = set(after.objects(subject, RDF.type))
-        use = self._applicable(subject, subject_types, set(after.predicates(subject)))
+        triples = [*world_outgoing, *added]
+        subject_types = {o for s, p, o in triples if s == subject and p == RDF.type}
+        use = self._applicable(subject, subject_types,
+                               {p for s, p, _ in triples if s == subject})
         use |= set(extra)
-        if not use:
+        if not use:  # no shape applies: the after-view graph is not worth building
             return Verdict(True)
+        after = Graph()
+        for t in triples:
+            after.add(t)
         self._add_types(after, (o for _, _, o in after if o != subject), types_of)
         for t in subject_types:
             for sup in self._superclasses.get(t, ()):
