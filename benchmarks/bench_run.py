@@ -26,8 +26,9 @@ sys.path.insert(0, str(ROOT / "examples" / "triage"))
 import ehr_client  # noqa: E402
 
 
-def build_world(patients: int) -> World:
-    world = World()
+def build_world(patients: int, store: str | None = None) -> World:
+    """The triage world of ``patients`` patients, in ``store`` (default: the default store)."""
+    world = World.open(store) if store else World()
     quads = [(EHR.urgent, RDF.type, EHR.AcuityLevel, None),
              (EHR.routine, RDF.type, EHR.AcuityLevel, None),
              (EHR.nurse1, RDF.type, EHR.Nurse, None),
