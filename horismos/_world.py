@@ -8,14 +8,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from rdflib import BNode, Dataset, Graph, Literal, URIRef
+from rdflib import Dataset, Graph, URIRef
 from rdflib.compare import to_canonical_graph
-from rdflib.plugins.serializers.nt import _quoteLiteral
-from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import DEFAULT_STORE, Change, Store, open_store
+from ._stores.base import nt_text
 from ._stores.oxigraph import parse_nquads
 
 __all__ = ["INSTANCES", "World", "digest_of"]
@@ -67,23 +66,24 @@ class World:
 
     def canonical(self, *, include_instances: bool = True) -> str:
         """Sorted N-Quads with blank nodes relabelled canonically: equal worlds, equal text."""
-        by_graph: dict[URIRef | None, list[tuple[Node, Node, Node]]] = {}
-        for s, p, o, g in self.store.quads():
+        by_graph: dict[URIRef | None, list[str]] = {}
+        relabel: dict[URIRef | None, Graph] = {}  # graphs holding a blank node, relabelled whole
+        for g, line in self.store.lines():
             if g == INSTANCES and not include_instances:
                 continue
-            by_graph.setdefault(g, []).append((s, p, o))
-        lines: list[str] = []
-        for name, triples in by_graph.items():
-            # an rdflib Graph only where blank nodes need relabelling: building one per named
-            # graph made the digest of a 10,000-step world take seconds
-            if any(isinstance(t, BNode) for triple in triples for t in triple):
-                graph = Graph()
-                for t in triples:
-                    graph.add(t)
-                triples = list(to_canonical_graph(graph))
-            suffix = f" <{name}> ." if name is not None else " ."
-            lines.extend(f"{s.n3()} {p.n3()} {_nt(o)}{suffix}" for s, p, o in triples)
-        lines.sort()
+            if line is None:
+                relabel.setdefault(g, Graph())
+            else:
+                by_graph.setdefault(g, []).append(line)
+        if relabel:
+            for s, p, o, g in self.store.quads():
+                if g in relabel:
+                    relabel[g].add((s, p, o))
+            for name, graph in relabel.items():
+                suffix = f" <{name}> ." if name is not None else " ."
+                by_graph[name] = [f"{s.n3()} {p.n3()} {nt_text(o)}{suffix}"
+                                  for s, p, o in to_canonical_graph(graph)]
+        lines = sorted(line for graph_lines in by_graph.values() for line in graph_lines)
         return "\n".join(lines) + ("\n" if lines else "")
 
     def digest(self) -> str:
@@ -97,8 +97,3 @@ class World:
 def digest_of(canonical: str) -> str:
     """The digest of a world whose canonical text (:meth:`World.canonical`) is ``canonical``."""
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _nt(node: Node) -> str:
-    """N-Triples form: ``Literal.n3()`` writes a multi-line string in triple quotes."""
-    return _quoteLiteral(node) if isinstance(node, Literal) else node.n3()

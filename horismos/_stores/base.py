@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rdflib import Dataset, URIRef
+from rdflib import BNode, Dataset, Literal, URIRef
+from rdflib.plugins.serializers.nt import _quoteLiteral
 from rdflib.term import Node
 
 from .._errors import HorismosError
@@ -113,9 +114,24 @@ class Store:
     def quads(self) -> Iterator[Quad]:
         raise NotImplementedError
 
+    def lines(self) -> Iterator[tuple[URIRef | None, str | None]]:
+        """Each stored quad's graph and its N-Quads line, the line ``None`` for a quad with a
+        blank node (whose label means nothing outside the store); what a digest is made of."""
+        for s, p, o, g in self.quads():
+            if isinstance(s, BNode) or isinstance(o, BNode):
+                yield g, None
+            else:
+                yield g, f"{s.n3()} {p.n3()} {nt_text(o)}" + (f" <{g}> ." if g is not None
+                                                               else " .")
+
     def dataset(self) -> Dataset:
         """An rdflib view of everything stored."""
         raise NotImplementedError
 
     def close(self) -> None:
         """Release files and connections; the store is not used afterwards."""
+
+
+def nt_text(node: Node) -> str:
+    """N-Triples form (``Literal.n3()`` writes a multi-line string in triple quotes)."""
+    return _quoteLiteral(node) if isinstance(node, Literal) else node.n3()

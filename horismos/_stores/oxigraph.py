@@ -25,11 +25,12 @@ from typing import Any
 import pyoxigraph as ox
 from rdflib import XSD, BNode, Dataset, Literal, URIRef
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
+from rdflib.plugins.serializers.nt import _quote_encode
 from rdflib.term import Node
 
 from .._errors import UsageError
 from .._preconditions import Precondition
-from .base import RUNTIME, Change, Conflict, Progress, Quad, Store
+from .base import RUNTIME, Change, Conflict, Progress, Quad, Store, nt_text
 
 __all__ = ["FORMATS", "OxigraphStore", "ProgressReader", "file_format", "from_ox", "nt",
            "parse_file", "parse_nquads", "quad_block", "to_ox", "to_ox_quad"]
@@ -181,6 +182,23 @@ def parse_nquads(text: str) -> Iterator[Quad]:
             q.graph_name)
 
 
+_AS_STORED = {_XSD_STRING, str(XSD.integer), str(XSD.boolean)}  # lexical forms rdflib keeps
+
+
+def _literal_text(term: Any) -> str:
+    """``term`` as :func:`~horismos._stores.base.nt_text` writes the rdflib term it stands for."""
+    if type(term) is ox.NamedNode:
+        return f"<{term.value}>"
+    if term.language:
+        return f"{_quote_encode(term.value)}@{term.language}"
+    dt = term.datatype.value
+    if dt == _XSD_STRING:
+        return _quote_encode(term.value)
+    if dt in _AS_STORED:
+        return f"{_quote_encode(term.value)}^^<{dt}>"
+    return nt_text(from_ox(term))  # rdflib rewrites some lexical forms (a dateTime's "Z")
+
+
 def _labels_blank_nodes(path: Path) -> bool:
     """Whether the file may name a blank node (``_:label``); a cheap scan of its bytes."""
     with path.open("rb") as f:
@@ -304,6 +322,21 @@ class OxigraphStore(Store):
             if not is_runtime(q.graph_name):
                 yield (from_ox(q.subject), from_ox(q.predicate), from_ox(q.object),
                        _graph_name(q.graph_name))
+
+    def lines(self) -> Iterator[tuple[URIRef | None, str | None]]:
+        # written from Oxigraph's terms: building rdflib terms first made the digest of a
+        # large world cost seconds
+        for q in self._store:
+            g = q.graph_name
+            if is_runtime(g):
+                continue
+            name = _graph_name(g)
+            s, o = q.subject, q.object
+            if type(s) is ox.BlankNode or type(o) is ox.BlankNode:
+                yield name, None
+                continue
+            suffix = " ." if name is None else f" <{g.value}> ."
+            yield name, f"<{s.value}> <{q.predicate.value}> {_literal_text(o)}{suffix}"
 
     def dataset(self) -> Dataset:
         """A copy as an rdflib :class:`Dataset` (about 1 KB and 20 µs a quad to build); writes
