@@ -202,3 +202,30 @@ def test_a_lost_race_never_calls_a_non_idempotent_tool_twice(build, recorder):
     assert run.status == "failed"
     assert isinstance(run.steps[-1].error, OutcomeUnknown)
     assert (EX.p1, EX.ref, None) not in world.graph
+
+
+AWKWARD = [
+    (A, P, Literal('line\nbreak, "quote", back\\slash, \ttab, \r, ünï €'), None),
+    (A, P, Literal("hallo", lang="de-AT"), G),
+    (A, P, Literal("2026-11-30T23:24:53.452741+00:00", datatype=XSD.dateTime), G),
+    (A, P, Literal("2026-11-30T23:24:53Z", datatype=XSD.dateTime), None),
+    (A, P, Literal("1.50", datatype=XSD.decimal), None),
+    (A, P, Literal("071", datatype=XSD.integer), None),
+    (A, P, Literal("1", datatype=XSD.boolean), None),
+    (A, P, Literal("x", datatype=URIRef("urn:test:dt")), None),
+    (B, P, A, INSTANCES),
+]
+
+
+def test_a_world_has_one_digest_whatever_holds_it_and_its_snapshot_keeps_it(world):
+    node = BNode()
+    world.commit(Change(add=[*AWKWARD, (A, P, node, G), (node, P, Literal("inner"), G)]))
+    memory = World.open("memory")
+    memory.commit(Change(add=[*AWKWARD, (A, P, BNode(), G)]))
+    [(_, _, other, _)] = [q for q in memory.store.quads() if isinstance(q[2], BNode)]
+    memory.commit(Change(add=[(other, P, Literal("inner"), G)]))
+
+    assert world.digest() == memory.digest()  # blank nodes are relabelled canonically
+    assert World.from_snapshot(world.snapshot()).digest() == world.digest()
+    assert world.canonical(include_instances=False) == memory.canonical(include_instances=False)
+    assert "urn:horismos:instances" not in world.canonical(include_instances=False)
