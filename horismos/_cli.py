@@ -362,7 +362,8 @@ def _replay_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    """Replay each trace; one line per trace; 0 when all replay the same, 1 otherwise."""
+    """Replay each trace; one line per trace; 0 when all replay the same to their end, 1
+    otherwise (a divergence, a refused trace, or one whose recording stopped mid-run)."""
     agent = Agent.from_files(*args.paths, tools=load_tools(args.tools))
     source = Path(args.trace)
     if not source.exists():
@@ -384,7 +385,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             same = False
             continue
         print(report)
-        same = same and not report.diverged
+        same = same and not report.diverged and report.complete
     return 0 if same else 1
 
 

@@ -69,6 +69,8 @@ class ReplayTrace(Trace):
         self.steps = 0
         self._focus = {e.get("instance"): e.get("focus") for e in recorded
                        if e.get("type") == "instance"}
+        self.ended = recorded[-1].get("type") == "end"
+        """Whether the recording ran to its end event; if not, its process stopped mid-run."""
 
     @property
     def position(self) -> int:
@@ -81,6 +83,8 @@ class ReplayTrace(Trace):
 
     def emit(self, type: str, **fields: Any) -> dict[str, Any]:
         index = self.position
+        if index == len(self.recorded) and not self.ended:
+            raise _Stopped(index)
         event = {"type": type, "seq": index, **fields}
         recorded = self.expected()
         for key in [*_FIRST, *sorted(recorded.keys() - _NOT_REST)]:
@@ -107,6 +111,13 @@ class ReplayTrace(Trace):
         return Divergence(f"{self.source}: {where}: {field} was {_show(recorded)} when recorded, "
                           f"is {_show(now)} now", event=index, field=field, recorded=recorded,
                           now=now)
+
+
+class _Stopped(Exception):
+    """The runner went on past the last event of a trace whose recording never ended."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
 
 
 class ReplayEnvironment(Environment):
@@ -194,6 +205,9 @@ class ReplayReport:
     """The world after replay has the recorded final digest; ``None`` if replay stopped early."""
     substituted: int
     reexecuted: int
+    complete: bool = True
+    """The trace runs to its end event; ``False`` when its recording process stopped mid-run
+    (replay then goes as far as it was recorded, and the final digest is not checked)."""
 
     def __str__(self) -> str:
         changed = " (definitions changed since recording)" if self.definitions_changed else ""
@@ -202,6 +216,10 @@ class ReplayReport:
         calls = f"{self.substituted} tool call(s) substituted"
         if self.reexecuted:
             calls += f", {self.reexecuted} re-executed"
+        if not self.complete:
+            return (f"STOPPED   {self.trace}: {self.steps} step(s) replayed the same ({calls}) "
+                    "up to where the trace ends; it has no end event, so the recording process "
+                    f"stopped there and the final world digest is not checked{changed}")
         return (f"same      {self.trace}: {self.steps} step(s) replayed ({calls}); the final "
                 f"world digest matches the recorded one{changed}")
 
@@ -242,6 +260,7 @@ async def _replay(trace: str | Path | Trace, agent: Agent,
     workflow = URIRef(header["workflow"])
     focus: list[str] = header.get("focus", [])
     divergence: Divergence | None = None
+    stopped = False
     try:
         if workflow not in agent.definitions.workflows:
             raise recorder.divergence(0, "workflow", str(workflow), None)
@@ -266,14 +285,16 @@ async def _replay(trace: str | Path | Trace, agent: Agent,
                                       events[recorder.position].get("type"), None)
     except Divergence as d:
         divergence = d
-    end = divergence is None or (divergence.field == "world_digest"
-                                 and events[divergence.event].get("type") == "end")
+    except _Stopped:
+        stopped = True
+    end = not stopped and (divergence is None or (
+        divergence.field == "world_digest" and events[divergence.event].get("type") == "end"))
     return ReplayReport(
         trace=source, workflow=str(workflow), diverged=divergence is not None,
         first_divergence=divergence, steps=recorder.steps,
         definitions_changed=header.get("definitions_digest") != agent.definitions.digest,
         final_digest_matches=(divergence is None) if end else None,
-        substituted=env.substituted, reexecuted=env.reexecuted)
+        substituted=env.substituted, reexecuted=env.reexecuted, complete=not stopped)
 
 
 def _json(value: Any) -> Any:

@@ -85,47 +85,50 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
     hashed = True
     events: list[dict[str, Any]] = []
     with open(path, encoding="utf-8") as f:
-        for n, raw in enumerate(f, 1):
-            line = raw.rstrip("\n")
-            if not line:
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise TraceTampered(f"{path}:{n}: not a JSON event ({e.msg})", line=n) from None
-            if not isinstance(event, dict):
-                raise TraceTampered(f"{path}:{n}: not a JSON event object", line=n)
-            if not events:
-                version = event.get("trace_version")
-                if event.get("type") != "header":
-                    raise TraceError(f"{path}:{n}: a trace starts with a header event")
-                if version != TRACE_VERSION:
-                    raise TraceVersionError(
-                        f"{path}: trace_version {version!r} is not one this runtime reads "
-                        f"(it reads {TRACE_VERSION}); replay it with the Horismos release that "
-                        "recorded it")
-                hashed = "hash" in event  # older traces chain by ``prev`` alone
-            own = event.pop("hash", None)
-            unhashed = _without_hash(line, own) if hashed else None
-            if unhashed is not None:  # the hash is of the line's own text, so no re-serialising
-                digest = _digest(unhashed)
-                edited = own != digest
-            else:
-                digest = _digest(_line(event))
-                written = _line({**event, "hash": own}) if hashed else _line(event)
-                edited = (hashed and own != digest) or written != line
-            if edited:
-                raise TraceTampered(
-                    f"{path}:{n}: this event was edited after it was written (its hash does not "
-                    "match its content)", line=n)
-            if event.get("prev") != prev:
-                raise TraceTampered(
-                    f"{path}:{n}: the hash chain breaks here: the event before this one was "
-                    "removed, reordered or edited", line=n)
-            prev = digest
-            if hashed:
-                event["hash"] = digest
-            events.append(event)
+        raws = f.readlines()
+    for n, raw in enumerate(raws, 1):
+        line = raw.rstrip("\n")
+        if not line:
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError as e:
+            if n == len(raws) and not raw.endswith("\n"):
+                break  # a last line cut off as it was written: the process stopped there
+            raise TraceTampered(f"{path}:{n}: not a JSON event ({e.msg})", line=n) from None
+        if not isinstance(event, dict):
+            raise TraceTampered(f"{path}:{n}: not a JSON event object", line=n)
+        if not events:
+            version = event.get("trace_version")
+            if event.get("type") != "header":
+                raise TraceError(f"{path}:{n}: a trace starts with a header event")
+            if version != TRACE_VERSION:
+                raise TraceVersionError(
+                    f"{path}: trace_version {version!r} is not one this runtime reads "
+                    f"(it reads {TRACE_VERSION}); replay it with the Horismos release that "
+                    "recorded it")
+            hashed = "hash" in event  # older traces chain by ``prev`` alone
+        own = event.pop("hash", None)
+        unhashed = _without_hash(line, own) if hashed else None
+        if unhashed is not None:  # the hash is of the line's own text, so no re-serialising
+            digest = _digest(unhashed)
+            edited = own != digest
+        else:
+            digest = _digest(_line(event))
+            written = _line({**event, "hash": own}) if hashed else _line(event)
+            edited = (hashed and own != digest) or written != line
+        if edited:
+            raise TraceTampered(
+                f"{path}:{n}: this event was edited after it was written (its hash does not "
+                "match its content)", line=n)
+        if event.get("prev") != prev:
+            raise TraceTampered(
+                f"{path}:{n}: the hash chain breaks here: the event before this one was "
+                "removed, reordered or edited", line=n)
+        prev = digest
+        if hashed:
+            event["hash"] = digest
+        events.append(event)
     if not events:
         raise TraceError(f"{path}: the trace is empty")
     return events

@@ -123,7 +123,7 @@ def run_until_killed(cwd: Path, point: str) -> None:
     """Start ``horismos run`` on the on-disk store and SIGKILL it once a tool reaches ``point``."""
     proc = subprocess.Popen(
         horismos("run", "pay.ttl", "--world", "world.ttl", "--store", "oxigraph:store",
-                 "--tools", "payments.py", "--focus", ":o1"),
+                 "--tools", "payments.py", "--focus", ":o1", "--trace", "killed.jsonl"),
         cwd=cwd, env=environ(cwd, point), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     marker = cwd / f"at-{point}"
     deadline = time.monotonic() + 120
@@ -213,6 +213,15 @@ def test_killed_after_a_commit_loses_nothing_and_reruns_only_the_idempotent_step
     assert after["version"] == 1 and after["effects"] == 1
     assert after["charge"] == [Literal("CH-1")] and after["intent"] == []
     assert ledger(shop) == [f"charge {P.o1}"]
+
+    # the killed run's trace replays as far as it was written, and says where it stops
+    replayed = subprocess.run(horismos("replay", "killed.jsonl", "pay.ttl"), cwd=shop,
+                              env=environ(shop, None), capture_output=True, text=True,
+                              timeout=300)
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert replayed.stdout.startswith("STOPPED   killed.jsonl: 1 step(s) replayed the same")
+    assert "no end event" in replayed.stdout
+    assert ledger(shop) == [f"charge {P.o1}"]  # replay called nothing
 
     resumed = resume(shop, "--instance", str(after["instance"]))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr

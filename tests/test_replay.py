@@ -228,11 +228,34 @@ def test_a_rechained_forgery_still_diverges(tmp_path: Path) -> None:
     assert d is not None and d.event == 2 and d.field == "effects"
 
 
-def test_a_trace_cut_short_diverges_where_it_ends(tmp_path: Path) -> None:
-    events = read_trace(RECORDED / "triage-all.jsonl")[:-1]  # the chain still holds
-    report = replay(rechain(events, tmp_path / "short.jsonl"), Calls().agent())
-    d = report.first_divergence
-    assert d is not None and d.event == len(events) and "past the end" in str(d)
+@pytest.mark.parametrize("keep", [3, 5, -1])
+def test_a_trace_without_its_end_replays_as_far_as_it_goes_and_says_so(tmp_path: Path,
+                                                                       keep: int) -> None:
+    """What a run killed mid-way leaves (or a file cut short): a prefix whose chain holds."""
+    lines = (RECORDED / "triage-all.jsonl").read_text().splitlines(keepends=True)[:keep]
+    (tmp_path / "short.jsonl").write_text("".join(lines))
+    calls = Calls()
+    report = replay(tmp_path / "short.jsonl", calls.agent())
+    assert not report.diverged and report.first_divergence is None
+    assert report.complete is False and report.final_digest_matches is None
+    assert report.steps == len(step_events(tmp_path / "short.jsonl"))
+    assert calls.counts == {"assign_queue": 0, "notify_nurse": 0}
+    assert str(report).startswith("STOPPED") and "no end event" in str(report)
+
+
+def test_a_last_line_cut_off_as_it_was_written_is_where_the_trace_stops(tmp_path: Path) -> None:
+    text = (RECORDED / "triage-all.jsonl").read_text()
+    lines = text.splitlines(keepends=True)
+    torn = "".join(lines[:4]) + lines[4][:40]  # the process died writing line 5
+    (tmp_path / "torn.jsonl").write_text(torn)
+    assert len(read_trace(tmp_path / "torn.jsonl")) == 4
+    report = replay(tmp_path / "torn.jsonl", Calls().agent())
+    assert not report.diverged and not report.complete
+    # cut anywhere but at the end, the same bytes are an edit
+    (tmp_path / "middle.jsonl").write_text(torn + "\n" + "".join(lines[5:]))
+    with pytest.raises(TraceTampered) as e:
+        replay(tmp_path / "middle.jsonl", Calls().agent())
+    assert e.value.line == 5
 
 
 # -- reading traces -----------------------------------------------------------------------
@@ -286,6 +309,14 @@ def test_cli_batch_replay_prints_one_line_per_trace_and_exits_1_on_any_divergenc
     diverged = [line for line in lines if line.startswith("DIVERGED")]
     assert len(diverged) == 1 and "urgent-only-diverges.jsonl" in diverged[0]
     assert all(line.startswith("same") for line in lines if line not in diverged)
+
+
+def test_cli_exits_1_for_a_trace_whose_recording_stopped(tmp_path: Path) -> None:
+    lines = (RECORDED / "triage-all.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "stopped.jsonl").write_text("".join(lines[:-1]))
+    done = _cli("replay", tmp_path / "stopped.jsonl", HERE / "definitions")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.startswith("STOPPED")
 
 
 def test_cli_says_up_front_that_the_definitions_changed() -> None:
