@@ -28,6 +28,7 @@ _STATUS = {"completed": HORIS.Completed, "blocked": HORIS.Blocked, "waiting": HO
 def timeline(events: Iterable[Mapping[str, Any]]) -> list[str]:
     """One line per event worth reading: the run, each instance, each step, the end."""
     lines: list[str] = []
+    kind = None
     for e in events:
         kind = e.get("type")
         if kind == "header":
@@ -51,6 +52,9 @@ def timeline(events: Iterable[Mapping[str, Any]]) -> list[str]:
                 lines.append(f"  world {e.get('world_digest')}")
         else:
             lines.append(f"{kind} (event {e.get('seq')})")
+    if kind is not None and kind != "end":
+        lines.append("no end event: the recording stopped here (its process died, or the file "
+                     "was cut)")
     return lines
 
 

@@ -317,6 +317,11 @@ def test_cli_exits_1_for_a_trace_whose_recording_stopped(tmp_path: Path) -> None
     done = _cli("replay", tmp_path / "stopped.jsonl", HERE / "definitions")
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.startswith("STOPPED")
+    shown = _cli("trace", "show", tmp_path / "stopped.jsonl")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[-1].startswith("no end event: the recording stopped here")
+    full = _cli("trace", "show", RECORDED / "triage-all.jsonl")
+    assert "no end event" not in full.stdout
 
 
 def test_cli_says_up_front_that_the_definitions_changed() -> None:
