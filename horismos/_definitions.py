@@ -157,8 +157,9 @@ class _Builder:
         """An error about ``node``, located at ``at`` (a node or a statement) when more precise."""
         self.problems.append(self.src.problem("error", node, message, hint, at))
 
-    def warn(self, node: Node | None, message: str, hint: str | None = None) -> None:
-        self.problems.append(self.src.problem("warning", node, message, hint))
+    def warn(self, node: Node | None, message: str, hint: str | None = None,
+             at: Where | None = None) -> None:
+        self.problems.append(self.src.problem("warning", node, message, hint, at))
 
     def n(self, node: Node) -> str:
         return self.src.name(node)
@@ -180,8 +181,10 @@ class _Builder:
             return bool(v.toPython())
         if str(v).lower() in ("true", "false"):
             return str(v).lower() == "true"
-        self.error(s, f"{self.n(p)} must be true or false, not {v!r}",
-                   f"write {self.n(p)} true", at=(s, p, v))
+        quoted = isinstance(v, Literal) and v.datatype in (None, XSD.string)
+        self.error(s, f"{self.n(p)} must be true or false, not "
+                   + (f'"{v}"' if quoted else self.n(v) if isinstance(v, URIRef) else str(v)),
+                   f"write {self.n(p)} true or {self.n(p)} false, without quotes", at=(s, p, v))
         return default
 
     def namespaces(self, node: Node) -> dict[str, Any]:
@@ -323,6 +326,7 @@ class _Builder:
     def tool(self, s: Node) -> Tool | None:
         ok = True
         args: list[Arg] = []
+        arg_nodes: dict[str, Node] = {}  # name -> its node, where a warning points
         for takes in self.g.objects(s, HORIS.takes):
             for a in self.g.objects(takes, HORIS.arg):
                 name = self.text(a, HORIS.name)
@@ -338,7 +342,9 @@ class _Builder:
                                "(an ontology class) or horis:type xsd:string (a datatype)", at=a)
                     ok = False
                     continue
-                args.append(Arg(name, typ, not is_datatype(typ), self.flag(a, HORIS.optional)))
+                args.append(Arg(name, typ, not is_datatype(typ), self.flag(a, HORIS.optional),
+                                self.flag(a, HORIS.sent, default=True)))
+                arg_nodes[name] = a
         effect = self.effect(s, args)
         binding_node = self.one(s, HORIS.binding)
         binding = None if binding_node is None else str(binding_node)
@@ -382,6 +388,7 @@ class _Builder:
         requires = self.precondition(s, s)
         if effect is False or not ok:
             return None
+        self.check_unsent(s, args, arg_nodes, effect or None, requires)
         side = self.one(s, HORIS.sideEffect)
         headers = self.headers(s)
         return Tool(
@@ -400,6 +407,19 @@ class _Builder:
             requires=requires,
             headers=headers,
         )
+
+    def check_unsent(self, tool: Node, args: list[Arg], nodes: dict[str, Node],
+                     effect: Effect | None, requires: Precondition | None) -> None:
+        """An argument the binding never sees is there for the runtime: the effect's subject
+        or a variable of the tool's horis:requires. Otherwise nothing uses it."""
+        used = set(requires.variables if requires else ()) | (
+            {effect.subject} if effect else set())
+        for arg in args:
+            if not arg.sent and arg.name not in used:
+                self.warn(tool, f"argument \"{arg.name}\" is horis:sent false and neither the "
+                          "effect's subject nor a variable of the tool's horis:requires: "
+                          "nothing uses it", "drop horis:sent false to pass it to the binding, "
+                          "or remove the argument", at=nodes[arg.name])
 
     def headers(self, tool: Node) -> tuple[Header, ...]:
         """Request headers, their values only ever from the environment: never secrets in Turtle."""

@@ -33,10 +33,13 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Arg:
+    """One declared argument; ``sent`` False: read from the graph, never passed to the binding."""
+
     name: str
     type: URIRef
     is_class: bool
     optional: bool = False
+    sent: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,6 +70,7 @@ class HORIS(DefinedNamespace):
     name: URIRef
     type: URIRef
     optional: URIRef
+    sent: URIRef
     effect: URIRef
     subject: URIRef
     asserts: URIRef

@@ -8,6 +8,8 @@ the check pass by accident), the node an author would name, the message and the 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -176,6 +178,58 @@ def test_a_shape_violation_carries_file_line_and_node(tmp_path: Path) -> None:
     p = only(found)
     assert (p.file, p.line, p.node) == (str(broken), line_of(broken, "horis:sideEffect"),
                                         ":ehr.notify_nurse")
+
+
+def _with_sent(tmp_path: Path, value: str) -> Path:
+    """triage.ttl with ``horis:sent VALUE`` on assign_queue's patient argument."""
+    text = TRIAGE.read_text(encoding="utf-8")
+    old = ('horis:arg [ horis:name "patient" ; horis:type :Patient ] ;\n'
+           '        horis:arg [ horis:name "queue"')
+    assert text.count(old) == 1
+    path = tmp_path / "sent.ttl"
+    path.write_text(text.replace(old, old.replace(" ] ;", f" ; horis:sent {value} ] ;")),
+                    encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ('"no"', "horis:sent must be true or false"),      # the loader's word for it
+    ("0", "horis:sent must be true or false"),
+    ('"false"', "horis:sent takes one boolean"),        # a quoted boolean: the shapes'
+])
+def test_a_non_boolean_sent_is_an_error_at_its_line(tmp_path: Path, value: str,
+                                                    said: str) -> None:
+    path = _with_sent(tmp_path, value)
+    with pytest.raises(AuthoringError) as raised:
+        load_definitions([path, EHR])
+    p = only(raised.value.problems)
+    assert (p.file, p.line, p.node) == (str(path), line_of(path, "horis:sent"),
+                                        ":ehr.assign_queue")
+    assert p.severity == "error" and said in p.message, str(p)
+    done = subprocess.run([sys.executable, "-m", "horismos", "validate", path.name, str(EHR)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stdout.startswith(f"sent.ttl:{p.line}: error: :ehr.assign_queue: {said}"), (
+        done.stdout)
+
+
+def test_an_argument_not_sent_and_used_by_nothing_is_a_warning(tmp_path: Path) -> None:
+    # The patient is the effect's subject: not sent, and used. The nurse is not.
+    path = _with_sent(tmp_path, "false")
+    assert load_definitions([path, EHR]).warnings == []
+    text = path.read_text(encoding="utf-8").replace(
+        'horis:name "nurse"   ; horis:type :Nurse ]',
+        'horis:name "nurse"   ; horis:type :Nurse ; horis:sent false ]')
+    path.write_text(text, encoding="utf-8")
+    defs = load_definitions([path, EHR])
+    p = only(defs.warnings)
+    assert (p.file, p.line, p.node) == (str(path), line_of(path, 'horis:name "nurse"'),
+                                        ":ehr.notify_nurse")
+    assert 'argument "nurse" is horis:sent false' in p.message
+    assert "nothing uses it" in p.message
+    assert p.hint is not None and "drop horis:sent false" in p.hint
+    assert not next(a for a in defs.tools[EX["ehr.assign_queue"]].args
+                    if a.name == "patient").sent
 
 
 def test_an_unreachable_step_is_a_warning_and_the_load_succeeds() -> None:
