@@ -444,8 +444,12 @@ class Runner:
         effects: list[tuple[Node, Node, Node]] = []
         now = Literal(started.isoformat(), datatype=XSD.dateTime)
         subject_arg = tool.effect.subject if tool.effect else None
+        # horis:sent false: the runtime read it from the graph (the effect's subject, say);
+        # the binding never gets it, whatever its kind
+        unsent = {a.name for a in tool.args if not a.sent}
         for args in calls:
-            py_args = {k: v if isinstance(v, URIRef) else v.toPython() for k, v in args.items()}
+            py_args = {k: v if isinstance(v, URIRef) else v.toPython() for k, v in args.items()
+                       if k not in unsent}
             t2 = time.perf_counter()
             result = await self._call(rec, step, tool, py_args)
             t3 = time.perf_counter()

@@ -6,6 +6,7 @@ out of contract, a redirect — each either landing or taking ``horis:onError``.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import ssl
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,6 +146,23 @@ def test_exactly_the_declared_arguments_are_posted_as_json_values(main) -> None:
     bodies = [b for p, _, b in received.requests if p == "/good"]
     assert {"patient": str(EX.p1), "level": 3, "urgent": True, "weight": 71.5,
             "since": dt.datetime(2024, 5, 1, 10, tzinfo=dt.UTC).isoformat()} in bodies
+
+
+def test_an_argument_not_sent_is_not_in_the_body(server, tmp_path) -> None:
+    # The patient is the effect's subject, read from the graph; horis:sent false keeps it out
+    # of the POST, which carries the level only.
+    base, received = server
+    defs = tool("t.echo", f"{base}/echo", 'horis:asserts [ horis:property :receivedArgs ; '
+                'horis:key "received" ; horis:type xsd:string ]',
+                args='; horis:arg [ horis:name "level" ; horis:type xsd:integer ]').replace(
+        'horis:type :Patient ]', 'horis:type :Patient ; horis:sent false ]')
+    agent, world = load(tmp_path, defs + workflow("Echo")
+                        + step("Echo", "t.echo", requires="?this :level ?level ."))
+    run = agent.run(world, focus=EX.p2)
+    assert run.status == "completed", run.error
+    _, body = received.last("/echo")
+    assert body == {"level": 1}
+    assert json.loads(value(world, EX.p2, EX.receivedArgs)) == {"level": 1}
 
 
 def test_headers_come_from_the_environment_and_never_reach_the_trace(main) -> None:

@@ -6,6 +6,7 @@ die in the middle of a call. No mocks: every call crosses a process boundary.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import socket
 import subprocess
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from rdflib import XSD, Literal, Namespace, URIRef
 
-from horismos import Agent, Run, ToolError, World
+from horismos import Agent, Run, ToolError, World, replay
 from horismos._bindings.mcp import McpSessions, input_problems, mcp_server
 from horismos._model import Arg, McpServer, Tool
 
@@ -241,7 +242,8 @@ def remote_tools() -> dict[str, Any]:
     return asyncio.run(read())
 
 
-def declared(*args: tuple[str, URIRef, bool] | tuple[str, URIRef, bool, bool]) -> Tool:
+def declared(*args: tuple[Any, ...]) -> Tool:
+    """A tool whose arguments are ``Arg(name, type, is_class, optional=False, sent=True)``."""
     return Tool(URIRef("urn:test:t"), "t", None, None,
                 tuple(Arg(*a) for a in args), None, "mcp://clinic/x", 5.0)
 
@@ -264,6 +266,14 @@ PATIENT = ("patient", EX.Patient, True)
      'it requires "level", which horis:takes declares horis:optional true'),
     ("needs_ward", [PATIENT, ("ward_code", XSD.string, False)],
      'it has no argument "ward_code" (it takes: "patient", "ward")'),
+    # horis:sent false: never sent, so the schema need not take it ...
+    ("needs_ward", [PATIENT, ("ward", XSD.string, False), ("office", EX.Office, True, False,
+                                                           False)], None),
+    ("score", [PATIENT, ("level", XSD.integer, False), ("bonus", XSD.integer, False, False,
+                                                        False)], None),
+    # ... but one the server requires must be sent
+    ("score", [PATIENT, ("level", XSD.integer, False, False, False)],
+     'it requires "level", which horis:takes declares horis:sent false'),
 ])
 def test_input_schema_must_take_every_declared_argument(remote_tools, remote, args,
                                                         problem) -> None:
@@ -462,6 +472,55 @@ def test_mcp_server_time_is_called_and_its_output_narrowed_to_the_contract(tmp_p
     assert event["narrowed"] == ["datetime", "day_of_week", "is_dst", "timezone"]
     assert event["result"] == [{}]
     assert set(world.graph.predicate_objects(EX.paris)) == before
+
+
+def test_mcp_server_time_answer_lands_on_a_node_the_server_is_never_sent(tmp_path) -> None:
+    # get_current_time(timezone) knows nothing of our IRIs. The office is read from the graph
+    # as the effect's subject but declared horis:sent false: the server's schema need not take
+    # it (else the tool would be refused before any call), and the answer lands on it.
+    defs = TIME.replace('"?this :timezone ?timezone ."', '"?this :timezone ?timezone ." ;\n'
+                        '    horis:bind [ horis:arg "office" ; horis:var "this" ]') + """
+:clock.now a horis:Tool ; horis:binding "mcp://time/get_current_time" ; horis:timeout "10s" ;
+    horis:takes [ horis:arg [ horis:name "office" ; horis:type :Office ; horis:sent false ] ;
+                  horis:arg [ horis:name "timezone" ; horis:type xsd:string ] ] ;
+    horis:effect [ horis:subject "office" ;
+        horis:asserts [ horis:property :localTime ; horis:key "datetime" ;
+                        horis:type xsd:dateTime ] ] .
+"""
+    agent, world = load(tmp_path, defs, OFFICES)
+    assert agent.definitions.warnings == []
+    run = agent.run(world, focus=EX.paris, trace=tmp_path / "time.jsonl")
+    assert run.status == "completed", run.error
+    local = value(world, EX.paris, EX.localTime)
+    assert isinstance(local, dt.datetime)
+    assert local.utcoffset() in (dt.timedelta(hours=1), dt.timedelta(hours=2))  # CET or CEST
+    event = next(e for e in run.trace.events if e["type"] == "step")
+    # the trace's resolved arguments show both; the server was called with the timezone only
+    assert event["args"] == [{"office": EX.paris.n3(), "timezone": Literal("Europe/Paris").n3()}]
+    (answer,) = event["result"]
+    assert set(answer) == {"datetime"}
+    assert event["narrowed"] == ["day_of_week", "is_dst", "timezone"]
+    assert local == dt.datetime.fromisoformat(answer["datetime"])
+    report = replay(tmp_path / "time.jsonl", agent)  # the recorded answer, the same landing
+    assert not report.diverged and report.final_digest_matches, report
+
+
+def test_an_argument_not_sent_never_reaches_the_server(tmp_path) -> None:
+    # echo answers with the arguments exactly as they arrived on the wire. "queue" is read from
+    # the graph for the tool's own precondition, and is not sent; echo's schema has no "queue".
+    defs = CLINIC + tool(
+        "t.echo", "echo", 'horis:asserts [ horis:property :receivedArgs ; horis:key "received" ; '
+        'horis:type xsd:string ]',
+        args='; horis:arg [ horis:name "queue" ; horis:type :AcuityLevel ; horis:sent false ]'
+    ).replace("horis:timeout", 'horis:requires "?patient :acuity ?queue ." ;\n    horis:timeout'
+              ) + workflow("Echo") + step("Echo", "t.echo", requires="?this :acuity ?queue .")
+    agent, world = load(tmp_path, defs)
+    assert agent.definitions.warnings == []
+    run = agent.run(world, focus=EX.p1)
+    assert run.status == "completed", run.error
+    assert json.loads(value(world, EX.p1, EX.receivedArgs)) == {"patient": str(EX.p1)}
+    (event,) = (e for e in run.trace.events if e["type"] == "step")
+    assert event["args"] == [{"patient": EX.p1.n3(), "queue": EX.urgent.n3()}]
 
 
 def test_mcp_server_time_refuses_a_contract_that_misses_a_required_argument(tmp_path) -> None:

@@ -12,7 +12,7 @@ import asyncio
 import threading
 
 import pytest
-from conftest import ENGINE, EX, TRIAGE, facts
+from conftest import ENGINE, EX, TRIAGE, facts, step_events
 from rdflib import Literal
 
 from horismos import InstanceFailed, ToolError, ToolTimeout
@@ -91,6 +91,29 @@ def test_datatype_arguments_arrive_as_python_values(build, recorder):
     (args,) = recorder.args("score")
     assert args == {"patient": EX.p1, "age": 42, "name": "Ada"}
     assert type(args["age"]) is int and type(args["name"]) is str
+
+
+def test_an_argument_not_sent_is_not_passed_and_still_takes_the_effect(build):
+    # The function has no parameter for the patient: it is read from the graph, type-checked
+    # and the effect hangs on it, but with horis:sent false it never reaches the call.
+    seen = []
+
+    def assign(queue):
+        seen.append(queue)
+        return {"ref": "R-9"}
+
+    defs = TRIAGE.replace('horis:arg [ horis:name "patient" ; horis:type :Patient ]',
+                          'horis:arg [ horis:name "patient" ; horis:type :Patient ; '
+                          'horis:sent false ]')
+    agent, world = build(defs, tools={"assign": assign})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == "completed", run.error
+    assert seen == [EX.urgent]
+    assert (EX.p1, EX.ref, Literal("R-9")) in world.graph
+    (event,) = step_events(run)
+    assert event["args"] == [{"patient": EX.p1.n3(), "queue": EX.urgent.n3()}]
 
 
 def test_an_unresolvable_binding_is_refused_before_any_step(build):

@@ -9,7 +9,8 @@ Narrowing, both ways:
 - in: the MCP tool's ``input_schema`` must accept every declared argument with a compatible
   JSON type, and every argument it requires must be declared — else the tool is refused before
   any call. A call sends exactly the declared arguments: servers built with the SDK silently
-  drop unknown ones, so Horismos never sends any.
+  drop unknown ones, so Horismos never sends any. An argument declared ``horis:sent false``
+  is never sent, so it is left out of the comparison.
 - out: ``structured_content``, else a JSON object in the text content. Fields the server's
   ``output_schema`` declares but the effect does not are dropped (and named in the trace);
   any other field outside the effect stays, so the SHACL gate rejects the result.
@@ -389,6 +390,8 @@ def input_problems(tool: Tool, schema: Mapping[str, Any]) -> list[str]:
     props = schema.get("properties") or {}
     extra = schema.get("additionalProperties", False)
     for arg in tool.args:
+        if not arg.sent:  # never sent, so the server need not take it
+            continue
         if arg.name in props:
             sub = props[arg.name]
         elif extra is not False and extra is not None:
@@ -408,6 +411,9 @@ def input_problems(tool: Tool, schema: Mapping[str, Any]) -> list[str]:
         arg = declared.get(name)
         if arg is None:
             problems.append(f"it requires \"{name}\", which horis:takes does not declare")
+        elif not arg.sent:
+            problems.append(f"it requires \"{name}\", which horis:takes declares "
+                            "horis:sent false")
         elif arg.optional:
             problems.append(f"it requires \"{name}\", which horis:takes declares "
                             "horis:optional true")
