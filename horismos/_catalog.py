@@ -160,12 +160,25 @@ def arg_schema(arg: Arg, defs: Definitions) -> dict[str, Any]:
 
 
 def input_schema(tool: Tool, defs: Definitions) -> dict[str, Any]:
-    """``horis:takes`` as a closed JSON Schema object; required = the non-optional args."""
+    """``horis:takes`` as a closed JSON Schema object; required = the non-optional args.
+
+    A ``horis:sent false`` argument is there too: the caller names the node (the effect's
+    subject, say) even though the binding never receives it, and its schema says so.
+    """
     args = ordered_args(tool)
     return {"type": "object",
-            "properties": {a.name: arg_schema(a, defs) for a in args},
+            "properties": {a.name: _input_arg_schema(a, defs) for a in args},
             "required": [a.name for a in args if not a.optional],
             "additionalProperties": False}
+
+
+def _input_arg_schema(arg: Arg, defs: Definitions) -> dict[str, Any]:
+    schema = arg_schema(arg, defs)
+    if not arg.sent:
+        schema["description"] = (f"{schema['description']}; read by the runtime, not sent to "
+                                 "the tool's binding (horis:sent false)")
+        schema["x-horis-sent"] = False
+    return schema
 
 
 def ordered_args(tool: Tool) -> list[Arg]:

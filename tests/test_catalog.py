@@ -273,6 +273,29 @@ def test_discover_unblocks_an_approved_payload_and_a_widened_policy(clinic):
 
 # -- call ----------------------------------------------------------------------------------------
 
+def test_an_argument_not_sent_is_in_the_input_schema_marked_and_kept_from_the_call(
+        build, recorder):
+    # The caller names the patient (the effect's subject); horis:sent false keeps it from the
+    # function, and the input schema says so.
+    defs = CATALOG.replace('horis:arg [ horis:name "patient" ; horis:type :Patient ] ;\n'
+                           '        horis:arg [ horis:name "queue"',
+                           'horis:arg [ horis:name "patient" ; horis:type :Patient ; '
+                           'horis:sent false ] ;\n        horis:arg [ horis:name "queue"', 1)
+    tools = {name: recorder.tool(name, {"ref": "R-1"}) for name in
+             ("assign", "bill", "transfer", "discharge", "capacity")}
+    agent, world = build(defs, WORLD, tools=tools)
+    schema = by_name(agent.catalog.list())["c.assign"].input_schema
+    assert schema["required"] == ["patient", "queue"]
+    patient = schema["properties"]["patient"]
+    assert patient["x-horis-sent"] is False
+    assert "not sent to the tool's binding (horis:sent false)" in patient["description"]
+    assert "x-horis-sent" not in schema["properties"]["queue"]
+    result = agent.catalog.call("c.assign", {"patient": ":p1", "queue": ":urgent"}, world)
+    assert result.status == "completed"
+    assert recorder.args("assign") == [{"queue": EX.urgent}]
+    assert (EX.p1, EX.ref, Literal("R-1")) in world.graph
+
+
 def test_call_runs_through_gate_and_transaction_and_traces_it(clinic, recorder):
     agent, world = clinic
     result = agent.catalog.call("c.assign", {"patient": ":p1", "queue": ":urgent"}, world)
