@@ -1,7 +1,8 @@
 """The contract of a binding.
 
 ``call`` receives the tool's arguments already resolved from the graph and type-checked
-(class-typed ones as :class:`rdflib.URIRef`, datatype-typed ones as Python values) and returns
+(class-typed ones as :class:`rdflib.URIRef`, datatype-typed ones as Python values; those
+declared ``horis:sent false`` are the runtime's alone and never reach it) and returns
 the tool's raw result: a mapping from declared property to value, or ``None``. It raises
 :class:`~horismos.ToolError` for anything that is not a result. Timeouts, retries and the gate
 are the runner's, the same for every kind.
