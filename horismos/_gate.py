@@ -6,8 +6,8 @@ A result is judged twice over:
    right datatype or class, required values present, one value unless ``horis:many``, no
    value for a property the runtime fixes). That contract is ours, so it is compiled once
    per tool into a plain Python check (:class:`_EffectCheck`) that says exactly what pyshacl
-   says for the closed node shape :func:`_compile_effect` generates from the same
-   declaration; the generator stays as the reference a differential test holds it to;
+   says for the closed node shape the declaration stands for (tests/test_gate_effect.py
+   generates that shape and holds the check to pyshacl's verdict on it);
 2. the touched node as it would be after the effect, against the domain's own shapes that
    target it and the effect's ``horis:shape``, with pyshacl on a pre-parsed shapes graph.
 
@@ -356,42 +356,6 @@ def _value_fits(v: Literal, datatype: URIRef) -> bool:
 def _effect_shape_iri(tool: Tool) -> URIRef:
     digest = hashlib.sha1(str(tool.iri).encode()).hexdigest()[:16]
     return URIRef(f"urn:horismos:effect-shape:{digest}")
-
-
-def _compile_effect(tool: Tool, g: Graph, defs: Definitions) -> URIRef:
-    """The effect as a closed SHACL node shape, added to ``g``: the reference the compiled
-    :class:`_EffectCheck` is held to (tests/test_gate_effect.py)."""
-    assert tool.effect is not None
-    shape = _effect_shape_iri(tool)
-    g.add((shape, RDF.type, SH.NodeShape))
-    g.add((shape, SH.closed, Literal(True)))
-    g.add((shape, SH.message, Literal(_CLOSED.format(tool=defs.name(tool.iri)))))
-    for a in tool.effect.asserts:
-        pname = defs.name(a.property)
-
-        def prop_shape(message: str, **constraints: Node) -> None:
-            ps = BNode()
-            g.add((shape, SH.property, ps))
-            g.add((ps, SH.path, a.property))  # noqa: B023
-            g.add((ps, SH.message, Literal(message)))
-            for k, v in constraints.items():
-                g.add((ps, SH[k], v))
-
-        if a.value is not None:
-            prop_shape(_FIXED.format(p=pname), maxCount=Literal(0))
-            continue
-        assert a.type is not None
-        if a.is_class:
-            prop_shape(_CLASS.format(p=pname, t=defs.name(a.type)),
-                       **{"class": a.type}, nodeKind=SH.BlankNodeOrIRI)
-        else:
-            prop_shape(_DATATYPE.format(p=pname, t=defs.name(a.type)), datatype=a.type)
-        if not a.optional:
-            prop_shape(_REQUIRED.format(p=pname), minCount=Literal(1))
-        if not a.many:
-            prop_shape(_ONE.format(p=pname), maxCount=Literal(1))
-    g.add((shape, SH.ignoredProperties, RDF.nil))
-    return shape
 
 
 @dataclass

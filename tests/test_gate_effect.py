@@ -1,7 +1,7 @@
 """The gate's compiled effect check says exactly what pyshacl says for the generated shape.
 
 ``Gate.judge`` checks a tool's result against its declared effect in plain Python.
-``_compile_effect`` still generates the closed SHACL node shape that check stands for, and is
+``_compile_effect`` below generates the closed SHACL node shape that check stands for, and is
 the oracle here: for each effect and result, pyshacl run on the generated shape (on the small
 graph the gate used to build for it) and the gate give the same messages, in the same order.
 """
@@ -15,12 +15,60 @@ import pytest
 from pyshacl.graph_abstraction import DataGraph
 from pyshacl.pytypes import SHACLExecutor
 from pyshacl.shapes_graph import ShapesGraph
-from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, Namespace, URIRef
+from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.term import Node
 
 from horismos import Definitions, load_definitions
 from horismos._errors import ShaclMessage
-from horismos._gate import Gate, _compile_effect, _message
+from horismos._gate import (
+    _CLASS,
+    _CLOSED,
+    _DATATYPE,
+    _FIXED,
+    _ONE,
+    _REQUIRED,
+    Gate,
+    _effect_shape_iri,
+    _message,
+)
+from horismos._model import Tool
+
+
+def _compile_effect(tool: Tool, g: Graph, defs: Definitions) -> URIRef:
+    """The effect as a closed SHACL node shape, added to ``g``: what the compiled check
+    stands for."""
+    assert tool.effect is not None
+    shape = _effect_shape_iri(tool)
+    g.add((shape, RDF.type, SH.NodeShape))
+    g.add((shape, SH.closed, Literal(True)))
+    g.add((shape, SH.message, Literal(_CLOSED.format(tool=defs.name(tool.iri)))))
+    for a in tool.effect.asserts:
+        pname = defs.name(a.property)
+
+        def prop_shape(message: str, **constraints: Node) -> None:
+            ps = BNode()
+            g.add((shape, SH.property, ps))
+            g.add((ps, SH.path, a.property))  # noqa: B023
+            g.add((ps, SH.message, Literal(message)))
+            for k, v in constraints.items():
+                g.add((ps, SH[k], v))
+
+        if a.value is not None:
+            prop_shape(_FIXED.format(p=pname), maxCount=Literal(0))
+            continue
+        assert a.type is not None
+        if a.is_class:
+            prop_shape(_CLASS.format(p=pname, t=defs.name(a.type)),
+                       **{"class": a.type}, nodeKind=SH.BlankNodeOrIRI)
+        else:
+            prop_shape(_DATATYPE.format(p=pname, t=defs.name(a.type)), datatype=a.type)
+        if not a.optional:
+            prop_shape(_REQUIRED.format(p=pname), minCount=Literal(1))
+        if not a.many:
+            prop_shape(_ONE.format(p=pname), maxCount=Literal(1))
+    g.add((shape, SH.ignoredProperties, RDF.nil))
+    return shape
+
 
 EX = Namespace("http://example.org/effect#")
 
