@@ -186,8 +186,8 @@ class Gate:
             after.add(t)
         self._add_types(after, (o for _, _, o in after if o != subject), types_of)
         for t in subject_types:
-            for sup in self._superclasses.get(t, ()):
-                after.add((t, RDFS.subClassOf, sup))
+            for triple in self._superclass_triples(t):
+                after.add(triple)
         messages = self._validate(after, sorted(use), subject)
         return Verdict(not messages, tuple(messages))
 
@@ -197,23 +197,27 @@ class Gate:
         each object's types and their superclasses (not the subject's own types, so the
         subject given as its own class-typed value fails as it always has)."""
         g: _Delta = {}
-        for s, p, o in returned:
+        types = self._types((o for _, _, o in returned if o != subject), types_of)
+        for s, p, o in [*returned, *types]:
             g.setdefault(s, {}).setdefault(p, set()).add(o)
-        for node in {o for _, _, o in returned if o != subject and not isinstance(o, Literal)}:
-            for t in types_of(node):
-                g.setdefault(node, {}).setdefault(RDF.type, set()).add(t)
-                for sup in self._superclasses.get(t, ()):
-                    g.setdefault(t, {}).setdefault(RDFS.subClassOf, set()).add(sup)
         return g
 
     def _add_types(self, g: Graph, nodes: Iterable[Node], types_of: Any) -> None:
+        for t in self._types(nodes, types_of):
+            g.add(t)
+
+    def _types(self, nodes: Iterable[Node], types_of: Any,
+               ) -> Iterator[tuple[Node, Node, Node]]:
+        """Each node's rdf:type triples and their classes' rdfs:subClassOf triples."""
         for node in set(nodes):
             if isinstance(node, Literal):
                 continue
             for t in types_of(node):
-                g.add((node, RDF.type, t))
-                for sup in self._superclasses.get(t, ()):
-                    g.add((t, RDFS.subClassOf, sup))
+                yield node, RDF.type, t
+                yield from self._superclass_triples(t)
+
+    def _superclass_triples(self, cls: Node) -> Iterator[tuple[Node, Node, Node]]:
+        return ((cls, RDFS.subClassOf, sup) for sup in self._superclasses.get(cls, ()))
 
     def _applicable(self, node: Node, types: set[Node], preds: set[Node]) -> set[URIRef]:
         out: set[URIRef] = set()

@@ -84,7 +84,7 @@ class ReplayTrace(Trace):
     def emit(self, type: str, **fields: Any) -> dict[str, Any]:
         index = self.position
         if index == len(self.recorded) and not self.ended:
-            raise _Stopped(index)
+            raise _Stopped
         event = {"type": type, "seq": index, **fields}
         recorded = self.expected()
         for key in [*_FIRST, *sorted(recorded.keys() - _NOT_REST)]:
@@ -115,9 +115,6 @@ class ReplayTrace(Trace):
 
 class _Stopped(Exception):
     """The runner went on past the last event of a trace whose recording never ended."""
-
-    def __init__(self, at: int) -> None:
-        self.at = at
 
 
 class ReplayEnvironment(Environment):

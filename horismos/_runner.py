@@ -444,12 +444,11 @@ class Runner:
         effects: list[tuple[Node, Node, Node]] = []
         now = Literal(started.isoformat(), datatype=XSD.dateTime)
         subject_arg = tool.effect.subject if tool.effect else None
-        # horis:sent false: the runtime read it from the graph (the effect's subject, say);
-        # the binding never gets it, whatever its kind
-        unsent = {a.name for a in tool.args if not a.sent}
         for args in calls:
-            py_args = {k: v if isinstance(v, URIRef) else v.toPython() for k, v in args.items()
-                       if k not in unsent}
+            # horis:sent false: the runtime read it from the graph (the effect's subject, say);
+            # the binding never gets it, whatever its kind
+            py_args = {a.name: _python(args[a.name]) for a in tool.args
+                       if a.sent and a.name in args}
             t2 = time.perf_counter()
             result = await self._call(rec, step, tool, py_args)
             t3 = time.perf_counter()
@@ -582,6 +581,11 @@ class Runner:
             if err else None,
             next=str(rec.next) if rec.next else None,
             timings={k: round(v, 6) for k, v in rec.timings.items()}, **rec.detail)
+
+
+def _python(value: Node) -> Any:
+    """An argument as a Python tool receives it: a node as its IRI, a literal as its value."""
+    return value if isinstance(value, URIRef) else value.toPython()
 
 
 def _literal_fits(value: Literal, datatype: URIRef) -> bool:

@@ -14,7 +14,7 @@ from rdflib.compare import to_canonical_graph
 from ._errors import AuthoringError, Problem
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import DEFAULT_STORE, Change, Store, open_store
-from ._stores.base import nt_text
+from ._stores.base import nquad_line
 from ._stores.oxigraph import parse_nquads
 
 __all__ = ["INSTANCES", "World", "digest_of"]
@@ -80,8 +80,7 @@ class World:
                 if g in relabel:
                     relabel[g].add((s, p, o))
             for name, graph in relabel.items():
-                suffix = f" <{name}> ." if name is not None else " ."
-                by_graph[name] = [f"{s.n3()} {p.n3()} {nt_text(o)}{suffix}"
+                by_graph[name] = [nquad_line(s, p, o, name)
                                   for s, p, o in to_canonical_graph(graph)]
         lines = sorted(line for graph_lines in by_graph.values() for line in graph_lines)
         return "\n".join(lines) + ("\n" if lines else "")

@@ -118,11 +118,8 @@ class Store:
         """Each stored quad's graph and its N-Quads line, the line ``None`` for a quad with a
         blank node (whose label means nothing outside the store); what a digest is made of."""
         for s, p, o, g in self.quads():
-            if isinstance(s, BNode) or isinstance(o, BNode):
-                yield g, None
-            else:
-                yield g, f"{s.n3()} {p.n3()} {nt_text(o)}" + (f" <{g}> ." if g is not None
-                                                               else " .")
+            yield g, None if isinstance(s, BNode) or isinstance(o, BNode) else nquad_line(
+                s, p, o, g)
 
     def dataset(self) -> Dataset:
         """An rdflib view of everything stored."""
@@ -135,3 +132,8 @@ class Store:
 def nt_text(node: Node) -> str:
     """N-Triples form (``Literal.n3()`` writes a multi-line string in triple quotes)."""
     return _quoteLiteral(node) if isinstance(node, Literal) else node.n3()
+
+
+def nquad_line(s: Node, p: Node, o: Node, g: URIRef | None) -> str:
+    """One quad as a line of N-Quads (without its newline), as a world's digest is made of."""
+    return f"{s.n3()} {p.n3()} {nt_text(o)}" + (f" <{g}> ." if g is not None else " .")
