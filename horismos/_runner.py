@@ -43,6 +43,7 @@ from ._outcomes import encode, outcome_of
 from ._proposal import RankRequest, Reply, ask, propose
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Conflict
+from ._terms import unfit_terms
 from ._trace import TRACE_VERSION, Trace
 from ._vocab import HORIS, PROV
 from ._waits import StoredInstance, Waiting, read_instance, wait_step
@@ -467,6 +468,12 @@ class Runner:
                         messages=(), step=str(step.iri), tool=str(tool.iri))
                 continue
             returned = self.gate.triples(tool, subject, result)
+            unfit = unfit_terms(returned)  # no store could hold them: this step's rejection
+            if unfit:
+                raise GateRejected(
+                    f"the result of {tool.name} cannot be written: "
+                    + "; ".join(str(m) for m in unfit), messages=unfit, step=str(step.iri),
+                    tool=str(tool.iri))
             fixed = self.gate.fixed(tool, subject, now)
             # with horis:forEach, earlier calls' effects on this node are part of its after-view
             before = [*self.store.outgoing(subject), *(t for t in effects if t[0] == subject)]

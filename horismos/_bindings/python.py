@@ -54,6 +54,15 @@ class PythonBinding(Binding):
         return cls(func)
 
     async def call(self, args: Mapping[str, Any]) -> Any:
+        try:
+            return await self._call(args)
+        except (SystemExit, KeyboardInterrupt, GeneratorExit) as e:
+            # the tool's own doing, not the process's: that step fails, the run goes on
+            what = f"{type(e).__name__}({e})" if str(e) else type(e).__name__
+            raise ToolError(f"the tool raised {what}; a tool returns a result or raises an "
+                            "Exception, it does not stop the process") from None
+
+    async def _call(self, args: Mapping[str, Any]) -> Any:
         if self.is_async:
             return await self.func(**args)
         # A daemon thread, not the loop's default executor: asyncio.run() joins that executor

@@ -107,6 +107,19 @@ def die(patient: str) -> dict[str, Any]:
     os._exit(3)
 
 
+@server.tool(structured_output=False)
+def bad_iri(patient: str) -> str:
+    """A class-typed value that is no IRI, for p1 only."""
+    ward = "a b>" if patient.endswith("#p1") else "w1"
+    return json.dumps({"ward": f"{patient.rsplit('#', 1)[0]}#{ward}"})
+
+
+@server.tool(structured_output=False)
+def surrogate(patient: str) -> str:
+    """A lone surrogate in the JSON text, for p1 only: escaped, as JSON allows it."""
+    return '{"ref": "\\ud800"}' if patient.endswith("#p1") else '{"ref": "R-2"}'
+
+
 @server.tool()
 def noop(patient: str) -> dict[str, Any]:
     return {}
