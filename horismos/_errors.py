@@ -11,8 +11,10 @@
     │   ├── ArgumentTypeError       a graph value does not have the argument's declared type
     │   ├── ToolError               the tool raised, or its binding failed
     │   │   ├── ToolTimeout             the tool did not answer in its ``horis:timeout``
-    │   │   └── OutcomeUnknown          the process stopped between a call and its commit
+    │   │   ├── NotSent                 the call never reached the tool: safe to retry
+    │   │   └── OutcomeUnknown          a non-idempotent call was sent and no answer landed
     │   ├── GateRejected            the result breaks the declared effect or a domain shape
+    │   ├── StepBudgetExceeded      an instance ran its ``horis:maxSteps``: a loop that never ends
     │   └── InstanceFailed          an error with no ``horis:onError`` ended the instance
     └── TraceError              a trace cannot be trusted or read
         ├── TraceTampered           the hash chain breaks
@@ -33,11 +35,13 @@ __all__ = [
     "GateRejected",
     "HorismosError",
     "InstanceFailed",
+    "NotSent",
     "OutcomeUnknown",
     "PreconditionError",
     "Problem",
     "RunError",
     "ShaclMessage",
+    "StepBudgetExceeded",
     "ToolError",
     "ToolTimeout",
     "TraceError",
@@ -148,11 +152,24 @@ class ToolTimeout(ToolError):
     kind = "timeout"
 
 
+class NotSent(ToolError):
+    """The call never reached the tool — its MCP server did not start, the connection was
+    refused, the binding could not be resolved — so it cannot have acted, and a retry is safe
+    even for a tool that is not idempotent. Bindings raise it for failures before sending."""
+
+    kind = "not_sent"
+
+
 class OutcomeUnknown(ToolError):
-    """A non-idempotent tool was called, then the process stopped before its result was
-    committed; it is not called again, so an operator must find out whether it acted."""
+    """A non-idempotent tool was called and no answer landed: it timed out, the connection
+    was lost, or the process stopped before its result was committed. It is not called again,
+    so an operator must find out whether it acted. ``cause`` is the failure seen, if any."""
 
     kind = "outcome_unknown"
+
+    def __init__(self, message: str, *, cause: RunError | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.cause = cause
 
 
 class GateRejected(RunError):
@@ -163,6 +180,19 @@ class GateRejected(RunError):
     def __init__(self, message: str, *, messages: Sequence[ShaclMessage], **kw: Any) -> None:
         super().__init__(message, **kw)
         self.messages = tuple(messages)
+
+
+class StepBudgetExceeded(RunError):
+    """An instance ran the steps its workflow allows (``horis:maxSteps``) and is failed, not
+    driven on; ``cycle`` names the steps it kept going round, ``max_steps`` the budget."""
+
+    kind = "step_budget"
+
+    def __init__(self, message: str, *, cycle: Sequence[str], max_steps: int,
+                 **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.cycle = tuple(cycle)
+        self.max_steps = max_steps
 
 
 class InstanceFailed(RunError):

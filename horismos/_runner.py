@@ -16,14 +16,18 @@ from typing import Any
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
+from ._attempt import Attempt
 from ._bindings import Binding, McpSessions, resolve
 from ._definitions import Definitions
 from ._errors import (
     ArgumentTypeError,
     GateRejected,
     InstanceFailed,
+    NotSent,
+    OutcomeUnknown,
     PreconditionError,
     RunError,
+    StepBudgetExceeded,
     ToolError,
     ToolTimeout,
 )
@@ -245,10 +249,13 @@ class Runner:
         variables = inst.variables
         visits: dict[URIRef, int] = {}  # step -> steps that had acted when it was last entered
         acted = 0
+        budget = self.defs.workflows[inst.workflow].max_steps  # the version counts its steps
         while current is not None:
             step = self.defs.steps[current]
             version += 1
-            if visits.get(current) == acted:
+            if version > budget:
+                record, nxt = self._over_budget(inst, step, budget), None
+            elif visits.get(current) == acted:
                 record, nxt = self._livelock(inst, step), None
             else:
                 visits[current] = acted
@@ -286,6 +293,21 @@ class Runner:
             f"the instance came back to {self.defs.name(step.iri)} and no step has acted since "
             "it was last here, so it would loop forever; make the loop's horis:requires depend "
             "on something a step in the loop writes, or end the loop", step=str(step.iri))
+        return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
+
+    def _over_budget(self, inst: InstanceRun, step: Step, budget: int) -> StepRecord:
+        """The instance ran the steps its workflow allows: the loop it is in is named."""
+        ran = [r.step for r in inst.steps]
+        back = next((i for i in range(len(ran) - 1, -1, -1) if ran[i] == step.iri), None)
+        cycle = [*ran[back:], step.iri] if back is not None else [step.iri]
+        shown = " → ".join(self.defs.name(s) for s in cycle)
+        err = StepBudgetExceeded(
+            f"the instance ran the {budget} steps its workflow allows (horis:maxSteps of "
+            f"{self.defs.name(inst.workflow)}) and is stopped at {self.defs.name(step.iri)}, "
+            f"going round {shown}; a loop ends when its horis:requires stops holding — make it "
+            "depend on something a step in the loop writes, or raise horis:maxSteps if the "
+            "work needs more steps", cycle=[str(s) for s in cycle], max_steps=budget,
+            step=str(step.iri))
         return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
 
     async def _step(self, inst: InstanceRun, step: Step, variables: dict[str, Node],
@@ -364,7 +386,7 @@ class Runner:
                 self._announce(inst, step, tool, started, rec.args)
             effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, started)
         except RunError as e:
-            if isinstance(e, ToolTimeout):
+            if isinstance(e, ToolTimeout) or isinstance(getattr(e, "cause", None), ToolTimeout):
                 rec.status = "timed_out"
             elif isinstance(e, GateRejected):
                 rec.status, rec.messages = "rejected", e.messages
@@ -491,22 +513,30 @@ class Runner:
 
     async def _call(self, rec: StepRecord, step: ActionStep, tool: Tool,
                     args: dict[str, Any]) -> Any:
+        """Call the tool, retrying up to ``horis:retries`` times; a tool that is not idempotent
+        only while its calls provably never reached it (see _attempt)."""
         attempts = 1 + tool.retries
         last: ToolError | None = None
         for _ in range(attempts):
             rec.attempts += 1
-            try:
-                return await asyncio.wait_for(
-                    self.env.invoke(tool, lambda: self.binding(tool), args), tool.timeout)
-            except TimeoutError:
-                last = ToolTimeout(f"{tool.name} did not answer within {tool.timeout:g}s "
-                                   "(horis:timeout)", step=str(step.iri), tool=str(tool.iri))
-            except ToolError as e:
-                e.step, e.tool = str(step.iri), str(tool.iri)
-                last = e
-            except Exception as e:
-                last = ToolError(f"{tool.name} raised {type(e).__name__}: {e}",
-                                 step=str(step.iri), tool=str(tool.iri))
+            with Attempt() as attempt:
+                try:
+                    return await asyncio.wait_for(
+                        self.env.invoke(tool, lambda: self.binding(tool), args), tool.timeout)
+                except TimeoutError:
+                    last = ToolTimeout(f"{tool.name} did not answer within {tool.timeout:g}s "
+                                       "(horis:timeout)", step=str(step.iri),
+                                       tool=str(tool.iri))
+                except ToolError as e:
+                    e.step, e.tool = str(step.iri), str(tool.iri)
+                    last = e
+                except Exception as e:
+                    last = ToolError(f"{tool.name} raised {type(e).__name__}: {e}",
+                                     step=str(step.iri), tool=str(tool.iri))
+            if not tool.idempotent and attempt.sent and not isinstance(last, NotSent):
+                if not attempt.answered:
+                    last = _unknown(tool, step, last)
+                break  # it may have acted: never sent again
         assert last is not None
         raise last
 
@@ -588,6 +618,17 @@ class Runner:
             if err else None,
             next=str(rec.next) if rec.next else None,
             timings={k: round(v, 6) for k, v in rec.timings.items()}, **rec.detail)
+
+
+def _unknown(tool: Tool, step: ActionStep, seen: ToolError) -> OutcomeUnknown:
+    """A non-idempotent call that was sent and never answered: it may have acted."""
+    retried = " (horis:retries repeats only calls that never reached it)" if tool.retries else ""
+    return OutcomeUnknown(
+        f"{seen} — the call was sent and no answer came back, so it may have acted; "
+        f"{tool.name} is not idempotent, so it is not called again{retried}: check with the "
+        "system it acts on whether the call took effect, and record the outcome in the world "
+        "(horis:onError is where the workflow goes on from)", cause=seen,
+        step=str(step.iri), tool=str(tool.iri))
 
 
 def _python(value: Node) -> Any:

@@ -96,6 +96,7 @@ class HORIS(DefinedNamespace):
     # Workflows and steps
     focusType: URIRef
     start: URIRef
+    maxSteps: URIRef
     tool: URIRef
     requires: URIRef
     bind: URIRef

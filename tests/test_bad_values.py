@@ -144,7 +144,8 @@ def test_http_tool_bad_value_is_rejected_for_its_step(tmp_path, path, returns) -
     assert_one_step_failed(run, world, "gate_rejected")
 
 
-@pytest.mark.parametrize(("remote", "returns"), [("bad_iri", "ward"), ("surrogate", "ref")])
+@pytest.mark.parametrize(("remote", "returns"),
+                         [("iri_with_space", "ward"), ("surrogate", "ref")])
 def test_mcp_tool_bad_value_is_rejected_for_its_step(tmp_path, remote, returns) -> None:
     server = (f':clinic a horis:McpServer ; horis:command "python" ; '
               f'horis:args ( "{SERVER.as_posix()}" ) .\n')

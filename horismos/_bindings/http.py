@@ -5,6 +5,9 @@ reject it), the answer must be 2xx (redirects are not followed), TLS is verified
 :data:`MAX_RESPONSE_BYTES` are read. Request headers come from environment variables named in
 the Turtle (``horis:header [ horis:name "Authorization" ; horis:fromEnv "API_TOKEN" ]``); their
 values are never written to the trace or to an error message.
+
+A connection that cannot be made is :class:`~horismos.NotSent`; the request counts as sent when
+its headers start to go out, and as answered when the response's headers have arrived.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from .._errors import ToolError, ToolTimeout
+from .. import _attempt
+from .._errors import NotSent, ToolError, ToolTimeout
 from .._model import Tool
 from .base import Binding
 from .wire import json_arguments
@@ -47,7 +51,7 @@ class HttpBinding(Binding):
         for h in self.tool.headers:
             value = os.environ.get(h.env)
             if value is None:
-                raise ToolError(
+                raise NotSent(
                     f"{self.tool.name}: header {h.name} is read from environment variable "
                     f"{h.env}, which is not set; export {h.env}=… before running",
                     tool=str(self.tool.iri))
@@ -62,8 +66,12 @@ class HttpBinding(Binding):
         where = f"POST {self.shown}"
         try:
             async with self._client.stream("POST", self.url, json=json_arguments(self.tool, args),
-                                           headers=headers) as response:
+                                           headers=headers,
+                                           extensions={"trace": _mark}) as response:
                 body = await _read_capped(response, where)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+            raise NotSent(f"{where} failed: {type(e).__name__}: {e} (nothing was sent)"
+                          ) from None
         except httpx.TimeoutException:
             raise ToolTimeout(f"{where} did not answer within {self.tool.timeout:g}s "
                               "(horis:timeout)") from None
@@ -93,6 +101,14 @@ class HttpBinding(Binding):
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+async def _mark(event: str, info: Mapping[str, Any]) -> None:
+    """httpx's trace hook: when the request leaves and when an answer arrives."""
+    if event.endswith(".send_request_headers.started"):
+        _attempt.sent()
+    elif event.endswith(".receive_response_headers.complete"):
+        _attempt.answered()
 
 
 async def _read_capped(response: httpx.Response, where: str) -> bytes:

@@ -10,7 +10,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._errors import ToolError
+from .. import _attempt
+from .._errors import NotSent, ToolError
 from .._model import Tool
 from .base import Binding
 
@@ -34,7 +35,7 @@ class PythonBinding(Binding):
         module_name, _, attr = target.rpartition(".")
         if not module_name:
             known = ", ".join(sorted(registry)) or "none"
-            raise ToolError(
+            raise NotSent(
                 f"binding \"python:{target}\" of {tool.name}: no callable named {target!r} is "
                 f"registered (registered: {known}); pass tools={{\"{target}\": func}} to Agent, "
                 "use --tools MODULE, or write a dotted path python:module.func",
@@ -42,25 +43,34 @@ class PythonBinding(Binding):
         try:
             module = importlib.import_module(module_name)
         except ImportError as e:
-            raise ToolError(
+            raise NotSent(
                 f"binding \"python:{target}\" of {tool.name}: cannot import {module_name!r} "
                 f"({e}); make the module importable or register the function with tools={{...}}",
                 tool=str(tool.iri)) from None
         func = getattr(module, attr, None)
         if not callable(func):
-            raise ToolError(
+            raise NotSent(
                 f"binding \"python:{target}\" of {tool.name}: {module_name!r} has no callable "
                 f"{attr!r}", tool=str(tool.iri))
         return cls(func)
 
     async def call(self, args: Mapping[str, Any]) -> Any:
+        _attempt.sent()  # the function is entered: from here on it may act
         try:
-            return await self._call(args)
+            result = await self._call(args)
+        except asyncio.CancelledError:
+            raise
         except (SystemExit, KeyboardInterrupt, GeneratorExit) as e:
             # the tool's own doing, not the process's: that step fails, the run goes on
+            _attempt.answered()
             what = f"{type(e).__name__}({e})" if str(e) else type(e).__name__
             raise ToolError(f"the tool raised {what}; a tool returns a result or raises an "
                             "Exception, it does not stop the process") from None
+        except BaseException:
+            _attempt.answered()  # it raised: an answer, though not a result
+            raise
+        _attempt.answered()
+        return result
 
     async def _call(self, args: Mapping[str, Any]) -> Any:
         if self.is_async:

@@ -108,7 +108,7 @@ def die(patient: str) -> dict[str, Any]:
 
 
 @server.tool(structured_output=False)
-def bad_iri(patient: str) -> str:
+def iri_with_space(patient: str) -> str:
     """A class-typed value that is no IRI, for p1 only."""
     ward = "a b>" if patient.endswith("#p1") else "w1"
     return json.dumps({"ward": f"{patient.rsplit('#', 1)[0]}#{ward}"})
@@ -126,6 +126,10 @@ def noop(patient: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    refuse = os.environ.get("HORIS_TEST_REFUSE_IF")
+    if refuse and os.path.exists(refuse):  # a server that no longer starts, on cue
+        print("refusing to start: " + refuse, file=sys.stderr, flush=True)
+        sys.exit(1)
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.settings.log_level = "WARNING"
         asyncio.run(server.run_streamable_http_async(host="127.0.0.1", port=int(sys.argv[2])))
