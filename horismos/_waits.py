@@ -35,6 +35,7 @@ from ._definitions import Definitions
 from ._errors import GateRejected, ShaclMessage, UsageError
 from ._gate import Gate
 from ._model import Step, WaitStep
+from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Conflict, Store
 from ._vocab import HORIS, NS, PROV
@@ -349,6 +350,8 @@ def prepare(defs: Definitions, gate: Gate, world: World, iid: URIRef,
                          f"{defs.name(stored.workflow)}; load the definitions it ran with")
     triples = _parse(defs, facts)
     _check_terms(defs, triples)
+    check_answer(defs, world.store, iid, step.iri, triples,  # a person picks a legal option
+                 types_of or (lambda n: set(world.store.objects(n, RDF.type))))
     _judge(defs, gate, world.store, triples, types_of)
     return Waiting(stored, step, triples)
 
