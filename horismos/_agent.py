@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -11,12 +11,13 @@ from rdflib import RDF, Graph, URIRef
 from rdflib.term import Node
 
 from ._bindings import mcp_server
-from ._catalog import Catalog
+from ._catalog import DEFAULT_ALLOW, Catalog, policy
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
 from ._errors import UsageError
 from ._gate import Gate
 from ._model import McpServer, Workflow
+from ._policy import Policy, approve
 from ._records import InstanceRun, Run
 from ._runner import Environment, Runner, focus_nodes
 from ._trace import Trace
@@ -87,17 +88,24 @@ class Agent:
     def run(self, world: World, workflow: str | URIRef | None = None,
             focus: str | URIRef | None = None, *, all: bool = False,
             trace: str | Path | None = None,
-            on_instance: Callable[[InstanceRun], None] | None = None) -> Run:
-        """Run one instance for ``focus``, or one per focus node with ``all=True``."""
+            on_instance: Callable[[InstanceRun], None] | None = None,
+            allow: Iterable[str] = DEFAULT_ALLOW) -> Run:
+        """Run one instance for ``focus``, or one per focus node with ``all=True``.
+
+        ``allow`` names the side-effect classes steps may call (default: all but
+        ExternalCommit); a step whose tool is outside it blocks with PolicyRefused, and one
+        whose tool requires approval waits for it (:meth:`approve`)."""
         return asyncio.run(self.arun(world, workflow, focus, all=all, trace=trace,
-                                     on_instance=on_instance))
+                                     on_instance=on_instance, allow=allow))
 
     async def arun(self, world: World, workflow: str | URIRef | None = None,
                    focus: str | URIRef | None = None, *, all: bool = False,
                    trace: str | Path | Trace | None = None,
                    on_instance: Callable[[InstanceRun], None] | None = None,
-                   env: Environment | None = None) -> Run:
+                   env: Environment | None = None,
+                   allow: Iterable[str] = DEFAULT_ALLOW) -> Run:
         wf = self.workflow(workflow)
+        rules = Policy(policy(allow))
         entailed = self._entailed(world)
         foci = self._foci(world, wf, focus, all, entailed)
         # on a world other processes share, --all splits the focus nodes through claims
@@ -105,7 +113,8 @@ class Agent:
         runner = Runner(self.definitions, self._gate, world=worker.world if worker else world,
                         trace=trace if isinstance(trace, Trace) else Trace(trace),
                         registry=self.tools, env=env or Environment(),
-                        types_of=entailed_types(entailed), mcp_servers=self.mcp_servers)
+                        types_of=entailed_types(entailed), mcp_servers=self.mcp_servers,
+                        policy=rules)
         instances: list[InstanceRun] = []
         try:
             if not runner.env.replaying:  # replay reaches a binding only to re-execute a call
@@ -165,14 +174,24 @@ class Agent:
         return g
 
     def resume(self, world: World, instance: str | URIRef, facts: str | Graph | None = None,
-               *, trace: str | Path | Trace | None = None) -> Run:
+               *, trace: str | Path | Trace | None = None,
+               allow: Iterable[str] = DEFAULT_ALLOW) -> Run:
         """Continue a waiting instance; ``facts`` (Turtle) answer its wait and land first."""
-        return asyncio.run(self.aresume(world, instance, facts, trace=trace))
+        return asyncio.run(self.aresume(world, instance, facts, trace=trace, allow=allow))
+
+    def approve(self, world: World, instance: str | URIRef, fingerprint: str) -> dict[str, Any]:
+        """Record a person's approval of one payload ``instance`` waits for (the fingerprint
+        its brief shows); :meth:`resume` then calls the tool. Returns what was approved
+        (``tool``, ``payload``, ``fingerprint``, ``graph``); raises UsageError for a
+        fingerprint the instance does not wait for."""
+        iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
+        return approve(self.definitions, world, iid, fingerprint)
 
     async def aresume(self, world: World, instance: str | URIRef,
                       facts: str | Graph | None = None, *,
                       trace: str | Path | Trace | None = None,
-                      env: Environment | None = None) -> Run:
+                      env: Environment | None = None,
+                      allow: Iterable[str] = DEFAULT_ALLOW) -> Run:
         """Resume ``instance`` (its IRI, or the short id a run prints) in ``world``.
 
         The facts are a person's input: judged by the domain shapes of every node they touch,
@@ -186,7 +205,8 @@ class Agent:
         runner = Runner(self.definitions, self._gate, world=world,
                         trace=trace if isinstance(trace, Trace) else Trace(trace),
                         registry=self.tools, env=env or Environment(),
-                        types_of=types_of, mcp_servers=self.mcp_servers)
+                        types_of=types_of, mcp_servers=self.mcp_servers,
+                        policy=Policy(policy(allow)))
         try:
             if not runner.env.replaying:
                 await runner.check_bindings(wf)

@@ -14,6 +14,7 @@
     │   │   ├── NotSent                 the call never reached the tool: safe to retry
     │   │   └── OutcomeUnknown          a non-idempotent call was sent and no answer landed
     │   ├── GateRejected            the result breaks the declared effect or a domain shape
+    │   ├── PolicyRefused           the tool's side-effect class is outside the policy
     │   ├── StepBudgetExceeded      an instance ran its ``horis:maxSteps``: a loop that never ends
     │   └── InstanceFailed          an error with no ``horis:onError`` ended the instance
     └── TraceError              a trace cannot be trusted or read
@@ -37,6 +38,7 @@ __all__ = [
     "InstanceFailed",
     "NotSent",
     "OutcomeUnknown",
+    "PolicyRefused",
     "PreconditionError",
     "Problem",
     "RunError",
@@ -180,6 +182,19 @@ class GateRejected(RunError):
     def __init__(self, message: str, *, messages: Sequence[ShaclMessage], **kw: Any) -> None:
         super().__init__(message, **kw)
         self.messages = tuple(messages)
+
+
+class PolicyRefused(RunError):
+    """The tool's side-effect class is not among those the run or call allows (``--allow``,
+    ``allow=``); it is not called. A step that needs it blocks its instance."""
+
+    kind = "policy"
+
+    def __init__(self, message: str, *, side_effect: str, allowed: Sequence[str],
+                 **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.side_effect = side_effect
+        self.allowed = tuple(allowed)
 
 
 class StepBudgetExceeded(RunError):

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from rdflib import URIRef
 
 from ._bindings import Binding
+from ._catalog import DEFAULT_ALLOW
 from ._errors import (
     Divergence,
     GateRejected,
@@ -256,6 +257,7 @@ async def _replay(trace: str | Path | Trace, agent: Agent,
     world = World.from_snapshot(header["snapshot"]["data"])
     workflow = URIRef(header["workflow"])
     focus: list[str] = header.get("focus", [])
+    allow = header.get("policy", {}).get("allow", DEFAULT_ALLOW)  # the policy it ran under
     divergence: Divergence | None = None
     stopped = False
     try:
@@ -266,10 +268,10 @@ async def _replay(trace: str | Path | Trace, agent: Agent,
             if resumed is not None:  # a resume: the recorded facts answer the same wait again
                 await agent.aresume(world, URIRef(resumed["instance"]),
                                     "\n".join(resumed.get("facts") or ()) or None,
-                                    trace=recorder, env=env)
+                                    trace=recorder, env=env, allow=allow)
             else:
                 await agent.arun(world, workflow, URIRef(focus[0]) if len(focus) == 1 else None,
-                                 all=len(focus) != 1, trace=recorder, env=env)
+                                 all=len(focus) != 1, trace=recorder, env=env, allow=allow)
         except (UsageError, GateRejected) as e:
             if recorder.position:
                 raise

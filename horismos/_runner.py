@@ -18,6 +18,7 @@ from rdflib.term import Node
 
 from ._attempt import Attempt
 from ._bindings import Binding, McpSessions, resolve
+from ._catalog import side_effect
 from ._definitions import Definitions
 from ._errors import (
     ArgumentTypeError,
@@ -44,6 +45,7 @@ from ._model import (
     Workflow,
 )
 from ._outcomes import encode, outcome_of
+from ._policy import Pending, Policy, pending, refusal
 from ._proposal import RankRequest, Reply, ask, propose
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Conflict
@@ -114,8 +116,10 @@ class Runner:
     def __init__(self, defs: Definitions, gate: Gate, *, world: World, trace: Trace,
                  registry: Mapping[str, Callable[..., Any]], env: Environment,
                  types_of: Callable[[Node], set[Node]] | None = None,
-                 mcp_servers: Mapping[str, McpServer] | None = None) -> None:
+                 mcp_servers: Mapping[str, McpServer] | None = None,
+                 policy: Policy | None = None) -> None:
         self.defs = defs
+        self.policy = policy or Policy()  # side effects allowed, approvals given (_policy)
         self.gate = gate
         self.world = world
         self.store = world.store
@@ -138,7 +142,7 @@ class Runner:
             focus=[str(f) for f in focus], definitions_digest=self.defs.digest,
             world_digest=digest_of(snapshot), snapshot={"format": "application/n-quads",
                                                        "data": snapshot},
-            started=self.env.now().isoformat())
+            policy=self.policy.to_json(), started=self.env.now().isoformat())
 
     def binding(self, tool: Tool) -> Binding:
         b = self._bindings.get(tool.iri)
@@ -269,6 +273,7 @@ class Runner:
                 return inst
             if record.status == "blocked":
                 inst.status, inst.blocked_by, inst.current = "blocked", record.blocked_by, current
+                inst.error = record.error  # a typed reason (PolicyRefused), if not a pattern
                 self._finish_step(inst, record, version, "blocked", current)
                 return inst
             if record.error is not None and nxt is None:
@@ -381,6 +386,17 @@ class Runner:
                         rec.blocked_by = self.store.failing(tool.requires, pre_vars)
                         return rec, None
             rec.args = [{k: v.n3() for k, v in a.items()} for a in calls]
+            # the policy in force, then an approval of each exact payload (see _policy)
+            refused = refusal(self.policy, tool)
+            prints, waiting = pending(self.policy, self.store, inst.instance, step, tool, calls)
+            rec.detail["policy"] = {**self.policy.to_json(), "side_effect": side_effect(tool),
+                                    "approvals": prints if tool.requires_approval else None}
+            if refused is not None:
+                refused.step = str(step.iri)
+                rec.status, rec.error, rec.blocked_by = "blocked", refused, str(refused)
+                return rec, None
+            if waiting is not None:
+                return self._await_approval(inst, rec, waiting, started), None
             # an intent guards a real call; replay makes none of a non-idempotent tool
             if not tool.idempotent and not self.env.replaying and inst.instance in self._state:
                 self._announce(inst, step, tool, started, rec.args)
@@ -401,6 +417,18 @@ class Runner:
                                                           started, fixed_now)
         timings["commit"] = time.perf_counter() - t4  # completed in _finish_step
         return rec, step.next
+
+    def _await_approval(self, inst: InstanceRun, rec: StepRecord, waiting: Pending,
+                        started: dt.datetime) -> StepRecord:
+        """Stop the instance at this step until a person approves each exact payload."""
+        graph = URIRef(f"urn:horismos:approval:{self.env.new_id()}")
+        brief = waiting.brief(self.defs.name, inst.instance, inst.workflow, inst.focus)
+        rec.status, rec.brief, rec.graph = "waiting", brief, graph
+        rec.detail["approval"] = {"payloads": [p for p, _ in waiting.calls],
+                                  "fingerprints": [f for _, f in waiting.calls]}
+        self._pending[inst.instance] = waiting.quads(
+            graph, inst.instance, Literal(started.isoformat(), datatype=XSD.dateTime), brief)
+        return rec
 
     def _announce(self, inst: InstanceRun, step: ActionStep, tool: Tool, started: dt.datetime,
                   args: list[dict[str, Any]]) -> None:

@@ -34,6 +34,7 @@ class HORIS(DefinedNamespace):
     # Classes: what the runtime writes
     Instance: URIRef
     StepExecution: URIRef
+    Approval: URIRef
     Provenance: URIRef
     # Classes: closed value sets of the individuals below
     WakeKind: URIRef
@@ -132,6 +133,7 @@ class HORIS(DefinedNamespace):
     blockedBy: URIRef
     error: URIRef
     brief: URIRef
+    fingerprint: URIRef
 
 
 PROV = Namespace("http://www.w3.org/ns/prov#")

@@ -34,7 +34,7 @@ from rdflib.util import from_n3
 from ._definitions import Definitions
 from ._errors import GateRejected, ShaclMessage, UsageError
 from ._gate import Gate
-from ._model import Step, WaitStep
+from ._model import ActionStep, Step, WaitStep
 from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Conflict, Store
@@ -344,6 +344,13 @@ def prepare(defs: Definitions, gate: Gate, world: World, iid: URIRef,
     if stored.status != "waiting":
         raise UsageError(f"instance {iid} is {stored.status}, not waiting; only an instance "
                          "stopped at a horis:WaitStep can be resumed")
+    if isinstance(step, ActionStep) and stored.workflow in defs.workflows:
+        if facts:  # it waits for an approval of its call (see _policy), not for the world
+            raise UsageError(f"instance {iid} waits at {defs.name(step.iri)} for approval of "
+                             "its call, not for facts; record the approval with `horismos "
+                             "approve … --instance … --fingerprint …`, then resume without "
+                             "facts")
+        return Waiting(stored, step, [])
     if not isinstance(step, WaitStep) or stored.workflow not in defs.workflows:
         raise UsageError(f"instance {iid} waits at {stored.current}, which the loaded "
                          "definitions do not declare as a horis:WaitStep of "

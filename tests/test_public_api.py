@@ -7,7 +7,8 @@ import horismos
 PUBLIC = [
     "HORIS", "Agent", "ArgumentTypeError", "AuthoringError", "CallResult", "Catalog", "Conflict",
     "Definitions", "Discovery", "Divergence", "GateRejected", "HorismosError", "InstanceFailed",
-    "InstanceRun", "LeaseLost", "NotSent", "OutcomeUnknown", "PreconditionError", "Problem",
+    "InstanceRun", "LeaseLost", "NotSent", "OutcomeUnknown", "PolicyRefused",
+    "PreconditionError", "Problem",
     "ReplayReport", "Run", "RunError", "ShaclMessage", "StepBudgetExceeded", "StepRecord",
     "StoreError", "ToolEntry", "ToolError", "ToolTimeout", "Trace", "TraceError", "TraceTampered",
     "TraceVersionError", "UsageError", "World", "__version__", "check_inventory",
