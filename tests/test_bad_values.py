@@ -17,7 +17,7 @@ import pytest
 from rdflib import Namespace, URIRef
 from servers.http_server import serve
 
-from horismos import Agent, World
+from horismos import Agent, World, replay
 from horismos._vocab import HORIS
 from horismos._world import INSTANCES
 
@@ -75,6 +75,8 @@ def run_all(tmp_path: Path, defs: str, tools: dict[str, Any] | None = None):
                              tools={"note": lambda patient: {}, **(tools or {})})
     world = World.from_files(tmp_path / "world.ttl")
     run = agent.run(world, all=True, trace=tmp_path / "trace.jsonl")
+    # the trace holds whatever came back (a lone surrogate escaped) and replays the same
+    assert replay(tmp_path / "trace.jsonl", agent).diverged is False
     return run, world
 
 
