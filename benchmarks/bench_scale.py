@@ -138,7 +138,8 @@ def main() -> None:
         base = results[args.sizes[0]]
         for size in args.sizes[1:]:
             r = results[size]
-            print(f"  {size:,} / {args.sizes[0]:,}: per-run cost x{r['run_ms'] / base['run_ms']:.2f}"
+            print(f"  {size:,} / {args.sizes[0]:,}: "
+                  f"per-run cost x{r['run_ms'] / base['run_ms']:.2f}"
                   f", fixed cost x{r['fixed_ms'] / base['fixed_ms']:.2f}"
                   f", trace bytes x{r['trace_bytes'] / base['trace_bytes']:.2f}")
         if args.all_steps:

@@ -35,7 +35,7 @@ def prescriptions_for(triples: int) -> int:
     return max(1, triples // (6 + FILLER))
 
 
-def world_quads(prescriptions: int):  # noqa: ANN201 - a generator of rdflib quads
+def world_quads(prescriptions: int):
     """Each prescription: 4 triples, its patient 2, and FILLER triples of the patient's history.
     Every prescription has refills left, so each runs the decision, dispense and notify."""
     for i in range(prescriptions):
