@@ -9,7 +9,6 @@ from __future__ import annotations
 from ._agent import Agent
 from ._call import CallResult
 from ._catalog import Catalog, ToolEntry, check_inventory
-from ._claims import LeaseLost
 from ._definitions import Definitions, load_definitions
 from ._discovery import Discovery
 from ._errors import (
@@ -19,6 +18,7 @@ from ._errors import (
     GateRejected,
     HorismosError,
     InstanceFailed,
+    LeaseLost,
     NotSent,
     OutcomeUnknown,
     PolicyRefused,

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rdflib import BNode, Dataset, Literal, URIRef
+from rdflib import RDF, BNode, Dataset, Literal, URIRef
 from rdflib.plugins.serializers.nt import _quoteLiteral
 from rdflib.term import Node
 
@@ -98,6 +98,10 @@ class Store:
 
     def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
         raise NotImplementedError
+
+    def types(self, node: Node) -> set[Node]:
+        """``node``'s ``rdf:type`` values, in any graph."""
+        return set(self.objects(node, RDF.type))
 
     def apply(self, change: Change) -> None:
         raise NotImplementedError
