@@ -23,7 +23,7 @@ from rdflib.collection import Collection
 from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
-from ._hazards import hazards
+from ._hazards import flow_graph, hazards
 from ._model import (
     DEFAULT_MAX_STEPS,
     RANKERS,
@@ -662,19 +662,7 @@ class _Builder:
         return ", ".join(names[:limit]) + (", …" if len(names) > limit else "") or "none declared"
 
     def check_reachability(self) -> None:
-        flow = nx.DiGraph()
-        for step in self.defs.steps.values():
-            flow.add_node(step.iri)
-            targets = [step.next, step.on_error]
-            if isinstance(step, DecisionStep):
-                targets += [r.next for r in step.rules] + [step.otherwise]
-            if isinstance(step, ProposalStep):
-                targets.append(step.fallback)
-            if isinstance(step, WaitStep):
-                targets.append(step.on_timeout)
-            for t in targets:
-                if t is not None:
-                    flow.add_edge(step.iri, t)
+        flow = flow_graph(self.defs.steps)
         reached: set[Node] = set()
         for wf in self.defs.workflows.values():
             if wf.start in flow:
