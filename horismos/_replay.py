@@ -253,7 +253,8 @@ async def _replay(trace: str | Path | Trace, agent: Agent,
                          "call), not a workflow run; replay replays runs")
     recorder = ReplayTrace(events, source)
     env = ReplayEnvironment(recorder, reexecute_idempotent=reexecute_idempotent)
-    world = World.from_snapshot(header["snapshot"]["data"])
+    world = World.from_snapshot(header["snapshot"]["data"], legacy_digest=str(
+        header.get("world_digest", "")).startswith("sha256:"))
     workflow = URIRef(header["workflow"])
     focus: list[str] = header.get("focus", [])
     divergence: Divergence | None = None

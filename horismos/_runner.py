@@ -46,7 +46,7 @@ from ._stores import Change, Conflict
 from ._trace import TRACE_VERSION, Trace
 from ._vocab import HORIS, PROV
 from ._waits import StoredInstance, Waiting, read_instance, wait_step
-from ._world import INSTANCES, World, digest_of
+from ._world import INSTANCES, World
 
 __all__ = ["Environment", "Runner"]
 
@@ -131,7 +131,7 @@ class Runner:
         self._emit(
             "header", trace_version=TRACE_VERSION, workflow=str(workflow.iri),
             focus=[str(f) for f in focus], definitions_digest=self.defs.digest,
-            world_digest=digest_of(snapshot), snapshot={"format": "application/n-quads",
+            world_digest=self.world.digest(), snapshot={"format": "application/n-quads",
                                                        "data": snapshot},
             started=self.env.now().isoformat())
 
