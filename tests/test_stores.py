@@ -116,6 +116,22 @@ def test_a_syntax_error_names_the_file_and_line(world, tmp_path):
     assert problem.file == str(bad) and problem.line == 3
 
 
+def test_a_literal_over_16_mib_is_a_located_error_not_a_traceback(world, tmp_path):
+    big = tmp_path / "big.ttl"
+    big.write_text('@prefix : <urn:test:> .\n:a :p "small" .\n:a :p "' + "x" * (17 << 20)
+                   + '" .\n', encoding="utf-8")
+
+    with pytest.raises(AuthoringError, match="longer than 16 MiB") as caught:
+        world.load(big)
+    assert caught.value.problems[0].line == 3
+    if world.store.name != "memory":
+        return  # the command line, once: it loads into a store of its own
+    p = subprocess.run([sys.executable, "-m", "horismos", "load", str(big), "--store",
+                        f"oxigraph:{tmp_path / 'db'}"], capture_output=True, text=True)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert f"{big}:3: a literal or IRI near line 3 is longer than 16 MiB" in p.stderr
+
+
 def test_stores_are_chosen_by_name():
     assert type(open_store("memory")).__name__ == "MemoryStore"
     assert type(open_store("oxigraph")).__name__ == "OxigraphStore"

@@ -198,8 +198,24 @@ def parse_file(path: Path, progress: Progress | None = None) -> Iterator[ox.Quad
     try:
         quads = ox.parse(reader, format=fmt, base_iri=path.resolve().as_uri())
         yield from skolemise_ox(quads, key) if key else quads
+    except MemoryError:
+        raise _oversized(path, reader.done) from None
     finally:
         reader.close()
+
+
+_MAX_TERM = 16 * 1024 * 1024  # pyoxigraph's parser buffer: no single term may be longer
+
+
+def _oversized(path: Path, done: int) -> SyntaxError:
+    """The error for a term longer than the parser's buffer, at the line where it starts
+    (the parser had read ``done`` bytes and buffered the last 16 MiB of them)."""
+    with path.open("rb") as f:
+        head = f.read(max(0, done - _MAX_TERM))
+    line = head.count(b"\n") + 1
+    return SyntaxError(f"a literal or IRI near line {line} is longer than 16 MiB, more than "
+                       "the RDF parser reads in one term; keep large content outside the "
+                       "world and refer to it by IRI", (str(path), line, 0, ""))
 
 
 def normalised(quads: Iterable[ox.Quad]) -> list[ox.Quad]:
@@ -523,6 +539,8 @@ class OxigraphStore(Store):
         try:
             (self._store.bulk_load if self.persistent else self._store.load)(
                 reader, fmt, base_iri=path.resolve().as_uri())
+        except MemoryError:
+            raise _oversized(path, reader.done) from None
         finally:
             reader.close()
 
