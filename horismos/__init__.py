@@ -10,6 +10,7 @@ from ._agent import Agent
 from ._call import CallResult
 from ._catalog import Catalog, ToolEntry, check_inventory
 from ._definitions import Definitions, load_definitions
+from ._digest import Digest
 from ._discovery import Discovery
 from ._errors import (
     ArgumentTypeError,
@@ -52,6 +53,7 @@ __all__ = [
     "Catalog",
     "Conflict",
     "Definitions",
+    "Digest",
     "Discovery",
     "Divergence",
     "GateRejected",

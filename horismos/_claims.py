@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 from rdflib import Dataset, Literal, URIRef
 from rdflib.term import Node
 
+from ._digest import Digest
 from ._errors import LeaseLost
 from ._records import InstanceRun
 from ._stores import RUNTIME, Change, Conflict, Store, open_store
@@ -284,10 +285,10 @@ class FencedStore(Store):
         self.shared = inner.shared
         self.persistent = inner.persistent
 
-    def apply(self, change: Change) -> None:
+    def apply(self, change: Change) -> Digest:
         try:
-            self.inner.apply(Change(change.add, change.remove,
-                                    (*change.expect, *self.worker.fence)))
+            return self.inner.apply(Change(change.add, change.remove,
+                                           (*change.expect, *self.worker.fence)))
         except Conflict:
             if not self.worker.alive():
                 self.worker.lost = True
@@ -322,6 +323,18 @@ class FencedStore(Store):
 
     def quads(self) -> Iterator[Quad]:
         return self.inner.quads()
+
+    def lines(self) -> Iterator[str]:
+        return self.inner.lines()
+
+    def digest(self) -> Digest:
+        return self.inner.digest()
+
+    def check_digest(self) -> tuple[Digest, Digest]:
+        return self.inner.check_digest()
+
+    def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
+        return self.inner.rebase_digest(only_if_equal=only_if_equal)
 
     def dataset(self) -> Dataset:
         return self.inner.dataset()

@@ -28,6 +28,7 @@ from rdflib.util import from_n3
 from ._agent import Agent
 from ._bindings.mcp import connection_problems
 from ._catalog import check_inventory, inventory_text
+from ._cli_digest import cmd_digest, digest_arguments
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
 from ._errors import AuthoringError, HorismosError, Problem, TraceError, UsageError
@@ -819,6 +820,8 @@ COMMANDS: list[Command] = [
             _tools_arguments, cmd_tools),
     Command("load", "load RDF files into a persistent or remote world (--store)",
             _load_arguments, cmd_load),
+    Command("digest", "print the world's digest; --check recomputes it from every quad",
+            digest_arguments, cmd_digest),
 ]
 
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rdflib import RDF, BNode, Dataset, Literal, URIRef
 from rdflib.term import Node
 
+from ._digest import ZERO, Digest
 from ._errors import LeaseLost
 from ._stores import Change, Conflict, Store
 
@@ -146,8 +147,17 @@ class _Delegate(Store):
     def quads(self) -> Iterator[Quad]:
         return self.inner.quads()
 
-    def lines(self) -> Iterator[tuple[URIRef | None, str | None]]:
+    def lines(self) -> Iterator[str]:
         return self.inner.lines()
+
+    def digest(self) -> Digest:
+        return self.inner.digest()
+
+    def recompute_digest(self) -> Digest:
+        return self.inner.recompute_digest()
+
+    def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
+        return self.inner.rebase_digest(only_if_equal=only_if_equal)
 
     def dataset(self) -> Dataset:
         return self.inner.dataset()
@@ -202,10 +212,11 @@ class RecordingStore(_Delegate):
         self.log.note("reads", ["t", text(node), sorted(text(t) for t in found)])
         return found
 
-    def apply(self, change: Change) -> None:
+    def apply(self, change: Change) -> Digest:
         try:
-            self.inner.apply(change)
+            delta = self.inner.apply(change)
             self.log.note("reads", ["c"])
+            return delta
         except Conflict:
             self.log.note("reads", ["c!", "conflict"])
             raise
@@ -263,7 +274,7 @@ class ReplayedStore(Store):
     def types(self, node: Node) -> set[Node]:
         return {term(t) for t in self._answer(["t", text(node)])}
 
-    def apply(self, change: Change) -> None:
+    def apply(self, change: Change) -> Digest:
         """The commit lands nowhere; it fails where the recorded one failed (commits are
         matched in their order)."""
         entry = self.recorded.take_where("reads", lambda e: e[0] in ("c", "c!"))
@@ -271,7 +282,7 @@ class ReplayedStore(Store):
             raise self._diverge(None, ["c", "…"])
         self.recorded.note("reads", entry)
         if entry[0] == "c":
-            return
+            return ZERO
         if entry[1] == "lease":
             raise LeaseLost(str(entry[2]))
         raise Conflict("another writer changed the instance first (as recorded)",

@@ -6,13 +6,12 @@ import horismos
 
 PUBLIC = [
     "HORIS", "Agent", "ArgumentTypeError", "AuthoringError", "CallResult", "Catalog", "Conflict",
-    "Definitions", "Discovery", "Divergence", "GateRejected", "HorismosError", "InstanceFailed",
-    "InstanceRun", "LeaseLost", "NotSent", "OutcomeUnknown", "PolicyRefused",
-    "PreconditionError", "Problem",
-    "ReplayReport", "Run", "RunError", "ShaclMessage", "StepBudgetExceeded", "StepRecord",
-    "StoreError", "ToolEntry", "ToolError", "ToolTimeout", "Trace", "TraceError", "TraceTampered",
-    "TraceVersionError", "UsageError", "World", "__version__", "check_inventory",
-    "load_definitions", "read_trace", "replay",
+    "Definitions", "Digest", "Discovery", "Divergence", "GateRejected", "HorismosError",
+    "InstanceFailed", "InstanceRun", "LeaseLost", "NotSent", "OutcomeUnknown", "PolicyRefused",
+    "PreconditionError", "Problem", "ReplayReport", "Run", "RunError", "ShaclMessage",
+    "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError", "ToolTimeout",
+    "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError", "World",
+    "__version__", "check_inventory", "load_definitions", "read_trace", "replay",
 ]
 
 

@@ -193,7 +193,7 @@ def test_every_clock_value_and_id_is_recorded_in_its_event(tmp_path: Path) -> No
     assert first["graph"].endswith(first["ids"][0])
     assert len(first["clock"]) == 2  # started, ended
     assert first["effects"][1][2].startswith(f'"{first["clock"][0]}"')  # horis:now
-    assert end["world_digest"].startswith("sha256:")
+    assert end["world_digest"].startswith("lthash16:")
 
 
 def test_reexecuting_idempotent_tools_calls_only_them_and_compares(tmp_path: Path) -> None:
