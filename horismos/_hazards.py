@@ -31,7 +31,7 @@ from ._model import (
     Workflow,
 )
 
-__all__ = ["Hazard", "flow_graph", "hazards"]
+__all__ = ["Hazard", "cycle_through", "flow_graph", "hazards"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,14 @@ def flow_graph(steps: Mapping[URIRef, Step]) -> nx.DiGraph:
             if t is not None:
                 flow.add_edge(step.iri, t)
     return flow
+
+
+def cycle_through(steps: Mapping[URIRef, Step], step: URIRef) -> list[URIRef]:
+    """The shortest loop of the flow from ``step`` back to it (``[step]`` when none)."""
+    flow = flow_graph(steps)
+    loops = [nx.shortest_path(flow, nxt, step) for nxt in flow.successors(step)
+             if nx.has_path(flow, nxt, step)]
+    return [step, *min(loops, key=len)] if loops else [step]
 
 
 def hazards(tools: Mapping[URIRef, Tool], steps: Mapping[URIRef, Step],

@@ -33,6 +33,7 @@ from ._errors import (
     ToolTimeout,
 )
 from ._gate import Gate
+from ._hazards import cycle_through
 from ._intents import announce, open_intent
 from ._model import (
     ActionStep,
@@ -339,7 +340,9 @@ class Runner:
         """The instance ran the steps its workflow allows: the loop it is in is named."""
         ran = [r.step for r in inst.steps]
         back = next((i for i in range(len(ran) - 1, -1, -1) if ran[i] == step.iri), None)
-        cycle = [*ran[back:], step.iri] if back is not None else [step.iri]
+        # what it went round in this process; resumed just now, the flow's loop through here
+        cycle = [*ran[back:], step.iri] if back is not None else cycle_through(
+            self.defs.steps, step.iri)
         shown = " → ".join(self.defs.name(s) for s in cycle)
         err = StepBudgetExceeded(
             f"the instance ran the {budget} steps its workflow allows (horis:maxSteps of "

@@ -121,3 +121,23 @@ def test_validate_warns_about_a_cycle_through_a_non_idempotent_tool(tmp_path, id
     assert ("on a cycle (:Page → :Page)" in out) is warned, out
     if warned:
         assert "t.fetch is not idempotent" in out and "horis:maxSteps, 25 here" in out
+
+
+def test_the_budget_counts_the_steps_of_every_resume(tmp_path) -> None:
+    """Page, then a pause a resume ends, then Page again: each process runs a few steps, and
+    the instance still stops at its budget, naming the loop."""
+    defs = paging(" ; horis:maxSteps 5").replace(
+        "    horis:next :Page .", "    horis:next :Pause .\n"
+        ':Pause a horis:WaitStep ; horis:reason "a breather" ; horis:next :Page .')
+    write(tmp_path, defs)
+    calls: list[Any] = []
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"fetch": fetcher(calls)})
+    world = World.from_files(tmp_path / "world.ttl")
+    run = agent.run(world, focus=EX.f1)
+    assert run.status == "waiting"                      # steps 1-2: Page, Pause
+    assert agent.resume(world, run.instance).status == "waiting"    # 3-5: Pause, Page, Pause
+    last = agent.resume(world, run.instance)            # 6: over the budget
+    assert last.status == "failed" and len(calls) == 2
+    budget = last.error.cause
+    assert isinstance(budget, StepBudgetExceeded)
+    assert budget.cycle == (str(EX.Pause), str(EX.Page), str(EX.Pause))
