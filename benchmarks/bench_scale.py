@@ -55,10 +55,10 @@ def build(triples: int, store: str) -> tuple[World, int, float]:
 
 
 def single_runs(agent: Agent, world: World, n: int, runs: int, folder: Path,
-                ) -> dict[str, float]:
+                offset: int = 0) -> dict[str, float]:
     """``runs`` traced single-focus runs on distinct prescriptions spread over the world."""
-    stride = max(1, n // runs)
-    foci = [RX[f"rx{(i * stride) % n}"] for i in range(runs)]
+    stride = max(2, n // runs)
+    foci = [RX[f"rx{(i * stride + offset) % n}"] for i in range(runs)]
     totals, fixed, sizes = [], [], []
     for warm in foci[:5]:  # imports, caches, first queries
         agent.run(world, focus=warm, trace=folder / "warm.jsonl")
@@ -126,12 +126,17 @@ def main() -> None:
         print(f"single-focus traced runs ({args.store}), {args.runs} per world:")
         print(f"{'world triples':>14} {'load s':>7} {'run ms':>7} {'fixed ms':>9} "
               f"{'trace B':>8} {'RSS +MB':>8}")
+        owl = Agent.from_files(HERE / "pharmacy.ttl", tools=TOOLS, entailment="owl-rl")
+        entailment: dict[int, float] = {}
         for size in args.sizes:
             world, n, load = build(size, args.store)
             r = single_runs(agent, world, n, args.runs, folder)
             results[size] = r
             print(f"{size:>14,} {load:>7.1f} {r['run_ms']:>7.2f} {r['fixed_ms']:>9.2f} "
                   f"{r['trace_bytes']:>8.0f} {r['rss_growth_mb']:>+8.1f}", flush=True)
+            if size <= 300_000:  # the same runs with OWL-RL types, on other prescriptions
+                o = single_runs(owl, world, n, args.runs, folder, offset=1)
+                entailment[size] = o["run_ms"] / r["run_ms"]
             world.store.close()
             del world
             gc.collect()
@@ -142,6 +147,8 @@ def main() -> None:
                   f"per-run cost x{r['run_ms'] / base['run_ms']:.2f}"
                   f", fixed cost x{r['fixed_ms'] / base['fixed_ms']:.2f}"
                   f", trace bytes x{r['trace_bytes'] / base['trace_bytes']:.2f}")
+        for size, ratio in entailment.items():
+            print(f"  owl-rl / rdfs per-run cost at {size:,} triples: x{ratio:.2f} (target <= 2)")
         if args.all_steps:
             batch(agent, args.all_steps, args.store, folder)
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from rdflib import RDF, Graph, URIRef
+from rdflib import Graph, URIRef
 from rdflib.term import Node
 
 from ._bindings import mcp_server
@@ -15,6 +15,7 @@ from ._catalog import DEFAULT_ALLOW, Catalog
 from ._catalog import policy as side_effects
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
+from ._entailment import schema_of
 from ._errors import UsageError
 from ._gate import Gate
 from ._model import McpServer, Workflow
@@ -35,8 +36,8 @@ class Agent:
     """Loaded, checked definitions and the Python callables registered for ``python:NAME``.
 
     ``entailment="rdfs"`` (the default) checks argument types against the ``rdfs:subClassOf``
-    closure of the loaded ontology; ``"owl-rl"`` also infers types with owlrl over the
-    ontology and the world, once per run.
+    closure of the loaded ontology; ``"owl-rl"`` also infers the OWL 2 RL types of each node a
+    run touches, from that node's neighbourhood (:mod:`horismos._entailment`).
     """
 
     def __init__(self, definitions: Definitions, *,
@@ -118,12 +119,12 @@ class Agent:
         """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
         wf = self.workflow(workflow)
         rules = Policy(side_effects(allow))
-        entailed = self._entailed(world)
-        foci = self._foci(world, wf, focus, all, entailed)
+        types_of = self.types_in(world)
+        foci = self._foci(world, wf, focus, all, types_of)
         # on a world other processes share, --all splits the focus nodes through claims
         worker = Worker.join(world) if all and world.store.shared else None
         runner = self.runner(worker.world if worker else world, trace, env or Environment(),
-                             entailed_types(entailed), policy=rules)
+                             types_of, policy=rules)
         instances: list[InstanceRun] = []
 
         def finished(inst: InstanceRun) -> None:
@@ -163,38 +164,35 @@ class Agent:
                       policy=policy)
 
     def _foci(self, world: World, wf: Workflow, focus: str | URIRef | None,
-              all: bool, entailed: Graph | None = None) -> list[URIRef]:
+              all: bool, types_of: Callable[[Node], set[Node]] | None = None,
+              ) -> list[URIRef]:
         classes = self.definitions.classes_of(wf.focus_type)
         if all:
             if focus is not None:
                 raise UsageError("give a focus or all=True (--all), not both")
-            if entailed is not None:
-                return sorted({s for c in classes for s in entailed.subjects(RDF.type, c)
-                               if isinstance(s, URIRef)}, key=str)
+            if types_of is not None:
+                schema = schema_of(self.definitions.graph, world.store)
+                return sorted((n for n in schema.focus_candidates(world.store, classes)
+                               if types_of(n) & classes), key=str)
             return focus_nodes(self.definitions, world, wf)
         if focus is None:
             raise UsageError(f"name the focus node: an instance of "
                              f"{self.definitions.name(wf.focus_type)} (or run with --all)")
         node = self._iri(focus)
-        types = set((entailed if entailed is not None else world.store).objects(node, RDF.type))
+        types = types_of(node) if types_of is not None else world.store.types(node)
         if not types & classes:
             raise UsageError(f"focus {self.definitions.name(node)} is not a "
                              f"{self.definitions.name(wf.focus_type)} in the world; give a node "
                              "of the workflow's horis:focusType")
         return [node]
 
-    def _entailed(self, world: World) -> Graph | None:
-        """With ``owl-rl``: the ontology and the world with every OWL-RL entailment added."""
+    def types_in(self, world: World) -> Callable[[Node], set[Node]] | None:
+        """With ``owl-rl``: a node's OWL-RL types in ``world``, derived from the node's own
+        neighbourhood (never a copy of the world; see :mod:`horismos._entailment`); with
+        ``rdfs``, ``None``: the asserted types, with subclasses entailed on the class side."""
         if self.entailment == "rdfs":
             return None
-        import owlrl
-
-        g = Graph()
-        g += self.definitions.graph
-        for s, p, o, _ in world.store.quads():
-            g.add((s, p, o))
-        owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(g)
-        return g
+        return schema_of(self.definitions.graph, world.store).types_of(world.store)
 
     def resume(self, world: World, instance: str | URIRef, facts: str | Graph | None = None,
                *, trace: str | Path | Trace | None = None,
@@ -224,9 +222,10 @@ class Agent:
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
         env = env or Environment()
         # what prepare reads goes into the header's reads: the trace starts with it
-        reads = World(RecordingStore(world.store, env, entailed_types(self._entailed(world))))
+        reads = World(RecordingStore(world.store, env, self.types_in(world)))
         waiting = prepare(self.definitions, self._gate, reads, iid, facts, reads.store.types)
-        runner = self.runner(reads, trace, env, recorded=False, policy=Policy(side_effects(allow)))
+        runner = self.runner(reads, trace, env, recorded=False,
+                             policy=Policy(side_effects(allow)))
         wf = self.definitions.workflows[waiting.workflow]
         try:
             await runner.check_bindings(wf)
@@ -242,9 +241,3 @@ def _digest(world: World) -> str | None:
     """The world's digest for a trace; none for a store other processes write meanwhile,
     where a run's start and end say nothing of its own work (``horismos digest`` checks it)."""
     return None if world.store.shared else world.digest()
-
-
-def entailed_types(entailed: Graph | None) -> Callable[[Node], set[Node]] | None:
-    if entailed is None:
-        return None
-    return lambda n: set(entailed.objects(n, RDF.type))

@@ -70,6 +70,9 @@ _FIRST = ("type", "step", "kind", "tool", "instance", "workflow", "focus", "prec
 # compared only when the recording has it: one this runtime added since is not a divergence.
 _SKIP = frozenset({"seq", "prev", "hash", "timings", "definitions_digest", "store"})
 _NOT_REST = _SKIP | set(_FIRST)
+_SETS = frozenset({"effects", "reads", "narrowed", "facts"})
+"""Fields whose members have no order: compared as sets (a tool's answer may list its fields,
+a store its triples, in any order)."""
 
 
 class ReplayTrace(Trace):
@@ -104,13 +107,20 @@ class ReplayTrace(Trace):
         recorded = self.expected()
         for key in [*_FIRST, *sorted(recorded.keys() - _NOT_REST)]:
             now, then = event.get(key), recorded.get(key)
-            if key == "reads":
-                if self.against_world:  # the world answers: changed definitions ask anew
-                    continue
-                if now is not None and then is not None:  # asked in any order
-                    now, then = _sorted(now), _sorted(then)
-            if now != then and _json(now) != then:
-                raise self.divergence(index, key, then, _json(now))
+            if key == "reads" and self.against_world:  # the world answers: asked anew
+                continue
+            if now == then:
+                continue
+            now = _json(now)
+            if key in _SETS and isinstance(now, list) and isinstance(then, list):
+                if _sorted(now) != _sorted(then):  # a set: its order means nothing
+                    raise self.divergence(index, key, then, now, sets=True)
+            elif key == "gate" and isinstance(now, dict) and isinstance(then, dict):
+                if {**now, "messages": _sorted(now.get("messages") or [])} != {
+                        **then, "messages": _sorted(then.get("messages") or [])}:
+                    raise self.divergence(index, key, then, now)
+            elif now != then:
+                raise self.divergence(index, key, then, now)
         self._count += 1
         if type == "step":
             self.steps += 1
@@ -124,7 +134,8 @@ class ReplayTrace(Trace):
         return self.divergence(self.position, "reads",
                                recorded[:-1] if isinstance(recorded, list) else recorded, now)
 
-    def divergence(self, index: int, field: str, recorded: Any, now: Any) -> Divergence:
+    def divergence(self, index: int, field: str, recorded: Any, now: Any, *,
+                   sets: bool = False) -> Divergence:
         event = self.recorded[index] if index < len(self.recorded) else {}
         where = f"event {index} (line {index + 1})"
         if not event:
@@ -136,6 +147,16 @@ class ReplayTrace(Trace):
                 where += f" for {short(focus)}"
         else:
             where += f", {event.get('type')}"
+        if sets:  # name what differs, not two long lists cut off
+            then_, now_ = ({json.dumps(e, sort_keys=True): e for e in v} for v in (recorded, now))
+            added = [now_[k] for k in sorted(now_.keys() - then_.keys())]
+            missing = [then_[k] for k in sorted(then_.keys() - now_.keys())]
+            what = "; ".join(part for part in (
+                f"{len(added)} now that were not recorded: {_show(added, 600)}" if added else "",
+                f"{len(missing)} recorded that are not now: {_show(missing, 600)}"
+                if missing else "") if part)
+            return Divergence(f"{self.source}: {where}: {field} differ: {what}", event=index,
+                              field=field, recorded=recorded, now=now)
         return Divergence(f"{self.source}: {where}: {field} was {_show(recorded)} when recorded, "
                           f"is {_show(now)} now", event=index, field=field, recorded=recorded,
                           now=now)
