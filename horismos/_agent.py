@@ -22,7 +22,7 @@ from ._reads import RecordingStore
 from ._records import InstanceRun, Run
 from ._runner import Environment, Runner, focus_nodes
 from ._trace import Trace
-from ._waits import find_instance, prepare
+from ._waits import find_instance, prepare, unfinished
 from ._world import World
 
 __all__ = ["Agent"]
@@ -134,8 +134,13 @@ class Agent:
                 order = {f: i for i, f in enumerate(foci)}
                 instances.sort(key=lambda inst: order[inst.focus])
             else:
+                left = unfinished(world.store, wf.iri, foci) if world.store.persistent else {}
                 for f in foci:
-                    finished(await runner.run_instance(wf, f))
+                    stored = left.get(f)
+                    if stored is None:
+                        finished(await runner.run_instance(wf, f))
+                    elif stored.status != "waiting":  # a wait is settled by resume / wake
+                        finished(await runner.continue_instance(stored))
         finally:
             await runner.aclose()
             if worker is not None:
