@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import TRIAGE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import XSD, BNode, Literal, URIRef
@@ -98,8 +99,9 @@ def play(world_of: Opened, ops: list[tuple], tmp: Path) -> None:
             if holds:
                 world.commit(Change(add=[guard]))
             before = world.store.digest()
-            change = Change(add=rng.sample(fresh, min(3, len(fresh))),
-                            remove=rng.sample(have, min(2, len(have))), expect=(guard,))
+            kept = rng.sample(have, min(1, len(have)))  # in both: the state a step keeps
+            change = Change(add=rng.sample(fresh, min(3, len(fresh))) + kept,
+                            remove=rng.sample(have, min(2, len(have))) + kept, expect=(guard,))
             if holds:
                 world.commit(change)
             else:
@@ -137,6 +139,18 @@ def test_the_kept_digest_equals_a_recomputation_after_any_sequence_of_writes(kin
         opened.world.close()
         if pool is not None:
             pool.release()  # type: ignore[attr-defined]
+
+
+def test_runs_keep_the_digest_true_on_every_store(build, recorder):
+    """Real runs — instances created, steps committed under their version guard, a step that
+    blocks — leave a kept digest equal to the recomputed one, and the trace names it."""
+    agent, world = build(TRIAGE, tools={"assign": recorder.tool("assign", {"ref": "R-7"})})
+
+    run = agent.run(world, all=True)
+
+    check(world)
+    assert run.trace.events[-1]["world_digest"] == world.digest()
+    assert run.trace.events[0]["world_digest"] != world.digest()
 
 
 def test_a_digest_is_a_sum_of_its_quads_hashes_in_any_order():

@@ -231,10 +231,11 @@ class SparqlStore(Store):
                                  "cannot be named over the SPARQL protocol; give the node an IRI")
         adds = canonical(skolemise(list(change.add)))
         add = dict.fromkeys(q for q in adds if is_world_quad(q))
+        both = add.keys() & set(canonical(change.remove))  # stays (or lands) as it is
         removes = [q for q in dict.fromkeys(canonical(change.remove))
                    if q not in add and is_world_quad(q)]
         if change.expect:  # the runner's commit: what it removes it read, what it adds is new
-            delta = delta_of(add, removes)
+            delta = delta_of([q for q in add if q not in both], removes)
         else:
             stored = self._stored([(*map(nt, q[:3]), None if q[3] is None else nt(q[3]))
                                    for q in [*add, *removes]])
