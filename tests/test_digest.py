@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import TRIAGE
+from conftest import EX as CLINIC
+from conftest import TRIAGE, WARD
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import XSD, BNode, Literal, URIRef
@@ -233,6 +234,19 @@ def test_blank_node_worlds_load_and_digest_in_linear_time(tmp_path):
         assert len(list(world.store.quads())) == count
         check(world)
         assert World.from_snapshot(world.snapshot()).digest() == world.digest()
+
+
+def test_a_one_step_run_in_a_world_of_2000_blank_nodes_finishes(build, recorder):
+    """Issue 13 item 9: this run took 134 s, all of it relabelling blank nodes for digests."""
+    blanks = "".join(f':p1 :note [ :text "note {i}" ; :by [ :name "n{i % 5}" ] ] .\n'
+                     for i in range(1000))
+    agent, world = build(TRIAGE, WARD + blanks,
+                         tools={"assign": recorder.tool("assign", {"ref": "R-7"})})
+
+    run = agent.run(world, focus=str(CLINIC.p1))
+
+    assert run.status == "completed"
+    check(world)
 
 
 def test_horismos_digest_prints_checks_and_folds(tmp_path, oxigraph_pool):
