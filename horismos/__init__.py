@@ -9,7 +9,6 @@ from __future__ import annotations
 from ._agent import Agent
 from ._call import CallResult
 from ._catalog import Catalog, ToolEntry, check_inventory
-from ._claims import LeaseLost
 from ._definitions import Definitions, load_definitions
 from ._digest import Digest
 from ._discovery import Discovery
@@ -20,6 +19,7 @@ from ._errors import (
     GateRejected,
     HorismosError,
     InstanceFailed,
+    LeaseLost,
     OutcomeUnknown,
     PreconditionError,
     Problem,

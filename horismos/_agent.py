@@ -17,6 +17,7 @@ from ._definitions import Definitions, load_definitions
 from ._errors import UsageError
 from ._gate import Gate
 from ._model import McpServer, Workflow
+from ._reads import RecordingStore
 from ._records import InstanceRun, Run
 from ._runner import Environment, Runner, focus_nodes
 from ._trace import Trace
@@ -87,48 +88,69 @@ class Agent:
     def run(self, world: World, workflow: str | URIRef | None = None,
             focus: str | URIRef | None = None, *, all: bool = False,
             trace: str | Path | None = None,
-            on_instance: Callable[[InstanceRun], None] | None = None) -> Run:
-        """Run one instance for ``focus``, or one per focus node with ``all=True``."""
+            on_instance: Callable[[InstanceRun], None] | None = None,
+            keep: bool = True, trace_snapshot: bool = False) -> Run:
+        """Run one instance for ``focus``, or one per focus node with ``all=True``.
+
+        ``keep=False`` keeps no per-instance records in the returned :class:`Run` (only how
+        many ended in each status): a batch of 100,000 instances then runs in flat memory,
+        each instance handed to ``on_instance`` as it ends. ``trace_snapshot=True`` embeds the
+        world's N-Quads in the trace's header, for a small world whose trace should replay
+        changed definitions against the world itself (docs/replay.md).
+        """
         return asyncio.run(self.arun(world, workflow, focus, all=all, trace=trace,
-                                     on_instance=on_instance))
+                                     on_instance=on_instance, keep=keep,
+                                     trace_snapshot=trace_snapshot))
 
     async def arun(self, world: World, workflow: str | URIRef | None = None,
                    focus: str | URIRef | None = None, *, all: bool = False,
                    trace: str | Path | Trace | None = None,
                    on_instance: Callable[[InstanceRun], None] | None = None,
+                   keep: bool = True, trace_snapshot: bool = False,
                    env: Environment | None = None) -> Run:
+        """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
         wf = self.workflow(workflow)
         entailed = self._entailed(world)
         foci = self._foci(world, wf, focus, all, entailed)
         # on a world other processes share, --all splits the focus nodes through claims
         worker = Worker.join(world) if all and world.store.shared else None
-        runner = Runner(self.definitions, self._gate, world=worker.world if worker else world,
-                        trace=trace if isinstance(trace, Trace) else Trace(trace),
-                        registry=self.tools, env=env or Environment(),
-                        types_of=entailed_types(entailed), mcp_servers=self.mcp_servers)
+        runner = self.runner(worker.world if worker else world, trace, env or Environment(),
+                             entailed_types(entailed))
         instances: list[InstanceRun] = []
+
+        def finished(inst: InstanceRun) -> None:
+            if keep:
+                instances.append(inst)
+            if on_instance is not None:
+                on_instance(inst)
+
         try:
-            if not runner.env.replaying:  # replay reaches a binding only to re-execute a call
-                await runner.check_bindings(wf)
-            runner.header(wf, foci)
+            await runner.check_bindings(wf)
+            runner.header(wf, foci, world_digest=_digest(world),
+                          snapshot=world.snapshot() if trace_snapshot else None)
             if worker is not None:
-                instances = await worker.run(runner, wf, foci, on_instance)
+                await worker.run(runner, wf, foci, finished)
+                order = {f: i for i, f in enumerate(foci)}
+                instances.sort(key=lambda inst: order[inst.focus])
             else:
                 for f in foci:
-                    inst = await runner.run_instance(wf, f)
-                    instances.append(inst)
-                    if on_instance is not None:
-                        on_instance(inst)
+                    finished(await runner.run_instance(wf, f))
         finally:
             await runner.aclose()
             if worker is not None:
                 worker.leave()
-        run = Run(instances, runner.trace)
-        runner.trace.emit("end", status=run.status,
-                          instances={str(i.instance): i.status for i in instances},
-                          world_digest=world.digest())
-        runner.trace.close()
-        return run
+        runner.end(world_digest=_digest(world))
+        return Run(instances, runner.trace, dict(runner.counts))
+
+    def runner(self, world: World, trace: str | Path | Trace | None, env: Environment,
+               types_of: Callable[[Node], set[Node]] | None = None, *,
+               recorded: bool = True) -> Runner:
+        """A runner over ``world`` writing ``trace``; with ``recorded`` (a live run) every read
+        of the world is noted in the trace, else ``world`` already answers from a recording."""
+        store = RecordingStore(world.store, env, types_of) if recorded else world.store
+        return Runner(self.definitions, self._gate, world=World(store),
+                      trace=trace if isinstance(trace, Trace) else Trace(trace),
+                      registry=self.tools, env=env, mcp_servers=self.mcp_servers)
 
     def _foci(self, world: World, wf: Workflow, focus: str | URIRef | None,
               all: bool, entailed: Graph | None = None) -> list[URIRef]:
@@ -179,26 +201,27 @@ class Agent:
         they land in their own named graph with human provenance. An instance that is not
         waiting, or facts that break the shapes, raise before anything changes.
         """
-        types_of = entailed_types(self._entailed(world))
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
-        waiting = prepare(self.definitions, self._gate, world, iid, facts, types_of)
+        env = env or Environment()
+        # what prepare reads goes into the header's reads: the trace starts with it
+        reads = World(RecordingStore(world.store, env, entailed_types(self._entailed(world))))
+        waiting = prepare(self.definitions, self._gate, reads, iid, facts, reads.store.types)
+        runner = self.runner(reads, trace, env, recorded=False)
         wf = self.definitions.workflows[waiting.workflow]
-        runner = Runner(self.definitions, self._gate, world=world,
-                        trace=trace if isinstance(trace, Trace) else Trace(trace),
-                        registry=self.tools, env=env or Environment(),
-                        types_of=types_of, mcp_servers=self.mcp_servers)
         try:
-            if not runner.env.replaying:
-                await runner.check_bindings(wf)
-            runner.header(wf, [waiting.focus])
+            await runner.check_bindings(wf)
+            runner.header(wf, [waiting.focus], world_digest=_digest(world))
             inst = await runner.resume_instance(waiting)
         finally:
             await runner.aclose()
-        run = Run([inst], runner.trace)
-        runner.trace.emit("end", status=run.status, instances={str(iid): inst.status},
-                          world_digest=world.digest())
-        runner.trace.close()
-        return run
+        runner.end(world_digest=_digest(world))
+        return Run([inst], runner.trace, dict(runner.counts))
+
+
+def _digest(world: World) -> str | None:
+    """The world's digest for a trace; none for a store other processes write meanwhile,
+    where a run's start and end say nothing of its own work (``horismos digest`` checks it)."""
+    return None if world.store.shared else world.digest()
 
 
 def entailed_types(entailed: Graph | None) -> Callable[[Node], set[Node]] | None:

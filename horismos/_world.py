@@ -8,7 +8,6 @@ data comes in (:mod:`horismos._stores.skolem`), so the digest never depends on t
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from types import TracebackType
 
@@ -21,7 +20,7 @@ from ._stores import DEFAULT_STORE, Change, Store, open_store
 from ._stores.oxigraph import parse_nquads
 from ._stores.skolem import skolemise
 
-__all__ = ["INSTANCES", "World", "digest_of"]
+__all__ = ["INSTANCES", "World"]
 
 INSTANCES = URIRef("urn:horismos:instances")
 """The named graph that holds workflow instance state."""
@@ -45,17 +44,11 @@ class World:
         return world
 
     @classmethod
-    def from_snapshot(cls, nquads: str, store: str = DEFAULT_STORE, *,
-                      legacy_digest: bool = False) -> World:
-        """A world holding the quads of N-Quads text (:meth:`snapshot`). ``legacy_digest``:
-        :meth:`digest` answers as traces recorded before the maintained digest did
-        (``sha256:`` of the sorted N-Quads), so replaying them compares like with like."""
+    def from_snapshot(cls, nquads: str, store: str = DEFAULT_STORE) -> World:
+        """A world holding the quads of N-Quads text (:meth:`snapshot`)."""
         world = cls.open(store)
         world.store.load(parse_nquads(nquads))
-        world._legacy = legacy_digest
         return world
-
-    _legacy = False
 
     def load(self, *paths: str | Path) -> None:
         """Add the facts of RDF files (Turtle, N-Triples, TriG, N-Quads) or folders of them."""
@@ -87,8 +80,6 @@ class World:
 
     def digest(self) -> str:
         """The fingerprint of the world's digest (``lthash16:…``), kept by the store: O(1)."""
-        if self._legacy:
-            return digest_of(self.canonical())
         return self.store.digest().fingerprint
 
     def snapshot(self) -> str:
@@ -105,8 +96,3 @@ class World:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
-
-
-def digest_of(canonical: str) -> str:
-    """The digest traces recorded before the maintained digest: SHA-256 of sorted N-Quads."""
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()

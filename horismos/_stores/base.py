@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rdflib import Dataset, Literal, URIRef
+from rdflib import RDF, Dataset, Literal, URIRef
 from rdflib.plugins.serializers.nt import _quoteLiteral
 from rdflib.term import Node
 
@@ -110,6 +110,10 @@ class Store:
 
     def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
         raise NotImplementedError
+
+    def types(self, node: Node) -> set[Node]:
+        """``node``'s ``rdf:type`` values, in any graph."""
+        return set(self.objects(node, RDF.type))
 
     def apply(self, change: Change) -> Digest:
         """Land ``change`` atomically; the delta it made to :meth:`digest`."""
