@@ -113,8 +113,9 @@ class Agent:
         wf = self.workflow(workflow)
         types_of = self.types_in(world)
         foci = self._foci(world, wf, focus, all, types_of)
-        # on a world other processes share, --all splits the focus nodes through claims
-        worker = Worker.join(world) if all and world.store.shared else None
+        # on a world other processes share, --all splits the focus nodes through claims, and a
+        # single-focus run holds its focus's claim: no process takes over a live one's instance
+        worker = Worker.join(world) if world.store.shared else None
         runner = self.runner(worker.world if worker else world, trace, env or Environment(),
                              types_of)
         instances: list[InstanceRun] = []
@@ -125,14 +126,19 @@ class Agent:
             if on_instance is not None:
                 on_instance(inst)
 
+        held = worker is not None and not all
         try:
             await runner.check_bindings(wf)
+            if held:
+                await worker.hold(wf, foci[0])  # type: ignore[union-attr]
             runner.header(wf, foci, world_digest=_digest(world),
                           snapshot=world.snapshot() if trace_snapshot else None)
-            if worker is not None:
+            if worker is not None and all:
                 await worker.run(runner, wf, foci, finished)
                 order = {f: i for i, f in enumerate(foci)}
                 instances.sort(key=lambda inst: order[inst.focus])
+            elif held:
+                finished(await runner.run_instance(wf, foci[0]))
             else:
                 left = unfinished(world.store, wf.iri, foci) if world.store.persistent else {}
                 for f in foci:
@@ -144,6 +150,8 @@ class Agent:
         finally:
             await runner.aclose()
             if worker is not None:
+                if held:
+                    worker.release(wf, foci[0])
                 worker.leave()
         runner.end(world_digest=_digest(world))
         return Run(instances, runner.trace, dict(runner.counts))
