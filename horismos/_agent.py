@@ -214,17 +214,31 @@ class Agent:
         """
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
         env = env or Environment()
+        # on a shared world the resumed instance is driven under a held claim, as a run's is
+        worker = Worker.join(world) if world.store.shared else None
         # what prepare reads goes into the header's reads: the trace starts with it
-        reads = World(RecordingStore(world.store, env, self.types_in(world)))
-        waiting = prepare(self.definitions, self._gate, reads, iid, facts, reads.store.types)
-        runner = self.runner(reads, trace, env, recorded=False)
-        wf = self.definitions.workflows[waiting.workflow]
+        reads = World(RecordingStore((worker.world if worker else world).store, env,
+                                     self.types_in(world)))
+        held = None
         try:
-            await runner.check_bindings(wf)
-            runner.header(wf, [waiting.focus], world_digest=_digest(world))
-            inst = await runner.resume_instance(waiting)
+            waiting = prepare(self.definitions, self._gate, reads, iid, facts,
+                              reads.store.types)
+            runner = self.runner(reads, trace, env, recorded=False)
+            wf = self.definitions.workflows[waiting.workflow]
+            try:
+                await runner.check_bindings(wf)
+                if worker is not None:
+                    await worker.hold(wf, waiting.focus)
+                    held = wf, waiting.focus
+                runner.header(wf, [waiting.focus], world_digest=_digest(world))
+                inst = await runner.resume_instance(waiting)
+            finally:
+                await runner.aclose()
         finally:
-            await runner.aclose()
+            if worker is not None:
+                if held is not None:
+                    worker.release(*held)
+                worker.leave()
         runner.end(world_digest=_digest(world))
         return Run([inst], runner.trace, dict(runner.counts))
 
