@@ -24,7 +24,7 @@ from ._reads import RecordingStore
 from ._records import InstanceRun, Run
 from ._runner import Environment, Runner, focus_nodes
 from ._trace import Trace
-from ._waits import find_instance, prepare
+from ._waits import find_instance, prepare, unfinished
 from ._world import World
 
 __all__ = ["Agent"]
@@ -121,8 +121,9 @@ class Agent:
         rules = Policy(side_effects(allow))
         types_of = self.types_in(world)
         foci = self._foci(world, wf, focus, all, types_of)
-        # on a world other processes share, --all splits the focus nodes through claims
-        worker = Worker.join(world) if all and world.store.shared else None
+        # on a world other processes share, --all splits the focus nodes through claims, and a
+        # single-focus run holds its focus's claim: no process takes over a live one's instance
+        worker = Worker.join(world) if world.store.shared else None
         runner = self.runner(worker.world if worker else world, trace, env or Environment(),
                              types_of, policy=rules)
         instances: list[InstanceRun] = []
@@ -133,20 +134,32 @@ class Agent:
             if on_instance is not None:
                 on_instance(inst)
 
+        held = worker is not None and not all
         try:
             await runner.check_bindings(wf)
+            if held:
+                await worker.hold(wf, foci[0])  # type: ignore[union-attr]
             runner.header(wf, foci, world_digest=_digest(world),
                           snapshot=world.snapshot() if trace_snapshot else None)
-            if worker is not None:
+            if worker is not None and all:
                 await worker.run(runner, wf, foci, finished)
                 order = {f: i for i, f in enumerate(foci)}
                 instances.sort(key=lambda inst: order[inst.focus])
+            elif held:
+                finished(await runner.run_instance(wf, foci[0]))
             else:
+                left = unfinished(world.store, wf.iri, foci) if world.store.persistent else {}
                 for f in foci:
-                    finished(await runner.run_instance(wf, f))
+                    stored = left.get(f)
+                    if stored is None:
+                        finished(await runner.run_instance(wf, f))
+                    elif stored.status != "waiting":  # a wait is settled by resume / wake
+                        finished(await runner.continue_instance(stored))
         finally:
             await runner.aclose()
             if worker is not None:
+                if held:
+                    worker.release(wf, foci[0])
                 worker.leave()
         runner.end(world_digest=_digest(world))
         return Run(instances, runner.trace, dict(runner.counts))
@@ -221,18 +234,32 @@ class Agent:
         """
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
         env = env or Environment()
+        # on a shared world the resumed instance is driven under a held claim, as a run's is
+        worker = Worker.join(world) if world.store.shared else None
         # what prepare reads goes into the header's reads: the trace starts with it
-        reads = World(RecordingStore(world.store, env, self.types_in(world)))
-        waiting = prepare(self.definitions, self._gate, reads, iid, facts, reads.store.types)
-        runner = self.runner(reads, trace, env, recorded=False,
-                             policy=Policy(side_effects(allow)))
-        wf = self.definitions.workflows[waiting.workflow]
+        reads = World(RecordingStore((worker.world if worker else world).store, env,
+                                     self.types_in(world)))
+        held = None
         try:
-            await runner.check_bindings(wf)
-            runner.header(wf, [waiting.focus], world_digest=_digest(world))
-            inst = await runner.resume_instance(waiting)
+            waiting = prepare(self.definitions, self._gate, reads, iid, facts,
+                              reads.store.types)
+            runner = self.runner(reads, trace, env, recorded=False,
+                                 policy=Policy(side_effects(allow)))
+            wf = self.definitions.workflows[waiting.workflow]
+            try:
+                await runner.check_bindings(wf)
+                if worker is not None:
+                    await worker.hold(wf, waiting.focus)
+                    held = wf, waiting.focus
+                runner.header(wf, [waiting.focus], world_digest=_digest(world))
+                inst = await runner.resume_instance(waiting)
+            finally:
+                await runner.aclose()
         finally:
-            await runner.aclose()
+            if worker is not None:
+                if held is not None:
+                    worker.release(*held)
+                worker.leave()
         runner.end(world_digest=_digest(world))
         return Run([inst], runner.trace, dict(runner.counts))
 

@@ -47,7 +47,7 @@ from rdflib import Dataset, Literal, URIRef
 from rdflib.term import Node
 
 from ._digest import Digest
-from ._errors import LeaseLost
+from ._errors import LeaseLost, UsageError
 from ._records import InstanceRun
 from ._stores import RUNTIME, Change, Conflict, Store, open_store
 from ._stores.base import Progress, Quad
@@ -171,6 +171,23 @@ class Worker:
                 todo = _rotated(self._free(workflow, left))
                 if not todo:  # live workers hold them: wait for them to finish, or to die
                     await asyncio.sleep(min(self.lease / 4, 0.25))
+
+    async def hold(self, workflow: Workflow, focus: URIRef) -> None:
+        """Claim ``focus`` for a single-focus run (``run --focus``, resume) on a shared world,
+        or raise :class:`UsageError` when a live process holds it: an instance another process
+        is driving is never taken over, even by ``--all``, whose workers skip live claims.
+        :meth:`release` gives the claim back without marking it done."""
+        mine, _ = await self._verify(workflow, [focus], self._claim(workflow, [focus]))
+        if not mine:
+            raise UsageError(
+                f"another live process is driving {workflow.iri} for {focus} on this shared "
+                "world (it holds the focus's claim and renews its lease); wait for it to "
+                "finish, or for its lease to run out if it died")
+
+    def release(self, workflow: Workflow, focus: URIRef) -> None:
+        self.store.update(f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
+                          f"{_claim_iri(workflow.iri, focus).n3()} <{C}worker> <{self.iri}> "
+                          "} }")
 
     def _others(self) -> bool:
         return bool(self.store.select(f"""SELECT ?w WHERE {{ GRAPH <{CLAIMS}> {{

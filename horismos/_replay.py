@@ -395,9 +395,11 @@ async def _drive(agent: Agent, recorder: ReplayTrace, env: ReplayEnvironment,
             if "continued_at" in event:
                 step = event.get("step")
                 await runner.continue_instance(StoredInstance(
-                    URIRef(event["instance"]), wf.iri, URIRef(event["focus"]), "running",
-                    URIRef(step) if step else None, int(event["continued_at"]),
-                    {k: term(v) for k, v in (event.get("variables") or {}).items()}))
+                    URIRef(event["instance"]), wf.iri, URIRef(event["focus"]),
+                    event.get("status", "running"), URIRef(step) if step else None,
+                    int(event["continued_at"]),
+                    {k: term(v) for k, v in (event.get("variables") or {}).items()},
+                    event.get("blocked_by")))
             else:
                 await runner.run_instance(wf, URIRef(event["focus"]))
     finally:

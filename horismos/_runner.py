@@ -224,17 +224,21 @@ class Runner:
         return await self.drive(inst, inst.current, waiting.version)
 
     async def continue_instance(self, stored: StoredInstance) -> InstanceRun:
-        """Drive a running instance another process left (its worker's lease ran out) on
-        from its stored step and version."""
+        """Drive an instance on from its stored step and version: a running one another
+        process left (it died, or its worker's lease ran out), or a blocked one a rerun
+        tries again."""
         inst = InstanceRun(stored.instance, stored.workflow, stored.focus, "completed",
                            stored.current, variables=dict(stored.variables))
-        self._state_quads(inst, "running", stored.version, stored.current)  # what to replace
+        self._state_quads(inst, stored.status, stored.version, stored.current,  # to replace
+                          stored.blocked_by, stored.error)
         self._recovered.add(inst.instance)
         # the state it went on from, so a replay goes on from the same place
+        extra = {k: v for k, v in (("status", stored.status), ("blocked_by", stored.blocked_by))
+                 if v is not None and v != "running"}
         self._emit("instance", instance=str(inst.instance), workflow=str(inst.workflow),
                    focus=str(inst.focus), continued_at=stored.version,
                    step=str(stored.current) if stored.current else None,
-                   variables={k: text(v) for k, v in sorted(stored.variables.items())})
+                   variables={k: text(v) for k, v in sorted(stored.variables.items())}, **extra)
         return await self.drive(inst, stored.current, stored.version)
 
     async def drive(self, inst: InstanceRun, current: URIRef | None,

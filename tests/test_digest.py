@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import EX as CLINIC
+from conftest import TRIAGE, WARD
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import XSD, BNode, Literal, URIRef
@@ -98,8 +100,9 @@ def play(world_of: Opened, ops: list[tuple], tmp: Path) -> None:
             if holds:
                 world.commit(Change(add=[guard]))
             before = world.store.digest()
-            change = Change(add=rng.sample(fresh, min(3, len(fresh))),
-                            remove=rng.sample(have, min(2, len(have))), expect=(guard,))
+            kept = rng.sample(have, min(1, len(have)))  # in both: the state a step keeps
+            change = Change(add=rng.sample(fresh, min(3, len(fresh))) + kept,
+                            remove=rng.sample(have, min(2, len(have))) + kept, expect=(guard,))
             if holds:
                 world.commit(change)
             else:
@@ -137,6 +140,22 @@ def test_the_kept_digest_equals_a_recomputation_after_any_sequence_of_writes(kin
         opened.world.close()
         if pool is not None:
             pool.release()  # type: ignore[attr-defined]
+
+
+def test_runs_keep_the_digest_true_on_every_store(build, recorder):
+    """Real runs — instances created, steps committed under their version guard, a step that
+    blocks — leave a kept digest equal to the recomputed one; the trace names it on a store
+    only this process writes."""
+    agent, world = build(TRIAGE, tools={"assign": recorder.tool("assign", {"ref": "R-7"})})
+
+    run = agent.run(world, all=True)
+
+    check(world)
+    if world.store.shared:  # others write meanwhile: the trace names no world digest
+        assert run.trace.events[-1]["world_digest"] is None
+        return
+    assert run.trace.events[-1]["world_digest"] == world.digest()
+    assert run.trace.events[0]["world_digest"] != world.digest()
 
 
 def test_a_digest_is_a_sum_of_its_quads_hashes_in_any_order():
@@ -219,6 +238,19 @@ def test_blank_node_worlds_load_and_digest_in_linear_time(tmp_path):
         assert len(list(world.store.quads())) == count
         check(world)
         assert World.from_snapshot(world.snapshot()).digest() == world.digest()
+
+
+def test_a_one_step_run_in_a_world_of_2000_blank_nodes_finishes(build, recorder):
+    """Issue 13 item 9: this run took 134 s, all of it relabelling blank nodes for digests."""
+    blanks = "".join(f':p1 :note [ :text "note {i}" ; :by [ :name "n{i % 5}" ] ] .\n'
+                     for i in range(1000))
+    agent, world = build(TRIAGE, WARD + blanks,
+                         tools={"assign": recorder.tool("assign", {"ref": "R-7"})})
+
+    run = agent.run(world, focus=str(CLINIC.p1))
+
+    assert run.status == "completed"
+    check(world)
 
 
 def test_horismos_digest_prints_checks_and_folds(tmp_path, oxigraph_pool):

@@ -24,6 +24,7 @@ The term conversions to and from rdflib live here too; the SPARQL protocol store
 
 from __future__ import annotations
 
+import atexit
 import io
 import mmap
 import re
@@ -331,6 +332,7 @@ class OxigraphStore(Store):
             else:  # new, or the last process died between two writes of it: recompute once
                 self._digest = self.recompute_digest()
                 self._persist()
+            atexit.register(self.close)  # a process that never closes it still writes it
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -567,6 +569,8 @@ class OxigraphStore(Store):
     def close(self) -> None:
         """Writes an on-disk store's digest, flushes it and releases its lock; closing twice
         does nothing."""
+        if self.persistent:
+            atexit.unregister(self.close)
         if self.persistent and "_store" in self.__dict__ and not self._persisted:
             with self._lock:
                 self._persist()

@@ -137,8 +137,8 @@ class SparqlStore(Store):
         body = self._query(text)
         return [{k: _term(v) for k, v in b.items()} for b in body["results"]["bindings"]]
 
-    def _ask(self, text: str) -> bool:
-        return bool(self._query(text)["boolean"])
+    def _ask(self, text: str, path: str = _QUERY) -> bool:
+        return bool(self._query(text, path)["boolean"])
 
     def update(self, text: str) -> None:
         self._seen.clear()
@@ -231,10 +231,11 @@ class SparqlStore(Store):
                                  "cannot be named over the SPARQL protocol; give the node an IRI")
         adds = canonical(skolemise(list(change.add)))
         add = dict.fromkeys(q for q in adds if is_world_quad(q))
+        both = add.keys() & set(canonical(change.remove))  # stays (or lands) as it is
         removes = [q for q in dict.fromkeys(canonical(change.remove))
                    if q not in add and is_world_quad(q)]
         if change.expect:  # the runner's commit: what it removes it read, what it adds is new
-            delta = delta_of(add, removes)
+            delta = delta_of([q for q in add if q not in both], removes)
         else:
             stored = self._stored([(*map(nt, q[:3]), None if q[3] is None else nt(q[3]))
                                    for q in [*add, *removes]])
@@ -290,14 +291,31 @@ class SparqlStore(Store):
             self._insert_new(normalised(to_ox_quad(q) for q in quads[i:i + _CHUNK]))
 
     def load_file(self, path: Path, progress: Progress | None = None) -> int:
-        """Parsed here by pyoxigraph (so a syntax error names its line), a few thousand quads
-        at a time: the server says which it holds, and one update inserts the others with
-        their delta. Returns how many quads were new."""
-        quads = parse_file(path, progress)
-        added = 0
-        while chunk := list(islice(quads, _CHUNK)):
-            added += self._insert_new(normalised(chunk))
-        return added
+        """Parsed here by pyoxigraph (so a syntax error names its line). Into a world that
+        holds data: a few thousand quads at a time, the server saying which it holds, one
+        update inserting the others with their delta. Into an empty world: streamed as
+        N-Quads in one request (5x faster), then the digest recomputed from one read of the
+        store and folded (:meth:`rebase_digest`: deltas that concurrent commits write stay
+        counted). Returns how many quads were new."""
+        if self._ask(f"ASK {{ {{ ?s ?p ?o }} UNION {{ GRAPH ?g {{ ?s ?p ?o }} "
+                     f'FILTER(!STRSTARTS(STR(?g), "{RUNTIME}")) }} }}', _PLAIN):
+            quads = parse_file(path, progress)
+            added = 0
+            while chunk := list(islice(quads, _CHUNK)):
+                added += self._insert_new(normalised(chunk))
+            return added
+
+        def chunks() -> Iterator[bytes]:
+            quads = parse_file(path, progress)
+            while batch := list(islice(quads, _CHUNK * 4)):
+                yield ox.serialize(batch, format=ox.RdfFormat.N_QUADS)
+
+        self._post_nquads(chunks())
+        return self._fold()[3]
+
+    def _post_nquads(self, body: Iterator[bytes]) -> None:
+        self._seen.clear()
+        self._request("POST", _STORE, body, {"Content-Type": "application/n-quads"})
 
     def _insert_new(self, quads: list[ox.Quad]) -> int:
         """Insert those of ``quads`` (without repeats) the server does not hold yet, and their
@@ -333,17 +351,20 @@ class SparqlStore(Store):
             total += Digest.from_text(b["v"]["value"])
         return total
 
-    def _read_all(self) -> tuple[Digest, Digest, list[tuple[str, str]]]:
+    def _read_all(self) -> tuple[Digest, Digest, list[tuple[str, str]], int]:
         """From one read of the whole store: the sum of its deltas, the digest recomputed
-        from its quads, and the deltas (node, value) that read saw."""
+        from its quads, the deltas (node, value) that read saw, and how many quads it has."""
         body = self._request("GET", _STORE, headers={"Accept": "application/n-quads"})
         deltas: list[tuple[str, str]] = []
         digest_graph, lthash = str(DIGEST_GRAPH), str(LTHASH)
+
+        count = [0]
 
         def lines() -> Iterator[str]:
             for q in ox.parse(body, format=ox.RdfFormat.N_QUADS):
                 g = q.graph_name
                 if not is_runtime(g):
+                    count[0] += 1
                     yield ox_line(q)
                 elif g.value == digest_graph and q.predicate.value == lthash:
                     deltas.append((q.subject.value, q.object.value))
@@ -352,27 +373,31 @@ class SparqlStore(Store):
         kept = ZERO
         for _, value in deltas:
             kept += Digest.from_text(value)
-        return kept, recomputed, deltas
+        return kept, recomputed, deltas, count[0]
 
     def recompute_digest(self) -> Digest:
         return self._read_all()[1]
 
     def check_digest(self) -> tuple[Digest, Digest]:
-        kept, recomputed, _ = self._read_all()
+        kept, recomputed, _, _ = self._read_all()
         return kept, recomputed
 
     def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
         """Replace the deltas one read saw by one base value, the digest recomputed by that
         read; deltas written since stay, so concurrent commits are not lost."""
-        kept, recomputed, deltas = self._read_all()
+        kept, recomputed, _, _ = self._fold(only_if_equal)
+        return kept, recomputed
+
+    def _fold(self, only_if_equal: bool = False) -> tuple[Digest, Digest, bool, int]:
+        kept, recomputed, deltas, count = self._read_all()
         if only_if_equal and kept != recomputed:
-            return kept, recomputed
+            return kept, recomputed, False, count
         g, p = nt(DIGEST_GRAPH), nt(LTHASH)
         old = " ".join(f"<{node}> {p} {nt(Literal(value))} ." for node, value in deltas)
         node, _, value, _ = self._delta_quad(recomputed)
         self.update(f"DELETE DATA {{ GRAPH {g} {{ {old} }} }};\n"
                     f"INSERT DATA {{ GRAPH {g} {{ {nt(node)} {p} {nt(value)} }} }}")
-        return kept, recomputed
+        return kept, recomputed, True, count
 
     def close(self) -> None:
         self._http.close()
