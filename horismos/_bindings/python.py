@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import importlib
 import inspect
+import queue
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -56,23 +57,56 @@ class PythonBinding(Binding):
     async def call(self, args: Mapping[str, Any]) -> Any:
         if self.is_async:
             return await self.func(**args)
-        # A daemon thread, not the loop's default executor: asyncio.run() joins that executor
-        # on exit, so a timed-out call would hold the run until it returned. Abandoned, the
-        # thread runs on; its late result has no future left to land in and is discarded.
+        # Daemon threads of our own, not the loop's default executor: asyncio.run() joins that
+        # executor on exit, so a timed-out call would hold the run until it returned.
+        # Abandoned, a call runs on in its thread; its late result has no future left to land
+        # in and is discarded.
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
+        func = self.func
 
         def work() -> None:
             try:
-                outcome: tuple[Any, BaseException | None] = (self.func(**args), None)
+                outcome: tuple[Any, BaseException | None] = (func(**args), None)
             except BaseException as e:  # handed to the awaiting step, never swallowed here
                 outcome = (None, e)
             with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting
                 loop.call_soon_threadsafe(_settle, future, *outcome)
 
-        name = getattr(self.func, "__name__", "call")
-        threading.Thread(target=work, name=f"horismos-tool-{name}", daemon=True).start()
+        _THREADS.submit(work)
         return await future
+
+
+class _Threads:
+    """Daemon threads kept for sync tool calls: starting a thread per call cost more than
+    most tools (0.3-0.5 ms a step, far more on a busy machine). A call that hangs keeps its
+    thread; the next call then gets another, so a hung tool never blocks the rest."""
+
+    def __init__(self) -> None:
+        self._tasks: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
+    def submit(self, task: Callable[[], None]) -> None:
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1
+        if start:
+            threading.Thread(target=self._serve, name="horismos-tool", daemon=True).start()
+        self._tasks.put(task)
+
+    def _serve(self) -> None:
+        while True:
+            self._tasks.get()()
+            with self._lock:
+                if self._idle >= _IDLE_THREADS:
+                    return
+                self._idle += 1
+
+
+_IDLE_THREADS = 4
+_THREADS = _Threads()
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
