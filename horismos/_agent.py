@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from rdflib import RDF, Graph, URIRef
 from rdflib.term import Node
 
-from ._bindings import mcp_server
+from ._bindings import PythonTools, mcp_server
 from ._catalog import Catalog
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
@@ -31,6 +31,9 @@ Entailment = Literal["rdfs", "owl-rl"]
 class Agent:
     """Loaded, checked definitions and the Python callables registered for ``python:NAME``.
 
+    A ``python:module.func`` binding resolves only inside a module named in ``allow_modules``
+    (or a submodule of one): a Turtle file does not choose the code it runs.
+
     ``entailment="rdfs"`` (the default) checks argument types against the ``rdfs:subClassOf``
     closure of the loaded ontology; ``"owl-rl"`` also infers types with owlrl over the
     ontology and the world, once per run.
@@ -39,11 +42,12 @@ class Agent:
     def __init__(self, definitions: Definitions, *,
                  tools: Mapping[str, Callable[..., Any]] | None = None,
                  entailment: Entailment = "rdfs",
-                 mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None) -> None:
+                 mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None,
+                 allow_modules: Iterable[str] = ()) -> None:
         if entailment not in ("rdfs", "owl-rl"):
             raise UsageError(f"entailment {entailment!r}: use 'rdfs' or 'owl-rl'")
         self.definitions = definitions
-        self.tools: dict[str, Callable[..., Any]] = dict(tools or {})
+        self.tools = PythonTools(tools, allow_modules)  # python: bindings reach only these
         self.mcp_servers = {n: mcp_server(n, s) for n, s in (mcp_servers or {}).items()}
         self.entailment = entailment
         self._gate = Gate(definitions)
@@ -52,9 +56,9 @@ class Agent:
     def from_files(cls, *paths: str | Path, tools: Mapping[str, Callable[..., Any]] | None = None,
                    entailment: Entailment = "rdfs",
                    mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None,
-                   ) -> Agent:
+                   allow_modules: Iterable[str] = ()) -> Agent:
         return cls(load_definitions(paths), tools=tools, entailment=entailment,
-                   mcp_servers=mcp_servers)
+                   mcp_servers=mcp_servers, allow_modules=allow_modules)
 
     @property
     def catalog(self) -> Catalog:

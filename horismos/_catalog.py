@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 from rdflib import RDF, RDFS, XSD, URIRef
 from rdflib.term import Node
 
-from ._bindings import McpSessions, resolve
+from ._bindings import McpSessions, resolve, static_problem
 from ._definitions import Definitions
 from ._errors import ToolError, UsageError
 from ._model import Arg, Assertion, McpServer, Tool
@@ -260,7 +260,10 @@ def dependencies(tool: Tool, servers: Mapping[str, McpServer]) -> dict[str, Any]
 
 def binding_problem(tool: Tool, registry: Mapping[str, Any], sessions: McpSessions,
                     ) -> str | None:
-    """Why the binding cannot be resolved in this process (no network is touched), or None."""
+    """Why the binding cannot be resolved in this process, or None: nothing is imported and
+    no network is touched."""
+    if tool.binding.startswith("python:"):
+        return static_problem(tool, registry)
     try:
         resolve(tool, registry, sessions)
     except ToolError as e:

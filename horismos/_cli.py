@@ -26,8 +26,10 @@ from rdflib import URIRef
 from rdflib.util import from_n3
 
 from ._agent import Agent
+from ._bindings import PythonTools
 from ._bindings.mcp import connection_problems
 from ._catalog import check_inventory, inventory_text
+from ._contract import binding_problems, unbound_arguments
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
 from ._errors import AuthoringError, HorismosError, Problem, TraceError, UsageError
@@ -64,6 +66,11 @@ def _validate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--connect", action="store_true",
                    help="also start or reach each MCP server the tools name, and check each "
                         "tool's input schema against its horis:takes")
+    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
+                   help="as for run; with it (or --allow-module) each python: binding is "
+                        "resolved and each registered function's parameters are checked "
+                        "against its horis:takes")
+    _allow_module_option(p)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -76,6 +83,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"invalid: {_counts(e.problems)}")
         return 1
     refused = asyncio.run(connection_problems(defs)) if args.connect else []
+    refused += unbound_arguments(defs)
+    if args.tools or args.allow_module:
+        refused += binding_problems(defs, _python_tools(args))
     for p in [*defs.warnings, *refused]:
         print(p)
     if refused:
@@ -122,6 +132,7 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
                    help="a Python module (importable from the current directory) or .py file "
                         "whose public functions back python:NAME and python:MODULE.NAME "
                         "bindings (repeatable)")
+    _allow_module_option(p)
     p.add_argument("--trace", metavar="PATH", help=f"write the {what}'s trace (JSON Lines) here")
     p.add_argument("--out", metavar="F",
                    help=f"write the world after the {what} to F (.trig or .nq)")
@@ -137,8 +148,7 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run one instance (``--focus``) or one per focus node (``--all``); exit by its status."""
     out_format = _out_format(args.out) if args.out else None
-    tools = load_tools(args.tools)
-    agent = Agent.from_files(*args.paths, tools=tools, entailment=args.entailment)
+    agent = Agent.from_files(*args.paths, tools=_python_tools(args), entailment=args.entailment)
     world = World.open(args.store)
     if args.world:
         world.load(*args.world)
@@ -179,8 +189,6 @@ def load_tools(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:
     A spec is a module name (the current directory is importable) or a ``.py`` file. A bare
     ``NAME`` defined by two modules is left out, so the binding must say which module.
     """
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
     tools: dict[str, Callable[..., Any]] = {}
     bare: dict[str, list[Callable[..., Any]]] = {}
     for spec in specs:
@@ -213,11 +221,32 @@ def _import_tools(spec: str) -> ModuleType:
         sys.modules.setdefault(name, module)
         found.loader.exec_module(module)
         return module
+    _cwd_importable()
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as e:
         raise UsageError(f"--tools {spec}: cannot import it ({e}); run from the folder that "
                          "holds it, or give the path of the .py file") from None
+
+
+def _allow_module_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-module", action="append", default=[], metavar="NAME",
+                   help="let python:NAME.func bindings (and NAME.sub.func) import and call "
+                        "code in module NAME (repeatable); without it a python: binding "
+                        "reaches only the functions --tools registers")
+
+
+def _python_tools(args: argparse.Namespace) -> PythonTools:
+    """What ``python:`` bindings may reach: ``--tools`` functions, ``--allow-module`` modules."""
+    if args.allow_module:
+        _cwd_importable()
+    return PythonTools(load_tools(args.tools), args.allow_module)
+
+
+def _cwd_importable() -> None:
+    """Modules the user names are looked up in the current directory too (as ``python -m``)."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
 
 
 class RunView:
@@ -356,6 +385,7 @@ def _replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tools", action="append", default=[], metavar="MODULE",
                    help="as for run; needed only with --reexecute-idempotent (recorded "
                         "results are substituted, no tool is called)")
+    _allow_module_option(p)
     p.add_argument("--reexecute-idempotent", action="store_true",
                    help="call horis:idempotent tools again and compare their results with the "
                         "record (non-idempotent tools are never called)")
@@ -364,7 +394,7 @@ def _replay_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay each trace; one line per trace; 0 when all replay the same to their end, 1
     otherwise (a divergence, a refused trace, or one whose recording stopped mid-run)."""
-    agent = Agent.from_files(*args.paths, tools=load_tools(args.tools))
+    agent = Agent.from_files(*args.paths, tools=_python_tools(args))
     source = Path(args.trace)
     if not source.exists():
         raise UsageError(f"{source}: no such trace or folder of traces")
@@ -465,7 +495,7 @@ def _resume_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_resume(args: argparse.Namespace) -> int:
     """Land the facts answering a waiting instance and continue it; exit by its status."""
     out_format = _out_format(args.out) if args.out else None
-    agent = Agent.from_files(*args.paths, tools=load_tools(args.tools),
+    agent = Agent.from_files(*args.paths, tools=_python_tools(args),
                              entailment=args.entailment)
     world = World.open(args.store)
     world.load(*args.world)
@@ -526,6 +556,7 @@ def _tools_arguments(p: argparse.ArgumentParser) -> None:
         a.add_argument("--tools", action="append", default=[], metavar="MODULE",
                        help="as for run: a module or .py file whose public functions back "
                             "python:NAME and python:MODULE.NAME bindings (repeatable)")
+        _allow_module_option(a)
         if fmt:
             a.add_argument("--format", choices=("text", "json"), default="text",
                            help="text for people (the default) or JSON")
@@ -595,7 +626,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 
 def _catalog_agent(args: argparse.Namespace) -> Agent:
-    return Agent.from_files(*args.paths, tools=load_tools(args.tools))
+    return Agent.from_files(*args.paths, tools=_python_tools(args))
 
 
 def _json_args(text: str) -> Any:

@@ -17,9 +17,11 @@ from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
 from ._bindings import Binding, McpSessions, resolve
+from ._contract import unbound_arguments
 from ._definitions import Definitions
 from ._errors import (
     ArgumentTypeError,
+    AuthoringError,
     GateRejected,
     InstanceFailed,
     PreconditionError,
@@ -144,6 +146,9 @@ class Runner:
     async def check_bindings(self, workflow: Workflow) -> None:
         """Resolve every binding the workflow can reach, and let each refuse (an MCP tool whose
         schema does not fit the declared arguments), before any step fires."""
+        unbound = unbound_arguments(self.defs)
+        if unbound:
+            raise AuthoringError(unbound)
         for step in self.defs.steps.values():
             if isinstance(step, ActionStep) and step.tool is not None:
                 await self.binding(step.tool).check()

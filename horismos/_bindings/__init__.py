@@ -3,6 +3,7 @@
 Each kind sits behind :class:`~horismos._bindings.base.Binding`; :func:`resolve` picks one by the
 ``horis:binding`` scheme: ``python:``, ``mcp://SERVER/TOOL`` (sessions shared through the run's
 :class:`~horismos._bindings.mcp.McpSessions`), ``http://`` / ``https://``.
+A ``python:`` binding reaches only code the user named (:class:`~.python.PythonTools`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from .._errors import ToolError
 from .._model import Tool
 from .base import Binding
 from .mcp import McpBinding, McpSessions, mcp_server
+from .python import PythonTools, static_problem
 
-__all__ = ["Binding", "McpSessions", "mcp_server", "resolve"]
+__all__ = ["Binding", "McpSessions", "PythonTools", "mcp_server", "resolve", "static_problem"]
 
 
 def resolve(tool: Tool, registry: Mapping[str, Callable[..., Any]],

@@ -1,0 +1,191 @@
+"""Hostile definitions and bad input: only code the user named runs, mistakes are found before
+the first step, results are bounded, secrets stay out of what is printed and stored.
+
+CLI cases run the real program in a scratch folder; API cases a real Agent and World.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import EX, PREFIXES, TRIAGE, Build, Recorder
+
+from horismos import Agent, AuthoringError, ToolError
+
+# A tool that hands its argument to a shell, written as a hostile definitions file would.
+SHELL = PREFIXES + """
+:Job a owl:Class .
+:command a owl:DatatypeProperty ; rdfs:domain :Job ; rdfs:range xsd:string .
+:t.run a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "command" ; horis:type xsd:string ] ] ;
+    horis:sideEffect horis:ReadOnly ;
+    horis:binding "python:os.system" .
+:Jobs a horis:Workflow ; horis:focusType :Job ; horis:start :Go .
+:Go a horis:ActionStep ; horis:tool :t.run ; horis:requires "?this :command ?command ." .
+"""
+
+
+def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+def no_traceback(p: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in p.stderr + p.stdout
+
+
+# -- 1. a Turtle file cannot choose the code it runs ------------------------------------------
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> Path:
+    marker = tmp_path / "pwned"
+    (tmp_path / "sec.ttl").write_text(SHELL)
+    (tmp_path / "w.ttl").write_text(PREFIXES + f':j1 a :Job ; :command "touch {marker}" .\n')
+    # a module in the current directory that leaves a mark when imported
+    (tmp_path / "evil.py").write_text(
+        f"open({str(tmp_path / 'imported')!r}, 'w').close()\n"
+        "def f(command):\n    return None\n")
+    return tmp_path
+
+
+def test_a_python_binding_to_a_module_nobody_allowed_runs_nothing(hostile: Path) -> None:
+    p = horismos("run", "sec.ttl", "--world", "w.ttl", "--all", cwd=hostile)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "--allow-module os" in p.stderr and "cannot choose the code" in p.stderr
+    assert not (hostile / "pwned").exists()
+    no_traceback(p)
+
+    call = horismos("tools", "call", "t.run", "sec.ttl", "--args",
+                    f'{{"command": "touch {hostile / "pwned"}"}}', cwd=hostile)
+    assert call.returncode == 5, call.stdout + call.stderr  # refused: binding
+    assert "refused (binding)" in call.stdout
+    assert not (hostile / "pwned").exists()
+
+
+def test_listing_validating_and_discovering_import_nothing(hostile: Path) -> None:
+    (hostile / "sec.ttl").write_text(SHELL.replace("python:os.system", "python:evil.f"))
+    listing = horismos("tools", "list", "sec.ttl", cwd=hostile)
+    assert listing.returncode == 0, listing.stderr
+    assert "catalog_only" in listing.stdout and "model_callable" not in listing.stdout
+    for args in (("validate", "sec.ttl"), ("validate", "sec.ttl", "--tools", "nosuch.py"),
+                 ("tools", "discover", "run a command", "sec.ttl"),
+                 ("tools", "inventory", "sec.ttl")):
+        horismos(*args, cwd=hostile)
+    assert not (hostile / "imported").exists()
+
+
+def test_the_catalog_imports_nothing_and_leaves_sys_path_alone(hostile: Path,
+                                                             monkeypatch) -> None:
+    monkeypatch.chdir(hostile)
+    (hostile / "sec.ttl").write_text(SHELL.replace("python:os.system", "python:this.s"))
+    path, modules = list(sys.path), set(sys.modules)
+    agent = Agent.from_files(hostile / "sec.ttl")
+    (entry,) = agent.catalog.list()
+    assert entry.readiness == "catalog_only"
+    assert sys.path == path and "this" not in set(sys.modules) - modules
+
+
+def test_an_allowed_module_is_reached(hostile: Path) -> None:
+    (hostile / "sec.ttl").write_text(SHELL.replace("python:os.system", "python:evil.f"))
+    p = horismos("run", "sec.ttl", "--world", "w.ttl", "--all", "--allow-module", "evil",
+                 cwd=hostile)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (hostile / "imported").exists() and not (hostile / "pwned").exists()
+    listing = horismos("tools", "list", "sec.ttl", "--allow-module", "evil", cwd=hostile)
+    assert "model_callable" in listing.stdout
+
+
+def test_allow_modules_in_python_covers_submodules(build: Build) -> None:
+    defs = TRIAGE.replace("python:assign", "python:json.decoder.scanstring")
+    agent, _ = build(defs)
+    (entry,) = agent.catalog.list()
+    assert entry.readiness == "catalog_only"
+    allowed = Agent(agent.definitions, allow_modules=["json"])
+    assert allowed.catalog.list()[0].readiness == "model_callable"
+
+
+# -- 15.3 found before the first step ----------------------------------------------------------
+
+TWO_STEPS = TRIAGE.replace(":Queue a horis:ActionStep ;", ":Queue a horis:ActionStep ; "
+                           "horis:next :Stamp ;") + """
+:t.stamp a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
+                  horis:arg [ horis:name "note" ; horis:type xsd:string ] ] ;
+    horis:binding "python:stamp" .
+:Stamp a horis:ActionStep ; horis:tool :t.stamp ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+
+def test_a_required_argument_nothing_gives_is_refused_before_any_call(
+        build: Build, recorder: Recorder) -> None:
+    agent, world = build(TWO_STEPS, tools={"assign": recorder.tool("assign", {"ref": "R-1"}),
+                                           "stamp": recorder.tool("stamp")})
+    with pytest.raises(AuthoringError) as e:
+        agent.run(world, focus=str(EX.p1))
+    (p,) = e.value.problems
+    assert 'argument "note" of t.stamp is required' in p.message and p.line is not None
+    assert recorder.calls == []
+
+
+def test_a_function_that_does_not_fit_its_arguments_is_refused_before_any_call(
+        build: Build, recorder: Recorder) -> None:
+    def stamp(patient, memo):  # the Turtle says "note"
+        return None
+
+    defs = TWO_STEPS.replace('horis:var "this" ] .', 'horis:var "this" ] ; '
+                             'horis:requires "?this :acuity ?note ." .')
+    agent, world = build(defs, tools={"assign": recorder.tool("assign", {"ref": "R-1"}),
+                                      "stamp": stamp})
+    with pytest.raises(ToolError, match="no parameter 'note'.*did you mean 'memo'"):
+        agent.run(world, focus=str(EX.p1))
+    assert recorder.calls == []
+
+
+@pytest.mark.parametrize(("signature", "declared", "fits"), [
+    ("patient, queue", "", True),
+    ("**kw", "", True),
+    ("patient, queue, extra=1", "", True),
+    ("queue", "sent", True),                  # patient is horis:sent false: never passed
+    ("patient, queue", "sent", False),        # ... so a parameter for it must have a default
+    ("patient, queue=None", "optional", True),
+    ("patient, queue", "optional", False),    # queue may be left out: needs a default
+    ("patient, /, queue", "", False),         # positional-only: arguments are passed by name
+    ("patient", "", False),                   # no parameter for queue
+])
+def test_a_signature_is_held_to_sent_optional_and_kwargs(signature, declared, fits) -> None:
+    from horismos._bindings.python import signature_problems
+    from horismos._model import Arg, Tool
+
+    ns: dict = {}
+    exec(f"def f({signature}): pass", ns)
+    args = (Arg("patient", EX.Patient, True, sent=declared != "sent"),
+            Arg("queue", EX.AcuityLevel, True, optional=declared == "optional"))
+    tool = Tool(EX.t, "t", None, None, args, None, "python:f", 1.0)
+    assert (signature_problems(tool, ns["f"]) == []) is fits
+
+
+def test_validate_with_tools_reports_binding_mistakes_at_their_line(tmp_path: Path) -> None:
+    (tmp_path / "wf.ttl").write_text(PREFIXES + TWO_STEPS.replace(
+        '"python:assign"', '"python:asign"').replace(
+        'horis:var "this" ] .', 'horis:var "this" ] ; horis:requires "?this :acuity ?note ." .'))
+    (tmp_path / "mytools.py").write_text(
+        "def assign(patient, queue):\n    return {'ref': 'R-1'}\n\n"
+        "def stamp(patient, memo):\n    return None\n")
+    ontology = str(Path(__file__).parent / "fixtures" / "engine" / "clinic.ttl")
+    plain = horismos("validate", "wf.ttl", ontology, cwd=tmp_path)
+    assert plain.returncode == 0, plain.stdout
+    p = horismos("validate", "wf.ttl", ontology, "--tools", "mytools.py", cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    lines = (tmp_path / "wf.ttl").read_text().splitlines()
+    at = {n for n, line in enumerate(lines, 1) if "horis:binding" in line}
+    reported = [line for line in p.stdout.splitlines() if ": error: " in line]
+    assert len(reported) == 2, p.stdout
+    assert any("did you mean 'assign'" in r for r in reported)
+    assert any("no parameter 'note'" in r and "did you mean 'memo'" in r for r in reported)
+    assert {int(r.split(":")[1]) for r in reported} <= at
+    no_traceback(p)
