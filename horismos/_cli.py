@@ -14,6 +14,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -148,6 +149,7 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run one instance (``--focus``) or one per focus node (``--all``); exit by its status."""
     out_format = _out_format(args.out) if args.out else None
+    _writable("--trace", args.trace)
     agent = Agent.from_files(*args.paths, tools=_python_tools(args), entailment=args.entailment)
     world = World.open(args.store)
     if args.world:
@@ -180,7 +182,23 @@ def _out_format(path: str) -> str:
     if fmt is None:
         raise UsageError(f"--out {path}: name the file .trig (TriG) or .nq (N-Quads); the world "
                          "has named graphs, which Turtle cannot hold")
+    _writable("--out", path)
     return fmt
+
+
+def _writable(option: str, path: str | None) -> None:
+    """Refuse an output file that cannot be written before anything runs, not after."""
+    if path is None:
+        return
+    p = Path(path)
+    folder = p.parent
+    if p.is_dir():
+        raise UsageError(f"{option} {path}: this is a folder; give a file name in it")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it "
+                         "first")
+    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{option} {path}: not writable")
 
 
 def load_tools(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:
@@ -495,6 +513,7 @@ def _resume_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_resume(args: argparse.Namespace) -> int:
     """Land the facts answering a waiting instance and continue it; exit by its status."""
     out_format = _out_format(args.out) if args.out else None
+    _writable("--trace", args.trace)
     agent = Agent.from_files(*args.paths, tools=_python_tools(args),
                              entailment=args.entailment)
     world = World.open(args.store)
@@ -679,6 +698,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
 def cmd_tools_call(args: argparse.Namespace) -> int:
     """Run one guarded call; print its receipt or its JSON envelope; exit by its status."""
     out_format = _out_format(args.out) if args.out else None
+    _writable("--trace", args.trace)
     payload = _json_args(args.args)
     if len(args.approval) > 1:
         raise UsageError("give one --approval to a call: it approves one exact payload")
@@ -827,9 +847,39 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+class _OneLine(logging.Filter):
+    """rdflib logs a traceback for each ill-typed literal it reads (``"abc"^^xsd:integer``):
+    say it once, in one line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.said: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            why = str(record.exc_info[1])
+            text = record.getMessage()
+            if text.startswith("Failed to convert Literal"):
+                datatype = text.partition("Datatype=")[2].partition(",")[0]
+                text = f"an ill-typed literal of datatype <{datatype}> is kept as text"
+            record.msg, record.args = f"horismos: warning: {text}: {why}", ()
+            record.exc_info = record.exc_text = None
+        if record.getMessage() in self.said:
+            return False
+        self.said.add(record.getMessage())
+        return True
+
+
+def _one_line_rdflib_warnings() -> None:
+    logger = logging.getLogger("rdflib.term")
+    if not any(isinstance(f, _OneLine) for f in logger.filters):
+        logger.addFilter(_OneLine())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command; returns the exit code."""
     args = parser().parse_args(argv)
+    _one_line_rdflib_warnings()
     try:
         return args.func(args)
     except AuthoringError as e:
@@ -840,4 +890,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except HorismosError as e:
         print(f"horismos {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:  # a file the command reads or writes; never a traceback
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"horismos {args.command}: error: {where}{e.strerror or e}", file=sys.stderr)
         return EXIT_USAGE

@@ -84,8 +84,11 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
     prev = GENESIS
     hashed = True
     events: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8") as f:
-        raws = f.readlines()
+    try:
+        with open(path, encoding="utf-8") as f:
+            raws = f.readlines()
+    except UnicodeDecodeError as e:
+        raise TraceError(f"{path}: not a trace: byte {e.start} is not UTF-8 text") from None
     for n, raw in enumerate(raws, 1):
         line = raw.rstrip("\n")
         if not line:

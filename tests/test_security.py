@@ -141,7 +141,7 @@ def test_a_function_that_does_not_fit_its_arguments_is_refused_before_any_call(
                              'horis:requires "?this :acuity ?note ." .')
     agent, world = build(defs, tools={"assign": recorder.tool("assign", {"ref": "R-1"}),
                                       "stamp": stamp})
-    with pytest.raises(ToolError, match="no parameter 'note'.*did you mean 'memo'"):
+    with pytest.raises(ToolError, match=r"no parameter 'note'.*did you mean 'memo'"):
         agent.run(world, focus=str(EX.p1))
     assert recorder.calls == []
 
@@ -189,3 +189,66 @@ def test_validate_with_tools_reports_binding_mistakes_at_their_line(tmp_path: Pa
     assert any("no parameter 'note'" in r and "did you mean 'memo'" in r for r in reported)
     assert {int(r.split(":")[1]) for r in reported} <= at
     no_traceback(p)
+
+
+# -- 13.4 no traceback; outputs known writable before anything acts --------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIAGE_FILES = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" / "ehr.ttl")]
+TRIAGE_RUN = [*TRIAGE_FILES, "--world", str(ROOT / "examples" / "triage" / "world.ttl"),
+              "--focus", ":patient42"]
+
+
+@pytest.fixture
+def counted(tmp_path: Path) -> Path:
+    """The triage tools, each call leaving a line in calls.txt."""
+    (tmp_path / "ehr_client.py").write_text(
+        "def _mark(name):\n"
+        f"    open({str(tmp_path / 'calls.txt')!r}, 'a').write(name + '\\n')\n\n"
+        "def assign_queue(patient, queue):\n    _mark('assign')\n"
+        "    return {'queueRef': 'Q-URGENT-1'}\n\n"
+        "def notify_nurse(patient, nurse, ref):\n    _mark('notify')\n"
+        "    return {'assignedNurse': nurse}\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("output", [
+    ("--out", "/nonexistent/x.nq"), ("--trace", "missing/run.jsonl"), ("--trace", "."),
+    ("--out", "."),
+])
+def test_an_output_that_cannot_be_written_is_refused_before_any_step(counted: Path,
+                                                                     output) -> None:
+    if output == ("--out", "."):
+        output = ("--out", str(counted / "folder.nq"))
+        (counted / "folder.nq").mkdir()
+    p = horismos("run", *TRIAGE_RUN, "--tools", "ehr_client.py", *output, cwd=counted)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert output[0] in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert not (counted / "calls.txt").exists()
+    no_traceback(p)
+    call = horismos("tools", "call", "ehr.assign_queue", *TRIAGE_FILES, "--tools",
+                    "ehr_client.py", "--world", str(ROOT / "examples" / "triage" / "world.ttl"),
+                    "--args", '{"patient": ":patient42", "queue": ":urgent"}', *output,
+                    cwd=counted)
+    assert call.returncode == 2 and not (counted / "calls.txt").exists()
+    no_traceback(call)
+
+
+def test_trace_show_on_a_file_that_is_not_text_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "bin.jsonl").write_bytes(b"\xff\xfe{}\n")
+    p = horismos("trace", "show", "bin.jsonl", cwd=tmp_path)
+    assert p.returncode == 2 and "not UTF-8" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    no_traceback(p)
+
+
+def test_an_ill_typed_literal_in_the_world_is_one_warning_line(counted: Path) -> None:
+    (counted / "bad.ttl").write_text(
+        '@prefix : <http://example.org/ehr#> .\n'
+        '@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n'
+        ':patient42 :age "abc"^^xsd:integer .\n')
+    p = horismos("run", *TRIAGE_RUN, "--world", "bad.ttl", "--tools", "ehr_client.py",
+                 cwd=counted)
+    no_traceback(p)
+    warned = [line for line in p.stderr.splitlines() if "ill-typed" in line]
+    assert len(warned) == 1 and "'abc'" in warned[0], p.stderr
