@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from rdflib import RDF, RDFS, XSD, URIRef
 from rdflib.term import Node
@@ -33,6 +32,7 @@ from ._bindings import McpSessions, resolve, static_problem
 from ._definitions import Definitions
 from ._errors import ToolError, UsageError
 from ._model import Arg, Assertion, McpServer, Tool
+from ._redact import redact_url
 from ._vocab import HORIS
 
 if TYPE_CHECKING:
@@ -224,15 +224,6 @@ def effect_schema(tool: Tool, defs: Definitions) -> dict[str, Any] | None:
     }
 
 
-def _without_userinfo(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-
-
 def mcp_server_name(tool: Tool) -> str | None:
     if not tool.binding.startswith("mcp://"):
         return None
@@ -254,7 +245,7 @@ def missing_env(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
 
 
 def dependencies(tool: Tool, servers: Mapping[str, McpServer]) -> dict[str, Any]:
-    return {"binding": _without_userinfo(tool.binding), "mcp_server": mcp_server_name(tool),
+    return {"binding": redact_url(tool.binding), "mcp_server": mcp_server_name(tool),
             "env": env_vars(tool, servers)}
 
 

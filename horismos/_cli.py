@@ -30,12 +30,13 @@ from ._agent import Agent
 from ._bindings import PythonTools
 from ._bindings.mcp import connection_problems
 from ._catalog import check_inventory, inventory_text
-from ._contract import binding_problems, unbound_arguments
+from ._contract import binding_problems, credential_problems, unbound_arguments
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
 from ._errors import AuthoringError, HorismosError, Problem, TraceError, UsageError
 from ._proposal import summary as proposal_summary
 from ._records import InstanceRun, Run, StepRecord
+from ._redact import redact_text
 from ._replay import replay
 from ._runner import focus_nodes
 from ._stores import DEFAULT_STORE
@@ -84,7 +85,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"invalid: {_counts(e.problems)}")
         return 1
     refused = asyncio.run(connection_problems(defs)) if args.connect else []
-    refused += unbound_arguments(defs)
+    refused += unbound_arguments(defs) + credential_problems(defs)
     if args.tools or args.allow_module:
         refused += binding_problems(defs, _python_tools(args))
     for p in [*defs.warnings, *refused]:
@@ -889,7 +890,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {p}", file=sys.stderr)
         return EXIT_USAGE
     except HorismosError as e:
-        print(f"horismos {args.command}: error: {e}", file=sys.stderr)
+        print(f"horismos {args.command}: error: {redact_text(str(e))}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as e:  # a file the command reads or writes; never a traceback
         where = f"{e.filename}: " if e.filename else ""

@@ -18,9 +18,10 @@ from ._bindings.python import signature_problems
 from ._definitions import Definitions
 from ._errors import Problem
 from ._model import ActionStep, ProposalStep
+from ._redact import redact_url, url_credentials
 from ._vocab import HORIS
 
-__all__ = ["binding_problems", "unbound_arguments"]
+__all__ = ["binding_problems", "credential_problems", "unbound_arguments"]
 
 
 def unbound_arguments(defs: Definitions) -> list[Problem]:
@@ -63,4 +64,24 @@ def binding_problems(defs: Definitions, registry: Mapping[str, Callable[..., Any
             found += [f"binding \"{tool.binding}\" of {tool.name} does not fit its "
                       f"horis:takes: {p}" for p in signature_problems(tool, func)]
         problems += [defs.sources.problem("error", tool.iri, p, at=at) for p in found]
+    return problems
+
+
+def credential_problems(defs: Definitions) -> list[Problem]:
+    """Each HTTP binding or MCP server URL that carries credentials (user info, a query value
+    named like a secret): they would be copied into traces and errors."""
+    hint = ("send it as a header read from the environment: horis:header [ horis:name "
+            "\"Authorization\" ; horis:fromEnv \"API_TOKEN\" ]")
+    found = [(t.iri, HORIS.binding, t.binding, t.name) for t in defs.tools.values()
+             if t.binding.startswith(("http://", "https://"))]
+    found += [(s.iri, HORIS.url, s.url, f"MCP server \"{s.name}\"")
+              for s in defs.mcp_servers.values() if s.url is not None]
+    problems = []
+    for node, pred, url, who in sorted(found, key=lambda f: str(f[0])):
+        secrets = url_credentials(url)
+        if secrets:
+            problems.append(defs.sources.problem(
+                "error", node, f"the URL of {who} ({redact_url(url)}) carries credentials "
+                f"({', '.join(secrets)}), which would be copied into traces and errors",
+                hint, at=(node, pred, Literal(url))))
     return problems

@@ -252,3 +252,66 @@ def test_an_ill_typed_literal_in_the_world_is_one_warning_line(counted: Path) ->
     no_traceback(p)
     warned = [line for line in p.stderr.splitlines() if "ill-typed" in line]
     assert len(warned) == 1 and "'abc'" in warned[0], p.stderr
+
+
+# -- 13.6 secrets stay out of output, traces and the world -----------------------------------
+
+SECRET_URL = "http://ops:hunter2@127.0.0.1:{port}/good?token=s3cr3t&ward=7"
+HTTP_TOOL = PREFIXES + """
+:t.remote a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :ref ; horis:type xsd:string ] ] ;
+    horis:binding "{url}" .
+:Remote a horis:Workflow ; horis:focusType :Patient ; horis:start :Call .
+:Call a horis:ActionStep ; horis:tool :t.remote ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+CLINIC = str(Path(__file__).parent / "fixtures" / "engine" / "clinic.ttl")
+
+
+def leaked(*texts: str) -> bool:
+    return any(s in t for t in texts for s in ("hunter2", "s3cr3t"))
+
+
+def test_credentials_in_a_binding_url_are_refused_and_never_shown(tmp_path: Path) -> None:
+    from servers.http_server import serve
+
+    server, base, received = serve()
+    try:
+        port = base.rsplit(":", 1)[1]
+        (tmp_path / "remote.ttl").write_text(HTTP_TOOL.replace(
+            "{url}", SECRET_URL.format(port=port)))
+        (tmp_path / "w.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
+        check = horismos("validate", "remote.ttl", CLINIC, cwd=tmp_path)
+        assert check.returncode == 1, check.stdout
+        assert "carries credentials (user info, query value \"token\")" in check.stdout
+        assert "horis:fromEnv" in check.stdout and "remote.ttl:" in check.stdout
+        run = horismos("run", "remote.ttl", CLINIC, "--world", "w.ttl", "--all",
+                       "--trace", "t.jsonl", "--out", "out.nq", cwd=tmp_path)
+        assert run.returncode == 2, run.stdout + run.stderr
+        assert "carries credentials" in run.stderr and received.requests == []
+        listing = horismos("tools", "list", "remote.ttl", CLINIC, "--format", "json",
+                           cwd=tmp_path)
+        assert "***@127.0.0.1" in listing.stdout and "token=***" in listing.stdout
+        stored = [p.read_text() for p in tmp_path.glob("*.*") if p.suffix in (".jsonl", ".nq")]
+        assert not leaked(check.stdout, run.stdout, run.stderr, listing.stdout, *stored)
+    finally:
+        server.shutdown()
+
+
+def test_a_store_url_with_credentials_is_masked_in_errors(tmp_path: Path) -> None:
+    (tmp_path / "w.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
+    p = horismos("load", "w.ttl", "--store", "sparql:http://ops:hunter2@127.0.0.1:1/",
+                 cwd=tmp_path)
+    assert p.returncode == 1 and "cannot be reached" in p.stderr, p.stderr
+    assert "***@127.0.0.1:1" in p.stderr and not leaked(p.stderr)
+
+
+def test_redaction_keeps_the_endpoint_and_masks_only_secrets() -> None:
+    from horismos._redact import redact_text, url_credentials
+
+    text = "POST https://a:b@api.example.org/v1?api_key=K1&page=2&sessionId=S9 failed"
+    assert redact_text(text) == ("POST https://***@api.example.org/v1?api_key=***&page=2"
+                                 "&sessionId=*** failed")
+    assert url_credentials("https://api.example.org/v1?page=2") == []

@@ -4,7 +4,9 @@ Strict: the response body must be one JSON object (any field outside the effect 
 reject it), the answer must be 2xx (redirects are not followed), TLS is verified, and at most
 :data:`MAX_RESPONSE_BYTES` are read. Request headers come from environment variables named in
 the Turtle (``horis:header [ horis:name "Authorization" ; horis:fromEnv "API_TOKEN" ]``); their
-values are never written to the trace or to an error message.
+values are never written to the trace or to an error message, and the URL is shown with any
+credential in it masked (:mod:`horismos._redact`); a URL that carries one is refused before
+any call, since credentials belong in those environment headers.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import json
 import os
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from .._errors import ToolError, ToolTimeout
 from .._model import Tool
+from .._redact import redact_text, redact_url, url_credentials
 from .base import Binding
 from .wire import json_arguments
 
@@ -36,10 +38,18 @@ class HttpBinding(Binding):
     def __init__(self, tool: Tool) -> None:
         self.tool = tool
         self.url = tool.binding
-        self.shown = _without_userinfo(tool.binding)
+        self.shown = redact_url(tool.binding)
         self._client: httpx.AsyncClient | None = None
 
     async def check(self) -> None:
+        secrets = url_credentials(self.url)
+        if secrets:
+            raise ToolError(
+                f"{self.tool.name}: the binding URL {self.shown} carries credentials "
+                f"({', '.join(secrets)}), which would be copied into traces and errors; take "
+                "them out and send them as a header read from the environment: horis:header "
+                "[ horis:name \"Authorization\" ; horis:fromEnv \"API_TOKEN\" ]",
+                tool=str(self.tool.iri))
         self._headers()
 
     def _headers(self) -> dict[str, str]:
@@ -68,13 +78,14 @@ class HttpBinding(Binding):
             raise ToolTimeout(f"{where} did not answer within {self.tool.timeout:g}s "
                               "(horis:timeout)") from None
         except httpx.HTTPError as e:
-            raise ToolError(f"{where} failed: {type(e).__name__}: {e}") from None
+            raise ToolError(f"{where} failed: {type(e).__name__}: {redact_text(str(e))}",
+                            ) from None
         status = response.status_code
         if not 200 <= status < 300:
             hint = ""
             if 300 <= status < 400:
                 hint = (f" (redirects are not followed; bind the tool to "
-                        f"{_without_userinfo(response.headers.get('location', 'the final URL'))})")
+                        f"{redact_url(response.headers.get('location', 'the final URL'))})")
             raise ToolError(f"{where} answered {status} {response.reason_phrase}{hint}: "
                             f"{_preview(body)}")
         if status == 204 or not body.strip():
@@ -115,10 +126,3 @@ async def _read_capped(response: httpx.Response, where: str) -> bytes:
 def _preview(body: bytes, limit: int = 200) -> str:
     text = body[:limit].decode("utf-8", "replace").strip()
     return repr(text + ("…" if len(body) > limit else "")) if text else "(empty body)"
-
-
-def _without_userinfo(url: str) -> str:
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))

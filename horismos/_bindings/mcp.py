@@ -31,6 +31,7 @@ from rdflib import RDFS, XSD, URIRef
 
 from .._errors import Problem, ToolError, UsageError
 from .._model import Arg, McpServer, Tool
+from .._redact import redact_url
 from .base import Binding
 from .wire import json_arguments, json_object
 
@@ -102,7 +103,7 @@ class McpSession:
 
     def describe(self) -> str:
         s = self.server
-        how = s.url if s.url is not None else " ".join([s.command or "", *s.args])
+        how = redact_url(s.url) if s.url is not None else " ".join([s.command or "", *s.args])
         return f"MCP server \"{s.name}\" ({how})"
 
     @property
