@@ -575,7 +575,7 @@ class Runner:
         self._emit(
             "step", instance=str(rec.instance), step=str(rec.step), kind=rec.kind,
             tool=str(rec.tool) if rec.tool else None, status=rec.status,
-            args=rec.args, result=rec.result, attempts=rec.attempts,
+            args=rec.args, attempts=rec.attempts,  # what the tool returned: in ``outcomes``
             narrowed=sorted({k for r in rec.result for k in getattr(r, "narrowed", ())}),
             precondition={"holds": rec.blocked_by is None, "failing": rec.blocked_by},
             effects=[[s.n3(), p.n3(), o.n3()] for s, p, o in rec.effects],

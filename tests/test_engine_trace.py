@@ -14,9 +14,15 @@ import pytest
 from conftest import EX, TRIAGE, step_events
 
 from horismos import TraceTampered, TraceVersionError, World, read_trace
+from horismos._outcomes import decode
 from horismos._trace import TRACE_VERSION
 
-STEP_FIELDS = {"step", "tool", "args", "result", "effects", "gate", "status", "timings"}
+STEP_FIELDS = {"step", "tool", "args", "outcomes", "effects", "gate", "status", "timings"}
+
+
+def returned(event):
+    """What the tool returned on each call of a step: its ``outcomes`` (kept once)."""
+    return [decode(o["returned"]) for o in event.get("outcomes", []) if "returned" in o]
 
 
 @pytest.fixture
@@ -98,13 +104,13 @@ def test_every_step_event_says_what_fired_with_what_and_what_came_of_it(traced):
         assert {"precondition", "tool", "gate"} <= set(event["timings"])
     first, rejected, third = steps
     assert first["step"] == str(EX.Queue) and first["status"] == "completed"
-    assert first["result"] == [{"ref": "R-1"}]
+    assert returned(first) == [{"ref": "R-1"}] and "result" not in first  # stored once
     assert [EX.p1.n3(), EX.ref.n3(), '"R-1"'] in first["effects"]
     assert any(p == EX.queuedAt.n3() for _, p, _ in first["effects"])
     assert first["gate"] == {"conforms": True, "messages": []}
     assert first["graph"] == str(run.steps[0].graph)
     assert rejected["status"] == "rejected" and rejected["effects"] == []
-    assert rejected["result"] == [{"ref": "bad-ref"}]
+    assert returned(rejected) == [{"ref": "bad-ref"}]
     assert rejected["gate"]["conforms"] is False
     (message,) = rejected["gate"]["messages"]
     assert message["focus"] == ":p1" and message["path"] == ":ref"
@@ -121,7 +127,7 @@ def test_a_blocked_step_event_names_the_failing_pattern(build, recorder):
     (event,) = step_events(run)
     assert event["status"] == "blocked"
     assert event["precondition"] == {"holds": False, "failing": "?this :acuity ?queue ."}
-    assert event["result"] == [] and event["effects"] == []
+    assert returned(event) == [] and event["effects"] == []
 
 
 def test_an_untouched_trace_reads_back_event_for_event(traced):

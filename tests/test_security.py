@@ -315,3 +315,83 @@ def test_redaction_keeps_the_endpoint_and_masks_only_secrets() -> None:
     assert redact_text(text) == ("POST https://***@api.example.org/v1?api_key=***&page=2"
                                  "&sessionId=*** failed")
     assert url_credentials("https://api.example.org/v1?page=2") == []
+
+
+# -- 13.2 every binding's result is bounded ----------------------------------------------------
+
+BIG = "x" * (2 << 20)  # 2 MiB: past the default cap of 1 MiB
+
+
+def test_a_python_result_past_the_cap_is_refused_and_not_traced(build: Build,
+                                                               tmp_path: Path) -> None:
+    from horismos import ResultTooLarge
+
+    agent, world = build(TRIAGE, tools={"assign": lambda patient, queue: {"ref": BIG}})
+    run = agent.run(world, focus=str(EX.p1), trace=tmp_path / "big.jsonl")
+    (rec,) = run.steps
+    assert isinstance(rec.error, ResultTooLarge) and rec.error.limit == 1 << 20
+    assert "horis:maxResultBytes" in str(rec.error)
+    assert (EX.p1, EX.ref, None) not in world.graph
+    assert (tmp_path / "big.jsonl").stat().st_size < 100_000
+
+
+def test_a_tool_may_declare_a_larger_cap(build: Build) -> None:
+    defs = TRIAGE.replace('horis:timeout "2s" .', 'horis:timeout "20s" ; '
+                          'horis:maxResultBytes 3000000 .')
+    big = "R-" + "7" * (2 << 20)
+    agent, world = build(defs, tools={"assign": lambda patient, queue: {"ref": big}})
+    run = agent.run(world, focus=str(EX.p1))
+    assert run.status == "completed", run.error
+
+
+def test_an_http_answer_past_the_tools_cap_is_not_read(tmp_path: Path) -> None:
+    from servers.http_server import serve
+
+    from horismos import ResultTooLarge, World
+
+    server, base, _ = serve()
+    try:
+        defs = HTTP_TOOL.replace("{url}", f"{base}/good").replace(
+            "horis:binding", "horis:maxResultBytes 8 ;\n    horis:binding")
+        (tmp_path / "d.ttl").write_text(defs)
+        (tmp_path / "w.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
+        agent = Agent.from_files(tmp_path / "d.ttl", CLINIC)
+        run = agent.run(World.from_files(tmp_path / "w.ttl"), focus=str(EX.p1))
+        assert isinstance(run.steps[0].error, ResultTooLarge), run.steps[0].error
+        assert "more than 8 bytes" in str(run.steps[0].error)
+    finally:
+        server.shutdown()
+
+
+MCP_SERVER = Path(__file__).parent / "servers" / "mcp_server.py"
+
+
+def test_an_mcp_answer_past_the_cap_is_dropped_as_it_arrives(tmp_path: Path) -> None:
+    from horismos import ResultTooLarge, World
+
+    defs = PREFIXES + f"""
+:clinic a horis:McpServer ; horis:command "python" ; horis:args ( "{MCP_SERVER.as_posix()}" ) .
+:Job a owl:Class .
+:size a owl:DatatypeProperty .
+:t.huge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
+                  horis:arg [ horis:name "size" ; horis:type xsd:integer ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :ref ; horis:key "queueRef" ;
+                                   horis:type xsd:string ] ] ;
+    horis:binding "mcp://clinic/huge" ; horis:timeout "60s" .
+:Flow a horis:Workflow ; horis:focusType :Patient ; horis:start :Big .
+:Big a horis:ActionStep ; horis:tool :t.huge ; horis:requires "?this :size ?size ." ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+    (tmp_path / "d.ttl").write_text(defs)
+    # 8 MB each way round: far past the 1 MiB cap (and the session's 2 MiB message cap)
+    (tmp_path / "w.ttl").write_text(PREFIXES + ":p1 a :Patient ; :size 8000000 .\n"
+                                    ":p2 a :Patient ; :size 8000000 .\n")
+    agent = Agent.from_files(tmp_path / "d.ttl", CLINIC)
+    run = agent.run(World.from_files(tmp_path / "w.ttl"), all=True,
+                    trace=tmp_path / "t.jsonl")
+    errors = [i.steps[0].error for i in run.instances]
+    assert len(errors) == 2 and all(isinstance(e, ResultTooLarge) for e in errors), errors
+    assert "horis:maxResultBytes" in str(errors[0])
+    assert (tmp_path / "t.jsonl").stat().st_size < 100_000  # the same session served both

@@ -2,11 +2,12 @@
 
 Strict: the response body must be one JSON object (any field outside the effect makes the gate
 reject it), the answer must be 2xx (redirects are not followed), TLS is verified, and at most
-:data:`MAX_RESPONSE_BYTES` are read. Request headers come from environment variables named in
-the Turtle (``horis:header [ horis:name "Authorization" ; horis:fromEnv "API_TOKEN" ]``); their
-values are never written to the trace or to an error message, and the URL is shown with any
-credential in it masked (:mod:`horismos._redact`); a URL that carries one is refused before
-any call, since credentials belong in those environment headers.
+the tool's ``horis:maxResultBytes`` (1 MiB by default, :mod:`.limits`) are read. Request
+headers come from environment variables named in the Turtle (``horis:header [ horis:name
+"Authorization" ; horis:fromEnv "API_TOKEN" ]``); their values are never written to the
+trace or to an error message, and the URL is shown with any credential in it masked
+(:mod:`horismos._redact`); a URL that carries one is refused before any call, since
+credentials belong in those environment headers.
 """
 
 from __future__ import annotations
@@ -22,12 +23,10 @@ from .._errors import ToolError, ToolTimeout
 from .._model import Tool
 from .._redact import redact_text, redact_url, url_credentials
 from .base import Binding
+from .limits import too_large
 from .wire import json_arguments
 
-__all__ = ["MAX_RESPONSE_BYTES", "HttpBinding"]
-
-MAX_RESPONSE_BYTES = 1 << 20
-"""A larger response is cut off and refused: 1 MiB."""
+__all__ = ["HttpBinding"]
 
 
 class HttpBinding(Binding):
@@ -73,7 +72,7 @@ class HttpBinding(Binding):
         try:
             async with self._client.stream("POST", self.url, json=json_arguments(self.tool, args),
                                            headers=headers) as response:
-                body = await _read_capped(response, where)
+                body = await _read_capped(response, self.tool, where)
         except httpx.TimeoutException:
             raise ToolTimeout(f"{where} did not answer within {self.tool.timeout:g}s "
                               "(horis:timeout)") from None
@@ -106,19 +105,18 @@ class HttpBinding(Binding):
             self._client = None
 
 
-async def _read_capped(response: httpx.Response, where: str) -> bytes:
-    """The body, refused past :data:`MAX_RESPONSE_BYTES` without reading the rest."""
+async def _read_capped(response: httpx.Response, tool: Tool, where: str) -> bytes:
+    """The body, refused past the tool's ``horis:maxResultBytes`` without reading the rest."""
     declared = response.headers.get("content-length")
-    too_big = ToolError(f"{where} answered more than {MAX_RESPONSE_BYTES} bytes; the response "
-                        "is refused")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
-        raise too_big
+    limit = tool.max_result_bytes
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise too_large(tool, where)
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():
         size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            raise too_big
+        if size > limit:
+            raise too_large(tool, where)
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -26,6 +26,7 @@ from typing import Any
 from .._errors import ToolError, UsageError
 from .._model import Tool
 from .base import Binding
+from .limits import check_result
 
 __all__ = ["PythonBinding", "PythonTools", "signature_problems", "static_problem"]
 
@@ -169,6 +170,12 @@ class PythonBinding(Binding):
                             "its horis:takes: " + "; ".join(problems), tool=str(self.tool.iri))
 
     async def call(self, args: Mapping[str, Any]) -> Any:
+        result = await self._run(args)
+        if self.tool is not None:
+            check_result(self.tool, result, f"{self.tool.name} (\"{self.tool.binding}\")")
+        return result
+
+    async def _run(self, args: Mapping[str, Any]) -> Any:
         if self.is_async:
             return await self.func(**args)
         # A daemon thread, not the loop's default executor: asyncio.run() joins that executor
