@@ -16,6 +16,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -175,7 +176,16 @@ def _write_world(world: World, defs: Definitions, path: str, fmt: str | None) ->
     graph = world.graph
     for prefix, ns in defs.graph.namespaces():
         graph.bind(prefix, ns, override=False)
-    graph.serialize(destination=path, format=fmt)
+    text = graph.serialize(format=fmt)
+    # rdflib writes a NaN or infinite double in N-Quads as "nan"/"inf", which nothing reads
+    # back; its lexical forms are NaN, INF and -INF (TriG already writes those)
+    text = _NON_FINITE.sub(lambda m: f'"{_LEXICAL[m.group(1)]}"^^<{m.group(2)}>', text)
+    Path(path).write_text(text, encoding="utf-8")
+
+
+_NON_FINITE = re.compile(r'"(nan|inf|-inf)"\^\^<(http://www\.w3\.org/2001/XMLSchema#'
+                         r'(?:double|float))>')
+_LEXICAL = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
 
 
 def _out_format(path: str) -> str:
@@ -713,10 +723,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
                                 approval=args.approval[0] if args.approval else None,
                                 allow=args.allow.split(","), trace=args.trace)
     if args.out:
-        graph = world.graph
-        for prefix, ns in agent.definitions.graph.namespaces():
-            graph.bind(prefix, ns, override=False)
-        graph.serialize(destination=args.out, format=out_format)
+        _write_world(world, agent.definitions, args.out, out_format)
         result.artifacts.append({"type": "world", "path": args.out})
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))

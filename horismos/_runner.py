@@ -31,6 +31,7 @@ from ._errors import (
 )
 from ._gate import Gate
 from ._intents import announce, open_intent
+from ._literals import well_formed
 from ._model import (
     ActionStep,
     DecisionStep,
@@ -471,6 +472,13 @@ class Runner:
                         f"{tool.name} declares no horis:effect but returned a result",
                         messages=(), step=str(step.iri), tool=str(tool.iri))
                 continue
+            result, malformed = well_formed(tool, result, self.defs.name(subject),
+                                            self.defs.name)
+            if malformed:  # bytes, NUL, NaN as a decimal, a set in a value: never a literal
+                raise GateRejected(
+                    f"the result of {tool.name} holds values RDF cannot carry: "
+                    + "; ".join(str(m) for m in malformed), messages=malformed,
+                    step=str(step.iri), tool=str(tool.iri))
             returned = self.gate.triples(tool, subject, result)
             fixed = self.gate.fixed(tool, subject, now)
             # with horis:forEach, earlier calls' effects on this node are part of its after-view

@@ -395,3 +395,67 @@ def test_an_mcp_answer_past_the_cap_is_dropped_as_it_arrives(tmp_path: Path) -> 
     assert len(errors) == 2 and all(isinstance(e, ResultTooLarge) for e in errors), errors
     assert "horis:maxResultBytes" in str(errors[0])
     assert (tmp_path / "t.jsonl").stat().st_size < 100_000  # the same session served both
+
+
+# -- 13.3 only well-formed literals land -------------------------------------------------------
+
+NUMBERS = PREFIXES + """
+:t.measure a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+        horis:asserts [ horis:property :dose ; horis:type xsd:decimal ; horis:optional true ] ;
+        horis:asserts [ horis:property :ratio ; horis:type xsd:double ; horis:optional true ] ;
+        horis:asserts [ horis:property :note ; horis:type xsd:string ; horis:optional true ;
+                        horis:many true ] ] ;
+    horis:binding "python:measure" .
+:Measure a horis:Workflow ; horis:focusType :Patient ; horis:start :M .
+:M a horis:ActionStep ; horis:tool :t.measure ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+
+@pytest.mark.parametrize(("answer", "words"), [
+    ({"dose": float("nan")}, "only xsd:double and xsd:float have NaN"),
+    ({"dose": float("inf")}, "only xsd:double and xsd:float have NaN"),
+    ({"dose": "NaN"}, "is not an xsd:decimal"),
+    ({"note": b"\xff\xfe"}, "bytes are not text"),
+    ({"note": "a\x00b"}, "U+0000"),
+    ({"note": [{"a": 1}]}, "inside a value cannot be one literal"),
+    ({3: "x"}, "keys are its fields' names"),
+    ({"note": object()}, "is not a value RDF can hold"),
+])
+def test_a_value_rdf_cannot_carry_is_a_gate_rejection(tmp_path: Path, answer, words) -> None:
+    from horismos import GateRejected, World
+
+    (tmp_path / "d.ttl").write_text(NUMBERS)
+    (tmp_path / "w.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
+    agent = Agent.from_files(tmp_path / "d.ttl", CLINIC, tools={"measure": lambda patient: answer})
+    world = World.from_files(tmp_path / "w.ttl")
+    run = agent.run(world, focus=str(EX.p1))
+    (rec,) = run.steps
+    assert rec.status == "rejected" and isinstance(rec.error, GateRejected), rec.error
+    assert words in str(rec.error)
+    assert not set(world.graph.predicates(EX.p1)) - {EX.ref, __import__("rdflib").RDF.type}
+
+
+def test_sets_spread_and_non_finite_doubles_read_back_from_out(tmp_path: Path) -> None:
+    (tmp_path / "d.ttl").write_text(NUMBERS)
+    (tmp_path / "w.ttl").write_text(PREFIXES + ":p1 a :Patient .\n:p2 a :Patient .\n")
+    (tmp_path / "measure.py").write_text(
+        "def measure(patient):\n"
+        "    inf = patient.endswith('p1')\n"
+        "    return {'ratio': float('-inf') if inf else float('nan'), 'note': {'a', 'b'}}\n")
+    for out in ("out.nq", "out.trig"):
+        p = horismos("run", "d.ttl", CLINIC, "--world", "w.ttl", "--all", "--tools",
+                     "measure.py", "--out", out, cwd=tmp_path)
+        assert p.returncode == 0, p.stdout + p.stderr
+        text = (tmp_path / out).read_text()
+        assert '"-INF"^^' in text and '"NaN"^^' in text, text
+        from rdflib import Dataset
+
+        ds = Dataset()
+        ds.parse(tmp_path / out)
+        ratios = sorted(repr(o.toPython()) for _, _, o, _ in ds.quads((None, EX.ratio, None)))
+        assert ratios == ["-inf", "nan"]  # read back as the values they were
+        notes = sorted(str(o) for _, _, o, _ in ds.quads((EX.p1, EX.note, None)))
+        assert notes == ["a", "b"]
