@@ -24,11 +24,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from rdflib import RDF, RDFS, XSD, URIRef
 from rdflib.term import Node
 
-from ._bindings import McpSessions, resolve, static_problem
+from ._bindings import McpSessions, hosts_of, resolve, static_problem
 from ._definitions import Definitions
 from ._errors import ToolError, UsageError
 from ._model import Arg, Assertion, McpServer, Tool
@@ -245,8 +246,18 @@ def missing_env(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
 
 
 def dependencies(tool: Tool, servers: Mapping[str, McpServer]) -> dict[str, Any]:
+    url = reached_url(tool, servers)
+    host = urlsplit(url).hostname if url is not None else None
     return {"binding": redact_url(tool.binding), "mcp_server": mcp_server_name(tool),
-            "env": env_vars(tool, servers)}
+            "env": env_vars(tool, servers), "hosts": [host] if host else []}
+
+
+def reached_url(tool: Tool, servers: Mapping[str, McpServer]) -> str | None:
+    """The URL a call connects to: an HTTP binding's, or its MCP server's ``horis:url``."""
+    if tool.binding.startswith(("http://", "https://")):
+        return tool.binding
+    server = servers.get(mcp_server_name(tool) or "")
+    return server.url if server is not None else None
 
 
 def binding_problem(tool: Tool, registry: Mapping[str, Any], sessions: McpSessions,
@@ -255,6 +266,10 @@ def binding_problem(tool: Tool, registry: Mapping[str, Any], sessions: McpSessio
     no network is touched."""
     if tool.binding.startswith("python:"):
         return static_problem(tool, registry)
+    url = reached_url(tool, sessions.servers)
+    refused = hosts_of(registry).problem(url, resolve=False) if url is not None else None
+    if refused is not None:
+        return refused
     try:
         resolve(tool, registry, sessions)
     except ToolError as e:

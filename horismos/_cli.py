@@ -28,7 +28,7 @@ from rdflib import URIRef
 from rdflib.util import from_n3
 
 from ._agent import Agent
-from ._bindings import PythonTools
+from ._bindings import Hosts, Reach
 from ._bindings.mcp import connection_problems
 from ._catalog import check_inventory, inventory_text
 from ._contract import binding_problems, credential_problems, unbound_arguments
@@ -73,7 +73,7 @@ def _validate_arguments(p: argparse.ArgumentParser) -> None:
                    help="as for run; with it (or --allow-module) each python: binding is "
                         "resolved and each registered function's parameters are checked "
                         "against its horis:takes")
-    _allow_module_option(p)
+    _reach_options(p)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -88,7 +88,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     refused = asyncio.run(connection_problems(defs)) if args.connect else []
     refused += unbound_arguments(defs) + credential_problems(defs)
     if args.tools or args.allow_module:
-        refused += binding_problems(defs, _python_tools(args))
+        refused += binding_problems(defs, _reach(args))
     for p in [*defs.warnings, *refused]:
         print(p)
     if refused:
@@ -135,7 +135,7 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
                    help="a Python module (importable from the current directory) or .py file "
                         "whose public functions back python:NAME and python:MODULE.NAME "
                         "bindings (repeatable)")
-    _allow_module_option(p)
+    _reach_options(p)
     p.add_argument("--trace", metavar="PATH", help=f"write the {what}'s trace (JSON Lines) here")
     p.add_argument("--out", metavar="F",
                    help=f"write the world after the {what} to F (.trig or .nq)")
@@ -152,7 +152,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Run one instance (``--focus``) or one per focus node (``--all``); exit by its status."""
     out_format = _out_format(args.out) if args.out else None
     _writable("--trace", args.trace)
-    agent = Agent.from_files(*args.paths, tools=_python_tools(args), entailment=args.entailment)
+    agent = Agent.from_files(*args.paths, tools=_reach(args), entailment=args.entailment)
     world = World.open(args.store)
     if args.world:
         world.load(*args.world)
@@ -258,18 +258,43 @@ def _import_tools(spec: str) -> ModuleType:
                          "holds it, or give the path of the .py file") from None
 
 
-def _allow_module_option(p: argparse.ArgumentParser) -> None:
+def _reach_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-module", action="append", default=[], metavar="NAME",
                    help="let python:NAME.func bindings (and NAME.sub.func) import and call "
                         "code in module NAME (repeatable); without it a python: binding "
                         "reaches only the functions --tools registers")
+    p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+                   help="let HTTP bindings and MCP server URLs reach only these hosts "
+                        "(repeatable; api.example.org, *.example.org, 10.0.0.0/8), with "
+                        "allow-hosts in [tool.horismos] of ./pyproject.toml; link-local and "
+                        "metadata addresses only when named")
 
 
-def _python_tools(args: argparse.Namespace) -> PythonTools:
-    """What ``python:`` bindings may reach: ``--tools`` functions, ``--allow-module`` modules."""
+def _reach(args: argparse.Namespace) -> Reach:
+    """What bindings may reach: ``--tools`` functions, ``--allow-module`` modules, and the
+    ``--allow-host`` hosts with the project's ``allow-hosts``."""
     if args.allow_module:
         _cwd_importable()
-    return PythonTools(load_tools(args.tools), args.allow_module)
+    hosts = [*args.allow_host, *_project_hosts()]
+    return Reach(load_tools(args.tools), args.allow_module, Hosts(tuple(hosts)))
+
+
+def _project_hosts() -> list[str]:
+    """``allow-hosts`` under ``[tool.horismos]`` in the current folder's ``pyproject.toml``."""
+    path = Path("pyproject.toml")
+    if not path.is_file():
+        return []
+    import tomllib
+
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise UsageError(f"{path}: cannot read [tool.horismos] from it ({e})") from None
+    hosts = table.get("tool", {}).get("horismos", {}).get("allow-hosts", [])
+    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+        raise UsageError(f"{path}: [tool.horismos] allow-hosts is a list of strings, e.g. "
+                         "[\"api.example.org\", \"*.internal.example\"]")
+    return hosts
 
 
 def _cwd_importable() -> None:
@@ -414,7 +439,7 @@ def _replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tools", action="append", default=[], metavar="MODULE",
                    help="as for run; needed only with --reexecute-idempotent (recorded "
                         "results are substituted, no tool is called)")
-    _allow_module_option(p)
+    _reach_options(p)
     p.add_argument("--reexecute-idempotent", action="store_true",
                    help="call horis:idempotent tools again and compare their results with the "
                         "record (non-idempotent tools are never called)")
@@ -423,7 +448,7 @@ def _replay_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay each trace; one line per trace; 0 when all replay the same to their end, 1
     otherwise (a divergence, a refused trace, or one whose recording stopped mid-run)."""
-    agent = Agent.from_files(*args.paths, tools=_python_tools(args))
+    agent = Agent.from_files(*args.paths, tools=_reach(args))
     source = Path(args.trace)
     if not source.exists():
         raise UsageError(f"{source}: no such trace or folder of traces")
@@ -525,7 +550,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     """Land the facts answering a waiting instance and continue it; exit by its status."""
     out_format = _out_format(args.out) if args.out else None
     _writable("--trace", args.trace)
-    agent = Agent.from_files(*args.paths, tools=_python_tools(args),
+    agent = Agent.from_files(*args.paths, tools=_reach(args),
                              entailment=args.entailment)
     world = World.open(args.store)
     world.load(*args.world)
@@ -586,7 +611,7 @@ def _tools_arguments(p: argparse.ArgumentParser) -> None:
         a.add_argument("--tools", action="append", default=[], metavar="MODULE",
                        help="as for run: a module or .py file whose public functions back "
                             "python:NAME and python:MODULE.NAME bindings (repeatable)")
-        _allow_module_option(a)
+        _reach_options(a)
         if fmt:
             a.add_argument("--format", choices=("text", "json"), default="text",
                            help="text for people (the default) or JSON")
@@ -656,7 +681,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 
 def _catalog_agent(args: argparse.Namespace) -> Agent:
-    return Agent.from_files(*args.paths, tools=_python_tools(args))
+    return Agent.from_files(*args.paths, tools=_reach(args))
 
 
 def _json_args(text: str) -> Any:

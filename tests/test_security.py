@@ -459,3 +459,52 @@ def test_sets_spread_and_non_finite_doubles_read_back_from_out(tmp_path: Path) -
         assert ratios == ["-inf", "nan"]  # read back as the values they were
         notes = sorted(str(o) for _, _, o, _ in ds.quads((EX.p1, EX.note, None)))
         assert notes == ["a", "b"]
+
+
+# -- 13.8 outbound HTTP under the user's control -----------------------------------------------
+
+def test_a_metadata_address_is_refused_unless_named(tmp_path: Path) -> None:
+    from horismos import World
+
+    (tmp_path / "d.ttl").write_text(HTTP_TOOL.replace(
+        "{url}", "http://169.254.169.254/latest/meta-data/iam"))
+    (tmp_path / "w.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
+    agent = Agent.from_files(tmp_path / "d.ttl", CLINIC)
+    with pytest.raises(ToolError, match="link-local or cloud metadata address"):
+        agent.run(World.from_files(tmp_path / "w.ttl"), focus=str(EX.p1))
+    assert agent.catalog.list()[0].readiness == "catalog_only"
+    assert agent.catalog.list()[0].dependencies["hosts"] == ["169.254.169.254"]
+    named = Agent(agent.definitions, allow_hosts=["169.254.169.254"])
+    assert named.catalog.list()[0].readiness == "model_callable"
+    wildcard = Agent(agent.definitions, allow_hosts=["169.254.0.0/16"])
+    assert wildcard.catalog.list()[0].readiness == "model_callable"  # a network names it too
+    for url in ("http://[fd00:ec2::254]/", "http://metadata.google.internal/computeMetadata/",
+                "http://[::ffff:169.254.169.254]/"):
+        from horismos._bindings.reach import Hosts
+
+        assert "metadata" in (Hosts().problem(url) or ""), url
+
+
+def test_an_allow_list_per_run_and_per_project(tmp_path: Path) -> None:
+    from servers.http_server import serve
+
+    server, base, received = serve()
+    try:
+        (tmp_path / "d.ttl").write_text(HTTP_TOOL.replace("{url}", f"{base}/good"))
+        (tmp_path / "w.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
+        run = ("run", "d.ttl", CLINIC, "--world", "w.ttl", "--all")
+        refused = horismos(*run, "--allow-host", "api.example.org", cwd=tmp_path)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert "host 127.0.0.1 is not in the allowed hosts (api.example.org)" in refused.stderr
+        assert received.requests == []
+        listing = horismos("tools", "list", "d.ttl", CLINIC, "--format", "json",
+                           "--allow-host", "*.example.org", cwd=tmp_path)
+        assert '"hosts": [\n        "127.0.0.1"' in listing.stdout
+        assert '"readiness": "catalog_only"' in listing.stdout
+        (tmp_path / "pyproject.toml").write_text(
+            '[tool.horismos]\nallow-hosts = ["127.0.0.0/8"]\n')
+        allowed = horismos(*run, "--allow-host", "api.example.org", cwd=tmp_path)
+        assert "allowed hosts" not in allowed.stderr, allowed.stderr
+        assert len(received.requests) == 1  # reached (its answer is for another test)
+    finally:
+        server.shutdown()

@@ -24,6 +24,7 @@ from .._model import Tool
 from .._redact import redact_text, redact_url, url_credentials
 from .base import Binding
 from .limits import too_large
+from .reach import Hosts
 from .wire import json_arguments
 
 __all__ = ["HttpBinding"]
@@ -34,13 +35,16 @@ class HttpBinding(Binding):
 
     kind = "http"
 
-    def __init__(self, tool: Tool) -> None:
+    def __init__(self, tool: Tool, hosts: Hosts | None = None) -> None:
         self.tool = tool
+        self.hosts = hosts or Hosts()
+        self._host_checked = False
         self.url = tool.binding
         self.shown = redact_url(tool.binding)
         self._client: httpx.AsyncClient | None = None
 
     async def check(self) -> None:
+        self._check_host()
         secrets = url_credentials(self.url)
         if secrets:
             raise ToolError(
@@ -63,7 +67,16 @@ class HttpBinding(Binding):
             headers[h.name] = value
         return headers
 
+    def _check_host(self) -> None:
+        problem = self.hosts.problem(self.url)
+        if problem is not None:
+            raise ToolError(f"{self.tool.name} is refused before any request: {problem}",
+                            tool=str(self.tool.iri))
+        self._host_checked = True
+
     async def call(self, args: Mapping[str, Any]) -> Any:
+        if not self._host_checked:
+            self._check_host()
         headers = self._headers()
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=self.tool.timeout, follow_redirects=False,

@@ -35,6 +35,7 @@ from .._redact import redact_url
 from .base import Binding
 from .limits import DEFAULT_MAX_RESULT_BYTES, check_result, too_large
 from .mcp_stdio import TOO_LARGE
+from .reach import Hosts
 from .wire import json_arguments, json_object
 
 if TYPE_CHECKING:
@@ -290,8 +291,10 @@ class McpBinding(Binding):
 
     kind = "mcp"
 
-    def __init__(self, tool: Tool, server: str, name: str, sessions: McpSessions) -> None:
+    def __init__(self, tool: Tool, server: str, name: str, sessions: McpSessions,
+                 hosts: Hosts | None = None) -> None:
         self.tool = tool
+        self.hosts = hosts or Hosts()
         self.server = server
         self.name = name
         self.sessions = sessions
@@ -299,7 +302,8 @@ class McpBinding(Binding):
         self._remote: Any = None
 
     @classmethod
-    def resolve(cls, tool: Tool, sessions: McpSessions) -> McpBinding:
+    def resolve(cls, tool: Tool, sessions: McpSessions, hosts: Hosts | None = None,
+                ) -> McpBinding:
         server, _, name = tool.binding[len("mcp://"):].partition("/")
         if not server or not name:
             raise ToolError(f"binding \"{tool.binding}\" of {tool.name}: write "
@@ -311,12 +315,17 @@ class McpBinding(Binding):
                 f"is declared (declared: {known}); declare :{server} a horis:McpServer with "
                 f"horis:command or horis:url, or pass mcp_servers={{\"{server}\": …}} to Agent",
                 tool=str(tool.iri))
-        return cls(tool, server, name, sessions)
+        return cls(tool, server, name, sessions, hosts)
 
     async def check(self) -> None:
         self._accept(await self._open())
 
     async def _open(self) -> McpSession:
+        url = self.sessions.servers[self.server].url
+        problem = self.hosts.problem(url) if url is not None and self._session is None else None
+        if problem is not None:
+            raise ToolError(f"{self.tool.name} (mcp://{self.server}/{self.name}) is refused "
+                            f"before any request: {problem}", tool=str(self.tool.iri))
         try:
             return await self.sessions.get(self.server)
         except ToolError as e:

@@ -20,40 +20,22 @@ import difflib
 import importlib
 import inspect
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._errors import ToolError, UsageError
+from .._errors import ToolError
 from .._model import Tool
 from .base import Binding
 from .limits import check_result
+from .reach import Reach
 
-__all__ = ["PythonBinding", "PythonTools", "signature_problems", "static_problem"]
+__all__ = ["PythonBinding", "signature_problems", "static_problem"]
 
 _P = inspect.Parameter
 
 
-class PythonTools(dict[str, Callable[..., Any]]):
-    """The callables ``python:`` bindings may reach: those registered by name, and any
-    ``python:module.func`` whose module is (or is inside) one of ``allowed_modules``."""
-
-    def __init__(self, tools: Mapping[str, Callable[..., Any]] | None = None,
-                 allowed_modules: Iterable[str] = ()) -> None:
-        super().__init__(tools or {})
-        inherited = tools.allowed_modules if isinstance(tools, PythonTools) else ()
-        names = [m.strip() for m in (*inherited, *allowed_modules)]
-        for m in names:
-            if not m or not all(part.isidentifier() for part in m.split(".")):
-                raise UsageError(f"allowed module {m!r}: give a module name such as "
-                                "\"ehr_client\" or \"mylib.tools\"")
-        self.allowed_modules: tuple[str, ...] = tuple(dict.fromkeys(names))
-
-    def allows(self, module: str) -> bool:
-        return any(module == m or module.startswith(m + ".") for m in self.allowed_modules)
-
-
 def _allowed(registry: Mapping[str, Any], module: str) -> bool:
-    return isinstance(registry, PythonTools) and registry.allows(module)
+    return isinstance(registry, Reach) and registry.allows(module)
 
 
 def static_problem(tool: Tool, registry: Mapping[str, Callable[..., Any]]) -> str | None:
