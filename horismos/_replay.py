@@ -56,7 +56,7 @@ _FIRST = ("type", "step", "kind", "tool", "instance", "workflow", "focus", "prec
 # Fields that legitimately differ between a run and its replay. Beyond _FIRST, a field is
 # compared only when the recording has it: one this runtime added since is not a divergence.
 # ``result`` repeated each call's return value, which ``outcomes`` holds: older traces have it.
-_SKIP = frozenset({"seq", "prev", "hash", "timings", "definitions_digest", "result"})
+_SKIP = frozenset({"seq", "prev", "hash", "sig", "timings", "definitions_digest", "result"})
 _NOT_REST = _SKIP | set(_FIRST)
 
 

@@ -508,3 +508,89 @@ def test_an_allow_list_per_run_and_per_project(tmp_path: Path) -> None:
         assert len(received.requests) == 1  # reached (its answer is for another test)
     finally:
         server.shutdown()
+
+
+# -- 13.5 traces tamper-evident as documented -------------------------------------------------
+
+def _rehash(lines: list[str], sign=None) -> list[str]:
+    """A consistent forgery: every ``prev`` and ``hash`` recomputed after an edit."""
+    import hashlib
+    import json
+
+    prev, out = "sha256:" + "0" * 64, []
+    for raw in lines:
+        event = {k: v for k, v in json.loads(raw).items() if k not in ("hash", "sig")}
+        event["prev"] = prev
+        text = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        event["hash"] = prev = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        if sign is not None:
+            event["sig"] = sign(prev)
+        out.append(json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+    return out
+
+
+@pytest.fixture
+def recorded(build: Build, recorder: Recorder, tmp_path: Path):
+    def record(name: str = "run.jsonl") -> Path:
+        agent, world = build(TRIAGE, tools={"assign": recorder.tool("assign", {"ref": "R-1"})})
+        agent.run(world, focus=str(EX.p1), trace=tmp_path / name)
+        return tmp_path / name
+    return record
+
+
+def test_data_after_the_end_event_and_missing_hashes_are_refused(recorded) -> None:
+    from horismos import TraceTampered, read_trace
+
+    path = recorded()
+    text = path.read_text()
+    path.write_text(text + text.splitlines()[1] + "\n")
+    with pytest.raises(TraceTampered, match="after the end event"):
+        read_trace(path)
+    import json
+
+    stripped = [json.dumps({k: v for k, v in json.loads(line).items() if k != "hash"})
+                for line in text.splitlines()]
+    path.write_text("\n".join(stripped) + "\n")
+    with pytest.raises(TraceTampered, match="no hash"):
+        read_trace(path)
+
+
+def test_an_unkeyed_chain_does_not_stop_a_consistent_forgery_a_key_does(
+        recorded, monkeypatch) -> None:
+    from horismos import TraceTampered, read_trace
+
+    monkeypatch.setenv("HORISMOS_TRACE_HMAC_KEY", "correct horse battery staple")
+    path = recorded()
+    assert all(e["sig"].startswith("hmac-sha256:") for e in read_trace(path))
+    forged = _rehash([line.replace('"R-1"', '"R-2"') for line in path.read_text().splitlines()])
+    path.write_text("\n".join(forged) + "\n")
+    with pytest.raises(TraceTampered, match="not signed"):
+        read_trace(path)  # the forger had no key: refused
+    monkeypatch.delenv("HORISMOS_TRACE_HMAC_KEY")
+    assert read_trace(path)  # documented: without a key, a recomputed chain reads
+
+
+def test_an_ed25519_signed_trace_verifies_with_the_public_key_only(
+        recorded, monkeypatch, tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from horismos import TraceTampered, read_trace
+
+    key = Ed25519PrivateKey.generate()
+    (tmp_path / "k.pem").write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    (tmp_path / "k.pub").write_bytes(key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    monkeypatch.setenv("HORISMOS_TRACE_SIGNING_KEY", str(tmp_path / "k.pem"))
+    path = recorded()
+    monkeypatch.delenv("HORISMOS_TRACE_SIGNING_KEY")
+    monkeypatch.setenv("HORISMOS_TRACE_VERIFY_KEY", str(tmp_path / "k.pub"))
+    assert read_trace(path)[-1]["type"] == "end"
+    other = Ed25519PrivateKey.generate()
+    forged = _rehash(path.read_text().splitlines(), sign=lambda d: "ed25519:" + __import__(
+        "base64").b64encode(other.sign(d.encode())).decode())
+    path.write_text("\n".join(forged) + "\n")
+    with pytest.raises(TraceTampered, match="does not verify"):
+        read_trace(path)
