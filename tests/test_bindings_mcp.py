@@ -287,7 +287,8 @@ def test_input_schema_must_take_every_declared_argument(remote_tools, remote, ar
 
 def test_schema_that_cannot_take_the_arguments_is_refused_before_any_call(tmp_path) -> None:
     defs = CLINIC + tool("t.ward", "needs_ward", args='; horis:arg [ horis:name "ward_code" ; '
-                         'horis:type xsd:string ]') + workflow("W") + step("W", "t.ward")
+                         'horis:type xsd:string ]') + workflow("W") + step(
+        "W", "t.ward", requires="?this :ward_code ?ward_code .")
     agent, world = load(tmp_path, defs, WARD + ':p1 :ward_code "W1" .')
     before = world.canonical()
     with pytest.raises(ToolError) as e:
