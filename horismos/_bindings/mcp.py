@@ -34,7 +34,6 @@ from .._model import Arg, McpServer, Tool
 from .._redact import redact_url
 from .base import Binding
 from .limits import DEFAULT_MAX_RESULT_BYTES, check_result, too_large
-from .mcp_stdio import TOO_LARGE
 from .reach import Hosts
 from .wire import json_arguments, json_object
 
@@ -182,6 +181,8 @@ class McpSession:
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         from mcp import MCPError
+
+        from .mcp_stdio import TOO_LARGE
 
         assert self._client is not None
         try:
