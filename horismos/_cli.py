@@ -273,7 +273,9 @@ def _reach_options(p: argparse.ArgumentParser) -> None:
 def _reach(args: argparse.Namespace) -> Reach:
     """What bindings may reach: ``--tools`` functions, ``--allow-module`` modules, and the
     ``--allow-host`` hosts with the project's ``allow-hosts``."""
-    if args.allow_module:
+    calls = args.command in ("run", "resume", "replay") or (
+        getattr(args, "action_run", None) is cmd_tools_call)
+    if args.allow_module and calls:  # listing and validating import nothing
         _cwd_importable()
     hosts = [*args.allow_host, *_project_hosts()]
     return Reach(load_tools(args.tools), args.allow_module, Hosts(tuple(hosts)))
