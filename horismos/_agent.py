@@ -7,16 +7,18 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from rdflib import RDF, Graph, URIRef
+from rdflib import Graph, URIRef
 from rdflib.term import Node
 
 from ._bindings import Hosts, Reach, mcp_server
 from ._catalog import Catalog
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
+from ._entailment import schema_of
 from ._errors import UsageError
 from ._gate import Gate
 from ._model import McpServer, Workflow
+from ._reads import RecordingStore
 from ._records import InstanceRun, Run
 from ._runner import Environment, Runner, focus_nodes
 from ._trace import Trace
@@ -37,8 +39,8 @@ class Agent:
     host but link-local and cloud metadata addresses (:mod:`._bindings.reach`).
 
     ``entailment="rdfs"`` (the default) checks argument types against the ``rdfs:subClassOf``
-    closure of the loaded ontology; ``"owl-rl"`` also infers types with owlrl over the
-    ontology and the world, once per run.
+    closure of the loaded ontology; ``"owl-rl"`` also infers the OWL 2 RL types of each node a
+    run touches, from that node's neighbourhood (:mod:`horismos._entailment`).
     """
 
     def __init__(self, definitions: Definitions, *,
@@ -97,82 +99,100 @@ class Agent:
     def run(self, world: World, workflow: str | URIRef | None = None,
             focus: str | URIRef | None = None, *, all: bool = False,
             trace: str | Path | None = None,
-            on_instance: Callable[[InstanceRun], None] | None = None) -> Run:
-        """Run one instance for ``focus``, or one per focus node with ``all=True``."""
+            on_instance: Callable[[InstanceRun], None] | None = None,
+            keep: bool = True, trace_snapshot: bool = False) -> Run:
+        """Run one instance for ``focus``, or one per focus node with ``all=True``.
+
+        ``keep=False`` keeps no per-instance records in the returned :class:`Run` (only how
+        many ended in each status): a batch of 100,000 instances then runs in flat memory,
+        each instance handed to ``on_instance`` as it ends. ``trace_snapshot=True`` embeds the
+        world's N-Quads in the trace's header, for a small world whose trace should replay
+        changed definitions against the world itself (docs/replay.md).
+        """
         return asyncio.run(self.arun(world, workflow, focus, all=all, trace=trace,
-                                     on_instance=on_instance))
+                                     on_instance=on_instance, keep=keep,
+                                     trace_snapshot=trace_snapshot))
 
     async def arun(self, world: World, workflow: str | URIRef | None = None,
                    focus: str | URIRef | None = None, *, all: bool = False,
                    trace: str | Path | Trace | None = None,
                    on_instance: Callable[[InstanceRun], None] | None = None,
+                   keep: bool = True, trace_snapshot: bool = False,
                    env: Environment | None = None) -> Run:
+        """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
         wf = self.workflow(workflow)
-        entailed = self._entailed(world)
-        foci = self._foci(world, wf, focus, all, entailed)
+        types_of = self.types_in(world)
+        foci = self._foci(world, wf, focus, all, types_of)
         # on a world other processes share, --all splits the focus nodes through claims
         worker = Worker.join(world) if all and world.store.shared else None
-        runner = Runner(self.definitions, self._gate, world=worker.world if worker else world,
-                        trace=trace if isinstance(trace, Trace) else Trace(trace),
-                        registry=self.tools, env=env or Environment(),
-                        types_of=entailed_types(entailed), mcp_servers=self.mcp_servers)
+        runner = self.runner(worker.world if worker else world, trace, env or Environment(),
+                             types_of)
         instances: list[InstanceRun] = []
+
+        def finished(inst: InstanceRun) -> None:
+            if keep:
+                instances.append(inst)
+            if on_instance is not None:
+                on_instance(inst)
+
         try:
-            if not runner.env.replaying:  # replay reaches a binding only to re-execute a call
-                await runner.check_bindings(wf)
-            runner.header(wf, foci)
+            await runner.check_bindings(wf)
+            runner.header(wf, foci, world_digest=_digest(world),
+                          snapshot=world.snapshot() if trace_snapshot else None)
             if worker is not None:
-                instances = await worker.run(runner, wf, foci, on_instance)
+                await worker.run(runner, wf, foci, finished)
+                order = {f: i for i, f in enumerate(foci)}
+                instances.sort(key=lambda inst: order[inst.focus])
             else:
                 for f in foci:
-                    inst = await runner.run_instance(wf, f)
-                    instances.append(inst)
-                    if on_instance is not None:
-                        on_instance(inst)
+                    finished(await runner.run_instance(wf, f))
         finally:
             await runner.aclose()
             if worker is not None:
                 worker.leave()
-        run = Run(instances, runner.trace)
-        runner.trace.emit("end", status=run.status,
-                          instances={str(i.instance): i.status for i in instances},
-                          world_digest=world.digest())
-        runner.trace.close()
-        return run
+        runner.end(world_digest=_digest(world))
+        return Run(instances, runner.trace, dict(runner.counts))
+
+    def runner(self, world: World, trace: str | Path | Trace | None, env: Environment,
+               types_of: Callable[[Node], set[Node]] | None = None, *,
+               recorded: bool = True) -> Runner:
+        """A runner over ``world`` writing ``trace``; with ``recorded`` (a live run) every read
+        of the world is noted in the trace, else ``world`` already answers from a recording."""
+        store = RecordingStore(world.store, env, types_of) if recorded else world.store
+        return Runner(self.definitions, self._gate, world=World(store),
+                      trace=trace if isinstance(trace, Trace) else Trace(trace),
+                      registry=self.tools, env=env, mcp_servers=self.mcp_servers)
 
     def _foci(self, world: World, wf: Workflow, focus: str | URIRef | None,
-              all: bool, entailed: Graph | None = None) -> list[URIRef]:
+              all: bool, types_of: Callable[[Node], set[Node]] | None = None,
+              ) -> list[URIRef]:
         classes = self.definitions.classes_of(wf.focus_type)
         if all:
             if focus is not None:
                 raise UsageError("give a focus or all=True (--all), not both")
-            if entailed is not None:
-                return sorted({s for c in classes for s in entailed.subjects(RDF.type, c)
-                               if isinstance(s, URIRef)}, key=str)
+            if types_of is not None:
+                schema = schema_of(self.definitions.graph, world.store)
+                return sorted((n for n in schema.focus_candidates(world.store, classes)
+                               if types_of(n) & classes), key=str)
             return focus_nodes(self.definitions, world, wf)
         if focus is None:
             raise UsageError(f"name the focus node: an instance of "
                              f"{self.definitions.name(wf.focus_type)} (or run with --all)")
         node = self._iri(focus)
-        types = set((entailed if entailed is not None else world.store).objects(node, RDF.type))
+        types = types_of(node) if types_of is not None else world.store.types(node)
         if not types & classes:
             raise UsageError(f"focus {self.definitions.name(node)} is not a "
                              f"{self.definitions.name(wf.focus_type)} in the world; give a node "
                              "of the workflow's horis:focusType")
         return [node]
 
-    def _entailed(self, world: World) -> Graph | None:
-        """With ``owl-rl``: the ontology and the world with every OWL-RL entailment added."""
+    def types_in(self, world: World) -> Callable[[Node], set[Node]] | None:
+        """With ``owl-rl``: a node's OWL-RL types in ``world``, derived from the node's own
+        neighbourhood (never a copy of the world; see :mod:`horismos._entailment`); with
+        ``rdfs``, ``None``: the asserted types, with subclasses entailed on the class side."""
         if self.entailment == "rdfs":
             return None
-        import owlrl
-
-        g = Graph()
-        g += self.definitions.graph
-        for s, p, o, _ in world.store.quads():
-            g.add((s, p, o))
-        owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(g)
-        return g
+        return schema_of(self.definitions.graph, world.store).types_of(world.store)
 
     def resume(self, world: World, instance: str | URIRef, facts: str | Graph | None = None,
                *, trace: str | Path | Trace | None = None) -> Run:
@@ -189,29 +209,24 @@ class Agent:
         they land in their own named graph with human provenance. An instance that is not
         waiting, or facts that break the shapes, raise before anything changes.
         """
-        types_of = entailed_types(self._entailed(world))
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
-        waiting = prepare(self.definitions, self._gate, world, iid, facts, types_of)
+        env = env or Environment()
+        # what prepare reads goes into the header's reads: the trace starts with it
+        reads = World(RecordingStore(world.store, env, self.types_in(world)))
+        waiting = prepare(self.definitions, self._gate, reads, iid, facts, reads.store.types)
+        runner = self.runner(reads, trace, env, recorded=False)
         wf = self.definitions.workflows[waiting.workflow]
-        runner = Runner(self.definitions, self._gate, world=world,
-                        trace=trace if isinstance(trace, Trace) else Trace(trace),
-                        registry=self.tools, env=env or Environment(),
-                        types_of=types_of, mcp_servers=self.mcp_servers)
         try:
-            if not runner.env.replaying:
-                await runner.check_bindings(wf)
-            runner.header(wf, [waiting.focus])
+            await runner.check_bindings(wf)
+            runner.header(wf, [waiting.focus], world_digest=_digest(world))
             inst = await runner.resume_instance(waiting)
         finally:
             await runner.aclose()
-        run = Run([inst], runner.trace)
-        runner.trace.emit("end", status=run.status, instances={str(iid): inst.status},
-                          world_digest=world.digest())
-        runner.trace.close()
-        return run
+        runner.end(world_digest=_digest(world))
+        return Run([inst], runner.trace, dict(runner.counts))
 
 
-def entailed_types(entailed: Graph | None) -> Callable[[Node], set[Node]] | None:
-    if entailed is None:
-        return None
-    return lambda n: set(entailed.objects(n, RDF.type))
+def _digest(world: World) -> str | None:
+    """The world's digest for a trace; none for a store other processes write meanwhile,
+    where a run's start and end say nothing of its own work (``horismos digest`` checks it)."""
+    return None if world.store.shared else world.digest()

@@ -31,6 +31,7 @@ from ._agent import Agent
 from ._bindings import Hosts, Reach
 from ._bindings.mcp import connection_problems
 from ._catalog import check_inventory, inventory_text
+from ._cli_digest import cmd_digest, digest_arguments
 from ._contract import binding_problems, credential_problems, unbound_arguments
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
@@ -137,6 +138,10 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
                         "bindings (repeatable)")
     _reach_options(p)
     p.add_argument("--trace", metavar="PATH", help=f"write the {what}'s trace (JSON Lines) here")
+    if what == "run":
+        p.add_argument("--trace-snapshot", action="store_true",
+                       help="embed the world's N-Quads in the trace (small worlds only), so a "
+                            "replay decides changed definitions against the world itself")
     p.add_argument("--out", metavar="F",
                    help=f"write the world after the {what} to F (.trig or .nq)")
     p.add_argument("--entailment", choices=("rdfs", "owl-rl"), default="rdfs",
@@ -163,7 +168,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         view.total = len(focus_nodes(agent.definitions, world, agent.workflow(args.workflow)))
     try:
         run = agent.run(world, args.workflow, args.focus, all=args.all, trace=args.trace,
-                        on_instance=view.instance)
+                        on_instance=view.instance, keep=not args.all,
+                        trace_snapshot=args.trace_snapshot)
     finally:
         view.clear_progress()
     view.summary(run, table=args.all)
@@ -316,9 +322,15 @@ class RunView:
         self.err = err or sys.stderr
         self.total = 0  # > 0 draws the progress bar
         self.done = 0
+        self.rows: list[tuple[str, str, str, str]] = []
+        """The summary table's rows, taken as each instance ends (a batch keeps no records)."""
 
     def instance(self, inst: InstanceRun) -> None:
         self.done += 1
+        n = self.defs.name
+        at = inst.current if inst.status != "completed" else (
+            inst.steps[-1].step if inst.steps else None)
+        self.rows.append((n(inst.focus), inst.status, n(at) if at else "-", self._why(inst)))
         if not self.quiet:
             self.clear_progress()
             for rec in inst.steps:
@@ -389,17 +401,10 @@ class RunView:
             inst = run.instances[0]
             self.out.write(f"{n(inst.workflow)} {n(inst.focus)}: {self._outcome(inst)}\n")
             return
-        counts: dict[str, int] = {}
-        for inst in run.instances:
-            counts[inst.status] = counts.get(inst.status, 0) + 1
-        parts = ", ".join(f"{c} {s}" for s, c in sorted(counts.items()))
-        self.out.write(f"\n{_plural(len(run.instances), 'instance')}"
+        parts = ", ".join(f"{c} {s}" for s, c in sorted(run.counts.items()))
+        self.out.write(f"\n{_plural(sum(run.counts.values()), 'instance')}"
                        f"{': ' + parts if parts else ''}\n")
-        rows = [("focus", "status", "stopped at", "why")]
-        for inst in run.instances:
-            at = inst.current if inst.status != "completed" else (
-                inst.steps[-1].step if inst.steps else None)
-            rows.append((n(inst.focus), inst.status, n(at) if at else "-", self._why(inst)))
+        rows = [("focus", "status", "stopped at", "why"), *self.rows]
         widths = [max(len(r[i]) for r in rows) for i in range(3)]
         for r in rows:
             line = "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[3]
@@ -861,6 +866,8 @@ COMMANDS: list[Command] = [
             _tools_arguments, cmd_tools),
     Command("load", "load RDF files into a persistent or remote world (--store)",
             _load_arguments, cmd_load),
+    Command("digest", "print the world's digest; --check recomputes it from every quad",
+            digest_arguments, cmd_digest),
 ]
 
 

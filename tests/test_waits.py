@@ -245,7 +245,7 @@ def test_a_resume_trace_replays_the_same(leave, tmp_path) -> None:
     agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .",
                  trace=tmp_path / "resume.jsonl")
     report = replay(tmp_path / "resume.jsonl", agent)
-    assert not report.diverged, report
+    assert not report.diverged, str(report)
 
 
 # -- a proposal's choice survives the wait ------------------------------------------------------

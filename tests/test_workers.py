@@ -172,3 +172,39 @@ def test_a_killed_workers_instances_are_continued_when_its_lease_expires(ward, s
     assert set(values(server.store, "queueRef").values()) == {1}
     assert set(values(server.store, "assignedNurse").values()) == {1}
     assert URIRef(hung) in {URIRef(p) for p in values(server.store, "notifiedAt")}
+
+
+def test_every_workers_trace_replays_same_or_stopped(ward, server):
+    """Three workers with traces, one killed mid-call: each trace replays what that worker
+    drove — the instances it claimed, and those it continued for the dead one."""
+    lease = {"HORISMOS_LEASE": "1.5", "HOLD_FOR": "3"}
+    procs = []
+    for n, extra in enumerate(({"HANG_AT": "2"}, {}, {})):
+        p = subprocess.Popen(
+            [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--all", "--store",
+             server.store, "--tools", str(ward / "ehr_client.py"), "-q",
+             "--trace", str(ward / f"w{n}.jsonl")],
+            cwd=ward, env={**os.environ, **lease, **extra}, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+        procs.append(p)
+    hanging = ward / "hanging"
+    deadline = time.monotonic() + 60
+    while not hanging.exists():
+        assert procs[0].poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    os.kill(procs[0].pid, signal.SIGKILL)
+    procs[0].wait()
+    outs = [p.communicate(timeout=120)[0] for p in procs[1:]]
+    assert [p.returncode for p in procs[1:]] == [0, 0], outs
+    held = instances(server.store)
+    assert all(len(v) == 1 and v[0][1] == "Completed" for v in held.values()), held
+
+    continued = 0
+    for n in range(3):
+        trace = ward / f"w{n}.jsonl"
+        continued += trace.read_text().count('"continued_at"')
+        done = subprocess.run([sys.executable, "-m", "horismos", "replay", str(trace),
+                               *DEFINITIONS], capture_output=True, text=True, timeout=120)
+        first = done.stdout.split()[0] if done.stdout else ""
+        assert first == ("STOPPED" if n == 0 else "same"), done.stdout + done.stderr
+    assert continued >= 1  # the dead worker's instance was continued, and replays so
