@@ -11,6 +11,7 @@
     │   ├── ArgumentTypeError       a graph value does not have the argument's declared type
     │   ├── ToolError               the tool raised, or its binding failed
     │   │   ├── ToolTimeout             the tool did not answer in its ``horis:timeout``
+    │   │   ├── ResultTooLarge          the result is past the tool's ``horis:maxResultBytes``
     │   │   └── OutcomeUnknown          the process stopped between a call and its commit
     │   ├── GateRejected            the result breaks the declared effect or a domain shape
     │   └── InstanceFailed          an error with no ``horis:onError`` ended the instance
@@ -37,6 +38,7 @@ __all__ = [
     "OutcomeUnknown",
     "PreconditionError",
     "Problem",
+    "ResultTooLarge",
     "RunError",
     "ShaclMessage",
     "ToolError",
@@ -151,6 +153,17 @@ class ToolTimeout(ToolError):
     """The tool did not answer within its ``horis:timeout``; a late answer is discarded."""
 
     kind = "timeout"
+
+
+class ResultTooLarge(ToolError):
+    """The result is larger than the tool's ``horis:maxResultBytes`` (as JSON; default 1 MiB);
+    it was refused as it arrived, and nothing of it landed or was traced."""
+
+    kind = "result_too_large"
+
+    def __init__(self, message: str, *, limit: int, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.limit = limit
 
 
 class OutcomeUnknown(ToolError):
