@@ -11,6 +11,7 @@
     │   ├── ArgumentTypeError       a graph value does not have the argument's declared type
     │   ├── ToolError               the tool raised, or its binding failed
     │   │   ├── ToolTimeout             the tool did not answer in its ``horis:timeout``
+    │   │   ├── ResultTooLarge          the result is past the tool's ``horis:maxResultBytes``
     │   │   ├── NotSent                 the call never reached the tool: safe to retry
     │   │   └── OutcomeUnknown          a non-idempotent call was sent and no answer landed
     │   ├── GateRejected            the result breaks the declared effect or a domain shape
@@ -42,6 +43,7 @@ __all__ = [
     "PolicyRefused",
     "PreconditionError",
     "Problem",
+    "ResultTooLarge",
     "RunError",
     "ShaclMessage",
     "StepBudgetExceeded",
@@ -165,6 +167,17 @@ class NotSent(ToolError):
     even for a tool that is not idempotent. Bindings raise it for failures before sending."""
 
     kind = "not_sent"
+
+
+class ResultTooLarge(ToolError):
+    """The result is larger than the tool's ``horis:maxResultBytes`` (as JSON; default 1 MiB);
+    it was refused as it arrived, and nothing of it landed or was traced."""
+
+    kind = "result_too_large"
+
+    def __init__(self, message: str, *, limit: int, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.limit = limit
 
 
 class OutcomeUnknown(ToolError):

@@ -29,7 +29,7 @@ from rdflib import BNode, Literal, URIRef
 from rdflib.util import from_n3
 
 from . import _attempt
-from ._errors import NotSent, ToolError, ToolTimeout
+from ._errors import NotSent, ResultTooLarge, ToolError, ToolTimeout
 
 __all__ = ["RecordedResult", "decode", "encode", "outcome_of", "play"]
 
@@ -100,6 +100,8 @@ def outcome_of(exc: BaseException) -> dict[str, Any]:
         entry = {"error": type(exc).__name__, "message": str(exc)}
         if isinstance(exc, ToolError):
             entry["tool_error"] = True
+        if isinstance(exc, ResultTooLarge):
+            entry["limit"] = exc.limit
     attempt = _attempt.current()
     if isinstance(exc, NotSent) or (attempt is not None and not attempt.sent):
         entry["sent"] = False
@@ -120,6 +122,8 @@ def play(entry: Mapping[str, Any]) -> Any:
         raise TimeoutError
     message = str(entry.get("message", ""))
     if entry.get("tool_error"):
+        if entry.get("error") == "ResultTooLarge":
+            raise ResultTooLarge(message, limit=int(entry.get("limit", 0)))
         kind = {"ToolTimeout": ToolTimeout, "NotSent": NotSent}.get(entry.get("error", ""),
                                                                     ToolError)
         raise kind(message)

@@ -68,7 +68,9 @@ _FIRST = ("type", "step", "kind", "tool", "instance", "workflow", "focus", "prec
           "args", "outcomes", "gate", "status", "error", "effects", "next", "world_digest")
 # Fields that legitimately differ between a run and its replay. Beyond _FIRST, a field is
 # compared only when the recording has it: one this runtime added since is not a divergence.
-_SKIP = frozenset({"seq", "prev", "hash", "timings", "definitions_digest", "store"})
+# ``result`` repeated each call's return value, which ``outcomes`` holds: older traces have it.
+_SKIP = frozenset({"seq", "prev", "hash", "sig", "timings", "definitions_digest", "store",
+                   "result"})
 _NOT_REST = _SKIP | set(_FIRST)
 _SETS = frozenset({"effects", "reads", "narrowed", "facts"})
 """Fields whose members have no order: compared as sets (a tool's answer may list its fields,

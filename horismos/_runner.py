@@ -19,9 +19,11 @@ from rdflib.term import Node
 from ._attempt import Attempt
 from ._bindings import Binding, McpSessions, resolve
 from ._catalog import side_effect
+from ._contract import unbound_arguments
 from ._definitions import Definitions
 from ._errors import (
     ArgumentTypeError,
+    AuthoringError,
     GateRejected,
     InstanceFailed,
     NotSent,
@@ -35,6 +37,7 @@ from ._errors import (
 from ._gate import Gate
 from ._hazards import cycle_through
 from ._intents import announce, open_intent
+from ._literals import well_formed
 from ._model import (
     ActionStep,
     DecisionStep,
@@ -174,6 +177,9 @@ class Runner:
     async def check_bindings(self, workflow: Workflow) -> None:
         """Resolve every binding the workflow can reach, and let each refuse (an MCP tool whose
         schema does not fit the declared arguments), before any step fires."""
+        unbound = unbound_arguments(self.defs)
+        if unbound:
+            raise AuthoringError(unbound)
         for step in self.defs.steps.values():
             if isinstance(step, ActionStep) and step.tool is not None:
                 await self.binding(step.tool).check()
@@ -560,6 +566,13 @@ class Runner:
                         f"{tool.name} declares no horis:effect but returned a result",
                         messages=(), step=str(step.iri), tool=str(tool.iri))
                 continue
+            result, malformed = well_formed(tool, result, self.defs.name(subject),
+                                            self.defs.name)
+            if malformed:  # bytes, NUL, NaN as a decimal, a set in a value: never a literal
+                raise GateRejected(
+                    f"the result of {tool.name} holds values RDF cannot carry: "
+                    + "; ".join(str(m) for m in malformed), messages=malformed,
+                    step=str(step.iri), tool=str(tool.iri))
             returned = self.gate.triples(tool, subject, result)
             unfit = unfit_terms(returned)  # no store could hold them: this step's rejection
             if unfit:
@@ -678,7 +691,7 @@ class Runner:
         self._emit(
             "step", instance=str(rec.instance), step=str(rec.step), kind=rec.kind,
             tool=str(rec.tool) if rec.tool else None, status=rec.status,
-            args=rec.args, result=rec.result, attempts=rec.attempts,
+            args=rec.args, attempts=rec.attempts,  # what the tool returned: in ``outcomes``
             narrowed=sorted({k for r in rec.result for k in getattr(r, "narrowed", ())}),
             precondition={"holds": rec.blocked_by is None or rec.error is not None,
                           "failing": rec.blocked_by if rec.error is None else None},

@@ -289,6 +289,10 @@ BROKEN = {
                 'horis:start :QueuePatient ; horis:maxSteps "50" .'),
         "positive integer",
     ),
+    "result cap not a positive integer": (
+        _broken("horis:idempotent false", 'horis:idempotent false ; horis:maxResultBytes "1MB"'),
+        "horis:maxResultBytes 5000000",
+    ),
     "unknown side effect": (
         _broken("horis:idempotent false", "horis:idempotent false ; horis:sideEffect :Lots"),
         "horis:ReadOnly",

@@ -125,6 +125,12 @@ def noop(patient: str) -> dict[str, Any]:
     return {}
 
 
+@server.tool()
+def huge(patient: str, size: int) -> dict[str, Any]:
+    """An answer of about ``size`` bytes, to test the result cap."""
+    return {"queueRef": "x" * size}
+
+
 if __name__ == "__main__":
     refuse = os.environ.get("HORIS_TEST_REFUSE_IF")
     if refuse and os.path.exists(refuse):  # a server that no longer starts, on cue
