@@ -1,0 +1,410 @@
+"""A SHACL Core subset compiled to Python: the gate's fast engine, pyshacl its reference.
+
+pyshacl costs 0.7–1.5 ms a call on a step's few triples, most of it building graphs and a
+report; the shapes modelers write for their domain (``sh:pattern``, ``sh:maxCount``,
+``sh:datatype`` on a ``sh:targetClass``) need a few dictionary lookups. So each node shape is
+compiled once, when the definitions load, into plain checks over the focus node's values.
+
+A shape is compiled only if every constraint in it (and in its ``sh:property`` shapes) is in
+the subset below and means here exactly what it means to pyshacl, the reference: the same
+value nodes fail, and each result carries pyshacl's wording (its generic message, or the
+shape's ``sh:message``), focus node, path, value and source shape. Anything else — ``sh:node``,
+``sh:or``, non-predicate paths, SPARQL, several ``sh:message`` — leaves the shape to pyshacl
+(:func:`compile_shapes` simply does not return it). tests/test_shacl_w3c.py holds the compiled
+shapes to the W3C SHACL Core suite; tests/test_gate_differential.py holds them to pyshacl.
+
+Subset: sh:property (predicate paths), sh:minCount, sh:maxCount, sh:datatype, sh:class,
+sh:nodeKind, sh:pattern (+ sh:flags ``i``/``m``), sh:minLength, sh:maxLength, sh:in,
+sh:hasValue, sh:minInclusive, sh:maxInclusive, sh:minExclusive, sh:maxExclusive, sh:message,
+sh:deactivated, sh:severity.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Protocol
+
+from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
+from rdflib.namespace import NamespaceManager
+from rdflib.term import Node
+
+__all__ = ["CompiledShape", "Data", "NotCompiled", "Result", "compile_shapes", "has_datatype",
+           "stringify"]
+
+
+class Data(Protocol):
+    """What the compiled checks read of the data graph."""
+
+    def objects(self, node: Node, pred: URIRef) -> set[Node]:
+        """The values of ``pred`` on ``node``."""
+
+    def instance_of(self, node: Node, cls: Node) -> bool:
+        """``node rdf:type/rdfs:subClassOf* cls`` in the data graph."""
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One validation result, with the fields pyshacl's report gives."""
+
+    focus: Node
+    path: URIRef | None
+    value: Node | None
+    component: URIRef
+    shape: Node                 # the source shape
+    message: str
+
+
+class NotCompiled(Exception):
+    """Outside the subset: the shape (or, at run time, a message naming a blank node) is left
+    to pyshacl."""
+
+
+# a fresh graph's prefixes, as pyshacl's data and shapes graphs have them, with sh: bound
+_NM = NamespaceManager(Graph())
+_NM.bind("sh", SH, override=False, replace=False)
+
+
+def stringify(node: Node) -> str:
+    """A node as pyshacl writes it into a message; a blank node is not written here."""
+    if isinstance(node, URIRef):
+        try:
+            return node.n3(namespace_manager=_NM)
+        except Exception:
+            return str(node)
+    if isinstance(node, Literal):
+        val = None if node.value is None else str(node.value)
+        lex = str(node)
+        if val is not None:
+            at = val.find(" object at 0x")
+            if at > 0:
+                val = val[:at]
+        text = f'"{lex}" = {val}' if val is not None and val != lex else f'"{lex}"'
+        lang = f", lang={node.language}" if node.language else ""
+        datatype = f", datatype={stringify(node.datatype)}" if node.datatype else ""
+        return f"Literal({text}{lang}{datatype})"
+    raise NotCompiled("a blank node in a message")
+
+
+_Check = Callable[[Node, set[Node], "Data"], Iterable[tuple[Node | None, str | None]]]
+"""(focus, value nodes, data) → (value node or None, generic message or None) per failure."""
+
+_ANNOTATIONS = {RDF.type, SH.targetClass, SH.targetNode, SH.targetSubjectsOf,
+                SH.targetObjectsOf, SH.name, SH.description, SH.order, SH.group,
+                SH.defaultValue, SH.message, SH.severity, SH.deactivated, SH.property,
+                SH.path, SH.flags}
+_PROPERTY_ONLY = {SH.minCount, SH.maxCount}
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledShape:
+    """A node or property shape compiled once; :meth:`results` validates one focus node."""
+
+    node: Node
+    path: URIRef | None                 # None for a node shape
+    message: str | None                 # its sh:message, if it has one
+    checks: tuple[tuple[URIRef, _Check], ...]
+    properties: tuple[CompiledShape, ...]
+    deactivated: bool
+
+    def results(self, focus: Node, data: Data) -> list[Result]:
+        if self.deactivated:
+            return []
+        values = {focus} if self.path is None else data.objects(focus, self.path)
+        out: list[Result] = []
+        for component, check in self.checks:
+            for value, generic in check(focus, values, data):
+                out.append(Result(focus, self.path, value, component, self.node,
+                                  self.message if self.message is not None
+                                  else generic or ""))
+        for prop in self.properties:
+            for v in values:
+                out.extend(prop.results(v, data))
+        return out
+
+
+def compile_shapes(g: Graph, shapes: Iterable[Node]) -> dict[Node, CompiledShape]:
+    """The shapes among ``shapes`` that compile; the others are left to pyshacl."""
+    if (None, RDF.type, SH.ConstraintComponent) in g or (None, SH.parameter, None) in g:
+        return {}  # custom constraint components: only pyshacl knows what they mean
+    out: dict[Node, CompiledShape] = {}
+    for s in shapes:
+        try:
+            out[s] = _compile(g, s, None)
+        except NotCompiled:
+            continue
+    return out
+
+
+def _compile(g: Graph, node: Node, path: URIRef | None) -> CompiledShape:
+    checks: list[tuple[URIRef, _Check]] = []
+    preds = set(g.predicates(node))
+    for p in preds:
+        if p in _ANNOTATIONS or p in _COMPILERS:
+            continue
+        if str(p).startswith(str(SH)):
+            raise NotCompiled(f"{p} is not in the compiled subset")
+    if path is None and preds & (_PROPERTY_ONLY | {SH.path}):
+        raise NotCompiled("a count or a path on a node shape")
+    if path is not None and SH.property in preds:
+        raise NotCompiled("a property shape nested in a property shape")
+    for p in sorted(preds & _COMPILERS.keys(), key=str):
+        component, compiler = _COMPILERS[p]
+        checks.append((component, compiler(g, node, path)))
+    properties = []
+    for prop in g.objects(node, SH.property):
+        paths = list(g.objects(prop, SH.path))
+        if len(paths) != 1 or not isinstance(paths[0], URIRef):
+            raise NotCompiled("a path that is not one predicate")
+        properties.append(_compile(g, prop, paths[0]))
+    messages = list(g.objects(node, SH.message))
+    if len(messages) > 1 or (messages and not isinstance(messages[0], Literal)):
+        raise NotCompiled("several sh:message values")
+    deactivated = list(g.objects(node, SH.deactivated))
+    if deactivated and deactivated != [Literal(True)] and deactivated != [Literal(False)]:
+        raise NotCompiled("sh:deactivated other than true or false")
+    return CompiledShape(node, path, str(messages[0]) if messages else None, tuple(checks),
+                         tuple(properties), deactivated == [Literal(True)])
+
+
+def _one(g: Graph, node: Node, p: URIRef) -> Node:
+    values = list(g.objects(node, p))
+    if len(values) != 1:
+        raise NotCompiled(f"{len(values)} values of {p}")
+    return values[0]
+
+
+def _integer(g: Graph, node: Node, p: URIRef) -> int:
+    v = _one(g, node, p)
+    if not (isinstance(v, Literal) and v.datatype == XSD.integer
+            and isinstance(v.value, int) and v.value >= 0):
+        raise NotCompiled(f"{p} is not a non-negative xsd:integer")
+    return v.value
+
+
+def _min_count(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    n = _integer(g, node, SH.minCount)
+    where = f"->{stringify(path)}" if path is not None else ""
+
+    def check(focus: Node, values: set[Node], data: Data):
+        if len(values) < n:
+            yield None, f"Less than {n} values on {stringify(focus)}{where}"
+    return check
+
+
+def _max_count(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    n = _integer(g, node, SH.maxCount)
+    where = f"->{stringify(path)}" if path is not None else ""
+
+    def check(focus: Node, values: set[Node], data: Data):
+        if len(values) > n:
+            yield None, f"More than {n} values on {stringify(focus)}{where}"
+    return check
+
+
+# the Python value a well-typed literal of these datatypes has (pyshacl checks it too)
+_PYTHON_VALUE: dict[Node, type | tuple[type, ...]] = {
+    XSD.string: (str, bytes), RDF.langString: (str, bytes), XSD.integer: int,
+    XSD.float: float, XSD.decimal: Decimal, XSD.boolean: bool, XSD.date: dt.date,
+    XSD.time: dt.time, XSD.dateTime: dt.datetime}
+
+
+def has_datatype(v: Node, datatype: Node) -> bool:
+    """sh:datatype as pyshacl has it: a plain literal is xsd:string, a language-tagged one
+    rdf:langString; an ill-typed literal fails; rdfs:Literal takes any literal."""
+    if not isinstance(v, Literal):
+        return False
+    if v.datatype == datatype:
+        return v.ill_typed is not True and _value_fits(v, datatype)
+    if datatype == RDFS.Literal:
+        return True
+    if datatype == RDFS.Datatype:
+        return bool(v.datatype)
+    if datatype == XSD.string and v.datatype is None and v.language is None:
+        return _value_fits(v, datatype)
+    if datatype == RDF.langString and v.language:
+        return _value_fits(v, datatype)
+    return False
+
+
+def _value_fits(v: Literal, datatype: Node) -> bool:
+    expected = _PYTHON_VALUE.get(datatype)
+    return expected is None or isinstance(v.value, expected)
+
+
+def _datatype(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    t = _one(g, node, SH.datatype)
+    message = f"Value is not Literal with datatype {stringify(t)}"
+
+    def check(focus: Node, values: set[Node], data: Data):
+        for v in values:
+            if not has_datatype(v, t):
+                yield v, message
+    return check
+
+
+def _class(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    classes = list(g.objects(node, SH["class"]))
+    message = (f"Value does not have class {stringify(classes[0])}" if len(classes) < 2 else
+               f"Value class is not in classes ({', '.join(stringify(c) for c in classes)})")
+
+    def check(focus: Node, values: set[Node], data: Data):
+        for c in classes:
+            for v in values:
+                if isinstance(v, Literal) or not data.instance_of(v, c):
+                    yield v, message
+    return check
+
+
+_KINDS = {SH.BlankNode: (BNode,), SH.IRI: (URIRef,), SH.Literal: (Literal,),
+          SH.BlankNodeOrIRI: (BNode, URIRef), SH.BlankNodeOrLiteral: (BNode, Literal),
+          SH.IRIOrLiteral: (URIRef, Literal)}
+
+
+def _node_kind(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    kind = _one(g, node, SH.nodeKind)
+    if kind not in _KINDS:
+        raise NotCompiled("an unknown sh:nodeKind")
+    kinds, message = _KINDS[kind], f"Value is not of Node Kind {stringify(kind)}"
+
+    def check(focus: Node, values: set[Node], data: Data):
+        for v in values:
+            if not isinstance(v, kinds):
+                yield v, message
+    return check
+
+
+def _string(v: Node) -> str:
+    """SPARQL str() as pyshacl computes it for the string-based constraints."""
+    if isinstance(v, Literal) and v.value is not None and v.datatype in (
+            None, RDF.langString, XSD.string):
+        return str(v.value)
+    return str(v)
+
+
+def _pattern(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    patterns = list(g.objects(node, SH.pattern))
+    flags = list(g.objects(node, SH.flags))
+    if not all(isinstance(p, Literal) for p in patterns) or len(flags) > 1:
+        raise NotCompiled("a sh:pattern that is not a literal, or several sh:flags")
+    text = str(flags[0]).lower() if flags else ""
+    if set(text) - {"i", "m"}:
+        raise NotCompiled("sh:flags other than i and m")  # pyshacl ignores them
+    re_flags = (re.I if "i" in text else 0) | (re.M if "m" in text else 0)
+    matchers = [re.compile(str(p), re_flags) for p in patterns]
+    message = (f"Value does not match pattern '{patterns[0].value}'" if len(patterns) < 2 else
+               "Value does not match every pattern in ('{}')".format(
+                   "', '".join(str(p.value) for p in patterns)))  # type: ignore[attr-defined]
+
+    def check(focus: Node, values: set[Node], data: Data):
+        for m in matchers:
+            for v in values:
+                if isinstance(v, BNode) or not m.search(_string(v)):
+                    yield v, message
+    return check
+
+
+def _length(param: URIRef, op: str) -> Callable[[Graph, Node, URIRef | None], _Check]:
+    def compile_(g: Graph, node: Node, path: URIRef | None) -> _Check:
+        rule = _one(g, node, param)
+        n = _integer(g, node, param)
+        message = f"String length not {op} {stringify(rule)}"
+
+        def check(focus: Node, values: set[Node], data: Data):
+            for v in values:
+                if op == ">=" and n == 0:
+                    continue
+                if isinstance(v, BNode) or not (
+                        len(_string(v)) >= n if op == ">=" else len(_string(v)) <= n):
+                    yield v, message
+        return check
+    return compile_
+
+
+def _in(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    head = _one(g, node, SH["in"])
+    allowed: set[Node] = set()
+    for item in g.items(head):
+        allowed.add(item)  # in list order, as pyshacl fills its set: the message lists them
+    listed = [stringify(v) for v in allowed]  # in the order of that set
+
+    def check(focus: Node, values: set[Node], data: Data):
+        for v in values:
+            if v not in allowed:
+                yield v, f"Value {stringify(v)} not in list {listed}"
+    return check
+
+
+def _has_value(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    hv = _one(g, node, SH.hasValue)
+    the_set = [stringify(hv)]
+
+    def check(focus: Node, values: set[Node], data: Data):
+        if hv not in values:
+            yield None, (f"Node {stringify(focus)}->{stringify(path)} does not contain a value "
+                         f"in the set: {the_set}" if path is not None else
+                         f"Node {stringify(focus)} value is not a in the set of values: "
+                         f"{the_set}")
+    return check
+
+
+def _compare(v: Literal, bound: Literal) -> int:
+    """pyshacl's literal order (raises TypeError when the two do not compare)."""
+    if v.eq(bound):
+        return 0
+    if v.value.__class__ in (dt.datetime, dt.time):
+        if v.value == bound.value:
+            return 0
+        if v.value > bound.value:
+            return 1
+    elif v > bound:
+        return 1
+    return -1
+
+
+def _range(param: URIRef, op: str, passes: Callable[[int], bool],
+           ) -> Callable[[Graph, Node, URIRef | None], _Check]:
+    def compile_(g: Graph, node: Node, path: URIRef | None) -> _Check:
+        bound = _one(g, node, param)
+        if not isinstance(bound, Literal):
+            raise NotCompiled(f"{param} is not a literal")
+        message = f"Value is not {op} {stringify(bound)}"
+        bound_is_string = isinstance(bound.value, str)
+
+        def check(focus: Node, values: set[Node], data: Data):
+            for v in values:
+                ok = False
+                if isinstance(v, Literal) and isinstance(v.value, str) == bound_is_string:
+                    try:
+                        ok = passes(_compare(v, bound))
+                    except (TypeError, NotImplementedError):
+                        ok = False
+                if not ok:
+                    yield v, message
+        return check
+    return compile_
+
+
+_COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, URIRef | None], _Check]]] = {
+    SH.minCount: (SH.MinCountConstraintComponent, _min_count),
+    SH.maxCount: (SH.MaxCountConstraintComponent, _max_count),
+    SH.datatype: (SH.DatatypeConstraintComponent, _datatype),
+    SH["class"]: (SH.ClassConstraintComponent, _class),
+    SH.nodeKind: (SH.NodeKindConstraintComponent, _node_kind),
+    SH.pattern: (SH.PatternConstraintComponent, _pattern),
+    SH.minLength: (SH.MinLengthConstraintComponent, _length(SH.minLength, ">=")),
+    SH.maxLength: (SH.MaxLengthConstraintComponent, _length(SH.maxLength, "<=")),
+    SH["in"]: (SH.InConstraintComponent, _in),
+    SH.hasValue: (SH.HasValueConstraintComponent, _has_value),
+    SH.minInclusive: (SH.MinInclusiveConstraintComponent,
+                      _range(SH.minInclusive, ">=", lambda c: c >= 0)),
+    SH.maxInclusive: (SH.MaxInclusiveConstraintComponent,
+                      _range(SH.maxInclusive, "<=", lambda c: c <= 0)),
+    SH.minExclusive: (SH.MinExclusiveConstraintComponent,
+                      _range(SH.minExclusive, ">", lambda c: c > 0)),
+    SH.maxExclusive: (SH.MaxExclusiveConstraintComponent,
+                      _range(SH.maxExclusive, "<", lambda c: c < 0)),
+}
