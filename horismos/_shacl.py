@@ -132,8 +132,11 @@ def compile_shapes(g: Graph, shapes: Iterable[Node]) -> dict[Node, CompiledShape
         return {}  # custom constraint components: only pyshacl knows what they mean
     out: dict[Node, CompiledShape] = {}
     for s in shapes:
+        paths = list(g.objects(s, SH.path))
         try:
-            out[s] = _compile(g, s, None)
+            if len(paths) > 1 or (paths and not isinstance(paths[0], URIRef)):
+                raise NotCompiled("a path that is not one predicate")
+            out[s] = _compile(g, s, paths[0] if paths else None)  # type: ignore[arg-type]
         except NotCompiled:
             continue
     return out
