@@ -1,0 +1,204 @@
+"""The gate's compiled SHACL check and pyshacl, the reference, say the same on random data.
+
+For the project's own domain shapes (ontologies/ehr.ttl, travel.ttl) and a shapes file that
+uses every constraint of the compiled subset without ``sh:message`` (so pyshacl's own wording
+is compared too), hypothesis draws a subject's values — pattern-matching and random strings,
+ill-typed, language-tagged and numeric literals, nodes of the right, a sub- and a wrong class,
+blank nodes — and the compiled verdict must equal pyshacl's, message for message.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rdflib import RDF, SH, XSD, BNode, Literal, Namespace, URIRef
+from rdflib.term import Node
+
+from horismos import Definitions, load_definitions
+from horismos._gate import Gate
+from horismos._shacl import CompiledShape
+
+ROOT = Path(__file__).resolve().parent.parent
+EX = Namespace("http://example.org/core#")
+EHR = Namespace("http://example.org/ehr#")
+TRAVEL = Namespace("http://example.org/travel#")
+
+CORE = """
+@prefix : <http://example.org/core#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix sh: <http://www.w3.org/ns/shacl#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+
+:Thing a owl:Class .
+:Kind a owl:Class .
+:SubKind a owl:Class ; rdfs:subClassOf :Kind .
+:Other a owl:Class .
+
+:ThingShape a sh:NodeShape ;
+    sh:targetClass :Thing ;
+    sh:nodeKind sh:IRI ;
+    sh:property [ sh:path :code ; sh:datatype xsd:string ; sh:pattern "^ab+c$" ;
+                  sh:flags "i" ; sh:minLength 3 ; sh:maxLength 5 ; sh:maxCount 2 ] ;
+    sh:property [ sh:path :score ; sh:minInclusive 0 ; sh:maxExclusive 10 ;
+                  sh:datatype xsd:integer ; sh:minCount 1 ] ;
+    sh:property [ sh:path :ratio ; sh:minExclusive 0.5 ; sh:maxInclusive 2.5 ] ;
+    sh:property [ sh:path :kind ; sh:class :Kind ; sh:nodeKind sh:BlankNodeOrIRI ] ;
+    sh:property [ sh:path :two ; sh:class :Kind, :Other ] ;
+    sh:property [ sh:path :colour ; sh:in ( "red" "green" :blue 3 ) ] ;
+    sh:property [ sh:path :flag ; sh:hasValue true ; sh:datatype xsd:boolean ] ;
+    sh:property [ sh:path :day ; sh:datatype xsd:date ; sh:maxInclusive "2030-01-01"^^xsd:date ] ;
+    sh:property [ sh:path :label ; sh:nodeKind sh:Literal ; sh:pattern "^[a-z]" ;
+                  sh:pattern "z$" ] .
+
+:ValueShape a sh:NodeShape ;
+    sh:targetNode :special ;
+    sh:class :Kind ;
+    sh:property [ sh:path :code ; sh:minCount 1 ; sh:message "a special node has a code" ] .
+"""
+
+WORLD_TYPES: dict[Node, set[Node]] = {
+    EX.k1: {EX.Kind}, EX.k2: {EX.SubKind}, EX.o1: {EX.Other}, EX.both: {EX.Kind, EX.Other},
+    EX.blue: set(), EX.special: {EX.SubKind},
+    TRAVEL.f1: {TRAVEL.Flight}, TRAVEL.b2: {TRAVEL.Booking}, EHR.p2: {EHR.Nurse},
+}
+
+
+def types_of(node: Node) -> set[Node]:
+    return WORLD_TYPES.get(node, set())
+
+
+@pytest.fixture(scope="module")
+def core(tmp_path_factory: pytest.TempPathFactory) -> Definitions:
+    path = tmp_path_factory.mktemp("core") / "core.ttl"
+    path.write_text(CORE, encoding="utf-8")
+    return load_definitions([path])
+
+
+DOMAINS = {
+    "ehr": ((ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl"),
+            EHR.Patient, [EHR.queueRef]),
+    "travel": ((ROOT / "workflows" / "rebooking.ttl", ROOT / "ontologies" / "travel.ttl"),
+               TRAVEL.Booking, [TRAVEL.operatorChoice, TRAVEL.rebookedOn, TRAVEL.ticketRef]),
+}
+CORE_PATHS = [EX.code, EX.score, EX.ratio, EX.kind, EX.two, EX.colour, EX.flag, EX.day,
+              EX.label]
+PATTERNS = ["^Q-[A-Z]+-[0-9]+$", "^TK-[0-9]+$", "^ab+c$", "^[a-z]"]
+
+
+def _literals() -> st.SearchStrategy[Node]:
+    text = st.text(alphabet="abcABzQTK-0123 ", max_size=7)
+    return st.one_of(
+        st.one_of([st.from_regex(p, fullmatch=True) for p in PATTERNS]).map(Literal),
+        text.map(Literal),
+        st.builds(lambda t, lang: Literal(t, lang=lang), text, st.sampled_from(["en", "de"])),
+        text.map(lambda t: Literal(t, datatype=XSD.string)),
+        st.integers(-3, 12).map(Literal),
+        st.decimals(-1, 4, places=2).map(lambda d: Literal(d, datatype=XSD.decimal)),
+        st.floats(-1, 4, allow_nan=False).map(lambda f: Literal(f, datatype=XSD.double)),
+        st.booleans().map(Literal),
+        st.sampled_from(["2029-05-01", "2031-01-01", "2024-13-45"]).map(
+            lambda d: Literal(d, datatype=XSD.date)),
+        st.sampled_from(["x1", "3.5"]).map(lambda t: Literal(t, datatype=XSD.integer)),
+        st.sampled_from([Literal("red"), Literal("green", lang="en"), Literal(3)]))
+
+
+VALUES = st.one_of(_literals(), st.sampled_from([*WORLD_TYPES, EX.nowhere]),
+                   st.builds(BNode))
+
+
+def _data(paths: list[URIRef]) -> st.SearchStrategy[list[tuple[URIRef, list[Node]]]]:
+    return st.lists(st.tuples(st.sampled_from(paths), st.lists(VALUES, max_size=3)),
+                    max_size=len(paths) + 1)
+
+
+def _judge_both(defs: Definitions, subject: Node, added: list[tuple[Node, Node, Node]]):
+    fast = Gate(defs)
+    reference = Gate(defs)
+    reference._compiled = {}  # pyshacl for every shape, as before the compiled engine
+    return (fast.domain(subject, added, [], types_of),
+            reference.domain(subject, added, [], types_of))
+
+
+def _triples(subject: Node, cls: URIRef, drawn: list[tuple[URIRef, list[Node]]],
+             ) -> list[tuple[Node, Node, Node]]:
+    return [(subject, RDF.type, cls)] + [(subject, p, v) for p, vs in drawn for v in vs]
+
+
+def test_the_compiled_engine_takes_every_shape_here(core: Definitions) -> None:
+    for defs in [core, *(load_definitions(files) for files, _, _ in DOMAINS.values())]:
+        gate = Gate(defs)
+        targeted = {s for shapes in gate._targets.by_class.values() for s in shapes}
+        assert targeted and targeted <= set(gate._compiled)
+        assert all(isinstance(c, CompiledShape) for c in gate._compiled.values())
+
+
+@pytest.mark.parametrize("domain", list(DOMAINS))
+@settings(max_examples=60, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_project_shapes_same_verdict_and_messages(domain: str, data: st.DataObject) -> None:
+    files, cls, paths = DOMAINS[domain]
+    defs = _defs(files)
+    added = _triples(URIRef(str(cls) + "-1"), cls, data.draw(_data(paths)))
+    fast, reference = _judge_both(defs, added[0][0], added)
+    assert fast == reference
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(drawn=_data(CORE_PATHS), subject=st.sampled_from([EX.t1, EX.special]))
+def test_core_shapes_same_verdict_and_messages(core: Definitions, drawn, subject) -> None:
+    added = _triples(subject, EX.Thing, drawn)
+    fast, reference = _judge_both(core, subject, added)
+    assert fast == reference
+
+
+def test_a_disagreement_is_logged_and_the_stricter_verdict_wins(
+        core: Definitions, caplog: pytest.LogCaptureFixture) -> None:
+    gate = Gate(core, reference=True)
+    shape = EX.ThingShape
+    broken = gate._compiled[shape]
+    gate._compiled[shape] = CompiledShape(broken.node, None, None, (), (), False)  # says yes
+    added = [(EX.t1, RDF.type, EX.Thing), (EX.t1, EX.code, Literal("nope"))]
+
+    with caplog.at_level(logging.WARNING, logger="horismos.gate"):
+        verdict = gate.domain(EX.t1, added, [], types_of)
+
+    assert not verdict.conforms
+    assert {m.path for m in verdict.messages} >= {":code", ":score"}
+    assert "disagree" in caplog.text and ":t1" in caplog.text
+
+
+def test_reference_mode_agrees_silently(core: Definitions,
+                                        caplog: pytest.LogCaptureFixture) -> None:
+    gate = Gate(core, reference=True)
+    added = [(EX.t1, RDF.type, EX.Thing), (EX.t1, EX.code, Literal("abbc")),
+             (EX.t1, EX.flag, Literal(True)), (EX.t1, EX.score, Literal(11))]
+    with caplog.at_level(logging.WARNING, logger="horismos.gate"):
+        verdict = gate.domain(EX.t1, added, [], types_of)
+    assert [m.message for m in verdict.messages] == [
+        "Value is not < Literal(\"10\", datatype=xsd:integer)"]
+    assert not caplog.text
+
+
+_DEFS: dict[tuple[Path, ...], Definitions] = {}
+
+
+def _defs(files: tuple[Path, ...]) -> Definitions:
+    if files not in _DEFS:
+        _DEFS[files] = load_definitions(files)
+    return _DEFS[files]
+
+
+def test_unused_sh_terms_keep_a_shape_with_pyshacl(tmp_path: Path) -> None:
+    path = tmp_path / "or.ttl"
+    path.write_text(CORE.replace("sh:nodeKind sh:IRI ;",
+                                 "sh:or ( [ sh:nodeKind sh:IRI ] [ sh:class :Kind ] ) ;"))
+    gate = Gate(load_definitions([path]))
+    assert EX.ThingShape not in gate._compiled and EX.ValueShape in gate._compiled
+    assert SH  # the namespace the subset is read from
