@@ -39,6 +39,7 @@ from ._definitions import Definitions
 from ._errors import ShaclMessage
 from ._model import Assertion, Tool
 from ._shacl import NotCompiled, Result, compile_shapes, has_datatype
+from ._vocab import HORIS
 
 __all__ = ["Gate", "Verdict"]
 
@@ -60,6 +61,7 @@ _Delta = dict[Node, dict[Node, set[Node]]]
 """A small graph as subject → predicate → objects."""
 
 _log = logging.getLogger("horismos.gate")
+_TYPE, _SUBCLASS = RDF.type, RDFS.subClassOf  # a namespace attribute is a lookup each time
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,20 @@ class Gate:
         used |= {s for tool in defs.tools.values() if tool.effect is not None
                  for s in tool.effect.shapes}
         self._compiled = compile_shapes(defs.graph, sorted(used))
+        # per tool, looked up on every step: result key → assertion, and what the runtime writes
+        # (property, value; None for horis:now)
+        self._by_key: dict[URIRef, dict[str, Assertion]] = {}
+        self._fixed: dict[URIRef, tuple[tuple[URIRef, Node | None], ...]] = {}
+        for tool in defs.tools.values():
+            if tool.effect is None:
+                continue
+            keys: dict[str, Assertion] = {}
+            for a in reversed(tool.effect.asserts):  # the first declared wins, as before
+                keys[str(a.property)] = a
+                keys[a.key] = a
+            self._by_key[tool.iri] = keys
+            self._fixed[tool.iri] = tuple((a.property, None if a.value == HORIS.now else a.value)
+                                          for a in tool.effect.asserts if a.value is not None)
 
     # -- result → triples ---------------------------------------------------------------
 
@@ -111,19 +127,14 @@ class Gate:
 
     def fixed(self, tool: Tool, subject: Node, now: Literal) -> list[tuple[Node, Node, Node]]:
         """The triples the runtime itself writes (``horis:value``)."""
-        from ._vocab import HORIS
-
-        if tool.effect is None:
-            return []
-        return [(subject, a.property, now if a.value == HORIS.now else a.value)
-                for a in tool.effect.asserts if a.value is not None]
+        return [(subject, p, now if v is None else v) for p, v in self._fixed.get(tool.iri, ())]
 
     def _assertion(self, tool: Tool, key: str) -> Assertion | None:
         if tool.effect is None:
             return None
-        for a in tool.effect.asserts:
-            if key in (a.key, str(a.property)):
-                return a
+        by_key = self._by_key.get(tool.iri)
+        if by_key is not None and key in by_key:
+            return by_key[key]
         try:
             iri = self.defs.expand(key)
         except KeyError:
@@ -185,16 +196,19 @@ class Gate:
         """``subject`` as it would be after ``added``, against the domain shapes targeting it
         (and ``extra``); also how facts a person gives on resume are judged."""
         triples = [*world_outgoing, *added]
-        subject_types = {o for s, p, o in triples if s == subject and p == RDF.type}
-        use = self._applicable(subject, subject_types,
-                               {p for s, p, _ in triples if s == subject})
+        own: dict[Node, set[Node]] = {}  # the subject's values after the step, by property
+        for s, p, o in triples:
+            if s is subject or s == subject:
+                values = own.get(p)
+                if values is None:
+                    own[p] = {o}
+                else:
+                    values.add(o)
+        subject_types = own.get(_TYPE, set())
+        use = self._applicable(subject, subject_types, own.keys())
         use |= set(extra)
         if not use:  # no shape applies: the after-view graph is not worth building
             return Verdict(True)
-        own: dict[Node, set[Node]] = {}
-        for s, p, o in triples:
-            if s == subject:
-                own.setdefault(p, set()).add(o)
         view = _After(subject, own, types_of, self._superclasses)
         fast: list[Result] = []
         rest: list[URIRef] = []
@@ -276,7 +290,8 @@ class Gate:
     def _superclass_triples(self, cls: Node) -> Iterator[tuple[Node, Node, Node]]:
         return ((cls, RDFS.subClassOf, sup) for sup in self._superclasses.get(cls, ()))
 
-    def _applicable(self, node: Node, types: set[Node], preds: set[Node]) -> set[URIRef]:
+    def _applicable(self, node: Node, types: Iterable[Node], preds: Iterable[Node],
+                    ) -> set[URIRef]:
         out: set[URIRef] = set()
         for t in types:
             out |= self._targets.by_class.get(t, set())
@@ -311,12 +326,12 @@ class _After:
     def objects(self, node: Node, pred: URIRef) -> set[Node]:
         if node == self._subject:
             return self._own.get(pred, set())
-        if pred == RDF.type and not isinstance(node, Literal):
+        if pred == _TYPE and not isinstance(node, Literal):
             return set(self._types_of(node))
         return set()
 
     def instance_of(self, node: Node, cls: Node) -> bool:
-        todo = list(self.objects(node, RDF.type))
+        todo = list(self.objects(node, _TYPE))
         seen: set[Node] = set()
         while todo:
             c = todo.pop()
@@ -326,7 +341,7 @@ class _After:
                 seen.add(c)
                 todo.extend(self._superclasses.get(c, ()))  # type: ignore[call-overload]
                 if c == self._subject:  # the subject's own rdfs:subClassOf, if it is a class
-                    todo.extend(self._own.get(RDFS.subClassOf, ()))
+                    todo.extend(self._own.get(_SUBCLASS, ()))
         return False
 
 
