@@ -292,12 +292,15 @@ class Gate:
 
     def _applicable(self, node: Node, types: Iterable[Node], preds: Iterable[Node],
                     ) -> set[URIRef]:
+        targets = self._targets
         out: set[URIRef] = set()
         for t in types:
-            out |= self._targets.by_class.get(t, set())
-        out |= self._targets.by_node.get(node, set())
-        for p in preds:
-            out |= self._targets.by_subject_of.get(p, set())
+            out |= targets.by_class.get(t, set())
+        if targets.by_node:
+            out |= targets.by_node.get(node, set())
+        if targets.by_subject_of:
+            for p in preds:
+                out |= targets.by_subject_of.get(p, set())
         return out
 
     def _validate(self, data: Graph, shapes: list[URIRef], focus: Node) -> list[ShaclMessage]:
@@ -324,7 +327,7 @@ class _After:
         self._types_of, self._superclasses = types_of, superclasses
 
     def objects(self, node: Node, pred: URIRef) -> set[Node]:
-        if node == self._subject:
+        if node is self._subject or node == self._subject:
             return self._own.get(pred, set())
         if pred == _TYPE and not isinstance(node, Literal):
             return set(self._types_of(node))

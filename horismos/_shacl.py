@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Protocol
@@ -89,7 +89,7 @@ def stringify(node: Node) -> str:
     raise NotCompiled("a blank node in a message")
 
 
-_Check = Callable[[Node, set[Node], "Data"], Iterable[tuple[Node | None, str | None]]]
+_Check = Callable[[Node, Collection[Node], "Data"], Iterable[tuple[Node | None, str | None]]]
 """(focus, value nodes, data) → (value node or None, generic message or None) per failure."""
 
 _ANNOTATIONS = {RDF.type, SH.targetClass, SH.targetNode, SH.targetSubjectsOf,
@@ -113,7 +113,7 @@ class CompiledShape:
     def results(self, focus: Node, data: Data) -> list[Result]:
         if self.deactivated:
             return []
-        values = {focus} if self.path is None else data.objects(focus, self.path)
+        values = (focus,) if self.path is None else data.objects(focus, self.path)
         out: list[Result] = []
         for component, check in self.checks:
             for value, generic in check(focus, values, data):
@@ -192,7 +192,7 @@ def _min_count(g: Graph, node: Node, path: URIRef | None) -> _Check:
     n = _integer(g, node, SH.minCount)
     where = f"->{stringify(path)}" if path is not None else ""
 
-    def check(focus: Node, values: set[Node], data: Data):
+    def check(focus: Node, values: Collection[Node], data: Data):
         if len(values) < n:
             yield None, f"Less than {n} values on {stringify(focus)}{where}"
     return check
@@ -202,7 +202,7 @@ def _max_count(g: Graph, node: Node, path: URIRef | None) -> _Check:
     n = _integer(g, node, SH.maxCount)
     where = f"->{stringify(path)}" if path is not None else ""
 
-    def check(focus: Node, values: set[Node], data: Data):
+    def check(focus: Node, values: Collection[Node], data: Data):
         if len(values) > n:
             yield None, f"More than {n} values on {stringify(focus)}{where}"
     return check
@@ -242,7 +242,7 @@ def _datatype(g: Graph, node: Node, path: URIRef | None) -> _Check:
     t = _one(g, node, SH.datatype)
     message = f"Value is not Literal with datatype {stringify(t)}"
 
-    def check(focus: Node, values: set[Node], data: Data):
+    def check(focus: Node, values: Collection[Node], data: Data):
         for v in values:
             if not has_datatype(v, t):
                 yield v, message
@@ -254,7 +254,7 @@ def _class(g: Graph, node: Node, path: URIRef | None) -> _Check:
     message = (f"Value does not have class {stringify(classes[0])}" if len(classes) < 2 else
                f"Value class is not in classes ({', '.join(stringify(c) for c in classes)})")
 
-    def check(focus: Node, values: set[Node], data: Data):
+    def check(focus: Node, values: Collection[Node], data: Data):
         for c in classes:
             for v in values:
                 if isinstance(v, Literal) or not data.instance_of(v, c):
@@ -273,7 +273,7 @@ def _node_kind(g: Graph, node: Node, path: URIRef | None) -> _Check:
         raise NotCompiled("an unknown sh:nodeKind")
     kinds, message = _KINDS[kind], f"Value is not of Node Kind {stringify(kind)}"
 
-    def check(focus: Node, values: set[Node], data: Data):
+    def check(focus: Node, values: Collection[Node], data: Data):
         for v in values:
             if not isinstance(v, kinds):
                 yield v, message
@@ -302,7 +302,7 @@ def _pattern(g: Graph, node: Node, path: URIRef | None) -> _Check:
                "Value does not match every pattern in ('{}')".format(
                    "', '".join(str(p.value) for p in patterns)))  # type: ignore[attr-defined]
 
-    def check(focus: Node, values: set[Node], data: Data):
+    def check(focus: Node, values: Collection[Node], data: Data):
         for m in matchers:
             for v in values:
                 if isinstance(v, BNode) or not m.search(_string(v)):
@@ -316,7 +316,7 @@ def _length(param: URIRef, op: str) -> Callable[[Graph, Node, URIRef | None], _C
         n = _integer(g, node, param)
         message = f"String length not {op} {stringify(rule)}"
 
-        def check(focus: Node, values: set[Node], data: Data):
+        def check(focus: Node, values: Collection[Node], data: Data):
             for v in values:
                 if op == ">=" and n == 0:
                     continue
@@ -334,7 +334,7 @@ def _in(g: Graph, node: Node, path: URIRef | None) -> _Check:
         allowed.add(item)  # in list order, as pyshacl fills its set: the message lists them
     listed = [stringify(v) for v in allowed]  # in the order of that set
 
-    def check(focus: Node, values: set[Node], data: Data):
+    def check(focus: Node, values: Collection[Node], data: Data):
         for v in values:
             if v not in allowed:
                 yield v, f"Value {stringify(v)} not in list {listed}"
@@ -345,7 +345,7 @@ def _has_value(g: Graph, node: Node, path: URIRef | None) -> _Check:
     hv = _one(g, node, SH.hasValue)
     the_set = [stringify(hv)]
 
-    def check(focus: Node, values: set[Node], data: Data):
+    def check(focus: Node, values: Collection[Node], data: Data):
         if hv not in values:
             yield None, (f"Node {stringify(focus)}->{stringify(path)} does not contain a value "
                          f"in the set: {the_set}" if path is not None else
@@ -377,7 +377,7 @@ def _range(param: URIRef, op: str, passes: Callable[[int], bool],
         message = f"Value is not {op} {stringify(bound)}"
         bound_is_string = isinstance(bound.value, str)
 
-        def check(focus: Node, values: set[Node], data: Data):
+        def check(focus: Node, values: Collection[Node], data: Data):
             for v in values:
                 ok = False
                 if isinstance(v, Literal) and isinstance(v.value, str) == bound_is_string:
