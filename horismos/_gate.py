@@ -315,22 +315,26 @@ class Gate:
 
 
 class _After:
-    """The data the compiled shapes read: ``subject`` after the step (its values from the
-    world and the step), each other node's types from the world, each type's superclasses —
-    what :meth:`Gate._after_graph` gives pyshacl, without building it."""
+    """The data the compiled shapes read: exactly the graph :meth:`Gate._after_graph` gives
+    pyshacl — ``subject`` after the step; each of its values' types from the world; each type's
+    superclasses — answered from the step's triples and ``types_of`` without building it."""
 
-    __slots__ = ("_own", "_subject", "_superclasses", "_types_of")
+    __slots__ = ("_objects", "_own", "_subject", "_superclasses", "_types", "_types_of")
 
     def __init__(self, subject: Node, own: dict[Node, set[Node]], types_of: Any,
                  superclasses: Mapping[URIRef, frozenset[URIRef]]) -> None:
         self._subject, self._own = subject, own
         self._types_of, self._superclasses = types_of, superclasses
+        self._objects: set[Node] | None = None  # the subject's non-literal values
+        self._types: dict[Node, set[Node]] = {}  # a value's types, as read so far
 
     def objects(self, node: Node, pred: URIRef) -> set[Node]:
         if node is self._subject or node == self._subject:
             return self._own.get(pred, set())
-        if pred == _TYPE and not isinstance(node, Literal):
-            return set(self._types_of(node))
+        if pred == _TYPE:
+            return self._types_of_value(node)
+        if pred == _SUBCLASS and self._is_type(node):
+            return set(self._superclasses.get(node, ()))  # type: ignore[call-overload]
         return set()
 
     def instance_of(self, node: Node, cls: Node) -> bool:
@@ -342,10 +346,28 @@ class _After:
                 return True
             if c not in seen:
                 seen.add(c)
-                todo.extend(self._superclasses.get(c, ()))  # type: ignore[call-overload]
-                if c == self._subject:  # the subject's own rdfs:subClassOf, if it is a class
-                    todo.extend(self._own.get(_SUBCLASS, ()))
+                todo.extend(self.objects(c, _SUBCLASS))
         return False
+
+    def _types_of_value(self, node: Node) -> set[Node]:
+        types = self._types.get(node)
+        if types is None:
+            types = set(self._types_of(node)) if node in self._own_objects() else set()
+            self._types[node] = types
+        return types
+
+    def _is_type(self, node: Node) -> bool:
+        """Whether the after-view holds ``node``'s rdfs:subClassOf triples: it is a type of
+        the subject or of one of the subject's values."""
+        return (node in self._own.get(_TYPE, ())
+                or any(node in t for t in self._types.values())  # the values read so far
+                or any(node in self._types_of_value(o) for o in self._own_objects()))
+
+    def _own_objects(self) -> set[Node]:
+        if self._objects is None:
+            self._objects = {o for values in self._own.values() for o in values
+                             if not isinstance(o, Literal) and o != self._subject}
+        return self._objects
 
 
 def _ordered(messages: set[ShaclMessage]) -> list[ShaclMessage]:
@@ -491,10 +513,13 @@ def _invert(subclasses: Mapping[URIRef, frozenset[URIRef]]) -> dict[URIRef, froz
 
 
 def _message(triples: list[tuple], defs: Definitions) -> ShaclMessage:
-    """One pyshacl result, given as (result, predicate, value-or-(graph, node)) triples."""
+    """One pyshacl result, given as (result, predicate, value-or-(graph, node)) triples; the
+    first names the result node (the results it nests under sh:detail follow it)."""
     fields: dict[Node, Node] = {}
-    for _, p, o in triples:
-        fields[p] = o[1] if isinstance(o, tuple) else o
+    result = triples[0][0]
+    for s, p, o in triples:
+        if s == result:
+            fields[p] = o[1] if isinstance(o, tuple) else o
     path = fields.get(SH.resultPath)
     value = fields.get(SH.value)
     shape = fields.get(SH.sourceShape)

@@ -8,15 +8,16 @@ compiled once, when the definitions load, into plain checks over the focus node'
 A shape is compiled only if every constraint in it (and in its ``sh:property`` shapes) is in
 the subset below and means here exactly what it means to pyshacl, the reference: the same
 value nodes fail, and each result carries pyshacl's wording (its generic message, or the
-shape's ``sh:message``), focus node, path, value and source shape. Anything else — ``sh:node``,
-``sh:or``, non-predicate paths, SPARQL, several ``sh:message`` — leaves the shape to pyshacl
-(:func:`compile_shapes` simply does not return it). tests/test_shacl_w3c.py holds the compiled
-shapes to the W3C SHACL Core suite; tests/test_gate_differential.py holds them to pyshacl.
+shape's ``sh:message``), focus node, path, value and source shape. Anything else — property
+paths, ``sh:closed``, SPARQL, several ``sh:message``, a recursive shape — leaves the shape to
+pyshacl (:func:`compile_shapes` simply does not return it); so does, at run time, a message
+that would print a data blank node (:class:`NotCompiled`). tests/test_shacl_w3c.py holds the
+compiled shapes to the W3C SHACL Core suite; tests/test_gate_differential.py to pyshacl.
 
 Subset: sh:property (predicate paths), sh:minCount, sh:maxCount, sh:datatype, sh:class,
 sh:nodeKind, sh:pattern (+ sh:flags ``i``/``m``), sh:minLength, sh:maxLength, sh:in,
-sh:hasValue, sh:minInclusive, sh:maxInclusive, sh:minExclusive, sh:maxExclusive, sh:message,
-sh:deactivated, sh:severity.
+sh:hasValue, sh:minInclusive, sh:maxInclusive, sh:minExclusive, sh:maxExclusive, sh:node,
+sh:not, sh:and, sh:or, sh:xone, sh:message, sh:deactivated, sh:severity.
 """
 
 from __future__ import annotations
@@ -89,8 +90,32 @@ def stringify(node: Node) -> str:
     raise NotCompiled("a blank node in a message")
 
 
-_Check = Callable[[Node, Collection[Node], "Data"], Iterable[tuple[Node | None, str | None]]]
-"""(focus, value nodes, data) → (value node or None, generic message or None) per failure."""
+def _shape_text(g: Graph, node: Node, depth: int = 0) -> str:
+    """A node of the shapes graph as pyshacl writes it, blank nodes (shapes, lists) too."""
+    if not isinstance(node, BNode):
+        return stringify(node)
+    depth += 1
+    if depth >= 12:
+        return "<http://recursion.too.deep>"
+    preds = list(g.predicates(node))
+    if not preds:
+        return "[ ]"
+    if RDF.first in preds:
+        return "( {} )".format(" ".join(_shape_text(g, i, depth + 1) for i in g.items(node)))
+    parts: dict[str, str] = {}
+    for p in preds:
+        objects = sorted(_shape_text(g, o, depth + 1) for o in g.objects(node, p))
+        parts[p.n3(namespace_manager=_NM)] = ", ".join(objects)
+    if len(parts) > 1:
+        return "[ {} ]".format(" ; ".join(f"{p} {o}" for p, o in sorted(parts.items())))
+    (p, o), = parts.items()
+    return f"[ {p} {o} ]"
+
+
+_Message = str | Callable[[], str] | None
+_Check = Callable[[Node, Collection[Node], "Data"], Iterable[tuple[Node | None, _Message]]]
+"""(focus, value nodes, data) → (value node or None, generic message) per failure; a message
+that prints a data node is a callable, worded only when reported."""
 
 _ANNOTATIONS = {RDF.type, SH.targetClass, SH.targetNode, SH.targetSubjectsOf,
                 SH.targetObjectsOf, SH.name, SH.description, SH.order, SH.group,
@@ -110,19 +135,21 @@ class CompiledShape:
     properties: tuple[CompiledShape, ...]
     deactivated: bool
 
-    def results(self, focus: Node, data: Data) -> list[Result]:
+    def results(self, focus: Node, data: Data, *, words: bool = True) -> list[Result]:
+        """``focus``'s results; with ``words`` False, without their messages (for a count or
+        a conformance check: a message that would print a blank node raises NotCompiled)."""
         if self.deactivated:
             return []
         values = (focus,) if self.path is None else data.objects(focus, self.path)
         out: list[Result] = []
         for component, check in self.checks:
             for value, generic in check(focus, values, data):
-                out.append(Result(focus, self.path, value, component, self.node,
-                                  self.message if self.message is not None
-                                  else generic or ""))
+                message = "" if not words else self.message if self.message is not None \
+                    else generic() if callable(generic) else generic or ""
+                out.append(Result(focus, self.path, value, component, self.node, message))
         for prop in self.properties:
             for v in values:
-                out.extend(prop.results(v, data))
+                out.extend(prop.results(v, data, words=words))
         return out
 
 
@@ -132,37 +159,44 @@ def compile_shapes(g: Graph, shapes: Iterable[Node]) -> dict[Node, CompiledShape
         return {}  # custom constraint components: only pyshacl knows what they mean
     out: dict[Node, CompiledShape] = {}
     for s in shapes:
-        paths = list(g.objects(s, SH.path))
         try:
-            if len(paths) > 1 or (paths and not isinstance(paths[0], URIRef)):
-                raise NotCompiled("a path that is not one predicate")
-            out[s] = _compile(g, s, paths[0] if paths else None)  # type: ignore[arg-type]
+            out[s] = _compile(g, s, _path(g, s, required=False))
         except NotCompiled:
             continue
     return out
 
 
-def _compile(g: Graph, node: Node, path: URIRef | None) -> CompiledShape:
+def _path(g: Graph, shape: Node, *, required: bool) -> URIRef | None:
+    paths = list(g.objects(shape, SH.path))
+    if len(paths) > 1 or (paths and not isinstance(paths[0], URIRef)) or (
+            required and not paths):
+        raise NotCompiled("a path that is not one predicate")
+    return paths[0] if paths else None  # type: ignore[return-value]
+
+
+def _compile(g: Graph, node: Node, path: URIRef | None,
+             stack: tuple[Node, ...] = ()) -> CompiledShape:
+    if node in stack:
+        raise NotCompiled("a recursive shape")  # pyshacl warns and passes it; leave it to it
+    stack = (*stack, node)
     checks: list[tuple[URIRef, _Check]] = []
     preds = set(g.predicates(node))
     for p in preds:
-        if p in _ANNOTATIONS or p in _COMPILERS:
+        if p in _ANNOTATIONS or p in _COMPILERS or p in _SHAPE_COMPILERS:
             continue
         if str(p).startswith(str(SH)):
             raise NotCompiled(f"{p} is not in the compiled subset")
     if path is None and preds & (_PROPERTY_ONLY | {SH.path}):
         raise NotCompiled("a count or a path on a node shape")
-    if path is not None and SH.property in preds:
-        raise NotCompiled("a property shape nested in a property shape")
     for p in sorted(preds & _COMPILERS.keys(), key=str):
         component, compiler = _COMPILERS[p]
         checks.append((component, compiler(g, node, path)))
+    for p in sorted(preds & _SHAPE_COMPILERS.keys(), key=str):
+        component, shape_compiler = _SHAPE_COMPILERS[p]
+        checks.append((component, shape_compiler(g, node, stack)))
     properties = []
     for prop in g.objects(node, SH.property):
-        paths = list(g.objects(prop, SH.path))
-        if len(paths) != 1 or not isinstance(paths[0], URIRef):
-            raise NotCompiled("a path that is not one predicate")
-        properties.append(_compile(g, prop, paths[0]))
+        properties.append(_compile(g, prop, _path(g, prop, required=True), stack))
     messages = list(g.objects(node, SH.message))
     if len(messages) > 1 or (messages and not isinstance(messages[0], Literal)):
         raise NotCompiled("several sh:message values")
@@ -194,7 +228,7 @@ def _min_count(g: Graph, node: Node, path: URIRef | None) -> _Check:
 
     def check(focus: Node, values: Collection[Node], data: Data):
         if len(values) < n:
-            yield None, f"Less than {n} values on {stringify(focus)}{where}"
+            yield None, lambda: f"Less than {n} values on {stringify(focus)}{where}"
     return check
 
 
@@ -204,7 +238,7 @@ def _max_count(g: Graph, node: Node, path: URIRef | None) -> _Check:
 
     def check(focus: Node, values: Collection[Node], data: Data):
         if len(values) > n:
-            yield None, f"More than {n} values on {stringify(focus)}{where}"
+            yield None, lambda: f"More than {n} values on {stringify(focus)}{where}"
     return check
 
 
@@ -337,7 +371,7 @@ def _in(g: Graph, node: Node, path: URIRef | None) -> _Check:
     def check(focus: Node, values: Collection[Node], data: Data):
         for v in values:
             if v not in allowed:
-                yield v, f"Value {stringify(v)} not in list {listed}"
+                yield v, lambda v=v: f"Value {stringify(v)} not in list {listed}"
     return check
 
 
@@ -347,10 +381,10 @@ def _has_value(g: Graph, node: Node, path: URIRef | None) -> _Check:
 
     def check(focus: Node, values: Collection[Node], data: Data):
         if hv not in values:
-            yield None, (f"Node {stringify(focus)}->{stringify(path)} does not contain a value "
-                         f"in the set: {the_set}" if path is not None else
-                         f"Node {stringify(focus)} value is not a in the set of values: "
-                         f"{the_set}")
+            yield None, lambda: (
+                f"Node {stringify(focus)}->{stringify(path)} does not contain a value in the "
+                f"set: {the_set}" if path is not None else
+                f"Node {stringify(focus)} value is not a in the set of values: {the_set}")
     return check
 
 
@@ -389,6 +423,72 @@ def _range(param: URIRef, op: str, passes: Callable[[int], bool],
                     yield v, message
         return check
     return compile_
+
+
+def _conforms(shape: CompiledShape, v: Node, data: Data) -> bool:
+    return not shape.results(v, data, words=False)
+
+
+def _other(g: Graph, node: Node, stack: tuple[Node, ...]) -> CompiledShape:
+    return _compile(g, node, _path(g, node, required=False), stack)
+
+
+def _node(g: Graph, node: Node, stack: tuple[Node, ...]) -> _Check:
+    target = _one(g, node, SH.node)
+    shape = _other(g, target, stack)
+    if shape.path is not None:
+        raise NotCompiled("sh:node names a property shape")
+    message = f"Value does not conform to Shape {_shape_text(g, target)}. " \
+              "See details for more information."
+
+    def check(focus: Node, values: Collection[Node], data: Data):
+        for v in values:
+            if not _conforms(shape, v, data):
+                yield v, message
+    return check
+
+
+def _not(g: Graph, node: Node, stack: tuple[Node, ...]) -> _Check:
+    target = _one(g, node, SH["not"])
+    shape, text = _other(g, target, stack), _shape_text(g, target)
+
+    def check(focus: Node, values: Collection[Node], data: Data):
+        for v in values:
+            if _conforms(shape, v, data):
+                yield v, lambda v=v: f"Node {stringify(v)} must not conform to shape {text}"
+    return check
+
+
+def _logical(param: URIRef, words: str, passes: Callable[[int, int], bool],
+             ) -> Callable[[Graph, Node, tuple[Node, ...]], _Check]:
+    """sh:and, sh:or, sh:xone: ``passes(conforming, members)`` over the list's shapes (a set,
+    as pyshacl has them: a shape listed twice counts once)."""
+    def compile_(g: Graph, node: Node, stack: tuple[Node, ...]) -> _Check:
+        head = _one(g, node, param)
+        members = list(g.items(head))  # sh:xone counts a shape listed twice twice
+        if not members:
+            raise NotCompiled(f"an empty {param} list")
+        shapes = [_other(g, m, stack) for m in members]
+        listed = " , ".join(_shape_text(g, m) for m in g.items(head))
+
+        def check(focus: Node, values: Collection[Node], data: Data):
+            for v in values:
+                if not passes(sum(_conforms(s, v, data) for s in shapes), len(shapes)):
+                    yield v, lambda v=v: f"Node {stringify(v)} must conform to {words} {listed}"
+        return check
+    return compile_
+
+
+_SHAPE_COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, tuple[Node, ...]], _Check]]] = {
+    SH.node: (SH.NodeConstraintComponent, _node),
+    SH["not"]: (SH.NotConstraintComponent, _not),
+    SH["and"]: (SH.AndConstraintComponent,
+                _logical(SH["and"], "all shapes in", lambda ok, n: ok == n)),
+    SH["or"]: (SH.OrConstraintComponent,
+               _logical(SH["or"], "one or more shapes in", lambda ok, n: ok > 0)),
+    SH.xone: (SH.XoneConstraintComponent,
+              _logical(SH.xone, "exactly one shape in", lambda ok, n: ok == 1)),
+}
 
 
 _COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, URIRef | None], _Check]]] = {
