@@ -16,8 +16,9 @@ compiled shapes to the W3C SHACL Core suite; tests/test_gate_differential.py to 
 
 Subset: sh:property (predicate paths), sh:minCount, sh:maxCount, sh:datatype, sh:class,
 sh:nodeKind, sh:pattern (+ sh:flags ``i``/``m``), sh:minLength, sh:maxLength, sh:in,
-sh:hasValue, sh:minInclusive, sh:maxInclusive, sh:minExclusive, sh:maxExclusive, sh:node,
-sh:not, sh:and, sh:or, sh:xone, sh:message, sh:deactivated, sh:severity.
+sh:hasValue, sh:minInclusive, sh:maxInclusive, sh:minExclusive, sh:maxExclusive,
+sh:languageIn, sh:uniqueLang, sh:equals, sh:disjoint, sh:node, sh:not, sh:and, sh:or, sh:xone,
+sh:message, sh:deactivated, sh:severity.
 """
 
 from __future__ import annotations
@@ -388,6 +389,61 @@ def _has_value(g: Graph, node: Node, path: URIRef | None) -> _Check:
     return check
 
 
+def _language_in(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    head = _one(g, node, SH.languageIn)
+    needs: set[str] = set()
+    for lang in g.items(head):
+        if not isinstance(lang, Literal) or not isinstance(lang.value, str):
+            raise NotCompiled("a language in sh:languageIn that is not a string")
+        needs.add(lang.value.lower())
+    message = f"String language is not in {_shape_text(g, head)}"
+
+    def check(focus: Node, values: Collection[Node], data: Data):
+        for v in values:
+            lang = v.language if isinstance(v, Literal) else None
+            if not lang or not ("*" in needs or lang.lower() in needs
+                                or lang.split("-")[0].lower() in needs):
+                yield v, message
+    return check
+
+
+def _unique_lang(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    flag = _one(g, node, SH.uniqueLang)
+    if path is None or not (isinstance(flag, Literal) and flag.datatype == XSD.boolean
+                            and str(flag) in ("true", "false")):
+        raise NotCompiled("sh:uniqueLang other than true or false on a property shape")
+    unique = str(flag) == "true"
+
+    def check(focus: Node, values: Collection[Node], data: Data):
+        if not unique:
+            return
+        seen: set[str] = set()
+        duplicates: set[str] = set()
+        for v in values:
+            if isinstance(v, Literal) and v.language:
+                (duplicates if v.language.lower() in seen else seen).add(v.language.lower())
+        for _ in duplicates:
+            yield None, "More than one String shares the same Language"
+    return check
+
+
+def _pair(param: URIRef, op: str, pairs: Callable[[set[Node], set[Node]], Iterable[Node]],
+          ) -> Callable[[Graph, Node, URIRef | None], _Check]:
+    """sh:equals, sh:disjoint: the value nodes against the focus node's values of another
+    property."""
+    def compile_(g: Graph, node: Node, path: URIRef | None) -> _Check:
+        other = _one(g, node, param)
+        if not isinstance(other, URIRef):
+            raise NotCompiled(f"{param} is not a property")
+        text = stringify(other)
+
+        def check(focus: Node, values: Collection[Node], data: Data):
+            for v in pairs(set(values), data.objects(focus, other)):
+                yield v, lambda v=v: f"Value of {stringify(focus)}->{text} {op} {stringify(v)}"
+        return check
+    return compile_
+
+
 def _compare(v: Literal, bound: Literal) -> int:
     """pyshacl's literal order (raises TypeError when the two do not compare)."""
     if v.eq(bound):
@@ -501,6 +557,12 @@ _COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, URIRef | None], _Che
     SH.minLength: (SH.MinLengthConstraintComponent, _length(SH.minLength, ">=")),
     SH.maxLength: (SH.MaxLengthConstraintComponent, _length(SH.maxLength, "<=")),
     SH["in"]: (SH.InConstraintComponent, _in),
+    SH.languageIn: (SH.LanguageInConstraintComponent, _language_in),
+    SH.uniqueLang: (SH.UniqueLangConstraintComponent, _unique_lang),
+    SH.equals: (SH.EqualsConstraintComponent,
+                _pair(SH.equals, "!=", lambda vs, others: [*(vs - others), *(others - vs)])),
+    SH.disjoint: (SH.DisjointConstraintComponent,
+                  _pair(SH.disjoint, "==", lambda vs, others: vs & others)),
     SH.hasValue: (SH.HasValueConstraintComponent, _has_value),
     SH.minInclusive: (SH.MinInclusiveConstraintComponent,
                       _range(SH.minInclusive, ">=", lambda c: c >= 0)),

@@ -68,6 +68,9 @@ CORE = """
     sh:property [ sh:path :part ; sh:xone ( [ sh:class :Kind ] [ sh:class :SubKind ] ) ] ;
     sh:property [ sh:path :alias ; sh:and ( :NameShape [ sh:maxLength 3 ] ) ] ;
     sh:property [ sh:path :kind ; sh:node :TypedShape ] ;
+    sh:property [ sh:path :title ; sh:languageIn ( "en" "DE" ) ; sh:uniqueLang true ;
+                  sh:equals :alias ] ;
+    sh:property [ sh:path :code ; sh:disjoint :label ] ;
     sh:property [ sh:path :kind ;
                   sh:node [ sh:property [ sh:path rdf:type ; sh:node :ClassShape ] ] ] .
 
@@ -102,7 +105,7 @@ DOMAINS = {
                TRAVEL.Booking, [TRAVEL.operatorChoice, TRAVEL.rebookedOn, TRAVEL.ticketRef]),
 }
 CORE_PATHS = [EX.code, EX.score, EX.ratio, EX.kind, EX.two, EX.colour, EX.flag, EX.day,
-              EX.label, EX.alias, EX.part]
+              EX.label, EX.alias, EX.part, EX.title]
 PATTERNS = ["^Q-[A-Z]+-[0-9]+$", "^TK-[0-9]+$", "^ab+c$", "^[a-z]", "^[A-Z][a-z]?$"]
 
 
@@ -111,7 +114,8 @@ def _literals() -> st.SearchStrategy[Node]:
     return st.one_of(
         st.one_of([st.from_regex(p, fullmatch=True) for p in PATTERNS]).map(Literal),
         text.map(Literal),
-        st.builds(lambda t, lang: Literal(t, lang=lang), text, st.sampled_from(["en", "de"])),
+        st.builds(lambda t, lang: Literal(t, lang=lang), text,
+                  st.sampled_from(["en", "de", "de-AT", "EN-gb", "fr"])),
         text.map(lambda t: Literal(t, datatype=XSD.string)),
         st.integers(-3, 12).map(Literal),
         st.decimals(-1, 4, places=2).map(lambda d: Literal(d, datatype=XSD.decimal)),
@@ -217,3 +221,15 @@ def test_unused_sh_terms_keep_a_shape_with_pyshacl(tmp_path: Path) -> None:
     gate = Gate(load_definitions([path]))
     assert EX.ThingShape not in gate._compiled and EX.ValueShape in gate._compiled
     assert SH  # the namespace the subset is read from
+
+
+def test_rare_findings_word_the_same(core: Definitions) -> None:
+    """Findings random data seldom draws: two values sharing a language, a disjoint clash."""
+    added = [(EX.t1, RDF.type, EX.Thing), (EX.t1, EX.score, Literal(1)),
+             (EX.t1, EX.flag, Literal(True)),
+             (EX.t1, EX.title, Literal("a", lang="en")), (EX.t1, EX.title, Literal("b", lang="EN")),
+             (EX.t1, EX.alias, Literal("a", lang="en")), (EX.t1, EX.alias, Literal("b", lang="EN")),
+             (EX.t1, EX.code, Literal("abc")), (EX.t1, EX.label, Literal("abc"))]
+    fast, reference = _judge_both(core, EX.t1, added)
+    assert fast == reference
+    assert {m.message.split(" ")[0] for m in fast.messages} >= {"More", "Value"}
