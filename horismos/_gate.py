@@ -337,6 +337,14 @@ class _After:
             return set(self._superclasses.get(node, ()))  # type: ignore[call-overload]
         return set()
 
+    def outgoing(self, node: Node) -> list[tuple[Node, Node]]:
+        if node is self._subject or node == self._subject:
+            return [(p, o) for p, values in self._own.items() for o in values]
+        out: list[tuple[Node, Node]] = [(_TYPE, t) for t in self._types_of_value(node)]
+        if self._is_type(node):
+            out += [(_SUBCLASS, s) for s in self._superclasses.get(node, ())]  # type: ignore
+        return out
+
     def instance_of(self, node: Node, cls: Node) -> bool:
         todo = list(self.objects(node, _TYPE))
         seen: set[Node] = set()

@@ -9,7 +9,7 @@ A shape is compiled only if every constraint in it (and in its ``sh:property`` s
 the subset below and means here exactly what it means to pyshacl, the reference: the same
 value nodes fail, and each result carries pyshacl's wording (its generic message, or the
 shape's ``sh:message``), focus node, path, value and source shape. Anything else — property
-paths, ``sh:closed``, SPARQL, several ``sh:message``, a recursive shape — leaves the shape to
+paths, ``sh:lessThan``, SPARQL, several ``sh:message``, a recursive shape — leaves the shape to
 pyshacl (:func:`compile_shapes` simply does not return it); so does, at run time, a message
 that would print a data blank node (:class:`NotCompiled`). tests/test_shacl_w3c.py holds the
 compiled shapes to the W3C SHACL Core suite; tests/test_gate_differential.py to pyshacl.
@@ -17,8 +17,8 @@ compiled shapes to the W3C SHACL Core suite; tests/test_gate_differential.py to 
 Subset: sh:property (predicate paths), sh:minCount, sh:maxCount, sh:datatype, sh:class,
 sh:nodeKind, sh:pattern (+ sh:flags ``i``/``m``), sh:minLength, sh:maxLength, sh:in,
 sh:hasValue, sh:minInclusive, sh:maxInclusive, sh:minExclusive, sh:maxExclusive,
-sh:languageIn, sh:uniqueLang, sh:equals, sh:disjoint, sh:node, sh:not, sh:and, sh:or, sh:xone,
-sh:message, sh:deactivated, sh:severity.
+sh:languageIn, sh:uniqueLang, sh:equals, sh:disjoint, sh:closed (+ sh:ignoredProperties),
+sh:node, sh:not, sh:and, sh:or, sh:xone, sh:message, sh:deactivated, sh:severity.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Protocol
+from typing import Any, Protocol
 
 from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.namespace import NamespaceManager
@@ -46,6 +46,9 @@ class Data(Protocol):
 
     def instance_of(self, node: Node, cls: Node) -> bool:
         """``node rdf:type/rdfs:subClassOf* cls`` in the data graph."""
+
+    def outgoing(self, node: Node) -> Iterable[tuple[Node, Node]]:
+        """Every (predicate, object) of ``node`` (for sh:closed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,14 +117,14 @@ def _shape_text(g: Graph, node: Node, depth: int = 0) -> str:
 
 
 _Message = str | Callable[[], str] | None
-_Check = Callable[[Node, Collection[Node], "Data"], Iterable[tuple[Node | None, _Message]]]
-"""(focus, value nodes, data) → (value node or None, generic message) per failure; a message
-that prints a data node is a callable, worded only when reported."""
+_Check = Callable[[Node, Collection[Node], "Data"], Iterable[tuple[Any, ...]]]
+"""(focus, value nodes, data) → (value node or None, generic message[, result path]) per
+failure; a message that prints a data node is a callable, worded only when reported."""
 
 _ANNOTATIONS = {RDF.type, SH.targetClass, SH.targetNode, SH.targetSubjectsOf,
                 SH.targetObjectsOf, SH.name, SH.description, SH.order, SH.group,
                 SH.defaultValue, SH.message, SH.severity, SH.deactivated, SH.property,
-                SH.path, SH.flags}
+                SH.path, SH.flags, SH.ignoredProperties}
 _PROPERTY_ONLY = {SH.minCount, SH.maxCount}
 
 
@@ -144,10 +147,11 @@ class CompiledShape:
         values = (focus,) if self.path is None else data.objects(focus, self.path)
         out: list[Result] = []
         for component, check in self.checks:
-            for value, generic in check(focus, values, data):
+            for value, generic, *path in check(focus, values, data):
                 message = "" if not words else self.message if self.message is not None \
                     else generic() if callable(generic) else generic or ""
-                out.append(Result(focus, self.path, value, component, self.node, message))
+                out.append(Result(focus, path[0] if path else self.path, value, component,
+                                  self.node, message))
         for prop in self.properties:
             for v in values:
                 out.extend(prop.results(v, data, words=words))
@@ -187,6 +191,8 @@ def _compile(g: Graph, node: Node, path: URIRef | None,
             continue
         if str(p).startswith(str(SH)):
             raise NotCompiled(f"{p} is not in the compiled subset")
+    if SH.ignoredProperties in preds and SH.closed not in preds:
+        raise NotCompiled("sh:ignoredProperties without sh:closed")  # pyshacl refuses it
     if path is None and preds & (_PROPERTY_ONLY | {SH.path}):
         raise NotCompiled("a count or a path on a node shape")
     for p in sorted(preds & _COMPILERS.keys(), key=str):
@@ -444,6 +450,26 @@ def _pair(param: URIRef, op: str, pairs: Callable[[set[Node], set[Node]], Iterab
     return compile_
 
 
+def _closed(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    flag = _one(g, node, SH.closed)
+    if not isinstance(flag, Literal):
+        raise NotCompiled("sh:closed is not a literal")
+    if not flag.value:
+        return lambda focus, values, data: ()
+    allowed: set[Node] = {p for prop in g.objects(node, SH.property)
+                          for p in g.objects(prop, SH.path)}
+    for ignored in g.objects(node, SH.ignoredProperties):
+        allowed.update(g.items(ignored))
+
+    def check(focus: Node, values: Collection[Node], data: Data):
+        for v in values:
+            for p, o in data.outgoing(v):
+                if p not in allowed and not (p == RDF.type and o == RDFS.Resource):
+                    yield o, (lambda o=o: f"Node {stringify(focus)} is closed. It cannot have "
+                              f"value: {stringify(o)}"), p
+    return check
+
+
 def _compare(v: Literal, bound: Literal) -> int:
     """pyshacl's literal order (raises TypeError when the two do not compare)."""
     if v.eq(bound):
@@ -557,6 +583,7 @@ _COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, URIRef | None], _Che
     SH.minLength: (SH.MinLengthConstraintComponent, _length(SH.minLength, ">=")),
     SH.maxLength: (SH.MaxLengthConstraintComponent, _length(SH.maxLength, "<=")),
     SH["in"]: (SH.InConstraintComponent, _in),
+    SH.closed: (SH.ClosedConstraintComponent, _closed),
     SH.languageIn: (SH.LanguageInConstraintComponent, _language_in),
     SH.uniqueLang: (SH.UniqueLangConstraintComponent, _unique_lang),
     SH.equals: (SH.EqualsConstraintComponent,
