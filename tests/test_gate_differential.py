@@ -145,10 +145,15 @@ def _data(paths: list[URIRef]) -> st.SearchStrategy[list[tuple[URIRef, list[Node
                     max_size=len(paths) + 1)
 
 
+_GATES: dict[str, tuple[Gate, Gate]] = {}  # by definitions digest
+
+
 def _judge_both(defs: Definitions, subject: Node, added: list[tuple[Node, Node, Node]]):
-    fast = Gate(defs)
-    reference = Gate(defs)
-    reference._compiled = {}  # pyshacl for every shape, as before the compiled engine
+    if defs.digest not in _GATES:
+        reference = Gate(defs)
+        reference._compiled = {}  # pyshacl for every shape, as before the compiled engine
+        _GATES[defs.digest] = (Gate(defs), reference)
+    fast, reference = _GATES[defs.digest]
     return (fast.domain(subject, added, [], types_of),
             reference.domain(subject, added, [], types_of))
 
