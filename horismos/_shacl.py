@@ -9,15 +9,17 @@ A shape is compiled only if every constraint in it (and in its ``sh:property`` s
 the subset below and means here exactly what it means to pyshacl, the reference: the same
 value nodes fail, and each result carries pyshacl's wording (its generic message, or the
 shape's ``sh:message``), focus node, path, value and source shape. Anything else — property
-paths, ``sh:lessThan``, SPARQL, several ``sh:message``, a recursive shape — leaves the shape to
-pyshacl (:func:`compile_shapes` simply does not return it); so does, at run time, a message
-that would print a data blank node (:class:`NotCompiled`). tests/test_shacl_w3c.py holds the
-compiled shapes to the W3C SHACL Core suite; tests/test_gate_differential.py to pyshacl.
+paths, ``sh:qualifiedValueShape``, SPARQL, several ``sh:message``, a recursive shape — leaves
+the shape to pyshacl (:func:`compile_shapes` simply does not return it). At run time, data it
+cannot word or compare as pyshacl does (a blank node in a message or under sh:lessThan) raises
+:class:`NotCompiled` and pyshacl judges that step. tests/test_shacl_w3c.py holds the compiled
+shapes to the W3C SHACL Core suite; tests/test_gate_differential.py to pyshacl.
 
 Subset: sh:property (predicate paths), sh:minCount, sh:maxCount, sh:datatype, sh:class,
 sh:nodeKind, sh:pattern (+ sh:flags ``i``/``m``), sh:minLength, sh:maxLength, sh:in,
 sh:hasValue, sh:minInclusive, sh:maxInclusive, sh:minExclusive, sh:maxExclusive,
-sh:languageIn, sh:uniqueLang, sh:equals, sh:disjoint, sh:closed (+ sh:ignoredProperties),
+sh:languageIn, sh:uniqueLang, sh:equals, sh:disjoint, sh:lessThan, sh:lessThanOrEquals,
+sh:closed (+ sh:ignoredProperties),
 sh:node, sh:not, sh:and, sh:or, sh:xone, sh:message, sh:deactivated, sh:severity.
 """
 
@@ -450,6 +452,42 @@ def _pair(param: URIRef, op: str, pairs: Callable[[set[Node], set[Node]], Iterab
     return compile_
 
 
+def _ordered_pair(param: URIRef, op: str, holds: Callable[[Any, Any], bool],
+                  ) -> Callable[[Graph, Node, URIRef | None], _Check]:
+    """sh:lessThan, sh:lessThanOrEquals, compared as pyshacl compares: IRIs and string
+    literals by their text, other literals by rdflib's order, a string never with a non-string;
+    a blank node or an incomparable pair is pyshacl's to raise on."""
+    def compile_(g: Graph, node: Node, path: URIRef | None) -> _Check:
+        other = _one(g, node, param)
+        if path is None or not isinstance(other, URIRef):
+            raise NotCompiled(f"{param} on a node shape, or not a property")
+        text = stringify(other)
+
+        def key(v: Node) -> tuple[bool, Any]:
+            if isinstance(v, BNode):
+                raise NotCompiled(f"{param} on a blank node")
+            if isinstance(v, URIRef):
+                return True, str(v)
+            if isinstance(v, Literal) and isinstance(v.value, str):
+                return True, v.value
+            return False, v
+
+        def check(focus: Node, values: Collection[Node], data: Data):
+            for v in set(values):
+                v_string, v_key = key(v)
+                for c in data.objects(focus, other):
+                    c_string, c_key = key(c)
+                    try:
+                        ok = v_string == c_string and holds(v_key, c_key)
+                    except TypeError as e:
+                        raise NotCompiled(f"{param}: values that do not compare") from e
+                    if not ok:
+                        yield v, lambda v=v: f"Value of {stringify(focus)}->{text} {op} " \
+                                             f"{stringify(v)}"
+        return check
+    return compile_
+
+
 def _closed(g: Graph, node: Node, path: URIRef | None) -> _Check:
     flag = _one(g, node, SH.closed)
     if not isinstance(flag, Literal):
@@ -584,6 +622,11 @@ _COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, URIRef | None], _Che
     SH.maxLength: (SH.MaxLengthConstraintComponent, _length(SH.maxLength, "<=")),
     SH["in"]: (SH.InConstraintComponent, _in),
     SH.closed: (SH.ClosedConstraintComponent, _closed),
+    # pyshacl words a sh:lessThan result "<=" and a sh:lessThanOrEquals one "<"
+    SH.lessThan: (SH.LessThanConstraintComponent,
+                  _ordered_pair(SH.lessThan, "<=", lambda a, b: a < b)),
+    SH.lessThanOrEquals: (SH.LessThanOrEqualsConstraintComponent,
+                          _ordered_pair(SH.lessThanOrEquals, "<", lambda a, b: a <= b)),
     SH.languageIn: (SH.LanguageInConstraintComponent, _language_in),
     SH.uniqueLang: (SH.UniqueLangConstraintComponent, _unique_lang),
     SH.equals: (SH.EqualsConstraintComponent,

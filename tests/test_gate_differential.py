@@ -70,7 +70,8 @@ CORE = """
     sh:property [ sh:path :kind ; sh:node :TypedShape ] ;
     sh:property [ sh:path :title ; sh:languageIn ( "en" "DE" ) ; sh:uniqueLang true ;
                   sh:equals :alias ] ;
-    sh:property [ sh:path :code ; sh:disjoint :label ] ;
+    sh:property [ sh:path :code ; sh:disjoint :label ; sh:lessThanOrEquals :label ] ;
+    sh:property [ sh:path :score ; sh:lessThan :ratio ] ;
     sh:property [ sh:path :kind ;
                   sh:node [ sh:property [ sh:path rdf:type ; sh:node :ClassShape ] ] ] .
 
@@ -153,9 +154,16 @@ def _judge_both(defs: Definitions, subject: Node, added: list[tuple[Node, Node, 
         reference = Gate(defs)
         reference._compiled = {}  # pyshacl for every shape, as before the compiled engine
         _GATES[defs.digest] = (Gate(defs), reference)
-    fast, reference = _GATES[defs.digest]
-    return (fast.domain(subject, added, [], types_of),
-            reference.domain(subject, added, [], types_of))
+    return tuple(_verdict(gate, subject, added) for gate in _GATES[defs.digest])
+
+
+def _verdict(gate: Gate, subject: Node, added: list[tuple[Node, Node, Node]]):
+    """The gate's verdict, or the error pyshacl raises (a blank node given to sh:lessThan, say:
+    the compiled engine leaves such data to pyshacl, so both raise the same)."""
+    try:
+        return gate.domain(subject, added, [], types_of)
+    except Exception as e:
+        return type(e).__name__, str(e)
 
 
 def _triples(subject: Node, cls: URIRef, drawn: list[tuple[URIRef, list[Node]]],
@@ -172,7 +180,7 @@ def test_the_compiled_engine_takes_every_shape_here(core: Definitions) -> None:
 
 
 @pytest.mark.parametrize("domain", list(DOMAINS))
-@settings(max_examples=60, deadline=None, suppress_health_check=[
+@settings(max_examples=100, deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_project_shapes_same_verdict_and_messages(domain: str, data: st.DataObject) -> None:
@@ -183,7 +191,7 @@ def test_project_shapes_same_verdict_and_messages(domain: str, data: st.DataObje
     assert fast == reference
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[
+@settings(max_examples=300, deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(drawn=_data(CORE_PATHS), subject=st.sampled_from([EX.t1, EX.special]))
 def test_core_shapes_same_verdict_and_messages(core: Definitions, drawn, subject) -> None:
@@ -231,7 +239,9 @@ def _defs(files: tuple[Path, ...]) -> Definitions:
 
 def test_unused_sh_terms_keep_a_shape_with_pyshacl(tmp_path: Path) -> None:
     path = tmp_path / "or.ttl"
-    path.write_text(CORE.replace("sh:nodeKind sh:IRI ;", "sh:lessThan :score ;"))
+    path.write_text(CORE.replace("sh:nodeKind sh:IRI ;", "sh:property [ sh:path :code ; "
+                                 "sh:qualifiedValueShape [ sh:datatype xsd:string ] ; "
+                                 "sh:qualifiedMinCount 1 ] ;"))
     gate = Gate(load_definitions([path]))
     assert EX.ThingShape not in gate._compiled and EX.ValueShape in gate._compiled
     assert SH  # the namespace the subset is read from
