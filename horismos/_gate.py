@@ -345,6 +345,17 @@ class _After:
             out += [(_SUBCLASS, s) for s in self._superclasses.get(node, ())]  # type: ignore
         return out
 
+    def subjects(self, node: Node, pred: URIRef) -> set[Node]:
+        out = {self._subject} if node in self._own.get(pred, ()) else set()
+        if pred == _TYPE:
+            out |= {o for o in self._own_objects() if node in self._types_of_value(o)}
+        elif pred == _SUBCLASS:
+            types = set(self._own.get(_TYPE, ()))
+            for o in self._own_objects():
+                types |= self._types_of_value(o)
+            out |= {t for t in types if node in self._superclasses.get(t, ())}  # type: ignore
+        return out
+
     def instance_of(self, node: Node, cls: Node) -> bool:
         todo = list(self.objects(node, _TYPE))
         seen: set[Node] = set()

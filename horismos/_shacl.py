@@ -8,19 +8,20 @@ compiled once, when the definitions load, into plain checks over the focus node'
 A shape is compiled only if every constraint in it (and in its ``sh:property`` shapes) is in
 the subset below and means here exactly what it means to pyshacl, the reference: the same
 value nodes fail, and each result carries pyshacl's wording (its generic message, or the
-shape's ``sh:message``), focus node, path, value and source shape. Anything else — property
-paths, ``sh:qualifiedValueShape``, SPARQL, several ``sh:message``, a recursive shape — leaves
+shape's ``sh:message``), focus node, path, value and source shape. Anything else —
+``sh:qualifiedValueShape``, SPARQL, several ``sh:message``, a recursive shape — leaves
 the shape to pyshacl (:func:`compile_shapes` simply does not return it). At run time, data it
 cannot word or compare as pyshacl does (a blank node in a message or under sh:lessThan) raises
 :class:`NotCompiled` and pyshacl judges that step. tests/test_shacl_w3c.py holds the compiled
 shapes to the W3C SHACL Core suite; tests/test_gate_differential.py to pyshacl.
 
-Subset: sh:property (predicate paths), sh:minCount, sh:maxCount, sh:datatype, sh:class,
-sh:nodeKind, sh:pattern (+ sh:flags ``i``/``m``), sh:minLength, sh:maxLength, sh:in,
-sh:hasValue, sh:minInclusive, sh:maxInclusive, sh:minExclusive, sh:maxExclusive,
-sh:languageIn, sh:uniqueLang, sh:equals, sh:disjoint, sh:lessThan, sh:lessThanOrEquals,
-sh:closed (+ sh:ignoredProperties),
-sh:node, sh:not, sh:and, sh:or, sh:xone, sh:message, sh:deactivated, sh:severity.
+Subset: sh:property and sh:path (predicates, sequence, alternative, inverse, zero-or-more, one-
+or-more, zero-or-one paths, as pyshacl walks them), sh:minCount, sh:maxCount, sh:datatype,
+sh:class, sh:nodeKind, sh:pattern (+ sh:flags ``i``/``m``), sh:minLength, sh:maxLength, sh:in,
+sh:hasValue, sh:minInclusive, sh:maxInclusive, sh:minExclusive, sh:maxExclusive, sh:languageIn,
+sh:uniqueLang, sh:equals, sh:disjoint, sh:lessThan, sh:lessThanOrEquals, sh:closed (+
+sh:ignoredProperties), sh:node, sh:not, sh:and, sh:or, sh:xone, sh:message, sh:deactivated,
+sh:severity.
 """
 
 from __future__ import annotations
@@ -52,13 +53,16 @@ class Data(Protocol):
     def outgoing(self, node: Node) -> Iterable[tuple[Node, Node]]:
         """Every (predicate, object) of ``node`` (for sh:closed)."""
 
+    def subjects(self, node: Node, pred: URIRef) -> set[Node]:
+        """The nodes with ``pred`` ``node`` (for inverse paths)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Result:
     """One validation result, with the fields pyshacl's report gives."""
 
     focus: Node
-    path: URIRef | None
+    path: Node | None               # a blank node: a complex path
     value: Node | None
     component: URIRef
     shape: Node                 # the source shape
@@ -135,7 +139,8 @@ class CompiledShape:
     """A node or property shape compiled once; :meth:`results` validates one focus node."""
 
     node: Node
-    path: URIRef | None                 # None for a node shape
+    path: Node | None                   # None for a node shape; a blank node: a complex path
+    walk: Callable[[Data, Node], set[Node]] | None  # the values along a complex path
     message: str | None                 # its sh:message, if it has one
     checks: tuple[tuple[URIRef, _Check], ...]
     properties: tuple[CompiledShape, ...]
@@ -146,7 +151,9 @@ class CompiledShape:
         a conformance check: a message that would print a blank node raises NotCompiled)."""
         if self.deactivated:
             return []
-        values = (focus,) if self.path is None else data.objects(focus, self.path)
+        values: Collection[Node] = (
+            (focus,) if self.path is None else self.walk(data, focus) if self.walk is not None
+            else data.objects(focus, self.path))  # type: ignore[arg-type]
         out: list[Result] = []
         for component, check in self.checks:
             for value, generic, *path in check(focus, values, data):
@@ -173,15 +180,69 @@ def compile_shapes(g: Graph, shapes: Iterable[Node]) -> dict[Node, CompiledShape
     return out
 
 
-def _path(g: Graph, shape: Node, *, required: bool) -> URIRef | None:
+def _path(g: Graph, shape: Node, *, required: bool) -> Node | None:
     paths = list(g.objects(shape, SH.path))
-    if len(paths) > 1 or (paths and not isinstance(paths[0], URIRef)) or (
-            required and not paths):
-        raise NotCompiled("a path that is not one predicate")
-    return paths[0] if paths else None  # type: ignore[return-value]
+    if len(paths) > 1 or (paths and isinstance(paths[0], Literal)) or (required and not paths):
+        raise NotCompiled("not one sh:path")
+    return paths[0] if paths else None
 
 
-def _compile(g: Graph, node: Node, path: URIRef | None,
+_Walk = Callable[["Data", Node, bool], set[Node]]
+"""(data, node, inverse) → the nodes a path reaches from ``node``."""
+
+
+def _walk(g: Graph, path: Node, depth: int = 0) -> _Walk:
+    """A SHACL property path compiled as pyshacl walks it (an inverse applies to each step of
+    a sequence in order)."""
+    if isinstance(path, URIRef):
+        return lambda data, node, inverse: (data.subjects(node, path) if inverse
+                                            else set(data.objects(node, path)))
+    if not isinstance(path, BNode) or depth >= 10:
+        raise NotCompiled("a path pyshacl would refuse")
+    if (path, RDF.first, None) in g:
+        items = list(g.items(path))
+        if len(items) < 2:
+            raise NotCompiled("a sequence path of fewer than two steps")
+        steps = [_walk(g, i, depth + 1) for i in items]
+
+        def sequence(data: Data, node: Node, inverse: bool) -> set[Node]:
+            nodes = {node}
+            for step in steps:
+                nodes = {n for m in nodes for n in step(data, m, inverse)}
+            return nodes
+        return sequence
+    kinds = {p: o for p, o in g.predicate_objects(path)}
+    if len(kinds) != 1:
+        raise NotCompiled("a path node that is not one path")
+    (kind, inner), = kinds.items()
+    if kind == SH.inversePath:
+        step = _walk(g, inner, depth + 1)
+        return lambda data, node, inverse: step(data, node, not inverse)
+    if kind == SH.alternativePath:
+        options = [_walk(g, i, depth + 1) for i in g.items(inner)]
+        if len(options) < 2:
+            raise NotCompiled("an alternative path of fewer than two paths")
+        return lambda data, node, inverse: set().union(*(o(data, node, inverse)
+                                                          for o in options))
+    if kind in (SH.zeroOrMorePath, SH.oneOrMorePath, SH.zeroOrOnePath):
+        step = _walk(g, inner, depth + 1)
+
+        def repeat(data: Data, node: Node, inverse: bool) -> set[Node]:
+            found = set() if kind == SH.oneOrMorePath else {node}
+            if kind == SH.zeroOrOnePath:
+                return found | step(data, node, inverse)
+            todo = set(step(data, node, inverse))
+            while todo:
+                n = todo.pop()
+                if n not in found:
+                    found.add(n)
+                    todo |= step(data, n, inverse)
+            return found
+        return repeat
+    raise NotCompiled(f"{kind} is not a path")
+
+
+def _compile(g: Graph, node: Node, path: Node | None,
              stack: tuple[Node, ...] = ()) -> CompiledShape:
     if node in stack:
         raise NotCompiled("a recursive shape")  # pyshacl warns and passes it; leave it to it
@@ -212,8 +273,12 @@ def _compile(g: Graph, node: Node, path: URIRef | None,
     deactivated = list(g.objects(node, SH.deactivated))
     if deactivated and deactivated != [Literal(True)] and deactivated != [Literal(False)]:
         raise NotCompiled("sh:deactivated other than true or false")
-    return CompiledShape(node, path, str(messages[0]) if messages else None, tuple(checks),
-                         tuple(properties), deactivated == [Literal(True)])
+    walk = None
+    if path is not None and not isinstance(path, URIRef):
+        step = _walk(g, path)
+        walk = lambda data, focus: step(data, focus, False)  # noqa: E731
+    return CompiledShape(node, path, walk, str(messages[0]) if messages else None,
+                         tuple(checks), tuple(properties), deactivated == [Literal(True)])
 
 
 def _one(g: Graph, node: Node, p: URIRef) -> Node:
@@ -231,9 +296,9 @@ def _integer(g: Graph, node: Node, p: URIRef) -> int:
     return v.value
 
 
-def _min_count(g: Graph, node: Node, path: URIRef | None) -> _Check:
+def _min_count(g: Graph, node: Node, path: Node | None) -> _Check:
     n = _integer(g, node, SH.minCount)
-    where = f"->{stringify(path)}" if path is not None else ""
+    where = f"->{_shape_text(g, path)}" if path is not None else ""
 
     def check(focus: Node, values: Collection[Node], data: Data):
         if len(values) < n:
@@ -241,9 +306,9 @@ def _min_count(g: Graph, node: Node, path: URIRef | None) -> _Check:
     return check
 
 
-def _max_count(g: Graph, node: Node, path: URIRef | None) -> _Check:
+def _max_count(g: Graph, node: Node, path: Node | None) -> _Check:
     n = _integer(g, node, SH.maxCount)
-    where = f"->{stringify(path)}" if path is not None else ""
+    where = f"->{_shape_text(g, path)}" if path is not None else ""
 
     def check(focus: Node, values: Collection[Node], data: Data):
         if len(values) > n:
@@ -281,7 +346,7 @@ def _value_fits(v: Literal, datatype: Node) -> bool:
     return expected is None or isinstance(v.value, expected)
 
 
-def _datatype(g: Graph, node: Node, path: URIRef | None) -> _Check:
+def _datatype(g: Graph, node: Node, path: Node | None) -> _Check:
     t = _one(g, node, SH.datatype)
     message = f"Value is not Literal with datatype {stringify(t)}"
 
@@ -292,7 +357,7 @@ def _datatype(g: Graph, node: Node, path: URIRef | None) -> _Check:
     return check
 
 
-def _class(g: Graph, node: Node, path: URIRef | None) -> _Check:
+def _class(g: Graph, node: Node, path: Node | None) -> _Check:
     classes = list(g.objects(node, SH["class"]))
     message = (f"Value does not have class {stringify(classes[0])}" if len(classes) < 2 else
                f"Value class is not in classes ({', '.join(stringify(c) for c in classes)})")
@@ -310,7 +375,7 @@ _KINDS = {SH.BlankNode: (BNode,), SH.IRI: (URIRef,), SH.Literal: (Literal,),
           SH.IRIOrLiteral: (URIRef, Literal)}
 
 
-def _node_kind(g: Graph, node: Node, path: URIRef | None) -> _Check:
+def _node_kind(g: Graph, node: Node, path: Node | None) -> _Check:
     kind = _one(g, node, SH.nodeKind)
     if kind not in _KINDS:
         raise NotCompiled("an unknown sh:nodeKind")
@@ -331,7 +396,7 @@ def _string(v: Node) -> str:
     return str(v)
 
 
-def _pattern(g: Graph, node: Node, path: URIRef | None) -> _Check:
+def _pattern(g: Graph, node: Node, path: Node | None) -> _Check:
     patterns = list(g.objects(node, SH.pattern))
     flags = list(g.objects(node, SH.flags))
     if not all(isinstance(p, Literal) for p in patterns) or len(flags) > 1:
@@ -353,8 +418,8 @@ def _pattern(g: Graph, node: Node, path: URIRef | None) -> _Check:
     return check
 
 
-def _length(param: URIRef, op: str) -> Callable[[Graph, Node, URIRef | None], _Check]:
-    def compile_(g: Graph, node: Node, path: URIRef | None) -> _Check:
+def _length(param: URIRef, op: str) -> Callable[[Graph, Node, Node | None], _Check]:
+    def compile_(g: Graph, node: Node, path: Node | None) -> _Check:
         rule = _one(g, node, param)
         n = _integer(g, node, param)
         message = f"String length not {op} {stringify(rule)}"
@@ -370,7 +435,7 @@ def _length(param: URIRef, op: str) -> Callable[[Graph, Node, URIRef | None], _C
     return compile_
 
 
-def _in(g: Graph, node: Node, path: URIRef | None) -> _Check:
+def _in(g: Graph, node: Node, path: Node | None) -> _Check:
     head = _one(g, node, SH["in"])
     allowed: set[Node] = set()
     for item in g.items(head):
@@ -384,20 +449,21 @@ def _in(g: Graph, node: Node, path: URIRef | None) -> _Check:
     return check
 
 
-def _has_value(g: Graph, node: Node, path: URIRef | None) -> _Check:
+def _has_value(g: Graph, node: Node, path: Node | None) -> _Check:
     hv = _one(g, node, SH.hasValue)
     the_set = [stringify(hv)]
+    text = _shape_text(g, path) if path is not None else ""
 
     def check(focus: Node, values: Collection[Node], data: Data):
         if hv not in values:
             yield None, lambda: (
-                f"Node {stringify(focus)}->{stringify(path)} does not contain a value in the "
+                f"Node {stringify(focus)}->{text} does not contain a value in the "
                 f"set: {the_set}" if path is not None else
                 f"Node {stringify(focus)} value is not a in the set of values: {the_set}")
     return check
 
 
-def _language_in(g: Graph, node: Node, path: URIRef | None) -> _Check:
+def _language_in(g: Graph, node: Node, path: Node | None) -> _Check:
     head = _one(g, node, SH.languageIn)
     needs: set[str] = set()
     for lang in g.items(head):
@@ -415,7 +481,7 @@ def _language_in(g: Graph, node: Node, path: URIRef | None) -> _Check:
     return check
 
 
-def _unique_lang(g: Graph, node: Node, path: URIRef | None) -> _Check:
+def _unique_lang(g: Graph, node: Node, path: Node | None) -> _Check:
     flag = _one(g, node, SH.uniqueLang)
     if path is None or not (isinstance(flag, Literal) and flag.datatype == XSD.boolean
                             and str(flag) in ("true", "false")):
@@ -436,10 +502,10 @@ def _unique_lang(g: Graph, node: Node, path: URIRef | None) -> _Check:
 
 
 def _pair(param: URIRef, op: str, pairs: Callable[[set[Node], set[Node]], Iterable[Node]],
-          ) -> Callable[[Graph, Node, URIRef | None], _Check]:
+          ) -> Callable[[Graph, Node, Node | None], _Check]:
     """sh:equals, sh:disjoint: the value nodes against the focus node's values of another
     property."""
-    def compile_(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    def compile_(g: Graph, node: Node, path: Node | None) -> _Check:
         other = _one(g, node, param)
         if not isinstance(other, URIRef):
             raise NotCompiled(f"{param} is not a property")
@@ -453,11 +519,11 @@ def _pair(param: URIRef, op: str, pairs: Callable[[set[Node], set[Node]], Iterab
 
 
 def _ordered_pair(param: URIRef, op: str, holds: Callable[[Any, Any], bool],
-                  ) -> Callable[[Graph, Node, URIRef | None], _Check]:
+                  ) -> Callable[[Graph, Node, Node | None], _Check]:
     """sh:lessThan, sh:lessThanOrEquals, compared as pyshacl compares: IRIs and string
     literals by their text, other literals by rdflib's order, a string never with a non-string;
     a blank node or an incomparable pair is pyshacl's to raise on."""
-    def compile_(g: Graph, node: Node, path: URIRef | None) -> _Check:
+    def compile_(g: Graph, node: Node, path: Node | None) -> _Check:
         other = _one(g, node, param)
         if path is None or not isinstance(other, URIRef):
             raise NotCompiled(f"{param} on a node shape, or not a property")
@@ -488,7 +554,7 @@ def _ordered_pair(param: URIRef, op: str, holds: Callable[[Any, Any], bool],
     return compile_
 
 
-def _closed(g: Graph, node: Node, path: URIRef | None) -> _Check:
+def _closed(g: Graph, node: Node, path: Node | None) -> _Check:
     flag = _one(g, node, SH.closed)
     if not isinstance(flag, Literal):
         raise NotCompiled("sh:closed is not a literal")
@@ -523,8 +589,8 @@ def _compare(v: Literal, bound: Literal) -> int:
 
 
 def _range(param: URIRef, op: str, passes: Callable[[int], bool],
-           ) -> Callable[[Graph, Node, URIRef | None], _Check]:
-    def compile_(g: Graph, node: Node, path: URIRef | None) -> _Check:
+           ) -> Callable[[Graph, Node, Node | None], _Check]:
+    def compile_(g: Graph, node: Node, path: Node | None) -> _Check:
         bound = _one(g, node, param)
         if not isinstance(bound, Literal):
             raise NotCompiled(f"{param} is not a literal")
@@ -611,7 +677,7 @@ _SHAPE_COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, tuple[Node, ..
 }
 
 
-_COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, URIRef | None], _Check]]] = {
+_COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, Node | None], _Check]]] = {
     SH.minCount: (SH.MinCountConstraintComponent, _min_count),
     SH.maxCount: (SH.MaxCountConstraintComponent, _max_count),
     SH.datatype: (SH.DatatypeConstraintComponent, _datatype),

@@ -5,7 +5,8 @@ uses every constraint of the compiled subset without ``sh:message`` (so pyshacl'
 is compared too), hypothesis draws a subject's values — pattern-matching and random strings,
 ill-typed, language-tagged and numeric literals, nodes of the right, a sub- and a wrong class,
 blank nodes — and the compiled verdict must equal pyshacl's, message for message; values are
-also held to shapes through sh:node, sh:and, sh:or, sh:xone and sh:not, and to closed shapes.
+also held to shapes through sh:node, sh:and, sh:or, sh:xone and sh:not, to closed shapes, and
+along sequence, alternative, inverse and repeated property paths.
 """
 
 from __future__ import annotations
@@ -72,6 +73,14 @@ CORE = """
                   sh:equals :alias ] ;
     sh:property [ sh:path :code ; sh:disjoint :label ; sh:lessThanOrEquals :label ] ;
     sh:property [ sh:path :score ; sh:lessThan :ratio ] ;
+    sh:property [ sh:path ( :kind rdf:type [ sh:zeroOrMorePath rdfs:subClassOf ] ) ;
+                  sh:maxCount 2 ] ;
+    sh:property [ sh:path [ sh:alternativePath ( :code :label ) ] ; sh:maxCount 3 ;
+                  sh:nodeKind sh:Literal ] ;
+    sh:property [ sh:path ( :kind rdf:type [ sh:inversePath rdf:type ] ) ; sh:minCount 1 ] ;
+    sh:property [ sh:path [ sh:inversePath :part ] ; sh:maxCount 0 ] ;
+    sh:property [ sh:path [ sh:zeroOrOnePath :part ] ; sh:class :Thing ] ;
+    sh:property [ sh:path ( :two [ sh:oneOrMorePath rdf:type ] ) ; sh:hasValue :Kind ] ;
     sh:property [ sh:path :kind ;
                   sh:node [ sh:property [ sh:path rdf:type ; sh:node :ClassShape ] ] ] .
 
@@ -137,7 +146,7 @@ def _literals() -> st.SearchStrategy[Node]:
         st.sampled_from([Literal("red"), Literal("green", lang="en"), Literal(3)]))
 
 
-VALUES = st.one_of(_literals(), st.sampled_from([*WORLD_TYPES, EX.nowhere]),
+VALUES = st.one_of(_literals(), st.sampled_from([*WORLD_TYPES, EX.nowhere, EX.t1]),
                    st.builds(BNode))
 
 
@@ -205,7 +214,7 @@ def test_a_disagreement_is_logged_and_the_stricter_verdict_wins(
     gate = Gate(core, reference=True)
     shape = EX.ThingShape
     broken = gate._compiled[shape]
-    gate._compiled[shape] = CompiledShape(broken.node, None, None, (), (), False)  # says yes
+    gate._compiled[shape] = CompiledShape(broken.node, None, None, None, (), (), False)  # says yes
     added = [(EX.t1, RDF.type, EX.Thing), (EX.t1, EX.code, Literal("nope"))]
 
     with caplog.at_level(logging.WARNING, logger="horismos.gate"):
@@ -223,8 +232,8 @@ def test_reference_mode_agrees_silently(core: Definitions,
              (EX.t1, EX.flag, Literal(True)), (EX.t1, EX.score, Literal(11))]
     with caplog.at_level(logging.WARNING, logger="horismos.gate"):
         verdict = gate.domain(EX.t1, added, [], types_of)
-    assert [m.message for m in verdict.messages] == [
-        "Value is not < Literal(\"10\", datatype=xsd:integer)"]
+    assert "Value is not < Literal(\"10\", datatype=xsd:integer)" in [
+        m.message for m in verdict.messages]
     assert not caplog.text
 
 
