@@ -15,8 +15,8 @@ cannot word or compare as pyshacl does (a blank node in a message or under sh:le
 :class:`NotCompiled` and pyshacl judges that step. tests/test_shacl_w3c.py holds the compiled
 shapes to the W3C SHACL Core suite; tests/test_gate_differential.py to pyshacl.
 
-Subset: sh:property and sh:path (predicates, sequence, alternative, inverse, zero-or-more, one-
-or-more, zero-or-one paths, as pyshacl walks them), sh:minCount, sh:maxCount, sh:datatype,
+Subset: sh:property and sh:path (predicates, sequence, alternative, inverse, zero-or-more,
+one-or-more, zero-or-one paths, as pyshacl walks them), sh:minCount, sh:maxCount, sh:datatype,
 sh:class, sh:nodeKind, sh:pattern (+ sh:flags ``i``/``m``), sh:minLength, sh:maxLength, sh:in,
 sh:hasValue, sh:minInclusive, sh:maxInclusive, sh:minExclusive, sh:maxExclusive, sh:languageIn,
 sh:uniqueLang, sh:equals, sh:disjoint, sh:lessThan, sh:lessThanOrEquals, sh:closed (+
