@@ -70,9 +70,9 @@ _FIRST = ("type", "step", "kind", "tool", "instance", "workflow", "focus", "prec
 # compared only when the recording has it: one this runtime added since is not a divergence.
 # ``result`` repeated each call's return value, which ``outcomes`` holds: older traces have it.
 _SKIP = frozenset({"seq", "prev", "hash", "sig", "timings", "definitions_digest", "store",
-                   "result"})
+                   "reads", "result"})
 _NOT_REST = _SKIP | set(_FIRST)
-_SETS = frozenset({"effects", "reads", "narrowed", "facts"})
+_SETS = frozenset({"effects", "narrowed", "facts"})
 """Fields whose members have no order: compared as sets (a tool's answer may list its fields,
 a store its triples, in any order)."""
 
@@ -109,8 +109,6 @@ class ReplayTrace(Trace):
         recorded = self.expected()
         for key in [*_FIRST, *sorted(recorded.keys() - _NOT_REST)]:
             now, then = event.get(key), recorded.get(key)
-            if key == "reads" and self.against_world:  # the world answers: asked anew
-                continue
             if now == then:
                 continue
             now = _json(now)
@@ -415,14 +413,8 @@ async def _drive(agent: Agent, recorder: ReplayTrace, env: ReplayEnvironment,
 
 
 def _sorted(entries: list[Any]) -> list[Any]:
-    """Reads as a set of questions, each answer as a set: two stores holding the same facts
-    list them in different orders."""
-    def answer(entry: Any) -> Any:
-        if isinstance(entry, list) and entry and entry[0] in "sqogt" and isinstance(
-                entry[-1], list):
-            return [*entry[:-1], sorted(entry[-1], key=lambda a: json.dumps(a, sort_keys=True))]
-        return entry
-    return sorted((answer(e) for e in _json(entries)), key=lambda e: json.dumps(e, sort_keys=True))
+    """A set-valued field's members in one order, whatever order they were listed in."""
+    return sorted(_json(entries), key=lambda e: json.dumps(e, sort_keys=True))
 
 
 def _json(value: Any) -> Any:
