@@ -27,13 +27,14 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent / "pharmacy"
 sys.path.insert(0, str(HERE))
 
-from pharmacy_tools import RX, TOOLS, prescriptions_for, world_quads  # noqa: E402
+from pharmacy_tools import FILLER, RX, TOOLS, prescriptions_for, world_quads  # noqa: E402
 
 from horismos import Agent, World  # noqa: E402
 
@@ -83,17 +84,23 @@ def single_runs(agent: Agent, world: World, n: int, runs: int, folder: Path,
             "rss_growth_mb": rss_mb() - before, "runs": len(totals)}
 
 
-def batch(agent: Agent, steps: int, store: str, folder: Path) -> None:
+def batch(agent: Agent, steps: int, store: str, folder: Path, heap: bool) -> None:
     n = steps // 3 + 1
     world = World.open(store)
     world.store.load(world_quads(n))
     samples: list[tuple[int, float]] = []
+    heaps: list[float] = []
     done = [0]
+    if heap:
+        tracemalloc.start()
 
     def on_instance(inst: object) -> None:
         done[0] += 1
         if done[0] % max(1, n // 20) == 0:
             samples.append((done[0] * 3, rss_mb()))
+            if heap:
+                gc.collect()
+                heaps.append(tracemalloc.get_traced_memory()[0] / 2**20)
 
     gc.collect()
     start_rss = rss_mb()
@@ -109,7 +116,11 @@ def batch(agent: Agent, steps: int, store: str, folder: Path) -> None:
         f"{s}: {m:.0f}" for s, m in samples))
     grown = (samples[-1][1] if samples else rss_mb()) - (samples[0][1] if samples else start_rss)
     print(f"  RSS growth from the first sample to the last: {grown:+.1f} MB "
-          f"(target <= 50 MB over 100,000 steps)")
+          f"(target <= 50 MB over 100,000 steps, beyond the world's own new triples: the run "
+          f"added {len(world.store) - 6 * n - FILLER * n:,} quads to it)")
+    if heap:
+        print("  Python heap (tracemalloc) at the same points, MiB: "
+              + ", ".join(f"{h:.0f}" for h in heaps))
 
 
 def main() -> None:
@@ -119,6 +130,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--all-steps", type=int, default=100_000)
     parser.add_argument("--store", default="oxigraph")
+    parser.add_argument("--heap", action="store_true",
+                        help="also sample the Python heap during --all (tracemalloc: slower)")
     args = parser.parse_args()
     agent = Agent.from_files(HERE / "pharmacy.ttl", tools=TOOLS)
     results = {}
@@ -151,7 +164,7 @@ def main() -> None:
         for size, ratio in entailment.items():
             print(f"  owl-rl / rdfs per-run cost at {size:,} triples: x{ratio:.2f} (target <= 2)")
         if args.all_steps:
-            batch(agent, args.all_steps, args.store, folder)
+            batch(agent, args.all_steps, args.store, folder, args.heap)
 
 
 if __name__ == "__main__":

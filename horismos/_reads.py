@@ -81,7 +81,7 @@ def text(node: Node) -> str:
     return f"_:{node}"
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)  # terms recur (predicates, classes); ids and times do not
 def term(value: str) -> Node:
     """The term :func:`text` wrote."""
     if value.startswith("<"):

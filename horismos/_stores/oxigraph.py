@@ -83,7 +83,7 @@ _LENIENT: set[str] = set()
 """IRIs Oxigraph's parser would refuse (see :func:`_named`): never written as text."""
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)  # bounded: every step names fresh graphs, which never recur
 def _named(iri: str) -> ox.NamedNode:
     try:
         return ox.NamedNode(iri)
@@ -114,7 +114,7 @@ def to_ox(term: Node) -> Any:
     raise UsageError(f"{term!r} is not an RDF term a store can hold")
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def _uri(iri: str) -> URIRef:
     return URIRef(iri)
 
@@ -147,7 +147,7 @@ def canonical(quads: Iterable[Quad]) -> list[Quad]:
             if isinstance(o, Literal) and (o.language or o.datatype is not None)
             and o not in _CANONICAL}
     if todo:
-        if len(_CANONICAL) > 100_000:
+        if len(_CANONICAL) > 8192:  # each step brings fresh timestamps: keep it small
             _CANONICAL.clear()
         scratch = ox.Store()
         literals = list(todo)
