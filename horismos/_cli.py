@@ -16,6 +16,7 @@ import inspect
 import json
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,9 +142,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     agent = Agent.from_files(*args.paths, tools=tools, entailment=args.entailment)
     world = World.open(args.store)
     if args.world:
-        world.load(*args.world)
+        _load_world(world, args.world)
     elif not world.store.persistent:
-        world.load(*args.paths)
+        _load_world(world, args.paths)
     view = RunView(agent.definitions, quiet=args.quiet)
     if args.all and sys.stderr.isatty():
         view.total = len(focus_nodes(agent.definitions, world, agent.workflow(args.workflow)))
@@ -156,6 +157,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out:
         _write_world(world, agent.definitions, args.out, out_format)
     return EXIT[run.status]
+
+
+class WorldDataError(AuthoringError):
+    """World data (``--world`` files) that cannot be read: told apart from the definitions."""
+
+
+def _load_world(world: World, paths: Sequence[str]) -> None:
+    try:
+        world.load(*paths)
+    except AuthoringError as e:
+        raise WorldDataError(e.problems) from None
 
 
 def _write_world(world: World, defs: Definitions, path: str, fmt: str | None) -> None:
@@ -211,13 +223,36 @@ def _import_tools(spec: str) -> ModuleType:
             raise UsageError(f"--tools {spec}: cannot load it as a Python module")
         module = importlib.util.module_from_spec(found)
         sys.modules.setdefault(name, module)
-        found.loader.exec_module(module)
+        try:
+            found.loader.exec_module(module)
+        except Exception as e:
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+            raise _import_failed(spec, e) from None
         return module
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as e:
+        if e.name is not None and spec.split(".")[0] != e.name.split(".")[0]:
+            raise _import_failed(spec, e) from None  # the module itself imports a missing one
         raise UsageError(f"--tools {spec}: cannot import it ({e}); run from the folder that "
                          "holds it, or give the path of the .py file") from None
+    except Exception as e:
+        raise _import_failed(spec, e) from None
+
+
+def _import_failed(spec: str, e: BaseException) -> UsageError:
+    """A tools module that does not parse or raises while it is imported, located."""
+    if isinstance(e, SyntaxError):
+        where = f"{e.filename}:{e.lineno}" if e.filename else f"line {e.lineno}"
+        text = f": {e.text.strip()}" if e.text and e.text.strip() else ""
+        return UsageError(f"--tools {spec}: {where}: syntax error: {e.msg}{text}")
+    frames = traceback.extract_tb(e.__traceback__)
+    libs = tuple({sys.prefix, sys.base_prefix, str(Path(__file__).parent)})
+    ours = [f for f in frames if not f.filename.startswith(("<", *libs))]  # the user's lines
+    where = f" at {ours[-1].filename}:{ours[-1].lineno}" if ours else ""
+    return UsageError(f"--tools {spec}: importing it raised {type(e).__name__}: {e}{where}; "
+                      "fix the module (it runs top to bottom when --tools loads it)")
 
 
 class RunView:
@@ -468,12 +503,16 @@ def cmd_resume(args: argparse.Namespace) -> int:
     agent = Agent.from_files(*args.paths, tools=load_tools(args.tools),
                              entailment=args.entailment)
     world = World.open(args.store)
-    world.load(*args.world)
+    _load_world(world, args.world)
     facts = args.facts
     if facts == "-":
         facts = sys.stdin.read()
     elif facts is not None and len(facts) < 1024 and "\n" not in facts and Path(facts).is_file():
         facts = Path(facts).read_text(encoding="utf-8")
+    elif facts is not None and facts.strip() and not any(c.isspace() for c in facts.strip()):
+        # Turtle always has a space between terms: a single word is a file that is not there
+        raise UsageError(f"--facts {facts}: no such file; give a Turtle file that exists, "
+                         "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'")
     run = agent.resume(world, args.instance, facts, trace=args.trace)
     view = RunView(agent.definitions, quiet=args.quiet)
     view.instance(run.instances[0])
@@ -629,7 +668,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
     world = None
     if args.world or args.store != DEFAULT_STORE:
         world = World.open(args.store)
-        world.load(*args.world)
+        _load_world(world, args.world)
     found = agent.catalog.discover(args.query, world, args.focus, include_blocked=True,
                                    approvals=args.approval, allow=args.allow.split(","))
     shown = [d for d in found if args.include_blocked or d.availability == "executable"]
@@ -654,9 +693,9 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     agent = _catalog_agent(args)
     world = World.open(args.store)
     if args.world:
-        world.load(*args.world)
+        _load_world(world, args.world)
     elif not world.store.persistent:
-        world.load(*args.paths)
+        _load_world(world, args.paths)
     result = agent.catalog.call(args.name, payload, world,
                                 approval=args.approval[0] if args.approval else None,
                                 allow=args.allow.split(","), trace=args.trace)
@@ -802,7 +841,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except AuthoringError as e:
-        print(f"horismos {args.command}: {_counts(e.problems)} in the definitions:",
+        what = "world data" if isinstance(e, WorldDataError) else "definitions"
+        print(f"horismos {args.command}: {_counts(e.problems)} in the {what}:",
               file=sys.stderr)
         for p in e.problems:
             print(f"  {p}", file=sys.stderr)

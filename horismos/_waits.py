@@ -23,6 +23,7 @@ Resuming (:func:`prepare` checks, :meth:`Runner.resume_instance` lands and conti
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -365,10 +366,31 @@ def _parse(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Nod
         try:
             g.parse(data=prefixes + facts, format="turtle")
         except Exception as e:
-            raise UsageError(f"the facts are not valid Turtle: {getattr(e, '_why', None) or e}; "
+            raise UsageError(f"the facts are not valid Turtle: {_syntax_why(prefixes, facts, e)}; "
                              "write triples such as ':booking7 :operatorChoice :FL200 .' (the "
                              "definitions' prefixes are declared for you)") from None
     return sorted(g, key=lambda t: tuple(x.n3() for x in t))
+
+
+def _syntax_why(prefixes: str, facts: str, e: Exception) -> str:
+    """Where the facts stop being Turtle, in the facts' own lines (rdflib's parser can fail
+    without a position, e.g. an IndexError for a missing final '.'; pyoxigraph's says where)."""
+    import pyoxigraph
+
+    shift = prefixes.count("\n")
+    try:
+        for _ in pyoxigraph.parse((prefixes + facts).encode(), format=pyoxigraph.RdfFormat.TURTLE):
+            pass
+    except SyntaxError as oe:
+        msg = re.sub(r"^Parser error at line \d+ column \d+: ", "", oe.msg or "")
+        line = (oe.lineno or shift + 1) - shift
+        text = facts.splitlines()[line - 1].strip() if 0 < line <= len(facts.splitlines()) else ""
+        hint = " (each statement ends with ' .')" if "end" in msg.lower() else ""
+        return (f"line {line}, column {oe.offset}: {msg}{hint}"
+                + (f", at: {text[:60]}" if text else ""))
+    except Exception:
+        pass
+    return str(getattr(e, "_why", None) or e)
 
 
 def _check_terms(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> None:

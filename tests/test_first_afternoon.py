@@ -1,0 +1,97 @@
+"""A modeler's first afternoon (issue 15): mistakes caught before anything runs, runs operated.
+
+Each test is a command a new user ran, as a subprocess, or the API call behind it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIAGE_WF = ROOT / "workflows" / "triage.ttl"
+EHR = ROOT / "ontologies" / "ehr.ttl"
+TRIAGE = [str(TRIAGE_WF), str(EHR)]
+WORLD = ["--world", str(ROOT / "examples" / "triage" / "world.ttl")]
+TOOLS = ["--tools", str(ROOT / "examples" / "triage" / "ehr_client.py")]
+
+
+def horismos(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120, input=stdin,
+                          stdin=None if stdin is not None else subprocess.DEVNULL)
+
+
+def no_traceback(p: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in p.stderr + p.stdout, p.stderr
+
+
+# -- 4. no tracebacks -----------------------------------------------------------------------
+
+def test_tools_module_with_a_syntax_error_is_located_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("def assign_queue(patient, queue:\n    return {}\n")
+    p = horismos("run", *TRIAGE, *WORLD, "--tools", "broken.py", "--focus", ":patient42",
+                 cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "broken.py:1: syntax error" in p.stderr
+    no_traceback(p)
+
+
+def test_tools_module_that_raises_at_import_is_located_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "loud.py").write_text("import os\n\nTOKEN = os.environ['NO_SUCH_TOKEN_X']\n")
+    for spec in ("loud.py", "loud"):
+        p = horismos("validate", *TRIAGE, cwd=tmp_path)  # sanity: the definitions are fine
+        assert p.returncode == 0
+        p = horismos("run", *TRIAGE, *WORLD, "--tools", spec, "--focus", ":patient42",
+                     cwd=tmp_path)
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert "raised KeyError" in p.stderr and "loud.py:3" in p.stderr, p.stderr
+        no_traceback(p)
+
+
+def _waiting_world(tmp_path: Path) -> tuple[list[str], str]:
+    """The rebooking example stopped at its wait: its definitions and the world it left."""
+    defs = [str(ROOT / "workflows" / "rebooking.ttl"), str(ROOT / "ontologies" / "travel.ttl")]
+    p = horismos("run", *defs, "--world", str(ROOT / "examples" / "rebooking" / "world.ttl"),
+                 "--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py"),
+                 "--all", "--out", "after.trig", cwd=tmp_path)
+    assert p.returncode == 3, p.stdout + p.stderr
+    return defs, "after.trig"
+
+
+def test_facts_naming_a_missing_file_says_so(tmp_path: Path) -> None:
+    defs, world = _waiting_world(tmp_path)
+    p = horismos("resume", *defs, "--world", world, "--instance", "urn:horismos:instance:x",
+                 "--facts", "nosuch.ttl", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "--facts nosuch.ttl: no such file" in p.stderr
+    no_traceback(p)
+
+
+def _instance_id(world: Path) -> str:
+    from horismos import World
+
+    rows = World.from_files(world).store.select(
+        "SELECT ?i WHERE { GRAPH <urn:horismos:instances> { ?i "
+        "<https://w3id.org/horismos#status> <https://w3id.org/horismos#Waiting> } }", {}, {})
+    return str(rows[0]["i"])
+
+
+def test_facts_without_the_final_dot_give_the_position(tmp_path: Path) -> None:
+    defs, world = _waiting_world(tmp_path)
+    p = horismos("resume", *defs, "--world", world, "--instance", _instance_id(tmp_path / world),
+                 "--facts", ":booking7 :operatorChoice :FL200", cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "line 1, column" in p.stderr and "' .'" in p.stderr, p.stderr
+    assert "string index out of range" not in p.stderr
+    no_traceback(p)
+
+
+def test_errors_in_world_files_are_labelled_world_data(tmp_path: Path) -> None:
+    (tmp_path / "world.ttl").write_text("@prefix : <http://example.org/ehr#> .\n:p a :Patient\n")
+    p = horismos("run", *TRIAGE, "--world", "world.ttl", *TOOLS, "--all", cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "in the world data" in p.stderr and "in the definitions" not in p.stderr
+    assert "world.ttl:" in p.stderr
+    no_traceback(p)
