@@ -31,7 +31,14 @@ from ._bindings.mcp import connection_problems
 from ._catalog import check_inventory, inventory_text
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
-from ._errors import AuthoringError, HorismosError, Problem, TraceError, UsageError
+from ._errors import (
+    AuthoringError,
+    HorismosError,
+    Problem,
+    ShaclMessage,
+    TraceError,
+    UsageError,
+)
 from ._proposal import summary as proposal_summary
 from ._records import InstanceRun, Run, StepRecord
 from ._replay import replay
@@ -303,12 +310,18 @@ class RunView:
             line += f": this pattern does not hold: {_one_line(rec.blocked_by or '')}"
         elif rec.status == "rejected":
             line += " by the gate: nothing landed"
-            line += "".join(f"\n    {m}" for m in rec.messages)
+            line += "".join(f"\n    {self._message(m)}" for m in rec.messages)
         elif rec.error is not None:
             line += f": {rec.error}"
         if rec.error is not None and rec.next is not None:
             line += f"\n    onError -> {n(rec.next)}"
         return line
+
+    def _message(self, m: ShaclMessage) -> str:
+        """A gate message with the value it rejected, as the author would write it."""
+        if m.value is None:
+            return str(m)
+        return f"{m} (value: {self._value(m.value)})"
 
     def _value(self, n3: str) -> str:
         try:
@@ -362,14 +375,17 @@ class RunView:
         why = self._why(inst)
         return f"{inst.status}{at}" + (f": {why}" if why else "")
 
-    @staticmethod
-    def _why(inst: InstanceRun) -> str:
+    def _why(self, inst: InstanceRun) -> str:
         if inst.status == "waiting":
             return inst.brief.splitlines()[0] if inst.brief else ""
         if inst.status == "blocked":
             return f"this pattern does not hold: {_one_line(inst.blocked_by or '')}"
         if inst.error is not None:
-            return _one_line(str(inst.error))
+            cause = getattr(inst.error, "cause", inst.error)
+            values = [self._value(m.value) for m in getattr(cause, "messages", ())
+                      if m.value is not None]
+            rejected = f" (value{'s' if len(values) > 1 else ''}: {', '.join(values)})"
+            return _one_line(str(inst.error)) + (rejected if values else "")
         return ""
 
 
@@ -536,6 +552,9 @@ def _graph_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_graph(args: argparse.Namespace) -> int:
     """Print the workflow as a Mermaid flowchart or a Graphviz digraph."""
     defs = load_definitions(args.paths)
+    if not defs.workflows:
+        raise UsageError(f"{' '.join(args.paths)}: no horis:Workflow is declared, so there is "
+                         "nothing to draw; include the file that declares the workflow")
     if args.workflow:
         workflows = [Agent(defs).workflow(args.workflow)]
     else:
@@ -708,7 +727,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
-        print(result.receipt())
+        print(result.receipt(kept=bool(args.out) or world.store.persistent))
     return EXIT_CALL[result.status]
 
 

@@ -95,3 +95,57 @@ def test_errors_in_world_files_are_labelled_world_data(tmp_path: Path) -> None:
     assert "in the world data" in p.stderr and "in the definitions" not in p.stderr
     assert "world.ttl:" in p.stderr
     no_traceback(p)
+
+
+# -- 11. small ones --------------------------------------------------------------------------
+
+REBOOKING = [str(ROOT / "workflows" / "rebooking.ttl"), str(ROOT / "ontologies" / "travel.ttl")]
+
+
+def test_graph_of_files_without_a_workflow_is_an_error(tmp_path: Path) -> None:
+    p = horismos("graph", str(EHR), cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == ""
+    assert "no horis:Workflow is declared" in p.stderr
+    no_traceback(p)
+
+
+def _bad_ehr(tmp_path: Path) -> list[str]:
+    """The triage example whose EHR answers with a queue reference the domain shape rejects."""
+    client = (ROOT / "examples" / "triage" / "ehr_client.py").read_text()
+    (tmp_path / "badehr.py").write_text(client.replace(
+        'return {"queueRef": f"Q-{level}-{next(_numbers)}"}', 'return {"queueRef": "bad ref"}'))
+    (tmp_path / "wf.ttl").write_text(TRIAGE_WF.read_text().replace("python:ehr_client",
+                                                                   "python:badehr"))
+    return ["wf.ttl", str(EHR), *WORLD, "--tools", "badehr.py"]
+
+
+def test_gate_messages_name_the_rejected_value(tmp_path: Path) -> None:
+    common = _bad_ehr(tmp_path)
+    p = horismos("run", *common, "--focus", ":patient42", cwd=tmp_path)
+    assert p.returncode == 1
+    step, _, summary = p.stdout.partition("\n:Triage")
+    assert '(value: "bad ref")' in step and '(value: "bad ref")' in summary
+    p = horismos("tools", "call", "ehr.assign_queue", *common,
+                 "--args", '{"patient": ":patient42", "queue": ":urgent"}', cwd=tmp_path)
+    assert p.returncode == 1 and '(value: "bad ref")' in p.stdout, p.stdout
+
+
+def test_tools_call_on_a_world_that_ends_with_it_does_not_say_landed(tmp_path: Path) -> None:
+    call = ["tools", "call", "ehr.assign_queue", *TRIAGE, *WORLD, *TOOLS,
+            "--args", '{"patient": ":patient42", "queue": ":urgent"}']
+    p = horismos(*call, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "landed" not in p.stdout and "not kept" in p.stdout and "--out" in p.stdout
+    p = horismos(*call, "--out", "after.trig", cwd=tmp_path)
+    assert p.returncode == 0 and "2 effects landed in <" in p.stdout
+
+
+def test_trace_show_gives_a_proposals_choice_and_a_waits_reason(tmp_path: Path) -> None:
+    p = horismos("run", *REBOOKING, "--world", str(ROOT / "examples" / "rebooking" / "world.ttl"),
+                 "--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py"),
+                 "--all", "--trace", "t.jsonl", cwd=tmp_path)
+    assert p.returncode == 3, p.stdout + p.stderr
+    shown = horismos("trace", "show", "t.jsonl", cwd=tmp_path).stdout
+    assert "ProposeFlight  chose BA175 (confidence 0.8276) -> RebookOnProposal" in shown
+    assert "ProposeFlight  no choice: low confidence (confidence 0.5) -> AskOperator" in shown
+    assert "AskOperator  waiting: The ranker is not sure which flight fits" in shown
