@@ -16,6 +16,7 @@ from ._claims import Worker
 from ._definitions import Definitions, load_definitions
 from ._errors import UsageError
 from ._gate import Gate
+from ._individuals import place_individuals
 from ._model import McpServer, Workflow
 from ._records import InstanceRun, Run
 from ._runner import Environment, Runner, focus_nodes
@@ -98,6 +99,7 @@ class Agent:
                    on_instance: Callable[[InstanceRun], None] | None = None,
                    env: Environment | None = None) -> Run:
         wf = self.workflow(workflow)
+        place_individuals(self.definitions.individuals, world)
         entailed = self._entailed(world)
         foci = self._foci(world, wf, focus, all, entailed)
         # on a world other processes share, --all splits the focus nodes through claims
@@ -179,6 +181,7 @@ class Agent:
         they land in their own named graph with human provenance. An instance that is not
         waiting, or facts that break the shapes, raise before anything changes.
         """
+        place_individuals(self.definitions.individuals, world)
         types_of = entailed_types(self._entailed(world))
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
         waiting = prepare(self.definitions, self._gate, world, iid, facts, types_of)

@@ -32,6 +32,7 @@ from ._catalog import (
     types_in,
 )
 from ._errors import ToolError, UsageError
+from ._individuals import place_individuals
 from ._model import Arg, Tool
 from ._records import StepRecord
 from ._runner import Environment, Runner, _literal_fits
@@ -238,6 +239,7 @@ async def guarded_call(catalog: Catalog, tool: Tool, args: Any, world: World, *,
     """Check, then run ``tool`` once; every refusal leaves the world exactly as it was."""
     agent, defs = catalog.agent, catalog.definitions
     tr = trace if isinstance(trace, Trace) else Trace(trace)
+    place_individuals(defs.individuals, world)  # the definitions' own, before anything reads
     types_of = types_in(agent, world)
     runner = Runner(defs, agent._gate, world=world, trace=tr, registry=agent.tools,
                     env=Environment(), types_of=types_of, mcp_servers=agent.mcp_servers)

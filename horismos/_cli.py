@@ -72,6 +72,12 @@ def _validate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--connect", action="store_true",
                    help="also start or reach each MCP server the tools name, and check each "
                         "tool's input schema against its horis:takes")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="world data (repeatable): an IRI a pattern uses is not reported as "
+                        "undeclared when the world uses it")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives, for --world or a persistent store: memory, "
+                        "oxigraph (default), oxigraph:PATH or sparql:URL")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -83,6 +89,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(p)
         print(f"invalid: {_counts(e.problems)}")
         return 1
+    if args.world or args.store != DEFAULT_STORE:
+        world = World.open(args.store)
+        _load_world(world, args.world)
+        used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
+        dropped = {id(p) for iri in used for p in defs.undeclared[iri]}
+        defs.warnings = [p for p in defs.warnings if id(p) not in dropped]
+        world.store.close()
     refused = asyncio.run(connection_problems(defs)) if args.connect else []
     for p in [*defs.warnings, *refused]:
         print(p)
@@ -93,6 +106,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print(f"{_plural(len(defs.tools), 'tool')}, {_plural(len(defs.workflows), 'workflow')}, "
           f"{_plural(len(defs.steps), 'step')}: valid{warned}")
     return 0
+
+
+def _world_uses(world: World, iri: URIRef) -> bool:
+    """Whether any statement of the world has ``iri`` as its subject, predicate or object."""
+    return any(world.store.select(f"SELECT * WHERE {{ {pattern} }} LIMIT 1", {"t": iri}, {})
+               for pattern in ("?t ?p ?o", "?s ?t ?o", "?s ?p ?t"))
 
 
 def _counts(problems: Sequence[Problem]) -> str:

@@ -23,6 +23,7 @@ from rdflib.collection import Collection
 from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
+from ._individuals import individuals
 from ._model import (
     RANKERS,
     ActionStep,
@@ -113,6 +114,10 @@ class Definitions:
     warnings: list[Problem] = field(default_factory=list)
     subclasses: dict[URIRef, frozenset[URIRef]] = field(default_factory=dict)
     digest: str = ""
+    undeclared: dict[URIRef, list[Problem]] = field(default_factory=dict)
+    """IRIs the patterns use that nothing loaded declares, and the warnings about them."""
+    individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
+    """Statements about the individuals declared with the definitions (``_individuals``)."""
 
     def expand(self, name: str) -> URIRef:
         """An IRI from a full IRI, ``<IRI>`` or a CURIE with the files' prefixes."""
@@ -149,6 +154,7 @@ class _Builder:
         self.problems: list[Problem] = []
         self.shape_problems: list[Problem] = []
         self.defs = Definitions(self.g, sources)
+        self.patterns: list[tuple[Node, Node, URIRef, Precondition]] = []
 
     # -- reporting ------------------------------------------------------------------------
 
@@ -208,7 +214,9 @@ class _Builder:
         if not texts:
             return None
         try:
-            return compile_patterns([str(x) for x in texts], self.namespaces(owner))
+            compiled = compile_patterns([str(x) for x in texts], self.namespaces(owner))
+            self.patterns.append((owner, holder, pred, compiled))
+            return compiled
         except PreconditionSyntaxError as e:
             bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
             why, row = _sparql_why(e.why)
@@ -245,9 +253,13 @@ class _Builder:
             if wf is not None:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
+        self.check_pattern_terms()
+        self.check_shacl_terms()
+        self.check_namespaces()
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
             self.check_reachability()
         self.defs.digest = definitions_digest(self.g)
+        self.defs.individuals = individuals(self.g)
         # The loader's own message (with its hint) wins over a shape's at the same place.
         said = {(p.file, p.line, p.node) for p in self.problems if p.severity == "error"}
         self.problems += [p for p in dict.fromkeys(self.shape_problems)
@@ -293,6 +305,67 @@ class _Builder:
             value = report.value(r, SH.value)
             at: Where | None = (focus, path, value) if isinstance(path, URIRef) else None
             self.shape_problems.append(self.src.problem("error", focus, str(msg), at=at))
+
+    def check_pattern_terms(self) -> None:
+        """An IRI in a pattern that nothing loaded declares or uses is most likely a typo
+        (``:severty``): the pattern can never match. A warning, since world data may use it
+        (``horismos validate --world`` checks against the world too)."""
+        known = {t for triple in self.g for t in triple if isinstance(t, URIRef)}
+        for owner, holder, pred, pre in self.patterns:
+            for term in sorted(_iris(pre.select.algebra) - known, key=str):
+                if str(term).startswith(_STANDARD) or str(term).startswith(NS):
+                    continue
+                ns, local = _split(term)
+                near = [str(k)[len(ns):] for k in known
+                        if str(k).startswith(ns) and str(k)[len(ns):]]
+                close = difflib.get_close_matches(local, near, n=1)
+                name = self.n(term)
+                hint = (f"did you mean {name[: len(name) - len(local)]}{close[0]}?" if close else
+                        "declare it in the ontology, or check the spelling")
+                self.defs.undeclared.setdefault(term, []).append(self.src.problem(
+                    "warning", owner, f"{self.n(pred)} uses {name}, which no loaded ontology "
+                    "declares and no loaded data uses, so the pattern cannot match", hint,
+                    at=(holder, pred, None)))
+        for found in self.defs.undeclared.values():
+            self.problems.extend(found)
+
+    def check_shacl_terms(self) -> None:
+        """``sh:patern`` is not SHACL: a shape that says it checks nothing, silently."""
+        known = set(SH.__annotations__) | {t.split("-")[-1] for t in getattr(SH, "_extras", [])}
+        seen: set[Node] = set()
+        for s, p, o in self.g:
+            for term in (p, o):
+                if not isinstance(term, URIRef) or not str(term).startswith(str(SH)):
+                    continue
+                local = str(term)[len(str(SH)):]
+                if local in known or term in seen:
+                    continue
+                seen.add(term)
+                close = difflib.get_close_matches(local, sorted(known), n=1)
+                self.error(s, f"sh:{local} is not a SHACL term, so the shape does not check "
+                           "what it says", f"did you mean sh:{close[0]}?" if close else
+                           "see https://www.w3.org/TR/shacl/ for the vocabulary", at=(s, p, o))
+
+    def check_namespaces(self) -> None:
+        """A file whose horis: prefix is not the Horismos namespace declares nothing."""
+        terms = {str(k)[len(NS):] for k in vocabulary_graph().subjects()
+                 if str(k).startswith(NS)} - {""}
+        for f in self.src.files:
+            for prefix, ns in f.graph.namespace_manager.namespaces():
+                text = str(ns)
+                if text == NS or "horis" not in (prefix + text).lower():
+                    continue
+                used = {str(t)[len(text):] for triple in f.graph for t in triple
+                        if isinstance(t, URIRef) and str(t).startswith(text)}
+                if not used & terms:  # another vocabulary that happens to say "horis"
+                    continue
+                line = next((i for i, ln in enumerate(f.text_lines(), 1)
+                             if text in ln and "prefix" in ln.lower()), None)
+                self.problems.append(Problem(
+                    "warning", f"the prefix {prefix}: is bound to <{text}>, not the Horismos "
+                    f"namespace, so nothing written with it is a Horismos term and the file "
+                    "declares no tools, steps or workflows", file=str(f.path), line=line,
+                    hint=f"write @prefix {prefix}: <{NS}> ."))
 
     def subclass_closure(self) -> dict[URIRef, frozenset[URIRef]]:
         graph = nx.DiGraph()
@@ -692,6 +765,30 @@ def _sparql_why(why: str) -> tuple[str, int | None]:
     if m.group(1) == "end of text":
         return "it ends before every '{', '(' and string is closed", None
     return f"unexpected {m.group(1)} on line {m.group(2)} of the pattern", int(m.group(2))
+
+
+_STANDARD = (str(RDF), str(RDFS), str(XSD), str(SH), "http://www.w3.org/2002/07/owl#")
+
+
+def _iris(algebra: Any) -> set[URIRef]:
+    """Every IRI written in a parsed SPARQL query's algebra."""
+    found: set[URIRef] = set()
+    stack = [algebra]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, URIRef):
+            found.add(x)
+        elif isinstance(x, Mapping):
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple | set | frozenset):
+            stack.extend(x)
+    return found
+
+
+def _split(term: URIRef) -> tuple[str, str]:
+    text = str(term)
+    cut = max(text.rfind("#"), text.rfind("/"))
+    return text[: cut + 1], text[cut + 1:]
 
 
 def _order(p: Problem) -> tuple[str, int, str, str]:

@@ -149,3 +149,80 @@ def test_trace_show_gives_a_proposals_choice_and_a_waits_reason(tmp_path: Path) 
     assert "ProposeFlight  chose BA175 (confidence 0.8276) -> RebookOnProposal" in shown
     assert "ProposeFlight  no choice: low confidence (confidence 0.5) -> AskOperator" in shown
     assert "AskOperator  waiting: The ranker is not sure which flight fits" in shown
+
+
+# -- 1. individuals in the ontology count ---------------------------------------------------
+
+INCIDENT = ROOT / "tests" / "fixtures" / "incident"
+INCIDENT_DEFS = [str(INCIDENT / "workflow.ttl"), str(INCIDENT / "ontology.ttl")]
+
+
+def test_an_enumeration_in_the_ontology_is_seen_with_a_separate_world(tmp_path: Path) -> None:
+    """Preconditions (?sev a :Severity), the argument type of sev and the gate's sh:class all
+    see :SEV1, declared in the ontology file only, when the world is given with --world."""
+    p = horismos("run", *INCIDENT_DEFS, "--world", str(INCIDENT / "world.ttl"),
+                 "--tools", str(INCIDENT / "irtools.py"), "--focus", ":inc1", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert ":ir.page(incident=:inc1, sev=:SEV1)  completed" in p.stdout
+
+
+def test_the_individuals_are_placed_once_and_follow_the_definitions(tmp_path: Path) -> None:
+    from rdflib import Namespace
+
+    from horismos import Agent, World
+    from horismos._individuals import DEFINITIONS, place_individuals
+
+    sys.path.insert(0, str(INCIDENT))
+    import irtools
+
+    ir = Namespace("http://example.org/ir#")
+    tools = {"irtools.classify": irtools.classify, "irtools.page": irtools.page}
+    world = World.from_files(INCIDENT / "world.ttl", store=f"oxigraph:{tmp_path / 'w'}")
+    agent = Agent.from_files(*INCIDENT_DEFS, tools=tools)
+    assert agent.run(world, focus=":inc1").status == "completed"
+    before = world.digest()
+    assert not place_individuals(agent.definitions.individuals, world)  # nothing to write again
+    assert world.digest() == before
+
+    fewer = tmp_path / "ontology.ttl"  # the definitions change: SEV2 is no longer declared
+    fewer.write_text((INCIDENT / "ontology.ttl").read_text().replace(':SEV2 a :Severity ; '
+                                                                     'rdfs:label "SEV2" .', ""))
+    agent = Agent.from_files(INCIDENT_DEFS[0], fewer, tools=tools)
+    assert place_individuals(agent.definitions.individuals, world)
+    held = set(world.graph.graph(DEFINITIONS).subjects())
+    assert held == {ir.SEV1}
+    world.store.close()
+
+
+# -- 2. validate catches the typos that change behaviour -------------------------------------
+
+def test_validate_warns_of_undeclared_iris_in_patterns_with_a_did_you_mean(tmp_path: Path) -> None:
+    (tmp_path / "wf.ttl").write_text(TRIAGE_WF.read_text().replace(
+        "?this :acuity ?queue", "?this :acuty ?queue").replace(":onDuty true", ":onDutty true"))
+    p = horismos("validate", "wf.ttl", str(EHR), cwd=tmp_path)
+    assert p.returncode == 0, p.stdout  # warnings: world data may use them
+    assert (":QueuePatient: horis:requires uses :acuty, which no loaded ontology declares and "
+            "no loaded data uses") in p.stdout
+    assert "did you mean :acuity?" in p.stdout and "did you mean :onDuty?" in p.stdout
+    assert "valid (2 warnings)" in p.stdout
+    (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/ehr#> .\n:n :onDutty true .\n")
+    p = horismos("validate", "wf.ttl", str(EHR), "--world", "w.ttl", cwd=tmp_path)
+    assert ":onDutty" not in p.stdout and ":acuty" in p.stdout  # the world uses one of them
+    assert "valid (1 warning)" in p.stdout
+
+
+def test_validate_rejects_an_unknown_shacl_term_with_a_did_you_mean(tmp_path: Path) -> None:
+    (tmp_path / "ehr.ttl").write_text(EHR.read_text().replace("sh:pattern", "sh:patern"))
+    p = horismos("validate", str(TRIAGE_WF), "ehr.ttl", cwd=tmp_path)
+    assert p.returncode == 1
+    assert "error: :PatientShape: sh:patern is not a SHACL term" in p.stdout
+    assert "did you mean sh:pattern?" in p.stdout
+
+
+def test_validate_names_the_horismos_namespace_when_a_file_uses_another(tmp_path: Path) -> None:
+    (tmp_path / "wf.ttl").write_text(TRIAGE_WF.read_text().replace(
+        "<https://w3id.org/horismos#>", "<http://w3id.org/horismos#>"))
+    p = horismos("validate", "wf.ttl", str(EHR), cwd=tmp_path)
+    assert "wf.ttl:2: warning: the prefix horis: is bound to <http://w3id.org/horismos#>" \
+        in p.stdout
+    assert "write @prefix horis: <https://w3id.org/horismos#> ." in p.stdout
