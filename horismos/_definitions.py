@@ -20,6 +20,7 @@ from typing import Any
 import networkx as nx
 from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
+from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
@@ -642,14 +643,14 @@ class _Builder:
             return DecisionStep(**common, rules=tuple(rules), otherwise=otherwise)
         if cls == HORIS.ProposalStep:
             cands = self.one(s, HORIS.candidates)
-            query = self.text(cands, HORIS.query) if cands is not None else None
+            as_var = self.text(s, HORIS["as"]) or "option"
+            query = self.candidates(s, cands, as_var) if cands is not None else None
             conf = self.one(s, HORIS.confidence)
-            self.check_model(s)
             return ProposalStep(**common, query=query, rank_by=self.text(s, HORIS.rankBy),
-                                model=self.text(s, HORIS.model),
+                                model=self.check_model(s),
                                 confidence=float(conf) if conf is not None else None,
                                 fallback=self.one(s, HORIS.fallback),
-                                as_var=self.text(s, HORIS["as"]) or "option")
+                                as_var=as_var)
         timeout_node = self.one(s, HORIS.timeout)
         timeout = None
         if timeout_node is not None:
@@ -660,22 +661,69 @@ class _Builder:
                            "write \"250ms\", \"5s\", \"2m\" or an xsd:duration such as \"PT5S\"",
                            at=(s, HORIS.timeout, timeout_node))
         until = self.precondition(s, s, HORIS.until)
+        self.check_wait(s)
         return WaitStep(**common, reason=self.text(s, HORIS.reason),
                         wake=tuple(w for w in self.g.objects(s, HORIS.wake)
                                    if isinstance(w, URIRef)),
                         delivery=self.one(s, HORIS.delivery), until=until, timeout=timeout,
                         on_timeout=self.one(s, HORIS.onTimeout))
 
-    def check_model(self, s: Node) -> None:
+    def check_model(self, s: Node) -> str | None:
+        """The step's ``provider:model``, an alias (``claude:``) written as its provider."""
         model = self.one(s, HORIS.model)
         if model is None:
-            return
+            return None
         provider, _, name = str(model).partition(":")
+        provider = MODEL_ALIASES.get(provider, provider)
         if provider not in RANKERS or not name:
             self.error(s, f"horis:model \"{model}\" names no provider Horismos can ask",
                        "write \"provider:model\" with provider one of "
-                       + ", ".join(RANKERS) + ", e.g. \"lexical:bm25\" or "
+                       + ", ".join([*RANKERS, *MODEL_ALIASES]) + ", e.g. \"lexical:bm25\" or "
                        "\"anthropic:claude-sonnet-4-5\"", at=(s, HORIS.model, model))
+        return f"{provider}:{name}"
+
+    def candidates(self, s: Node, cands: Node, as_var: str) -> str | None:
+        """The candidates query: a SELECT as written, or a graph pattern that binds the
+        ``horis:as`` variable, made the SELECT of that variable. Checked to parse."""
+        text = self.text(cands, HORIS.query)
+        if text is None:
+            return None
+        written = _SPARQL_HEAD.sub("", text).lstrip()
+        if not written.upper().startswith(("SELECT", "PREFIX", "BASE")):
+            if not re.search(rf"[?$]{re.escape(as_var)}\b", text):
+                self.error(s, f"the horis:candidates pattern never binds ?{as_var}, the "
+                           "variable the candidates are read from",
+                           f"write a pattern such as \"?{as_var} a :Flight ; :to ?dest .\", or "
+                           "name the variable with horis:as", at=(cands, HORIS.query, None))
+                return None
+            text = f"SELECT DISTINCT ?{as_var} WHERE {{\n{text}\n}}"
+        try:
+            prepareQuery(text, initNs=self.namespaces(s))
+        except Exception as e:
+            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            self.error(s, f"the horis:candidates query does not parse: {_sparql_why(why)[0]}",
+                       f"write a graph pattern (\"?{as_var} a :Option .\") or a SELECT of "
+                       f"?{as_var}", at=(cands, HORIS.query, None))
+            return None
+        return text
+
+    def check_wait(self, s: Node) -> None:
+        """The wait contract: why (non-empty), what wakes it, and how it is delivered, each
+        said explicitly, so nobody has to guess why an instance stopped or what ends it."""
+        reason = self.text(s, HORIS.reason)
+        if reason is None or not reason.strip():
+            self.error(s, "a horis:WaitStep needs a non-empty horis:reason: why it waits, "
+                       "for whoever answers it",
+                       "write horis:reason \"a manager approves the leave request\"")
+        if self.one(s, HORIS.wake) is None:
+            self.error(s, "a horis:WaitStep needs horis:wake: what ends the wait",
+                       "write horis:wake horis:OperatorInput (a person answers with resume), "
+                       "horis:Timer (its horis:timeout passes; `horismos wake` settles it), "
+                       "horis:External, horis:TaskResult or horis:System")
+        if self.one(s, HORIS.delivery) is None:
+            self.error(s, "a horis:WaitStep states its delivery explicitly",
+                       "write horis:delivery horis:Final (publish a brief for the operator) or "
+                       "horis:delivery horis:Silent (no brief)")
 
     def workflow(self, s: Node) -> Workflow | None:
         start = self.one(s, HORIS.start)
@@ -766,6 +814,11 @@ def _sparql_why(why: str) -> tuple[str, int | None]:
         return "it ends before every '{', '(' and string is closed", None
     return f"unexpected {m.group(1)} on line {m.group(2)} of the pattern", int(m.group(2))
 
+
+MODEL_ALIASES = {"claude": "anthropic"}
+"""Providers written by another name: ``claude:MODEL`` is ``anthropic:MODEL``."""
+
+_SPARQL_HEAD = re.compile(r"^(\s*(#[^\n]*)?\n)*")
 
 _STANDARD = (str(RDF), str(RDFS), str(XSD), str(SH), "http://www.w3.org/2002/07/owl#")
 

@@ -226,3 +226,59 @@ def test_validate_names_the_horismos_namespace_when_a_file_uses_another(tmp_path
     assert "wf.ttl:2: warning: the prefix horis: is bound to <http://w3id.org/horismos#>" \
         in p.stdout
     assert "write @prefix horis: <https://w3id.org/horismos#> ." in p.stdout
+
+
+# -- 10. the seeds' own examples load -------------------------------------------------------
+
+SEED_PROPOSAL = """@prefix : <http://example.org/travel#> .
+@prefix horis: <https://w3id.org/horismos#> .
+
+:Rebook a horis:Workflow ; horis:focusType :Booking ; horis:start :PickOption .
+:PickOption a horis:ProposalStep ;
+    horis:candidates [ horis:query "?this :flight ?old . ?option a :Flight ; :destination ?d ." ] ;
+    horis:rankBy "customer preference expressed in the request" ;
+    horis:model "claude:claude-fable-5" ;
+    horis:confidence 0.8 ;
+    horis:fallback :AskHuman .
+:AskHuman a horis:WaitStep ;
+    horis:reason "Pick one of the legal options." ;
+    horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final .
+"""
+
+
+def test_a_seed_proposal_loads_claude_alias_and_pattern_candidates(tmp_path: Path) -> None:
+    from horismos._definitions import load_definitions
+    from horismos._model import ProposalStep
+
+    (tmp_path / "seed.ttl").write_text(SEED_PROPOSAL)
+    defs = load_definitions([tmp_path / "seed.ttl", ROOT / "ontologies" / "travel.ttl"])
+    step = next(s for s in defs.steps.values() if isinstance(s, ProposalStep))
+    assert step.model == "anthropic:claude-fable-5"
+    assert step.query is not None and step.query.startswith("SELECT DISTINCT ?option WHERE {")
+
+
+def test_candidates_written_as_a_graph_pattern_are_ranked(tmp_path: Path) -> None:
+    """The shipped rebooking example writes its candidates as a pattern: same proposals."""
+    assert "SELECT" not in (ROOT / "workflows" / "rebooking.ttl").read_text()
+    p = horismos("run", *REBOOKING, "--world", str(ROOT / "examples" / "rebooking" / "world.ttl"),
+                 "--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py"), "--all",
+                 cwd=tmp_path)
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "proposal: :BA175 (confidence 0.8276, 1 dropped) -> :RebookOnProposal" in p.stdout
+
+
+def test_a_wait_without_its_contract_is_an_error_with_the_fix(tmp_path: Path) -> None:
+    (tmp_path / "seed.ttl").write_text(SEED_PROPOSAL.replace(
+        '    horis:reason "Pick one of the legal options." ;\n'
+        '    horis:wake horis:OperatorInput ;\n    horis:delivery horis:Final .',
+        '    horis:reason "  " .'))
+    p = horismos("validate", "seed.ttl", str(ROOT / "ontologies" / "travel.ttl"), cwd=tmp_path)
+    assert p.returncode == 1, p.stdout
+    assert ":AskHuman: a horis:WaitStep needs a non-empty horis:reason" in p.stdout
+    assert "needs horis:wake: what ends the wait — write horis:wake horis:OperatorInput" in p.stdout
+    assert ("states its delivery explicitly — write horis:delivery horis:Final (publish a brief "
+            "for the operator) or horis:delivery horis:Silent") in p.stdout
+    (tmp_path / "seed.ttl").write_text(SEED_PROPOSAL.replace("?option a :Flight", "?o a :Flight"))
+    p = horismos("validate", "seed.ttl", str(ROOT / "ontologies" / "travel.ttl"), cwd=tmp_path)
+    assert "the horis:candidates pattern never binds ?option" in p.stdout
