@@ -39,6 +39,7 @@ from ._errors import (
     TraceError,
     UsageError,
 )
+from ._instances import STATUSES, due_waits, list_instances
 from ._proposal import summary as proposal_summary
 from ._records import InstanceRun, Run, StepRecord
 from ._replay import replay
@@ -557,6 +558,106 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return EXIT[run.status]
 
 
+# -- instances and wake -------------------------------------------------------------------
+
+def _instances_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", metavar="FILE_OR_DIR",
+                   help="the Turtle definitions, to write names as CURIEs (optional)")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="the world the runs committed to, e.g. a run's --out (repeatable); "
+                        "not needed with a persistent --store")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives: oxigraph:PATH or sparql:URL (or memory, "
+                        "oxigraph with --world)")
+    p.add_argument("--status", choices=STATUSES, help="list only the instances in this status")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text for people (the default) or JSON")
+
+
+def _world_of(args: argparse.Namespace) -> World:
+    world = World.open(args.store)
+    if not args.world and not world.store.persistent:
+        raise UsageError(f"--store {args.store} starts empty: give the world the runs committed "
+                         "to with --world F (a run's --out), or a persistent --store "
+                         "(oxigraph:PATH, sparql:URL)")
+    _load_world(world, args.world)
+    return world
+
+
+def cmd_instances(args: argparse.Namespace) -> int:
+    """List the world's instances: id, workflow, focus, status, current step, since when."""
+    name: Callable[[Any], str] = (load_definitions(args.paths).name if args.paths
+                                  else lambda node: str(node))
+    world = _world_of(args)
+    rows = list_instances(world.store, args.status)
+    if args.format == "json":
+        print(json.dumps([{"instance": str(r.instance), "workflow": str(r.workflow),
+                           "focus": str(r.focus), "status": r.status,
+                           "step": str(r.current) if r.current else None, "since": r.since}
+                          for r in rows], indent=2))
+        return 0
+    if not rows:
+        print("no " + (f"{args.status} " if args.status else "") + "instances in this world")
+        return 0
+    table = [("id", "workflow", "focus", "status", "step", "since")]
+    table += [(_short_id(r.instance), name(r.workflow), name(r.focus), r.status,
+               name(r.current) if r.current else "-", (r.since or "-")[:19])
+              for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return 0
+
+
+def _wake_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="the Turtle definitions the instances run with")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="the world the runs committed to (repeatable); write it back with "
+                        "--out. Not needed with a persistent --store, what a timer should use")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives: oxigraph:PATH or sparql:URL (or memory, "
+                        "oxigraph with --world and --out)")
+    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
+                   help="as for run: the functions the steps after the waits call")
+    p.add_argument("--traces", metavar="DIR",
+                   help="write each resumed instance's trace into DIR (one .jsonl each)")
+    p.add_argument("--out", metavar="F", help="write the world afterwards to F (.trig or .nq)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print only each resumed instance's outcome")
+
+
+def cmd_wake(args: argparse.Namespace) -> int:
+    """Resume every wait that is due: past its horis:timeout, or its horis:until holds now.
+
+    Waits that are not due are left untouched, so it can run from cron or a systemd timer as
+    often as wanted. 0 when every resumed instance went on (or none was due), 1 when one
+    failed."""
+    import datetime as dt
+
+    out_format = _out_format(args.out) if args.out else None
+    agent = Agent.from_files(*args.paths, tools=load_tools(args.tools))
+    world = _world_of(args)
+    due = due_waits(agent.definitions, world.store, dt.datetime.now(dt.UTC))
+    if not due:
+        print("no wait is due")
+    failed = False
+    view = RunView(agent.definitions, quiet=args.quiet)
+    for iid in due:
+        trace = None
+        if args.traces:
+            Path(args.traces).mkdir(parents=True, exist_ok=True)
+            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+            trace = Path(args.traces) / f"wake-{_short_id(iid)}-{stamp}.jsonl"
+        run = agent.resume(world, iid, None, trace=trace)
+        view.instance(run.instances[0])
+        view.summary(run, table=False)
+        failed = failed or run.status == "failed"
+    if args.out:
+        _write_world(world, agent.definitions, args.out, out_format)
+    return 1 if failed else 0
+
+
 # -- graph --------------------------------------------------------------------------------
 
 def _graph_arguments(p: argparse.ArgumentParser) -> None:
@@ -842,6 +943,10 @@ COMMANDS: list[Command] = [
             _run_arguments, cmd_run),
     Command("resume", "resume a waiting instance with the facts that answer its wait",
             _resume_arguments, cmd_resume),
+    Command("instances", "list the world's workflow instances: id, workflow, focus, status, "
+            "step, since when", _instances_arguments, cmd_instances),
+    Command("wake", "resume every wait that is due (its timeout passed, or its horis:until "
+            "holds): for cron or a systemd timer", _wake_arguments, cmd_wake),
     Command("replay", "replay recorded traces against definitions; report the first "
             "divergence", _replay_arguments, cmd_replay),
     Command("trace", "read a trace: show its timeline, or export it as PROV-O",

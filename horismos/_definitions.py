@@ -824,13 +824,17 @@ _STANDARD = (str(RDF), str(RDFS), str(XSD), str(SH), "http://www.w3.org/2002/07/
 
 
 def _iris(algebra: Any) -> set[URIRef]:
-    """Every IRI written in a parsed SPARQL query's algebra."""
+    """The ontology terms a parsed SPARQL query's triple patterns use: each IRI predicate and
+    each class of ``?x a :Class``. (Other IRIs are mostly individuals, which world data
+    declares: a warning about each of them would be noise.)"""
     found: set[URIRef] = set()
     stack = [algebra]
     while stack:
         x = stack.pop()
-        if isinstance(x, URIRef):
-            found.add(x)
+        if isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], URIRef):
+            found.add(x[1])
+            if x[1] == RDF.type and isinstance(x[2], URIRef):
+                found.add(x[2])
         elif isinstance(x, Mapping):
             stack.extend(x.values())
         elif isinstance(x, list | tuple | set | frozenset):

@@ -44,8 +44,8 @@ from ._world import INSTANCES, World
 if TYPE_CHECKING:
     from ._runner import Runner
 
-__all__ = ["StoredInstance", "Waiting", "find_instance", "prepare", "read_instance", "summary",
-           "wait_step"]
+__all__ = ["StoredInstance", "Waiting", "find_instance", "open_wait", "prepare", "read_instance",
+           "summary", "wait_step"]
 
 _NS = {"horis": NS, "prov": str(PROV), "rdfs": str(RDFS)}
 _STATUS = {HORIS.Running: "running", HORIS.Completed: "completed", HORIS.Waiting: "waiting",
@@ -101,6 +101,10 @@ def find_instance(store: Store, text: str) -> URIRef:
                     if str(r["i"]).rsplit(":", 1)[-1].startswith(text)}, key=str)
     if len(found) == 1:
         return found[0]  # type: ignore[return-value]
+    if not rows:
+        raise UsageError("this world holds no workflow instances, so there is none to resume; "
+                         "give the world the run committed to (the same --store, or the run's "
+                         "--out as --world)")
     what = "no instance" if not found else f"{len(found)} instances"
     raise UsageError(f"{what} in this world with the id {text!r}; give the instance IRI "
                      "(urn:horismos:instance:…) as the run's brief or trace shows it")
@@ -126,9 +130,9 @@ def wait_step(runner: Runner, inst: InstanceRun, step: WaitStep, variables: dict
         "delivery": str(step.delivery) if step.delivery else None,
         "until": _until_text(step), "timeout": step.timeout}
     rec.detail["wait"] = detail
-    open_wait = _open_wait(runner.store, inst.instance, step.iri)
-    if open_wait is not None:
-        return _settle(runner, step, variables, rec, detail, open_wait)
+    begun = open_wait(runner.store, inst.instance, step.iri)
+    if begun is not None:
+        return _settle(runner, step, variables, rec, detail, begun)
     if step.until is not None and runner.store.solutions(step.until, variables):
         detail["outcome"] = "until_held"
         return rec, step.next, []
@@ -173,7 +177,7 @@ def _settle(runner: Runner, step: WaitStep, variables: dict[str, Node], rec: Ste
     return rec, None, []
 
 
-def _open_wait(store: Store, iid: URIRef, step: URIRef) -> _OpenWait | None:
+def open_wait(store: Store, iid: URIRef, step: URIRef) -> _OpenWait | None:
     rows = store.select("""
         SELECT ?a ?g ?started ?brief WHERE { GRAPH ?g {
             ?a a horis:StepExecution ; horis:instance ?i ; horis:step ?s ;
@@ -328,6 +332,12 @@ def prepare(defs: Definitions, gate: Gate, world: World, iid: URIRef,
     the domain shapes.
     """
     stored = read_instance(world.store, iid)
+    if stored is None and not world.store.select(
+            f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} }} LIMIT 1",
+            {}, _NS):
+        raise UsageError("this world holds no workflow instances, so there is none to resume; "
+                         "give the world the run committed to (the same --store, or the run's "
+                         "--out as --world)")
     if stored is None:
         raise UsageError(f"the world holds no instance {iid}; resume needs the world the run "
                          "committed to (the same --store, or the --out of the run as --world)")

@@ -282,3 +282,81 @@ def test_a_wait_without_its_contract_is_an_error_with_the_fix(tmp_path: Path) ->
     (tmp_path / "seed.ttl").write_text(SEED_PROPOSAL.replace("?option a :Flight", "?o a :Flight"))
     p = horismos("validate", "seed.ttl", str(ROOT / "ontologies" / "travel.ttl"), cwd=tmp_path)
     assert "the horis:candidates pattern never binds ?option" in p.stdout
+
+
+# -- 9. operating instances ----------------------------------------------------------------
+
+LEAVE = """@prefix : <http://example.org/leave#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+
+:Request a owl:Class .
+:approvedBy a owl:ObjectProperty .
+
+:Leave a horis:Workflow ; horis:focusType :Request ; horis:start :Approve .
+:Approve a horis:WaitStep ;
+    horis:reason "A manager approves the leave request." ;
+    horis:wake horis:OperatorInput , horis:Timer ;
+    horis:delivery horis:Silent ;
+    horis:until "?this :approvedBy ?who ." ;
+    horis:timeout "TIMEOUT" ;
+    horis:onTimeout :Escalate ;
+    horis:next :Approved .
+:Escalate a horis:WaitStep ;
+    horis:reason "Nobody approved in time." ; horis:wake horis:System ;
+    horis:delivery horis:Silent .
+:Approved a horis:WaitStep ;
+    horis:reason "Approved: the request waits to be filed." ; horis:wake horis:System ;
+    horis:delivery horis:Silent .
+"""
+
+
+def _leave(tmp_path: Path, timeout: str) -> list[str]:
+    (tmp_path / "leave.ttl").write_text(LEAVE.replace("TIMEOUT", timeout))
+    (tmp_path / "world.ttl").write_text("@prefix : <http://example.org/leave#> .\n"
+                                        ":req1 a :Request .\n:req2 a :Request .\n")
+    store = f"oxigraph:{tmp_path / 'db'}"
+    assert horismos("load", "world.ttl", "--store", store, cwd=tmp_path).returncode == 0
+    ran = horismos("run", "leave.ttl", "--all", "--store", store, cwd=tmp_path)
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    return ["leave.ttl", "--store", store]
+
+
+def test_instances_lists_what_the_world_holds_by_status(tmp_path: Path) -> None:
+    common = _leave(tmp_path, "2h")
+    p = horismos("instances", *common, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    header, *rows = p.stdout.splitlines()
+    assert header.split() == ["id", "workflow", "focus", "status", "step", "since"]
+    assert sorted(r.split()[2] for r in rows) == [":req1", ":req2"]
+    assert all(r.split()[1:5:3] == [":Leave", ":Approve"] and " waiting " in r for r in rows)
+    assert horismos("instances", *common, "--status", "failed", cwd=tmp_path).stdout == (
+        "no failed instances in this world\n")
+
+
+def test_wake_settles_the_waits_that_are_due_and_leaves_the_others(tmp_path: Path) -> None:
+    common = _leave(tmp_path, "2h")
+    (tmp_path / "yes.ttl").write_text("@prefix : <http://example.org/leave#> .\n"
+                                      ":req1 :approvedBy :grace .\n")
+    assert horismos("load", "yes.ttl", "--store", common[-1], cwd=tmp_path).returncode == 0
+    p = horismos("wake", *common, cwd=tmp_path)  # req1's until holds now; req2 still waits
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert ":req1  :Approve  wait ended -> :Approved" in p.stdout and ":req2" not in p.stdout
+    p = horismos("wake", *common, cwd=tmp_path)
+    assert p.stdout == "no wait is due\n"
+
+
+def test_wake_follows_on_timeout_once_the_timeout_has_passed(tmp_path: Path) -> None:
+    common = _leave(tmp_path, "1ms")
+    p = horismos("wake", *common, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.count("wait timed out -> :Escalate") == 2
+    listed = horismos("instances", *common, "--status", "waiting", cwd=tmp_path).stdout
+    assert listed.count(":Escalate") == 2
+
+
+def test_resume_on_a_world_without_instances_says_so(tmp_path: Path) -> None:
+    p = horismos("resume", *TRIAGE, *WORLD, "--instance", "3f2a", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "this world holds no workflow instances" in p.stderr
+    no_traceback(p)
