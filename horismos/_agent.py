@@ -18,7 +18,7 @@ from ._errors import UsageError
 from ._gate import Gate
 from ._individuals import place_individuals
 from ._model import McpServer, Workflow
-from ._records import InstanceRun, Run
+from ._records import InstanceRun, Run, StepRecord
 from ._runner import Environment, Runner, focus_nodes
 from ._trace import Trace
 from ._waits import find_instance, prepare
@@ -88,16 +88,21 @@ class Agent:
     def run(self, world: World, workflow: str | URIRef | None = None,
             focus: str | URIRef | None = None, *, all: bool = False,
             trace: str | Path | None = None,
-            on_instance: Callable[[InstanceRun], None] | None = None) -> Run:
-        """Run one instance for ``focus``, or one per focus node with ``all=True``."""
+            on_instance: Callable[[InstanceRun], None] | None = None,
+            on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
+        """Run one instance for ``focus``, or one per focus node with ``all=True``.
+
+        ``on_step`` is called with each step's record as soon as it has landed, ``on_instance``
+        with each instance when it stops."""
         return asyncio.run(self.arun(world, workflow, focus, all=all, trace=trace,
-                                     on_instance=on_instance))
+                                     on_instance=on_instance, on_step=on_step))
 
     async def arun(self, world: World, workflow: str | URIRef | None = None,
                    focus: str | URIRef | None = None, *, all: bool = False,
                    trace: str | Path | Trace | None = None,
                    on_instance: Callable[[InstanceRun], None] | None = None,
-                   env: Environment | None = None) -> Run:
+                   env: Environment | None = None,
+                   on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         wf = self.workflow(workflow)
         place_individuals(self.definitions.individuals, world)
         entailed = self._entailed(world)
@@ -108,6 +113,7 @@ class Agent:
                         trace=trace if isinstance(trace, Trace) else Trace(trace),
                         registry=self.tools, env=env or Environment(),
                         types_of=entailed_types(entailed), mcp_servers=self.mcp_servers)
+        runner.on_step = on_step
         instances: list[InstanceRun] = []
         try:
             if not runner.env.replaying:  # replay reaches a binding only to re-execute a call
@@ -167,14 +173,16 @@ class Agent:
         return g
 
     def resume(self, world: World, instance: str | URIRef, facts: str | Graph | None = None,
-               *, trace: str | Path | Trace | None = None) -> Run:
+               *, trace: str | Path | Trace | None = None,
+               on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """Continue a waiting instance; ``facts`` (Turtle) answer its wait and land first."""
-        return asyncio.run(self.aresume(world, instance, facts, trace=trace))
+        return asyncio.run(self.aresume(world, instance, facts, trace=trace, on_step=on_step))
 
     async def aresume(self, world: World, instance: str | URIRef,
                       facts: str | Graph | None = None, *,
                       trace: str | Path | Trace | None = None,
-                      env: Environment | None = None) -> Run:
+                      env: Environment | None = None,
+                      on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """Resume ``instance`` (its IRI, or the short id a run prints) in ``world``.
 
         The facts are a person's input: judged by the domain shapes of every node they touch,
@@ -190,6 +198,7 @@ class Agent:
                         trace=trace if isinstance(trace, Trace) else Trace(trace),
                         registry=self.tools, env=env or Environment(),
                         types_of=types_of, mcp_servers=self.mcp_servers)
+        runner.on_step = on_step
         try:
             if not runner.env.replaying:
                 await runner.check_bindings(wf)

@@ -177,7 +177,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         view.total = len(focus_nodes(agent.definitions, world, agent.workflow(args.workflow)))
     try:
         run = agent.run(world, args.workflow, args.focus, all=args.all, trace=args.trace,
-                        on_instance=view.instance)
+                        on_instance=view.instance, on_step=view.step)
     finally:
         view.clear_progress()
     view.summary(run, table=args.all)
@@ -283,7 +283,8 @@ def _import_failed(spec: str, e: BaseException) -> UsageError:
 
 
 class RunView:
-    """Prints each step as its instance finishes; a progress bar on a terminal for ``--all``."""
+    """Prints each step as it lands (flushed, on a terminal and in a pipe, so a slow tool or a
+    killed run leaves what happened so far); a progress bar on a terminal for ``--all``."""
 
     def __init__(self, defs: Definitions, *, quiet: bool = False,
                  out: TextIO | None = None, err: TextIO | None = None) -> None:
@@ -294,15 +295,19 @@ class RunView:
         self.total = 0  # > 0 draws the progress bar
         self.done = 0
 
+    def step(self, inst: InstanceRun, rec: StepRecord) -> None:
+        """One step, as soon as it has landed."""
+        if self.quiet:
+            return
+        self.clear_progress()
+        self.out.write(self.step_line(inst, rec) + "\n")
+        if rec.status == "waiting" and rec.brief:
+            self.out.write("".join(f"    {line}\n" for line in rec.brief.splitlines()))
+        self.out.flush()
+        self._progress()
+
     def instance(self, inst: InstanceRun) -> None:
         self.done += 1
-        if not self.quiet:
-            self.clear_progress()
-            for rec in inst.steps:
-                self.out.write(self.step_line(inst, rec) + "\n")
-            if inst.status == "waiting" and inst.brief:
-                self.out.write("".join(f"    {line}\n" for line in inst.brief.splitlines()))
-            self.out.flush()
         self._progress()
 
     def step_line(self, inst: InstanceRun, rec: StepRecord) -> str:
@@ -371,6 +376,7 @@ class RunView:
         if not table:
             inst = run.instances[0]
             self.out.write(f"{n(inst.workflow)} {n(inst.focus)}: {self._outcome(inst)}\n")
+            self.out.flush()
             return
         counts: dict[str, int] = {}
         for inst in run.instances:
@@ -378,14 +384,15 @@ class RunView:
         parts = ", ".join(f"{c} {s}" for s, c in sorted(counts.items()))
         self.out.write(f"\n{_plural(len(run.instances), 'instance')}"
                        f"{': ' + parts if parts else ''}\n")
-        rows = [("focus", "status", "stopped at", "why")]
+        rows = [("id", "focus", "status", "stopped at", "why")]
         for inst in run.instances:
             at = inst.current if inst.status != "completed" else (
                 inst.steps[-1].step if inst.steps else None)
-            rows.append((n(inst.focus), inst.status, n(at) if at else "-", self._why(inst)))
-        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+            rows.append((_short_id(inst.instance), n(inst.focus), inst.status,
+                         n(at) if at else "-", self._why(inst)))
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
         for r in rows:
-            line = "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[3]
+            line = "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[4]
             self.out.write(line.rstrip() + "\n")
 
     def _outcome(self, inst: InstanceRun) -> str:
@@ -549,9 +556,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
         # Turtle always has a space between terms: a single word is a file that is not there
         raise UsageError(f"--facts {facts}: no such file; give a Turtle file that exists, "
                          "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'")
-    run = agent.resume(world, args.instance, facts, trace=args.trace)
     view = RunView(agent.definitions, quiet=args.quiet)
-    view.instance(run.instances[0])
+    run = agent.resume(world, args.instance, facts, trace=args.trace, on_step=view.step)
     view.summary(run, table=False)
     if args.out:
         _write_world(world, agent.definitions, args.out, out_format)
@@ -649,8 +655,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
             Path(args.traces).mkdir(parents=True, exist_ok=True)
             stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
             trace = Path(args.traces) / f"wake-{_short_id(iid)}-{stamp}.jsonl"
-        run = agent.resume(world, iid, None, trace=trace)
-        view.instance(run.instances[0])
+        run = agent.resume(world, iid, None, trace=trace, on_step=view.step)
         view.summary(run, table=False)
         failed = failed or run.status == "failed"
     if args.out:
@@ -983,6 +988,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:  # e.g. `horismos run … | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except AuthoringError as e:
         what = "world data" if isinstance(e, WorldDataError) else "definitions"
         print(f"horismos {args.command}: {_counts(e.problems)} in the {what}:",

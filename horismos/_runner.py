@@ -123,6 +123,8 @@ class Runner:
         self._state: dict[URIRef, list[tuple]] = {}
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
         self._types_of = types_of or (lambda n: set(self.store.objects(n, RDF.type)))
+        self.on_step: Callable[[InstanceRun, StepRecord], None] | None = None
+        """Called with each step's record once it has landed (``horismos run`` prints it)."""
 
     # -- run lifecycle ------------------------------------------------------------------
 
@@ -560,6 +562,8 @@ class Runner:
         rec.next = rec.next or (current if status == "running" else None)
         self._emit_step(rec)
         rec.timings["trace"] = time.perf_counter() - t1
+        if self.on_step is not None:  # landed and traced: safe to report as it happens
+            self.on_step(inst, rec)
 
     def _emit(self, type: str, **fields: Any) -> None:
         """Trace an event with the clock values, ids and tool outcomes handed out for it."""

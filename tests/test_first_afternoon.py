@@ -360,3 +360,27 @@ def test_resume_on_a_world_without_instances_says_so(tmp_path: Path) -> None:
     assert p.returncode == 2
     assert "this world holds no workflow instances" in p.stderr
     no_traceback(p)
+
+
+# -- 6. live output -------------------------------------------------------------------------
+
+def test_a_killed_run_leaves_the_steps_that_landed_on_stdout(tmp_path: Path) -> None:
+    """The second tool kills its process: the first step's line is already in the pipe."""
+    client = (ROOT / "examples" / "triage" / "ehr_client.py").read_text()
+    (tmp_path / "dying.py").write_text(client.replace(
+        '    return {"assignedNurse": nurse}', '    import os\n    os._exit(9)'))
+    (tmp_path / "wf.ttl").write_text(TRIAGE_WF.read_text().replace("python:ehr_client",
+                                                                   "python:dying"))
+    p = horismos("run", "wf.ttl", str(EHR), *WORLD, "--tools", "dying.py", "--all", cwd=tmp_path)
+    assert p.returncode == 9
+    assert ":patient42  :QueuePatient  :ehr.assign_queue(patient=:patient42, queue=:urgent)  " \
+           "completed, 2 effects" in p.stdout
+
+
+def test_the_summary_table_shows_instance_ids(tmp_path: Path) -> None:
+    p = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", cwd=tmp_path)
+    lines = p.stdout.splitlines()
+    table = lines[lines.index("id        focus       status     stopped at     why"):]
+    ids = {ln.split()[0] for ln in table[1:]}
+    steps = {ln[1:9] for ln in lines if ln.startswith("[")}
+    assert len(ids) == 3 and ids == steps
