@@ -332,7 +332,7 @@ class RunView:
         if rec.status == "completed":
             line += f", {_plural(len(rec.effects), 'effect')}"
         elif rec.status == "blocked":
-            line += f": this pattern does not hold: {_one_line(rec.blocked_by or '')}"
+            line += f": {_one_line(rec.blocked_by or '')}"
         elif rec.status == "rejected":
             line += " by the gate: nothing landed"
             line += "".join(f"\n    {self._message(m)}" for m in rec.messages)
@@ -406,7 +406,7 @@ class RunView:
         if inst.status == "waiting":
             return inst.brief.splitlines()[0] if inst.brief else ""
         if inst.status == "blocked":
-            return f"this pattern does not hold: {_one_line(inst.blocked_by or '')}"
+            return _one_line(inst.blocked_by or "")
         if inst.error is not None:
             cause = getattr(inst.error, "cause", inst.error)
             values = [self._value(m.value) for m in getattr(cause, "messages", ())

@@ -384,3 +384,33 @@ def test_the_summary_table_shows_instance_ids(tmp_path: Path) -> None:
     ids = {ln.split()[0] for ln in table[1:]}
     steps = {ln[1:9] for ln in lines if ln.startswith("[")}
     assert len(ids) == 3 and ids == steps
+
+
+# -- 5. a blocked step says which part failed ------------------------------------------------
+
+def test_a_blocked_step_names_the_triple_pattern_and_the_values_bound(tmp_path: Path) -> None:
+    """A boolean written as a string: the nurse exists, the `true` does not match."""
+    (tmp_path / "world.ttl").write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        ":patient42 a :Patient ; :acuity :urgent .\n:urgent a :AcuityLevel .\n"
+        ':alice a :Nurse ; :onDuty "yes" .\n')
+    p = horismos("run", *TRIAGE, "--world", "world.ttl", *TOOLS, "--focus", ":patient42",
+                 cwd=tmp_path)
+    assert p.returncode == 4, p.stdout + p.stderr
+    assert (":NotifyNurse  :ehr.notify_nurse  blocked: ?nurse :onDuty true . has no solution "
+            "for ?nurse = :alice") in p.stdout
+
+
+def test_a_filter_that_fails_is_named_after_the_patterns(tmp_path: Path) -> None:
+    from horismos._preconditions import compile_patterns, elements, explain
+    from horismos._stores import open_store
+
+    assert elements('?n a :Nurse ; :onDuty true , "x"@en . FILTER(?n != :bob) ?n :p [ :q 1 ]') \
+        == ["?n a :Nurse .", "?n :onDuty true .", '?n :onDuty "x"@en .', "FILTER(?n != :bob)",
+            "?n :p [ :q 1 ] ."]
+    store = open_store("oxigraph")
+    world = tmp_path / "w.ttl"
+    world.write_text("@prefix : <http://x/> .\n:bob a :Nurse .\n")
+    store.load_file(world)
+    pre = compile_patterns(["FILTER(?n != :bob) ?n a :Nurse ."], {"": "http://x/"})
+    assert explain(pre, {}, store.select) == "FILTER(?n != :bob) does not hold for ?n = :bob"

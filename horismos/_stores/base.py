@@ -6,7 +6,8 @@ named under ``urn:horismos:runtime:`` (worker claims, commit receipts) are bookk
 world: ``quads`` and ``dataset`` leave them out, so digests and snapshots never see them.
 
 - ``solutions`` and ``failing`` evaluate a :class:`Precondition` with bound variables, in the
-  store's own SPARQL engine; values never enter the patterns' text (rdflib ``initBindings``,
+  store's own SPARQL engine (``failing`` through ``select``, alike for every store); values
+  never enter the patterns' text (rdflib ``initBindings``,
   pyoxigraph ``substitutions``, a ``VALUES`` block of serialised terms over the protocol).
   Queries see the union of all graphs as their default graph.
 - ``apply`` applies one :class:`Change` atomically: all of it lands, or none of it. When
@@ -87,7 +88,11 @@ class Store:
         raise NotImplementedError
 
     def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
-        raise NotImplementedError
+        """Which part of ``pre`` has no solution, with the values bound when it was reached
+        (asked through :meth:`select`, one ``LIMIT 1`` query per part)."""
+        from .._preconditions import explain
+
+        return explain(pre, bindings, self.select)
 
     def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
                ) -> list[dict[str, Node]]:
