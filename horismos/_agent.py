@@ -14,7 +14,7 @@ from ._bindings import mcp_server
 from ._catalog import Catalog
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
-from ._errors import UsageError
+from ._errors import AmbiguousName, UsageError
 from ._gate import Gate
 from ._individuals import place_individuals
 from ._model import McpServer, Workflow
@@ -76,11 +76,15 @@ class Agent:
             raise UsageError(f"no workflow {name!s} (declared: {names})")
         return wfs[iri]
 
-    def _iri(self, name: str | URIRef) -> URIRef:
+    def _iri(self, name: str | URIRef, world: World | None = None) -> URIRef:
         if isinstance(name, URIRef):
             return name
+        exists = None if world is None else (
+            lambda c: next(iter(world.store.outgoing(c)), None) is not None)
         try:
-            return self.definitions.expand(name)
+            return self.definitions.expand(name, exists)
+        except AmbiguousName:
+            raise
         except KeyError:
             raise UsageError(f"{name!r} is neither an IRI nor a CURIE with a declared prefix"
                              ) from None
@@ -151,7 +155,7 @@ class Agent:
         if focus is None:
             raise UsageError(f"name the focus node: an instance of "
                              f"{self.definitions.name(wf.focus_type)} (or run with --all)")
-        node = self._iri(focus)
+        node = self._iri(focus, world)
         types = set((entailed if entailed is not None else world.store).objects(node, RDF.type))
         if not types & classes:
             raise UsageError(f"focus {self.definitions.name(node)} is not a "

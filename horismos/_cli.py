@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -24,6 +25,7 @@ from types import ModuleType
 from typing import Any, TextIO
 
 from rdflib import URIRef
+from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._agent import Agent
@@ -172,7 +174,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         _load_world(world, args.world)
     elif not world.store.persistent:
         _load_world(world, args.paths)
-    view = RunView(agent.definitions, quiet=args.quiet)
+    view = RunView(agent.definitions, quiet=args.quiet, world=world)
     if args.all and sys.stderr.isatty():
         view.total = len(focus_nodes(agent.definitions, world, agent.workflow(args.workflow)))
     try:
@@ -287,8 +289,12 @@ class RunView:
     killed run leaves what happened so far); a progress bar on a terminal for ``--all``."""
 
     def __init__(self, defs: Definitions, *, quiet: bool = False,
-                 out: TextIO | None = None, err: TextIO | None = None) -> None:
+                 out: TextIO | None = None, err: TextIO | None = None,
+                 world: World | None = None) -> None:
         self.defs = defs
+        exists = None if world is None else (
+            lambda c: next(iter(world.store.outgoing(c)), None) is not None)
+        self.name: Callable[[Node], str] = functools.cache(lambda node: defs.name(node, exists))
         self.quiet = quiet
         self.out = out or sys.stdout
         self.err = err or sys.stderr
@@ -311,7 +317,7 @@ class RunView:
         self._progress()
 
     def step_line(self, inst: InstanceRun, rec: StepRecord) -> str:
-        n = self.defs.name
+        n = self.name
         who = f"[{_short_id(inst.instance)}] {n(inst.focus)}"
         if rec.kind == "ProposalStep":
             return f"{who}  {n(rec.step)}  {proposal_summary(rec, n)}"
@@ -354,7 +360,7 @@ class RunView:
         except Exception:
             return n3
         if isinstance(node, URIRef):
-            return self.defs.name(node)
+            return self.name(node)
         return node.n3(self.defs.graph.namespace_manager) if node is not None else n3
 
     def _progress(self) -> None:
@@ -372,7 +378,7 @@ class RunView:
             self.err.flush()
 
     def summary(self, run: Run, *, table: bool) -> None:
-        n = self.defs.name
+        n = self.name
         if not table:
             inst = run.instances[0]
             self.out.write(f"{n(inst.workflow)} {n(inst.focus)}: {self._outcome(inst)}\n")
@@ -398,7 +404,7 @@ class RunView:
     def _outcome(self, inst: InstanceRun) -> str:
         if inst.status == "completed":
             return f"completed after {_plural(len(inst.steps), 'step')}"
-        at = f" at {self.defs.name(inst.current)}" if inst.current else ""
+        at = f" at {self.name(inst.current)}" if inst.current else ""
         why = self._why(inst)
         return f"{inst.status}{at}" + (f": {why}" if why else "")
 
@@ -556,7 +562,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         # Turtle always has a space between terms: a single word is a file that is not there
         raise UsageError(f"--facts {facts}: no such file; give a Turtle file that exists, "
                          "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'")
-    view = RunView(agent.definitions, quiet=args.quiet)
+    view = RunView(agent.definitions, quiet=args.quiet, world=world)
     run = agent.resume(world, args.instance, facts, trace=args.trace, on_step=view.step)
     view.summary(run, table=False)
     if args.out:
@@ -648,7 +654,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
     if not due:
         print("no wait is due")
     failed = False
-    view = RunView(agent.definitions, quiet=args.quiet)
+    view = RunView(agent.definitions, quiet=args.quiet, world=world)
     for iid in due:
         trace = None
         if args.traces:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import cache
@@ -23,7 +23,7 @@ from rdflib.collection import Collection
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
-from ._errors import AuthoringError, Problem
+from ._errors import AmbiguousName, AuthoringError, Problem
 from ._individuals import individuals
 from ._model import (
     RANKERS,
@@ -120,8 +120,13 @@ class Definitions:
     individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
     """Statements about the individuals declared with the definitions (``_individuals``)."""
 
-    def expand(self, name: str) -> URIRef:
-        """An IRI from a full IRI, ``<IRI>`` or a CURIE with the files' prefixes."""
+    def expand(self, name: str, exists: Callable[[URIRef], bool] | None = None) -> URIRef:
+        """An IRI from a full IRI, ``<IRI>`` or a CURIE with the files' prefixes.
+
+        Files may bind one prefix (often ``:``) to different namespaces: the CURIE then means
+        the IRI the definitions — or ``exists``, e.g. the world — have, and when that is not
+        exactly one it raises :class:`AmbiguousName` listing the IRIs (a :class:`KeyError`,
+        like a name that does not resolve at all)."""
         name = name.strip()
         if name.startswith("<") and name.endswith(">"):
             return URIRef(name[1:-1])
@@ -129,17 +134,22 @@ class Definitions:
             return URIRef(name)
         if ":" in name:
             prefix, local = name.split(":", 1)
-            for p, ns in self.graph.namespace_manager.namespaces():
-                if p == prefix:
-                    return URIRef(str(ns) + local)
+            found = self.sources.expand(prefix, local)
+            if len(found) > 1 and exists is not None:
+                found = [c for c in found if exists(c)] or found
+            if len(found) == 1:
+                return found[0]
+            if found:
+                raise AmbiguousName(name, [str(c) for c in found])
         raise KeyError(name)
 
     def classes_of(self, cls: URIRef) -> frozenset[URIRef]:
         """``cls`` and every class entailed to be a subclass of it."""
         return self.subclasses.get(cls, frozenset((cls,)))
 
-    def name(self, node: Node) -> str:
-        return self.sources.name(node)
+    def name(self, node: Node, exists: Callable[[URIRef], bool] | None = None) -> str:
+        """``node`` as a CURIE that reads back as it (see :meth:`Sources.name`), else ``<IRI>``."""
+        return self.sources.name(node, exists)
 
 
 def load_definitions(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) -> Definitions:

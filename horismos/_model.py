@@ -151,6 +151,23 @@ class Workflow:
     start: URIRef
     steps: dict[URIRef, Step] = field(default_factory=dict, compare=False)
 
+    def reachable(self) -> list[Step]:
+        """The steps an instance of this workflow can reach from its start, in a stable order:
+        what must be able to run (bindings resolved) before the first step fires."""
+        seen: dict[URIRef, Step] = {}
+        todo = [self.start]
+        while todo:
+            iri = todo.pop()
+            step = self.steps.get(iri)
+            if step is None or iri in seen:
+                continue
+            seen[iri] = step
+            nxt = [step.next, step.on_error, getattr(step, "otherwise", None),
+                   getattr(step, "fallback", None), getattr(step, "on_timeout", None),
+                   *(r.next for r in getattr(step, "rules", ()))]
+            todo.extend(t for t in nxt if isinstance(t, URIRef))
+        return [seen[k] for k in sorted(seen, key=str)]
+
 
 @dataclass(frozen=True)
 class McpServer:

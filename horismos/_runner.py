@@ -145,8 +145,9 @@ class Runner:
 
     async def check_bindings(self, workflow: Workflow) -> None:
         """Resolve every binding the workflow can reach, and let each refuse (an MCP tool whose
-        schema does not fit the declared arguments), before any step fires."""
-        for step in self.defs.steps.values():
+        schema does not fit the declared arguments), before any step fires. Other workflows'
+        tools are not this run's concern."""
+        for step in workflow.reachable():
             if isinstance(step, ActionStep) and step.tool is not None:
                 await self.binding(step.tool).check()
 

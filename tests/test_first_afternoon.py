@@ -414,3 +414,30 @@ def test_a_filter_that_fails_is_named_after_the_patterns(tmp_path: Path) -> None
     store.load_file(world)
     pre = compile_patterns(["FILTER(?n != :bob) ?n a :Nurse ."], {"": "http://x/"})
     assert explain(pre, {}, store.select) == "FILTER(?n != :bob) does not hold for ?n = :bob"
+
+
+# -- 7. several files, one set of names -------------------------------------------------------
+
+def test_folders_whose_files_bind_colon_differently_share_one_set_of_names(tmp_path: Path) -> None:
+    """workflows/ and ontologies/ together: each file's ':' is another namespace. :Triage and
+    :patient42 still mean the one node there is; output never says default2:; the lab and
+    rebooking tools need no --tools to run the triage."""
+    p = horismos("run", str(ROOT / "workflows"), str(ROOT / "ontologies"), *WORLD, *TOOLS,
+                 "--workflow", ":Triage", "--focus", ":patient42", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "[" in p.stdout and "default" not in p.stdout
+    assert ":Triage :patient42: completed after 2 steps" in p.stdout
+    assert ":ehr.assign_queue(patient=:patient42, queue=:urgent)" in p.stdout
+
+
+def test_an_ambiguous_curie_is_an_error_listing_the_iris(tmp_path: Path) -> None:
+    (tmp_path / "world.ttl").write_text(
+        (ROOT / "examples" / "triage" / "world.ttl").read_text()
+        + "\n<http://example.org/travel#patient42> a <http://example.org/ehr#Patient> .\n")
+    p = horismos("run", str(ROOT / "workflows"), str(ROOT / "ontologies"), "--world",
+                 "world.ttl", *TOOLS, "--workflow", ":Triage", "--focus", ":patient42",
+                 cwd=tmp_path)
+    assert p.returncode == 2
+    assert (":patient42 is ambiguous" in p.stderr and "<http://example.org/ehr#patient42>" in
+            p.stderr and "<http://example.org/travel#patient42>" in p.stderr), p.stderr
+    no_traceback(p)
