@@ -586,11 +586,24 @@ class _Builder:
                 ok = False
                 continue
             key = self.text(a, HORIS.key) or self.short(prop)
+            from_text = self.flag(a, HORIS.fromText)
+            if from_text and typ != XSD.string:
+                self.error(tool, f"asserted property {self.n(prop)} is horis:fromText: the tool's "
+                           "text lands as a string, so its horis:type must be xsd:string",
+                           "write horis:type xsd:string", at=a)
+                ok = False
+                continue
             asserts.append(Assertion(
                 property=prop, key=key, value=value,
                 type=typ if isinstance(typ, URIRef) else None,
                 is_class=isinstance(typ, URIRef) and not is_datatype(typ),
-                optional=self.flag(a, HORIS.optional), many=self.flag(a, HORIS.many)))
+                optional=self.flag(a, HORIS.optional), many=self.flag(a, HORIS.many),
+                from_text=from_text))
+        if sum(a.from_text for a in asserts) > 1:
+            self.error(tool, "more than one horis:asserts is horis:fromText: the tool's text "
+                       "answer is one string, so it lands as one property",
+                       "keep horis:fromText true on one of them", at=e)
+            ok = False
         shapes = tuple(x for x in self.g.objects(e, HORIS.shape) if isinstance(x, URIRef))
         if not ok:
             return False

@@ -53,6 +53,8 @@ class Assertion:
     is_class: bool = False
     optional: bool = False
     many: bool = False
+    from_text: bool = False
+    """``horis:fromText``: a tool's text-only answer lands, whole, as this (string) value."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,11 @@ class Effect:
     subject: str
     asserts: tuple[Assertion, ...]
     shapes: tuple[URIRef, ...] = ()
+
+    @property
+    def text_key(self) -> str | None:
+        """The key a text-only answer lands under, when one assertion is ``horis:fromText``."""
+        return next((a.key for a in self.asserts if a.from_text), None)
 
 
 @dataclass(frozen=True, slots=True)

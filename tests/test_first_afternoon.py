@@ -441,3 +441,78 @@ def test_an_ambiguous_curie_is_an_error_listing_the_iris(tmp_path: Path) -> None
     assert (":patient42 is ambiguous" in p.stderr and "<http://example.org/ehr#patient42>" in
             p.stderr and "<http://example.org/travel#patient42>" in p.stderr), p.stderr
     no_traceback(p)
+
+
+# -- 8. text-only MCP servers ------------------------------------------------------------------
+
+GIT = """@prefix : <http://example.org/repos#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+
+:Repository a owl:Class .
+:path a owl:DatatypeProperty .
+:gitStatus a owl:DatatypeProperty .
+
+:git a horis:McpServer ; horis:command "python" ; horis:args ( "-m" "mcp_server_git" ) .
+
+:git.status a horis:Tool ;
+    horis:binding "mcp://git/git_status" ; horis:timeout "20s" ;
+    horis:takes [ horis:arg [ horis:name "repo" ; horis:type :Repository ; horis:sent false ] ;
+                  horis:arg [ horis:name "repo_path" ; horis:type xsd:string ] ] ;
+    horis:effect [ horis:subject "repo" ;
+        horis:asserts [ horis:property :gitStatus ; horis:type xsd:string ; FROM_TEXT ] ] .
+
+:Inspect a horis:Workflow ; horis:focusType :Repository ; horis:start :Status .
+:Status a horis:ActionStep ; horis:tool :git.status ;
+    horis:requires "?this :path ?repo_path ." ;
+    horis:bind [ horis:arg "repo" ; horis:var "this" ] .
+"""
+
+
+def _git_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q"], ["-c", "user.email=a@b", "-c", "user.name=A", "commit", "-q",
+                                  "--allow-empty", "-m", "first"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    (repo / "notes.txt").write_text("not yet added\n")
+    return repo
+
+
+def test_a_text_only_mcp_server_lands_its_text_where_declared(tmp_path: Path) -> None:
+    """The real mcp-server-git answers git_status with a text block, not JSON."""
+    from rdflib import Literal, Namespace
+
+    from horismos import Agent, World
+
+    repo = _git_repo(tmp_path)
+    r = Namespace("http://example.org/repos#")
+    (tmp_path / "defs.ttl").write_text(GIT.replace("FROM_TEXT", "horis:fromText true"))
+    (tmp_path / "world.ttl").write_text(
+        f'@prefix : <http://example.org/repos#> .\n:notes a :Repository ; :path "{repo}" .\n')
+    agent = Agent.from_files(tmp_path / "defs.ttl")
+    world = World.from_files(tmp_path / "world.ttl")
+    run = agent.run(world, focus=r.notes)
+    assert run.status == "completed", run.error
+    (status,) = world.graph.objects(r.notes, r.gitStatus)
+    assert isinstance(status, Literal) and "notes.txt" in str(status)
+    assert "Untracked" in str(status)
+
+
+def test_a_text_answer_without_the_declaration_lands_nothing(tmp_path: Path) -> None:
+    repo = _git_repo(tmp_path)
+    (tmp_path / "defs.ttl").write_text(GIT.replace(" ; FROM_TEXT", ""))
+    (tmp_path / "world.ttl").write_text(
+        f'@prefix : <http://example.org/repos#> .\n:notes a :Repository ; :path "{repo}" .\n')
+    p = horismos("run", "defs.ttl", "--world", "world.ttl", "--all", cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "declare horis:fromText true" in p.stdout
+
+
+def test_from_text_must_be_a_string_property(tmp_path: Path) -> None:
+    (tmp_path / "defs.ttl").write_text(GIT.replace("xsd:string ; FROM_TEXT",
+                                                   "xsd:integer ; horis:fromText true"))
+    p = horismos("validate", "defs.ttl", cwd=tmp_path)
+    assert p.returncode == 1
+    assert "horis:fromText" in p.stdout and "xsd:string" in p.stdout
