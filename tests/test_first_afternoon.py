@@ -516,3 +516,42 @@ def test_from_text_must_be_a_string_property(tmp_path: Path) -> None:
     p = horismos("validate", "defs.ttl", cwd=tmp_path)
     assert p.returncode == 1
     assert "horis:fromText" in p.stdout and "xsd:string" in p.stdout
+
+
+# -- 12. the catalog's documents, declared once with pydantic ----------------------------------
+
+def test_the_published_schemas_are_the_models() -> None:
+    from horismos._envelopes import SCHEMA_FILES, schema_text
+
+    for name, make in SCHEMA_FILES.items():
+        assert (ROOT / "docs" / name).read_text() == schema_text(make()), (
+            f"docs/{name} drifted: python -c \"from horismos._envelopes import write_schemas; "
+            "write_schemas('docs')\"")
+
+
+def test_inventories_and_call_envelopes_fit_their_models(tmp_path: Path) -> None:
+    import json
+
+    from horismos._envelopes import CallEnvelope, read_inventory
+
+    read_inventory(json.loads((ROOT / "examples" / "inventory.json").read_text()))
+    p = horismos("tools", "inventory", *TRIAGE, cwd=tmp_path)
+    assert read_inventory(json.loads(p.stdout)).tools[0].dependencies.mcp_server is None
+    for args, status in (('{"patient": ":patient42", "queue": ":urgent"}', "completed"),
+                         ('{"patient": ":patient42"}', "refused")):
+        p = horismos("tools", "call", "ehr.assign_queue", *TRIAGE, *WORLD, *TOOLS,
+                     "--args", args, "--format", "json", cwd=tmp_path)
+        assert CallEnvelope.model_validate(json.loads(p.stdout)).status == status
+
+
+def test_check_names_where_an_inventory_breaks_its_schema(tmp_path: Path) -> None:
+    import json
+
+    p = horismos("tools", "inventory", *TRIAGE, cwd=tmp_path)
+    broken = json.loads(p.stdout)
+    broken["tools"][0]["lane"] = "carrier pigeon"
+    (tmp_path / "inv.json").write_text(json.dumps(broken))
+    p = horismos("tools", "inventory", *TRIAGE, "--check", "inv.json", cwd=tmp_path)
+    assert p.returncode == 1
+    assert "not a valid inventory: tools.0.lane: Input should be 'python', 'mcp' or 'http'" \
+        in p.stdout
