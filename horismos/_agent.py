@@ -108,7 +108,8 @@ class Agent:
                    env: Environment | None = None,
                    on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         wf = self.workflow(workflow)
-        place_individuals(self.definitions.individuals, world)
+        if env is None or not env.replaying:  # a replayed world has them as they were
+            place_individuals(self.definitions.individuals, world)
         entailed = self._entailed(world)
         foci = self._foci(world, wf, focus, all, entailed)
         # on a world other processes share, --all splits the focus nodes through claims
@@ -193,7 +194,8 @@ class Agent:
         they land in their own named graph with human provenance. An instance that is not
         waiting, or facts that break the shapes, raise before anything changes.
         """
-        place_individuals(self.definitions.individuals, world)
+        if env is None or not env.replaying:
+            place_individuals(self.definitions.individuals, world)
         types_of = entailed_types(self._entailed(world))
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
         waiting = prepare(self.definitions, self._gate, world, iid, facts, types_of)

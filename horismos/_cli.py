@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import importlib
 import importlib.util
@@ -292,6 +293,8 @@ class RunView:
                  out: TextIO | None = None, err: TextIO | None = None,
                  world: World | None = None) -> None:
         self.defs = defs
+        self.world = world
+        self._explained: dict[int, str] = {}
         exists = None if world is None else (
             lambda c: next(iter(world.store.outgoing(c)), None) is not None)
         self.name: Callable[[Node], str] = functools.cache(lambda node: defs.name(node, exists))
@@ -338,7 +341,7 @@ class RunView:
         if rec.status == "completed":
             line += f", {_plural(len(rec.effects), 'effect')}"
         elif rec.status == "blocked":
-            line += f": {_one_line(rec.blocked_by or '')}"
+            line += f": {self._blocked(inst, rec)}"
         elif rec.status == "rejected":
             line += " by the gate: nothing landed"
             line += "".join(f"\n    {self._message(m)}" for m in rec.messages)
@@ -408,11 +411,31 @@ class RunView:
         why = self._why(inst)
         return f"{inst.status}{at}" + (f": {why}" if why else "")
 
+    def _blocked(self, inst: InstanceRun, rec: StepRecord) -> str:
+        """Which part of the step's preconditions failed, with the values bound so far, asked
+        of the world (the record keeps the failing pattern, as its trace does)."""
+        if id(rec) in self._explained:
+            return self._explained[id(rec)]
+        text = f"this pattern does not hold: {_one_line(rec.blocked_by or '')}"
+        step = self.defs.steps.get(rec.step)
+        tool = getattr(step, "tool", None)
+        for pre in (getattr(step, "requires", None), getattr(tool, "requires", None)):
+            if self.world is None or pre is None or rec.blocked_by not in (
+                    *(p.text for p in pre.patterns), " ".join(p.text for p in pre.patterns)):
+                continue
+            with contextlib.suppress(Exception):  # no diagnosis: the pattern stays shown
+                text = self.world.store.explain(pre, dict(inst.variables))
+            break
+        self._explained[id(rec)] = text
+        return text
+
     def _why(self, inst: InstanceRun) -> str:
         if inst.status == "waiting":
             return inst.brief.splitlines()[0] if inst.brief else ""
         if inst.status == "blocked":
-            return _one_line(inst.blocked_by or "")
+            rec = next((r for r in reversed(inst.steps) if r.status == "blocked"), None)
+            return self._blocked(inst, rec) if rec is not None else (
+                f"this pattern does not hold: {_one_line(inst.blocked_by or '')}")
         if inst.error is not None:
             cause = getattr(inst.error, "cause", inst.error)
             values = [self._value(m.value) for m in getattr(cause, "messages", ())

@@ -1,7 +1,9 @@
 """``horis:requires`` patterns: parsed and prepared once at load, evaluated with bound variables.
 
 Values reach a query only as initial bindings, never pasted into its text. When no solution
-exists, :func:`explain` says which part failed: the patterns are cut into their triple
+exists, :func:`first_failing` names the pattern that fails on its own (the text kept in the
+instance's state and trace, unchanged across versions so old traces replay), and — for
+people — :func:`explain` says which part failed: the patterns are cut into their triple
 patterns and FILTERs (FILTERs last, as SPARQL applies them to the whole group), and the first
 one that leaves no solution is named with the values bound so far — "``?e :onCall true .``
 has no solution for ?e = :alice" — asking the store one ``LIMIT 1`` query per part, only when
@@ -20,7 +22,8 @@ from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.sparql import Query
 from rdflib.term import Node
 
-__all__ = ["Precondition", "PreconditionSyntaxError", "compile_patterns", "elements", "explain"]
+__all__ = ["Precondition", "PreconditionSyntaxError", "compile_patterns", "elements", "explain",
+           "first_failing"]
 
 
 class PreconditionSyntaxError(ValueError):
@@ -95,6 +98,24 @@ Select = Callable[[str, Mapping[str, Node], Mapping[str, str]], list[dict[str, N
 """A store's ``select(query, bindings, prefixes)``."""
 
 
+def _select_text(body: str) -> tuple[str, set[str]]:
+    used = {m.group(1) for m in _VAR.finditer(body)}
+    # every variable projected: a store may take values only for variables in scope
+    names = " ".join(f"?{n}" for n in sorted(used)) or "*"
+    return f"SELECT {names} WHERE {{\n{body}\n}} LIMIT 1", used
+
+
+def first_failing(pre: Precondition, bindings: Mapping[str, Node], select: Select) -> str:
+    """The first pattern with no solution on its own, or all of them joined: the text a
+    blocked step records (in the instance's state and its trace)."""
+    prefixes = dict(pre.prefixes)
+    for p in pre.patterns:
+        text, used = _select_text(p.text)
+        if not select(text, {n: v for n, v in bindings.items() if n in used}, prefixes):
+            return p.text
+    return " ".join(p.text for p in pre.patterns)
+
+
 def explain(pre: Precondition, bindings: Mapping[str, Node], select: Select) -> str:
     """The first part of ``pre`` with no solution, and the values bound when it was reached."""
     parts = [e for p in pre.patterns for e in elements(p.text)]
@@ -102,11 +123,7 @@ def explain(pre: Precondition, bindings: Mapping[str, Node], select: Select) -> 
     prefixes = dict(pre.prefixes)
     known: dict[str, Node] = dict(bindings)
     for k in range(1, len(parts) + 1):
-        body = "\n".join(parts[:k])
-        used = {m.group(1) for m in _VAR.finditer(body)}
-        # every variable projected: a store may take values only for variables in scope
-        names = " ".join(f"?{n}" for n in sorted(used)) or "*"
-        text = f"SELECT {names} WHERE {{\n{body}\n}} LIMIT 1"
+        text, used = _select_text("\n".join(parts[:k]))
         try:
             rows = select(text, {n: v for n, v in bindings.items() if n in used}, prefixes)
         except Exception:  # a part that does not stand alone: name the whole pattern

@@ -225,7 +225,7 @@ def test_a_blocked_run_names_the_pattern_that_failed(build, recorder):
 
     assert run.status == "blocked"
     assert run.steps[0].status == "blocked"
-    assert run.blocked_by == "?this :acuity ?queue . has no solution for ?this = :p3"
+    assert run.blocked_by == "?this :acuity ?queue ."
     assert run.instances[0].current == EX.Queue
     assert recorder.count("assign") == 0
 
@@ -240,9 +240,8 @@ TWO_PATTERNS = ASSIGN_TOOL + """
 
 
 @pytest.mark.parametrize(("focus", "world_extra", "failing"), [
-    ("p1", "", "?nurse a :Nurse . has no solution"),     # acuity holds, no nurse at all
-    ("p3", ":n2 a :Nurse ; :onDuty true .",               # the other way round
-     "?this :acuity ?queue . has no solution for ?this = :p3"),
+    ("p1", "", "?nurse a :Nurse ; :onDuty true ."),     # acuity holds, no nurse on duty
+    ("p3", ":n2 a :Nurse ; :onDuty true .", "?this :acuity ?queue ."),  # the other way round
 ])
 def test_with_two_patterns_the_run_names_the_failing_one(build, recorder, focus, world_extra,
                                                           failing):
@@ -265,7 +264,7 @@ def test_a_tools_own_requires_blocks_it(build, recorder):
     run = agent.run(world, focus=str(EX.p1))
 
     assert run.status == "blocked"
-    assert run.blocked_by == 'FILTER(STRLEN(?note) > 0) does not hold for ?note = ""'
+    assert run.blocked_by == "FILTER(STRLEN(?note) > 0)"
     assert recorder.count("file") == 0
 
 

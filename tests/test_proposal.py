@@ -154,8 +154,7 @@ def test_graph_candidates_are_ranked_and_the_choice_reaches_the_next_step(tmp_pa
     event = step_event(run, "ProposalStep")["proposal"]
     assert [c["node"] for c in event["candidates"]] == [T.beach.n3(), T.central.n3()]
     assert event["dropped"] == [{"id": str(T.airport), "node": T.airport.n3(),
-                                 "failing": "?option :open true . has no solution for "
-                                            "?option = :airport"}]
+                                 "failing": "?option :open true ."}]
     assert event["choice"] == T.beach.n3() and event["outcome"] == "chosen"
     assert event["ranking"] == [T.beach.n3(), T.central.n3()]
     # the graph records it with model provenance, in a named graph of its own
