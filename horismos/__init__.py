@@ -9,8 +9,8 @@ from __future__ import annotations
 from ._agent import Agent
 from ._call import CallResult
 from ._catalog import Catalog, ToolEntry, check_inventory
-from ._claims import LeaseLost
 from ._definitions import Definitions, load_definitions
+from ._digest import Digest
 from ._discovery import Discovery
 from ._errors import (
     ArgumentTypeError,
@@ -19,6 +19,7 @@ from ._errors import (
     GateRejected,
     HorismosError,
     InstanceFailed,
+    LeaseLost,
     OutcomeUnknown,
     PreconditionError,
     Problem,
@@ -49,6 +50,7 @@ __all__ = [
     "Catalog",
     "Conflict",
     "Definitions",
+    "Digest",
     "Discovery",
     "Divergence",
     "GateRejected",

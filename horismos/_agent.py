@@ -7,21 +7,23 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from rdflib import RDF, Graph, URIRef
+from rdflib import Graph, URIRef
 from rdflib.term import Node
 
 from ._bindings import mcp_server
 from ._catalog import Catalog
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
+from ._entailment import schema_of
 from ._errors import AmbiguousName, UsageError
 from ._gate import Gate
 from ._individuals import place_individuals
 from ._model import McpServer, Workflow
+from ._reads import RecordingStore
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import Environment, Runner, focus_nodes
 from ._trace import Trace
-from ._waits import find_instance, prepare
+from ._waits import find_instance, prepare, unfinished
 from ._world import World
 
 __all__ = ["Agent"]
@@ -33,8 +35,8 @@ class Agent:
     """Loaded, checked definitions and the Python callables registered for ``python:NAME``.
 
     ``entailment="rdfs"`` (the default) checks argument types against the ``rdfs:subClassOf``
-    closure of the loaded ontology; ``"owl-rl"`` also infers types with owlrl over the
-    ontology and the world, once per run.
+    closure of the loaded ontology; ``"owl-rl"`` also infers the OWL 2 RL types of each node a
+    run touches, from that node's neighbourhood (:mod:`horismos._entailment`).
     """
 
     def __init__(self, definitions: Definitions, *,
@@ -93,89 +95,118 @@ class Agent:
             focus: str | URIRef | None = None, *, all: bool = False,
             trace: str | Path | None = None,
             on_instance: Callable[[InstanceRun], None] | None = None,
+            keep: bool = True, trace_snapshot: bool = False,
             on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """Run one instance for ``focus``, or one per focus node with ``all=True``.
 
-        ``on_step`` is called with each step's record as soon as it has landed, ``on_instance``
-        with each instance when it stops."""
+        ``keep=False`` keeps no per-instance records in the returned :class:`Run` (only how
+        many ended in each status): a batch of 100,000 instances then runs in flat memory,
+        each instance handed to ``on_instance`` as it ends. ``trace_snapshot=True`` embeds the
+        world's N-Quads in the trace's header, for a small world whose trace should replay
+        changed definitions against the world itself (docs/replay.md). ``on_step`` is called
+        with each step's record as soon as it has landed.
+        """
         return asyncio.run(self.arun(world, workflow, focus, all=all, trace=trace,
-                                     on_instance=on_instance, on_step=on_step))
+                                     on_instance=on_instance, keep=keep,
+                                     trace_snapshot=trace_snapshot, on_step=on_step))
 
     async def arun(self, world: World, workflow: str | URIRef | None = None,
                    focus: str | URIRef | None = None, *, all: bool = False,
                    trace: str | Path | Trace | None = None,
                    on_instance: Callable[[InstanceRun], None] | None = None,
+                   keep: bool = True, trace_snapshot: bool = False,
                    env: Environment | None = None,
                    on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
+        """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
         wf = self.workflow(workflow)
-        if env is None or not env.replaying:  # a replayed world has them as they were
+        if env is None or not env.replaying:  # a replay reads the world as it was recorded
             place_individuals(self.definitions.individuals, world)
-        entailed = self._entailed(world)
-        foci = self._foci(world, wf, focus, all, entailed)
-        # on a world other processes share, --all splits the focus nodes through claims
-        worker = Worker.join(world) if all and world.store.shared else None
-        runner = Runner(self.definitions, self._gate, world=worker.world if worker else world,
-                        trace=trace if isinstance(trace, Trace) else Trace(trace),
-                        registry=self.tools, env=env or Environment(),
-                        types_of=entailed_types(entailed), mcp_servers=self.mcp_servers)
+        types_of = self.types_in(world)
+        foci = self._foci(world, wf, focus, all, types_of)
+        # on a world other processes share, --all splits the focus nodes through claims, and a
+        # single-focus run holds its focus's claim: no process takes over a live one's instance
+        worker = Worker.join(world) if world.store.shared else None
+        runner = self.runner(worker.world if worker else world, trace, env or Environment(),
+                             types_of)
         runner.on_step = on_step
         instances: list[InstanceRun] = []
+
+        def finished(inst: InstanceRun) -> None:
+            if keep:
+                instances.append(inst)
+            if on_instance is not None:
+                on_instance(inst)
+
+        held = worker is not None and not all
         try:
-            if not runner.env.replaying:  # replay reaches a binding only to re-execute a call
-                await runner.check_bindings(wf)
-            runner.header(wf, foci)
-            if worker is not None:
-                instances = await worker.run(runner, wf, foci, on_instance)
+            await runner.check_bindings(wf)
+            if held:
+                await worker.hold(wf, foci[0])  # type: ignore[union-attr]
+            runner.header(wf, foci, world_digest=_digest(world),
+                          snapshot=world.snapshot() if trace_snapshot else None)
+            if worker is not None and all:
+                await worker.run(runner, wf, foci, finished)
+                order = {f: i for i, f in enumerate(foci)}
+                instances.sort(key=lambda inst: order[inst.focus])
+            elif held:
+                finished(await runner.run_instance(wf, foci[0]))
             else:
+                left = unfinished(world.store, wf.iri, foci) if world.store.persistent else {}
                 for f in foci:
-                    inst = await runner.run_instance(wf, f)
-                    instances.append(inst)
-                    if on_instance is not None:
-                        on_instance(inst)
+                    stored = left.get(f)
+                    if stored is None:
+                        finished(await runner.run_instance(wf, f))
+                    elif stored.status != "waiting":  # a wait is settled by resume / wake
+                        finished(await runner.continue_instance(stored))
         finally:
             await runner.aclose()
             if worker is not None:
+                if held:
+                    worker.release(wf, foci[0])
                 worker.leave()
-        run = Run(instances, runner.trace)
-        runner.trace.emit("end", status=run.status,
-                          instances={str(i.instance): i.status for i in instances},
-                          world_digest=world.digest())
-        runner.trace.close()
-        return run
+        runner.end(world_digest=_digest(world))
+        return Run(instances, runner.trace, dict(runner.counts))
+
+    def runner(self, world: World, trace: str | Path | Trace | None, env: Environment,
+               types_of: Callable[[Node], set[Node]] | None = None, *,
+               recorded: bool = True) -> Runner:
+        """A runner over ``world`` writing ``trace``; with ``recorded`` (a live run) every read
+        of the world is noted in the trace, else ``world`` already answers from a recording."""
+        store = RecordingStore(world.store, env, types_of) if recorded else world.store
+        return Runner(self.definitions, self._gate, world=World(store),
+                      trace=trace if isinstance(trace, Trace) else Trace(trace),
+                      registry=self.tools, env=env, mcp_servers=self.mcp_servers)
 
     def _foci(self, world: World, wf: Workflow, focus: str | URIRef | None,
-              all: bool, entailed: Graph | None = None) -> list[URIRef]:
+              all: bool, types_of: Callable[[Node], set[Node]] | None = None,
+              ) -> list[URIRef]:
         classes = self.definitions.classes_of(wf.focus_type)
         if all:
             if focus is not None:
                 raise UsageError("give a focus or all=True (--all), not both")
-            if entailed is not None:
-                return sorted({s for c in classes for s in entailed.subjects(RDF.type, c)
-                               if isinstance(s, URIRef)}, key=str)
+            if types_of is not None:
+                schema = schema_of(self.definitions.graph, world.store)
+                return sorted((n for n in schema.focus_candidates(world.store, classes)
+                               if types_of(n) & classes), key=str)
             return focus_nodes(self.definitions, world, wf)
         if focus is None:
             raise UsageError(f"name the focus node: an instance of "
                              f"{self.definitions.name(wf.focus_type)} (or run with --all)")
         node = self._iri(focus, world)
-        types = set((entailed if entailed is not None else world.store).objects(node, RDF.type))
+        types = types_of(node) if types_of is not None else world.store.types(node)
         if not types & classes:
             raise UsageError(f"focus {self.definitions.name(node)} is not a "
                              f"{self.definitions.name(wf.focus_type)} in the world; give a node "
                              "of the workflow's horis:focusType")
         return [node]
 
-    def _entailed(self, world: World) -> Graph | None:
-        """With ``owl-rl``: the ontology and the world with every OWL-RL entailment added."""
+    def types_in(self, world: World) -> Callable[[Node], set[Node]] | None:
+        """With ``owl-rl``: a node's OWL-RL types in ``world``, derived from the node's own
+        neighbourhood (never a copy of the world; see :mod:`horismos._entailment`); with
+        ``rdfs``, ``None``: the asserted types, with subclasses entailed on the class side."""
         if self.entailment == "rdfs":
             return None
-        import owlrl
-
-        g = Graph()
-        g += self.definitions.graph
-        for s, p, o, _ in world.store.quads():
-            g.add((s, p, o))
-        owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(g)
-        return g
+        return schema_of(self.definitions.graph, world.store).types_of(world.store)
 
     def resume(self, world: World, instance: str | URIRef, facts: str | Graph | None = None,
                *, trace: str | Path | Trace | None = None,
@@ -196,30 +227,39 @@ class Agent:
         """
         if env is None or not env.replaying:
             place_individuals(self.definitions.individuals, world)
-        types_of = entailed_types(self._entailed(world))
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
-        waiting = prepare(self.definitions, self._gate, world, iid, facts, types_of)
-        wf = self.definitions.workflows[waiting.workflow]
-        runner = Runner(self.definitions, self._gate, world=world,
-                        trace=trace if isinstance(trace, Trace) else Trace(trace),
-                        registry=self.tools, env=env or Environment(),
-                        types_of=types_of, mcp_servers=self.mcp_servers)
-        runner.on_step = on_step
+        env = env or Environment()
+        # on a shared world the resumed instance is driven under a held claim, as a run's is
+        worker = Worker.join(world) if world.store.shared else None
+        # what prepare reads goes into the header's reads: the trace starts with it
+        reads = World(RecordingStore((worker.world if worker else world).store, env,
+                                     self.types_in(world)))
+        held = None
         try:
-            if not runner.env.replaying:
+            waiting = prepare(self.definitions, self._gate, reads, iid, facts,
+                              reads.store.types)
+            runner = self.runner(reads, trace, env, recorded=False)
+            runner.on_step = on_step
+            wf = self.definitions.workflows[waiting.workflow]
+            try:
                 await runner.check_bindings(wf)
-            runner.header(wf, [waiting.focus])
-            inst = await runner.resume_instance(waiting)
+                if worker is not None:
+                    await worker.hold(wf, waiting.focus)
+                    held = wf, waiting.focus
+                runner.header(wf, [waiting.focus], world_digest=_digest(world))
+                inst = await runner.resume_instance(waiting)
+            finally:
+                await runner.aclose()
         finally:
-            await runner.aclose()
-        run = Run([inst], runner.trace)
-        runner.trace.emit("end", status=run.status, instances={str(iid): inst.status},
-                          world_digest=world.digest())
-        runner.trace.close()
-        return run
+            if worker is not None:
+                if held is not None:
+                    worker.release(*held)
+                worker.leave()
+        runner.end(world_digest=_digest(world))
+        return Run([inst], runner.trace, dict(runner.counts))
 
 
-def entailed_types(entailed: Graph | None) -> Callable[[Node], set[Node]] | None:
-    if entailed is None:
-        return None
-    return lambda n: set(entailed.objects(n, RDF.type))
+def _digest(world: World) -> str | None:
+    """The world's digest for a trace; none for a store other processes write meanwhile,
+    where a run's start and end say nothing of its own work (``horismos digest`` checks it)."""
+    return None if world.store.shared else world.digest()

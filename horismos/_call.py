@@ -35,7 +35,7 @@ from ._errors import ToolError, UsageError
 from ._individuals import place_individuals
 from ._model import Arg, Tool
 from ._records import StepRecord
-from ._runner import Environment, Runner, _literal_fits
+from ._runner import Environment, _literal_fits
 from ._trace import TRACE_VERSION, Trace
 
 if TYPE_CHECKING:
@@ -241,13 +241,12 @@ async def guarded_call(catalog: Catalog, tool: Tool, args: Any, world: World, *,
     tr = trace if isinstance(trace, Trace) else Trace(trace)
     place_individuals(defs.individuals, world)  # the definitions' own, before anything reads
     types_of = types_in(agent, world)
-    runner = Runner(defs, agent._gate, world=world, trace=tr, registry=agent.tools,
-                    env=Environment(), types_of=types_of, mcp_servers=agent.mcp_servers)
+    runner = agent.runner(world, tr, Environment(), types_of)
     started = runner.env.now().isoformat()
+    digest = None if world.store.shared else world.digest()
     tr.emit("header", trace_version=TRACE_VERSION, call=str(tool.iri), args=args,
-            definitions_digest=defs.digest, world_digest=world.digest(),
-            snapshot={"format": "application/n-quads", "data": world.snapshot()},
-            started=started, **runner.env.handed())
+            definitions_digest=defs.digest, world_digest=digest, started=started,
+            **runner.env.handed())
     nodes: dict[str, Node] = {}
     try:
         nodes, payload, problems = check_arguments(tool, defs, args)
@@ -274,7 +273,8 @@ async def guarded_call(catalog: Catalog, tool: Tool, args: Any, world: World, *,
         result = CallResult(tool.iri, r.status, error={"kind": r.kind, "message": r.message})
     finally:
         await runner.aclose()
-    tr.emit("end", status=result.status, world_digest=world.digest())
+    tr.emit("end", status=result.status,
+            world_digest=None if world.store.shared else world.digest())
     tr.close()
     result.trace, result.names = tr, _namer(defs)
     result.call = _call_text(tool, nodes if nodes else {}, result.names)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from rdflib import RDF, RDFS, XSD, URIRef
+from rdflib import RDFS, XSD, URIRef
 from rdflib.term import Node
 
 from ._bindings import McpSessions, resolve
@@ -447,10 +447,7 @@ def check_inventory(current: Mapping[str, Any], path: str | Path) -> list[str]:
 
 def types_in(agent: Agent, world: World) -> Callable[[Node], set[Node]]:
     """A node's types in ``world``, read as the agent's runs read them (its entailment)."""
-    from ._agent import entailed_types
-
-    return entailed_types(agent._entailed(world)) or (
-        lambda n: set(world.store.objects(n, RDF.type)))
+    return agent.types_in(world) or world.store.types
 
 
 def fingerprint(tool: URIRef | str, payload: Mapping[str, Any]) -> str:

@@ -46,7 +46,8 @@ from typing import TYPE_CHECKING
 from rdflib import Dataset, Literal, URIRef
 from rdflib.term import Node
 
-from ._errors import HorismosError
+from ._digest import Digest
+from ._errors import LeaseLost, UsageError
 from ._records import InstanceRun
 from ._stores import RUNTIME, Change, Conflict, Store, open_store
 from ._stores.base import Progress, Quad
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from ._preconditions import Precondition
     from ._runner import Runner
 
-__all__ = ["LEASE", "SETTLE", "FencedStore", "LeaseLost", "Worker"]
+__all__ = ["LEASE", "SETTLE", "FencedStore", "Worker"]
 
 LEASE = float(os.environ.get("HORISMOS_LEASE", "10"))
 """Seconds a worker's claims outlive its last heartbeat."""
@@ -76,10 +77,6 @@ _ALIVE = URIRef(C + "alive")
 _EVICT = f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true }} }}
     WHERE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true ; c:renewed ?r ; c:lease ?lease }}
              FILTER(NOW() - ?r > ?lease) }}"""
-
-
-class LeaseLost(HorismosError):
-    """This worker's lease ran out and other workers took its claims; it commits nothing more."""
 
 
 class Worker:
@@ -139,14 +136,15 @@ class Worker:
     # -- the run --------------------------------------------------------------------------
 
     async def run(self, runner: Runner, workflow: Workflow, foci: list[URIRef],
-                  on_instance: Callable[[InstanceRun], None] | None = None,
-                  ) -> list[InstanceRun]:
-        """Run the instances of ``foci`` this worker wins, until every claim is done.
+                  on_instance: Callable[[InstanceRun], None],
+                  ) -> None:
+        """Run the instances of ``foci`` this worker wins, until every claim is done; each
+        finished instance goes to ``on_instance`` (nothing is kept here: a batch of 100,000
+        instances must not grow the worker's memory).
 
         A lone worker goes in focus order; one joining others, or finding its batch taken,
         jumps to a random place in what is left, so workers spread out.
         """
-        out: list[InstanceRun] = []
         todo = _rotated(foci) if self._others() else list(foci)
         pending: tuple[list[URIRef], float] | None = None
         size = BATCH
@@ -163,7 +161,7 @@ class Worker:
                 pending = batch, self._claim(workflow, batch)
             started = time.monotonic()
             if mine:
-                out += await self._run_batch(runner, workflow, mine, on_instance)
+                await self._run_batch(runner, workflow, mine, on_instance)
                 # batches big enough that their work outlasts the next one's settle
                 rate = len(mine) / max(time.monotonic() - started, 1e-3)
                 size = max(BATCH // 2, min(MAX_BATCH, int(rate * self.settle * 1.25) + 1,
@@ -173,8 +171,23 @@ class Worker:
                 todo = _rotated(self._free(workflow, left))
                 if not todo:  # live workers hold them: wait for them to finish, or to die
                     await asyncio.sleep(min(self.lease / 4, 0.25))
-        order = {f: i for i, f in enumerate(foci)}
-        return sorted(out, key=lambda inst: order[inst.focus])
+
+    async def hold(self, workflow: Workflow, focus: URIRef) -> None:
+        """Claim ``focus`` for a single-focus run (``run --focus``, resume) on a shared world,
+        or raise :class:`UsageError` when a live process holds it: an instance another process
+        is driving is never taken over, even by ``--all``, whose workers skip live claims.
+        :meth:`release` gives the claim back without marking it done."""
+        mine, _ = await self._verify(workflow, [focus], self._claim(workflow, [focus]))
+        if not mine:
+            raise UsageError(
+                f"another live process is driving {workflow.iri} for {focus} on this shared "
+                "world (it holds the focus's claim and renews its lease); wait for it to "
+                "finish, or for its lease to run out if it died")
+
+    def release(self, workflow: Workflow, focus: URIRef) -> None:
+        self.store.update(f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
+                          f"{_claim_iri(workflow.iri, focus).n3()} <{C}worker> <{self.iri}> "
+                          "} }")
 
     def _others(self) -> bool:
         return bool(self.store.select(f"""SELECT ?w WHERE {{ GRAPH <{CLAIMS}> {{
@@ -231,8 +244,7 @@ class Worker:
         return [claims[c] for c in won], contested  # type: ignore[index]
 
     async def _run_batch(self, runner: Runner, workflow: Workflow, foci: list[URIRef],
-                         on_instance: Callable[[InstanceRun], None] | None,
-                         ) -> list[InstanceRun]:
+                         on_instance: Callable[[InstanceRun], None]) -> None:
         """Run the focus nodes this worker won: an instance a dead worker left running goes on
         from where it stopped, a stopped one is left alone, none starts one; then their claims
         are marked done (one update for the batch)."""
@@ -243,7 +255,6 @@ class Worker:
                                         horis:status ?status }} }}""",
                                    {"wf": workflow.iri}, {"horis": NS}):
             existing.setdefault(r["f"], []).append((str(r["i"]), str(r["status"])))
-        out: list[InstanceRun] = []
         finished: list[URIRef] = []
         try:
             for focus in foci:
@@ -256,15 +267,12 @@ class Worker:
                         else None if rows else await runner.run_instance(workflow, focus))
                 finished.append(focus)
                 if inst is not None:
-                    out.append(inst)
-                    if on_instance is not None:
-                        on_instance(inst)
+                    on_instance(inst)
         finally:
             if finished:
                 self.store.update(f"INSERT DATA {{ GRAPH <{CLAIMS}> {{ " + " ".join(
                     f"{_claim_iri(workflow.iri, f).n3()} <{C}done> true ." for f in finished)
                     + " } }")
-        return out
 
     def _open(self, workflow: Workflow, foci: list[URIRef]) -> list[URIRef]:
         """The focus nodes whose claims are not done yet."""
@@ -294,10 +302,10 @@ class FencedStore(Store):
         self.shared = inner.shared
         self.persistent = inner.persistent
 
-    def apply(self, change: Change) -> None:
+    def apply(self, change: Change) -> Digest:
         try:
-            self.inner.apply(Change(change.add, change.remove,
-                                    (*change.expect, *self.worker.fence)))
+            return self.inner.apply(Change(change.add, change.remove,
+                                           (*change.expect, *self.worker.fence)))
         except Conflict:
             if not self.worker.alive():
                 self.worker.lost = True
@@ -332,6 +340,18 @@ class FencedStore(Store):
 
     def quads(self) -> Iterator[Quad]:
         return self.inner.quads()
+
+    def lines(self) -> Iterator[str]:
+        return self.inner.lines()
+
+    def digest(self) -> Digest:
+        return self.inner.digest()
+
+    def check_digest(self) -> tuple[Digest, Digest]:
+        return self.inner.check_digest()
+
+    def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
+        return self.inner.rebase_digest(only_if_equal=only_if_equal)
 
     def dataset(self) -> Dataset:
         return self.inner.dataset()

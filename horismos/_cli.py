@@ -32,6 +32,7 @@ from rdflib.util import from_n3
 from ._agent import Agent
 from ._bindings.mcp import connection_problems
 from ._catalog import check_inventory, inventory_text
+from ._cli_digest import cmd_digest, digest_arguments
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
 from ._errors import (
@@ -154,6 +155,10 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
                         "whose public functions back python:NAME and python:MODULE.NAME "
                         "bindings (repeatable)")
     p.add_argument("--trace", metavar="PATH", help=f"write the {what}'s trace (JSON Lines) here")
+    if what == "run":
+        p.add_argument("--trace-snapshot", action="store_true",
+                       help="embed the world's N-Quads in the trace (small worlds only), so a "
+                            "replay decides changed definitions against the world itself")
     p.add_argument("--out", metavar="F",
                    help=f"write the world after the {what} to F (.trig or .nq)")
     p.add_argument("--entailment", choices=("rdfs", "owl-rl"), default="rdfs",
@@ -180,7 +185,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         view.total = len(focus_nodes(agent.definitions, world, agent.workflow(args.workflow)))
     try:
         run = agent.run(world, args.workflow, args.focus, all=args.all, trace=args.trace,
-                        on_instance=view.instance, on_step=view.step)
+                        on_instance=view.instance, keep=not args.all,
+                        trace_snapshot=args.trace_snapshot, on_step=view.step)
     finally:
         view.clear_progress()
     view.summary(run, table=args.all)
@@ -303,6 +309,8 @@ class RunView:
         self.err = err or sys.stderr
         self.total = 0  # > 0 draws the progress bar
         self.done = 0
+        self.rows: list[tuple[str, str, str, str, str]] = []
+        """The summary table's rows, taken as each instance ends (a batch keeps no records)."""
 
     def step(self, inst: InstanceRun, rec: StepRecord) -> None:
         """One step, as soon as it has landed."""
@@ -317,6 +325,11 @@ class RunView:
 
     def instance(self, inst: InstanceRun) -> None:
         self.done += 1
+        n = self.name
+        at = inst.current if inst.status != "completed" else (
+            inst.steps[-1].step if inst.steps else None)
+        self.rows.append((_short_id(inst.instance), n(inst.focus), inst.status,
+                          n(at) if at else "-", self._why(inst)))
         self._progress()
 
     def step_line(self, inst: InstanceRun, rec: StepRecord) -> str:
@@ -387,18 +400,10 @@ class RunView:
             self.out.write(f"{n(inst.workflow)} {n(inst.focus)}: {self._outcome(inst)}\n")
             self.out.flush()
             return
-        counts: dict[str, int] = {}
-        for inst in run.instances:
-            counts[inst.status] = counts.get(inst.status, 0) + 1
-        parts = ", ".join(f"{c} {s}" for s, c in sorted(counts.items()))
-        self.out.write(f"\n{_plural(len(run.instances), 'instance')}"
+        parts = ", ".join(f"{c} {s}" for s, c in sorted(run.counts.items()))
+        self.out.write(f"\n{_plural(sum(run.counts.values()), 'instance')}"
                        f"{': ' + parts if parts else ''}\n")
-        rows = [("id", "focus", "status", "stopped at", "why")]
-        for inst in run.instances:
-            at = inst.current if inst.status != "completed" else (
-                inst.steps[-1].step if inst.steps else None)
-            rows.append((_short_id(inst.instance), n(inst.focus), inst.status,
-                         n(at) if at else "-", self._why(inst)))
+        rows = [("id", "focus", "status", "stopped at", "why"), *self.rows]
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         for r in rows:
             line = "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[4]
@@ -991,6 +996,8 @@ COMMANDS: list[Command] = [
             _tools_arguments, cmd_tools),
     Command("load", "load RDF files into a persistent or remote world (--store)",
             _load_arguments, cmd_load),
+    Command("digest", "print the world's digest; --check recomputes it from every quad",
+            digest_arguments, cmd_digest),
 ]
 
 

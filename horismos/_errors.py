@@ -6,7 +6,7 @@
     │   └── AmbiguousName           a CURIE means more than one IRI in the loaded files
     ├── StoreError              the store cannot be reached or refused a request (_stores)
     ├── Conflict                another writer moved the instance first; nothing landed
-    ├── LeaseLost               a worker's lease ran out; it commits nothing more (_claims)
+    ├── LeaseLost               a worker's lease ran out; it commits nothing more
     ├── RunError                a step could not complete; the world is unchanged
     │   ├── PreconditionError       the graph does not give exactly what the step needs
     │   ├── ArgumentTypeError       a graph value does not have the argument's declared type
@@ -35,6 +35,7 @@ __all__ = [
     "GateRejected",
     "HorismosError",
     "InstanceFailed",
+    "LeaseLost",
     "OutcomeUnknown",
     "PreconditionError",
     "Problem",
@@ -124,6 +125,10 @@ class ShaclMessage:
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+class LeaseLost(HorismosError):
+    """This worker's lease ran out and other workers took its claims; it commits nothing more."""
 
 
 class RunError(HorismosError):

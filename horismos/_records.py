@@ -62,17 +62,23 @@ class InstanceRun:
 
 @dataclass
 class Run:
-    """The outcome of :meth:`Agent.run`: one or more instances and the trace of all of them."""
+    """The outcome of :meth:`Agent.run`: its instances, how many ended in each status, and the
+    trace of all of them. A run with ``keep=False`` keeps ``counts`` and no instances."""
 
     instances: list[InstanceRun]
     trace: Trace
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.counts:
+            for inst in self.instances:
+                self.counts[inst.status] = self.counts.get(inst.status, 0) + 1
 
     @property
     def status(self) -> Status:
         """The instance's status; for several, the worst of them (failed > blocked > waiting)."""
         order: list[Status] = ["failed", "blocked", "waiting", "completed"]
-        seen = {i.status for i in self.instances}
-        return next((s for s in order if s in seen), "completed")
+        return next((s for s in order if self.counts.get(s)), "completed")
 
     @property
     def instance(self) -> URIRef:

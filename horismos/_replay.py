@@ -1,18 +1,25 @@
 """Replay: the live runner, fed a recorded trace, checked event by event against it.
 
-There is no second engine. :func:`replay` starts a world from the snapshot in the trace's
-header and runs the same :class:`~horismos._runner.Runner` a live run uses, with two things
-swapped in:
+There is no second engine. :func:`replay` runs the same :class:`~horismos._runner.Runner` a live
+run uses, driving the instances the trace records (started, continued or resumed, in the
+recorded order), with three things swapped in:
 
 - a :class:`ReplayEnvironment`, which hands out the recorded clock values and ids and answers
   tool calls with their recorded outcomes (a non-idempotent tool is never invoked; an
   idempotent one is re-executed only when asked to, and its outcome is then compared);
+- the world: a trace records the answer to every read the run made of the world
+  (:mod:`horismos._reads`), and a :class:`~horismos._reads.ReplayedStore` serves those answers
+  back; a read the recording does not hold — changed definitions asking the world something
+  the recorded run never asked — is a divergence. A trace recorded with an embedded snapshot
+  of a small world replays against that world instead, so changed definitions are decided
+  against the real facts, and the final world digest is checked;
 - a :class:`ReplayTrace`, which instead of writing each event compares it with the recorded
   event at the same position and raises :class:`~horismos.Divergence` at the first difference.
 
 Everything the runner decides — which step, which tool, the arguments read from the graph,
 the preconditions, the gate's verdict, the status — is decided again; only what came from
-outside the runtime is taken from the record.
+outside the runtime is taken from the record. docs/replay.md says what this can and cannot
+detect.
 """
 
 from __future__ import annotations
@@ -28,9 +35,11 @@ from typing import TYPE_CHECKING, Any
 from rdflib import URIRef
 
 from ._bindings import Binding
+from ._catalog import types_in
 from ._errors import (
     Divergence,
     GateRejected,
+    LeaseLost,
     ToolError,
     TraceError,
     TraceVersionError,
@@ -39,9 +48,12 @@ from ._errors import (
 from ._model import ProposalStep, Tool
 from ._outcomes import play
 from ._proposal import RankRequest, Reply
+from ._reads import ReplayedStore, term
 from ._runner import Environment
-from ._trace import TRACE_VERSION, Trace, read_trace
+from ._stores import Conflict
+from ._trace import TRACE_VERSION, Trace, read_trace, version_message
 from ._traceview import short
+from ._waits import StoredInstance, prepare
 from ._world import World
 
 if TYPE_CHECKING:
@@ -55,8 +67,11 @@ _FIRST = ("type", "step", "kind", "tool", "instance", "workflow", "focus", "prec
           "args", "outcomes", "gate", "status", "error", "effects", "next", "world_digest")
 # Fields that legitimately differ between a run and its replay. Beyond _FIRST, a field is
 # compared only when the recording has it: one this runtime added since is not a divergence.
-_SKIP = frozenset({"seq", "prev", "hash", "timings", "definitions_digest"})
+_SKIP = frozenset({"seq", "prev", "hash", "timings", "definitions_digest", "store"})
 _NOT_REST = _SKIP | set(_FIRST)
+_SETS = frozenset({"effects", "reads", "narrowed", "facts"})
+"""Fields whose members have no order: compared as sets (a tool's answer may list its fields,
+a store its triples, in any order)."""
 
 
 class ReplayTrace(Trace):
@@ -69,13 +84,15 @@ class ReplayTrace(Trace):
         self.steps = 0
         self._focus = {e.get("instance"): e.get("focus") for e in recorded
                        if e.get("type") == "instance"}
+        self.against_world = False
+        """Reads are answered by a world (the trace's snapshot), not compared with the record."""
         self.ended = recorded[-1].get("type") == "end"
         """Whether the recording ran to its end event; if not, its process stopped mid-run."""
 
     @property
     def position(self) -> int:
         """The index of the next event the runner will emit."""
-        return len(self._events)
+        return self._count
 
     def expected(self) -> dict[str, Any]:
         """The recorded event the runner's next event must match (empty past the end)."""
@@ -89,14 +106,35 @@ class ReplayTrace(Trace):
         recorded = self.expected()
         for key in [*_FIRST, *sorted(recorded.keys() - _NOT_REST)]:
             now, then = event.get(key), recorded.get(key)
-            if now != then and _json(now) != then:
-                raise self.divergence(index, key, then, _json(now))
-        self._events.append(event)
+            if key == "reads" and self.against_world:  # the world answers: asked anew
+                continue
+            if now == then:
+                continue
+            now = _json(now)
+            if key in _SETS and isinstance(now, list) and isinstance(then, list):
+                if _sorted(now) != _sorted(then):  # a set: its order means nothing
+                    raise self.divergence(index, key, then, now, sets=True)
+            elif key == "gate" and isinstance(now, dict) and isinstance(then, dict):
+                if {**now, "messages": _sorted(now.get("messages") or [])} != {
+                        **then, "messages": _sorted(then.get("messages") or [])}:
+                    raise self.divergence(index, key, then, now)
+            elif now != then:
+                raise self.divergence(index, key, then, now)
+        self._count += 1
         if type == "step":
             self.steps += 1
         return event
 
-    def divergence(self, index: int, field: str, recorded: Any, now: Any) -> Divergence:
+    def read_divergence(self, recorded: Any, now: Any) -> Exception:
+        """The run now reads the world other than the recording did at this point; or it
+        reads on past the end of a trace whose recording stopped."""
+        if self.position >= len(self.recorded) and not self.ended:
+            return _Stopped()
+        return self.divergence(self.position, "reads",
+                               recorded[:-1] if isinstance(recorded, list) else recorded, now)
+
+    def divergence(self, index: int, field: str, recorded: Any, now: Any, *,
+                   sets: bool = False) -> Divergence:
         event = self.recorded[index] if index < len(self.recorded) else {}
         where = f"event {index} (line {index + 1})"
         if not event:
@@ -108,6 +146,16 @@ class ReplayTrace(Trace):
                 where += f" for {short(focus)}"
         else:
             where += f", {event.get('type')}"
+        if sets:  # name what differs, not two long lists cut off
+            then_, now_ = ({json.dumps(e, sort_keys=True): e for e in v} for v in (recorded, now))
+            added = [now_[k] for k in sorted(now_.keys() - then_.keys())]
+            missing = [then_[k] for k in sorted(then_.keys() - now_.keys())]
+            what = "; ".join(part for part in (
+                f"{len(added)} now that were not recorded: {_show(added, 600)}" if added else "",
+                f"{len(missing)} recorded that are not now: {_show(missing, 600)}"
+                if missing else "") if part)
+            return Divergence(f"{self.source}: {where}: {field} differ: {what}", event=index,
+                              field=field, recorded=recorded, now=now)
         return Divergence(f"{self.source}: {where}: {field} was {_show(recorded)} when recorded, "
                           f"is {_show(now)} now", event=index, field=field, recorded=recorded,
                           now=now)
@@ -126,8 +174,6 @@ class ReplayEnvironment(Environment):
     (``rankings``), and the runner judges it as it did live.
     """
 
-    replaying = True
-
     def __init__(self, trace: ReplayTrace, *, reexecute_idempotent: bool = False) -> None:
         super().__init__()
         self.trace = trace
@@ -136,12 +182,17 @@ class ReplayEnvironment(Environment):
         self.reexecuted = 0
         self._at = -1
         self._taken: dict[str, int] = {}
+        self._used: set[tuple[str, int]] = set()
         self._last_clock = "1970-01-01T00:00:00+00:00"
         self._unrecorded = 0
 
-    def _take(self, kind: str) -> Any | None:
+    def _here(self) -> None:
         if self._at != self.trace.position:
-            self._at, self._taken = self.trace.position, {}
+            self._at, self._taken, self._used = self.trace.position, {}, set()
+
+    def take(self, kind: str) -> Any | None:
+        """The next recorded value of ``kind`` for the event the runner works towards."""
+        self._here()
         values = self.trace.expected().get(kind) or ()
         n = self._taken.get(kind, 0)
         if n >= len(values):
@@ -149,16 +200,26 @@ class ReplayEnvironment(Environment):
         self._taken[kind] = n + 1
         return values[n]
 
+    def take_where(self, kind: str, match: Callable[[Any], bool]) -> Any | None:
+        """The first recorded value of ``kind`` for that event that ``match``es and was not
+        taken yet."""
+        self._here()
+        for i, value in enumerate(self.trace.expected().get(kind) or ()):
+            if (kind, i) not in self._used and match(value):
+                self._used.add((kind, i))
+                return value
+        return None
+
     def now(self) -> dt.datetime:
         # Past what was recorded the replay is already diverging; the event comparison says
         # where. Until then it gets the last recorded time, so it stays deterministic.
-        value = self._take("clock") or self._last_clock
+        value = self.take("clock") or self._last_clock
         self._last_clock = value
         self.note("clock", value)
         return dt.datetime.fromisoformat(value)
 
     def new_id(self) -> str:
-        value = self._take("ids")
+        value = self.take("ids")
         if value is None:
             self._unrecorded += 1
             value = f"unrecorded-{self._unrecorded}"
@@ -166,10 +227,16 @@ class ReplayEnvironment(Environment):
 
     async def invoke(self, tool: Tool, binding: Callable[[], Binding],
                      args: Mapping[str, Any]) -> Any:
-        entry = self._take("outcomes")
+        entry = self.take("outcomes")
         if self.reexecute_idempotent and tool.idempotent:
             self.reexecuted += 1
-            return await super().invoke(tool, binding, args)
+            try:
+                return await super().invoke(tool, binding, args)
+            finally:  # a different answer is the cause of what follows: say so first
+                now = self._handed["outcomes"][-1]
+                if _json(now) != entry:
+                    raise self.trace.divergence(self.trace.position, "outcomes", [entry],
+                                                [_json(now)])
         if entry is None:
             self.note("outcomes", {"unrecorded": True})
             raise ToolError(f"replay: the trace records no outcome for this call of {tool.name}, "
@@ -179,7 +246,7 @@ class ReplayEnvironment(Environment):
         return play(entry)
 
     async def rank(self, step: ProposalStep, request: RankRequest) -> Reply:
-        entry = self._take("rankings")
+        entry = self.take("rankings")
         if entry is None:
             entry = {"error": "replay: the trace records no model reply for this proposal"}
         self.note("rankings", entry)
@@ -206,10 +273,19 @@ class ReplayReport:
     """The trace runs to its end event; ``False`` when its recording process stopped mid-run
     (replay then goes as far as it was recorded, and the final digest is not checked)."""
 
+    against_world: bool = False
+    """The trace embedded its world, so reads were answered by that world (and the final
+    digest checked); otherwise they were answered from the recording."""
+
     def __str__(self) -> str:
         changed = " (definitions changed since recording)" if self.definitions_changed else ""
         if self.first_divergence is not None:
-            return f"DIVERGED  {self.first_divergence}{changed}"
+            hint = ""
+            if self.first_divergence.field == "reads":
+                hint = ("; the definitions now read the world other than the recorded run did, "
+                        "and the trace holds only what that run read (record with "
+                        "--trace-snapshot to replay changed definitions against the world)")
+            return f"DIVERGED  {self.first_divergence}{hint}{changed}"
         calls = f"{self.substituted} tool call(s) substituted"
         if self.reexecuted:
             calls += f", {self.reexecuted} re-executed"
@@ -217,8 +293,9 @@ class ReplayReport:
             return (f"STOPPED   {self.trace}: {self.steps} step(s) replayed the same ({calls}) "
                     "up to where the trace ends; it has no end event, so the recording process "
                     f"stopped there and the final world digest is not checked{changed}")
-        return (f"same      {self.trace}: {self.steps} step(s) replayed ({calls}); the final "
-                f"world digest matches the recorded one{changed}")
+        world = ("the final world digest matches the recorded one" if self.against_world else
+                 "every read of the world was answered as recorded")
+        return f"same      {self.trace}: {self.steps} step(s) replayed ({calls}); {world}{changed}"
 
 
 def load_events(trace: str | Path | Trace) -> tuple[list[dict[str, Any]], str]:
@@ -228,8 +305,8 @@ def load_events(trace: str | Path | Trace) -> tuple[list[dict[str, Any]], str]:
         if not events:
             raise TraceError("the trace is empty")
         if events[0].get("trace_version") != TRACE_VERSION:
-            raise TraceVersionError(f"trace_version {events[0].get('trace_version')!r} is not "
-                                    f"one this runtime reads (it reads {TRACE_VERSION})")
+            raise TraceVersionError(version_message("the trace",
+                                                    events[0].get("trace_version")))
         return events, "<trace>"
     return read_trace(trace), str(trace)
 
@@ -253,45 +330,95 @@ async def _replay(trace: str | Path | Trace, agent: Agent,
                          "call), not a workflow run; replay replays runs")
     recorder = ReplayTrace(events, source)
     env = ReplayEnvironment(recorder, reexecute_idempotent=reexecute_idempotent)
-    world = World.from_snapshot(header["snapshot"]["data"])
+    snapshot = (header.get("snapshot") or {}).get("data")
+    world = World.from_snapshot(snapshot) if snapshot is not None else None
+    recorder.against_world = world is not None
     workflow = URIRef(header["workflow"])
-    focus: list[str] = header.get("focus", [])
     divergence: Divergence | None = None
     stopped = False
     try:
         if workflow not in agent.definitions.workflows:
             raise recorder.divergence(0, "workflow", str(workflow), None)
-        resumed = events[1] if len(events) > 1 and events[1].get("type") == "resume" else None
-        try:
-            if resumed is not None:  # a resume: the recorded facts answer the same wait again
-                await agent.aresume(world, URIRef(resumed["instance"]),
-                                    "\n".join(resumed.get("facts") or ()) or None,
-                                    trace=recorder, env=env)
-            else:
-                await agent.arun(world, workflow, URIRef(focus[0]) if len(focus) == 1 else None,
-                                 all=len(focus) != 1, trace=recorder, env=env)
-        except (UsageError, GateRejected) as e:
-            if recorder.position:
-                raise
-            field = "focus" if resumed is None else "facts"
-            raise recorder.divergence(0 if resumed is None else 1, field,
-                                      focus if resumed is None else resumed.get("facts"),
-                                      str(e)) from None
-        if recorder.position < len(events):
-            raise recorder.divergence(recorder.position, "type",
-                                      events[recorder.position].get("type"), None)
+        await _drive(agent, recorder, env, world, events)
     except Divergence as d:
         divergence = d
     except _Stopped:
         stopped = True
+    except (Conflict, LeaseLost):
+        if recorder.ended or recorder.position < len(events):
+            raise
+        stopped = True  # the recorded run stopped on this too: its trace has no end
     end = not stopped and (divergence is None or (
         divergence.field == "world_digest" and events[divergence.event].get("type") == "end"))
     return ReplayReport(
         trace=source, workflow=str(workflow), diverged=divergence is not None,
         first_divergence=divergence, steps=recorder.steps,
         definitions_changed=header.get("definitions_digest") != agent.definitions.digest,
-        final_digest_matches=(divergence is None) if end else None,
-        substituted=env.substituted, reexecuted=env.reexecuted, complete=not stopped)
+        final_digest_matches=(divergence is None) if end and world is not None else None,
+        substituted=env.substituted, reexecuted=env.reexecuted, complete=not stopped,
+        against_world=world is not None)
+
+
+async def _drive(agent: Agent, recorder: ReplayTrace, env: ReplayEnvironment,
+                 world: World | None, events: list[dict[str, Any]]) -> None:
+    """Emit what the recorded run emitted, by running what it ran, in its order."""
+    defs = agent.definitions
+    header = events[0]
+    if world is not None:
+        runner = agent.runner(world, recorder, env, types_in(agent, world))
+    else:
+        runner = agent.runner(World(ReplayedStore(env, recorder.read_divergence)), recorder,
+                              env, recorded=False)
+    try:
+        resumed = events[1] if len(events) > 1 and events[1].get("type") == "resume" else None
+        waiting = None
+        if resumed is not None:  # the recorded facts answer the same wait again
+            facts = "\n".join(resumed.get("facts") or ()) or None
+            try:
+                waiting = prepare(defs, agent._gate, runner.world, URIRef(resumed["instance"]),
+                                  facts, runner.store.types)
+            except (UsageError, GateRejected) as e:
+                raise recorder.divergence(1, "facts", resumed.get("facts"), str(e)) from None
+        workflow = defs.workflows[URIRef(header["workflow"])]
+        runner.header(workflow, [URIRef(f) for f in header.get("focus", [])],
+                      world_digest=world.digest() if world is not None else
+                      header.get("world_digest"), snapshot=(header.get("snapshot") or {}).get(
+                          "data"))
+        if waiting is not None:
+            await runner.resume_instance(waiting)
+        while (event := recorder.expected()).get("type") == "instance":
+            wf = defs.workflows.get(URIRef(event["workflow"]))
+            if wf is None:
+                raise recorder.divergence(recorder.position, "workflow", event["workflow"], None)
+            if "continued_at" in event:
+                step = event.get("step")
+                await runner.continue_instance(StoredInstance(
+                    URIRef(event["instance"]), wf.iri, URIRef(event["focus"]),
+                    event.get("status", "running"), URIRef(step) if step else None,
+                    int(event["continued_at"]),
+                    {k: term(v) for k, v in (event.get("variables") or {}).items()},
+                    event.get("blocked_by")))
+            else:
+                await runner.run_instance(wf, URIRef(event["focus"]))
+    finally:
+        await runner.aclose()
+    recorded_end = recorder.expected()
+    runner.end(world_digest=world.digest() if world is not None else
+               recorded_end.get("world_digest"))
+    if recorder.position < len(events):
+        raise recorder.divergence(recorder.position, "type",
+                                  events[recorder.position].get("type"), None)
+
+
+def _sorted(entries: list[Any]) -> list[Any]:
+    """Reads as a set of questions, each answer as a set: two stores holding the same facts
+    list them in different orders."""
+    def answer(entry: Any) -> Any:
+        if isinstance(entry, list) and entry and entry[0] in "sqogt" and isinstance(
+                entry[-1], list):
+            return [*entry[:-1], sorted(entry[-1], key=lambda a: json.dumps(a, sort_keys=True))]
+        return entry
+    return sorted((answer(e) for e in _json(entries)), key=lambda e: json.dumps(e, sort_keys=True))
 
 
 def _json(value: Any) -> Any:

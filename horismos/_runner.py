@@ -41,12 +41,13 @@ from ._model import (
 )
 from ._outcomes import encode, outcome_of
 from ._proposal import RankRequest, Reply, ask, propose
+from ._reads import text
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Conflict
 from ._trace import TRACE_VERSION, Trace
 from ._vocab import HORIS, PROV
 from ._waits import StoredInstance, Waiting, read_instance, wait_step
-from ._world import INSTANCES, World, digest_of
+from ._world import INSTANCES, World
 
 __all__ = ["Environment", "Runner"]
 
@@ -63,8 +64,6 @@ class Environment:
     Every value handed out is noted until the runner takes it (:meth:`handed`) into the trace
     event it belongs to, so replay can hand the same values back in the same order.
     """
-
-    replaying = False
 
     def __init__(self) -> None:
         self._handed: dict[str, list[Any]] = {}
@@ -108,8 +107,10 @@ class Runner:
 
     def __init__(self, defs: Definitions, gate: Gate, *, world: World, trace: Trace,
                  registry: Mapping[str, Callable[..., Any]], env: Environment,
-                 types_of: Callable[[Node], set[Node]] | None = None,
                  mcp_servers: Mapping[str, McpServer] | None = None) -> None:
+        """``world`` is the world as this run reads it: a live run's store records every
+        answer in the trace (:class:`~horismos._reads.RecordingStore`), a replay's serves the
+        recorded ones (:class:`~horismos._reads.ReplayedStore`)."""
         self.defs = defs
         self.gate = gate
         self.world = world
@@ -119,23 +120,41 @@ class Runner:
         self.env = env
         self._bindings: dict[URIRef, Binding] = {}
         self.mcp = McpSessions.for_definitions(defs, mcp_servers)  # one session a server a run
+        # per instance while it is driven, dropped when it stops: a batch stays flat in memory
         self._pending: dict[URIRef, list[tuple]] = {}
         self._state: dict[URIRef, list[tuple]] = {}
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
-        self._types_of = types_of or (lambda n: set(self.store.objects(n, RDF.type)))
+        self._types_of = self.store.types
+        self.counts: dict[str, int] = {}
+        """How many instances this run left in each status."""
         self.on_step: Callable[[InstanceRun, StepRecord], None] | None = None
         """Called with each step's record once it has landed (``horismos run`` prints it)."""
 
     # -- run lifecycle ------------------------------------------------------------------
 
-    def header(self, workflow: Workflow, focus: list[URIRef]) -> None:
-        snapshot = self.world.snapshot()
+    def header(self, workflow: Workflow, focus: list[URIRef], *, world_digest: str | None,
+               snapshot: str | None = None) -> None:
+        """The first event: what runs, on which world (its digest; its N-Quads only when
+        ``snapshot`` is given), under which definitions."""
+        fields: dict[str, Any] = {}
+        if snapshot is not None:
+            fields["snapshot"] = {"format": "application/n-quads", "data": snapshot}
         self._emit(
             "header", trace_version=TRACE_VERSION, workflow=str(workflow.iri),
             focus=[str(f) for f in focus], definitions_digest=self.defs.digest,
-            world_digest=digest_of(snapshot), snapshot={"format": "application/n-quads",
-                                                       "data": snapshot},
-            started=self.env.now().isoformat())
+            world_digest=world_digest, store=self.store.name,
+            started=self.env.now().isoformat(), **fields)
+
+    def end(self, *, world_digest: str | None) -> None:
+        """The last event: how the run's instances ended, and the world's digest after it."""
+        order = ["failed", "blocked", "waiting", "completed"]
+        status = next((s for s in order if self.counts.get(s)), "completed")
+        self._emit("end", status=status, instances=dict(sorted(self.counts.items())),
+                   world_digest=world_digest)
+        self.trace.close()
+
+    def finished(self, inst: InstanceRun) -> None:
+        self.counts[inst.status] = self.counts.get(inst.status, 0) + 1
 
     def binding(self, tool: Tool) -> Binding:
         b = self._bindings.get(tool.iri)
@@ -197,14 +216,21 @@ class Runner:
         return await self.drive(inst, inst.current, waiting.version)
 
     async def continue_instance(self, stored: StoredInstance) -> InstanceRun:
-        """Drive a running instance another process left (its worker's lease ran out) on
-        from its stored step and version."""
+        """Drive an instance on from its stored step and version: a running one another
+        process left (it died, or its worker's lease ran out), or a blocked one a rerun
+        tries again."""
         inst = InstanceRun(stored.instance, stored.workflow, stored.focus, "completed",
                            stored.current, variables=dict(stored.variables))
-        self._state_quads(inst, "running", stored.version, stored.current)  # what to replace
+        self._state_quads(inst, stored.status, stored.version, stored.current,  # to replace
+                          stored.blocked_by, stored.error)
         self._recovered.add(inst.instance)
+        # the state it went on from, so a replay goes on from the same place
+        extra = {k: v for k, v in (("status", stored.status), ("blocked_by", stored.blocked_by))
+                 if v is not None and v != "running"}
         self._emit("instance", instance=str(inst.instance), workflow=str(inst.workflow),
-                   focus=str(inst.focus), continued_at=stored.version)
+                   focus=str(inst.focus), continued_at=stored.version,
+                   step=str(stored.current) if stored.current else None,
+                   variables={k: text(v) for k, v in sorted(stored.variables.items())}, **extra)
         return await self.drive(inst, stored.current, stored.version)
 
     async def drive(self, inst: InstanceRun, current: URIRef | None,
@@ -215,31 +241,43 @@ class Runner:
         again, its preconditions re-checked against the world as it now is (three tries);
         moved on by the other writer, this process stops driving it and the Conflict is raised.
         """
-        for _ in range(3):
-            try:
-                return await self._drive(inst, current, version)
-            except Conflict as e:
-                conflict = e
-                # the step that lost: its record if it got one (a landed record has its
-                # "trace" timing), else the one its intent was being announced for
-                landed = not inst.steps or "trace" in inst.steps[-1].timings
-                tried = inst.current if landed else inst.steps.pop().step
-                self._pending.pop(inst.instance, None)
-                self.env.handed()  # values handed to the step that did not land
-                stored = read_instance(self.store, inst.instance)
-                if stored is None or stored.status != "running" or stored.current != tried:
-                    where = (f"{stored.status} at {stored.current}, version {stored.version}"
-                             if stored else "gone")
-                    raise Conflict(f"instance {inst.instance} was moved on by another writer "
-                                   f"(now {where}); this process stopped driving it",
-                                   expected=e.expected) from None
-                inst.variables.clear()
-                inst.variables.update(stored.variables)
-                inst.current = stored.current
-                self._state_quads(inst, "running", stored.version, stored.current)
-                self._recovered.add(inst.instance)
-                current, version = stored.current, stored.version
-        raise conflict
+        try:
+            for _ in range(3):
+                try:
+                    await self._drive(inst, current, version)
+                    self.finished(inst)
+                    return inst
+                except Conflict as e:
+                    conflict = e
+                    current, version = self._after_conflict(inst, e)
+            raise conflict
+        finally:
+            self._pending.pop(inst.instance, None)
+            self._state.pop(inst.instance, None)
+            self._recovered.discard(inst.instance)
+
+    def _after_conflict(self, inst: InstanceRun, e: Conflict) -> tuple[URIRef | None, int]:
+        """Where to go on after a commit another writer beat: the step that lost, again."""
+        # the step that lost: its record if it got one (a landed record has its "trace"
+        # timing), else the one its intent was being announced for
+        landed = not inst.steps or "trace" in inst.steps[-1].timings
+        tried = inst.current if landed else inst.steps.pop().step
+        self._pending.pop(inst.instance, None)
+        # what was handed to the step that lost stays noted: it goes into the next event,
+        # so a replay hands out the same values in the same order
+        stored = read_instance(self.store, inst.instance)
+        if stored is None or stored.status != "running" or stored.current != tried:
+            where = (f"{stored.status} at {stored.current}, version {stored.version}"
+                     if stored else "gone")
+            raise Conflict(f"instance {inst.instance} was moved on by another writer "
+                           f"(now {where}); this process stopped driving it",
+                           expected=e.expected) from None
+        inst.variables.clear()
+        inst.variables.update(stored.variables)
+        inst.current = stored.current
+        self._state_quads(inst, "running", stored.version, stored.current)
+        self._recovered.add(inst.instance)
+        return stored.current, stored.version
 
     async def _drive(self, inst: InstanceRun, current: URIRef | None,
                      version: int) -> InstanceRun:
@@ -361,8 +399,9 @@ class Runner:
                         rec.blocked_by = self.store.failing(tool.requires, pre_vars)
                         return rec, None
             rec.args = [{k: v.n3() for k, v in a.items()} for a in calls]
-            # an intent guards a real call; replay makes none of a non-idempotent tool
-            if not tool.idempotent and not self.env.replaying and inst.instance in self._state:
+            # an intent guards a real call (a replay commits it too, to the same effect:
+            # the commits a replay makes are the recorded run's, in the same order)
+            if not tool.idempotent and inst.instance in self._state:
                 self._announce(inst, step, tool, started, rec.args)
             effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, started)
         except RunError as e:

@@ -1,8 +1,15 @@
 """Traces: JSON Lines, one event a line, each carrying the hash of the line before it.
 
 The first event is the header (``"type": "header"``) with ``trace_version``, the digest of
-the world at start and its snapshot, and the digest of the definitions in force. Replay
-reads the same events back; a broken chain or an unknown version is refused.
+the world at start and of the definitions in force. The world itself is not in the trace
+(version 1 carried a snapshot of it): each event carries the answers to the reads the run made
+for it (:mod:`horismos._reads`), so a trace grows with what the run did, never with the world.
+A small world's snapshot may still be embedded when asked. Replay reads the same events back;
+a broken chain or an unknown version is refused.
+
+A trace streamed to a file is not also kept in memory: a run of 100,000 instances writes
+them out as it goes. Each event is flushed to the operating system as it is written, so a
+killed process leaves every event it finished (not fsynced: a power loss may cut the end).
 
 Each event also carries its own ``hash`` (of the event without it). ``prev`` alone would
 catch an edit only on the line after it, and never an edit of the last line; the own hash
@@ -19,9 +26,9 @@ from typing import Any
 
 from ._errors import TraceError, TraceTampered, TraceVersionError
 
-__all__ = ["TRACE_VERSION", "Trace", "read_trace"]
+__all__ = ["TRACE_VERSION", "Trace", "read_trace", "version_message"]
 
-TRACE_VERSION = 1
+TRACE_VERSION = 2
 GENESIS = "sha256:" + "0" * 64
 
 
@@ -35,35 +42,57 @@ def _line(event: dict[str, Any]) -> str:
 
 
 class Trace:
-    """The events of one run, in order; appended to as the run goes, optionally streamed."""
+    """The events of one run, in order, as it goes: written to ``path`` when one is given
+    (and then not kept in memory), else kept in memory."""
 
     def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
         self._lines: list[str] = []
         self._events: list[dict[str, Any]] = []
+        self._header: dict[str, Any] | None = None
+        self._count = 0
         self._prev = GENESIS
         self._stream = open(path, "w", encoding="utf-8") if path else None  # noqa: SIM115
 
     def emit(self, type: str, **fields: Any) -> dict[str, Any]:
-        event = {"type": type, "seq": len(self._events), "prev": self._prev, **fields}
+        event = {"type": type, "seq": self._count, "prev": self._prev, **fields}
         event["hash"] = self._prev = _digest(_line(event))
         line = _line(event)
-        self._lines.append(line)
-        self._events.append(event)
+        self._count += 1
+        if self._header is None:
+            self._header = event
         if self._stream is not None:
             self._stream.write(line + "\n")
             self._stream.flush()
+        else:
+            self._lines.append(line)
+            self._events.append(event)
         return event
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        return self._events
+        """Every event so far; a streamed trace reads them back from its file."""
+        if self._stream is None and self.path is None:
+            return self._events
+        if self._stream is not None:
+            self._stream.flush()
+        assert self.path is not None
+        return read_trace(self.path)
 
     @property
     def header(self) -> dict[str, Any]:
-        return self._events[0]
+        if self._header is None:
+            raise TraceError("the trace has no events yet")
+        return self._header
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
+        if self.path is not None:
+            if self._stream is not None:
+                self._stream.flush()
+            if path.resolve() != self.path.resolve():
+                path.write_bytes(self.path.read_bytes())
+            return path
         path.write_text("".join(line + "\n" for line in self._lines), encoding="utf-8")
         return path
 
@@ -73,10 +102,10 @@ class Trace:
             self._stream = None
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self._events)
+        return iter(self.events)
 
     def __len__(self) -> int:
-        return len(self._events)
+        return self._count
 
 
 def read_trace(path: str | Path) -> list[dict[str, Any]]:
@@ -103,10 +132,7 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
             if event.get("type") != "header":
                 raise TraceError(f"{path}:{n}: a trace starts with a header event")
             if version != TRACE_VERSION:
-                raise TraceVersionError(
-                    f"{path}: trace_version {version!r} is not one this runtime reads "
-                    f"(it reads {TRACE_VERSION}); replay it with the Horismos release that "
-                    "recorded it")
+                raise TraceVersionError(version_message(str(path), version))
             hashed = "hash" in event  # older traces chain by ``prev`` alone
         own = event.pop("hash", None)
         unhashed = _without_hash(line, own) if hashed else None
@@ -132,6 +158,18 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
     if not events:
         raise TraceError(f"{path}: the trace is empty")
     return events
+
+
+def version_message(source: str, version: object) -> str:
+    """Why a trace of ``version`` is refused, and what to do instead."""
+    if version == 1:
+        return (f"{source}: trace_version 1 was written by an earlier Horismos, which embedded "
+                f"the whole world in the trace; this runtime reads version {TRACE_VERSION}, "
+                "which records what the run read instead. Re-record it: run the workflow again "
+                "with --trace (add --trace-snapshot to embed a small world), or replay it with "
+                "the Horismos release that recorded it")
+    return (f"{source}: trace_version {version!r} is not one this runtime reads (it reads "
+            f"{TRACE_VERSION}); replay it with the Horismos release that recorded it")
 
 
 def _without_hash(line: str, own: object) -> str | None:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ._runner import Runner
 
 __all__ = ["StoredInstance", "Waiting", "find_instance", "open_wait", "prepare", "read_instance",
-           "summary", "wait_step"]
+           "summary", "unfinished", "wait_step"]
 
 _NS = {"horis": NS, "prov": str(PROV), "rdfs": str(RDFS)}
 _STATUS = {HORIS.Running: "running", HORIS.Completed: "completed", HORIS.Waiting: "waiting",
@@ -66,15 +66,20 @@ class StoredInstance:
     current: URIRef | None
     version: int
     variables: dict[str, Node] = field(default_factory=dict)
+    blocked_by: str | None = None
+    error: str | None = None
 
 
 def read_instance(store: Store, iid: URIRef) -> StoredInstance | None:
     """The stored state of ``iid``, or ``None`` when the world holds no such instance."""
     rows = store.select(f"""
-        SELECT ?workflow ?focus ?status ?version ?current WHERE {{ GRAPH <{INSTANCES}> {{
+        SELECT ?workflow ?focus ?status ?version ?current ?blocked ?error WHERE {{
+            GRAPH <{INSTANCES}> {{
             ?i horis:workflow ?workflow ; horis:focus ?focus ; horis:status ?status ;
                horis:version ?version .
-            OPTIONAL {{ ?i horis:currentStep ?current }} }} }}""", {"i": iid}, _NS)
+            OPTIONAL {{ ?i horis:currentStep ?current }}
+            OPTIONAL {{ ?i horis:blockedBy ?blocked }}
+            OPTIONAL {{ ?i horis:error ?error }} }} }}""", {"i": iid}, _NS)
     if not rows:
         return None
     row = rows[0]
@@ -88,7 +93,34 @@ def read_instance(store: Store, iid: URIRef) -> StoredInstance | None:
     return StoredInstance(iid, row["workflow"], row["focus"],  # type: ignore[arg-type]
                           _STATUS.get(row["status"], str(row["status"])),
                           current if isinstance(current, URIRef) else None,
-                          int(row["version"].toPython()), variables)  # type: ignore[union-attr]
+                          int(row["version"].toPython()), variables,  # type: ignore[union-attr]
+                          str(row["blocked"]) if "blocked" in row else None,
+                          str(row["error"]) if "error" in row else None)
+
+
+def unfinished(store: Store, workflow: URIRef, foci: list[URIRef],
+               ) -> dict[URIRef, StoredInstance]:
+    """For each of ``foci``, its instance of ``workflow`` that has not finished, if any:
+    running (its process died), blocked (a precondition did not hold) or waiting.
+
+    A rerun of ``run`` on a world that outlives processes continues these rather than
+    starting new ones: a running one's open intent then settles as ``OutcomeUnknown``
+    instead of a second call, and a focus that stays blocked keeps one instance, not one a
+    rerun. One query for the workflow's unfinished instances, however many foci."""
+    wanted = set(foci)
+    rows = store.select(f"""
+        SELECT ?i ?f WHERE {{ GRAPH <{INSTANCES}> {{
+            ?i horis:workflow ?wf ; horis:focus ?f ; horis:status ?s .
+            VALUES ?s {{ horis:Running horis:Blocked horis:Waiting }} }} }}""",
+                        {"wf": workflow}, _NS)
+    found: dict[URIRef, StoredInstance] = {}
+    for r in sorted(rows, key=lambda r: str(r["i"])):
+        focus = r["f"]
+        if focus in wanted and focus not in found:
+            stored = read_instance(store, r["i"])  # type: ignore[arg-type]
+            if stored is not None:
+                found[focus] = stored  # type: ignore[index]
+    return found
 
 
 def find_instance(store: Store, text: str) -> URIRef:

@@ -1,23 +1,26 @@
 """The world: the facts workflows read and the effects they commit, in one store.
 
-Every write goes through :meth:`World.commit`, one atomic :class:`Change` per step.
+Every write goes through :meth:`World.commit`, one atomic :class:`Change` per step. The
+world's digest is the store's, kept up to date by every write (:mod:`horismos._digest`), so
+asking for it costs nothing however large the world is; blank nodes are skolemised where
+data comes in (:mod:`horismos._stores.skolem`), so the digest never depends on their labels.
 """
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
+from types import TracebackType
 
-from rdflib import Dataset, Graph, URIRef
-from rdflib.compare import to_canonical_graph
+from rdflib import Dataset, URIRef
 
+from ._digest import Digest
 from ._errors import AuthoringError, Problem
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import DEFAULT_STORE, Change, Store, open_store
-from ._stores.base import nquad_line
 from ._stores.oxigraph import parse_nquads
+from ._stores.skolem import skolemise
 
-__all__ = ["INSTANCES", "World", "digest_of"]
+__all__ = ["INSTANCES", "World"]
 
 INSTANCES = URIRef("urn:horismos:instances")
 """The named graph that holds workflow instance state."""
@@ -42,6 +45,7 @@ class World:
 
     @classmethod
     def from_snapshot(cls, nquads: str, store: str = DEFAULT_STORE) -> World:
+        """A world holding the quads of N-Quads text (:meth:`snapshot`)."""
         world = cls.open(store)
         world.store.load(parse_nquads(nquads))
         return world
@@ -61,38 +65,34 @@ class World:
         """An rdflib view of everything the world holds (facts, effect graphs, instances)."""
         return self.store.dataset()
 
-    def commit(self, change: Change) -> None:
-        self.store.apply(change)
+    def commit(self, change: Change) -> Digest:
+        """Land ``change`` (its blank nodes skolemised); the delta it made to the digest."""
+        return self.store.apply(Change(skolemise(list(change.add)), change.remove,
+                                       change.expect))
 
     def canonical(self, *, include_instances: bool = True) -> str:
-        """Sorted N-Quads with blank nodes relabelled canonically: equal worlds, equal text."""
-        by_graph: dict[URIRef | None, list[str]] = {}
-        relabel: dict[URIRef | None, Graph] = {}  # graphs holding a blank node, relabelled whole
-        for g, line in self.store.lines():
-            if g == INSTANCES and not include_instances:
-                continue
-            if line is None:
-                relabel.setdefault(g, Graph())
-            else:
-                by_graph.setdefault(g, []).append(line)
-        if relabel:
-            for s, p, o, g in self.store.quads():
-                if g in relabel:
-                    relabel[g].add((s, p, o))
-            for name, graph in relabel.items():
-                by_graph[name] = [nquad_line(s, p, o, name)
-                                  for s, p, o in to_canonical_graph(graph)]
-        lines = sorted(line for graph_lines in by_graph.values() for line in graph_lines)
+        """Every stored quad as sorted N-Quads: equal worlds, equal text. Linear but for the
+        sort, with no relabelling: the world holds no blank node Horismos wrote."""
+        suffix = f" <{INSTANCES}> ."
+        lines = sorted(line for line in self.store.lines()
+                       if include_instances or not line.endswith(suffix))
         return "\n".join(lines) + ("\n" if lines else "")
 
     def digest(self) -> str:
-        return digest_of(self.canonical())
+        """The fingerprint of the world's digest (``lthash16:…``), kept by the store: O(1)."""
+        return self.store.digest().fingerprint
 
     def snapshot(self) -> str:
         """Everything stored, as N-Quads, for a trace header."""
         return self.canonical()
 
+    def close(self) -> None:
+        """Release the store (an on-disk store stays locked until then); idempotent."""
+        self.store.close()
 
-def digest_of(canonical: str) -> str:
-    """The digest of a world whose canonical text (:meth:`World.canonical`) is ``canonical``."""
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+    def __enter__(self) -> World:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()

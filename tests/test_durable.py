@@ -266,3 +266,53 @@ def test_the_intent_is_stored_during_a_non_idempotent_call_only(shop) -> None:
     assert run.status == "completed"
     assert seen == {"charge": [P["t.charge"]], "notify": []}
     assert intents() == []
+
+
+def test_simply_rerunning_a_killed_run_never_calls_again_nor_piles_up_instances(shop) -> None:
+    """A user who reruns `run --all` after a crash, without reading about resume: the running
+    instance is continued (its open intent settles as OutcomeUnknown, never a second charge),
+    no second instance starts for its focus, and reruns keep one instance per focus."""
+    (shop / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n:o2 a :Order .\n")
+    proc = subprocess.Popen(
+        horismos("run", "pay.ttl", "--world", "world.ttl", "--store", "oxigraph:store",
+                 "--tools", "payments.py", "--all"),
+        cwd=shop, env=environ(shop, "charge-after"), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE)
+    marker = shop / "at-charge-after"
+    deadline = time.monotonic() + 120
+    while not marker.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert ledger(shop) == [f"charge {P.o1}"]
+
+    def rerun() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            horismos("run", "pay.ttl", "--store", "oxigraph:store", "--tools", "payments.py",
+                     "--all", "--trace", "rerun.jsonl"),
+            cwd=shop, env=environ(shop, None), capture_output=True, text=True, timeout=300)
+
+    first = rerun()
+    assert first.returncode == 3, first.stdout + first.stderr  # o1 waits at :Reconcile
+    assert "not called again" in first.stdout
+    assert ledger(shop) == [f"charge {P.o1}", f"charge {P.o2}", f"notify {P.o2}"]
+    replayed = subprocess.run(horismos("replay", "rerun.jsonl", "pay.ttl"), cwd=shop,
+                              env=environ(shop, None), capture_output=True, text=True,
+                              timeout=300)
+    assert replayed.stdout.startswith("same"), replayed.stdout + replayed.stderr
+
+    for _ in range(2):  # o1 still waits for its operator; o2 is done: nothing new to do
+        again = rerun()
+        assert again.returncode == 4, again.stdout + again.stderr  # o2 blocked: charged
+    assert ledger(shop) == [f"charge {P.o1}", f"charge {P.o2}", f"notify {P.o2}"]
+    world = World.open(f"oxigraph:{shop / 'store'}")
+    try:
+        state = world.graph.graph(INSTANCES)
+        per_focus = {o: set(state.subjects(HORIS.focus, o)) for o in (P.o1, P.o2)}
+        stale = [s for s in state.subjects(HORIS.tool, None) if str(s).endswith(":intent")]
+    finally:
+        world.store.close()
+    assert len(per_focus[P.o1]) == 1  # the killed instance itself, waiting: never a second
+    assert stale == []
+    assert len(per_focus[P.o2]) == 2  # the completed one and one blocked, tried again each time

@@ -1,8 +1,8 @@
 """Traces: JSON Lines an operator can trust — versioned, complete per step, hash-chained.
 
-The header pins the world the run started from (digest + a snapshot that reloads to it) and
-the definitions in force; each step event says what fired with what and what came of it; an
-edited line is found and named.
+The header pins the world the run started from (its digest; a snapshot that reloads to it
+when asked) and the definitions in force; each step event says what fired with what and what
+came of it; an edited line is found and named.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def test_a_trace_is_json_lines_starting_with_a_versioned_header(traced):
 
     assert len(events) == len(run.trace.events) >= 5
     assert events[0]["type"] == "header"
-    assert events[0]["trace_version"] == TRACE_VERSION == 1
+    assert events[0]["trace_version"] == TRACE_VERSION == 2
     assert events[-1]["type"] == "end" and events[-1]["status"] == "completed"
     assert [e["type"] for e in events].count("step") == 3
 
@@ -59,15 +59,27 @@ def test_the_header_pins_the_world_and_definitions_the_run_started_from(traced):
     agent, world, digest_before, _, path = traced
     header = read_trace(path)[0]
 
-    assert header["world_digest"] == digest_before
-    assert world.digest() != digest_before  # the run changed the world; the header did not
+    if world.store.shared:  # other processes write it meanwhile: `horismos digest` checks it
+        assert header["world_digest"] is None
+    else:
+        assert header["world_digest"] == digest_before
+        assert world.digest() != digest_before  # the run changed the world; the header did not
     assert header["workflow"] == str(EX.Triage)
     assert header["focus"] == [str(EX.p1)]
     assert header["definitions_digest"] == agent.definitions.digest
     assert header["definitions_digest"].startswith("sha256:")
-    snapshot = header["snapshot"]
-    reloaded = World.from_snapshot(snapshot["data"])
-    assert reloaded.digest() == digest_before
+    assert "snapshot" not in header  # the world is not in the trace unless asked for
+
+
+def test_a_snapshot_embedded_on_request_reloads_to_the_world_digest(build, recorder):
+    agent, world = build(TRIAGE, tools={"assign": recorder.tool("assign", {"ref": "R-1"})})
+    before = world.digest()
+
+    run = agent.run(world, focus=str(EX.p1), trace_snapshot=True)
+
+    snapshot = run.trace.header["snapshot"]
+    assert snapshot["format"] == "application/n-quads"
+    assert World.from_snapshot(snapshot["data"]).digest() == before
 
 
 def test_a_snapshot_with_blank_nodes_reloads_to_the_same_digest(build, recorder):
@@ -80,10 +92,10 @@ def test_a_snapshot_with_blank_nodes_reloads_to_the_same_digest(build, recorder)
                          tools={"assign": recorder.tool("assign", {"ref": "R-1"})})
     before = world.digest()
 
-    run = agent.run(world, focus=str(EX.p1))
+    run = agent.run(world, focus=str(EX.p1), trace_snapshot=True)
 
     header = run.trace.header
-    assert header["world_digest"] == before
+    assert header["world_digest"] == (None if world.store.shared else before)
     assert World.from_snapshot(header["snapshot"]["data"]).digest() == before
 
 
@@ -188,7 +200,7 @@ def test_removing_a_middle_line_is_caught(traced):
 
 def test_an_unknown_trace_version_is_refused(traced):
     *_, path = traced
-    _edit(path, 1, '"trace_version":1', '"trace_version":99')
+    _edit(path, 1, '"trace_version":2', '"trace_version":99')
 
     with pytest.raises(TraceVersionError, match="99"):
         read_trace(path)

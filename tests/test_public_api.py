@@ -6,7 +6,8 @@ import horismos
 
 PUBLIC = [
     "HORIS", "Agent", "ArgumentTypeError", "AuthoringError", "CallResult", "Catalog", "Conflict",
-    "Definitions", "Discovery", "Divergence", "GateRejected", "HorismosError", "InstanceFailed",
+    "Definitions", "Digest", "Discovery", "Divergence", "GateRejected", "HorismosError",
+    "InstanceFailed",
     "InstanceRun", "LeaseLost", "OutcomeUnknown", "PreconditionError", "Problem", "ReplayReport",
     "Run", "RunError", "ShaclMessage", "StepRecord", "StoreError", "ToolEntry", "ToolError",
     "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError",

@@ -26,6 +26,9 @@ from horismos import (
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent / "fixtures" / "traces"
 RECORDED = HERE / "recorded"
+"""Traces as runs record them by default: what each run read of the world, not the world."""
+SNAPSHOT = RECORDED / "snapshot"
+"""The same runs recorded with their (small) world embedded: replay decides against it."""
 DEFINITIONS = [HERE / "definitions" / "triage.ttl", HERE / "definitions" / "ehr.ttl"]
 VARIANT = [HERE / "variants" / "triage-urgent-only.ttl", HERE / "definitions" / "ehr.ttl"]
 SAME = ["triage-all.jsonl", "triage-patient42.jsonl", "triage-failures.jsonl",
@@ -72,39 +75,52 @@ def rechain(events: list[dict[str, Any]], path: Path) -> Path:
 # -- recorded fixtures --------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", SAME)
-def test_recorded_trace_replays_the_same(name: str) -> None:
+def test_recorded_trace_replays_the_same_against_its_world(name: str) -> None:
     calls = Calls()
-    report = replay(RECORDED / name, calls.agent())
+    report = replay(SNAPSHOT / name, calls.agent())
     assert isinstance(report, ReplayReport)
     assert not report.diverged, report.first_divergence
     assert report.first_divergence is None
     assert report.final_digest_matches is True
     assert report.definitions_changed is False
-    assert report.steps == len(step_events(RECORDED / name))
+    assert report.steps == len(step_events(SNAPSHOT / name))
     assert calls.counts == {"assign_queue": 0, "notify_nurse": 0}
     assert str(report).startswith("same") and "final world digest matches" in str(report)
 
 
-def test_recorded_errors_and_timeouts_replay_without_calling_anything() -> None:
-    failures = step_events(RECORDED / "triage-failures.jsonl")
+@pytest.mark.parametrize("name", SAME)
+def test_recorded_trace_replays_the_same_from_what_it_read(name: str) -> None:
+    calls = Calls()
+    report = replay(RECORDED / name, calls.agent())
+    assert not report.diverged, report.first_divergence
+    assert report.final_digest_matches is None  # no world to digest: only what the run read
+    assert report.steps == len(step_events(RECORDED / name))
+    assert calls.counts == {"assign_queue": 0, "notify_nurse": 0}
+    assert str(report).startswith("same") and "answered as recorded" in str(report)
+    assert "snapshot" not in read_trace(RECORDED / name)[0]
+
+
+@pytest.mark.parametrize("folder", [RECORDED, SNAPSHOT])
+def test_recorded_errors_and_timeouts_replay_without_calling_anything(folder: Path) -> None:
+    failures = step_events(folder / "triage-failures.jsonl")
     assert [e["status"] for e in failures] == ["rejected", "failed", "blocked"]
-    timeout = step_events(RECORDED / "triage-timeout.jsonl")[-1]
+    timeout = step_events(folder / "triage-timeout.jsonl")[-1]
     assert timeout["status"] == "timed_out"
     assert timeout["outcomes"] == [{"timeout": True}, {"timeout": True}]  # one retry
     calls = Calls()
     for name in ("triage-failures.jsonl", "triage-timeout.jsonl"):
-        report = replay(RECORDED / name, calls.agent())
+        report = replay(folder / name, calls.agent())
         assert not report.diverged, report.first_divergence
     assert calls.counts == {"assign_queue": 0, "notify_nurse": 0}
 
 
 def test_diverging_fixture_names_the_event_and_what_changed() -> None:
-    report = replay(RECORDED / "urgent-only-diverges.jsonl", Calls().agent())
+    report = replay(SNAPSHOT / "urgent-only-diverges.jsonl", Calls().agent())
     assert report.diverged
     assert report.definitions_changed  # said up front, and replayed anyway
     d = report.first_divergence
     assert isinstance(d, Divergence)
-    event = read_trace(RECORDED / "urgent-only-diverges.jsonl")[d.event]
+    event = read_trace(SNAPSHOT / "urgent-only-diverges.jsonl")[d.event]
     assert (event["type"], event["step"]) == ("step", EHR + "NotifyNurse")
     assert d.field == "precondition"
     assert d.recorded["holds"] is False and d.now["holds"] is True
@@ -116,21 +132,37 @@ def test_diverging_fixture_names_the_event_and_what_changed() -> None:
     assert "NotifyNurse for patient43" in text
 
 
+def test_without_its_world_a_changed_precondition_diverges_where_it_reads_anew() -> None:
+    """The recording holds the answers to the recorded run's questions; a precondition that
+    asks another question has no recorded answer, and the replay says so at that step."""
+    for trace, agent in ((RECORDED / "urgent-only-diverges.jsonl", Calls().agent()),
+                         (RECORDED / "triage-all.jsonl", Calls().agent(VARIANT))):
+        report = replay(trace, agent)
+        d = report.first_divergence
+        assert d is not None and d.field == "reads"
+        first = next(e for e in step_events(trace) if e["step"] == EHR + "NotifyNurse")
+        assert d.event == first["seq"]  # its first use: the answer to another question is not
+        assert "--trace-snapshot" in str(report) and "NotifyNurse for patient42" in str(report)
+        assert report.definitions_changed
+
+
 def test_changed_precondition_diverges_at_the_first_affected_step() -> None:
-    report = replay(RECORDED / "triage-all.jsonl", Calls().agent(VARIANT))
+    report = replay(SNAPSHOT / "triage-all.jsonl", Calls().agent(VARIANT))
     d = report.first_divergence
     assert d is not None and d.field == "precondition"
-    assert read_trace(RECORDED / "triage-all.jsonl")[d.event]["step"] == EHR + "NotifyNurse"
+    assert read_trace(SNAPSHOT / "triage-all.jsonl")[d.event]["step"] == EHR + "NotifyNurse"
     assert d.recorded["holds"] is True and d.now["holds"] is False
 
 
+@pytest.mark.parametrize("folder", [RECORDED, SNAPSHOT])
 def test_changed_definitions_that_behave_the_same_are_reported_but_do_not_diverge(
-        tmp_path: Path) -> None:
+        tmp_path: Path, folder: Path) -> None:
     changed = tmp_path / "triage.ttl"
     changed.write_text(DEFINITIONS[0].read_text() + '\n:Triage rdfs:comment "reviewed" .\n')
-    report = replay(RECORDED / "triage-all.jsonl", Calls().agent([changed, DEFINITIONS[1]]))
+    report = replay(folder / "triage-all.jsonl", Calls().agent([changed, DEFINITIONS[1]]))
     assert report.definitions_changed
-    assert not report.diverged and report.final_digest_matches
+    assert not report.diverged
+    assert report.final_digest_matches is (True if folder == SNAPSHOT else None)
 
 
 # -- live runs, replayed ------------------------------------------------------------------
@@ -141,10 +173,14 @@ def test_a_live_run_replays_from_file_and_from_memory_without_calling_its_tools(
     run = calls.agent().run(World.from_files(HERE / "world.ttl"), all=True,
                             trace=tmp_path / "run.jsonl")
     assert calls.counts == {"assign_queue": 2, "notify_nurse": 2}
+    snap = calls.agent().run(World.from_files(HERE / "world.ttl"), all=True,
+                             trace=tmp_path / "snap.jsonl", trace_snapshot=True)
     replayer = Calls()
-    for trace in (tmp_path / "run.jsonl", run.trace):
+    for trace in (tmp_path / "run.jsonl", run.trace, tmp_path / "snap.jsonl", snap.trace):
         report = replay(trace, replayer.agent())
-        assert not report.diverged and report.final_digest_matches
+        assert not report.diverged and report.complete, str(report)
+        assert report.final_digest_matches is (True if trace in (tmp_path / "snap.jsonl",
+                                                                 snap.trace) else None)
         assert report.substituted == 4
     assert replayer.counts == {"assign_queue": 0, "notify_nurse": 0}
 
@@ -157,7 +193,7 @@ def test_every_clock_value_and_id_is_recorded_in_its_event(tmp_path: Path) -> No
     assert first["graph"].endswith(first["ids"][0])
     assert len(first["clock"]) == 2  # started, ended
     assert first["effects"][1][2].startswith(f'"{first["clock"][0]}"')  # horis:now
-    assert end["world_digest"].startswith("sha256:")
+    assert end["world_digest"].startswith("lthash16:")
 
 
 def test_reexecuting_idempotent_tools_calls_only_them_and_compares(tmp_path: Path) -> None:
@@ -195,7 +231,7 @@ def test_an_edited_trace_is_refused_naming_its_line(tmp_path: Path) -> None:
 
 
 def test_an_edited_last_event_is_refused_and_a_rehashed_one_diverges(tmp_path: Path) -> None:
-    lines = (RECORDED / "triage-all.jsonl").read_text().splitlines(keepends=True)
+    lines = (SNAPSHOT / "triage-all.jsonl").read_text().splitlines(keepends=True)
     end = json.loads(lines[-1])
     end["world_digest"] = "sha256:" + "1" * 64
     lines[-1] = json.dumps(end, sort_keys=True, separators=(",", ":")) + "\n"
@@ -204,7 +240,7 @@ def test_an_edited_last_event_is_refused_and_a_rehashed_one_diverges(tmp_path: P
         replay(tmp_path / "end.jsonl", Calls().agent())
     assert e.value.line == len(lines)
 
-    events = read_trace(RECORDED / "triage-all.jsonl")
+    events = read_trace(SNAPSHOT / "triage-all.jsonl")  # with its world, the digest is checked
     events[-1]["world_digest"] = end["world_digest"]
     report = replay(rechain(events, tmp_path / "rehashed.jsonl"), Calls().agent())
     assert report.first_divergence is not None
@@ -325,10 +361,26 @@ def test_cli_exits_1_for_a_trace_whose_recording_stopped(tmp_path: Path) -> None
 
 
 def test_cli_says_up_front_that_the_definitions_changed() -> None:
-    done = _cli("replay", RECORDED / "triage-all.jsonl", *VARIANT)
+    done = _cli("replay", SNAPSHOT / "triage-all.jsonl", *VARIANT)
     assert done.returncode == 1
     assert "definitions changed since recording" in done.stdout
     assert "precondition" in done.stdout
+    done = _cli("replay", RECORDED / "triage-all.jsonl", *VARIANT)
+    assert done.returncode == 1
+    assert "definitions changed since recording" in done.stdout
+    assert "reads" in done.stdout and "--trace-snapshot" in done.stdout
+
+
+def test_a_trace_of_the_first_format_is_refused_saying_how_to_re_record(tmp_path: Path) -> None:
+    events = read_trace(RECORDED / "triage-patient42.jsonl")
+    events[0]["trace_version"] = 1
+    path = rechain(events, tmp_path / "v1.jsonl")
+    with pytest.raises(TraceVersionError, match="Re-record it") as e:
+        replay(path, Calls().agent())
+    assert "--trace" in str(e.value)
+    done = _cli("replay", path, HERE / "definitions")
+    assert done.returncode == 1 and "Re-record it" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_cli_trace_show_prints_a_timeline() -> None:

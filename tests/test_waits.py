@@ -242,7 +242,7 @@ def test_a_resume_trace_replays_the_same(leave, tmp_path) -> None:
     agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .",
                  trace=tmp_path / "resume.jsonl")
     report = replay(tmp_path / "resume.jsonl", agent)
-    assert not report.diverged, report
+    assert not report.diverged, str(report)
 
 
 # -- a proposal's choice survives the wait ------------------------------------------------------
@@ -349,3 +349,25 @@ def test_a_resume_that_loses_a_race_lands_none_of_its_facts(leave, monkeypatch) 
     with pytest.raises(UsageError, match="changed while it was being resumed"):
         agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .")
     assert world.canonical() == before
+
+
+def test_a_wait_resumes_on_a_shared_world_under_a_held_claim(tmp_path, oxigraph_pool) -> None:
+    """On sparql: the resuming process holds the instance's claim while it drives it, and
+    gives it back: a later resume or run of that focus is not refused."""
+    (tmp_path / "leave.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(WORLD)
+    agent = Agent.from_files(tmp_path / "leave.ttl", tools={"file_request": file_request})
+    world = World.from_files(tmp_path / "world.ttl", store=oxigraph_pool.fresh())
+    try:
+        waiting = agent.run(world, ":Leave", ":req1")
+        assert waiting.status == "waiting"
+        done = agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .",
+                            trace=tmp_path / "resume.jsonl")
+        assert done.status == "completed"
+        claims = world.store.select(
+            "SELECT ?c ?w WHERE { GRAPH <urn:horismos:runtime:claims> { ?c "
+            "<urn:horismos:runtime:claim#worker> ?w } }", {}, {})
+        assert claims == []  # given back
+        assert not replay(tmp_path / "resume.jsonl", agent).diverged
+    finally:
+        oxigraph_pool.release()

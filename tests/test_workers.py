@@ -56,6 +56,9 @@ def assign_queue(patient, queue):
     if next(_calls) == 0:
         _hold()
     _note("assign", patient)
+    if os.environ.get("SLOW_ASSIGN"):
+        (HERE / "assigning").write_text(str(patient))
+        time.sleep(float(os.environ["SLOW_ASSIGN"]))
     return {"queueRef": f"Q-{str(queue).rsplit('#', 1)[-1].upper()}-{os.getpid()}"}
 
 
@@ -172,3 +175,68 @@ def test_a_killed_workers_instances_are_continued_when_its_lease_expires(ward, s
     assert set(values(server.store, "queueRef").values()) == {1}
     assert set(values(server.store, "assignedNurse").values()) == {1}
     assert URIRef(hung) in {URIRef(p) for p in values(server.store, "notifiedAt")}
+
+
+def test_every_workers_trace_replays_same_or_stopped(ward, server):
+    """Three workers with traces, one killed mid-call: each trace replays what that worker
+    drove — the instances it claimed, and those it continued for the dead one."""
+    lease = {"HORISMOS_LEASE": "1.5"}
+
+    def start(n: int, **extra: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--all", "--store",
+             server.store, "--tools", str(ward / "ehr_client.py"), "-q",
+             "--trace", str(ward / f"w{n}.jsonl")],
+            cwd=ward, env={**os.environ, **lease, **extra}, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+
+    procs = [start(0, HANG_AT="0")]  # hangs in its first notify_nurse call
+    hanging = ward / "hanging"
+    deadline = time.monotonic() + 60
+    while not hanging.exists():
+        assert procs[0].poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    procs += [start(1), start(2)]
+    os.kill(procs[0].pid, signal.SIGKILL)
+    procs[0].wait()
+    outs = [p.communicate(timeout=120)[0] for p in procs[1:]]
+    assert [p.returncode for p in procs[1:]] == [0, 0], "\n".join(outs)
+    held = instances(server.store)
+    assert all(len(v) == 1 and v[0][1] == "Completed" for v in held.values()), held
+
+    continued = 0
+    for n in range(3):
+        trace = ward / f"w{n}.jsonl"
+        continued += trace.read_text().count('"continued_at"')
+        done = subprocess.run([sys.executable, "-m", "horismos", "replay", str(trace),
+                               *DEFINITIONS], capture_output=True, text=True, timeout=120)
+        first = done.stdout.split()[0] if done.stdout else ""
+        assert first == ("STOPPED" if n == 0 else "same"), done.stdout + done.stderr
+    assert continued >= 1  # the dead worker's instance was continued, and replays so
+
+
+def test_an_instance_a_live_process_drives_is_never_taken_over(ward, server):
+    """A single-focus run sits in a slow call when an --all worker starts on the same world:
+    the worker leaves that focus to it (its claim is live), so the call is made once and the
+    instance completes in the process that started it."""
+    a = subprocess.Popen(
+        [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--focus", f"<{EHR}p00>",
+         "--store", server.store, "--tools", str(ward / "ehr_client.py"), "-q"],
+        cwd=ward, env={**os.environ, "SLOW_ASSIGN": "3", "HORISMOS_LEASE": "1.5"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while not (ward / "assigning").exists():
+        assert a.poll() is None and time.monotonic() < deadline, a.communicate()[0]
+        time.sleep(0.05)
+    b = worker(ward, server.store, HORISMOS_LEASE="1.5")
+    out_b = b.communicate(timeout=120)[0]
+    out_a = a.communicate(timeout=120)[0]
+
+    assert a.returncode == 0, out_a
+    assert b.returncode == 0, out_b
+    calls = ledger(ward)
+    assert [pid for pid, tool, p in calls if tool == "assign" and p == f"{EHR}p00"] == [
+        str(a.pid)]
+    held = instances(server.store)
+    assert held[f"{EHR}p00"] == [(held[f"{EHR}p00"][0][0], "Completed")]
+    assert all(len(v) == 1 and v[0][1] == "Completed" for v in held.values()), held

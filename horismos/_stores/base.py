@@ -17,8 +17,14 @@ world: ``quads`` and ``dataset`` leave them out, so digests and snapshots never 
 - ``load`` adds quads; ``load_file`` parses a Turtle, N-Triples, N-Quads or TriG file
   straight into the store and returns how many quads it read.
 - ``update`` runs a SPARQL 1.1 Update as one transaction (claims and leases use it).
-- ``quads`` lists what is stored, for snapshots and canonical digests; ``dataset`` is an rdflib
-  view of it (a copy for stores that are not rdflib).
+- ``quads`` lists what is stored, for snapshots; ``lines`` the same as N-Quads lines;
+  ``dataset`` is an rdflib view of it (a copy for stores that are not rdflib).
+- ``digest`` is the :class:`~horismos._digest.Digest` of what ``quads`` yields, kept up to date
+  by every write (``apply`` returns the delta it made: only quads that really were added or
+  removed count; a :class:`Conflict` changes nothing). ``recompute_digest`` recomputes it in
+  one linear pass; ``check_digest`` returns both, read at one moment; ``rebase_digest`` makes
+  the recomputed value the kept one. World data is skolemised where it enters (``load``,
+  ``load_file``; ``World.commit``), so the digest never depends on blank-node labels.
 - ``shared`` says other processes may write the same store at once, so ``run --all`` splits
   focus nodes through claims; ``persistent`` says the store outlives the process.
 - An operation a store cannot do raises :class:`NotImplementedError`, and one it cannot do with
@@ -32,16 +38,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rdflib import BNode, Dataset, Literal, URIRef
+from rdflib import RDF, Dataset, Literal, URIRef
 from rdflib.plugins.serializers.nt import _quoteLiteral
 from rdflib.term import Node
 
+from .._digest import ZERO, Digest
 from .._errors import HorismosError
 
 if TYPE_CHECKING:
     from .._preconditions import Precondition
 
-__all__ = ["RUNTIME", "Change", "Conflict", "Progress", "Quad", "Store", "StoreError"]
+__all__ = ["DIGEST_GRAPH", "LTHASH", "RUNTIME", "Change", "Conflict", "Progress", "Quad", "Store",
+           "StoreError", "delta_of", "is_world_quad", "nquad_line", "nt_text"]
 
 Quad = tuple[Node, Node, Node, URIRef | None]
 Progress = Callable[[int], None]
@@ -49,6 +57,10 @@ Progress = Callable[[int], None]
 
 RUNTIME = "urn:horismos:runtime:"
 """Graphs named under this prefix are store bookkeeping, never part of the world."""
+DIGEST_GRAPH = URIRef(RUNTIME + "digest")
+"""Where a persistent store keeps its digest (``oxigraph:PATH``) or its deltas (``sparql:``)."""
+LTHASH = URIRef(RUNTIME + "lthash16")
+"""The predicate whose object is a digest state, base64."""
 
 
 class StoreError(HorismosError):
@@ -113,7 +125,12 @@ class Store:
     def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
         raise NotImplementedError
 
-    def apply(self, change: Change) -> None:
+    def types(self, node: Node) -> set[Node]:
+        """``node``'s ``rdf:type`` values, in any graph."""
+        return set(self.objects(node, RDF.type))
+
+    def apply(self, change: Change) -> Digest:
+        """Land ``change`` atomically; the delta it made to :meth:`digest`."""
         raise NotImplementedError
 
     def update(self, text: str) -> None:
@@ -128,12 +145,28 @@ class Store:
     def quads(self) -> Iterator[Quad]:
         raise NotImplementedError
 
-    def lines(self) -> Iterator[tuple[URIRef | None, str | None]]:
-        """Each stored quad's graph and its N-Quads line, the line ``None`` for a quad with a
-        blank node (whose label means nothing outside the store); what a digest is made of."""
+    def lines(self) -> Iterator[str]:
+        """Each stored quad as its N-Quads line (no newline): what the digest hashes."""
         for s, p, o, g in self.quads():
-            yield g, None if isinstance(s, BNode) or isinstance(o, BNode) else nquad_line(
-                s, p, o, g)
+            yield nquad_line(s, p, o, g)
+
+    def digest(self) -> Digest:
+        """The digest of what :meth:`quads` yields, as kept up to date by every write."""
+        raise NotImplementedError
+
+    def recompute_digest(self) -> Digest:
+        """The digest recomputed from every stored quad: one pass, bounded memory."""
+        return Digest.of_lines(self.lines())
+
+    def check_digest(self) -> tuple[Digest, Digest]:
+        """The kept digest and the recomputed one, as of the same moment."""
+        return self.digest(), self.recompute_digest()
+
+    def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
+        """Make the recomputed digest the kept one (after writes that bypassed Horismos);
+        with ``only_if_equal``, only when they already agree (``sparql:`` then folds its
+        deltas into one). Returns the kept and the recomputed digest as they were."""
+        raise NotImplementedError
 
     def dataset(self) -> Dataset:
         """An rdflib view of everything stored."""
@@ -143,6 +176,19 @@ class Store:
         """Release files and connections; the store is not used afterwards."""
 
 
+def is_world_quad(q: Quad) -> bool:
+    """Whether ``q`` is world (not in a ``urn:horismos:runtime:`` graph)."""
+    return q[3] is None or not str(q[3]).startswith(RUNTIME)
+
+
+def delta_of(added: Iterable[Quad], removed: Iterable[Quad]) -> Digest:
+    """The digest delta of quads that were really added and removed (each given once)."""
+    plus = [nquad_line(*q) for q in added if is_world_quad(q)]
+    minus = [nquad_line(*q) for q in removed if is_world_quad(q)]
+    return (Digest.of_lines(plus) if plus else ZERO) - (
+        Digest.of_lines(minus) if minus else ZERO)
+
+
 def nt_text(node: Node) -> str:
     """N-Triples form (``Literal.n3()`` writes a multi-line string in triple quotes)."""
     return _quoteLiteral(node) if isinstance(node, Literal) else node.n3()
@@ -150,4 +196,4 @@ def nt_text(node: Node) -> str:
 
 def nquad_line(s: Node, p: Node, o: Node, g: URIRef | None) -> str:
     """One quad as a line of N-Quads (without its newline), as a world's digest is made of."""
-    return f"{s.n3()} {p.n3()} {nt_text(o)}" + (f" <{g}> ." if g is not None else " .")
+    return f"{s.n3()} {p.n3()} {nt_text(o)}" + (f" {g.n3()} ." if g is not None else " .")

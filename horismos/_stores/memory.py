@@ -2,7 +2,8 @@
 
 Literals are stored in the canonical form Oxigraph gives them (``"1.50"^^xsd:decimal`` is
 ``"1.5"``, ``xsd:int`` is ``xsd:integer``, language tags are lower case), so a world holds the
-same terms, digests the same and type-checks the same on every backend.
+same terms, digests the same and type-checks the same on every backend. The digest is kept
+in the object, moved by each write's exact delta.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
+from .._digest import ZERO, Digest
 from .._preconditions import Precondition
-from .base import RUNTIME, Change, Conflict, Progress, Quad, Store
+from .base import RUNTIME, Change, Conflict, Progress, Quad, Store, delta_of
 from .oxigraph import OxigraphStore, canonical
+from .skolem import skolemise
 
 __all__ = ["MemoryStore"]
 
@@ -30,6 +33,7 @@ class MemoryStore(Store):
         self._ds = Dataset(default_union=True)
         self._lock = threading.Lock()
         self._graphs: dict[URIRef | None, Graph] = {}
+        self._digest = ZERO
 
     def _graph(self, name: URIRef | None) -> Graph:
         g = self._graphs.get(name)
@@ -53,37 +57,60 @@ class MemoryStore(Store):
     def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
         return self._ds.triples((subject, None, None))
 
-    def apply(self, change: Change) -> None:
+    def _stored(self, q: Quad) -> bool:
+        return q[:3] in self._graph(q[3])
+
+    def apply(self, change: Change) -> Digest:
         change = Change(canonical(change.add), canonical(change.remove),
                         tuple(canonical(change.expect)))
         with self._lock:
             for q in change.expect:
-                if q[:3] not in self._graph(q[3]):
+                if not self._stored(q):
                     raise Conflict(f"expected {q[0].n3()} {q[1].n3()} {q[2].n3()} is no longer "
                                    "stored: another writer changed it first",
                                    expected=change.expect)
-            for s, p, o, g in change.remove:
+            add = dict.fromkeys(change.add)
+            removed = [q for q in dict.fromkeys(change.remove) if q not in add and self._stored(q)]
+            added = [q for q in add if not self._stored(q)]
+            for s, p, o, g in removed:
                 self._graph(g).remove((s, p, o))
-            for s, p, o, g in change.add:
+            for s, p, o, g in added:
                 self._graph(g).add((s, p, o))
+            delta = delta_of(added, removed)
+            self._digest += delta
+            return delta
 
     def update(self, text: str) -> None:
         with self._lock:
             self._ds.update(text)
 
     def load(self, quads: Iterable[Quad]) -> None:
-        self.apply(Change(add=list(quads)))
+        self.apply(Change(add=skolemise(list(quads))))
 
     def load_file(self, path: Path, progress: Progress | None = None) -> int:
         """Read by pyoxigraph (30x rdflib's Turtle parser) into a scratch Oxigraph store, whose
-        literals come out canonical, then added in one change."""
+        literals come out canonical and blank nodes skolemised, then added in one change;
+        returns how many quads were new."""
         scratch = OxigraphStore()
-        n = scratch.load_file(path, progress)
-        with self._lock:
-            for s, p, o, g in scratch.quads():
-                self._graph(g).add((s, p, o))
+        scratch.load_file(path, progress)
+        quads = list(scratch.quads())
         scratch.close()
-        return n
+        with self._lock:
+            added = [q for q in quads if not self._stored(q)]
+            for s, p, o, g in added:
+                self._graph(g).add((s, p, o))
+            self._digest += delta_of(added, ())
+        return len(added)
+
+    def digest(self) -> Digest:
+        return self._digest
+
+    def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
+        with self._lock:
+            kept, recomputed = self._digest, self.recompute_digest()
+            if not only_if_equal or kept == recomputed:
+                self._digest = recomputed
+            return kept, recomputed
 
     def quads(self) -> Iterator[Quad]:
         for s, p, o, g in self._ds.quads((None, None, None, None)):

@@ -17,6 +17,17 @@ Blank nodes: the protocol cannot name a stored blank node, so quads to remove or
 bound variables, must not contain one (:class:`UsageError`); added blank nodes become fresh
 server blank nodes; ``objects`` of a blank node answers for those ``outgoing`` met since the
 store last wrote (the gate asks about a subject's neighbours just after reading its triples).
+Added blank nodes are skolemised first (:mod:`horismos._stores.skolem`), so none is stored.
+
+The digest: the server serialises nothing for us, so no process may read-modify-write one
+global value. Each update Horismos makes also inserts its own delta as a node of its own in
+``urn:horismos:runtime:digest``; :meth:`SparqlStore.digest` sums them (one query). A delta is
+exact when it counts only quads that really were added or removed: a guarded commit (the
+runner's) is taken to remove quads that are stored and add quads that are not — its guard,
+the instance's version, says the runner read them — while an unguarded change and every load
+first asks which of its quads are stored. Writes that bypass Horismos are not counted; the
+recomputation (``horismos digest --check``) finds them, from one consistent read of the whole
+store, and ``--fold`` replaces the deltas that read saw by one base value.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ import json
 import os
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import islice
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -35,21 +47,45 @@ from rdflib import RDF, BNode, Dataset, Literal, URIRef
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.term import Node
 
+from .._digest import ZERO, Digest
 from .._errors import UsageError
 from .._preconditions import Precondition
-from .base import RUNTIME, Change, Conflict, Progress, Quad, Store, StoreError
-from .oxigraph import from_ox, is_runtime, parse_file, quad_block, to_ox, to_ox_quad
+from .base import (
+    DIGEST_GRAPH,
+    LTHASH,
+    RUNTIME,
+    Change,
+    Conflict,
+    Progress,
+    Quad,
+    Store,
+    StoreError,
+    delta_of,
+    is_world_quad,
+)
+from .oxigraph import (
+    canonical,
+    from_ox,
+    is_runtime,
+    normalised,
+    ox_line,
+    parse_file,
+    quad_block,
+    to_ox,
+    to_ox_quad,
+)
+from .skolem import skolemise
 
 __all__ = ["SparqlStore"]
 
 RECEIPTS = URIRef(RUNTIME + "receipts")
 _BY = URIRef(RUNTIME + "by")
-_QUERY, _STORE = "/query?union-default-graph", "/store"
-_PATHS = (_QUERY, "/update", _STORE)
+_QUERY, _PLAIN, _STORE = "/query?union-default-graph", "/query", "/store"
+_PATHS = (_QUERY, _PLAIN, "/update", _STORE)
 _FORM = {"Accept": "application/sparql-results+json",
          "Content-Type": "application/x-www-form-urlencoded"}
 _TIMEOUT = {"connect": 5.0, "read": 120.0, "write": 120.0, "pool": 5.0}
-_BATCH = 20_000
+_CHUNK = 5_000  # quads a load checks and inserts per update
 
 
 class SparqlStore(Store):
@@ -93,16 +129,16 @@ class SparqlStore(Store):
                              f"{body.decode(errors='replace').strip()[:500]}")
         return body
 
-    def _query(self, text: str) -> Any:
-        return json.loads(self._request("POST", _QUERY, urlencode({"query": text}).encode(),
+    def _query(self, text: str, path: str = _QUERY) -> Any:
+        return json.loads(self._request("POST", path, urlencode({"query": text}).encode(),
                                         _FORM))
 
     def _rows(self, text: str) -> list[dict[str, Node]]:
         body = self._query(text)
         return [{k: _term(v) for k, v in b.items()} for b in body["results"]["bindings"]]
 
-    def _ask(self, text: str) -> bool:
-        return bool(self._query(text)["boolean"])
+    def _ask(self, text: str, path: str = _QUERY) -> bool:
+        return bool(self._query(text, path)["boolean"])
 
     def update(self, text: str) -> None:
         self._seen.clear()
@@ -180,55 +216,181 @@ class SparqlStore(Store):
 
     # -- writes ---------------------------------------------------------------------------
 
-    def apply(self, change: Change) -> None:
+    def apply(self, change: Change) -> Digest:
         self._seen.clear()
         for q in (*change.remove, *change.expect):
             if any(isinstance(t, BNode) for t in q):
                 raise UsageError(f"{q[0].n3()} {q[1].n3()} {q[2].n3()}: a stored blank node "
                                  "cannot be named over the SPARQL protocol; give the node an IRI")
+        adds = canonical(skolemise(list(change.add)))
+        add = dict.fromkeys(q for q in adds if is_world_quad(q))
+        both = add.keys() & set(canonical(change.remove))  # stays (or lands) as it is
+        removes = [q for q in dict.fromkeys(canonical(change.remove))
+                   if q not in add and is_world_quad(q)]
+        if change.expect:  # the runner's commit: what it removes it read, what it adds is new
+            delta = delta_of([q for q in add if q not in both], removes)
+        else:
+            stored = self._stored([(*map(nt, q[:3]), None if q[3] is None else nt(q[3]))
+                                   for q in [*add, *removes]])
+            delta = delta_of([q for i, q in enumerate(add) if i not in stored],
+                             [q for i, q in enumerate(removes, len(add)) if i in stored])
+        mine = [self._delta_quad(delta)] if delta else []
         if not change.expect:
-            self.update(_modify(change.remove, change.add, ""))
-            return
+            self.update(_modify(change.remove, [*adds, *mine], ""))
+            return delta
         receipt = URIRef(f"{RUNTIME}receipt:{uuid.uuid4().hex}")
-        mine = (receipt, _BY, Literal(f"pid {os.getpid()}"), RECEIPTS)
+        signed = (receipt, _BY, Literal(f"pid {os.getpid()}"), RECEIPTS)
         remove = list(change.remove)
         if self._receipt is not None:
             remove.append((self._receipt, _BY, Literal(f"pid {os.getpid()}"), RECEIPTS))
-        self.update(_modify(remove, [*change.add, mine], quad_block(change.expect, nt)))
+        self.update(_modify(remove, [*adds, *mine, signed], quad_block(change.expect, nt)))
         if not self._ask(f"ASK {{ GRAPH {nt(RECEIPTS)} {{ {nt(receipt)} ?p ?o }} }}"):
             raise Conflict("another writer changed what this commit expected first ("
                            + "; ".join(f"{s.n3()} {p.n3()} {o.n3()}"
                                        for s, p, o, _ in change.expect) + ")",
                            expected=change.expect)
         self._receipt = receipt
+        return delta
+
+    @staticmethod
+    def _delta_quad(delta: Digest) -> Quad:
+        node = URIRef(f"{DIGEST_GRAPH}:{uuid.uuid4().hex}")
+        return node, LTHASH, Literal(delta.to_text()), DIGEST_GRAPH
+
+    def _stored(self, quads: list[tuple[str, str, str, str | None]]) -> set[int]:
+        """Which of these quads (terms as N-Triples text) the server holds, by index."""
+        found: set[int] = set()
+        for start in range(0, len(quads), _CHUNK):
+            default, named = [], []
+            for i, (s, p, o, g) in enumerate(quads[start:start + _CHUNK], start):
+                if g is None:
+                    default.append(f"({i} {s} {p} {o})")
+                else:
+                    named.append(f"({i} {s} {p} {o} {g})")
+            groups = []
+            if default:
+                groups.append(f"{{ VALUES (?i ?s ?p ?o) {{ {' '.join(default)} }} ?s ?p ?o }}")
+            if named:
+                groups.append(f"{{ VALUES (?i ?s ?p ?o ?g) {{ {' '.join(named)} }} "
+                              "GRAPH ?g { ?s ?p ?o } }")
+            if groups:
+                body = self._query(f"SELECT ?i WHERE {{ {' UNION '.join(groups)} }}", _PLAIN)
+                found.update(int(b["i"]["value"]) for b in body["results"]["bindings"])
+        return found
 
     def load(self, quads: Iterable[Quad]) -> None:
-        body = ox.serialize([to_ox_quad(q) for q in quads], format=ox.RdfFormat.N_QUADS)
-        if body:
-            self._post_nquads(body)
+        quads = skolemise(list(quads))
+        for i in range(0, len(quads), _CHUNK):
+            self._insert_new(normalised(to_ox_quad(q) for q in quads[i:i + _CHUNK]))
 
     def load_file(self, path: Path, progress: Progress | None = None) -> int:
-        """Parsed here by pyoxigraph (so a syntax error names its line) and streamed to the
-        server as N-Quads in one request."""
-        count = [0]
+        """Parsed here by pyoxigraph (so a syntax error names its line). Into a world that
+        holds data: a few thousand quads at a time, the server saying which it holds, one
+        update inserting the others with their delta. Into an empty world: streamed as
+        N-Quads in one request (5x faster), then the digest recomputed from one read of the
+        store and folded (:meth:`rebase_digest`: deltas that concurrent commits write stay
+        counted). Returns how many quads were new."""
+        if self._ask(f"ASK {{ {{ ?s ?p ?o }} UNION {{ GRAPH ?g {{ ?s ?p ?o }} "
+                     f'FILTER(!STRSTARTS(STR(?g), "{RUNTIME}")) }} }}', _PLAIN):
+            quads = parse_file(path, progress)
+            added = 0
+            while chunk := list(islice(quads, _CHUNK)):
+                added += self._insert_new(normalised(chunk))
+            return added
 
         def chunks() -> Iterator[bytes]:
-            batch: list[ox.Quad] = []
-            for q in parse_file(path, progress):
-                batch.append(q)
-                if len(batch) == _BATCH:
-                    count[0] += len(batch)
-                    yield ox.serialize(batch, format=ox.RdfFormat.N_QUADS)
-                    batch = []
-            count[0] += len(batch)
-            yield ox.serialize(batch, format=ox.RdfFormat.N_QUADS)
+            quads = parse_file(path, progress)
+            while batch := list(islice(quads, _CHUNK * 4)):
+                yield ox.serialize(batch, format=ox.RdfFormat.N_QUADS)
 
         self._post_nquads(chunks())
-        return count[0]
+        return self._fold()[3]
 
-    def _post_nquads(self, body: bytes | Iterator[bytes]) -> None:
+    def _post_nquads(self, body: Iterator[bytes]) -> None:
         self._seen.clear()
         self._request("POST", _STORE, body, {"Content-Type": "application/n-quads"})
+
+    def _insert_new(self, quads: list[ox.Quad]) -> int:
+        """Insert those of ``quads`` (without repeats) the server does not hold yet, and their
+        delta, in one update."""
+        self._seen.clear()
+        quads = [q for q in quads if not is_runtime(q.graph_name)]
+        stored = self._stored([(str(q.subject), str(q.predicate), str(q.object),
+                                None if isinstance(q.graph_name, ox.DefaultGraph)
+                                else str(q.graph_name)) for q in quads])
+        new = [q for i, q in enumerate(quads) if i not in stored]
+        if not new:
+            return 0
+        delta = Digest.of_lines(ox_line(q) for q in new)
+        node, p, o, g = self._delta_quad(delta)
+        by_graph: dict[str, list[str]] = {}
+        for q in new:
+            name = "" if isinstance(q.graph_name, ox.DefaultGraph) else str(q.graph_name)
+            by_graph.setdefault(name, []).append(f"{q.subject} {q.predicate} {q.object} .")
+        by_graph.setdefault(nt(g), []).append(f"{nt(node)} {nt(p)} {nt(o)} .")
+        self.update("INSERT DATA {\n" + "\n".join(
+            "\n".join(lines) if not name else f"GRAPH {name} {{\n" + "\n".join(lines) + "\n}"
+            for name, lines in by_graph.items()) + "\n}")
+        return len(new)
+
+    # -- digest ---------------------------------------------------------------------------
+
+    def digest(self) -> Digest:
+        """The sum of the deltas every Horismos update left in the store (one query)."""
+        body = self._query(f"SELECT ?v WHERE {{ GRAPH {nt(DIGEST_GRAPH)} "
+                           f"{{ ?d {nt(LTHASH)} ?v }} }}", _PLAIN)
+        total = ZERO
+        for b in body["results"]["bindings"]:
+            total += Digest.from_text(b["v"]["value"])
+        return total
+
+    def _read_all(self) -> tuple[Digest, Digest, list[tuple[str, str]], int]:
+        """From one read of the whole store: the sum of its deltas, the digest recomputed
+        from its quads, the deltas (node, value) that read saw, and how many quads it has."""
+        body = self._request("GET", _STORE, headers={"Accept": "application/n-quads"})
+        deltas: list[tuple[str, str]] = []
+        digest_graph, lthash = str(DIGEST_GRAPH), str(LTHASH)
+
+        count = [0]
+
+        def lines() -> Iterator[str]:
+            for q in ox.parse(body, format=ox.RdfFormat.N_QUADS):
+                g = q.graph_name
+                if not is_runtime(g):
+                    count[0] += 1
+                    yield ox_line(q)
+                elif g.value == digest_graph and q.predicate.value == lthash:
+                    deltas.append((q.subject.value, q.object.value))
+
+        recomputed = Digest.of_lines(lines())
+        kept = ZERO
+        for _, value in deltas:
+            kept += Digest.from_text(value)
+        return kept, recomputed, deltas, count[0]
+
+    def recompute_digest(self) -> Digest:
+        return self._read_all()[1]
+
+    def check_digest(self) -> tuple[Digest, Digest]:
+        kept, recomputed, _, _ = self._read_all()
+        return kept, recomputed
+
+    def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
+        """Replace the deltas one read saw by one base value, the digest recomputed by that
+        read; deltas written since stay, so concurrent commits are not lost."""
+        kept, recomputed, _, _ = self._fold(only_if_equal)
+        return kept, recomputed
+
+    def _fold(self, only_if_equal: bool = False) -> tuple[Digest, Digest, bool, int]:
+        kept, recomputed, deltas, count = self._read_all()
+        if only_if_equal and kept != recomputed:
+            return kept, recomputed, False, count
+        g, p = nt(DIGEST_GRAPH), nt(LTHASH)
+        old = " ".join(f"<{node}> {p} {nt(Literal(value))} ." for node, value in deltas)
+        node, _, value, _ = self._delta_quad(recomputed)
+        self.update(f"DELETE DATA {{ GRAPH {g} {{ {old} }} }};\n"
+                    f"INSERT DATA {{ GRAPH {g} {{ {nt(node)} {p} {nt(value)} }} }}")
+        return kept, recomputed, True, count
 
     def close(self) -> None:
         self._http.close()

@@ -1,0 +1,107 @@
+"""OWL-RL types decided per node from its neighbourhood agree with owlrl's full closure.
+
+``entailment="owl-rl"`` no longer copies the world per run; each node's types are derived
+from its own edges with rules compiled from the schema. For every rule it claims to support,
+this holds it to owlrl's closure of the whole ontology and world, node by node.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import owlrl
+import pytest
+from rdflib import OWL, RDF, Graph, Namespace, URIRef
+
+from horismos import World
+from horismos._entailment import schema_of
+
+EX = Namespace("http://example.org/owl#")
+
+ONTOLOGY = """
+@prefix :     <http://example.org/owl#> .
+@prefix owl:  <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+
+:Nurse rdfs:subClassOf :Clinician .  :Clinician rdfs:subClassOf :Staff .
+:Staff owl:equivalentClass :Employee .
+:ward rdfs:domain :Case ; rdfs:range :Ward .
+:Unit owl:equivalentClass :Ward .
+:primaryNurse rdfs:subPropertyOf :caredBy .  :caredBy rdfs:range :Clinician .
+:caresFor owl:inverseOf :caredBy .
+:colleague a owl:SymmetricProperty ; rdfs:domain :Staff .
+:Urgent owl:equivalentClass [ a owl:Restriction ; owl:onProperty :acuity ;
+                              owl:hasValue :high ] .
+:Escalated owl:equivalentClass [ a owl:Restriction ; owl:onProperty :escalatedTo ;
+                                 owl:someValuesFrom :Clinician ] .
+:Flagged owl:equivalentClass [ a owl:Restriction ; owl:onProperty :flag ;
+                               owl:someValuesFrom owl:Thing ] .
+:Ward rdfs:subClassOf [ a owl:Restriction ; owl:onProperty :hasBed ; owl:allValuesFrom :Bed ] .
+:UrgentCase owl:equivalentClass [ owl:intersectionOf ( :Case :Urgent ) ] .
+:Person owl:equivalentClass [ owl:unionOf ( :Staff :Patient ) ] .
+"""
+
+WORLD = """
+@prefix :     <http://example.org/owl#> .
+:ann a :Nurse .
+:c1 :ward :w1 ; :acuity :high ; :primaryNurse :bob .
+:w1 :hasBed :b1 .
+:w2 a :Unit ; :hasBed :b2 .
+:dan :caresFor :c2 .
+:eve :colleague :fay .
+:c3 :escalatedTo :ann .
+:c4 :flag "late" .
+:p1 a :Patient .
+:c5 :escalatedTo :nobody .
+"""
+
+
+@functools.cache
+def closure() -> Graph:
+    """owlrl's full OWL-RL closure of the ontology and the world: the reference."""
+    g = Graph()
+    g.parse(data=ONTOLOGY, format="turtle")
+    g.parse(data=WORLD, format="turtle")
+    owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(g)
+    return g
+
+
+def owlrl_types(node: URIRef) -> set[URIRef]:
+    return {t for t in closure().objects(node, RDF.type)
+            if isinstance(t, URIRef) and str(t).startswith(str(EX))}
+
+
+@pytest.fixture(scope="module")
+def scoped():
+    definitions = Graph().parse(data=ONTOLOGY, format="turtle")
+    world = World.open("oxigraph")
+    world.store.load((s, p, o, None) for s, p, o in Graph().parse(data=WORLD, format="turtle"))
+    schema = schema_of(definitions, world.store)
+    return schema, schema.types_of(world.store), world
+
+
+@pytest.mark.parametrize("node", ["ann", "c1", "w1", "b1", "w2", "b2", "bob", "dan", "c2",
+                                  "eve", "fay", "c3", "c4", "p1", "c5", "nobody"])
+def test_each_nodes_types_are_owlrl_s(scoped, node: str) -> None:
+    _, types_of, _ = scoped
+    found = {t for t in types_of(EX[node]) if str(t).startswith(str(EX))}
+    assert found == owlrl_types(EX[node])
+
+
+def test_focus_candidates_hold_every_node_entailed_of_a_class(scoped) -> None:
+    schema, types_of, world = scoped
+    for cls in (EX.Case, EX.Ward, EX.Staff, EX.Person, EX.Urgent, EX.Escalated, EX.Bed):
+        expected = {n for n in map(URIRef, (EX[x] for x in (
+            "ann", "c1", "w1", "b1", "w2", "b2", "bob", "dan", "c2", "eve", "fay", "c3", "c4",
+            "p1", "c5", "nobody"))) if cls in owlrl_types(n)}
+        candidates = schema.focus_candidates(world.store, frozenset({cls}))
+        assert {n for n in candidates if cls in types_of(n)} == expected, cls
+
+
+def test_a_hub_is_typed_by_probing_its_incoming_edges_not_listing_them() -> None:
+    definitions = Graph().parse(data=ONTOLOGY, format="turtle")
+    world = World.open("oxigraph")
+    world.store.load((EX[f"c{i}"], EX.ward, EX.hub, None) for i in range(20_000))
+    schema = schema_of(definitions, world.store)
+    assert EX.Ward in schema.types_of(world.store)(EX.hub)
+    assert OWL.Thing not in schema.ranged
