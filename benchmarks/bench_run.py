@@ -1,17 +1,21 @@
 """Committed, gated steps per second for the triage workflow run with ``--all``.
 
-    python benchmarks/bench_run.py [--patients 1000 10000]
+    python benchmarks/bench_run.py [--patients 1000 10000] [--no-shape-too]
 
 Prints, per world size: committed steps per second, p50/p99 step latency, the split of a step's
-time between precondition, arguments, tool, gate, commit and trace, and peak memory (max RSS).
+time between precondition, arguments, tool, gate, commit and trace, the gate's µs per step
+(median, p99) with the domain shape of ontologies/ehr.ttl (sh:pattern, sh:maxCount on
+:Patient) and, with ``--no-shape-too``, without it; and peak memory (max RSS).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import resource
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,8 +46,21 @@ def build_world(patients: int, store: str | None = None) -> World:
     return world
 
 
-def bench(patients: int) -> None:
-    agent = Agent.from_files(ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl",
+def ontology(domain_shape: bool) -> Path:
+    """ontologies/ehr.ttl, or a copy of it without its domain shape."""
+    path = ROOT / "ontologies" / "ehr.ttl"
+    if domain_shape:
+        return path
+    text = re.sub(r":PatientShape a sh:NodeShape ;.*?\] \.", "", path.read_text(encoding="utf-8"),
+                  flags=re.S)
+    assert "sh:NodeShape" not in text
+    copy = Path(tempfile.mkdtemp()) / "ehr.ttl"
+    copy.write_text(text, encoding="utf-8")
+    return copy
+
+
+def bench(patients: int, domain_shape: bool = True) -> None:
+    agent = Agent.from_files(ROOT / "workflows" / "triage.ttl", ontology(domain_shape),
                              tools={"ehr_client.assign_queue": ehr_client.assign_queue,
                                     "ehr_client.notify_nurse": ehr_client.notify_nurse})
     world = build_world(patients)
@@ -52,12 +69,14 @@ def bench(patients: int) -> None:
     elapsed = time.perf_counter() - t0
     steps = [s for s in run.steps if s.status == "completed"]
     latencies = sorted(sum(s.timings.values()) for s in steps)
+    gate = sorted(s.timings.get("gate", 0.0) for s in steps)
     split: dict[str, float] = {}
     for s in steps:
         for k, v in s.timings.items():
             split[k] = split.get(k, 0.0) + v
     total = sum(split.values())
-    print(f"patients={patients}  instances={len(run.instances)}  status={run.status}")
+    print(f"patients={patients}  instances={len(run.instances)}  status={run.status}  "
+          f"domain shape {'on' if domain_shape else 'off'}")
     print(f"  committed steps: {len(steps)} in {elapsed:.2f} s "
           f"-> {len(steps) / elapsed:.0f} committed steps/s (whole run, incl. trace header)")
     print(f"  step latency: p50 {statistics.median(latencies) * 1000:.2f} ms, "
@@ -65,6 +84,9 @@ def bench(patients: int) -> None:
     print("  split of step time: " + ", ".join(
         f"{k} {v / total * 100:.0f}% ({v / len(steps) * 1000:.3f} ms)"
         for k, v in sorted(split.items(), key=lambda kv: -kv[1])))
+    print(f"  gate per step: median {statistics.median(gate) * 1e6:.0f} µs, "
+          f"p99 {gate[int(len(gate) * 0.99) - 1] * 1e6:.0f} µs "
+          f"(domain shape {'on' if domain_shape else 'off'})")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"  peak memory (max RSS of the process so far): {rss:.0f} MiB")
 
@@ -72,8 +94,13 @@ def bench(patients: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--patients", type=int, nargs="+", default=[1000, 10000])
-    for n in parser.parse_args().patients:
+    parser.add_argument("--no-shape-too", action="store_true",
+                        help="also run each size without the domain shape")
+    args = parser.parse_args()
+    for n in args.patients:
         bench(n)
+        if args.no_shape_too:
+            bench(n, domain_shape=False)
 
 
 if __name__ == "__main__":

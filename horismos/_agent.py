@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from rdflib import Graph, URIRef
 from rdflib.term import Node
 
-from ._bindings import mcp_server
+from ._bindings import Hosts, Reach, mcp_server
 from ._catalog import Catalog
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
@@ -34,6 +34,11 @@ Entailment = Literal["rdfs", "owl-rl"]
 class Agent:
     """Loaded, checked definitions and the Python callables registered for ``python:NAME``.
 
+    A ``python:module.func`` binding resolves only inside a module named in ``allow_modules``
+    (or a submodule of one): a Turtle file does not choose the code it runs. With
+    ``allow_hosts`` HTTP bindings and MCP server URLs reach only those hosts; without it any
+    host but link-local and cloud metadata addresses (:mod:`._bindings.reach`).
+
     ``entailment="rdfs"`` (the default) checks argument types against the ``rdfs:subClassOf``
     closure of the loaded ontology; ``"owl-rl"`` also infers the OWL 2 RL types of each node a
     run touches, from that node's neighbourhood (:mod:`horismos._entailment`).
@@ -42,11 +47,14 @@ class Agent:
     def __init__(self, definitions: Definitions, *,
                  tools: Mapping[str, Callable[..., Any]] | None = None,
                  entailment: Entailment = "rdfs",
-                 mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None) -> None:
+                 mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None,
+                 allow_modules: Iterable[str] = (), allow_hosts: Iterable[str] = ()) -> None:
         if entailment not in ("rdfs", "owl-rl"):
             raise UsageError(f"entailment {entailment!r}: use 'rdfs' or 'owl-rl'")
         self.definitions = definitions
-        self.tools: dict[str, Callable[..., Any]] = dict(tools or {})
+        # what bindings may reach: these callables, these modules, these hosts
+        self.tools = Reach(tools, allow_modules, Hosts(tuple(allow_hosts)) if allow_hosts
+                           else None)
         self.mcp_servers = {n: mcp_server(n, s) for n, s in (mcp_servers or {}).items()}
         self.entailment = entailment
         self._gate = Gate(definitions)
@@ -55,9 +63,11 @@ class Agent:
     def from_files(cls, *paths: str | Path, tools: Mapping[str, Callable[..., Any]] | None = None,
                    entailment: Entailment = "rdfs",
                    mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None,
+                   allow_modules: Iterable[str] = (), allow_hosts: Iterable[str] = (),
                    ) -> Agent:
         return cls(load_definitions(paths), tools=tools, entailment=entailment,
-                   mcp_servers=mcp_servers)
+                   mcp_servers=mcp_servers, allow_modules=allow_modules,
+                   allow_hosts=allow_hosts)
 
     @property
     def catalog(self) -> Catalog:

@@ -24,16 +24,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from rdflib import RDFS, XSD, URIRef
 from rdflib.term import Node
 
-from ._bindings import McpSessions, resolve
+from ._bindings import McpSessions, hosts_of, resolve, static_problem
 from ._definitions import Definitions
 from ._envelopes import InventoryProblem, read_inventory
 from ._errors import ToolError, UsageError
 from ._model import Arg, Assertion, McpServer, Tool
+from ._redact import redact_url
 from ._vocab import HORIS
 
 if TYPE_CHECKING:
@@ -225,15 +226,6 @@ def effect_schema(tool: Tool, defs: Definitions) -> dict[str, Any] | None:
     }
 
 
-def _without_userinfo(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-
-
 def mcp_server_name(tool: Tool) -> str | None:
     if not tool.binding.startswith("mcp://"):
         return None
@@ -255,13 +247,30 @@ def missing_env(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
 
 
 def dependencies(tool: Tool, servers: Mapping[str, McpServer]) -> dict[str, Any]:
-    return {"binding": _without_userinfo(tool.binding), "mcp_server": mcp_server_name(tool),
-            "env": env_vars(tool, servers)}
+    url = reached_url(tool, servers)
+    host = urlsplit(url).hostname if url is not None else None
+    return {"binding": redact_url(tool.binding), "mcp_server": mcp_server_name(tool),
+            "env": env_vars(tool, servers), "hosts": [host] if host else []}
+
+
+def reached_url(tool: Tool, servers: Mapping[str, McpServer]) -> str | None:
+    """The URL a call connects to: an HTTP binding's, or its MCP server's ``horis:url``."""
+    if tool.binding.startswith(("http://", "https://")):
+        return tool.binding
+    server = servers.get(mcp_server_name(tool) or "")
+    return server.url if server is not None else None
 
 
 def binding_problem(tool: Tool, registry: Mapping[str, Any], sessions: McpSessions,
                     ) -> str | None:
-    """Why the binding cannot be resolved in this process (no network is touched), or None."""
+    """Why the binding cannot be resolved in this process, or None: nothing is imported and
+    no network is touched."""
+    if tool.binding.startswith("python:"):
+        return static_problem(tool, registry)
+    url = reached_url(tool, sessions.servers)
+    refused = hosts_of(registry).problem(url, resolve=False) if url is not None else None
+    if refused is not None:
+        return refused
     try:
         resolve(tool, registry, sessions)
     except ToolError as e:

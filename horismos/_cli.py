@@ -16,7 +16,9 @@ import importlib
 import importlib.util
 import inspect
 import json
+import logging
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -30,9 +32,11 @@ from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._agent import Agent
+from ._bindings import Hosts, Reach
 from ._bindings.mcp import connection_problems
 from ._catalog import check_inventory, inventory_text
 from ._cli_digest import cmd_digest, digest_arguments
+from ._contract import binding_problems, credential_problems, unbound_arguments
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
 from ._errors import (
@@ -46,6 +50,7 @@ from ._errors import (
 from ._instances import STATUSES, due_waits, list_instances
 from ._proposal import summary as proposal_summary
 from ._records import InstanceRun, Run, StepRecord
+from ._redact import redact_text
 from ._replay import replay
 from ._runner import focus_nodes
 from ._stores import DEFAULT_STORE
@@ -77,6 +82,11 @@ def _validate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--connect", action="store_true",
                    help="also start or reach each MCP server the tools name, and check each "
                         "tool's input schema against its horis:takes")
+    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
+                   help="as for run; with it (or --allow-module) each python: binding is "
+                        "resolved and each registered function's parameters are checked "
+                        "against its horis:takes")
+    _reach_options(p)
     p.add_argument("--world", action="append", default=[], metavar="F",
                    help="world data (repeatable): an IRI a pattern uses is not reported as "
                         "undeclared when the world uses it")
@@ -102,6 +112,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         defs.warnings = [p for p in defs.warnings if id(p) not in dropped]
         world.store.close()
     refused = asyncio.run(connection_problems(defs)) if args.connect else []
+    refused += unbound_arguments(defs) + credential_problems(defs)
+    if args.tools or args.allow_module:
+        refused += binding_problems(defs, _reach(args))
     for p in [*defs.warnings, *refused]:
         print(p)
     if refused:
@@ -154,6 +167,7 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
                    help="a Python module (importable from the current directory) or .py file "
                         "whose public functions back python:NAME and python:MODULE.NAME "
                         "bindings (repeatable)")
+    _reach_options(p)
     p.add_argument("--trace", metavar="PATH", help=f"write the {what}'s trace (JSON Lines) here")
     if what == "run":
         p.add_argument("--trace-snapshot", action="store_true",
@@ -173,8 +187,8 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run one instance (``--focus``) or one per focus node (``--all``); exit by its status."""
     out_format = _out_format(args.out) if args.out else None
-    tools = load_tools(args.tools)
-    agent = Agent.from_files(*args.paths, tools=tools, entailment=args.entailment)
+    _writable("--trace", args.trace)
+    agent = Agent.from_files(*args.paths, tools=_reach(args), entailment=args.entailment)
     world = World.open(args.store)
     if args.world:
         _load_world(world, args.world)
@@ -210,7 +224,16 @@ def _write_world(world: World, defs: Definitions, path: str, fmt: str | None) ->
     graph = world.graph
     for prefix, ns in defs.graph.namespaces():
         graph.bind(prefix, ns, override=False)
-    graph.serialize(destination=path, format=fmt)
+    text = graph.serialize(format=fmt)
+    # rdflib writes a NaN or infinite double in N-Quads as "nan"/"inf", which nothing reads
+    # back; its lexical forms are NaN, INF and -INF (TriG already writes those)
+    text = _NON_FINITE.sub(lambda m: f'"{_LEXICAL[m.group(1)]}"^^<{m.group(2)}>', text)
+    Path(path).write_text(text, encoding="utf-8")
+
+
+_NON_FINITE = re.compile(r'"(nan|inf|-inf)"\^\^<(http://www\.w3\.org/2001/XMLSchema#'
+                         r'(?:double|float))>')
+_LEXICAL = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
 
 
 def _out_format(path: str) -> str:
@@ -218,7 +241,23 @@ def _out_format(path: str) -> str:
     if fmt is None:
         raise UsageError(f"--out {path}: name the file .trig (TriG) or .nq (N-Quads); the world "
                          "has named graphs, which Turtle cannot hold")
+    _writable("--out", path)
     return fmt
+
+
+def _writable(option: str, path: str | None) -> None:
+    """Refuse an output file that cannot be written before anything runs, not after."""
+    if path is None:
+        return
+    p = Path(path)
+    folder = p.parent
+    if p.is_dir():
+        raise UsageError(f"{option} {path}: this is a folder; give a file name in it")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it "
+                         "first")
+    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{option} {path}: not writable")
 
 
 def load_tools(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:
@@ -227,8 +266,6 @@ def load_tools(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:
     A spec is a module name (the current directory is importable) or a ``.py`` file. A bare
     ``NAME`` defined by two modules is left out, so the binding must say which module.
     """
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
     tools: dict[str, Callable[..., Any]] = {}
     bare: dict[str, list[Callable[..., Any]]] = {}
     for spec in specs:
@@ -266,6 +303,7 @@ def _import_tools(spec: str) -> ModuleType:
                 del sys.modules[name]
             raise _import_failed(spec, e) from None
         return module
+    _cwd_importable()
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as e:
@@ -289,6 +327,53 @@ def _import_failed(spec: str, e: BaseException) -> UsageError:
     where = f" at {ours[-1].filename}:{ours[-1].lineno}" if ours else ""
     return UsageError(f"--tools {spec}: importing it raised {type(e).__name__}: {e}{where}; "
                       "fix the module (it runs top to bottom when --tools loads it)")
+
+
+def _reach_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-module", action="append", default=[], metavar="NAME",
+                   help="let python:NAME.func bindings (and NAME.sub.func) import and call "
+                        "code in module NAME (repeatable); without it a python: binding "
+                        "reaches only the functions --tools registers")
+    p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+                   help="let HTTP bindings and MCP server URLs reach only these hosts "
+                        "(repeatable; api.example.org, *.example.org, 10.0.0.0/8), with "
+                        "allow-hosts in [tool.horismos] of ./pyproject.toml; link-local and "
+                        "metadata addresses only when named")
+
+
+def _reach(args: argparse.Namespace) -> Reach:
+    """What bindings may reach: ``--tools`` functions, ``--allow-module`` modules, and the
+    ``--allow-host`` hosts with the project's ``allow-hosts``."""
+    calls = args.command in ("run", "resume", "replay") or (
+        getattr(args, "action_run", None) is cmd_tools_call)
+    if args.allow_module and calls:  # listing and validating import nothing
+        _cwd_importable()
+    hosts = [*args.allow_host, *_project_hosts()]
+    return Reach(load_tools(args.tools), args.allow_module, Hosts(tuple(hosts)))
+
+
+def _project_hosts() -> list[str]:
+    """``allow-hosts`` under ``[tool.horismos]`` in the current folder's ``pyproject.toml``."""
+    path = Path("pyproject.toml")
+    if not path.is_file():
+        return []
+    import tomllib
+
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise UsageError(f"{path}: cannot read [tool.horismos] from it ({e})") from None
+    hosts = table.get("tool", {}).get("horismos", {}).get("allow-hosts", [])
+    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+        raise UsageError(f"{path}: [tool.horismos] allow-hosts is a list of strings, e.g. "
+                         "[\"api.example.org\", \"*.internal.example\"]")
+    return hosts
+
+
+def _cwd_importable() -> None:
+    """Modules the user names are looked up in the current directory too (as ``python -m``)."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
 
 
 class RunView:
@@ -468,6 +553,7 @@ def _replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tools", action="append", default=[], metavar="MODULE",
                    help="as for run; needed only with --reexecute-idempotent (recorded "
                         "results are substituted, no tool is called)")
+    _reach_options(p)
     p.add_argument("--reexecute-idempotent", action="store_true",
                    help="call horis:idempotent tools again and compare their results with the "
                         "record (non-idempotent tools are never called)")
@@ -476,7 +562,7 @@ def _replay_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay each trace; one line per trace; 0 when all replay the same to their end, 1
     otherwise (a divergence, a refused trace, or one whose recording stopped mid-run)."""
-    agent = Agent.from_files(*args.paths, tools=load_tools(args.tools))
+    agent = Agent.from_files(*args.paths, tools=_reach(args))
     source = Path(args.trace)
     if not source.exists():
         raise UsageError(f"{source}: no such trace or folder of traces")
@@ -577,7 +663,8 @@ def _resume_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_resume(args: argparse.Namespace) -> int:
     """Land the facts answering a waiting instance and continue it; exit by its status."""
     out_format = _out_format(args.out) if args.out else None
-    agent = Agent.from_files(*args.paths, tools=load_tools(args.tools),
+    _writable("--trace", args.trace)
+    agent = Agent.from_files(*args.paths, tools=_reach(args),
                              entailment=args.entailment)
     world = World.open(args.store)
     _load_world(world, args.world)
@@ -743,6 +830,7 @@ def _tools_arguments(p: argparse.ArgumentParser) -> None:
         a.add_argument("--tools", action="append", default=[], metavar="MODULE",
                        help="as for run: a module or .py file whose public functions back "
                             "python:NAME and python:MODULE.NAME bindings (repeatable)")
+        _reach_options(a)
         if fmt:
             a.add_argument("--format", choices=("text", "json"), default="text",
                            help="text for people (the default) or JSON")
@@ -812,7 +900,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 
 def _catalog_agent(args: argparse.Namespace) -> Agent:
-    return Agent.from_files(*args.paths, tools=load_tools(args.tools))
+    return Agent.from_files(*args.paths, tools=_reach(args))
 
 
 def _json_args(text: str) -> Any:
@@ -865,6 +953,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
 def cmd_tools_call(args: argparse.Namespace) -> int:
     """Run one guarded call; print its receipt or its JSON envelope; exit by its status."""
     out_format = _out_format(args.out) if args.out else None
+    _writable("--trace", args.trace)
     payload = _json_args(args.args)
     if len(args.approval) > 1:
         raise UsageError("give one --approval to a call: it approves one exact payload")
@@ -878,10 +967,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
                                 approval=args.approval[0] if args.approval else None,
                                 allow=args.allow.split(","), trace=args.trace)
     if args.out:
-        graph = world.graph
-        for prefix, ns in agent.definitions.graph.namespaces():
-            graph.bind(prefix, ns, override=False)
-        graph.serialize(destination=args.out, format=out_format)
+        _write_world(world, agent.definitions, args.out, out_format)
         result.artifacts.append({"type": "world", "path": args.out})
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
@@ -1019,9 +1105,39 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+class _OneLine(logging.Filter):
+    """rdflib logs a traceback for each ill-typed literal it reads (``"abc"^^xsd:integer``):
+    say it once, in one line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.said: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            why = str(record.exc_info[1])
+            text = record.getMessage()
+            if text.startswith("Failed to convert Literal"):
+                datatype = text.partition("Datatype=")[2].partition(",")[0]
+                text = f"an ill-typed literal of datatype <{datatype}> is kept as text"
+            record.msg, record.args = f"horismos: warning: {text}: {why}", ()
+            record.exc_info = record.exc_text = None
+        if record.getMessage() in self.said:
+            return False
+        self.said.add(record.getMessage())
+        return True
+
+
+def _one_line_rdflib_warnings() -> None:
+    logger = logging.getLogger("rdflib.term")
+    if not any(isinstance(f, _OneLine) for f in logger.filters):
+        logger.addFilter(_OneLine())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command; returns the exit code."""
     args = parser().parse_args(argv)
+    _one_line_rdflib_warnings()
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `horismos run … | head`: the reader has all it wanted
@@ -1035,5 +1151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {p}", file=sys.stderr)
         return EXIT_USAGE
     except HorismosError as e:
-        print(f"horismos {args.command}: error: {e}", file=sys.stderr)
+        print(f"horismos {args.command}: error: {redact_text(str(e))}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:  # a file the command reads or writes; never a traceback
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"horismos {args.command}: error: {where}{e.strerror or e}", file=sys.stderr)
         return EXIT_USAGE

@@ -469,6 +469,8 @@ class _Builder:
                 self.error(s, f"horis:retries {retries_node!s} is not a whole number ≥ 0",
                            "write horis:retries 2", at=(s, HORIS.retries, retries_node))
                 ok = False
+        cap = self.one(s, HORIS.maxResultBytes)  # the shape says what to write when wrong
+        max_result = int(str(cap)) if cap is not None and str(cap).isdigit() else 1 << 20
         requires = self.precondition(s, s)
         if effect is False or not ok:
             return None
@@ -490,6 +492,7 @@ class _Builder:
             requires_approval=self.flag(s, HORIS.requiresApproval),
             requires=requires,
             headers=headers,
+            max_result_bytes=max(max_result, 1),
         )
 
     def check_unsent(self, tool: Node, args: list[Arg], nodes: dict[str, Node],

@@ -12,6 +12,7 @@
     │   ├── ArgumentTypeError       a graph value does not have the argument's declared type
     │   ├── ToolError               the tool raised, or its binding failed
     │   │   ├── ToolTimeout             the tool did not answer in its ``horis:timeout``
+    │   │   ├── ResultTooLarge          the result is past the tool's ``horis:maxResultBytes``
     │   │   └── OutcomeUnknown          the process stopped between a call and its commit
     │   ├── GateRejected            the result breaks the declared effect or a domain shape
     │   └── InstanceFailed          an error with no ``horis:onError`` ended the instance
@@ -39,6 +40,7 @@ __all__ = [
     "OutcomeUnknown",
     "PreconditionError",
     "Problem",
+    "ResultTooLarge",
     "RunError",
     "ShaclMessage",
     "ToolError",
@@ -170,6 +172,17 @@ class ToolTimeout(ToolError):
     """The tool did not answer within its ``horis:timeout``; a late answer is discarded."""
 
     kind = "timeout"
+
+
+class ResultTooLarge(ToolError):
+    """The result is larger than the tool's ``horis:maxResultBytes`` (as JSON; default 1 MiB);
+    it was refused as it arrived, and nothing of it landed or was traced."""
+
+    kind = "result_too_large"
+
+    def __init__(self, message: str, *, limit: int, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.limit = limit
 
 
 class OutcomeUnknown(ToolError):

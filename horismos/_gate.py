@@ -9,7 +9,11 @@ A result is judged twice over:
    says for the closed node shape the declaration stands for (tests/test_gate_effect.py
    generates that shape and holds the check to pyshacl's verdict on it);
 2. the touched node as it would be after the effect, against the domain's own shapes that
-   target it and the effect's ``horis:shape``, with pyshacl on a pre-parsed shapes graph.
+   target it and the effect's ``horis:shape``. Each shape in the SHACL Core subset of
+   :mod:`._shacl` is compiled once and checked on the step's triples directly (no rdflib graph,
+   tens of µs); any other shape goes to pyshacl on a pre-parsed shapes graph, the reference.
+   With ``reference=True`` (or ``HORISMOS_GATE_REFERENCE=1``) pyshacl judges the compiled
+   shapes too; a disagreement is logged on ``horismos.gate`` and the stricter verdict wins.
 
 Both pass, or nothing lands.
 """
@@ -18,6 +22,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -32,6 +38,8 @@ from rdflib.term import Node
 from ._definitions import Definitions
 from ._errors import ShaclMessage
 from ._model import Assertion, Tool
+from ._shacl import NotCompiled, Result, compile_shapes, has_datatype
+from ._vocab import HORIS
 
 __all__ = ["Gate", "Verdict"]
 
@@ -49,14 +57,11 @@ _REQUIRED = ("{p} is required by the effect and the result does not give it "
 _ONE = ("{p} takes one value and the result gives several "
         "(declare horis:many true to allow several)")
 
-# the Python value a well-typed literal of these datatypes has (pyshacl checks it too)
-_PYTHON_VALUE: dict[URIRef, type | tuple[type, ...]] = {
-    XSD.string: (str, bytes), RDF.langString: (str, bytes), XSD.integer: int,
-    XSD.float: float, XSD.decimal: Decimal, XSD.boolean: bool, XSD.date: dt.date,
-    XSD.time: dt.time, XSD.dateTime: dt.datetime}
-
 _Delta = dict[Node, dict[Node, set[Node]]]
 """A small graph as subject → predicate → objects."""
+
+_log = logging.getLogger("horismos.gate")
+_TYPE, _SUBCLASS = RDF.type, RDFS.subClassOf  # a namespace attribute is a lookup each time
 
 
 @dataclass(frozen=True)
@@ -71,8 +76,10 @@ class Verdict:
 class Gate:
     """Compiled once per :class:`Definitions`; judges results for every tool in them."""
 
-    def __init__(self, defs: Definitions) -> None:
+    def __init__(self, defs: Definitions, *, reference: bool | None = None) -> None:
         self.defs = defs
+        self.reference = (os.environ.get("HORISMOS_GATE_REFERENCE", "") not in ("", "0")
+                          if reference is None else reference)
         self._effects = {tool.iri: _EffectCheck.compile(tool, defs)
                          for tool in defs.tools.values() if tool.effect is not None}
         shapes = Graph()  # pyshacl adds its own triples to the graph it is given
@@ -82,6 +89,25 @@ class Gate:
         self._executor = SHACLExecutor()
         self._superclasses = _invert(defs.subclasses)
         self._targets = _domain_targets(defs.graph, self._superclasses)
+        used = {s for m in (self._targets.by_class, self._targets.by_node,
+                            self._targets.by_subject_of) for shapes in m.values() for s in shapes}
+        used |= {s for tool in defs.tools.values() if tool.effect is not None
+                 for s in tool.effect.shapes}
+        self._compiled = compile_shapes(defs.graph, sorted(used))
+        # per tool, looked up on every step: result key → assertion, and what the runtime writes
+        # (property, value; None for horis:now)
+        self._by_key: dict[URIRef, dict[str, Assertion]] = {}
+        self._fixed: dict[URIRef, tuple[tuple[URIRef, Node | None], ...]] = {}
+        for tool in defs.tools.values():
+            if tool.effect is None:
+                continue
+            keys: dict[str, Assertion] = {}
+            for a in reversed(tool.effect.asserts):  # the first declared wins, as before
+                keys[str(a.property)] = a
+                keys[a.key] = a
+            self._by_key[tool.iri] = keys
+            self._fixed[tool.iri] = tuple((a.property, None if a.value == HORIS.now else a.value)
+                                          for a in tool.effect.asserts if a.value is not None)
 
     # -- result → triples ---------------------------------------------------------------
 
@@ -101,19 +127,14 @@ class Gate:
 
     def fixed(self, tool: Tool, subject: Node, now: Literal) -> list[tuple[Node, Node, Node]]:
         """The triples the runtime itself writes (``horis:value``)."""
-        from ._vocab import HORIS
-
-        if tool.effect is None:
-            return []
-        return [(subject, a.property, now if a.value == HORIS.now else a.value)
-                for a in tool.effect.asserts if a.value is not None]
+        return [(subject, p, now if v is None else v) for p, v in self._fixed.get(tool.iri, ())]
 
     def _assertion(self, tool: Tool, key: str) -> Assertion | None:
         if tool.effect is None:
             return None
-        for a in tool.effect.asserts:
-            if key in (a.key, str(a.property)):
-                return a
+        by_key = self._by_key.get(tool.iri)
+        if by_key is not None and key in by_key:
+            return by_key[key]
         try:
             iri = self.defs.expand(key)
         except KeyError:
@@ -175,12 +196,55 @@ class Gate:
         """``subject`` as it would be after ``added``, against the domain shapes targeting it
         (and ``extra``); also how facts a person gives on resume are judged."""
         triples = [*world_outgoing, *added]
-        subject_types = {o for s, p, o in triples if s == subject and p == RDF.type}
-        use = self._applicable(subject, subject_types,
-                               {p for s, p, _ in triples if s == subject})
+        own: dict[Node, set[Node]] = {}  # the subject's values after the step, by property
+        for s, p, o in triples:
+            if s is subject or s == subject:
+                values = own.get(p)
+                if values is None:
+                    own[p] = {o}
+                else:
+                    values.add(o)
+        subject_types = own.get(_TYPE, set())
+        use = self._applicable(subject, subject_types, own.keys())
         use |= set(extra)
         if not use:  # no shape applies: the after-view graph is not worth building
             return Verdict(True)
+        view = _After(subject, own, types_of, self._superclasses)
+        fast: list[Result] = []
+        rest: list[URIRef] = []
+        for shape in sorted(use):
+            compiled = self._compiled.get(shape)
+            try:
+                if compiled is not None:
+                    fast.extend(compiled.results(subject, view))
+                    continue
+            except NotCompiled:  # a message would name a blank node: pyshacl words it
+                pass
+            rest.append(shape)
+        messages = {self._result_message(r) for r in fast}
+        if rest or self.reference:
+            after = self._after_graph(subject, triples, subject_types, types_of)
+            messages |= set(self._validate(after, rest, subject)) if rest else set()
+            if self.reference:
+                messages = self._refereed(after, sorted(use), subject, messages)
+        return Verdict(not messages, tuple(_ordered(messages)))
+
+    def _refereed(self, after: Graph, shapes: list[URIRef], subject: Node,
+                  fast: set[ShaclMessage]) -> set[ShaclMessage]:
+        """pyshacl's verdict on every shape against the fast one: the stricter wins."""
+        reference = set(self._validate(after, shapes, subject))
+        if reference == fast:
+            return fast
+        _log.warning("the compiled SHACL check and pyshacl disagree on %s: compiled %s, "
+                     "pyshacl %s; the stricter verdict stands", self.defs.name(subject),
+                     sorted(map(str, fast)) or "conforms",
+                     sorted(map(str, reference)) or "conforms")
+        return reference or fast
+
+    def _after_graph(self, subject: Node, triples: list[tuple], subject_types: set[Node],
+                     types_of: Any) -> Graph:
+        """The graph pyshacl validates: ``subject`` after the step, its values' types and
+        every type's superclasses."""
         after = Graph()
         for t in triples:
             after.add(t)
@@ -188,8 +252,15 @@ class Gate:
         for t in subject_types:
             for triple in self._superclass_triples(t):
                 after.add(triple)
-        messages = self._validate(after, sorted(use), subject)
-        return Verdict(not messages, tuple(messages))
+        return after
+
+    def _result_message(self, r: Result) -> ShaclMessage:
+        return ShaclMessage(
+            focus=self.defs.name(r.focus),
+            path=_path_name(r.path, self.defs) if isinstance(r.path, URIRef) else None,
+            message=r.message or "violates a shape",
+            shape=self.defs.name(r.shape) if isinstance(r.shape, URIRef) else None,
+            value=r.value.n3() if r.value is not None else None)
 
     def _delta(self, subject: Node, returned: list[tuple[Node, Node, Node]], types_of: Any,
                ) -> _Delta:
@@ -219,13 +290,17 @@ class Gate:
     def _superclass_triples(self, cls: Node) -> Iterator[tuple[Node, Node, Node]]:
         return ((cls, RDFS.subClassOf, sup) for sup in self._superclasses.get(cls, ()))
 
-    def _applicable(self, node: Node, types: set[Node], preds: set[Node]) -> set[URIRef]:
+    def _applicable(self, node: Node, types: Iterable[Node], preds: Iterable[Node],
+                    ) -> set[URIRef]:
+        targets = self._targets
         out: set[URIRef] = set()
         for t in types:
-            out |= self._targets.by_class.get(t, set())
-        out |= self._targets.by_node.get(node, set())
-        for p in preds:
-            out |= self._targets.by_subject_of.get(p, set())
+            out |= targets.by_class.get(t, set())
+        if targets.by_node:
+            out |= targets.by_node.get(node, set())
+        if targets.by_subject_of:
+            for p in preds:
+                out |= targets.by_subject_of.get(p, set())
         return out
 
     def _validate(self, data: Graph, shapes: list[URIRef], focus: Node) -> list[ShaclMessage]:
@@ -237,6 +312,81 @@ class Gate:
             _, reports = shape.validate(self._executor, g, focus=[focus])
             results.extend(reports)
         return _ordered({_message(triples, self.defs) for _, _, triples in results})
+
+
+class _After:
+    """The data the compiled shapes read: exactly the graph :meth:`Gate._after_graph` gives
+    pyshacl — ``subject`` after the step; each of its values' types from the world; each type's
+    superclasses — answered from the step's triples and ``types_of`` without building it."""
+
+    __slots__ = ("_objects", "_own", "_subject", "_superclasses", "_types", "_types_of")
+
+    def __init__(self, subject: Node, own: dict[Node, set[Node]], types_of: Any,
+                 superclasses: Mapping[URIRef, frozenset[URIRef]]) -> None:
+        self._subject, self._own = subject, own
+        self._types_of, self._superclasses = types_of, superclasses
+        self._objects: set[Node] | None = None  # the subject's non-literal values
+        self._types: dict[Node, set[Node]] = {}  # a value's types, as read so far
+
+    def objects(self, node: Node, pred: URIRef) -> set[Node]:
+        if node is self._subject or node == self._subject:
+            return self._own.get(pred, set())
+        if pred == _TYPE:
+            return self._types_of_value(node)
+        if pred == _SUBCLASS and self._is_type(node):
+            return set(self._superclasses.get(node, ()))  # type: ignore[call-overload]
+        return set()
+
+    def outgoing(self, node: Node) -> list[tuple[Node, Node]]:
+        if node is self._subject or node == self._subject:
+            return [(p, o) for p, values in self._own.items() for o in values]
+        out: list[tuple[Node, Node]] = [(_TYPE, t) for t in self._types_of_value(node)]
+        if self._is_type(node):
+            out += [(_SUBCLASS, s) for s in self._superclasses.get(node, ())]  # type: ignore
+        return out
+
+    def subjects(self, node: Node, pred: URIRef) -> set[Node]:
+        out = {self._subject} if node in self._own.get(pred, ()) else set()
+        if pred == _TYPE:
+            out |= {o for o in self._own_objects() if node in self._types_of_value(o)}
+        elif pred == _SUBCLASS:
+            types = set(self._own.get(_TYPE, ()))
+            for o in self._own_objects():
+                types |= self._types_of_value(o)
+            out |= {t for t in types if node in self._superclasses.get(t, ())}  # type: ignore
+        return out
+
+    def instance_of(self, node: Node, cls: Node) -> bool:
+        todo = list(self.objects(node, _TYPE))
+        seen: set[Node] = set()
+        while todo:
+            c = todo.pop()
+            if c == cls:
+                return True
+            if c not in seen:
+                seen.add(c)
+                todo.extend(self.objects(c, _SUBCLASS))
+        return False
+
+    def _types_of_value(self, node: Node) -> set[Node]:
+        types = self._types.get(node)
+        if types is None:
+            types = set(self._types_of(node)) if node in self._own_objects() else set()
+            self._types[node] = types
+        return types
+
+    def _is_type(self, node: Node) -> bool:
+        """Whether the after-view holds ``node``'s rdfs:subClassOf triples: it is a type of
+        the subject or of one of the subject's values."""
+        return (node in self._own.get(_TYPE, ())
+                or any(node in t for t in self._types.values())  # the values read so far
+                or any(node in self._types_of_value(o) for o in self._own_objects()))
+
+    def _own_objects(self) -> set[Node]:
+        if self._objects is None:
+            self._objects = {o for values in self._own.values() for o in values
+                             if not isinstance(o, Literal) and o != self._subject}
+        return self._objects
 
 
 def _ordered(messages: set[ShaclMessage]) -> list[ShaclMessage]:
@@ -276,7 +426,7 @@ class _PropertyCheck:
             if self.cls is not None:
                 if isinstance(v, Literal) or not _instance_of(g, v, self.cls):
                     yield self.kind_message, v
-            elif self.datatype is not None and not _has_datatype(v, self.datatype):
+            elif self.datatype is not None and not has_datatype(v, self.datatype):
                 yield self.kind_message, v
         if self.min_message is not None and not values:
             yield self.min_message, None
@@ -334,29 +484,6 @@ def _instance_of(g: _Delta, node: Node, cls: URIRef) -> bool:
     return False
 
 
-def _has_datatype(v: Node, datatype: URIRef) -> bool:
-    """sh:datatype as pyshacl has it: a plain literal is xsd:string, a language-tagged one
-    rdf:langString; an ill-typed literal fails; rdfs:Literal takes any literal."""
-    if not isinstance(v, Literal):
-        return False
-    if v.datatype == datatype:
-        return v.ill_typed is not True and _value_fits(v, datatype)
-    if datatype == RDFS.Literal:
-        return True
-    if datatype == RDFS.Datatype:
-        return bool(v.datatype)
-    if datatype == XSD.string and v.datatype is None and v.language is None:
-        return _value_fits(v, datatype)
-    if datatype == RDF.langString and v.language:
-        return _value_fits(v, datatype)
-    return False
-
-
-def _value_fits(v: Literal, datatype: URIRef) -> bool:
-    expected = _PYTHON_VALUE.get(datatype)
-    return expected is None or isinstance(v.value, expected)
-
-
 def _effect_shape_iri(tool: Tool) -> URIRef:
     digest = hashlib.sha1(str(tool.iri).encode()).hexdigest()[:16]
     return URIRef(f"urn:horismos:effect-shape:{digest}")
@@ -405,10 +532,13 @@ def _invert(subclasses: Mapping[URIRef, frozenset[URIRef]]) -> dict[URIRef, froz
 
 
 def _message(triples: list[tuple], defs: Definitions) -> ShaclMessage:
-    """One pyshacl result, given as (result, predicate, value-or-(graph, node)) triples."""
+    """One pyshacl result, given as (result, predicate, value-or-(graph, node)) triples; the
+    first names the result node (the results it nests under sh:detail follow it)."""
     fields: dict[Node, Node] = {}
-    for _, p, o in triples:
-        fields[p] = o[1] if isinstance(o, tuple) else o
+    result = triples[0][0]
+    for s, p, o in triples:
+        if s == result:
+            fields[p] = o[1] if isinstance(o, tuple) else o
     path = fields.get(SH.resultPath)
     value = fields.get(SH.value)
     shape = fields.get(SH.sourceShape)

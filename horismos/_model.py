@@ -91,6 +91,8 @@ class Tool:
     requires_approval: bool = False
     requires: Precondition | None = None
     headers: tuple[Header, ...] = ()
+    max_result_bytes: int = 1 << 20  # limits.DEFAULT_MAX_RESULT_BYTES
+    """``horis:maxResultBytes``: the largest result accepted, as JSON bytes (default 1 MiB)."""
 
     def arg(self, name: str) -> Arg | None:
         return next((a for a in self.args if a.name == name), None)

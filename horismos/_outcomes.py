@@ -24,7 +24,7 @@ from typing import Any
 from rdflib import BNode, Literal, URIRef
 from rdflib.util import from_n3
 
-from ._errors import ToolError, ToolTimeout
+from ._errors import ResultTooLarge, ToolError, ToolTimeout
 
 __all__ = ["RecordedResult", "decode", "encode", "outcome_of", "play"]
 
@@ -93,6 +93,8 @@ def outcome_of(exc: BaseException) -> dict[str, Any]:
     entry: dict[str, Any] = {"error": type(exc).__name__, "message": str(exc)}
     if isinstance(exc, ToolError):
         entry["tool_error"] = True
+    if isinstance(exc, ResultTooLarge):
+        entry["limit"] = exc.limit
     return entry
 
 
@@ -104,6 +106,8 @@ def play(entry: Mapping[str, Any]) -> Any:
         raise TimeoutError
     message = str(entry.get("message", ""))
     if entry.get("tool_error"):
+        if entry.get("error") == "ResultTooLarge":
+            raise ResultTooLarge(message, limit=int(entry.get("limit", 0)))
         raise (ToolTimeout if entry.get("error") == "ToolTimeout" else ToolError)(message)
     # An exception of the recorded type's name, so the runner words it as it did live.
     raise type(str(entry.get("error", "Exception")), (Exception,), {})(message)

@@ -67,9 +67,11 @@ _FIRST = ("type", "step", "kind", "tool", "instance", "workflow", "focus", "prec
           "args", "outcomes", "gate", "status", "error", "effects", "next", "world_digest")
 # Fields that legitimately differ between a run and its replay. Beyond _FIRST, a field is
 # compared only when the recording has it: one this runtime added since is not a divergence.
-_SKIP = frozenset({"seq", "prev", "hash", "timings", "definitions_digest", "store"})
+# ``result`` repeated each call's return value, which ``outcomes`` holds: older traces have it.
+_SKIP = frozenset({"seq", "prev", "hash", "sig", "timings", "definitions_digest", "store",
+                   "reads", "result"})
 _NOT_REST = _SKIP | set(_FIRST)
-_SETS = frozenset({"effects", "reads", "narrowed", "facts"})
+_SETS = frozenset({"effects", "narrowed", "facts"})
 """Fields whose members have no order: compared as sets (a tool's answer may list its fields,
 a store its triples, in any order)."""
 
@@ -106,8 +108,6 @@ class ReplayTrace(Trace):
         recorded = self.expected()
         for key in [*_FIRST, *sorted(recorded.keys() - _NOT_REST)]:
             now, then = event.get(key), recorded.get(key)
-            if key == "reads" and self.against_world:  # the world answers: asked anew
-                continue
             if now == then:
                 continue
             now = _json(now)
@@ -411,14 +411,8 @@ async def _drive(agent: Agent, recorder: ReplayTrace, env: ReplayEnvironment,
 
 
 def _sorted(entries: list[Any]) -> list[Any]:
-    """Reads as a set of questions, each answer as a set: two stores holding the same facts
-    list them in different orders."""
-    def answer(entry: Any) -> Any:
-        if isinstance(entry, list) and entry and entry[0] in "sqogt" and isinstance(
-                entry[-1], list):
-            return [*entry[:-1], sorted(entry[-1], key=lambda a: json.dumps(a, sort_keys=True))]
-        return entry
-    return sorted((answer(e) for e in _json(entries)), key=lambda e: json.dumps(e, sort_keys=True))
+    """A set-valued field's members in one order, whatever order they were listed in."""
+    return sorted(_json(entries), key=lambda e: json.dumps(e, sort_keys=True))
 
 
 def _json(value: Any) -> Any:

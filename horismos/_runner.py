@@ -17,9 +17,11 @@ from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
 from ._bindings import Binding, McpSessions, resolve
+from ._contract import unbound_arguments
 from ._definitions import Definitions
 from ._errors import (
     ArgumentTypeError,
+    AuthoringError,
     GateRejected,
     InstanceFailed,
     PreconditionError,
@@ -29,6 +31,7 @@ from ._errors import (
 )
 from ._gate import Gate
 from ._intents import announce, open_intent
+from ._literals import well_formed
 from ._model import (
     ActionStep,
     DecisionStep,
@@ -166,6 +169,9 @@ class Runner:
         """Resolve every binding the workflow can reach, and let each refuse (an MCP tool whose
         schema does not fit the declared arguments), before any step fires. Other workflows'
         tools are not this run's concern."""
+        unbound = unbound_arguments(self.defs)
+        if unbound:
+            raise AuthoringError(unbound)
         for step in workflow.reachable():
             if isinstance(step, ActionStep) and step.tool is not None:
                 await self.binding(step.tool).check()
@@ -508,6 +514,13 @@ class Runner:
                         f"{tool.name} declares no horis:effect but returned a result",
                         messages=(), step=str(step.iri), tool=str(tool.iri))
                 continue
+            result, malformed = well_formed(tool, result, self.defs.name(subject),
+                                            self.defs.name)
+            if malformed:  # bytes, NUL, NaN as a decimal, a set in a value: never a literal
+                raise GateRejected(
+                    f"the result of {tool.name} holds values RDF cannot carry: "
+                    + "; ".join(str(m) for m in malformed), messages=malformed,
+                    step=str(step.iri), tool=str(tool.iri))
             returned = self.gate.triples(tool, subject, result)
             fixed = self.gate.fixed(tool, subject, now)
             # with horis:forEach, earlier calls' effects on this node are part of its after-view
@@ -614,7 +627,7 @@ class Runner:
         self._emit(
             "step", instance=str(rec.instance), step=str(rec.step), kind=rec.kind,
             tool=str(rec.tool) if rec.tool else None, status=rec.status,
-            args=rec.args, result=rec.result, attempts=rec.attempts,
+            args=rec.args, attempts=rec.attempts,  # what the tool returned: in ``outcomes``
             narrowed=sorted({k for r in rec.result for k in getattr(r, "narrowed", ())}),
             precondition={"holds": rec.blocked_by is None, "failing": rec.blocked_by},
             effects=[[s.n3(), p.n3(), o.n3()] for s, p, o in rec.effects],

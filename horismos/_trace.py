@@ -13,7 +13,9 @@ killed process leaves every event it finished (not fsynced: a power loss may cut
 
 Each event also carries its own ``hash`` (of the event without it). ``prev`` alone would
 catch an edit only on the line after it, and never an edit of the last line; the own hash
-names the edited line itself.
+names the edited line itself. Every event must carry it, and nothing may follow the ``end``
+event. With a key in the environment each event is also signed (:mod:`horismos._signing`):
+the chain alone does not stop someone who recomputes every hash after an edit; a key does.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import TraceError, TraceTampered, TraceVersionError
+from ._signing import signer_from_env, verifier_from_env
 
 __all__ = ["TRACE_VERSION", "Trace", "read_trace", "version_message"]
 
@@ -52,11 +55,14 @@ class Trace:
         self._header: dict[str, Any] | None = None
         self._count = 0
         self._prev = GENESIS
+        self._signer = signer_from_env()
         self._stream = open(path, "w", encoding="utf-8") if path else None  # noqa: SIM115
 
     def emit(self, type: str, **fields: Any) -> dict[str, Any]:
         event = {"type": type, "seq": self._count, "prev": self._prev, **fields}
         event["hash"] = self._prev = _digest(_line(event))
+        if self._signer is not None:  # over the hash, which covers the whole event
+            event["sig"] = self._signer.sign(event["hash"])
         line = _line(event)
         self._count += 1
         if self._header is None:
@@ -111,10 +117,13 @@ class Trace:
 def read_trace(path: str | Path) -> list[dict[str, Any]]:
     """The events of a saved trace, after checking its version and its hash chain."""
     prev = GENESIS
-    hashed = True
     events: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8") as f:
-        raws = f.readlines()
+    verifier = verifier_from_env()
+    try:
+        with open(path, encoding="utf-8") as f:
+            raws = f.readlines()
+    except UnicodeDecodeError as e:
+        raise TraceError(f"{path}: not a trace: byte {e.start} is not UTF-8 text") from None
     for n, raw in enumerate(raws, 1):
         line = raw.rstrip("\n")
         if not line:
@@ -127,22 +136,30 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
             raise TraceTampered(f"{path}:{n}: not a JSON event ({e.msg})", line=n) from None
         if not isinstance(event, dict):
             raise TraceTampered(f"{path}:{n}: not a JSON event object", line=n)
+        if events and events[-1].get("type") == "end":
+            raise TraceTampered(f"{path}:{n}: data after the end event: a complete trace ends "
+                                "there", line=n)
+        if "hash" not in event:
+            raise TraceTampered(f"{path}:{n}: this event has no hash, so an edit of it could "
+                                "not be found; every event carries one", line=n)
+        sig = event.pop("sig", None)
+        if sig is not None:
+            line = _without(line, "sig", sig) or line
         if not events:
             version = event.get("trace_version")
             if event.get("type") != "header":
                 raise TraceError(f"{path}:{n}: a trace starts with a header event")
             if version != TRACE_VERSION:
                 raise TraceVersionError(version_message(str(path), version))
-            hashed = "hash" in event  # older traces chain by ``prev`` alone
         own = event.pop("hash", None)
-        unhashed = _without_hash(line, own) if hashed else None
+        unhashed = _without(line, "hash", own)
         if unhashed is not None:  # the hash is of the line's own text, so no re-serialising
             digest = _digest(unhashed)
             edited = own != digest
         else:
             digest = _digest(_line(event))
-            written = _line({**event, "hash": own}) if hashed else _line(event)
-            edited = (hashed and own != digest) or written != line
+            written = _line({**event, "hash": own})
+            edited = own != digest or written != line
         if edited:
             raise TraceTampered(
                 f"{path}:{n}: this event was edited after it was written (its hash does not "
@@ -151,9 +168,12 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
             raise TraceTampered(
                 f"{path}:{n}: the hash chain breaks here: the event before this one was "
                 "removed, reordered or edited", line=n)
+        if verifier is not None:
+            verifier.verify(digest, sig, str(path), n)
         prev = digest
-        if hashed:
-            event["hash"] = digest
+        event["hash"] = digest
+        if sig is not None:
+            event["sig"] = sig
         events.append(event)
     if not events:
         raise TraceError(f"{path}: the trace is empty")
@@ -172,12 +192,12 @@ def version_message(source: str, version: object) -> str:
             f"{TRACE_VERSION}); replay it with the Horismos release that recorded it")
 
 
-def _without_hash(line: str, own: object) -> str | None:
-    """``line`` without its ``"hash"`` member, as it was when hashed; ``None`` if that cannot
+def _without(line: str, key: str, own: object) -> str | None:
+    """``line`` without its ``key`` member, as it was when hashed; ``None`` if that cannot
     be cut out unambiguously (then the event is re-serialised to check it)."""
     if not isinstance(own, str):
         return None
-    member = f'"hash":"{own}"'
+    member = f'"{key}":"{own}"'
     at = line.find(member)
     if at < 0 or line.find(member, at + 1) >= 0:
         return None

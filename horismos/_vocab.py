@@ -84,6 +84,7 @@ class HORIS(DefinedNamespace):
     timeout: URIRef
     idempotent: URIRef
     retries: URIRef
+    maxResultBytes: URIRef
     sideEffect: URIRef
     requiresApproval: URIRef
     header: URIRef

@@ -436,9 +436,12 @@ def _syntax_why(prefixes: str, facts: str, e: Exception) -> str:
 
 
 def _check_terms(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> None:
-    for s, p, _ in triples:
-        if str(p).startswith(NS) or str(s).startswith("urn:horismos:"):
-            raise UsageError(f"the facts write {defs.name(s)} {defs.name(p)}: runtime state "
+    for s, p, o in triples:
+        datatype = o.datatype if isinstance(o, Literal) else None  # "…"^^horis:X too
+        if any(str(t).startswith(NS) for t in (s, p, o, datatype) if isinstance(t, URIRef)) or (
+                str(s).startswith("urn:horismos:")):
+            raise UsageError(f"the facts write {defs.name(s)} {defs.name(p)} {defs.name(o)}: "
+                             "runtime state "
                              "(horis: terms, urn:horismos: nodes) is written by the runtime "
                              "only; give facts about the domain")
 

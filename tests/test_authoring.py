@@ -314,7 +314,7 @@ def test_preconditions_are_compiled_at_load_and_reused_by_every_run(
     query = pre.select
 
     monkeypatch.syspath_prepend(str(ROOT / "examples" / "triage"))  # ehr_client
-    agent = Agent(defs)
+    agent = Agent(defs, allow_modules=["ehr_client"])
     for _ in range(2):
         world = World.from_files(ROOT / "examples" / "triage" / "world.ttl")
         run = agent.run(world, focus=EX.patient42)

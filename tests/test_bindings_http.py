@@ -16,7 +16,15 @@ import pytest
 from rdflib import Namespace, URIRef
 from servers.http_server import Received, serve
 
-from horismos import Agent, AuthoringError, Run, ToolError, ToolTimeout, World
+from horismos import (
+    Agent,
+    AuthoringError,
+    ResultTooLarge,
+    Run,
+    ToolError,
+    ToolTimeout,
+    World,
+)
 
 EX = Namespace("http://example.org/http#")
 TOKEN = "Bearer s3cret-token-value"
@@ -182,14 +190,14 @@ def test_field_outside_the_effect_rejects_the_result(main) -> None:
 @pytest.mark.parametrize(("name", "words"), [
     ("Error", ["answered 500", "database on fire"]),
     ("Html", ["text/html, not JSON", "<html>"]),
-    ("Big", [f"more than {1 << 20} bytes"]),
-    ("BigChunked", [f"more than {1 << 20} bytes"]),
+    ("Big", [f"more than {1 << 20:,} bytes", "horis:maxResultBytes"]),
+    ("BigChunked", [f"more than {1 << 20:,} bytes", "horis:maxResultBytes"]),
     ("Redirect", ["answered 302", "redirects are not followed", "/good"]),
     ("List", ["a JSON list, not an object"]),
 ])
 def test_bad_answers_are_tool_errors(main, name, words) -> None:
     error = steps(main[0])[name].error
-    assert type(error) is ToolError
+    assert type(error) is (ResultTooLarge if name.startswith("Big") else ToolError)
     for w in words:
         assert w in str(error)
 

@@ -22,6 +22,7 @@ from rdflib import XSD, Literal, Namespace, URIRef
 from horismos import Agent, Run, ToolError, World, replay
 from horismos._bindings.mcp import McpSessions, input_problems, mcp_server
 from horismos._model import Arg, McpServer, Tool
+from horismos._outcomes import decode
 
 SERVER = Path(__file__).parent / "servers" / "mcp_server.py"
 EX = Namespace("http://example.org/mcp#")
@@ -288,7 +289,8 @@ def test_input_schema_must_take_every_declared_argument(remote_tools, remote, ar
 
 def test_schema_that_cannot_take_the_arguments_is_refused_before_any_call(tmp_path) -> None:
     defs = CLINIC + tool("t.ward", "needs_ward", args='; horis:arg [ horis:name "ward_code" ; '
-                         'horis:type xsd:string ]') + workflow("W") + step("W", "t.ward")
+                         'horis:type xsd:string ]') + workflow("W") + step(
+        "W", "t.ward", requires="?this :ward_code ?ward_code .")
     agent, world = load(tmp_path, defs, WARD + ':p1 :ward_code "W1" .')
     before = world.canonical()
     with pytest.raises(ToolError) as e:
@@ -472,7 +474,7 @@ def test_mcp_server_time_is_called_and_its_output_narrowed_to_the_contract(tmp_p
     event = next(e for e in run.trace.events if e["type"] == "step")
     assert event["args"] == [{"timezone": Literal("Europe/Paris").n3()}]
     assert event["narrowed"] == ["datetime", "day_of_week", "is_dst", "timezone"]
-    assert event["result"] == [{}]
+    assert [decode(o["returned"]) for o in event["outcomes"]] == [{}]
     assert set(world.graph.predicate_objects(EX.paris)) == before
 
 
@@ -499,7 +501,7 @@ def test_mcp_server_time_answer_lands_on_a_node_the_server_is_never_sent(tmp_pat
     event = next(e for e in run.trace.events if e["type"] == "step")
     # the trace's resolved arguments show both; the server was called with the timezone only
     assert event["args"] == [{"office": EX.paris.n3(), "timezone": Literal("Europe/Paris").n3()}]
-    (answer,) = event["result"]
+    (answer,) = [decode(o["returned"]) for o in event["outcomes"]]
     assert set(answer) == {"datetime"}
     assert event["narrowed"] == ["day_of_week", "is_dst", "timezone"]
     assert local == dt.datetime.fromisoformat(answer["datetime"])

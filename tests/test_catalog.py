@@ -174,7 +174,8 @@ def test_side_effect_lane_approval_dependencies_and_readiness(clinic):
     assert (e["c.assign"].lane, e["c.page"].lane) == ("python", "http")
     assert e["c.transfer"].requires_approval and not e["c.assign"].requires_approval
     assert e["c.page"].dependencies == {"binding": "https://pager.invalid/page",
-                                        "mcp_server": None, "env": [TOKEN]}
+                                        "mcp_server": None, "env": [TOKEN],
+                                        "hosts": ["pager.invalid"]}
     assert e["c.archive"].readiness == "catalog_only"       # python:not_registered
     assert e["c.assign"].readiness == "model_callable"
     assert e["c.transfer"].readiness == "context_loadable"  # needs an approval

@@ -15,7 +15,7 @@ import pytest
 from conftest import ENGINE, EX, TRIAGE, facts, step_events
 from rdflib import Literal
 
-from horismos import InstanceFailed, ToolError, ToolTimeout
+from horismos import Agent, InstanceFailed, ToolError, ToolTimeout
 
 
 @pytest.fixture
@@ -33,8 +33,10 @@ def _with_binding(binding: str, timeout: str = "2s", extra: str = "") -> str:
 
 
 @pytest.mark.parametrize(("func", "ref"), [("assign", "R-1"), ("assign_async", "R-2")])
-def test_a_dotted_path_binding_imports_the_function(build, clinic_tools, func, ref):
+def test_a_dotted_path_binding_imports_the_function_of_an_allowed_module(
+        build, clinic_tools, func, ref):
     agent, world = build(_with_binding(f"python:clinic_tools.{func}"))
+    agent = Agent(agent.definitions, allow_modules=["clinic_tools"])
 
     run = agent.run(world, focus=str(EX.p1))
 

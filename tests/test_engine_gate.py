@@ -203,7 +203,8 @@ def test_the_shipped_triage_example_rejects_a_malformed_queue_reference(monkeypa
 
     monkeypatch.syspath_prepend(str(ROOT / "examples" / "triage"))  # for notify_nurse
     agent = Agent.from_files(ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl",
-                             tools={"ehr_client.assign_queue": assign_queue})
+                             tools={"ehr_client.assign_queue": assign_queue},
+                             allow_modules=["ehr_client"])
     world = World.from_files(ROOT / "examples" / "triage" / "world.ttl")
     before = facts(world)
 

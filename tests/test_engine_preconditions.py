@@ -13,6 +13,7 @@ from rdflib import RDF, Literal, URIRef
 
 from horismos import (
     ArgumentTypeError,
+    AuthoringError,
     InstanceFailed,
     PreconditionError,
     UsageError,
@@ -104,15 +105,15 @@ def test_arguments_bind_by_variable_name_and_by_horis_bind(build, recorder):
     assert run.steps[0].args == [{"patient": EX.p1.n3(), "queue": EX.urgent.n3()}]
 
 
-def test_an_argument_no_pattern_gives_is_a_precondition_error(build, recorder):
+def test_an_argument_no_pattern_gives_is_refused_before_the_first_step(build, recorder):
     defs = TRIAGE.replace('"?this :acuity ?queue ."', '"?this :acuity ?level ."')
     agent, world = build(defs, tools={"assign": recorder.tool("assign", {"ref": "R-1"})})
 
-    run = agent.run(world, focus=str(EX.p1))
+    with pytest.raises(AuthoringError) as e:
+        agent.run(world, focus=str(EX.p1))
 
-    assert run.status == "failed"
-    assert isinstance(run.error.cause, PreconditionError)
-    assert '"queue"' in str(run.error.cause)
+    (problem,) = e.value.problems
+    assert 'argument "queue" of t.assign is required' in problem.message
     assert recorder.count("assign") == 0
 
 

@@ -9,9 +9,10 @@ PUBLIC = [
     "Definitions", "Digest", "Discovery", "Divergence", "GateRejected", "HorismosError",
     "InstanceFailed",
     "InstanceRun", "LeaseLost", "OutcomeUnknown", "PreconditionError", "Problem", "ReplayReport",
-    "Run", "RunError", "ShaclMessage", "StepRecord", "StoreError", "ToolEntry", "ToolError",
-    "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError",
-    "World", "__version__", "check_inventory", "load_definitions", "read_trace", "replay",
+    "ResultTooLarge", "Run", "RunError", "ShaclMessage", "StepRecord", "StoreError", "ToolEntry",
+    "ToolError", "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError",
+    "UsageError", "World", "__version__", "check_inventory", "load_definitions", "read_trace",
+    "replay",
 ]
 
 

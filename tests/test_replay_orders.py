@@ -102,23 +102,20 @@ def _agent(files: Path, describe: Any) -> Agent:
     return agent
 
 
-def test_truly_different_effects_name_the_triples_added_and_missing(tmp_path: Path) -> None:
-    (tmp_path / "d.ttl").write_text(DEFS)
-    (tmp_path / "w.ttl").write_text(WORLD)
-    answer = {"name": "first", "tag": [URIRef(NS + "red")]}
-    agent = Agent.from_files(tmp_path / "d.ttl", tools={"describe": lambda item: answer})
-    agent.run(World.from_files(tmp_path / "w.ttl"), focus=NS + "i1", trace=tmp_path / "t.jsonl")
-    events = read_trace(tmp_path / "t.jsonl")
+def test_truly_different_effects_name_the_triples_added_and_missing(files: Path) -> None:
+    agent = _agent(files, lambda item: {"name": "first", "alias": ["a", "b"]})
+    agent.run(World.from_files(files / "w.ttl"), focus=NS + "i1", trace=files / "d.jsonl")
+    events = read_trace(files / "d.jsonl")
     step = next(e for e in events if e["type"] == "step")
-    step["outcomes"] = [{"returned": {"@map": {"name": "first", "tag": [
-        {"@term": f"<{NS}blue>"}]}}}]
+    step["outcomes"] = [{"returned": {"@map": {"name": "second", "alias": ["a", "b"]}}}]
     forged = Trace()
     for e in events:
         forged.emit(e["type"], **{k: v for k, v in e.items()
                                   if k not in ("type", "seq", "prev", "hash")})
-    report = replay(forged.save(tmp_path / "forged.jsonl"), agent)
+    report = replay(forged.save(files / "forged.jsonl"), agent)
     d = report.first_divergence
-    assert d is not None and d.field == "effects"
+    assert d is not None and d.field == "effects", str(report)
     text = str(report)
-    assert "1 now that were not recorded" in text and f"{NS}blue" in text
-    assert "1 recorded that are not now" in text and f"{NS}red" in text
+    assert "1 now that were not recorded" in text and '\\"second\\"' in text
+    assert "1 recorded that are not now" in text and '\\"first\\"' in text
+    assert '\\"a\\"' not in text  # what stayed the same is not listed

@@ -280,6 +280,10 @@ BROKEN = {
         _broken("horis:idempotent false", "horis:idempotent false ; horis:retries -1"),
         "horis:retries 2",
     ),
+    "result cap not a positive integer": (
+        _broken("horis:idempotent false", 'horis:idempotent false ; horis:maxResultBytes "1MB"'),
+        "horis:maxResultBytes 5000000",
+    ),
     "unknown side effect": (
         _broken("horis:idempotent false", "horis:idempotent false ; horis:sideEffect :Lots"),
         "horis:ReadOnly",

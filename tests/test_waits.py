@@ -185,6 +185,9 @@ def test_a_fresh_agent_resumes_from_the_world_alone(leave, tmp_path) -> None:
     (":req1 :approvedBy :grace , :ada . :ada a :Manager .", GateRejected, "one manager"),
     (":req1 :approvedBy", UsageError, "not valid Turtle"),
     (":req1 horis:status horis:Completed .", UsageError, "runtime state"),
+    (":req2 a horis:Instance .", UsageError, "runtime state"),          # horis: as object
+    ("horis:Completed :approvedBy :grace .", UsageError, "runtime state"),   # as subject
+    (':req1 rdfs:comment "x"^^horis:T .', UsageError, "runtime state"),  # as datatype
 ])
 def test_facts_that_cannot_land_change_nothing(leave, facts, error, words) -> None:
     agent, world = leave

@@ -3,6 +3,7 @@
 Each kind sits behind :class:`~horismos._bindings.base.Binding`; :func:`resolve` picks one by the
 ``horis:binding`` scheme: ``python:``, ``mcp://SERVER/TOOL`` (sessions shared through the run's
 :class:`~horismos._bindings.mcp.McpSessions`), ``http://`` / ``https://``.
+A binding reaches only the code, modules and hosts the user allowed (:class:`~.reach.Reach`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from .._errors import ToolError
 from .._model import Tool
 from .base import Binding
 from .mcp import McpBinding, McpSessions, mcp_server
+from .python import static_problem
+from .reach import Hosts, Reach, hosts_of
 
-__all__ = ["Binding", "McpSessions", "mcp_server", "resolve"]
+__all__ = ["Binding", "Hosts", "McpSessions", "Reach", "hosts_of", "mcp_server", "resolve",
+           "static_problem"]
 
 
 def resolve(tool: Tool, registry: Mapping[str, Callable[..., Any]],
@@ -26,11 +30,11 @@ def resolve(tool: Tool, registry: Mapping[str, Callable[..., Any]],
 
         return PythonBinding.resolve(tool, registry)
     if tool.binding.startswith("mcp://"):
-        return McpBinding.resolve(tool, sessions or McpSessions({}))
+        return McpBinding.resolve(tool, sessions or McpSessions({}), hosts_of(registry))
     if tool.binding.startswith(("http://", "https://")):
         from .http import HttpBinding
 
-        return HttpBinding(tool)
+        return HttpBinding(tool, hosts_of(registry))
     raise ToolError(
         f"binding {tool.binding!r} of {tool.name}: this kind of binding is not available in "
         "this runtime; bind the tool to \"python:…\", \"mcp://SERVER/TOOL\" or an http(s) URL",

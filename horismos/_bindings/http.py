@@ -2,9 +2,12 @@
 
 Strict: the response body must be one JSON object (any field outside the effect makes the gate
 reject it), the answer must be 2xx (redirects are not followed), TLS is verified, and at most
-:data:`MAX_RESPONSE_BYTES` are read. Request headers come from environment variables named in
-the Turtle (``horis:header [ horis:name "Authorization" ; horis:fromEnv "API_TOKEN" ]``); their
-values are never written to the trace or to an error message.
+the tool's ``horis:maxResultBytes`` (1 MiB by default, :mod:`.limits`) are read. Request
+headers come from environment variables named in the Turtle (``horis:header [ horis:name
+"Authorization" ; horis:fromEnv "API_TOKEN" ]``); their values are never written to the
+trace or to an error message, and the URL is shown with any credential in it masked
+(:mod:`horismos._redact`); a URL that carries one is refused before any call, since
+credentials belong in those environment headers.
 """
 
 from __future__ import annotations
@@ -13,19 +16,18 @@ import json
 import os
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from .._errors import ToolError, ToolTimeout
 from .._model import Tool
+from .._redact import redact_text, redact_url, url_credentials
 from .base import Binding
+from .limits import too_large
+from .reach import Hosts
 from .wire import json_arguments
 
-__all__ = ["MAX_RESPONSE_BYTES", "HttpBinding"]
-
-MAX_RESPONSE_BYTES = 1 << 20
-"""A larger response is cut off and refused: 1 MiB."""
+__all__ = ["HttpBinding"]
 
 
 class HttpBinding(Binding):
@@ -33,13 +35,24 @@ class HttpBinding(Binding):
 
     kind = "http"
 
-    def __init__(self, tool: Tool) -> None:
+    def __init__(self, tool: Tool, hosts: Hosts | None = None) -> None:
         self.tool = tool
+        self.hosts = hosts or Hosts()
+        self._host_checked = False
         self.url = tool.binding
-        self.shown = _without_userinfo(tool.binding)
+        self.shown = redact_url(tool.binding)
         self._client: httpx.AsyncClient | None = None
 
     async def check(self) -> None:
+        self._check_host()
+        secrets = url_credentials(self.url)
+        if secrets:
+            raise ToolError(
+                f"{self.tool.name}: the binding URL {self.shown} carries credentials "
+                f"({', '.join(secrets)}), which would be copied into traces and errors; take "
+                "them out and send them as a header read from the environment: horis:header "
+                "[ horis:name \"Authorization\" ; horis:fromEnv \"API_TOKEN\" ]",
+                tool=str(self.tool.iri))
         self._headers()
 
     def _headers(self) -> dict[str, str]:
@@ -54,7 +67,16 @@ class HttpBinding(Binding):
             headers[h.name] = value
         return headers
 
+    def _check_host(self) -> None:
+        problem = self.hosts.problem(self.url)
+        if problem is not None:
+            raise ToolError(f"{self.tool.name} is refused before any request: {problem}",
+                            tool=str(self.tool.iri))
+        self._host_checked = True
+
     async def call(self, args: Mapping[str, Any]) -> Any:
+        if not self._host_checked:
+            self._check_host()
         headers = self._headers()
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=self.tool.timeout, follow_redirects=False,
@@ -63,18 +85,19 @@ class HttpBinding(Binding):
         try:
             async with self._client.stream("POST", self.url, json=json_arguments(self.tool, args),
                                            headers=headers) as response:
-                body = await _read_capped(response, where)
+                body = await _read_capped(response, self.tool, where)
         except httpx.TimeoutException:
             raise ToolTimeout(f"{where} did not answer within {self.tool.timeout:g}s "
                               "(horis:timeout)") from None
         except httpx.HTTPError as e:
-            raise ToolError(f"{where} failed: {type(e).__name__}: {e}") from None
+            raise ToolError(f"{where} failed: {type(e).__name__}: {redact_text(str(e))}",
+                            ) from None
         status = response.status_code
         if not 200 <= status < 300:
             hint = ""
             if 300 <= status < 400:
                 hint = (f" (redirects are not followed; bind the tool to "
-                        f"{_without_userinfo(response.headers.get('location', 'the final URL'))})")
+                        f"{redact_url(response.headers.get('location', 'the final URL'))})")
             raise ToolError(f"{where} answered {status} {response.reason_phrase}{hint}: "
                             f"{_preview(body)}")
         if status == 204 or not body.strip():
@@ -95,19 +118,18 @@ class HttpBinding(Binding):
             self._client = None
 
 
-async def _read_capped(response: httpx.Response, where: str) -> bytes:
-    """The body, refused past :data:`MAX_RESPONSE_BYTES` without reading the rest."""
+async def _read_capped(response: httpx.Response, tool: Tool, where: str) -> bytes:
+    """The body, refused past the tool's ``horis:maxResultBytes`` without reading the rest."""
     declared = response.headers.get("content-length")
-    too_big = ToolError(f"{where} answered more than {MAX_RESPONSE_BYTES} bytes; the response "
-                        "is refused")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
-        raise too_big
+    limit = tool.max_result_bytes
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise too_large(tool, where)
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():
         size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            raise too_big
+        if size > limit:
+            raise too_large(tool, where)
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -115,10 +137,3 @@ async def _read_capped(response: httpx.Response, where: str) -> bytes:
 def _preview(body: bytes, limit: int = 200) -> str:
     text = body[:limit].decode("utf-8", "replace").strip()
     return repr(text + ("…" if len(body) > limit else "")) if text else "(empty body)"
-
-
-def _without_userinfo(url: str) -> str:
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))

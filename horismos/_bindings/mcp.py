@@ -31,9 +31,12 @@ from typing import IO, TYPE_CHECKING, Any
 
 from rdflib import RDFS, XSD, URIRef
 
-from .._errors import Problem, ToolError, UsageError
+from .._errors import Problem, ResultTooLarge, ToolError, UsageError
 from .._model import Arg, McpServer, Tool
+from .._redact import redact_url
 from .base import Binding
+from .limits import DEFAULT_MAX_RESULT_BYTES, check_result, too_large
+from .reach import Hosts
 from .wire import json_arguments, json_object
 
 if TYPE_CHECKING:
@@ -48,6 +51,7 @@ CONNECT_TIMEOUT = 30.0
 """Seconds a server gets to start and answer the handshake and the tool list."""
 
 _CONNECTION_CLOSED = -32000
+_ENVELOPE = 64 * 1024
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _INTEGERS = {XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte, XSD.nonNegativeInteger,
              XSD.positiveInteger, XSD.negativeInteger, XSD.nonPositiveInteger,
@@ -90,9 +94,11 @@ class McpSession:
     """One live session, held open by a task of its own so the SDK's transport is entered
     and left in the same task, whichever steps use it in between."""
 
-    def __init__(self, server: McpServer, cwd: Path | None) -> None:
+    def __init__(self, server: McpServer, cwd: Path | None,
+                 limit: int = 2 * DEFAULT_MAX_RESULT_BYTES + _ENVELOPE) -> None:
         self.server = server
         self.cwd = cwd
+        self.limit = limit  # bytes of one message over stdio (see mcp_stdio)
         self.tools: dict[str, Any] = {}
         self.alive = False
         self._client: Client | None = None
@@ -104,7 +110,7 @@ class McpSession:
 
     def describe(self) -> str:
         s = self.server
-        how = s.url if s.url is not None else " ".join([s.command or "", *s.args])
+        how = redact_url(s.url) if s.url is not None else " ".join([s.command or "", *s.args])
         return f"MCP server \"{s.name}\" ({how})"
 
     @property
@@ -160,9 +166,10 @@ class McpSession:
             if isinstance(target, str):
                 client = Client(target, cache=None)
             else:
-                from mcp.client.stdio import stdio_client
+                from .mcp_stdio import capped_stdio_client
 
-                client = Client(stdio_client(target, errlog=self._stderr), cache=None)
+                client = Client(capped_stdio_client(target, self._stderr, self.limit),
+                                cache=None)
             async with client:
                 self.tools = await _list_tools(client)
                 self._client, self.alive = client, True
@@ -177,10 +184,15 @@ class McpSession:
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         from mcp import MCPError
 
+        from .mcp_stdio import TOO_LARGE
+
         assert self._client is not None
         try:
             return await self._client.call_tool(name, arguments)
         except MCPError as e:
+            if e.code == TOO_LARGE:
+                raise ResultTooLarge(f"{self.describe()} answered \"{name}\" with more than "
+                                     f"{self.limit:,} bytes", limit=self.limit) from None
             if e.code == _CONNECTION_CLOSED:
                 self.alive = False
                 raise ToolError(f"{self.describe()} closed the connection during the call to "
@@ -216,9 +228,11 @@ class McpSessions:
     """The MCP sessions of one run, by server name."""
 
     def __init__(self, servers: Mapping[str, McpServer],
-                 folders: Mapping[str, Path] | None = None) -> None:
+                 folders: Mapping[str, Path] | None = None,
+                 caps: Mapping[str, int] | None = None) -> None:
         self.servers = dict(servers)
         self._folders = dict(folders or {})
+        self._caps = dict(caps or {})  # server -> the largest horis:maxResultBytes bound to it
         self._open: dict[str, McpSession] = {}
         self._lock: asyncio.Lock | None = None
 
@@ -234,7 +248,12 @@ class McpSessions:
                 folders[name] = Path(file).resolve().parent
         for name in extra or {}:
             folders.pop(name, None)
-        return cls({**defs.mcp_servers, **(extra or {})}, folders)
+        caps: dict[str, int] = {}
+        for tool in defs.tools.values():
+            if tool.binding.startswith("mcp://"):
+                server = tool.binding[len("mcp://"):].partition("/")[0]
+                caps[server] = max(caps.get(server, 0), tool.max_result_bytes)
+        return cls({**defs.mcp_servers, **(extra or {})}, folders, caps)
 
     async def get(self, name: str) -> McpSession:
         """The open session to ``name``; opens it (again, if it died) on first use."""
@@ -249,7 +268,10 @@ class McpSessions:
                     await session.aclose()
                     session = None
                 if session is None:
-                    session = McpSession(self.servers[name], self._folders.get(name))
+                    # an answer carries the result twice (structured and as text) in an envelope
+                    cap = self._caps.get(name, DEFAULT_MAX_RESULT_BYTES)
+                    session = McpSession(self.servers[name], self._folders.get(name),
+                                         2 * cap + _ENVELOPE)
                     session.start()
                     self._open[name] = session
             try:
@@ -272,8 +294,10 @@ class McpBinding(Binding):
 
     kind = "mcp"
 
-    def __init__(self, tool: Tool, server: str, name: str, sessions: McpSessions) -> None:
+    def __init__(self, tool: Tool, server: str, name: str, sessions: McpSessions,
+                 hosts: Hosts | None = None) -> None:
         self.tool = tool
+        self.hosts = hosts or Hosts()
         self.server = server
         self.name = name
         self.sessions = sessions
@@ -281,7 +305,8 @@ class McpBinding(Binding):
         self._remote: Any = None
 
     @classmethod
-    def resolve(cls, tool: Tool, sessions: McpSessions) -> McpBinding:
+    def resolve(cls, tool: Tool, sessions: McpSessions, hosts: Hosts | None = None,
+                ) -> McpBinding:
         server, _, name = tool.binding[len("mcp://"):].partition("/")
         if not server or not name:
             raise ToolError(f"binding \"{tool.binding}\" of {tool.name}: write "
@@ -293,12 +318,17 @@ class McpBinding(Binding):
                 f"is declared (declared: {known}); declare :{server} a horis:McpServer with "
                 f"horis:command or horis:url, or pass mcp_servers={{\"{server}\": …}} to Agent",
                 tool=str(tool.iri))
-        return cls(tool, server, name, sessions)
+        return cls(tool, server, name, sessions, hosts)
 
     async def check(self) -> None:
         self._accept(await self._open())
 
     async def _open(self) -> McpSession:
+        url = self.sessions.servers[self.server].url
+        problem = self.hosts.problem(url) if url is not None and self._session is None else None
+        if problem is not None:
+            raise ToolError(f"{self.tool.name} (mcp://{self.server}/{self.name}) is refused "
+                            f"before any request: {problem}", tool=str(self.tool.iri))
         try:
             return await self.sessions.get(self.server)
         except ToolError as e:
@@ -327,16 +357,20 @@ class McpBinding(Binding):
     async def call(self, args: Mapping[str, Any]) -> Any:
         session = await self._open()
         remote = self._accept(session)
-        result = await session.call(self.name, json_arguments(self.tool, args))
         where = f"\"{self.name}\" on {session.describe()}"
+        try:
+            result = await session.call(self.name, json_arguments(self.tool, args))
+        except ResultTooLarge:
+            raise too_large(self.tool, where) from None
         if result.is_error:
-            raise ToolError(f"{where} reported an error: {_text(result) or 'no message'}")
+            raise ToolError(f"{where} reported an error: {_text(result)[:2000] or 'no message'}")
         data = result.structured_content
         text_key = self.tool.effect.text_key if self.tool.effect is not None else None
         if data is None:
             texts = [b.text for b in result.content if getattr(b, "type", None) == "text"]
             if not texts and not result.content:
                 return None
+            check_result(self.tool, texts, where)  # before any of it is parsed
             if text_key is not None and texts:  # declared: the text, whole, is one string
                 return {text_key: "\n".join(texts)}
             data = next((o for o in map(json_object, texts) if o is not None), None)
@@ -348,6 +382,7 @@ class McpBinding(Binding):
         if not isinstance(data, dict):
             raise ToolError(f"{where} returned {type(data).__name__} as structured content; "
                             "it must be a JSON object of the effect's fields")
+        check_result(self.tool, data, where)
         return narrow(self.tool, data, remote.output_schema)
 
 

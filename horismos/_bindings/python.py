@@ -1,11 +1,25 @@
-"""``python:dotted.path.func`` and ``python:name`` (registered with ``tools={...}``)."""
+"""``python:NAME`` (a registered callable) and ``python:module.func`` (in an allowed module).
+
+A Turtle file names code; it must not choose it. ``horis:binding "python:os.system"`` would
+otherwise run whatever a definitions file asks for. So a ``python:`` binding resolves only to
+a callable the user registered (``tools={...}``, ``--tools FILE``) or to a callable inside a
+module the user allowed by name (``allow_modules=[...]``, ``--allow-module NAME``, which also
+allows its submodules). Nothing is imported to list, validate or discover tools:
+:func:`static_problem` answers from the registry and the allow-list alone.
+
+Before the first step, :meth:`PythonBinding.check` holds the function's parameters against the
+declared arguments (those sent: ``horis:sent false`` ones never reach it), so a mismatch is
+found before any tool has acted, not after.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import importlib
 import inspect
+import queue
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -13,8 +27,84 @@ from typing import Any
 from .._errors import ToolError
 from .._model import Tool
 from .base import Binding
+from .limits import check_result
+from .reach import Reach
 
-__all__ = ["PythonBinding"]
+__all__ = ["PythonBinding", "signature_problems", "static_problem"]
+
+_P = inspect.Parameter
+
+
+def _allowed(registry: Mapping[str, Any], module: str) -> bool:
+    return isinstance(registry, Reach) and registry.allows(module)
+
+
+def static_problem(tool: Tool, registry: Mapping[str, Callable[..., Any]]) -> str | None:
+    """Why ``tool``'s ``python:`` binding cannot resolve here, found without importing
+    anything; None when it is registered or its module is allowed."""
+    target = tool.binding[len("python:"):]
+    if target in registry:
+        return None
+    module_name = target.rpartition(".")[0]
+    if module_name and _allowed(registry, module_name):
+        return None
+    return _unresolved(tool, target, registry)
+
+
+def _unresolved(tool: Tool, target: str, registry: Mapping[str, Any]) -> str:
+    head = f"binding \"python:{target}\" of {tool.name}:"
+    close = difflib.get_close_matches(target, list(registry), n=1)
+    if close:
+        return f"{head} no callable named {target!r} is registered; did you mean {close[0]!r}?"
+    known = ", ".join(sorted(registry)) or "none"
+    module_name = target.rpartition(".")[0]
+    if not module_name:
+        return (f"{head} no callable named {target!r} is registered (registered: {known}); "
+                f"pass tools={{\"{target}\": func}} to Agent or use --tools MODULE")
+    return (f"{head} it is neither registered (registered: {known}) nor in a module you "
+            f"allowed; a Turtle file cannot choose the code it runs: register the function "
+            f"(--tools MODULE or FILE.py, tools={{...}}) or allow its module "
+            f"(--allow-module {module_name}, allow_modules=[\"{module_name}\"])")
+
+
+def signature_problems(tool: Tool, func: Callable[..., Any]) -> list[str]:
+    """How ``func``'s parameters disagree with the arguments ``tool`` declares and sends."""
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature: nothing to hold it to
+        return []
+    sent = {a.name: a for a in tool.args if a.sent}
+    unsent = {a.name for a in tool.args if not a.sent}
+    by_name = {p.name: p for p in params if p.kind in (_P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY)}
+    takes_any = any(p.kind == _P.VAR_KEYWORD for p in params)
+    problems: list[str] = []
+    unmatched = [n for n in sent if n not in by_name]
+    spare = [n for n in by_name if n not in sent and n not in unsent]
+    suggested: set[str] = set()  # named in a did-you-mean: not reported twice
+    for name in unmatched if not takes_any else []:
+        close = difflib.get_close_matches(name, spare, n=1, cutoff=0.5) or (
+            spare if len(spare) == len(unmatched) == 1 else [])
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        suggested.update(close)
+        problems.append(f"the function has no parameter {name!r} for the declared argument "
+                        f"\"{name}\"{hint}")
+    for p in params:
+        required = p.default is _P.empty
+        if p.kind == _P.POSITIONAL_ONLY and required:
+            problems.append(f"parameter {p.name!r} is positional-only; arguments are passed "
+                            "by name")
+        elif p.kind in (_P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY) and required:
+            if p.name in unsent:
+                problems.append(f"parameter {p.name!r} has no default, but argument "
+                                f"\"{p.name}\" is horis:sent false and never passed")
+            elif p.name not in sent:
+                if p.name not in suggested:
+                    problems.append(f"parameter {p.name!r} has no default and no declared "
+                                    "argument gives it")
+            elif sent[p.name].optional:
+                problems.append(f"parameter {p.name!r} has no default, but argument "
+                                f"\"{p.name}\" is horis:optional and may be left out")
+    return problems
 
 
 class PythonBinding(Binding):
@@ -22,57 +112,105 @@ class PythonBinding(Binding):
 
     kind = "python"
 
-    def __init__(self, func: Callable[..., Any]) -> None:
+    def __init__(self, func: Callable[..., Any], tool: Tool | None = None) -> None:
         self.func = func
+        self.tool = tool
         self.is_async = inspect.iscoroutinefunction(func)
 
     @classmethod
     def resolve(cls, tool: Tool, registry: Mapping[str, Callable[..., Any]]) -> PythonBinding:
         target = tool.binding[len("python:"):]
         if target in registry:
-            return cls(registry[target])
+            return cls(registry[target], tool)
+        problem = static_problem(tool, registry)
+        if problem is not None:
+            raise ToolError(problem, tool=str(tool.iri))
         module_name, _, attr = target.rpartition(".")
-        if not module_name:
-            known = ", ".join(sorted(registry)) or "none"
-            raise ToolError(
-                f"binding \"python:{target}\" of {tool.name}: no callable named {target!r} is "
-                f"registered (registered: {known}); pass tools={{\"{target}\": func}} to Agent, "
-                "use --tools MODULE, or write a dotted path python:module.func",
-                tool=str(tool.iri))
         try:
             module = importlib.import_module(module_name)
         except ImportError as e:
             raise ToolError(
                 f"binding \"python:{target}\" of {tool.name}: cannot import {module_name!r} "
-                f"({e}); make the module importable or register the function with tools={{...}}",
+                f"({e}); make the module importable or register the function with --tools",
                 tool=str(tool.iri)) from None
         func = getattr(module, attr, None)
         if not callable(func):
+            public = [n for n in dir(module) if not n.startswith("_")
+                      and callable(getattr(module, n, None))]
+            close = difflib.get_close_matches(attr, public, n=1)
+            hint = f"; did you mean \"python:{module_name}.{close[0]}\"?" if close else ""
             raise ToolError(
                 f"binding \"python:{target}\" of {tool.name}: {module_name!r} has no callable "
-                f"{attr!r}", tool=str(tool.iri))
-        return cls(func)
+                f"{attr!r}{hint}", tool=str(tool.iri))
+        return cls(func, tool)
+
+    async def check(self) -> None:
+        if self.tool is None:
+            return
+        problems = signature_problems(self.tool, self.func)
+        if problems:
+            raise ToolError(f"binding \"{self.tool.binding}\" of {self.tool.name} does not fit "
+                            "its horis:takes: " + "; ".join(problems), tool=str(self.tool.iri))
 
     async def call(self, args: Mapping[str, Any]) -> Any:
+        result = await self._run(args)
+        if self.tool is not None:
+            check_result(self.tool, result, f"{self.tool.name} (\"{self.tool.binding}\")")
+        return result
+
+    async def _run(self, args: Mapping[str, Any]) -> Any:
         if self.is_async:
             return await self.func(**args)
-        # A daemon thread, not the loop's default executor: asyncio.run() joins that executor
-        # on exit, so a timed-out call would hold the run until it returned. Abandoned, the
-        # thread runs on; its late result has no future left to land in and is discarded.
+        # Daemon threads of our own, not the loop's default executor: asyncio.run() joins that
+        # executor on exit, so a timed-out call would hold the run until it returned.
+        # Abandoned, a call runs on in its thread; its late result has no future left to land
+        # in and is discarded.
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
+        func = self.func
 
         def work() -> None:
             try:
-                outcome: tuple[Any, BaseException | None] = (self.func(**args), None)
+                outcome: tuple[Any, BaseException | None] = (func(**args), None)
             except BaseException as e:  # handed to the awaiting step, never swallowed here
                 outcome = (None, e)
             with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting
                 loop.call_soon_threadsafe(_settle, future, *outcome)
 
-        name = getattr(self.func, "__name__", "call")
-        threading.Thread(target=work, name=f"horismos-tool-{name}", daemon=True).start()
+        _THREADS.submit(work)
         return await future
+
+
+class _Threads:
+    """Daemon threads kept for sync tool calls: starting a thread per call cost more than
+    most tools (0.3-0.5 ms a step, far more on a busy machine). A call that hangs keeps its
+    thread; the next call then gets another, so a hung tool never blocks the rest."""
+
+    def __init__(self) -> None:
+        self._tasks: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
+    def submit(self, task: Callable[[], None]) -> None:
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1
+        if start:
+            threading.Thread(target=self._serve, name="horismos-tool", daemon=True).start()
+        self._tasks.put(task)
+
+    def _serve(self) -> None:
+        while True:
+            self._tasks.get()()
+            with self._lock:
+                if self._idle >= _IDLE_THREADS:
+                    return
+                self._idle += 1
+
+
+_IDLE_THREADS = 4
+_THREADS = _Threads()
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:

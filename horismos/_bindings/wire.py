@@ -29,12 +29,12 @@ def json_value(value: Any) -> Any:
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, dt.timedelta):
-        from isodate import duration_isoformat
+        from rdflib.xsd_datetime import duration_isoformat
 
         return duration_isoformat(value)
     if isinstance(value, Node):
         return str(value)
-    from isodate import Duration, duration_isoformat
+    from rdflib.xsd_datetime import Duration, duration_isoformat
 
     if isinstance(value, Duration):
         return duration_isoformat(value)

@@ -50,6 +50,7 @@ from rdflib.term import Node
 from .._digest import ZERO, Digest
 from .._errors import UsageError
 from .._preconditions import Precondition
+from .._redact import redact_text, redact_url
 from .base import (
     DIGEST_GRAPH,
     LTHASH,
@@ -120,11 +121,12 @@ class SparqlStore(Store):
             finally:
                 response.close()
         except httpx.HTTPError as e:
-            raise StoreError(f"the SPARQL server at {self.url} cannot be reached ({e}); start "
+            raise StoreError(f"the SPARQL server at {redact_url(self.url)} cannot be reached "
+                             f"({redact_text(str(e))}); start "
                              "it (oxigraph serve --location DIR --bind HOST:PORT) or fix the "
                              "URL") from None
         if response.status_code >= 400:
-            raise StoreError(f"the SPARQL server at {self.url} refused {method} "
+            raise StoreError(f"the SPARQL server at {redact_url(self.url)} refused {method} "
                              f"{path.partition('?')[0]} ({response.status_code}): "
                              f"{body.decode(errors='replace').strip()[:500]}")
         return body

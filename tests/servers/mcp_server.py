@@ -112,6 +112,12 @@ def noop(patient: str) -> dict[str, Any]:
     return {}
 
 
+@server.tool()
+def huge(patient: str, size: int) -> dict[str, Any]:
+    """An answer of about ``size`` bytes, to test the result cap."""
+    return {"queueRef": "x" * size}
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.settings.log_level = "WARNING"

@@ -1,0 +1,124 @@
+"""The same workload through LangGraph (in-memory checkpointer) and Horismos, in one process.
+
+    pip install -e '.[bench]'
+    python benchmarks/bench_peers.py [--prescriptions 2000] [--rounds 2]
+
+N prescriptions, each: a refill decision, dispense, notify — the same Python functions
+(benchmarks/peers/pharmacy_tools.py) in both engines. LangGraph runs one thread per
+prescription through a three-node StateGraph with ``InMemorySaver`` (a checkpoint after every
+node, nothing validated). Horismos runs ``run --all`` on a world of N prescriptions with a trace
+file: every step's preconditions read from the graph, its result gated against the tool's
+effect and the domain shape of benchmarks/peers/pharmacy.ttl (``sh:pattern`` and
+``sh:maxCount`` on ``:Prescription``), its effects committed atomically and traced.
+
+Prints each engine's committed steps per second and their ratio, per round; the engines
+alternate within a round, so the ratio is measured under the same load on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, TypedDict
+
+from rdflib import RDF, Literal, Namespace
+
+from horismos import Agent, World
+
+HERE = Path(__file__).resolve().parent / "peers"
+sys.path.insert(0, str(HERE))
+RX = Namespace("http://example.org/pharmacy#")
+
+import pharmacy_tools  # noqa: E402
+
+
+def refills(i: int) -> int:
+    return 1 + i % 3
+
+
+# -- LangGraph ---------------------------------------------------------------------------------
+
+class RxState(TypedDict, total=False):
+    rx: str
+    refills: int
+    approved: bool
+    ref: str
+    notified_by: str
+
+
+def langgraph_rate(n: int) -> tuple[float, int]:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+
+    def decide(state: RxState) -> dict[str, Any]:
+        return {"approved": pharmacy_tools.decide_refill(state["rx"], state["refills"])
+                ["refillApproved"]}
+
+    def dispense(state: RxState) -> dict[str, Any]:
+        return {"ref": pharmacy_tools.dispense(state["rx"])["dispenseRef"]}
+
+    def notify(state: RxState) -> dict[str, Any]:
+        return {"notified_by": pharmacy_tools.notify(state["rx"], state["ref"])["notifiedBy"]}
+
+    g = StateGraph(RxState)
+    g.add_node("decide", decide)
+    g.add_node("dispense", dispense)
+    g.add_node("notify", notify)
+    g.add_edge(START, "decide")
+    g.add_conditional_edges("decide", lambda s: "dispense" if s["approved"] else END)
+    g.add_edge("dispense", "notify")
+    g.add_edge("notify", END)
+    app = g.compile(checkpointer=InMemorySaver())
+    t0 = time.perf_counter()
+    steps = 0
+    for i in range(n):
+        out = app.invoke({"rx": f"rx{i}", "refills": refills(i)},
+                         {"configurable": {"thread_id": f"rx{i}"}})
+        steps += 3 if out.get("notified_by") else 1
+    return steps / (time.perf_counter() - t0), steps
+
+
+# -- Horismos ----------------------------------------------------------------------------------
+
+def horismos_rate(n: int) -> tuple[float, int]:
+    agent = Agent.from_files(HERE / "refill.ttl", HERE / "pharmacy.ttl")
+    world = World()
+    quads = []
+    for i in range(n):
+        rx = RX[f"rx{i}"]
+        quads += [(rx, RDF.type, RX.Prescription, None),
+                  (rx, RX.refillsLeft, Literal(refills(i)), None)]
+    world.store.load(quads)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        run = agent.run(world, all=True, trace=Path(tmp) / "refill.trace.jsonl")
+        elapsed = time.perf_counter() - t0
+    steps = sum(1 for s in run.steps if s.status == "completed")
+    assert run.status == "completed", run.status
+    return steps / elapsed, steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--prescriptions", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    ratios = []
+    for r in range(1, args.rounds + 1):
+        lg, lg_steps = langgraph_rate(args.prescriptions)
+        hz, hz_steps = horismos_rate(args.prescriptions)
+        ratios.append(hz / lg)
+        print(f"round {r}: {args.prescriptions} prescriptions  "
+              f"LangGraph+InMemorySaver {lg:,.0f} steps/s ({lg_steps} steps)  "
+              f"Horismos run --all, trace, domain shape {hz:,.0f} steps/s ({hz_steps} steps)  "
+              f"ratio Horismos/LangGraph {hz / lg:.2f}x")
+    print(f"median ratio over {len(ratios)} rounds: {statistics.median(ratios):.2f}x")
+
+
+if __name__ == "__main__":
+    main()

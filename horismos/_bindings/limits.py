@@ -1,0 +1,73 @@
+"""One cap on every binding's result: ``horis:maxResultBytes``, 1 MiB unless the tool says.
+
+A tool that answers 60 MB would otherwise be parsed, judged, written to the world and traced:
+minutes of work and a trace of hundreds of megabytes for a value nobody declared room for.
+The cap is the size of the result's JSON form, the same measure for a Python return value, an
+HTTP body and an MCP answer. It is measured as the value arrives (an HTTP body as it is read,
+stopping at the cap; a Python value or an MCP result walked once, stopping as soon as the
+count passes the cap) and never by serialising the value. Past it, the call raises
+:class:`~horismos.ResultTooLarge`: nothing of the result lands, and the trace records the
+error, not the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .._errors import ResultTooLarge
+from .._model import Tool
+
+__all__ = ["DEFAULT_MAX_RESULT_BYTES", "check_result", "json_size", "too_large"]
+
+DEFAULT_MAX_RESULT_BYTES = 1 << 20
+"""1 MiB: the cap of a tool that declares no ``horis:maxResultBytes``."""
+
+
+def json_size(value: Any, limit: int) -> int:
+    """About the length of ``value`` as JSON (UTF-8 text, no spaces); counting stops once it
+    passes ``limit``, so the answer is then only known to be larger."""
+    size = 0
+    stack = [value]
+    while stack and size <= limit:
+        v = stack.pop()
+        if isinstance(v, str):
+            size += _text_size(v, limit - size) + 2
+        elif isinstance(v, bytes | bytearray):
+            size += len(v) + 2
+        elif isinstance(v, bool) or v is None:
+            size += 5
+        elif isinstance(v, int | float):
+            size += len(repr(v))
+        elif isinstance(v, Mapping):
+            size += 2 + 2 * len(v)  # braces, colons and commas
+            for k, x in v.items():
+                stack.append(x)
+                stack.append(str(k))
+        elif isinstance(v, list | tuple | set | frozenset):
+            size += 2 + len(v)
+            stack.extend(v)
+        else:  # an rdflib term, a date, a Decimal: its text
+            stack.append(str(v))
+    return size
+
+
+def _text_size(text: str, room: int) -> int:
+    if len(text) > room:  # every character takes at least one byte: too large already
+        return len(text)
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def too_large(tool: Tool, where: str) -> ResultTooLarge:
+    limit = tool.max_result_bytes
+    return ResultTooLarge(
+        f"{where} answered more than {limit:,} bytes, the cap of {tool.name} "
+        f"(horis:maxResultBytes, default {DEFAULT_MAX_RESULT_BYTES:,}); the result is refused "
+        "and nothing landed", limit=limit, tool=str(tool.iri))
+
+
+def check_result(tool: Tool, value: Any, where: str) -> Any:
+    """``value``, or :class:`ResultTooLarge` when its JSON form is past the tool's cap."""
+    if value is not None and json_size(value, tool.max_result_bytes) > tool.max_result_bytes:
+        raise too_large(tool, where)
+    return value

@@ -1,0 +1,87 @@
+"""Before the first step: can every step give its tool's arguments, and every binding take them?
+
+A run that learns at its third step that a function takes ``pid`` where the Turtle says
+``patient`` has already acted twice. These checks read only the definitions and the registered
+callables (nothing is imported, nothing is called): ``validate`` prints them located at the
+step or the binding, and the start of every run refuses on any of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rdflib import Literal
+
+from ._bindings import static_problem
+from ._bindings.python import signature_problems
+from ._definitions import Definitions
+from ._errors import Problem
+from ._model import ActionStep, ProposalStep
+from ._redact import redact_url, url_credentials
+from ._vocab import HORIS
+
+__all__ = ["binding_problems", "credential_problems", "unbound_arguments"]
+
+
+def unbound_arguments(defs: Definitions) -> list[Problem]:
+    """Each required argument of a step's tool that no pattern variable or ``horis:bind``
+    gives: the focus ``?this``, a ProposalStep's ``horis:as`` variable, or a variable of the
+    step's own ``horis:requires``."""
+    carried = {"this"} | {s.as_var for s in defs.steps.values() if isinstance(s, ProposalStep)}
+    problems = []
+    for step in sorted(defs.steps.values(), key=lambda s: str(s.iri)):
+        if not isinstance(step, ActionStep) or step.tool is None:
+            continue
+        given = carried | (step.requires.variables if step.requires is not None else set())
+        for arg in sorted(step.tool.args, key=lambda a: a.name):
+            var = step.var_for(arg.name)
+            if arg.optional or var in given:
+                continue
+            how = (f"horis:bind names ?{var}, which nothing binds" if var != arg.name
+                   else f"no pattern variable ?{var} and no horis:bind give it")
+            problems.append(defs.sources.problem(
+                "error", step.iri, f"argument \"{arg.name}\" of {step.tool.name} is required, "
+                f"but {how}", f"use ?{var} in the step's horis:requires, bind the argument "
+                f"with horis:bind [ horis:arg \"{arg.name}\" ; horis:var \"…\" ], or declare "
+                "it horis:optional true"))
+    return problems
+
+
+def binding_problems(defs: Definitions, registry: Mapping[str, Callable[..., Any]],
+                     ) -> list[Problem]:
+    """Each ``python:`` binding that cannot resolve to a registered or allowed callable, or
+    whose registered function's parameters do not fit the declared arguments."""
+    problems = []
+    for tool in sorted(defs.tools.values(), key=lambda t: str(t.iri)):
+        if not tool.binding.startswith("python:"):
+            continue
+        at = (tool.iri, HORIS.binding, Literal(tool.binding))
+        why = static_problem(tool, registry)
+        found = [why] if why is not None else []
+        func = registry.get(tool.binding[len("python:"):])
+        if func is not None:
+            found += [f"binding \"{tool.binding}\" of {tool.name} does not fit its "
+                      f"horis:takes: {p}" for p in signature_problems(tool, func)]
+        problems += [defs.sources.problem("error", tool.iri, p, at=at) for p in found]
+    return problems
+
+
+def credential_problems(defs: Definitions) -> list[Problem]:
+    """Each HTTP binding or MCP server URL that carries credentials (user info, a query value
+    named like a secret): they would be copied into traces and errors."""
+    hint = ("send it as a header read from the environment: horis:header [ horis:name "
+            "\"Authorization\" ; horis:fromEnv \"API_TOKEN\" ]")
+    found = [(t.iri, HORIS.binding, t.binding, t.name) for t in defs.tools.values()
+             if t.binding.startswith(("http://", "https://"))]
+    found += [(s.iri, HORIS.url, s.url, f"MCP server \"{s.name}\"")
+              for s in defs.mcp_servers.values() if s.url is not None]
+    problems = []
+    for node, pred, url, who in sorted(found, key=lambda f: str(f[0])):
+        secrets = url_credentials(url)
+        if secrets:
+            problems.append(defs.sources.problem(
+                "error", node, f"the URL of {who} ({redact_url(url)}) carries credentials "
+                f"({', '.join(secrets)}), which would be copied into traces and errors",
+                hint, at=(node, pred, Literal(url))))
+    return problems

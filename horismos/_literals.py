@@ -1,0 +1,115 @@
+"""Only well-formed literals land: a tool's raw result checked before it becomes RDF terms.
+
+rdflib turns almost anything into a literal: ``b"\\xff"`` becomes the string ``"b'\\\\xff'"``,
+a ``set`` inside a value its ``repr``, ``float("nan")`` an ``xsd:decimal`` ``"NaN"`` that no
+other RDF tool reads back, a NUL character a string no XML or Turtle serialiser can write. So,
+before the gate builds triples, each returned value is held to what RDF can carry:
+
+- refused (the gate rejects the result, naming the field and the value): bytes, a NUL or other
+  character XML 1.0 cannot hold, NaN or an infinity for any datatype but ``xsd:double`` /
+  ``xsd:float`` (a ``"NaN"`` string for ``xsd:decimal`` too), a nested list or mapping, a
+  mapping with a key that is not a string, and any other Python object that is not a JSON-like
+  scalar, an rdflib term, a date, a time, a duration or a Decimal;
+- converted, losslessly: a set is several values (RDF values are unordered anyway), and a NaN
+  or infinite double is written in its lexical form ``NaN`` / ``INF`` / ``-INF``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from rdflib import XSD, BNode, Literal, URIRef
+from rdflib.term import Node
+from rdflib.xsd_datetime import Duration
+
+from ._errors import ShaclMessage
+from ._model import Tool
+
+__all__ = ["well_formed"]
+
+_DOUBLES = (XSD.double, XSD.float)
+_DECIMAL = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)\s*$")
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_SCALARS = (str, bool, int, float, Decimal, dt.date, dt.time, dt.timedelta, Duration, URIRef,
+            BNode, Literal)
+
+
+def well_formed(tool: Tool, result: Mapping[Any, Any] | None, focus: str,
+                name: Callable[[Node], str]) -> tuple[dict[str, Any] | None, list[ShaclMessage]]:
+    """``result`` with sets spread and non-finite doubles in lexical form, and a message for
+    each value RDF cannot carry (empty when every value may land)."""
+    if result is None:
+        return None, []
+    types = {}
+    if tool.effect is not None:
+        for a in tool.effect.asserts:
+            types[a.key] = types[str(a.property)] = a.type
+    out: dict[str, Any] = {}
+    problems: list[ShaclMessage] = []
+
+    def refuse(key: str, value: Any, why: str) -> None:
+        shown = repr(value)
+        shown = shown if len(shown) <= 80 else shown[:77] + "…"
+        problems.append(ShaclMessage(focus, key, f"{why} (got {shown})", value=shown))
+
+    for key, value in result.items():
+        if not isinstance(key, str):
+            refuse(repr(key), value, f"a result's keys are its fields' names, strings; "
+                   f"{type(key).__name__} key {key!r} is not one")
+            continue
+        many = isinstance(value, list | tuple | set | frozenset)
+        values = (sorted(value, key=repr) if isinstance(value, set | frozenset)
+                  else list(value)) if many else [value]
+        kept = []
+        for v in values:
+            problem, v = _literal(v, types.get(key))
+            if problem:
+                refuse(key, v, problem)
+            else:
+                kept.append(v)
+        out[key] = kept if many else (kept[0] if kept else None)
+    return out, problems
+
+
+def _literal(v: Any, datatype: URIRef | None) -> tuple[str | None, Any]:
+    """What keeps ``v`` from being one literal of ``datatype``, and ``v`` as it may land."""
+    if v is None or isinstance(v, URIRef | BNode):
+        return None, v
+    if isinstance(v, bytes | bytearray | memoryview):
+        return ("bytes are not text: decode them to a string (base64 for binary data) in the "
+                "tool"), v
+    if isinstance(v, list | tuple | set | frozenset | Mapping):
+        return (f"a {type(v).__name__} inside a value cannot be one literal; return a flat list "
+                "of values for a horis:many property"), v
+    if not isinstance(v, _SCALARS):
+        return f"a {type(v).__name__} is not a value RDF can hold", v
+    text = str(v) if isinstance(v, str | Literal) else None
+    if text is not None:
+        bad = _NOT_XML.search(text)
+        if bad:
+            return (f"character U+{ord(bad.group()):04X} at position {bad.start()} cannot be "
+                    "written in an RDF literal"), v
+    number = float(v) if isinstance(v, float | Decimal) and not isinstance(v, bool) else None
+    if isinstance(v, Decimal) and not v.is_finite():
+        number = math.nan
+    if number is not None and not math.isfinite(number):
+        if datatype in _DOUBLES:  # a double's own lexical forms, which read back
+            lexical = "NaN" if math.isnan(number) else ("INF" if number > 0 else "-INF")
+            return None, Literal(lexical, datatype=datatype)
+        return (f"{v} is not a number of datatype {_local(datatype)}; only xsd:double and "
+                "xsd:float have NaN and infinities"), v
+    if isinstance(v, str) and datatype == XSD.decimal and not _DECIMAL.match(v):
+        return f"{v!r} is not an xsd:decimal (digits, an optional sign and point)", v
+    return None, v
+
+
+def _local(datatype: URIRef | None) -> str:
+    if datatype is None:
+        return "(undeclared)"
+    return "xsd:" + str(datatype)[len(str(XSD)):] if str(datatype).startswith(str(XSD)) else (
+        f"<{datatype}>")

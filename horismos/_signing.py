@@ -1,0 +1,130 @@
+"""Keyed traces: a signature on every event, so a trace cannot be forged without the key.
+
+The hash chain alone (:mod:`horismos._trace`) catches an edited, removed or reordered event,
+and data after the ``end`` event, but anyone can recompute every hash after an edit: it is
+tamper-evident against accidents and careless edits, not against a forger. A key closes that:
+
+- ``HORISMOS_TRACE_HMAC_KEY`` (a secret string): each event carries ``"sig":
+  "hmac-sha256:…"`` over its hash. Only holders of the secret can write a trace that verifies;
+  verifying needs the same secret, so every verifier could also forge.
+- ``HORISMOS_TRACE_SIGNING_KEY`` (the path of an Ed25519 private key, PEM): each event carries
+  ``"sig": "ed25519:…"``. Only the private key's holder can write a trace that verifies; anyone
+  with the public key (``HORISMOS_TRACE_VERIFY_KEY``, a PEM path) can check it and cannot forge.
+
+When a verifying key is set, reading a trace refuses any event without a valid signature of
+that kind: an unsigned or differently keyed trace is not accepted. Without one, signatures are
+not checked (the chain still is). A trace cut short before its ``end`` event still reads as a
+run that stopped: a key proves who wrote each event, not that nothing came after.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._errors import TraceTampered, UsageError
+
+__all__ = ["HMAC_ENV", "SIGNING_ENV", "VERIFY_ENV", "Signer", "Verifier", "signer_from_env",
+           "verifier_from_env"]
+
+HMAC_ENV = "HORISMOS_TRACE_HMAC_KEY"
+SIGNING_ENV = "HORISMOS_TRACE_SIGNING_KEY"
+VERIFY_ENV = "HORISMOS_TRACE_VERIFY_KEY"
+
+
+@dataclass(frozen=True)
+class Signer:
+    """Signs an event's hash: ``hmac-sha256:HEX`` or ``ed25519:BASE64``."""
+
+    kind: str
+    key: Any
+
+    def sign(self, digest: str) -> str:
+        if self.kind == "hmac-sha256":
+            return "hmac-sha256:" + hmac.new(self.key, digest.encode(), hashlib.sha256).hexdigest()
+        return "ed25519:" + base64.b64encode(self.key.sign(digest.encode())).decode()
+
+
+@dataclass(frozen=True)
+class Verifier:
+    """Checks each event's ``sig`` against its hash; refuses a missing or wrong one."""
+
+    kind: str
+    key: Any
+
+    def verify(self, digest: str, sig: Any, where: str, line: int) -> None:
+        how = f"set {HMAC_ENV}" if self.kind == "hmac-sha256" else f"set {VERIFY_ENV}"
+        if not isinstance(sig, str) or not sig.startswith(self.kind + ":"):
+            raise TraceTampered(
+                f"{where}:{line}: this event is not signed with a {self.kind} key, and the "
+                f"key in the environment ({how}) requires every event to be", line=line)
+        body = sig[len(self.kind) + 1:]
+        if self.kind == "hmac-sha256":
+            want = hmac.new(self.key, digest.encode(), hashlib.sha256).hexdigest()
+            ok = hmac.compare_digest(want, body)
+        else:
+            from cryptography.exceptions import InvalidSignature
+
+            try:
+                self.key.verify(base64.b64decode(body, validate=True), digest.encode())
+                ok = True
+            except (InvalidSignature, ValueError):
+                ok = False
+        if not ok:
+            raise TraceTampered(f"{where}:{line}: this event's signature does not verify: it was "
+                                "written with another key, or edited and re-hashed", line=line)
+
+
+def signer_from_env() -> Signer | None:
+    """The key traces are signed with, from the environment; None when none is set."""
+    secret = os.environ.get(HMAC_ENV)
+    if secret:
+        return Signer("hmac-sha256", secret.encode())
+    path = os.environ.get(SIGNING_ENV)
+    if path:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+        try:
+            key = load_pem_private_key(_pem(path, SIGNING_ENV), password=None)
+        except (ValueError, TypeError):
+            key = None
+        if not isinstance(key, Ed25519PrivateKey):
+            raise UsageError(f"{SIGNING_ENV}={path}: not an unencrypted Ed25519 private key "
+                             "(PEM)")
+        return Signer("ed25519", key)
+    return None
+
+
+def verifier_from_env() -> Verifier | None:
+    """The key traces are checked with: the HMAC secret, the Ed25519 public key, or the
+    public half of the signing key; None when none is set."""
+    secret = os.environ.get(HMAC_ENV)
+    if secret:
+        return Verifier("hmac-sha256", secret.encode())
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    path = os.environ.get(VERIFY_ENV)
+    if path:
+        try:
+            public = load_pem_public_key(_pem(path, VERIFY_ENV))
+        except ValueError:
+            public = None
+        if not isinstance(public, Ed25519PublicKey):
+            raise UsageError(f"{VERIFY_ENV}={path}: not an Ed25519 public key (PEM)")
+        return Verifier("ed25519", public)
+    signer = signer_from_env()
+    return Verifier("ed25519", signer.key.public_key()) if signer is not None else None
+
+
+def _pem(path: str, var: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise UsageError(f"{var}={path}: cannot read the key ({e.strerror})") from None

@@ -1,0 +1,39 @@
+"""Dependencies whose internals Horismos uses are installed within the range pyproject.toml
+allows, so a release that moves those internals fails here, by name, not deep in a run."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+
+# package → what of it is used beyond its public API (keep in step with pyproject.toml)
+INTERNALS = {
+    "pyshacl": "ShapesGraph, SHACLExecutor and DataGraph in horismos/_gate.py; its result "
+               "wording, reproduced by horismos/_shacl.py",
+}
+
+
+def _requirements() -> dict[str, Requirement]:
+    deps = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]["dependencies"]
+    return {r.name: r for r in map(Requirement, deps)}
+
+
+@pytest.mark.parametrize("package", sorted(INTERNALS))
+def test_a_dependency_used_through_its_internals_is_bounded_and_installed_in_range(
+        package: str) -> None:
+    requirement = _requirements()[package]
+    spec = requirement.specifier
+    assert any(s.operator in ("<", "<=", "==", "~=") for s in spec), (
+        f"{package} is used through its internals ({INTERNALS[package]}), so pyproject.toml "
+        f"must bound it from above; it says {requirement}")
+    installed = version(package)
+    assert spec.contains(installed, prereleases=True), (
+        f"{package} {installed} is installed, outside {spec} that pyproject.toml allows: "
+        f"Horismos uses {INTERNALS[package]}. Install a version in range "
+        f"(pip install '{requirement}') or widen the range once the gate tests pass on it.")
