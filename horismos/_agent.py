@@ -129,7 +129,7 @@ class Agent:
                    on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
         wf = self.workflow(workflow)
-        if env is None or not env.replaying:  # a replay reads the world as it was recorded
+        if not getattr(env, "replaying", False):  # a replay reads the world as it was recorded
             place_individuals(self.definitions.individuals, world)
         types_of = self.types_in(world)
         foci = self._foci(world, wf, focus, all, types_of)
@@ -235,7 +235,7 @@ class Agent:
         they land in their own named graph with human provenance. An instance that is not
         waiting, or facts that break the shapes, raise before anything changes.
         """
-        if env is None or not env.replaying:
+        if not getattr(env, "replaying", False):
             place_individuals(self.definitions.individuals, world)
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
         env = env or Environment()

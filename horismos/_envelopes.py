@@ -30,12 +30,13 @@ class _Closed(BaseModel):
 
 
 class Dependencies(_Closed):
-    """What a tool needs from outside: its binding (without credentials), its MCP server, and
-    the environment variables it reads."""
+    """What a tool needs from outside: its binding (without credentials), its MCP server, the
+    environment variables it reads and the hosts it reaches."""
 
     binding: str
     mcp_server: str | None
     env: list[str]
+    hosts: list[str]
 
 
 class InventoryTool(_Closed):
@@ -74,8 +75,9 @@ class GateVerdict(_Closed):
 
 
 class CallError(_Closed):
-    kind: Literal["schema", "argument_type", "precondition", "policy", "approval", "env",
-                  "binding", "tool_error", "timeout", "gate_rejected"]
+    kind: str = Field(description="refused before any call: schema, argument_type, "
+                      "precondition, policy, approval, env, binding; after: the RunError's "
+                      "kind, e.g. tool_error, timeout, gate_rejected, result_too_large")
     message: str
 
 
