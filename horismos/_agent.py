@@ -11,7 +11,8 @@ from rdflib import Graph, URIRef
 from rdflib.term import Node
 
 from ._bindings import Hosts, Reach, mcp_server
-from ._catalog import Catalog
+from ._catalog import DEFAULT_ALLOW, Catalog
+from ._catalog import policy as side_effects
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
 from ._entailment import schema_of
@@ -19,6 +20,7 @@ from ._errors import AmbiguousName, UsageError
 from ._gate import Gate
 from ._individuals import place_individuals
 from ._model import McpServer, Workflow
+from ._policy import Policy, approve
 from ._reads import RecordingStore
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import Environment, Runner, focus_nodes
@@ -106,6 +108,7 @@ class Agent:
             trace: str | Path | None = None,
             on_instance: Callable[[InstanceRun], None] | None = None,
             keep: bool = True, trace_snapshot: bool = False,
+            allow: Iterable[str] = DEFAULT_ALLOW,
             on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """Run one instance for ``focus``, or one per focus node with ``all=True``.
 
@@ -113,12 +116,16 @@ class Agent:
         many ended in each status): a batch of 100,000 instances then runs in flat memory,
         each instance handed to ``on_instance`` as it ends. ``trace_snapshot=True`` embeds the
         world's N-Quads in the trace's header, for a small world whose trace should replay
-        changed definitions against the world itself (docs/replay.md). ``on_step`` is called
-        with each step's record as soon as it has landed.
+        changed definitions against the world itself (docs/replay.md). ``allow`` names the
+        side-effect classes steps may call (default: all but ExternalCommit); a step whose
+        tool is outside it blocks with PolicyRefused, and one whose tool requires approval
+        waits for it (:meth:`approve`). ``on_step`` is called with each step's record as soon
+        as it has landed.
         """
         return asyncio.run(self.arun(world, workflow, focus, all=all, trace=trace,
                                      on_instance=on_instance, keep=keep,
-                                     trace_snapshot=trace_snapshot, on_step=on_step))
+                                     trace_snapshot=trace_snapshot, allow=allow,
+                                     on_step=on_step))
 
     async def arun(self, world: World, workflow: str | URIRef | None = None,
                    focus: str | URIRef | None = None, *, all: bool = False,
@@ -126,9 +133,11 @@ class Agent:
                    on_instance: Callable[[InstanceRun], None] | None = None,
                    keep: bool = True, trace_snapshot: bool = False,
                    env: Environment | None = None,
+                   allow: Iterable[str] = DEFAULT_ALLOW,
                    on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
         wf = self.workflow(workflow)
+        rules = Policy(side_effects(allow))
         if not getattr(env, "replaying", False):  # a replay reads the world as it was recorded
             place_individuals(self.definitions.individuals, world)
         types_of = self.types_in(world)
@@ -137,7 +146,7 @@ class Agent:
         # single-focus run holds its focus's claim: no process takes over a live one's instance
         worker = Worker.join(world) if world.store.shared else None
         runner = self.runner(worker.world if worker else world, trace, env or Environment(),
-                             types_of)
+                             types_of, policy=rules)
         runner.on_step = on_step
         instances: list[InstanceRun] = []
 
@@ -179,13 +188,15 @@ class Agent:
 
     def runner(self, world: World, trace: str | Path | Trace | None, env: Environment,
                types_of: Callable[[Node], set[Node]] | None = None, *,
-               recorded: bool = True) -> Runner:
+               recorded: bool = True, policy: Policy | None = None) -> Runner:
         """A runner over ``world`` writing ``trace``; with ``recorded`` (a live run) every read
-        of the world is noted in the trace, else ``world`` already answers from a recording."""
+        of the world is noted in the trace, else ``world`` already answers from a recording.
+        ``policy``: side-effect classes allowed and approvals given (default: the defaults)."""
         store = RecordingStore(world.store, env, types_of) if recorded else world.store
         return Runner(self.definitions, self._gate, world=World(store),
                       trace=trace if isinstance(trace, Trace) else Trace(trace),
-                      registry=self.tools, env=env, mcp_servers=self.mcp_servers)
+                      registry=self.tools, env=env, mcp_servers=self.mcp_servers,
+                      policy=policy)
 
     def _foci(self, world: World, wf: Workflow, focus: str | URIRef | None,
               all: bool, types_of: Callable[[Node], set[Node]] | None = None,
@@ -220,14 +231,25 @@ class Agent:
 
     def resume(self, world: World, instance: str | URIRef, facts: str | Graph | None = None,
                *, trace: str | Path | Trace | None = None,
+               allow: Iterable[str] = DEFAULT_ALLOW,
                on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """Continue a waiting instance; ``facts`` (Turtle) answer its wait and land first."""
-        return asyncio.run(self.aresume(world, instance, facts, trace=trace, on_step=on_step))
+        return asyncio.run(self.aresume(world, instance, facts, trace=trace, allow=allow,
+                                        on_step=on_step))
+
+    def approve(self, world: World, instance: str | URIRef, fingerprint: str) -> dict[str, Any]:
+        """Record a person's approval of one payload ``instance`` waits for (the fingerprint
+        its brief shows); :meth:`resume` then calls the tool. Returns what was approved
+        (``tool``, ``payload``, ``fingerprint``, ``graph``); raises UsageError for a
+        fingerprint the instance does not wait for."""
+        iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
+        return approve(self.definitions, world, iid, fingerprint)
 
     async def aresume(self, world: World, instance: str | URIRef,
                       facts: str | Graph | None = None, *,
                       trace: str | Path | Trace | None = None,
                       env: Environment | None = None,
+                      allow: Iterable[str] = DEFAULT_ALLOW,
                       on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """Resume ``instance`` (its IRI, or the short id a run prints) in ``world``.
 
@@ -248,7 +270,8 @@ class Agent:
         try:
             waiting = prepare(self.definitions, self._gate, reads, iid, facts,
                               reads.store.types)
-            runner = self.runner(reads, trace, env, recorded=False)
+            runner = self.runner(reads, trace, env, recorded=False,
+                                 policy=Policy(side_effects(allow)))
             runner.on_step = on_step
             wf = self.definitions.workflows[waiting.workflow]
             try:

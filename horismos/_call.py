@@ -28,12 +28,12 @@ from ._catalog import (
     input_schema,
     missing_env,
     ordered_args,
-    side_effect,
     types_in,
 )
 from ._errors import ToolError, UsageError
 from ._individuals import place_individuals
 from ._model import Arg, Tool
+from ._policy import Policy, refusal
 from ._records import StepRecord
 from ._runner import Environment, _literal_fits
 from ._trace import TRACE_VERSION, Trace
@@ -241,7 +241,9 @@ async def guarded_call(catalog: Catalog, tool: Tool, args: Any, world: World, *,
     tr = trace if isinstance(trace, Trace) else Trace(trace)
     place_individuals(defs.individuals, world)  # the definitions' own, before anything reads
     types_of = types_in(agent, world)
-    runner = agent.runner(world, tr, Environment(), types_of)
+    runner = agent.runner(world, tr, Environment(), types_of,
+                          policy=Policy(allow, frozenset({approval.strip().lower()} if approval
+                                                         else ())))
     started = runner.env.now().isoformat()
     digest = None if world.store.shared else world.digest()
     tr.emit("header", trace_version=TRACE_VERSION, call=str(tool.iri), args=args,
@@ -315,12 +317,9 @@ def _check_preconditions(tool: Tool, defs: Definitions, nodes: Mapping[str, Node
 
 
 def _check_policy(tool: Tool, allow: frozenset[str]) -> None:
-    side = side_effect(tool)
-    if side not in allow:
-        allowed = ", ".join(sorted(allow)) or "nothing"
-        raise _Refused("refused", "policy", f"{tool.name} has side effect {side}, which the "
-                       f"policy does not allow (allowed: {allowed}); widen it with "
-                       f"--allow {','.join(sorted(allow | {side}))} if that is intended")
+    refused = refusal(Policy(allow), tool)  # the same policy a workflow step is held to
+    if refused is not None:
+        raise _Refused("refused", "policy", str(refused))
 
 
 def _check_approval(tool: Tool, payload: Mapping[str, Any], approval: str | None) -> None:

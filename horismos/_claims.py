@@ -39,25 +39,23 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from rdflib import Dataset, Literal, URIRef
+from rdflib import Literal, URIRef
 from rdflib.term import Node
 
 from ._digest import Digest
 from ._errors import LeaseLost, UsageError
 from ._records import InstanceRun
 from ._stores import RUNTIME, Change, Conflict, Store, open_store
-from ._stores.base import Progress, Quad
+from ._stores.base import Quad, WrappedStore
 from ._vocab import NS
 from ._waits import read_instance
 from ._world import INSTANCES, World
 
 if TYPE_CHECKING:
     from ._model import Workflow
-    from ._preconditions import Precondition
     from ._runner import Runner
 
 __all__ = ["LEASE", "SETTLE", "FencedStore", "Worker"]
@@ -292,15 +290,12 @@ def _claim_iri(workflow: URIRef, focus: URIRef) -> URIRef:
     return URIRef(f"{RUNTIME}claim:{digest}")
 
 
-class FencedStore(Store):
+class FencedStore(WrappedStore):
     """The worker's view of the shared store: every commit also expects the worker's lease."""
 
     def __init__(self, inner: Store, worker: Worker) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.worker = worker
-        self.name = inner.name
-        self.shared = inner.shared
-        self.persistent = inner.persistent
 
     def apply(self, change: Change) -> Digest:
         try:
@@ -313,49 +308,5 @@ class FencedStore(Store):
                                 "nothing of it landed and other workers took its claims") from None
             raise
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
-        return self.inner.solutions(pre, bindings)
-
-    def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
-        return self.inner.failing(pre, bindings)
-
-    def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
-               ) -> list[dict[str, Node]]:
-        return self.inner.select(query, bindings, ns)
-
-    def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
-        return self.inner.objects(subject, predicate)
-
-    def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
-        return self.inner.outgoing(subject)
-
-    def update(self, text: str) -> None:
-        self.inner.update(text)
-
     def load(self, quads: Iterable[Quad]) -> None:
         self.apply(Change(add=list(quads)))
-
-    def load_file(self, path: Path, progress: Progress | None = None) -> int:
-        return self.inner.load_file(path, progress)
-
-    def quads(self) -> Iterator[Quad]:
-        return self.inner.quads()
-
-    def lines(self) -> Iterator[str]:
-        return self.inner.lines()
-
-    def digest(self) -> Digest:
-        return self.inner.digest()
-
-    def check_digest(self) -> tuple[Digest, Digest]:
-        return self.inner.check_digest()
-
-    def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
-        return self.inner.rebase_digest(only_if_equal=only_if_equal)
-
-    def dataset(self) -> Dataset:
-        return self.inner.dataset()
-
-    def close(self) -> None:
-        """The worker's world shares the caller's store, which the caller closes."""
-

@@ -180,6 +180,9 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
                    help="where the world lives: memory, oxigraph (default), oxigraph:PATH "
                         "or sparql:URL")
+    p.add_argument("--allow", default="ReadOnly,HostStateWrite", metavar="CLASSES",
+                   help="side-effect classes steps may call (default: ReadOnly,HostStateWrite; "
+                        "add ExternalCommit to allow it); a tool outside blocks its instance")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print only the outcome, not each step")
 
@@ -200,7 +203,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         run = agent.run(world, args.workflow, args.focus, all=args.all, trace=args.trace,
                         on_instance=view.instance, keep=not args.all,
-                        trace_snapshot=args.trace_snapshot, on_step=view.step)
+                        trace_snapshot=args.trace_snapshot, allow=args.allow.split(","),
+                        on_step=view.step)
     finally:
         view.clear_progress()
     view.summary(run, table=args.all)
@@ -438,7 +442,7 @@ class RunView:
         line = f"{who}  {n(rec.step)}  {call}  {rec.status.replace('_', ' ')}"
         if rec.status == "completed":
             line += f", {_plural(len(rec.effects), 'effect')}"
-        elif rec.status == "blocked":
+        elif rec.status == "blocked" and rec.error is None:
             line += f": {self._blocked(inst, rec)}"
         elif rec.status == "rejected":
             line += " by the gate: nothing landed"
@@ -522,7 +526,7 @@ class RunView:
     def _why(self, inst: InstanceRun) -> str:
         if inst.status == "waiting":
             return inst.brief.splitlines()[0] if inst.brief else ""
-        if inst.status == "blocked":
+        if inst.status == "blocked" and inst.error is None:
             rec = next((r for r in reversed(inst.steps) if r.status == "blocked"), None)
             return self._blocked(inst, rec) if rec is not None else (
                 f"this pattern does not hold: {_one_line(inst.blocked_by or '')}")
@@ -678,7 +682,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
         raise UsageError(f"--facts {facts}: no such file; give a Turtle file that exists, "
                          "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'")
     view = RunView(agent.definitions, quiet=args.quiet, world=world)
-    run = agent.resume(world, args.instance, facts, trace=args.trace, on_step=view.step)
+    run = agent.resume(world, args.instance, facts, trace=args.trace,
+                       allow=args.allow.split(","), on_step=view.step)
     view.summary(run, table=False)
     if args.out:
         _write_world(world, agent.definitions, args.out, out_format)
@@ -782,6 +787,40 @@ def cmd_wake(args: argparse.Namespace) -> int:
     if args.out:
         _write_world(world, agent.definitions, args.out, out_format)
     return 1 if failed else 0
+
+
+# -- approve ------------------------------------------------------------------------------
+
+def _approve_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="the Turtle definitions the instance runs with")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="the world the run committed to, e.g. the run's --out (repeatable); "
+                        "not needed with a persistent --store")
+    p.add_argument("--instance", required=True, metavar="IRI",
+                   help="the instance waiting for approval (its IRI or short id)")
+    p.add_argument("--fingerprint", required=True, metavar="HEX",
+                   help="the fingerprint of the exact payload to approve, as its brief shows")
+    p.add_argument("--out", metavar="F", help="write the world with the approval to F")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives: memory, oxigraph (default), oxigraph:PATH "
+                        "or sparql:URL")
+
+
+def cmd_approve(args: argparse.Namespace) -> int:
+    """Record a person's approval of one exact payload a waiting instance's step would send."""
+    out_format = _out_format(args.out) if args.out else None
+    agent = Agent.from_files(*args.paths)
+    world = World.open(args.store)
+    world.load(*args.world)
+    done = agent.approve(world, args.instance, args.fingerprint)
+    n = agent.definitions.name
+    print(f"approved {n(URIRef(done['tool']))} for {done['instance']}: "
+          f"{json.dumps(done['payload'], sort_keys=True, ensure_ascii=False)} "
+          f"(fingerprint {done['fingerprint']}); resume the instance to call it")
+    if args.out:
+        _write_world(world, agent.definitions, args.out, out_format)
+    return 0
 
 
 # -- graph --------------------------------------------------------------------------------
@@ -1072,6 +1111,8 @@ COMMANDS: list[Command] = [
             "step, since when", _instances_arguments, cmd_instances),
     Command("wake", "resume every wait that is due (its timeout passed, or its horis:until "
             "holds): for cron or a systemd timer", _wake_arguments, cmd_wake),
+    Command("approve", "approve the exact payload a waiting instance's step would send",
+            _approve_arguments, cmd_approve),
     Command("replay", "replay recorded traces against definitions; report the first "
             "divergence", _replay_arguments, cmd_replay),
     Command("trace", "read a trace: show its timeline, or export it as PROV-O",

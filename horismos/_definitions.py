@@ -24,8 +24,10 @@ from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
 from ._errors import AmbiguousName, AuthoringError, Problem
+from ._hazards import flow_graph, hazards
 from ._individuals import individuals
 from ._model import (
+    DEFAULT_MAX_STEPS,
     RANKERS,
     ActionStep,
     Arg,
@@ -269,6 +271,8 @@ class _Builder:
         self.check_namespaces()
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
             self.check_reachability()
+            for h in hazards(self.defs.tools, self.defs.steps, self.defs.workflows, self.n):
+                self.warn(h.node, h.message, h.hint)
         self.defs.digest = definitions_digest(self.g)
         self.defs.individuals = individuals(self.g)
         # The loader's own message (with its hint) wins over a shape's at the same place.
@@ -767,7 +771,12 @@ class _Builder:
             ok = False
         if not ok:
             return None
-        return Workflow(URIRef(s), focus, URIRef(start), self.defs.steps)  # type: ignore[arg-type]
+        budget = self.one(s, HORIS.maxSteps)  # its shape says what to write when it is wrong
+        max_steps = budget.toPython() if isinstance(budget, Literal) else None
+        if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+            max_steps = DEFAULT_MAX_STEPS
+        return Workflow(URIRef(s), focus, URIRef(start), self.defs.steps,  # type: ignore[arg-type]
+                        max_steps)
 
     def check_references(self) -> None:
         edges = {
@@ -800,19 +809,7 @@ class _Builder:
         return ", ".join(names[:limit]) + (", …" if len(names) > limit else "") or "none declared"
 
     def check_reachability(self) -> None:
-        flow = nx.DiGraph()
-        for step in self.defs.steps.values():
-            flow.add_node(step.iri)
-            targets = [step.next, step.on_error]
-            if isinstance(step, DecisionStep):
-                targets += [r.next for r in step.rules] + [step.otherwise]
-            if isinstance(step, ProposalStep):
-                targets.append(step.fallback)
-            if isinstance(step, WaitStep):
-                targets.append(step.on_timeout)
-            for t in targets:
-                if t is not None:
-                    flow.add_edge(step.iri, t)
+        flow = flow_graph(self.defs.steps)
         reached: set[Node] = set()
         for wf in self.defs.workflows.values():
             if wf.start in flow:

@@ -47,13 +47,16 @@ _SCHEMA_PREDICATES = (RDFS.subClassOf, OWL.equivalentClass, RDFS.subPropertyOf,
                       OWL.equivalentProperty, RDFS.domain, RDFS.range, OWL.inverseOf,
                       OWL.onProperty, OWL.hasValue, OWL.someValuesFrom, OWL.allValuesFrom,
                       OWL.intersectionOf, OWL.unionOf)
-_SCHEMA_QUERY = (
-    "SELECT ?s ?p ?o WHERE { VALUES ?p { "
-    + " ".join(f"<{p}>" for p in _SCHEMA_PREDICATES)
-    + " } ?s ?p ?o }")
+# One UNION branch a predicate, not VALUES ?p: Oxigraph then reads each through its index
+# instead of scanning every triple for the VALUES join (0.45 ms against 0.14 ms at 300k).
+_SCHEMA_QUERY = "SELECT ?s ?p ?o WHERE { " + " UNION ".join(
+    f"{{ ?s <{p}> ?o BIND(<{p}> AS ?p) }}" for p in _SCHEMA_PREDICATES) + " }"
 _SYMMETRIC_QUERY = f"SELECT ?s WHERE {{ ?s a <{OWL.SymmetricProperty}> }}"
-_LIST_QUERY = (f"SELECT ?c ?k ?m WHERE {{ VALUES ?k {{ <{OWL.intersectionOf}> <{OWL.unionOf}> }} "
-               f"?c ?k ?l . ?l <{RDF.rest}>*/<{RDF.first}> ?m }}")
+_LIST_HEADS = "SELECT ?c ?k ?l WHERE { " + " UNION ".join(
+    f"{{ ?c <{k}> ?l BIND(<{k}> AS ?k) }}" for k in (OWL.intersectionOf, OWL.unionOf)) + " }"
+# asked per list head, bound: with ?l unbound, rdf:rest* (zero steps included) matches every
+# node of the world
+_LIST_MEMBERS = f"SELECT ?m WHERE {{ ?l <{RDF.rest}>*/<{RDF.first}> ?m }}"
 
 
 def _closure(edges: Mapping[Node, set[Node]]) -> dict[Node, frozenset[Node]]:
@@ -287,7 +290,9 @@ def schema_of(definitions: Graph, store: Store) -> Schema:
     compiled once for each distinct set of those triples."""
     world = tuple(sorted(((r["s"], r["p"], r["o"]) for r in store.select(_SCHEMA_QUERY, {}, {})),
                          key=lambda t: (str(t[0]), str(t[1]), str(t[2]))))
-    lists = tuple(sorted(((r["c"], r["k"], r["m"]) for r in store.select(_LIST_QUERY, {}, {})),
+    lists = tuple(sorted(((head["c"], head["k"], r["m"])
+                          for head in store.select(_LIST_HEADS, {}, {})
+                          for r in store.select(_LIST_MEMBERS, {"l": head["l"]}, {})),
                          key=lambda t: (str(t[0]), str(t[1]), str(t[2]))))
     symmetric = tuple(sorted((r["s"] for r in store.select(_SYMMETRIC_QUERY, {}, {})), key=str))
     return _compiled(_DefinitionsKey(definitions), world, lists, symmetric)

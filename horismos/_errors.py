@@ -13,8 +13,11 @@
     │   ├── ToolError               the tool raised, or its binding failed
     │   │   ├── ToolTimeout             the tool did not answer in its ``horis:timeout``
     │   │   ├── ResultTooLarge          the result is past the tool's ``horis:maxResultBytes``
-    │   │   └── OutcomeUnknown          the process stopped between a call and its commit
+    │   │   ├── NotSent                 the call never reached the tool: safe to retry
+    │   │   └── OutcomeUnknown          a non-idempotent call was sent and no answer landed
     │   ├── GateRejected            the result breaks the declared effect or a domain shape
+    │   ├── PolicyRefused           the tool's side-effect class is outside the policy
+    │   ├── StepBudgetExceeded      an instance ran its ``horis:maxSteps``: a loop that never ends
     │   └── InstanceFailed          an error with no ``horis:onError`` ended the instance
     └── TraceError              a trace cannot be trusted or read
         ├── TraceTampered           the hash chain breaks
@@ -37,12 +40,15 @@ __all__ = [
     "HorismosError",
     "InstanceFailed",
     "LeaseLost",
+    "NotSent",
     "OutcomeUnknown",
+    "PolicyRefused",
     "PreconditionError",
     "Problem",
     "ResultTooLarge",
     "RunError",
     "ShaclMessage",
+    "StepBudgetExceeded",
     "ToolError",
     "ToolTimeout",
     "TraceError",
@@ -174,6 +180,14 @@ class ToolTimeout(ToolError):
     kind = "timeout"
 
 
+class NotSent(ToolError):
+    """The call never reached the tool — its MCP server did not start, the connection was
+    refused, the binding could not be resolved — so it cannot have acted, and a retry is safe
+    even for a tool that is not idempotent. Bindings raise it for failures before sending."""
+
+    kind = "not_sent"
+
+
 class ResultTooLarge(ToolError):
     """The result is larger than the tool's ``horis:maxResultBytes`` (as JSON; default 1 MiB);
     it was refused as it arrived, and nothing of it landed or was traced."""
@@ -186,10 +200,15 @@ class ResultTooLarge(ToolError):
 
 
 class OutcomeUnknown(ToolError):
-    """A non-idempotent tool was called, then the process stopped before its result was
-    committed; it is not called again, so an operator must find out whether it acted."""
+    """A non-idempotent tool was called and no answer landed: it timed out, the connection
+    was lost, or the process stopped before its result was committed. It is not called again,
+    so an operator must find out whether it acted. ``cause`` is the failure seen, if any."""
 
     kind = "outcome_unknown"
+
+    def __init__(self, message: str, *, cause: RunError | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.cause = cause
 
 
 class GateRejected(RunError):
@@ -200,6 +219,32 @@ class GateRejected(RunError):
     def __init__(self, message: str, *, messages: Sequence[ShaclMessage], **kw: Any) -> None:
         super().__init__(message, **kw)
         self.messages = tuple(messages)
+
+
+class PolicyRefused(RunError):
+    """The tool's side-effect class is not among those the run or call allows (``--allow``,
+    ``allow=``); it is not called. A step that needs it blocks its instance."""
+
+    kind = "policy"
+
+    def __init__(self, message: str, *, side_effect: str, allowed: Sequence[str],
+                 **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.side_effect = side_effect
+        self.allowed = tuple(allowed)
+
+
+class StepBudgetExceeded(RunError):
+    """An instance ran the steps its workflow allows (``horis:maxSteps``) and is failed, not
+    driven on; ``cycle`` names the steps it kept going round, ``max_steps`` the budget."""
+
+    kind = "step_budget"
+
+    def __init__(self, message: str, *, cycle: Sequence[str], max_steps: int,
+                 **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.cycle = tuple(cycle)
+        self.max_steps = max_steps
 
 
 class InstanceFailed(RunError):

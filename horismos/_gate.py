@@ -20,10 +20,12 @@ Both pass, or nothing lands.
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import hashlib
 import logging
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -545,9 +547,25 @@ def _message(triples: list[tuple], defs: Definitions) -> ShaclMessage:
     return ShaclMessage(
         focus=defs.name(fields[SH.focusNode]),
         path=_path_name(path, defs) if isinstance(path, URIRef) else None,
-        message=str(fields.get(SH.resultMessage) or "violates a shape"),
+        message=_in_order(str(fields.get(SH.resultMessage) or "violates a shape")),
         shape=defs.name(shape) if isinstance(shape, URIRef) else None,
         value=value.n3() if value is not None else None)
+
+
+_NOT_IN = re.compile(r"^(Value .* not in list )(\[.*\])$", re.S)
+
+
+def _in_order(message: str) -> str:
+    """pyshacl's sh:in message with its list sorted: it lists a set, whose order differs
+    between processes, so a replay elsewhere would word the same rejection differently."""
+    found = _NOT_IN.match(message)
+    if found is None:
+        return message
+    try:
+        listed = ast.literal_eval(found.group(2))
+    except (ValueError, SyntaxError):
+        return message
+    return found.group(1) + str(sorted(listed)) if isinstance(listed, list) else message
 
 
 def _path_name(path: URIRef, defs: Definitions) -> str:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ._preconditions import Precondition
 
 __all__ = [
+    "DEFAULT_MAX_STEPS",
     "ActionStep",
     "Arg",
     "Assertion",
@@ -153,12 +154,17 @@ class WaitStep(Step):
     on_timeout: URIRef | None = None
 
 
+DEFAULT_MAX_STEPS = 1000
+"""The steps one instance may run when its workflow declares no ``horis:maxSteps``."""
+
+
 @dataclass(frozen=True)
 class Workflow:
     iri: URIRef
     focus_type: URIRef
     start: URIRef
     steps: dict[URIRef, Step] = field(default_factory=dict, compare=False)
+    max_steps: int = DEFAULT_MAX_STEPS
 
     def reachable(self) -> list[Step]:
         """The steps an instance of this workflow can reach from its start, in a stable order:

@@ -9,6 +9,10 @@ A trace step's ``outcomes`` lists one entry per attempt, in order:
 - ``{"error": TYPE, "message": TEXT}`` — the call raised; ``"tool_error": true`` when it
   raised a :class:`~horismos.ToolError` itself.
 
+A failed call's entry also says how far it got (:mod:`._attempt`): ``"sent": false`` when the
+request never left, ``"answered": false`` when it left and no answer came back; absent, it
+was sent and answered. Replay restores the marks, so it retries exactly as the live run did.
+
 :func:`play` turns an entry back into the same return value or exception, so the runner words
 errors exactly as it did live.
 """
@@ -24,7 +28,8 @@ from typing import Any
 from rdflib import BNode, Literal, URIRef
 from rdflib.util import from_n3
 
-from ._errors import ResultTooLarge, ToolError, ToolTimeout
+from . import _attempt
+from ._errors import NotSent, ResultTooLarge, ToolError, ToolTimeout
 
 __all__ = ["RecordedResult", "decode", "encode", "outcome_of", "play"]
 
@@ -88,13 +93,20 @@ def decode(data: Any) -> Any:
 
 def outcome_of(exc: BaseException) -> dict[str, Any]:
     """The trace entry for a call that raised ``exc`` (cancelled: its timeout ran out)."""
+    entry: dict[str, Any]
     if isinstance(exc, asyncio.CancelledError | TimeoutError):
-        return {"timeout": True}
-    entry: dict[str, Any] = {"error": type(exc).__name__, "message": str(exc)}
-    if isinstance(exc, ToolError):
-        entry["tool_error"] = True
-    if isinstance(exc, ResultTooLarge):
-        entry["limit"] = exc.limit
+        entry = {"timeout": True}
+    else:
+        entry = {"error": type(exc).__name__, "message": str(exc)}
+        if isinstance(exc, ToolError):
+            entry["tool_error"] = True
+        if isinstance(exc, ResultTooLarge):
+            entry["limit"] = exc.limit
+    attempt = _attempt.current()
+    if isinstance(exc, NotSent) or (attempt is not None and not attempt.sent):
+        entry["sent"] = False
+    elif attempt is not None and not attempt.answered:
+        entry["answered"] = False
     return entry
 
 
@@ -102,12 +114,18 @@ def play(entry: Mapping[str, Any]) -> Any:
     """Return the recorded result, or raise what the call raised (a timeout, at once)."""
     if "returned" in entry:
         return decode(entry["returned"])
+    attempt = _attempt.current()
+    if attempt is not None:  # how far the call got, as the live run saw it
+        attempt.sent = entry.get("sent", True)
+        attempt.answered = attempt.sent and entry.get("answered", True)
     if entry.get("timeout"):
         raise TimeoutError
     message = str(entry.get("message", ""))
     if entry.get("tool_error"):
         if entry.get("error") == "ResultTooLarge":
             raise ResultTooLarge(message, limit=int(entry.get("limit", 0)))
-        raise (ToolTimeout if entry.get("error") == "ToolTimeout" else ToolError)(message)
+        kind = {"ToolTimeout": ToolTimeout, "NotSent": NotSent}.get(entry.get("error", ""),
+                                                                    ToolError)
+        raise kind(message)
     # An exception of the recorded type's name, so the runner words it as it did live.
     raise type(str(entry.get("error", "Exception")), (Exception,), {})(message)

@@ -15,6 +15,10 @@ A :class:`~horismos._model.ProposalStep` runs in four moves:
 
 The choice, its confidence and the full ranking land in a named graph of their own with model
 provenance, and reach later steps as the ``horis:as`` variable.
+
+A person answering at the fallback is held to the same options (:func:`check_answer`): facts
+that name a node of the candidates' kind which was not a legal candidate are refused before
+anything lands, and the refusal lists the legal options.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,10 +38,11 @@ from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
-from ._definitions import parse_timeout
-from ._errors import RunError
+from ._definitions import Definitions, parse_timeout
+from ._errors import RunError, UsageError
 from ._model import ActionStep, ProposalStep
 from ._records import InstanceRun, StepRecord
+from ._stores import Store
 from ._vocab import HORIS, PROV
 
 if TYPE_CHECKING:
@@ -50,6 +55,7 @@ __all__ = [
     "Reply",
     "Unusable",
     "ask",
+    "check_answer",
     "judge_reply",
     "lexical_rank",
     "propose",
@@ -540,6 +546,54 @@ def _record(runner: Runner, inst: InstanceRun, step: ProposalStep, model: str,
         if chosen is not None:
             triples.append((choice, HORIS.value, chosen.node))
     return [(s, p, o, graph) for s, p, o in triples]
+
+
+def check_answer(defs: Definitions, store: Store, instance: URIRef, at: URIRef,
+                 facts: list[tuple[Node, Node, Node]],
+                 types_of: Callable[[Node], set[Node]]) -> None:
+    """Refuse facts answering ``instance`` at the fallback ``at`` of a proposal that chose
+    nothing, when they name an option that was not one of its legal candidates.
+
+    An option is named when a fact's object is a node of the candidates' kind (a class one of
+    them has): a node the query did not give, or one the next step's precondition dropped. It
+    must be one of the candidates the model was shown. Raises :class:`UsageError` listing
+    those.
+    """
+    proposals = [s for s in defs.steps.values()
+                 if isinstance(s, ProposalStep) and s.fallback == at]
+    if not proposals or not facts:
+        return
+    rows = store.select("""
+        SELECT ?a ?started ?option ?chosen WHERE { GRAPH ?g {
+            ?a horis:instance ?i ; horis:step ?s ; prov:startedAtTime ?started .
+            OPTIONAL { ?a prov:used ?option }
+            OPTIONAL { ?c prov:wasGeneratedBy ?a ; horis:value ?chosen } }
+            FILTER (STRSTARTS(STR(?g), "urn:horismos:proposal:")) }""",
+                        {"i": instance, "s": proposals[0].iri},
+                        {"horis": str(HORIS), "prov": str(PROV)})
+    if not rows:
+        return
+    latest = max(str(r["started"]) for r in rows)
+    last = [r for r in rows if str(r["started"]) == latest]
+    if any(r.get("chosen") is not None for r in last):
+        return  # it chose: the instance reached this wait another way
+    legal = sorted({r["option"] for r in last if r.get("option") is not None}, key=str)
+    kinds = {t for c in legal for t in types_of(c)}
+    named = sorted({o for _, _, o in facts
+                    if isinstance(o, URIRef) and o not in legal and types_of(o) & kinds},
+                   key=str)
+    if not named:
+        return
+    options = ", ".join(_shown(defs, store, c) for c in legal) or "none"
+    raise UsageError(
+        f"the facts name {', '.join(defs.name(n) for n in named)}, which is not one of the "
+        f"options {defs.name(proposals[0].iri)} gave for this instance; answer with one of "
+        f"the legal options: {options}. Nothing landed")
+
+
+def _shown(defs: Definitions, store: Store, node: Node) -> str:
+    label = next(iter(sorted(str(v) for v in store.objects(node, RDFS.label))), "")
+    return defs.name(node) + (f" — {label}" if label else "")
 
 
 def summary(rec: StepRecord, name: Any) -> str:

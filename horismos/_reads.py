@@ -33,19 +33,18 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rdflib import RDF, BNode, Dataset, Literal, URIRef
+from rdflib import RDF, BNode, Literal, URIRef
 from rdflib.term import Node
 
 from ._digest import ZERO, Digest
 from ._errors import LeaseLost
 from ._stores import Change, Conflict, Store
+from ._stores.base import WrappedStore
 
 if TYPE_CHECKING:
     from ._preconditions import Precondition
-    from ._stores.base import Progress, Quad
 
 __all__ = ["ReadLog", "RecordingStore", "ReplayedStore", "term", "text"]
 
@@ -126,47 +125,7 @@ def _solutions(rows: list[dict[str, str]], bindings: Mapping[str, Node],
 # -- live: ask the store, note the answer -------------------------------------------------
 
 
-class _Delegate(Store):
-    """What a run never reads through: loads, updates and whole-store views go to ``inner``."""
-
-    def __init__(self, inner: Store) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.shared = inner.shared
-        self.persistent = inner.persistent
-
-    def update(self, text: str) -> None:
-        self.inner.update(text)
-
-    def load(self, quads: Iterable[Quad]) -> None:
-        self.inner.load(quads)
-
-    def load_file(self, path: Path, progress: Progress | None = None) -> int:
-        return self.inner.load_file(path, progress)
-
-    def quads(self) -> Iterator[Quad]:
-        return self.inner.quads()
-
-    def lines(self) -> Iterator[str]:
-        return self.inner.lines()
-
-    def digest(self) -> Digest:
-        return self.inner.digest()
-
-    def recompute_digest(self) -> Digest:
-        return self.inner.recompute_digest()
-
-    def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
-        return self.inner.rebase_digest(only_if_equal=only_if_equal)
-
-    def dataset(self) -> Dataset:
-        return self.inner.dataset()
-
-    def close(self) -> None:
-        """The caller opened ``inner`` and closes it."""
-
-
-class RecordingStore(_Delegate):
+class RecordingStore(WrappedStore):
     """``inner`` as a run reads it: every answer is noted in the run's trace."""
 
     def __init__(self, inner: Store, log: ReadLog,

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from rdflib import URIRef
 
 from ._bindings import Binding
-from ._catalog import types_in
+from ._catalog import DEFAULT_ALLOW, types_in
 from ._errors import (
     Divergence,
     GateRejected,
@@ -47,6 +47,7 @@ from ._errors import (
 )
 from ._model import ProposalStep, Tool
 from ._outcomes import play
+from ._policy import Policy
 from ._proposal import RankRequest, Reply
 from ._reads import ReplayedStore, term
 from ._runner import Environment
@@ -364,11 +365,12 @@ async def _drive(agent: Agent, recorder: ReplayTrace, env: ReplayEnvironment,
     """Emit what the recorded run emitted, by running what it ran, in its order."""
     defs = agent.definitions
     header = events[0]
+    rules = Policy(frozenset(header.get("policy", {}).get("allow", DEFAULT_ALLOW)))  # as run
     if world is not None:
-        runner = agent.runner(world, recorder, env, types_in(agent, world))
+        runner = agent.runner(world, recorder, env, types_in(agent, world), policy=rules)
     else:
         runner = agent.runner(World(ReplayedStore(env, recorder.read_divergence)), recorder,
-                              env, recorded=False)
+                              env, recorded=False, policy=rules)
     try:
         resumed = events[1] if len(events) > 1 and events[1].get("type") == "resume" else None
         waiting = None

@@ -16,7 +16,9 @@ from typing import Any
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
+from ._attempt import Attempt
 from ._bindings import Binding, McpSessions, resolve
+from ._catalog import side_effect
 from ._contract import unbound_arguments
 from ._definitions import Definitions
 from ._errors import (
@@ -24,12 +26,16 @@ from ._errors import (
     AuthoringError,
     GateRejected,
     InstanceFailed,
+    NotSent,
+    OutcomeUnknown,
     PreconditionError,
     RunError,
+    StepBudgetExceeded,
     ToolError,
     ToolTimeout,
 )
 from ._gate import Gate
+from ._hazards import cycle_through
 from ._intents import announce, open_intent
 from ._literals import well_formed
 from ._model import (
@@ -43,10 +49,12 @@ from ._model import (
     Workflow,
 )
 from ._outcomes import encode, outcome_of
+from ._policy import Pending, Policy, pending, refusal
 from ._proposal import RankRequest, Reply, ask, propose
 from ._reads import text
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Conflict
+from ._terms import unfit_terms
 from ._trace import TRACE_VERSION, Trace
 from ._vocab import HORIS, PROV
 from ._waits import StoredInstance, Waiting, read_instance, wait_step
@@ -110,11 +118,14 @@ class Runner:
 
     def __init__(self, defs: Definitions, gate: Gate, *, world: World, trace: Trace,
                  registry: Mapping[str, Callable[..., Any]], env: Environment,
-                 mcp_servers: Mapping[str, McpServer] | None = None) -> None:
+                 mcp_servers: Mapping[str, McpServer] | None = None,
+                 policy: Policy | None = None) -> None:
         """``world`` is the world as this run reads it: a live run's store records every
         answer in the trace (:class:`~horismos._reads.RecordingStore`), a replay's serves the
-        recorded ones (:class:`~horismos._reads.ReplayedStore`)."""
+        recorded ones (:class:`~horismos._reads.ReplayedStore`). ``policy``: what its steps
+        may call (:mod:`._policy`)."""
         self.defs = defs
+        self.policy = policy or Policy()  # side effects allowed, approvals given (_policy)
         self.gate = gate
         self.world = world
         self.store = world.store
@@ -145,7 +156,7 @@ class Runner:
         self._emit(
             "header", trace_version=TRACE_VERSION, workflow=str(workflow.iri),
             focus=[str(f) for f in focus], definitions_digest=self.defs.digest,
-            world_digest=world_digest, store=self.store.name,
+            world_digest=world_digest, store=self.store.name, policy=self.policy.to_json(),
             started=self.env.now().isoformat(), **fields)
 
     def end(self, *, world_digest: str | None) -> None:
@@ -291,10 +302,13 @@ class Runner:
         variables = inst.variables
         visits: dict[URIRef, int] = {}  # step -> steps that had acted when it was last entered
         acted = 0
+        budget = self.defs.workflows[inst.workflow].max_steps  # the version counts its steps
         while current is not None:
             step = self.defs.steps[current]
             version += 1
-            if visits.get(current) == acted:
+            if version > budget:
+                record, nxt = self._over_budget(inst, step, budget), None
+            elif visits.get(current) == acted:
                 record, nxt = self._livelock(inst, step), None
             else:
                 visits[current] = acted
@@ -308,6 +322,7 @@ class Runner:
                 return inst
             if record.status == "blocked":
                 inst.status, inst.blocked_by, inst.current = "blocked", record.blocked_by, current
+                inst.error = record.error  # a typed reason (PolicyRefused), if not a pattern
                 self._finish_step(inst, record, version, "blocked", current)
                 return inst
             if record.error is not None and nxt is None:
@@ -332,6 +347,23 @@ class Runner:
             f"the instance came back to {self.defs.name(step.iri)} and no step has acted since "
             "it was last here, so it would loop forever; make the loop's horis:requires depend "
             "on something a step in the loop writes, or end the loop", step=str(step.iri))
+        return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
+
+    def _over_budget(self, inst: InstanceRun, step: Step, budget: int) -> StepRecord:
+        """The instance ran the steps its workflow allows: the loop it is in is named."""
+        ran = [r.step for r in inst.steps]
+        back = next((i for i in range(len(ran) - 1, -1, -1) if ran[i] == step.iri), None)
+        # what it went round in this process; resumed just now, the flow's loop through here
+        cycle = [*ran[back:], step.iri] if back is not None else cycle_through(
+            self.defs.steps, step.iri)
+        shown = " → ".join(self.defs.name(s) for s in cycle)
+        err = StepBudgetExceeded(
+            f"the instance ran the {budget} steps its workflow allows (horis:maxSteps of "
+            f"{self.defs.name(inst.workflow)}) and is stopped at {self.defs.name(step.iri)}, "
+            f"going round {shown}; a loop ends when its horis:requires stops holding — make it "
+            "depend on something a step in the loop writes, or raise horis:maxSteps if the "
+            "work needs more steps", cycle=[str(s) for s in cycle], max_steps=budget,
+            step=str(step.iri))
         return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
 
     async def _step(self, inst: InstanceRun, step: Step, variables: dict[str, Node],
@@ -405,13 +437,24 @@ class Runner:
                         rec.blocked_by = self.store.failing(tool.requires, pre_vars)
                         return rec, None
             rec.args = [{k: v.n3() for k, v in a.items()} for a in calls]
+            # the policy in force, then an approval of each exact payload (see _policy)
+            refused = refusal(self.policy, tool)
+            prints, waiting = pending(self.policy, self.store, inst.instance, step, tool, calls)
+            rec.detail["policy"] = {**self.policy.to_json(), "side_effect": side_effect(tool),
+                                    "approvals": prints if tool.requires_approval else None}
+            if refused is not None:
+                refused.step = str(step.iri)
+                rec.status, rec.error, rec.blocked_by = "blocked", refused, str(refused)
+                return rec, None
+            if waiting is not None:
+                return self._await_approval(inst, rec, waiting, started), None
             # an intent guards a real call (a replay commits it too, to the same effect:
             # the commits a replay makes are the recorded run's, in the same order)
             if not tool.idempotent and inst.instance in self._state:
                 self._announce(inst, step, tool, started, rec.args)
             effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, started)
         except RunError as e:
-            if isinstance(e, ToolTimeout):
+            if isinstance(e, ToolTimeout) or isinstance(getattr(e, "cause", None), ToolTimeout):
                 rec.status = "timed_out"
             elif isinstance(e, GateRejected):
                 rec.status, rec.messages = "rejected", e.messages
@@ -426,6 +469,18 @@ class Runner:
                                                           started, fixed_now)
         timings["commit"] = time.perf_counter() - t4  # completed in _finish_step
         return rec, step.next
+
+    def _await_approval(self, inst: InstanceRun, rec: StepRecord, waiting: Pending,
+                        started: dt.datetime) -> StepRecord:
+        """Stop the instance at this step until a person approves each exact payload."""
+        graph = URIRef(f"urn:horismos:approval:{self.env.new_id()}")
+        brief = waiting.brief(self.defs.name, inst.instance, inst.workflow, inst.focus)
+        rec.status, rec.brief, rec.graph = "waiting", brief, graph
+        rec.detail["approval"] = {"payloads": [p for p, _ in waiting.calls],
+                                  "fingerprints": [f for _, f in waiting.calls]}
+        self._pending[inst.instance] = waiting.quads(
+            graph, inst.instance, Literal(started.isoformat(), datatype=XSD.dateTime), brief)
+        return rec
 
     def _announce(self, inst: InstanceRun, step: ActionStep, tool: Tool, started: dt.datetime,
                   args: list[dict[str, Any]]) -> None:
@@ -522,6 +577,12 @@ class Runner:
                     + "; ".join(str(m) for m in malformed), messages=malformed,
                     step=str(step.iri), tool=str(tool.iri))
             returned = self.gate.triples(tool, subject, result)
+            unfit = unfit_terms(returned)  # no store could hold them: this step's rejection
+            if unfit:
+                raise GateRejected(
+                    f"the result of {tool.name} cannot be written: "
+                    + "; ".join(str(m) for m in unfit), messages=unfit, step=str(step.iri),
+                    tool=str(tool.iri))
             fixed = self.gate.fixed(tool, subject, now)
             # with horis:forEach, earlier calls' effects on this node are part of its after-view
             before = [*self.store.outgoing(subject), *(t for t in effects if t[0] == subject)]
@@ -539,22 +600,30 @@ class Runner:
 
     async def _call(self, rec: StepRecord, step: ActionStep, tool: Tool,
                     args: dict[str, Any]) -> Any:
+        """Call the tool, retrying up to ``horis:retries`` times; a tool that is not idempotent
+        only while its calls provably never reached it (see _attempt)."""
         attempts = 1 + tool.retries
         last: ToolError | None = None
         for _ in range(attempts):
             rec.attempts += 1
-            try:
-                return await asyncio.wait_for(
-                    self.env.invoke(tool, lambda: self.binding(tool), args), tool.timeout)
-            except TimeoutError:
-                last = ToolTimeout(f"{tool.name} did not answer within {tool.timeout:g}s "
-                                   "(horis:timeout)", step=str(step.iri), tool=str(tool.iri))
-            except ToolError as e:
-                e.step, e.tool = str(step.iri), str(tool.iri)
-                last = e
-            except Exception as e:
-                last = ToolError(f"{tool.name} raised {type(e).__name__}: {e}",
-                                 step=str(step.iri), tool=str(tool.iri))
+            with Attempt() as attempt:
+                try:
+                    return await asyncio.wait_for(
+                        self.env.invoke(tool, lambda: self.binding(tool), args), tool.timeout)
+                except TimeoutError:
+                    last = ToolTimeout(f"{tool.name} did not answer within {tool.timeout:g}s "
+                                       "(horis:timeout)", step=str(step.iri),
+                                       tool=str(tool.iri))
+                except ToolError as e:
+                    e.step, e.tool = str(step.iri), str(tool.iri)
+                    last = e
+                except Exception as e:
+                    last = ToolError(f"{tool.name} raised {type(e).__name__}: {e}",
+                                     step=str(step.iri), tool=str(tool.iri))
+            if not tool.idempotent and attempt.sent and not isinstance(last, NotSent):
+                if not attempt.answered:
+                    last = _unknown(tool, step, last)
+                break  # it may have acted: never sent again
         assert last is not None
         raise last
 
@@ -629,7 +698,8 @@ class Runner:
             tool=str(rec.tool) if rec.tool else None, status=rec.status,
             args=rec.args, attempts=rec.attempts,  # what the tool returned: in ``outcomes``
             narrowed=sorted({k for r in rec.result for k in getattr(r, "narrowed", ())}),
-            precondition={"holds": rec.blocked_by is None, "failing": rec.blocked_by},
+            precondition={"holds": rec.blocked_by is None or rec.error is not None,
+                          "failing": rec.blocked_by if rec.error is None else None},
             effects=[[s.n3(), p.n3(), o.n3()] for s, p, o in rec.effects],
             graph=str(rec.graph) if rec.graph else None,
             gate={"conforms": rec.status != "rejected",
@@ -638,6 +708,17 @@ class Runner:
             if err else None,
             next=str(rec.next) if rec.next else None,
             timings={k: round(v, 6) for k, v in rec.timings.items()}, **rec.detail)
+
+
+def _unknown(tool: Tool, step: ActionStep, seen: ToolError) -> OutcomeUnknown:
+    """A non-idempotent call that was sent and never answered: it may have acted."""
+    retried = " (horis:retries repeats only calls that never reached it)" if tool.retries else ""
+    return OutcomeUnknown(
+        f"{seen} — the call was sent and no answer came back, so it may have acted; "
+        f"{tool.name} is not idempotent, so it is not called again{retried}: check with the "
+        "system it acts on whether the call took effect, and record the outcome in the world "
+        "(horis:onError is where the workflow goes on from)", cause=seen,
+        step=str(step.iri), tool=str(tool.iri))
 
 
 def _python(value: Node) -> Any:

@@ -440,7 +440,9 @@ def _in(g: Graph, node: Node, path: Node | None) -> _Check:
     allowed: set[Node] = set()
     for item in g.items(head):
         allowed.add(item)  # in list order, as pyshacl fills its set: the message lists them
-    listed = [stringify(v) for v in allowed]  # in the order of that set
+    # sorted: pyshacl lists them in set order, which differs between processes, and a replay
+    # in another process must word the same rejection the same way (_gate sorts pyshacl's)
+    listed = sorted(stringify(v) for v in allowed)
 
     def check(focus: Node, values: Collection[Node], data: Data):
         for v in values:

@@ -40,8 +40,13 @@ def _digest(line: str) -> str:
 
 
 def _line(event: dict[str, Any]) -> str:
-    return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+    line = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       default=str)
+    try:
+        line.encode()
+    except UnicodeEncodeError:  # a lone surrogate a tool returned: escaped, as JSON allows
+        line = json.dumps(event, sort_keys=True, separators=(",", ":"), default=str)
+    return line
 
 
 class Trace:

@@ -34,6 +34,7 @@ class HORIS(DefinedNamespace):
     # Classes: what the runtime writes
     Instance: URIRef
     StepExecution: URIRef
+    Approval: URIRef
     Provenance: URIRef
     # Classes: closed value sets of the individuals below
     WakeKind: URIRef
@@ -98,6 +99,7 @@ class HORIS(DefinedNamespace):
     # Workflows and steps
     focusType: URIRef
     start: URIRef
+    maxSteps: URIRef
     tool: URIRef
     requires: URIRef
     bind: URIRef
@@ -133,6 +135,7 @@ class HORIS(DefinedNamespace):
     blockedBy: URIRef
     error: URIRef
     brief: URIRef
+    fingerprint: URIRef
 
 
 PROV = Namespace("http://www.w3.org/ns/prov#")

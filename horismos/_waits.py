@@ -35,7 +35,8 @@ from rdflib.util import from_n3
 from ._definitions import Definitions
 from ._errors import GateRejected, ShaclMessage, UsageError
 from ._gate import Gate
-from ._model import Step, WaitStep
+from ._model import ActionStep, Step, WaitStep
+from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Conflict, Store
 from ._vocab import HORIS, NS, PROV
@@ -386,12 +387,21 @@ def prepare(defs: Definitions, gate: Gate, world: World, iid: URIRef,
     if stored.status != "waiting":
         raise UsageError(f"instance {iid} is {stored.status}, not waiting; only an instance "
                          "stopped at a horis:WaitStep can be resumed")
+    if isinstance(step, ActionStep) and stored.workflow in defs.workflows:
+        if facts:  # it waits for an approval of its call (see _policy), not for the world
+            raise UsageError(f"instance {iid} waits at {defs.name(step.iri)} for approval of "
+                             "its call, not for facts; record the approval with `horismos "
+                             "approve … --instance … --fingerprint …`, then resume without "
+                             "facts")
+        return Waiting(stored, step, [])
     if not isinstance(step, WaitStep) or stored.workflow not in defs.workflows:
         raise UsageError(f"instance {iid} waits at {stored.current}, which the loaded "
                          "definitions do not declare as a horis:WaitStep of "
                          f"{defs.name(stored.workflow)}; load the definitions it ran with")
     triples = _parse(defs, facts)
     _check_terms(defs, triples)
+    check_answer(defs, world.store, iid, step.iri, triples,  # a person picks a legal option
+                 types_of or (lambda n: set(world.store.objects(n, RDF.type))))
     _judge(defs, gate, world.store, triples, types_of)
     return Waiting(stored, step, triples)
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import ENGINE, EX, TRIAGE, facts, step_events
 from rdflib import Literal
 
-from horismos import Agent, InstanceFailed, ToolError, ToolTimeout
+from horismos import Agent, InstanceFailed, OutcomeUnknown, ToolError, ToolTimeout
 
 
 @pytest.fixture
@@ -148,8 +148,10 @@ def test_an_async_tool_past_its_timeout_is_cancelled(build):
     assert run.status == "failed"
     (record,) = run.steps
     assert record.status == "timed_out"
-    assert isinstance(record.error, ToolTimeout)
-    assert isinstance(run.error.cause, ToolTimeout)
+    # sent and never answered: a non-idempotent tool's outcome is unknown
+    assert isinstance(record.error, OutcomeUnknown)
+    assert isinstance(record.error.cause, ToolTimeout)
+    assert isinstance(run.error.cause, OutcomeUnknown)
     assert facts(world) == before
 
 
@@ -170,7 +172,8 @@ def test_a_sync_tool_past_its_timeout_is_abandoned_and_its_late_result_discarded
     assert not done.is_set()
     (record,) = run.steps
     assert record.status == "timed_out"
-    assert isinstance(record.error, ToolTimeout)
+    assert isinstance(record.error, OutcomeUnknown)
+    assert isinstance(record.error.cause, ToolTimeout)
     assert "50ms" in str(record.error) or "0.05" in str(record.error)
     assert run.status == "failed"
     release.set()
@@ -188,7 +191,8 @@ def test_a_declared_retry_recovers_from_one_failure(build):
             raise ConnectionError("EHR hiccup")
         return {"ref": "R-1"}
 
-    agent, world = build(_with_binding("python:assign", extra=" ; horis:retries 1"),
+    agent, world = build(_with_binding("python:assign",
+                                       extra=" ; horis:retries 1 ; horis:idempotent true"),
                          tools={"assign": assign})
 
     run = agent.run(world, focus=str(EX.p1))

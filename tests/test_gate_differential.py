@@ -12,6 +12,7 @@ along sequence, alternative, inverse and repeated property paths.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -266,3 +267,42 @@ def test_rare_findings_word_the_same(core: Definitions) -> None:
     fast, reference = _judge_both(core, EX.t1, added)
     assert fast == reference
     assert {m.message.split(" ")[0] for m in fast.messages} >= {"More", "Value"}
+
+
+SH_IN = """
+@prefix :   <http://example.org/in#> .
+@prefix sh: <http://www.w3.org/ns/shacl#> .
+:Ticket a <http://www.w3.org/2002/07/owl#Class> .
+:TicketShape a sh:NodeShape ; sh:targetClass :Ticket ;
+    sh:property [ sh:path :level ; sh:in ( "low" "medium" "high" "urgent" "blocker" ) ] .
+"""
+SH_IN_JUDGE = """
+import sys
+from rdflib import RDF, Literal, URIRef
+from horismos import load_definitions
+from horismos._gate import Gate
+defs = load_definitions([sys.argv[1]])
+t, ns = URIRef("http://example.org/in#t1"), "http://example.org/in#"
+for gate in (Gate(defs), Gate(defs, reference=True)):
+    verdict = gate.domain(t, [(t, RDF.type, URIRef(ns + "Ticket")),
+                              (t, URIRef(ns + "level"), Literal("extreme"))], [],
+                          lambda n: set())
+    print(verdict.messages[0].message)
+"""
+
+
+def test_an_sh_in_rejection_is_worded_the_same_in_every_process(tmp_path: Path) -> None:
+    """pyshacl lists sh:in's values in set order, which a process's hash seed decides; a
+    replay in another process must word the same rejection the same way."""
+    import subprocess
+    import sys
+
+    (tmp_path / "in.ttl").write_text(SH_IN)
+    worded = set()
+    for seed in ("1", "2", "3"):
+        done = subprocess.run([sys.executable, "-c", SH_IN_JUDGE, str(tmp_path / "in.ttl")],
+                              env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        worded.update(done.stdout.splitlines())
+    assert len(worded) == 1, worded

@@ -13,7 +13,7 @@ import pytest
 from rdflib import Namespace, URIRef
 from servers.llm_server import LlmServer
 
-from horismos import Agent, AuthoringError, World
+from horismos import Agent, AuthoringError, UsageError, World
 from horismos._proposal import Reply, Unusable, judge_reply, lexical_rank
 from horismos._replay import replay
 from horismos._vocab import HORIS, PROV
@@ -178,6 +178,53 @@ def test_low_lexical_confidence_takes_the_fallback_and_binds_nothing(tmp_path) -
     assert recorded["value"] is None and recorded["ranking"] == [T.beach, T.central]
     assert "option" not in run.instances[0].variables
     assert "under the step's horis:confidence 0.99" in run.brief
+
+
+@pytest.mark.parametrize("hotel", ["faraway", "airport"])
+def test_an_operator_answer_naming_no_legal_option_is_refused(tmp_path, hotel) -> None:
+    """At the fallback, the person answers; an option the graph did not give (Lisbon's hotel)
+    or one the next step's precondition dropped (the closed one) is refused, naming the legal
+    ones, and nothing lands."""
+    agent, world = setup(tmp_path, proposal(confidence="0.99"))
+    run = agent.run(world, ":Trip", ":req1")
+    assert run.status == "waiting"
+    before = world.canonical()
+    with pytest.raises(UsageError) as e:
+        agent.resume(world, str(run.instance), f":req1 :booked :{hotel} .")
+    message = str(e.value)
+    assert f":{hotel}" in message and "not one of the options" in message
+    assert ":beach" in message and ":central" in message
+    assert world.canonical() == before
+    # a legal option is taken
+    done = agent.resume(world, str(run.instance), ":req1 :booked :central .")
+    assert done.status == "completed"
+    assert (T.req1, T.booked, T.central) in world.graph
+
+
+def test_cli_resume_with_an_illegal_option_exits_2_listing_the_legal_ones(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "trip.ttl").write_text(proposal(confidence="0.99"))
+    (tmp_path / "world.ttl").write_text(WORLD)
+    (tmp_path / "trip_tools.py").write_text("def book(request, hotel):\n"
+                                            "    return {'booked': hotel}\n")
+
+    def horismos(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+
+    first = horismos("run", "trip.ttl", "--world", "world.ttl", "--tools", "trip_tools",
+                     "--focus", ":req1", "--out", "after.trig")
+    assert first.returncode == 3, first.stdout + first.stderr   # waiting
+    iid = next(w for w in (first.stdout + first.stderr).split()
+               if w.startswith("urn:horismos:instance:"))
+    refused = horismos("resume", "trip.ttl", "--world", "after.trig", "--tools", "trip_tools",
+                       "--instance", iid, "--facts", ":req1 :booked :faraway .")
+    out = refused.stdout + refused.stderr
+    assert refused.returncode == 2 and "Traceback" not in out, out
+    assert "not one of the options" in out and ":beach" in out and ":central" in out
 
 
 def test_no_candidates_without_fallback_blocks(tmp_path) -> None:

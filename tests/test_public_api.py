@@ -7,12 +7,11 @@ import horismos
 PUBLIC = [
     "HORIS", "Agent", "ArgumentTypeError", "AuthoringError", "CallResult", "Catalog", "Conflict",
     "Definitions", "Digest", "Discovery", "Divergence", "GateRejected", "HorismosError",
-    "InstanceFailed",
-    "InstanceRun", "LeaseLost", "OutcomeUnknown", "PreconditionError", "Problem", "ReplayReport",
-    "ResultTooLarge", "Run", "RunError", "ShaclMessage", "StepRecord", "StoreError", "ToolEntry",
-    "ToolError", "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError",
-    "UsageError", "World", "__version__", "check_inventory", "load_definitions", "read_trace",
-    "replay",
+    "InstanceFailed", "InstanceRun", "LeaseLost", "NotSent", "OutcomeUnknown", "PolicyRefused",
+    "PreconditionError", "Problem", "ReplayReport", "ResultTooLarge", "Run", "RunError",
+    "ShaclMessage", "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError",
+    "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError",
+    "World", "__version__", "check_inventory", "load_definitions", "read_trace", "replay",
 ]
 
 

@@ -280,6 +280,15 @@ BROKEN = {
         _broken("horis:idempotent false", "horis:idempotent false ; horis:retries -1"),
         "horis:retries 2",
     ),
+    "max steps not positive": (
+        _broken("horis:start :QueuePatient .", "horis:start :QueuePatient ; horis:maxSteps 0 ."),
+        "horis:maxSteps 200",
+    ),
+    "max steps quoted": (
+        _broken("horis:start :QueuePatient .",
+                'horis:start :QueuePatient ; horis:maxSteps "50" .'),
+        "positive integer",
+    ),
     "result cap not a positive integer": (
         _broken("horis:idempotent false", 'horis:idempotent false ; horis:maxResultBytes "1MB"'),
         "horis:maxResultBytes 5000000",
@@ -341,3 +350,10 @@ def test_broken_sample_is_rejected_saying_what_to_write(case: str, shapes: Graph
     conforms, messages = _messages(data, shapes)
     assert not conforms
     assert any(expected in m for m in messages), messages
+
+
+def test_a_step_budget_conforms(shapes: Graph) -> None:
+    conforms, messages = _messages(
+        _broken("horis:start :QueuePatient .", "horis:start :QueuePatient ; horis:maxSteps 200 ."),
+        shapes)
+    assert conforms, messages

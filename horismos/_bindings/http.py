@@ -8,6 +8,9 @@ headers come from environment variables named in the Turtle (``horis:header [ ho
 trace or to an error message, and the URL is shown with any credential in it masked
 (:mod:`horismos._redact`); a URL that carries one is refused before any call, since
 credentials belong in those environment headers.
+
+A connection that cannot be made is :class:`~horismos.NotSent`; the request counts as sent when
+its headers start to go out, and as answered when the response's headers have arrived.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from typing import Any
 
 import httpx
 
-from .._errors import ToolError, ToolTimeout
+from .. import _attempt
+from .._errors import NotSent, ToolError, ToolTimeout
 from .._model import Tool
 from .._redact import redact_text, redact_url, url_credentials
 from .base import Binding
@@ -60,7 +64,7 @@ class HttpBinding(Binding):
         for h in self.tool.headers:
             value = os.environ.get(h.env)
             if value is None:
-                raise ToolError(
+                raise NotSent(
                     f"{self.tool.name}: header {h.name} is read from environment variable "
                     f"{h.env}, which is not set; export {h.env}=… before running",
                     tool=str(self.tool.iri))
@@ -70,8 +74,8 @@ class HttpBinding(Binding):
     def _check_host(self) -> None:
         problem = self.hosts.problem(self.url)
         if problem is not None:
-            raise ToolError(f"{self.tool.name} is refused before any request: {problem}",
-                            tool=str(self.tool.iri))
+            raise NotSent(f"{self.tool.name} is refused before any request: {problem}",
+                          tool=str(self.tool.iri))
         self._host_checked = True
 
     async def call(self, args: Mapping[str, Any]) -> Any:
@@ -84,8 +88,12 @@ class HttpBinding(Binding):
         where = f"POST {self.shown}"
         try:
             async with self._client.stream("POST", self.url, json=json_arguments(self.tool, args),
-                                           headers=headers) as response:
+                                           headers=headers,
+                                           extensions={"trace": _mark}) as response:
                 body = await _read_capped(response, self.tool, where)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+            raise NotSent(f"{where} failed: {type(e).__name__}: {redact_text(str(e))} "
+                          "(nothing was sent)") from None
         except httpx.TimeoutException:
             raise ToolTimeout(f"{where} did not answer within {self.tool.timeout:g}s "
                               "(horis:timeout)") from None
@@ -116,6 +124,14 @@ class HttpBinding(Binding):
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+async def _mark(event: str, info: Mapping[str, Any]) -> None:
+    """httpx's trace hook: when the request leaves and when an answer arrives."""
+    if event.endswith(".send_request_headers.started"):
+        _attempt.sent()
+    elif event.endswith(".receive_response_headers.complete"):
+        _attempt.answered()
 
 
 async def _read_capped(response: httpx.Response, tool: Tool, where: str) -> bytes:

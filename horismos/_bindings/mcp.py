@@ -16,6 +16,10 @@ Narrowing, both ways:
   Fields the server's ``output_schema`` declares but the effect does not are dropped (and
   named in the trace);
   any other field outside the effect stays, so the SHACL gate rejects the result.
+
+A server that does not start, a tool it lacks and a schema that refuses the contract are
+:class:`~horismos.NotSent`: the call never left. It counts as sent when ``tools/call`` is
+written, and as answered when a reply (a result or an MCP error) comes back.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from rdflib import RDFS, XSD, URIRef
 
-from .._errors import Problem, ResultTooLarge, ToolError, UsageError
+from .. import _attempt
+from .._errors import NotSent, Problem, ResultTooLarge, ToolError, UsageError
 from .._model import Arg, McpServer, Tool
 from .._redact import redact_url
 from .base import Binding
@@ -187,16 +192,19 @@ class McpSession:
         from .mcp_stdio import TOO_LARGE
 
         assert self._client is not None
+        _attempt.sent()
         try:
-            return await self._client.call_tool(name, arguments)
+            result = await self._client.call_tool(name, arguments)
         except MCPError as e:
             if e.code == TOO_LARGE:
+                _attempt.answered()
                 raise ResultTooLarge(f"{self.describe()} answered \"{name}\" with more than "
                                      f"{self.limit:,} bytes", limit=self.limit) from None
             if e.code == _CONNECTION_CLOSED:
                 self.alive = False
                 raise ToolError(f"{self.describe()} closed the connection during the call to "
                                 f"\"{name}\"{self._stderr_tail()}") from None
+            _attempt.answered()
             raise ToolError(f"{self.describe()} refused the call to \"{name}\": {e.message} "
                             f"(MCP error {e.code})") from None
         except (asyncio.CancelledError, ToolError):
@@ -204,6 +212,8 @@ class McpSession:
         except Exception as e:
             raise ToolError(f"{self.describe()}: the call to \"{name}\" failed: "
                             f"{_reason(e)}") from None
+        _attempt.answered()
+        return result
 
     def _stderr_tail(self, limit: int = 800) -> str:
         """The end of what the server wrote to stderr, read without moving the offset the
@@ -327,13 +337,13 @@ class McpBinding(Binding):
         url = self.sessions.servers[self.server].url
         problem = self.hosts.problem(url) if url is not None and self._session is None else None
         if problem is not None:
-            raise ToolError(f"{self.tool.name} (mcp://{self.server}/{self.name}) is refused "
-                            f"before any request: {problem}", tool=str(self.tool.iri))
+            raise NotSent(f"{self.tool.name} (mcp://{self.server}/{self.name}) is refused "
+                          f"before any request: {problem}", tool=str(self.tool.iri))
         try:
             return await self.sessions.get(self.server)
-        except ToolError as e:
-            raise ToolError(f"{self.tool.name} (mcp://{self.server}/{self.name}): {e}",
-                            tool=str(self.tool.iri)) from None
+        except ToolError as e:  # the server did not start or answer: nothing was sent
+            raise NotSent(f"{self.tool.name} (mcp://{self.server}/{self.name}): {e}",
+                          tool=str(self.tool.iri)) from None
 
     def _accept(self, session: McpSession) -> Any:
         """The server's tool, checked against the declared arguments once per session."""
@@ -342,11 +352,11 @@ class McpBinding(Binding):
         remote = session.tools.get(self.name)
         if remote is None:
             offered = ", ".join(sorted(session.tools)) or "none"
-            raise ToolError(f"{session.describe()} has no tool \"{self.name}\" (bound by "
-                            f"{self.tool.name}); it offers: {offered}", tool=str(self.tool.iri))
+            raise NotSent(f"{session.describe()} has no tool \"{self.name}\" (bound by "
+                          f"{self.tool.name}); it offers: {offered}", tool=str(self.tool.iri))
         problems = input_problems(self.tool, remote.input_schema)
         if problems:
-            raise ToolError(
+            raise NotSent(
                 f"{self.tool.name} is refused before any call: the input schema of "
                 f"\"{self.name}\" on {session.describe()} does not fit horis:takes: "
                 + "; ".join(problems) + ". Declare the arguments the server takes, with "

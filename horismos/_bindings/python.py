@@ -24,7 +24,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._errors import ToolError
+from .. import _attempt
+from .._errors import NotSent, ToolError
 from .._model import Tool
 from .base import Binding
 from .limits import check_result
@@ -123,13 +124,13 @@ class PythonBinding(Binding):
         if target in registry:
             return cls(registry[target], tool)
         problem = static_problem(tool, registry)
-        if problem is not None:
-            raise ToolError(problem, tool=str(tool.iri))
+        if problem is not None:  # never resolved, so never called: a retry is harmless
+            raise NotSent(problem, tool=str(tool.iri))
         module_name, _, attr = target.rpartition(".")
         try:
             module = importlib.import_module(module_name)
         except ImportError as e:
-            raise ToolError(
+            raise NotSent(
                 f"binding \"python:{target}\" of {tool.name}: cannot import {module_name!r} "
                 f"({e}); make the module importable or register the function with --tools",
                 tool=str(tool.iri)) from None
@@ -139,7 +140,7 @@ class PythonBinding(Binding):
                       and callable(getattr(module, n, None))]
             close = difflib.get_close_matches(attr, public, n=1)
             hint = f"; did you mean \"python:{module_name}.{close[0]}\"?" if close else ""
-            raise ToolError(
+            raise NotSent(
                 f"binding \"python:{target}\" of {tool.name}: {module_name!r} has no callable "
                 f"{attr!r}{hint}", tool=str(tool.iri))
         return cls(func, tool)
@@ -153,7 +154,21 @@ class PythonBinding(Binding):
                             "its horis:takes: " + "; ".join(problems), tool=str(self.tool.iri))
 
     async def call(self, args: Mapping[str, Any]) -> Any:
-        result = await self._run(args)
+        _attempt.sent()  # the function is entered: from here on it may act
+        try:
+            result = await self._run(args)
+        except asyncio.CancelledError:
+            raise
+        except (SystemExit, KeyboardInterrupt, GeneratorExit) as e:
+            # the tool's own doing, not the process's: that step fails, the run goes on
+            _attempt.answered()
+            what = f"{type(e).__name__}({e})" if str(e) else type(e).__name__
+            raise ToolError(f"the tool raised {what}; a tool returns a result or raises an "
+                            "Exception, it does not stop the process") from None
+        except BaseException:
+            _attempt.answered()  # it raised: an answer, though not a result
+            raise
+        _attempt.answered()
         if self.tool is not None:
             check_result(self.tool, result, f"{self.tool.name} (\"{self.tool.binding}\")")
         return result

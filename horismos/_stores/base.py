@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .._preconditions import Precondition
 
 __all__ = ["DIGEST_GRAPH", "LTHASH", "RUNTIME", "Change", "Conflict", "Progress", "Quad", "Store",
-           "StoreError", "delta_of", "is_world_quad", "nquad_line", "nt_text"]
+           "StoreError", "WrappedStore", "delta_of", "is_world_quad", "nquad_line", "nt_text"]
 
 Quad = tuple[Node, Node, Node, URIRef | None]
 Progress = Callable[[int], None]
@@ -174,6 +174,72 @@ class Store:
 
     def close(self) -> None:
         """Release files and connections; the store is not used afterwards."""
+
+
+class WrappedStore(Store):
+    """``inner`` seen through a wrapper that changes a few operations (a worker's fenced
+    commits, a run's recorded reads): everything it does not override goes to ``inner``."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.shared = inner.shared
+        self.persistent = inner.persistent
+
+    def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
+        return self.inner.solutions(pre, bindings)
+
+    def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
+        return self.inner.failing(pre, bindings)
+
+    def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
+               ) -> list[dict[str, Node]]:
+        return self.inner.select(query, bindings, ns)
+
+    def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
+        return self.inner.objects(subject, predicate)
+
+    def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
+        return self.inner.outgoing(subject)
+
+    def types(self, node: Node) -> set[Node]:
+        return self.inner.types(node)
+
+    def apply(self, change: Change) -> Digest:
+        return self.inner.apply(change)
+
+    def update(self, text: str) -> None:
+        self.inner.update(text)
+
+    def load(self, quads: Iterable[Quad]) -> None:
+        self.inner.load(quads)
+
+    def load_file(self, path: Path, progress: Progress | None = None) -> int:
+        return self.inner.load_file(path, progress)
+
+    def quads(self) -> Iterator[Quad]:
+        return self.inner.quads()
+
+    def lines(self) -> Iterator[str]:
+        return self.inner.lines()
+
+    def digest(self) -> Digest:
+        return self.inner.digest()
+
+    def recompute_digest(self) -> Digest:
+        return self.inner.recompute_digest()
+
+    def check_digest(self) -> tuple[Digest, Digest]:
+        return self.inner.check_digest()
+
+    def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
+        return self.inner.rebase_digest(only_if_equal=only_if_equal)
+
+    def dataset(self) -> Dataset:
+        return self.inner.dataset()
+
+    def close(self) -> None:
+        """The caller opened ``inner``, and closes it."""
 
 
 def is_world_quad(q: Quad) -> bool:

@@ -53,6 +53,13 @@ def _answers() -> dict[str, Callable[[Any], tuple[int, str, bytes, dict[str, str
         "/extra": lambda b: js({"queueRef": "H-extra", "internal": "not in the contract"}),
         "/redirect": lambda b: (302, "text/plain", b"", {"Location": "/good"}),
         "/list": lambda b: js([1, 2]),
+        # one bad value for one patient (p1), a good answer for every other
+        "/bad-iri": lambda b: js({"ward": "http://example.org/clinic#a b>"
+                                  if _local(b.get("patient")) == "p1"
+                                  else "http://example.org/clinic#w1"}),
+        "/surrogate": lambda b: (200, "application/json",
+                                 b'{"ref": "\\ud800"}' if _local(b.get("patient")) == "p1"
+                                 else b'{"ref": "R-2"}', {}),
     }
 
 

@@ -107,6 +107,19 @@ def die(patient: str) -> dict[str, Any]:
     os._exit(3)
 
 
+@server.tool(structured_output=False)
+def iri_with_space(patient: str) -> str:
+    """A class-typed value that is no IRI, for p1 only."""
+    ward = "a b>" if patient.endswith("#p1") else "w1"
+    return json.dumps({"ward": f"{patient.rsplit('#', 1)[0]}#{ward}"})
+
+
+@server.tool(structured_output=False)
+def surrogate(patient: str) -> str:
+    """A lone surrogate in the JSON text, for p1 only: escaped, as JSON allows it."""
+    return '{"ref": "\\ud800"}' if patient.endswith("#p1") else '{"ref": "R-2"}'
+
+
 @server.tool()
 def noop(patient: str) -> dict[str, Any]:
     return {}
@@ -119,6 +132,10 @@ def huge(patient: str, size: int) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    refuse = os.environ.get("HORIS_TEST_REFUSE_IF")
+    if refuse and os.path.exists(refuse):  # a server that no longer starts, on cue
+        print("refusing to start: " + refuse, file=sys.stderr, flush=True)
+        sys.exit(1)
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.settings.log_level = "WARNING"
         asyncio.run(server.run_streamable_http_async(host="127.0.0.1", port=int(sys.argv[2])))

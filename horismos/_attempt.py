@@ -1,0 +1,59 @@
+"""How far one call of a tool got — sent to it, answered by it — which decides a retry.
+
+A tool that is not idempotent may be called again only when the failed call provably never
+reached it; when it was sent and nothing came back (a timeout, a lost connection) it may have
+acted, and its outcome is unknown. Only the binding knows when its request leaves (an HTTP
+request's headers go out, an MCP ``tools/call`` is written, a Python function is entered) and
+when an answer arrives, so it marks both on the :class:`Attempt` the runner opens around each
+call; the runner reads them when the call fails. The marks travel with the call's recorded
+outcome (see :mod:`._outcomes`), so replay decides the same way without reaching the tool.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar, Token
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Attempt", "answered", "current", "sent"]
+
+
+@dataclass
+class Attempt:
+    """One call: ``sent`` once the request left, ``answered`` once a reply (even an error)
+    arrived. Opened with ``with Attempt() as attempt:`` around the call."""
+
+    sent: bool = False
+    answered: bool = False
+    _token: Token[Attempt | None] | None = field(default=None, repr=False, compare=False)
+
+    def __enter__(self) -> Attempt:
+        self._token = _CURRENT.set(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+            self._token = None
+
+
+_CURRENT: ContextVar[Attempt | None] = ContextVar("horismos_attempt", default=None)
+
+
+def current() -> Attempt | None:
+    """The attempt of the call under way in this task, if any."""
+    return _CURRENT.get()
+
+
+def sent() -> None:
+    """The binding's mark: the request is leaving now; from here on the tool may act."""
+    attempt = _CURRENT.get()
+    if attempt is not None:
+        attempt.sent = True
+
+
+def answered() -> None:
+    """The binding's mark: the tool answered (a result or an error it reported)."""
+    attempt = _CURRENT.get()
+    if attempt is not None:
+        attempt.sent = attempt.answered = True

@@ -1,0 +1,184 @@
+"""One policy for every tool call, whether a workflow step or ``tools call`` makes it.
+
+Two questions stand between a call and its binding, in this order:
+
+1. **Policy** — is the tool's side-effect class (``horis:sideEffect``) among those the caller
+   allows (``--allow``, ``allow=``; by default everything but ``ExternalCommit``)? If not, the
+   call is refused with :class:`~horismos.PolicyRefused`: ``tools call`` exits refused, a step
+   blocks its instance with that typed reason.
+2. **Approval** — a tool with ``horis:requiresApproval true`` runs only with an approval of
+   the exact payload: the SHA-256 fingerprint of the tool's IRI and the canonical JSON of its
+   arguments (class-typed ones as full IRIs), the same fingerprint ``tools approve`` prints.
+   ``tools call`` takes it as ``--approval``. A step without one stops its instance *waiting
+   for approval*: the brief shows each payload and its fingerprint, the request is kept in the
+   world (graph ``urn:horismos:approval:…``), ``horismos approve --instance … --fingerprint …``
+   records a person's approval of one of them (``urn:horismos:input:…``, human provenance),
+   and ``resume`` continues. An approval holds for that instance and that payload only: if the
+   world changed and the step would now send other arguments, it waits again for a new one.
+
+The step's trace event records the policy in force and the fingerprints used (``policy``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rdflib import RDF, RDFS, XSD, Literal, URIRef
+from rdflib.term import Node
+
+from ._bindings.wire import json_value
+from ._catalog import DEFAULT_ALLOW, canonical_json, fingerprint, side_effect
+from ._errors import PolicyRefused, UsageError
+from ._model import ActionStep, Tool
+from ._stores import Change, Store
+from ._vocab import HORIS, NS, PROV
+
+if TYPE_CHECKING:
+    from ._definitions import Definitions
+    from ._world import World
+
+__all__ = ["Pending", "Policy", "approve", "payload", "pending", "refusal"]
+
+_NS = {"horis": NS, "prov": str(PROV), "rdfs": str(RDFS)}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a run or a call may do: side-effect classes allowed, and approvals given up front
+    (fingerprints) besides those recorded in the world."""
+
+    allow: frozenset[str] = DEFAULT_ALLOW
+    approvals: frozenset[str] = frozenset()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"allow": sorted(self.allow)}
+
+
+def payload(tool: Tool, args: Mapping[str, Node]) -> dict[str, Any]:
+    """The arguments as the approval fingerprint reads them: IRIs as strings, literals as JSON
+    values — what ``tools approve NAME --args JSON`` normalizes the same call to."""
+    return {name: str(v) if isinstance(v, URIRef) else json_value(v.toPython())
+            for name, v in args.items()}
+
+
+def refusal(policy: Policy, tool: Tool) -> PolicyRefused | None:
+    """Why the policy refuses any call of ``tool``, or None."""
+    side = side_effect(tool)
+    if side in policy.allow:
+        return None
+    allowed = ", ".join(sorted(policy.allow)) or "nothing"
+    return PolicyRefused(
+        f"{tool.name} has side effect {side}, which the policy does not allow (allowed: "
+        f"{allowed}); widen it with --allow {','.join(sorted(policy.allow | {side}))} "
+        "(allow= in Python) if that is intended", side_effect=side,
+        allowed=tuple(sorted(policy.allow)), tool=str(tool.iri))
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A step's calls that need approval and have none: each payload with its fingerprint."""
+
+    tool: Tool
+    step: URIRef
+    calls: tuple[tuple[dict[str, Any], str], ...]
+
+    def brief(self, name: Callable[[Node], str], instance: URIRef, workflow: URIRef,
+              focus: URIRef) -> str:
+        lines = [f"{self.tool.name} requires approval (horis:requiresApproval) of the exact "
+                 "payload before it is called.",
+                 f"Instance {instance} ({name(workflow)} for {name(focus)}) waits at "
+                 f"{name(self.step)} for approval."]
+        for body, fp in self.calls:
+            lines.append(f"Payload: {canonical_json(body)}")
+            lines.append(f"Fingerprint: {fp}")
+        lines.append(f"Approve with: horismos approve … --instance {instance} --fingerprint "
+                     f"{self.calls[0][1]}; then: horismos resume … --instance {instance}")
+        return "\n".join(lines)
+
+    def quads(self, graph: URIRef, instance: URIRef, at: Literal, brief: str) -> list[tuple]:
+        """The request as kept in the world, for ``approve`` to check a fingerprint against."""
+        req = URIRef(str(graph).replace("urn:horismos:approval:", "urn:horismos:activity:"))
+        triples: list[tuple[Node, Node, Node]] = [
+            (graph, RDF.type, PROV.Entity), (graph, PROV.wasGeneratedBy, req),
+            (req, RDF.type, HORIS.StepExecution), (req, RDF.type, PROV.Activity),
+            (req, HORIS.instance, instance), (req, HORIS.step, self.step),
+            (req, HORIS.tool, self.tool.iri), (req, PROV.startedAtTime, at),
+            (req, HORIS.brief, Literal(brief)),
+            (req, RDFS.comment, Literal(json.dumps({fp: body for body, fp in self.calls},
+                                                   sort_keys=True, ensure_ascii=False))),
+            (req, RDFS.label, Literal(f"{self.step.fragment or self.step} waits for "
+                                      "approval")),
+        ]
+        triples += [(req, HORIS.fingerprint, Literal(fp)) for _, fp in self.calls]
+        return [(s, p, o, graph) for s, p, o in triples]
+
+
+def pending(policy: Policy, store: Store, instance: URIRef, step: ActionStep, tool: Tool,
+            calls: Sequence[Mapping[str, Node]]) -> tuple[list[str | None], Pending | None]:
+    """The fingerprint approving each call (None for a tool that needs none), and the calls
+    still waiting for an approval, if any."""
+    if not tool.requires_approval:
+        return [None] * len(calls), None
+    prints = [fingerprint(tool.iri, payload(tool, c)) for c in calls]
+    given = policy.approvals | _recorded(store, instance)
+    missing = tuple((payload(tool, c), fp) for c, fp in zip(calls, prints, strict=True)
+                    if fp not in given)
+    return list(prints), Pending(tool, step.iri, missing) if missing else None
+
+
+def _recorded(store: Store, instance: URIRef) -> set[str]:
+    rows = store.select("""SELECT ?fp WHERE { GRAPH ?g {
+        ?a a horis:Approval ; horis:instance ?i ; horis:fingerprint ?fp } }""",
+                        {"i": instance}, _NS)
+    return {str(r["fp"]) for r in rows}
+
+
+def approve(defs: Definitions, world: World, instance: URIRef, fp: str) -> dict[str, Any]:
+    """Record a person's approval of one payload an instance waits for; the payload.
+
+    Raises :class:`UsageError` when the instance waits for no approval, or for none with that
+    fingerprint (the message lists those it waits for).
+    """
+    fp = fp.strip().lower()
+    rows = _requests(world.store, instance)
+    if not rows:
+        raise UsageError(f"instance {instance} waits for no approval; only an instance whose "
+                         "step calls a tool with horis:requiresApproval true, stopped waiting "
+                         "for approval, can be approved")
+    latest = max(rows, key=lambda r: str(r["started"]))
+    payloads: dict[str, Any] = json.loads(str(latest["payloads"]))
+    if fp not in payloads:
+        waiting = "; ".join(f"{k} for {canonical_json(v)}" for k, v in payloads.items())
+        raise UsageError(f"instance {instance} waits for no approval with fingerprint {fp}; "
+                         f"it waits for: {waiting}. An approval holds for one exact payload")
+    new_id = uuid.uuid4().hex
+    at = Literal(dt.datetime.now(dt.UTC).isoformat(), datatype=XSD.dateTime)
+    graph = URIRef(f"urn:horismos:input:{new_id}")
+    node = URIRef(f"urn:horismos:activity:{new_id}")
+    triples: list[tuple[Node, Node, Node]] = [
+        (graph, RDF.type, PROV.Entity), (graph, PROV.wasGeneratedBy, node),
+        (node, RDF.type, HORIS.Approval), (node, RDF.type, PROV.Activity),
+        (node, HORIS.instance, instance), (node, HORIS.step, latest["step"]),
+        (node, HORIS.tool, latest["tool"]), (node, HORIS.fingerprint, Literal(fp)),
+        (node, HORIS.provenance, HORIS.HumanProvenance),
+        (node, PROV.startedAtTime, at), (node, PROV.endedAtTime, at),
+        (node, RDFS.comment, Literal(canonical_json(payloads[fp]))),
+        (node, RDFS.label, Literal(f"approval of {defs.name(latest['tool'])}")),
+    ]
+    world.commit(Change(add=[(s, p, o, graph) for s, p, o in triples]))
+    return {"instance": str(instance), "tool": str(latest["tool"]), "fingerprint": fp,
+            "payload": payloads[fp], "graph": str(graph)}
+
+
+def _requests(store: Store, instance: URIRef) -> list[dict[str, Node]]:
+    """The approval requests the instance's steps left, newest last by start time."""
+    return store.select("""SELECT ?step ?tool ?started ?payloads WHERE { GRAPH ?g {
+        ?a horis:instance ?i ; horis:step ?step ; horis:tool ?tool ; horis:fingerprint ?fp ;
+           prov:startedAtTime ?started ; rdfs:comment ?payloads }
+        FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:")) }""", {"i": instance}, _NS)
+

@@ -1,0 +1,56 @@
+"""Terms a store can hold: a tool's result is held to them before the gate judges it.
+
+A class-typed value is written as an IRI; text with a space or a ``>`` is no IRI, and no store
+(nor N-Quads, nor a trace's snapshot) can hold it. A string with a lone surrogate — JSON allows
+``"\\ud800"`` — is no Unicode text and cannot be written as UTF-8. Left to the commit, either
+fails after the gate passed it and ends the whole run with the instance still running; found
+here, it is a gate rejection of the one step whose tool returned it, which takes its
+``horis:onError`` like any other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from rdflib import Literal, URIRef
+from rdflib.term import Node
+
+from ._errors import ShaclMessage
+
+__all__ = ["unfit_terms"]
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\\x7f]')
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _problem(term: Node) -> str | None:
+    text = str(term)
+    if _SURROGATE.search(text):
+        return "holds a lone surrogate, which is not Unicode text (a broken \\uD800-\\uDFFF " \
+               "escape in the tool's JSON)"
+    if isinstance(term, URIRef):
+        bad = _NOT_IN_IRI.search(text)
+        if bad is not None:
+            return f"is not an IRI: it contains {bad.group()!r}"
+        if not _SCHEME.match(text):
+            return "is not an absolute IRI"
+    elif isinstance(term, Literal) and term.datatype is not None and _SURROGATE.search(
+            str(term.datatype)):
+        return "has a datatype that is not Unicode text"
+    return None
+
+
+def unfit_terms(triples: Iterable[tuple[Node, Node, Node]]) -> list[ShaclMessage]:
+    """A message for every term in ``triples`` that no store can hold; empty when all fit."""
+    messages = []
+    for s, p, o in triples:
+        for term in (p, o):
+            why = _problem(term)
+            if why is not None:
+                shown = str(term).encode("utf-8", "backslashreplace").decode("ascii")
+                messages.append(ShaclMessage(str(s), str(p).encode(
+                    "utf-8", "backslashreplace").decode("ascii"),
+                    f"the value {shown!r} {why}", value=shown))
+    return messages

@@ -1,0 +1,143 @@
+"""Loops end (issue 12, item 6).
+
+An ActionStep whose ``horis:next`` leads back to itself while its precondition keeps holding
+would run forever — a paging tool that never says it is done. Every instance has a step budget
+(``horis:maxSteps`` on the workflow, default 1000); past it the instance fails with
+:class:`StepBudgetExceeded` naming the cycle, and the run goes on with its other instances.
+``validate`` warns about a cycle through a tool that is not idempotent.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rdflib import Namespace
+
+from horismos import Agent, InstanceFailed, StepBudgetExceeded, World, load_definitions
+from horismos._model import DEFAULT_MAX_STEPS
+
+EX = Namespace("http://example.org/feed#")
+
+PREFIXES = """\
+@prefix :      <http://example.org/feed#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+:Feed a owl:Class .
+"""
+
+WORLD = PREFIXES + """
+:f1 a :Feed ; :hasMore true .
+:f2 a :Feed ; :hasMore true .
+"""
+
+
+def paging(budget: str = " ; horis:maxSteps 25", idempotent: str = "true") -> str:
+    """Fetch a page while the feed has more; the tool never says it has no more."""
+    return PREFIXES + f"""
+:t.fetch a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "feed" ; horis:type :Feed ] ] ;
+    horis:effect [ horis:subject "feed" ;
+                   horis:asserts [ horis:property :fetchedAt ; horis:value horis:now ] ;
+                   horis:asserts [ horis:property :page ; horis:type xsd:integer ;
+                                   horis:many true ] ] ;
+    horis:binding "python:fetch" ; horis:idempotent {idempotent} .
+:Paging a horis:Workflow ; horis:focusType :Feed ; horis:start :Page {budget} .
+:Page a horis:ActionStep ; horis:tool :t.fetch ;
+    horis:requires "?this :hasMore true ." ;
+    horis:bind [ horis:arg "feed" ; horis:var "this" ] ;
+    horis:next :Page .
+"""
+
+
+def fetcher(calls: list[Any]):
+    def fetch(feed: Any) -> dict[str, Any]:
+        calls.append(feed)
+        return {"page": [len(calls)]}
+    return fetch
+
+
+def write(tmp_path: Path, defs: str) -> None:
+    (tmp_path / "defs.ttl").write_text(defs, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+
+
+def test_a_paging_loop_ends_at_the_step_budget_naming_the_cycle(tmp_path) -> None:
+    write(tmp_path, paging())
+    calls: list[Any] = []
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"fetch": fetcher(calls)})
+    world = World.from_files(tmp_path / "world.ttl")
+
+    run = agent.run(world, all=True)
+
+    assert [i.status for i in run.instances] == ["failed", "failed"]   # the run went on
+    assert len(calls) == 2 * 25
+    for inst in run.instances:
+        assert isinstance(inst.error, InstanceFailed)
+        budget = inst.error.cause
+        assert isinstance(budget, StepBudgetExceeded)
+        assert budget.max_steps == 25
+        assert budget.cycle == (str(EX.Page), str(EX.Page))
+        assert ":Page → :Page" in str(budget) and "horis:maxSteps" in str(budget)
+        assert len(inst.steps) == 26 and inst.steps[-1].error is budget
+
+
+def test_the_default_budget_is_documented() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "horis:maxSteps" in readme and f"{DEFAULT_MAX_STEPS} steps" in readme
+
+
+def test_an_unbudgeted_workflow_gets_the_default(tmp_path) -> None:
+    write(tmp_path, paging(budget=""))
+    defs = load_definitions([tmp_path / "defs.ttl"])
+    assert defs.workflows[EX.Paging].max_steps == DEFAULT_MAX_STEPS
+
+
+def test_cli_run_of_an_endless_loop_stops_with_one_line_naming_it(tmp_path) -> None:
+    write(tmp_path, paging(" ; horis:maxSteps 10"))
+    (tmp_path / "feeds.py").write_text(
+        "def fetch(feed):\n    return {'page': [1]}\n", encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "horismos", "run", "defs.ttl", "--world",
+                        "world.ttl", "--tools", "feeds", "--focus", ":f1"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    out = p.stdout + p.stderr
+    assert "Traceback" not in out
+    assert p.returncode == 1, out
+    assert ":Page → :Page" in out and "10 steps" in out
+
+
+@pytest.mark.parametrize(("idempotent", "warned"), [("false", True), ("true", False)])
+def test_validate_warns_about_a_cycle_through_a_non_idempotent_tool(tmp_path, idempotent,
+                                                                    warned) -> None:
+    write(tmp_path, paging(idempotent=idempotent))
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", "defs.ttl"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    assert ("on a cycle (:Page → :Page)" in out) is warned, out
+    if warned:
+        assert "t.fetch is not idempotent" in out and "horis:maxSteps, 25 here" in out
+
+
+def test_the_budget_counts_the_steps_of_every_resume(tmp_path) -> None:
+    """Page, then a pause a resume ends, then Page again: each process runs a few steps, and
+    the instance still stops at its budget, naming the loop."""
+    defs = paging(" ; horis:maxSteps 5").replace(
+        "    horis:next :Page .", "    horis:next :Pause .\n"
+        ':Pause a horis:WaitStep ; horis:reason "a breather" ; horis:next :Page .')
+    write(tmp_path, defs)
+    calls: list[Any] = []
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"fetch": fetcher(calls)})
+    world = World.from_files(tmp_path / "world.ttl")
+    run = agent.run(world, focus=EX.f1)
+    assert run.status == "waiting"                      # steps 1-2: Page, Pause
+    assert agent.resume(world, run.instance).status == "waiting"    # 3-5: Pause, Page, Pause
+    last = agent.resume(world, run.instance)            # 6: over the budget
+    assert last.status == "failed" and len(calls) == 2
+    budget = last.error.cause
+    assert isinstance(budget, StepBudgetExceeded)
+    assert budget.cycle == (str(EX.Pause), str(EX.Page), str(EX.Pause))

@@ -1,0 +1,206 @@
+"""Approval and policy hold in workflow runs, as in ``tools call`` (issue 12, item 8).
+
+A step whose tool needs approval stops its instance waiting, with the exact payload and its
+fingerprint in the brief; ``approve`` records a person's approval, ``resume`` calls the tool;
+a changed payload needs a new approval. A tool whose side-effect class is outside the run's
+policy blocks with a typed reason. The trace records, per call, the policy and the approval
+fingerprint used.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rdflib import Literal, Namespace
+
+from horismos import Agent, PolicyRefused, UsageError, World, replay
+from horismos._stores import Change
+from horismos._vocab import HORIS
+
+EX = Namespace("http://example.org/clinic#")
+
+PREFIXES = """\
+@prefix :      <http://example.org/clinic#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+:Patient a owl:Class .
+:AcuityLevel a owl:Class .
+"""
+
+WORLD = PREFIXES + """
+:urgent a :AcuityLevel .
+:routine a :AcuityLevel .
+:p1 a :Patient ; :acuity :urgent .
+"""
+
+
+def definitions(flags: str) -> str:
+    return PREFIXES + f"""
+:t.discharge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
+                  horis:arg [ horis:name "queue" ; horis:type :AcuityLevel ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :ref ; horis:type xsd:string ] ] ;
+    horis:binding "python:discharge" {flags} .
+:Discharge a horis:Workflow ; horis:focusType :Patient ; horis:start :Go .
+:Go a horis:ActionStep ; horis:tool :t.discharge ;
+    horis:requires "?this :acuity ?queue ." ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+
+APPROVAL = "; horis:requiresApproval true"
+EXTERNAL = "; horis:sideEffect horis:ExternalCommit"
+
+
+def setup(tmp_path: Path, flags: str) -> tuple[Agent, World, list[dict[str, Any]]]:
+    calls: list[dict[str, Any]] = []
+
+    def discharge(**kw: Any) -> dict[str, Any]:
+        calls.append(kw)
+        return {"ref": f"D-{len(calls)}"}
+
+    (tmp_path / "defs.ttl").write_text(definitions(flags), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"discharge": discharge})
+    return agent, World.from_files(tmp_path / "world.ttl"), calls
+
+
+def steps(trace: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in trace.read_text().splitlines()
+            if '"type":"step"' in line]
+
+
+def test_a_step_needing_approval_waits_then_runs_once_approved(tmp_path) -> None:
+    agent, world, calls = setup(tmp_path, APPROVAL)
+    run = agent.run(world, focus=EX.p1, trace=tmp_path / "run.jsonl")
+    assert run.status == "waiting" and calls == []
+    expected = agent.catalog.approve("t.discharge", {"patient": str(EX.p1),
+                                                     "queue": str(EX.urgent)})
+    brief = run.brief
+    assert f"Fingerprint: {expected}" in brief
+    assert json.dumps({"patient": str(EX.p1), "queue": str(EX.urgent)},
+                      sort_keys=True, separators=(",", ":")) in brief
+    iid = run.instance
+
+    again = agent.resume(world, iid)                   # no approval yet: still waiting
+    assert again.status == "waiting" and calls == []
+
+    approved = agent.approve(world, iid, expected)
+    assert approved["payload"] == {"patient": str(EX.p1), "queue": str(EX.urgent)}
+    done = agent.resume(world, iid, trace=tmp_path / "resume.jsonl")
+    assert done.status == "completed" and len(calls) == 1
+    assert (EX.p1, EX.ref, Literal("D-1")) in world.graph
+    (event,) = steps(tmp_path / "resume.jsonl")
+    assert event["policy"] == {"allow": ["HostStateWrite", "ReadOnly"],
+                               "side_effect": "HostStateWrite", "approvals": [expected]}
+    (waited,) = steps(tmp_path / "run.jsonl")
+    assert waited["status"] == "waiting" and waited["approval"]["fingerprints"] == [expected]
+    assert replay(tmp_path / "resume.jsonl", agent).diverged is False
+
+
+def test_a_changed_payload_needs_a_new_approval(tmp_path) -> None:
+    agent, world, calls = setup(tmp_path, APPROVAL)
+    run = agent.run(world, focus=EX.p1)
+    old = run.brief.split("Fingerprint: ")[1].split()[0]
+    agent.approve(world, run.instance, old)
+    # the world changes before the resume: the step would now send another queue
+    urgent = [q for q in world.store.quads() if q[:3] == (EX.p1, EX.acuity, EX.urgent)]
+    world.commit(Change(add=[(EX.p1, EX.acuity, EX.routine, urgent[0][3])], remove=urgent))
+    again = agent.resume(world, run.instance)
+    assert again.status == "waiting" and calls == []
+    new = again.brief.split("Fingerprint: ")[1].split()[0]
+    assert new != old
+    with pytest.raises(UsageError, match="waits for no approval with fingerprint"):
+        agent.approve(world, run.instance, "0" * 64)
+    agent.approve(world, run.instance, new)
+    assert agent.resume(world, run.instance).status == "completed"
+    assert calls == [{"patient": EX.p1, "queue": EX.routine}]
+
+
+def test_a_tool_outside_the_policy_blocks_with_a_typed_reason(tmp_path) -> None:
+    agent, world, calls = setup(tmp_path, EXTERNAL)
+    run = agent.run(world, focus=EX.p1, trace=tmp_path / "blocked.jsonl")
+    assert run.status == "blocked" and calls == []
+    assert isinstance(run.error, PolicyRefused)
+    assert run.error.side_effect == "ExternalCommit"
+    assert "--allow ExternalCommit,HostStateWrite,ReadOnly" in str(run.error)
+    (event,) = steps(tmp_path / "blocked.jsonl")
+    assert event["error"]["kind"] == "policy"
+
+    allowed = agent.run(world, focus=EX.p1, trace=tmp_path / "allowed.jsonl",
+                        allow=["ReadOnly", "HostStateWrite", "ExternalCommit"])
+    assert allowed.status == "completed" and len(calls) == 1
+    (event,) = steps(tmp_path / "allowed.jsonl")
+    assert event["policy"]["allow"] == ["ExternalCommit", "HostStateWrite", "ReadOnly"]
+    assert event["policy"]["approvals"] is None
+    assert replay(tmp_path / "allowed.jsonl", agent).diverged is False
+
+
+def horismos(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+TOOLS = """\
+import json, pathlib
+
+def discharge(patient, queue):
+    with open("calls.log", "a") as f:
+        f.write(json.dumps([patient, queue]) + "\\n")
+    return {"ref": "D-1"}
+"""
+
+
+def test_cli_run_waits_approve_then_resume_calls_once(tmp_path) -> None:
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "ward.py").write_text(TOOLS, encoding="utf-8")
+    first = horismos(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--tools", "ward",
+                     "--focus", ":p1", "--out", "after.trig")
+    out = first.stdout + first.stderr
+    assert first.returncode == 3, out
+    assert "requires approval" in out and not (tmp_path / "calls.log").exists()
+    fp = out.split("Fingerprint: ")[1].split()[0]
+    iid = next(w for w in out.split() if w.startswith("urn:horismos:instance:"))
+
+    wrong = horismos(tmp_path, "approve", "defs.ttl", "--world", "after.trig", "--instance",
+                     iid, "--fingerprint", "ab" * 32)
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert fp in wrong.stderr   # it lists what the instance waits for
+
+    ok = horismos(tmp_path, "approve", "defs.ttl", "--world", "after.trig", "--instance", iid,
+                  "--fingerprint", fp, "--out", "approved.trig")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert '"queue": "http://example.org/clinic#urgent"' in ok.stdout
+    done = horismos(tmp_path, "resume", "defs.ttl", "--world", "approved.trig", "--tools",
+                    "ward", "--instance", iid)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "calls.log").read_text().count("\n") == 1
+
+
+def test_cli_policy_blocks_exit_4_and_allow_widens_it(tmp_path) -> None:
+    (tmp_path / "defs.ttl").write_text(definitions(EXTERNAL), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "ward.py").write_text(TOOLS, encoding="utf-8")
+    args = ("run", "defs.ttl", "--world", "world.ttl", "--tools", "ward", "--focus", ":p1")
+    blocked = horismos(tmp_path, *args)
+    out = blocked.stdout + blocked.stderr
+    assert blocked.returncode == 4, out
+    assert "ExternalCommit, which the policy does not allow" in out and "Traceback" not in out
+    assert not (tmp_path / "calls.log").exists()
+    allowed = horismos(tmp_path, *args, "--allow", "ReadOnly,HostStateWrite,ExternalCommit")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+
+
+def test_instance_state_holds_the_request(tmp_path) -> None:
+    agent, world, _ = setup(tmp_path, APPROVAL)
+    run = agent.run(world, focus=EX.p1)
+    assert (run.instance, HORIS.status, HORIS.Waiting) in world.graph
+    assert (run.instance, HORIS.currentStep, EX.Go) in world.graph
