@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -16,13 +17,15 @@ from ._catalog import policy as side_effects
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
 from ._entailment import schema_of
-from ._errors import UsageError
+from ._errors import AmbiguousName, UsageError
 from ._gate import Gate
+from ._individuals import place_individuals
 from ._model import McpServer, Workflow
 from ._policy import Policy, approve
 from ._reads import RecordingStore
-from ._records import InstanceRun, Run
+from ._records import InstanceRun, Run, StepRecord
 from ._runner import Environment, Runner, focus_nodes
+from ._stores import Store
 from ._trace import Trace
 from ._waits import find_instance, prepare, unfinished
 from ._world import World
@@ -59,6 +62,7 @@ class Agent:
         self.mcp_servers = {n: mcp_server(n, s) for n, s in (mcp_servers or {}).items()}
         self.entailment = entailment
         self._gate = Gate(definitions)
+        self._placed: weakref.WeakSet[Store] = weakref.WeakSet()
 
     @classmethod
     def from_files(cls, *paths: str | Path, tools: Mapping[str, Callable[..., Any]] | None = None,
@@ -89,11 +93,15 @@ class Agent:
             raise UsageError(f"no workflow {name!s} (declared: {names})")
         return wfs[iri]
 
-    def _iri(self, name: str | URIRef) -> URIRef:
+    def _iri(self, name: str | URIRef, world: World | None = None) -> URIRef:
         if isinstance(name, URIRef):
             return name
+        exists = None if world is None else (
+            lambda c: next(iter(world.store.outgoing(c)), None) is not None)
         try:
-            return self.definitions.expand(name)
+            return self.definitions.expand(name, exists)
+        except AmbiguousName:
+            raise
         except KeyError:
             raise UsageError(f"{name!r} is neither an IRI nor a CURIE with a declared prefix"
                              ) from None
@@ -103,7 +111,8 @@ class Agent:
             trace: str | Path | None = None,
             on_instance: Callable[[InstanceRun], None] | None = None,
             keep: bool = True, trace_snapshot: bool = False,
-            allow: Iterable[str] = DEFAULT_ALLOW) -> Run:
+            allow: Iterable[str] = DEFAULT_ALLOW,
+            on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """Run one instance for ``focus``, or one per focus node with ``all=True``.
 
         ``keep=False`` keeps no per-instance records in the returned :class:`Run` (only how
@@ -113,11 +122,13 @@ class Agent:
         changed definitions against the world itself (docs/replay.md). ``allow`` names the
         side-effect classes steps may call (default: all but ExternalCommit); a step whose
         tool is outside it blocks with PolicyRefused, and one whose tool requires approval
-        waits for it (:meth:`approve`).
+        waits for it (:meth:`approve`). ``on_step`` is called with each step's record as soon
+        as it has landed.
         """
         return asyncio.run(self.arun(world, workflow, focus, all=all, trace=trace,
                                      on_instance=on_instance, keep=keep,
-                                     trace_snapshot=trace_snapshot, allow=allow))
+                                     trace_snapshot=trace_snapshot, allow=allow,
+                                     on_step=on_step))
 
     async def arun(self, world: World, workflow: str | URIRef | None = None,
                    focus: str | URIRef | None = None, *, all: bool = False,
@@ -125,10 +136,12 @@ class Agent:
                    on_instance: Callable[[InstanceRun], None] | None = None,
                    keep: bool = True, trace_snapshot: bool = False,
                    env: Environment | None = None,
-                   allow: Iterable[str] = DEFAULT_ALLOW) -> Run:
+                   allow: Iterable[str] = DEFAULT_ALLOW,
+                   on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
         wf = self.workflow(workflow)
         rules = Policy(side_effects(allow))
+        self.place_individuals(world)
         types_of = self.types_in(world)
         foci = self._foci(world, wf, focus, all, types_of)
         # on a world other processes share, --all splits the focus nodes through claims, and a
@@ -136,6 +149,7 @@ class Agent:
         worker = Worker.join(world) if world.store.shared else None
         runner = self.runner(worker.world if worker else world, trace, env or Environment(),
                              types_of, policy=rules)
+        runner.on_step = on_step
         instances: list[InstanceRun] = []
 
         def finished(inst: InstanceRun) -> None:
@@ -201,13 +215,21 @@ class Agent:
         if focus is None:
             raise UsageError(f"name the focus node: an instance of "
                              f"{self.definitions.name(wf.focus_type)} (or run with --all)")
-        node = self._iri(focus)
+        node = self._iri(focus, world)
         types = types_of(node) if types_of is not None else world.store.types(node)
         if not types & classes:
             raise UsageError(f"focus {self.definitions.name(node)} is not a "
                              f"{self.definitions.name(wf.focus_type)} in the world; give a node "
                              "of the workflow's horis:focusType")
         return [node]
+
+    def place_individuals(self, world: World) -> None:
+        """The definitions' individuals into ``world`` (:mod:`horismos._individuals`), once a
+        store per agent: reading them back costs what they number (about 2 ms for 200), which
+        a service running one instance per event must not pay on every event."""
+        if world.store not in self._placed:
+            place_individuals(self.definitions.individuals, world)
+            self._placed.add(world.store)
 
     def types_in(self, world: World) -> Callable[[Node], set[Node]] | None:
         """With ``owl-rl``: a node's OWL-RL types in ``world``, derived from the node's own
@@ -219,9 +241,11 @@ class Agent:
 
     def resume(self, world: World, instance: str | URIRef, facts: str | Graph | None = None,
                *, trace: str | Path | Trace | None = None,
-               allow: Iterable[str] = DEFAULT_ALLOW) -> Run:
+               allow: Iterable[str] = DEFAULT_ALLOW,
+               on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """Continue a waiting instance; ``facts`` (Turtle) answer its wait and land first."""
-        return asyncio.run(self.aresume(world, instance, facts, trace=trace, allow=allow))
+        return asyncio.run(self.aresume(world, instance, facts, trace=trace, allow=allow,
+                                        on_step=on_step))
 
     def approve(self, world: World, instance: str | URIRef, fingerprint: str) -> dict[str, Any]:
         """Record a person's approval of one payload ``instance`` waits for (the fingerprint
@@ -235,13 +259,15 @@ class Agent:
                       facts: str | Graph | None = None, *,
                       trace: str | Path | Trace | None = None,
                       env: Environment | None = None,
-                      allow: Iterable[str] = DEFAULT_ALLOW) -> Run:
+                      allow: Iterable[str] = DEFAULT_ALLOW,
+                      on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """Resume ``instance`` (its IRI, or the short id a run prints) in ``world``.
 
         The facts are a person's input: judged by the domain shapes of every node they touch,
         they land in their own named graph with human provenance. An instance that is not
         waiting, or facts that break the shapes, raise before anything changes.
         """
+        self.place_individuals(world)
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
         env = env or Environment()
         # on a shared world the resumed instance is driven under a held claim, as a run's is
@@ -255,6 +281,7 @@ class Agent:
                               reads.store.types)
             runner = self.runner(reads, trace, env, recorded=False,
                                  policy=Policy(side_effects(allow)))
+            runner.on_step = on_step
             wf = self.definitions.workflows[waiting.workflow]
             try:
                 await runner.check_bindings(wf)

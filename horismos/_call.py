@@ -83,8 +83,11 @@ class CallResult:
                 "effects": [[s.n3(), p.n3(), o.n3()] for s, p, o in self.effects],
                 "gate": self.gate, "error": self.error}
 
-    def receipt(self) -> str:
-        """What happened, for a person: the call, its outcome, what landed or why not."""
+    def receipt(self, *, kept: bool = True) -> str:
+        """What happened, for a person: the call, its outcome, what landed or why not.
+
+        ``kept=False``: the world ends with the process (an in-memory store, no ``--out``), so
+        the effects are not said to have landed anywhere that lasts."""
         kind = f" ({self.error['kind']})" if self.error and self.status != "completed" else ""
         lines = [f"{self.call}: {self.status.replace('_', ' ')}{kind}"]
         if self.error is not None:
@@ -92,8 +95,10 @@ class CallResult:
         if self.status == "completed":
             graph = next((a["iri"] for a in self.artifacts if a["type"] == "named_graph"), "")
             n = len(self.effects)
-            lines.append(f"  {n} effect{'' if n == 1 else 's'} landed in <{graph}>"
-                         + (":" if n else ""))
+            where = f"landed in <{graph}>" if kept else (
+                "passed the gate; not kept: the world was in memory and ends with this call "
+                "(give --out F.trig or a persistent --store to keep them)")
+            lines.append(f"  {n} effect{'' if n == 1 else 's'} {where}" + (":" if n else ""))
             lines.extend(f"    {self.names(s)} {self.names(p)} {self.names(o)}"
                          for s, p, o in self.effects)
         else:
@@ -102,6 +107,7 @@ class CallResult:
             verdict = "conforms" if self.gate["conforms"] else "rejected"
             lines.append(f"  gate: {verdict}")
             lines.extend(f"    {m['message']}" + (f" ({m['path']})" if m.get("path") else "")
+                         + (f" (value: {m['value']})" if m.get("value") else "")
                          for m in self.gate["messages"])
         lines.extend(f"  {a['type']}: {a['path']}" for a in self.artifacts if "path" in a)
         return "\n".join(lines)
@@ -232,6 +238,7 @@ async def guarded_call(catalog: Catalog, tool: Tool, args: Any, world: World, *,
     """Check, then run ``tool`` once; every refusal leaves the world exactly as it was."""
     agent, defs = catalog.agent, catalog.definitions
     tr = trace if isinstance(trace, Trace) else Trace(trace)
+    agent.place_individuals(world)  # the definitions' own, before anything reads
     types_of = types_in(agent, world)
     runner = agent.runner(world, tr, Environment(), types_of,
                           policy=Policy(allow, frozenset({approval.strip().lower()} if approval

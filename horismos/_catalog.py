@@ -31,6 +31,7 @@ from rdflib.term import Node
 
 from ._bindings import McpSessions, hosts_of, resolve, static_problem
 from ._definitions import Definitions
+from ._envelopes import InventoryProblem, read_inventory
 from ._errors import ToolError, UsageError
 from ._model import Arg, Assertion, McpServer, Tool
 from ._redact import redact_url
@@ -418,12 +419,16 @@ def check_inventory(current: Mapping[str, Any], path: str | Path) -> list[str]:
                          f"`horismos tools inventory FILE_OR_DIR… --output {path}`") from None
     except ValueError as e:
         raise UsageError(f"--check {path}: not JSON ({e})") from None
-    if not isinstance(recorded, dict):
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("tools"), list):
         raise UsageError(f"--check {path}: not an inventory (a JSON object with "
                          "inventory_version, digest and tools)")
     if recorded == dict(current):
         return []
     lines: list[str] = []
+    try:
+        read_inventory(recorded)
+    except InventoryProblem as e:  # still compared below: say where it breaks the schema too
+        lines += [f"not a valid inventory: {p}" for p in e.problems]
     if recorded.get("inventory_version") != current["inventory_version"]:
         lines.append(f"inventory_version: {recorded.get('inventory_version')!r} in the file, "
                      f"{current['inventory_version']} now")

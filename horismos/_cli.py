@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -18,6 +20,7 @@ import logging
 import os
 import re
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +28,7 @@ from types import ModuleType
 from typing import Any, TextIO
 
 from rdflib import URIRef
+from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._agent import Agent
@@ -35,7 +39,15 @@ from ._cli_digest import cmd_digest, digest_arguments
 from ._contract import binding_problems, credential_problems, unbound_arguments
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
-from ._errors import AuthoringError, HorismosError, Problem, TraceError, UsageError
+from ._errors import (
+    AuthoringError,
+    HorismosError,
+    Problem,
+    ShaclMessage,
+    TraceError,
+    UsageError,
+)
+from ._instances import STATUSES, due_waits, list_instances
 from ._proposal import summary as proposal_summary
 from ._records import InstanceRun, Run, StepRecord
 from ._redact import redact_text
@@ -75,6 +87,12 @@ def _validate_arguments(p: argparse.ArgumentParser) -> None:
                         "resolved and each registered function's parameters are checked "
                         "against its horis:takes")
     _reach_options(p)
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="world data (repeatable): an IRI a pattern uses is not reported as "
+                        "undeclared when the world uses it")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives, for --world or a persistent store: memory, "
+                        "oxigraph (default), oxigraph:PATH or sparql:URL")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -86,6 +104,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(p)
         print(f"invalid: {_counts(e.problems)}")
         return 1
+    if args.world or args.store != DEFAULT_STORE:
+        world = World.open(args.store)
+        _load_world(world, args.world)
+        used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
+        dropped = {id(p) for iri in used for p in defs.undeclared[iri]}
+        defs.warnings = [p for p in defs.warnings if id(p) not in dropped]
+        world.store.close()
     refused = asyncio.run(connection_problems(defs)) if args.connect else []
     refused += unbound_arguments(defs) + credential_problems(defs)
     if args.tools or args.allow_module:
@@ -99,6 +124,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print(f"{_plural(len(defs.tools), 'tool')}, {_plural(len(defs.workflows), 'workflow')}, "
           f"{_plural(len(defs.steps), 'step')}: valid{warned}")
     return 0
+
+
+def _world_uses(world: World, iri: URIRef) -> bool:
+    """Whether any statement of the world has ``iri`` as its subject, predicate or object."""
+    return any(world.store.select(f"SELECT * WHERE {{ {pattern} }} LIMIT 1", {"t": iri}, {})
+               for pattern in ("?t ?p ?o", "?s ?t ?o", "?s ?p ?t"))
 
 
 def _counts(problems: Sequence[Problem]) -> str:
@@ -163,22 +194,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     agent = Agent.from_files(*args.paths, tools=_reach(args), entailment=args.entailment)
     world = World.open(args.store)
     if args.world:
-        world.load(*args.world)
+        _load_world(world, args.world)
     elif not world.store.persistent:
-        world.load(*args.paths)
-    view = RunView(agent.definitions, quiet=args.quiet)
+        _load_world(world, args.paths)
+    view = RunView(agent.definitions, quiet=args.quiet, world=world)
     if args.all and sys.stderr.isatty():
         view.total = len(focus_nodes(agent.definitions, world, agent.workflow(args.workflow)))
     try:
         run = agent.run(world, args.workflow, args.focus, all=args.all, trace=args.trace,
                         on_instance=view.instance, keep=not args.all,
-                        trace_snapshot=args.trace_snapshot, allow=args.allow.split(","))
+                        trace_snapshot=args.trace_snapshot, allow=args.allow.split(","),
+                        on_step=view.step)
     finally:
         view.clear_progress()
     view.summary(run, table=args.all)
     if args.out:
         _write_world(world, agent.definitions, args.out, out_format)
     return EXIT[run.status]
+
+
+class WorldDataError(AuthoringError):
+    """World data (``--world`` files) that cannot be read: told apart from the definitions."""
+
+
+def _load_world(world: World, paths: Sequence[str]) -> None:
+    try:
+        world.load(*paths)
+    except AuthoringError as e:
+        raise WorldDataError(e.problems) from None
 
 
 def _write_world(world: World, defs: Definitions, path: str, fmt: str | None) -> None:
@@ -257,14 +300,37 @@ def _import_tools(spec: str) -> ModuleType:
             raise UsageError(f"--tools {spec}: cannot load it as a Python module")
         module = importlib.util.module_from_spec(found)
         sys.modules.setdefault(name, module)
-        found.loader.exec_module(module)
+        try:
+            found.loader.exec_module(module)
+        except Exception as e:
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+            raise _import_failed(spec, e) from None
         return module
     _cwd_importable()
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as e:
+        if e.name is not None and spec.split(".")[0] != e.name.split(".")[0]:
+            raise _import_failed(spec, e) from None  # the module itself imports a missing one
         raise UsageError(f"--tools {spec}: cannot import it ({e}); run from the folder that "
                          "holds it, or give the path of the .py file") from None
+    except Exception as e:
+        raise _import_failed(spec, e) from None
+
+
+def _import_failed(spec: str, e: BaseException) -> UsageError:
+    """A tools module that does not parse or raises while it is imported, located."""
+    if isinstance(e, SyntaxError):
+        where = f"{e.filename}:{e.lineno}" if e.filename else f"line {e.lineno}"
+        text = f": {e.text.strip()}" if e.text and e.text.strip() else ""
+        return UsageError(f"--tools {spec}: {where}: syntax error: {e.msg}{text}")
+    frames = traceback.extract_tb(e.__traceback__)
+    libs = tuple({sys.prefix, sys.base_prefix, str(Path(__file__).parent)})
+    ours = [f for f in frames if not f.filename.startswith(("<", *libs))]  # the user's lines
+    where = f" at {ours[-1].filename}:{ours[-1].lineno}" if ours else ""
+    return UsageError(f"--tools {spec}: importing it raised {type(e).__name__}: {e}{where}; "
+                      "fix the module (it runs top to bottom when --tools loads it)")
 
 
 def _reach_options(p: argparse.ArgumentParser) -> None:
@@ -315,36 +381,48 @@ def _cwd_importable() -> None:
 
 
 class RunView:
-    """Prints each step as its instance finishes; a progress bar on a terminal for ``--all``."""
+    """Prints each step as it lands (flushed, on a terminal and in a pipe, so a slow tool or a
+    killed run leaves what happened so far); a progress bar on a terminal for ``--all``."""
 
     def __init__(self, defs: Definitions, *, quiet: bool = False,
-                 out: TextIO | None = None, err: TextIO | None = None) -> None:
+                 out: TextIO | None = None, err: TextIO | None = None,
+                 world: World | None = None) -> None:
         self.defs = defs
+        self.world = world
+        self._explained: dict[int, str] = {}
+        exists = None if world is None else (
+            lambda c: next(iter(world.store.outgoing(c)), None) is not None)
+        self.name: Callable[[Node], str] = functools.cache(lambda node: defs.name(node, exists))
         self.quiet = quiet
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.total = 0  # > 0 draws the progress bar
         self.done = 0
-        self.rows: list[tuple[str, str, str, str]] = []
+        self.rows: list[tuple[str, str, str, str, str]] = []
         """The summary table's rows, taken as each instance ends (a batch keeps no records)."""
+
+    def step(self, inst: InstanceRun, rec: StepRecord) -> None:
+        """One step, as soon as it has landed."""
+        if self.quiet:
+            return
+        self.clear_progress()
+        self.out.write(self.step_line(inst, rec) + "\n")
+        if rec.status == "waiting" and rec.brief:
+            self.out.write("".join(f"    {line}\n" for line in rec.brief.splitlines()))
+        self.out.flush()
+        self._progress()
 
     def instance(self, inst: InstanceRun) -> None:
         self.done += 1
-        n = self.defs.name
+        n = self.name
         at = inst.current if inst.status != "completed" else (
             inst.steps[-1].step if inst.steps else None)
-        self.rows.append((n(inst.focus), inst.status, n(at) if at else "-", self._why(inst)))
-        if not self.quiet:
-            self.clear_progress()
-            for rec in inst.steps:
-                self.out.write(self.step_line(inst, rec) + "\n")
-            if inst.status == "waiting" and inst.brief:
-                self.out.write("".join(f"    {line}\n" for line in inst.brief.splitlines()))
-            self.out.flush()
+        self.rows.append((_short_id(inst.instance), n(inst.focus), inst.status,
+                          n(at) if at else "-", self._why(inst)))
         self._progress()
 
     def step_line(self, inst: InstanceRun, rec: StepRecord) -> str:
-        n = self.defs.name
+        n = self.name
         who = f"[{_short_id(inst.instance)}] {n(inst.focus)}"
         if rec.kind == "ProposalStep":
             return f"{who}  {n(rec.step)}  {proposal_summary(rec, n)}"
@@ -365,15 +443,21 @@ class RunView:
         if rec.status == "completed":
             line += f", {_plural(len(rec.effects), 'effect')}"
         elif rec.status == "blocked" and rec.error is None:
-            line += f": this pattern does not hold: {_one_line(rec.blocked_by or '')}"
+            line += f": {self._blocked(inst, rec)}"
         elif rec.status == "rejected":
             line += " by the gate: nothing landed"
-            line += "".join(f"\n    {m}" for m in rec.messages)
+            line += "".join(f"\n    {self._message(m)}" for m in rec.messages)
         elif rec.error is not None:
             line += f": {rec.error}"
         if rec.error is not None and rec.next is not None:
             line += f"\n    onError -> {n(rec.next)}"
         return line
+
+    def _message(self, m: ShaclMessage) -> str:
+        """A gate message with the value it rejected, as the author would write it."""
+        if m.value is None:
+            return str(m)
+        return f"{m} (value: {self._value(m.value)})"
 
     def _value(self, n3: str) -> str:
         try:
@@ -381,7 +465,7 @@ class RunView:
         except Exception:
             return n3
         if isinstance(node, URIRef):
-            return self.defs.name(node)
+            return self.name(node)
         return node.n3(self.defs.graph.namespace_manager) if node is not None else n3
 
     def _progress(self) -> None:
@@ -399,35 +483,59 @@ class RunView:
             self.err.flush()
 
     def summary(self, run: Run, *, table: bool) -> None:
-        n = self.defs.name
+        n = self.name
         if not table:
             inst = run.instances[0]
             self.out.write(f"{n(inst.workflow)} {n(inst.focus)}: {self._outcome(inst)}\n")
+            self.out.flush()
             return
         parts = ", ".join(f"{c} {s}" for s, c in sorted(run.counts.items()))
         self.out.write(f"\n{_plural(sum(run.counts.values()), 'instance')}"
                        f"{': ' + parts if parts else ''}\n")
-        rows = [("focus", "status", "stopped at", "why"), *self.rows]
-        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        rows = [("id", "focus", "status", "stopped at", "why"), *self.rows]
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
         for r in rows:
-            line = "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[3]
+            line = "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[4]
             self.out.write(line.rstrip() + "\n")
 
     def _outcome(self, inst: InstanceRun) -> str:
         if inst.status == "completed":
             return f"completed after {_plural(len(inst.steps), 'step')}"
-        at = f" at {self.defs.name(inst.current)}" if inst.current else ""
+        at = f" at {self.name(inst.current)}" if inst.current else ""
         why = self._why(inst)
         return f"{inst.status}{at}" + (f": {why}" if why else "")
 
-    @staticmethod
-    def _why(inst: InstanceRun) -> str:
+    def _blocked(self, inst: InstanceRun, rec: StepRecord) -> str:
+        """Which part of the step's preconditions failed, with the values bound so far, asked
+        of the world (the record keeps the failing pattern, as its trace does)."""
+        if id(rec) in self._explained:
+            return self._explained[id(rec)]
+        text = f"this pattern does not hold: {_one_line(rec.blocked_by or '')}"
+        step = self.defs.steps.get(rec.step)
+        tool = getattr(step, "tool", None)
+        for pre in (getattr(step, "requires", None), getattr(tool, "requires", None)):
+            if self.world is None or pre is None or rec.blocked_by not in (
+                    *(p.text for p in pre.patterns), " ".join(p.text for p in pre.patterns)):
+                continue
+            with contextlib.suppress(Exception):  # no diagnosis: the pattern stays shown
+                text = self.world.store.explain(pre, dict(inst.variables))
+            break
+        self._explained[id(rec)] = text
+        return text
+
+    def _why(self, inst: InstanceRun) -> str:
         if inst.status == "waiting":
             return inst.brief.splitlines()[0] if inst.brief else ""
         if inst.status == "blocked" and inst.error is None:
-            return f"this pattern does not hold: {_one_line(inst.blocked_by or '')}"
+            rec = next((r for r in reversed(inst.steps) if r.status == "blocked"), None)
+            return self._blocked(inst, rec) if rec is not None else (
+                f"this pattern does not hold: {_one_line(inst.blocked_by or '')}")
         if inst.error is not None:
-            return _one_line(str(inst.error))
+            cause = getattr(inst.error, "cause", inst.error)
+            values = [self._value(m.value) for m in getattr(cause, "messages", ())
+                      if m.value is not None]
+            rejected = f" (value{'s' if len(values) > 1 else ''}: {', '.join(values)})"
+            return _one_line(str(inst.error)) + (rejected if values else "")
         return ""
 
 
@@ -563,20 +671,122 @@ def cmd_resume(args: argparse.Namespace) -> int:
     agent = Agent.from_files(*args.paths, tools=_reach(args),
                              entailment=args.entailment)
     world = World.open(args.store)
-    world.load(*args.world)
+    _load_world(world, args.world)
     facts = args.facts
     if facts == "-":
         facts = sys.stdin.read()
     elif facts is not None and len(facts) < 1024 and "\n" not in facts and Path(facts).is_file():
         facts = Path(facts).read_text(encoding="utf-8")
+    elif facts is not None and facts.strip() and not any(c.isspace() for c in facts.strip()):
+        # Turtle always has a space between terms: a single word is a file that is not there
+        raise UsageError(f"--facts {facts}: no such file; give a Turtle file that exists, "
+                         "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'")
+    view = RunView(agent.definitions, quiet=args.quiet, world=world)
     run = agent.resume(world, args.instance, facts, trace=args.trace,
-                       allow=args.allow.split(","))
-    view = RunView(agent.definitions, quiet=args.quiet)
-    view.instance(run.instances[0])
+                       allow=args.allow.split(","), on_step=view.step)
     view.summary(run, table=False)
     if args.out:
         _write_world(world, agent.definitions, args.out, out_format)
     return EXIT[run.status]
+
+
+# -- instances and wake -------------------------------------------------------------------
+
+def _instances_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", metavar="FILE_OR_DIR",
+                   help="the Turtle definitions, to write names as CURIEs (optional)")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="the world the runs committed to, e.g. a run's --out (repeatable); "
+                        "not needed with a persistent --store")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives: oxigraph:PATH or sparql:URL (or memory, "
+                        "oxigraph with --world)")
+    p.add_argument("--status", choices=STATUSES, help="list only the instances in this status")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text for people (the default) or JSON")
+
+
+def _world_of(args: argparse.Namespace) -> World:
+    world = World.open(args.store)
+    if not args.world and not world.store.persistent:
+        raise UsageError(f"--store {args.store} starts empty: give the world the runs committed "
+                         "to with --world F (a run's --out), or a persistent --store "
+                         "(oxigraph:PATH, sparql:URL)")
+    _load_world(world, args.world)
+    return world
+
+
+def cmd_instances(args: argparse.Namespace) -> int:
+    """List the world's instances: id, workflow, focus, status, current step, since when."""
+    name: Callable[[Any], str] = (load_definitions(args.paths).name if args.paths
+                                  else lambda node: str(node))
+    world = _world_of(args)
+    rows = list_instances(world.store, args.status)
+    if args.format == "json":
+        print(json.dumps([{"instance": str(r.instance), "workflow": str(r.workflow),
+                           "focus": str(r.focus), "status": r.status,
+                           "step": str(r.current) if r.current else None, "since": r.since}
+                          for r in rows], indent=2))
+        return 0
+    if not rows:
+        print("no " + (f"{args.status} " if args.status else "") + "instances in this world")
+        return 0
+    table = [("id", "workflow", "focus", "status", "step", "since")]
+    table += [(_short_id(r.instance), name(r.workflow), name(r.focus), r.status,
+               name(r.current) if r.current else "-", (r.since or "-")[:19])
+              for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return 0
+
+
+def _wake_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="the Turtle definitions the instances run with")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="the world the runs committed to (repeatable); write it back with "
+                        "--out. Not needed with a persistent --store, what a timer should use")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives: oxigraph:PATH or sparql:URL (or memory, "
+                        "oxigraph with --world and --out)")
+    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
+                   help="as for run: the functions the steps after the waits call")
+    p.add_argument("--traces", metavar="DIR",
+                   help="write each resumed instance's trace into DIR (one .jsonl each)")
+    p.add_argument("--out", metavar="F", help="write the world afterwards to F (.trig or .nq)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print only each resumed instance's outcome")
+
+
+def cmd_wake(args: argparse.Namespace) -> int:
+    """Resume every wait that is due: past its horis:timeout, or its horis:until holds now.
+
+    Waits that are not due are left untouched, so it can run from cron or a systemd timer as
+    often as wanted. 0 when every resumed instance went on (or none was due), 1 when one
+    failed."""
+    import datetime as dt
+
+    out_format = _out_format(args.out) if args.out else None
+    agent = Agent.from_files(*args.paths, tools=load_tools(args.tools))
+    world = _world_of(args)
+    due = due_waits(agent.definitions, world.store, dt.datetime.now(dt.UTC))
+    if not due:
+        print("no wait is due")
+    failed = False
+    view = RunView(agent.definitions, quiet=args.quiet, world=world)
+    for iid in due:
+        trace = None
+        if args.traces:
+            Path(args.traces).mkdir(parents=True, exist_ok=True)
+            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+            trace = Path(args.traces) / f"wake-{_short_id(iid)}-{stamp}.jsonl"
+        run = agent.resume(world, iid, None, trace=trace, on_step=view.step)
+        view.summary(run, table=False)
+        failed = failed or run.status == "failed"
+    if args.out:
+        _write_world(world, agent.definitions, args.out, out_format)
+    return 1 if failed else 0
 
 
 # -- approve ------------------------------------------------------------------------------
@@ -627,6 +837,9 @@ def _graph_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_graph(args: argparse.Namespace) -> int:
     """Print the workflow as a Mermaid flowchart or a Graphviz digraph."""
     defs = load_definitions(args.paths)
+    if not defs.workflows:
+        raise UsageError(f"{' '.join(args.paths)}: no horis:Workflow is declared, so there is "
+                         "nothing to draw; include the file that declares the workflow")
     if args.workflow:
         workflows = [Agent(defs).workflow(args.workflow)]
     else:
@@ -760,7 +973,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
     world = None
     if args.world or args.store != DEFAULT_STORE:
         world = World.open(args.store)
-        world.load(*args.world)
+        _load_world(world, args.world)
     found = agent.catalog.discover(args.query, world, args.focus, include_blocked=True,
                                    approvals=args.approval, allow=args.allow.split(","))
     shown = [d for d in found if args.include_blocked or d.availability == "executable"]
@@ -786,9 +999,9 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     agent = _catalog_agent(args)
     world = World.open(args.store)
     if args.world:
-        world.load(*args.world)
+        _load_world(world, args.world)
     elif not world.store.persistent:
-        world.load(*args.paths)
+        _load_world(world, args.paths)
     result = agent.catalog.call(args.name, payload, world,
                                 approval=args.approval[0] if args.approval else None,
                                 allow=args.allow.split(","), trace=args.trace)
@@ -798,7 +1011,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
-        print(result.receipt())
+        print(result.receipt(kept=bool(args.out) or world.store.persistent))
     return EXIT_CALL[result.status]
 
 
@@ -894,6 +1107,10 @@ COMMANDS: list[Command] = [
             _run_arguments, cmd_run),
     Command("resume", "resume a waiting instance with the facts that answer its wait",
             _resume_arguments, cmd_resume),
+    Command("instances", "list the world's workflow instances: id, workflow, focus, status, "
+            "step, since when", _instances_arguments, cmd_instances),
+    Command("wake", "resume every wait that is due (its timeout passed, or its horis:until "
+            "holds): for cron or a systemd timer", _wake_arguments, cmd_wake),
     Command("approve", "approve the exact payload a waiting instance's step would send",
             _approve_arguments, cmd_approve),
     Command("replay", "replay recorded traces against definitions; report the first "
@@ -964,8 +1181,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _one_line_rdflib_warnings()
     try:
         return args.func(args)
+    except BrokenPipeError:  # e.g. `horismos run … | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except AuthoringError as e:
-        print(f"horismos {args.command}: {_counts(e.problems)} in the definitions:",
+        what = "world data" if isinstance(e, WorldDataError) else "definitions"
+        print(f"horismos {args.command}: {_counts(e.problems)} in the {what}:",
               file=sys.stderr)
         for p in e.problems:
             print(f"  {p}", file=sys.stderr)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import cache
@@ -20,10 +20,12 @@ from typing import Any
 import networkx as nx
 from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
+from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
-from ._errors import AuthoringError, Problem
+from ._errors import AmbiguousName, AuthoringError, Problem
 from ._hazards import flow_graph, hazards
+from ._individuals import individuals
 from ._model import (
     DEFAULT_MAX_STEPS,
     RANKERS,
@@ -115,9 +117,18 @@ class Definitions:
     warnings: list[Problem] = field(default_factory=list)
     subclasses: dict[URIRef, frozenset[URIRef]] = field(default_factory=dict)
     digest: str = ""
+    undeclared: dict[URIRef, list[Problem]] = field(default_factory=dict)
+    """IRIs the patterns use that nothing loaded declares, and the warnings about them."""
+    individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
+    """Statements about the individuals declared with the definitions (``_individuals``)."""
 
-    def expand(self, name: str) -> URIRef:
-        """An IRI from a full IRI, ``<IRI>`` or a CURIE with the files' prefixes."""
+    def expand(self, name: str, exists: Callable[[URIRef], bool] | None = None) -> URIRef:
+        """An IRI from a full IRI, ``<IRI>`` or a CURIE with the files' prefixes.
+
+        Files may bind one prefix (often ``:``) to different namespaces: the CURIE then means
+        the IRI the definitions — or ``exists``, e.g. the world — have, and when that is not
+        exactly one it raises :class:`AmbiguousName` listing the IRIs (a :class:`KeyError`,
+        like a name that does not resolve at all)."""
         name = name.strip()
         if name.startswith("<") and name.endswith(">"):
             return URIRef(name[1:-1])
@@ -125,17 +136,22 @@ class Definitions:
             return URIRef(name)
         if ":" in name:
             prefix, local = name.split(":", 1)
-            for p, ns in self.graph.namespace_manager.namespaces():
-                if p == prefix:
-                    return URIRef(str(ns) + local)
+            found = self.sources.expand(prefix, local)
+            if len(found) > 1 and exists is not None:
+                found = [c for c in found if exists(c)] or found
+            if len(found) == 1:
+                return found[0]
+            if found:
+                raise AmbiguousName(name, [str(c) for c in found])
         raise KeyError(name)
 
     def classes_of(self, cls: URIRef) -> frozenset[URIRef]:
         """``cls`` and every class entailed to be a subclass of it."""
         return self.subclasses.get(cls, frozenset((cls,)))
 
-    def name(self, node: Node) -> str:
-        return self.sources.name(node)
+    def name(self, node: Node, exists: Callable[[URIRef], bool] | None = None) -> str:
+        """``node`` as a CURIE that reads back as it (see :meth:`Sources.name`), else ``<IRI>``."""
+        return self.sources.name(node, exists)
 
 
 def load_definitions(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) -> Definitions:
@@ -151,6 +167,7 @@ class _Builder:
         self.problems: list[Problem] = []
         self.shape_problems: list[Problem] = []
         self.defs = Definitions(self.g, sources)
+        self.patterns: list[tuple[Node, Node, URIRef, Precondition]] = []
 
     # -- reporting ------------------------------------------------------------------------
 
@@ -210,7 +227,9 @@ class _Builder:
         if not texts:
             return None
         try:
-            return compile_patterns([str(x) for x in texts], self.namespaces(owner))
+            compiled = compile_patterns([str(x) for x in texts], self.namespaces(owner))
+            self.patterns.append((owner, holder, pred, compiled))
+            return compiled
         except PreconditionSyntaxError as e:
             bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
             why, row = _sparql_why(e.why)
@@ -247,11 +266,15 @@ class _Builder:
             if wf is not None:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
+        self.check_pattern_terms()
+        self.check_shacl_terms()
+        self.check_namespaces()
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
             self.check_reachability()
             for h in hazards(self.defs.tools, self.defs.steps, self.defs.workflows, self.n):
                 self.warn(h.node, h.message, h.hint)
         self.defs.digest = definitions_digest(self.g)
+        self.defs.individuals = individuals(self.g)
         # The loader's own message (with its hint) wins over a shape's at the same place.
         said = {(p.file, p.line, p.node) for p in self.problems if p.severity == "error"}
         self.problems += [p for p in dict.fromkeys(self.shape_problems)
@@ -297,6 +320,67 @@ class _Builder:
             value = report.value(r, SH.value)
             at: Where | None = (focus, path, value) if isinstance(path, URIRef) else None
             self.shape_problems.append(self.src.problem("error", focus, str(msg), at=at))
+
+    def check_pattern_terms(self) -> None:
+        """An IRI in a pattern that nothing loaded declares or uses is most likely a typo
+        (``:severty``): the pattern can never match. A warning, since world data may use it
+        (``horismos validate --world`` checks against the world too)."""
+        known = {t for triple in self.g for t in triple if isinstance(t, URIRef)}
+        for owner, holder, pred, pre in self.patterns:
+            for term in sorted(_iris(pre.select.algebra) - known, key=str):
+                if str(term).startswith(_STANDARD) or str(term).startswith(NS):
+                    continue
+                ns, local = _split(term)
+                near = [str(k)[len(ns):] for k in known
+                        if str(k).startswith(ns) and str(k)[len(ns):]]
+                close = difflib.get_close_matches(local, near, n=1)
+                name = self.n(term)
+                hint = (f"did you mean {name[: len(name) - len(local)]}{close[0]}?" if close else
+                        "declare it in the ontology, or check the spelling")
+                self.defs.undeclared.setdefault(term, []).append(self.src.problem(
+                    "warning", owner, f"{self.n(pred)} uses {name}, which no loaded ontology "
+                    "declares and no loaded data uses, so the pattern cannot match", hint,
+                    at=(holder, pred, None)))
+        for found in self.defs.undeclared.values():
+            self.problems.extend(found)
+
+    def check_shacl_terms(self) -> None:
+        """``sh:patern`` is not SHACL: a shape that says it checks nothing, silently."""
+        known = set(SH.__annotations__) | {t.split("-")[-1] for t in getattr(SH, "_extras", [])}
+        seen: set[Node] = set()
+        for s, p, o in self.g:
+            for term in (p, o):
+                if not isinstance(term, URIRef) or not str(term).startswith(str(SH)):
+                    continue
+                local = str(term)[len(str(SH)):]
+                if local in known or term in seen:
+                    continue
+                seen.add(term)
+                close = difflib.get_close_matches(local, sorted(known), n=1)
+                self.error(s, f"sh:{local} is not a SHACL term, so the shape does not check "
+                           "what it says", f"did you mean sh:{close[0]}?" if close else
+                           "see https://www.w3.org/TR/shacl/ for the vocabulary", at=(s, p, o))
+
+    def check_namespaces(self) -> None:
+        """A file whose horis: prefix is not the Horismos namespace declares nothing."""
+        terms = {str(k)[len(NS):] for k in vocabulary_graph().subjects()
+                 if str(k).startswith(NS)} - {""}
+        for f in self.src.files:
+            for prefix, ns in f.graph.namespace_manager.namespaces():
+                text = str(ns)
+                if text == NS or "horis" not in (prefix + text).lower():
+                    continue
+                used = {str(t)[len(text):] for triple in f.graph for t in triple
+                        if isinstance(t, URIRef) and str(t).startswith(text)}
+                if not used & terms:  # another vocabulary that happens to say "horis"
+                    continue
+                line = next((i for i, ln in enumerate(f.text_lines(), 1)
+                             if text in ln and "prefix" in ln.lower()), None)
+                self.problems.append(Problem(
+                    "warning", f"the prefix {prefix}: is bound to <{text}>, not the Horismos "
+                    f"namespace, so nothing written with it is a Horismos term and the file "
+                    "declares no tools, steps or workflows", file=str(f.path), line=line,
+                    hint=f"write @prefix {prefix}: <{NS}> ."))
 
     def subclass_closure(self) -> dict[URIRef, frozenset[URIRef]]:
         graph = nx.DiGraph()
@@ -509,11 +593,24 @@ class _Builder:
                 ok = False
                 continue
             key = self.text(a, HORIS.key) or self.short(prop)
+            from_text = self.flag(a, HORIS.fromText)
+            if from_text and typ != XSD.string:
+                self.error(tool, f"asserted property {self.n(prop)} is horis:fromText: the tool's "
+                           "text lands as a string, so its horis:type must be xsd:string",
+                           "write horis:type xsd:string", at=a)
+                ok = False
+                continue
             asserts.append(Assertion(
                 property=prop, key=key, value=value,
                 type=typ if isinstance(typ, URIRef) else None,
                 is_class=isinstance(typ, URIRef) and not is_datatype(typ),
-                optional=self.flag(a, HORIS.optional), many=self.flag(a, HORIS.many)))
+                optional=self.flag(a, HORIS.optional), many=self.flag(a, HORIS.many),
+                from_text=from_text))
+        if sum(a.from_text for a in asserts) > 1:
+            self.error(tool, "more than one horis:asserts is horis:fromText: the tool's text "
+                       "answer is one string, so it lands as one property",
+                       "keep horis:fromText true on one of them", at=e)
+            ok = False
         shapes = tuple(x for x in self.g.objects(e, HORIS.shape) if isinstance(x, URIRef))
         if not ok:
             return False
@@ -576,14 +673,14 @@ class _Builder:
             return DecisionStep(**common, rules=tuple(rules), otherwise=otherwise)
         if cls == HORIS.ProposalStep:
             cands = self.one(s, HORIS.candidates)
-            query = self.text(cands, HORIS.query) if cands is not None else None
+            as_var = self.text(s, HORIS["as"]) or "option"
+            query = self.candidates(s, cands, as_var) if cands is not None else None
             conf = self.one(s, HORIS.confidence)
-            self.check_model(s)
             return ProposalStep(**common, query=query, rank_by=self.text(s, HORIS.rankBy),
-                                model=self.text(s, HORIS.model),
+                                model=self.check_model(s),
                                 confidence=float(conf) if conf is not None else None,
                                 fallback=self.one(s, HORIS.fallback),
-                                as_var=self.text(s, HORIS["as"]) or "option")
+                                as_var=as_var)
         timeout_node = self.one(s, HORIS.timeout)
         timeout = None
         if timeout_node is not None:
@@ -594,22 +691,69 @@ class _Builder:
                            "write \"250ms\", \"5s\", \"2m\" or an xsd:duration such as \"PT5S\"",
                            at=(s, HORIS.timeout, timeout_node))
         until = self.precondition(s, s, HORIS.until)
+        self.check_wait(s)
         return WaitStep(**common, reason=self.text(s, HORIS.reason),
                         wake=tuple(w for w in self.g.objects(s, HORIS.wake)
                                    if isinstance(w, URIRef)),
                         delivery=self.one(s, HORIS.delivery), until=until, timeout=timeout,
                         on_timeout=self.one(s, HORIS.onTimeout))
 
-    def check_model(self, s: Node) -> None:
+    def check_model(self, s: Node) -> str | None:
+        """The step's ``provider:model``, an alias (``claude:``) written as its provider."""
         model = self.one(s, HORIS.model)
         if model is None:
-            return
+            return None
         provider, _, name = str(model).partition(":")
+        provider = MODEL_ALIASES.get(provider, provider)
         if provider not in RANKERS or not name:
             self.error(s, f"horis:model \"{model}\" names no provider Horismos can ask",
                        "write \"provider:model\" with provider one of "
-                       + ", ".join(RANKERS) + ", e.g. \"lexical:bm25\" or "
+                       + ", ".join([*RANKERS, *MODEL_ALIASES]) + ", e.g. \"lexical:bm25\" or "
                        "\"anthropic:claude-sonnet-4-5\"", at=(s, HORIS.model, model))
+        return f"{provider}:{name}"
+
+    def candidates(self, s: Node, cands: Node, as_var: str) -> str | None:
+        """The candidates query: a SELECT as written, or a graph pattern that binds the
+        ``horis:as`` variable, made the SELECT of that variable. Checked to parse."""
+        text = self.text(cands, HORIS.query)
+        if text is None:
+            return None
+        written = _SPARQL_HEAD.sub("", text).lstrip()
+        if not written.upper().startswith(("SELECT", "PREFIX", "BASE")):
+            if not re.search(rf"[?$]{re.escape(as_var)}\b", text):
+                self.error(s, f"the horis:candidates pattern never binds ?{as_var}, the "
+                           "variable the candidates are read from",
+                           f"write a pattern such as \"?{as_var} a :Flight ; :to ?dest .\", or "
+                           "name the variable with horis:as", at=(cands, HORIS.query, None))
+                return None
+            text = f"SELECT DISTINCT ?{as_var} WHERE {{\n{text}\n}}"
+        try:
+            prepareQuery(text, initNs=self.namespaces(s))
+        except Exception as e:
+            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            self.error(s, f"the horis:candidates query does not parse: {_sparql_why(why)[0]}",
+                       f"write a graph pattern (\"?{as_var} a :Option .\") or a SELECT of "
+                       f"?{as_var}", at=(cands, HORIS.query, None))
+            return None
+        return text
+
+    def check_wait(self, s: Node) -> None:
+        """The wait contract: why (non-empty), what wakes it, and how it is delivered, each
+        said explicitly, so nobody has to guess why an instance stopped or what ends it."""
+        reason = self.text(s, HORIS.reason)
+        if reason is None or not reason.strip():
+            self.error(s, "a horis:WaitStep needs a non-empty horis:reason: why it waits, "
+                       "for whoever answers it",
+                       "write horis:reason \"a manager approves the leave request\"")
+        if self.one(s, HORIS.wake) is None:
+            self.error(s, "a horis:WaitStep needs horis:wake: what ends the wait",
+                       "write horis:wake horis:OperatorInput (a person answers with resume), "
+                       "horis:Timer (its horis:timeout passes; `horismos wake` settles it), "
+                       "horis:External, horis:TaskResult or horis:System")
+        if self.one(s, HORIS.delivery) is None:
+            self.error(s, "a horis:WaitStep states its delivery explicitly",
+                       "write horis:delivery horis:Final (publish a brief for the operator) or "
+                       "horis:delivery horis:Silent (no brief)")
 
     def workflow(self, s: Node) -> Workflow | None:
         start = self.one(s, HORIS.start)
@@ -692,6 +836,39 @@ def _sparql_why(why: str) -> tuple[str, int | None]:
     if m.group(1) == "end of text":
         return "it ends before every '{', '(' and string is closed", None
     return f"unexpected {m.group(1)} on line {m.group(2)} of the pattern", int(m.group(2))
+
+
+MODEL_ALIASES = {"claude": "anthropic"}
+"""Providers written by another name: ``claude:MODEL`` is ``anthropic:MODEL``."""
+
+_SPARQL_HEAD = re.compile(r"^(\s*(#[^\n]*)?\n)*")
+
+_STANDARD = (str(RDF), str(RDFS), str(XSD), str(SH), "http://www.w3.org/2002/07/owl#")
+
+
+def _iris(algebra: Any) -> set[URIRef]:
+    """The ontology terms a parsed SPARQL query's triple patterns use: each IRI predicate and
+    each class of ``?x a :Class``. (Other IRIs are mostly individuals, which world data
+    declares: a warning about each of them would be noise.)"""
+    found: set[URIRef] = set()
+    stack = [algebra]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], URIRef):
+            found.add(x[1])
+            if x[1] == RDF.type and isinstance(x[2], URIRef):
+                found.add(x[2])
+        elif isinstance(x, Mapping):
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple | set | frozenset):
+            stack.extend(x)
+    return found
+
+
+def _split(term: URIRef) -> tuple[str, str]:
+    text = str(term)
+    cut = max(text.rfind("#"), text.rfind("/"))
+    return text[: cut + 1], text[cut + 1:]
 
 
 def _order(p: Problem) -> tuple[str, int, str, str]:

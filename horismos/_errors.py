@@ -3,6 +3,7 @@
     HorismosError
     ├── AuthoringError          the Turtle definitions are wrong (carries ``problems``)
     ├── UsageError              an API or CLI call asks for something that cannot be
+    │   └── AmbiguousName           a CURIE means more than one IRI in the loaded files
     ├── StoreError              the store cannot be reached or refused a request (_stores)
     ├── Conflict                another writer moved the instance first; nothing landed
     ├── LeaseLost               a worker's lease ran out; it commits nothing more
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
+    "AmbiguousName",
     "ArgumentTypeError",
     "AuthoringError",
     "Divergence",
@@ -96,6 +98,23 @@ class AuthoringError(HorismosError):
 
 class UsageError(HorismosError):
     """A call names something that does not exist or combines options that cannot go together."""
+
+
+class AmbiguousName(UsageError, KeyError):
+    """A CURIE whose prefix the loaded files bind to several namespaces, with a node in more
+    than one of them (or in none); ``candidates`` are the full IRIs it could mean. Also a
+    :class:`KeyError`, as every name that does not resolve to one IRI is."""
+
+    def __init__(self, name: str, candidates: Sequence[str]) -> None:
+        self.name = name
+        self.candidates = tuple(candidates)
+        super().__init__(f"{name} is ambiguous: the loaded files bind its prefix to several "
+                         "namespaces, so it could mean "
+                         + ", ".join(f"<{c}>" for c in self.candidates)
+                         + "; write the full IRI in <…>")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,8 @@ class Assertion:
     is_class: bool = False
     optional: bool = False
     many: bool = False
+    from_text: bool = False
+    """``horis:fromText``: a tool's text-only answer lands, whole, as this (string) value."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,11 @@ class Effect:
     subject: str
     asserts: tuple[Assertion, ...]
     shapes: tuple[URIRef, ...] = ()
+
+    @property
+    def text_key(self) -> str | None:
+        """The key a text-only answer lands under, when one assertion is ``horis:fromText``."""
+        return next((a.key for a in self.asserts if a.from_text), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +165,23 @@ class Workflow:
     start: URIRef
     steps: dict[URIRef, Step] = field(default_factory=dict, compare=False)
     max_steps: int = DEFAULT_MAX_STEPS
+
+    def reachable(self) -> list[Step]:
+        """The steps an instance of this workflow can reach from its start, in a stable order:
+        what must be able to run (bindings resolved) before the first step fires."""
+        seen: dict[URIRef, Step] = {}
+        todo = [self.start]
+        while todo:
+            iri = todo.pop()
+            step = self.steps.get(iri)
+            if step is None or iri in seen:
+                continue
+            seen[iri] = step
+            nxt = [step.next, step.on_error, getattr(step, "otherwise", None),
+                   getattr(step, "fallback", None), getattr(step, "on_timeout", None),
+                   *(r.next for r in getattr(step, "rules", ()))]
+            todo.extend(t for t in nxt if isinstance(t, URIRef))
+        return [seen[k] for k in sorted(seen, key=str)]
 
 
 @dataclass(frozen=True)

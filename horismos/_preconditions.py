@@ -1,22 +1,29 @@
 """``horis:requires`` patterns: parsed and prepared once at load, evaluated with bound variables.
 
 Values reach a query only as initial bindings, never pasted into its text. When no solution
-exists, each pattern is asked on its own so the run can say which one failed.
+exists, :func:`first_failing` names the pattern that fails on its own (the text kept in the
+instance's state and trace, unchanged across versions so old traces replay), and — for
+people — :func:`explain` says which part failed: the patterns are cut into their triple
+patterns and FILTERs (FILTERs last, as SPARQL applies them to the whole group), and the first
+one that leaves no solution is named with the values bound so far — "``?e :onCall true .``
+has no solution for ?e = :alice" — asking the store one ``LIMIT 1`` query per part, only when
+a step is blocked.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rdflib import Graph, Variable
+from rdflib import Graph, URIRef, Variable
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.sparql import Query
 from rdflib.term import Node
 
-__all__ = ["Precondition", "PreconditionSyntaxError", "compile_patterns"]
+__all__ = ["Precondition", "PreconditionSyntaxError", "compile_patterns", "elements", "explain",
+           "first_failing"]
 
 
 class PreconditionSyntaxError(ValueError):
@@ -55,14 +62,6 @@ class Precondition:
             out.append(sol)
         return out
 
-    def failing(self, graph: Graph, bindings: Mapping[str, Node]) -> str:
-        """The first pattern with no solution on its own, or the join of them all."""
-        for p in self.patterns:
-            init = {Variable(k): v for k, v in bindings.items() if k in self.variables}
-            if not graph.query(p.ask, initBindings=init).askAnswer:
-                return p.text
-        return " ".join(p.text for p in self.patterns) if len(self.patterns) > 1 else (
-            self.patterns[0].text)
 
 
 _VAR = re.compile(r"[?$]([A-Za-z_][\w]*)")
@@ -91,3 +90,160 @@ def compile_patterns(patterns: Sequence[str], ns: Mapping[str, Any]) -> Precondi
     variables = frozenset(m.group(1) for p in compiled for m in _VAR.finditer(p.text))
     return Precondition(tuple(compiled), select, select_text,
                         tuple((k, str(v)) for k, v in ns.items()), variables)
+
+
+# -- why a precondition does not hold ------------------------------------------------------
+
+Select = Callable[[str, Mapping[str, Node], Mapping[str, str]], list[dict[str, Node]]]
+"""A store's ``select(query, bindings, prefixes)``."""
+
+
+def _select_text(body: str) -> tuple[str, set[str]]:
+    used = {m.group(1) for m in _VAR.finditer(body)}
+    # every variable projected: a store may take values only for variables in scope
+    names = " ".join(f"?{n}" for n in sorted(used)) or "*"
+    return f"SELECT {names} WHERE {{\n{body}\n}} LIMIT 1", used
+
+
+def first_failing(pre: Precondition, bindings: Mapping[str, Node], select: Select) -> str:
+    """The first pattern with no solution on its own, or all of them joined: the text a
+    blocked step records (in the instance's state and its trace)."""
+    prefixes = dict(pre.prefixes)
+    for p in pre.patterns:
+        text, used = _select_text(p.text)
+        if not select(text, {n: v for n, v in bindings.items() if n in used}, prefixes):
+            return p.text
+    return " ".join(p.text for p in pre.patterns)
+
+
+def explain(pre: Precondition, bindings: Mapping[str, Node], select: Select) -> str:
+    """The first part of ``pre`` with no solution, and the values bound when it was reached."""
+    parts = [e for p in pre.patterns for e in elements(p.text)]
+    parts = [e for e in parts if not _is_filter(e)] + [e for e in parts if _is_filter(e)]
+    prefixes = dict(pre.prefixes)
+    known: dict[str, Node] = dict(bindings)
+    for k in range(1, len(parts) + 1):
+        text, used = _select_text("\n".join(parts[:k]))
+        try:
+            rows = select(text, {n: v for n, v in bindings.items() if n in used}, prefixes)
+        except Exception:  # a part that does not stand alone: name the whole pattern
+            break
+        if not rows:
+            part = " ".join(parts[k - 1].split())
+            shown = sorted({m.group(1) for m in _VAR.finditer(part)} & known.keys())
+            values = ", ".join(f"?{n} = {_short(known[n], prefixes)}" for n in shown)
+            verb = "does not hold" if _is_filter(part) else "has no solution"
+            return f"{part} {verb}" + (f" for {values}" if values else "")
+        known.update(rows[0])
+    whole = " ".join(" ".join(p.text.split()) for p in pre.patterns)
+    return f"{whole} has no solution"  # each part holds, the whole does not (or cannot cut)
+
+
+def _is_filter(part: str) -> bool:
+    return part.lstrip()[:6].upper() == "FILTER"
+
+
+def _short(node: Node, prefixes: Mapping[str, str]) -> str:
+    if isinstance(node, URIRef):
+        best = max(((p, ns) for p, ns in prefixes.items() if str(node).startswith(ns)),
+                   key=lambda x: len(x[1]), default=None)
+        if best is not None and re.fullmatch(r"[\w.-]*", str(node)[len(best[1]):]):
+            return f"{best[0]}:{str(node)[len(best[1]):]}"
+    return node.n3()
+
+
+_TOKEN = re.compile(r"""
+    (?P<space>\s+|\#[^\n]*)
+  | (?P<string>\"\"\"(?:[^\\]|\\.)*?\"\"\"|'\'\'(?:[^\\]|\\.)*?'\'\'
+              |"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
+              (?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^(?:<[^<>\s]*>|[\w-]*:(?:[\w.-]*\w)?))?
+  | (?P<iri><[^<>"{}|^`\\\s]*>)
+  | (?P<open>[{(\[])
+  | (?P<close>[})\]])
+  | (?P<punct>[.;,](?![0-9]))
+  | (?P<word>[^\s{}()\[\];,"'<>]+?(?=[\s{}()\[\];,"'<]|\.(?:\s|$|[{}()\[\]])|$))
+  | (?P<other>.)
+""", re.VERBOSE | re.DOTALL)
+
+_BLOCKS = {"FILTER", "OPTIONAL", "MINUS", "BIND", "VALUES", "GRAPH", "SERVICE"}
+
+
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    """(kind, start, end) at the top level; a bracketed group is one ``group`` token."""
+    out: list[tuple[str, int, int]] = []
+    depth, start = 0, 0
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup or "other"
+        if kind == "space":
+            continue
+        if kind == "open":
+            if depth == 0:
+                start = m.start()
+            depth += 1
+        elif kind == "close":
+            depth -= 1
+            if depth == 0:
+                out.append(("group", start, m.end()))
+            elif depth < 0:
+                raise ValueError("unbalanced")
+        elif depth == 0:
+            out.append((kind, m.start(), m.end()))
+    if depth:
+        raise ValueError("unbalanced")
+    return out
+
+
+def elements(text: str) -> list[str]:
+    """A group graph pattern cut into its triple patterns (one per object, each ending in
+    " .") and its other parts (FILTER, OPTIONAL, …, a nested group), in written order; the
+    whole text as one part when it cannot be cut."""
+    try:
+        toks = _tokens(text)
+        out: list[str] = []
+        i = 0
+        while i < len(toks):
+            kind, a, b = toks[i]
+            word = text[a:b].upper() if kind == "word" else ""
+            if word in _BLOCKS or (kind == "group" and text[a] == "{"):
+                j = i
+                while j < len(toks) and not (toks[j][0] == "group" and (
+                        text[toks[j][1]] in "{(" and (word not in ("VALUES", "GRAPH", "SERVICE")
+                                                      or text[toks[j][1]] == "{"))):
+                    j += 1
+                while j + 2 < len(toks) and text[toks[j + 1][1]:toks[j + 1][2]].upper() == (
+                        "UNION"):
+                    j += 2
+                if j >= len(toks):
+                    return [text.strip()]
+                out.append(text[a:toks[j][2]])
+                i = j + 1
+                if i < len(toks) and text[toks[i][1]:toks[i][2]] == ".":
+                    i += 1
+                continue
+            subject = text[a:b]
+            i += 1
+            while i < len(toks):  # predicate-object lists
+                pred = text[toks[i][1]:toks[i][2]]
+                i += 1
+                while True:
+                    if i >= len(toks):
+                        return [text.strip()]
+                    obj = text[toks[i][1]:toks[i][2]]
+                    out.append(f"{subject} {pred} {obj} .")
+                    i += 1
+                    sep = text[toks[i][1]:toks[i][2]] if i < len(toks) else "."
+                    if sep != ",":
+                        break
+                    i += 1
+                if sep == ";":
+                    i += 1
+                    if i < len(toks) and text[toks[i][1]:toks[i][2]] in (".", ";"):
+                        sep = text[toks[i][1]:toks[i][2]]
+                    else:
+                        continue
+                if sep == "." and i < len(toks):
+                    i += 1
+                break
+        return out or [text.strip()]
+    except ValueError:
+        return [text.strip()]

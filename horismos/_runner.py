@@ -141,6 +141,8 @@ class Runner:
         self._types_of = self.store.types
         self.counts: dict[str, int] = {}
         """How many instances this run left in each status."""
+        self.on_step: Callable[[InstanceRun, StepRecord], None] | None = None
+        """Called with each step's record once it has landed (``horismos run`` prints it)."""
 
     # -- run lifecycle ------------------------------------------------------------------
 
@@ -176,11 +178,12 @@ class Runner:
 
     async def check_bindings(self, workflow: Workflow) -> None:
         """Resolve every binding the workflow can reach, and let each refuse (an MCP tool whose
-        schema does not fit the declared arguments), before any step fires."""
+        schema does not fit the declared arguments), before any step fires. Other workflows'
+        tools are not this run's concern."""
         unbound = unbound_arguments(self.defs)
         if unbound:
             raise AuthoringError(unbound)
-        for step in self.defs.steps.values():
+        for step in workflow.reachable():
             if isinstance(step, ActionStep) and step.tool is not None:
                 await self.binding(step.tool).check()
 
@@ -681,6 +684,8 @@ class Runner:
         rec.next = rec.next or (current if status == "running" else None)
         self._emit_step(rec)
         rec.timings["trace"] = time.perf_counter() - t1
+        if self.on_step is not None:  # landed and traced: safe to report as it happens
+            self.on_step(inst, rec)
 
     def _emit(self, type: str, **fields: Any) -> None:
         """Trace an event with the clock values, ids and tool outcomes handed out for it."""

@@ -9,7 +9,7 @@ it (``horis:arg [``), told from its siblings by the values written inside it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -131,6 +131,10 @@ class _File:
         return None
 
 
+_LOCAL = re.compile(r"(?:[\w-]|\.(?=[\w-]))*")
+"""A local name that reads back unchanged in a CURIE (no trailing dot, no punctuation)."""
+
+
 @cache
 def _term(tok: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w:<#/.-])" + re.escape(tok) + r"(?![\w-]|\.\w)")
@@ -144,6 +148,8 @@ class Sources:
     files: list[_File] = field(default_factory=list)
     _where: dict[Node, tuple[str | None, int | None]] = field(default_factory=dict)
     _parents: dict[BNode, tuple[Node, URIRef]] | None = None
+    _prefixes: dict[str, list[str]] | None = None
+    _names: dict[URIRef, str] = field(default_factory=dict)
 
     def locate(self, node: Node | None) -> tuple[str | None, int | None]:
         """File and line where ``node`` is first written as a subject, or else mentioned.
@@ -267,23 +273,67 @@ class Sources:
         return Problem(severity, message, node=name, file=file, line=line,  # type: ignore[arg-type]
                        hint=hint)
 
-    def name(self, node: Node) -> str:
-        """A node as the author would write it: a CURIE where a prefix fits."""
-        if isinstance(node, URIRef):
-            # Prefer the prefixes of a file that writes the node: merged graphs rename clashes.
+    def prefixes(self) -> dict[str, list[str]]:
+        """Each prefix the files declare, and every namespace some file binds it to."""
+        if self._prefixes is None:
+            self._prefixes = {}
             for f in self.files:
-                if (node, None, None) in f.graph or (None, None, node) in f.graph:
-                    for tok in f.tokens(node)[1:]:
-                        return tok
-                    break
-            try:
-                return self.graph.namespace_manager.normalizeUri(node)
-            except Exception:
-                return f"<{node}>"
+                for prefix, ns in f.graph.namespace_manager.namespaces():
+                    spaces = self._prefixes.setdefault(prefix, [])
+                    if str(ns) not in spaces:
+                        spaces.append(str(ns))
+        return self._prefixes
+
+    def expand(self, prefix: str, local: str) -> list[URIRef]:
+        """What ``prefix:local`` could mean: one IRI per namespace the files bind the prefix
+        to, narrowed to those the definitions use when the prefix is bound more than once."""
+        spaces = self.prefixes().get(prefix)
+        if not spaces:
+            bound = dict(self.graph.namespace_manager.namespaces()).get(prefix)
+            spaces = [str(bound)] if bound is not None else []
+        found = [URIRef(ns + local) for ns in spaces]
+        if len(found) > 1:
+            used = [c for c in found if (c, None, None) in self.graph
+                    or (None, None, c) in self.graph]
+            return used or found
+        return found
+
+    def name(self, node: Node, exists: Callable[[URIRef], bool] | None = None) -> str:
+        """A node as the author would write it: a CURIE where a prefix fits, and only one that
+        reads back as this node (a prefix bound to one namespace, or used so in the files, or
+        — given ``exists``, e.g. the world — so in the data); else the full IRI. Files that
+        each bind ``:`` differently do not make ``default2:``."""
+        if isinstance(node, URIRef):
+            if node not in self._names:
+                self._names[node] = self._curie(node)
+            name = self._names[node]
+            if exists is not None and name.startswith("<"):
+                name = self._curie(node, exists)
+            return name
         if isinstance(node, BNode):
             edge = self._parent(node)
             return f"[] under {self.name(edge[0])}" if edge is not None else "[]"
         return str(node)
+
+    def _curie(self, node: URIRef, exists: Callable[[URIRef], bool] | None = None) -> str:
+        text = str(node)
+        writers = [f for f in self.files
+                   if (node, None, None) in f.graph or (None, None, node) in f.graph]
+        ranked: list[tuple[int, int, str]] = []
+        for prefix, spaces in self.prefixes().items():
+            for ns in spaces:
+                local = text[len(ns):]
+                if not text.startswith(ns) or not _LOCAL.fullmatch(local):
+                    continue
+                if len(spaces) > 1 and self.expand(prefix, local) != [node] and (
+                        exists is None
+                        or [c for c in self.expand(prefix, local) if exists(c)] != [node]):
+                    continue  # would read back as another node, or as several
+                own = any(dict(f.graph.namespace_manager.namespaces()).get(prefix) is not None
+                          and str(dict(f.graph.namespace_manager.namespaces())[prefix]) == ns
+                          for f in writers)
+                ranked.append((0 if own else 1, -len(ns), f"{prefix}:{local}"))
+        return min(ranked)[2] if ranked else f"<{node}>"
 
 
 def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) -> Sources:

@@ -74,6 +74,15 @@ def _step_line(e: Mapping[str, Any]) -> str:
         verdict = f"blocked: {failing}"
     elif e.get("kind") == "DecisionStep":
         verdict = f"{status} -> {short(e.get('next')) if e.get('next') else 'end'}"
+    elif e.get("kind") == "ProposalStep" and e.get("proposal"):
+        d = e["proposal"]
+        chose = (f"chose {_value(d['choice'])}" if d.get("choice")
+                 else "no choice: " + str(d.get("outcome")).replace("_", " "))
+        conf = f" (confidence {d['confidence']})" if d.get("confidence") is not None else ""
+        verdict = f"{chose}{conf} -> {short(e.get('next')) if e.get('next') else 'end'}"
+    elif e.get("kind") == "WaitStep" and e.get("wait"):
+        d = e["wait"]
+        verdict = f"{d.get('outcome', status)}" + (f": {d['reason']}" if d.get("reason") else "")
     elif status == "completed":
         verdict = "gate ok  completed"
     elif status == "rejected":

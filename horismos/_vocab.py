@@ -78,6 +78,7 @@ class HORIS(DefinedNamespace):
     property: URIRef
     value: URIRef
     many: URIRef
+    fromText: URIRef
     key: URIRef
     shape: URIRef
     binding: URIRef

@@ -23,6 +23,7 @@ Resuming (:func:`prepare` checks, :meth:`Runner.resume_instance` lands and conti
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -44,8 +45,8 @@ from ._world import INSTANCES, World
 if TYPE_CHECKING:
     from ._runner import Runner
 
-__all__ = ["StoredInstance", "Waiting", "find_instance", "prepare", "read_instance", "summary",
-           "unfinished", "wait_step"]
+__all__ = ["StoredInstance", "Waiting", "find_instance", "open_wait", "prepare", "read_instance",
+           "summary", "unfinished", "wait_step"]
 
 _NS = {"horis": NS, "prov": str(PROV), "rdfs": str(RDFS)}
 _STATUS = {HORIS.Running: "running", HORIS.Completed: "completed", HORIS.Waiting: "waiting",
@@ -133,6 +134,10 @@ def find_instance(store: Store, text: str) -> URIRef:
                     if str(r["i"]).rsplit(":", 1)[-1].startswith(text)}, key=str)
     if len(found) == 1:
         return found[0]  # type: ignore[return-value]
+    if not rows:
+        raise UsageError("this world holds no workflow instances, so there is none to resume; "
+                         "give the world the run committed to (the same --store, or the run's "
+                         "--out as --world)")
     what = "no instance" if not found else f"{len(found)} instances"
     raise UsageError(f"{what} in this world with the id {text!r}; give the instance IRI "
                      "(urn:horismos:instance:…) as the run's brief or trace shows it")
@@ -158,9 +163,9 @@ def wait_step(runner: Runner, inst: InstanceRun, step: WaitStep, variables: dict
         "delivery": str(step.delivery) if step.delivery else None,
         "until": _until_text(step), "timeout": step.timeout}
     rec.detail["wait"] = detail
-    open_wait = _open_wait(runner.store, inst.instance, step.iri)
-    if open_wait is not None:
-        return _settle(runner, step, variables, rec, detail, open_wait)
+    begun = open_wait(runner.store, inst.instance, step.iri)
+    if begun is not None:
+        return _settle(runner, step, variables, rec, detail, begun)
     if step.until is not None and runner.store.solutions(step.until, variables):
         detail["outcome"] = "until_held"
         return rec, step.next, []
@@ -205,7 +210,7 @@ def _settle(runner: Runner, step: WaitStep, variables: dict[str, Node], rec: Ste
     return rec, None, []
 
 
-def _open_wait(store: Store, iid: URIRef, step: URIRef) -> _OpenWait | None:
+def open_wait(store: Store, iid: URIRef, step: URIRef) -> _OpenWait | None:
     rows = store.select("""
         SELECT ?a ?g ?started ?brief WHERE { GRAPH ?g {
             ?a a horis:StepExecution ; horis:instance ?i ; horis:step ?s ;
@@ -360,6 +365,12 @@ def prepare(defs: Definitions, gate: Gate, world: World, iid: URIRef,
     the domain shapes.
     """
     stored = read_instance(world.store, iid)
+    if stored is None and not world.store.select(
+            f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} }} LIMIT 1",
+            {}, _NS):
+        raise UsageError("this world holds no workflow instances, so there is none to resume; "
+                         "give the world the run committed to (the same --store, or the run's "
+                         "--out as --world)")
     if stored is None:
         raise UsageError(f"the world holds no instance {iid}; resume needs the world the run "
                          "committed to (the same --store, or the --out of the run as --world)")
@@ -407,10 +418,31 @@ def _parse(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Nod
         try:
             g.parse(data=prefixes + facts, format="turtle")
         except Exception as e:
-            raise UsageError(f"the facts are not valid Turtle: {getattr(e, '_why', None) or e}; "
+            raise UsageError(f"the facts are not valid Turtle: {_syntax_why(prefixes, facts, e)}; "
                              "write triples such as ':booking7 :operatorChoice :FL200 .' (the "
                              "definitions' prefixes are declared for you)") from None
     return sorted(g, key=lambda t: tuple(x.n3() for x in t))
+
+
+def _syntax_why(prefixes: str, facts: str, e: Exception) -> str:
+    """Where the facts stop being Turtle, in the facts' own lines (rdflib's parser can fail
+    without a position, e.g. an IndexError for a missing final '.'; pyoxigraph's says where)."""
+    import pyoxigraph
+
+    shift = prefixes.count("\n")
+    try:
+        for _ in pyoxigraph.parse((prefixes + facts).encode(), format=pyoxigraph.RdfFormat.TURTLE):
+            pass
+    except SyntaxError as oe:
+        msg = re.sub(r"^Parser error at line \d+ column \d+: ", "", oe.msg or "")
+        line = (oe.lineno or shift + 1) - shift
+        text = facts.splitlines()[line - 1].strip() if 0 < line <= len(facts.splitlines()) else ""
+        hint = " (each statement ends with ' .')" if "end" in msg.lower() else ""
+        return (f"line {line}, column {oe.offset}: {msg}{hint}"
+                + (f", at: {text[:60]}" if text else ""))
+    except Exception:
+        pass
+    return str(getattr(e, "_why", None) or e)
 
 
 def _check_terms(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> None:

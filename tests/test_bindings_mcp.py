@@ -37,6 +37,8 @@ PREFIXES = """\
 :Patient a owl:Class .
 :AcuityLevel a owl:Class .
 :Office a owl:Class .
+:acuity a owl:ObjectProperty .
+:timezone a owl:DatatypeProperty .
 """
 
 CLINIC = f'''

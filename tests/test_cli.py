@@ -74,8 +74,8 @@ def test_run_all_prints_a_summary_table(tmp_path: Path) -> None:
     p = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", cwd=tmp_path)
     assert p.returncode == 4, p.stdout + p.stderr  # the worst instance is blocked
     assert "3 instances: 1 blocked, 2 completed" in p.stdout
-    rows = {ln.split()[0]: ln.split()[1:3] for ln in p.stdout.splitlines()
-            if ln.startswith(":patient")}
+    rows = {ln.split()[1]: ln.split()[2:4] for ln in p.stdout.splitlines()
+            if ln[10:18] == ":patient"}  # after the instance id
     assert rows == {":patient42": ["completed", ":NotifyNurse"],
                     ":patient43": ["completed", ":NotifyNurse"],
                     ":patient44": ["blocked", ":QueuePatient"]}

@@ -62,6 +62,7 @@ DEFINITIONS = PREFIXES + """
 
 :Reconcile a horis:WaitStep ;
     horis:reason "The charge may have gone through: check with the payment provider." ;
+    horis:wake horis:OperatorInput ;
     horis:delivery horis:Final ;
     horis:until "?this :chargeRef ?ref ." ;
     horis:next :Notify .

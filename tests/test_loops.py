@@ -128,7 +128,8 @@ def test_the_budget_counts_the_steps_of_every_resume(tmp_path) -> None:
     the instance still stops at its budget, naming the loop."""
     defs = paging(" ; horis:maxSteps 5").replace(
         "    horis:next :Page .", "    horis:next :Pause .\n"
-        ':Pause a horis:WaitStep ; horis:reason "a breather" ; horis:next :Page .')
+        ':Pause a horis:WaitStep ; horis:reason "a breather" ; horis:wake horis:OperatorInput ;'
+        ' horis:delivery horis:Silent ; horis:next :Page .')
     write(tmp_path, defs)
     calls: list[Any] = []
     agent = Agent.from_files(tmp_path / "defs.ttl", tools={"fetch": fetcher(calls)})

@@ -61,6 +61,7 @@ TOOL = """
 
 :AskHuman a horis:WaitStep ;
     horis:reason "Pick a hotel." ;
+    horis:wake horis:OperatorInput ;
     horis:delivery horis:Final ;
     horis:until "?this :booked ?h ." .
 """

@@ -53,7 +53,8 @@ def flow(*steps: str) -> str:
         out.append(f":{name} a horis:ActionStep ; horis:tool :t.{name} ;\n"
                    f'    horis:bind [ horis:arg "patient" ; horis:var "this" ] ;\n'
                    f"    horis:next :{nxt} ; horis:onError :{nxt} .")
-    out.append(":Handled a horis:WaitStep ; horis:reason \"an operator looks\" .")
+    out.append(":Handled a horis:WaitStep ; horis:reason \"an operator looks\" ; "
+               "horis:wake horis:OperatorInput ; horis:delivery horis:Silent .")
     return "\n".join(out) + "\n"
 
 

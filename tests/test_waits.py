@@ -265,7 +265,8 @@ CHOICE = PREFIXES + """
     horis:rankBy "quiet" ; horis:model "lexical:bm25" ; horis:as "hotel" ;
     horis:next :Confirm .
 :Confirm a horis:WaitStep ;
-    horis:reason "The guest confirms." ; horis:delivery horis:Final ;
+    horis:reason "The guest confirms." ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ;
     horis:until "?this :confirmed true ." ;
     horis:next :Book .
 :Book a horis:ActionStep ;

@@ -11,8 +11,10 @@ Narrowing, both ways:
   any call. A call sends exactly the declared arguments: servers built with the SDK silently
   drop unknown ones, so Horismos never sends any. An argument declared ``horis:sent false``
   is never sent, so it is left out of the comparison.
-- out: ``structured_content``, else a JSON object in the text content. Fields the server's
-  ``output_schema`` declares but the effect does not are dropped (and named in the trace);
+- out: ``structured_content``, else — when one ``horis:asserts`` is ``horis:fromText true`` —
+  the text content, whole, as that string property, else a JSON object in the text content.
+  Fields the server's ``output_schema`` declares but the effect does not are dropped (and
+  named in the trace);
   any other field outside the effect stays, so the SHACL gate rejects the result.
 
 A server that does not start, a tool it lacks and a schema that refuses the contract are
@@ -373,16 +375,20 @@ class McpBinding(Binding):
         if result.is_error:
             raise ToolError(f"{where} reported an error: {_text(result)[:2000] or 'no message'}")
         data = result.structured_content
+        text_key = self.tool.effect.text_key if self.tool.effect is not None else None
         if data is None:
             texts = [b.text for b in result.content if getattr(b, "type", None) == "text"]
             if not texts and not result.content:
                 return None
             check_result(self.tool, texts, where)  # before any of it is parsed
+            if text_key is not None and texts:  # declared: the text, whole, is one string
+                return {text_key: "\n".join(texts)}
             data = next((o for o in map(json_object, texts) if o is not None), None)
             if data is None:
                 raise ToolError(f"{where} returned neither structured content nor a JSON object "
                                 f"in its text ({_text(result)[:200]!r}); it must answer with the "
-                                "effect's fields as a JSON object")
+                                "effect's fields as a JSON object, or declare horis:fromText "
+                                "true on the horis:asserts (xsd:string) the text lands as")
         if not isinstance(data, dict):
             raise ToolError(f"{where} returned {type(data).__name__} as structured content; "
                             "it must be a JSON object of the effect's fields")

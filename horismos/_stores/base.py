@@ -5,8 +5,9 @@ a named graph of its own, and runtime state (instances) in ``urn:horismos:instan
 named under ``urn:horismos:runtime:`` (worker claims, commit receipts) are bookkeeping, not
 world: ``quads`` and ``dataset`` leave them out, so digests and snapshots never see them.
 
-- ``solutions`` and ``failing`` evaluate a :class:`Precondition` with bound variables, in the
-  store's own SPARQL engine; values never enter the patterns' text (rdflib ``initBindings``,
+- ``solutions``, ``failing`` and ``explain`` evaluate a :class:`Precondition` with bound
+  variables, in the store's own SPARQL engine (the last two through ``select``); values
+  never enter the patterns' text (rdflib ``initBindings``,
   pyoxigraph ``substitutions``, a ``VALUES`` block of serialised terms over the protocol).
   Queries see the union of all graphs as their default graph.
 - ``apply`` applies one :class:`Change` atomically: all of it lands, or none of it. When
@@ -99,7 +100,20 @@ class Store:
         raise NotImplementedError
 
     def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
-        raise NotImplementedError
+        """The first pattern of ``pre`` with no solution on its own, or all of them joined
+        (asked through :meth:`select`, one ``LIMIT 1`` query per pattern). This text is kept
+        in instance state and traces, so it stays what it has always been; :meth:`explain`
+        says more."""
+        from .._preconditions import first_failing
+
+        return first_failing(pre, bindings, self.select)
+
+    def explain(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
+        """Which triple pattern or FILTER of ``pre`` has no solution, with the values bound
+        when it was reached (one ``LIMIT 1`` query per part; for people, not for traces)."""
+        from .._preconditions import explain
+
+        return explain(pre, bindings, self.select)
 
     def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
                ) -> list[dict[str, Node]]:

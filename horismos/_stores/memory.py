@@ -45,9 +45,6 @@ class MemoryStore(Store):
     def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
         return pre.solutions(self._ds, bindings)
 
-    def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
-        return pre.failing(self._ds, bindings)
-
     def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
                ) -> list[dict[str, Node]]:
         q = prepareQuery(query, initNs=dict(ns))

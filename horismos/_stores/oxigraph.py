@@ -361,17 +361,6 @@ class OxigraphStore(Store):
             out.append(sol)
         return out
 
-    def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
-        prefixes = dict(pre.prefixes)
-        for p in pre.patterns:
-            text = self._texts.get(p.ask_text)
-            if text is None:  # an ASK cannot take substitutions for variables out of scope
-                names = " ".join(f"?{v}" for v in sorted(_variables(p.text))) or "*"
-                text = self._texts[p.ask_text] = f"SELECT {names} WHERE {{ {p.text}\n}} LIMIT 1"
-            if not list(self._query(text, bindings, _variables(p.text), prefixes)):
-                return p.text
-        return " ".join(p.text for p in pre.patterns)
-
     def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
                ) -> list[dict[str, Node]]:
         """``query`` with its bound variables added to the projection, where Oxigraph wants

@@ -162,13 +162,6 @@ class SparqlStore(Store):
         rows = self._rows(f"{self._prologue(pre.prefixes)}SELECT * WHERE {{\n{body}\n}}")
         return [{**bindings, **row} for row in rows]
 
-    def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
-        values = _values(bindings, pre.variables)
-        for p in pre.patterns:
-            if not self._ask(f"{self._prologue(pre.prefixes)}ASK {{ {values}{p.text}\n}}"):
-                return p.text
-        return " ".join(p.text for p in pre.patterns)
-
     def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
                ) -> list[dict[str, Node]]:
         at = _first_group(query)
