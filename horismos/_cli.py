@@ -192,25 +192,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     out_format = _out_format(args.out) if args.out else None
     _writable("--trace", args.trace)
     agent = Agent.from_files(*args.paths, tools=_reach(args), entailment=args.entailment)
-    world = World.open(args.store)
-    if args.world:
-        _load_world(world, args.world)
-    elif not world.store.persistent:
-        _load_world(world, args.paths)
-    view = RunView(agent.definitions, quiet=args.quiet, world=world)
-    if args.all and sys.stderr.isatty():
-        view.total = len(focus_nodes(agent.definitions, world, agent.workflow(args.workflow)))
-    try:
-        run = agent.run(world, args.workflow, args.focus, all=args.all, trace=args.trace,
-                        on_instance=view.instance, keep=not args.all,
-                        trace_snapshot=args.trace_snapshot, allow=args.allow.split(","),
-                        on_step=view.step)
-    finally:
-        view.clear_progress()
-    view.summary(run, table=args.all)
-    if args.out:
-        _write_world(world, agent.definitions, args.out, out_format)
-    return EXIT[run.status]
+    with World.open(args.store) as world:  # an on-disk store is let go however the run ends
+        if args.world:
+            _load_world(world, args.world)
+        elif not world.store.persistent:
+            _load_world(world, args.paths)
+        view = RunView(agent.definitions, quiet=args.quiet, world=world)
+        if args.all and sys.stderr.isatty():
+            view.total = len(focus_nodes(agent.definitions, world,
+                                         agent.workflow(args.workflow)))
+        try:
+            run = agent.run(world, args.workflow, args.focus, all=args.all, trace=args.trace,
+                            on_instance=view.instance, keep=not args.all,
+                            trace_snapshot=args.trace_snapshot, allow=args.allow.split(","),
+                            on_step=view.step)
+        finally:
+            view.clear_progress()
+        view.summary(run, table=args.all)
+        if args.out:
+            _write_world(world, agent.definitions, args.out, out_format)
+        return EXIT[run.status]
 
 
 class WorldDataError(AuthoringError):
@@ -670,8 +671,6 @@ def cmd_resume(args: argparse.Namespace) -> int:
     _writable("--trace", args.trace)
     agent = Agent.from_files(*args.paths, tools=_reach(args),
                              entailment=args.entailment)
-    world = World.open(args.store)
-    _load_world(world, args.world)
     facts = args.facts
     if facts == "-":
         facts = sys.stdin.read()
@@ -681,13 +680,15 @@ def cmd_resume(args: argparse.Namespace) -> int:
         # Turtle always has a space between terms: a single word is a file that is not there
         raise UsageError(f"--facts {facts}: no such file; give a Turtle file that exists, "
                          "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'")
-    view = RunView(agent.definitions, quiet=args.quiet, world=world)
-    run = agent.resume(world, args.instance, facts, trace=args.trace,
-                       allow=args.allow.split(","), on_step=view.step)
-    view.summary(run, table=False)
-    if args.out:
-        _write_world(world, agent.definitions, args.out, out_format)
-    return EXIT[run.status]
+    with World.open(args.store) as world:  # an on-disk store is let go however it ends
+        _load_world(world, args.world)
+        view = RunView(agent.definitions, quiet=args.quiet, world=world)
+        run = agent.resume(world, args.instance, facts, trace=args.trace,
+                           allow=args.allow.split(","), on_step=view.step)
+        view.summary(run, table=False)
+        if args.out:
+            _write_world(world, agent.definitions, args.out, out_format)
+        return EXIT[run.status]
 
 
 # -- instances and wake -------------------------------------------------------------------
