@@ -85,7 +85,8 @@ def langgraph_rate(n: int) -> tuple[float, int]:
 # -- Horismos ----------------------------------------------------------------------------------
 
 def horismos_rate(n: int) -> tuple[float, int]:
-    agent = Agent.from_files(HERE / "refill.ttl", HERE / "pharmacy.ttl")
+    agent = Agent.from_files(HERE / "refill.ttl", HERE / "pharmacy.ttl",
+                             allow_modules=["pharmacy_tools"])
     world = World()
     quads = []
     for i in range(n):
