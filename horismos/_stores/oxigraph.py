@@ -53,7 +53,7 @@ from .base import (
     Progress,
     Quad,
     Store,
-    delta_of,
+    is_world_quad,
     nt_text,
 )
 from .skolem import file_key, skolemise, skolemise_ox
@@ -301,6 +301,17 @@ def quad_block(quads: Iterable[Quad], term: Callable[[Node], str]) -> str:
                      for g, lines in by_graph.items())
 
 
+def _ox_block(quads: Iterable[ox.Quad]) -> str:
+    """pyoxigraph quads as a SPARQL quad pattern, terms as pyoxigraph writes them (escaped)."""
+    by_graph: dict[str, list[str]] = {}
+    for q in quads:
+        g = q.graph_name
+        by_graph.setdefault("" if type(g) is ox.DefaultGraph else str(g), []).append(
+            f"{q.subject} {q.predicate} {q.object} .")
+    return "\n".join("\n".join(lines) if not g else f"GRAPH {g} {{\n" + "\n".join(lines)
+                     + "\n}" for g, lines in by_graph.items())
+
+
 def nt(term: Node) -> str:
     """An rdflib term in N-Triples syntax, escaped by pyoxigraph: safe inside SPARQL text."""
     return str(to_ox(term))
@@ -454,18 +465,25 @@ class OxigraphStore(Store):
                     raise Conflict(f"expected {_show(q)} is no longer stored: another writer "
                                    "changed it first", expected=change.expect)
             add = dict.fromkeys(canonical(change.add))
-            removed = [q for q in dict.fromkeys(canonical(change.remove))
-                       if q not in add and to_ox_quad(q) in self._store]
-            added = [q for q in add if to_ox_quad(q) not in self._store]
+            # each quad converted once: a step's commit used to convert each three times
+            removing = dict.fromkeys(canonical(change.remove))
+            as_ox = {q: to_ox_quad(q) for q in [*add, *removing]}
+            removed = [q for q in removing if q not in add and as_ox[q] in self._store]
+            added = [q for q in add if as_ox[q] not in self._store]
             if not added and not removed:
                 return ZERO
-            delta = delta_of(added, removed)
+            # lines written from the converted terms (as lines() writes stored ones): writing
+            # them from rdflib terms was a fifth of a commit
+            plus = [ox_line(as_ox[q]) for q in added if is_world_quad(q)]
+            minus = [ox_line(as_ox[q]) for q in removed if is_world_quad(q)]
+            delta = (Digest.of_lines(plus) if plus else ZERO) - (
+                Digest.of_lines(minus) if minus else ZERO)
             if self.persistent:
                 self._unpersist()
             if removed:
-                self._write(removed, added)
+                self._write(removed, added, as_ox)
             else:
-                self._store.extend([to_ox_quad(q) for q in added])
+                self._store.extend([as_ox[q] for q in added])
             self._digest += delta
             if self.persistent:
                 self._commits += 1
@@ -473,14 +491,18 @@ class OxigraphStore(Store):
                     self._persist()
             return delta
 
-    def _write(self, remove: list[Quad], add: list[Quad]) -> None:
-        """One update that removes and adds, atomically."""
+    def _write(self, remove: list[Quad], add: list[Quad],
+               converted: Mapping[Quad, ox.Quad] | None = None) -> None:
+        """One update that removes and adds, atomically (``converted``: each quad as
+        pyoxigraph's, when the caller has them)."""
         quads = [*remove, *add]
         if not any(isinstance(t, BNode) or (_LENIENT and str(t) in _LENIENT)
                    for q in quads for t in q):
             # one update of ground data, every term escaped by pyoxigraph (2x faster)
-            self._store.update(f"DELETE {{\n{quad_block(remove, nt)}\n}}\n"
-                               f"INSERT {{\n{quad_block(add, nt)}\n}}\nWHERE {{}}")
+            as_ox = converted or {q: to_ox_quad(q) for q in quads}
+            self._store.update(f"DELETE {{\n{_ox_block(as_ox[q] for q in remove)}\n}}\n"
+                               f"INSERT {{\n{_ox_block(as_ox[q] for q in add)}\n}}\n"
+                               "WHERE {}")
             return
         # one update whose terms are variables bound by a custom function: a blank node
         # keeps its identity, and an IRI only rdflib accepts needs no text at all
