@@ -26,7 +26,7 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -359,16 +359,7 @@ class _After:
         return out
 
     def instance_of(self, node: Node, cls: Node) -> bool:
-        todo = list(self.objects(node, _TYPE))
-        seen: set[Node] = set()
-        while todo:
-            c = todo.pop()
-            if c == cls:
-                return True
-            if c not in seen:
-                seen.add(c)
-                todo.extend(self.objects(c, _SUBCLASS))
-        return False
+        return _reaches(self.objects(node, _TYPE), cls, lambda c: self.objects(c, _SUBCLASS))
 
     def _types_of_value(self, node: Node) -> set[Node]:
         types = self._types.get(node)
@@ -474,7 +465,14 @@ class _EffectCheck:
 
 def _instance_of(g: _Delta, node: Node, cls: URIRef) -> bool:
     """sh:class in ``g``: a type of ``node`` is ``cls`` or reaches it by rdfs:subClassOf."""
-    todo = list(g.get(node, {}).get(RDF.type, ()))
+    return _reaches(g.get(node, {}).get(RDF.type, ()), cls,
+                    lambda c: g.get(c, {}).get(RDFS.subClassOf, ()))
+
+
+def _reaches(types: Iterable[Node], cls: Node,
+             supers: Callable[[Node], Iterable[Node]]) -> bool:
+    """Whether one of ``types`` is ``cls`` or reaches it through ``supers``."""
+    todo = list(types)
     seen: set[Node] = set()
     while todo:
         c = todo.pop()
@@ -482,7 +480,7 @@ def _instance_of(g: _Delta, node: Node, cls: URIRef) -> bool:
             return True
         if c not in seen:
             seen.add(c)
-            todo.extend(g.get(c, {}).get(RDFS.subClassOf, ()))
+            todo.extend(supers(c))
     return False
 
 
