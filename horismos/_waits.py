@@ -107,16 +107,17 @@ def unfinished(store: Store, workflow: URIRef, foci: list[URIRef],
     A rerun of ``run`` on a world that outlives processes continues these rather than
     starting new ones: a running one's open intent then settles as ``OutcomeUnknown``
     instead of a second call, and a focus that stays blocked keeps one instance, not one a
-    rerun. One query for the workflow's unfinished instances, however many foci."""
+    rerun. One query: for one focus, its instances; for many, the workflow's unfinished ones."""
     wanted = set(foci)
+    # one focus (a run per event): ask for its instances only, not every unfinished one
+    bound = {"wf": workflow, **({"f": foci[0]} if len(foci) == 1 else {})}
     rows = store.select(f"""
         SELECT ?i ?f WHERE {{ GRAPH <{INSTANCES}> {{
             ?i horis:workflow ?wf ; horis:focus ?f ; horis:status ?s .
-            VALUES ?s {{ horis:Running horis:Blocked horis:Waiting }} }} }}""",
-                        {"wf": workflow}, _NS)
+            VALUES ?s {{ horis:Running horis:Blocked horis:Waiting }} }} }}""", bound, _NS)
     found: dict[URIRef, StoredInstance] = {}
     for r in sorted(rows, key=lambda r: str(r["i"])):
-        focus = r["f"]
+        focus = r.get("f", foci[0])  # a bound variable is not among a row's values
         if focus in wanted and focus not in found:
             stored = read_instance(store, r["i"])  # type: ignore[arg-type]
             if stored is not None:

@@ -316,3 +316,18 @@ def test_simply_rerunning_a_killed_run_never_calls_again_nor_piles_up_instances(
     assert len(per_focus[P.o1]) == 1  # the killed instance itself, waiting: never a second
     assert stale == []
     assert len(per_focus[P.o2]) == 2  # the completed one and one blocked, tried again each time
+
+
+def test_rerunning_a_killed_single_focus_run_continues_its_instance(shop) -> None:
+    """The same for a run per event: `run --focus :o1` again finds o1's unfinished instance
+    (asked for that focus alone) and settles it; no second charge, no second instance."""
+    run_until_killed(shop, "charge-after")
+    again = subprocess.run(
+        horismos("run", "pay.ttl", "--store", "oxigraph:store", "--tools", "payments.py",
+                 "--focus", ":o1"),
+        cwd=shop, env=environ(shop, None), capture_output=True, text=True, timeout=300)
+    assert again.returncode == 3, again.stdout + again.stderr  # waits at :Reconcile
+    assert "not called again" in again.stdout
+    assert ledger(shop) == [f"charge {P.o1}"]
+    after = inspect(shop)  # exactly one instance for :o1 (inspect unpacks a single one)
+    assert after["status"] == "waiting" and after["intent"] == []
