@@ -13,8 +13,10 @@ Two questions stand between a call and its binding, in this order:
    for approval*: the brief shows each payload and its fingerprint, the request is kept in the
    world (graph ``urn:horismos:approval:…``), ``horismos approve --instance … --fingerprint …``
    records a person's approval of one of them (``urn:horismos:input:…``, human provenance),
-   and ``resume`` continues. An approval holds for that instance and that payload only: if the
-   world changed and the step would now send other arguments, it waits again for a new one.
+   and ``resume`` continues; the call uses the approval up (``prov:invalidatedAtTime``), so a
+   loop back with the same payload waits again. An approval holds for that instance and that
+   payload only: if the world changed and the step would now send other arguments, it waits
+   again for a new one.
 
 The step's trace event records the policy in force and the fingerprints used (``policy``).
 """
@@ -119,23 +121,37 @@ class Pending:
 
 
 def pending(policy: Policy, store: Store, instance: URIRef, step: ActionStep, tool: Tool,
-            calls: Sequence[Mapping[str, Node]]) -> tuple[list[str | None], Pending | None]:
-    """The fingerprint approving each call (None for a tool that needs none), and the calls
-    still waiting for an approval, if any."""
+            calls: Sequence[Mapping[str, Node]], at: Literal,
+            ) -> tuple[list[str | None], Pending | None, list[tuple]]:
+    """The fingerprint approving each call (None for a tool that needs none), the calls still
+    waiting for an approval, if any, and the quads that use up the recorded approvals these
+    calls take: a person approves one call, so a loop that comes back with the same payload
+    waits for a new approval instead of acting again."""
     if not tool.requires_approval:
-        return [None] * len(calls), None
+        return [None] * len(calls), None, []
     prints = [fingerprint(tool.iri, payload(tool, c)) for c in calls]
-    given = policy.approvals | _recorded(store, instance)
+    recorded = _recorded(store, instance)
     missing = tuple((payload(tool, c), fp) for c, fp in zip(calls, prints, strict=True)
-                    if fp not in given)
-    return list(prints), Pending(tool, step.iri, missing) if missing else None
+                    if fp not in policy.approvals and fp not in recorded)
+    if missing:
+        return list(prints), Pending(tool, step.iri, missing), []
+    used = [(node, PROV.invalidatedAtTime, at, graph) for fp in dict.fromkeys(prints)
+            if fp not in policy.approvals for node, graph in recorded[fp][:1]]
+    return list(prints), None, used
 
 
-def _recorded(store: Store, instance: URIRef) -> set[str]:
-    rows = store.select("""SELECT ?fp WHERE { GRAPH ?g {
-        ?a a horis:Approval ; horis:instance ?i ; horis:fingerprint ?fp } }""",
+def _recorded(store: Store, instance: URIRef) -> dict[str, list[tuple[Node, Node]]]:
+    """The approvals recorded for ``instance`` and not used yet: fingerprint -> (approval,
+    its graph), oldest first."""
+    rows = store.select("""SELECT ?a ?g ?fp WHERE { GRAPH ?g {
+        ?a a horis:Approval ; horis:instance ?i ; horis:fingerprint ?fp ;
+           prov:startedAtTime ?at
+        FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used } } } ORDER BY ?at ?a""",
                         {"i": instance}, _NS)
-    return {str(r["fp"]) for r in rows}
+    found: dict[str, list[tuple[Node, Node]]] = {}
+    for r in rows:
+        found.setdefault(str(r["fp"]), []).append((r["a"], r["g"]))
+    return found
 
 
 def approve(defs: Definitions, world: World, instance: URIRef, fp: str) -> dict[str, Any]:

@@ -439,7 +439,9 @@ class Runner:
             rec.args = [{k: v.n3() for k, v in a.items()} for a in calls]
             # the policy in force, then an approval of each exact payload (see _policy)
             refused = refusal(self.policy, tool)
-            prints, waiting = pending(self.policy, self.store, inst.instance, step, tool, calls)
+            prints, waiting, used = pending(self.policy, self.store, inst.instance, step, tool,
+                                            calls, Literal(started.isoformat(),
+                                                           datatype=XSD.dateTime))
             rec.detail["policy"] = {**self.policy.to_json(), "side_effect": side_effect(tool),
                                     "approvals": prints if tool.requires_approval else None}
             if refused is not None:
@@ -448,6 +450,9 @@ class Runner:
                 return rec, None
             if waiting is not None:
                 return self._await_approval(inst, rec, waiting, started), None
+            # the approvals this call takes are used up with the step's commit, whatever comes
+            # of the call: a person approved one call, not every pass of a loop
+            self._pending.setdefault(inst.instance, []).extend(used)
             # an intent guards a real call (a replay commits it too, to the same effect:
             # the commits a replay makes are the recorded run's, in the same order)
             if not tool.idempotent and inst.instance in self._state:
@@ -465,8 +470,8 @@ class Runner:
         t4 = time.perf_counter()
         graph = URIRef(f"urn:horismos:effect:{self.env.new_id()}")
         rec.effects, rec.graph = effects, graph
-        self._pending[inst.instance] = self._effect_quads(inst, step, tool, graph, effects,
-                                                          started, fixed_now)
+        self._pending.setdefault(inst.instance, []).extend(
+            self._effect_quads(inst, step, tool, graph, effects, started, fixed_now))
         timings["commit"] = time.perf_counter() - t4  # completed in _finish_step
         return rec, step.next
 

@@ -204,3 +204,23 @@ def test_instance_state_holds_the_request(tmp_path) -> None:
     run = agent.run(world, focus=EX.p1)
     assert (run.instance, HORIS.status, HORIS.Waiting) in world.graph
     assert (run.instance, HORIS.currentStep, EX.Go) in world.graph
+
+
+def test_an_approval_is_used_up_by_its_call_so_a_loop_back_waits_again(tmp_path) -> None:
+    """A person approves one call: a workflow that loops back to the step with the same
+    payload waits for a new approval instead of calling again on the old one."""
+    agent, world, calls = setup(tmp_path, APPROVAL)
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL).replace(
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:next :Go .'),
+        encoding="utf-8")
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools=agent.tools)
+    run = agent.run(world, focus=EX.p1)
+    fp = run.brief.split("Fingerprint: ")[1].split()[0]
+    agent.approve(world, run.instance, fp)
+    again = agent.resume(world, run.instance, trace=tmp_path / "loop.jsonl")
+    assert len(calls) == 1  # the approved call, once
+    assert again.status == "waiting" and f"Fingerprint: {fp}" in (again.brief or "")
+    assert replay(tmp_path / "loop.jsonl", agent).diverged is False
+    agent.approve(world, run.instance, fp)  # approved again: one more call, then it waits
+    assert agent.resume(world, run.instance).status == "waiting" and len(calls) == 2
