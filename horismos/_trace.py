@@ -49,6 +49,24 @@ def _line(event: dict[str, Any]) -> str:
     return line
 
 
+def _hashed_line(event: dict[str, Any]) -> str:
+    """The line of ``event`` with its own ``hash`` added to it (and to ``event``), serialised
+    once: with sorted keys the members before ``"hash"`` and those after it are two runs of
+    text, so the hashed line is those runs joined and the written line has the hash member
+    between them — the text :func:`_line` writes for the event with its hash, byte for byte.
+    Serialising each event twice was a tenth of a step."""
+    keys = sorted(event)
+    cut = next((i for i, k in enumerate(keys) if k > "hash"), len(keys))
+    before = _line({k: event[k] for k in keys[:cut]})[1:-1]
+    after = _line({k: event[k] for k in keys[cut:]})[1:-1]
+    if before.isascii() != after.isascii():  # one part may have been escaped (a surrogate)
+        event["hash"] = _digest(_line(event))
+        return _line(event)
+    own = _digest("{" + ",".join(part for part in (before, after) if part) + "}")
+    event["hash"] = own
+    return "{" + ",".join(part for part in (before, f'"hash":"{own}"', after) if part) + "}"
+
+
 class Trace:
     """The events of one run, in order, as it goes: written to ``path`` when one is given
     (and then not kept in memory), else kept in memory."""
@@ -65,10 +83,14 @@ class Trace:
 
     def emit(self, type: str, **fields: Any) -> dict[str, Any]:
         event = {"type": type, "seq": self._count, "prev": self._prev, **fields}
-        event["hash"] = self._prev = _digest(_line(event))
-        if self._signer is not None:  # over the hash, which covers the whole event
+        if self._signer is None:
+            line = _hashed_line(event)
+            self._prev = event["hash"]
+        else:
+            event["hash"] = self._prev = _digest(_line(event))
+            # over the hash, which covers the whole event
             event["sig"] = self._signer.sign(event["hash"])
-        line = _line(event)
+            line = _line(event)
         self._count += 1
         if self._header is None:
             self._header = event

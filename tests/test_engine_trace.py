@@ -12,6 +12,8 @@ import json
 
 import pytest
 from conftest import EX, TRIAGE, step_events
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from horismos import TraceTampered, TraceVersionError, World, read_trace
 from horismos._outcomes import decode
@@ -246,3 +248,23 @@ def test_stripping_an_events_own_hash_is_caught_on_that_line(traced):
     with pytest.raises(TraceTampered) as caught:
         read_trace(path)
     assert caught.value.line == 3
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), _JSON, max_size=6))
+def test_an_event_serialised_once_is_the_line_serialising_it_twice_wrote(fields):
+    """A trace line is written with one serialisation (its hash spliced in); it is the text
+    hashing the event and then serialising it with its hash gave, byte for byte."""
+    from horismos._trace import _digest, _hashed_line, _line
+
+    event = {k: v for k, v in fields.items() if k != "hash"}
+    spliced = dict(event)
+    line = _hashed_line(spliced)
+    twice = {**event, "hash": _digest(_line(event))}
+    assert line == _line(twice)
+    assert spliced == twice
