@@ -573,7 +573,7 @@ class Runner:
                         f"{tool.name} declares no horis:effect but returned a result",
                         messages=(), step=str(step.iri), tool=str(tool.iri))
                 continue
-            result, malformed = well_formed(tool, result, self.defs.name(subject),
+            result, malformed = well_formed(tool, result, subject,
                                             self.defs.name)
             if malformed:  # bytes, NUL, NaN as a decimal, a set in a value: never a literal
                 raise GateRejected(
