@@ -16,7 +16,8 @@ SHACL domain shape on :Prescription), in generated worlds of each size:
 
 Targets (issue "A run costs what it touches"): per-run cost ratio 300k/3k <= 1.3 and 3M/3k <=
 1.5; fixed cost <= 3 ms at 300k; trace bytes ratio <= 1.2; RSS growth <= 50 MB over 100,000
-steps of one run and over 2,000 single-focus runs.
+steps of one run and over 2,000 single-focus runs. Also each world's single-focus steps per
+second (issue "gated, traced, committed steps faster": >= 1,000 at 300,000 triples).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def single_runs(agent: Agent, world: World, n: int, runs: int, folder: Path,
     # distinct prescriptions (a refilled one would block): the even ones, or the odd ones
     stride = 2 * max(1, n // (2 * runs))
     foci = [RX[f"rx{i}"] for i in range(offset, n, stride)][:runs]
-    totals, fixed, sizes = [], [], []
+    totals, fixed, sizes, counts = [], [], [], []
     for warm in foci[:5]:  # imports, caches, first queries
         agent.run(world, focus=warm, trace=folder / "warm.jsonl")
     gc.collect()
@@ -74,6 +75,7 @@ def single_runs(agent: Agent, world: World, n: int, runs: int, folder: Path,
         assert run.status == "completed", (run.status, run.error)
         steps = sum(sum(s.timings.values()) for s in run.steps)
         totals.append(total)
+        counts.append(len(run.steps))
         fixed.append(total - steps)
         sizes.append(path.stat().st_size)
         path.unlink()
@@ -81,6 +83,7 @@ def single_runs(agent: Agent, world: World, n: int, runs: int, folder: Path,
     return {"run_ms": statistics.median(totals) * 1000,
             "fixed_ms": statistics.median(fixed) * 1000,
             "trace_bytes": statistics.median(sizes),
+            "steps_per_s": sum(counts) / sum(totals),
             "rss_growth_mb": rss_mb() - before, "runs": len(totals)}
 
 
@@ -139,7 +142,7 @@ def main() -> None:
         folder = Path(tmp)
         print(f"single-focus traced runs ({args.store}), {args.runs} per world:")
         print(f"{'world triples':>14} {'load s':>7} {'run ms':>7} {'fixed ms':>9} "
-              f"{'trace B':>8} {'RSS +MB':>8}")
+              f"{'trace B':>8} {'RSS +MB':>8} {'steps/s':>8}")
         owl = Agent.from_files(HERE / "pharmacy.ttl", tools=TOOLS, entailment="owl-rl")
         entailment: dict[int, float] = {}
         for size in args.sizes:
@@ -147,7 +150,8 @@ def main() -> None:
             r = single_runs(agent, world, n, args.runs, folder)
             results[size] = r
             print(f"{size:>14,} {load:>7.1f} {r['run_ms']:>7.2f} {r['fixed_ms']:>9.2f} "
-                  f"{r['trace_bytes']:>8.0f} {r['rss_growth_mb']:>+8.1f}", flush=True)
+                  f"{r['trace_bytes']:>8.0f} {r['rss_growth_mb']:>+8.1f} "
+                  f"{r['steps_per_s']:>8.0f}", flush=True)
             if size <= 300_000:  # the same runs with OWL-RL types, on other prescriptions
                 o = single_runs(owl, world, n, args.runs, folder, offset=1)
                 entailment[size] = o["run_ms"] / r["run_ms"]
