@@ -182,6 +182,34 @@ def test_a_sync_tool_past_its_timeout_is_abandoned_and_its_late_result_discarded
     assert (EX.p1, EX.ref, None) not in world.graph
 
 
+@pytest.mark.parametrize("delay", [0.0, 0.05])
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_sync_tool_answers_the_same_quick_or_slow(build, delay, fails):
+    """A sync call is waited for in place a moment, then through the event loop: a result or
+    an error arrives the same either way, from the worker thread, not the loop's."""
+    threads = []
+
+    def assign(patient, queue):
+        threads.append(threading.current_thread())
+        threading.Event().wait(delay)
+        if fails:
+            raise ConnectionError("EHR hiccup")
+        return {"ref": "R-1"}
+
+    agent, world = build(TRIAGE, tools={"assign": assign})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert threads and threads[0] is not threading.main_thread()
+    (record,) = run.steps
+    if fails:
+        assert record.status == "failed"
+        assert "ConnectionError: EHR hiccup" in str(record.error)
+    else:
+        assert record.status == "completed"
+        assert (EX.p1, EX.ref, Literal("R-1")) in world.graph
+
+
 def test_a_declared_retry_recovers_from_one_failure(build):
     calls = []
 
