@@ -64,6 +64,11 @@ __all__ = ["Environment", "Runner"]
 _INTEGERS = {XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte, XSD.nonNegativeInteger,
              XSD.positiveInteger, XSD.negativeInteger, XSD.nonPositiveInteger,
              XSD.unsignedInt, XSD.unsignedLong, XSD.unsignedShort, XSD.unsignedByte}
+# looked up once: rdflib answers RDF.type and PROV.x through __getattr__ each time (µs apiece)
+_TYPE, _LABEL = RDF.type, RDFS.label
+_ENTITY, _ACTIVITY, _GENERATED_BY = PROV.Entity, PROV.Activity, PROV.wasGeneratedBy
+_ASSOCIATED_WITH, _STARTED, _ENDED = (PROV.wasAssociatedWith, PROV.startedAtTime,
+                                      PROV.endedAtTime)
 _STATUS = {"running": HORIS.Running, "completed": HORIS.Completed, "waiting": HORIS.Waiting,
            "blocked": HORIS.Blocked, "failed": HORIS.Failed}
 
@@ -640,15 +645,14 @@ class Runner:
         activity = URIRef(str(graph).replace("urn:horismos:effect:", "urn:horismos:activity:"))
         ended = Literal(self.env.now().isoformat(), datatype=XSD.dateTime)
         meta = [
-            (graph, RDF.type, PROV.Entity), (graph, PROV.wasGeneratedBy, activity),
-            (activity, RDF.type, HORIS.StepExecution), (activity, RDF.type, PROV.Activity),
+            (graph, _TYPE, _ENTITY), (graph, _GENERATED_BY, activity),
+            (activity, _TYPE, HORIS.StepExecution), (activity, _TYPE, _ACTIVITY),
             (activity, HORIS.step, step.iri), (activity, HORIS.tool, tool.iri),
             (activity, HORIS.instance, inst.instance),
             (activity, HORIS.provenance, HORIS.ToolProvenance),
-            (activity, PROV.wasAssociatedWith, tool.iri),
-            (activity, PROV.startedAtTime, now), (activity, PROV.endedAtTime, ended),
-            (activity, RDFS.label, Literal(f"{step.iri.fragment or step.iri} by "
-                                           f"{tool.name}")),
+            (activity, _ASSOCIATED_WITH, tool.iri),
+            (activity, _STARTED, now), (activity, _ENDED, ended),
+            (activity, _LABEL, Literal(f"{step.iri.fragment or step.iri} by {tool.name}")),
         ]
         return [(s, p, o, graph) for s, p, o in [*effects, *meta]]
 
