@@ -102,7 +102,7 @@ def to_ox(term: Node) -> Any:
     """An rdflib term as a pyoxigraph term; an IRI Oxigraph cannot store is a UsageError."""
     try:
         if type(term) is URIRef:  # most terms: one lookup (isinstance was 0.4 µs a miss)
-            return _named(term)
+            return _named(str(term))  # a str key: hashed and compared in C, not rdflib's __eq__
         if isinstance(term, URIRef):
             return _named(str(term))
         if isinstance(term, Literal):
@@ -188,9 +188,9 @@ def canonical(quads: Iterable[Quad]) -> list[Quad]:
 
 def to_ox_quad(q: Quad) -> ox.Quad:
     s, p, o, g = q
-    return ox.Quad(_named(s) if type(s) is URIRef else to_ox(s),
-                   _named(p) if type(p) is URIRef else to_ox(p), to_ox(o),
-                   _DEFAULT if g is None else _named(g) if type(g) is URIRef else to_ox(g))
+    return ox.Quad(_named(str(s)) if type(s) is URIRef else to_ox(s),
+                   _named(str(p)) if type(p) is URIRef else to_ox(p), to_ox(o),
+                   _DEFAULT if g is None else _named(str(g)) if type(g) is URIRef else to_ox(g))
 
 
 def _graph_name(g: Any) -> URIRef | None:
