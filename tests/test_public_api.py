@@ -8,7 +8,7 @@ PUBLIC = [
     "HORIS", "Agent", "ArgumentTypeError", "AuthoringError", "CallResult", "Catalog", "Conflict",
     "Definitions", "Digest", "Discovery", "Divergence", "GateRejected", "HorismosError",
     "InstanceFailed", "InstanceRun", "LeaseLost", "NotSent", "OutcomeUnknown", "PolicyRefused",
-    "PreconditionError", "Problem", "ReplayReport", "ResultTooLarge", "Run", "RunError",
+    "PreconditionError", "Problem", "ProgramMissing", "ReplayReport", "ResultTooLarge", "Run", "RunError",
     "ShaclMessage", "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError",
     "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError",
     "World", "__version__", "check_inventory", "load_definitions", "read_trace", "replay",
