@@ -125,7 +125,7 @@ def _node(defs: Definitions, lay: Layout, step: Step, counts: RunCounts | None,
 def _edge(lay: Layout, e: Edge, source: str, counts: RunCounts | None, top: int,
           taken: set[tuple[str, str]]) -> str:
     target = lay.ids[e.target]
-    attrs = [f'id="edge-{e.source}-{target}-{e.kind}"', f'class="edge {e.kind}"',
+    attrs = [f'id="edge-{e.source}-{target}-{e.kind}"', f'class="{e.kind}"',
              _EDGE_STYLE[e.kind]]
     label = e.label or ""
     if counts is not None:

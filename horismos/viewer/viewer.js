@@ -88,6 +88,7 @@ async function main() {
     let first = I.status.findIndex((s) => S[s] !== "completed");
     selectInstance(first >= 0 ? first : 0);
   }
+  H.readyAt = performance.now();  // ms since navigation started
   H.ready = true;
   document.body.dataset.ready = "1";
 }
@@ -187,7 +188,8 @@ function applyFilter(D) {
 }
 
 function rowHeight() {
-  return parseInt(getComputedStyle(document.documentElement).getPropertyValue("--row")) || 26;
+  if (!H.rowH) H.rowH = parseInt(getComputedStyle(document.documentElement).getPropertyValue("--row")) || 26;
+  return H.rowH;
 }
 
 let drawn = [-1, -1];
