@@ -11,22 +11,24 @@ set) they run, and .ci/run installs the programs first.
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
+import io
 import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from horismos import Trace, read_trace
+from horismos._cli import main
 from horismos._run_counts import count_runs
 from horismos._view_model import view_model
 
@@ -46,12 +48,26 @@ def need(*programs: str) -> None:
                     "graphviz; .ci/run installs them in CI)")
 
 
-def horismos(*args: str, cwd: Path, env: dict[str, str] | None = None,
-             ) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd, capture_output=True,
-                       text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
-    assert "Traceback" not in p.stdout + p.stderr, p.stderr
-    return p
+@dataclass(frozen=True)
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def horismos(*args: str, cwd: Path) -> Done:
+    """The command line's ``main`` in this process (a new Python each time costs seconds
+    on a busy machine; test_cli.py covers the console script): exit code and both streams."""
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(here)
+    assert "Traceback" not in out.getvalue() + err.getvalue(), err.getvalue()
+    return Done(code, out.getvalue(), err.getvalue())
 
 
 def page_data(html: str) -> dict[str, Any]:
@@ -113,9 +129,10 @@ def test_graph_svg_draws_kinds_and_edge_kinds_apart(tmp_path: Path) -> None:
         assert look in edge[1], (kind, edge[1])
 
 
-def test_graph_without_dot_says_to_install_graphviz(tmp_path: Path) -> None:
-    env = {**os.environ, "PATH": str(tmp_path)}  # no dot on it
-    p = horismos("graph", ALL_KINDS, "--format", "svg", "-o", "d.svg", cwd=tmp_path, env=env)
+def test_graph_without_dot_says_to_install_graphviz(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no dot on it
+    p = horismos("graph", ALL_KINDS, "--format", "svg", "-o", "d.svg", cwd=tmp_path)
     assert p.returncode == 2
     assert "install Graphviz" in p.stderr and "apt-get install graphviz" in p.stderr
     assert not (tmp_path / "d.svg").exists()
