@@ -195,7 +195,7 @@ def open_page(driver: Any, page: Path) -> None:
     while not driver.execute_script("return !!(window.horismos && window.horismos.ready)"):
         assert time.monotonic() < deadline, driver.get_log("browser")
         time.sleep(0.05)
-    errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []
     asked = {json.loads(e["message"])["message"]["params"]["request"]["url"]
              for e in driver.get_log("performance")

@@ -193,6 +193,22 @@ function rowHeight() {
 }
 
 let drawn = [-1, -1];
+const pool = [];  // row elements, reused as the table scrolls: only their text changes
+
+function poolRow(k) {
+  while (pool.length <= k) {
+    const cells = ["c-n", "c-id mono", "c-focus", "c-status", "c-at", "c-steps", "c-dur"]
+      .map((c) => el("span", {class: c}));
+    const badge = el("span", {class: "badge"});
+    cells[3].append(badge);
+    const row = el("div", {class: "row"}, cells);
+    row.cells = cells;
+    row.badge = badge;
+    pool.push(row);
+  }
+  return pool[k];
+}
+
 function renderRows(force) {
   const D = H.data;
   if (!D || !H.visible) return;
@@ -203,26 +219,28 @@ function renderRows(force) {
   if (!force && first === drawn[0] && last === drawn[1]) return;
   drawn = [first, last];
   const I = D.instances, S = D.strings, St = D.steps;
-  const frag = document.createDocumentFragment();
+  const shown = [];
   for (let v = first; v < last; v++) {
     const i = H.visible[v];
     const status = S[I.status[i]];
     const steps = H.byInst.get(i) || [];
     const lastStep = steps.length ? steps[steps.length - 1] : -1;
-    const at = lastStep >= 0 && status !== "completed" ? curie(S[St.step[lastStep]]) : "";
-    const dur = I.t0[i] !== null ? ms(I.t1[i] - I.t0[i]) : "";
-    const cls = "row" + (i === H.selected ? " sel" : "") + (H.divergentInst === i ? " divergent" : "");
-    frag.append(el("div", {class: cls, style: "top:" + (v * h) + "px", "data-instance": I.id[i],
-        "data-index": i, onclick: () => selectInstance(i)},
-      el("span", {class: "c-n"}, String(v + 1)),
-      el("span", {class: "c-id mono"}, shortId(I.id[i])),
-      el("span", {class: "c-focus"}, I.focus[i] >= 0 ? curie(S[I.focus[i]]) : "(resumed)"),
-      el("span", {class: "c-status"}, el("span", {class: "badge " + status}, status)),
-      el("span", {class: "c-at"}, at),
-      el("span", {class: "c-steps"}, String(I.count[i])),
-      el("span", {class: "c-dur"}, dur)));
+    const row = poolRow(v - first), c = row.cells;
+    row.className = "row" + (i === H.selected ? " sel" : "") + (H.divergentInst === i ? " divergent" : "");
+    row.style.top = (v * h) + "px";
+    row.dataset.index = i;
+    row.dataset.instance = I.id[i];
+    c[0].textContent = String(v + 1);
+    c[1].textContent = shortId(I.id[i]);
+    c[2].textContent = I.focus[i] >= 0 ? curie(S[I.focus[i]]) : "(resumed)";
+    row.badge.className = "badge " + status;
+    row.badge.textContent = status;
+    c[4].textContent = lastStep >= 0 && status !== "completed" ? curie(S[St.step[lastStep]]) : "";
+    c[5].textContent = String(I.count[i]);
+    c[6].textContent = I.t0[i] !== null ? ms(I.t1[i] - I.t0[i]) : "";
+    shown.push(row);
   }
-  spacer.replaceChildren(frag);
+  spacer.replaceChildren(...shown);
 }
 
 let pending = false;
@@ -233,7 +251,12 @@ function onScroll() {
 }
 
 function table() {
-  document.getElementById("rows").addEventListener("scroll", onScroll, {passive: true});
+  const rows = document.getElementById("rows");
+  rows.addEventListener("scroll", onScroll, {passive: true});
+  rows.addEventListener("click", (e) => {
+    const row = e.target.closest(".row");
+    if (row) selectInstance(+row.dataset.index);
+  });
 }
 
 /* -- an instance: timeline and steps ---------------------------------------------------- */
