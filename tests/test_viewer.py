@@ -197,9 +197,10 @@ def open_page(driver: Any, page: Path) -> None:
         time.sleep(0.05)
     errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []
-    asked = {json.loads(e["message"])["message"]["params"]["request"]["url"]
-             for e in driver.get_log("performance")
-             if '"Network.requestWillBeSent"' in e["message"]}
+    sent = [json.loads(e["message"])["message"]["params"] for e in driver.get_log("performance")
+            if '"Network.requestWillBeSent"' in e["message"]]
+    # the browser's own new-tab page (chrome://) loads its resources on the first start
+    asked = {r["request"]["url"] for r in sent if not r["documentURL"].startswith("chrome:")}
     assert asked == {page.as_uri()}, asked
 
 
@@ -255,21 +256,32 @@ def test_viewer_shows_effects_with_prefixes_and_a_wait(
     """A run with a proposal, effects and an instance still waiting: the real rebooking
     example, recorded here."""
     trace = tmp_path / "rebooking.jsonl"
-    p = horismos("run", str(ROOT / "workflows" / "rebooking.ttl"),
-                 str(ROOT / "ontologies" / "travel.ttl"),
-                 "--world", str(ROOT / "examples" / "rebooking" / "world.ttl"),
+    definitions = [str(ROOT / "workflows" / "rebooking.ttl"),
+                   str(ROOT / "ontologies" / "travel.ttl")]
+    p = horismos("run", *definitions, "--world", str(ROOT / "examples" / "rebooking" / "world.ttl"),
                  "--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py"),
                  "--all", "--trace", str(trace), cwd=tmp_path)
     assert p.returncode == 3, p.stdout + p.stderr  # one booking waits for an operator
-    page = tmp_path / "rebooking.html"
-    assert horismos("trace", "view", str(trace), "-o", str(page), cwd=tmp_path).returncode == 0
+    bare, page = tmp_path / "bare.html", tmp_path / "rebooking.html"
+    assert horismos("trace", "view", str(trace), "-o", str(bare), cwd=tmp_path).returncode == 0
+    open_page(browser, bare)
+    assert not by_css(browser, "#to-diagram")  # no definitions given: no diagram tab
+    assert not by_css(browser, "#tab-diagram")[0].is_displayed()
+    assert horismos("trace", "view", str(trace), *definitions, "-o", str(page),
+                    cwd=tmp_path).returncode == 0
     open_page(browser, page)
     assert [r.find_element("css selector", ".c-status").text
             for r in by_css(browser, "#rows .row")] == ["completed", "waiting"]
     # the page opens on the instance that did not complete: its wait is drawn hatched
     assert len(by_css(browser, "#timeline rect.bar.wait")) == 1
-    assert not by_css(browser, "#to-diagram")  # no definitions given: no diagram tab
-    assert not by_css(browser, "#tab-diagram")[0].is_displayed()
+    assert "AskOperator" in by_css(browser, "#step-title")[0].text
+    shoot(browser, shots, "viewer-rebooking")
+    by_css(browser, "#to-diagram")[0].click()
+    nodes = {n.get_attribute("id"): n.text for n in by_css(browser, "#diagram g.node")}
+    assert "1 waiting" in nodes["step-s2"] and "AskOperator" in nodes["step-s2"]
+    assert by_css(browser, "#edge-s0-s2-fallback")[0].text.strip() == "fallback ×1"
+    shoot(browser, shots, "diagram-rebooking")
+    by_css(browser, "#tab-instances")[0].click()
     by_css(browser, "#rows .row")[0].click()
     by_css(browser, "#steplist li")[1].click()
     effects = by_css(browser, "#panel pre.effects")[0].text

@@ -402,8 +402,15 @@ function selectStep(s) {
     if (d.graph) parts.push(el("div", {class: "hint"}, "in graph ", el("span", {class: "mono"}, d.graph)));
     parts.push(el("pre", {class: "prefixes"}, usedPrefixes(d.effects.flat().join(" "))));
   }
+  if (d.wait && d.wait.brief) {
+    parts.push(el("h3", {}, "Brief for the operator"));
+    parts.push(el("pre", {class: "brief"}, d.wait.brief));
+  }
   for (const key of ["proposal", "wait", "approval", "policy"]) {
-    if (d[key]) { parts.push(el("h3", {}, key)); parts.push(el("pre", {}, pretty(d[key]))); }
+    if (!d[key]) continue;
+    const shown = key === "wait" ? Object.fromEntries(Object.entries(d.wait).filter(([k]) => k !== "brief")) : d[key];
+    parts.push(el("h3", {}, key));
+    parts.push(el("pre", {}, pretty(shown)));
   }
   parts.push(el("h3", {}, "Hash chain"));
   parts.push(kv([
