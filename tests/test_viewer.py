@@ -96,6 +96,15 @@ def test_view_model_gives_each_instance_its_status_where_it_stopped_and_its_step
     assert all(0 <= t0 <= t1 for t0, t1 in zip(steps["t0"], steps["t1"], strict=True))
 
 
+def test_a_trace_cut_mid_run_shows_the_instance_still_running(tmp_path: Path) -> None:
+    lines = (RECORDED / "triage-timeout.jsonl").read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines[:3]))  # header, instance, the first step: no end event
+    m = view_model(read_trace(cut), source="cut.jsonl")
+    assert m["run"]["complete"] is False and m["run"]["status"] == "stopped"
+    assert [m["strings"][s] for s in m["instances"]["status"]] == ["running"]
+
+
 def test_counts_per_step_and_edge_across_traces() -> None:
     counts = count_runs(read_trace(RECORDED / name) for name in (
         "triage-all.jsonl", "triage-failures.jsonl", "triage-timeout.jsonl"))
@@ -155,6 +164,21 @@ def test_trace_view_writes_one_page_that_asks_for_nothing(tmp_path: Path) -> Non
                    cwd=tmp_path)
     assert bad.returncode == 2 and "no such trace file" in bad.stderr
     assert not (tmp_path / "x.html").exists()
+
+
+def test_replay_html_for_a_folder_writes_one_page_per_trace(tmp_path: Path) -> None:
+    need("dot")
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    for name in ("triage-all.jsonl", "urgent-only-diverges.jsonl"):
+        shutil.copy(RECORDED / "snapshot" / name, traces / name)
+    p = horismos("replay", str(traces), *DEFINITIONS, "--html", "pages", cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr  # one of them diverges
+    same = page_data((tmp_path / "pages" / "triage-all.html").read_text())
+    assert same["mode"] == "replay" and same["replay"]["diverged"] is False
+    assert same["replay"]["verdict"].startswith("same")
+    diverged = page_data((tmp_path / "pages" / "urgent-only-diverges.html").read_text())
+    assert diverged["replay"]["diverged"] and diverged["replay"]["field"]
 
 
 # -- in the browser --------------------------------------------------------------------------

@@ -470,6 +470,11 @@ function replayBanner(D) {
     el("div", {class: "side recorded", id: "recorded"}, el("h3", {}, "recorded"), el("pre", {}, pretty(R.recorded))),
     el("div", {class: "side now", id: "now"}, el("h3", {}, "now"), el("pre", {}, pretty(R.now)))));
   const s = H.stepOfSeq.get(R.event);
+  const at = D.instances.seq.indexOf(R.event);  // or diverged at an instance's own event
+  if (s === undefined && at >= 0) {
+    H.divergentInst = at;
+    selectInstance(at);
+  }
   if (s !== undefined) {
     H.divergentStep = s;
     H.divergentInst = D.steps.inst[s];
