@@ -197,7 +197,9 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
                  f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    # the explicit driver path: Selenium Manager never looks for (or downloads) a driver
+    # the explicit driver and browser paths: Selenium Manager never looks for (or downloads)
+    # either; SE_OFFLINE tells it not to try the network should it be asked anyway
+    os.environ.setdefault("SE_OFFLINE", "true")
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     try:
         yield driver
