@@ -70,26 +70,15 @@ def view_model(events: Sequence[Mapping[str, Any]], *, source: str) -> dict[str,
     clock = 0.0
     for e in events:
         kind = e.get("type")
-        if kind == "instance":
-            iid = str(e.get("instance"))
-            at = inst_at.get(iid)
-            if at is None:
-                at = inst_at[iid] = len(instances["id"])
-                for key, value in (("id", iid), ("focus", strings(e.get("focus"))),
-                                   ("workflow", strings(e.get("workflow"))),
-                                   ("seq", e.get("seq")), ("continued", int(
-                                       "continued_at" in e)), ("first", -1), ("count", 0),
-                                   ("t0", None), ("t1", None), ("status", -1)):
-                    instances[key].append(value)
+        if kind == "instance" and str(e.get("instance")) not in inst_at:
+            inst_at[str(e["instance"])] = _add_instance(
+                instances, e, strings(e.get("focus")), strings(e.get("workflow")),
+                continued="continued_at" in e)
         elif kind == "step" and e.get("instance") is not None:
-            iid = str(e.get("instance"))
-            at = inst_at.get(iid)
+            at = inst_at.get(str(e["instance"]))
             if at is None:  # a step of an instance this trace never introduced (a resume)
-                at = inst_at[iid] = len(instances["id"])
-                for key, value in (("id", iid), ("focus", -1), ("workflow", -1),
-                                   ("seq", e.get("seq")), ("continued", 1), ("first", -1),
-                                   ("count", 0), ("t0", None), ("t1", None), ("status", -1)):
-                    instances[key].append(value)
+                at = inst_at[str(e["instance"])] = _add_instance(instances, e, -1, -1,
+                                                                 continued=True)
             t0, t1 = _span(e, base, clock)
             clock = max(clock, t1)
             n = len(steps["inst"])
@@ -137,6 +126,17 @@ def view_model(events: Sequence[Mapping[str, Any]], *, source: str) -> dict[str,
     return {"run": run, "strings": strings.table, "instances": instances, "steps": steps,
             "details": details, "others": others,
             "prefixes": prefixes_for([*strings.table, *_sample_terms(details)])}
+
+
+def _add_instance(instances: dict[str, list[Any]], e: Mapping[str, Any], focus: int,
+                  workflow: int, *, continued: bool) -> int:
+    """A new row of the instance table, from the event that introduces the instance; its
+    steps fill in the rest."""
+    for key, value in (("id", str(e["instance"])), ("focus", focus), ("workflow", workflow),
+                       ("seq", e.get("seq")), ("continued", int(continued)), ("first", -1),
+                       ("count", 0), ("t0", None), ("t1", None), ("status", -1)):
+        instances[key].append(value)
+    return len(instances["id"]) - 1
 
 
 def _detail(e: Mapping[str, Any]) -> dict[str, Any]:
