@@ -74,11 +74,16 @@ def view_model(events: Sequence[Mapping[str, Any]], *, source: str) -> dict[str,
             inst_at[str(e["instance"])] = _add_instance(
                 instances, e, strings(e.get("focus")), strings(e.get("workflow")),
                 continued="continued_at" in e)
-        elif kind == "step" and e.get("instance") is not None:
-            at = inst_at.get(str(e["instance"]))
-            if at is None:  # a step of an instance this trace never introduced (a resume)
-                at = inst_at[str(e["instance"])] = _add_instance(instances, e, -1, -1,
-                                                                 continued=True)
+            continue
+        if kind in ("step", "resume") and e.get("instance") is not None and str(
+                e["instance"]) not in inst_at:  # resumed here: started by an earlier process
+            # a resume's trace is of that one instance: its header names its focus
+            focus = header.get("focus") or []
+            inst_at[str(e["instance"])] = _add_instance(
+                instances, e, strings(focus[0]) if len(focus) == 1 else -1,
+                strings(header.get("workflow")), continued=True)
+        if kind == "step" and e.get("instance") is not None:
+            at = inst_at[str(e["instance"])]
             t0, t1 = _span(e, base, clock)
             clock = max(clock, t1)
             n = len(steps["inst"])

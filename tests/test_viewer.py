@@ -286,7 +286,8 @@ def test_viewer_shows_effects_with_prefixes_and_a_wait(
                    str(ROOT / "ontologies" / "travel.ttl")]
     p = horismos("run", *definitions, "--world", str(ROOT / "examples" / "rebooking" / "world.ttl"),
                  "--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py"),
-                 "--all", "--trace", str(trace), cwd=tmp_path)
+                 "--all", "--trace", str(trace), "--out", str(tmp_path / "world.trig"),
+                 cwd=tmp_path)
     assert p.returncode == 3, p.stdout + p.stderr  # one booking waits for an operator
     bare, page = tmp_path / "bare.html", tmp_path / "rebooking.html"
     assert horismos("trace", "view", str(trace), "-o", str(bare), cwd=tmp_path).returncode == 0
@@ -311,6 +312,18 @@ def test_viewer_shows_effects_with_prefixes_and_a_wait(
     by_css(browser, "#rows .row")[0].click()
     by_css(browser, "#steplist li")[1].click()
     effects = by_css(browser, "#panel pre.effects")[0].text
+    resumed = tmp_path / "resumed.jsonl"  # the operator answers: the resume's own trace
+    iid = browser.execute_script("return window.horismos.data.instances.id[1]")
+    p = horismos("resume", *definitions, "--world", str(tmp_path / "world.trig"),
+                 "--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py"),
+                 "--instance", iid, "--facts", "<http://example.org/travel#booking2> "
+                 "<http://example.org/travel#operatorChoice> <http://example.org/travel#VS3> .",
+                 "--trace", str(resumed), cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    m = view_model(read_trace(resumed), source="resumed.jsonl")
+    assert m["instances"]["id"] == [iid] and m["instances"]["continued"] == [1]
+    assert m["strings"][m["instances"]["focus"][0]] == "http://example.org/travel#booking2"
+    assert [o["type"] for o in m["others"]] == ["resume"] and m["others"][0]["inst"] == 0
     assert "travel:booking1 travel:rebookedOn travel:BA175 ." in effects
     assert "^^xsd:dateTime ." in effects
     assert "@prefix travel: <http://example.org/travel#> ." in by_css(

@@ -287,6 +287,15 @@ function selectInstance(i, step) {
         el("span", {}, el("span", {class: "badge " + st}, st)),
         el("span", {class: "c-dur"}, ms(St.t1[s] - St.t0[s])));
     })));
+  const others = (D.others || []).filter((o) => o.inst === i);  // resumes, continuations
+  if (others.length) {
+    box.append(el("h3", {}, "Other events"));
+    for (const o of others) {
+      const {inst, type, seq, ...rest} = o;
+      box.append(el("details", {class: "other"}, el("summary", {}, type + " (event #" + seq + ", +" + ms(o.t) + ")"),
+                    el("pre", {}, pretty(rest))));
+    }
+  }
   const pick = step !== undefined ? step : (steps.length ? steps[steps.length - 1] : -1);
   if (pick >= 0) selectStep(pick);
 }
