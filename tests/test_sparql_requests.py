@@ -111,10 +111,10 @@ def test_a_run_all_makes_about_one_read_and_one_write_a_step(served) -> None:
     assert steps == 4 and calls.count("assign") == 2
     queries = sum(1 for k, _ in log if k == "q")
     updates = sum(1 for k, _ in log if k == "u")
-    # once a run: the definitions' individuals, the focus nodes, the claims (join, claim,
-    # verify, existing instances, done, open, leave); once an instance: its creation; once a
-    # QueuePatient step: its intent
-    assert queries <= steps + 6
+    # once a run (about 7): the definitions kept in the world, the focus nodes, the claims
+    # (others, alive, verify, existing instances, open); once an instance: its creation; once a
+    # QueuePatient step: its intent. Before reads were batched: 31 queries
+    assert queries <= steps + 8
     assert updates <= steps + 2 + 2 + 4
 
 
@@ -163,3 +163,35 @@ def test_what_a_step_read_ahead_is_what_reading_it_gives(served) -> None:
     world.store.update(f"INSERT DATA {{ <{nurse}> a <{EHR}Charge> }}")  # another writer's
     world.commit(Change(remove=[(URIRef(EHR + "x"), RDF.type, URIRef(EHR + "X"), None)]))
     assert URIRef(EHR + "Charge") in world.store.types(nurse)
+
+
+ROUTE = """@prefix : <http://example.org/ehr#> .
+@prefix horis: <https://w3id.org/horismos#> .
+:Route a horis:Workflow ; horis:focusType :Patient ; horis:start :Decide .
+:Decide a horis:DecisionStep ;
+    horis:when [ horis:order 1 ; horis:requires "?this :acuity ?q . ?q :level 5 ." ;
+                 horis:next :QueuePatient ] ;
+    horis:when [ horis:order 2 ; horis:requires "?this :acuity :urgent ." ;
+                 horis:next :QueuePatient ] ;
+    horis:otherwise :NotifyNurse .
+"""
+
+
+def test_a_decision_reads_its_rules_in_one_request(served, tmp_path: Path) -> None:
+    world, log = served
+    (tmp_path / "route.ttl").write_text(ROUTE)
+    calls: list[str] = []
+    agent = _agent(calls)
+    agent = Agent.from_files(*DEFINITIONS, tmp_path / "route.ttl", tools=agent.tools)
+    run = agent.run(world, workflow=EHR + "Route", focus=EHR + "p0",
+                    on_step=lambda inst, rec: log.append(("S", str(rec.step))))
+
+    steps = run.instances[0].steps
+    assert [s.step for s in steps][:2] == [URIRef(EHR + "Decide"), URIRef(EHR + "QueuePatient")]
+    assert steps[0].result == [{"rule": 1}]  # the second rule held: both were asked
+    first = max(i for i, (k, body) in enumerate(log) if k == "u"
+                and "w3id.org/horismos#Instance>" in body and log.index(("S", EHR + "Decide"))
+                > i)
+    decide, queue = _split(log[first + 1:])[:2]
+    assert decide == ["q", "u"]
+    assert queue == ["q", "u", "u"]

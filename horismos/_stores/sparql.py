@@ -108,13 +108,15 @@ class SparqlStore(Store):
         # per-request layers (a third of a step's time went there)
         self._http = httpx.HTTPTransport()
         self._urls = {path: httpx.URL(self.url + path) for path in _PATHS}
-        self._prologues: dict[tuple[tuple[str, str], ...], str] = {}
+        self._prologues: dict[tuple[tuple[tuple[str, str], ...], str | None], str] = {}
         self._seen: dict[tuple[Node, Node], list[Node]] = {}
         """``objects`` answers since this store last wrote: reads between two of its own
         commits see the world as at the first of them."""
         self._out: dict[Node, list[tuple[Node, Node]]] = {}
         """``outgoing`` answers a step's read-ahead fetched (:class:`ReadAhead`), kept as
         ``_seen`` is."""
+        self._later: dict[tuple[str, tuple[tuple[str, Node], ...]], list[dict[str, Node]]] = {}
+        """Solutions of the preconditions a read-ahead named in ``also``, until a write."""
 
     # -- protocol -------------------------------------------------------------------------
 
@@ -156,28 +158,53 @@ class SparqlStore(Store):
 
     # -- reads ----------------------------------------------------------------------------
 
-    def _prologue(self, prefixes: tuple[tuple[str, str], ...]) -> str:
-        text = self._prologues.get(prefixes)
+    def _prologue(self, prefixes: tuple[tuple[str, str], ...], used_in: str | None = None,
+                  ) -> str:
+        """``PREFIX`` lines for ``prefixes``; with ``used_in`` (a precondition's text, of which
+        there are as many as the definitions hold), only those it names: the server parses
+        every line of every request, and a vocabulary can bring dozens."""
+        key = (prefixes, used_in)
+        text = self._prologues.get(key)
         if text is None:
-            text = self._prologues[prefixes] = "".join(
-                f"PREFIX {p}: <{ns}>\n" for p, ns in prefixes)
+            text = self._prologues[key] = "".join(
+                f"PREFIX {p}: <{ns}>\n" for p, ns in prefixes
+                if used_in is None or not p or f"{p}:" in used_in)
         return text
 
     def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
                   ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
         """With ``ahead``, one request also fetches what the step reads next (the types and
-        triples of its solutions' values), kept for :meth:`objects` and :meth:`outgoing`."""
+        triples of its solutions' values, the solutions of its later rules), kept for
+        :meth:`objects`, :meth:`outgoing` and these later ``solutions``."""
+        later = self._later.pop(_solutions_key(pre, bindings), None)
+        if later is not None:
+            return later
         values = _values(bindings, pre.variables)
         body = "\n".join(f"{{ {values}{p.text}\n}}" for p in pre.patterns)
-        branches = _ahead_branches(body, bindings, ahead) if ahead is not None else []
+        prologue = self._prologue(pre.prefixes, pre.select_text)
+        branches, also = [], []
+        if ahead is not None:
+            branches = _ahead_branches(body, bindings, ahead)
+            also = _compatible(pre, ahead.also)
+            for i, other in enumerate(also):
+                other_values = _values(bindings, other.variables)
+                branches.append("{ " + "\n".join(f"{{ {other_values}{p.text}\n}}"
+                                                  for p in other.patterns)
+                                + f"\nBIND({i} AS ?{_R}) }}")
+                prologue += self._prologue(
+                    tuple(x for x in other.prefixes if x not in pre.prefixes), other.select_text)
         if branches:
             body = "{\n" + body + "\n}\nUNION " + "\nUNION ".join(branches)
-        rows = self._rows(f"{self._prologue(pre.prefixes)}SELECT * WHERE {{\n{body}\n}}")
+        rows = self._rows(f"{prologue}SELECT * WHERE {{\n{body}\n}}")
         if not branches:
             return [{**bindings, **row} for row in rows]
         self._forget()  # what this step reads replaces what an earlier one read
-        found = [{**bindings, **row} for row in rows if _K not in row]
+        found = [{**bindings, **row} for row in rows if _K not in row and _R not in row]
         self._keep_ahead([row for row in rows if _K in row])
+        for i, other in enumerate(also):
+            self._later[_solutions_key(other, bindings)] = [
+                {**bindings, **{k: v for k, v in row.items() if k != _R}} for row in rows
+                if row.get(_R) == Literal(i)]
         return found
 
     def _keep_ahead(self, rows: list[dict[str, Node]]) -> None:
@@ -203,6 +230,7 @@ class SparqlStore(Store):
 
     def _forget(self, subjects: Iterable[Node] | None = None) -> None:
         """Drop what reads kept: all of it, or what is about ``subjects``."""
+        self._later.clear()  # any write may change any precondition's solutions
         if subjects is None:
             self._seen.clear()
             self._out.clear()
@@ -521,8 +549,8 @@ def _first_group(query: str) -> int:
 
 
 # variables of a read-ahead's rows; a precondition's own are never named so
-_K, _N, _T, _P, _O, _BP, _BO, _OT = (
-    f"horis_ahead_{n}" for n in ("k", "n", "t", "p", "o", "bp", "bo", "ot"))
+_K, _N, _T, _P, _O, _BP, _BO, _OT, _R = (
+    f"horis_ahead_{n}" for n in ("k", "n", "t", "p", "o", "bp", "bo", "ot", "r"))
 _TYPES, _EDGES = Literal("t"), Literal("g")
 
 
@@ -564,3 +592,18 @@ def _edge(out: dict[tuple[Node, Node], None],
         types = seen.setdefault((o, RDF.type), {})
         if t is not None:
             types[t] = None
+
+
+def _solutions_key(pre: Precondition, bindings: Mapping[str, Node],
+                   ) -> tuple[str, tuple[tuple[str, Node], ...]]:
+    return pre.select_text, tuple(sorted((k, v) for k, v in bindings.items()
+                                         if k in pre.variables))
+
+
+def _compatible(pre: Precondition, others: tuple[Precondition, ...]) -> list[Precondition]:
+    """Those of ``others`` whose prefixes mean what ``pre``'s mean (one request, one
+    prologue), and that name none of a read-ahead's own variables."""
+    ns = dict(pre.prefixes)
+    return [o for o in others
+            if all(ns.get(p, uri) == uri for p, uri in o.prefixes)
+            and not any(v.startswith("horis_ahead_") for v in o.variables)]
