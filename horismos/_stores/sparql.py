@@ -18,6 +18,12 @@ on a snapshot without detecting write conflicts, so two guarded updates racing o
 snapshot can both land; ``horismos._claims`` makes sure only one worker drives an instance, so
 they never race.
 
+Reads: one request a step. A precondition asked with a :class:`ReadAhead` also fetches, as
+``UNION`` branches of the same query, the types and triples the step reads next (its
+arguments' types, its effect subject's triples) and its later rules' solutions; ``objects``,
+``outgoing`` and ``solutions`` answer from them until this store next writes (a write that only
+adds keeps what it does not touch: the intent announced between the read and the call).
+
 Blank nodes: the protocol cannot name a stored blank node, so quads to remove or expect, and
 bound variables, must not contain one (:class:`UsageError`); added blank nodes become fresh
 server blank nodes; ``objects`` of a blank node answers for those ``outgoing`` met since the
