@@ -165,13 +165,16 @@ def test_what_a_step_read_ahead_is_what_reading_it_gives(served) -> None:
     assert URIRef(EHR + "Charge") in world.store.types(nurse)
 
 
+# the rules name different prefixes: the one request declares both
 ROUTE = """@prefix : <http://example.org/ehr#> .
+@prefix x: <http://example.org/extra#> .
 @prefix horis: <https://w3id.org/horismos#> .
 :Route a horis:Workflow ; horis:focusType :Patient ; horis:start :Decide .
 :Decide a horis:DecisionStep ;
     horis:when [ horis:order 1 ; horis:requires "?this :acuity ?q . ?q :level 5 ." ;
                  horis:next :QueuePatient ] ;
-    horis:when [ horis:order 2 ; horis:requires "?this :acuity :urgent ." ;
+    horis:when [ horis:order 2 ; horis:requires
+                   "?this :acuity :urgent . FILTER NOT EXISTS { ?this x:flagged true }" ;
                  horis:next :QueuePatient ] ;
     horis:otherwise :NotifyNurse .
 """

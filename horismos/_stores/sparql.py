@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
@@ -190,15 +191,19 @@ class SparqlStore(Store):
         prologue = self._prologue(pre.prefixes, pre.select_text)
         branches, also = [], []
         if ahead is not None:
-            branches = _ahead_branches(body, bindings, ahead)
+            branches = _ahead_branches(body, bindings, pre.variables, ahead)
             also = _compatible(pre, ahead.also)
             for i, other in enumerate(also):
                 other_values = _values(bindings, other.variables)
                 branches.append("{ " + "\n".join(f"{{ {other_values}{p.text}\n}}"
                                                   for p in other.patterns)
                                 + f"\nBIND({i} AS ?{_R}) }}")
-                prologue += self._prologue(
-                    tuple(x for x in other.prefixes if x not in pre.prefixes), other.select_text)
+            if also:  # one prologue: the prefixes any of them names (they agree, _compatible)
+                merged = dict(pre.prefixes)
+                for other in also:
+                    merged.update(other.prefixes)
+                prologue = self._prologue(tuple(merged.items()), "".join(
+                    [pre.select_text, *(o.select_text for o in also)]))
         if branches:
             body = "{\n" + body + "\n}\nUNION " + "\nUNION ".join(branches)
         rows = self._rows(f"{prologue}SELECT * WHERE {{\n{body}\n}}")
@@ -558,16 +563,22 @@ def _first_group(query: str) -> int:
 _K, _N, _T, _P, _O, _BP, _BO, _OT, _R = (
     f"horis_ahead_{n}" for n in ("k", "n", "t", "p", "o", "bp", "bo", "ot", "r"))
 _TYPES, _EDGES = Literal("t"), Literal("g")
+_VARNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _ahead_branches(body: str, bindings: Mapping[str, Node], ahead: ReadAhead) -> list[str]:
+def _ahead_branches(body: str, bindings: Mapping[str, Node], variables: frozenset[str],
+                    ahead: ReadAhead) -> list[str]:
     """``UNION`` branches fetching what ``ahead`` names: each variable's values (bound, or
-    the distinct ones of the precondition's solutions), with their types or their triples."""
+    the distinct ones of the precondition's solutions), with their types or their triples.
+    A value the protocol cannot name (a blank node), a literal, or a variable the patterns do
+    not bind is left to the read that asks for it."""
 
     def nodes(var: str) -> str:
         value = bindings.get(var)
         if value is not None:
-            return f"VALUES ?{_N} {{ {_named(value)} }}" if not isinstance(value, Literal) else ""
+            return "" if isinstance(value, (Literal, BNode)) else f"VALUES ?{_N} {{ {nt(value)} }}"
+        if var not in variables or not _VARNAME.fullmatch(var):
+            return ""
         return f"{{ SELECT DISTINCT (?{var} AS ?{_N}) WHERE {{\n{body}\n}} }}"
 
     out = []
