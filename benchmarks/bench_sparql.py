@@ -15,9 +15,12 @@ answer at once, two ways:
 Every HTTP request the store sends is counted by wrapping its transport (the lease's heartbeat
 has a connection of its own and is not counted: it beats every few seconds, not per step).
 Printed: queries and updates per step, all of the run's requests included (claims, each
-instance's creation), and steps per second. ``--against REV`` runs the same in a copy of the
-code at git revision REV (``git archive``), in the same process tree, for a before/after with
-ratios. Each side gets a fresh server; the figures depend on the machine's load (printed).
+instance's creation), steps per second, and per step the CPU time of this process and of the
+server and the wall time spent waiting on requests: on a busy machine steps/s follows the CPU
+the processes get, and the CPU figures say what an idle one would allow. ``--against REV``
+runs the same in a copy of the code at git revision REV (``git archive``), in the same process
+tree, for a before/after with ratios. Each side gets a fresh server; the figures depend on the
+machine's load (printed).
 """
 
 from __future__ import annotations
@@ -62,7 +65,13 @@ class Counting:
         self.inner.close()
 
 
-def child(mode: str, world_file: Path, work: Path, url: str) -> dict[str, Any]:
+def _cpu(pid: int) -> float:
+    """Seconds of CPU the process ``pid`` has used (user + system)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child(mode: str, world_file: Path, work: Path, url: str, server_pid: int) -> dict[str, Any]:
     """One mode over a freshly loaded world, in this process (the code on ``sys.path``)."""
     sys.path.insert(0, str(work))
     import ehr_client  # type: ignore[import-not-found]
@@ -78,7 +87,7 @@ def child(mode: str, world_file: Path, work: Path, url: str) -> dict[str, Any]:
         "ehr_client.notify_nurse": ehr_client.notify_nurse})
     counting = Counting(world.store._http)  # type: ignore[attr-defined]
     world.store._http = counting  # type: ignore[attr-defined]
-    t0 = time.perf_counter()
+    t0, cpu0, server0 = time.perf_counter(), time.process_time(), _cpu(server_pid)
     if mode == "runner":
         wf = agent.workflow()
         runner = Runner(agent.definitions, agent._gate, world=world, trace=Trace(None),
@@ -97,9 +106,10 @@ def child(mode: str, world_file: Path, work: Path, url: str) -> dict[str, Any]:
         run = agent.run(world, all=True, trace=work / "trace.jsonl")
         steps = sum(1 for inst in run.instances for s in inst.steps if s.status == "completed")
     seconds = time.perf_counter() - t0
+    cpu, server_cpu = time.process_time() - cpu0, _cpu(server_pid) - server0
     world.close()
-    return {"steps": steps, "seconds": seconds, **counting.counts,
-            "waited": dict(counting.seconds)}
+    return {"steps": steps, "seconds": seconds, "cpu": cpu, "server_cpu": server_cpu,
+            **counting.counts, "waited": dict(counting.seconds)}
 
 
 def measure(code: Path, mode: str, patients: int, triples: int) -> dict[str, Any]:
@@ -111,7 +121,7 @@ def measure(code: Path, mode: str, patients: int, triples: int) -> dict[str, Any
         try:
             done = subprocess.run(
                 [sys.executable, __file__, "--child", mode, str(work / "ward.ttl"), str(work),
-                 server.url], capture_output=True, text=True, check=False,
+                 server.url, str(server.process.pid)], capture_output=True, text=True, check=False,
                 env={**os.environ, "PYTHONPATH": str(code)})
             if done.returncode != 0:
                 raise RuntimeError(f"{mode} at {code}: {done.stderr[-2000:]}")
@@ -122,8 +132,8 @@ def measure(code: Path, mode: str, patients: int, triples: int) -> dict[str, Any
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        mode, world_file, work, url = sys.argv[2:6]
-        print(json.dumps(child(mode, Path(world_file), Path(work), url)))
+        mode, world_file, work, url, pid = sys.argv[2:7]
+        print(json.dumps(child(mode, Path(world_file), Path(work), url, int(pid))))
         return
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -143,14 +153,18 @@ def main() -> None:
                                       "horismos"], capture_output=True, check=True).stdout
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
             codes.insert(0, (args.against, Path(tmp)))
-        print(f"{'code':<14}{'mode':<12}{'queries/step':>14}{'updates/step':>14}{'steps/s':>10}")
+        print(f"{'code':<14}{'mode':<12}{'queries/step':>14}{'updates/step':>14}{'steps/s':>10}"
+              f"{'client CPU':>12}{'server CPU':>12}{'in requests':>13}  (ms/step)")
         results: dict[tuple[str, str], dict[str, Any]] = {}
         for mode in ("runner", "run --all"):
             for name, code in codes:
                 r = results[name, mode] = measure(code, mode, args.patients, args.triples)
                 n = max(r["steps"], 1)
+                waited = sum(r["waited"].values())
                 print(f"{name:<14}{mode:<12}{r.get('query', 0) / n:>14.2f}"
-                      f"{r.get('update', 0) / n:>14.2f}{n / r['seconds']:>10.0f}")
+                      f"{r.get('update', 0) / n:>14.2f}{n / r['seconds']:>10.0f}"
+                      f"{r['cpu'] / n * 1e3:>12.2f}{r['server_cpu'] / n * 1e3:>12.2f}"
+                      f"{waited / n * 1e3:>13.2f}")
         if args.against:
             print("ratios (this / before):")
             for mode in ("runner", "run --all"):
