@@ -210,9 +210,19 @@ def _signature(obj: Callable[..., object]) -> str:
     return out
 
 
+def _own_attributes(cls: type) -> dict[str, object]:
+    """The attributes ``cls`` and its bases inside Horismos define, the nearest first."""
+    out: dict[str, object] = {}
+    for base in inspect.getmro(cls):
+        if base.__module__.startswith("horismos"):
+            for name, value in vars(base).items():
+                out.setdefault(name, value)
+    return out
+
+
 def _members(cls: type) -> list[str]:
     out = []
-    for name, value in vars(cls).items():
+    for name, value in _own_attributes(cls).items():
         if name.startswith("_") or not (value.__doc__ if value is not None else None):
             continue
         if isinstance(value, property | staticmethod | classmethod) or inspect.isfunction(value):
