@@ -67,11 +67,23 @@ def _documents() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
+def _anchors(page: Path) -> set[str]:
+    """The anchors a Markdown page's headings get on GitHub: lower case, punctuation dropped,
+    spaces as hyphens."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
 @pytest.mark.parametrize("document", _documents(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_relative_link_leads_to_a_file(document: Path) -> None:
-    text = document.read_text(encoding="utf-8")
-    targets = re.findall(r"\]\(([^)\s]+)\)", text)
-    broken = [t for t in targets
-              if not re.match(r"[a-z]+:", t) and not t.startswith("#")
-              and not (document.parent / t.partition("#")[0]).exists()]
-    assert not broken, f"{document.relative_to(ROOT)} links to missing files: {broken}"
+def test_every_relative_link_leads_to_a_file_and_heading(document: Path) -> None:
+    text = re.sub(r"```.*?```", "", document.read_text(encoding="utf-8"), flags=re.S)
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue  # a URL
+        path, _, anchor = target.partition("#")
+        page = document.parent / path if path else document
+        if not page.exists() or (anchor and page.suffix == ".md"
+                                 and anchor not in _anchors(page)):
+            broken.append(target)
+    assert not broken, f"{document.relative_to(ROOT)} links to missing pages or headings: {broken}"
