@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rdflib import RDFS, XSD, URIRef
 from rdflib import Literal as RdfLiteral
@@ -334,7 +334,7 @@ def _check_approval(tool: Tool, payload: Mapping[str, Any], approval: str | None
 
 
 def _from_record(tool: Tool, rec: StepRecord) -> CallResult:
-    status: CallStatus = "completed" if rec.status == "completed" else rec.status
+    status = cast(CallStatus, rec.status)
     result = CallResult(tool.iri, status, record=rec, effects=list(rec.effects))
     if rec.result and rec.result[0] is not None:
         result.content.append({"type": "json", "json": _jsonable(rec.result[0])})

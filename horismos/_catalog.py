@@ -317,7 +317,7 @@ class ToolIndex:
         except KeyError:
             iri = None
         if iri in tools:
-            return tools[iri]  # type: ignore[index]
+            return tools[iri]
         names = sorted(t.name for t in tools.values())
         close = difflib.get_close_matches(text.lstrip(":"), names, n=1)
         hint = f"; did you mean {close[0]}?" if close else (
@@ -389,7 +389,8 @@ def check_inventory(current: Mapping[str, Any], path: str | Path) -> list[str]:
     if recorded.get("inventory_version") != current["inventory_version"]:
         lines.append(f"inventory_version: {recorded.get('inventory_version')!r} in the file, "
                      f"{current['inventory_version']} now")
-    old = {t.get("iri"): t for t in recorded.get("tools") or [] if isinstance(t, dict)}
+    old: dict[Any, Any] = {t.get("iri"): t for t in recorded.get("tools") or []
+                           if isinstance(t, dict)}
     new = {t["iri"]: t for t in current["tools"]}
     for iri in sorted(set(new) - set(old)):
         lines.append(f"added: {new[iri]['name']} <{iri}>")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from rdflib import URIRef
 
@@ -77,7 +77,7 @@ def write_world(world: World, defs: Definitions, path: str, fmt: str | None) -> 
     graph = world.graph
     for prefix, ns in defs.graph.namespaces():
         graph.bind(prefix, ns, override=False)
-    text = graph.serialize(format=fmt)
+    text = graph.serialize(format=cast(str, fmt))
     # rdflib writes a NaN or infinite double in N-Quads as "nan"/"inf", which nothing reads
     # back; its lexical forms are NaN, INF and -INF (TriG already writes those)
     text = _NON_FINITE.sub(lambda m: f'"{_LEXICAL[m.group(1)]}"^^<{m.group(2)}>', text)

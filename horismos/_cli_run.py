@@ -13,7 +13,7 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from rdflib import URIRef
 from rdflib.term import Node
@@ -241,7 +241,8 @@ class RunView:
             return n3
         if isinstance(node, URIRef):
             return self.name(node)
-        return node.n3(self.defs.graph.namespace_manager) if node is not None else n3
+        return (cast(Node, node).n3(self.defs.graph.namespace_manager) if node is not None
+                else n3)
 
     def _progress(self) -> None:
         if self.total <= 0:

@@ -122,10 +122,11 @@ def _count_rows(defs: Definitions, workflows: Sequence[Workflow], counts: RunCou
     rows = []
     for step in layout(defs, workflows).steps:
         iri = str(step.iri)
-        ended = counts.ended.get(iri, {})
+        ended: Mapping[str, int] = counts.ended.get(iri, {})
+        statuses: Mapping[str, int] = counts.statuses.get(iri, {})
         rows.append({"step": iri, "name": defs.name(step.iri), "node": nodes.get(iri),
                      "ran": counts.visits.get(iri, 0),
-                     "completed": counts.statuses.get(iri, {}).get("completed", 0),
+                     "completed": statuses.get("completed", 0),
                      **{s: ended.get(s, 0) for s in ENDED}})
     return rows
 

@@ -15,7 +15,7 @@ from datetime import timedelta
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import networkx as nx
 from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
@@ -299,7 +299,8 @@ class _Builder:
                     close = difflib.get_close_matches(local, names, n=1)
                     hint = f"did you mean horis:{close[0]}?" if close else (
                         "see ontologies/horis.ttl for the vocabulary")
-                    self.error(s, f"horis:{local} is not a Horismos term", hint, at=(s, p, o))
+                    self.error(s, f"horis:{local} is not a Horismos term", hint,
+                               at=(s, cast(URIRef, p), o))
 
     def check_shapes(self) -> None:
         shapes = authoring_shapes()
@@ -359,7 +360,8 @@ class _Builder:
                 close = difflib.get_close_matches(local, sorted(known), n=1)
                 self.error(s, f"sh:{local} is not a SHACL term, so the shape does not check "
                            "what it says", f"did you mean sh:{close[0]}?" if close else
-                           "see https://www.w3.org/TR/shacl/ for the vocabulary", at=(s, p, o))
+                           "see https://www.w3.org/TR/shacl/ for the vocabulary",
+                           at=(s, cast(URIRef, p), o))
 
     def check_namespaces(self) -> None:
         """A file whose horis: prefix is not the Horismos namespace declares nothing."""
@@ -408,7 +410,7 @@ class _Builder:
                 continue
             env.append((key, value))
         self.defs.mcp_servers[name] = McpServer(
-            URIRef(s), name, self.text(s, HORIS.command), args, tuple(env),
+            URIRef(str(s)), name, self.text(s, HORIS.command), args, tuple(env),
             self.text(s, HORIS.url))
 
     def tool(self, s: Node) -> Tool | None:
@@ -434,6 +436,7 @@ class _Builder:
                                 self.flag(a, HORIS.sent, default=True)))
                 arg_nodes[name] = a
         effect = self.effect(s, args)
+        declared = effect if isinstance(effect, Effect) else None  # never True: see effect()
         binding_node = self.one(s, HORIS.binding)
         binding = None if binding_node is None else str(binding_node)
         at = (s, HORIS.binding, binding_node)
@@ -478,16 +481,16 @@ class _Builder:
         requires = self.precondition(s, s)
         if effect is False or not ok:
             return None
-        self.check_unsent(s, args, arg_nodes, effect or None, requires)
+        self.check_unsent(s, args, arg_nodes, declared, requires)
         side = self.one(s, HORIS.sideEffect)
         headers = self.headers(s)
         return Tool(
-            iri=URIRef(s),
+            iri=URIRef(str(s)),
             name=self.short(s),
             label=self.text(s, RDFS.label),
             comment=self.text(s, RDFS.comment),
             args=tuple(args),
-            effect=effect or None,
+            effect=declared,
             binding=binding or "",
             timeout=timeout,
             idempotent=self.flag(s, HORIS.idempotent),
@@ -617,13 +620,13 @@ class _Builder:
         return Effect(subject, tuple(asserts), shapes)
 
     def step(self, s: Node, cls: URIRef) -> Step | None:
-        iri = URIRef(s)
+        iri = URIRef(str(s))
         nxt = self.one(s, HORIS.next)
         on_error = self.one(s, HORIS.onError)
         common: dict[str, Any] = {"iri": iri, "next": nxt, "on_error": on_error}
         if cls == HORIS.ActionStep:
             tool_node = self.one(s, HORIS.tool)
-            tool = self.defs.tools.get(tool_node) if tool_node is not None else None
+            tool = self.defs.tools.get(cast(URIRef, tool_node)) if tool_node is not None else None
             if tool_node is None:
                 self.error(s, "the ActionStep names no tool",
                            "write horis:tool :some.tool (a declared horis:Tool)")
@@ -662,7 +665,8 @@ class _Builder:
                 pre = self.precondition(s, w)
                 order = self.one(w, HORIS.order)
                 if pre is not None:
-                    rules.append(Rule(pre, URIRef(target), float(order) if order else 0.0))
+                    rules.append(Rule(pre, URIRef(str(target)),
+                                      float(str(order)) if order else 0.0))
             rules.sort(key=lambda r: r.order)
             otherwise = self.one(s, HORIS.otherwise)
             if otherwise is None:
@@ -670,7 +674,8 @@ class _Builder:
                            "holds it would have nowhere to go",
                            "add horis:otherwise :SomeStep (one of: "
                            + self.some(self.step_nodes()) + ")")
-            return DecisionStep(**common, rules=tuple(rules), otherwise=otherwise)
+            return DecisionStep(**common, rules=tuple(rules),
+                                otherwise=cast("URIRef | None", otherwise))
         if cls == HORIS.ProposalStep:
             cands = self.one(s, HORIS.candidates)
             as_var = self.text(s, HORIS["as"]) or "option"
@@ -678,8 +683,8 @@ class _Builder:
             conf = self.one(s, HORIS.confidence)
             return ProposalStep(**common, query=query, rank_by=self.text(s, HORIS.rankBy),
                                 model=self.check_model(s),
-                                confidence=float(conf) if conf is not None else None,
-                                fallback=self.one(s, HORIS.fallback),
+                                confidence=float(str(conf)) if conf is not None else None,
+                                fallback=cast("URIRef | None", self.one(s, HORIS.fallback)),
                                 as_var=as_var)
         timeout_node = self.one(s, HORIS.timeout)
         timeout = None
@@ -695,8 +700,9 @@ class _Builder:
         return WaitStep(**common, reason=self.text(s, HORIS.reason),
                         wake=tuple(w for w in self.g.objects(s, HORIS.wake)
                                    if isinstance(w, URIRef)),
-                        delivery=self.one(s, HORIS.delivery), until=until, timeout=timeout,
-                        on_timeout=self.one(s, HORIS.onTimeout))
+                        delivery=cast("URIRef | None", self.one(s, HORIS.delivery)),
+                        until=until, timeout=timeout,
+                        on_timeout=cast("URIRef | None", self.one(s, HORIS.onTimeout)))
 
     def check_model(self, s: Node) -> str | None:
         """The step's ``provider:model``, an alias (``claude:``) written as its provider."""

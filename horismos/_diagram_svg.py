@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ._definitions import Definitions
 from ._diagram import Edge, EdgeKind, Layout, dot_text, layout, step_label
@@ -106,7 +106,7 @@ def _node(defs: Definitions, lay: Layout, step: Step, counts: RunCounts | None,
     if counts is not None:
         iri = str(step.iri)
         visits = counts.visits.get(iri, 0)
-        ended = counts.ended.get(iri, {})
+        ended: Mapping[str, int] = counts.ended.get(iri, {})
         lines.append(f"ran ×{visits}")
         stopped = [f"{ended[s]} {s}" for s in ("blocked", "failed", "waiting") if ended.get(s)]
         if stopped:

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from pyshacl.graph_abstraction import DataGraph
 from pyshacl.pytypes import SHACLExecutor
@@ -248,8 +248,8 @@ class Gate:
         """The graph pyshacl validates: ``subject`` after the step, its values' types and
         every type's superclasses."""
         after = Graph()
-        for t in triples:
-            after.add(t)
+        for triple in triples:
+            after.add(triple)
         self._add_types(after, (o for _, _, o in after if o != subject), types_of)
         for t in subject_types:
             for triple in self._superclass_triples(t):
@@ -290,7 +290,8 @@ class Gate:
                 yield from self._superclass_triples(t)
 
     def _superclass_triples(self, cls: Node) -> Iterator[tuple[Node, Node, Node]]:
-        return ((cls, RDFS.subClassOf, sup) for sup in self._superclasses.get(cls, ()))
+        return ((cls, RDFS.subClassOf, sup)
+                for sup in self._superclasses.get(cast(URIRef, cls), ()))
 
     def _applicable(self, node: Node, types: Iterable[Node], preds: Iterable[Node],
                     ) -> set[URIRef]:
@@ -451,7 +452,7 @@ class _EffectCheck:
             found.extend((p.path, m, None, v) for m, v in p.failures(own.get(p.property, set()), g))
         for pred, objects in own.items():
             if pred not in self.declared:
-                path = _path_name(pred, defs)
+                path = _path_name(cast(URIRef, pred), defs)
                 found.extend((path, self.message, self.shape, o) for o in objects
                              if not (pred == RDF.type and o == RDFS.Resource))  # as pyshacl
         if not found:

@@ -89,16 +89,16 @@ def hazards(tools: Mapping[URIRef, Tool], steps: Mapping[URIRef, Step],
             continue
         for iri in sorted(component, key=str):
             step = steps.get(iri)
-            tool = step.tool if isinstance(step, ActionStep) else None
-            if tool is None or tool.idempotent:
+            called = step.tool if isinstance(step, ActionStep) else None
+            if called is None or called.idempotent:
                 continue
             back = min((nx.shortest_path(flow, nxt, iri) for nxt in flow.successors(iri)
                         if nxt in component), key=len)
             cycle = " → ".join(name(s) for s in [iri, *back])
             yield Hazard(
                 iri,
-                f"the step is on a cycle ({cycle}) and its tool {tool.name} is not idempotent: "
+                f"the step is on a cycle ({cycle}) and its tool {called.name} is not idempotent: "
                 "each time round calls it again, until a horis:requires on the way stops "
                 f"holding or the instance runs out of steps (horis:maxSteps, {budget} here)",
                 "make the loop's horis:requires depend on something the tool writes, or "
-                f"declare {tool.name} horis:idempotent true if calling it again does no harm")
+                f"declare {called.name} horis:idempotent true if calling it again does no harm")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import cast
 
 from rdflib import URIRef
 
@@ -64,7 +65,7 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
         current = r.get("current")
         out.append(InstanceRow(r["i"], r["workflow"], r["focus"], name,  # type: ignore[arg-type]
                                current if isinstance(current, URIRef) else None,
-                               since.get(r["i"])))  # type: ignore[arg-type]
+                               since.get(cast(URIRef, r["i"]))))
     return sorted(out, key=lambda x: (x.since or "", str(x.instance)))
 
 

@@ -29,7 +29,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
@@ -100,7 +100,7 @@ class Policy:
 def payload(tool: Tool, args: Mapping[str, Node]) -> dict[str, Any]:
     """The arguments as the approval fingerprint reads them: IRIs as strings, literals as JSON
     values — what ``tools approve NAME --args JSON`` normalizes the same call to."""
-    return {name: str(v) if isinstance(v, URIRef) else json_value(v.toPython())
+    return {name: str(v) if isinstance(v, URIRef) else json_value(cast(Literal, v).toPython())
             for name, v in args.items()}
 
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from rdflib import Graph, URIRef, Variable
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.sparql import Query
+from rdflib.query import ResultRow
 from rdflib.term import Node
 
 __all__ = ["Precondition", "PreconditionSyntaxError", "compile_patterns", "elements", "explain",
@@ -53,12 +54,13 @@ class Precondition:
     variables: frozenset[str]
 
     def solutions(self, graph: Graph, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
-        init = {Variable(k): v for k, v in bindings.items() if k in self.variables}
+        init: dict[str, Any] = {Variable(k): v for k, v in bindings.items() if k in self.variables}
         rows = graph.query(self.select, initBindings=init)
         out = []
-        for row in rows:
+        for row in rows:  # a SELECT's rows
             sol = dict(bindings)
-            sol.update({str(k): v for k, v in row.asdict().items() if v is not None})
+            sol.update({str(k): v for k, v in cast(ResultRow, row).asdict().items()
+                        if v is not None})
             out.append(sol)
         return out
 

@@ -11,7 +11,7 @@ import datetime as dt
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
@@ -750,7 +750,7 @@ def _unknown(tool: Tool, step: ActionStep, seen: ToolError) -> OutcomeUnknown:
 
 def _python(value: Node) -> Any:
     """An argument as a Python tool receives it: a node as its IRI, a literal as its value."""
-    return value if isinstance(value, URIRef) else value.toPython()
+    return value if isinstance(value, URIRef) else cast(Literal, value).toPython()
 
 
 def _literal_fits(value: Literal, datatype: URIRef) -> bool:
@@ -773,6 +773,7 @@ def focus_nodes(defs: Definitions, world: World, workflow: Workflow) -> list[URI
     found: set[URIRef] = set()
     for cls in defs.classes_of(workflow.focus_type):
         for row in world.store.select("SELECT ?x WHERE { ?x a ?c }", {"c": cls}, {}):
-            if isinstance(row.get("x"), URIRef):
-                found.add(row["x"])
+            x = row.get("x")
+            if isinstance(x, URIRef):
+                found.add(x)
     return sorted(found, key=str)

@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.namespace import NamespaceManager
@@ -118,8 +118,8 @@ def _shape_text(g: Graph, node: Node, depth: int = 0) -> str:
         parts[p.n3(namespace_manager=_NM)] = ", ".join(objects)
     if len(parts) > 1:
         return "[ {} ]".format(" ; ".join(f"{p} {o}" for p, o in sorted(parts.items())))
-    (p, o), = parts.items()
-    return f"[ {p} {o} ]"
+    (name, text), = parts.items()
+    return f"[ {name} {text} ]"
 
 
 _Message = str | Callable[[], str] | None
@@ -379,7 +379,7 @@ def _node_kind(g: Graph, node: Node, path: Node | None) -> _Check:
     kind = _one(g, node, SH.nodeKind)
     if kind not in _KINDS:
         raise NotCompiled("an unknown sh:nodeKind")
-    kinds, message = _KINDS[kind], f"Value is not of Node Kind {stringify(kind)}"
+    kinds, message = _KINDS[cast(URIRef, kind)], f"Value is not of Node Kind {stringify(kind)}"
 
     def check(focus: Node, values: Collection[Node], data: Data):
         for v in values:
@@ -406,7 +406,8 @@ def _pattern(g: Graph, node: Node, path: Node | None) -> _Check:
         raise NotCompiled("sh:flags other than i and m")  # pyshacl ignores them
     re_flags = (re.I if "i" in text else 0) | (re.M if "m" in text else 0)
     matchers = [re.compile(str(p), re_flags) for p in patterns]
-    message = (f"Value does not match pattern '{patterns[0].value}'" if len(patterns) < 2 else
+    message = (f"Value does not match pattern '{cast(Literal, patterns[0]).value}'"
+               if len(patterns) < 2 else
                "Value does not match every pattern in ('{}')".format(
                    "', '".join(str(p.value) for p in patterns)))  # type: ignore[attr-defined]
 

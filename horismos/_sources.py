@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import cast
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.plugins.parsers.notation3 import BadSyntax
@@ -182,7 +183,7 @@ class Sources:
             file, start = self.locate(s)
             if file != str(f.path) or start is None:
                 return self.locate(s)
-            end = self._bnode_end(f, s, start)
+            end = self._bnode_end(f, cast(BNode, s), start)
         if start is None:
             return self.locate(s)
         lines = f.text_lines()

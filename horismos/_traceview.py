@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
@@ -148,7 +148,7 @@ def _add_step(g: Graph, act: URIRef, e: Mapping[str, Any]) -> None:
     g.add((assoc, PROV.hadPlan, step))
     for call in e.get("args") or []:
         for name, text in call.items():
-            _add_usage(g, act, name, from_n3(text))
+            _add_usage(g, act, name, cast("Node | None", from_n3(text)))
     clock = e.get("clock") or []
     if clock:
         g.add((act, PROV.startedAtTime, Literal(clock[0], datatype=XSD.dateTime)))

@@ -26,7 +26,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
@@ -110,9 +110,9 @@ def read_instance(store: Store, iid: URIRef) -> StoredInstance | None:
         variables[str(v["name"])] = v["value"]
     current = row.get("current")
     return StoredInstance(iid, row["workflow"], row["focus"],  # type: ignore[arg-type]
-                          _STATUS.get(row["status"], str(row["status"])),
+                          _STATUS.get(cast(URIRef, row["status"]), str(row["status"])),
                           current if isinstance(current, URIRef) else None,
-                          int(row["version"].toPython()), variables,  # type: ignore[union-attr]
+                          int(cast(Literal, row["version"]).toPython()), variables,
                           str(row["blocked"]) if "blocked" in row else None,
                           str(row["error"]) if "error" in row else None)
 

@@ -3,6 +3,7 @@ allows, so a release that moves those internals fails here, by name, not deep in
 
 from __future__ import annotations
 
+import importlib
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
@@ -16,6 +17,21 @@ PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 INTERNALS = {
     "pyshacl": "ShapesGraph, SHACLExecutor and DataGraph in horismos/_gate.py; its result "
                "wording, reproduced by horismos/_shacl.py",
+    "mcp": "the private helpers of mcp.client.stdio (spawn, parse, drain, stop) that "
+           "horismos/_bindings/mcp_stdio.py reuses to cap each message a stdio server sends",
+    "rdflib": "the private N-Triples quoting helpers of rdflib.plugins.serializers.nt in "
+              "horismos/_stores/base.py and horismos/_stores/oxigraph.py",
+}
+
+# module → the names Horismos imports or calls from it that its package does not promise
+NAMES = {
+    "pyshacl.shapes_graph": ("ShapesGraph",),
+    "pyshacl.pytypes": ("SHACLExecutor",),
+    "pyshacl.graph_abstraction": ("DataGraph",),
+    "mcp.client.stdio": ("_get_executable_command", "_create_platform_compatible_process",
+                         "_parse_line", "_drain_stdout", "_WRITER_FLUSH_TIMEOUT",
+                         "_stop_server_process", "_aclose_all", "get_default_environment"),
+    "rdflib.plugins.serializers.nt": ("_quoteLiteral", "_quote_encode"),
 }
 
 
@@ -37,3 +53,13 @@ def test_a_dependency_used_through_its_internals_is_bounded_and_installed_in_ran
         f"{package} {installed} is installed, outside {spec} that pyproject.toml allows: "
         f"Horismos uses {INTERNALS[package]}. Install a version in range "
         f"(pip install '{requirement}') or widen the range once the gate tests pass on it.")
+
+
+@pytest.mark.parametrize("module", sorted(NAMES))
+def test_the_internals_horismos_uses_are_still_there(module: str) -> None:
+    missing = [n for n in NAMES[module] if not hasattr(importlib.import_module(module), n)]
+    package = module.partition(".")[0]
+    assert not missing, (
+        f"{package} {version(package)} has no {', '.join(missing)} in {module}: Horismos uses "
+        f"{INTERNALS[package]}. Install a release pyproject.toml allows, or port that code and "
+        "move the bound")

@@ -87,8 +87,9 @@ def test_a_paging_loop_ends_at_the_step_budget_naming_the_cycle(tmp_path) -> Non
 
 
 def test_the_default_budget_is_documented() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    assert "horis:maxSteps" in readme and f"{DEFAULT_MAX_STEPS} steps" in readme
+    guide = Path(__file__).parent.parent / "docs" / "guide" / "doing-no-harm.md"
+    text = guide.read_text(encoding="utf-8")
+    assert "horis:maxSteps" in text and f"{DEFAULT_MAX_STEPS} steps" in text
 
 
 def test_an_unbudgeted_workflow_gets_the_default(tmp_path) -> None:

@@ -150,7 +150,10 @@ class McpSession:
             return s.url
         env: dict[str, str] = {}
         for name, value in s.env:
-            env[name] = _ENV_REF.sub(lambda m, n=name: self._from_env(n, m.group(1)), value)
+            def expand(m: re.Match[str], n: str = name) -> str:
+                return self._from_env(n, m.group(1))
+
+            env[name] = _ENV_REF.sub(expand, value)
         command = s.command or ""
         if command in ("python", "python3"):
             command = sys.executable  # the interpreter Horismos runs in, with its packages
@@ -261,8 +264,8 @@ class McpSessions:
         caps: dict[str, int] = {}
         for tool in defs.tools.values():
             if tool.binding.startswith("mcp://"):
-                server = tool.binding[len("mcp://"):].partition("/")[0]
-                caps[server] = max(caps.get(server, 0), tool.max_result_bytes)
+                named = tool.binding[len("mcp://"):].partition("/")[0]
+                caps[named] = max(caps.get(named, 0), tool.max_result_bytes)
         return cls({**defs.mcp_servers, **(extra or {})}, folders, caps)
 
     async def get(self, name: str) -> McpSession:
@@ -459,13 +462,13 @@ def input_problems(tool: Tool, schema: Mapping[str, Any]) -> list[str]:
                             f"takes {'/'.join(sorted(accepted)) or 'nothing'}")
     declared = {a.name: a for a in tool.args}
     for name in schema.get("required") or ():
-        arg = declared.get(name)
-        if arg is None:
+        required = declared.get(name)
+        if required is None:
             problems.append(f"it requires \"{name}\", which horis:takes does not declare")
-        elif not arg.sent:
+        elif not required.sent:
             problems.append(f"it requires \"{name}\", which horis:takes declares "
                             "horis:sent false")
-        elif arg.optional:
+        elif required.optional:
             problems.append(f"it requires \"{name}\", which horis:takes declares "
                             "horis:optional true")
     return problems

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import IO, Any
+from typing import IO, Any, TextIO, cast
 
 import anyio
 import mcp_types as types
@@ -36,7 +36,7 @@ async def capped_stdio_client(server: sdk.StdioServerParameters, errlog: IO[byte
     command = await sdk._get_executable_command(server.command)
     process = await sdk._create_platform_compatible_process(
         command=command, args=server.args, env=sdk.get_default_environment() | (server.env or {}),
-        errlog=errlog, cwd=server.cwd)
+        errlog=cast(TextIO, errlog), cwd=server.cwd)  # any file with a fileno will do
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()

@@ -131,7 +131,7 @@ class Reach(dict[str, Callable[..., Any]]):
                 raise UsageError(f"allowed module {m!r}: give a module name such as "
                                  "\"ehr_client\" or \"mylib.tools\"")
         self.allowed_modules: tuple[str, ...] = tuple(dict.fromkeys(names))
-        self.hosts = hosts or (tools.hosts if isinstance(tools, Reach) else Hosts())
+        self.hosts: Hosts = hosts or (tools.hosts if isinstance(tools, Reach) else Hosts())
 
     def allows(self, module: str) -> bool:
         return any(module == m or module.startswith(m + ".") for m in self.allowed_modules)

@@ -11,10 +11,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any, cast
 
 from rdflib import Dataset, Graph, URIRef, Variable
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.plugins.sparql import prepareQuery
+from rdflib.query import ResultRow
 from rdflib.term import Node
 
 from .._digest import ZERO, Digest
@@ -49,8 +51,9 @@ class MemoryStore(Store):
     def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
                ) -> list[dict[str, Node]]:
         q = prepareQuery(query, initNs=dict(ns))
-        rows = self._ds.query(q, initBindings={Variable(k): v for k, v in bindings.items()})
-        return [{str(k): v for k, v in r.asdict().items()} for r in rows]
+        init: dict[str, Any] = {Variable(k): v for k, v in bindings.items()}
+        rows = self._ds.query(q, initBindings=init)
+        return [{str(k): v for k, v in cast(ResultRow, r).asdict().items()} for r in rows]
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
         return self._ds.objects(subject, predicate)
@@ -118,7 +121,7 @@ class MemoryStore(Store):
             name = g.identifier if isinstance(g, Graph) else g
             if name is not None and str(name).startswith(RUNTIME):
                 continue
-            yield s, p, o, (None if name == DATASET_DEFAULT_GRAPH_ID else name)
+            yield s, p, o, (None if name == DATASET_DEFAULT_GRAPH_ID else cast(URIRef, name))
 
     def dataset(self) -> Dataset:
         return self._ds

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 import pyoxigraph as ox
 from rdflib import XSD, BNode, Dataset, Literal, URIRef
@@ -183,7 +183,7 @@ def canonical(quads: Iterable[Quad]) -> list[Quad]:
                        for i, lit in enumerate(literals))
         for q in scratch:
             _CANONICAL[literals[int(q.subject.value[6:])]] = from_ox(q.object)  # type: ignore[assignment]
-    return [(s, p, _CANONICAL.get(o, o) if isinstance(o, Literal) else o, g)  # type: ignore[call-overload]
+    return [(s, p, _CANONICAL.get(o, o) if isinstance(o, Literal) else o, g)
             for s, p, o, g in quads]
 
 
@@ -233,7 +233,7 @@ def parse_file(path: Path, progress: Progress | None = None) -> Iterator[ox.Quad
     key = file_key(path) if _may_hold_blank_nodes(path, fmt) else ""
     reader = ProgressReader(path, progress)
     try:
-        quads = ox.parse(reader, format=fmt, base_iri=path.resolve().as_uri())
+        quads = ox.parse(cast("IO[bytes]", reader), format=fmt, base_iri=path.resolve().as_uri())
         yield from skolemise_ox(quads, key) if key else quads
     except MemoryError:
         raise _oversized(path, reader.done) from None
@@ -266,7 +266,7 @@ def ox_line(q: ox.Quad, rdf_object: Node | None = None) -> str:
     """A stored quad's N-Quads line, as :func:`~horismos._stores.base.nquad_line` writes the
     rdflib quad it stands for; ``rdf_object``: that quad's object as rdflib holds it, when the
     caller has it (a literal's text is then written from it, not from a Literal built anew)."""
-    s, g = q.subject, q.graph_name
+    s, g = cast("ox.NamedNode | ox.BlankNode", q.subject), q.graph_name  # no RDF-star here
     head = f"_:{s.value}" if type(s) is ox.BlankNode else f"<{s.value}>"
     o = q.object
     if type(o) is ox.BlankNode:
@@ -376,7 +376,7 @@ class OxigraphStore(Store):
         if self.persistent:
             kept = list(self._store.quads_for_pattern(_DIGEST_NODE, _LTHASH, None, _DIGEST_GRAPH))
             if kept:
-                self._digest = Digest.from_text(kept[0].object.value)
+                self._digest = Digest.from_text(cast(ox.Literal, kept[0].object).value)
                 self._persisted = True
             else:  # new, or the last process died between two writes of it: recompute once
                 self._digest = self.recompute_digest()
@@ -397,9 +397,9 @@ class OxigraphStore(Store):
                   ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
         text = self._texts.get(pre.select_text)
         if text is None:  # substitutions must be projected: name every variable, not ``*``
-            names = " ".join(f"?{v}" for v in sorted(pre.variables)) or "*"
+            projected = " ".join(f"?{v}" for v in sorted(pre.variables)) or "*"
             text = self._texts[pre.select_text] = pre.select_text.replace(
-                "SELECT *", f"SELECT {names}", 1)
+                "SELECT *", f"SELECT {projected}", 1)
         result = self._query(text, bindings, pre.variables, dict(pre.prefixes))
         names = [v.value for v in result.variables]
         out = []
@@ -626,7 +626,7 @@ class OxigraphStore(Store):
         reader = ProgressReader(path, progress)  # Oxigraph's own loader: 10% faster, less memory
         try:
             (self._store.bulk_load if self.persistent else self._store.load)(
-                reader, fmt, base_iri=path.resolve().as_uri())
+                cast("IO[bytes]", reader), fmt, base_iri=path.resolve().as_uri())
         except MemoryError:
             raise _oversized(path, reader.done) from None
         finally:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import cast
 
 import pyoxigraph as ox
 from rdflib import BNode, URIRef
@@ -74,7 +75,8 @@ def skolemise(quads: list[Quad]) -> list[Quad]:
     placeholder = {b: BNode(f"b{n}") for b, n in order.items()}
     h = hashlib.sha256()
     for q in quads:
-        s, p, o, g = (placeholder.get(t, t) if isinstance(t, BNode) else t for t in q)
+        s, p, o, g = cast(Quad, tuple(placeholder.get(t, t) if isinstance(t, BNode) else t
+                                      for t in q))
         h.update(nquad_line(s, p, o, g).encode() + b"\n")
     key = h.hexdigest()[:32]
     named = {b: URIRef(f"{GENID}{key}:{n}") for b, n in order.items()}

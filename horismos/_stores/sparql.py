@@ -50,7 +50,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
 import httpx
@@ -318,7 +318,8 @@ class SparqlStore(Store):
         if change.expect:  # the runner's commit: what it removes it read, what it adds is new
             delta = delta_of([q for q in add if q not in both], removes)
         else:
-            stored = self._stored([(*map(nt, q[:3]), None if q[3] is None else nt(q[3]))
+            stored = self._stored([(nt(q[0]), nt(q[1]), nt(q[2]),
+                                    None if q[3] is None else nt(q[3]))
                                    for q in [*add, *removes]])
             delta = delta_of([q for i, q in enumerate(add) if i not in stored],
                              [q for i, q in enumerate(removes, len(add)) if i in stored])
@@ -394,7 +395,7 @@ class SparqlStore(Store):
         def chunks() -> Iterator[bytes]:
             quads = parse_file(path, progress)
             while batch := list(islice(quads, _CHUNK * 4)):
-                yield ox.serialize(batch, format=ox.RdfFormat.N_QUADS)
+                yield cast(bytes, ox.serialize(batch, format=ox.RdfFormat.N_QUADS))
 
         self._post_nquads(chunks())
         return self._fold()[3]
@@ -420,7 +421,7 @@ class SparqlStore(Store):
         for q in new:
             name = "" if isinstance(q.graph_name, ox.DefaultGraph) else str(q.graph_name)
             by_graph.setdefault(name, []).append(f"{q.subject} {q.predicate} {q.object} .")
-        by_graph.setdefault(nt(g), []).append(f"{nt(node)} {nt(p)} {nt(o)} .")
+        by_graph.setdefault(nt(cast(URIRef, g)), []).append(f"{nt(node)} {nt(p)} {nt(o)} .")
         self.update("INSERT DATA {\n" + "\n".join(
             "\n".join(lines) if not name else f"GRAPH {name} {{\n" + "\n".join(lines) + "\n}"
             for name, lines in by_graph.items()) + "\n}")
