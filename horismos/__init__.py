@@ -39,6 +39,8 @@ from ._errors import (
     TraceVersionError,
     UsageError,
 )
+from ._hydrate import Hydrated
+from ._model import Adapter
 from ._records import InstanceRun, Run, StepRecord
 from ._replay import ReplayReport, replay
 from ._stores import Conflict, StoreError
@@ -50,6 +52,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "HORIS",
+    "Adapter",
     "Agent",
     "ArgumentTypeError",
     "AuthoringError",
@@ -62,6 +65,7 @@ __all__ = [
     "Divergence",
     "GateRejected",
     "HorismosError",
+    "Hydrated",
     "InstanceFailed",
     "InstanceRun",
     "LeaseLost",

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from . import _attempt
+from ._attempt import answered, sent
 from ._bindings.reach import Hosts
 from ._errors import NotSent, ToolError
 from ._model import Adapter
@@ -140,9 +140,9 @@ class FhirClient:
 async def _mark(event: str, info: Mapping[str, Any]) -> None:
     """httpx's trace hook: when the request leaves and when an answer arrives."""
     if event.endswith(".send_request_headers.started"):
-        _attempt.sent()
+        sent()
     elif event.endswith(".receive_response_headers.complete"):
-        _attempt.answered()
+        answered()
 
 
 def _text(response: httpx.Response, limit: int = 200) -> str:

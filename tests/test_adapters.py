@@ -8,18 +8,15 @@ and checks what the server received, what landed in the world and what the trace
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rdflib import Literal, URIRef
+from servers.fhir_server import FhirServer, serve_fhir
 
-sys.path.insert(0, str(Path(__file__).parent / "servers"))
-from fhir_server import FhirServer, serve_fhir  # noqa: E402
-
-from horismos import (  # noqa: E402
+from horismos import (
     HORIS,
     Agent,
     AuthoringError,

@@ -5,10 +5,11 @@ from __future__ import annotations
 import horismos
 
 PUBLIC = [
-    "HORIS", "Agent", "ArgumentTypeError", "AuthoringError", "CallResult", "Catalog", "Conflict",
-    "Definitions", "Digest", "Discovery", "Divergence", "GateRejected", "HorismosError",
-    "InstanceFailed", "InstanceRun", "LeaseLost", "NotSent", "OutcomeUnknown", "PolicyRefused",
-    "PreconditionError", "Problem", "ReplayReport", "ResultTooLarge", "Run", "RunError",
+    "HORIS", "Adapter", "Agent", "ArgumentTypeError", "AuthoringError", "CallResult", "Catalog",
+    "Conflict", "Definitions", "Digest", "Discovery", "Divergence", "GateRejected",
+    "HorismosError", "Hydrated", "InstanceFailed", "InstanceRun", "LeaseLost", "NotSent",
+    "OutcomeUnknown", "PartialCommit", "PolicyRefused", "PreconditionError", "Problem",
+    "RemoteConflict", "ReplayReport", "ResultTooLarge", "Run", "RunError", "ScopeRefused",
     "ShaclMessage", "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError",
     "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError",
     "World", "__version__", "check_inventory", "load_definitions", "read_trace", "replay",

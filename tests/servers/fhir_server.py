@@ -26,7 +26,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -218,18 +218,16 @@ def _handler(server: FhirServer) -> type[BaseHTTPRequestHandler]:
                 status, out = 400, _outcome(f"not JSON: {e}")
             if server.delay and method in ("PUT", "POST"):
                 time.sleep(server.delay)  # applied, answered late: the client cannot know
-            try:
+            with suppress(BrokenPipeError, ConnectionResetError):
                 self._answer(status, out)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
 
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:
             self._handle("GET")
 
-        def do_PUT(self) -> None:  # noqa: N802
+        def do_PUT(self) -> None:
             self._handle("PUT")
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self._handle("POST")
 
     return Handler
