@@ -36,6 +36,7 @@ from ._bindings import Hosts, Reach
 from ._bindings.mcp import connection_problems
 from ._catalog import check_inventory, inventory_text
 from ._cli_digest import cmd_digest, digest_arguments
+from ._cli_hydrate import cmd_hydrate, hydrate_arguments
 from ._contract import binding_problems, credential_problems, unbound_arguments
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
@@ -450,6 +451,9 @@ class RunView:
             line += "".join(f"\n    {self._message(m)}" for m in rec.messages)
         elif rec.error is not None:
             line += f": {rec.error}"
+        if rec.receipts:  # an adapter commit: each effect's remote outcome
+            line += "\n    remote: " + "; ".join(f"{r['ref']} {r['outcome']}" + (
+                f" (version {r['version']})" if r.get("version") else "") for r in rec.receipts)
         if rec.error is not None and rec.next is not None:
             line += f"\n    onError -> {n(rec.next)}"
         return line
@@ -1126,6 +1130,8 @@ COMMANDS: list[Command] = [
             _load_arguments, cmd_load),
     Command("digest", "print the world's digest; --check recomputes it from every quad",
             digest_arguments, cmd_digest),
+    Command("hydrate", "project resources of a system of record (a horis:Adapter) into the "
+            "world, with their versions", hydrate_arguments, cmd_hydrate),
 ]
 
 

@@ -248,3 +248,37 @@ def serve_fhir() -> Iterator[FhirServer]:
         httpd.shutdown()
         httpd.server_close()
         thread.join(5)
+
+
+def main() -> None:
+    """Serve on a fixed port with seed resources, until interrupted (examples/fhir/README.md):
+    ``python tests/servers/fhir_server.py --port 8089 --seed examples/fhir/seed.json``."""
+    import argparse
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--port", type=int, default=8089)
+    p.add_argument("--seed", help="a JSON list of resources to store first")
+    p.add_argument("--token-env", help="require the bearer token held by this variable")
+    args = p.parse_args()
+    import os
+
+    fhir = FhirServer()
+    if args.token_env:
+        fhir.token = os.environ[args.token_env]
+    if args.seed:
+        with open(args.seed, encoding="utf-8") as f:
+            for resource in json.load(f):
+                fhir.put(resource)
+    httpd = ThreadingHTTPServer(("127.0.0.1", args.port), _handler(fhir))
+    fhir.base = f"http://127.0.0.1:{args.port}/fhir"
+    print(f"FHIR R4 test server at {fhir.base}", flush=True)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()
+
+
+if __name__ == "__main__":
+    main()
