@@ -396,3 +396,81 @@ def test_replay_offline_substitutes_the_recorded_outcomes(tmp_path: Path) -> Non
     recorded = [json.loads(line) for line in trace.read_text().splitlines()]
     step = next(e for e in recorded if e["type"] == "step")
     assert step["receipts"][0]["expected_version"] == "2"
+
+
+def test_on_partial_is_taken_when_declared(tmp_path: Path, fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir, binding="complete",
+                      scopes='"patient/MedicationRequest.write"', for_each=True)
+    path = tmp_path / "pharmacy.ttl"
+    path.write_text(path.read_text().replace(
+        "horis:onError :Settle .", "horis:onError :Settle ;\n    horis:onPartial :Mixed .")
+        + """
+:Mixed a horis:WaitStep ;
+    horis:reason "some requests were completed, some not" ;
+    horis:wake horis:OperatorInput ;
+    horis:delivery horis:Silent .
+""")
+    agent = Agent.from_files(path, tools=TOOLS)
+    world = hydrated(agent, "MedicationRequest/mr1", "MedicationRequest/mr2")
+    fhir.remote_update("MedicationRequest", "mr2", note=[{"text": "changed"}])
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    assert [r.status for r in run.steps] == ["partial", "waiting"]
+    assert run.steps[-1].step.endswith("#Mixed")
+
+
+def test_a_for_each_call_that_raises_keeps_the_others_accepted(tmp_path: Path,
+                                                             fhir: FhirServer) -> None:
+    def picky(request: dict[str, Any]) -> dict[str, Any]:
+        if request["id"] == "mr2":
+            raise ValueError("no stock for mr2")
+        return {**request, "status": "completed"}
+
+    agent = agent_for(tmp_path, fhir, binding="picky",
+                      scopes='"patient/MedicationRequest.write"', for_each=True)
+    agent.tools["picky"] = picky
+    world = hydrated(agent, "MedicationRequest/mr1", "MedicationRequest/mr2")
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    step = run.steps[0]
+    assert step.status == "partial"
+    assert isinstance(step.error, PartialCommit)
+    assert step.error.accepted == ("MedicationRequest/mr1",)
+    assert step.error.others == (("(decision)", "tool_error"),)
+    assert version(world, fhir, "MedicationRequest/mr1") == "2"  # it happened: it landed
+    assert fhir.writes() == [("PUT", "/MedicationRequest/mr1")]
+
+
+def test_an_update_of_a_resource_never_hydrated_is_refused(tmp_path: Path,
+                                                          fhir: FhirServer) -> None:
+    def other(request: dict[str, Any]) -> dict[str, Any]:
+        return {"resourceType": "Patient", "id": "p9", "active": False}
+
+    agent = agent_for(tmp_path, fhir, binding="other", scopes='"patient/*.write"',
+                      granted='"patient/*.write"')
+    agent.tools["other"] = other
+    world = hydrated(agent, "MedicationRequest/mr1")
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    assert "hydrate it first" in str(run.steps[0].error)
+    assert fhir.writes() == []
+
+
+def test_cli_hydrate_writes_the_projection_to_a_world_file(tmp_path: Path, fhir: FhirServer,
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          ) -> None:
+    from horismos._cli import main
+
+    agent_for(tmp_path, fhir)
+    out = tmp_path / "world.trig"
+    code = main(["hydrate", str(tmp_path / "pharmacy.ttl"), "--id", "Patient/p1",
+                 "--search", "MedicationRequest?subject=Patient/p1", "--out", str(out),
+                 "--allow-host", "127.0.0.1"])
+    assert code == 0, capsys.readouterr().err
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and lines[0].startswith("MedicationRequest/mr1  version 1")
+    world = World.from_files(out)
+    assert version(world, fhir, "Patient/p1") == "1"
+    # a host outside --allow-host is refused before any request, with no traceback
+    fhir.log.clear()
+    code = main(["hydrate", str(tmp_path / "pharmacy.ttl"), "--id", "Patient/p1",
+                 "--out", str(out), "--allow-host", "ehr.example.org"])
+    assert code != 0 and fhir.log == []
+    assert "Traceback" not in capsys.readouterr().err
