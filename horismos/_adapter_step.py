@@ -255,7 +255,8 @@ class AdapterCommit:
             if not res or not res.get("id"):
                 continue
             node = resource_iri(self.adapter.base_url, res["resourceType"], res["id"])
-            self.outcome.remove += replaced(self.store, projection_graph(node))
+            self.outcome.remove += replaced(self.store, projection_graph(node),
+                                            self.adapter.base_url)
             self.outcome.add += projection_quads(self.adapter.iri, self.adapter.base_url, res,
                                                  at, r.location, self.activity)
 

@@ -8,13 +8,14 @@ version, remote id, location and read time, under ``horis:AdapterProvenance``. H
 resource again replaces its projection, and one hydration lands as one change through the
 store's transaction: all of it, or none of it.
 
-It reads the store only to find what a projection replaces (through the same ``select`` a run
-records), so the runner can land an accepted commit's new projection the same way.
+It reads the store only to find what a projection replaces (through ``outgoing``, a read a
+run records), so the runner can land an accepted commit's new projection the same way.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,10 +25,18 @@ from rdflib.term import Node
 
 from ._bindings.reach import Hosts
 from ._errors import ToolError, UsageError
-from ._fhir import projection_graph, projection_quads, resource_iri, timestamp, version_of
+from ._fhir import (
+    projection_graph,
+    projection_quads,
+    resource_iri,
+    timestamp,
+    to_triples,
+    version_of,
+)
 from ._fhir_client import FhirClient
 from ._model import Adapter
 from ._stores import Change, Store
+from ._vocab import HORIS
 
 __all__ = ["Hydrated", "hydration_change", "read_resources", "replaced"]
 
@@ -45,10 +54,16 @@ class Hydrated:
     graph: URIRef
 
 
-def replaced(store: Store, graph: URIRef) -> list[Quad]:
-    """The quads of ``graph`` as stored now: what a new projection of it removes."""
-    rows = store.select("SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }", {"g": graph}, {})
-    return [(r["s"], r["p"], r["o"], graph) for r in rows]
+def replaced(store: Store, graph: URIRef, base: str) -> list[Quad]:
+    """The quads of the projection ``graph`` as stored now: what a new projection removes.
+
+    Read without a query: what is said about the graph node is said in that graph only, and
+    the resource's own triples are exactly what its stored ``horis:sourceJson`` maps to (the
+    mapping names every node, so it gives the same triples again)."""
+    meta = [(s, p, o) for s, p, o in store.outgoing(graph)]
+    source = next((o for _, p, o in meta if p == HORIS.sourceJson), None)
+    triples = meta + (to_triples(json.loads(str(source)), base) if source is not None else [])
+    return [(s, p, o, graph) for s, p, o in triples]
 
 
 def read_resources(adapter: Adapter, ids: Sequence[str], searches: Sequence[str],
@@ -82,7 +97,7 @@ def hydration_change(store: Store, adapter: Adapter, resources: Iterable[dict[st
     for res in resources:
         node = resource_iri(adapter.base_url, res["resourceType"], res["id"])
         graph = projection_graph(node)
-        remove += replaced(store, graph)
+        remove += replaced(store, graph, adapter.base_url)
         add += projection_quads(adapter.iri, adapter.base_url, res, timestamp(at))
         done.append(Hydrated(node, f"{res['resourceType']}/{res['id']}", version_of(res), at,
                              graph))

@@ -239,6 +239,7 @@ def test_accepted_commit_lands_with_its_receipt_and_new_version(
     events = [e for e in run.trace.events if e["type"] == "step"]
     assert events[0]["receipts"] == step.receipts
     assert events[0]["remote"][0]["returned"]  # the remote answer, recorded for replay
+    assert fhir.token not in json.dumps(run.trace.events)  # the secret never reaches a trace
 
 
 def test_conflict_after_a_concurrent_update_lands_nothing(tmp_path: Path,
