@@ -475,3 +475,29 @@ def test_cli_hydrate_writes_the_projection_to_a_world_file(tmp_path: Path, fhir:
                  "--out", str(out), "--allow-host", "ehr.example.org"])
     assert code != 0 and fhir.log == []
     assert "Traceback" not in capsys.readouterr().err
+
+
+# -- the mapping ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("resource", [
+    {"resourceType": "MedicationRequest", "id": "mr1", "status": "active", "intent": "order",
+     "subject": {"reference": "Patient/p1"}, "meta": {"versionId": "3"},
+     "dosageInstruction": [{"text": "1/day", "timing": {"repeat": {"frequency": 1}}}],
+     "contained": [{"resourceType": "Medication", "id": "m", "code": {"text": "x"}}],
+     "medicationReference": {"reference": "#m"}},
+    {"resourceType": "Observation", "id": "o1", "status": "final",
+     "valueQuantity": {"value": 5.5, "unit": "mg"}, "issued": "2024-01-01T00:00:00Z",
+     "interpretation": [], "note": None, "focus": [{"reference": "urn:uuid:abc"}],
+     "derivedFrom": [{"reference": "https://other.example/fhir/Observation/9"}],
+     "_status": {"extension": [{"url": "http://x", "valueBoolean": False}]},
+     "component": [{"valueInteger": 0}, {"valueInteger": 12}, {}],
+     "text": {"div": "<div xmlns=\"http://www.w3.org/1999/xhtml\">é ✓</div>"}},
+    {"resourceType": "Patient", "id": "p1", "active": True, "multipleBirthInteger": 2,
+     "name": [{"given": ["Ann", "Ann", "Lee"], "family": "Ng"}]},
+])
+def test_the_mapping_is_what_a_json_ld_processor_gives(resource: dict[str, Any]) -> None:
+    from horismos._fhir import jsonld_triples, to_triples
+
+    base = "https://ehr.example.org/fhir"
+    assert set(to_triples(resource, base)) == set(jsonld_triples(resource, base))
