@@ -1,18 +1,17 @@
 """FHIR R4 resources as RDF, and conditional writes with their remote outcomes: pure data.
 
-Why JSON-LD (one small context, :data:`CONTEXT`) and not FHIR's own Turtle: the R4 Turtle form names every property by the type
-that defines it (``fhir:Patient.name``, ``fhir:HumanName.family``) and wraps each primitive in
-``[ fhir:value … ]``, which needs the full set of R4 StructureDefinitions to produce. A
-resource's JSON read as JSON-LD with one small context gives RDF in the same namespace
-(``http://hl7.org/fhir/``) with the short property names FHIR R5's RDF moved to: the
-``resourceType`` is the ``rdf:type`` (``fhir:MedicationRequest``), each field is
-``fhir:FIELD``, nested elements are nodes named by their path in the resource
-(``…/MedicationRequest/mr1#subject``, never blank nodes, so the same resource always gives the
-same triples), and a ``reference`` is a link to the
-referenced resource's IRI (``BASE/Type/id``), so a hydrated MedicationRequest's
-``fhir:subject`` reaches the hydrated Patient. What JSON-LD loses (array order, ``null``) is
-kept in the projection's ``horis:sourceJson``, the exact JSON the system gave, which adapter
-tools decide from.
+Why JSON-LD (one small context, :data:`CONTEXT`) and not FHIR's own Turtle: the R4 Turtle
+form names every property by the type that defines it (``fhir:Patient.name``,
+``fhir:HumanName.family``) and wraps each primitive in ``[ fhir:value … ]``, which needs the
+full set of R4 StructureDefinitions to produce. A resource's JSON read as JSON-LD with one
+small context gives RDF in the same namespace (``http://hl7.org/fhir/``) with the short
+property names FHIR R5's RDF moved to: the ``resourceType`` is the ``rdf:type``
+(``fhir:MedicationRequest``), each field is ``fhir:FIELD``, nested elements are nodes named by
+their path in the resource (``…/MedicationRequest/mr1#subject``, never blank nodes, so the same
+resource always gives the same triples), and a ``reference`` is a link to the referenced
+resource's IRI (``BASE/Type/id``), so a hydrated MedicationRequest's ``fhir:subject`` reaches
+the hydrated Patient. What JSON-LD loses (array order, ``null``) is kept in the projection's
+``horis:sourceJson``, the exact JSON the system gave, which adapter tools decide from.
 
 Writes: a tool's decision (one resource, a list of them, or a ``batch``/``transaction``
 Bundle) becomes :class:`Write` s — ``PUT Type/id`` with ``If-Match: W/"n"`` of the version the

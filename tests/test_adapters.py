@@ -22,6 +22,7 @@ from horismos import (
     AuthoringError,
     OutcomeUnknown,
     PartialCommit,
+    PolicyRefused,
     RemoteConflict,
     ScopeRefused,
     World,
@@ -68,6 +69,7 @@ DEFS = """\
 """
 
 BOTH = '"patient/MedicationRequest.write", "patient/MedicationDispense.write"'
+ALLOW = ("ReadOnly", "HostStateWrite", "ExternalCommit")  # an adapter tool commits externally
 
 
 def dispense(request: dict[str, Any]) -> dict[str, Any]:
@@ -221,7 +223,7 @@ def test_accepted_commit_lands_with_its_receipt_and_new_version(
         tmp_path: Path, fhir: FhirServer) -> None:
     agent = agent_for(tmp_path, fhir)
     world = hydrated(agent, "MedicationRequest/mr1")
-    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
     assert run.status == "completed", run.error
     step = run.steps[0]
     assert [r["outcome"] for r in step.receipts] == ["accepted", "accepted"]
@@ -248,7 +250,7 @@ def test_conflict_after_a_concurrent_update_lands_nothing(tmp_path: Path,
     world = hydrated(agent, "MedicationRequest/mr1")
     fhir.remote_update("MedicationRequest", "mr1", status="on-hold")  # after hydration
     before = facts(world)
-    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
     step = run.steps[0]
     assert isinstance(step.error, RemoteConflict)
     assert step.error.resources == ("MedicationRequest/mr1", "MedicationDispense")
@@ -269,7 +271,7 @@ def test_a_mismatch_seen_before_sending_is_a_conflict_and_sends_nothing(
                       scopes='"patient/MedicationRequest.write"')
     agent.tools["stale"] = stale
     world = hydrated(agent, "MedicationRequest/mr1")
-    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
     assert isinstance(run.steps[0].error, RemoteConflict)
     assert fhir.writes() == []
 
@@ -277,12 +279,22 @@ def test_a_mismatch_seen_before_sending_is_a_conflict_and_sends_nothing(
 # -- scopes ---------------------------------------------------------------------------------
 
 
+def test_an_adapter_tool_is_an_external_commit_the_policy_must_allow(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir)
+    world = hydrated(agent, "MedicationRequest/mr1")
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))  # the default policy
+    assert run.status == "blocked"
+    assert isinstance(run.error, PolicyRefused) and run.error.side_effect == "ExternalCommit"
+    assert fhir.writes() == []
+
+
 def test_a_scope_not_granted_is_refused_before_anything_is_sent(
         tmp_path: Path, fhir: FhirServer) -> None:
     agent = agent_for(tmp_path, fhir, granted='"patient/MedicationRequest.write"')
     world = hydrated(agent, "MedicationRequest/mr1")
     before = facts(world)
-    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
     err = run.steps[0].error
     assert isinstance(err, ScopeRefused)
     assert err.missing == "patient/MedicationDispense.write"
@@ -294,7 +306,7 @@ def test_a_decided_write_outside_the_tool_scopes_is_refused(tmp_path: Path,
                                                             fhir: FhirServer) -> None:
     agent = agent_for(tmp_path, fhir, scopes='"patient/MedicationRequest.write"')
     world = hydrated(agent, "MedicationRequest/mr1")
-    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
     err = run.steps[0].error
     assert isinstance(err, ScopeRefused) and err.missing == "patient/MedicationDispense.c"
     assert fhir.writes() == []
@@ -317,7 +329,7 @@ def test_partial_success_of_a_batch_lands_exactly_the_accepted(tmp_path: Path,
     world = hydrated(agent, "MedicationRequest/mr1", "MedicationRequest/mr2")
     fhir.remote_update("MedicationRequest", "mr2", note=[{"text": "changed"}])  # v3
     # one focus solution: the step runs once for mr1 and its tool writes both requests
-    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
     step = run.steps[0]
     assert step.status == "partial", step.error
     assert isinstance(step.error, PartialCommit)
@@ -336,7 +348,7 @@ def test_partial_success_of_a_for_each_step(tmp_path: Path, fhir: FhirServer) ->
                       scopes='"patient/MedicationRequest.write"', for_each=True)
     world = hydrated(agent, "MedicationRequest/mr1", "MedicationRequest/mr2")
     fhir.remote_update("MedicationRequest", "mr2", status="on-hold")
-    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
     step = run.steps[0]
     assert step.status == "partial"
     assert sorted((r["ref"], r["outcome"]) for r in step.receipts) == [
@@ -355,7 +367,7 @@ def test_a_timeout_after_sending_is_unknown_and_never_resent(tmp_path: Path,
     world = hydrated(agent, "MedicationRequest/mr1")
     before = facts(world)
     fhir.delay = 1.0  # applied, answered too late
-    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
     step = run.steps[0]
     assert isinstance(step.error, OutcomeUnknown)
     assert [r["outcome"] for r in step.receipts] == ["unknown"]
@@ -387,7 +399,8 @@ def test_replay_offline_substitutes_the_recorded_outcomes(tmp_path: Path) -> Non
         agent.hydrate(world, "ehr", ["Patient/p1", "MedicationRequest/mr1"])
         server.remote_update("MedicationRequest", "mr1", note=[{"text": "checked"}])
         agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])  # decided against v2
-        run = agent.run(world, ":Dispense", f"{server.base}/Patient/p1", trace=trace)
+        run = agent.run(world, ":Dispense", f"{server.base}/Patient/p1", trace=trace,
+                        allow=ALLOW)
         assert run.status == "completed", run.error
         sent = len(server.log)
     # the server is gone: a replay that sent anything would fail
@@ -414,7 +427,7 @@ def test_on_partial_is_taken_when_declared(tmp_path: Path, fhir: FhirServer) -> 
     agent = Agent.from_files(path, tools=TOOLS)
     world = hydrated(agent, "MedicationRequest/mr1", "MedicationRequest/mr2")
     fhir.remote_update("MedicationRequest", "mr2", note=[{"text": "changed"}])
-    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
     assert [r.status for r in run.steps] == ["partial", "waiting"]
     assert run.steps[-1].step.endswith("#Mixed")
 
@@ -430,7 +443,7 @@ def test_a_for_each_call_that_raises_keeps_the_others_accepted(tmp_path: Path,
                       scopes='"patient/MedicationRequest.write"', for_each=True)
     agent.tools["picky"] = picky
     world = hydrated(agent, "MedicationRequest/mr1", "MedicationRequest/mr2")
-    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
     step = run.steps[0]
     assert step.status == "partial"
     assert isinstance(step.error, PartialCommit)
@@ -449,7 +462,7 @@ def test_an_update_of_a_resource_never_hydrated_is_refused(tmp_path: Path,
                       granted='"patient/*.write"')
     agent.tools["other"] = other
     world = hydrated(agent, "MedicationRequest/mr1")
-    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
     assert "hydrate it first" in str(run.steps[0].error)
     assert fhir.writes() == []
 
