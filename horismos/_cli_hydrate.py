@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from ._cli_common import _project_hosts, load_world, output_format, write_world
 from ._definitions import load_definitions
 from ._errors import UsageError
 from ._stores import DEFAULT_STORE
@@ -43,9 +44,6 @@ def hydrate_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_hydrate(args: argparse.Namespace) -> int:
     """Prints one line per resource: its id, version and projection graph."""
-    # the CLI's own helpers, imported when the command runs: _cli imports this module
-    from ._cli import _load_world, _out_format, _project_hosts, _write_world
-
     defs = load_definitions(args.paths)
     adapters = defs.adapters
     names = ", ".join(a.name for a in adapters.values()) or "none"
@@ -58,16 +56,16 @@ def cmd_hydrate(args: argparse.Namespace) -> int:
                         if args.adapter in (a.name, str(a.iri))), None)
         if adapter is None:
             raise UsageError(f"no adapter {args.adapter} (declared: {names})")
-    fmt = _out_format(args.out) if args.out else None
+    fmt = output_format(args.out) if args.out else None
     hosts = [*args.allow_host, *_project_hosts()]
     with World.open(args.store) as world:
         if not world.store.persistent and not args.out:
             raise UsageError(f"--store {args.store} keeps nothing after this process: give "
                              "--out F (then horismos run --world F), or a persistent --store")
-        _load_world(world, args.world)
+        load_world(world, args.world)
         done = world.hydrate(adapter, args.ids, search=args.search, allow_hosts=hosts)
         if args.out:
-            _write_world(world, defs, args.out, fmt)
+            write_world(world, defs, args.out, fmt)
     if args.format == "json":
         print(json.dumps([{"resource": str(h.resource), "id": h.remote_id,
                            "version": h.version, "read_at": h.read_at, "graph": str(h.graph)}
