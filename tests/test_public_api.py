@@ -9,10 +9,11 @@ PUBLIC = [
     "Conflict", "Definitions", "Digest", "Discovery", "Divergence", "GateRejected",
     "HorismosError", "Hydrated", "InstanceFailed", "InstanceRun", "LeaseLost", "NotSent",
     "OutcomeUnknown", "PartialCommit", "PolicyRefused", "PreconditionError", "Problem",
-    "RemoteConflict", "ReplayReport", "ResultTooLarge", "Run", "RunError", "ScopeRefused",
-    "ShaclMessage", "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError",
-    "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError",
-    "World", "__version__", "check_inventory", "load_definitions", "read_trace", "replay",
+    "ProgramMissing", "RemoteConflict", "ReplayReport", "ResultTooLarge", "Run", "RunError",
+    "ScopeRefused", "ShaclMessage", "StepBudgetExceeded", "StepRecord", "StoreError",
+    "ToolEntry", "ToolError", "ToolTimeout", "Trace", "TraceError", "TraceTampered",
+    "TraceVersionError", "UsageError", "World", "__version__", "check_inventory",
+    "load_definitions", "read_trace", "replay",
 ]
 
 
