@@ -22,12 +22,15 @@ from ._errors import (
     LeaseLost,
     NotSent,
     OutcomeUnknown,
+    PartialCommit,
     PolicyRefused,
     PreconditionError,
     Problem,
     ProgramMissing,
+    RemoteConflict,
     ResultTooLarge,
     RunError,
+    ScopeRefused,
     ShaclMessage,
     StepBudgetExceeded,
     ToolError,
@@ -37,6 +40,8 @@ from ._errors import (
     TraceVersionError,
     UsageError,
 )
+from ._hydrate import Hydrated
+from ._model import Adapter
 from ._records import InstanceRun, Run, StepRecord
 from ._replay import ReplayReport, replay
 from ._stores import Conflict, StoreError
@@ -49,6 +54,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "HORIS",
+    "Adapter",
     "Agent",
     "ArgumentTypeError",
     "AuthoringError",
@@ -61,19 +67,23 @@ __all__ = [
     "Divergence",
     "GateRejected",
     "HorismosError",
+    "Hydrated",
     "InstanceFailed",
     "InstanceRun",
     "LeaseLost",
     "NotSent",
     "OutcomeUnknown",
+    "PartialCommit",
     "PolicyRefused",
     "PreconditionError",
     "Problem",
     "ProgramMissing",
+    "RemoteConflict",
     "ReplayReport",
     "ResultTooLarge",
     "Run",
     "RunError",
+    "ScopeRefused",
     "ShaclMessage",
     "StepBudgetExceeded",
     "StepRecord",

@@ -17,8 +17,9 @@ from ._definitions import Definitions, load_definitions
 from ._entailment import schema_of
 from ._errors import AmbiguousName, UsageError
 from ._gate import Gate
+from ._hydrate import Hydrated
 from ._individuals import place_individuals
-from ._model import McpServer, Workflow
+from ._model import Adapter, McpServer, Workflow
 from ._policy import DEFAULT_ALLOW, Policy, allowed, approve
 from ._reads import RecordingStore
 from ._records import InstanceRun, Run, StepRecord
@@ -91,6 +92,31 @@ class Agent:
             names = ", ".join(self.definitions.name(w) for w in wfs) or "none"
             raise UsageError(f"no workflow {name!s} (declared: {names})")
         return wfs[iri]
+
+    def adapter(self, name: str | URIRef | None = None) -> Adapter:
+        """A declared ``horis:Adapter`` by local name, CURIE or IRI (the only one, if one),
+        for :meth:`World.hydrate`. The hosts this agent may reach apply to it."""
+        adapters = self.definitions.adapters
+        names = ", ".join(a.name for a in adapters.values()) or "none"
+        if name is None:
+            if len(adapters) == 1:
+                return next(iter(adapters.values()))
+            raise UsageError(f"name the adapter (declared: {names})")
+        found = next((a for a in adapters.values() if name in (a.name, a.iri)), None)
+        if found is None:
+            try:
+                found = adapters.get(self._iri(name))
+            except UsageError:
+                found = None
+        if found is None:
+            raise UsageError(f"no adapter {name!s} (declared: {names})")
+        return found
+
+    def hydrate(self, world: World, adapter: str | URIRef | None = None,
+                ids: Iterable[str] = (), *, search: Iterable[str] = ()) -> list[Hydrated]:
+        """:meth:`World.hydrate` with this agent's adapter and the hosts it may reach."""
+        return world.hydrate(self.adapter(adapter), ids, search=search,
+                             allow_hosts=self.tools.hosts.allowed)
 
     def _iri(self, name: str | URIRef, world: World | None = None) -> URIRef:
         if isinstance(name, URIRef):

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from ._cli_common import EXIT_USAGE, Command, WorldDataError, counts
 from ._cli_digest import cmd_digest, digest_arguments
+from ._cli_hydrate import cmd_hydrate, hydrate_arguments
 from ._cli_instances import (
     approve_arguments,
     cmd_approve,
@@ -73,6 +74,8 @@ COMMANDS: list[Command] = [
             load_arguments, cmd_load),
     Command("digest", "print the world's digest; --check recomputes it from every quad",
             digest_arguments, cmd_digest),
+    Command("hydrate", "project resources of a system of record (a horis:Adapter) into the "
+            "world, with their versions", hydrate_arguments, cmd_hydrate),
 ]
 
 

@@ -224,6 +224,9 @@ class RunView:
             line += "".join(f"\n    {self._message(m)}" for m in rec.messages)
         elif rec.error is not None:
             line += f": {rec.error}"
+        if rec.receipts:  # an adapter commit: each effect's remote outcome
+            line += "\n    remote: " + "; ".join(f"{r['ref']} {r['outcome']}" + (
+                f" (version {r['version']})" if r.get("version") else "") for r in rec.receipts)
         if rec.error is not None and rec.next is not None:
             line += f"\n    onError -> {n(rec.next)}"
         return line

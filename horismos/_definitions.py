@@ -23,6 +23,7 @@ from rdflib.collection import Collection
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
+from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
 from ._errors import AmbiguousName, AuthoringError, Problem
 from ._hazards import flow_graph, hazards
 from ._individuals import individuals
@@ -30,6 +31,7 @@ from ._model import (
     DEFAULT_MAX_STEPS,
     RANKERS,
     ActionStep,
+    Adapter,
     Arg,
     Assertion,
     DecisionStep,
@@ -114,6 +116,8 @@ class Definitions:
     workflows: dict[URIRef, Workflow] = field(default_factory=dict)
     steps: dict[URIRef, Step] = field(default_factory=dict)
     mcp_servers: dict[str, McpServer] = field(default_factory=dict)
+    adapters: dict[URIRef, Adapter] = field(default_factory=dict)
+    """The declared systems of record (``horis:Adapter``), by IRI."""
     warnings: list[Problem] = field(default_factory=list)
     subclasses: dict[URIRef, frozenset[URIRef]] = field(default_factory=dict)
     digest: str = ""
@@ -252,6 +256,7 @@ class _Builder:
         self.defs.subclasses = self.subclass_closure()
         for s in self.g.subjects(RDF.type, HORIS.McpServer):
             self.mcp_server(s)
+        self.defs.adapters = read_adapters(self.g, self.short)
         for s in sorted(set(self.g.subjects(RDF.type, HORIS.Tool)), key=str):
             tool = self.tool(s)
             if tool is not None:
@@ -500,6 +505,7 @@ class _Builder:
             requires=requires,
             headers=headers,
             max_result_bytes=max(max_result, 1),
+            **tool_adapter(self.g, s, self.defs.adapters, self.warn, self.n),
         )
 
     def check_unsent(self, tool: Node, args: list[Arg], nodes: dict[str, Node],
@@ -651,8 +657,10 @@ class _Builder:
                                at=(b, HORIS.arg, None))
                 binds.append((arg, var.lstrip("?$")))
             requires = self.precondition(s, s)
+            partial_without_adapter(self.g, s, tool.adapter if tool else None, self.warn)
             return ActionStep(**common, tool=tool, requires=requires, binds=tuple(binds),
-                              for_each=self.flag(s, HORIS.forEach))
+                              for_each=self.flag(s, HORIS.forEach),
+                              on_partial=self.one(s, HORIS.onPartial))
         if cls == HORIS.DecisionStep:
             rules = []
             for w in self.g.objects(s, HORIS.when):
@@ -789,6 +797,7 @@ class _Builder:
             HORIS.next: "horis:next", HORIS.onError: "horis:onError",
             HORIS.start: "horis:start", HORIS.otherwise: "horis:otherwise",
             HORIS.fallback: "horis:fallback", HORIS.onTimeout: "horis:onTimeout",
+            HORIS.onPartial: "horis:onPartial",
         }
         step_nodes = self.step_nodes()
         for pred, label in edges.items():

@@ -15,9 +15,12 @@
     │   │   ├── ToolTimeout             the tool did not answer in its ``horis:timeout``
     │   │   ├── ResultTooLarge          the result is past the tool's ``horis:maxResultBytes``
     │   │   ├── NotSent                 the call never reached the tool: safe to retry
-    │   │   └── OutcomeUnknown          a non-idempotent call was sent and no answer landed
+    │   │   ├── OutcomeUnknown          a non-idempotent call was sent and no answer landed
+    │   │   └── RemoteConflict          the system of record changed since it was hydrated
     │   ├── GateRejected            the result breaks the declared effect or a domain shape
     │   ├── PolicyRefused           the tool's side-effect class is outside the policy
+    │   ├── ScopeRefused            a commit outside the adapter's granted scopes; nothing sent
+    │   ├── PartialCommit           some effects of an adapter commit were accepted, some not
     │   ├── StepBudgetExceeded      an instance ran its ``horis:maxSteps``: a loop that never ends
     │   └── InstanceFailed          an error with no ``horis:onError`` ended the instance
     └── TraceError              a trace cannot be trusted or read
@@ -43,12 +46,15 @@ __all__ = [
     "LeaseLost",
     "NotSent",
     "OutcomeUnknown",
+    "PartialCommit",
     "PolicyRefused",
     "PreconditionError",
     "Problem",
     "ProgramMissing",
+    "RemoteConflict",
     "ResultTooLarge",
     "RunError",
+    "ScopeRefused",
     "ShaclMessage",
     "StepBudgetExceeded",
     "ToolError",
@@ -222,6 +228,19 @@ class OutcomeUnknown(ToolError):
         self.cause = cause
 
 
+class RemoteConflict(ToolError):
+    """A conditional commit met a newer version than the world's projection was hydrated at:
+    the system of record answered ``412``/``409``, or the adapter saw the mismatch before
+    sending. Nothing of it landed; re-hydrate, then decide again. ``resources`` are the
+    ``Type/id`` of the effects that conflicted."""
+
+    kind = "remote_conflict"
+
+    def __init__(self, message: str, *, resources: Sequence[str] = (), **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.resources = tuple(resources)
+
+
 class GateRejected(RunError):
     """The tool's result breaks its declared effect or a domain shape; nothing landed."""
 
@@ -243,6 +262,33 @@ class PolicyRefused(RunError):
         super().__init__(message, **kw)
         self.side_effect = side_effect
         self.allowed = tuple(allowed)
+
+
+class ScopeRefused(RunError):
+    """An adapter-bound tool would commit outside the scopes granted: refused before anything
+    was sent. ``missing`` is the scope that would allow it, ``granted`` what is granted."""
+
+    kind = "scope"
+
+    def __init__(self, message: str, *, missing: str, granted: Sequence[str],
+                 **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.missing = missing
+        self.granted = tuple(granted)
+
+
+class PartialCommit(RunError):
+    """An adapter commit of several effects (a ``horis:forEach`` step, a batch Bundle) was
+    accepted for some and not for others; the accepted ones landed. ``accepted`` and
+    ``others`` (``(Type/id, outcome)``) name them; nothing is claimed atomic across systems."""
+
+    kind = "partial"
+
+    def __init__(self, message: str, *, accepted: Sequence[str],
+                 others: Sequence[tuple[str, str]], **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.accepted = tuple(accepted)
+        self.others = tuple(others)
 
 
 class StepBudgetExceeded(RunError):

@@ -46,7 +46,7 @@ def flow_graph(steps: Mapping[URIRef, Step]) -> nx.DiGraph:
     flow = nx.DiGraph()
     for step in steps.values():
         flow.add_node(step.iri)
-        targets = [step.next, step.on_error]
+        targets = [step.next, step.on_error, getattr(step, "on_partial", None)]
         if isinstance(step, DecisionStep):
             targets += [r.next for r in step.rules] + [step.otherwise]
         if isinstance(step, ProposalStep):

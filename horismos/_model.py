@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "ActionStep",
+    "Adapter",
     "Arg",
     "Assertion",
     "DecisionStep",
@@ -94,6 +95,10 @@ class Tool:
     headers: tuple[Header, ...] = ()
     max_result_bytes: int = 1 << 20  # limits.DEFAULT_MAX_RESULT_BYTES
     """``horis:maxResultBytes``: the largest result accepted, as JSON bytes (default 1 MiB)."""
+    adapter: Adapter | None = None
+    """``horis:adapter``: the system of record its decided resources are committed to."""
+    commit_scopes: tuple[str, ...] = ()
+    """``horis:commitScope``: the scopes an adapter-bound tool commits under."""
 
     def arg(self, name: str) -> Arg | None:
         return next((a for a in self.args if a.name == name), None)
@@ -112,6 +117,8 @@ class ActionStep(Step):
     requires: Precondition | None = None
     binds: tuple[tuple[str, str], ...] = ()   # (argument name, pattern variable)
     for_each: bool = False
+    on_partial: URIRef | None = None
+    """``horis:onPartial``: where an adapter commit that partly succeeded goes (else onError)."""
 
     def var_for(self, arg: str) -> str:
         return dict(self.binds).get(arg, arg)
@@ -178,6 +185,7 @@ class Workflow:
                 continue
             seen[iri] = step
             nxt = [step.next, step.on_error, getattr(step, "otherwise", None),
+                   getattr(step, "on_partial", None),
                    getattr(step, "fallback", None), getattr(step, "on_timeout", None),
                    *(r.next for r in getattr(step, "rules", ()))]
             todo.extend(t for t in nxt if isinstance(t, URIRef))
@@ -192,3 +200,18 @@ class McpServer:
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     url: str | None = None
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A system of record (``horis:Adapter``): where it is, how to authenticate (the name of
+    an environment variable, never the secret), the scopes it is granted, and the mapping of
+    its resources to RDF."""
+
+    iri: URIRef
+    name: str
+    base_url: str
+    token_env: str | None = None
+    scopes: tuple[str, ...] = ()
+    mapping: URIRef | None = None
+    timeout: float = 30.0

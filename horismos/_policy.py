@@ -56,10 +56,12 @@ DEFAULT_ALLOW = frozenset({"ReadOnly", "HostStateWrite"})
 
 
 def side_effect(tool: Tool) -> str:
-    """``horis:sideEffect``'s local name; HostStateWrite for a tool with an effect, else
-    ReadOnly."""
+    """``horis:sideEffect``'s local name; ExternalCommit for a tool bound to a
+    ``horis:Adapter``, HostStateWrite for a tool with an effect, else ReadOnly."""
     if tool.side_effect is not None:
         return str(tool.side_effect)[len(str(HORIS)):]
+    if tool.adapter is not None:
+        return "ExternalCommit"
     return "HostStateWrite" if tool.effect is not None else "ReadOnly"
 
 

@@ -14,7 +14,8 @@ from ._trace import Trace
 __all__ = ["InstanceRun", "Run", "Status", "StepRecord"]
 
 Status = Literal["completed", "waiting", "blocked", "failed"]
-StepStatus = Literal["completed", "blocked", "failed", "rejected", "timed_out", "waiting"]
+StepStatus = Literal["completed", "blocked", "failed", "rejected", "timed_out", "waiting",
+                     "partial"]
 
 
 @dataclass
@@ -38,6 +39,10 @@ class StepRecord:
     timings: dict[str, float] = field(default_factory=dict)
     brief: str | None = None
     """The brief a wait with ``horis:delivery horis:Final`` published for the operator."""
+    receipts: list[dict[str, Any]] = field(default_factory=list)
+    """An adapter-bound step's remote outcome per effect: ``ref``, ``method``, ``outcome``
+    (accepted, conflicted, failed, unknown), ``status``, ``expected_version``, ``version``,
+    ``location``, ``message``, ``call``."""
     detail: dict[str, Any] = field(default_factory=dict)
     """Kind-specific trace fields: ``proposal`` (candidates, dropped, ranking, choice) or
     ``wait`` (reason, wake, until, timeout, start)."""

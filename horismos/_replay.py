@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +40,7 @@ from ._errors import (
     Divergence,
     GateRejected,
     LeaseLost,
+    NotSent,
     ToolError,
     TraceError,
     TraceVersionError,
@@ -245,6 +246,18 @@ class ReplayEnvironment(Environment):
         self.substituted += 1
         self.note("outcomes", entry)
         return play(entry)
+
+    async def remote(self, send: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+        """A commit to a system of record is never sent again: the recorded answer, or the
+        recorded failure (a timeout after sending stays an unknown outcome)."""
+        entry = self.take("remote")
+        if entry is None:
+            self.note("remote", {"unrecorded": True})
+            raise NotSent("replay: the trace records no answer for this commit, so it is "
+                          "not sent")
+        self.substituted += 1
+        self.note("remote", entry)
+        return play(entry)  # type: ignore[no-any-return]
 
     async def rank(self, step: ProposalStep, request: RankRequest) -> Reply:
         entry = self.take("rankings")

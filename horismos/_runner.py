@@ -10,14 +10,16 @@ import asyncio
 import datetime as dt
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
+from ._adapter_step import AdapterCommit, check_scopes
 from ._attempt import Attempt
 from ._bindings import Binding, McpSessions, resolve
+from ._bindings.reach import hosts_of
 from ._contract import unbound_arguments
 from ._definitions import Definitions
 from ._errors import (
@@ -102,6 +104,17 @@ class Environment:
         self.note("outcomes", {"returned": encode(result)})
         return result
 
+    async def remote(self, send: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+        """Send one commit to a system of record; its answer (or how it failed) is recorded
+        as ``remote``, so a replay hands it back instead of sending (see _adapter_step)."""
+        try:
+            answer = await send()
+        except (asyncio.CancelledError, Exception) as e:
+            self.note("remote", outcome_of(e))
+            raise
+        self.note("remote", {"returned": encode(answer)})
+        return answer
+
     async def rank(self, step: ProposalStep, request: RankRequest) -> Reply:
         """Ask the step's model to rank the candidates; replay hands back the recorded reply."""
         reply = await ask(request)
@@ -141,6 +154,7 @@ class Runner:
         self.mcp = McpSessions.for_definitions(defs, mcp_servers)  # one session a server a run
         # per instance while it is driven, dropped when it stops: a batch stays flat in memory
         self._pending: dict[URIRef, list[tuple]] = {}
+        self._dropped: dict[URIRef, list[tuple]] = {}  # projections an adapter commit replaces
         self._state: dict[URIRef, list[tuple]] = {}
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
         self._types_of = self.store.types
@@ -211,8 +225,9 @@ class Runner:
                                     dict(args))
         rec.kind = "ToolCall"
         pending = self._pending.pop(call, None)
+        dropped = self._dropped.pop(call, [])
         if pending:
-            self.world.commit(Change(add=pending))
+            self.world.commit(Change(add=pending, remove=dropped))
         self._emit_step(rec)
         return rec
 
@@ -276,6 +291,7 @@ class Runner:
             raise conflict
         finally:
             self._pending.pop(inst.instance, None)
+            self._dropped.pop(inst.instance, None)
             self._state.pop(inst.instance, None)
             self._recovered.discard(inst.instance)
 
@@ -286,6 +302,7 @@ class Runner:
         landed = not inst.steps or "trace" in inst.steps[-1].timings
         tried = inst.current if landed else inst.steps.pop().step
         self._pending.pop(inst.instance, None)
+        self._dropped.pop(inst.instance, None)
         # what was handed to the step that lost stays noted: it goes into the next event,
         # so a replay hands out the same values in the same order
         stored = read_instance(self.store, inst.instance)
@@ -458,6 +475,8 @@ class Runner:
                 refused.step = str(step.iri)
                 rec.status, rec.error, rec.blocked_by = "blocked", refused, str(refused)
                 return rec, None
+            if tool.adapter is not None:  # refused before the tool is asked, let alone sent
+                check_scopes(tool, step)
             if waiting is not None:
                 return self._await_approval(inst, rec, waiting, started), None
             # the approvals this call takes are used up with the step's commit, whatever comes
@@ -467,6 +486,8 @@ class Runner:
             # the commits a replay makes are the recorded run's, in the same order)
             if not tool.idempotent and inst.instance in self._state:
                 self._announce(inst, step, tool, stamp, rec.args)
+            if tool.adapter is not None:
+                return await self._adapter_action(inst, rec, step, tool, calls, started)
             effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, stamp)
         except RunError as e:
             if isinstance(e, ToolTimeout) or isinstance(getattr(e, "cause", None), ToolTimeout):
@@ -484,6 +505,57 @@ class Runner:
             self._effect_quads(inst, step, tool, graph, effects, started, fixed_now))
         timings["commit"] = time.perf_counter() - t4  # completed in _finish_step
         return rec, step.next
+
+    async def _adapter_action(self, inst: InstanceRun, rec: StepRecord, step: ActionStep,
+                              tool: Tool, calls: list[dict[str, Node]], started: dt.datetime,
+                              ) -> tuple[StepRecord, URIRef | None]:
+        """An adapter-bound tool: each call decides, its decision is committed to the system of
+        record, and only what it accepted lands (see _adapter_step)."""
+        graph = URIRef(f"urn:horismos:effect:{self.env.new_id()}")
+        activity = URIRef(str(graph).replace("urn:horismos:effect:", "urn:horismos:activity:"))
+        commit = AdapterCommit(self, tool, step, hosts_of(self.registry), activity)
+        for i, args in enumerate(calls):
+            py_args = commit.arguments({a.name: _python(args[a.name]) for a in tool.args
+                                        if a.sent and a.name in args})
+            try:
+                decided = await self._call(rec, step, tool, py_args)
+            except RunError as e:
+                if len(calls) == 1:
+                    raise
+                commit.outcome.errors.append(e)
+                continue
+            rec.result.append(decided)
+            t0 = time.perf_counter()
+            await commit.commit(decided, i)
+            rec.timings["remote"] = rec.timings.get("remote", 0.0) + time.perf_counter() - t0
+        outcome = commit.outcome
+        rec.receipts = [r.to_json() for r in outcome.receipts]
+        rec.detail["receipts"] = rec.receipts
+        error = outcome.error(tool, step)
+        if outcome.add:
+            rec.effects = [(s, p, o) for s, p, o, _ in outcome.add]
+            rec.graph = graph
+            meta = self._effect_quads(inst, step, tool, graph, [], started,
+                                      Literal(started.isoformat(), datatype=XSD.dateTime))
+            meta = [(s, p, HORIS.AdapterProvenance if p == HORIS.provenance else o, g)
+                    for s, p, o, g in meta]
+            self._pending.setdefault(inst.instance, []).extend([*outcome.add, *meta])
+            self._dropped.setdefault(inst.instance, []).extend(outcome.remove)
+        if error is None:
+            return rec, step.next
+        rec.error = error
+        if outcome.accepted:
+            rec.status = "partial"
+            return rec, step.on_partial or step.on_error
+        rec.status = "timed_out" if isinstance(error, OutcomeUnknown) else "failed"
+        return rec, step.on_error
+
+    def now(self) -> dt.datetime:
+        """The run's clock (an adapter step's receipts are timed by it)."""
+        return self.env.now()
+
+    async def remote(self, send: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+        return await self.env.remote(send)
 
     def _await_approval(self, inst: InstanceRun, rec: StepRecord, waiting: Pending,
                         started: dt.datetime) -> StepRecord:
@@ -704,8 +776,9 @@ class Runner:
         new = self._state_quads(inst, status, version, current, rec.blocked_by,
                                 str(rec.error) if status == "failed" and rec.error else None)
         pending = self._pending.pop(inst.instance, [])
+        dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter
         guard = tuple(q for q in old if q[1] == HORIS.version)  # lands only on that version
-        self.world.commit(Change(add=[*pending, *new], remove=old, expect=guard))
+        self.world.commit(Change(add=[*pending, *new], remove=[*old, *dropped], expect=guard))
         t1 = time.perf_counter()
         rec.timings["commit"] = rec.timings.get("commit", 0.0) + t1 - t0
         rec.next = rec.next or (current if status == "running" else None)

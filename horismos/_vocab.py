@@ -31,6 +31,7 @@ class HORIS(DefinedNamespace):
     ProposalStep: URIRef
     WaitStep: URIRef
     McpServer: URIRef
+    Adapter: URIRef
     # Classes: what the runtime writes
     Instance: URIRef
     StepExecution: URIRef
@@ -64,6 +65,7 @@ class HORIS(DefinedNamespace):
     Waiting: URIRef
     Blocked: URIRef
     Failed: URIRef
+    FhirJsonLd: URIRef
 
     # Tools
     takes: URIRef
@@ -95,6 +97,13 @@ class HORIS(DefinedNamespace):
     args: URIRef
     env: URIRef
     url: URIRef
+    # Adapters
+    baseUrl: URIRef
+    tokenFromEnv: URIRef
+    grantedScope: URIRef
+    mapping: URIRef
+    adapter: URIRef
+    commitScope: URIRef
 
     # Workflows and steps
     focusType: URIRef
@@ -121,6 +130,7 @@ class HORIS(DefinedNamespace):
     delivery: URIRef
     until: URIRef
     onTimeout: URIRef
+    onPartial: URIRef
 
     # Instance state and effect provenance, written by the runtime
     workflow: URIRef
@@ -136,6 +146,13 @@ class HORIS(DefinedNamespace):
     error: URIRef
     brief: URIRef
     fingerprint: URIRef
+    # Projections of systems of record, written by the runtime
+    remoteId: URIRef
+    sourceVersion: URIRef
+    readAt: URIRef
+    location: URIRef
+    sourceJson: URIRef
+    resource: URIRef
 
 
 # Each declared term as a plain class attribute too: DefinedNamespace answers ``HORIS.version``

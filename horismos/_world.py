@@ -8,13 +8,17 @@ data comes in (:mod:`horismos._stores.skolem`), so the digest never depends on t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
 from rdflib import Dataset, URIRef
 
+from ._bindings.reach import Hosts
 from ._digest import Digest
 from ._errors import AuthoringError, Problem
+from ._hydrate import Hydrated, hydration_change, read_resources
+from ._model import Adapter
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import DEFAULT_STORE, Change, Store, open_store
 from ._stores.oxigraph import parse_nquads
@@ -59,6 +63,21 @@ class World:
                 raise AuthoringError([Problem(
                     "error", f"cannot read world data: {e.msg}", file=str(path),
                     line=e.lineno, hint="fix the syntax at that line")]) from None
+
+    def hydrate(self, adapter: Adapter, ids: Iterable[str] = (), *,
+                search: Iterable[str] = (), allow_hosts: Iterable[str] = ()) -> list[Hydrated]:
+        """Project resources of ``adapter``'s system of record into the world, each in its own
+        named graph with its source version and read time (see :mod:`horismos._hydrate`).
+
+        ``ids`` name resources (``"Patient/p1"``), ``search`` finds them
+        (``"MedicationRequest?status=active"``). A resource hydrated before is replaced; all
+        of it lands in one commit, or nothing does. ``adapter`` is one the definitions declare:
+        ``agent.adapter("ehr")``."""
+        hosts = Hosts(tuple(allow_hosts)) if allow_hosts else None
+        resources = read_resources(adapter, list(ids), list(search), hosts)
+        change, done = hydration_change(self.store, adapter, resources)
+        self.commit(change)
+        return done
 
     @property
     def graph(self) -> Dataset:

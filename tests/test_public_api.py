@@ -5,14 +5,15 @@ from __future__ import annotations
 import horismos
 
 PUBLIC = [
-    "HORIS", "Agent", "ArgumentTypeError", "AuthoringError", "CallResult", "Catalog", "Conflict",
-    "Definitions", "Digest", "Discovery", "Divergence", "GateRejected", "HorismosError",
-    "InstanceFailed", "InstanceRun", "LeaseLost", "NotSent", "OutcomeUnknown", "PolicyRefused",
-    "PreconditionError", "Problem", "ProgramMissing", "ReplayReport", "ResultTooLarge", "Run",
-    "RunError",
-    "ShaclMessage", "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError",
-    "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError",
-    "World", "__version__", "check_inventory", "load_definitions", "read_trace", "replay",
+    "HORIS", "Adapter", "Agent", "ArgumentTypeError", "AuthoringError", "CallResult", "Catalog",
+    "Conflict", "Definitions", "Digest", "Discovery", "Divergence", "GateRejected",
+    "HorismosError", "Hydrated", "InstanceFailed", "InstanceRun", "LeaseLost", "NotSent",
+    "OutcomeUnknown", "PartialCommit", "PolicyRefused", "PreconditionError", "Problem",
+    "ProgramMissing", "RemoteConflict", "ReplayReport", "ResultTooLarge", "Run", "RunError",
+    "ScopeRefused", "ShaclMessage", "StepBudgetExceeded", "StepRecord", "StoreError",
+    "ToolEntry", "ToolError", "ToolTimeout", "Trace", "TraceError", "TraceTampered",
+    "TraceVersionError", "UsageError", "World", "__version__", "check_inventory",
+    "load_definitions", "read_trace", "replay",
 ]
 
 

@@ -1,0 +1,78 @@
+"""Reading ``horis:Adapter`` declarations and the adapter side of a tool from the definitions.
+
+Why apart from :mod:`._definitions`: adapters are one concept (a system of record, the scopes
+it grants, the scopes a tool commits under), and the loader only asks this module for them.
+The SHACL authoring shapes check each value's form (a URL without credentials, an environment
+variable's name rather than a secret, a SMART-on-FHIR scope); this module checks what needs
+more than one node: a tool's commit scope that its adapter does not grant (a warning: the run
+refuses such a commit before sending anything), and ``horis:onPartial`` on a step whose tool
+commits to no adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rdflib import RDF, Graph, URIRef
+from rdflib.term import Node
+
+from ._model import Adapter
+from ._scopes import covers
+from ._vocab import HORIS
+
+__all__ = ["partial_without_adapter", "read_adapters", "tool_adapter"]
+
+Report = Callable[..., None]
+"""``report(node, message, hint, at=...)``: the loader's error or warning."""
+
+
+def _text(g: Graph, s: Node, p: URIRef) -> str | None:
+    v = next(iter(g.objects(s, p)), None)
+    return None if v is None else str(v)
+
+
+def read_adapters(g: Graph, local: Callable[[Node], str]) -> dict[URIRef, Adapter]:
+    """Every declared adapter; malformed values are the shapes' to report, so what cannot be
+    used is left out here rather than reported twice."""
+    out: dict[URIRef, Adapter] = {}
+    for s in sorted(set(g.subjects(RDF.type, HORIS.Adapter)), key=str):
+        base = _text(g, s, HORIS.baseUrl)
+        if not isinstance(s, URIRef) or base is None:
+            continue
+        mapping = next(iter(g.objects(s, HORIS.mapping)), None)
+        out[s] = Adapter(s, local(s), base.rstrip("/"), _text(g, s, HORIS.tokenFromEnv),
+                         tuple(sorted(str(x) for x in g.objects(s, HORIS.grantedScope))),
+                         mapping if isinstance(mapping, URIRef) else HORIS.FhirJsonLd)
+    return out
+
+
+def tool_adapter(g: Graph, tool: Node, adapters: dict[URIRef, Adapter], warn: Report,
+                 name: Callable[[Node], str]) -> dict[str, Any]:
+    """The ``adapter`` and ``commit_scopes`` fields of the tool ``tool`` (empty for a tool that
+    commits to no system of record)."""
+    node = next(iter(g.objects(tool, HORIS.adapter)), None)
+    if node is None:
+        return {}
+    adapter = adapters.get(node) if isinstance(node, URIRef) else None
+    scopes = tuple(sorted(str(x) for x in g.objects(tool, HORIS.commitScope)))
+    if adapter is not None:
+        for scope in scopes:
+            if not any(covers(granted, scope) for granted in adapter.scopes):
+                warn(tool, f"commit scope \"{scope}\" is not among the scopes {name(node)} "
+                     "grants (" + (", ".join(adapter.scopes) or "none") + "), so every call "
+                     "will be refused before anything is sent",
+                     f"add horis:grantedScope \"{scope}\" to {name(node)} if it is granted",
+                     at=(tool, HORIS.commitScope, None))
+    return {"adapter": adapter, "commit_scopes": scopes}
+
+
+def partial_without_adapter(g: Graph, step: Node, tool_adapter_of: Adapter | None,
+                            warn: Report) -> None:
+    """``horis:onPartial`` means something only for a step that commits to an adapter."""
+    target = next(iter(g.objects(step, HORIS.onPartial)), None)
+    if target is not None and tool_adapter_of is None:
+        warn(step, "horis:onPartial is taken only by a step whose tool commits to a "
+             "horis:Adapter; this one's does not, so it is never taken",
+             "use horis:onError, or bind the tool to an adapter",
+             at=(step, HORIS.onPartial, target))

@@ -1,0 +1,77 @@
+"""``horismos hydrate``: project resources of a system of record into a world.
+
+Why a command: an operator prepares the world a run decides against — the patients and
+medication requests it needs, each with the version it was read at — and re-hydrates after a
+conflict or an unknown outcome to see what the system of record now holds. The world is a
+persistent ``--store`` or a file (``--world F --out F``), as for ``horismos run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ._cli_common import _project_hosts, load_world, output_format, write_world
+from ._definitions import load_definitions
+from ._errors import UsageError
+from ._stores import DEFAULT_STORE
+from ._world import World
+
+__all__ = ["cmd_hydrate", "hydrate_arguments"]
+
+
+def hydrate_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="Turtle definitions declaring the horis:Adapter")
+    p.add_argument("--adapter", metavar="NAME",
+                   help="the adapter's local name, CURIE or IRI (default: the only one)")
+    p.add_argument("--id", action="append", default=[], metavar="TYPE/ID", dest="ids",
+                   help="a resource to hydrate, e.g. Patient/p1 (repeatable)")
+    p.add_argument("--search", action="append", default=[], metavar="QUERY",
+                   help="a search whose matches to hydrate, e.g. "
+                        "'MedicationRequest?status=active' (repeatable)")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="the world: oxigraph:PATH or sparql:URL keep it; with memory give "
+                        "--out")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="world data to start from (repeatable), e.g. a previous --out")
+    p.add_argument("--out", metavar="F", help="write the world after hydration (.trig, .nq)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+                   help="reach only these hosts (repeatable), with allow-hosts in "
+                        "[tool.horismos] of ./pyproject.toml")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def cmd_hydrate(args: argparse.Namespace) -> int:
+    """Prints one line per resource: its id, version and projection graph."""
+    defs = load_definitions(args.paths)
+    adapters = defs.adapters
+    names = ", ".join(a.name for a in adapters.values()) or "none"
+    if args.adapter is None:
+        if len(adapters) != 1:
+            raise UsageError(f"name the adapter with --adapter (declared: {names})")
+        adapter = next(iter(adapters.values()))
+    else:
+        adapter = next((a for a in adapters.values()
+                        if args.adapter in (a.name, str(a.iri))), None)
+        if adapter is None:
+            raise UsageError(f"no adapter {args.adapter} (declared: {names})")
+    fmt = output_format(args.out) if args.out else None
+    hosts = [*args.allow_host, *_project_hosts()]
+    with World.open(args.store) as world:
+        if not world.store.persistent and not args.out:
+            raise UsageError(f"--store {args.store} keeps nothing after this process: give "
+                             "--out F (then horismos run --world F), or a persistent --store")
+        load_world(world, args.world)
+        done = world.hydrate(adapter, args.ids, search=args.search, allow_hosts=hosts)
+        if args.out:
+            write_world(world, defs, args.out, fmt)
+    if args.format == "json":
+        print(json.dumps([{"resource": str(h.resource), "id": h.remote_id,
+                           "version": h.version, "read_at": h.read_at, "graph": str(h.graph)}
+                          for h in done], indent=2))
+    else:
+        for h in done:
+            print(f"{h.remote_id}  version {h.version or '-'}  read {h.read_at[:19]}  "
+                  f"→ <{h.graph}>")
+    return 0

@@ -1,0 +1,159 @@
+"""The HTTP side of a FHIR adapter: reads for hydration, one request per commit.
+
+Why its own module: it is the only code that talks to a system of record, so the rules the
+HTTP binding keeps hold here too, in one place — the host must be one this process may reach
+(:mod:`._bindings.reach`, ``--allow-host``), the bearer token is read from the environment
+variable the adapter names and never shown, redirects are not followed, and a commit marks
+when its request left and when an answer came (:mod:`._attempt`), so a commit that timed out
+after sending is an unknown outcome that is never resent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+import httpx
+
+from ._attempt import answered, sent
+from ._bindings.reach import Hosts
+from ._errors import NotSent, ToolError
+from ._model import Adapter
+from ._redact import redact_text
+
+__all__ = ["FhirClient"]
+
+_MAX_PAGES = 100
+"""Search pages followed at most: a search that needs more is too broad to hydrate."""
+
+
+class FhirClient:
+    """One adapter's connection: ``hosts`` is what this process may reach."""
+
+    def __init__(self, adapter: Adapter, hosts: Hosts | None = None,
+                 timeout: float | None = None) -> None:
+        self.adapter = adapter
+        self.hosts = hosts or Hosts()
+        self.timeout = timeout or adapter.timeout
+
+    def headers(self) -> dict[str, str]:
+        problem = self.hosts.problem(self.adapter.base_url)
+        if problem is not None:
+            raise NotSent(f"adapter {self.adapter.name} is refused before any request: "
+                          f"{problem}")
+        headers = {"Accept": "application/fhir+json",
+                   "Content-Type": "application/fhir+json"}
+        var = self.adapter.token_env
+        if var:
+            token = os.environ.get(var)
+            if not token:
+                raise NotSent(f"adapter {self.adapter.name} reads its token from environment "
+                              f"variable {var}, which is not set; export {var}=… first")
+            headers["Authorization"] = f"Bearer {token}"
+        return headers
+
+    # -- reads (hydration) ----------------------------------------------------------------
+
+    def read(self, ref: str) -> dict[str, Any]:
+        """``GET BASE/Type/id``: the resource, its ``meta.versionId`` set from the ETag."""
+        with self._sync() as client:
+            body, etag = self._get(client, f"{self.adapter.base_url}/{ref.strip('/')}")
+        if not isinstance(body, dict) or body.get("resourceType") in (None, "Bundle"):
+            raise ToolError(f"adapter {self.adapter.name}: GET {ref} did not answer one "
+                            "resource")
+        if etag and not (body.get("meta") or {}).get("versionId"):
+            body["meta"] = {**(body.get("meta") or {}),
+                            "versionId": etag.removeprefix("W/").strip('"')}
+        return body
+
+    def search(self, query: str) -> list[dict[str, Any]]:
+        """``GET BASE/Type?params``, every page: the matching resources."""
+        url: str | None = f"{self.adapter.base_url}/{query.lstrip('/')}"
+        found: list[dict[str, Any]] = []
+        with self._sync() as client:
+            for _ in range(_MAX_PAGES):
+                if url is None:
+                    return found
+                body, _ = self._get(client, url)
+                if not isinstance(body, dict) or body.get("resourceType") != "Bundle":
+                    raise ToolError(f"adapter {self.adapter.name}: search {query} did not "
+                                    "answer a Bundle")
+                found += [e["resource"] for e in body.get("entry") or []
+                          if isinstance(e.get("resource"), dict)
+                          and (e.get("search") or {}).get("mode", "match") == "match"]
+                url = next((link.get("url") for link in body.get("link") or []
+                            if link.get("relation") == "next"), None)
+        raise ToolError(f"adapter {self.adapter.name}: search {query} has more than "
+                        f"{_MAX_PAGES} pages; narrow it")
+
+    def _sync(self) -> httpx.Client:
+        return httpx.Client(timeout=self.timeout, follow_redirects=False, verify=_tls(),
+                            headers=self.headers())
+
+    def _get(self, client: httpx.Client, url: str) -> tuple[Any, str | None]:
+        try:
+            response = client.get(url)
+        except httpx.HTTPError as e:
+            raise ToolError(f"adapter {self.adapter.name}: GET {url} failed: "
+                            f"{type(e).__name__}: {redact_text(str(e))}") from None
+        if response.status_code != 200:
+            raise ToolError(f"adapter {self.adapter.name}: GET {url} answered "
+                            f"{response.status_code} {response.reason_phrase}: "
+                            f"{_text(response)}")
+        try:
+            return response.json(), response.headers.get("etag")
+        except ValueError:
+            raise ToolError(f"adapter {self.adapter.name}: GET {url} did not answer "
+                            "JSON") from None
+
+    # -- one commit -----------------------------------------------------------------------
+
+    async def send(self, method: str, url: str, body: Mapping[str, Any],
+                   headers: Mapping[str, str]) -> dict[str, Any]:
+        """Send one commit; its answer as ``{status, etag, location, body}`` whatever the
+        status (a 412 is an answer, not an error). Raises :class:`NotSent` when the request
+        never left, and lets a timeout through for the caller to judge."""
+        sent_headers = {**self.headers(), **headers,
+                        "Prefer": "return=representation"}
+        async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False,
+                                     verify=_tls()) as client:
+            try:
+                response = await client.request(method, url, content=json.dumps(body),
+                                                headers=sent_headers,
+                                                extensions={"trace": _mark})
+            except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+                raise NotSent(f"adapter {self.adapter.name}: {method} {url} failed: "
+                              f"{type(e).__name__}: {redact_text(str(e))} (nothing was "
+                              "sent)") from None
+            except httpx.TimeoutException:
+                raise TimeoutError from None
+        try:
+            data = response.json() if response.content else None
+        except ValueError:
+            data = None
+        return {"status": response.status_code, "etag": response.headers.get("etag"),
+                "location": response.headers.get("location"), "body": data}
+
+
+@cache
+def _tls() -> ssl.SSLContext:
+    """One verifying TLS context for the process: building one reads the CA bundle, which
+    took ~250 ms a commit when each commit built its own."""
+    return ssl.create_default_context()
+
+
+async def _mark(event: str, info: Mapping[str, Any]) -> None:
+    """httpx's trace hook: when the request leaves and when an answer arrives."""
+    if event.endswith(".send_request_headers.started"):
+        sent()
+    elif event.endswith(".receive_response_headers.complete"):
+        answered()
+
+
+def _text(response: httpx.Response, limit: int = 200) -> str:
+    text = response.text[:limit].strip()
+    return repr(text) if text else "(empty body)"

@@ -1,0 +1,516 @@
+"""Adapter-mediated commits against a loopback FHIR R4 server (tests/servers/fhir_server.py).
+
+Each test runs a real Agent over a real World against a real HTTP server on 127.0.0.1: it
+hydrates resources, runs a workflow whose adapter-bound tool decides the resources to write,
+and checks what the server received, what landed in the world and what the trace says.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rdflib import Literal, URIRef
+from servers.fhir_server import FhirServer, serve_fhir
+
+from horismos import (
+    HORIS,
+    Agent,
+    AuthoringError,
+    OutcomeUnknown,
+    PartialCommit,
+    PolicyRefused,
+    RemoteConflict,
+    ScopeRefused,
+    World,
+    load_definitions,
+    replay,
+)
+
+FHIR = "http://hl7.org/fhir/"
+TOKEN_VAR = "HORISMOS_TEST_FHIR_TOKEN"
+
+DEFS = """\
+@prefix :      <http://example.org/pharmacy#> .
+@prefix fhir:  <http://hl7.org/fhir/> .
+@prefix horis: <https://w3id.org/horismos#> .
+
+:ehr a horis:Adapter ;
+    horis:baseUrl "{base}" ;
+    horis:tokenFromEnv "{token_var}" ;
+    horis:grantedScope {granted} ;
+    horis:mapping horis:FhirJsonLd .
+
+:t.dispense a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "request" ; horis:type fhir:MedicationRequest ] ] ;
+    horis:adapter :ehr ;
+    horis:commitScope {scopes} ;
+    horis:binding "python:{binding}" ;
+    horis:timeout "{timeout}" .
+
+:Dispense a horis:Workflow ;
+    horis:focusType fhir:Patient ;
+    horis:start :DispenseStep .
+
+:DispenseStep a horis:ActionStep ;
+    horis:tool :t.dispense ;
+    horis:requires \"\"\"?request a fhir:MedicationRequest ; fhir:status "active" ;
+                         fhir:subject [ fhir:reference ?this ] .\"\"\" ;
+    horis:forEach {for_each} ;
+    horis:onError :Settle .
+
+:Settle a horis:WaitStep ;
+    horis:reason "the commit did not land whole: a pharmacist re-hydrates and decides" ;
+    horis:wake horis:OperatorInput ;
+    horis:delivery horis:Silent .
+"""
+
+BOTH = '"patient/MedicationRequest.write", "patient/MedicationDispense.write"'
+ALLOW = ("ReadOnly", "HostStateWrite", "ExternalCommit")  # an adapter tool commits externally
+
+
+def dispense(request: dict[str, Any]) -> dict[str, Any]:
+    """Decide: the request is completed and a dispense recorded, all or nothing."""
+    done = {**request, "status": "completed"}
+    record = {"resourceType": "MedicationDispense", "status": "completed",
+              "authorizingPrescription": [{"reference": f"MedicationRequest/{request['id']}"}],
+              "subject": request["subject"]}
+    return {"resourceType": "Bundle", "type": "transaction",
+            "entry": [{"resource": done}, {"resource": record}]}
+
+
+def complete(request: dict[str, Any]) -> dict[str, Any]:
+    """Decide: the request is completed (one conditional update)."""
+    return {**request, "status": "completed"}
+
+
+TOOLS = {"dispense": dispense, "complete": complete}
+
+
+@pytest.fixture
+def fhir(monkeypatch: pytest.MonkeyPatch) -> Iterator[FhirServer]:
+    with serve_fhir() as server:
+        server.token = "s3cret-token"
+        monkeypatch.setenv(TOKEN_VAR, server.token)
+        server.put({"resourceType": "Patient", "id": "p1", "name": [{"family": "Chalmers"}]})
+        for rid in ("mr1", "mr2"):
+            server.put({"resourceType": "MedicationRequest", "id": rid, "status": "active",
+                        "intent": "order", "subject": {"reference": "Patient/p1"}})
+        yield server
+
+
+def agent_for(tmp_path: Path, server: FhirServer, *, binding: str = "dispense",
+              scopes: str = BOTH, granted: str = BOTH, for_each: bool = False,
+              timeout: str = "2s") -> Agent:
+    path = tmp_path / "pharmacy.ttl"
+    path.write_text(DEFS.format(base=server.base, token_var=TOKEN_VAR, granted=granted,
+                                scopes=scopes, binding=binding, timeout=timeout,
+                                for_each=str(for_each).lower()))
+    return Agent.from_files(path, tools=TOOLS)
+
+
+def hydrated(agent: Agent, *refs: str) -> World:
+    world = World.open("memory")
+    agent.hydrate(world, "ehr", ["Patient/p1", *refs])
+    return world
+
+
+def node(server: FhirServer, ref: str) -> URIRef:
+    return URIRef(f"{server.base}/{ref}")
+
+
+def projection(server: FhirServer, ref: str) -> URIRef:
+    return URIRef(f"urn:horismos:projection:{server.base}/{ref}")
+
+
+def version(world: World, server: FhirServer, ref: str) -> str | None:
+    found = list(world.graph.objects(projection(server, ref), HORIS.sourceVersion))
+    return str(found[0]) if found else None
+
+
+def facts(world: World) -> list[str]:
+    """The world but for instance state and the record of a wait: what effects change."""
+    return [line for line in world.canonical(include_instances=False).splitlines()
+            if "<urn:horismos:wait:" not in line]
+
+
+# -- declarations ---------------------------------------------------------------------------
+
+
+def test_validate_reports_adapter_problems_with_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.ttl"
+    path.write_text(DEFS.format(base="ftp://ehr", token_var="sk-live 123", granted='"anything"',
+                                scopes='"patient/MedicationDispense.read"', binding="dispense",
+                                timeout="1s", for_each="false"))
+    with pytest.raises(AuthoringError) as e:
+        load_definitions([path])
+    found = {p.line: p.message for p in e.value.problems if p.severity == "error"}
+    text = path.read_text().splitlines()
+    assert any("horis:baseUrl" in m and "ftp://ehr" in text[line - 1]
+               for line, m in found.items() if line), found
+    assert any("tokenFromEnv" in m for m in found.values())  # a secret, not a variable's name
+    assert any("grantedScope" in m for m in found.values())
+    assert any("commitScope" in m for m in found.values())  # a read scope does not commit
+
+
+def test_a_commit_scope_the_adapter_does_not_grant_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "p.ttl"
+    path.write_text(DEFS.format(base="http://127.0.0.1:9/fhir", token_var=TOKEN_VAR,
+                                granted='"patient/MedicationRequest.write"', scopes=BOTH,
+                                binding="dispense", timeout="1s", for_each="false"))
+    defs = load_definitions([path])
+    warned = [w for w in defs.warnings if "MedicationDispense.write" in w.message]
+    assert warned and warned[0].line is not None
+    tool = defs.tools[URIRef("http://example.org/pharmacy#t.dispense")]
+    assert tool.adapter is not None and tool.adapter.token_env == TOKEN_VAR
+
+
+# -- hydration ------------------------------------------------------------------------------
+
+
+def test_hydrate_projects_each_resource_in_its_own_graph_with_its_version(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir)
+    world = World.open("memory")
+    done = agent.hydrate(world, "ehr", ["Patient/p1"],
+                         search=["MedicationRequest?status=active"])
+    assert sorted(h.remote_id for h in done) == ["MedicationRequest/mr1",
+                                                 "MedicationRequest/mr2", "Patient/p1"]
+    g = world.graph
+    mr1 = node(fhir, "MedicationRequest/mr1")
+    graph = g.graph(projection(fhir, "MedicationRequest/mr1"))
+    assert (mr1, URIRef(FHIR + "status"), Literal("active")) in graph
+    # the reference is a link to the hydrated patient's node (the JSON-LD context)
+    subject = next(graph.objects(mr1, URIRef(FHIR + "subject")))
+    assert next(graph.objects(subject, URIRef(FHIR + "reference"))) == node(fhir, "Patient/p1")
+    meta = projection(fhir, "MedicationRequest/mr1")
+    assert (meta, HORIS.provenance, HORIS.AdapterProvenance) in graph
+    assert version(world, fhir, "MedicationRequest/mr1") == "1"
+    assert list(graph.objects(meta, HORIS.readAt))
+    assert ("GET", "/MedicationRequest") in fhir.log
+
+
+def test_rehydration_replaces_the_projection_whole(tmp_path: Path, fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir)
+    world = hydrated(agent, "MedicationRequest/mr1")
+    fhir.remote_update("MedicationRequest", "mr1", status="on-hold",
+                       note=[{"text": "paused"}])
+    agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
+    graph = world.graph.graph(projection(fhir, "MedicationRequest/mr1"))
+    mr1 = node(fhir, "MedicationRequest/mr1")
+    assert set(graph.objects(mr1, URIRef(FHIR + "status"))) == {Literal("on-hold")}
+    assert version(world, fhir, "MedicationRequest/mr1") == "2"
+    assert len(list(graph.objects(projection(fhir, "MedicationRequest/mr1"),
+                                  HORIS.sourceJson))) == 1
+
+
+def test_hydration_without_the_token_sends_nothing(tmp_path: Path, fhir: FhirServer,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = agent_for(tmp_path, fhir)
+    monkeypatch.delenv(TOKEN_VAR)
+    with pytest.raises(Exception, match=TOKEN_VAR):
+        agent.hydrate(World.open("memory"), "ehr", ["Patient/p1"])
+    assert fhir.log == []
+
+
+# -- conditional commits --------------------------------------------------------------------
+
+
+def test_accepted_commit_lands_with_its_receipt_and_new_version(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir)
+    world = hydrated(agent, "MedicationRequest/mr1")
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    assert run.status == "completed", run.error
+    step = run.steps[0]
+    assert [r["outcome"] for r in step.receipts] == ["accepted", "accepted"]
+    assert step.receipts[0]["expected_version"] == "1" and step.receipts[0]["version"] == "2"
+    assert fhir.current("MedicationRequest", "mr1")["status"] == "completed"
+    # the projection follows: version 2, status completed, its location and provenance
+    assert version(world, fhir, "MedicationRequest/mr1") == "2"
+    dispensed = step.receipts[1]["ref"]
+    assert dispensed.startswith("MedicationDispense/")
+    meta = projection(fhir, dispensed)
+    graph = world.graph.graph(meta)
+    assert (meta, HORIS.provenance, HORIS.AdapterProvenance) in graph
+    assert str(next(graph.objects(meta, HORIS.location))).endswith("/_history/1")
+    assert str(next(graph.objects(meta, HORIS.remoteId))) == dispensed
+    events = [e for e in run.trace.events if e["type"] == "step"]
+    assert events[0]["receipts"] == step.receipts
+    assert events[0]["remote"][0]["returned"]  # the remote answer, recorded for replay
+    assert fhir.token not in json.dumps(run.trace.events)  # the secret never reaches a trace
+
+
+def test_conflict_after_a_concurrent_update_lands_nothing(tmp_path: Path,
+                                                          fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir)
+    world = hydrated(agent, "MedicationRequest/mr1")
+    fhir.remote_update("MedicationRequest", "mr1", status="on-hold")  # after hydration
+    before = facts(world)
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    step = run.steps[0]
+    assert isinstance(step.error, RemoteConflict)
+    assert step.error.resources == ("MedicationRequest/mr1", "MedicationDispense")
+    assert [r["outcome"] for r in step.receipts] == ["conflicted", "conflicted"]
+    assert step.receipts[0]["status"] == 412
+    assert run.status == "waiting" and run.steps[-1].step.endswith("#Settle")  # onError
+    assert facts(world) == before  # nothing landed
+    assert fhir.current("MedicationRequest", "mr1")["status"] == "on-hold"
+    assert not any(k == "MedicationDispense" for k, _ in fhir.versions)
+
+
+def test_a_mismatch_seen_before_sending_is_a_conflict_and_sends_nothing(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    def stale(request: dict[str, Any]) -> dict[str, Any]:
+        return {**request, "status": "completed", "meta": {"versionId": "7"}}
+
+    agent = agent_for(tmp_path, fhir, binding="stale",
+                      scopes='"patient/MedicationRequest.write"')
+    agent.tools["stale"] = stale
+    world = hydrated(agent, "MedicationRequest/mr1")
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    assert isinstance(run.steps[0].error, RemoteConflict)
+    assert fhir.writes() == []
+
+
+# -- scopes ---------------------------------------------------------------------------------
+
+
+def test_an_adapter_tool_is_an_external_commit_the_policy_must_allow(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir)
+    world = hydrated(agent, "MedicationRequest/mr1")
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"))  # the default policy
+    assert run.status == "blocked"
+    assert isinstance(run.error, PolicyRefused) and run.error.side_effect == "ExternalCommit"
+    assert fhir.writes() == []
+
+
+def test_a_scope_not_granted_is_refused_before_anything_is_sent(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir, granted='"patient/MedicationRequest.write"')
+    world = hydrated(agent, "MedicationRequest/mr1")
+    before = facts(world)
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    err = run.steps[0].error
+    assert isinstance(err, ScopeRefused)
+    assert err.missing == "patient/MedicationDispense.write"
+    assert "patient/MedicationDispense.write" in str(err)
+    assert fhir.writes() == [] and facts(world) == before
+
+
+def test_a_decided_write_outside_the_tool_scopes_is_refused(tmp_path: Path,
+                                                            fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir, scopes='"patient/MedicationRequest.write"')
+    world = hydrated(agent, "MedicationRequest/mr1")
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    err = run.steps[0].error
+    assert isinstance(err, ScopeRefused) and err.missing == "patient/MedicationDispense.c"
+    assert fhir.writes() == []
+
+
+# -- partial success ------------------------------------------------------------------------
+
+
+def test_partial_success_of_a_batch_lands_exactly_the_accepted(tmp_path: Path,
+                                                              fhir: FhirServer) -> None:
+    def both(request: dict[str, Any]) -> list[dict[str, Any]]:
+        other = fhir.current("MedicationRequest", "mr2")
+        return [{**request, "status": "completed"},
+                {**other, "status": "completed", "meta": {}}]
+
+    agent = agent_for(tmp_path, fhir, binding="both",
+                      scopes='"patient/MedicationRequest.write"')
+    agent.tools["both"] = both
+    fhir.remote_update("MedicationRequest", "mr2", status="on-hold")  # v2: not a focus
+    world = hydrated(agent, "MedicationRequest/mr1", "MedicationRequest/mr2")
+    fhir.remote_update("MedicationRequest", "mr2", note=[{"text": "changed"}])  # v3
+    # one focus solution: the step runs once for mr1 and its tool writes both requests
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    step = run.steps[0]
+    assert step.status == "partial", step.error
+    assert isinstance(step.error, PartialCommit)
+    assert step.error.accepted == ("MedicationRequest/mr1",)
+    assert step.error.others == (("MedicationRequest/mr2", "conflicted"),)
+    assert [r["outcome"] for r in step.receipts] == ["accepted", "conflicted"]
+    assert version(world, fhir, "MedicationRequest/mr1") == "2"  # landed
+    assert version(world, fhir, "MedicationRequest/mr2") == "2"  # untouched
+    assert run.status == "waiting"  # onError, as no horis:onPartial is declared
+    event = next(e for e in run.trace.events if e["type"] == "step")
+    assert event["status"] == "partial" and event["error"]["kind"] == "partial"
+
+
+def test_partial_success_of_a_for_each_step(tmp_path: Path, fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir, binding="complete",
+                      scopes='"patient/MedicationRequest.write"', for_each=True)
+    world = hydrated(agent, "MedicationRequest/mr1", "MedicationRequest/mr2")
+    fhir.remote_update("MedicationRequest", "mr2", status="on-hold")
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    step = run.steps[0]
+    assert step.status == "partial"
+    assert sorted((r["ref"], r["outcome"]) for r in step.receipts) == [
+        ("MedicationRequest/mr1", "accepted"), ("MedicationRequest/mr2", "conflicted")]
+    assert version(world, fhir, "MedicationRequest/mr1") == "2"
+    assert version(world, fhir, "MedicationRequest/mr2") == "1"
+
+
+# -- unknown outcomes -----------------------------------------------------------------------
+
+
+def test_a_timeout_after_sending_is_unknown_and_never_resent(tmp_path: Path,
+                                                            fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir, binding="complete",
+                      scopes='"patient/MedicationRequest.write"', timeout="300ms")
+    world = hydrated(agent, "MedicationRequest/mr1")
+    before = facts(world)
+    fhir.delay = 1.0  # applied, answered too late
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    step = run.steps[0]
+    assert isinstance(step.error, OutcomeUnknown)
+    assert [r["outcome"] for r in step.receipts] == ["unknown"]
+    assert fhir.writes() == [("PUT", "/MedicationRequest/mr1")]  # once, never again
+    assert facts(world) == before
+    assert run.status == "waiting"
+    # it did act remotely: re-hydration settles it
+    fhir.delay = 0
+    agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
+    assert version(world, fhir, "MedicationRequest/mr1") == "2"
+
+
+# -- replay ---------------------------------------------------------------------------------
+
+
+def test_replay_offline_substitutes_the_recorded_outcomes(tmp_path: Path) -> None:
+    trace = tmp_path / "run.jsonl"
+    with serve_fhir() as server:
+        server.put({"resourceType": "Patient", "id": "p1"})
+        server.put({"resourceType": "MedicationRequest", "id": "mr1", "status": "active",
+                    "subject": {"reference": "Patient/p1"}})
+        path = tmp_path / "pharmacy.ttl"
+        path.write_text(DEFS.format(base=server.base, token_var="", granted=BOTH,
+                                    scopes=BOTH, binding="dispense", timeout="2s",
+                                    for_each="false").replace(
+                                        'horis:tokenFromEnv "" ;', ""))
+        agent = Agent.from_files(path, tools=TOOLS)
+        world = World.open("memory")
+        agent.hydrate(world, "ehr", ["Patient/p1", "MedicationRequest/mr1"])
+        server.remote_update("MedicationRequest", "mr1", note=[{"text": "checked"}])
+        agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])  # decided against v2
+        run = agent.run(world, ":Dispense", f"{server.base}/Patient/p1", trace=trace,
+                        allow=ALLOW)
+        assert run.status == "completed", run.error
+        sent = len(server.log)
+    # the server is gone: a replay that sent anything would fail
+    report = replay(trace, Agent.from_files(path, tools=TOOLS))
+    assert not report.diverged, str(report)
+    assert sent == len(server.log)
+    recorded = [json.loads(line) for line in trace.read_text().splitlines()]
+    step = next(e for e in recorded if e["type"] == "step")
+    assert step["receipts"][0]["expected_version"] == "2"
+
+
+def test_on_partial_is_taken_when_declared(tmp_path: Path, fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir, binding="complete",
+                      scopes='"patient/MedicationRequest.write"', for_each=True)
+    path = tmp_path / "pharmacy.ttl"
+    path.write_text(path.read_text().replace(
+        "horis:onError :Settle .", "horis:onError :Settle ;\n    horis:onPartial :Mixed .")
+        + """
+:Mixed a horis:WaitStep ;
+    horis:reason "some requests were completed, some not" ;
+    horis:wake horis:OperatorInput ;
+    horis:delivery horis:Silent .
+""")
+    agent = Agent.from_files(path, tools=TOOLS)
+    world = hydrated(agent, "MedicationRequest/mr1", "MedicationRequest/mr2")
+    fhir.remote_update("MedicationRequest", "mr2", note=[{"text": "changed"}])
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    assert [r.status for r in run.steps] == ["partial", "waiting"]
+    assert run.steps[-1].step.endswith("#Mixed")
+
+
+def test_a_for_each_call_that_raises_keeps_the_others_accepted(tmp_path: Path,
+                                                             fhir: FhirServer) -> None:
+    def picky(request: dict[str, Any]) -> dict[str, Any]:
+        if request["id"] == "mr2":
+            raise ValueError("no stock for mr2")
+        return {**request, "status": "completed"}
+
+    agent = agent_for(tmp_path, fhir, binding="picky",
+                      scopes='"patient/MedicationRequest.write"', for_each=True)
+    agent.tools["picky"] = picky
+    world = hydrated(agent, "MedicationRequest/mr1", "MedicationRequest/mr2")
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    step = run.steps[0]
+    assert step.status == "partial"
+    assert isinstance(step.error, PartialCommit)
+    assert step.error.accepted == ("MedicationRequest/mr1",)
+    assert step.error.others == (("(decision)", "tool_error"),)
+    assert version(world, fhir, "MedicationRequest/mr1") == "2"  # it happened: it landed
+    assert fhir.writes() == [("PUT", "/MedicationRequest/mr1")]
+
+
+def test_an_update_of_a_resource_never_hydrated_is_refused(tmp_path: Path,
+                                                          fhir: FhirServer) -> None:
+    def other(request: dict[str, Any]) -> dict[str, Any]:
+        return {"resourceType": "Patient", "id": "p9", "active": False}
+
+    agent = agent_for(tmp_path, fhir, binding="other", scopes='"patient/*.write"',
+                      granted='"patient/*.write"')
+    agent.tools["other"] = other
+    world = hydrated(agent, "MedicationRequest/mr1")
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    assert "hydrate it first" in str(run.steps[0].error)
+    assert fhir.writes() == []
+
+
+def test_cli_hydrate_writes_the_projection_to_a_world_file(tmp_path: Path, fhir: FhirServer,
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          ) -> None:
+    from horismos._cli import main
+
+    agent_for(tmp_path, fhir)
+    out = tmp_path / "world.trig"
+    code = main(["hydrate", str(tmp_path / "pharmacy.ttl"), "--id", "Patient/p1",
+                 "--search", "MedicationRequest?subject=Patient/p1", "--out", str(out),
+                 "--allow-host", "127.0.0.1"])
+    assert code == 0, capsys.readouterr().err
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and lines[0].startswith("MedicationRequest/mr1  version 1")
+    world = World.from_files(out)
+    assert version(world, fhir, "Patient/p1") == "1"
+    # a host outside --allow-host is refused before any request, with no traceback
+    fhir.log.clear()
+    code = main(["hydrate", str(tmp_path / "pharmacy.ttl"), "--id", "Patient/p1",
+                 "--out", str(out), "--allow-host", "ehr.example.org"])
+    assert code != 0 and fhir.log == []
+    assert "Traceback" not in capsys.readouterr().err
+
+
+# -- the mapping ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("resource", [
+    {"resourceType": "MedicationRequest", "id": "mr1", "status": "active", "intent": "order",
+     "subject": {"reference": "Patient/p1"}, "meta": {"versionId": "3"},
+     "dosageInstruction": [{"text": "1/day", "timing": {"repeat": {"frequency": 1}}}],
+     "contained": [{"resourceType": "Medication", "id": "m", "code": {"text": "x"}}],
+     "medicationReference": {"reference": "#m"}},
+    {"resourceType": "Observation", "id": "o1", "status": "final",
+     "valueQuantity": {"value": 5.5, "unit": "mg"}, "issued": "2024-01-01T00:00:00Z",
+     "interpretation": [], "note": None, "focus": [{"reference": "urn:uuid:abc"}],
+     "derivedFrom": [{"reference": "https://other.example/fhir/Observation/9"}],
+     "_status": {"extension": [{"url": "http://x", "valueBoolean": False}]},
+     "component": [{"valueInteger": 0}, {"valueInteger": 12}, {}],
+     "text": {"div": "<div xmlns=\"http://www.w3.org/1999/xhtml\">é ✓</div>"}},
+    {"resourceType": "Patient", "id": "p1", "active": True, "multipleBirthInteger": 2,
+     "name": [{"given": ["Ann", "Ann", "Lee"], "family": "Ng"}]},
+])
+def test_the_mapping_is_what_a_json_ld_processor_gives(resource: dict[str, Any]) -> None:
+    from horismos._fhir import jsonld_triples, to_triples
+
+    base = "https://ehr.example.org/fhir"
+    assert set(to_triples(resource, base)) == set(jsonld_triples(resource, base))
