@@ -7,7 +7,9 @@ given — and this module commits that decision:
 
 1. the tool's ``horis:commitScope`` must be granted by its adapter, and every decided write
    must fall under the tool's commit scopes — else :class:`~horismos.ScopeRefused`, before
-   anything is sent;
+   anything is sent; and every decided resource, as it would land, must pass the SHACL gate's
+   domain shapes — else :class:`~horismos.GateRejected`, before anything is sent (the system
+   of record validates too, but a write the world's own shapes refuse never leaves);
 2. each update carries the version the world's projection holds (``If-Match: W/"n"``); a
    resource that says it is at another version is a conflict seen before sending;
 3. the request goes out once (never resent: a commit that was sent and got no answer is an
@@ -35,6 +37,7 @@ from rdflib.term import Node
 from ._attempt import Attempt
 from ._bindings.reach import Hosts
 from ._errors import (
+    GateRejected,
     NotSent,
     OutcomeUnknown,
     PartialCommit,
@@ -48,6 +51,7 @@ from ._fhir import (
     PlanError,
     Receipt,
     Request,
+    Write,
     plan,
     projection_graph,
     projection_quads,
@@ -55,9 +59,11 @@ from ._fhir import (
     resource_iri,
     stale,
     timestamp,
+    to_triples,
     unanswered,
 )
 from ._fhir_client import FhirClient
+from ._gate import Verdict
 from ._hydrate import replaced
 from ._model import ActionStep, Adapter, Tool
 from ._scopes import covers, needed_for
@@ -75,6 +81,9 @@ class StepHost(Protocol):
     store: Store
 
     def now(self) -> dt.datetime: ...
+
+    def judge_resource(self, subject: Node, triples: list[tuple[Node, Node, Node]]) -> Verdict:
+        ...
 
     async def remote(self, send: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]: ...
 
@@ -212,6 +221,11 @@ class AdapterCommit:
                     "this call was sent", missing=need, granted=self.tool.commit_scopes,
                     **where))
                 return
+        for w in request.writes:
+            rejected = self._judged(w, where)
+            if rejected is not None:
+                self.outcome.errors.append(rejected)
+                return
         mismatched = dict(stale(request))
         if mismatched:  # seen before sending: nothing of this request goes out
             got = [Receipt(w.ref, w.method, "conflicted", None, w.expected, message=(
@@ -228,6 +242,20 @@ class AdapterCommit:
                 r.location = f"{base}/{r.location.lstrip('/')}"
             self.outcome.receipts.append(r)
         self._land([r for r in got if r.outcome == "accepted"])
+
+    def _judged(self, w: Write, where: dict[str, str]) -> GateRejected | None:
+        """The decided resource as its projection would be, against the domain shapes that
+        target it; a projection is replaced whole, so the old one is not in its after-view."""
+        res = w.resource if w.resource.get("id") else {**w.resource, "id": "new"}
+        base = self.adapter.base_url
+        subject = resource_iri(base, w.kind, str(res["id"]))
+        verdict = self.host.judge_resource(subject, to_triples(res, base))
+        if verdict.conforms:
+            return None
+        return GateRejected(
+            f"{self.tool.name} decided {w.ref}, which breaks the domain shapes: "
+            + "; ".join(str(m) for m in verdict.messages) + "; nothing of this call was sent",
+            messages=verdict.messages, **where)
 
     async def _send(self, request: Request) -> list[Receipt]:
         method, url, body, headers = request.http(self.adapter.base_url)

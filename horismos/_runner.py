@@ -35,7 +35,7 @@ from ._errors import (
     ToolError,
     ToolTimeout,
 )
-from ._gate import Gate
+from ._gate import Gate, Verdict
 from ._hazards import cycle_through
 from ._intents import announce, open_intent
 from ._literals import well_formed
@@ -553,6 +553,10 @@ class Runner:
     def now(self) -> dt.datetime:
         """The run's clock (an adapter step's receipts are timed by it)."""
         return self.env.now()
+
+    def judge_resource(self, subject: Node, triples: list[tuple[Node, Node, Node]]) -> Verdict:
+        """An adapter step's decided resource against the domain shapes, before it is sent."""
+        return self.gate.domain(subject, triples, (), self._types_of)
 
     async def remote(self, send: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
         return await self.env.remote(send)

@@ -20,6 +20,7 @@ from horismos import (
     HORIS,
     Agent,
     AuthoringError,
+    GateRejected,
     OutcomeUnknown,
     PartialCommit,
     PolicyRefused,
@@ -310,6 +311,46 @@ def test_a_decided_write_outside_the_tool_scopes_is_refused(tmp_path: Path,
     err = run.steps[0].error
     assert isinstance(err, ScopeRefused) and err.missing == "patient/MedicationDispense.c"
     assert fhir.writes() == []
+
+
+# -- the gate -------------------------------------------------------------------------------
+
+DISPENSE_SHAPE = """\
+@prefix fhir: <http://hl7.org/fhir/> .
+@prefix sh:   <http://www.w3.org/ns/shacl#> .
+@prefix :     <http://example.org/pharmacy#> .
+
+:DispenseShape a sh:NodeShape ;
+    sh:targetClass fhir:MedicationDispense ;
+    sh:property [ sh:path fhir:status ; sh:minCount 1 ; sh:maxCount 1 ;
+                  sh:in ( "preparation" "in-progress" "completed" ) ] .
+"""
+
+
+def test_a_decided_resource_that_breaks_a_domain_shape_is_never_sent(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    def sloppy(request: dict[str, Any]) -> dict[str, Any]:
+        bundle = dispense(request)
+        bundle["entry"][1]["resource"]["status"] = "handed-over"  # not a dispense status
+        return bundle
+
+    shapes = tmp_path / "shapes.ttl"
+    shapes.write_text(DISPENSE_SHAPE)
+    agent_for(tmp_path, fhir)  # writes pharmacy.ttl
+    agent = Agent.from_files(tmp_path / "pharmacy.ttl", shapes,
+                             tools={**TOOLS, "dispense": sloppy})
+    world = hydrated(agent, "MedicationRequest/mr1")
+    before = facts(world)
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    err = run.steps[0].error
+    assert isinstance(err, GateRejected), err
+    assert "MedicationDispense" in str(err) and "handed-over" in str(err.messages[0].value)
+    assert fhir.writes() == [] and facts(world) == before  # nothing sent, nothing landed
+    assert run.status == "waiting" and run.steps[-1].step.endswith("#Settle")  # onError
+
+    good = Agent.from_files(tmp_path / "pharmacy.ttl", shapes, tools=TOOLS)
+    assert good.run(hydrated(good, "MedicationRequest/mr1"), ":Dispense",
+                    node(fhir, "Patient/p1"), allow=ALLOW).status == "completed"
 
 
 # -- partial success ------------------------------------------------------------------------
