@@ -48,6 +48,7 @@ from ._errors import (
     ToolTimeout,
 )
 from ._fhir import (
+    Outcome,
     PlanError,
     Receipt,
     Request,
@@ -72,7 +73,7 @@ from ._vocab import HORIS
 
 __all__ = ["AdapterCommit", "CommitOutcome", "StepHost", "check_scopes"]
 
-Quad = tuple[Node, Node, Node, Node]
+Quad = tuple[Node, Node, Node, URIRef | None]  # as a Change takes them
 
 
 class StepHost(Protocol):
@@ -272,7 +273,8 @@ class AdapterCommit:
                                       f"and not answered within {self.tool.timeout:g}s")
                 return unanswered(request, "failed", f"{method} {_path(url)} was not sent")
             except Exception as e:
-                outcome = "unknown" if attempt.sent and not attempt.answered else "failed"
+                outcome: Outcome = ("unknown" if attempt.sent and not attempt.answered
+                                    else "failed")
                 return unanswered(request, outcome, f"{type(e).__name__}: {e}")
         return receipts(request, response)
 

@@ -52,10 +52,11 @@ def cmd_hydrate(args: argparse.Namespace) -> int:
             raise UsageError(f"name the adapter with --adapter (declared: {names})")
         adapter = next(iter(adapters.values()))
     else:
-        adapter = next((a for a in adapters.values()
-                        if args.adapter in (a.name, str(a.iri))), None)
-        if adapter is None:
+        named = next((a for a in adapters.values()
+                      if args.adapter in (a.name, str(a.iri))), None)
+        if named is None:
             raise UsageError(f"no adapter {args.adapter} (declared: {names})")
+        adapter = named
     fmt = output_format(args.out) if args.out else None
     hosts = [*args.allow_host, *_project_hosts()]
     with World.open(args.store) as world:

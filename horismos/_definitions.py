@@ -660,7 +660,7 @@ class _Builder:
             partial_without_adapter(self.g, s, tool.adapter if tool else None, self.warn)
             return ActionStep(**common, tool=tool, requires=requires, binds=tuple(binds),
                               for_each=self.flag(s, HORIS.forEach),
-                              on_partial=self.one(s, HORIS.onPartial))
+                              on_partial=cast("URIRef | None", self.one(s, HORIS.onPartial)))
         if cls == HORIS.DecisionStep:
             rules = []
             for w in self.g.objects(s, HORIS.when):

@@ -150,7 +150,8 @@ def version_of(resource: Mapping[str, Any] | None, etag: str | None = None) -> s
 
 def projection_quads(adapter: URIRef, base: str, resource: Mapping[str, Any],
                      at: Lit, location: str | None = None,
-                     activity: URIRef | None = None) -> list[tuple[Node, Node, Node, Node]]:
+                     activity: URIRef | None = None,
+                     ) -> list[tuple[Node, Node, Node, URIRef | None]]:
     """The projection of ``resource``: its RDF, the JSON it came as, its remote id, version,
     location and when it was read or accepted, with ``horis:AdapterProvenance``."""
     node = resource_iri(base, resource["resourceType"], resource["id"])

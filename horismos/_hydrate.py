@@ -40,7 +40,7 @@ from ._vocab import HORIS
 
 __all__ = ["Hydrated", "hydration_change", "read_resources", "replaced"]
 
-Quad = tuple[Node, Node, Node, Node]
+Quad = tuple[Node, Node, Node, URIRef | None]  # as a Change takes them
 
 
 @dataclass(frozen=True)

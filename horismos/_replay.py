@@ -257,7 +257,7 @@ class ReplayEnvironment(Environment):
                           "not sent")
         self.substituted += 1
         self.note("remote", entry)
-        return play(entry)  # type: ignore[no-any-return]
+        return play(entry)
 
     async def rank(self, step: ProposalStep, request: RankRequest) -> Reply:
         entry = self.take("rankings")
