@@ -22,6 +22,7 @@ from ._gate import Gate
 from ._individuals import place_individuals
 from ._model import McpServer, Workflow
 from ._policy import Policy, approve
+from ._queue import submit_instances
 from ._reads import RecordingStore
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import Environment, Runner, focus_nodes
@@ -199,6 +200,26 @@ class Agent:
                       trace=trace if isinstance(trace, Trace) else Trace(trace),
                       registry=self.tools, env=env, mcp_servers=self.mcp_servers,
                       policy=policy)
+
+    def focus_list(self, world: World, workflow: Workflow, focus: str | URIRef | None = None,
+                   *, all: bool = False) -> list[URIRef]:
+        """The focus nodes a run of ``workflow`` would take: ``focus`` (checked to be of the
+        focus type) or, with ``all=True``, every node of the type in ``world``."""
+        return self._foci(world, workflow, focus, all, self.types_in(world))
+
+    def submit(self, world: World, broker: str, workflow: str | URIRef | None = None,
+               focus: str | URIRef | None = None, *, all: bool = False) -> list[URIRef]:
+        """Enqueue instances for ``horismos worker`` processes on the Celery ``broker``
+        (``redis://…``; needs ``horismos[distributed]``): one for ``focus``, or one per focus
+        node with ``all=True``. Returns the focus nodes submitted; their statuses are read
+        from ``world`` (:func:`horismos.wait_for_instances`, ``horismos instances``)."""
+        if not world.store.shared:
+            raise UsageError(f"{world.store.name} is not shared by other processes: workers "
+                             "need one world they all reach, a sparql:URL store")
+        wf = self.workflow(workflow)
+        foci = self.focus_list(world, wf, focus, all=all)
+        submit_instances(broker, wf.iri, foci)
+        return foci
 
     def _foci(self, world: World, wf: Workflow, focus: str | URIRef | None,
               all: bool, types_of: Callable[[Node], set[Node]] | None = None,

@@ -36,6 +36,8 @@ from ._bindings import Hosts, Reach
 from ._bindings.mcp import connection_problems
 from ._catalog import check_inventory, inventory_text
 from ._cli_digest import cmd_digest, digest_arguments
+from ._cli_submit import cmd_submit, submit_arguments
+from ._cli_worker import cmd_worker, worker_arguments
 from ._contract import binding_problems, credential_problems, unbound_arguments
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
@@ -1126,6 +1128,10 @@ COMMANDS: list[Command] = [
             _load_arguments, cmd_load),
     Command("digest", "print the world's digest; --check recomputes it from every quad",
             digest_arguments, cmd_digest),
+    Command("worker", "take submitted instances from a Celery broker and drive them in a "
+            "shared world", worker_arguments, cmd_worker),
+    Command("submit", "enqueue instances for horismos worker processes: one focus or --all",
+            submit_arguments, cmd_submit),
 ]
 
 
