@@ -43,6 +43,8 @@ def worker_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--visibility-timeout", type=float, default=VISIBILITY, metavar="SECONDS",
                    help="seconds before a task a worker took but did not finish goes to another "
                         f"worker (default {VISIBILITY:g}); longer than an instance usually runs")
+    p.add_argument("-c", "--concurrency", type=int, default=4, metavar="N",
+                   help="tasks this process runs at once, each in a thread (default 4)")
     p.add_argument("--name", metavar="NAME", help="the worker's Celery node name")
     p.add_argument("-v", "--verbose", action="store_true", help="log each task as it ends")
 
@@ -53,6 +55,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     if args.allow_module:
         _cwd_importable()
+    if args.concurrency < 1:
+        raise UsageError("--concurrency must be 1 or more")
     if args.visibility_timeout <= 0:
         raise UsageError("--visibility-timeout must be a positive number of seconds")
     traces = Path(args.traces) if args.traces else None
@@ -60,17 +64,19 @@ def cmd_worker(args: argparse.Namespace) -> int:
         traces.mkdir(parents=True, exist_ok=True)
     agent = Agent.from_files(*args.paths, tools=_reach(args), entailment=args.entailment)
     app = celery_app(args.broker, visibility_timeout=args.visibility_timeout)
-    world = World.open(args.store)
-    if not world.store.shared:
-        world.close()
+    with World.open(args.store) as world:
+        shared = world.store.shared
+    if not shared:
         raise UsageError(f"--store {args.store} is not shared by other processes: workers "
                          "need one world they all reach, a sparql:URL store")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         stream=sys.stderr, format="%(asctime)s %(message)s")
     print(f"horismos worker: taking tasks from {_redacted(args.broker)} for {args.store}",
           file=sys.stderr, flush=True)
-    serve(app, InstanceDriver(agent, world, allow=args.allow.split(","), traces=traces),
-          name=args.name, loglevel="INFO" if args.verbose else "WARNING")
+    driver = InstanceDriver(agent, args.store, allow=args.allow.split(","), traces=traces)
+    driver.check()
+    serve(app, driver, concurrency=args.concurrency, name=args.name,
+          loglevel="INFO" if args.verbose else "WARNING")
     return 0
 
 

@@ -34,9 +34,9 @@ import contextlib
 import logging
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -156,17 +156,36 @@ def wait_for_instances(world: World, workflow: URIRef, foci: Sequence[URIRef], *
         time.sleep(poll)
 
 
-@dataclass
 class InstanceDriver:
-    """What one worker process keeps across tasks: the agent, the shared world, its lease."""
+    """What one worker process keeps across tasks: the agent, and per thread of its pool a
+    connection to the shared world and a lease (each thread is a claims worker of its own,
+    so the tasks a process runs at once never share a claim, a fence or a connection)."""
 
-    agent: Agent
-    world: World
-    allow: Sequence[str] = DEFAULT_ALLOW
-    traces: Path | None = None
-    """A folder for one trace per task (``TASK-ID.jsonl``), or none."""
-    backoff: tuple[float, float] = BACKOFF
-    worker: Worker | None = None
+    def __init__(self, agent: Agent, store: str, *, allow: Sequence[str] = DEFAULT_ALLOW,
+                 traces: Path | None = None, backoff: tuple[float, float] = BACKOFF) -> None:
+        self.agent = agent
+        self.store = store
+        self.allow = allow
+        self.traces = traces
+        """A folder for one trace per task (``TASK-ID.jsonl``), or none."""
+        self.backoff = backoff
+        self._local = threading.local()
+        self._opened: list[tuple[World, list[Worker | None]]] = []
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        """Resolve every workflow's bindings now, so a worker whose tools do not fit its
+        definitions refuses to start rather than failing each task it takes."""
+        async def check_all() -> None:
+            world, _ = self._world()
+            runner = self.agent.runner(world, Trace(None), Environment(), recorded=False)
+            try:
+                for wf in self.agent.definitions.workflows.values():
+                    await runner.check_bindings(wf)
+            finally:
+                await runner.aclose()
+
+        asyncio.run(check_all())
 
     def drive(self, workflow: str, focus: str, task_id: str = "") -> str:
         """Drive the instance of ``workflow`` for ``focus`` until it stops; its status (or
@@ -181,26 +200,37 @@ class InstanceDriver:
                 wait = min(wait * 2, self.backoff[1])
             except LeaseLost as e:
                 log.warning("horismos worker: %s; joining again", e)
-                self.worker = None
+                self._local.held[0] = None
+
+    def _world(self) -> tuple[World, list[Worker | None]]:
+        if not hasattr(self._local, "world"):
+            self._local.world = World.open(self.store)
+            self._local.held = [None]
+            with self._lock:
+                self._opened.append((self._local.world, self._local.held))
+        return self._local.world, self._local.held
 
     def _live_worker(self) -> Worker:
-        if self.worker is not None and not self.worker.lost and self.worker.alive():
-            return self.worker
-        old, self.worker = self.worker, None
-        if old is not None:
+        world, held = self._world()
+        worker = held[0]
+        if worker is not None and not worker.lost and worker.alive():
+            return worker
+        held[0] = None
+        if worker is not None:
             with contextlib.suppress(StoreError):  # else its lease runs out by itself
-                old.leave()
-        self.worker = Worker.join(self.world)
-        return self.worker
+                worker.leave()
+        held[0] = Worker.join(world)
+        return held[0]
 
     async def _drive(self, workflow: URIRef, focus: URIRef, task_id: str) -> str:
         wf = self.agent.workflow(workflow)
         worker = self._live_worker()
-        self.agent.place_individuals(self.world)
+        world, _ = self._world()
+        self.agent.place_individuals(world)
         trace = (self.traces / f"{task_id or os.getpid()}.jsonl" if self.traces is not None
                  else None)
         runner = self.agent.runner(worker.world, Trace(trace), Environment(),
-                                   self.agent.types_in(self.world),
+                                   self.agent.types_in(world),
                                    policy=Policy(side_effects(self.allow)))
         ended: list[str] = []
         try:
@@ -213,16 +243,22 @@ class InstanceDriver:
         return ended[0] if ended else "done elsewhere"
 
     def close(self) -> None:
-        if self.worker is not None:
-            with contextlib.suppress(StoreError):  # else its lease runs out by itself
-                self.worker.leave()
-            self.worker = None
-        self.world.close()
+        """Drop every thread's lease (their claims are free at once) and connection."""
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for world, held in opened:
+            if held[0] is not None:
+                with contextlib.suppress(StoreError):  # else its lease runs out by itself
+                    held[0].leave()
+                held[0] = None
+            world.close()
 
 
-def serve(app: Celery, driver: InstanceDriver, *, name: str | None = None,
+def serve(app: Celery, driver: InstanceDriver, *, concurrency: int = 1, name: str | None = None,
           loglevel: str = "WARNING") -> None:
-    """Run a Celery worker in this process (one task at a time) until it is told to stop."""
+    """Run a Celery worker in this process until it is told to stop: ``concurrency`` tasks at
+    a time, each in a thread of its own (a task mostly waits: on the store, on a tool, on the
+    claim's settle)."""
     def instance(self: Any, workflow: str, focus: str) -> str:
         started = time.monotonic()
         try:
@@ -237,7 +273,8 @@ def serve(app: Celery, driver: InstanceDriver, *, name: str | None = None,
 
     app.task(name=TASK, bind=True)(instance)
     hostname = name or f"horismos-{os.getpid()}@{socket.gethostname()}"
-    worker = app.Worker(pool="solo", concurrency=1, hostname=hostname, loglevel=loglevel,
+    worker = app.Worker(pool="solo" if concurrency == 1 else "threads",
+                        concurrency=concurrency, hostname=hostname, loglevel=loglevel,
                         without_gossip=True, without_mingle=True, without_heartbeat=True,
                         quiet=True, queues=[QUEUE])
     try:
