@@ -36,6 +36,7 @@ from ._errors import (
     TraceVersionError,
     UsageError,
 )
+from ._queue import wait_for_instances
 from ._records import InstanceRun, Run, StepRecord
 from ._replay import ReplayReport, replay
 from ._stores import Conflict, StoreError
@@ -89,4 +90,5 @@ __all__ = [
     "load_definitions",
     "read_trace",
     "replay",
+    "wait_for_instances",
 ]
