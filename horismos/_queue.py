@@ -45,8 +45,9 @@ from rdflib import URIRef
 from ._catalog import DEFAULT_ALLOW
 from ._catalog import policy as side_effects
 from ._claims import Worker
-from ._errors import LeaseLost, UsageError
+from ._errors import BrokerError, LeaseLost, UsageError
 from ._policy import Policy
+from ._redact import redact_url
 from ._runner import Environment
 from ._stores import StoreError
 from ._trace import Trace
@@ -101,8 +102,9 @@ def celery_app(broker: str, *, visibility_timeout: float = VISIBILITY) -> Celery
             # look for abandoned tasks every few seconds, not kombu's default 100
             "unacked_restore_interval": restore, "unacked_restore_throttle": 1,
         },
-        task_publish_retry_policy={"max_retries": 10, "interval_start": 0.2,
-                                   "interval_step": 0.5, "interval_max": 3},
+        # a broker restart is ridden out; one that stays away is reported (BrokerError)
+        task_publish_retry_policy={"max_retries": 5, "interval_start": 0.2,
+                                   "interval_step": 0.5, "interval_max": 2},
         worker_hijack_root_logger=False,
         worker_send_task_events=False,
         worker_enable_remote_control=False,
@@ -115,12 +117,20 @@ def submit_instances(broker: str, workflow: URIRef, foci: Iterable[URIRef]) -> i
     The workers' definitions must declare ``workflow`` (a worker refuses a task whose workflow
     it does not know, and logs why)."""
     app = celery_app(broker)
+    from kombu.exceptions import OperationalError  # Celery's own dependency
+
     sent = 0
-    with app.producer_or_acquire() as producer:
-        for focus in foci:
-            app.send_task(TASK, args=[str(workflow), str(focus)], queue=QUEUE,
-                          producer=producer, retry=True)
-            sent += 1
+    try:
+        with app.producer_or_acquire() as producer:
+            for focus in foci:
+                app.send_task(TASK, args=[str(workflow), str(focus)], queue=QUEUE,
+                              producer=producer, retry=True)
+                sent += 1
+    except (OSError, OperationalError) as e:
+        raise BrokerError(f"the broker at {redact_url(broker)} cannot be reached ({e}); "
+                          f"{sent} task{'s' * (sent != 1)} were enqueued before it went. Start "
+                          "it or fix --broker; submitting again is safe (a focus already "
+                          "done is not run twice)") from None
     return sent
 
 

@@ -245,3 +245,19 @@ def test_a_worker_frozen_past_its_lease_has_its_late_commit_refused(
     world.close()
     assert refs == []
     assert instances(server.store)[f"{EHR}p03"][0][1] == "Failed"
+
+
+def test_submit_to_a_broker_that_is_down_says_so_without_a_traceback(ward, server):
+    """A broker nobody listens on: exit 2 and a message naming it, after a few retries."""
+    done = horismos(ward, "submit", *DEFINITIONS, "--store", server.store, "--broker",
+                    "redis://127.0.0.1:1/0", "--focus", f"<{EHR}p01>")
+    assert done.returncode == 2, done.stderr
+    assert "the broker at redis://127.0.0.1:1/0 cannot be reached" in done.stderr
+    assert "0 tasks were enqueued" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_worker_needs_a_world_other_processes_share(tmp_path):
+    done = horismos(tmp_path, "worker", *DEFINITIONS, "--store", "memory", "--broker",
+                    "redis://127.0.0.1:1/0")
+    assert done.returncode == 2
+    assert "not shared by other processes" in done.stderr and "sparql:URL" in done.stderr
