@@ -61,8 +61,10 @@ def ward(folder: Path, patients: int, latency_ms: float) -> None:
 
 
 def horismos(cwd: Path, *args: str) -> None:
-    subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd, check=True,
-                   capture_output=True, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        sys.exit(f"horismos {args[0]} failed: {done.stderr[-3000:]}")
 
 
 def stopped(store: str) -> int:
