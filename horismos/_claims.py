@@ -151,7 +151,8 @@ class Worker:
         A lone worker goes in focus order; one joining others, or finding its batch taken,
         jumps to a random place in what is left, so workers spread out.
         """
-        todo = _rotated(foci) if self._others() else list(foci)
+        # (one focus, as a queued task brings: nothing to spread, so no query for others)
+        todo = _rotated(foci) if len(foci) > 1 and self._others() else list(foci)
         pending: tuple[list[URIRef], float] | None = None
         size = BATCH
         while todo or pending:
