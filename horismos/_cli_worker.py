@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from ._agent import Agent
+from ._cli_common import cwd_importable, reach, reach_options
 from ._errors import UsageError
 from ._queue import VISIBILITY, InstanceDriver, celery_app, serve
 from ._world import World
@@ -22,8 +23,6 @@ __all__ = ["cmd_worker", "worker_arguments"]
 
 
 def worker_arguments(p: argparse.ArgumentParser) -> None:
-    from ._cli import _reach_options  # at call time: _cli imports this module
-
     p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
                    help="Turtle files or folders: tools, workflows and the domain ontology")
     p.add_argument("--store", required=True, metavar="sparql:URL",
@@ -33,7 +32,7 @@ def worker_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tools", action="append", default=[], metavar="MODULE",
                    help="a Python module or .py file whose public functions back python: "
                         "bindings (repeatable)")
-    _reach_options(p)
+    reach_options(p)
     p.add_argument("--allow", default="ReadOnly,HostStateWrite", metavar="CLASSES",
                    help="side-effect classes steps may call (default: ReadOnly,HostStateWrite)")
     p.add_argument("--entailment", choices=("rdfs", "owl-rl"), default="rdfs",
@@ -51,10 +50,8 @@ def worker_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     """Serve tasks until SIGTERM / Ctrl-C (a task under way is finished first)."""
-    from ._cli import _cwd_importable, _reach
-
     if args.allow_module:
-        _cwd_importable()
+        cwd_importable()
     if args.concurrency < 1:
         raise UsageError("--concurrency must be 1 or more")
     if args.visibility_timeout <= 0:
@@ -62,7 +59,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     traces = Path(args.traces) if args.traces else None
     if traces is not None:
         traces.mkdir(parents=True, exist_ok=True)
-    agent = Agent.from_files(*args.paths, tools=_reach(args), entailment=args.entailment)
+    agent = Agent.from_files(*args.paths, tools=reach(args), entailment=args.entailment)
     app = celery_app(args.broker, visibility_timeout=args.visibility_timeout)
     with World.open(args.store) as world:
         shared = world.store.shared

@@ -42,11 +42,10 @@ from typing import TYPE_CHECKING, Any
 
 from rdflib import URIRef
 
-from ._catalog import DEFAULT_ALLOW
-from ._catalog import policy as side_effects
+from ._agent import Agent
 from ._claims import Worker
 from ._errors import BrokerError, LeaseLost, UsageError
-from ._policy import Policy
+from ._policy import DEFAULT_ALLOW, Policy, allowed
 from ._redact import redact_url
 from ._runner import Environment
 from ._stores import StoreError
@@ -57,10 +56,8 @@ from ._world import INSTANCES, World
 if TYPE_CHECKING:
     from celery import Celery
 
-    from ._agent import Agent
-
 __all__ = ["QUEUE", "TASK", "InstanceDriver", "celery_app", "instance_statuses",
-           "serve", "submit_instances", "wait_for_instances"]
+           "serve", "submit", "submit_instances", "wait_for_instances"]
 
 QUEUE = "horismos"
 TASK = "horismos.instance"
@@ -132,6 +129,21 @@ def submit_instances(broker: str, workflow: URIRef, foci: Iterable[URIRef]) -> i
                           "it or fix --broker; submitting again is safe (a focus already "
                           "done is not run twice)") from None
     return sent
+
+
+def submit(agent: Agent, world: World, broker: str, workflow: str | URIRef | None = None,
+           focus: str | URIRef | None = None, *, all: bool = False) -> list[URIRef]:
+    """Enqueue instances for ``horismos worker`` processes on the Celery ``broker``
+    (``redis://…``; needs ``horismos[distributed]``): one for ``focus``, or one per focus node
+    of the workflow in ``world`` with ``all=True``. Returns the focus nodes submitted; their
+    statuses are read from the world (:func:`wait_for_instances`, ``horismos instances``)."""
+    if not world.store.shared:
+        raise UsageError(f"{world.store.name} is not shared by other processes: workers "
+                         "need one world they all reach, a sparql:URL store")
+    wf = agent.workflow(workflow)
+    foci = agent.focus_list(world, wf, focus, all=all)
+    submit_instances(broker, wf.iri, foci)
+    return foci
 
 
 def instance_statuses(world: World, workflow: URIRef, foci: Sequence[URIRef],
@@ -241,7 +253,7 @@ class InstanceDriver:
                  else None)
         runner = self.agent.runner(worker.world, Trace(trace), Environment(),
                                    self.agent.types_in(world),
-                                   policy=Policy(side_effects(self.allow)))
+                                   policy=Policy(allowed(self.allow)))
         ended: list[str] = []
         try:
             await runner.check_bindings(wf)

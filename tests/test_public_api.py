@@ -12,7 +12,7 @@ PUBLIC = [
     "ShaclMessage", "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError",
     "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError",
     "World", "__version__", "check_inventory", "load_definitions", "read_trace", "replay",
-    "wait_for_instances",
+    "submit", "wait_for_instances",
 ]
 
 
