@@ -183,7 +183,7 @@ class InstanceDriver:
     connection to the shared world and a lease (each thread is a claims worker of its own,
     so the tasks a process runs at once never share a claim, a fence or a connection)."""
 
-    def __init__(self, agent: Agent, store: str, *, allow: Sequence[str] = DEFAULT_ALLOW,
+    def __init__(self, agent: Agent, store: str, *, allow: Iterable[str] = DEFAULT_ALLOW,
                  traces: Path | None = None, backoff: tuple[float, float] = BACKOFF) -> None:
         self.agent = agent
         self.store = store
