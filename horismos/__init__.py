@@ -42,6 +42,7 @@ from ._errors import (
 )
 from ._hydrate import Hydrated
 from ._model import Adapter
+from ._queue import submit, wait_for_instances
 from ._records import InstanceRun, Run, StepRecord
 from ._replay import ReplayReport, replay
 from ._stores import Conflict, StoreError
@@ -102,4 +103,6 @@ __all__ = [
     "load_definitions",
     "read_trace",
     "replay",
+    "submit",
+    "wait_for_instances",
 ]

@@ -225,6 +225,12 @@ class Agent:
                       registry=self.tools, env=env, mcp_servers=self.mcp_servers,
                       policy=policy)
 
+    def focus_list(self, world: World, workflow: Workflow, focus: str | URIRef | None = None,
+                   *, all: bool = False) -> list[URIRef]:
+        """The focus nodes a run of ``workflow`` would take: ``focus`` (checked to be of the
+        focus type) or, with ``all=True``, every node of the type in ``world``."""
+        return self._foci(world, workflow, focus, all, self.types_in(world))
+
     def _foci(self, world: World, wf: Workflow, focus: str | URIRef | None,
               all: bool, types_of: Callable[[Node], set[Node]] | None = None,
               ) -> list[URIRef]:

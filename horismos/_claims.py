@@ -48,7 +48,7 @@ from rdflib.term import Node
 from ._digest import Digest
 from ._errors import LeaseLost, UsageError
 from ._records import InstanceRun
-from ._stores import RUNTIME, Change, Conflict, Store, open_store
+from ._stores import RUNTIME, Change, Conflict, Store, StoreError, open_store
 from ._stores.base import Quad, WrappedStore
 from ._vocab import NS
 from ._waits import read_instance
@@ -115,11 +115,19 @@ class Worker:
         store = open_store(self.store.name)  # a connection of its own
         try:
             while not self._stop.wait(self.lease / 3):
-                store.update(f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?w c:renewed ?old }} }}
-                    INSERT {{ GRAPH <{CLAIMS}> {{ ?w c:renewed ?now }} }}
-                    WHERE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true ; c:renewed ?old }}
-                             VALUES ?w {{ <{self.iri}> }} BIND(NOW() AS ?now) }}""")
-                if not self.alive(store):
+                try:
+                    store.update(f"""{_PREFIXES}
+                        DELETE {{ GRAPH <{CLAIMS}> {{ ?w c:renewed ?old }} }}
+                        INSERT {{ GRAPH <{CLAIMS}> {{ ?w c:renewed ?now }} }}
+                        WHERE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true ; c:renewed ?old }}
+                                 VALUES ?w {{ <{self.iri}> }} BIND(NOW() AS ?now) }}""")
+                    alive = self.alive(store)
+                except StoreError:
+                    # the store is away for a while: keep beating. If it stays away past the
+                    # lease, the store's own clock expires the lease, and the fence refuses
+                    # this worker's late commits; the next beat that lands then sees it lost
+                    continue
+                if not alive:
                     self.lost = True
                     return
         finally:
@@ -143,7 +151,8 @@ class Worker:
         A lone worker goes in focus order; one joining others, or finding its batch taken,
         jumps to a random place in what is left, so workers spread out.
         """
-        todo = _rotated(foci) if self._others() else list(foci)
+        # (one focus, as a queued task brings: nothing to spread, so no query for others)
+        todo = _rotated(foci) if len(foci) > 1 and self._others() else list(foci)
         pending: tuple[list[URIRef], float] | None = None
         size = BATCH
         while todo or pending:

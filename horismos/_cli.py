@@ -33,6 +33,7 @@ from ._cli_instances import (
 )
 from ._cli_load import cmd_load, load_arguments
 from ._cli_run import cmd_resume, cmd_run, resume_arguments, run_arguments
+from ._cli_submit import cmd_submit, submit_arguments
 from ._cli_tools import cmd_tools, tools_arguments
 from ._cli_trace import (
     cmd_graph,
@@ -43,6 +44,7 @@ from ._cli_trace import (
     trace_arguments,
 )
 from ._cli_validate import cmd_validate, validate_arguments
+from ._cli_worker import cmd_worker, worker_arguments
 from ._errors import AuthoringError, HorismosError
 from ._redact import redact_text
 
@@ -76,6 +78,10 @@ COMMANDS: list[Command] = [
             digest_arguments, cmd_digest),
     Command("hydrate", "project resources of a system of record (a horis:Adapter) into the "
             "world, with their versions", hydrate_arguments, cmd_hydrate),
+    Command("worker", "take submitted instances from a Celery broker and drive them in a "
+            "shared world", worker_arguments, cmd_worker),
+    Command("submit", "enqueue instances for horismos worker processes: one focus or --all",
+            submit_arguments, cmd_submit),
 ]
 
 

@@ -8,6 +8,7 @@
     ├── StoreError              the store cannot be reached or refused a request (_stores)
     ├── Conflict                another writer moved the instance first; nothing landed
     ├── LeaseLost               a worker's lease ran out; it commits nothing more
+    ├── BrokerError             the task broker (horismos submit / worker) cannot be reached
     ├── RunError                a step could not complete; the world is unchanged
     │   ├── PreconditionError       the graph does not give exactly what the step needs
     │   ├── ArgumentTypeError       a graph value does not have the argument's declared type
@@ -39,6 +40,7 @@ __all__ = [
     "AmbiguousName",
     "ArgumentTypeError",
     "AuthoringError",
+    "BrokerError",
     "Divergence",
     "GateRejected",
     "HorismosError",
@@ -154,6 +156,10 @@ class ShaclMessage:
 
 class LeaseLost(HorismosError):
     """This worker's lease ran out and other workers took its claims; it commits nothing more."""
+
+
+class BrokerError(HorismosError):
+    """The task broker cannot be reached, so nothing was enqueued past the count given."""
 
 
 class RunError(HorismosError):

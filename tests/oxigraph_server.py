@@ -40,9 +40,13 @@ class OxigraphServer:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = location.with_suffix(".log")
-        with self.log.open("wb") as log:
+        self.start()
+
+    def start(self) -> None:
+        """Start (again, after :meth:`stop`: same folder, same port)."""
+        with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [oxigraph_command(), "serve", "--location", str(location),
+                [oxigraph_command(), "serve", "--location", str(self.location),
                  "--bind", f"127.0.0.1:{self.port}"], stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
         while True:

@@ -14,6 +14,7 @@ PUBLIC = [
     "ToolEntry", "ToolError", "ToolTimeout", "Trace", "TraceError", "TraceTampered",
     "TraceVersionError", "UsageError", "World", "__version__", "check_inventory",
     "load_definitions", "read_trace", "replay",
+    "submit", "wait_for_instances",
 ]
 
 

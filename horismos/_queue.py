@@ -1,0 +1,305 @@
+"""Instances placed by Celery: ``horismos submit`` enqueues (workflow, focus) pairs on a
+broker, ``horismos worker`` processes on any machine take them and drive them against one
+shared ``sparql:`` world.
+
+Why an existing engine: users who outgrow one machine already run one. Celery with a Redis
+broker (docs/deployment.md says why it, and not Ray) gives a durable queue that outlives worker
+and broker restarts (Redis with AOF), placement across machines, back-pressure (a worker takes
+one task at a time, ``worker_prefetch_multiplier=1``) and a way to submit from any service.
+
+What Celery is trusted with, and what not: delivery is *at least once* — a task is
+acknowledged only after it ran (``acks_late``), and one whose worker died is delivered again
+once its visibility timeout passes. So a task may run twice, or on two workers at once; that is
+made safe here, not hoped away. A task is "drive the (workflow, focus) instance to a stop"
+and goes through the claims of :mod:`horismos._claims` (the exclusivity guard inside the
+store): the claim is held by one live worker at a time, an instance a dead worker left
+running is continued from its stored step (its intent turns an unanswered non-idempotent call
+into ``OutcomeUnknown``, never a second call), and a claim marked done makes a late duplicate
+a no-op. Each (workflow, focus) gets at most one instance, as with ``run --all`` on a shared
+world. Results and statuses are read from the world (``horismos instances``), never from a
+Celery result backend (none is configured).
+
+A store that cannot be reached is waited for, with backoff, inside the task; a lease lost
+meanwhile (another worker took the claim) makes the worker rejoin with a new lease and try the
+task again, which finds the claim taken or done.
+
+Celery is an optional dependency (``horismos[distributed]``): nothing here is imported by a
+single-process run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rdflib import URIRef
+
+from ._agent import Agent
+from ._claims import Worker
+from ._errors import BrokerError, LeaseLost, UsageError
+from ._policy import DEFAULT_ALLOW, Policy, allowed
+from ._redact import redact_url
+from ._runner import Environment
+from ._stores import StoreError
+from ._trace import Trace
+from ._vocab import NS
+from ._world import INSTANCES, World
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+__all__ = ["QUEUE", "TASK", "InstanceDriver", "celery_app", "instance_statuses",
+           "serve", "submit", "submit_instances", "wait_for_instances"]
+
+QUEUE = "horismos"
+TASK = "horismos.instance"
+VISIBILITY = 3600.0
+"""Seconds a delivered, unacknowledged task waits before the broker gives it to another worker:
+longer than an instance usually takes (an early redelivery is safe, the claim makes the second
+worker wait, but it holds a worker)."""
+BACKOFF = (0.2, 10.0)
+"""First and longest wait, in seconds, between tries while the store cannot be reached."""
+
+log = logging.getLogger("horismos.worker")
+
+
+def celery_app(broker: str, *, visibility_timeout: float = VISIBILITY) -> Celery:
+    """A Celery app on ``broker`` (``redis://HOST:PORT/DB``) configured for at-least-once
+    delivery of Horismos tasks; no result backend."""
+    try:
+        from celery import Celery
+    except ImportError:
+        raise UsageError("the distributed engine needs Celery: pip install "
+                         "'horismos[distributed]'") from None
+    if not broker.startswith(("redis://", "rediss://")):
+        raise UsageError(f"broker {broker!r}: give a Redis URL, redis://HOST:PORT/DB")
+    app = Celery("horismos", broker=broker, set_as_current=False)
+    restore = max(1, min(10, int(visibility_timeout / 2)))
+    app.conf.update(
+        task_acks_late=True,  # acknowledged after the task ran: a dead worker's task comes back
+        task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=True,  # a task that raised is done: its status is in
+        # the world; only a worker's death (no ack at all) redelivers
+        worker_prefetch_multiplier=1,  # back-pressure: a worker holds one task at a time
+        task_ignore_result=True,
+        task_default_queue=QUEUE,
+        task_serializer="json", accept_content=["json"],
+        broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=None,  # a broker restart is waited for, not fatal
+        broker_transport_options={
+            "visibility_timeout": visibility_timeout,
+            # look for abandoned tasks every few seconds, not kombu's default 100
+            "unacked_restore_interval": restore, "unacked_restore_throttle": 1,
+        },
+        # a broker restart is ridden out; one that stays away is reported (BrokerError)
+        task_publish_retry_policy={"max_retries": 5, "interval_start": 0.2,
+                                   "interval_step": 0.5, "interval_max": 2},
+        worker_hijack_root_logger=False,
+        worker_send_task_events=False,
+        worker_enable_remote_control=False,
+    )
+    return app
+
+
+def submit_instances(broker: str, workflow: URIRef, foci: Iterable[URIRef]) -> int:
+    """Enqueue one task per focus node of ``workflow``; returns how many were enqueued.
+    The workers' definitions must declare ``workflow`` (a worker refuses a task whose workflow
+    it does not know, and logs why)."""
+    app = celery_app(broker)
+    from kombu.exceptions import OperationalError  # Celery's own dependency
+
+    sent = 0
+    try:
+        with app.producer_or_acquire() as producer:
+            for focus in foci:
+                app.send_task(TASK, args=[str(workflow), str(focus)], queue=QUEUE,
+                              producer=producer, retry=True)
+                sent += 1
+    except (OSError, OperationalError) as e:
+        raise BrokerError(f"the broker at {redact_url(broker)} cannot be reached ({e}); "
+                          f"{sent} task{'s' * (sent != 1)} were enqueued before it went. Start "
+                          "it or fix --broker; submitting again is safe (a focus already "
+                          "done is not run twice)") from None
+    return sent
+
+
+def submit(agent: Agent, world: World, broker: str, workflow: str | URIRef | None = None,
+           focus: str | URIRef | None = None, *, all: bool = False) -> list[URIRef]:
+    """Enqueue instances for ``horismos worker`` processes on the Celery ``broker``
+    (``redis://…``; needs ``horismos[distributed]``): one for ``focus``, or one per focus node
+    of the workflow in ``world`` with ``all=True``. Returns the focus nodes submitted; their
+    statuses are read from the world (:func:`wait_for_instances`, ``horismos instances``)."""
+    if not world.store.shared:
+        raise UsageError(f"{world.store.name} is not shared by other processes: workers "
+                         "need one world they all reach, a sparql:URL store")
+    wf = agent.workflow(workflow)
+    foci = agent.focus_list(world, wf, focus, all=all)
+    submit_instances(broker, wf.iri, foci)
+    return foci
+
+
+def instance_statuses(world: World, workflow: URIRef, foci: Sequence[URIRef],
+                      ) -> dict[URIRef, str | None]:
+    """Per focus node: the status of its instance of ``workflow`` in the world (``running``,
+    ``waiting``, ``blocked``, ``failed``, ``completed``), or ``None`` when it has none yet."""
+    out: dict[URIRef, str | None] = dict.fromkeys(foci)
+    if not foci:
+        return out
+    rows = world.store.select(f"""SELECT ?f ?s WHERE {{
+        VALUES ?f {{ {" ".join(f.n3() for f in foci)} }}
+        GRAPH <{INSTANCES}> {{ ?i horis:workflow ?wf ; horis:focus ?f ; horis:status ?s }} }}""",
+                              {"wf": workflow}, {"horis": NS})
+    for r in rows:
+        status = str(r["s"]).removeprefix(NS).lower()
+        if out.get(r["f"]) in (None, "running"):  # type: ignore[arg-type]
+            out[r["f"]] = status  # type: ignore[index]
+    return out
+
+
+def wait_for_instances(world: World, workflow: URIRef, foci: Sequence[URIRef], *,
+                       timeout: float, poll: float = 0.25) -> dict[URIRef, str | None]:
+    """Poll the world until every focus node's instance has stopped (any status but
+    ``running``), or ``timeout`` seconds pass; returns the statuses last read."""
+    deadline = time.monotonic() + timeout
+    while True:
+        statuses = instance_statuses(world, workflow, foci)
+        if all(s not in (None, "running") for s in statuses.values()):
+            return statuses
+        if time.monotonic() > deadline:
+            return statuses
+        time.sleep(poll)
+
+
+class InstanceDriver:
+    """What one worker process keeps across tasks: the agent, and per thread of its pool a
+    connection to the shared world and a lease (each thread is a claims worker of its own,
+    so the tasks a process runs at once never share a claim, a fence or a connection)."""
+
+    def __init__(self, agent: Agent, store: str, *, allow: Iterable[str] = DEFAULT_ALLOW,
+                 traces: Path | None = None, backoff: tuple[float, float] = BACKOFF) -> None:
+        self.agent = agent
+        self.store = store
+        self.allow = allow
+        self.traces = traces
+        """A folder for one trace per task (``TASK-ID.jsonl``), or none."""
+        self.backoff = backoff
+        self._local = threading.local()
+        self._opened: list[tuple[World, list[Worker | None]]] = []
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        """Resolve every workflow's bindings now, so a worker whose tools do not fit its
+        definitions refuses to start rather than failing each task it takes."""
+        async def check_all() -> None:
+            world, _ = self._world()
+            runner = self.agent.runner(world, Trace(None), Environment(), recorded=False)
+            try:
+                for wf in self.agent.definitions.workflows.values():
+                    await runner.check_bindings(wf)
+            finally:
+                await runner.aclose()
+
+        asyncio.run(check_all())
+
+    def drive(self, workflow: str, focus: str, task_id: str = "") -> str:
+        """Drive the instance of ``workflow`` for ``focus`` until it stops; its status (or
+        ``done elsewhere`` when another worker drove it). Waits out an unreachable store."""
+        wait = self.backoff[0]
+        while True:
+            try:
+                return asyncio.run(self._drive(URIRef(workflow), URIRef(focus), task_id))
+            except StoreError as e:
+                log.warning("horismos worker: %s; trying again in %.1fs", e, wait)
+                time.sleep(wait)
+                wait = min(wait * 2, self.backoff[1])
+            except LeaseLost as e:
+                log.warning("horismos worker: %s; joining again", e)
+                self._local.held[0] = None
+
+    def _world(self) -> tuple[World, list[Worker | None]]:
+        if not hasattr(self._local, "world"):
+            self._local.world = World.open(self.store)
+            self._local.held = [None]
+            with self._lock:
+                self._opened.append((self._local.world, self._local.held))
+        return self._local.world, self._local.held
+
+    def _live_worker(self) -> Worker:
+        world, held = self._world()
+        worker = held[0]
+        if worker is not None and not worker.lost and worker.alive():
+            return worker
+        held[0] = None
+        if worker is not None:
+            with contextlib.suppress(StoreError):  # else its lease runs out by itself
+                worker.leave()
+        held[0] = Worker.join(world)
+        return held[0]
+
+    async def _drive(self, workflow: URIRef, focus: URIRef, task_id: str) -> str:
+        wf = self.agent.workflow(workflow)
+        worker = self._live_worker()
+        world, _ = self._world()
+        self.agent.place_individuals(world)
+        trace = (self.traces / f"{task_id or os.getpid()}.jsonl" if self.traces is not None
+                 else None)
+        runner = self.agent.runner(worker.world, Trace(trace), Environment(),
+                                   self.agent.types_in(world),
+                                   policy=Policy(allowed(self.allow)))
+        ended: list[str] = []
+        try:
+            await runner.check_bindings(wf)
+            runner.header(wf, [focus], world_digest=None)
+            await worker.run(runner, wf, [focus], lambda inst: ended.append(inst.status))
+        finally:
+            await runner.aclose()
+        runner.end(world_digest=None)
+        return ended[0] if ended else "done elsewhere"
+
+    def close(self) -> None:
+        """Drop every thread's lease (their claims are free at once) and connection."""
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for world, held in opened:
+            if held[0] is not None:
+                with contextlib.suppress(StoreError):  # else its lease runs out by itself
+                    held[0].leave()
+                held[0] = None
+            world.close()
+
+
+def serve(app: Celery, driver: InstanceDriver, *, concurrency: int = 1, name: str | None = None,
+          loglevel: str = "WARNING") -> None:
+    """Run a Celery worker in this process until it is told to stop: ``concurrency`` tasks at
+    a time, each in a thread of its own (a task mostly waits: on the store, on a tool, on the
+    claim's settle)."""
+    def instance(self: Any, workflow: str, focus: str) -> str:
+        started = time.monotonic()
+        try:
+            status = driver.drive(workflow, focus, self.request.id or "")
+        except UsageError as e:  # not a task for these definitions: say so, drop it
+            log.error("horismos worker: task %s (%s, %s) refused: %s", self.request.id,
+                      workflow, focus, e)
+            raise
+        log.info("horismos worker: %s for %s: %s in %.2fs", workflow, focus, status,
+                 time.monotonic() - started)
+        return status
+
+    app.task(name=TASK, bind=True)(instance)
+    hostname = name or f"horismos-{os.getpid()}@{socket.gethostname()}"
+    worker = app.Worker(pool="solo" if concurrency == 1 else "threads",
+                        concurrency=concurrency, hostname=hostname, loglevel=loglevel,
+                        without_gossip=True, without_mingle=True, without_heartbeat=True,
+                        quiet=True, queues=[QUEUE])
+    try:
+        worker.start()
+    finally:
+        driver.close()

@@ -1,0 +1,271 @@
+"""Instances placed by Celery on a real Redis broker, driven by ``horismos worker`` processes
+against a real ``oxigraph serve`` world — and the faults: a worker killed mid-step, the broker
+restarted with tasks queued, the store away for a while, a worker frozen past its lease.
+
+The triage tools (from test_workers) write a ledger line per call (process id, tool, patient),
+and their queue reference carries the calling process's id, so a test sees exactly which
+process called what and whose result landed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from oxigraph_server import OxigraphServer
+from rdflib import URIRef
+from redis_server import RedisServer
+from test_workers import DEFINITIONS, EHR, TOOLS, instances, ledger
+
+from horismos import Agent, World, wait_for_instances
+from horismos import submit as horismos_submit
+
+LEASE = "1.5"
+PATIENTS = 8  # few: each test starts servers and workers of its own
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[OxigraphServer]:
+    s = OxigraphServer(tmp_path / "db")
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[RedisServer]:
+    r = RedisServer(tmp_path / "redis")
+    yield r
+    r.stop()
+
+
+@pytest.fixture
+def ward(tmp_path: Path, server: OxigraphServer) -> Path:
+    lines = ["@prefix : <http://example.org/ehr#> .",
+             ":urgent a :AcuityLevel .", ":routine a :AcuityLevel .",
+             ":nurse1 a :Nurse ; :onDuty true ."]
+    lines += [f":p{i:02d} a :Patient ; :acuity :{'urgent' if i % 3 == 0 else 'routine'} ."
+              for i in range(PATIENTS)]
+    (tmp_path / "ward.ttl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "ehr_client.py").write_text(TOOLS)
+    done = horismos(tmp_path, "load", "ward.ttl", "--store", server.store)
+    assert done.returncode == 0, done.stderr
+    return tmp_path
+
+
+def horismos(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+class Workers:
+    """``horismos worker`` processes a test starts; all stopped at its end."""
+
+    def __init__(self, ward: Path, store: str, broker: str) -> None:
+        self.ward, self.store, self.broker = ward, store, broker
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def start(self, *, visibility: float = 3600, concurrency: int = 4,
+              **env: str) -> subprocess.Popen[str]:
+        log = (self.ward / f"worker{len(self.procs)}.log").open("w")
+        p = subprocess.Popen(
+            [sys.executable, "-m", "horismos", "worker", *DEFINITIONS, "--store", self.store,
+             "--broker", self.broker, "--tools", str(self.ward / "ehr_client.py"),
+             "--visibility-timeout", str(visibility), "--concurrency", str(concurrency), "-v"],
+            cwd=self.ward, env={**os.environ, "HORISMOS_LEASE": LEASE, **env},
+            stdout=log, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+        log.close()
+        self.procs.append(p)
+        return p
+
+    def log(self, i: int) -> str:
+        return (self.ward / f"worker{i}.log").read_text()
+
+    def stop(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGCONT)
+                p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+@pytest.fixture
+def workers(ward: Path, server: OxigraphServer, broker: RedisServer) -> Iterator[Workers]:
+    w = Workers(ward, server.store, broker.url)
+    yield w
+    w.stop()
+
+
+def submit(ward: Path, server: OxigraphServer, broker: RedisServer, *which: str,
+           wait: float | None = None) -> subprocess.CompletedProcess[str]:
+    extra = ["--wait", str(wait)] if wait is not None else []
+    return horismos(ward, "submit", *DEFINITIONS, "--store", server.store, "--broker",
+                    broker.url, *which, *extra, timeout=(wait or 0) + 60)
+
+
+def wait_until(check, what: str, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def stopped(store: str) -> dict[str, list[tuple[str, str]]]:
+    return {f: v for f, v in instances(store).items() if all(s != "Running" for _, s in v)}
+
+
+def failure(store: str, patient: str) -> str:
+    """The error the patient's instance stopped with (``horis:error``), "" if none."""
+    world = World.open(store)
+    rows = world.store.select("""SELECT ?e WHERE { GRAPH <urn:horismos:instances> {
+        ?i horis:focus ?f ; horis:error ?e } }""", {"f": URIRef(patient)},
+                              {"horis": "https://w3id.org/horismos#"})
+    world.close()
+    return " ".join(sorted(str(r["e"]) for r in rows))
+
+
+def test_two_workers_drive_a_submitted_batch_once_each(ward, server, broker, workers):
+    """``submit --all --wait``: two workers share the batch, every patient gets one instance
+    and one call of each tool, and submit reads the statuses from the world."""
+    for _ in range(2):
+        workers.start(HOLD_FOR="2")
+    done = submit(ward, server, broker, "--all", wait=90)
+    assert done.returncode == 0, done.stderr + workers.log(0) + workers.log(1)
+    assert f"{PATIENTS} completed" in done.stdout
+    held = instances(server.store)
+    assert len(held) == PATIENTS and all(
+        len(v) == 1 and v[0][1] == "Completed" for v in held.values()), held
+    calls = ledger(ward)
+    assert Counter((tool, p) for _, tool, p in calls) == Counter(
+        {(tool, f"{EHR}p{i:02d}"): 1 for i in range(PATIENTS) for tool in ("assign", "notify")})
+    assert len({pid for pid, _, _ in calls}) == 2  # both workers took tasks
+
+
+def test_a_duplicate_submission_runs_nothing_again(ward, server, broker, workers):
+    """At-least-once delivery may hand a task out twice: the claim marked done makes the
+    second a no-op, so a focus submitted twice (here the second time from Python) gets one
+    instance and one call of each tool."""
+    workers.start()
+    first = submit(ward, server, broker, "--focus", f"<{EHR}p01>", wait=60)
+    assert first.returncode == 0, first.stderr
+    assert "1 completed" in first.stdout
+    agent = Agent.from_files(*DEFINITIONS)
+    with World.open(server.store) as world:
+        foci = horismos_submit(agent, world, broker.url, focus=f"<{EHR}p01>")
+        assert foci == [URIRef(f"{EHR}p01")]
+        assert wait_for_instances(world, agent.workflow().iri, foci, timeout=60) == {
+            URIRef(f"{EHR}p01"): "completed"}
+    wait_until(lambda: "done elsewhere" in workers.log(0), "the duplicate task")
+    assert [(t, p) for _, t, p in ledger(ward)] == [("assign", f"{EHR}p01"),
+                                                   ("notify", f"{EHR}p01")]
+    assert len(instances(server.store)[f"{EHR}p01"]) == 1
+
+
+def test_a_worker_killed_mid_step_is_redelivered_and_never_calls_twice(
+        ward, server, broker, workers):
+    """SIGKILL during the non-idempotent assign call: the task comes back from the broker
+    after its visibility timeout, a second worker continues the instance from its intent and
+    stops it with OutcomeUnknown; the call was made once."""
+    a = workers.start(visibility=2, SLOW_ASSIGN="4")
+    done = submit(ward, server, broker, "--focus", f"<{EHR}p02>")
+    assert done.returncode == 0, done.stderr
+    wait_until(lambda: (ward / "assigning").exists(), "the slow call")
+    a.kill()
+    a.wait()
+    workers.start(visibility=2)
+    wait_until(lambda: f"{EHR}p02" in stopped(server.store), "the redelivered task", 120)
+    assert [(pid, t) for pid, t, p in ledger(ward) if p == f"{EHR}p02"] == [
+        (str(a.pid), "assign")]
+    assert instances(server.store)[f"{EHR}p02"][0][1] == "Failed"
+    assert "not called again" in failure(server.store, f"{EHR}p02")
+
+
+def test_tasks_queued_when_the_broker_dies_are_not_lost(ward, server, broker, workers):
+    """Submitted with no worker up, the broker SIGKILLed and restarted on its folder: the
+    queue comes back from the append-only file and a worker then drives every instance."""
+    done = submit(ward, server, broker, "--all")
+    assert done.returncode == 0, done.stderr
+    assert broker.queued() == PATIENTS
+    broker.kill()
+    broker.start()
+    assert broker.queued() == PATIENTS
+    workers.start()
+    wait_until(lambda: len(stopped(server.store)) == PATIENTS, "every instance", 120)
+    held = instances(server.store)
+    assert all(len(v) == 1 and v[0][1] == "Completed" for v in held.values()), held
+    assert len(ledger(ward)) == 2 * PATIENTS
+
+
+def test_a_worker_waits_out_an_unreachable_store_and_commits_nothing_half(
+        ward, server, broker, workers):
+    """The store is stopped while a worker is mid-batch and comes back 3 s later: the worker
+    backs off and resumes; every patient ends with one stopped instance, no call is made
+    twice, and the digest recomputed from the quads matches the kept one."""
+    workers.start(concurrency=1, SLOW_ASSIGN="0.3")  # one at a time: the outage hits the batch
+    done = submit(ward, server, broker, "--all")
+    assert done.returncode == 0, done.stderr
+    wait_until(lambda: len(ledger(ward)) >= 3, "the first instances")
+    server.stop()
+    time.sleep(3)
+    server.start()
+    wait_until(lambda: len(stopped(server.store)) == PATIENTS, "every instance", 120)
+    held = instances(server.store)
+    assert all(len(v) == 1 for v in held.values()), held
+    calls = Counter((t, p) for _, t, p in ledger(ward))
+    assert max(calls.values()) == 1, calls
+    assert "trying again" in workers.log(0)
+    check = horismos(ward, "digest", "--check", "--store", server.store)
+    assert check.returncode == 0, check.stderr
+
+
+def test_a_worker_frozen_past_its_lease_has_its_late_commit_refused(
+        ward, server, broker, workers):
+    """SIGSTOP during the assign call, longer than the lease and the visibility timeout:
+    another worker gets the task, takes the claim and stops the instance with
+    OutcomeUnknown. Thawed, the frozen worker's commit is refused by its fence: its queue
+    reference (which carries its pid) never lands."""
+    a = workers.start(visibility=2, SLOW_ASSIGN="2")
+    done = submit(ward, server, broker, "--focus", f"<{EHR}p03>")
+    assert done.returncode == 0, done.stderr
+    wait_until(lambda: (ward / "assigning").exists(), "the slow call")
+    os.kill(a.pid, signal.SIGSTOP)
+    workers.start(visibility=2)
+    wait_until(lambda: f"{EHR}p03" in stopped(server.store), "the other worker", 120)
+    os.kill(a.pid, signal.SIGCONT)
+    wait_until(lambda: "lost its lease" in workers.log(0), "the refused commit", 90)
+    assert [(pid, t) for pid, t, p in ledger(ward) if p == f"{EHR}p03"] == [
+        (str(a.pid), "assign")]
+    world = World.open(server.store)
+    refs = world.store.select("SELECT ?r WHERE { ?p ehr:queueRef ?r }",
+                              {"p": URIRef(f"{EHR}p03")}, {"ehr": EHR})
+    world.close()
+    assert refs == []
+    assert instances(server.store)[f"{EHR}p03"][0][1] == "Failed"
+
+
+def test_submit_to_a_broker_that_is_down_says_so_without_a_traceback(ward, server):
+    """A broker nobody listens on: exit 2 and a message naming it, after a few retries."""
+    done = horismos(ward, "submit", *DEFINITIONS, "--store", server.store, "--broker",
+                    "redis://127.0.0.1:1/0", "--focus", f"<{EHR}p01>")
+    assert done.returncode == 2, done.stderr
+    assert "the broker at redis://127.0.0.1:1/0 cannot be reached" in done.stderr
+    assert "0 tasks were enqueued" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_worker_needs_a_world_other_processes_share(tmp_path):
+    done = horismos(tmp_path, "worker", *DEFINITIONS, "--store", "memory", "--broker",
+                    "redis://127.0.0.1:1/0")
+    assert done.returncode == 2
+    assert "not shared by other processes" in done.stderr and "sparql:URL" in done.stderr
