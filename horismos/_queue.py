@@ -159,8 +159,9 @@ def instance_statuses(world: World, workflow: URIRef, foci: Sequence[URIRef],
                               {"wf": workflow}, {"horis": NS})
     for r in rows:
         status = str(r["s"]).removeprefix(NS).lower()
-        if out.get(r["f"]) in (None, "running"):  # type: ignore[arg-type]
-            out[r["f"]] = status  # type: ignore[index]
+        focus = URIRef(str(r["f"]))
+        if out.get(focus) in (None, "running"):
+            out[focus] = status
     return out
 
 
@@ -241,8 +242,8 @@ class InstanceDriver:
         if worker is not None:
             with contextlib.suppress(StoreError):  # else its lease runs out by itself
                 worker.leave()
-        held[0] = Worker.join(world)
-        return held[0]
+        fresh = held[0] = Worker.join(world)
+        return fresh
 
     async def _drive(self, workflow: URIRef, focus: URIRef, task_id: str) -> str:
         wf = self.agent.workflow(workflow)
