@@ -36,6 +36,7 @@ from ._bindings import Hosts, Reach
 from ._bindings.mcp import connection_problems
 from ._catalog import check_inventory, inventory_text
 from ._cli_digest import cmd_digest, digest_arguments
+from ._cli_serve import cmd_serve, serve_arguments
 from ._contract import binding_problems, credential_problems, unbound_arguments
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
@@ -1126,6 +1127,8 @@ COMMANDS: list[Command] = [
             _load_arguments, cmd_load),
     Command("digest", "print the world's digest; --check recomputes it from every quad",
             digest_arguments, cmd_digest),
+    Command("serve", "serve the tool catalog to agents over MCP (stdio or streamable HTTP)",
+            serve_arguments, cmd_serve),
 ]
 
 
