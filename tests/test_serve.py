@@ -69,6 +69,7 @@ import time
 
 
 def queue(patient):
+    print("a tool that prints")  # over stdio, fd 1 is the protocol: the SDK moves it aside
     time.sleep(0.3)  # long enough for a second client's call to overlap this one
     return {"queueRef": "Q-" + str(patient).rsplit("#", 1)[-1]}
 
@@ -84,12 +85,16 @@ def bill(patient):
 P1 = "http://example.org/clinic#p1"
 
 
+def _write_project(folder: Path) -> Path:
+    (folder / "defs.ttl").write_text(DEFS)
+    (folder / "world.ttl").write_text(WORLD)
+    (folder / "clinic_tools.py").write_text(TOOLS)
+    return folder
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "defs.ttl").write_text(DEFS)
-    (tmp_path / "world.ttl").write_text(WORLD)
-    (tmp_path / "clinic_tools.py").write_text(TOOLS)
-    return tmp_path
+    return _write_project(tmp_path)
 
 
 def _serve_argv(project: Path, *more: str) -> list[str]:
@@ -103,10 +108,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def http_serve(project: Path, tmp_path: Path) -> Iterator[tuple[str, str]]:
+@pytest.fixture(scope="module")
+def served_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _write_project(tmp_path_factory.mktemp("served"))
+
+
+@pytest.fixture(scope="module")
+def http_serve(served_project: Path) -> Iterator[tuple[str, str]]:
     """``horismos serve --transport http`` on a sparql: world (``oxigraph serve``); yields the
-    MCP URL and the store, which an operator's ``horismos approve`` writes to meanwhile."""
+    MCP URL and the store, which an operator's ``horismos approve`` writes to meanwhile. One
+    server for the module's tests: each works on its own patient."""
+    project = tmp_path = served_project
     oxigraph = OxigraphServer(tmp_path / "world-db")
     proc = None
     try:
@@ -204,26 +216,14 @@ def test_stdio_lists_closed_schemas_and_refuses_what_the_contract_does_not_decla
     asyncio.run(session())
 
 
-def test_stdio_stdout_is_the_protocol_only(project: Path, tmp_path: Path) -> None:
-    """A tool that prints must not corrupt the protocol: the SDK moves fd 1 aside."""
-    (project / "clinic_tools.py").write_text(
-        TOOLS.replace('def queue(patient):\n', 'def queue(patient):\n    print("noise")\n'))
-
-    async def session() -> None:
-        async with _stdio_client(project) as client:
-            done = await client.call_tool("t.queue", {"patient": ":p2"})
-            assert done.structured_content["status"] == "completed", _text(done)
-
-    asyncio.run(session())
-
-
 # -- streamable HTTP: two clients, one world; approvals ------------------------------------------
 
 def test_two_http_clients_racing_for_one_precondition_commit_once(
-        http_serve: tuple[str, str], tmp_path: Path) -> None:
+        http_serve: tuple[str, str], served_project: Path) -> None:
     from mcp import Client
 
     url, store = http_serve
+    traces_before = set((served_project / "traces").glob("*t.queue.jsonl"))
 
     async def one() -> Any:
         async with Client(url, cache=None) as client:
@@ -235,26 +235,23 @@ def test_two_http_clients_racing_for_one_precondition_commit_once(
     results = asyncio.run(race())
     statuses = sorted(r.structured_content["status"] for r in results)
     assert statuses == ["blocked", "completed"]
-    rows = subprocess.run(
-        [sys.executable, "-c", "import sys; from horismos import World; "
-         "w = World.open(sys.argv[1]); "
-         "print(len(list(w.graph.quads((None, None, None, None)))))", store],
-        capture_output=True, text=True, check=True)
-    assert rows.returncode == 0
+    from rdflib import URIRef
+
     from horismos import World
 
     world = World.open(store)
-    refs = world.store.select("SELECT ?r WHERE { GRAPH ?g { <%s> "
-                              "<http://example.org/clinic#queueRef> ?r } }" % P1, {}, {})
+    refs = world.store.select("SELECT ?r WHERE { GRAPH ?g { ?p "
+                              "<http://example.org/clinic#queueRef> ?r } }",
+                              {"p": URIRef(P1)}, {})
     assert [str(r["r"]) for r in refs] == ["Q-p1"]
-    traces = sorted((tmp_path / "traces").glob("*.jsonl"))
+    traces = sorted(set((served_project / "traces").glob("*t.queue.jsonl")) - traces_before)
     assert len(traces) == 2  # a trace per call
     ends = [json.loads(t.read_text().splitlines()[-1])["status"] for t in traces]
     assert sorted(ends) == ["blocked", "completed"]
 
 
 def test_approval_is_the_operators_never_the_agents(http_serve: tuple[str, str],
-                                                    project: Path) -> None:
+                                                    served_project: Path) -> None:
     from mcp import Client
 
     url, store = http_serve
@@ -275,7 +272,8 @@ def test_approval_is_the_operators_never_the_agents(http_serve: tuple[str, str],
     assert sneaky.structured_content["error"]["kind"] == "schema"
 
     approve = subprocess.run(
-        [sys.executable, "-m", "horismos", "approve", str(project / "defs.ttl"), "--store", store,
+        [sys.executable, "-m", "horismos", "approve", str(served_project / "defs.ttl"),
+         "--store", store,
          "--instance", approval["instance"], "--fingerprint", fp],
         capture_output=True, text=True)
     assert approve.returncode == 0, approve.stderr
@@ -312,13 +310,6 @@ def test_the_mcp_inspector_lists_and_calls_over_stdio(project: Path) -> None:
     assert called.returncode == 0, called.stderr
     answer = json.loads(called.stdout)
     assert answer["structuredContent"]["result"] == {"queueRef": "Q-p1"}
-    refused = subprocess.run([inspector, *target, "--method", "tools/call", "--tool-name",
-                              "t.queue", "--tool-arg", "patient=:p1", "--tool-arg",
-                              "effects=[]"],
-                             capture_output=True, text=True, timeout=120, cwd=project)
-    answer = json.loads(refused.stdout)
-    assert answer["isError"] is True
-    assert '"effects" is a result field' in answer["content"][0]["text"]
 
 
 def test_the_mcp_inspector_over_streamable_http(http_serve: tuple[str, str]) -> None:
@@ -328,6 +319,13 @@ def test_the_mcp_inspector_over_streamable_http(http_serve: tuple[str, str]) -> 
                              "tools/list"], capture_output=True, text=True, timeout=120)
     assert listed.returncode == 0, listed.stderr
     assert "t.transfer" in [t["name"] for t in json.loads(listed.stdout)["tools"]]
+    refused = subprocess.run([inspector, "--cli", url, "--transport", "http", "--method",
+                              "tools/call", "--tool-name", "t.queue", "--tool-arg",
+                              "patient=http://example.org/clinic#p2", "--tool-arg", "effects=[]"],
+                             capture_output=True, text=True, timeout=120)
+    answer = json.loads(refused.stdout)
+    assert answer["isError"] is True
+    assert '"effects" is a result field' in answer["content"][0]["text"]
 
 
 def test_serve_usage_errors_are_one_line(project: Path) -> None:
