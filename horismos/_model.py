@@ -19,6 +19,7 @@ __all__ = [
     "ActionStep",
     "Arg",
     "Assertion",
+    "Command",
     "DecisionStep",
     "Effect",
     "Header",
@@ -94,6 +95,8 @@ class Tool:
     headers: tuple[Header, ...] = ()
     max_result_bytes: int = 1 << 20  # limits.DEFAULT_MAX_RESULT_BYTES
     """``horis:maxResultBytes``: the largest result accepted, as JSON bytes (default 1 MiB)."""
+    command: Command | None = None
+    """The ``horis:CommandBinding`` a ``cmd:NAME`` binding names."""
 
     def arg(self, name: str) -> Arg | None:
         return next((a for a in self.args if a.name == name), None)
@@ -192,3 +195,22 @@ class McpServer:
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     url: str | None = None
+
+
+@dataclass(frozen=True)
+class Command:
+    """A ``horis:CommandBinding``: what ``cmd:NAME`` runs, where, with what, and how much of
+    its output is kept (:mod:`horismos._bindings.command`)."""
+
+    iri: URIRef
+    name: str
+    argv: tuple[str, ...]
+    root: str
+    workdir: str = ""
+    env: tuple[tuple[str, str], ...] = ()
+    """(name, value) pairs; a value ``${VAR}`` is read from the environment at call time."""
+    preview_bytes: int = 4096
+    retain_bytes: int = 1 << 20
+    quota_bytes: int = 64 << 20
+    min_free_bytes: int = 100 << 20
+    capture_dir: str | None = None

@@ -31,6 +31,7 @@ class HORIS(DefinedNamespace):
     ProposalStep: URIRef
     WaitStep: URIRef
     McpServer: URIRef
+    CommandBinding: URIRef
     # Classes: what the runtime writes
     Instance: URIRef
     StepExecution: URIRef
@@ -95,6 +96,15 @@ class HORIS(DefinedNamespace):
     args: URIRef
     env: URIRef
     url: URIRef
+    # Command bindings
+    argv: URIRef
+    root: URIRef
+    workdir: URIRef
+    previewBytes: URIRef
+    retainBytes: URIRef
+    quotaBytes: URIRef
+    minFreeBytes: URIRef
+    captureDir: URIRef
 
     # Workflows and steps
     focusType: URIRef
