@@ -110,6 +110,9 @@ class CallResult:
                          + (f" (value: {m['value']})" if m.get("value") else "")
                          for m in self.gate["messages"])
         lines.extend(f"  {a['type']}: {a['path']}" for a in self.artifacts if "path" in a)
+        lines.extend(f"  output: {a['emitted_bytes']:,} bytes emitted, {a['dropped_bytes']:,} "
+                     f"dropped{' (capture truncated)' if a['truncated'] else ''}"
+                     for a in self.artifacts if a["type"] == "output_capture")
         return "\n".join(lines)
 
 

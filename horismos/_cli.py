@@ -37,7 +37,12 @@ from ._bindings.mcp import connection_problems
 from ._catalog import check_inventory, inventory_text
 from ._cli_digest import cmd_digest, digest_arguments
 from ._cli_serve import cmd_serve, serve_arguments
-from ._contract import binding_problems, credential_problems, unbound_arguments
+from ._contract import (
+    binding_problems,
+    command_problems,
+    credential_problems,
+    unbound_arguments,
+)
 from ._definitions import Definitions, load_definitions
 from ._diagram import draw
 from ._errors import (
@@ -114,6 +119,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         world.store.close()
     refused = asyncio.run(connection_problems(defs)) if args.connect else []
     refused += unbound_arguments(defs) + credential_problems(defs)
+    defs.warnings = [*defs.warnings, *command_problems(defs)]
     if args.tools or args.allow_module:
         refused += binding_problems(defs, _reach(args))
     for p in [*defs.warnings, *refused]:

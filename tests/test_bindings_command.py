@@ -307,3 +307,4 @@ def test_catalog_and_validate_see_command_bindings(tmp_path, root) -> None:
         [sys.executable, "-m", "horismos", "validate", str(tmp_path / "defs.ttl")],
         capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+    assert "program 'no-such-program-here' is not found on PATH" in out.stdout

@@ -7,7 +7,8 @@ import horismos
 PUBLIC = [
     "HORIS", "Agent", "ArgumentTypeError", "AuthoringError", "CallResult", "Catalog", "Conflict",
     "Definitions", "Digest", "Discovery", "Divergence", "GateRejected", "HorismosError",
-    "InstanceFailed", "InstanceRun", "LeaseLost", "NotSent", "OutcomeUnknown", "PolicyRefused",
+    "InstanceFailed", "InstanceRun", "LeaseLost", "LowDisk", "NotSent", "OutcomeUnknown",
+    "OutputQuotaExceeded", "PolicyRefused",
     "PreconditionError", "Problem", "ReplayReport", "ResultTooLarge", "Run", "RunError",
     "ShaclMessage", "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError",
     "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError",

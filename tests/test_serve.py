@@ -165,6 +165,34 @@ def _text(result: Any) -> str:
     return "\n".join(c.text for c in result.content)
 
 
+# -- in process: what is served is the catalog --------------------------------------------------
+
+def test_served_schemas_are_the_inventorys(project: Path, monkeypatch) -> None:
+    from horismos import Agent, World
+    from horismos._serve import ServedTools
+
+    monkeypatch.syspath_prepend(str(project))
+    import clinic_tools
+
+    agent = Agent.from_files(project / "defs.ttl", tools={
+        "queue": clinic_tools.queue, "transfer": clinic_tools.transfer,
+        "bill": clinic_tools.bill})
+    world = World.from_files(project / "world.ttl")
+    served = ServedTools(agent, world, allow="ReadOnly,HostStateWrite,ExternalCommit")
+    inventory = {t["name"]: t for t in agent.catalog.inventory()["tools"]}
+    listed = {t.name: t for t in served.listing()}
+    assert set(listed) == {"discover", *inventory}
+    for name, tool in inventory.items():
+        assert listed[name].input_schema == tool["input_schema"]
+        effect = tool["effect_schema"]
+        result = listed[name].output_schema["properties"]["result"]
+        assert result == ({"type": "null"} if effect is None
+                          else {"anyOf": [effect, {"type": "null"}]})
+    narrow = ServedTools(agent, world, allow="ReadOnly")
+    assert sorted(narrow.tools) == []
+    assert "outside --allow ReadOnly" in narrow.skipped["t.queue"]
+
+
 # -- stdio, the SDK's client ----------------------------------------------------------------------
 
 def test_stdio_lists_closed_schemas_and_refuses_what_the_contract_does_not_declare(
