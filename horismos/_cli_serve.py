@@ -40,6 +40,9 @@ def serve_arguments(p: argparse.ArgumentParser) -> None:
                         "ReadOnly,HostStateWrite; add ExternalCommit to serve those tools)")
     p.add_argument("--trace-dir", metavar="DIR",
                    help="write one trace (JSON Lines) per call into DIR")
+    p.add_argument("--run-workflow", action="store_true",
+                   help="also serve run_workflow (workflow, focus): an agent may start a "
+                        "workflow and read its status or brief, never drive its steps")
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
                    help="stdio (default: the client starts this process) or streamable HTTP")
     p.add_argument("--host", default="127.0.0.1",
@@ -63,10 +66,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             _load_world(world, args.world)
         elif not world.store.persistent:
             _load_world(world, args.paths)
-        served = ServedTools(agent, world, allow=args.allow, trace_dir=args.trace_dir)
+        served = ServedTools(agent, world, allow=args.allow, trace_dir=args.trace_dir,
+                             run_workflow=args.run_workflow)
         for name, why in sorted(served.skipped.items()):
             print(f"horismos serve: not serving {name}: {why}", file=sys.stderr)
-        print(f"horismos serve: {len(served.tools)} tool(s) and discover", file=sys.stderr,
+        own = "discover" + (", run_workflow" if served.run_workflow else "")
+        print(f"horismos serve: {len(served.tools)} tool(s), and {own}", file=sys.stderr,
               flush=True)
         try:
             if args.transport == "stdio":

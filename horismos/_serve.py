@@ -12,7 +12,9 @@ What an agent sees:
 - ``discover``: intent text (and optionally a focus) → the catalog's ranked discovery, each
   tool ``executable`` or ``blocked`` with ``why_selected`` / ``why_blocked``;
 - one MCP tool per catalog tool the serving policy allows, its input schema the catalog's
-  closed schema, its output schema the call envelope whose ``result`` is the effect's schema.
+  closed schema, its output schema the call envelope whose ``result`` is the effect's schema;
+- with ``--run-workflow``, ``run_workflow`` (workflow, focus): the run's status and, for a
+  wait, its brief — an agent may start a workflow, never drive its steps.
 
 Approval is never the model's to give: there is no argument that carries one. A call that
 needs one answers ``approval_required`` with the payload's fingerprint and keeps the request
@@ -59,7 +61,7 @@ __all__ = ["RESERVED", "SERVED_PREFIX", "ServedTools"]
 
 SERVED_PREFIX = "urn:horismos:served:"
 """The "instance" a served call's approval is kept under: this prefix and the fingerprint."""
-RESERVED = ("discover",)
+RESERVED = ("discover", "run_workflow")
 """Names of the server's own tools; a declared tool with one of them is refused at start."""
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _STATUSES = ["completed", "refused", "blocked", "failed", "rejected", "timed_out"]
@@ -70,8 +72,9 @@ class ServedTools:
     """The tools one server offers over one world, and how each call is answered."""
 
     def __init__(self, agent: Agent, world: World, *, allow: Iterable[str] | str = DEFAULT_ALLOW,
-                 trace_dir: str | Path | None = None) -> None:
+                 trace_dir: str | Path | None = None, run_workflow: bool = False) -> None:
         self.agent, self.world = agent, world
+        self.run_workflow = run_workflow and bool(agent.definitions.workflows)
         self.allow = policy(allow)
         self.trace_dir = Path(trace_dir) if trace_dir is not None else None
         self.lock = asyncio.Lock()
@@ -106,6 +109,15 @@ class ServedTools:
                         "executable or blocked here with why_selected and why_blocked. "
                         "Discovery grants nothing: every call is checked again.",
             input_schema=_DISCOVER_INPUT, output_schema=_DISCOVER_OUTPUT)]
+        if self.run_workflow:
+            names = sorted(defs.name(w) for w in defs.workflows)
+            out.append(types.Tool(
+                name="run_workflow",
+                description="Start a workflow for one focus node and run it as far as it "
+                            "goes; answers its status and, when it waits, its brief. The "
+                            "runtime, not the caller, decides every step. Workflows: "
+                            + ", ".join(names),
+                input_schema=_RUN_INPUT, output_schema=_RUN_OUTPUT))
         for name, tool in sorted(self.tools.items()):
             text = [t for t in (tool.label, tool.comment) if t]
             if tool.requires_approval:
@@ -126,6 +138,8 @@ class ServedTools:
         args: Any = {} if arguments is None else arguments
         if name == "discover":
             return await self._discover(args)
+        if name == "run_workflow" and self.run_workflow:
+            return await self._run_workflow(args)
         tool = self.tools.get(name)
         if tool is None:
             served = ", ".join(["discover", *sorted(self.tools)])
@@ -160,11 +174,14 @@ class ServedTools:
         return result, approval
 
     def _trace_path(self, tool: Tool) -> Path | None:
+        return self._trace_path_named(tool.name)
+
+    def _trace_path_named(self, what: str) -> Path | None:
         if self.trace_dir is None:
             return None
         self.trace_dir.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-        return self.trace_dir / f"{stamp}-{next(self._calls):05d}-{tool.name}.jsonl"
+        return self.trace_dir / f"{stamp}-{next(self._calls):05d}-{what}.jsonl"
 
     def _recorded(self, fp: str) -> tuple[URIRef, URIRef] | None:
         """The oldest unused approval of ``fp`` for served calls (its node and graph)."""
@@ -214,6 +231,39 @@ class ServedTools:
             f"no served tool matches {args['query']!r}")
         return types.CallToolResult(content=[types.TextContent(text=text)],
                                     structured_content={"tools": [d.to_json() for d in shown]})
+
+    async def _run_workflow(self, args: Any) -> mcp_types.CallToolResult:
+        from mcp import types
+
+        problem = _closed_problem("run_workflow", _RUN_INPUT, args)
+        if problem is not None:
+            return types.CallToolResult(content=[types.TextContent(text=problem)],
+                                        is_error=True)
+        async with self.lock:
+            try:
+                run = await self.agent.arun(self.world, args["workflow"], args["focus"],
+                                            allow=self.allow,
+                                            trace=self._trace_path_named("run_workflow"))
+            except UsageError as e:
+                return types.CallToolResult(content=[types.TextContent(text=str(e))],
+                                            is_error=True)
+        inst = run.instances[0]
+        name = self.agent.definitions.name
+        out = {"status": inst.status, "instance": str(inst.instance),
+               "workflow": str(inst.workflow), "focus": str(inst.focus),
+               "steps": [{"step": str(r.step), "tool": str(r.tool) if r.tool else None,
+                          "status": r.status} for r in inst.steps],
+               "brief": inst.brief, "blocked_by": inst.blocked_by,
+               "error": {"kind": inst.error.kind, "message": str(inst.error)}
+               if inst.error else None}
+        lines = [f"{name(inst.workflow)} for {name(inst.focus)}: {inst.status} "
+                 f"({len(inst.steps)} step{'' if len(inst.steps) == 1 else 's'})"]
+        lines += [f"  {name(r.step)}: {r.status}" for r in inst.steps]
+        lines += [f"  {x}" for x in (inst.brief, inst.blocked_by,
+                                     str(inst.error) if inst.error else None) if x]
+        return types.CallToolResult(content=[types.TextContent(text="\n".join(lines))],
+                                    structured_content=out,
+                                    is_error=inst.status == "failed")
 
     # -- the server -------------------------------------------------------------------------------
 
@@ -271,16 +321,44 @@ _DISCOVER_OUTPUT: dict[str, Any] = {
     "required": ["tools"]}
 
 
-def _discover_problem(args: Any) -> str | None:
+_RUN_INPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "workflow": {"type": "string", "format": "iri",
+                     "description": "the workflow to start (IRI or CURIE)"},
+        "focus": {"type": "string", "format": "iri",
+                  "description": "the node of the world it runs for (IRI or CURIE)"}},
+    "required": ["workflow", "focus"], "additionalProperties": False}
+_RUN_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"status": {"enum": ["completed", "waiting", "blocked", "failed"]},
+                   "instance": {"type": "string"}, "workflow": {"type": "string"},
+                   "focus": {"type": "string"}, "steps": {"type": "array"},
+                   "brief": {"type": ["string", "null"]},
+                   "blocked_by": {"type": ["string", "null"]},
+                   "error": {"type": ["object", "null"]}},
+    "required": ["status", "instance", "steps"]}
+
+
+def _closed_problem(name: str, schema: Mapping[str, Any], args: Any) -> str | None:
+    """Unknown, missing or non-string arguments of one of the server's own tools."""
     if not isinstance(args, Mapping):
-        return "discover takes a JSON object: {\"query\": \"…\"}"
-    props = _DISCOVER_INPUT["properties"]
+        return f"{name} takes a JSON object"
+    props = schema["properties"]
     unknown = [k for k in args if k not in props]
     if unknown:
-        return (f"discover: unknown argument{'s' if len(unknown) > 1 else ''} "
+        return (f"{name}: unknown argument{'s' if len(unknown) > 1 else ''} "
                 f"{', '.join(repr(k) for k in unknown)}; it takes {', '.join(props)}")
-    if not isinstance(args.get("query"), str) or not args["query"].strip():
-        return "discover: \"query\" is required, a non-empty string (what the tool should do)"
+    for key in schema["required"]:
+        if not isinstance(args.get(key), str) or not args[key].strip():
+            return f"{name}: \"{key}\" is required: {props[key]['description']}"
+    return None
+
+
+def _discover_problem(args: Any) -> str | None:
+    problem = _closed_problem("discover", _DISCOVER_INPUT, args)
+    if problem is not None:
+        return problem
     if "focus" in args and not isinstance(args["focus"], str):
         return "discover: \"focus\" is an IRI or CURIE, a string"
     if "include_blocked" in args and not isinstance(args["include_blocked"], bool):

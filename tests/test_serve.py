@@ -52,6 +52,10 @@ DEFS = """\
     horis:requiresApproval true ;
     horis:binding "python:transfer" .
 
+:Queueing a horis:Workflow ; horis:focusType :Patient ; horis:start :Queue .
+:Queue a horis:ActionStep ; horis:tool :t.queue ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+
 :t.bill a horis:Tool ;
     rdfs:label "Bill the insurer" ;
     horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
@@ -191,6 +195,34 @@ def test_served_schemas_are_the_inventorys(project: Path, monkeypatch) -> None:
     narrow = ServedTools(agent, world, allow="ReadOnly")
     assert sorted(narrow.tools) == []
     assert "outside --allow ReadOnly" in narrow.skipped["t.queue"]
+
+
+def test_run_workflow_starts_a_workflow_and_says_where_it_ended(project: Path,
+                                                               monkeypatch) -> None:
+    from horismos import Agent, World
+    from horismos._serve import ServedTools
+
+    monkeypatch.syspath_prepend(str(project))
+    import clinic_tools
+
+    agent = Agent.from_files(project / "defs.ttl", tools={"queue": clinic_tools.queue})
+    world = World.from_files(project / "world.ttl")
+    assert "run_workflow" not in [t.name for t in ServedTools(agent, world).listing()]
+    served = ServedTools(agent, world, run_workflow=True)
+    assert "run_workflow" in [t.name for t in served.listing()]
+
+    async def calls() -> list[Any]:
+        return [await served.call("run_workflow", {"workflow": ":Queueing", "focus": ":p2"}),
+                await served.call("run_workflow", {"workflow": ":Queueing", "focus": ":p2",
+                                                   "step": ":Queue"}),
+                await served.call("run_workflow", {"workflow": ":Queueing", "focus": ":p2"})]
+
+    done, driven, again = asyncio.run(calls())
+    assert done.structured_content["status"] == "completed", _text(done)
+    assert [s["status"] for s in done.structured_content["steps"]] == ["completed"]
+    assert driven.is_error and "unknown argument 'step'" in _text(driven)
+    # the tool's own precondition holds the second run: queued once
+    assert again.structured_content["status"] == "blocked"
 
 
 # -- stdio, the SDK's client ----------------------------------------------------------------------
