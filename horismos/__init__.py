@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._agent import Agent
 from ._call import CallResult
-from ._catalog import Catalog, ToolEntry, check_inventory
+from ._catalog import ToolEntry, check_inventory
 from ._definitions import Definitions, load_definitions
 from ._digest import Digest
 from ._discovery import Discovery
@@ -41,6 +41,7 @@ from ._errors import (
 from ._records import InstanceRun, Run, StepRecord
 from ._replay import ReplayReport, replay
 from ._stores import Conflict, StoreError
+from ._surfaces import Catalog
 from ._trace import Trace, read_trace
 from ._vocab import HORIS
 from ._world import World

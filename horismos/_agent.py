@@ -12,8 +12,6 @@ from rdflib import Graph, URIRef
 from rdflib.term import Node
 
 from ._bindings import Hosts, Reach, mcp_server
-from ._catalog import DEFAULT_ALLOW, Catalog
-from ._catalog import policy as side_effects
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
 from ._entailment import schema_of
@@ -21,11 +19,12 @@ from ._errors import AmbiguousName, UsageError
 from ._gate import Gate
 from ._individuals import place_individuals
 from ._model import McpServer, Workflow
-from ._policy import Policy, approve
+from ._policy import DEFAULT_ALLOW, Policy, allowed, approve
 from ._reads import RecordingStore
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import Environment, Runner, focus_nodes
 from ._stores import Store
+from ._surfaces import Catalog
 from ._trace import Trace
 from ._waits import find_instance, prepare, unfinished
 from ._world import World
@@ -140,7 +139,7 @@ class Agent:
                    on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
         """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
         wf = self.workflow(workflow)
-        rules = Policy(side_effects(allow))
+        rules = Policy(allowed(allow))
         self.place_individuals(world)
         types_of = self.types_in(world)
         foci = self._foci(world, wf, focus, all, types_of)
@@ -280,7 +279,7 @@ class Agent:
             waiting = prepare(self.definitions, self._gate, reads, iid, facts,
                               reads.store.types)
             runner = self.runner(reads, trace, env, recorded=False,
-                                 policy=Policy(side_effects(allow)))
+                                 policy=Policy(allowed(allow)))
             runner.on_step = on_step
             wf = self.definitions.workflows[waiting.workflow]
             try:

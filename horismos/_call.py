@@ -24,7 +24,6 @@ from ._bindings.wire import json_value
 from ._catalog import (
     INTEGER_TYPES,
     NUMBER_TYPES,
-    fingerprint,
     input_schema,
     missing_env,
     ordered_args,
@@ -32,13 +31,13 @@ from ._catalog import (
 )
 from ._errors import ToolError, UsageError
 from ._model import Arg, Tool
-from ._policy import Policy, refusal
+from ._policy import Policy, fingerprint, refusal
 from ._records import StepRecord
 from ._runner import Environment, _literal_fits
 from ._trace import TRACE_VERSION, Trace
 
 if TYPE_CHECKING:
-    from ._catalog import Catalog
+    from ._catalog import ToolIndex
     from ._definitions import Definitions
     from ._world import World
 
@@ -218,7 +217,7 @@ def _node(arg: Arg, value: Any, defs: Definitions) -> Node | str:
     return lit
 
 
-def approval_fingerprint(catalog: Catalog, tool: Tool, args: Any) -> str:
+def approval_fingerprint(catalog: ToolIndex, tool: Tool, args: Any) -> str:
     """The fingerprint ``tools approve`` prints: of the payload a call would normalize to."""
     _, payload, problems = check_arguments(tool, catalog.definitions, args)
     if problems:
@@ -235,7 +234,7 @@ class _Refused(Exception):
         self.status, self.kind, self.message = status, kind, message
 
 
-async def guarded_call(catalog: Catalog, tool: Tool, args: Any, world: World, *,
+async def guarded_call(catalog: ToolIndex, tool: Tool, args: Any, world: World, *,
                        approval: str | None, allow: frozenset[str],
                        trace: str | Path | Trace | None) -> CallResult:
     """Check, then run ``tool`` once; every refusal leaves the world exactly as it was."""

@@ -8,22 +8,25 @@ Three questions, three surfaces (docs/catalog.md):
 - :meth:`Catalog.discover` — relevance and runnability in a context (:mod:`._discovery`).
 - :meth:`Catalog.call` — a guarded invocation outside a workflow (:mod:`._call`).
 
+This module answers the first (:class:`ToolIndex`); discovery and the call build on it, and
+:class:`~horismos.Catalog` (:mod:`._surfaces`) puts the three together, so nothing here
+imports what calls it. It reads the agent through :class:`ToolHost`, never ``Agent`` itself.
+
 The inventory is the list without readiness (a property of the process it is computed in, not
 of the declarations), with a content digest, for CI to hold the declared tools against.
 """
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from rdflib import RDFS, XSD, URIRef
@@ -34,36 +37,28 @@ from ._definitions import Definitions
 from ._envelopes import InventoryProblem, read_inventory
 from ._errors import ToolError, UsageError
 from ._model import Arg, Assertion, McpServer, Tool
+from ._policy import DEFAULT_ALLOW, canonical_json, side_effect
 from ._redact import redact_url
-from ._vocab import HORIS
 
 if TYPE_CHECKING:
-    from ._agent import Agent
-    from ._call import CallResult
-    from ._discovery import Discovery
+    from ._policy import Policy
+    from ._runner import Environment, Runner
     from ._trace import Trace
     from ._world import World
 
 __all__ = [
-    "DEFAULT_ALLOW",
     "INTEGER_TYPES",
     "INVENTORY_VERSION",
     "NUMBER_TYPES",
-    "SIDE_EFFECTS",
-    "Catalog",
     "ToolEntry",
-    "canonical_json",
+    "ToolHost",
+    "ToolIndex",
     "check_inventory",
-    "fingerprint",
 ]
 
 Lane = Literal["python", "mcp", "http", "command"]
 Readiness = Literal["catalog_only", "context_loadable", "model_callable"]
 
-SIDE_EFFECTS = ("ReadOnly", "HostStateWrite", "ExternalCommit")
-"""The ``horis:SideEffectClass`` values, from least to most reach."""
-DEFAULT_ALLOW = frozenset({"ReadOnly", "HostStateWrite"})
-"""What a call may do unless the caller widens the policy: everything but ExternalCommit."""
 INVENTORY_VERSION = 1
 
 INTEGER_TYPES = {XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte, XSD.nonNegativeInteger,
@@ -74,11 +69,6 @@ _FORMATS = {XSD.dateTime: "date-time", XSD.dateTimeStamp: "date-time", XSD.date:
             XSD.time: "time", XSD.duration: "duration", XSD.dayTimeDuration: "duration",
             XSD.yearMonthDuration: "duration", XSD.anyURI: "uri"}
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, no spaces, UTF-8 kept: equal values, equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -132,14 +122,6 @@ def lane(tool: Tool) -> Lane:
     if tool.binding.startswith("cmd:"):
         return "command"
     return "python"
-
-
-def side_effect(tool: Tool) -> str:
-    """``horis:sideEffect``'s local name; HostStateWrite for a tool with an effect, else
-    ReadOnly."""
-    if tool.side_effect is not None:
-        return str(tool.side_effect)[len(str(HORIS)):]
-    return "HostStateWrite" if tool.effect is not None else "ReadOnly"
 
 
 def arg_schema(arg: Arg, defs: Definitions) -> dict[str, Any]:
@@ -295,10 +277,29 @@ def readiness(tool: Tool, unresolved: bool) -> Readiness:
 
 # -- the catalog ----------------------------------------------------------------------------
 
-class Catalog:
-    """The three surfaces over one :class:`~horismos.Agent`: ``agent.catalog``."""
+class ToolHost(Protocol):
+    """What the catalog needs of the agent whose tools it lists and calls: its definitions,
+    its registry and MCP servers, how it reads types, and a runner for a guarded call. The
+    :class:`~horismos.Agent` is one; the catalog never imports it."""
 
-    def __init__(self, agent: Agent) -> None:
+    @property
+    def definitions(self) -> Definitions: ...
+    @property
+    def tools(self) -> Mapping[str, Any]: ...
+    @property
+    def mcp_servers(self) -> Mapping[str, McpServer]: ...
+    def types_in(self, world: World) -> Callable[[Node], set[Node]] | None: ...
+    def place_individuals(self, world: World) -> None: ...
+    def runner(self, world: World, trace: str | Path | Trace | None, env: Environment,
+               types_of: Callable[[Node], set[Node]] | None = None, *,
+               recorded: bool = True, policy: Policy | None = None) -> Runner: ...
+
+
+class ToolIndex:
+    """The static catalog over one host's tools: find a tool by name, its entry, the list and
+    the inventory. :class:`~horismos.Catalog` adds discovery and the guarded call."""
+
+    def __init__(self, agent: ToolHost) -> None:
         self.agent = agent
         self.definitions = agent.definitions
 
@@ -350,50 +351,6 @@ class Catalog:
     def inventory(self) -> dict[str, Any]:
         """The machine-readable schema inventory: ``inventory_version``, ``digest``, ``tools``."""
         return inventory_of(self.list())
-
-    def discover(self, query: str, world: World | None = None,
-                 focus: str | URIRef | None = None, *, include_blocked: bool = False,
-                 approvals: Iterable[str] = (), allow: Iterable[str] = DEFAULT_ALLOW,
-                 ) -> list[Discovery]:
-        """The tools relevant to ``query``, ranked, each executable or blocked here."""
-        from ._discovery import discover
-
-        return discover(self, query, world, focus, include_blocked=include_blocked,
-                        approvals=approvals, allow=allow)
-
-    def approve(self, name: str | URIRef, args: Mapping[str, Any]) -> str:
-        """The approval fingerprint of exactly this payload (SHA-256 hex); raises UsageError
-        when the arguments do not fit the tool's input schema."""
-        from ._call import approval_fingerprint
-
-        return approval_fingerprint(self, self.tool(name), args)
-
-    def call(self, name: str | URIRef, args: Mapping[str, Any], world: World, *,
-             approval: str | None = None, allow: Iterable[str] = DEFAULT_ALLOW,
-             trace: str | Path | None = None) -> CallResult:
-        """Run one guarded invocation; the result envelope says what happened (never raises
-        for a refusal; raises UsageError for an unknown tool or policy name)."""
-        return asyncio.run(self.acall(name, args, world, approval=approval, allow=allow,
-                                      trace=trace))
-
-    async def acall(self, name: str | URIRef, args: Mapping[str, Any], world: World, *,
-                    approval: str | None = None, allow: Iterable[str] = DEFAULT_ALLOW,
-                    trace: str | Path | Trace | None = None) -> CallResult:
-        from ._call import guarded_call
-
-        return await guarded_call(self, self.tool(name), args, world, approval=approval,
-                                  allow=policy(allow), trace=trace)
-
-
-def policy(allow: Iterable[str] | str) -> frozenset[str]:
-    """Side-effect class names from ``"ReadOnly,HostStateWrite"`` or an iterable of them."""
-    names = [n.strip() for n in (allow.split(",") if isinstance(allow, str) else allow)]
-    names = [n.removeprefix("horis:") for n in names if n]
-    unknown = [n for n in names if n not in SIDE_EFFECTS]
-    if unknown:
-        raise UsageError(f"allow {', '.join(unknown)}: a policy names side-effect classes: "
-                         + ", ".join(SIDE_EFFECTS))
-    return frozenset(names)
 
 
 # -- the inventory ----------------------------------------------------------------------------
@@ -458,12 +415,7 @@ def check_inventory(current: Mapping[str, Any], path: str | Path) -> list[str]:
     return lines
 
 
-def types_in(agent: Agent, world: World) -> Callable[[Node], set[Node]]:
+def types_in(agent: ToolHost, world: World) -> Callable[[Node], set[Node]]:
     """A node's types in ``world``, read as the agent's runs read them (its entailment)."""
     return agent.types_in(world) or world.store.types
 
-
-def fingerprint(tool: URIRef | str, payload: Mapping[str, Any]) -> str:
-    """The approval fingerprint: SHA-256 hex of the tool's IRI, a newline, and the canonical
-    JSON of the normalized arguments (class-typed ones as full IRIs)."""
-    return hashlib.sha256(f"{tool}\n{canonical_json(dict(payload))}".encode()).hexdigest()

@@ -12,6 +12,7 @@ import asyncio
 import sys
 
 from ._agent import Agent
+from ._cli_common import load_world, reach, reach_options
 from ._errors import UsageError
 from ._serve import ServedTools
 from ._stores import DEFAULT_STORE
@@ -21,14 +22,12 @@ __all__ = ["cmd_serve", "serve_arguments"]
 
 
 def serve_arguments(p: argparse.ArgumentParser) -> None:
-    from ._cli import _reach_options  # at call time: _cli imports this module
-
     p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
                    help="Turtle files or folders: tools, workflows and the domain ontology")
     p.add_argument("--tools", action="append", default=[], metavar="MODULE",
                    help="as for run: a module or .py file whose public functions back "
                         "python:NAME and python:MODULE.NAME bindings (repeatable)")
-    _reach_options(p)
+    reach_options(p)
     p.add_argument("--world", action="append", default=[], metavar="F",
                    help="world data (repeatable); without it the world is read from "
                         "FILE_OR_DIR when the store is in memory (memory, oxigraph)")
@@ -53,19 +52,17 @@ def serve_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until the client goes away (stdio) or the process is stopped (http)."""
-    from ._cli import _load_world, _reach
-
     if args.transport == "stdio" and (args.host != "127.0.0.1" or args.port != 8765):
         raise UsageError("--host and --port are for --transport http; over stdio the client "
                          "starts this process and talks on its stdin and stdout")
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: a TCP port is 1-65535")
-    agent = Agent.from_files(*args.paths, tools=_reach(args))
+    agent = Agent.from_files(*args.paths, tools=reach(args))
     with World.open(args.store) as world:
         if args.world:
-            _load_world(world, args.world)
+            load_world(world, args.world)
         elif not world.store.persistent:
-            _load_world(world, args.paths)
+            load_world(world, args.paths)
         served = ServedTools(agent, world, allow=args.allow, trace_dir=args.trace_dir,
                              run_workflow=args.run_workflow)
         for name, why in sorted(served.skipped.items()):

@@ -24,22 +24,12 @@ from rdflib import URIRef
 from rdflib.term import Node
 
 from ._bindings.wire import json_value
-from ._catalog import (
-    DEFAULT_ALLOW,
-    ToolEntry,
-    binding_problem,
-    fingerprint,
-    missing_env,
-    ordered_args,
-    policy,
-    side_effect,
-    types_in,
-)
+from ._catalog import ToolEntry, ToolIndex, binding_problem, missing_env, ordered_args, types_in
 from ._errors import UsageError
 from ._model import Tool
+from ._policy import DEFAULT_ALLOW, allowed, fingerprint, side_effect
 
 if TYPE_CHECKING:
-    from ._catalog import Catalog
     from ._world import World
 
 __all__ = ["STOPWORDS", "Discovery", "discover", "tokens"]
@@ -134,7 +124,7 @@ def why_selected(tool: Tool, query: list[str]) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
-def discover(catalog: Catalog, query: str, world: World | None = None,
+def discover(catalog: ToolIndex, query: str, world: World | None = None,
              focus: str | URIRef | None = None, *, include_blocked: bool = False,
              approvals: Iterable[str] = (), allow: Iterable[str] = DEFAULT_ALLOW,
              ) -> list[Discovery]:
@@ -145,7 +135,7 @@ def discover(catalog: Catalog, query: str, world: World | None = None,
                          "should do, e.g. \"assign patient queue\"")
     if focus is not None and world is None:
         raise UsageError("a focus is a node of a world: give the world too (--world F)")
-    context = _Context(catalog, world, focus, set(approvals), policy(allow))
+    context = _Context(catalog, world, focus, set(approvals), allowed(allow))
     found: list[Discovery] = []
     for tool in catalog.definitions.tools.values():
         selected = why_selected(tool, words)
@@ -163,7 +153,7 @@ def discover(catalog: Catalog, query: str, world: World | None = None,
 class _Context:
     """What decides runnability here, gathered once for every tool discovered."""
 
-    def __init__(self, catalog: Catalog, world: World | None, focus: str | URIRef | None,
+    def __init__(self, catalog: ToolIndex, world: World | None, focus: str | URIRef | None,
                  approvals: set[str], allow: frozenset[str]) -> None:
         self.catalog = catalog
         self.defs = catalog.definitions

@@ -24,9 +24,10 @@ The step's trace event records the policy in force and the fingerprints used (``
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,6 @@ from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
 from ._bindings.wire import json_value
-from ._catalog import DEFAULT_ALLOW, canonical_json, fingerprint, side_effect
 from ._errors import PolicyRefused, UsageError
 from ._model import ActionStep, Tool
 from ._stores import Change, Store
@@ -44,9 +44,45 @@ if TYPE_CHECKING:
     from ._definitions import Definitions
     from ._world import World
 
-__all__ = ["Pending", "Policy", "approve", "payload", "pending", "refusal"]
+__all__ = ["DEFAULT_ALLOW", "SIDE_EFFECTS", "Pending", "Policy", "allowed", "approve",
+           "canonical_json", "fingerprint", "payload", "pending", "refusal", "side_effect"]
 
 _NS = {"horis": NS, "prov": str(PROV), "rdfs": str(RDFS)}
+
+SIDE_EFFECTS = ("ReadOnly", "HostStateWrite", "ExternalCommit")
+"""The ``horis:SideEffectClass`` values, from least to most reach."""
+DEFAULT_ALLOW = frozenset({"ReadOnly", "HostStateWrite"})
+"""What a call may do unless the caller widens the policy: everything but ExternalCommit."""
+
+
+def side_effect(tool: Tool) -> str:
+    """``horis:sideEffect``'s local name; HostStateWrite for a tool with an effect, else
+    ReadOnly."""
+    if tool.side_effect is not None:
+        return str(tool.side_effect)[len(str(HORIS)):]
+    return "HostStateWrite" if tool.effect is not None else "ReadOnly"
+
+
+def allowed(allow: Iterable[str] | str) -> frozenset[str]:
+    """Side-effect class names from ``"ReadOnly,HostStateWrite"`` or an iterable of them."""
+    names = [n.strip() for n in (allow.split(",") if isinstance(allow, str) else allow)]
+    names = [n.removeprefix("horis:") for n in names if n]
+    unknown = [n for n in names if n not in SIDE_EFFECTS]
+    if unknown:
+        raise UsageError(f"allow {', '.join(unknown)}: a policy names side-effect classes: "
+                         + ", ".join(SIDE_EFFECTS))
+    return frozenset(names)
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 kept: equal values, equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def fingerprint(tool: URIRef | str, payload: Mapping[str, Any]) -> str:
+    """The approval fingerprint: SHA-256 hex of the tool's IRI, a newline, and the canonical
+    JSON of the normalized arguments (class-typed ones as full IRIs)."""
+    return hashlib.sha256(f"{tool}\n{canonical_json(dict(payload))}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)

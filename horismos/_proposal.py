@@ -24,6 +24,7 @@ anything lands, and the refusal lists the legal options.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import math
 import os
@@ -31,7 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httpx
 from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
@@ -45,11 +46,9 @@ from ._records import InstanceRun, StepRecord
 from ._stores import Store
 from ._vocab import HORIS, PROV
 
-if TYPE_CHECKING:
-    from ._runner import Runner
-
 __all__ = [
     "Candidate",
+    "ProposalContext",
     "RankRequest",
     "Ranking",
     "Reply",
@@ -368,7 +367,28 @@ def _json_object(text: str) -> dict[str, Any] | None:
 # -- the step -------------------------------------------------------------------------------
 
 
-async def propose(runner: Runner, inst: InstanceRun, step: ProposalStep,
+class Ranker(Protocol):
+    """Where a proposal step's time, ids and model reply come from: the runner's environment,
+    live or replayed from a trace."""
+
+    def now(self) -> dt.datetime: ...
+    def new_id(self) -> str: ...
+    async def rank(self, step: ProposalStep, request: RankRequest) -> Reply: ...
+
+
+class ProposalContext(Protocol):
+    """What a proposal step reads from the runner that drives it. The runner passes itself;
+    this module never imports it, so step kinds sit below the runner."""
+
+    @property
+    def defs(self) -> Definitions: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def env(self) -> Ranker: ...
+
+
+async def propose(runner: ProposalContext, inst: InstanceRun, step: ProposalStep,
                   variables: dict[str, Node]) -> tuple[StepRecord, URIRef | None, list[tuple]]:
     """Run ``step``: the record, the step to continue at, and the quads to commit with it."""
     defs, store = runner.defs, runner.store
@@ -473,7 +493,7 @@ def _candidate(store: Any, node: Node) -> Candidate:
     return Candidate(str(node), node, label, comment)
 
 
-def _check_next(runner: Runner, step: ProposalStep, candidates: list[Candidate],
+def _check_next(runner: ProposalContext, step: ProposalStep, candidates: list[Candidate],
                 variables: dict[str, Node]) -> tuple[list[Candidate], list[dict[str, str]]]:
     nxt = runner.defs.steps.get(step.next) if step.next is not None else None
     if not isinstance(nxt, ActionStep) or nxt.requires is None:
@@ -494,7 +514,7 @@ def _describe(store: Any, focus: Node) -> str:
     return f"{focus} — {' — '.join(words)}" if words else str(focus)
 
 
-def _timeout(runner: Runner, step: ProposalStep) -> float:
+def _timeout(runner: ProposalContext, step: ProposalStep) -> float:
     value = runner.defs.graph.value(step.iri, HORIS.timeout)
     if value is None:
         return DEFAULT_TIMEOUT
@@ -504,7 +524,7 @@ def _timeout(runner: Runner, step: ProposalStep) -> float:
         return DEFAULT_TIMEOUT
 
 
-def _namespaces(runner: Runner, node: URIRef) -> dict[str, Any]:
+def _namespaces(runner: ProposalContext, node: URIRef) -> dict[str, Any]:
     """The prefixes of the file that declares the step; the merged ones beneath them."""
     ns = {k: v for k, v in runner.defs.graph.namespace_manager.namespaces()}
     for f in runner.defs.sources.files:
@@ -514,7 +534,7 @@ def _namespaces(runner: Runner, node: URIRef) -> dict[str, Any]:
     return ns
 
 
-def _record(runner: Runner, inst: InstanceRun, step: ProposalStep, model: str,
+def _record(runner: ProposalContext, inst: InstanceRun, step: ProposalStep, model: str,
             started: Any, kept: list[Candidate], ranking: Ranking | None,
             chosen: Candidate | None, message: str | None) -> list[tuple]:
     """The proposal's own named graph: what was considered, ranked and chosen, by a model."""

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from rdflib import URIRef
 
 from ._bindings import Binding
-from ._catalog import DEFAULT_ALLOW, types_in
+from ._catalog import types_in
 from ._errors import (
     Divergence,
     GateRejected,
@@ -47,7 +47,7 @@ from ._errors import (
 )
 from ._model import ProposalStep, Tool
 from ._outcomes import play
-from ._policy import Policy
+from ._policy import DEFAULT_ALLOW, Policy
 from ._proposal import RankRequest, Reply
 from ._reads import ReplayedStore, term
 from ._runner import Environment

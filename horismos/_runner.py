@@ -18,7 +18,6 @@ from rdflib.term import Node
 
 from ._attempt import Attempt
 from ._bindings import Binding, McpSessions, resolve
-from ._catalog import side_effect
 from ._contract import unbound_arguments
 from ._definitions import Definitions
 from ._errors import (
@@ -49,7 +48,7 @@ from ._model import (
     Workflow,
 )
 from ._outcomes import encode, outcome_of
-from ._policy import Pending, Policy, pending, refusal
+from ._policy import Pending, Policy, pending, refusal, side_effect
 from ._proposal import RankRequest, Reply, ask, propose
 from ._reads import text
 from ._records import InstanceRun, StepRecord

@@ -43,10 +43,10 @@ from rdflib import XSD, Literal, URIRef
 
 from ._bindings.wire import json_value
 from ._call import RESULT_FIELDS, CallResult, approval_fingerprint, check_arguments
-from ._catalog import DEFAULT_ALLOW, effect_schema, input_schema, policy
+from ._catalog import effect_schema, input_schema
 from ._errors import UsageError
 from ._model import Tool
-from ._policy import Pending
+from ._policy import DEFAULT_ALLOW, Pending, allowed, canonical_json
 from ._stores import Change
 from ._vocab import NS, PROV
 
@@ -75,7 +75,7 @@ class ServedTools:
                  trace_dir: str | Path | None = None, run_workflow: bool = False) -> None:
         self.agent, self.world = agent, world
         self.run_workflow = run_workflow and bool(agent.definitions.workflows)
-        self.allow = policy(allow)
+        self.allow = allowed(allow)
         self.trace_dir = Path(trace_dir) if trace_dir is not None else None
         self.lock = asyncio.Lock()
         self._calls = itertools.count(1)
@@ -202,7 +202,7 @@ class ServedTools:
                 "\"urn:horismos:approval:\")) } LIMIT 1", {"i": instance}, _NS):
             pending = Pending(tool, instance, ((payload, fp),))
             brief = (f"{tool.name} was called over MCP with a payload that needs approval. "
-                     f"Payload: {_canonical(payload)} Fingerprint: {fp}")
+                     f"Payload: {canonical_json(payload)} Fingerprint: {fp}")
             graph = URIRef(f"urn:horismos:approval:{uuid.uuid4().hex}")
             self.world.commit(Change(add=pending.quads(graph, instance, _now(), brief)))
         return {"required": True, "fingerprint": fp, "tool": str(tool.iri), "payload": payload,
@@ -414,12 +414,6 @@ def _receipt(result: CallResult, approval: dict[str, Any] | None) -> str:
         text += (f"\n  approval_required: fingerprint {approval['fingerprint']}\n"
                  f"  {approval['how']}")
     return text
-
-
-def _canonical(value: Any) -> str:
-    from ._catalog import canonical_json
-
-    return canonical_json(value)
 
 
 def _now() -> Literal:

@@ -26,7 +26,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
@@ -42,15 +42,33 @@ from ._stores import Change, Conflict, Store
 from ._vocab import HORIS, NS, PROV
 from ._world import INSTANCES, World
 
-if TYPE_CHECKING:
-    from ._runner import Runner
-
-__all__ = ["StoredInstance", "Waiting", "find_instance", "open_wait", "prepare", "read_instance",
-           "summary", "unfinished", "wait_step"]
+__all__ = ["StoredInstance", "WaitContext", "Waiting", "find_instance", "open_wait", "prepare",
+           "read_instance", "summary", "unfinished", "wait_step"]
 
 _NS = {"horis": NS, "prov": str(PROV), "rdfs": str(RDFS)}
 _STATUS = {HORIS.Running: "running", HORIS.Completed: "completed", HORIS.Waiting: "waiting",
            HORIS.Blocked: "blocked", HORIS.Failed: "failed"}
+
+
+class Clock(Protocol):
+    """Where a wait's time and ids come from: the runner's environment, live or replayed."""
+
+    def now(self) -> dt.datetime: ...
+    def new_id(self) -> str: ...
+
+
+class WaitContext(Protocol):
+    """What a wait step and a resume read from the runner that drives them. The runner passes
+    itself; this module never imports it, so step kinds sit below the runner."""
+
+    @property
+    def defs(self) -> Definitions: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def world(self) -> World: ...
+    @property
+    def env(self) -> Clock: ...
 
 
 # -- instance state, read back from the graph -------------------------------------------------
@@ -155,7 +173,7 @@ class _OpenWait:
     brief: str | None
 
 
-def wait_step(runner: Runner, inst: InstanceRun, step: WaitStep, variables: dict[str, Node],
+def wait_step(runner: WaitContext, inst: InstanceRun, step: WaitStep, variables: dict[str, Node],
               ) -> tuple[StepRecord, URIRef | None, list[tuple]]:
     """Begin the wait, or — for an instance resumed at it — settle it."""
     rec = StepRecord(step.iri, "WaitStep", "completed", inst.instance)
@@ -192,7 +210,7 @@ def wait_step(runner: Runner, inst: InstanceRun, step: WaitStep, variables: dict
     return rec, None, [(s, p, o, graph) for s, p, o in triples]
 
 
-def _settle(runner: Runner, step: WaitStep, variables: dict[str, Node], rec: StepRecord,
+def _settle(runner: WaitContext, step: WaitStep, variables: dict[str, Node], rec: StepRecord,
             detail: dict[str, Any], wait: _OpenWait,
             ) -> tuple[StepRecord, URIRef | None, list[tuple]]:
     now = runner.env.now()
@@ -228,7 +246,7 @@ def open_wait(store: Store, iid: URIRef, step: URIRef) -> _OpenWait | None:
                      str(brief) if brief is not None else None)
 
 
-def compose_brief(runner: Runner, inst: InstanceRun, step: WaitStep,
+def compose_brief(runner: WaitContext, inst: InstanceRun, step: WaitStep,
                   variables: dict[str, Node]) -> str:
     """What the operator is told: why, about what, what was proposed, how to answer."""
     n = runner.defs.name
@@ -316,7 +334,7 @@ class Waiting:
         return InstanceRun(s.instance, s.workflow, s.focus, s.status,  # type: ignore[arg-type]
                            s.current, variables=dict(s.variables))
 
-    def land(self, runner: Runner) -> dict[str, Any]:
+    def land(self, runner: WaitContext) -> dict[str, Any]:
         """Commit the facts in their own named graph (provenance: human); the trace fields."""
         now = read_instance(runner.store, self.stored.instance)
         if now is None or now.version != self.version or now.status != self.stored.status:

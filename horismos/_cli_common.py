@@ -1,0 +1,249 @@
+"""What the ``horismos`` commands share: exit codes, the command record, reading and writing
+worlds, loading ``--tools`` modules and what bindings may reach.
+
+Kept apart from :mod:`._cli` (the program: parser and error handling) and from the command
+modules (``_cli_run``, ``_cli_trace``, ``_cli_tools``, …) so each of those imports only this and
+the library, never each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from rdflib import URIRef
+
+from ._bindings import Hosts, Reach
+from ._definitions import Definitions
+from ._errors import AuthoringError, Problem, UsageError
+from ._world import World
+
+__all__ = ["EXIT", "EXIT_USAGE", "OUT_FORMATS", "Command", "WorldDataError", "counts",
+           "cwd_importable", "load_tools", "load_world", "one_line", "output_format", "plural",
+           "reach", "reach_options", "short_id", "world_of", "writable", "write_world"]
+
+
+EXIT = {"completed": 0, "failed": 1, "waiting": 3, "blocked": 4}
+
+
+EXIT_USAGE = 2
+
+
+OUT_FORMATS = {".trig": "trig", ".nq": "nquads", ".nquads": "nquads"}
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def counts(problems: Sequence[Problem]) -> str:
+    errors = sum(p.severity == "error" for p in problems)
+    warnings = len(problems) - errors
+    text = plural(errors, "error")
+    return text + (f", {plural(warnings, 'warning')}" if warnings else "")
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+class WorldDataError(AuthoringError):
+    """World data (``--world`` files) that cannot be read: told apart from the definitions."""
+
+
+def load_world(world: World, paths: Sequence[str]) -> None:
+    try:
+        world.load(*paths)
+    except AuthoringError as e:
+        raise WorldDataError(e.problems) from None
+
+
+def write_world(world: World, defs: Definitions, path: str, fmt: str | None) -> None:
+    graph = world.graph
+    for prefix, ns in defs.graph.namespaces():
+        graph.bind(prefix, ns, override=False)
+    text = graph.serialize(format=fmt)
+    # rdflib writes a NaN or infinite double in N-Quads as "nan"/"inf", which nothing reads
+    # back; its lexical forms are NaN, INF and -INF (TriG already writes those)
+    text = _NON_FINITE.sub(lambda m: f'"{_LEXICAL[m.group(1)]}"^^<{m.group(2)}>', text)
+    Path(path).write_text(text, encoding="utf-8")
+
+
+_NON_FINITE = re.compile(r'"(nan|inf|-inf)"\^\^<(http://www\.w3\.org/2001/XMLSchema#'
+                         r'(?:double|float))>')
+
+
+_LEXICAL = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
+
+
+def output_format(path: str) -> str:
+    fmt = OUT_FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise UsageError(f"--out {path}: name the file .trig (TriG) or .nq (N-Quads); the world "
+                         "has named graphs, which Turtle cannot hold")
+    writable("--out", path)
+    return fmt
+
+
+def writable(option: str, path: str | None) -> None:
+    """Refuse an output file that cannot be written before anything runs, not after."""
+    if path is None:
+        return
+    p = Path(path)
+    folder = p.parent
+    if p.is_dir():
+        raise UsageError(f"{option} {path}: this is a folder; give a file name in it")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it "
+                         "first")
+    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{option} {path}: not writable")
+
+
+def load_tools(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:
+    """Each public function of each module, under ``NAME`` and ``MODULE.NAME``.
+
+    A spec is a module name (the current directory is importable) or a ``.py`` file. A bare
+    ``NAME`` defined by two modules is left out, so the binding must say which module.
+    """
+    tools: dict[str, Callable[..., Any]] = {}
+    bare: dict[str, list[Callable[..., Any]]] = {}
+    for spec in specs:
+        module = _import_tools(spec)
+        for name, func in vars(module).items():
+            if name.startswith("_") or not inspect.isfunction(func):
+                continue
+            if func.__module__ != module.__name__:
+                continue
+            tools[f"{module.__name__}.{name}"] = func
+            bare.setdefault(name, []).append(func)
+    for name, funcs in bare.items():
+        if len(funcs) == 1:
+            tools.setdefault(name, funcs[0])
+    return tools
+
+
+def _import_tools(spec: str) -> ModuleType:
+    path = Path(spec)
+    if spec.endswith(".py") or os.sep in spec or "/" in spec:
+        if not path.is_file():
+            raise UsageError(f"--tools {spec}: no such Python file")
+        name = path.stem
+        if str(path.parent.resolve()) not in sys.path:
+            sys.path.insert(0, str(path.parent.resolve()))
+        found = importlib.util.spec_from_file_location(name, path)
+        if found is None or found.loader is None:
+            raise UsageError(f"--tools {spec}: cannot load it as a Python module")
+        module = importlib.util.module_from_spec(found)
+        sys.modules.setdefault(name, module)
+        try:
+            found.loader.exec_module(module)
+        except Exception as e:
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+            raise _import_failed(spec, e) from None
+        return module
+    cwd_importable()
+    try:
+        return importlib.import_module(spec)
+    except ModuleNotFoundError as e:
+        if e.name is not None and spec.split(".")[0] != e.name.split(".")[0]:
+            raise _import_failed(spec, e) from None  # the module itself imports a missing one
+        raise UsageError(f"--tools {spec}: cannot import it ({e}); run from the folder that "
+                         "holds it, or give the path of the .py file") from None
+    except Exception as e:
+        raise _import_failed(spec, e) from None
+
+
+def _import_failed(spec: str, e: BaseException) -> UsageError:
+    """A tools module that does not parse or raises while it is imported, located."""
+    if isinstance(e, SyntaxError):
+        where = f"{e.filename}:{e.lineno}" if e.filename else f"line {e.lineno}"
+        text = f": {e.text.strip()}" if e.text and e.text.strip() else ""
+        return UsageError(f"--tools {spec}: {where}: syntax error: {e.msg}{text}")
+    frames = traceback.extract_tb(e.__traceback__)
+    libs = tuple({sys.prefix, sys.base_prefix, str(Path(__file__).parent)})
+    ours = [f for f in frames if not f.filename.startswith(("<", *libs))]  # the user's lines
+    where = f" at {ours[-1].filename}:{ours[-1].lineno}" if ours else ""
+    return UsageError(f"--tools {spec}: importing it raised {type(e).__name__}: {e}{where}; "
+                      "fix the module (it runs top to bottom when --tools loads it)")
+
+
+def reach_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-module", action="append", default=[], metavar="NAME",
+                   help="let python:NAME.func bindings (and NAME.sub.func) import and call "
+                        "code in module NAME (repeatable); without it a python: binding "
+                        "reaches only the functions --tools registers")
+    p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+                   help="let HTTP bindings and MCP server URLs reach only these hosts "
+                        "(repeatable; api.example.org, *.example.org, 10.0.0.0/8), with "
+                        "allow-hosts in [tool.horismos] of ./pyproject.toml; link-local and "
+                        "metadata addresses only when named")
+
+
+def reach(args: argparse.Namespace) -> Reach:
+    """What bindings may reach: ``--tools`` functions, ``--allow-module`` modules, and the
+    ``--allow-host`` hosts with the project's ``allow-hosts``."""
+    calls = args.command in ("run", "resume", "replay", "serve") or (
+        getattr(args, "action", None) == "call" and args.command == "tools")
+    if args.allow_module and calls:  # listing and validating import nothing
+        cwd_importable()
+    hosts = [*args.allow_host, *_project_hosts()]
+    return Reach(load_tools(args.tools), args.allow_module, Hosts(tuple(hosts)))
+
+
+def _project_hosts() -> list[str]:
+    """``allow-hosts`` under ``[tool.horismos]`` in the current folder's ``pyproject.toml``."""
+    path = Path("pyproject.toml")
+    if not path.is_file():
+        return []
+    import tomllib
+
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise UsageError(f"{path}: cannot read [tool.horismos] from it ({e})") from None
+    hosts = table.get("tool", {}).get("horismos", {}).get("allow-hosts", [])
+    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+        raise UsageError(f"{path}: [tool.horismos] allow-hosts is a list of strings, e.g. "
+                         "[\"api.example.org\", \"*.internal.example\"]")
+    return hosts
+
+
+def cwd_importable() -> None:
+    """Modules the user names are looked up in the current directory too (as ``python -m``)."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+
+
+def short_id(instance: URIRef) -> str:
+    return str(instance).rsplit(":", 1)[-1][:8]
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def world_of(args: argparse.Namespace) -> World:
+    world = World.open(args.store)
+    if not args.world and not world.store.persistent:
+        raise UsageError(f"--store {args.store} starts empty: give the world the runs committed "
+                         "to with --world F (a run's --out), or a persistent --store "
+                         "(oxigraph:PATH, sparql:URL)")
+    load_world(world, args.world)
+    return world

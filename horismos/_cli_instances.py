@@ -1,0 +1,142 @@
+"""``horismos instances``, ``wake`` and ``approve``: operating the instances a world holds
+(list them, resume the waits that are due, approve the payload a step would send)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rdflib import URIRef
+
+from ._agent import Agent
+from ._cli_common import load_tools, output_format, short_id, world_of, write_world
+from ._cli_run import RunView
+from ._definitions import load_definitions
+from ._instances import STATUSES, due_waits, list_instances
+from ._stores import DEFAULT_STORE
+from ._world import World
+
+__all__ = ["approve_arguments", "cmd_approve", "cmd_instances", "cmd_wake", "instances_arguments",
+           "wake_arguments"]
+
+
+def instances_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", metavar="FILE_OR_DIR",
+                   help="the Turtle definitions, to write names as CURIEs (optional)")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="the world the runs committed to, e.g. a run's --out (repeatable); "
+                        "not needed with a persistent --store")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives: oxigraph:PATH or sparql:URL (or memory, "
+                        "oxigraph with --world)")
+    p.add_argument("--status", choices=STATUSES, help="list only the instances in this status")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text for people (the default) or JSON")
+
+
+def cmd_instances(args: argparse.Namespace) -> int:
+    """List the world's instances: id, workflow, focus, status, current step, since when."""
+    name: Callable[[Any], str] = (load_definitions(args.paths).name if args.paths
+                                  else lambda node: str(node))
+    world = world_of(args)
+    rows = list_instances(world.store, args.status)
+    if args.format == "json":
+        print(json.dumps([{"instance": str(r.instance), "workflow": str(r.workflow),
+                           "focus": str(r.focus), "status": r.status,
+                           "step": str(r.current) if r.current else None, "since": r.since}
+                          for r in rows], indent=2))
+        return 0
+    if not rows:
+        print("no " + (f"{args.status} " if args.status else "") + "instances in this world")
+        return 0
+    table = [("id", "workflow", "focus", "status", "step", "since")]
+    table += [(short_id(r.instance), name(r.workflow), name(r.focus), r.status,
+               name(r.current) if r.current else "-", (r.since or "-")[:19])
+              for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return 0
+
+
+def wake_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="the Turtle definitions the instances run with")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="the world the runs committed to (repeatable); write it back with "
+                        "--out. Not needed with a persistent --store, what a timer should use")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives: oxigraph:PATH or sparql:URL (or memory, "
+                        "oxigraph with --world and --out)")
+    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
+                   help="as for run: the functions the steps after the waits call")
+    p.add_argument("--traces", metavar="DIR",
+                   help="write each resumed instance's trace into DIR (one .jsonl each)")
+    p.add_argument("--out", metavar="F", help="write the world afterwards to F (.trig or .nq)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print only each resumed instance's outcome")
+
+
+def cmd_wake(args: argparse.Namespace) -> int:
+    """Resume every wait that is due: past its horis:timeout, or its horis:until holds now.
+
+    Waits that are not due are left untouched, so it can run from cron or a systemd timer as
+    often as wanted. 0 when every resumed instance went on (or none was due), 1 when one
+    failed."""
+    import datetime as dt
+
+    out_format = output_format(args.out) if args.out else None
+    agent = Agent.from_files(*args.paths, tools=load_tools(args.tools))
+    world = world_of(args)
+    due = due_waits(agent.definitions, world.store, dt.datetime.now(dt.UTC))
+    if not due:
+        print("no wait is due")
+    failed = False
+    view = RunView(agent.definitions, quiet=args.quiet, world=world)
+    for iid in due:
+        trace = None
+        if args.traces:
+            Path(args.traces).mkdir(parents=True, exist_ok=True)
+            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+            trace = Path(args.traces) / f"wake-{short_id(iid)}-{stamp}.jsonl"
+        run = agent.resume(world, iid, None, trace=trace, on_step=view.step)
+        view.summary(run, table=False)
+        failed = failed or run.status == "failed"
+    if args.out:
+        write_world(world, agent.definitions, args.out, out_format)
+    return 1 if failed else 0
+
+
+def approve_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="the Turtle definitions the instance runs with")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="the world the run committed to, e.g. the run's --out (repeatable); "
+                        "not needed with a persistent --store")
+    p.add_argument("--instance", required=True, metavar="IRI",
+                   help="the instance waiting for approval (its IRI or short id)")
+    p.add_argument("--fingerprint", required=True, metavar="HEX",
+                   help="the fingerprint of the exact payload to approve, as its brief shows")
+    p.add_argument("--out", metavar="F", help="write the world with the approval to F")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives: memory, oxigraph (default), oxigraph:PATH "
+                        "or sparql:URL")
+
+
+def cmd_approve(args: argparse.Namespace) -> int:
+    """Record a person's approval of one exact payload a waiting instance's step would send."""
+    out_format = output_format(args.out) if args.out else None
+    agent = Agent.from_files(*args.paths)
+    world = World.open(args.store)
+    world.load(*args.world)
+    done = agent.approve(world, args.instance, args.fingerprint)
+    n = agent.definitions.name
+    print(f"approved {n(URIRef(done['tool']))} for {done['instance']}: "
+          f"{json.dumps(done['payload'], sort_keys=True, ensure_ascii=False)} "
+          f"(fingerprint {done['fingerprint']}); resume the instance to call it")
+    if args.out:
+        write_world(world, agent.definitions, args.out, out_format)
+    return 0

@@ -1,0 +1,314 @@
+"""``horismos run`` and ``resume``: drive instances and print each step as it lands.
+
+:class:`RunView` is what a person watching a run sees: one line a step, flushed as it lands,
+a progress bar for ``--all`` on a terminal, and the summary table with why each instance
+stopped where it did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from rdflib import URIRef
+from rdflib.term import Node
+from rdflib.util import from_n3
+
+from ._agent import Agent
+from ._cli_common import (
+    EXIT,
+    load_world,
+    one_line,
+    output_format,
+    plural,
+    reach,
+    reach_options,
+    short_id,
+    writable,
+    write_world,
+)
+from ._definitions import Definitions
+from ._errors import ShaclMessage, UsageError
+from ._proposal import summary as proposal_summary
+from ._records import InstanceRun, Run, StepRecord
+from ._runner import focus_nodes
+from ._stores import DEFAULT_STORE
+from ._waits import summary as wait_summary
+from ._world import World
+
+__all__ = ["RunView", "cmd_resume", "cmd_run", "resume_arguments", "run_arguments"]
+
+
+def run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="Turtle files or folders: tools, workflows and the domain ontology")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="world data (repeatable); without it the world is read from "
+                        "FILE_OR_DIR when the store is in memory (memory, oxigraph)")
+    p.add_argument("--workflow", metavar="IRI",
+                   help="the workflow to run, as an IRI or CURIE (needed when several are "
+                        "declared)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--focus", metavar="IRI", help="run one instance for this node")
+    which.add_argument("--all", action="store_true",
+                       help="run one instance per node of the workflow's focus type")
+    _execution_options(p, "run")
+
+
+def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
+    """The options ``run`` and ``resume`` share: tools, trace, output world, store."""
+    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
+                   help="a Python module (importable from the current directory) or .py file "
+                        "whose public functions back python:NAME and python:MODULE.NAME "
+                        "bindings (repeatable)")
+    reach_options(p)
+    p.add_argument("--trace", metavar="PATH", help=f"write the {what}'s trace (JSON Lines) here")
+    if what == "run":
+        p.add_argument("--trace-snapshot", action="store_true",
+                       help="embed the world's N-Quads in the trace (small worlds only), so a "
+                            "replay decides changed definitions against the world itself")
+    p.add_argument("--out", metavar="F",
+                   help=f"write the world after the {what} to F (.trig or .nq)")
+    p.add_argument("--entailment", choices=("rdfs", "owl-rl"), default="rdfs",
+                   help="how argument types are entailed (default: rdfs)")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives: memory, oxigraph (default), oxigraph:PATH "
+                        "or sparql:URL")
+    p.add_argument("--allow", default="ReadOnly,HostStateWrite", metavar="CLASSES",
+                   help="side-effect classes steps may call (default: ReadOnly,HostStateWrite; "
+                        "add ExternalCommit to allow it); a tool outside blocks its instance")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print only the outcome, not each step")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run one instance (``--focus``) or one per focus node (``--all``); exit by its status."""
+    out_format = output_format(args.out) if args.out else None
+    writable("--trace", args.trace)
+    agent = Agent.from_files(*args.paths, tools=reach(args), entailment=args.entailment)
+    with World.open(args.store) as world:  # an on-disk store is let go however the run ends
+        if args.world:
+            load_world(world, args.world)
+        elif not world.store.persistent:
+            load_world(world, args.paths)
+        view = RunView(agent.definitions, quiet=args.quiet, world=world)
+        if args.all and sys.stderr.isatty():
+            view.total = len(focus_nodes(agent.definitions, world,
+                                         agent.workflow(args.workflow)))
+        try:
+            run = agent.run(world, args.workflow, args.focus, all=args.all, trace=args.trace,
+                            on_instance=view.instance, keep=not args.all,
+                            trace_snapshot=args.trace_snapshot, allow=args.allow.split(","),
+                            on_step=view.step)
+        finally:
+            view.clear_progress()
+        view.summary(run, table=args.all)
+        if args.out:
+            write_world(world, agent.definitions, args.out, out_format)
+        return EXIT[run.status]
+
+
+def resume_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="the Turtle definitions the instance runs with")
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="the world the run committed to, e.g. the run's --out (repeatable); "
+                        "not needed with a persistent --store")
+    p.add_argument("--instance", required=True, metavar="IRI",
+                   help="the waiting instance: its IRI (urn:horismos:instance:…, as the brief "
+                        "shows it) or the short id the run printed")
+    p.add_argument("--facts", metavar="TURTLE_OR_FILE",
+                   help="Turtle that answers the wait, or a file of it ('-' reads stdin); the "
+                        "definitions' prefixes are declared. Without it the wait's horis:until "
+                        "and horis:timeout are only checked again")
+    _execution_options(p, "resume")
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Land the facts answering a waiting instance and continue it; exit by its status."""
+    out_format = output_format(args.out) if args.out else None
+    writable("--trace", args.trace)
+    agent = Agent.from_files(*args.paths, tools=reach(args),
+                             entailment=args.entailment)
+    facts = args.facts
+    if facts == "-":
+        facts = sys.stdin.read()
+    elif facts is not None and len(facts) < 1024 and "\n" not in facts and Path(facts).is_file():
+        facts = Path(facts).read_text(encoding="utf-8")
+    elif facts is not None and facts.strip() and not any(c.isspace() for c in facts.strip()):
+        # Turtle always has a space between terms: a single word is a file that is not there
+        raise UsageError(f"--facts {facts}: no such file; give a Turtle file that exists, "
+                         "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'")
+    with World.open(args.store) as world:  # an on-disk store is let go however it ends
+        load_world(world, args.world)
+        view = RunView(agent.definitions, quiet=args.quiet, world=world)
+        run = agent.resume(world, args.instance, facts, trace=args.trace,
+                           allow=args.allow.split(","), on_step=view.step)
+        view.summary(run, table=False)
+        if args.out:
+            write_world(world, agent.definitions, args.out, out_format)
+        return EXIT[run.status]
+
+
+class RunView:
+    """Prints each step as it lands (flushed, on a terminal and in a pipe, so a slow tool or a
+    killed run leaves what happened so far); a progress bar on a terminal for ``--all``."""
+
+    def __init__(self, defs: Definitions, *, quiet: bool = False,
+                 out: TextIO | None = None, err: TextIO | None = None,
+                 world: World | None = None) -> None:
+        self.defs = defs
+        self.world = world
+        self._explained: dict[int, str] = {}
+        exists = None if world is None else (
+            lambda c: next(iter(world.store.outgoing(c)), None) is not None)
+        self.name: Callable[[Node], str] = functools.cache(lambda node: defs.name(node, exists))
+        self.quiet = quiet
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.total = 0  # > 0 draws the progress bar
+        self.done = 0
+        self.rows: list[tuple[str, str, str, str, str]] = []
+        """The summary table's rows, taken as each instance ends (a batch keeps no records)."""
+
+    def step(self, inst: InstanceRun, rec: StepRecord) -> None:
+        """One step, as soon as it has landed."""
+        if self.quiet:
+            return
+        self.clear_progress()
+        self.out.write(self.step_line(inst, rec) + "\n")
+        if rec.status == "waiting" and rec.brief:
+            self.out.write("".join(f"    {line}\n" for line in rec.brief.splitlines()))
+        self.out.flush()
+        self._progress()
+
+    def instance(self, inst: InstanceRun) -> None:
+        self.done += 1
+        n = self.name
+        at = inst.current if inst.status != "completed" else (
+            inst.steps[-1].step if inst.steps else None)
+        self.rows.append((short_id(inst.instance), n(inst.focus), inst.status,
+                          n(at) if at else "-", self._why(inst)))
+        self._progress()
+
+    def step_line(self, inst: InstanceRun, rec: StepRecord) -> str:
+        n = self.name
+        who = f"[{short_id(inst.instance)}] {n(inst.focus)}"
+        if rec.kind == "ProposalStep":
+            return f"{who}  {n(rec.step)}  {proposal_summary(rec, n)}"
+        if rec.kind == "WaitStep":
+            return f"{who}  {n(rec.step)}  {wait_summary(rec, n)}"
+        if rec.kind == "DecisionStep":
+            rule = rec.result[0].get("rule") if rec.result else None
+            how = "otherwise" if rule is None else f"rule {rule + 1}"
+            target = n(rec.next) if rec.next else "end"
+            return f"{who}  {n(rec.step)}  decision: {how} -> {target}"
+        call = n(rec.tool) if rec.tool else rec.kind
+        if rec.args:
+            first = sorted(rec.args[0].items())  # RDF keeps no order of horis:arg; be stable
+            call += "(" + ", ".join(f"{k}={self._value(v)}" for k, v in first) + ")"
+            if len(rec.args) > 1:
+                call += f" and {len(rec.args) - 1} more call(s)"
+        line = f"{who}  {n(rec.step)}  {call}  {rec.status.replace('_', ' ')}"
+        if rec.status == "completed":
+            line += f", {plural(len(rec.effects), 'effect')}"
+        elif rec.status == "blocked" and rec.error is None:
+            line += f": {self._blocked(inst, rec)}"
+        elif rec.status == "rejected":
+            line += " by the gate: nothing landed"
+            line += "".join(f"\n    {self._message(m)}" for m in rec.messages)
+        elif rec.error is not None:
+            line += f": {rec.error}"
+        if rec.error is not None and rec.next is not None:
+            line += f"\n    onError -> {n(rec.next)}"
+        return line
+
+    def _message(self, m: ShaclMessage) -> str:
+        """A gate message with the value it rejected, as the author would write it."""
+        if m.value is None:
+            return str(m)
+        return f"{m} (value: {self._value(m.value)})"
+
+    def _value(self, n3: str) -> str:
+        try:
+            node = from_n3(n3)
+        except Exception:
+            return n3
+        if isinstance(node, URIRef):
+            return self.name(node)
+        return node.n3(self.defs.graph.namespace_manager) if node is not None else n3
+
+    def _progress(self) -> None:
+        if self.total <= 0:
+            return
+        width = 30
+        filled = width * self.done // self.total
+        bar = "#" * filled + "." * (width - filled)
+        self.err.write(f"\r[{bar}] {self.done}/{self.total} instances")
+        self.err.flush()
+
+    def clear_progress(self) -> None:
+        if self.total > 0:
+            self.err.write("\r\033[K")
+            self.err.flush()
+
+    def summary(self, run: Run, *, table: bool) -> None:
+        n = self.name
+        if not table:
+            inst = run.instances[0]
+            self.out.write(f"{n(inst.workflow)} {n(inst.focus)}: {self._outcome(inst)}\n")
+            self.out.flush()
+            return
+        parts = ", ".join(f"{c} {s}" for s, c in sorted(run.counts.items()))
+        self.out.write(f"\n{plural(sum(run.counts.values()), 'instance')}"
+                       f"{': ' + parts if parts else ''}\n")
+        rows = [("id", "focus", "status", "stopped at", "why"), *self.rows]
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        for r in rows:
+            line = "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[4]
+            self.out.write(line.rstrip() + "\n")
+
+    def _outcome(self, inst: InstanceRun) -> str:
+        if inst.status == "completed":
+            return f"completed after {plural(len(inst.steps), 'step')}"
+        at = f" at {self.name(inst.current)}" if inst.current else ""
+        why = self._why(inst)
+        return f"{inst.status}{at}" + (f": {why}" if why else "")
+
+    def _blocked(self, inst: InstanceRun, rec: StepRecord) -> str:
+        """Which part of the step's preconditions failed, with the values bound so far, asked
+        of the world (the record keeps the failing pattern, as its trace does)."""
+        if id(rec) in self._explained:
+            return self._explained[id(rec)]
+        text = f"this pattern does not hold: {one_line(rec.blocked_by or '')}"
+        step = self.defs.steps.get(rec.step)
+        tool = getattr(step, "tool", None)
+        for pre in (getattr(step, "requires", None), getattr(tool, "requires", None)):
+            if self.world is None or pre is None or rec.blocked_by not in (
+                    *(p.text for p in pre.patterns), " ".join(p.text for p in pre.patterns)):
+                continue
+            with contextlib.suppress(Exception):  # no diagnosis: the pattern stays shown
+                text = self.world.store.explain(pre, dict(inst.variables))
+            break
+        self._explained[id(rec)] = text
+        return text
+
+    def _why(self, inst: InstanceRun) -> str:
+        if inst.status == "waiting":
+            return inst.brief.splitlines()[0] if inst.brief else ""
+        if inst.status == "blocked" and inst.error is None:
+            rec = next((r for r in reversed(inst.steps) if r.status == "blocked"), None)
+            return self._blocked(inst, rec) if rec is not None else (
+                f"this pattern does not hold: {one_line(inst.blocked_by or '')}")
+        if inst.error is not None:
+            cause = getattr(inst.error, "cause", inst.error)
+            values = [self._value(m.value) for m in getattr(cause, "messages", ())
+                      if m.value is not None]
+            rejected = f" (value{'s' if len(values) > 1 else ''}: {', '.join(values)})"
+            return one_line(str(inst.error)) + (rejected if values else "")
+        return ""

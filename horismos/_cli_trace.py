@@ -1,0 +1,141 @@
+"""``horismos replay``, ``trace`` and ``graph``: reading what happened, and what can happen.
+Replay re-decides a recorded run with today's definitions; ``trace`` shows or exports one;
+``graph`` draws the workflows."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ._agent import Agent
+from ._cli_common import reach, reach_options
+from ._definitions import load_definitions
+from ._diagram import draw
+from ._errors import TraceError, UsageError
+from ._replay import replay
+from ._trace import read_trace
+from ._traceview import prov_graph, timeline
+
+__all__ = ["cmd_graph", "cmd_replay", "cmd_trace", "cmd_trace_export", "cmd_trace_show",
+           "graph_arguments", "replay_arguments", "trace_arguments"]
+
+
+def replay_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("trace", metavar="TRACE_OR_DIR",
+                   help="a recorded trace (.jsonl), or a folder: every *.jsonl in it is replayed")
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="the Turtle definitions to replay against: tools, workflows, ontology")
+    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
+                   help="as for run; needed only with --reexecute-idempotent (recorded "
+                        "results are substituted, no tool is called)")
+    reach_options(p)
+    p.add_argument("--reexecute-idempotent", action="store_true",
+                   help="call horis:idempotent tools again and compare their results with the "
+                        "record (non-idempotent tools are never called)")
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Replay each trace; one line per trace; 0 when all replay the same to their end, 1
+    otherwise (a divergence, a refused trace, or one whose recording stopped mid-run)."""
+    agent = Agent.from_files(*args.paths, tools=reach(args))
+    source = Path(args.trace)
+    if not source.exists():
+        raise UsageError(f"{source}: no such trace or folder of traces")
+    traces = sorted(source.glob("*.jsonl")) if source.is_dir() else [source]
+    if not traces:
+        raise UsageError(f"{source}: no *.jsonl traces in this folder")
+    same = True
+    for path in traces:
+        recorded = _recorded_definitions(path)
+        if recorded and recorded != agent.definitions.digest:
+            print(f"note: {path}: the definitions changed since it was recorded ({recorded}, "
+                  f"now {agent.definitions.digest}); replaying to show where they diverge",
+                  file=sys.stderr)
+        try:
+            report = replay(path, agent, reexecute_idempotent=args.reexecute_idempotent)
+        except TraceError as e:
+            print(f"REFUSED   {e}")
+            same = False
+            continue
+        print(report)
+        same = same and not report.diverged and report.complete
+    return 0 if same else 1
+
+
+def _recorded_definitions(path: Path) -> str | None:
+    """The definitions digest in a trace's header line, read before the trace is checked."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.loads(f.readline()).get("definitions_digest")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def trace_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    show = sub.add_parser("show", help="print a readable timeline: step, tool, args, verdict, "
+                                       "time", description="print a trace as a timeline")
+    show.add_argument("trace", metavar="TRACE")
+    show.set_defaults(action_run=cmd_trace_show)
+    export = sub.add_parser("export", help="write the run as PROV-O Turtle",
+                            description="write the run as PROV-O Turtle: a prov:Activity per "
+                                        "step with its plan, what it used, the effect graph it "
+                                        "generated, and when")
+    export.add_argument("trace", metavar="TRACE")
+    export.add_argument("--format", choices=("prov",), default="prov",
+                        help="prov: PROV-O as Turtle (the default)")
+    export.add_argument("--output", "-o", metavar="F", help="write here instead of stdout")
+    export.set_defaults(action_run=cmd_trace_export)
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    return args.action_run(args)
+
+
+def _read_trace(path: str) -> list[dict[str, Any]]:
+    if not Path(path).is_file():
+        raise UsageError(f"{path}: no such trace file")
+    return read_trace(path)
+
+
+def cmd_trace_show(args: argparse.Namespace) -> int:
+    """Print the trace's timeline, after checking its hash chain and version."""
+    for line in timeline(_read_trace(args.trace)):
+        print(line)
+    return 0
+
+
+def cmd_trace_export(args: argparse.Namespace) -> int:
+    """Write the trace as PROV-O Turtle to ``--output`` or stdout."""
+    text = prov_graph(_read_trace(args.trace)).serialize(format="turtle")
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def graph_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="Turtle files or folders of them")
+    p.add_argument("--format", choices=("mermaid", "dot"), default="mermaid",
+                   help="diagram language (default: mermaid)")
+    p.add_argument("--workflow", metavar="IRI",
+                   help="draw only this workflow (IRI or CURIE); default: all of them")
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    """Print the workflow as a Mermaid flowchart or a Graphviz digraph."""
+    defs = load_definitions(args.paths)
+    if not defs.workflows:
+        raise UsageError(f"{' '.join(args.paths)}: no horis:Workflow is declared, so there is "
+                         "nothing to draw; include the file that declares the workflow")
+    if args.workflow:
+        workflows = [Agent(defs).workflow(args.workflow)]
+    else:
+        workflows = [defs.workflows[k] for k in sorted(defs.workflows, key=str)]
+    sys.stdout.write(draw(defs, workflows, args.format))
+    return 0

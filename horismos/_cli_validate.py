@@ -1,0 +1,81 @@
+"""``horismos validate``: every authoring error and warning, with file and line, before
+anything runs. A world (``--world``, ``--store``) only quiets warnings about IRIs it uses."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from rdflib import URIRef
+
+from ._bindings.mcp import connection_problems
+from ._cli_common import counts, load_world, plural, reach, reach_options
+from ._contract import (
+    binding_problems,
+    command_problems,
+    credential_problems,
+    unbound_arguments,
+)
+from ._definitions import load_definitions
+from ._errors import AuthoringError
+from ._stores import DEFAULT_STORE
+from ._world import World
+
+__all__ = ["cmd_validate", "validate_arguments"]
+
+
+def validate_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                   help="Turtle files or folders of them (tools, workflows, ontologies)")
+    p.add_argument("--connect", action="store_true",
+                   help="also start or reach each MCP server the tools name, and check each "
+                        "tool's input schema against its horis:takes")
+    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
+                   help="as for run; with it (or --allow-module) each python: binding is "
+                        "resolved and each registered function's parameters are checked "
+                        "against its horis:takes")
+    reach_options(p)
+    p.add_argument("--world", action="append", default=[], metavar="F",
+                   help="world data (repeatable): an IRI a pattern uses is not reported as "
+                        "undeclared when the world uses it")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
+                   help="where the world lives, for --world or a persistent store: memory, "
+                        "oxigraph (default), oxigraph:PATH or sparql:URL")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Print every authoring error and warning; 0 when the definitions can run, 1 otherwise."""
+    try:
+        defs = load_definitions(args.paths)
+    except AuthoringError as e:
+        for p in e.problems:
+            print(p)
+        print(f"invalid: {counts(e.problems)}")
+        return 1
+    if args.world or args.store != DEFAULT_STORE:
+        world = World.open(args.store)
+        load_world(world, args.world)
+        used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
+        dropped = {id(p) for iri in used for p in defs.undeclared[iri]}
+        defs.warnings = [p for p in defs.warnings if id(p) not in dropped]
+        world.store.close()
+    refused = asyncio.run(connection_problems(defs)) if args.connect else []
+    refused += unbound_arguments(defs) + credential_problems(defs)
+    defs.warnings = [*defs.warnings, *command_problems(defs)]
+    if args.tools or args.allow_module:
+        refused += binding_problems(defs, reach(args))
+    for p in [*defs.warnings, *refused]:
+        print(p)
+    if refused:
+        print(f"invalid: {counts([*defs.warnings, *refused])}")
+        return 1
+    warned = f" ({plural(len(defs.warnings), 'warning')})" if defs.warnings else ""
+    print(f"{plural(len(defs.tools), 'tool')}, {plural(len(defs.workflows), 'workflow')}, "
+          f"{plural(len(defs.steps), 'step')}: valid{warned}")
+    return 0
+
+
+def _world_uses(world: World, iri: URIRef) -> bool:
+    """Whether any statement of the world has ``iri`` as its subject, predicate or object."""
+    return any(world.store.select(f"SELECT * WHERE {{ {pattern} }} LIMIT 1", {"t": iri}, {})
+               for pattern in ("?t ?p ?o", "?s ?t ?o", "?s ?p ?t"))

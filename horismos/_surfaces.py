@@ -1,0 +1,58 @@
+"""The catalog's three surfaces over one agent's tools (docs/catalog.md).
+
+:class:`~horismos._catalog.ToolIndex` answers the static questions (which tools, their
+schemas, the inventory); this adds the two that need a world: :meth:`Catalog.discover`
+(:mod:`._discovery`) and :meth:`Catalog.call` (:mod:`._call`). Kept apart so that discovery and
+the guarded call build on the index without the index importing them back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rdflib import URIRef
+
+from ._call import CallResult, approval_fingerprint, guarded_call
+from ._catalog import ToolIndex
+from ._discovery import Discovery, discover
+from ._policy import DEFAULT_ALLOW, allowed
+
+if TYPE_CHECKING:
+    from ._trace import Trace
+    from ._world import World
+
+__all__ = ["Catalog"]
+
+
+class Catalog(ToolIndex):
+    """The three surfaces over one :class:`~horismos.Agent`: ``agent.catalog``."""
+
+    def discover(self, query: str, world: World | None = None,
+                 focus: str | URIRef | None = None, *, include_blocked: bool = False,
+                 approvals: Iterable[str] = (), allow: Iterable[str] = DEFAULT_ALLOW,
+                 ) -> list[Discovery]:
+        """The tools relevant to ``query``, ranked, each executable or blocked here."""
+        return discover(self, query, world, focus, include_blocked=include_blocked,
+                        approvals=approvals, allow=allow)
+
+    def approve(self, name: str | URIRef, args: Mapping[str, Any]) -> str:
+        """The approval fingerprint of exactly this payload (SHA-256 hex); raises UsageError
+        when the arguments do not fit the tool's input schema."""
+        return approval_fingerprint(self, self.tool(name), args)
+
+    def call(self, name: str | URIRef, args: Mapping[str, Any], world: World, *,
+             approval: str | None = None, allow: Iterable[str] = DEFAULT_ALLOW,
+             trace: str | Path | None = None) -> CallResult:
+        """Run one guarded invocation; the result envelope says what happened (never raises
+        for a refusal; raises UsageError for an unknown tool or policy name)."""
+        return asyncio.run(self.acall(name, args, world, approval=approval, allow=allow,
+                                      trace=trace))
+
+    async def acall(self, name: str | URIRef, args: Mapping[str, Any], world: World, *,
+                    approval: str | None = None, allow: Iterable[str] = DEFAULT_ALLOW,
+                    trace: str | Path | Trace | None = None) -> CallResult:
+        return await guarded_call(self, self.tool(name), args, world, approval=approval,
+                                  allow=allowed(allow), trace=trace)
