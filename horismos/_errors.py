@@ -197,6 +197,7 @@ class LowDisk(NotSent):
     waterline: the command was not started."""
 
     kind = "low_disk"
+    terminal = True  # not retried: the disk will not have emptied a moment later
 
     def __init__(self, message: str, *, free: int, waterline: int, **kw: Any) -> None:
         super().__init__(message, **kw)
@@ -208,6 +209,7 @@ class OutputQuotaExceeded(ToolError):
     its whole process group was killed, and the call is a terminal failure."""
 
     kind = "output_quota"
+    terminal = True  # not retried, even for an idempotent tool with horis:retries
 
     def __init__(self, message: str, *, emitted: int, quota: int, **kw: Any) -> None:
         super().__init__(message, **kw)

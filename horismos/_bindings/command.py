@@ -246,11 +246,15 @@ class CommandBinding(Binding):
         per_stream = c.retain_bytes // 2
         out, err = _Stream("stdout", per_stream, c.preview_bytes), _Stream(
             "stderr", c.retain_bytes - per_stream, c.preview_bytes)
-        _attempt.sent()
-        proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                start_new_session=True)
+        except OSError as e:  # not executable, gone since it was looked up: it never ran
+            raise NotSent(f"{self.tool.name} (command {c.name!r}): cannot start {argv[0]!r}: "
+                          f"{e.strerror or e}", tool=str(self.tool.iri)) from None
+        _attempt.sent()  # it runs: from here on it may act
         over = asyncio.Event()
 
         async def drain(pipe: asyncio.StreamReader, stream: _Stream) -> None:
