@@ -195,6 +195,18 @@ def test_a_non_zero_exit_is_a_tool_error_with_the_stderr_preview(tmp_path, root)
     assert "the ledger is locked" in failed.error["message"]
     prose = call(agent, world, "t.prose")
     assert prose.status == "failed" and "one JSON object" in prose.error["message"]
+    # the declared text mapping: a text-only answer lands whole as the fromText value
+    (tmp_path / "text.ttl").write_text(HEAD + command("prose", '"python" "prose.py"', root) + """
+:t.note a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ; horis:asserts [ horis:property :note ;
+        horis:type xsd:string ; horis:fromText true ] ] ;
+    horis:binding "cmd:prose" .
+""")
+    texts = Agent.from_files(tmp_path / "text.ttl")
+    noted = texts.catalog.call("t.note", {"patient": ":p1"}, world)
+    assert noted.status == "completed", noted.receipt()
+    assert [str(o) for _, _, o in noted.effects] == ["done, probably"]
 
 
 # -- output safety --------------------------------------------------------------------------------

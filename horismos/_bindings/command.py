@@ -22,8 +22,9 @@ Why each rule (docs/bindings-command.md):
 - **The whole process group dies** with a timeout, a quota breach, or the program's own exit
   (a child that outlives its parent is killed, so its open pipe cannot hold the call).
 
-Stdout must be one JSON object, the result; a non-zero exit is a :class:`~horismos.ToolError`
-whose message carries the stderr preview.
+Stdout must be one JSON object, the result — or, when the effect declares a
+``horis:fromText`` assertion, any text, landing whole as that value; a non-zero exit is a
+:class:`~horismos.ToolError` whose message carries the stderr preview.
 """
 
 from __future__ import annotations
@@ -306,9 +307,13 @@ class CommandBinding(Binding):
             data = json.loads(text) if text.strip() else None
         except ValueError:
             data = None
+        text_key = self.tool.effect.text_key if self.tool.effect is not None else None
+        if not isinstance(data, dict) and text_key is not None:  # horis:fromText: whole text
+            data = {text_key: text.decode("utf-8", "replace").strip()}
         if not isinstance(data, dict):
             raise ToolError(f"{self.tool.name} (command {c.name!r}) must write one JSON object "
-                            f"to stdout, its result; it wrote {out.preview()[:200]!r}",
+                            f"to stdout, its result (or declare the horis:fromText assertion "
+                            f"its text lands as); it wrote {out.preview()[:200]!r}",
                             tool=str(self.tool.iri))
         result = Captured(data)
         result.capture = capture
