@@ -197,6 +197,31 @@ def test_served_schemas_are_the_inventorys(project: Path, monkeypatch) -> None:
     assert "outside --allow ReadOnly" in narrow.skipped["t.queue"]
 
 
+def test_overlapping_calls_on_one_world_commit_once(project: Path, monkeypatch) -> None:
+    """Both calls start before either lands (the tool sleeps): without the server's lock both
+    would pass the precondition and both commit (checked by hand: two completed)."""
+    from rdflib import Namespace
+
+    from horismos import Agent, World
+    from horismos._serve import ServedTools
+
+    monkeypatch.syspath_prepend(str(project))
+    import clinic_tools
+
+    agent = Agent.from_files(project / "defs.ttl", tools={"queue": clinic_tools.queue})
+    world = World.from_files(project / "world.ttl")
+    served = ServedTools(agent, world)
+
+    async def race() -> list[Any]:
+        return list(await asyncio.gather(*(served.call("t.queue", {"patient": ":p1"})
+                                           for _ in range(3))))
+
+    statuses = sorted(r.structured_content["status"] for r in asyncio.run(race()))
+    assert statuses == ["blocked", "blocked", "completed"]
+    ex = Namespace("http://example.org/clinic#")
+    assert len(list(world.graph.quads((ex.p1, ex.queueRef, None, None)))) == 1
+
+
 def test_run_workflow_starts_a_workflow_and_says_where_it_ended(project: Path,
                                                                monkeypatch) -> None:
     from horismos import Agent, World
