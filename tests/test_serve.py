@@ -89,6 +89,16 @@ def bill(patient):
 P1 = "http://example.org/clinic#p1"
 
 
+def _tools() -> Any:
+    """The tool functions, in process, without importing a module another test may also
+    have named ``clinic_tools``."""
+    import types
+
+    module = types.ModuleType("served_clinic_tools")
+    exec(TOOLS, module.__dict__)
+    return module
+
+
 def _write_project(folder: Path) -> Path:
     (folder / "defs.ttl").write_text(DEFS)
     (folder / "world.ttl").write_text(WORLD)
@@ -171,13 +181,11 @@ def _text(result: Any) -> str:
 
 # -- in process: what is served is the catalog --------------------------------------------------
 
-def test_served_schemas_are_the_inventorys(project: Path, monkeypatch) -> None:
+def test_served_schemas_are_the_inventorys(project: Path) -> None:
     from horismos import Agent, World
     from horismos._serve import ServedTools
 
-    monkeypatch.syspath_prepend(str(project))
-    import clinic_tools
-
+    clinic_tools = _tools()
     agent = Agent.from_files(project / "defs.ttl", tools={
         "queue": clinic_tools.queue, "transfer": clinic_tools.transfer,
         "bill": clinic_tools.bill})
@@ -197,7 +205,7 @@ def test_served_schemas_are_the_inventorys(project: Path, monkeypatch) -> None:
     assert "outside --allow ReadOnly" in narrow.skipped["t.queue"]
 
 
-def test_overlapping_calls_on_one_world_commit_once(project: Path, monkeypatch) -> None:
+def test_overlapping_calls_on_one_world_commit_once(project: Path) -> None:
     """Both calls start before either lands (the tool sleeps): without the server's lock both
     would pass the precondition and both commit (checked by hand: two completed)."""
     from rdflib import Namespace
@@ -205,9 +213,7 @@ def test_overlapping_calls_on_one_world_commit_once(project: Path, monkeypatch) 
     from horismos import Agent, World
     from horismos._serve import ServedTools
 
-    monkeypatch.syspath_prepend(str(project))
-    import clinic_tools
-
+    clinic_tools = _tools()
     agent = Agent.from_files(project / "defs.ttl", tools={"queue": clinic_tools.queue})
     world = World.from_files(project / "world.ttl")
     served = ServedTools(agent, world)
@@ -222,14 +228,11 @@ def test_overlapping_calls_on_one_world_commit_once(project: Path, monkeypatch) 
     assert len(list(world.graph.quads((ex.p1, ex.queueRef, None, None)))) == 1
 
 
-def test_run_workflow_starts_a_workflow_and_says_where_it_ended(project: Path,
-                                                               monkeypatch) -> None:
+def test_run_workflow_starts_a_workflow_and_says_where_it_ended(project: Path) -> None:
     from horismos import Agent, World
     from horismos._serve import ServedTools
 
-    monkeypatch.syspath_prepend(str(project))
-    import clinic_tools
-
+    clinic_tools = _tools()
     agent = Agent.from_files(project / "defs.ttl", tools={"queue": clinic_tools.queue})
     world = World.from_files(project / "world.ttl")
     assert "run_workflow" not in [t.name for t in ServedTools(agent, world).listing()]
