@@ -64,9 +64,9 @@ COMMANDS: list[Command] = [
             approve_arguments, cmd_approve),
     Command("replay", "replay recorded traces against definitions; report the first "
             "divergence", replay_arguments, cmd_replay),
-    Command("trace", "read a trace: show its timeline, or export it as PROV-O",
+    Command("trace", "read a trace: show its timeline, view it as HTML, or export it as PROV-O",
             trace_arguments, cmd_trace),
-    Command("graph", "draw workflows as a Mermaid or Graphviz diagram",
+    Command("graph", "draw workflows as Mermaid, DOT, SVG or HTML, with traces' counts",
             graph_arguments, cmd_graph),
     Command("tools", "the tool catalog: list, discover, call, approve, inventory",
             tools_arguments, cmd_tools),

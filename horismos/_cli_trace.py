@@ -1,6 +1,7 @@
 """``horismos replay``, ``trace`` and ``graph``: reading what happened, and what can happen.
 Replay re-decides a recorded run with today's definitions; ``trace`` shows or exports one;
-``graph`` draws the workflows."""
+``graph`` draws the workflows. Their HTML and SVG pages (``replay --html``, ``trace view``,
+``graph --format svg|html``) are written by :mod:`horismos._cli_viewer`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from ._agent import Agent
 from ._cli_common import reach, reach_options
+from ._cli_viewer import graph_rendered, replay_page, view_arguments
 from ._definitions import load_definitions
 from ._diagram import draw
 from ._errors import TraceError, UsageError
@@ -35,6 +37,9 @@ def replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reexecute-idempotent", action="store_true",
                    help="call horis:idempotent tools again and compare their results with the "
                         "record (non-idempotent tools are never called)")
+    p.add_argument("--html", metavar="F",
+                   help="also write the report as an HTML page (for a folder of traces, F is a "
+                        "folder: one page per trace)")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -61,6 +66,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
             same = False
             continue
         print(report)
+        if args.html:
+            html = Path(args.html) / f"{path.stem}.html" if source.is_dir() else Path(args.html)
+            html.parent.mkdir(parents=True, exist_ok=True)
+            replay_page(report, path, agent.definitions, html)
         same = same and not report.diverged and report.complete
     return 0 if same else 1
 
@@ -89,6 +98,7 @@ def trace_arguments(p: argparse.ArgumentParser) -> None:
                         help="prov: PROV-O as Turtle (the default)")
     export.add_argument("--output", "-o", metavar="F", help="write here instead of stdout")
     export.set_defaults(action_run=cmd_trace_export)
+    view_arguments(sub)
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
@@ -121,8 +131,13 @@ def cmd_trace_export(args: argparse.Namespace) -> int:
 def graph_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
                    help="Turtle files or folders of them")
-    p.add_argument("--format", choices=("mermaid", "dot"), default="mermaid",
-                   help="diagram language (default: mermaid)")
+    p.add_argument("--format", choices=("mermaid", "dot", "svg", "html"), default="mermaid",
+                   help="diagram language (default: mermaid); svg and html are drawn by "
+                        "Graphviz's dot")
+    p.add_argument("--trace", action="append", metavar="TRACE",
+                   help="with svg or html: write on each step and edge how often the traced "
+                        "runs took it, and where instances blocked, failed or wait (repeatable)")
+    p.add_argument("--output", "-o", metavar="F", help="write here instead of stdout")
     p.add_argument("--workflow", metavar="IRI",
                    help="draw only this workflow (IRI or CURIE); default: all of them")
 
@@ -137,5 +152,13 @@ def cmd_graph(args: argparse.Namespace) -> int:
         workflows = [Agent(defs).workflow(args.workflow)]
     else:
         workflows = [defs.workflows[k] for k in sorted(defs.workflows, key=str)]
-    sys.stdout.write(draw(defs, workflows, args.format))
+    if args.format in ("svg", "html"):
+        return graph_rendered(args, defs, workflows)
+    if args.trace:
+        raise UsageError("--trace draws counts on a rendered diagram: add --format svg or html")
+    text = draw(defs, workflows, args.format)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
     return 0

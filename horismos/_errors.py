@@ -3,7 +3,8 @@
     HorismosError
     ├── AuthoringError          the Turtle definitions are wrong (carries ``problems``)
     ├── UsageError              an API or CLI call asks for something that cannot be
-    │   └── AmbiguousName           a CURIE means more than one IRI in the loaded files
+    │   ├── AmbiguousName           a CURIE means more than one IRI in the loaded files
+    │   └── ProgramMissing          a program a command needs (Graphviz's dot) is not installed
     ├── StoreError              the store cannot be reached or refused a request (_stores)
     ├── Conflict                another writer moved the instance first; nothing landed
     ├── LeaseLost               a worker's lease ran out; it commits nothing more
@@ -49,6 +50,7 @@ __all__ = [
     "PolicyRefused",
     "PreconditionError",
     "Problem",
+    "ProgramMissing",
     "ResultTooLarge",
     "RunError",
     "ShaclMessage",
@@ -119,6 +121,15 @@ class AmbiguousName(UsageError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class ProgramMissing(UsageError):
+    """A program a command runs is not installed; ``package`` is what to install."""
+
+    def __init__(self, message: str, *, program: str, package: str) -> None:
+        super().__init__(message)
+        self.program = program
+        self.package = package
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from rdflib.term import Node
 from ._digest import ZERO, Digest
 from ._errors import LeaseLost
 from ._stores import Change, Conflict, Store
-from ._stores.base import WrappedStore
+from ._stores.base import ReadAhead, WrappedStore
 
 if TYPE_CHECKING:
     from ._preconditions import Precondition
@@ -134,8 +134,10 @@ class RecordingStore(WrappedStore):
         self.log = log
         self._types_of = types_of
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
-        rows = self.inner.solutions(pre, bindings)
+    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
+                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
+        # what ``ahead`` fetches is noted as the reads it answers are made
+        rows = self.inner.solutions(pre, bindings, ahead)
         self.log.note("reads", ["s", query_id(pre.select_text), _bound(bindings, pre.variables),
                                 _rows(rows, bindings)])
         return rows
@@ -211,7 +213,8 @@ class ReplayedStore(Store):
         self.recorded.note("reads", entry)
         return entry[n]
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
+    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
+                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
         rows = self._answer(["s", query_id(pre.select_text), _bound(bindings, pre.variables)])
         return _solutions(rows, bindings)
 

@@ -48,8 +48,9 @@ from .._errors import HorismosError
 if TYPE_CHECKING:
     from .._preconditions import Precondition
 
-__all__ = ["DIGEST_GRAPH", "LTHASH", "RUNTIME", "Change", "Conflict", "Progress", "Quad", "Store",
-           "StoreError", "WrappedStore", "delta_of", "is_world_quad", "nquad_line", "nt_text"]
+__all__ = ["DIGEST_GRAPH", "LTHASH", "RUNTIME", "Change", "Conflict", "Progress", "Quad",
+           "ReadAhead", "Store", "StoreError", "WrappedStore", "delta_of", "is_world_quad",
+           "nquad_line", "nt_text"]
 
 Quad = tuple[Node, Node, Node, URIRef | None]
 Progress = Callable[[int], None]
@@ -91,12 +92,33 @@ class Change:
     expect: tuple[Quad, ...] = ()
 
 
+@dataclass(frozen=True)
+class ReadAhead:
+    """What a step will read about the values of a precondition's solutions right after them.
+
+    ``types``: variables whose values' ``rdf:type`` it reads (argument typing, the gate);
+    ``outgoing``: variables whose values' triples it reads (the gate, about the effect's
+    subject); ``also``: preconditions it may evaluate next with the same bindings (a
+    DecisionStep's later rules). A store that pays a round trip per request (``sparql:URL``)
+    fetches them with the solutions, in one request, and answers those reads from what it
+    fetched until its next write (a write that only adds, an intent, keeps what it does not
+    touch); the others ignore it. What the reads answer is the same either way, so traces and
+    replay do not see it.
+    """
+
+    types: frozenset[str] = frozenset()
+    outgoing: frozenset[str] = frozenset()
+    also: tuple[Precondition, ...] = ()
+
+
 class Store:
     name = "store"
     shared = False
     persistent = False
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
+    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
+                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
+        """``ahead``: what the caller reads next (:class:`ReadAhead`), a hint."""
         raise NotImplementedError
 
     def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
@@ -186,8 +208,9 @@ class WrappedStore(Store):
         self.shared = inner.shared
         self.persistent = inner.persistent
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
-        return self.inner.solutions(pre, bindings)
+    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
+                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
+        return self.inner.solutions(pre, bindings, ahead)
 
     def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
         return self.inner.failing(pre, bindings)

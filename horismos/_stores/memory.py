@@ -19,7 +19,7 @@ from rdflib.term import Node
 
 from .._digest import ZERO, Digest
 from .._preconditions import Precondition
-from .base import RUNTIME, Change, Conflict, Progress, Quad, Store, delta_of
+from .base import RUNTIME, Change, Conflict, Progress, Quad, ReadAhead, Store, delta_of
 from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
 
@@ -42,7 +42,8 @@ class MemoryStore(Store):
             self._graphs[name] = g
         return g
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
+    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
+                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
         return pre.solutions(self._ds, bindings)
 
     def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],

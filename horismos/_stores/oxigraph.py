@@ -52,6 +52,7 @@ from .base import (
     Conflict,
     Progress,
     Quad,
+    ReadAhead,
     Store,
     is_world_quad,
     nt_text,
@@ -354,7 +355,8 @@ class OxigraphStore(Store):
         return self._store.query(text, prefixes=dict(prefixes), substitutions=subs,
                                  use_default_graph_as_union=True)
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
+    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
+                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
         text = self._texts.get(pre.select_text)
         if text is None:  # substitutions must be projected: name every variable, not ``*``
             names = " ".join(f"?{v}" for v in sorted(pre.variables)) or "*"

@@ -7,11 +7,22 @@ Protocol: loads POST N-Quads there, snapshots GET them). One kept-alive httpx co
 
 Bound variables reach a query as a ``VALUES`` row at the top of each pattern's group (terms
 serialised by pyoxigraph, so escaped), never pasted into the patterns. A commit is one SPARQL
-Update. A guarded commit (``Change.expect``) puts the expected quads in its ``WHERE`` and inserts
-a receipt of its own; if the receipt is not there afterwards, another writer got in first and
-:class:`Conflict` is raised. Oxigraph evaluates an update's ``WHERE`` on a snapshot without
-detecting write conflicts, so two guarded updates racing on the same snapshot can both land;
-``horismos._claims`` makes sure only one worker drives an instance, so they never race.
+Update, one request, whether guarded or not. A guarded commit (``Change.expect``) puts the
+expected quads in its ``WHERE``, inserts a receipt into a graph of its own and, as the same
+request's second operation, drops that graph. SPARQL 1.1 Update makes ``DROP GRAPH`` of a graph
+that does not exist fail, and Oxigraph runs a request's operations as one transaction: when the
+``WHERE`` did not match (another writer got in first), no receipt was inserted, the ``DROP``
+fails, nothing of the request lands and :class:`Conflict` is raised — no read afterwards to
+learn whether it landed, and no receipt left behind. Oxigraph evaluates an update's ``WHERE``
+on a snapshot without detecting write conflicts, so two guarded updates racing on the same
+snapshot can both land; ``horismos._claims`` makes sure only one worker drives an instance, so
+they never race.
+
+Reads: one request a step. A precondition asked with a :class:`ReadAhead` also fetches, as
+``UNION`` branches of the same query, the types and triples the step reads next (its
+arguments' types, its effect subject's triples) and its later rules' solutions; ``objects``,
+``outgoing`` and ``solutions`` answer from them until this store next writes (a write that only
+adds keeps what it does not touch: the intent announced between the read and the call).
 
 Blank nodes: the protocol cannot name a stored blank node, so quads to remove or expect, and
 bound variables, must not contain one (:class:`UsageError`); added blank nodes become fresh
@@ -34,6 +45,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
@@ -59,6 +71,7 @@ from .base import (
     Conflict,
     Progress,
     Quad,
+    ReadAhead,
     Store,
     StoreError,
     delta_of,
@@ -79,12 +92,12 @@ from .skolem import skolemise
 
 __all__ = ["SparqlStore"]
 
-RECEIPTS = URIRef(RUNTIME + "receipts")
 _BY = URIRef(RUNTIME + "by")
 _QUERY, _PLAIN, _STORE = "/query?union-default-graph", "/query", "/store"
 _PATHS = (_QUERY, _PLAIN, "/update", _STORE)
 _FORM = {"Accept": "application/sparql-results+json",
          "Content-Type": "application/x-www-form-urlencoded"}
+_UPDATE = {"Content-Type": "application/sparql-update"}
 _TIMEOUT = {"connect": 5.0, "read": 120.0, "write": 120.0, "pool": 5.0}
 _CHUNK = 5_000  # quads a load checks and inserts per update
 
@@ -102,11 +115,15 @@ class SparqlStore(Store):
         # per-request layers (a third of a step's time went there)
         self._http = httpx.HTTPTransport()
         self._urls = {path: httpx.URL(self.url + path) for path in _PATHS}
-        self._prologues: dict[tuple[tuple[str, str], ...], str] = {}
-        self._receipt: URIRef | None = None
+        self._prologues: dict[tuple[tuple[tuple[str, str], ...], str | None], str] = {}
         self._seen: dict[tuple[Node, Node], list[Node]] = {}
         """``objects`` answers since this store last wrote: reads between two of its own
         commits see the world as at the first of them."""
+        self._out: dict[Node, list[tuple[Node, Node]]] = {}
+        """``outgoing`` answers a step's read-ahead fetched (:class:`ReadAhead`), kept as
+        ``_seen`` is."""
+        self._later: dict[tuple[str, tuple[tuple[str, Node], ...]], list[dict[str, Node]]] = {}
+        """Solutions of the preconditions a read-ahead named in ``also``, until a write."""
 
     # -- protocol -------------------------------------------------------------------------
 
@@ -143,24 +160,97 @@ class SparqlStore(Store):
         return bool(self._query(text, path)["boolean"])
 
     def update(self, text: str) -> None:
-        self._seen.clear()
-        self._request("POST", "/update", text.encode(),
-                      {"Content-Type": "application/sparql-update"})
+        self._forget()
+        self._request("POST", "/update", text.encode(), _UPDATE)
 
     # -- reads ----------------------------------------------------------------------------
 
-    def _prologue(self, prefixes: tuple[tuple[str, str], ...]) -> str:
-        text = self._prologues.get(prefixes)
+    def _prologue(self, prefixes: tuple[tuple[str, str], ...], used_in: str | None = None,
+                  ) -> str:
+        """``PREFIX`` lines for ``prefixes``; with ``used_in`` (a precondition's text, of which
+        there are as many as the definitions hold), only those it names: the server parses
+        every line of every request, and a vocabulary can bring dozens."""
+        key = (prefixes, used_in)
+        text = self._prologues.get(key)
         if text is None:
-            text = self._prologues[prefixes] = "".join(
-                f"PREFIX {p}: <{ns}>\n" for p, ns in prefixes)
+            text = self._prologues[key] = "".join(
+                f"PREFIX {p}: <{ns}>\n" for p, ns in prefixes
+                if used_in is None or not p or f"{p}:" in used_in)
         return text
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
+    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
+                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
+        """With ``ahead``, one request also fetches what the step reads next (the types and
+        triples of its solutions' values, the solutions of its later rules), kept for
+        :meth:`objects`, :meth:`outgoing` and these later ``solutions``."""
+        later = self._later.pop(_solutions_key(pre, bindings), None)
+        if later is not None:
+            return later
         values = _values(bindings, pre.variables)
         body = "\n".join(f"{{ {values}{p.text}\n}}" for p in pre.patterns)
-        rows = self._rows(f"{self._prologue(pre.prefixes)}SELECT * WHERE {{\n{body}\n}}")
-        return [{**bindings, **row} for row in rows]
+        prologue = self._prologue(pre.prefixes, pre.select_text)
+        branches, also = [], []
+        if ahead is not None:
+            branches = _ahead_branches(body, bindings, pre.variables, ahead)
+            also = _compatible(pre, ahead.also)
+            for i, other in enumerate(also):
+                other_values = _values(bindings, other.variables)
+                branches.append("{ " + "\n".join(f"{{ {other_values}{p.text}\n}}"
+                                                  for p in other.patterns)
+                                + f"\nBIND({i} AS ?{_R}) }}")
+            if also:  # one prologue: the prefixes any of them names (they agree, _compatible)
+                merged = dict(pre.prefixes)
+                for other in also:
+                    merged.update(other.prefixes)
+                prologue = self._prologue(tuple(merged.items()), "".join(
+                    [pre.select_text, *(o.select_text for o in also)]))
+        if branches:
+            body = "{\n" + body + "\n}\nUNION " + "\nUNION ".join(branches)
+        rows = self._rows(f"{prologue}SELECT * WHERE {{\n{body}\n}}")
+        if not branches:
+            return [{**bindings, **row} for row in rows]
+        self._forget()  # what this step reads replaces what an earlier one read
+        found = [{**bindings, **row} for row in rows if _K not in row and _R not in row]
+        self._keep_ahead([row for row in rows if _K in row])
+        for i, other in enumerate(also):
+            self._later[_solutions_key(other, bindings)] = [
+                {**bindings, **{k: v for k, v in row.items() if k != _R}} for row in rows
+                if row.get(_R) == Literal(i)]
+        return found
+
+    def _keep_ahead(self, rows: list[dict[str, Node]]) -> None:
+        """Keep the types and triples a read-ahead fetched, as ``objects`` and ``outgoing``
+        would have answered."""
+        types: dict[Node, dict[Node, None]] = {}
+        out: dict[Node, dict[tuple[Node, Node], None]] = {}
+        seen: dict[tuple[Node, Node | None], dict[Node, None]] = {}
+        for r in rows:
+            node = r[_N]
+            if r[_K] == _TYPES:
+                found = types.setdefault(node, {})
+                if _T in r:
+                    found[r[_T]] = None
+                continue
+            edges = out.setdefault(node, {})
+            if _P in r:
+                _edge(edges, seen, r[_P], r[_O], r.get(_BP), r.get(_BO), r.get(_OT))
+        for node, found in types.items():
+            self._seen[node, RDF.type] = list(found)
+        self._seen.update({k: list(v) for k, v in seen.items()})  # type: ignore[misc]
+        self._out.update({node: list(edges) for node, edges in out.items()})
+
+    def _forget(self, subjects: Iterable[Node] | None = None) -> None:
+        """Drop what reads kept: all of it, or what is about ``subjects``."""
+        self._later.clear()  # any write may change any precondition's solutions
+        if subjects is None:
+            self._seen.clear()
+            self._out.clear()
+            return
+        gone = set(subjects)
+        for key in [k for k in self._seen if k[0] in gone]:
+            del self._seen[key]
+        for node in gone:
+            self._out.pop(node, None)
 
     def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
                ) -> list[dict[str, Node]]:
@@ -182,22 +272,16 @@ class SparqlStore(Store):
         """The subject's triples. The same query describes the blank nodes among their objects
         and gives the types of the IRIs, so ``objects`` answers for them without asking again
         (and for blank nodes at all: the protocol cannot name them later)."""
+        kept = self._out.get(subject)
+        if kept is not None:
+            return iter([(subject, p, o) for p, o in kept])
         rows = self._rows(f"SELECT ?p ?o ?bp ?bo ?t WHERE {{ {_named(subject)} ?p ?o "
                           "OPTIONAL { ?o ?bp ?bo FILTER(isBlank(?o)) } "
                           "OPTIONAL { ?o a ?t FILTER(isIRI(?o)) } }")
         out: dict[tuple[Node, Node], None] = {}
         seen: dict[tuple[Node, Node | None], dict[Node, None]] = {}
         for r in rows:
-            p, o = r["p"], r["o"]
-            out[p, o] = None
-            if isinstance(o, BNode):
-                seen.setdefault((o, None), {})
-                if "bp" in r:
-                    seen.setdefault((o, r["bp"]), {})[r["bo"]] = None
-            elif isinstance(o, URIRef):
-                types = seen.setdefault((o, RDF.type), {})
-                if "t" in r:
-                    types[r["t"]] = None
+            _edge(out, seen, r["p"], r["o"], r.get("bp"), r.get("bo"), r.get("t"))
         self._seen.update({k: list(v) for k, v in seen.items()})  # type: ignore[misc]
         return iter([(subject, p, o) for p, o in out])
 
@@ -219,7 +303,9 @@ class SparqlStore(Store):
     # -- writes ---------------------------------------------------------------------------
 
     def apply(self, change: Change) -> Digest:
-        self._seen.clear()
+        # what this process read stays true of what its own write does not touch; a write that
+        # only adds (an intent announced before a call) keeps the rest of the step's reads
+        self._forget({q[0] for q in change.add} if not change.remove else None)
         for q in (*change.remove, *change.expect):
             if any(isinstance(t, BNode) for t in q):
                 raise UsageError(f"{q[0].n3()} {q[1].n3()} {q[2].n3()}: a stored blank node "
@@ -238,20 +324,25 @@ class SparqlStore(Store):
                              [q for i, q in enumerate(removes, len(add)) if i in stored])
         mine = [self._delta_quad(delta)] if delta else []
         if not change.expect:
-            self.update(_modify(change.remove, [*adds, *mine], ""))
+            self._request("POST", "/update", _modify(change.remove, [*adds, *mine], "").encode(),
+                          _UPDATE)
             return delta
+        # the receipt: a graph of its own the update inserts only when its WHERE (the expected
+        # quads) matches, and drops again in the same request; when the WHERE did not match,
+        # the DROP fails, the server rolls the whole request back and answers with an error
         receipt = URIRef(f"{RUNTIME}receipt:{uuid.uuid4().hex}")
-        signed = (receipt, _BY, Literal(f"pid {os.getpid()}"), RECEIPTS)
-        remove = list(change.remove)
-        if self._receipt is not None:
-            remove.append((self._receipt, _BY, Literal(f"pid {os.getpid()}"), RECEIPTS))
-        self.update(_modify(remove, [*adds, *mine, signed], quad_block(change.expect, nt)))
-        if not self._ask(f"ASK {{ GRAPH {nt(RECEIPTS)} {{ {nt(receipt)} ?p ?o }} }}"):
+        signed = (receipt, _BY, Literal(f"pid {os.getpid()}"), receipt)
+        text = (_modify(change.remove, [*adds, *mine, signed], quad_block(change.expect, nt))
+                + f";\nDROP GRAPH {nt(receipt)}")
+        try:
+            self._request("POST", "/update", text.encode(), _UPDATE)
+        except StoreError as e:
+            if f"{receipt}> does not exist" not in str(e):
+                raise
             raise Conflict("another writer changed what this commit expected first ("
                            + "; ".join(f"{s.n3()} {p.n3()} {o.n3()}"
                                        for s, p, o, _ in change.expect) + ")",
-                           expected=change.expect)
-        self._receipt = receipt
+                           expected=change.expect) from None
         return delta
 
     @staticmethod
@@ -309,7 +400,7 @@ class SparqlStore(Store):
         return self._fold()[3]
 
     def _post_nquads(self, body: Iterator[bytes]) -> None:
-        self._seen.clear()
+        self._forget()
         self._request("POST", _STORE, body, {"Content-Type": "application/n-quads"})
 
     def _insert_new(self, quads: list[ox.Quad]) -> int:
@@ -466,3 +557,70 @@ def _first_group(query: str) -> int:
             return i
         i += 1
     raise UsageError(f"not a SPARQL query with a group pattern: {query[:80]!r}")
+
+
+# variables of a read-ahead's rows; a precondition's own are never named so
+_K, _N, _T, _P, _O, _BP, _BO, _OT, _R = (
+    f"horis_ahead_{n}" for n in ("k", "n", "t", "p", "o", "bp", "bo", "ot", "r"))
+_TYPES, _EDGES = Literal("t"), Literal("g")
+_VARNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _ahead_branches(body: str, bindings: Mapping[str, Node], variables: frozenset[str],
+                    ahead: ReadAhead) -> list[str]:
+    """``UNION`` branches fetching what ``ahead`` names: each variable's values (bound, or
+    the distinct ones of the precondition's solutions), with their types or their triples.
+    A value the protocol cannot name (a blank node), a literal, or a variable the patterns do
+    not bind is left to the read that asks for it."""
+
+    def nodes(var: str) -> str:
+        value = bindings.get(var)
+        if value is not None:
+            return "" if isinstance(value, (Literal, BNode)) else f"VALUES ?{_N} {{ {nt(value)} }}"
+        if var not in variables or not _VARNAME.fullmatch(var):
+            return ""
+        return f"{{ SELECT DISTINCT (?{var} AS ?{_N}) WHERE {{\n{body}\n}} }}"
+
+    out = []
+    for var in sorted(ahead.types):
+        if src := nodes(var):
+            out.append(f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} a ?{_T} }} "
+                       f"BIND({nt(_TYPES)} AS ?{_K}) }}")
+    for var in sorted(ahead.outgoing):
+        if src := nodes(var):
+            out.append(f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} ?{_P} ?{_O} "
+                       f"OPTIONAL {{ ?{_O} ?{_BP} ?{_BO} FILTER(isBlank(?{_O})) }} "
+                       f"OPTIONAL {{ ?{_O} a ?{_OT} FILTER(isIRI(?{_O})) }} }} "
+                       f"BIND({nt(_EDGES)} AS ?{_K}) }}")
+    return out
+
+
+def _edge(out: dict[tuple[Node, Node], None],
+          seen: dict[tuple[Node, Node | None], dict[Node, None]], p: Node, o: Node,
+          bp: Node | None, bo: Node | None, t: Node | None) -> None:
+    """One row of a subject's triples: the triple, and what it says of its object (a blank
+    node's triples, an IRI's types) for ``objects``."""
+    out[p, o] = None
+    if isinstance(o, BNode):
+        seen.setdefault((o, None), {})
+        if bp is not None:
+            seen.setdefault((o, bp), {})[bo] = None  # type: ignore[index]
+    elif isinstance(o, URIRef):
+        types = seen.setdefault((o, RDF.type), {})
+        if t is not None:
+            types[t] = None
+
+
+def _solutions_key(pre: Precondition, bindings: Mapping[str, Node],
+                   ) -> tuple[str, tuple[tuple[str, Node], ...]]:
+    return pre.select_text, tuple(sorted((k, v) for k, v in bindings.items()
+                                         if k in pre.variables))
+
+
+def _compatible(pre: Precondition, others: tuple[Precondition, ...]) -> list[Precondition]:
+    """Those of ``others`` whose prefixes mean what ``pre``'s mean (one request, one
+    prologue), and that name none of a read-ahead's own variables."""
+    ns = dict(pre.prefixes)
+    return [o for o in others
+            if all(ns.get(p, uri) == uri for p, uri in o.prefixes)
+            and not any(v.startswith("horis_ahead_") for v in o.variables)]

@@ -1,0 +1,144 @@
+"""``trace view``, ``replay --html`` and ``graph --format svg|html``: runs to look at.
+
+Why in one module: the three write the same kind of page (:mod:`horismos._viewer`) and the
+same diagram (:mod:`horismos._diagram_svg`); ``horismos/_cli.py`` only hands them its parsed
+arguments. Each page is built whole before the file is written, so a refused trace or a
+missing Graphviz leaves no half-written file behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rdflib import URIRef
+
+from ._definitions import Definitions, load_definitions
+from ._diagram import layout
+from ._diagram_svg import node_ids, render_svg, styled_dot
+from ._errors import UsageError
+from ._model import Workflow
+from ._run_counts import ENDED, RunCounts, count_runs
+from ._trace import read_trace
+from ._viewer import Diagram, diagram_page, trace_page
+
+if TYPE_CHECKING:
+    from ._replay import ReplayReport
+
+__all__ = ["cmd_trace_view", "graph_rendered", "replay_page", "replay_summary",
+           "view_arguments"]
+
+
+def view_arguments(sub: Any) -> None:
+    """Adds ``trace view`` to the ``trace`` command's sub-parsers."""
+    view = sub.add_parser(
+        "view", help="write the run as one self-contained HTML page: instances, timeline, "
+                     "each step's arguments, outcome, gate verdict and effects",
+        description="write the run as one self-contained HTML page (no network; open it from "
+                    "file://): instances, a timeline, each step's arguments, outcome, gate "
+                    "verdict and effects; with the definitions, the workflow diagram with the "
+                    "trace's counts")
+    view.add_argument("trace", metavar="TRACE")
+    view.add_argument("paths", nargs="*", metavar="FILE_OR_DIR",
+                      help="the Turtle definitions, to add the workflow diagram (needs "
+                           "Graphviz's dot)")
+    view.add_argument("--output", "-o", required=True, metavar="F", help="the HTML file to write")
+    view.set_defaults(action_run=cmd_trace_view)
+
+
+def cmd_trace_view(args: argparse.Namespace) -> int:
+    """Write the trace's viewer page to ``--output``."""
+    if not Path(args.trace).is_file():
+        raise UsageError(f"{args.trace}: no such trace file")
+    events = read_trace(args.trace)
+    diagram = None
+    if args.paths:
+        defs = load_definitions(args.paths)
+        diagram = _diagram(defs, [_workflow_of(defs, events, args.paths)], count_runs([events]))
+    _write(args.output, trace_page(events, source=Path(args.trace).name, diagram=diagram))
+    return 0
+
+
+def replay_summary(report: ReplayReport) -> dict[str, Any]:
+    """What the replay page shows of ``report``: its verdict, and the first divergence."""
+    d = report.first_divergence
+    out: dict[str, Any] = {"verdict": str(report), "diverged": report.diverged,
+                           "complete": report.complete, "steps": report.steps}
+    if d is not None:
+        out.update(event=d.event, field=d.field, recorded=d.recorded, now=d.now,
+                   message=str(d))
+    return out
+
+
+def replay_page(report: ReplayReport, trace: Path, defs: Definitions, output: Path) -> Path:
+    """Write the replay report of ``trace`` to ``output``: the run's viewer, the verdict, and
+    the first divergence with both sides."""
+    events = read_trace(trace)
+    diagram = None
+    wf = defs.workflows.get(URIRef(str(events[0].get("workflow"))))
+    if wf is not None:
+        diagram = _diagram(defs, [wf], count_runs([events]))
+    _write(output, trace_page(events, source=trace.name, diagram=diagram,
+                              replay=replay_summary(report)))
+    return output
+
+
+def graph_rendered(args: argparse.Namespace, defs: Definitions,
+                   workflows: Sequence[Workflow]) -> int:
+    """``graph --format svg|html`` (``--trace`` adds the counts): to ``--output`` or stdout."""
+    counts = None
+    if args.trace:
+        for t in args.trace:
+            if not Path(t).is_file():
+                raise UsageError(f"{t}: no such trace file")
+        counts = count_runs(read_trace(t) for t in args.trace)
+    diagram = _diagram(defs, workflows, counts)
+    if args.format == "svg":
+        text = diagram.svg
+    else:
+        title = "Workflow " + ", ".join(defs.name(wf.iri) for wf in workflows)
+        text = diagram_page(title, diagram, _count_rows(defs, workflows, counts, diagram.nodes),
+                            [Path(t).name for t in args.trace or ()])
+    if args.output:
+        _write(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _diagram(defs: Definitions, workflows: Sequence[Workflow],
+             counts: RunCounts | None) -> Diagram:
+    lay = layout(defs, workflows)
+    return Diagram(render_svg(styled_dot(defs, lay, counts)), node_ids(lay))
+
+
+def _count_rows(defs: Definitions, workflows: Sequence[Workflow], counts: RunCounts | None,
+                nodes: Mapping[str, str]) -> list[dict[str, Any]]:
+    if counts is None:
+        return []
+    rows = []
+    for step in layout(defs, workflows).steps:
+        iri = str(step.iri)
+        ended = counts.ended.get(iri, {})
+        rows.append({"step": iri, "name": defs.name(step.iri), "node": nodes.get(iri),
+                     "ran": counts.visits.get(iri, 0),
+                     "completed": counts.statuses.get(iri, {}).get("completed", 0),
+                     **{s: ended.get(s, 0) for s in ENDED}})
+    return rows
+
+
+def _workflow_of(defs: Definitions, events: Sequence[Mapping[str, Any]],
+                 paths: Sequence[str]) -> Workflow:
+    iri = URIRef(str(events[0].get("workflow")))
+    wf = defs.workflows.get(iri)
+    if wf is None:
+        raise UsageError(f"{' '.join(paths)}: these definitions do not declare the trace's "
+                         f"workflow <{iri}>; give the files it was recorded with")
+    return wf
+
+
+def _write(path: str | Path, text: str) -> None:
+    Path(path).write_text(text, encoding="utf-8")

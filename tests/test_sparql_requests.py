@@ -1,0 +1,200 @@
+"""How many requests a step makes on ``sparql:URL``, counted on a real ``oxigraph serve``.
+
+A step reads once (its precondition, with the types and triples it reads next) and writes once
+(its commit, which checks its own guard); a step calling a tool that is not idempotent writes
+its intent first, so it writes twice. Every request the store sends is counted by wrapping its
+HTTP transport, so the bound cannot regress unnoticed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from oxigraph_server import ServerPool
+from rdflib import RDF, Literal, URIRef
+
+from horismos import Agent, World
+from horismos._stores import Change
+from horismos._stores.base import ReadAhead
+from horismos._world import INSTANCES
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFINITIONS = [ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl"]
+EHR = "http://example.org/ehr#"
+WARD = """@prefix : <http://example.org/ehr#> .
+:urgent a :AcuityLevel . :routine a :AcuityLevel .
+:nurse1 a :Nurse ; :onDuty true .
+:p0 a :Patient ; :acuity :urgent .
+:p1 a :Patient ; :acuity :routine .
+"""
+
+
+class Counting(httpx.BaseTransport):
+    """The store's transport, noting each request: ``q`` a query, ``u`` an update."""
+
+    def __init__(self, inner: httpx.BaseTransport, log: list[tuple[str, str]]) -> None:
+        self.inner = inner
+        self.log = log
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        kind = "u" if request.url.path.endswith("/update") else "q"
+        self.log.append((kind, request.content.decode(errors="replace")))
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.fixture
+def served(oxigraph_pool: ServerPool, tmp_path: Path) -> Iterator[tuple[World, list]]:
+    world = World.open(oxigraph_pool.fresh())
+    (tmp_path / "ward.ttl").write_text(WARD)
+    world.load(tmp_path / "ward.ttl")
+    log: list[tuple[str, str]] = []
+    world.store._http = Counting(world.store._http, log)  # type: ignore[attr-defined]
+    yield world, log
+    world.close()
+    oxigraph_pool.release()
+
+
+def _agent(calls: list[str]) -> Agent:
+    def assign_queue(patient: Any, queue: Any) -> dict[str, str]:
+        calls.append("assign")
+        return {"queueRef": "Q-URGENT-1"}
+
+    def notify_nurse(patient: Any, nurse: Any, ref: Any) -> dict[str, Any]:
+        calls.append("notify")
+        return {"assignedNurse": nurse}
+
+    return Agent.from_files(*DEFINITIONS, tools={"ehr_client.assign_queue": assign_queue,
+                                                 "ehr_client.notify_nurse": notify_nurse})
+
+
+def _split(log: list[tuple[str, str]]) -> list[list[str]]:
+    """The requests between one landed step and the next (``S`` marks where a step landed)."""
+    parts: list[list[str]] = [[]]
+    for kind, _ in log:
+        if kind == "S":
+            parts.append([])
+        else:
+            parts[-1].append(kind)
+    return parts
+
+
+def test_a_step_reads_once_and_writes_once_or_twice_with_an_intent(served) -> None:
+    world, log = served
+    calls: list[str] = []
+    run = _agent(calls).run(world, focus=EHR + "p0",
+                            on_step=lambda inst, rec: log.append(("S", str(rec.step))))
+
+    assert run.status == "completed" and calls == ["assign", "notify"]
+    # the instance's creation is the last write before the first step
+    first = max(i for i, (k, body) in enumerate(log) if k == "u"
+                and "w3id.org/horismos#Instance>" in body and log.index(("S", EHR + "QueuePatient"))
+                > i)
+    queue, notify = _split(log[first + 1:])[:2]
+    # QueuePatient calls a tool that is not idempotent: its intent lands before the call
+    assert queue == ["q", "u", "u"]
+    assert notify == ["q", "u"]  # NotifyNurse's is idempotent: one read, one write
+
+
+def test_a_run_all_makes_about_one_read_and_one_write_a_step(served) -> None:
+    world, log = served
+    calls: list[str] = []
+    run = _agent(calls).run(world, all=True)
+
+    steps = sum(len(inst.steps) for inst in run.instances)
+    assert steps == 4 and calls.count("assign") == 2
+    queries = sum(1 for k, _ in log if k == "q")
+    updates = sum(1 for k, _ in log if k == "u")
+    # once a run (about 7): the definitions kept in the world, the focus nodes, the claims
+    # (others, alive, verify, existing instances, open); once an instance: its creation; once a
+    # QueuePatient step: its intent. Before reads were batched: 31 queries
+    assert queries <= steps + 8
+    assert updates <= steps + 2 + 2 + 4
+
+
+def test_a_lost_guard_lands_nothing_and_leaves_no_receipt(served) -> None:
+    world, log = served
+    a = URIRef(EHR + "a")
+    v1, v2 = ((a, URIRef(EHR + "version"), Literal(n), INSTANCES) for n in (1, 2))
+    world.commit(Change(add=[v1]))
+    world.commit(Change(add=[v2], remove=[v1], expect=(v1,)))
+    log.clear()
+    with pytest.raises(Exception, match="another writer changed"):
+        world.commit(Change(add=[(a, RDF.type, URIRef(EHR + "Late"), None)], remove=[v1],
+                            expect=(v1,)))
+    assert [k for k, _ in log] == ["u"]  # the update said so itself: no read after it
+    assert URIRef(EHR + "Late") not in world.store.types(a)
+    rows = world.store.select("SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } "
+                              "FILTER(STRSTARTS(STR(?g), 'urn:horismos:runtime:receipt')) }",
+                              {}, {})
+    assert rows == []
+
+
+def test_what_a_step_read_ahead_is_what_reading_it_gives(served) -> None:
+    world, log = served
+    agent = _agent([])
+    step = agent.definitions.steps[URIRef(EHR + "NotifyNurse")]
+    p0, nurse = URIRef(EHR + "p0"), URIRef(EHR + "nurse1")
+    world.commit(Change(add=[(p0, URIRef(EHR + "queueRef"), Literal("Q-7"), None)]))
+    fresh = World.open(world.store.name)
+    try:
+        expected_types = {n: fresh.store.types(n) for n in (p0, nurse)}
+        expected_out = set(fresh.store.outgoing(p0))
+    finally:
+        fresh.close()
+    log.clear()
+    ahead = ReadAhead(types=frozenset({"this", "nurse"}), outgoing=frozenset({"this"}))
+    rows = world.store.solutions(step.requires, {"this": p0}, ahead)
+
+    assert [r["nurse"] for r in rows] == [nurse] and rows[0]["ref"] == Literal("Q-7")
+    assert {n: world.store.types(n) for n in (p0, nurse)} == expected_types
+    assert set(world.store.outgoing(p0)) == expected_out
+    assert [k for k, _ in log] == ["q"]  # all of it from the one request
+    # a write that only adds keeps what it does not touch; one that removes drops it all
+    world.commit(Change(add=[(URIRef(EHR + "x"), RDF.type, URIRef(EHR + "X"), None)]))
+    assert set(world.store.outgoing(p0)) == expected_out
+    assert [k for k, _ in log] == ["q", "q", "u"]  # the second: which of its quads are new
+    world.store.update(f"INSERT DATA {{ <{nurse}> a <{EHR}Charge> }}")  # another writer's
+    world.commit(Change(remove=[(URIRef(EHR + "x"), RDF.type, URIRef(EHR + "X"), None)]))
+    assert URIRef(EHR + "Charge") in world.store.types(nurse)
+
+
+# the rules name different prefixes: the one request declares both
+ROUTE = """@prefix : <http://example.org/ehr#> .
+@prefix x: <http://example.org/extra#> .
+@prefix horis: <https://w3id.org/horismos#> .
+:Route a horis:Workflow ; horis:focusType :Patient ; horis:start :Decide .
+:Decide a horis:DecisionStep ;
+    horis:when [ horis:order 1 ; horis:requires "?this :acuity ?q . ?q :level 5 ." ;
+                 horis:next :QueuePatient ] ;
+    horis:when [ horis:order 2 ; horis:requires
+                   "?this :acuity :urgent . FILTER NOT EXISTS { ?this x:flagged true }" ;
+                 horis:next :QueuePatient ] ;
+    horis:otherwise :NotifyNurse .
+"""
+
+
+def test_a_decision_reads_its_rules_in_one_request(served, tmp_path: Path) -> None:
+    world, log = served
+    (tmp_path / "route.ttl").write_text(ROUTE)
+    calls: list[str] = []
+    agent = _agent(calls)
+    agent = Agent.from_files(*DEFINITIONS, tmp_path / "route.ttl", tools=agent.tools)
+    run = agent.run(world, workflow=EHR + "Route", focus=EHR + "p0",
+                    on_step=lambda inst, rec: log.append(("S", str(rec.step))))
+
+    steps = run.instances[0].steps
+    assert [s.step for s in steps][:2] == [URIRef(EHR + "Decide"), URIRef(EHR + "QueuePatient")]
+    assert steps[0].result == [{"rule": 1}]  # the second rule held: both were asked
+    first = max(i for i, (k, body) in enumerate(log) if k == "u"
+                and "w3id.org/horismos#Instance>" in body and log.index(("S", EHR + "Decide"))
+                > i)
+    decide, queue = _split(log[first + 1:])[:2]
+    assert decide == ["q", "u"]
+    assert queue == ["q", "u", "u"]
