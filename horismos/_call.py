@@ -109,6 +109,9 @@ class CallResult:
                          + (f" (value: {m['value']})" if m.get("value") else "")
                          for m in self.gate["messages"])
         lines.extend(f"  {a['type']}: {a['path']}" for a in self.artifacts if "path" in a)
+        lines.extend(f"  output: {a['emitted_bytes']:,} bytes emitted, {a['dropped_bytes']:,} "
+                     f"dropped{' (capture truncated)' if a['truncated'] else ''}"
+                     for a in self.artifacts if a["type"] == "output_capture")
         return "\n".join(lines)
 
 
@@ -343,6 +346,9 @@ def _from_record(tool: Tool, rec: StepRecord) -> CallResult:
                        "messages": [m.to_json() for m in rec.messages]}
     if rec.graph is not None:
         result.artifacts.append({"type": "named_graph", "iri": str(rec.graph)})
+    capture = getattr(rec.result[0], "capture", None) if rec.result else None
+    if capture:  # a command's byte counters, dropped bytes and truncation flags
+        result.artifacts.append({"type": "output_capture", **capture})
     if rec.status == "blocked":
         result.error = {"kind": "precondition",
                         "message": f"this precondition of {tool.name} does not hold: "

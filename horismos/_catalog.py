@@ -56,7 +56,7 @@ __all__ = [
     "check_inventory",
 ]
 
-Lane = Literal["python", "mcp", "http"]
+Lane = Literal["python", "mcp", "http", "command"]
 Readiness = Literal["catalog_only", "context_loadable", "model_callable"]
 
 INVENTORY_VERSION = 1
@@ -119,6 +119,8 @@ def lane(tool: Tool) -> Lane:
         return "mcp"
     if tool.binding.startswith(("http://", "https://")):
         return "http"
+    if tool.binding.startswith("cmd:"):
+        return "command"
     return "python"
 
 
@@ -215,12 +217,14 @@ def mcp_server_name(tool: Tool) -> str | None:
 
 
 def env_vars(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
-    """Environment variables the tool reads: its headers', and its MCP server's ``${VAR}``."""
+    """Environment variables the tool reads: its headers', and its MCP server's or its
+    command's ``${VAR}``."""
     names = {h.env for h in tool.headers}
     server = servers.get(mcp_server_name(tool) or "")
-    if server is not None:
-        for _, value in server.env:
-            names.update(_ENV_REF.findall(value))
+    declared = [*(server.env if server is not None else ()),
+                *(tool.command.env if tool.command is not None else ())]
+    for _, value in declared:
+        names.update(_ENV_REF.findall(value))
     return sorted(names)
 
 

@@ -34,6 +34,7 @@ from ._cli_instances import (
 from ._cli_load import cmd_load, load_arguments
 from ._cli_run import cmd_resume, cmd_run, resume_arguments, run_arguments
 from ._cli_submit import cmd_submit, submit_arguments
+from ._cli_serve import cmd_serve, serve_arguments
 from ._cli_tools import cmd_tools, tools_arguments
 from ._cli_trace import (
     cmd_graph,
@@ -82,6 +83,8 @@ COMMANDS: list[Command] = [
             "shared world", worker_arguments, cmd_worker),
     Command("submit", "enqueue instances for horismos worker processes: one focus or --all",
             submit_arguments, cmd_submit),
+    Command("serve", "serve the tool catalog to agents over MCP (stdio or streamable HTTP)",
+            serve_arguments, cmd_serve),
 ]
 
 

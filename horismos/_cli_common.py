@@ -199,7 +199,7 @@ def reach_options(p: argparse.ArgumentParser) -> None:
 def reach(args: argparse.Namespace) -> Reach:
     """What bindings may reach: ``--tools`` functions, ``--allow-module`` modules, and the
     ``--allow-host`` hosts with the project's ``allow-hosts``."""
-    calls = args.command in ("run", "resume", "replay") or (
+    calls = args.command in ("run", "resume", "replay", "serve") or (
         getattr(args, "action", None) == "call" and args.command == "tools")
     if args.allow_module and calls:  # listing and validating import nothing
         cwd_importable()

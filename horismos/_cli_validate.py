@@ -10,7 +10,12 @@ from rdflib import URIRef
 
 from ._bindings.mcp import connection_problems
 from ._cli_common import counts, load_world, plural, reach, reach_options
-from ._contract import binding_problems, credential_problems, unbound_arguments
+from ._contract import (
+    binding_problems,
+    command_problems,
+    credential_problems,
+    unbound_arguments,
+)
 from ._definitions import load_definitions
 from ._errors import AuthoringError
 from ._stores import DEFAULT_STORE
@@ -56,6 +61,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         world.store.close()
     refused = asyncio.run(connection_problems(defs)) if args.connect else []
     refused += unbound_arguments(defs) + credential_problems(defs)
+    defs.warnings = [*defs.warnings, *command_problems(defs)]
     if args.tools or args.allow_module:
         refused += binding_problems(defs, reach(args))
     for p in [*defs.warnings, *refused]:

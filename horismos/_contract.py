@@ -9,6 +9,7 @@ step or the binding, and the start of every run refuses on any of them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from rdflib import Literal
@@ -16,12 +17,12 @@ from rdflib import Literal
 from ._bindings import static_problem
 from ._bindings.python import signature_problems
 from ._definitions import Definitions
-from ._errors import Problem
+from ._errors import Problem, ToolError
 from ._model import ActionStep, ProposalStep
 from ._redact import redact_url, url_credentials
 from ._vocab import HORIS
 
-__all__ = ["binding_problems", "credential_problems", "unbound_arguments"]
+__all__ = ["binding_problems", "command_problems", "credential_problems", "unbound_arguments"]
 
 
 def unbound_arguments(defs: Definitions) -> list[Problem]:
@@ -84,4 +85,27 @@ def credential_problems(defs: Definitions) -> list[Problem]:
                 "error", node, f"the URL of {who} ({redact_url(url)}) carries credentials "
                 f"({', '.join(secrets)}), which would be copied into traces and errors",
                 hint, at=(node, pred, Literal(url))))
+    return problems
+
+
+def command_problems(defs: Definitions) -> list[Problem]:
+    """Each ``horis:CommandBinding`` a tool uses whose program is not found here or whose
+    root is not a folder: warnings, since the machine that runs it may differ."""
+    from ._bindings.command import CommandBinding
+
+    problems = []
+    for tool in sorted(defs.tools.values(), key=lambda t: str(t.iri)):
+        if tool.command is None:
+            continue
+        binding = CommandBinding(tool, tool.command)
+        try:
+            binding.program()
+        except ToolError as e:
+            problems.append(defs.sources.problem("warning", tool.command.iri, str(e),
+                                                 "install the program, or name it by its path"))
+        if not Path(tool.command.root).is_dir():
+            problems.append(defs.sources.problem(
+                "warning", tool.command.iri, f"horis:root {tool.command.root!r} of command "
+                f"{tool.command.name!r} is not a folder here (relative roots are read from the "
+                "current directory)", "create it, or give an absolute path"))
     return problems

@@ -34,6 +34,7 @@ from ._model import (
     Adapter,
     Arg,
     Assertion,
+    Command,
     DecisionStep,
     Effect,
     Header,
@@ -57,7 +58,7 @@ STEP_CLASSES = {
     HORIS.ProposalStep: ProposalStep,
     HORIS.WaitStep: WaitStep,
 }
-BINDING_SCHEMES = ("python:", "mcp://", "http://", "https://")
+BINDING_SCHEMES = ("python:", "mcp://", "http://", "https://", "cmd:")
 DATATYPE_SPACES = (str(XSD), str(RDF), str(RDFS.Literal))
 DEFAULT_TIMEOUT = 30.0
 
@@ -118,6 +119,8 @@ class Definitions:
     mcp_servers: dict[str, McpServer] = field(default_factory=dict)
     adapters: dict[URIRef, Adapter] = field(default_factory=dict)
     """The declared systems of record (``horis:Adapter``), by IRI."""
+    commands: dict[str, Command] = field(default_factory=dict)
+    """``horis:CommandBinding`` nodes by local name, as ``cmd:NAME`` bindings name them."""
     warnings: list[Problem] = field(default_factory=list)
     subclasses: dict[URIRef, frozenset[URIRef]] = field(default_factory=dict)
     digest: str = ""
@@ -257,6 +260,8 @@ class _Builder:
         for s in self.g.subjects(RDF.type, HORIS.McpServer):
             self.mcp_server(s)
         self.defs.adapters = read_adapters(self.g, self.short)
+        for s in sorted(set(self.g.subjects(RDF.type, HORIS.CommandBinding)), key=str):
+            self.command(s)
         for s in sorted(set(self.g.subjects(RDF.type, HORIS.Tool)), key=str):
             tool = self.tool(s)
             if tool is not None:
@@ -418,6 +423,74 @@ class _Builder:
             URIRef(str(s)), name, self.text(s, HORIS.command), args, tuple(env),
             self.text(s, HORIS.url))
 
+    def command(self, s: Node) -> None:
+        """A ``horis:CommandBinding``; the shapes have said what is missing or mistyped."""
+        from ._bindings.command import template_problems
+
+        name = str(s).rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+        argv_node = self.one(s, HORIS.argv)
+        argv = tuple(str(a) for a in Collection(self.g, argv_node)) if isinstance(
+            argv_node, BNode) else ()
+        root = self.text(s, HORIS.root)
+        if not argv or root is None:
+            return  # the shapes report it
+        workdir = self.text(s, HORIS.workdir) or ""
+        env: list[tuple[str, str]] = []
+        for e in self.g.objects(s, HORIS.env):
+            key = self.text(e, HORIS.name) or self.text(e, HORIS.key)
+            var = self.text(e, HORIS.fromEnv)
+            value = self.text(e, HORIS.value) if var is None else "${" + var + "}"
+            if key is None or value is None:
+                self.error(s, "a horis:env needs horis:name and horis:value or horis:fromEnv",
+                           "write horis:env [ horis:name \"LANG\" ; horis:value \"C.UTF-8\" ]",
+                           at=e)
+                continue
+            env.append((key, value))
+        for problem in template_problems(argv, workdir):
+            self.error(s, problem[0], problem[1], at=(s, HORIS.argv, argv_node)
+                       if "argv" in problem[0] else (s, HORIS.workdir, self.one(s, HORIS.workdir)))
+        sizes = {}
+        for prop, default in ((HORIS.previewBytes, 4096), (HORIS.retainBytes, 1 << 20),
+                              (HORIS.quotaBytes, 64 << 20), (HORIS.minFreeBytes, 100 << 20)):
+            node = self.one(s, prop)
+            sizes[prop] = int(str(node)) if node is not None and str(node).isdigit() else default
+        if sizes[HORIS.quotaBytes] < sizes[HORIS.retainBytes]:
+            self.error(s, f"horis:quotaBytes {sizes[HORIS.quotaBytes]} is below horis:retainBytes "
+                       f"{sizes[HORIS.retainBytes]}: the command would be killed before its "
+                       "output could fill what is kept", "raise horis:quotaBytes above "
+                       "horis:retainBytes (the quota is the higher limit)")
+        self.defs.commands[name] = Command(
+            URIRef(s), name, argv, root, workdir, tuple(env),
+            preview_bytes=sizes[HORIS.previewBytes], retain_bytes=sizes[HORIS.retainBytes],
+            quota_bytes=sizes[HORIS.quotaBytes], min_free_bytes=sizes[HORIS.minFreeBytes],
+            capture_dir=self.text(s, HORIS.captureDir))
+
+    def check_command(self, s: Node, binding: str, args: list[Arg], at: Any) -> bool:
+        """``cmd:NAME`` names a declared command whose placeholders are the tool's sent
+        arguments."""
+        from ._bindings.command import placeholders
+
+        name = binding[len("cmd:"):]
+        command = self.defs.commands.get(name)
+        if command is None:
+            known = ", ".join(sorted(self.defs.commands)) or "none is declared"
+            self.error(s, f"binding \"{binding}\" names no horis:CommandBinding {name!r} "
+                       f"(declared: {known})", f"declare :{name} a horis:CommandBinding ; "
+                       "horis:argv ( … ) ; horis:root \"…\" .", at=at)
+            return False
+        sent = {a.name for a in args if a.sent}
+        used = placeholders(command.argv, command.workdir)
+        unknown = sorted(used - sent)
+        if unknown:
+            self.error(s, f"command {name!r} of binding \"{binding}\" uses "
+                       f"{', '.join('{' + u + '}' for u in unknown)}, which "
+                       f"{'is' if len(unknown) == 1 else 'are'} not a sent argument of the "
+                       f"tool (sent: {', '.join(sorted(sent)) or 'none'})",
+                       "declare the argument in horis:takes, or take the placeholder out of "
+                       "horis:argv / horis:workdir", at=at)
+            return False
+        return True
+
     def tool(self, s: Node) -> Tool | None:
         ok = True
         args: list[Arg] = []
@@ -458,8 +531,10 @@ class _Builder:
         elif not binding.startswith(BINDING_SCHEMES):
             self.error(s, f"binding \"{binding}\" has no known scheme",
                        "write \"python:module.function\", \"python:name\", "
-                       "\"mcp://SERVER/TOOL\" or \"https://…\"", at=at)
+                       "\"mcp://SERVER/TOOL\", \"cmd:NAME\" or \"https://…\"", at=at)
             ok = False
+        elif binding.startswith("cmd:"):
+            ok = self.check_command(s, binding, args, at) and ok
         timeout = DEFAULT_TIMEOUT
         t = self.one(s, HORIS.timeout)
         if t is not None:
@@ -506,6 +581,8 @@ class _Builder:
             headers=headers,
             max_result_bytes=max(max_result, 1),
             **tool_adapter(self.g, s, self.defs.adapters, self.warn, self.n),
+            command=self.defs.commands.get(binding[len("cmd:"):])
+            if binding and binding.startswith("cmd:") else None,
         )
 
     def check_unsent(self, tool: Node, args: list[Arg], nodes: dict[str, Node],

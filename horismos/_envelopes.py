@@ -49,7 +49,7 @@ class InventoryTool(_Closed):
     input_schema: dict[str, Any] = Field(description="JSON Schema derived from horis:takes")
     effect_schema: dict[str, Any] | None = Field(
         description="JSON Schema of the fields the tool may return, from horis:effect")
-    lane: Literal["python", "mcp", "http"]
+    lane: Literal["python", "mcp", "http", "command"]
     side_effect: str
     requires_approval: bool
     dependencies: Dependencies

@@ -16,6 +16,8 @@
     │   │   ├── ToolTimeout             the tool did not answer in its ``horis:timeout``
     │   │   ├── ResultTooLarge          the result is past the tool's ``horis:maxResultBytes``
     │   │   ├── NotSent                 the call never reached the tool: safe to retry
+    │   │   │   └── LowDisk                 a command's capture folder is under its waterline
+    │   │   ├── OutputQuotaExceeded     a command emitted more than its quota; its group killed
     │   │   ├── OutcomeUnknown          a non-idempotent call was sent and no answer landed
     │   │   └── RemoteConflict          the system of record changed since it was hydrated
     │   ├── GateRejected            the result breaks the declared effect or a domain shape
@@ -46,8 +48,10 @@ __all__ = [
     "HorismosError",
     "InstanceFailed",
     "LeaseLost",
+    "LowDisk",
     "NotSent",
     "OutcomeUnknown",
+    "OutputQuotaExceeded",
     "PartialCommit",
     "PolicyRefused",
     "PreconditionError",
@@ -209,6 +213,30 @@ class NotSent(ToolError):
     even for a tool that is not idempotent. Bindings raise it for failures before sending."""
 
     kind = "not_sent"
+
+
+class LowDisk(NotSent):
+    """A command binding's capture folder has less free space than its ``horis:minFreeBytes``
+    waterline: the command was not started."""
+
+    kind = "low_disk"
+    terminal = True  # not retried: the disk will not have emptied a moment later
+
+    def __init__(self, message: str, *, free: int, waterline: int, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.free, self.waterline = free, waterline
+
+
+class OutputQuotaExceeded(ToolError):
+    """A command emitted more bytes (stdout and stderr together) than its ``horis:quotaBytes``:
+    its whole process group was killed, and the call is a terminal failure."""
+
+    kind = "output_quota"
+    terminal = True  # not retried, even for an idempotent tool with horis:retries
+
+    def __init__(self, message: str, *, emitted: int, quota: int, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.emitted, self.quota = emitted, quota
 
 
 class ResultTooLarge(ToolError):

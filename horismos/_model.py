@@ -20,6 +20,7 @@ __all__ = [
     "Adapter",
     "Arg",
     "Assertion",
+    "Command",
     "DecisionStep",
     "Effect",
     "Header",
@@ -99,6 +100,8 @@ class Tool:
     """``horis:adapter``: the system of record its decided resources are committed to."""
     commit_scopes: tuple[str, ...] = ()
     """``horis:commitScope``: the scopes an adapter-bound tool commits under."""
+    command: Command | None = None
+    """The ``horis:CommandBinding`` a ``cmd:NAME`` binding names."""
 
     def arg(self, name: str) -> Arg | None:
         return next((a for a in self.args if a.name == name), None)
@@ -215,3 +218,22 @@ class Adapter:
     scopes: tuple[str, ...] = ()
     mapping: URIRef | None = None
     timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class Command:
+    """A ``horis:CommandBinding``: what ``cmd:NAME`` runs, where, with what, and how much of
+    its output is kept (:mod:`horismos._bindings.command`)."""
+
+    iri: URIRef
+    name: str
+    argv: tuple[str, ...]
+    root: str
+    workdir: str = ""
+    env: tuple[tuple[str, str], ...] = ()
+    """(name, value) pairs; a value ``${VAR}`` is read from the environment at call time."""
+    preview_bytes: int = 4096
+    retain_bytes: int = 1 << 20
+    quota_bytes: int = 64 << 20
+    min_free_bytes: int = 100 << 20
+    capture_dir: str | None = None

@@ -4,7 +4,8 @@ A trace step's ``outcomes`` lists one entry per attempt, in order:
 
 - ``{"returned": VALUE}`` — the raw result, its Python types kept (an ``rdflib`` term,
   a ``datetime`` or a ``Decimal`` reads back as itself, not as its string; a mapping keeps
-  the ``narrowed`` fields its binding dropped, as :class:`RecordedResult`);
+  the ``narrowed`` fields its binding dropped and a command's ``capture`` evidence, as
+  :class:`RecordedResult`);
 - ``{"timeout": true}`` — the call did not answer within ``horis:timeout``;
 - ``{"error": TYPE, "message": TEXT}`` — the call raised; ``"tool_error": true`` when it
   raised a :class:`~horismos.ToolError` itself.
@@ -41,6 +42,7 @@ class RecordedResult(dict[str, Any]):
     (an MCP tool's output beyond the declared effect), as the runner traces them."""
 
     narrowed: tuple[str, ...] = ()
+    capture: dict[str, Any] | None = None
 
 
 def encode(value: Any) -> Any:
@@ -53,6 +55,8 @@ def encode(value: Any) -> Any:
         out: dict[str, Any] = {"@map": {str(k): encode(v) for k, v in value.items()}}
         if getattr(value, "narrowed", ()):
             out["@narrowed"] = list(value.narrowed)  # type: ignore[attr-defined]
+        if getattr(value, "capture", None):  # a command's output evidence (_bindings.command)
+            out["@capture"] = value.capture  # type: ignore[attr-defined]
         return out
     if isinstance(value, list | tuple | set | frozenset):
         return [encode(v) for v in value]
@@ -76,6 +80,7 @@ def decode(data: Any) -> Any:
     if "@map" in data:
         result = RecordedResult((k, decode(x)) for k, x in data["@map"].items())
         result.narrowed = tuple(data.get("@narrowed", ()))
+        result.capture = data.get("@capture")
         return result
     (tag, v), = data.items()
     if tag == "@term":
@@ -124,8 +129,8 @@ def play(entry: Mapping[str, Any]) -> Any:
     if entry.get("tool_error"):
         if entry.get("error") == "ResultTooLarge":
             raise ResultTooLarge(message, limit=int(entry.get("limit", 0)))
-        kind = {"ToolTimeout": ToolTimeout, "NotSent": NotSent}.get(entry.get("error", ""),
-                                                                    ToolError)
+        kind = {"ToolTimeout": ToolTimeout, "NotSent": NotSent, "LowDisk": NotSent}.get(
+            entry.get("error", ""), ToolError)
         raise kind(message)
     # An exception of the recorded type's name, so the runner words it as it did live.
     raise type(str(entry.get("error", "Exception")), (Exception,), {})(message)

@@ -724,6 +724,8 @@ class Runner:
                 except Exception as e:
                     last = ToolError(f"{tool.name} raised {type(e).__name__}: {e}",
                                      step=str(step.iri), tool=str(tool.iri))
+            if getattr(last, "terminal", False):  # a quota breach, a full disk: not retried
+                break
             if not tool.idempotent and attempt.sent and not isinstance(last, NotSent):
                 if not attempt.answered:
                     last = _unknown(tool, step, last)

@@ -32,6 +32,7 @@ class HORIS(DefinedNamespace):
     WaitStep: URIRef
     McpServer: URIRef
     Adapter: URIRef
+    CommandBinding: URIRef
     # Classes: what the runtime writes
     Instance: URIRef
     StepExecution: URIRef
@@ -104,6 +105,15 @@ class HORIS(DefinedNamespace):
     mapping: URIRef
     adapter: URIRef
     commitScope: URIRef
+    # Command bindings
+    argv: URIRef
+    root: URIRef
+    workdir: URIRef
+    previewBytes: URIRef
+    retainBytes: URIRef
+    quotaBytes: URIRef
+    minFreeBytes: URIRef
+    captureDir: URIRef
 
     # Workflows and steps
     focusType: URIRef

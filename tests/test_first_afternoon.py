@@ -553,5 +553,6 @@ def test_check_names_where_an_inventory_breaks_its_schema(tmp_path: Path) -> Non
     (tmp_path / "inv.json").write_text(json.dumps(broken))
     p = horismos("tools", "inventory", *TRIAGE, "--check", "inv.json", cwd=tmp_path)
     assert p.returncode == 1
-    assert "not a valid inventory: tools.0.lane: Input should be 'python', 'mcp' or 'http'" \
+    assert "not a valid inventory: tools.0.lane: Input should be 'python', 'mcp', 'http' or " \
+        "'command'" \
         in p.stdout

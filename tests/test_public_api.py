@@ -5,16 +5,16 @@ from __future__ import annotations
 import horismos
 
 PUBLIC = [
-    "HORIS", "Adapter", "Agent", "ArgumentTypeError", "AuthoringError", "CallResult", "Catalog",
-    "Conflict", "Definitions", "Digest", "Discovery", "Divergence", "GateRejected",
-    "HorismosError", "Hydrated", "InstanceFailed", "InstanceRun", "LeaseLost", "NotSent",
-    "OutcomeUnknown", "PartialCommit", "PolicyRefused", "PreconditionError", "Problem",
-    "ProgramMissing", "RemoteConflict", "ReplayReport", "ResultTooLarge", "Run", "RunError",
-    "ScopeRefused", "ShaclMessage", "StepBudgetExceeded", "StepRecord", "StoreError",
-    "ToolEntry", "ToolError", "ToolTimeout", "Trace", "TraceError", "TraceTampered",
-    "TraceVersionError", "UsageError", "World", "__version__", "check_inventory",
-    "load_definitions", "read_trace", "replay",
-    "submit", "wait_for_instances",
+    "HORIS", "Adapter", "Agent", "ArgumentTypeError", "AuthoringError", "BrokerError",
+    "CallResult", "Catalog", "Conflict", "Definitions", "Digest", "Discovery", "Divergence",
+    "GateRejected", "HorismosError", "Hydrated", "InstanceFailed", "InstanceRun", "LeaseLost",
+    "LowDisk", "NotSent", "OutcomeUnknown", "OutputQuotaExceeded", "PartialCommit",
+    "PolicyRefused", "PreconditionError", "Problem", "ProgramMissing", "RemoteConflict",
+    "ReplayReport", "ResultTooLarge", "Run", "RunError", "ScopeRefused", "ShaclMessage",
+    "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError", "ToolTimeout",
+    "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError", "World",
+    "__version__", "check_inventory", "load_definitions", "read_trace", "replay", "submit",
+    "wait_for_instances",
 ]
 
 

@@ -2,7 +2,8 @@
 
 Each kind sits behind :class:`~horismos._bindings.base.Binding`; :func:`resolve` picks one by the
 ``horis:binding`` scheme: ``python:``, ``mcp://SERVER/TOOL`` (sessions shared through the run's
-:class:`~horismos._bindings.mcp.McpSessions`), ``http://`` / ``https://``.
+:class:`~horismos._bindings.mcp.McpSessions`), ``http://`` / ``https://``, ``cmd:NAME`` (a
+declared command line, :mod:`.command`).
 A binding reaches only the code, modules and hosts the user allowed (:class:`~.reach.Reach`).
 """
 
@@ -35,7 +36,13 @@ def resolve(tool: Tool, registry: Mapping[str, Callable[..., Any]],
         from .http import HttpBinding
 
         return HttpBinding(tool, hosts_of(registry))
+    if tool.binding.startswith("cmd:"):
+        from .command import CommandBinding
+
+        name = tool.binding[len("cmd:"):]
+        return CommandBinding.resolve(tool, {name: tool.command} if tool.command else {})
     raise ToolError(
         f"binding {tool.binding!r} of {tool.name}: this kind of binding is not available in "
-        "this runtime; bind the tool to \"python:…\", \"mcp://SERVER/TOOL\" or an http(s) URL",
+        "this runtime; bind the tool to \"python:…\", \"mcp://SERVER/TOOL\", \"cmd:NAME\" "
+        "or an http(s) URL",
         tool=str(tool.iri))

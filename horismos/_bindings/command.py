@@ -1,0 +1,378 @@
+"""``cmd:NAME``: a command-line program, run so that no argument can become more than a value.
+
+Why each rule (docs/bindings-command.md):
+
+- **argv, never a shell.** The template is a list; ``{name}`` is replaced by the argument's
+  value inside one member, so ``; rm -rf /`` is one odd argument, never a second command. A
+  member that is exactly ``{name}`` and comes before a ``--`` member is where a program
+  parses options: a value starting with ``-`` there is refused (write ``--`` before it, or
+  ``--opt={name}``). A value with a NUL byte cannot be an argument and is refused.
+- **A working directory under a declared root.** ``horis:workdir`` (placeholders allowed) is
+  relative, has no ``..``, and its real path, symlinks resolved, must be under the root's.
+- **Only declared environment variables** reach the program (``horis:env``); nothing of the
+  server's own environment leaks, not even ``PATH``: the program is looked up here.
+- **Output safety, as the Holon command contract words it.** The caller sees a preview of
+  each stream (``horis:previewBytes``); a finite retention (``horis:retainBytes``, both
+  streams together) keeps a raw head and tail of each while the rest is drained and counted;
+  a higher emitted-byte quota (``horis:quotaBytes``) kills the process group and fails the
+  call (:class:`~horismos.OutputQuotaExceeded`); a capture folder under its free-space
+  waterline (``horis:minFreeBytes``) keeps the command from starting
+  (:class:`~horismos.LowDisk`). Byte counters, dropped-byte evidence and the truncation flags
+  travel with the result (``output_capture``) into the trace and the call envelope.
+- **The whole process group dies** with a timeout, a quota breach, or the program's own exit
+  (a child that outlives its parent is killed, so its open pipe cannot hold the call).
+
+Stdout must be one JSON object, the result — or, when the effect declares a
+``horis:fromText`` assertion, any text, landing whole as that value; a non-zero exit is a
+:class:`~horismos.ToolError` whose message carries the stderr preview.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .. import _attempt
+from .._errors import LowDisk, NotSent, OutputQuotaExceeded, ToolError
+from .._model import Command, Tool
+from .base import Binding
+from .limits import check_result
+from .wire import json_value
+
+__all__ = ["Captured", "CommandBinding", "placeholders", "template_problems"]
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
+_CHUNK = 1 << 16
+_TERM_GRACE = 0.2
+"""Seconds between SIGTERM and SIGKILL to the group: a program that ignores SIGTERM dies."""
+
+
+def placeholders(argv: Iterable[str], workdir: str = "") -> set[str]:
+    return {m for a in [*argv, workdir] for m in _PLACEHOLDER.findall(a)}
+
+
+def template_problems(argv: tuple[str, ...], workdir: str) -> list[tuple[str, str]]:
+    """(message, hint) for each way the template itself is wrong, found at load time."""
+    problems = []
+    if _PLACEHOLDER.search(argv[0]):
+        problems.append((f"horis:argv's first member {argv[0]!r} is the program and cannot be "
+                         "an argument's value", "name the program itself, e.g. ( \"wc\" … )"))
+    parts = PurePosixPath(workdir).parts if workdir else ()
+    if workdir.startswith("/") or ".." in parts:
+        problems.append((f"horis:workdir {workdir!r} must be relative to horis:root, without "
+                         "'..'", "write a folder under the root, e.g. horis:workdir \"cases\""))
+    return problems
+
+
+class Captured(dict[str, Any]):
+    """A command's result, with its ``output_capture`` evidence for the trace and envelope."""
+
+    capture: dict[str, Any]
+
+
+class _Stream:
+    """One pipe drained to its end: a raw head and tail kept, everything counted."""
+
+    def __init__(self, name: str, keep: int, preview: int) -> None:
+        self.name, self.preview_cap = name, preview
+        self.head_cap = keep // 2
+        self.tail_cap = keep - self.head_cap
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.emitted = 0
+
+    def take(self, chunk: bytes) -> None:
+        self.emitted += len(chunk)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk and self.tail_cap:
+            self.tail += chunk
+            if len(self.tail) > self.tail_cap:
+                del self.tail[:len(self.tail) - self.tail_cap]
+
+    @property
+    def retained(self) -> int:
+        return len(self.head) + len(self.tail)
+
+    @property
+    def dropped(self) -> int:
+        return self.emitted - self.retained
+
+    def whole(self) -> bytes | None:
+        """Every byte emitted, when nothing was dropped."""
+        return bytes(self.head + self.tail) if self.dropped == 0 else None
+
+    def preview(self) -> str:
+        return bytes(self.head[:self.preview_cap]).decode("utf-8", "replace")
+
+    def evidence(self, path: Path | None) -> dict[str, Any]:
+        return {"emitted_bytes": self.emitted, "retained_bytes": self.retained,
+                "head_bytes": len(self.head), "tail_bytes": len(self.tail),
+                "dropped_bytes": self.dropped,
+                "dropped_range": [len(self.head), self.emitted - len(self.tail)]
+                if self.dropped else None,
+                "truncated": self.dropped > 0, "preview": self.preview(),
+                "preview_truncated": self.emitted > self.preview_cap,
+                "file": str(path) if path is not None else None}
+
+
+class CommandBinding(Binding):
+    kind = "command"
+
+    def __init__(self, tool: Tool, command: Command) -> None:
+        self.tool, self.command = tool, command
+
+    @classmethod
+    def resolve(cls, tool: Tool, commands: Mapping[str, Command]) -> CommandBinding:
+        name = tool.binding[len("cmd:"):]
+        command = commands.get(name)
+        if command is None:
+            raise NotSent(f"binding \"{tool.binding}\" of {tool.name}: no horis:CommandBinding "
+                          f"named {name!r} is declared", tool=str(tool.iri))
+        binding = cls(tool, command)
+        binding.program()
+        return binding
+
+    # -- before the call -------------------------------------------------------------------
+
+    def program(self) -> str:
+        """The program's path: ``python`` is the interpreter Horismos runs in."""
+        name = self.command.argv[0]
+        if name in ("python", "python3"):
+            return sys.executable
+        found = shutil.which(name)
+        if found is None:
+            raise NotSent(f"command {self.command.name!r} of {self.tool.name}: program "
+                          f"{name!r} is not found on PATH; install it or give its full path "
+                          "as the first member of horis:argv", tool=str(self.tool.iri))
+        return found
+
+    def argv(self, args: Mapping[str, Any]) -> list[str]:
+        values = {k: _text(v) for k, v in args.items()}
+        out = [self.program()]
+        options_end = False
+        for member in self.command.argv[1:]:
+            if member == "--":
+                options_end = True
+            names = _PLACEHOLDER.findall(member)
+            if any(n not in values for n in names):  # an optional argument left out
+                continue
+            for n in names:
+                if "\0" in values[n]:
+                    raise self._refuse(f"argument \"{n}\" contains a NUL byte, which no "
+                                       "command-line argument can carry")
+            whole = _PLACEHOLDER.fullmatch(member)
+            if whole and not options_end and values[whole.group(1)].startswith("-"):
+                raise self._refuse(
+                    f"argument \"{whole.group(1)}\" is {values[whole.group(1)]!r}, which starts "
+                    f"with '-' where {self.command.argv[0]} reads options; a value is never "
+                    "an option: the template puts it after \"--\" or as --opt={"
+                    f"{whole.group(1)}}}, or the value must not start with '-'")
+            out.append(_PLACEHOLDER.sub(lambda m: values[m.group(1)], member))
+        return out
+
+    def workdir(self, args: Mapping[str, Any]) -> Path:
+        root = Path(self.command.root).resolve()
+        if not root.is_dir():
+            raise NotSent(f"command {self.command.name!r}: horis:root {self.command.root!r} is "
+                          "not a folder", tool=str(self.tool.iri))
+        rel = _PLACEHOLDER.sub(lambda m: _text(args.get(m.group(1), "")), self.command.workdir)
+        parts = PurePosixPath(rel).parts
+        if rel.startswith(("/", "\\")) or ".." in parts or "\0" in rel:
+            raise self._refuse(f"working directory {rel!r} escapes the root {str(root)!r}: it "
+                               "must be relative, without '..'")
+        where = (root / rel).resolve()
+        if where != root and root not in where.parents:
+            raise self._refuse(f"working directory {rel!r} resolves to {str(where)!r}, outside "
+                               f"the root {str(root)!r} (a symlink leads out)")
+        if not where.is_dir():
+            raise self._refuse(f"working directory {rel!r} is not a folder under "
+                               f"{str(root)!r}")
+        return where
+
+    def environment(self) -> dict[str, str]:
+        env = {}
+        for name, value in self.command.env:
+            if value.startswith("${") and value.endswith("}"):
+                var = value[2:-1]
+                if var not in os.environ:
+                    raise NotSent(f"command {self.command.name!r}: environment variable {var} "
+                                  f"(for its {name}) is not set; export {var}=… before "
+                                  "running", tool=str(self.tool.iri))
+                value = os.environ[var]
+            env[name] = value
+        return env
+
+    def capture_dir(self) -> Path:
+        folder = Path(self.command.capture_dir or Path(tempfile.gettempdir())
+                      / "horismos-captures")
+        folder.mkdir(parents=True, exist_ok=True)
+        usage = shutil.disk_usage(folder)
+        if usage.free < self.command.min_free_bytes:
+            raise LowDisk(f"command {self.command.name!r} of {self.tool.name} was not started: "
+                          f"its capture folder {str(folder)!r} has {usage.free:,} bytes free, "
+                          f"under the waterline of {self.command.min_free_bytes:,} "
+                          "(horis:minFreeBytes); free space there or lower the waterline",
+                          free=usage.free, waterline=self.command.min_free_bytes,
+                          tool=str(self.tool.iri))
+        return folder
+
+    def _refuse(self, why: str) -> NotSent:
+        return NotSent(f"{self.tool.name} (command {self.command.name!r}) refused before it "
+                       f"ran: {why}", tool=str(self.tool.iri))
+
+    async def check(self) -> None:
+        self.program()
+        self.environment()
+
+    # -- the call --------------------------------------------------------------------------
+
+    async def call(self, args: Mapping[str, Any]) -> Any:
+        argv, cwd, env = self.argv(args), self.workdir(args), self.environment()
+        folder = self.capture_dir()
+        c = self.command
+        per_stream = c.retain_bytes // 2
+        out, err = _Stream("stdout", per_stream, c.preview_bytes), _Stream(
+            "stderr", c.retain_bytes - per_stream, c.preview_bytes)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                start_new_session=True)
+        except OSError as e:  # not executable, gone since it was looked up: it never ran
+            raise NotSent(f"{self.tool.name} (command {c.name!r}): cannot start {argv[0]!r}: "
+                          f"{e.strerror or e}", tool=str(self.tool.iri)) from None
+        _attempt.sent()  # it runs: from here on it may act
+        over = asyncio.Event()
+
+        async def drain(pipe: asyncio.StreamReader, stream: _Stream) -> None:
+            while chunk := await pipe.read(_CHUNK):
+                stream.take(chunk)
+                if out.emitted + err.emitted > c.quota_bytes and not over.is_set():
+                    over.set()
+                    _kill_group(proc.pid, signal.SIGKILL)
+
+        assert proc.stdout is not None and proc.stderr is not None
+        readers = [asyncio.ensure_future(drain(proc.stdout, out)),
+                   asyncio.ensure_future(drain(proc.stderr, err))]
+        try:
+            status = await _exited(proc)
+            # the group leader is gone: whatever it left behind goes too, so an inherited pipe
+            # cannot hold the call open
+            _kill_group(proc.pid, signal.SIGKILL)
+            await asyncio.gather(*readers)
+            await proc.wait()
+        except BaseException:  # a timeout (cancelled) or anything else: the group dies
+            await _terminate(proc)
+            with contextlib.suppress(Exception):  # the pipes close with the group: drain out
+                await asyncio.wait_for(asyncio.gather(*readers), 2)
+            for r in readers:
+                r.cancel()
+            raise
+        _attempt.answered()
+        capture = self._evidence(out, err, folder, status,
+                                 "quota" if over.is_set() else None)
+        if over.is_set():
+            raise OutputQuotaExceeded(
+                f"{self.tool.name} (command {c.name!r}) emitted more than its quota of "
+                f"{c.quota_bytes:,} bytes (horis:quotaBytes) on stdout and stderr; its process "
+                f"group was killed after {out.emitted + err.emitted:,} bytes; nothing landed. "
+                f"Output capture: {_brief(capture)}", emitted=out.emitted + err.emitted,
+                quota=c.quota_bytes, tool=str(self.tool.iri))
+        if status != 0:
+            tail = err.preview().strip()
+            raise ToolError(f"{self.tool.name} (command {c.name!r}) exited with status "
+                            f"{status}" + (f"; stderr: {tail}" if tail else "")
+                            + f". Output capture: {_brief(capture)}", tool=str(self.tool.iri))
+        text = out.whole()
+        if text is None:
+            raise ToolError(f"{self.tool.name} (command {c.name!r}) wrote {out.emitted:,} bytes "
+                            f"to stdout, more than the {out.head_cap + out.tail_cap:,} kept "
+                            "(half of horis:retainBytes): stdout must be one JSON object, the "
+                            f"result. Output capture: {_brief(capture)}", tool=str(self.tool.iri))
+        try:
+            data = json.loads(text) if text.strip() else None
+        except ValueError:
+            data = None
+        text_key = self.tool.effect.text_key if self.tool.effect is not None else None
+        if not isinstance(data, dict) and text_key is not None:  # horis:fromText: whole text
+            data = {text_key: text.decode("utf-8", "replace").strip()}
+        if not isinstance(data, dict):
+            raise ToolError(f"{self.tool.name} (command {c.name!r}) must write one JSON object "
+                            f"to stdout, its result (or declare the horis:fromText assertion "
+                            f"its text lands as); it wrote {out.preview()[:200]!r}",
+                            tool=str(self.tool.iri))
+        result = Captured(data)
+        result.capture = capture
+        return check_result(self.tool, result, f"{self.tool.name} (command {c.name!r})")
+
+    def _evidence(self, out: _Stream, err: _Stream, folder: Path, status: int,
+                  killed: str | None) -> dict[str, Any]:
+        c = self.command
+        paths: dict[str, Path | None] = {}
+        call = uuid.uuid4().hex[:12]
+        for s in (out, err):
+            path = None
+            if s.emitted:
+                path = folder / f"{c.name}-{call}.{s.name}"
+                path.write_bytes(bytes(s.head + s.tail))  # raw head, then raw tail
+            paths[s.name] = path
+        return {
+            "policy": {"preview_bytes": c.preview_bytes, "retain_bytes": c.retain_bytes,
+                       "quota_bytes": c.quota_bytes, "min_free_bytes": c.min_free_bytes},
+            "exit_status": status, "killed": killed,
+            "emitted_bytes": out.emitted + err.emitted,
+            "dropped_bytes": out.dropped + err.dropped,
+            "truncated": bool(out.dropped or err.dropped),
+            "stdout": out.evidence(paths["stdout"]), "stderr": err.evidence(paths["stderr"])}
+
+
+def _text(value: Any) -> str:
+    v = json_value(value)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _brief(capture: Mapping[str, Any]) -> str:
+    return (f"{capture['emitted_bytes']:,} bytes emitted, {capture['dropped_bytes']:,} dropped"
+            + (f", killed ({capture['killed']})" if capture["killed"] else ""))
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> int:
+    """The program's exit status, as soon as it exits. Not ``proc.wait()``: that also waits
+    for its pipes to close, which a child holding them open would put off indefinitely."""
+    delay = 0.002
+    while proc.returncode is None:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+    return proc.returncode
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def _terminate(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM to the whole group, then SIGKILL after a short grace: a program that ignores
+    SIGTERM, and every child it started, dies."""
+    _kill_group(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+        await asyncio.wait_for(asyncio.shield(proc.wait()), _TERM_GRACE)
+    _kill_group(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(proc.wait(), 2)

@@ -1,0 +1,322 @@
+"""``cmd:NAME`` bindings with real subprocesses: argv never a shell, a root that holds, only
+declared environment, and output safety (preview, retention, quota, waterline, timeout)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rdflib import Namespace, URIRef
+
+from horismos import Agent, AuthoringError, World
+from horismos._definitions import load_definitions
+
+EX = Namespace("http://example.org/clinic#")
+
+PROGRAMS = {
+    # the result is what the program saw: its argv, cwd and environment
+    "echo_args.py": """
+        import json, os, sys
+        print(json.dumps({"received": json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(),
+                                                  "env": dict(os.environ)})}))
+    """,
+    # 200 MB on stderr, streamed in 1 MiB blocks, then a small JSON result on stdout
+    "flood.py": """
+        import sys
+        block = b"x" * (1 << 20)
+        sys.stderr.buffer.write(b"HEAD-MARK")
+        for _ in range(int(sys.argv[1])):
+            sys.stderr.buffer.write(block)
+        sys.stderr.buffer.write(b"TAIL-MARK")
+        sys.stderr.flush()
+        print('{"received": "flooded"}')
+    """,
+    "stubborn.py": """
+        import signal, sys, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        open(sys.argv[1], "w").write("started")
+        time.sleep(60)
+    """,
+    # the parent answers and exits; its child keeps stdout open and would live on
+    "orphan.py": """
+        import subprocess, sys
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        open(sys.argv[1], "w").write(str(child.pid))
+        print('{"received": "parent done"}', flush=True)
+    """,
+    "fail.py": """
+        import sys
+        sys.stderr.write("the ledger is locked\\n")
+        sys.exit(3)
+    """,
+    "prose.py": """
+        print("done, probably")
+    """,
+}
+
+
+def command(name: str, argv: str, root: Path, *, extra: str = "") -> str:
+    return (f':{name} a horis:CommandBinding ; horis:argv ( {argv} ) ; '
+            f'horis:root "{root}" {extra} .\n')
+
+
+def tool(name: str, binding: str, args: str = "", timeout: str = "10s") -> str:
+    return f"""
+:{name} a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] {args} ] ;
+    horis:effect [ horis:subject "patient" ;
+        horis:asserts [ horis:property :received ; horis:type xsd:string ] ] ;
+    horis:binding "{binding}" ;
+    horis:timeout "{timeout}" .
+"""
+
+
+HEAD = """\
+@prefix :      <http://example.org/clinic#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+:Patient a rdfs:Class .
+"""
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "root"
+    (folder / "cases" / "c1").mkdir(parents=True)
+    for name, text in PROGRAMS.items():
+        (folder / name).write_text(textwrap.dedent(text))
+    return folder
+
+
+def agent_for(tmp_path: Path, body: str) -> tuple[Agent, World]:
+    (tmp_path / "defs.ttl").write_text(HEAD + body)
+    world = World.from_files()
+    (tmp_path / "world.ttl").write_text(
+        "@prefix : <http://example.org/clinic#> .\n:p1 a :Patient .\n")
+    world.load(tmp_path / "world.ttl")
+    return Agent.from_files(tmp_path / "defs.ttl"), world
+
+
+def call(agent: Agent, world: World, name: str, **args: Any) -> Any:
+    return agent.catalog.call(name, {"patient": ":p1", **args}, world)
+
+
+def received(result: Any) -> Any:
+    return json.loads(next(b["json"] for b in result.content if b["type"] == "json")["received"])
+
+
+def capture_of(result: Any) -> dict[str, Any]:
+    return next(a for a in result.artifacts if a["type"] == "output_capture")
+
+
+# -- argv, working directory, environment ---------------------------------------------------------
+
+def test_arguments_fill_the_argv_and_nothing_else_reaches_the_program(tmp_path, root,
+                                                                     monkeypatch) -> None:
+    monkeypatch.setenv("SERVER_SECRET", "must not leak")
+    monkeypatch.setenv("CLINIC_TOKEN", "t-123")
+    defs = command("echo", '"python" "echo_args.py" "--note={note}" "--" "{note}" "{patient}"',
+                   root, extra='; horis:workdir "." ; horis:env [ horis:name "LANG" ; '
+                   'horis:value "C.UTF-8" ] , [ horis:name "TOKEN" ; '
+                   'horis:fromEnv "CLINIC_TOKEN" ]')
+    defs += tool("t.echo", "cmd:echo",
+                 args='; horis:arg [ horis:name "note" ; horis:type xsd:string ]')
+    agent, world = agent_for(tmp_path, defs)
+    result = call(agent, world, "t.echo", note="x; touch pwned && -rf")
+    assert result.status == "completed", result.receipt()
+    seen = received(result)
+    # one argv member each, never a shell: no second command ran
+    assert seen["argv"] == ["--note=x; touch pwned && -rf", "--", "x; touch pwned && -rf",
+                            str(EX.p1)]
+    assert not (root / "pwned").exists()
+    assert Path(seen["cwd"]) == root.resolve()
+    assert {k: v for k, v in seen["env"].items() if k not in ("LC_CTYPE",)} == {
+        "LANG": "C.UTF-8", "TOKEN": "t-123"}
+    capture = capture_of(result)
+    assert capture["exit_status"] == 0 and capture["truncated"] is False
+    assert capture["stdout"]["emitted_bytes"] > 0 and capture["dropped_bytes"] == 0
+
+
+def test_a_value_starting_with_a_dash_is_never_an_option(tmp_path, root) -> None:
+    defs = command("echo", '"python" "echo_args.py" "{note}"', root) + tool(
+        "t.echo", "cmd:echo", args='; horis:arg [ horis:name "note" ; horis:type xsd:string ]')
+    agent, world = agent_for(tmp_path, defs)
+    before = world.canonical()
+    result = call(agent, world, "t.echo", note="--output=/etc/passwd")
+    assert result.status == "failed"
+    assert result.error["kind"] == "not_sent"
+    assert "starts with '-'" in result.error["message"] and '"--"' in result.error["message"]
+    assert world.canonical() == before
+
+
+def test_a_working_directory_cannot_leave_the_root(tmp_path, root) -> None:
+    (root / "cases" / "out").symlink_to(tmp_path)  # a symlink that leads outside
+    defs = command("echo", '"python" "../../echo_args.py"', root,
+                   extra='; horis:workdir "cases/{case}"') + tool(
+        "t.echo", "cmd:echo", args='; horis:arg [ horis:name "case" ; horis:type xsd:string ]')
+    agent, world = agent_for(tmp_path, defs)
+    assert call(agent, world, "t.echo", case="c1").status == "completed"
+    for case, why in (("../..", "without '..'"), ("out", "a symlink leads out"),
+                      ("/etc", "is not a folder under")):
+        result = call(agent, world, "t.echo", case=case)
+        assert result.status == "failed" and result.error["kind"] == "not_sent", case
+        assert why in result.error["message"], result.error["message"]
+
+
+def test_authoring_errors_name_the_command(tmp_path, root) -> None:
+    bad = command("echo", '"python" "echo_args.py" "{nurse}"', root,
+                  extra='; horis:workdir "../elsewhere"') + tool("t.echo", "cmd:echo")
+    bad += tool("t.other", "cmd:missing")
+    (tmp_path / "bad.ttl").write_text(HEAD + bad)
+    with pytest.raises(AuthoringError) as e:
+        load_definitions([tmp_path / "bad.ttl"])
+    text = "\n".join(str(p) for p in e.value.problems)
+    assert "without '..'" in text
+    assert "{nurse}" in text and "not a sent argument" in text
+    assert "names no horis:CommandBinding 'missing'" in text
+
+
+# -- exit status and stdout -----------------------------------------------------------------------
+
+def test_a_non_zero_exit_is_a_tool_error_with_the_stderr_preview(tmp_path, root) -> None:
+    defs = (command("fail", '"python" "fail.py"', root) + tool("t.fail", "cmd:fail")
+            + command("prose", '"python" "prose.py"', root) + tool("t.prose", "cmd:prose"))
+    agent, world = agent_for(tmp_path, defs)
+    failed = call(agent, world, "t.fail")
+    assert failed.status == "failed" and failed.error["kind"] == "tool_error"
+    assert "exited with status 3" in failed.error["message"]
+    assert "the ledger is locked" in failed.error["message"]
+    prose = call(agent, world, "t.prose")
+    assert prose.status == "failed" and "one JSON object" in prose.error["message"]
+    # the declared text mapping: a text-only answer lands whole as the fromText value
+    (tmp_path / "text.ttl").write_text(HEAD + command("prose", '"python" "prose.py"', root) + """
+:t.note a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ; horis:asserts [ horis:property :note ;
+        horis:type xsd:string ; horis:fromText true ] ] ;
+    horis:binding "cmd:prose" .
+""")
+    texts = Agent.from_files(tmp_path / "text.ttl")
+    noted = texts.catalog.call("t.note", {"patient": ":p1"}, world)
+    assert noted.status == "completed", noted.receipt()
+    assert [str(o) for _, _, o in noted.effects] == ["done, probably"]
+
+
+# -- output safety --------------------------------------------------------------------------------
+
+def test_a_200_mb_writer_is_drained_keeping_head_and_tail(tmp_path, root) -> None:
+    defs = command("flood", '"python" "flood.py" "200"', root,
+                   extra=f'; horis:retainBytes 65536 ; horis:previewBytes 16 ; '
+                         f'horis:quotaBytes 300000000 ; horis:captureDir "{tmp_path}/cap"'
+                   ) + tool("t.flood", "cmd:flood", timeout="60s")
+    agent, world = agent_for(tmp_path, defs)
+    result = call(agent, world, "t.flood")
+    assert result.status == "completed", result.receipt()
+    capture = capture_of(result)
+    err = capture["stderr"]
+    assert err["emitted_bytes"] == 200 * (1 << 20) + 18
+    assert err["retained_bytes"] == 32768 and err["truncated"] is True
+    assert err["dropped_bytes"] == err["emitted_bytes"] - 32768
+    assert err["preview"] == "HEAD-MARKxxxxxxx" and err["preview_truncated"] is True
+    kept = Path(err["file"]).read_bytes()
+    assert kept.startswith(b"HEAD-MARK") and kept.endswith(b"TAIL-MARK")
+    assert len(kept) == 32768
+    # the evidence is in the trace too
+    step = next(e for e in result.trace.events if e["type"] == "step")
+    assert f'"dropped_bytes": {capture["dropped_bytes"]}' in json.dumps(step)
+
+
+def test_the_emitted_byte_quota_kills_the_writer_quickly(tmp_path, root) -> None:
+    defs = command("flood", '"python" "flood.py" "200"', root,
+                   extra='; horis:retainBytes 65536 ; horis:quotaBytes 2000000'
+                   ) + tool("t.flood", "cmd:flood", timeout="60s")
+    agent, world = agent_for(tmp_path, defs)
+    before = world.canonical()
+    started = time.monotonic()
+    result = call(agent, world, "t.flood")
+    took = time.monotonic() - started
+    assert result.status == "failed" and result.error["kind"] == "output_quota"
+    assert "process group was killed" in result.error["message"]
+    assert world.canonical() == before
+    assert took < 30  # far from writing all 200 MB through Python at a crawl
+
+
+def test_a_capture_folder_under_its_waterline_starts_nothing(tmp_path, root) -> None:
+    marker = tmp_path / "started"
+    defs = command("stubborn", f'"python" "stubborn.py" "{marker}"', root,
+                   extra='; horis:minFreeBytes 999999999999999999') + tool(
+        "t.stubborn", "cmd:stubborn")
+    agent, world = agent_for(tmp_path, defs)
+    result = call(agent, world, "t.stubborn")
+    assert result.status == "failed" and result.error["kind"] == "low_disk"
+    assert not marker.exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie is dead, only not reaped yet
+        return f.read().split(") ")[1][0] != "Z"
+
+
+def test_a_timeout_kills_a_program_that_ignores_sigterm(tmp_path, root) -> None:
+    marker = tmp_path / "started"
+    defs = command("stubborn", f'"python" "stubborn.py" "{marker}"', root) + tool(
+        "t.stubborn", "cmd:stubborn", timeout="1500ms")
+    agent, world = agent_for(tmp_path, defs)
+    started = time.monotonic()
+    result = call(agent, world, "t.stubborn")
+    assert result.status == "timed_out", result.receipt()
+    assert time.monotonic() - started < 10
+    assert marker.exists()
+    gone = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p).endswith(
+        f"stubborn.py\0{marker}\0")]
+    assert [p for p in gone if _alive(int(p))] == []
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""
+
+
+def test_a_child_that_outlives_its_parent_is_killed(tmp_path, root) -> None:
+    marker = tmp_path / "child"
+    defs = command("orphan", f'"python" "orphan.py" "{marker}"', root) + tool(
+        "t.orphan", "cmd:orphan", timeout="30s")
+    agent, world = agent_for(tmp_path, defs)
+    started = time.monotonic()
+    result = call(agent, world, "t.orphan")
+    assert result.status == "completed", result.receipt()
+    assert time.monotonic() - started < 15  # the child's open stdout did not hold the call
+    child = int(marker.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_catalog_and_validate_see_command_bindings(tmp_path, root) -> None:
+    defs = command("echo", '"python" "echo_args.py"', root) + tool("t.echo", "cmd:echo")
+    defs += command("nowhere", '"no-such-program-here"', root) + tool("t.gone", "cmd:nowhere")
+    agent, _ = agent_for(tmp_path, defs)
+    entries = {e.name: e for e in agent.catalog.list()}
+    assert entries["t.echo"].lane == "command"
+    assert entries["t.echo"].readiness == "model_callable"
+    assert entries["t.gone"].readiness == "catalog_only"
+    assert URIRef(EX["t.echo"]) in agent.definitions.tools
+    out = __import__("subprocess").run(
+        [sys.executable, "-m", "horismos", "validate", str(tmp_path / "defs.ttl")],
+        capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "program 'no-such-program-here' is not found on PATH" in out.stdout

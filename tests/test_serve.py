@@ -1,0 +1,424 @@
+"""``horismos serve``: the catalog over MCP, with real clients and real processes.
+
+The SDK's own client over stdio (the server a subprocess it starts) and over streamable HTTP
+(the server a subprocess on a free 127.0.0.1 port), and a client no one here wrote: the MCP
+inspector's command-line mode from npm, installed by ``.ci/run`` into ``.ci/node``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from oxigraph_server import OxigraphServer
+
+ROOT = Path(__file__).parent.parent
+INSPECTOR = ROOT / ".ci" / "node" / "node_modules" / ".bin" / "mcp-inspector"
+
+DEFS = """\
+@prefix :      <http://example.org/clinic#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+
+:Patient a rdfs:Class .
+:Ward a rdfs:Class .
+
+:t.queue a horis:Tool ;
+    rdfs:label "Queue a patient" ;
+    rdfs:comment "Puts the patient in the triage queue and returns the queue reference." ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:requires "FILTER NOT EXISTS { ?patient :queueRef ?any }" ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :queueRef ; horis:type xsd:string ] ] ;
+    horis:binding "python:queue" .
+
+:t.transfer a horis:Tool ;
+    rdfs:label "Transfer a patient to a ward" ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
+                  horis:arg [ horis:name "ward" ; horis:type :Ward ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :bedRef ; horis:type xsd:string ] ] ;
+    horis:requiresApproval true ;
+    horis:binding "python:transfer" .
+
+:Queueing a horis:Workflow ; horis:focusType :Patient ; horis:start :Queue .
+:Queue a horis:ActionStep ; horis:tool :t.queue ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+
+:t.bill a horis:Tool ;
+    rdfs:label "Bill the insurer" ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:sideEffect horis:ExternalCommit ;
+    horis:binding "python:bill" .
+"""
+
+WORLD = """\
+@prefix : <http://example.org/clinic#> .
+:p1 a :Patient . :p2 a :Patient . :w1 a :Ward .
+"""
+
+TOOLS = """\
+import time
+
+
+def queue(patient):
+    print("a tool that prints")  # over stdio, fd 1 is the protocol: the SDK moves it aside
+    time.sleep(0.3)  # long enough for a second client's call to overlap this one
+    return {"queueRef": "Q-" + str(patient).rsplit("#", 1)[-1]}
+
+
+def transfer(patient, ward):
+    return {"bedRef": "B-" + str(ward).rsplit("#", 1)[-1]}
+
+
+def bill(patient):
+    return None
+"""
+
+P1 = "http://example.org/clinic#p1"
+
+
+def _tools() -> Any:
+    """The tool functions, in process, without importing a module another test may also
+    have named ``clinic_tools``."""
+    import types
+
+    module = types.ModuleType("served_clinic_tools")
+    exec(TOOLS, module.__dict__)
+    return module
+
+
+def _write_project(folder: Path) -> Path:
+    (folder / "defs.ttl").write_text(DEFS)
+    (folder / "world.ttl").write_text(WORLD)
+    (folder / "clinic_tools.py").write_text(TOOLS)
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return _write_project(tmp_path)
+
+
+def _serve_argv(project: Path, *more: str) -> list[str]:
+    return [sys.executable, "-m", "horismos", "serve", str(project / "defs.ttl"),
+            "--tools", str(project / "clinic_tools.py"), *more]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _write_project(tmp_path_factory.mktemp("served"))
+
+
+@pytest.fixture(scope="module")
+def http_serve(served_project: Path) -> Iterator[tuple[str, str]]:
+    """``horismos serve --transport http`` on a sparql: world (``oxigraph serve``); yields the
+    MCP URL and the store, which an operator's ``horismos approve`` writes to meanwhile. One
+    server for the module's tests: each works on its own patient."""
+    project = tmp_path = served_project
+    oxigraph = OxigraphServer(tmp_path / "world-db")
+    proc = None
+    try:
+        subprocess.run([sys.executable, "-m", "horismos", "load", str(project / "world.ttl"),
+                        "--store", oxigraph.store], check=True, capture_output=True)
+        port = _free_port()
+        proc = subprocess.Popen(
+            _serve_argv(project, "--store", oxigraph.store, "--transport", "http", "--port",
+                        str(port), "--trace-dir", str(tmp_path / "traces")),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("horismos serve did not start: "
+                                       + proc.stderr.read().decode()) from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", oxigraph.store
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        oxigraph.stop()
+
+
+def _stdio_client(project: Path, *more: str) -> Any:
+    from mcp import Client, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=_serve_argv(project, "--world",
+                                                 str(project / "world.ttl"), *more)[1:],
+        cwd=str(project), env={**os.environ})
+    return Client(stdio_client(params), cache=None)
+
+
+def _text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content)
+
+
+# -- in process: what is served is the catalog --------------------------------------------------
+
+def test_served_schemas_are_the_inventorys(project: Path) -> None:
+    from horismos import Agent, World
+    from horismos._serve import ServedTools
+
+    clinic_tools = _tools()
+    agent = Agent.from_files(project / "defs.ttl", tools={
+        "queue": clinic_tools.queue, "transfer": clinic_tools.transfer,
+        "bill": clinic_tools.bill})
+    world = World.from_files(project / "world.ttl")
+    served = ServedTools(agent, world, allow="ReadOnly,HostStateWrite,ExternalCommit")
+    inventory = {t["name"]: t for t in agent.catalog.inventory()["tools"]}
+    listed = {t.name: t for t in served.listing()}
+    assert set(listed) == {"discover", *inventory}
+    for name, tool in inventory.items():
+        assert listed[name].input_schema == tool["input_schema"]
+        effect = tool["effect_schema"]
+        result = listed[name].output_schema["properties"]["result"]
+        assert result == ({"type": "null"} if effect is None
+                          else {"anyOf": [effect, {"type": "null"}]})
+    narrow = ServedTools(agent, world, allow="ReadOnly")
+    assert sorted(narrow.tools) == []
+    assert "outside --allow ReadOnly" in narrow.skipped["t.queue"]
+
+
+def test_overlapping_calls_on_one_world_commit_once(project: Path) -> None:
+    """Both calls start before either lands (the tool sleeps): without the server's lock both
+    would pass the precondition and both commit (checked by hand: two completed)."""
+    from rdflib import Namespace
+
+    from horismos import Agent, World
+    from horismos._serve import ServedTools
+
+    clinic_tools = _tools()
+    agent = Agent.from_files(project / "defs.ttl", tools={"queue": clinic_tools.queue})
+    world = World.from_files(project / "world.ttl")
+    served = ServedTools(agent, world)
+
+    async def race() -> list[Any]:
+        return list(await asyncio.gather(*(served.call("t.queue", {"patient": ":p1"})
+                                           for _ in range(3))))
+
+    statuses = sorted(r.structured_content["status"] for r in asyncio.run(race()))
+    assert statuses == ["blocked", "blocked", "completed"]
+    ex = Namespace("http://example.org/clinic#")
+    assert len(list(world.graph.quads((ex.p1, ex.queueRef, None, None)))) == 1
+
+
+def test_run_workflow_starts_a_workflow_and_says_where_it_ended(project: Path) -> None:
+    from horismos import Agent, World
+    from horismos._serve import ServedTools
+
+    clinic_tools = _tools()
+    agent = Agent.from_files(project / "defs.ttl", tools={"queue": clinic_tools.queue})
+    world = World.from_files(project / "world.ttl")
+    assert "run_workflow" not in [t.name for t in ServedTools(agent, world).listing()]
+    served = ServedTools(agent, world, run_workflow=True)
+    assert "run_workflow" in [t.name for t in served.listing()]
+
+    async def calls() -> list[Any]:
+        return [await served.call("run_workflow", {"workflow": ":Queueing", "focus": ":p2"}),
+                await served.call("run_workflow", {"workflow": ":Queueing", "focus": ":p2",
+                                                   "step": ":Queue"}),
+                await served.call("run_workflow", {"workflow": ":Queueing", "focus": ":p2"})]
+
+    done, driven, again = asyncio.run(calls())
+    assert done.structured_content["status"] == "completed", _text(done)
+    assert [s["status"] for s in done.structured_content["steps"]] == ["completed"]
+    assert driven.is_error and "unknown argument 'step'" in _text(driven)
+    # the tool's own precondition holds the second run: queued once
+    assert again.structured_content["status"] == "blocked"
+
+
+# -- stdio, the SDK's client ----------------------------------------------------------------------
+
+def test_stdio_lists_closed_schemas_and_refuses_what_the_contract_does_not_declare(
+        project: Path) -> None:
+    from mcp import MCPError
+
+    async def session() -> None:
+        async with _stdio_client(project) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            # ExternalCommit is outside the default policy: not served at all
+            assert sorted(tools) == ["discover", "t.queue", "t.transfer"]
+            queue = tools["t.queue"]
+            assert queue.input_schema["additionalProperties"] is False
+            assert queue.input_schema["required"] == ["patient"]
+            result_schema = queue.output_schema["properties"]["result"]["anyOf"][0]
+            assert list(result_schema["properties"]) == ["queueRef"]
+
+            # the SDK's own server would drop these; Horismos refuses, naming the field
+            unknown = await client.call_tool("t.queue", {"patient": ":p1", "urgent": True})
+            assert unknown.is_error
+            assert unknown.structured_content["error"]["kind"] == "schema"
+            assert 'unknown argument "urgent"' in _text(unknown)
+            as_input = await client.call_tool("t.queue", {"patient": ":p1", "status": "done"})
+            assert '"status" is a result field' in _text(as_input)
+            wrong_class = await client.call_tool("t.queue", {"patient": ":w1"})
+            assert wrong_class.structured_content["error"]["kind"] == "argument_type"
+
+            done = await client.call_tool("t.queue", {"patient": ":p1"})
+            assert not done.is_error, _text(done)
+            assert done.structured_content["status"] == "completed"
+            assert done.structured_content["result"] == {"queueRef": "Q-p1"}
+            assert "1 effect landed" in _text(done)
+            again = await client.call_tool("t.queue", {"patient": ":p1"})
+            assert again.structured_content["status"] == "blocked"
+            assert again.structured_content["error"]["kind"] == "precondition"
+
+            found = await client.call_tool("discover", {"query": "queue patient",
+                                                        "focus": ":p2"})
+            names = [t["name"] for t in found.structured_content["tools"]]
+            assert names[0] == "t.queue"
+            assert found.structured_content["tools"][0]["bound_args"] == {
+                "patient": "http://example.org/clinic#p2"}
+            odd = await client.call_tool("discover", {"query": "queue", "limit": 3})
+            assert odd.is_error and "'limit'" in _text(odd)
+            # a tool the policy does not serve is no tool here: an MCP error, saying why
+            with pytest.raises(MCPError, match="ExternalCommit is outside --allow"):
+                await client.call_tool("t.bill", {"patient": ":p1"})
+
+    asyncio.run(session())
+
+
+# -- streamable HTTP: two clients, one world; approvals ------------------------------------------
+
+def test_two_http_clients_racing_for_one_precondition_commit_once(
+        http_serve: tuple[str, str], served_project: Path) -> None:
+    from mcp import Client
+
+    url, store = http_serve
+    traces_before = set((served_project / "traces").glob("*t.queue.jsonl"))
+
+    async def one() -> Any:
+        async with Client(url, cache=None) as client:
+            return await client.call_tool("t.queue", {"patient": P1})
+
+    async def race() -> list[Any]:
+        return list(await asyncio.gather(one(), one()))
+
+    results = asyncio.run(race())
+    statuses = sorted(r.structured_content["status"] for r in results)
+    assert statuses == ["blocked", "completed"]
+    from rdflib import URIRef
+
+    from horismos import World
+
+    world = World.open(store)
+    refs = world.store.select("SELECT ?r WHERE { GRAPH ?g { ?p "
+                              "<http://example.org/clinic#queueRef> ?r } }",
+                              {"p": URIRef(P1)}, {})
+    assert [str(r["r"]) for r in refs] == ["Q-p1"]
+    traces = sorted(set((served_project / "traces").glob("*t.queue.jsonl")) - traces_before)
+    assert len(traces) == 2  # a trace per call
+    ends = [json.loads(t.read_text().splitlines()[-1])["status"] for t in traces]
+    assert sorted(ends) == ["blocked", "completed"]
+
+
+def test_approval_is_the_operators_never_the_agents(http_serve: tuple[str, str],
+                                                    served_project: Path) -> None:
+    from mcp import Client
+
+    url, store = http_serve
+    args = {"patient": ":p2", "ward": ":w1"}
+
+    async def call(arguments: dict[str, Any]) -> Any:
+        async with Client(url, cache=None) as client:
+            return await client.call_tool("t.transfer", arguments)
+
+    first = asyncio.run(call(args))
+    assert first.is_error and first.structured_content["status"] == "refused"
+    approval = first.structured_content["approval"]
+    fp = approval["fingerprint"]
+    assert approval["payload"] == {"patient": "http://example.org/clinic#p2",
+                                   "ward": "http://example.org/clinic#w1"}
+    # no argument carries an approval: passing one is an unknown field
+    sneaky = asyncio.run(call({**args, "approval": fp}))
+    assert sneaky.structured_content["error"]["kind"] == "schema"
+
+    approve = subprocess.run(
+        [sys.executable, "-m", "horismos", "approve", str(served_project / "defs.ttl"),
+         "--store", store,
+         "--instance", approval["instance"], "--fingerprint", fp],
+        capture_output=True, text=True)
+    assert approve.returncode == 0, approve.stderr
+    done = asyncio.run(call(args))
+    assert done.structured_content["status"] == "completed", _text(done)
+    assert done.structured_content["result"] == {"bedRef": "B-w1"}
+    # used up: the same payload needs a new approval
+    again = asyncio.run(call(args))
+    assert again.structured_content["error"]["kind"] == "approval"
+
+
+# -- the MCP inspector's command line (npm) -------------------------------------------------------
+
+def _inspector() -> str:
+    if INSPECTOR.exists() and shutil.which("node"):
+        return str(INSPECTOR)
+    if os.environ.get("CI"):
+        raise AssertionError(f"{INSPECTOR} is missing: .ci/run installs it")
+    pytest.skip("the MCP inspector is not installed: npm install --prefix .ci/node "
+                "@modelcontextprotocol/inspector (see .ci/run)")
+
+
+def test_the_mcp_inspector_lists_and_calls_over_stdio(project: Path) -> None:
+    inspector = _inspector()
+    target = ["--cli", *_serve_argv(project, "--world", str(project / "world.ttl"))]
+    listed = subprocess.run([inspector, *target, "--method", "tools/list"],
+                            capture_output=True, text=True, timeout=120, cwd=project)
+    assert listed.returncode == 0, listed.stderr
+    names = [t["name"] for t in json.loads(listed.stdout)["tools"]]
+    assert names == ["discover", "t.queue", "t.transfer"]
+    called = subprocess.run([inspector, *target, "--method", "tools/call", "--tool-name",
+                             "t.queue", "--tool-arg", "patient=:p1"],
+                            capture_output=True, text=True, timeout=120, cwd=project)
+    assert called.returncode == 0, called.stderr
+    answer = json.loads(called.stdout)
+    assert answer["structuredContent"]["result"] == {"queueRef": "Q-p1"}
+
+
+def test_the_mcp_inspector_over_streamable_http(http_serve: tuple[str, str]) -> None:
+    inspector = _inspector()
+    url, _ = http_serve
+    listed = subprocess.run([inspector, "--cli", url, "--transport", "http", "--method",
+                             "tools/list"], capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert "t.transfer" in [t["name"] for t in json.loads(listed.stdout)["tools"]]
+    refused = subprocess.run([inspector, "--cli", url, "--transport", "http", "--method",
+                              "tools/call", "--tool-name", "t.queue", "--tool-arg",
+                              "patient=http://example.org/clinic#p2", "--tool-arg", "effects=[]"],
+                             capture_output=True, text=True, timeout=120)
+    answer = json.loads(refused.stdout)
+    assert answer["isError"] is True
+    assert '"effects" is a result field' in answer["content"][0]["text"]
+
+
+def test_serve_usage_errors_are_one_line(project: Path) -> None:
+    bad = subprocess.run(_serve_argv(project, "--port", "9999"), capture_output=True,
+                         text=True, stdin=subprocess.DEVNULL)
+    assert bad.returncode == 2
+    assert "--host and --port are for --transport http" in bad.stderr
+    assert "Traceback" not in bad.stderr
