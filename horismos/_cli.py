@@ -33,8 +33,8 @@ from ._cli_instances import (
 )
 from ._cli_load import cmd_load, load_arguments
 from ._cli_run import cmd_resume, cmd_run, resume_arguments, run_arguments
-from ._cli_submit import cmd_submit, submit_arguments
 from ._cli_serve import cmd_serve, serve_arguments
+from ._cli_submit import cmd_submit, submit_arguments
 from ._cli_tools import cmd_tools, tools_arguments
 from ._cli_trace import (
     cmd_graph,

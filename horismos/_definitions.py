@@ -460,7 +460,7 @@ class _Builder:
                        "output could fill what is kept", "raise horis:quotaBytes above "
                        "horis:retainBytes (the quota is the higher limit)")
         self.defs.commands[name] = Command(
-            URIRef(s), name, argv, root, workdir, tuple(env),
+            URIRef(str(s)), name, argv, root, workdir, tuple(env),
             preview_bytes=sizes[HORIS.previewBytes], retain_bytes=sizes[HORIS.retainBytes],
             quota_bytes=sizes[HORIS.quotaBytes], min_free_bytes=sizes[HORIS.minFreeBytes],
             capture_dir=self.text(s, HORIS.captureDir))

@@ -37,7 +37,7 @@ import sys
 import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rdflib import XSD, Literal, URIRef
 
@@ -401,7 +401,7 @@ def _landed(tool: Tool, result: CallResult) -> dict[str, Any] | None:
     for a in tool.effect.asserts:
         if a.value is not None:
             continue
-        values = [json_value(o if isinstance(o, URIRef) else o.toPython())  # type: ignore[union-attr]
+        values = [json_value(o if isinstance(o, URIRef) else cast(Literal, o).toPython())
                   for _, p, o in result.effects if p == a.property]
         if values:
             out[a.key] = values if a.many else values[0]
