@@ -41,14 +41,20 @@ def read_adapters(g: Graph, local: Callable[[Node], str]) -> dict[URIRef, Adapte
         if not isinstance(s, URIRef) or base is None:
             continue
         mapping = next(iter(g.objects(s, HORIS.mapping)), None)
-        out[s] = Adapter(s, local(s), base.rstrip("/"), _text(g, s, HORIS.tokenFromEnv),
-                         tuple(sorted(str(x) for x in g.objects(s, HORIS.grantedScope))),
-                         mapping if isinstance(mapping, URIRef) else HORIS.FhirJsonLd)
+        out[s] = Adapter(
+            s,
+            local(s),
+            base.rstrip("/"),
+            _text(g, s, HORIS.tokenFromEnv),
+            tuple(sorted(str(x) for x in g.objects(s, HORIS.grantedScope))),
+            mapping if isinstance(mapping, URIRef) else HORIS.FhirJsonLd,
+        )
     return out
 
 
-def tool_adapter(g: Graph, tool: Node, adapters: dict[URIRef, Adapter], warn: Report,
-                 name: Callable[[Node], str]) -> dict[str, Any]:
+def tool_adapter(
+    g: Graph, tool: Node, adapters: dict[URIRef, Adapter], warn: Report, name: Callable[[Node], str]
+) -> dict[str, Any]:
     """The ``adapter`` and ``commit_scopes`` fields of the tool ``tool`` (empty for a tool that
     commits to no system of record)."""
     node = next(iter(g.objects(tool, HORIS.adapter)), None)
@@ -59,20 +65,27 @@ def tool_adapter(g: Graph, tool: Node, adapters: dict[URIRef, Adapter], warn: Re
     if adapter is not None:
         for scope in scopes:
             if not any(covers(granted, scope) for granted in adapter.scopes):
-                warn(tool, f"commit scope \"{scope}\" is not among the scopes {name(node)} "
-                     "grants (" + (", ".join(adapter.scopes) or "none") + "), so every call "
-                     "will be refused before anything is sent",
-                     f"add horis:grantedScope \"{scope}\" to {name(node)} if it is granted",
-                     at=(tool, HORIS.commitScope, None))
+                warn(
+                    tool,
+                    f'commit scope "{scope}" is not among the scopes {name(node)} '
+                    "grants (" + (", ".join(adapter.scopes) or "none") + "), so every call "
+                    "will be refused before anything is sent",
+                    f'add horis:grantedScope "{scope}" to {name(node)} if it is granted',
+                    at=(tool, HORIS.commitScope, None),
+                )
     return {"adapter": adapter, "commit_scopes": scopes}
 
 
-def partial_without_adapter(g: Graph, step: Node, tool_adapter_of: Adapter | None,
-                            warn: Report) -> None:
+def partial_without_adapter(
+    g: Graph, step: Node, tool_adapter_of: Adapter | None, warn: Report
+) -> None:
     """``horis:onPartial`` means something only for a step that commits to an adapter."""
     target = next(iter(g.objects(step, HORIS.onPartial)), None)
     if target is not None and tool_adapter_of is None:
-        warn(step, "horis:onPartial is taken only by a step whose tool commits to a "
-             "horis:Adapter; this one's does not, so it is never taken",
-             "use horis:onError, or bind the tool to an adapter",
-             at=(step, HORIS.onPartial, target))
+        warn(
+            step,
+            "horis:onPartial is taken only by a step whose tool commits to a "
+            "horis:Adapter; this one's does not, so it is never taken",
+            "use horis:onError, or bind the tool to an adapter",
+            at=(step, HORIS.onPartial, target),
+        )

@@ -83,8 +83,7 @@ class StepHost(Protocol):
 
     def now(self) -> dt.datetime: ...
 
-    def judge_resource(self, subject: Node, triples: list[tuple[Node, Node, Node]]) -> Verdict:
-        ...
+    def judge_resource(self, subject: Node, triples: list[tuple[Node, Node, Node]]) -> Verdict: ...
 
     async def remote(self, send: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]: ...
 
@@ -110,8 +109,7 @@ class CommitOutcome:
         if not others and not self.errors:
             return None
         where = {"step": str(step.iri), "tool": str(tool.iri)}
-        split = [(r.ref, r.outcome) for r in others] + [
-            ("(decision)", e.kind) for e in self.errors]
+        split = [(r.ref, r.outcome) for r in others] + [("(decision)", e.kind) for e in self.errors]
         if self.accepted:
             named = "; ".join(f"{ref} {outcome}" for ref, outcome in split)
             return PartialCommit(
@@ -119,14 +117,20 @@ class CommitOutcome:
                 f"({', '.join(r.ref for r in self.accepted)}), the others did not: {named}; "
                 "nothing is claimed atomic across systems (horis:onPartial, else "
                 "horis:onError, is where the workflow goes on from)",
-                accepted=[r.ref for r in self.accepted], others=split, **where)
+                accepted=[r.ref for r in self.accepted],
+                others=split,
+                **where,
+            )
         conflicted = [r for r in others if r.outcome == "conflicted"]
         if conflicted:
             return RemoteConflict(
-                f"{tool.name}: " + "; ".join(_said(r) for r in conflicted)
+                f"{tool.name}: "
+                + "; ".join(_said(r) for r in conflicted)
                 + " — the system of record changed since the world's projection was hydrated; "
                 "nothing landed: hydrate again, then decide again",
-                resources=[r.ref for r in conflicted], **where)
+                resources=[r.ref for r in conflicted],
+                **where,
+            )
         unknown = [r for r in others if r.outcome == "unknown"]
         if unknown:
             seen = ToolTimeout(unknown[0].message or "no answer", **where)
@@ -134,7 +138,9 @@ class CommitOutcome:
                 f"{tool.name}: the commit of {', '.join(r.ref for r in unknown)} was sent and "
                 "no answer came back, so it may have acted; it is not sent again: read the "
                 "resource from the system of record (hydrate it) to settle what happened",
-                cause=seen, **where)
+                cause=seen,
+                **where,
+            )
         if self.errors:
             return self.errors[0]
         return ToolError(f"{tool.name}: " + "; ".join(_said(r) for r in others), **where)
@@ -142,8 +148,7 @@ class CommitOutcome:
 
 def _said(r: Receipt) -> str:
     status = f" {r.status}" if r.status else ""
-    return f"{r.method} {r.ref} was {r.outcome}{status}" + (f": {r.message}" if r.message
-                                                            else "")
+    return f"{r.method} {r.ref} was {r.outcome}{status}" + (f": {r.message}" if r.message else "")
 
 
 def check_scopes(tool: Tool, step: ActionStep) -> None:
@@ -152,24 +157,32 @@ def check_scopes(tool: Tool, step: ActionStep) -> None:
     assert adapter is not None
     where = {"step": str(step.iri), "tool": str(tool.iri)}
     if not tool.commit_scopes:
-        raise ScopeRefused(f"{tool.name} commits to {adapter.name} but declares no "
-                           "horis:commitScope; declare the scope it commits under, e.g. "
-                           "horis:commitScope \"patient/MedicationDispense.write\"",
-                           missing="(none declared)", granted=adapter.scopes, **where)
+        raise ScopeRefused(
+            f"{tool.name} commits to {adapter.name} but declares no "
+            "horis:commitScope; declare the scope it commits under, e.g. "
+            'horis:commitScope "patient/MedicationDispense.write"',
+            missing="(none declared)",
+            granted=adapter.scopes,
+            **where,
+        )
     for scope in tool.commit_scopes:
         if not any(covers(g, scope) for g in adapter.scopes):
             raise ScopeRefused(
                 f"{tool.name} commits under scope {scope}, which adapter {adapter.name} is not "
                 f"granted (granted: {', '.join(adapter.scopes) or 'none'}); nothing was sent. "
-                f"Grant it (horis:grantedScope \"{scope}\") or narrow the tool",
-                missing=scope, granted=adapter.scopes, **where)
+                f'Grant it (horis:grantedScope "{scope}") or narrow the tool',
+                missing=scope,
+                granted=adapter.scopes,
+                **where,
+            )
 
 
 class AdapterCommit:
     """One adapter-bound step's commits, one per call of its binding."""
 
-    def __init__(self, host: StepHost, tool: Tool, step: ActionStep, hosts: Hosts,
-                 activity: URIRef) -> None:
+    def __init__(
+        self, host: StepHost, tool: Tool, step: ActionStep, hosts: Hosts, activity: URIRef
+    ) -> None:
         assert tool.adapter is not None
         self.host = host
         self.store = host.store
@@ -187,8 +200,7 @@ class AdapterCommit:
         out = dict(args)
         for name, value in args.items():
             if isinstance(value, URIRef):
-                found = next(self.store.objects(projection_graph(value), HORIS.sourceJson),
-                             None)
+                found = next(self.store.objects(projection_graph(value), HORIS.sourceJson), None)
                 if found is not None:
                     out[name] = json.loads(str(found))
         return out
@@ -215,12 +227,17 @@ class AdapterCommit:
             letter = "u" if w.method == "PUT" else "c"
             need = needed_for(self.tool.commit_scopes, w.kind, letter)
             if not any(covers(s, need) for s in self.tool.commit_scopes):
-                self.outcome.errors.append(ScopeRefused(
-                    f"{self.tool.name} decided to {'update' if letter == 'u' else 'create'} "
-                    f"{w.ref}, which needs scope {need}; its horis:commitScope "
-                    f"({', '.join(self.tool.commit_scopes)}) does not cover it, so nothing of "
-                    "this call was sent", missing=need, granted=self.tool.commit_scopes,
-                    **where))
+                self.outcome.errors.append(
+                    ScopeRefused(
+                        f"{self.tool.name} decided to {'update' if letter == 'u' else 'create'} "
+                        f"{w.ref}, which needs scope {need}; its horis:commitScope "
+                        f"({', '.join(self.tool.commit_scopes)}) does not cover it, so nothing of "
+                        "this call was sent",
+                        missing=need,
+                        granted=self.tool.commit_scopes,
+                        **where,
+                    )
+                )
                 return
         for w in request.writes:
             rejected = self._judged(w, where)
@@ -229,11 +246,22 @@ class AdapterCommit:
                 return
         mismatched = dict(stale(request))
         if mismatched:  # seen before sending: nothing of this request goes out
-            got = [Receipt(w.ref, w.method, "conflicted", None, w.expected, message=(
-                f"the decision is at version {mismatched[w]}, the projection at "
-                f"{w.expected}; not sent" if w in mismatched else
-                "not sent: another write of the same request conflicted"))
-                for w in request.writes]
+            got = [
+                Receipt(
+                    w.ref,
+                    w.method,
+                    "conflicted",
+                    None,
+                    w.expected,
+                    message=(
+                        f"the decision is at version {mismatched[w]}, the projection at "
+                        f"{w.expected}; not sent"
+                        if w in mismatched
+                        else "not sent: another write of the same request conflicted"
+                    ),
+                )
+                for w in request.writes
+            ]
         else:
             got = await self._send(request)
         base = self.adapter.base_url
@@ -255,8 +283,11 @@ class AdapterCommit:
             return None
         return GateRejected(
             f"{self.tool.name} decided {w.ref}, which breaks the domain shapes: "
-            + "; ".join(str(m) for m in verdict.messages) + "; nothing of this call was sent",
-            messages=verdict.messages, **where)
+            + "; ".join(str(m) for m in verdict.messages)
+            + "; nothing of this call was sent",
+            messages=verdict.messages,
+            **where,
+        )
 
     async def _send(self, request: Request) -> list[Receipt]:
         method, url, body, headers = request.http(self.adapter.base_url)
@@ -264,17 +295,21 @@ class AdapterCommit:
             try:
                 response = await asyncio.wait_for(
                     self.host.remote(lambda: self.client.send(method, url, body, headers)),
-                    self.tool.timeout * 2)
+                    self.tool.timeout * 2,
+                )
             except NotSent as e:
                 return unanswered(request, "failed", f"not sent: {e}")
             except (TimeoutError, asyncio.CancelledError):
                 if attempt.sent and not attempt.answered:
-                    return unanswered(request, "unknown", f"{method} {_path(url)} was sent "
-                                      f"and not answered within {self.tool.timeout:g}s")
+                    return unanswered(
+                        request,
+                        "unknown",
+                        f"{method} {_path(url)} was sent "
+                        f"and not answered within {self.tool.timeout:g}s",
+                    )
                 return unanswered(request, "failed", f"{method} {_path(url)} was not sent")
             except Exception as e:
-                outcome: Outcome = ("unknown" if attempt.sent and not attempt.answered
-                                    else "failed")
+                outcome: Outcome = "unknown" if attempt.sent and not attempt.answered else "failed"
                 return unanswered(request, outcome, f"{type(e).__name__}: {e}")
         return receipts(request, response)
 
@@ -285,10 +320,12 @@ class AdapterCommit:
             if not res or not res.get("id"):
                 continue
             node = resource_iri(self.adapter.base_url, res["resourceType"], res["id"])
-            self.outcome.remove += replaced(self.store, projection_graph(node),
-                                            self.adapter.base_url)
-            self.outcome.add += projection_quads(self.adapter.iri, self.adapter.base_url, res,
-                                                 at, r.location, self.activity)
+            self.outcome.remove += replaced(
+                self.store, projection_graph(node), self.adapter.base_url
+            )
+            self.outcome.add += projection_quads(
+                self.adapter.iri, self.adapter.base_url, res, at, r.location, self.activity
+            )
 
 
 def _path(url: str) -> str:

@@ -48,31 +48,44 @@ class Agent:
     run touches, from that node's neighbourhood (:mod:`horismos._entailment`).
     """
 
-    def __init__(self, definitions: Definitions, *,
-                 tools: Mapping[str, Callable[..., Any]] | None = None,
-                 entailment: Entailment = "rdfs",
-                 mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None,
-                 allow_modules: Iterable[str] = (), allow_hosts: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        definitions: Definitions,
+        *,
+        tools: Mapping[str, Callable[..., Any]] | None = None,
+        entailment: Entailment = "rdfs",
+        mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None,
+        allow_modules: Iterable[str] = (),
+        allow_hosts: Iterable[str] = (),
+    ) -> None:
         if entailment not in ("rdfs", "owl-rl"):
             raise UsageError(f"entailment {entailment!r}: use 'rdfs' or 'owl-rl'")
         self.definitions = definitions
         # what bindings may reach: these callables, these modules, these hosts
-        self.tools = Reach(tools, allow_modules, Hosts(tuple(allow_hosts)) if allow_hosts
-                           else None)
+        self.tools = Reach(tools, allow_modules, Hosts(tuple(allow_hosts)) if allow_hosts else None)
         self.mcp_servers = {n: mcp_server(n, s) for n, s in (mcp_servers or {}).items()}
         self.entailment = entailment
         self._gate = Gate(definitions)
         self._placed: weakref.WeakSet[Store] = weakref.WeakSet()
 
     @classmethod
-    def from_files(cls, *paths: str | Path, tools: Mapping[str, Callable[..., Any]] | None = None,
-                   entailment: Entailment = "rdfs",
-                   mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None,
-                   allow_modules: Iterable[str] = (), allow_hosts: Iterable[str] = (),
-                   ) -> Agent:
-        return cls(load_definitions(paths), tools=tools, entailment=entailment,
-                   mcp_servers=mcp_servers, allow_modules=allow_modules,
-                   allow_hosts=allow_hosts)
+    def from_files(
+        cls,
+        *paths: str | Path,
+        tools: Mapping[str, Callable[..., Any]] | None = None,
+        entailment: Entailment = "rdfs",
+        mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None,
+        allow_modules: Iterable[str] = (),
+        allow_hosts: Iterable[str] = (),
+    ) -> Agent:
+        return cls(
+            load_definitions(paths),
+            tools=tools,
+            entailment=entailment,
+            mcp_servers=mcp_servers,
+            allow_modules=allow_modules,
+            allow_hosts=allow_hosts,
+        )
 
     @property
     def catalog(self) -> Catalog:
@@ -112,32 +125,50 @@ class Agent:
             raise UsageError(f"no adapter {name!s} (declared: {names})")
         return found
 
-    def hydrate(self, world: World, adapter: str | URIRef | None = None,
-                ids: Iterable[str] = (), *, search: Iterable[str] = ()) -> list[Hydrated]:
+    def hydrate(
+        self,
+        world: World,
+        adapter: str | URIRef | None = None,
+        ids: Iterable[str] = (),
+        *,
+        search: Iterable[str] = (),
+    ) -> list[Hydrated]:
         """:meth:`World.hydrate` with this agent's adapter and the hosts it may reach."""
-        return world.hydrate(self.adapter(adapter), ids, search=search,
-                             allow_hosts=self.tools.hosts.allowed)
+        return world.hydrate(
+            self.adapter(adapter), ids, search=search, allow_hosts=self.tools.hosts.allowed
+        )
 
     def _iri(self, name: str | URIRef, world: World | None = None) -> URIRef:
         if isinstance(name, URIRef):
             return name
-        exists = None if world is None else (
-            lambda c: next(iter(world.store.outgoing(c)), None) is not None)
+        exists = (
+            None
+            if world is None
+            else (lambda c: next(iter(world.store.outgoing(c)), None) is not None)
+        )
         try:
             return self.definitions.expand(name, exists)
         except AmbiguousName:
             raise
         except KeyError:
-            raise UsageError(f"{name!r} is neither an IRI nor a CURIE with a declared prefix"
-                             ) from None
+            raise UsageError(
+                f"{name!r} is neither an IRI nor a CURIE with a declared prefix"
+            ) from None
 
-    def run(self, world: World, workflow: str | URIRef | None = None,
-            focus: str | URIRef | None = None, *, all: bool = False,
-            trace: str | Path | None = None,
-            on_instance: Callable[[InstanceRun], None] | None = None,
-            keep: bool = True, trace_snapshot: bool = False,
-            allow: Iterable[str] = DEFAULT_ALLOW,
-            on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
+    def run(
+        self,
+        world: World,
+        workflow: str | URIRef | None = None,
+        focus: str | URIRef | None = None,
+        *,
+        all: bool = False,
+        trace: str | Path | None = None,
+        on_instance: Callable[[InstanceRun], None] | None = None,
+        keep: bool = True,
+        trace_snapshot: bool = False,
+        allow: Iterable[str] = DEFAULT_ALLOW,
+        on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
+    ) -> Run:
         """Run one instance for ``focus``, or one per focus node with ``all=True``.
 
         ``keep=False`` keeps no per-instance records in the returned :class:`Run` (only how
@@ -150,19 +181,36 @@ class Agent:
         waits for it (:meth:`approve`). ``on_step`` is called with each step's record as soon
         as it has landed.
         """
-        return asyncio.run(self.arun(world, workflow, focus, all=all, trace=trace,
-                                     on_instance=on_instance, keep=keep,
-                                     trace_snapshot=trace_snapshot, allow=allow,
-                                     on_step=on_step))
+        return asyncio.run(
+            self.arun(
+                world,
+                workflow,
+                focus,
+                all=all,
+                trace=trace,
+                on_instance=on_instance,
+                keep=keep,
+                trace_snapshot=trace_snapshot,
+                allow=allow,
+                on_step=on_step,
+            )
+        )
 
-    async def arun(self, world: World, workflow: str | URIRef | None = None,
-                   focus: str | URIRef | None = None, *, all: bool = False,
-                   trace: str | Path | Trace | None = None,
-                   on_instance: Callable[[InstanceRun], None] | None = None,
-                   keep: bool = True, trace_snapshot: bool = False,
-                   env: Environment | None = None,
-                   allow: Iterable[str] = DEFAULT_ALLOW,
-                   on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
+    async def arun(
+        self,
+        world: World,
+        workflow: str | URIRef | None = None,
+        focus: str | URIRef | None = None,
+        *,
+        all: bool = False,
+        trace: str | Path | Trace | None = None,
+        on_instance: Callable[[InstanceRun], None] | None = None,
+        keep: bool = True,
+        trace_snapshot: bool = False,
+        env: Environment | None = None,
+        allow: Iterable[str] = DEFAULT_ALLOW,
+        on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
+    ) -> Run:
         """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
         wf = self.workflow(workflow)
         rules = Policy(allowed(allow))
@@ -172,8 +220,9 @@ class Agent:
         # on a world other processes share, --all splits the focus nodes through claims, and a
         # single-focus run holds its focus's claim: no process takes over a live one's instance
         worker = Worker.join(world) if world.store.shared else None
-        runner = self.runner(worker.world if worker else world, trace, env or Environment(),
-                             types_of, policy=rules)
+        runner = self.runner(
+            worker.world if worker else world, trace, env or Environment(), types_of, policy=rules
+        )
         runner.on_step = on_step
         instances: list[InstanceRun] = []
 
@@ -188,8 +237,12 @@ class Agent:
             await runner.check_bindings(wf)
             if held:
                 await worker.hold(wf, foci[0])  # type: ignore[union-attr]
-            runner.header(wf, foci, world_digest=_digest(world),
-                          snapshot=world.snapshot() if trace_snapshot else None)
+            runner.header(
+                wf,
+                foci,
+                world_digest=_digest(world),
+                snapshot=world.snapshot() if trace_snapshot else None,
+            )
             if worker is not None and all:
                 await worker.run(runner, wf, foci, finished)
                 order = {f: i for i, f in enumerate(foci)}
@@ -213,45 +266,79 @@ class Agent:
         runner.end(world_digest=_digest(world))
         return Run(instances, runner.trace, dict(runner.counts))
 
-    def runner(self, world: World, trace: str | Path | Trace | None, env: Environment,
-               types_of: Callable[[Node], set[Node]] | None = None, *,
-               recorded: bool = True, policy: Policy | None = None) -> Runner:
+    def runner(
+        self,
+        world: World,
+        trace: str | Path | Trace | None,
+        env: Environment,
+        types_of: Callable[[Node], set[Node]] | None = None,
+        *,
+        recorded: bool = True,
+        policy: Policy | None = None,
+    ) -> Runner:
         """A runner over ``world`` writing ``trace``; with ``recorded`` (a live run) every read
         of the world is noted in the trace, else ``world`` already answers from a recording.
         ``policy``: side-effect classes allowed and approvals given (default: the defaults)."""
         store = RecordingStore(world.store, env, types_of) if recorded else world.store
-        return Runner(self.definitions, self._gate, world=World(store),
-                      trace=trace if isinstance(trace, Trace) else Trace(trace),
-                      registry=self.tools, env=env, mcp_servers=self.mcp_servers,
-                      policy=policy)
+        return Runner(
+            self.definitions,
+            self._gate,
+            world=World(store),
+            trace=trace if isinstance(trace, Trace) else Trace(trace),
+            registry=self.tools,
+            env=env,
+            mcp_servers=self.mcp_servers,
+            policy=policy,
+        )
 
-    def focus_list(self, world: World, workflow: Workflow, focus: str | URIRef | None = None,
-                   *, all: bool = False) -> list[URIRef]:
+    def focus_list(
+        self,
+        world: World,
+        workflow: Workflow,
+        focus: str | URIRef | None = None,
+        *,
+        all: bool = False,
+    ) -> list[URIRef]:
         """The focus nodes a run of ``workflow`` would take: ``focus`` (checked to be of the
         focus type) or, with ``all=True``, every node of the type in ``world``."""
         return self._foci(world, workflow, focus, all, self.types_in(world))
 
-    def _foci(self, world: World, wf: Workflow, focus: str | URIRef | None,
-              all: bool, types_of: Callable[[Node], set[Node]] | None = None,
-              ) -> list[URIRef]:
+    def _foci(
+        self,
+        world: World,
+        wf: Workflow,
+        focus: str | URIRef | None,
+        all: bool,
+        types_of: Callable[[Node], set[Node]] | None = None,
+    ) -> list[URIRef]:
         classes = self.definitions.classes_of(wf.focus_type)
         if all:
             if focus is not None:
                 raise UsageError("give a focus or all=True (--all), not both")
             if types_of is not None:
                 schema = schema_of(self.definitions.graph, world.store)
-                return sorted((n for n in schema.focus_candidates(world.store, classes)
-                               if types_of(n) & classes), key=str)
+                return sorted(
+                    (
+                        n
+                        for n in schema.focus_candidates(world.store, classes)
+                        if types_of(n) & classes
+                    ),
+                    key=str,
+                )
             return focus_nodes(self.definitions, world, wf)
         if focus is None:
-            raise UsageError(f"name the focus node: an instance of "
-                             f"{self.definitions.name(wf.focus_type)} (or run with --all)")
+            raise UsageError(
+                f"name the focus node: an instance of "
+                f"{self.definitions.name(wf.focus_type)} (or run with --all)"
+            )
         node = self._iri(focus, world)
         types = types_of(node) if types_of is not None else world.store.types(node)
         if not types & classes:
-            raise UsageError(f"focus {self.definitions.name(node)} is not a "
-                             f"{self.definitions.name(wf.focus_type)} in the world; give a node "
-                             "of the workflow's horis:focusType")
+            raise UsageError(
+                f"focus {self.definitions.name(node)} is not a "
+                f"{self.definitions.name(wf.focus_type)} in the world; give a node "
+                "of the workflow's horis:focusType"
+            )
         return [node]
 
     def place_individuals(self, world: World) -> None:
@@ -270,13 +357,20 @@ class Agent:
             return None
         return schema_of(self.definitions.graph, world.store).types_of(world.store)
 
-    def resume(self, world: World, instance: str | URIRef, facts: str | Graph | None = None,
-               *, trace: str | Path | Trace | None = None,
-               allow: Iterable[str] = DEFAULT_ALLOW,
-               on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
+    def resume(
+        self,
+        world: World,
+        instance: str | URIRef,
+        facts: str | Graph | None = None,
+        *,
+        trace: str | Path | Trace | None = None,
+        allow: Iterable[str] = DEFAULT_ALLOW,
+        on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
+    ) -> Run:
         """Continue a waiting instance; ``facts`` (Turtle) answer its wait and land first."""
-        return asyncio.run(self.aresume(world, instance, facts, trace=trace, allow=allow,
-                                        on_step=on_step))
+        return asyncio.run(
+            self.aresume(world, instance, facts, trace=trace, allow=allow, on_step=on_step)
+        )
 
     def approve(self, world: World, instance: str | URIRef, fingerprint: str) -> dict[str, Any]:
         """Record a person's approval of one payload ``instance`` waits for (the fingerprint
@@ -286,12 +380,17 @@ class Agent:
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
         return approve(self.definitions, world, iid, fingerprint)
 
-    async def aresume(self, world: World, instance: str | URIRef,
-                      facts: str | Graph | None = None, *,
-                      trace: str | Path | Trace | None = None,
-                      env: Environment | None = None,
-                      allow: Iterable[str] = DEFAULT_ALLOW,
-                      on_step: Callable[[InstanceRun, StepRecord], None] | None = None) -> Run:
+    async def aresume(
+        self,
+        world: World,
+        instance: str | URIRef,
+        facts: str | Graph | None = None,
+        *,
+        trace: str | Path | Trace | None = None,
+        env: Environment | None = None,
+        allow: Iterable[str] = DEFAULT_ALLOW,
+        on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
+    ) -> Run:
         """Resume ``instance`` (its IRI, or the short id a run prints) in ``world``.
 
         The facts are a person's input: judged by the domain shapes of every node they touch,
@@ -304,14 +403,13 @@ class Agent:
         # on a shared world the resumed instance is driven under a held claim, as a run's is
         worker = Worker.join(world) if world.store.shared else None
         # what prepare reads goes into the header's reads: the trace starts with it
-        reads = World(RecordingStore((worker.world if worker else world).store, env,
-                                     self.types_in(world)))
+        reads = World(
+            RecordingStore((worker.world if worker else world).store, env, self.types_in(world))
+        )
         held = None
         try:
-            waiting = prepare(self.definitions, self._gate, reads, iid, facts,
-                              reads.store.types)
-            runner = self.runner(reads, trace, env, recorded=False,
-                                 policy=Policy(allowed(allow)))
+            waiting = prepare(self.definitions, self._gate, reads, iid, facts, reads.store.types)
+            runner = self.runner(reads, trace, env, recorded=False, policy=Policy(allowed(allow)))
             runner.on_step = on_step
             wf = self.definitions.workflows[waiting.workflow]
             try:

@@ -43,8 +43,16 @@ if TYPE_CHECKING:
 
 __all__ = ["RESULT_FIELDS", "CallResult", "approval_fingerprint", "guarded_call"]
 
-RESULT_FIELDS = ("status", "exit_status", "effects", "receipt", "content", "artifacts", "gate",
-                 "error")
+RESULT_FIELDS = (
+    "status",
+    "exit_status",
+    "effects",
+    "receipt",
+    "content",
+    "artifacts",
+    "gate",
+    "error",
+)
 """Fields of a call's result; passed as input they are refused as such (unless declared)."""
 
 CallStatus = Literal["completed", "refused", "blocked", "failed", "rejected", "timed_out"]
@@ -78,9 +86,14 @@ class CallResult:
         return self.status == "completed"
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "content": self.content, "artifacts": self.artifacts,
-                "effects": [[s.n3(), p.n3(), o.n3()] for s, p, o in self.effects],
-                "gate": self.gate, "error": self.error}
+        return {
+            "status": self.status,
+            "content": self.content,
+            "artifacts": self.artifacts,
+            "effects": [[s.n3(), p.n3(), o.n3()] for s, p, o in self.effects],
+            "gate": self.gate,
+            "error": self.error,
+        }
 
     def receipt(self, *, kept: bool = True) -> str:
         """What happened, for a person: the call, its outcome, what landed or why not.
@@ -94,31 +107,47 @@ class CallResult:
         if self.status == "completed":
             graph = next((a["iri"] for a in self.artifacts if a["type"] == "named_graph"), "")
             n = len(self.effects)
-            where = f"landed in <{graph}>" if kept else (
-                "passed the gate; not kept: the world was in memory and ends with this call "
-                "(give --out F.trig or a persistent --store to keep them)")
+            where = (
+                f"landed in <{graph}>"
+                if kept
+                else (
+                    "passed the gate; not kept: the world was in memory and ends with this call "
+                    "(give --out F.trig or a persistent --store to keep them)"
+                )
+            )
             lines.append(f"  {n} effect{'' if n == 1 else 's'} {where}" + (":" if n else ""))
-            lines.extend(f"    {self.names(s)} {self.names(p)} {self.names(o)}"
-                         for s, p, o in self.effects)
+            lines.extend(
+                f"    {self.names(s)} {self.names(p)} {self.names(o)}" for s, p, o in self.effects
+            )
         else:
             lines.append("  nothing changed in the world")
         if self.gate is not None:
             verdict = "conforms" if self.gate["conforms"] else "rejected"
             lines.append(f"  gate: {verdict}")
-            lines.extend(f"    {m['message']}" + (f" ({m['path']})" if m.get("path") else "")
-                         + (f" (value: {m['value']})" if m.get("value") else "")
-                         for m in self.gate["messages"])
+            lines.extend(
+                f"    {m['message']}"
+                + (f" ({m['path']})" if m.get("path") else "")
+                + (f" (value: {m['value']})" if m.get("value") else "")
+                for m in self.gate["messages"]
+            )
         lines.extend(f"  {a['type']}: {a['path']}" for a in self.artifacts if "path" in a)
-        lines.extend(f"  output: {a['emitted_bytes']:,} bytes emitted, {a['dropped_bytes']:,} "
-                     f"dropped{' (capture truncated)' if a['truncated'] else ''}"
-                     for a in self.artifacts if a["type"] == "output_capture")
+        lines.extend(
+            f"  output: {a['emitted_bytes']:,} bytes emitted, {a['dropped_bytes']:,} "
+            f"dropped{' (capture truncated)' if a['truncated'] else ''}"
+            for a in self.artifacts
+            if a["type"] == "output_capture"
+        )
         return "\n".join(lines)
 
 
 # -- arguments --------------------------------------------------------------------------------
 
-def check_arguments(tool: Tool, defs: Definitions, args: Any,
-                    ) -> tuple[dict[str, Node], dict[str, Any], list[str]]:
+
+def check_arguments(
+    tool: Tool,
+    defs: Definitions,
+    args: Any,
+) -> tuple[dict[str, Node], dict[str, Any], list[str]]:
     """The arguments as graph nodes, the normalized payload (class-typed ones as full IRIs),
     and what keeps them from fitting the input schema."""
     if not isinstance(args, Mapping):
@@ -135,10 +164,12 @@ def check_arguments(tool: Tool, defs: Definitions, args: Any,
         arg = tool.arg(str(key))
         if arg is None:
             if key in RESULT_FIELDS:
-                problems.append(f"\"{key}\" is a result field (the call's result envelope "
-                                "gives it back), not an argument")
+                problems.append(
+                    f'"{key}" is a result field (the call\'s result envelope '
+                    "gives it back), not an argument"
+                )
             else:
-                problems.append(f"unknown argument \"{key}\"")
+                problems.append(f'unknown argument "{key}"')
             unknown = True
             continue
         problem = _json_type_problem(props[arg.name], value)
@@ -150,13 +181,14 @@ def check_arguments(tool: Tool, defs: Definitions, args: Any,
                 nodes[arg.name] = node
                 payload[arg.name] = str(node) if isinstance(node, URIRef) else value
         if problem:
-            problems.append(f"argument \"{key}\" {problem}")
+            problems.append(f'argument "{key}" {problem}')
     if unknown:
         problems.append(f"{tool.name} takes {takes}")
     for name in schema["required"]:
         if name not in args:
-            problems.append(f"argument \"{name}\" is required: "
-                            f"{props[name].get('description', 'a value')}")
+            problems.append(
+                f'argument "{name}" is required: {props[name].get("description", "a value")}'
+            )
     return nodes, payload, problems
 
 
@@ -165,15 +197,17 @@ def _json_type_problem(schema: Mapping[str, Any], value: Any) -> str | None:
     ok = {
         None: value is not None and not isinstance(value, dict | list),
         "string": isinstance(value, str),
-        "integer": (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer()),
+        "integer": (isinstance(value, int) and not isinstance(value, bool))
+        or (isinstance(value, float) and value.is_integer()),
         "number": isinstance(value, int | float) and not isinstance(value, bool),
         "boolean": isinstance(value, bool),
     }[want]
     if ok:
         return None
-    return f"must be {schema.get('description', 'a literal')} (JSON {want or 'scalar'}); " \
-           f"got {_json_kind(value)}"
+    return (
+        f"must be {schema.get('description', 'a literal')} (JSON {want or 'scalar'}); "
+        f"got {_json_kind(value)}"
+    )
 
 
 def _json_kind(value: Any) -> str:
@@ -192,8 +226,10 @@ def _node(arg: Arg, value: Any, defs: Definitions) -> Node | str:
         try:
             return defs.expand(value)
         except KeyError:
-            return (f"must name a node of class {defs.name(arg.type)}: {value!r} is neither an "
-                    "IRI nor a CURIE with a declared prefix")
+            return (
+                f"must name a node of class {defs.name(arg.type)}: {value!r} is neither an "
+                "IRI nor a CURIE with a declared prefix"
+            )
     t = arg.type
     if t in (XSD.string, RDFS.Literal) and isinstance(value, str):
         return RdfLiteral(value)
@@ -221,12 +257,14 @@ def approval_fingerprint(catalog: ToolIndex, tool: Tool, args: Any) -> str:
     """The fingerprint ``tools approve`` prints: of the payload a call would normalize to."""
     _, payload, problems = check_arguments(tool, catalog.definitions, args)
     if problems:
-        raise UsageError(f"{tool.name}: the arguments do not fit its input schema: "
-                         + "; ".join(problems))
+        raise UsageError(
+            f"{tool.name}: the arguments do not fit its input schema: " + "; ".join(problems)
+        )
     return fingerprint(tool.iri, payload)
 
 
 # -- the call ---------------------------------------------------------------------------------
+
 
 class _Refused(Exception):
     def __init__(self, status: CallStatus, kind: str, message: str) -> None:
@@ -234,37 +272,62 @@ class _Refused(Exception):
         self.status, self.kind, self.message = status, kind, message
 
 
-async def guarded_call(catalog: ToolIndex, tool: Tool, args: Any, world: World, *,
-                       approval: str | None, allow: frozenset[str],
-                       trace: str | Path | Trace | None) -> CallResult:
+async def guarded_call(
+    catalog: ToolIndex,
+    tool: Tool,
+    args: Any,
+    world: World,
+    *,
+    approval: str | None,
+    allow: frozenset[str],
+    trace: str | Path | Trace | None,
+) -> CallResult:
     """Check, then run ``tool`` once; every refusal leaves the world exactly as it was."""
     agent, defs = catalog.agent, catalog.definitions
     tr = trace if isinstance(trace, Trace) else Trace(trace)
     agent.place_individuals(world)  # the definitions' own, before anything reads
     types_of = types_in(agent, world)
-    runner = agent.runner(world, tr, Environment(), types_of,
-                          policy=Policy(allow, frozenset({approval.strip().lower()} if approval
-                                                         else ())))
+    runner = agent.runner(
+        world,
+        tr,
+        Environment(),
+        types_of,
+        policy=Policy(allow, frozenset({approval.strip().lower()} if approval else ())),
+    )
     started = runner.env.now().isoformat()
     digest = None if world.store.shared else world.digest()
-    tr.emit("header", trace_version=TRACE_VERSION, call=str(tool.iri), args=args,
-            definitions_digest=defs.digest, world_digest=digest, started=started,
-            **runner.env.handed())
+    tr.emit(
+        "header",
+        trace_version=TRACE_VERSION,
+        call=str(tool.iri),
+        args=args,
+        definitions_digest=defs.digest,
+        world_digest=digest,
+        started=started,
+        **runner.env.handed(),
+    )
     nodes: dict[str, Node] = {}
     try:
         nodes, payload, problems = check_arguments(tool, defs, args)
         if problems:
-            raise _Refused("refused", "schema", f"the arguments do not fit the input schema "
-                           f"of {tool.name}: " + "; ".join(problems))
+            raise _Refused(
+                "refused",
+                "schema",
+                f"the arguments do not fit the input schema of {tool.name}: " + "; ".join(problems),
+            )
         _check_types(tool, defs, nodes, types_of)
         _check_preconditions(tool, defs, nodes, world)
         _check_policy(tool, allow)
         _check_approval(tool, payload, approval)
         missing = missing_env(tool, runner.mcp.servers)
         if missing:
-            raise _Refused("refused", "env", f"{tool.name} reads environment variable"
-                           f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}, not set; "
-                           f"export {missing[0]}=… before calling it")
+            raise _Refused(
+                "refused",
+                "env",
+                f"{tool.name} reads environment variable"
+                f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}, not set; "
+                f"export {missing[0]}=… before calling it",
+            )
         try:
             await runner.binding(tool).check()
         except ToolError as e:
@@ -276,8 +339,9 @@ async def guarded_call(catalog: ToolIndex, tool: Tool, args: Any, world: World, 
         result = CallResult(tool.iri, r.status, error={"kind": r.kind, "message": r.message})
     finally:
         await runner.aclose()
-    tr.emit("end", status=result.status,
-            world_digest=None if world.store.shared else world.digest())
+    tr.emit(
+        "end", status=result.status, world_digest=None if world.store.shared else world.digest()
+    )
     tr.close()
     result.trace, result.names = tr, _namer(defs)
     result.call = _call_text(tool, nodes if nodes else {}, result.names)
@@ -287,8 +351,9 @@ async def guarded_call(catalog: ToolIndex, tool: Tool, args: Any, world: World, 
     return result
 
 
-def _check_types(tool: Tool, defs: Definitions, nodes: Mapping[str, Node],
-                 types_of: Callable[[Node], set[Node]]) -> None:
+def _check_types(
+    tool: Tool, defs: Definitions, nodes: Mapping[str, Node], types_of: Callable[[Node], set[Node]]
+) -> None:
     problems = []
     for name, node in nodes.items():
         arg = tool.arg(name)
@@ -296,25 +361,35 @@ def _check_types(tool: Tool, defs: Definitions, nodes: Mapping[str, Node],
         if arg.is_class:
             types = types_of(node)
             if not types & defs.classes_of(arg.type):
-                has = ("a " + ", ".join(sorted(defs.name(t) for t in types)) if types
-                       else "not a typed node of the world")
-                problems.append(f"argument \"{name}\" must be a node of class "
-                                f"{defs.name(arg.type)}; {defs.name(node)} is {has}")
+                has = (
+                    "a " + ", ".join(sorted(defs.name(t) for t in types))
+                    if types
+                    else "not a typed node of the world"
+                )
+                problems.append(
+                    f'argument "{name}" must be a node of class '
+                    f"{defs.name(arg.type)}; {defs.name(node)} is {has}"
+                )
         elif not (isinstance(node, RdfLiteral) and _literal_fits(node, arg.type)):
-            problems.append(f"argument \"{name}\" must be a literal of datatype "
-                            f"{defs.name(arg.type)}")
+            problems.append(
+                f'argument "{name}" must be a literal of datatype {defs.name(arg.type)}'
+            )
     if problems:
         raise _Refused("refused", "argument_type", "; ".join(problems))
 
 
-def _check_preconditions(tool: Tool, defs: Definitions, nodes: Mapping[str, Node],
-                         world: World) -> None:
+def _check_preconditions(
+    tool: Tool, defs: Definitions, nodes: Mapping[str, Node], world: World
+) -> None:
     if tool.requires is None or world.store.solutions(tool.requires, nodes):
         return
     pattern = world.store.failing(tool.requires, nodes)
-    raise _Refused("blocked", "precondition",
-                   f"this precondition of {tool.name} does not hold for these arguments: "
-                   f"{' '.join(pattern.split())}")
+    raise _Refused(
+        "blocked",
+        "precondition",
+        f"this precondition of {tool.name} does not hold for these arguments: "
+        f"{' '.join(pattern.split())}",
+    )
 
 
 def _check_policy(tool: Tool, allow: frozenset[str]) -> None:
@@ -326,14 +401,23 @@ def _check_policy(tool: Tool, allow: frozenset[str]) -> None:
 def _check_approval(tool: Tool, payload: Mapping[str, Any], approval: str | None) -> None:
     if not tool.requires_approval:
         return
-    how = (f"run `horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` with exactly "
-           "these arguments and pass its fingerprint as --approval")
+    how = (
+        f"run `horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` with exactly "
+        "these arguments and pass its fingerprint as --approval"
+    )
     if approval is None:
-        raise _Refused("refused", "approval", f"{tool.name} requires approval "
-                       f"(horis:requiresApproval) and none was given; {how}")
+        raise _Refused(
+            "refused",
+            "approval",
+            f"{tool.name} requires approval (horis:requiresApproval) and none was given; {how}",
+        )
     if approval.strip().lower() != fingerprint(tool.iri, payload):
-        raise _Refused("refused", "approval", "the approval given is for a different payload "
-                       f"(tool or arguments); an approval holds for one exact payload: {how}")
+        raise _Refused(
+            "refused",
+            "approval",
+            "the approval given is for a different payload "
+            f"(tool or arguments); an approval holds for one exact payload: {how}",
+        )
 
 
 def _from_record(tool: Tool, rec: StepRecord) -> CallResult:
@@ -342,17 +426,21 @@ def _from_record(tool: Tool, rec: StepRecord) -> CallResult:
     if rec.result and rec.result[0] is not None:
         result.content.append({"type": "json", "json": _jsonable(rec.result[0])})
     if rec.status in ("completed", "rejected"):
-        result.gate = {"conforms": rec.status == "completed",
-                       "messages": [m.to_json() for m in rec.messages]}
+        result.gate = {
+            "conforms": rec.status == "completed",
+            "messages": [m.to_json() for m in rec.messages],
+        }
     if rec.graph is not None:
         result.artifacts.append({"type": "named_graph", "iri": str(rec.graph)})
     capture = getattr(rec.result[0], "capture", None) if rec.result else None
     if capture:  # a command's byte counters, dropped bytes and truncation flags
         result.artifacts.append({"type": "output_capture", **capture})
     if rec.status == "blocked":
-        result.error = {"kind": "precondition",
-                        "message": f"this precondition of {tool.name} does not hold: "
-                                   f"{' '.join((rec.blocked_by or '').split())}"}
+        result.error = {
+            "kind": "precondition",
+            "message": f"this precondition of {tool.name} does not hold: "
+            f"{' '.join((rec.blocked_by or '').split())}",
+        }
     elif rec.error is not None:
         result.error = {"kind": rec.error.kind, "message": str(rec.error)}
     return result
@@ -373,12 +461,14 @@ def _namer(defs: Definitions) -> Callable[[Node], str]:
         if isinstance(node, RdfLiteral):
             return node.n3(defs.graph.namespace_manager)
         return str(node)
+
     return name
 
 
 def _call_text(tool: Tool, nodes: Mapping[str, Node], name: Callable[[Node], str]) -> str:
-    shown = ", ".join(f"{a.name}={name(nodes[a.name])}" for a in ordered_args(tool)
-                      if a.name in nodes)
+    shown = ", ".join(
+        f"{a.name}={name(nodes[a.name])}" for a in ordered_args(tool) if a.name in nodes
+    )
     return f"{tool.name}({shown})"
 
 
@@ -387,6 +477,7 @@ def _summary(result: CallResult) -> str:
         n = len(result.effects)
         return f"{result.call} completed: {n} effect{'' if n == 1 else 's'} landed"
     assert result.error is not None
-    return (f"{result.call} {result.status.replace('_', ' ')} ({result.error['kind']}): "
-            f"{result.error['message']}; nothing changed")
-
+    return (
+        f"{result.call} {result.status.replace('_', ' ')} ({result.error['kind']}): "
+        f"{result.error['message']}; nothing changed"
+    )

@@ -61,13 +61,32 @@ Readiness = Literal["catalog_only", "context_loadable", "model_callable"]
 
 INVENTORY_VERSION = 1
 
-INTEGER_TYPES = {XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte, XSD.nonNegativeInteger,
-             XSD.positiveInteger, XSD.negativeInteger, XSD.nonPositiveInteger,
-             XSD.unsignedInt, XSD.unsignedLong, XSD.unsignedShort, XSD.unsignedByte}
+INTEGER_TYPES = {
+    XSD.integer,
+    XSD.int,
+    XSD.long,
+    XSD.short,
+    XSD.byte,
+    XSD.nonNegativeInteger,
+    XSD.positiveInteger,
+    XSD.negativeInteger,
+    XSD.nonPositiveInteger,
+    XSD.unsignedInt,
+    XSD.unsignedLong,
+    XSD.unsignedShort,
+    XSD.unsignedByte,
+}
 NUMBER_TYPES = {XSD.decimal, XSD.double, XSD.float}
-_FORMATS = {XSD.dateTime: "date-time", XSD.dateTimeStamp: "date-time", XSD.date: "date",
-            XSD.time: "time", XSD.duration: "duration", XSD.dayTimeDuration: "duration",
-            XSD.yearMonthDuration: "duration", XSD.anyURI: "uri"}
+_FORMATS = {
+    XSD.dateTime: "date-time",
+    XSD.dateTimeStamp: "date-time",
+    XSD.date: "date",
+    XSD.time: "time",
+    XSD.duration: "duration",
+    XSD.dayTimeDuration: "duration",
+    XSD.yearMonthDuration: "duration",
+    XSD.anyURI: "uri",
+}
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -91,11 +110,17 @@ class ToolEntry:
 
     def to_json(self, *, readiness: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "name": self.name, "iri": self.iri, "label": self.label,
-            "description": self.description, "input_schema": self.input_schema,
-            "effect_schema": self.effect_schema, "lane": self.lane,
-            "side_effect": self.side_effect, "requires_approval": self.requires_approval,
-            "dependencies": self.dependencies}
+            "name": self.name,
+            "iri": self.iri,
+            "label": self.label,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "effect_schema": self.effect_schema,
+            "lane": self.lane,
+            "side_effect": self.side_effect,
+            "requires_approval": self.requires_approval,
+            "dependencies": self.dependencies,
+        }
         if readiness:
             out["readiness"] = self.readiness
         return out
@@ -114,6 +139,7 @@ class ToolEntry:
 
 # -- what a tool declares -----------------------------------------------------------------
 
+
 def lane(tool: Tool) -> Lane:
     if tool.binding.startswith("mcp://"):
         return "mcp"
@@ -128,9 +154,11 @@ def arg_schema(arg: Arg, defs: Definitions) -> dict[str, Any]:
     """The JSON Schema of one argument: class-typed ones are IRIs naming the class."""
     t = defs.name(arg.type)
     if arg.is_class:
-        return {"type": "string", "format": "iri",
-                "description": f"the IRI (or CURIE) of a node of class {t} <{arg.type}> in the "
-                               "world"}
+        return {
+            "type": "string",
+            "format": "iri",
+            "description": f"the IRI (or CURIE) of a node of class {t} <{arg.type}> in the world",
+        }
     desc = f"a literal of datatype {t}"
     if arg.type == RDFS.Literal:
         return {"description": "any literal"}
@@ -152,17 +180,21 @@ def input_schema(tool: Tool, defs: Definitions) -> dict[str, Any]:
     subject, say) even though the binding never receives it, and its schema says so.
     """
     args = ordered_args(tool)
-    return {"type": "object",
-            "properties": {a.name: _input_arg_schema(a, defs) for a in args},
-            "required": [a.name for a in args if not a.optional],
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {a.name: _input_arg_schema(a, defs) for a in args},
+        "required": [a.name for a in args if not a.optional],
+        "additionalProperties": False,
+    }
 
 
 def _input_arg_schema(arg: Arg, defs: Definitions) -> dict[str, Any]:
     schema = arg_schema(arg, defs)
     if not arg.sent:
-        schema["description"] = (f"{schema['description']}; read by the runtime, not sent to "
-                                 "the tool's binding (horis:sent false)")
+        schema["description"] = (
+            f"{schema['description']}; read by the runtime, not sent to "
+            "the tool's binding (horis:sent false)"
+        )
         schema["x-horis-sent"] = False
     return schema
 
@@ -176,9 +208,11 @@ def _assertion_schema(a: Assertion, defs: Definitions) -> dict[str, Any]:
     p = defs.name(a.property)
     assert a.type is not None
     if a.is_class:
-        one: dict[str, Any] = {"type": "string", "format": "iri",
-                               "description": f"{p}: the IRI of a node of class "
-                                              f"{defs.name(a.type)}"}
+        one: dict[str, Any] = {
+            "type": "string",
+            "format": "iri",
+            "description": f"{p}: the IRI of a node of class {defs.name(a.type)}",
+        }
     else:
         one = arg_schema(Arg(a.key, a.type, False), defs)
         one["description"] = f"{p}: {one['description']}"
@@ -198,14 +232,15 @@ def effect_schema(tool: Tool, defs: Definitions) -> dict[str, Any] | None:
     return {
         "type": "object",
         "description": f"what {tool.name} may write on the node of its "
-                       f"\"{tool.effect.subject}\" argument",
+        f'"{tool.effect.subject}" argument',
         "properties": {a.key: _assertion_schema(a, defs) for a in returned},
         "required": [a.key for a in returned if not a.optional],
         "additionalProperties": False,
         "x-horis-subject": tool.effect.subject,
         "x-horis-runtime-writes": [
             {"property": str(a.property), "value": defs.name(a.value)}  # type: ignore[arg-type]
-            for a in fixed],
+            for a in fixed
+        ],
         "x-horis-shapes": sorted(str(s) for s in tool.effect.shapes),
     }
 
@@ -213,7 +248,7 @@ def effect_schema(tool: Tool, defs: Definitions) -> dict[str, Any] | None:
 def mcp_server_name(tool: Tool) -> str | None:
     if not tool.binding.startswith("mcp://"):
         return None
-    return tool.binding[len("mcp://"):].partition("/")[0] or None
+    return tool.binding[len("mcp://") :].partition("/")[0] or None
 
 
 def env_vars(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
@@ -221,8 +256,10 @@ def env_vars(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
     command's ``${VAR}``."""
     names = {h.env for h in tool.headers}
     server = servers.get(mcp_server_name(tool) or "")
-    declared = [*(server.env if server is not None else ()),
-                *(tool.command.env if tool.command is not None else ())]
+    declared = [
+        *(server.env if server is not None else ()),
+        *(tool.command.env if tool.command is not None else ()),
+    ]
     for _, value in declared:
         names.update(_ENV_REF.findall(value))
     return sorted(names)
@@ -235,8 +272,12 @@ def missing_env(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
 def dependencies(tool: Tool, servers: Mapping[str, McpServer]) -> dict[str, Any]:
     url = reached_url(tool, servers)
     host = urlsplit(url).hostname if url is not None else None
-    return {"binding": redact_url(tool.binding), "mcp_server": mcp_server_name(tool),
-            "env": env_vars(tool, servers), "hosts": [host] if host else []}
+    return {
+        "binding": redact_url(tool.binding),
+        "mcp_server": mcp_server_name(tool),
+        "env": env_vars(tool, servers),
+        "hosts": [host] if host else [],
+    }
 
 
 def reached_url(tool: Tool, servers: Mapping[str, McpServer]) -> str | None:
@@ -247,8 +288,11 @@ def reached_url(tool: Tool, servers: Mapping[str, McpServer]) -> str | None:
     return server.url if server is not None else None
 
 
-def binding_problem(tool: Tool, registry: Mapping[str, Any], sessions: McpSessions,
-                    ) -> str | None:
+def binding_problem(
+    tool: Tool,
+    registry: Mapping[str, Any],
+    sessions: McpSessions,
+) -> str | None:
     """Why the binding cannot be resolved in this process, or None: nothing is imported and
     no network is touched."""
     if tool.binding.startswith("python:"):
@@ -277,6 +321,7 @@ def readiness(tool: Tool, unresolved: bool) -> Readiness:
 
 # -- the catalog ----------------------------------------------------------------------------
 
+
 class ToolHost(Protocol):
     """What the catalog needs of the agent whose tools it lists and calls: its definitions,
     its registry and MCP servers, how it reads types, and a runner for a guarded call. The
@@ -290,9 +335,16 @@ class ToolHost(Protocol):
     def mcp_servers(self) -> Mapping[str, McpServer]: ...
     def types_in(self, world: World) -> Callable[[Node], set[Node]] | None: ...
     def place_individuals(self, world: World) -> None: ...
-    def runner(self, world: World, trace: str | Path | Trace | None, env: Environment,
-               types_of: Callable[[Node], set[Node]] | None = None, *,
-               recorded: bool = True, policy: Policy | None = None) -> Runner: ...
+    def runner(
+        self,
+        world: World,
+        trace: str | Path | Trace | None,
+        env: Environment,
+        types_of: Callable[[Node], set[Node]] | None = None,
+        *,
+        recorded: bool = True,
+        policy: Policy | None = None,
+    ) -> Runner: ...
 
 
 class ToolIndex:
@@ -324,8 +376,11 @@ class ToolIndex:
             return tools[iri]
         names = sorted(t.name for t in tools.values())
         close = difflib.get_close_matches(text.lstrip(":"), names, n=1)
-        hint = f"; did you mean {close[0]}?" if close else (
-            f" (declared: {', '.join(names)})" if names else " (no tools are declared)")
+        hint = (
+            f"; did you mean {close[0]}?"
+            if close
+            else (f" (declared: {', '.join(names)})" if names else " (no tools are declared)")
+        )
         raise UsageError(f"no tool named {text!r}{hint}")
 
     def entry(self, tool: Tool, sessions: McpSessions | None = None) -> ToolEntry:
@@ -333,14 +388,22 @@ class ToolIndex:
         unresolved = binding_problem(tool, self.agent.tools, sessions) is not None
         defs = self.definitions
         return ToolEntry(
-            name=tool.name, iri=str(tool.iri), label=tool.label, description=tool.comment,
-            input_schema=input_schema(tool, defs), effect_schema=effect_schema(tool, defs),
-            lane=lane(tool), side_effect=side_effect(tool),
+            name=tool.name,
+            iri=str(tool.iri),
+            label=tool.label,
+            description=tool.comment,
+            input_schema=input_schema(tool, defs),
+            effect_schema=effect_schema(tool, defs),
+            lane=lane(tool),
+            side_effect=side_effect(tool),
             requires_approval=tool.requires_approval,
             dependencies=dependencies(tool, sessions.servers),
             readiness=readiness(tool, unresolved),
-            signature=", ".join(f"{a.name}{'?' if a.optional else ''}: {defs.name(a.type)}"
-                                for a in ordered_args(tool)))
+            signature=", ".join(
+                f"{a.name}{'?' if a.optional else ''}: {defs.name(a.type)}"
+                for a in ordered_args(tool)
+            ),
+        )
 
     def list(self) -> list[ToolEntry]:
         """Every declared tool, by short name: no world, no focus, no approvals consulted."""
@@ -354,6 +417,7 @@ class ToolIndex:
 
 
 # -- the inventory ----------------------------------------------------------------------------
+
 
 def inventory_of(entries: Sequence[ToolEntry]) -> dict[str, Any]:
     tools = [e.to_json(readiness=False) for e in entries]
@@ -376,13 +440,17 @@ def check_inventory(current: Mapping[str, Any], path: str | Path) -> list[str]:
     try:
         recorded = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UsageError(f"--check {path}: no such file; write it with "
-                         f"`horismos tools inventory FILE_OR_DIR… --output {path}`") from None
+        raise UsageError(
+            f"--check {path}: no such file; write it with "
+            f"`horismos tools inventory FILE_OR_DIR… --output {path}`"
+        ) from None
     except ValueError as e:
         raise UsageError(f"--check {path}: not JSON ({e})") from None
     if not isinstance(recorded, dict) or not isinstance(recorded.get("tools"), list):
-        raise UsageError(f"--check {path}: not an inventory (a JSON object with "
-                         "inventory_version, digest and tools)")
+        raise UsageError(
+            f"--check {path}: not an inventory (a JSON object with "
+            "inventory_version, digest and tools)"
+        )
     if recorded == dict(current):
         return []
     lines: list[str] = []
@@ -391,32 +459,46 @@ def check_inventory(current: Mapping[str, Any], path: str | Path) -> list[str]:
     except InventoryProblem as e:  # still compared below: say where it breaks the schema too
         lines += [f"not a valid inventory: {p}" for p in e.problems]
     if recorded.get("inventory_version") != current["inventory_version"]:
-        lines.append(f"inventory_version: {recorded.get('inventory_version')!r} in the file, "
-                     f"{current['inventory_version']} now")
-    old: dict[Any, Any] = {t.get("iri"): t for t in recorded.get("tools") or []
-                           if isinstance(t, dict)}
+        lines.append(
+            f"inventory_version: {recorded.get('inventory_version')!r} in the file, "
+            f"{current['inventory_version']} now"
+        )
+    old: dict[Any, Any] = {
+        t.get("iri"): t for t in recorded.get("tools") or [] if isinstance(t, dict)
+    }
     new = {t["iri"]: t for t in current["tools"]}
     for iri in sorted(set(new) - set(old)):
         lines.append(f"added: {new[iri]['name']} <{iri}>")
     for iri in sorted(set(old) - set(new)):
         lines.append(f"removed: {old[iri].get('name')} <{iri}>")
     for iri in sorted(set(old) & set(new)):
-        changed = sorted(k for k in set(old[iri]) | set(new[iri])
-                         if old[iri].get(k) != new[iri].get(k))
+        changed = sorted(
+            k for k in set(old[iri]) | set(new[iri]) if old[iri].get(k) != new[iri].get(k)
+        )
         if changed:
             lines.append(f"changed: {new[iri]['name']}: {', '.join(changed)}")
     body = recorded.get("tools")
-    if body is not None and canonical_json(body) == canonical_json(current["tools"]) and (
-            recorded.get("digest") != current["digest"]):
-        lines.append(f"digest: {recorded.get('digest')} in the file does not match its tools "
-                     f"({current['digest']})")
-    lines.extend(difflib.unified_diff(
-        inventory_text(recorded).splitlines(), inventory_text(current).splitlines(),
-        fromfile=str(path), tofile="declared tools", lineterm=""))
+    if (
+        body is not None
+        and canonical_json(body) == canonical_json(current["tools"])
+        and (recorded.get("digest") != current["digest"])
+    ):
+        lines.append(
+            f"digest: {recorded.get('digest')} in the file does not match its tools "
+            f"({current['digest']})"
+        )
+    lines.extend(
+        difflib.unified_diff(
+            inventory_text(recorded).splitlines(),
+            inventory_text(current).splitlines(),
+            fromfile=str(path),
+            tofile="declared tools",
+            lineterm="",
+        )
+    )
     return lines
 
 
 def types_in(agent: ToolHost, world: World) -> Callable[[Node], set[Node]]:
     """A node's types in ``world``, read as the agent's runs read them (its entailment)."""
     return agent.types_in(world) or world.store.types
-

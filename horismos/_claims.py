@@ -69,8 +69,9 @@ MAX_BATCH = 64
 
 CLAIMS = URIRef(RUNTIME + "claims")
 C = RUNTIME + "claim#"
-_PREFIXES = (f"PREFIX c: <{C}>\nPREFIX horis: <{NS}>\n"
-             "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n")
+_PREFIXES = (
+    f"PREFIX c: <{C}>\nPREFIX horis: <{NS}>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
+)
 _ALIVE = URIRef(C + "alive")
 _EVICT = f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true }} }}
     WHERE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true ; c:renewed ?r ; c:lease ?lease }}
@@ -99,8 +100,9 @@ class Worker:
             <{worker.iri}> c:alive true ; c:renewed ?now ;
                 c:lease "PT{worker.lease:g}S"^^xsd:dayTimeDuration }} }}
             WHERE {{ BIND(NOW() AS ?now) }}""")
-        worker._beat = threading.Thread(target=worker._heartbeat, daemon=True,
-                                        name="horismos-lease")
+        worker._beat = threading.Thread(
+            target=worker._heartbeat, daemon=True, name="horismos-lease"
+        )
         worker._beat.start()
         return worker
 
@@ -135,15 +137,19 @@ class Worker:
 
     def alive(self, store: Store | None = None) -> bool:
         rows = (store or self.store).select(
-            f"SELECT ?a WHERE {{ GRAPH <{CLAIMS}> {{ <{self.iri}> c:alive ?a }} }}", {},
-            {"c": C})
+            f"SELECT ?a WHERE {{ GRAPH <{CLAIMS}> {{ <{self.iri}> c:alive ?a }} }}", {}, {"c": C}
+        )
         return bool(rows)
 
     # -- the run --------------------------------------------------------------------------
 
-    async def run(self, runner: Runner, workflow: Workflow, foci: list[URIRef],
-                  on_instance: Callable[[InstanceRun], None],
-                  ) -> None:
+    async def run(
+        self,
+        runner: Runner,
+        workflow: Workflow,
+        foci: list[URIRef],
+        on_instance: Callable[[InstanceRun], None],
+    ) -> None:
         """Run the instances of ``foci`` this worker wins, until every claim is done; each
         finished instance goes to ``on_instance`` (nothing is kept here: a batch of 100,000
         instances must not grow the worker's memory).
@@ -171,8 +177,10 @@ class Worker:
                 await self._run_batch(runner, workflow, mine, on_instance)
                 # batches big enough that their work outlasts the next one's settle
                 rate = len(mine) / max(time.monotonic() - started, 1e-3)
-                size = max(BATCH // 2, min(MAX_BATCH, int(rate * self.settle * 1.25) + 1,
-                                           len(todo) // 2 + 1))  # small again near the end
+                size = max(
+                    BATCH // 2,
+                    min(MAX_BATCH, int(rate * self.settle * 1.25) + 1, len(todo) // 2 + 1),
+                )  # small again near the end
             while not todo and pending is None and (left := self._open(workflow, foci)):
                 self._evict()
                 todo = _rotated(self._free(workflow, left))
@@ -189,16 +197,25 @@ class Worker:
             raise UsageError(
                 f"another live process is driving {workflow.iri} for {focus} on this shared "
                 "world (it holds the focus's claim and renews its lease); wait for it to "
-                "finish, or for its lease to run out if it died")
+                "finish, or for its lease to run out if it died"
+            )
 
     def release(self, workflow: Workflow, focus: URIRef) -> None:
-        self.store.update(f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
-                          f"{_claim_iri(workflow.iri, focus).n3()} <{C}worker> <{self.iri}> "
-                          "} }")
+        self.store.update(
+            f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
+            f"{_claim_iri(workflow.iri, focus).n3()} <{C}worker> <{self.iri}> "
+            "} }"
+        )
 
     def _others(self) -> bool:
-        return bool(self.store.select(f"""SELECT ?w WHERE {{ GRAPH <{CLAIMS}> {{
-            ?w c:alive true }} FILTER(?w != <{self.iri}>) }} LIMIT 1""", {}, {"c": C}))
+        return bool(
+            self.store.select(
+                f"""SELECT ?w WHERE {{ GRAPH <{CLAIMS}> {{
+            ?w c:alive true }} FILTER(?w != <{self.iri}>) }} LIMIT 1""",
+                {},
+                {"c": C},
+            )
+        )
 
     def _evict(self) -> None:
         """Drop the ``c:alive`` of every worker whose lease has run out."""
@@ -206,10 +223,16 @@ class Worker:
 
     def _free(self, workflow: Workflow, foci: list[URIRef]) -> list[URIRef]:
         """Those of ``foci`` that are neither done nor held by a live worker."""
-        taken = {r["f"] for r in self.store.select(f"""SELECT ?f WHERE {{ GRAPH <{CLAIMS}> {{
+        taken = {
+            r["f"]
+            for r in self.store.select(
+                f"""SELECT ?f WHERE {{ GRAPH <{CLAIMS}> {{
             ?claim c:workflow ?wf ; c:focus ?f .
             {{ ?claim c:done true }} UNION {{ ?claim c:worker ?w . ?w c:alive true }} }} }}""",
-                                                   {"wf": workflow.iri}, {"c": C})}
+                {"wf": workflow.iri},
+                {"c": C},
+            )
+        }
         return [f for f in foci if f not in taken]
 
     def _claim(self, workflow: Workflow, batch: list[URIRef]) -> float:
@@ -223,44 +246,60 @@ class Worker:
             }}""")
         return time.monotonic()
 
-    async def _verify(self, workflow: Workflow, batch: list[URIRef],
-                      claimed_at: float) -> tuple[list[URIRef], bool]:
+    async def _verify(
+        self, workflow: Workflow, batch: list[URIRef], claimed_at: float
+    ) -> tuple[list[URIRef], bool]:
         """The focus nodes of ``batch`` this worker won, and whether others work there."""
         await asyncio.sleep(max(0.0, claimed_at + self.settle - time.monotonic()))
         if self.lost or not self.alive():
-            raise LeaseLost(f"worker {self.iri} lost its lease (no heartbeat for "
-                            f"{self.lease:g}s); its claims went to other workers")
+            raise LeaseLost(
+                f"worker {self.iri} lost its lease (no heartbeat for "
+                f"{self.lease:g}s); its claims went to other workers"
+            )
         claims = {_claim_iri(workflow.iri, f): f for f in batch}
         owners: dict[Node, set[str]] = {c: set() for c in claims}
         done: set[Node] = set()
-        for r in self.store.select(f"""SELECT ?claim ?w ?done WHERE {{
+        for r in self.store.select(
+            f"""SELECT ?claim ?w ?done WHERE {{
                 VALUES ?claim {{ {" ".join(f"<{c}>" for c in claims)} }}
                 GRAPH <{CLAIMS}> {{ ?claim c:worker ?w . ?w c:alive true }}
-                OPTIONAL {{ GRAPH <{CLAIMS}> {{ ?claim c:done ?done }} }} }}""", {}, {"c": C}):
+                OPTIONAL {{ GRAPH <{CLAIMS}> {{ ?claim c:done ?done }} }} }}""",
+            {},
+            {"c": C},
+        ):
             owners[r["claim"]].add(str(r["w"]))
             if "done" in r:
                 done.add(r["claim"])
-        won = [c for c, ws in owners.items()
-               if c not in done and ws and min(ws) == str(self.iri)]
+        won = [c for c, ws in owners.items() if c not in done and ws and min(ws) == str(self.iri)]
         withdrawn = [c for c, ws in owners.items() if str(self.iri) in ws and c not in won]
         if withdrawn:
-            self.store.update(f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ " + " ".join(
-                f"<{c}> <{C}worker> <{self.iri}> ." for c in withdrawn) + " } }")
-        contested = any(c in done or (ws and min(ws) != str(self.iri))
-                        for c, ws in owners.items())
+            self.store.update(
+                f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
+                + " ".join(f"<{c}> <{C}worker> <{self.iri}> ." for c in withdrawn)
+                + " } }"
+            )
+        contested = any(c in done or (ws and min(ws) != str(self.iri)) for c, ws in owners.items())
         return [claims[c] for c in won], contested  # type: ignore[index]
 
-    async def _run_batch(self, runner: Runner, workflow: Workflow, foci: list[URIRef],
-                         on_instance: Callable[[InstanceRun], None]) -> None:
+    async def _run_batch(
+        self,
+        runner: Runner,
+        workflow: Workflow,
+        foci: list[URIRef],
+        on_instance: Callable[[InstanceRun], None],
+    ) -> None:
         """Run the focus nodes this worker won: an instance a dead worker left running goes on
         from where it stopped, a stopped one is left alone, none starts one; then their claims
         are marked done (one update for the batch)."""
         existing: dict[Node, list[tuple[str, str]]] = {}
-        for r in self.store.select(f"""SELECT ?f ?i ?status WHERE {{
+        for r in self.store.select(
+            f"""SELECT ?f ?i ?status WHERE {{
                 VALUES ?f {{ {" ".join(f.n3() for f in foci)} }}
                 GRAPH <{INSTANCES}> {{ ?i horis:workflow ?wf ; horis:focus ?f ;
                                         horis:status ?status }} }}""",
-                                   {"wf": workflow.iri}, {"horis": NS}):
+            {"wf": workflow.iri},
+            {"horis": NS},
+        ):
             existing.setdefault(r["f"], []).append((str(r["i"]), str(r["status"])))
         finished: list[URIRef] = []
         try:
@@ -270,22 +309,37 @@ class Worker:
                 rows = existing.get(focus, [])
                 running = sorted(i for i, status in rows if status == NS + "Running")
                 stored = read_instance(self.store, URIRef(running[0])) if running else None
-                inst = (await runner.continue_instance(stored) if stored is not None
-                        else None if rows else await runner.run_instance(workflow, focus))
+                inst = (
+                    await runner.continue_instance(stored)
+                    if stored is not None
+                    else None
+                    if rows
+                    else await runner.run_instance(workflow, focus)
+                )
                 finished.append(focus)
                 if inst is not None:
                     on_instance(inst)
         finally:
             if finished:
-                self.store.update(f"INSERT DATA {{ GRAPH <{CLAIMS}> {{ " + " ".join(
-                    f"{_claim_iri(workflow.iri, f).n3()} <{C}done> true ." for f in finished)
-                    + " } }")
+                self.store.update(
+                    f"INSERT DATA {{ GRAPH <{CLAIMS}> {{ "
+                    + " ".join(
+                        f"{_claim_iri(workflow.iri, f).n3()} <{C}done> true ." for f in finished
+                    )
+                    + " } }"
+                )
 
     def _open(self, workflow: Workflow, foci: list[URIRef]) -> list[URIRef]:
         """The focus nodes whose claims are not done yet."""
-        done = {r["f"] for r in self.store.select(f"""SELECT ?f WHERE {{ GRAPH <{CLAIMS}> {{
+        done = {
+            r["f"]
+            for r in self.store.select(
+                f"""SELECT ?f WHERE {{ GRAPH <{CLAIMS}> {{
             ?claim c:workflow ?wf ; c:focus ?f ; c:done true }} }}""",
-                                                  {"wf": workflow.iri}, {"c": C})}
+                {"wf": workflow.iri},
+                {"c": C},
+            )
+        }
         return [f for f in foci if f not in done]
 
 
@@ -308,13 +362,16 @@ class FencedStore(WrappedStore):
 
     def apply(self, change: Change) -> Digest:
         try:
-            return self.inner.apply(Change(change.add, change.remove,
-                                           (*change.expect, *self.worker.fence)))
+            return self.inner.apply(
+                Change(change.add, change.remove, (*change.expect, *self.worker.fence))
+            )
         except Conflict:
             if not self.worker.alive():
                 self.worker.lost = True
-                raise LeaseLost(f"worker {self.worker.iri} lost its lease before this commit; "
-                                "nothing of it landed and other workers took its claims") from None
+                raise LeaseLost(
+                    f"worker {self.worker.iri} lost its lease before this commit; "
+                    "nothing of it landed and other workers took its claims"
+                ) from None
             raise
 
     def load(self, quads: Iterable[Quad]) -> None:

@@ -53,38 +53,99 @@ __all__ = ["COMMANDS", "main"]
 
 
 COMMANDS: list[Command] = [
-    Command("validate", "check Turtle definitions: errors and warnings with file and line",
-            validate_arguments, cmd_validate),
-    Command("run", "run a workflow for one focus node or for all of them",
-            run_arguments, cmd_run),
-    Command("resume", "resume a waiting instance with the facts that answer its wait",
-            resume_arguments, cmd_resume),
-    Command("instances", "list the world's workflow instances: id, workflow, focus, status, "
-            "step, since when", instances_arguments, cmd_instances),
-    Command("wake", "resume every wait that is due (its timeout passed, or its horis:until "
-            "holds): for cron or a systemd timer", wake_arguments, cmd_wake),
-    Command("approve", "approve the exact payload a waiting instance's step would send",
-            approve_arguments, cmd_approve),
-    Command("replay", "replay recorded traces against definitions; report the first "
-            "divergence", replay_arguments, cmd_replay),
-    Command("trace", "read a trace: show its timeline, view it as HTML, or export it as PROV-O",
-            trace_arguments, cmd_trace),
-    Command("graph", "draw workflows as Mermaid, DOT, SVG or HTML, with traces' counts",
-            graph_arguments, cmd_graph),
-    Command("tools", "the tool catalog: list, discover, call, approve, inventory",
-            tools_arguments, cmd_tools),
-    Command("load", "load RDF files into a persistent or remote world (--store)",
-            load_arguments, cmd_load),
-    Command("digest", "print the world's digest; --check recomputes it from every quad",
-            digest_arguments, cmd_digest),
-    Command("hydrate", "project resources of a system of record (a horis:Adapter) into the "
-            "world, with their versions", hydrate_arguments, cmd_hydrate),
-    Command("worker", "take submitted instances from a Celery broker and drive them in a "
-            "shared world", worker_arguments, cmd_worker),
-    Command("submit", "enqueue instances for horismos worker processes: one focus or --all",
-            submit_arguments, cmd_submit),
-    Command("serve", "serve the tool catalog to agents over MCP (stdio or streamable HTTP)",
-            serve_arguments, cmd_serve),
+    Command(
+        "validate",
+        "check Turtle definitions: errors and warnings with file and line",
+        validate_arguments,
+        cmd_validate,
+    ),
+    Command("run", "run a workflow for one focus node or for all of them", run_arguments, cmd_run),
+    Command(
+        "resume",
+        "resume a waiting instance with the facts that answer its wait",
+        resume_arguments,
+        cmd_resume,
+    ),
+    Command(
+        "instances",
+        "list the world's workflow instances: id, workflow, focus, status, step, since when",
+        instances_arguments,
+        cmd_instances,
+    ),
+    Command(
+        "wake",
+        "resume every wait that is due (its timeout passed, or its horis:until "
+        "holds): for cron or a systemd timer",
+        wake_arguments,
+        cmd_wake,
+    ),
+    Command(
+        "approve",
+        "approve the exact payload a waiting instance's step would send",
+        approve_arguments,
+        cmd_approve,
+    ),
+    Command(
+        "replay",
+        "replay recorded traces against definitions; report the first divergence",
+        replay_arguments,
+        cmd_replay,
+    ),
+    Command(
+        "trace",
+        "read a trace: show its timeline, view it as HTML, or export it as PROV-O",
+        trace_arguments,
+        cmd_trace,
+    ),
+    Command(
+        "graph",
+        "draw workflows as Mermaid, DOT, SVG or HTML, with traces' counts",
+        graph_arguments,
+        cmd_graph,
+    ),
+    Command(
+        "tools",
+        "the tool catalog: list, discover, call, approve, inventory",
+        tools_arguments,
+        cmd_tools,
+    ),
+    Command(
+        "load",
+        "load RDF files into a persistent or remote world (--store)",
+        load_arguments,
+        cmd_load,
+    ),
+    Command(
+        "digest",
+        "print the world's digest; --check recomputes it from every quad",
+        digest_arguments,
+        cmd_digest,
+    ),
+    Command(
+        "hydrate",
+        "project resources of a system of record (a horis:Adapter) into the "
+        "world, with their versions",
+        hydrate_arguments,
+        cmd_hydrate,
+    ),
+    Command(
+        "worker",
+        "take submitted instances from a Celery broker and drive them in a shared world",
+        worker_arguments,
+        cmd_worker,
+    ),
+    Command(
+        "submit",
+        "enqueue instances for horismos worker processes: one focus or --all",
+        submit_arguments,
+        cmd_submit,
+    ),
+    Command(
+        "serve",
+        "serve the tool catalog to agents over MCP (stdio or streamable HTTP)",
+        serve_arguments,
+        cmd_serve,
+    ),
 ]
 
 
@@ -94,9 +155,10 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="horismos",
         description="Run ontology-driven workflows: Turtle-declared tools fired by the runtime "
-                    "behind a SHACL effect gate, every run traced.",
+        "behind a SHACL effect gate, every run traced.",
         epilog="exit codes: 0 completed or valid, 1 failed or invalid, 2 usage or authoring "
-               "error, 3 waiting, 4 blocked")
+        "error, 3 waiting, 4 blocked",
+    )
     top.add_argument("--version", action="version", version=f"horismos {__version__}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for c in COMMANDS:
@@ -146,8 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except AuthoringError as e:
         what = "world data" if isinstance(e, WorldDataError) else "definitions"
-        print(f"horismos {args.command}: {counts(e.problems)} in the {what}:",
-              file=sys.stderr)
+        print(f"horismos {args.command}: {counts(e.problems)} in the {what}:", file=sys.stderr)
         for p in e.problems:
             print(f"  {p}", file=sys.stderr)
         return EXIT_USAGE

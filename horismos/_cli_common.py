@@ -29,9 +29,26 @@ from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, UsageError
 from ._world import World
 
-__all__ = ["EXIT", "EXIT_USAGE", "OUT_FORMATS", "Command", "WorldDataError", "counts",
-           "cwd_importable", "load_tools", "load_world", "one_line", "output_format", "plural",
-           "reach", "reach_options", "short_id", "world_of", "writable", "write_world"]
+__all__ = [
+    "EXIT",
+    "EXIT_USAGE",
+    "OUT_FORMATS",
+    "Command",
+    "WorldDataError",
+    "counts",
+    "cwd_importable",
+    "load_tools",
+    "load_world",
+    "one_line",
+    "output_format",
+    "plural",
+    "reach",
+    "reach_options",
+    "short_id",
+    "world_of",
+    "writable",
+    "write_world",
+]
 
 
 EXIT = {"completed": 0, "failed": 1, "waiting": 3, "blocked": 4}
@@ -84,8 +101,10 @@ def write_world(world: World, defs: Definitions, path: str, fmt: str | None) -> 
     Path(path).write_text(text, encoding="utf-8")
 
 
-_NON_FINITE = re.compile(r'"(nan|inf|-inf)"\^\^<(http://www\.w3\.org/2001/XMLSchema#'
-                         r'(?:double|float))>')
+_NON_FINITE = re.compile(
+    r'"(nan|inf|-inf)"\^\^<(http://www\.w3\.org/2001/XMLSchema#'
+    r"(?:double|float))>"
+)
 
 
 _LEXICAL = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
@@ -94,8 +113,10 @@ _LEXICAL = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
 def output_format(path: str) -> str:
     fmt = OUT_FORMATS.get(Path(path).suffix.lower())
     if fmt is None:
-        raise UsageError(f"--out {path}: name the file .trig (TriG) or .nq (N-Quads); the world "
-                         "has named graphs, which Turtle cannot hold")
+        raise UsageError(
+            f"--out {path}: name the file .trig (TriG) or .nq (N-Quads); the world "
+            "has named graphs, which Turtle cannot hold"
+        )
     writable("--out", path)
     return fmt
 
@@ -109,8 +130,7 @@ def writable(option: str, path: str | None) -> None:
     if p.is_dir():
         raise UsageError(f"{option} {path}: this is a folder; give a file name in it")
     if not folder.is_dir():
-        raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it "
-                         "first")
+        raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it first")
     if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise UsageError(f"{option} {path}: not writable")
 
@@ -164,8 +184,10 @@ def _import_tools(spec: str) -> ModuleType:
     except ModuleNotFoundError as e:
         if e.name is not None and spec.split(".")[0] != e.name.split(".")[0]:
             raise _import_failed(spec, e) from None  # the module itself imports a missing one
-        raise UsageError(f"--tools {spec}: cannot import it ({e}); run from the folder that "
-                         "holds it, or give the path of the .py file") from None
+        raise UsageError(
+            f"--tools {spec}: cannot import it ({e}); run from the folder that "
+            "holds it, or give the path of the .py file"
+        ) from None
     except Exception as e:
         raise _import_failed(spec, e) from None
 
@@ -180,27 +202,40 @@ def _import_failed(spec: str, e: BaseException) -> UsageError:
     libs = tuple({sys.prefix, sys.base_prefix, str(Path(__file__).parent)})
     ours = [f for f in frames if not f.filename.startswith(("<", *libs))]  # the user's lines
     where = f" at {ours[-1].filename}:{ours[-1].lineno}" if ours else ""
-    return UsageError(f"--tools {spec}: importing it raised {type(e).__name__}: {e}{where}; "
-                      "fix the module (it runs top to bottom when --tools loads it)")
+    return UsageError(
+        f"--tools {spec}: importing it raised {type(e).__name__}: {e}{where}; "
+        "fix the module (it runs top to bottom when --tools loads it)"
+    )
 
 
 def reach_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--allow-module", action="append", default=[], metavar="NAME",
-                   help="let python:NAME.func bindings (and NAME.sub.func) import and call "
-                        "code in module NAME (repeatable); without it a python: binding "
-                        "reaches only the functions --tools registers")
-    p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
-                   help="let HTTP bindings and MCP server URLs reach only these hosts "
-                        "(repeatable; api.example.org, *.example.org, 10.0.0.0/8), with "
-                        "allow-hosts in [tool.horismos] of ./pyproject.toml; link-local and "
-                        "metadata addresses only when named")
+    p.add_argument(
+        "--allow-module",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="let python:NAME.func bindings (and NAME.sub.func) import and call "
+        "code in module NAME (repeatable); without it a python: binding "
+        "reaches only the functions --tools registers",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="let HTTP bindings and MCP server URLs reach only these hosts "
+        "(repeatable; api.example.org, *.example.org, 10.0.0.0/8), with "
+        "allow-hosts in [tool.horismos] of ./pyproject.toml; link-local and "
+        "metadata addresses only when named",
+    )
 
 
 def reach(args: argparse.Namespace) -> Reach:
     """What bindings may reach: ``--tools`` functions, ``--allow-module`` modules, and the
     ``--allow-host`` hosts with the project's ``allow-hosts``."""
     calls = args.command in ("run", "resume", "replay", "serve") or (
-        getattr(args, "action", None) == "call" and args.command == "tools")
+        getattr(args, "action", None) == "call" and args.command == "tools"
+    )
     if args.allow_module and calls:  # listing and validating import nothing
         cwd_importable()
     hosts = [*args.allow_host, *_project_hosts()]
@@ -220,8 +255,10 @@ def _project_hosts() -> list[str]:
         raise UsageError(f"{path}: cannot read [tool.horismos] from it ({e})") from None
     hosts = table.get("tool", {}).get("horismos", {}).get("allow-hosts", [])
     if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
-        raise UsageError(f"{path}: [tool.horismos] allow-hosts is a list of strings, e.g. "
-                         "[\"api.example.org\", \"*.internal.example\"]")
+        raise UsageError(
+            f"{path}: [tool.horismos] allow-hosts is a list of strings, e.g. "
+            '["api.example.org", "*.internal.example"]'
+        )
     return hosts
 
 
@@ -242,8 +279,10 @@ def one_line(text: str) -> str:
 def world_of(args: argparse.Namespace) -> World:
     world = World.open(args.store)
     if not args.world and not world.store.persistent:
-        raise UsageError(f"--store {args.store} starts empty: give the world the runs committed "
-                         "to with --world F (a run's --out), or a persistent --store "
-                         "(oxigraph:PATH, sparql:URL)")
+        raise UsageError(
+            f"--store {args.store} starts empty: give the world the runs committed "
+            "to with --world F (a run's --out), or a persistent --store "
+            "(oxigraph:PATH, sparql:URL)"
+        )
     load_world(world, args.world)
     return world

@@ -20,21 +20,38 @@ __all__ = ["cmd_digest", "digest_arguments"]
 
 
 def digest_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="*", metavar="FILE",
-                   help="RDF files or folders to digest (with an in-memory --store only)")
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
-                   help=f"the world: oxigraph:PATH, sparql:URL, or (with FILEs) memory or "
-                        f"oxigraph; default {DEFAULT_STORE}")
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="RDF files or folders to digest (with an in-memory --store only)",
+    )
+    p.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        metavar="STORE",
+        help=f"the world: oxigraph:PATH, sparql:URL, or (with FILEs) memory or "
+        f"oxigraph; default {DEFAULT_STORE}",
+    )
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true",
-                      help="recompute the digest from every quad and compare it with the kept "
-                           "one; exit 1 when they differ")
-    mode.add_argument("--fold", action="store_true",
-                      help="as --check, then keep the digest as one value (sparql: replaces "
-                           "the per-update deltas); only when they agree")
-    mode.add_argument("--rebase", action="store_true",
-                      help="make the recomputed digest the kept one, after writes that "
-                           "bypassed Horismos on purpose")
+    mode.add_argument(
+        "--check",
+        action="store_true",
+        help="recompute the digest from every quad and compare it with the kept "
+        "one; exit 1 when they differ",
+    )
+    mode.add_argument(
+        "--fold",
+        action="store_true",
+        help="as --check, then keep the digest as one value (sparql: replaces "
+        "the per-update deltas); only when they agree",
+    )
+    mode.add_argument(
+        "--rebase",
+        action="store_true",
+        help="make the recomputed digest the kept one, after writes that "
+        "bypassed Horismos on purpose",
+    )
 
 
 def cmd_digest(args: argparse.Namespace) -> int:
@@ -42,8 +59,10 @@ def cmd_digest(args: argparse.Namespace) -> int:
     with World.open(args.store) as world:
         if args.files:
             if world.store.persistent:
-                raise UsageError(f"--store {args.store} already holds its world: digest it "
-                                 "without FILEs, or load them first with horismos load")
+                raise UsageError(
+                    f"--store {args.store} already holds its world: digest it "
+                    "without FILEs, or load them first with horismos load"
+                )
             world.load(*args.files)
         if not (args.check or args.fold or args.rebase):
             print(world.digest())
@@ -54,10 +73,13 @@ def cmd_digest(args: argparse.Namespace) -> int:
             kept, recomputed = world.store.rebase_digest(only_if_equal=args.fold)
         print(recomputed.fingerprint)
         if kept != recomputed and not args.rebase:
-            print(f"horismos digest: the kept digest {kept.fingerprint} does not match "
-                  f"{recomputed.fingerprint}, recomputed from the {args.store} store's quads: "
-                  "something wrote to it without going through Horismos. Find out what; "
-                  "--rebase then makes the recomputed digest the kept one", file=sys.stderr)
+            print(
+                f"horismos digest: the kept digest {kept.fingerprint} does not match "
+                f"{recomputed.fingerprint}, recomputed from the {args.store} store's quads: "
+                "something wrote to it without going through Horismos. Find out what; "
+                "--rebase then makes the recomputed digest the kept one",
+                file=sys.stderr,
+            )
             return 1
         done = "checked" if args.check else "checked and folded" if args.fold else "rebased"
         was = f" (was {kept.fingerprint})" if kept != recomputed else ""

@@ -21,24 +21,55 @@ __all__ = ["cmd_hydrate", "hydrate_arguments"]
 
 
 def hydrate_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
-                   help="Turtle definitions declaring the horis:Adapter")
-    p.add_argument("--adapter", metavar="NAME",
-                   help="the adapter's local name, CURIE or IRI (default: the only one)")
-    p.add_argument("--id", action="append", default=[], metavar="TYPE/ID", dest="ids",
-                   help="a resource to hydrate, e.g. Patient/p1 (repeatable)")
-    p.add_argument("--search", action="append", default=[], metavar="QUERY",
-                   help="a search whose matches to hydrate, e.g. "
-                        "'MedicationRequest?status=active' (repeatable)")
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
-                   help="the world: oxigraph:PATH or sparql:URL keep it; with memory give "
-                        "--out")
-    p.add_argument("--world", action="append", default=[], metavar="F",
-                   help="world data to start from (repeatable), e.g. a previous --out")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="Turtle definitions declaring the horis:Adapter",
+    )
+    p.add_argument(
+        "--adapter",
+        metavar="NAME",
+        help="the adapter's local name, CURIE or IRI (default: the only one)",
+    )
+    p.add_argument(
+        "--id",
+        action="append",
+        default=[],
+        metavar="TYPE/ID",
+        dest="ids",
+        help="a resource to hydrate, e.g. Patient/p1 (repeatable)",
+    )
+    p.add_argument(
+        "--search",
+        action="append",
+        default=[],
+        metavar="QUERY",
+        help="a search whose matches to hydrate, e.g. "
+        "'MedicationRequest?status=active' (repeatable)",
+    )
+    p.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        metavar="STORE",
+        help="the world: oxigraph:PATH or sparql:URL keep it; with memory give --out",
+    )
+    p.add_argument(
+        "--world",
+        action="append",
+        default=[],
+        metavar="F",
+        help="world data to start from (repeatable), e.g. a previous --out",
+    )
     p.add_argument("--out", metavar="F", help="write the world after hydration (.trig, .nq)")
-    p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
-                   help="reach only these hosts (repeatable), with allow-hosts in "
-                        "[tool.horismos] of ./pyproject.toml")
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="reach only these hosts (repeatable), with allow-hosts in "
+        "[tool.horismos] of ./pyproject.toml",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -52,8 +83,7 @@ def cmd_hydrate(args: argparse.Namespace) -> int:
             raise UsageError(f"name the adapter with --adapter (declared: {names})")
         adapter = next(iter(adapters.values()))
     else:
-        named = next((a for a in adapters.values()
-                      if args.adapter in (a.name, str(a.iri))), None)
+        named = next((a for a in adapters.values() if args.adapter in (a.name, str(a.iri))), None)
         if named is None:
             raise UsageError(f"no adapter {args.adapter} (declared: {names})")
         adapter = named
@@ -61,18 +91,33 @@ def cmd_hydrate(args: argparse.Namespace) -> int:
     hosts = [*args.allow_host, *_project_hosts()]
     with World.open(args.store) as world:
         if not world.store.persistent and not args.out:
-            raise UsageError(f"--store {args.store} keeps nothing after this process: give "
-                             "--out F (then horismos run --world F), or a persistent --store")
+            raise UsageError(
+                f"--store {args.store} keeps nothing after this process: give "
+                "--out F (then horismos run --world F), or a persistent --store"
+            )
         load_world(world, args.world)
         done = world.hydrate(adapter, args.ids, search=args.search, allow_hosts=hosts)
         if args.out:
             write_world(world, defs, args.out, fmt)
     if args.format == "json":
-        print(json.dumps([{"resource": str(h.resource), "id": h.remote_id,
-                           "version": h.version, "read_at": h.read_at, "graph": str(h.graph)}
-                          for h in done], indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "resource": str(h.resource),
+                        "id": h.remote_id,
+                        "version": h.version,
+                        "read_at": h.read_at,
+                        "graph": str(h.graph),
+                    }
+                    for h in done
+                ],
+                indent=2,
+            )
+        )
     else:
         for h in done:
-            print(f"{h.remote_id}  version {h.version or '-'}  read {h.read_at[:19]}  "
-                  f"→ <{h.graph}>")
+            print(
+                f"{h.remote_id}  version {h.version or '-'}  read {h.read_at[:19]}  → <{h.graph}>"
+            )
     return 0

@@ -19,43 +19,87 @@ from ._instances import STATUSES, due_waits, list_instances
 from ._stores import DEFAULT_STORE
 from ._world import World
 
-__all__ = ["approve_arguments", "cmd_approve", "cmd_instances", "cmd_wake", "instances_arguments",
-           "wake_arguments"]
+__all__ = [
+    "approve_arguments",
+    "cmd_approve",
+    "cmd_instances",
+    "cmd_wake",
+    "instances_arguments",
+    "wake_arguments",
+]
 
 
 def instances_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="*", metavar="FILE_OR_DIR",
-                   help="the Turtle definitions, to write names as CURIEs (optional)")
-    p.add_argument("--world", action="append", default=[], metavar="F",
-                   help="the world the runs committed to, e.g. a run's --out (repeatable); "
-                        "not needed with a persistent --store")
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
-                   help="where the world lives: oxigraph:PATH or sparql:URL (or memory, "
-                        "oxigraph with --world)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="FILE_OR_DIR",
+        help="the Turtle definitions, to write names as CURIEs (optional)",
+    )
+    p.add_argument(
+        "--world",
+        action="append",
+        default=[],
+        metavar="F",
+        help="the world the runs committed to, e.g. a run's --out (repeatable); "
+        "not needed with a persistent --store",
+    )
+    p.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        metavar="STORE",
+        help="where the world lives: oxigraph:PATH or sparql:URL (or memory, "
+        "oxigraph with --world)",
+    )
     p.add_argument("--status", choices=STATUSES, help="list only the instances in this status")
-    p.add_argument("--format", choices=("text", "json"), default="text",
-                   help="text for people (the default) or JSON")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text for people (the default) or JSON",
+    )
 
 
 def cmd_instances(args: argparse.Namespace) -> int:
     """List the world's instances: id, workflow, focus, status, current step, since when."""
-    name: Callable[[Any], str] = (load_definitions(args.paths).name if args.paths
-                                  else lambda node: str(node))
+    name: Callable[[Any], str] = (
+        load_definitions(args.paths).name if args.paths else lambda node: str(node)
+    )
     world = world_of(args)
     rows = list_instances(world.store, args.status)
     if args.format == "json":
-        print(json.dumps([{"instance": str(r.instance), "workflow": str(r.workflow),
-                           "focus": str(r.focus), "status": r.status,
-                           "step": str(r.current) if r.current else None, "since": r.since}
-                          for r in rows], indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "instance": str(r.instance),
+                        "workflow": str(r.workflow),
+                        "focus": str(r.focus),
+                        "status": r.status,
+                        "step": str(r.current) if r.current else None,
+                        "since": r.since,
+                    }
+                    for r in rows
+                ],
+                indent=2,
+            )
+        )
         return 0
     if not rows:
         print("no " + (f"{args.status} " if args.status else "") + "instances in this world")
         return 0
     table = [("id", "workflow", "focus", "status", "step", "since")]
-    table += [(short_id(r.instance), name(r.workflow), name(r.focus), r.status,
-               name(r.current) if r.current else "-", (r.since or "-")[:19])
-              for r in rows]
+    table += [
+        (
+            short_id(r.instance),
+            name(r.workflow),
+            name(r.focus),
+            r.status,
+            name(r.current) if r.current else "-",
+            (r.since or "-")[:19],
+        )
+        for r in rows
+    ]
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
@@ -63,21 +107,43 @@ def cmd_instances(args: argparse.Namespace) -> int:
 
 
 def wake_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
-                   help="the Turtle definitions the instances run with")
-    p.add_argument("--world", action="append", default=[], metavar="F",
-                   help="the world the runs committed to (repeatable); write it back with "
-                        "--out. Not needed with a persistent --store, what a timer should use")
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
-                   help="where the world lives: oxigraph:PATH or sparql:URL (or memory, "
-                        "oxigraph with --world and --out)")
-    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
-                   help="as for run: the functions the steps after the waits call")
-    p.add_argument("--traces", metavar="DIR",
-                   help="write each resumed instance's trace into DIR (one .jsonl each)")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="the Turtle definitions the instances run with",
+    )
+    p.add_argument(
+        "--world",
+        action="append",
+        default=[],
+        metavar="F",
+        help="the world the runs committed to (repeatable); write it back with "
+        "--out. Not needed with a persistent --store, what a timer should use",
+    )
+    p.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        metavar="STORE",
+        help="where the world lives: oxigraph:PATH or sparql:URL (or memory, "
+        "oxigraph with --world and --out)",
+    )
+    p.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="as for run: the functions the steps after the waits call",
+    )
+    p.add_argument(
+        "--traces",
+        metavar="DIR",
+        help="write each resumed instance's trace into DIR (one .jsonl each)",
+    )
     p.add_argument("--out", metavar="F", help="write the world afterwards to F (.trig or .nq)")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="print only each resumed instance's outcome")
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="print only each resumed instance's outcome"
+    )
 
 
 def cmd_wake(args: argparse.Namespace) -> int:
@@ -111,19 +177,39 @@ def cmd_wake(args: argparse.Namespace) -> int:
 
 
 def approve_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
-                   help="the Turtle definitions the instance runs with")
-    p.add_argument("--world", action="append", default=[], metavar="F",
-                   help="the world the run committed to, e.g. the run's --out (repeatable); "
-                        "not needed with a persistent --store")
-    p.add_argument("--instance", required=True, metavar="IRI",
-                   help="the instance waiting for approval (its IRI or short id)")
-    p.add_argument("--fingerprint", required=True, metavar="HEX",
-                   help="the fingerprint of the exact payload to approve, as its brief shows")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="the Turtle definitions the instance runs with",
+    )
+    p.add_argument(
+        "--world",
+        action="append",
+        default=[],
+        metavar="F",
+        help="the world the run committed to, e.g. the run's --out (repeatable); "
+        "not needed with a persistent --store",
+    )
+    p.add_argument(
+        "--instance",
+        required=True,
+        metavar="IRI",
+        help="the instance waiting for approval (its IRI or short id)",
+    )
+    p.add_argument(
+        "--fingerprint",
+        required=True,
+        metavar="HEX",
+        help="the fingerprint of the exact payload to approve, as its brief shows",
+    )
     p.add_argument("--out", metavar="F", help="write the world with the approval to F")
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
-                   help="where the world lives: memory, oxigraph (default), oxigraph:PATH "
-                        "or sparql:URL")
+    p.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        metavar="STORE",
+        help="where the world lives: memory, oxigraph (default), oxigraph:PATH or sparql:URL",
+    )
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
@@ -134,9 +220,11 @@ def cmd_approve(args: argparse.Namespace) -> int:
     world.load(*args.world)
     done = agent.approve(world, args.instance, args.fingerprint)
     n = agent.definitions.name
-    print(f"approved {n(URIRef(done['tool']))} for {done['instance']}: "
-          f"{json.dumps(done['payload'], sort_keys=True, ensure_ascii=False)} "
-          f"(fingerprint {done['fingerprint']}); resume the instance to call it")
+    print(
+        f"approved {n(URIRef(done['tool']))} for {done['instance']}: "
+        f"{json.dumps(done['payload'], sort_keys=True, ensure_ascii=False)} "
+        f"(fingerprint {done['fingerprint']}); resume the instance to call it"
+    )
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
     return 0

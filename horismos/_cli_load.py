@@ -15,11 +15,19 @@ __all__ = ["cmd_load", "load_arguments"]
 
 
 def load_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="+", metavar="FILE",
-                   help="RDF files or folders of them: Turtle (.ttl), N-Triples (.nt), "
-                        "N-Quads (.nq) or TriG (.trig)")
-    p.add_argument("--store", required=True, metavar="STORE",
-                   help="the world to load into: oxigraph:PATH (on disk) or sparql:URL")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="RDF files or folders of them: Turtle (.ttl), N-Triples (.nt), "
+        "N-Quads (.nq) or TriG (.trig)",
+    )
+    p.add_argument(
+        "--store",
+        required=True,
+        metavar="STORE",
+        help="the world to load into: oxigraph:PATH (on disk) or sparql:URL",
+    )
 
 
 def cmd_load(args: argparse.Namespace) -> int:
@@ -32,19 +40,23 @@ def cmd_load(args: argparse.Namespace) -> int:
     try:
         world = World.open(args.store)
         if not world.store.persistent:
-            raise UsageError(f"--store {args.store} keeps nothing after this process; load into "
-                             "oxigraph:PATH or sparql:URL")
+            raise UsageError(
+                f"--store {args.store} keeps nothing after this process; load into "
+                "oxigraph:PATH or sparql:URL"
+            )
         for path in expand_paths(args.files, RDF_SUFFIXES):
             size, t0 = max(path.stat().st_size, 1), time.perf_counter()
             bar = _load_bar(path, size) if sys.stderr.isatty() else None
             n = world.store.load_file(path, bar)
             took = time.perf_counter() - t0
-            print(("\r" if bar else "") + f"loaded {n:,} quads from {path} in {took:.1f} s "
-                  f"({n / max(took, 1e-9):,.0f} quads/s)" + " " * 20, file=sys.stderr)
+            print(
+                ("\r" if bar else "") + f"loaded {n:,} quads from {path} in {took:.1f} s "
+                f"({n / max(took, 1e-9):,.0f} quads/s)" + " " * 20,
+                file=sys.stderr,
+            )
         world.store.close()
     except SyntaxError as e:
-        print(("\n" if bar else "") + f"horismos load: {path}:{e.lineno}: {e.msg}",
-              file=sys.stderr)
+        print(("\n" if bar else "") + f"horismos load: {path}:{e.lineno}: {e.msg}", file=sys.stderr)
         return 1
     except (HorismosError, OSError) as e:
         print(("\n" if bar else "") + f"horismos load: error: {e}", file=sys.stderr)
@@ -60,7 +72,12 @@ def _load_bar(path: Path, size: int) -> Callable[[int], None]:
         if percent != shown[0]:
             shown[0] = percent
             filled = percent * 30 // 100
-            print(f"\r{path.name} [{'#' * filled}{'.' * (30 - filled)}] {percent:3d}% "
-                  f"{done / 1e6:,.1f}/{size / 1e6:,.1f} MB", end="", file=sys.stderr, flush=True)
+            print(
+                f"\r{path.name} [{'#' * filled}{'.' * (30 - filled)}] {percent:3d}% "
+                f"{done / 1e6:,.1f}/{size / 1e6:,.1f} MB",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
 
     return bar

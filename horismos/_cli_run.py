@@ -45,45 +45,78 @@ __all__ = ["RunView", "cmd_resume", "cmd_run", "resume_arguments", "run_argument
 
 
 def run_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
-                   help="Turtle files or folders: tools, workflows and the domain ontology")
-    p.add_argument("--world", action="append", default=[], metavar="F",
-                   help="world data (repeatable); without it the world is read from "
-                        "FILE_OR_DIR when the store is in memory (memory, oxigraph)")
-    p.add_argument("--workflow", metavar="IRI",
-                   help="the workflow to run, as an IRI or CURIE (needed when several are "
-                        "declared)")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="Turtle files or folders: tools, workflows and the domain ontology",
+    )
+    p.add_argument(
+        "--world",
+        action="append",
+        default=[],
+        metavar="F",
+        help="world data (repeatable); without it the world is read from "
+        "FILE_OR_DIR when the store is in memory (memory, oxigraph)",
+    )
+    p.add_argument(
+        "--workflow",
+        metavar="IRI",
+        help="the workflow to run, as an IRI or CURIE (needed when several are declared)",
+    )
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--focus", metavar="IRI", help="run one instance for this node")
-    which.add_argument("--all", action="store_true",
-                       help="run one instance per node of the workflow's focus type")
+    which.add_argument(
+        "--all", action="store_true", help="run one instance per node of the workflow's focus type"
+    )
     _execution_options(p, "run")
 
 
 def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
     """The options ``run`` and ``resume`` share: tools, trace, output world, store."""
-    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
-                   help="a Python module (importable from the current directory) or .py file "
-                        "whose public functions back python:NAME and python:MODULE.NAME "
-                        "bindings (repeatable)")
+    p.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="a Python module (importable from the current directory) or .py file "
+        "whose public functions back python:NAME and python:MODULE.NAME "
+        "bindings (repeatable)",
+    )
     reach_options(p)
     p.add_argument("--trace", metavar="PATH", help=f"write the {what}'s trace (JSON Lines) here")
     if what == "run":
-        p.add_argument("--trace-snapshot", action="store_true",
-                       help="embed the world's N-Quads in the trace (small worlds only), so a "
-                            "replay decides changed definitions against the world itself")
-    p.add_argument("--out", metavar="F",
-                   help=f"write the world after the {what} to F (.trig or .nq)")
-    p.add_argument("--entailment", choices=("rdfs", "owl-rl"), default="rdfs",
-                   help="how argument types are entailed (default: rdfs)")
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
-                   help="where the world lives: memory, oxigraph (default), oxigraph:PATH "
-                        "or sparql:URL")
-    p.add_argument("--allow", default="ReadOnly,HostStateWrite", metavar="CLASSES",
-                   help="side-effect classes steps may call (default: ReadOnly,HostStateWrite; "
-                        "add ExternalCommit to allow it); a tool outside blocks its instance")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="print only the outcome, not each step")
+        p.add_argument(
+            "--trace-snapshot",
+            action="store_true",
+            help="embed the world's N-Quads in the trace (small worlds only), so a "
+            "replay decides changed definitions against the world itself",
+        )
+    p.add_argument(
+        "--out", metavar="F", help=f"write the world after the {what} to F (.trig or .nq)"
+    )
+    p.add_argument(
+        "--entailment",
+        choices=("rdfs", "owl-rl"),
+        default="rdfs",
+        help="how argument types are entailed (default: rdfs)",
+    )
+    p.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        metavar="STORE",
+        help="where the world lives: memory, oxigraph (default), oxigraph:PATH or sparql:URL",
+    )
+    p.add_argument(
+        "--allow",
+        default="ReadOnly,HostStateWrite",
+        metavar="CLASSES",
+        help="side-effect classes steps may call (default: ReadOnly,HostStateWrite; "
+        "add ExternalCommit to allow it); a tool outside blocks its instance",
+    )
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="print only the outcome, not each step"
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -98,13 +131,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             load_world(world, args.paths)
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
         if args.all and sys.stderr.isatty():
-            view.total = len(focus_nodes(agent.definitions, world,
-                                         agent.workflow(args.workflow)))
+            view.total = len(focus_nodes(agent.definitions, world, agent.workflow(args.workflow)))
         try:
-            run = agent.run(world, args.workflow, args.focus, all=args.all, trace=args.trace,
-                            on_instance=view.instance, keep=not args.all,
-                            trace_snapshot=args.trace_snapshot, allow=args.allow.split(","),
-                            on_step=view.step)
+            run = agent.run(
+                world,
+                args.workflow,
+                args.focus,
+                all=args.all,
+                trace=args.trace,
+                on_instance=view.instance,
+                keep=not args.all,
+                trace_snapshot=args.trace_snapshot,
+                allow=args.allow.split(","),
+                on_step=view.step,
+            )
         finally:
             view.clear_progress()
         view.summary(run, table=args.all)
@@ -114,18 +154,34 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def resume_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
-                   help="the Turtle definitions the instance runs with")
-    p.add_argument("--world", action="append", default=[], metavar="F",
-                   help="the world the run committed to, e.g. the run's --out (repeatable); "
-                        "not needed with a persistent --store")
-    p.add_argument("--instance", required=True, metavar="IRI",
-                   help="the waiting instance: its IRI (urn:horismos:instance:…, as the brief "
-                        "shows it) or the short id the run printed")
-    p.add_argument("--facts", metavar="TURTLE_OR_FILE",
-                   help="Turtle that answers the wait, or a file of it ('-' reads stdin); the "
-                        "definitions' prefixes are declared. Without it the wait's horis:until "
-                        "and horis:timeout are only checked again")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="the Turtle definitions the instance runs with",
+    )
+    p.add_argument(
+        "--world",
+        action="append",
+        default=[],
+        metavar="F",
+        help="the world the run committed to, e.g. the run's --out (repeatable); "
+        "not needed with a persistent --store",
+    )
+    p.add_argument(
+        "--instance",
+        required=True,
+        metavar="IRI",
+        help="the waiting instance: its IRI (urn:horismos:instance:…, as the brief "
+        "shows it) or the short id the run printed",
+    )
+    p.add_argument(
+        "--facts",
+        metavar="TURTLE_OR_FILE",
+        help="Turtle that answers the wait, or a file of it ('-' reads stdin); the "
+        "definitions' prefixes are declared. Without it the wait's horis:until "
+        "and horis:timeout are only checked again",
+    )
     _execution_options(p, "resume")
 
 
@@ -133,8 +189,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     """Land the facts answering a waiting instance and continue it; exit by its status."""
     out_format = output_format(args.out) if args.out else None
     writable("--trace", args.trace)
-    agent = Agent.from_files(*args.paths, tools=reach(args),
-                             entailment=args.entailment)
+    agent = Agent.from_files(*args.paths, tools=reach(args), entailment=args.entailment)
     facts = args.facts
     if facts == "-":
         facts = sys.stdin.read()
@@ -142,13 +197,21 @@ def cmd_resume(args: argparse.Namespace) -> int:
         facts = Path(facts).read_text(encoding="utf-8")
     elif facts is not None and facts.strip() and not any(c.isspace() for c in facts.strip()):
         # Turtle always has a space between terms: a single word is a file that is not there
-        raise UsageError(f"--facts {facts}: no such file; give a Turtle file that exists, "
-                         "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'")
+        raise UsageError(
+            f"--facts {facts}: no such file; give a Turtle file that exists, "
+            "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'"
+        )
     with World.open(args.store) as world:  # an on-disk store is let go however it ends
         load_world(world, args.world)
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
-        run = agent.resume(world, args.instance, facts, trace=args.trace,
-                           allow=args.allow.split(","), on_step=view.step)
+        run = agent.resume(
+            world,
+            args.instance,
+            facts,
+            trace=args.trace,
+            allow=args.allow.split(","),
+            on_step=view.step,
+        )
         view.summary(run, table=False)
         if args.out:
             write_world(world, agent.definitions, args.out, out_format)
@@ -159,14 +222,23 @@ class RunView:
     """Prints each step as it lands (flushed, on a terminal and in a pipe, so a slow tool or a
     killed run leaves what happened so far); a progress bar on a terminal for ``--all``."""
 
-    def __init__(self, defs: Definitions, *, quiet: bool = False,
-                 out: TextIO | None = None, err: TextIO | None = None,
-                 world: World | None = None) -> None:
+    def __init__(
+        self,
+        defs: Definitions,
+        *,
+        quiet: bool = False,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        world: World | None = None,
+    ) -> None:
         self.defs = defs
         self.world = world
         self._explained: dict[int, str] = {}
-        exists = None if world is None else (
-            lambda c: next(iter(world.store.outgoing(c)), None) is not None)
+        exists = (
+            None
+            if world is None
+            else (lambda c: next(iter(world.store.outgoing(c)), None) is not None)
+        )
         self.name: Callable[[Node], str] = functools.cache(lambda node: defs.name(node, exists))
         self.quiet = quiet
         self.out = out or sys.stdout
@@ -190,10 +262,20 @@ class RunView:
     def instance(self, inst: InstanceRun) -> None:
         self.done += 1
         n = self.name
-        at = inst.current if inst.status != "completed" else (
-            inst.steps[-1].step if inst.steps else None)
-        self.rows.append((short_id(inst.instance), n(inst.focus), inst.status,
-                          n(at) if at else "-", self._why(inst)))
+        at = (
+            inst.current
+            if inst.status != "completed"
+            else (inst.steps[-1].step if inst.steps else None)
+        )
+        self.rows.append(
+            (
+                short_id(inst.instance),
+                n(inst.focus),
+                inst.status,
+                n(at) if at else "-",
+                self._why(inst),
+            )
+        )
         self._progress()
 
     def step_line(self, inst: InstanceRun, rec: StepRecord) -> str:
@@ -225,8 +307,11 @@ class RunView:
         elif rec.error is not None:
             line += f": {rec.error}"
         if rec.receipts:  # an adapter commit: each effect's remote outcome
-            line += "\n    remote: " + "; ".join(f"{r['ref']} {r['outcome']}" + (
-                f" (version {r['version']})" if r.get("version") else "") for r in rec.receipts)
+            line += "\n    remote: " + "; ".join(
+                f"{r['ref']} {r['outcome']}"
+                + (f" (version {r['version']})" if r.get("version") else "")
+                for r in rec.receipts
+            )
         if rec.error is not None and rec.next is not None:
             line += f"\n    onError -> {n(rec.next)}"
         return line
@@ -244,8 +329,7 @@ class RunView:
             return n3
         if isinstance(node, URIRef):
             return self.name(node)
-        return (cast(Node, node).n3(self.defs.graph.namespace_manager) if node is not None
-                else n3)
+        return cast(Node, node).n3(self.defs.graph.namespace_manager) if node is not None else n3
 
     def _progress(self) -> None:
         if self.total <= 0:
@@ -269,8 +353,9 @@ class RunView:
             self.out.flush()
             return
         parts = ", ".join(f"{c} {s}" for s, c in sorted(run.counts.items()))
-        self.out.write(f"\n{plural(sum(run.counts.values()), 'instance')}"
-                       f"{': ' + parts if parts else ''}\n")
+        self.out.write(
+            f"\n{plural(sum(run.counts.values()), 'instance')}{': ' + parts if parts else ''}\n"
+        )
         rows = [("id", "focus", "status", "stopped at", "why"), *self.rows]
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         for r in rows:
@@ -293,8 +378,12 @@ class RunView:
         step = self.defs.steps.get(rec.step)
         tool = getattr(step, "tool", None)
         for pre in (getattr(step, "requires", None), getattr(tool, "requires", None)):
-            if self.world is None or pre is None or rec.blocked_by not in (
-                    *(p.text for p in pre.patterns), " ".join(p.text for p in pre.patterns)):
+            if (
+                self.world is None
+                or pre is None
+                or rec.blocked_by
+                not in (*(p.text for p in pre.patterns), " ".join(p.text for p in pre.patterns))
+            ):
                 continue
             with contextlib.suppress(Exception):  # no diagnosis: the pattern stays shown
                 text = self.world.store.explain(pre, dict(inst.variables))
@@ -307,12 +396,16 @@ class RunView:
             return inst.brief.splitlines()[0] if inst.brief else ""
         if inst.status == "blocked" and inst.error is None:
             rec = next((r for r in reversed(inst.steps) if r.status == "blocked"), None)
-            return self._blocked(inst, rec) if rec is not None else (
-                f"this pattern does not hold: {one_line(inst.blocked_by or '')}")
+            return (
+                self._blocked(inst, rec)
+                if rec is not None
+                else (f"this pattern does not hold: {one_line(inst.blocked_by or '')}")
+            )
         if inst.error is not None:
             cause = getattr(inst.error, "cause", inst.error)
-            values = [self._value(m.value) for m in getattr(cause, "messages", ())
-                      if m.value is not None]
+            values = [
+                self._value(m.value) for m in getattr(cause, "messages", ()) if m.value is not None
+            ]
             rejected = f" (value{'s' if len(values) > 1 else ''}: {', '.join(values)})"
             return one_line(str(inst.error)) + (rejected if values else "")
         return ""

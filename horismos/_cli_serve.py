@@ -22,39 +22,75 @@ __all__ = ["cmd_serve", "serve_arguments"]
 
 
 def serve_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
-                   help="Turtle files or folders: tools, workflows and the domain ontology")
-    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
-                   help="as for run: a module or .py file whose public functions back "
-                        "python:NAME and python:MODULE.NAME bindings (repeatable)")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="Turtle files or folders: tools, workflows and the domain ontology",
+    )
+    p.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="as for run: a module or .py file whose public functions back "
+        "python:NAME and python:MODULE.NAME bindings (repeatable)",
+    )
     reach_options(p)
-    p.add_argument("--world", action="append", default=[], metavar="F",
-                   help="world data (repeatable); without it the world is read from "
-                        "FILE_OR_DIR when the store is in memory (memory, oxigraph)")
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
-                   help="where the world lives: memory, oxigraph (default; in memory, it ends "
-                        "with the server), oxigraph:PATH or sparql:URL")
-    p.add_argument("--allow", default="ReadOnly,HostStateWrite", metavar="CLASSES",
-                   help="side-effect classes served and callable (default: "
-                        "ReadOnly,HostStateWrite; add ExternalCommit to serve those tools)")
-    p.add_argument("--trace-dir", metavar="DIR",
-                   help="write one trace (JSON Lines) per call into DIR")
-    p.add_argument("--run-workflow", action="store_true",
-                   help="also serve run_workflow (workflow, focus): an agent may start a "
-                        "workflow and read its status or brief, never drive its steps")
-    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
-                   help="stdio (default: the client starts this process) or streamable HTTP")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="with --transport http: the address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8765,
-                   help="with --transport http: the port (default 8765)")
+    p.add_argument(
+        "--world",
+        action="append",
+        default=[],
+        metavar="F",
+        help="world data (repeatable); without it the world is read from "
+        "FILE_OR_DIR when the store is in memory (memory, oxigraph)",
+    )
+    p.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        metavar="STORE",
+        help="where the world lives: memory, oxigraph (default; in memory, it ends "
+        "with the server), oxigraph:PATH or sparql:URL",
+    )
+    p.add_argument(
+        "--allow",
+        default="ReadOnly,HostStateWrite",
+        metavar="CLASSES",
+        help="side-effect classes served and callable (default: "
+        "ReadOnly,HostStateWrite; add ExternalCommit to serve those tools)",
+    )
+    p.add_argument(
+        "--trace-dir", metavar="DIR", help="write one trace (JSON Lines) per call into DIR"
+    )
+    p.add_argument(
+        "--run-workflow",
+        action="store_true",
+        help="also serve run_workflow (workflow, focus): an agent may start a "
+        "workflow and read its status or brief, never drive its steps",
+    )
+    p.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (default: the client starts this process) or streamable HTTP",
+    )
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --transport http: the address to listen on (default 127.0.0.1)",
+    )
+    p.add_argument(
+        "--port", type=int, default=8765, help="with --transport http: the port (default 8765)"
+    )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until the client goes away (stdio) or the process is stopped (http)."""
     if args.transport == "stdio" and (args.host != "127.0.0.1" or args.port != 8765):
-        raise UsageError("--host and --port are for --transport http; over stdio the client "
-                         "starts this process and talks on its stdin and stdout")
+        raise UsageError(
+            "--host and --port are for --transport http; over stdio the client "
+            "starts this process and talks on its stdin and stdout"
+        )
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: a TCP port is 1-65535")
     agent = Agent.from_files(*args.paths, tools=reach(args))
@@ -63,13 +99,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
             load_world(world, args.world)
         elif not world.store.persistent:
             load_world(world, args.paths)
-        served = ServedTools(agent, world, allow=args.allow, trace_dir=args.trace_dir,
-                             run_workflow=args.run_workflow)
+        served = ServedTools(
+            agent, world, allow=args.allow, trace_dir=args.trace_dir, run_workflow=args.run_workflow
+        )
         for name, why in sorted(served.skipped.items()):
             print(f"horismos serve: not serving {name}: {why}", file=sys.stderr)
         own = "discover" + (", run_workflow" if served.run_workflow else "")
-        print(f"horismos serve: {len(served.tools)} tool(s), and {own}", file=sys.stderr,
-              flush=True)
+        print(
+            f"horismos serve: {len(served.tools)} tool(s), and {own}", file=sys.stderr, flush=True
+        )
         try:
             if args.transport == "stdio":
                 asyncio.run(served.serve_stdio())

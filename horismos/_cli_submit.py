@@ -23,43 +23,75 @@ EXIT = {"completed": 0, "failed": 1, "waiting": 3, "blocked": 4}
 
 
 def submit_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
-                   help="the Turtle definitions the workers run (to resolve the workflow and "
-                        "focus nodes)")
-    p.add_argument("--store", required=True, metavar="sparql:URL",
-                   help="the shared world the workers drive instances in")
-    p.add_argument("--broker", required=True, metavar="URL",
-                   help="the Celery broker the workers take tasks from: redis://HOST:PORT/DB")
-    p.add_argument("--workflow", metavar="IRI",
-                   help="the workflow, as an IRI or CURIE (needed when several are declared)")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="the Turtle definitions the workers run (to resolve the workflow and focus nodes)",
+    )
+    p.add_argument(
+        "--store",
+        required=True,
+        metavar="sparql:URL",
+        help="the shared world the workers drive instances in",
+    )
+    p.add_argument(
+        "--broker",
+        required=True,
+        metavar="URL",
+        help="the Celery broker the workers take tasks from: redis://HOST:PORT/DB",
+    )
+    p.add_argument(
+        "--workflow",
+        metavar="IRI",
+        help="the workflow, as an IRI or CURIE (needed when several are declared)",
+    )
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--focus", metavar="IRI", help="submit one instance for this node")
-    which.add_argument("--all", action="store_true",
-                       help="submit one instance per node of the workflow's focus type")
-    p.add_argument("--wait", type=float, nargs="?", const=600.0, metavar="SECONDS",
-                   help="then wait (default 600 s) until every submitted instance has stopped, "
-                        "reading statuses from the world; exit by the worst")
+    which.add_argument(
+        "--all",
+        action="store_true",
+        help="submit one instance per node of the workflow's focus type",
+    )
+    p.add_argument(
+        "--wait",
+        type=float,
+        nargs="?",
+        const=600.0,
+        metavar="SECONDS",
+        help="then wait (default 600 s) until every submitted instance has stopped, "
+        "reading statuses from the world; exit by the worst",
+    )
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
     agent = Agent.from_files(*args.paths)
     with World.open(args.store) as world:
         if not world.store.shared:
-            raise UsageError(f"--store {args.store} is not shared by other processes: the "
-                             "workers need one world they all reach, a sparql:URL store")
+            raise UsageError(
+                f"--store {args.store} is not shared by other processes: the "
+                "workers need one world they all reach, a sparql:URL store"
+            )
         wf = agent.workflow(args.workflow)
         foci = agent.focus_list(world, wf, args.focus, all=args.all)
         sent = submit_instances(args.broker, wf.iri, foci)
-        print(f"horismos submit: {sent} instance{'s' * (sent != 1)} of "
-              f"{agent.definitions.name(wf.iri)} submitted", file=sys.stderr, flush=True)
+        print(
+            f"horismos submit: {sent} instance{'s' * (sent != 1)} of "
+            f"{agent.definitions.name(wf.iri)} submitted",
+            file=sys.stderr,
+            flush=True,
+        )
         if args.wait is None:
             return 0
         statuses = wait_for_instances(world, wf.iri, foci, timeout=args.wait)
     counts = Counter(s or "not started" for s in statuses.values())
     print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     if counts.keys() & {"running", "not started"}:
-        print(f"horismos submit: not all stopped within {args.wait:g}s; see horismos instances "
-              f"--store {args.store}", file=sys.stderr)
+        print(
+            f"horismos submit: not all stopped within {args.wait:g}s; see horismos instances "
+            f"--store {args.store}",
+            file=sys.stderr,
+        )
         return 1
     worst = next(s for s in ("failed", "blocked", "waiting", "completed") if s in counts)
     return EXIT[worst]

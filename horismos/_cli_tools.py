@@ -26,92 +26,156 @@ from ._errors import UsageError
 from ._stores import DEFAULT_STORE
 from ._world import World
 
-__all__ = ["EXIT_CALL", "cmd_tools", "cmd_tools_approve", "cmd_tools_call", "cmd_tools_discover",
-           "cmd_tools_inventory", "cmd_tools_list", "tools_arguments"]
+__all__ = [
+    "EXIT_CALL",
+    "cmd_tools",
+    "cmd_tools_approve",
+    "cmd_tools_call",
+    "cmd_tools_discover",
+    "cmd_tools_inventory",
+    "cmd_tools_list",
+    "tools_arguments",
+]
 
 
-EXIT_CALL = {"completed": 0, "failed": 1, "rejected": 1, "timed_out": 1, "blocked": 4,
-             "refused": 5}
+EXIT_CALL = {"completed": 0, "failed": 1, "rejected": 1, "timed_out": 1, "blocked": 4, "refused": 5}
 
 
 def tools_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    def action(name: str, help: str, run: Callable[[argparse.Namespace], int],
-               epilog: str | None = None) -> argparse.ArgumentParser:
+    def action(
+        name: str, help: str, run: Callable[[argparse.Namespace], int], epilog: str | None = None
+    ) -> argparse.ArgumentParser:
         a = sub.add_parser(name, help=help, description=help, epilog=epilog)
         a.set_defaults(action_run=run)
         return a
 
     def common(a: argparse.ArgumentParser, *, fmt: bool = True) -> None:
-        a.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
-                       help="Turtle files or folders: tools and the domain ontology")
-        a.add_argument("--tools", action="append", default=[], metavar="MODULE",
-                       help="as for run: a module or .py file whose public functions back "
-                            "python:NAME and python:MODULE.NAME bindings (repeatable)")
+        a.add_argument(
+            "paths",
+            nargs="+",
+            metavar="FILE_OR_DIR",
+            help="Turtle files or folders: tools and the domain ontology",
+        )
+        a.add_argument(
+            "--tools",
+            action="append",
+            default=[],
+            metavar="MODULE",
+            help="as for run: a module or .py file whose public functions back "
+            "python:NAME and python:MODULE.NAME bindings (repeatable)",
+        )
         reach_options(a)
         if fmt:
-            a.add_argument("--format", choices=("text", "json"), default="text",
-                           help="text for people (the default) or JSON")
+            a.add_argument(
+                "--format",
+                choices=("text", "json"),
+                default="text",
+                help="text for people (the default) or JSON",
+            )
 
     def context(a: argparse.ArgumentParser, world_help: str) -> None:
         a.add_argument("--world", action="append", default=[], metavar="F", help=world_help)
-        a.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
-                       help="where the world lives: memory, oxigraph (default), "
-                            "oxigraph:PATH or sparql:URL")
-        a.add_argument("--approval", action="append", default=[], metavar="FINGERPRINT",
-                       help="an approval printed by `tools approve` (for tools with "
-                            "horis:requiresApproval)")
-        a.add_argument("--allow", default="ReadOnly,HostStateWrite", metavar="CLASSES",
-                       help="side-effect classes a call may have, comma-separated "
-                            "(default: ReadOnly,HostStateWrite; add ExternalCommit to allow "
-                            "it)")
+        a.add_argument(
+            "--store",
+            default=DEFAULT_STORE,
+            metavar="STORE",
+            help="where the world lives: memory, oxigraph (default), oxigraph:PATH or sparql:URL",
+        )
+        a.add_argument(
+            "--approval",
+            action="append",
+            default=[],
+            metavar="FINGERPRINT",
+            help="an approval printed by `tools approve` (for tools with horis:requiresApproval)",
+        )
+        a.add_argument(
+            "--allow",
+            default="ReadOnly,HostStateWrite",
+            metavar="CLASSES",
+            help="side-effect classes a call may have, comma-separated "
+            "(default: ReadOnly,HostStateWrite; add ExternalCommit to allow "
+            "it)",
+        )
 
-    listing = action("list", "the static catalog: each tool's schemas, lane, side effect, "
-                     "approval, dependencies and base readiness", cmd_tools_list)
+    listing = action(
+        "list",
+        "the static catalog: each tool's schemas, lane, side effect, "
+        "approval, dependencies and base readiness",
+        cmd_tools_list,
+    )
     common(listing)
-    found = action("discover", "the tools relevant to QUERY, ranked, each executable or "
-                   "blocked here, with why", cmd_tools_discover,
-                   epilog="exit codes: 0 some tool shown, 1 none")
+    found = action(
+        "discover",
+        "the tools relevant to QUERY, ranked, each executable or blocked here, with why",
+        cmd_tools_discover,
+        epilog="exit codes: 0 some tool shown, 1 none",
+    )
     found.add_argument("query", metavar="QUERY", help="what the tool should do, in words")
     common(found)
-    context(found, "world data (repeatable); with it, tool preconditions and --focus are "
-                   "checked")
-    found.add_argument("--focus", metavar="IRI",
-                       help="a node of the world: bind it to each argument of its class")
-    found.add_argument("--include-blocked", action="store_true",
-                       help="show blocked tools too, with why_blocked")
-    call = action("call", "run one tool outside a workflow: schema, types, preconditions, "
-                  "policy and approval checked, then the same binding, SHACL gate and "
-                  "transaction as a step", cmd_tools_call,
-                  epilog="exit codes: 0 completed, 1 failed, timed out or rejected by the "
-                         "gate, 2 usage error, 4 blocked by a precondition, 5 refused "
-                         "(schema, argument type, policy, approval, environment, binding); "
-                         "nothing changes unless it completes")
+    context(found, "world data (repeatable); with it, tool preconditions and --focus are checked")
+    found.add_argument(
+        "--focus", metavar="IRI", help="a node of the world: bind it to each argument of its class"
+    )
+    found.add_argument(
+        "--include-blocked", action="store_true", help="show blocked tools too, with why_blocked"
+    )
+    call = action(
+        "call",
+        "run one tool outside a workflow: schema, types, preconditions, "
+        "policy and approval checked, then the same binding, SHACL gate and "
+        "transaction as a step",
+        cmd_tools_call,
+        epilog="exit codes: 0 completed, 1 failed, timed out or rejected by the "
+        "gate, 2 usage error, 4 blocked by a precondition, 5 refused "
+        "(schema, argument type, policy, approval, environment, binding); "
+        "nothing changes unless it completes",
+    )
     call.add_argument("name", metavar="NAME", help="the tool: short name, CURIE or IRI")
     common(call)
-    call.add_argument("--args", required=True, metavar="JSON",
-                      help="the arguments as a JSON object, or @FILE holding one")
-    context(call, "world data (repeatable); without it the world is read from FILE_OR_DIR "
-                  "when the store is in memory (memory, oxigraph)")
+    call.add_argument(
+        "--args",
+        required=True,
+        metavar="JSON",
+        help="the arguments as a JSON object, or @FILE holding one",
+    )
+    context(
+        call,
+        "world data (repeatable); without it the world is read from FILE_OR_DIR "
+        "when the store is in memory (memory, oxigraph)",
+    )
     call.add_argument("--out", metavar="F", help="write the world after the call (.trig, .nq)")
     call.add_argument("--trace", metavar="PATH", help="write the call's trace (JSON Lines)")
-    approve = action("approve", "print the approval fingerprint of exactly this call: "
-                     "SHA-256 of the tool IRI and the canonical JSON of its arguments",
-                     cmd_tools_approve)
+    approve = action(
+        "approve",
+        "print the approval fingerprint of exactly this call: "
+        "SHA-256 of the tool IRI and the canonical JSON of its arguments",
+        cmd_tools_approve,
+    )
     approve.add_argument("name", metavar="NAME", help="the tool: short name, CURIE or IRI")
     common(approve, fmt=False)
-    approve.add_argument("--args", required=True, metavar="JSON",
-                         help="the arguments as a JSON object, or @FILE holding one")
-    inventory = action("inventory", "write the machine-readable tool inventory, or check "
-                       "one", cmd_tools_inventory,
-                       epilog="exit codes: 0 written or up to date, 1 drifted")
+    approve.add_argument(
+        "--args",
+        required=True,
+        metavar="JSON",
+        help="the arguments as a JSON object, or @FILE holding one",
+    )
+    inventory = action(
+        "inventory",
+        "write the machine-readable tool inventory, or check one",
+        cmd_tools_inventory,
+        epilog="exit codes: 0 written or up to date, 1 drifted",
+    )
     common(inventory, fmt=False)
     where = inventory.add_mutually_exclusive_group()
     where.add_argument("--output", "-o", metavar="F", help="write it here instead of stdout")
-    where.add_argument("--check", metavar="F",
-                       help="compare with this inventory; print the differences and exit 1 "
-                            "when the declared tools have drifted from it")
+    where.add_argument(
+        "--check",
+        metavar="F",
+        help="compare with this inventory; print the differences and exit 1 "
+        "when the declared tools have drifted from it",
+    )
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
@@ -133,8 +197,9 @@ def _json_args(text: str) -> Any:
     try:
         return json.loads(text)
     except ValueError as e:
-        raise UsageError(f"{source}: not JSON ({e}); write an object such as "
-                         "'{\"patient\": \":patient42\"}'") from None
+        raise UsageError(
+            f'{source}: not JSON ({e}); write an object such as \'{{"patient": ":patient42"}}\''
+        ) from None
 
 
 def cmd_tools_list(args: argparse.Namespace) -> int:
@@ -154,8 +219,14 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
     if args.world or args.store != DEFAULT_STORE:
         world = World.open(args.store)
         load_world(world, args.world)
-    found = agent.catalog.discover(args.query, world, args.focus, include_blocked=True,
-                                   approvals=args.approval, allow=args.allow.split(","))
+    found = agent.catalog.discover(
+        args.query,
+        world,
+        args.focus,
+        include_blocked=True,
+        approvals=args.approval,
+        allow=args.allow.split(","),
+    )
     shown = [d for d in found if args.include_blocked or d.availability == "executable"]
     if args.format == "json":
         print(json.dumps([d.to_json() for d in shown], indent=2, ensure_ascii=False))
@@ -163,9 +234,15 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
         print("\n".join(d.text(i) for i, d in enumerate(shown, 1)))
     else:
         hidden = len(found) - len(shown)
-        print(f"no executable tool matches {args.query!r}"
-              + (f" ({plural(hidden, 'blocked tool')}; --include-blocked shows "
-                 f"{'it' if hidden == 1 else 'them'})" if hidden else ""))
+        print(
+            f"no executable tool matches {args.query!r}"
+            + (
+                f" ({plural(hidden, 'blocked tool')}; --include-blocked shows "
+                f"{'it' if hidden == 1 else 'them'})"
+                if hidden
+                else ""
+            )
+        )
     return 0 if shown else 1
 
 
@@ -182,9 +259,14 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
         load_world(world, args.world)
     elif not world.store.persistent:
         load_world(world, args.paths)
-    result = agent.catalog.call(args.name, payload, world,
-                                approval=args.approval[0] if args.approval else None,
-                                allow=args.allow.split(","), trace=args.trace)
+    result = agent.catalog.call(
+        args.name,
+        payload,
+        world,
+        approval=args.approval[0] if args.approval else None,
+        allow=args.allow.split(","),
+        trace=args.trace,
+    )
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
         result.artifacts.append({"type": "world", "path": args.out})
@@ -212,9 +294,11 @@ def cmd_tools_inventory(args: argparse.Namespace) -> int:
             print(f"{args.check}: up to date ({n})")
             return 0
         print("\n".join(drift))
-        print(f"{args.check}: the declared tools have drifted from this inventory; if the "
-              "change is intended, regenerate it with `horismos tools inventory "
-              f"{' '.join(args.paths)} --output {args.check}`")
+        print(
+            f"{args.check}: the declared tools have drifted from this inventory; if the "
+            "change is intended, regenerate it with `horismos tools inventory "
+            f"{' '.join(args.paths)} --output {args.check}`"
+        )
         return 1
     if args.output:
         Path(args.output).write_text(inventory_text(inventory), encoding="utf-8")

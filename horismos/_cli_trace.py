@@ -21,25 +21,51 @@ from ._replay import replay
 from ._trace import read_trace
 from ._traceview import prov_graph, timeline
 
-__all__ = ["cmd_graph", "cmd_replay", "cmd_trace", "cmd_trace_export", "cmd_trace_show",
-           "graph_arguments", "replay_arguments", "trace_arguments"]
+__all__ = [
+    "cmd_graph",
+    "cmd_replay",
+    "cmd_trace",
+    "cmd_trace_export",
+    "cmd_trace_show",
+    "graph_arguments",
+    "replay_arguments",
+    "trace_arguments",
+]
 
 
 def replay_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("trace", metavar="TRACE_OR_DIR",
-                   help="a recorded trace (.jsonl), or a folder: every *.jsonl in it is replayed")
-    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
-                   help="the Turtle definitions to replay against: tools, workflows, ontology")
-    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
-                   help="as for run; needed only with --reexecute-idempotent (recorded "
-                        "results are substituted, no tool is called)")
+    p.add_argument(
+        "trace",
+        metavar="TRACE_OR_DIR",
+        help="a recorded trace (.jsonl), or a folder: every *.jsonl in it is replayed",
+    )
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="the Turtle definitions to replay against: tools, workflows, ontology",
+    )
+    p.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="as for run; needed only with --reexecute-idempotent (recorded "
+        "results are substituted, no tool is called)",
+    )
     reach_options(p)
-    p.add_argument("--reexecute-idempotent", action="store_true",
-                   help="call horis:idempotent tools again and compare their results with the "
-                        "record (non-idempotent tools are never called)")
-    p.add_argument("--html", metavar="F",
-                   help="also write the report as an HTML page (for a folder of traces, F is a "
-                        "folder: one page per trace)")
+    p.add_argument(
+        "--reexecute-idempotent",
+        action="store_true",
+        help="call horis:idempotent tools again and compare their results with the "
+        "record (non-idempotent tools are never called)",
+    )
+    p.add_argument(
+        "--html",
+        metavar="F",
+        help="also write the report as an HTML page (for a folder of traces, F is a "
+        "folder: one page per trace)",
+    )
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -56,9 +82,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for path in traces:
         recorded = _recorded_definitions(path)
         if recorded and recorded != agent.definitions.digest:
-            print(f"note: {path}: the definitions changed since it was recorded ({recorded}, "
-                  f"now {agent.definitions.digest}); replaying to show where they diverge",
-                  file=sys.stderr)
+            print(
+                f"note: {path}: the definitions changed since it was recorded ({recorded}, "
+                f"now {agent.definitions.digest}); replaying to show where they diverge",
+                file=sys.stderr,
+            )
         try:
             report = replay(path, agent, reexecute_idempotent=args.reexecute_idempotent)
         except TraceError as e:
@@ -85,17 +113,24 @@ def _recorded_definitions(path: Path) -> str | None:
 
 def trace_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    show = sub.add_parser("show", help="print a readable timeline: step, tool, args, verdict, "
-                                       "time", description="print a trace as a timeline")
+    show = sub.add_parser(
+        "show",
+        help="print a readable timeline: step, tool, args, verdict, time",
+        description="print a trace as a timeline",
+    )
     show.add_argument("trace", metavar="TRACE")
     show.set_defaults(action_run=cmd_trace_show)
-    export = sub.add_parser("export", help="write the run as PROV-O Turtle",
-                            description="write the run as PROV-O Turtle: a prov:Activity per "
-                                        "step with its plan, what it used, the effect graph it "
-                                        "generated, and when")
+    export = sub.add_parser(
+        "export",
+        help="write the run as PROV-O Turtle",
+        description="write the run as PROV-O Turtle: a prov:Activity per "
+        "step with its plan, what it used, the effect graph it "
+        "generated, and when",
+    )
     export.add_argument("trace", metavar="TRACE")
-    export.add_argument("--format", choices=("prov",), default="prov",
-                        help="prov: PROV-O as Turtle (the default)")
+    export.add_argument(
+        "--format", choices=("prov",), default="prov", help="prov: PROV-O as Turtle (the default)"
+    )
     export.add_argument("--output", "-o", metavar="F", help="write here instead of stdout")
     export.set_defaults(action_run=cmd_trace_export)
     view_arguments(sub)
@@ -129,25 +164,38 @@ def cmd_trace_export(args: argparse.Namespace) -> int:
 
 
 def graph_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
-                   help="Turtle files or folders of them")
-    p.add_argument("--format", choices=("mermaid", "dot", "svg", "html"), default="mermaid",
-                   help="diagram language (default: mermaid); svg and html are drawn by "
-                        "Graphviz's dot")
-    p.add_argument("--trace", action="append", metavar="TRACE",
-                   help="with svg or html: write on each step and edge how often the traced "
-                        "runs took it, and where instances blocked, failed or wait (repeatable)")
+    p.add_argument(
+        "paths", nargs="+", metavar="FILE_OR_DIR", help="Turtle files or folders of them"
+    )
+    p.add_argument(
+        "--format",
+        choices=("mermaid", "dot", "svg", "html"),
+        default="mermaid",
+        help="diagram language (default: mermaid); svg and html are drawn by Graphviz's dot",
+    )
+    p.add_argument(
+        "--trace",
+        action="append",
+        metavar="TRACE",
+        help="with svg or html: write on each step and edge how often the traced "
+        "runs took it, and where instances blocked, failed or wait (repeatable)",
+    )
     p.add_argument("--output", "-o", metavar="F", help="write here instead of stdout")
-    p.add_argument("--workflow", metavar="IRI",
-                   help="draw only this workflow (IRI or CURIE); default: all of them")
+    p.add_argument(
+        "--workflow",
+        metavar="IRI",
+        help="draw only this workflow (IRI or CURIE); default: all of them",
+    )
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
     """Print the workflow as a Mermaid flowchart or a Graphviz digraph."""
     defs = load_definitions(args.paths)
     if not defs.workflows:
-        raise UsageError(f"{' '.join(args.paths)}: no horis:Workflow is declared, so there is "
-                         "nothing to draw; include the file that declares the workflow")
+        raise UsageError(
+            f"{' '.join(args.paths)}: no horis:Workflow is declared, so there is "
+            "nothing to draw; include the file that declares the workflow"
+        )
     if args.workflow:
         workflows = [Agent(defs).workflow(args.workflow)]
     else:

@@ -25,22 +25,43 @@ __all__ = ["cmd_validate", "validate_arguments"]
 
 
 def validate_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
-                   help="Turtle files or folders of them (tools, workflows, ontologies)")
-    p.add_argument("--connect", action="store_true",
-                   help="also start or reach each MCP server the tools name, and check each "
-                        "tool's input schema against its horis:takes")
-    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
-                   help="as for run; with it (or --allow-module) each python: binding is "
-                        "resolved and each registered function's parameters are checked "
-                        "against its horis:takes")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="Turtle files or folders of them (tools, workflows, ontologies)",
+    )
+    p.add_argument(
+        "--connect",
+        action="store_true",
+        help="also start or reach each MCP server the tools name, and check each "
+        "tool's input schema against its horis:takes",
+    )
+    p.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="as for run; with it (or --allow-module) each python: binding is "
+        "resolved and each registered function's parameters are checked "
+        "against its horis:takes",
+    )
     reach_options(p)
-    p.add_argument("--world", action="append", default=[], metavar="F",
-                   help="world data (repeatable): an IRI a pattern uses is not reported as "
-                        "undeclared when the world uses it")
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="STORE",
-                   help="where the world lives, for --world or a persistent store: memory, "
-                        "oxigraph (default), oxigraph:PATH or sparql:URL")
+    p.add_argument(
+        "--world",
+        action="append",
+        default=[],
+        metavar="F",
+        help="world data (repeatable): an IRI a pattern uses is not reported as "
+        "undeclared when the world uses it",
+    )
+    p.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        metavar="STORE",
+        help="where the world lives, for --world or a persistent store: memory, "
+        "oxigraph (default), oxigraph:PATH or sparql:URL",
+    )
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -70,12 +91,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"invalid: {counts([*defs.warnings, *refused])}")
         return 1
     warned = f" ({plural(len(defs.warnings), 'warning')})" if defs.warnings else ""
-    print(f"{plural(len(defs.tools), 'tool')}, {plural(len(defs.workflows), 'workflow')}, "
-          f"{plural(len(defs.steps), 'step')}: valid{warned}")
+    print(
+        f"{plural(len(defs.tools), 'tool')}, {plural(len(defs.workflows), 'workflow')}, "
+        f"{plural(len(defs.steps), 'step')}: valid{warned}"
+    )
     return 0
 
 
 def _world_uses(world: World, iri: URIRef) -> bool:
     """Whether any statement of the world has ``iri`` as its subject, predicate or object."""
-    return any(world.store.select(f"SELECT * WHERE {{ {pattern} }} LIMIT 1", {"t": iri}, {})
-               for pattern in ("?t ?p ?o", "?s ?t ?o", "?s ?p ?t"))
+    return any(
+        world.store.select(f"SELECT * WHERE {{ {pattern} }} LIMIT 1", {"t": iri}, {})
+        for pattern in ("?t ?p ?o", "?s ?t ?o", "?s ?p ?t")
+    )

@@ -28,23 +28,27 @@ from ._viewer import Diagram, diagram_page, trace_page
 if TYPE_CHECKING:
     from ._replay import ReplayReport
 
-__all__ = ["cmd_trace_view", "graph_rendered", "replay_page", "replay_summary",
-           "view_arguments"]
+__all__ = ["cmd_trace_view", "graph_rendered", "replay_page", "replay_summary", "view_arguments"]
 
 
 def view_arguments(sub: Any) -> None:
     """Adds ``trace view`` to the ``trace`` command's sub-parsers."""
     view = sub.add_parser(
-        "view", help="write the run as one self-contained HTML page: instances, timeline, "
-                     "each step's arguments, outcome, gate verdict and effects",
+        "view",
+        help="write the run as one self-contained HTML page: instances, timeline, "
+        "each step's arguments, outcome, gate verdict and effects",
         description="write the run as one self-contained HTML page (no network; open it from "
-                    "file://): instances, a timeline, each step's arguments, outcome, gate "
-                    "verdict and effects; with the definitions, the workflow diagram with the "
-                    "trace's counts")
+        "file://): instances, a timeline, each step's arguments, outcome, gate "
+        "verdict and effects; with the definitions, the workflow diagram with the "
+        "trace's counts",
+    )
     view.add_argument("trace", metavar="TRACE")
-    view.add_argument("paths", nargs="*", metavar="FILE_OR_DIR",
-                      help="the Turtle definitions, to add the workflow diagram (needs "
-                           "Graphviz's dot)")
+    view.add_argument(
+        "paths",
+        nargs="*",
+        metavar="FILE_OR_DIR",
+        help="the Turtle definitions, to add the workflow diagram (needs Graphviz's dot)",
+    )
     view.add_argument("--output", "-o", required=True, metavar="F", help="the HTML file to write")
     view.set_defaults(action_run=cmd_trace_view)
 
@@ -65,11 +69,14 @@ def cmd_trace_view(args: argparse.Namespace) -> int:
 def replay_summary(report: ReplayReport) -> dict[str, Any]:
     """What the replay page shows of ``report``: its verdict, and the first divergence."""
     d = report.first_divergence
-    out: dict[str, Any] = {"verdict": str(report), "diverged": report.diverged,
-                           "complete": report.complete, "steps": report.steps}
+    out: dict[str, Any] = {
+        "verdict": str(report),
+        "diverged": report.diverged,
+        "complete": report.complete,
+        "steps": report.steps,
+    }
     if d is not None:
-        out.update(event=d.event, field=d.field, recorded=d.recorded, now=d.now,
-                   message=str(d))
+        out.update(event=d.event, field=d.field, recorded=d.recorded, now=d.now, message=str(d))
     return out
 
 
@@ -81,13 +88,16 @@ def replay_page(report: ReplayReport, trace: Path, defs: Definitions, output: Pa
     wf = defs.workflows.get(URIRef(str(events[0].get("workflow"))))
     if wf is not None:
         diagram = _diagram(defs, [wf], count_runs([events]))
-    _write(output, trace_page(events, source=trace.name, diagram=diagram,
-                              replay=replay_summary(report)))
+    _write(
+        output,
+        trace_page(events, source=trace.name, diagram=diagram, replay=replay_summary(report)),
+    )
     return output
 
 
-def graph_rendered(args: argparse.Namespace, defs: Definitions,
-                   workflows: Sequence[Workflow]) -> int:
+def graph_rendered(
+    args: argparse.Namespace, defs: Definitions, workflows: Sequence[Workflow]
+) -> int:
     """``graph --format svg|html`` (``--trace`` adds the counts): to ``--output`` or stdout."""
     counts = None
     if args.trace:
@@ -100,8 +110,12 @@ def graph_rendered(args: argparse.Namespace, defs: Definitions,
         text = diagram.svg
     else:
         title = "Workflow " + ", ".join(defs.name(wf.iri) for wf in workflows)
-        text = diagram_page(title, diagram, _count_rows(defs, workflows, counts, diagram.nodes),
-                            [Path(t).name for t in args.trace or ()])
+        text = diagram_page(
+            title,
+            diagram,
+            _count_rows(defs, workflows, counts, diagram.nodes),
+            [Path(t).name for t in args.trace or ()],
+        )
     if args.output:
         _write(args.output, text)
     else:
@@ -109,14 +123,17 @@ def graph_rendered(args: argparse.Namespace, defs: Definitions,
     return 0
 
 
-def _diagram(defs: Definitions, workflows: Sequence[Workflow],
-             counts: RunCounts | None) -> Diagram:
+def _diagram(defs: Definitions, workflows: Sequence[Workflow], counts: RunCounts | None) -> Diagram:
     lay = layout(defs, workflows)
     return Diagram(render_svg(styled_dot(defs, lay, counts)), node_ids(lay))
 
 
-def _count_rows(defs: Definitions, workflows: Sequence[Workflow], counts: RunCounts | None,
-                nodes: Mapping[str, str]) -> list[dict[str, Any]]:
+def _count_rows(
+    defs: Definitions,
+    workflows: Sequence[Workflow],
+    counts: RunCounts | None,
+    nodes: Mapping[str, str],
+) -> list[dict[str, Any]]:
     if counts is None:
         return []
     rows = []
@@ -124,20 +141,29 @@ def _count_rows(defs: Definitions, workflows: Sequence[Workflow], counts: RunCou
         iri = str(step.iri)
         ended: Mapping[str, int] = counts.ended.get(iri, {})
         statuses: Mapping[str, int] = counts.statuses.get(iri, {})
-        rows.append({"step": iri, "name": defs.name(step.iri), "node": nodes.get(iri),
-                     "ran": counts.visits.get(iri, 0),
-                     "completed": statuses.get("completed", 0),
-                     **{s: ended.get(s, 0) for s in ENDED}})
+        rows.append(
+            {
+                "step": iri,
+                "name": defs.name(step.iri),
+                "node": nodes.get(iri),
+                "ran": counts.visits.get(iri, 0),
+                "completed": statuses.get("completed", 0),
+                **{s: ended.get(s, 0) for s in ENDED},
+            }
+        )
     return rows
 
 
-def _workflow_of(defs: Definitions, events: Sequence[Mapping[str, Any]],
-                 paths: Sequence[str]) -> Workflow:
+def _workflow_of(
+    defs: Definitions, events: Sequence[Mapping[str, Any]], paths: Sequence[str]
+) -> Workflow:
     iri = URIRef(str(events[0].get("workflow")))
     wf = defs.workflows.get(iri)
     if wf is None:
-        raise UsageError(f"{' '.join(paths)}: these definitions do not declare the trace's "
-                         f"workflow <{iri}>; give the files it was recorded with")
+        raise UsageError(
+            f"{' '.join(paths)}: these definitions do not declare the trace's "
+            f"workflow <{iri}>; give the files it was recorded with"
+        )
     return wf
 
 

@@ -23,27 +23,62 @@ __all__ = ["cmd_worker", "worker_arguments"]
 
 
 def worker_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
-                   help="Turtle files or folders: tools, workflows and the domain ontology")
-    p.add_argument("--store", required=True, metavar="sparql:URL",
-                   help="the shared world every worker drives instances in (sparql:URL)")
-    p.add_argument("--broker", required=True, metavar="URL",
-                   help="the Celery broker tasks are taken from: redis://HOST:PORT/DB")
-    p.add_argument("--tools", action="append", default=[], metavar="MODULE",
-                   help="a Python module or .py file whose public functions back python: "
-                        "bindings (repeatable)")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="Turtle files or folders: tools, workflows and the domain ontology",
+    )
+    p.add_argument(
+        "--store",
+        required=True,
+        metavar="sparql:URL",
+        help="the shared world every worker drives instances in (sparql:URL)",
+    )
+    p.add_argument(
+        "--broker",
+        required=True,
+        metavar="URL",
+        help="the Celery broker tasks are taken from: redis://HOST:PORT/DB",
+    )
+    p.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="a Python module or .py file whose public functions back python: "
+        "bindings (repeatable)",
+    )
     reach_options(p)
-    p.add_argument("--allow", default="ReadOnly,HostStateWrite", metavar="CLASSES",
-                   help="side-effect classes steps may call (default: ReadOnly,HostStateWrite)")
-    p.add_argument("--entailment", choices=("rdfs", "owl-rl"), default="rdfs",
-                   help="how argument types are entailed (default: rdfs)")
-    p.add_argument("--traces", metavar="DIR",
-                   help="write one trace per task here (TASK-ID.jsonl)")
-    p.add_argument("--visibility-timeout", type=float, default=VISIBILITY, metavar="SECONDS",
-                   help="seconds before a task a worker took but did not finish goes to another "
-                        f"worker (default {VISIBILITY:g}); longer than an instance usually runs")
-    p.add_argument("-c", "--concurrency", type=int, default=4, metavar="N",
-                   help="tasks this process runs at once, each in a thread (default 4)")
+    p.add_argument(
+        "--allow",
+        default="ReadOnly,HostStateWrite",
+        metavar="CLASSES",
+        help="side-effect classes steps may call (default: ReadOnly,HostStateWrite)",
+    )
+    p.add_argument(
+        "--entailment",
+        choices=("rdfs", "owl-rl"),
+        default="rdfs",
+        help="how argument types are entailed (default: rdfs)",
+    )
+    p.add_argument("--traces", metavar="DIR", help="write one trace per task here (TASK-ID.jsonl)")
+    p.add_argument(
+        "--visibility-timeout",
+        type=float,
+        default=VISIBILITY,
+        metavar="SECONDS",
+        help="seconds before a task a worker took but did not finish goes to another "
+        f"worker (default {VISIBILITY:g}); longer than an instance usually runs",
+    )
+    p.add_argument(
+        "-c",
+        "--concurrency",
+        type=int,
+        default=4,
+        metavar="N",
+        help="tasks this process runs at once, each in a thread (default 4)",
+    )
     p.add_argument("--name", metavar="NAME", help="the worker's Celery node name")
     p.add_argument("-v", "--verbose", action="store_true", help="log each task as it ends")
 
@@ -64,16 +99,29 @@ def cmd_worker(args: argparse.Namespace) -> int:
     with World.open(args.store) as world:
         shared = world.store.shared
     if not shared:
-        raise UsageError(f"--store {args.store} is not shared by other processes: workers "
-                         "need one world they all reach, a sparql:URL store")
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        stream=sys.stderr, format="%(asctime)s %(message)s")
-    print(f"horismos worker: taking tasks from {_redacted(args.broker)} for {args.store}",
-          file=sys.stderr, flush=True)
+        raise UsageError(
+            f"--store {args.store} is not shared by other processes: workers "
+            "need one world they all reach, a sparql:URL store"
+        )
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(asctime)s %(message)s",
+    )
+    print(
+        f"horismos worker: taking tasks from {_redacted(args.broker)} for {args.store}",
+        file=sys.stderr,
+        flush=True,
+    )
     driver = InstanceDriver(agent, args.store, allow=args.allow.split(","), traces=traces)
     driver.check()
-    serve(app, driver, concurrency=args.concurrency, name=args.name,
-          loglevel="INFO" if args.verbose else "WARNING")
+    serve(
+        app,
+        driver,
+        concurrency=args.concurrency,
+        name=args.name,
+        loglevel="INFO" if args.verbose else "WARNING",
+    )
     return 0
 
 

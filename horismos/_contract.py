@@ -39,18 +39,28 @@ def unbound_arguments(defs: Definitions) -> list[Problem]:
             var = step.var_for(arg.name)
             if arg.optional or var in given:
                 continue
-            how = (f"horis:bind names ?{var}, which nothing binds" if var != arg.name
-                   else f"no pattern variable ?{var} and no horis:bind give it")
-            problems.append(defs.sources.problem(
-                "error", step.iri, f"argument \"{arg.name}\" of {step.tool.name} is required, "
-                f"but {how}", f"use ?{var} in the step's horis:requires, bind the argument "
-                f"with horis:bind [ horis:arg \"{arg.name}\" ; horis:var \"…\" ], or declare "
-                "it horis:optional true"))
+            how = (
+                f"horis:bind names ?{var}, which nothing binds"
+                if var != arg.name
+                else f"no pattern variable ?{var} and no horis:bind give it"
+            )
+            problems.append(
+                defs.sources.problem(
+                    "error",
+                    step.iri,
+                    f'argument "{arg.name}" of {step.tool.name} is required, but {how}',
+                    f"use ?{var} in the step's horis:requires, bind the argument "
+                    f'with horis:bind [ horis:arg "{arg.name}" ; horis:var "…" ], or declare '
+                    "it horis:optional true",
+                )
+            )
     return problems
 
 
-def binding_problems(defs: Definitions, registry: Mapping[str, Callable[..., Any]],
-                     ) -> list[Problem]:
+def binding_problems(
+    defs: Definitions,
+    registry: Mapping[str, Callable[..., Any]],
+) -> list[Problem]:
     """Each ``python:`` binding that cannot resolve to a registered or allowed callable, or
     whose registered function's parameters do not fit the declared arguments."""
     problems = []
@@ -60,10 +70,12 @@ def binding_problems(defs: Definitions, registry: Mapping[str, Callable[..., Any
         at = (tool.iri, HORIS.binding, Literal(tool.binding))
         why = static_problem(tool, registry)
         found = [why] if why is not None else []
-        func = registry.get(tool.binding[len("python:"):])
+        func = registry.get(tool.binding[len("python:") :])
         if func is not None:
-            found += [f"binding \"{tool.binding}\" of {tool.name} does not fit its "
-                      f"horis:takes: {p}" for p in signature_problems(tool, func)]
+            found += [
+                f'binding "{tool.binding}" of {tool.name} does not fit its horis:takes: {p}'
+                for p in signature_problems(tool, func)
+            ]
         problems += [defs.sources.problem("error", tool.iri, p, at=at) for p in found]
     return problems
 
@@ -71,20 +83,34 @@ def binding_problems(defs: Definitions, registry: Mapping[str, Callable[..., Any
 def credential_problems(defs: Definitions) -> list[Problem]:
     """Each HTTP binding or MCP server URL that carries credentials (user info, a query value
     named like a secret): they would be copied into traces and errors."""
-    hint = ("send it as a header read from the environment: horis:header [ horis:name "
-            "\"Authorization\" ; horis:fromEnv \"API_TOKEN\" ]")
-    found = [(t.iri, HORIS.binding, t.binding, t.name) for t in defs.tools.values()
-             if t.binding.startswith(("http://", "https://"))]
-    found += [(s.iri, HORIS.url, s.url, f"MCP server \"{s.name}\"")
-              for s in defs.mcp_servers.values() if s.url is not None]
+    hint = (
+        "send it as a header read from the environment: horis:header [ horis:name "
+        '"Authorization" ; horis:fromEnv "API_TOKEN" ]'
+    )
+    found = [
+        (t.iri, HORIS.binding, t.binding, t.name)
+        for t in defs.tools.values()
+        if t.binding.startswith(("http://", "https://"))
+    ]
+    found += [
+        (s.iri, HORIS.url, s.url, f'MCP server "{s.name}"')
+        for s in defs.mcp_servers.values()
+        if s.url is not None
+    ]
     problems = []
     for node, pred, url, who in sorted(found, key=lambda f: str(f[0])):
         secrets = url_credentials(url)
         if secrets:
-            problems.append(defs.sources.problem(
-                "error", node, f"the URL of {who} ({redact_url(url)}) carries credentials "
-                f"({', '.join(secrets)}), which would be copied into traces and errors",
-                hint, at=(node, pred, Literal(url))))
+            problems.append(
+                defs.sources.problem(
+                    "error",
+                    node,
+                    f"the URL of {who} ({redact_url(url)}) carries credentials "
+                    f"({', '.join(secrets)}), which would be copied into traces and errors",
+                    hint,
+                    at=(node, pred, Literal(url)),
+                )
+            )
     return problems
 
 
@@ -101,11 +127,23 @@ def command_problems(defs: Definitions) -> list[Problem]:
         try:
             binding.program()
         except ToolError as e:
-            problems.append(defs.sources.problem("warning", tool.command.iri, str(e),
-                                                 "install the program, or name it by its path"))
+            problems.append(
+                defs.sources.problem(
+                    "warning",
+                    tool.command.iri,
+                    str(e),
+                    "install the program, or name it by its path",
+                )
+            )
         if not Path(tool.command.root).is_dir():
-            problems.append(defs.sources.problem(
-                "warning", tool.command.iri, f"horis:root {tool.command.root!r} of command "
-                f"{tool.command.name!r} is not a folder here (relative roots are read from the "
-                "current directory)", "create it, or give an absolute path"))
+            problems.append(
+                defs.sources.problem(
+                    "warning",
+                    tool.command.iri,
+                    f"horis:root {tool.command.root!r} of command "
+                    f"{tool.command.name!r} is not a folder here (relative roots are read from the "
+                    "current directory)",
+                    "create it, or give an absolute path",
+                )
+            )
     return problems

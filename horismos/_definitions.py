@@ -178,13 +178,15 @@ class _Builder:
 
     # -- reporting ------------------------------------------------------------------------
 
-    def error(self, node: Node | None, message: str, hint: str | None = None,
-              at: Where | None = None) -> None:
+    def error(
+        self, node: Node | None, message: str, hint: str | None = None, at: Where | None = None
+    ) -> None:
         """An error about ``node``, located at ``at`` (a node or a statement) when more precise."""
         self.problems.append(self.src.problem("error", node, message, hint, at))
 
-    def warn(self, node: Node | None, message: str, hint: str | None = None,
-             at: Where | None = None) -> None:
+    def warn(
+        self, node: Node | None, message: str, hint: str | None = None, at: Where | None = None
+    ) -> None:
         self.problems.append(self.src.problem("warning", node, message, hint, at))
 
     def n(self, node: Node) -> str:
@@ -208,9 +210,13 @@ class _Builder:
         if str(v).lower() in ("true", "false"):
             return str(v).lower() == "true"
         quoted = isinstance(v, Literal) and v.datatype in (None, XSD.string)
-        self.error(s, f"{self.n(p)} must be true or false, not "
-                   + (f'"{v}"' if quoted else self.n(v) if isinstance(v, URIRef) else str(v)),
-                   f"write {self.n(p)} true or {self.n(p)} false, without quotes", at=(s, p, v))
+        self.error(
+            s,
+            f"{self.n(p)} must be true or false, not "
+            + (f'"{v}"' if quoted else self.n(v) if isinstance(v, URIRef) else str(v)),
+            f"write {self.n(p)} true or {self.n(p)} false, without quotes",
+            at=(s, p, v),
+        )
         return default
 
     def namespaces(self, node: Node) -> dict[str, Any]:
@@ -222,13 +228,20 @@ class _Builder:
         # The file's own prefixes win; a merged alias of one of its namespaces (rdflib's
         # "default1") would make SPARQL drop the file's prefix for it.
         taken = {str(v) for v in ns.values()}
-        merged = {k: v for k, v in self.g.namespace_manager.namespaces()
-                  if str(v) not in taken and k not in ns}
+        merged = {
+            k: v
+            for k, v in self.g.namespace_manager.namespaces()
+            if str(v) not in taken and k not in ns
+        }
         merged.update(ns)
         return merged
 
-    def precondition(self, owner: Node, holder: Node, pred: URIRef = HORIS.requires,
-                     ) -> Precondition | None:
+    def precondition(
+        self,
+        owner: Node,
+        holder: Node,
+        pred: URIRef = HORIS.requires,
+    ) -> Precondition | None:
         """The ``pred`` patterns written on ``holder`` (``owner`` or a node under it), prepared."""
         texts = list(self.g.objects(holder, pred))
         if not texts:
@@ -241,13 +254,22 @@ class _Builder:
             bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
             why, row = _sparql_why(e.why)
             problem = self.src.problem(
-                "error", owner, f"{self.n(pred)} is not a valid SPARQL group graph pattern: {why}",
+                "error",
+                owner,
+                f"{self.n(pred)} is not a valid SPARQL group graph pattern: {why}",
                 "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
-                "\"?this :acuity ?queue .\"", at=(holder, pred, bad))
+                '"?this :acuity ?queue ."',
+                at=(holder, pred, bad),
+            )
             if row is not None and problem.line is not None:  # the pattern's own line in the file
                 text = str(bad)
-                problem = replace(problem, line=problem.line + row - 1
-                                  + text[: len(text) - len(text.lstrip())].count("\n"))
+                problem = replace(
+                    problem,
+                    line=problem.line
+                    + row
+                    - 1
+                    + text[: len(text) - len(text.lstrip())].count("\n"),
+                )
             self.problems.append(problem)
             return None
 
@@ -287,8 +309,9 @@ class _Builder:
         self.defs.individuals = individuals(self.g)
         # The loader's own message (with its hint) wins over a shape's at the same place.
         said = {(p.file, p.line, p.node) for p in self.problems if p.severity == "error"}
-        self.problems += [p for p in dict.fromkeys(self.shape_problems)
-                          if (p.file, p.line, p.node) not in said]
+        self.problems += [
+            p for p in dict.fromkeys(self.shape_problems) if (p.file, p.line, p.node) not in said
+        ]
         problems = sorted(self.problems, key=_order)
         self.defs.warnings = [p for p in problems if p.severity == "warning"]
         if any(p.severity == "error" for p in problems):
@@ -304,13 +327,17 @@ class _Builder:
                     if term in seen:
                         continue
                     seen.add(term)
-                    local = str(term)[len(NS):]
-                    names = [str(k)[len(NS):] for k in known]
+                    local = str(term)[len(NS) :]
+                    names = [str(k)[len(NS) :] for k in known]
                     close = difflib.get_close_matches(local, names, n=1)
-                    hint = f"did you mean horis:{close[0]}?" if close else (
-                        "see ontologies/horis.ttl for the vocabulary")
-                    self.error(s, f"horis:{local} is not a Horismos term", hint,
-                               at=(s, cast(URIRef, p), o))
+                    hint = (
+                        f"did you mean horis:{close[0]}?"
+                        if close
+                        else ("see ontologies/horis.ttl for the vocabulary")
+                    )
+                    self.error(
+                        s, f"horis:{local} is not a Horismos term", hint, at=(s, cast(URIRef, p), o)
+                    )
 
     def check_shapes(self) -> None:
         shapes = authoring_shapes()
@@ -342,16 +369,26 @@ class _Builder:
                 if str(term).startswith(_STANDARD) or str(term).startswith(NS):
                     continue
                 ns, local = _split(term)
-                near = [str(k)[len(ns):] for k in known
-                        if str(k).startswith(ns) and str(k)[len(ns):]]
+                near = [
+                    str(k)[len(ns) :] for k in known if str(k).startswith(ns) and str(k)[len(ns) :]
+                ]
                 close = difflib.get_close_matches(local, near, n=1)
                 name = self.n(term)
-                hint = (f"did you mean {name[: len(name) - len(local)]}{close[0]}?" if close else
-                        "declare it in the ontology, or check the spelling")
-                self.defs.undeclared.setdefault(term, []).append(self.src.problem(
-                    "warning", owner, f"{self.n(pred)} uses {name}, which no loaded ontology "
-                    "declares and no loaded data uses, so the pattern cannot match", hint,
-                    at=(holder, pred, None)))
+                hint = (
+                    f"did you mean {name[: len(name) - len(local)]}{close[0]}?"
+                    if close
+                    else "declare it in the ontology, or check the spelling"
+                )
+                self.defs.undeclared.setdefault(term, []).append(
+                    self.src.problem(
+                        "warning",
+                        owner,
+                        f"{self.n(pred)} uses {name}, which no loaded ontology "
+                        "declares and no loaded data uses, so the pattern cannot match",
+                        hint,
+                        at=(holder, pred, None),
+                    )
+                )
         for found in self.defs.undeclared.values():
             self.problems.extend(found)
 
@@ -363,36 +400,57 @@ class _Builder:
             for term in (p, o):
                 if not isinstance(term, URIRef) or not str(term).startswith(str(SH)):
                     continue
-                local = str(term)[len(str(SH)):]
+                local = str(term)[len(str(SH)) :]
                 if local in known or term in seen:
                     continue
                 seen.add(term)
                 close = difflib.get_close_matches(local, sorted(known), n=1)
-                self.error(s, f"sh:{local} is not a SHACL term, so the shape does not check "
-                           "what it says", f"did you mean sh:{close[0]}?" if close else
-                           "see https://www.w3.org/TR/shacl/ for the vocabulary",
-                           at=(s, cast(URIRef, p), o))
+                self.error(
+                    s,
+                    f"sh:{local} is not a SHACL term, so the shape does not check what it says",
+                    f"did you mean sh:{close[0]}?"
+                    if close
+                    else "see https://www.w3.org/TR/shacl/ for the vocabulary",
+                    at=(s, cast(URIRef, p), o),
+                )
 
     def check_namespaces(self) -> None:
         """A file whose horis: prefix is not the Horismos namespace declares nothing."""
-        terms = {str(k)[len(NS):] for k in vocabulary_graph().subjects()
-                 if str(k).startswith(NS)} - {""}
+        terms = {
+            str(k)[len(NS) :] for k in vocabulary_graph().subjects() if str(k).startswith(NS)
+        } - {""}
         for f in self.src.files:
             for prefix, ns in f.graph.namespace_manager.namespaces():
                 text = str(ns)
                 if text == NS or "horis" not in (prefix + text).lower():
                     continue
-                used = {str(t)[len(text):] for triple in f.graph for t in triple
-                        if isinstance(t, URIRef) and str(t).startswith(text)}
+                used = {
+                    str(t)[len(text) :]
+                    for triple in f.graph
+                    for t in triple
+                    if isinstance(t, URIRef) and str(t).startswith(text)
+                }
                 if not used & terms:  # another vocabulary that happens to say "horis"
                     continue
-                line = next((i for i, ln in enumerate(f.text_lines(), 1)
-                             if text in ln and "prefix" in ln.lower()), None)
-                self.problems.append(Problem(
-                    "warning", f"the prefix {prefix}: is bound to <{text}>, not the Horismos "
-                    f"namespace, so nothing written with it is a Horismos term and the file "
-                    "declares no tools, steps or workflows", file=str(f.path), line=line,
-                    hint=f"write @prefix {prefix}: <{NS}> ."))
+                line = next(
+                    (
+                        i
+                        for i, ln in enumerate(f.text_lines(), 1)
+                        if text in ln and "prefix" in ln.lower()
+                    ),
+                    None,
+                )
+                self.problems.append(
+                    Problem(
+                        "warning",
+                        f"the prefix {prefix}: is bound to <{text}>, not the Horismos "
+                        f"namespace, so nothing written with it is a Horismos term and the file "
+                        "declares no tools, steps or workflows",
+                        file=str(f.path),
+                        line=line,
+                        hint=f"write @prefix {prefix}: <{NS}> .",
+                    )
+                )
 
     def subclass_closure(self) -> dict[URIRef, frozenset[URIRef]]:
         graph = nx.DiGraph()
@@ -406,22 +464,33 @@ class _Builder:
         args_node = self.one(s, HORIS.args)
         args: tuple[str, ...] = ()
         if args_node is not None:
-            args = tuple(str(a) for a in Collection(self.g, args_node)) if isinstance(
-                args_node, BNode) else (str(args_node),)
+            args = (
+                tuple(str(a) for a in Collection(self.g, args_node))
+                if isinstance(args_node, BNode)
+                else (str(args_node),)
+            )
         env: list[tuple[str, str]] = []
         for e in self.g.objects(s, HORIS.env):
             key = self.text(e, HORIS.name) or self.text(e, HORIS.key)
             var = self.text(e, HORIS.fromEnv)
             value = self.text(e, HORIS.value) if var is None else "${" + var + "}"  # read at start
             if key is None or value is None:
-                self.error(s, "a horis:env needs horis:name and horis:value or horis:fromEnv",
-                           "write horis:env [ horis:name \"TOKEN\" ; horis:fromEnv \"EHR_TOKEN\" ]",
-                           at=e)
+                self.error(
+                    s,
+                    "a horis:env needs horis:name and horis:value or horis:fromEnv",
+                    'write horis:env [ horis:name "TOKEN" ; horis:fromEnv "EHR_TOKEN" ]',
+                    at=e,
+                )
                 continue
             env.append((key, value))
         self.defs.mcp_servers[name] = McpServer(
-            URIRef(str(s)), name, self.text(s, HORIS.command), args, tuple(env),
-            self.text(s, HORIS.url))
+            URIRef(str(s)),
+            name,
+            self.text(s, HORIS.command),
+            args,
+            tuple(env),
+            self.text(s, HORIS.url),
+        )
 
     def command(self, s: Node) -> None:
         """A ``horis:CommandBinding``; the shapes have said what is missing or mistyped."""
@@ -429,8 +498,11 @@ class _Builder:
 
         name = str(s).rsplit("#", 1)[-1].rsplit("/", 1)[-1]
         argv_node = self.one(s, HORIS.argv)
-        argv = tuple(str(a) for a in Collection(self.g, argv_node)) if isinstance(
-            argv_node, BNode) else ()
+        argv = (
+            tuple(str(a) for a in Collection(self.g, argv_node))
+            if isinstance(argv_node, BNode)
+            else ()
+        )
         root = self.text(s, HORIS.root)
         if not argv or root is None:
             return  # the shapes report it
@@ -441,53 +513,84 @@ class _Builder:
             var = self.text(e, HORIS.fromEnv)
             value = self.text(e, HORIS.value) if var is None else "${" + var + "}"
             if key is None or value is None:
-                self.error(s, "a horis:env needs horis:name and horis:value or horis:fromEnv",
-                           "write horis:env [ horis:name \"LANG\" ; horis:value \"C.UTF-8\" ]",
-                           at=e)
+                self.error(
+                    s,
+                    "a horis:env needs horis:name and horis:value or horis:fromEnv",
+                    'write horis:env [ horis:name "LANG" ; horis:value "C.UTF-8" ]',
+                    at=e,
+                )
                 continue
             env.append((key, value))
         for problem in template_problems(argv, workdir):
-            self.error(s, problem[0], problem[1], at=(s, HORIS.argv, argv_node)
-                       if "argv" in problem[0] else (s, HORIS.workdir, self.one(s, HORIS.workdir)))
+            self.error(
+                s,
+                problem[0],
+                problem[1],
+                at=(s, HORIS.argv, argv_node)
+                if "argv" in problem[0]
+                else (s, HORIS.workdir, self.one(s, HORIS.workdir)),
+            )
         sizes = {}
-        for prop, default in ((HORIS.previewBytes, 4096), (HORIS.retainBytes, 1 << 20),
-                              (HORIS.quotaBytes, 64 << 20), (HORIS.minFreeBytes, 100 << 20)):
+        for prop, default in (
+            (HORIS.previewBytes, 4096),
+            (HORIS.retainBytes, 1 << 20),
+            (HORIS.quotaBytes, 64 << 20),
+            (HORIS.minFreeBytes, 100 << 20),
+        ):
             node = self.one(s, prop)
             sizes[prop] = int(str(node)) if node is not None and str(node).isdigit() else default
         if sizes[HORIS.quotaBytes] < sizes[HORIS.retainBytes]:
-            self.error(s, f"horis:quotaBytes {sizes[HORIS.quotaBytes]} is below horis:retainBytes "
-                       f"{sizes[HORIS.retainBytes]}: the command would be killed before its "
-                       "output could fill what is kept", "raise horis:quotaBytes above "
-                       "horis:retainBytes (the quota is the higher limit)")
+            self.error(
+                s,
+                f"horis:quotaBytes {sizes[HORIS.quotaBytes]} is below horis:retainBytes "
+                f"{sizes[HORIS.retainBytes]}: the command would be killed before its "
+                "output could fill what is kept",
+                "raise horis:quotaBytes above horis:retainBytes (the quota is the higher limit)",
+            )
         self.defs.commands[name] = Command(
-            URIRef(str(s)), name, argv, root, workdir, tuple(env),
-            preview_bytes=sizes[HORIS.previewBytes], retain_bytes=sizes[HORIS.retainBytes],
-            quota_bytes=sizes[HORIS.quotaBytes], min_free_bytes=sizes[HORIS.minFreeBytes],
-            capture_dir=self.text(s, HORIS.captureDir))
+            URIRef(str(s)),
+            name,
+            argv,
+            root,
+            workdir,
+            tuple(env),
+            preview_bytes=sizes[HORIS.previewBytes],
+            retain_bytes=sizes[HORIS.retainBytes],
+            quota_bytes=sizes[HORIS.quotaBytes],
+            min_free_bytes=sizes[HORIS.minFreeBytes],
+            capture_dir=self.text(s, HORIS.captureDir),
+        )
 
     def check_command(self, s: Node, binding: str, args: list[Arg], at: Any) -> bool:
         """``cmd:NAME`` names a declared command whose placeholders are the tool's sent
         arguments."""
         from ._bindings.command import placeholders
 
-        name = binding[len("cmd:"):]
+        name = binding[len("cmd:") :]
         command = self.defs.commands.get(name)
         if command is None:
             known = ", ".join(sorted(self.defs.commands)) or "none is declared"
-            self.error(s, f"binding \"{binding}\" names no horis:CommandBinding {name!r} "
-                       f"(declared: {known})", f"declare :{name} a horis:CommandBinding ; "
-                       "horis:argv ( … ) ; horis:root \"…\" .", at=at)
+            self.error(
+                s,
+                f'binding "{binding}" names no horis:CommandBinding {name!r} (declared: {known})',
+                f'declare :{name} a horis:CommandBinding ; horis:argv ( … ) ; horis:root "…" .',
+                at=at,
+            )
             return False
         sent = {a.name for a in args if a.sent}
         used = placeholders(command.argv, command.workdir)
         unknown = sorted(used - sent)
         if unknown:
-            self.error(s, f"command {name!r} of binding \"{binding}\" uses "
-                       f"{', '.join('{' + u + '}' for u in unknown)}, which "
-                       f"{'is' if len(unknown) == 1 else 'are'} not a sent argument of the "
-                       f"tool (sent: {', '.join(sorted(sent)) or 'none'})",
-                       "declare the argument in horis:takes, or take the placeholder out of "
-                       "horis:argv / horis:workdir", at=at)
+            self.error(
+                s,
+                f'command {name!r} of binding "{binding}" uses '
+                f"{', '.join('{' + u + '}' for u in unknown)}, which "
+                f"{'is' if len(unknown) == 1 else 'are'} not a sent argument of the "
+                f"tool (sent: {', '.join(sorted(sent)) or 'none'})",
+                "declare the argument in horis:takes, or take the placeholder out of "
+                "horis:argv / horis:workdir",
+                at=at,
+            )
             return False
         return True
 
@@ -500,18 +603,33 @@ class _Builder:
                 name = self.text(a, HORIS.name)
                 typ = self.one(a, HORIS.type)
                 if name is None:
-                    self.error(s, "an argument has no horis:name",
-                               "write horis:name \"patient\" inside the horis:arg [ … ]", at=a)
+                    self.error(
+                        s,
+                        "an argument has no horis:name",
+                        'write horis:name "patient" inside the horis:arg [ … ]',
+                        at=a,
+                    )
                     ok = False
                     continue
                 if not isinstance(typ, URIRef):
-                    self.error(s, f"argument \"{name}\" has no horis:type",
-                               f"write horis:arg [ horis:name \"{name}\" ; horis:type :SomeClass ] "
-                               "(an ontology class) or horis:type xsd:string (a datatype)", at=a)
+                    self.error(
+                        s,
+                        f'argument "{name}" has no horis:type',
+                        f'write horis:arg [ horis:name "{name}" ; horis:type :SomeClass ] '
+                        "(an ontology class) or horis:type xsd:string (a datatype)",
+                        at=a,
+                    )
                     ok = False
                     continue
-                args.append(Arg(name, typ, not is_datatype(typ), self.flag(a, HORIS.optional),
-                                self.flag(a, HORIS.sent, default=True)))
+                args.append(
+                    Arg(
+                        name,
+                        typ,
+                        not is_datatype(typ),
+                        self.flag(a, HORIS.optional),
+                        self.flag(a, HORIS.sent, default=True),
+                    )
+                )
                 arg_nodes[name] = a
         effect = self.effect(s, args)
         declared = effect if isinstance(effect, Effect) else None  # never True: see effect()
@@ -520,18 +638,28 @@ class _Builder:
         at = (s, HORIS.binding, binding_node)
         if binding is None:
             ok = False
-            self.error(s, "the tool has no horis:binding",
-                       "write horis:binding \"python:module.function\", \"mcp://SERVER/TOOL\" "
-                       "or \"https://host/path\"")
+            self.error(
+                s,
+                "the tool has no horis:binding",
+                'write horis:binding "python:module.function", "mcp://SERVER/TOOL" '
+                'or "https://host/path"',
+            )
         elif binding.startswith("rust:"):
-            self.error(s, f"binding \"{binding}\": rust: bindings cannot run in the Python runtime",
-                       "bind the tool to \"python:module.function\", \"mcp://SERVER/TOOL\" or "
-                       "an http(s) URL", at=at)
+            self.error(
+                s,
+                f'binding "{binding}": rust: bindings cannot run in the Python runtime',
+                'bind the tool to "python:module.function", "mcp://SERVER/TOOL" or an http(s) URL',
+                at=at,
+            )
             ok = False
         elif not binding.startswith(BINDING_SCHEMES):
-            self.error(s, f"binding \"{binding}\" has no known scheme",
-                       "write \"python:module.function\", \"python:name\", "
-                       "\"mcp://SERVER/TOOL\", \"cmd:NAME\" or \"https://…\"", at=at)
+            self.error(
+                s,
+                f'binding "{binding}" has no known scheme',
+                'write "python:module.function", "python:name", '
+                '"mcp://SERVER/TOOL", "cmd:NAME" or "https://…"',
+                at=at,
+            )
             ok = False
         elif binding.startswith("cmd:"):
             ok = self.check_command(s, binding, args, at) and ok
@@ -541,9 +669,12 @@ class _Builder:
             try:
                 timeout = parse_timeout(t)
             except ValueError:
-                self.error(s, f"horis:timeout \"{t}\" does not parse",
-                           "write \"250ms\", \"5s\", \"2m\" or an xsd:duration such as \"PT5S\"",
-                           at=(s, HORIS.timeout, t))
+                self.error(
+                    s,
+                    f'horis:timeout "{t}" does not parse',
+                    'write "250ms", "5s", "2m" or an xsd:duration such as "PT5S"',
+                    at=(s, HORIS.timeout, t),
+                )
                 ok = False
         retries_node = self.one(s, HORIS.retries)
         retries = 0
@@ -553,8 +684,12 @@ class _Builder:
                 if retries < 0:
                     raise ValueError
             except ValueError:
-                self.error(s, f"horis:retries {retries_node!s} is not a whole number ≥ 0",
-                           "write horis:retries 2", at=(s, HORIS.retries, retries_node))
+                self.error(
+                    s,
+                    f"horis:retries {retries_node!s} is not a whole number ≥ 0",
+                    "write horis:retries 2",
+                    at=(s, HORIS.retries, retries_node),
+                )
                 ok = False
         cap = self.one(s, HORIS.maxResultBytes)  # the shape says what to write when wrong
         max_result = int(str(cap)) if cap is not None and str(cap).isdigit() else 1 << 20
@@ -581,22 +716,32 @@ class _Builder:
             headers=headers,
             max_result_bytes=max(max_result, 1),
             **tool_adapter(self.g, s, self.defs.adapters, self.warn, self.n),
-            command=self.defs.commands.get(binding[len("cmd:"):])
-            if binding and binding.startswith("cmd:") else None,
+            command=self.defs.commands.get(binding[len("cmd:") :])
+            if binding and binding.startswith("cmd:")
+            else None,
         )
 
-    def check_unsent(self, tool: Node, args: list[Arg], nodes: dict[str, Node],
-                     effect: Effect | None, requires: Precondition | None) -> None:
+    def check_unsent(
+        self,
+        tool: Node,
+        args: list[Arg],
+        nodes: dict[str, Node],
+        effect: Effect | None,
+        requires: Precondition | None,
+    ) -> None:
         """An argument the binding never sees is there for the runtime: the effect's subject
         or a variable of the tool's horis:requires. Otherwise nothing uses it."""
-        used = set(requires.variables if requires else ()) | (
-            {effect.subject} if effect else set())
+        used = set(requires.variables if requires else ()) | ({effect.subject} if effect else set())
         for arg in args:
             if not arg.sent and arg.name not in used:
-                self.warn(tool, f"argument \"{arg.name}\" is horis:sent false and neither the "
-                          "effect's subject nor a variable of the tool's horis:requires: "
-                          "nothing uses it", "drop horis:sent false to pass it to the binding, "
-                          "or remove the argument", at=nodes[arg.name])
+                self.warn(
+                    tool,
+                    f'argument "{arg.name}" is horis:sent false and neither the '
+                    "effect's subject nor a variable of the tool's horis:requires: "
+                    "nothing uses it",
+                    "drop horis:sent false to pass it to the binding, or remove the argument",
+                    at=nodes[arg.name],
+                )
 
     def headers(self, tool: Node) -> tuple[Header, ...]:
         """Request headers, their values only ever from the environment: never secrets in Turtle."""
@@ -605,10 +750,13 @@ class _Builder:
             name = self.text(h, HORIS.name) or self.text(h, HORIS.key)
             var = self.text(h, HORIS.fromEnv)
             if name is None or var is None:
-                self.error(tool, "a horis:header needs horis:name and horis:fromEnv (a value "
-                           "written in the Turtle would put a secret in the file)",
-                           "write horis:header [ horis:name \"Authorization\" ; "
-                           "horis:fromEnv \"API_TOKEN\" ]", at=h)
+                self.error(
+                    tool,
+                    "a horis:header needs horis:name and horis:fromEnv (a value "
+                    "written in the Turtle would put a secret in the file)",
+                    'write horis:header [ horis:name "Authorization" ; horis:fromEnv "API_TOKEN" ]',
+                    at=h,
+                )
                 continue
             out.append(Header(name, var))
         return tuple(out)
@@ -617,7 +765,7 @@ class _Builder:
         text = str(s)
         for _, ns in self.g.namespace_manager.namespaces():
             if text.startswith(str(ns)) and len(text) > len(str(ns)):
-                return text[len(str(ns)):]
+                return text[len(str(ns)) :]
         return text.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
     def effect(self, tool: Node, args: list[Arg]) -> Effect | bool | None:
@@ -631,28 +779,43 @@ class _Builder:
             if len(class_args) == 1:
                 subject = class_args[0]
             elif not class_args:
-                self.error(tool, "the effect has no horis:subject and no class-typed argument "
-                           "to hang it on", "add an argument typed with an ontology class and "
-                           "write horis:subject \"<that argument's name>\" in the effect", at=e)
+                self.error(
+                    tool,
+                    "the effect has no horis:subject and no class-typed argument to hang it on",
+                    "add an argument typed with an ontology class and "
+                    'write horis:subject "<that argument\'s name>" in the effect',
+                    at=e,
+                )
                 return False
             else:
-                self.error(tool, "the effect's subject is ambiguous: arguments "
-                           + ", ".join(f'"{a}"' for a in class_args) + " are class-typed",
-                           f"write horis:subject \"{class_args[0]}\" (or "
-                           + " or ".join(f'"{a}"' for a in class_args[1:])
-                           + ") in the horis:effect [ … ]", at=e)
+                self.error(
+                    tool,
+                    "the effect's subject is ambiguous: arguments "
+                    + ", ".join(f'"{a}"' for a in class_args)
+                    + " are class-typed",
+                    f'write horis:subject "{class_args[0]}" (or '
+                    + " or ".join(f'"{a}"' for a in class_args[1:])
+                    + ") in the horis:effect [ … ]",
+                    at=e,
+                )
                 return False
         elif subject not in {a.name for a in args}:
             names = ", ".join(sorted(f'"{a.name}"' for a in args)) or "none"
-            self.error(tool, f"horis:subject \"{subject}\" is not an argument of the tool "
-                       f"(arguments: {names})", "name one of the tool's class-typed arguments"
-                       + (": " + ", ".join(f'"{a}"' for a in class_args) if class_args else ""),
-                       at=(e, HORIS.subject, None))
+            self.error(
+                tool,
+                f'horis:subject "{subject}" is not an argument of the tool (arguments: {names})',
+                "name one of the tool's class-typed arguments"
+                + (": " + ", ".join(f'"{a}"' for a in class_args) if class_args else ""),
+                at=(e, HORIS.subject, None),
+            )
             return False
         elif subject not in class_args:
-            self.error(tool, f"horis:subject \"{subject}\" is a literal argument; effects hang "
-                       "on nodes", "type that argument with an ontology class",
-                       at=(e, HORIS.subject, None))
+            self.error(
+                tool,
+                f'horis:subject "{subject}" is a literal argument; effects hang on nodes',
+                "type that argument with an ontology class",
+                at=(e, HORIS.subject, None),
+            )
             return False
         asserts: list[Assertion] = []
         ok = True
@@ -661,41 +824,65 @@ class _Builder:
             value = self.one(a, HORIS.value)
             typ = self.one(a, HORIS.type)
             if not isinstance(prop, URIRef):
-                self.error(tool, "a horis:asserts has no horis:property",
-                           "write horis:asserts [ horis:property :someProperty ; "
-                           "horis:type xsd:string ]", at=a)
+                self.error(
+                    tool,
+                    "a horis:asserts has no horis:property",
+                    "write horis:asserts [ horis:property :someProperty ; horis:type xsd:string ]",
+                    at=a,
+                )
                 ok = False
                 continue
             if value is None and not isinstance(typ, URIRef):
-                self.error(tool, f"asserted property {self.n(prop)} has neither horis:value nor "
-                           "horis:type", "write horis:type xsd:string (the tool returns it) "
-                           "or horis:value horis:now (the runtime writes it)", at=a)
+                self.error(
+                    tool,
+                    f"asserted property {self.n(prop)} has neither horis:value nor horis:type",
+                    "write horis:type xsd:string (the tool returns it) "
+                    "or horis:value horis:now (the runtime writes it)",
+                    at=a,
+                )
                 ok = False
                 continue
             if value is not None and typ is not None:
-                self.error(tool, f"asserted property {self.n(prop)} has both horis:value and "
-                           "horis:type", "keep one: horis:value fixes the value, horis:type "
-                           "lets the tool return it", at=a)
+                self.error(
+                    tool,
+                    f"asserted property {self.n(prop)} has both horis:value and horis:type",
+                    "keep one: horis:value fixes the value, horis:type lets the tool return it",
+                    at=a,
+                )
                 ok = False
                 continue
             key = self.text(a, HORIS.key) or self.short(prop)
             from_text = self.flag(a, HORIS.fromText)
             if from_text and typ != XSD.string:
-                self.error(tool, f"asserted property {self.n(prop)} is horis:fromText: the tool's "
-                           "text lands as a string, so its horis:type must be xsd:string",
-                           "write horis:type xsd:string", at=a)
+                self.error(
+                    tool,
+                    f"asserted property {self.n(prop)} is horis:fromText: the tool's "
+                    "text lands as a string, so its horis:type must be xsd:string",
+                    "write horis:type xsd:string",
+                    at=a,
+                )
                 ok = False
                 continue
-            asserts.append(Assertion(
-                property=prop, key=key, value=value,
-                type=typ if isinstance(typ, URIRef) else None,
-                is_class=isinstance(typ, URIRef) and not is_datatype(typ),
-                optional=self.flag(a, HORIS.optional), many=self.flag(a, HORIS.many),
-                from_text=from_text))
+            asserts.append(
+                Assertion(
+                    property=prop,
+                    key=key,
+                    value=value,
+                    type=typ if isinstance(typ, URIRef) else None,
+                    is_class=isinstance(typ, URIRef) and not is_datatype(typ),
+                    optional=self.flag(a, HORIS.optional),
+                    many=self.flag(a, HORIS.many),
+                    from_text=from_text,
+                )
+            )
         if sum(a.from_text for a in asserts) > 1:
-            self.error(tool, "more than one horis:asserts is horis:fromText: the tool's text "
-                       "answer is one string, so it lands as one property",
-                       "keep horis:fromText true on one of them", at=e)
+            self.error(
+                tool,
+                "more than one horis:asserts is horis:fromText: the tool's text "
+                "answer is one string, so it lands as one property",
+                "keep horis:fromText true on one of them",
+                at=e,
+            )
             ok = False
         shapes = tuple(x for x in self.g.objects(e, HORIS.shape) if isinstance(x, URIRef))
         if not ok:
@@ -711,83 +898,116 @@ class _Builder:
             tool_node = self.one(s, HORIS.tool)
             tool = self.defs.tools.get(cast(URIRef, tool_node)) if tool_node is not None else None
             if tool_node is None:
-                self.error(s, "the ActionStep names no tool",
-                           "write horis:tool :some.tool (a declared horis:Tool)")
+                self.error(
+                    s,
+                    "the ActionStep names no tool",
+                    "write horis:tool :some.tool (a declared horis:Tool)",
+                )
             elif tool is None and (tool_node, RDF.type, HORIS.Tool) not in self.g:
-                self.error(s, f"horis:tool {self.n(tool_node)} is referenced but not declared",
-                           f"declare {self.n(tool_node)} a horis:Tool with a binding, or point "
-                           "horis:tool at one of: "
-                           + self.some(self.g.subjects(RDF.type, HORIS.Tool)),
-                           at=(s, HORIS.tool, tool_node))
+                self.error(
+                    s,
+                    f"horis:tool {self.n(tool_node)} is referenced but not declared",
+                    f"declare {self.n(tool_node)} a horis:Tool with a binding, or point "
+                    "horis:tool at one of: " + self.some(self.g.subjects(RDF.type, HORIS.Tool)),
+                    at=(s, HORIS.tool, tool_node),
+                )
             binds = []
             for b in self.g.objects(s, HORIS.bind):
                 arg, var = self.text(b, HORIS.arg), self.text(b, HORIS.var)
                 if arg is None or var is None:
-                    self.error(s, "a horis:bind needs horis:arg and horis:var",
-                               "write horis:bind [ horis:arg \"patient\" ; horis:var \"this\" ]",
-                               at=b)
+                    self.error(
+                        s,
+                        "a horis:bind needs horis:arg and horis:var",
+                        'write horis:bind [ horis:arg "patient" ; horis:var "this" ]',
+                        at=b,
+                    )
                     continue
                 if tool is not None and tool.arg(arg) is None:
-                    self.error(s, f"horis:bind names argument \"{arg}\", which "
-                               f"{self.n(tool.iri)} does not take",
-                               "use one of: " + ", ".join(a.name for a in tool.args),
-                               at=(b, HORIS.arg, None))
+                    self.error(
+                        s,
+                        f'horis:bind names argument "{arg}", which '
+                        f"{self.n(tool.iri)} does not take",
+                        "use one of: " + ", ".join(a.name for a in tool.args),
+                        at=(b, HORIS.arg, None),
+                    )
                 binds.append((arg, var.lstrip("?$")))
             requires = self.precondition(s, s)
             partial_without_adapter(self.g, s, tool.adapter if tool else None, self.warn)
-            return ActionStep(**common, tool=tool, requires=requires, binds=tuple(binds),
-                              for_each=self.flag(s, HORIS.forEach),
-                              on_partial=cast("URIRef | None", self.one(s, HORIS.onPartial)))
+            return ActionStep(
+                **common,
+                tool=tool,
+                requires=requires,
+                binds=tuple(binds),
+                for_each=self.flag(s, HORIS.forEach),
+                on_partial=cast("URIRef | None", self.one(s, HORIS.onPartial)),
+            )
         if cls == HORIS.DecisionStep:
             rules = []
             for w in self.g.objects(s, HORIS.when):
                 target = self.one(w, HORIS.next)
                 if self.one(w, HORIS.requires) is None or target is None:
-                    self.error(s, "a horis:when needs horis:requires and horis:next",
-                               "write horis:when [ horis:requires \"?this :x ?y\" ; "
-                               "horis:next :SomeStep ]", at=w)
+                    self.error(
+                        s,
+                        "a horis:when needs horis:requires and horis:next",
+                        'write horis:when [ horis:requires "?this :x ?y" ; horis:next :SomeStep ]',
+                        at=w,
+                    )
                     continue
                 pre = self.precondition(s, w)
                 order = self.one(w, HORIS.order)
                 if pre is not None:
-                    rules.append(Rule(pre, URIRef(str(target)),
-                                      float(str(order)) if order else 0.0))
+                    rules.append(
+                        Rule(pre, URIRef(str(target)), float(str(order)) if order else 0.0)
+                    )
             rules.sort(key=lambda r: r.order)
             otherwise = self.one(s, HORIS.otherwise)
             if otherwise is None:
-                self.error(s, "the DecisionStep has no horis:otherwise: when no horis:when rule "
-                           "holds it would have nowhere to go",
-                           "add horis:otherwise :SomeStep (one of: "
-                           + self.some(self.step_nodes()) + ")")
-            return DecisionStep(**common, rules=tuple(rules),
-                                otherwise=cast("URIRef | None", otherwise))
+                self.error(
+                    s,
+                    "the DecisionStep has no horis:otherwise: when no horis:when rule "
+                    "holds it would have nowhere to go",
+                    "add horis:otherwise :SomeStep (one of: " + self.some(self.step_nodes()) + ")",
+                )
+            return DecisionStep(
+                **common, rules=tuple(rules), otherwise=cast("URIRef | None", otherwise)
+            )
         if cls == HORIS.ProposalStep:
             cands = self.one(s, HORIS.candidates)
             as_var = self.text(s, HORIS["as"]) or "option"
             query = self.candidates(s, cands, as_var) if cands is not None else None
             conf = self.one(s, HORIS.confidence)
-            return ProposalStep(**common, query=query, rank_by=self.text(s, HORIS.rankBy),
-                                model=self.check_model(s),
-                                confidence=float(str(conf)) if conf is not None else None,
-                                fallback=cast("URIRef | None", self.one(s, HORIS.fallback)),
-                                as_var=as_var)
+            return ProposalStep(
+                **common,
+                query=query,
+                rank_by=self.text(s, HORIS.rankBy),
+                model=self.check_model(s),
+                confidence=float(str(conf)) if conf is not None else None,
+                fallback=cast("URIRef | None", self.one(s, HORIS.fallback)),
+                as_var=as_var,
+            )
         timeout_node = self.one(s, HORIS.timeout)
         timeout = None
         if timeout_node is not None:
             try:
                 timeout = parse_timeout(timeout_node)
             except ValueError:
-                self.error(s, f"horis:timeout \"{timeout_node}\" does not parse",
-                           "write \"250ms\", \"5s\", \"2m\" or an xsd:duration such as \"PT5S\"",
-                           at=(s, HORIS.timeout, timeout_node))
+                self.error(
+                    s,
+                    f'horis:timeout "{timeout_node}" does not parse',
+                    'write "250ms", "5s", "2m" or an xsd:duration such as "PT5S"',
+                    at=(s, HORIS.timeout, timeout_node),
+                )
         until = self.precondition(s, s, HORIS.until)
         self.check_wait(s)
-        return WaitStep(**common, reason=self.text(s, HORIS.reason),
-                        wake=tuple(w for w in self.g.objects(s, HORIS.wake)
-                                   if isinstance(w, URIRef)),
-                        delivery=cast("URIRef | None", self.one(s, HORIS.delivery)),
-                        until=until, timeout=timeout,
-                        on_timeout=cast("URIRef | None", self.one(s, HORIS.onTimeout)))
+        return WaitStep(
+            **common,
+            reason=self.text(s, HORIS.reason),
+            wake=tuple(w for w in self.g.objects(s, HORIS.wake) if isinstance(w, URIRef)),
+            delivery=cast("URIRef | None", self.one(s, HORIS.delivery)),
+            until=until,
+            timeout=timeout,
+            on_timeout=cast("URIRef | None", self.one(s, HORIS.onTimeout)),
+        )
 
     def check_model(self, s: Node) -> str | None:
         """The step's ``provider:model``, an alias (``claude:``) written as its provider."""
@@ -797,10 +1017,15 @@ class _Builder:
         provider, _, name = str(model).partition(":")
         provider = MODEL_ALIASES.get(provider, provider)
         if provider not in RANKERS or not name:
-            self.error(s, f"horis:model \"{model}\" names no provider Horismos can ask",
-                       "write \"provider:model\" with provider one of "
-                       + ", ".join([*RANKERS, *MODEL_ALIASES]) + ", e.g. \"lexical:bm25\" or "
-                       "\"anthropic:claude-sonnet-4-5\"", at=(s, HORIS.model, model))
+            self.error(
+                s,
+                f'horis:model "{model}" names no provider Horismos can ask',
+                'write "provider:model" with provider one of '
+                + ", ".join([*RANKERS, *MODEL_ALIASES])
+                + ', e.g. "lexical:bm25" or '
+                '"anthropic:claude-sonnet-4-5"',
+                at=(s, HORIS.model, model),
+            )
         return f"{provider}:{name}"
 
     def candidates(self, s: Node, cands: Node, as_var: str) -> str | None:
@@ -812,19 +1037,26 @@ class _Builder:
         written = _SPARQL_HEAD.sub("", text).lstrip()
         if not written.upper().startswith(("SELECT", "PREFIX", "BASE")):
             if not re.search(rf"[?$]{re.escape(as_var)}\b", text):
-                self.error(s, f"the horis:candidates pattern never binds ?{as_var}, the "
-                           "variable the candidates are read from",
-                           f"write a pattern such as \"?{as_var} a :Flight ; :to ?dest .\", or "
-                           "name the variable with horis:as", at=(cands, HORIS.query, None))
+                self.error(
+                    s,
+                    f"the horis:candidates pattern never binds ?{as_var}, the "
+                    "variable the candidates are read from",
+                    f'write a pattern such as "?{as_var} a :Flight ; :to ?dest .", or '
+                    "name the variable with horis:as",
+                    at=(cands, HORIS.query, None),
+                )
                 return None
             text = f"SELECT DISTINCT ?{as_var} WHERE {{\n{text}\n}}"
         try:
             prepareQuery(text, initNs=self.namespaces(s))
         except Exception as e:
             why = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            self.error(s, f"the horis:candidates query does not parse: {_sparql_why(why)[0]}",
-                       f"write a graph pattern (\"?{as_var} a :Option .\") or a SELECT of "
-                       f"?{as_var}", at=(cands, HORIS.query, None))
+            self.error(
+                s,
+                f"the horis:candidates query does not parse: {_sparql_why(why)[0]}",
+                f'write a graph pattern ("?{as_var} a :Option .") or a SELECT of ?{as_var}',
+                at=(cands, HORIS.query, None),
+            )
             return None
         return text
 
@@ -833,32 +1065,45 @@ class _Builder:
         said explicitly, so nobody has to guess why an instance stopped or what ends it."""
         reason = self.text(s, HORIS.reason)
         if reason is None or not reason.strip():
-            self.error(s, "a horis:WaitStep needs a non-empty horis:reason: why it waits, "
-                       "for whoever answers it",
-                       "write horis:reason \"a manager approves the leave request\"")
+            self.error(
+                s,
+                "a horis:WaitStep needs a non-empty horis:reason: why it waits, "
+                "for whoever answers it",
+                'write horis:reason "a manager approves the leave request"',
+            )
         if self.one(s, HORIS.wake) is None:
-            self.error(s, "a horis:WaitStep needs horis:wake: what ends the wait",
-                       "write horis:wake horis:OperatorInput (a person answers with resume), "
-                       "horis:Timer (its horis:timeout passes; `horismos wake` settles it), "
-                       "horis:External, horis:TaskResult or horis:System")
+            self.error(
+                s,
+                "a horis:WaitStep needs horis:wake: what ends the wait",
+                "write horis:wake horis:OperatorInput (a person answers with resume), "
+                "horis:Timer (its horis:timeout passes; `horismos wake` settles it), "
+                "horis:External, horis:TaskResult or horis:System",
+            )
         if self.one(s, HORIS.delivery) is None:
-            self.error(s, "a horis:WaitStep states its delivery explicitly",
-                       "write horis:delivery horis:Final (publish a brief for the operator) or "
-                       "horis:delivery horis:Silent (no brief)")
+            self.error(
+                s,
+                "a horis:WaitStep states its delivery explicitly",
+                "write horis:delivery horis:Final (publish a brief for the operator) or "
+                "horis:delivery horis:Silent (no brief)",
+            )
 
     def workflow(self, s: Node) -> Workflow | None:
         start = self.one(s, HORIS.start)
         focus = self.one(s, HORIS.focusType)
         ok = True
         if start is None:
-            self.error(s, "the workflow has no horis:start, so no instance could begin",
-                       "write horis:start :FirstStep (one of: "
-                       + self.some(self.step_nodes()) + ")")
+            self.error(
+                s,
+                "the workflow has no horis:start, so no instance could begin",
+                "write horis:start :FirstStep (one of: " + self.some(self.step_nodes()) + ")",
+            )
             ok = False
         if not isinstance(focus, URIRef):
-            self.error(s, "the workflow has no horis:focusType",
-                       "write horis:focusType :Patient (the class of the node each instance "
-                       "runs for)")
+            self.error(
+                s,
+                "the workflow has no horis:focusType",
+                "write horis:focusType :Patient (the class of the node each instance runs for)",
+            )
             ok = False
         if not ok:
             return None
@@ -866,14 +1111,22 @@ class _Builder:
         max_steps = budget.toPython() if isinstance(budget, Literal) else None
         if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
             max_steps = DEFAULT_MAX_STEPS
-        return Workflow(URIRef(s), focus, URIRef(start), self.defs.steps,  # type: ignore[arg-type]
-                        max_steps)
+        return Workflow(
+            URIRef(s),  # type: ignore[arg-type]
+            focus,  # type: ignore[arg-type]
+            URIRef(start),  # type: ignore[arg-type]
+            self.defs.steps,
+            max_steps,
+        )
 
     def check_references(self) -> None:
         edges = {
-            HORIS.next: "horis:next", HORIS.onError: "horis:onError",
-            HORIS.start: "horis:start", HORIS.otherwise: "horis:otherwise",
-            HORIS.fallback: "horis:fallback", HORIS.onTimeout: "horis:onTimeout",
+            HORIS.next: "horis:next",
+            HORIS.onError: "horis:onError",
+            HORIS.start: "horis:start",
+            HORIS.otherwise: "horis:otherwise",
+            HORIS.fallback: "horis:fallback",
+            HORIS.onTimeout: "horis:onTimeout",
             HORIS.onPartial: "horis:onPartial",
         }
         step_nodes = self.step_nodes()
@@ -884,13 +1137,21 @@ class _Builder:
                 # s may be a blank node (horis:when [ … horis:next :X ]); the problem names
                 # the step it is written under and points at the statement itself.
                 if (o, None, None) in self.g:
-                    self.error(s, f"{label} {self.n(o)} is not a step",
-                               f"declare {self.n(o)} a horis:ActionStep, horis:DecisionStep, "
-                               "horis:ProposalStep or horis:WaitStep", at=(s, pred, o))
+                    self.error(
+                        s,
+                        f"{label} {self.n(o)} is not a step",
+                        f"declare {self.n(o)} a horis:ActionStep, horis:DecisionStep, "
+                        "horis:ProposalStep or horis:WaitStep",
+                        at=(s, pred, o),
+                    )
                 else:
-                    self.error(s, f"{label} points to {self.n(o)}, which is not declared",
-                               f"declare {self.n(o)} as a step, or point {label} at one of: "
-                               + self.some(step_nodes), at=(s, pred, o))
+                    self.error(
+                        s,
+                        f"{label} points to {self.n(o)}, which is not declared",
+                        f"declare {self.n(o)} as a step, or point {label} at one of: "
+                        + self.some(step_nodes),
+                        at=(s, pred, o),
+                    )
 
     def step_nodes(self) -> set[Node]:
         return {s for c in STEP_CLASSES for s in self.g.subjects(RDF.type, c)}
@@ -908,8 +1169,11 @@ class _Builder:
                 reached |= {wf.start, *nx.descendants(flow, wf.start)}
         for step in self.defs.steps:
             if step not in reached:
-                self.warn(step, "the step is unreachable from any workflow's start",
-                          "point a horis:next, horis:onError or horis:start at it, or remove it")
+                self.warn(
+                    step,
+                    "the step is unreachable from any workflow's start",
+                    "point a horis:next, horis:onError or horis:start at it, or remove it",
+                )
 
 
 _PARSE_AT = re.compile(r"^Expected \w+, found (.+?)\s+\(at char \d+\), \(line:(\d+), col:\d+\)$")
@@ -960,7 +1224,7 @@ def _iris(algebra: Any) -> set[URIRef]:
 def _split(term: URIRef) -> tuple[str, str]:
     text = str(term)
     cut = max(text.rfind("#"), text.rfind("/"))
-    return text[: cut + 1], text[cut + 1:]
+    return text[: cut + 1], text[cut + 1 :]
 
 
 def _order(p: Problem) -> tuple[str, int, str, str]:

@@ -108,12 +108,18 @@ def step_label(defs: Definitions, step: Step) -> list[str]:
 
 # -- Mermaid ------------------------------------------------------------------------------
 
+
 def _m(text: str) -> str:
     return text.replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
 
 
-def _mermaid(defs: Definitions, wfs: list[Workflow], steps: list[Step], ids: dict[URIRef, str],
-             edges: list[Edge]) -> str:
+def _mermaid(
+    defs: Definitions,
+    wfs: list[Workflow],
+    steps: list[Step],
+    ids: dict[URIRef, str],
+    edges: list[Edge],
+) -> str:
     out = ["flowchart TD"]
     for i, wf in enumerate(wfs):
         text = f"{_m(defs.name(wf.iri))}<br/>for each {_m(defs.name(wf.focus_type))}"
@@ -133,13 +139,19 @@ def _mermaid(defs: Definitions, wfs: list[Workflow], steps: list[Step], ids: dic
 
 # -- Graphviz DOT -------------------------------------------------------------------------
 
+
 def dot_text(text: str) -> str:
     """``text`` as a quoted DOT string."""
     return '"' + re.sub(r'(["\\])', r"\\\1", text).replace("\n", "\\n") + '"'
 
 
-def _dot(defs: Definitions, wfs: list[Workflow], steps: list[Step], ids: dict[URIRef, str],
-         edges: list[Edge]) -> str:
+def _dot(
+    defs: Definitions,
+    wfs: list[Workflow],
+    steps: list[Step],
+    ids: dict[URIRef, str],
+    edges: list[Edge],
+) -> str:
     title = ", ".join(defs.name(wf.iri) for wf in wfs) or "workflows"
     out = [f"digraph {dot_text(title)} {{", "    node [shape=box, style=rounded];"]
     for i, wf in enumerate(wfs):

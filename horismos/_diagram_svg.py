@@ -58,8 +58,9 @@ def node_ids(lay: Layout) -> dict[str, str]:
     return {str(iri): f"step-{sid}" for iri, sid in lay.ids.items()}
 
 
-def svg_diagram(defs: Definitions, workflows: Iterable[Workflow],
-                counts: RunCounts | None = None) -> tuple[str, dict[str, str]]:
+def svg_diagram(
+    defs: Definitions, workflows: Iterable[Workflow], counts: RunCounts | None = None
+) -> tuple[str, dict[str, str]]:
     """The workflows as SVG, with ``counts`` overlaid; and each step's node id by IRI."""
     lay = layout(defs, workflows)
     return render_svg(styled_dot(defs, lay, counts)), node_ids(lay)
@@ -68,19 +69,26 @@ def svg_diagram(defs: Definitions, workflows: Iterable[Workflow],
 def styled_dot(defs: Definitions, lay: Layout, counts: RunCounts | None = None) -> str:
     """DOT text for ``lay``: kinds and edge kinds styled apart, ``counts`` written on it."""
     title = ", ".join(defs.name(wf.iri) for wf in lay.workflows) or "workflows"
-    out = [f"digraph {dot_text(title)} {{",
-           '    graph [fontname="Helvetica", nodesep=0.5, ranksep=0.55, bgcolor="white"];',
-           '    node [fontname="Helvetica", fontsize=11, color="#444444"];',
-           '    edge [fontname="Helvetica", fontsize=9, arrowsize=0.8];']
-    top = max([1, *counts.visits.values(), *counts.edges.values(),
-               *counts.started.values()]) if counts else 1
+    out = [
+        f"digraph {dot_text(title)} {{",
+        '    graph [fontname="Helvetica", nodesep=0.5, ranksep=0.55, bgcolor="white"];',
+        '    node [fontname="Helvetica", fontsize=11, color="#444444"];',
+        '    edge [fontname="Helvetica", fontsize=9, arrowsize=0.8];',
+    ]
+    top = (
+        max([1, *counts.visits.values(), *counts.edges.values(), *counts.started.values()])
+        if counts
+        else 1
+    )
     for i, wf in enumerate(lay.workflows):
         text = f"{defs.name(wf.iri)}\nfor each {defs.name(wf.focus_type)}"
         started = counts.started.get(str(wf.iri), 0) if counts else 0
         if counts:
             text += f"\n{started} started"
-        out.append(f'    w{i} [id="workflow-{i}", class="workflow", shape=oval, style=filled, '
-                   f'fillcolor="#f4f4f4", label={dot_text(text)}];')
+        out.append(
+            f'    w{i} [id="workflow-{i}", class="workflow", shape=oval, style=filled, '
+            f'fillcolor="#f4f4f4", label={dot_text(text)}];'
+        )
         if wf.start in lay.ids:
             attrs = [f'id="edge-w{i}-{lay.ids[wf.start]}"', 'color="#333333"']
             if counts:
@@ -96,8 +104,7 @@ def styled_dot(defs: Definitions, lay: Layout, counts: RunCounts | None = None) 
     return "\n".join(out) + "\n"
 
 
-def _node(defs: Definitions, lay: Layout, step: Step, counts: RunCounts | None,
-          top: int) -> str:
+def _node(defs: Definitions, lay: Layout, step: Step, counts: RunCounts | None, top: int) -> str:
     sid = lay.ids[step.iri]
     kind = kind_of(step)
     shape, fill = KIND_SHAPES[kind]
@@ -122,17 +129,21 @@ def _node(defs: Definitions, lay: Layout, step: Step, counts: RunCounts | None,
     return f"    {sid} [{', '.join(attrs)}];"
 
 
-def _edge(lay: Layout, e: Edge, source: str, counts: RunCounts | None, top: int,
-          taken: set[tuple[str, str]]) -> str:
+def _edge(
+    lay: Layout,
+    e: Edge,
+    source: str,
+    counts: RunCounts | None,
+    top: int,
+    taken: set[tuple[str, str]],
+) -> str:
     target = lay.ids[e.target]
-    attrs = [f'id="edge-{e.source}-{target}-{e.kind}"', f'class="{e.kind}"',
-             _EDGE_STYLE[e.kind]]
+    attrs = [f'id="edge-{e.source}-{target}-{e.kind}"', f'class="{e.kind}"', _EDGE_STYLE[e.kind]]
     label = e.label or ""
     if counts is not None:
         # Two edges to the same step (a rule and otherwise): the trace says only where the
         # instance went, so the first edge there gets the count.
-        n = 0 if (source, str(e.target)) in taken else counts.edges.get(
-            (source, str(e.target)), 0)
+        n = 0 if (source, str(e.target)) in taken else counts.edges.get((source, str(e.target)), 0)
         taken.add((source, str(e.target)))
         label = f"{label} ×{n}".strip()
         attrs.append(f"penwidth={_width(n, top)}")
@@ -151,8 +162,7 @@ def _heat(n: int, top: int) -> str:
     """From a pale to a strong orange as ``n`` nears ``top``."""
     t = n / top
     pale, strong = (0xFF, 0xF3, 0xE0), (0xF5, 0x9E, 0x42)
-    return "#" + "".join(f"{round(a + (b - a) * t):02x}" for a, b in zip(pale, strong,
-                                                                           strict=True))
+    return "#" + "".join(f"{round(a + (b - a) * t):02x}" for a, b in zip(pale, strong, strict=True))
 
 
 def render_svg(dot: str) -> str:
@@ -162,16 +172,26 @@ def render_svg(dot: str) -> str:
         raise ProgramMissing(
             "drawing SVG needs Graphviz's dot program, which is not installed: install "
             "Graphviz (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz), "
-            "or use --format mermaid or dot for text", program="dot", package="graphviz")
+            "or use --format mermaid or dot for text",
+            program="dot",
+            package="graphviz",
+        )
     try:
-        p = subprocess.run([program, "-Tsvg"], input=dot, capture_output=True, text=True,
-                           timeout=_TIMEOUT_S, check=False)
+        p = subprocess.run(
+            [program, "-Tsvg"],
+            input=dot,
+            capture_output=True,
+            text=True,
+            timeout=_TIMEOUT_S,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
-        raise UsageError(f"Graphviz's dot did not lay out the diagram within {_TIMEOUT_S} s; "
-                         "draw one workflow at a time (--workflow)") from None
+        raise UsageError(
+            f"Graphviz's dot did not lay out the diagram within {_TIMEOUT_S} s; "
+            "draw one workflow at a time (--workflow)"
+        ) from None
     if p.returncode != 0:
         raise UsageError(f"Graphviz's dot refused the diagram: {p.stderr.strip()}")
     svg = p.stdout
     at = svg.find("<svg")
     return re.sub(r"<!--.*?-->\n?", "", svg[at:], flags=re.S) if at >= 0 else svg
-

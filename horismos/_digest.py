@@ -74,11 +74,13 @@ class Digest:
             return cls.of_lines(plus) - cls.of_lines(minus)
         if not plus and not minus:
             return ZERO
-        lanes = np.frombuffer(b"".join(blake3.blake3(line.encode()).digest(_BYTES)
-                                       for line in [*plus, *minus]),
-                              dtype=_LANE).reshape(-1, LANES)
-        total = lanes[:len(plus)].sum(axis=0, dtype=_LANE) - lanes[len(plus):].sum(
-            axis=0, dtype=_LANE)
+        lanes = np.frombuffer(
+            b"".join(blake3.blake3(line.encode()).digest(_BYTES) for line in [*plus, *minus]),
+            dtype=_LANE,
+        ).reshape(-1, LANES)
+        total = lanes[: len(plus)].sum(axis=0, dtype=_LANE) - lanes[len(plus) :].sum(
+            axis=0, dtype=_LANE
+        )
         return cls(total.astype(_LANE).tobytes())
 
     @property

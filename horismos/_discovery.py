@@ -34,10 +34,46 @@ if TYPE_CHECKING:
 
 __all__ = ["STOPWORDS", "Discovery", "discover", "tokens"]
 
-STOPWORDS = frozenset({
-    "a", "an", "and", "any", "are", "as", "at", "be", "by", "do", "for", "from", "i", "in",
-    "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "some", "that",
-    "the", "then", "this", "to", "up", "we", "with", "you", "your"})
+STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "for",
+        "from",
+        "i",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "please",
+        "some",
+        "that",
+        "the",
+        "then",
+        "this",
+        "to",
+        "up",
+        "we",
+        "with",
+        "you",
+        "your",
+    }
+)
 """Query words too common to say anything about a tool."""
 
 Availability = Literal["executable", "blocked"]
@@ -56,7 +92,7 @@ def tokens(text: str | None) -> list[str]:
 def _stem(word: str) -> str:
     for s in _SUFFIXES:
         if word.endswith(s) and len(word) - len(s) >= 3:
-            return word[:-len(s)]
+            return word[: -len(s)]
     return word
 
 
@@ -90,31 +126,44 @@ class Discovery:
 
     def to_json(self) -> dict[str, Any]:
         e = self.entry
-        return {"name": e.name, "iri": e.iri, "label": e.label, "description": e.description,
-                "lane": e.lane, "side_effect": e.side_effect,
-                "requires_approval": e.requires_approval, "input_schema": e.input_schema,
-                "availability": self.availability, "matched_tokens": self.matched,
-                "why_selected": list(self.why_selected),
-                "why_blocked": list(self.why_blocked), "bound_args": self.bound_args}
+        return {
+            "name": e.name,
+            "iri": e.iri,
+            "label": e.label,
+            "description": e.description,
+            "lane": e.lane,
+            "side_effect": e.side_effect,
+            "requires_approval": e.requires_approval,
+            "input_schema": e.input_schema,
+            "availability": self.availability,
+            "matched_tokens": self.matched,
+            "why_selected": list(self.why_selected),
+            "why_blocked": list(self.why_blocked),
+            "bound_args": self.bound_args,
+        }
 
     def text(self, rank: int) -> str:
         e = self.entry
-        matched = "; ".join(f"{w['token']} ({', '.join(w['fields'])})"
-                            for w in self.why_selected)
+        matched = "; ".join(f"{w['token']} ({', '.join(w['fields'])})" for w in self.why_selected)
         lines = [f"{rank}. {e.name}  {self.availability}  matched {self.matched}: {matched}"]
         if e.label or e.description:
             lines.append(f"   {e.label or e.description}")
         lines.append(f"   args: {e.signature or 'none'}")
         if self.shown:
             lines.append("   bound: " + ", ".join(f"{k}={v}" for k, v in self.shown.items()))
-        lines.extend(f"   blocked ({b['reason']}): {' '.join(b['message'].split())}"
-                     for b in self.why_blocked)
+        lines.extend(
+            f"   blocked ({b['reason']}): {' '.join(b['message'].split())}"
+            for b in self.why_blocked
+        )
         return "\n".join(lines)
 
 
 def why_selected(tool: Tool, query: list[str]) -> tuple[dict[str, Any], ...]:
-    fields = [("name", tokens(tool.name)), ("label", tokens(tool.label)),
-              ("description", tokens(tool.comment))]
+    fields = [
+        ("name", tokens(tool.name)),
+        ("label", tokens(tool.label)),
+        ("description", tokens(tool.comment)),
+    ]
     fields += [(f"argument {a.name}", tokens(a.name)) for a in ordered_args(tool)]
     out = []
     for q in query:
@@ -124,15 +173,23 @@ def why_selected(tool: Tool, query: list[str]) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
-def discover(catalog: ToolIndex, query: str, world: World | None = None,
-             focus: str | URIRef | None = None, *, include_blocked: bool = False,
-             approvals: Iterable[str] = (), allow: Iterable[str] = DEFAULT_ALLOW,
-             ) -> list[Discovery]:
+def discover(
+    catalog: ToolIndex,
+    query: str,
+    world: World | None = None,
+    focus: str | URIRef | None = None,
+    *,
+    include_blocked: bool = False,
+    approvals: Iterable[str] = (),
+    allow: Iterable[str] = DEFAULT_ALLOW,
+) -> list[Discovery]:
     """The tools matching ``query``, best first; blocked ones only with ``include_blocked``."""
     words = list(dict.fromkeys(w for w in tokens(query) if w not in STOPWORDS))
     if not words:
-        raise UsageError(f"query {query!r} has no words to match; describe what the tool "
-                         "should do, e.g. \"assign patient queue\"")
+        raise UsageError(
+            f"query {query!r} has no words to match; describe what the tool "
+            'should do, e.g. "assign patient queue"'
+        )
     if focus is not None and world is None:
         raise UsageError("a focus is a node of a world: give the world too (--world F)")
     context = _Context(catalog, world, focus, set(approvals), allowed(allow))
@@ -142,10 +199,16 @@ def discover(catalog: ToolIndex, query: str, world: World | None = None,
         if not selected:
             continue
         blocked, bound = context.check(tool)
-        found.append(Discovery(catalog.entry(tool, context.sessions),
-                               "blocked" if blocked else "executable", selected,
-                               tuple(blocked), {k: _json(v) for k, v in bound.items()},
-                               {k: context.defs.name(v) for k, v in bound.items()}))
+        found.append(
+            Discovery(
+                catalog.entry(tool, context.sessions),
+                "blocked" if blocked else "executable",
+                selected,
+                tuple(blocked),
+                {k: _json(v) for k, v in bound.items()},
+                {k: context.defs.name(v) for k, v in bound.items()},
+            )
+        )
     found.sort(key=lambda d: (-d.matched, d.entry.name, d.entry.iri))
     return [d for d in found if include_blocked or d.availability == "executable"]
 
@@ -153,8 +216,14 @@ def discover(catalog: ToolIndex, query: str, world: World | None = None,
 class _Context:
     """What decides runnability here, gathered once for every tool discovered."""
 
-    def __init__(self, catalog: ToolIndex, world: World | None, focus: str | URIRef | None,
-                 approvals: set[str], allow: frozenset[str]) -> None:
+    def __init__(
+        self,
+        catalog: ToolIndex,
+        world: World | None,
+        focus: str | URIRef | None,
+        approvals: set[str],
+        allow: frozenset[str],
+    ) -> None:
         self.catalog = catalog
         self.defs = catalog.definitions
         self.sessions = catalog.sessions()
@@ -175,13 +244,23 @@ class _Context:
         if problem:
             blocked.append({"reason": "binding", "message": problem})
         for var in missing_env(tool, self.sessions.servers):
-            blocked.append({"reason": "env", "message": f"environment variable {var} is not "
-                            f"set; export {var}=… before calling {tool.name}"})
+            blocked.append(
+                {
+                    "reason": "env",
+                    "message": f"environment variable {var} is not "
+                    f"set; export {var}=… before calling {tool.name}",
+                }
+            )
         side = side_effect(tool)
         if side not in self.allow:
             allowed = ", ".join(sorted(self.allow)) or "nothing"
-            blocked.append({"reason": "policy", "message": f"its side effect is {side}, which "
-                            f"the policy does not allow (allowed: {allowed})"})
+            blocked.append(
+                {
+                    "reason": "policy",
+                    "message": f"its side effect is {side}, which "
+                    f"the policy does not allow (allowed: {allowed})",
+                }
+            )
         bound: dict[str, Node] = {}
         if self.world is not None:
             blocked.extend(self._world(tool, bound))
@@ -189,10 +268,16 @@ class _Context:
         if tool.requires_approval:
             complete = all(a.name in bound for a in ordered_args(tool) if not a.optional)
             if not (complete and fingerprint(tool.iri, payload) in self.approvals):
-                blocked.append({"reason": "approval", "message": (
-                    f"{tool.name} runs only with an approval of its exact arguments: "
-                    f"`horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` prints "
-                    "its fingerprint; call with --approval FINGERPRINT")})
+                blocked.append(
+                    {
+                        "reason": "approval",
+                        "message": (
+                            f"{tool.name} runs only with an approval of its exact arguments: "
+                            f"`horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` prints "
+                            "its fingerprint; call with --approval FINGERPRINT"
+                        ),
+                    }
+                )
         return blocked, bound
 
     def _world(self, tool: Tool, bound: dict[str, Node]) -> list[dict[str, str]]:
@@ -205,22 +290,42 @@ class _Context:
                     bound[a.name] = self.focus
             if not bound:
                 has = ", ".join(sorted(name(t) for t in self.focus_types)) or (
-                    "no rdf:type in the world")
-                takes = ", ".join(f"{a.name}: {name(a.type)}" for a in ordered_args(tool)
-                                  if a.is_class) or "no node arguments"
-                return [{"reason": "argument", "message": (
-                    f"no argument of {tool.name} takes the focus {name(self.focus)} ({has}); "
-                    f"it takes {takes}")}]
+                    "no rdf:type in the world"
+                )
+                takes = (
+                    ", ".join(f"{a.name}: {name(a.type)}" for a in ordered_args(tool) if a.is_class)
+                    or "no node arguments"
+                )
+                return [
+                    {
+                        "reason": "argument",
+                        "message": (
+                            f"no argument of {tool.name} takes the focus "
+                            f"{name(self.focus)} ({has}); it takes {takes}"
+                        ),
+                    }
+                ]
         if tool.requires is None:
             return []
         store = self.world.store
         solutions = store.solutions(tool.requires, bound)
         if not solutions:
             pattern = store.failing(tool.requires, bound)
-            return [{"reason": "precondition", "pattern": pattern, "message": (
-                f"this pattern of {tool.name} does not hold"
-                + (f" for {', '.join(f'{k}={name(v)}' for k, v in bound.items())}"
-                   if bound else "") + f": {' '.join(pattern.split())}")}]
+            return [
+                {
+                    "reason": "precondition",
+                    "pattern": pattern,
+                    "message": (
+                        f"this pattern of {tool.name} does not hold"
+                        + (
+                            f" for {', '.join(f'{k}={name(v)}' for k, v in bound.items())}"
+                            if bound
+                            else ""
+                        )
+                        + f": {' '.join(pattern.split())}"
+                    ),
+                }
+            ]
         for a in ordered_args(tool):  # what every solution agrees on, the context fills
             values = {s.get(a.name) for s in solutions}
             if a.name not in bound and len(values) == 1 and None not in values:
@@ -232,12 +337,12 @@ def _expand(defs: Any, name: str) -> URIRef:
     try:
         return defs.expand(name)
     except KeyError:
-        raise UsageError(f"focus {name!r} is neither an IRI nor a CURIE with a declared "
-                         "prefix") from None
+        raise UsageError(
+            f"focus {name!r} is neither an IRI nor a CURIE with a declared prefix"
+        ) from None
 
 
 def _json(node: Node) -> Any:
     if isinstance(node, URIRef):
         return str(node)
     return json_value(node.toPython()) if hasattr(node, "toPython") else str(node)
-

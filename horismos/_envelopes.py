@@ -21,8 +21,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["SCHEMA_FILES", "CallEnvelope", "Inventory", "InventoryProblem", "envelope_schema",
-           "inventory_schema", "read_inventory", "schema_text", "write_schemas"]
+__all__ = [
+    "SCHEMA_FILES",
+    "CallEnvelope",
+    "Inventory",
+    "InventoryProblem",
+    "envelope_schema",
+    "inventory_schema",
+    "read_inventory",
+    "schema_text",
+    "write_schemas",
+]
 
 
 class _Closed(BaseModel):
@@ -48,7 +57,8 @@ class InventoryTool(_Closed):
     description: str | None
     input_schema: dict[str, Any] = Field(description="JSON Schema derived from horis:takes")
     effect_schema: dict[str, Any] | None = Field(
-        description="JSON Schema of the fields the tool may return, from horis:effect")
+        description="JSON Schema of the fields the tool may return, from horis:effect"
+    )
     lane: Literal["python", "mcp", "http", "command"]
     side_effect: str
     requires_approval: bool
@@ -75,9 +85,11 @@ class GateVerdict(_Closed):
 
 
 class CallError(_Closed):
-    kind: str = Field(description="refused before any call: schema, argument_type, "
-                      "precondition, policy, approval, env, binding; after: the RunError's "
-                      "kind, e.g. tool_error, timeout, gate_rejected, result_too_large")
+    kind: str = Field(
+        description="refused before any call: schema, argument_type, "
+        "precondition, policy, approval, env, binding; after: the RunError's "
+        "kind, e.g. tool_error, timeout, gate_rejected, result_too_large"
+    )
     message: str
 
 
@@ -88,7 +100,8 @@ class CallEnvelope(_Closed):
     content: list[ContentBlock]
     artifacts: list[dict[str, Any]]
     effects: list[tuple[str, str, str]] = Field(
-        description="the triples that landed, each term in N-Triples form")
+        description="the triples that landed, each term in N-Triples form"
+    )
     gate: GateVerdict | None
     error: CallError | None
 
@@ -101,8 +114,10 @@ def envelope_schema() -> dict[str, Any]:
     return _schema(CallEnvelope)
 
 
-SCHEMA_FILES = {"inventory.schema.json": inventory_schema,
-                "call-envelope.schema.json": envelope_schema}
+SCHEMA_FILES = {
+    "inventory.schema.json": inventory_schema,
+    "call-envelope.schema.json": envelope_schema,
+}
 """The schemas as published in ``docs/``; regenerate them with :func:`write_schemas`."""
 
 
@@ -135,6 +150,9 @@ def read_inventory(data: Any) -> Inventory:
     try:
         return Inventory.model_validate(data)
     except ValidationError as e:
-        raise InventoryProblem([
-            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
-            for err in e.errors()[:5]]) from None
+        raise InventoryProblem(
+            [
+                f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
+                for err in e.errors()[:5]
+            ]
+        ) from None

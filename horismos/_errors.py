@@ -1,35 +1,35 @@
 """Every error Horismos raises, with structured fields as well as a message.
 
-    HorismosError
-    ├── AuthoringError          the Turtle definitions are wrong (carries ``problems``)
-    ├── UsageError              an API or CLI call asks for something that cannot be
-    │   ├── AmbiguousName           a CURIE means more than one IRI in the loaded files
-    │   └── ProgramMissing          a program a command needs (Graphviz's dot) is not installed
-    ├── StoreError              the store cannot be reached or refused a request (_stores)
-    ├── Conflict                another writer moved the instance first; nothing landed
-    ├── LeaseLost               a worker's lease ran out; it commits nothing more
-    ├── BrokerError             the task broker (horismos submit / worker) cannot be reached
-    ├── RunError                a step could not complete; the world is unchanged
-    │   ├── PreconditionError       the graph does not give exactly what the step needs
-    │   ├── ArgumentTypeError       a graph value does not have the argument's declared type
-    │   ├── ToolError               the tool raised, or its binding failed
-    │   │   ├── ToolTimeout             the tool did not answer in its ``horis:timeout``
-    │   │   ├── ResultTooLarge          the result is past the tool's ``horis:maxResultBytes``
-    │   │   ├── NotSent                 the call never reached the tool: safe to retry
-    │   │   │   └── LowDisk                 a command's capture folder is under its waterline
-    │   │   ├── OutputQuotaExceeded     a command emitted more than its quota; its group killed
-    │   │   ├── OutcomeUnknown          a non-idempotent call was sent and no answer landed
-    │   │   └── RemoteConflict          the system of record changed since it was hydrated
-    │   ├── GateRejected            the result breaks the declared effect or a domain shape
-    │   ├── PolicyRefused           the tool's side-effect class is outside the policy
-    │   ├── ScopeRefused            a commit outside the adapter's granted scopes; nothing sent
-    │   ├── PartialCommit           some effects of an adapter commit were accepted, some not
-    │   ├── StepBudgetExceeded      an instance ran its ``horis:maxSteps``: a loop that never ends
-    │   └── InstanceFailed          an error with no ``horis:onError`` ended the instance
-    └── TraceError              a trace cannot be trusted or read
-        ├── TraceTampered           the hash chain breaks
-        ├── TraceVersionError       a ``trace_version`` this runtime does not read
-        └── Divergence              replay did not do what the trace recorded
+HorismosError
+├── AuthoringError          the Turtle definitions are wrong (carries ``problems``)
+├── UsageError              an API or CLI call asks for something that cannot be
+│   ├── AmbiguousName           a CURIE means more than one IRI in the loaded files
+│   └── ProgramMissing          a program a command needs (Graphviz's dot) is not installed
+├── StoreError              the store cannot be reached or refused a request (_stores)
+├── Conflict                another writer moved the instance first; nothing landed
+├── LeaseLost               a worker's lease ran out; it commits nothing more
+├── BrokerError             the task broker (horismos submit / worker) cannot be reached
+├── RunError                a step could not complete; the world is unchanged
+│   ├── PreconditionError       the graph does not give exactly what the step needs
+│   ├── ArgumentTypeError       a graph value does not have the argument's declared type
+│   ├── ToolError               the tool raised, or its binding failed
+│   │   ├── ToolTimeout             the tool did not answer in its ``horis:timeout``
+│   │   ├── ResultTooLarge          the result is past the tool's ``horis:maxResultBytes``
+│   │   ├── NotSent                 the call never reached the tool: safe to retry
+│   │   │   └── LowDisk                 a command's capture folder is under its waterline
+│   │   ├── OutputQuotaExceeded     a command emitted more than its quota; its group killed
+│   │   ├── OutcomeUnknown          a non-idempotent call was sent and no answer landed
+│   │   └── RemoteConflict          the system of record changed since it was hydrated
+│   ├── GateRejected            the result breaks the declared effect or a domain shape
+│   ├── PolicyRefused           the tool's side-effect class is outside the policy
+│   ├── ScopeRefused            a commit outside the adapter's granted scopes; nothing sent
+│   ├── PartialCommit           some effects of an adapter commit were accepted, some not
+│   ├── StepBudgetExceeded      an instance ran its ``horis:maxSteps``: a loop that never ends
+│   └── InstanceFailed          an error with no ``horis:onError`` ended the instance
+└── TraceError              a trace cannot be trusted or read
+    ├── TraceTampered           the hash chain breaks
+    ├── TraceVersionError       a ``trace_version`` this runtime does not read
+    └── Divergence              replay did not do what the trace recorded
 """
 
 from __future__ import annotations
@@ -122,10 +122,12 @@ class AmbiguousName(UsageError, KeyError):
     def __init__(self, name: str, candidates: Sequence[str]) -> None:
         self.name = name
         self.candidates = tuple(candidates)
-        super().__init__(f"{name} is ambiguous: the loaded files bind its prefix to several "
-                         "namespaces, so it could mean "
-                         + ", ".join(f"<{c}>" for c in self.candidates)
-                         + "; write the full IRI in <…>")
+        super().__init__(
+            f"{name} is ambiguous: the loaded files bind its prefix to several "
+            "namespaces, so it could mean "
+            + ", ".join(f"<{c}>" for c in self.candidates)
+            + "; write the full IRI in <…>"
+        )
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -291,8 +293,9 @@ class PolicyRefused(RunError):
 
     kind = "policy"
 
-    def __init__(self, message: str, *, side_effect: str, allowed: Sequence[str],
-                 **kw: Any) -> None:
+    def __init__(
+        self, message: str, *, side_effect: str, allowed: Sequence[str], **kw: Any
+    ) -> None:
         super().__init__(message, **kw)
         self.side_effect = side_effect
         self.allowed = tuple(allowed)
@@ -304,8 +307,7 @@ class ScopeRefused(RunError):
 
     kind = "scope"
 
-    def __init__(self, message: str, *, missing: str, granted: Sequence[str],
-                 **kw: Any) -> None:
+    def __init__(self, message: str, *, missing: str, granted: Sequence[str], **kw: Any) -> None:
         super().__init__(message, **kw)
         self.missing = missing
         self.granted = tuple(granted)
@@ -318,8 +320,9 @@ class PartialCommit(RunError):
 
     kind = "partial"
 
-    def __init__(self, message: str, *, accepted: Sequence[str],
-                 others: Sequence[tuple[str, str]], **kw: Any) -> None:
+    def __init__(
+        self, message: str, *, accepted: Sequence[str], others: Sequence[tuple[str, str]], **kw: Any
+    ) -> None:
         super().__init__(message, **kw)
         self.accepted = tuple(accepted)
         self.others = tuple(others)
@@ -331,8 +334,7 @@ class StepBudgetExceeded(RunError):
 
     kind = "step_budget"
 
-    def __init__(self, message: str, *, cycle: Sequence[str], max_steps: int,
-                 **kw: Any) -> None:
+    def __init__(self, message: str, *, cycle: Sequence[str], max_steps: int, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.cycle = tuple(cycle)
         self.max_steps = max_steps

@@ -120,16 +120,18 @@ def jsonld_triples(resource: Mapping[str, Any], base: str) -> list[tuple[Node, N
     """:func:`to_triples` by a JSON-LD processor (rdflib's): the reference it is checked
     against."""
     iri = str(resource_iri(base, resource["resourceType"], resource["id"]))
-    doc = {"@context": {**CONTEXT, "@base": base + "/"}, "@id": iri,
-           **_named(resource, iri + "#")}
+    doc = {"@context": {**CONTEXT, "@base": base + "/"}, "@id": iri, **_named(resource, iri + "#")}
     return list(Graph().parse(data=json.dumps(doc), format="json-ld"))
 
 
 def _named(value: Any, path: str) -> Any:
     """``value`` with an ``@id`` for every nested object, from its path; ``@`` keys dropped."""
     if isinstance(value, Mapping):
-        out = {k: _named(v, f"{path}{'.' if not path.endswith('#') else ''}{k}")
-               for k, v in value.items() if not str(k).startswith("@")}
+        out = {
+            k: _named(v, f"{path}{'.' if not path.endswith('#') else ''}{k}")
+            for k, v in value.items()
+            if not str(k).startswith("@")
+        }
         if not path.endswith("#"):
             out["@id"] = path
         return out
@@ -148,27 +150,41 @@ def version_of(resource: Mapping[str, Any] | None, etag: str | None = None) -> s
     return None
 
 
-def projection_quads(adapter: URIRef, base: str, resource: Mapping[str, Any],
-                     at: Lit, location: str | None = None,
-                     activity: URIRef | None = None,
-                     ) -> list[tuple[Node, Node, Node, URIRef | None]]:
+def projection_quads(
+    adapter: URIRef,
+    base: str,
+    resource: Mapping[str, Any],
+    at: Lit,
+    location: str | None = None,
+    activity: URIRef | None = None,
+) -> list[tuple[Node, Node, Node, URIRef | None]]:
     """The projection of ``resource``: its RDF, the JSON it came as, its remote id, version,
     location and when it was read or accepted, with ``horis:AdapterProvenance``."""
     node = resource_iri(base, resource["resourceType"], resource["id"])
     graph = projection_graph(node)
     version = version_of(resource)
     meta: list[tuple[Node, Node, Node]] = [
-        (graph, RDF.type, PROV.Entity), (graph, HORIS.provenance, HORIS.AdapterProvenance),
-        (graph, HORIS.adapter, adapter), (graph, HORIS.resource, node),
+        (graph, RDF.type, PROV.Entity),
+        (graph, HORIS.provenance, HORIS.AdapterProvenance),
+        (graph, HORIS.adapter, adapter),
+        (graph, HORIS.resource, node),
         (graph, HORIS.remoteId, Lit(f"{resource['resourceType']}/{resource['id']}")),
         (graph, HORIS.readAt, at),
         (graph, HORIS.sourceJson, Lit(json.dumps(resource, sort_keys=True), datatype=JSON)),
     ]
     if version is not None:
         meta.append((graph, HORIS.sourceVersion, Lit(version)))
-    meta.append((graph, HORIS.location, Lit(
-        location or f"{base}/{resource['resourceType']}/{resource['id']}"
-        + (f"/_history/{version}" if version else ""))))
+    meta.append(
+        (
+            graph,
+            HORIS.location,
+            Lit(
+                location
+                or f"{base}/{resource['resourceType']}/{resource['id']}"
+                + (f"/_history/{version}" if version else "")
+            ),
+        )
+    )
     if activity is not None:
         meta.append((graph, PROV.wasGeneratedBy, activity))
     return [(s, p, o, graph) for s, p, o in [*to_triples(resource, base), *meta]]
@@ -210,8 +226,7 @@ class Request:
             if w.expected is not None:
                 req["ifMatch"] = f'W/"{w.expected}"'
             entries.append({"resource": w.resource, "request": req})
-        return "POST", base, {"resourceType": "Bundle", "type": self.bundle,
-                              "entry": entries}, {}
+        return "POST", base, {"resourceType": "Bundle", "type": self.bundle, "entry": entries}, {}
 
 
 class PlanError(ValueError):
@@ -225,8 +240,9 @@ def plan(decided: Any, projected: Callable[[str], str | None]) -> Request | None
     if isinstance(decided, Mapping) and decided.get("resourceType") == "Bundle":
         bundle = str(decided.get("type") or "")
         if bundle not in ("batch", "transaction"):
-            raise PlanError(f"a decided Bundle must be of type batch or transaction, not "
-                            f"{bundle!r}")
+            raise PlanError(
+                f"a decided Bundle must be of type batch or transaction, not {bundle!r}"
+            )
         resources = [e.get("resource") for e in decided.get("entry") or []]
     elif isinstance(decided, Mapping):
         resources = [decided] if decided else []
@@ -236,23 +252,28 @@ def plan(decided: Any, projected: Callable[[str], str | None]) -> Request | None
     elif decided is None:
         resources = []
     else:
-        raise PlanError(f"returned {type(decided).__name__}; an adapter-bound tool returns the "
-                        "FHIR resources to write: one resource, a list, or a batch or "
-                        "transaction Bundle")
+        raise PlanError(
+            f"returned {type(decided).__name__}; an adapter-bound tool returns the "
+            "FHIR resources to write: one resource, a list, or a batch or "
+            "transaction Bundle"
+        )
     writes = []
     for res in resources:
         if not isinstance(res, Mapping) or not isinstance(res.get("resourceType"), str):
-            raise PlanError(f"{_short(res)} is not a FHIR resource (a JSON object with a "
-                            "resourceType)")
+            raise PlanError(
+                f"{_short(res)} is not a FHIR resource (a JSON object with a resourceType)"
+            )
         res = dict(res)
         kind = res["resourceType"]
         if res.get("id"):
             ref = f"{kind}/{res['id']}"
             expected = projected(ref)
             if expected is None:
-                raise PlanError(f"{ref} is updated but the world holds no projection of it, so "
-                                "there is no version to make the update conditional on; "
-                                "hydrate it first (World.hydrate / horismos hydrate)")
+                raise PlanError(
+                    f"{ref} is updated but the world holds no projection of it, so "
+                    "there is no version to make the update conditional on; "
+                    "hydrate it first (World.hydrate / horismos hydrate)"
+                )
             writes.append(Write("PUT", ref, res, expected))
         else:
             writes.append(Write("POST", kind, res))
@@ -306,17 +327,24 @@ def _code(status: Any) -> int:
 
 def _diagnostics(body: Any) -> str | None:
     if isinstance(body, Mapping) and body.get("resourceType") == "OperationOutcome":
-        texts = [str(i.get("diagnostics") or i.get("code") or "") for i in
-                 body.get("issue") or [] if isinstance(i, Mapping)]
+        texts = [
+            str(i.get("diagnostics") or i.get("code") or "")
+            for i in body.get("issue") or []
+            if isinstance(i, Mapping)
+        ]
         return "; ".join(t for t in texts if t) or None
     return None
 
 
-def _settle(w: Write, code: int, resource: Any, etag: str | None, location: str | None,
-            message: str | None) -> Receipt:
+def _settle(
+    w: Write, code: int, resource: Any, etag: str | None, location: str | None, message: str | None
+) -> Receipt:
     if 200 <= code < 300:
-        landed = dict(resource) if isinstance(resource, Mapping) and resource.get(
-            "resourceType") == w.kind else dict(w.resource)
+        landed = (
+            dict(resource)
+            if isinstance(resource, Mapping) and resource.get("resourceType") == w.kind
+            else dict(w.resource)
+        )
         if not landed.get("id") and location:  # a create answered without its body
             parts = location.split("/_history/")[0].rstrip("/").split("/")
             landed["id"] = parts[-1]
@@ -326,8 +354,9 @@ def _settle(w: Write, code: int, resource: Any, etag: str | None, location: str 
         if version is not None:
             landed["meta"] = {**(landed.get("meta") or {}), "versionId": version}
         ref = f"{w.kind}/{landed.get('id')}"
-        return Receipt(ref, w.method, "accepted", code, w.expected, version, location,
-                       resource=landed)
+        return Receipt(
+            ref, w.method, "accepted", code, w.expected, version, location, resource=landed
+        )
     outcome: Outcome = "conflicted" if code in (409, 412) else "failed"
     return Receipt(w.ref, w.method, outcome, code or None, w.expected, message=message)
 
@@ -341,28 +370,43 @@ def receipts(request: Request, response: Mapping[str, Any]) -> list[Receipt]:
         if request.bundle is not None:  # the Bundle as a whole was refused
             return [_settle(w, code, None, None, None, message) for w in request.writes]
         (w,) = request.writes
-        return [_settle(w, code, body, response.get("etag"), response.get("location"),
-                        message)]
+        return [_settle(w, code, body, response.get("etag"), response.get("location"), message)]
     entries = body.get("entry") if isinstance(body, Mapping) else None
     out = []
     for i, w in enumerate(request.writes):
         entry = entries[i] if isinstance(entries, list) and i < len(entries) else None
         if not isinstance(entry, Mapping):
-            out.append(Receipt(w.ref, w.method, "unknown", None, w.expected,
-                               message="the response Bundle has no entry for this write"))
+            out.append(
+                Receipt(
+                    w.ref,
+                    w.method,
+                    "unknown",
+                    None,
+                    w.expected,
+                    message="the response Bundle has no entry for this write",
+                )
+            )
             continue
         res = entry.get("response") or {}
-        out.append(_settle(w, _code(res.get("status")), entry.get("resource"),
-                           res.get("etag"), res.get("location"),
-                           _diagnostics(res.get("outcome"))))
+        out.append(
+            _settle(
+                w,
+                _code(res.get("status")),
+                entry.get("resource"),
+                res.get("etag"),
+                res.get("location"),
+                _diagnostics(res.get("outcome")),
+            )
+        )
     return out
 
 
 def unanswered(request: Request, outcome: Outcome, message: str) -> list[Receipt]:
     """Every write of a request that got no answer: ``unknown`` when it was sent (it may
     have acted), ``failed`` when it never left."""
-    return [Receipt(w.ref, w.method, outcome, None, w.expected, message=message)
-            for w in request.writes]
+    return [
+        Receipt(w.ref, w.method, outcome, None, w.expected, message=message) for w in request.writes
+    ]
 
 
 def _short(value: Any, limit: int = 80) -> str:

@@ -34,8 +34,9 @@ _MAX_PAGES = 100
 class FhirClient:
     """One adapter's connection: ``hosts`` is what this process may reach."""
 
-    def __init__(self, adapter: Adapter, hosts: Hosts | None = None,
-                 timeout: float | None = None) -> None:
+    def __init__(
+        self, adapter: Adapter, hosts: Hosts | None = None, timeout: float | None = None
+    ) -> None:
         self.adapter = adapter
         self.hosts = hosts or Hosts()
         self.timeout = timeout or adapter.timeout
@@ -43,16 +44,16 @@ class FhirClient:
     def headers(self) -> dict[str, str]:
         problem = self.hosts.problem(self.adapter.base_url)
         if problem is not None:
-            raise NotSent(f"adapter {self.adapter.name} is refused before any request: "
-                          f"{problem}")
-        headers = {"Accept": "application/fhir+json",
-                   "Content-Type": "application/fhir+json"}
+            raise NotSent(f"adapter {self.adapter.name} is refused before any request: {problem}")
+        headers = {"Accept": "application/fhir+json", "Content-Type": "application/fhir+json"}
         var = self.adapter.token_env
         if var:
             token = os.environ.get(var)
             if not token:
-                raise NotSent(f"adapter {self.adapter.name} reads its token from environment "
-                              f"variable {var}, which is not set; export {var}=… first")
+                raise NotSent(
+                    f"adapter {self.adapter.name} reads its token from environment "
+                    f"variable {var}, which is not set; export {var}=… first"
+                )
             headers["Authorization"] = f"Bearer {token}"
         return headers
 
@@ -63,11 +64,12 @@ class FhirClient:
         with self._sync() as client:
             body, etag = self._get(client, f"{self.adapter.base_url}/{ref.strip('/')}")
         if not isinstance(body, dict) or body.get("resourceType") in (None, "Bundle"):
-            raise ToolError(f"adapter {self.adapter.name}: GET {ref} did not answer one "
-                            "resource")
+            raise ToolError(f"adapter {self.adapter.name}: GET {ref} did not answer one resource")
         if etag and not (body.get("meta") or {}).get("versionId"):
-            body["meta"] = {**(body.get("meta") or {}),
-                            "versionId": etag.removeprefix("W/").strip('"')}
+            body["meta"] = {
+                **(body.get("meta") or {}),
+                "versionId": etag.removeprefix("W/").strip('"'),
+            }
         return body
 
     def search(self, query: str) -> list[dict[str, Any]]:
@@ -80,63 +82,90 @@ class FhirClient:
                     return found
                 body, _ = self._get(client, url)
                 if not isinstance(body, dict) or body.get("resourceType") != "Bundle":
-                    raise ToolError(f"adapter {self.adapter.name}: search {query} did not "
-                                    "answer a Bundle")
-                found += [e["resource"] for e in body.get("entry") or []
-                          if isinstance(e.get("resource"), dict)
-                          and (e.get("search") or {}).get("mode", "match") == "match"]
-                url = next((link.get("url") for link in body.get("link") or []
-                            if link.get("relation") == "next"), None)
-        raise ToolError(f"adapter {self.adapter.name}: search {query} has more than "
-                        f"{_MAX_PAGES} pages; narrow it")
+                    raise ToolError(
+                        f"adapter {self.adapter.name}: search {query} did not answer a Bundle"
+                    )
+                found += [
+                    e["resource"]
+                    for e in body.get("entry") or []
+                    if isinstance(e.get("resource"), dict)
+                    and (e.get("search") or {}).get("mode", "match") == "match"
+                ]
+                url = next(
+                    (
+                        link.get("url")
+                        for link in body.get("link") or []
+                        if link.get("relation") == "next"
+                    ),
+                    None,
+                )
+        raise ToolError(
+            f"adapter {self.adapter.name}: search {query} has more than "
+            f"{_MAX_PAGES} pages; narrow it"
+        )
 
     def _sync(self) -> httpx.Client:
-        return httpx.Client(timeout=self.timeout, follow_redirects=False, verify=_tls(),
-                            headers=self.headers())
+        return httpx.Client(
+            timeout=self.timeout, follow_redirects=False, verify=_tls(), headers=self.headers()
+        )
 
     def _get(self, client: httpx.Client, url: str) -> tuple[Any, str | None]:
         try:
             response = client.get(url)
         except httpx.HTTPError as e:
-            raise ToolError(f"adapter {self.adapter.name}: GET {url} failed: "
-                            f"{type(e).__name__}: {redact_text(str(e))}") from None
+            raise ToolError(
+                f"adapter {self.adapter.name}: GET {url} failed: "
+                f"{type(e).__name__}: {redact_text(str(e))}"
+            ) from None
         if response.status_code != 200:
-            raise ToolError(f"adapter {self.adapter.name}: GET {url} answered "
-                            f"{response.status_code} {response.reason_phrase}: "
-                            f"{_text(response)}")
+            raise ToolError(
+                f"adapter {self.adapter.name}: GET {url} answered "
+                f"{response.status_code} {response.reason_phrase}: "
+                f"{_text(response)}"
+            )
         try:
             return response.json(), response.headers.get("etag")
         except ValueError:
-            raise ToolError(f"adapter {self.adapter.name}: GET {url} did not answer "
-                            "JSON") from None
+            raise ToolError(f"adapter {self.adapter.name}: GET {url} did not answer JSON") from None
 
     # -- one commit -----------------------------------------------------------------------
 
-    async def send(self, method: str, url: str, body: Mapping[str, Any],
-                   headers: Mapping[str, str]) -> dict[str, Any]:
+    async def send(
+        self, method: str, url: str, body: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> dict[str, Any]:
         """Send one commit; its answer as ``{status, etag, location, body}`` whatever the
         status (a 412 is an answer, not an error). Raises :class:`NotSent` when the request
         never left, and lets a timeout through for the caller to judge."""
-        sent_headers = {**self.headers(), **headers,
-                        "Prefer": "return=representation"}
-        async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False,
-                                     verify=_tls()) as client:
+        sent_headers = {**self.headers(), **headers, "Prefer": "return=representation"}
+        async with httpx.AsyncClient(
+            timeout=self.timeout, follow_redirects=False, verify=_tls()
+        ) as client:
             try:
-                response = await client.request(method, url, content=json.dumps(body),
-                                                headers=sent_headers,
-                                                extensions={"trace": _mark})
+                response = await client.request(
+                    method,
+                    url,
+                    content=json.dumps(body),
+                    headers=sent_headers,
+                    extensions={"trace": _mark},
+                )
             except (httpx.ConnectError, httpx.ConnectTimeout) as e:
-                raise NotSent(f"adapter {self.adapter.name}: {method} {url} failed: "
-                              f"{type(e).__name__}: {redact_text(str(e))} (nothing was "
-                              "sent)") from None
+                raise NotSent(
+                    f"adapter {self.adapter.name}: {method} {url} failed: "
+                    f"{type(e).__name__}: {redact_text(str(e))} (nothing was "
+                    "sent)"
+                ) from None
             except httpx.TimeoutException:
                 raise TimeoutError from None
         try:
             data = response.json() if response.content else None
         except ValueError:
             data = None
-        return {"status": response.status_code, "etag": response.headers.get("etag"),
-                "location": response.headers.get("location"), "body": data}
+        return {
+            "status": response.status_code,
+            "etag": response.headers.get("etag"),
+            "location": response.headers.get("location"),
+            "body": data,
+        }
 
 
 @cache

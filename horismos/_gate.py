@@ -45,8 +45,17 @@ from ._vocab import HORIS
 
 __all__ = ["Gate", "Verdict"]
 
-_NUMERIC = {XSD.decimal, XSD.double, XSD.float, XSD.integer, XSD.int, XSD.long,
-            XSD.nonNegativeInteger, XSD.positiveInteger, XSD.short}
+_NUMERIC = {
+    XSD.decimal,
+    XSD.double,
+    XSD.float,
+    XSD.integer,
+    XSD.int,
+    XSD.long,
+    XSD.nonNegativeInteger,
+    XSD.positiveInteger,
+    XSD.short,
+}
 _UNDECLARED = "urn:horismos:undeclared:"
 
 # What the effect check says, worded once for the check and the shape generator alike.
@@ -54,10 +63,11 @@ _CLOSED = "writes a property that the effect of {tool} does not declare"
 _FIXED = "{p} is written by the runtime (horis:value); the tool must not return it"
 _CLASS = "{p} must be a node of class {t}"
 _DATATYPE = "{p} must be a literal of datatype {t}"
-_REQUIRED = ("{p} is required by the effect and the result does not give it "
-             "(declare horis:optional true to allow leaving it out)")
-_ONE = ("{p} takes one value and the result gives several "
-        "(declare horis:many true to allow several)")
+_REQUIRED = (
+    "{p} is required by the effect and the result does not give it "
+    "(declare horis:optional true to allow leaving it out)"
+)
+_ONE = "{p} takes one value and the result gives several (declare horis:many true to allow several)"
 
 _Delta = dict[Node, dict[Node, set[Node]]]
 """A small graph as subject → predicate → objects."""
@@ -80,10 +90,16 @@ class Gate:
 
     def __init__(self, defs: Definitions, *, reference: bool | None = None) -> None:
         self.defs = defs
-        self.reference = (os.environ.get("HORISMOS_GATE_REFERENCE", "") not in ("", "0")
-                          if reference is None else reference)
-        self._effects = {tool.iri: _EffectCheck.compile(tool, defs)
-                         for tool in defs.tools.values() if tool.effect is not None}
+        self.reference = (
+            os.environ.get("HORISMOS_GATE_REFERENCE", "") not in ("", "0")
+            if reference is None
+            else reference
+        )
+        self._effects = {
+            tool.iri: _EffectCheck.compile(tool, defs)
+            for tool in defs.tools.values()
+            if tool.effect is not None
+        }
         shapes = Graph()  # pyshacl adds its own triples to the graph it is given
         shapes += defs.graph
         self._shapes = ShapesGraph(shapes)
@@ -91,10 +107,15 @@ class Gate:
         self._executor = SHACLExecutor()
         self._superclasses = _invert(defs.subclasses)
         self._targets = _domain_targets(defs.graph, self._superclasses)
-        used = {s for m in (self._targets.by_class, self._targets.by_node,
-                            self._targets.by_subject_of) for shapes in m.values() for s in shapes}
-        used |= {s for tool in defs.tools.values() if tool.effect is not None
-                 for s in tool.effect.shapes}
+        used = {
+            s
+            for m in (self._targets.by_class, self._targets.by_node, self._targets.by_subject_of)
+            for shapes in m.values()
+            for s in shapes
+        }
+        used |= {
+            s for tool in defs.tools.values() if tool.effect is not None for s in tool.effect.shapes
+        }
         self._compiled = compile_shapes(defs.graph, sorted(used))
         # per tool, looked up on every step: result key → assertion, and what the runtime writes
         # (property, value; None for horis:now)
@@ -108,13 +129,20 @@ class Gate:
                 keys[str(a.property)] = a
                 keys[a.key] = a
             self._by_key[tool.iri] = keys
-            self._fixed[tool.iri] = tuple((a.property, None if a.value == HORIS.now else a.value)
-                                          for a in tool.effect.asserts if a.value is not None)
+            self._fixed[tool.iri] = tuple(
+                (a.property, None if a.value == HORIS.now else a.value)
+                for a in tool.effect.asserts
+                if a.value is not None
+            )
 
     # -- result → triples ---------------------------------------------------------------
 
-    def triples(self, tool: Tool, subject: Node, result: Mapping[str, Any] | None,
-                ) -> list[tuple[Node, Node, Node]]:
+    def triples(
+        self,
+        tool: Tool,
+        subject: Node,
+        result: Mapping[str, Any] | None,
+    ) -> list[tuple[Node, Node, Node]]:
         """What the tool's result would write, before judgement (undeclared keys included)."""
         out: list[tuple[Node, Node, Node]] = []
         for key, value in (result or {}).items():
@@ -162,7 +190,7 @@ class Gate:
             if isinstance(v, str) and t != XSD.string:
                 return Literal(v, datatype=t)
             if isinstance(v, int) and t in _NUMERIC:  # from the lexical form: 71 as a decimal
-                return Literal(str(v), datatype=t)   # is Decimal("71"), as a double 71.0
+                return Literal(str(v), datatype=t)  # is Decimal("71"), as a double 71.0
             if isinstance(v, float) and t in (XSD.decimal, XSD.double, XSD.float):
                 return Literal(Decimal(repr(v)) if t == XSD.decimal else v, datatype=t)
         if isinstance(v, dt.datetime) and v.tzinfo is None:
@@ -171,9 +199,15 @@ class Gate:
 
     # -- judgement -------------------------------------------------------------------------
 
-    def judge(self, tool: Tool, subject: Node, returned: list[tuple[Node, Node, Node]],
-              fixed: list[tuple[Node, Node, Node]], world_outgoing: Iterable[tuple],
-              types_of: Any) -> Verdict:
+    def judge(
+        self,
+        tool: Tool,
+        subject: Node,
+        returned: list[tuple[Node, Node, Node]],
+        fixed: list[tuple[Node, Node, Node]],
+        world_outgoing: Iterable[tuple],
+        types_of: Any,
+    ) -> Verdict:
         """Validate ``returned`` against the effect, then the after-view against domain shapes.
 
         ``types_of(node)`` gives a node's ``rdf:type`` values in the world.
@@ -181,20 +215,32 @@ class Gate:
         effect = self._effects.get(tool.iri)
         if effect is None:
             if returned:
-                return Verdict(False, tuple(
-                    ShaclMessage(str(s), str(p), "the tool declares no horis:effect, so its "
-                                 "result may write nothing") for s, p, _ in returned))
+                return Verdict(
+                    False,
+                    tuple(
+                        ShaclMessage(
+                            str(s),
+                            str(p),
+                            "the tool declares no horis:effect, so its result may write nothing",
+                        )
+                        for s, p, _ in returned
+                    ),
+                )
         else:
-            messages = effect.messages(subject, self._delta(subject, returned, types_of),
-                                       self.defs)
+            messages = effect.messages(subject, self._delta(subject, returned, types_of), self.defs)
             if messages:
                 return Verdict(False, tuple(messages))
         extra = tool.effect.shapes if tool.effect is not None else ()
         return self.domain(subject, [*returned, *fixed], world_outgoing, types_of, extra)
 
-    def domain(self, subject: Node, added: Iterable[tuple[Node, Node, Node]],
-               world_outgoing: Iterable[tuple], types_of: Any,
-               extra: Iterable[URIRef] = ()) -> Verdict:
+    def domain(
+        self,
+        subject: Node,
+        added: Iterable[tuple[Node, Node, Node]],
+        world_outgoing: Iterable[tuple],
+        types_of: Any,
+        extra: Iterable[URIRef] = (),
+    ) -> Verdict:
         """``subject`` as it would be after ``added``, against the domain shapes targeting it
         (and ``extra``); also how facts a person gives on resume are judged."""
         triples = [*world_outgoing, *added]
@@ -231,20 +277,25 @@ class Gate:
                 messages = self._refereed(after, sorted(use), subject, messages)
         return Verdict(not messages, tuple(_ordered(messages)))
 
-    def _refereed(self, after: Graph, shapes: list[URIRef], subject: Node,
-                  fast: set[ShaclMessage]) -> set[ShaclMessage]:
+    def _refereed(
+        self, after: Graph, shapes: list[URIRef], subject: Node, fast: set[ShaclMessage]
+    ) -> set[ShaclMessage]:
         """pyshacl's verdict on every shape against the fast one: the stricter wins."""
         reference = set(self._validate(after, shapes, subject))
         if reference == fast:
             return fast
-        _log.warning("the compiled SHACL check and pyshacl disagree on %s: compiled %s, "
-                     "pyshacl %s; the stricter verdict stands", self.defs.name(subject),
-                     sorted(map(str, fast)) or "conforms",
-                     sorted(map(str, reference)) or "conforms")
+        _log.warning(
+            "the compiled SHACL check and pyshacl disagree on %s: compiled %s, "
+            "pyshacl %s; the stricter verdict stands",
+            self.defs.name(subject),
+            sorted(map(str, fast)) or "conforms",
+            sorted(map(str, reference)) or "conforms",
+        )
         return reference or fast
 
-    def _after_graph(self, subject: Node, triples: list[tuple], subject_types: set[Node],
-                     types_of: Any) -> Graph:
+    def _after_graph(
+        self, subject: Node, triples: list[tuple], subject_types: set[Node], types_of: Any
+    ) -> Graph:
         """The graph pyshacl validates: ``subject`` after the step, its values' types and
         every type's superclasses."""
         after = Graph()
@@ -262,10 +313,15 @@ class Gate:
             path=_path_name(r.path, self.defs) if isinstance(r.path, URIRef) else None,
             message=r.message or "violates a shape",
             shape=self.defs.name(r.shape) if isinstance(r.shape, URIRef) else None,
-            value=r.value.n3() if r.value is not None else None)
+            value=r.value.n3() if r.value is not None else None,
+        )
 
-    def _delta(self, subject: Node, returned: list[tuple[Node, Node, Node]], types_of: Any,
-               ) -> _Delta:
+    def _delta(
+        self,
+        subject: Node,
+        returned: list[tuple[Node, Node, Node]],
+        types_of: Any,
+    ) -> _Delta:
         """The graph pyshacl checked the effect shape on, as dicts: the returned triples,
         each object's types and their superclasses (not the subject's own types, so the
         subject given as its own class-typed value fails as it always has)."""
@@ -279,8 +335,11 @@ class Gate:
         for t in self._types(nodes, types_of):
             g.add(t)
 
-    def _types(self, nodes: Iterable[Node], types_of: Any,
-               ) -> Iterator[tuple[Node, Node, Node]]:
+    def _types(
+        self,
+        nodes: Iterable[Node],
+        types_of: Any,
+    ) -> Iterator[tuple[Node, Node, Node]]:
         """Each node's rdf:type triples and their classes' rdfs:subClassOf triples."""
         for node in set(nodes):
             if isinstance(node, Literal):
@@ -290,11 +349,16 @@ class Gate:
                 yield from self._superclass_triples(t)
 
     def _superclass_triples(self, cls: Node) -> Iterator[tuple[Node, Node, Node]]:
-        return ((cls, RDFS.subClassOf, sup)
-                for sup in self._superclasses.get(cast(URIRef, cls), ()))
+        return (
+            (cls, RDFS.subClassOf, sup) for sup in self._superclasses.get(cast(URIRef, cls), ())
+        )
 
-    def _applicable(self, node: Node, types: Iterable[Node], preds: Iterable[Node],
-                    ) -> set[URIRef]:
+    def _applicable(
+        self,
+        node: Node,
+        types: Iterable[Node],
+        preds: Iterable[Node],
+    ) -> set[URIRef]:
         targets = self._targets
         out: set[URIRef] = set()
         for t in types:
@@ -324,8 +388,13 @@ class _After:
 
     __slots__ = ("_objects", "_own", "_subject", "_superclasses", "_types", "_types_of")
 
-    def __init__(self, subject: Node, own: dict[Node, set[Node]], types_of: Any,
-                 superclasses: Mapping[URIRef, frozenset[URIRef]]) -> None:
+    def __init__(
+        self,
+        subject: Node,
+        own: dict[Node, set[Node]],
+        types_of: Any,
+        superclasses: Mapping[URIRef, frozenset[URIRef]],
+    ) -> None:
         self._subject, self._own = subject, own
         self._types_of, self._superclasses = types_of, superclasses
         self._objects: set[Node] | None = None  # the subject's non-literal values
@@ -372,14 +441,20 @@ class _After:
     def _is_type(self, node: Node) -> bool:
         """Whether the after-view holds ``node``'s rdfs:subClassOf triples: it is a type of
         the subject or of one of the subject's values."""
-        return (node in self._own.get(_TYPE, ())
-                or any(node in t for t in self._types.values())  # the values read so far
-                or any(node in self._types_of_value(o) for o in self._own_objects()))
+        return (
+            node in self._own.get(_TYPE, ())
+            or any(node in t for t in self._types.values())  # the values read so far
+            or any(node in self._types_of_value(o) for o in self._own_objects())
+        )
 
     def _own_objects(self) -> set[Node]:
         if self._objects is None:
-            self._objects = {o for values in self._own.values() for o in values
-                             if not isinstance(o, Literal) and o != self._subject}
+            self._objects = {
+                o
+                for values in self._own.values()
+                for o in values
+                if not isinstance(o, Literal) and o != self._subject
+            }
         return self._objects
 
 
@@ -393,12 +468,12 @@ class _PropertyCheck:
     """One asserted property: what its property shapes in the effect shape check."""
 
     property: URIRef
-    path: str                       # the property's name in messages
-    datatype: URIRef | None         # each value a literal of this datatype,
-    cls: URIRef | None              # or a node (not a literal) of this class
+    path: str  # the property's name in messages
+    datatype: URIRef | None  # each value a literal of this datatype,
+    cls: URIRef | None  # or a node (not a literal) of this class
     kind_message: str
-    min_message: str | None         # at least one value, unless horis:optional
-    max_count: int | None           # 1 unless horis:many; 0 when the runtime writes it
+    min_message: str | None  # at least one value, unless horis:optional
+    max_count: int | None  # 1 unless horis:many; 0 when the runtime writes it
     max_message: str
 
     @classmethod
@@ -408,11 +483,16 @@ class _PropertyCheck:
             return cls(a.property, path, None, None, "", None, 0, _FIXED.format(p=p))
         assert a.type is not None
         t = defs.name(a.type)
-        return cls(a.property, path, None if a.is_class else a.type,
-                   a.type if a.is_class else None,
-                   (_CLASS if a.is_class else _DATATYPE).format(p=p, t=t),
-                   None if a.optional else _REQUIRED.format(p=p),
-                   None if a.many else 1, _ONE.format(p=p))
+        return cls(
+            a.property,
+            path,
+            None if a.is_class else a.type,
+            a.type if a.is_class else None,
+            (_CLASS if a.is_class else _DATATYPE).format(p=p, t=t),
+            None if a.optional else _REQUIRED.format(p=p),
+            None if a.many else 1,
+            _ONE.format(p=p),
+        )
 
     def failures(self, values: set[Node], g: _Delta) -> Iterator[tuple[str, Node | None]]:
         """(message, offending value or None) for each way ``values`` break the shapes."""
@@ -432,7 +512,7 @@ class _PropertyCheck:
 class _EffectCheck:
     """A tool's effect compiled once: the closed effect shape, checked in Python."""
 
-    shape: URIRef                   # the generated shape's IRI, named by the closed message
+    shape: URIRef  # the generated shape's IRI, named by the closed message
     message: str
     declared: frozenset[URIRef]
     properties: tuple[_PropertyCheck, ...]
@@ -440,9 +520,12 @@ class _EffectCheck:
     @classmethod
     def compile(cls, tool: Tool, defs: Definitions) -> _EffectCheck:
         assert tool.effect is not None
-        return cls(_effect_shape_iri(tool), _CLOSED.format(tool=defs.name(tool.iri)),
-                   frozenset(a.property for a in tool.effect.asserts),
-                   tuple(_PropertyCheck.compile(a, defs) for a in tool.effect.asserts))
+        return cls(
+            _effect_shape_iri(tool),
+            _CLOSED.format(tool=defs.name(tool.iri)),
+            frozenset(a.property for a in tool.effect.asserts),
+            tuple(_PropertyCheck.compile(a, defs) for a in tool.effect.asserts),
+        )
 
     def messages(self, subject: Node, g: _Delta, defs: Definitions) -> list[ShaclMessage]:
         """What pyshacl reports for ``subject`` in ``g`` against the effect shape."""
@@ -453,25 +536,36 @@ class _EffectCheck:
         for pred, objects in own.items():
             if pred not in self.declared:
                 path = _path_name(cast(URIRef, pred), defs)
-                found.extend((path, self.message, self.shape, o) for o in objects
-                             if not (pred == RDF.type and o == RDFS.Resource))  # as pyshacl
+                found.extend(
+                    (path, self.message, self.shape, o)
+                    for o in objects
+                    if not (pred == RDF.type and o == RDFS.Resource)
+                )  # as pyshacl
         if not found:
             return []
         focus = defs.name(subject)
-        return _ordered({ShaclMessage(focus, path, message,
-                                      defs.name(shape) if shape is not None else None,
-                                      v.n3() if v is not None else None)
-                         for path, message, shape, v in found})
+        return _ordered(
+            {
+                ShaclMessage(
+                    focus,
+                    path,
+                    message,
+                    defs.name(shape) if shape is not None else None,
+                    v.n3() if v is not None else None,
+                )
+                for path, message, shape, v in found
+            }
+        )
 
 
 def _instance_of(g: _Delta, node: Node, cls: URIRef) -> bool:
     """sh:class in ``g``: a type of ``node`` is ``cls`` or reaches it by rdfs:subClassOf."""
-    return _reaches(g.get(node, {}).get(RDF.type, ()), cls,
-                    lambda c: g.get(c, {}).get(RDFS.subClassOf, ()))
+    return _reaches(
+        g.get(node, {}).get(RDF.type, ()), cls, lambda c: g.get(c, {}).get(RDFS.subClassOf, ())
+    )
 
 
-def _reaches(types: Iterable[Node], cls: Node,
-             supers: Callable[[Node], Iterable[Node]]) -> bool:
+def _reaches(types: Iterable[Node], cls: Node, supers: Callable[[Node], Iterable[Node]]) -> bool:
     """Whether one of ``types`` is ``cls`` or reaches it through ``supers``."""
     todo = list(types)
     seen: set[Node] = set()
@@ -506,8 +600,11 @@ def _domain_targets(g: Graph, superclasses: Mapping[URIRef, frozenset[URIRef]]) 
             continue
         for c in g.objects(shape, SH.targetClass):
             classes_targeted.setdefault(c, set()).add(shape)
-        if (shape, RDF.type, RDFS.Class) in g or (shape, RDF.type, URIRef(
-                "http://www.w3.org/2002/07/owl#Class")) in g:
+        if (shape, RDF.type, RDFS.Class) in g or (
+            shape,
+            RDF.type,
+            URIRef("http://www.w3.org/2002/07/owl#Class"),
+        ) in g:
             classes_targeted.setdefault(shape, set()).add(shape)
         for n in g.objects(shape, SH.targetNode):
             t.by_node.setdefault(n, set()).add(shape)
@@ -548,7 +645,8 @@ def _message(triples: list[tuple], defs: Definitions) -> ShaclMessage:
         path=_path_name(path, defs) if isinstance(path, URIRef) else None,
         message=_in_order(str(fields.get(SH.resultMessage) or "violates a shape")),
         shape=defs.name(shape) if isinstance(shape, URIRef) else None,
-        value=value.n3() if value is not None else None)
+        value=value.n3() if value is not None else None,
+    )
 
 
 _NOT_IN = re.compile(r"^(Value .* not in list )(\[.*\])$", re.S)
@@ -570,4 +668,4 @@ def _in_order(message: str) -> str:
 def _path_name(path: URIRef, defs: Definitions) -> str:
     """A property as messages name it; an undeclared key as the tool spelled it."""
     text = str(path)
-    return text[len(_UNDECLARED):] if text.startswith(_UNDECLARED) else defs.name(path)
+    return text[len(_UNDECLARED) :] if text.startswith(_UNDECLARED) else defs.name(path)

@@ -62,14 +62,20 @@ def flow_graph(steps: Mapping[URIRef, Step]) -> nx.DiGraph:
 def cycle_through(steps: Mapping[URIRef, Step], step: URIRef) -> list[URIRef]:
     """The shortest loop of the flow from ``step`` back to it (``[step]`` when none)."""
     flow = flow_graph(steps)
-    loops = [nx.shortest_path(flow, nxt, step) for nxt in flow.successors(step)
-             if nx.has_path(flow, nxt, step)]
+    loops = [
+        nx.shortest_path(flow, nxt, step)
+        for nxt in flow.successors(step)
+        if nx.has_path(flow, nxt, step)
+    ]
     return [step, *min(loops, key=len)] if loops else [step]
 
 
-def hazards(tools: Mapping[URIRef, Tool], steps: Mapping[URIRef, Step],
-            workflows: Mapping[URIRef, Workflow], name: Callable[[Node], str],
-            ) -> Iterator[Hazard]:
+def hazards(
+    tools: Mapping[URIRef, Tool],
+    steps: Mapping[URIRef, Step],
+    workflows: Mapping[URIRef, Workflow],
+    name: Callable[[Node], str],
+) -> Iterator[Hazard]:
     for tool in tools.values():
         if tool.retries and not tool.idempotent:
             yield Hazard(
@@ -80,7 +86,8 @@ def hazards(tools: Mapping[URIRef, Tool], steps: Mapping[URIRef, Step],
                 "or lost connection is OutcomeUnknown and takes horis:onError, an error the "
                 "tool answers with is not retried",
                 "declare horis:idempotent true if calling it twice does no harm, or drop "
-                "horis:retries")
+                "horis:retries",
+            )
     flow = flow_graph(steps)
     budget = min((w.max_steps for w in workflows.values()), default=DEFAULT_MAX_STEPS)
     for component in nx.strongly_connected_components(flow):
@@ -92,8 +99,14 @@ def hazards(tools: Mapping[URIRef, Tool], steps: Mapping[URIRef, Step],
             called = step.tool if isinstance(step, ActionStep) else None
             if called is None or called.idempotent:
                 continue
-            back = min((nx.shortest_path(flow, nxt, iri) for nxt in flow.successors(iri)
-                        if nxt in component), key=len)
+            back = min(
+                (
+                    nx.shortest_path(flow, nxt, iri)
+                    for nxt in flow.successors(iri)
+                    if nxt in component
+                ),
+                key=len,
+            )
             cycle = " → ".join(name(s) for s in [iri, *back])
             yield Hazard(
                 iri,
@@ -101,4 +114,5 @@ def hazards(tools: Mapping[URIRef, Tool], steps: Mapping[URIRef, Step],
                 "each time round calls it again, until a horis:requires on the way stops "
                 f"holding or the instance runs out of steps (horis:maxSteps, {budget} here)",
                 "make the loop's horis:requires depend on something the tool writes, or "
-                f"declare {called.name} horis:idempotent true if calling it again does no harm")
+                f"declare {called.name} horis:idempotent true if calling it again does no harm",
+            )

@@ -66,29 +66,37 @@ def replaced(store: Store, graph: URIRef, base: str) -> list[Quad]:
     return [(s, p, o, graph) for s, p, o in triples]
 
 
-def read_resources(adapter: Adapter, ids: Sequence[str], searches: Sequence[str],
-                   hosts: Hosts | None = None) -> list[dict[str, Any]]:
+def read_resources(
+    adapter: Adapter, ids: Sequence[str], searches: Sequence[str], hosts: Hosts | None = None
+) -> list[dict[str, Any]]:
     """Every resource named by id (``Type/id``) or found by a search (``Type?param=value``),
     each once (the last read wins)."""
     if not ids and not searches:
-        raise UsageError("hydrate what? give resource ids (Patient/p1) or searches "
-                         "(MedicationRequest?status=active)")
+        raise UsageError(
+            "hydrate what? give resource ids (Patient/p1) or searches "
+            "(MedicationRequest?status=active)"
+        )
     for ref in ids:
         if ref.count("/") != 1 or "?" in ref:
             raise UsageError(f"resource id {ref!r}: write Type/id, e.g. Patient/p1")
     client = FhirClient(adapter, hosts)
     found: dict[tuple[str, str], dict[str, Any]] = {}
-    for res in [*(client.read(r) for r in ids), *(r for q in searches
-                                                  for r in client.search(q))]:
+    for res in [*(client.read(r) for r in ids), *(r for q in searches for r in client.search(q))]:
         if not res.get("id"):
-            raise ToolError(f"adapter {adapter.name} answered a {res.get('resourceType')} "
-                            "without an id; it cannot be projected")
+            raise ToolError(
+                f"adapter {adapter.name} answered a {res.get('resourceType')} "
+                "without an id; it cannot be projected"
+            )
         found[(res["resourceType"], res["id"])] = res
     return [found[k] for k in sorted(found)]
 
 
-def hydration_change(store: Store, adapter: Adapter, resources: Iterable[dict[str, Any]],
-                     now: dt.datetime | None = None) -> tuple[Change, list[Hydrated]]:
+def hydration_change(
+    store: Store,
+    adapter: Adapter,
+    resources: Iterable[dict[str, Any]],
+    now: dt.datetime | None = None,
+) -> tuple[Change, list[Hydrated]]:
     """One change replacing each resource's projection, and what it projects."""
     at = (now or dt.datetime.now(dt.UTC)).isoformat()
     add: list[Quad] = []
@@ -99,6 +107,7 @@ def hydration_change(store: Store, adapter: Adapter, resources: Iterable[dict[st
         graph = projection_graph(node)
         remove += replaced(store, graph, adapter.base_url)
         add += projection_quads(adapter.iri, adapter.base_url, res, timestamp(at))
-        done.append(Hydrated(node, f"{res['resourceType']}/{res['id']}", version_of(res), at,
-                             graph))
+        done.append(
+            Hydrated(node, f"{res['resourceType']}/{res['id']}", version_of(res), at, graph)
+        )
     return Change(add=add, remove=remove), done

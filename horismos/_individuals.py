@@ -39,27 +39,42 @@ Triple = tuple[Node, Node, Node]
 
 def individuals(graph: Graph) -> frozenset[Triple]:
     """The statements about the individuals declared in ``graph`` (see the module docstring)."""
-    named = {s for s, c in graph.subject_objects(RDF.type)
-             if isinstance(s, URIRef) and isinstance(c, URIRef)
-             and not str(c).startswith(_VOCABULARY) and not str(s).startswith(NS)}
-    named -= {s for s in named for c in graph.objects(s, RDF.type)
-              if str(c).startswith(NS)}  # tools, steps, workflows: definitions, not data
-    found = [(s, p, o, None) for s in named for p, o in graph.predicate_objects(s)
-             if not str(p).startswith(NS) and not isinstance(o, BNode)]
+    named = {
+        s
+        for s, c in graph.subject_objects(RDF.type)
+        if isinstance(s, URIRef)
+        and isinstance(c, URIRef)
+        and not str(c).startswith(_VOCABULARY)
+        and not str(s).startswith(NS)
+    }
+    named -= {
+        s for s in named for c in graph.objects(s, RDF.type) if str(c).startswith(NS)
+    }  # tools, steps, workflows: definitions, not data
+    found = [
+        (s, p, o, None)
+        for s in named
+        for p, o in graph.predicate_objects(s)
+        if not str(p).startswith(NS) and not isinstance(o, BNode)
+    ]
     return frozenset((s, p, o) for s, p, o, _ in canonical(found))  # as every store keeps them
 
 
 def place_individuals(triples: frozenset[Triple], world: World) -> bool:
     """Make the world's :data:`DEFINITIONS` graph hold exactly ``triples``; True if it changed."""
     rows = world.store.select(
-        f"SELECT ?s ?p ?o WHERE {{ GRAPH <{DEFINITIONS}> {{ ?s ?p ?o }} }}", {}, {})
+        f"SELECT ?s ?p ?o WHERE {{ GRAPH <{DEFINITIONS}> {{ ?s ?p ?o }} }}", {}, {}
+    )
     held = {(r["s"], r["p"], r["o"]) for r in rows}
     add = triples - held
     remove = held - triples
     if not add and not remove:
         return False
-    world.commit(Change(add=[(*t, DEFINITIONS) for t in sorted(add, key=_key)],
-                        remove=[(*t, DEFINITIONS) for t in sorted(remove, key=_key)]))
+    world.commit(
+        Change(
+            add=[(*t, DEFINITIONS) for t in sorted(add, key=_key)],
+            remove=[(*t, DEFINITIONS) for t in sorted(remove, key=_key)],
+        )
+    )
     return True
 
 

@@ -44,16 +44,23 @@ class InstanceRow:
 
 def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]:
     """The world's instances, oldest activity first; only those with ``status`` when given."""
-    rows = store.select(f"""
+    rows = store.select(
+        f"""
         SELECT ?i ?workflow ?focus ?status ?current WHERE {{ GRAPH <{INSTANCES}> {{
             ?i a horis:Instance ; horis:workflow ?workflow ; horis:focus ?focus ;
                horis:status ?status .
-            OPTIONAL {{ ?i horis:currentStep ?current }} }} }}""", {}, {"horis": NS})
+            OPTIONAL {{ ?i horis:currentStep ?current }} }} }}""",
+        {},
+        {"horis": NS},
+    )
     since: dict[URIRef, str] = {}
-    for r in store.select("""
+    for r in store.select(
+        """
             SELECT ?i ?t WHERE { GRAPH ?g { ?a horis:instance ?i .
                 { ?a prov:startedAtTime ?t } UNION { ?a prov:endedAtTime ?t } } }""",
-                          {}, {"horis": NS, "prov": str(PROV)}):
+        {},
+        {"horis": NS, "prov": str(PROV)},
+    ):
         i, t = r["i"], str(r["t"])
         if isinstance(i, URIRef) and t > since.get(i, ""):
             since[i] = t
@@ -63,9 +70,16 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
         if status is not None and name != status:
             continue
         current = r.get("current")
-        out.append(InstanceRow(r["i"], r["workflow"], r["focus"], name,  # type: ignore[arg-type]
-                               current if isinstance(current, URIRef) else None,
-                               since.get(cast(URIRef, r["i"]))))
+        out.append(
+            InstanceRow(
+                r["i"],  # type: ignore[arg-type]
+                r["workflow"],  # type: ignore[arg-type]
+                r["focus"],  # type: ignore[arg-type]
+                name,
+                current if isinstance(current, URIRef) else None,
+                since.get(cast(URIRef, r["i"])),
+            )
+        )
     return sorted(out, key=lambda x: (x.since or "", str(x.instance)))
 
 
@@ -80,8 +94,9 @@ def due_waits(defs: Definitions, store: Store, now: dt.datetime) -> list[URIRef]
         started = open_wait(store, row.instance, step.iri)
         if stored is None or started is None:
             continue
-        timed_out = (step.timeout is not None
-                     and (now - started.started).total_seconds() >= step.timeout)
+        timed_out = (
+            step.timeout is not None and (now - started.started).total_seconds() >= step.timeout
+        )
         if timed_out or (step.until is not None and store.solutions(step.until, stored.variables)):
             due.append(row.instance)
     return due

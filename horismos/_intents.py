@@ -53,25 +53,34 @@ class Intent:
             f"{self.args}) and the process stopped before its result was committed. It is not "
             "idempotent, so it is not called again: check with the system it acts on whether "
             "the call took effect, and record the outcome in the world (horis:onError is "
-            "where the workflow goes on from)", step=str(self.step), tool=str(self.tool))
+            "where the workflow goes on from)",
+            step=str(self.step),
+            tool=str(self.tool),
+        )
 
 
 def _node(instance: URIRef) -> URIRef:
     return URIRef(f"{instance}:intent")
 
 
-def announce(instance: URIRef, step: URIRef, tool: URIRef, started: Literal,
-             args: Sequence[dict[str, Any]]) -> Intent:
+def announce(
+    instance: URIRef, step: URIRef, tool: URIRef, started: Literal, args: Sequence[dict[str, Any]]
+) -> Intent:
     """The intent to call ``tool`` at ``step`` with ``args`` (as the trace shows them)."""
     node = _node(instance)
     text = json.dumps(list(args), sort_keys=True, ensure_ascii=False)
     triples = [
-        (node, RDF.type, HORIS.StepExecution), (node, RDF.type, PROV.Activity),
-        (node, HORIS.instance, instance), (node, HORIS.step, step), (node, HORIS.tool, tool),
-        (node, PROV.startedAtTime, started), (node, RDFS.comment, Literal(text)),
+        (node, RDF.type, HORIS.StepExecution),
+        (node, RDF.type, PROV.Activity),
+        (node, HORIS.instance, instance),
+        (node, HORIS.step, step),
+        (node, HORIS.tool, tool),
+        (node, PROV.startedAtTime, started),
+        (node, RDFS.comment, Literal(text)),
     ]
-    return Intent(instance, step, tool, str(started), text,
-                  tuple((s, p, o, INSTANCES) for s, p, o in triples))
+    return Intent(
+        instance, step, tool, str(started), text, tuple((s, p, o, INSTANCES) for s, p, o in triples)
+    )
 
 
 def open_intent(store: Store, instance: URIRef) -> Intent | None:
@@ -79,12 +88,18 @@ def open_intent(store: Store, instance: URIRef) -> Intent | None:
     node = _node(instance)
     if next(iter(store.objects(node, HORIS.step)), None) is None:  # the usual, cheap answer
         return None
-    rows = store.select(f"SELECT ?p ?o WHERE {{ GRAPH <{INSTANCES}> {{ ?n ?p ?o }} }}",
-                        {"n": node}, {"horis": NS})
+    rows = store.select(
+        f"SELECT ?p ?o WHERE {{ GRAPH <{INSTANCES}> {{ ?n ?p ?o }} }}", {"n": node}, {"horis": NS}
+    )
     if not rows:
         return None
     values = {r["p"]: r["o"] for r in rows}
     quads = tuple((node, r["p"], r["o"], INSTANCES) for r in rows)
-    return Intent(instance, values.get(HORIS.step), values.get(HORIS.tool),  # type: ignore[arg-type]
-                  str(values.get(PROV.startedAtTime, "")), str(values.get(RDFS.comment, "[]")),
-                  quads)
+    return Intent(
+        instance,
+        values.get(HORIS.step),  # type: ignore[arg-type]
+        values.get(HORIS.tool),  # type: ignore[arg-type]
+        str(values.get(PROV.startedAtTime, "")),
+        str(values.get(RDFS.comment, "[]")),
+        quads,
+    )

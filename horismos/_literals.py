@@ -35,12 +35,25 @@ __all__ = ["well_formed"]
 _DOUBLES = (XSD.double, XSD.float)
 _DECIMAL = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)\s*$")
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_SCALARS = (str, bool, int, float, Decimal, dt.date, dt.time, dt.timedelta, Duration, URIRef,
-            BNode, Literal)
+_SCALARS = (
+    str,
+    bool,
+    int,
+    float,
+    Decimal,
+    dt.date,
+    dt.time,
+    dt.timedelta,
+    Duration,
+    URIRef,
+    BNode,
+    Literal,
+)
 
 
-def well_formed(tool: Tool, result: Mapping[Any, Any] | None, focus: Node,
-                name: Callable[[Node], str]) -> tuple[dict[str, Any] | None, list[ShaclMessage]]:
+def well_formed(
+    tool: Tool, result: Mapping[Any, Any] | None, focus: Node, name: Callable[[Node], str]
+) -> tuple[dict[str, Any] | None, list[ShaclMessage]]:
     """``result`` with sets spread and non-finite doubles in lexical form, and a message for
     each value RDF cannot carry (empty when every value may land), naming ``focus`` by
     ``name`` (only then: naming a node costs ~50 µs, and most results are well formed)."""
@@ -60,12 +73,19 @@ def well_formed(tool: Tool, result: Mapping[Any, Any] | None, focus: Node,
 
     for key, value in result.items():
         if not isinstance(key, str):
-            refuse(repr(key), value, f"a result's keys are its fields' names, strings; "
-                   f"{type(key).__name__} key {key!r} is not one")
+            refuse(
+                repr(key),
+                value,
+                f"a result's keys are its fields' names, strings; "
+                f"{type(key).__name__} key {key!r} is not one",
+            )
             continue
         many = isinstance(value, list | tuple | set | frozenset)
-        values = (sorted(value, key=repr) if isinstance(value, set | frozenset)
-                  else list(value)) if many else [value]
+        values = (
+            (sorted(value, key=repr) if isinstance(value, set | frozenset) else list(value))
+            if many
+            else [value]
+        )
         kept = []
         for v in values:
             problem, v = _literal(v, types.get(key))
@@ -82,19 +102,24 @@ def _literal(v: Any, datatype: URIRef | None) -> tuple[str | None, Any]:
     if v is None or isinstance(v, URIRef | BNode):
         return None, v
     if isinstance(v, bytes | bytearray | memoryview):
-        return ("bytes are not text: decode them to a string (base64 for binary data) in the "
-                "tool"), v
+        return (
+            "bytes are not text: decode them to a string (base64 for binary data) in the tool"
+        ), v
     if isinstance(v, list | tuple | set | frozenset | Mapping):
-        return (f"a {type(v).__name__} inside a value cannot be one literal; return a flat list "
-                "of values for a horis:many property"), v
+        return (
+            f"a {type(v).__name__} inside a value cannot be one literal; return a flat list "
+            "of values for a horis:many property"
+        ), v
     if not isinstance(v, _SCALARS):
         return f"a {type(v).__name__} is not a value RDF can hold", v
     text = str(v) if isinstance(v, str | Literal) else None
     if text is not None:
         bad = _NOT_XML.search(text)
         if bad:
-            return (f"character U+{ord(bad.group()):04X} at position {bad.start()} cannot be "
-                    "written in an RDF literal"), v
+            return (
+                f"character U+{ord(bad.group()):04X} at position {bad.start()} cannot be "
+                "written in an RDF literal"
+            ), v
     number = float(v) if isinstance(v, float | Decimal) and not isinstance(v, bool) else None
     if isinstance(v, Decimal) and not v.is_finite():
         number = math.nan
@@ -102,8 +127,10 @@ def _literal(v: Any, datatype: URIRef | None) -> tuple[str | None, Any]:
         if datatype in _DOUBLES:  # a double's own lexical forms, which read back
             lexical = "NaN" if math.isnan(number) else ("INF" if number > 0 else "-INF")
             return None, Literal(lexical, datatype=datatype)
-        return (f"{v} is not a number of datatype {_local(datatype)}; only xsd:double and "
-                "xsd:float have NaN and infinities"), v
+        return (
+            f"{v} is not a number of datatype {_local(datatype)}; only xsd:double and "
+            "xsd:float have NaN and infinities"
+        ), v
     if isinstance(v, str) and datatype == XSD.decimal and not _DECIMAL.match(v):
         return f"{v!r} is not an xsd:decimal (digits, an optional sign and point)", v
     return None, v
@@ -112,5 +139,8 @@ def _literal(v: Any, datatype: URIRef | None) -> tuple[str | None, Any]:
 def _local(datatype: URIRef | None) -> str:
     if datatype is None:
         return "(undeclared)"
-    return "xsd:" + str(datatype)[len(str(XSD)):] if str(datatype).startswith(str(XSD)) else (
-        f"<{datatype}>")
+    return (
+        "xsd:" + str(datatype)[len(str(XSD)) :]
+        if str(datatype).startswith(str(XSD))
+        else (f"<{datatype}>")
+    )

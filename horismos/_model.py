@@ -118,7 +118,7 @@ class Step:
 class ActionStep(Step):
     tool: Tool | None = None
     requires: Precondition | None = None
-    binds: tuple[tuple[str, str], ...] = ()   # (argument name, pattern variable)
+    binds: tuple[tuple[str, str], ...] = ()  # (argument name, pattern variable)
     for_each: bool = False
     on_partial: URIRef | None = None
     """``horis:onPartial``: where an adapter commit that partly succeeded goes (else onError)."""
@@ -187,10 +187,15 @@ class Workflow:
             if step is None or iri in seen:
                 continue
             seen[iri] = step
-            nxt = [step.next, step.on_error, getattr(step, "otherwise", None),
-                   getattr(step, "on_partial", None),
-                   getattr(step, "fallback", None), getattr(step, "on_timeout", None),
-                   *(r.next for r in getattr(step, "rules", ()))]
+            nxt = [
+                step.next,
+                step.on_error,
+                getattr(step, "otherwise", None),
+                getattr(step, "on_partial", None),
+                getattr(step, "fallback", None),
+                getattr(step, "on_timeout", None),
+                *(r.next for r in getattr(step, "rules", ())),
+            ]
             todo.extend(t for t in nxt if isinstance(t, URIRef))
         return [seen[k] for k in sorted(seen, key=str)]
 

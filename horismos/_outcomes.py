@@ -82,7 +82,7 @@ def decode(data: Any) -> Any:
         result.narrowed = tuple(data.get("@narrowed", ()))
         result.capture = data.get("@capture")
         return result
-    (tag, v), = data.items()
+    ((tag, v),) = data.items()
     if tag == "@term":
         return from_n3(v)
     if tag == "@datetime":
@@ -130,7 +130,8 @@ def play(entry: Mapping[str, Any]) -> Any:
         if entry.get("error") == "ResultTooLarge":
             raise ResultTooLarge(message, limit=int(entry.get("limit", 0)))
         kind = {"ToolTimeout": ToolTimeout, "NotSent": NotSent, "LowDisk": NotSent}.get(
-            entry.get("error", ""), ToolError)
+            entry.get("error", ""), ToolError
+        )
         raise kind(message)
     # An exception of the recorded type's name, so the runner words it as it did live.
     raise type(str(entry.get("error", "Exception")), (Exception,), {})(message)

@@ -44,8 +44,20 @@ if TYPE_CHECKING:
     from ._definitions import Definitions
     from ._world import World
 
-__all__ = ["DEFAULT_ALLOW", "SIDE_EFFECTS", "Pending", "Policy", "allowed", "approve",
-           "canonical_json", "fingerprint", "payload", "pending", "refusal", "side_effect"]
+__all__ = [
+    "DEFAULT_ALLOW",
+    "SIDE_EFFECTS",
+    "Pending",
+    "Policy",
+    "allowed",
+    "approve",
+    "canonical_json",
+    "fingerprint",
+    "payload",
+    "pending",
+    "refusal",
+    "side_effect",
+]
 
 _NS = {"horis": NS, "prov": str(PROV), "rdfs": str(RDFS)}
 
@@ -59,7 +71,7 @@ def side_effect(tool: Tool) -> str:
     """``horis:sideEffect``'s local name; ExternalCommit for a tool bound to a
     ``horis:Adapter``, HostStateWrite for a tool with an effect, else ReadOnly."""
     if tool.side_effect is not None:
-        return str(tool.side_effect)[len(str(HORIS)):]
+        return str(tool.side_effect)[len(str(HORIS)) :]
     if tool.adapter is not None:
         return "ExternalCommit"
     return "HostStateWrite" if tool.effect is not None else "ReadOnly"
@@ -71,8 +83,10 @@ def allowed(allow: Iterable[str] | str) -> frozenset[str]:
     names = [n.removeprefix("horis:") for n in names if n]
     unknown = [n for n in names if n not in SIDE_EFFECTS]
     if unknown:
-        raise UsageError(f"allow {', '.join(unknown)}: a policy names side-effect classes: "
-                         + ", ".join(SIDE_EFFECTS))
+        raise UsageError(
+            f"allow {', '.join(unknown)}: a policy names side-effect classes: "
+            + ", ".join(SIDE_EFFECTS)
+        )
     return frozenset(names)
 
 
@@ -102,8 +116,10 @@ class Policy:
 def payload(tool: Tool, args: Mapping[str, Node]) -> dict[str, Any]:
     """The arguments as the approval fingerprint reads them: IRIs as strings, literals as JSON
     values — what ``tools approve NAME --args JSON`` normalizes the same call to."""
-    return {name: str(v) if isinstance(v, URIRef) else json_value(cast(Literal, v).toPython())
-            for name, v in args.items()}
+    return {
+        name: str(v) if isinstance(v, URIRef) else json_value(cast(Literal, v).toPython())
+        for name, v in args.items()
+    }
 
 
 def refusal(policy: Policy, tool: Tool) -> PolicyRefused | None:
@@ -115,8 +131,11 @@ def refusal(policy: Policy, tool: Tool) -> PolicyRefused | None:
     return PolicyRefused(
         f"{tool.name} has side effect {side}, which the policy does not allow (allowed: "
         f"{allowed}); widen it with --allow {','.join(sorted(policy.allow | {side}))} "
-        "(allow= in Python) if that is intended", side_effect=side,
-        allowed=tuple(sorted(policy.allow)), tool=str(tool.iri))
+        "(allow= in Python) if that is intended",
+        side_effect=side,
+        allowed=tuple(sorted(policy.allow)),
+        tool=str(tool.iri),
+    )
 
 
 @dataclass(frozen=True)
@@ -127,40 +146,61 @@ class Pending:
     step: URIRef
     calls: tuple[tuple[dict[str, Any], str], ...]
 
-    def brief(self, name: Callable[[Node], str], instance: URIRef, workflow: URIRef,
-              focus: URIRef) -> str:
-        lines = [f"{self.tool.name} requires approval (horis:requiresApproval) of the exact "
-                 "payload before it is called.",
-                 f"Instance {instance} ({name(workflow)} for {name(focus)}) waits at "
-                 f"{name(self.step)} for approval."]
+    def brief(
+        self, name: Callable[[Node], str], instance: URIRef, workflow: URIRef, focus: URIRef
+    ) -> str:
+        lines = [
+            f"{self.tool.name} requires approval (horis:requiresApproval) of the exact "
+            "payload before it is called.",
+            f"Instance {instance} ({name(workflow)} for {name(focus)}) waits at "
+            f"{name(self.step)} for approval.",
+        ]
         for body, fp in self.calls:
             lines.append(f"Payload: {canonical_json(body)}")
             lines.append(f"Fingerprint: {fp}")
-        lines.append(f"Approve with: horismos approve … --instance {instance} --fingerprint "
-                     f"{self.calls[0][1]}; then: horismos resume … --instance {instance}")
+        lines.append(
+            f"Approve with: horismos approve … --instance {instance} --fingerprint "
+            f"{self.calls[0][1]}; then: horismos resume … --instance {instance}"
+        )
         return "\n".join(lines)
 
     def quads(self, graph: URIRef, instance: URIRef, at: Literal, brief: str) -> list[tuple]:
         """The request as kept in the world, for ``approve`` to check a fingerprint against."""
         req = URIRef(str(graph).replace("urn:horismos:approval:", "urn:horismos:activity:"))
         triples: list[tuple[Node, Node, Node]] = [
-            (graph, RDF.type, PROV.Entity), (graph, PROV.wasGeneratedBy, req),
-            (req, RDF.type, HORIS.StepExecution), (req, RDF.type, PROV.Activity),
-            (req, HORIS.instance, instance), (req, HORIS.step, self.step),
-            (req, HORIS.tool, self.tool.iri), (req, PROV.startedAtTime, at),
+            (graph, RDF.type, PROV.Entity),
+            (graph, PROV.wasGeneratedBy, req),
+            (req, RDF.type, HORIS.StepExecution),
+            (req, RDF.type, PROV.Activity),
+            (req, HORIS.instance, instance),
+            (req, HORIS.step, self.step),
+            (req, HORIS.tool, self.tool.iri),
+            (req, PROV.startedAtTime, at),
             (req, HORIS.brief, Literal(brief)),
-            (req, RDFS.comment, Literal(json.dumps({fp: body for body, fp in self.calls},
-                                                   sort_keys=True, ensure_ascii=False))),
-            (req, RDFS.label, Literal(f"{self.step.fragment or self.step} waits for "
-                                      "approval")),
+            (
+                req,
+                RDFS.comment,
+                Literal(
+                    json.dumps(
+                        {fp: body for body, fp in self.calls}, sort_keys=True, ensure_ascii=False
+                    )
+                ),
+            ),
+            (req, RDFS.label, Literal(f"{self.step.fragment or self.step} waits for approval")),
         ]
         triples += [(req, HORIS.fingerprint, Literal(fp)) for _, fp in self.calls]
         return [(s, p, o, graph) for s, p, o in triples]
 
 
-def pending(policy: Policy, store: Store, instance: URIRef, step: ActionStep, tool: Tool,
-            calls: Sequence[Mapping[str, Node]], at: Literal,
-            ) -> tuple[list[str | None], Pending | None, list[tuple]]:
+def pending(
+    policy: Policy,
+    store: Store,
+    instance: URIRef,
+    step: ActionStep,
+    tool: Tool,
+    calls: Sequence[Mapping[str, Node]],
+    at: Literal,
+) -> tuple[list[str | None], Pending | None, list[tuple]]:
     """The fingerprint approving each call (None for a tool that needs none), the calls still
     waiting for an approval, if any, and the quads that use up the recorded approvals these
     calls take: a person approves one call, so a loop that comes back with the same payload
@@ -169,23 +209,33 @@ def pending(policy: Policy, store: Store, instance: URIRef, step: ActionStep, to
         return [None] * len(calls), None, []
     prints = [fingerprint(tool.iri, payload(tool, c)) for c in calls]
     recorded = _recorded(store, instance)
-    missing = tuple((payload(tool, c), fp) for c, fp in zip(calls, prints, strict=True)
-                    if fp not in policy.approvals and fp not in recorded)
+    missing = tuple(
+        (payload(tool, c), fp)
+        for c, fp in zip(calls, prints, strict=True)
+        if fp not in policy.approvals and fp not in recorded
+    )
     if missing:
         return list(prints), Pending(tool, step.iri, missing), []
-    used = [(node, PROV.invalidatedAtTime, at, graph) for fp in dict.fromkeys(prints)
-            if fp not in policy.approvals for node, graph in recorded[fp][:1]]
+    used = [
+        (node, PROV.invalidatedAtTime, at, graph)
+        for fp in dict.fromkeys(prints)
+        if fp not in policy.approvals
+        for node, graph in recorded[fp][:1]
+    ]
     return list(prints), None, used
 
 
 def _recorded(store: Store, instance: URIRef) -> dict[str, list[tuple[Node, Node]]]:
     """The approvals recorded for ``instance`` and not used yet: fingerprint -> (approval,
     its graph), oldest first."""
-    rows = store.select("""SELECT ?a ?g ?fp WHERE { GRAPH ?g {
+    rows = store.select(
+        """SELECT ?a ?g ?fp WHERE { GRAPH ?g {
         ?a a horis:Approval ; horis:instance ?i ; horis:fingerprint ?fp ;
            prov:startedAtTime ?at
         FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used } } } ORDER BY ?at ?a""",
-                        {"i": instance}, _NS)
+        {"i": instance},
+        _NS,
+    )
     found: dict[str, list[tuple[Node, Node]]] = {}
     for r in rows:
         found.setdefault(str(r["fp"]), []).append((r["a"], r["g"]))
@@ -201,38 +251,55 @@ def approve(defs: Definitions, world: World, instance: URIRef, fp: str) -> dict[
     fp = fp.strip().lower()
     rows = _requests(world.store, instance)
     if not rows:
-        raise UsageError(f"instance {instance} waits for no approval; only an instance whose "
-                         "step calls a tool with horis:requiresApproval true, stopped waiting "
-                         "for approval, can be approved")
+        raise UsageError(
+            f"instance {instance} waits for no approval; only an instance whose "
+            "step calls a tool with horis:requiresApproval true, stopped waiting "
+            "for approval, can be approved"
+        )
     latest = max(rows, key=lambda r: str(r["started"]))
     payloads: dict[str, Any] = json.loads(str(latest["payloads"]))
     if fp not in payloads:
         waiting = "; ".join(f"{k} for {canonical_json(v)}" for k, v in payloads.items())
-        raise UsageError(f"instance {instance} waits for no approval with fingerprint {fp}; "
-                         f"it waits for: {waiting}. An approval holds for one exact payload")
+        raise UsageError(
+            f"instance {instance} waits for no approval with fingerprint {fp}; "
+            f"it waits for: {waiting}. An approval holds for one exact payload"
+        )
     new_id = uuid.uuid4().hex
     at = Literal(dt.datetime.now(dt.UTC).isoformat(), datatype=XSD.dateTime)
     graph = URIRef(f"urn:horismos:input:{new_id}")
     node = URIRef(f"urn:horismos:activity:{new_id}")
     triples: list[tuple[Node, Node, Node]] = [
-        (graph, RDF.type, PROV.Entity), (graph, PROV.wasGeneratedBy, node),
-        (node, RDF.type, HORIS.Approval), (node, RDF.type, PROV.Activity),
-        (node, HORIS.instance, instance), (node, HORIS.step, latest["step"]),
-        (node, HORIS.tool, latest["tool"]), (node, HORIS.fingerprint, Literal(fp)),
+        (graph, RDF.type, PROV.Entity),
+        (graph, PROV.wasGeneratedBy, node),
+        (node, RDF.type, HORIS.Approval),
+        (node, RDF.type, PROV.Activity),
+        (node, HORIS.instance, instance),
+        (node, HORIS.step, latest["step"]),
+        (node, HORIS.tool, latest["tool"]),
+        (node, HORIS.fingerprint, Literal(fp)),
         (node, HORIS.provenance, HORIS.HumanProvenance),
-        (node, PROV.startedAtTime, at), (node, PROV.endedAtTime, at),
+        (node, PROV.startedAtTime, at),
+        (node, PROV.endedAtTime, at),
         (node, RDFS.comment, Literal(canonical_json(payloads[fp]))),
         (node, RDFS.label, Literal(f"approval of {defs.name(latest['tool'])}")),
     ]
     world.commit(Change(add=[(s, p, o, graph) for s, p, o in triples]))
-    return {"instance": str(instance), "tool": str(latest["tool"]), "fingerprint": fp,
-            "payload": payloads[fp], "graph": str(graph)}
+    return {
+        "instance": str(instance),
+        "tool": str(latest["tool"]),
+        "fingerprint": fp,
+        "payload": payloads[fp],
+        "graph": str(graph),
+    }
 
 
 def _requests(store: Store, instance: URIRef) -> list[dict[str, Node]]:
     """The approval requests the instance's steps left, newest last by start time."""
-    return store.select("""SELECT ?step ?tool ?started ?payloads WHERE { GRAPH ?g {
+    return store.select(
+        """SELECT ?step ?tool ?started ?payloads WHERE { GRAPH ?g {
         ?a horis:instance ?i ; horis:step ?step ; horis:tool ?tool ; horis:fingerprint ?fp ;
            prov:startedAtTime ?started ; rdfs:comment ?payloads }
-        FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:")) }""", {"i": instance}, _NS)
-
+        FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:")) }""",
+        {"i": instance},
+        _NS,
+    )

@@ -23,8 +23,14 @@ from rdflib.plugins.sparql.sparql import Query
 from rdflib.query import ResultRow
 from rdflib.term import Node
 
-__all__ = ["Precondition", "PreconditionSyntaxError", "compile_patterns", "elements", "explain",
-           "first_failing"]
+__all__ = [
+    "Precondition",
+    "PreconditionSyntaxError",
+    "compile_patterns",
+    "elements",
+    "explain",
+    "first_failing",
+]
 
 
 class PreconditionSyntaxError(ValueError):
@@ -59,11 +65,11 @@ class Precondition:
         out = []
         for row in rows:  # a SELECT's rows
             sol = dict(bindings)
-            sol.update({str(k): v for k, v in cast(ResultRow, row).asdict().items()
-                        if v is not None})
+            sol.update(
+                {str(k): v for k, v in cast(ResultRow, row).asdict().items() if v is not None}
+            )
             out.append(sol)
         return out
-
 
 
 _VAR = re.compile(r"[?$]([A-Za-z_][\w]*)")
@@ -90,8 +96,9 @@ def compile_patterns(patterns: Sequence[str], ns: Mapping[str, Any]) -> Precondi
     select_text = "SELECT * WHERE {\n" + "\n".join(f"{{ {p.text}\n}}" for p in compiled) + "\n}"
     select = _prepare(select_text, ns, "\n".join(patterns))
     variables = frozenset(m.group(1) for p in compiled for m in _VAR.finditer(p.text))
-    return Precondition(tuple(compiled), select, select_text,
-                        tuple((k, str(v)) for k, v in ns.items()), variables)
+    return Precondition(
+        tuple(compiled), select, select_text, tuple((k, str(v)) for k, v in ns.items()), variables
+    )
 
 
 # -- why a precondition does not hold ------------------------------------------------------
@@ -147,14 +154,18 @@ def _is_filter(part: str) -> bool:
 
 def _short(node: Node, prefixes: Mapping[str, str]) -> str:
     if isinstance(node, URIRef):
-        best = max(((p, ns) for p, ns in prefixes.items() if str(node).startswith(ns)),
-                   key=lambda x: len(x[1]), default=None)
-        if best is not None and re.fullmatch(r"[\w.-]*", str(node)[len(best[1]):]):
-            return f"{best[0]}:{str(node)[len(best[1]):]}"
+        best = max(
+            ((p, ns) for p, ns in prefixes.items() if str(node).startswith(ns)),
+            key=lambda x: len(x[1]),
+            default=None,
+        )
+        if best is not None and re.fullmatch(r"[\w.-]*", str(node)[len(best[1]) :]):
+            return f"{best[0]}:{str(node)[len(best[1]) :]}"
     return node.n3()
 
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<space>\s+|\#[^\n]*)
   | (?P<string>\"\"\"(?:[^\\]|\\.)*?\"\"\"|'\'\'(?:[^\\]|\\.)*?'\'\'
               |"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
@@ -165,7 +176,9 @@ _TOKEN = re.compile(r"""
   | (?P<punct>[.;,](?![0-9]))
   | (?P<word>[^\s{}()\[\];,"'<>]+?(?=[\s{}()\[\];,"'<]|\.(?:\s|$|[{}()\[\]])|$))
   | (?P<other>.)
-""", re.VERBOSE | re.DOTALL)
+""",
+    re.VERBOSE | re.DOTALL,
+)
 
 _BLOCKS = {"FILTER", "OPTIONAL", "MINUS", "BIND", "VALUES", "GRAPH", "SERVICE"}
 
@@ -208,39 +221,44 @@ def elements(text: str) -> list[str]:
             word = text[a:b].upper() if kind == "word" else ""
             if word in _BLOCKS or (kind == "group" and text[a] == "{"):
                 j = i
-                while j < len(toks) and not (toks[j][0] == "group" and (
-                        text[toks[j][1]] in "{(" and (word not in ("VALUES", "GRAPH", "SERVICE")
-                                                      or text[toks[j][1]] == "{"))):
+                while j < len(toks) and not (
+                    toks[j][0] == "group"
+                    and (
+                        text[toks[j][1]] in "{("
+                        and (word not in ("VALUES", "GRAPH", "SERVICE") or text[toks[j][1]] == "{")
+                    )
+                ):
                     j += 1
-                while j + 2 < len(toks) and text[toks[j + 1][1]:toks[j + 1][2]].upper() == (
-                        "UNION"):
+                while j + 2 < len(toks) and text[toks[j + 1][1] : toks[j + 1][2]].upper() == (
+                    "UNION"
+                ):
                     j += 2
                 if j >= len(toks):
                     return [text.strip()]
-                out.append(text[a:toks[j][2]])
+                out.append(text[a : toks[j][2]])
                 i = j + 1
-                if i < len(toks) and text[toks[i][1]:toks[i][2]] == ".":
+                if i < len(toks) and text[toks[i][1] : toks[i][2]] == ".":
                     i += 1
                 continue
             subject = text[a:b]
             i += 1
             while i < len(toks):  # predicate-object lists
-                pred = text[toks[i][1]:toks[i][2]]
+                pred = text[toks[i][1] : toks[i][2]]
                 i += 1
                 while True:
                     if i >= len(toks):
                         return [text.strip()]
-                    obj = text[toks[i][1]:toks[i][2]]
+                    obj = text[toks[i][1] : toks[i][2]]
                     out.append(f"{subject} {pred} {obj} .")
                     i += 1
-                    sep = text[toks[i][1]:toks[i][2]] if i < len(toks) else "."
+                    sep = text[toks[i][1] : toks[i][2]] if i < len(toks) else "."
                     if sep != ",":
                         break
                     i += 1
                 if sep == ";":
                     i += 1
-                    if i < len(toks) and text[toks[i][1]:toks[i][2]] in (".", ";"):
-                        sep = text[toks[i][1]:toks[i][2]]
+                    if i < len(toks) and text[toks[i][1] : toks[i][2]] in (".", ";"):
+                        sep = text[toks[i][1] : toks[i][2]]
                     else:
                         continue
                 if sep == "." and i < len(toks):

@@ -72,7 +72,8 @@ SYSTEM_PROMPT = (
     "first. Answer with one JSON object and nothing else: "
     '{"ranking": ["<option id>", ...], "confidence": <number from 0 to 1>} where ranking '
     "lists option ids exactly as given and confidence is how sure you are that the first "
-    "option is the right choice.")
+    "option is the right choice."
+)
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,7 @@ class Candidate:
     comment: str = ""
 
     def to_json(self) -> dict[str, str]:
-        return {"id": self.id, "node": self.node.n3(), "label": self.label,
-                "comment": self.comment}
+        return {"id": self.id, "node": self.node.n3(), "label": self.label, "comment": self.comment}
 
 
 @dataclass(frozen=True)
@@ -108,8 +108,13 @@ class RankRequest:
         return self.model.partition(":")[2]
 
     def prompt(self) -> str:
-        lines = [f"Rank by: {self.rank_by or 'the best fit for the focus'}", "",
-                 f"Focus: {self.focus}", "", "Options:"]
+        lines = [
+            f"Rank by: {self.rank_by or 'the best fit for the focus'}",
+            "",
+            f"Focus: {self.focus}",
+            "",
+            "Options:",
+        ]
         for c in self.candidates:
             lines.append(f"- id: {c.id}")
             if c.label:
@@ -143,8 +148,12 @@ class Reply:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Reply:
-        return cls(text=data.get("text"), timeout=bool(data.get("timeout")),
-                   error=data.get("error"), unavailable=data.get("unavailable"))
+        return cls(
+            text=data.get("text"),
+            timeout=bool(data.get("timeout")),
+            error=data.get("error"),
+            unavailable=data.get("unavailable"),
+        )
 
 
 @dataclass(frozen=True)
@@ -198,43 +207,56 @@ def _provider(request: RankRequest) -> Any:
         base = os.environ.get("ANTHROPIC_BASE_URL", ANTHROPIC_URL).rstrip("/")
         key = os.environ.get("ANTHROPIC_API_KEY")
         if not key and base == ANTHROPIC_URL:
-            raise _Unavailable(f"horis:model \"{request.model}\" needs ANTHROPIC_API_KEY in the "
-                               "environment (or ANTHROPIC_BASE_URL for a local server)")
+            raise _Unavailable(
+                f'horis:model "{request.model}" needs ANTHROPIC_API_KEY in the '
+                "environment (or ANTHROPIC_BASE_URL for a local server)"
+            )
         return lambda r: _anthropic(r, base, key)
     if provider == "openai":
         base = os.environ.get("OPENAI_BASE_URL", OPENAI_URL).rstrip("/")
         key = os.environ.get("OPENAI_API_KEY")
         if not key and base == OPENAI_URL:
-            raise _Unavailable(f"horis:model \"{request.model}\" needs OPENAI_API_KEY in the "
-                               "environment (or OPENAI_BASE_URL for a local server such as "
-                               "vLLM or Ollama)")
+            raise _Unavailable(
+                f'horis:model "{request.model}" needs OPENAI_API_KEY in the '
+                "environment (or OPENAI_BASE_URL for a local server such as "
+                "vLLM or Ollama)"
+            )
         return lambda r: _openai(r, base, key)
-    raise _Unavailable(f"horis:model \"{request.model}\": unknown provider {provider!r}; write "
-                       "\"lexical:bm25\", \"anthropic:MODEL\" or \"openai:MODEL\"")
+    raise _Unavailable(
+        f'horis:model "{request.model}": unknown provider {provider!r}; write '
+        '"lexical:bm25", "anthropic:MODEL" or "openai:MODEL"'
+    )
 
 
-async def _post(url: str, headers: dict[str, str], body: dict[str, Any],
-                timeout: float) -> Any:
+async def _post(url: str, headers: dict[str, str], body: dict[str, Any], timeout: float) -> Any:
     async with httpx.AsyncClient(timeout=timeout) as client:
         response = await client.post(url, headers=headers, json=body)
     if response.status_code >= 400:
-        raise _CallFailed(f"{url} answered HTTP {response.status_code}: "
-                          f"{response.text[:300]}")
+        raise _CallFailed(f"{url} answered HTTP {response.status_code}: {response.text[:300]}")
     try:
         return response.json()
     except ValueError:
-        raise _CallFailed(f"{url} answered a body that is not JSON: "
-                          f"{response.text[:300]}") from None
+        raise _CallFailed(
+            f"{url} answered a body that is not JSON: {response.text[:300]}"
+        ) from None
 
 
 async def _anthropic(request: RankRequest, base: str, key: str | None) -> str:
     headers = {"anthropic-version": "2023-06-01"}
     if key:
         headers["x-api-key"] = key
-    data = await _post(f"{base}/v1/messages", headers, {
-        "model": request.model_name, "max_tokens": 1024, "temperature": 0,
-        "system": SYSTEM_PROMPT,
-        "messages": [{"role": "user", "content": request.prompt()}]}, request.timeout)
+    data = await _post(
+        f"{base}/v1/messages",
+        headers,
+        {
+            "model": request.model_name,
+            "max_tokens": 1024,
+            "temperature": 0,
+            "system": SYSTEM_PROMPT,
+            "messages": [{"role": "user", "content": request.prompt()}],
+        },
+        request.timeout,
+    )
     try:
         return "".join(b["text"] for b in data["content"] if b.get("type") == "text")
     except (KeyError, TypeError) as e:
@@ -243,15 +265,23 @@ async def _anthropic(request: RankRequest, base: str, key: str | None) -> str:
 
 async def _openai(request: RankRequest, base: str, key: str | None) -> str:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    data = await _post(f"{base}/chat/completions", headers, {
-        "model": request.model_name, "temperature": 0,
-        "messages": [{"role": "system", "content": SYSTEM_PROMPT},
-                     {"role": "user", "content": request.prompt()}]}, request.timeout)
+    data = await _post(
+        f"{base}/chat/completions",
+        headers,
+        {
+            "model": request.model_name,
+            "temperature": 0,
+            "messages": [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": request.prompt()},
+            ],
+        },
+        request.timeout,
+    )
     try:
         content = data["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError) as e:
-        raise _CallFailed(f"the chat-completions answer has no message content ({e!r})"
-                          ) from None
+        raise _CallFailed(f"the chat-completions answer has no message content ({e!r})") from None
     if not isinstance(content, str):
         raise _CallFailed("the chat-completions answer's message content is not text")
     return content
@@ -260,10 +290,45 @@ async def _openai(request: RankRequest, base: str, key: str | None) -> str:
 # -- the offline lexical ranker -------------------------------------------------------------
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "i", "in",
-    "is", "it", "its", "me", "my", "of", "on", "or", "our", "so", "that", "the", "their", "this",
-    "to", "was", "we", "with", "would", "you", "your"))
+_STOP = frozenset(
+    (
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "that",
+        "the",
+        "their",
+        "this",
+        "to",
+        "was",
+        "we",
+        "with",
+        "would",
+        "you",
+        "your",
+    )
+)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -280,8 +345,7 @@ def _terms(text: str) -> list[str]:
     return out
 
 
-def lexical_rank(query: str, docs: Mapping[str, str], k1: float = 1.2,
-                 b: float = 0.75) -> Ranking:
+def lexical_rank(query: str, docs: Mapping[str, str], k1: float = 1.2, b: float = 0.75) -> Ranking:
     """BM25 over ``docs`` (id → text) against ``query``; deterministic, ties in id order.
 
     Confidence is how clearly the best beats the runner-up, ``s1 / (s1 + s2)``: 1 when only
@@ -310,8 +374,10 @@ def lexical_rank(query: str, docs: Mapping[str, str], k1: float = 1.2,
 
 
 async def _lexical(request: RankRequest) -> str:
-    docs = {c.id: f"{c.label} {c.comment}" if (c.label or c.comment) else _local(c.id)
-            for c in request.candidates}
+    docs = {
+        c.id: f"{c.label} {c.comment}" if (c.label or c.comment) else _local(c.id)
+        for c in request.candidates
+    }
     r = lexical_rank(f"{request.rank_by} {request.focus}", docs)
     return json.dumps({"ranking": list(r.ids), "confidence": r.confidence})
 
@@ -333,19 +399,24 @@ def judge_reply(reply: Reply, ids: list[str]) -> Ranking:
     if data is None:
         raise Unusable("malformed", f"the answer is not a JSON object: {reply.text[:200]!r}")
     ranking, confidence = data.get("ranking"), data.get("confidence")
-    if (not isinstance(ranking, list) or not ranking
-            or not all(isinstance(i, str) for i in ranking)):
-        raise Unusable("malformed", "the answer's \"ranking\" is not a non-empty list of ids")
+    if not isinstance(ranking, list) or not ranking or not all(isinstance(i, str) for i in ranking):
+        raise Unusable("malformed", 'the answer\'s "ranking" is not a non-empty list of ids')
     if len(set(ranking)) != len(ranking):
-        raise Unusable("malformed", "the answer's \"ranking\" names an option twice")
-    if (isinstance(confidence, bool) or not isinstance(confidence, int | float)
-            or not 0 <= confidence <= 1):
-        raise Unusable("malformed", "the answer's \"confidence\" is not a number from 0 to 1")
+        raise Unusable("malformed", 'the answer\'s "ranking" names an option twice')
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not 0 <= confidence <= 1
+    ):
+        raise Unusable("malformed", 'the answer\'s "confidence" is not a number from 0 to 1')
     known = set(ids)
     invented = [i for i in ranking if i not in known]
     if invented:
-        raise Unusable("invented", f"the answer ranks {invented[0]!r}, which is not one of the "
-                       "candidates; a model may only rank the options the graph gives")
+        raise Unusable(
+            "invented",
+            f"the answer ranks {invented[0]!r}, which is not one of the "
+            "candidates; a model may only rank the options the graph gives",
+        )
     return Ranking(tuple(ranking), float(confidence))
 
 
@@ -354,7 +425,7 @@ def _json_object(text: str) -> dict[str, Any] | None:
     fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", body, re.S)
     if fence:
         body = fence.group(1)
-    for candidate in (body, body[body.find("{"):body.rfind("}") + 1]):
+    for candidate in (body, body[body.find("{") : body.rfind("}") + 1]):
         try:
             data = json.loads(candidate)
         except ValueError:
@@ -388,16 +459,21 @@ class ProposalContext(Protocol):
     def env(self) -> Ranker: ...
 
 
-async def propose(runner: ProposalContext, inst: InstanceRun, step: ProposalStep,
-                  variables: dict[str, Node]) -> tuple[StepRecord, URIRef | None, list[tuple]]:
+async def propose(
+    runner: ProposalContext, inst: InstanceRun, step: ProposalStep, variables: dict[str, Node]
+) -> tuple[StepRecord, URIRef | None, list[tuple]]:
     """Run ``step``: the record, the step to continue at, and the quads to commit with it."""
     defs, store = runner.defs, runner.store
     name = defs.name(step.iri)
     rec = StepRecord(step.iri, "ProposalStep", "completed", inst.instance)
     started = runner.env.now()
     model = step.model or DEFAULT_MODEL
-    detail: dict[str, Any] = {"model": model, "rank_by": step.rank_by, "as": step.as_var,
-                              "threshold": step.confidence}
+    detail: dict[str, Any] = {
+        "model": model,
+        "rank_by": step.rank_by,
+        "as": step.as_var,
+        "threshold": step.confidence,
+    }
     rec.detail["proposal"] = detail
 
     def fail(message: str) -> tuple[StepRecord, URIRef | None, list[tuple]]:
@@ -406,12 +482,16 @@ async def propose(runner: ProposalContext, inst: InstanceRun, step: ProposalStep
         return rec, step.on_error, []
 
     if not step.query:
-        return fail("horis:candidates gives no horis:query; write horis:candidates "
-                    "[ horis:query \"SELECT ?option WHERE { … }\" ]")
+        return fail(
+            "horis:candidates gives no horis:query; write horis:candidates "
+            '[ horis:query "SELECT ?option WHERE { … }" ]'
+        )
     try:
-        rows = store.select(step.query, {k: v for k, v in variables.items()
-                                         if re.search(rf"[?$]{k}\b", step.query)},
-                            _namespaces(runner, step.iri))
+        rows = store.select(
+            step.query,
+            {k: v for k, v in variables.items() if re.search(rf"[?$]{k}\b", step.query)},
+            _namespaces(runner, step.iri),
+        )
     except Exception as e:
         return fail(f"the horis:candidates query does not run: {e}")
     nodes = _options(rows, step.as_var)
@@ -421,8 +501,13 @@ async def propose(runner: ProposalContext, inst: InstanceRun, step: ProposalStep
     detail["dropped"] = dropped
     if not kept:
         return _no_candidates(rec, step, detail, bool(candidates))
-    request = RankRequest(model, step.rank_by or "", _describe(store, variables["this"]),
-                          tuple(kept), _timeout(runner, step))
+    request = RankRequest(
+        model,
+        step.rank_by or "",
+        _describe(store, variables["this"]),
+        tuple(kept),
+        _timeout(runner, step),
+    )
     reply = await runner.env.rank(step, request)
     if reply.unavailable is not None:
         return fail(reply.unavailable)
@@ -438,33 +523,48 @@ async def propose(runner: ProposalContext, inst: InstanceRun, step: ProposalStep
         detail["confidence"] = ranking.confidence
         if step.confidence is not None and ranking.confidence < step.confidence:
             detail["outcome"] = "low_confidence"
-            detail["message"] = (f"confidence {ranking.confidence:g} is under the step's "
-                                 f"horis:confidence {step.confidence:g}")
+            detail["message"] = (
+                f"confidence {ranking.confidence:g} is under the step's "
+                f"horis:confidence {step.confidence:g}"
+            )
         else:
             chosen = by_id[ranking.ids[0]]
             detail["outcome"] = "chosen"
     detail["choice"] = chosen.node.n3() if chosen else None
-    rec.result = [{"choice": detail["choice"], "confidence": detail.get("confidence"),
-                   "outcome": detail["outcome"]}]
-    quads = _record(runner, inst, step, model, started, kept, ranking, chosen,
-                    detail.get("message"))
+    rec.result = [
+        {
+            "choice": detail["choice"],
+            "confidence": detail.get("confidence"),
+            "outcome": detail["outcome"],
+        }
+    ]
+    quads = _record(
+        runner, inst, step, model, started, kept, ranking, chosen, detail.get("message")
+    )
     rec.graph = quads[0][3]
     if chosen is not None:
         variables[step.as_var] = chosen.node
         return rec, step.next, quads
     if step.fallback is None:
         rec.status = "failed"
-        rec.error = RunError(f"{name}: {detail['message']}, and the step declares no "
-                             "horis:fallback; add horis:fallback :SomeStep (e.g. a wait for an "
-                             "operator)", step=str(step.iri))
+        rec.error = RunError(
+            f"{name}: {detail['message']}, and the step declares no "
+            "horis:fallback; add horis:fallback :SomeStep (e.g. a wait for an "
+            "operator)",
+            step=str(step.iri),
+        )
         return rec, step.on_error, quads
     return rec, step.fallback, quads
 
 
-def _no_candidates(rec: StepRecord, step: ProposalStep, detail: dict[str, Any],
-                   some_dropped: bool) -> tuple[StepRecord, URIRef | None, list[tuple]]:
-    why = ("every candidate was dropped by the next step's horis:requires" if some_dropped
-           else "the horis:candidates query gives no option")
+def _no_candidates(
+    rec: StepRecord, step: ProposalStep, detail: dict[str, Any], some_dropped: bool
+) -> tuple[StepRecord, URIRef | None, list[tuple]]:
+    why = (
+        "every candidate was dropped by the next step's horis:requires"
+        if some_dropped
+        else "the horis:candidates query gives no option"
+    )
     detail["outcome"], detail["message"], detail["choice"] = "no_candidates", why, None
     rec.result = [{"choice": None, "confidence": None, "outcome": "no_candidates"}]
     if step.fallback is not None:
@@ -493,8 +593,12 @@ def _candidate(store: Any, node: Node) -> Candidate:
     return Candidate(str(node), node, label, comment)
 
 
-def _check_next(runner: ProposalContext, step: ProposalStep, candidates: list[Candidate],
-                variables: dict[str, Node]) -> tuple[list[Candidate], list[dict[str, str]]]:
+def _check_next(
+    runner: ProposalContext,
+    step: ProposalStep,
+    candidates: list[Candidate],
+    variables: dict[str, Node],
+) -> tuple[list[Candidate], list[dict[str, str]]]:
     nxt = runner.defs.steps.get(step.next) if step.next is not None else None
     if not isinstance(nxt, ActionStep) or nxt.requires is None:
         return candidates, []
@@ -504,8 +608,13 @@ def _check_next(runner: ProposalContext, step: ProposalStep, candidates: list[Ca
         if runner.store.solutions(nxt.requires, bound):
             kept.append(c)
         else:
-            dropped.append({"id": c.id, "node": c.node.n3(),
-                            "failing": runner.store.failing(nxt.requires, bound)})
+            dropped.append(
+                {
+                    "id": c.id,
+                    "node": c.node.n3(),
+                    "failing": runner.store.failing(nxt.requires, bound),
+                }
+            )
     return kept, dropped
 
 
@@ -534,9 +643,17 @@ def _namespaces(runner: ProposalContext, node: URIRef) -> dict[str, Any]:
     return ns
 
 
-def _record(runner: ProposalContext, inst: InstanceRun, step: ProposalStep, model: str,
-            started: Any, kept: list[Candidate], ranking: Ranking | None,
-            chosen: Candidate | None, message: str | None) -> list[tuple]:
+def _record(
+    runner: ProposalContext,
+    inst: InstanceRun,
+    step: ProposalStep,
+    model: str,
+    started: Any,
+    kept: list[Candidate],
+    ranking: Ranking | None,
+    chosen: Candidate | None,
+    message: str | None,
+) -> list[tuple]:
     """The proposal's own named graph: what was considered, ranked and chosen, by a model."""
     rid = runner.env.new_id()
     graph = URIRef(f"urn:horismos:proposal:{rid}")
@@ -544,9 +661,12 @@ def _record(runner: ProposalContext, inst: InstanceRun, step: ProposalStep, mode
     choice = URIRef(f"urn:horismos:choice:{rid}")
     ended = runner.env.now()
     triples: list[tuple[Node, Node, Node]] = [
-        (graph, RDF.type, PROV.Entity), (graph, PROV.wasGeneratedBy, activity),
-        (activity, RDF.type, HORIS.StepExecution), (activity, RDF.type, PROV.Activity),
-        (activity, HORIS.step, step.iri), (activity, HORIS.instance, inst.instance),
+        (graph, RDF.type, PROV.Entity),
+        (graph, PROV.wasGeneratedBy, activity),
+        (activity, RDF.type, HORIS.StepExecution),
+        (activity, RDF.type, PROV.Activity),
+        (activity, HORIS.step, step.iri),
+        (activity, HORIS.instance, inst.instance),
         (activity, HORIS.provenance, HORIS.ModelProvenance),
         (activity, PROV.startedAtTime, Literal(started.isoformat(), datatype=XSD.dateTime)),
         (activity, PROV.endedAtTime, Literal(ended.isoformat(), datatype=XSD.dateTime)),
@@ -558,19 +678,28 @@ def _record(runner: ProposalContext, inst: InstanceRun, step: ProposalStep, mode
     if ranking is not None:
         seq = URIRef(f"urn:horismos:ranking:{rid}")
         by_id = {c.id: c.node for c in kept}
-        triples += [(choice, RDF.type, PROV.Entity), (choice, PROV.wasGeneratedBy, activity),
-                    (choice, HORIS.name, Literal(step.as_var)),
-                    (choice, HORIS.confidence, Literal(ranking.confidence, datatype=XSD.double)),
-                    (choice, RDF.value, seq), (seq, RDF.type, RDF.Seq)]
+        triples += [
+            (choice, RDF.type, PROV.Entity),
+            (choice, PROV.wasGeneratedBy, activity),
+            (choice, HORIS.name, Literal(step.as_var)),
+            (choice, HORIS.confidence, Literal(ranking.confidence, datatype=XSD.double)),
+            (choice, RDF.value, seq),
+            (seq, RDF.type, RDF.Seq),
+        ]
         triples += [(seq, RDF[f"_{n}"], by_id[i]) for n, i in enumerate(ranking.ids, 1)]
         if chosen is not None:
             triples.append((choice, HORIS.value, chosen.node))
     return [(s, p, o, graph) for s, p, o in triples]
 
 
-def check_answer(defs: Definitions, store: Store, instance: URIRef, at: URIRef,
-                 facts: list[tuple[Node, Node, Node]],
-                 types_of: Callable[[Node], set[Node]]) -> None:
+def check_answer(
+    defs: Definitions,
+    store: Store,
+    instance: URIRef,
+    at: URIRef,
+    facts: list[tuple[Node, Node, Node]],
+    types_of: Callable[[Node], set[Node]],
+) -> None:
     """Refuse facts answering ``instance`` at the fallback ``at`` of a proposal that chose
     nothing, when they name an option that was not one of its legal candidates.
 
@@ -579,18 +708,19 @@ def check_answer(defs: Definitions, store: Store, instance: URIRef, at: URIRef,
     must be one of the candidates the model was shown. Raises :class:`UsageError` listing
     those.
     """
-    proposals = [s for s in defs.steps.values()
-                 if isinstance(s, ProposalStep) and s.fallback == at]
+    proposals = [s for s in defs.steps.values() if isinstance(s, ProposalStep) and s.fallback == at]
     if not proposals or not facts:
         return
-    rows = store.select("""
+    rows = store.select(
+        """
         SELECT ?a ?started ?option ?chosen WHERE { GRAPH ?g {
             ?a horis:instance ?i ; horis:step ?s ; prov:startedAtTime ?started .
             OPTIONAL { ?a prov:used ?option }
             OPTIONAL { ?c prov:wasGeneratedBy ?a ; horis:value ?chosen } }
             FILTER (STRSTARTS(STR(?g), "urn:horismos:proposal:")) }""",
-                        {"i": instance, "s": proposals[0].iri},
-                        {"horis": str(HORIS), "prov": str(PROV)})
+        {"i": instance, "s": proposals[0].iri},
+        {"horis": str(HORIS), "prov": str(PROV)},
+    )
     if not rows:
         return
     latest = max(str(r["started"]) for r in rows)
@@ -599,16 +729,22 @@ def check_answer(defs: Definitions, store: Store, instance: URIRef, at: URIRef,
         return  # it chose: the instance reached this wait another way
     legal = sorted({r["option"] for r in last if r.get("option") is not None}, key=str)
     kinds = {t for c in legal for t in types_of(c)}
-    named = sorted({o for _, _, o in facts
-                    if isinstance(o, URIRef) and o not in legal and types_of(o) & kinds},
-                   key=str)
+    named = sorted(
+        {
+            o
+            for _, _, o in facts
+            if isinstance(o, URIRef) and o not in legal and types_of(o) & kinds
+        },
+        key=str,
+    )
     if not named:
         return
     options = ", ".join(_shown(defs, store, c) for c in legal) or "none"
     raise UsageError(
         f"the facts name {', '.join(defs.name(n) for n in named)}, which is not one of the "
         f"options {defs.name(proposals[0].iri)} gave for this instance; answer with one of "
-        f"the legal options: {options}. Nothing landed")
+        f"the legal options: {options}. Nothing landed"
+    )
 
 
 def _shown(defs: Definitions, store: Store, node: Node) -> str:
@@ -624,8 +760,9 @@ def summary(rec: StepRecord, name: Any) -> str:
     dropped = len(d.get("dropped", ()))
     more = f", {dropped} dropped" if dropped else ""
     if outcome == "chosen":
-        return (f"proposal: {name(from_n3(d['choice']))} (confidence {d['confidence']:g}"
-                f"{more}){then}")
+        return (
+            f"proposal: {name(from_n3(d['choice']))} (confidence {d['confidence']:g}{more}){then}"
+        )
     if rec.error is not None:
         return f"proposal failed: {rec.error}{then}"
     return f"proposal: {str(outcome).replace('_', ' ')}: {d.get('message', '')}{more}{then}"

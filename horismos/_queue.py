@@ -56,8 +56,17 @@ from ._world import INSTANCES, World
 if TYPE_CHECKING:
     from celery import Celery
 
-__all__ = ["QUEUE", "TASK", "InstanceDriver", "celery_app", "instance_statuses",
-           "serve", "submit", "submit_instances", "wait_for_instances"]
+__all__ = [
+    "QUEUE",
+    "TASK",
+    "InstanceDriver",
+    "celery_app",
+    "instance_statuses",
+    "serve",
+    "submit",
+    "submit_instances",
+    "wait_for_instances",
+]
 
 QUEUE = "horismos"
 TASK = "horismos.instance"
@@ -77,8 +86,9 @@ def celery_app(broker: str, *, visibility_timeout: float = VISIBILITY) -> Celery
     try:
         from celery import Celery
     except ImportError:
-        raise UsageError("the distributed engine needs Celery: pip install "
-                         "'horismos[distributed]'") from None
+        raise UsageError(
+            "the distributed engine needs Celery: pip install 'horismos[distributed]'"
+        ) from None
     if not broker.startswith(("redis://", "rediss://")):
         raise UsageError(f"broker {broker!r}: give a Redis URL, redis://HOST:PORT/DB")
     app = Celery("horismos", broker=broker, set_as_current=False)
@@ -91,17 +101,23 @@ def celery_app(broker: str, *, visibility_timeout: float = VISIBILITY) -> Celery
         worker_prefetch_multiplier=1,  # back-pressure: a worker holds one task at a time
         task_ignore_result=True,
         task_default_queue=QUEUE,
-        task_serializer="json", accept_content=["json"],
+        task_serializer="json",
+        accept_content=["json"],
         broker_connection_retry_on_startup=True,
         broker_connection_max_retries=None,  # a broker restart is waited for, not fatal
         broker_transport_options={
             "visibility_timeout": visibility_timeout,
             # look for abandoned tasks every few seconds, not kombu's default 100
-            "unacked_restore_interval": restore, "unacked_restore_throttle": 1,
+            "unacked_restore_interval": restore,
+            "unacked_restore_throttle": 1,
         },
         # a broker restart is ridden out; one that stays away is reported (BrokerError)
-        task_publish_retry_policy={"max_retries": 5, "interval_start": 0.2,
-                                   "interval_step": 0.5, "interval_max": 2},
+        task_publish_retry_policy={
+            "max_retries": 5,
+            "interval_start": 0.2,
+            "interval_step": 0.5,
+            "interval_max": 2,
+        },
         worker_hijack_root_logger=False,
         worker_send_task_events=False,
         worker_enable_remote_control=False,
@@ -120,43 +136,65 @@ def submit_instances(broker: str, workflow: URIRef, foci: Iterable[URIRef]) -> i
     try:
         with app.producer_or_acquire() as producer:
             for focus in foci:
-                app.send_task(TASK, args=[str(workflow), str(focus)], queue=QUEUE,
-                              producer=producer, retry=True)
+                app.send_task(
+                    TASK,
+                    args=[str(workflow), str(focus)],
+                    queue=QUEUE,
+                    producer=producer,
+                    retry=True,
+                )
                 sent += 1
     except (OSError, OperationalError) as e:
-        raise BrokerError(f"the broker at {redact_url(broker)} cannot be reached ({e}); "
-                          f"{sent} task{'s' * (sent != 1)} were enqueued before it went. Start "
-                          "it or fix --broker; submitting again is safe (a focus already "
-                          "done is not run twice)") from None
+        raise BrokerError(
+            f"the broker at {redact_url(broker)} cannot be reached ({e}); "
+            f"{sent} task{'s' * (sent != 1)} were enqueued before it went. Start "
+            "it or fix --broker; submitting again is safe (a focus already "
+            "done is not run twice)"
+        ) from None
     return sent
 
 
-def submit(agent: Agent, world: World, broker: str, workflow: str | URIRef | None = None,
-           focus: str | URIRef | None = None, *, all: bool = False) -> list[URIRef]:
+def submit(
+    agent: Agent,
+    world: World,
+    broker: str,
+    workflow: str | URIRef | None = None,
+    focus: str | URIRef | None = None,
+    *,
+    all: bool = False,
+) -> list[URIRef]:
     """Enqueue instances for ``horismos worker`` processes on the Celery ``broker``
     (``redis://…``; needs ``horismos[distributed]``): one for ``focus``, or one per focus node
     of the workflow in ``world`` with ``all=True``. Returns the focus nodes submitted; their
     statuses are read from the world (:func:`wait_for_instances`, ``horismos instances``)."""
     if not world.store.shared:
-        raise UsageError(f"{world.store.name} is not shared by other processes: workers "
-                         "need one world they all reach, a sparql:URL store")
+        raise UsageError(
+            f"{world.store.name} is not shared by other processes: workers "
+            "need one world they all reach, a sparql:URL store"
+        )
     wf = agent.workflow(workflow)
     foci = agent.focus_list(world, wf, focus, all=all)
     submit_instances(broker, wf.iri, foci)
     return foci
 
 
-def instance_statuses(world: World, workflow: URIRef, foci: Sequence[URIRef],
-                      ) -> dict[URIRef, str | None]:
+def instance_statuses(
+    world: World,
+    workflow: URIRef,
+    foci: Sequence[URIRef],
+) -> dict[URIRef, str | None]:
     """Per focus node: the status of its instance of ``workflow`` in the world (``running``,
     ``waiting``, ``blocked``, ``failed``, ``completed``), or ``None`` when it has none yet."""
     out: dict[URIRef, str | None] = dict.fromkeys(foci)
     if not foci:
         return out
-    rows = world.store.select(f"""SELECT ?f ?s WHERE {{
+    rows = world.store.select(
+        f"""SELECT ?f ?s WHERE {{
         VALUES ?f {{ {" ".join(f.n3() for f in foci)} }}
         GRAPH <{INSTANCES}> {{ ?i horis:workflow ?wf ; horis:focus ?f ; horis:status ?s }} }}""",
-                              {"wf": workflow}, {"horis": NS})
+        {"wf": workflow},
+        {"horis": NS},
+    )
     for r in rows:
         status = str(r["s"]).removeprefix(NS).lower()
         focus = URIRef(str(r["f"]))
@@ -165,8 +203,9 @@ def instance_statuses(world: World, workflow: URIRef, foci: Sequence[URIRef],
     return out
 
 
-def wait_for_instances(world: World, workflow: URIRef, foci: Sequence[URIRef], *,
-                       timeout: float, poll: float = 0.25) -> dict[URIRef, str | None]:
+def wait_for_instances(
+    world: World, workflow: URIRef, foci: Sequence[URIRef], *, timeout: float, poll: float = 0.25
+) -> dict[URIRef, str | None]:
     """Poll the world until every focus node's instance has stopped (any status but
     ``running``), or ``timeout`` seconds pass; returns the statuses last read."""
     deadline = time.monotonic() + timeout
@@ -184,8 +223,15 @@ class InstanceDriver:
     connection to the shared world and a lease (each thread is a claims worker of its own,
     so the tasks a process runs at once never share a claim, a fence or a connection)."""
 
-    def __init__(self, agent: Agent, store: str, *, allow: Iterable[str] = DEFAULT_ALLOW,
-                 traces: Path | None = None, backoff: tuple[float, float] = BACKOFF) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        store: str,
+        *,
+        allow: Iterable[str] = DEFAULT_ALLOW,
+        traces: Path | None = None,
+        backoff: tuple[float, float] = BACKOFF,
+    ) -> None:
         self.agent = agent
         self.store = store
         self.allow = allow
@@ -199,6 +245,7 @@ class InstanceDriver:
     def check(self) -> None:
         """Resolve every workflow's bindings now, so a worker whose tools do not fit its
         definitions refuses to start rather than failing each task it takes."""
+
         async def check_all() -> None:
             world, _ = self._world()
             runner = self.agent.runner(world, Trace(None), Environment(), recorded=False)
@@ -250,11 +297,14 @@ class InstanceDriver:
         worker = self._live_worker()
         world, _ = self._world()
         self.agent.place_individuals(world)
-        trace = (self.traces / f"{task_id or os.getpid()}.jsonl" if self.traces is not None
-                 else None)
-        runner = self.agent.runner(worker.world, Trace(trace), Environment(),
-                                   self.agent.types_in(world),
-                                   policy=Policy(allowed(self.allow)))
+        trace = self.traces / f"{task_id or os.getpid()}.jsonl" if self.traces is not None else None
+        runner = self.agent.runner(
+            worker.world,
+            Trace(trace),
+            Environment(),
+            self.agent.types_in(world),
+            policy=Policy(allowed(self.allow)),
+        )
         ended: list[str] = []
         try:
             await runner.check_bindings(wf)
@@ -277,29 +327,49 @@ class InstanceDriver:
             world.close()
 
 
-def serve(app: Celery, driver: InstanceDriver, *, concurrency: int = 1, name: str | None = None,
-          loglevel: str = "WARNING") -> None:
+def serve(
+    app: Celery,
+    driver: InstanceDriver,
+    *,
+    concurrency: int = 1,
+    name: str | None = None,
+    loglevel: str = "WARNING",
+) -> None:
     """Run a Celery worker in this process until it is told to stop: ``concurrency`` tasks at
     a time, each in a thread of its own (a task mostly waits: on the store, on a tool, on the
     claim's settle)."""
+
     def instance(self: Any, workflow: str, focus: str) -> str:
         started = time.monotonic()
         try:
             status = driver.drive(workflow, focus, self.request.id or "")
         except UsageError as e:  # not a task for these definitions: say so, drop it
-            log.error("horismos worker: task %s (%s, %s) refused: %s", self.request.id,
-                      workflow, focus, e)
+            log.error(
+                "horismos worker: task %s (%s, %s) refused: %s", self.request.id, workflow, focus, e
+            )
             raise
-        log.info("horismos worker: %s for %s: %s in %.2fs", workflow, focus, status,
-                 time.monotonic() - started)
+        log.info(
+            "horismos worker: %s for %s: %s in %.2fs",
+            workflow,
+            focus,
+            status,
+            time.monotonic() - started,
+        )
         return status
 
     app.task(name=TASK, bind=True)(instance)
     hostname = name or f"horismos-{os.getpid()}@{socket.gethostname()}"
-    worker = app.Worker(pool="solo" if concurrency == 1 else "threads",
-                        concurrency=concurrency, hostname=hostname, loglevel=loglevel,
-                        without_gossip=True, without_mingle=True, without_heartbeat=True,
-                        quiet=True, queues=[QUEUE])
+    worker = app.Worker(
+        pool="solo" if concurrency == 1 else "threads",
+        concurrency=concurrency,
+        hostname=hostname,
+        loglevel=loglevel,
+        without_gossip=True,
+        without_mingle=True,
+        without_heartbeat=True,
+        quiet=True,
+        queues=[QUEUE],
+    )
     try:
         worker.start()
     finally:

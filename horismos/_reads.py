@@ -89,7 +89,7 @@ def term(value: str) -> Node:
     if value.startswith("_:"):
         return BNode(value[2:])
     end = value.rfind('"')
-    lexical, rest = value[1:end], value[end + 1:]
+    lexical, rest = value[1:end], value[end + 1 :]
     if rest.startswith("@"):
         return Literal(lexical, lang=rest[1:])
     if rest.startswith("^^<"):
@@ -112,8 +112,10 @@ def _rows(rows: list[dict[str, Node]], bindings: Mapping[str, Node]) -> list[dic
     return [{k: text(v) for k, v in row.items() if k not in bindings} for row in rows]
 
 
-def _solutions(rows: list[dict[str, str]], bindings: Mapping[str, Node],
-               ) -> list[dict[str, Node]]:
+def _solutions(
+    rows: list[dict[str, str]],
+    bindings: Mapping[str, Node],
+) -> list[dict[str, Node]]:
     out = []
     for row in rows:
         sol = dict(bindings)
@@ -128,31 +130,44 @@ def _solutions(rows: list[dict[str, str]], bindings: Mapping[str, Node],
 class RecordingStore(WrappedStore):
     """``inner`` as a run reads it: every answer is noted in the run's trace."""
 
-    def __init__(self, inner: Store, log: ReadLog,
-                 types_of: Callable[[Node], set[Node]] | None = None) -> None:
+    def __init__(
+        self, inner: Store, log: ReadLog, types_of: Callable[[Node], set[Node]] | None = None
+    ) -> None:
         super().__init__(inner)
         self.log = log
         self._types_of = types_of
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
-                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
+    def solutions(
+        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+    ) -> list[dict[str, Node]]:
         # what ``ahead`` fetches is noted as the reads it answers are made
         rows = self.inner.solutions(pre, bindings, ahead)
-        self.log.note("reads", ["s", query_id(pre.select_text), _bound(bindings, pre.variables),
-                                _rows(rows, bindings)])
+        self.log.note(
+            "reads",
+            [
+                "s",
+                query_id(pre.select_text),
+                _bound(bindings, pre.variables),
+                _rows(rows, bindings),
+            ],
+        )
         return rows
 
     def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
         found = self.inner.failing(pre, bindings)
-        self.log.note("reads", ["f", query_id(pre.select_text),
-                                _bound(bindings, pre.variables), found])
+        self.log.note(
+            "reads", ["f", query_id(pre.select_text), _bound(bindings, pre.variables), found]
+        )
         return found
 
-    def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
-               ) -> list[dict[str, Node]]:
+    def select(
+        self,
+        query: str,
+        bindings: Mapping[str, Node],
+        ns: Mapping[str, str],
+    ) -> list[dict[str, Node]]:
         rows = self.inner.select(query, bindings, ns)
-        self.log.note("reads", ["q", query_id(query), _bound(bindings, None),
-                                _rows(rows, {})])
+        self.log.note("reads", ["q", query_id(query), _bound(bindings, None), _rows(rows, {})])
         return rows
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
@@ -162,14 +177,16 @@ class RecordingStore(WrappedStore):
 
     def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
         found = list(self.inner.outgoing(subject))
-        self.log.note("reads", ["g", text(subject),
-                                [[text(p), text(o)] for _, p, o in found]])
+        self.log.note("reads", ["g", text(subject), [[text(p), text(o)] for _, p, o in found]])
         return iter(found)
 
     def types(self, node: Node) -> set[Node]:
         """``node``'s types: asserted, or entailed when the run was given ``types_of``."""
-        found = (self._types_of(node) if self._types_of is not None
-                 else set(self.inner.objects(node, RDF.type)))
+        found = (
+            self._types_of(node)
+            if self._types_of is not None
+            else set(self.inner.objects(node, RDF.type))
+        )
         self.log.note("reads", ["t", text(node), sorted(text(t) for t in found)])
         return found
 
@@ -199,8 +216,7 @@ class ReplayedStore(Store):
 
     name = "replay"
 
-    def __init__(self, recorded: RecordedReads,
-                 diverge: Callable[[Any, Any], Exception]) -> None:
+    def __init__(self, recorded: RecordedReads, diverge: Callable[[Any, Any], Exception]) -> None:
         self.recorded = recorded
         self._diverge = diverge
 
@@ -213,25 +229,28 @@ class ReplayedStore(Store):
         self.recorded.note("reads", entry)
         return entry[n]
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
-                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
+    def solutions(
+        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+    ) -> list[dict[str, Node]]:
         rows = self._answer(["s", query_id(pre.select_text), _bound(bindings, pre.variables)])
         return _solutions(rows, bindings)
 
     def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
-        return str(self._answer(["f", query_id(pre.select_text),
-                                 _bound(bindings, pre.variables)]))
+        return str(self._answer(["f", query_id(pre.select_text), _bound(bindings, pre.variables)]))
 
-    def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
-               ) -> list[dict[str, Node]]:
+    def select(
+        self,
+        query: str,
+        bindings: Mapping[str, Node],
+        ns: Mapping[str, str],
+    ) -> list[dict[str, Node]]:
         return _solutions(self._answer(["q", query_id(query), _bound(bindings, None)]), {})
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
         return iter([term(o) for o in self._answer(["o", text(subject), text(predicate)])])
 
     def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
-        return iter([(subject, term(p), term(o))
-                     for p, o in self._answer(["g", text(subject)])])
+        return iter([(subject, term(p), term(o)) for p, o in self._answer(["g", text(subject)])])
 
     def types(self, node: Node) -> set[Node]:
         return {term(t) for t in self._answer(["t", text(node)])}
@@ -247,5 +266,6 @@ class ReplayedStore(Store):
             return ZERO
         if entry[1] == "lease":
             raise LeaseLost(str(entry[2]))
-        raise Conflict("another writer changed the instance first (as recorded)",
-                       expected=change.expect)
+        raise Conflict(
+            "another writer changed the instance first (as recorded)", expected=change.expect
+        )

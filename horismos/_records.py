@@ -14,8 +14,9 @@ from ._trace import Trace
 __all__ = ["InstanceRun", "Run", "Status", "StepRecord"]
 
 Status = Literal["completed", "waiting", "blocked", "failed"]
-StepStatus = Literal["completed", "blocked", "failed", "rejected", "timed_out", "waiting",
-                     "partial"]
+StepStatus = Literal[
+    "completed", "blocked", "failed", "rejected", "timed_out", "waiting", "partial"
+]
 
 
 @dataclass
@@ -104,5 +105,4 @@ class Run:
     @property
     def brief(self) -> str | None:
         """The operator brief of the first waiting instance that published one."""
-        return next((i.brief for i in self.instances if i.status == "waiting" and i.brief),
-                    None)
+        return next((i.brief for i in self.instances if i.status == "waiting" and i.brief), None)

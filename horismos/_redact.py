@@ -17,8 +17,20 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 __all__ = ["MASK", "redact_text", "redact_url", "secret_name", "url_credentials"]
 
 MASK = "***"
-_SECRET_PARTS = ("token", "secret", "passw", "pwd", "apikey", "api_key", "api-key", "auth",
-                 "credential", "session", "signature", "private")
+_SECRET_PARTS = (
+    "token",
+    "secret",
+    "passw",
+    "pwd",
+    "apikey",
+    "api_key",
+    "api-key",
+    "auth",
+    "credential",
+    "session",
+    "signature",
+    "private",
+)
 _SECRET_NAMES = {"key", "sig", "pass"}
 _URL = re.compile(r"""\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>`]+""")
 
@@ -36,8 +48,11 @@ def url_credentials(url: str) -> list[str]:
     except ValueError:
         return []
     found = ["user info"] if "@" in parts.netloc else []
-    found += [f"query value \"{k}\"" for k, _ in parse_qsl(parts.query, keep_blank_values=True)
-              if secret_name(k)]
+    found += [
+        f'query value "{k}"'
+        for k, _ in parse_qsl(parts.query, keep_blank_values=True)
+        if secret_name(k)
+    ]
     return found
 
 

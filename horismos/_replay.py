@@ -65,13 +65,30 @@ __all__ = ["ReplayEnvironment", "ReplayReport", "ReplayTrace", "load_events", "r
 
 # Fields compared first, in this order, so a divergence names its cause rather than a
 # consequence (a precondition that no longer holds also empties the arguments).
-_FIRST = ("type", "step", "kind", "tool", "instance", "workflow", "focus", "precondition",
-          "args", "outcomes", "gate", "status", "error", "effects", "next", "world_digest")
+_FIRST = (
+    "type",
+    "step",
+    "kind",
+    "tool",
+    "instance",
+    "workflow",
+    "focus",
+    "precondition",
+    "args",
+    "outcomes",
+    "gate",
+    "status",
+    "error",
+    "effects",
+    "next",
+    "world_digest",
+)
 # Fields that legitimately differ between a run and its replay. Beyond _FIRST, a field is
 # compared only when the recording has it: one this runtime added since is not a divergence.
 # ``result`` repeated each call's return value, which ``outcomes`` holds: older traces have it.
-_SKIP = frozenset({"seq", "prev", "hash", "sig", "timings", "definitions_digest", "store",
-                   "reads", "result"})
+_SKIP = frozenset(
+    {"seq", "prev", "hash", "sig", "timings", "definitions_digest", "store", "reads", "result"}
+)
 _NOT_REST = _SKIP | set(_FIRST)
 _SETS = frozenset({"effects", "narrowed", "facts"})
 """Fields whose members have no order: compared as sets (a tool's answer may list its fields,
@@ -86,8 +103,9 @@ class ReplayTrace(Trace):
         self.recorded = recorded
         self.source = source
         self.steps = 0
-        self._focus = {e.get("instance"): e.get("focus") for e in recorded
-                       if e.get("type") == "instance"}
+        self._focus = {
+            e.get("instance"): e.get("focus") for e in recorded if e.get("type") == "instance"
+        }
         self.against_world = False
         """Reads are answered by a world (the trace's snapshot), not compared with the record."""
         self.ended = recorded[-1].get("type") == "end"
@@ -118,7 +136,9 @@ class ReplayTrace(Trace):
                     raise self.divergence(index, key, then, now, sets=True)
             elif key == "gate" and isinstance(now, dict) and isinstance(then, dict):
                 if {**now, "messages": _sorted(now.get("messages") or [])} != {
-                        **then, "messages": _sorted(then.get("messages") or [])}:
+                    **then,
+                    "messages": _sorted(then.get("messages") or []),
+                }:
                     raise self.divergence(index, key, then, now)
             elif now != then:
                 raise self.divergence(index, key, then, now)
@@ -132,11 +152,13 @@ class ReplayTrace(Trace):
         reads on past the end of a trace whose recording stopped."""
         if self.position >= len(self.recorded) and not self.ended:
             return _Stopped()
-        return self.divergence(self.position, "reads",
-                               recorded[:-1] if isinstance(recorded, list) else recorded, now)
+        return self.divergence(
+            self.position, "reads", recorded[:-1] if isinstance(recorded, list) else recorded, now
+        )
 
-    def divergence(self, index: int, field: str, recorded: Any, now: Any, *,
-                   sets: bool = False) -> Divergence:
+    def divergence(
+        self, index: int, field: str, recorded: Any, now: Any, *, sets: bool = False
+    ) -> Divergence:
         event = self.recorded[index] if index < len(self.recorded) else {}
         where = f"event {index} (line {index + 1})"
         if not event:
@@ -152,15 +174,33 @@ class ReplayTrace(Trace):
             then_, now_ = ({json.dumps(e, sort_keys=True): e for e in v} for v in (recorded, now))
             added = [now_[k] for k in sorted(now_.keys() - then_.keys())]
             missing = [then_[k] for k in sorted(then_.keys() - now_.keys())]
-            what = "; ".join(part for part in (
-                f"{len(added)} now that were not recorded: {_show(added, 600)}" if added else "",
-                f"{len(missing)} recorded that are not now: {_show(missing, 600)}"
-                if missing else "") if part)
-            return Divergence(f"{self.source}: {where}: {field} differ: {what}", event=index,
-                              field=field, recorded=recorded, now=now)
-        return Divergence(f"{self.source}: {where}: {field} was {_show(recorded)} when recorded, "
-                          f"is {_show(now)} now", event=index, field=field, recorded=recorded,
-                          now=now)
+            what = "; ".join(
+                part
+                for part in (
+                    f"{len(added)} now that were not recorded: {_show(added, 600)}"
+                    if added
+                    else "",
+                    f"{len(missing)} recorded that are not now: {_show(missing, 600)}"
+                    if missing
+                    else "",
+                )
+                if part
+            )
+            return Divergence(
+                f"{self.source}: {where}: {field} differ: {what}",
+                event=index,
+                field=field,
+                recorded=recorded,
+                now=now,
+            )
+        return Divergence(
+            f"{self.source}: {where}: {field} was {_show(recorded)} when recorded, "
+            f"is {_show(now)} now",
+            event=index,
+            field=field,
+            recorded=recorded,
+            now=now,
+        )
 
 
 class _Stopped(Exception):
@@ -227,8 +267,9 @@ class ReplayEnvironment(Environment):
             value = f"unrecorded-{self._unrecorded}"
         return self.note("ids", value)
 
-    async def invoke(self, tool: Tool, binding: Callable[[], Binding],
-                     args: Mapping[str, Any]) -> Any:
+    async def invoke(
+        self, tool: Tool, binding: Callable[[], Binding], args: Mapping[str, Any]
+    ) -> Any:
         entry = self.take("outcomes")
         if self.reexecute_idempotent and tool.idempotent:
             self.reexecuted += 1
@@ -237,12 +278,15 @@ class ReplayEnvironment(Environment):
             finally:  # a different answer is the cause of what follows: say so first
                 now = self._handed["outcomes"][-1]
                 if _json(now) != entry:
-                    raise self.trace.divergence(self.trace.position, "outcomes", [entry],
-                                                [_json(now)])
+                    raise self.trace.divergence(
+                        self.trace.position, "outcomes", [entry], [_json(now)]
+                    )
         if entry is None:
             self.note("outcomes", {"unrecorded": True})
-            raise ToolError(f"replay: the trace records no outcome for this call of {tool.name}, "
-                            "so it is not made")
+            raise ToolError(
+                f"replay: the trace records no outcome for this call of {tool.name}, "
+                "so it is not made"
+            )
         self.substituted += 1
         self.note("outcomes", entry)
         return play(entry)
@@ -253,8 +297,7 @@ class ReplayEnvironment(Environment):
         entry = self.take("remote")
         if entry is None:
             self.note("remote", {"unrecorded": True})
-            raise NotSent("replay: the trace records no answer for this commit, so it is "
-                          "not sent")
+            raise NotSent("replay: the trace records no answer for this commit, so it is not sent")
         self.substituted += 1
         self.note("remote", entry)
         return play(entry)
@@ -296,19 +339,26 @@ class ReplayReport:
         if self.first_divergence is not None:
             hint = ""
             if self.first_divergence.field == "reads":
-                hint = ("; the definitions now read the world other than the recorded run did, "
-                        "and the trace holds only what that run read (record with "
-                        "--trace-snapshot to replay changed definitions against the world)")
+                hint = (
+                    "; the definitions now read the world other than the recorded run did, "
+                    "and the trace holds only what that run read (record with "
+                    "--trace-snapshot to replay changed definitions against the world)"
+                )
             return f"DIVERGED  {self.first_divergence}{hint}{changed}"
         calls = f"{self.substituted} tool call(s) substituted"
         if self.reexecuted:
             calls += f", {self.reexecuted} re-executed"
         if not self.complete:
-            return (f"STOPPED   {self.trace}: {self.steps} step(s) replayed the same ({calls}) "
-                    "up to where the trace ends; it has no end event, so the recording process "
-                    f"stopped there and the final world digest is not checked{changed}")
-        world = ("the final world digest matches the recorded one" if self.against_world else
-                 "every read of the world was answered as recorded")
+            return (
+                f"STOPPED   {self.trace}: {self.steps} step(s) replayed the same ({calls}) "
+                "up to where the trace ends; it has no end event, so the recording process "
+                f"stopped there and the final world digest is not checked{changed}"
+            )
+        world = (
+            "the final world digest matches the recorded one"
+            if self.against_world
+            else "every read of the world was answered as recorded"
+        )
         return f"same      {self.trace}: {self.steps} step(s) replayed ({calls}); {world}{changed}"
 
 
@@ -319,14 +369,14 @@ def load_events(trace: str | Path | Trace) -> tuple[list[dict[str, Any]], str]:
         if not events:
             raise TraceError("the trace is empty")
         if events[0].get("trace_version") != TRACE_VERSION:
-            raise TraceVersionError(version_message("the trace",
-                                                    events[0].get("trace_version")))
+            raise TraceVersionError(version_message("the trace", events[0].get("trace_version")))
         return events, "<trace>"
     return read_trace(trace), str(trace)
 
 
-def replay(trace: str | Path | Trace, agent: Agent, *,
-           reexecute_idempotent: bool = False) -> ReplayReport:
+def replay(
+    trace: str | Path | Trace, agent: Agent, *, reexecute_idempotent: bool = False
+) -> ReplayReport:
     """Replay a recorded run with ``agent``'s definitions; report the first divergence.
 
     Raises :class:`~horismos.TraceTampered` or :class:`~horismos.TraceVersionError` for a
@@ -335,13 +385,16 @@ def replay(trace: str | Path | Trace, agent: Agent, *,
     return asyncio.run(_replay(trace, agent, reexecute_idempotent))
 
 
-async def _replay(trace: str | Path | Trace, agent: Agent,
-                  reexecute_idempotent: bool) -> ReplayReport:
+async def _replay(
+    trace: str | Path | Trace, agent: Agent, reexecute_idempotent: bool
+) -> ReplayReport:
     events, source = load_events(trace)
     header = events[0]
     if "call" in header:
-        raise TraceError(f"{source}: this trace records a direct tool call (horismos tools "
-                         "call), not a workflow run; replay replays runs")
+        raise TraceError(
+            f"{source}: this trace records a direct tool call (horismos tools "
+            "call), not a workflow run; replay replays runs"
+        )
     recorder = ReplayTrace(events, source)
     env = ReplayEnvironment(recorder, reexecute_idempotent=reexecute_idempotent)
     snapshot = (header.get("snapshot") or {}).get("data")
@@ -362,19 +415,32 @@ async def _replay(trace: str | Path | Trace, agent: Agent,
         if recorder.ended or recorder.position < len(events):
             raise
         stopped = True  # the recorded run stopped on this too: its trace has no end
-    end = not stopped and (divergence is None or (
-        divergence.field == "world_digest" and events[divergence.event].get("type") == "end"))
+    end = not stopped and (
+        divergence is None
+        or (divergence.field == "world_digest" and events[divergence.event].get("type") == "end")
+    )
     return ReplayReport(
-        trace=source, workflow=str(workflow), diverged=divergence is not None,
-        first_divergence=divergence, steps=recorder.steps,
+        trace=source,
+        workflow=str(workflow),
+        diverged=divergence is not None,
+        first_divergence=divergence,
+        steps=recorder.steps,
         definitions_changed=header.get("definitions_digest") != agent.definitions.digest,
         final_digest_matches=(divergence is None) if end and world is not None else None,
-        substituted=env.substituted, reexecuted=env.reexecuted, complete=not stopped,
-        against_world=world is not None)
+        substituted=env.substituted,
+        reexecuted=env.reexecuted,
+        complete=not stopped,
+        against_world=world is not None,
+    )
 
 
-async def _drive(agent: Agent, recorder: ReplayTrace, env: ReplayEnvironment,
-                 world: World | None, events: list[dict[str, Any]]) -> None:
+async def _drive(
+    agent: Agent,
+    recorder: ReplayTrace,
+    env: ReplayEnvironment,
+    world: World | None,
+    events: list[dict[str, Any]],
+) -> None:
     """Emit what the recorded run emitted, by running what it ran, in its order."""
     defs = agent.definitions
     header = events[0]
@@ -382,23 +448,36 @@ async def _drive(agent: Agent, recorder: ReplayTrace, env: ReplayEnvironment,
     if world is not None:
         runner = agent.runner(world, recorder, env, types_in(agent, world), policy=rules)
     else:
-        runner = agent.runner(World(ReplayedStore(env, recorder.read_divergence)), recorder,
-                              env, recorded=False, policy=rules)
+        runner = agent.runner(
+            World(ReplayedStore(env, recorder.read_divergence)),
+            recorder,
+            env,
+            recorded=False,
+            policy=rules,
+        )
     try:
         resumed = events[1] if len(events) > 1 and events[1].get("type") == "resume" else None
         waiting = None
         if resumed is not None:  # the recorded facts answer the same wait again
             facts = "\n".join(resumed.get("facts") or ()) or None
             try:
-                waiting = prepare(defs, agent._gate, runner.world, URIRef(resumed["instance"]),
-                                  facts, runner.store.types)
+                waiting = prepare(
+                    defs,
+                    agent._gate,
+                    runner.world,
+                    URIRef(resumed["instance"]),
+                    facts,
+                    runner.store.types,
+                )
             except (UsageError, GateRejected) as e:
                 raise recorder.divergence(1, "facts", resumed.get("facts"), str(e)) from None
         workflow = defs.workflows[URIRef(header["workflow"])]
-        runner.header(workflow, [URIRef(f) for f in header.get("focus", [])],
-                      world_digest=world.digest() if world is not None else
-                      header.get("world_digest"), snapshot=(header.get("snapshot") or {}).get(
-                          "data"))
+        runner.header(
+            workflow,
+            [URIRef(f) for f in header.get("focus", [])],
+            world_digest=world.digest() if world is not None else header.get("world_digest"),
+            snapshot=(header.get("snapshot") or {}).get("data"),
+        )
         if waiting is not None:
             await runner.resume_instance(waiting)
         while (event := recorder.expected()).get("type") == "instance":
@@ -407,22 +486,30 @@ async def _drive(agent: Agent, recorder: ReplayTrace, env: ReplayEnvironment,
                 raise recorder.divergence(recorder.position, "workflow", event["workflow"], None)
             if "continued_at" in event:
                 step = event.get("step")
-                await runner.continue_instance(StoredInstance(
-                    URIRef(event["instance"]), wf.iri, URIRef(event["focus"]),
-                    event.get("status", "running"), URIRef(step) if step else None,
-                    int(event["continued_at"]),
-                    {k: term(v) for k, v in (event.get("variables") or {}).items()},
-                    event.get("blocked_by")))
+                await runner.continue_instance(
+                    StoredInstance(
+                        URIRef(event["instance"]),
+                        wf.iri,
+                        URIRef(event["focus"]),
+                        event.get("status", "running"),
+                        URIRef(step) if step else None,
+                        int(event["continued_at"]),
+                        {k: term(v) for k, v in (event.get("variables") or {}).items()},
+                        event.get("blocked_by"),
+                    )
+                )
             else:
                 await runner.run_instance(wf, URIRef(event["focus"]))
     finally:
         await runner.aclose()
     recorded_end = recorder.expected()
-    runner.end(world_digest=world.digest() if world is not None else
-               recorded_end.get("world_digest"))
+    runner.end(
+        world_digest=world.digest() if world is not None else recorded_end.get("world_digest")
+    )
     if recorder.position < len(events):
-        raise recorder.divergence(recorder.position, "type",
-                                  events[recorder.position].get("type"), None)
+        raise recorder.divergence(
+            recorder.position, "type", events[recorder.position].get("type"), None
+        )
 
 
 def _sorted(entries: list[Any]) -> list[Any]:

@@ -76,5 +76,12 @@ def count_runs(traces: Iterable[Iterable[Mapping[str, Any]]]) -> RunCounts:
             status = instance_status(e)
             if status in ENDED:
                 counts.ended.setdefault(str(e.get("step")), Counter())[status] += 1
-    return RunCounts(n, len(instances), counts.started, counts.visits, counts.statuses,
-                     counts.ended, counts.edges)
+    return RunCounts(
+        n,
+        len(instances),
+        counts.started,
+        counts.visits,
+        counts.statuses,
+        counts.ended,
+        counts.edges,
+    )

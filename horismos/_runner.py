@@ -64,16 +64,32 @@ from ._world import INSTANCES, World
 
 __all__ = ["Environment", "Runner"]
 
-_INTEGERS = {XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte, XSD.nonNegativeInteger,
-             XSD.positiveInteger, XSD.negativeInteger, XSD.nonPositiveInteger,
-             XSD.unsignedInt, XSD.unsignedLong, XSD.unsignedShort, XSD.unsignedByte}
+_INTEGERS = {
+    XSD.integer,
+    XSD.int,
+    XSD.long,
+    XSD.short,
+    XSD.byte,
+    XSD.nonNegativeInteger,
+    XSD.positiveInteger,
+    XSD.negativeInteger,
+    XSD.nonPositiveInteger,
+    XSD.unsignedInt,
+    XSD.unsignedLong,
+    XSD.unsignedShort,
+    XSD.unsignedByte,
+}
 # looked up once: rdflib answers RDF.type and PROV.x through __getattr__ each time (µs apiece)
 _TYPE, _LABEL = RDF.type, RDFS.label
 _ENTITY, _ACTIVITY, _GENERATED_BY = PROV.Entity, PROV.Activity, PROV.wasGeneratedBy
-_ASSOCIATED_WITH, _STARTED, _ENDED = (PROV.wasAssociatedWith, PROV.startedAtTime,
-                                      PROV.endedAtTime)
-_STATUS = {"running": HORIS.Running, "completed": HORIS.Completed, "waiting": HORIS.Waiting,
-           "blocked": HORIS.Blocked, "failed": HORIS.Failed}
+_ASSOCIATED_WITH, _STARTED, _ENDED = (PROV.wasAssociatedWith, PROV.startedAtTime, PROV.endedAtTime)
+_STATUS = {
+    "running": HORIS.Running,
+    "completed": HORIS.Completed,
+    "waiting": HORIS.Waiting,
+    "blocked": HORIS.Blocked,
+    "failed": HORIS.Failed,
+}
 
 
 class Environment:
@@ -94,8 +110,9 @@ class Environment:
     def new_id(self) -> str:
         return self.note("ids", uuid.uuid4().hex)
 
-    async def invoke(self, tool: Tool, binding: Callable[[], Binding],
-                     args: Mapping[str, Any]) -> Any:
+    async def invoke(
+        self, tool: Tool, binding: Callable[[], Binding], args: Mapping[str, Any]
+    ) -> Any:
         try:
             result = await binding().call(args)
         except (asyncio.CancelledError, Exception) as e:
@@ -134,10 +151,18 @@ class Environment:
 class Runner:
     """Runs instances of the workflows in ``defs`` against a world, writing one trace."""
 
-    def __init__(self, defs: Definitions, gate: Gate, *, world: World, trace: Trace,
-                 registry: Mapping[str, Callable[..., Any]], env: Environment,
-                 mcp_servers: Mapping[str, McpServer] | None = None,
-                 policy: Policy | None = None) -> None:
+    def __init__(
+        self,
+        defs: Definitions,
+        gate: Gate,
+        *,
+        world: World,
+        trace: Trace,
+        registry: Mapping[str, Callable[..., Any]],
+        env: Environment,
+        mcp_servers: Mapping[str, McpServer] | None = None,
+        policy: Policy | None = None,
+    ) -> None:
         """``world`` is the world as this run reads it: a live run's store records every
         answer in the trace (:class:`~horismos._reads.RecordingStore`), a replay's serves the
         recorded ones (:class:`~horismos._reads.ReplayedStore`). ``policy``: what its steps
@@ -166,25 +191,42 @@ class Runner:
 
     # -- run lifecycle ------------------------------------------------------------------
 
-    def header(self, workflow: Workflow, focus: list[URIRef], *, world_digest: str | None,
-               snapshot: str | None = None) -> None:
+    def header(
+        self,
+        workflow: Workflow,
+        focus: list[URIRef],
+        *,
+        world_digest: str | None,
+        snapshot: str | None = None,
+    ) -> None:
         """The first event: what runs, on which world (its digest; its N-Quads only when
         ``snapshot`` is given), under which definitions."""
         fields: dict[str, Any] = {}
         if snapshot is not None:
             fields["snapshot"] = {"format": "application/n-quads", "data": snapshot}
         self._emit(
-            "header", trace_version=TRACE_VERSION, workflow=str(workflow.iri),
-            focus=[str(f) for f in focus], definitions_digest=self.defs.digest,
-            world_digest=world_digest, store=self.store.name, policy=self.policy.to_json(),
-            started=self.env.now().isoformat(), **fields)
+            "header",
+            trace_version=TRACE_VERSION,
+            workflow=str(workflow.iri),
+            focus=[str(f) for f in focus],
+            definitions_digest=self.defs.digest,
+            world_digest=world_digest,
+            store=self.store.name,
+            policy=self.policy.to_json(),
+            started=self.env.now().isoformat(),
+            **fields,
+        )
 
     def end(self, *, world_digest: str | None) -> None:
         """The last event: how the run's instances ended, and the world's digest after it."""
         order = ["failed", "blocked", "waiting", "completed"]
         status = next((s for s in order if self.counts.get(s)), "completed")
-        self._emit("end", status=status, instances=dict(sorted(self.counts.items())),
-                   world_digest=world_digest)
+        self._emit(
+            "end",
+            status=status,
+            instances=dict(sorted(self.counts.items())),
+            world_digest=world_digest,
+        )
         self.trace.close()
 
     def finished(self, inst: InstanceRun) -> None:
@@ -221,8 +263,9 @@ class Runner:
         completes; no instance state is written.
         """
         call = URIRef(f"urn:horismos:call:{self.env.new_id()}")
-        rec, _ = await self._action(InstanceRun(call, call, call), ActionStep(call, tool=tool),
-                                    dict(args))
+        rec, _ = await self._action(
+            InstanceRun(call, call, call), ActionStep(call, tool=tool), dict(args)
+        )
         rec.kind = "ToolCall"
         pending = self._pending.pop(call, None)
         dropped = self._dropped.pop(call, [])
@@ -235,12 +278,17 @@ class Runner:
         iid = URIRef(f"urn:horismos:instance:{self.env.new_id()}")
         inst = InstanceRun(iid, workflow.iri, focus, "completed", workflow.start)
         state: list[tuple[Node, Node, Node]] = [
-            (iid, RDF.type, HORIS.Instance), (iid, HORIS.workflow, workflow.iri),
-            (iid, HORIS.focus, focus)]
-        self.world.commit(Change(add=[(*t, INSTANCES) for t in state]
-                                 + self._state_quads(inst, "running", 0, workflow.start)))
-        self._emit("instance", instance=str(iid), workflow=str(workflow.iri),
-                   focus=str(focus))
+            (iid, RDF.type, HORIS.Instance),
+            (iid, HORIS.workflow, workflow.iri),
+            (iid, HORIS.focus, focus),
+        ]
+        self.world.commit(
+            Change(
+                add=[(*t, INSTANCES) for t in state]
+                + self._state_quads(inst, "running", 0, workflow.start)
+            )
+        )
+        self._emit("instance", instance=str(iid), workflow=str(workflow.iri), focus=str(focus))
         inst.variables["this"] = focus
         return await self.drive(inst, workflow.start, 0)
 
@@ -257,22 +305,42 @@ class Runner:
         """Drive an instance on from its stored step and version: a running one another
         process left (it died, or its worker's lease ran out), or a blocked one a rerun
         tries again."""
-        inst = InstanceRun(stored.instance, stored.workflow, stored.focus, "completed",
-                           stored.current, variables=dict(stored.variables))
-        self._state_quads(inst, stored.status, stored.version, stored.current,  # to replace
-                          stored.blocked_by, stored.error)
+        inst = InstanceRun(
+            stored.instance,
+            stored.workflow,
+            stored.focus,
+            "completed",
+            stored.current,
+            variables=dict(stored.variables),
+        )
+        self._state_quads(
+            inst,
+            stored.status,
+            stored.version,
+            stored.current,  # to replace
+            stored.blocked_by,
+            stored.error,
+        )
         self._recovered.add(inst.instance)
         # the state it went on from, so a replay goes on from the same place
-        extra = {k: v for k, v in (("status", stored.status), ("blocked_by", stored.blocked_by))
-                 if v is not None and v != "running"}
-        self._emit("instance", instance=str(inst.instance), workflow=str(inst.workflow),
-                   focus=str(inst.focus), continued_at=stored.version,
-                   step=str(stored.current) if stored.current else None,
-                   variables={k: text(v) for k, v in sorted(stored.variables.items())}, **extra)
+        extra = {
+            k: v
+            for k, v in (("status", stored.status), ("blocked_by", stored.blocked_by))
+            if v is not None and v != "running"
+        }
+        self._emit(
+            "instance",
+            instance=str(inst.instance),
+            workflow=str(inst.workflow),
+            focus=str(inst.focus),
+            continued_at=stored.version,
+            step=str(stored.current) if stored.current else None,
+            variables={k: text(v) for k, v in sorted(stored.variables.items())},
+            **extra,
+        )
         return await self.drive(inst, stored.current, stored.version)
 
-    async def drive(self, inst: InstanceRun, current: URIRef | None,
-                    version: int) -> InstanceRun:
+    async def drive(self, inst: InstanceRun, current: URIRef | None, version: int) -> InstanceRun:
         """Move ``inst`` on; a commit another writer beat lands nothing (:class:`Conflict`).
 
         Then the instance is read back: still running at the step that lost, that step runs
@@ -307,11 +375,16 @@ class Runner:
         # so a replay hands out the same values in the same order
         stored = read_instance(self.store, inst.instance)
         if stored is None or stored.status != "running" or stored.current != tried:
-            where = (f"{stored.status} at {stored.current}, version {stored.version}"
-                     if stored else "gone")
-            raise Conflict(f"instance {inst.instance} was moved on by another writer "
-                           f"(now {where}); this process stopped driving it",
-                           expected=e.expected) from None
+            where = (
+                f"{stored.status} at {stored.current}, version {stored.version}"
+                if stored
+                else "gone"
+            )
+            raise Conflict(
+                f"instance {inst.instance} was moved on by another writer "
+                f"(now {where}); this process stopped driving it",
+                expected=e.expected,
+            ) from None
         inst.variables.clear()
         inst.variables.update(stored.variables)
         inst.current = stored.current
@@ -319,8 +392,7 @@ class Runner:
         self._recovered.add(inst.instance)
         return stored.current, stored.version
 
-    async def _drive(self, inst: InstanceRun, current: URIRef | None,
-                     version: int) -> InstanceRun:
+    async def _drive(self, inst: InstanceRun, current: URIRef | None, version: int) -> InstanceRun:
         """Move ``inst`` from ``current`` until it completes, blocks, fails or waits."""
         variables = inst.variables
         visits: dict[URIRef, int] = {}  # step -> steps that had acted when it was last entered
@@ -351,8 +423,11 @@ class Runner:
             if record.error is not None and nxt is None:
                 failure = InstanceFailed(
                     f"{self.defs.name(step.iri)} failed and declares no horis:onError: "
-                    f"{record.error}", cause=record.error, step=str(step.iri),
-                    tool=str(record.tool) if record.tool else None)
+                    f"{record.error}",
+                    cause=record.error,
+                    step=str(step.iri),
+                    tool=str(record.tool) if record.tool else None,
+                )
                 inst.status, inst.error, inst.current = "failed", failure, current
                 self._finish_step(inst, record, version, "failed", current)
                 return inst
@@ -369,7 +444,9 @@ class Runner:
         err = RunError(
             f"the instance came back to {self.defs.name(step.iri)} and no step has acted since "
             "it was last here, so it would loop forever; make the loop's horis:requires depend "
-            "on something a step in the loop writes, or end the loop", step=str(step.iri))
+            "on something a step in the loop writes, or end the loop",
+            step=str(step.iri),
+        )
         return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
 
     def _over_budget(self, inst: InstanceRun, step: Step, budget: int) -> StepRecord:
@@ -377,20 +454,30 @@ class Runner:
         ran = [r.step for r in inst.steps]
         back = next((i for i in range(len(ran) - 1, -1, -1) if ran[i] == step.iri), None)
         # what it went round in this process; resumed just now, the flow's loop through here
-        cycle = [*ran[back:], step.iri] if back is not None else cycle_through(
-            self.defs.steps, step.iri)
+        cycle = (
+            [*ran[back:], step.iri]
+            if back is not None
+            else cycle_through(self.defs.steps, step.iri)
+        )
         shown = " → ".join(self.defs.name(s) for s in cycle)
         err = StepBudgetExceeded(
             f"the instance ran the {budget} steps its workflow allows (horis:maxSteps of "
             f"{self.defs.name(inst.workflow)}) and is stopped at {self.defs.name(step.iri)}, "
             f"going round {shown}; a loop ends when its horis:requires stops holding — make it "
             "depend on something a step in the loop writes, or raise horis:maxSteps if the "
-            "work needs more steps", cycle=[str(s) for s in cycle], max_steps=budget,
-            step=str(step.iri))
+            "work needs more steps",
+            cycle=[str(s) for s in cycle],
+            max_steps=budget,
+            step=str(step.iri),
+        )
         return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
 
-    async def _step(self, inst: InstanceRun, step: Step, variables: dict[str, Node],
-                    ) -> tuple[StepRecord, URIRef | None]:
+    async def _step(
+        self,
+        inst: InstanceRun,
+        step: Step,
+        variables: dict[str, Node],
+    ) -> tuple[StepRecord, URIRef | None]:
         if isinstance(step, ActionStep):
             return await self._action(inst, step, variables)
         if isinstance(step, DecisionStep):
@@ -403,25 +490,40 @@ class Runner:
         self._pending[inst.instance] = quads
         return rec, nxt
 
-    def _decision(self, inst: InstanceRun, step: DecisionStep, variables: dict[str, Node],
-                  ) -> tuple[StepRecord, URIRef | None]:
+    def _decision(
+        self,
+        inst: InstanceRun,
+        step: DecisionStep,
+        variables: dict[str, Node],
+    ) -> tuple[StepRecord, URIRef | None]:
         t0 = time.perf_counter()
         chosen = step.otherwise
         rule_index = None
         # the later rules' solutions come with the first's, in one request where that saves some
         ahead = ReadAhead(also=tuple(r.requires for r in step.rules[1:]))
         for i, rule in enumerate(step.rules):
-            if self.store.solutions(rule.requires, variables,
-                                    ahead if i == 0 and ahead.also else None):
+            if self.store.solutions(
+                rule.requires, variables, ahead if i == 0 and ahead.also else None
+            ):
                 chosen, rule_index = rule.next, i
                 break
-        rec = StepRecord(step.iri, "DecisionStep", "completed", inst.instance, next=chosen,
-                         timings={"precondition": time.perf_counter() - t0})
+        rec = StepRecord(
+            step.iri,
+            "DecisionStep",
+            "completed",
+            inst.instance,
+            next=chosen,
+            timings={"precondition": time.perf_counter() - t0},
+        )
         rec.result = [{"rule": rule_index}]
         return rec, chosen
 
-    async def _action(self, inst: InstanceRun, step: ActionStep, variables: dict[str, Node],
-                      ) -> tuple[StepRecord, URIRef | None]:
+    async def _action(
+        self,
+        inst: InstanceRun,
+        step: ActionStep,
+        variables: dict[str, Node],
+    ) -> tuple[StepRecord, URIRef | None]:
         tool = step.tool
         assert tool is not None
         rec = StepRecord(step.iri, "ActionStep", "completed", inst.instance, tool=tool.iri)
@@ -437,8 +539,7 @@ class Runner:
         if stale is not None:
             self._state[inst.instance].extend(stale.quads)  # this step's commit removes it
             if stale.step == step.iri and not tool.idempotent:
-                rec.status, rec.error = "failed", stale.unknown(tool.name,
-                                                                self.defs.name(step.iri))
+                rec.status, rec.error = "failed", stale.unknown(tool.name, self.defs.name(step.iri))
                 return rec, step.on_error
         # 1. preconditions: the step's, then the tool's own
         if step.requires is not None:
@@ -467,10 +568,14 @@ class Runner:
             refused = refusal(self.policy, tool)
             # the step's start as a literal, built once: each costs 20-30 µs (rdflib parses it)
             stamp = Literal(started.isoformat(), datatype=XSD.dateTime)
-            prints, waiting, used = pending(self.policy, self.store, inst.instance, step, tool,
-                                            calls, stamp)
-            rec.detail["policy"] = {**self.policy.to_json(), "side_effect": side_effect(tool),
-                                    "approvals": prints if tool.requires_approval else None}
+            prints, waiting, used = pending(
+                self.policy, self.store, inst.instance, step, tool, calls, stamp
+            )
+            rec.detail["policy"] = {
+                **self.policy.to_json(),
+                "side_effect": side_effect(tool),
+                "approvals": prints if tool.requires_approval else None,
+            }
             if refused is not None:
                 refused.step = str(step.iri)
                 rec.status, rec.error, rec.blocked_by = "blocked", refused, str(refused)
@@ -502,21 +607,29 @@ class Runner:
         graph = URIRef(f"urn:horismos:effect:{self.env.new_id()}")
         rec.effects, rec.graph = effects, graph
         self._pending.setdefault(inst.instance, []).extend(
-            self._effect_quads(inst, step, tool, graph, effects, started, fixed_now))
+            self._effect_quads(inst, step, tool, graph, effects, started, fixed_now)
+        )
         timings["commit"] = time.perf_counter() - t4  # completed in _finish_step
         return rec, step.next
 
-    async def _adapter_action(self, inst: InstanceRun, rec: StepRecord, step: ActionStep,
-                              tool: Tool, calls: list[dict[str, Node]], started: dt.datetime,
-                              ) -> tuple[StepRecord, URIRef | None]:
+    async def _adapter_action(
+        self,
+        inst: InstanceRun,
+        rec: StepRecord,
+        step: ActionStep,
+        tool: Tool,
+        calls: list[dict[str, Node]],
+        started: dt.datetime,
+    ) -> tuple[StepRecord, URIRef | None]:
         """An adapter-bound tool: each call decides, its decision is committed to the system of
         record, and only what it accepted lands (see _adapter_step)."""
         graph = URIRef(f"urn:horismos:effect:{self.env.new_id()}")
         activity = URIRef(str(graph).replace("urn:horismos:effect:", "urn:horismos:activity:"))
         commit = AdapterCommit(self, tool, step, hosts_of(self.registry), activity)
         for i, args in enumerate(calls):
-            py_args = commit.arguments({a.name: _python(args[a.name]) for a in tool.args
-                                        if a.sent and a.name in args})
+            py_args = commit.arguments(
+                {a.name: _python(args[a.name]) for a in tool.args if a.sent and a.name in args}
+            )
             try:
                 decided = await self._call(rec, step, tool, py_args)
             except RunError as e:
@@ -535,10 +648,19 @@ class Runner:
         if outcome.add:
             rec.effects = [(s, p, o) for s, p, o, _ in outcome.add]
             rec.graph = graph
-            meta = self._effect_quads(inst, step, tool, graph, [], started,
-                                      Literal(started.isoformat(), datatype=XSD.dateTime))
-            meta = [(s, p, HORIS.AdapterProvenance if p == HORIS.provenance else o, g)
-                    for s, p, o, g in meta]
+            meta = self._effect_quads(
+                inst,
+                step,
+                tool,
+                graph,
+                [],
+                started,
+                Literal(started.isoformat(), datatype=XSD.dateTime),
+            )
+            meta = [
+                (s, p, HORIS.AdapterProvenance if p == HORIS.provenance else o, g)
+                for s, p, o, g in meta
+            ]
             self._pending.setdefault(inst.instance, []).extend([*outcome.add, *meta])
             self._dropped.setdefault(inst.instance, []).extend(outcome.remove)
         if error is None:
@@ -561,25 +683,36 @@ class Runner:
     async def remote(self, send: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
         return await self.env.remote(send)
 
-    def _await_approval(self, inst: InstanceRun, rec: StepRecord, waiting: Pending,
-                        started: dt.datetime) -> StepRecord:
+    def _await_approval(
+        self, inst: InstanceRun, rec: StepRecord, waiting: Pending, started: dt.datetime
+    ) -> StepRecord:
         """Stop the instance at this step until a person approves each exact payload."""
         graph = URIRef(f"urn:horismos:approval:{self.env.new_id()}")
         brief = waiting.brief(self.defs.name, inst.instance, inst.workflow, inst.focus)
         rec.status, rec.brief, rec.graph = "waiting", brief, graph
-        rec.detail["approval"] = {"payloads": [p for p, _ in waiting.calls],
-                                  "fingerprints": [f for _, f in waiting.calls]}
+        rec.detail["approval"] = {
+            "payloads": [p for p, _ in waiting.calls],
+            "fingerprints": [f for _, f in waiting.calls],
+        }
         self._pending[inst.instance] = waiting.quads(
-            graph, inst.instance, Literal(started.isoformat(), datatype=XSD.dateTime), brief)
+            graph, inst.instance, Literal(started.isoformat(), datatype=XSD.dateTime), brief
+        )
         return rec
 
-    def _announce(self, inst: InstanceRun, step: ActionStep, tool: Tool, started: Literal,
-                  args: list[dict[str, Any]]) -> None:
+    def _announce(
+        self,
+        inst: InstanceRun,
+        step: ActionStep,
+        tool: Tool,
+        started: Literal,
+        args: list[dict[str, Any]],
+    ) -> None:
         """Commit the intent to call a non-idempotent tool before calling it (see _intents)."""
         intent = announce(inst.instance, step.iri, tool.iri, started, args)
         state = self._state[inst.instance]
-        self.world.commit(Change(add=list(intent.quads),
-                                 expect=tuple(q for q in state if q[1] == HORIS.version)))
+        self.world.commit(
+            Change(add=list(intent.quads), expect=tuple(q for q in state if q[1] == HORIS.version))
+        )
         state.extend(intent.quads)  # the step's final commit removes it
 
     def _ahead(self, step: ActionStep, tool: Tool) -> ReadAhead:
@@ -590,13 +723,19 @@ class Runner:
         if ahead is None:
             subject = [step.var_for(tool.effect.subject)] if tool.effect else []
             ahead = self._aheads[step.iri] = ReadAhead(
-                types=frozenset([*(step.var_for(a.name) for a in tool.args if a.is_class),
-                                 *subject]),
-                outgoing=frozenset(subject))
+                types=frozenset(
+                    [*(step.var_for(a.name) for a in tool.args if a.is_class), *subject]
+                ),
+                outgoing=frozenset(subject),
+            )
         return ahead
 
-    def _arguments(self, step: ActionStep, tool: Tool, solutions: list[dict[str, Node]],
-                   ) -> list[dict[str, Node]]:
+    def _arguments(
+        self,
+        step: ActionStep,
+        tool: Tool,
+        solutions: list[dict[str, Node]],
+    ) -> list[dict[str, Node]]:
         calls: list[dict[str, Node]] = []
         seen: set[tuple] = set()
         for sol in solutions:
@@ -607,22 +746,27 @@ class Runner:
                     if arg.optional:
                         continue
                     raise PreconditionError(
-                        f"argument \"{arg.name}\" of {tool.name} is not bound: the step's "
-                        f"patterns give no ?{step.var_for(arg.name)}", step=str(step.iri),
-                        tool=str(tool.iri))
+                        f'argument "{arg.name}" of {tool.name} is not bound: the step\'s '
+                        f"patterns give no ?{step.var_for(arg.name)}",
+                        step=str(step.iri),
+                        tool=str(tool.iri),
+                    )
                 args[arg.name] = value
             key = tuple(sorted(args.items()))
             if key not in seen:
                 seen.add(key)
                 calls.append(args)
         if len(calls) > 1 and not step.for_each:
-            shown = "; ".join(", ".join(f"{k}={self.defs.name(v)}" for k, v in c.items())
-                              for c in calls[:3])
+            shown = "; ".join(
+                ", ".join(f"{k}={self.defs.name(v)}" for k, v in c.items()) for c in calls[:3]
+            )
             raise PreconditionError(
                 f"{len(calls)} solutions for the arguments of {tool.name} ({shown}"
                 f"{'; …' if len(calls) > 3 else ''}); narrow horis:requires to one, or declare "
-                "horis:forEach true to fire once per solution", step=str(step.iri),
-                tool=str(tool.iri))
+                "horis:forEach true to fire once per solution",
+                step=str(step.iri),
+                tool=str(tool.iri),
+            )
         for args in calls:
             for name, value in args.items():
                 self._check_type(step, tool, name, value)
@@ -633,27 +777,38 @@ class Runner:
         assert arg is not None
         if arg.is_class:
             ok = isinstance(value, URIRef) and bool(
-                self._types_of(value) & self.defs.classes_of(arg.type))
+                self._types_of(value) & self.defs.classes_of(arg.type)
+            )
         else:
             ok = isinstance(value, Literal) and _literal_fits(value, arg.type)
         if not ok:  # the type's name is looked up only for the message: it is slow per step
             kind = "a node of class" if arg.is_class else "a literal of datatype"
             what = f"{kind} {self.defs.name(arg.type)}"
             raise ArgumentTypeError(
-                f"argument \"{name}\" of {tool.name} must be {what}; the graph gives "
-                f"{value.n3()}", arg=name, value=value.n3(), expected=str(arg.type),
-                step=str(step.iri), tool=str(tool.iri))
+                f'argument "{name}" of {tool.name} must be {what}; the graph gives {value.n3()}',
+                arg=name,
+                value=value.n3(),
+                expected=str(arg.type),
+                step=str(step.iri),
+                tool=str(tool.iri),
+            )
 
-    async def _invoke_and_gate(self, rec: StepRecord, step: ActionStep, tool: Tool,
-                               calls: list[dict[str, Node]], now: Literal,
-                               ) -> tuple[list[tuple[Node, Node, Node]], Literal]:
+    async def _invoke_and_gate(
+        self,
+        rec: StepRecord,
+        step: ActionStep,
+        tool: Tool,
+        calls: list[dict[str, Node]],
+        now: Literal,
+    ) -> tuple[list[tuple[Node, Node, Node]], Literal]:
         effects: list[tuple[Node, Node, Node]] = []
         subject_arg = tool.effect.subject if tool.effect else None
         for args in calls:
             # horis:sent false: the runtime read it from the graph (the effect's subject, say);
             # the binding never gets it, whatever its kind
-            py_args = {a.name: _python(args[a.name]) for a in tool.args
-                       if a.sent and a.name in args}
+            py_args = {
+                a.name: _python(args[a.name]) for a in tool.args if a.sent and a.name in args
+            }
             t2 = time.perf_counter()
             result = await self._call(rec, step, tool, py_args)
             t3 = time.perf_counter()
@@ -662,29 +817,39 @@ class Runner:
             if result is not None and not isinstance(result, Mapping):
                 raise ToolError(
                     f"{tool.name} returned {type(result).__name__}; a tool returns a mapping "
-                    "from declared property to value, or None", step=str(step.iri),
-                    tool=str(tool.iri))
+                    "from declared property to value, or None",
+                    step=str(step.iri),
+                    tool=str(tool.iri),
+                )
             subject = args[subject_arg] if subject_arg else None
             if subject is None:
                 if result:
                     raise GateRejected(
                         f"{tool.name} declares no horis:effect but returned a result",
-                        messages=(), step=str(step.iri), tool=str(tool.iri))
+                        messages=(),
+                        step=str(step.iri),
+                        tool=str(tool.iri),
+                    )
                 continue
-            result, malformed = well_formed(tool, result, subject,
-                                            self.defs.name)
+            result, malformed = well_formed(tool, result, subject, self.defs.name)
             if malformed:  # bytes, NUL, NaN as a decimal, a set in a value: never a literal
                 raise GateRejected(
                     f"the result of {tool.name} holds values RDF cannot carry: "
-                    + "; ".join(str(m) for m in malformed), messages=malformed,
-                    step=str(step.iri), tool=str(tool.iri))
+                    + "; ".join(str(m) for m in malformed),
+                    messages=malformed,
+                    step=str(step.iri),
+                    tool=str(tool.iri),
+                )
             returned = self.gate.triples(tool, subject, result)
             unfit = unfit_terms(returned)  # no store could hold them: this step's rejection
             if unfit:
                 raise GateRejected(
                     f"the result of {tool.name} cannot be written: "
-                    + "; ".join(str(m) for m in unfit), messages=unfit, step=str(step.iri),
-                    tool=str(tool.iri))
+                    + "; ".join(str(m) for m in unfit),
+                    messages=unfit,
+                    step=str(step.iri),
+                    tool=str(tool.iri),
+                )
             fixed = self.gate.fixed(tool, subject, now)
             # with horis:forEach, earlier calls' effects on this node are part of its after-view
             before = [*self.store.outgoing(subject), *(t for t in effects if t[0] == subject)]
@@ -694,14 +859,18 @@ class Runner:
                 raise GateRejected(
                     f"the result of {tool.name} breaks its declared effect: "
                     + "; ".join(str(m) for m in verdict.messages),
-                    messages=verdict.messages, step=str(step.iri), tool=str(tool.iri))
+                    messages=verdict.messages,
+                    step=str(step.iri),
+                    tool=str(tool.iri),
+                )
             rec.messages = verdict.messages
             effects.extend(returned)
             effects.extend(fixed)
         return effects, now
 
-    async def _call(self, rec: StepRecord, step: ActionStep, tool: Tool,
-                    args: dict[str, Any]) -> Any:
+    async def _call(
+        self, rec: StepRecord, step: ActionStep, tool: Tool, args: dict[str, Any]
+    ) -> Any:
         """Call the tool, retrying up to ``horis:retries`` times; a tool that is not idempotent
         only while its calls provably never reached it (see _attempt)."""
         attempts = 1 + tool.retries
@@ -715,15 +884,20 @@ class Runner:
                     async with asyncio.timeout(tool.timeout):
                         return await self.env.invoke(tool, lambda: self.binding(tool), args)
                 except TimeoutError:
-                    last = ToolTimeout(f"{tool.name} did not answer within {tool.timeout:g}s "
-                                       "(horis:timeout)", step=str(step.iri),
-                                       tool=str(tool.iri))
+                    last = ToolTimeout(
+                        f"{tool.name} did not answer within {tool.timeout:g}s (horis:timeout)",
+                        step=str(step.iri),
+                        tool=str(tool.iri),
+                    )
                 except ToolError as e:
                     e.step, e.tool = str(step.iri), str(tool.iri)
                     last = e
                 except Exception as e:
-                    last = ToolError(f"{tool.name} raised {type(e).__name__}: {e}",
-                                     step=str(step.iri), tool=str(tool.iri))
+                    last = ToolError(
+                        f"{tool.name} raised {type(e).__name__}: {e}",
+                        step=str(step.iri),
+                        tool=str(tool.iri),
+                    )
             if getattr(last, "terminal", False):  # a quota breach, a full disk: not retried
                 break
             if not tool.idempotent and attempt.sent and not isinstance(last, NotSent):
@@ -735,30 +909,48 @@ class Runner:
 
     # -- commits --------------------------------------------------------------------------
 
-    def _effect_quads(self, inst: InstanceRun, step: ActionStep, tool: Tool, graph: URIRef,
-                      effects: list[tuple[Node, Node, Node]], started: dt.datetime,
-                      now: Literal) -> list[tuple]:
+    def _effect_quads(
+        self,
+        inst: InstanceRun,
+        step: ActionStep,
+        tool: Tool,
+        graph: URIRef,
+        effects: list[tuple[Node, Node, Node]],
+        started: dt.datetime,
+        now: Literal,
+    ) -> list[tuple]:
         activity = URIRef(str(graph).replace("urn:horismos:effect:", "urn:horismos:activity:"))
         ended = Literal(self.env.now().isoformat(), datatype=XSD.dateTime)
         meta = [
-            (graph, _TYPE, _ENTITY), (graph, _GENERATED_BY, activity),
-            (activity, _TYPE, HORIS.StepExecution), (activity, _TYPE, _ACTIVITY),
-            (activity, HORIS.step, step.iri), (activity, HORIS.tool, tool.iri),
+            (graph, _TYPE, _ENTITY),
+            (graph, _GENERATED_BY, activity),
+            (activity, _TYPE, HORIS.StepExecution),
+            (activity, _TYPE, _ACTIVITY),
+            (activity, HORIS.step, step.iri),
+            (activity, HORIS.tool, tool.iri),
             (activity, HORIS.instance, inst.instance),
             (activity, HORIS.provenance, HORIS.ToolProvenance),
             (activity, _ASSOCIATED_WITH, tool.iri),
-            (activity, _STARTED, now), (activity, _ENDED, ended),
+            (activity, _STARTED, now),
+            (activity, _ENDED, ended),
             (activity, _LABEL, Literal(f"{step.iri.fragment or step.iri} by {tool.name}")),
         ]
         return [(s, p, o, graph) for s, p, o in [*effects, *meta]]
 
-    def _state_quads(self, inst: InstanceRun, status: str, version: int,
-                     current: URIRef | None = None, blocked_by: str | None = None,
-                     error: str | None = None) -> list[tuple]:
+    def _state_quads(
+        self,
+        inst: InstanceRun,
+        status: str,
+        version: int,
+        current: URIRef | None = None,
+        blocked_by: str | None = None,
+        error: str | None = None,
+    ) -> list[tuple]:
         iid = inst.instance
         triples: list[tuple[Node, Node, Node]] = [
             (iid, HORIS.status, _STATUS[status]),
-            (iid, HORIS.version, Literal(version))]
+            (iid, HORIS.version, Literal(version)),
+        ]
         if current is not None:
             triples.append((iid, HORIS.currentStep, current))
         if blocked_by:
@@ -768,19 +960,29 @@ class Runner:
         for name, value in sorted(inst.variables.items()):
             if name != "this":  # the focus is stored as horis:focus
                 var = URIRef(f"{iid}:variable:{name}")
-                triples += [(iid, HORIS.variable, var), (var, HORIS.name, Literal(name)),
-                            (var, HORIS.value, value)]
+                triples += [
+                    (iid, HORIS.variable, var),
+                    (var, HORIS.name, Literal(name)),
+                    (var, HORIS.value, value),
+                ]
         quads = [(*t, INSTANCES) for t in triples]
         self._state[iid] = quads
         return quads
 
-    def _finish_step(self, inst: InstanceRun, rec: StepRecord, version: int, status: str,
-                     current: URIRef | None) -> None:
+    def _finish_step(
+        self, inst: InstanceRun, rec: StepRecord, version: int, status: str, current: URIRef | None
+    ) -> None:
         """Commit the step's effects and the instance's new state as one change, then trace."""
         t0 = time.perf_counter()
         old = self._state.get(inst.instance, [])
-        new = self._state_quads(inst, status, version, current, rec.blocked_by,
-                                str(rec.error) if status == "failed" and rec.error else None)
+        new = self._state_quads(
+            inst,
+            status,
+            version,
+            current,
+            rec.blocked_by,
+            str(rec.error) if status == "failed" and rec.error else None,
+        )
         pending = self._pending.pop(inst.instance, [])
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter
         guard = tuple(q for q in old if q[1] == HORIS.version)  # lands only on that version
@@ -800,20 +1002,32 @@ class Runner:
     def _emit_step(self, rec: StepRecord) -> None:
         err = rec.error
         self._emit(
-            "step", instance=str(rec.instance), step=str(rec.step), kind=rec.kind,
-            tool=str(rec.tool) if rec.tool else None, status=rec.status,
-            args=rec.args, attempts=rec.attempts,  # what the tool returned: in ``outcomes``
+            "step",
+            instance=str(rec.instance),
+            step=str(rec.step),
+            kind=rec.kind,
+            tool=str(rec.tool) if rec.tool else None,
+            status=rec.status,
+            args=rec.args,
+            attempts=rec.attempts,  # what the tool returned: in ``outcomes``
             narrowed=sorted({k for r in rec.result for k in getattr(r, "narrowed", ())}),
-            precondition={"holds": rec.blocked_by is None or rec.error is not None,
-                          "failing": rec.blocked_by if rec.error is None else None},
+            precondition={
+                "holds": rec.blocked_by is None or rec.error is not None,
+                "failing": rec.blocked_by if rec.error is None else None,
+            },
             effects=[[s.n3(), p.n3(), o.n3()] for s, p, o in rec.effects],
             graph=str(rec.graph) if rec.graph else None,
-            gate={"conforms": rec.status != "rejected",
-                  "messages": [m.to_json() for m in rec.messages]},
+            gate={
+                "conforms": rec.status != "rejected",
+                "messages": [m.to_json() for m in rec.messages],
+            },
             error={"kind": err.kind, "type": type(err).__name__, "message": str(err)}
-            if err else None,
+            if err
+            else None,
             next=str(rec.next) if rec.next else None,
-            timings={k: round(v, 6) for k, v in rec.timings.items()}, **rec.detail)
+            timings={k: round(v, 6) for k, v in rec.timings.items()},
+            **rec.detail,
+        )
 
 
 def _unknown(tool: Tool, step: ActionStep, seen: ToolError) -> OutcomeUnknown:
@@ -823,8 +1037,11 @@ def _unknown(tool: Tool, step: ActionStep, seen: ToolError) -> OutcomeUnknown:
         f"{seen} — the call was sent and no answer came back, so it may have acted; "
         f"{tool.name} is not idempotent, so it is not called again{retried}: check with the "
         "system it acts on whether the call took effect, and record the outcome in the world "
-        "(horis:onError is where the workflow goes on from)", cause=seen,
-        step=str(step.iri), tool=str(tool.iri))
+        "(horis:onError is where the workflow goes on from)",
+        cause=seen,
+        step=str(step.iri),
+        tool=str(tool.iri),
+    )
 
 
 def _python(value: Node) -> Any:

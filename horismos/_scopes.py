@@ -39,7 +39,7 @@ def covers(granted: str, needed: str) -> bool:
     g, n = Scope.parse(granted), Scope.parse(needed)
     if g is None or n is None:
         return False
-    return (g.context == n.context and g.type in ("*", n.type) and n.allows <= g.allows)
+    return g.context == n.context and g.type in ("*", n.type) and n.allows <= g.allows
 
 
 def needed_for(scopes: tuple[str, ...], resource_type: str, letter: str) -> str:

@@ -71,8 +71,15 @@ _NS = {"horis": NS, "prov": str(PROV)}
 class ServedTools:
     """The tools one server offers over one world, and how each call is answered."""
 
-    def __init__(self, agent: Agent, world: World, *, allow: Iterable[str] | str = DEFAULT_ALLOW,
-                 trace_dir: str | Path | None = None, run_workflow: bool = False) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        world: World,
+        *,
+        allow: Iterable[str] | str = DEFAULT_ALLOW,
+        trace_dir: str | Path | None = None,
+        run_workflow: bool = False,
+    ) -> None:
         self.agent, self.world = agent, world
         self.run_workflow = run_workflow and bool(agent.definitions.workflows)
         self.allow = allowed(allow)
@@ -85,15 +92,19 @@ class ServedTools:
         for entry in agent.catalog.list():
             tool = agent.catalog.tool(URIRef(entry.iri))
             if entry.side_effect not in self.allow:
-                self.skipped[entry.name] = (f"side effect {entry.side_effect} is outside "
-                                            f"--allow {','.join(sorted(self.allow))}")
+                self.skipped[entry.name] = (
+                    f"side effect {entry.side_effect} is outside "
+                    f"--allow {','.join(sorted(self.allow))}"
+                )
             elif entry.readiness == "catalog_only":
                 self.skipped[entry.name] = "its binding cannot be resolved in this process"
             elif not _NAME.match(entry.name) or entry.name in RESERVED:
-                raise UsageError(f"tool {entry.name} <{entry.iri}> cannot be served under its "
-                                 "short name: an MCP tool name is 1-128 letters, digits, '_', "
-                                 f"'-' or '.', and {', '.join(RESERVED)} is the server's own; "
-                                 "rename the tool's IRI")
+                raise UsageError(
+                    f"tool {entry.name} <{entry.iri}> cannot be served under its "
+                    "short name: an MCP tool name is 1-128 letters, digits, '_', "
+                    f"'-' or '.', and {', '.join(RESERVED)} is the server's own; "
+                    "rename the tool's IRI"
+                )
             else:
                 self.tools[entry.name] = tool
 
@@ -103,36 +114,53 @@ class ServedTools:
         from mcp import types
 
         defs = self.agent.definitions
-        out = [types.Tool(
-            name="discover",
-            description="Find the tools relevant to what you want to do, ranked, each "
-                        "executable or blocked here with why_selected and why_blocked. "
-                        "Discovery grants nothing: every call is checked again.",
-            input_schema=_DISCOVER_INPUT, output_schema=_DISCOVER_OUTPUT)]
+        out = [
+            types.Tool(
+                name="discover",
+                description="Find the tools relevant to what you want to do, ranked, each "
+                "executable or blocked here with why_selected and why_blocked. "
+                "Discovery grants nothing: every call is checked again.",
+                input_schema=_DISCOVER_INPUT,
+                output_schema=_DISCOVER_OUTPUT,
+            )
+        ]
         if self.run_workflow:
             names = sorted(defs.name(w) for w in defs.workflows)
-            out.append(types.Tool(
-                name="run_workflow",
-                description="Start a workflow for one focus node and run it as far as it "
-                            "goes; answers its status and, when it waits, its brief. The "
-                            "runtime, not the caller, decides every step. Workflows: "
-                            + ", ".join(names),
-                input_schema=_RUN_INPUT, output_schema=_RUN_OUTPUT))
+            out.append(
+                types.Tool(
+                    name="run_workflow",
+                    description="Start a workflow for one focus node and run it as far as it "
+                    "goes; answers its status and, when it waits, its brief. The "
+                    "runtime, not the caller, decides every step. Workflows: " + ", ".join(names),
+                    input_schema=_RUN_INPUT,
+                    output_schema=_RUN_OUTPUT,
+                )
+            )
         for name, tool in sorted(self.tools.items()):
             text = [t for t in (tool.label, tool.comment) if t]
             if tool.requires_approval:
-                text.append("Requires an operator's approval of the exact arguments: the "
-                            "first call answers approval_required with a fingerprint.")
-            out.append(types.Tool(
-                name=name, title=tool.label, description=" ".join(text) or name,
-                input_schema=input_schema(tool, defs),
-                output_schema=output_schema(tool, defs)))
+                text.append(
+                    "Requires an operator's approval of the exact arguments: the "
+                    "first call answers approval_required with a fingerprint."
+                )
+            out.append(
+                types.Tool(
+                    name=name,
+                    title=tool.label,
+                    description=" ".join(text) or name,
+                    input_schema=input_schema(tool, defs),
+                    output_schema=output_schema(tool, defs),
+                )
+            )
         return out
 
     # -- a call ---------------------------------------------------------------------------------
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None,
-                   ) -> mcp_types.CallToolResult:
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+    ) -> mcp_types.CallToolResult:
         from mcp import MCPError, types
 
         args: Any = {} if arguments is None else arguments
@@ -144,15 +172,20 @@ class ServedTools:
         if tool is None:
             served = ", ".join(["discover", *sorted(self.tools)])
             why = self.skipped.get(name)
-            raise MCPError(types.INVALID_PARAMS, f"no tool named {name!r} is served"
-                           + (f" ({why})" if why else "") + f"; served: {served}")
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"no tool named {name!r} is served"
+                + (f" ({why})" if why else "")
+                + f"; served: {served}",
+            )
         async with self.lock:  # check, call, gate and commit as one, for every client
             result, approval = await self._guarded(tool, args)
-        structured = {**result.to_json(), "result": _landed(tool, result),
-                      "approval": approval}
+        structured = {**result.to_json(), "result": _landed(tool, result), "approval": approval}
         return types.CallToolResult(
             content=[types.TextContent(text=_receipt(result, approval))],
-            structured_content=structured, is_error=result.status != "completed")
+            structured_content=structured,
+            is_error=result.status != "completed",
+        )
 
     async def _guarded(self, tool: Tool, args: Any) -> tuple[CallResult, dict[str, Any] | None]:
         catalog = self.agent.catalog
@@ -163,11 +196,16 @@ class ServedTools:
             except UsageError:
                 fp = None  # the guarded call refuses the same arguments, by name
         given = self._recorded(fp) if fp is not None else None
-        result = await catalog.acall(tool.iri, args, self.world, approval=fp if given else None,
-                                     allow=self.allow, trace=self._trace_path(tool))
+        result = await catalog.acall(
+            tool.iri,
+            args,
+            self.world,
+            approval=fp if given else None,
+            allow=self.allow,
+            trace=self._trace_path(tool),
+        )
         if given is not None and result.record is not None:
-            self.world.commit(Change(add=[(given[0], PROV.invalidatedAtTime, _now(),
-                                           given[1])]))
+            self.world.commit(Change(add=[(given[0], PROV.invalidatedAtTime, _now(), given[1])]))
         approval = None
         if fp is not None and result.error is not None and result.error["kind"] == "approval":
             approval = self._request(tool, args, fp)
@@ -185,11 +223,14 @@ class ServedTools:
 
     def _recorded(self, fp: str) -> tuple[URIRef, URIRef] | None:
         """The oldest unused approval of ``fp`` for served calls (its node and graph)."""
-        rows = self.world.store.select("""SELECT ?a ?g WHERE { GRAPH ?g {
+        rows = self.world.store.select(
+            """SELECT ?a ?g WHERE { GRAPH ?g {
             ?a a horis:Approval ; horis:instance ?i ; horis:fingerprint ?fp ;
                prov:startedAtTime ?at
             FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used } } } ORDER BY ?at ?a LIMIT 1""",
-            {"i": URIRef(SERVED_PREFIX + fp), "fp": Literal(fp)}, _NS)
+            {"i": URIRef(SERVED_PREFIX + fp), "fp": Literal(fp)},
+            _NS,
+        )
         return (rows[0]["a"], rows[0]["g"]) if rows else None  # type: ignore[return-value]
 
     def _request(self, tool: Tool, args: Mapping[str, Any], fp: str) -> dict[str, Any]:
@@ -198,72 +239,102 @@ class ServedTools:
         instance = URIRef(SERVED_PREFIX + fp)
         _, payload, _ = check_arguments(tool, self.agent.definitions, args)
         if not self.world.store.select(
-                "SELECT ?a WHERE { GRAPH ?g { ?a horis:instance ?i } FILTER (STRSTARTS(STR(?g), "
-                "\"urn:horismos:approval:\")) } LIMIT 1", {"i": instance}, _NS):
+            "SELECT ?a WHERE { GRAPH ?g { ?a horis:instance ?i } FILTER (STRSTARTS(STR(?g), "
+            '"urn:horismos:approval:")) } LIMIT 1',
+            {"i": instance},
+            _NS,
+        ):
             pending = Pending(tool, instance, ((payload, fp),))
-            brief = (f"{tool.name} was called over MCP with a payload that needs approval. "
-                     f"Payload: {canonical_json(payload)} Fingerprint: {fp}")
+            brief = (
+                f"{tool.name} was called over MCP with a payload that needs approval. "
+                f"Payload: {canonical_json(payload)} Fingerprint: {fp}"
+            )
             graph = URIRef(f"urn:horismos:approval:{uuid.uuid4().hex}")
             self.world.commit(Change(add=pending.quads(graph, instance, _now(), brief)))
-        return {"required": True, "fingerprint": fp, "tool": str(tool.iri), "payload": payload,
-                "instance": str(instance),
-                "how": f"an operator runs: horismos approve FILE_OR_DIR… --store STORE "
-                       f"--instance {instance} --fingerprint {fp}; then call again with "
-                       "exactly these arguments"}
+        return {
+            "required": True,
+            "fingerprint": fp,
+            "tool": str(tool.iri),
+            "payload": payload,
+            "instance": str(instance),
+            "how": f"an operator runs: horismos approve FILE_OR_DIR… --store STORE "
+            f"--instance {instance} --fingerprint {fp}; then call again with "
+            "exactly these arguments",
+        }
 
     async def _discover(self, args: Any) -> mcp_types.CallToolResult:
         from mcp import types
 
         problem = _discover_problem(args)
         if problem is not None:
-            return types.CallToolResult(content=[types.TextContent(text=problem)],
-                                        is_error=True)
+            return types.CallToolResult(content=[types.TextContent(text=problem)], is_error=True)
         async with self.lock:
             try:
                 found = self.agent.catalog.discover(
-                    args["query"], self.world, args.get("focus"),
-                    include_blocked=bool(args.get("include_blocked", False)), allow=self.allow)
+                    args["query"],
+                    self.world,
+                    args.get("focus"),
+                    include_blocked=bool(args.get("include_blocked", False)),
+                    allow=self.allow,
+                )
             except UsageError as e:
-                return types.CallToolResult(content=[types.TextContent(text=str(e))],
-                                            is_error=True)
+                return types.CallToolResult(content=[types.TextContent(text=str(e))], is_error=True)
         shown = [d for d in found if d.entry.name in self.tools]
         text = "\n".join(d.text(i) for i, d in enumerate(shown, 1)) or (
-            f"no served tool matches {args['query']!r}")
-        return types.CallToolResult(content=[types.TextContent(text=text)],
-                                    structured_content={"tools": [d.to_json() for d in shown]})
+            f"no served tool matches {args['query']!r}"
+        )
+        return types.CallToolResult(
+            content=[types.TextContent(text=text)],
+            structured_content={"tools": [d.to_json() for d in shown]},
+        )
 
     async def _run_workflow(self, args: Any) -> mcp_types.CallToolResult:
         from mcp import types
 
         problem = _closed_problem("run_workflow", _RUN_INPUT, args)
         if problem is not None:
-            return types.CallToolResult(content=[types.TextContent(text=problem)],
-                                        is_error=True)
+            return types.CallToolResult(content=[types.TextContent(text=problem)], is_error=True)
         async with self.lock:
             try:
-                run = await self.agent.arun(self.world, args["workflow"], args["focus"],
-                                            allow=self.allow,
-                                            trace=self._trace_path_named("run_workflow"))
+                run = await self.agent.arun(
+                    self.world,
+                    args["workflow"],
+                    args["focus"],
+                    allow=self.allow,
+                    trace=self._trace_path_named("run_workflow"),
+                )
             except UsageError as e:
-                return types.CallToolResult(content=[types.TextContent(text=str(e))],
-                                            is_error=True)
+                return types.CallToolResult(content=[types.TextContent(text=str(e))], is_error=True)
         inst = run.instances[0]
         name = self.agent.definitions.name
-        out = {"status": inst.status, "instance": str(inst.instance),
-               "workflow": str(inst.workflow), "focus": str(inst.focus),
-               "steps": [{"step": str(r.step), "tool": str(r.tool) if r.tool else None,
-                          "status": r.status} for r in inst.steps],
-               "brief": inst.brief, "blocked_by": inst.blocked_by,
-               "error": {"kind": inst.error.kind, "message": str(inst.error)}
-               if inst.error else None}
-        lines = [f"{name(inst.workflow)} for {name(inst.focus)}: {inst.status} "
-                 f"({len(inst.steps)} step{'' if len(inst.steps) == 1 else 's'})"]
+        out = {
+            "status": inst.status,
+            "instance": str(inst.instance),
+            "workflow": str(inst.workflow),
+            "focus": str(inst.focus),
+            "steps": [
+                {"step": str(r.step), "tool": str(r.tool) if r.tool else None, "status": r.status}
+                for r in inst.steps
+            ],
+            "brief": inst.brief,
+            "blocked_by": inst.blocked_by,
+            "error": {"kind": inst.error.kind, "message": str(inst.error)} if inst.error else None,
+        }
+        lines = [
+            f"{name(inst.workflow)} for {name(inst.focus)}: {inst.status} "
+            f"({len(inst.steps)} step{'' if len(inst.steps) == 1 else 's'})"
+        ]
         lines += [f"  {name(r.step)}: {r.status}" for r in inst.steps]
-        lines += [f"  {x}" for x in (inst.brief, inst.blocked_by,
-                                     str(inst.error) if inst.error else None) if x]
-        return types.CallToolResult(content=[types.TextContent(text="\n".join(lines))],
-                                    structured_content=out,
-                                    is_error=inst.status == "failed")
+        lines += [
+            f"  {x}"
+            for x in (inst.brief, inst.blocked_by, str(inst.error) if inst.error else None)
+            if x
+        ]
+        return types.CallToolResult(
+            content=[types.TextContent(text="\n".join(lines))],
+            structured_content=out,
+            is_error=inst.status == "failed",
+        )
 
     # -- the server -------------------------------------------------------------------------------
 
@@ -276,15 +347,21 @@ class ServedTools:
         async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
             return types.ListToolsResult(tools=self.listing())
 
-        async def call_tool(ctx: Any, params: types.CallToolRequestParams,
-                            ) -> types.CallToolResult:
+        async def call_tool(
+            ctx: Any,
+            params: types.CallToolRequestParams,
+        ) -> types.CallToolResult:
             return await self.call(params.name, params.arguments)
 
-        return Server("horismos", version=__version__, on_list_tools=list_tools,
-                      on_call_tool=call_tool,
-                      instructions="Domain tools held to an ontology: call discover first; "
-                                   "every call is checked (arguments, preconditions, policy, "
-                                   "approval) and its result gated before it lands.")
+        return Server(
+            "horismos",
+            version=__version__,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            instructions="Domain tools held to an ontology: call discover first; "
+            "every call is checked (arguments, preconditions, policy, "
+            "approval) and its result gated before it lands.",
+        )
 
     async def serve_stdio(self) -> None:
         from mcp.server.stdio import stdio_server
@@ -297,10 +374,12 @@ class ServedTools:
         import uvicorn
 
         app = self.server().streamable_http_app(host=host)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                lifespan="on")
-        print(f"horismos serve: MCP over streamable HTTP at http://{host}:{port}/mcp",
-              file=sys.stderr, flush=True)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        print(
+            f"horismos serve: MCP over streamable HTTP at http://{host}:{port}/mcp",
+            file=sys.stderr,
+            flush=True,
+        )
         await uvicorn.Server(config).serve()
 
 
@@ -310,34 +389,58 @@ _DISCOVER_INPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
         "query": {"type": "string", "description": "what the tool should do, in words"},
-        "focus": {"type": "string", "format": "iri",
-                  "description": "a node of the world (IRI or CURIE): bound to each argument "
-                                 "of its class, and the preconditions checked with it"},
-        "include_blocked": {"type": "boolean",
-                            "description": "list blocked tools too, with why_blocked"}},
-    "required": ["query"], "additionalProperties": False}
+        "focus": {
+            "type": "string",
+            "format": "iri",
+            "description": "a node of the world (IRI or CURIE): bound to each argument "
+            "of its class, and the preconditions checked with it",
+        },
+        "include_blocked": {
+            "type": "boolean",
+            "description": "list blocked tools too, with why_blocked",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
 _DISCOVER_OUTPUT: dict[str, Any] = {
-    "type": "object", "properties": {"tools": {"type": "array", "items": {"type": "object"}}},
-    "required": ["tools"]}
+    "type": "object",
+    "properties": {"tools": {"type": "array", "items": {"type": "object"}}},
+    "required": ["tools"],
+}
 
 
 _RUN_INPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "workflow": {"type": "string", "format": "iri",
-                     "description": "the workflow to start (IRI or CURIE)"},
-        "focus": {"type": "string", "format": "iri",
-                  "description": "the node of the world it runs for (IRI or CURIE)"}},
-    "required": ["workflow", "focus"], "additionalProperties": False}
+        "workflow": {
+            "type": "string",
+            "format": "iri",
+            "description": "the workflow to start (IRI or CURIE)",
+        },
+        "focus": {
+            "type": "string",
+            "format": "iri",
+            "description": "the node of the world it runs for (IRI or CURIE)",
+        },
+    },
+    "required": ["workflow", "focus"],
+    "additionalProperties": False,
+}
 _RUN_OUTPUT: dict[str, Any] = {
     "type": "object",
-    "properties": {"status": {"enum": ["completed", "waiting", "blocked", "failed"]},
-                   "instance": {"type": "string"}, "workflow": {"type": "string"},
-                   "focus": {"type": "string"}, "steps": {"type": "array"},
-                   "brief": {"type": ["string", "null"]},
-                   "blocked_by": {"type": ["string", "null"]},
-                   "error": {"type": ["object", "null"]}},
-    "required": ["status", "instance", "steps"]}
+    "properties": {
+        "status": {"enum": ["completed", "waiting", "blocked", "failed"]},
+        "instance": {"type": "string"},
+        "workflow": {"type": "string"},
+        "focus": {"type": "string"},
+        "steps": {"type": "array"},
+        "brief": {"type": ["string", "null"]},
+        "blocked_by": {"type": ["string", "null"]},
+        "error": {"type": ["object", "null"]},
+    },
+    "required": ["status", "instance", "steps"],
+}
 
 
 def _closed_problem(name: str, schema: Mapping[str, Any], args: Any) -> str | None:
@@ -347,11 +450,13 @@ def _closed_problem(name: str, schema: Mapping[str, Any], args: Any) -> str | No
     props = schema["properties"]
     unknown = [k for k in args if k not in props]
     if unknown:
-        return (f"{name}: unknown argument{'s' if len(unknown) > 1 else ''} "
-                f"{', '.join(repr(k) for k in unknown)}; it takes {', '.join(props)}")
+        return (
+            f"{name}: unknown argument{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(k) for k in unknown)}; it takes {', '.join(props)}"
+        )
     for key in schema["required"]:
         if not isinstance(args.get(key), str) or not args[key].strip():
-            return f"{name}: \"{key}\" is required: {props[key]['description']}"
+            return f'{name}: "{key}" is required: {props[key]["description"]}'
     return None
 
 
@@ -360,9 +465,9 @@ def _discover_problem(args: Any) -> str | None:
     if problem is not None:
         return problem
     if "focus" in args and not isinstance(args["focus"], str):
-        return "discover: \"focus\" is an IRI or CURIE, a string"
+        return 'discover: "focus" is an IRI or CURIE, a string'
     if "include_blocked" in args and not isinstance(args["include_blocked"], bool):
-        return "discover: \"include_blocked\" is true or false"
+        return 'discover: "include_blocked" is true or false'
     return None
 
 
@@ -370,8 +475,9 @@ def output_schema(tool: Tool, defs: Any) -> dict[str, Any]:
     """The call envelope as the agent gets it: ``result`` is what landed, in the effect's own
     schema (``null`` unless completed); ``approval`` the typed approval request, if any."""
     effect = effect_schema(tool, defs)
-    result: dict[str, Any] = {"type": "null"} if effect is None else {
-        "anyOf": [effect, {"type": "null"}]}
+    result: dict[str, Any] = (
+        {"type": "null"} if effect is None else {"anyOf": [effect, {"type": "null"}]}
+    )
     return {
         "type": "object",
         "properties": {
@@ -379,15 +485,21 @@ def output_schema(tool: Tool, defs: Any) -> dict[str, Any]:
             "result": result,
             "content": {"type": "array", "items": {"type": "object"}},
             "artifacts": {"type": "array", "items": {"type": "object"}},
-            "effects": {"type": "array", "items": {"type": "array",
-                                                   "items": {"type": "string"}}},
+            "effects": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
             "gate": {"type": ["object", "null"]},
             "error": {"type": ["object", "null"]},
             "approval": {"type": ["object", "null"]},
         },
-        "required": ["status", "result", *(f for f in RESULT_FIELDS
-                                           if f in ("content", "artifacts", "effects", "gate",
-                                                    "error")), "approval"],
+        "required": [
+            "status",
+            "result",
+            *(
+                f
+                for f in RESULT_FIELDS
+                if f in ("content", "artifacts", "effects", "gate", "error")
+            ),
+            "approval",
+        ],
         "additionalProperties": False,
     }
 
@@ -401,8 +513,11 @@ def _landed(tool: Tool, result: CallResult) -> dict[str, Any] | None:
     for a in tool.effect.asserts:
         if a.value is not None:
             continue
-        values = [json_value(o if isinstance(o, URIRef) else cast(Literal, o).toPython())
-                  for _, p, o in result.effects if p == a.property]
+        values = [
+            json_value(o if isinstance(o, URIRef) else cast(Literal, o).toPython())
+            for _, p, o in result.effects
+            if p == a.property
+        ]
         if values:
             out[a.key] = values if a.many else values[0]
     return out
@@ -411,8 +526,7 @@ def _landed(tool: Tool, result: CallResult) -> dict[str, Any] | None:
 def _receipt(result: CallResult, approval: dict[str, Any] | None) -> str:
     text = result.receipt()
     if approval is not None:
-        text += (f"\n  approval_required: fingerprint {approval['fingerprint']}\n"
-                 f"  {approval['how']}")
+        text += f"\n  approval_required: fingerprint {approval['fingerprint']}\n  {approval['how']}"
     return text
 
 

@@ -37,8 +37,15 @@ from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.namespace import NamespaceManager
 from rdflib.term import Node
 
-__all__ = ["CompiledShape", "Data", "NotCompiled", "Result", "compile_shapes", "has_datatype",
-           "stringify"]
+__all__ = [
+    "CompiledShape",
+    "Data",
+    "NotCompiled",
+    "Result",
+    "compile_shapes",
+    "has_datatype",
+    "stringify",
+]
 
 
 class Data(Protocol):
@@ -62,10 +69,10 @@ class Result:
     """One validation result, with the fields pyshacl's report gives."""
 
     focus: Node
-    path: Node | None               # a blank node: a complex path
+    path: Node | None  # a blank node: a complex path
     value: Node | None
     component: URIRef
-    shape: Node                 # the source shape
+    shape: Node  # the source shape
     message: str
 
 
@@ -118,7 +125,7 @@ def _shape_text(g: Graph, node: Node, depth: int = 0) -> str:
         parts[p.n3(namespace_manager=_NM)] = ", ".join(objects)
     if len(parts) > 1:
         return "[ {} ]".format(" ; ".join(f"{p} {o}" for p, o in sorted(parts.items())))
-    (name, text), = parts.items()
+    ((name, text),) = parts.items()
     return f"[ {name} {text} ]"
 
 
@@ -127,10 +134,25 @@ _Check = Callable[[Node, Collection[Node], "Data"], Iterable[tuple[Any, ...]]]
 """(focus, value nodes, data) → (value node or None, generic message[, result path]) per
 failure; a message that prints a data node is a callable, worded only when reported."""
 
-_ANNOTATIONS = {RDF.type, SH.targetClass, SH.targetNode, SH.targetSubjectsOf,
-                SH.targetObjectsOf, SH.name, SH.description, SH.order, SH.group,
-                SH.defaultValue, SH.message, SH.severity, SH.deactivated, SH.property,
-                SH.path, SH.flags, SH.ignoredProperties}
+_ANNOTATIONS = {
+    RDF.type,
+    SH.targetClass,
+    SH.targetNode,
+    SH.targetSubjectsOf,
+    SH.targetObjectsOf,
+    SH.name,
+    SH.description,
+    SH.order,
+    SH.group,
+    SH.defaultValue,
+    SH.message,
+    SH.severity,
+    SH.deactivated,
+    SH.property,
+    SH.path,
+    SH.flags,
+    SH.ignoredProperties,
+}
 _PROPERTY_ONLY = {SH.minCount, SH.maxCount}
 
 
@@ -139,9 +161,9 @@ class CompiledShape:
     """A node or property shape compiled once; :meth:`results` validates one focus node."""
 
     node: Node
-    path: Node | None                   # None for a node shape; a blank node: a complex path
+    path: Node | None  # None for a node shape; a blank node: a complex path
     walk: Callable[[Data, Node], set[Node]] | None  # the values along a complex path
-    message: str | None                 # its sh:message, if it has one
+    message: str | None  # its sh:message, if it has one
     checks: tuple[tuple[URIRef, _Check], ...]
     properties: tuple[CompiledShape, ...]
     deactivated: bool
@@ -152,15 +174,29 @@ class CompiledShape:
         if self.deactivated:
             return []
         values: Collection[Node] = (
-            (focus,) if self.path is None else self.walk(data, focus) if self.walk is not None
-            else data.objects(focus, self.path))  # type: ignore[arg-type]
+            (focus,)
+            if self.path is None
+            else self.walk(data, focus)
+            if self.walk is not None
+            else data.objects(focus, self.path)  # type: ignore[arg-type]
+        )
         out: list[Result] = []
         for component, check in self.checks:
             for value, generic, *path in check(focus, values, data):
-                message = "" if not words else self.message if self.message is not None \
-                    else generic() if callable(generic) else generic or ""
-                out.append(Result(focus, path[0] if path else self.path, value, component,
-                                  self.node, message))
+                message = (
+                    ""
+                    if not words
+                    else self.message
+                    if self.message is not None
+                    else generic()
+                    if callable(generic)
+                    else generic or ""
+                )
+                out.append(
+                    Result(
+                        focus, path[0] if path else self.path, value, component, self.node, message
+                    )
+                )
         for prop in self.properties:
             for v in values:
                 out.extend(prop.results(v, data, words=words))
@@ -195,8 +231,9 @@ def _walk(g: Graph, path: Node, depth: int = 0) -> _Walk:
     """A SHACL property path compiled as pyshacl walks it (an inverse applies to each step of
     a sequence in order)."""
     if isinstance(path, URIRef):
-        return lambda data, node, inverse: (data.subjects(node, path) if inverse
-                                            else set(data.objects(node, path)))
+        return lambda data, node, inverse: (
+            data.subjects(node, path) if inverse else set(data.objects(node, path))
+        )
     if not isinstance(path, BNode) or depth >= 10:
         raise NotCompiled("a path pyshacl would refuse")
     if (path, RDF.first, None) in g:
@@ -210,11 +247,12 @@ def _walk(g: Graph, path: Node, depth: int = 0) -> _Walk:
             for step in steps:
                 nodes = {n for m in nodes for n in step(data, m, inverse)}
             return nodes
+
         return sequence
     kinds = {p: o for p, o in g.predicate_objects(path)}
     if len(kinds) != 1:
         raise NotCompiled("a path node that is not one path")
-    (kind, inner), = kinds.items()
+    ((kind, inner),) = kinds.items()
     if kind == SH.inversePath:
         step = _walk(g, inner, depth + 1)
         return lambda data, node, inverse: step(data, node, not inverse)
@@ -222,8 +260,7 @@ def _walk(g: Graph, path: Node, depth: int = 0) -> _Walk:
         options = [_walk(g, i, depth + 1) for i in g.items(inner)]
         if len(options) < 2:
             raise NotCompiled("an alternative path of fewer than two paths")
-        return lambda data, node, inverse: set().union(*(o(data, node, inverse)
-                                                          for o in options))
+        return lambda data, node, inverse: set().union(*(o(data, node, inverse) for o in options))
     if kind in (SH.zeroOrMorePath, SH.oneOrMorePath, SH.zeroOrOnePath):
         step = _walk(g, inner, depth + 1)
 
@@ -238,12 +275,14 @@ def _walk(g: Graph, path: Node, depth: int = 0) -> _Walk:
                     found.add(n)
                     todo |= step(data, n, inverse)
             return found
+
         return repeat
     raise NotCompiled(f"{kind} is not a path")
 
 
-def _compile(g: Graph, node: Node, path: Node | None,
-             stack: tuple[Node, ...] = ()) -> CompiledShape:
+def _compile(
+    g: Graph, node: Node, path: Node | None, stack: tuple[Node, ...] = ()
+) -> CompiledShape:
     if node in stack:
         raise NotCompiled("a recursive shape")  # pyshacl warns and passes it; leave it to it
     stack = (*stack, node)
@@ -277,8 +316,15 @@ def _compile(g: Graph, node: Node, path: Node | None,
     if path is not None and not isinstance(path, URIRef):
         step = _walk(g, path)
         walk = lambda data, focus: step(data, focus, False)  # noqa: E731
-    return CompiledShape(node, path, walk, str(messages[0]) if messages else None,
-                         tuple(checks), tuple(properties), deactivated == [Literal(True)])
+    return CompiledShape(
+        node,
+        path,
+        walk,
+        str(messages[0]) if messages else None,
+        tuple(checks),
+        tuple(properties),
+        deactivated == [Literal(True)],
+    )
 
 
 def _one(g: Graph, node: Node, p: URIRef) -> Node:
@@ -290,8 +336,12 @@ def _one(g: Graph, node: Node, p: URIRef) -> Node:
 
 def _integer(g: Graph, node: Node, p: URIRef) -> int:
     v = _one(g, node, p)
-    if not (isinstance(v, Literal) and v.datatype == XSD.integer
-            and isinstance(v.value, int) and v.value >= 0):
+    if not (
+        isinstance(v, Literal)
+        and v.datatype == XSD.integer
+        and isinstance(v.value, int)
+        and v.value >= 0
+    ):
         raise NotCompiled(f"{p} is not a non-negative xsd:integer")
     return v.value
 
@@ -303,6 +353,7 @@ def _min_count(g: Graph, node: Node, path: Node | None) -> _Check:
     def check(focus: Node, values: Collection[Node], data: Data):
         if len(values) < n:
             yield None, lambda: f"Less than {n} values on {stringify(focus)}{where}"
+
     return check
 
 
@@ -313,14 +364,22 @@ def _max_count(g: Graph, node: Node, path: Node | None) -> _Check:
     def check(focus: Node, values: Collection[Node], data: Data):
         if len(values) > n:
             yield None, lambda: f"More than {n} values on {stringify(focus)}{where}"
+
     return check
 
 
 # the Python value a well-typed literal of these datatypes has (pyshacl checks it too)
 _PYTHON_VALUE: dict[Node, type | tuple[type, ...]] = {
-    XSD.string: (str, bytes), RDF.langString: (str, bytes), XSD.integer: int,
-    XSD.float: float, XSD.decimal: Decimal, XSD.boolean: bool, XSD.date: dt.date,
-    XSD.time: dt.time, XSD.dateTime: dt.datetime}
+    XSD.string: (str, bytes),
+    RDF.langString: (str, bytes),
+    XSD.integer: int,
+    XSD.float: float,
+    XSD.decimal: Decimal,
+    XSD.boolean: bool,
+    XSD.date: dt.date,
+    XSD.time: dt.time,
+    XSD.dateTime: dt.datetime,
+}
 
 
 def has_datatype(v: Node, datatype: Node) -> bool:
@@ -354,25 +413,35 @@ def _datatype(g: Graph, node: Node, path: Node | None) -> _Check:
         for v in values:
             if not has_datatype(v, t):
                 yield v, message
+
     return check
 
 
 def _class(g: Graph, node: Node, path: Node | None) -> _Check:
     classes = list(g.objects(node, SH["class"]))
-    message = (f"Value does not have class {stringify(classes[0])}" if len(classes) < 2 else
-               f"Value class is not in classes ({', '.join(stringify(c) for c in classes)})")
+    message = (
+        f"Value does not have class {stringify(classes[0])}"
+        if len(classes) < 2
+        else f"Value class is not in classes ({', '.join(stringify(c) for c in classes)})"
+    )
 
     def check(focus: Node, values: Collection[Node], data: Data):
         for c in classes:
             for v in values:
                 if isinstance(v, Literal) or not data.instance_of(v, c):
                     yield v, message
+
     return check
 
 
-_KINDS = {SH.BlankNode: (BNode,), SH.IRI: (URIRef,), SH.Literal: (Literal,),
-          SH.BlankNodeOrIRI: (BNode, URIRef), SH.BlankNodeOrLiteral: (BNode, Literal),
-          SH.IRIOrLiteral: (URIRef, Literal)}
+_KINDS = {
+    SH.BlankNode: (BNode,),
+    SH.IRI: (URIRef,),
+    SH.Literal: (Literal,),
+    SH.BlankNodeOrIRI: (BNode, URIRef),
+    SH.BlankNodeOrLiteral: (BNode, Literal),
+    SH.IRIOrLiteral: (URIRef, Literal),
+}
 
 
 def _node_kind(g: Graph, node: Node, path: Node | None) -> _Check:
@@ -385,13 +454,17 @@ def _node_kind(g: Graph, node: Node, path: Node | None) -> _Check:
         for v in values:
             if not isinstance(v, kinds):
                 yield v, message
+
     return check
 
 
 def _string(v: Node) -> str:
     """SPARQL str() as pyshacl computes it for the string-based constraints."""
-    if isinstance(v, Literal) and v.value is not None and v.datatype in (
-            None, RDF.langString, XSD.string):
+    if (
+        isinstance(v, Literal)
+        and v.value is not None
+        and v.datatype in (None, RDF.langString, XSD.string)
+    ):
         return str(v.value)
     return str(v)
 
@@ -406,16 +479,20 @@ def _pattern(g: Graph, node: Node, path: Node | None) -> _Check:
         raise NotCompiled("sh:flags other than i and m")  # pyshacl ignores them
     re_flags = (re.I if "i" in text else 0) | (re.M if "m" in text else 0)
     matchers = [re.compile(str(p), re_flags) for p in patterns]
-    message = (f"Value does not match pattern '{cast(Literal, patterns[0]).value}'"
-               if len(patterns) < 2 else
-               "Value does not match every pattern in ('{}')".format(
-                   "', '".join(str(p.value) for p in patterns)))  # type: ignore[attr-defined]
+    message = (
+        f"Value does not match pattern '{cast(Literal, patterns[0]).value}'"
+        if len(patterns) < 2
+        else "Value does not match every pattern in ('{}')".format(
+            "', '".join(str(p.value) for p in patterns)  # type: ignore[attr-defined]
+        )
+    )
 
     def check(focus: Node, values: Collection[Node], data: Data):
         for m in matchers:
             for v in values:
                 if isinstance(v, BNode) or not m.search(_string(v)):
                     yield v, message
+
     return check
 
 
@@ -430,9 +507,12 @@ def _length(param: URIRef, op: str) -> Callable[[Graph, Node, Node | None], _Che
                 if op == ">=" and n == 0:
                     continue
                 if isinstance(v, BNode) or not (
-                        len(_string(v)) >= n if op == ">=" else len(_string(v)) <= n):
+                    len(_string(v)) >= n if op == ">=" else len(_string(v)) <= n
+                ):
                     yield v, message
+
         return check
+
     return compile_
 
 
@@ -449,6 +529,7 @@ def _in(g: Graph, node: Node, path: Node | None) -> _Check:
         for v in values:
             if v not in allowed:
                 yield v, lambda v=v: f"Value {stringify(v)} not in list {listed}"
+
     return check
 
 
@@ -459,10 +540,16 @@ def _has_value(g: Graph, node: Node, path: Node | None) -> _Check:
 
     def check(focus: Node, values: Collection[Node], data: Data):
         if hv not in values:
-            yield None, lambda: (
-                f"Node {stringify(focus)}->{text} does not contain a value in the "
-                f"set: {the_set}" if path is not None else
-                f"Node {stringify(focus)} value is not a in the set of values: {the_set}")
+            yield (
+                None,
+                lambda: (
+                    f"Node {stringify(focus)}->{text} does not contain a value in the "
+                    f"set: {the_set}"
+                    if path is not None
+                    else f"Node {stringify(focus)} value is not a in the set of values: {the_set}"
+                ),
+            )
+
     return check
 
 
@@ -478,16 +565,21 @@ def _language_in(g: Graph, node: Node, path: Node | None) -> _Check:
     def check(focus: Node, values: Collection[Node], data: Data):
         for v in values:
             lang = v.language if isinstance(v, Literal) else None
-            if not lang or not ("*" in needs or lang.lower() in needs
-                                or lang.split("-")[0].lower() in needs):
+            if not lang or not (
+                "*" in needs or lang.lower() in needs or lang.split("-")[0].lower() in needs
+            ):
                 yield v, message
+
     return check
 
 
 def _unique_lang(g: Graph, node: Node, path: Node | None) -> _Check:
     flag = _one(g, node, SH.uniqueLang)
-    if path is None or not (isinstance(flag, Literal) and flag.datatype == XSD.boolean
-                            and str(flag) in ("true", "false")):
+    if path is None or not (
+        isinstance(flag, Literal)
+        and flag.datatype == XSD.boolean
+        and str(flag) in ("true", "false")
+    ):
         raise NotCompiled("sh:uniqueLang other than true or false on a property shape")
     unique = str(flag) == "true"
 
@@ -501,13 +593,18 @@ def _unique_lang(g: Graph, node: Node, path: Node | None) -> _Check:
                 (duplicates if v.language.lower() in seen else seen).add(v.language.lower())
         for _ in duplicates:
             yield None, "More than one String shares the same Language"
+
     return check
 
 
-def _pair(param: URIRef, op: str, pairs: Callable[[set[Node], set[Node]], Iterable[Node]],
-          ) -> Callable[[Graph, Node, Node | None], _Check]:
+def _pair(
+    param: URIRef,
+    op: str,
+    pairs: Callable[[set[Node], set[Node]], Iterable[Node]],
+) -> Callable[[Graph, Node, Node | None], _Check]:
     """sh:equals, sh:disjoint: the value nodes against the focus node's values of another
     property."""
+
     def compile_(g: Graph, node: Node, path: Node | None) -> _Check:
         other = _one(g, node, param)
         if not isinstance(other, URIRef):
@@ -517,15 +614,21 @@ def _pair(param: URIRef, op: str, pairs: Callable[[set[Node], set[Node]], Iterab
         def check(focus: Node, values: Collection[Node], data: Data):
             for v in pairs(set(values), data.objects(focus, other)):
                 yield v, lambda v=v: f"Value of {stringify(focus)}->{text} {op} {stringify(v)}"
+
         return check
+
     return compile_
 
 
-def _ordered_pair(param: URIRef, op: str, holds: Callable[[Any, Any], bool],
-                  ) -> Callable[[Graph, Node, Node | None], _Check]:
+def _ordered_pair(
+    param: URIRef,
+    op: str,
+    holds: Callable[[Any, Any], bool],
+) -> Callable[[Graph, Node, Node | None], _Check]:
     """sh:lessThan, sh:lessThanOrEquals, compared as pyshacl compares: IRIs and string
     literals by their text, other literals by rdflib's order, a string never with a non-string;
     a blank node or an incomparable pair is pyshacl's to raise on."""
+
     def compile_(g: Graph, node: Node, path: Node | None) -> _Check:
         other = _one(g, node, param)
         if path is None or not isinstance(other, URIRef):
@@ -551,9 +654,13 @@ def _ordered_pair(param: URIRef, op: str, holds: Callable[[Any, Any], bool],
                     except TypeError as e:
                         raise NotCompiled(f"{param}: values that do not compare") from e
                     if not ok:
-                        yield v, lambda v=v: f"Value of {stringify(focus)}->{text} {op} " \
-                                             f"{stringify(v)}"
+                        yield (
+                            v,
+                            lambda v=v: f"Value of {stringify(focus)}->{text} {op} {stringify(v)}",
+                        )
+
         return check
+
     return compile_
 
 
@@ -563,8 +670,9 @@ def _closed(g: Graph, node: Node, path: Node | None) -> _Check:
         raise NotCompiled("sh:closed is not a literal")
     if not flag.value:
         return lambda focus, values, data: ()
-    allowed: set[Node] = {p for prop in g.objects(node, SH.property)
-                          for p in g.objects(prop, SH.path)}
+    allowed: set[Node] = {
+        p for prop in g.objects(node, SH.property) for p in g.objects(prop, SH.path)
+    }
     for ignored in g.objects(node, SH.ignoredProperties):
         allowed.update(g.items(ignored))
 
@@ -572,8 +680,17 @@ def _closed(g: Graph, node: Node, path: Node | None) -> _Check:
         for v in values:
             for p, o in data.outgoing(v):
                 if p not in allowed and not (p == RDF.type and o == RDFS.Resource):
-                    yield o, (lambda o=o: f"Node {stringify(focus)} is closed. It cannot have "
-                              f"value: {stringify(o)}"), p
+                    yield (
+                        o,
+                        (
+                            lambda o=o: (
+                                f"Node {stringify(focus)} is closed. It cannot have "
+                                f"value: {stringify(o)}"
+                            )
+                        ),
+                        p,
+                    )
+
     return check
 
 
@@ -591,8 +708,11 @@ def _compare(v: Literal, bound: Literal) -> int:
     return -1
 
 
-def _range(param: URIRef, op: str, passes: Callable[[int], bool],
-           ) -> Callable[[Graph, Node, Node | None], _Check]:
+def _range(
+    param: URIRef,
+    op: str,
+    passes: Callable[[int], bool],
+) -> Callable[[Graph, Node, Node | None], _Check]:
     def compile_(g: Graph, node: Node, path: Node | None) -> _Check:
         bound = _one(g, node, param)
         if not isinstance(bound, Literal):
@@ -610,7 +730,9 @@ def _range(param: URIRef, op: str, passes: Callable[[int], bool],
                         ok = False
                 if not ok:
                     yield v, message
+
         return check
+
     return compile_
 
 
@@ -627,13 +749,16 @@ def _node(g: Graph, node: Node, stack: tuple[Node, ...]) -> _Check:
     shape = _other(g, target, stack)
     if shape.path is not None:
         raise NotCompiled("sh:node names a property shape")
-    message = f"Value does not conform to Shape {_shape_text(g, target)}. " \
-              "See details for more information."
+    message = (
+        f"Value does not conform to Shape {_shape_text(g, target)}. "
+        "See details for more information."
+    )
 
     def check(focus: Node, values: Collection[Node], data: Data):
         for v in values:
             if not _conforms(shape, v, data):
                 yield v, message
+
     return check
 
 
@@ -645,13 +770,18 @@ def _not(g: Graph, node: Node, stack: tuple[Node, ...]) -> _Check:
         for v in values:
             if _conforms(shape, v, data):
                 yield v, lambda v=v: f"Node {stringify(v)} must not conform to shape {text}"
+
     return check
 
 
-def _logical(param: URIRef, words: str, passes: Callable[[int, int], bool],
-             ) -> Callable[[Graph, Node, tuple[Node, ...]], _Check]:
+def _logical(
+    param: URIRef,
+    words: str,
+    passes: Callable[[int, int], bool],
+) -> Callable[[Graph, Node, tuple[Node, ...]], _Check]:
     """sh:and, sh:or, sh:xone: ``passes(conforming, members)`` over the list's shapes (a set,
     as pyshacl has them: a shape listed twice counts once)."""
+
     def compile_(g: Graph, node: Node, stack: tuple[Node, ...]) -> _Check:
         head = _one(g, node, param)
         members = list(g.items(head))  # sh:xone counts a shape listed twice twice
@@ -664,19 +794,27 @@ def _logical(param: URIRef, words: str, passes: Callable[[int, int], bool],
             for v in values:
                 if not passes(sum(_conforms(s, v, data) for s in shapes), len(shapes)):
                     yield v, lambda v=v: f"Node {stringify(v)} must conform to {words} {listed}"
+
         return check
+
     return compile_
 
 
 _SHAPE_COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, tuple[Node, ...]], _Check]]] = {
     SH.node: (SH.NodeConstraintComponent, _node),
     SH["not"]: (SH.NotConstraintComponent, _not),
-    SH["and"]: (SH.AndConstraintComponent,
-                _logical(SH["and"], "all shapes in", lambda ok, n: ok == n)),
-    SH["or"]: (SH.OrConstraintComponent,
-               _logical(SH["or"], "one or more shapes in", lambda ok, n: ok > 0)),
-    SH.xone: (SH.XoneConstraintComponent,
-              _logical(SH.xone, "exactly one shape in", lambda ok, n: ok == 1)),
+    SH["and"]: (
+        SH.AndConstraintComponent,
+        _logical(SH["and"], "all shapes in", lambda ok, n: ok == n),
+    ),
+    SH["or"]: (
+        SH.OrConstraintComponent,
+        _logical(SH["or"], "one or more shapes in", lambda ok, n: ok > 0),
+    ),
+    SH.xone: (
+        SH.XoneConstraintComponent,
+        _logical(SH.xone, "exactly one shape in", lambda ok, n: ok == 1),
+    ),
 }
 
 
@@ -692,23 +830,39 @@ _COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, Node | None], _Check
     SH["in"]: (SH.InConstraintComponent, _in),
     SH.closed: (SH.ClosedConstraintComponent, _closed),
     # pyshacl words a sh:lessThan result "<=" and a sh:lessThanOrEquals one "<"
-    SH.lessThan: (SH.LessThanConstraintComponent,
-                  _ordered_pair(SH.lessThan, "<=", lambda a, b: a < b)),
-    SH.lessThanOrEquals: (SH.LessThanOrEqualsConstraintComponent,
-                          _ordered_pair(SH.lessThanOrEquals, "<", lambda a, b: a <= b)),
+    SH.lessThan: (
+        SH.LessThanConstraintComponent,
+        _ordered_pair(SH.lessThan, "<=", lambda a, b: a < b),
+    ),
+    SH.lessThanOrEquals: (
+        SH.LessThanOrEqualsConstraintComponent,
+        _ordered_pair(SH.lessThanOrEquals, "<", lambda a, b: a <= b),
+    ),
     SH.languageIn: (SH.LanguageInConstraintComponent, _language_in),
     SH.uniqueLang: (SH.UniqueLangConstraintComponent, _unique_lang),
-    SH.equals: (SH.EqualsConstraintComponent,
-                _pair(SH.equals, "!=", lambda vs, others: [*(vs - others), *(others - vs)])),
-    SH.disjoint: (SH.DisjointConstraintComponent,
-                  _pair(SH.disjoint, "==", lambda vs, others: vs & others)),
+    SH.equals: (
+        SH.EqualsConstraintComponent,
+        _pair(SH.equals, "!=", lambda vs, others: [*(vs - others), *(others - vs)]),
+    ),
+    SH.disjoint: (
+        SH.DisjointConstraintComponent,
+        _pair(SH.disjoint, "==", lambda vs, others: vs & others),
+    ),
     SH.hasValue: (SH.HasValueConstraintComponent, _has_value),
-    SH.minInclusive: (SH.MinInclusiveConstraintComponent,
-                      _range(SH.minInclusive, ">=", lambda c: c >= 0)),
-    SH.maxInclusive: (SH.MaxInclusiveConstraintComponent,
-                      _range(SH.maxInclusive, "<=", lambda c: c <= 0)),
-    SH.minExclusive: (SH.MinExclusiveConstraintComponent,
-                      _range(SH.minExclusive, ">", lambda c: c > 0)),
-    SH.maxExclusive: (SH.MaxExclusiveConstraintComponent,
-                      _range(SH.maxExclusive, "<", lambda c: c < 0)),
+    SH.minInclusive: (
+        SH.MinInclusiveConstraintComponent,
+        _range(SH.minInclusive, ">=", lambda c: c >= 0),
+    ),
+    SH.maxInclusive: (
+        SH.MaxInclusiveConstraintComponent,
+        _range(SH.maxInclusive, "<=", lambda c: c <= 0),
+    ),
+    SH.minExclusive: (
+        SH.MinExclusiveConstraintComponent,
+        _range(SH.minExclusive, ">", lambda c: c > 0),
+    ),
+    SH.maxExclusive: (
+        SH.MaxExclusiveConstraintComponent,
+        _range(SH.maxExclusive, "<", lambda c: c < 0),
+    ),
 }

@@ -29,8 +29,15 @@ from typing import Any
 
 from ._errors import TraceTampered, UsageError
 
-__all__ = ["HMAC_ENV", "SIGNING_ENV", "VERIFY_ENV", "Signer", "Verifier", "signer_from_env",
-           "verifier_from_env"]
+__all__ = [
+    "HMAC_ENV",
+    "SIGNING_ENV",
+    "VERIFY_ENV",
+    "Signer",
+    "Verifier",
+    "signer_from_env",
+    "verifier_from_env",
+]
 
 HMAC_ENV = "HORISMOS_TRACE_HMAC_KEY"
 SIGNING_ENV = "HORISMOS_TRACE_SIGNING_KEY"
@@ -62,8 +69,10 @@ class Verifier:
         if not isinstance(sig, str) or not sig.startswith(self.kind + ":"):
             raise TraceTampered(
                 f"{where}:{line}: this event is not signed with a {self.kind} key, and the "
-                f"key in the environment ({how}) requires every event to be", line=line)
-        body = sig[len(self.kind) + 1:]
+                f"key in the environment ({how}) requires every event to be",
+                line=line,
+            )
+        body = sig[len(self.kind) + 1 :]
         if self.kind == "hmac-sha256":
             want = hmac.new(self.key, digest.encode(), hashlib.sha256).hexdigest()
             ok = hmac.compare_digest(want, body)
@@ -76,8 +85,11 @@ class Verifier:
             except (InvalidSignature, ValueError):
                 ok = False
         if not ok:
-            raise TraceTampered(f"{where}:{line}: this event's signature does not verify: it was "
-                                "written with another key, or edited and re-hashed", line=line)
+            raise TraceTampered(
+                f"{where}:{line}: this event's signature does not verify: it was "
+                "written with another key, or edited and re-hashed",
+                line=line,
+            )
 
 
 def signer_from_env() -> Signer | None:
@@ -95,8 +107,7 @@ def signer_from_env() -> Signer | None:
         except (ValueError, TypeError):
             key = None
         if not isinstance(key, Ed25519PrivateKey):
-            raise UsageError(f"{SIGNING_ENV}={path}: not an unencrypted Ed25519 private key "
-                             "(PEM)")
+            raise UsageError(f"{SIGNING_ENV}={path}: not an unencrypted Ed25519 private key (PEM)")
         return Signer("ed25519", key)
     return None
 

@@ -38,8 +38,14 @@ def expand_paths(paths: Iterable[str | Path], suffixes: Iterable[str] = (".ttl",
             out.append(p)
         else:
             raise AuthoringError(
-                [Problem("error", "no such file or folder", file=str(p),
-                         hint="give an existing Turtle file or a folder of .ttl files")]
+                [
+                    Problem(
+                        "error",
+                        "no such file or folder",
+                        file=str(p),
+                        hint="give an existing Turtle file or a folder of .ttl files",
+                    )
+                ]
             )
     return out
 
@@ -63,7 +69,7 @@ class _File:
         toks = [f"<{node}>"]
         for prefix, ns in self.graph.namespace_manager.namespaces():
             if str(node).startswith(str(ns)):
-                local = str(node)[len(str(ns)):]
+                local = str(node)[len(str(ns)) :]
                 if local:
                     toks.append(f"{prefix}:{local}")
         return toks
@@ -109,7 +115,7 @@ class _File:
             j = col if i == line - 1 else 0
             while j < len(text):
                 if quote is not None:
-                    if text.startswith(quote, j) and text[j - 1:j] != "\\":
+                    if text.startswith(quote, j) and text[j - 1 : j] != "\\":
                         j += len(quote)
                         quote = None
                         continue
@@ -170,8 +176,12 @@ class Sources:
             self._where[node] = found
         return self._where[node]
 
-    def locate_statement(self, s: Node, p: URIRef, o: Node | None = None,
-                         ) -> tuple[str | None, int | None]:
+    def locate_statement(
+        self,
+        s: Node,
+        p: URIRef,
+        o: Node | None = None,
+    ) -> tuple[str | None, int | None]:
         """The line where ``s p o`` is written, or else where ``s`` is."""
         f = next((f for f in self.files if (s, p, o) in f.graph), None)
         if f is None:
@@ -198,10 +208,10 @@ class Sources:
         bounds = [*hits[1:], end + 1]
 
         def score(k: int) -> int:
-            window = "\n".join(lines[hits[k] - 1:bounds[k] - 1] or [lines[hits[k] - 1]])
+            window = "\n".join(lines[hits[k] - 1 : bounds[k] - 1] or [lines[hits[k] - 1]])
             first = lines[hits[k] - 1]
             m = f.find(p, first)
-            window = window[m.end():] if m is not None and not isinstance(o, BNode) else window
+            window = window[m.end() :] if m is not None and not isinstance(o, BNode) else window
             if not isinstance(o, BNode):
                 window = window.split("\n", 1)[0]  # a value is written on its predicate's line
             return sum(1 for mark in marks if mark in window)
@@ -263,16 +273,28 @@ class Sources:
             node = edge[0]
         return node
 
-    def problem(self, severity: str, node: Node | None, message: str, hint: str | None = None,
-                at: Where | None = None) -> Problem:
+    def problem(
+        self,
+        severity: str,
+        node: Node | None,
+        message: str,
+        hint: str | None = None,
+        at: Where | None = None,
+    ) -> Problem:
         """A finding about ``node``, located at ``at`` (a node or a statement) or at ``node``."""
         if isinstance(at, tuple):
             file, line = self.locate_statement(*at)
         else:
             file, line = self.locate(at if at is not None else node)
         name = self.name(self.owner(node)) if node is not None else None
-        return Problem(severity, message, node=name, file=file, line=line,  # type: ignore[arg-type]
-                       hint=hint)
+        return Problem(
+            severity,  # type: ignore[arg-type]
+            message,
+            node=name,
+            file=file,
+            line=line,
+            hint=hint,
+        )
 
     def prefixes(self) -> dict[str, list[str]]:
         """Each prefix the files declare, and every namespace some file binds it to."""
@@ -294,8 +316,9 @@ class Sources:
             spaces = [str(bound)] if bound is not None else []
         found = [URIRef(ns + local) for ns in spaces]
         if len(found) > 1:
-            used = [c for c in found if (c, None, None) in self.graph
-                    or (None, None, c) in self.graph]
+            used = [
+                c for c in found if (c, None, None) in self.graph or (None, None, c) in self.graph
+            ]
             return used or found
         return found
 
@@ -318,21 +341,29 @@ class Sources:
 
     def _curie(self, node: URIRef, exists: Callable[[URIRef], bool] | None = None) -> str:
         text = str(node)
-        writers = [f for f in self.files
-                   if (node, None, None) in f.graph or (None, None, node) in f.graph]
+        writers = [
+            f for f in self.files if (node, None, None) in f.graph or (None, None, node) in f.graph
+        ]
         ranked: list[tuple[int, int, str]] = []
         for prefix, spaces in self.prefixes().items():
             for ns in spaces:
-                local = text[len(ns):]
+                local = text[len(ns) :]
                 if not text.startswith(ns) or not _LOCAL.fullmatch(local):
                     continue
-                if len(spaces) > 1 and self.expand(prefix, local) != [node] and (
+                if (
+                    len(spaces) > 1
+                    and self.expand(prefix, local) != [node]
+                    and (
                         exists is None
-                        or [c for c in self.expand(prefix, local) if exists(c)] != [node]):
+                        or [c for c in self.expand(prefix, local) if exists(c)] != [node]
+                    )
+                ):
                     continue  # would read back as another node, or as several
-                own = any(dict(f.graph.namespace_manager.namespaces()).get(prefix) is not None
-                          and str(dict(f.graph.namespace_manager.namespaces())[prefix]) == ns
-                          for f in writers)
+                own = any(
+                    dict(f.graph.namespace_manager.namespaces()).get(prefix) is not None
+                    and str(dict(f.graph.namespace_manager.namespaces())[prefix]) == ns
+                    for f in writers
+                )
                 ranked.append((0 if own else 1, -len(ns), f"{prefix}:{local}"))
         return min(ranked)[2] if ranked else f"<{node}>"
 
@@ -348,15 +379,26 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
         try:
             g.parse(path, format=fmt)
         except BadSyntax as e:
-            problems.append(Problem(
-                "error", f"Turtle syntax error: {e._why}{_near(path, e.lines + 1)}",
-                file=str(path), line=e.lines + 1,
-                hint="end each statement with ' .', separate predicates with ';', and close every "
-                     "string, '[' and '(' on the line shown or just before it"))
+            problems.append(
+                Problem(
+                    "error",
+                    f"Turtle syntax error: {e._why}{_near(path, e.lines + 1)}",
+                    file=str(path),
+                    line=e.lines + 1,
+                    hint="end each statement with ' .', separate predicates with ';', and "
+                    "close every string, '[' and '(' on the line shown or just before it",
+                )
+            )
             continue
         except Exception as e:  # other parsers raise their own types
-            problems.append(Problem("error", f"cannot parse as {fmt}: {e}", file=str(path),
-                                    hint="check the file's syntax and extension"))
+            problems.append(
+                Problem(
+                    "error",
+                    f"cannot parse as {fmt}: {e}",
+                    file=str(path),
+                    hint="check the file's syntax and extension",
+                )
+            )
             continue
         for prefix, ns in g.namespace_manager.namespaces():
             merged.namespace_manager.bind(prefix, ns, override=False, replace=False)

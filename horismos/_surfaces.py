@@ -30,29 +30,58 @@ __all__ = ["Catalog"]
 class Catalog(ToolIndex):
     """The three surfaces over one :class:`~horismos.Agent`: ``agent.catalog``."""
 
-    def discover(self, query: str, world: World | None = None,
-                 focus: str | URIRef | None = None, *, include_blocked: bool = False,
-                 approvals: Iterable[str] = (), allow: Iterable[str] = DEFAULT_ALLOW,
-                 ) -> list[Discovery]:
+    def discover(
+        self,
+        query: str,
+        world: World | None = None,
+        focus: str | URIRef | None = None,
+        *,
+        include_blocked: bool = False,
+        approvals: Iterable[str] = (),
+        allow: Iterable[str] = DEFAULT_ALLOW,
+    ) -> list[Discovery]:
         """The tools relevant to ``query``, ranked, each executable or blocked here."""
-        return discover(self, query, world, focus, include_blocked=include_blocked,
-                        approvals=approvals, allow=allow)
+        return discover(
+            self,
+            query,
+            world,
+            focus,
+            include_blocked=include_blocked,
+            approvals=approvals,
+            allow=allow,
+        )
 
     def approve(self, name: str | URIRef, args: Mapping[str, Any]) -> str:
         """The approval fingerprint of exactly this payload (SHA-256 hex); raises UsageError
         when the arguments do not fit the tool's input schema."""
         return approval_fingerprint(self, self.tool(name), args)
 
-    def call(self, name: str | URIRef, args: Mapping[str, Any], world: World, *,
-             approval: str | None = None, allow: Iterable[str] = DEFAULT_ALLOW,
-             trace: str | Path | None = None) -> CallResult:
+    def call(
+        self,
+        name: str | URIRef,
+        args: Mapping[str, Any],
+        world: World,
+        *,
+        approval: str | None = None,
+        allow: Iterable[str] = DEFAULT_ALLOW,
+        trace: str | Path | None = None,
+    ) -> CallResult:
         """Run one guarded invocation; the result envelope says what happened (never raises
         for a refusal; raises UsageError for an unknown tool or policy name)."""
-        return asyncio.run(self.acall(name, args, world, approval=approval, allow=allow,
-                                      trace=trace))
+        return asyncio.run(
+            self.acall(name, args, world, approval=approval, allow=allow, trace=trace)
+        )
 
-    async def acall(self, name: str | URIRef, args: Mapping[str, Any], world: World, *,
-                    approval: str | None = None, allow: Iterable[str] = DEFAULT_ALLOW,
-                    trace: str | Path | Trace | None = None) -> CallResult:
-        return await guarded_call(self, self.tool(name), args, world, approval=approval,
-                                  allow=allowed(allow), trace=trace)
+    async def acall(
+        self,
+        name: str | URIRef,
+        args: Mapping[str, Any],
+        world: World,
+        *,
+        approval: str | None = None,
+        allow: Iterable[str] = DEFAULT_ALLOW,
+        trace: str | Path | Trace | None = None,
+    ) -> CallResult:
+        return await guarded_call(
+            self, self.tool(name), args, world, approval=approval, allow=allowed(allow), trace=trace
+        )

@@ -28,16 +28,21 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def _problem(term: Node) -> str | None:
     text = str(term)
     if _SURROGATE.search(text):
-        return "holds a lone surrogate, which is not Unicode text (a broken \\uD800-\\uDFFF " \
-               "escape in the tool's JSON)"
+        return (
+            "holds a lone surrogate, which is not Unicode text (a broken \\uD800-\\uDFFF "
+            "escape in the tool's JSON)"
+        )
     if isinstance(term, URIRef):
         bad = _NOT_IN_IRI.search(text)
         if bad is not None:
             return f"is not an IRI: it contains {bad.group()!r}"
         if not _SCHEME.match(text):
             return "is not an absolute IRI"
-    elif isinstance(term, Literal) and term.datatype is not None and _SURROGATE.search(
-            str(term.datatype)):
+    elif (
+        isinstance(term, Literal)
+        and term.datatype is not None
+        and _SURROGATE.search(str(term.datatype))
+    ):
         return "has a datatype that is not Unicode text"
     return None
 
@@ -50,7 +55,12 @@ def unfit_terms(triples: Iterable[tuple[Node, Node, Node]]) -> list[ShaclMessage
             why = _problem(term)
             if why is not None:
                 shown = str(term).encode("utf-8", "backslashreplace").decode("ascii")
-                messages.append(ShaclMessage(str(s), str(p).encode(
-                    "utf-8", "backslashreplace").decode("ascii"),
-                    f"the value {shown!r} {why}", value=shown))
+                messages.append(
+                    ShaclMessage(
+                        str(s),
+                        str(p).encode("utf-8", "backslashreplace").decode("ascii"),
+                        f"the value {shown!r} {why}",
+                        value=shown,
+                    )
+                )
     return messages

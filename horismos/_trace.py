@@ -40,8 +40,7 @@ def _digest(line: str) -> str:
 
 
 def _line(event: dict[str, Any]) -> str:
-    line = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+    line = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     try:
         line.encode()
     except UnicodeEncodeError:  # a lone surrogate a tool returned: escaped, as JSON allows
@@ -164,11 +163,15 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
         if not isinstance(event, dict):
             raise TraceTampered(f"{path}:{n}: not a JSON event object", line=n)
         if events and events[-1].get("type") == "end":
-            raise TraceTampered(f"{path}:{n}: data after the end event: a complete trace ends "
-                                "there", line=n)
+            raise TraceTampered(
+                f"{path}:{n}: data after the end event: a complete trace ends there", line=n
+            )
         if "hash" not in event:
-            raise TraceTampered(f"{path}:{n}: this event has no hash, so an edit of it could "
-                                "not be found; every event carries one", line=n)
+            raise TraceTampered(
+                f"{path}:{n}: this event has no hash, so an edit of it could "
+                "not be found; every event carries one",
+                line=n,
+            )
         sig = event.pop("sig", None)
         if sig is not None:
             line = _without(line, "sig", sig) or line
@@ -190,11 +193,15 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
         if edited:
             raise TraceTampered(
                 f"{path}:{n}: this event was edited after it was written (its hash does not "
-                "match its content)", line=n)
+                "match its content)",
+                line=n,
+            )
         if event.get("prev") != prev:
             raise TraceTampered(
                 f"{path}:{n}: the hash chain breaks here: the event before this one was "
-                "removed, reordered or edited", line=n)
+                "removed, reordered or edited",
+                line=n,
+            )
         if verifier is not None:
             verifier.verify(digest, sig, str(path), n)
         prev = digest
@@ -210,13 +217,17 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
 def version_message(source: str, version: object) -> str:
     """Why a trace of ``version`` is refused, and what to do instead."""
     if version == 1:
-        return (f"{source}: trace_version 1 was written by an earlier Horismos, which embedded "
-                f"the whole world in the trace; this runtime reads version {TRACE_VERSION}, "
-                "which records what the run read instead. Re-record it: run the workflow again "
-                "with --trace (add --trace-snapshot to embed a small world), or replay it with "
-                "the Horismos release that recorded it")
-    return (f"{source}: trace_version {version!r} is not one this runtime reads (it reads "
-            f"{TRACE_VERSION}); replay it with the Horismos release that recorded it")
+        return (
+            f"{source}: trace_version 1 was written by an earlier Horismos, which embedded "
+            f"the whole world in the trace; this runtime reads version {TRACE_VERSION}, "
+            "which records what the run read instead. Re-record it: run the workflow again "
+            "with --trace (add --trace-snapshot to embed a small world), or replay it with "
+            "the Horismos release that recorded it"
+        )
+    return (
+        f"{source}: trace_version {version!r} is not one this runtime reads (it reads "
+        f"{TRACE_VERSION}); replay it with the Horismos release that recorded it"
+    )
 
 
 def _without(line: str, key: str, own: object) -> str | None:
@@ -230,7 +241,7 @@ def _without(line: str, key: str, own: object) -> str | None:
         return None
     end = at + len(member)
     if line[end] == ",":
-        return line[:at] + line[end + 1:]
+        return line[:at] + line[end + 1 :]
     if line[at - 1] == ",":
-        return line[:at - 1] + line[end:]
+        return line[: at - 1] + line[end:]
     return None

@@ -21,8 +21,12 @@ __all__ = ["prov_graph", "short", "timeline"]
 RUNTIME = URIRef("urn:horismos:runtime")
 """The agent a decision step is associated with: the runtime itself decided."""
 
-_STATUS = {"completed": HORIS.Completed, "blocked": HORIS.Blocked, "waiting": HORIS.Waiting,
-           "failed": HORIS.Failed}
+_STATUS = {
+    "completed": HORIS.Completed,
+    "blocked": HORIS.Blocked,
+    "waiting": HORIS.Waiting,
+    "failed": HORIS.Failed,
+}
 
 
 def timeline(events: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -33,9 +37,11 @@ def timeline(events: Iterable[Mapping[str, Any]]) -> list[str]:
         kind = e.get("type")
         if kind == "header":
             focus = e.get("focus") or []
-            lines.append(f"run of {short(e.get('workflow'))} for {len(focus)} focus node(s), "
-                         f"recorded {e.get('started', '?')} (trace_version "
-                         f"{e.get('trace_version')})")
+            lines.append(
+                f"run of {short(e.get('workflow'))} for {len(focus)} focus node(s), "
+                f"recorded {e.get('started', '?')} (trace_version "
+                f"{e.get('trace_version')})"
+            )
             lines.append(f"  world {e.get('world_digest')}")
             lines.append(f"  definitions {e.get('definitions_digest')}")
         elif kind == "instance":
@@ -53,8 +59,9 @@ def timeline(events: Iterable[Mapping[str, Any]]) -> list[str]:
         else:
             lines.append(f"{kind} (event {e.get('seq')})")
     if kind is not None and kind != "end":
-        lines.append("no end event: the recording stopped here (its process died, or the file "
-                     "was cut)")
+        lines.append(
+            "no end event: the recording stopped here (its process died, or the file was cut)"
+        )
     return lines
 
 
@@ -65,9 +72,13 @@ def _step_line(e: Mapping[str, Any]) -> str:
     what = short(e.get("step"))
     if e.get("tool"):
         tool = short(e["tool"])
-        what += "  " + ("; ".join(
-            f"{tool}(" + ", ".join(f"{k}={_value(v)}" for k, v in c.items()) + ")"
-            for c in e.get("args") or []) or tool)
+        what += "  " + (
+            "; ".join(
+                f"{tool}(" + ", ".join(f"{k}={_value(v)}" for k, v in c.items()) + ")"
+                for c in e.get("args") or []
+            )
+            or tool
+        )
     status = e.get("status", "?")
     if status == "blocked":
         failing = " ".join(str((e.get("precondition") or {}).get("failing") or "").split())
@@ -76,8 +87,11 @@ def _step_line(e: Mapping[str, Any]) -> str:
         verdict = f"{status} -> {short(e.get('next')) if e.get('next') else 'end'}"
     elif e.get("kind") == "ProposalStep" and e.get("proposal"):
         d = e["proposal"]
-        chose = (f"chose {_value(d['choice'])}" if d.get("choice")
-                 else "no choice: " + str(d.get("outcome")).replace("_", " "))
+        chose = (
+            f"chose {_value(d['choice'])}"
+            if d.get("choice")
+            else "no choice: " + str(d.get("outcome")).replace("_", " ")
+        )
         conf = f" (confidence {d['confidence']})" if d.get("confidence") is not None else ""
         verdict = f"{chose}{conf} -> {short(e.get('next')) if e.get('next') else 'end'}"
     elif e.get("kind") == "WaitStep" and e.get("wait"):
@@ -87,7 +101,8 @@ def _step_line(e: Mapping[str, Any]) -> str:
         verdict = "gate ok  completed"
     elif status == "rejected":
         verdict = "gate rejected: " + "; ".join(
-            m.get("message", "") for m in (e.get("gate") or {}).get("messages", []))
+            m.get("message", "") for m in (e.get("gate") or {}).get("messages", [])
+        )
     else:
         verdict = f"{status}: {(e.get('error') or {}).get('message', '')}"
     return f"{when}  {what}  {verdict}  {took:.1f} ms"

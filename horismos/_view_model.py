@@ -21,8 +21,25 @@ from ._run_counts import instance_status
 
 __all__ = ["prefixes_for", "view_model"]
 
-_NOT_DETAIL = frozenset({"type", "seq", "prev", "hash", "sig", "reads", "result", "instance",
-                         "step", "kind", "tool", "status", "next", "clock", "ids"})
+_NOT_DETAIL = frozenset(
+    {
+        "type",
+        "seq",
+        "prev",
+        "hash",
+        "sig",
+        "reads",
+        "result",
+        "instance",
+        "step",
+        "kind",
+        "tool",
+        "status",
+        "next",
+        "clock",
+        "ids",
+    }
+)
 _WELL_KNOWN = {
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf",
     "http://www.w3.org/2000/01/rdf-schema#": "rdfs",
@@ -60,10 +77,24 @@ def view_model(events: Sequence[Mapping[str, Any]], *, source: str) -> dict[str,
     base = _millis(header.get("started")) or _first_clock(events) or 0.0
     strings = _Strings()
     inst_at: dict[str, int] = {}
-    instances: dict[str, list[Any]] = {k: [] for k in (
-        "id", "focus", "workflow", "seq", "continued", "first", "count", "t0", "t1", "status")}
-    steps: dict[str, list[Any]] = {k: [] for k in (
-        "inst", "step", "kind", "tool", "status", "seq", "t0", "t1", "next")}
+    instances: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "id",
+            "focus",
+            "workflow",
+            "seq",
+            "continued",
+            "first",
+            "count",
+            "t0",
+            "t1",
+            "status",
+        )
+    }
+    steps: dict[str, list[Any]] = {
+        k: [] for k in ("inst", "step", "kind", "tool", "status", "seq", "t0", "t1", "next")
+    }
     details: list[dict[str, Any]] = []
     others: list[dict[str, Any]] = []
     last: dict[int, Mapping[str, Any]] = {}
@@ -72,25 +103,43 @@ def view_model(events: Sequence[Mapping[str, Any]], *, source: str) -> dict[str,
         kind = e.get("type")
         if kind == "instance" and str(e.get("instance")) not in inst_at:
             inst_at[str(e["instance"])] = _add_instance(
-                instances, e, strings(e.get("focus")), strings(e.get("workflow")),
-                continued="continued_at" in e)
+                instances,
+                e,
+                strings(e.get("focus")),
+                strings(e.get("workflow")),
+                continued="continued_at" in e,
+            )
             continue
-        if kind in ("step", "resume") and e.get("instance") is not None and str(
-                e["instance"]) not in inst_at:  # resumed here: started by an earlier process
+        if (
+            kind in ("step", "resume")
+            and e.get("instance") is not None
+            and str(e["instance"]) not in inst_at
+        ):  # resumed here: started by an earlier process
             # a resume's trace is of that one instance: its header names its focus
             focus = header.get("focus") or []
             inst_at[str(e["instance"])] = _add_instance(
-                instances, e, strings(focus[0]) if len(focus) == 1 else -1,
-                strings(header.get("workflow")), continued=True)
+                instances,
+                e,
+                strings(focus[0]) if len(focus) == 1 else -1,
+                strings(header.get("workflow")),
+                continued=True,
+            )
         if kind == "step" and e.get("instance") is not None:
             at = inst_at[str(e["instance"])]
             t0, t1 = _span(e, base, clock)
             clock = max(clock, t1)
             n = len(steps["inst"])
-            for key, value in (("inst", at), ("step", strings(e.get("step"))),
-                               ("kind", strings(e.get("kind"))), ("tool", strings(e.get("tool"))),
-                               ("status", strings(e.get("status"))), ("seq", e.get("seq")),
-                               ("t0", t0), ("t1", t1), ("next", strings(e.get("next")))):
+            for key, value in (
+                ("inst", at),
+                ("step", strings(e.get("step"))),
+                ("kind", strings(e.get("kind"))),
+                ("tool", strings(e.get("tool"))),
+                ("status", strings(e.get("status"))),
+                ("seq", e.get("seq")),
+                ("t0", t0),
+                ("t1", t1),
+                ("next", strings(e.get("next"))),
+            ):
                 steps[key].append(value)
             details.append(_detail(e))
             if instances["first"][at] < 0:
@@ -128,18 +177,39 @@ def view_model(events: Sequence[Mapping[str, Any]], *, source: str) -> dict[str,
         "duration": clock,
         "signed": any("sig" in e for e in events[:1]),
     }
-    return {"run": run, "strings": strings.table, "instances": instances, "steps": steps,
-            "details": details, "others": others,
-            "prefixes": prefixes_for([*strings.table, *_sample_terms(details)])}
+    return {
+        "run": run,
+        "strings": strings.table,
+        "instances": instances,
+        "steps": steps,
+        "details": details,
+        "others": others,
+        "prefixes": prefixes_for([*strings.table, *_sample_terms(details)]),
+    }
 
 
-def _add_instance(instances: dict[str, list[Any]], e: Mapping[str, Any], focus: int,
-                  workflow: int, *, continued: bool) -> int:
+def _add_instance(
+    instances: dict[str, list[Any]],
+    e: Mapping[str, Any],
+    focus: int,
+    workflow: int,
+    *,
+    continued: bool,
+) -> int:
     """A new row of the instance table, from the event that introduces the instance; its
     steps fill in the rest."""
-    for key, value in (("id", str(e["instance"])), ("focus", focus), ("workflow", workflow),
-                       ("seq", e.get("seq")), ("continued", int(continued)), ("first", -1),
-                       ("count", 0), ("t0", None), ("t1", None), ("status", -1)):
+    for key, value in (
+        ("id", str(e["instance"])),
+        ("focus", focus),
+        ("workflow", workflow),
+        ("seq", e.get("seq")),
+        ("continued", int(continued)),
+        ("first", -1),
+        ("count", 0),
+        ("t0", None),
+        ("t1", None),
+        ("status", -1),
+    ):
         instances[key].append(value)
     return len(instances["id"]) - 1
 

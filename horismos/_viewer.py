@@ -37,9 +37,13 @@ class Diagram:
     nodes: Mapping[str, str]
 
 
-def trace_page(events: Sequence[Mapping[str, Any]], *, source: str,
-               diagram: Diagram | None = None,
-               replay: Mapping[str, Any] | None = None) -> str:
+def trace_page(
+    events: Sequence[Mapping[str, Any]],
+    *,
+    source: str,
+    diagram: Diagram | None = None,
+    replay: Mapping[str, Any] | None = None,
+) -> str:
     """The viewer for one trace; with ``diagram`` a diagram tab its steps link to, with
     ``replay`` (what :func:`replay_summary` gives) the replay's verdict and divergence."""
     data = view_model(events, source=source)
@@ -50,19 +54,28 @@ def trace_page(events: Sequence[Mapping[str, Any]], *, source: str,
     return _page(f"{kind} {source}", data, diagram.svg if diagram else "")
 
 
-def diagram_page(title: str, diagram: Diagram, counts: Sequence[Mapping[str, Any]],
-                 traces: Sequence[str]) -> str:
+def diagram_page(
+    title: str, diagram: Diagram, counts: Sequence[Mapping[str, Any]], traces: Sequence[str]
+) -> str:
     """A page with the diagram alone, and per step the counts drawn on it (if any traces)."""
-    data = {"mode": "diagram", "run": {"source": title, "traces": list(traces)},
-            "counts": list(counts), "nodes": dict(diagram.nodes), "prefixes": []}
+    data = {
+        "mode": "diagram",
+        "run": {"source": title, "traces": list(traces)},
+        "counts": list(counts),
+        "nodes": dict(diagram.nodes),
+        "prefixes": [],
+    }
     return _page(title, data, diagram.svg)
 
 
 def _page(title: str, data: Mapping[str, Any], svg: str) -> str:
     files = resources.files("horismos") / "viewer"
     template = (files / "page.html").read_text(encoding="utf-8")
-    blob = gzip.compress(json.dumps(data, separators=(",", ":"), ensure_ascii=False,
-                                    default=str).encode(), compresslevel=_LEVEL, mtime=0)
+    blob = gzip.compress(
+        json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str).encode(),
+        compresslevel=_LEVEL,
+        mtime=0,
+    )
     parts = {
         "TITLE": html.escape(title),
         "CSS": (files / "viewer.css").read_text(encoding="utf-8"),

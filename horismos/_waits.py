@@ -42,12 +42,27 @@ from ._stores import Change, Conflict, Store
 from ._vocab import HORIS, NS, PROV
 from ._world import INSTANCES, World
 
-__all__ = ["StoredInstance", "WaitContext", "Waiting", "find_instance", "open_wait", "prepare",
-           "read_instance", "summary", "unfinished", "wait_step"]
+__all__ = [
+    "StoredInstance",
+    "WaitContext",
+    "Waiting",
+    "find_instance",
+    "open_wait",
+    "prepare",
+    "read_instance",
+    "summary",
+    "unfinished",
+    "wait_step",
+]
 
 _NS = {"horis": NS, "prov": str(PROV), "rdfs": str(RDFS)}
-_STATUS = {HORIS.Running: "running", HORIS.Completed: "completed", HORIS.Waiting: "waiting",
-           HORIS.Blocked: "blocked", HORIS.Failed: "failed"}
+_STATUS = {
+    HORIS.Running: "running",
+    HORIS.Completed: "completed",
+    HORIS.Waiting: "waiting",
+    HORIS.Blocked: "blocked",
+    HORIS.Failed: "failed",
+}
 
 
 class Clock(Protocol):
@@ -91,34 +106,49 @@ class StoredInstance:
 
 def read_instance(store: Store, iid: URIRef) -> StoredInstance | None:
     """The stored state of ``iid``, or ``None`` when the world holds no such instance."""
-    rows = store.select(f"""
+    rows = store.select(
+        f"""
         SELECT ?workflow ?focus ?status ?version ?current ?blocked ?error WHERE {{
             GRAPH <{INSTANCES}> {{
             ?i horis:workflow ?workflow ; horis:focus ?focus ; horis:status ?status ;
                horis:version ?version .
             OPTIONAL {{ ?i horis:currentStep ?current }}
             OPTIONAL {{ ?i horis:blockedBy ?blocked }}
-            OPTIONAL {{ ?i horis:error ?error }} }} }}""", {"i": iid}, _NS)
+            OPTIONAL {{ ?i horis:error ?error }} }} }}""",
+        {"i": iid},
+        _NS,
+    )
     if not rows:
         return None
     row = rows[0]
     variables: dict[str, Node] = {"this": row["focus"]}
-    for v in store.select(f"""
+    for v in store.select(
+        f"""
             SELECT ?name ?value WHERE {{ GRAPH <{INSTANCES}> {{
                 ?i horis:variable ?v . ?v horis:name ?name ; horis:value ?value }} }}""",
-                          {"i": iid}, _NS):
+        {"i": iid},
+        _NS,
+    ):
         variables[str(v["name"])] = v["value"]
     current = row.get("current")
-    return StoredInstance(iid, row["workflow"], row["focus"],  # type: ignore[arg-type]
-                          _STATUS.get(cast(URIRef, row["status"]), str(row["status"])),
-                          current if isinstance(current, URIRef) else None,
-                          int(cast(Literal, row["version"]).toPython()), variables,
-                          str(row["blocked"]) if "blocked" in row else None,
-                          str(row["error"]) if "error" in row else None)
+    return StoredInstance(
+        iid,
+        row["workflow"],  # type: ignore[arg-type]
+        row["focus"],  # type: ignore[arg-type]
+        _STATUS.get(cast(URIRef, row["status"]), str(row["status"])),
+        current if isinstance(current, URIRef) else None,
+        int(cast(Literal, row["version"]).toPython()),
+        variables,
+        str(row["blocked"]) if "blocked" in row else None,
+        str(row["error"]) if "error" in row else None,
+    )
 
 
-def unfinished(store: Store, workflow: URIRef, foci: list[URIRef],
-               ) -> dict[URIRef, StoredInstance]:
+def unfinished(
+    store: Store,
+    workflow: URIRef,
+    foci: list[URIRef],
+) -> dict[URIRef, StoredInstance]:
     """For each of ``foci``, its instance of ``workflow`` that has not finished, if any:
     running (its process died), blocked (a precondition did not hold) or waiting.
 
@@ -129,10 +159,14 @@ def unfinished(store: Store, workflow: URIRef, foci: list[URIRef],
     wanted = set(foci)
     # one focus (a run per event): ask for its instances only, not every unfinished one
     bound = {"wf": workflow, **({"f": foci[0]} if len(foci) == 1 else {})}
-    rows = store.select(f"""
+    rows = store.select(
+        f"""
         SELECT ?i ?f WHERE {{ GRAPH <{INSTANCES}> {{
             ?i horis:workflow ?wf ; horis:focus ?f ; horis:status ?s .
-            VALUES ?s {{ horis:Running horis:Blocked horis:Waiting }} }} }}""", bound, _NS)
+            VALUES ?s {{ horis:Running horis:Blocked horis:Waiting }} }} }}""",
+        bound,
+        _NS,
+    )
     found: dict[URIRef, StoredInstance] = {}
     for r in sorted(rows, key=lambda r: str(r["i"])):
         focus = r.get("f", foci[0])  # a bound variable is not among a row's values
@@ -147,19 +181,25 @@ def find_instance(store: Store, text: str) -> URIRef:
     """An instance IRI from its IRI or from the short id a run prints (a unique prefix)."""
     if ":" in text:
         return URIRef(text.strip("<>"))
-    rows = store.select(f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} }}",
-                        {}, _NS)
-    found = sorted({r["i"] for r in rows
-                    if str(r["i"]).rsplit(":", 1)[-1].startswith(text)}, key=str)
+    rows = store.select(
+        f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} }}", {}, _NS
+    )
+    found = sorted(
+        {r["i"] for r in rows if str(r["i"]).rsplit(":", 1)[-1].startswith(text)}, key=str
+    )
     if len(found) == 1:
         return found[0]  # type: ignore[return-value]
     if not rows:
-        raise UsageError("this world holds no workflow instances, so there is none to resume; "
-                         "give the world the run committed to (the same --store, or the run's "
-                         "--out as --world)")
+        raise UsageError(
+            "this world holds no workflow instances, so there is none to resume; "
+            "give the world the run committed to (the same --store, or the run's "
+            "--out as --world)"
+        )
     what = "no instance" if not found else f"{len(found)} instances"
-    raise UsageError(f"{what} in this world with the id {text!r}; give the instance IRI "
-                     "(urn:horismos:instance:…) as the run's brief or trace shows it")
+    raise UsageError(
+        f"{what} in this world with the id {text!r}; give the instance IRI "
+        "(urn:horismos:instance:…) as the run's brief or trace shows it"
+    )
 
 
 # -- the step --------------------------------------------------------------------------------
@@ -173,14 +213,21 @@ class _OpenWait:
     brief: str | None
 
 
-def wait_step(runner: WaitContext, inst: InstanceRun, step: WaitStep, variables: dict[str, Node],
-              ) -> tuple[StepRecord, URIRef | None, list[tuple]]:
+def wait_step(
+    runner: WaitContext,
+    inst: InstanceRun,
+    step: WaitStep,
+    variables: dict[str, Node],
+) -> tuple[StepRecord, URIRef | None, list[tuple]]:
     """Begin the wait, or — for an instance resumed at it — settle it."""
     rec = StepRecord(step.iri, "WaitStep", "completed", inst.instance)
     detail: dict[str, Any] = {
-        "reason": step.reason, "wake": sorted(str(w) for w in step.wake),
+        "reason": step.reason,
+        "wake": sorted(str(w) for w in step.wake),
         "delivery": str(step.delivery) if step.delivery else None,
-        "until": _until_text(step), "timeout": step.timeout}
+        "until": _until_text(step),
+        "timeout": step.timeout,
+    }
     rec.detail["wait"] = detail
     begun = open_wait(runner.store, inst.instance, step.iri)
     if begun is not None:
@@ -196,9 +243,12 @@ def wait_step(runner: WaitContext, inst: InstanceRun, step: WaitStep, variables:
     detail.update(outcome="waiting", started=started.isoformat(), brief=brief)
     rec.status, rec.brief, rec.graph = "waiting", brief, graph
     triples: list[tuple[Node, Node, Node]] = [
-        (graph, RDF.type, PROV.Entity), (graph, PROV.wasGeneratedBy, activity),
-        (activity, RDF.type, HORIS.StepExecution), (activity, RDF.type, PROV.Activity),
-        (activity, HORIS.step, step.iri), (activity, HORIS.instance, inst.instance),
+        (graph, RDF.type, PROV.Entity),
+        (graph, PROV.wasGeneratedBy, activity),
+        (activity, RDF.type, HORIS.StepExecution),
+        (activity, RDF.type, PROV.Activity),
+        (activity, HORIS.step, step.iri),
+        (activity, HORIS.instance, inst.instance),
         (activity, HORIS.provenance, HORIS.SystemProvenance),
         (activity, PROV.startedAtTime, _time(started)),
         (activity, RDFS.label, Literal(f"{step.iri.fragment or step.iri} waits")),
@@ -210,9 +260,14 @@ def wait_step(runner: WaitContext, inst: InstanceRun, step: WaitStep, variables:
     return rec, None, [(s, p, o, graph) for s, p, o in triples]
 
 
-def _settle(runner: WaitContext, step: WaitStep, variables: dict[str, Node], rec: StepRecord,
-            detail: dict[str, Any], wait: _OpenWait,
-            ) -> tuple[StepRecord, URIRef | None, list[tuple]]:
+def _settle(
+    runner: WaitContext,
+    step: WaitStep,
+    variables: dict[str, Node],
+    rec: StepRecord,
+    detail: dict[str, Any],
+    wait: _OpenWait,
+) -> tuple[StepRecord, URIRef | None, list[tuple]]:
     now = runner.env.now()
     detail.update(started=wait.started.isoformat(), resumed=now.isoformat())
     rec.graph = wait.graph
@@ -230,43 +285,55 @@ def _settle(runner: WaitContext, step: WaitStep, variables: dict[str, Node], rec
 
 
 def open_wait(store: Store, iid: URIRef, step: URIRef) -> _OpenWait | None:
-    rows = store.select("""
+    rows = store.select(
+        """
         SELECT ?a ?g ?started ?brief WHERE { GRAPH ?g {
             ?a a horis:StepExecution ; horis:instance ?i ; horis:step ?s ;
                prov:startedAtTime ?started .
             OPTIONAL { ?a horis:brief ?brief }
             FILTER NOT EXISTS { ?a prov:endedAtTime ?ended } }
-            FILTER (STRSTARTS(STR(?g), "urn:horismos:wait:")) }""", {"i": iid, "s": step}, _NS)
+            FILTER (STRSTARTS(STR(?g), "urn:horismos:wait:")) }""",
+        {"i": iid, "s": step},
+        _NS,
+    )
     if not rows:
         return None
     row = max(rows, key=lambda r: str(r["started"]))
     brief = row.get("brief")
-    return _OpenWait(row["a"], row["g"],  # type: ignore[arg-type]
-                     dt.datetime.fromisoformat(str(row["started"])),
-                     str(brief) if brief is not None else None)
+    return _OpenWait(
+        row["a"],  # type: ignore[arg-type]
+        row["g"],  # type: ignore[arg-type]
+        dt.datetime.fromisoformat(str(row["started"])),
+        str(brief) if brief is not None else None,
+    )
 
 
-def compose_brief(runner: WaitContext, inst: InstanceRun, step: WaitStep,
-                  variables: dict[str, Node]) -> str:
+def compose_brief(
+    runner: WaitContext, inst: InstanceRun, step: WaitStep, variables: dict[str, Node]
+) -> str:
     """What the operator is told: why, about what, what was proposed, how to answer."""
     n = runner.defs.name
     focus = variables["this"]
     label = next(iter(sorted(str(v) for v in runner.store.objects(focus, RDFS.label))), "")
-    lines = [step.reason or f"{n(step.iri)} waits for the world to change.",
-             f"Instance {inst.instance} ({n(inst.workflow)} for {n(focus)}"
-             f"{' — ' + label if label else ''}) waits at {n(step.iri)}."]
-    proposal = next((r.detail["proposal"] for r in reversed(inst.steps)
-                     if "proposal" in r.detail), None)
+    lines = [
+        step.reason or f"{n(step.iri)} waits for the world to change.",
+        f"Instance {inst.instance} ({n(inst.workflow)} for {n(focus)}"
+        f"{' — ' + label if label else ''}) waits at {n(step.iri)}.",
+    ]
+    proposal = next(
+        (r.detail["proposal"] for r in reversed(inst.steps) if "proposal" in r.detail), None
+    )
     if proposal is not None:
         lines += _proposal_lines(runner.defs, proposal)
     if step.until is not None:
         lines.append(f"It continues when this holds: {_until_text(step)}")
     if step.timeout is not None:
         target = step.on_timeout or step.next
-        lines.append(f"Without an answer within {_duration(step.timeout)} it continues at "
-                     f"{n(target) if target else 'the end'}.")
-    lines.append(f"Answer with: horismos resume … --instance {inst.instance} --facts "
-                 "'<Turtle>'")
+        lines.append(
+            f"Without an answer within {_duration(step.timeout)} it continues at "
+            f"{n(target) if target else 'the end'}."
+        )
+    lines.append(f"Answer with: horismos resume … --instance {inst.instance} --facts '<Turtle>'")
     return "\n".join(lines)
 
 
@@ -283,8 +350,10 @@ def _proposal_lines(defs: Definitions, proposal: dict[str, Any]) -> list[str]:
             name = defs.name(term) if isinstance(term, URIRef) else node
             lines.append(f"  {i}. {name}" + (f" — {labels[node]}" if labels.get(node) else ""))
     elif proposal.get("candidates"):
-        lines.append("Candidates: " + ", ".join(
-            defs.name(from_n3(c["node"])) for c in proposal["candidates"]))  # type: ignore[arg-type]
+        lines.append(
+            "Candidates: "
+            + ", ".join(defs.name(from_n3(c["node"])) for c in proposal["candidates"])  # type: ignore[arg-type]
+        )
     return lines
 
 
@@ -331,19 +400,31 @@ class Waiting:
 
     def instance_run(self) -> InstanceRun:
         s = self.stored
-        return InstanceRun(s.instance, s.workflow, s.focus, s.status,  # type: ignore[arg-type]
-                           s.current, variables=dict(s.variables))
+        return InstanceRun(
+            s.instance,
+            s.workflow,
+            s.focus,
+            s.status,  # type: ignore[arg-type]
+            s.current,
+            variables=dict(s.variables),
+        )
 
     def land(self, runner: WaitContext) -> dict[str, Any]:
         """Commit the facts in their own named graph (provenance: human); the trace fields."""
         now = read_instance(runner.store, self.stored.instance)
         if now is None or now.version != self.version or now.status != self.stored.status:
-            raise UsageError(f"instance {self.stored.instance} changed while it was being "
-                             "resumed (another process resumed it); read it again")
+            raise UsageError(
+                f"instance {self.stored.instance} changed while it was being "
+                "resumed (another process resumed it); read it again"
+            )
         fields: dict[str, Any] = {
-            "instance": str(self.stored.instance), "step": str(self.step.iri),
-            "status": self.stored.status, "version": self.version,
-            "facts": sorted(_nt(t) for t in self.facts), "graph": None}
+            "instance": str(self.stored.instance),
+            "step": str(self.step.iri),
+            "status": self.stored.status,
+            "version": self.version,
+            "facts": sorted(_nt(t) for t in self.facts),
+            "graph": None,
+        }
         if not self.facts:
             return fields
         fid = runner.env.new_id()
@@ -351,30 +432,42 @@ class Waiting:
         graph = URIRef(f"urn:horismos:input:{fid}")
         activity = URIRef(f"urn:horismos:activity:{fid}")
         meta: list[tuple[Node, Node, Node]] = [
-            (graph, RDF.type, PROV.Entity), (graph, PROV.wasGeneratedBy, activity),
-            (activity, RDF.type, PROV.Activity), (activity, HORIS.step, self.step.iri),
+            (graph, RDF.type, PROV.Entity),
+            (graph, PROV.wasGeneratedBy, activity),
+            (activity, RDF.type, PROV.Activity),
+            (activity, HORIS.step, self.step.iri),
             (activity, HORIS.instance, self.stored.instance),
             (activity, HORIS.provenance, HORIS.HumanProvenance),
-            (activity, PROV.startedAtTime, at), (activity, PROV.endedAtTime, at),
-            (activity, RDFS.label, Literal(
-                f"answer to {self.step.iri.fragment or self.step.iri}")),
+            (activity, PROV.startedAtTime, at),
+            (activity, PROV.endedAtTime, at),
+            (activity, RDFS.label, Literal(f"answer to {self.step.iri.fragment or self.step.iri}")),
         ]
         iid = self.stored.instance
-        guard = ((iid, HORIS.version, Literal(self.version), INSTANCES),
-                 (iid, HORIS.status, HORIS.Waiting, INSTANCES))
+        guard = (
+            (iid, HORIS.version, Literal(self.version), INSTANCES),
+            (iid, HORIS.status, HORIS.Waiting, INSTANCES),
+        )
         try:  # guarded in the same update: a resume racing this one lands nothing
-            runner.world.commit(Change(add=[(s, p, o, graph) for s, p, o in [*self.facts, *meta]],
-                                       expect=guard))
+            runner.world.commit(
+                Change(add=[(s, p, o, graph) for s, p, o in [*self.facts, *meta]], expect=guard)
+            )
         except Conflict:
-            raise UsageError(f"instance {iid} changed while it was being resumed (another "
-                             "process resumed it); read it again") from None
+            raise UsageError(
+                f"instance {iid} changed while it was being resumed (another "
+                "process resumed it); read it again"
+            ) from None
         fields["graph"] = str(graph)
         return fields
 
 
-def prepare(defs: Definitions, gate: Gate, world: World, iid: URIRef,
-            facts: str | Graph | None,
-            types_of: Callable[[Node], set[Node]] | None = None) -> Waiting:
+def prepare(
+    defs: Definitions,
+    gate: Gate,
+    world: World,
+    iid: URIRef,
+    facts: str | Graph | None,
+    types_of: Callable[[Node], set[Node]] | None = None,
+) -> Waiting:
     """Check that ``iid`` can be resumed and that ``facts`` may answer it; writes nothing.
 
     A waiting instance resumes with facts or without. A *running* one is an instance whose
@@ -385,42 +478,62 @@ def prepare(defs: Definitions, gate: Gate, world: World, iid: URIRef,
     """
     stored = read_instance(world.store, iid)
     if stored is None and not world.store.select(
-            f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} }} LIMIT 1",
-            {}, _NS):
-        raise UsageError("this world holds no workflow instances, so there is none to resume; "
-                         "give the world the run committed to (the same --store, or the run's "
-                         "--out as --world)")
+        f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} }} LIMIT 1", {}, _NS
+    ):
+        raise UsageError(
+            "this world holds no workflow instances, so there is none to resume; "
+            "give the world the run committed to (the same --store, or the run's "
+            "--out as --world)"
+        )
     if stored is None:
-        raise UsageError(f"the world holds no instance {iid}; resume needs the world the run "
-                         "committed to (the same --store, or the --out of the run as --world)")
+        raise UsageError(
+            f"the world holds no instance {iid}; resume needs the world the run "
+            "committed to (the same --store, or the --out of the run as --world)"
+        )
     step = defs.steps.get(stored.current) if stored.current is not None else None
     if stored.status == "running" and step is not None and stored.workflow in defs.workflows:
         if facts:
-            raise UsageError(f"instance {iid} is running, not waiting, so it takes no facts; "
-                             "resume it without facts to continue it after its process died")
+            raise UsageError(
+                f"instance {iid} is running, not waiting, so it takes no facts; "
+                "resume it without facts to continue it after its process died"
+            )
         if world.store.shared:
-            raise UsageError(f"instance {iid} is running, and on a shared store another "
-                             "process may be driving it; `run --all` workers continue an "
-                             "instance whose worker's lease ran out")
+            raise UsageError(
+                f"instance {iid} is running, and on a shared store another "
+                "process may be driving it; `run --all` workers continue an "
+                "instance whose worker's lease ran out"
+            )
         return Waiting(stored, step, [])
     if stored.status != "waiting":
-        raise UsageError(f"instance {iid} is {stored.status}, not waiting; only an instance "
-                         "stopped at a horis:WaitStep can be resumed")
+        raise UsageError(
+            f"instance {iid} is {stored.status}, not waiting; only an instance "
+            "stopped at a horis:WaitStep can be resumed"
+        )
     if isinstance(step, ActionStep) and stored.workflow in defs.workflows:
         if facts:  # it waits for an approval of its call (see _policy), not for the world
-            raise UsageError(f"instance {iid} waits at {defs.name(step.iri)} for approval of "
-                             "its call, not for facts; record the approval with `horismos "
-                             "approve … --instance … --fingerprint …`, then resume without "
-                             "facts")
+            raise UsageError(
+                f"instance {iid} waits at {defs.name(step.iri)} for approval of "
+                "its call, not for facts; record the approval with `horismos "
+                "approve … --instance … --fingerprint …`, then resume without "
+                "facts"
+            )
         return Waiting(stored, step, [])
     if not isinstance(step, WaitStep) or stored.workflow not in defs.workflows:
-        raise UsageError(f"instance {iid} waits at {stored.current}, which the loaded "
-                         "definitions do not declare as a horis:WaitStep of "
-                         f"{defs.name(stored.workflow)}; load the definitions it ran with")
+        raise UsageError(
+            f"instance {iid} waits at {stored.current}, which the loaded "
+            "definitions do not declare as a horis:WaitStep of "
+            f"{defs.name(stored.workflow)}; load the definitions it ran with"
+        )
     triples = _parse(defs, facts)
     _check_terms(defs, triples)
-    check_answer(defs, world.store, iid, step.iri, triples,  # a person picks a legal option
-                 types_of or (lambda n: set(world.store.objects(n, RDF.type))))
+    check_answer(
+        defs,
+        world.store,
+        iid,
+        step.iri,
+        triples,  # a person picks a legal option
+        types_of or (lambda n: set(world.store.objects(n, RDF.type))),
+    )
     _judge(defs, gate, world.store, triples, types_of)
     return Waiting(stored, step, triples)
 
@@ -432,14 +545,17 @@ def _parse(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Nod
         g = facts
     else:
         g = Graph()
-        prefixes = "".join(f"@prefix {p}: <{ns}> .\n"
-                           for p, ns in defs.graph.namespace_manager.namespaces())
+        prefixes = "".join(
+            f"@prefix {p}: <{ns}> .\n" for p, ns in defs.graph.namespace_manager.namespaces()
+        )
         try:
             g.parse(data=prefixes + facts, format="turtle")
         except Exception as e:
-            raise UsageError(f"the facts are not valid Turtle: {_syntax_why(prefixes, facts, e)}; "
-                             "write triples such as ':booking7 :operatorChoice :FL200 .' (the "
-                             "definitions' prefixes are declared for you)") from None
+            raise UsageError(
+                f"the facts are not valid Turtle: {_syntax_why(prefixes, facts, e)}; "
+                "write triples such as ':booking7 :operatorChoice :FL200 .' (the "
+                "definitions' prefixes are declared for you)"
+            ) from None
     return sorted(g, key=lambda t: tuple(x.n3() for x in t))
 
 
@@ -457,8 +573,9 @@ def _syntax_why(prefixes: str, facts: str, e: Exception) -> str:
         line = (oe.lineno or shift + 1) - shift
         text = facts.splitlines()[line - 1].strip() if 0 < line <= len(facts.splitlines()) else ""
         hint = " (each statement ends with ' .')" if "end" in msg.lower() else ""
-        return (f"line {line}, column {oe.offset}: {msg}{hint}"
-                + (f", at: {text[:60]}" if text else ""))
+        return f"line {line}, column {oe.offset}: {msg}{hint}" + (
+            f", at: {text[:60]}" if text else ""
+        )
     except Exception:
         pass
     return str(getattr(e, "_why", None) or e)
@@ -468,15 +585,23 @@ def _check_terms(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> N
     for s, p, o in triples:
         datatype = o.datatype if isinstance(o, Literal) else None  # "…"^^horis:X too
         if any(str(t).startswith(NS) for t in (s, p, o, datatype) if isinstance(t, URIRef)) or (
-                str(s).startswith("urn:horismos:")):
-            raise UsageError(f"the facts write {defs.name(s)} {defs.name(p)} {defs.name(o)}: "
-                             "runtime state "
-                             "(horis: terms, urn:horismos: nodes) is written by the runtime "
-                             "only; give facts about the domain")
+            str(s).startswith("urn:horismos:")
+        ):
+            raise UsageError(
+                f"the facts write {defs.name(s)} {defs.name(p)} {defs.name(o)}: "
+                "runtime state "
+                "(horis: terms, urn:horismos: nodes) is written by the runtime "
+                "only; give facts about the domain"
+            )
 
 
-def _judge(defs: Definitions, gate: Gate, store: Store, triples: list[tuple[Node, Node, Node]],
-           types_of: Callable[[Node], set[Node]] | None) -> None:
+def _judge(
+    defs: Definitions,
+    gate: Gate,
+    store: Store,
+    triples: list[tuple[Node, Node, Node]],
+    types_of: Callable[[Node], set[Node]] | None,
+) -> None:
     """Each node the facts touch, after them, against the domain shapes that target it."""
     asserted: dict[Node, set[Node]] = {}
     for s, p, o in triples:
@@ -493,8 +618,11 @@ def _judge(defs: Definitions, gate: Gate, store: Store, triples: list[tuple[Node
         verdict = gate.domain(subject, added, store.outgoing(subject), types)
         messages.extend(verdict.messages)
     if messages:
-        raise GateRejected("the facts break the domain shapes, so none of them landed: "
-                           + "; ".join(str(m) for m in messages), messages=tuple(messages))
+        raise GateRejected(
+            "the facts break the domain shapes, so none of them landed: "
+            + "; ".join(str(m) for m in messages),
+            messages=tuple(messages),
+        )
 
 
 def _nt(t: tuple[Node, Node, Node]) -> str:
@@ -510,5 +638,8 @@ def summary(rec: StepRecord, name: Callable[[Node], str]) -> str:
         return "waiting" + ("" if d.get("brief") else f": {d.get('reason') or 'for the world'}")
     if outcome == "still_waiting":
         return f"still waiting: this does not hold yet: {d.get('until')}"
-    return {"until_held": "no wait: until already holds", "ended": "wait ended",
-            "timed_out": "wait timed out"}.get(str(outcome), str(outcome)) + then
+    return {
+        "until_held": "no wait: until already holds",
+        "ended": "wait ended",
+        "timed_out": "wait timed out",
+    }.get(str(outcome), str(outcome)) + then

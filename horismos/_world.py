@@ -60,12 +60,26 @@ class World:
             try:
                 self.store.load_file(path)  # pyoxigraph's parser, into every kind of store
             except SyntaxError as e:
-                raise AuthoringError([Problem(
-                    "error", f"cannot read world data: {e.msg}", file=str(path),
-                    line=e.lineno, hint="fix the syntax at that line")]) from None
+                raise AuthoringError(
+                    [
+                        Problem(
+                            "error",
+                            f"cannot read world data: {e.msg}",
+                            file=str(path),
+                            line=e.lineno,
+                            hint="fix the syntax at that line",
+                        )
+                    ]
+                ) from None
 
-    def hydrate(self, adapter: Adapter, ids: Iterable[str] = (), *,
-                search: Iterable[str] = (), allow_hosts: Iterable[str] = ()) -> list[Hydrated]:
+    def hydrate(
+        self,
+        adapter: Adapter,
+        ids: Iterable[str] = (),
+        *,
+        search: Iterable[str] = (),
+        allow_hosts: Iterable[str] = (),
+    ) -> list[Hydrated]:
         """Project resources of ``adapter``'s system of record into the world, each in its own
         named graph with its source version and read time (see :mod:`horismos._hydrate`).
 
@@ -86,15 +100,15 @@ class World:
 
     def commit(self, change: Change) -> Digest:
         """Land ``change`` (its blank nodes skolemised); the delta it made to the digest."""
-        return self.store.apply(Change(skolemise(list(change.add)), change.remove,
-                                       change.expect))
+        return self.store.apply(Change(skolemise(list(change.add)), change.remove, change.expect))
 
     def canonical(self, *, include_instances: bool = True) -> str:
         """Every stored quad as sorted N-Quads: equal worlds, equal text. Linear but for the
         sort, with no relabelling: the world holds no blank node Horismos wrote."""
         suffix = f" <{INSTANCES}> ."
-        lines = sorted(line for line in self.store.lines()
-                       if include_instances or not line.endswith(suffix))
+        lines = sorted(
+            line for line in self.store.lines() if include_instances or not line.endswith(suffix)
+        )
         return "\n".join(lines) + ("\n" if lines else "")
 
     def digest(self) -> str:
@@ -112,6 +126,10 @@ class World:
     def __enter__(self) -> World:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()

@@ -19,12 +19,21 @@ from .mcp import McpBinding, McpSessions, mcp_server
 from .python import static_problem
 from .reach import Hosts, Reach, hosts_of
 
-__all__ = ["Binding", "Hosts", "McpSessions", "Reach", "hosts_of", "mcp_server", "resolve",
-           "static_problem"]
+__all__ = [
+    "Binding",
+    "Hosts",
+    "McpSessions",
+    "Reach",
+    "hosts_of",
+    "mcp_server",
+    "resolve",
+    "static_problem",
+]
 
 
-def resolve(tool: Tool, registry: Mapping[str, Callable[..., Any]],
-            sessions: McpSessions | None = None) -> Binding:
+def resolve(
+    tool: Tool, registry: Mapping[str, Callable[..., Any]], sessions: McpSessions | None = None
+) -> Binding:
     """The binding for ``tool``; raises :class:`ToolError` naming what cannot be resolved."""
     if tool.binding.startswith("python:"):
         from .python import PythonBinding
@@ -39,10 +48,11 @@ def resolve(tool: Tool, registry: Mapping[str, Callable[..., Any]],
     if tool.binding.startswith("cmd:"):
         from .command import CommandBinding
 
-        name = tool.binding[len("cmd:"):]
+        name = tool.binding[len("cmd:") :]
         return CommandBinding.resolve(tool, {name: tool.command} if tool.command else {})
     raise ToolError(
         f"binding {tool.binding!r} of {tool.name}: this kind of binding is not available in "
-        "this runtime; bind the tool to \"python:…\", \"mcp://SERVER/TOOL\", \"cmd:NAME\" "
+        'this runtime; bind the tool to "python:…", "mcp://SERVER/TOOL", "cmd:NAME" '
         "or an http(s) URL",
-        tool=str(tool.iri))
+        tool=str(tool.iri),
+    )

@@ -66,12 +66,21 @@ def template_problems(argv: tuple[str, ...], workdir: str) -> list[tuple[str, st
     """(message, hint) for each way the template itself is wrong, found at load time."""
     problems = []
     if _PLACEHOLDER.search(argv[0]):
-        problems.append((f"horis:argv's first member {argv[0]!r} is the program and cannot be "
-                         "an argument's value", "name the program itself, e.g. ( \"wc\" … )"))
+        problems.append(
+            (
+                f"horis:argv's first member {argv[0]!r} is the program and cannot be "
+                "an argument's value",
+                'name the program itself, e.g. ( "wc" … )',
+            )
+        )
     parts = PurePosixPath(workdir).parts if workdir else ()
     if workdir.startswith("/") or ".." in parts:
-        problems.append((f"horis:workdir {workdir!r} must be relative to horis:root, without "
-                         "'..'", "write a folder under the root, e.g. horis:workdir \"cases\""))
+        problems.append(
+            (
+                f"horis:workdir {workdir!r} must be relative to horis:root, without '..'",
+                'write a folder under the root, e.g. horis:workdir "cases"',
+            )
+        )
     return problems
 
 
@@ -101,7 +110,7 @@ class _Stream:
         if chunk and self.tail_cap:
             self.tail += chunk
             if len(self.tail) > self.tail_cap:
-                del self.tail[:len(self.tail) - self.tail_cap]
+                del self.tail[: len(self.tail) - self.tail_cap]
 
     @property
     def retained(self) -> int:
@@ -116,17 +125,23 @@ class _Stream:
         return bytes(self.head + self.tail) if self.dropped == 0 else None
 
     def preview(self) -> str:
-        return bytes(self.head[:self.preview_cap]).decode("utf-8", "replace")
+        return bytes(self.head[: self.preview_cap]).decode("utf-8", "replace")
 
     def evidence(self, path: Path | None) -> dict[str, Any]:
-        return {"emitted_bytes": self.emitted, "retained_bytes": self.retained,
-                "head_bytes": len(self.head), "tail_bytes": len(self.tail),
-                "dropped_bytes": self.dropped,
-                "dropped_range": [len(self.head), self.emitted - len(self.tail)]
-                if self.dropped else None,
-                "truncated": self.dropped > 0, "preview": self.preview(),
-                "preview_truncated": self.emitted > self.preview_cap,
-                "file": str(path) if path is not None else None}
+        return {
+            "emitted_bytes": self.emitted,
+            "retained_bytes": self.retained,
+            "head_bytes": len(self.head),
+            "tail_bytes": len(self.tail),
+            "dropped_bytes": self.dropped,
+            "dropped_range": [len(self.head), self.emitted - len(self.tail)]
+            if self.dropped
+            else None,
+            "truncated": self.dropped > 0,
+            "preview": self.preview(),
+            "preview_truncated": self.emitted > self.preview_cap,
+            "file": str(path) if path is not None else None,
+        }
 
 
 class CommandBinding(Binding):
@@ -137,11 +152,14 @@ class CommandBinding(Binding):
 
     @classmethod
     def resolve(cls, tool: Tool, commands: Mapping[str, Command]) -> CommandBinding:
-        name = tool.binding[len("cmd:"):]
+        name = tool.binding[len("cmd:") :]
         command = commands.get(name)
         if command is None:
-            raise NotSent(f"binding \"{tool.binding}\" of {tool.name}: no horis:CommandBinding "
-                          f"named {name!r} is declared", tool=str(tool.iri))
+            raise NotSent(
+                f'binding "{tool.binding}" of {tool.name}: no horis:CommandBinding '
+                f"named {name!r} is declared",
+                tool=str(tool.iri),
+            )
         binding = cls(tool, command)
         binding.program()
         return binding
@@ -155,9 +173,12 @@ class CommandBinding(Binding):
             return sys.executable
         found = shutil.which(name)
         if found is None:
-            raise NotSent(f"command {self.command.name!r} of {self.tool.name}: program "
-                          f"{name!r} is not found on PATH; install it or give its full path "
-                          "as the first member of horis:argv", tool=str(self.tool.iri))
+            raise NotSent(
+                f"command {self.command.name!r} of {self.tool.name}: program "
+                f"{name!r} is not found on PATH; install it or give its full path "
+                "as the first member of horis:argv",
+                tool=str(self.tool.iri),
+            )
         return found
 
     def argv(self, args: Mapping[str, Any]) -> list[str]:
@@ -172,35 +193,43 @@ class CommandBinding(Binding):
                 continue
             for n in names:
                 if "\0" in values[n]:
-                    raise self._refuse(f"argument \"{n}\" contains a NUL byte, which no "
-                                       "command-line argument can carry")
+                    raise self._refuse(
+                        f'argument "{n}" contains a NUL byte, which no '
+                        "command-line argument can carry"
+                    )
             whole = _PLACEHOLDER.fullmatch(member)
             if whole and not options_end and values[whole.group(1)].startswith("-"):
                 raise self._refuse(
-                    f"argument \"{whole.group(1)}\" is {values[whole.group(1)]!r}, which starts "
+                    f'argument "{whole.group(1)}" is {values[whole.group(1)]!r}, which starts '
                     f"with '-' where {self.command.argv[0]} reads options; a value is never "
-                    "an option: the template puts it after \"--\" or as --opt={"
-                    f"{whole.group(1)}}}, or the value must not start with '-'")
+                    'an option: the template puts it after "--" or as --opt={'
+                    f"{whole.group(1)}}}, or the value must not start with '-'"
+                )
             out.append(_PLACEHOLDER.sub(lambda m: values[m.group(1)], member))
         return out
 
     def workdir(self, args: Mapping[str, Any]) -> Path:
         root = Path(self.command.root).resolve()
         if not root.is_dir():
-            raise NotSent(f"command {self.command.name!r}: horis:root {self.command.root!r} is "
-                          "not a folder", tool=str(self.tool.iri))
+            raise NotSent(
+                f"command {self.command.name!r}: horis:root {self.command.root!r} is not a folder",
+                tool=str(self.tool.iri),
+            )
         rel = _PLACEHOLDER.sub(lambda m: _text(args.get(m.group(1), "")), self.command.workdir)
         parts = PurePosixPath(rel).parts
         if rel.startswith(("/", "\\")) or ".." in parts or "\0" in rel:
-            raise self._refuse(f"working directory {rel!r} escapes the root {str(root)!r}: it "
-                               "must be relative, without '..'")
+            raise self._refuse(
+                f"working directory {rel!r} escapes the root {str(root)!r}: it "
+                "must be relative, without '..'"
+            )
         where = (root / rel).resolve()
         if where != root and root not in where.parents:
-            raise self._refuse(f"working directory {rel!r} resolves to {str(where)!r}, outside "
-                               f"the root {str(root)!r} (a symlink leads out)")
+            raise self._refuse(
+                f"working directory {rel!r} resolves to {str(where)!r}, outside "
+                f"the root {str(root)!r} (a symlink leads out)"
+            )
         if not where.is_dir():
-            raise self._refuse(f"working directory {rel!r} is not a folder under "
-                               f"{str(root)!r}")
+            raise self._refuse(f"working directory {rel!r} is not a folder under {str(root)!r}")
         return where
 
     def environment(self) -> dict[str, str]:
@@ -209,30 +238,37 @@ class CommandBinding(Binding):
             if value.startswith("${") and value.endswith("}"):
                 var = value[2:-1]
                 if var not in os.environ:
-                    raise NotSent(f"command {self.command.name!r}: environment variable {var} "
-                                  f"(for its {name}) is not set; export {var}=… before "
-                                  "running", tool=str(self.tool.iri))
+                    raise NotSent(
+                        f"command {self.command.name!r}: environment variable {var} "
+                        f"(for its {name}) is not set; export {var}=… before "
+                        "running",
+                        tool=str(self.tool.iri),
+                    )
                 value = os.environ[var]
             env[name] = value
         return env
 
     def capture_dir(self) -> Path:
-        folder = Path(self.command.capture_dir or Path(tempfile.gettempdir())
-                      / "horismos-captures")
+        folder = Path(self.command.capture_dir or Path(tempfile.gettempdir()) / "horismos-captures")
         folder.mkdir(parents=True, exist_ok=True)
         usage = shutil.disk_usage(folder)
         if usage.free < self.command.min_free_bytes:
-            raise LowDisk(f"command {self.command.name!r} of {self.tool.name} was not started: "
-                          f"its capture folder {str(folder)!r} has {usage.free:,} bytes free, "
-                          f"under the waterline of {self.command.min_free_bytes:,} "
-                          "(horis:minFreeBytes); free space there or lower the waterline",
-                          free=usage.free, waterline=self.command.min_free_bytes,
-                          tool=str(self.tool.iri))
+            raise LowDisk(
+                f"command {self.command.name!r} of {self.tool.name} was not started: "
+                f"its capture folder {str(folder)!r} has {usage.free:,} bytes free, "
+                f"under the waterline of {self.command.min_free_bytes:,} "
+                "(horis:minFreeBytes); free space there or lower the waterline",
+                free=usage.free,
+                waterline=self.command.min_free_bytes,
+                tool=str(self.tool.iri),
+            )
         return folder
 
     def _refuse(self, why: str) -> NotSent:
-        return NotSent(f"{self.tool.name} (command {self.command.name!r}) refused before it "
-                       f"ran: {why}", tool=str(self.tool.iri))
+        return NotSent(
+            f"{self.tool.name} (command {self.command.name!r}) refused before it ran: {why}",
+            tool=str(self.tool.iri),
+        )
 
     async def check(self) -> None:
         self.program()
@@ -245,16 +281,26 @@ class CommandBinding(Binding):
         folder = self.capture_dir()
         c = self.command
         per_stream = c.retain_bytes // 2
-        out, err = _Stream("stdout", per_stream, c.preview_bytes), _Stream(
-            "stderr", c.retain_bytes - per_stream, c.preview_bytes)
+        out, err = (
+            _Stream("stdout", per_stream, c.preview_bytes),
+            _Stream("stderr", c.retain_bytes - per_stream, c.preview_bytes),
+        )
         try:
             proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                start_new_session=True)
+                *argv,
+                cwd=cwd,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
         except OSError as e:  # not executable, gone since it was looked up: it never ran
-            raise NotSent(f"{self.tool.name} (command {c.name!r}): cannot start {argv[0]!r}: "
-                          f"{e.strerror or e}", tool=str(self.tool.iri)) from None
+            raise NotSent(
+                f"{self.tool.name} (command {c.name!r}): cannot start {argv[0]!r}: "
+                f"{e.strerror or e}",
+                tool=str(self.tool.iri),
+            ) from None
         _attempt.sent()  # it runs: from here on it may act
         over = asyncio.Event()
 
@@ -266,8 +312,10 @@ class CommandBinding(Binding):
                     _kill_group(proc.pid, signal.SIGKILL)
 
         assert proc.stdout is not None and proc.stderr is not None
-        readers = [asyncio.ensure_future(drain(proc.stdout, out)),
-                   asyncio.ensure_future(drain(proc.stderr, err))]
+        readers = [
+            asyncio.ensure_future(drain(proc.stdout, out)),
+            asyncio.ensure_future(drain(proc.stderr, err)),
+        ]
         try:
             status = await _exited(proc)
             # the group leader is gone: whatever it left behind goes too, so an inherited pipe
@@ -283,26 +331,35 @@ class CommandBinding(Binding):
                 r.cancel()
             raise
         _attempt.answered()
-        capture = self._evidence(out, err, folder, status,
-                                 "quota" if over.is_set() else None)
+        capture = self._evidence(out, err, folder, status, "quota" if over.is_set() else None)
         if over.is_set():
             raise OutputQuotaExceeded(
                 f"{self.tool.name} (command {c.name!r}) emitted more than its quota of "
                 f"{c.quota_bytes:,} bytes (horis:quotaBytes) on stdout and stderr; its process "
                 f"group was killed after {out.emitted + err.emitted:,} bytes; nothing landed. "
-                f"Output capture: {_brief(capture)}", emitted=out.emitted + err.emitted,
-                quota=c.quota_bytes, tool=str(self.tool.iri))
+                f"Output capture: {_brief(capture)}",
+                emitted=out.emitted + err.emitted,
+                quota=c.quota_bytes,
+                tool=str(self.tool.iri),
+            )
         if status != 0:
             tail = err.preview().strip()
-            raise ToolError(f"{self.tool.name} (command {c.name!r}) exited with status "
-                            f"{status}" + (f"; stderr: {tail}" if tail else "")
-                            + f". Output capture: {_brief(capture)}", tool=str(self.tool.iri))
+            raise ToolError(
+                f"{self.tool.name} (command {c.name!r}) exited with status "
+                f"{status}"
+                + (f"; stderr: {tail}" if tail else "")
+                + f". Output capture: {_brief(capture)}",
+                tool=str(self.tool.iri),
+            )
         text = out.whole()
         if text is None:
-            raise ToolError(f"{self.tool.name} (command {c.name!r}) wrote {out.emitted:,} bytes "
-                            f"to stdout, more than the {out.head_cap + out.tail_cap:,} kept "
-                            "(half of horis:retainBytes): stdout must be one JSON object, the "
-                            f"result. Output capture: {_brief(capture)}", tool=str(self.tool.iri))
+            raise ToolError(
+                f"{self.tool.name} (command {c.name!r}) wrote {out.emitted:,} bytes "
+                f"to stdout, more than the {out.head_cap + out.tail_cap:,} kept "
+                "(half of horis:retainBytes): stdout must be one JSON object, the "
+                f"result. Output capture: {_brief(capture)}",
+                tool=str(self.tool.iri),
+            )
         try:
             data = json.loads(text) if text.strip() else None
         except ValueError:
@@ -311,16 +368,19 @@ class CommandBinding(Binding):
         if not isinstance(data, dict) and text_key is not None:  # horis:fromText: whole text
             data = {text_key: text.decode("utf-8", "replace").strip()}
         if not isinstance(data, dict):
-            raise ToolError(f"{self.tool.name} (command {c.name!r}) must write one JSON object "
-                            f"to stdout, its result (or declare the horis:fromText assertion "
-                            f"its text lands as); it wrote {out.preview()[:200]!r}",
-                            tool=str(self.tool.iri))
+            raise ToolError(
+                f"{self.tool.name} (command {c.name!r}) must write one JSON object "
+                f"to stdout, its result (or declare the horis:fromText assertion "
+                f"its text lands as); it wrote {out.preview()[:200]!r}",
+                tool=str(self.tool.iri),
+            )
         result = Captured(data)
         result.capture = capture
         return check_result(self.tool, result, f"{self.tool.name} (command {c.name!r})")
 
-    def _evidence(self, out: _Stream, err: _Stream, folder: Path, status: int,
-                  killed: str | None) -> dict[str, Any]:
+    def _evidence(
+        self, out: _Stream, err: _Stream, folder: Path, status: int, killed: str | None
+    ) -> dict[str, Any]:
         c = self.command
         paths: dict[str, Path | None] = {}
         call = uuid.uuid4().hex[:12]
@@ -331,13 +391,20 @@ class CommandBinding(Binding):
                 path.write_bytes(bytes(s.head + s.tail))  # raw head, then raw tail
             paths[s.name] = path
         return {
-            "policy": {"preview_bytes": c.preview_bytes, "retain_bytes": c.retain_bytes,
-                       "quota_bytes": c.quota_bytes, "min_free_bytes": c.min_free_bytes},
-            "exit_status": status, "killed": killed,
+            "policy": {
+                "preview_bytes": c.preview_bytes,
+                "retain_bytes": c.retain_bytes,
+                "quota_bytes": c.quota_bytes,
+                "min_free_bytes": c.min_free_bytes,
+            },
+            "exit_status": status,
+            "killed": killed,
             "emitted_bytes": out.emitted + err.emitted,
             "dropped_bytes": out.dropped + err.dropped,
             "truncated": bool(out.dropped or err.dropped),
-            "stdout": out.evidence(paths["stdout"]), "stderr": err.evidence(paths["stderr"])}
+            "stdout": out.evidence(paths["stdout"]),
+            "stderr": err.evidence(paths["stderr"]),
+        }
 
 
 def _text(value: Any) -> str:
@@ -348,8 +415,9 @@ def _text(value: Any) -> str:
 
 
 def _brief(capture: Mapping[str, Any]) -> str:
-    return (f"{capture['emitted_bytes']:,} bytes emitted, {capture['dropped_bytes']:,} dropped"
-            + (f", killed ({capture['killed']})" if capture["killed"] else ""))
+    return f"{capture['emitted_bytes']:,} bytes emitted, {capture['dropped_bytes']:,} dropped" + (
+        f", killed ({capture['killed']})" if capture["killed"] else ""
+    )
 
 
 async def _exited(proc: asyncio.subprocess.Process) -> int:

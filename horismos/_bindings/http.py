@@ -55,8 +55,9 @@ class HttpBinding(Binding):
                 f"{self.tool.name}: the binding URL {self.shown} carries credentials "
                 f"({', '.join(secrets)}), which would be copied into traces and errors; take "
                 "them out and send them as a header read from the environment: horis:header "
-                "[ horis:name \"Authorization\" ; horis:fromEnv \"API_TOKEN\" ]",
-                tool=str(self.tool.iri))
+                '[ horis:name "Authorization" ; horis:fromEnv "API_TOKEN" ]',
+                tool=str(self.tool.iri),
+            )
         self._headers()
 
     def _headers(self) -> dict[str, str]:
@@ -67,15 +68,18 @@ class HttpBinding(Binding):
                 raise NotSent(
                     f"{self.tool.name}: header {h.name} is read from environment variable "
                     f"{h.env}, which is not set; export {h.env}=… before running",
-                    tool=str(self.tool.iri))
+                    tool=str(self.tool.iri),
+                )
             headers[h.name] = value
         return headers
 
     def _check_host(self) -> None:
         problem = self.hosts.problem(self.url)
         if problem is not None:
-            raise NotSent(f"{self.tool.name} is refused before any request: {problem}",
-                          tool=str(self.tool.iri))
+            raise NotSent(
+                f"{self.tool.name} is refused before any request: {problem}",
+                tool=str(self.tool.iri),
+            )
         self._host_checked = True
 
     async def call(self, args: Mapping[str, Any]) -> Any:
@@ -83,31 +87,42 @@ class HttpBinding(Binding):
             self._check_host()
         headers = self._headers()
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.tool.timeout, follow_redirects=False,
-                                             verify=True)
+            self._client = httpx.AsyncClient(
+                timeout=self.tool.timeout, follow_redirects=False, verify=True
+            )
         where = f"POST {self.shown}"
         try:
-            async with self._client.stream("POST", self.url, json=json_arguments(self.tool, args),
-                                           headers=headers,
-                                           extensions={"trace": _mark}) as response:
+            async with self._client.stream(
+                "POST",
+                self.url,
+                json=json_arguments(self.tool, args),
+                headers=headers,
+                extensions={"trace": _mark},
+            ) as response:
                 body = await _read_capped(response, self.tool, where)
         except (httpx.ConnectError, httpx.ConnectTimeout) as e:
-            raise NotSent(f"{where} failed: {type(e).__name__}: {redact_text(str(e))} "
-                          "(nothing was sent)") from None
+            raise NotSent(
+                f"{where} failed: {type(e).__name__}: {redact_text(str(e))} (nothing was sent)"
+            ) from None
         except httpx.TimeoutException:
-            raise ToolTimeout(f"{where} did not answer within {self.tool.timeout:g}s "
-                              "(horis:timeout)") from None
+            raise ToolTimeout(
+                f"{where} did not answer within {self.tool.timeout:g}s (horis:timeout)"
+            ) from None
         except httpx.HTTPError as e:
-            raise ToolError(f"{where} failed: {type(e).__name__}: {redact_text(str(e))}",
-                            ) from None
+            raise ToolError(
+                f"{where} failed: {type(e).__name__}: {redact_text(str(e))}",
+            ) from None
         status = response.status_code
         if not 200 <= status < 300:
             hint = ""
             if 300 <= status < 400:
-                hint = (f" (redirects are not followed; bind the tool to "
-                        f"{redact_url(response.headers.get('location', 'the final URL'))})")
-            raise ToolError(f"{where} answered {status} {response.reason_phrase}{hint}: "
-                            f"{_preview(body)}")
+                hint = (
+                    f" (redirects are not followed; bind the tool to "
+                    f"{redact_url(response.headers.get('location', 'the final URL'))})"
+                )
+            raise ToolError(
+                f"{where} answered {status} {response.reason_phrase}{hint}: {_preview(body)}"
+            )
         if status == 204 or not body.strip():
             return None
         try:
@@ -116,8 +131,10 @@ class HttpBinding(Binding):
             kind = response.headers.get("content-type", "no content type")
             raise ToolError(f"{where} answered {kind}, not JSON: {_preview(body)}") from None
         if not isinstance(data, dict):
-            raise ToolError(f"{where} answered a JSON {type(data).__name__}, not an object of "
-                            "the effect's fields")
+            raise ToolError(
+                f"{where} answered a JSON {type(data).__name__}, not an object of "
+                "the effect's fields"
+            )
         return data
 
     async def aclose(self) -> None:

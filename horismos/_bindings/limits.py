@@ -63,7 +63,10 @@ def too_large(tool: Tool, where: str) -> ResultTooLarge:
     return ResultTooLarge(
         f"{where} answered more than {limit:,} bytes, the cap of {tool.name} "
         f"(horis:maxResultBytes, default {DEFAULT_MAX_RESULT_BYTES:,}); the result is refused "
-        "and nothing landed", limit=limit, tool=str(tool.iri))
+        "and nothing landed",
+        limit=limit,
+        tool=str(tool.iri),
+    )
 
 
 def check_result(tool: Tool, value: Any, where: str) -> Any:

@@ -49,8 +49,16 @@ if TYPE_CHECKING:
 
     from .._definitions import Definitions
 
-__all__ = ["CONNECT_TIMEOUT", "McpBinding", "McpSessions", "Narrowed", "connection_problems",
-           "input_problems", "mcp_server", "narrow"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "McpBinding",
+    "McpSessions",
+    "Narrowed",
+    "connection_problems",
+    "input_problems",
+    "mcp_server",
+    "narrow",
+]
 
 CONNECT_TIMEOUT = 30.0
 """Seconds a server gets to start and answer the handshake and the tool list."""
@@ -58,9 +66,21 @@ CONNECT_TIMEOUT = 30.0
 _CONNECTION_CLOSED = -32000
 _ENVELOPE = 64 * 1024
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_INTEGERS = {XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte, XSD.nonNegativeInteger,
-             XSD.positiveInteger, XSD.negativeInteger, XSD.nonPositiveInteger,
-             XSD.unsignedInt, XSD.unsignedLong, XSD.unsignedShort, XSD.unsignedByte}
+_INTEGERS = {
+    XSD.integer,
+    XSD.int,
+    XSD.long,
+    XSD.short,
+    XSD.byte,
+    XSD.nonNegativeInteger,
+    XSD.positiveInteger,
+    XSD.negativeInteger,
+    XSD.nonPositiveInteger,
+    XSD.unsignedInt,
+    XSD.unsignedLong,
+    XSD.unsignedShort,
+    XSD.unsignedByte,
+}
 _NUMBERS = {XSD.decimal, XSD.double, XSD.float}
 
 
@@ -68,24 +88,36 @@ def mcp_server(name: str, spec: McpServer | Mapping[str, Any]) -> McpServer:
     """A server passed from Python: an :class:`McpServer`, ``dict(command=, args=, env=)``
     for stdio or ``dict(url=)`` for streamable HTTP."""
     if isinstance(spec, McpServer):
-        return spec if spec.name == name else McpServer(
-            spec.iri, name, spec.command, spec.args, spec.env, spec.url)
+        return (
+            spec
+            if spec.name == name
+            else McpServer(spec.iri, name, spec.command, spec.args, spec.env, spec.url)
+        )
     unknown = sorted(set(spec) - {"command", "args", "env", "url"})
     if unknown:
-        raise UsageError(f"MCP server {name!r}: unknown key(s) {', '.join(unknown)}; give "
-                         "command=, args=, env= (stdio) or url= (streamable HTTP)")
+        raise UsageError(
+            f"MCP server {name!r}: unknown key(s) {', '.join(unknown)}; give "
+            "command=, args=, env= (stdio) or url= (streamable HTTP)"
+        )
     command, url = spec.get("command"), spec.get("url")
     if (command is None) == (url is None):
-        raise UsageError(f"MCP server {name!r}: give exactly one of command= (stdio) or url= "
-                         "(streamable HTTP)")
+        raise UsageError(
+            f"MCP server {name!r}: give exactly one of command= (stdio) or url= (streamable HTTP)"
+        )
     args = spec.get("args") or ()
     if isinstance(args, str):
-        raise UsageError(f"MCP server {name!r}: args= is a list of strings, e.g. "
-                         "[\"-m\", \"my_server\"]")
+        raise UsageError(
+            f'MCP server {name!r}: args= is a list of strings, e.g. ["-m", "my_server"]'
+        )
     env = dict(spec.get("env") or {})
-    return McpServer(URIRef(f"urn:horismos:mcp-server:{name}"), name, command,
-                     tuple(str(a) for a in args), tuple((str(k), str(v)) for k, v in env.items()),
-                     url)
+    return McpServer(
+        URIRef(f"urn:horismos:mcp-server:{name}"),
+        name,
+        command,
+        tuple(str(a) for a in args),
+        tuple((str(k), str(v)) for k, v in env.items()),
+        url,
+    )
 
 
 class Narrowed(dict[str, Any]):
@@ -99,8 +131,12 @@ class McpSession:
     """One live session, held open by a task of its own so the SDK's transport is entered
     and left in the same task, whichever steps use it in between."""
 
-    def __init__(self, server: McpServer, cwd: Path | None,
-                 limit: int = 2 * DEFAULT_MAX_RESULT_BYTES + _ENVELOPE) -> None:
+    def __init__(
+        self,
+        server: McpServer,
+        cwd: Path | None,
+        limit: int = 2 * DEFAULT_MAX_RESULT_BYTES + _ENVELOPE,
+    ) -> None:
         self.server = server
         self.cwd = cwd
         self.limit = limit  # bytes of one message over stdio (see mcp_stdio)
@@ -116,7 +152,7 @@ class McpSession:
     def describe(self) -> str:
         s = self.server
         how = redact_url(s.url) if s.url is not None else " ".join([s.command or "", *s.args])
-        return f"MCP server \"{s.name}\" ({how})"
+        return f'MCP server "{s.name}" ({how})'
 
     @property
     def dead(self) -> bool:
@@ -135,12 +171,16 @@ class McpSession:
         try:
             await asyncio.wait_for(self._ready.wait(), timeout)
         except TimeoutError:
-            raise ToolError(f"{self.describe()} did not answer the MCP handshake within "
-                            f"{timeout:g}s{self._stderr_tail()}") from None
+            raise ToolError(
+                f"{self.describe()} did not answer the MCP handshake within "
+                f"{timeout:g}s{self._stderr_tail()}"
+            ) from None
         if not self.alive:
-            raise ToolError(f"{self.describe()} could not start: {_reason(self._failure)}"
-                            f"{self._stderr_tail()} — check its horis:command and horis:args, "
-                            "or horis:url")
+            raise ToolError(
+                f"{self.describe()} could not start: {_reason(self._failure)}"
+                f"{self._stderr_tail()} — check its horis:command and horis:args, "
+                "or horis:url"
+            )
 
     def _target(self) -> Any:
         from mcp import StdioServerParameters
@@ -150,6 +190,7 @@ class McpSession:
             return s.url
         env: dict[str, str] = {}
         for name, value in s.env:
+
             def expand(m: re.Match[str], n: str = name) -> str:
                 return self._from_env(n, m.group(1))
 
@@ -157,14 +198,15 @@ class McpSession:
         command = s.command or ""
         if command in ("python", "python3"):
             command = sys.executable  # the interpreter Horismos runs in, with its packages
-        return StdioServerParameters(command=command, args=list(s.args), env=env,
-                                     cwd=self.cwd)
+        return StdioServerParameters(command=command, args=list(s.args), env=env, cwd=self.cwd)
 
     def _from_env(self, name: str, var: str) -> str:
         value = os.environ.get(var)
         if value is None:
-            raise ToolError(f"{self.describe()}: environment variable {var} (for its {name}) "
-                            f"is not set; export {var}=… before running")
+            raise ToolError(
+                f"{self.describe()}: environment variable {var} (for its {name}) "
+                f"is not set; export {var}=… before running"
+            )
         return value
 
     async def _hold(self, target: Any) -> None:
@@ -176,8 +218,7 @@ class McpSession:
             else:
                 from .mcp_stdio import capped_stdio_client
 
-                client = Client(capped_stdio_client(target, self._stderr, self.limit),
-                                cache=None)
+                client = Client(capped_stdio_client(target, self._stderr, self.limit), cache=None)
             async with client:
                 self.tools = await _list_tools(client)
                 self._client, self.alive = client, True
@@ -201,20 +242,26 @@ class McpSession:
         except MCPError as e:
             if e.code == TOO_LARGE:
                 _attempt.answered()
-                raise ResultTooLarge(f"{self.describe()} answered \"{name}\" with more than "
-                                     f"{self.limit:,} bytes", limit=self.limit) from None
+                raise ResultTooLarge(
+                    f'{self.describe()} answered "{name}" with more than {self.limit:,} bytes',
+                    limit=self.limit,
+                ) from None
             if e.code == _CONNECTION_CLOSED:
                 self.alive = False
-                raise ToolError(f"{self.describe()} closed the connection during the call to "
-                                f"\"{name}\"{self._stderr_tail()}") from None
+                raise ToolError(
+                    f"{self.describe()} closed the connection during the call to "
+                    f'"{name}"{self._stderr_tail()}'
+                ) from None
             _attempt.answered()
-            raise ToolError(f"{self.describe()} refused the call to \"{name}\": {e.message} "
-                            f"(MCP error {e.code})") from None
+            raise ToolError(
+                f'{self.describe()} refused the call to "{name}": {e.message} (MCP error {e.code})'
+            ) from None
         except (asyncio.CancelledError, ToolError):
             raise
         except Exception as e:
-            raise ToolError(f"{self.describe()}: the call to \"{name}\" failed: "
-                            f"{_reason(e)}") from None
+            raise ToolError(
+                f'{self.describe()}: the call to "{name}" failed: {_reason(e)}'
+            ) from None
         _attempt.answered()
         return result
 
@@ -240,9 +287,12 @@ class McpSession:
 class McpSessions:
     """The MCP sessions of one run, by server name."""
 
-    def __init__(self, servers: Mapping[str, McpServer],
-                 folders: Mapping[str, Path] | None = None,
-                 caps: Mapping[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        servers: Mapping[str, McpServer],
+        folders: Mapping[str, Path] | None = None,
+        caps: Mapping[str, int] | None = None,
+    ) -> None:
         self.servers = dict(servers)
         self._folders = dict(folders or {})
         self._caps = dict(caps or {})  # server -> the largest horis:maxResultBytes bound to it
@@ -250,8 +300,9 @@ class McpSessions:
         self._lock: asyncio.Lock | None = None
 
     @classmethod
-    def for_definitions(cls, defs: Definitions,
-                        extra: Mapping[str, McpServer] | None = None) -> McpSessions:
+    def for_definitions(
+        cls, defs: Definitions, extra: Mapping[str, McpServer] | None = None
+    ) -> McpSessions:
         """Servers declared in Turtle (each started in the folder of the file declaring it),
         then those passed from Python, which win by name."""
         folders: dict[str, Path] = {}
@@ -264,7 +315,7 @@ class McpSessions:
         caps: dict[str, int] = {}
         for tool in defs.tools.values():
             if tool.binding.startswith("mcp://"):
-                named = tool.binding[len("mcp://"):].partition("/")[0]
+                named = tool.binding[len("mcp://") :].partition("/")[0]
                 caps[named] = max(caps.get(named, 0), tool.max_result_bytes)
         return cls({**defs.mcp_servers, **(extra or {})}, folders, caps)
 
@@ -283,8 +334,9 @@ class McpSessions:
                 if session is None:
                     # an answer carries the result twice (structured and as text) in an envelope
                     cap = self._caps.get(name, DEFAULT_MAX_RESULT_BYTES)
-                    session = McpSession(self.servers[name], self._folders.get(name),
-                                         2 * cap + _ENVELOPE)
+                    session = McpSession(
+                        self.servers[name], self._folders.get(name), 2 * cap + _ENVELOPE
+                    )
                     session.start()
                     self._open[name] = session
             try:
@@ -307,8 +359,9 @@ class McpBinding(Binding):
 
     kind = "mcp"
 
-    def __init__(self, tool: Tool, server: str, name: str, sessions: McpSessions,
-                 hosts: Hosts | None = None) -> None:
+    def __init__(
+        self, tool: Tool, server: str, name: str, sessions: McpSessions, hosts: Hosts | None = None
+    ) -> None:
         self.tool = tool
         self.hosts = hosts or Hosts()
         self.server = server
@@ -318,19 +371,26 @@ class McpBinding(Binding):
         self._remote: Any = None
 
     @classmethod
-    def resolve(cls, tool: Tool, sessions: McpSessions, hosts: Hosts | None = None,
-                ) -> McpBinding:
-        server, _, name = tool.binding[len("mcp://"):].partition("/")
+    def resolve(
+        cls,
+        tool: Tool,
+        sessions: McpSessions,
+        hosts: Hosts | None = None,
+    ) -> McpBinding:
+        server, _, name = tool.binding[len("mcp://") :].partition("/")
         if not server or not name:
-            raise ToolError(f"binding \"{tool.binding}\" of {tool.name}: write "
-                            "\"mcp://SERVER/TOOL\"", tool=str(tool.iri))
+            raise ToolError(
+                f'binding "{tool.binding}" of {tool.name}: write "mcp://SERVER/TOOL"',
+                tool=str(tool.iri),
+            )
         if server not in sessions.servers:
             known = ", ".join(sorted(sessions.servers)) or "none"
             raise ToolError(
-                f"binding \"{tool.binding}\" of {tool.name}: no MCP server named \"{server}\" "
+                f'binding "{tool.binding}" of {tool.name}: no MCP server named "{server}" '
                 f"is declared (declared: {known}); declare :{server} a horis:McpServer with "
-                f"horis:command or horis:url, or pass mcp_servers={{\"{server}\": …}} to Agent",
-                tool=str(tool.iri))
+                f'horis:command or horis:url, or pass mcp_servers={{"{server}": …}} to Agent',
+                tool=str(tool.iri),
+            )
         return cls(tool, server, name, sessions, hosts)
 
     async def check(self) -> None:
@@ -340,13 +400,17 @@ class McpBinding(Binding):
         url = self.sessions.servers[self.server].url
         problem = self.hosts.problem(url) if url is not None and self._session is None else None
         if problem is not None:
-            raise NotSent(f"{self.tool.name} (mcp://{self.server}/{self.name}) is refused "
-                          f"before any request: {problem}", tool=str(self.tool.iri))
+            raise NotSent(
+                f"{self.tool.name} (mcp://{self.server}/{self.name}) is refused "
+                f"before any request: {problem}",
+                tool=str(self.tool.iri),
+            )
         try:
             return await self.sessions.get(self.server)
         except ToolError as e:  # the server did not start or answer: nothing was sent
-            raise NotSent(f"{self.tool.name} (mcp://{self.server}/{self.name}): {e}",
-                          tool=str(self.tool.iri)) from None
+            raise NotSent(
+                f"{self.tool.name} (mcp://{self.server}/{self.name}): {e}", tool=str(self.tool.iri)
+            ) from None
 
     def _accept(self, session: McpSession) -> Any:
         """The server's tool, checked against the declared arguments once per session."""
@@ -355,22 +419,28 @@ class McpBinding(Binding):
         remote = session.tools.get(self.name)
         if remote is None:
             offered = ", ".join(sorted(session.tools)) or "none"
-            raise NotSent(f"{session.describe()} has no tool \"{self.name}\" (bound by "
-                          f"{self.tool.name}); it offers: {offered}", tool=str(self.tool.iri))
+            raise NotSent(
+                f'{session.describe()} has no tool "{self.name}" (bound by '
+                f"{self.tool.name}); it offers: {offered}",
+                tool=str(self.tool.iri),
+            )
         problems = input_problems(self.tool, remote.input_schema)
         if problems:
             raise NotSent(
                 f"{self.tool.name} is refused before any call: the input schema of "
-                f"\"{self.name}\" on {session.describe()} does not fit horis:takes: "
-                + "; ".join(problems) + ". Declare the arguments the server takes, with "
-                "matching types, or bind another tool", tool=str(self.tool.iri))
+                f'"{self.name}" on {session.describe()} does not fit horis:takes: '
+                + "; ".join(problems)
+                + ". Declare the arguments the server takes, with "
+                "matching types, or bind another tool",
+                tool=str(self.tool.iri),
+            )
         self._session, self._remote = session, remote
         return remote
 
     async def call(self, args: Mapping[str, Any]) -> Any:
         session = await self._open()
         remote = self._accept(session)
-        where = f"\"{self.name}\" on {session.describe()}"
+        where = f'"{self.name}" on {session.describe()}'
         try:
             result = await session.call(self.name, json_arguments(self.tool, args))
         except ResultTooLarge:
@@ -388,13 +458,17 @@ class McpBinding(Binding):
                 return {text_key: "\n".join(texts)}
             data = next((o for o in map(json_object, texts) if o is not None), None)
             if data is None:
-                raise ToolError(f"{where} returned neither structured content nor a JSON object "
-                                f"in its text ({_text(result)[:200]!r}); it must answer with the "
-                                "effect's fields as a JSON object, or declare horis:fromText "
-                                "true on the horis:asserts (xsd:string) the text lands as")
+                raise ToolError(
+                    f"{where} returned neither structured content nor a JSON object "
+                    f"in its text ({_text(result)[:200]!r}); it must answer with the "
+                    "effect's fields as a JSON object, or declare horis:fromText "
+                    "true on the horis:asserts (xsd:string) the text lands as"
+                )
         if not isinstance(data, dict):
-            raise ToolError(f"{where} returned {type(data).__name__} as structured content; "
-                            "it must be a JSON object of the effect's fields")
+            raise ToolError(
+                f"{where} returned {type(data).__name__} as structured content; "
+                "it must be a JSON object of the effect's fields"
+            )
         check_result(self.tool, data, where)
         return narrow(self.tool, data, remote.output_schema)
 
@@ -416,8 +490,11 @@ async def connection_problems(defs: Definitions) -> list[Problem]:
     return problems
 
 
-def narrow(tool: Tool, data: Mapping[str, Any], output_schema: Mapping[str, Any] | None,
-           ) -> Narrowed:
+def narrow(
+    tool: Tool,
+    data: Mapping[str, Any],
+    output_schema: Mapping[str, Any] | None,
+) -> Narrowed:
     """``data`` without the fields the server's output schema declares and the effect does not.
 
     A field the schema does not declare is kept, so the gate rejects it as undeclared.
@@ -451,26 +528,26 @@ def input_problems(tool: Tool, schema: Mapping[str, Any]) -> list[str]:
         elif extra is not False and extra is not None:
             sub = extra
         else:
-            names = ", ".join(f"\"{p}\"" for p in props) or "none"
-            problems.append(f"it has no argument \"{arg.name}\" (it takes: {names})")
+            names = ", ".join(f'"{p}"' for p in props) or "none"
+            problems.append(f'it has no argument "{arg.name}" (it takes: {names})')
             continue
         wanted = _wanted(arg)
         accepted = _accepted(sub, schema)
         if wanted is not None and accepted is not None and not wanted & accepted:
-            problems.append(f"argument \"{arg.name}\" would be sent as JSON "
-                            f"{'/'.join(sorted(wanted - {'number'} or wanted))} but the server "
-                            f"takes {'/'.join(sorted(accepted)) or 'nothing'}")
+            problems.append(
+                f'argument "{arg.name}" would be sent as JSON '
+                f"{'/'.join(sorted(wanted - {'number'} or wanted))} but the server "
+                f"takes {'/'.join(sorted(accepted)) or 'nothing'}"
+            )
     declared = {a.name: a for a in tool.args}
     for name in schema.get("required") or ():
         required = declared.get(name)
         if required is None:
-            problems.append(f"it requires \"{name}\", which horis:takes does not declare")
+            problems.append(f'it requires "{name}", which horis:takes does not declare')
         elif not required.sent:
-            problems.append(f"it requires \"{name}\", which horis:takes declares "
-                            "horis:sent false")
+            problems.append(f'it requires "{name}", which horis:takes declares horis:sent false')
         elif required.optional:
-            problems.append(f"it requires \"{name}\", which horis:takes declares "
-                            "horis:optional true")
+            problems.append(f'it requires "{name}", which horis:takes declares horis:optional true')
     return problems
 
 

@@ -30,13 +30,18 @@ _ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 
 @asynccontextmanager
-async def capped_stdio_client(server: sdk.StdioServerParameters, errlog: IO[bytes] | Any,
-                              limit: int) -> AsyncGenerator[Any, None]:
+async def capped_stdio_client(
+    server: sdk.StdioServerParameters, errlog: IO[bytes] | Any, limit: int
+) -> AsyncGenerator[Any, None]:
     """``mcp.client.stdio.stdio_client``, with each server message capped at ``limit`` bytes."""
     command = await sdk._get_executable_command(server.command)
     process = await sdk._create_platform_compatible_process(
-        command=command, args=server.args, env=sdk.get_default_environment() | (server.env or {}),
-        errlog=cast(TextIO, errlog), cwd=server.cwd)  # any file with a fileno will do
+        command=command,
+        args=server.args,
+        env=sdk.get_default_environment() | (server.env or {}),
+        errlog=cast(TextIO, errlog),
+        cwd=server.cwd,
+    )  # any file with a fileno will do
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()
@@ -45,14 +50,23 @@ async def capped_stdio_client(server: sdk.StdioServerParameters, errlog: IO[byte
         if size > limit:
             found = _ID.search(head)
             if found is None:
-                await read_writer.send(ValueError(f"the server sent a message of more than "
-                                                  f"{limit:,} bytes"))
+                await read_writer.send(
+                    ValueError(f"the server sent a message of more than {limit:,} bytes")
+                )
                 return
             raw = found.group(1)
             rid: int | str = int(raw) if raw[:1] != b'"' else raw[1:-1].decode()
-            await read_writer.send(SessionMessage(types.JSONRPCError(
-                jsonrpc="2.0", id=rid, error=types.ErrorData(
-                    code=TOO_LARGE, message=f"answer larger than {limit:,} bytes"))))
+            await read_writer.send(
+                SessionMessage(
+                    types.JSONRPCError(
+                        jsonrpc="2.0",
+                        id=rid,
+                        error=types.ErrorData(
+                            code=TOO_LARGE, message=f"answer larger than {limit:,} bytes"
+                        ),
+                    )
+                )
+            )
         else:
             await read_writer.send(sdk._parse_line(b"".join(line).decode(server.encoding)))
 

@@ -43,7 +43,7 @@ def _allowed(registry: Mapping[str, Any], module: str) -> bool:
 def static_problem(tool: Tool, registry: Mapping[str, Callable[..., Any]]) -> str | None:
     """Why ``tool``'s ``python:`` binding cannot resolve here, found without importing
     anything; None when it is registered or its module is allowed."""
-    target = tool.binding[len("python:"):]
+    target = tool.binding[len("python:") :]
     if target in registry:
         return None
     module_name = target.rpartition(".")[0]
@@ -53,19 +53,23 @@ def static_problem(tool: Tool, registry: Mapping[str, Callable[..., Any]]) -> st
 
 
 def _unresolved(tool: Tool, target: str, registry: Mapping[str, Any]) -> str:
-    head = f"binding \"python:{target}\" of {tool.name}:"
+    head = f'binding "python:{target}" of {tool.name}:'
     close = difflib.get_close_matches(target, list(registry), n=1)
     if close:
         return f"{head} no callable named {target!r} is registered; did you mean {close[0]!r}?"
     known = ", ".join(sorted(registry)) or "none"
     module_name = target.rpartition(".")[0]
     if not module_name:
-        return (f"{head} no callable named {target!r} is registered (registered: {known}); "
-                f"pass tools={{\"{target}\": func}} to Agent or use --tools MODULE")
-    return (f"{head} it is neither registered (registered: {known}) nor in a module you "
-            f"allowed; a Turtle file cannot choose the code it runs: register the function "
-            f"(--tools MODULE or FILE.py, tools={{...}}) or allow its module "
-            f"(--allow-module {module_name}, allow_modules=[\"{module_name}\"])")
+        return (
+            f"{head} no callable named {target!r} is registered (registered: {known}); "
+            f'pass tools={{"{target}": func}} to Agent or use --tools MODULE'
+        )
+    return (
+        f"{head} it is neither registered (registered: {known}) nor in a module you "
+        f"allowed; a Turtle file cannot choose the code it runs: register the function "
+        f"(--tools MODULE or FILE.py, tools={{...}}) or allow its module "
+        f'(--allow-module {module_name}, allow_modules=["{module_name}"])'
+    )
 
 
 def signature_problems(tool: Tool, func: Callable[..., Any]) -> list[str]:
@@ -84,27 +88,35 @@ def signature_problems(tool: Tool, func: Callable[..., Any]) -> list[str]:
     suggested: set[str] = set()  # named in a did-you-mean: not reported twice
     for name in unmatched if not takes_any else []:
         close = difflib.get_close_matches(name, spare, n=1, cutoff=0.5) or (
-            spare if len(spare) == len(unmatched) == 1 else [])
+            spare if len(spare) == len(unmatched) == 1 else []
+        )
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         suggested.update(close)
-        problems.append(f"the function has no parameter {name!r} for the declared argument "
-                        f"\"{name}\"{hint}")
+        problems.append(
+            f'the function has no parameter {name!r} for the declared argument "{name}"{hint}'
+        )
     for p in params:
         required = p.default is _P.empty
         if p.kind == _P.POSITIONAL_ONLY and required:
-            problems.append(f"parameter {p.name!r} is positional-only; arguments are passed "
-                            "by name")
+            problems.append(
+                f"parameter {p.name!r} is positional-only; arguments are passed by name"
+            )
         elif p.kind in (_P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY) and required:
             if p.name in unsent:
-                problems.append(f"parameter {p.name!r} has no default, but argument "
-                                f"\"{p.name}\" is horis:sent false and never passed")
+                problems.append(
+                    f"parameter {p.name!r} has no default, but argument "
+                    f'"{p.name}" is horis:sent false and never passed'
+                )
             elif p.name not in sent:
                 if p.name not in suggested:
-                    problems.append(f"parameter {p.name!r} has no default and no declared "
-                                    "argument gives it")
+                    problems.append(
+                        f"parameter {p.name!r} has no default and no declared argument gives it"
+                    )
             elif sent[p.name].optional:
-                problems.append(f"parameter {p.name!r} has no default, but argument "
-                                f"\"{p.name}\" is horis:optional and may be left out")
+                problems.append(
+                    f"parameter {p.name!r} has no default, but argument "
+                    f'"{p.name}" is horis:optional and may be left out'
+                )
     return problems
 
 
@@ -120,7 +132,7 @@ class PythonBinding(Binding):
 
     @classmethod
     def resolve(cls, tool: Tool, registry: Mapping[str, Callable[..., Any]]) -> PythonBinding:
-        target = tool.binding[len("python:"):]
+        target = tool.binding[len("python:") :]
         if target in registry:
             return cls(registry[target], tool)
         problem = static_problem(tool, registry)
@@ -131,18 +143,24 @@ class PythonBinding(Binding):
             module = importlib.import_module(module_name)
         except ImportError as e:
             raise NotSent(
-                f"binding \"python:{target}\" of {tool.name}: cannot import {module_name!r} "
+                f'binding "python:{target}" of {tool.name}: cannot import {module_name!r} '
                 f"({e}); make the module importable or register the function with --tools",
-                tool=str(tool.iri)) from None
+                tool=str(tool.iri),
+            ) from None
         func = getattr(module, attr, None)
         if not callable(func):
-            public = [n for n in dir(module) if not n.startswith("_")
-                      and callable(getattr(module, n, None))]
+            public = [
+                n
+                for n in dir(module)
+                if not n.startswith("_") and callable(getattr(module, n, None))
+            ]
             close = difflib.get_close_matches(attr, public, n=1)
-            hint = f"; did you mean \"python:{module_name}.{close[0]}\"?" if close else ""
+            hint = f'; did you mean "python:{module_name}.{close[0]}"?' if close else ""
             raise NotSent(
-                f"binding \"python:{target}\" of {tool.name}: {module_name!r} has no callable "
-                f"{attr!r}{hint}", tool=str(tool.iri))
+                f'binding "python:{target}" of {tool.name}: {module_name!r} has no callable '
+                f"{attr!r}{hint}",
+                tool=str(tool.iri),
+            )
         return cls(func, tool)
 
     async def check(self) -> None:
@@ -150,8 +168,11 @@ class PythonBinding(Binding):
             return
         problems = signature_problems(self.tool, self.func)
         if problems:
-            raise ToolError(f"binding \"{self.tool.binding}\" of {self.tool.name} does not fit "
-                            "its horis:takes: " + "; ".join(problems), tool=str(self.tool.iri))
+            raise ToolError(
+                f'binding "{self.tool.binding}" of {self.tool.name} does not fit '
+                "its horis:takes: " + "; ".join(problems),
+                tool=str(self.tool.iri),
+            )
 
     async def call(self, args: Mapping[str, Any]) -> Any:
         _attempt.sent()  # the function is entered: from here on it may act
@@ -163,14 +184,16 @@ class PythonBinding(Binding):
             # the tool's own doing, not the process's: that step fails, the run goes on
             _attempt.answered()
             what = f"{type(e).__name__}({e})" if str(e) else type(e).__name__
-            raise ToolError(f"the tool raised {what}; a tool returns a result or raises an "
-                            "Exception, it does not stop the process") from None
+            raise ToolError(
+                f"the tool raised {what}; a tool returns a result or raises an "
+                "Exception, it does not stop the process"
+            ) from None
         except BaseException:
             _attempt.answered()  # it raised: an answer, though not a result
             raise
         _attempt.answered()
         if self.tool is not None:
-            check_result(self.tool, result, f"{self.tool.name} (\"{self.tool.binding}\")")
+            check_result(self.tool, result, f'{self.tool.name} ("{self.tool.binding}")')
         return result
 
     async def _run(self, args: Mapping[str, Any]) -> Any:

@@ -30,10 +30,19 @@ from .._errors import UsageError
 
 __all__ = ["INTERNAL_NAMES", "Hosts", "Reach"]
 
-INTERNAL_NAMES = frozenset({"metadata.google.internal", "metadata.goog", "metadata",
-                            "instance-data", "instance-data.ec2.internal"})
-_INTERNAL_NETS = tuple(ipaddress.ip_network(n) for n in (
-    "169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "100.100.100.200/32"))
+INTERNAL_NAMES = frozenset(
+    {
+        "metadata.google.internal",
+        "metadata.goog",
+        "metadata",
+        "instance-data",
+        "instance-data.ec2.internal",
+    }
+)
+_INTERNAL_NETS = tuple(
+    ipaddress.ip_network(n)
+    for n in ("169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "100.100.100.200/32")
+)
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -47,9 +56,11 @@ class Hosts:
     def __post_init__(self) -> None:
         for entry in self.allowed:
             if not entry or ("/" in entry and _network(entry) is None) or " " in entry:
-                raise UsageError(f"allowed host {entry!r}: give a host name "
-                                 "(api.example.org), *.example.org, an address or a network "
-                                 "(10.0.0.0/8)")
+                raise UsageError(
+                    f"allowed host {entry!r}: give a host name "
+                    "(api.example.org), *.example.org, an address or a network "
+                    "(10.0.0.0/8)"
+                )
 
     def problem(self, url: str, *, resolve: bool = True) -> str | None:
         """Why ``url`` may not be reached from this process, or None."""
@@ -61,11 +72,15 @@ class Hosts:
         addresses = _addresses(host, resolve)
         internal = host in INTERNAL_NAMES or any(_internal(a) for a in addresses)
         if internal and not explicit:
-            return (f"host {host} is a link-local or cloud metadata address, refused unless "
-                    f"allowed by name: --allow-host {host} (allow_hosts=[\"{host}\"])")
+            return (
+                f"host {host} is a link-local or cloud metadata address, refused unless "
+                f'allowed by name: --allow-host {host} (allow_hosts=["{host}"])'
+            )
         if self.allowed and not (explicit or self._named(host, exact=False)):
-            return (f"host {host} is not in the allowed hosts ({', '.join(self.allowed)}); "
-                    f"add it with --allow-host {host} or to allow-hosts in pyproject.toml")
+            return (
+                f"host {host} is not in the allowed hosts ({', '.join(self.allowed)}); "
+                f"add it with --allow-host {host} or to allow-hosts in pyproject.toml"
+            )
         return None
 
     def _named(self, host: str, *, exact: bool) -> bool:
@@ -121,15 +136,21 @@ class Reach(dict[str, Callable[..., Any]]):
     ``python:module.func`` may come from (a module and its submodules), and the hosts an
     HTTP binding or MCP server URL may connect to."""
 
-    def __init__(self, tools: Mapping[str, Callable[..., Any]] | None = None,
-                 allowed_modules: Iterable[str] = (), hosts: Hosts | None = None) -> None:
+    def __init__(
+        self,
+        tools: Mapping[str, Callable[..., Any]] | None = None,
+        allowed_modules: Iterable[str] = (),
+        hosts: Hosts | None = None,
+    ) -> None:
         super().__init__(tools or {})
         inherited = tools.allowed_modules if isinstance(tools, Reach) else ()
         names = [m.strip() for m in (*inherited, *allowed_modules)]
         for m in names:
             if not m or not all(part.isidentifier() for part in m.split(".")):
-                raise UsageError(f"allowed module {m!r}: give a module name such as "
-                                 "\"ehr_client\" or \"mylib.tools\"")
+                raise UsageError(
+                    f"allowed module {m!r}: give a module name such as "
+                    '"ehr_client" or "mylib.tools"'
+                )
         self.allowed_modules: tuple[str, ...] = tuple(dict.fromkeys(names))
         self.hosts: Hosts = hosts or (tools.hosts if isinstance(tools, Reach) else Hosts())
 

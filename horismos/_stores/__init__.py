@@ -15,8 +15,16 @@ from __future__ import annotations
 
 from .base import RUNTIME, Change, Conflict, Store, StoreError
 
-__all__ = ["DEFAULT_STORE", "RUNTIME", "STORE_NAMES", "Change", "Conflict", "Store",
-           "StoreError", "open_store"]
+__all__ = [
+    "DEFAULT_STORE",
+    "RUNTIME",
+    "STORE_NAMES",
+    "Change",
+    "Conflict",
+    "Store",
+    "StoreError",
+    "open_store",
+]
 
 DEFAULT_STORE = "oxigraph"
 """The embedded store a world gets when none is named (see docs/stores.md for why)."""

@@ -48,9 +48,23 @@ from .._errors import HorismosError
 if TYPE_CHECKING:
     from .._preconditions import Precondition
 
-__all__ = ["DIGEST_GRAPH", "LTHASH", "RUNTIME", "Change", "Conflict", "Progress", "Quad",
-           "ReadAhead", "Store", "StoreError", "WrappedStore", "delta_of", "is_world_quad",
-           "nquad_line", "nt_text"]
+__all__ = [
+    "DIGEST_GRAPH",
+    "LTHASH",
+    "RUNTIME",
+    "Change",
+    "Conflict",
+    "Progress",
+    "Quad",
+    "ReadAhead",
+    "Store",
+    "StoreError",
+    "WrappedStore",
+    "delta_of",
+    "is_world_quad",
+    "nquad_line",
+    "nt_text",
+]
 
 Quad = tuple[Node, Node, Node, URIRef | None]
 Progress = Callable[[int], None]
@@ -116,8 +130,9 @@ class Store:
     shared = False
     persistent = False
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
-                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
+    def solutions(
+        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+    ) -> list[dict[str, Node]]:
         """``ahead``: what the caller reads next (:class:`ReadAhead`), a hint."""
         raise NotImplementedError
 
@@ -137,8 +152,12 @@ class Store:
 
         return explain(pre, bindings, self.select)
 
-    def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
-               ) -> list[dict[str, Node]]:
+    def select(
+        self,
+        query: str,
+        bindings: Mapping[str, Node],
+        ns: Mapping[str, str],
+    ) -> list[dict[str, Node]]:
         raise NotImplementedError
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
@@ -208,15 +227,20 @@ class WrappedStore(Store):
         self.shared = inner.shared
         self.persistent = inner.persistent
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
-                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
+    def solutions(
+        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+    ) -> list[dict[str, Node]]:
         return self.inner.solutions(pre, bindings, ahead)
 
     def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
         return self.inner.failing(pre, bindings)
 
-    def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
-               ) -> list[dict[str, Node]]:
+    def select(
+        self,
+        query: str,
+        bindings: Mapping[str, Node],
+        ns: Mapping[str, str],
+    ) -> list[dict[str, Node]]:
         return self.inner.select(query, bindings, ns)
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
@@ -274,8 +298,7 @@ def delta_of(added: Iterable[Quad], removed: Iterable[Quad]) -> Digest:
     """The digest delta of quads that were really added and removed (each given once)."""
     plus = [nquad_line(*q) for q in added if is_world_quad(q)]
     minus = [nquad_line(*q) for q in removed if is_world_quad(q)]
-    return (Digest.of_lines(plus) if plus else ZERO) - (
-        Digest.of_lines(minus) if minus else ZERO)
+    return (Digest.of_lines(plus) if plus else ZERO) - (Digest.of_lines(minus) if minus else ZERO)
 
 
 def nt_text(node: Node) -> str:

@@ -44,12 +44,17 @@ class MemoryStore(Store):
             self._graphs[name] = g
         return g
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
-                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
+    def solutions(
+        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+    ) -> list[dict[str, Node]]:
         return pre.solutions(self._ds, bindings)
 
-    def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
-               ) -> list[dict[str, Node]]:
+    def select(
+        self,
+        query: str,
+        bindings: Mapping[str, Node],
+        ns: Mapping[str, str],
+    ) -> list[dict[str, Node]]:
         q = prepareQuery(query, initNs=dict(ns))
         init: dict[str, Any] = {Variable(k): v for k, v in bindings.items()}
         rows = self._ds.query(q, initBindings=init)
@@ -65,14 +70,17 @@ class MemoryStore(Store):
         return q[:3] in self._graph(q[3])
 
     def apply(self, change: Change) -> Digest:
-        change = Change(canonical(change.add), canonical(change.remove),
-                        tuple(canonical(change.expect)))
+        change = Change(
+            canonical(change.add), canonical(change.remove), tuple(canonical(change.expect))
+        )
         with self._lock:
             for q in change.expect:
                 if not self._stored(q):
-                    raise Conflict(f"expected {q[0].n3()} {q[1].n3()} {q[2].n3()} is no longer "
-                                   "stored: another writer changed it first",
-                                   expected=change.expect)
+                    raise Conflict(
+                        f"expected {q[0].n3()} {q[1].n3()} {q[2].n3()} is no longer "
+                        "stored: another writer changed it first",
+                        expected=change.expect,
+                    )
             add = dict.fromkeys(change.add)
             removed = [q for q in dict.fromkeys(change.remove) if q not in add and self._stored(q)]
             added = [q for q in add if not self._stored(q)]

@@ -60,12 +60,30 @@ from .base import (
 )
 from .skolem import file_key, skolemise, skolemise_ox
 
-__all__ = ["FORMATS", "OxigraphStore", "ProgressReader", "file_format", "from_ox", "normalised",
-           "nt", "ox_line", "parse_file", "parse_nquads", "quad_block", "to_ox", "to_ox_quad"]
+__all__ = [
+    "FORMATS",
+    "OxigraphStore",
+    "ProgressReader",
+    "file_format",
+    "from_ox",
+    "normalised",
+    "nt",
+    "ox_line",
+    "parse_file",
+    "parse_nquads",
+    "quad_block",
+    "to_ox",
+    "to_ox_quad",
+]
 
-FORMATS = {".ttl": ox.RdfFormat.TURTLE, ".nt": ox.RdfFormat.N_TRIPLES,
-           ".nq": ox.RdfFormat.N_QUADS, ".nquads": ox.RdfFormat.N_QUADS,
-           ".trig": ox.RdfFormat.TRIG, ".n3": ox.RdfFormat.N3}
+FORMATS = {
+    ".ttl": ox.RdfFormat.TURTLE,
+    ".nt": ox.RdfFormat.N_TRIPLES,
+    ".nq": ox.RdfFormat.N_QUADS,
+    ".nquads": ox.RdfFormat.N_QUADS,
+    ".trig": ox.RdfFormat.TRIG,
+    ".n3": ox.RdfFormat.N3,
+}
 _XSD_STRING = str(XSD.string)
 _XSD_DATETIME, _XSD_INTEGER, _XSD_BOOLEAN = XSD.dateTime, XSD.integer, XSD.boolean
 _RDF_LANG = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -171,27 +189,37 @@ def canonical(quads: Iterable[Quad]) -> list[Quad]:
     """``quads`` with their literals as Oxigraph stores them (it keeps values, not lexical
     forms), so the memory store holds what an Oxigraph store would."""
     quads = list(quads)
-    todo = {o for _, _, o, _ in quads
-            if isinstance(o, Literal) and (o.language or o.datatype is not None)
-            and o not in _CANONICAL and not _kept_as_is(o)}
+    todo = {
+        o
+        for _, _, o, _ in quads
+        if isinstance(o, Literal)
+        and (o.language or o.datatype is not None)
+        and o not in _CANONICAL
+        and not _kept_as_is(o)
+    }
     if todo:
         if len(_CANONICAL) > 8192:  # each step brings fresh timestamps: keep it small
             _CANONICAL.clear()
         scratch = ox.Store()
         literals = list(todo)
-        scratch.extend(ox.Quad(_named(f"urn:l:{i}"), _TERM_FN, to_ox(lit))
-                       for i, lit in enumerate(literals))
+        scratch.extend(
+            ox.Quad(_named(f"urn:l:{i}"), _TERM_FN, to_ox(lit)) for i, lit in enumerate(literals)
+        )
         for q in scratch:
             _CANONICAL[literals[int(q.subject.value[6:])]] = from_ox(q.object)  # type: ignore[assignment]
-    return [(s, p, _CANONICAL.get(o, o) if isinstance(o, Literal) else o, g)
-            for s, p, o, g in quads]
+    return [
+        (s, p, _CANONICAL.get(o, o) if isinstance(o, Literal) else o, g) for s, p, o, g in quads
+    ]
 
 
 def to_ox_quad(q: Quad) -> ox.Quad:
     s, p, o, g = q
-    return ox.Quad(_named(str(s)) if type(s) is URIRef else to_ox(s),
-                   _named(str(p)) if type(p) is URIRef else to_ox(p), to_ox(o),
-                   _DEFAULT if g is None else _named(str(g)) if type(g) is URIRef else to_ox(g))
+    return ox.Quad(
+        _named(str(s)) if type(s) is URIRef else to_ox(s),
+        _named(str(p)) if type(p) is URIRef else to_ox(p),
+        to_ox(o),
+        _DEFAULT if g is None else _named(str(g)) if type(g) is URIRef else to_ox(g),
+    )
 
 
 def _graph_name(g: Any) -> URIRef | None:
@@ -250,9 +278,12 @@ def _oversized(path: Path, done: int) -> SyntaxError:
     with path.open("rb") as f:
         head = f.read(max(0, done - _MAX_TERM))
     line = head.count(b"\n") + 1
-    return SyntaxError(f"a literal or IRI near line {line} is longer than 16 MiB, more than "
-                       "the RDF parser reads in one term; keep large content outside the "
-                       "world and refer to it by IRI", (str(path), line, 0, ""))
+    return SyntaxError(
+        f"a literal or IRI near line {line} is longer than 16 MiB, more than "
+        "the RDF parser reads in one term; keep large content outside the "
+        "world and refer to it by IRI",
+        (str(path), line, 0, ""),
+    )
 
 
 def normalised(quads: Iterable[ox.Quad]) -> list[ox.Quad]:
@@ -283,8 +314,7 @@ def ox_line(q: ox.Quad, rdf_object: Node | None = None) -> str:
 def parse_nquads(text: str) -> Iterator[Quad]:
     """The quads of N-Quads text as rdflib terms (pyoxigraph's parser: 10x rdflib's)."""
     for q in ox.parse(text.encode(), format=ox.RdfFormat.N_QUADS):
-        yield from_ox(q.subject), from_ox(q.predicate), from_ox(q.object), _graph_name(
-            q.graph_name)
+        yield from_ox(q.subject), from_ox(q.predicate), from_ox(q.object), _graph_name(q.graph_name)
 
 
 _AS_STORED = {_XSD_STRING, str(XSD.integer), str(XSD.boolean)}  # lexical forms rdflib keeps
@@ -329,14 +359,16 @@ def file_format(path: Path) -> ox.RdfFormat:
 
 # -- SPARQL text --------------------------------------------------------------------------
 
+
 def quad_block(quads: Iterable[Quad], term: Callable[[Node], str]) -> str:
     """Quads as a SPARQL quad pattern (``GRAPH`` blocks for named graphs), terms by ``term``."""
     by_graph: dict[URIRef | None, list[str]] = {}
     for s, p, o, g in quads:
         by_graph.setdefault(g, []).append(f"{term(s)} {term(p)} {term(o)} .")
-    return "\n".join("\n".join(lines) if g is None else
-                     f"GRAPH {term(g)} {{\n" + "\n".join(lines) + "\n}"
-                     for g, lines in by_graph.items())
+    return "\n".join(
+        "\n".join(lines) if g is None else f"GRAPH {term(g)} {{\n" + "\n".join(lines) + "\n}"
+        for g, lines in by_graph.items()
+    )
 
 
 def _ox_block(quads: Iterable[ox.Quad]) -> str:
@@ -345,9 +377,12 @@ def _ox_block(quads: Iterable[ox.Quad]) -> str:
     for q in quads:
         g = q.graph_name
         by_graph.setdefault("" if type(g) is ox.DefaultGraph else str(g), []).append(
-            f"{q.subject} {q.predicate} {q.object} .")
-    return "\n".join("\n".join(lines) if not g else f"GRAPH {g} {{\n" + "\n".join(lines)
-                     + "\n}" for g, lines in by_graph.items())
+            f"{q.subject} {q.predicate} {q.object} ."
+        )
+    return "\n".join(
+        "\n".join(lines) if not g else f"GRAPH {g} {{\n" + "\n".join(lines) + "\n}"
+        for g, lines in by_graph.items()
+    )
 
 
 def nt(term: Node) -> str:
@@ -365,9 +400,11 @@ class OxigraphStore(Store):
         try:
             self._store = ox.Store(str(self.path) if self.path is not None else None)
         except OSError as e:
-            raise UsageError(f"cannot open the store at {self.path}: {e} (another process may "
-                             "hold it; an on-disk store opens in one process at a time — share "
-                             "a world between processes with sparql:URL)") from None
+            raise UsageError(
+                f"cannot open the store at {self.path}: {e} (another process may "
+                "hold it; an on-disk store opens in one process at a time — share "
+                "a world between processes with sparql:URL)"
+            ) from None
         self._lock = threading.RLock()
         self._texts: dict[str, str] = {}
         self._digest = ZERO
@@ -385,21 +422,30 @@ class OxigraphStore(Store):
 
     # -- reads ----------------------------------------------------------------------------
 
-    def _query(self, text: str, bindings: Mapping[str, Node], names: frozenset[str] | None,
-               prefixes: Mapping[str, str]) -> Any:
-        subs = {ox.Variable(k): to_ox(v) for k, v in bindings.items()
-                if names is None or k in names}
+    def _query(
+        self,
+        text: str,
+        bindings: Mapping[str, Node],
+        names: frozenset[str] | None,
+        prefixes: Mapping[str, str],
+    ) -> Any:
+        subs = {
+            ox.Variable(k): to_ox(v) for k, v in bindings.items() if names is None or k in names
+        }
         with self._lock:  # started (its snapshot taken) between commits, never inside one
-            return self._store.query(text, prefixes=dict(prefixes), substitutions=subs,
-                                     use_default_graph_as_union=True)
+            return self._store.query(
+                text, prefixes=dict(prefixes), substitutions=subs, use_default_graph_as_union=True
+            )
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
-                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
+    def solutions(
+        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+    ) -> list[dict[str, Node]]:
         text = self._texts.get(pre.select_text)
         if text is None:  # substitutions must be projected: name every variable, not ``*``
             projected = " ".join(f"?{v}" for v in sorted(pre.variables)) or "*"
             text = self._texts[pre.select_text] = pre.select_text.replace(
-                "SELECT *", f"SELECT {projected}", 1)
+                "SELECT *", f"SELECT {projected}", 1
+            )
         result = self._query(text, bindings, pre.variables, dict(pre.prefixes))
         names = [v.value for v in result.variables]
         out = []
@@ -412,21 +458,31 @@ class OxigraphStore(Store):
             out.append(sol)
         return out
 
-    def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
-               ) -> list[dict[str, Node]]:
+    def select(
+        self,
+        query: str,
+        bindings: Mapping[str, Node],
+        ns: Mapping[str, str],
+    ) -> list[dict[str, Node]]:
         """``query`` with its bound variables added to the projection, where Oxigraph wants
         substituted variables; the rows leave them out again, as rdflib's do."""
         head = _PROJECTION.match(query)  # None for SELECT *
         extra: list[str] = []
         if head is not None:
             where = _WHERE.search(query, head.end())
-            projected = _variables(query[head.end():where.start() if where else len(query)])
+            projected = _variables(query[head.end() : where.start() if where else len(query)])
             extra = sorted(k for k in bindings if k not in projected)
-            query = f"{query[:head.end()]}{''.join(f'?{k} ' for k in extra)}{query[head.end():]}"
+            query = f"{query[: head.end()]}{''.join(f'?{k} ' for k in extra)}{query[head.end() :]}"
         result = self._query(query, bindings, None, ns)
         names = [v.value for v in result.variables]
-        return [{n: from_ox(row[i]) for i, n in enumerate(names)
-                 if row[i] is not None and n not in extra} for row in result]
+        return [
+            {
+                n: from_ox(row[i])
+                for i, n in enumerate(names)
+                if row[i] is not None and n not in extra
+            }
+            for row in result
+        ]
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
         seen = set()
@@ -455,8 +511,12 @@ class OxigraphStore(Store):
     def quads(self) -> Iterator[Quad]:
         for q in self._snapshot():
             if not is_runtime(q.graph_name):
-                yield (from_ox(q.subject), from_ox(q.predicate), from_ox(q.object),
-                       _graph_name(q.graph_name))
+                yield (
+                    from_ox(q.subject),
+                    from_ox(q.predicate),
+                    from_ox(q.object),
+                    _graph_name(q.graph_name),
+                )
 
     def lines(self) -> Iterator[str]:
         # written from Oxigraph's terms: building rdflib terms first made the digest of a
@@ -482,7 +542,8 @@ class OxigraphStore(Store):
         self._store.update(
             f"DELETE WHERE {{ GRAPH {_DIGEST_GRAPH} {{ {_DIGEST_NODE} {_LTHASH} ?v }} }};\n"
             f"INSERT DATA {{ GRAPH {_DIGEST_GRAPH} {{ {_DIGEST_NODE} {_LTHASH} "
-            f"\"{self._digest.to_text()}\" }} }}")
+            f'"{self._digest.to_text()}" }} }}'
+        )
         self._store.flush()
         self._persisted, self._commits = True, 0
 
@@ -490,7 +551,8 @@ class OxigraphStore(Store):
         """Remove the stored digest before a write lands, so it is never stale."""
         if self._persisted:
             self._store.update(
-                f"DELETE WHERE {{ GRAPH {_DIGEST_GRAPH} {{ {_DIGEST_NODE} {_LTHASH} ?v }} }}")
+                f"DELETE WHERE {{ GRAPH {_DIGEST_GRAPH} {{ {_DIGEST_NODE} {_LTHASH} ?v }} }}"
+            )
             self._persisted = False
 
     def dataset(self) -> Dataset:
@@ -511,8 +573,10 @@ class OxigraphStore(Store):
         with self._lock:
             for q in change.expect:
                 if to_ox_quad(q) not in self._store:
-                    raise Conflict(f"expected {_show(q)} is no longer stored: another writer "
-                                   "changed it first", expected=change.expect)
+                    raise Conflict(
+                        f"expected {_show(q)} is no longer stored: another writer changed it first",
+                        expected=change.expect,
+                    )
             add = dict.fromkeys(canonical(change.add))
             # each quad converted once: a step's commit used to convert each three times
             removing = dict.fromkeys(canonical(change.remove))
@@ -554,18 +618,22 @@ class OxigraphStore(Store):
             self._store.extend(remove)
             raise
 
-    def _write(self, remove: list[Quad], add: list[Quad],
-               converted: Mapping[Quad, ox.Quad] | None = None) -> None:
+    def _write(
+        self, remove: list[Quad], add: list[Quad], converted: Mapping[Quad, ox.Quad] | None = None
+    ) -> None:
         """One update that removes and adds, atomically (``converted``: each quad as
         pyoxigraph's, when the caller has them)."""
         quads = [*remove, *add]
-        if not any(isinstance(t, BNode) or (_LENIENT and str(t) in _LENIENT)
-                   for q in quads for t in q):
+        if not any(
+            isinstance(t, BNode) or (_LENIENT and str(t) in _LENIENT) for q in quads for t in q
+        ):
             # one update of ground data, every term escaped by pyoxigraph (2x faster)
             as_ox = converted or {q: to_ox_quad(q) for q in quads}
-            self._store.update(f"DELETE {{\n{_ox_block(as_ox[q] for q in remove)}\n}}\n"
-                               f"INSERT {{\n{_ox_block(as_ox[q] for q in add)}\n}}\n"
-                               "WHERE {}")
+            self._store.update(
+                f"DELETE {{\n{_ox_block(as_ox[q] for q in remove)}\n}}\n"
+                f"INSERT {{\n{_ox_block(as_ox[q] for q in add)}\n}}\n"
+                "WHERE {}"
+            )
             return
         # one update whose terms are variables bound by a custom function: a blank node
         # keeps its identity, and an IRI only rdflib accepts needs no text at all
@@ -574,13 +642,17 @@ class OxigraphStore(Store):
         def term(t: Node) -> str:
             return terms.setdefault(t, f"?t{len(terms)}")
 
-        text = (f"DELETE {{\n{quad_block(remove, term)}\n}}\n"
-                f"INSERT {{\n{quad_block(add, term)}\n}}\nWHERE {{\n")
+        text = (
+            f"DELETE {{\n{quad_block(remove, term)}\n}}\n"
+            f"INSERT {{\n{quad_block(add, term)}\n}}\nWHERE {{\n"
+        )
         values = [to_ox(t) for t in terms]
-        text += "\n".join(f"BIND(<{_TERM_FN.value}>({i}) AS {var})"
-                          for i, var in enumerate(terms.values()))
-        self._store.update(text + "\n}", custom_functions={
-            _TERM_FN: lambda i: values[int(i.value)]})
+        text += "\n".join(
+            f"BIND(<{_TERM_FN.value}>({i}) AS {var})" for i, var in enumerate(terms.values())
+        )
+        self._store.update(
+            text + "\n}", custom_functions={_TERM_FN: lambda i: values[int(i.value)]}
+        )
 
     def update(self, text: str) -> None:
         with self._lock:
@@ -590,7 +662,7 @@ class OxigraphStore(Store):
         """Added in changes of a few thousand quads, blank nodes skolemised."""
         quads = skolemise(list(quads))
         for i in range(0, len(quads), _CHUNK):
-            self.apply(Change(add=quads[i:i + _CHUNK]))
+            self.apply(Change(add=quads[i : i + _CHUNK]))
 
     def load_file(self, path: Path, progress: Progress | None = None) -> int:
         """Returns how many quads were new. Into an empty store: Oxigraph's loader (the bulk
@@ -603,7 +675,8 @@ class OxigraphStore(Store):
                 self._unpersist()
             before = len(self._store)
             empty = not self._digest and not any(
-                True for q in self._store if not is_runtime(q.graph_name))
+                True for q in self._store if not is_runtime(q.graph_name)
+            )
             try:
                 if empty:
                     self._load_whole(path, progress)
@@ -626,7 +699,8 @@ class OxigraphStore(Store):
         reader = ProgressReader(path, progress)  # Oxigraph's own loader: 10% faster, less memory
         try:
             (self._store.bulk_load if self.persistent else self._store.load)(
-                cast("IO[bytes]", reader), fmt, base_iri=path.resolve().as_uri())
+                cast("IO[bytes]", reader), fmt, base_iri=path.resolve().as_uri()
+            )
         except MemoryError:
             raise _oversized(path, reader.done) from None
         finally:

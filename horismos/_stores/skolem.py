@@ -54,9 +54,12 @@ def skolemise_ox(quads: Iterable[ox.Quad], key: str) -> Iterator[ox.Quad]:
     for q in quads:
         s, o, g = q.subject, q.object, q.graph_name
         if type(s) is blank or type(o) is blank or type(g) is blank:
-            yield ox.Quad(iri(s) if type(s) is blank else s, q.predicate,
-                          iri(o) if type(o) is blank else o,
-                          iri(g) if type(g) is blank else g)
+            yield ox.Quad(
+                iri(s) if type(s) is blank else s,
+                q.predicate,
+                iri(o) if type(o) is blank else o,
+                iri(g) if type(g) is blank else g,
+            )
         else:
             yield q
 
@@ -75,10 +78,13 @@ def skolemise(quads: list[Quad]) -> list[Quad]:
     placeholder = {b: BNode(f"b{n}") for b, n in order.items()}
     h = hashlib.sha256()
     for q in quads:
-        s, p, o, g = cast(Quad, tuple(placeholder.get(t, t) if isinstance(t, BNode) else t
-                                      for t in q))
+        s, p, o, g = cast(
+            Quad, tuple(placeholder.get(t, t) if isinstance(t, BNode) else t for t in q)
+        )
         h.update(nquad_line(s, p, o, g).encode() + b"\n")
     key = h.hexdigest()[:32]
     named = {b: URIRef(f"{GENID}{key}:{n}") for b, n in order.items()}
-    return [tuple(named.get(t, t) if isinstance(t, BNode) else t for t in q)  # type: ignore[misc]
-            for q in quads]
+    return [
+        tuple(named.get(t, t) if isinstance(t, BNode) else t for t in q)  # type: ignore[misc]
+        for q in quads
+    ]

@@ -95,8 +95,10 @@ __all__ = ["SparqlStore"]
 _BY = URIRef(RUNTIME + "by")
 _QUERY, _PLAIN, _STORE = "/query?union-default-graph", "/query", "/store"
 _PATHS = (_QUERY, _PLAIN, "/update", _STORE)
-_FORM = {"Accept": "application/sparql-results+json",
-         "Content-Type": "application/x-www-form-urlencoded"}
+_FORM = {
+    "Accept": "application/sparql-results+json",
+    "Content-Type": "application/x-www-form-urlencoded",
+}
 _UPDATE = {"Content-Type": "application/sparql-update"}
 _TIMEOUT = {"connect": 5.0, "read": 120.0, "write": 120.0, "pool": 5.0}
 _CHUNK = 5_000  # quads a load checks and inserts per update
@@ -127,10 +129,20 @@ class SparqlStore(Store):
 
     # -- protocol -------------------------------------------------------------------------
 
-    def _request(self, method: str, path: str, content: bytes | Iterator[bytes] | None = None,
-                 headers: Mapping[str, str] | None = None) -> bytes:
-        request = httpx.Request(method, self._urls[path], content=content, headers=headers,
-                                extensions={"timeout": _TIMEOUT})
+    def _request(
+        self,
+        method: str,
+        path: str,
+        content: bytes | Iterator[bytes] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> bytes:
+        request = httpx.Request(
+            method,
+            self._urls[path],
+            content=content,
+            headers=headers,
+            extensions={"timeout": _TIMEOUT},
+        )
         try:
             response = self._http.handle_request(request)
             try:
@@ -138,19 +150,22 @@ class SparqlStore(Store):
             finally:
                 response.close()
         except httpx.HTTPError as e:
-            raise StoreError(f"the SPARQL server at {redact_url(self.url)} cannot be reached "
-                             f"({redact_text(str(e))}); start "
-                             "it (oxigraph serve --location DIR --bind HOST:PORT) or fix the "
-                             "URL") from None
+            raise StoreError(
+                f"the SPARQL server at {redact_url(self.url)} cannot be reached "
+                f"({redact_text(str(e))}); start "
+                "it (oxigraph serve --location DIR --bind HOST:PORT) or fix the "
+                "URL"
+            ) from None
         if response.status_code >= 400:
-            raise StoreError(f"the SPARQL server at {redact_url(self.url)} refused {method} "
-                             f"{path.partition('?')[0]} ({response.status_code}): "
-                             f"{body.decode(errors='replace').strip()[:500]}")
+            raise StoreError(
+                f"the SPARQL server at {redact_url(self.url)} refused {method} "
+                f"{path.partition('?')[0]} ({response.status_code}): "
+                f"{body.decode(errors='replace').strip()[:500]}"
+            )
         return body
 
     def _query(self, text: str, path: str = _QUERY) -> Any:
-        return json.loads(self._request("POST", path, urlencode({"query": text}).encode(),
-                                        _FORM))
+        return json.loads(self._request("POST", path, urlencode({"query": text}).encode(), _FORM))
 
     def _rows(self, text: str) -> list[dict[str, Node]]:
         body = self._query(text)
@@ -165,8 +180,11 @@ class SparqlStore(Store):
 
     # -- reads ----------------------------------------------------------------------------
 
-    def _prologue(self, prefixes: tuple[tuple[str, str], ...], used_in: str | None = None,
-                  ) -> str:
+    def _prologue(
+        self,
+        prefixes: tuple[tuple[str, str], ...],
+        used_in: str | None = None,
+    ) -> str:
         """``PREFIX`` lines for ``prefixes``; with ``used_in`` (a precondition's text, of which
         there are as many as the definitions hold), only those it names: the server parses
         every line of every request, and a vocabulary can bring dozens."""
@@ -174,12 +192,15 @@ class SparqlStore(Store):
         text = self._prologues.get(key)
         if text is None:
             text = self._prologues[key] = "".join(
-                f"PREFIX {p}: <{ns}>\n" for p, ns in prefixes
-                if used_in is None or not p or f"{p}:" in used_in)
+                f"PREFIX {p}: <{ns}>\n"
+                for p, ns in prefixes
+                if used_in is None or not p or f"{p}:" in used_in
+            )
         return text
 
-    def solutions(self, pre: Precondition, bindings: Mapping[str, Node],
-                  ahead: ReadAhead | None = None) -> list[dict[str, Node]]:
+    def solutions(
+        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+    ) -> list[dict[str, Node]]:
         """With ``ahead``, one request also fetches what the step reads next (the types and
         triples of its solutions' values, the solutions of its later rules), kept for
         :meth:`objects`, :meth:`outgoing` and these later ``solutions``."""
@@ -195,15 +216,19 @@ class SparqlStore(Store):
             also = _compatible(pre, ahead.also)
             for i, other in enumerate(also):
                 other_values = _values(bindings, other.variables)
-                branches.append("{ " + "\n".join(f"{{ {other_values}{p.text}\n}}"
-                                                  for p in other.patterns)
-                                + f"\nBIND({i} AS ?{_R}) }}")
+                branches.append(
+                    "{ "
+                    + "\n".join(f"{{ {other_values}{p.text}\n}}" for p in other.patterns)
+                    + f"\nBIND({i} AS ?{_R}) }}"
+                )
             if also:  # one prologue: the prefixes any of them names (they agree, _compatible)
                 merged = dict(pre.prefixes)
                 for other in also:
                     merged.update(other.prefixes)
-                prologue = self._prologue(tuple(merged.items()), "".join(
-                    [pre.select_text, *(o.select_text for o in also)]))
+                prologue = self._prologue(
+                    tuple(merged.items()),
+                    "".join([pre.select_text, *(o.select_text for o in also)]),
+                )
         if branches:
             body = "{\n" + body + "\n}\nUNION " + "\nUNION ".join(branches)
         rows = self._rows(f"{prologue}SELECT * WHERE {{\n{body}\n}}")
@@ -214,8 +239,10 @@ class SparqlStore(Store):
         self._keep_ahead([row for row in rows if _K in row])
         for i, other in enumerate(also):
             self._later[_solutions_key(other, bindings)] = [
-                {**bindings, **{k: v for k, v in row.items() if k != _R}} for row in rows
-                if row.get(_R) == Literal(i)]
+                {**bindings, **{k: v for k, v in row.items() if k != _R}}
+                for row in rows
+                if row.get(_R) == Literal(i)
+            ]
         return found
 
     def _keep_ahead(self, rows: list[dict[str, Node]]) -> None:
@@ -252,10 +279,14 @@ class SparqlStore(Store):
         for node in gone:
             self._out.pop(node, None)
 
-    def select(self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str],
-               ) -> list[dict[str, Node]]:
+    def select(
+        self,
+        query: str,
+        bindings: Mapping[str, Node],
+        ns: Mapping[str, str],
+    ) -> list[dict[str, Node]]:
         at = _first_group(query)
-        text = query[:at + 1] + _values(bindings, None) + query[at + 1:]
+        text = query[: at + 1] + _values(bindings, None) + query[at + 1 :]
         return self._rows(self._prologue(tuple(ns.items())) + text)
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
@@ -264,8 +295,12 @@ class SparqlStore(Store):
             if isinstance(subject, BNode) and (subject, None) in self._seen:
                 found = []  # described whole by outgoing: it has no such triple
             else:
-                found = self._seen[subject, predicate] = [r["o"] for r in self._rows(
-                    f"SELECT DISTINCT ?o WHERE {{ {_named(subject)} {nt(predicate)} ?o }}")]
+                found = self._seen[subject, predicate] = [
+                    r["o"]
+                    for r in self._rows(
+                        f"SELECT DISTINCT ?o WHERE {{ {_named(subject)} {nt(predicate)} ?o }}"
+                    )
+                ]
         return iter(found)
 
     def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
@@ -275,9 +310,11 @@ class SparqlStore(Store):
         kept = self._out.get(subject)
         if kept is not None:
             return iter([(subject, p, o) for p, o in kept])
-        rows = self._rows(f"SELECT ?p ?o ?bp ?bo ?t WHERE {{ {_named(subject)} ?p ?o "
-                          "OPTIONAL { ?o ?bp ?bo FILTER(isBlank(?o)) } "
-                          "OPTIONAL { ?o a ?t FILTER(isIRI(?o)) } }")
+        rows = self._rows(
+            f"SELECT ?p ?o ?bp ?bo ?t WHERE {{ {_named(subject)} ?p ?o "
+            "OPTIONAL { ?o ?bp ?bo FILTER(isBlank(?o)) } "
+            "OPTIONAL { ?o a ?t FILTER(isIRI(?o)) } }"
+        )
         out: dict[tuple[Node, Node], None] = {}
         seen: dict[tuple[Node, Node | None], dict[Node, None]] = {}
         for r in rows:
@@ -290,8 +327,12 @@ class SparqlStore(Store):
         for q in ox.parse(body, format=ox.RdfFormat.N_QUADS):
             if not is_runtime(q.graph_name):
                 g = q.graph_name
-                yield (from_ox(q.subject), from_ox(q.predicate), from_ox(q.object),
-                       None if isinstance(g, ox.DefaultGraph) else from_ox(g))  # type: ignore[misc]
+                yield (
+                    from_ox(q.subject),
+                    from_ox(q.predicate),
+                    from_ox(q.object),
+                    None if isinstance(g, ox.DefaultGraph) else from_ox(g),
+                )  # type: ignore[misc]
 
     def dataset(self) -> Dataset:
         """A copy as an rdflib :class:`Dataset`, fetched whole; writes to it stay local."""
@@ -308,42 +349,55 @@ class SparqlStore(Store):
         self._forget({q[0] for q in change.add} if not change.remove else None)
         for q in (*change.remove, *change.expect):
             if any(isinstance(t, BNode) for t in q):
-                raise UsageError(f"{q[0].n3()} {q[1].n3()} {q[2].n3()}: a stored blank node "
-                                 "cannot be named over the SPARQL protocol; give the node an IRI")
+                raise UsageError(
+                    f"{q[0].n3()} {q[1].n3()} {q[2].n3()}: a stored blank node "
+                    "cannot be named over the SPARQL protocol; give the node an IRI"
+                )
         adds = canonical(skolemise(list(change.add)))
         add = dict.fromkeys(q for q in adds if is_world_quad(q))
         both = add.keys() & set(canonical(change.remove))  # stays (or lands) as it is
-        removes = [q for q in dict.fromkeys(canonical(change.remove))
-                   if q not in add and is_world_quad(q)]
+        removes = [
+            q for q in dict.fromkeys(canonical(change.remove)) if q not in add and is_world_quad(q)
+        ]
         if change.expect:  # the runner's commit: what it removes it read, what it adds is new
             delta = delta_of([q for q in add if q not in both], removes)
         else:
-            stored = self._stored([(nt(q[0]), nt(q[1]), nt(q[2]),
-                                    None if q[3] is None else nt(q[3]))
-                                   for q in [*add, *removes]])
-            delta = delta_of([q for i, q in enumerate(add) if i not in stored],
-                             [q for i, q in enumerate(removes, len(add)) if i in stored])
+            stored = self._stored(
+                [
+                    (nt(q[0]), nt(q[1]), nt(q[2]), None if q[3] is None else nt(q[3]))
+                    for q in [*add, *removes]
+                ]
+            )
+            delta = delta_of(
+                [q for i, q in enumerate(add) if i not in stored],
+                [q for i, q in enumerate(removes, len(add)) if i in stored],
+            )
         mine = [self._delta_quad(delta)] if delta else []
         if not change.expect:
-            self._request("POST", "/update", _modify(change.remove, [*adds, *mine], "").encode(),
-                          _UPDATE)
+            self._request(
+                "POST", "/update", _modify(change.remove, [*adds, *mine], "").encode(), _UPDATE
+            )
             return delta
         # the receipt: a graph of its own the update inserts only when its WHERE (the expected
         # quads) matches, and drops again in the same request; when the WHERE did not match,
         # the DROP fails, the server rolls the whole request back and answers with an error
         receipt = URIRef(f"{RUNTIME}receipt:{uuid.uuid4().hex}")
         signed = (receipt, _BY, Literal(f"pid {os.getpid()}"), receipt)
-        text = (_modify(change.remove, [*adds, *mine, signed], quad_block(change.expect, nt))
-                + f";\nDROP GRAPH {nt(receipt)}")
+        text = (
+            _modify(change.remove, [*adds, *mine, signed], quad_block(change.expect, nt))
+            + f";\nDROP GRAPH {nt(receipt)}"
+        )
         try:
             self._request("POST", "/update", text.encode(), _UPDATE)
         except StoreError as e:
             if f"{receipt}> does not exist" not in str(e):
                 raise
-            raise Conflict("another writer changed what this commit expected first ("
-                           + "; ".join(f"{s.n3()} {p.n3()} {o.n3()}"
-                                       for s, p, o, _ in change.expect) + ")",
-                           expected=change.expect) from None
+            raise Conflict(
+                "another writer changed what this commit expected first ("
+                + "; ".join(f"{s.n3()} {p.n3()} {o.n3()}" for s, p, o, _ in change.expect)
+                + ")",
+                expected=change.expect,
+            ) from None
         return delta
 
     @staticmethod
@@ -356,7 +410,7 @@ class SparqlStore(Store):
         found: set[int] = set()
         for start in range(0, len(quads), _CHUNK):
             default, named = [], []
-            for i, (s, p, o, g) in enumerate(quads[start:start + _CHUNK], start):
+            for i, (s, p, o, g) in enumerate(quads[start : start + _CHUNK], start):
                 if g is None:
                     default.append(f"({i} {s} {p} {o})")
                 else:
@@ -365,8 +419,9 @@ class SparqlStore(Store):
             if default:
                 groups.append(f"{{ VALUES (?i ?s ?p ?o) {{ {' '.join(default)} }} ?s ?p ?o }}")
             if named:
-                groups.append(f"{{ VALUES (?i ?s ?p ?o ?g) {{ {' '.join(named)} }} "
-                              "GRAPH ?g { ?s ?p ?o } }")
+                groups.append(
+                    f"{{ VALUES (?i ?s ?p ?o ?g) {{ {' '.join(named)} }} GRAPH ?g {{ ?s ?p ?o }} }}"
+                )
             if groups:
                 body = self._query(f"SELECT ?i WHERE {{ {' UNION '.join(groups)} }}", _PLAIN)
                 found.update(int(b["i"]["value"]) for b in body["results"]["bindings"])
@@ -375,7 +430,7 @@ class SparqlStore(Store):
     def load(self, quads: Iterable[Quad]) -> None:
         quads = skolemise(list(quads))
         for i in range(0, len(quads), _CHUNK):
-            self._insert_new(normalised(to_ox_quad(q) for q in quads[i:i + _CHUNK]))
+            self._insert_new(normalised(to_ox_quad(q) for q in quads[i : i + _CHUNK]))
 
     def load_file(self, path: Path, progress: Progress | None = None) -> int:
         """Parsed here by pyoxigraph (so a syntax error names its line). Into a world that
@@ -384,8 +439,11 @@ class SparqlStore(Store):
         N-Quads in one request (5x faster), then the digest recomputed from one read of the
         store and folded (:meth:`rebase_digest`: deltas that concurrent commits write stay
         counted). Returns how many quads were new."""
-        if self._ask(f"ASK {{ {{ ?s ?p ?o }} UNION {{ GRAPH ?g {{ ?s ?p ?o }} "
-                     f'FILTER(!STRSTARTS(STR(?g), "{RUNTIME}")) }} }}', _PLAIN):
+        if self._ask(
+            f"ASK {{ {{ ?s ?p ?o }} UNION {{ GRAPH ?g {{ ?s ?p ?o }} "
+            f'FILTER(!STRSTARTS(STR(?g), "{RUNTIME}")) }} }}',
+            _PLAIN,
+        ):
             quads = parse_file(path, progress)
             added = 0
             while chunk := list(islice(quads, _CHUNK)):
@@ -409,9 +467,17 @@ class SparqlStore(Store):
         delta, in one update."""
         self._seen.clear()
         quads = [q for q in quads if not is_runtime(q.graph_name)]
-        stored = self._stored([(str(q.subject), str(q.predicate), str(q.object),
-                                None if isinstance(q.graph_name, ox.DefaultGraph)
-                                else str(q.graph_name)) for q in quads])
+        stored = self._stored(
+            [
+                (
+                    str(q.subject),
+                    str(q.predicate),
+                    str(q.object),
+                    None if isinstance(q.graph_name, ox.DefaultGraph) else str(q.graph_name),
+                )
+                for q in quads
+            ]
+        )
         new = [q for i, q in enumerate(quads) if i not in stored]
         if not new:
             return 0
@@ -422,17 +488,23 @@ class SparqlStore(Store):
             name = "" if isinstance(q.graph_name, ox.DefaultGraph) else str(q.graph_name)
             by_graph.setdefault(name, []).append(f"{q.subject} {q.predicate} {q.object} .")
         by_graph.setdefault(nt(cast(URIRef, g)), []).append(f"{nt(node)} {nt(p)} {nt(o)} .")
-        self.update("INSERT DATA {\n" + "\n".join(
-            "\n".join(lines) if not name else f"GRAPH {name} {{\n" + "\n".join(lines) + "\n}"
-            for name, lines in by_graph.items()) + "\n}")
+        self.update(
+            "INSERT DATA {\n"
+            + "\n".join(
+                "\n".join(lines) if not name else f"GRAPH {name} {{\n" + "\n".join(lines) + "\n}"
+                for name, lines in by_graph.items()
+            )
+            + "\n}"
+        )
         return len(new)
 
     # -- digest ---------------------------------------------------------------------------
 
     def digest(self) -> Digest:
         """The sum of the deltas every Horismos update left in the store (one query)."""
-        body = self._query(f"SELECT ?v WHERE {{ GRAPH {nt(DIGEST_GRAPH)} "
-                           f"{{ ?d {nt(LTHASH)} ?v }} }}", _PLAIN)
+        body = self._query(
+            f"SELECT ?v WHERE {{ GRAPH {nt(DIGEST_GRAPH)} {{ ?d {nt(LTHASH)} ?v }} }}", _PLAIN
+        )
         total = ZERO
         for b in body["results"]["bindings"]:
             total += Digest.from_text(b["v"]["value"])
@@ -482,8 +554,10 @@ class SparqlStore(Store):
         g, p = nt(DIGEST_GRAPH), nt(LTHASH)
         old = " ".join(f"<{node}> {p} {nt(Literal(value))} ." for node, value in deltas)
         node, _, value, _ = self._delta_quad(recomputed)
-        self.update(f"DELETE DATA {{ GRAPH {g} {{ {old} }} }};\n"
-                    f"INSERT DATA {{ GRAPH {g} {{ {nt(node)} {p} {nt(value)} }} }}")
+        self.update(
+            f"DELETE DATA {{ GRAPH {g} {{ {old} }} }};\n"
+            f"INSERT DATA {{ GRAPH {g} {{ {nt(node)} {p} {nt(value)} }} }}"
+        )
         return kept, recomputed, True, count
 
     def close(self) -> None:
@@ -513,15 +587,19 @@ def nt(term: Node) -> str:
         try:
             return str(ox.NamedNode(str(term)))
         except ValueError as e:
-            raise UsageError(f"<{term}> is not an IRI a SPARQL server accepts ({e}); "
-                             "percent-encode the offending character") from None
+            raise UsageError(
+                f"<{term}> is not an IRI a SPARQL server accepts ({e}); "
+                "percent-encode the offending character"
+            ) from None
     return str(to_ox(term))
 
 
 def _named(term: Node) -> str:
     if isinstance(term, BNode):
-        raise UsageError(f"{term.n3()}: a stored blank node cannot be named over the SPARQL "
-                         "protocol; give the node an IRI")
+        raise UsageError(
+            f"{term.n3()}: a stored blank node cannot be named over the SPARQL "
+            "protocol; give the node an IRI"
+        )
     return nt(term)
 
 
@@ -538,8 +616,10 @@ def _modify(remove: Iterable[Quad], add: Iterable[Quad], where: str) -> str:
     def term(t: Node) -> str:
         return f"_:{t}" if isinstance(t, BNode) else nt(t)
 
-    return (f"DELETE {{\n{quad_block(remove, term)}\n}}\nINSERT {{\n{quad_block(add, term)}\n}}"
-            f"\nWHERE {{\n{where}\n}}")
+    return (
+        f"DELETE {{\n{quad_block(remove, term)}\n}}\nINSERT {{\n{quad_block(add, term)}\n}}"
+        f"\nWHERE {{\n{where}\n}}"
+    )
 
 
 def _first_group(query: str) -> int:
@@ -562,13 +642,15 @@ def _first_group(query: str) -> int:
 
 # variables of a read-ahead's rows; a precondition's own are never named so
 _K, _N, _T, _P, _O, _BP, _BO, _OT, _R = (
-    f"horis_ahead_{n}" for n in ("k", "n", "t", "p", "o", "bp", "bo", "ot", "r"))
+    f"horis_ahead_{n}" for n in ("k", "n", "t", "p", "o", "bp", "bo", "ot", "r")
+)
 _TYPES, _EDGES = Literal("t"), Literal("g")
 _VARNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _ahead_branches(body: str, bindings: Mapping[str, Node], variables: frozenset[str],
-                    ahead: ReadAhead) -> list[str]:
+def _ahead_branches(
+    body: str, bindings: Mapping[str, Node], variables: frozenset[str], ahead: ReadAhead
+) -> list[str]:
     """``UNION`` branches fetching what ``ahead`` names: each variable's values (bound, or
     the distinct ones of the precondition's solutions), with their types or their triples.
     A value the protocol cannot name (a blank node), a literal, or a variable the patterns do
@@ -585,20 +667,30 @@ def _ahead_branches(body: str, bindings: Mapping[str, Node], variables: frozense
     out = []
     for var in sorted(ahead.types):
         if src := nodes(var):
-            out.append(f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} a ?{_T} }} "
-                       f"BIND({nt(_TYPES)} AS ?{_K}) }}")
+            out.append(
+                f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} a ?{_T} }} "
+                f"BIND({nt(_TYPES)} AS ?{_K}) }}"
+            )
     for var in sorted(ahead.outgoing):
         if src := nodes(var):
-            out.append(f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} ?{_P} ?{_O} "
-                       f"OPTIONAL {{ ?{_O} ?{_BP} ?{_BO} FILTER(isBlank(?{_O})) }} "
-                       f"OPTIONAL {{ ?{_O} a ?{_OT} FILTER(isIRI(?{_O})) }} }} "
-                       f"BIND({nt(_EDGES)} AS ?{_K}) }}")
+            out.append(
+                f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} ?{_P} ?{_O} "
+                f"OPTIONAL {{ ?{_O} ?{_BP} ?{_BO} FILTER(isBlank(?{_O})) }} "
+                f"OPTIONAL {{ ?{_O} a ?{_OT} FILTER(isIRI(?{_O})) }} }} "
+                f"BIND({nt(_EDGES)} AS ?{_K}) }}"
+            )
     return out
 
 
-def _edge(out: dict[tuple[Node, Node], None],
-          seen: dict[tuple[Node, Node | None], dict[Node, None]], p: Node, o: Node,
-          bp: Node | None, bo: Node | None, t: Node | None) -> None:
+def _edge(
+    out: dict[tuple[Node, Node], None],
+    seen: dict[tuple[Node, Node | None], dict[Node, None]],
+    p: Node,
+    o: Node,
+    bp: Node | None,
+    bo: Node | None,
+    t: Node | None,
+) -> None:
     """One row of a subject's triples: the triple, and what it says of its object (a blank
     node's triples, an IRI's types) for ``objects``."""
     out[p, o] = None
@@ -612,16 +704,20 @@ def _edge(out: dict[tuple[Node, Node], None],
             types[t] = None
 
 
-def _solutions_key(pre: Precondition, bindings: Mapping[str, Node],
-                   ) -> tuple[str, tuple[tuple[str, Node], ...]]:
-    return pre.select_text, tuple(sorted((k, v) for k, v in bindings.items()
-                                         if k in pre.variables))
+def _solutions_key(
+    pre: Precondition,
+    bindings: Mapping[str, Node],
+) -> tuple[str, tuple[tuple[str, Node], ...]]:
+    return pre.select_text, tuple(sorted((k, v) for k, v in bindings.items() if k in pre.variables))
 
 
 def _compatible(pre: Precondition, others: tuple[Precondition, ...]) -> list[Precondition]:
     """Those of ``others`` whose prefixes mean what ``pre``'s mean (one request, one
     prologue), and that name none of a read-ahead's own variables."""
     ns = dict(pre.prefixes)
-    return [o for o in others
-            if all(ns.get(p, uri) == uri for p, uri in o.prefixes)
-            and not any(v.startswith("horis_ahead_") for v in o.variables)]
+    return [
+        o
+        for o in others
+        if all(ns.get(p, uri) == uri for p, uri in o.prefixes)
+        and not any(v.startswith("horis_ahead_") for v in o.variables)
+    ]
