@@ -22,14 +22,13 @@ from rdflib.term import Node
 
 from ._bindings.wire import json_value
 from ._catalog import (
-    INTEGER_TYPES,
-    NUMBER_TYPES,
     input_schema,
     missing_env,
     ordered_args,
     types_in,
 )
 from ._errors import ToolError, UsageError
+from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
 from ._policy import Policy, fingerprint, refusal
 from ._records import StepRecord

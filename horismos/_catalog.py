@@ -36,6 +36,7 @@ from ._bindings import McpSessions, hosts_of, resolve, static_problem
 from ._definitions import Definitions
 from ._envelopes import InventoryProblem, read_inventory
 from ._errors import ToolError, UsageError
+from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Assertion, McpServer, Tool
 from ._policy import DEFAULT_ALLOW, canonical_json, side_effect
 from ._redact import redact_url
@@ -47,9 +48,7 @@ if TYPE_CHECKING:
     from ._world import World
 
 __all__ = [
-    "INTEGER_TYPES",
     "INVENTORY_VERSION",
-    "NUMBER_TYPES",
     "ToolEntry",
     "ToolHost",
     "ToolIndex",
@@ -61,22 +60,6 @@ Readiness = Literal["catalog_only", "context_loadable", "model_callable"]
 
 INVENTORY_VERSION = 1
 
-INTEGER_TYPES = {
-    XSD.integer,
-    XSD.int,
-    XSD.long,
-    XSD.short,
-    XSD.byte,
-    XSD.nonNegativeInteger,
-    XSD.positiveInteger,
-    XSD.negativeInteger,
-    XSD.nonPositiveInteger,
-    XSD.unsignedInt,
-    XSD.unsignedLong,
-    XSD.unsignedShort,
-    XSD.unsignedByte,
-}
-NUMBER_TYPES = {XSD.decimal, XSD.double, XSD.float}
 _FORMATS = {
     XSD.dateTime: "date-time",
     XSD.dateTimeStamp: "date-time",

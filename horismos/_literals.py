@@ -30,7 +30,28 @@ from rdflib.xsd_datetime import Duration
 from ._errors import ShaclMessage
 from ._model import Tool
 
-__all__ = ["well_formed"]
+__all__ = ["INTEGER_TYPES", "NUMBER_TYPES", "well_formed"]
+
+INTEGER_TYPES = frozenset(
+    {
+        XSD.integer,
+        XSD.int,
+        XSD.long,
+        XSD.short,
+        XSD.byte,
+        XSD.nonNegativeInteger,
+        XSD.positiveInteger,
+        XSD.negativeInteger,
+        XSD.nonPositiveInteger,
+        XSD.unsignedInt,
+        XSD.unsignedLong,
+        XSD.unsignedShort,
+        XSD.unsignedByte,
+    }
+)
+"""XSD's integer datatypes: a JSON integer fits any of them, and a literal of any is an integer."""
+NUMBER_TYPES = frozenset({XSD.decimal, XSD.double, XSD.float})
+"""XSD's other numeric datatypes (a JSON number)."""
 
 _DOUBLES = (XSD.double, XSD.float)
 _DECIMAL = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)\s*$")

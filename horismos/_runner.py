@@ -38,7 +38,7 @@ from ._errors import (
 from ._gate import Gate, Verdict
 from ._hazards import cycle_through
 from ._intents import announce, open_intent
-from ._literals import well_formed
+from ._literals import INTEGER_TYPES, well_formed
 from ._model import (
     ActionStep,
     DecisionStep,
@@ -64,21 +64,6 @@ from ._world import INSTANCES, World
 
 __all__ = ["Environment", "Runner"]
 
-_INTEGERS = {
-    XSD.integer,
-    XSD.int,
-    XSD.long,
-    XSD.short,
-    XSD.byte,
-    XSD.nonNegativeInteger,
-    XSD.positiveInteger,
-    XSD.negativeInteger,
-    XSD.nonPositiveInteger,
-    XSD.unsignedInt,
-    XSD.unsignedLong,
-    XSD.unsignedShort,
-    XSD.unsignedByte,
-}
 # looked up once: rdflib answers RDF.type and PROV.x through __getattr__ each time (µs apiece)
 _TYPE, _LABEL = RDF.type, RDFS.label
 _ENTITY, _ACTIVITY, _GENERATED_BY = PROV.Entity, PROV.Activity, PROV.wasGeneratedBy
@@ -1061,7 +1046,7 @@ def _literal_fits(value: Literal, datatype: URIRef) -> bool:
         return datatype == XSD.string
     if dt_ == datatype:
         return True
-    return datatype in (XSD.integer, XSD.decimal) and dt_ in _INTEGERS
+    return datatype in (XSD.integer, XSD.decimal) and dt_ in INTEGER_TYPES
 
 
 def focus_nodes(defs: Definitions, world: World, workflow: Workflow) -> list[URIRef]:

@@ -37,6 +37,7 @@ from rdflib import RDFS, XSD, URIRef
 
 from .. import _attempt
 from .._errors import NotSent, Problem, ResultTooLarge, ToolError, UsageError
+from .._literals import INTEGER_TYPES
 from .._model import Arg, McpServer, Tool
 from .._redact import redact_url
 from .base import Binding
@@ -66,21 +67,6 @@ CONNECT_TIMEOUT = 30.0
 _CONNECTION_CLOSED = -32000
 _ENVELOPE = 64 * 1024
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_INTEGERS = {
-    XSD.integer,
-    XSD.int,
-    XSD.long,
-    XSD.short,
-    XSD.byte,
-    XSD.nonNegativeInteger,
-    XSD.positiveInteger,
-    XSD.negativeInteger,
-    XSD.nonPositiveInteger,
-    XSD.unsignedInt,
-    XSD.unsignedLong,
-    XSD.unsignedShort,
-    XSD.unsignedByte,
-}
 _NUMBERS = {XSD.decimal, XSD.double, XSD.float}
 
 
@@ -557,7 +543,7 @@ def _wanted(arg: Arg) -> set[str] | None:
         return {"string"}
     if arg.type == RDFS.Literal:
         return None
-    if arg.type in _INTEGERS:
+    if arg.type in INTEGER_TYPES:
         return {"integer", "number"}
     if arg.type in _NUMBERS:
         return {"number"}
