@@ -230,16 +230,19 @@ def reach_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def reach(args: argparse.Namespace) -> Reach:
+def reach(args: argparse.Namespace, *, calls: bool) -> Reach:
     """What bindings may reach: ``--tools`` functions, ``--allow-module`` modules, and the
-    ``--allow-host`` hosts with the project's ``allow-hosts``."""
-    calls = args.command in ("run", "resume", "replay", "serve") or (
-        getattr(args, "action", None) == "call" and args.command == "tools"
-    )
-    if args.allow_module and calls:  # listing and validating import nothing
+    ``--allow-host`` hosts with the project's ``allow-hosts``. ``calls``: the command calls
+    tools, so an ``--allow-module`` module is looked up in the current folder too (listing
+    and validating import nothing)."""
+    if args.allow_module and calls:
         cwd_importable()
-    hosts = [*args.allow_host, *_project_hosts()]
-    return Reach(load_tools(args.tools), args.allow_module, Hosts(tuple(hosts)))
+    return Reach(load_tools(args.tools), args.allow_module, Hosts(tuple(allowed_hosts(args))))
+
+
+def allowed_hosts(args: argparse.Namespace) -> list[str]:
+    """``--allow-host`` hosts and the project's ``allow-hosts``."""
+    return [*args.allow_host, *_project_hosts()]
 
 
 def _project_hosts() -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._cli_common import _project_hosts, load_world, output_format, write_world
+from ._cli_common import allowed_hosts, load_world, output_format, write_world
 from ._definitions import load_definitions
 from ._errors import UsageError
 from ._stores import DEFAULT_STORE
@@ -88,7 +88,7 @@ def cmd_hydrate(args: argparse.Namespace) -> int:
             raise UsageError(f"no adapter {args.adapter} (declared: {names})")
         adapter = named
     fmt = output_format(args.out) if args.out else None
-    hosts = [*args.allow_host, *_project_hosts()]
+    hosts = allowed_hosts(args)
     with World.open(args.store) as world:
         if not world.store.persistent and not args.out:
             raise UsageError(

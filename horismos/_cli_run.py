@@ -123,7 +123,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Run one instance (``--focus``) or one per focus node (``--all``); exit by its status."""
     out_format = output_format(args.out) if args.out else None
     writable("--trace", args.trace)
-    agent = Agent.from_files(*args.paths, tools=reach(args), entailment=args.entailment)
+    agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     with World.open(args.store) as world:  # an on-disk store is let go however the run ends
         if args.world:
             load_world(world, args.world)
@@ -189,7 +189,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     """Land the facts answering a waiting instance and continue it; exit by its status."""
     out_format = output_format(args.out) if args.out else None
     writable("--trace", args.trace)
-    agent = Agent.from_files(*args.paths, tools=reach(args), entailment=args.entailment)
+    agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     facts = args.facts
     if facts == "-":
         facts = sys.stdin.read()

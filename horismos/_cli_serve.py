@@ -93,7 +93,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: a TCP port is 1-65535")
-    agent = Agent.from_files(*args.paths, tools=reach(args))
+    agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
     with World.open(args.store) as world:
         if args.world:
             load_world(world, args.world)

@@ -183,7 +183,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 
 def _catalog_agent(args: argparse.Namespace) -> Agent:
-    return Agent.from_files(*args.paths, tools=reach(args))
+    return Agent.from_files(*args.paths, tools=reach(args, calls=args.action == "call"))
 
 
 def _json_args(text: str) -> Any:

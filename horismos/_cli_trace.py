@@ -71,7 +71,7 @@ def replay_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay each trace; one line per trace; 0 when all replay the same to their end, 1
     otherwise (a divergence, a refused trace, or one whose recording stopped mid-run)."""
-    agent = Agent.from_files(*args.paths, tools=reach(args))
+    agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
     source = Path(args.trace)
     if not source.exists():
         raise UsageError(f"{source}: no such trace or folder of traces")

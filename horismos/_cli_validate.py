@@ -84,7 +84,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     refused += unbound_arguments(defs) + credential_problems(defs)
     defs.warnings = [*defs.warnings, *command_problems(defs)]
     if args.tools or args.allow_module:
-        refused += binding_problems(defs, reach(args))
+        refused += binding_problems(defs, reach(args, calls=False))
     for p in [*defs.warnings, *refused]:
         print(p)
     if refused:

@@ -94,7 +94,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     traces = Path(args.traces) if args.traces else None
     if traces is not None:
         traces.mkdir(parents=True, exist_ok=True)
-    agent = Agent.from_files(*args.paths, tools=reach(args), entailment=args.entailment)
+    agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     app = celery_app(args.broker, visibility_timeout=args.visibility_timeout)
     with World.open(args.store) as world:
         shared = world.store.shared
