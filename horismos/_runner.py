@@ -628,7 +628,6 @@ class Runner:
             rec.timings["remote"] = rec.timings.get("remote", 0.0) + time.perf_counter() - t0
         outcome = commit.outcome
         rec.receipts = [r.to_json() for r in outcome.receipts]
-        rec.detail["receipts"] = rec.receipts
         error = outcome.error(tool, step)
         if outcome.add:
             rec.effects = [(s, p, o) for s, p, o, _ in outcome.add]
@@ -1011,6 +1010,7 @@ class Runner:
             else None,
             next=str(rec.next) if rec.next else None,
             timings={k: round(v, 6) for k, v in rec.timings.items()},
+            **({"receipts": rec.receipts} if rec.receipts else {}),  # an adapter commit's
             **rec.detail,
         )
 
