@@ -196,6 +196,11 @@ class ServedTools:
             except UsageError:
                 fp = None  # the guarded call refuses the same arguments, by name
         given = self._recorded(fp) if fp is not None else None
+        if given is not None:
+            # used up before the call can reach the tool, as an intent is written before a
+            # non-idempotent call: a crash after the tool acted must not leave the approval
+            # usable for a second call (a call refused before sending uses it up too)
+            self.world.commit(Change(add=[(given[0], PROV.invalidatedAtTime, _now(), given[1])]))
         result = await catalog.acall(
             tool.iri,
             args,
@@ -204,8 +209,6 @@ class ServedTools:
             allow=self.allow,
             trace=self._trace_path(tool),
         )
-        if given is not None and result.record is not None:
-            self.world.commit(Change(add=[(given[0], PROV.invalidatedAtTime, _now(), given[1])]))
         approval = None
         if fp is not None and result.error is not None and result.error["kind"] == "approval":
             approval = self._request(tool, args, fp)
