@@ -236,6 +236,31 @@ class _Builder:
         merged.update(ns)
         return merged
 
+    def step_timeout(self, s: Node) -> float | None:
+        """A step's ``horis:timeout`` in seconds (None when it gives none), read once here."""
+        node = self.one(s, HORIS.timeout)
+        if node is None:
+            return None
+        try:
+            return parse_timeout(node)
+        except ValueError:
+            self.error(
+                s,
+                f'horis:timeout "{node}" does not parse',
+                'write "250ms", "5s", "2m" or an xsd:duration such as "PT5S"',
+                at=(s, HORIS.timeout, node),
+            )
+            return None
+
+    def namespaces_of(self, s: Node) -> tuple[tuple[str, str], ...]:
+        """The prefixes of the file that declares ``s``, over the merged ones beneath them."""
+        ns = {k: str(v) for k, v in self.g.namespace_manager.namespaces()}
+        for f in self.src.files:
+            if (s, None, None) in f.graph:
+                ns.update((k, str(v)) for k, v in f.graph.namespace_manager.namespaces())
+                break
+        return tuple(sorted(ns.items()))
+
     def precondition(
         self,
         owner: Node,
@@ -984,19 +1009,10 @@ class _Builder:
                 confidence=float(str(conf)) if conf is not None else None,
                 fallback=cast("URIRef | None", self.one(s, HORIS.fallback)),
                 as_var=as_var,
+                timeout=self.step_timeout(s),
+                namespaces=self.namespaces_of(s),
             )
-        timeout_node = self.one(s, HORIS.timeout)
-        timeout = None
-        if timeout_node is not None:
-            try:
-                timeout = parse_timeout(timeout_node)
-            except ValueError:
-                self.error(
-                    s,
-                    f'horis:timeout "{timeout_node}" does not parse',
-                    'write "250ms", "5s", "2m" or an xsd:duration such as "PT5S"',
-                    at=(s, HORIS.timeout, timeout_node),
-                )
+        timeout = self.step_timeout(s)
         until = self.precondition(s, s, HORIS.until)
         self.check_wait(s)
         return WaitStep(

@@ -152,6 +152,10 @@ class ProposalStep(Step):
     confidence: float | None = None
     fallback: URIRef | None = None
     as_var: str = "option"
+    timeout: float | None = None
+    """``horis:timeout`` for the model's answer (None: the default)."""
+    namespaces: tuple[tuple[str, str], ...] = ()
+    """The prefixes its candidates query is read with: its own file's, over the merged ones."""
 
 
 @dataclass(frozen=True)

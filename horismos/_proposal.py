@@ -39,7 +39,7 @@ from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
-from ._definitions import Definitions, parse_timeout
+from ._definitions import Definitions
 from ._errors import RunError, UsageError
 from ._model import ActionStep, ProposalStep
 from ._records import InstanceRun, StepRecord
@@ -490,7 +490,7 @@ async def propose(
         rows = store.select(
             step.query,
             {k: v for k, v in variables.items() if re.search(rf"[?$]{k}\b", step.query)},
-            _namespaces(runner, step.iri),
+            dict(step.namespaces),
         )
     except Exception as e:
         return fail(f"the horis:candidates query does not run: {e}")
@@ -506,7 +506,7 @@ async def propose(
         step.rank_by or "",
         _describe(store, variables["this"]),
         tuple(kept),
-        _timeout(runner, step),
+        step.timeout if step.timeout is not None else DEFAULT_TIMEOUT,
     )
     reply = await runner.env.rank(step, request)
     if reply.unavailable is not None:
@@ -621,26 +621,6 @@ def _check_next(
 def _describe(store: Any, focus: Node) -> str:
     words = [str(v) for p in (RDFS.label, RDFS.comment) for v in sorted(store.objects(focus, p))]
     return f"{focus} — {' — '.join(words)}" if words else str(focus)
-
-
-def _timeout(runner: ProposalContext, step: ProposalStep) -> float:
-    value = runner.defs.graph.value(step.iri, HORIS.timeout)
-    if value is None:
-        return DEFAULT_TIMEOUT
-    try:
-        return parse_timeout(value)
-    except ValueError:
-        return DEFAULT_TIMEOUT
-
-
-def _namespaces(runner: ProposalContext, node: URIRef) -> dict[str, Any]:
-    """The prefixes of the file that declares the step; the merged ones beneath them."""
-    ns = {k: v for k, v in runner.defs.graph.namespace_manager.namespaces()}
-    for f in runner.defs.sources.files:
-        if (node, None, None) in f.graph:
-            ns.update(dict(f.graph.namespace_manager.namespaces()))
-            break
-    return ns
 
 
 def _record(
