@@ -42,6 +42,7 @@ from ._errors import (
     OutcomeUnknown,
     PartialCommit,
     RemoteConflict,
+    ResultTooLarge,
     RunError,
     ScopeRefused,
     ToolError,
@@ -189,7 +190,7 @@ class AdapterCommit:
         self.tool = tool
         self.step = step
         self.adapter: Adapter = tool.adapter
-        self.client = FhirClient(self.adapter, hosts, tool.timeout)
+        self.client = FhirClient(self.adapter, hosts, tool.timeout, tool.max_result_bytes)
         self.activity = activity
         self.outcome = CommitOutcome()
 
@@ -299,6 +300,8 @@ class AdapterCommit:
                 )
             except NotSent as e:
                 return unanswered(request, "failed", f"not sent: {e}")
+            except ResultTooLarge as e:  # it was accepted: what it did is not known here
+                return unanswered(request, "unknown", str(e))
             except (TimeoutError, asyncio.CancelledError):
                 if attempt.sent and not attempt.answered:
                     return unanswered(

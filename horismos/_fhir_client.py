@@ -20,8 +20,9 @@ from typing import Any
 import httpx
 
 from ._attempt import answered, sent
+from ._bindings.limits import body_within, body_within_async
 from ._bindings.reach import Hosts
-from ._errors import NotSent, ToolError
+from ._errors import NotSent, ResultTooLarge, ToolError
 from ._model import Adapter
 from ._redact import redact_text
 
@@ -30,16 +31,26 @@ __all__ = ["FhirClient"]
 _MAX_PAGES = 100
 """Search pages followed at most: a search that needs more is too broad to hydrate."""
 
+_MAX_READ_BYTES = 16 << 20
+"""The largest answer a hydration read accepts (one resource or one search page): a server
+that answers more is not read on, so a hostile or broken one cannot fill this process."""
+
 
 class FhirClient:
-    """One adapter's connection: ``hosts`` is what this process may reach."""
+    """One adapter's connection: ``hosts`` is what this process may reach; ``max_bytes``:
+    the largest answer to a commit read (the committing tool's ``horis:maxResultBytes``)."""
 
     def __init__(
-        self, adapter: Adapter, hosts: Hosts | None = None, timeout: float | None = None
+        self,
+        adapter: Adapter,
+        hosts: Hosts | None = None,
+        timeout: float | None = None,
+        max_bytes: int = _MAX_READ_BYTES,
     ) -> None:
         self.adapter = adapter
         self.hosts = hosts or Hosts()
         self.timeout = timeout or adapter.timeout
+        self.max_bytes = max_bytes
 
     def headers(self) -> dict[str, str]:
         problem = self.hosts.problem(self.adapter.base_url)
@@ -111,21 +122,28 @@ class FhirClient:
 
     def _get(self, client: httpx.Client, url: str) -> tuple[Any, str | None]:
         try:
-            response = client.get(url)
+            with client.stream("GET", url) as response:
+                body = body_within(response, _MAX_READ_BYTES)
         except httpx.HTTPError as e:
             raise ToolError(
                 f"adapter {self.adapter.name}: GET {url} failed: "
                 f"{type(e).__name__}: {redact_text(str(e))}"
             ) from None
+        if body is None:
+            raise ToolError(
+                f"adapter {self.adapter.name}: GET {url} answered more than "
+                f"{_MAX_READ_BYTES:,} bytes, more than a hydration read takes; hydrate "
+                "fewer resources per search (e.g. _count) or by id"
+            )
         if response.status_code != 200:
             raise ToolError(
                 f"adapter {self.adapter.name}: GET {url} answered "
                 f"{response.status_code} {response.reason_phrase}: "
-                f"{_text(response)}"
+                f"{_text(body)}"
             )
         try:
-            return response.json(), response.headers.get("etag")
-        except ValueError:
+            return json.loads(body), response.headers.get("etag")
+        except (ValueError, UnicodeDecodeError):
             raise ToolError(f"adapter {self.adapter.name}: GET {url} did not answer JSON") from None
 
     # -- one commit -----------------------------------------------------------------------
@@ -141,13 +159,14 @@ class FhirClient:
             timeout=self.timeout, follow_redirects=False, verify=_tls()
         ) as client:
             try:
-                response = await client.request(
+                async with client.stream(
                     method,
                     url,
                     content=json.dumps(body),
                     headers=sent_headers,
                     extensions={"trace": _mark},
-                )
+                ) as response:
+                    content = await body_within_async(response, self.max_bytes)
             except (httpx.ConnectError, httpx.ConnectTimeout) as e:
                 raise NotSent(
                     f"adapter {self.adapter.name}: {method} {url} failed: "
@@ -156,12 +175,21 @@ class FhirClient:
                 ) from None
             except httpx.TimeoutException:
                 raise TimeoutError from None
+        status = response.status_code
+        if content is None and 200 <= status < 300:
+            # accepted, but what it made cannot be read: nothing can be projected from it
+            raise ResultTooLarge(
+                f"{method} {url} was accepted ({status}) but its answer is larger than "
+                f"{self.max_bytes:,} bytes (horis:maxResultBytes), so what it made is not "
+                "known here",
+                limit=self.max_bytes,
+            )
         try:
-            data = response.json() if response.content else None
-        except ValueError:
+            data = json.loads(content) if content else None
+        except (ValueError, UnicodeDecodeError):
             data = None
         return {
-            "status": response.status_code,
+            "status": status,
             "etag": response.headers.get("etag"),
             "location": response.headers.get("location"),
             "body": data,
@@ -183,6 +211,6 @@ async def _mark(event: str, info: Mapping[str, Any]) -> None:
         answered()
 
 
-def _text(response: httpx.Response, limit: int = 200) -> str:
-    text = response.text[:limit].strip()
+def _text(body: bytes, limit: int = 200) -> str:
+    text = body[:limit].decode("utf-8", "replace").strip()
     return repr(text) if text else "(empty body)"

@@ -26,6 +26,7 @@ from horismos import (
     PolicyRefused,
     RemoteConflict,
     ScopeRefused,
+    ToolError,
     World,
     load_definitions,
     replay,
@@ -419,6 +420,33 @@ def test_a_timeout_after_sending_is_unknown_and_never_resent(tmp_path: Path,
     fhir.delay = 0
     agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
     assert version(world, fhir, "MedicationRequest/mr1") == "2"
+
+
+def test_a_commit_answered_past_the_cap_is_unknown_and_never_resent(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir, binding="complete",
+                      scopes='"patient/MedicationRequest.write"')
+    world = hydrated(agent, "MedicationRequest/mr1")
+    before = facts(world)
+    fhir.padding = 2 << 20  # past the tool's horis:maxResultBytes (1 MiB by default)
+    run = agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    step = run.steps[0]
+    assert isinstance(step.error, OutcomeUnknown)
+    (receipt,) = step.receipts
+    assert receipt["outcome"] == "unknown"
+    assert "larger than 1,048,576 bytes" in receipt["message"]
+    assert fhir.writes() == [("PUT", "/MedicationRequest/mr1")]  # it acted: never sent again
+    assert facts(world) == before
+
+
+def test_hydration_refuses_an_answer_past_its_cap_and_lands_nothing(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    agent = agent_for(tmp_path, fhir)
+    world = World.open("memory")
+    fhir.padding = 17 << 20
+    with pytest.raises(ToolError, match="answered more than 16,777,216 bytes"):
+        agent.hydrate(world, "ehr", ["Patient/p1"])
+    assert facts(world) == []
 
 
 # -- replay ---------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from .._errors import NotSent, ToolError, ToolTimeout
 from .._model import Tool
 from .._redact import redact_text, redact_url, url_credentials
 from .base import Binding
-from .limits import too_large
+from .limits import body_within_async, too_large
 from .reach import Hosts
 from .wire import json_arguments
 
@@ -99,7 +99,9 @@ class HttpBinding(Binding):
                 headers=headers,
                 extensions={"trace": _mark},
             ) as response:
-                body = await _read_capped(response, self.tool, where)
+                body = await body_within_async(response, self.tool.max_result_bytes)
+                if body is None:
+                    raise too_large(self.tool, where)
         except (httpx.ConnectError, httpx.ConnectTimeout) as e:
             raise NotSent(
                 f"{where} failed: {type(e).__name__}: {redact_text(str(e))} (nothing was sent)"
@@ -149,22 +151,6 @@ async def _mark(event: str, info: Mapping[str, Any]) -> None:
         _attempt.sent()
     elif event.endswith(".receive_response_headers.complete"):
         _attempt.answered()
-
-
-async def _read_capped(response: httpx.Response, tool: Tool, where: str) -> bytes:
-    """The body, refused past the tool's ``horis:maxResultBytes`` without reading the rest."""
-    declared = response.headers.get("content-length")
-    limit = tool.max_result_bytes
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise too_large(tool, where)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > limit:
-            raise too_large(tool, where)
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _preview(body: bytes, limit: int = 200) -> str:

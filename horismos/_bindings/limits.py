@@ -12,13 +12,22 @@ error, not the value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
+
+import httpx
 
 from .._errors import ResultTooLarge
 from .._model import Tool
 
-__all__ = ["DEFAULT_MAX_RESULT_BYTES", "check_result", "json_size", "too_large"]
+__all__ = [
+    "DEFAULT_MAX_RESULT_BYTES",
+    "body_within",
+    "body_within_async",
+    "check_result",
+    "json_size",
+    "too_large",
+]
 
 DEFAULT_MAX_RESULT_BYTES = 1 << 20
 """1 MiB: the cap of a tool that declares no ``horis:maxResultBytes``."""
@@ -74,3 +83,41 @@ def check_result(tool: Tool, value: Any, where: str) -> Any:
     if value is not None and json_size(value, tool.max_result_bytes) > tool.max_result_bytes:
         raise too_large(tool, where)
     return value
+
+
+def body_within(response: httpx.Response, limit: int) -> bytes | None:
+    """A streamed response's body, or None once it is past ``limit`` bytes (by its declared
+    length, or as it is read: the rest is never read)."""
+    if _declared_over(response, limit):
+        return None
+    return _joined(response.iter_bytes(), limit)
+
+
+async def body_within_async(response: httpx.Response, limit: int) -> bytes | None:
+    """:func:`body_within` for an async client's streamed response."""
+    if _declared_over(response, limit):
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _declared_over(response: httpx.Response, limit: int) -> bool:
+    declared = response.headers.get("content-length")
+    return declared is not None and declared.isdigit() and int(declared) > limit
+
+
+def _joined(chunks: Iterator[bytes], limit: int) -> bytes | None:
+    kept: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            return None
+        kept.append(chunk)
+    return b"".join(kept)

@@ -55,6 +55,7 @@ class FhirServer:
         self.versions: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.log: list[tuple[str, str]] = []
         self.delay = 0.0
+        self.padding = 0  # bytes of narrative added to each answer: a server that answers huge
         self.token: str | None = None
         self.lock = threading.Lock()
         self.base = ""
@@ -175,6 +176,8 @@ def _handler(server: FhirServer) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _answer(self, status: int, body: dict[str, Any]) -> None:
+            if server.padding and body.get("resourceType") != "OperationOutcome":
+                body = {**body, "text": {"status": "generated", "div": "x" * server.padding}}
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/fhir+json")
