@@ -863,6 +863,8 @@ class Runner:
             rec.attempts += 1
             with Attempt() as attempt:
                 try:
+                    if tool.inline:  # never awaits: its binding judges the timeout (_bindings)
+                        return await self.env.invoke(tool, lambda: self.binding(tool), args)
                     # in this task, not a new one as wait_for makes: ~90 µs a call on a busy
                     # machine, for every step
                     async with asyncio.timeout(tool.timeout):
