@@ -9,7 +9,10 @@ prescription through a three-node StateGraph with ``InMemorySaver`` (a checkpoin
 node, nothing validated). Horismos runs ``run --all`` on a world of N prescriptions with a trace
 file: every step's preconditions read from the graph, its result gated against the tool's
 effect and the domain shape of benchmarks/peers/pharmacy.ttl (``sh:pattern`` and
-``sh:maxCount`` on ``:Prescription``), its effects committed atomically and traced.
+``sh:maxCount`` on ``:Prescription``), its effects committed atomically and traced. The tools
+are declared ``horis:inline true`` (benchmarks/peers/refill.ttl): pure functions, called on the
+run's own thread as LangGraph calls its nodes, not handed to a worker thread; their
+``horis:timeout`` is then judged when they return.
 
 Prints each engine's committed steps per second and their ratio, per round; the engines
 alternate within a round, so the ratio is measured under the same load on a shared machine.

@@ -4,7 +4,8 @@
                                      [--all-steps 100000] [--store oxigraph]
 
 The pharmacy workload (benchmarks/pharmacy/: a refill decision, a dispense, a notification, a
-SHACL domain shape on :Prescription), in generated worlds of each size:
+SHACL domain shape on :Prescription; its tools, pure functions, declared ``horis:inline true``:
+called on the run's thread, no worker hop), in generated worlds of each size:
 
 1. single-focus traced runs, one ``agent.run(world, focus=…, trace=…)`` per event, the way a
    service runs a workflow when something happens: per-run cost (median), the part of it that

@@ -716,6 +716,16 @@ class _Builder:
                     at=(s, HORIS.retries, retries_node),
                 )
                 ok = False
+        inline = self.flag(s, HORIS.inline)
+        if inline and binding is not None and not binding.startswith("python:"):
+            self.error(
+                s,
+                f'horis:inline true on a tool bound to "{binding}": only a python: function '
+                "can be called on the run's own thread",
+                "remove horis:inline (the call already waits without holding the run up)",
+                at=(s, HORIS.inline, self.one(s, HORIS.inline)),
+            )
+            ok = False
         cap = self.one(s, HORIS.maxResultBytes)  # the shape says what to write when wrong
         max_result = int(str(cap)) if cap is not None and str(cap).isdigit() else 1 << 20
         requires = self.precondition(s, s)
@@ -734,6 +744,7 @@ class _Builder:
             binding=binding or "",
             timeout=timeout,
             idempotent=self.flag(s, HORIS.idempotent),
+            inline=inline,
             retries=retries,
             side_effect=side if isinstance(side, URIRef) else None,
             requires_approval=self.flag(s, HORIS.requiresApproval),

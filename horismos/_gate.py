@@ -26,7 +26,7 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, cast
@@ -74,6 +74,8 @@ _Delta = dict[Node, dict[Node, set[Node]]]
 
 _log = logging.getLogger("horismos.gate")
 _TYPE, _SUBCLASS = RDF.type, RDFS.subClassOf  # a namespace attribute is a lookup each time
+_RESOURCE, _XSD_STRING, _XSD_DECIMAL = RDFS.Resource, XSD.string, XSD.decimal
+_FLOATING = (XSD.decimal, XSD.double, XSD.float)
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,10 @@ class Verdict:
 
     def to_json(self) -> dict[str, Any]:
         return {"conforms": self.conforms, "messages": [m.to_json() for m in self.messages]}
+
+
+_CONFORMS = Verdict(True)
+_NONE: frozenset[Node] = frozenset()  # no values: read, never changed
 
 
 class Gate:
@@ -187,12 +193,12 @@ class Gate:
                 return Literal(v)
         t = a.type if a is not None else None
         if t is not None and not isinstance(v, bool):
-            if isinstance(v, str) and t != XSD.string:
+            if isinstance(v, str) and t != _XSD_STRING:
                 return Literal(v, datatype=t)
             if isinstance(v, int) and t in _NUMERIC:  # from the lexical form: 71 as a decimal
                 return Literal(str(v), datatype=t)  # is Decimal("71"), as a double 71.0
-            if isinstance(v, float) and t in (XSD.decimal, XSD.double, XSD.float):
-                return Literal(Decimal(repr(v)) if t == XSD.decimal else v, datatype=t)
+            if isinstance(v, float) and t in _FLOATING:
+                return Literal(Decimal(repr(v)) if t == _XSD_DECIMAL else v, datatype=t)
         if isinstance(v, dt.datetime) and v.tzinfo is None:
             v = v.replace(tzinfo=dt.UTC)
         return Literal(v)
@@ -254,9 +260,9 @@ class Gate:
                     values.add(o)
         subject_types = own.get(_TYPE, set())
         use = self._applicable(subject, subject_types, own.keys())
-        use |= set(extra)
+        use.update(extra)
         if not use:  # no shape applies: the after-view graph is not worth building
-            return Verdict(True)
+            return _CONFORMS
         view = _After(subject, own, types_of, self._superclasses)
         fast: list[Result] = []
         rest: list[URIRef] = []
@@ -269,6 +275,8 @@ class Gate:
             except NotCompiled:  # a message would name a blank node: pyshacl words it
                 pass
             rest.append(shape)
+        if not fast and not rest and not self.reference:  # the common verdict, said at once
+            return _CONFORMS
         messages = {self._result_message(r) for r in fast}
         if rest or self.reference:
             after = self._after_graph(subject, triples, subject_types, types_of)
@@ -345,13 +353,11 @@ class Gate:
             if isinstance(node, Literal):
                 continue
             for t in types_of(node):
-                yield node, RDF.type, t
+                yield node, _TYPE, t
                 yield from self._superclass_triples(t)
 
     def _superclass_triples(self, cls: Node) -> Iterator[tuple[Node, Node, Node]]:
-        return (
-            (cls, RDFS.subClassOf, sup) for sup in self._superclasses.get(cast(URIRef, cls), ())
-        )
+        return ((cls, _SUBCLASS, sup) for sup in self._superclasses.get(cast(URIRef, cls), ()))
 
     def _applicable(
         self,
@@ -494,18 +500,20 @@ class _PropertyCheck:
             _ONE.format(p=p),
         )
 
-    def failures(self, values: set[Node], g: _Delta) -> Iterator[tuple[str, Node | None]]:
+    def failures(self, values: Collection[Node], g: _Delta) -> list[tuple[str, Node | None]]:
         """(message, offending value or None) for each way ``values`` break the shapes."""
+        out: list[tuple[str, Node | None]] = []
         for v in values:
             if self.cls is not None:
                 if isinstance(v, Literal) or not _instance_of(g, v, self.cls):
-                    yield self.kind_message, v
+                    out.append((self.kind_message, v))
             elif self.datatype is not None and not has_datatype(v, self.datatype):
-                yield self.kind_message, v
+                out.append((self.kind_message, v))
         if self.min_message is not None and not values:
-            yield self.min_message, None
+            out.append((self.min_message, None))
         if self.max_count is not None and len(values) > self.max_count:
-            yield self.max_message, None
+            out.append((self.max_message, None))
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -532,14 +540,16 @@ class _EffectCheck:
         own = g.get(subject, {})
         found: list[tuple[str, str, URIRef | None, Node | None]] = []
         for p in self.properties:
-            found.extend((p.path, m, None, v) for m, v in p.failures(own.get(p.property, set()), g))
+            failed = p.failures(own.get(p.property, _NONE), g)
+            if failed:
+                found.extend((p.path, m, None, v) for m, v in failed)
         for pred, objects in own.items():
             if pred not in self.declared:
                 path = _path_name(cast(URIRef, pred), defs)
                 found.extend(
                     (path, self.message, self.shape, o)
                     for o in objects
-                    if not (pred == RDF.type and o == RDFS.Resource)
+                    if not (pred == _TYPE and o == _RESOURCE)
                 )  # as pyshacl
         if not found:
             return []
@@ -560,9 +570,7 @@ class _EffectCheck:
 
 def _instance_of(g: _Delta, node: Node, cls: URIRef) -> bool:
     """sh:class in ``g``: a type of ``node`` is ``cls`` or reaches it by rdfs:subClassOf."""
-    return _reaches(
-        g.get(node, {}).get(RDF.type, ()), cls, lambda c: g.get(c, {}).get(RDFS.subClassOf, ())
-    )
+    return _reaches(g.get(node, {}).get(_TYPE, ()), cls, lambda c: g.get(c, {}).get(_SUBCLASS, ()))
 
 
 def _reaches(types: Iterable[Node], cls: Node, supers: Callable[[Node], Iterable[Node]]) -> bool:

@@ -54,6 +54,7 @@ NUMBER_TYPES = frozenset({XSD.decimal, XSD.double, XSD.float})
 """XSD's other numeric datatypes (a JSON number)."""
 
 _DOUBLES = (XSD.double, XSD.float)
+_XSD_DECIMAL = XSD.decimal  # a namespace attribute is a lookup (rdflib's __getattr__) each time
 _DECIMAL = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)\s*$")
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _SCALARS = (
@@ -120,6 +121,11 @@ def well_formed(
 
 def _literal(v: Any, datatype: URIRef | None) -> tuple[str | None, Any]:
     """What keeps ``v`` from being one literal of ``datatype``, and ``v`` as it may land."""
+    kind = type(v)
+    if kind is int or kind is bool:  # the common values first: nothing below refuses them
+        return None, v
+    if kind is str:
+        return _text(v, datatype), v
     if v is None or isinstance(v, URIRef | BNode):
         return None, v
     if isinstance(v, bytes | bytearray | memoryview):
@@ -133,14 +139,10 @@ def _literal(v: Any, datatype: URIRef | None) -> tuple[str | None, Any]:
         ), v
     if not isinstance(v, _SCALARS):
         return f"a {type(v).__name__} is not a value RDF can hold", v
-    text = str(v) if isinstance(v, str | Literal) else None
-    if text is not None:
-        bad = _NOT_XML.search(text)
-        if bad:
-            return (
-                f"character U+{ord(bad.group()):04X} at position {bad.start()} cannot be "
-                "written in an RDF literal"
-            ), v
+    if isinstance(v, str | Literal):
+        problem = _xml_text(str(v))
+        if problem is not None:
+            return problem, v
     number = float(v) if isinstance(v, float | Decimal) and not isinstance(v, bool) else None
     if isinstance(v, Decimal) and not v.is_finite():
         number = math.nan
@@ -152,9 +154,28 @@ def _literal(v: Any, datatype: URIRef | None) -> tuple[str | None, Any]:
             f"{v} is not a number of datatype {_local(datatype)}; only xsd:double and "
             "xsd:float have NaN and infinities"
         ), v
-    if isinstance(v, str) and datatype == XSD.decimal and not _DECIMAL.match(v):
+    if isinstance(v, str) and datatype == _XSD_DECIMAL and not _DECIMAL.match(v):
         return f"{v!r} is not an xsd:decimal (digits, an optional sign and point)", v
     return None, v
+
+
+def _text(v: str, datatype: URIRef | None) -> str | None:
+    """What keeps a plain ``str`` from landing as a literal of ``datatype``: what
+    :func:`_literal` asks of it, without the checks only other values can fail."""
+    problem = _xml_text(v)
+    if problem is None and datatype == _XSD_DECIMAL and not _DECIMAL.match(v):
+        return f"{v!r} is not an xsd:decimal (digits, an optional sign and point)"
+    return problem
+
+
+def _xml_text(text: str) -> str | None:
+    bad = _NOT_XML.search(text)
+    if bad is None:
+        return None
+    return (
+        f"character U+{ord(bad.group()):04X} at position {bad.start()} cannot be "
+        "written in an RDF literal"
+    )
 
 
 def _local(datatype: URIRef | None) -> str:

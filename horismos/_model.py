@@ -89,6 +89,9 @@ class Tool:
     binding: str
     timeout: float
     idempotent: bool = False
+    inline: bool = False
+    """``horis:inline``: a sync Python function called on the event loop's thread, no worker
+    thread; its timeout is then judged after it returns (it cannot be abandoned mid-call)."""
     retries: int = 0
     side_effect: URIRef | None = None
     requires_approval: bool = False

@@ -47,6 +47,11 @@ class RecordedResult(dict[str, Any]):
 
 def encode(value: Any) -> Any:
     """``value`` as JSON, tagged where JSON alone would lose its Python type."""
+    kind = type(value)  # the exact JSON types first: most results are a dict of them
+    if kind is str or kind is int or kind is bool or kind is float or value is None:
+        return value
+    if kind is dict:  # a plain dict has neither "narrowed" nor "capture"
+        return {"@map": {str(k): encode(v) for k, v in value.items()}}
     if isinstance(value, URIRef | BNode | Literal):
         return {"@term": value.n3()}
     if isinstance(value, _SCALARS):

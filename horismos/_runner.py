@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -863,6 +864,8 @@ class Runner:
             rec.attempts += 1
             with Attempt() as attempt:
                 try:
+                    if tool.inline:  # never awaits: its binding judges the timeout (_bindings)
+                        return await self.env.invoke(tool, lambda: self.binding(tool), args)
                     # in this task, not a new one as wait_for makes: ~90 µs a call on a busy
                     # machine, for every step
                     async with asyncio.timeout(tool.timeout):
@@ -999,7 +1002,7 @@ class Runner:
                 "holds": rec.blocked_by is None or rec.error is not None,
                 "failing": rec.blocked_by if rec.error is None else None,
             },
-            effects=[[s.n3(), p.n3(), o.n3()] for s, p, o in rec.effects],
+            effects=[[_n3(s), _n3(p), _n3(o)] for s, p, o in rec.effects],
             graph=str(rec.graph) if rec.graph else None,
             gate={
                 "conforms": rec.status != "rejected",
@@ -1027,6 +1030,17 @@ def _unknown(tool: Tool, step: ActionStep, seen: ToolError) -> OutcomeUnknown:
         step=str(step.iri),
         tool=str(tool.iri),
     )
+
+
+_NOT_IN_N3_IRI = re.compile(r'[<>" {}|\\^`]')  # what rdflib's URIRef.n3 refuses
+
+
+def _n3(term: Node) -> str:
+    """``term.n3()``, an IRI's written without rdflib's character-by-character check (one
+    regular expression instead); anything else, or an IRI it would refuse, by rdflib."""
+    if type(term) is URIRef and _NOT_IN_N3_IRI.search(term) is None:
+        return f"<{term}>"
+    return term.n3()
 
 
 def _python(value: Node) -> Any:

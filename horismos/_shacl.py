@@ -382,6 +382,12 @@ _PYTHON_VALUE: dict[Node, type | tuple[type, ...]] = {
 }
 
 
+# looked up once: rdflib answers RDF.x, RDFS.x and XSD.x through __getattr__ on each use
+_RDFS_LITERAL, _RDFS_DATATYPE = RDFS.Literal, RDFS.Datatype
+_XSD_STRING, _LANG_STRING = XSD.string, RDF.langString
+_STRING_TYPES = (None, _LANG_STRING, _XSD_STRING)
+
+
 def has_datatype(v: Node, datatype: Node) -> bool:
     """sh:datatype as pyshacl has it: a plain literal is xsd:string, a language-tagged one
     rdf:langString; an ill-typed literal fails; rdfs:Literal takes any literal."""
@@ -389,13 +395,13 @@ def has_datatype(v: Node, datatype: Node) -> bool:
         return False
     if v.datatype == datatype:
         return v.ill_typed is not True and _value_fits(v, datatype)
-    if datatype == RDFS.Literal:
+    if datatype == _RDFS_LITERAL:
         return True
-    if datatype == RDFS.Datatype:
+    if datatype == _RDFS_DATATYPE:
         return bool(v.datatype)
-    if datatype == XSD.string and v.datatype is None and v.language is None:
+    if datatype == _XSD_STRING and v.datatype is None and v.language is None:
         return _value_fits(v, datatype)
-    if datatype == RDF.langString and v.language:
+    if datatype == _LANG_STRING and v.language:
         return _value_fits(v, datatype)
     return False
 
@@ -460,11 +466,7 @@ def _node_kind(g: Graph, node: Node, path: Node | None) -> _Check:
 
 def _string(v: Node) -> str:
     """SPARQL str() as pyshacl computes it for the string-based constraints."""
-    if (
-        isinstance(v, Literal)
-        and v.value is not None
-        and v.datatype in (None, RDF.langString, XSD.string)
-    ):
+    if isinstance(v, Literal) and v.value is not None and v.datatype in _STRING_TYPES:
         return str(v.value)
     return str(v)
 

@@ -87,6 +87,7 @@ class HORIS(DefinedNamespace):
     binding: URIRef
     timeout: URIRef
     idempotent: URIRef
+    inline: URIRef
     retries: URIRef
     maxResultBytes: URIRef
     sideEffect: URIRef

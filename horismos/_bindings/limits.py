@@ -40,7 +40,15 @@ def json_size(value: Any, limit: int) -> int:
     stack = [value]
     while stack and size <= limit:
         v = stack.pop()
-        if isinstance(v, str):
+        kind = type(v)  # the exact JSON types first: no ABC check for what most results hold
+        if kind is dict:
+            size += 2 + 2 * len(v)
+            for k, x in v.items():
+                stack.append(x)
+                stack.append(str(k))
+        elif kind is int or kind is float:
+            size += len(repr(v))
+        elif isinstance(v, str):
             size += _text_size(v, limit - size) + 2
         elif isinstance(v, bytes | bytearray):
             size += len(v) + 2

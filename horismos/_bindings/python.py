@@ -10,6 +10,11 @@ allows its submodules). Nothing is imported to list, validate or discover tools:
 Before the first step, :meth:`PythonBinding.check` holds the function's parameters against the
 declared arguments (those sent: ``horis:sent false`` ones never reach it), so a mismatch is
 found before any tool has acted, not after.
+
+A sync function runs on a worker thread, so a call that hangs can be abandoned at its
+``horis:timeout``. A tool declared ``horis:inline true`` (quick, CPU-only) is called on the
+event loop's thread instead: no thread to wake, which on a busy machine cost milliseconds a
+call; its timeout is judged when it returns (:meth:`PythonBinding._inline`).
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ import importlib
 import inspect
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from .. import _attempt
-from .._errors import NotSent, ToolError
+from .._errors import NotSent, ToolError, ToolTimeout
 from .._model import Tool
 from .base import Binding
 from .limits import check_result
@@ -121,7 +127,8 @@ def signature_problems(tool: Tool, func: Callable[..., Any]) -> list[str]:
 
 
 class PythonBinding(Binding):
-    """A plain function, sync (run in a worker thread) or async (cancelled on timeout)."""
+    """A plain function: sync, run in a worker thread (or, ``horis:inline``, on the loop's
+    own); or async, cancelled on timeout."""
 
     kind = "python"
 
@@ -129,6 +136,16 @@ class PythonBinding(Binding):
         self.func = func
         self.tool = tool
         self.is_async = inspect.iscoroutinefunction(func)
+        if tool is not None and tool.inline and self.is_async:  # before any call: refused
+            raise NotSent(
+                f'binding "{tool.binding}" of {tool.name} is an async function, which runs on '
+                "the event loop already and is cancelled at its horis:timeout; horis:inline "
+                "is for sync functions: remove it",
+                tool=str(tool.iri),
+            )
+        self.inline = tool is not None and tool.inline
+        # worded once, not per call: where a result over the cap came from
+        self._where = f'{tool.name} ("{tool.binding}")' if tool is not None else ""
 
     @classmethod
     def resolve(cls, tool: Tool, registry: Mapping[str, Callable[..., Any]]) -> PythonBinding:
@@ -175,6 +192,8 @@ class PythonBinding(Binding):
             )
 
     async def call(self, args: Mapping[str, Any]) -> Any:
+        if self.inline:
+            return self._inline(args)
         _attempt.sent()  # the function is entered: from here on it may act
         try:
             result = await self._run(args)
@@ -183,17 +202,41 @@ class PythonBinding(Binding):
         except (SystemExit, KeyboardInterrupt, GeneratorExit) as e:
             # the tool's own doing, not the process's: that step fails, the run goes on
             _attempt.answered()
-            what = f"{type(e).__name__}({e})" if str(e) else type(e).__name__
-            raise ToolError(
-                f"the tool raised {what}; a tool returns a result or raises an "
-                "Exception, it does not stop the process"
-            ) from None
+            raise _stopped(e) from None
         except BaseException:
             _attempt.answered()  # it raised: an answer, though not a result
             raise
         _attempt.answered()
         if self.tool is not None:
-            check_result(self.tool, result, f'{self.tool.name} ("{self.tool.binding}")')
+            check_result(self.tool, result, self._where)
+        return result
+
+    def _inline(self, args: Mapping[str, Any]) -> Any:
+        """The call on the loop's own thread (``horis:inline``): no thread to wake, nothing
+        else on the loop runs meanwhile, and nothing can abandon it. Its timeout is judged
+        once it returns: a late answer, result or error, is a :class:`ToolTimeout` with the
+        answer discarded, sent and never answered in time, as a worker thread's call
+        abandoned at its timeout is (a tool that is not idempotent: its outcome unknown)."""
+        tool = cast(Tool, self.tool)
+        _attempt.sent()
+        start = time.perf_counter()
+        try:
+            result = self.func(**args)
+        except KeyboardInterrupt:  # on this thread it is the person at the terminal: stop
+            raise
+        except BaseException as e:
+            late = _late(tool, start)
+            if late is not None:
+                raise late from None
+            _attempt.answered()
+            if isinstance(e, SystemExit | GeneratorExit):
+                raise _stopped(e) from None
+            raise
+        late = _late(tool, start)
+        if late is not None:
+            raise late
+        _attempt.answered()
+        check_result(tool, result, self._where)
         return result
 
     async def _run(self, args: Mapping[str, Any]) -> Any:
@@ -244,6 +287,29 @@ class PythonBinding(Binding):
 
 
 _GRACE = 0.002  # seconds a sync call is waited for in place before the step awaits it
+
+
+def _stopped(e: BaseException) -> ToolError:
+    """A tool that raised SystemExit and the like: its own doing, not the process's, so that
+    step fails and the run goes on."""
+    what = f"{type(e).__name__}({e})" if str(e) else type(e).__name__
+    return ToolError(
+        f"the tool raised {what}; a tool returns a result or raises an "
+        "Exception, it does not stop the process"
+    )
+
+
+def _late(tool: Tool, start: float) -> ToolTimeout | None:
+    """An inline call that answered after its ``horis:timeout``: its answer is discarded."""
+    took = time.perf_counter() - start
+    if took <= tool.timeout:
+        return None
+    return ToolTimeout(
+        f"{tool.name} answered after {took:.3g}s, past its horis:timeout of {tool.timeout:g}s; "
+        "a horis:inline tool cannot be abandoned mid-call, so its answer is discarded and "
+        "nothing of it lands",
+        tool=str(tool.iri),
+    )
 
 
 class _Threads:
