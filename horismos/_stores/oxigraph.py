@@ -44,6 +44,7 @@ from rdflib.term import Node
 
 from .._digest import ZERO, Digest
 from .._errors import UsageError
+from .._patterns import Plan, Unsupported, number
 from .._preconditions import Precondition
 from .base import (
     DIGEST_GRAPH,
@@ -440,6 +441,18 @@ class OxigraphStore(Store):
     def solutions(
         self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
     ) -> list[dict[str, Node]]:
+        found = self._solve(pre.plan, bindings, pre.variables, 2)
+        if found is not None and len(found) < 2:  # none or one: the query's answer exactly
+            out = []
+            for row in found:
+                sol = dict(bindings)
+                for name in sorted(pre.variables):  # as the query projects them
+                    value = row.get(name)
+                    if value is not None:
+                        sol[name] = from_ox(value)
+                out.append(sol)
+            return out
+        # two or more (the query's order is what the trace records), or not compiled
         text = self._texts.get(pre.select_text)
         if text is None:  # substitutions must be projected: name every variable, not ``*``
             projected = " ".join(f"?{v}" for v in sorted(pre.variables)) or "*"
@@ -457,6 +470,52 @@ class OxigraphStore(Store):
                     sol[name] = from_ox(value)
             out.append(sol)
         return out
+
+    def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
+        """As :meth:`Store.failing`, each compiled pattern looked up without a query."""
+        for p in pre.patterns:
+            found = self._solve(p.plan, bindings, pre.variables, 1)
+            if found is None:  # not compiled, or not decided: ask the queries
+                return super().failing(pre, bindings)
+            if not found:
+                return p.text
+        return " ".join(p.text for p in pre.patterns)
+
+    def _solve(
+        self,
+        plan: Plan[Node] | None,
+        bindings: Mapping[str, Node],
+        names: frozenset[str],
+        limit: int,
+    ) -> list[dict[str, Any]] | None:
+        """Up to ``limit`` solutions of ``plan`` (pyoxigraph terms) with ``bindings`` of
+        ``names`` substituted, from the store's own lookups under its lock (one moment between
+        commits, as a query's snapshot); None when there is no plan or it cannot decide (a
+        literal or blank node bound: the query's substitution is the reference there)."""
+        if plan is None:
+            return None
+        lowered = plan.lowered(to_ox)
+        bound = {}
+        for k, v in bindings.items():
+            if k in names:
+                if type(v) is not URIRef:
+                    return None
+                bound[k] = _named(str(v))
+        try:
+            with self._lock:
+                return lowered.solve(bound, self._match, _number, limit)
+        except Unsupported:
+            return None
+
+    def _match(self, s: Any, p: Any, o: Any) -> Iterator[tuple[Any, Any, Any]]:
+        """The stored triples matching ``s p o`` (None: any), in any graph, once per graph
+        that holds it: what a pattern matches in the query's union default graph."""
+        if (s is not None and type(s) not in _RESOURCE) or (
+            p is not None and type(p) is not ox.NamedNode
+        ):
+            return  # a literal subject, a non-IRI predicate: matches nothing, as in a query
+        for q in self._store.quads_for_pattern(s, p, o, None):
+            yield q.subject, q.predicate, q.object
 
     def select(
         self,
@@ -725,6 +784,14 @@ class OxigraphStore(Store):
         store = self.__dict__.pop("_store", None)
         if store is not None and self.persistent:
             store.flush()
+
+
+_RESOURCE = (ox.NamedNode, ox.BlankNode)
+
+
+def _number(term: Any) -> Any:
+    """A stored literal's integer or decimal value, for a compiled FILTER (None: not one)."""
+    return number(term.datatype.value, term.value) if type(term) is ox.Literal else None
 
 
 @lru_cache(maxsize=4096)
