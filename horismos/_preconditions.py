@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, cast
 
 from rdflib import Graph, URIRef, Variable
@@ -65,6 +66,12 @@ class Precondition:
     plan: Plan[Node] | None = field(default=None, compare=False)
     """The SELECT as index lookups (:mod:`horismos._patterns`), when it compiles: a store
     with its own lookups evaluates it without a query engine."""
+
+    @cached_property
+    def projected(self) -> tuple[str, ...]:
+        """``variables``, sorted: as a SELECT projects them and a read records them (sorted
+        once, not on each step)."""
+        return tuple(sorted(self.variables))
 
     def solutions(self, graph: Graph, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
         init: dict[str, Any] = {Variable(k): v for k, v in bindings.items() if k in self.variables}

@@ -446,7 +446,7 @@ class OxigraphStore(Store):
             out = []
             for row in found:
                 sol = dict(bindings)
-                for name in sorted(pre.variables):  # as the query projects them
+                for name in pre.projected:  # as the query projects them
                     value = row.get(name)
                     if value is not None:
                         sol[name] = from_ox(value)
@@ -494,7 +494,7 @@ class OxigraphStore(Store):
         literal or blank node bound: the query's substitution is the reference there)."""
         if plan is None:
             return None
-        lowered = plan.lowered(to_ox)
+        lowered = plan.lowered(_as_stored)
         bound = {}
         for k, v in bindings.items():
             if k in names:
@@ -507,15 +507,13 @@ class OxigraphStore(Store):
         except Unsupported:
             return None
 
-    def _match(self, s: Any, p: Any, o: Any) -> Iterator[tuple[Any, Any, Any]]:
-        """The stored triples matching ``s p o`` (None: any), in any graph, once per graph
-        that holds it: what a pattern matches in the query's union default graph."""
-        if (s is not None and type(s) not in _RESOURCE) or (
-            p is not None and type(p) is not ox.NamedNode
-        ):
-            return  # a literal subject, a non-IRI predicate: matches nothing, as in a query
-        for q in self._store.quads_for_pattern(s, p, o, None):
-            yield q.subject, q.predicate, q.object
+    def _match(self, s: Any, p: Any, o: Any) -> Iterable[ox.Quad]:
+        """The stored quads matching ``s p o`` (None: any), in any graph, once per graph that
+        holds it: what a pattern matches in the query's union default graph."""
+        try:
+            return self._store.quads_for_pattern(s, p, o, None)
+        except TypeError:  # a literal subject, a non-IRI predicate: nothing, as in a query
+            return ()
 
     def select(
         self,
@@ -544,23 +542,33 @@ class OxigraphStore(Store):
         ]
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
-        seen = set()
+        return iter(self._objects(subject, predicate))
+
+    def types(self, node: Node) -> set[Node]:
+        return set(self._objects(node, _RDF_TYPE))
+
+    def _objects(self, subject: Node, predicate: Node) -> list[Node]:
+        """Each object once, in the store's order, runtime graphs left out; read when asked
+        (a step reads these for every argument and effect: no generator, no conversion of a
+        term seen before)."""
         with self._lock:
             found = self._store.quads_for_pattern(to_ox(subject), to_ox(predicate), None, None)
+        seen: dict[Any, Node] = {}
         for q in found:
-            if not is_runtime(q.graph_name) and q.object not in seen:
-                seen.add(q.object)
-                yield from_ox(q.object)
+            o = q.object
+            if o not in seen and not is_runtime(q.graph_name):
+                seen[o] = from_ox(o)
+        return list(seen.values())
 
     def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
-        seen = set()
         with self._lock:
             found = self._store.quads_for_pattern(to_ox(subject), None, None, None)
+        seen: dict[tuple[Any, Any], tuple[Node, Node, Node]] = {}
         for q in found:
             key = (q.predicate, q.object)
-            if not is_runtime(q.graph_name) and key not in seen:
-                seen.add(key)
-                yield subject, from_ox(q.predicate), from_ox(q.object)
+            if key not in seen and not is_runtime(q.graph_name):
+                seen[key] = (subject, from_ox(key[0]), from_ox(key[1]))
+        return iter(seen.values())
 
     def _snapshot(self) -> Iterator[ox.Quad]:
         """Every stored quad, as of one moment between commits."""
@@ -786,7 +794,18 @@ class OxigraphStore(Store):
             store.flush()
 
 
-_RESOURCE = (ox.NamedNode, ox.BlankNode)
+_RDF_TYPE = URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+
+
+def _as_stored(term: Node) -> Any:
+    """A pattern's constant as the store holds it (a literal's canonical form, read back from
+    a scratch store): a compiled plan then compares stored terms to it as the store would."""
+    converted = to_ox(term)
+    if type(converted) is not ox.Literal:
+        return converted
+    scratch = ox.Store()
+    scratch.add(ox.Quad(_TERM_FN, _TERM_FN, converted))
+    return next(iter(scratch)).object
 
 
 def _number(term: Any) -> Any:
