@@ -17,7 +17,9 @@ What a plan keeps equal to the query (a differential test holds it, ``tests/test
 - a bound variable is substituted everywhere, inside ``EXISTS`` too; an ``EXISTS`` sees the
   solution it is asked about substituted into it (Oxigraph's semantics);
 - a FILTER sees only the variables of its own group (and the substituted ones);
-- literals match as the store matches them (its lookups encode a constant as its queries do).
+- literals match as the store matches them: a store lowers each constant to the form it stores
+  it in (:meth:`Plan.lowered`), so a literal compared to a stored term, rather than looked up,
+  is equal exactly when the store's lookup would find it.
 
 A plan gives at most two solutions: none and one are the query's answer exactly; with two or
 more, the caller asks the query, whose order the trace records. A comparison the plan cannot
@@ -330,6 +332,10 @@ def compile_plan(algebra: CompValue) -> Plan[Node] | None:
     try:
         return Plan(_group(node))
     except _NotCompiled:
+        return None
+    except (AttributeError, KeyError, TypeError, ValueError):
+        # an algebra shape this module does not know: a plan is only a shortcut, and a
+        # pattern rdflib accepted must never fail to load for want of one
         return None
 
 
