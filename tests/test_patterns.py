@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from rdflib import RDF, XSD, Graph, Literal, URIRef
 from rdflib.term import Node
 
-from horismos._patterns import Bgp, Exists, Filter, Join, Plan, Var
+from horismos._patterns import LOOKUPS, Bgp, Exists, Filter, Join, Plan, Var
 from horismos._preconditions import Precondition, PreconditionSyntaxError, compile_patterns
 from horismos._stores.oxigraph import OxigraphStore
 
@@ -215,6 +215,23 @@ def test_a_filter_sees_only_its_own_patterns_variables() -> None:
         rows = store.solutions(pre, {"this": a})
         assert len(rows) == count, patterns
         assert rows == store.solutions(_query_only(pre), {"this": a})
+
+
+def test_a_pattern_that_scans_the_world_hands_over_to_the_query() -> None:
+    """Unanchored and without a solution, the plan would look up every candidate; past
+    LOOKUPS lookups it stops and the query answers, the same answer."""
+    pre = compile_patterns(["?n a :Nurse . FILTER NOT EXISTS { ?n :off true }"], {"": E})
+    store = OxigraphStore()
+    nurse, off = URIRef(f"{E}Nurse"), URIRef(f"{E}off")
+    nodes = [URIRef(f"{E}n{i}") for i in range(LOOKUPS + 10)]
+    store.load(
+        [(n, p, o, None) for n in nodes for p, o in ((RDF.type, nurse), (off, Literal(True)))]
+    )
+    assert pre.plan is not None
+    assert store._solve(pre.plan, {}, pre.variables, 2) is None  # handed over
+    assert store.solutions(pre, {}) == store.solutions(_query_only(pre), {}) == []
+    store.load([(URIRef(f"{E}n"), RDF.type, nurse, None)])
+    assert store.solutions(pre, {}) == [{"n": URIRef(f"{E}n")}]
 
 
 def test_what_does_not_compile_is_asked_of_the_query() -> None:
