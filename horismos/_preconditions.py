@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, cast
 
 from rdflib import Graph, URIRef, Variable
@@ -22,6 +23,8 @@ from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.sparql import Query
 from rdflib.query import ResultRow
 from rdflib.term import Node
+
+from ._patterns import Plan, compile_plan
 
 __all__ = [
     "Precondition",
@@ -47,6 +50,8 @@ class Pattern:
     text: str
     ask: Query = field(compare=False)
     ask_text: str = ""
+    plan: Plan[Node] | None = field(default=None, compare=False)
+    """The pattern alone as index lookups (:mod:`horismos._patterns`), when it compiles."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,15 @@ class Precondition:
     select_text: str
     prefixes: tuple[tuple[str, str], ...]
     variables: frozenset[str]
+    plan: Plan[Node] | None = field(default=None, compare=False)
+    """The SELECT as index lookups (:mod:`horismos._patterns`), when it compiles: a store
+    with its own lookups evaluates it without a query engine."""
+
+    @cached_property
+    def projected(self) -> tuple[str, ...]:
+        """``variables``, sorted: as a SELECT projects them and a read records them (sorted
+        once, not on each step)."""
+        return tuple(sorted(self.variables))
 
     def solutions(self, graph: Graph, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
         init: dict[str, Any] = {Variable(k): v for k, v in bindings.items() if k in self.variables}
@@ -92,12 +106,18 @@ def compile_patterns(patterns: Sequence[str], ns: Mapping[str, Any]) -> Precondi
     for text in patterns:
         body = text.strip()
         ask_text = f"ASK WHERE {{ {body}\n}}"
-        compiled.append(Pattern(body, _prepare(ask_text, ns, body), ask_text))
+        ask = _prepare(ask_text, ns, body)
+        compiled.append(Pattern(body, ask, ask_text, compile_plan(ask.algebra)))
     select_text = "SELECT * WHERE {\n" + "\n".join(f"{{ {p.text}\n}}" for p in compiled) + "\n}"
     select = _prepare(select_text, ns, "\n".join(patterns))
     variables = frozenset(m.group(1) for p in compiled for m in _VAR.finditer(p.text))
     return Precondition(
-        tuple(compiled), select, select_text, tuple((k, str(v)) for k, v in ns.items()), variables
+        tuple(compiled),
+        select,
+        select_text,
+        tuple((k, str(v)) for k, v in ns.items()),
+        variables,
+        compile_plan(select.algebra),
     )
 
 

@@ -70,6 +70,8 @@ class RecordedReads(Protocol):
 
 def text(node: Node) -> str:
     """``node`` as a compact N-Triples-like string (a JSON string escapes it)."""
+    if type(node) is URIRef:  # most terms: one comparison
+        return f"<{node}>"
     if isinstance(node, URIRef):
         return f"<{node}>"
     if isinstance(node, Literal):
@@ -103,9 +105,10 @@ def query_id(query: str) -> str:
 
 
 def _bound(bindings: Mapping[str, Node], names: Iterable[str] | None) -> dict[str, str]:
+    """The bound values of ``names`` (sorted; None: every bound variable, sorted)."""
     if names is None:
         return {k: text(v) for k, v in sorted(bindings.items())}
-    return {k: text(bindings[k]) for k in sorted(names) if k in bindings}
+    return {k: text(bindings[k]) for k in names if k in bindings}
 
 
 def _rows(rows: list[dict[str, Node]], bindings: Mapping[str, Node]) -> list[dict[str, str]]:
@@ -147,7 +150,7 @@ class RecordingStore(WrappedStore):
             [
                 "s",
                 query_id(pre.select_text),
-                _bound(bindings, pre.variables),
+                _bound(bindings, pre.projected),
                 _rows(rows, bindings),
             ],
         )
@@ -156,7 +159,7 @@ class RecordingStore(WrappedStore):
     def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
         found = self.inner.failing(pre, bindings)
         self.log.note(
-            "reads", ["f", query_id(pre.select_text), _bound(bindings, pre.variables), found]
+            "reads", ["f", query_id(pre.select_text), _bound(bindings, pre.projected), found]
         )
         return found
 
@@ -232,11 +235,11 @@ class ReplayedStore(Store):
     def solutions(
         self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
     ) -> list[dict[str, Node]]:
-        rows = self._answer(["s", query_id(pre.select_text), _bound(bindings, pre.variables)])
+        rows = self._answer(["s", query_id(pre.select_text), _bound(bindings, pre.projected)])
         return _solutions(rows, bindings)
 
     def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
-        return str(self._answer(["f", query_id(pre.select_text), _bound(bindings, pre.variables)]))
+        return str(self._answer(["f", query_id(pre.select_text), _bound(bindings, pre.projected)]))
 
     def select(
         self,

@@ -44,6 +44,7 @@ from rdflib.term import Node
 
 from .._digest import ZERO, Digest
 from .._errors import UsageError
+from .._patterns import Plan, Unsupported, number
 from .._preconditions import Precondition
 from .base import (
     DIGEST_GRAPH,
@@ -440,6 +441,18 @@ class OxigraphStore(Store):
     def solutions(
         self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
     ) -> list[dict[str, Node]]:
+        found = self._solve(pre.plan, bindings, pre.variables, 2)
+        if found is not None and len(found) < 2:  # none or one: the query's answer exactly
+            out = []
+            for row in found:
+                sol = dict(bindings)
+                for name in pre.projected:  # as the query projects them
+                    value = row.get(name)
+                    if value is not None:
+                        sol[name] = from_ox(value)
+                out.append(sol)
+            return out
+        # two or more (the query's order is what the trace records), or not compiled
         text = self._texts.get(pre.select_text)
         if text is None:  # substitutions must be projected: name every variable, not ``*``
             projected = " ".join(f"?{v}" for v in sorted(pre.variables)) or "*"
@@ -457,6 +470,50 @@ class OxigraphStore(Store):
                     sol[name] = from_ox(value)
             out.append(sol)
         return out
+
+    def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
+        """As :meth:`Store.failing`, each compiled pattern looked up without a query."""
+        for p in pre.patterns:
+            found = self._solve(p.plan, bindings, pre.variables, 1)
+            if found is None:  # not compiled, or not decided: ask the queries
+                return super().failing(pre, bindings)
+            if not found:
+                return p.text
+        return " ".join(p.text for p in pre.patterns)
+
+    def _solve(
+        self,
+        plan: Plan[Node] | None,
+        bindings: Mapping[str, Node],
+        names: frozenset[str],
+        limit: int,
+    ) -> list[dict[str, Any]] | None:
+        """Up to ``limit`` solutions of ``plan`` (pyoxigraph terms) with ``bindings`` of
+        ``names`` substituted, from the store's own lookups under its lock (one moment between
+        commits, as a query's snapshot); None when there is no plan or it cannot decide (a
+        literal or blank node bound: the query's substitution is the reference there)."""
+        if plan is None:
+            return None
+        lowered = plan.lowered(_as_stored)
+        bound = {}
+        for k, v in bindings.items():
+            if k in names:
+                if type(v) is not URIRef:
+                    return None
+                bound[k] = _named(str(v))
+        try:
+            with self._lock:
+                return lowered.solve(bound, self._match, _number, limit)
+        except Unsupported:
+            return None
+
+    def _match(self, s: Any, p: Any, o: Any) -> Iterable[ox.Quad]:
+        """The stored quads matching ``s p o`` (None: any), in any graph, once per graph that
+        holds it: what a pattern matches in the query's union default graph."""
+        try:
+            return self._store.quads_for_pattern(s, p, o, None)
+        except TypeError:  # a literal subject, a non-IRI predicate: nothing, as in a query
+            return ()
 
     def select(
         self,
@@ -485,23 +542,33 @@ class OxigraphStore(Store):
         ]
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
-        seen = set()
+        return iter(self._objects(subject, predicate))
+
+    def types(self, node: Node) -> set[Node]:
+        return set(self._objects(node, _RDF_TYPE))
+
+    def _objects(self, subject: Node, predicate: Node) -> list[Node]:
+        """Each object once, in the store's order, runtime graphs left out; read when asked
+        (a step reads these for every argument and effect: no generator, no conversion of a
+        term seen before)."""
         with self._lock:
             found = self._store.quads_for_pattern(to_ox(subject), to_ox(predicate), None, None)
+        seen: dict[Any, Node] = {}
         for q in found:
-            if not is_runtime(q.graph_name) and q.object not in seen:
-                seen.add(q.object)
-                yield from_ox(q.object)
+            o = q.object
+            if o not in seen and not is_runtime(q.graph_name):
+                seen[o] = from_ox(o)
+        return list(seen.values())
 
     def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
-        seen = set()
         with self._lock:
             found = self._store.quads_for_pattern(to_ox(subject), None, None, None)
+        seen: dict[tuple[Any, Any], tuple[Node, Node, Node]] = {}
         for q in found:
             key = (q.predicate, q.object)
-            if not is_runtime(q.graph_name) and key not in seen:
-                seen.add(key)
-                yield subject, from_ox(q.predicate), from_ox(q.object)
+            if key not in seen and not is_runtime(q.graph_name):
+                seen[key] = (subject, from_ox(key[0]), from_ox(key[1]))
+        return iter(seen.values())
 
     def _snapshot(self) -> Iterator[ox.Quad]:
         """Every stored quad, as of one moment between commits."""
@@ -725,6 +792,25 @@ class OxigraphStore(Store):
         store = self.__dict__.pop("_store", None)
         if store is not None and self.persistent:
             store.flush()
+
+
+_RDF_TYPE = URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+
+
+def _as_stored(term: Node) -> Any:
+    """A pattern's constant as the store holds it (a literal's canonical form, read back from
+    a scratch store): a compiled plan then compares stored terms to it as the store would."""
+    converted = to_ox(term)
+    if type(converted) is not ox.Literal:
+        return converted
+    scratch = ox.Store()
+    scratch.add(ox.Quad(_TERM_FN, _TERM_FN, converted))
+    return next(iter(scratch)).object
+
+
+def _number(term: Any) -> Any:
+    """A stored literal's integer or decimal value, for a compiled FILTER (None: not one)."""
+    return number(term.datatype.value, term.value) if type(term) is ox.Literal else None
 
 
 @lru_cache(maxsize=4096)
