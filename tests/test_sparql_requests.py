@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from oxigraph_server import ServerPool
 from rdflib import RDF, Literal, URIRef
@@ -20,6 +19,7 @@ from rdflib import RDF, Literal, URIRef
 from horismos import Agent, World
 from horismos._stores import Change
 from horismos._stores.base import ReadAhead
+from horismos._stores.http1 import Connection
 from horismos._world import INSTANCES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,17 +33,17 @@ WARD = """@prefix : <http://example.org/ehr#> .
 """
 
 
-class Counting(httpx.BaseTransport):
-    """The store's transport, noting each request: ``q`` a query, ``u`` an update."""
+class Counting:
+    """The store's connection, noting each request: ``q`` a query, ``u`` an update."""
 
-    def __init__(self, inner: httpx.BaseTransport, log: list[tuple[str, str]]) -> None:
+    def __init__(self, inner: Connection, log: list[tuple[str, str]]) -> None:
         self.inner = inner
         self.log = log
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        kind = "u" if request.url.path.endswith("/update") else "q"
-        self.log.append((kind, request.content.decode(errors="replace")))
-        return self.inner.handle_request(request)
+    def request(self, method: str, target: str, body: Any = None, headers: Any = None) -> Any:
+        kind = "u" if target.endswith("/update") else "q"
+        self.log.append((kind, body.decode(errors="replace") if isinstance(body, bytes) else ""))
+        return self.inner.request(method, target, body, headers)
 
     def close(self) -> None:
         self.inner.close()

@@ -3,7 +3,8 @@
 The layout is Oxigraph's (``oxigraph serve``): queries at ``URL/query`` (asked with its
 ``union-default-graph`` option, so the default graph is the union of all graphs, as on the
 embedded stores), updates at ``URL/update``, the whole dataset at ``URL/store`` (Graph Store
-Protocol: loads POST N-Quads there, snapshots GET them). One kept-alive httpx connection.
+Protocol: loads POST N-Quads there, snapshots GET them). One kept-alive connection
+(:mod:`horismos._stores.http1`); a query is sent as the request's body, not URL-encoded.
 
 Bound variables reach a query as a ``VALUES`` row at the top of each pattern's group (terms
 serialised by pyoxigraph, so escaped), never pasted into the patterns. A commit is one SPARQL
@@ -51,9 +52,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import urlencode
 
-import httpx
 import pyoxigraph as ox
 from rdflib import RDF, BNode, Dataset, Literal, URIRef
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
@@ -77,6 +76,7 @@ from .base import (
     delta_of,
     is_world_quad,
 )
+from .http1 import Connection, HttpError
 from .oxigraph import (
     canonical,
     from_ox,
@@ -94,13 +94,11 @@ __all__ = ["SparqlStore"]
 
 _BY = URIRef(RUNTIME + "by")
 _QUERY, _PLAIN, _STORE = "/query?union-default-graph", "/query", "/store"
-_PATHS = (_QUERY, _PLAIN, "/update", _STORE)
-_FORM = {
+_DIRECT = {  # the query as the body (SPARQL protocol's POST directly): nothing to URL-encode
     "Accept": "application/sparql-results+json",
-    "Content-Type": "application/x-www-form-urlencoded",
+    "Content-Type": "application/sparql-query",
 }
 _UPDATE = {"Content-Type": "application/sparql-update"}
-_TIMEOUT = {"connect": 5.0, "read": 120.0, "write": 120.0, "pool": 5.0}
 _CHUNK = 5_000  # quads a load checks and inserts per update
 
 
@@ -113,10 +111,7 @@ class SparqlStore(Store):
     def __init__(self, url: str) -> None:
         self.url = url.rstrip("/")
         self.name = f"sparql:{self.url}"
-        # httpx's transport straight: one kept-alive connection, without the client's
-        # per-request layers (a third of a step's time went there)
-        self._http = httpx.HTTPTransport()
-        self._urls = {path: httpx.URL(self.url + path) for path in _PATHS}
+        self._http = Connection(self.url)
         self._prologues: dict[tuple[tuple[tuple[str, str], ...], str | None], str] = {}
         self._seen: dict[tuple[Node, Node], list[Node]] = {}
         """``objects`` answers since this store last wrote: reads between two of its own
@@ -136,36 +131,25 @@ class SparqlStore(Store):
         content: bytes | Iterator[bytes] | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> bytes:
-        request = httpx.Request(
-            method,
-            self._urls[path],
-            content=content,
-            headers=headers,
-            extensions={"timeout": _TIMEOUT},
-        )
         try:
-            response = self._http.handle_request(request)
-            try:
-                body = response.read()
-            finally:
-                response.close()
-        except httpx.HTTPError as e:
+            response = self._http.request(method, path, content, headers)
+        except HttpError as e:
             raise StoreError(
                 f"the SPARQL server at {redact_url(self.url)} cannot be reached "
                 f"({redact_text(str(e))}); start "
                 "it (oxigraph serve --location DIR --bind HOST:PORT) or fix the "
                 "URL"
             ) from None
-        if response.status_code >= 400:
+        if response.status >= 400:
             raise StoreError(
                 f"the SPARQL server at {redact_url(self.url)} refused {method} "
-                f"{path.partition('?')[0]} ({response.status_code}): "
-                f"{body.decode(errors='replace').strip()[:500]}"
+                f"{path.partition('?')[0]} ({response.status}): "
+                f"{response.body.decode(errors='replace').strip()[:500]}"
             )
-        return body
+        return response.body
 
     def _query(self, text: str, path: str = _QUERY) -> Any:
-        return json.loads(self._request("POST", path, urlencode({"query": text}).encode(), _FORM))
+        return json.loads(self._request("POST", path, text.encode(), _DIRECT))
 
     def _rows(self, text: str) -> list[dict[str, Node]]:
         body = self._query(text)
