@@ -159,7 +159,7 @@ def test_what_a_step_read_ahead_is_what_reading_it_gives(served) -> None:
     # a write that only adds keeps what it does not touch; one that removes drops it all
     world.commit(Change(add=[(URIRef(EHR + "x"), RDF.type, URIRef(EHR + "X"), None)]))
     assert set(world.store.outgoing(p0)) == expected_out
-    assert [k for k, _ in log] == ["q", "q", "u"]  # the second: which of its quads are new
+    assert [k for k, _ in log] == ["q", "u"]  # new quads: the update checks that itself
     world.store.update(f"INSERT DATA {{ <{nurse}> a <{EHR}Charge> }}")  # another writer's
     world.commit(Change(remove=[(URIRef(EHR + "x"), RDF.type, URIRef(EHR + "X"), None)]))
     assert URIRef(EHR + "Charge") in world.store.types(nurse)
@@ -198,3 +198,24 @@ def test_a_decision_reads_its_rules_in_one_request(served, tmp_path: Path) -> No
     decide, queue = _split(log[first + 1:])[:2]
     assert decide == ["q", "u"]
     assert queue == ["q", "u", "u"]
+
+
+def test_an_unguarded_change_checks_in_its_update_what_its_delta_assumed(served) -> None:
+    world, log = served
+    p0, p1 = URIRef(EHR + "p0"), URIRef(EHR + "p1")
+    note = (p0, URIRef(EHR + "note"), Literal("new"), None)
+    gone = (p1, RDF.type, URIRef(EHR + "X"), None)
+    log.clear()
+    world.commit(Change(add=[note]))  # new: one update, no read
+    assert [k for k, _ in log] == ["u"]
+    assert world.store.digest() == world.store.recompute_digest()
+    log.clear()
+    # stored already, and not stored: the update finds its assumption false, lands nothing;
+    # the store asks which quads are stored and writes the exact delta
+    world.commit(Change(add=[note, (p1, URIRef(EHR + "note"), Literal("b"), None)], remove=[gone]))
+    assert [k for k, _ in log] == ["u", "q", "u"]
+    assert world.store.digest() == world.store.recompute_digest()
+    rows = world.store.select("SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } "
+                              "FILTER(STRSTARTS(STR(?g), 'urn:horismos:runtime:receipt')) }",
+                              {}, {})
+    assert rows == []

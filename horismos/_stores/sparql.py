@@ -49,6 +49,7 @@ import os
 import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 from typing import Any, cast
@@ -78,6 +79,7 @@ from .base import (
 )
 from .http1 import Connection, HttpError
 from .oxigraph import (
+    _uri,
     canonical,
     from_ox,
     is_runtime,
@@ -100,6 +102,7 @@ _DIRECT = {  # the query as the body (SPARQL protocol's POST directly): nothing 
 }
 _UPDATE = {"Content-Type": "application/sparql-update"}
 _CHUNK = 5_000  # quads a load checks and inserts per update
+_ASSUMED = 64  # quads an unguarded change checks in its own update, not by a read first
 
 
 class SparqlStore(Store):
@@ -339,43 +342,29 @@ class SparqlStore(Store):
                 )
         adds = canonical(skolemise(list(change.add)))
         add = dict.fromkeys(q for q in adds if is_world_quad(q))
-        both = add.keys() & set(canonical(change.remove))  # stays (or lands) as it is
-        removes = [
-            q for q in dict.fromkeys(canonical(change.remove)) if q not in add and is_world_quad(q)
-        ]
+        removed = dict.fromkeys(canonical(change.remove))
+        both = add.keys() & removed.keys()  # stays (or lands) as it is
+        removes = [q for q in removed if q not in add and is_world_quad(q)]
         if change.expect:  # the runner's commit: what it removes it read, what it adds is new
             delta = delta_of([q for q in add if q not in both], removes)
+            guard = quad_block(change.expect, nt)
+        elif not add and not removes:
+            return self._plain(change.remove, adds, ZERO)
+        elif len(add) + len(removes) <= _ASSUMED and not any(
+            isinstance(t, BNode) for q in add for t in q
+        ):
+            # taken to add only new quads and remove only stored ones (an instance's
+            # creation, an intent: fresh IRIs), the update checking that itself, so the delta
+            # needs no read first; when it does not hold, nothing lands and the read is made
+            delta = delta_of(add, removes)
+            guard = _absent_and_present(add, removes)
         else:
-            stored = self._stored(
-                [
-                    (nt(q[0]), nt(q[1]), nt(q[2]), None if q[3] is None else nt(q[3]))
-                    for q in [*add, *removes]
-                ]
-            )
-            delta = delta_of(
-                [q for i, q in enumerate(add) if i not in stored],
-                [q for i, q in enumerate(removes, len(add)) if i in stored],
-            )
-        mine = [self._delta_quad(delta)] if delta else []
-        if not change.expect:
-            self._request(
-                "POST", "/update", _modify(change.remove, [*adds, *mine], "").encode(), _UPDATE
-            )
-            return delta
-        # the receipt: a graph of its own the update inserts only when its WHERE (the expected
-        # quads) matches, and drops again in the same request; when the WHERE did not match,
-        # the DROP fails, the server rolls the whole request back and answers with an error
-        receipt = URIRef(f"{RUNTIME}receipt:{uuid.uuid4().hex}")
-        signed = (receipt, _BY, Literal(f"pid {os.getpid()}"), receipt)
-        text = (
-            _modify(change.remove, [*adds, *mine, signed], quad_block(change.expect, nt))
-            + f";\nDROP GRAPH {nt(receipt)}"
-        )
+            return self._plain(change.remove, adds, self._exact_delta(add, removes))
         try:
-            self._request("POST", "/update", text.encode(), _UPDATE)
-        except StoreError as e:
-            if f"{receipt}> does not exist" not in str(e):
-                raise
+            self._guarded(change.remove, adds, delta, guard)
+        except _Unmatched:
+            if not change.expect:
+                return self._plain(change.remove, adds, self._exact_delta(add, removes))
             raise Conflict(
                 "another writer changed what this commit expected first ("
                 + "; ".join(f"{s.n3()} {p.n3()} {o.n3()}" for s, p, o, _ in change.expect)
@@ -383,6 +372,44 @@ class SparqlStore(Store):
                 expected=change.expect,
             ) from None
         return delta
+
+    def _exact_delta(self, add: Iterable[Quad], removes: list[Quad]) -> Digest:
+        """The delta of adding ``add`` and removing ``removes``, from asking which are stored."""
+        add = list(add)
+        stored = self._stored(
+            [
+                (nt(q[0]), nt(q[1]), nt(q[2]), None if q[3] is None else nt(q[3]))
+                for q in [*add, *removes]
+            ]
+        )
+        return delta_of(
+            [q for i, q in enumerate(add) if i not in stored],
+            [q for i, q in enumerate(removes, len(add)) if i in stored],
+        )
+
+    def _plain(self, remove: Iterable[Quad], adds: list[Quad], delta: Digest) -> Digest:
+        """One update removing and adding, with ``delta`` kept beside them."""
+        mine = [self._delta_quad(delta)] if delta else []
+        self._request("POST", "/update", _modify(remove, [*adds, *mine], "").encode(), _UPDATE)
+        return delta
+
+    def _guarded(self, remove: Iterable[Quad], adds: list[Quad], delta: Digest, guard: str) -> None:
+        """One update removing and adding, with ``delta`` kept beside them, that lands only
+        if ``guard`` (a group pattern) matches; :class:`_Unmatched` when it did not.
+
+        The receipt: a graph of its own the update inserts only when its WHERE matches, and
+        drops again in the same request; when the WHERE did not match, the DROP fails, the
+        server rolls the whole request back and answers with an error."""
+        mine = [self._delta_quad(delta)] if delta else []
+        receipt = URIRef(f"{RUNTIME}receipt:{uuid.uuid4().hex}")
+        signed = (receipt, _BY, Literal(f"pid {os.getpid()}"), receipt)
+        text = _modify(remove, [*adds, *mine, signed], guard) + f";\nDROP GRAPH {nt(receipt)}"
+        try:
+            self._request("POST", "/update", text.encode(), _UPDATE)
+        except StoreError as e:
+            if f"{receipt}> does not exist" not in str(e):
+                raise
+            raise _Unmatched from None
 
     @staticmethod
     def _delta_quad(delta: Digest) -> Quad:
@@ -548,34 +575,59 @@ class SparqlStore(Store):
         self._http.close()
 
 
+class _Unmatched(Exception):
+    """A guarded update's ``WHERE`` did not match, so nothing of it landed."""
+
+
+def _absent_and_present(add: Iterable[Quad], removes: Iterable[Quad]) -> str:
+    """A group pattern matching when no quad of ``add`` is stored and every one of
+    ``removes`` is (none holds a blank node)."""
+    present = quad_block(removes, nt)
+    return present + "".join(f"\nFILTER NOT EXISTS {{ {quad_block([q], nt)} }}" for q in add)
+
+
 def _term(value: Mapping[str, str]) -> Node:
+    """A term of a SPARQL JSON result; IRIs and literals come from bounded caches, since a
+    step's read names the same ones again and again (building an rdflib term checks or
+    parses its text)."""
     kind = value["type"]
     if kind == "uri":
-        return URIRef(value["value"])
+        return _uri(value["value"])
     if kind == "literal" or kind == "typed-literal":
-        if "xml:lang" in value:
-            return Literal(value["value"], lang=value["xml:lang"])
-        dt = value.get("datatype")
-        if dt is None or dt == "http://www.w3.org/2001/XMLSchema#string":
-            return Literal(value["value"])
-        return Literal(value["value"], datatype=URIRef(dt))
+        return _literal(value["value"], value.get("datatype"), value.get("xml:lang"))
     if kind == "bnode":
         return BNode(value["value"])
     raise UsageError(f"a SPARQL result holds a {kind} term, which a Horismos world does not")
 
 
+@lru_cache(maxsize=16_384)
+def _literal(text: str, datatype: str | None, lang: str | None) -> Literal:
+    if lang is not None:
+        return Literal(text, lang=lang)
+    if datatype is None or datatype == "http://www.w3.org/2001/XMLSchema#string":
+        return Literal(text)
+    return Literal(text, datatype=_uri(datatype))
+
+
 def nt(term: Node) -> str:
     """A term in N-Triples syntax (pyoxigraph escapes it); an IRI RFC 3987 refuses, which
     rdflib and the embedded stores keep, is refused here before a server refuses it."""
-    if isinstance(term, URIRef):
-        try:
-            return str(ox.NamedNode(str(term)))
-        except ValueError as e:
-            raise UsageError(
-                f"<{term}> is not an IRI a SPARQL server accepts ({e}); "
-                "percent-encode the offending character"
-            ) from None
+    if type(term) is URIRef or isinstance(term, URIRef):
+        return _iri(str(term))
     return str(to_ox(term))
+
+
+@lru_cache(maxsize=16_384)
+def _iri(iri: str) -> str:
+    """An IRI's N-Triples text, kept: a step's update and query name ~50 IRIs, most of them
+    (predicates, graphs, the instance, its focus) again and again."""
+    try:
+        return str(ox.NamedNode(iri))
+    except ValueError as e:
+        raise UsageError(
+            f"<{iri}> is not an IRI a SPARQL server accepts ({e}); "
+            "percent-encode the offending character"
+        ) from None
 
 
 def _named(term: Node) -> str:
