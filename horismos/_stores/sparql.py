@@ -248,6 +248,8 @@ class SparqlStore(Store):
             edges = out.setdefault(node, {})
             if _P in r:
                 _edge(edges, seen, r[_P], r[_O], r.get(_BP), r.get(_BO), r.get(_OT))
+        for node, edges in out.items():  # a node's triples fetched say its types too
+            types.setdefault(node, dict.fromkeys(o for p, o in edges if p == RDF.type))
         for node, found in types.items():
             self._seen[node, RDF.type] = list(found)
         self._seen.update({k: list(v) for k, v in seen.items()})  # type: ignore[misc]
@@ -701,7 +703,7 @@ def _ahead_branches(
         return f"{{ SELECT DISTINCT (?{var} AS ?{_N}) WHERE {{\n{body}\n}} }}"
 
     out = []
-    for var in sorted(ahead.types):
+    for var in sorted(ahead.types - ahead.outgoing):  # the others' types are among their triples
         if src := nodes(var):
             out.append(
                 f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} a ?{_T} }} "
