@@ -53,15 +53,14 @@ def _read_request(conn: socket.socket) -> bytes | None:
             return None
         data += more
     head, _, body = data.partition(b"\r\n\r\n")
-    if b"transfer-encoding: chunked" in head.lower():
-        while not body.endswith(b"0\r\n\r\n"):
-            body += conn.recv(65536)
-    else:
-        length = next(
-            (int(line.split(b":")[1]) for line in head.split(b"\r\n")
-             if line.lower().startswith(b"content-length:")), 0)
-        while len(body) < length:
-            body += conn.recv(65536)
+    chunked = b"transfer-encoding: chunked" in head.lower()
+    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while not body.endswith(b"0\r\n\r\n") if chunked else len(body) < length:
+        more = conn.recv(65536)
+        if not more:
+            return None  # the client gave up on this request
+        body += more
     return head + b"\r\n\r\n" + body
 
 
@@ -131,3 +130,17 @@ def test_a_broken_exchange_is_an_error_and_nothing_is_sent_twice(serve) -> None:
         port = s.getsockname()[1]
     with pytest.raises(HttpError):
         Connection(f"http://127.0.0.1:{port}").request("GET", "/x")
+
+
+def test_a_streamed_body_that_fails_half_way_drops_the_connection(serve) -> None:
+    server = serve([ok(b"fresh")])
+
+    def body() -> Iterator[bytes]:
+        yield b"half"
+        raise RuntimeError("the file broke")
+
+    conn = Connection(server.url)
+    with pytest.raises(RuntimeError, match="the file broke"):
+        conn.request("POST", "/store", body())
+    assert conn.request("GET", "/x").body == b"fresh"  # not read as the rest of that body
+    assert server.requests[0].startswith(b"GET /x")

@@ -5,8 +5,9 @@ spends per request is paid several times a step. httpx's transport spent ~300 µ
 request (its request and response models, h11's state machine, the request's head and body
 sent in two writes, which the server then reads in two); writing the request in one
 ``sendall`` and reading the response from a buffered file is ~20 µs, and the server spends
-less too. What is kept: one connection reused while the server keeps it open (a connection
-the server closed while idle is noticed before it is used, as httpx does, and opened again),
+less too. What is kept: one connection (threads sharing a store take turns on it), reused
+while the server keeps it open (a connection the server closed while idle is noticed before
+it is used, as httpx does, and opened again),
 the same timeouts (5 s to connect, 120 s to wait on a read or a write), TLS with httpx's
 certificate trust for ``https://``, Basic credentials from the URL's user info, request
 bodies streamed in chunks, and responses with a ``Content-Length``, chunked or ended by the
@@ -20,6 +21,7 @@ import base64
 import select
 import socket
 import ssl
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -65,6 +67,7 @@ class Connection:
         self._head = head
         self._sock: socket.socket | None = None
         self._file: BinaryIO | None = None
+        self._lock = threading.Lock()  # threads sharing a store take turns, never interleave
 
     def request(
         self,
@@ -84,6 +87,10 @@ class Connection:
             head += "Content-Length: 0\r\n\r\n"
         else:
             head += "Transfer-Encoding: chunked\r\n\r\n"
+        with self._lock:
+            return self._exchange(method, head, body)
+
+    def _exchange(self, method: str, head: str, body: bytes | Iterator[bytes] | None) -> Response:
         sock, file = self._connected()
         try:
             if isinstance(body, bytes):
@@ -99,7 +106,7 @@ class Connection:
         except (OSError, ValueError) as e:  # a timeout is an OSError too
             self.close()
             raise HttpError(str(e) or type(e).__name__) from None
-        except HttpError:
+        except BaseException:  # HttpError, or a streamed body that failed half-way sent
             self.close()
             raise
 
