@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from oxigraph_server import ServerPool
 from rdflib import RDF, Literal, URIRef
@@ -20,6 +19,7 @@ from rdflib import RDF, Literal, URIRef
 from horismos import Agent, World
 from horismos._stores import Change
 from horismos._stores.base import ReadAhead
+from horismos._stores.http1 import Connection
 from horismos._world import INSTANCES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,17 +33,17 @@ WARD = """@prefix : <http://example.org/ehr#> .
 """
 
 
-class Counting(httpx.BaseTransport):
-    """The store's transport, noting each request: ``q`` a query, ``u`` an update."""
+class Counting:
+    """The store's connection, noting each request: ``q`` a query, ``u`` an update."""
 
-    def __init__(self, inner: httpx.BaseTransport, log: list[tuple[str, str]]) -> None:
+    def __init__(self, inner: Connection, log: list[tuple[str, str]]) -> None:
         self.inner = inner
         self.log = log
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        kind = "u" if request.url.path.endswith("/update") else "q"
-        self.log.append((kind, request.content.decode(errors="replace")))
-        return self.inner.handle_request(request)
+    def request(self, method: str, target: str, body: Any = None, headers: Any = None) -> Any:
+        kind = "u" if target.endswith("/update") else "q"
+        self.log.append((kind, body.decode(errors="replace") if isinstance(body, bytes) else ""))
+        return self.inner.request(method, target, body, headers)
 
     def close(self) -> None:
         self.inner.close()
@@ -159,7 +159,7 @@ def test_what_a_step_read_ahead_is_what_reading_it_gives(served) -> None:
     # a write that only adds keeps what it does not touch; one that removes drops it all
     world.commit(Change(add=[(URIRef(EHR + "x"), RDF.type, URIRef(EHR + "X"), None)]))
     assert set(world.store.outgoing(p0)) == expected_out
-    assert [k for k, _ in log] == ["q", "q", "u"]  # the second: which of its quads are new
+    assert [k for k, _ in log] == ["q", "u"]  # new quads: the update checks that itself
     world.store.update(f"INSERT DATA {{ <{nurse}> a <{EHR}Charge> }}")  # another writer's
     world.commit(Change(remove=[(URIRef(EHR + "x"), RDF.type, URIRef(EHR + "X"), None)]))
     assert URIRef(EHR + "Charge") in world.store.types(nurse)
@@ -198,3 +198,44 @@ def test_a_decision_reads_its_rules_in_one_request(served, tmp_path: Path) -> No
     decide, queue = _split(log[first + 1:])[:2]
     assert decide == ["q", "u"]
     assert queue == ["q", "u", "u"]
+
+
+def test_an_unguarded_change_checks_in_its_update_what_its_delta_assumed(served) -> None:
+    world, log = served
+    p0, p1 = URIRef(EHR + "p0"), URIRef(EHR + "p1")
+    note = (p0, URIRef(EHR + "note"), Literal("new"), None)
+    gone = (p1, RDF.type, URIRef(EHR + "X"), None)
+    log.clear()
+    world.commit(Change(add=[note]))  # new: one update, no read
+    assert [k for k, _ in log] == ["u"]
+    assert world.store.digest() == world.store.recompute_digest()
+    log.clear()
+    # stored already, and not stored: the update finds its assumption false, lands nothing;
+    # the store asks which quads are stored and writes the exact delta
+    world.commit(Change(add=[note, (p1, URIRef(EHR + "note"), Literal("b"), None)], remove=[gone]))
+    assert [k for k, _ in log] == ["u", "q", "u"]
+    assert world.store.digest() == world.store.recompute_digest()
+    rows = world.store.select("SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } "
+                              "FILTER(STRSTARTS(STR(?g), 'urn:horismos:runtime:receipt')) }",
+                              {}, {})
+    assert rows == []
+
+
+def test_an_update_template_is_the_quad_block_of_its_quads() -> None:
+    from rdflib import BNode
+
+    from horismos._stores.oxigraph import quad_block
+    from horismos._stores.sparql import _template, nt
+
+    xsd = "http://www.w3.org/2001/XMLSchema#"
+    terms = [URIRef(EHR + "a"), URIRef("urn:x:é"), BNode("b1"), Literal('say "hi"\n'),
+             Literal("5", datatype=URIRef(xsd + "integer")), Literal("hé", lang="fr"),
+             Literal("2026-12-02T02:35:30.202891+00:00", datatype=URIRef(xsd + "dateTime"))]
+    quads = [(s, URIRef(EHR + "p"), o, g) for s in terms[:3] for o in terms
+             for g in (None, URIRef("urn:g:1"))]
+
+    def term(t: Any) -> str:
+        return f"_:{t}" if isinstance(t, BNode) else nt(t)
+
+    assert _template(quads) == quad_block(quads, term)
+    assert _template([]) == quad_block([], term) == ""

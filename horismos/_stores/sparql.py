@@ -3,7 +3,8 @@
 The layout is Oxigraph's (``oxigraph serve``): queries at ``URL/query`` (asked with its
 ``union-default-graph`` option, so the default graph is the union of all graphs, as on the
 embedded stores), updates at ``URL/update``, the whole dataset at ``URL/store`` (Graph Store
-Protocol: loads POST N-Quads there, snapshots GET them). One kept-alive httpx connection.
+Protocol: loads POST N-Quads there, snapshots GET them). One kept-alive connection
+(:mod:`horismos._stores.http1`); a query is sent as the request's body, not URL-encoded.
 
 Bound variables reach a query as a ``VALUES`` row at the top of each pattern's group (terms
 serialised by pyoxigraph, so escaped), never pasted into the patterns. A commit is one SPARQL
@@ -48,12 +49,11 @@ import os
 import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import urlencode
 
-import httpx
 import pyoxigraph as ox
 from rdflib import RDF, BNode, Dataset, Literal, URIRef
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
@@ -77,7 +77,9 @@ from .base import (
     delta_of,
     is_world_quad,
 )
+from .http1 import Connection, HttpError
 from .oxigraph import (
+    _uri,
     canonical,
     from_ox,
     is_runtime,
@@ -94,14 +96,13 @@ __all__ = ["SparqlStore"]
 
 _BY = URIRef(RUNTIME + "by")
 _QUERY, _PLAIN, _STORE = "/query?union-default-graph", "/query", "/store"
-_PATHS = (_QUERY, _PLAIN, "/update", _STORE)
-_FORM = {
+_DIRECT = {  # the query as the body (SPARQL protocol's POST directly): nothing to URL-encode
     "Accept": "application/sparql-results+json",
-    "Content-Type": "application/x-www-form-urlencoded",
+    "Content-Type": "application/sparql-query",
 }
 _UPDATE = {"Content-Type": "application/sparql-update"}
-_TIMEOUT = {"connect": 5.0, "read": 120.0, "write": 120.0, "pool": 5.0}
 _CHUNK = 5_000  # quads a load checks and inserts per update
+_ASSUMED = 64  # quads an unguarded change checks in its own update, not by a read first
 
 
 class SparqlStore(Store):
@@ -113,10 +114,7 @@ class SparqlStore(Store):
     def __init__(self, url: str) -> None:
         self.url = url.rstrip("/")
         self.name = f"sparql:{self.url}"
-        # httpx's transport straight: one kept-alive connection, without the client's
-        # per-request layers (a third of a step's time went there)
-        self._http = httpx.HTTPTransport()
-        self._urls = {path: httpx.URL(self.url + path) for path in _PATHS}
+        self._http = Connection(self.url)
         self._prologues: dict[tuple[tuple[tuple[str, str], ...], str | None], str] = {}
         self._seen: dict[tuple[Node, Node], list[Node]] = {}
         """``objects`` answers since this store last wrote: reads between two of its own
@@ -136,36 +134,25 @@ class SparqlStore(Store):
         content: bytes | Iterator[bytes] | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> bytes:
-        request = httpx.Request(
-            method,
-            self._urls[path],
-            content=content,
-            headers=headers,
-            extensions={"timeout": _TIMEOUT},
-        )
         try:
-            response = self._http.handle_request(request)
-            try:
-                body = response.read()
-            finally:
-                response.close()
-        except httpx.HTTPError as e:
+            response = self._http.request(method, path, content, headers)
+        except HttpError as e:
             raise StoreError(
                 f"the SPARQL server at {redact_url(self.url)} cannot be reached "
                 f"({redact_text(str(e))}); start "
                 "it (oxigraph serve --location DIR --bind HOST:PORT) or fix the "
                 "URL"
             ) from None
-        if response.status_code >= 400:
+        if response.status >= 400:
             raise StoreError(
                 f"the SPARQL server at {redact_url(self.url)} refused {method} "
-                f"{path.partition('?')[0]} ({response.status_code}): "
-                f"{body.decode(errors='replace').strip()[:500]}"
+                f"{path.partition('?')[0]} ({response.status}): "
+                f"{response.body.decode(errors='replace').strip()[:500]}"
             )
-        return body
+        return response.body
 
     def _query(self, text: str, path: str = _QUERY) -> Any:
-        return json.loads(self._request("POST", path, urlencode({"query": text}).encode(), _FORM))
+        return json.loads(self._request("POST", path, text.encode(), _DIRECT))
 
     def _rows(self, text: str) -> list[dict[str, Node]]:
         body = self._query(text)
@@ -261,6 +248,8 @@ class SparqlStore(Store):
             edges = out.setdefault(node, {})
             if _P in r:
                 _edge(edges, seen, r[_P], r[_O], r.get(_BP), r.get(_BO), r.get(_OT))
+        for node, edges in out.items():  # a node's triples fetched say its types too
+            types.setdefault(node, dict.fromkeys(o for p, o in edges if p == RDF.type))
         for node, found in types.items():
             self._seen[node, RDF.type] = list(found)
         self._seen.update({k: list(v) for k, v in seen.items()})  # type: ignore[misc]
@@ -355,43 +344,29 @@ class SparqlStore(Store):
                 )
         adds = canonical(skolemise(list(change.add)))
         add = dict.fromkeys(q for q in adds if is_world_quad(q))
-        both = add.keys() & set(canonical(change.remove))  # stays (or lands) as it is
-        removes = [
-            q for q in dict.fromkeys(canonical(change.remove)) if q not in add and is_world_quad(q)
-        ]
+        removed = dict.fromkeys(canonical(change.remove))
+        both = add.keys() & removed.keys()  # stays (or lands) as it is
+        removes = [q for q in removed if q not in add and is_world_quad(q)]
         if change.expect:  # the runner's commit: what it removes it read, what it adds is new
             delta = delta_of([q for q in add if q not in both], removes)
+            guard = quad_block(change.expect, nt)
+        elif not add and not removes:
+            return self._plain(change.remove, adds, ZERO)
+        elif len(add) + len(removes) <= _ASSUMED and not any(
+            isinstance(t, BNode) for q in add for t in q
+        ):
+            # taken to add only new quads and remove only stored ones (an instance's
+            # creation, an intent: fresh IRIs), the update checking that itself, so the delta
+            # needs no read first; when it does not hold, nothing lands and the read is made
+            delta = delta_of(add, removes)
+            guard = _absent_and_present(add, removes)
         else:
-            stored = self._stored(
-                [
-                    (nt(q[0]), nt(q[1]), nt(q[2]), None if q[3] is None else nt(q[3]))
-                    for q in [*add, *removes]
-                ]
-            )
-            delta = delta_of(
-                [q for i, q in enumerate(add) if i not in stored],
-                [q for i, q in enumerate(removes, len(add)) if i in stored],
-            )
-        mine = [self._delta_quad(delta)] if delta else []
-        if not change.expect:
-            self._request(
-                "POST", "/update", _modify(change.remove, [*adds, *mine], "").encode(), _UPDATE
-            )
-            return delta
-        # the receipt: a graph of its own the update inserts only when its WHERE (the expected
-        # quads) matches, and drops again in the same request; when the WHERE did not match,
-        # the DROP fails, the server rolls the whole request back and answers with an error
-        receipt = URIRef(f"{RUNTIME}receipt:{uuid.uuid4().hex}")
-        signed = (receipt, _BY, Literal(f"pid {os.getpid()}"), receipt)
-        text = (
-            _modify(change.remove, [*adds, *mine, signed], quad_block(change.expect, nt))
-            + f";\nDROP GRAPH {nt(receipt)}"
-        )
+            return self._plain(change.remove, adds, self._exact_delta(add, removes))
         try:
-            self._request("POST", "/update", text.encode(), _UPDATE)
-        except StoreError as e:
-            if f"{receipt}> does not exist" not in str(e):
-                raise
+            self._guarded(change.remove, adds, delta, guard)
+        except _Unmatched:
+            if not change.expect:
+                return self._plain(change.remove, adds, self._exact_delta(add, removes))
             raise Conflict(
                 "another writer changed what this commit expected first ("
                 + "; ".join(f"{s.n3()} {p.n3()} {o.n3()}" for s, p, o, _ in change.expect)
@@ -399,6 +374,44 @@ class SparqlStore(Store):
                 expected=change.expect,
             ) from None
         return delta
+
+    def _exact_delta(self, add: Iterable[Quad], removes: list[Quad]) -> Digest:
+        """The delta of adding ``add`` and removing ``removes``, from asking which are stored."""
+        add = list(add)
+        stored = self._stored(
+            [
+                (nt(q[0]), nt(q[1]), nt(q[2]), None if q[3] is None else nt(q[3]))
+                for q in [*add, *removes]
+            ]
+        )
+        return delta_of(
+            [q for i, q in enumerate(add) if i not in stored],
+            [q for i, q in enumerate(removes, len(add)) if i in stored],
+        )
+
+    def _plain(self, remove: Iterable[Quad], adds: list[Quad], delta: Digest) -> Digest:
+        """One update removing and adding, with ``delta`` kept beside them."""
+        mine = [self._delta_quad(delta)] if delta else []
+        self._request("POST", "/update", _modify(remove, [*adds, *mine], "").encode(), _UPDATE)
+        return delta
+
+    def _guarded(self, remove: Iterable[Quad], adds: list[Quad], delta: Digest, guard: str) -> None:
+        """One update removing and adding, with ``delta`` kept beside them, that lands only
+        if ``guard`` (a group pattern) matches; :class:`_Unmatched` when it did not.
+
+        The receipt: a graph of its own the update inserts only when its WHERE matches, and
+        drops again in the same request; when the WHERE did not match, the DROP fails, the
+        server rolls the whole request back and answers with an error."""
+        mine = [self._delta_quad(delta)] if delta else []
+        receipt = URIRef(f"{RUNTIME}receipt:{uuid.uuid4().hex}")
+        signed = (receipt, _BY, Literal(f"pid {os.getpid()}"), receipt)
+        text = _modify(remove, [*adds, *mine, signed], guard) + f";\nDROP GRAPH {nt(receipt)}"
+        try:
+            self._request("POST", "/update", text.encode(), _UPDATE)
+        except StoreError as e:
+            if f"{receipt}> does not exist" not in str(e):
+                raise
+            raise _Unmatched from None
 
     @staticmethod
     def _delta_quad(delta: Digest) -> Quad:
@@ -564,34 +577,59 @@ class SparqlStore(Store):
         self._http.close()
 
 
+class _Unmatched(Exception):
+    """A guarded update's ``WHERE`` did not match, so nothing of it landed."""
+
+
+def _absent_and_present(add: Iterable[Quad], removes: Iterable[Quad]) -> str:
+    """A group pattern matching when no quad of ``add`` is stored and every one of
+    ``removes`` is (none holds a blank node)."""
+    present = quad_block(removes, nt)
+    return present + "".join(f"\nFILTER NOT EXISTS {{ {quad_block([q], nt)} }}" for q in add)
+
+
 def _term(value: Mapping[str, str]) -> Node:
+    """A term of a SPARQL JSON result; IRIs and literals come from bounded caches, since a
+    step's read names the same ones again and again (building an rdflib term checks or
+    parses its text)."""
     kind = value["type"]
     if kind == "uri":
-        return URIRef(value["value"])
+        return _uri(value["value"])
     if kind == "literal" or kind == "typed-literal":
-        if "xml:lang" in value:
-            return Literal(value["value"], lang=value["xml:lang"])
-        dt = value.get("datatype")
-        if dt is None or dt == "http://www.w3.org/2001/XMLSchema#string":
-            return Literal(value["value"])
-        return Literal(value["value"], datatype=URIRef(dt))
+        return _literal(value["value"], value.get("datatype"), value.get("xml:lang"))
     if kind == "bnode":
         return BNode(value["value"])
     raise UsageError(f"a SPARQL result holds a {kind} term, which a Horismos world does not")
 
 
+@lru_cache(maxsize=16_384)
+def _literal(text: str, datatype: str | None, lang: str | None) -> Literal:
+    if lang is not None:
+        return Literal(text, lang=lang)
+    if datatype is None or datatype == "http://www.w3.org/2001/XMLSchema#string":
+        return Literal(text)
+    return Literal(text, datatype=_uri(datatype))
+
+
 def nt(term: Node) -> str:
     """A term in N-Triples syntax (pyoxigraph escapes it); an IRI RFC 3987 refuses, which
     rdflib and the embedded stores keep, is refused here before a server refuses it."""
-    if isinstance(term, URIRef):
-        try:
-            return str(ox.NamedNode(str(term)))
-        except ValueError as e:
-            raise UsageError(
-                f"<{term}> is not an IRI a SPARQL server accepts ({e}); "
-                "percent-encode the offending character"
-            ) from None
+    if type(term) is URIRef or isinstance(term, URIRef):
+        return _iri(str(term))
     return str(to_ox(term))
+
+
+@lru_cache(maxsize=16_384)
+def _iri(iri: str) -> str:
+    """An IRI's N-Triples text, kept: a step's update and query name ~50 IRIs, most of them
+    (predicates, graphs, the instance, its focus) again and again."""
+    try:
+        return str(ox.NamedNode(iri))
+    except ValueError as e:
+        raise UsageError(
+            f"<{iri}> is not an IRI a SPARQL server accepts ({e}); "
+            "percent-encode the offending character"
+        ) from None
 
 
 def _named(term: Node) -> str:
@@ -613,12 +651,29 @@ def _values(bindings: Mapping[str, Node], names: frozenset[str] | None) -> str:
 
 
 def _modify(remove: Iterable[Quad], add: Iterable[Quad], where: str) -> str:
-    def term(t: Node) -> str:
-        return f"_:{t}" if isinstance(t, BNode) else nt(t)
-
     return (
-        f"DELETE {{\n{quad_block(remove, term)}\n}}\nINSERT {{\n{quad_block(add, term)}\n}}"
+        f"DELETE {{\n{_template(remove)}\n}}\nINSERT {{\n{_template(add)}\n}}"
         f"\nWHERE {{\n{where}\n}}"
+    )
+
+
+def _template(quads: Iterable[Quad]) -> str:
+    """Quads as an update's template (``GRAPH`` blocks for named graphs; a blank node as a
+    label, which the server makes fresh). ``quad_block`` with ``nt``, written out: a step's
+    update has ~60 terms, and the calls per term were most of building its text."""
+    by_graph: dict[Node | None, list[str]] = {}
+    for q in quads:
+        line = []
+        for t in q[:3]:
+            if type(t) is URIRef:
+                line.append(_iri(str(t)))
+            else:
+                line.append(f"_:{t}" if isinstance(t, BNode) else nt(t))
+        line.append(".")
+        by_graph.setdefault(q[3], []).append(" ".join(line))
+    return "\n".join(
+        "\n".join(lines) if g is None else f"GRAPH {nt(g)} {{\n" + "\n".join(lines) + "\n}"
+        for g, lines in by_graph.items()
     )
 
 
@@ -665,7 +720,7 @@ def _ahead_branches(
         return f"{{ SELECT DISTINCT (?{var} AS ?{_N}) WHERE {{\n{body}\n}} }}"
 
     out = []
-    for var in sorted(ahead.types):
+    for var in sorted(ahead.types - ahead.outgoing):  # the others' types are among their triples
         if src := nodes(var):
             out.append(
                 f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} a ?{_T} }} "
