@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any, Literal
 from rdflib import Graph, URIRef
 from rdflib.term import Node
 
+from . import _loop
 from ._bindings import Hosts, Reach, mcp_server
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
@@ -181,7 +181,7 @@ class Agent:
         waits for it (:meth:`approve`). ``on_step`` is called with each step's record as soon
         as it has landed.
         """
-        return asyncio.run(
+        return _loop.run(
             self.arun(
                 world,
                 workflow,
@@ -368,7 +368,7 @@ class Agent:
         on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
     ) -> Run:
         """Continue a waiting instance; ``facts`` (Turtle) answer its wait and land first."""
-        return asyncio.run(
+        return _loop.run(
             self.aresume(world, instance, facts, trace=trace, allow=allow, on_step=on_step)
         )
 
