@@ -21,6 +21,7 @@ from ._hydrate import Hydrated
 from ._individuals import place_individuals
 from ._model import Adapter, McpServer, Workflow
 from ._policy import DEFAULT_ALLOW, Policy, allowed, approve
+from ._prechecks import Prechecks
 from ._reads import RecordingStore
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import Environment, Runner, focus_nodes
@@ -66,6 +67,7 @@ class Agent:
         self.mcp_servers = {n: mcp_server(n, s) for n, s in (mcp_servers or {}).items()}
         self.entailment = entailment
         self._gate = Gate(definitions)
+        self._prechecks = Prechecks(definitions)
         self._placed: weakref.WeakSet[Store] = weakref.WeakSet()
 
     @classmethod
@@ -289,6 +291,7 @@ class Agent:
             env=env,
             mcp_servers=self.mcp_servers,
             policy=policy,
+            prechecks=self._prechecks,
         )
 
     def focus_list(
