@@ -7,7 +7,8 @@ the agent was made with, so they are worked out on its first run and kept, as th
 compiled shapes are: the unbound arguments and the tools a workflow reaches (functions of the
 loaded definitions), and whether a Python function's parameters fit the arguments its tool
 declares (``inspect.signature`` per tool, per run, was about a tenth of a single-focus run's
-fixed cost). A function is remembered as fitting only after it passed, so a misfit is
+fixed cost), with its resolved binding. A function is remembered as fitting only after it
+passed, and only while the agent's registry still maps the tool's name to it, so a misfit is
 refused on every run, in the same words. Every other binding is still checked on every run:
 an HTTP binding's headers and a command's program are read from the environment, and an MCP
 tool's schema from its server, any of which may change between runs.
@@ -15,8 +16,8 @@ tool's schema from its server, any of which may change between runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from rdflib import URIRef
 
@@ -25,6 +26,9 @@ from ._contract import unbound_arguments
 from ._definitions import Definitions
 from ._errors import Problem
 from ._model import ActionStep, Tool, Workflow
+
+if TYPE_CHECKING:
+    from ._bindings.python import PythonBinding
 
 __all__ = ["Prechecks"]
 
@@ -37,7 +41,7 @@ class Prechecks:
         self.defs = defs
         self._unbound: list[Problem] | None = None
         self._tools: dict[URIRef, tuple[Tool, ...]] = {}
-        self._fitting: set[tuple[URIRef, Callable[..., Any]]] = set()
+        self._fitting: dict[URIRef, PythonBinding] = {}
 
     def unbound(self) -> list[Problem]:
         """Each required tool argument nothing binds (:func:`~._contract.unbound_arguments`)."""
@@ -59,29 +63,26 @@ class Prechecks:
                 self._tools[workflow.iri] = tools
         return tools
 
-    def known_to_fit(self, binding: Binding) -> bool:
-        """Whether ``binding`` is a Python function already found to fit its tool."""
-        key = self._key(binding)
-        return key is not None and key in self._fitting
+    def fitting(self, tool: Tool, registry: Mapping[str, Callable[..., Any]]) -> Binding | None:
+        """The binding of ``tool`` found to fit on an earlier run, if it is still what
+        ``registry`` gives: the same function registered under its ``python:`` name."""
+        known = self._fitting.get(tool.iri)
+        if known is None or known.tool is not tool:
+            return None
+        if registry.get(tool.binding[len("python:") :]) is not known.func:
+            return None
+        return known
 
-    def fits(self, binding: Binding) -> None:
-        """``binding`` passed its check: a Python function's fit is remembered."""
-        key = self._key(binding)
-        if key is not None:
-            self._fitting.add(key)
-
-    def _key(self, binding: Binding) -> tuple[URIRef, Callable[..., Any]] | None:
-        """A Python binding's tool (one of these definitions') and function, when the
-        function can be a set member; ``None`` for anything else."""
+    def fits(self, binding: Binding, registry: Mapping[str, Callable[..., Any]]) -> None:
+        """``binding`` passed its check: a Python function registered under its tool's
+        ``python:`` name is remembered with its binding, which holds no state of a run. A
+        function imported from an allowed module is resolved and checked on every run."""
         from ._bindings.python import PythonBinding  # loaded with the first Python binding
 
         if not isinstance(binding, PythonBinding) or binding.tool is None:
-            return None
-        if self.defs.tools.get(binding.tool.iri) is not binding.tool:
-            return None
-        key = (binding.tool.iri, binding.func)
-        try:
-            hash(key)
-        except TypeError:  # a callable object that defines __eq__ but no __hash__
-            return None
-        return key
+            return
+        tool = binding.tool
+        if self.defs.tools.get(tool.iri) is not tool:
+            return
+        if registry.get(tool.binding[len("python:") :]) is binding.func:
+            self._fitting[tool.iri] = binding

@@ -235,10 +235,13 @@ class Runner:
         if unbound:
             raise AuthoringError(unbound)
         for tool in self.prechecks.tools(workflow):
+            known = self.prechecks.fitting(tool, self.registry)
+            if known is not None:
+                self._bindings.setdefault(tool.iri, known)
+                continue
             binding = self.binding(tool)
-            if not self.prechecks.known_to_fit(binding):
-                await binding.check()
-                self.prechecks.fits(binding)
+            await binding.check()
+            self.prechecks.fits(binding, self.registry)
 
     async def aclose(self) -> None:
         for b in self._bindings.values():

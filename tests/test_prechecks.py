@@ -59,3 +59,17 @@ def test_an_http_binding_is_checked_on_every_run(
         with pytest.raises(ToolError, match="refused by the test"):
             agent.run(world, focus=str(focus))
     assert checked == ["t.assign", "t.assign"]
+
+
+def test_a_function_registered_anew_under_the_name_is_checked_anew(
+        build: Build, recorder: Recorder) -> None:
+    agent, world = build(TRIAGE, tools={"assign": recorder.tool("assign", {"ref": "R-1"})})
+    assert agent.run(world, focus=str(EX.p1)).status == "completed"
+
+    def assign(patient, level):  # the Turtle says "queue"
+        return {"ref": "R-2"}
+
+    agent.tools["assign"] = assign
+    with pytest.raises(ToolError, match="no parameter 'queue'"):
+        agent.run(world, focus=str(EX.p2))
+    assert recorder.count("assign") == 1
