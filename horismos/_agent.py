@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any, Literal
 from rdflib import Graph, URIRef
 from rdflib.term import Node
 
+from . import _loop
 from ._bindings import Hosts, Reach, mcp_server
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
@@ -21,6 +21,7 @@ from ._hydrate import Hydrated
 from ._individuals import place_individuals
 from ._model import Adapter, McpServer, Workflow
 from ._policy import DEFAULT_ALLOW, Policy, allowed, approve
+from ._prechecks import Prechecks
 from ._reads import RecordingStore
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import Environment, Runner, focus_nodes
@@ -66,6 +67,7 @@ class Agent:
         self.mcp_servers = {n: mcp_server(n, s) for n, s in (mcp_servers or {}).items()}
         self.entailment = entailment
         self._gate = Gate(definitions)
+        self._prechecks = Prechecks(definitions)
         self._placed: weakref.WeakSet[Store] = weakref.WeakSet()
 
     @classmethod
@@ -181,7 +183,7 @@ class Agent:
         waits for it (:meth:`approve`). ``on_step`` is called with each step's record as soon
         as it has landed.
         """
-        return asyncio.run(
+        return _loop.run(
             self.arun(
                 world,
                 workflow,
@@ -289,6 +291,7 @@ class Agent:
             env=env,
             mcp_servers=self.mcp_servers,
             policy=policy,
+            prechecks=self._prechecks,
         )
 
     def focus_list(
@@ -368,7 +371,7 @@ class Agent:
         on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
     ) -> Run:
         """Continue a waiting instance; ``facts`` (Turtle) answer its wait and land first."""
-        return asyncio.run(
+        return _loop.run(
             self.aresume(world, instance, facts, trace=trace, allow=allow, on_step=on_step)
         )
 

@@ -21,7 +21,6 @@ from ._adapter_step import AdapterCommit, check_scopes
 from ._attempt import Attempt
 from ._bindings import Binding, McpSessions, resolve
 from ._bindings.reach import hosts_of
-from ._contract import unbound_arguments
 from ._definitions import Definitions
 from ._errors import (
     ArgumentTypeError,
@@ -52,6 +51,7 @@ from ._model import (
 )
 from ._outcomes import encode, outcome_of
 from ._policy import Pending, Policy, pending, refusal, side_effect
+from ._prechecks import Prechecks
 from ._proposal import RankRequest, Reply, ask, propose
 from ._reads import text
 from ._records import InstanceRun, StepRecord
@@ -148,12 +148,15 @@ class Runner:
         env: Environment,
         mcp_servers: Mapping[str, McpServer] | None = None,
         policy: Policy | None = None,
+        prechecks: Prechecks | None = None,
     ) -> None:
         """``world`` is the world as this run reads it: a live run's store records every
         answer in the trace (:class:`~horismos._reads.RecordingStore`), a replay's serves the
         recorded ones (:class:`~horismos._reads.ReplayedStore`). ``policy``: what its steps
-        may call (:mod:`._policy`)."""
+        may call (:mod:`._policy`). ``prechecks``: the agent's answers to the checks before
+        a first step that depend on its definitions alone (:mod:`._prechecks`)."""
         self.defs = defs
+        self.prechecks = prechecks if prechecks is not None else Prechecks(defs)
         self.policy = policy or Policy()  # side effects allowed, approvals given (_policy)
         self.gate = gate
         self.world = world
@@ -227,13 +230,19 @@ class Runner:
     async def check_bindings(self, workflow: Workflow) -> None:
         """Resolve every binding the workflow can reach, and let each refuse (an MCP tool whose
         schema does not fit the declared arguments), before any step fires. Other workflows'
-        tools are not this run's concern."""
-        unbound = unbound_arguments(self.defs)
+        tools are not this run's concern. A Python function found to fit on an earlier run of
+        the agent is not inspected again (:mod:`._prechecks`)."""
+        unbound = self.prechecks.unbound()
         if unbound:
             raise AuthoringError(unbound)
-        for step in workflow.reachable():
-            if isinstance(step, ActionStep) and step.tool is not None:
-                await self.binding(step.tool).check()
+        for tool in self.prechecks.tools(workflow):
+            known = self.prechecks.fitting(tool, self.registry)
+            if known is not None:
+                self._bindings.setdefault(tool.iri, known)
+                continue
+            binding = self.binding(tool)
+            await binding.check()
+            self.prechecks.fits(binding, self.registry)
 
     async def aclose(self) -> None:
         for b in self._bindings.values():

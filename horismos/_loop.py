@@ -1,0 +1,179 @@
+"""The event loop a sync entry point (``Agent.run``, ``Agent.resume``) runs its coroutine on.
+
+``asyncio.run`` makes a new event loop for every call and tears it down after: an epoll
+instance and a socket pair opened and closed, a SIGINT handler installed through a path that
+formats the task's repr twice, and two more loop passes to shut down async generators and the
+default executor. That was 100-250 µs of every run — a fifth of a three-step run's budget for a
+service that runs one instance per event.
+
+:func:`run` keeps one loop per thread instead, and reuses it only when the run left nothing
+on it: no task, no scheduled callback, no async generator, no default executor, no file
+descriptor but the loop's own. A run that leaves any of those behind has its loop torn down
+exactly as ``asyncio.run`` would (leftover tasks cancelled, async generators closed, the default
+executor joined, the loop closed), and the next run gets a fresh one; so what a tool leaves
+behind never reaches another run. Everything else ``asyncio.run`` does is done per run too:
+the coroutine runs as a task in a copy of the caller's context (a ContextVar a run sets does
+not leak into the next), the loop is the thread's current one only while it runs, and in the
+main thread Ctrl-C cancels the run's task, so its ``finally`` blocks (bindings closed, claims
+released) run before ``KeyboardInterrupt`` is raised. Called from a running loop it raises as
+``asyncio.run`` does. A process forked from one holding a loop never touches the inherited
+loop (its epoll instance is shared with the parent's): it makes its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextvars
+import os
+import signal
+import threading
+from collections.abc import Coroutine
+from types import FrameType
+from typing import Any, TypeVar
+
+__all__ = ["run"]
+
+T = TypeVar("T")
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coro)``, on this thread's kept loop when the last run left it idle."""
+    if asyncio._get_running_loop() is not None:
+        return asyncio.run(coro)  # raises: a sync entry point called from a coroutine
+    kept = _LOCAL.__dict__.get("kept")
+    if kept is None or kept.pid != os.getpid() or kept.loop.is_closed():
+        if kept is not None and kept.pid != os.getpid():
+            _INHERITED.append(kept)  # never closed here: that would unregister the parent's fds
+        kept = _LOCAL.kept = _Kept()
+    try:
+        return kept.run(coro)
+    finally:
+        if not kept.idle():
+            kept.close()
+
+
+class _Interrupt:
+    """The SIGINT handler while a run's task is on the loop: the first Ctrl-C cancels the
+    task (it unwinds through its ``finally`` blocks), a second one raises at once. A plain
+    object with a short repr: ``signal`` looks its handlers up in an enum, and a failed lookup
+    formats the handler's repr, which for ``asyncio.Runner``'s partial is the task's repr."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
+        self.loop = loop
+        self.task = task
+        self.count = 0
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        if self.count == 1 and not self.task.done():
+            self.task.cancel()
+            self.loop.call_soon_threadsafe(lambda: None)  # wake a loop blocked in select
+            return
+        raise KeyboardInterrupt()
+
+    def __repr__(self) -> str:
+        return "<horismos run interrupt>"
+
+
+class _Kept:
+    """One thread's loop, made in this process."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.loop = asyncio.new_event_loop()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """``coro`` as a task in a copy of the current context, as ``asyncio.Runner.run``."""
+        loop = self.loop
+        task = loop.create_task(coro, context=contextvars.copy_context())
+        interrupt: _Interrupt | None = None
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        ):
+            interrupt = _Interrupt(loop, task)
+            try:
+                signal.signal(signal.SIGINT, interrupt)
+            except ValueError:  # not allowed here (an embedding interpreter)
+                interrupt = None
+        asyncio.set_event_loop(loop)
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if interrupt is not None and interrupt.count > 0 and task.uncancel() == 0:
+                raise KeyboardInterrupt() from None
+            raise
+        finally:
+            if interrupt is not None and signal.getsignal(signal.SIGINT) is interrupt:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+            asyncio.set_event_loop(None)
+
+    def idle(self) -> bool:
+        """Whether the loop holds nothing a run left: only then may the next run reuse it.
+        Read from asyncio's own selector loop; any other loop (or a change of asyncio's
+        internals) counts as not idle, so it is closed after each run as ``asyncio.run`` does."""
+        loop = self.loop
+        try:
+            return (
+                not loop.is_closed()
+                and not asyncio.all_tasks(loop)
+                and not loop._ready  # type: ignore[attr-defined]
+                # a timer cancelled (a timeout that did not fire) waits in the heap until
+                # asyncio drops it; it never runs
+                and all(h.cancelled() for h in loop._scheduled)  # type: ignore[attr-defined]
+                and not loop._asyncgens  # type: ignore[attr-defined]
+                and loop._default_executor is None  # type: ignore[attr-defined]
+                and len(loop._selector.get_map()) == 1  # type: ignore[attr-defined]
+            )
+        except AttributeError:
+            return False
+
+    def close(self) -> None:
+        """Tear the loop down as ``asyncio.run`` does at its end."""
+        loop = self.loop
+        if loop.is_closed():
+            return
+        try:
+            _cancel_all_tasks(loop)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            loop.close()
+
+    def __del__(self) -> None:
+        # the thread that kept it has ended: close its loop (nothing runs on it any more)
+        if self.pid == os.getpid() and not self.loop.is_closed() and not self.loop.is_running():
+            self.loop.close()
+
+
+def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """What ``asyncio.run`` does with the tasks a run left: cancelled and waited for, an
+    exception other than the cancellation reported to the loop's exception handler."""
+    left = asyncio.all_tasks(loop)
+    if not left:
+        return
+    for task in left:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+    for task in left:
+        if not task.cancelled() and task.exception() is not None:
+            loop.call_exception_handler(
+                {
+                    "message": "unhandled exception during a run's shutdown",
+                    "exception": task.exception(),
+                    "task": task,
+                }
+            )
+
+
+def _close_main() -> None:
+    """At exit, the main thread's kept loop is closed (as ``asyncio.run`` left none open)."""
+    kept = _LOCAL.__dict__.get("kept")
+    if kept is not None and kept.pid == os.getpid():
+        kept.close()
+
+
+_LOCAL = threading.local()
+_INHERITED: list[_Kept] = []  # loops of a parent process, kept so that nothing closes them
+atexit.register(_close_main)
