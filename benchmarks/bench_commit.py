@@ -32,7 +32,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from rdflib import RDF, XSD, Literal, Namespace, URIRef
