@@ -255,25 +255,55 @@ _Encoded = tuple[Quad, ox.Quad, "str | None"]
 a bookkeeping graph, which the digest leaves out)."""
 
 
-_SEEN: dict[int, _Term] = {}
-"""Terms converted lately, by identity (each entry holds its term, so an id is not reused
-while it is here)."""
-_SEEN_QUADS: dict[int, tuple[Quad, _Encoded]] = {}
-"""Quads encoded lately, by identity: the instance state a step writes is removed by the next
-one (its version also guards it), an intent is removed by its step: the same tuples."""
-_SEEN_MAX = 1 << 13  # each step brings a few fresh terms (its graph, its times): bounded
-_SEEN_TEXT = 1024  # a longer literal is not kept: it would hold its text twice more
+class _Recent:
+    """Entries ``(key, ...)`` kept by the identity of their key object for a while: two small
+    generations, the older dropped when the newer fills, an entry found in the older moved
+    to the newer. What every commit uses stays; what one commit made is gone a few hundred
+    entries later. Small on purpose: looked up ~80 times a commit, a dict of thousands of
+    entries missed the CPU's caches on a busy machine (4x the lookups' cost). An entry holds
+    its key, so the key's id is not reused while it is here."""
+
+    __slots__ = ("before", "now", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.now: dict[int, Any] = {}
+        self.before: dict[int, Any] = {}
+
+    def current(self) -> dict[int, Any]:
+        """The newer generation, a fresh one when it is full (asked between commits)."""
+        if len(self.now) > self.size:
+            self.before, self.now = self.now, {}
+        return self.now
+
+    def older(self, key: object) -> Any:
+        """The entry of ``key`` in the older generation (moved to the newer), or None."""
+        entry = self.before.get(id(key))
+        if entry is None or entry[0] is not key:
+            return None
+        self.now[id(key)] = entry
+        return entry
+
+
+_TERMS = _Recent(256)
+"""Terms converted lately (:data:`_Term`): the vocabulary, a step's and its tool's IRIs, the
+state a step wrote; a commit's own graph and activity name most of its quads."""
+_QUADS = _Recent(128)
+"""Quads encoded lately (``(quad, _Encoded)``): the state a step writes is guarded and
+removed by the next commit, an intent is removed by its step's: the same tuples."""
+_KEPT_TEXT = 1024  # a longer literal is not kept: it would hold its text twice more
 
 
 def _term(t: Node) -> _Term:
-    """``t`` converted, and kept in :data:`_SEEN`: the terms a step commits are mostly the same
-    objects every time (vocabulary, its step and tool, the state it wrote last), and the rest
-    recur within the commit (its graph and activity name most of its quads)."""
+    """``t`` converted (or found in the older generation of :data:`_TERMS`), and kept."""
+    found: _Term | None = _TERMS.older(t)
+    if found is not None:
+        return found
     if isinstance(t, Literal):
         return _literal_term(t, t) if _as_is(t) else _literal_term(t, _stored_literal(t), False)
     as_ox = to_ox(t)
     text = f"_:{as_ox.value}" if type(as_ox) is ox.BlankNode else f"<{as_ox.value}>"
-    entry = _SEEN[id(t)] = (t, t, as_ox, text, str(t).startswith(RUNTIME))
+    entry = _TERMS.now[id(t)] = (t, t, as_ox, text, str(t).startswith(RUNTIME))
     return entry
 
 
@@ -285,8 +315,8 @@ def _literal_term(t: Literal, kept: Literal, as_is: bool = True) -> _Term:
     # dateTime), as ox_line wrote a kept quad's
     rdf = kept if as_is or (type(kept) is Literal and _kept_as_is(kept)) else None
     entry = (t, kept, as_ox, _literal_text(as_ox, rdf), False)
-    if len(entry[3]) <= _SEEN_TEXT:
-        _SEEN[id(t)] = entry
+    if len(entry[3]) <= _KEPT_TEXT:
+        _TERMS.now[id(t)] = entry
     return entry
 
 
@@ -296,16 +326,12 @@ def _encoded(quads: Iterable[Quad]) -> list[_Encoded]:
     one scratch store. Lines equal :func:`ox_line` of the stored quad (what a recomputation
     hashes) and :func:`~horismos._stores.base.nquad_line` of the kept rdflib quad."""
     quads = list(quads)
-    seen, seen_quads = _SEEN, _SEEN_QUADS
-    if len(seen) > _SEEN_MAX or len(seen_quads) > _SEEN_MAX:  # between commits only
-        seen.clear()
-        seen_quads.clear()
-    get, get_quad = seen.get, seen_quads.get
+    get, get_quad = _TERMS.current().get, _QUADS.current().get
     ask = []
     for q in quads:  # new literals first: those Oxigraph would rewrite, asked together
         o = q[2]
         e = get(id(o))
-        if (e is None or e[0] is not o) and isinstance(o, Literal):
+        if (e is None or e[0] is not o) and isinstance(o, Literal) and _TERMS.older(o) is None:
             if _as_is(o):
                 _literal_term(o, o)
             elif o in _CANONICAL:
@@ -318,7 +344,7 @@ def _encoded(quads: Iterable[Quad]) -> list[_Encoded]:
     quad = ox.Quad
     for q in quads:
         known = get_quad(id(q))
-        if known is not None and known[0] is q:
+        if (known is not None and known[0] is q) or (known := _QUADS.older(q)) is not None:
             out.append(known[1])
             continue
         s, p, o, g = q
@@ -341,8 +367,8 @@ def _encoded(quads: Iterable[Quad]) -> list[_Encoded]:
                 eg = _term(g)
             line = None if eg[4] else f"{es[3]} {ep[3]} {eo[3]} {eg[3]} ."
             encoded = (kept, quad(es[2], ep[2], eo[2], eg[2]), line)
-        if len(eo[3]) <= _SEEN_TEXT:
-            seen_quads[id(q)] = (q, encoded)
+        if len(eo[3]) <= _KEPT_TEXT:
+            _QUADS.now[id(q)] = (q, encoded)
         out.append(encoded)
     return out
 
