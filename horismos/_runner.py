@@ -12,6 +12,7 @@ import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from functools import lru_cache
 from typing import Any, cast
 
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
@@ -57,6 +58,7 @@ from ._reads import text
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Conflict
 from ._stores.base import ReadAhead
+from ._stores.oxigraph import datetime_literal
 from ._terms import unfit_terms
 from ._trace import TRACE_VERSION, Trace
 from ._vocab import HORIS, PROV
@@ -916,20 +918,13 @@ class Runner:
         now: Literal,
     ) -> list[tuple]:
         activity = URIRef(str(graph).replace("urn:horismos:effect:", "urn:horismos:activity:"))
-        ended = Literal(self.env.now().isoformat(), datatype=XSD.dateTime)
         meta = [
             (graph, _TYPE, _ENTITY),
             (graph, _GENERATED_BY, activity),
-            (activity, _TYPE, HORIS.StepExecution),
-            (activity, _TYPE, _ACTIVITY),
-            (activity, HORIS.step, step.iri),
-            (activity, HORIS.tool, tool.iri),
+            *[(activity, p, o) for p, o in _activity(step.iri, tool.iri, tool.name)],
             (activity, HORIS.instance, inst.instance),
-            (activity, HORIS.provenance, HORIS.ToolProvenance),
-            (activity, _ASSOCIATED_WITH, tool.iri),
             (activity, _STARTED, now),
-            (activity, _ENDED, ended),
-            (activity, _LABEL, Literal(f"{step.iri.fragment or step.iri} by {tool.name}")),
+            (activity, _ENDED, datetime_literal(self.env.now())),
         ]
         return [(s, p, o, graph) for s, p, o in [*effects, *meta]]
 
@@ -945,7 +940,7 @@ class Runner:
         iid = inst.instance
         triples: list[tuple[Node, Node, Node]] = [
             (iid, HORIS.status, _STATUS[status]),
-            (iid, HORIS.version, Literal(version)),
+            (iid, HORIS.version, _version(version)),
         ]
         if current is not None:
             triples.append((iid, HORIS.currentStep, current))
@@ -1070,6 +1065,28 @@ def _literal_fits(value: Literal, datatype: URIRef) -> bool:
     if dt_ == datatype:
         return True
     return datatype in (XSD.integer, XSD.decimal) and dt_ in INTEGER_TYPES
+
+
+@lru_cache(maxsize=1024)
+def _activity(step: URIRef, tool: URIRef, name: str) -> tuple[tuple[URIRef, Node], ...]:
+    """What a step's activity says of itself that is the same every time the step runs
+    (its label built once, not per step)."""
+    return (
+        (_TYPE, HORIS.StepExecution),
+        (_TYPE, _ACTIVITY),
+        (HORIS.step, step),
+        (HORIS.tool, tool),
+        (HORIS.provenance, HORIS.ToolProvenance),
+        (_ASSOCIATED_WITH, tool),
+        (_LABEL, Literal(f"{step.fragment or step} by {name}")),
+    )
+
+
+@lru_cache(maxsize=1024)
+def _version(n: int) -> Literal:
+    """An instance's ``horis:version`` literal: one object per number (rdflib builds one in
+    ~5 µs), which the store then converts once."""
+    return Literal(n)
 
 
 def focus_nodes(defs: Definitions, world: World, workflow: Workflow) -> list[URIRef]:

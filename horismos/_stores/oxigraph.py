@@ -56,7 +56,6 @@ from .base import (
     Quad,
     ReadAhead,
     Store,
-    is_world_quad,
     nt_text,
 )
 from .skolem import file_key, skolemise, skolemise_ox
@@ -65,6 +64,7 @@ __all__ = [
     "FORMATS",
     "OxigraphStore",
     "ProgressReader",
+    "datetime_literal",
     "file_format",
     "from_ox",
     "normalised",
@@ -166,6 +166,7 @@ def _literal(term: ox.Literal) -> Literal:
 
 
 _CANONICAL: dict[Literal, Literal] = {}
+"""Literals Oxigraph stores in another form (by value): what the scratch store gave back."""
 
 
 def _kept_as_is(o: Literal) -> bool:
@@ -186,31 +187,191 @@ def _kept_as_is(o: Literal) -> bool:
     return False
 
 
+def datetime_literal(value: dt_.datetime) -> Literal:
+    """``value`` as an ``xsd:dateTime`` literal, built from the value (rdflib parses a lexical
+    form: twice the time) and made known to the commit path as one Oxigraph keeps as it is,
+    so landing it costs no second ``isoformat()`` (~3 µs)."""
+    literal = Literal(value)
+    if type(value) is dt_.datetime:  # what _kept_as_is asks, true by construction
+        _literal_term(literal, literal)
+    return literal
+
+
+def _ask_oxigraph(literals: Iterable[Literal]) -> None:
+    """Learn how Oxigraph stores each of ``literals`` (into :data:`_CANONICAL`): one scratch
+    store for all of them, since a commit's literals are asked about together."""
+    todo = list(dict.fromkeys(literals))
+    if not todo:
+        return
+    if len(_CANONICAL) > 8192:  # each step brings fresh values: keep it small
+        _CANONICAL.clear()
+    scratch = ox.Store()
+    scratch.extend(
+        ox.Quad(_named(f"urn:l:{i}"), _TERM_FN, to_ox(lit)) for i, lit in enumerate(todo)
+    )
+    for q in scratch:
+        _CANONICAL[todo[int(q.subject.value[6:])]] = from_ox(q.object)  # type: ignore[assignment]
+
+
+def _as_is(o: Literal) -> bool:
+    """Whether Oxigraph stores ``o`` as it is, known without asking it: a plain literal, or
+    one :func:`_kept_as_is`."""
+    return not (o.language or o.datatype is not None) or _kept_as_is(o)
+
+
+def _stored_literal(o: Literal) -> Literal:
+    """``o`` as Oxigraph stores it (it keeps values, not lexical forms)."""
+    if _as_is(o):
+        return o
+    found = _CANONICAL.get(o)
+    if found is None:  # not asked with the others (or forgotten since): asked alone
+        _ask_oxigraph([o])
+        found = _CANONICAL[o]
+    return found
+
+
 def canonical(quads: Iterable[Quad]) -> list[Quad]:
     """``quads`` with their literals as Oxigraph stores them (it keeps values, not lexical
     forms), so the memory store holds what an Oxigraph store would."""
     quads = list(quads)
-    todo = {
+    _ask_oxigraph(
         o
         for _, _, o, _ in quads
-        if isinstance(o, Literal)
-        and (o.language or o.datatype is not None)
-        and o not in _CANONICAL
-        and not _kept_as_is(o)
-    }
-    if todo:
-        if len(_CANONICAL) > 8192:  # each step brings fresh timestamps: keep it small
-            _CANONICAL.clear()
-        scratch = ox.Store()
-        literals = list(todo)
-        scratch.extend(
-            ox.Quad(_named(f"urn:l:{i}"), _TERM_FN, to_ox(lit)) for i, lit in enumerate(literals)
-        )
-        for q in scratch:
-            _CANONICAL[literals[int(q.subject.value[6:])]] = from_ox(q.object)  # type: ignore[assignment]
+        if isinstance(o, Literal) and not _as_is(o) and o not in _CANONICAL
+    )
     return [
-        (s, p, _CANONICAL.get(o, o) if isinstance(o, Literal) else o, g) for s, p, o, g in quads
+        (s, p, _stored_literal(o), g) if isinstance(o, Literal) else (s, p, o, g)
+        for s, p, o, g in quads
     ]
+
+
+# -- a commit's quads, converted once --------------------------------------------------------
+
+_Term = tuple[Node, Node, Any, str, bool]
+"""A term; the term as the store keeps it (a literal in Oxigraph's form); that as pyoxigraph's
+term; its N-Triples text as :func:`ox_line` writes it; whether it names a bookkeeping graph."""
+
+_Encoded = tuple[Quad, ox.Quad, "str | None"]
+"""A quad as the store keeps it (rdflib), as pyoxigraph's quad, and its N-Quads line (None in
+a bookkeeping graph, which the digest leaves out)."""
+
+
+class _Recent:
+    """Entries ``(key, ...)`` kept by the identity of their key object for a while: two small
+    generations, the older dropped when the newer fills, an entry found in the older moved
+    to the newer. What every commit uses stays; what one commit made is gone a few hundred
+    entries later. Small on purpose: looked up ~80 times a commit, a dict of thousands of
+    entries missed the CPU's caches on a busy machine (4x the lookups' cost). An entry holds
+    its key, so the key's id is not reused while it is here."""
+
+    __slots__ = ("before", "now", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.now: dict[int, Any] = {}
+        self.before: dict[int, Any] = {}
+
+    def current(self) -> dict[int, Any]:
+        """The newer generation, a fresh one when it is full (asked between commits)."""
+        if len(self.now) > self.size:
+            self.before, self.now = self.now, {}
+        return self.now
+
+    def older(self, key: object) -> Any:
+        """The entry of ``key`` in the older generation (moved to the newer), or None."""
+        entry = self.before.get(id(key))
+        if entry is None or entry[0] is not key:
+            return None
+        self.now[id(key)] = entry
+        return entry
+
+
+_TERMS = _Recent(256)
+"""Terms converted lately (:data:`_Term`): the vocabulary, a step's and its tool's IRIs, the
+state a step wrote; a commit's own graph and activity name most of its quads."""
+_QUADS = _Recent(128)
+"""Quads encoded lately (``(quad, _Encoded)``): the state a step writes is guarded and
+removed by the next commit, an intent is removed by its step's: the same tuples."""
+_KEPT_TEXT = 1024  # a longer literal is not kept: it would hold its text twice more
+
+
+def _term(t: Node) -> _Term:
+    """``t`` converted (or found in the older generation of :data:`_TERMS`), and kept."""
+    found: _Term | None = _TERMS.older(t)
+    if found is not None:
+        return found
+    if isinstance(t, Literal):
+        return _literal_term(t, t) if _as_is(t) else _literal_term(t, _stored_literal(t), False)
+    as_ox = to_ox(t)
+    text = f"_:{as_ox.value}" if type(as_ox) is ox.BlankNode else f"<{as_ox.value}>"
+    entry = _TERMS.now[id(t)] = (t, t, as_ox, text, str(t).startswith(RUNTIME))
+    return entry
+
+
+def _literal_term(t: Literal, kept: Literal, as_is: bool = True) -> _Term:
+    """:func:`_term` of a literal that Oxigraph stores as ``kept`` (``as_is``: ``t`` itself,
+    known without asking it)."""
+    as_ox = to_ox(kept)
+    # its text from the rdflib literal when that is what is stored (rdflib's form of a
+    # dateTime), as ox_line wrote a kept quad's
+    rdf = kept if as_is or (type(kept) is Literal and _kept_as_is(kept)) else None
+    entry = (t, kept, as_ox, _literal_text(as_ox, rdf), False)
+    if len(entry[3]) <= _KEPT_TEXT:
+        _TERMS.now[id(t)] = entry
+    return entry
+
+
+def _encoded(quads: Iterable[Quad]) -> list[_Encoded]:
+    """``quads`` as a commit lands them, each term converted once per object: the N-Quads
+    line is written from the terms' texts, the literals Oxigraph would rewrite asked about in
+    one scratch store. Lines equal :func:`ox_line` of the stored quad (what a recomputation
+    hashes) and :func:`~horismos._stores.base.nquad_line` of the kept rdflib quad."""
+    quads = list(quads)
+    get, get_quad = _TERMS.current().get, _QUADS.current().get
+    ask = []
+    for q in quads:  # new literals first: those Oxigraph would rewrite, asked together
+        o = q[2]
+        e = get(id(o))
+        if (e is None or e[0] is not o) and isinstance(o, Literal) and _TERMS.older(o) is None:
+            if _as_is(o):
+                _literal_term(o, o)
+            elif o in _CANONICAL:
+                _literal_term(o, _CANONICAL[o], False)
+            else:
+                ask.append(o)
+    if ask:
+        _ask_oxigraph(ask)
+    out: list[_Encoded] = []
+    quad = ox.Quad
+    for q in quads:
+        known = get_quad(id(q))
+        if (known is not None and known[0] is q) or (known := _QUADS.older(q)) is not None:
+            out.append(known[1])
+            continue
+        s, p, o, g = q
+        es = get(id(s))
+        if es is None or es[0] is not s:
+            es = _term(s)
+        ep = get(id(p))
+        if ep is None or ep[0] is not p:
+            ep = _term(p)
+        eo = get(id(o))
+        if eo is None or eo[0] is not o:
+            eo = _term(o)
+        kept = q if eo[1] is o else (s, p, eo[1], g)
+        encoded: _Encoded
+        if g is None:  # three terms: pyoxigraph spends ~2 µs refusing DefaultGraph as a name
+            encoded = (kept, quad(es[2], ep[2], eo[2]), f"{es[3]} {ep[3]} {eo[3]} .")
+        else:
+            eg = get(id(g))
+            if eg is None or eg[0] is not g:
+                eg = _term(g)
+            line = None if eg[4] else f"{es[3]} {ep[3]} {eo[3]} {eg[3]} ."
+            encoded = (kept, quad(es[2], ep[2], eo[2], eg[2]), line)
+        if len(eo[3]) <= _KEPT_TEXT:
+            _QUADS.now[id(q)] = (q, encoded)
+        out.append(encoded)
+    return out
 
 
 def to_ox_quad(q: Quad) -> ox.Quad:
@@ -294,19 +455,13 @@ def normalised(quads: Iterable[ox.Quad]) -> list[ox.Quad]:
     return list(scratch)
 
 
-def ox_line(q: ox.Quad, rdf_object: Node | None = None) -> str:
+def ox_line(q: ox.Quad) -> str:
     """A stored quad's N-Quads line, as :func:`~horismos._stores.base.nquad_line` writes the
-    rdflib quad it stands for; ``rdf_object``: that quad's object as rdflib holds it, when the
-    caller has it (a literal's text is then written from it, not from a Literal built anew)."""
+    rdflib quad it stands for."""
     s, g = cast("ox.NamedNode | ox.BlankNode", q.subject), q.graph_name  # no RDF-star here
     head = f"_:{s.value}" if type(s) is ox.BlankNode else f"<{s.value}>"
     o = q.object
-    if type(o) is ox.BlankNode:
-        obj = f"_:{o.value}"
-    elif type(rdf_object) is Literal and _kept_as_is(rdf_object):
-        obj = _literal_text(o, rdf_object)
-    else:
-        obj = _literal_text(o)
+    obj = f"_:{o.value}" if type(o) is ox.BlankNode else _literal_text(o)
     if type(g) is ox.DefaultGraph:
         return f"{head} <{q.predicate.value}> {obj} ."
     return f"{head} <{q.predicate.value}> {obj} {g!s} ."
@@ -323,7 +478,7 @@ _AS_STORED = {_XSD_STRING, str(XSD.integer), str(XSD.boolean)}  # lexical forms 
 
 def _literal_text(term: Any, rdf: Literal | None = None) -> str:
     """``term`` as :func:`~horismos._stores.base.nt_text` writes the rdflib term it stands for
-    (``rdf``, when the caller has it: a literal as :func:`canonical` gives it)."""
+    (``rdf``: the literal ``term`` was converted from, when that is how Oxigraph keeps it)."""
     if type(term) is ox.NamedNode:
         return f"<{term.value}>"
     if term.language:
@@ -331,10 +486,10 @@ def _literal_text(term: Any, rdf: Literal | None = None) -> str:
     dt = term.datatype.value
     if dt == _XSD_STRING:
         return _quote_encode(term.value)
-    if dt in _AS_STORED:
+    if dt in _AS_STORED or rdf is not None:  # ``rdf``: its lexical form is rdflib's already
         return f"{_quote_encode(term.value)}^^<{dt}>"
     # rdflib rewrites some lexical forms (a dateTime's "Z")
-    return nt_text(rdf if rdf is not None else from_ox(term))
+    return nt_text(from_ox(term))
 
 
 def _may_hold_blank_nodes(path: Path, fmt: ox.RdfFormat) -> bool:
@@ -636,35 +791,39 @@ class OxigraphStore(Store):
     # -- writes ---------------------------------------------------------------------------
 
     def apply(self, change: Change) -> Digest:
-        """One transaction; on disk the persisted digest is replaced in the same update."""
+        """One transaction; on disk the persisted digest is replaced in the same update.
+
+        Each quad is converted once (:func:`_encoded`): its pyoxigraph quad checks the store
+        and is written, its N-Quads line moves the digest. A step's commit used to convert
+        each term through rdflib for each of those uses (~40 µs of ~17 quads)."""
         with self._lock:
-            for q in change.expect:
-                if to_ox_quad(q) not in self._store:
-                    raise Conflict(
-                        f"expected {_show(q)} is no longer stored: another writer changed it first",
-                        expected=change.expect,
-                    )
-            add = dict.fromkeys(canonical(change.add))
-            # each quad converted once: a step's commit used to convert each three times
-            removing = dict.fromkeys(canonical(change.remove))
-            as_ox = {q: to_ox_quad(q) for q in [*add, *removing]}
-            removed = [q for q in removing if q not in add and as_ox[q] in self._store]
-            added = [q for q in add if as_ox[q] not in self._store]
+            store = self._store
+            if change.expect:
+                for q, (_, as_ox, _) in zip(change.expect, _encoded(change.expect), strict=True):
+                    if as_ox not in store:
+                        raise Conflict(
+                            f"expected {_show(q)} is no longer stored: another writer "
+                            "changed it first",
+                            expected=change.expect,
+                        )
+            add = {e[1]: e for e in _encoded(change.add)}
+            removing = {e[1]: e for e in _encoded(change.remove)}
+            removed = [e for k, e in removing.items() if k not in add and k in store]
+            added = [e for k, e in add.items() if k not in store]
             if not added and not removed:
                 return ZERO
-            # lines written from the converted terms (as lines() writes stored ones): writing
-            # them from rdflib terms was a fifth of a commit
-            plus = [ox_line(as_ox[q], q[2]) for q in added if is_world_quad(q)]
-            minus = [ox_line(as_ox[q], q[2]) for q in removed if is_world_quad(q)]
-            delta = Digest.of_change(plus, minus)
+            delta = Digest.of_change(
+                [e[2] for e in added if e[2] is not None],
+                [e[2] for e in removed if e[2] is not None],
+            )
             if self.persistent:
                 self._unpersist()
             if removed and self.persistent:
-                self._write(removed, added, as_ox)
+                self._write(removed, added)
             elif removed:
-                self._swap([as_ox[q] for q in removed], [as_ox[q] for q in added])
+                self._swap([e[1] for e in removed], [e[1] for e in added])
             else:
-                self._store.extend([as_ox[q] for q in added])
+                store.extend([e[1] for e in added])
             self._digest += delta
             if self.persistent:
                 self._commits += 1
@@ -685,20 +844,16 @@ class OxigraphStore(Store):
             self._store.extend(remove)
             raise
 
-    def _write(
-        self, remove: list[Quad], add: list[Quad], converted: Mapping[Quad, ox.Quad] | None = None
-    ) -> None:
-        """One update that removes and adds, atomically (``converted``: each quad as
-        pyoxigraph's, when the caller has them)."""
-        quads = [*remove, *add]
+    def _write(self, remove: list[_Encoded], add: list[_Encoded]) -> None:
+        """One update that removes and adds, atomically."""
+        quads = [e[0] for e in remove] + [e[0] for e in add]
         if not any(
             isinstance(t, BNode) or (_LENIENT and str(t) in _LENIENT) for q in quads for t in q
         ):
             # one update of ground data, every term escaped by pyoxigraph (2x faster)
-            as_ox = converted or {q: to_ox_quad(q) for q in quads}
             self._store.update(
-                f"DELETE {{\n{_ox_block(as_ox[q] for q in remove)}\n}}\n"
-                f"INSERT {{\n{_ox_block(as_ox[q] for q in add)}\n}}\n"
+                f"DELETE {{\n{_ox_block(e[1] for e in remove)}\n}}\n"
+                f"INSERT {{\n{_ox_block(e[1] for e in add)}\n}}\n"
                 "WHERE {}"
             )
             return
@@ -710,8 +865,8 @@ class OxigraphStore(Store):
             return terms.setdefault(t, f"?t{len(terms)}")
 
         text = (
-            f"DELETE {{\n{quad_block(remove, term)}\n}}\n"
-            f"INSERT {{\n{quad_block(add, term)}\n}}\nWHERE {{\n"
+            f"DELETE {{\n{quad_block([e[0] for e in remove], term)}\n}}\n"
+            f"INSERT {{\n{quad_block([e[0] for e in add], term)}\n}}\nWHERE {{\n"
         )
         values = [to_ox(t) for t in terms]
         text += "\n".join(
