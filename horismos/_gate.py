@@ -107,7 +107,10 @@ class Gate:
             if tool.effect is not None
         }
         shapes = Graph()  # pyshacl adds its own triples to the graph it is given
-        shapes += defs.graph
+        # added by their objects' text: pyshacl lists a shape's sh:class values in the order
+        # the graph holds them, which for a loaded graph follows string hashes, so it changed
+        # from one process to the next; the compiled engine lists them in this order too
+        shapes.addN((s, p, o, shapes) for s, p, o in sorted(defs.graph, key=_object_text))
         self._shapes = ShapesGraph(shapes)
         _ = self._shapes.shapes  # build every shape now, not just those the first call names
         self._executor = SHACLExecutor()
@@ -677,3 +680,7 @@ def _path_name(path: URIRef, defs: Definitions) -> str:
     """A property as messages name it; an undeclared key as the tool spelled it."""
     text = str(path)
     return text[len(_UNDECLARED) :] if text.startswith(_UNDECLARED) else defs.name(path)
+
+
+def _object_text(triple: tuple[Node, Node, Node]) -> str:
+    return str(triple[2])
