@@ -291,20 +291,27 @@ for gate in (Gate(defs), Gate(defs, reference=True)):
 """
 
 
-def test_an_sh_in_rejection_is_worded_the_same_in_every_process(tmp_path: Path) -> None:
-    """pyshacl lists sh:in's values in set order, which a process's hash seed decides; a
-    replay in another process must word the same rejection the same way."""
+def _worded_in_every_process(path: Path, seeds: tuple[str, ...]) -> set[str]:
+    """How the compiled engine and pyshacl word the rejection of SH_IN_JUDGE's ticket under
+    the shapes of ``path``, in one process per hash seed."""
     import subprocess
     import sys
 
-    (tmp_path / "in.ttl").write_text(SH_IN)
     worded = set()
-    for seed in ("1", "2", "3"):
-        done = subprocess.run([sys.executable, "-c", SH_IN_JUDGE, str(tmp_path / "in.ttl")],
+    for seed in seeds:
+        done = subprocess.run([sys.executable, "-c", SH_IN_JUDGE, str(path)],
                               env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True,
                               text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         worded.update(done.stdout.splitlines())
+    return worded
+
+
+def test_an_sh_in_rejection_is_worded_the_same_in_every_process(tmp_path: Path) -> None:
+    """pyshacl lists sh:in's values in set order, which a process's hash seed decides; a
+    replay in another process must word the same rejection the same way."""
+    (tmp_path / "in.ttl").write_text(SH_IN)
+    worded = _worded_in_every_process(tmp_path / "in.ttl", ("1", "2", "3"))
     assert len(worded) == 1, worded
 
 
@@ -321,16 +328,7 @@ def test_an_sh_class_rejection_is_worded_the_same_in_every_process(tmp_path: Pat
     """Several sh:class values are listed in the order the shapes graph holds them, which for
     a loaded graph followed string hashes: the same rejection was worded two ways, and the
     compiled engine and pyshacl could list them differently in one process."""
-    import subprocess
-    import sys
-
     (tmp_path / "classes.ttl").write_text(SH_CLASSES)
-    worded = set()
-    for seed in ("1", "2", "3", "4"):
-        done = subprocess.run([sys.executable, "-c", SH_IN_JUDGE, str(tmp_path / "classes.ttl")],
-                              env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True,
-                              text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        worded.update(done.stdout.splitlines())
+    worded = _worded_in_every_process(tmp_path / "classes.ttl", ("1", "2", "3", "4"))
     assert len(worded) == 1, worded
     assert "(<http://example.org/in#Alpha>, <http://example.org/in#Beta>," in worded.pop()
