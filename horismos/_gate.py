@@ -107,10 +107,7 @@ class Gate:
             if tool.effect is not None
         }
         shapes = Graph()  # pyshacl adds its own triples to the graph it is given
-        # added by their objects' text: pyshacl lists a shape's sh:class values in the order
-        # the graph holds them, which for a loaded graph follows string hashes, so it changed
-        # from one process to the next; the compiled engine lists them in this order too
-        shapes.addN((s, p, o, shapes) for s, p, o in sorted(defs.graph, key=_object_text))
+        shapes.addN((s, p, o, shapes) for s, p, o in _in_reading_order(defs.graph))
         self._shapes = ShapesGraph(shapes)
         _ = self._shapes.shapes  # build every shape now, not just those the first call names
         self._executor = SHACLExecutor()
@@ -682,5 +679,17 @@ def _path_name(path: URIRef, defs: Definitions) -> str:
     return text[len(_UNDECLARED) :] if text.startswith(_UNDECLARED) else defs.name(path)
 
 
-def _object_text(triple: tuple[Node, Node, Node]) -> str:
-    return str(triple[2])
+def _in_reading_order(g: Graph) -> Iterator[tuple[Node, Node, Node]]:
+    """``g``'s triples so that a copy of them lists each node's values of a parameter in the
+    order ``g.objects`` gives them, which is the order the compiled engine reads them in
+    (``g``'s own iteration follows string hashes: pyshacl, reading a copy, could list a
+    shape's patterns in another order than the compiled engine in the same process). Several
+    ``sh:class`` values are listed by their text, in both engines, so a rejection naming them
+    is worded the same in every process."""
+    for s in dict.fromkeys(g.subjects()):
+        for p in dict.fromkeys(g.predicates(s)):
+            objects = list(g.objects(s, p))
+            if p == SH["class"]:
+                objects.sort(key=str)
+            for o in objects:
+                yield s, p, o
