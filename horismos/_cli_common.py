@@ -90,6 +90,26 @@ def load_world(world: World, paths: Sequence[str]) -> None:
         raise WorldDataError(e.problems) from None
 
 
+def waiting_instance_arguments(p: argparse.ArgumentParser, instance_help: str) -> None:
+    """The arguments that name a stopped instance and where it lives, as ``resume`` and
+    ``approve`` take them: the definitions it runs with, the world it committed to, its IRI."""
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="the Turtle definitions the instance runs with",
+    )
+    p.add_argument(
+        "--world",
+        action="append",
+        default=[],
+        metavar="F",
+        help="the world the run committed to, e.g. the run's --out (repeatable); "
+        "not needed with a persistent --store",
+    )
+    p.add_argument("--instance", required=True, metavar="IRI", help=instance_help)
+
+
 def write_world(world: World, defs: Definitions, path: str, fmt: str | None) -> None:
     graph = world.graph
     for prefix, ns in defs.graph.namespaces():

@@ -12,7 +12,15 @@ from typing import Any
 from rdflib import URIRef
 
 from ._agent import Agent
-from ._cli_common import load_tools, output_format, short_id, world_of, write_world
+from ._cli_common import (
+    load_tools,
+    load_world,
+    output_format,
+    short_id,
+    waiting_instance_arguments,
+    world_of,
+    write_world,
+)
 from ._cli_run import RunView
 from ._definitions import load_definitions
 from ._instances import STATUSES, due_waits, list_instances
@@ -177,25 +185,9 @@ def cmd_wake(args: argparse.Namespace) -> int:
 
 
 def approve_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "paths",
-        nargs="+",
-        metavar="FILE_OR_DIR",
-        help="the Turtle definitions the instance runs with",
-    )
-    p.add_argument(
-        "--world",
-        action="append",
-        default=[],
-        metavar="F",
-        help="the world the run committed to, e.g. the run's --out (repeatable); "
-        "not needed with a persistent --store",
-    )
-    p.add_argument(
-        "--instance",
-        required=True,
-        metavar="IRI",
-        help="the instance waiting for approval (its IRI or short id)",
+    waiting_instance_arguments(
+        p,
+        "the instance waiting for approval (its IRI or short id)",
     )
     p.add_argument(
         "--fingerprint",
@@ -216,15 +208,15 @@ def cmd_approve(args: argparse.Namespace) -> int:
     """Record a person's approval of one exact payload a waiting instance's step would send."""
     out_format = output_format(args.out) if args.out else None
     agent = Agent.from_files(*args.paths)
-    world = World.open(args.store)
-    world.load(*args.world)
-    done = agent.approve(world, args.instance, args.fingerprint)
-    n = agent.definitions.name
-    print(
-        f"approved {n(URIRef(done['tool']))} for {done['instance']}: "
-        f"{json.dumps(done['payload'], sort_keys=True, ensure_ascii=False)} "
-        f"(fingerprint {done['fingerprint']}); resume the instance to call it"
-    )
-    if args.out:
-        write_world(world, agent.definitions, args.out, out_format)
+    with World.open(args.store) as world:  # an on-disk store is let go however it ends
+        load_world(world, args.world)
+        done = agent.approve(world, args.instance, args.fingerprint)
+        n = agent.definitions.name
+        print(
+            f"approved {n(URIRef(done['tool']))} for {done['instance']}: "
+            f"{json.dumps(done['payload'], sort_keys=True, ensure_ascii=False)} "
+            f"(fingerprint {done['fingerprint']}); resume the instance to call it"
+        )
+        if args.out:
+            write_world(world, agent.definitions, args.out, out_format)
     return 0

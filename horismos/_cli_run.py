@@ -29,6 +29,7 @@ from ._cli_common import (
     reach,
     reach_options,
     short_id,
+    waiting_instance_arguments,
     writable,
     write_world,
 )
@@ -154,25 +155,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def resume_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "paths",
-        nargs="+",
-        metavar="FILE_OR_DIR",
-        help="the Turtle definitions the instance runs with",
-    )
-    p.add_argument(
-        "--world",
-        action="append",
-        default=[],
-        metavar="F",
-        help="the world the run committed to, e.g. the run's --out (repeatable); "
-        "not needed with a persistent --store",
-    )
-    p.add_argument(
-        "--instance",
-        required=True,
-        metavar="IRI",
-        help="the waiting instance: its IRI (urn:horismos:instance:…, as the brief "
+    waiting_instance_arguments(
+        p,
+        "the waiting instance: its IRI (urn:horismos:instance:…, as the brief "
         "shows it) or the short id the run printed",
     )
     p.add_argument(

@@ -39,7 +39,11 @@ T = TypeVar("T")
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(coro)``, on this thread's kept loop when the last run left it idle."""
-    if asyncio._get_running_loop() is not None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # none: the usual case
+        pass
+    else:
         return asyncio.run(coro)  # raises: a sync entry point called from a coroutine
     kept = _LOCAL.__dict__.get("kept")
     if kept is None or kept.pid != os.getpid() or kept.loop.is_closed():
