@@ -560,7 +560,7 @@ class Runner:
                         rec.status = "blocked"
                         rec.blocked_by = self.store.failing(tool.requires, pre_vars)
                         return rec, None
-            rec.args = [{k: v.n3() for k, v in a.items()} for a in calls]
+            rec.args = [{k: _n3(v) for k, v in a.items()} for a in calls]
             # the policy in force, then an approval of each exact payload (see _policy)
             refused = refusal(self.policy, tool)
             # the step's start as a literal, built from its value (parsing text cost ~15 µs)
