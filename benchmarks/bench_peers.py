@@ -7,8 +7,9 @@ N prescriptions, each: a refill decision, dispense, notify — the same Python f
 (benchmarks/peers/pharmacy_tools.py) in both engines. LangGraph runs one thread per
 prescription through a three-node StateGraph with ``InMemorySaver`` (a checkpoint after every
 node, nothing validated). Horismos runs ``run --all`` on a world of N prescriptions with a trace
-file: every step's preconditions read from the graph, its result gated against the tool's
-effect and the domain shape of benchmarks/peers/pharmacy.ttl (``sh:pattern`` and
+file, keeping no per-instance records in memory, as the CLI's ``run --all`` does
+(``keep=False``; LangGraph's saver keeps every checkpoint): every step's preconditions read
+from the graph, its result gated against the tool's effect and the domain shape of benchmarks/peers/pharmacy.ttl (``sh:pattern`` and
 ``sh:maxCount`` on ``:Prescription``), its effects committed atomically and traced. The tools
 are declared ``horis:inline true`` (benchmarks/peers/refill.ttl): pure functions, called on the
 run's own thread as LangGraph calls its nodes, not handed to a worker thread; their
@@ -97,11 +98,18 @@ def horismos_rate(n: int) -> tuple[float, int]:
         quads += [(rx, RDF.type, RX.Prescription, None),
                   (rx, RX.refillsLeft, Literal(refills(i)), None)]
     world.store.load(quads)
+    steps = 0
+
+    def landed(_inst: Any, rec: Any) -> None:
+        nonlocal steps
+        steps += rec.status == "completed"
+
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        run = agent.run(world, all=True, trace=Path(tmp) / "refill.trace.jsonl")
+        # as `horismos run --all` runs: no per-instance records kept (keep=False)
+        run = agent.run(world, all=True, trace=Path(tmp) / "refill.trace.jsonl", keep=False,
+                        on_step=landed)
         elapsed = time.perf_counter() - t0
-    steps = sum(1 for s in run.steps if s.status == "completed")
     assert run.status == "completed", run.status
     return steps / elapsed, steps
 
