@@ -31,10 +31,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_peers  # noqa: E402
+import bench_peers
 
-from horismos._stores import Change  # noqa: E402
-from horismos._stores.oxigraph import OxigraphStore  # noqa: E402
+from horismos._stores import Change
+from horismos._stores.oxigraph import OxigraphStore
 
 
 def recorded(n: int) -> list[Change]:
