@@ -9,15 +9,16 @@ only, so every writer goes through that lock. Files load through pyoxigraph's pa
 into the store, without passing through Python terms; blank nodes are skolemised on the way
 (:mod:`horismos._stores.skolem`).
 
-The digest is kept in the object. On disk it is also written into the store (graph
-``urn:horismos:runtime:digest``) every 1,000 commits, after each load and on close, each time
-followed by a flush; the first write after that removes it again before anything else lands.
-So the stored digest is either absent or true: a process that dies between two such points
-leaves none, and the store recomputes it (one pass) when it next opens. Why not replace it in
-every commit's own update: each value is a new 2.7 KB string, which RocksDB keeps forever —
-measured, +6.6 MB on disk per 1,000 commits and commits growing from 0.8 to 5.5 ms. The
-periodic flush also bounds RocksDB's write-ahead log, which otherwise grew ~3 MB per 1,000
-commits until the process exited.
+The digest is kept in the object, its lines folded in batches when it is read
+(:class:`~horismos._digest.Tally`: a line added then removed in between is never hashed). On
+disk it is also written into the store (graph ``urn:horismos:runtime:digest``) every 1,000
+commits, after each load and on close, each time followed by a flush; the first write after
+that removes it again before anything else lands. So the stored digest is either absent or
+true: a process that dies between two such points leaves none, and the store recomputes it (one
+pass) when it next opens. Why not replace it in every commit's own update: each value is a new
+2.7 KB string, which RocksDB keeps forever — measured, +6.6 MB on disk per 1,000 commits and
+commits growing from 0.8 to 5.5 ms. The periodic flush also bounds RocksDB's write-ahead log,
+which otherwise grew ~3 MB per 1,000 commits until the process exited.
 
 The term conversions to and from rdflib live here too; the SPARQL protocol store uses them.
 """
@@ -42,7 +43,7 @@ from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.plugins.serializers.nt import _quote_encode
 from rdflib.term import Node
 
-from .._digest import ZERO, Digest
+from .._digest import ZERO, Digest, Tally
 from .._errors import UsageError
 from .._patterns import Plan, Unsupported, number
 from .._preconditions import Precondition
@@ -563,16 +564,16 @@ class OxigraphStore(Store):
             ) from None
         self._lock = threading.RLock()
         self._texts: dict[str, str] = {}
-        self._digest = ZERO
+        self._tally = Tally()  # the digest, lines folded in batches
         self._persisted = False  # the stored digest is there (and true)
         self._commits = 0  # since it was last written
         if self.persistent:
             kept = list(self._store.quads_for_pattern(_DIGEST_NODE, _LTHASH, None, _DIGEST_GRAPH))
             if kept:
-                self._digest = Digest.from_text(cast(ox.Literal, kept[0].object).value)
+                self._tally.reset(Digest.from_text(cast(ox.Literal, kept[0].object).value))
                 self._persisted = True
             else:  # new, or the last process died between two writes of it: recompute once
-                self._digest = self.recompute_digest()
+                self._tally.reset(self.recompute_digest())
                 self._persist()
             atexit.register(self.close)  # a process that never closes it still writes it
 
@@ -748,13 +749,14 @@ class OxigraphStore(Store):
                 yield ox_line(q)
 
     def digest(self) -> Digest:
-        return self._digest
+        with self._lock:
+            return self._tally.value()
 
     def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
         with self._lock:
-            kept, recomputed = self._digest, self.recompute_digest()
+            kept, recomputed = self._tally.value(), self.recompute_digest()
             if not only_if_equal or kept == recomputed:
-                self._digest = recomputed
+                self._tally.reset(recomputed)
                 if self.persistent:
                     self._persist()
             return kept, recomputed
@@ -764,7 +766,7 @@ class OxigraphStore(Store):
         self._store.update(
             f"DELETE WHERE {{ GRAPH {_DIGEST_GRAPH} {{ {_DIGEST_NODE} {_LTHASH} ?v }} }};\n"
             f"INSERT DATA {{ GRAPH {_DIGEST_GRAPH} {{ {_DIGEST_NODE} {_LTHASH} "
-            f'"{self._digest.to_text()}" }} }}'
+            f'"{self._tally.value().to_text()}" }} }}'
         )
         self._store.flush()
         self._persisted, self._commits = True, 0
@@ -812,10 +814,8 @@ class OxigraphStore(Store):
             added = [e for k, e in add.items() if k not in store]
             if not added and not removed:
                 return ZERO
-            delta = Digest.of_change(
-                [e[2] for e in added if e[2] is not None],
-                [e[2] for e in removed if e[2] is not None],
-            )
+            plus = [e[2] for e in added if e[2] is not None]
+            minus = [e[2] for e in removed if e[2] is not None]
             if self.persistent:
                 self._unpersist()
             if removed and self.persistent:
@@ -824,12 +824,12 @@ class OxigraphStore(Store):
                 self._swap([e[1] for e in removed], [e[1] for e in added])
             else:
                 store.extend([e[1] for e in added])
-            self._digest += delta
+            self._tally.move(plus, minus)
             if self.persistent:
                 self._commits += 1
                 if self._commits >= _PERSIST_EVERY:
                     self._persist()
-            return delta
+            return Digest.of_change_later(plus, minus)  # hashed only if someone reads it
 
     def _swap(self, remove: list[ox.Quad], add: list[ox.Quad]) -> None:
         """Remove, then add, in memory, under the store's lock, which every read of this
@@ -896,7 +896,7 @@ class OxigraphStore(Store):
             if self.persistent:  # none rather than wrong if this process dies part-way
                 self._unpersist()
             before = len(self._store)
-            empty = not self._digest and not any(
+            empty = not self._tally.value() and not any(
                 True for q in self._store if not is_runtime(q.graph_name)
             )
             try:
@@ -906,7 +906,7 @@ class OxigraphStore(Store):
                     self._load_checked(path, progress)
             finally:
                 if empty:
-                    self._digest = self.recompute_digest()
+                    self._tally.reset(self.recompute_digest())
                 added = len(self._store) - before
                 if self.persistent:
                     self._persist()
@@ -934,7 +934,7 @@ class OxigraphStore(Store):
             new = [q for q in normalised(chunk) if q not in self._store]
             if new:
                 (self._store.bulk_extend if self.persistent else self._store.extend)(new)
-                self._digest += Digest.of_lines(ox_line(q) for q in new)
+                self._tally.move([ox_line(q) for q in new], ())
 
     def close(self) -> None:
         """Writes an on-disk store's digest, flushes it and releases its lock; closing twice
