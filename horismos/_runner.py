@@ -172,6 +172,8 @@ class Runner:
         self._pending: dict[URIRef, list[tuple]] = {}
         self._dropped: dict[URIRef, list[tuple]] = {}  # projections an adapter commit replaces
         self._state: dict[URIRef, list[tuple]] = {}
+        # a new instance's type, workflow and focus, until its first commit lands them
+        self._fresh: dict[URIRef, list[tuple]] = {}
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
@@ -272,19 +274,21 @@ class Runner:
         return rec
 
     async def run_instance(self, workflow: Workflow, focus: URIRef) -> InstanceRun:
+        """Start an instance of ``workflow`` on ``focus`` and drive it.
+
+        The instance is not committed on its own: its type, workflow and focus land with its
+        first commit (the first step's, or the intent a non-idempotent first tool announces),
+        which then expects nothing, its IRI being fresh. That saves a commit an instance (an
+        update request on ``sparql:URL``). Until then it exists in no store: a process that
+        stops before leaves the world as it was, and a rerun starts the instance anew.
+        """
         iid = URIRef(f"urn:horismos:instance:{self.env.new_id()}")
         inst = InstanceRun(iid, workflow.iri, focus, "completed", workflow.start)
-        state: list[tuple[Node, Node, Node]] = [
-            (iid, RDF.type, HORIS.Instance),
-            (iid, HORIS.workflow, workflow.iri),
-            (iid, HORIS.focus, focus),
+        self._fresh[iid] = [
+            (iid, _TYPE, HORIS.Instance, INSTANCES),
+            (iid, HORIS.workflow, workflow.iri, INSTANCES),
+            (iid, HORIS.focus, focus, INSTANCES),
         ]
-        self.world.commit(
-            Change(
-                add=[(*t, INSTANCES) for t in state]
-                + self._state_quads(inst, "running", 0, workflow.start)
-            )
-        )
         self._emit("instance", instance=str(iid), workflow=str(workflow.iri), focus=str(focus))
         inst.variables["this"] = focus
         return await self.drive(inst, workflow.start, 0)
@@ -358,6 +362,7 @@ class Runner:
             self._pending.pop(inst.instance, None)
             self._dropped.pop(inst.instance, None)
             self._state.pop(inst.instance, None)
+            self._fresh.pop(inst.instance, None)
             self._recovered.discard(inst.instance)
 
     def _after_conflict(self, inst: InstanceRun, e: Conflict) -> tuple[URIRef | None, int]:
@@ -586,7 +591,9 @@ class Runner:
             self._pending.setdefault(inst.instance, []).extend(used)
             # an intent guards a real call (a replay commits it too, to the same effect:
             # the commits a replay makes are the recorded run's, in the same order)
-            if not tool.idempotent and inst.instance in self._state:
+            if not tool.idempotent and (
+                inst.instance in self._state or inst.instance in self._fresh
+            ):
                 self._announce(inst, step, tool, stamp, rec.args)
             if tool.adapter is not None:
                 return await self._adapter_action(inst, rec, step, tool, calls, started)
@@ -703,12 +710,22 @@ class Runner:
         started: Literal,
         args: list[dict[str, Any]],
     ) -> None:
-        """Commit the intent to call a non-idempotent tool before calling it (see _intents)."""
+        """Commit the intent to call a non-idempotent tool before calling it (see _intents).
+
+        At a new instance's first step the intent creates the instance too, running at this
+        step at version 0, as a commit of its own would have left it; nothing to expect."""
         intent = announce(inst.instance, step.iri, tool.iri, started, args)
-        state = self._state[inst.instance]
-        self.world.commit(
-            Change(add=list(intent.quads), expect=tuple(q for q in state if q[1] == HORIS.version))
-        )
+        created = self._fresh.pop(inst.instance, None)
+        if created is not None:
+            state = self._state_quads(inst, "running", 0, step.iri)
+            self.world.commit(Change(add=[*created, *state, *intent.quads]))
+        else:
+            state = self._state[inst.instance]
+            self.world.commit(
+                Change(
+                    add=list(intent.quads), expect=tuple(q for q in state if q[1] == HORIS.version)
+                )
+            )
         state.extend(intent.quads)  # the step's final commit removes it
 
     def _ahead(self, step: ActionStep, tool: Tool) -> ReadAhead:
@@ -963,9 +980,13 @@ class Runner:
     def _finish_step(
         self, inst: InstanceRun, rec: StepRecord, version: int, status: str, current: URIRef | None
     ) -> None:
-        """Commit the step's effects and the instance's new state as one change, then trace."""
+        """Commit the step's effects and the instance's new state as one change, then trace.
+
+        A new instance's first commit also creates it (:meth:`run_instance`): it replaces no
+        state, so it expects no version."""
         t0 = time.perf_counter()
         old = self._state.get(inst.instance, [])
+        created = self._fresh.pop(inst.instance, ())
         new = self._state_quads(
             inst,
             status,
@@ -977,7 +998,9 @@ class Runner:
         pending = self._pending.pop(inst.instance, [])
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter
         guard = tuple(q for q in old if q[1] == HORIS.version)  # lands only on that version
-        self.world.commit(Change(add=[*pending, *new], remove=[*old, *dropped], expect=guard))
+        self.world.commit(
+            Change(add=[*created, *pending, *new], remove=[*old, *dropped], expect=guard)
+        )
         t1 = time.perf_counter()
         rec.timings["commit"] = rec.timings.get("commit", 0.0) + t1 - t0
         rec.next = rec.next or (current if status == "running" else None)
