@@ -71,6 +71,8 @@ __all__ = ["Environment", "Runner"]
 _TYPE, _LABEL = RDF.type, RDFS.label
 _ENTITY, _ACTIVITY, _GENERATED_BY = PROV.Entity, PROV.Activity, PROV.wasGeneratedBy
 _ASSOCIATED_WITH, _STARTED, _ENDED = (PROV.wasAssociatedWith, PROV.startedAtTime, PROV.endedAtTime)
+_VERSION = HORIS.version
+_IS_VERSION = str(_VERSION).__eq__  # str's own comparison: rdflib's __eq__ is Python
 _STATUS = {
     "running": HORIS.Running,
     "completed": HORIS.Completed,
@@ -189,6 +191,7 @@ class Runner:
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
+        self._policies: dict[URIRef, dict[str, Any]] = {}
         self.counts: dict[str, int] = {}
         """How many instances this run left in each status."""
         self.on_step: Callable[[InstanceRun, StepRecord], None] | None = None
@@ -586,8 +589,7 @@ class Runner:
                 self.policy, self.store, inst.instance, step, tool, calls, began
             )
             rec.detail["policy"] = {
-                **self.policy.to_json(),
-                "side_effect": side_effect(tool),
+                **self._policy_of(tool),
                 "approvals": prints if tool.requires_approval else None,
             }
             if refused is not None:
@@ -733,12 +735,19 @@ class Runner:
             self.world.commit(Change(add=[*created, *state, *intent.quads]))
         else:
             state = self._state[inst.instance]
-            self.world.commit(
-                Change(
-                    add=list(intent.quads), expect=tuple(q for q in state if q[1] == HORIS.version)
-                )
-            )
+            self.world.commit(Change(add=list(intent.quads), expect=_guard(state)))
         state.extend(intent.quads)  # the step's final commit removes it
+
+    def _policy_of(self, tool: Tool) -> dict[str, Any]:
+        """What a step event says of the policy and the tool's side effect: the same for
+        every call of the tool in this run, so built once (a sort and a name a step)."""
+        known = self._policies.get(tool.iri)
+        if known is None:
+            known = self._policies[tool.iri] = {
+                **self.policy.to_json(),
+                "side_effect": side_effect(tool),
+            }
+        return known
 
     def _ahead(self, step: ActionStep, tool: Tool) -> ReadAhead:
         """What the step reads right after its precondition: its class-typed arguments' types
@@ -969,7 +978,7 @@ class Runner:
         iid = inst.instance
         triples: list[tuple[Node, Node, Node]] = [
             (iid, HORIS.status, _STATUS[status]),
-            (iid, HORIS.version, _version(version)),
+            (iid, _VERSION, _version(version)),
         ]
         if current is not None:
             triples.append((iid, HORIS.currentStep, current))
@@ -1009,7 +1018,7 @@ class Runner:
         )
         pending = self._pending.pop(inst.instance, [])
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter
-        guard = tuple(q for q in old if q[1] == HORIS.version)  # lands only on that version
+        guard = _guard(old)  # lands only on that version
         self.world.commit(
             Change(add=[*created, *pending, *new], remove=[*old, *dropped], expect=guard)
         )
@@ -1059,6 +1068,12 @@ class Runner:
             **({"receipts": rec.receipts} if rec.receipts else {}),  # an adapter commit's
             **rec.detail,
         )
+
+
+def _guard(state: list[tuple]) -> tuple[tuple, ...]:
+    """The instance state's ``horis:version`` quad: what a commit replacing that state
+    expects (predicates are IRIs, so their text decides)."""
+    return tuple(q for q in state if _IS_VERSION(q[1]))
 
 
 def _unknown(tool: Tool, step: ActionStep, seen: ToolError) -> OutcomeUnknown:
