@@ -42,6 +42,7 @@ from ._intents import announce, open_intent
 from ._literals import INTEGER_TYPES, well_formed
 from ._model import (
     ActionStep,
+    Arg,
     DecisionStep,
     McpServer,
     ProposalStep,
@@ -71,7 +72,12 @@ __all__ = ["Environment", "Runner"]
 _TYPE, _LABEL = RDF.type, RDFS.label
 _ENTITY, _ACTIVITY, _GENERATED_BY = PROV.Entity, PROV.Activity, PROV.wasGeneratedBy
 _ASSOCIATED_WITH, _STARTED, _ENDED = (PROV.wasAssociatedWith, PROV.startedAtTime, PROV.endedAtTime)
-_VERSION = HORIS.version
+_VERSION, _STATUS_OF, _CURRENT, _INSTANCE = (
+    HORIS.version,
+    HORIS.status,
+    HORIS.currentStep,
+    HORIS.instance,
+)
 _IS_VERSION = str(_VERSION).__eq__  # str's own comparison: rdflib's __eq__ is Python
 _STATUS = {
     "running": HORIS.Running,
@@ -786,10 +792,12 @@ class Runner:
                         tool=str(tool.iri),
                     )
                 args[arg.name] = value
-            key = tuple(sorted(args.items()))
-            if key not in seen:
+            if len(solutions) > 1:  # one solution is one call: nothing to tell apart
+                key = tuple(sorted(args.items()))
+                if key in seen:
+                    continue
                 seen.add(key)
-                calls.append(args)
+            calls.append(args)
         if len(calls) > 1 and not step.for_each:
             shown = "; ".join(
                 ", ".join(f"{k}={self.defs.name(v)}" for k, v in c.items()) for c in calls[:3]
@@ -802,13 +810,14 @@ class Runner:
                 tool=str(tool.iri),
             )
         for args in calls:
-            for name, value in args.items():
-                self._check_type(step, tool, name, value)
+            for arg in tool.args:  # the order args were bound in: the first misfit is named
+                value = args.get(arg.name)
+                if value is not None:
+                    self._check_type(step, tool, arg, value)
         return calls
 
-    def _check_type(self, step: ActionStep, tool: Tool, name: str, value: Node) -> None:
-        arg = tool.arg(name)
-        assert arg is not None
+    def _check_type(self, step: ActionStep, tool: Tool, arg: Arg, value: Node) -> None:
+        name = arg.name
         if arg.is_class:
             ok = isinstance(value, URIRef) and bool(
                 self._types_of(value) & self.defs.classes_of(arg.type)
@@ -960,7 +969,7 @@ class Runner:
             (graph, _TYPE, _ENTITY),
             (graph, _GENERATED_BY, activity),
             *[(activity, p, o) for p, o in _activity(step.iri, tool.iri, tool.name)],
-            (activity, HORIS.instance, inst.instance),
+            (activity, _INSTANCE, inst.instance),
             (activity, _STARTED, now),
             (activity, _ENDED, self._stamp(self.env.now())),
         ]
@@ -977,11 +986,11 @@ class Runner:
     ) -> list[tuple]:
         iid = inst.instance
         triples: list[tuple[Node, Node, Node]] = [
-            (iid, HORIS.status, _STATUS[status]),
+            (iid, _STATUS_OF, _STATUS[status]),
             (iid, _VERSION, _version(version)),
         ]
         if current is not None:
-            triples.append((iid, HORIS.currentStep, current))
+            triples.append((iid, _CURRENT, current))
         if blocked_by:
             triples.append((iid, HORIS.blockedBy, Literal(blocked_by)))
         if error:
