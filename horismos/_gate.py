@@ -334,7 +334,9 @@ class Gate:
         each object's types and their superclasses (not the subject's own types, so the
         subject given as its own class-typed value fails as it always has)."""
         g: _Delta = {}
-        types = self._types((o for _, _, o in returned if o != subject), types_of)
+        # a literal has no types: passed over before rdflib's (Python) hash and comparison
+        nodes = [o for _, _, o in returned if not isinstance(o, Literal) and o != subject]
+        types = self._types(nodes, types_of)
         for s, p, o in [*returned, *types]:
             g.setdefault(s, {}).setdefault(p, set()).add(o)
         return g

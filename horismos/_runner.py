@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
 import re
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from functools import lru_cache
 from typing import Any, cast
@@ -42,6 +42,7 @@ from ._intents import announce, open_intent
 from ._literals import INTEGER_TYPES, well_formed
 from ._model import (
     ActionStep,
+    Arg,
     DecisionStep,
     McpServer,
     ProposalStep,
@@ -56,9 +57,9 @@ from ._prechecks import Prechecks
 from ._proposal import RankRequest, Reply, ask, propose
 from ._reads import text
 from ._records import InstanceRun, StepRecord
+from ._stamps import stamp
 from ._stores import Change, Conflict
 from ._stores.base import ReadAhead
-from ._stores.oxigraph import datetime_literal
 from ._terms import unfit_terms
 from ._trace import TRACE_VERSION, Trace
 from ._vocab import HORIS, PROV
@@ -71,6 +72,13 @@ __all__ = ["Environment", "Runner"]
 _TYPE, _LABEL = RDF.type, RDFS.label
 _ENTITY, _ACTIVITY, _GENERATED_BY = PROV.Entity, PROV.Activity, PROV.wasGeneratedBy
 _ASSOCIATED_WITH, _STARTED, _ENDED = (PROV.wasAssociatedWith, PROV.startedAtTime, PROV.endedAtTime)
+_VERSION, _STATUS_OF, _CURRENT, _INSTANCE = (
+    HORIS.version,
+    HORIS.status,
+    HORIS.currentStep,
+    HORIS.instance,
+)
+_IS_VERSION = str(_VERSION).__eq__  # str's own comparison: rdflib's __eq__ is Python
 _STATUS = {
     "running": HORIS.Running,
     "completed": HORIS.Completed,
@@ -89,14 +97,26 @@ class Environment:
 
     def __init__(self) -> None:
         self._handed: dict[str, list[Any]] = {}
+        self._said: tuple[dt.datetime, str] | None = None  # the last time now() handed out
 
     def now(self) -> dt.datetime:
         value = dt.datetime.now(dt.UTC)
-        self.note("clock", value.isoformat())
+        self._said = (value, self.note("clock", value.isoformat()))
         return value
 
+    def text(self, value: dt.datetime) -> str:
+        """``value.isoformat()``: as noted, when it is the time :meth:`now` last handed out
+        (a step's stamps are; serialising it again cost ~4 µs a stamp)."""
+        said = self._said
+        return said[1] if said is not None and said[0] is value else value.isoformat()
+
     def new_id(self) -> str:
-        return self.note("ids", uuid.uuid4().hex)
+        """A fresh id: a random (version 4) UUID's 32 hex digits, as ``uuid.uuid4().hex``
+        writes them, without building a ``UUID`` object (~4 µs an id)."""
+        raw = bytearray(os.urandom(16))
+        raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+        raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+        return self.note("ids", raw.hex())
 
     async def invoke(
         self, tool: Tool, binding: Callable[[], Binding], args: Mapping[str, Any]
@@ -172,9 +192,12 @@ class Runner:
         self._pending: dict[URIRef, list[tuple]] = {}
         self._dropped: dict[URIRef, list[tuple]] = {}  # projections an adapter commit replaces
         self._state: dict[URIRef, list[tuple]] = {}
+        # a new instance's type, workflow and focus, until its first commit lands them
+        self._fresh: dict[URIRef, list[tuple]] = {}
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
+        self._policies: dict[URIRef, dict[str, Any]] = {}
         self.counts: dict[str, int] = {}
         """How many instances this run left in each status."""
         self.on_step: Callable[[InstanceRun, StepRecord], None] | None = None
@@ -272,19 +295,21 @@ class Runner:
         return rec
 
     async def run_instance(self, workflow: Workflow, focus: URIRef) -> InstanceRun:
+        """Start an instance of ``workflow`` on ``focus`` and drive it.
+
+        The instance is not committed on its own: its type, workflow and focus land with its
+        first commit (the first step's, or the intent a non-idempotent first tool announces),
+        which then expects nothing, its IRI being fresh. That saves a commit an instance (an
+        update request on ``sparql:URL``). Until then it exists in no store: a process that
+        stops before leaves the world as it was, and a rerun starts the instance anew.
+        """
         iid = URIRef(f"urn:horismos:instance:{self.env.new_id()}")
         inst = InstanceRun(iid, workflow.iri, focus, "completed", workflow.start)
-        state: list[tuple[Node, Node, Node]] = [
-            (iid, RDF.type, HORIS.Instance),
-            (iid, HORIS.workflow, workflow.iri),
-            (iid, HORIS.focus, focus),
+        self._fresh[iid] = [
+            (iid, _TYPE, HORIS.Instance, INSTANCES),
+            (iid, HORIS.workflow, workflow.iri, INSTANCES),
+            (iid, HORIS.focus, focus, INSTANCES),
         ]
-        self.world.commit(
-            Change(
-                add=[(*t, INSTANCES) for t in state]
-                + self._state_quads(inst, "running", 0, workflow.start)
-            )
-        )
         self._emit("instance", instance=str(iid), workflow=str(workflow.iri), focus=str(focus))
         inst.variables["this"] = focus
         return await self.drive(inst, workflow.start, 0)
@@ -358,6 +383,7 @@ class Runner:
             self._pending.pop(inst.instance, None)
             self._dropped.pop(inst.instance, None)
             self._state.pop(inst.instance, None)
+            self._fresh.pop(inst.instance, None)
             self._recovered.discard(inst.instance)
 
     def _after_conflict(self, inst: InstanceRun, e: Conflict) -> tuple[URIRef | None, int]:
@@ -564,13 +590,12 @@ class Runner:
             # the policy in force, then an approval of each exact payload (see _policy)
             refused = refusal(self.policy, tool)
             # the step's start as a literal, built from its value (parsing text cost ~15 µs)
-            stamp = datetime_literal(started)
+            began = self._stamp(started)
             prints, waiting, used = pending(
-                self.policy, self.store, inst.instance, step, tool, calls, stamp
+                self.policy, self.store, inst.instance, step, tool, calls, began
             )
             rec.detail["policy"] = {
-                **self.policy.to_json(),
-                "side_effect": side_effect(tool),
+                **self._policy_of(tool),
                 "approvals": prints if tool.requires_approval else None,
             }
             if refused is not None:
@@ -586,11 +611,13 @@ class Runner:
             self._pending.setdefault(inst.instance, []).extend(used)
             # an intent guards a real call (a replay commits it too, to the same effect:
             # the commits a replay makes are the recorded run's, in the same order)
-            if not tool.idempotent and inst.instance in self._state:
-                self._announce(inst, step, tool, stamp, rec.args)
+            if not tool.idempotent and (
+                inst.instance in self._state or inst.instance in self._fresh
+            ):
+                self._announce(inst, step, tool, began, rec.args)
             if tool.adapter is not None:
                 return await self._adapter_action(inst, rec, step, tool, calls, started)
-            effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, stamp)
+            effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, began)
         except RunError as e:
             if isinstance(e, ToolTimeout) or isinstance(getattr(e, "cause", None), ToolTimeout):
                 rec.status = "timed_out"
@@ -651,7 +678,7 @@ class Runner:
                 graph,
                 [],
                 started,
-                datetime_literal(started),
+                self._stamp(started),
             )
             meta = [
                 (s, p, HORIS.AdapterProvenance if p == HORIS.provenance else o, g)
@@ -691,7 +718,7 @@ class Runner:
             "fingerprints": [f for _, f in waiting.calls],
         }
         self._pending[inst.instance] = waiting.quads(
-            graph, inst.instance, datetime_literal(started), brief
+            graph, inst.instance, self._stamp(started), brief
         )
         return rec
 
@@ -703,13 +730,30 @@ class Runner:
         started: Literal,
         args: list[dict[str, Any]],
     ) -> None:
-        """Commit the intent to call a non-idempotent tool before calling it (see _intents)."""
+        """Commit the intent to call a non-idempotent tool before calling it (see _intents).
+
+        At a new instance's first step the intent creates the instance too, running at this
+        step at version 0, as a commit of its own would have left it; nothing to expect."""
         intent = announce(inst.instance, step.iri, tool.iri, started, args)
-        state = self._state[inst.instance]
-        self.world.commit(
-            Change(add=list(intent.quads), expect=tuple(q for q in state if q[1] == HORIS.version))
-        )
+        created = self._fresh.pop(inst.instance, None)
+        if created is not None:
+            state = self._state_quads(inst, "running", 0, step.iri)
+            self.world.commit(Change(add=[*created, *state, *intent.quads]))
+        else:
+            state = self._state[inst.instance]
+            self.world.commit(Change(add=list(intent.quads), expect=_guard(state)))
         state.extend(intent.quads)  # the step's final commit removes it
+
+    def _policy_of(self, tool: Tool) -> dict[str, Any]:
+        """What a step event says of the policy and the tool's side effect: the same for
+        every call of the tool in this run, so built once (a sort and a name a step)."""
+        known = self._policies.get(tool.iri)
+        if known is None:
+            known = self._policies[tool.iri] = {
+                **self.policy.to_json(),
+                "side_effect": side_effect(tool),
+            }
+        return known
 
     def _ahead(self, step: ActionStep, tool: Tool) -> ReadAhead:
         """What the step reads right after its precondition: its class-typed arguments' types
@@ -748,10 +792,12 @@ class Runner:
                         tool=str(tool.iri),
                     )
                 args[arg.name] = value
-            key = tuple(sorted(args.items()))
-            if key not in seen:
+            if len(solutions) > 1:  # one solution is one call: nothing to tell apart
+                key = tuple(sorted(args.items()))
+                if key in seen:
+                    continue
                 seen.add(key)
-                calls.append(args)
+            calls.append(args)
         if len(calls) > 1 and not step.for_each:
             shown = "; ".join(
                 ", ".join(f"{k}={self.defs.name(v)}" for k, v in c.items()) for c in calls[:3]
@@ -764,13 +810,14 @@ class Runner:
                 tool=str(tool.iri),
             )
         for args in calls:
-            for name, value in args.items():
-                self._check_type(step, tool, name, value)
+            for arg in tool.args:  # the order args were bound in: the first misfit is named
+                value = args.get(arg.name)
+                if value is not None:
+                    self._check_type(step, tool, arg, value)
         return calls
 
-    def _check_type(self, step: ActionStep, tool: Tool, name: str, value: Node) -> None:
-        arg = tool.arg(name)
-        assert arg is not None
+    def _check_type(self, step: ActionStep, tool: Tool, arg: Arg, value: Node) -> None:
+        name = arg.name
         if arg.is_class:
             ok = isinstance(value, URIRef) and bool(
                 self._types_of(value) & self.defs.classes_of(arg.type)
@@ -922,9 +969,9 @@ class Runner:
             (graph, _TYPE, _ENTITY),
             (graph, _GENERATED_BY, activity),
             *[(activity, p, o) for p, o in _activity(step.iri, tool.iri, tool.name)],
-            (activity, HORIS.instance, inst.instance),
+            (activity, _INSTANCE, inst.instance),
             (activity, _STARTED, now),
-            (activity, _ENDED, datetime_literal(self.env.now())),
+            (activity, _ENDED, self._stamp(self.env.now())),
         ]
         return [(s, p, o, graph) for s, p, o in [*effects, *meta]]
 
@@ -939,11 +986,11 @@ class Runner:
     ) -> list[tuple]:
         iid = inst.instance
         triples: list[tuple[Node, Node, Node]] = [
-            (iid, HORIS.status, _STATUS[status]),
-            (iid, HORIS.version, _version(version)),
+            (iid, _STATUS_OF, _STATUS[status]),
+            (iid, _VERSION, _version(version)),
         ]
         if current is not None:
-            triples.append((iid, HORIS.currentStep, current))
+            triples.append((iid, _CURRENT, current))
         if blocked_by:
             triples.append((iid, HORIS.blockedBy, Literal(blocked_by)))
         if error:
@@ -963,9 +1010,13 @@ class Runner:
     def _finish_step(
         self, inst: InstanceRun, rec: StepRecord, version: int, status: str, current: URIRef | None
     ) -> None:
-        """Commit the step's effects and the instance's new state as one change, then trace."""
+        """Commit the step's effects and the instance's new state as one change, then trace.
+
+        A new instance's first commit also creates it (:meth:`run_instance`): it replaces no
+        state, so it expects no version."""
         t0 = time.perf_counter()
         old = self._state.get(inst.instance, [])
+        created = self._fresh.pop(inst.instance, ())
         new = self._state_quads(
             inst,
             status,
@@ -976,8 +1027,10 @@ class Runner:
         )
         pending = self._pending.pop(inst.instance, [])
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter
-        guard = tuple(q for q in old if q[1] == HORIS.version)  # lands only on that version
-        self.world.commit(Change(add=[*pending, *new], remove=[*old, *dropped], expect=guard))
+        guard = _guard(old)  # lands only on that version
+        self.world.commit(
+            Change(add=[*created, *pending, *new], remove=[*old, *dropped], expect=guard)
+        )
         t1 = time.perf_counter()
         rec.timings["commit"] = rec.timings.get("commit", 0.0) + t1 - t0
         rec.next = rec.next or (current if status == "running" else None)
@@ -985,6 +1038,10 @@ class Runner:
         rec.timings["trace"] = time.perf_counter() - t1
         if self.on_step is not None:  # landed and traced: safe to report as it happens
             self.on_step(inst, rec)
+
+    def _stamp(self, value: dt.datetime) -> Literal:
+        """A time the clock handed out as the literal a commit writes (:mod:`._stamps`)."""
+        return stamp(value, self.env.text(value))
 
     def _emit(self, type: str, **fields: Any) -> None:
         """Trace an event with the clock values, ids and tool outcomes handed out for it."""
@@ -1022,6 +1079,12 @@ class Runner:
         )
 
 
+def _guard(state: list[tuple]) -> tuple[tuple, ...]:
+    """The instance state's ``horis:version`` quad: what a commit replacing that state
+    expects (predicates are IRIs, so their text decides)."""
+    return tuple(q for q in state if _IS_VERSION(q[1]))
+
+
 def _unknown(tool: Tool, step: ActionStep, seen: ToolError) -> OutcomeUnknown:
     """A non-idempotent call that was sent and never answered: it may have acted."""
     retried = " (horis:retries repeats only calls that never reached it)" if tool.retries else ""
@@ -1037,13 +1100,29 @@ def _unknown(tool: Tool, step: ActionStep, seen: ToolError) -> OutcomeUnknown:
 
 
 _NOT_IN_N3_IRI = re.compile(r'[<>" {}|\\^`]')  # what rdflib's URIRef.n3 refuses
+_ESCAPED_IN_N3 = re.compile(r'[\n\r"\\]')  # what rdflib's Literal.n3 escapes or triple-quotes
+# a value of these may be INF or NaN, which rdflib's Literal.n3 respells
+_INF_NAN = frozenset({XSD.float, XSD.double, XSD.decimal})
 
 
 def _n3(term: Node) -> str:
-    """``term.n3()``, an IRI's written without rdflib's character-by-character check (one
-    regular expression instead); anything else, or an IRI it would refuse, by rdflib."""
-    if type(term) is URIRef and _NOT_IN_N3_IRI.search(term) is None:
-        return f"<{term}>"
+    """``term.n3()``, written without rdflib where one regular expression says rdflib would
+    write it plainly: an IRI without the characters it refuses (rdflib checks ten characters
+    one by one), a literal with nothing to escape (~6 µs in rdflib); anything else by rdflib.
+    ``tests/test_step_terms.py`` holds it to ``n3()`` on drawn terms."""
+    kind = type(term)
+    if kind is URIRef:
+        if _NOT_IN_N3_IRI.search(cast(URIRef, term)) is None:
+            return f"<{term}>"
+    elif kind is Literal and _ESCAPED_IN_N3.search(literal := cast(Literal, term)) is None:
+        language = literal.language
+        if language:
+            return f'"{str.__str__(literal)}"@{language}'
+        datatype = literal.datatype
+        if datatype is None:
+            return f'"{str.__str__(literal)}"'
+        if datatype not in _INF_NAN:
+            return f'"{str.__str__(literal)}"^^<{datatype}>'
     return term.n3()
 
 

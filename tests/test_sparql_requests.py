@@ -92,11 +92,12 @@ def test_a_step_reads_once_and_writes_once_or_twice_with_an_intent(served) -> No
                             on_step=lambda inst, rec: log.append(("S", str(rec.step))))
 
     assert run.status == "completed" and calls == ["assign", "notify"]
-    # the instance's creation is the last write before the first step
-    first = max(i for i, (k, body) in enumerate(log) if k == "u"
-                and "w3id.org/horismos#Instance>" in body and log.index(("S", EHR + "QueuePatient"))
-                > i)
-    queue, notify = _split(log[first + 1:])[:2]
+    # the instance has no write of its own: the first step's first write (here its intent)
+    # creates it, right after the step's one read
+    created = next(i for i, (k, body) in enumerate(log) if k == "u"
+                   and "w3id.org/horismos#Instance>" in body)
+    assert created < log.index(("S", EHR + "QueuePatient"))
+    queue, notify = _split(log[created - 1:])[:2]
     # QueuePatient calls a tool that is not idempotent: its intent lands before the call
     assert queue == ["q", "u", "u"]
     assert notify == ["q", "u"]  # NotifyNurse's is idempotent: one read, one write
@@ -112,10 +113,11 @@ def test_a_run_all_makes_about_one_read_and_one_write_a_step(served) -> None:
     queries = sum(1 for k, _ in log if k == "q")
     updates = sum(1 for k, _ in log if k == "u")
     # once a run (about 7): the definitions kept in the world, the focus nodes, the claims
-    # (others, alive, verify, existing instances, open); once an instance: its creation; once a
-    # QueuePatient step: its intent. Before reads were batched: 31 queries
+    # (others, alive, verify, existing instances, open); once a QueuePatient step: its intent
+    # (an instance is created by its first step's first write). Before reads were batched: 31
+    # queries
     assert queries <= steps + 8
-    assert updates <= steps + 2 + 2 + 4
+    assert updates <= steps + 2 + 4
 
 
 def test_a_lost_guard_lands_nothing_and_leaves_no_receipt(served) -> None:
@@ -192,10 +194,11 @@ def test_a_decision_reads_its_rules_in_one_request(served, tmp_path: Path) -> No
     steps = run.instances[0].steps
     assert [s.step for s in steps][:2] == [URIRef(EHR + "Decide"), URIRef(EHR + "QueuePatient")]
     assert steps[0].result == [{"rule": 1}]  # the second rule held: both were asked
-    first = max(i for i, (k, body) in enumerate(log) if k == "u"
-                and "w3id.org/horismos#Instance>" in body and log.index(("S", EHR + "Decide"))
-                > i)
-    decide, queue = _split(log[first + 1:])[:2]
+    # the decision's commit creates the instance: one read, one write
+    created = next(i for i, (k, body) in enumerate(log) if k == "u"
+                   and "w3id.org/horismos#Instance>" in body)
+    assert created < log.index(("S", EHR + "Decide"))
+    decide, queue = _split(log[created - 1:])[:2]
     assert decide == ["q", "u"]
     assert queue == ["q", "u", "u"]
 
