@@ -97,14 +97,26 @@ def texted(quads: Iterable[Quad]) -> list[Texted]:
 
 def block(quads: Iterable[Texted]) -> str:
     """Quads as an update's template or a group pattern (``GRAPH`` blocks for named graphs),
-    as ``quad_block`` writes them."""
-    by_graph: dict[str, list[str]] = {}
+    a subject's consecutive triples written once as ``s p o ; p o .``: the server parses
+    each character of an update one at a time, and a step's quads repeat ~55-character
+    subjects (its activity, its effect graph, the instance) a dozen times."""
+    by_graph: dict[str, list[Texted]] = {}
     for q in quads:
-        by_graph.setdefault(q.g, []).append(f"{q.s} {q.p} {q.o} .")
+        by_graph.setdefault(q.g, []).append(q)
     return "\n".join(
-        "\n".join(lines) if not g else f"GRAPH {g} {{\n" + "\n".join(lines) + "\n}"
-        for g, lines in by_graph.items()
+        _triples(qs) if not g else f"GRAPH {g} {{\n{_triples(qs)}\n}}" for g, qs in by_graph.items()
     )
+
+
+def _triples(quads: list[Texted]) -> str:
+    parts, subject = [], None
+    for q in quads:
+        if q.s == subject:
+            parts.append(f" ;\n  {q.p} {q.o}")
+        else:
+            parts.append(f" .\n{q.s} {q.p} {q.o}" if subject is not None else f"{q.s} {q.p} {q.o}")
+            subject = q.s
+    return "".join(parts) + " ."
 
 
 def nt(term: Node) -> str:
