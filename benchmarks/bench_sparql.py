@@ -29,7 +29,8 @@ per K: the aggregate steps/s (all steps over the time from the first process sta
 to the last one finishing), requests and CPU per step summed over the processes, and two
 checks made on the server afterwards: every patient got exactly one instance, run to its end
 (the claims' exclusivity), and the digest kept in the store equals the one recomputed from
-its quads.
+its quads. With ``--against REV`` each K is run for both codes, one after the other;
+``--only-processes`` skips the single-process table.
 """
 
 from __future__ import annotations
@@ -172,13 +173,13 @@ def checked(url: str, patients: int) -> tuple[bool, bool]:
     return once, kept == recomputed
 
 
-def measure_side_by_side(k: int, patients: int, triples: int) -> dict[str, Any]:
+def measure_side_by_side(code: Path, k: int, patients: int, triples: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-sparql-k-") as tmp:
         work = Path(tmp)
         (work / "ehr_client.py").write_text(TOOLS.format(latency=0))
         generate(work / "ward.ttl", triples, patients)
         server = Server(work / "server")
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(code)}
         try:
             from horismos import World
 
@@ -282,19 +283,22 @@ def main() -> None:
                 reqs = ((new.get("query", 0) + new.get("update", 0)) / new["steps"]) / (
                     (old.get("query", 0) + old.get("update", 0)) / old["steps"])
                 print(f"  {mode:<12} requests/step x{reqs:.2f}, steps/s x{rate:.2f}")
-    if args.processes:
-        sys.path.insert(0, str(ROOT))
-        print(f"K run --all processes on one server (this code; load average "
-              f"{os.getloadavg()[0]:.2f}):")
-        print(f"{'K':<4}{'queries/step':>14}{'updates/step':>14}{'steps/s':>10}{'client CPU':>12}"
-              f"{'server CPU':>12}{'in requests':>13}  (ms/step)  each patient once  digest")
-        for k in args.processes:
-            r = measure_side_by_side(k, args.patients, args.triples)
-            n = max(r["steps"], 1)
-            print(f"{k:<4}{r['query'] / n:>14.2f}{r['update'] / n:>14.2f}"
-                  f"{n / r['seconds']:>10.0f}{r['cpu'] / n * 1e3:>12.2f}"
-                  f"{r['server_cpu'] / n * 1e3:>12.2f}{r['waited'] / n * 1e3:>13.2f}"
-                  f"  {'yes' if r['once'] else 'NO':>17}  {'holds' if r['digest'] else 'BROKEN'}")
+        if args.processes:
+            sys.path.insert(0, str(ROOT))
+            print(f"K run --all processes on one server (load average "
+                  f"{os.getloadavg()[0]:.2f}):")
+            print(f"{'code':<14}{'K':<4}{'queries/step':>14}{'updates/step':>14}{'steps/s':>10}"
+                  f"{'client CPU':>12}{'server CPU':>12}{'in requests':>13}  (ms/step)"
+                  "  each patient once  digest")
+            for k in args.processes:
+                for name, code in codes:
+                    r = measure_side_by_side(code, k, args.patients, args.triples)
+                    n = max(r["steps"], 1)
+                    print(f"{name:<14}{k:<4}{r['query'] / n:>14.2f}{r['update'] / n:>14.2f}"
+                          f"{n / r['seconds']:>10.0f}{r['cpu'] / n * 1e3:>12.2f}"
+                          f"{r['server_cpu'] / n * 1e3:>12.2f}{r['waited'] / n * 1e3:>13.2f}"
+                          f"  {'yes' if r['once'] else 'NO':>17}"
+                          f"  {'holds' if r['digest'] else 'BROKEN'}")
 
 
 if __name__ == "__main__":
