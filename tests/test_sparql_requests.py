@@ -222,23 +222,3 @@ def test_an_unguarded_change_checks_in_its_update_what_its_delta_assumed(served)
                               "FILTER(STRSTARTS(STR(?g), 'urn:horismos:runtime:receipt')) }",
                               {}, {})
     assert rows == []
-
-
-def test_an_update_template_is_the_quad_block_of_its_quads() -> None:
-    from rdflib import BNode
-
-    from horismos._stores.oxigraph import quad_block
-    from horismos._stores.sparql import _template, nt
-
-    xsd = "http://www.w3.org/2001/XMLSchema#"
-    terms = [URIRef(EHR + "a"), URIRef("urn:x:é"), BNode("b1"), Literal('say "hi"\n'),
-             Literal("5", datatype=URIRef(xsd + "integer")), Literal("hé", lang="fr"),
-             Literal("2026-12-02T02:35:30.202891+00:00", datatype=URIRef(xsd + "dateTime"))]
-    quads = [(s, URIRef(EHR + "p"), o, g) for s in terms[:3] for o in terms
-             for g in (None, URIRef("urn:g:1"))]
-
-    def term(t: Any) -> str:
-        return f"_:{t}" if isinstance(t, BNode) else nt(t)
-
-    assert _template(quads) == quad_block(quads, term)
-    assert _template([]) == quad_block([], term) == ""

@@ -74,23 +74,19 @@ from .base import (
     ReadAhead,
     Store,
     StoreError,
-    delta_of,
-    is_world_quad,
 )
 from .http1 import Connection, HttpError
 from .oxigraph import (
     _uri,
-    canonical,
     from_ox,
     is_runtime,
     normalised,
     ox_line,
     parse_file,
-    quad_block,
-    to_ox,
     to_ox_quad,
 )
 from .skolem import skolemise
+from .sparql_text import Texted, block, has_blank, nt, texted
 
 __all__ = ["SparqlStore"]
 
@@ -337,36 +333,33 @@ class SparqlStore(Store):
         # only adds (an intent announced before a call) keeps the rest of the step's reads
         self._forget({q[0] for q in change.add} if not change.remove else None)
         for q in (*change.remove, *change.expect):
-            if any(isinstance(t, BNode) for t in q):
+            if has_blank([q]):
                 raise UsageError(
                     f"{q[0].n3()} {q[1].n3()} {q[2].n3()}: a stored blank node "
                     "cannot be named over the SPARQL protocol; give the node an IRI"
                 )
-        adds = canonical(skolemise(list(change.add)))
-        add = dict.fromkeys(q for q in adds if is_world_quad(q))
-        removed = dict.fromkeys(canonical(change.remove))
-        both = add.keys() & removed.keys()  # stays (or lands) as it is
-        removes = [q for q in removed if q not in add and is_world_quad(q)]
+        adds = texted(skolemise(list(change.add)) if has_blank(change.add) else change.add)
+        add = {q.key: q for q in adds if q.world}
+        removed = {q.key: q for q in texted(change.remove)}
+        removes = [q for k, q in removed.items() if k not in add and q.world]
         if change.expect:  # the runner's commit: what it removes it read, what it adds is new
-            delta = delta_of([q for q in add if q not in both], removes)
-            guard = quad_block(change.expect, nt)
+            delta = _delta([q for k, q in add.items() if k not in removed], removes)
+            guard = block(texted(change.expect))
         elif not add and not removes:
-            return self._plain(change.remove, adds, ZERO)
-        elif len(add) + len(removes) <= _ASSUMED and not any(
-            isinstance(t, BNode) for q in add for t in q
-        ):
+            return self._plain(removed.values(), adds, ZERO)
+        elif len(add) + len(removes) <= _ASSUMED:
             # taken to add only new quads and remove only stored ones (an instance's
             # creation, an intent: fresh IRIs), the update checking that itself, so the delta
             # needs no read first; when it does not hold, nothing lands and the read is made
-            delta = delta_of(add, removes)
-            guard = _absent_and_present(add, removes)
+            delta = _delta(add.values(), removes)
+            guard = _absent_and_present(add.values(), removes)
         else:
-            return self._plain(change.remove, adds, self._exact_delta(add, removes))
+            return self._plain(removed.values(), adds, self._exact_delta(add.values(), removes))
         try:
-            self._guarded(change.remove, adds, delta, guard)
+            self._guarded(removed.values(), adds, delta, guard)
         except _Unmatched:
             if not change.expect:
-                return self._plain(change.remove, adds, self._exact_delta(add, removes))
+                return self._plain(removed.values(), adds, self._exact_delta(add.values(), removes))
             raise Conflict(
                 "another writer changed what this commit expected first ("
                 + "; ".join(f"{s.n3()} {p.n3()} {o.n3()}" for s, p, o, _ in change.expect)
@@ -375,41 +368,39 @@ class SparqlStore(Store):
             ) from None
         return delta
 
-    def _exact_delta(self, add: Iterable[Quad], removes: list[Quad]) -> Digest:
+    def _exact_delta(self, add: Iterable[Texted], removes: list[Texted]) -> Digest:
         """The delta of adding ``add`` and removing ``removes``, from asking which are stored."""
         add = list(add)
-        stored = self._stored(
-            [
-                (nt(q[0]), nt(q[1]), nt(q[2]), None if q[3] is None else nt(q[3]))
-                for q in [*add, *removes]
-            ]
-        )
-        return delta_of(
+        stored = self._stored([(q.s, q.p, q.o, q.g or None) for q in [*add, *removes]])
+        return _delta(
             [q for i, q in enumerate(add) if i not in stored],
             [q for i, q in enumerate(removes, len(add)) if i in stored],
         )
 
-    def _plain(self, remove: Iterable[Quad], adds: list[Quad], delta: Digest) -> Digest:
+    def _plain(self, remove: Iterable[Texted], adds: list[Texted], delta: Digest) -> Digest:
         """One update removing and adding, with ``delta`` kept beside them."""
-        mine = [self._delta_quad(delta)] if delta else []
-        self._request("POST", "/update", _modify(remove, [*adds, *mine], "").encode(), _UPDATE)
+        mine = _delta_text(delta) if delta else ""
+        self._request("POST", "/update", _modify(remove, adds, mine, "").encode(), _UPDATE)
         return delta
 
-    def _guarded(self, remove: Iterable[Quad], adds: list[Quad], delta: Digest, guard: str) -> None:
+    def _guarded(
+        self, remove: Iterable[Texted], adds: list[Texted], delta: Digest, guard: str
+    ) -> None:
         """One update removing and adding, with ``delta`` kept beside them, that lands only
         if ``guard`` (a group pattern) matches; :class:`_Unmatched` when it did not.
 
         The receipt: a graph of its own the update inserts only when its WHERE matches, and
         drops again in the same request; when the WHERE did not match, the DROP fails, the
         server rolls the whole request back and answers with an error."""
-        mine = [self._delta_quad(delta)] if delta else []
-        receipt = URIRef(f"{RUNTIME}receipt:{uuid.uuid4().hex}")
-        signed = (receipt, _BY, Literal(f"pid {os.getpid()}"), receipt)
-        text = _modify(remove, [*adds, *mine, signed], guard) + f";\nDROP GRAPH {nt(receipt)}"
+        receipt = f"<{RUNTIME}receipt:{uuid.uuid4().hex}>"
+        mine = (_delta_text(delta) if delta else "") + (
+            f'\nGRAPH {receipt} {{\n{receipt} <{_BY}> "pid {os.getpid()}" .\n}}'
+        )
+        text = _modify(remove, adds, mine, guard) + f";\nDROP GRAPH {receipt}"
         try:
             self._request("POST", "/update", text.encode(), _UPDATE)
         except StoreError as e:
-            if f"{receipt}> does not exist" not in str(e):
+            if f"{receipt} does not exist" not in str(e):
                 raise
             raise _Unmatched from None
 
@@ -581,11 +572,29 @@ class _Unmatched(Exception):
     """A guarded update's ``WHERE`` did not match, so nothing of it landed."""
 
 
-def _absent_and_present(add: Iterable[Quad], removes: Iterable[Quad]) -> str:
+def _delta(added: Iterable[Texted], removed: Iterable[Texted]) -> Digest:
+    """The digest delta of world quads that were really added and removed (each given once)."""
+    return Digest.of_change([q.line for q in added], [q.line for q in removed])
+
+
+def _delta_text(delta: Digest) -> str:
+    """A delta as the quad a store keeps in its digest graph, as update text."""
+    node = f"<{DIGEST_GRAPH}:{uuid.uuid4().hex}>"
+    return f'\nGRAPH <{DIGEST_GRAPH}> {{\n{node} <{LTHASH}> "{delta.to_text()}" .\n}}'
+
+
+def _modify(remove: Iterable[Texted], add: Iterable[Texted], mine: str, where: str) -> str:
+    """A DELETE/INSERT of the quads, ``mine`` (a delta, a receipt: text) inserted with them."""
+    return (
+        f"DELETE {{\n{block(remove)}\n}}\nINSERT {{\n{block(add)}{mine}\n}}\nWHERE {{\n{where}\n}}"
+    )
+
+
+def _absent_and_present(add: Iterable[Texted], removes: Iterable[Texted]) -> str:
     """A group pattern matching when no quad of ``add`` is stored and every one of
     ``removes`` is (none holds a blank node)."""
-    present = quad_block(removes, nt)
-    return present + "".join(f"\nFILTER NOT EXISTS {{ {quad_block([q], nt)} }}" for q in add)
+    present = block(removes)
+    return present + "".join(f"\nFILTER NOT EXISTS {{ {block([q])} }}" for q in add)
 
 
 def _term(value: Mapping[str, str]) -> Node:
@@ -611,27 +620,6 @@ def _literal(text: str, datatype: str | None, lang: str | None) -> Literal:
     return Literal(text, datatype=_uri(datatype))
 
 
-def nt(term: Node) -> str:
-    """A term in N-Triples syntax (pyoxigraph escapes it); an IRI RFC 3987 refuses, which
-    rdflib and the embedded stores keep, is refused here before a server refuses it."""
-    if type(term) is URIRef or isinstance(term, URIRef):
-        return _iri(str(term))
-    return str(to_ox(term))
-
-
-@lru_cache(maxsize=16_384)
-def _iri(iri: str) -> str:
-    """An IRI's N-Triples text, kept: a step's update and query name ~50 IRIs, most of them
-    (predicates, graphs, the instance, its focus) again and again."""
-    try:
-        return str(ox.NamedNode(iri))
-    except ValueError as e:
-        raise UsageError(
-            f"<{iri}> is not an IRI a SPARQL server accepts ({e}); "
-            "percent-encode the offending character"
-        ) from None
-
-
 def _named(term: Node) -> str:
     if isinstance(term, BNode):
         raise UsageError(
@@ -648,33 +636,6 @@ def _values(bindings: Mapping[str, Node], names: frozenset[str] | None) -> str:
         return ""
     terms = " ".join(_named(v) for _, v in items)
     return f"VALUES ({' '.join('?' + k for k, _ in items)}) {{ ({terms}) }}\n"
-
-
-def _modify(remove: Iterable[Quad], add: Iterable[Quad], where: str) -> str:
-    return (
-        f"DELETE {{\n{_template(remove)}\n}}\nINSERT {{\n{_template(add)}\n}}"
-        f"\nWHERE {{\n{where}\n}}"
-    )
-
-
-def _template(quads: Iterable[Quad]) -> str:
-    """Quads as an update's template (``GRAPH`` blocks for named graphs; a blank node as a
-    label, which the server makes fresh). ``quad_block`` with ``nt``, written out: a step's
-    update has ~60 terms, and the calls per term were most of building its text."""
-    by_graph: dict[Node | None, list[str]] = {}
-    for q in quads:
-        line = []
-        for t in q[:3]:
-            if type(t) is URIRef:
-                line.append(_iri(str(t)))
-            else:
-                line.append(f"_:{t}" if isinstance(t, BNode) else nt(t))
-        line.append(".")
-        by_graph.setdefault(q[3], []).append(" ".join(line))
-    return "\n".join(
-        "\n".join(lines) if g is None else f"GRAPH {nt(g)} {{\n" + "\n".join(lines) + "\n}"
-        for g, lines in by_graph.items()
-    )
 
 
 def _first_group(query: str) -> int:
