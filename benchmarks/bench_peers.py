@@ -9,8 +9,9 @@ prescription through a three-node StateGraph with ``InMemorySaver`` (a checkpoin
 node, nothing validated). Horismos runs ``run --all`` on a world of N prescriptions with a trace
 file, keeping no per-instance records in memory, as the CLI's ``run --all`` does
 (``keep=False``; LangGraph's saver keeps every checkpoint): every step's preconditions read
-from the graph, its result gated against the tool's effect and the domain shape of benchmarks/peers/pharmacy.ttl (``sh:pattern`` and
-``sh:maxCount`` on ``:Prescription``), its effects committed atomically and traced. The tools
+from the graph, its result gated against the tool's effect and the domain shape of
+benchmarks/peers/pharmacy.ttl (``sh:pattern`` and ``sh:maxCount`` on ``:Prescription``), its
+effects committed atomically and traced. The tools
 are declared ``horis:inline true`` (benchmarks/peers/refill.ttl): pure functions, called on the
 run's own thread as LangGraph calls its nodes, not handed to a worker thread; their
 ``horis:timeout`` is then judged when they return.
