@@ -13,7 +13,7 @@ from itertools import chain
 from pathlib import Path
 from types import TracebackType
 
-from rdflib import BNode, Dataset, URIRef
+from rdflib import BNode, Dataset
 
 from ._bindings.reach import Hosts
 from ._digest import Digest
@@ -22,13 +22,11 @@ from ._hydrate import Hydrated, hydration_change, read_resources
 from ._model import Adapter
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import DEFAULT_STORE, Change, Store, open_store
+from ._stores.base import INSTANCES
 from ._stores.oxigraph import parse_nquads
 from ._stores.skolem import skolemise
 
 __all__ = ["INSTANCES", "World"]
-
-INSTANCES = URIRef("urn:horismos:instances")
-"""The named graph that holds workflow instance state."""
 
 
 class World:

@@ -158,10 +158,16 @@ def test_what_a_step_read_ahead_is_what_reading_it_gives(served) -> None:
     assert {n: world.store.types(n) for n in (p0, nurse)} == expected_types
     assert set(world.store.outgoing(p0)) == expected_out
     assert [k for k, _ in log] == ["q"]  # all of it from the one request
-    # a write that only adds keeps what it does not touch; one that removes drops it all
-    world.commit(Change(add=[(URIRef(EHR + "x"), RDF.type, URIRef(EHR + "X"), None)]))
+    # an intent (it only adds instance bookkeeping) keeps what it does not touch: the step
+    # goes on reading what it read; any other write ends the step's reads, an instance's
+    # first commit too, though it removes nothing
+    intent = URIRef(EHR + "i1:intent")
+    world.commit(Change(add=[(intent, RDF.type, URIRef(EHR + "Intent"), INSTANCES)]))
     assert set(world.store.outgoing(p0)) == expected_out
     assert [k for k, _ in log] == ["q", "u"]  # new quads: the update checks that itself
+    world.commit(Change(add=[(URIRef(EHR + "x"), RDF.type, URIRef(EHR + "X"), None)]))
+    assert set(world.store.outgoing(p0)) == expected_out
+    assert [k for k, _ in log] == ["q", "u", "u", "q"]  # read anew
     world.store.update(f"INSERT DATA {{ <{nurse}> a <{EHR}Charge> }}")  # another writer's
     world.commit(Change(remove=[(URIRef(EHR + "x"), RDF.type, URIRef(EHR + "X"), None)]))
     assert URIRef(EHR + "Charge") in world.store.types(nurse)

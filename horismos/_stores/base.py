@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DIGEST_GRAPH",
+    "INSTANCES",
     "LTHASH",
     "RUNTIME",
     "Change",
@@ -72,6 +73,8 @@ Progress = Callable[[int], None]
 
 RUNTIME = "urn:horismos:runtime:"
 """Graphs named under this prefix are store bookkeeping, never part of the world."""
+INSTANCES = URIRef("urn:horismos:instances")
+"""The named graph that holds workflow instance state."""
 DIGEST_GRAPH = URIRef(RUNTIME + "digest")
 """Where a persistent store keeps its digest (``oxigraph:PATH``) or its deltas (``sparql:``)."""
 LTHASH = URIRef(RUNTIME + "lthash16")

@@ -65,6 +65,7 @@ from .._preconditions import Precondition
 from .._redact import redact_text, redact_url
 from .base import (
     DIGEST_GRAPH,
+    INSTANCES,
     LTHASH,
     RUNTIME,
     Change,
@@ -330,8 +331,11 @@ class SparqlStore(Store):
 
     def apply(self, change: Change) -> Digest:
         # what this process read stays true of what its own write does not touch; a write that
-        # only adds (an intent announced before a call) keeps the rest of the step's reads
-        self._forget({q[0] for q in change.add} if not change.remove else None)
+        # only adds instance bookkeeping (an intent announced before a call, at a first step
+        # with its instance's creation) keeps the rest of the step's reads. Any other write
+        # ends the step: the next reads anew (an instance's first commit removes nothing)
+        mid_step = not change.remove and all(q[3] == INSTANCES for q in change.add)
+        self._forget({q[0] for q in change.add} if mid_step else None)
         for q in (*change.remove, *change.expect):
             if has_blank([q]):
                 raise UsageError(
