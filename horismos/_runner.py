@@ -57,9 +57,9 @@ from ._prechecks import Prechecks
 from ._proposal import RankRequest, Reply, ask, propose
 from ._reads import text
 from ._records import InstanceRun, StepRecord
-from ._stamps import stamp
 from ._stores import Change, Conflict
 from ._stores.base import ReadAhead
+from ._stores.oxigraph import datetime_literal
 from ._terms import unfit_terms
 from ._trace import TRACE_VERSION, Trace
 from ._vocab import HORIS, PROV
@@ -1040,8 +1040,9 @@ class Runner:
             self.on_step(inst, rec)
 
     def _stamp(self, value: dt.datetime) -> Literal:
-        """A time the clock handed out as the literal a commit writes (:mod:`._stamps`)."""
-        return stamp(value, self.env.text(value))
+        """A time the clock handed out as the literal a commit writes, from the text the
+        clock already wrote (:mod:`._stamps`)."""
+        return datetime_literal(value, self.env.text(value))
 
     def _emit(self, type: str, **fields: Any) -> None:
         """Trace an event with the clock values, ids and tool outcomes handed out for it."""

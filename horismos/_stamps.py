@@ -5,6 +5,8 @@ values as text. ``Literal(value)`` would serialise the value a second time and w
 general constructor (~7 µs) to arrive at the literal this module builds directly from the
 text the clock already wrote: the same lexical form, datatype and value, so the world, its
 digest and the trace are unchanged (``tests/test_step_terms.py`` holds it to ``Literal``).
+It sets the attributes rdflib's constructor sets (``_language``, ``_datatype``, ``_value``,
+``_ill_typed``): rdflib is bounded below 8 in pyproject.toml for that reason among others.
 """
 
 from __future__ import annotations
@@ -13,9 +15,7 @@ import datetime as dt
 
 from rdflib import XSD, Literal
 
-from ._stores.oxigraph import _literal_term
-
-__all__ = ["stamp"]
+__all__ = ["datetime_term"]
 
 _DATETIME = XSD.dateTime
 
@@ -31,14 +31,4 @@ def datetime_term(value: dt.datetime, text: str) -> Literal:
     literal._datatype = _DATETIME
     literal._value = value
     literal._ill_typed = None
-    return literal
-
-
-def stamp(value: dt.datetime, text: str) -> Literal:
-    """``value`` as the literal a commit writes, known to the commit path as one Oxigraph
-    keeps as it is (what ``_stores.oxigraph.datetime_literal`` does, without its rdflib
-    constructor)."""
-    literal = datetime_term(value, text)
-    if type(value) is dt.datetime:  # kept as is: its text is its isoformat(), by construction
-        _literal_term(literal, literal)
     return literal

@@ -20,7 +20,8 @@ INTERNALS = {
     "mcp": "the private helpers of mcp.client.stdio (spawn, parse, drain, stop) that "
            "horismos/_bindings/mcp_stdio.py reuses to cap each message a stdio server sends",
     "rdflib": "the private N-Triples quoting helpers of rdflib.plugins.serializers.nt in "
-              "horismos/_stores/base.py and horismos/_stores/oxigraph.py",
+              "horismos/_stores/base.py and horismos/_stores/oxigraph.py, and the attributes "
+              "a Literal's constructor sets, set directly in horismos/_stamps.py",
 }
 
 # module → the names Horismos imports or calls from it that its package does not promise

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from rdflib import RDF, XSD, Literal, URIRef
 
 from horismos._runner import Environment, _n3
-from horismos._stamps import datetime_term, stamp
+from horismos._stamps import datetime_term
 from horismos._stores.oxigraph import datetime_literal
 
 _ZONES = st.sampled_from(
@@ -55,7 +55,8 @@ def _same_literal(a: Literal, b: Literal) -> None:
 @given(_TIMES)
 def test_a_stamp_is_the_literal_rdflib_builds_from_the_time(value: dt.datetime) -> None:
     _same_literal(datetime_term(value, value.isoformat()), Literal(value))
-    _same_literal(stamp(value, value.isoformat()), datetime_literal(value))
+    _same_literal(datetime_literal(value, value.isoformat()), datetime_literal(value))
+    _same_literal(datetime_literal(value), Literal(value))
 
 
 def test_a_stamp_of_a_datetime_subclass_goes_through_rdflib() -> None:

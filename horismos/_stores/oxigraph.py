@@ -47,6 +47,7 @@ from .._digest import ZERO, Digest, Tally
 from .._errors import UsageError
 from .._patterns import Plan, Unsupported, number
 from .._preconditions import Precondition
+from .._stamps import datetime_term
 from .base import (
     DIGEST_GRAPH,
     LTHASH,
@@ -188,11 +189,13 @@ def _kept_as_is(o: Literal) -> bool:
     return False
 
 
-def datetime_literal(value: dt_.datetime) -> Literal:
+def datetime_literal(value: dt_.datetime, text: str | None = None) -> Literal:
     """``value`` as an ``xsd:dateTime`` literal, built from the value (rdflib parses a lexical
-    form: twice the time) and made known to the commit path as one Oxigraph keeps as it is,
-    so landing it costs no second ``isoformat()`` (~3 µs)."""
-    literal = Literal(value)
+    form: twice the time; given ``text``, the ``value.isoformat()`` a clock already wrote, not
+    even rdflib's constructor: :func:`~horismos._stamps.datetime_term`) and made known to the
+    commit path as one Oxigraph keeps as it is, so landing it costs no second
+    ``isoformat()`` (~3 µs)."""
+    literal = datetime_term(value, value.isoformat() if text is None else text)
     if type(value) is dt_.datetime:  # what _kept_as_is asks, true by construction
         _literal_term(literal, literal)
     return literal
