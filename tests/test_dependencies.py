@@ -18,7 +18,9 @@ INTERNALS = {
     "pyshacl": "ShapesGraph, SHACLExecutor and DataGraph in horismos/_gate.py; its result "
                "wording, reproduced by horismos/_shacl.py",
     "mcp": "the private helpers of mcp.client.stdio (spawn, parse, drain, stop) that "
-           "horismos/_bindings/mcp_stdio.py reuses to cap each message a stdio server sends",
+           "horismos/_bindings/mcp_stdio.py reuses to cap each message a stdio server sends, "
+           "and create_mcp_http_client of mcp.shared._httpx_utils that "
+           "horismos/_bindings/mcp_http.py builds the capped streamable HTTP client with",
     "rdflib": "the private N-Triples quoting helpers of rdflib.plugins.serializers.nt in "
               "horismos/_stores/base.py and horismos/_stores/oxigraph.py, and the attributes "
               "a Literal's constructor sets, set directly in horismos/_stamps.py",
@@ -32,6 +34,7 @@ NAMES = {
     "mcp.client.stdio": ("_get_executable_command", "_create_platform_compatible_process",
                          "_parse_line", "_drain_stdout", "_WRITER_FLUSH_TIMEOUT",
                          "_stop_server_process", "_aclose_all", "get_default_environment"),
+    "mcp.shared._httpx_utils": ("create_mcp_http_client",),
     "rdflib.plugins.serializers.nt": ("_quoteLiteral", "_quote_encode"),
 }
 

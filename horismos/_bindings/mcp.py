@@ -125,7 +125,7 @@ class McpSession:
     ) -> None:
         self.server = server
         self.cwd = cwd
-        self.limit = limit  # bytes of one message over stdio (see mcp_stdio)
+        self.limit = limit  # bytes of one message (see mcp_stdio and mcp_http)
         self.tools: dict[str, Any] = {}
         self.alive = False
         self._client: Client | None = None
@@ -200,7 +200,9 @@ class McpSession:
 
         try:
             if isinstance(target, str):
-                client = Client(target, cache=None)
+                from .mcp_http import capped_http_client
+
+                client = Client(capped_http_client(target, self.limit), cache=None)
             else:
                 from .mcp_stdio import capped_stdio_client
 

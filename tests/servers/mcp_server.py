@@ -2,6 +2,8 @@
 
     python tests/servers/mcp_server.py                 # stdio
     python tests/servers/mcp_server.py --http PORT     # streamable HTTP on 127.0.0.1:PORT/mcp
+    python tests/servers/mcp_server.py --http PORT --json   # answering each request in JSON
+    python tests/servers/mcp_server.py --http PORT --sse    # in an event stream past 10 ms
 
 Each tool plays one part: a good answer, an answer with more than the contract, a tool error,
 a slow answer, prose instead of JSON, a crash in the middle of a call. ``echo`` answers with the
@@ -126,8 +128,10 @@ def noop(patient: str) -> dict[str, Any]:
 
 
 @server.tool()
-def huge(patient: str, size: int) -> dict[str, Any]:
-    """An answer of about ``size`` bytes, to test the result cap."""
+async def huge(patient: str, size: int) -> dict[str, Any]:
+    """An answer of about ``size`` bytes, to test the result cap; slow enough that a server
+    run with ``--sse`` has committed to an event stream when it answers."""
+    await asyncio.sleep(0.05)
     return {"queueRef": "x" * size}
 
 
@@ -136,8 +140,13 @@ if __name__ == "__main__":
     if refuse and os.path.exists(refuse):  # a server that no longer starts, on cue
         print("refusing to start: " + refuse, file=sys.stderr, flush=True)
         sys.exit(1)
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+    if len(sys.argv) >= 3 and sys.argv[1] == "--http":
         server.settings.log_level = "WARNING"
-        asyncio.run(server.run_streamable_http_async(host="127.0.0.1", port=int(sys.argv[2])))
+        if "--sse" in sys.argv[3:]:  # a request running past 10 ms is answered as an event
+            from mcp.server import _streamable_http_modern
+
+            _streamable_http_modern._SSE_PING_INTERVAL = 0.01
+        asyncio.run(server.run_streamable_http_async(
+            host="127.0.0.1", port=int(sys.argv[2]), json_response="--json" in sys.argv[3:]))
     else:
         server.run()
