@@ -138,6 +138,12 @@ class _Chunks(httpx2.AsyncByteStream):
         self.closed = True
 
 
+CALL = httpx2.Request("POST", "http://127.0.0.1/mcp",
+                      json={"jsonrpc": "2.0", "id": 7, "method": "tools/call"})
+ERROR = (b'{"jsonrpc": "2.0", "id": 7, "error": '
+         b'{"code": -32099, "message": "answer larger than 5,000 bytes"}}')
+
+
 def _pieces(stream: httpx2.AsyncByteStream) -> list[bytes]:
     async def read() -> list[bytes]:
         return [piece async for piece in stream]
@@ -156,7 +162,7 @@ def test_an_event_stream_passes_unchanged_one_whole_event_at_a_time(newline: byt
     for _ in range(100):
         cuts = sorted(rnd.sample(range(1, len(data)), 40))
         chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
-        pieces = _pieces(_CappedEvents(_Chunks(chunks), 64, None))
+        pieces = _pieces(_CappedEvents(_Chunks(chunks), 64, CALL))
         assert b"".join(pieces) == data
         # each event whole in one piece (a CRLF split after its CR may trail into the next)
         assert all(any(e.rstrip(b"\r\n") in p for p in pieces) for e in events)
@@ -167,11 +173,11 @@ def test_an_event_past_the_cap_is_replaced_by_the_error_and_the_rest_never_read(
 
     big = b"data: " + b"x" * 100_000 + b"\n\n"
     upstream = _Chunks([b"data: 1\n\n", *(big[i:i + 1000] for i in range(0, len(big), 1000))])
-    pieces = _pieces(_CappedEvents(upstream, 5000, b"ERR"))
-    assert pieces == [b"data: 1\n\n", b"event: message\ndata: ERR\n\n"]
+    pieces = _pieces(_CappedEvents(upstream, 5000, CALL))
+    assert pieces == [b"data: 1\n\n", b"event: message\ndata: " + ERROR + b"\n\n"]
     assert upstream.closed and upstream.read < 7000
     upstream = _Chunks([b"x" * 1000] * 100)
-    assert _pieces(_CappedBody(upstream, 5000, b"ERR")) == [b"ERR"]
+    assert _pieces(_CappedBody(upstream, 5000, CALL)) == [ERROR]
     assert upstream.closed and upstream.read < 7000
     with pytest.raises(httpx2.ReadError, match="more than 5,000 bytes"):
-        _pieces(_CappedBody(_Chunks([b"x" * 1000] * 100), 5000, None))
+        _pieces(_CappedBody(_Chunks([b"x" * 1000] * 100), 5000, httpx2.Request("GET", CALL.url)))

@@ -47,12 +47,11 @@ async def capped_http_client(url: str, limit: int) -> AsyncGenerator[Any, None]:
     capped at ``limit`` bytes."""
 
     async def cap(response: httpx2.Response) -> None:
-        too_large = _error_for(response.request, limit)
         kind = response.headers.get("content-type", "").lower()
         if kind.startswith("text/event-stream"):
-            response.stream = _CappedEvents(response.stream, limit, too_large)
+            response.stream = _CappedEvents(response.stream, limit, response.request)
         else:
-            response.stream = _CappedBody(response.stream, limit, too_large)
+            response.stream = _CappedBody(response.stream, limit, response.request)
 
     client = create_mcp_http_client(headers={"Accept-Encoding": "identity"})
     client.event_hooks = {"request": [], "response": [cap]}
@@ -81,10 +80,10 @@ def _error_for(request: httpx2.Request, limit: int) -> bytes | None:
 class _Capped(httpx2.AsyncByteStream):
     """A response body read from ``upstream`` and closed as soon as a message passes ``limit``."""
 
-    def __init__(self, upstream: Any, limit: int, too_large: bytes | None) -> None:
+    def __init__(self, upstream: Any, limit: int, request: httpx2.Request) -> None:
         self._upstream = upstream
         self._limit = limit
-        self._too_large = too_large
+        self._request = request
         self._closed = False
 
     async def aclose(self) -> None:
@@ -95,9 +94,10 @@ class _Capped(httpx2.AsyncByteStream):
     async def _overflow(self) -> bytes:
         """Stop reading; what the SDK reads instead, or a read error when nothing waits."""
         await self.aclose()
-        if self._too_large is None:
+        too_large = _error_for(self._request, self._limit)
+        if too_large is None:
             raise httpx2.ReadError(f"the server sent a message of more than {self._limit:,} bytes")
-        return self._too_large
+        return too_large
 
 
 class _CappedBody(_Capped):
