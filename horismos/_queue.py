@@ -29,7 +29,6 @@ single-process run.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from rdflib import URIRef
 
+from . import _loop
 from ._agent import Agent
 from ._claims import Worker
 from ._errors import BrokerError, LeaseLost, UsageError
@@ -255,7 +255,7 @@ class InstanceDriver:
             finally:
                 await runner.aclose()
 
-        asyncio.run(check_all())
+        _loop.run(check_all())
 
     def drive(self, workflow: str, focus: str, task_id: str = "") -> str:
         """Drive the instance of ``workflow`` for ``focus`` until it stops; its status (or
@@ -263,7 +263,7 @@ class InstanceDriver:
         wait = self.backoff[0]
         while True:
             try:
-                return asyncio.run(self._drive(URIRef(workflow), URIRef(focus), task_id))
+                return _loop.run(self._drive(URIRef(workflow), URIRef(focus), task_id))
             except StoreError as e:
                 log.warning("horismos worker: %s; trying again in %.1fs", e, wait)
                 time.sleep(wait)
