@@ -8,15 +8,14 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from listening import MCP_SERVER, free_port, mcp_http_server
 from rdflib import XSD, Literal, Namespace, URIRef
 
 from horismos import Agent, Run, ToolError, World, replay
@@ -24,7 +23,7 @@ from horismos._bindings.mcp import McpSessions, input_problems, mcp_server
 from horismos._model import Arg, McpServer, Tool
 from horismos._outcomes import decode
 
-SERVER = Path(__file__).parent / "servers" / "mcp_server.py"
+SERVER = MCP_SERVER
 EX = Namespace("http://example.org/mcp#")
 
 PREFIXES = """\
@@ -385,27 +384,8 @@ def test_python_server_spec_is_checked() -> None:
 
 @pytest.fixture(scope="module")
 def http_server() -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--http", str(port)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the MCP HTTP test server did not start: "
-                                       + proc.stderr.read().decode()) from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.kill()
-        proc.wait()
+    with mcp_http_server() as url:
+        yield url
 
 
 def test_streamable_http_server_from_python(tmp_path, http_server) -> None:
@@ -439,9 +419,7 @@ def test_streamable_http_server_declared_in_turtle(tmp_path, http_server) -> Non
 
 
 def test_unreachable_url_is_an_error_naming_server_and_tool(tmp_path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]   # nothing listens here once the socket closes
+    port = free_port()  # nothing listens here once its socket closed
     defs = f':remote a horis:McpServer ; horis:url "http://127.0.0.1:{port}/mcp" .\n' + tool(
         "t.assign", "assign", server="remote") + workflow("A") + step("A", "t.assign")
     agent, world = load(tmp_path, defs)

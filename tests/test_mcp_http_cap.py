@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,38 +15,18 @@ from typing import Any
 import httpx2
 import pytest
 from conftest import PREFIXES
+from listening import mcp_http_server
 from rdflib import Namespace
 
 from horismos import Agent, ResultTooLarge, World
 
-SERVER = Path(__file__).parent / "servers" / "mcp_server.py"
 EX = Namespace("http://example.org/clinic#")
 
 
 @pytest.fixture(scope="module", params=["sse", "json"])
 def url(request: pytest.FixtureRequest) -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    extra = [f"--{request.param}"]
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--http", str(port), *extra],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the MCP HTTP test server did not start: "
-                                       + proc.stderr.read().decode()) from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.kill()
-        proc.wait()
+    with mcp_http_server(f"--{request.param}") as served:
+        yield served
 
 
 class _Counted(httpx2.AsyncByteStream):

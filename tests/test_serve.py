@@ -11,15 +11,14 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
 
 ROOT = Path(__file__).parent.parent
@@ -116,12 +115,6 @@ def _serve_argv(project: Path, *more: str) -> list[str]:
             "--tools", str(project / "clinic_tools.py"), *more]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _write_project(tmp_path_factory.mktemp("served"))
@@ -138,21 +131,12 @@ def http_serve(served_project: Path) -> Iterator[tuple[str, str]]:
     try:
         subprocess.run([sys.executable, "-m", "horismos", "load", str(project / "world.ttl"),
                         "--store", oxigraph.store], check=True, capture_output=True)
-        port = _free_port()
+        port = free_port()
         proc = subprocess.Popen(
             _serve_argv(project, "--store", oxigraph.store, "--transport", "http", "--port",
                         str(port), "--trace-dir", str(tmp_path / "traces")),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("horismos serve did not start: "
-                                       + proc.stderr.read().decode()) from None
-                time.sleep(0.05)
+        wait_listening(proc, port, "horismos serve")
         yield f"http://127.0.0.1:{port}/mcp", oxigraph.store
     finally:
         if proc is not None:

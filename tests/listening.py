@@ -1,0 +1,50 @@
+"""Test servers started as subprocesses on 127.0.0.1: a free port, and the wait until the
+server accepts connections (or the clear error when it died or never listened)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+MCP_SERVER = Path(__file__).parent / "servers" / "mcp_server.py"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_listening(proc: subprocess.Popen[bytes], port: int, what: str) -> None:
+    """Until ``proc`` accepts connections on ``port``; its stderr in the error otherwise."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                assert proc.stderr is not None
+                raise RuntimeError(f"{what} did not start: "
+                                   + proc.stderr.read().decode()) from None
+            time.sleep(0.05)
+
+
+@contextmanager
+def mcp_http_server(*extra: str) -> Iterator[str]:
+    """The test MCP server (tests/servers/mcp_server.py) over streamable HTTP: its URL."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(MCP_SERVER), "--http", str(port), *extra],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        wait_listening(proc, port, "the MCP HTTP test server")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.kill()
+        proc.wait()
