@@ -17,7 +17,8 @@ The reads, by op:
 ``f``  the first failing pattern of a precondition: query id, bound values, its text
 ``q``  a SELECT: query id, bound values, its rows
 ``o``  the objects of a subject and predicate
-``g``  a subject's outgoing edges (what the gate judges a result against)
+``g``  a subject's outgoing edges (what the gate judges a result against); with the
+       predicates it was limited to (those the shapes judging it name) before the edges
 ``t``  a node's types (``rdf:type``, or the OWL-RL entailed ones)
 ``c``  a commit that landed
 ``c!`` a commit another writer beat (:class:`Conflict`), or the worker's lost lease
@@ -104,6 +105,11 @@ def query_id(query: str) -> str:
     return hashlib.sha256(query.encode()).hexdigest()[:12]
 
 
+def _texts(nodes: Iterable[Node]) -> list[str]:
+    """Predicates a read was limited to, in one order whatever the set's."""
+    return sorted(text(n) for n in nodes)
+
+
 def _bound(bindings: Mapping[str, Node], names: Iterable[str] | None) -> dict[str, str]:
     """The bound values of ``names`` (sorted; None: every bound variable, sorted)."""
     if names is None:
@@ -178,9 +184,15 @@ class RecordingStore(WrappedStore):
         self.log.note("reads", ["o", text(subject), text(predicate), [text(o) for o in found]])
         return iter(found)
 
-    def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
-        found = list(self.inner.outgoing(subject))
-        self.log.note("reads", ["g", text(subject), [[text(p), text(o)] for _, p, o in found]])
+    def outgoing(
+        self, subject: Node, predicates: frozenset[Node] | None = None
+    ) -> Iterator[tuple[Node, Node, Node]]:
+        found = list(self.inner.outgoing(subject, predicates))
+        edges = [[text(p), text(o)] for _, p, o in found]
+        if predicates is None:
+            self.log.note("reads", ["g", text(subject), edges])
+        else:
+            self.log.note("reads", ["g", text(subject), _texts(predicates), edges])
         return iter(found)
 
     def types(self, node: Node) -> set[Node]:
@@ -222,13 +234,22 @@ class ReplayedStore(Store):
     def __init__(self, recorded: RecordedReads, diverge: Callable[[Any, Any], Exception]) -> None:
         self.recorded = recorded
         self._diverge = diverge
+        # a node's whole triples, as a trace recorded before the gate read only what its
+        # shapes name: what this step's narrower reads of it are answered from
+        self._whole: dict[str, list[list[str]]] = {}
 
     def _answer(self, key: Entry) -> Any:
+        found = self._take(key)
+        if found is None:
+            raise self._diverge(None, [*key, "…"])
+        return found
+
+    def _take(self, key: Entry) -> Any | None:
         # matched by what is asked, not by position: a set's order differs between processes
         n = len(key)
         entry = self.recorded.take_where("reads", lambda e: len(e) == n + 1 and e[:n] == key)
         if entry is None:
-            raise self._diverge(None, [*key, "…"])
+            return None
         self.recorded.note("reads", entry)
         return entry[n]
 
@@ -252,8 +273,24 @@ class ReplayedStore(Store):
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
         return iter([term(o) for o in self._answer(["o", text(subject), text(predicate)])])
 
-    def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
-        return iter([(subject, term(p), term(o)) for p, o in self._answer(["g", text(subject)])])
+    def outgoing(
+        self, subject: Node, predicates: frozenset[Node] | None = None
+    ) -> Iterator[tuple[Node, Node, Node]]:
+        node = text(subject)
+        if predicates is None:
+            edges = self._answer(["g", node])
+        else:
+            wanted = _texts(predicates)
+            edges = self._take(["g", node, wanted])
+            if edges is None:  # an older trace read the whole node: its read, narrowed
+                whole = self._take(["g", node])
+                if whole is not None:
+                    self._whole[node] = whole
+                elif node not in self._whole:
+                    raise self._diverge(None, ["g", node, wanted, "…"])
+                keep = set(wanted)
+                edges = [e for e in self._whole[node] if e[0] in keep]
+        return iter([(subject, term(p), term(o)) for p, o in edges])
 
     def types(self, node: Node) -> set[Node]:
         return {term(t) for t in self._answer(["t", text(node)])}
@@ -261,6 +298,7 @@ class ReplayedStore(Store):
     def apply(self, change: Change) -> Digest:
         """The commit lands nowhere; it fails where the recorded one failed (commits are
         matched in their order)."""
+        self._whole.clear()  # a step's reads end with its commit
         entry = self.recorded.take_where("reads", lambda e: e[0] in ("c", "c!"))
         if entry is None:
             raise self._diverge(None, ["c", "…"])

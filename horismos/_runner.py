@@ -895,7 +895,10 @@ class Runner:
                 )
             fixed = self.gate.fixed(tool, subject, now)
             # with horis:forEach, earlier calls' effects on this node are part of its after-view
-            before = [*self.store.outgoing(subject), *(t for t in effects if t[0] == subject)]
+            before = [
+                *self._judged(tool, subject, [*returned, *fixed, *effects]),
+                *(t for t in effects if t[0] == subject),
+            ]
             verdict = self.gate.judge(tool, subject, returned, fixed, before, self._types_of)
             rec.timings["gate"] = rec.timings.get("gate", 0.0) + time.perf_counter() - t3
             if not verdict.conforms:
@@ -910,6 +913,25 @@ class Runner:
             effects.extend(returned)
             effects.extend(fixed)
         return effects, now
+
+    def _judged(
+        self, tool: Tool, subject: Node, added: list[tuple[Node, Node, Node]]
+    ) -> list[tuple[Node, Node, Node]]:
+        """The subject's triples the gate judges it by: those whose predicate a shape that
+        judges it names (:meth:`Gate.reads`), not everything it holds. Read for its class as
+        declared, then, should its types (with any the step adds) call for more, the rest."""
+        guess = self.gate.first_reads(tool)
+        if guess is None:
+            return list(self.store.outgoing(subject))
+        found = list(self.store.outgoing(subject, guess))
+        types = {o for _, p, o in found if p == _TYPE}
+        types.update(o for s, p, o in added if p == _TYPE and s == subject)
+        need = self.gate.reads(tool, subject, types)
+        if need is None:
+            return list(self.store.outgoing(subject))
+        if not need <= guess:
+            found += self.store.outgoing(subject, need - guess)
+        return found
 
     async def _call(
         self, rec: StepRecord, step: ActionStep, tool: Tool, args: dict[str, Any]

@@ -166,7 +166,13 @@ class Store:
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
         raise NotImplementedError
 
-    def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
+    def outgoing(
+        self, subject: Node, predicates: frozenset[Node] | None = None
+    ) -> Iterator[tuple[Node, Node, Node]]:
+        """``subject``'s triples, in any graph but the runtime's bookkeeping; with
+        ``predicates``, only those whose predicate is one of them (what the gate reads of a
+        node is what its shapes name: a node with thousands of triples costs a step no more
+        than one with three)."""
         raise NotImplementedError
 
     def types(self, node: Node) -> set[Node]:
@@ -249,8 +255,10 @@ class WrappedStore(Store):
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
         return self.inner.objects(subject, predicate)
 
-    def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
-        return self.inner.outgoing(subject)
+    def outgoing(
+        self, subject: Node, predicates: frozenset[Node] | None = None
+    ) -> Iterator[tuple[Node, Node, Node]]:
+        return self.inner.outgoing(subject, predicates)
 
     def types(self, node: Node) -> set[Node]:
         return self.inner.types(node)

@@ -63,8 +63,12 @@ class MemoryStore(Store):
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
         return self._ds.objects(subject, predicate)
 
-    def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
-        return self._ds.triples((subject, None, None))
+    def outgoing(
+        self, subject: Node, predicates: frozenset[Node] | None = None
+    ) -> Iterator[tuple[Node, Node, Node]]:
+        if predicates is None:
+            return self._ds.triples((subject, None, None))
+        return (t for p in predicates for t in self._ds.triples((subject, p, None)))
 
     def _stored(self, q: Quad) -> bool:
         return q[:3] in self._graph(q[3])

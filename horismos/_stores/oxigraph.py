@@ -723,9 +723,18 @@ class OxigraphStore(Store):
                 seen[o] = from_ox(o)
         return list(seen.values())
 
-    def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
+    def outgoing(
+        self, subject: Node, predicates: frozenset[Node] | None = None
+    ) -> Iterator[tuple[Node, Node, Node]]:
+        s = to_ox(subject)
         with self._lock:
-            found = self._store.quads_for_pattern(to_ox(subject), None, None, None)
+            found: Iterable[ox.Quad] = (
+                self._store.quads_for_pattern(s, None, None, None)
+                if predicates is None
+                else [
+                    q for p in predicates for q in self._store.quads_for_pattern(s, to_ox(p), None)
+                ]
+            )
         seen: dict[tuple[Any, Any], tuple[Node, Node, Node]] = {}
         for q in found:
             key = (q.predicate, q.object)

@@ -289,15 +289,22 @@ class SparqlStore(Store):
                 ]
         return iter(found)
 
-    def outgoing(self, subject: Node) -> Iterator[tuple[Node, Node, Node]]:
+    def outgoing(
+        self, subject: Node, predicates: frozenset[Node] | None = None
+    ) -> Iterator[tuple[Node, Node, Node]]:
         """The subject's triples. The same query describes the blank nodes among their objects
         and gives the types of the IRIs, so ``objects`` answers for them without asking again
         (and for blank nodes at all: the protocol cannot name them later)."""
         kept = self._out.get(subject)
         if kept is not None:
-            return iter([(subject, p, o) for p, o in kept])
+            return iter([(subject, p, o) for p, o in kept if predicates is None or p in predicates])
+        only = (
+            ""
+            if predicates is None
+            else "VALUES ?p { " + " ".join(sorted(nt(p) for p in predicates)) + " } "
+        )
         rows = self._rows(
-            f"SELECT ?p ?o ?bp ?bo ?t WHERE {{ {_named(subject)} ?p ?o "
+            f"SELECT ?p ?o ?bp ?bo ?t WHERE {{ {only}{_named(subject)} ?p ?o "
             "OPTIONAL { ?o ?bp ?bo FILTER(isBlank(?o)) } "
             "OPTIONAL { ?o a ?t FILTER(isIRI(?o)) } }"
         )

@@ -1,0 +1,130 @@
+"""The gate reads of a node what the shapes judging it name, not everything the node holds.
+
+A patient in a knowledge graph holds thousands of facts; a step that writes its reference must
+cost (and trace) the same as on a patient holding three. So the gate reads the node's triples
+whose predicates the shapes targeting it name — and still reads every value those shapes
+count or compare, the shapes of a subclass the tool's argument does not declare, and the whole
+node for a closed shape.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import EX, step_events
+
+from horismos import replay
+
+DEFS = """
+@prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .
+
+:t.file a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [
+        horis:subject "patient" ;
+        horis:asserts [ horis:property :ref ; horis:type xsd:string ]
+    ] ;
+    horis:binding "python:file" .
+
+:t.close a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "case" ; horis:type :Case ] ] ;
+    horis:effect [
+        horis:subject "case" ;
+        horis:asserts [ horis:property :ref ; horis:type xsd:string ]
+    ] ;
+    horis:binding "python:file" .
+
+:File a horis:Workflow ; horis:focusType :Patient ; horis:start :FileIt .
+:FileIt a horis:ActionStep ; horis:tool :t.file ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+
+:Close a horis:Workflow ; horis:focusType :Case ; horis:start :CloseIt .
+:CloseIt a horis:ActionStep ; horis:tool :t.close ;
+    horis:bind [ horis:arg "case" ; horis:var "this" ] .
+
+# counts the node's references: the world's one and the step's
+:OneRef a sh:NodeShape ; sh:targetClass :Patient ;
+    sh:property [ sh:path :ref ; sh:maxCount 1 ] .
+
+# judges a subclass the tool's argument does not declare
+:OneBed a sh:NodeShape ; sh:targetClass :Inpatient ;
+    sh:property [ sh:path :bed ; sh:maxCount 1 ] .
+
+# closed: every triple of the node counts
+:ClosedCase a sh:NodeShape ; sh:targetClass :Case ;
+    sh:closed true ; sh:ignoredProperties ( rdf:type ) ;
+    sh:property [ sh:path :ref ] .
+"""
+
+NOTES = 300
+WORLD = (
+    "@prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .\n"
+    ":p1 a :Patient ; "
+    + " ; ".join(f':note "note {i}"' for i in range(NOTES))
+    + """ .
+:p2 a :Patient ; :ref "R-1" .
+:p3 a :Inpatient ; :bed "B1", "B2" .
+:c1 a :Case ; :note "stray" .
+:c2 a :Case .
+"""
+)
+
+
+def _run(build, focus: str, workflow: str = "File"):
+    agent, world = build(DEFS, WORLD, tools={"file": lambda **_: {"ref": "R-7"}})
+    run = agent.run(world, workflow=str(EX[workflow]), focus=str(EX[focus]))
+    return agent, world, run
+
+
+def _gate_reads(run) -> list[list]:
+    (event,) = step_events(run)
+    return [r for r in event["reads"] if r[0] == "g"]
+
+
+def test_a_node_holding_many_facts_is_read_only_for_what_its_shapes_name(build):
+    _, _, run = _run(build, "p1")
+
+    assert run.status == "completed"
+    reads = _gate_reads(run)
+    edges = [edge for read in reads for edge in read[-1]]
+    assert edges, "the node's type is read"
+    assert not any("note" in p for p, _ in edges), "the notes no shape names are not read"
+    assert all(len(read) == 4 for read in reads), "each read says the predicates it asked"
+
+
+def test_values_in_the_world_are_still_counted(build):
+    _, world, run = _run(build, "p2")
+
+    assert run.status == "failed"
+    (event,) = step_events(run)
+    assert event["status"] == "rejected"
+    assert any("ref" in (m.get("path") or "") for m in event["gate"]["messages"])
+    assert [str(o) for o in world.graph.objects(EX.p2, EX.ref)] == ["R-1"]
+
+
+def test_the_shapes_of_a_class_the_argument_does_not_declare_still_judge(build):
+    _, _, run = _run(build, "p3")
+
+    (event,) = step_events(run)
+    assert event["status"] == "rejected"
+    assert any("bed" in (m.get("path") or "") for m in event["gate"]["messages"])
+
+
+def test_a_closed_shape_reads_the_whole_node(build):
+    _, _, stray = _run(build, "c1", "Close")
+    _, _, clean = _run(build, "c2", "Close")
+
+    assert step_events(stray)[0]["status"] == "rejected"  # :note is not allowed on a case
+    assert step_events(clean)[0]["status"] == "completed"
+    assert all(len(read) == 3 for read in _gate_reads(stray)), "read whole"
+
+
+def test_a_trace_of_narrowed_reads_replays_the_same(build, tmp_path: Path):
+    agent, world = build(DEFS, WORLD, tools={"file": lambda **_: {"ref": "R-7"}})
+    trace = tmp_path / "file.jsonl"
+    run = agent.run(world, workflow=str(EX.File), all=True, trace=trace)
+    assert run.status in ("completed", "failed")
+
+    report = replay(trace, agent)
+
+    assert not report.diverged, report.first_divergence
