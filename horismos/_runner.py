@@ -767,6 +767,7 @@ class Runner:
                     [*(step.var_for(a.name) for a in tool.args if a.is_class), *subject]
                 ),
                 outgoing=frozenset(subject),
+                predicates=self.gate.first_reads(tool) if subject else None,
             )
         return ahead
 

@@ -39,11 +39,14 @@ class Counting:
     def __init__(self, inner: Connection, log: list[tuple[str, str]]) -> None:
         self.inner = inner
         self.log = log
+        self.answered: list[int] = []  # each answer's size in bytes
 
     def request(self, method: str, target: str, body: Any = None, headers: Any = None) -> Any:
         kind = "u" if target.endswith("/update") else "q"
         self.log.append((kind, body.decode(errors="replace") if isinstance(body, bytes) else ""))
-        return self.inner.request(method, target, body, headers)
+        response = self.inner.request(method, target, body, headers)
+        self.answered.append(len(response.body))
+        return response
 
     def close(self) -> None:
         self.inner.close()
@@ -228,3 +231,30 @@ def test_an_unguarded_change_checks_in_its_update_what_its_delta_assumed(served)
                               "FILTER(STRSTARTS(STR(?g), 'urn:horismos:runtime:receipt')) }",
                               {}, {})
     assert rows == []
+
+
+def test_a_node_holding_many_facts_is_fetched_only_for_what_its_shapes_name(served) -> None:
+    world, log = served
+    counting = world.store._http  # type: ignore[attr-defined]
+    world.store.load([(URIRef(EHR + "p0"), URIRef(EHR + "note"), Literal(f"note {i}"), None)
+                      for i in range(300)])
+    calls: list[str] = []
+    agent = _agent(calls)
+    fetched = {}
+    for patient in ("p0", "p1"):  # p0 holds 300 notes no shape names, p1 none
+        log.clear()
+        counting.answered.clear()
+        run = agent.run(world, focus=EHR + patient,
+                        on_step=lambda inst, rec: log.append(("S", str(rec.step))))
+        assert run.status == "completed"
+        # the first step's one read: its precondition with what the gate reads next
+        at = next(i for i, (kind, body) in enumerate(log) if kind == "q" and "queueRef" in body)
+        fetched[patient] = counting.answered[sum(1 for k, _ in log[:at] if k != "S")]
+        created = next(i for i, (k, body) in enumerate(log) if k == "u"
+                       and "w3id.org/horismos#Instance>" in body)
+        assert _split(log[created - 1:])[:2] == [["q", "u", "u"], ["q", "u"]]
+        gate_reads = [r for e in run.trace.events if e["type"] == "step"
+                      for r in e["reads"] if r[0] == "g"]
+        assert gate_reads and not any("note" in p for r in gate_reads for p, _ in r[-1])
+    assert calls == ["assign", "notify"] * 2
+    assert fetched["p0"] < 1.5 * fetched["p1"], fetched  # the notes were not fetched

@@ -115,17 +115,19 @@ class ReadAhead:
 
     ``types``: variables whose values' ``rdf:type`` it reads (argument typing, the gate);
     ``outgoing``: variables whose values' triples it reads (the gate, about the effect's
-    subject); ``also``: preconditions it may evaluate next with the same bindings (a
-    DecisionStep's later rules). A store that pays a round trip per request (``sparql:URL``)
-    fetches them with the solutions, in one request, and answers those reads from what it
-    fetched until its next write (a write that only adds, an intent, keeps what it does not
-    touch); the others ignore it. What the reads answer is the same either way, so traces and
-    replay do not see it.
+    subject), only those whose predicate is among ``predicates`` when that is given (what
+    the shapes judging the subject name; ``rdf:type`` always); ``also``: preconditions it
+    may evaluate next with the same bindings (a DecisionStep's later rules). A store that
+    pays a round trip per request (``sparql:URL``) fetches them with the solutions, in one
+    request, and answers those reads from what it fetched until its next write (a write that
+    only adds, an intent, keeps what it does not touch); the others ignore it. What the reads
+    answer is the same either way, so traces and replay do not see it.
     """
 
     types: frozenset[str] = frozenset()
     outgoing: frozenset[str] = frozenset()
     also: tuple[Precondition, ...] = ()
+    predicates: frozenset[Node] | None = None
 
 
 class Store:

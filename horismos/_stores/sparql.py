@@ -116,7 +116,8 @@ class SparqlStore(Store):
         self._seen: dict[tuple[Node, Node], list[Node]] = {}
         """``objects`` answers since this store last wrote: reads between two of its own
         commits see the world as at the first of them."""
-        self._out: dict[Node, list[tuple[Node, Node]]] = {}
+        # a node's triples a read-ahead fetched: with the predicates it was limited to
+        self._out: dict[Node, tuple[frozenset[Node] | None, list[tuple[Node, Node]]]] = {}
         """``outgoing`` answers a step's read-ahead fetched (:class:`ReadAhead`), kept as
         ``_seen`` is."""
         self._later: dict[tuple[str, tuple[tuple[str, Node], ...]], list[dict[str, Node]]] = {}
@@ -220,7 +221,7 @@ class SparqlStore(Store):
             return [{**bindings, **row} for row in rows]
         self._forget()  # what this step reads replaces what an earlier one read
         found = [{**bindings, **row} for row in rows if _K not in row and _R not in row]
-        self._keep_ahead([row for row in rows if _K in row])
+        self._keep_ahead([row for row in rows if _K in row], ahead.predicates if ahead else None)
         for i, other in enumerate(also):
             self._later[_solutions_key(other, bindings)] = [
                 {**bindings, **{k: v for k, v in row.items() if k != _R}}
@@ -229,7 +230,7 @@ class SparqlStore(Store):
             ]
         return found
 
-    def _keep_ahead(self, rows: list[dict[str, Node]]) -> None:
+    def _keep_ahead(self, rows: list[dict[str, Node]], predicates: frozenset[Node] | None) -> None:
         """Keep the types and triples a read-ahead fetched, as ``objects`` and ``outgoing``
         would have answered."""
         types: dict[Node, dict[Node, None]] = {}
@@ -250,7 +251,7 @@ class SparqlStore(Store):
         for node, found in types.items():
             self._seen[node, RDF.type] = list(found)
         self._seen.update({k: list(v) for k, v in seen.items()})  # type: ignore[misc]
-        self._out.update({node: list(edges) for node, edges in out.items()})
+        self._out.update({node: (predicates, list(edges)) for node, edges in out.items()})
 
     def _forget(self, subjects: Iterable[Node] | None = None) -> None:
         """Drop what reads kept: all of it, or what is about ``subjects``."""
@@ -296,8 +297,12 @@ class SparqlStore(Store):
         and gives the types of the IRIs, so ``objects`` answers for them without asking again
         (and for blank nodes at all: the protocol cannot name them later)."""
         kept = self._out.get(subject)
-        if kept is not None:
-            return iter([(subject, p, o) for p, o in kept if predicates is None or p in predicates])
+        if kept is not None and (
+            kept[0] is None or (predicates is not None and predicates <= kept[0])
+        ):
+            return iter(
+                [(subject, p, o) for p, o in kept[1] if predicates is None or p in predicates]
+            )
         only = (
             ""
             if predicates is None
@@ -698,10 +703,17 @@ def _ahead_branches(
                 f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} a ?{_T} }} "
                 f"BIND({nt(_TYPES)} AS ?{_K}) }}"
             )
+    only = (
+        ""
+        if ahead.predicates is None
+        else f"VALUES ?{_P} {{ "
+        + " ".join(sorted(nt(p) for p in ahead.predicates | {RDF.type}))
+        + " } "
+    )
     for var in sorted(ahead.outgoing):
         if src := nodes(var):
             out.append(
-                f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} ?{_P} ?{_O} "
+                f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ {only}?{_N} ?{_P} ?{_O} "
                 f"OPTIONAL {{ ?{_O} ?{_BP} ?{_BO} FILTER(isBlank(?{_O})) }} "
                 f"OPTIONAL {{ ?{_O} a ?{_OT} FILTER(isIRI(?{_O})) }} }} "
                 f"BIND({nt(_EDGES)} AS ?{_K}) }}"
