@@ -19,6 +19,11 @@ catch an edit only on the line after it, and never an edit of the last line; the
 names the edited line itself. Every event must carry it, and nothing may follow the ``end``
 event. With a key in the environment each event is also signed (:mod:`horismos._signing`):
 the chain alone does not stop someone who recomputes every hash after an edit; a key does.
+
+A line is written by orjson (keys sorted, no spaces, UTF-8 text) when its values read back as
+they were; otherwise (a NaN, an enum, an integer past 64 bits, a lone surrogate), and in a
+signed trace, by the stdlib's ``json`` as earlier releases wrote every line. The hash is of
+the line's own text, so :func:`read_trace` checks either alike.
 """
 
 from __future__ import annotations
