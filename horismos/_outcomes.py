@@ -3,9 +3,9 @@
 A trace step's ``outcomes`` lists one entry per attempt, in order:
 
 - ``{"returned": VALUE}`` — the raw result, its Python types kept (an ``rdflib`` term,
-  a ``datetime`` or a ``Decimal`` reads back as itself, not as its string; a mapping keeps
-  the ``narrowed`` fields its binding dropped and a command's ``capture`` evidence, as
-  :class:`RecordedResult`);
+  a ``datetime`` or a ``Decimal`` reads back as itself, not as its string; a NaN or an
+  infinity as itself, not as ``null``; a mapping keeps the ``narrowed`` fields its binding
+  dropped and a command's ``capture`` evidence, as :class:`RecordedResult`);
 - ``{"timeout": true}`` — the call did not answer within ``horis:timeout``;
 - ``{"error": TYPE, "message": TEXT}`` — the call raised; ``"tool_error": true`` when it
   raised a :class:`~horismos.ToolError` itself.
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import math
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -48,12 +49,16 @@ class RecordedResult(dict[str, Any]):
 def encode(value: Any) -> Any:
     """``value`` as JSON, tagged where JSON alone would lose its Python type."""
     kind = type(value)  # the exact JSON types first: most results are a dict of them
-    if kind is str or kind is int or kind is bool or kind is float or value is None:
+    if kind is str or kind is int or kind is bool or value is None:
         return value
+    if kind is float:
+        return value if math.isfinite(value) else _non_finite(value)
     if kind is dict:  # a plain dict has neither "narrowed" nor "capture"
         return {"@map": {str(k): encode(v) for k, v in value.items()}}
     if isinstance(value, URIRef | BNode | Literal):
         return {"@term": value.n3()}
+    if isinstance(value, float) and not math.isfinite(value):  # a numpy float, say
+        return _non_finite(value)
     if isinstance(value, _SCALARS):
         return value
     if isinstance(value, Mapping):
@@ -74,6 +79,13 @@ def encode(value: Any) -> Any:
     if isinstance(value, Decimal):
         return {"@decimal": str(value)}
     return {"@repr": str(value)}
+
+
+def _non_finite(value: float) -> dict[str, str]:
+    """A NaN or an infinity, tagged: JSON has no literal for them (the stdlib writes ``NaN``,
+    which is not JSON; orjson, which writes the trace, ``null``), and replay must hand the
+    tool's value back as it was."""
+    return {"@float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
 
 
 def decode(data: Any) -> Any:
@@ -98,6 +110,8 @@ def decode(data: Any) -> Any:
         return dt.time.fromisoformat(v)
     if tag == "@decimal":
         return Decimal(v)
+    if tag == "@float":
+        return float(v)
     return v
 
 
