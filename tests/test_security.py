@@ -246,7 +246,7 @@ def test_an_ill_typed_literal_in_the_world_is_one_warning_line(counted: Path) ->
     (counted / "bad.ttl").write_text(
         '@prefix : <http://example.org/ehr#> .\n'
         '@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n'
-        ':patient42 :age "abc"^^xsd:integer .\n')
+        ':patient42 :queueRef "abc"^^xsd:integer .\n')  # read: the gate judges queueRef
     p = horismos("run", *TRIAGE_RUN, "--world", "bad.ttl", "--tools", "ehr_client.py",
                  cwd=counted)
     no_traceback(p)
