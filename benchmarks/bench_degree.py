@@ -19,27 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from rdflib import RDF, Literal, Namespace
-
-from horismos import Agent, World
-
-HERE = Path(__file__).resolve().parent / "peers"
-sys.path.insert(0, str(HERE))
-RX = Namespace("http://example.org/pharmacy#")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_peers import agent_and_world
 
 
 def measure(n: int, degree: int) -> tuple[float, float]:
     """(steps/s, trace bytes a step) for ``n`` prescriptions holding ``degree`` notes each."""
-    agent = Agent.from_files(HERE / "refill.ttl", HERE / "pharmacy.ttl",
-                             allow_modules=["pharmacy_tools"])
-    world = World()
-    quads = []
-    for i in range(n):
-        rx = RX[f"rx{i}"]
-        quads += [(rx, RDF.type, RX.Prescription, None),
-                  (rx, RX.refillsLeft, Literal(1 + i % 3), None)]
-        quads += [(rx, RX.note, Literal(f"note {i}.{k}"), None) for k in range(degree)]
-    world.store.load(quads)
+    agent, world = agent_and_world(n, notes=degree)
     steps = 0
 
     def landed(_inst: object, rec: object) -> None:

@@ -89,7 +89,9 @@ def langgraph_rate(n: int) -> tuple[float, int]:
 
 # -- Horismos ----------------------------------------------------------------------------------
 
-def horismos_rate(n: int) -> tuple[float, int]:
+def agent_and_world(n: int, notes: int = 0) -> tuple[Agent, World]:
+    """The refill workflow and a world of ``n`` prescriptions, each holding ``notes`` facts
+    no shape names (benchmarks/bench_degree.py)."""
     agent = Agent.from_files(HERE / "refill.ttl", HERE / "pharmacy.ttl",
                              allow_modules=["pharmacy_tools"])
     world = World()
@@ -98,7 +100,13 @@ def horismos_rate(n: int) -> tuple[float, int]:
         rx = RX[f"rx{i}"]
         quads += [(rx, RDF.type, RX.Prescription, None),
                   (rx, RX.refillsLeft, Literal(refills(i)), None)]
+        quads += [(rx, RX.note, Literal(f"note {i}.{k}"), None) for k in range(notes)]
     world.store.load(quads)
+    return agent, world
+
+
+def horismos_rate(n: int) -> tuple[float, int]:
+    agent, world = agent_and_world(n)
     steps = 0
 
     def landed(_inst: Any, rec: Any) -> None:
