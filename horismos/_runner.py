@@ -922,17 +922,16 @@ class Runner:
         judges it names (:meth:`Gate.reads`), not everything it holds. Read for its class as
         declared, then, should its types (with any the step adds) call for more, the rest."""
         guess = self.gate.first_reads(tool)
-        if guess is None:
-            return list(self.store.outgoing(subject))
-        found = list(self.store.outgoing(subject, guess))
-        types = {o for _, p, o in found if p == _TYPE}
-        types.update(o for s, p, o in added if p == _TYPE and s == subject)
-        need = self.gate.reads(tool, subject, types)
-        if need is None:
-            return list(self.store.outgoing(subject))
-        if not need <= guess:
-            found += self.store.outgoing(subject, need - guess)
-        return found
+        if guess is not None:
+            found = list(self.store.outgoing(subject, guess))
+            types = {o for _, p, o in found if p == _TYPE}
+            types.update(o for s, p, o in added if p == _TYPE and s == subject)
+            need = self.gate.reads(tool, subject, types)
+            if need is not None:
+                if not need <= guess:
+                    found += self.store.outgoing(subject, need - guess)
+                return found
+        return list(self.store.outgoing(subject))  # a shape may read any of its triples
 
     async def _call(
         self, rec: StepRecord, step: ActionStep, tool: Tool, args: dict[str, Any]
