@@ -160,16 +160,13 @@ def _hashed_line(event: dict[str, Any]) -> bytes:
         event["hash"] = own
         return _line(event).encode()
     start, end = at - len(_HASH_KEY), at + len(_PLACEHOLDER) + 1  # the member, quotes and all
-    view = memoryview(line)
-    if line[start - 1] == _COMMA:
-        digest = hashlib.sha256(view[: start - 1])
-        digest.update(view[end:])
+    if line[start - 1] == _COMMA:  # and the comma before it
+        start -= 1
     elif line[end] == _COMMA:  # the first member: the comma after it goes
-        digest = hashlib.sha256(view[:start])
-        digest.update(view[end + 1 :])
-    else:  # the only member
-        digest = hashlib.sha256(view[:start])
-        digest.update(view[end:])
+        end += 1
+    view = memoryview(line)
+    digest = hashlib.sha256(view[:start])
+    digest.update(view[end:])
     own = "sha256:" + digest.hexdigest()
     event["hash"] = own
     return line[:at] + own.encode() + line[at + len(_PLACEHOLDER) :]

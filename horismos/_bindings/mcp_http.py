@@ -119,6 +119,10 @@ class _CappedBody(_Capped):
 class _CappedEvents(_Capped):
     """An event stream passed on whole events, each held until its blank line ends it."""
 
+    async def _overflow_event(self) -> bytes:
+        """:meth:`_overflow`'s answer as the event the SDK reads in its place."""
+        return b"event: message\ndata: " + await self._overflow() + b"\n\n"
+
     async def __aiter__(self) -> AsyncIterator[bytes]:
         event: list[bytes] = []
         size = 0
@@ -130,7 +134,7 @@ class _CappedEvents(_Capped):
                 if end.start() == pos and blank:  # a blank line: the event is complete
                     size += end.end() - start
                     if size > self._limit:
-                        yield b"event: message\ndata: " + await self._overflow() + b"\n\n"
+                        yield await self._overflow_event()
                         return
                     event.append(chunk[start : end.end()])
                     yield b"".join(event)
@@ -141,7 +145,7 @@ class _CappedEvents(_Capped):
             after_cr = chunk[-1:] == b"\r"
             size += len(chunk) - start
             if size > self._limit:
-                yield b"event: message\ndata: " + await self._overflow() + b"\n\n"
+                yield await self._overflow_event()
                 return
             if start < len(chunk):
                 event.append(chunk[start:])

@@ -303,11 +303,7 @@ class SparqlStore(Store):
             return iter(
                 [(subject, p, o) for p, o in kept[1] if predicates is None or p in predicates]
             )
-        only = (
-            ""
-            if predicates is None
-            else "VALUES ?p { " + " ".join(sorted(nt(p) for p in predicates)) + " } "
-        )
+        only = "" if predicates is None else _one_of("p", predicates)
         rows = self._rows(
             f"SELECT ?p ?o ?bp ?bo ?t WHERE {{ {only}{_named(subject)} ?p ?o "
             "OPTIONAL { ?o ?bp ?bo FILTER(isBlank(?o)) } "
@@ -654,6 +650,11 @@ def _values(bindings: Mapping[str, Node], names: frozenset[str] | None) -> str:
     return f"VALUES ({' '.join('?' + k for k, _ in items)}) {{ ({terms}) }}\n"
 
 
+def _one_of(var: str, terms: Iterable[Node]) -> str:
+    """``VALUES ?var { … }``: ``var`` limited to ``terms`` (a read of some predicates)."""
+    return f"VALUES ?{var} {{ " + " ".join(sorted(nt(t) for t in terms)) + " } "
+
+
 def _first_group(query: str) -> int:
     """Where the query's first ``{`` is, skipping IRIs, strings and comments before it."""
     i, n = 0, len(query)
@@ -703,13 +704,8 @@ def _ahead_branches(
                 f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} a ?{_T} }} "
                 f"BIND({nt(_TYPES)} AS ?{_K}) }}"
             )
-    only = (
-        ""
-        if ahead.predicates is None
-        else f"VALUES ?{_P} {{ "
-        + " ".join(sorted(nt(p) for p in ahead.predicates | {RDF.type}))
-        + " } "
-    )
+    # rdf:type always: the types kept for objects() come from the triples fetched
+    only = "" if ahead.predicates is None else _one_of(_P, ahead.predicates | {RDF.type})
     for var in sorted(ahead.outgoing):
         if src := nodes(var):
             out.append(
