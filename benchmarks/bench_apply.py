@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_peers
+from before import before_package
 
 from horismos._stores import Change
 from horismos._stores.oxigraph import OxigraphStore
@@ -67,14 +66,6 @@ def one_round(store_class: Any, changes: list[Change]) -> float:
     return spent
 
 
-def before_store(path: Path) -> Any:
-    """PATH/horismos copied and imported as ``horismos_before``; its OxigraphStore."""
-    tmp = Path(tempfile.mkdtemp(prefix="bench-apply-"))
-    shutil.copytree(path / "horismos", tmp / "horismos_before")
-    sys.path.insert(0, str(tmp))
-    return importlib.import_module("horismos_before._stores.oxigraph").OxigraphStore
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -86,7 +77,9 @@ def main() -> None:
     steps = 3 * args.prescriptions
     stores = {"horismos": OxigraphStore}
     if args.before:
-        stores["before"] = before_store(args.before)
+        stores["before"] = importlib.import_module(
+            f"{before_package(args.before)}._stores.oxigraph"
+        ).OxigraphStore
     spent: dict[str, list[float]] = {name: [] for name in stores}
     for r in range(1, args.rounds + 1):
         for name, store_class in stores.items():

@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -42,6 +40,7 @@ RX = Namespace("http://example.org/pharmacy#")
 HORIS = Namespace("https://w3id.org/horismos#")
 
 import pharmacy_tools  # noqa: E402
+from before import before_package  # noqa: E402
 
 
 def package(name: str) -> dict[str, Any]:
@@ -119,14 +118,6 @@ def one_round(h: dict[str, Any], agent: Any, n: int, store: str) -> tuple[float,
     assert kept == recomputed, "the kept digest drifted from the recomputed one"
     world.close()
     return step_time, create_time, done
-
-
-def before_package(path: Path) -> str:
-    """PATH/horismos copied and importable as ``horismos_before`` (its imports are relative)."""
-    tmp = Path(tempfile.mkdtemp(prefix="bench-commit-"))
-    shutil.copytree(path / "horismos", tmp / "horismos_before")
-    sys.path.insert(0, str(tmp))
-    return "horismos_before"
 
 
 def main() -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import shutil
 import statistics
 import sys
 import tempfile
@@ -34,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench_peers  # noqa: E402
+from before import before_package  # noqa: E402
 
 from horismos import Agent, World, read_trace  # noqa: E402
 
@@ -57,14 +57,6 @@ def recorded_events(n: int) -> list[tuple[str, dict[str, Any]]]:
         assert run.status == "completed", run.status
         events = read_trace(path)
     return [(e["type"], {k: v for k, v in e.items() if k not in _OWN}) for e in events]
-
-
-def before_package(path: Path) -> str:
-    """PATH/horismos copied and importable as ``horismos_before`` (its imports are relative)."""
-    tmp = Path(tempfile.mkdtemp())
-    shutil.copytree(path / "horismos", tmp / "horismos_before")
-    sys.path.insert(0, str(tmp))
-    return "horismos_before"
 
 
 def emit_all(package: str, events: list[tuple[str, dict[str, Any]]], folder: Path) -> float:

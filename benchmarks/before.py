@@ -1,0 +1,22 @@
+"""The package of another checkout, imported beside this one for a before/after comparison.
+
+    --before PATH    (bench_apply, bench_commit, bench_trace)
+
+Its imports are relative, so PATH/horismos copied under another name imports as a second,
+independent package: both are measured in one process, alternating, under the same load.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+
+def before_package(path: Path) -> str:
+    """PATH/horismos copied and importable as ``horismos_before``; that name."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench-before-"))
+    shutil.copytree(path / "horismos", tmp / "horismos_before")
+    sys.path.insert(0, str(tmp))
+    return "horismos_before"
