@@ -25,18 +25,24 @@ def _state(world: World) -> set[tuple[Any, ...]]:
     return {(s, p, o) for s, p, o, g in world.store.quads() if g == INSTANCES}
 
 
-def test_the_first_steps_commit_creates_the_instance(build) -> None:
+def _run_watched(build, defs: str) -> tuple[Any, World, set, list[set]]:
+    """A run on :p1 whose tool notes the instance state while it is called (before the
+    step's commit): the run, its world, the state before the run, and what the tool saw."""
     seen: list[set] = []
     worlds: list[World] = []
 
     def assign(patient: Any, queue: Any) -> dict[str, str]:
-        seen.append(_state(worlds[0]))  # during the call: before the step's commit
+        seen.append(_state(worlds[0]))
         return {"ref": "R-1"}
 
-    agent, world = build(IDEMPOTENT, tools={"assign": assign})
+    agent, world = build(defs, tools={"assign": assign})
     worlds.append(world)
     before = _state(world)
-    run = agent.run(world, focus=str(EX.p1))
+    return agent.run(world, focus=str(EX.p1)), world, before, seen
+
+
+def test_the_first_steps_commit_creates_the_instance(build) -> None:
+    run, world, before, seen = _run_watched(build, IDEMPOTENT)
 
     assert run.status == "completed"
     assert seen == [before]  # no instance yet while its first tool runs
@@ -53,17 +59,7 @@ def test_the_first_steps_commit_creates_the_instance(build) -> None:
 
 
 def test_a_non_idempotent_first_tools_intent_creates_the_instance(build) -> None:
-    seen: list[set] = []
-    worlds: list[World] = []
-
-    def assign(patient: Any, queue: Any) -> dict[str, str]:
-        seen.append(_state(worlds[0]))
-        return {"ref": "R-1"}
-
-    agent, world = build(TRIAGE, tools={"assign": assign})
-    worlds.append(world)
-    before = _state(world)
-    run = agent.run(world, focus=str(EX.p1))
+    run, world, before, seen = _run_watched(build, TRIAGE)
 
     assert run.status == "completed"
     iid = run.instance
