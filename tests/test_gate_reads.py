@@ -124,6 +124,9 @@ def test_a_trace_of_narrowed_reads_replays_the_same(build, tmp_path: Path):
     trace = tmp_path / "file.jsonl"
     run = agent.run(world, workflow=str(EX.File), all=True, trace=trace)
     assert run.status in ("completed", "failed")
+    narrowed = [r for e in run.trace.events if e["type"] == "step"
+                for r in e["reads"] if r[0] == "g" and len(r) == 4]
+    assert narrowed, "the trace holds reads limited to the shapes' predicates"
 
     report = replay(trace, agent)
 
