@@ -27,7 +27,9 @@ by when any commit the evicted worker had in flight has landed; a running instan
 continued from its stored step and version, a stopped one is left alone. Claims are marked
 done when their instance stops, so each focus node gets at most one instance of the workflow
 from ``--all`` on a shared world. Claiming runs one batch ahead, and batches grow until their
-work outlasts the settle, so the wait overlaps work instead of adding to it.
+work outlasts the settle, so the wait overlaps work instead of adding to it; a worker that sees
+no other claims a large second batch with its first and keeps batches large to the end, so it
+waits one settle in all.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import random
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -158,30 +161,46 @@ class Worker:
         jumps to a random place in what is left, so workers spread out.
         """
         # (one focus, as a queued task brings: nothing to spread, so no query for others)
-        todo = _rotated(foci) if len(foci) > 1 and self._others() else list(foci)
-        pending: tuple[list[URIRef], float] | None = None
+        crowded = len(foci) > 1 and self._others()
+        todo = _rotated(foci) if crowded else list(foci)
+        ahead: deque[tuple[list[URIRef], float]] = deque()  # claimed, not yet verified
+
+        def claim(size: int) -> None:
+            nonlocal todo
+            batch, todo = todo[:size], todo[size:]
+            ahead.append((batch, self._claim(workflow, batch)))
+
         size = BATCH
-        while todo or pending:
-            if pending is None:
-                batch, todo = todo[:size], todo[size:]
-                pending = batch, self._claim(workflow, batch)
-            mine, contested = await self._verify(workflow, *pending)
+        claim(size)
+        if todo and not crowded:
+            # a lone worker claims a large second batch at once: its settle then passes while
+            # the first settles and runs, instead of after (a wait of its own); at most half
+            # of what is left, so a worker starting beside it unseen still finds a share
+            claim(min(MAX_BATCH, len(todo) // 2 + 1))
+        while todo or ahead:
+            if not ahead:
+                claim(size)
+            mine, contested = await self._verify(workflow, *ahead.popleft())
             if contested:  # others work here: drop what they hold, go elsewhere
+                crowded = True
                 todo = _rotated(self._free(workflow, todo))
-            pending = None
-            if todo:  # claim the next batch now: its settle overlaps this batch's work
-                batch, todo = todo[:size], todo[size:]
-                pending = batch, self._claim(workflow, batch)
+            if todo and not ahead:  # claim the next batch now: its settle overlaps this work
+                claim(size)
             started = time.monotonic()
             if mine:
                 await self._run_batch(runner, workflow, mine, on_instance)
-                # batches big enough that their work outlasts the next one's settle
+                # batches big enough that their work outlasts the next one's settle; where
+                # others work, small again near the end, so the last of it is shared
                 rate = len(mine) / max(time.monotonic() - started, 1e-3)
                 size = max(
                     BATCH // 2,
-                    min(MAX_BATCH, int(rate * self.settle * 1.25) + 1, len(todo) // 2 + 1),
-                )  # small again near the end
-            while not todo and pending is None and (left := self._open(workflow, foci)):
+                    min(
+                        MAX_BATCH,
+                        int(rate * self.settle * 1.25) + 1,
+                        len(todo) // 2 + 1 if crowded else MAX_BATCH,
+                    ),
+                )
+            while not todo and not ahead and (left := self._open(workflow, foci)):
                 self._evict()
                 todo = _rotated(self._free(workflow, left))
                 if not todo:  # live workers hold them: wait for them to finish, or to die

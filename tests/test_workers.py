@@ -240,3 +240,36 @@ def test_an_instance_a_live_process_drives_is_never_taken_over(ward, server):
     held = instances(server.store)
     assert held[f"{EHR}p00"] == [(held[f"{EHR}p00"][0][0], "Completed")]
     assert all(len(v) == 1 and v[0][1] == "Completed" for v in held.values()), held
+
+
+def test_a_lone_worker_waits_for_the_settle_once_at_its_start(ward, server, monkeypatch):
+    """A worker that sees no other claims a second, larger batch with its first, so by the
+    time it has run the first, the second has settled: only the first verify waits (a lone
+    run --all used to wait a settle after each of its first and last batches)."""
+    from horismos import Agent
+    from horismos._claims import Worker
+
+    seen: list[tuple[int, float]] = []  # per verify: its batch's size and the wait left
+    verify = Worker._verify
+
+    async def watched(self, workflow, batch, claimed_at):
+        seen.append((len(batch), claimed_at + self.settle - time.monotonic()))
+        return await verify(self, workflow, batch, claimed_at)
+
+    monkeypatch.setattr(Worker, "_verify", watched)
+    monkeypatch.syspath_prepend(str(ward))
+    agent = Agent.from_files(*DEFINITIONS, allow_modules=["ehr_client"])
+    world = World.open(server.store)
+    try:
+        run = agent.run(world, all=True)
+    finally:
+        world.store.close()
+
+    assert run.status == "completed"
+    assert sorted(str(i.focus) for i in run.instances) == [
+        f"{EHR}p{i:02d}" for i in range(PATIENTS)]
+    sizes = [size for size, _ in seen]
+    assert sum(sizes) == PATIENTS and sizes[:2] == [8, (PATIENTS - 8) // 2 + 1]
+    assert seen[0][1] > 0  # the first batch waits its settle
+    assert seen[1][1] <= 0  # the second settled meanwhile: no wait of its own
+    assert set(values(server.store, "queueRef").values()) == {1}
