@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from horismos._digest import _CHUNK, ZERO, Digest, Tally
+from horismos._digest import _FOLD_AT, _SUMMED, ZERO, Digest, Tally
 
 LINES = [f"<urn:s{i}> <urn:p> <urn:o> ." for i in range(12)]
 line = st.sampled_from(LINES)
@@ -44,7 +44,7 @@ def test_a_line_added_then_removed_is_never_hashed_and_a_full_tally_folds(monkey
     tally.move([LINES[2]], [LINES[1]])  # the state a step replaces at the next
     assert tally.value() == Digest.of_lines([LINES[0], LINES[2]])
     assert sorted(hashed) == sorted([LINES[0], LINES[2]])
-    many = [f"<urn:s{i}> <urn:q> <urn:o> ." for i in range(_CHUNK)]
+    many = [f"<urn:s{i}> <urn:q> <urn:o> ." for i in range(_FOLD_AT)]
     tally.move(many, [])
     assert not tally._net  # folded on reaching a chunk, not kept growing
     assert tally.value() == Digest.of_lines([LINES[0], LINES[2], *many])
@@ -70,3 +70,16 @@ def test_a_digest_is_immutable_and_checks_its_size():
     with pytest.raises(ValueError, match="2048 bytes"):
         Digest(b"short")
     assert Digest() == ZERO and Digest(ZERO.state) == ZERO and ZERO != "lthash16:"
+
+
+def test_a_digest_summed_in_chunks_is_the_sum_of_its_lines():
+    """Lines are expanded and summed a chunk at a time: a set spanning several chunks, or a
+    change larger than one, digests as the sum of its lines one by one."""
+    lines = [f"<urn:s{i}> <urn:q> \"{i}\" ." for i in range(2 * _SUMMED + 7)]
+    one_by_one = ZERO
+    for line in lines:
+        one_by_one = one_by_one + Digest.of_lines([line])
+    assert Digest.of_lines(lines) == one_by_one
+    half = len(lines) // 2
+    assert Digest.of_change(lines, lines[:half]) == Digest.of_lines(lines[half:])
+    assert Digest.of_change(lines[:3], lines) == -Digest.of_lines(lines[3:])
