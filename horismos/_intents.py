@@ -35,6 +35,10 @@ from ._world import INSTANCES
 
 __all__ = ["Intent", "announce", "open_intent"]
 
+# rdflib answers RDF.type, PROV.x and the like through a metaclass __getattr__ on each use
+_TYPE, _COMMENT, _STEP_EXECUTION = RDF.type, RDFS.comment, HORIS.StepExecution
+_ACTIVITY, _STARTED = PROV.Activity, PROV.startedAtTime
+
 
 @dataclass(frozen=True)
 class Intent:
@@ -70,13 +74,13 @@ def announce(
     node = _node(instance)
     text = json.dumps(list(args), sort_keys=True, ensure_ascii=False)
     triples = [
-        (node, RDF.type, HORIS.StepExecution),
-        (node, RDF.type, PROV.Activity),
+        (node, _TYPE, _STEP_EXECUTION),
+        (node, _TYPE, _ACTIVITY),
         (node, HORIS.instance, instance),
         (node, HORIS.step, step),
         (node, HORIS.tool, tool),
-        (node, PROV.startedAtTime, started),
-        (node, RDFS.comment, Literal(text)),
+        (node, _STARTED, started),
+        (node, _COMMENT, Literal(text)),
     ]
     return Intent(
         instance, step, tool, str(started), text, tuple((s, p, o, INSTANCES) for s, p, o in triples)

@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ReadLog", "RecordingStore", "ReplayedStore", "term", "text"]
 
+_TYPE = RDF.type  # rdflib answers RDF.type through a metaclass __getattr__ on each use
+
 Entry = list[Any]
 
 
@@ -200,7 +202,7 @@ class RecordingStore(WrappedStore):
         found = (
             self._types_of(node)
             if self._types_of is not None
-            else set(self.inner.objects(node, RDF.type))
+            else set(self.inner.objects(node, _TYPE))
         )
         self.log.note("reads", ["t", text(node), sorted(text(t) for t in found)])
         return found

@@ -1155,18 +1155,23 @@ def _python(value: Node) -> Any:
 
 
 def _literal_fits(value: Literal, datatype: URIRef) -> bool:
-    if datatype == RDFS.Literal:
+    if datatype == _ANY_LITERAL:
         return True
     if getattr(value, "ill_typed", False):
         return False
     dt_ = value.datatype
     if dt_ is None:
         if value.language:
-            return datatype == RDF.langString
-        return datatype == XSD.string
+            return datatype == _LANG_STRING
+        return datatype == _STRING
     if dt_ == datatype:
         return True
-    return datatype in (XSD.integer, XSD.decimal) and dt_ in INTEGER_TYPES
+    return datatype in _NUMBERS and dt_ in INTEGER_TYPES
+
+
+# rdflib answers XSD.x and the like through a metaclass __getattr__ on each use
+_ANY_LITERAL, _LANG_STRING, _STRING = RDFS.Literal, RDF.langString, XSD.string
+_NUMBERS = (XSD.integer, XSD.decimal)
 
 
 @lru_cache(maxsize=1024)
