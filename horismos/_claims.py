@@ -172,11 +172,11 @@ class Worker:
 
         size = BATCH
         claim(size)
-        if todo and not crowded:
-            # a lone worker claims a large second batch at once: its settle then passes while
-            # the first settles and runs, instead of after (a wait of its own); at most half
-            # of what is left, so a worker starting beside it unseen still finds a share
-            claim(min(MAX_BATCH, len(todo) // 2 + 1))
+        if todo:
+            # a second batch claimed at once: its settle then passes while the first settles
+            # and runs, instead of after (a wait of its own). A lone worker's is large, at most
+            # half of what is left, so a worker starting beside it unseen still finds a share
+            claim(size if crowded else min(MAX_BATCH, len(todo) // 2 + 1))
         while todo or ahead:
             if not ahead:
                 claim(size)
