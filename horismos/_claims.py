@@ -162,7 +162,11 @@ class Worker:
         """
         # (one focus, as a queued task brings: nothing to spread, so no query for others)
         crowded = len(foci) > 1 and self._others()
-        todo = _rotated(foci) if crowded else list(foci)
+        # the focus nodes earlier runs finished are left out before claiming: claimed one
+        # batch after another, each of their batches cost a settle (0.2 s per 8 done foci)
+        todo = self._free(workflow, foci) if len(foci) > 1 else list(foci)
+        if crowded:
+            todo = _rotated(todo)
         ahead: deque[tuple[list[URIRef], float]] = deque()  # claimed, not yet verified
 
         def claim(size: int) -> None:
@@ -171,13 +175,23 @@ class Worker:
             ahead.append((batch, self._claim(workflow, batch)))
 
         size = BATCH
-        claim(size)
+        if todo:
+            claim(size)
         if todo:
             # a second batch claimed at once: its settle then passes while the first settles
             # and runs, instead of after (a wait of its own). A lone worker's is large, at most
             # half of what is left, so a worker starting beside it unseen still finds a share
             claim(size if crowded else min(MAX_BATCH, len(todo) // 2 + 1))
-        while todo or ahead:
+        while True:
+            if not todo and not ahead:  # nothing to claim: is anything still open?
+                left = self._open(workflow, foci)
+                if not left:
+                    return
+                self._evict()
+                todo = _rotated(self._free(workflow, left))
+                if not todo:  # live workers hold them: wait for them to finish, or to die
+                    await asyncio.sleep(min(self.lease / 4, 0.25))
+                    continue
             if not ahead:
                 claim(size)
             mine, contested = await self._verify(workflow, *ahead.popleft())
@@ -200,18 +214,16 @@ class Worker:
                         len(todo) // 2 + 1 if crowded else MAX_BATCH,
                     ),
                 )
-            while not todo and not ahead and (left := self._open(workflow, foci)):
-                self._evict()
-                todo = _rotated(self._free(workflow, left))
-                if not todo:  # live workers hold them: wait for them to finish, or to die
-                    await asyncio.sleep(min(self.lease / 4, 0.25))
 
     async def hold(self, workflow: Workflow, focus: URIRef) -> None:
         """Claim ``focus`` for a single-focus run (``run --focus``, resume) on a shared world,
         or raise :class:`UsageError` when a live process holds it: an instance another process
         is driving is never taken over, even by ``--all``, whose workers skip live claims.
-        :meth:`release` gives the claim back without marking it done."""
-        mine, _ = await self._verify(workflow, [focus], self._claim(workflow, [focus]))
+        A claim ``--all`` marked done is held too: done means no ``--all`` worker drives that
+        focus again, not that nobody may (a waiting instance is resumed, ``run --focus``
+        starts another on purpose). :meth:`release` gives the claim back as it was."""
+        claimed = self._claim(workflow, [focus], reopen=True)
+        mine, _ = await self._verify(workflow, [focus], claimed, reopen=True)
         if not mine:
             raise UsageError(
                 f"another live process is driving {workflow.iri} for {focus} on this shared "
@@ -254,21 +266,27 @@ class Worker:
         }
         return [f for f in foci if f not in taken]
 
-    def _claim(self, workflow: Workflow, batch: list[URIRef]) -> float:
+    def _claim(self, workflow: Workflow, batch: list[URIRef], *, reopen: bool = False) -> float:
+        """Add this worker as an owner of each claim of ``batch`` no live worker holds and
+        (unless ``reopen``) that is not done."""
         rows = " ".join(f"({_claim_iri(workflow.iri, f).n3()} {f.n3()})" for f in batch)
+        undone = (
+            "" if reopen else f"FILTER NOT EXISTS {{ GRAPH <{CLAIMS}> {{ ?claim c:done true }} }}"
+        )
         self.store.update(f"""{_EVICT};
             INSERT {{ GRAPH <{CLAIMS}> {{
                 ?claim c:workflow <{workflow.iri}> ; c:focus ?f ; c:worker <{self.iri}> }} }}
             WHERE {{ VALUES (?claim ?f) {{ {rows} }}
-                FILTER NOT EXISTS {{ GRAPH <{CLAIMS}> {{ ?claim c:done true }} }}
+                {undone}
                 FILTER NOT EXISTS {{ GRAPH <{CLAIMS}> {{ ?claim c:worker ?w . ?w c:alive true }} }}
             }}""")
         return time.monotonic()
 
     async def _verify(
-        self, workflow: Workflow, batch: list[URIRef], claimed_at: float
+        self, workflow: Workflow, batch: list[URIRef], claimed_at: float, *, reopen: bool = False
     ) -> tuple[list[URIRef], bool]:
-        """The focus nodes of ``batch`` this worker won, and whether others work there."""
+        """The focus nodes of ``batch`` this worker won (``reopen``: done ones too), and
+        whether others work there."""
         await asyncio.sleep(max(0.0, claimed_at + self.settle - time.monotonic()))
         if self.lost or not self.alive():
             raise LeaseLost(
@@ -289,6 +307,8 @@ class Worker:
             owners[r["claim"]].add(str(r["w"]))
             if "done" in r:
                 done.add(r["claim"])
+        if reopen:
+            done.clear()
         won = [c for c, ws in owners.items() if c not in done and ws and min(ws) == str(self.iri)]
         withdrawn = [c for c, ws in owners.items() if str(self.iri) in ws and c not in won]
         if withdrawn:

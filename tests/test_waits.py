@@ -374,3 +374,25 @@ def test_a_wait_resumes_on_a_shared_world_under_a_held_claim(tmp_path, oxigraph_
         assert not replay(tmp_path / "resume.jsonl", agent).diverged
     finally:
         oxigraph_pool.release()
+
+
+def test_a_wait_left_by_run_all_on_a_shared_world_resumes(tmp_path, oxigraph_pool) -> None:
+    """On sparql, run --all marks each instance's claim done when it stops, waiting ones too;
+    done means no --all worker drives that focus again, not that nobody may: the person's
+    resume holds the claim and completes the instance (it was refused as if a live process
+    held it, so a wait left by --all on a shared world could never be resumed)."""
+    (tmp_path / "leave.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(WORLD)
+    agent = Agent.from_files(tmp_path / "leave.ttl", tools={"file_request": file_request})
+    world = World.from_files(tmp_path / "world.ttl", store=oxigraph_pool.fresh())
+    try:
+        run = agent.run(world, ":Leave", all=True)
+        waiting = [i for i in run.instances if i.status == "waiting"]
+        assert waiting
+        done = agent.resume(world, waiting[0].instance,
+                            facts=f"{waiting[0].focus.n3()} :approvedBy :grace .")
+        assert done.status == "completed"
+        again = agent.run(world, ":Leave", all=True)  # the wait's claim stays done
+        assert again.instances == []
+    finally:
+        oxigraph_pool.release()

@@ -275,3 +275,53 @@ def test_a_lone_worker_waits_for_the_settle_once_at_its_start(ward, server, monk
     # (claimed after the first's verify, as before, ~0.15 s of it would be left here)
     assert seen[1][1] < SETTLE / 2
     assert set(values(server.store, "queueRef").values()) == {1}
+
+
+def test_a_later_run_all_claims_nothing_an_earlier_one_finished(ward, server, monkeypatch):
+    """A second --all over a grown world claims only the new foci: each batch of finished
+    ones used to be claimed and waited out for nothing (a settle, 0.2 s, per 8 foci). And a
+    finished focus is not refused to run --focus as if a live process held it: a done claim
+    means no --all worker drives it again, not that nobody may (it starts another instance,
+    here blocked, the patient being queued already)."""
+    from rdflib import RDF
+
+    from horismos import Agent
+    from horismos._claims import Worker
+
+    claimed: list[str] = []
+    verify = Worker._verify
+
+    async def watched(self, workflow, batch, claimed_at, **kw):
+        claimed.extend(str(f) for f in batch)
+        return await verify(self, workflow, batch, claimed_at, **kw)
+
+    monkeypatch.setattr(Worker, "_verify", watched)
+    monkeypatch.syspath_prepend(str(ward))
+    agent = Agent.from_files(*DEFINITIONS, allow_modules=["ehr_client"])
+    world = World.open(server.store)
+    try:
+        assert agent.run(world, all=True).status == "completed"
+        first = set(claimed)
+        claimed.clear()
+        new = [URIRef(f"{EHR}n{i}") for i in range(3)]
+        world.store.load(
+            [
+                q
+                for n in new
+                for q in (
+                    (n, RDF.type, URIRef(f"{EHR}Patient"), None),
+                    (n, URIRef(f"{EHR}acuity"), URIRef(f"{EHR}urgent"), None),
+                )
+            ]
+        )
+        again = agent.run(world, all=True)
+        second = list(claimed)
+        again_focus = agent.run(world, focus=f"{EHR}p00")
+    finally:
+        world.store.close()
+
+    assert len(first) == PATIENTS
+    assert sorted(second) == sorted(str(n) for n in new)
+    assert sorted(str(i.focus) for i in again.instances) == sorted(str(n) for n in new)
+    assert again_focus.status == "blocked"  # ran, and stopped at QueuePatient's precondition
+    assert "queuedAt" in again_focus.instances[0].blocked_by
