@@ -83,3 +83,16 @@ def test_a_digest_summed_in_chunks_is_the_sum_of_its_lines():
     half = len(lines) // 2
     assert Digest.of_change(lines, lines[:half]) == Digest.of_lines(lines[half:])
     assert Digest.of_change(lines[:3], lines) == -Digest.of_lines(lines[3:])
+
+
+def test_digests_summed_from_their_texts_equal_their_sum():
+    """A store's deltas, read back as text, sum as the digests they are, across chunks; a
+    text that is not a digest's state is refused."""
+    deltas = [Digest.of_lines([f"<urn:s{i}> <urn:q> <urn:o> ."]) for i in range(_SUMMED + 5)]
+    total = ZERO
+    for d in deltas:
+        total = total + d
+    assert Digest.sum_of_texts(d.to_text() for d in deltas) == total
+    assert Digest.sum_of_texts([]) == ZERO
+    with pytest.raises(ValueError):
+        Digest.sum_of_texts(["AAAA"])
