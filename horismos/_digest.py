@@ -34,7 +34,7 @@ from itertools import islice
 import blake3
 import numpy as np
 
-__all__ = ["LANES", "ZERO", "Digest", "Tally"]
+__all__ = ["LANES", "ZERO", "Digest", "Tally", "sum_of_texts"]
 
 LANES = 1024
 """16-bit lanes in a digest's state."""
@@ -126,22 +126,6 @@ class Digest:
         object.__setattr__(delta, "_lines", (plus, minus))
         return delta
 
-    @classmethod
-    def sum_of_texts(cls, texts: Iterable[str]) -> Digest:
-        """The sum of digests given as :meth:`to_text` writes them, added a chunk at a time
-        in one numpy sum each: a store that keeps one delta per commit reads them all to
-        know its digest, and adding them one :class:`Digest` at a time cost ~48 µs each."""
-        total = np.zeros(LANES, dtype=_LANE)
-        it = iter(texts)
-        while chunk := list(islice(it, _SUMMED)):
-            states = [base64.b64decode(t.encode("ascii"), validate=True) for t in chunk]
-            for state in states:
-                if len(state) != _BYTES:
-                    raise ValueError(f"a digest state is {_BYTES} bytes, not {len(state)}")
-            lanes = np.frombuffer(b"".join(states), dtype=_LANE).reshape(-1, LANES)
-            total += _SUM(lanes, axis=0, dtype=_LANE)
-        return cls(total.tobytes())
-
     @property
     def _lanes(self) -> np.ndarray:
         return np.frombuffer(self.state, dtype=_LANE)
@@ -181,6 +165,22 @@ class Digest:
 
 ZERO = Digest()
 """The digest of the empty set."""
+
+
+def sum_of_texts(texts: Iterable[str]) -> Digest:
+    """The sum of digests given as :meth:`Digest.to_text` writes them, added a chunk at a
+    time in one numpy sum each: a store that keeps one delta per commit reads them all to
+    know its digest, and adding them one :class:`Digest` at a time cost ~48 µs each."""
+    total = np.zeros(LANES, dtype=_LANE)
+    it = iter(texts)
+    while chunk := list(islice(it, _SUMMED)):
+        states = [base64.b64decode(t.encode("ascii"), validate=True) for t in chunk]
+        for state in states:
+            if len(state) != _BYTES:
+                raise ValueError(f"a digest state is {_BYTES} bytes, not {len(state)}")
+        lanes = np.frombuffer(b"".join(states), dtype=_LANE).reshape(-1, LANES)
+        total += _SUM(lanes, axis=0, dtype=_LANE)
+    return Digest(total.tobytes())
 
 
 def _expanded(lines: list[str]) -> np.ndarray:

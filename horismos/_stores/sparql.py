@@ -59,7 +59,7 @@ from rdflib import RDF, BNode, Dataset, Literal, URIRef
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.term import Node
 
-from .._digest import ZERO, Digest
+from .._digest import ZERO, Digest, sum_of_texts
 from .._errors import UsageError
 from .._preconditions import Precondition
 from .._redact import redact_text, redact_url
@@ -527,7 +527,7 @@ class SparqlStore(Store):
             _TSV,
         )
         rows = body.decode("ascii").split("\n")[1:]  # after the header line, ?v
-        return Digest.sum_of_texts(row.strip('"') for row in rows if row)
+        return sum_of_texts(row.strip('"') for row in rows if row)
 
     def _read_all(self) -> tuple[Digest, Digest, list[tuple[str, str]], int]:
         """From one read of the whole store: the sum of its deltas, the digest recomputed
