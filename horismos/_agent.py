@@ -12,7 +12,7 @@ from rdflib.term import Node
 
 from . import _loop
 from ._bindings import Hosts, Reach, mcp_server
-from ._claims import Worker
+from ._claims import MERGE_AT, Worker
 from ._definitions import Definitions, load_definitions
 from ._entailment import schema_of
 from ._errors import AmbiguousName, UsageError
@@ -264,7 +264,13 @@ class Agent:
             if worker is not None:
                 if held:
                     worker.release(wf, foci[0])
-                worker.leave()
+                try:
+                    # the deltas every update leaves, read whole twice a run: merged now and
+                    # then, so a run's digest reads stay short however long the store lives
+                    if world.store.pending_deltas >= MERGE_AT:
+                        await worker.merge_digest()
+                finally:
+                    worker.leave()
         runner.end(world_digest=_digest(world))
         return Run(instances, runner.trace, dict(runner.counts))
 
