@@ -89,10 +89,9 @@ def test_two_processes_never_merge_at_once(oxigraph_pool):
         a, b = Worker.join(world), Worker.join(world)
 
         async def overlapping() -> tuple[bool, bool, int]:
-            async with a.merging() as first:
-                async with b.merging() as second:
-                    refused = await b.merge_digest()
-                    return first, second, refused
+            async with a.merging() as first, b.merging() as second:
+                refused = await b.merge_digest()
+                return first, second, refused
 
         try:
             assert asyncio.run(overlapping()) == (True, False, 0)
