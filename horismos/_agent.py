@@ -259,18 +259,16 @@ class Agent:
                         finished(await runner.run_instance(wf, f))
                     elif stored.status != "waiting":  # a wait is settled by resume / wake
                         finished(await runner.continue_instance(stored))
+            if worker is not None and world.store.pending_deltas >= MERGE_AT:
+                # the deltas every update leaves, read whole twice a run: merged now and
+                # then, so a run's digest reads stay short however long the store lives
+                await worker.merge_digest()
         finally:
             await runner.aclose()
             if worker is not None:
                 if held:
                     worker.release(wf, foci[0])
-                try:
-                    # the deltas every update leaves, read whole twice a run: merged now and
-                    # then, so a run's digest reads stay short however long the store lives
-                    if world.store.pending_deltas >= MERGE_AT:
-                        await worker.merge_digest()
-                finally:
-                    worker.leave()
+                worker.leave()
         runner.end(world_digest=_digest(world))
         return Run(instances, runner.trace, dict(runner.counts))
 
