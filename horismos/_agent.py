@@ -12,7 +12,7 @@ from rdflib.term import Node
 
 from . import _loop
 from ._bindings import Hosts, Reach, mcp_server
-from ._claims import MERGE_AT, Worker
+from ._claims import Worker
 from ._definitions import Definitions, load_definitions
 from ._entailment import schema_of
 from ._errors import AmbiguousName, UsageError
@@ -259,10 +259,6 @@ class Agent:
                         finished(await runner.run_instance(wf, f))
                     elif stored.status != "waiting":  # a wait is settled by resume / wake
                         finished(await runner.continue_instance(stored))
-            if worker is not None and world.store.pending_deltas >= MERGE_AT:
-                # the deltas every update leaves, read whole twice a run: merged now and
-                # then, so a run's digest reads stay short however long the store lives
-                await worker.merge_digest()
         finally:
             await runner.aclose()
             if worker is not None:

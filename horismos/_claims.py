@@ -42,10 +42,8 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from rdflib import Literal, URIRef
 from rdflib.term import Node
@@ -78,25 +76,6 @@ _PREFIXES = (
     f"PREFIX c: <{C}>\nPREFIX horis: <{NS}>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
 )
 _ALIVE = URIRef(C + "alive")
-MERGE_AT = 1000
-"""Digest deltas a run's header found on a shared store past which the run merges them, as
-it ends (one update, under the merge claim): each run reads them all twice."""
-
-
-class _Work(Protocol):
-    """What a claim is for, by its IRI: a workflow, or merging the digest's deltas."""
-
-    @property
-    def iri(self) -> URIRef: ...
-
-
-@dataclass(frozen=True)
-class _Named:
-    iri: URIRef
-
-
-_MERGING = _Named(URIRef(RUNTIME + "digest-merge"))
-"""The claim that lets one process at a time merge or fold a shared store's digest deltas."""
 _EVICT = f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true }} }}
     WHERE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true ; c:renewed ?r ; c:lease ?lease }}
              FILTER(NOW() - ?r > ?lease) }}"""
@@ -252,30 +231,7 @@ class Worker:
                 "finish, or for its lease to run out if it died"
             )
 
-    @asynccontextmanager
-    async def merging(self) -> AsyncIterator[bool]:
-        """Hold the store's merge claim while the body runs (``True``), or not at all
-        (``False``: another live process holds it, merging or folding). Merging the digest's
-        deltas takes those one read found out and puts their sum in: two processes doing it
-        at once, from overlapping reads, would count the overlap twice; and the store does
-        not serialise updates, so the claim (claim, settle, verify) does."""
-        focus = _MERGING.iri
-        mine, _ = await self._verify(
-            _MERGING, [focus], self._claim(_MERGING, [focus], reopen=True), reopen=True
-        )
-        try:
-            yield bool(mine)
-        finally:
-            if mine:
-                self.release(_MERGING, focus)
-
-    async def merge_digest(self) -> int:
-        """Merge the store's digest deltas into one under the merge claim (fenced by this
-        worker's lease); how many were merged, 0 when another process holds the claim."""
-        async with self.merging() as mine:
-            return self.store.merge_digest(self.fence) if mine else 0
-
-    def release(self, workflow: _Work, focus: URIRef) -> None:
+    def release(self, workflow: Workflow, focus: URIRef) -> None:
         self.store.update(
             f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
             f"{_claim_iri(workflow.iri, focus).n3()} <{C}worker> <{self.iri}> "
@@ -310,7 +266,7 @@ class Worker:
         }
         return [f for f in foci if f not in taken]
 
-    def _claim(self, workflow: _Work, batch: list[URIRef], *, reopen: bool = False) -> float:
+    def _claim(self, workflow: Workflow, batch: list[URIRef], *, reopen: bool = False) -> float:
         """Add this worker as an owner of each claim of ``batch`` no live worker holds and
         (unless ``reopen``) that is not done."""
         rows = " ".join(f"({_claim_iri(workflow.iri, f).n3()} {f.n3()})" for f in batch)
@@ -327,7 +283,7 @@ class Worker:
         return time.monotonic()
 
     async def _verify(
-        self, workflow: _Work, batch: list[URIRef], claimed_at: float, *, reopen: bool = False
+        self, workflow: Workflow, batch: list[URIRef], claimed_at: float, *, reopen: bool = False
     ) -> tuple[list[URIRef], bool]:
         """The focus nodes of ``batch`` this worker won (``reopen``: done ones too), and
         whether others work there."""

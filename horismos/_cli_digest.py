@@ -4,19 +4,14 @@ Why a command: the digest a trace records is kept up to date by each write Horis
 never recomputed in a run. Writes that bypass Horismos (a SPARQL client on the same server, a
 restored backup) are not counted, so an operator recomputes it on demand (``--check``), folds
 a ``sparql:`` store's per-update deltas into one value when it checks (``--fold``), or adopts
-the recomputed value after such a write on purpose (``--rebase``). On a shared store a fold or
-rebase holds the store's merge claim, as a run merging its deltas does, so the two never take
-out the same deltas at once.
+the recomputed value after such a write on purpose (``--rebase``).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
-from ._claims import Worker
-from ._digest import Digest
 from ._errors import UsageError
 from ._stores import DEFAULT_STORE
 from ._world import World
@@ -74,8 +69,6 @@ def cmd_digest(args: argparse.Namespace) -> int:
             return 0
         if args.check:
             kept, recomputed = world.store.check_digest()
-        elif world.store.shared:
-            kept, recomputed = asyncio.run(_rebased_alone(world, args.fold))
         else:
             kept, recomputed = world.store.rebase_digest(only_if_equal=args.fold)
         print(recomputed.fingerprint)
@@ -92,19 +85,3 @@ def cmd_digest(args: argparse.Namespace) -> int:
         was = f" (was {kept.fingerprint})" if kept != recomputed else ""
         print(f"horismos digest: {done}{was}", file=sys.stderr)
         return 0
-
-
-async def _rebased_alone(world: World, only_if_equal: bool) -> tuple[Digest, Digest]:
-    """Fold or rebase a shared store's digest holding its merge claim: a run that merges the
-    deltas meanwhile, or another fold, would count what both took out twice."""
-    worker = Worker.join(world)
-    try:
-        async with worker.merging() as mine:
-            if not mine:
-                raise UsageError(
-                    "another process is merging or folding this store's digest deltas right "
-                    "now; run this again in a moment"
-                )
-            return world.store.rebase_digest(only_if_equal=only_if_equal)
-    finally:
-        worker.leave()

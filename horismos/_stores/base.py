@@ -33,7 +33,7 @@ world: ``quads`` and ``dataset`` leave them out, so digests and snapshots never 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -220,19 +220,6 @@ class Store:
         deltas into one). Returns the kept and the recomputed digest as they were."""
         raise NotImplementedError
 
-    pending_deltas = 0
-    """Digest deltas the store keeps apart, as its last :meth:`digest` found them: a
-    ``sparql:`` store keeps one per update until they are merged or folded, and a digest
-    read sums them all; 0 for a store that keeps one digest."""
-
-    def merge_digest(self, fence: Sequence[Quad] = ()) -> int:
-        """Replace the digest deltas one read finds by one delta of their sum, in one update
-        that lands only while ``fence`` holds, so later digest reads stay short; how many
-        were merged. The caller makes sure no other process merges or folds meanwhile (two
-        merging overlapping sets would count them twice): ``Worker.merging``. A store that
-        keeps one digest has nothing to merge."""
-        return 0
-
     def dataset(self) -> Dataset:
         """An rdflib view of everything stored."""
         raise NotImplementedError
@@ -307,9 +294,6 @@ class WrappedStore(Store):
 
     def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
         return self.inner.rebase_digest(only_if_equal=only_if_equal)
-
-    def merge_digest(self, fence: Sequence[Quad] = ()) -> int:
-        return self.inner.merge_digest(fence)
 
     def dataset(self) -> Dataset:
         return self.inner.dataset()

@@ -48,7 +48,7 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
@@ -526,30 +526,8 @@ class SparqlStore(Store):
             f"SELECT ?v WHERE {{ GRAPH {nt(DIGEST_GRAPH)} {{ ?d {nt(LTHASH)} ?v }} }}".encode(),
             _TSV,
         )
-        rows = [row for row in body.decode("ascii").split("\n")[1:] if row]  # after ?v
-        self.pending_deltas = len(rows)
-        return sum_of_texts(row.strip('"') for row in rows)
-
-    def merge_digest(self, fence: Sequence[Quad] = ()) -> int:
-        g, p = nt(DIGEST_GRAPH), nt(LTHASH)
-        body = self._request(
-            "POST", _PLAIN, f"SELECT ?d ?v WHERE {{ GRAPH {g} {{ ?d {p} ?v }} }}".encode(), _TSV
-        )
-        # each row: the delta's node and its value, as N-Triples terms (base64 needs no
-        # escaping), so they go back into the update as they came
-        rows = [row.split("\t") for row in body.decode("ascii").split("\n")[1:] if row]
-        if len(rows) < 2:
-            return 0
-        total = sum_of_texts(value.strip('"') for _, value in rows)
-        old = " ".join(f"{node} {p} {value} ." for node, value in rows)
-        node = f"<{DIGEST_GRAPH}:{uuid.uuid4().hex}>"
-        guard = block(texted(fence)) if fence else ""
-        self.update(
-            f"DELETE {{ GRAPH {g} {{ {old} }} }}\n"
-            f'INSERT {{ GRAPH {g} {{ {node} {p} "{total.to_text()}" }} }}\n'
-            f"WHERE {{ {guard} }}"
-        )
-        return len(rows)
+        rows = body.decode("ascii").split("\n")[1:]  # after the header line, ?v
+        return sum_of_texts(row.strip('"') for row in rows if row)
 
     def _read_all(self) -> tuple[Digest, Digest, list[tuple[str, str]], int]:
         """From one read of the whole store: the sum of its deltas, the digest recomputed
