@@ -242,38 +242,68 @@ def test_an_instance_a_live_process_drives_is_never_taken_over(ward, server):
     assert all(len(v) == 1 and v[0][1] == "Completed" for v in held.values()), held
 
 
-def test_a_lone_worker_waits_for_the_settle_once_at_its_start(ward, server, monkeypatch):
-    """A worker that sees no other claims a second, larger batch with its first, so by the
-    time it has run the first, the second has settled: only the first verify waits (a lone
-    run --all used to wait a settle after each of its first and last batches)."""
+def test_a_lone_worker_waits_for_no_settle_and_one_among_others_does(ward, server, monkeypatch):
+    """The settle (0.2 s) lets a claim that raced this worker's land before it reads the
+    owners back. A worker that, once its claims landed, sees no other live worker and no
+    other owner of them waits for no one: any worker joining later claims on a snapshot that
+    holds its claims. It claims a second, larger batch with its first. Beside another live
+    worker it waits the settle, as before (a lone run --all waited one per batch, and a
+    single-focus run on a shared world 0.2 s more)."""
+    from rdflib import RDF
+
     from horismos import Agent
     from horismos._claims import SETTLE, Worker
 
-    seen: list[tuple[int, float]] = []  # per verify: its batch's size and the wait left
+    alone: list[bool] = []  # per verify: whether it found itself alone (no settle waited)
+    asked = Worker._alone
     verify = Worker._verify
+    sizes: list[int] = []
 
-    async def watched(self, workflow, batch, claimed_at):
-        seen.append((len(batch), claimed_at + self.settle - time.monotonic()))
-        return await verify(self, workflow, batch, claimed_at)
+    def watched_alone(self, workflow, batch):
+        alone.append(asked(self, workflow, batch))
+        return alone[-1]
 
+    async def watched(self, workflow, batch, claimed_at, **kw):
+        sizes.append(len(batch))
+        return await verify(self, workflow, batch, claimed_at, **kw)
+
+    monkeypatch.setattr(Worker, "_alone", watched_alone)
     monkeypatch.setattr(Worker, "_verify", watched)
     monkeypatch.syspath_prepend(str(ward))
     agent = Agent.from_files(*DEFINITIONS, allow_modules=["ehr_client"])
     world = World.open(server.store)
     try:
         run = agent.run(world, all=True)
+        lone = list(alone)
+        alone.clear()
+        new = URIRef(f"{EHR}n0")
+        world.store.load([(new, RDF.type, URIRef(f"{EHR}Patient"), None),
+                          (new, URIRef(f"{EHR}acuity"), URIRef(f"{EHR}urgent"), None)])
+        other = Worker.join(world)  # alive beside the next run, claiming nothing
+        try:
+            started = time.monotonic()
+            beside = agent.run(world, focus=str(new))
+            took = time.monotonic() - started
+        finally:
+            other.leave()
+        # a claim another worker once owned (the --all run's, gone now) still waits the
+        # settle: an evicted owner's last commit may have been in flight
+        later = Worker.join(world)
+        try:
+            owned_before = asked(later, agent.workflow(), [URIRef(f"{EHR}p00")])
+        finally:
+            later.leave()
     finally:
         world.store.close()
 
     assert run.status == "completed"
     assert sorted(str(i.focus) for i in run.instances) == [
         f"{EHR}p{i:02d}" for i in range(PATIENTS)]
-    sizes = [size for size, _ in seen]
-    assert sum(sizes) == PATIENTS and sizes[:2] == [8, (PATIENTS - 8) // 2 + 1]
-    assert seen[0][1] > 0  # the first batch waits its settle
-    # the second settled meanwhile, while the first settled and ran: no settle of its own
-    # (claimed after the first's verify, as before, ~0.15 s of it would be left here)
-    assert seen[1][1] < SETTLE / 2
+    assert sizes[:2] == [8, (PATIENTS - 8) // 2 + 1]
+    assert lone and all(lone)  # alone at every verify: no settle waited, not even the first
+    assert beside.status == "completed"
+    assert alone == [False] and took >= SETTLE  # another live worker: the settle is waited
+    assert owned_before is False
     assert set(values(server.store, "queueRef").values()) == {1}
 
 
