@@ -27,12 +27,14 @@ from ._catalog import (
     ordered_args,
     types_in,
 )
+from ._claims import Worker
 from ._errors import ToolError, UsageError
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
 from ._policy import Policy, fingerprint, refusal
 from ._records import StepRecord
 from ._runner import Environment, _literal_fits
+from ._stores import RUNTIME
 from ._trace import TRACE_VERSION, Trace
 
 if TYPE_CHECKING:
@@ -286,8 +288,12 @@ async def guarded_call(
     tr = trace if isinstance(trace, Trace) else Trace(trace)
     agent.place_individuals(world)  # the definitions' own, before anything reads
     types_of = types_in(agent, world)
+    # on a world other processes share, the call holds a claim on its subject (see _hold),
+    # and its commit is fenced by the lease, as a run's instance is
+    worker = Worker.join(world) if world.store.shared else None
+    held: URIRef | None = None
     runner = agent.runner(
-        world,
+        worker.world if worker is not None else world,
         tr,
         Environment(),
         types_of,
@@ -315,6 +321,8 @@ async def guarded_call(
                 f"the arguments do not fit the input schema of {tool.name}: " + "; ".join(problems),
             )
         _check_types(tool, defs, nodes, types_of)
+        if worker is not None:  # from here to its commit, no other process calls on it
+            held = await _hold(worker, tool, nodes)
         _check_preconditions(tool, defs, nodes, world)
         _check_policy(tool, allow)
         _check_approval(tool, payload, approval)
@@ -338,6 +346,10 @@ async def guarded_call(
         result = CallResult(tool.iri, r.status, error={"kind": r.kind, "message": r.message})
     finally:
         await runner.aclose()
+        if worker is not None:
+            if held is not None:
+                worker.release(_CALLS, held)
+            worker.leave()
     tr.emit(
         "end", status=result.status, world_digest=None if world.store.shared else world.digest()
     )
@@ -348,6 +360,37 @@ async def guarded_call(
     if isinstance(trace, str | Path):
         result.artifacts.append({"type": "trace", "path": str(trace)})
     return result
+
+
+@dataclass(frozen=True)
+class _Calls:
+    """The claims catalog calls hold on a shared world: one per subject (:func:`_hold`)."""
+
+    iri: URIRef
+
+
+_CALLS = _Calls(URIRef(RUNTIME + "catalog-call"))
+
+
+async def _hold(worker: Worker, tool: Tool, nodes: Mapping[str, Node]) -> URIRef:
+    """Claim the call's subject (its effect's subject, else the tool) from its precondition
+    check to its commit, or refuse the call while another process holds it. Two processes
+    serving one shared world checked a precondition each on their own: both saw "not queued
+    yet", and a tool that is not idempotent acted twice. The claim is the one ``run --focus``
+    holds (claim, settle when others are about, verify): the first holder calls, and the
+    other, refused now or running after, finds the precondition gone."""
+    subject = nodes.get(tool.effect.subject) if tool.effect else None
+    key = subject if isinstance(subject, URIRef) else tool.iri
+    try:
+        await worker.hold(_CALLS, key)
+    except UsageError:
+        raise _Refused(
+            "refused",
+            "busy",
+            f"another process is calling a tool on {key.n3()} in this shared world right "
+            "now; call again once it has finished (its precondition is then checked anew)",
+        ) from None
+    return key
 
 
 def _check_types(

@@ -44,7 +44,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rdflib import Literal, URIRef
 from rdflib.term import Node
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from ._model import Workflow
     from ._runner import Runner
 
-__all__ = ["LEASE", "SETTLE", "FencedStore", "Worker"]
+__all__ = ["LEASE", "SETTLE", "FencedStore", "Work", "Worker"]
 
 LEASE = float(os.environ.get("HORISMOS_LEASE", "10"))
 """Seconds a worker's claims outlive its last heartbeat."""
@@ -77,6 +77,16 @@ _PREFIXES = (
     f"PREFIX c: <{C}>\nPREFIX horis: <{NS}>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
 )
 _ALIVE = URIRef(C + "alive")
+
+
+class Work(Protocol):
+    """What a claim is for, named by its IRI: a workflow (its instances' foci), or the
+    catalog's guarded calls (their subjects: ``_call``)."""
+
+    @property
+    def iri(self) -> URIRef: ...
+
+
 _EVICT = f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true }} }}
     WHERE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true ; c:renewed ?r ; c:lease ?lease }}
              FILTER(NOW() - ?r > ?lease) }}"""
@@ -216,7 +226,7 @@ class Worker:
                     ),
                 )
 
-    async def hold(self, workflow: Workflow, focus: URIRef) -> None:
+    async def hold(self, workflow: Work, focus: URIRef) -> None:
         """Claim ``focus`` for a single-focus run (``run --focus``, resume) on a shared world,
         or raise :class:`UsageError` when a live process holds it: an instance another process
         is driving is never taken over, even by ``--all``, whose workers skip live claims.
@@ -232,14 +242,14 @@ class Worker:
                 "finish, or for its lease to run out if it died"
             )
 
-    def release(self, workflow: Workflow, focus: URIRef) -> None:
+    def release(self, workflow: Work, focus: URIRef) -> None:
         self.store.update(
             f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
             f"{_claim_iri(workflow.iri, focus).n3()} <{C}worker> <{self.iri}> "
             "} }"
         )
 
-    def _alone(self, workflow: Workflow, batch: list[URIRef]) -> bool:
+    def _alone(self, workflow: Work, batch: list[URIRef]) -> bool:
         """Whether, now that this worker's claims of ``batch`` have landed, no other process
         can hold or take them: no other worker is alive, and none ever owned one of them.
 
@@ -284,7 +294,7 @@ class Worker:
         }
         return [f for f in foci if f not in taken]
 
-    def _claim(self, workflow: Workflow, batch: list[URIRef], *, reopen: bool = False) -> float:
+    def _claim(self, workflow: Work, batch: list[URIRef], *, reopen: bool = False) -> float:
         """Add this worker as an owner of each claim of ``batch`` no live worker holds and
         (unless ``reopen``) that is not done."""
         rows = " ".join(f"({_claim_iri(workflow.iri, f).n3()} {f.n3()})" for f in batch)
@@ -301,7 +311,7 @@ class Worker:
         return time.monotonic()
 
     async def _verify(
-        self, workflow: Workflow, batch: list[URIRef], claimed_at: float, *, reopen: bool = False
+        self, workflow: Work, batch: list[URIRef], claimed_at: float, *, reopen: bool = False
     ) -> tuple[list[URIRef], bool]:
         """The focus nodes of ``batch`` this worker won (``reopen``: done ones too), and
         whether others work there.

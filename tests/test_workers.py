@@ -355,3 +355,24 @@ def test_a_later_run_all_claims_nothing_an_earlier_one_finished(ward, server, mo
     assert sorted(str(i.focus) for i in again.instances) == sorted(str(n) for n in new)
     assert again_focus.status == "blocked"  # ran, and stopped at QueuePatient's precondition
     assert "queuedAt" in again_focus.instances[0].blocked_by
+
+
+def test_two_processes_calling_a_tool_on_one_subject_call_it_once(ward, server):
+    """Two `horismos tools call` processes on one shared world ask for the same
+    non-idempotent call at once (QueuePatient's tool, whose precondition holds only until
+    the patient is queued). One calls it; the other is refused while the first holds the
+    patient, or finds the precondition gone after: the tool acts once, and the world holds
+    one queue reference."""
+    call = [sys.executable, "-m", "horismos", "tools", "call", "ehr.assign_queue",
+            *DEFINITIONS, "--store", server.store, "--tools", str(ward / "ehr_client.py"),
+            "--args", f'{{"patient": "<{EHR}p01>", "queue": "<{EHR}routine>"}}']
+    env = {**os.environ, "SLOW_ASSIGN": "1"}
+    procs = [subprocess.Popen(call, cwd=ward, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+
+    assigned = [p for _, tool, p in ledger(ward) if tool == "assign"]
+    assert assigned == [f"{EHR}p01"], outs  # called once, by one of them
+    assert sorted(p.returncode for p in procs)[0] == 0, outs
+    assert values(server.store, "queueRef")[f"{EHR}p01"] == 1
+    assert all("Traceback" not in out for out in outs)
