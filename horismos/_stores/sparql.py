@@ -548,10 +548,7 @@ class SparqlStore(Store):
                     deltas.append((q.subject.value, q.object.value))
 
         recomputed = Digest.of_lines(lines())
-        kept = ZERO
-        for _, value in deltas:
-            kept += Digest.from_text(value)
-        return kept, recomputed, deltas, count[0]
+        return sum_of_texts(value for _, value in deltas), recomputed, deltas, count[0]
 
     def recompute_digest(self) -> Digest:
         return self._read_all()[1]
