@@ -262,9 +262,7 @@ class Agent:
         finally:
             await runner.aclose()
             if worker is not None:
-                if held:
-                    worker.release(wf, foci[0])
-                worker.leave()
+                worker.leave()  # the focus's claim given back with the lease
         runner.end(world_digest=_digest(world))
         return Run(instances, runner.trace, dict(runner.counts))
 
@@ -409,7 +407,6 @@ class Agent:
         reads = World(
             RecordingStore((worker.world if worker else world).store, env, self.types_in(world))
         )
-        held = None
         try:
             waiting = prepare(self.definitions, self._gate, reads, iid, facts, reads.store.types)
             runner = self.runner(reads, trace, env, recorded=False, policy=Policy(allowed(allow)))
@@ -419,16 +416,13 @@ class Agent:
                 await runner.check_bindings(wf)
                 if worker is not None:
                     await worker.hold(wf, waiting.focus)
-                    held = wf, waiting.focus
                 runner.header(wf, [waiting.focus], world_digest=_digest(world))
                 inst = await runner.resume_instance(waiting)
             finally:
                 await runner.aclose()
         finally:
             if worker is not None:
-                if held is not None:
-                    worker.release(*held)
-                worker.leave()
+                worker.leave()  # the focus's claim given back with the lease
         runner.end(world_digest=_digest(world))
         return Run([inst], runner.trace, dict(runner.counts))
 

@@ -291,7 +291,6 @@ async def guarded_call(
     # on a world other processes share, the call holds a claim on its subject (see _hold),
     # and its commit is fenced by the lease, as a run's instance is
     worker = Worker.join(world) if world.store.shared else None
-    held: URIRef | None = None
     runner = agent.runner(
         worker.world if worker is not None else world,
         tr,
@@ -322,7 +321,7 @@ async def guarded_call(
             )
         _check_types(tool, defs, nodes, types_of)
         if worker is not None:  # from here to its commit, no other process calls on it
-            held = await _hold(worker, tool, nodes)
+            await _hold(worker, tool, nodes)
         _check_preconditions(tool, defs, nodes, world)
         _check_policy(tool, allow)
         _check_approval(tool, payload, approval)
@@ -347,9 +346,7 @@ async def guarded_call(
     finally:
         await runner.aclose()
         if worker is not None:
-            if held is not None:
-                worker.release(_CALLS, held)
-            worker.leave()
+            worker.leave()  # the subject's claim given back with the lease
     tr.emit(
         "end", status=result.status, world_digest=None if world.store.shared else world.digest()
     )
@@ -372,7 +369,7 @@ class _Calls:
 _CALLS = _Calls(URIRef(RUNTIME + "catalog-call"))
 
 
-async def _hold(worker: Worker, tool: Tool, nodes: Mapping[str, Node]) -> URIRef:
+async def _hold(worker: Worker, tool: Tool, nodes: Mapping[str, Node]) -> None:
     """Claim the call's subject (its effect's subject, else the tool) from its precondition
     check to its commit, or refuse the call while another process holds it. Two processes
     serving one shared world checked a precondition each on their own: both saw "not queued
@@ -390,7 +387,6 @@ async def _hold(worker: Worker, tool: Tool, nodes: Mapping[str, Node]) -> URIRef
             f"another process is calling a tool on {key.n3()} in this shared world right "
             "now; call again once it has finished (its precondition is then checked anew)",
         ) from None
-    return key
 
 
 def _check_types(

@@ -105,6 +105,7 @@ class Worker:
         self.lost = False
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
+        self._held: list[URIRef] = []  # claims held (:meth:`hold`), given back on leaving
 
     @classmethod
     def join(cls, world: World) -> Worker:
@@ -121,10 +122,18 @@ class Worker:
         return worker
 
     def leave(self) -> None:
-        """Stop the heartbeat and drop the lease: claims left undone are free at once."""
+        """Give back the claims it holds (:meth:`hold`), stop the heartbeat and drop the
+        lease: claims left undone are free at once."""
         self._stop.set()
         if self._beat is not None:
             self._beat.join()
+        if self._held:
+            self.store.update(
+                f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
+                + " ".join(f"{claim.n3()} <{C}worker> <{self.iri}> ." for claim in self._held)
+                + " } }"
+            )
+            self._held.clear()
         self.store.update(f"DELETE WHERE {{ GRAPH <{CLAIMS}> {{ <{self.iri}> ?p ?o }} }}")
 
     def _heartbeat(self) -> None:
@@ -232,7 +241,7 @@ class Worker:
         is driving is never taken over, even by ``--all``, whose workers skip live claims.
         A claim ``--all`` marked done is held too: done means no ``--all`` worker drives that
         focus again, not that nobody may (a waiting instance is resumed, ``run --focus``
-        starts another on purpose). :meth:`release` gives the claim back as it was."""
+        starts another on purpose). :meth:`leave` gives the claim back as it was."""
         claimed = self._claim(workflow, [focus], reopen=True)
         mine, _ = await self._verify(workflow, [focus], claimed, reopen=True)
         if not mine:
@@ -241,13 +250,7 @@ class Worker:
                 "world (it holds the focus's claim and renews its lease); wait for it to "
                 "finish, or for its lease to run out if it died"
             )
-
-    def release(self, workflow: Work, focus: URIRef) -> None:
-        self.store.update(
-            f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
-            f"{_claim_iri(workflow.iri, focus).n3()} <{C}worker> <{self.iri}> "
-            "} }"
-        )
+        self._held.append(_claim_iri(workflow.iri, focus))
 
     def _alone(self, workflow: Work, batch: list[URIRef]) -> bool:
         """Whether, now that this worker's claims of ``batch`` have landed, no other process
