@@ -27,14 +27,13 @@ from ._catalog import (
     ordered_args,
     types_in,
 )
-from ._claims import Worker
+from ._claims import CALLS, Worker
 from ._errors import ToolError, UsageError
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
 from ._policy import Policy, fingerprint, refusal
 from ._records import StepRecord
 from ._runner import Environment, _literal_fits
-from ._stores import RUNTIME
 from ._trace import TRACE_VERSION, Trace
 
 if TYPE_CHECKING:
@@ -366,7 +365,7 @@ class _Calls:
     iri: URIRef
 
 
-_CALLS = _Calls(URIRef(RUNTIME + "catalog-call"))
+_CALLS = _Calls(CALLS)
 
 
 async def _hold(worker: Worker, tool: Tool, nodes: Mapping[str, Node]) -> None:
@@ -375,7 +374,8 @@ async def _hold(worker: Worker, tool: Tool, nodes: Mapping[str, Node]) -> None:
     serving one shared world checked a precondition each on their own: both saw "not queued
     yet", and a tool that is not idempotent acted twice. The claim is the one ``run --focus``
     holds (claim, settle when others are about, verify): the first holder calls, and the
-    other, refused now or running after, finds the precondition gone."""
+    other, refused now or running after, finds the precondition gone. A run's instance on
+    that node (its focus) holds it off the same way, and the call holds off the run."""
     subject = nodes.get(tool.effect.subject) if tool.effect else None
     key = subject if isinstance(subject, URIRef) else tool.iri
     try:
@@ -384,8 +384,9 @@ async def _hold(worker: Worker, tool: Tool, nodes: Mapping[str, Node]) -> None:
         raise _Refused(
             "refused",
             "busy",
-            f"another process is calling a tool on {key.n3()} in this shared world right "
-            "now; call again once it has finished (its precondition is then checked anew)",
+            f"another process is calling a tool on {key.n3()}, or running a workflow on it, "
+            "in this shared world right now; call again once it has finished (its "
+            "precondition is then checked anew)",
         ) from None
 
 

@@ -27,8 +27,11 @@ Oxigraph evaluates an update's ``WHERE`` on a snapshot and detects no write conf
 A claim won after its owner was evicted is read (its instance, if any) only after the settle,
 by when any commit the evicted worker had in flight has landed; a running instance is then
 continued from its stored step and version, a stopped one is left alone. Claims are marked
-done when their instance stops, so each focus node gets at most one instance of the workflow
-from ``--all`` on a shared world. Claiming runs one batch ahead, and batches grow until their
+done when their instance stops, and given back in the same update, so each focus node gets at
+most one instance of the workflow from ``--all`` on a shared world. The catalog's guarded
+calls claim their subjects as a work of their own (:data:`CALLS`); a call and a run keep each
+other off a node by reading, after the settle, the other kind's live claims on it
+(:meth:`Worker._crossed`). Claiming runs one batch ahead, and batches grow until their
 work outlasts the settle, so the wait overlaps work instead of adding to it; a worker that sees
 no other claims a large second batch with its first and keeps batches large to the end.
 """
@@ -62,7 +65,7 @@ if TYPE_CHECKING:
     from ._model import Workflow
     from ._runner import Runner
 
-__all__ = ["LEASE", "SETTLE", "FencedStore", "Work", "Worker"]
+__all__ = ["CALLS", "LEASE", "SETTLE", "FencedStore", "Work", "Worker"]
 
 LEASE = float(os.environ.get("HORISMOS_LEASE", "10"))
 """Seconds a worker's claims outlive its last heartbeat."""
@@ -77,11 +80,14 @@ _PREFIXES = (
     f"PREFIX c: <{C}>\nPREFIX horis: <{NS}>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
 )
 _ALIVE = URIRef(C + "alive")
+CALLS = URIRef(RUNTIME + "catalog-call")
+"""The work of the catalog's guarded calls on a shared world: a claim per subject (``_call``).
+It and a workflow keep each other off a node (:meth:`Worker._crossed`)."""
 
 
 class Work(Protocol):
     """What a claim is for, named by its IRI: a workflow (its instances' foci), or the
-    catalog's guarded calls (their subjects: ``_call``)."""
+    catalog's guarded calls (:data:`CALLS`: their subjects)."""
 
     @property
     def iri(self) -> URIRef: ...
@@ -245,10 +251,15 @@ class Worker:
         claimed = self._claim(workflow, [focus], reopen=True)
         mine, _ = await self._verify(workflow, [focus], claimed, reopen=True)
         if not mine:
+            doing = (
+                f"a catalog call on {focus}"
+                if self._crossed(workflow, [focus])
+                else f"{workflow.iri} for {focus}"
+            )
             raise UsageError(
-                f"another live process is driving {workflow.iri} for {focus} on this shared "
-                "world (it holds the focus's claim and renews its lease); wait for it to "
-                "finish, or for its lease to run out if it died"
+                f"another live process is driving {doing} on this shared world (it holds "
+                "the node's claim and renews its lease); wait for it to finish, or for its "
+                "lease to run out if it died"
             )
         self._held.append(_claim_iri(workflow.iri, focus))
 
@@ -347,7 +358,10 @@ class Worker:
                 done.add(r["claim"])
         if reopen:
             done.clear()
-        won = [c for c, ws in owners.items() if c not in done and ws and min(ws) == str(self.iri)]
+        won = [c for c in claims if c not in done and owners[c] and min(owners[c]) == str(self.iri)]
+        if won:  # and not held by the other kind of work: given up, to be claimed again later
+            crossed = self._crossed(workflow, [claims[c] for c in won])
+            won = [c for c in won if claims[c] not in crossed]
         withdrawn = [c for c, ws in owners.items() if str(self.iri) in ws and c not in won]
         if withdrawn:
             self.store.update(
@@ -356,7 +370,31 @@ class Worker:
                 + " } }"
             )
         contested = any(c in done or (ws and min(ws) != str(self.iri)) for c, ws in owners.items())
-        return [claims[c] for c in won], contested  # type: ignore[index]
+        return [claims[c] for c in won], contested
+
+    def _crossed(self, work: Work, nodes: list[URIRef]) -> set[Node]:
+        """Those of ``nodes`` another live worker holds for the other kind of work: a
+        catalog call on a run's focus, or a run of any workflow on a call's subject.
+
+        Claims are per work, so a ``tools call`` and a run's step on one patient each won
+        their own and both checked the tool's precondition: a tool that is not idempotent
+        acted twice. Each side reads the other's claims only after its own have settled, as
+        :meth:`_verify` reads owners, so of two that race at least one sees the other and
+        stands back. A finished ``--all`` instance no longer holds its focus
+        (:meth:`_run_batch`), so calls on it are not refused for the rest of the run."""
+        values = " ".join(n.n3() for n in nodes)
+        other = f"?wf {'=' if work.iri != CALLS else '!='} <{CALLS}>"
+        return {
+            r["f"]
+            for r in self.store.select(
+                f"""SELECT DISTINCT ?f WHERE {{ VALUES ?f {{ {values} }}
+                GRAPH <{CLAIMS}> {{ ?claim c:workflow ?wf ; c:focus ?f ; c:worker ?w .
+                                    ?w c:alive true }}
+                FILTER(?w != <{self.iri}> && {other}) }}""",
+                {},
+                {"c": C},
+            )
+        }
 
     async def _run_batch(
         self,
@@ -397,12 +435,13 @@ class Worker:
                 if inst is not None:
                     on_instance(inst)
         finally:
-            if finished:
+            if finished:  # done, and no longer held: a catalog call on one is not refused
+                claims = [_claim_iri(workflow.iri, f).n3() for f in finished]
                 self.store.update(
-                    f"INSERT DATA {{ GRAPH <{CLAIMS}> {{ "
-                    + " ".join(
-                        f"{_claim_iri(workflow.iri, f).n3()} <{C}done> true ." for f in finished
-                    )
+                    f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
+                    + " ".join(f"{c} <{C}worker> <{self.iri}> ." for c in claims)
+                    + f" }} }};\nINSERT DATA {{ GRAPH <{CLAIMS}> {{ "
+                    + " ".join(f"{c} <{C}done> true ." for c in claims)
                     + " } }"
                 )
 

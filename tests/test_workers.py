@@ -286,11 +286,16 @@ def test_a_lone_worker_waits_for_no_settle_and_one_among_others_does(ward, serve
             took = time.monotonic() - started
         finally:
             other.leave()
-        # a claim another worker once owned (the --all run's, gone now) still waits the
-        # settle: an evicted owner's last commit may have been in flight
+        # a claim another worker owned and never gave back (its lease gone, as if evicted)
+        # still waits the settle: that owner's last commit may have been in flight; one the
+        # --all run finished, and so gave back, does not
+        gone = Worker.join(world)
+        gone._claim(agent.workflow(), [URIRef(f"{EHR}p00")], reopen=True)
+        gone.leave()  # its lease dropped; the claim it took is not one it holds
         later = Worker.join(world)
         try:
             owned_before = asked(later, agent.workflow(), [URIRef(f"{EHR}p00")])
+            finished_before = asked(later, agent.workflow(), [URIRef(f"{EHR}p01")])
         finally:
             later.leave()
     finally:
@@ -303,7 +308,7 @@ def test_a_lone_worker_waits_for_no_settle_and_one_among_others_does(ward, serve
     assert lone and all(lone)  # alone at every verify: no settle waited, not even the first
     assert beside.status == "completed"
     assert alone == [False] and took >= SETTLE  # another live worker: the settle is waited
-    assert owned_before is False
+    assert owned_before is False and finished_before is True
     assert set(values(server.store, "queueRef").values()) == {1}
 
 
@@ -376,3 +381,66 @@ def test_two_processes_calling_a_tool_on_one_subject_call_it_once(ward, server):
     assert sorted(p.returncode for p in procs)[0] == 0, outs
     assert values(server.store, "queueRef")[f"{EHR}p01"] == 1
     assert all("Traceback" not in out for out in outs)
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()[0]
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.02)
+
+
+def test_a_catalog_call_during_a_runs_step_on_its_focus_is_refused(ward, server):
+    """A run's instance on p01 is inside the non-idempotent assign_queue when a `horismos
+    tools call` asks for the same call on p01 in another process. The call claimed the
+    patient under its own work and checked the precondition, which still held: the tool
+    acted twice. Now the run's claim on its focus holds the call off (busy); the tool acts
+    once and the world holds one queue reference."""
+    run = subprocess.Popen(
+        [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--focus", f"{EHR}p01",
+         "--store", server.store, "--tools", str(ward / "ehr_client.py"), "-q"],
+        cwd=ward, env={**os.environ, "SLOW_ASSIGN": "2"}, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    _wait_for(ward / "assigning", run)
+    call = subprocess.run(
+        [sys.executable, "-m", "horismos", "tools", "call", "ehr.assign_queue", *DEFINITIONS,
+         "--store", server.store, "--tools", str(ward / "ehr_client.py"),
+         "--args", f'{{"patient": "<{EHR}p01>", "queue": "<{EHR}routine>"}}'],
+        cwd=ward, capture_output=True, text=True, timeout=120)
+    out = run.communicate(timeout=120)[0]
+
+    assert run.returncode == 0, out
+    assert call.returncode != 0 and "busy" in call.stdout + call.stderr, call
+    assert [p for _, tool, p in ledger(ward) if tool == "assign"] == [f"{EHR}p01"]
+    assert values(server.store, "queueRef")[f"{EHR}p01"] == 1
+    assert "Traceback" not in call.stdout + call.stderr + out
+
+
+def test_a_run_waits_out_a_catalog_call_on_its_focus(ward, server):
+    """The other way round: a `tools call` is inside assign_queue for p01 when runs start.
+    `run --focus p01` is refused, naming the catalog call; `run --all` leaves p01 until the
+    call has finished, then finds it queued (blocked at QueuePatient). The tool acts on p01
+    once, and every other patient is queued as usual."""
+    call = subprocess.Popen(
+        [sys.executable, "-m", "horismos", "tools", "call", "ehr.assign_queue", *DEFINITIONS,
+         "--store", server.store, "--tools", str(ward / "ehr_client.py"),
+         "--args", f'{{"patient": "<{EHR}p01>", "queue": "<{EHR}routine>"}}'],
+        cwd=ward, env={**os.environ, "SLOW_ASSIGN": "2"}, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    _wait_for(ward / "assigning", call)
+    focus = subprocess.run(
+        [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--focus", f"{EHR}p01",
+         "--store", server.store, "--tools", str(ward / "ehr_client.py"), "-q"],
+        cwd=ward, capture_output=True, text=True, timeout=120)
+    everyone = worker(ward, server.store)
+    outs = [call.communicate(timeout=120)[0], everyone.communicate(timeout=120)[0]]
+
+    assert focus.returncode != 0 and "a catalog call on" in focus.stderr, focus
+    assert [call.returncode, everyone.returncode] == [0, 4], outs  # 4: p01 blocked
+    assigned = Counter(p for _, tool, p in ledger(ward) if tool == "assign")
+    assert assigned == Counter(f"{EHR}p{i:02d}" for i in range(PATIENTS)), assigned
+    assert values(server.store, "queueRef")[f"{EHR}p01"] == 1
+    p01 = instances(server.store)[f"{EHR}p01"]
+    assert [status for _, status in p01] == ["Blocked"], p01
+    assert all("Traceback" not in text for text in [*outs, focus.stderr])
