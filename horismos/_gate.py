@@ -700,7 +700,8 @@ def _shape_reads(g: Graph, shape: Node) -> frozenset[Node] | None:
         if node in seen:
             continue
         seen.add(node)
-        if (node, SH.closed, None) in g:
+        # closed unless it says false (a flag that is not a literal goes to pyshacl: whole)
+        if any(not isinstance(f, Literal) or f.value for f in g.objects(node, SH.closed)):
             return None
         for path in g.objects(node, SH.path):
             found |= _path_properties(g, path)

@@ -119,6 +119,19 @@ def test_a_closed_shape_reads_the_whole_node(build):
     assert all(len(read) == 3 for read in _gate_reads(stray)), "read whole"
 
 
+def test_a_shape_that_says_it_is_not_closed_reads_only_what_it_names(build):
+    """``sh:closed false`` is no closed shape: the gate read the whole node for it anyway
+    (the verdict was right, the cost and the trace were those of a closed shape)."""
+    defs = DEFS.replace("sh:closed true", "sh:closed false")
+    agent, world = build(defs, WORLD, tools={"file": lambda **_: {"ref": "R-7"}})
+    run = agent.run(world, workflow=str(EX.Close), focus=str(EX.c1))
+
+    assert step_events(run)[0]["status"] == "completed"  # :note is allowed: not closed
+    reads = _gate_reads(run)
+    assert reads and all(len(read) == 4 for read in reads), "narrowed to what it names"
+    assert not any("note" in p for read in reads for p, _ in read[-1])
+
+
 def test_a_trace_of_narrowed_reads_replays_the_same(build, tmp_path: Path):
     agent, world = build(DEFS, WORLD, tools={"file": lambda **_: {"ref": "R-7"}})
     trace = tmp_path / "file.jsonl"
