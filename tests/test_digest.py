@@ -280,3 +280,54 @@ def test_horismos_digest_prints_checks_and_folds(tmp_path, oxigraph_pool):
     unknown = subprocess.run([sys.executable, "-m", "horismos", "digest", "--store", "nope"],
                              capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+
+
+def test_two_folds_at_once_keep_the_digest_true(oxigraph_pool, monkeypatch):
+    """Two `horismos digest --fold` (or a fold and a load into an empty world) at the same
+    moment: each read the same deltas and replaced them by a base value of its own, so the
+    kept digest counted the world twice. Both read here before either writes. A fold that
+    finds its deltas gone since (one fold after another, each having read a commit the other
+    did not see) changes nothing, and the commit's delta stays."""
+    import threading
+
+    from horismos._stores.sparql import SparqlStore
+
+    store = oxigraph_pool.fresh()
+    world = World.open(store)
+    for i in range(3):
+        world.commit(Change(add=[(S[i], P[0], Literal(f"value {i}"), None)]))
+    read_all = SparqlStore._read_all
+    both_read = threading.Barrier(2, timeout=30)
+
+    def read_then_wait(self):
+        seen = read_all(self)
+        both_read.wait()
+        return seen
+
+    monkeypatch.setattr(SparqlStore, "_read_all", read_then_wait)
+    worlds = [World.open(store) for _ in range(2)]
+    folds = [threading.Thread(target=w.store.rebase_digest, kwargs={"only_if_equal": True})
+             for w in worlds]
+    for t in folds:
+        t.start()
+    for t in folds:
+        t.join(timeout=60)
+    monkeypatch.setattr(SparqlStore, "_read_all", read_all)
+
+    kept, recomputed = world.store.check_digest()
+    assert kept == recomputed
+
+    # one after the other, the second having read a commit the first did not see: the first
+    # lands, the second (its deltas gone) changes nothing, the commit's delta stays counted
+    first = worlds[0].store._read_all()
+    world.commit(Change(add=[(S[3], P[1], Literal("late"), None)]))
+    second = worlds[1].store._read_all()
+    for w, seen in ((worlds[0], first), (worlds[1], second)):
+        monkeypatch.setattr(SparqlStore, "_read_all", lambda self, seen=seen: seen)
+        w.store.rebase_digest()
+    monkeypatch.setattr(SparqlStore, "_read_all", read_all)
+    kept, recomputed = world.store.check_digest()
+    assert kept == recomputed
+    for w in (world, *worlds):
+        w.close()
+    oxigraph_pool.release()

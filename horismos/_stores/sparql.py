@@ -44,6 +44,7 @@ store, and ``--fold`` replaces the deltas that read saw by one base value.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -564,15 +565,29 @@ class SparqlStore(Store):
         return kept, recomputed
 
     def _fold(self, only_if_equal: bool = False) -> tuple[Digest, Digest, bool, int]:
+        """Replace the deltas one read saw by one base value, in an update that lands only
+        while every one of them is still there, under a name made from theirs.
+
+        Two folds at once (two ``digest --fold``, a fold and a load into an empty world)
+        each replaced the same deltas by a base of its own: the kept digest counted the
+        world twice. Now two that read the same deltas write the same base quad, which the
+        store holds once; one whose deltas another fold replaced since changes nothing (a
+        commit's delta it read, the other did not, stays counted). Two folds that read
+        different deltas and whose updates the server evaluates on one snapshot can still
+        both land: the server detects no write conflicts (see ``_claims``)."""
         kept, recomputed, deltas, count = self._read_all()
         if only_if_equal and kept != recomputed:
             return kept, recomputed, False, count
         g, p = nt(DIGEST_GRAPH), nt(LTHASH)
         old = " ".join(f"<{node}> {p} {nt(Literal(value))} ." for node, value in deltas)
-        node, _, value, _ = self._delta_quad(recomputed)
+        name = hashlib.sha256(" ".join(sorted(node for node, _ in deltas)).encode()).hexdigest()
+        base = f"<{DIGEST_GRAPH}:base:{name[:32]}> {p} {nt(Literal(recomputed.to_text()))} ."
         self.update(
-            f"DELETE DATA {{ GRAPH {g} {{ {old} }} }};\n"
-            f"INSERT DATA {{ GRAPH {g} {{ {nt(node)} {p} {nt(value)} }} }}"
+            f"DELETE {{ GRAPH {g} {{ {old} }} }}\n"
+            f"INSERT {{ GRAPH {g} {{ {base} }} }}\n"
+            f"WHERE {{ GRAPH {g} {{ {old} }} }}"
+            if old
+            else f"INSERT DATA {{ GRAPH {g} {{ {base} }} }}"
         )
         return kept, recomputed, True, count
 
