@@ -128,7 +128,7 @@ class Gate:
             s: _shape_reads(defs.graph, s) if s in self._compiled else None for s in used
         }
         self._always = frozenset({_TYPE, *self._targets.by_subject_of})
-        self._reads: dict[tuple[URIRef, frozenset[Node]], frozenset[Node] | None] = {}
+        self._reads: dict[tuple[URIRef | None, frozenset[Node]], frozenset[Node] | None] = {}
         self._guess: dict[URIRef, frozenset[Node] | None] = {}
         # per tool, looked up on every step: result key → assertion, and what the runtime writes
         # (property, value; None for horis:now)
@@ -213,22 +213,24 @@ class Gate:
     # -- what judging reads -------------------------------------------------------------
 
     def reads(
-        self, tool: Tool, subject: Node | None, types: Iterable[Node]
+        self, tool: Tool | None, subject: Node | None, types: Iterable[Node]
     ) -> frozenset[Node] | None:
-        """The predicates of ``subject`` that judging a result of ``tool`` on it can read,
-        given its ``rdf:type`` values: those the shapes targeting it and the effect's own
-        shapes name on it, ``rdf:type``, and every ``sh:targetSubjectsOf`` property (whether
-        it has one decides whether that shape applies). None when a shape may read any of
-        its triples (``sh:closed``, or one pyshacl judges): then the gate reads them all.
+        """The predicates of ``subject`` that judging a result of ``tool`` on it (or, with
+        no tool, facts a person gives on resume) can read, given its ``rdf:type`` values:
+        those the shapes targeting it and the effect's own shapes name on it, ``rdf:type``,
+        and every ``sh:targetSubjectsOf`` property (whether it has one decides whether that
+        shape applies). None when a shape may read any of its triples (``sh:closed``, or
+        one pyshacl judges): then the gate reads them all.
 
         Why: the gate used to read the node's every triple, so a step on a node holding
         1,000 facts ran 16x slower than on one holding 3, and traced them all."""
-        key = (tool.iri, frozenset(types))
+        key = (tool.iri if tool is not None else None, frozenset(types))
         if key not in self._reads:
             # the shapes _applicable finds by class, and those of every targeted property
             # (it may have the property: read as if it had); by node, below, for this node
             shapes = self._applicable(None, key[1], self._targets.by_subject_of)
-            shapes.update(tool.effect.shapes if tool.effect is not None else ())
+            if tool is not None and tool.effect is not None:
+                shapes.update(tool.effect.shapes)
             self._reads[key] = self._union(shapes)
         found = self._reads[key]
         targeted = self._targets.by_node.get(subject) if subject is not None else None

@@ -615,7 +615,9 @@ def _judge(
     messages: list[ShaclMessage] = []
     for subject in sorted({s for s, _, _ in triples if not isinstance(s, BNode)}, key=str):
         added = [t for t in triples if t[0] == subject]
-        verdict = gate.domain(subject, added, store.outgoing(subject), types)
+        # what the shapes judging it name, as a step's gate reads: not the whole node
+        need = gate.reads(None, subject, types(subject))
+        verdict = gate.domain(subject, added, store.outgoing(subject, need), types)
         messages.extend(verdict.messages)
     if messages:
         raise GateRejected(

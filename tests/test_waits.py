@@ -396,3 +396,31 @@ def test_a_wait_left_by_run_all_on_a_shared_world_resumes(tmp_path, oxigraph_poo
         assert again.instances == []
     finally:
         oxigraph_pool.release()
+
+
+def test_resuming_with_facts_reads_of_a_node_only_what_its_shapes_name(tmp_path: Path) -> None:
+    """The facts a person gives are judged against the node's shapes after them, as a
+    step's result is: from the node's triples those shapes name, not all of them. A request
+    holding 2,000 notes was read whole (and its notes counted) for one approvedBy."""
+    notes = " ; ".join(f':note "note {i}"' for i in range(2000))
+    (tmp_path / "defs.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(WORLD + f":req1 {notes} .\n:req3 a :Request .\n")
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"file_request": file_request})
+    world = World.from_files(tmp_path / "world.ttl")
+    waiting = agent.run(world, ":Leave", ":req1")
+    asked: list[tuple[URIRef, frozenset | None]] = []
+    outgoing = world.store.outgoing
+
+    def watched(subject, predicates=None):
+        asked.append((subject, predicates))
+        return outgoing(subject, predicates)
+
+    world.store.outgoing = watched  # type: ignore[method-assign]
+    run = agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .")
+
+    assert run.status == "completed"
+    on_request = [predicates for subject, predicates in asked if subject == L.req1]
+    assert on_request and all(p is not None and L.note not in p for p in on_request)
+    other = agent.run(world, ":Leave", ":req3")
+    with pytest.raises(GateRejected):  # still judged: an intern is no manager
+        agent.resume(world, other.instance, facts=":req3 :approvedBy :intern .")
