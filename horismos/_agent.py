@@ -33,6 +33,8 @@ from ._world import World
 
 __all__ = ["Agent"]
 
+_HAS_SUBJECT = "SELECT ?p WHERE { ?s ?p ?o } LIMIT 1"
+
 Entailment = Literal["rdfs", "owl-rl"]
 
 
@@ -143,10 +145,12 @@ class Agent:
     def _iri(self, name: str | URIRef, world: World | None = None) -> URIRef:
         if isinstance(name, URIRef):
             return name
+        # whether the world has the candidate as a subject: one triple asked, not the node's
+        # every triple read (a hub of a knowledge graph holds millions)
         exists = (
             None
             if world is None
-            else (lambda c: next(iter(world.store.outgoing(c)), None) is not None)
+            else (lambda c: bool(world.store.select(_HAS_SUBJECT, {"s": c}, {})))
         )
         try:
             return self.definitions.expand(name, exists)
