@@ -31,7 +31,7 @@ done when their instance stops, and given back in the same update, so each focus
 most one instance of the workflow from ``--all`` on a shared world. The catalog's guarded
 calls claim their subjects as a work of their own (:data:`CALLS`); a call and a run keep each
 other off a node by reading, after the settle, the other kind's live claims on it
-(:meth:`Worker._crossed`). Claiming runs one batch ahead, and batches grow until their
+(:meth:`Worker._crossing`). Claiming runs one batch ahead, and batches grow until their
 work outlasts the settle, so the wait overlaps work instead of adding to it; a worker that sees
 no other claims a large second batch with its first and keeps batches large to the end.
 """
@@ -82,7 +82,7 @@ _PREFIXES = (
 _ALIVE = URIRef(C + "alive")
 CALLS = URIRef(RUNTIME + "catalog-call")
 """The work of the catalog's guarded calls on a shared world: a claim per subject (``_call``).
-It and a workflow keep each other off a node (:meth:`Worker._crossed`)."""
+It and a workflow keep each other off a node (:meth:`Worker._crossing`)."""
 
 
 class Work(Protocol):
@@ -345,23 +345,34 @@ class Worker:
         claims = {_claim_iri(workflow.iri, f): f for f in batch}
         owners: dict[Node, set[str]] = {c: set() for c in claims}
         done: set[Node] = set()
+        crossed: set[Node] = set()  # held by the other kind of work (:meth:`_crossing`)
         for r in self.store.select(
-            f"""SELECT ?claim ?w ?done WHERE {{
+            f"""SELECT ?claim ?w ?done ?crossed WHERE {{ {{
                 VALUES ?claim {{ {" ".join(f"<{c}>" for c in claims)} }}
                 GRAPH <{CLAIMS}> {{ ?claim c:worker ?w . ?w c:alive true }}
-                OPTIONAL {{ GRAPH <{CLAIMS}> {{ ?claim c:done ?done }} }} }}""",
+                OPTIONAL {{ GRAPH <{CLAIMS}> {{ ?claim c:done ?done }} }} }}
+                UNION {self._crossing(workflow, batch)} }}""",
             {},
             {"c": C},
         ):
+            if "crossed" in r:
+                crossed.add(r["crossed"])
+                continue
             owners[r["claim"]].add(str(r["w"]))
             if "done" in r:
                 done.add(r["claim"])
         if reopen:
             done.clear()
-        won = [c for c in claims if c not in done and owners[c] and min(owners[c]) == str(self.iri)]
-        if won:  # and not held by the other kind of work: given up, to be claimed again later
-            crossed = self._crossed(workflow, [claims[c] for c in won])
-            won = [c for c in won if claims[c] not in crossed]
+        # won: the least live owner, and not held by the other kind of work (given up, to be
+        # claimed again later)
+        won = [
+            c
+            for c in claims
+            if c not in done
+            and owners[c]
+            and min(owners[c]) == str(self.iri)
+            and claims[c] not in crossed
+        ]
         withdrawn = [c for c, ws in owners.items() if str(self.iri) in ws and c not in won]
         if withdrawn:
             self.store.update(
@@ -372,29 +383,29 @@ class Worker:
         contested = any(c in done or (ws and min(ws) != str(self.iri)) for c, ws in owners.items())
         return [claims[c] for c in won], contested
 
-    def _crossed(self, work: Work, nodes: list[URIRef]) -> set[Node]:
-        """Those of ``nodes`` another live worker holds for the other kind of work: a
-        catalog call on a run's focus, or a run of any workflow on a call's subject.
+    def _crossing(self, work: Work, nodes: list[URIRef]) -> str:
+        """A query group binding ``?crossed`` to those of ``nodes`` another live worker holds
+        for the other kind of work: a catalog call on a run's focus, or a run of any
+        workflow on a call's subject.
 
         Claims are per work, so a ``tools call`` and a run's step on one patient each won
         their own and both checked the tool's precondition: a tool that is not idempotent
         acted twice. Each side reads the other's claims only after its own have settled, as
-        :meth:`_verify` reads owners, so of two that race at least one sees the other and
-        stands back. A finished ``--all`` instance no longer holds its focus
-        (:meth:`_run_batch`), so calls on it are not refused for the rest of the run."""
-        values = " ".join(n.n3() for n in nodes)
+        :meth:`_verify` reads owners (in the same query), so of two that race at least one
+        sees the other and stands back. A finished ``--all`` instance no longer holds its
+        focus (:meth:`_run_batch`), so calls on it are not refused for the rest of the run."""
         other = f"?wf {'=' if work.iri != CALLS else '!='} <{CALLS}>"
-        return {
-            r["f"]
-            for r in self.store.select(
-                f"""SELECT DISTINCT ?f WHERE {{ VALUES ?f {{ {values} }}
-                GRAPH <{CLAIMS}> {{ ?claim c:workflow ?wf ; c:focus ?f ; c:worker ?w .
-                                    ?w c:alive true }}
-                FILTER(?w != <{self.iri}> && {other}) }}""",
-                {},
-                {"c": C},
-            )
-        }
+        return f"""{{ VALUES ?crossed {{ {" ".join(n.n3() for n in nodes)} }}
+            GRAPH <{CLAIMS}> {{ ?held c:workflow ?wf ; c:focus ?crossed ; c:worker ?by .
+                                ?by c:alive true }}
+            FILTER(?by != <{self.iri}> && {other}) }}"""
+
+    def _crossed(self, work: Work, nodes: list[URIRef]) -> set[Node]:
+        """:meth:`_crossing`'s nodes, asked alone (to say why a hold was refused)."""
+        rows = self.store.select(
+            f"SELECT DISTINCT ?crossed WHERE {self._crossing(work, nodes)}", {}, {"c": C}
+        )
+        return {r["crossed"] for r in rows}
 
     async def _run_batch(
         self,
