@@ -59,6 +59,11 @@ def assign_queue(patient, queue):
     if os.environ.get("SLOW_ASSIGN"):
         (HERE / "assigning").write_text(str(patient))
         time.sleep(float(os.environ["SLOW_ASSIGN"]))
+    if os.environ.get("ASSIGN_UNTIL"):  # in the call until the test lets it go (< its 5 s)
+        (HERE / "assigning").write_text(str(patient))
+        deadline = time.monotonic() + 4.5
+        while not Path(os.environ["ASSIGN_UNTIL"]).exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
     return {"queueRef": f"Q-{str(queue).rsplit('#', 1)[-1].upper()}-{os.getpid()}"}
 
 
@@ -421,19 +426,29 @@ def test_a_run_waits_out_a_catalog_call_on_its_focus(ward, server):
     """The other way round: a `tools call` is inside assign_queue for p01 when runs start.
     `run --focus p01` is refused, naming the catalog call; `run --all` leaves p01 until the
     call has finished, then finds it queued (blocked at QueuePatient). The tool acts on p01
-    once, and every other patient is queued as usual."""
+    once, and every other patient is queued as usual. The call is held in the tool until
+    both runs have started and `--all` has queued another patient of p01's batch: `--all`
+    reaches p01 while the call is still in it."""
+    release = ward / "release"
     call = subprocess.Popen(
         [sys.executable, "-m", "horismos", "tools", "call", "ehr.assign_queue", *DEFINITIONS,
          "--store", server.store, "--tools", str(ward / "ehr_client.py"),
          "--args", f'{{"patient": "<{EHR}p01>", "queue": "<{EHR}routine>"}}'],
-        cwd=ward, env={**os.environ, "SLOW_ASSIGN": "2"}, stdout=subprocess.PIPE,
+        cwd=ward, env={**os.environ, "ASSIGN_UNTIL": str(release)}, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     _wait_for(ward / "assigning", call)
-    focus = subprocess.run(
+    focus_run = subprocess.Popen(
         [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--focus", f"{EHR}p01",
          "--store", server.store, "--tools", str(ward / "ehr_client.py"), "-q"],
-        cwd=ward, capture_output=True, text=True, timeout=120)
+        cwd=ward, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     everyone = worker(ward, server.store)
+    deadline = time.monotonic() + 60
+    while not any(p == f"{EHR}p00" for _, tool, p in ledger(ward) if tool == "assign"):
+        assert everyone.poll() is None and time.monotonic() < deadline, "--all queued no one"
+        time.sleep(0.02)
+    focus_err = focus_run.communicate(timeout=120)[1]
+    release.touch()
+    focus = subprocess.CompletedProcess(focus_run.args, focus_run.returncode, "", focus_err)
     outs = [call.communicate(timeout=120)[0], everyone.communicate(timeout=120)[0]]
 
     assert focus.returncode != 0 and "a catalog call on" in focus.stderr, focus
