@@ -46,7 +46,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from rdflib import Literal, URIRef
@@ -134,13 +134,19 @@ class Worker:
         if self._beat is not None:
             self._beat.join()
         if self._held:
-            self.store.update(
-                f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
-                + " ".join(f"{claim.n3()} <{C}worker> <{self.iri}> ." for claim in self._held)
-                + " } }"
-            )
+            self._give_back(self._held)
             self._held.clear()
         self.store.update(f"DELETE WHERE {{ GRAPH <{CLAIMS}> {{ <{self.iri}> ?p ?o }} }}")
+
+    def _give_back(self, claims: Sequence[Node], *, done: bool = False) -> None:
+        """Stop owning ``claims`` (on leaving, on losing a verify) and, when their instances
+        have stopped, mark them done in the same update."""
+        owning = " ".join(f"{c.n3()} <{C}worker> <{self.iri}> ." for c in claims)
+        update = f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ {owning} }} }}"
+        if done:
+            marked = " ".join(f"{c.n3()} <{C}done> true ." for c in claims)
+            update += f";\nINSERT DATA {{ GRAPH <{CLAIMS}> {{ {marked} }} }}"
+        self.store.update(update)
 
     def _heartbeat(self) -> None:
         store = open_store(self.store.name)  # a connection of its own
@@ -375,11 +381,7 @@ class Worker:
         ]
         withdrawn = [c for c, ws in owners.items() if str(self.iri) in ws and c not in won]
         if withdrawn:
-            self.store.update(
-                f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
-                + " ".join(f"<{c}> <{C}worker> <{self.iri}> ." for c in withdrawn)
-                + " } }"
-            )
+            self._give_back(withdrawn)
         contested = any(c in done or (ws and min(ws) != str(self.iri)) for c, ws in owners.items())
         return [claims[c] for c in won], contested
 
@@ -447,14 +449,7 @@ class Worker:
                     on_instance(inst)
         finally:
             if finished:  # done, and no longer held: a catalog call on one is not refused
-                claims = [_claim_iri(workflow.iri, f).n3() for f in finished]
-                self.store.update(
-                    f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ "
-                    + " ".join(f"{c} <{C}worker> <{self.iri}> ." for c in claims)
-                    + f" }} }};\nINSERT DATA {{ GRAPH <{CLAIMS}> {{ "
-                    + " ".join(f"{c} <{C}done> true ." for c in claims)
-                    + " } }"
-                )
+                self._give_back([_claim_iri(workflow.iri, f) for f in finished], done=True)
 
     def _open(self, workflow: Workflow, foci: list[URIRef]) -> list[URIRef]:
         """The focus nodes whose claims are not done yet."""
