@@ -402,10 +402,11 @@ def test_a_catalog_call_during_a_runs_step_on_its_focus_is_refused(ward, server)
     patient under its own work and checked the precondition, which still held: the tool
     acted twice. Now the run's claim on its focus holds the call off (busy); the tool acts
     once and the world holds one queue reference."""
+    release = ward / "release"  # the run stays in the tool until the call has answered
     run = subprocess.Popen(
         [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--focus", f"{EHR}p01",
          "--store", server.store, "--tools", str(ward / "ehr_client.py"), "-q"],
-        cwd=ward, env={**os.environ, "SLOW_ASSIGN": "2"}, stdout=subprocess.PIPE,
+        cwd=ward, env={**os.environ, "ASSIGN_UNTIL": str(release)}, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     _wait_for(ward / "assigning", run)
     call = subprocess.run(
@@ -413,6 +414,7 @@ def test_a_catalog_call_during_a_runs_step_on_its_focus_is_refused(ward, server)
          "--store", server.store, "--tools", str(ward / "ehr_client.py"),
          "--args", f'{{"patient": "<{EHR}p01>", "queue": "<{EHR}routine>"}}'],
         cwd=ward, capture_output=True, text=True, timeout=120)
+    release.touch()
     out = run.communicate(timeout=120)[0]
 
     assert run.returncode == 0, out
