@@ -28,12 +28,14 @@ from ._catalog import (
     types_in,
 )
 from ._claims import CALLS, Worker
-from ._errors import ToolError, UsageError
+from ._errors import OutcomeUnknown, ToolError, UsageError
+from ._intents import Intent, call_intent_node, read_intent
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
 from ._policy import Policy, fingerprint, refusal
 from ._records import StepRecord
 from ._runner import Environment, _literal_fits
+from ._stores.base import Change
 from ._trace import TRACE_VERSION, Trace
 
 if TYPE_CHECKING:
@@ -41,7 +43,13 @@ if TYPE_CHECKING:
     from ._definitions import Definitions
     from ._world import World
 
-__all__ = ["RESULT_FIELDS", "CallResult", "approval_fingerprint", "guarded_call"]
+__all__ = [
+    "RESULT_FIELDS",
+    "CallResult",
+    "approval_fingerprint",
+    "guarded_call",
+    "reconcile_call",
+]
 
 RESULT_FIELDS = (
     "status",
@@ -319,8 +327,12 @@ async def guarded_call(
                 f"the arguments do not fit the input schema of {tool.name}: " + "; ".join(problems),
             )
         _check_types(tool, defs, nodes, types_of)
+        key = _key(tool, nodes)
         if worker is not None:  # from here to its commit, no other process calls on it
-            await _hold(worker, tool, nodes)
+            await _hold(worker, key)
+        intent = None if tool.idempotent else call_intent_node(tool.iri, key)
+        if intent is not None:
+            _check_in_doubt(tool, defs, key, read_intent(world.store, intent))
         _check_preconditions(tool, defs, nodes, world)
         _check_policy(tool, allow)
         _check_approval(tool, payload, approval)
@@ -337,8 +349,11 @@ async def guarded_call(
             await runner.binding(tool).check()
         except ToolError as e:
             raise _Refused("refused", "binding", str(e)) from None
-        record = await runner.call_tool(tool, nodes)
+        record = await runner.call_tool(tool, nodes, intent)
         result = _from_record(tool, record)
+        if intent is not None and isinstance(record.error, OutcomeUnknown):
+            assert result.error is not None
+            result.error["message"] = _in_doubt(tool, defs, key)
     except _Refused as r:
         tr.emit("refused", tool=str(tool.iri), kind=r.kind, message=r.message)
         result = CallResult(tool.iri, r.status, error={"kind": r.kind, "message": r.message})
@@ -368,16 +383,21 @@ class _Calls:
 _CALLS = _Calls(CALLS)
 
 
-async def _hold(worker: Worker, tool: Tool, nodes: Mapping[str, Node]) -> None:
-    """Claim the call's subject (its effect's subject, else the tool) from its precondition
-    check to its commit, or refuse the call while another process holds it. Two processes
-    serving one shared world checked a precondition each on their own: both saw "not queued
-    yet", and a tool that is not idempotent acted twice. The claim is the one ``run --focus``
-    holds (claim, settle when others are about, verify): the first holder calls, and the
-    other, refused now or running after, finds the precondition gone. A run's instance on
-    that node (its focus) holds it off the same way, and the call holds off the run."""
+def _key(tool: Tool, nodes: Mapping[str, Node]) -> URIRef:
+    """What a call acts on: its effect's subject, else the tool. Its claim on a shared world
+    and its intent are kept under it."""
     subject = nodes.get(tool.effect.subject) if tool.effect else None
-    key = subject if isinstance(subject, URIRef) else tool.iri
+    return subject if isinstance(subject, URIRef) else tool.iri
+
+
+async def _hold(worker: Worker, key: URIRef) -> None:
+    """Claim the call's :func:`_key` from its precondition check to its commit, or refuse
+    the call while another process holds it. Two processes serving one shared world checked a
+    precondition each on their own: both saw "not queued yet", and a tool that is not
+    idempotent acted twice. The claim is the one ``run --focus`` holds (claim, settle when
+    others are about, verify): the first holder calls, and the other, refused now or running
+    after, finds the precondition gone. A run's instance on that node (its focus) holds it
+    off the same way, and the call holds off the run."""
     try:
         await worker.hold(_CALLS, key)
     except UsageError:
@@ -388,6 +408,63 @@ async def _hold(worker: Worker, tool: Tool, nodes: Mapping[str, Node]) -> None:
             "in this shared world right now; call again once it has finished (its "
             "precondition is then checked anew)",
         ) from None
+
+
+def _in_doubt(tool: Tool, defs: Definitions, key: URIRef) -> str:
+    """Why calls of ``tool`` on ``key`` are refused while an earlier one is in doubt."""
+    on = "" if key == tool.iri else f" on {defs.name(key)}"
+    return (
+        f"{tool.name} is not idempotent and may already have acted{on}: a call was sent and "
+        "its outcome never came back (the process stopped, the lease was lost, or the tool "
+        f"did not answer), so further calls of {tool.name}{on} are refused. Check with the "
+        "system it acts on whether that call took effect, record what happened in the world "
+        f"if it did, then clear this with `horismos tools reconcile {tool.name} … --args "
+        "JSON` on the same store (a world kept in memory clears when its process restarts)"
+    )
+
+
+def _check_in_doubt(tool: Tool, defs: Definitions, key: URIRef, stale: Intent | None) -> None:
+    if stale is None:
+        return
+    raise _Refused(
+        "refused",
+        "outcome_unknown",
+        f"{_in_doubt(tool, defs, key)}. The call in doubt started {stale.started} with "
+        f"arguments {stale.args}",
+    )
+
+
+async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World) -> Intent | None:
+    """Clear the intent a call of ``tool`` with ``args`` left in doubt: an operator has
+    checked whether it acted. The intent cleared, or None when there was none. On a shared
+    world the call's key is claimed first, so a call in flight elsewhere is not cleared."""
+    defs = catalog.definitions
+    nodes, _, problems = check_arguments(tool, defs, args)
+    if problems:
+        raise UsageError(
+            f"{tool.name}: the arguments do not fit its input schema: " + "; ".join(problems)
+        )
+    if tool.idempotent:
+        raise UsageError(
+            f"{tool.name} is idempotent: its calls are never held in doubt, so there is "
+            "nothing to reconcile"
+        )
+    key = _key(tool, nodes)
+    node = call_intent_node(tool.iri, key)
+    worker = Worker.join(world) if world.store.shared else None
+    try:
+        if worker is not None:
+            try:
+                await _hold(worker, key)
+            except _Refused as r:
+                raise UsageError(r.message) from None
+        stale = read_intent(world.store, node)
+        if stale is not None:
+            (worker.world if worker is not None else world).commit(Change(remove=list(stale.quads)))
+        return stale
+    finally:
+        if worker is not None:
+            worker.leave()
 
 
 def _check_types(

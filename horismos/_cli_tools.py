@@ -34,6 +34,7 @@ __all__ = [
     "cmd_tools_discover",
     "cmd_tools_inventory",
     "cmd_tools_list",
+    "cmd_tools_reconcile",
     "tools_arguments",
 ]
 
@@ -129,7 +130,8 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         cmd_tools_call,
         epilog="exit codes: 0 completed, 1 failed, timed out or rejected by the "
         "gate, 2 usage error, 4 blocked by a precondition, 5 refused "
-        "(schema, argument type, policy, approval, environment, binding); "
+        "(schema, argument type, policy, approval, environment, binding, an earlier "
+        "call of a tool that is not idempotent in doubt: see `tools reconcile`); "
         "nothing changes unless it completes",
     )
     call.add_argument("name", metavar="NAME", help="the tool: short name, CURIE or IRI")
@@ -160,6 +162,31 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         required=True,
         metavar="JSON",
         help="the arguments as a JSON object, or @FILE holding one",
+    )
+    reconcile = action(
+        "reconcile",
+        "clear an earlier call of a tool that is not idempotent left in doubt (sent, its "
+        "outcome never landed: the process stopped, the lease was lost, the tool did not "
+        "answer), once you have checked with the system it acts on whether it took effect; "
+        "calls of the tool on that subject are refused until then",
+        cmd_tools_reconcile,
+        epilog="exit codes: 0 cleared, 1 no call there was in doubt, 2 usage error",
+    )
+    reconcile.add_argument("name", metavar="NAME", help="the tool: short name, CURIE or IRI")
+    common(reconcile)
+    reconcile.add_argument(
+        "--args",
+        required=True,
+        metavar="JSON",
+        help="the arguments of the call in doubt (its subject is what counts), as a JSON "
+        "object, or @FILE holding one",
+    )
+    reconcile.add_argument(
+        "--store",
+        required=True,
+        metavar="STORE",
+        help="where the world lives: oxigraph:PATH or sparql:URL (a world in memory ends "
+        "with its process, and what it held in doubt with it)",
     )
     inventory = action(
         "inventory",
@@ -275,6 +302,45 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     else:
         print(result.receipt(kept=bool(args.out) or world.store.persistent))
     return EXIT_CALL[result.status]
+
+
+def cmd_tools_reconcile(args: argparse.Namespace) -> int:
+    """Clear a call left in doubt; say what it was, or that there was none."""
+    payload = _json_args(args.args)
+    agent = _catalog_agent(args)
+    world = World.open(args.store)
+    try:
+        if not world.store.persistent and not world.store.shared:
+            raise UsageError(
+                f"--store {args.store}: a world in memory holds no call in doubt once its "
+                "process has ended; give the store the call ran against (oxigraph:PATH or "
+                "sparql:URL)"
+            )
+        cleared = agent.catalog.reconcile(args.name, payload, world)
+    finally:
+        world.close()
+    tool = agent.catalog.tool(args.name)
+    if args.format == "json":
+        print(
+            json.dumps(
+                {"cleared": cleared is not None}
+                | (
+                    {"started": cleared.started, "args": json.loads(cleared.args)}
+                    if cleared is not None
+                    else {}
+                ),
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+    elif cleared is None:
+        print(f"no call of {tool.name} with these arguments is in doubt; nothing changed")
+    else:
+        print(
+            f"cleared the call of {tool.name} in doubt (started {cleared.started}, arguments "
+            f"{cleared.args}): it may be called again"
+        )
+    return 0 if cleared is not None else 1
 
 
 def cmd_tools_approve(args: argparse.Namespace) -> int:

@@ -16,16 +16,26 @@ have acted (a ticket issued, a payment sent), so it must not be made twice. Henc
 
 Intents live in ``urn:horismos:instances`` with the rest of the state, so a trace's snapshot
 holds one when a run starts from a crashed instance, and replay decides the same way.
+
+A catalog call (``horismos tools call``, ``serve``) has no instance to resume, and the next call
+of the same tool on the same subject is what would act twice: a person or an agent calling
+again after a crash or a timeout. So a call's intent is kept at a node named after the tool and
+the subject (:func:`call_intent_node`), the key its claim holds on a shared world too. It goes
+with the call's commit as a step's does, and stays when the process stops mid-call or the
+outcome is unknown (sent, never answered): the next call there is refused until an operator,
+having checked, clears it (``horismos tools reconcile``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rdflib import RDF, RDFS, Literal, URIRef
+from rdflib.term import Node
 
 from ._errors import OutcomeUnknown
 from ._stores import Store
@@ -33,7 +43,7 @@ from ._stores.base import Quad
 from ._vocab import HORIS, NS, PROV
 from ._world import INSTANCES
 
-__all__ = ["Intent", "announce", "open_intent"]
+__all__ = ["Intent", "announce", "call_intent_node", "open_intent", "read_intent"]
 
 # rdflib answers RDF.type, PROV.x and the like through a metaclass __getattr__ on each use
 _TYPE, _COMMENT, _STEP_EXECUTION = RDF.type, RDFS.comment, HORIS.StepExecution
@@ -67,11 +77,24 @@ def _node(instance: URIRef) -> URIRef:
     return URIRef(f"{instance}:intent")
 
 
+def call_intent_node(tool: URIRef, key: Node) -> URIRef:
+    """Where a catalog call of ``tool`` on ``key`` (its subject, else the tool) keeps its
+    intent: the same node for every call there, so the next one finds it."""
+    digest = hashlib.sha256(f"{tool}\n{key.n3()}".encode()).hexdigest()[:32]
+    return URIRef(f"urn:horismos:call-intent:{digest}")
+
+
 def announce(
-    instance: URIRef, step: URIRef, tool: URIRef, started: Literal, args: Sequence[dict[str, Any]]
+    instance: URIRef,
+    step: URIRef,
+    tool: URIRef,
+    started: Literal,
+    args: Sequence[dict[str, Any]],
+    node: URIRef | None = None,
 ) -> Intent:
-    """The intent to call ``tool`` at ``step`` with ``args`` (as the trace shows them)."""
-    node = _node(instance)
+    """The intent to call ``tool`` at ``step`` with ``args`` (as the trace shows them), kept
+    at the instance's intent node or at ``node``."""
+    node = node or _node(instance)
     text = json.dumps(list(args), sort_keys=True, ensure_ascii=False)
     triples = [
         (node, _TYPE, _STEP_EXECUTION),
@@ -89,7 +112,11 @@ def announce(
 
 def open_intent(store: Store, instance: URIRef) -> Intent | None:
     """The intent an instance left when its process stopped mid-call, if any."""
-    node = _node(instance)
+    return read_intent(store, _node(instance), instance)
+
+
+def read_intent(store: Store, node: URIRef, instance: URIRef | None = None) -> Intent | None:
+    """The intent stored at ``node``, if any (its instance as stored, unless given)."""
     if next(iter(store.objects(node, HORIS.step)), None) is None:  # the usual, cheap answer
         return None
     rows = store.select(
@@ -100,7 +127,7 @@ def open_intent(store: Store, instance: URIRef) -> Intent | None:
     values = {r["p"]: r["o"] for r in rows}
     quads = tuple((node, r["p"], r["o"], INSTANCES) for r in rows)
     return Intent(
-        instance,
+        instance or values.get(HORIS.instance),  # type: ignore[arg-type]
         values.get(HORIS.step),  # type: ignore[arg-type]
         values.get(HORIS.tool),  # type: ignore[arg-type]
         str(values.get(PROV.startedAtTime, "")),

@@ -195,6 +195,7 @@ class Runner:
         # a new instance's type, workflow and focus, until its first commit lands them
         self._fresh: dict[URIRef, list[tuple]] = {}
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
+        self._intent_at: dict[URIRef, URIRef] = {}  # a catalog call's intent node (call_tool)
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -274,22 +275,34 @@ class Runner:
             await b.aclose()
         await self.mcp.aclose()
 
-    async def call_tool(self, tool: Tool, args: Mapping[str, Node]) -> StepRecord:
+    async def call_tool(
+        self, tool: Tool, args: Mapping[str, Node], intent: URIRef | None = None
+    ) -> StepRecord:
         """One invocation of ``tool`` outside any workflow: the catalog's guarded call.
 
         It takes an ActionStep's path, a one-off ``urn:horismos:call:ID`` standing for step and
         instance: the same argument types, tool preconditions, binding, gate, one committed
         effect graph and one ``step`` event (kind ``ToolCall``). Nothing lands unless it
-        completes; no instance state is written.
+        completes; no instance state is written. A tool that is not idempotent announces its
+        call at ``intent`` first (see _intents); the call's commit removes it, unless the
+        outcome is unknown: then it stays, and the next call there is refused.
         """
         call = URIRef(f"urn:horismos:call:{self.env.new_id()}")
-        rec, _ = await self._action(
-            InstanceRun(call, call, call), ActionStep(call, tool=tool), dict(args)
-        )
+        if intent is not None and not tool.idempotent:
+            self._state[call], self._intent_at[call] = [], intent
+        try:
+            rec, _ = await self._action(
+                InstanceRun(call, call, call), ActionStep(call, tool=tool), dict(args)
+            )
+        finally:
+            announced = self._state.pop(call, [])
+            self._intent_at.pop(call, None)
         rec.kind = "ToolCall"
-        pending = self._pending.pop(call, None)
+        pending = self._pending.pop(call, None) or []
         dropped = self._dropped.pop(call, [])
-        if pending:
+        if not isinstance(rec.error, OutcomeUnknown):  # it may have acted: the intent stays
+            dropped = [*dropped, *announced]
+        if pending or dropped:
             self.world.commit(Change(add=pending, remove=dropped))
         self._emit_step(rec)
         return rec
@@ -734,7 +747,8 @@ class Runner:
 
         At a new instance's first step the intent creates the instance too, running at this
         step at version 0, as a commit of its own would have left it; nothing to expect."""
-        intent = announce(inst.instance, step.iri, tool.iri, started, args)
+        at = self._intent_at.get(inst.instance)
+        intent = announce(inst.instance, step.iri, tool.iri, started, args, at)
         created = self._fresh.pop(inst.instance, None)
         if created is not None:
             state = self._state_quads(inst, "running", 0, step.iri)

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from rdflib import URIRef
 
-from ._call import CallResult, approval_fingerprint, guarded_call
+from ._call import CallResult, approval_fingerprint, guarded_call, reconcile_call
 from ._catalog import ToolIndex
 from ._discovery import Discovery, discover
 from ._policy import DEFAULT_ALLOW, allowed
 
 if TYPE_CHECKING:
+    from ._intents import Intent
     from ._trace import Trace
     from ._world import World
 
@@ -85,3 +86,10 @@ class Catalog(ToolIndex):
         return await guarded_call(
             self, self.tool(name), args, world, approval=approval, allow=allowed(allow), trace=trace
         )
+
+    def reconcile(self, name: str | URIRef, args: Mapping[str, Any], world: World) -> Intent | None:
+        """Clear what an earlier call of this tool on the same subject left in doubt (it was
+        sent and its outcome never landed), once a person has checked whether it acted: the
+        intent cleared, or None when no call there was in doubt. Raises UsageError for a tool
+        that is idempotent or arguments that do not fit."""
+        return asyncio.run(reconcile_call(self, self.tool(name), args, world))
