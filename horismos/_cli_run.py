@@ -218,7 +218,9 @@ class RunView:
     ) -> None:
         self.defs = defs
         self.world = world
-        self._explained: dict[int, str] = {}
+        # the last blocked record explained, and how: its step line and its instance's
+        # outcome line both say it, and it is asked of the world once
+        self._explained: tuple[StepRecord, str] | None = None
         exists = (
             None
             if world is None
@@ -357,8 +359,8 @@ class RunView:
     def _blocked(self, inst: InstanceRun, rec: StepRecord) -> str:
         """Which part of the step's preconditions failed, with the values bound so far, asked
         of the world (the record keeps the failing pattern, as its trace does)."""
-        if id(rec) in self._explained:
-            return self._explained[id(rec)]
+        if self._explained is not None and self._explained[0] is rec:
+            return self._explained[1]
         text = f"this pattern does not hold: {one_line(rec.blocked_by or '')}"
         step = self.defs.steps.get(rec.step)
         tool = getattr(step, "tool", None)
@@ -373,7 +375,7 @@ class RunView:
             with contextlib.suppress(Exception):  # no diagnosis: the pattern stays shown
                 text = self.world.store.explain(pre, dict(inst.variables))
             break
-        self._explained[id(rec)] = text
+        self._explained = (rec, text)
         return text
 
     def _why(self, inst: InstanceRun) -> str:

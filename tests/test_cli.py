@@ -70,6 +70,42 @@ def test_run_blocked_focus_exits_4_and_names_the_pattern(tmp_path: Path) -> None
     assert "?this :acuity ?queue" in p.stdout
 
 
+def test_run_all_says_of_each_blocked_instance_why_it_is_blocked(tmp_path: Path) -> None:
+    """Each blocked line names its own focus and the pattern that failed for it. The reason
+    was cached by the record's id(), which Python hands to the next record once a finished
+    instance's are freed: now and then a patient was shown another's reason."""
+    (tmp_path / "defs.ttl").write_text("""
+@prefix :      <http://example.org/clinic#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+:Patient a owl:Class . :acuity a owl:ObjectProperty . :ward a owl:ObjectProperty .
+:seen a owl:DatatypeProperty .
+:t.see a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :seen ; horis:value horis:now ] ] ;
+    horis:binding "python:see" ; horis:idempotent true .
+:See a horis:Workflow ; horis:focusType :Patient ; horis:start :Look .
+:Look a horis:ActionStep ; horis:tool :t.see ;
+    horis:requires "?this :acuity ?a . ?this :ward ?w ." ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+""")
+    (tmp_path / "world.ttl").write_text("@prefix : <http://example.org/clinic#> .\n" + "".join(
+        f":p{i} a :Patient ; {':acuity :high' if i % 2 else ':ward :w1'} .\n"
+        for i in range(300)))
+    (tmp_path / "tools.py").write_text("def see(patient):\n    return {}\n")
+    p = horismos("run", "defs.ttl", "--world", "world.ttl", "--tools", "tools.py", "--all",
+                 cwd=tmp_path)
+    assert p.returncode == 4, p.stdout + p.stderr
+    lines = [ln for ln in p.stdout.splitlines() if "blocked: ?this" in ln]
+    assert len(lines) == 300
+    for line in lines:
+        focus = line.split()[1]
+        missing = ":ward" if int(focus[2:]) % 2 else ":acuity"
+        reason = f"?this {missing} ?{missing[1]} . has no solution for ?this = {focus}"
+        assert line.endswith(reason), line
+
+
 def test_run_all_prints_a_summary_table(tmp_path: Path) -> None:
     p = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", cwd=tmp_path)
     assert p.returncode == 4, p.stdout + p.stderr  # the worst instance is blocked
