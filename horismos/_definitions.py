@@ -91,20 +91,34 @@ def is_datatype(t: URIRef) -> bool:
 _TIMEOUT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$")
 
 
+# an xsd:duration of days and time: a month or a year has no fixed length in seconds
+_DURATION = re.compile(
+    r"^P(?:(\d+(?:\.\d+)?)D)?(?:T(?=\d)(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?"
+    r"(?:(\d+(?:\.\d+)?)S)?)?$"
+)
+
+
+_TIMEOUT_HINT = (
+    'write "250ms", "5s", "2m", "1h" or an xsd:duration of days and time such as "PT5S" or '
+    '"P1DT2H" (no years or months: they have no fixed length)'
+)
+
+
 def parse_timeout(value: Node) -> float:
-    """Seconds from ``"250ms"``, ``"5s"``, ``"2m"``, ``"1h"`` or an ``xsd:duration``."""
-    text = str(value)
+    """Seconds, more than zero, from ``"250ms"``, ``"5s"``, ``"2m"``, ``"1h"`` or an
+    ``xsd:duration`` of days and time (``"PT5S"``, ``"P1DT2H"``); ValueError otherwise."""
+    text = str(value).strip()
     m = _TIMEOUT.match(text)
     if m:
-        n = float(m.group(1))
-        return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
-    if text.startswith(("P", "-P")):
-        from isodate import parse_duration
-
-        d = parse_duration(text)
-        if isinstance(d, timedelta) and d.total_seconds() > 0:
-            return d.total_seconds()
-    raise ValueError(text)
+        seconds = float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+    elif (d := _DURATION.match(text)) is not None and text not in ("P", "PT"):
+        days, hours, minutes, secs = (float(g) if g else 0.0 for g in d.groups())
+        seconds = timedelta(days=days, hours=hours, minutes=minutes, seconds=secs).total_seconds()
+    else:
+        raise ValueError(text)
+    if seconds <= 0:
+        raise ValueError(text)
+    return seconds
 
 
 @dataclass
@@ -236,6 +250,26 @@ class _Builder:
         merged.update(ns)
         return merged
 
+    def check_rule_orders(self, s: Node, rules: list[Rule]) -> None:
+        """Two rules of one order going different ways: which is tried first would be the
+        graph's order, so the branch taken could change from one load of the files to the
+        next (a rule written without horis:order is at 0)."""
+        ways: dict[float, set[URIRef]] = {}
+        count: dict[float, int] = {}
+        for rule in rules:
+            ways.setdefault(rule.order, set()).add(rule.next)
+            count[rule.order] = count.get(rule.order, 0) + 1
+        for order, targets in sorted(ways.items()):
+            if len(targets) > 1:
+                shown = f"{order:g}" if order else "0 (none written)"
+                self.error(
+                    s,
+                    f"{count[order]} horis:when rules have horis:order {shown} and go to "
+                    f"{', '.join(sorted(self.n(t) for t in targets))}: which is tried first "
+                    "would depend on the order the graph happens to list them in",
+                    "give each rule its own horis:order (1 is tried first)",
+                )
+
     def step_timeout(self, s: Node) -> float | None:
         """A step's ``horis:timeout`` in seconds (None when it gives none), read once here."""
         node = self.one(s, HORIS.timeout)
@@ -246,8 +280,8 @@ class _Builder:
         except ValueError:
             self.error(
                 s,
-                f'horis:timeout "{node}" does not parse',
-                'write "250ms", "5s", "2m" or an xsd:duration such as "PT5S"',
+                f'horis:timeout "{node}" is not a length of time above zero',
+                _TIMEOUT_HINT,
                 at=(s, HORIS.timeout, node),
             )
             return None
@@ -696,8 +730,8 @@ class _Builder:
             except ValueError:
                 self.error(
                     s,
-                    f'horis:timeout "{t}" does not parse',
-                    'write "250ms", "5s", "2m" or an xsd:duration such as "PT5S"',
+                    f'horis:timeout "{t}" is not a length of time above zero',
+                    _TIMEOUT_HINT,
                     at=(s, HORIS.timeout, t),
                 )
                 ok = False
@@ -991,10 +1025,20 @@ class _Builder:
                     continue
                 pre = self.precondition(s, w)
                 order = self.one(w, HORIS.order)
-                if pre is not None:
-                    rules.append(
-                        Rule(pre, URIRef(str(target)), float(str(order)) if order else 0.0)
+                try:
+                    position = float(str(order)) if order is not None else 0.0
+                except ValueError:
+                    self.error(
+                        s,
+                        f'horis:order "{order}" is not a number: rules are tried from the '
+                        "lowest horis:order up",
+                        "write horis:order 1, horis:order 2, … one for each rule",
+                        at=(w, HORIS.order, order),
                     )
+                    continue
+                if pre is not None:
+                    rules.append(Rule(pre, URIRef(str(target)), position))
+            self.check_rule_orders(s, rules)
             rules.sort(key=lambda r: r.order)
             otherwise = self.one(s, HORIS.otherwise)
             if otherwise is None:

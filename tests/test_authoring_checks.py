@@ -1,0 +1,103 @@
+"""Mistakes in the shipped workflows, one at a time, caught before anything runs: the file, the
+line, and what to write instead — never a traceback, never a run that goes wrong quietly.
+
+Each test edits one line of ``workflows/triage.ttl`` or ``workflows/lab_review.ttl`` (the line
+found by its text, so the edit cannot silently miss) and loads it as ``horismos validate`` does.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from horismos import AuthoringError, Problem, load_definitions
+from horismos._definitions import parse_timeout
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIAGE = (ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl")
+LAB = (ROOT / "workflows" / "lab_review.ttl", ROOT / "ontologies" / "lab.ttl")
+
+
+def edited(tmp_path: Path, pair: tuple[Path, Path], old: str, new: str) -> tuple[Path, int]:
+    """The workflow of ``pair`` with its one ``old`` replaced by ``new``, and that line."""
+    text = pair[0].read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not written once in {pair[0].name}"
+    path = tmp_path / pair[0].name
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    line = text[: text.index(old)].count("\n") + 1
+    return path, line
+
+
+def problems(path: Path, pair: tuple[Path, Path]) -> list[Problem]:
+    try:
+        load_definitions([path, pair[1]])
+    except AuthoringError as e:
+        return list(e.problems)
+    return []
+
+
+def the_error(found: list[Problem]) -> Problem:
+    errors = [p for p in found if p.severity == "error"]
+    assert len(errors) == 1, "\n".join(map(str, found))
+    return errors[0]
+
+
+# -- timeouts ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("5s", 5.0), ("250ms", 0.25), ("PT5S", 5.0), ("PT1M30S", 90.0), ("P1DT2H", 93600.0),
+    ("PT0.5S", 0.5),
+])
+def test_a_timeout_reads_as_seconds(text: str, seconds: float) -> None:
+    assert parse_timeout(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["0s", "PT0S", "P", "PT", "P1Y", "P2M", "PT-5S", "-PT5S",
+                                  "5 parsecs"])
+def test_a_timeout_that_is_no_time_longer_than_zero_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_timeout(text)
+
+
+def test_an_xsd_duration_timeout_validates_and_zero_is_an_error_at_its_line(
+        tmp_path: Path) -> None:
+    path, _ = edited(tmp_path, TRIAGE, 'horis:timeout "5s"', 'horis:timeout "PT5S"')
+    assert [p for p in problems(path, TRIAGE) if p.severity == "error"] == []
+    # the command line too: it imported a library that is not installed for this form
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
+                        str(TRIAGE[1])], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
+
+    path, line = edited(tmp_path, TRIAGE, 'horis:timeout "5s"', 'horis:timeout "0s"')
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line) == (str(path), line)
+    assert 'horis:timeout "0s" is not a length of time above zero' in p.message
+    assert p.hint is not None and '"PT5S"' in p.hint
+
+
+# -- decision rules ---------------------------------------------------------------------------
+
+
+def test_a_rule_order_that_is_not_a_number_is_an_error_at_its_line(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, LAB, "horis:order 1 ;", 'horis:order "first" ;')
+    p = the_error(problems(path, LAB))
+    assert (p.file, p.line, p.node) == (str(path), line, ":IsCritical")
+    assert 'horis:order "first" is not a number' in p.message
+    assert p.hint is not None and "horis:order 1" in p.hint
+
+
+def test_two_rules_of_one_order_are_an_error(tmp_path: Path) -> None:
+    """Which of two rules of one order is tried first would be the graph's order: the branch
+    taken could change between two loads of the same files."""
+    path, _ = edited(
+        tmp_path, LAB, "horis:order 1 ;",
+        'horis:order 1 ; horis:requires "?this a ?c ." ; horis:next :File ] ;\n'
+        "    horis:when [ horis:order 1 ;")
+    p = the_error(problems(path, LAB))
+    assert (p.file, p.node) == (str(path), ":IsCritical")
+    assert "2 horis:when rules have horis:order 1" in p.message
+    assert p.hint is not None and "give each rule its own horis:order" in p.hint
