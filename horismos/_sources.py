@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import cast
@@ -373,22 +373,31 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
     merged = Graph()
     sources = Sources(merged)
     problems: list[Problem] = []
+    unbound_prefixes: list[tuple[int, str]] = []
     for path in expand_paths(paths, RDF_SUFFIXES):
         g = Graph()
         fmt = RDF_SUFFIXES.get(path.suffix, "turtle")
         try:
             g.parse(path, format=fmt)
         except BadSyntax as e:
+            unbound = _UNBOUND.search(str(e._why))
             problems.append(
                 Problem(
                     "error",
                     f"Turtle syntax error: {e._why}{_near(path, e.lines + 1)}",
                     file=str(path),
                     line=e.lines + 1,
-                    hint="end each statement with ' .', separate predicates with ';', and "
+                    hint=f"declare the prefix at the top of the file: @prefix {unbound[1]}: <…> ."
+                    if unbound
+                    else "end each statement with ' .', separate predicates with ';', and "
                     "close every string, '[' and '(' on the line shown or just before it",
                 )
             )
+            if unbound:
+                unbound_prefixes.append((len(problems) - 1, unbound[1]))
+            continue
+        except UnicodeDecodeError as e:
+            problems.append(_not_utf8(path, e))
             continue
         except Exception as e:  # other parsers raise their own types
             problems.append(
@@ -406,9 +415,38 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
         sources.files.append(_File(path, g))
     for g in extra:
         merged += g
+    for at, prefix in unbound_prefixes:  # another file may say what the prefix stands for
+        known = dict(merged.namespace_manager.namespaces()).get(prefix)
+        if known is not None:
+            hint = f"declare the prefix at the top of the file: @prefix {prefix}: <{known}> ."
+            problems[at] = replace(problems[at], hint=hint)
     if problems:
         raise AuthoringError(problems)
     return sources
+
+
+_UNBOUND = re.compile(r'Prefix "([A-Za-z][\w.-]*|):" not bound')
+
+
+def _not_utf8(path: Path, e: UnicodeDecodeError) -> Problem:
+    """A file that is not UTF-8, located at the first byte that is not: rdflib's error gives
+    a position in whatever chunk it was decoding, not a line of the file."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+        at = None
+    except UnicodeDecodeError as whole:
+        at = whole.start
+    line = data[:at].count(b"\n") + 1 if at is not None else None
+    byte = f"byte 0x{data[at]:02x} " if at is not None else ""
+    return Problem(
+        "error",
+        f"the file is not UTF-8, as RDF text must be: {byte}cannot be read"
+        + (f" (line {line})" if line else f" ({e.reason})"),
+        file=str(path),
+        line=line,
+        hint="save it as UTF-8 (from Latin-1: iconv -f latin1 -t utf-8 FILE > NEW)",
+    )
 
 
 def _near(path: Path, line: int) -> str:

@@ -101,3 +101,36 @@ def test_two_rules_of_one_order_are_an_error(tmp_path: Path) -> None:
     assert (p.file, p.node) == (str(path), ":IsCritical")
     assert "2 horis:when rules have horis:order 1" in p.message
     assert p.hint is not None and "give each rule its own horis:order" in p.hint
+
+
+# -- what the parser stops at -----------------------------------------------------------------
+
+
+def test_an_undeclared_prefix_is_told_to_be_declared(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, "horis:tool :ehr.notify_nurse",
+                        "horis:tool ehr:notify_nurse")
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line) == (str(path), line)
+    assert 'Prefix "ehr:" not bound' in p.message
+    assert p.hint == "declare the prefix at the top of the file: @prefix ehr: <…> ."
+    # another file given declares it: its namespace is the one suggested
+    other = tmp_path / "prefixes.ttl"
+    other.write_text("@prefix ehr: <http://example.org/ehr#> .\n")
+    try:
+        load_definitions([path, other, TRIAGE[1]])
+    except AuthoringError as e:
+        (p,) = e.problems
+    assert p.hint == ("declare the prefix at the top of the file: "
+                      "@prefix ehr: <http://example.org/ehr#> .")
+
+
+def test_a_file_that_is_not_utf8_is_located_at_its_first_bad_byte(tmp_path: Path) -> None:
+    text = TRIAGE[0].read_text(encoding="utf-8")
+    assert text.count("Notify the nurse") == 1
+    path = tmp_path / "latin1.ttl"
+    path.write_bytes(text.replace("Notify the nurse", "Notify the nursé").encode("latin-1"))
+    line = text[: text.index("Notify the nurse")].count("\n") + 1
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line) == (str(path), line)
+    assert "not UTF-8" in p.message and "0xe9" in p.message
+    assert p.hint is not None and "iconv -f latin1 -t utf-8" in p.hint
