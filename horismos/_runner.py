@@ -266,8 +266,17 @@ class Runner:
             if known is not None:
                 self._bindings.setdefault(tool.iri, known)
                 continue
-            binding = self.binding(tool)
-            await binding.check()
+            try:
+                binding = self.binding(tool)
+                await binding.check()
+            except ToolError as e:
+                if not tool.binding.startswith("python:"):  # a server down is no authoring error
+                    raise
+                # a function that is not there or does not fit: said where the binding is
+                # written, as validate --tools says it
+                at = (tool.iri, HORIS.binding, Literal(tool.binding))
+                problem = self.defs.sources.problem("error", tool.iri, str(e), at=at)
+                raise AuthoringError([problem]) from None
             self.prechecks.fits(binding, self.registry)
 
     async def aclose(self) -> None:

@@ -134,3 +134,18 @@ def test_a_file_that_is_not_utf8_is_located_at_its_first_bad_byte(tmp_path: Path
     assert (p.file, p.line) == (str(path), line)
     assert "not UTF-8" in p.message and "0xe9" in p.message
     assert p.hint is not None and "iconv -f latin1 -t utf-8" in p.hint
+
+
+def test_run_says_where_a_python_binding_that_does_not_resolve_is_written(
+        tmp_path: Path) -> None:
+    """validate --tools located it; run said the same thing with no file or line."""
+    path, line = edited(tmp_path, TRIAGE, '"python:ehr_client.assign_queue"',
+                        '"python:ehr_client.assign_queu"')
+    examples = ROOT / "examples" / "triage"
+    p = subprocess.run(
+        [sys.executable, "-m", "horismos", "run", str(path), str(TRIAGE[1]), "--world",
+         str(examples / "world.ttl"), "--tools", str(examples / "ehr_client.py"), "--all"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert f"{path}:{line}: error: :ehr.assign_queue: binding" in p.stderr
+    assert "did you mean 'ehr_client.assign_queue'?" in p.stderr
