@@ -270,13 +270,13 @@ class Runner:
                 binding = self.binding(tool)
                 await binding.check()
             except ToolError as e:
-                if not tool.binding.startswith("python:"):  # a server down is no authoring error
-                    raise
                 # a function that is not there or does not fit: said where the binding is
-                # written, as validate --tools says it
+                # written, as validate --tools says it (a server that is down is not a line)
                 at = (tool.iri, HORIS.binding, Literal(tool.binding))
-                problem = self.defs.sources.problem("error", tool.iri, str(e), at=at)
-                raise AuthoringError([problem]) from None
+                file, line = self.defs.sources.locate_statement(*at)
+                if tool.binding.startswith("python:") and file is not None and e.args:
+                    e.args = (f"{file}:{line}: {e.args[0]}", *e.args[1:])
+                raise
             self.prechecks.fits(binding, self.registry)
 
     async def aclose(self) -> None:

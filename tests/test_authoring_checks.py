@@ -147,5 +147,5 @@ def test_run_says_where_a_python_binding_that_does_not_resolve_is_written(
          str(examples / "world.ttl"), "--tools", str(examples / "ehr_client.py"), "--all"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
-    assert f"{path}:{line}: error: :ehr.assign_queue: binding" in p.stderr
+    assert f"{path}:{line}: binding \"python:ehr_client.assign_queu\"" in p.stderr
     assert "did you mean 'ehr_client.assign_queue'?" in p.stderr
