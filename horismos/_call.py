@@ -29,7 +29,7 @@ from ._catalog import (
 )
 from ._claims import CALLS, Worker
 from ._errors import OutcomeUnknown, ToolError, UsageError
-from ._intents import Intent, call_intent_node, read_intent
+from ._intents import Intent, doubt_key, doubt_node, open_step_intents, read_intent
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
 from ._policy import Policy, fingerprint, refusal
@@ -327,12 +327,12 @@ async def guarded_call(
                 f"the arguments do not fit the input schema of {tool.name}: " + "; ".join(problems),
             )
         _check_types(tool, defs, nodes, types_of)
-        key = _key(tool, nodes)
+        key = doubt_key(tool, nodes)
         if worker is not None:  # from here to its commit, no other process calls on it
             await _hold(worker, key)
-        intent = None if tool.idempotent else call_intent_node(tool.iri, key)
+        intent = None if tool.idempotent else doubt_node(tool.iri, key)
         if intent is not None:
-            _check_in_doubt(tool, defs, key, read_intent(world.store, intent))
+            _check_in_doubt(tool, defs, key, world)
         _check_preconditions(tool, defs, nodes, world)
         _check_policy(tool, allow)
         _check_approval(tool, payload, approval)
@@ -383,21 +383,14 @@ class _Calls:
 _CALLS = _Calls(CALLS)
 
 
-def _key(tool: Tool, nodes: Mapping[str, Node]) -> URIRef:
-    """What a call acts on: its effect's subject, else the tool. Its claim on a shared world
-    and its intent are kept under it."""
-    subject = nodes.get(tool.effect.subject) if tool.effect else None
-    return subject if isinstance(subject, URIRef) else tool.iri
-
-
 async def _hold(worker: Worker, key: URIRef) -> None:
-    """Claim the call's :func:`_key` from its precondition check to its commit, or refuse
-    the call while another process holds it. Two processes serving one shared world checked a
-    precondition each on their own: both saw "not queued yet", and a tool that is not
-    idempotent acted twice. The claim is the one ``run --focus`` holds (claim, settle when
-    others are about, verify): the first holder calls, and the other, refused now or running
-    after, finds the precondition gone. A run's instance on that node (its focus) holds it
-    off the same way, and the call holds off the run."""
+    """Claim what the call acts on (:func:`~._intents.doubt_key`) from its precondition check
+    to its commit, or refuse the call while another process holds it. Two processes serving
+    one shared world checked a precondition each on their own: both saw "not queued yet", and
+    a tool that is not idempotent acted twice. The claim is the one ``run --focus`` holds
+    (claim, settle when others are about, verify): the first holder calls, and the other,
+    refused now or running after, finds the precondition gone. A run's instance on that node
+    (its focus) holds it off the same way, and the call holds off the run."""
     try:
         await worker.hold(_CALLS, key)
     except UsageError:
@@ -423,15 +416,34 @@ def _in_doubt(tool: Tool, defs: Definitions, key: URIRef) -> str:
     )
 
 
-def _check_in_doubt(tool: Tool, defs: Definitions, key: URIRef, stale: Intent | None) -> None:
-    if stale is None:
-        return
-    raise _Refused(
-        "refused",
-        "outcome_unknown",
-        f"{_in_doubt(tool, defs, key)}. The call in doubt started {stale.started} with "
-        f"arguments {stale.args}",
-    )
+def _check_in_doubt(tool: Tool, defs: Definitions, key: URIRef, world: World) -> None:
+    """Refuse the call while an earlier one on ``key`` may have acted: a call or a step whose
+    outcome never landed, or a workflow step in flight there (or whose process stopped
+    mid-call and nobody has continued its instance since)."""
+    stale = read_intent(world.store, doubt_node(tool.iri, key))
+    if stale is not None:
+        by = (
+            ""
+            if str(stale.instance).startswith("urn:horismos:call:")
+            else (f" by {defs.name(stale.instance)}")
+        )
+        raise _Refused(
+            "refused",
+            "outcome_unknown",
+            f"{_in_doubt(tool, defs, key)}. The call in doubt{by} started {stale.started} "
+            f"with arguments {stale.args}",
+        )
+    for step in open_step_intents(world.store, tool, key):
+        on = "" if key == tool.iri else f" on {defs.name(key)}"
+        raise _Refused(
+            "refused",
+            "outcome_unknown",
+            f"workflow instance {defs.name(step.instance)} is calling {tool.name}{on} (started "
+            f"{step.started}, arguments {step.args}), or its process stopped mid-call; "
+            f"{tool.name} is not idempotent, so it is not called again meanwhile. If that "
+            "process has stopped, continue the instance (horismos run or resume on the same "
+            "store): the call is then held in doubt until `horismos tools reconcile` clears it",
+        )
 
 
 async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World) -> Intent | None:
@@ -449,8 +461,8 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
             f"{tool.name} is idempotent: its calls are never held in doubt, so there is "
             "nothing to reconcile"
         )
-    key = _key(tool, nodes)
-    node = call_intent_node(tool.iri, key)
+    key = doubt_key(tool, nodes)
+    node = doubt_node(tool.iri, key)
     worker = Worker.join(world) if world.store.shared else None
     try:
         if worker is not None:

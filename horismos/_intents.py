@@ -17,33 +17,52 @@ have acted (a ticket issued, a payment sent), so it must not be made twice. Henc
 Intents live in ``urn:horismos:instances`` with the rest of the state, so a trace's snapshot
 holds one when a run starts from a crashed instance, and replay decides the same way.
 
-A catalog call (``horismos tools call``, ``serve``) has no instance to resume, and the next call
-of the same tool on the same subject is what would act twice: a person or an agent calling
-again after a crash or a timeout. So a call's intent is kept at a node named after the tool and
-the subject (:func:`call_intent_node`), the key its claim holds on a shared world too. It goes
-with the call's commit as a step's does, and stays when the process stops mid-call or the
-outcome is unknown (sent, never answered): the next call there is refused until an operator,
-having checked, clears it (``horismos tools reconcile``).
+A call that may have acted and never landed is *in doubt*, and what would act twice then is
+the next call on the same thing — not only this instance's: a rerun that starts a new instance
+after this one failed, a catalog call (``horismos tools call``, ``serve``), another person or
+agent calling again after a crash or a timeout. So it is also kept at a node named after the
+tool and what the call acts on (its effect's subject, else the tool: :func:`doubt_key`,
+:func:`doubt_node`), which every lane looks at before calling a tool that is not idempotent:
+
+- a catalog call keeps its intent there while it is in flight; its commit removes it, unless
+  the outcome is unknown;
+- a step whose call was sent and never answered, or whose instance is found with an open
+  intent, writes it there with the commit that records the failure;
+- while it is there, a step or call of that tool on that subject is not made: it fails (a step,
+  with :class:`~horismos.OutcomeUnknown`, taking ``horis:onError``) or is refused (a call),
+  until someone who has checked with the system it acts on clears it
+  (``horismos tools reconcile``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from rdflib import RDF, RDFS, Literal, URIRef
+from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
 from ._errors import OutcomeUnknown
+from ._model import Tool
 from ._stores import Store
 from ._stores.base import Quad
 from ._vocab import HORIS, NS, PROV
 from ._world import INSTANCES
 
-__all__ = ["Intent", "announce", "call_intent_node", "open_intent", "read_intent"]
+__all__ = [
+    "Intent",
+    "announce",
+    "doubt_key",
+    "doubt_marks",
+    "doubt_node",
+    "in_doubt",
+    "open_intent",
+    "open_step_intents",
+    "read_intent",
+]
 
 # rdflib answers RDF.type, PROV.x and the like through a metaclass __getattr__ on each use
 _TYPE, _COMMENT, _STEP_EXECUTION = RDF.type, RDFS.comment, HORIS.StepExecution
@@ -77,11 +96,77 @@ def _node(instance: URIRef) -> URIRef:
     return URIRef(f"{instance}:intent")
 
 
-def call_intent_node(tool: URIRef, key: Node) -> URIRef:
-    """Where a catalog call of ``tool`` on ``key`` (its subject, else the tool) keeps its
-    intent: the same node for every call there, so the next one finds it."""
+DOUBT = "urn:horismos:doubt:"
+
+
+def doubt_node(tool: URIRef, key: Node) -> URIRef:
+    """Where a call of ``tool`` on ``key`` that may have acted is kept (:func:`doubt_key`):
+    the same node for every call there, so the next one finds it."""
     digest = hashlib.sha256(f"{tool}\n{key.n3()}".encode()).hexdigest()[:32]
-    return URIRef(f"urn:horismos:call-intent:{digest}")
+    return URIRef(f"{DOUBT}{digest}")
+
+
+def doubt_key(tool: Tool, args: Mapping[str, Node]) -> URIRef:
+    """What a call acts on: its effect's subject, else the tool. A catalog call's claim on a
+    shared world is held under it too."""
+    subject = args.get(tool.effect.subject) if tool.effect else None
+    return subject if isinstance(subject, URIRef) else tool.iri
+
+
+def _key_of_text(tool: Tool, args: Mapping[str, Any]) -> URIRef:
+    """:func:`doubt_key` of a call's arguments as the trace and an intent write them."""
+    value = args.get(tool.effect.subject) if tool.effect else None
+    if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
+        return URIRef(value[1:-1])
+    return tool.iri
+
+
+def in_doubt(
+    store: Store, tool: Tool, calls: Iterable[Mapping[str, Node]]
+) -> tuple[URIRef, Intent] | None:
+    """The first of ``calls`` that an earlier call of ``tool`` left in doubt: its key and
+    what is kept of that call."""
+    for args in calls:
+        key = doubt_key(tool, args)
+        found = read_intent(store, doubt_node(tool.iri, key))
+        if found is not None:
+            return key, found
+    return None
+
+
+def doubt_marks(
+    instance: URIRef, step: URIRef, tool: Tool, started: Literal | str, args: str | Sequence[Any]
+) -> list[Quad]:
+    """What keeps calls of a step in doubt (their outcome is unknown): an intent at each
+    call's :func:`doubt_node`. ``args``: the calls' arguments as the trace writes them (a
+    list of objects of N-Triples terms), or an intent's text of them."""
+    calls = json.loads(args) if isinstance(args, str) else list(args)
+    when = started if isinstance(started, Literal) else Literal(started, datatype=XSD.dateTime)
+    quads: list[Quad] = []
+    for call in calls:
+        node = doubt_node(tool.iri, _key_of_text(tool, call))
+        quads += announce(instance, step, tool.iri, when, [call], node).quads
+    return quads
+
+
+def open_step_intents(store: Store, tool: Tool, key: URIRef) -> list[Intent]:
+    """The instances' open intents to call ``tool`` on ``key``: a workflow step in flight, or
+    whose process stopped mid-call and that nobody has continued since. Asked by a catalog
+    call (rare), so by a query over the few intents there are, not by a node of their own."""
+    rows = store.select(
+        f"SELECT ?n WHERE {{ GRAPH <{INSTANCES}> {{ ?n horis:tool ?tool ; horis:instance ?i }} "
+        '  FILTER(STRSTARTS(STR(?n), "urn:horismos:instance:")) }',
+        {"tool": tool.iri},
+        {"horis": NS},
+    )
+    found = []
+    for row in rows:
+        intent = read_intent(store, cast(URIRef, row["n"]))
+        if intent is not None and any(
+            _key_of_text(tool, call) == key for call in json.loads(intent.args)
+        ):
+            found.append(intent)
+    return found
 
 
 def announce(

@@ -38,7 +38,7 @@ from ._errors import (
 )
 from ._gate import Gate, Verdict
 from ._hazards import cycle_through
-from ._intents import announce, open_intent
+from ._intents import Intent, announce, doubt_marks, in_doubt, open_intent
 from ._literals import INTEGER_TYPES, well_formed
 from ._model import (
     ActionStep,
@@ -585,6 +585,10 @@ class Runner:
             self._state[inst.instance].extend(stale.quads)  # this step's commit removes it
             if stale.step == step.iri and not tool.idempotent:
                 rec.status, rec.error = "failed", stale.unknown(tool.name, self.defs.name(step.iri))
+                # in doubt for every lane, not only this instance (see _intents)
+                self._pending.setdefault(inst.instance, []).extend(
+                    doubt_marks(inst.instance, step.iri, tool, stale.started, stale.args)
+                )
                 return rec, step.on_error
         # 1. preconditions: the step's, then the tool's own
         if step.requires is not None:
@@ -628,6 +632,12 @@ class Runner:
                 check_scopes(tool, step)
             if waiting is not None:
                 return self._await_approval(inst, rec, waiting, started), None
+            # an earlier call of this tool on the same subject may have acted: not again
+            if not tool.idempotent and inst.instance not in self._intent_at:
+                doubt = in_doubt(self.store, tool, calls)
+                if doubt is not None:
+                    rec.status, rec.error = "failed", self._doubted(step, tool, *doubt)
+                    return rec, step.on_error
             # the approvals this call takes are used up with the step's commit, whatever comes
             # of the call: a person approved one call, not every pass of a loop
             self._pending.setdefault(inst.instance, []).extend(used)
@@ -641,6 +651,14 @@ class Runner:
                 return await self._adapter_action(inst, rec, step, tool, calls, started)
             effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, began)
         except RunError as e:
+            if (
+                isinstance(e, OutcomeUnknown)
+                and not tool.idempotent
+                and inst.instance not in self._intent_at  # a catalog call keeps its own
+            ):  # it may have acted: in doubt for every lane until someone reconciles it
+                self._pending.setdefault(inst.instance, []).extend(
+                    doubt_marks(inst.instance, step.iri, tool, began, rec.args)
+                )
             if isinstance(e, ToolTimeout) or isinstance(getattr(e, "cause", None), ToolTimeout):
                 rec.status = "timed_out"
             elif isinstance(e, GateRejected):
@@ -766,6 +784,21 @@ class Runner:
             state = self._state[inst.instance]
             self.world.commit(Change(add=list(intent.quads), expect=_guard(state)))
         state.extend(intent.quads)  # the step's final commit removes it
+
+    def _doubted(self, step: ActionStep, tool: Tool, key: URIRef, earlier: Intent) -> RunError:
+        """Why a step does not call a tool an earlier call left in doubt on the same subject."""
+        on = "" if key == tool.iri else f" on {self.defs.name(key)}"
+        by = self.defs.name(earlier.instance) if earlier.instance else "an earlier call"
+        return OutcomeUnknown(
+            f"{tool.name} is not idempotent and may already have acted{on}: a call there "
+            f"(by {by}, started {earlier.started}, arguments {earlier.args}) was sent and its "
+            "outcome never landed, so it is not called again. Check with the system it acts on "
+            "whether that call took effect, record what happened in the world, then clear it "
+            f"with `horismos tools reconcile {tool.name} … --args JSON` on the same store "
+            "(horis:onError is where the workflow goes on from)",
+            step=str(step.iri),
+            tool=str(tool.iri),
+        )
 
     def _policy_of(self, tool: Tool) -> dict[str, Any]:
         """What a step event says of the policy and the tool's side effect: the same for

@@ -331,3 +331,34 @@ def test_rerunning_a_killed_single_focus_run_continues_its_instance(shop) -> Non
     assert ledger(shop) == [f"charge {P.o1}"]
     after = inspect(shop)  # exactly one instance for :o1 (inspect unpacks a single one)
     assert after["status"] == "waiting" and after["intent"] == []
+
+
+def test_a_run_killed_mid_call_holds_off_a_catalog_call_on_its_subject(shop) -> None:
+    """The call found nothing of the killed run's charge in the world and charged again. It
+    is refused while the instance's intent is open, and once the instance is continued (the
+    step fails with OutcomeUnknown) the charge stays in doubt until it is reconciled."""
+    run_until_killed(shop, "charge-after")
+    call = ["tools", "call", "t.charge", "pay.ttl", "--store", "oxigraph:store", "--tools",
+            "payments.py", "--allow", "ReadOnly,HostStateWrite,ExternalCommit",
+            "--args", '{"order": ":o1"}']
+
+    def tools(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(horismos(*args), cwd=shop, env=environ(shop, None),
+                              capture_output=True, text=True, timeout=300)
+
+    refused = tools(*call)
+    assert refused.returncode == 5, refused.stdout + refused.stderr
+    assert "is calling t.charge on :o1" in refused.stdout
+    assert ledger(shop) == [f"charge {P.o1}"]
+
+    resumed = resume(shop, "--instance", str(inspect(shop)["instance"]))
+    assert resumed.returncode == 3, resumed.stdout + resumed.stderr  # waits at :Reconcile
+    still = tools(*call)
+    assert still.returncode == 5 and "may already have acted on :o1" in still.stdout
+    assert ledger(shop) == [f"charge {P.o1}"]
+
+    cleared = tools("tools", "reconcile", "t.charge", "pay.ttl", "--store", "oxigraph:store",
+                    "--args", '{"order": ":o1"}')
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    assert tools(*call).returncode == 0
+    assert ledger(shop) == [f"charge {P.o1}", f"charge {P.o1}"]

@@ -1,9 +1,9 @@
-"""A catalog call of a tool that is not idempotent is made at most once, whatever fails.
+"""A tool that is not idempotent acts at most once on a subject, whatever fails, in every lane.
 
-A workflow step has its instance's intent for that (tests/test_durable.py); a catalog call
-keeps its intent under the tool and its subject, so the *next* call there — a person, a
-script or an agent calling again after a crash, a lost lease or a call that never answered —
-is refused until someone clears it with ``tools reconcile``.
+A call that was sent and never answered (or whose process died mid-call) is *in doubt*: kept
+under the tool and its subject, so the next call there — a catalog call, a rerun of the
+workflow that starts a new instance, another workflow — is not made until someone clears it
+with ``tools reconcile``. An instance's own intent is tested in tests/test_durable.py.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ CHARGE = """
 
 
 def intents(world: World) -> list[URIRef]:
-    """The call intents the store holds."""
+    """The calls the store holds in doubt (or in flight)."""
     return sorted({
         s for s, _, _ in world.graph.graph(INSTANCES).triples((None, None, None))
-        if str(s).startswith("urn:horismos:call-intent:")
+        if str(s).startswith("urn:horismos:doubt:")
     })
 
 
@@ -123,6 +123,57 @@ def test_reconcile_refuses_what_it_cannot_mean(build: Build) -> None:
         agent.catalog.reconcile("t.look", {"patient": ":p1"}, world)
     with pytest.raises(UsageError, match='unknown argument "who"'):
         agent.catalog.reconcile("t.charge", {"who": ":p1"}, world)
+
+
+BILL = CHARGE + """
+:Bill a horis:Workflow ; horis:focusType :Patient ; horis:start :Charge .
+:Charge a horis:ActionStep ;
+    horis:tool :t.charge ;
+    horis:requires "?this a :Patient . FILTER NOT EXISTS { ?this :ref ?r }" ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+
+def test_a_rerun_after_a_step_never_answered_does_not_call_again(build: Build) -> None:
+    """The instance fails with OutcomeUnknown; a rerun starts a new instance, whose step
+    found nothing of the first call in the world and called again."""
+    charge = Charger()
+    agent, world = build(BILL, tools={"charge": charge})
+    charge.mode = "hang"
+    first = agent.run(world, focus=":p1")
+    assert first.status == "failed" and first.instances[0].error is not None
+    assert "did not answer" in str(first.instances[0].error)
+    assert len(intents(world)) == 1
+
+    charge.mode = "answer"
+    again = agent.run(world, focus=":p1")
+    (inst,) = again.instances
+    assert inst.status == "failed"
+    assert inst.error is not None and "may already have acted on :p1" in str(inst.error)
+    assert "tools reconcile t.charge" in str(inst.error)
+    called = agent.catalog.call("t.charge", {"patient": ":p1"}, world, allow=ALLOW)
+    assert called.status == "refused" and called.error is not None
+    assert called.error["kind"] == "outcome_unknown"
+    assert charge.acted == ["http://example.org/clinic#p1"]
+
+    assert agent.catalog.reconcile("t.charge", {"patient": ":p1"}, world) is not None
+    done = agent.run(world, focus=":p1")
+    assert done.status == "completed" and len(charge.acted) == 2 and intents(world) == []
+
+
+def test_a_call_in_doubt_stops_a_workflow_step_on_its_subject(build: Build) -> None:
+    charge = Charger()
+    agent, world = build(BILL, tools={"charge": charge})
+    charge.mode = "hang"
+    assert agent.catalog.call("t.charge", {"patient": ":p1"}, world,
+                              allow=ALLOW).status == "timed_out"
+    charge.mode = "answer"
+    run = agent.run(world, all=True)
+    status = {str(i.focus): i.status for i in run.instances}
+    assert status == {"http://example.org/clinic#p1": "failed",
+                      "http://example.org/clinic#p2": "completed",
+                      "http://example.org/clinic#p3": "completed"}
+    assert charge.acted.count("http://example.org/clinic#p1") == 1
 
 
 # -- the command line, killed mid-call -------------------------------------------------------
