@@ -219,3 +219,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{e.filename}: " if e.filename else ""
         print(f"horismos {args.command}: error: {where}{e.strerror or e}", file=sys.stderr)
         return EXIT_USAGE
+    except UnicodeDecodeError as e:  # a file read as text that is not UTF-8
+        print(
+            f"horismos {args.command}: error: an input is not UTF-8 text ({e.reason} at byte "
+            f"{e.start}); give text files in UTF-8",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    except RecursionError:  # JSON or RDF nested past what Python's parsers follow
+        print(
+            f"horismos {args.command}: error: an input is nested too deeply to be read",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        # what was committed stays; a step interrupted mid-call left its intent, so the
+        # instance, continued, does not call a tool that is not idempotent again
+        print(
+            f"\nhorismos {args.command}: interrupted; what had been committed stays (an "
+            "instance stopped mid-step is continued by running the same command again)",
+            file=sys.stderr,
+        )
+        return 130

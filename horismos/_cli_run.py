@@ -179,7 +179,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if facts == "-":
         facts = sys.stdin.read()
     elif facts is not None and len(facts) < 1024 and "\n" not in facts and Path(facts).is_file():
-        facts = Path(facts).read_text(encoding="utf-8")
+        try:
+            facts = Path(facts).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(
+                f"--facts {facts}: not UTF-8 text; give the facts as a Turtle file (UTF-8)"
+            ) from None
     elif facts is not None and facts.strip() and not any(c.isspace() for c in facts.strip()):
         # Turtle always has a space between terms: a single word is a file that is not there
         raise UsageError(

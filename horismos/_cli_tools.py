@@ -221,12 +221,16 @@ def _json_args(text: str) -> Any:
             text = Path(source).read_text(encoding="utf-8")
         except OSError as e:
             raise UsageError(f"--args {text}: cannot read it ({e.strerror})") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"--args {text}: not UTF-8 text, so not JSON") from None
     try:
         return json.loads(text)
     except ValueError as e:
         raise UsageError(
             f'{source}: not JSON ({e}); write an object such as \'{{"patient": ":patient42"}}\''
         ) from None
+    except RecursionError:
+        raise UsageError(f"{source}: nested too deeply to be arguments") from None
 
 
 def cmd_tools_list(args: argparse.Namespace) -> int:

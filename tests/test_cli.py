@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from rdflib import Dataset, Literal, Namespace
@@ -198,3 +200,41 @@ def test_graph_draws_steps_and_edges(tmp_path: Path) -> None:
     assert 's0 [label=":IsCritical\\nDecisionStep", shape=diamond];' in dot.stdout
     assert 's0 -> s2 [label="otherwise"];' in dot.stdout
     assert 's0 -> s1 [label="when ?this :value ?v' in dot.stdout
+
+
+def test_bad_bytes_deep_nesting_and_ctrl_c_end_in_a_message_not_a_traceback(
+        tmp_path: Path) -> None:
+    (tmp_path / "garbage.bin").write_bytes(b"\xff\xfe\x00garbage\x80\x81")
+    binary = horismos("tools", "call", "ehr.notify_nurse", *TRIAGE, *WORLD,
+                      "--args", "@garbage.bin", cwd=tmp_path)
+    assert binary.returncode == 2 and "not UTF-8" in binary.stderr, binary.stderr
+    no_traceback(binary)
+    deep = horismos("tools", "call", "ehr.notify_nurse", *TRIAGE, *WORLD,
+                    "--args", "[" * 100_000, cwd=tmp_path)
+    assert deep.returncode == 2 and "nested too deeply" in deep.stderr, deep.stderr
+    no_traceback(deep)
+
+    # Ctrl-C while a tool runs: the run stops with a word, its exit code 130
+    (tmp_path / "slow.py").write_text(
+        "import time\n"
+        "def assign_queue(patient, queue):\n"
+        "    open('started', 'w').close()\n"
+        "    time.sleep(60)\n"
+        "def notify_nurse(nurse, patient, ref):\n"
+        "    return {}\n")
+    text = (ROOT / "workflows" / "triage.ttl").read_text().replace(
+        "python:ehr_client.assign_queue", "python:slow.assign_queue").replace(
+        "python:ehr_client.notify_nurse", "python:slow.notify_nurse").replace('"5s"', '"90s"')
+    (tmp_path / "slow.ttl").write_text(text)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "horismos", "run", "slow.ttl", TRIAGE[1], *WORLD,
+         "--tools", "slow.py", "--focus", ":patient42"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "interrupted" in err and "Traceback" not in out + err
