@@ -69,12 +69,14 @@ DEFAULT_ALLOW = frozenset({"ReadOnly", "HostStateWrite"})
 
 def side_effect(tool: Tool) -> str:
     """``horis:sideEffect``'s local name; ExternalCommit for a tool bound to a
-    ``horis:Adapter``, HostStateWrite for a tool with an effect, else ReadOnly."""
+    ``horis:Adapter``, HostStateWrite for a tool with an effect or one that is not idempotent,
+    else ReadOnly. A tool that is not idempotent acts when called, effect declared or not (it
+    sends a message, starts a job): counted read-only, a ``--allow ReadOnly`` policy let it."""
     if tool.side_effect is not None:
         return str(tool.side_effect)[len(str(HORIS)) :]
     if tool.adapter is not None:
         return "ExternalCommit"
-    return "HostStateWrite" if tool.effect is not None else "ReadOnly"
+    return "HostStateWrite" if tool.effect is not None or not tool.idempotent else "ReadOnly"
 
 
 def allowed(allow: Iterable[str] | str) -> frozenset[str]:

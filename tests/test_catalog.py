@@ -44,7 +44,8 @@ CATALOG = """
         horis:arg [ horis:name "ward" ; horis:type :Ward ] ;
         horis:arg [ horis:name "maxBeds" ; horis:type xsd:integer ; horis:optional true ]
     ] ;
-    horis:binding "python:capacity" .
+    horis:binding "python:capacity" ;
+    horis:idempotent true .
 
 :c.bill a horis:Tool ;
     rdfs:label "Bill the insurer for a patient" ;
@@ -166,9 +167,12 @@ def test_effect_schema_has_the_returned_fields_and_what_the_runtime_writes(build
 def test_side_effect_lane_approval_dependencies_and_readiness(clinic):
     agent, _ = clinic
     e = by_name(agent.catalog.list())
-    # a declared effect defaults to HostStateWrite, none to ReadOnly; horis:sideEffect wins
+    # a declared effect defaults to HostStateWrite, none to ReadOnly when the tool is
+    # idempotent (a tool that is not acts when called, effect declared or not: c.archive);
+    # horis:sideEffect wins
     assert e["c.assign"].side_effect == "HostStateWrite"
     assert e["c.capacity"].side_effect == "ReadOnly"
+    assert e["c.archive"].side_effect == "HostStateWrite"
     assert e["c.bill"].side_effect == "ExternalCommit"
     assert e["c.page"].side_effect == "ReadOnly"
     assert (e["c.assign"].lane, e["c.page"].lane) == ("python", "http")
