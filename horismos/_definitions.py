@@ -657,6 +657,7 @@ class _Builder:
         ok = True
         args: list[Arg] = []
         arg_nodes: dict[str, Node] = {}  # name -> its node, where a warning points
+        named: dict[str, list[Node]] = {}  # name -> every horis:arg written with it
         for takes in self.g.objects(s, HORIS.takes):
             for a in self.g.objects(takes, HORIS.arg):
                 name = self.text(a, HORIS.name)
@@ -670,6 +671,7 @@ class _Builder:
                     )
                     ok = False
                     continue
+                named.setdefault(name, []).append(a)
                 if not isinstance(typ, URIRef):
                     self.error(
                         s,
@@ -690,6 +692,7 @@ class _Builder:
                     )
                 )
                 arg_nodes[name] = a
+        ok = self.check_arg_names(s, named) and ok
         effect = self.effect(s, args)
         declared = effect if isinstance(effect, Effect) else None  # never True: see effect()
         binding_node = self.one(s, HORIS.binding)
@@ -790,6 +793,39 @@ class _Builder:
             if binding and binding.startswith("cmd:")
             else None,
         )
+
+    def check_arg_names(self, tool: Node, named: dict[str, list[Node]]) -> bool:
+        """Two arguments of one name: a step binds, a precondition reads and the binding is
+        sent one value under a name, so which declaration (and type) held would be chance.
+        Reported at each later ``horis:arg [``, saying where the first one is."""
+        ok = True
+        for name, nodes in sorted(named.items()):
+            if len(nodes) < 2:
+                continue
+            ok = False
+            placed = sorted(
+                ((self.src.locate(a), a) for a in nodes),
+                key=lambda x: (x[0][0] or "", x[0][1] or 0, str(x[1])),
+            )
+            (file, line), _ = placed[0]
+            for (later, _), a in placed[1:]:
+                first = (
+                    "another horis:arg"
+                    if line is None
+                    else f"line {line}"
+                    if later == file
+                    else f"{file}:{line}"
+                )
+                self.error(
+                    tool,
+                    f'argument "{name}" is declared again (first at {first}): a step binds '
+                    "it and the binding receives it as one value, so only one of the two "
+                    "could ever hold",
+                    f'remove this horis:arg [ horis:name "{name}" … ], or give it a name of '
+                    "its own (each argument is declared once, with one horis:type)",
+                    at=a,
+                )
+        return ok
 
     def check_unsent(
         self,
@@ -982,6 +1018,7 @@ class _Builder:
                     at=(s, HORIS.tool, tool_node),
                 )
             binds = []
+            bound: dict[str, list[Node]] = {}  # argument -> each horis:bind naming it
             for b in self.g.objects(s, HORIS.bind):
                 arg, var = self.text(b, HORIS.arg), self.text(b, HORIS.var)
                 if arg is None or var is None:
@@ -1001,6 +1038,8 @@ class _Builder:
                         at=(b, HORIS.arg, None),
                     )
                 binds.append((arg, var.lstrip("?$")))
+                bound.setdefault(arg, []).append(b)
+            self.check_binds(s, bound)
             requires = self.precondition(s, s)
             partial_without_adapter(self.g, s, tool.adapter if tool else None, self.warn)
             return ActionStep(
@@ -1079,6 +1118,23 @@ class _Builder:
             timeout=timeout,
             on_timeout=cast("URIRef | None", self.one(s, HORIS.onTimeout)),
         )
+
+    def check_binds(self, step: Node, bound: dict[str, list[Node]]) -> None:
+        """One argument bound twice: the run would take one of the variables and drop the
+        other without a word (which one is the graph's order)."""
+        for arg, nodes in sorted(bound.items()):
+            if len(nodes) < 2:
+                continue
+            variables = sorted({f"?{str(self.text(b, HORIS.var)).lstrip('?$')}" for b in nodes})
+            last = max(nodes, key=lambda b: (self.src.locate(b)[1] or 0, str(b)))
+            self.error(
+                step,
+                f'horis:bind gives argument "{arg}" '
+                f"{'twice' if len(nodes) == 2 else f'{len(nodes)} times'} "
+                f"({', '.join(variables)}): the run would take one and silently drop the rest",
+                f'keep one horis:bind [ horis:arg "{arg}" ; horis:var "…" ] for the argument',
+                at=(last, HORIS.arg, None),
+            )
 
     def check_model(self, s: Node) -> str | None:
         """The step's ``provider:model``, an alias (``claude:``) written as its provider."""

@@ -1,0 +1,76 @@
+"""Structural mistakes in the shipped workflows that used to validate, or to be reported as
+something else: each is caught before anything runs, at the file and line where it is written,
+with what to write instead.
+
+Each test edits one line of ``workflows/triage.ttl`` or ``workflows/lab_review.ttl`` (the line
+found by its text, so the edit cannot silently miss) and loads it as ``horismos validate`` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from horismos import AuthoringError, Problem, load_definitions
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIAGE = (ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl")
+LAB = (ROOT / "workflows" / "lab_review.ttl", ROOT / "ontologies" / "lab.ttl")
+
+
+def edited(tmp_path: Path, pair: tuple[Path, Path], old: str, new: str) -> tuple[Path, int]:
+    """The workflow of ``pair`` with its one ``old`` replaced by ``new``, and that line."""
+    text = pair[0].read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not written once in {pair[0].name}"
+    path = tmp_path / pair[0].name
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    line = text[: text.index(old)].count("\n") + 1
+    return path, line
+
+
+def problems(path: Path, pair: tuple[Path, Path]) -> list[Problem]:
+    """Every error and warning loading the edited workflow with its ontology gives."""
+    try:
+        return list(load_definitions([path, pair[1]]).warnings)
+    except AuthoringError as e:
+        return list(e.problems)
+
+
+def the_error(found: list[Problem]) -> Problem:
+    """The one error: a second message for the same mistake would be noise."""
+    errors = [p for p in found if p.severity == "error"]
+    assert len(errors) == 1, "\n".join(map(str, found))
+    return errors[0]
+
+
+def check(p: Problem, path: Path, line: int, node: str, said: str, hint: str) -> None:
+    assert (p.file, p.line, p.node) == (str(path), line, node), str(p)
+    assert said in p.message, str(p)
+    assert p.hint is not None and hint in p.hint, str(p)
+
+
+# -- arguments and bindings -------------------------------------------------------------------
+
+
+def test_two_arguments_of_one_name_are_an_error_at_the_second(tmp_path: Path) -> None:
+    """A step binds, and the binding receives, one value per name: with two declarations of
+    "nurse" (one a :Nurse, one a string) which type is checked would be chance."""
+    path, line = edited(
+        tmp_path, TRIAGE,
+        'horis:arg [ horis:name "ref"     ; horis:type xsd:string ]',
+        'horis:arg [ horis:name "ref"     ; horis:type xsd:string ] ;\n'
+        '        horis:arg [ horis:name "nurse" ; horis:type xsd:string ]')
+    check(the_error(problems(path, TRIAGE)), path, line + 1, ":ehr.notify_nurse",
+          f'argument "nurse" is declared again (first at line {line - 1})',
+          'remove this horis:arg [ horis:name "nurse" … ], or give it a name of its own')
+
+
+def test_one_argument_bound_twice_is_an_error(tmp_path: Path) -> None:
+    """The run took one of the two variables and dropped the other without a word."""
+    path, line = edited(
+        tmp_path, TRIAGE,
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] , '
+        '[ horis:arg "patient" ; horis:var "nurse" ] .')
+    check(the_error(problems(path, TRIAGE)), path, line, ":NotifyNurse",
+          'horis:bind gives argument "patient" twice (?nurse, ?this)',
+          'keep one horis:bind [ horis:arg "patient" ; horis:var "…" ]')
