@@ -1213,6 +1213,39 @@ class _Builder:
                 "write horis:delivery horis:Final (publish a brief for the operator) or "
                 "horis:delivery horis:Silent (no brief)",
             )
+        if self.one(s, HORIS.timeout) is None:
+            self.check_untimed_wait(s)
+
+    def check_untimed_wait(self, s: Node) -> None:
+        """A wait with no horis:timeout never times out. Woken by horis:Timer, no timer ever
+        ends it (``horismos wake`` finds it due only once its horis:until holds, and without
+        one never: it waits until resumed by hand); its horis:onTimeout branch can never be
+        taken. Neither has a meaning of its own (horis:Timer is "ends when its horis:timeout
+        elapses"), so both are errors."""
+        if (s, HORIS.wake, HORIS.Timer) in self.g:
+            self.error(
+                s,
+                "horis:wake horis:Timer, but the step has no horis:timeout, so no timer ever "
+                "ends the wait"
+                + (
+                    ": only its horis:until can"
+                    if self.one(s, HORIS.until) is not None
+                    else ": `horismos wake` never finds it due, and unless resumed by hand "
+                    "it waits for ever"
+                ),
+                'add horis:timeout "2h" (or "PT2H"): once it has passed the wait continues '
+                "at horis:onTimeout, else horis:next",
+                at=(s, HORIS.wake, HORIS.Timer),
+            )
+        for target in self.g.objects(s, HORIS.onTimeout):
+            self.error(
+                s,
+                f"horis:onTimeout {self.n(target)}, but the step has no horis:timeout: "
+                f"the wait never times out, so {self.n(target)} is never taken",
+                'add horis:timeout "2h" (or "PT2H"), after which the wait continues at '
+                f"{self.n(target)}; or remove horis:onTimeout",
+                at=(s, HORIS.onTimeout, target),
+            )
 
     def workflow(self, s: Node) -> Workflow | None:
         start = self.one(s, HORIS.start)

@@ -74,3 +74,46 @@ def test_one_argument_bound_twice_is_an_error(tmp_path: Path) -> None:
     check(the_error(problems(path, TRIAGE)), path, line, ":NotifyNurse",
           'horis:bind gives argument "patient" twice (?nurse, ?this)',
           'keep one horis:bind [ horis:arg "patient" ; horis:var "…" ]')
+
+
+# -- waits ------------------------------------------------------------------------------------
+
+REBOOKING = (ROOT / "workflows" / "rebooking.ttl", ROOT / "ontologies" / "travel.ttl")
+"""The shipped workflow with a WaitStep (triage and lab review have none)."""
+
+
+def test_a_timer_wait_without_a_timeout_is_an_error(tmp_path: Path) -> None:
+    """horis:Timer is "ends when its horis:timeout elapses": with none, no timer ever ends it
+    and ``horismos wake`` never finds it due by time."""
+    path, line = edited(tmp_path, REBOOKING, "horis:wake horis:OperatorInput ;",
+                        "horis:wake horis:Timer ;")
+    check(the_error(problems(path, REBOOKING)), path, line, ":AskOperator",
+          "horis:wake horis:Timer, but the step has no horis:timeout, so no timer ever ends "
+          "the wait: only its horis:until can",
+          'add horis:timeout "2h"')
+
+
+def test_a_timer_wait_without_a_timeout_or_until_would_wait_for_ever(tmp_path: Path) -> None:
+    path, line = edited(
+        tmp_path, REBOOKING,
+        'horis:wake horis:OperatorInput ;\n    horis:delivery horis:Final ;\n'
+        '    horis:until "?this :operatorChoice ?flight ." ;',
+        "horis:wake horis:Timer ;\n    horis:delivery horis:Final ;")
+    check(the_error(problems(path, REBOOKING)), path, line, ":AskOperator",
+          "`horismos wake` never finds it due, and unless resumed by hand it waits for ever",
+          'add horis:timeout "2h"')
+
+
+def test_on_timeout_without_a_timeout_is_an_error_at_its_line(tmp_path: Path) -> None:
+    """The branch could never be taken: the wait never times out."""
+    path, line = edited(tmp_path, REBOOKING, "horis:next :RebookOnOperatorChoice .",
+                        "horis:onTimeout :RebookOnOperatorChoice .")
+    check(the_error(problems(path, REBOOKING)), path, line, ":AskOperator",
+          "horis:onTimeout :RebookOnOperatorChoice, but the step has no horis:timeout: the "
+          "wait never times out, so :RebookOnOperatorChoice is never taken",
+          'add horis:timeout "2h" (or "PT2H"), after which the wait continues at '
+          ":RebookOnOperatorChoice; or remove horis:onTimeout")
+    # with a timeout, the same branch is fine
+    path, _ = edited(tmp_path, REBOOKING, "horis:next :RebookOnOperatorChoice .",
+                     'horis:onTimeout :RebookOnOperatorChoice ; horis:timeout "2h" .')
+    assert [p for p in problems(path, REBOOKING) if p.severity == "error"] == []
