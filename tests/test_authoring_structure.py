@@ -8,9 +8,12 @@ found by its text, so the edit cannot silently miss) and loads it as ``horismos 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from horismos import AuthoringError, Problem, load_definitions
+from horismos._contract import server_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIAGE = (ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl")
@@ -117,3 +120,50 @@ def test_on_timeout_without_a_timeout_is_an_error_at_its_line(tmp_path: Path) ->
     path, _ = edited(tmp_path, REBOOKING, "horis:next :RebookOnOperatorChoice .",
                      'horis:onTimeout :RebookOnOperatorChoice ; horis:timeout "2h" .')
     assert [p for p in problems(path, REBOOKING) if p.severity == "error"] == []
+
+
+# -- MCP servers ------------------------------------------------------------------------------
+
+MCP_NURSE = 'horis:binding "mcp://ward/notify_nurse" ;'
+
+
+def test_an_mcp_binding_to_a_server_nothing_declares_is_refused_by_validate(
+        tmp_path: Path) -> None:
+    """It validated, and the run refused at its start naming no file or line. Loading still
+    succeeds (an Agent may be given the server from Python); validate, which cannot be, refuses."""
+    path, line = edited(tmp_path, TRIAGE, 'horis:binding "python:ehr_client.notify_nurse" ;',
+                        MCP_NURSE)
+    defs = load_definitions([path, TRIAGE[1]])
+    [p] = server_problems(defs)
+    check(p, path, line, ":ehr.notify_nurse",
+          'binding "mcp://ward/notify_nurse" names MCP server "ward", which no '
+          "horis:McpServer declares (declared: none)",
+          'declare it: :ward a horis:McpServer ; horis:command "python"')
+    assert p.severity == "error" and p.hint is not None and 'horis:url "http://' in p.hint
+    assert server_problems(defs, passed=["ward"]) == []  # given to the Agent from Python
+
+    done = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
+                           str(TRIAGE[1])], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{path}:{line}: error: :ehr.notify_nurse: binding" in done.stdout, done.stdout
+
+
+def test_an_mcp_binding_to_a_misspelt_server_suggests_the_declared_one(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, 'horis:binding "python:ehr_client.notify_nurse" ;',
+                        'horis:binding "mcp://wards/notify_nurse" ;')
+    servers = tmp_path / "servers.ttl"
+    servers.write_text("@prefix : <http://example.org/ehr#> .\n"
+                       "@prefix horis: <https://w3id.org/horismos#> .\n"
+                       ':ward a horis:McpServer ; horis:url "http://127.0.0.1:1/mcp" .\n',
+                       encoding="utf-8")
+    [p] = server_problems(load_definitions([path, servers, TRIAGE[1]]))
+    check(p, path, line, ":ehr.notify_nurse", '(declared: "ward")',
+          'did you mean "mcp://ward/notify_nurse"? Or declare it: :wards a horis:McpServer')
+
+
+def test_an_mcp_binding_without_a_tool_name_is_refused_at_its_line(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, 'horis:binding "python:ehr_client.notify_nurse" ;',
+                        'horis:binding "mcp://ward" ;')
+    [p] = server_problems(load_definitions([path, TRIAGE[1]]))
+    check(p, path, line, ":ehr.notify_nurse",
+          'binding "mcp://ward" names no tool of the server', 'write "mcp://SERVER/TOOL"')
