@@ -358,6 +358,7 @@ class _Builder:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
         self.check_pattern_terms()
+        self.check_focus_typos()
         self.check_shacl_terms()
         self.check_namespaces()
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
@@ -450,6 +451,40 @@ class _Builder:
                 )
         for found in self.defs.undeclared.values():
             self.problems.extend(found)
+
+    def check_focus_typos(self) -> None:
+        """A variable of a step's pattern a slip away from ?this (``?ths``, ``?This``,
+        ``?tihs``): ?this is the instance's focus, bound before the pattern is tried, while
+        ``?ths`` is free and matches any node. Without ?this the pattern is no longer about
+        the focus at all and holds for any match in the world; beside it (``?ths :acuity
+        ?queue . FILTER NOT EXISTS { ?this :queuedAt ?t }``) its values come from another
+        node. A warning: a pattern may leave the focus out on purpose, but not with a
+        variable named like it. A tool's own horis:requires binds its arguments, not ?this,
+        so only steps' patterns are read."""
+        steps = self.step_nodes()
+        for owner, holder, pred, pre in self.patterns:
+            if owner not in steps:
+                continue
+            for var in sorted(v for v in pre.variables if v != "this" and _slip(v, "this") <= 1):
+                found = re.compile(rf"[?$]{re.escape(var)}\b")
+                text = next((x for x in self.g.objects(holder, pred) if found.search(str(x))), None)
+                problem = self.src.problem(
+                    "warning",
+                    owner,
+                    f"{self.n(pred)} uses ?{var} but never ?this, the instance's focus: as "
+                    "written it is not about the focus and holds for any match in the world"
+                    if "this" not in pre.variables
+                    else f"{self.n(pred)} uses ?{var} beside ?this: ?{var} is not the "
+                    "instance's focus but any node that matches",
+                    "did you mean ?this?",
+                    at=(holder, pred, text),
+                )
+                hit = found.search(str(text)) if text is not None else None
+                if hit is not None and problem.line is not None:  # the variable's own line
+                    problem = replace(
+                        problem, line=problem.line + str(text)[: hit.start()].count("\n")
+                    )
+                self.problems.append(problem)
 
     def check_shacl_terms(self) -> None:
         """``sh:patern`` is not SHACL: a shape that says it checks nothing, silently."""
@@ -1379,6 +1414,21 @@ def _iris(algebra: Any) -> set[URIRef]:
         elif isinstance(x, list | tuple | set | frozenset):
             stack.extend(x)
     return found
+
+
+def _slip(a: str, b: str) -> int:
+    """The edits (insert, delete, replace, swap two neighbours) that turn ``a`` into ``b``,
+    a change of case counting as none: ``?This`` is another variable, written as a slip."""
+    a, b = a.lower(), b.lower()
+    d = [[i + j if not i * j else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(
+                d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])
+            )
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
 
 
 def _split(term: URIRef) -> tuple[str, str]:

@@ -167,3 +167,51 @@ def test_an_mcp_binding_without_a_tool_name_is_refused_at_its_line(tmp_path: Pat
     [p] = server_problems(load_definitions([path, TRIAGE[1]]))
     check(p, path, line, ":ehr.notify_nurse",
           'binding "mcp://ward" names no tool of the server', 'write "mcp://SERVER/TOOL"')
+
+
+# -- ?this misspelt ---------------------------------------------------------------------------
+
+
+def warnings_of(found: list[Problem]) -> list[Problem]:
+    assert [p for p in found if p.severity == "error"] == [], "\n".join(map(str, found))
+    return [p for p in found if p.severity == "warning"]
+
+
+def test_a_rule_that_misspells_this_and_never_names_it_is_warned_at_the_variable(
+        tmp_path: Path) -> None:
+    """?tihs is free: the rule is no longer about the result at hand and holds as soon as
+    any result in the world is critical, so every result would be escalated."""
+    path, line = edited(tmp_path, LAB, "?this :value ?v ; a ?kind .",
+                        "?tihs :value ?v ; a ?kind .")
+    [p] = warnings_of(problems(path, LAB))
+    check(p, path, line, ":IsCritical",
+          "horis:requires uses ?tihs but never ?this, the instance's focus: as written it is "
+          "not about the focus and holds for any match in the world", "did you mean ?this?")
+
+
+def test_a_misspelt_this_beside_this_is_warned_on_its_own_line_of_the_pattern(
+        tmp_path: Path) -> None:
+    """Still a slip with ?this written too: ?This picks its limit from any node that has one,
+    and the warning is on the pattern's second line, where ?This is; in triage the FILTER
+    names ?this while ?ths takes the acuity of any patient."""
+    path, line = edited(tmp_path, LAB, "?kind :criticalAbove ?limit .",
+                        "?This :criticalAbove ?limit .")
+    [p] = warnings_of(problems(path, LAB))
+    check(p, path, line, ":IsCritical", "horis:requires uses ?This beside ?this: ?This is not "
+          "the instance's focus but any node that matches", "did you mean ?this?")
+
+    path, line = edited(tmp_path, TRIAGE, "?this :acuity ?queue .", "?ths :acuity ?queue .")
+    [p] = warnings_of(problems(path, TRIAGE))
+    check(p, path, line, ":QueuePatient", "horis:requires uses ?ths beside ?this",
+          "did you mean ?this?")
+
+
+def test_a_pattern_that_leaves_the_focus_out_with_other_names_is_not_warned(
+        tmp_path: Path) -> None:
+    """:Escalate's own pattern finds a clinician on call, about no focus at all; ?that or
+    ?thing are names of their own, two slips from ?this."""
+    assert problems(LAB[0], LAB) == []
+    for name in ("?that", "?thing", "?the"):
+        path, _ = edited(tmp_path, LAB, "?clinician a :Clinician ; :onCall true .",
+                         f"?clinician a :Clinician ; :onCall true . {name} a :Clinician .")
+        assert problems(path, LAB) == []
