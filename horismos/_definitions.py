@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import networkx as nx
-from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
+from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
@@ -707,6 +707,12 @@ class _Builder:
                     ok = False
                     continue
                 named.setdefault(name, []).append(a)
+                if isinstance(typ, Literal):
+                    self.quoted(
+                        s, HORIS.type, typ, self.types(), holder=a, what=f'argument "{name}"'
+                    )
+                    ok = False
+                    continue
                 if not isinstance(typ, URIRef):
                     self.error(
                         s,
@@ -973,6 +979,17 @@ class _Builder:
                 )
                 ok = False
                 continue
+            if value is None and isinstance(typ, Literal):
+                self.quoted(
+                    tool,
+                    HORIS.type,
+                    typ,
+                    self.types(),
+                    holder=a,
+                    what=f"asserted property {self.n(prop)}",
+                )
+                ok = False
+                continue
             if value is None and not isinstance(typ, URIRef):
                 self.error(
                     tool,
@@ -1043,6 +1060,19 @@ class _Builder:
                     s,
                     "the ActionStep names no tool",
                     "write horis:tool :some.tool (a declared horis:Tool)",
+                )
+            elif isinstance(tool_node, Literal):
+                self.quoted(s, HORIS.tool, tool_node, self.g.subjects(RDF.type, HORIS.Tool))
+            elif tool_node in self.step_nodes():
+                called = [self.n(x) for x in self.g.objects(tool_node, HORIS.tool)]
+                self.error(
+                    s,
+                    f"horis:tool {self.n(tool_node)} is a step, not a tool",
+                    f"point horis:tool at the tool it calls: horis:tool {called[0]}"
+                    if len(called) == 1
+                    else "point horis:tool at a horis:Tool, one of: "
+                    + self.some(self.g.subjects(RDF.type, HORIS.Tool)),
+                    at=(s, HORIS.tool, tool_node),
                 )
             elif tool is None and (tool_node, RDF.type, HORIS.Tool) not in self.g:
                 self.error(
@@ -1331,7 +1361,21 @@ class _Builder:
                     continue
                 # s may be a blank node (horis:when [ … horis:next :X ]); the problem names
                 # the step it is written under and points at the statement itself.
-                if (o, None, None) in self.g:
+                if isinstance(o, Literal):
+                    self.quoted(s, pred, o, step_nodes)
+                elif (o, RDF.type, HORIS.Tool) in self.g:
+                    users = sorted(self.n(x) for x in self.g.subjects(HORIS.tool, o))
+                    self.error(
+                        s,
+                        f"{label} {self.n(o)} is a tool, not a step: a flow goes from step "
+                        "to step, and a horis:ActionStep calls the tool",
+                        f"point {label} at a step that uses it: {', '.join(users)}"
+                        if users
+                        else f"declare a step that uses it (:SomeStep a horis:ActionStep ; "
+                        f"horis:tool {self.n(o)} .) and point {label} at that step",
+                        at=(s, pred, o),
+                    )
+                elif (o, None, None) in self.g:
                     self.error(
                         s,
                         f"{label} {self.n(o)} is not a step",
@@ -1347,6 +1391,51 @@ class _Builder:
                         + self.some(step_nodes),
                         at=(s, pred, o),
                     )
+
+    def quoted(
+        self,
+        s: Node,
+        pred: URIRef,
+        value: Literal,
+        candidates: Iterable[Node],
+        *,
+        holder: Node | None = None,
+        what: str | None = None,
+    ) -> None:
+        """``pred "X"`` where a node is meant: in quotes the name is a string and points at
+        nothing (a message saying it is not declared would suggest the very name written).
+        ``holder`` is the node the statement is written on when it is not ``s``."""
+        label = self.n(pred)
+        self.error(
+            s,
+            f'{label} "{value}"{" of " + what if what else ""} is a string, not a node: a '
+            "name in quotes points at nothing",
+            f"drop the quotes: {label} {self.unquoted(str(value), candidates)}",
+            at=(s if holder is None else holder, pred, value),
+        )
+
+    def unquoted(self, text: str, candidates: Iterable[Node]) -> str:
+        """``text``, written in quotes, as the node it most likely names."""
+        text = text.strip()
+        if re.fullmatch(r"(?:[A-Za-z][\w.-]*)?:[\w.-]+", text):  # a CURIE already
+            return text
+        if text.startswith("<") and text.endswith(">"):
+            return text
+        if "://" in text or text.startswith("urn:"):
+            return self.n(URIRef(text))
+        named = sorted(
+            {self.n(c) for c in candidates if isinstance(c, URIRef) and _split(c)[1] == text}
+        )
+        if len(named) == 1:
+            return named[0]
+        if text in XSD.__annotations__:
+            return f"xsd:{text}"
+        return f":{text}" if re.fullmatch(r"[\w.-]+", text) else text
+
+    def types(self) -> set[Node]:
+        """The classes and datatypes the loaded files declare."""
+        kinds = (OWL.Class, RDFS.Class, RDFS.Datatype)
+        return {c for k in kinds for c in self.g.subjects(RDF.type, k)}
 
     def step_nodes(self) -> set[Node]:
         return {s for c in STEP_CLASSES for s in self.g.subjects(RDF.type, c)}

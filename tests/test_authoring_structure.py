@@ -2,8 +2,9 @@
 something else: each is caught before anything runs, at the file and line where it is written,
 with what to write instead.
 
-Each test edits one line of ``workflows/triage.ttl`` or ``workflows/lab_review.ttl`` (the line
-found by its text, so the edit cannot silently miss) and loads it as ``horismos validate`` does.
+Each test edits one line of ``workflows/triage.ttl`` or ``workflows/lab_review.ttl`` — for
+waits ``workflows/rebooking.ttl``, the one with a WaitStep — (the line found by its text, so the
+edit cannot silently miss) and loads it as ``horismos validate`` does.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from horismos import AuthoringError, Problem, load_definitions
 from horismos._contract import server_problems
@@ -215,3 +218,78 @@ def test_a_pattern_that_leaves_the_focus_out_with_other_names_is_not_warned(
         path, _ = edited(tmp_path, LAB, "?clinician a :Clinician ; :onCall true .",
                          f"?clinician a :Clinician ; :onCall true . {name} a :Clinician .")
         assert problems(path, LAB) == []
+
+
+# -- a name in quotes, a tool where a step goes -----------------------------------------------
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "node", "said", "hint"), [
+    pytest.param(TRIAGE, "horis:tool :ehr.notify_nurse ;", 'horis:tool ":ehr.notify_nurse" ;',
+                 ":NotifyNurse", 'horis:tool ":ehr.notify_nurse" is a string, not a node',
+                 "drop the quotes: horis:tool :ehr.notify_nurse", id="tool"),
+    pytest.param(TRIAGE, "horis:next :NotifyNurse .", 'horis:next "NotifyNurse" .',
+                 ":QueuePatient", 'horis:next "NotifyNurse" is a string, not a node',
+                 "drop the quotes: horis:next :NotifyNurse", id="next"),
+    pytest.param(TRIAGE, "horis:start :QueuePatient .", 'horis:start ":QueuePatient" .',
+                 ":Triage", 'horis:start ":QueuePatient" is a string, not a node',
+                 "drop the quotes: horis:start :QueuePatient", id="start"),
+    pytest.param(LAB, "horis:otherwise :File .", 'horis:otherwise "File" .', ":IsCritical",
+                 'horis:otherwise "File" is a string, not a node',
+                 "drop the quotes: horis:otherwise :File", id="otherwise"),
+    pytest.param(LAB, "horis:next :Escalate", 'horis:next "Escalate"', ":IsCritical",
+                 'horis:next "Escalate" is a string, not a node',
+                 "drop the quotes: horis:next :Escalate", id="rule-next"),
+    pytest.param(TRIAGE, "horis:next :NotifyNurse .",
+                 'horis:next :NotifyNurse ; horis:onError "NotifyNurse" .', ":QueuePatient",
+                 'horis:onError "NotifyNurse" is a string, not a node',
+                 "drop the quotes: horis:onError :NotifyNurse", id="on-error"),
+    pytest.param(TRIAGE, 'horis:name "nurse"   ; horis:type :Nurse',
+                 'horis:name "nurse"   ; horis:type "Nurse"', ":ehr.notify_nurse",
+                 'horis:type "Nurse" of argument "nurse" is a string, not a node',
+                 "drop the quotes: horis:type :Nurse", id="argument-type"),
+    pytest.param(TRIAGE, 'horis:name "ref"     ; horis:type xsd:string',
+                 'horis:name "ref"     ; horis:type "xsd:string"', ":ehr.notify_nurse",
+                 'horis:type "xsd:string" of argument "ref" is a string, not a node',
+                 "drop the quotes: horis:type xsd:string", id="argument-datatype"),
+    pytest.param(TRIAGE, "horis:property :queueRef ; horis:type xsd:string",
+                 'horis:property :queueRef ; horis:type "xsd:string"', ":ehr.assign_queue",
+                 'horis:type "xsd:string" of asserted property :queueRef is a string',
+                 "drop the quotes: horis:type xsd:string", id="asserted-type"),
+])
+def test_a_name_in_quotes_is_said_to_be_a_string_with_the_quotes_dropped_in_the_hint(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, said: str,
+        hint: str) -> None:
+    """The message used to say the name was not declared, and to suggest the very name
+    written (or, for horis:type, that there was none): the quotes were the mistake."""
+    path, line = edited(tmp_path, pair, old, new)
+    check(the_error(problems(path, pair)), path, line, node, said, hint)
+
+
+def test_next_to_a_tool_says_it_is_a_tool_and_names_the_steps_that_use_it(
+        tmp_path: Path) -> None:
+    """It used to say "declare :ehr.notify_nurse a horis:ActionStep", turning the tool into a
+    step; the flow should go to the step that calls the tool."""
+    path, line = edited(tmp_path, TRIAGE, "horis:next :NotifyNurse .",
+                        "horis:next :ehr.notify_nurse .")
+    check(the_error(problems(path, TRIAGE)), path, line, ":QueuePatient",
+          "horis:next :ehr.notify_nurse is a tool, not a step",
+          "point horis:next at a step that uses it: :NotifyNurse")
+
+    # no step calls it: declare one
+    path, line = edited(tmp_path, LAB, "horis:otherwise :File .",
+                        "horis:otherwise :lab.escalate .")
+    text = path.read_text(encoding="utf-8").replace("horis:tool :lab.escalate ;",
+                                                    "horis:tool :lab.file_result ;")
+    path.write_text(text, encoding="utf-8")
+    check(the_error(problems(path, LAB)), path, line, ":IsCritical",
+          "horis:otherwise :lab.escalate is a tool, not a step",
+          "declare a step that uses it (:SomeStep a horis:ActionStep ; horis:tool "
+          ":lab.escalate .) and point horis:otherwise at that step")
+
+
+def test_a_tool_that_is_a_step_says_so_and_names_the_tool_it_calls(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, "horis:tool :ehr.notify_nurse ;",
+                        "horis:tool :QueuePatient ;")
+    check(the_error(problems(path, TRIAGE)), path, line, ":NotifyNurse",
+          "horis:tool :QueuePatient is a step, not a tool",
+          "point horis:tool at the tool it calls: horis:tool :ehr.assign_queue")
