@@ -14,6 +14,7 @@ from ._contract import (
     binding_problems,
     command_problems,
     credential_problems,
+    server_problems,
     unbound_arguments,
 )
 from ._definitions import load_definitions
@@ -80,7 +81,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         dropped = {id(p) for iri in used for p in defs.undeclared[iri]}
         defs.warnings = [p for p in defs.warnings if id(p) not in dropped]
         world.store.close()
-    refused = asyncio.run(connection_problems(defs)) if args.connect else []
+    refused = server_problems(defs)
+    if args.connect:  # a server nothing declares is reported above, at the binding's line
+        refused += asyncio.run(connection_problems(defs))
     refused += unbound_arguments(defs) + credential_problems(defs)
     defs.warnings = [*defs.warnings, *command_problems(defs)]
     if args.tools or args.allow_module:

@@ -8,7 +8,8 @@ step or the binding, and the start of every run refuses on any of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import difflib
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,13 @@ from ._model import ActionStep, ProposalStep
 from ._redact import redact_url, url_credentials
 from ._vocab import HORIS
 
-__all__ = ["binding_problems", "command_problems", "credential_problems", "unbound_arguments"]
+__all__ = [
+    "binding_problems",
+    "command_problems",
+    "credential_problems",
+    "server_problems",
+    "unbound_arguments",
+]
 
 
 def unbound_arguments(defs: Definitions) -> list[Problem]:
@@ -77,6 +84,59 @@ def binding_problems(
                 for p in signature_problems(tool, func)
             ]
         problems += [defs.sources.problem("error", tool.iri, p, at=at) for p in found]
+    return problems
+
+
+def server_problems(defs: Definitions, passed: Iterable[str] = ()) -> list[Problem]:
+    """Each ``mcp://SERVER/TOOL`` binding naming no server: none declared by a
+    ``horis:McpServer`` of that local name, nor in ``passed`` (those an ``Agent`` is given
+    from Python, which is why loading does not refuse it). Without this the definitions
+    validated and the run refused at its start, naming no file or line. No server is reached."""
+    known = sorted({*defs.mcp_servers, *passed})
+    problems = []
+    for tool in sorted(defs.tools.values(), key=lambda t: str(t.iri)):
+        if not tool.binding.startswith("mcp://"):
+            continue
+        server, _, remote = tool.binding[len("mcp://") :].partition("/")
+        at = (tool.iri, HORIS.binding, None)
+        if not server or not remote:
+            problems.append(
+                defs.sources.problem(
+                    "error",
+                    tool.iri,
+                    f'binding "{tool.binding}" names no '
+                    + ("MCP server" if not server else "tool of the server"),
+                    'write "mcp://SERVER/TOOL": SERVER the local name of a horis:McpServer, '
+                    "TOOL the name the server lists it by",
+                    at=at,
+                )
+            )
+            continue
+        if server in known:
+            continue
+        close = difflib.get_close_matches(server, known, n=1)
+        declare = (
+            f':{server} a horis:McpServer ; horis:command "python" ; horis:args ( … ) . '
+            f'(stdio) or :{server} a horis:McpServer ; horis:url "http://…/mcp" . '
+            "(streamable HTTP)"
+        )
+        problems.append(
+            defs.sources.problem(
+                "error",
+                tool.iri,
+                f'binding "{tool.binding}" names MCP server "{server}", which no '
+                "horis:McpServer declares (declared: "
+                + (", ".join(f'"{k}"' for k in known) or "none")
+                + ")",
+                (
+                    f'did you mean "mcp://{close[0]}/{remote}"? Or declare it: '
+                    if close
+                    else "declare it: "
+                )
+                + declare,
+                at=at,
+            )
+        )
     return problems
 
 

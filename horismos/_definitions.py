@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import networkx as nx
-from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
+from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
@@ -358,6 +358,7 @@ class _Builder:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
         self.check_pattern_terms()
+        self.check_focus_typos()
         self.check_shacl_terms()
         self.check_namespaces()
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
@@ -450,6 +451,40 @@ class _Builder:
                 )
         for found in self.defs.undeclared.values():
             self.problems.extend(found)
+
+    def check_focus_typos(self) -> None:
+        """A variable of a step's pattern a slip away from ?this (``?ths``, ``?This``,
+        ``?tihs``): ?this is the instance's focus, bound before the pattern is tried, while
+        ``?ths`` is free and matches any node. Without ?this the pattern is no longer about
+        the focus at all and holds for any match in the world; beside it (``?ths :acuity
+        ?queue . FILTER NOT EXISTS { ?this :queuedAt ?t }``) its values come from another
+        node. A warning: a pattern may leave the focus out on purpose, but not with a
+        variable named like it. A tool's own horis:requires binds its arguments, not ?this,
+        so only steps' patterns are read."""
+        steps = self.step_nodes()
+        for owner, holder, pred, pre in self.patterns:
+            if owner not in steps:
+                continue
+            for var in sorted(v for v in pre.variables if v != "this" and _slip(v, "this") <= 1):
+                found = re.compile(rf"[?$]{re.escape(var)}\b")
+                text = next((x for x in self.g.objects(holder, pred) if found.search(str(x))), None)
+                problem = self.src.problem(
+                    "warning",
+                    owner,
+                    f"{self.n(pred)} uses ?{var} but never ?this, the instance's focus: as "
+                    "written it is not about the focus and holds for any match in the world"
+                    if "this" not in pre.variables
+                    else f"{self.n(pred)} uses ?{var} beside ?this: ?{var} is not the "
+                    "instance's focus but any node that matches",
+                    "did you mean ?this?",
+                    at=(holder, pred, text),
+                )
+                hit = found.search(str(text)) if text is not None else None
+                if hit is not None and problem.line is not None:  # the variable's own line
+                    problem = replace(
+                        problem, line=problem.line + str(text)[: hit.start()].count("\n")
+                    )
+                self.problems.append(problem)
 
     def check_shacl_terms(self) -> None:
         """``sh:patern`` is not SHACL: a shape that says it checks nothing, silently."""
@@ -657,6 +692,7 @@ class _Builder:
         ok = True
         args: list[Arg] = []
         arg_nodes: dict[str, Node] = {}  # name -> its node, where a warning points
+        named: dict[str, list[Node]] = {}  # name -> every horis:arg written with it
         for takes in self.g.objects(s, HORIS.takes):
             for a in self.g.objects(takes, HORIS.arg):
                 name = self.text(a, HORIS.name)
@@ -667,6 +703,13 @@ class _Builder:
                         "an argument has no horis:name",
                         'write horis:name "patient" inside the horis:arg [ … ]',
                         at=a,
+                    )
+                    ok = False
+                    continue
+                named.setdefault(name, []).append(a)
+                if isinstance(typ, Literal):
+                    self.quoted(
+                        s, HORIS.type, typ, self.types(), holder=a, what=f'argument "{name}"'
                     )
                     ok = False
                     continue
@@ -690,6 +733,7 @@ class _Builder:
                     )
                 )
                 arg_nodes[name] = a
+        ok = self.check_arg_names(s, named) and ok
         effect = self.effect(s, args)
         declared = effect if isinstance(effect, Effect) else None  # never True: see effect()
         binding_node = self.one(s, HORIS.binding)
@@ -790,6 +834,39 @@ class _Builder:
             if binding and binding.startswith("cmd:")
             else None,
         )
+
+    def check_arg_names(self, tool: Node, named: dict[str, list[Node]]) -> bool:
+        """Two arguments of one name: a step binds, a precondition reads and the binding is
+        sent one value under a name, so which declaration (and type) held would be chance.
+        Reported at each later ``horis:arg [``, saying where the first one is."""
+        ok = True
+        for name, nodes in sorted(named.items()):
+            if len(nodes) < 2:
+                continue
+            ok = False
+            placed = sorted(
+                ((self.src.locate(a), a) for a in nodes),
+                key=lambda x: (x[0][0] or "", x[0][1] or 0, str(x[1])),
+            )
+            (file, line), _ = placed[0]
+            for (later, _), a in placed[1:]:
+                first = (
+                    "another horis:arg"
+                    if line is None
+                    else f"line {line}"
+                    if later == file
+                    else f"{file}:{line}"
+                )
+                self.error(
+                    tool,
+                    f'argument "{name}" is declared again (first at {first}): a step binds '
+                    "it and the binding receives it as one value, so only one of the two "
+                    "could ever hold",
+                    f'remove this horis:arg [ horis:name "{name}" … ], or give it a name of '
+                    "its own (each argument is declared once, with one horis:type)",
+                    at=a,
+                )
+        return ok
 
     def check_unsent(
         self,
@@ -902,6 +979,17 @@ class _Builder:
                 )
                 ok = False
                 continue
+            if value is None and isinstance(typ, Literal):
+                self.quoted(
+                    tool,
+                    HORIS.type,
+                    typ,
+                    self.types(),
+                    holder=a,
+                    what=f"asserted property {self.n(prop)}",
+                )
+                ok = False
+                continue
             if value is None and not isinstance(typ, URIRef):
                 self.error(
                     tool,
@@ -973,6 +1061,19 @@ class _Builder:
                     "the ActionStep names no tool",
                     "write horis:tool :some.tool (a declared horis:Tool)",
                 )
+            elif isinstance(tool_node, Literal):
+                self.quoted(s, HORIS.tool, tool_node, self.g.subjects(RDF.type, HORIS.Tool))
+            elif tool_node in self.step_nodes():
+                called = [self.n(x) for x in self.g.objects(tool_node, HORIS.tool)]
+                self.error(
+                    s,
+                    f"horis:tool {self.n(tool_node)} is a step, not a tool",
+                    f"point horis:tool at the tool it calls: horis:tool {called[0]}"
+                    if len(called) == 1
+                    else "point horis:tool at a horis:Tool, one of: "
+                    + self.some(self.g.subjects(RDF.type, HORIS.Tool)),
+                    at=(s, HORIS.tool, tool_node),
+                )
             elif tool is None and (tool_node, RDF.type, HORIS.Tool) not in self.g:
                 self.error(
                     s,
@@ -982,6 +1083,7 @@ class _Builder:
                     at=(s, HORIS.tool, tool_node),
                 )
             binds = []
+            bound: dict[str, list[Node]] = {}  # argument -> each horis:bind naming it
             for b in self.g.objects(s, HORIS.bind):
                 arg, var = self.text(b, HORIS.arg), self.text(b, HORIS.var)
                 if arg is None or var is None:
@@ -1001,6 +1103,8 @@ class _Builder:
                         at=(b, HORIS.arg, None),
                     )
                 binds.append((arg, var.lstrip("?$")))
+                bound.setdefault(arg, []).append(b)
+            self.check_binds(s, bound)
             requires = self.precondition(s, s)
             partial_without_adapter(self.g, s, tool.adapter if tool else None, self.warn)
             return ActionStep(
@@ -1080,6 +1184,23 @@ class _Builder:
             on_timeout=cast("URIRef | None", self.one(s, HORIS.onTimeout)),
         )
 
+    def check_binds(self, step: Node, bound: dict[str, list[Node]]) -> None:
+        """One argument bound twice: the run would take one of the variables and drop the
+        other without a word (which one is the graph's order)."""
+        for arg, nodes in sorted(bound.items()):
+            if len(nodes) < 2:
+                continue
+            variables = sorted({f"?{str(self.text(b, HORIS.var)).lstrip('?$')}" for b in nodes})
+            last = max(nodes, key=lambda b: (self.src.locate(b)[1] or 0, str(b)))
+            self.error(
+                step,
+                f'horis:bind gives argument "{arg}" '
+                f"{'twice' if len(nodes) == 2 else f'{len(nodes)} times'} "
+                f"({', '.join(variables)}): the run would take one and silently drop the rest",
+                f'keep one horis:bind [ horis:arg "{arg}" ; horis:var "…" ] for the argument',
+                at=(last, HORIS.arg, None),
+            )
+
     def check_model(self, s: Node) -> str | None:
         """The step's ``provider:model``, an alias (``claude:``) written as its provider."""
         model = self.one(s, HORIS.model)
@@ -1157,6 +1278,39 @@ class _Builder:
                 "write horis:delivery horis:Final (publish a brief for the operator) or "
                 "horis:delivery horis:Silent (no brief)",
             )
+        if self.one(s, HORIS.timeout) is None:
+            self.check_untimed_wait(s)
+
+    def check_untimed_wait(self, s: Node) -> None:
+        """A wait with no horis:timeout never times out. Woken by horis:Timer, no timer ever
+        ends it (``horismos wake`` finds it due only once its horis:until holds, and without
+        one never: it waits until resumed by hand); its horis:onTimeout branch can never be
+        taken. Neither has a meaning of its own (horis:Timer is "ends when its horis:timeout
+        elapses"), so both are errors."""
+        if (s, HORIS.wake, HORIS.Timer) in self.g:
+            self.error(
+                s,
+                "horis:wake horis:Timer, but the step has no horis:timeout, so no timer ever "
+                "ends the wait"
+                + (
+                    ": only its horis:until can"
+                    if self.one(s, HORIS.until) is not None
+                    else ": `horismos wake` never finds it due, and unless resumed by hand "
+                    "it waits for ever"
+                ),
+                'add horis:timeout "2h" (or "PT2H"): once it has passed the wait continues '
+                "at horis:onTimeout, else horis:next",
+                at=(s, HORIS.wake, HORIS.Timer),
+            )
+        for target in self.g.objects(s, HORIS.onTimeout):
+            self.error(
+                s,
+                f"horis:onTimeout {self.n(target)}, but the step has no horis:timeout: "
+                f"the wait never times out, so {self.n(target)} is never taken",
+                'add horis:timeout "2h" (or "PT2H"), after which the wait continues at '
+                f"{self.n(target)}; or remove horis:onTimeout",
+                at=(s, HORIS.onTimeout, target),
+            )
 
     def workflow(self, s: Node) -> Workflow | None:
         start = self.one(s, HORIS.start)
@@ -1207,7 +1361,21 @@ class _Builder:
                     continue
                 # s may be a blank node (horis:when [ … horis:next :X ]); the problem names
                 # the step it is written under and points at the statement itself.
-                if (o, None, None) in self.g:
+                if isinstance(o, Literal):
+                    self.quoted(s, pred, o, step_nodes)
+                elif (o, RDF.type, HORIS.Tool) in self.g:
+                    users = sorted(self.n(x) for x in self.g.subjects(HORIS.tool, o))
+                    self.error(
+                        s,
+                        f"{label} {self.n(o)} is a tool, not a step: a flow goes from step "
+                        "to step, and a horis:ActionStep calls the tool",
+                        f"point {label} at a step that uses it: {', '.join(users)}"
+                        if users
+                        else f"declare a step that uses it (:SomeStep a horis:ActionStep ; "
+                        f"horis:tool {self.n(o)} .) and point {label} at that step",
+                        at=(s, pred, o),
+                    )
+                elif (o, None, None) in self.g:
                     self.error(
                         s,
                         f"{label} {self.n(o)} is not a step",
@@ -1223,6 +1391,51 @@ class _Builder:
                         + self.some(step_nodes),
                         at=(s, pred, o),
                     )
+
+    def quoted(
+        self,
+        s: Node,
+        pred: URIRef,
+        value: Literal,
+        candidates: Iterable[Node],
+        *,
+        holder: Node | None = None,
+        what: str | None = None,
+    ) -> None:
+        """``pred "X"`` where a node is meant: in quotes the name is a string and points at
+        nothing (a message saying it is not declared would suggest the very name written).
+        ``holder`` is the node the statement is written on when it is not ``s``."""
+        label = self.n(pred)
+        self.error(
+            s,
+            f'{label} "{value}"{" of " + what if what else ""} is a string, not a node: a '
+            "name in quotes points at nothing",
+            f"drop the quotes: {label} {self.unquoted(str(value), candidates)}",
+            at=(s if holder is None else holder, pred, value),
+        )
+
+    def unquoted(self, text: str, candidates: Iterable[Node]) -> str:
+        """``text``, written in quotes, as the node it most likely names."""
+        text = text.strip()
+        if re.fullmatch(r"(?:[A-Za-z][\w.-]*)?:[\w.-]+", text):  # a CURIE already
+            return text
+        if text.startswith("<") and text.endswith(">"):
+            return text
+        if "://" in text or text.startswith("urn:"):
+            return self.n(URIRef(text))
+        named = sorted(
+            {self.n(c) for c in candidates if isinstance(c, URIRef) and _split(c)[1] == text}
+        )
+        if len(named) == 1:
+            return named[0]
+        if text in XSD.__annotations__:
+            return f"xsd:{text}"
+        return f":{text}" if re.fullmatch(r"[\w.-]+", text) else text
+
+    def types(self) -> set[Node]:
+        """The classes and datatypes the loaded files declare."""
+        kinds = (OWL.Class, RDFS.Class, RDFS.Datatype)
+        return {c for k in kinds for c in self.g.subjects(RDF.type, k)}
 
     def step_nodes(self) -> set[Node]:
         return {s for c in STEP_CLASSES for s in self.g.subjects(RDF.type, c)}
@@ -1290,6 +1503,21 @@ def _iris(algebra: Any) -> set[URIRef]:
         elif isinstance(x, list | tuple | set | frozenset):
             stack.extend(x)
     return found
+
+
+def _slip(a: str, b: str) -> int:
+    """The edits (insert, delete, replace, swap two neighbours) that turn ``a`` into ``b``,
+    a change of case counting as none: ``?This`` is another variable, written as a slip."""
+    a, b = a.lower(), b.lower()
+    d = [[i + j if not i * j else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(
+                d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])
+            )
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
 
 
 def _split(term: URIRef) -> tuple[str, str]:

@@ -468,11 +468,15 @@ async def connection_problems(defs: Definitions) -> list[Problem]:
     problems: list[Problem] = []
     try:
         for tool in defs.tools.values():
-            if tool.binding.startswith("mcp://"):
-                try:
-                    await McpBinding.resolve(tool, sessions).check()
-                except ToolError as e:
-                    problems.append(defs.sources.problem("error", tool.iri, str(e)))
+            if not tool.binding.startswith("mcp://"):
+                continue
+            server, _, remote = tool.binding[len("mcp://") :].partition("/")
+            if server not in sessions.servers or not remote:
+                continue  # nothing to reach: _contract.server_problems names it at its line
+            try:
+                await McpBinding.resolve(tool, sessions).check()
+            except ToolError as e:
+                problems.append(defs.sources.problem("error", tool.iri, str(e)))
     finally:
         await sessions.aclose()
     return problems

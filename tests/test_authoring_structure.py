@@ -1,0 +1,295 @@
+"""Structural mistakes in the shipped workflows that used to validate, or to be reported as
+something else: each is caught before anything runs, at the file and line where it is written,
+with what to write instead.
+
+Each test edits one line of ``workflows/triage.ttl`` or ``workflows/lab_review.ttl`` — for
+waits ``workflows/rebooking.ttl``, the one with a WaitStep — (the line found by its text, so the
+edit cannot silently miss) and loads it as ``horismos validate`` does.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from horismos import AuthoringError, Problem, load_definitions
+from horismos._contract import server_problems
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIAGE = (ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl")
+LAB = (ROOT / "workflows" / "lab_review.ttl", ROOT / "ontologies" / "lab.ttl")
+
+
+def edited(tmp_path: Path, pair: tuple[Path, Path], old: str, new: str) -> tuple[Path, int]:
+    """The workflow of ``pair`` with its one ``old`` replaced by ``new``, and that line."""
+    text = pair[0].read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not written once in {pair[0].name}"
+    path = tmp_path / pair[0].name
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    line = text[: text.index(old)].count("\n") + 1
+    return path, line
+
+
+def problems(path: Path, pair: tuple[Path, Path]) -> list[Problem]:
+    """Every error and warning loading the edited workflow with its ontology gives."""
+    try:
+        return list(load_definitions([path, pair[1]]).warnings)
+    except AuthoringError as e:
+        return list(e.problems)
+
+
+def the_error(found: list[Problem]) -> Problem:
+    """The one error: a second message for the same mistake would be noise."""
+    errors = [p for p in found if p.severity == "error"]
+    assert len(errors) == 1, "\n".join(map(str, found))
+    return errors[0]
+
+
+def check(p: Problem, path: Path, line: int, node: str, said: str, hint: str) -> None:
+    assert (p.file, p.line, p.node) == (str(path), line, node), str(p)
+    assert said in p.message, str(p)
+    assert p.hint is not None and hint in p.hint, str(p)
+
+
+# -- arguments and bindings -------------------------------------------------------------------
+
+
+def test_two_arguments_of_one_name_are_an_error_at_the_second(tmp_path: Path) -> None:
+    """A step binds, and the binding receives, one value per name: with two declarations of
+    "nurse" (one a :Nurse, one a string) which type is checked would be chance."""
+    path, line = edited(
+        tmp_path, TRIAGE,
+        'horis:arg [ horis:name "ref"     ; horis:type xsd:string ]',
+        'horis:arg [ horis:name "ref"     ; horis:type xsd:string ] ;\n'
+        '        horis:arg [ horis:name "nurse" ; horis:type xsd:string ]')
+    check(the_error(problems(path, TRIAGE)), path, line + 1, ":ehr.notify_nurse",
+          f'argument "nurse" is declared again (first at line {line - 1})',
+          'remove this horis:arg [ horis:name "nurse" … ], or give it a name of its own')
+
+
+def test_one_argument_bound_twice_is_an_error(tmp_path: Path) -> None:
+    """The run took one of the two variables and dropped the other without a word."""
+    path, line = edited(
+        tmp_path, TRIAGE,
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] , '
+        '[ horis:arg "patient" ; horis:var "nurse" ] .')
+    check(the_error(problems(path, TRIAGE)), path, line, ":NotifyNurse",
+          'horis:bind gives argument "patient" twice (?nurse, ?this)',
+          'keep one horis:bind [ horis:arg "patient" ; horis:var "…" ]')
+
+
+# -- waits ------------------------------------------------------------------------------------
+
+REBOOKING = (ROOT / "workflows" / "rebooking.ttl", ROOT / "ontologies" / "travel.ttl")
+"""The shipped workflow with a WaitStep (triage and lab review have none)."""
+
+
+def test_a_timer_wait_without_a_timeout_is_an_error(tmp_path: Path) -> None:
+    """horis:Timer is "ends when its horis:timeout elapses": with none, no timer ever ends it
+    and ``horismos wake`` never finds it due by time."""
+    path, line = edited(tmp_path, REBOOKING, "horis:wake horis:OperatorInput ;",
+                        "horis:wake horis:Timer ;")
+    check(the_error(problems(path, REBOOKING)), path, line, ":AskOperator",
+          "horis:wake horis:Timer, but the step has no horis:timeout, so no timer ever ends "
+          "the wait: only its horis:until can",
+          'add horis:timeout "2h"')
+
+
+def test_a_timer_wait_without_a_timeout_or_until_would_wait_for_ever(tmp_path: Path) -> None:
+    path, line = edited(
+        tmp_path, REBOOKING,
+        'horis:wake horis:OperatorInput ;\n    horis:delivery horis:Final ;\n'
+        '    horis:until "?this :operatorChoice ?flight ." ;',
+        "horis:wake horis:Timer ;\n    horis:delivery horis:Final ;")
+    check(the_error(problems(path, REBOOKING)), path, line, ":AskOperator",
+          "`horismos wake` never finds it due, and unless resumed by hand it waits for ever",
+          'add horis:timeout "2h"')
+
+
+def test_on_timeout_without_a_timeout_is_an_error_at_its_line(tmp_path: Path) -> None:
+    """The branch could never be taken: the wait never times out."""
+    path, line = edited(tmp_path, REBOOKING, "horis:next :RebookOnOperatorChoice .",
+                        "horis:onTimeout :RebookOnOperatorChoice .")
+    check(the_error(problems(path, REBOOKING)), path, line, ":AskOperator",
+          "horis:onTimeout :RebookOnOperatorChoice, but the step has no horis:timeout: the "
+          "wait never times out, so :RebookOnOperatorChoice is never taken",
+          'add horis:timeout "2h" (or "PT2H"), after which the wait continues at '
+          ":RebookOnOperatorChoice; or remove horis:onTimeout")
+    # with a timeout, the same branch is fine
+    path, _ = edited(tmp_path, REBOOKING, "horis:next :RebookOnOperatorChoice .",
+                     'horis:onTimeout :RebookOnOperatorChoice ; horis:timeout "2h" .')
+    assert [p for p in problems(path, REBOOKING) if p.severity == "error"] == []
+
+
+# -- MCP servers ------------------------------------------------------------------------------
+
+MCP_NURSE = 'horis:binding "mcp://ward/notify_nurse" ;'
+
+
+def test_an_mcp_binding_to_a_server_nothing_declares_is_refused_by_validate(
+        tmp_path: Path) -> None:
+    """It validated, and the run refused at its start naming no file or line. Loading still
+    succeeds (an Agent may be given the server from Python); validate, which cannot be, refuses."""
+    path, line = edited(tmp_path, TRIAGE, 'horis:binding "python:ehr_client.notify_nurse" ;',
+                        MCP_NURSE)
+    defs = load_definitions([path, TRIAGE[1]])
+    [p] = server_problems(defs)
+    check(p, path, line, ":ehr.notify_nurse",
+          'binding "mcp://ward/notify_nurse" names MCP server "ward", which no '
+          "horis:McpServer declares (declared: none)",
+          'declare it: :ward a horis:McpServer ; horis:command "python"')
+    assert p.severity == "error" and p.hint is not None and 'horis:url "http://' in p.hint
+    assert server_problems(defs, passed=["ward"]) == []  # given to the Agent from Python
+
+    done = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
+                           str(TRIAGE[1])], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{path}:{line}: error: :ehr.notify_nurse: binding" in done.stdout, done.stdout
+
+
+def test_an_mcp_binding_to_a_misspelt_server_suggests_the_declared_one(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, 'horis:binding "python:ehr_client.notify_nurse" ;',
+                        'horis:binding "mcp://wards/notify_nurse" ;')
+    servers = tmp_path / "servers.ttl"
+    servers.write_text("@prefix : <http://example.org/ehr#> .\n"
+                       "@prefix horis: <https://w3id.org/horismos#> .\n"
+                       ':ward a horis:McpServer ; horis:url "http://127.0.0.1:1/mcp" .\n',
+                       encoding="utf-8")
+    [p] = server_problems(load_definitions([path, servers, TRIAGE[1]]))
+    check(p, path, line, ":ehr.notify_nurse", '(declared: "ward")',
+          'did you mean "mcp://ward/notify_nurse"? Or declare it: :wards a horis:McpServer')
+
+
+def test_an_mcp_binding_without_a_tool_name_is_refused_at_its_line(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, 'horis:binding "python:ehr_client.notify_nurse" ;',
+                        'horis:binding "mcp://ward" ;')
+    [p] = server_problems(load_definitions([path, TRIAGE[1]]))
+    check(p, path, line, ":ehr.notify_nurse",
+          'binding "mcp://ward" names no tool of the server', 'write "mcp://SERVER/TOOL"')
+
+
+# -- ?this misspelt ---------------------------------------------------------------------------
+
+
+def warnings_of(found: list[Problem]) -> list[Problem]:
+    assert [p for p in found if p.severity == "error"] == [], "\n".join(map(str, found))
+    return [p for p in found if p.severity == "warning"]
+
+
+def test_a_rule_that_misspells_this_and_never_names_it_is_warned_at_the_variable(
+        tmp_path: Path) -> None:
+    """?tihs is free: the rule is no longer about the result at hand and holds as soon as
+    any result in the world is critical, so every result would be escalated."""
+    path, line = edited(tmp_path, LAB, "?this :value ?v ; a ?kind .",
+                        "?tihs :value ?v ; a ?kind .")
+    [p] = warnings_of(problems(path, LAB))
+    check(p, path, line, ":IsCritical",
+          "horis:requires uses ?tihs but never ?this, the instance's focus: as written it is "
+          "not about the focus and holds for any match in the world", "did you mean ?this?")
+
+
+def test_a_misspelt_this_beside_this_is_warned_on_its_own_line_of_the_pattern(
+        tmp_path: Path) -> None:
+    """Still a slip with ?this written too: ?This picks its limit from any node that has one,
+    and the warning is on the pattern's second line, where ?This is; in triage the FILTER
+    names ?this while ?ths takes the acuity of any patient."""
+    path, line = edited(tmp_path, LAB, "?kind :criticalAbove ?limit .",
+                        "?This :criticalAbove ?limit .")
+    [p] = warnings_of(problems(path, LAB))
+    check(p, path, line, ":IsCritical", "horis:requires uses ?This beside ?this: ?This is not "
+          "the instance's focus but any node that matches", "did you mean ?this?")
+
+    path, line = edited(tmp_path, TRIAGE, "?this :acuity ?queue .", "?ths :acuity ?queue .")
+    [p] = warnings_of(problems(path, TRIAGE))
+    check(p, path, line, ":QueuePatient", "horis:requires uses ?ths beside ?this",
+          "did you mean ?this?")
+
+
+def test_a_pattern_that_leaves_the_focus_out_with_other_names_is_not_warned(
+        tmp_path: Path) -> None:
+    """:Escalate's own pattern finds a clinician on call, about no focus at all; ?that or
+    ?thing are names of their own, two slips from ?this."""
+    assert problems(LAB[0], LAB) == []
+    for name in ("?that", "?thing", "?the"):
+        path, _ = edited(tmp_path, LAB, "?clinician a :Clinician ; :onCall true .",
+                         f"?clinician a :Clinician ; :onCall true . {name} a :Clinician .")
+        assert problems(path, LAB) == []
+
+
+# -- a name in quotes, a tool where a step goes -----------------------------------------------
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "node", "said", "hint"), [
+    pytest.param(TRIAGE, "horis:tool :ehr.notify_nurse ;", 'horis:tool ":ehr.notify_nurse" ;',
+                 ":NotifyNurse", 'horis:tool ":ehr.notify_nurse" is a string, not a node',
+                 "drop the quotes: horis:tool :ehr.notify_nurse", id="tool"),
+    pytest.param(TRIAGE, "horis:next :NotifyNurse .", 'horis:next "NotifyNurse" .',
+                 ":QueuePatient", 'horis:next "NotifyNurse" is a string, not a node',
+                 "drop the quotes: horis:next :NotifyNurse", id="next"),
+    pytest.param(TRIAGE, "horis:start :QueuePatient .", 'horis:start ":QueuePatient" .',
+                 ":Triage", 'horis:start ":QueuePatient" is a string, not a node',
+                 "drop the quotes: horis:start :QueuePatient", id="start"),
+    pytest.param(LAB, "horis:otherwise :File .", 'horis:otherwise "File" .', ":IsCritical",
+                 'horis:otherwise "File" is a string, not a node',
+                 "drop the quotes: horis:otherwise :File", id="otherwise"),
+    pytest.param(LAB, "horis:next :Escalate", 'horis:next "Escalate"', ":IsCritical",
+                 'horis:next "Escalate" is a string, not a node',
+                 "drop the quotes: horis:next :Escalate", id="rule-next"),
+    pytest.param(TRIAGE, "horis:next :NotifyNurse .",
+                 'horis:next :NotifyNurse ; horis:onError "NotifyNurse" .', ":QueuePatient",
+                 'horis:onError "NotifyNurse" is a string, not a node',
+                 "drop the quotes: horis:onError :NotifyNurse", id="on-error"),
+    pytest.param(TRIAGE, 'horis:name "nurse"   ; horis:type :Nurse',
+                 'horis:name "nurse"   ; horis:type "Nurse"', ":ehr.notify_nurse",
+                 'horis:type "Nurse" of argument "nurse" is a string, not a node',
+                 "drop the quotes: horis:type :Nurse", id="argument-type"),
+    pytest.param(TRIAGE, 'horis:name "ref"     ; horis:type xsd:string',
+                 'horis:name "ref"     ; horis:type "xsd:string"', ":ehr.notify_nurse",
+                 'horis:type "xsd:string" of argument "ref" is a string, not a node',
+                 "drop the quotes: horis:type xsd:string", id="argument-datatype"),
+    pytest.param(TRIAGE, "horis:property :queueRef ; horis:type xsd:string",
+                 'horis:property :queueRef ; horis:type "xsd:string"', ":ehr.assign_queue",
+                 'horis:type "xsd:string" of asserted property :queueRef is a string',
+                 "drop the quotes: horis:type xsd:string", id="asserted-type"),
+])
+def test_a_name_in_quotes_is_said_to_be_a_string_with_the_quotes_dropped_in_the_hint(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, said: str,
+        hint: str) -> None:
+    """The message used to say the name was not declared, and to suggest the very name
+    written (or, for horis:type, that there was none): the quotes were the mistake."""
+    path, line = edited(tmp_path, pair, old, new)
+    check(the_error(problems(path, pair)), path, line, node, said, hint)
+
+
+def test_next_to_a_tool_says_it_is_a_tool_and_names_the_steps_that_use_it(
+        tmp_path: Path) -> None:
+    """It used to say "declare :ehr.notify_nurse a horis:ActionStep", turning the tool into a
+    step; the flow should go to the step that calls the tool."""
+    path, line = edited(tmp_path, TRIAGE, "horis:next :NotifyNurse .",
+                        "horis:next :ehr.notify_nurse .")
+    check(the_error(problems(path, TRIAGE)), path, line, ":QueuePatient",
+          "horis:next :ehr.notify_nurse is a tool, not a step",
+          "point horis:next at a step that uses it: :NotifyNurse")
+
+    # no step calls it: declare one
+    path, line = edited(tmp_path, LAB, "horis:otherwise :File .",
+                        "horis:otherwise :lab.escalate .")
+    text = path.read_text(encoding="utf-8").replace("horis:tool :lab.escalate ;",
+                                                    "horis:tool :lab.file_result ;")
+    path.write_text(text, encoding="utf-8")
+    check(the_error(problems(path, LAB)), path, line, ":IsCritical",
+          "horis:otherwise :lab.escalate is a tool, not a step",
+          "declare a step that uses it (:SomeStep a horis:ActionStep ; horis:tool "
+          ":lab.escalate .) and point horis:otherwise at that step")
+
+
+def test_a_tool_that_is_a_step_says_so_and_names_the_tool_it_calls(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, "horis:tool :ehr.notify_nurse ;",
+                        "horis:tool :QueuePatient ;")
+    check(the_error(problems(path, TRIAGE)), path, line, ":NotifyNurse",
+          "horis:tool :QueuePatient is a step, not a tool",
+          "point horis:tool at the tool it calls: horis:tool :ehr.assign_queue")
