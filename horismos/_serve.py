@@ -33,6 +33,7 @@ import asyncio
 import datetime as dt
 import itertools
 import re
+import socket
 import sys
 import uuid
 from collections.abc import Iterable, Mapping
@@ -378,12 +379,25 @@ class ServedTools:
 
         app = self.server().streamable_http_app(host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        # bound here, not by uvicorn: a port in use is then an error that says so, before
+        # the address is announced (uvicorn logged it and exited as if serving had ended)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as e:
+            sock.close()
+            raise UsageError(
+                f"--host {host} --port {port}: cannot listen there ({e.strerror}); "
+                "give a free port"
+            ) from None
         print(
             f"horismos serve: MCP over streamable HTTP at http://{host}:{port}/mcp",
             file=sys.stderr,
             flush=True,
         )
-        await uvicorn.Server(config).serve()
+        await uvicorn.Server(config).serve(sockets=[sock])
 
 
 # -- schemas --------------------------------------------------------------------------------

@@ -406,3 +406,21 @@ def test_serve_usage_errors_are_one_line(project: Path) -> None:
     assert bad.returncode == 2
     assert "--host and --port are for --transport http" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_a_port_in_use_is_a_usage_error_before_the_address_is_announced(project: Path) -> None:
+    """uvicorn logged the bind failure and the process exited 3, the code for "waiting",
+    after announcing an address it never served."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        p = subprocess.run(_serve_argv(project, "--world", str(project / "world.ttl"),
+                                       "--transport", "http", "--port", str(port)),
+                           capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+    assert p.returncode == 2, p.stderr
+    assert f"--port {port}: cannot listen there" in p.stderr
+    assert "MCP over streamable HTTP at" not in p.stderr and "Traceback" not in p.stderr
