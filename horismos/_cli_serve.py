@@ -10,6 +10,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from pathlib import Path
+
+from rdflib import RDF, URIRef
 
 from ._agent import Agent
 from ._cli_common import load_world, reach, reach_options
@@ -17,6 +20,8 @@ from ._errors import UsageError
 from ._serve import ServedTools
 from ._stores import DEFAULT_STORE
 from ._world import World
+
+_PROBE = URIRef("urn:horismos:serve:probe")
 
 __all__ = ["cmd_serve", "serve_arguments"]
 
@@ -93,12 +98,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: a TCP port is 1-65535")
+    if args.trace_dir is not None:  # refused now, not as an internal error on every call
+        trace_dir = Path(args.trace_dir)
+        try:
+            trace_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UsageError(
+                f"--trace-dir {args.trace_dir}: cannot be a folder of traces ({e.strerror})"
+            ) from None
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
     with World.open(args.store) as world:
         if args.world:
             load_world(world, args.world)
         elif not world.store.persistent:
             load_world(world, args.paths)
+        # one read now: a store that cannot be reached is said at start, not by every call
+        next(iter(world.store.objects(_PROBE, RDF.type)), None)
         served = ServedTools(
             agent, world, allow=args.allow, trace_dir=args.trace_dir, run_workflow=args.run_workflow
         )

@@ -424,3 +424,15 @@ def test_a_port_in_use_is_a_usage_error_before_the_address_is_announced(project:
     assert p.returncode == 2, p.stderr
     assert f"--port {port}: cannot listen there" in p.stderr
     assert "MCP over streamable HTTP at" not in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_store_out_of_reach_or_a_trace_dir_that_is_a_file_is_refused_at_start(
+        project: Path) -> None:
+    """Both started, then answered every call with "Internal server error"."""
+    (project / "a-file").write_text("")
+    for more, said in [(("--trace-dir", str(project / "a-file")), "--trace-dir"),
+                       (("--store", "sparql:http://127.0.0.1:1/"), "cannot be reached")]:
+        p = subprocess.run(_serve_argv(project, *more), capture_output=True, text=True,
+                           timeout=120, stdin=subprocess.DEVNULL)
+        assert p.returncode == 2 and said in p.stderr, p.stderr
+        assert "Traceback" not in p.stderr
