@@ -144,6 +144,13 @@ def wake_arguments(p: argparse.ArgumentParser) -> None:
         help="as for run: the functions the steps after the waits call",
     )
     p.add_argument(
+        "--allow",
+        default="ReadOnly,HostStateWrite",
+        metavar="CLASSES",
+        help="as for run: side-effect classes the steps after the waits may call (default: "
+        "ReadOnly,HostStateWrite; add ExternalCommit to allow it)",
+    )
+    p.add_argument(
         "--traces",
         metavar="DIR",
         help="write each resumed instance's trace into DIR (one .jsonl each)",
@@ -176,7 +183,9 @@ def cmd_wake(args: argparse.Namespace) -> int:
             Path(args.traces).mkdir(parents=True, exist_ok=True)
             stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
             trace = Path(args.traces) / f"wake-{short_id(iid)}-{stamp}.jsonl"
-        run = agent.resume(world, iid, None, trace=trace, on_step=view.step)
+        run = agent.resume(
+            world, iid, None, trace=trace, on_step=view.step, allow=args.allow.split(",")
+        )
         view.summary(run, table=False)
         failed = failed or run.status == "failed"
     if args.out:

@@ -556,3 +556,27 @@ def test_check_names_where_an_inventory_breaks_its_schema(tmp_path: Path) -> Non
     assert "not a valid inventory: tools.0.lane: Input should be 'python', 'mcp', 'http' or " \
         "'command'" \
         in p.stdout
+
+
+def test_wake_takes_the_policy_the_steps_after_the_wait_need(tmp_path: Path) -> None:
+    """A step after the wait that commits outside was blocked, told to widen the policy with
+    --allow, which wake did not take."""
+    common = _leave(tmp_path, "2h")
+    (tmp_path / "leave.ttl").write_text(LEAVE.replace("TIMEOUT", "2h").replace(
+        """:Approved a horis:WaitStep ;
+    horis:reason "Approved: the request waits to be filed." ; horis:wake horis:System ;
+    horis:delivery horis:Silent .""",
+        """:Approved a horis:ActionStep ; horis:tool :t.file ;
+    horis:bind [ horis:arg "request" ; horis:var "this" ] .
+:t.file a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "request" ; horis:type :Request ] ] ;
+    horis:binding "python:file_request" ; horis:sideEffect horis:ExternalCommit ;
+    horis:idempotent true ."""))
+    (tmp_path / "hr.py").write_text("def file_request(request):\n    return {}\n")
+    (tmp_path / "yes.ttl").write_text("@prefix : <http://example.org/leave#> .\n"
+                                      ":req1 :approvedBy :grace .\n")
+    assert horismos("load", "yes.ttl", "--store", common[-1], cwd=tmp_path).returncode == 0
+    wide = horismos("wake", *common, "--tools", "hr.py", "--allow",
+                    "ReadOnly,HostStateWrite,ExternalCommit", cwd=tmp_path)
+    assert wide.returncode == 0, wide.stdout + wide.stderr
+    assert ":t.file(request=:req1)  completed" in wide.stdout
