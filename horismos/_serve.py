@@ -389,8 +389,7 @@ class ServedTools:
         except OSError as e:
             sock.close()
             raise UsageError(
-                f"--host {host} --port {port}: cannot listen there ({e.strerror}); "
-                "give a free port"
+                f"--host {host} --port {port}: cannot listen there ({e.strerror}); give a free port"
             ) from None
         print(
             f"horismos serve: MCP over streamable HTTP at http://{host}:{port}/mcp",
