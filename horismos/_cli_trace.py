@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._agent import Agent
+from ._bindings.python import static_problem
 from ._cli_common import reach, reach_options
 from ._cli_viewer import graph_rendered, replay_page, view_arguments
 from ._definitions import load_definitions
@@ -72,6 +73,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
     """Replay each trace; one line per trace; 0 when all replay the same to their end, 1
     otherwise (a divergence, a refused trace, or one whose recording stopped mid-run)."""
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
+    if args.reexecute_idempotent:  # said now, not as a divergence of every trace
+        unreached = sorted(
+            t.name
+            for t in agent.definitions.tools.values()
+            if t.idempotent
+            and t.binding.startswith("python:")
+            and static_problem(t, agent.tools) is not None
+        )
+        if unreached:
+            raise UsageError(
+                "--reexecute-idempotent calls the idempotent tools again, and the python: "
+                f"bindings of {', '.join(unreached)} do not resolve here: give --tools "
+                "MODULE (or --allow-module NAME) as for run"
+            )
     source = Path(args.trace)
     if not source.exists():
         raise UsageError(f"{source}: no such trace or folder of traces")

@@ -238,3 +238,15 @@ def test_bad_bytes_deep_nesting_and_ctrl_c_end_in_a_message_not_a_traceback(
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, out + err
     assert "interrupted" in err and "Traceback" not in out + err
+
+
+def test_replay_reexecuting_without_the_tools_is_a_usage_error(tmp_path: Path) -> None:
+    """It reported every trace DIVERGED (exit 1), as if the run had changed."""
+    ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "t.jsonl", cwd=tmp_path)
+    assert ran.returncode == 4, ran.stdout + ran.stderr
+    bare = horismos("replay", "t.jsonl", *TRIAGE, "--reexecute-idempotent", cwd=tmp_path)
+    assert bare.returncode == 2, bare.stdout + bare.stderr
+    assert "bindings of ehr.notify_nurse do not resolve here: give --tools" in bare.stderr
+    tooled = horismos("replay", "t.jsonl", *TRIAGE, "--reexecute-idempotent", *TOOLS,
+                      cwd=tmp_path)
+    assert tooled.returncode == 0 and tooled.stdout.startswith("same "), tooled.stdout
