@@ -33,7 +33,20 @@ def expand_paths(paths: Iterable[str | Path], suffixes: Iterable[str] = (".ttl",
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            out.extend(sorted(f for f in p.rglob("*") if f.suffix in wanted and f.is_file()))
+            found = sorted(f for f in p.rglob("*") if f.suffix in wanted and f.is_file())
+            if not found:  # a folder read as holding nothing would validate as "valid"
+                raise AuthoringError(
+                    [
+                        Problem(
+                            "error",
+                            f"no RDF file ({', '.join(sorted(wanted))}) in this folder (or none "
+                            "this user may read)",
+                            file=str(p),
+                            hint="give the folder that holds the files, or the files",
+                        )
+                    ]
+                )
+            out.extend(found)
         elif p.exists():
             out.append(p)
         else:
@@ -398,6 +411,16 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
             continue
         except UnicodeDecodeError as e:
             problems.append(_not_utf8(path, e))
+            continue
+        except OSError as e:  # not its syntax: the file cannot be read at all
+            problems.append(
+                Problem(
+                    "error",
+                    f"cannot read it: {e.strerror or e}",
+                    file=str(path),
+                    hint="check that the file exists and this user may read it",
+                )
+            )
             continue
         except Exception as e:  # other parsers raise their own types
             problems.append(

@@ -149,3 +149,15 @@ def test_run_says_where_a_python_binding_that_does_not_resolve_is_written(
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
     assert f"{path}:{line}: binding \"python:ehr_client.assign_queu\"" in p.stderr
     assert "did you mean 'ehr_client.assign_queue'?" in p.stderr
+
+
+def test_a_folder_with_no_rdf_file_is_an_error_not_an_empty_valid_set(tmp_path: Path) -> None:
+    """validate said "0 tools, 0 workflows, 0 steps: valid" of an empty or unreadable one."""
+    empty = tmp_path / "defs"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("not RDF")
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(empty)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"{empty}: error: no RDF file (.n3, .nq, .nt, .trig, .ttl) in this folder" in (
+        p.stdout + p.stderr)
