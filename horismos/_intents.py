@@ -36,7 +36,6 @@ tool and what the call acts on (its effect's subject, else the tool: :func:`doub
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,7 +47,7 @@ from rdflib.term import Node
 from ._errors import OutcomeUnknown
 from ._model import Tool
 from ._stores import Store
-from ._stores.base import Quad
+from ._stores.base import Quad, doubt_node
 from ._vocab import HORIS, NS, PROV
 from ._world import INSTANCES
 
@@ -94,16 +93,6 @@ class Intent:
 
 def _node(instance: URIRef) -> URIRef:
     return URIRef(f"{instance}:intent")
-
-
-DOUBT = "urn:horismos:doubt:"
-
-
-def doubt_node(tool: URIRef, key: Node) -> URIRef:
-    """Where a call of ``tool`` on ``key`` that may have acted is kept (:func:`doubt_key`):
-    the same node for every call there, so the next one finds it."""
-    digest = hashlib.sha256(f"{tool}\n{key.n3()}".encode()).hexdigest()[:32]
-    return URIRef(f"{DOUBT}{digest}")
 
 
 def doubt_key(tool: Tool, args: Mapping[str, Node]) -> URIRef:

@@ -41,9 +41,8 @@ from rdflib.term import Node
 
 from ._digest import ZERO, Digest
 from ._errors import LeaseLost
-from ._intents import DOUBT
 from ._stores import Change, Conflict, Store
-from ._stores.base import ReadAhead, WrappedStore
+from ._stores.base import DOUBT, ReadAhead, WrappedStore
 
 if TYPE_CHECKING:
     from ._preconditions import Precondition

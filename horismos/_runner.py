@@ -824,6 +824,7 @@ class Runner:
                 ),
                 outgoing=frozenset(subject),
                 predicates=self.gate.first_reads(tool) if subject else None,
+                doubt=None if tool.idempotent else (tool.iri, subject[0] if subject else None),
             )
         return ahead
 

@@ -251,3 +251,19 @@ def test_a_call_killed_mid_call_is_not_made_again_until_reconciled(tmp_path: Pat
                      "memory", "--args", '{"patient": ":p1"}')
     assert in_memory.returncode == 2 and "Traceback" not in in_memory.stderr
     assert "a world in memory holds no call in doubt" in in_memory.stderr
+
+
+@pytest.mark.parametrize("subject", ["http://example.org/clinic#p1",
+                                     "http://example.org/clinic#pé/ü?x=1"])
+def test_sparql_names_the_doubt_node_as_python_does(subject: str) -> None:
+    """A sparql: read-ahead fetches a step's doubt node with its precondition, naming it in
+    SPARQL; named otherwise, the step would ask again in a request of its own."""
+    import pyoxigraph as ox
+
+    from horismos._stores.base import doubt_node
+    from horismos._stores.sparql import _doubt_branch
+
+    tool = URIRef("http://example.org/clinic#t.charge")
+    branch = _doubt_branch((tool, "this"), lambda _: f"VALUES ?horis_ahead_n {{ <{subject}> }}")
+    (row,) = ox.Store().query(f"SELECT * WHERE {branch[0]}")
+    assert row["horis_ahead_o"].value == str(doubt_node(tool, URIRef(subject)))

@@ -33,6 +33,7 @@ world: ``quads`` and ``dataset`` leave them out, so digests and snapshots never 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +76,19 @@ RUNTIME = "urn:horismos:runtime:"
 """Graphs named under this prefix are store bookkeeping, never part of the world."""
 INSTANCES = URIRef("urn:horismos:instances")
 """The named graph that holds workflow instance state."""
+DOUBT = "urn:horismos:doubt:"
+"""Nodes under this prefix keep a call that may have acted, one per tool and subject
+(:func:`doubt_node`, ``_intents.py``)."""
+
+
+def doubt_node(tool: URIRef, key: Node) -> URIRef:
+    """Where a call of ``tool`` on ``key`` that may have acted is kept: the same node for
+    every call there, so the next one finds it. A ``sparql:`` read-ahead computes the same
+    name in SPARQL (``SHA256``) to fetch it with a step's precondition."""
+    digest = hashlib.sha256(f"{tool}\n{key.n3()}".encode()).hexdigest()[:32]
+    return URIRef(f"{DOUBT}{digest}")
+
+
 DIGEST_GRAPH = URIRef(RUNTIME + "digest")
 """Where a persistent store keeps its digest (``oxigraph:PATH``) or its deltas (``sparql:``)."""
 LTHASH = URIRef(RUNTIME + "lthash16")
@@ -128,6 +142,10 @@ class ReadAhead:
     outgoing: frozenset[str] = frozenset()
     also: tuple[Precondition, ...] = ()
     predicates: frozenset[Node] | None = None
+    doubt: tuple[URIRef, str | None] | None = None
+    """A tool that is not idempotent and the variable of its effect's subject (None: it has
+    none): the step then reads whether a call of it there is in doubt (:func:`doubt_node`'s
+    ``horis:step``)."""
 
 
 class Store:

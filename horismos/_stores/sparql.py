@@ -49,7 +49,7 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
@@ -66,6 +66,7 @@ from .._preconditions import Precondition
 from .._redact import redact_text, redact_url
 from .base import (
     DIGEST_GRAPH,
+    DOUBT,
     INSTANCES,
     LTHASH,
     RUNTIME,
@@ -76,6 +77,7 @@ from .base import (
     ReadAhead,
     Store,
     StoreError,
+    doubt_node,
 )
 from .http1 import Connection, HttpError
 from .oxigraph import (
@@ -239,6 +241,11 @@ class SparqlStore(Store):
         out: dict[Node, dict[tuple[Node, Node], None]] = {}
         seen: dict[tuple[Node, Node | None], dict[Node, None]] = {}
         for r in rows:
+            if r[_K] == _DOUBTS:  # a call in doubt there, or (no step) none
+                found = seen.setdefault((r[_O], _STEP), {})
+                if _T in r:
+                    found[r[_T]] = None
+                continue
             node = r[_N]
             if r[_K] == _TYPES:
                 found = types.setdefault(node, {})
@@ -692,7 +699,8 @@ def _first_group(query: str) -> int:
 _K, _N, _T, _P, _O, _BP, _BO, _OT, _R = (
     f"horis_ahead_{n}" for n in ("k", "n", "t", "p", "o", "bp", "bo", "ot", "r")
 )
-_TYPES, _EDGES = Literal("t"), Literal("g")
+_TYPES, _EDGES, _DOUBTS = Literal("t"), Literal("g"), Literal("d")
+_STEP = URIRef("https://w3id.org/horismos#step")  # what a call in doubt is found by
 _VARNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -719,6 +727,8 @@ def _ahead_branches(
                 f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} a ?{_T} }} "
                 f"BIND({nt(_TYPES)} AS ?{_K}) }}"
             )
+    if ahead.doubt is not None:
+        out += _doubt_branch(ahead.doubt, nodes)
     # rdf:type always: the types kept for objects() come from the triples fetched
     only = "" if ahead.predicates is None else _one_of(_P, ahead.predicates | {RDF.type})
     for var in sorted(ahead.outgoing):
@@ -730,6 +740,30 @@ def _ahead_branches(
                 f"BIND({nt(_EDGES)} AS ?{_K}) }}"
             )
     return out
+
+
+def _doubt_branch(doubt: tuple[URIRef, str | None], nodes: Callable[[str], str]) -> list[str]:
+    """The branch fetching whether a call of a tool that is not idempotent is in doubt on
+    each solution's subject: its :func:`~.base.doubt_node`, named in SPARQL as in Python (the
+    SHA-256 of the tool's IRI, a newline and the subject's N-Triples term; the tool's own for
+    a subject that is not an IRI), and that node's ``horis:step``, if any."""
+    tool, var = doubt
+    if var is None:
+        name = nt(doubt_node(tool, tool))
+    elif src := nodes(var):
+        key = f"IF(isIRI(?{_N}), STR(?{_N}), {json.dumps(str(tool))})"
+        hashed = f'SHA256(CONCAT({json.dumps(str(tool))}, "\\n<", {key}, ">"))'
+        name = f'IRI(CONCAT("{DOUBT}", SUBSTR({hashed}, 1, 32)))'
+        return [
+            f"{{ {src} BIND({name} AS ?{_O}) OPTIONAL {{ ?{_O} {nt(_STEP)} ?{_T} }} "
+            f"BIND({nt(_DOUBTS)} AS ?{_K}) }}"
+        ]
+    else:
+        return []
+    return [
+        f"{{ BIND({name} AS ?{_O}) OPTIONAL {{ ?{_O} {nt(_STEP)} ?{_T} }} "
+        f"BIND({nt(_DOUBTS)} AS ?{_K}) }}"
+    ]
 
 
 def _edge(
