@@ -24,6 +24,7 @@ from ._cli_common import (
 from ._cli_run import RunView
 from ._definitions import load_definitions
 from ._instances import STATUSES, due_waits, list_instances
+from ._policy import SERVED_PREFIX
 from ._stores import DEFAULT_STORE
 from ._world import World
 
@@ -221,10 +222,16 @@ def cmd_approve(args: argparse.Namespace) -> int:
         load_world(world, args.world)
         done = agent.approve(world, args.instance, args.fingerprint)
         n = agent.definitions.name
+        served = str(done["instance"]).startswith(SERVED_PREFIX)
         print(
             f"approved {n(URIRef(done['tool']))} for {done['instance']}: "
             f"{json.dumps(done['payload'], sort_keys=True, ensure_ascii=False)} "
-            f"(fingerprint {done['fingerprint']}); resume the instance to call it"
+            f"(fingerprint {done['fingerprint']}); "
+            + (
+                "the agent may now call it again with exactly these arguments"
+                if served
+                else "resume the instance to call it"
+            )
         )
         if args.out:
             write_world(world, agent.definitions, args.out, out_format)

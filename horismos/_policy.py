@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_ALLOW",
+    "SERVED_PREFIX",
     "SIDE_EFFECTS",
     "Pending",
     "Policy",
@@ -65,6 +66,11 @@ SIDE_EFFECTS = ("ReadOnly", "HostStateWrite", "ExternalCommit")
 """The ``horis:SideEffectClass`` values, from least to most reach."""
 DEFAULT_ALLOW = frozenset({"ReadOnly", "HostStateWrite"})
 """What a call may do unless the caller widens the policy: everything but ExternalCommit."""
+
+
+SERVED_PREFIX = "urn:horismos:served:"
+"""The "instance" a served call's approval is kept under: this prefix and the fingerprint
+(``horismos serve``, whose agents call again once an operator has approved)."""
 
 
 def side_effect(tool: Tool) -> str:

@@ -47,7 +47,7 @@ from ._call import RESULT_FIELDS, CallResult, approval_fingerprint, check_argume
 from ._catalog import effect_schema, input_schema
 from ._errors import UsageError
 from ._model import Tool
-from ._policy import DEFAULT_ALLOW, Pending, allowed, canonical_json
+from ._policy import DEFAULT_ALLOW, SERVED_PREFIX, Pending, allowed, canonical_json
 from ._stores import Change
 from ._vocab import NS, PROV
 
@@ -58,10 +58,8 @@ if TYPE_CHECKING:
     from ._agent import Agent
     from ._world import World
 
-__all__ = ["RESERVED", "SERVED_PREFIX", "ServedTools"]
+__all__ = ["RESERVED", "ServedTools"]
 
-SERVED_PREFIX = "urn:horismos:served:"
-"""The "instance" a served call's approval is kept under: this prefix and the fingerprint."""
 RESERVED = ("discover", "run_workflow")
 """Names of the server's own tools; a declared tool with one of them is refused at start."""
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -213,6 +211,12 @@ class ServedTools:
         approval = None
         if fp is not None and result.error is not None and result.error["kind"] == "approval":
             approval = self._request(tool, args, fp)
+            # the guarded call's words are for the command line (tools approve, --approval);
+            # over MCP an operator approves the request kept in the world
+            result.error["message"] = (
+                f"{tool.name} requires approval (horis:requiresApproval) of this exact payload "
+                f"and none is recorded; {approval['how']}"
+            )
         return result, approval
 
     def _trace_path(self, tool: Tool) -> Path | None:

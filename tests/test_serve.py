@@ -339,6 +339,10 @@ def test_approval_is_the_operators_never_the_agents(http_serve: tuple[str, str],
     fp = approval["fingerprint"]
     assert approval["payload"] == {"patient": "http://example.org/clinic#p2",
                                    "ward": "http://example.org/clinic#w1"}
+    # what the agent is told is what applies over MCP, not the command line's --approval
+    said = first.structured_content["error"]["message"]
+    assert f"horismos approve FILE_OR_DIR… --store STORE --instance {approval['instance']}" in said
+    assert "--approval" not in said
     # no argument carries an approval: passing one is an unknown field
     sneaky = asyncio.run(call({**args, "approval": fp}))
     assert sneaky.structured_content["error"]["kind"] == "schema"
@@ -349,6 +353,7 @@ def test_approval_is_the_operators_never_the_agents(http_serve: tuple[str, str],
          "--instance", approval["instance"], "--fingerprint", fp],
         capture_output=True, text=True)
     assert approve.returncode == 0, approve.stderr
+    assert "the agent may now call it again" in approve.stdout, approve.stdout
     done = asyncio.run(call(args))
     assert done.structured_content["status"] == "completed", _text(done)
     assert done.structured_content["result"] == {"bedRef": "B-w1"}
