@@ -361,6 +361,7 @@ class _Builder:
         self.check_focus_typos()
         self.check_shacl_terms()
         self.check_namespaces()
+        self.check_split_definitions()
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
             self.check_reachability()
             for h in hazards(self.defs.tools, self.defs.steps, self.defs.workflows, self.n):
@@ -377,6 +378,37 @@ class _Builder:
         if any(p.severity == "error" for p in problems):
             raise AuthoringError(problems)
         return self.defs
+
+    def check_split_definitions(self) -> None:
+        """A tool, step or workflow that two files describe with horis: terms: the files are
+        merged into one graph, so both descriptions hold at once — two horis:requires both
+        apply, two horis:tool make the step ambiguous — which reads like a copy edited in one
+        place and forgotten in the other."""
+        nodes = [*self.defs.tools, *self.defs.steps, *self.defs.workflows]
+        if len(self.src.files) < 2:
+            return
+        for node in sorted(nodes, key=str):
+            files = [
+                f
+                for f in self.src.files
+                if any(str(p).startswith(NS) for _, p, _ in f.graph.triples((node, None, None)))
+            ]
+            if len(files) < 2:
+                continue
+            first, *others = files
+            for f in others:
+                self.problems.append(
+                    Problem(
+                        "warning",
+                        f"{self.n(node)} is also described in {first.path}"
+                        + (f":{line}" if (line := first.subject_line(node)) else "")
+                        + ": the two are merged, so what each says holds at once",
+                        node=self.n(node),
+                        file=str(f.path),
+                        line=f.subject_line(node),
+                        hint="describe it in one file: remove or rename one of the two",
+                    )
+                )
 
     def check_vocabulary(self) -> None:
         known = {t for t in vocabulary_graph().subjects() if str(t).startswith(NS)}

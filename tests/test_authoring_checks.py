@@ -161,3 +161,19 @@ def test_a_folder_with_no_rdf_file_is_an_error_not_an_empty_valid_set(tmp_path: 
     assert p.returncode == 1, p.stdout + p.stderr
     assert f"{empty}: error: no RDF file (.n3, .nq, .nt, .trig, .ttl) in this folder" in (
         p.stdout + p.stderr)
+
+
+def test_a_step_described_in_two_files_is_warned_of_at_the_second(tmp_path: Path) -> None:
+    """The two descriptions merge: here both horis:requires apply and every instance blocks,
+    with nothing said about the second file."""
+    extra = tmp_path / "extra.ttl"
+    extra.write_text("@prefix : <http://example.org/ehr#> .\n"
+                     "@prefix horis: <https://w3id.org/horismos#> .\n"
+                     ":NotifyNurse a horis:ActionStep ;\n"
+                     '    horis:requires " ?nurse a :Nurse ; :onDuty false . " .\n')
+    defs = load_definitions([TRIAGE[0], extra, TRIAGE[1]])
+    (p,) = [w for w in defs.warnings if "also described" in w.message]
+    first = TRIAGE[0].read_text().splitlines().index(":NotifyNurse a horis:ActionStep ;") + 1
+    assert (p.file, p.line, p.node) == (str(extra), 3, ":NotifyNurse")
+    assert f"also described in {TRIAGE[0]}:{first}" in p.message
+    assert p.hint == "describe it in one file: remove or rename one of the two"
