@@ -58,6 +58,9 @@ def cmd_load(args: argparse.Namespace) -> int:
     except SyntaxError as e:
         print(("\n" if bar else "") + f"horismos load: {path}:{e.lineno}: {e.msg}", file=sys.stderr)
         return 1
+    except UsageError as e:  # what was asked cannot be done: exit 2, as every command
+        print(("\n" if bar else "") + f"horismos load: error: {e}", file=sys.stderr)
+        return 2
     except (HorismosError, OSError) as e:
         print(("\n" if bar else "") + f"horismos load: error: {e}", file=sys.stderr)
         return 1

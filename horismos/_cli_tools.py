@@ -224,13 +224,32 @@ def _json_args(text: str) -> Any:
         except UnicodeDecodeError:
             raise UsageError(f"--args {text}: not UTF-8 text, so not JSON") from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_no_repeated_keys)
+    except _RepeatedKey as e:
+        raise UsageError(
+            f"{source}: the argument {e} is given twice; give each argument once"
+        ) from None
     except ValueError as e:
         raise UsageError(
             f'{source}: not JSON ({e}); write an object such as \'{{"patient": ":patient42"}}\''
         ) from None
     except RecursionError:
         raise UsageError(f"{source}: nested too deeply to be arguments") from None
+
+
+class _RepeatedKey(Exception):
+    pass
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once: the stdlib keeps the last of two, so a
+    call would have gone out with a value its caller may not have meant."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKey(json.dumps(key))
+        out[key] = value
+    return out
 
 
 def cmd_tools_list(args: argparse.Namespace) -> int:

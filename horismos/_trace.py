@@ -266,6 +266,7 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
             raws = f.readlines()
     except UnicodeDecodeError as e:
         raise TraceError(f"{path}: not a trace: byte {e.start} is not UTF-8 text") from None
+    cut = False
     for n, raw in enumerate(raws, 1):
         line = raw.rstrip("\n")
         if not line:
@@ -274,8 +275,13 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
             event = json.loads(line)
         except json.JSONDecodeError as e:
             if n == len(raws) and not raw.endswith("\n"):
+                cut = True
                 break  # a last line cut off as it was written: the process stopped there
             raise TraceTampered(f"{path}:{n}: not a JSON event ({e.msg})", line=n) from None
+        except RecursionError:
+            raise TraceTampered(
+                f"{path}:{n}: not a JSON event (nested too deeply)", line=n
+            ) from None
         if not isinstance(event, dict):
             raise TraceTampered(f"{path}:{n}: not a JSON event object", line=n)
         if events and events[-1].get("type") == "end":
@@ -326,7 +332,12 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
             event["sig"] = sig
         events.append(event)
     if not events:
-        raise TraceError(f"{path}: the trace is empty")
+        raise TraceError(
+            f"{path}: the trace holds no complete event: its first line was cut off as it "
+            "was written"
+            if cut
+            else f"{path}: the trace is empty"
+        )
     return events
 
 

@@ -250,3 +250,22 @@ def test_replay_reexecuting_without_the_tools_is_a_usage_error(tmp_path: Path) -
     tooled = horismos("replay", "t.jsonl", *TRIAGE, "--reexecute-idempotent", *TOOLS,
                       cwd=tmp_path)
     assert tooled.returncode == 0 and tooled.stdout.startswith("same "), tooled.stdout
+
+
+def test_a_repeated_argument_a_cut_trace_and_load_into_memory_say_what_is_wrong(
+        tmp_path: Path) -> None:
+    twice = horismos("tools", "call", "ehr.notify_nurse", *TRIAGE, *WORLD, "--args",
+                     '{"nurse": ":nurse7", "nurse": ":nurse8"}', cwd=tmp_path)
+    assert twice.returncode == 2, twice.stdout + twice.stderr
+    assert 'the argument "nurse" is given twice' in twice.stderr  # the stdlib kept the last
+
+    ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "t.jsonl", cwd=tmp_path)
+    assert ran.returncode == 4
+    first = (tmp_path / "t.jsonl").read_text().splitlines()[0]
+    (tmp_path / "cut.jsonl").write_text(first[: len(first) // 2])
+    cut = horismos("trace", "show", "cut.jsonl", cwd=tmp_path)
+    assert "its first line was cut off as it was written" in cut.stdout + cut.stderr, cut.stderr
+    no_traceback(cut)
+
+    memory = horismos("load", TRIAGE[0], "--store", "memory", cwd=tmp_path)
+    assert memory.returncode == 2 and "keeps nothing after this process" in memory.stderr
