@@ -999,20 +999,28 @@ class Runner:
         last: ToolError | None = None
         for _ in range(attempts):
             rec.attempts += 1
+            deadline = None
             with Attempt() as attempt:
                 try:
                     if tool.inline:  # never awaits: its binding judges the timeout (_bindings)
                         return await self.env.invoke(tool, lambda: self.binding(tool), args)
                     # in this task, not a new one as wait_for makes: ~90 µs a call on a busy
                     # machine, for every step
-                    async with asyncio.timeout(tool.timeout):
+                    async with asyncio.timeout(tool.timeout) as deadline:
                         return await self.env.invoke(tool, lambda: self.binding(tool), args)
-                except TimeoutError:
-                    last = ToolTimeout(
-                        f"{tool.name} did not answer within {tool.timeout:g}s (horis:timeout)",
-                        step=str(step.iri),
-                        tool=str(tool.iri),
-                    )
+                except TimeoutError as e:
+                    if deadline is not None and deadline.expired():
+                        last = ToolTimeout(
+                            f"{tool.name} did not answer within {tool.timeout:g}s (horis:timeout)",
+                            step=str(step.iri),
+                            tool=str(tool.iri),
+                        )
+                    else:  # the tool's own: a request of its that timed out, say
+                        last = ToolError(
+                            f"{tool.name} raised TimeoutError: {e}",
+                            step=str(step.iri),
+                            tool=str(tool.iri),
+                        )
                 except ToolError as e:
                     e.step, e.tool = str(step.iri), str(tool.iri)
                     last = e

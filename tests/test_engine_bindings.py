@@ -305,3 +305,18 @@ def test_a_tool_returning_something_other_than_a_mapping_is_a_tool_error(build, 
     assert isinstance(run.error.cause, ToolError)
     assert "mapping" in str(run.error.cause)
     assert facts(world) == before
+
+
+def test_a_tool_that_raises_timeout_error_itself_is_not_said_to_have_run_out_of_time(build):
+    """Its own TimeoutError (a request of its timing out) was reported as "did not answer
+    within 30s" the moment it was raised."""
+    def assign(patient, queue):
+        raise TimeoutError("the registry did not answer")
+
+    agent, world = build(_with_binding("python:assign", "30s", " ; horis:idempotent true"),
+                         tools={"assign": assign})
+    run = agent.run(world, focus=str(EX.p1))
+    (rec,) = run.instances[0].steps
+    assert rec.status == "failed", rec.status
+    assert "raised TimeoutError: the registry did not answer" in str(rec.error)
+    assert "did not answer within" not in str(rec.error)
