@@ -236,6 +236,13 @@ class _Context:
         if focus is not None and self.types_of is not None:
             self.focus = focus if isinstance(focus, URIRef) else _expand(self.defs, focus)
             self.focus_types = self.types_of(self.focus)
+            assert world is not None
+            if not self.focus_types and next(iter(world.store.outgoing(self.focus)), None) is None:
+                # every tool would be blocked for it, which reads as "nothing matches"
+                raise UsageError(
+                    f"focus {self.defs.name(self.focus)} is no node of the world: it has no "
+                    "triple there; give a node the world holds"
+                )
 
     def check(self, tool: Tool) -> tuple[list[dict[str, str]], dict[str, Node]]:
         """Why ``tool`` cannot run here (empty when it can), and the arguments bound."""

@@ -269,3 +269,11 @@ def test_a_repeated_argument_a_cut_trace_and_load_into_memory_say_what_is_wrong(
 
     memory = horismos("load", TRIAGE[0], "--store", "memory", cwd=tmp_path)
     assert memory.returncode == 2 and "keeps nothing after this process" in memory.stderr
+
+
+def test_discover_with_a_focus_the_world_does_not_hold_says_so(tmp_path: Path) -> None:
+    """It said "no executable tool matches", as if the query were at fault."""
+    p = horismos("tools", "discover", "notify nurse", *TRIAGE, *WORLD, "--focus", ":nosuch",
+                 cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "focus :nosuch is no node of the world" in p.stderr
