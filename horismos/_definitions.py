@@ -427,29 +427,43 @@ class _Builder:
             for term in sorted(_iris(pre.select.algebra) - known, key=str):
                 if str(term).startswith(_STANDARD) or str(term).startswith(NS):
                     continue
-                ns, local = _split(term)
-                near = [
-                    str(k)[len(ns) :] for k in known if str(k).startswith(ns) and str(k)[len(ns) :]
-                ]
-                close = difflib.get_close_matches(local, near, n=1)
-                name = self.n(term)
-                hint = (
-                    f"did you mean {name[: len(name) - len(local)]}{close[0]}?"
-                    if close
-                    else "declare it in the ontology, or check the spelling"
+                self.undeclared(
+                    term,
+                    owner,
+                    f"{self.n(pred)} uses {self.n(term)}, which no loaded ontology "
+                    "declares and no loaded data uses, so the pattern cannot match",
+                    known,
+                    at=(holder, pred, None),
                 )
-                self.defs.undeclared.setdefault(term, []).append(
-                    self.src.problem(
-                        "warning",
-                        owner,
-                        f"{self.n(pred)} uses {name}, which no loaded ontology "
-                        "declares and no loaded data uses, so the pattern cannot match",
-                        hint,
-                        at=(holder, pred, None),
-                    )
-                )
-        for found in self.defs.undeclared.values():
-            self.problems.extend(found)
+
+    def undeclared(
+        self, term: URIRef, node: Node, message: str, known: Iterable[Node], at: Where
+    ) -> None:
+        """A warning that ``term`` is declared nowhere, with a did-you-mean among ``known``.
+        Only a warning, kept by term: world data may use it, and ``validate --world`` drops
+        the warnings about the terms the world uses."""
+        problem = self.src.problem(
+            "warning",
+            node,
+            message,
+            self.did_you_mean(term, known) or "declare it in the ontology, or check the spelling",
+            at=at,
+        )
+        self.defs.undeclared.setdefault(term, []).append(problem)
+        self.problems.append(problem)
+
+    def did_you_mean(self, term: URIRef, candidates: Iterable[Node]) -> str | None:
+        """``did you mean :acuity?`` for ``:acuty``: the closest local name of the same
+        namespace among ``candidates``, written with the prefix ``term`` is written with."""
+        ns, local = _split(term)
+        near = {
+            str(k)[len(ns) :]
+            for k in candidates
+            if isinstance(k, URIRef) and str(k).startswith(ns) and str(k)[len(ns) :]
+        }
+        close = difflib.get_close_matches(local, sorted(near), n=1)
+        name = self.n(term)
+        return f"did you mean {name[: len(name) - len(local)]}{close[0]}?" if close else None
 
     def check_shacl_terms(self) -> None:
         """``sh:patern`` is not SHACL: a shape that says it checks nothing, silently."""
