@@ -206,6 +206,12 @@ class _Builder:
     def n(self, node: Node) -> str:
         return self.src.name(node)
 
+    def datatype(self, t: Node) -> bool:
+        """Whether ``horis:type t`` means a literal: an IRI in a datatype's namespace, or one
+        the files declare ``a rdfs:Datatype`` (``:Celsius``), which would otherwise be taken
+        for a class and its values looked for as nodes."""
+        return isinstance(t, URIRef) and (is_datatype(t) or (t, RDF.type, RDFS.Datatype) in self.g)
+
     # -- helpers --------------------------------------------------------------------------
 
     def one(self, s: Node, p: URIRef) -> Node | None:
@@ -698,7 +704,7 @@ class _Builder:
                     Arg(
                         name,
                         typ,
-                        not is_datatype(typ),
+                        not self.datatype(typ),
                         self.flag(a, HORIS.optional),
                         self.flag(a, HORIS.sent, default=True),
                     )
@@ -953,7 +959,7 @@ class _Builder:
                     key=key,
                     value=value,
                     type=typ if isinstance(typ, URIRef) else None,
-                    is_class=isinstance(typ, URIRef) and not is_datatype(typ),
+                    is_class=isinstance(typ, URIRef) and not self.datatype(typ),
                     optional=self.flag(a, HORIS.optional),
                     many=self.flag(a, HORIS.many),
                     from_text=from_text,

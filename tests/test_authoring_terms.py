@@ -1,0 +1,61 @@
+"""The terms a contract is typed with, held to the loaded ontology before anything runs: a
+misspelt datatype, a class, property or focus type declared nowhere, and a value of the wrong
+kind for its property — each at its file and line, with what to write instead.
+
+Each test edits one line of ``workflows/triage.ttl`` or ``workflows/lab_review.ttl`` (the line
+found by its text, so the edit cannot silently miss) and loads it as ``horismos validate`` does.
+A misspelt datatype and a range contradicted are errors; a term declared nowhere is a warning,
+as in a pattern, since world data may use it (``validate --world`` then drops it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from horismos import AuthoringError, Problem, load_definitions
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIAGE = (ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl")
+LAB = (ROOT / "workflows" / "lab_review.ttl", ROOT / "ontologies" / "lab.ttl")
+
+
+def edited(tmp_path: Path, pair: tuple[Path, Path], old: str, new: str) -> tuple[Path, int]:
+    """The workflow of ``pair`` with its one ``old`` replaced by ``new``, and that line."""
+    text = pair[0].read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not written once in {pair[0].name}"
+    path = tmp_path / pair[0].name
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    line = text[: text.index(old)].count("\n") + 1
+    return path, line
+
+
+def problems(path: Path, pair: tuple[Path, Path], ontology: Path | None = None) -> list[Problem]:
+    try:
+        defs = load_definitions([path, ontology or pair[1]])
+    except AuthoringError as e:
+        return list(e.problems)
+    return list(defs.warnings)
+
+
+def the_one(found: list[Problem], severity: str) -> Problem:
+    """The only problem found, of ``severity``."""
+    assert len(found) == 1 and found[0].severity == severity, "\n".join(map(str, found))
+    return found[0]
+
+
+# -- a datatype that is none ------------------------------------------------------------------
+
+
+def test_a_datatype_the_files_declare_is_a_datatype(tmp_path: Path) -> None:
+    """A datatype of the ontology's own (``a rdfs:Datatype``) is a literal's type, not a
+    class whose nodes the runtime would look for."""
+    path, _ = edited(tmp_path, TRIAGE, '"ref"     ; horis:type xsd:string',
+                     '"ref"     ; horis:type :QueueCode')
+    declared = tmp_path / "codes.ttl"
+    declared.write_text("@prefix : <http://example.org/ehr#> .\n"
+                        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                        ":QueueCode a rdfs:Datatype .\n", encoding="utf-8")
+    defs = load_definitions([path, TRIAGE[1], declared])
+    assert defs.warnings == []
+    ref = next(a for a in defs.tools[defs.expand(":ehr.notify_nurse")].args if a.name == "ref")
+    assert ref.is_class is False
