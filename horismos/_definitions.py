@@ -85,7 +85,28 @@ def _package_graph(name: str) -> Graph:
 
 
 def is_datatype(t: URIRef) -> bool:
+    """Whether ``t`` is written in a datatype's namespace (XSD, RDF's, ``rdfs:Literal``);
+    whether it is a datatype there is :data:`DATATYPES`'s to say."""
     return str(t).startswith(DATATYPE_SPACES)
+
+
+# RDF 1.1 Concepts §5.1: the XSD datatypes a literal may have. rdflib's XSD namespace also
+# holds facets (xsd:pattern, xsd:length) and QName, ENTITY, ID…, which no literal is written in.
+_XSD_DATATYPES = (  # noqa: SIM905 (one line of names reads better than 39 lines)
+    "string boolean decimal integer double float date time dateTime dateTimeStamp gYear gMonth "
+    "gDay gYearMonth gMonthDay duration yearMonthDuration dayTimeDuration byte short int long "
+    "unsignedByte unsignedShort unsignedInt unsignedLong positiveInteger nonNegativeInteger "
+    "negativeInteger nonPositiveInteger hexBinary base64Binary anyURI language normalizedString "
+    "token NMTOKEN Name NCName"
+).split()
+DATATYPES = frozenset(
+    [
+        *(XSD[n] for n in _XSD_DATATYPES if n in XSD.__annotations__),
+        *(RDF[n] for n in ("langString", "HTML", "XMLLiteral", "JSON", "PlainLiteral")),
+        RDFS.Literal,
+    ]
+)
+"""What ``horis:type`` may name as a datatype without declaring it ``a rdfs:Datatype``."""
 
 
 _TIMEOUT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$")
@@ -364,6 +385,7 @@ class _Builder:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
         self.check_pattern_terms()
+        self.check_typed_terms()
         self.check_shacl_terms()
         self.check_namespaces()
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
@@ -457,6 +479,48 @@ class _Builder:
         )
         self.defs.undeclared.setdefault(term, []).append(problem)
         self.problems.append(problem)
+
+    def check_typed_terms(self) -> None:
+        """The terms a contract is typed with, held to the loaded files before anything runs:
+        a misspelt datatype (``xsd:sting``) lands literals nothing reads as strings."""
+        for tool in sorted(set(self.g.subjects(RDF.type, HORIS.Tool)), key=str):
+            for takes in self.g.objects(tool, HORIS.takes):
+                for a in self.g.objects(takes, HORIS.arg):
+                    what = f'argument "{self.text(a, HORIS.name) or "?"}"'
+                    for typ in self.g.objects(a, HORIS.type):
+                        if isinstance(typ, URIRef):  # else the shapes say what to write
+                            self.check_type(tool, a, what, typ, arg=True)
+            for e in self.g.objects(tool, HORIS.effect):
+                for a in self.g.objects(e, HORIS.asserts):
+                    prop = self.one(a, HORIS.property)
+                    what = "asserted property " + (self.n(prop) if prop is not None else "")
+                    for typ in self.g.objects(a, HORIS.type):
+                        if isinstance(typ, URIRef):
+                            self.check_type(tool, a, what, typ, arg=False)
+
+    def check_type(self, tool: Node, holder: Node, what: str, typ: URIRef, arg: bool) -> bool:
+        """One ``horis:type`` of an argument (``arg``) or an asserted property: a datatype
+        must be one a literal can have. False when it is an error."""
+        at = (holder, HORIS.type, typ)
+        declared = (typ, RDF.type, RDFS.Datatype) in self.g
+        if is_datatype(typ) and typ not in DATATYPES and not declared:
+            self.error(
+                tool,
+                f"{what} has horis:type {self.n(typ)}, which is no XSD or RDF datatype and "
+                "is not declared a rdfs:Datatype, so "
+                + (
+                    "no value the graph holds is of it and every call is refused"
+                    if arg
+                    else "the tool's value would land as a literal of that unknown datatype, "
+                    "which no query comparing text, numbers or dates matches"
+                ),
+                self.did_you_mean(typ, DATATYPES)
+                or "write an XSD datatype such as xsd:string, xsd:integer, xsd:decimal, "
+                f"xsd:boolean or xsd:dateTime, or declare {self.n(typ)} a rdfs:Datatype",
+                at=at,
+            )
+            return False
+        return True
 
     def did_you_mean(self, term: URIRef, candidates: Iterable[Node]) -> str | None:
         """``did you mean :acuity?`` for ``:acuty``: the closest local name of the same

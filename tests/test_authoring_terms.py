@@ -46,6 +46,41 @@ def the_one(found: list[Problem], severity: str) -> Problem:
 # -- a datatype that is none ------------------------------------------------------------------
 
 
+def test_a_misspelt_datatype_of_an_asserted_property_is_an_error_with_a_did_you_mean(
+        tmp_path: Path) -> None:
+    """The gate would commit a literal typed xsd:sting, which no string comparison matches."""
+    path, line = edited(tmp_path, TRIAGE, ":queueRef ; horis:type xsd:string",
+                        ":queueRef ; horis:type xsd:sting")
+    p = the_one(problems(path, TRIAGE), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
+    assert p.message.startswith("asserted property :queueRef has horis:type xsd:sting, which "
+                                "is no XSD or RDF datatype and is not declared a rdfs:Datatype")
+    assert p.hint == "did you mean xsd:string?"
+
+
+def test_a_misspelt_datatype_of_an_argument_is_an_error_with_a_did_you_mean(
+        tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, '"ref"     ; horis:type xsd:string',
+                        '"ref"     ; horis:type xsd:strng')
+    p = the_one(problems(path, TRIAGE), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.notify_nurse")
+    assert p.message.startswith('argument "ref" has horis:type xsd:strng, which is no XSD or '
+                                "RDF datatype")
+    assert "every call is refused" in p.message
+    assert p.hint == "did you mean xsd:string?"
+
+
+def test_an_xsd_term_that_is_a_facet_not_a_datatype_is_an_error(tmp_path: Path) -> None:
+    """rdflib's XSD namespace knows xsd:pattern (a facet): no literal is written in it."""
+    path, line = edited(tmp_path, LAB, ":archiveRef ; horis:type xsd:string",
+                        ":archiveRef ; horis:type xsd:pattern")
+    p = the_one(problems(path, LAB), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":lab.file_result")
+    assert "horis:type xsd:pattern, which is no XSD or RDF datatype" in p.message
+    assert p.hint is not None and "xsd:string, xsd:integer" in p.hint
+    assert "declare xsd:pattern a rdfs:Datatype" in p.hint
+
+
 def test_a_datatype_the_files_declare_is_a_datatype(tmp_path: Path) -> None:
     """A datatype of the ontology's own (``a rdfs:Datatype``) is a literal's type, not a
     class whose nodes the runtime would look for."""
