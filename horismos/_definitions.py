@@ -160,7 +160,8 @@ class Definitions:
     subclasses: dict[URIRef, frozenset[URIRef]] = field(default_factory=dict)
     digest: str = ""
     undeclared: dict[URIRef, list[Problem]] = field(default_factory=dict)
-    """IRIs the patterns use that nothing loaded declares, and the warnings about them."""
+    """IRIs that nothing loaded declares — used in a pattern, as a class of a horis:type, as
+    an effect's horis:property or as a horis:focusType — and the warnings about them."""
     individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
     """Statements about the individuals declared with the definitions (``_individuals``)."""
 
@@ -482,25 +483,61 @@ class _Builder:
 
     def check_typed_terms(self) -> None:
         """The terms a contract is typed with, held to the loaded files before anything runs:
-        a misspelt datatype (``xsd:sting``) lands literals nothing reads as strings."""
+        a misspelt datatype (``xsd:sting``) lands literals nothing reads as strings; a class,
+        property or focus type declared nowhere (``:Nurs``) is a term no node or value the
+        world holds can match."""
+        uses = (HORIS.type, HORIS.property, HORIS.focusType)
+        known = {
+            t for s, p, o in self.g if p not in uses for t in (s, p, o) if isinstance(t, URIRef)
+        }
         for tool in sorted(set(self.g.subjects(RDF.type, HORIS.Tool)), key=str):
             for takes in self.g.objects(tool, HORIS.takes):
                 for a in self.g.objects(takes, HORIS.arg):
                     what = f'argument "{self.text(a, HORIS.name) or "?"}"'
                     for typ in self.g.objects(a, HORIS.type):
                         if isinstance(typ, URIRef):  # else the shapes say what to write
-                            self.check_type(tool, a, what, typ, arg=True)
+                            self.check_type(tool, a, what, typ, known, arg=True)
             for e in self.g.objects(tool, HORIS.effect):
                 for a in self.g.objects(e, HORIS.asserts):
                     prop = self.one(a, HORIS.property)
+                    if isinstance(prop, URIRef) and self.unknown(prop, known):
+                        self.undeclared(
+                            prop,
+                            tool,
+                            f"horis:property {self.n(prop)} is declared by no loaded ontology "
+                            "and used by no loaded data, so what the tool returns for it "
+                            "lands under a property nothing else reads",
+                            known,
+                            at=(a, HORIS.property, prop),
+                        )
                     what = "asserted property " + (self.n(prop) if prop is not None else "")
                     for typ in self.g.objects(a, HORIS.type):
                         if isinstance(typ, URIRef):
-                            self.check_type(tool, a, what, typ, arg=False)
+                            self.check_type(tool, a, what, typ, known, arg=False)
+        for wf in sorted(set(self.g.subjects(RDF.type, HORIS.Workflow)), key=str):
+            for focus in self.g.objects(wf, HORIS.focusType):
+                if isinstance(focus, URIRef) and self.unknown(focus, known):
+                    self.undeclared(
+                        focus,
+                        wf,
+                        f"horis:focusType {self.n(focus)} is declared by no loaded ontology "
+                        "and used by no loaded data, so no node is one and the workflow "
+                        "has nothing to run for",
+                        known,
+                        at=(wf, HORIS.focusType, focus),
+                    )
 
-    def check_type(self, tool: Node, holder: Node, what: str, typ: URIRef, arg: bool) -> bool:
+    def unknown(self, term: URIRef, known: set[URIRef]) -> bool:
+        """Declared nowhere: neither in ``known`` nor a standard or ``horis:`` term (those
+        have their own checks)."""
+        return term not in known and not str(term).startswith((*_STANDARD, NS))
+
+    def check_type(
+        self, tool: Node, holder: Node, what: str, typ: URIRef, known: set[URIRef], arg: bool
+    ) -> bool:
         """One ``horis:type`` of an argument (``arg``) or an asserted property: a datatype
-        must be one a literal can have. False when it is an error."""
+        must be one a literal can have, a class must be declared somewhere. False when it is
+        an error."""
         at = (holder, HORIS.type, typ)
         declared = (typ, RDF.type, RDFS.Datatype) in self.g
         if is_datatype(typ) and typ not in DATATYPES and not declared:
@@ -520,6 +557,16 @@ class _Builder:
                 at=at,
             )
             return False
+        if not self.datatype(typ) and self.unknown(typ, known):
+            self.undeclared(
+                typ,
+                tool,
+                f"{what} has horis:type {self.n(typ)}, a class no loaded ontology declares "
+                "and no loaded data uses, so no node is one and "
+                + ("every call is refused" if arg else "the gate refuses every value"),
+                known,
+                at=at,
+            )
         return True
 
     def did_you_mean(self, term: URIRef, candidates: Iterable[Node]) -> str | None:

@@ -10,6 +10,8 @@ as in a pattern, since world data may use it (``validate --world`` then drops it
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from horismos import AuthoringError, Problem, load_definitions
@@ -94,3 +96,61 @@ def test_a_datatype_the_files_declare_is_a_datatype(tmp_path: Path) -> None:
     assert defs.warnings == []
     ref = next(a for a in defs.tools[defs.expand(":ehr.notify_nurse")].args if a.name == "ref")
     assert ref.is_class is False
+
+
+# -- a class, a property or a focus type declared nowhere -------------------------------------
+
+
+def test_a_class_of_an_argument_declared_nowhere_is_a_warning_with_a_did_you_mean(
+        tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, '"nurse"   ; horis:type :Nurse',
+                        '"nurse"   ; horis:type :Nurs')
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.notify_nurse")
+    assert p.message.startswith('argument "nurse" has horis:type :Nurs, a class no loaded '
+                                "ontology declares and no loaded data uses")
+    assert p.hint == "did you mean :Nurse?"
+
+
+def test_a_class_of_an_asserted_property_declared_nowhere_is_a_warning(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, LAB, ":escalatedTo ; horis:type :Clinician",
+                        ":escalatedTo ; horis:type :Clinicain")
+    p = the_one(problems(path, LAB), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, ":lab.escalate")
+    assert p.message.startswith("asserted property :escalatedTo has horis:type :Clinicain, a "
+                                "class no loaded ontology declares")
+    assert "the gate refuses every value" in p.message
+    assert p.hint == "did you mean :Clinician?"
+
+
+def test_an_asserted_property_declared_nowhere_is_a_warning_with_a_did_you_mean(
+        tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, "horis:property :queueRef",
+                        "horis:property :queueRf")
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
+    assert p.message.startswith("horis:property :queueRf is declared by no loaded ontology and "
+                                "used by no loaded data")
+    assert p.hint == "did you mean :queueRef?"
+
+
+def test_a_focus_type_declared_nowhere_is_a_warning_with_a_did_you_mean(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, "horis:focusType :Patient",
+                        "horis:focusType :Patinet")
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, ":Triage")
+    assert p.message.startswith("horis:focusType :Patinet is declared by no loaded ontology")
+    assert "the workflow has nothing to run for" in p.message
+    assert p.hint == "did you mean :Patient?"
+
+
+def test_a_term_declared_nowhere_is_quiet_when_the_world_uses_it(tmp_path: Path) -> None:
+    """As for a pattern's terms: world data may use what the ontology does not declare."""
+    path, _ = edited(tmp_path, TRIAGE, "horis:focusType :Patient", "horis:focusType :Walkin")
+    command = [sys.executable, "-m", "horismos", "validate", str(path), str(TRIAGE[1])]
+    p = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "horis:focusType :Walkin is declared" in p.stdout, p.stdout
+    (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/ehr#> .\n:p1 a :Walkin .\n")
+    p = subprocess.run([*command, "--world", str(tmp_path / "w.ttl"), "--store", "memory"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and ":Walkin" not in p.stdout, p.stdout + p.stderr
