@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import networkx as nx
-from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
+from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
@@ -485,7 +485,8 @@ class _Builder:
         """The terms a contract is typed with, held to the loaded files before anything runs:
         a misspelt datatype (``xsd:sting``) lands literals nothing reads as strings; a class,
         property or focus type declared nowhere (``:Nurs``) is a term no node or value the
-        world holds can match."""
+        world holds can match; and a horis:type of the wrong kind for its property (a literal
+        for an owl:ObjectProperty) lands what the ontology says cannot be."""
         uses = (HORIS.type, HORIS.property, HORIS.focusType)
         known = {
             t for s, p, o in self.g if p not in uses for t in (s, p, o) if isinstance(t, URIRef)
@@ -512,8 +513,11 @@ class _Builder:
                         )
                     what = "asserted property " + (self.n(prop) if prop is not None else "")
                     for typ in self.g.objects(a, HORIS.type):
-                        if isinstance(typ, URIRef):
-                            self.check_type(tool, a, what, typ, known, arg=False)
+                        if not isinstance(typ, URIRef):
+                            continue
+                        ok = self.check_type(tool, a, what, typ, known, arg=False)
+                        if ok and isinstance(prop, URIRef):
+                            self.check_range(tool, a, prop, typ)
         for wf in sorted(set(self.g.subjects(RDF.type, HORIS.Workflow)), key=str):
             for focus in self.g.objects(wf, HORIS.focusType):
                 if isinstance(focus, URIRef) and self.unknown(focus, known):
@@ -537,7 +541,7 @@ class _Builder:
     ) -> bool:
         """One ``horis:type`` of an argument (``arg``) or an asserted property: a datatype
         must be one a literal can have, a class must be declared somewhere. False when it is
-        an error."""
+        an error (the property's range is then not worth comparing)."""
         at = (holder, HORIS.type, typ)
         declared = (typ, RDF.type, RDFS.Datatype) in self.g
         if is_datatype(typ) and typ not in DATATYPES and not declared:
@@ -568,6 +572,47 @@ class _Builder:
                 at=at,
             )
         return True
+
+    def check_range(self, tool: Node, holder: Node, prop: URIRef, typ: URIRef) -> None:
+        """A value of the kind the ontology says ``prop`` takes: a literal for an
+        owl:DatatypeProperty or a datatype range, a node for an owl:ObjectProperty or a class
+        range. The other kind would pass the gate (it checks horis:type) and land in the world
+        contradicting the ontology, which reasoners, shapes and queries then trip over."""
+        given = self.kind(typ)
+        ranges = [r for r in self.g.objects(prop, RDFS.range) if self.kind(r) is not None]
+        said: list[tuple[str, str | None]] = [
+            (f"is an owl:{c}", kind)
+            for c, kind in (("ObjectProperty", "node"), ("DatatypeProperty", "literal"))
+            if (prop, RDF.type, OWL[c]) in self.g
+        ]
+        said += [(f"has rdfs:range {self.n(r)}", self.kind(r)) for r in ranges]
+        against = [why for why, kind in said if kind != given]
+        if given is None or not against:
+            return
+        wanted = "node" if given == "literal" else "literal"
+        fits = sorted(self.n(r) for r in ranges if self.kind(r) == wanted and isinstance(r, URIRef))
+        if fits:
+            hint = f"write horis:type {fits[0]}, the rdfs:range of {self.n(prop)}"
+        elif wanted == "literal":
+            hint = "write horis:type with an XSD datatype such as xsd:string"
+        else:
+            hint = "write horis:type with the ontology class of the nodes it points to"
+        self.error(
+            tool,
+            f"asserted property {self.n(prop)} {' and '.join(against)} (its values are "
+            f"{wanted}s), but horis:type {self.n(typ)} makes the tool's value a {given}",
+            hint,
+            at=(holder, HORIS.type, typ),
+        )
+
+    def kind(self, t: Node) -> str | None:
+        """``literal`` or ``node``: what a value of type or range ``t`` is written as; None
+        when it does not say (rdfs:Resource, a union written as a blank node)."""
+        if isinstance(t, BNode):
+            return "literal" if (t, RDF.type, RDFS.Datatype) in self.g else None
+        if not isinstance(t, URIRef) or t == RDFS.Resource:
+            return None
+        return "literal" if self.datatype(t) or t in (OWL.real, OWL.rational) else "node"
 
     def did_you_mean(self, term: URIRef, candidates: Iterable[Node]) -> str | None:
         """``did you mean :acuity?`` for ``:acuty``: the closest local name of the same

@@ -154,3 +154,45 @@ def test_a_term_declared_nowhere_is_quiet_when_the_world_uses_it(tmp_path: Path)
     p = subprocess.run([*command, "--world", str(tmp_path / "w.ttl"), "--store", "memory"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and ":Walkin" not in p.stdout, p.stdout + p.stderr
+
+
+# -- a value of the wrong kind for its property -----------------------------------------------
+
+
+def test_a_literal_for_an_object_property_is_an_error_naming_its_range(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, ":assignedNurse ; horis:type :Nurse",
+                        ":assignedNurse ; horis:type xsd:string")
+    p = the_one(problems(path, TRIAGE), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.notify_nurse")
+    assert p.message == ("asserted property :assignedNurse is an owl:ObjectProperty and has "
+                         "rdfs:range :Nurse (its values are nodes), but horis:type xsd:string "
+                         "makes the tool's value a literal")
+    assert p.hint == "write horis:type :Nurse, the rdfs:range of :assignedNurse"
+
+
+def test_a_node_for_a_datatype_property_is_an_error_naming_its_range(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, LAB, ":archiveRef ; horis:type xsd:string",
+                        ":archiveRef ; horis:type :Clinician")
+    p = the_one(problems(path, LAB), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":lab.file_result")
+    assert p.message == ("asserted property :archiveRef is an owl:DatatypeProperty and has "
+                         "rdfs:range xsd:string (its values are literals), but horis:type "
+                         ":Clinician makes the tool's value a node")
+    assert p.hint == "write horis:type xsd:string, the rdfs:range of :archiveRef"
+
+
+def test_a_range_alone_is_enough_to_contradict(tmp_path: Path) -> None:
+    """A property given only an rdfs:range (no owl: kind) is held to it all the same."""
+    ontology = tmp_path / "lab.ttl"
+    text = LAB[1].read_text(encoding="utf-8")
+    old = ":escalatedTo a owl:ObjectProperty ; rdfs:domain :LabResult ;"
+    assert text.count(old) == 1
+    ontology.write_text(text.replace(old, ":escalatedTo rdfs:domain :LabResult ;"),
+                        encoding="utf-8")
+    path, line = edited(tmp_path, LAB, ":escalatedTo ; horis:type :Clinician",
+                        ":escalatedTo ; horis:type xsd:anyURI")
+    p = the_one(problems(path, LAB, ontology), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":lab.escalate")
+    assert p.message.startswith("asserted property :escalatedTo has rdfs:range :Clinician (its "
+                                "values are nodes), but horis:type xsd:anyURI")
+    assert p.hint == "write horis:type :Clinician, the rdfs:range of :escalatedTo"
