@@ -53,8 +53,8 @@ def validate_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="F",
-        help="world data (repeatable): an IRI a pattern uses is not reported as "
-        "undeclared when the world uses it",
+        help="world data (repeatable): an IRI a pattern, a horis:type, a horis:property or "
+        "a horis:focusType uses is not reported as undeclared when the world uses it",
     )
     p.add_argument(
         "--store",

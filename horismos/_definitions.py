@@ -85,7 +85,28 @@ def _package_graph(name: str) -> Graph:
 
 
 def is_datatype(t: URIRef) -> bool:
+    """Whether ``t`` is written in a datatype's namespace (XSD, RDF's, ``rdfs:Literal``);
+    whether it is a datatype there is :data:`DATATYPES`'s to say."""
     return str(t).startswith(DATATYPE_SPACES)
+
+
+# RDF 1.1 Concepts §5.1: the XSD datatypes a literal may have. rdflib's XSD namespace also
+# holds facets (xsd:pattern, xsd:length) and QName, ENTITY, ID…, which no literal is written in.
+_XSD_DATATYPES = (  # noqa: SIM905 (one line of names reads better than 39 lines)
+    "string boolean decimal integer double float date time dateTime dateTimeStamp gYear gMonth "
+    "gDay gYearMonth gMonthDay duration yearMonthDuration dayTimeDuration byte short int long "
+    "unsignedByte unsignedShort unsignedInt unsignedLong positiveInteger nonNegativeInteger "
+    "negativeInteger nonPositiveInteger hexBinary base64Binary anyURI language normalizedString "
+    "token NMTOKEN Name NCName"
+).split()
+DATATYPES = frozenset(
+    [
+        *(XSD[n] for n in _XSD_DATATYPES if n in XSD.__annotations__),
+        *(RDF[n] for n in ("langString", "HTML", "XMLLiteral", "JSON", "PlainLiteral")),
+        RDFS.Literal,
+    ]
+)
+"""What ``horis:type`` may name as a datatype without declaring it ``a rdfs:Datatype``."""
 
 
 _TIMEOUT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$")
@@ -139,7 +160,8 @@ class Definitions:
     subclasses: dict[URIRef, frozenset[URIRef]] = field(default_factory=dict)
     digest: str = ""
     undeclared: dict[URIRef, list[Problem]] = field(default_factory=dict)
-    """IRIs the patterns use that nothing loaded declares, and the warnings about them."""
+    """IRIs that nothing loaded declares — used in a pattern, as a class of a horis:type, as
+    an effect's horis:property or as a horis:focusType — and the warnings about them."""
     individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
     """Statements about the individuals declared with the definitions (``_individuals``)."""
 
@@ -205,6 +227,12 @@ class _Builder:
 
     def n(self, node: Node) -> str:
         return self.src.name(node)
+
+    def datatype(self, t: Node) -> bool:
+        """Whether ``horis:type t`` means a literal: an IRI in a datatype's namespace, or one
+        the files declare ``a rdfs:Datatype`` (``:Celsius``), which would otherwise be taken
+        for a class and its values looked for as nodes."""
+        return isinstance(t, URIRef) and (is_datatype(t) or (t, RDF.type, RDFS.Datatype) in self.g)
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -359,6 +387,7 @@ class _Builder:
         self.check_references()
         self.check_pattern_terms()
         self.check_focus_typos()
+        self.check_typed_terms()
         self.check_shacl_terms()
         self.check_namespaces()
         self.check_split_definitions()
@@ -460,29 +489,176 @@ class _Builder:
             for term in sorted(_iris(pre.select.algebra) - known, key=str):
                 if str(term).startswith(_STANDARD) or str(term).startswith(NS):
                     continue
-                ns, local = _split(term)
-                near = [
-                    str(k)[len(ns) :] for k in known if str(k).startswith(ns) and str(k)[len(ns) :]
-                ]
-                close = difflib.get_close_matches(local, near, n=1)
-                name = self.n(term)
-                hint = (
-                    f"did you mean {name[: len(name) - len(local)]}{close[0]}?"
-                    if close
-                    else "declare it in the ontology, or check the spelling"
+                self.undeclared(
+                    term,
+                    owner,
+                    f"{self.n(pred)} uses {self.n(term)}, which no loaded ontology "
+                    "declares and no loaded data uses, so the pattern cannot match",
+                    known,
+                    at=(holder, pred, None),
                 )
-                self.defs.undeclared.setdefault(term, []).append(
-                    self.src.problem(
-                        "warning",
-                        owner,
-                        f"{self.n(pred)} uses {name}, which no loaded ontology "
-                        "declares and no loaded data uses, so the pattern cannot match",
-                        hint,
-                        at=(holder, pred, None),
+
+    def undeclared(
+        self, term: URIRef, node: Node, message: str, known: Iterable[Node], at: Where
+    ) -> None:
+        """A warning that ``term`` is declared nowhere, with a did-you-mean among ``known``.
+        Only a warning, kept by term: world data may use it, and ``validate --world`` drops
+        the warnings about the terms the world uses."""
+        problem = self.src.problem(
+            "warning",
+            node,
+            message,
+            self.did_you_mean(term, known) or "declare it in the ontology, or check the spelling",
+            at=at,
+        )
+        self.defs.undeclared.setdefault(term, []).append(problem)
+        self.problems.append(problem)
+
+    def check_typed_terms(self) -> None:
+        """The terms a contract is typed with, held to the loaded files before anything runs:
+        a misspelt datatype (``xsd:sting``) lands literals nothing reads as strings; a class,
+        property or focus type declared nowhere (``:Nurs``) is a term no node or value the
+        world holds can match; and a horis:type of the wrong kind for its property (a literal
+        for an owl:ObjectProperty) lands what the ontology says cannot be."""
+        uses = (HORIS.type, HORIS.property, HORIS.focusType)
+        known = {
+            t for s, p, o in self.g if p not in uses for t in (s, p, o) if isinstance(t, URIRef)
+        }
+        for tool in sorted(set(self.g.subjects(RDF.type, HORIS.Tool)), key=str):
+            for takes in self.g.objects(tool, HORIS.takes):
+                for a in self.g.objects(takes, HORIS.arg):
+                    what = f'argument "{self.text(a, HORIS.name) or "?"}"'
+                    for typ in self.g.objects(a, HORIS.type):
+                        if isinstance(typ, URIRef):  # else the shapes say what to write
+                            self.check_type(tool, a, what, typ, known, arg=True)
+            for e in self.g.objects(tool, HORIS.effect):
+                for a in self.g.objects(e, HORIS.asserts):
+                    prop = self.one(a, HORIS.property)
+                    if isinstance(prop, URIRef) and self.unknown(prop, known):
+                        self.undeclared(
+                            prop,
+                            tool,
+                            f"horis:property {self.n(prop)} is declared by no loaded ontology "
+                            "and used by no loaded data, so what the tool returns for it "
+                            "lands under a property nothing else reads",
+                            known,
+                            at=(a, HORIS.property, prop),
+                        )
+                    what = "asserted property " + (self.n(prop) if prop is not None else "")
+                    for typ in self.g.objects(a, HORIS.type):
+                        if not isinstance(typ, URIRef):
+                            continue
+                        ok = self.check_type(tool, a, what, typ, known, arg=False)
+                        if ok and isinstance(prop, URIRef):
+                            self.check_range(tool, a, prop, typ)
+        for wf in sorted(set(self.g.subjects(RDF.type, HORIS.Workflow)), key=str):
+            for focus in self.g.objects(wf, HORIS.focusType):
+                if isinstance(focus, URIRef) and self.unknown(focus, known):
+                    self.undeclared(
+                        focus,
+                        wf,
+                        f"horis:focusType {self.n(focus)} is declared by no loaded ontology "
+                        "and used by no loaded data, so no node is one and the workflow "
+                        "has nothing to run for",
+                        known,
+                        at=(wf, HORIS.focusType, focus),
                     )
-                )
-        for found in self.defs.undeclared.values():
-            self.problems.extend(found)
+
+    def unknown(self, term: URIRef, known: set[URIRef]) -> bool:
+        """Declared nowhere: neither in ``known`` nor a standard or ``horis:`` term (those
+        have their own checks)."""
+        return term not in known and not str(term).startswith((*_STANDARD, NS))
+
+    def check_type(
+        self, tool: Node, holder: Node, what: str, typ: URIRef, known: set[URIRef], arg: bool
+    ) -> bool:
+        """One ``horis:type`` of an argument (``arg``) or an asserted property: a datatype
+        must be one a literal can have, a class must be declared somewhere. False when it is
+        an error (the property's range is then not worth comparing)."""
+        at = (holder, HORIS.type, typ)
+        declared = (typ, RDF.type, RDFS.Datatype) in self.g
+        if is_datatype(typ) and typ not in DATATYPES and not declared:
+            self.error(
+                tool,
+                f"{what} has horis:type {self.n(typ)}, which is no XSD or RDF datatype and "
+                "is not declared a rdfs:Datatype, so "
+                + (
+                    "no value the graph holds is of it and every call is refused"
+                    if arg
+                    else "the tool's value would land as a literal of that unknown datatype, "
+                    "which no query comparing text, numbers or dates matches"
+                ),
+                self.did_you_mean(typ, DATATYPES)
+                or "write an XSD datatype such as xsd:string, xsd:integer, xsd:decimal, "
+                f"xsd:boolean or xsd:dateTime, or declare {self.n(typ)} a rdfs:Datatype",
+                at=at,
+            )
+            return False
+        if not self.datatype(typ) and self.unknown(typ, known):
+            self.undeclared(
+                typ,
+                tool,
+                f"{what} has horis:type {self.n(typ)}, a class no loaded ontology declares "
+                "and no loaded data uses, so no node is one and "
+                + ("every call is refused" if arg else "the gate refuses every value"),
+                known,
+                at=at,
+            )
+        return True
+
+    def check_range(self, tool: Node, holder: Node, prop: URIRef, typ: URIRef) -> None:
+        """A value of the kind the ontology says ``prop`` takes: a literal for an
+        owl:DatatypeProperty or a datatype range, a node for an owl:ObjectProperty or a class
+        range. The other kind would pass the gate (it checks horis:type) and land in the world
+        contradicting the ontology, which reasoners, shapes and queries then trip over."""
+        given = self.kind(typ)
+        ranges = [r for r in self.g.objects(prop, RDFS.range) if self.kind(r) is not None]
+        said: list[tuple[str, str | None]] = [
+            (f"is an owl:{c}", kind)
+            for c, kind in (("ObjectProperty", "node"), ("DatatypeProperty", "literal"))
+            if (prop, RDF.type, OWL[c]) in self.g
+        ]
+        said += [(f"has rdfs:range {self.n(r)}", self.kind(r)) for r in ranges]
+        against = [why for why, kind in said if kind != given]
+        if given is None or not against:
+            return
+        wanted = "node" if given == "literal" else "literal"
+        fits = sorted(self.n(r) for r in ranges if self.kind(r) == wanted and isinstance(r, URIRef))
+        if fits:
+            hint = f"write horis:type {fits[0]}, the rdfs:range of {self.n(prop)}"
+        elif wanted == "literal":
+            hint = "write horis:type with an XSD datatype such as xsd:string"
+        else:
+            hint = "write horis:type with the ontology class of the nodes it points to"
+        self.error(
+            tool,
+            f"asserted property {self.n(prop)} {' and '.join(against)} (its values are "
+            f"{wanted}s), but horis:type {self.n(typ)} makes the tool's value a {given}",
+            hint,
+            at=(holder, HORIS.type, typ),
+        )
+
+    def kind(self, t: Node) -> str | None:
+        """``literal`` or ``node``: what a value of type or range ``t`` is written as; None
+        when it does not say (rdfs:Resource, a union written as a blank node)."""
+        if isinstance(t, BNode):
+            return "literal" if (t, RDF.type, RDFS.Datatype) in self.g else None
+        if not isinstance(t, URIRef) or t == RDFS.Resource:
+            return None
+        return "literal" if self.datatype(t) or t in (OWL.real, OWL.rational) else "node"
+
+    def did_you_mean(self, term: URIRef, candidates: Iterable[Node]) -> str | None:
+        """``did you mean :acuity?`` for ``:acuty``: the closest local name of the same
+        namespace among ``candidates``, written with the prefix ``term`` is written with."""
+        ns, local = _split(term)
+        near = {
+            str(k)[len(ns) :]
+            for k in candidates
+            if isinstance(k, URIRef) and str(k).startswith(ns) and str(k)[len(ns) :]
+        }
+        close = difflib.get_close_matches(local, sorted(near), n=1)
+        name = self.n(term)
+        return f"did you mean {name[: len(name) - len(local)]}{close[0]}?" if close else None
 
     def check_focus_typos(self) -> None:
         """A variable of a step's pattern a slip away from ?this (``?ths``, ``?This``,
@@ -759,7 +935,7 @@ class _Builder:
                     Arg(
                         name,
                         typ,
-                        not is_datatype(typ),
+                        not self.datatype(typ),
                         self.flag(a, HORIS.optional),
                         self.flag(a, HORIS.sent, default=True),
                     )
@@ -1059,7 +1235,7 @@ class _Builder:
                     key=key,
                     value=value,
                     type=typ if isinstance(typ, URIRef) else None,
-                    is_class=isinstance(typ, URIRef) and not is_datatype(typ),
+                    is_class=isinstance(typ, URIRef) and not self.datatype(typ),
                     optional=self.flag(a, HORIS.optional),
                     many=self.flag(a, HORIS.many),
                     from_text=from_text,

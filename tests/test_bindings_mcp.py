@@ -38,6 +38,8 @@ PREFIXES = """\
 :Office a owl:Class .
 :acuity a owl:ObjectProperty .
 :timezone a owl:DatatypeProperty .
+:receivedArgs a owl:DatatypeProperty .
+:localTime a owl:DatatypeProperty .
 """
 
 CLINIC = f'''

@@ -1,0 +1,198 @@
+"""The terms a contract is typed with, held to the loaded ontology before anything runs: a
+misspelt datatype, a class, property or focus type declared nowhere, and a value of the wrong
+kind for its property — each at its file and line, with what to write instead.
+
+Each test edits one line of ``workflows/triage.ttl`` or ``workflows/lab_review.ttl`` (the line
+found by its text, so the edit cannot silently miss) and loads it as ``horismos validate`` does.
+A misspelt datatype and a range contradicted are errors; a term declared nowhere is a warning,
+as in a pattern, since world data may use it (``validate --world`` then drops it).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from horismos import AuthoringError, Problem, load_definitions
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIAGE = (ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl")
+LAB = (ROOT / "workflows" / "lab_review.ttl", ROOT / "ontologies" / "lab.ttl")
+
+
+def edited(tmp_path: Path, pair: tuple[Path, Path], old: str, new: str) -> tuple[Path, int]:
+    """The workflow of ``pair`` with its one ``old`` replaced by ``new``, and that line."""
+    text = pair[0].read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not written once in {pair[0].name}"
+    path = tmp_path / pair[0].name
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    line = text[: text.index(old)].count("\n") + 1
+    return path, line
+
+
+def problems(path: Path, pair: tuple[Path, Path], ontology: Path | None = None) -> list[Problem]:
+    try:
+        defs = load_definitions([path, ontology or pair[1]])
+    except AuthoringError as e:
+        return list(e.problems)
+    return list(defs.warnings)
+
+
+def the_one(found: list[Problem], severity: str) -> Problem:
+    """The only problem found, of ``severity``."""
+    assert len(found) == 1 and found[0].severity == severity, "\n".join(map(str, found))
+    return found[0]
+
+
+# -- a datatype that is none ------------------------------------------------------------------
+
+
+def test_a_misspelt_datatype_of_an_asserted_property_is_an_error_with_a_did_you_mean(
+        tmp_path: Path) -> None:
+    """The gate would commit a literal typed xsd:sting, which no string comparison matches."""
+    path, line = edited(tmp_path, TRIAGE, ":queueRef ; horis:type xsd:string",
+                        ":queueRef ; horis:type xsd:sting")
+    p = the_one(problems(path, TRIAGE), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
+    assert p.message.startswith("asserted property :queueRef has horis:type xsd:sting, which "
+                                "is no XSD or RDF datatype and is not declared a rdfs:Datatype")
+    assert p.hint == "did you mean xsd:string?"
+
+
+def test_a_misspelt_datatype_of_an_argument_is_an_error_with_a_did_you_mean(
+        tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, '"ref"     ; horis:type xsd:string',
+                        '"ref"     ; horis:type xsd:strng')
+    p = the_one(problems(path, TRIAGE), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.notify_nurse")
+    assert p.message.startswith('argument "ref" has horis:type xsd:strng, which is no XSD or '
+                                "RDF datatype")
+    assert "every call is refused" in p.message
+    assert p.hint == "did you mean xsd:string?"
+
+
+def test_an_xsd_term_that_is_a_facet_not_a_datatype_is_an_error(tmp_path: Path) -> None:
+    """rdflib's XSD namespace knows xsd:pattern (a facet): no literal is written in it."""
+    path, line = edited(tmp_path, LAB, ":archiveRef ; horis:type xsd:string",
+                        ":archiveRef ; horis:type xsd:pattern")
+    p = the_one(problems(path, LAB), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":lab.file_result")
+    assert "horis:type xsd:pattern, which is no XSD or RDF datatype" in p.message
+    assert p.hint is not None and "xsd:string, xsd:integer" in p.hint
+    assert "declare xsd:pattern a rdfs:Datatype" in p.hint
+
+
+def test_a_datatype_the_files_declare_is_a_datatype(tmp_path: Path) -> None:
+    """A datatype of the ontology's own (``a rdfs:Datatype``) is a literal's type, not a
+    class whose nodes the runtime would look for."""
+    path, _ = edited(tmp_path, TRIAGE, '"ref"     ; horis:type xsd:string',
+                     '"ref"     ; horis:type :QueueCode')
+    declared = tmp_path / "codes.ttl"
+    declared.write_text("@prefix : <http://example.org/ehr#> .\n"
+                        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                        ":QueueCode a rdfs:Datatype .\n", encoding="utf-8")
+    defs = load_definitions([path, TRIAGE[1], declared])
+    assert defs.warnings == []
+    ref = next(a for a in defs.tools[defs.expand(":ehr.notify_nurse")].args if a.name == "ref")
+    assert ref.is_class is False
+
+
+# -- a class, a property or a focus type declared nowhere -------------------------------------
+
+
+def test_a_class_of_an_argument_declared_nowhere_is_a_warning_with_a_did_you_mean(
+        tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, '"nurse"   ; horis:type :Nurse',
+                        '"nurse"   ; horis:type :Nurs')
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.notify_nurse")
+    assert p.message.startswith('argument "nurse" has horis:type :Nurs, a class no loaded '
+                                "ontology declares and no loaded data uses")
+    assert p.hint == "did you mean :Nurse?"
+
+
+def test_a_class_of_an_asserted_property_declared_nowhere_is_a_warning(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, LAB, ":escalatedTo ; horis:type :Clinician",
+                        ":escalatedTo ; horis:type :Clinicain")
+    p = the_one(problems(path, LAB), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, ":lab.escalate")
+    assert p.message.startswith("asserted property :escalatedTo has horis:type :Clinicain, a "
+                                "class no loaded ontology declares")
+    assert "the gate refuses every value" in p.message
+    assert p.hint == "did you mean :Clinician?"
+
+
+def test_an_asserted_property_declared_nowhere_is_a_warning_with_a_did_you_mean(
+        tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, "horis:property :queueRef",
+                        "horis:property :queueRf")
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
+    assert p.message.startswith("horis:property :queueRf is declared by no loaded ontology and "
+                                "used by no loaded data")
+    assert p.hint == "did you mean :queueRef?"
+
+
+def test_a_focus_type_declared_nowhere_is_a_warning_with_a_did_you_mean(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, "horis:focusType :Patient",
+                        "horis:focusType :Patinet")
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, ":Triage")
+    assert p.message.startswith("horis:focusType :Patinet is declared by no loaded ontology")
+    assert "the workflow has nothing to run for" in p.message
+    assert p.hint == "did you mean :Patient?"
+
+
+def test_a_term_declared_nowhere_is_quiet_when_the_world_uses_it(tmp_path: Path) -> None:
+    """As for a pattern's terms: world data may use what the ontology does not declare."""
+    path, _ = edited(tmp_path, TRIAGE, "horis:focusType :Patient", "horis:focusType :Walkin")
+    command = [sys.executable, "-m", "horismos", "validate", str(path), str(TRIAGE[1])]
+    p = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "horis:focusType :Walkin is declared" in p.stdout, p.stdout
+    (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/ehr#> .\n:p1 a :Walkin .\n")
+    p = subprocess.run([*command, "--world", str(tmp_path / "w.ttl"), "--store", "memory"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and ":Walkin" not in p.stdout, p.stdout + p.stderr
+
+
+# -- a value of the wrong kind for its property -----------------------------------------------
+
+
+def test_a_literal_for_an_object_property_is_an_error_naming_its_range(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, ":assignedNurse ; horis:type :Nurse",
+                        ":assignedNurse ; horis:type xsd:string")
+    p = the_one(problems(path, TRIAGE), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.notify_nurse")
+    assert p.message == ("asserted property :assignedNurse is an owl:ObjectProperty and has "
+                         "rdfs:range :Nurse (its values are nodes), but horis:type xsd:string "
+                         "makes the tool's value a literal")
+    assert p.hint == "write horis:type :Nurse, the rdfs:range of :assignedNurse"
+
+
+def test_a_node_for_a_datatype_property_is_an_error_naming_its_range(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, LAB, ":archiveRef ; horis:type xsd:string",
+                        ":archiveRef ; horis:type :Clinician")
+    p = the_one(problems(path, LAB), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":lab.file_result")
+    assert p.message == ("asserted property :archiveRef is an owl:DatatypeProperty and has "
+                         "rdfs:range xsd:string (its values are literals), but horis:type "
+                         ":Clinician makes the tool's value a node")
+    assert p.hint == "write horis:type xsd:string, the rdfs:range of :archiveRef"
+
+
+def test_a_range_alone_is_enough_to_contradict(tmp_path: Path) -> None:
+    """A property given only an rdfs:range (no owl: kind) is held to it all the same."""
+    ontology = tmp_path / "lab.ttl"
+    text = LAB[1].read_text(encoding="utf-8")
+    old = ":escalatedTo a owl:ObjectProperty ; rdfs:domain :LabResult ;"
+    assert text.count(old) == 1
+    ontology.write_text(text.replace(old, ":escalatedTo rdfs:domain :LabResult ;"),
+                        encoding="utf-8")
+    path, line = edited(tmp_path, LAB, ":escalatedTo ; horis:type :Clinician",
+                        ":escalatedTo ; horis:type xsd:anyURI")
+    p = the_one(problems(path, LAB, ontology), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":lab.escalate")
+    assert p.message.startswith("asserted property :escalatedTo has rdfs:range :Clinician (its "
+                                "values are nodes), but horis:type xsd:anyURI")
+    assert p.hint == "write horis:type :Clinician, the rdfs:range of :escalatedTo"
