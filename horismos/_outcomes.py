@@ -33,7 +33,7 @@ from rdflib.util import from_n3
 from . import _attempt
 from ._errors import NotSent, ResultTooLarge, ToolError, ToolTimeout
 
-__all__ = ["RecordedResult", "decode", "encode", "outcome_of", "play"]
+__all__ = ["Expired", "RecordedResult", "decode", "encode", "outcome_of", "play"]
 
 _SCALARS = (str, bool, int, float, type(None))
 
@@ -115,10 +115,19 @@ def decode(data: Any) -> Any:
     return v
 
 
-def outcome_of(exc: BaseException) -> dict[str, Any]:
-    """The trace entry for a call that raised ``exc`` (cancelled: its timeout ran out)."""
+class Expired(TimeoutError):
+    """A recorded timeout, raised again on replay: the call's deadline ran out (the runner
+    tells it from a ``TimeoutError`` the tool raised itself)."""
+
+
+def outcome_of(exc: BaseException, *, own_timeouts: bool = False) -> dict[str, Any]:
+    """The trace entry for a call that raised ``exc`` (cancelled: its timeout ran out).
+    ``own_timeouts``: a ``TimeoutError`` is the tool's own (the runner's deadline reaches a
+    tool's call as a cancellation), recorded as what it raised."""
     entry: dict[str, Any]
-    if isinstance(exc, asyncio.CancelledError | TimeoutError):
+    if isinstance(exc, asyncio.CancelledError) or (
+        isinstance(exc, TimeoutError) and not own_timeouts
+    ):
         entry = {"timeout": True}
     else:
         entry = {"error": type(exc).__name__, "message": str(exc)}
@@ -143,7 +152,7 @@ def play(entry: Mapping[str, Any]) -> Any:
         attempt.sent = entry.get("sent", True)
         attempt.answered = attempt.sent and entry.get("answered", True)
     if entry.get("timeout"):
-        raise TimeoutError
+        raise Expired
     message = str(entry.get("message", ""))
     if entry.get("tool_error"):
         if entry.get("error") == "ResultTooLarge":

@@ -51,7 +51,7 @@ from ._model import (
     WaitStep,
     Workflow,
 )
-from ._outcomes import encode, outcome_of
+from ._outcomes import Expired, encode, outcome_of
 from ._policy import Pending, Policy, pending, refusal, side_effect
 from ._prechecks import Prechecks
 from ._proposal import RankRequest, Reply, ask, propose
@@ -124,7 +124,7 @@ class Environment:
         try:
             result = await binding().call(args)
         except (asyncio.CancelledError, Exception) as e:
-            self.note("outcomes", outcome_of(e))
+            self.note("outcomes", outcome_of(e, own_timeouts=True))
             raise
         self.note("outcomes", {"returned": encode(result)})
         return result
@@ -1009,7 +1009,7 @@ class Runner:
                     async with asyncio.timeout(tool.timeout) as deadline:
                         return await self.env.invoke(tool, lambda: self.binding(tool), args)
                 except TimeoutError as e:
-                    if deadline is not None and deadline.expired():
+                    if isinstance(e, Expired) or (deadline is not None and deadline.expired()):
                         last = ToolTimeout(
                             f"{tool.name} did not answer within {tool.timeout:g}s (horis:timeout)",
                             step=str(step.iri),

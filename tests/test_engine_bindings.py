@@ -15,7 +15,7 @@ import pytest
 from conftest import ENGINE, EX, TRIAGE, facts, step_events
 from rdflib import Literal
 
-from horismos import Agent, InstanceFailed, OutcomeUnknown, ToolError, ToolTimeout
+from horismos import Agent, InstanceFailed, OutcomeUnknown, ToolError, ToolTimeout, replay
 
 
 @pytest.fixture
@@ -307,16 +307,18 @@ def test_a_tool_returning_something_other_than_a_mapping_is_a_tool_error(build, 
     assert facts(world) == before
 
 
-def test_a_tool_that_raises_timeout_error_itself_is_not_said_to_have_run_out_of_time(build):
+def test_a_tool_that_raises_timeout_error_itself_is_not_said_to_have_run_out_of_time(
+        build, tmp_path):
     """Its own TimeoutError (a request of its timing out) was reported as "did not answer
-    within 30s" the moment it was raised."""
+    within 30s" the moment it was raised. Its trace replays the same."""
     def assign(patient, queue):
         raise TimeoutError("the registry did not answer")
 
     agent, world = build(_with_binding("python:assign", "30s", " ; horis:idempotent true"),
                          tools={"assign": assign})
-    run = agent.run(world, focus=str(EX.p1))
+    run = agent.run(world, focus=str(EX.p1), trace=tmp_path / "t.jsonl")
     (rec,) = run.instances[0].steps
     assert rec.status == "failed", rec.status
     assert "raised TimeoutError: the registry did not answer" in str(rec.error)
     assert "did not answer within" not in str(rec.error)
+    assert not replay(tmp_path / "t.jsonl", agent).diverged
