@@ -76,6 +76,16 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
                 help="text for people (the default) or JSON",
             )
 
+    def one_call(
+        a: argparse.ArgumentParser,
+        fmt: bool = True,
+        args_help: str = "the arguments as a JSON object, or @FILE holding one",
+    ) -> None:
+        """The tool and its arguments: what ``call``, ``approve`` and ``reconcile`` name."""
+        a.add_argument("name", metavar="NAME", help="the tool: short name, CURIE or IRI")
+        common(a, fmt=fmt)
+        a.add_argument("--args", required=True, metavar="JSON", help=args_help)
+
     def context(a: argparse.ArgumentParser, world_help: str) -> None:
         a.add_argument("--world", action="append", default=[], metavar="F", help=world_help)
         a.add_argument(
@@ -134,14 +144,7 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         "call of a tool that is not idempotent in doubt: see `tools reconcile`); "
         "nothing changes unless it completes",
     )
-    call.add_argument("name", metavar="NAME", help="the tool: short name, CURIE or IRI")
-    common(call)
-    call.add_argument(
-        "--args",
-        required=True,
-        metavar="JSON",
-        help="the arguments as a JSON object, or @FILE holding one",
-    )
+    one_call(call)
     context(
         call,
         "world data (repeatable); without it the world is read from FILE_OR_DIR "
@@ -155,14 +158,7 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         "SHA-256 of the tool IRI and the canonical JSON of its arguments",
         cmd_tools_approve,
     )
-    approve.add_argument("name", metavar="NAME", help="the tool: short name, CURIE or IRI")
-    common(approve, fmt=False)
-    approve.add_argument(
-        "--args",
-        required=True,
-        metavar="JSON",
-        help="the arguments as a JSON object, or @FILE holding one",
-    )
+    one_call(approve, fmt=False)
     reconcile = action(
         "reconcile",
         "clear an earlier call of a tool that is not idempotent left in doubt (sent, its "
@@ -172,14 +168,10 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         cmd_tools_reconcile,
         epilog="exit codes: 0 cleared, 1 no call there was in doubt, 2 usage error",
     )
-    reconcile.add_argument("name", metavar="NAME", help="the tool: short name, CURIE or IRI")
-    common(reconcile)
-    reconcile.add_argument(
-        "--args",
-        required=True,
-        metavar="JSON",
-        help="the arguments of the call in doubt (its subject is what counts), as a JSON "
-        "object, or @FILE holding one",
+    one_call(
+        reconcile,
+        args_help="the arguments of the call in doubt (its subject is what counts), as a "
+        "JSON object, or @FILE holding one",
     )
     reconcile.add_argument(
         "--store",

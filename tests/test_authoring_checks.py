@@ -12,38 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from workflow_edits import LAB, ROOT, TRIAGE, edited, problems, the_error
 
-from horismos import AuthoringError, Problem, load_definitions
+from horismos import AuthoringError, load_definitions
 from horismos._definitions import parse_timeout
-
-ROOT = Path(__file__).resolve().parent.parent
-TRIAGE = (ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl")
-LAB = (ROOT / "workflows" / "lab_review.ttl", ROOT / "ontologies" / "lab.ttl")
-
-
-def edited(tmp_path: Path, pair: tuple[Path, Path], old: str, new: str) -> tuple[Path, int]:
-    """The workflow of ``pair`` with its one ``old`` replaced by ``new``, and that line."""
-    text = pair[0].read_text(encoding="utf-8")
-    assert text.count(old) == 1, f"{old!r} is not written once in {pair[0].name}"
-    path = tmp_path / pair[0].name
-    path.write_text(text.replace(old, new), encoding="utf-8")
-    line = text[: text.index(old)].count("\n") + 1
-    return path, line
-
-
-def problems(path: Path, pair: tuple[Path, Path]) -> list[Problem]:
-    try:
-        load_definitions([path, pair[1]])
-    except AuthoringError as e:
-        return list(e.problems)
-    return []
-
-
-def the_error(found: list[Problem]) -> Problem:
-    errors = [p for p in found if p.severity == "error"]
-    assert len(errors) == 1, "\n".join(map(str, found))
-    return errors[0]
-
 
 # -- timeouts ---------------------------------------------------------------------------------
 

@@ -14,36 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from horismos import AuthoringError, Problem, load_definitions
+from workflow_edits import LAB, TRIAGE, edited, problems, the_one
 
-ROOT = Path(__file__).resolve().parent.parent
-TRIAGE = (ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl")
-LAB = (ROOT / "workflows" / "lab_review.ttl", ROOT / "ontologies" / "lab.ttl")
-
-
-def edited(tmp_path: Path, pair: tuple[Path, Path], old: str, new: str) -> tuple[Path, int]:
-    """The workflow of ``pair`` with its one ``old`` replaced by ``new``, and that line."""
-    text = pair[0].read_text(encoding="utf-8")
-    assert text.count(old) == 1, f"{old!r} is not written once in {pair[0].name}"
-    path = tmp_path / pair[0].name
-    path.write_text(text.replace(old, new), encoding="utf-8")
-    line = text[: text.index(old)].count("\n") + 1
-    return path, line
-
-
-def problems(path: Path, pair: tuple[Path, Path], ontology: Path | None = None) -> list[Problem]:
-    try:
-        defs = load_definitions([path, ontology or pair[1]])
-    except AuthoringError as e:
-        return list(e.problems)
-    return list(defs.warnings)
-
-
-def the_one(found: list[Problem], severity: str) -> Problem:
-    """The only problem found, of ``severity``."""
-    assert len(found) == 1 and found[0].severity == severity, "\n".join(map(str, found))
-    return found[0]
-
+from horismos import load_definitions
 
 # -- a datatype that is none ------------------------------------------------------------------
 
