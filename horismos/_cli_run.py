@@ -149,6 +149,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         finally:
             view.clear_progress()
         view.summary(run, table=args.all)
+        if args.all and not sum(run.counts.values()):  # "0 instances" alone reads as done
+            cls = agent.definitions.name(agent.workflow(args.workflow).focus_type)
+            print(
+                f"no node of {cls} (horis:focusType) is in the world: check that the world "
+                f"data types its nodes {cls}, in the namespace the definitions use",
+                file=sys.stderr,
+            )
         if args.out:
             write_world(world, agent.definitions, args.out, out_format)
         return EXIT[run.status]

@@ -277,3 +277,15 @@ def test_discover_with_a_focus_the_world_does_not_hold_says_so(tmp_path: Path) -
                  cwd=tmp_path)
     assert p.returncode == 2, p.stdout + p.stderr
     assert "focus :nosuch is no node of the world" in p.stderr
+
+
+def test_run_all_over_a_world_with_no_focus_node_says_why_nothing_ran(tmp_path: Path) -> None:
+    """A world whose data is in another namespace ran "0 instances", exit 0, and no word."""
+    text = (ROOT / "examples" / "triage" / "world.ttl").read_text()
+    assert "<http://example.org/ehr#>" in text
+    (tmp_path / "w.ttl").write_text(text.replace("<http://example.org/ehr#>",
+                                                 "<http://example.org/ehr/>"))
+    p = horismos("run", *TRIAGE, "--world", "w.ttl", *TOOLS, "--all", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "0 instances" in p.stdout
+    assert "no node of :Patient (horis:focusType) is in the world" in p.stderr
