@@ -42,7 +42,7 @@ from rdflib.term import Node
 from ._digest import ZERO, Digest
 from ._errors import LeaseLost
 from ._stores import Change, Conflict, Store
-from ._stores.base import DOUBT, ReadAhead, WrappedStore
+from ._stores.base import ReadAhead, WrappedStore
 
 if TYPE_CHECKING:
     from ._preconditions import Precondition
@@ -273,11 +273,7 @@ class ReplayedStore(Store):
         return _solutions(self._answer(["q", query_id(query), _bound(bindings, None)]), {})
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
-        key = ["o", text(subject), text(predicate)]
-        if str(subject).startswith(DOUBT):  # a trace from before calls were held in doubt
-            found = self._take(key)  # never asked: nothing was in doubt then
-            return iter([term(o) for o in found or ()])
-        return iter([term(o) for o in self._answer(key)])
+        return iter([term(o) for o in self._answer(["o", text(subject), text(predicate)])])
 
     def outgoing(
         self, subject: Node, predicates: frozenset[Node] | None = None

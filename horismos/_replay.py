@@ -455,6 +455,8 @@ async def _drive(
             recorded=False,
             policy=rules,
         )
+    # a trace from before calls were held in doubt made none of those reads and commits
+    runner.holds_doubt = bool(header.get("calls_in_doubt"))
     try:
         resumed = events[1] if len(events) > 1 and events[1].get("type") == "resume" else None
         waiting = None

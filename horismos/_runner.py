@@ -196,6 +196,10 @@ class Runner:
         self._fresh: dict[URIRef, list[tuple]] = {}
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
         self._intent_at: dict[URIRef, URIRef] = {}  # a catalog call's intent node (call_tool)
+        self.holds_doubt = True
+        """A call whose outcome is unknown is held in doubt for every lane, and a step looks
+        for one before calling (see _intents). Off to replay a trace recorded before, whose
+        commits and reads had none of it."""
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -229,6 +233,7 @@ class Runner:
             store=self.store.name,
             policy=self.policy.to_json(),
             started=self.env.now().isoformat(),
+            **({"calls_in_doubt": True} if self.holds_doubt else {}),
             **fields,
         )
 
@@ -585,10 +590,10 @@ class Runner:
             self._state[inst.instance].extend(stale.quads)  # this step's commit removes it
             if stale.step == step.iri and not tool.idempotent:
                 rec.status, rec.error = "failed", stale.unknown(tool.name, self.defs.name(step.iri))
-                # in doubt for every lane, not only this instance (see _intents)
-                self._pending.setdefault(inst.instance, []).extend(
-                    doubt_marks(inst.instance, step.iri, tool, stale.started, stale.args)
-                )
+                if self.holds_doubt:  # in doubt for every lane, not only this instance
+                    self._pending.setdefault(inst.instance, []).extend(
+                        doubt_marks(inst.instance, step.iri, tool, stale.started, stale.args)
+                    )
                 return rec, step.on_error
         # 1. preconditions: the step's, then the tool's own
         if step.requires is not None:
@@ -633,7 +638,7 @@ class Runner:
             if waiting is not None:
                 return self._await_approval(inst, rec, waiting, started), None
             # an earlier call of this tool on the same subject may have acted: not again
-            if not tool.idempotent and inst.instance not in self._intent_at:
+            if not tool.idempotent and self.holds_doubt and inst.instance not in self._intent_at:
                 doubt = in_doubt(self.store, tool, calls)
                 if doubt is not None:
                     rec.status, rec.error = "failed", self._doubted(step, tool, *doubt)
@@ -654,6 +659,7 @@ class Runner:
             if (
                 isinstance(e, OutcomeUnknown)
                 and not tool.idempotent
+                and self.holds_doubt
                 and inst.instance not in self._intent_at  # a catalog call keeps its own
             ):  # it may have acted: in doubt for every lane until someone reconciles it
                 self._pending.setdefault(inst.instance, []).extend(

@@ -267,3 +267,34 @@ def test_sparql_names_the_doubt_node_as_python_does(subject: str) -> None:
     branch = _doubt_branch((tool, "this"), lambda _: f"VALUES ?horis_ahead_n {{ <{subject}> }}")
     (row,) = ox.Store().query(f"SELECT * WHERE {branch[0]}")
     assert row["horis_ahead_o"].value == str(doubt_node(tool, URIRef(subject)))
+
+
+@pytest.mark.parametrize("recorded_before", [False, True])
+def test_a_run_that_left_a_call_in_doubt_replays_to_its_world(
+        build: Build, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        recorded_before: bool) -> None:
+    """The marks a run wrote are written again by its replay, and a trace recorded before
+    calls were held in doubt replays without them: either way the final world is the one
+    recorded."""
+    from horismos import _runner, replay
+
+    if recorded_before:  # as the runtime before this change recorded it
+        init = _runner.Runner.__init__
+
+        def old(self: Any, *args: Any, **kwargs: Any) -> None:
+            init(self, *args, **kwargs)
+            self.holds_doubt = False
+
+        monkeypatch.setattr(_runner.Runner, "__init__", old)
+    charge = Charger()
+    charge.mode = "hang"
+    agent, world = build(BILL, tools={"charge": charge})
+    trace = tmp_path / "bill.jsonl"
+    # a shared world keeps no digest of its own to replay to: replayed from what it read
+    snapshot = not world.store.shared
+    agent.run(world, focus=":p1", trace=trace, trace_snapshot=snapshot)
+    assert len(intents(world)) == (0 if recorded_before else 1)
+    monkeypatch.undo()
+    report = replay(trace, agent)
+    assert not report.diverged, report.first_divergence
+    assert report.final_digest_matches is (True if snapshot else None)
