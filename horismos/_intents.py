@@ -65,7 +65,7 @@ __all__ = [
 
 # rdflib answers RDF.type, PROV.x and the like through a metaclass __getattr__ on each use
 _TYPE, _COMMENT, _STEP_EXECUTION = RDF.type, RDFS.comment, HORIS.StepExecution
-_ACTIVITY, _STARTED = PROV.Activity, PROV.startedAtTime
+_ACTIVITY, _STARTED, _STEP = PROV.Activity, PROV.startedAtTime, HORIS.step
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ def open_intent(store: Store, instance: URIRef) -> Intent | None:
 
 def read_intent(store: Store, node: URIRef, instance: URIRef | None = None) -> Intent | None:
     """The intent stored at ``node``, if any (its instance as stored, unless given)."""
-    if next(iter(store.objects(node, HORIS.step)), None) is None:  # the usual, cheap answer
+    if next(iter(store.objects(node, _STEP)), None) is None:  # the usual, cheap answer
         return None
     rows = store.select(
         f"SELECT ?p ?o WHERE {{ GRAPH <{INSTANCES}> {{ ?n ?p ?o }} }}", {"n": node}, {"horis": NS}

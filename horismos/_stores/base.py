@@ -85,7 +85,8 @@ def doubt_node(tool: URIRef, key: Node) -> URIRef:
     """Where a call of ``tool`` on ``key`` that may have acted is kept: the same node for
     every call there, so the next one finds it. A ``sparql:`` read-ahead computes the same
     name in SPARQL (``SHA256``) to fetch it with a step's precondition."""
-    digest = hashlib.sha256(f"{tool}\n{key.n3()}".encode()).hexdigest()[:32]
+    term = f"<{key}>" if type(key) is URIRef else key.n3()  # n3()'s text, without its checks
+    digest = hashlib.sha256(f"{tool}\n{term}".encode()).hexdigest()[:32]
     return URIRef(f"{DOUBT}{digest}")
 
 
