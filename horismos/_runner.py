@@ -275,11 +275,16 @@ class Runner:
                 binding = self.binding(tool)
                 await binding.check()
             except ToolError as e:
-                # a function that is not there or does not fit: said where the binding is
-                # written, as validate --tools says it (a server that is down is not a line)
+                # a function that is not there or does not fit, a server nobody declares: said
+                # where the binding is written, as validate says it (a server that is down,
+                # or a tool it lacks, is not a line's fault)
                 at = (tool.iri, HORIS.binding, Literal(tool.binding))
                 file, line = self.defs.sources.locate_statement(*at)
-                if tool.binding.startswith("python:") and file is not None and e.args:
+                declared = tool.binding.startswith("python:") or (
+                    tool.binding.startswith("mcp://")
+                    and tool.binding[len("mcp://") :].partition("/")[0] not in self.mcp.servers
+                )
+                if declared and file is not None and e.args:
                     e.args = (f"{file}:{line}: {e.args[0]}", *e.args[1:])
                 raise
             self.prechecks.fits(binding, self.registry)

@@ -108,19 +108,24 @@ def test_a_file_that_is_not_utf8_is_located_at_its_first_bad_byte(tmp_path: Path
     assert p.hint is not None and "iconv -f latin1 -t utf-8" in p.hint
 
 
-def test_run_says_where_a_python_binding_that_does_not_resolve_is_written(
-        tmp_path: Path) -> None:
-    """validate --tools located it; run said the same thing with no file or line."""
-    path, line = edited(tmp_path, TRIAGE, '"python:ehr_client.assign_queue"',
-                        '"python:ehr_client.assign_queu"')
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ('"python:ehr_client.assign_queue"', '"python:ehr_client.assign_queu"',
+     "did you mean 'ehr_client.assign_queue'?"),
+    ('"python:ehr_client.notify_nurse"', '"mcp://ward/notify_nurse"',
+     'no MCP server named "ward" is declared'),
+])
+def test_run_says_where_a_binding_that_does_not_resolve_is_written(
+        tmp_path: Path, old: str, new: str, said: str) -> None:
+    """validate located it; run said the same thing with no file or line."""
+    path, line = edited(tmp_path, TRIAGE, old, new)
     examples = ROOT / "examples" / "triage"
     p = subprocess.run(
         [sys.executable, "-m", "horismos", "run", str(path), str(TRIAGE[1]), "--world",
          str(examples / "world.ttl"), "--tools", str(examples / "ehr_client.py"), "--all"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
-    assert f"{path}:{line}: binding \"python:ehr_client.assign_queu\"" in p.stderr
-    assert "did you mean 'ehr_client.assign_queue'?" in p.stderr
+    assert f"{path}:{line}: binding {new}" in p.stderr
+    assert said in p.stderr
 
 
 def test_a_folder_with_no_rdf_file_is_an_error_not_an_empty_valid_set(tmp_path: Path) -> None:
