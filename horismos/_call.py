@@ -34,7 +34,7 @@ from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
 from ._policy import Policy, fingerprint, refusal
 from ._records import StepRecord
-from ._runner import Environment, _literal_fits
+from ._runner import Environment, _literal_fits, _n3
 from ._stores.base import Change
 from ._trace import TRACE_VERSION, Trace
 
@@ -327,9 +327,9 @@ async def guarded_call(
                 f"the arguments do not fit the input schema of {tool.name}: " + "; ".join(problems),
             )
         _check_types(tool, defs, nodes, types_of)
-        key = doubt_key(tool, nodes)
         if worker is not None:  # from here to its commit, no other process calls on it
-            await _hold(worker, key)
+            await _hold(worker, _claim_key(tool, nodes))
+        key = doubt_key(tool, _as_text(nodes))
         intent = None if tool.idempotent else doubt_node(tool.iri, key)
         if intent is not None:
             _check_in_doubt(tool, defs, key, world)
@@ -383,9 +383,21 @@ class _Calls:
 _CALLS = _Calls(CALLS)
 
 
+def _claim_key(tool: Tool, nodes: Mapping[str, Node]) -> URIRef:
+    """What a call's claim on a shared world is held on: its effect's subject, else the tool
+    (one call of such a tool at a time)."""
+    subject = nodes.get(tool.effect.subject) if tool.effect else None
+    return subject if isinstance(subject, URIRef) else tool.iri
+
+
+def _as_text(nodes: Mapping[str, Node]) -> dict[str, str]:
+    """The arguments as the trace and an intent write them (N-Triples terms)."""
+    return {name: _n3(node) for name, node in nodes.items()}
+
+
 async def _hold(worker: Worker, key: URIRef) -> None:
-    """Claim what the call acts on (:func:`~._intents.doubt_key`) from its precondition check
-    to its commit, or refuse the call while another process holds it. Two processes serving
+    """Claim what the call acts on (:func:`_claim_key`) from its precondition check to its
+    commit, or refuse the call while another process holds it. Two processes serving
     one shared world checked a precondition each on their own: both saw "not queued yet", and
     a tool that is not idempotent acted twice. The claim is the one ``run --focus`` holds
     (claim, settle when others are about, verify): the first holder calls, and the other,
@@ -403,9 +415,9 @@ async def _hold(worker: Worker, key: URIRef) -> None:
         ) from None
 
 
-def _in_doubt(tool: Tool, defs: Definitions, key: URIRef) -> str:
+def _in_doubt(tool: Tool, defs: Definitions, key: Node) -> str:
     """Why calls of ``tool`` on ``key`` are refused while an earlier one is in doubt."""
-    on = "" if key == tool.iri else f" on {defs.name(key)}"
+    on = f" on {defs.name(key)}" if isinstance(key, URIRef) else " with these arguments"
     return (
         f"{tool.name} is not idempotent and may already have acted{on}: a call was sent and "
         "its outcome never came back (the process stopped, the lease was lost, or the tool "
@@ -416,7 +428,7 @@ def _in_doubt(tool: Tool, defs: Definitions, key: URIRef) -> str:
     )
 
 
-def _check_in_doubt(tool: Tool, defs: Definitions, key: URIRef, world: World) -> None:
+def _check_in_doubt(tool: Tool, defs: Definitions, key: Node, world: World) -> None:
     """Refuse the call while an earlier one on ``key`` may have acted: a call or a step whose
     outcome never landed, or a workflow step in flight there (or whose process stopped
     mid-call and nobody has continued its instance since)."""
@@ -434,7 +446,7 @@ def _check_in_doubt(tool: Tool, defs: Definitions, key: URIRef, world: World) ->
             f"with arguments {stale.args}",
         )
     for step in open_step_intents(world.store, tool, key):
-        on = "" if key == tool.iri else f" on {defs.name(key)}"
+        on = f" on {defs.name(key)}" if isinstance(key, URIRef) else " with these arguments"
         raise _Refused(
             "refused",
             "outcome_unknown",
@@ -461,13 +473,12 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
             f"{tool.name} is idempotent: its calls are never held in doubt, so there is "
             "nothing to reconcile"
         )
-    key = doubt_key(tool, nodes)
-    node = doubt_node(tool.iri, key)
+    node = doubt_node(tool.iri, doubt_key(tool, _as_text(nodes)))
     worker = Worker.join(world) if world.store.shared else None
     try:
         if worker is not None:
             try:
-                await _hold(worker, key)
+                await _hold(worker, _claim_key(tool, nodes))
             except _Refused as r:
                 raise UsageError(r.message) from None
         stale = read_intent(world.store, node)

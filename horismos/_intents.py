@@ -21,8 +21,9 @@ A call that may have acted and never landed is *in doubt*, and what would act tw
 the next call on the same thing — not only this instance's: a rerun that starts a new instance
 after this one failed, a catalog call (``horismos tools call``, ``serve``), another person or
 agent calling again after a crash or a timeout. So it is also kept at a node named after the
-tool and what the call acts on (its effect's subject, else the tool: :func:`doubt_key`,
-:func:`doubt_node`), which every lane looks at before calling a tool that is not idempotent:
+tool and what the call acts on (its effect's subject, else its very arguments:
+:func:`doubt_key`, :func:`doubt_node`), which every lane looks at before calling a tool that
+is not idempotent:
 
 - a catalog call keeps its intent there while it is in flight; its commit removes it, unless
   the outcome is unknown;
@@ -95,26 +96,21 @@ def _node(instance: URIRef) -> URIRef:
     return URIRef(f"{instance}:intent")
 
 
-def doubt_key(tool: Tool, args: Mapping[str, Node]) -> URIRef:
-    """What a call acts on: its effect's subject, else the tool. A catalog call's claim on a
-    shared world is held under it too."""
-    subject = args.get(tool.effect.subject) if tool.effect else None
-    return subject if isinstance(subject, URIRef) else tool.iri
-
-
-def _key_of_text(tool: Tool, args: Mapping[str, Any]) -> URIRef:
-    """:func:`doubt_key` of a call's arguments as the trace and an intent write them."""
+def doubt_key(tool: Tool, args: Mapping[str, Any]) -> Node:
+    """What a call acts on, from its arguments as the trace writes them (N-Triples terms):
+    its effect's subject; else, for a tool with no subject to act on, these very arguments
+    (one SMS never answered holds back that SMS, not every one)."""
     value = args.get(tool.effect.subject) if tool.effect else None
     if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
         return URIRef(value[1:-1])
-    return tool.iri
+    return Literal(json.dumps(dict(args), sort_keys=True, ensure_ascii=False))
 
 
 def in_doubt(
-    store: Store, tool: Tool, calls: Iterable[Mapping[str, Node]]
-) -> tuple[URIRef, Intent] | None:
-    """The first of ``calls`` that an earlier call of ``tool`` left in doubt: its key and
-    what is kept of that call."""
+    store: Store, tool: Tool, calls: Iterable[Mapping[str, Any]]
+) -> tuple[Node, Intent] | None:
+    """The first of ``calls`` (their arguments as the trace writes them) that an earlier call
+    of ``tool`` left in doubt: its key and what is kept of that call."""
     for args in calls:
         key = doubt_key(tool, args)
         found = read_intent(store, doubt_node(tool.iri, key))
@@ -133,12 +129,12 @@ def doubt_marks(
     when = started if isinstance(started, Literal) else Literal(started, datatype=XSD.dateTime)
     quads: list[Quad] = []
     for call in calls:
-        node = doubt_node(tool.iri, _key_of_text(tool, call))
+        node = doubt_node(tool.iri, doubt_key(tool, call))
         quads += announce(instance, step, tool.iri, when, [call], node).quads
     return quads
 
 
-def open_step_intents(store: Store, tool: Tool, key: URIRef) -> list[Intent]:
+def open_step_intents(store: Store, tool: Tool, key: Node) -> list[Intent]:
     """The instances' open intents to call ``tool`` on ``key``: a workflow step in flight, or
     whose process stopped mid-call and that nobody has continued since. Asked by a catalog
     call (rare), so by a query over the few intents there are, not by a node of their own."""
@@ -152,7 +148,7 @@ def open_step_intents(store: Store, tool: Tool, key: URIRef) -> list[Intent]:
     for row in rows:
         intent = read_intent(store, cast(URIRef, row["n"]))
         if intent is not None and any(
-            _key_of_text(tool, call) == key for call in json.loads(intent.args)
+            doubt_key(tool, call) == key for call in json.loads(intent.args)
         ):
             found.append(intent)
     return found

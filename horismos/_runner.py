@@ -644,7 +644,7 @@ class Runner:
                 return self._await_approval(inst, rec, waiting, started), None
             # an earlier call of this tool on the same subject may have acted: not again
             if not tool.idempotent and self.holds_doubt and inst.instance not in self._intent_at:
-                doubt = in_doubt(self.store, tool, calls)
+                doubt = in_doubt(self.store, tool, rec.args)
                 if doubt is not None:
                     rec.status, rec.error = "failed", self._doubted(step, tool, *doubt)
                     return rec, step.on_error
@@ -796,9 +796,9 @@ class Runner:
             self.world.commit(Change(add=list(intent.quads), expect=_guard(state)))
         state.extend(intent.quads)  # the step's final commit removes it
 
-    def _doubted(self, step: ActionStep, tool: Tool, key: URIRef, earlier: Intent) -> RunError:
+    def _doubted(self, step: ActionStep, tool: Tool, key: Node, earlier: Intent) -> RunError:
         """Why a step does not call a tool an earlier call left in doubt on the same subject."""
-        on = "" if key == tool.iri else f" on {self.defs.name(key)}"
+        on = f" on {self.defs.name(key)}" if isinstance(key, URIRef) else " with these arguments"
         by = self.defs.name(earlier.instance) if earlier.instance else "an earlier call"
         return OutcomeUnknown(
             f"{tool.name} is not idempotent and may already have acted{on}: a call there "
@@ -835,7 +835,8 @@ class Runner:
                 ),
                 outgoing=frozenset(subject),
                 predicates=self.gate.first_reads(tool) if subject else None,
-                doubt=None if tool.idempotent else (tool.iri, subject[0] if subject else None),
+                # a tool with no subject is held in doubt by its arguments: asked apart
+                doubt=None if tool.idempotent or not subject else (tool.iri, subject[0]),
             )
         return ahead
 

@@ -298,3 +298,41 @@ def test_a_run_that_left_a_call_in_doubt_replays_to_its_world(
     report = replay(trace, agent)
     assert not report.diverged, report.first_divergence
     assert report.final_digest_matches is (True if snapshot else None)
+
+
+SMS = """
+:t.sms a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "text" ; horis:type xsd:string ] ] ;
+    horis:binding "python:sms" ;
+    horis:timeout "1s" ;
+    horis:idempotent false .
+"""
+
+
+def test_a_tool_with_no_subject_is_held_in_doubt_for_those_arguments_only(
+        build: Build) -> None:
+    """One message never answered holds back that message, not every message the tool
+    sends."""
+    sent: list[str] = []
+    mode = {"hang": True}
+
+    def sms(text: str) -> dict[str, str]:
+        sent.append(text)
+        if mode["hang"]:
+            time.sleep(1.5)
+        return {}
+
+    agent, world = build(SMS, tools={"sms": sms})
+    allow = ["ReadOnly", "HostStateWrite"]
+    assert agent.catalog.call("t.sms", {"text": "ward 3 closed"}, world,
+                              allow=allow).status == "timed_out"
+    mode["hang"] = False
+    again = agent.catalog.call("t.sms", {"text": "ward 3 closed"}, world, allow=allow)
+    assert again.status == "refused" and again.error is not None
+    assert "may already have acted with these arguments" in again.error["message"]
+    other = agent.catalog.call("t.sms", {"text": "ward 4 open"}, world, allow=allow)
+    assert other.status == "completed"
+    assert sent == ["ward 3 closed", "ward 4 open"]
+    assert agent.catalog.reconcile("t.sms", {"text": "ward 3 closed"}, world) is not None
+    assert agent.catalog.call("t.sms", {"text": "ward 3 closed"}, world,
+                              allow=allow).status == "completed"

@@ -143,10 +143,9 @@ class ReadAhead:
     outgoing: frozenset[str] = frozenset()
     also: tuple[Precondition, ...] = ()
     predicates: frozenset[Node] | None = None
-    doubt: tuple[URIRef, str | None] | None = None
-    """A tool that is not idempotent and the variable of its effect's subject (None: it has
-    none): the step then reads whether a call of it there is in doubt (:func:`doubt_node`'s
-    ``horis:step``)."""
+    doubt: tuple[URIRef, str] | None = None
+    """A tool that is not idempotent and the variable of its effect's subject: the step then
+    reads whether a call of it there is in doubt (:func:`doubt_node`'s ``horis:step``)."""
 
 
 class Store:

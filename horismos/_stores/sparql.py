@@ -77,7 +77,6 @@ from .base import (
     ReadAhead,
     Store,
     StoreError,
-    doubt_node,
 )
 from .http1 import Connection, HttpError
 from .oxigraph import (
@@ -742,27 +741,20 @@ def _ahead_branches(
     return out
 
 
-def _doubt_branch(doubt: tuple[URIRef, str | None], nodes: Callable[[str], str]) -> list[str]:
+def _doubt_branch(doubt: tuple[URIRef, str], nodes: Callable[[str], str]) -> list[str]:
     """The branch fetching whether a call of a tool that is not idempotent is in doubt on
     each solution's subject: its :func:`~.base.doubt_node`, named in SPARQL as in Python (the
-    SHA-256 of the tool's IRI, a newline and the subject's N-Triples term; the tool's own for
-    a subject that is not an IRI), and that node's ``horis:step``, if any."""
+    SHA-256 of the tool's IRI, a newline and the subject's N-Triples term), and that node's
+    ``horis:step``, if any. A subject that is not an IRI is left to the read that asks."""
     tool, var = doubt
-    if var is None:
-        name = nt(doubt_node(tool, tool))
-    elif src := nodes(var):
-        key = f"IF(isIRI(?{_N}), STR(?{_N}), {json.dumps(str(tool))})"
-        hashed = f'SHA256(CONCAT({json.dumps(str(tool))}, "\\n<", {key}, ">"))'
-        name = f'IRI(CONCAT("{DOUBT}", SUBSTR({hashed}, 1, 32)))'
-        return [
-            f"{{ {src} BIND({name} AS ?{_O}) OPTIONAL {{ ?{_O} {nt(_STEP)} ?{_T} }} "
-            f"BIND({nt(_DOUBTS)} AS ?{_K}) }}"
-        ]
-    else:
+    src = nodes(var)
+    if not src:
         return []
+    hashed = f'SHA256(CONCAT({json.dumps(str(tool))}, "\\n<", STR(?{_N}), ">"))'
+    name = f'IRI(CONCAT("{DOUBT}", SUBSTR({hashed}, 1, 32)))'
     return [
-        f"{{ BIND({name} AS ?{_O}) OPTIONAL {{ ?{_O} {nt(_STEP)} ?{_T} }} "
-        f"BIND({nt(_DOUBTS)} AS ?{_K}) }}"
+        f"{{ {src} FILTER(isIRI(?{_N})) BIND({name} AS ?{_O}) "
+        f"OPTIONAL {{ ?{_O} {nt(_STEP)} ?{_T} }} BIND({nt(_DOUBTS)} AS ?{_K}) }}"
     ]
 
 
