@@ -229,9 +229,8 @@ def effect_schema(tool: Tool, defs: Definitions) -> dict[str, Any] | None:
 
 
 def mcp_server_name(tool: Tool) -> str | None:
-    if not tool.binding.startswith("mcp://"):
-        return None
-    return tool.binding[len("mcp://") :].partition("/")[0] or None
+    address = tool.mcp_address
+    return (address[0] or None) if address is not None else None
 
 
 def env_vars(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:

@@ -95,9 +95,9 @@ def server_problems(defs: Definitions, passed: Iterable[str] = ()) -> list[Probl
     known = sorted({*defs.mcp_servers, *passed})
     problems = []
     for tool in sorted(defs.tools.values(), key=lambda t: str(t.iri)):
-        if not tool.binding.startswith("mcp://"):
+        if tool.mcp_address is None:
             continue
-        server, _, remote = tool.binding[len("mcp://") :].partition("/")
+        server, remote = tool.mcp_address
         at = (tool.iri, HORIS.binding, None)
         if not server or not remote:
             problems.append(

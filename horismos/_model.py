@@ -109,6 +109,15 @@ class Tool:
     def arg(self, name: str) -> Arg | None:
         return next((a for a in self.args if a.name == name), None)
 
+    @property
+    def mcp_address(self) -> tuple[str, str] | None:
+        """The server and tool names of an ``mcp://SERVER/TOOL`` binding (either may be
+        empty when the binding is written short); None for any other binding."""
+        if not self.binding.startswith("mcp://"):
+            return None
+        server, _, name = self.binding[len("mcp://") :].partition("/")
+        return server, name
+
 
 @dataclass(frozen=True)
 class Step:

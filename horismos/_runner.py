@@ -280,9 +280,9 @@ class Runner:
                 # or a tool it lacks, is not a line's fault)
                 at = (tool.iri, HORIS.binding, Literal(tool.binding))
                 file, line = self.defs.sources.locate_statement(*at)
+                address = tool.mcp_address
                 declared = tool.binding.startswith("python:") or (
-                    tool.binding.startswith("mcp://")
-                    and tool.binding[len("mcp://") :].partition("/")[0] not in self.mcp.servers
+                    address is not None and address[0] not in self.mcp.servers
                 )
                 if declared and file is not None and e.args:
                     e.args = (f"{file}:{line}: {e.args[0]}", *e.args[1:])

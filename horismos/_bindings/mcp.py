@@ -302,8 +302,8 @@ class McpSessions:
             folders.pop(name, None)
         caps: dict[str, int] = {}
         for tool in defs.tools.values():
-            if tool.binding.startswith("mcp://"):
-                named = tool.binding[len("mcp://") :].partition("/")[0]
+            if tool.mcp_address is not None:
+                named = tool.mcp_address[0]
                 caps[named] = max(caps.get(named, 0), tool.max_result_bytes)
         return cls({**defs.mcp_servers, **(extra or {})}, folders, caps)
 
@@ -365,7 +365,7 @@ class McpBinding(Binding):
         sessions: McpSessions,
         hosts: Hosts | None = None,
     ) -> McpBinding:
-        server, _, name = tool.binding[len("mcp://") :].partition("/")
+        server, name = tool.mcp_address or ("", "")
         if not server or not name:
             raise ToolError(
                 f'binding "{tool.binding}" of {tool.name}: write "mcp://SERVER/TOOL"',
@@ -468,9 +468,9 @@ async def connection_problems(defs: Definitions) -> list[Problem]:
     problems: list[Problem] = []
     try:
         for tool in defs.tools.values():
-            if not tool.binding.startswith("mcp://"):
+            if tool.mcp_address is None:
                 continue
-            server, _, remote = tool.binding[len("mcp://") :].partition("/")
+            server, remote = tool.mcp_address
             if server not in sessions.servers or not remote:
                 continue  # nothing to reach: _contract.server_problems names it at its line
             try:
