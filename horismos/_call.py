@@ -29,7 +29,15 @@ from ._catalog import (
 )
 from ._claims import CALLS, Worker
 from ._errors import OutcomeUnknown, ToolError, UsageError
-from ._intents import Intent, doubt_key, doubt_node, open_step_intents, read_intent
+from ._intents import (
+    Intent,
+    doubt_key,
+    doubt_message,
+    doubt_node,
+    doubt_place,
+    open_step_intents,
+    read_intent,
+)
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
 from ._policy import Policy, fingerprint, refusal
@@ -353,7 +361,7 @@ async def guarded_call(
         result = _from_record(tool, record)
         if intent is not None and isinstance(record.error, OutcomeUnknown):
             assert result.error is not None
-            result.error["message"] = _in_doubt(tool, defs, key)
+            result.error["message"] = doubt_message(tool, key, defs.name)
     except _Refused as r:
         tr.emit("refused", tool=str(tool.iri), kind=r.kind, message=r.message)
         result = CallResult(tool.iri, r.status, error={"kind": r.kind, "message": r.message})
@@ -415,38 +423,16 @@ async def _hold(worker: Worker, key: URIRef) -> None:
         ) from None
 
 
-def _in_doubt(tool: Tool, defs: Definitions, key: Node) -> str:
-    """Why calls of ``tool`` on ``key`` are refused while an earlier one is in doubt."""
-    on = f" on {defs.name(key)}" if isinstance(key, URIRef) else " with these arguments"
-    return (
-        f"{tool.name} is not idempotent and may already have acted{on}: a call was sent and "
-        "its outcome never came back (the process stopped, the lease was lost, or the tool "
-        f"did not answer), so further calls of {tool.name}{on} are refused. Check with the "
-        "system it acts on whether that call took effect, record what happened in the world "
-        f"if it did, then clear this with `horismos tools reconcile {tool.name} … --args "
-        "JSON` on the same store (a world kept in memory clears when its process restarts)"
-    )
-
-
 def _check_in_doubt(tool: Tool, defs: Definitions, key: Node, world: World) -> None:
     """Refuse the call while an earlier one on ``key`` may have acted: a call or a step whose
     outcome never landed, or a workflow step in flight there (or whose process stopped
     mid-call and nobody has continued its instance since)."""
     stale = read_intent(world.store, doubt_node(tool.iri, key))
     if stale is not None:
-        by = (
-            ""
-            if str(stale.instance).startswith("urn:horismos:call:")
-            else (f" by {defs.name(stale.instance)}")
-        )
-        raise _Refused(
-            "refused",
-            "outcome_unknown",
-            f"{_in_doubt(tool, defs, key)}. The call in doubt{by} started {stale.started} "
-            f"with arguments {stale.args}",
-        )
-    for step in open_step_intents(world.store, tool, key):
-        on = f" on {defs.name(key)}" if isinstance(key, URIRef) else " with these arguments"
+        raise _Refused("refused", "outcome_unknown", doubt_message(tool, key, defs.name, stale))
+    step = next(iter(open_step_intents(world.store, tool, key)), None)
+    if step is not None:
+        on = doubt_place(key, defs.name)
         raise _Refused(
             "refused",
             "outcome_unknown",

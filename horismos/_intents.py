@@ -38,7 +38,7 @@ is not idempotent:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -57,7 +57,9 @@ __all__ = [
     "announce",
     "doubt_key",
     "doubt_marks",
+    "doubt_message",
     "doubt_node",
+    "doubt_place",
     "in_doubt",
     "open_intent",
     "open_step_intents",
@@ -104,6 +106,32 @@ def doubt_key(tool: Tool, args: Mapping[str, Any]) -> Node:
     if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
         return URIRef(value[1:-1])
     return Literal(json.dumps(dict(args), sort_keys=True, ensure_ascii=False))
+
+
+def doubt_place(key: Node, name: Callable[[Node], str]) -> str:
+    """`` on :o1`` for a call on a subject, `` with these arguments`` for one keyed by them."""
+    return f" on {name(key)}" if isinstance(key, URIRef) else " with these arguments"
+
+
+def doubt_message(
+    tool: Tool, key: Node, name: Callable[[Node], str], earlier: Intent | None = None
+) -> str:
+    """Why a call of ``tool`` on ``key`` is not made while an earlier one there is in doubt
+    (``earlier``: what was kept of it, when it is known), in every lane's words."""
+    on = doubt_place(key, name)
+    was = ""
+    if earlier is not None:  # a catalog call's instance is its own call: no name to give
+        call = str(earlier.instance).startswith("urn:horismos:call:")
+        by = "" if call else f"by {name(earlier.instance)}, "
+        was = f" ({by}started {earlier.started}, arguments {earlier.args})"
+    return (
+        f"{tool.name} is not idempotent and may already have acted{on}: a call there{was} was "
+        "sent and its outcome never landed (the process stopped, the lease was lost, or the "
+        f"tool did not answer), so further calls of {tool.name}{on} are not made. Check with "
+        "the system it acts on whether that call took effect, record what happened in the "
+        f"world if it did, then clear this with `horismos tools reconcile {tool.name} … --args "
+        "JSON` on the same store (a world kept in memory clears when its process restarts)"
+    )
 
 
 def in_doubt(

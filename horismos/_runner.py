@@ -38,7 +38,7 @@ from ._errors import (
 )
 from ._gate import Gate, Verdict
 from ._hazards import cycle_through
-from ._intents import Intent, announce, doubt_marks, in_doubt, open_intent
+from ._intents import Intent, announce, doubt_marks, doubt_message, in_doubt, open_intent
 from ._literals import INTEGER_TYPES, well_formed
 from ._model import (
     ActionStep,
@@ -798,15 +798,9 @@ class Runner:
 
     def _doubted(self, step: ActionStep, tool: Tool, key: Node, earlier: Intent) -> RunError:
         """Why a step does not call a tool an earlier call left in doubt on the same subject."""
-        on = f" on {self.defs.name(key)}" if isinstance(key, URIRef) else " with these arguments"
-        by = self.defs.name(earlier.instance) if earlier.instance else "an earlier call"
         return OutcomeUnknown(
-            f"{tool.name} is not idempotent and may already have acted{on}: a call there "
-            f"(by {by}, started {earlier.started}, arguments {earlier.args}) was sent and its "
-            "outcome never landed, so it is not called again. Check with the system it acts on "
-            "whether that call took effect, record what happened in the world, then clear it "
-            f"with `horismos tools reconcile {tool.name} … --args JSON` on the same store "
-            "(horis:onError is where the workflow goes on from)",
+            doubt_message(tool, key, self.defs.name, earlier)
+            + " (horis:onError is where the workflow goes on from)",
             step=str(step.iri),
             tool=str(tool.iri),
         )
