@@ -64,6 +64,7 @@ from .._digest import ZERO, Digest, sum_of_texts
 from .._errors import UsageError
 from .._preconditions import Precondition
 from .._redact import redact_text, redact_url
+from .._vocab import HORIS
 from .base import (
     DIGEST_GRAPH,
     DOUBT,
@@ -699,7 +700,7 @@ _K, _N, _T, _P, _O, _BP, _BO, _OT, _R = (
     f"horis_ahead_{n}" for n in ("k", "n", "t", "p", "o", "bp", "bo", "ot", "r")
 )
 _TYPES, _EDGES, _DOUBTS = Literal("t"), Literal("g"), Literal("d")
-_STEP = URIRef("https://w3id.org/horismos#step")  # what a call in doubt is found by
+_STEP = HORIS.step  # what a call in doubt is found by (intents, _intents.read_intent)
 _VARNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
