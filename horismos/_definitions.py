@@ -109,6 +109,9 @@ DATATYPES = frozenset(
 """What ``horis:type`` may name as a datatype without declaring it ``a rdfs:Datatype``."""
 
 
+_USES = frozenset({HORIS.type, HORIS.property, HORIS.focusType})
+"""Predicates that only use a term: a typo under them must not count as its declaration."""
+
 _TIMEOUT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$")
 
 
@@ -385,9 +388,10 @@ class _Builder:
             if wf is not None:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
-        self.check_pattern_terms()
+        named, declared = self.terms()
+        self.check_pattern_terms(named)
         self.check_focus_typos()
-        self.check_typed_terms()
+        self.check_typed_terms(declared)
         self.check_shacl_terms()
         self.check_namespaces()
         self.check_split_definitions()
@@ -480,11 +484,24 @@ class _Builder:
             at: Where | None = (focus, path, value) if isinstance(path, URIRef) else None
             self.shape_problems.append(self.src.problem("error", focus, str(msg), at=at))
 
-    def check_pattern_terms(self) -> None:
+    def terms(self) -> tuple[set[URIRef], set[URIRef]]:
+        """Every IRI the loaded files name, and those named by some statement other than a
+        horis:type, horis:property or horis:focusType (which only use a term, and would
+        otherwise declare their own typos): what the undeclared-term checks hold patterns
+        and typed terms to, read in one pass over the files."""
+        named: set[URIRef] = set()
+        declared: set[URIRef] = set()
+        for triple in self.g:
+            terms = [t for t in triple if isinstance(t, URIRef)]
+            named.update(terms)
+            if triple[1] not in _USES:
+                declared.update(terms)
+        return named, declared
+
+    def check_pattern_terms(self, known: set[URIRef]) -> None:
         """An IRI in a pattern that nothing loaded declares or uses is most likely a typo
         (``:severty``): the pattern can never match. A warning, since world data may use it
         (``horismos validate --world`` checks against the world too)."""
-        known = {t for triple in self.g for t in triple if isinstance(t, URIRef)}
         for owner, holder, pred, pre in self.patterns:
             for term in sorted(_iris(pre.select.algebra) - known, key=str):
                 if str(term).startswith(_STANDARD) or str(term).startswith(NS):
@@ -514,16 +531,12 @@ class _Builder:
         self.defs.undeclared.setdefault(term, []).append(problem)
         self.problems.append(problem)
 
-    def check_typed_terms(self) -> None:
+    def check_typed_terms(self, known: set[URIRef]) -> None:
         """The terms a contract is typed with, held to the loaded files before anything runs:
         a misspelt datatype (``xsd:sting``) lands literals nothing reads as strings; a class,
         property or focus type declared nowhere (``:Nurs``) is a term no node or value the
         world holds can match; and a horis:type of the wrong kind for its property (a literal
         for an owl:ObjectProperty) lands what the ontology says cannot be."""
-        uses = (HORIS.type, HORIS.property, HORIS.focusType)
-        known = {
-            t for s, p, o in self.g if p not in uses for t in (s, p, o) if isinstance(t, URIRef)
-        }
         for tool in sorted(set(self.g.subjects(RDF.type, HORIS.Tool)), key=str):
             for takes in self.g.objects(tool, HORIS.takes):
                 for a in self.g.objects(takes, HORIS.arg):
