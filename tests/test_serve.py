@@ -288,6 +288,56 @@ def test_stdio_lists_closed_schemas_and_refuses_what_the_contract_does_not_decla
     asyncio.run(session())
 
 
+def test_an_agent_calling_again_after_no_answer_is_refused_in_every_served_lane(
+        tmp_path: Path) -> None:
+    """Over stdio, as an agent would: a charge that never answers, then the same charge
+    again, then the workflow that charges. Each acted again before calls were held in doubt
+    (the workflow through run_workflow too); now the ledger holds one charge."""
+    (tmp_path / "defs.ttl").write_text(DEFS.split(":t.queue a horis:Tool")[0] + """
+:t.charge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :chargeRef ; horis:type xsd:string ] ] ;
+    horis:binding "python:charge" ;
+    horis:timeout "1s" ;
+    horis:idempotent false .
+
+:Billing a horis:Workflow ; horis:focusType :Patient ; horis:start :Charge .
+:Charge a horis:ActionStep ; horis:tool :t.charge ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+""")
+    (tmp_path / "world.ttl").write_text(WORLD)
+    (tmp_path / "clinic_tools.py").write_text(
+        "import time\nfrom pathlib import Path\n\n"
+        "def charge(patient):\n"
+        "    with open('ledger.txt', 'a') as f:\n"
+        "        f.write(str(patient) + '\\n')\n"
+        "    if Path('hang').exists():\n"
+        "        time.sleep(3)\n"
+        "    return {'chargeRef': 'CH-1'}\n")
+    (tmp_path / "hang").write_text("")
+
+    async def session() -> list[Any]:
+        async with _stdio_client(tmp_path, "--run-workflow") as client:
+            first = await client.call_tool("t.charge", {"patient": ":p1"})
+            (tmp_path / "hang").unlink()
+            again = await client.call_tool("t.charge", {"patient": ":p1"})
+            run = await client.call_tool("run_workflow", {"workflow": ":Billing",
+                                                           "focus": ":p1"})
+            other = await client.call_tool("t.charge", {"patient": ":p2"})
+            return [first, again, run, other]
+
+    first, again, run, other = asyncio.run(session())
+    assert first.structured_content["status"] == "timed_out", _text(first)
+    assert first.structured_content["error"]["kind"] == "outcome_unknown"
+    assert again.structured_content["status"] == "refused", _text(again)
+    assert again.structured_content["error"]["kind"] == "outcome_unknown"
+    assert run.structured_content["status"] == "failed", _text(run)
+    assert "may already have acted on :p1" in _text(run)
+    assert other.structured_content["status"] == "completed", _text(other)
+    assert (tmp_path / "ledger.txt").read_text().splitlines() == [P1, P1[:-1] + "2"]
+
+
 # -- streamable HTTP: two clients, one world; approvals ------------------------------------------
 
 def test_two_http_clients_racing_for_one_precondition_commit_once(
