@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from workflow_edits import LAB, TRIAGE, edited, problems, the_one
 
 from horismos import load_definitions
@@ -74,47 +75,34 @@ def test_a_datatype_the_files_declare_is_a_datatype(tmp_path: Path) -> None:
 # -- a class, a property or a focus type declared nowhere -------------------------------------
 
 
-def test_a_class_of_an_argument_declared_nowhere_is_a_warning_with_a_did_you_mean(
-        tmp_path: Path) -> None:
-    path, line = edited(tmp_path, TRIAGE, '"nurse"   ; horis:type :Nurse',
-                        '"nurse"   ; horis:type :Nurs')
-    p = the_one(problems(path, TRIAGE), "warning")
-    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.notify_nurse")
-    assert p.message.startswith('argument "nurse" has horis:type :Nurs, a class no loaded '
-                                "ontology declares and no loaded data uses")
-    assert p.hint == "did you mean :Nurse?"
-
-
-def test_a_class_of_an_asserted_property_declared_nowhere_is_a_warning(tmp_path: Path) -> None:
-    path, line = edited(tmp_path, LAB, ":escalatedTo ; horis:type :Clinician",
-                        ":escalatedTo ; horis:type :Clinicain")
-    p = the_one(problems(path, LAB), "warning")
-    assert (p.file, p.line, p.node) == (str(path), line, ":lab.escalate")
-    assert p.message.startswith("asserted property :escalatedTo has horis:type :Clinicain, a "
-                                "class no loaded ontology declares")
-    assert "the gate refuses every value" in p.message
-    assert p.hint == "did you mean :Clinician?"
-
-
-def test_an_asserted_property_declared_nowhere_is_a_warning_with_a_did_you_mean(
-        tmp_path: Path) -> None:
-    path, line = edited(tmp_path, TRIAGE, "horis:property :queueRef",
-                        "horis:property :queueRf")
-    p = the_one(problems(path, TRIAGE), "warning")
-    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
-    assert p.message.startswith("horis:property :queueRf is declared by no loaded ontology and "
-                                "used by no loaded data")
-    assert p.hint == "did you mean :queueRef?"
-
-
-def test_a_focus_type_declared_nowhere_is_a_warning_with_a_did_you_mean(tmp_path: Path) -> None:
-    path, line = edited(tmp_path, TRIAGE, "horis:focusType :Patient",
-                        "horis:focusType :Patinet")
-    p = the_one(problems(path, TRIAGE), "warning")
-    assert (p.file, p.line, p.node) == (str(path), line, ":Triage")
-    assert p.message.startswith("horis:focusType :Patinet is declared by no loaded ontology")
-    assert "the workflow has nothing to run for" in p.message
-    assert p.hint == "did you mean :Patient?"
+@pytest.mark.parametrize(("pair", "old", "new", "node", "opens", "also", "hint"), [
+    pytest.param(TRIAGE, '"nurse"   ; horis:type :Nurse', '"nurse"   ; horis:type :Nurs',
+                 ":ehr.notify_nurse", 'argument "nurse" has horis:type :Nurs, a class no '
+                 "loaded ontology declares and no loaded data uses", "",
+                 "did you mean :Nurse?", id="class-of-an-argument"),
+    pytest.param(LAB, ":escalatedTo ; horis:type :Clinician",
+                 ":escalatedTo ; horis:type :Clinicain", ":lab.escalate",
+                 "asserted property :escalatedTo has horis:type :Clinicain, a class no loaded "
+                 "ontology declares", "the gate refuses every value",
+                 "did you mean :Clinician?", id="class-of-an-asserted-property"),
+    pytest.param(TRIAGE, "horis:property :queueRef", "horis:property :queueRf",
+                 ":ehr.assign_queue", "horis:property :queueRf is declared by no loaded "
+                 "ontology and used by no loaded data", "", "did you mean :queueRef?",
+                 id="asserted-property"),
+    pytest.param(TRIAGE, "horis:focusType :Patient", "horis:focusType :Patinet", ":Triage",
+                 "horis:focusType :Patinet is declared by no loaded ontology",
+                 "the workflow has nothing to run for", "did you mean :Patient?",
+                 id="focus-type"),
+])
+def test_a_term_declared_nowhere_is_a_warning_with_a_did_you_mean(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, opens: str,
+        also: str, hint: str) -> None:
+    path, line = edited(tmp_path, pair, old, new)
+    p = the_one(problems(path, pair), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, node)
+    assert p.message.startswith(opens)
+    assert also in p.message
+    assert p.hint == hint
 
 
 def test_a_term_declared_nowhere_is_quiet_when_the_world_uses_it(tmp_path: Path) -> None:
