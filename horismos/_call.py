@@ -35,6 +35,10 @@ from ._intents import (
     doubt_message,
     doubt_node,
     doubt_place,
+    holder,
+    holding_at,
+    in_flight_message,
+    open_intent,
     open_step_intents,
     read_intent,
 )
@@ -43,7 +47,7 @@ from ._model import Arg, Tool
 from ._policy import Policy, fingerprint, refusal
 from ._records import StepRecord
 from ._runner import Environment, _literal_fits, _n3
-from ._stores.base import Change
+from ._stores.base import Change, Conflict
 from ._trace import TRACE_VERSION, Trace
 
 if TYPE_CHECKING:
@@ -357,7 +361,19 @@ async def guarded_call(
             await runner.binding(tool).check()
         except ToolError as e:
             raise _Refused("refused", "binding", str(e)) from None
-        record = await runner.call_tool(tool, nodes, intent)
+        try:
+            record = await runner.call_tool(tool, nodes, intent)
+        except Conflict as e:
+            if not e.present:
+                raise
+            # a step or another call took the doubt node since it was looked at: say whose
+            _check_in_doubt(tool, defs, key, world)
+            raise _Refused(
+                "refused",
+                "outcome_unknown",
+                f"another call of {tool.name}{doubt_place(key, defs.name)} was being made at "
+                "the same moment; call again (its precondition is then checked anew)",
+            ) from None
         result = _from_record(tool, record)
         if intent is not None and isinstance(record.error, OutcomeUnknown):
             assert result.error is not None
@@ -427,21 +443,16 @@ def _check_in_doubt(tool: Tool, defs: Definitions, key: Node, world: World) -> N
     """Refuse the call while an earlier one on ``key`` may have acted: a call or a step whose
     outcome never landed, or a workflow step in flight there (or whose process stopped
     mid-call and nobody has continued its instance since)."""
-    stale = read_intent(world.store, doubt_node(tool.iri, key))
+    node = doubt_node(tool.iri, key)
+    stale = read_intent(world.store, node)
     if stale is not None:
         raise _Refused("refused", "outcome_unknown", doubt_message(tool, key, defs.name, stale))
-    step = next(iter(open_step_intents(world.store, tool, key)), None)
-    if step is not None:
-        on = doubt_place(key, defs.name)
-        raise _Refused(
-            "refused",
-            "outcome_unknown",
-            f"workflow instance {defs.name(step.instance)} is calling {tool.name}{on} (started "
-            f"{step.started}, arguments {step.args}), or its process stopped mid-call; "
-            f"{tool.name} is not idempotent, so it is not called again meanwhile. If that "
-            "process has stopped, continue the instance (horismos run or resume on the same "
-            "store): the call is then held in doubt until `horismos tools reconcile` clears it",
-        )
+    # a step holds the node while it calls; one announced before steps did is found by query
+    by = holder(world.store, node) or next(
+        (i.instance for i in open_step_intents(world.store, tool, key)), None
+    )
+    if by is not None:
+        raise _Refused("refused", "outcome_unknown", in_flight_message(tool, key, defs.name, by))
 
 
 async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World) -> Intent | None:
@@ -468,6 +479,14 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
             except _Refused as r:
                 raise UsageError(r.message) from None
         stale = read_intent(world.store, node)
+        by = holder(world.store, node) if stale is None else None
+        if by is not None:  # held by a step's call: in flight, or its process stopped
+            if open_intent(world.store, by) is not None:
+                raise UsageError(
+                    in_flight_message(tool, doubt_key(tool, _as_text(nodes)), defs.name, by)
+                )
+            # its instance has since let go of the call without settling it here
+            stale = Intent(by, tool.iri, tool.iri, "", "[]", tuple(holding_at(node, by)))
         if stale is not None:
             (worker.world if worker is not None else world).commit(Change(remove=list(stale.quads)))
         return stale

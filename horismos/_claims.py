@@ -485,7 +485,12 @@ class FencedStore(WrappedStore):
     def apply(self, change: Change) -> Digest:
         try:
             return self.inner.apply(
-                Change(change.add, change.remove, (*change.expect, *self.worker.fence))
+                Change(
+                    change.add,
+                    change.remove,
+                    (*change.expect, *self.worker.fence),
+                    change.absent,
+                )
             )
         except Conflict:
             if not self.worker.alive():

@@ -350,6 +350,11 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
         )
     elif cleared is None:
         print(f"no call of {tool.name} with these arguments is in doubt; nothing changed")
+    elif not cleared.started:  # what a step's call held, its instance gone on without it
+        print(
+            f"cleared the hold workflow instance {agent.definitions.name(cleared.instance)} "
+            f"left on calls of {tool.name} with these arguments: it may be called again"
+        )
     else:
         print(
             f"cleared the call of {tool.name} in doubt (started {cleared.started}, arguments "

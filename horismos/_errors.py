@@ -22,6 +22,7 @@ HorismosError
 │   │   └── RemoteConflict          the system of record changed since it was hydrated
 │   ├── GateRejected            the result breaks the declared effect or a domain shape
 │   ├── PolicyRefused           the tool's side-effect class is outside the policy
+│   ├── CallInFlight            another step is calling the tool on the same subject
 │   ├── ScopeRefused            a commit outside the adapter's granted scopes; nothing sent
 │   ├── PartialCommit           some effects of an adapter commit were accepted, some not
 │   ├── StepBudgetExceeded      an instance ran its ``horis:maxSteps``: a loop that never ends
@@ -43,6 +44,7 @@ __all__ = [
     "ArgumentTypeError",
     "AuthoringError",
     "BrokerError",
+    "CallInFlight",
     "Divergence",
     "GateRejected",
     "HorismosError",
@@ -299,6 +301,19 @@ class PolicyRefused(RunError):
         super().__init__(message, **kw)
         self.side_effect = side_effect
         self.allowed = tuple(allowed)
+
+
+class CallInFlight(RunError):
+    """Another instance's step is calling this tool, which is not idempotent, on the same
+    subject (or its process stopped mid-call): the tool is not called. The step blocks its
+    instance; run again once that call has landed, its preconditions are checked anew.
+    ``holder`` is that instance."""
+
+    kind = "in_flight"
+
+    def __init__(self, message: str, *, holder: str, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.holder = holder
 
 
 class ScopeRefused(RunError):

@@ -27,12 +27,20 @@ is not idempotent:
 
 - a catalog call keeps its intent there while it is in flight; its commit removes it, unless
   the outcome is unknown;
+- a step holds the node while its call is made (:func:`holds`: two quads, written with its
+  intent, removed with it);
 - a step whose call was sent and never answered, or whose instance is found with an open
-  intent, writes it there with the commit that records the failure;
-- while it is there, a step or call of that tool on that subject is not made: it fails (a step,
+  intent, completes what it holds there into an intent with the commit that records the
+  failure (:func:`doubt_marks`): the call is then in doubt;
+- in doubt there, a step or call of that tool on that subject is not made: it fails (a step,
   with :class:`~horismos.OutcomeUnknown`, taking ``horis:onError``) or is refused (a call),
   until someone who has checked with the system it acts on clears it
-  (``horismos tools reconcile``).
+  (``horismos tools reconcile``); held by another instance's step, a step is blocked
+  (:class:`~horismos.CallInFlight`) and a call refused.
+
+Every write that puts a call at a node requires :func:`held` absent in its own transaction
+(``Change.absent``). Looking first and writing after, two processes — or two instances of one
+process, between their awaits — could both find the node free and both call.
 """
 
 from __future__ import annotations
@@ -60,7 +68,12 @@ __all__ = [
     "doubt_message",
     "doubt_node",
     "doubt_place",
-    "in_doubt",
+    "held",
+    "holder",
+    "holding_at",
+    "holds",
+    "in_flight_message",
+    "key_at",
     "open_intent",
     "open_step_intents",
     "read_intent",
@@ -69,6 +82,7 @@ __all__ = [
 # rdflib answers RDF.type, PROV.x and the like through a metaclass __getattr__ on each use
 _TYPE, _COMMENT, _STEP_EXECUTION = RDF.type, RDFS.comment, HORIS.StepExecution
 _ACTIVITY, _STARTED, _STEP = PROV.Activity, PROV.startedAtTime, HORIS.step
+_INSTANCE = HORIS.instance
 
 
 @dataclass(frozen=True)
@@ -134,17 +148,51 @@ def doubt_message(
     )
 
 
-def in_doubt(
-    store: Store, tool: Tool, calls: Iterable[Mapping[str, Any]]
-) -> tuple[Node, Intent] | None:
-    """The first of ``calls`` (their arguments as the trace writes them) that an earlier call
-    of ``tool`` left in doubt: its key and what is kept of that call."""
-    for args in calls:
-        key = doubt_key(tool, args)
-        found = read_intent(store, doubt_node(tool.iri, key))
-        if found is not None:
-            return key, found
-    return None
+def held(node: URIRef) -> Quad:
+    """The quad every call kept at a doubt node writes there, in flight or in doubt: a commit
+    that requires it absent (``Change.absent``) lands only while nobody else is there."""
+    return (node, _TYPE, _STEP_EXECUTION, INSTANCES)
+
+
+def holds(instance: URIRef, tool: Tool, calls: Iterable[Mapping[str, Any]]) -> list[Quad]:
+    """What a step's calls of ``tool`` keep at their doubt nodes while they are made (their
+    arguments as the trace writes them): :func:`held` and the instance making them. Two quads,
+    not a whole intent: the instance's own intent says the rest, and a call whose outcome
+    turns out unknown completes them into one (:func:`doubt_marks`)."""
+    quads: list[Quad] = []
+    for node in dict.fromkeys(doubt_node(tool.iri, doubt_key(tool, args)) for args in calls):
+        quads += holding_at(node, instance)
+    return quads
+
+
+def holding_at(node: URIRef, instance: URIRef) -> list[Quad]:
+    """What ``instance``'s step keeps at ``node`` while it calls (:func:`holds`)."""
+    return [held(node), (node, _INSTANCE, instance, INSTANCES)]
+
+
+def holder(store: Store, node: URIRef) -> URIRef | None:
+    """The instance whose step holds ``node`` while it calls (or whose process stopped
+    mid-call), when what is kept there is not a whole intent."""
+    found = next(iter(store.objects(node, _INSTANCE)), None)
+    return found if isinstance(found, URIRef) else None
+
+
+def key_at(tool: Tool, node: URIRef, calls: Iterable[Mapping[str, Any]]) -> Node:
+    """Which of ``calls`` is kept at ``node``: its :func:`doubt_key`."""
+    return next(key for args in calls if doubt_node(tool.iri, key := doubt_key(tool, args)) == node)
+
+
+def in_flight_message(tool: Tool, key: Node, name: Callable[[Node], str], by: URIRef) -> str:
+    """Why a call of ``tool`` on ``key`` is not made while a workflow step is calling it there
+    (or its process stopped mid-call), in every lane's words."""
+    on = doubt_place(key, name)
+    return (
+        f"workflow instance {name(by)} is calling {tool.name}{on}, or its process stopped "
+        f"mid-call; {tool.name} is not idempotent, so it is not called again meanwhile. Once "
+        "that call has landed, try again (preconditions are checked anew); if that process "
+        "has stopped, continue the instance (horismos run or resume on the same store): the "
+        "call is then held in doubt until `horismos tools reconcile` clears it"
+    )
 
 
 def doubt_marks(
@@ -197,7 +245,7 @@ def announce(
     triples = [
         (node, _TYPE, _STEP_EXECUTION),
         (node, _TYPE, _ACTIVITY),
-        (node, HORIS.instance, instance),
+        (node, _INSTANCE, instance),
         (node, HORIS.step, step),
         (node, HORIS.tool, tool),
         (node, _STARTED, started),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import os
 import re
 import time
@@ -26,6 +27,7 @@ from ._definitions import Definitions
 from ._errors import (
     ArgumentTypeError,
     AuthoringError,
+    CallInFlight,
     GateRejected,
     InstanceFailed,
     NotSent,
@@ -38,7 +40,19 @@ from ._errors import (
 )
 from ._gate import Gate, Verdict
 from ._hazards import cycle_through
-from ._intents import Intent, announce, doubt_marks, doubt_message, in_doubt, open_intent
+from ._intents import (
+    Intent,
+    announce,
+    doubt_marks,
+    doubt_message,
+    held,
+    holder,
+    holds,
+    in_flight_message,
+    key_at,
+    open_intent,
+    read_intent,
+)
 from ._literals import INTEGER_TYPES, well_formed
 from ._model import (
     ActionStep,
@@ -593,12 +607,17 @@ class Runner:
             stale = open_intent(self.store, inst.instance)
         if stale is not None:
             self._state[inst.instance].extend(stale.quads)  # this step's commit removes it
+            called = self.defs.tools.get(stale.tool)
+            if self.holds_doubt and called is not None and not called.idempotent:
+                # in doubt for every lane, not only this instance (announced at another step
+                # too: the definitions changed since, and the call may have acted)
+                self._pending.setdefault(inst.instance, []).extend(
+                    doubt_marks(inst.instance, stale.step, called, stale.started, stale.args)
+                )
+                # what it held there becomes part of that: replaced, not counted again
+                self._state[inst.instance].extend(self._still_held(inst.instance, called, stale))
             if stale.step == step.iri and not tool.idempotent:
                 rec.status, rec.error = "failed", stale.unknown(tool.name, self.defs.name(step.iri))
-                if self.holds_doubt:  # in doubt for every lane, not only this instance
-                    self._pending.setdefault(inst.instance, []).extend(
-                        doubt_marks(inst.instance, step.iri, tool, stale.started, stale.args)
-                    )
                 return rec, step.on_error
         # 1. preconditions: the step's, then the tool's own
         if step.requires is not None:
@@ -642,21 +661,20 @@ class Runner:
                 check_scopes(tool, step)
             if waiting is not None:
                 return self._await_approval(inst, rec, waiting, started), None
-            # an earlier call of this tool on the same subject may have acted: not again
-            if not tool.idempotent and self.holds_doubt and inst.instance not in self._intent_at:
-                doubt = in_doubt(self.store, tool, rec.args)
-                if doubt is not None:
-                    rec.status, rec.error = "failed", self._doubted(step, tool, *doubt)
-                    return rec, step.on_error
-            # the approvals this call takes are used up with the step's commit, whatever comes
-            # of the call: a person approved one call, not every pass of a loop
-            self._pending.setdefault(inst.instance, []).extend(used)
             # an intent guards a real call (a replay commits it too, to the same effect:
             # the commits a replay makes are the recorded run's, in the same order)
             if not tool.idempotent and (
                 inst.instance in self._state or inst.instance in self._fresh
             ):
-                self._announce(inst, step, tool, began, rec.args)
+                try:
+                    self._announce(inst, step, tool, began, rec.args)
+                except Conflict as e:
+                    if not e.present or inst.instance in self._intent_at:
+                        raise  # the instance moved on elsewhere; a catalog call says why
+                    return self._held_elsewhere(rec, step, tool, cast(URIRef, e.present[0][0]))
+            # the approvals this call takes are used up with the step's commit, whatever comes
+            # of the call: a person approved one call, not every pass of a loop
+            self._pending.setdefault(inst.instance, []).extend(used)
             if tool.adapter is not None:
                 return await self._adapter_action(inst, rec, step, tool, calls, started)
             effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, began)
@@ -786,15 +804,54 @@ class Runner:
         At a new instance's first step the intent creates the instance too, running at this
         step at version 0, as a commit of its own would have left it; nothing to expect."""
         at = self._intent_at.get(inst.instance)
-        intent = announce(inst.instance, step.iri, tool.iri, started, args, at)
-        created = self._fresh.pop(inst.instance, None)
+        quads = list(announce(inst.instance, step.iri, tool.iri, started, args, at).quads)
+        if at is not None:  # a catalog call's intent is at its doubt node: nobody else's there
+            absent: tuple[tuple, ...] = (held(at),)
+        elif self.holds_doubt:  # a step's call holds the doubt node it acts on while it is made
+            holding = holds(inst.instance, tool, args)
+            quads += holding
+            absent = tuple(holding[::2])  # held(node) of each
+        else:
+            absent = ()
+        created = self._fresh.get(inst.instance)
         if created is not None:
             state = self._state_quads(inst, "running", 0, step.iri)
-            self.world.commit(Change(add=[*created, *state, *intent.quads]))
+            try:
+                self.world.commit(Change(add=[*created, *state, *quads], absent=absent))
+            except Conflict:
+                del self._state[inst.instance]  # not created: the step's commit creates it
+                raise
+            del self._fresh[inst.instance]
         else:
             state = self._state[inst.instance]
-            self.world.commit(Change(add=list(intent.quads), expect=_guard(state)))
-        state.extend(intent.quads)  # the step's final commit removes it
+            self.world.commit(Change(add=quads, expect=_guard(state), absent=absent))
+        state.extend(quads)  # the step's final commit removes them
+
+    def _still_held(self, instance: URIRef, tool: Tool, stale: Intent) -> list[tuple]:
+        """What ``instance``'s step holds for the call its process stopped in, as stored (an
+        intent announced before steps held their nodes holds none)."""
+        quads = holds(instance, tool, json.loads(stale.args))
+        return [q for q in quads if holder(self.store, cast(URIRef, q[0])) == instance]
+
+    def _held_elsewhere(
+        self, rec: StepRecord, step: ActionStep, tool: Tool, node: URIRef
+    ) -> tuple[StepRecord, URIRef | None]:
+        """A step whose call another holds: in doubt there (it fails, taking horis:onError),
+        or being made by another instance's step (it is blocked, and tried again later)."""
+        key = key_at(tool, node, rec.args)
+        earlier = read_intent(self.store, node)
+        if earlier is not None:
+            rec.status, rec.error = "failed", self._doubted(step, tool, key, earlier)
+            return rec, step.on_error
+        by = holder(self.store, node) or node
+        rec.error = CallInFlight(
+            in_flight_message(tool, key, self.defs.name, by),
+            holder=str(by),
+            step=str(step.iri),
+            tool=str(tool.iri),
+        )
+        rec.status, rec.blocked_by = "blocked", str(rec.error)
+        return rec, None
 
     def _doubted(self, step: ActionStep, tool: Tool, key: Node, earlier: Intent) -> RunError:
         """Why a step does not call a tool an earlier call left in doubt on the same subject."""
@@ -829,8 +886,6 @@ class Runner:
                 ),
                 outgoing=frozenset(subject),
                 predicates=self.gate.first_reads(tool) if subject else None,
-                # a tool with no subject is held in doubt by its arguments: asked apart
-                doubt=None if tool.idempotent or not subject else (tool.iri, subject[0]),
             )
         return ahead
 

@@ -8,6 +8,7 @@ with ``tools reconcile``. An instance's own intent is tested in tests/test_durab
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -18,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PREFIXES, Build
+from conftest import EX, PREFIXES, Build
 from rdflib import URIRef
 
-from horismos import UsageError, World
+from horismos import CallInFlight, UsageError, World
 from horismos._world import INSTANCES
 
 ALLOW = ["ReadOnly", "HostStateWrite", "ExternalCommit"]
@@ -176,6 +177,148 @@ def test_a_call_in_doubt_stops_a_workflow_step_on_its_subject(build: Build) -> N
     assert charge.acted.count("http://example.org/clinic#p1") == 1
 
 
+# -- calls made at the same moment ----------------------------------------------------------
+
+AT_ONCE = BILL.replace('"1s"', '"10s"') + """
+:Bill2 a horis:Workflow ; horis:focusType :Patient ; horis:start :Charge2 .
+:Charge2 a horis:ActionStep ;
+    horis:tool :t.charge ;
+    horis:requires "?this a :Patient . FILTER NOT EXISTS { ?this :ref ?r }" ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+:Rounds a horis:Workflow ; horis:focusType :Nurse ; horis:start :ChargeUrgent .
+:ChargeUrgent a horis:ActionStep ;
+    horis:tool :t.charge ;
+    horis:requires "?this a :Nurse . ?p :acuity :urgent . FILTER NOT EXISTS { ?p :ref ?r }" ;
+    horis:bind [ horis:arg "patient" ; horis:var "p" ] .
+"""
+
+
+class SlowCharge:
+    """A charge that takes a while to answer, so calls made at once overlap in it."""
+
+    def __init__(self) -> None:
+        self.acted: list[str] = []
+
+    async def __call__(self, patient: Any) -> dict[str, str]:
+        self.acted.append(str(patient))
+        await asyncio.sleep(0.3)
+        return {"ref": f"R-{len(self.acted)}"}
+
+
+def _at_once(build: Build) -> tuple[Any, World, SlowCharge]:
+    charge = SlowCharge()
+
+    async def call(patient: Any) -> dict[str, str]:  # a coroutine function, as bindings await
+        return await charge(patient)
+
+    agent, world = build(AT_ONCE, tools={"charge": call})
+    return agent, world, charge
+
+
+def test_two_workflows_charging_one_subject_at_once_charge_it_once(build: Build) -> None:
+    """Each step's precondition ("not charged yet") held when it was checked; the calls
+    overlapped. The second step finds the first's call holding its subject: it is blocked,
+    and, run again once that call has landed, its precondition no longer holds."""
+    agent, world, charge = _at_once(build)
+
+    async def both() -> list[Any]:
+        return list(await asyncio.gather(
+            agent.arun(world, focus=":p1", workflow=str(EX.Bill)),
+            agent.arun(world, focus=":p1", workflow=str(EX.Bill2)),
+        ))
+
+    first, second = asyncio.run(both())
+    assert charge.acted == [str(EX.p1)]
+    assert first.status == "completed" and second.status == "blocked"
+    (inst,) = second.instances
+    assert isinstance(inst.error, CallInFlight)
+    assert inst.error.holder == str(first.instances[0].instance)
+    assert "is calling t.charge on :p1" in str(inst.error)
+    assert intents(world) == []  # nothing held once the call landed
+
+    again = agent.run(world, focus=":p1", workflow=str(EX.Bill2))
+    assert again.status == "blocked" and "FILTER NOT EXISTS" in str(again.instances[0].blocked_by)
+    assert charge.acted == [str(EX.p1)]
+
+
+def test_a_step_holds_its_subject_even_when_it_is_not_the_focus(build: Build) -> None:
+    """A nurse's round charges the urgent patient: its step acts on :p1, which no claim on
+    its focus covers. A catalog call and a patient's own workflow on :p1 at the same moment
+    do not charge again."""
+    agent, world, charge = _at_once(build)
+
+    async def three() -> list[Any]:
+        return list(await asyncio.gather(
+            agent.arun(world, focus=":n1", workflow=str(EX.Rounds)),
+            agent.catalog.acall("t.charge", {"patient": ":p1"}, world, allow=ALLOW),
+            agent.arun(world, focus=":p1", workflow=str(EX.Bill2)),
+        ))
+
+    rounds, call, bill = asyncio.run(three())
+    assert charge.acted == [str(EX.p1)]
+    assert rounds.status == "completed"
+    assert call.status == "refused" and call.error is not None
+    if world.store.shared:  # the patient's own run claimed :p1 across processes first
+        assert call.error["kind"] == "busy"
+    else:
+        assert call.error["kind"] == "outcome_unknown"
+        assert "workflow instance" in call.error["message"]
+    assert bill.status == "blocked"
+    assert intents(world) == []
+
+
+SLOW_TOOLS = """
+import os, time
+from pathlib import Path
+
+def charge(patient):
+    ledger = Path(os.environ["LEDGER"])
+    with open(ledger, "a") as f:
+        f.write(f"charge {patient}\\n")
+    (ledger.parent / "acted").write_text("here")
+    time.sleep(float(os.environ.get("TAKES", "0")))
+    return {"ref": "R-1"}
+"""
+
+
+def test_two_processes_charging_one_subject_on_a_shared_world_charge_it_once(
+        tmp_path: Path) -> None:
+    """Two ``horismos run`` processes, two workflows on one patient of a world on a real
+    ``oxigraph serve``: the second's step is made while the first's call is in flight. The
+    check that nobody holds the patient rides in the commit's own update, so both cannot
+    pass it."""
+    from oxigraph_server import OxigraphServer
+
+    server = OxigraphServer(tmp_path / "db")
+    try:
+        defs = PREFIXES + ":Patient a owl:Class .\n:Nurse a owl:Class .\n" + AT_ONCE
+        (tmp_path / "defs.ttl").write_text(defs.replace('"10s"', '"60s"'))
+        (tmp_path / "world.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
+        (tmp_path / "tools.py").write_text(SLOW_TOOLS)
+        loaded = _cli(tmp_path, "load", "world.ttl", "--store", server.store)
+        assert loaded.returncode == 0, loaded.stderr
+        run = ["run", "defs.ttl", "--store", server.store, "--focus", ":p1", "--tools",
+               "tools.py", "--allow", ",".join(ALLOW)]
+        env = dict(_env(tmp_path, False), TAKES="3")
+        first = subprocess.Popen([sys.executable, "-m", "horismos", *run, "--workflow",
+                                  ":Bill"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "acted").exists():
+            assert first.poll() is None, first.communicate()
+            assert time.monotonic() < deadline, "the first call did not reach the tool"
+            time.sleep(0.05)
+        second = _cli(tmp_path, *run, "--workflow", ":Bill2")
+        out, err = first.communicate(timeout=120)
+        assert first.returncode == 0, out + err
+        assert "is calling t.charge on :p1" in second.stdout + second.stderr
+        assert second.returncode != 0 and "Traceback" not in second.stderr
+        ledger = (tmp_path / "ledger.txt").read_text().splitlines()
+        assert ledger == ["charge http://example.org/clinic#p1"]
+    finally:
+        server.stop()
+
+
 # -- the command line, killed mid-call -------------------------------------------------------
 
 CLI_TOOLS = """
@@ -251,22 +394,6 @@ def test_a_call_killed_mid_call_is_not_made_again_until_reconciled(tmp_path: Pat
                      "memory", "--args", '{"patient": ":p1"}')
     assert in_memory.returncode == 2 and "Traceback" not in in_memory.stderr
     assert "a world in memory holds no call in doubt" in in_memory.stderr
-
-
-@pytest.mark.parametrize("subject", ["http://example.org/clinic#p1",
-                                     "http://example.org/clinic#pé/ü?x=1"])
-def test_sparql_names_the_doubt_node_as_python_does(subject: str) -> None:
-    """A sparql: read-ahead fetches a step's doubt node with its precondition, naming it in
-    SPARQL; named otherwise, the step would ask again in a request of its own."""
-    import pyoxigraph as ox
-
-    from horismos._stores.base import doubt_node
-    from horismos._stores.sparql import _doubt_branch
-
-    tool = URIRef("http://example.org/clinic#t.charge")
-    branch = _doubt_branch((tool, "this"), lambda _: f"VALUES ?horis_ahead_n {{ <{subject}> }}")
-    (row,) = ox.Store().query(f"SELECT * WHERE {branch[0]}")
-    assert row["horis_ahead_o"].value == str(doubt_node(tool, URIRef(subject)))
 
 
 @pytest.mark.parametrize("recorded_before", [False, True])

@@ -6,9 +6,9 @@ import horismos
 
 PUBLIC = [
     "HORIS", "Adapter", "Agent", "ArgumentTypeError", "AuthoringError", "BrokerError",
-    "CallResult", "Catalog", "Conflict", "Definitions", "Digest", "Discovery", "Divergence",
-    "GateRejected", "HorismosError", "Hydrated", "InstanceFailed", "InstanceRun", "LeaseLost",
-    "LowDisk", "NotSent", "OutcomeUnknown", "OutputQuotaExceeded", "PartialCommit",
+    "CallInFlight", "CallResult", "Catalog", "Conflict", "Definitions", "Digest", "Discovery",
+    "Divergence", "GateRejected", "HorismosError", "Hydrated", "InstanceFailed", "InstanceRun",
+    "LeaseLost", "LowDisk", "NotSent", "OutcomeUnknown", "OutputQuotaExceeded", "PartialCommit",
     "PolicyRefused", "PreconditionError", "Problem", "ProgramMissing", "RemoteConflict",
     "ReplayReport", "ResultTooLarge", "Run", "RunError", "ScopeRefused", "ShaclMessage",
     "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError", "ToolTimeout",

@@ -17,7 +17,7 @@ import pytest
 from conftest import ASSIGN_TOOL, EX
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rdflib import XSD, BNode, Literal, URIRef
+from rdflib import RDF, XSD, BNode, Literal, URIRef
 
 from horismos import HORIS, AuthoringError, OutcomeUnknown, UsageError, World
 from horismos._stores import RUNTIME, Change, Conflict, StoreError, open_store
@@ -74,6 +74,30 @@ def test_a_guarded_change_lands_only_while_what_it_expects_is_stored(world):
 
     assert quads(world) == before  # nothing of it landed
     assert (A, HORIS.version, Literal(2), INSTANCES) in before
+
+
+def test_a_change_requiring_a_quad_absent_lands_only_while_nobody_wrote_it(world):
+    """Two writers that both read "nobody holds this" cannot both land: the store checks the
+    absence in the commit's own transaction, and says which quad was there."""
+    held = (A, RDF.type, HORIS.StepExecution, INSTANCES)
+    first = (A, HORIS.instance, URIRef("urn:test:i1"), INSTANCES)
+    version = (B, HORIS.version, Literal(1), INSTANCES)
+    world.commit(Change(add=[version]))
+    world.commit(Change(add=[held, first], expect=(version,), absent=(held,)))
+    before = quads(world)
+    digest = world.digest()
+
+    for expect in [(), (version,)]:  # alone, and with what a step's commit expects
+        with pytest.raises(Conflict) as caught:
+            world.commit(Change(add=[held, (A, HORIS.instance, URIRef("urn:test:i2"), INSTANCES),
+                                     (B, P, Literal("late"), G)],
+                                expect=expect, absent=(held, (B, P, B, G))))
+        assert caught.value.present == (held,)
+        assert quads(world) == before and world.digest() == digest
+
+    world.commit(Change(remove=[held, first]))
+    world.commit(Change(add=[held], absent=(held,)))
+    assert held[:3] in world.graph.graph(INSTANCES)
 
 
 def test_bookkeeping_graphs_stay_out_of_the_world(world):

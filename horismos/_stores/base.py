@@ -107,21 +107,29 @@ class Conflict(HorismosError):
     committing over the other writer's work.
     """
 
-    def __init__(self, message: str, *, expected: tuple[Quad, ...] = ()) -> None:
+    def __init__(
+        self, message: str, *, expected: tuple[Quad, ...] = (), present: tuple[Quad, ...] = ()
+    ) -> None:
         super().__init__(message)
         self.expected = expected
+        self.present = present
+        """Of the quads the commit required absent, those found stored (all of them when a
+        store cannot tell which)."""
 
 
 @dataclass
 class Change:
     """What one commit removes and adds, as quads (graph ``None`` is the default graph).
 
-    ``expect``: quads that must all be stored for the change to land (else :class:`Conflict`).
+    ``expect``: quads that must all be stored for the change to land, ``absent``: quads that
+    must not be (else :class:`Conflict`, nothing landed) — checked in the same transaction as
+    the write, so two writers that both read "not there" cannot both land.
     """
 
     add: list[Quad] = field(default_factory=list)
     remove: list[Quad] = field(default_factory=list)
     expect: tuple[Quad, ...] = ()
+    absent: tuple[Quad, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,9 +151,6 @@ class ReadAhead:
     outgoing: frozenset[str] = frozenset()
     also: tuple[Precondition, ...] = ()
     predicates: frozenset[Node] | None = None
-    doubt: tuple[URIRef, str] | None = None
-    """A tool that is not idempotent and the variable of its effect's subject: the step then
-    reads whether a call of it there is in doubt (:func:`doubt_node`'s ``horis:step``)."""
 
 
 class Store:

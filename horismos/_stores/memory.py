@@ -75,7 +75,10 @@ class MemoryStore(Store):
 
     def apply(self, change: Change) -> Digest:
         change = Change(
-            canonical(change.add), canonical(change.remove), tuple(canonical(change.expect))
+            canonical(change.add),
+            canonical(change.remove),
+            tuple(canonical(change.expect)),
+            tuple(canonical(change.absent)),
         )
         with self._lock:
             for q in change.expect:
@@ -84,6 +87,13 @@ class MemoryStore(Store):
                         f"expected {q[0].n3()} {q[1].n3()} {q[2].n3()} is no longer "
                         "stored: another writer changed it first",
                         expected=change.expect,
+                    )
+            for q in change.absent:
+                if self._stored(q):
+                    raise Conflict(
+                        f"{q[0].n3()} {q[1].n3()} {q[2].n3()} is stored: another writer "
+                        "wrote it first",
+                        present=(q,),
                     )
             add = dict.fromkeys(change.add)
             removed = [q for q in dict.fromkeys(change.remove) if q not in add and self._stored(q)]

@@ -824,6 +824,13 @@ class OxigraphStore(Store):
                             "changed it first",
                             expected=change.expect,
                         )
+            if change.absent:
+                for q, (_, as_ox, _) in zip(change.absent, _encoded(change.absent), strict=True):
+                    if as_ox in store:
+                        raise Conflict(
+                            f"{_show(q)} is stored: another writer wrote it first",
+                            present=(q,),
+                        )
             add = {e[1]: e for e in _encoded(change.add)}
             removing = {e[1]: e for e in _encoded(change.remove)}
             removed = [e for k, e in removing.items() if k not in add and k in store]

@@ -49,7 +49,7 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
@@ -64,10 +64,8 @@ from .._digest import ZERO, Digest, sum_of_texts
 from .._errors import UsageError
 from .._preconditions import Precondition
 from .._redact import redact_text, redact_url
-from .._vocab import HORIS
 from .base import (
     DIGEST_GRAPH,
-    DOUBT,
     INSTANCES,
     LTHASH,
     RUNTIME,
@@ -241,11 +239,6 @@ class SparqlStore(Store):
         out: dict[Node, dict[tuple[Node, Node], None]] = {}
         seen: dict[tuple[Node, Node | None], dict[Node, None]] = {}
         for r in rows:
-            if r[_K] == _DOUBTS:  # a call in doubt there, or (no step) none
-                found = seen.setdefault((r[_O], _STEP), {})
-                if _T in r:
-                    found[r[_T]] = None
-                continue
             node = r[_N]
             if r[_K] == _TYPES:
                 found = types.setdefault(node, {})
@@ -363,9 +356,10 @@ class SparqlStore(Store):
         add = {q.key: q for q in adds if q.world}
         removed = {q.key: q for q in texted(change.remove)}
         removes = [q for k, q in removed.items() if k not in add and q.world]
-        if change.expect:  # the runner's commit: what it removes it read, what it adds is new
+        if change.expect or change.absent:
+            # the runner's commit: what it removes it read, what it adds is new
             delta = _delta([q for k, q in add.items() if k not in removed], removes)
-            guard = block(texted(change.expect))
+            guard = _absent_and_present(texted(change.absent), texted(change.expect))
         elif not add and not removes:
             return self._plain(removed.values(), adds, ZERO)
         elif len(add) + len(removes) <= _ASSUMED:
@@ -379,8 +373,17 @@ class SparqlStore(Store):
         try:
             self._guarded(removed.values(), adds, delta, guard)
         except _Unmatched:
-            if not change.expect:
+            if not change.expect and not change.absent:
                 return self._plain(removed.values(), adds, self._exact_delta(add.values(), removes))
+            stored = self._stored([(q.s, q.p, q.o, q.g or None) for q in texted(change.absent)])
+            if stored:
+                present = tuple(q for i, q in enumerate(change.absent) if i in stored)
+                raise Conflict(
+                    "another writer wrote first what this commit required absent ("
+                    + "; ".join(f"{s.n3()} {p.n3()} {o.n3()}" for s, p, o, _ in present)
+                    + ")",
+                    present=present,
+                ) from None
             raise Conflict(
                 "another writer changed what this commit expected first ("
                 + "; ".join(f"{s.n3()} {p.n3()} {o.n3()}" for s, p, o, _ in change.expect)
@@ -624,11 +627,10 @@ def _modify(remove: Iterable[Texted], add: Iterable[Texted], mine: str, where: s
     )
 
 
-def _absent_and_present(add: Iterable[Texted], removes: Iterable[Texted]) -> str:
-    """A group pattern matching when no quad of ``add`` is stored and every one of
-    ``removes`` is (none holds a blank node)."""
-    present = block(removes)
-    return present + "".join(f"\nFILTER NOT EXISTS {{ {block([q])} }}" for q in add)
+def _absent_and_present(absent: Iterable[Texted], present: Iterable[Texted]) -> str:
+    """A group pattern matching when no quad of ``absent`` is stored and every one of
+    ``present`` is (none holds a blank node)."""
+    return block(present) + "".join(f"\nFILTER NOT EXISTS {{ {block([q])} }}" for q in absent)
 
 
 def _term(value: Mapping[str, str]) -> Node:
@@ -699,8 +701,7 @@ def _first_group(query: str) -> int:
 _K, _N, _T, _P, _O, _BP, _BO, _OT, _R = (
     f"horis_ahead_{n}" for n in ("k", "n", "t", "p", "o", "bp", "bo", "ot", "r")
 )
-_TYPES, _EDGES, _DOUBTS = Literal("t"), Literal("g"), Literal("d")
-_STEP = HORIS.step  # what a call in doubt is found by (intents, _intents.read_intent)
+_TYPES, _EDGES = Literal("t"), Literal("g")
 _VARNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -727,8 +728,6 @@ def _ahead_branches(
                 f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} a ?{_T} }} "
                 f"BIND({nt(_TYPES)} AS ?{_K}) }}"
             )
-    if ahead.doubt is not None:
-        out += _doubt_branch(ahead.doubt, nodes)
     # rdf:type always: the types kept for objects() come from the triples fetched
     only = "" if ahead.predicates is None else _one_of(_P, ahead.predicates | {RDF.type})
     for var in sorted(ahead.outgoing):
@@ -740,23 +739,6 @@ def _ahead_branches(
                 f"BIND({nt(_EDGES)} AS ?{_K}) }}"
             )
     return out
-
-
-def _doubt_branch(doubt: tuple[URIRef, str], nodes: Callable[[str], str]) -> list[str]:
-    """The branch fetching whether a call of a tool that is not idempotent is in doubt on
-    each solution's subject: its :func:`~.base.doubt_node`, named in SPARQL as in Python (the
-    SHA-256 of the tool's IRI, a newline and the subject's N-Triples term), and that node's
-    ``horis:step``, if any. A subject that is not an IRI is left to the read that asks."""
-    tool, var = doubt
-    src = nodes(var)
-    if not src:
-        return []
-    hashed = f'SHA256(CONCAT({json.dumps(str(tool))}, "\\n<", STR(?{_N}), ">"))'
-    name = f'IRI(CONCAT("{DOUBT}", SUBSTR({hashed}, 1, 32)))'
-    return [
-        f"{{ {src} FILTER(isIRI(?{_N})) BIND({name} AS ?{_O}) "
-        f"OPTIONAL {{ ?{_O} {nt(_STEP)} ?{_T} }} BIND({nt(_DOUBTS)} AS ?{_K}) }}"
-    ]
 
 
 def _edge(
