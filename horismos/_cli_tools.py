@@ -372,6 +372,7 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
 
 def cmd_tools_inventory(args: argparse.Namespace) -> int:
     """Write the inventory (stdout or --output), or --check a file against the declarations."""
+    writable("--output", args.output)
     inventory = _catalog_agent(args).catalog.inventory()
     n = plural(len(inventory["tools"]), "tool")
     if args.check:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ._agent import Agent
 from ._bindings.python import static_problem
-from ._cli_common import reach, reach_options
+from ._cli_common import reach, reach_options, writable
 from ._cli_viewer import graph_rendered, replay_page, view_arguments
 from ._definitions import load_definitions
 from ._diagram import draw
@@ -170,6 +170,7 @@ def cmd_trace_show(args: argparse.Namespace) -> int:
 
 def cmd_trace_export(args: argparse.Namespace) -> int:
     """Write the trace as PROV-O Turtle to ``--output`` or stdout."""
+    writable("--output", args.output)
     text = prov_graph(_read_trace(args.trace)).serialize(format="turtle")
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -205,6 +206,7 @@ def graph_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_graph(args: argparse.Namespace) -> int:
     """Print the workflow as a Mermaid flowchart or a Graphviz digraph."""
+    writable("--output", args.output)
     defs = load_definitions(args.paths)
     if not defs.workflows:
         raise UsageError(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rdflib import URIRef
 
+from ._cli_common import writable
 from ._definitions import Definitions, load_definitions
 from ._diagram import layout
 from ._diagram_svg import node_ids, render_svg, styled_dot
@@ -55,6 +56,7 @@ def view_arguments(sub: Any) -> None:
 
 def cmd_trace_view(args: argparse.Namespace) -> int:
     """Write the trace's viewer page to ``--output``."""
+    writable("--output", args.output)
     if not Path(args.trace).is_file():
         raise UsageError(f"{args.trace}: no such trace file")
     events = read_trace(args.trace)

@@ -289,3 +289,23 @@ def test_run_all_over_a_world_with_no_focus_node_says_why_nothing_ran(tmp_path: 
     assert p.returncode == 0, p.stdout + p.stderr
     assert "0 instances" in p.stdout
     assert "no node of :Patient (horis:focusType) is in the world" in p.stderr
+
+
+def test_every_output_file_in_a_missing_folder_is_refused_before_anything_is_written(
+        tmp_path: Path) -> None:
+    """``run --out`` refused a missing folder up front while the other writers failed on
+    the write itself, each in its own words; every one now says the same, and writes
+    nothing."""
+    ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "t.jsonl", cwd=tmp_path)
+    assert (tmp_path / "t.jsonl").is_file(), ran.stdout + ran.stderr
+    missing = str(tmp_path / "nowhere" / "out")
+    for args in (["run", *TRIAGE, *WORLD, *TOOLS, "--all", "--out", missing + ".trig"],
+                 ["trace", "export", "t.jsonl", "-o", missing + ".ttl"],
+                 ["trace", "view", "t.jsonl", "-o", missing + ".html"],
+                 ["graph", *TRIAGE, "-o", missing + ".mmd"],
+                 ["tools", "inventory", *TRIAGE, "-o", missing + ".json"]):
+        p = horismos(*args, cwd=tmp_path)
+        assert p.returncode == 2, (args, p.stdout + p.stderr)
+        assert "does not exist; create it first" in p.stderr, (args, p.stderr)
+        no_traceback(p)
+    assert not (tmp_path / "nowhere").exists()
