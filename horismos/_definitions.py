@@ -564,6 +564,9 @@ class _Builder:
                         ok = self.check_type(tool, a, what, typ, known, arg=False)
                         if ok and isinstance(prop, URIRef):
                             self.check_range(tool, a, prop, typ)
+                    for value in self.g.objects(a, HORIS.value):
+                        if isinstance(prop, URIRef):
+                            self.check_range(tool, a, prop, value, fixed=True)
         for wf in sorted(set(self.g.subjects(RDF.type, HORIS.Workflow)), key=str):
             for focus in self.g.objects(wf, HORIS.focusType):
                 if isinstance(focus, URIRef) and self.unknown(focus, known):
@@ -619,12 +622,19 @@ class _Builder:
             )
         return True
 
-    def check_range(self, tool: Node, holder: Node, prop: URIRef, typ: URIRef) -> None:
+    def check_range(
+        self, tool: Node, holder: Node, prop: URIRef, typ: Node, fixed: bool = False
+    ) -> None:
         """A value of the kind the ontology says ``prop`` takes: a literal for an
         owl:DatatypeProperty or a datatype range, a node for an owl:ObjectProperty or a class
         range. The other kind would pass the gate (it checks horis:type) and land in the world
-        contradicting the ontology, which reasoners, shapes and queries then trip over."""
-        given = self.kind(typ)
+        contradicting the ontology, which reasoners, shapes and queries then trip over.
+        ``fixed``: ``typ`` is a horis:value (horis:now, a literal or a node), not a type."""
+        given: str | None = (
+            ("literal" if typ == HORIS.now or isinstance(typ, Literal) else "node")
+            if fixed
+            else self.kind(typ)
+        )
         ranges = [r for r in self.g.objects(prop, RDFS.range) if self.kind(r) is not None]
         said: list[tuple[str, str | None]] = [
             (f"is an owl:{c}", kind)
@@ -637,18 +647,29 @@ class _Builder:
             return
         wanted = "node" if given == "literal" else "literal"
         fits = sorted(self.n(r) for r in ranges if self.kind(r) == wanted and isinstance(r, URIRef))
-        if fits:
-            hint = f"write horis:type {fits[0]}, the rdfs:range of {self.n(prop)}"
-        elif wanted == "literal":
-            hint = "write horis:type with an XSD datatype such as xsd:string"
+        if fixed:
+            hint = (
+                f'write horis:value with a literal ("…" or "…"^^{fits[0]})'
+                if fits and wanted == "literal"
+                else "write horis:value with a literal"
+                if wanted == "literal"
+                else "write horis:value with the IRI of a node (:someNode), not a literal"
+            )
+            said_by = f"horis:value {self.n(typ)} is a {given}"
         else:
-            hint = "write horis:type with the ontology class of the nodes it points to"
+            if fits:
+                hint = f"write horis:type {fits[0]}, the rdfs:range of {self.n(prop)}"
+            elif wanted == "literal":
+                hint = "write horis:type with an XSD datatype such as xsd:string"
+            else:
+                hint = "write horis:type with the ontology class of the nodes it points to"
+            said_by = f"horis:type {self.n(typ)} makes the tool's value a {given}"
         self.error(
             tool,
             f"asserted property {self.n(prop)} {' and '.join(against)} (its values are "
-            f"{wanted}s), but horis:type {self.n(typ)} makes the tool's value a {given}",
+            f"{wanted}s), but {said_by}",
             hint,
-            at=(holder, HORIS.type, typ),
+            at=(holder, HORIS.value if fixed else HORIS.type, typ),
         )
 
     def kind(self, t: Node) -> str | None:

@@ -142,6 +142,29 @@ def test_a_node_for_a_datatype_property_is_an_error_naming_its_range(tmp_path: P
     assert p.hint == "write horis:type xsd:string, the rdfs:range of :archiveRef"
 
 
+@pytest.mark.parametrize(("new", "said", "hint"), [
+    pytest.param(":assignedNurse ; horis:value horis:now",
+                 "asserted property :assignedNurse is an owl:ObjectProperty and has rdfs:range "
+                 ":Nurse (its values are nodes), but horis:value horis:now is a literal",
+                 "write horis:value with the IRI of a node (:someNode), not a literal",
+                 id="the-time-for-a-node"),
+    pytest.param(":queuedAt ; horis:value :urgent",
+                 "asserted property :queuedAt is an owl:DatatypeProperty and has rdfs:range "
+                 "xsd:dateTime (its values are literals), but horis:value :urgent is a node",
+                 'write horis:value with a literal ("…" or "…"^^xsd:dateTime)',
+                 id="a-node-for-a-time"),
+])
+def test_a_fixed_value_of_the_wrong_kind_is_an_error(
+        tmp_path: Path, new: str, said: str, hint: str) -> None:
+    """A horis:value lands as it is written, past the gate's type check: a literal under an
+    object property was committed as data."""
+    path, line = edited(tmp_path, TRIAGE, ":queuedAt ; horis:value horis:now", new)
+    p = the_one(problems(path, TRIAGE), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
+    assert p.message == said
+    assert p.hint == hint
+
+
 def test_a_range_alone_is_enough_to_contradict(tmp_path: Path) -> None:
     """A property given only an rdfs:range (no owl: kind) is held to it all the same."""
     ontology = tmp_path / "lab.ttl"
