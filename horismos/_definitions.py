@@ -108,6 +108,35 @@ DATATYPES = frozenset(
 )
 """What ``horis:type`` may name as a datatype without declaring it ``a rdfs:Datatype``."""
 
+_DERIVED_FROM = {
+    XSD[child]: XSD[parent]
+    for pair in (  # noqa: SIM905 (as _XSD_DATATYPES)
+        "integer<decimal nonPositiveInteger<integer negativeInteger<nonPositiveInteger "
+        "long<integer int<long short<int byte<short nonNegativeInteger<integer "
+        "unsignedLong<nonNegativeInteger unsignedInt<unsignedLong unsignedShort<unsignedInt "
+        "unsignedByte<unsignedShort positiveInteger<nonNegativeInteger "
+        "normalizedString<string token<normalizedString language<token NMTOKEN<token "
+        "Name<token NCName<Name dateTimeStamp<dateTime yearMonthDuration<duration "
+        "dayTimeDuration<duration"
+    ).split()
+    for child, parent in [pair.split("<")]
+}
+"""XSD's built-in datatypes derived by restriction, each to the one it restricts: a value of
+``xsd:int`` is an ``xsd:integer`` and an ``xsd:decimal``, not the other way round."""
+
+
+def _derives(given: URIRef, wanted: URIRef) -> bool:
+    """Whether a literal of ``given`` is also one of ``wanted`` (:data:`_DERIVED_FROM`)."""
+    if wanted == RDFS.Literal:
+        return True
+    if wanted == RDF.PlainLiteral:
+        return given in (XSD.string, RDF.langString) or _derives(given, XSD.string)
+    while given is not None:
+        if given == wanted:
+            return True
+        given = _DERIVED_FROM.get(given)  # type: ignore[assignment]
+    return False
+
 
 _USES = frozenset({HORIS.type, HORIS.property, HORIS.focusType})
 """Predicates that only use a term: a typo under them must not count as its declaration."""
@@ -643,6 +672,8 @@ class _Builder:
         ]
         said += [(f"has rdfs:range {self.n(r)}", self.kind(r)) for r in ranges]
         against = [why for why, kind in said if kind != given]
+        if given == "literal" and not against:
+            self.check_datatype_range(tool, holder, prop, typ, fixed, ranges)
         if given is None or not against:
             return
         wanted = "node" if given == "literal" else "literal"
@@ -671,6 +702,47 @@ class _Builder:
             hint,
             at=(holder, HORIS.value if fixed else HORIS.type, typ),
         )
+
+    def check_datatype_range(
+        self, tool: Node, holder: Node, prop: URIRef, typ: Node, fixed: bool, ranges: list[Node]
+    ) -> None:
+        """A literal of a datatype its property's rdfs:range does not allow (``xsd:string``
+        where the range is ``xsd:dateTime``): the gate holds the value to horis:type, so it
+        lands, and every query comparing it as the range says finds nothing. Only built-in
+        datatypes are compared; one the files declare is the modeler's to judge."""
+        if fixed:
+            value = typ
+            given = (
+                XSD.dateTime
+                if value == HORIS.now
+                else value.datatype or (RDF.langString if value.language else XSD.string)
+                if isinstance(value, Literal)
+                else None
+            )
+        else:
+            given = typ if isinstance(typ, URIRef) else None
+        if given not in DATATYPES or given == RDFS.Literal:
+            return
+        for r in ranges:
+            if not isinstance(r, URIRef) or r not in DATATYPES or _derives(given, r):
+                continue
+            shown = (
+                f'horis:value "{typ}" is'
+                if isinstance(typ, Literal)
+                else f"horis:value {self.n(typ)} is"
+                if fixed
+                else f"horis:type {self.n(typ)} makes the tool's value"
+            )
+            self.error(
+                tool,
+                f"asserted property {self.n(prop)} has rdfs:range {self.n(r)}, but {shown} "
+                f"a literal of {self.n(given)}, which is not one",
+                f"write horis:value with a literal of {self.n(r)}"
+                if fixed
+                else f"write horis:type {self.n(r)}, the rdfs:range of {self.n(prop)}",
+                at=(holder, HORIS.value if fixed else HORIS.type, typ),
+            )
+            return
 
     def kind(self, t: Node) -> str | None:
         """``literal`` or ``node``: what a value of type or range ``t`` is written as; None

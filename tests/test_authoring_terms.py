@@ -165,6 +165,36 @@ def test_a_fixed_value_of_the_wrong_kind_is_an_error(
     assert p.hint == hint
 
 
+@pytest.mark.parametrize(("new", "said", "hint"), [
+    pytest.param(":queuedAt ; horis:type xsd:string",
+                 "asserted property :queuedAt has rdfs:range xsd:dateTime, but horis:type "
+                 "xsd:string makes the tool's value a literal of xsd:string, which is not one",
+                 "write horis:type xsd:dateTime, the rdfs:range of :queuedAt",
+                 id="a-string-for-a-time"),
+    pytest.param(':queuedAt ; horis:value "soon"',
+                 "asserted property :queuedAt has rdfs:range xsd:dateTime, but horis:value "
+                 '"soon" is a literal of xsd:string, which is not one',
+                 "write horis:value with a literal of xsd:dateTime",
+                 id="a-fixed-string-for-a-time"),
+])
+def test_a_literal_of_a_datatype_its_range_does_not_allow_is_an_error(
+        tmp_path: Path, new: str, said: str, hint: str) -> None:
+    """The gate holds the value to horis:type, so a string landed where the ontology says
+    times go, and every query comparing times missed it."""
+    path, line = edited(tmp_path, TRIAGE, ":queuedAt ; horis:value horis:now", new)
+    p = the_one(problems(path, TRIAGE), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
+    assert p.message == said
+    assert p.hint == hint
+
+
+def test_a_datatype_derived_from_the_range_fits_it(tmp_path: Path) -> None:
+    """An xsd:dateTimeStamp is an xsd:dateTime: nothing to say."""
+    path, _ = edited(tmp_path, TRIAGE, ":queuedAt ; horis:value horis:now",
+                     ":queuedAt ; horis:type xsd:dateTimeStamp")
+    assert [p for p in problems(path, TRIAGE) if p.severity == "error"] == []
+
+
 def test_a_range_alone_is_enough_to_contradict(tmp_path: Path) -> None:
     """A property given only an rdfs:range (no owl: kind) is held to it all the same."""
     ontology = tmp_path / "lab.ttl"
