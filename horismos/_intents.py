@@ -239,12 +239,15 @@ def announce(
     node: URIRef | None = None,
 ) -> Intent:
     """The intent to call ``tool`` at ``step`` with ``args`` (as the trace shows them), kept
-    at the instance's intent node or at ``node``."""
+    at the instance's intent node or at ``node`` (a doubt node: typed there, since every call
+    kept at one holds it by its type, :func:`held`). At the instance's node it is found by
+    that node's name and its ``horis:step``: its types were two of its seven quads, written
+    and removed again on every call of a tool that is not idempotent."""
+    typed = node is not None
     node = node or _node(instance)
     text = json.dumps(list(args), sort_keys=True, ensure_ascii=False)
     triples = [
-        (node, _TYPE, _STEP_EXECUTION),
-        (node, _TYPE, _ACTIVITY),
+        *([(node, _TYPE, _STEP_EXECUTION), (node, _TYPE, _ACTIVITY)] if typed else []),
         (node, _INSTANCE, instance),
         (node, HORIS.step, step),
         (node, HORIS.tool, tool),
