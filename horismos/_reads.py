@@ -21,7 +21,8 @@ The reads, by op:
        predicates it was limited to (those the shapes judging it name) before the edges
 ``t``  a node's types (``rdf:type``, or the OWL-RL entailed ones)
 ``c``  a commit that landed
-``c!`` a commit another writer beat (:class:`Conflict`), or the worker's lost lease
+``c!`` a commit another writer beat (:class:`Conflict`; with the positions in its
+       ``absent`` of the quads found there, when some were), or the worker's lost lease
 =====  ==========================================================================
 
 A query id is the first 12 hex digits of the SHA-256 of the query's text; bound values are
@@ -212,8 +213,9 @@ class RecordingStore(WrappedStore):
             delta = self.inner.apply(change)
             self.log.note("reads", ["c"])
             return delta
-        except Conflict:
-            self.log.note("reads", ["c!", "conflict"])
+        except Conflict as e:
+            found = [i for i, q in enumerate(change.absent) if q in e.present]
+            self.log.note("reads", ["c!", "conflict", *([found] if found else [])])
             raise
         except LeaseLost as e:
             self.log.note("reads", ["c!", "lease", str(e)])
@@ -309,6 +311,9 @@ class ReplayedStore(Store):
             return ZERO
         if entry[1] == "lease":
             raise LeaseLost(str(entry[2]))
+        present = tuple(change.absent[i] for i in entry[2]) if len(entry) > 2 else ()
         raise Conflict(
-            "another writer changed the instance first (as recorded)", expected=change.expect
+            "another writer changed the instance first (as recorded)",
+            expected=change.expect,
+            present=present,
         )

@@ -215,16 +215,21 @@ def _at_once(build: Build) -> tuple[Any, World, SlowCharge]:
     return agent, world, charge
 
 
-def test_two_workflows_charging_one_subject_at_once_charge_it_once(build: Build) -> None:
+def test_two_workflows_charging_one_subject_at_once_charge_it_once(
+        build: Build, tmp_path: Path) -> None:
     """Each step's precondition ("not charged yet") held when it was checked; the calls
     overlapped. The second step finds the first's call holding its subject: it is blocked,
-    and, run again once that call has landed, its precondition no longer holds."""
+    and, run again once that call has landed, its precondition no longer holds. Its trace
+    replays as it ran."""
+    from horismos import replay
+
     agent, world, charge = _at_once(build)
+    blocked_trace = tmp_path / "bill2.jsonl"
 
     async def both() -> list[Any]:
         return list(await asyncio.gather(
             agent.arun(world, focus=":p1", workflow=str(EX.Bill)),
-            agent.arun(world, focus=":p1", workflow=str(EX.Bill2)),
+            agent.arun(world, focus=":p1", workflow=str(EX.Bill2), trace=blocked_trace),
         ))
 
     first, second = asyncio.run(both())
@@ -235,6 +240,8 @@ def test_two_workflows_charging_one_subject_at_once_charge_it_once(build: Build)
     assert inst.error.holder == str(first.instances[0].instance)
     assert "is calling t.charge on :p1" in str(inst.error)
     assert intents(world) == []  # nothing held once the call landed
+    report = replay(blocked_trace, agent)
+    assert not report.diverged, report.first_divergence
 
     again = agent.run(world, focus=":p1", workflow=str(EX.Bill2))
     assert again.status == "blocked" and "FILTER NOT EXISTS" in str(again.instances[0].blocked_by)
