@@ -90,6 +90,9 @@ class Catalog(ToolIndex):
     def reconcile(self, name: str | URIRef, args: Mapping[str, Any], world: World) -> Intent | None:
         """Clear what an earlier call of this tool on the same subject left in doubt (it was
         sent and its outcome never landed), once a person has checked whether it acted: the
-        intent cleared, or None when no call there was in doubt. Raises UsageError for a tool
-        that is idempotent or arguments that do not fit."""
+        intent cleared, or None when no call there was in doubt. A workflow step's hold there
+        is cleared only once its instance has let go of the call (the intent returned then has
+        no start and no arguments); while the instance still has it open, UsageError says to
+        continue that instance. Raises UsageError for a tool that is idempotent or arguments
+        that do not fit."""
         return asyncio.run(reconcile_call(self, self.tool(name), args, world))
