@@ -482,9 +482,8 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
         by = holder(world.store, node) if stale is None else None
         if by is not None:  # held by a step's call: in flight, or its process stopped
             if open_intent(world.store, by) is not None:
-                raise UsageError(
-                    in_flight_message(tool, doubt_key(tool, _as_text(nodes)), defs.name, by)
-                )
+                key = doubt_key(tool, _as_text(nodes))
+                raise UsageError(in_flight_message(tool, key, defs.name, by))
             # its instance has since let go of the call without settling it here
             stale = Intent(by, tool.iri, tool.iri, "", "[]", tuple(holding_at(node, by)))
         if stale is not None:

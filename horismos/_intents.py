@@ -184,14 +184,17 @@ def key_at(tool: Tool, node: URIRef, calls: Iterable[Mapping[str, Any]]) -> Node
 
 def in_flight_message(tool: Tool, key: Node, name: Callable[[Node], str], by: URIRef) -> str:
     """Why a call of ``tool`` on ``key`` is not made while a workflow step is calling it there
-    (or its process stopped mid-call), in every lane's words."""
+    (or its process stopped mid-call), in every lane's words (a replay's too, so one wording
+    whatever the store)."""
     on = doubt_place(key, name)
     return (
         f"workflow instance {name(by)} is calling {tool.name}{on}, or its process stopped "
         f"mid-call; {tool.name} is not idempotent, so it is not called again meanwhile. Once "
-        "that call has landed, try again (preconditions are checked anew); if that process "
-        "has stopped, continue the instance (horismos run or resume on the same store): the "
-        "call is then held in doubt until `horismos tools reconcile` clears it"
+        "that call has landed, try again (preconditions are checked anew). If that process "
+        "has stopped, continue the instance: `horismos run` or `resume` on the same store, "
+        "or, on a world other processes share, `horismos run --all` for its workflow once "
+        "that process's lease has run out; the call is then held in doubt until `horismos "
+        "tools reconcile` clears it"
     )
 
 

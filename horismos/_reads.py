@@ -311,7 +311,10 @@ class ReplayedStore(Store):
             return ZERO
         if entry[1] == "lease":
             raise LeaseLost(str(entry[2]))
-        present = tuple(change.absent[i] for i in entry[2]) if len(entry) > 2 else ()
+        found = entry[2] if len(entry) > 2 else []
+        if any(not isinstance(i, int) or not 0 <= i < len(change.absent) for i in found):
+            raise self._diverge(entry, ["c!", "conflict", "…"])  # the definitions changed
+        present = tuple(change.absent[i] for i in found)
         raise Conflict(
             "another writer changed the instance first (as recorded)",
             expected=change.expect,

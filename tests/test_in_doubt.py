@@ -242,6 +242,10 @@ def test_two_workflows_charging_one_subject_at_once_charge_it_once(
     assert intents(world) == []  # nothing held once the call landed
     report = replay(blocked_trace, agent)
     assert not report.diverged, report.first_divergence
+    # against definitions where the tool is idempotent, no call is held: said, not a crash
+    changed, _ = build(AT_ONCE.replace("horis:idempotent false", "horis:idempotent true"),
+                       tools={"charge": lambda patient: {"ref": "R-9"}})
+    assert replay(blocked_trace, changed).diverged
 
     again = agent.run(world, focus=":p1", workflow=str(EX.Bill2))
     assert again.status == "blocked" and "FILTER NOT EXISTS" in str(again.instances[0].blocked_by)
@@ -272,6 +276,33 @@ def test_a_step_holds_its_subject_even_when_it_is_not_the_focus(build: Build) ->
         assert "workflow instance" in call.error["message"]
     assert bill.status == "blocked"
     assert intents(world) == []
+
+
+@pytest.mark.parametrize("store_name", ["sparql"], indirect=True)
+def test_a_hold_that_goes_while_a_step_looks_at_it_lets_the_step_go_on(
+        build: Build, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a server, a commit beaten by a hold asks, in a request of its own, what stopped
+    it. When the holder's own commit lands in between, nothing is there any more: the first
+    step of a new instance ended the run with "moved on by another writer (now gone)"."""
+    from horismos._intents import holds
+    from horismos._stores import Change, sparql
+
+    charge = Charger()
+    agent, world = build(BILL, tools={"charge": charge})
+    other = URIRef("urn:horismos:instance:other")
+    held = holds(other, agent.definitions.tools[EX["t.charge"]], [{"patient": f"<{EX.p1}>"}])
+    world.commit(Change(add=held))
+    looked = sparql.SparqlStore._stored
+
+    def holder_lands_first(self: Any, quads: Any) -> Any:
+        if any("doubt" in q[0] for q in quads) and intents(world):
+            world.commit(Change(remove=held))
+        return looked(self, quads)
+
+    monkeypatch.setattr(sparql.SparqlStore, "_stored", holder_lands_first)
+    run = agent.run(world, focus=":p1")
+    assert run.status == "completed"
+    assert charge.acted == [str(EX.p1)] and intents(world) == []
 
 
 SLOW_TOOLS = """
@@ -319,6 +350,8 @@ def test_two_processes_charging_one_subject_on_a_shared_world_charge_it_once(
         out, err = first.communicate(timeout=120)
         assert first.returncode == 0, out + err
         assert "is calling t.charge on :p1" in second.stdout + second.stderr
+        # on a shared world a stopped process's instance is continued by run --all
+        assert "`horismos run --all` for its workflow" in second.stdout.replace("\n", " ")
         assert second.returncode != 0 and "Traceback" not in second.stderr
         ledger = (tmp_path / "ledger.txt").read_text().splitlines()
         assert ledger == ["charge http://example.org/clinic#p1"]

@@ -49,7 +49,7 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
@@ -370,27 +370,42 @@ class SparqlStore(Store):
             guard = _absent_and_present(add.values(), removes)
         else:
             return self._plain(removed.values(), adds, self._exact_delta(add.values(), removes))
-        try:
-            self._guarded(removed.values(), adds, delta, guard)
-        except _Unmatched:
-            if not change.expect and not change.absent:
-                return self._plain(removed.values(), adds, self._exact_delta(add.values(), removes))
-            stored = self._stored([(q.s, q.p, q.o, q.g or None) for q in texted(change.absent)])
-            if stored:
-                present = tuple(q for i, q in enumerate(change.absent) if i in stored)
+        tries = 3  # a hold can go between the update and the look at what stopped it
+        while True:
+            try:
+                self._guarded(removed.values(), adds, delta, guard)
+                return delta
+            except _Unmatched:
+                if not change.expect and not change.absent:
+                    return self._plain(
+                        removed.values(), adds, self._exact_delta(add.values(), removes)
+                    )
+            present = self._which(change.absent)
+            if present:
                 raise Conflict(
                     "another writer wrote first what this commit required absent ("
                     + "; ".join(f"{s.n3()} {p.n3()} {o.n3()}" for s, p, o, _ in present)
                     + ")",
-                    present=present,
-                ) from None
-            raise Conflict(
-                "another writer changed what this commit expected first ("
-                + "; ".join(f"{s.n3()} {p.n3()} {o.n3()}" for s, p, o, _ in change.expect)
-                + ")",
-                expected=change.expect,
-            ) from None
-        return delta
+                    present=tuple(present),
+                )
+            tries -= 1
+            if (
+                not change.absent
+                or not tries
+                or len(self._which(change.expect)) < len(change.expect)
+            ):
+                raise Conflict(
+                    "another writer changed what this commit expected first ("
+                    + "; ".join(f"{s.n3()} {p.n3()} {o.n3()}" for s, p, o, _ in change.expect)
+                    + ")",
+                    expected=change.expect,
+                )
+            # what stopped it went in between (its writer's next commit landed): again
+
+    def _which(self, quads: Sequence[Quad]) -> list[Quad]:
+        """Those of ``quads`` the server holds."""
+        stored = self._stored([(q.s, q.p, q.o, q.g or None) for q in texted(quads)])
+        return [q for i, q in enumerate(quads) if i in stored]
 
     def _exact_delta(self, add: Iterable[Texted], removes: list[Texted]) -> Digest:
         """The delta of adding ``add`` and removing ``removes``, from asking which are stored."""
