@@ -378,6 +378,9 @@ async def guarded_call(
         if intent is not None and isinstance(record.error, OutcomeUnknown):
             assert result.error is not None
             result.error["message"] = doubt_message(tool, key, defs.name)
+        elif intent is not None and record.result and record.status != "completed":
+            assert result.error is not None  # it answered, and nothing of it landed
+            result.error["message"] += ". " + doubt_message(tool, key, defs.name)
     except _Refused as r:
         tr.emit("refused", tool=str(tool.iri), kind=r.kind, message=r.message)
         result = CallResult(tool.iri, r.status, error={"kind": r.kind, "message": r.message})

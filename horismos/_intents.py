@@ -140,8 +140,9 @@ def doubt_message(
         was = f" ({by}started {earlier.started}, arguments {earlier.args})"
     return (
         f"{tool.name} is not idempotent and may already have acted{on}: a call there{was} was "
-        "sent and its outcome never landed (the process stopped, the lease was lost, or the "
-        f"tool did not answer), so further calls of {tool.name}{on} are not made. Check with "
+        "sent and its outcome never landed (the process stopped, the lease was lost, the "
+        "tool did not answer, or what it answered did not land), so further calls of "
+        f"{tool.name}{on} are not made. Check with "
         "the system it acts on whether that call took effect, record what happened in the "
         f"world if it did, then clear this with `horismos tools reconcile {tool.name} … --args "
         "JSON` on the same store (a world kept in memory clears when its process restarts)"

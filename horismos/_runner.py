@@ -214,6 +214,12 @@ class Runner:
         """A call whose outcome is unknown is held in doubt for every lane, and a step looks
         for one before calling (see _intents). Off to replay a trace recorded before, whose
         commits and reads had none of it."""
+        self.answered_in_doubt = True
+        """A call that answered and whose step did not land (the gate rejected it, a later
+        call of its horis:forEach failed) is held in doubt too: it may have acted, and the
+        world holds nothing of it. Off to replay a trace recorded before (its header's
+        ``calls_in_doubt`` is ``true``, not ``2``), when only unanswered calls were, all of
+        the step's."""
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -247,7 +253,11 @@ class Runner:
             store=self.store.name,
             policy=self.policy.to_json(),
             started=self.env.now().isoformat(),
-            **({"calls_in_doubt": True} if self.holds_doubt else {}),
+            **(
+                {"calls_in_doubt": 2 if self.answered_in_doubt else True}
+                if self.holds_doubt
+                else {}
+            ),
             **fields,
         )
 
@@ -333,7 +343,9 @@ class Runner:
         rec.kind = "ToolCall"
         pending = self._pending.pop(call, None) or []
         dropped = self._dropped.pop(call, [])
-        if not isinstance(rec.error, OutcomeUnknown):  # it may have acted: the intent stays
+        if rec.status == "completed" or not (  # it may have acted: the intent stays
+            isinstance(rec.error, OutcomeUnknown) or (rec.result and self.answered_in_doubt)
+        ):
             dropped = [*dropped, *announced]
         if pending or dropped:
             self.world.commit(Change(add=pending, remove=dropped))
@@ -680,14 +692,15 @@ class Runner:
             effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, began)
         except RunError as e:
             if (
-                isinstance(e, OutcomeUnknown)
-                and not tool.idempotent
+                not tool.idempotent
                 and self.holds_doubt
                 and inst.instance not in self._intent_at  # a catalog call keeps its own
-            ):  # it may have acted: in doubt for every lane until someone reconciles it
-                self._pending.setdefault(inst.instance, []).extend(
-                    doubt_marks(inst.instance, step.iri, tool, began, rec.args)
-                )
+            ):  # what may have acted: in doubt for every lane until someone reconciles it
+                acted = self._acted(rec, e)
+                if acted:
+                    self._pending.setdefault(inst.instance, []).extend(
+                        doubt_marks(inst.instance, step.iri, tool, began, acted)
+                    )
             if isinstance(e, ToolTimeout) or isinstance(getattr(e, "cause", None), ToolTimeout):
                 rec.status = "timed_out"
             elif isinstance(e, GateRejected):
@@ -826,6 +839,13 @@ class Runner:
             state = self._state[inst.instance]
             self.world.commit(Change(add=quads, expect=_guard(state), absent=absent))
         state.extend(quads)  # the step's final commit removes them
+
+    def _acted(self, rec: StepRecord, error: RunError) -> list[dict[str, Any]]:
+        """The arguments of the calls of a failed step that may have acted: those that
+        answered (their results never landed), and the one sent and never answered."""
+        if not self.answered_in_doubt:  # as recorded before: every call of an unanswered step
+            return rec.args if isinstance(error, OutcomeUnknown) else []
+        return rec.args[: len(rec.result) + isinstance(error, OutcomeUnknown)]
 
     def _still_held(self, instance: URIRef, tool: Tool, stale: Intent) -> list[tuple]:
         """What ``instance``'s step holds for the call its process stopped in, as stored (an

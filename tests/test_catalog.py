@@ -406,11 +406,16 @@ def test_an_unresolved_binding_refuses_the_call(clinic):
 def test_a_result_outside_the_effect_is_rejected_by_the_gate(build, recorder):
     agent, world = build(CATALOG, WORLD, tools={
         "assign": recorder.tool("assign", {"ref": "R-1", "extra": "x"})})
-    before = world.canonical()
+    before = world.canonical(include_instances=False)
     result = agent.catalog.call("c.assign", {"patient": ":p1", "queue": ":urgent"}, world)
     assert result.status == "rejected" and result.error["kind"] == "gate_rejected"
     assert result.gate["conforms"] is False and result.gate["messages"]
-    assert world.canonical() == before and recorder.count("assign") == 1
+    assert world.canonical(include_instances=False) == before and recorder.count("assign") == 1
+    # it answered, so it may have acted, and nothing of it landed: not made again blindly
+    assert "tools reconcile c.assign" in result.error["message"]
+    again = agent.catalog.call("c.assign", {"patient": ":p1", "queue": ":urgent"}, world)
+    assert again.status == "refused" and again.error["kind"] == "outcome_unknown"
+    assert recorder.count("assign") == 1
 
 
 def test_a_call_trace_is_saved_and_replay_refuses_it_as_not_a_run(clinic, tmp_path):

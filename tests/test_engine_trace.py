@@ -29,8 +29,11 @@ def returned(event):
 
 @pytest.fixture
 def traced(build, recorder, tmp_path):
-    """A completed two-step run (queue, then a rejected re-queue) and its saved trace."""
-    defs = TRIAGE.replace('horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+    """A completed two-step run (queue, then a rejected re-queue) and its saved trace. The
+    tool is idempotent here: a rejected call of one that is not is held in doubt (it may have
+    acted), and :Again2 would not call it again on the same patient."""
+    defs = TRIAGE.replace('horis:timeout "2s" .', 'horis:timeout "2s" ; horis:idempotent true .')
+    defs = defs.replace('horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
                           'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;'
                           ' horis:next :Again .') + """
 :Again a horis:ActionStep ; horis:tool :t.assign ;

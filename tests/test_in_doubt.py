@@ -177,6 +177,103 @@ def test_a_call_in_doubt_stops_a_workflow_step_on_its_subject(build: Build) -> N
     assert charge.acted.count("http://example.org/clinic#p1") == 1
 
 
+# -- a call that answered and did not land ----------------------------------------------------
+
+ROUND = CHARGE + """
+:Round a horis:Workflow ; horis:focusType :Nurse ; horis:start :ChargeUrgent .
+:ChargeUrgent a horis:ActionStep ;
+    horis:tool :t.charge ;
+    horis:forEach true ;
+    horis:requires "?this a :Nurse . ?p a :Patient . FILTER NOT EXISTS { ?p :ref ?r }" ;
+    horis:bind [ horis:arg "patient" ; horis:var "p" ] .
+"""
+
+
+def test_a_call_whose_result_the_gate_rejects_is_held_in_doubt(
+        build: Build, tmp_path: Path) -> None:
+    """The tool answered, so it may have acted; the gate rejected what it returned, so the
+    world holds nothing of it, and a rerun charged again. Its trace replays to its world."""
+    from horismos import replay
+
+    acted: list[str] = []
+
+    def charge(patient: Any) -> dict[str, str]:
+        acted.append(str(patient))
+        return {"ref": "R 1", "extra": "x"}  # outside the declared effect
+
+    agent, world = build(BILL, tools={"charge": charge})
+    trace = tmp_path / "rejected.jsonl"
+    snapshot = not world.store.shared
+    first = agent.run(world, focus=":p1", trace=trace, trace_snapshot=snapshot)
+    assert [r.status for r in first.instances[0].steps] == ["rejected"]
+    assert len(intents(world)) == 1
+    again = agent.run(world, focus=":p1")
+    assert again.status == "failed"
+    assert "may already have acted on :p1" in str(again.instances[0].error)
+    assert "what it answered did not land" in str(again.instances[0].error)
+    called = agent.catalog.call("t.charge", {"patient": ":p1"}, world, allow=ALLOW)
+    assert called.status == "refused" and called.error is not None
+    assert acted == [str(EX.p1)]
+    report = replay(trace, agent)
+    assert not report.diverged, report.first_divergence
+    assert report.final_digest_matches is (True if snapshot else None)
+
+
+def test_a_for_each_step_that_fails_holds_the_calls_that_answered_and_no_other(
+        build: Build) -> None:
+    """One call of the step answered (it charged), a later one was declined: the step fails
+    and nothing of it lands. The charge that answered is held in doubt; the declined one, and
+    any never made, may be made again."""
+    acted: list[str] = []
+
+    def charge(patient: Any) -> dict[str, str]:
+        acted.append(str(patient))
+        if len(acted) == 2:
+            raise RuntimeError("card declined")
+        return {"ref": f"R-{len(acted)}"}
+
+    agent, world = build(ROUND, tools={"charge": charge})
+    run = agent.run(world, focus=":n1")
+    assert run.status == "failed"
+    answered, declined = acted
+    patients = [str(EX.p1), str(EX.p2), str(EX.p3)]
+    never = [p for p in patients if p not in acted]
+    assert len(intents(world)) == 1
+
+    def call(patient: str) -> Any:
+        name = ":" + patient.rsplit("#", 1)[1]
+        return agent.catalog.call("t.charge", {"patient": name}, world, allow=ALLOW)
+
+    assert call(answered).status == "refused"
+    assert call(declined).status == "completed"
+    assert [call(p).status for p in never] == ["completed"] * len(never)
+    assert acted.count(answered) == 1
+
+
+@pytest.mark.parametrize("store_name", ["memory"], indirect=True)
+def test_a_trace_recorded_before_answered_calls_were_held_replays_as_it_ran(
+        build: Build, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its header says ``calls_in_doubt: true``: a rejected call's replay writes no mark, or
+    the replay would reach another final world than the one recorded."""
+    from horismos import _runner, replay
+
+    init = _runner.Runner.__init__
+
+    def before(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.answered_in_doubt = False
+
+    monkeypatch.setattr(_runner.Runner, "__init__", before)
+    agent, world = build(BILL, tools={"charge": lambda patient: {"ref": "R 1", "extra": "x"}})
+    trace = tmp_path / "before.jsonl"
+    agent.run(world, focus=":p1", trace=trace, trace_snapshot=True)
+    assert intents(world) == []
+    monkeypatch.undo()
+    report = replay(trace, agent)
+    assert not report.diverged, report.first_divergence
+    assert report.final_digest_matches is True
+
+
 # -- calls made at the same moment ----------------------------------------------------------
 
 AT_ONCE = BILL.replace('"1s"', '"10s"') + """
