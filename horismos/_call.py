@@ -30,6 +30,7 @@ from ._catalog import (
 from ._claims import CALLS, Worker
 from ._errors import OutcomeUnknown, ToolError, UsageError
 from ._intents import (
+    CALLING,
     Intent,
     doubt_key,
     doubt_message,
@@ -38,6 +39,7 @@ from ._intents import (
     holder,
     holding_at,
     in_flight_message,
+    making,
     open_intent,
     open_step_intents,
     read_intent,
@@ -362,7 +364,8 @@ async def guarded_call(
         except ToolError as e:
             raise _Refused("refused", "binding", str(e)) from None
         try:
-            record = await runner.call_tool(tool, nodes, intent)
+            with making(intent):  # reconcile in this process leaves it be meanwhile
+                record = await runner.call_tool(tool, nodes, intent)
         except Conflict as e:
             if not e.present:
                 raise
@@ -448,6 +451,9 @@ def _check_in_doubt(tool: Tool, defs: Definitions, key: Node, world: World) -> N
     mid-call and nobody has continued its instance since)."""
     node = doubt_node(tool.iri, key)
     stale = read_intent(world.store, node)
+    if stale is not None and stale.in_flight:
+        message = in_flight_message(tool, key, defs.name, stale.instance)
+        raise _Refused("refused", "outcome_unknown", message)
     if stale is not None:
         raise _Refused("refused", "outcome_unknown", doubt_message(tool, key, defs.name, stale))
     # a step holds the node while it calls; one announced before steps did is found by query
@@ -482,6 +488,12 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
             except _Refused as r:
                 raise UsageError(r.message) from None
         stale = read_intent(world.store, node)
+        if stale is not None and node in CALLING:
+            raise UsageError(
+                f"a call of {tool.name}{doubt_place(doubt_key(tool, _as_text(nodes)), defs.name)}"
+                " is being made in this process right now; reconcile once it has finished "
+                "(if its outcome is then unknown, it is held in doubt)"
+            )
         by = holder(world.store, node) if stale is None else None
         if by is not None:  # held by a step's call: in flight, or its process stopped
             if open_intent(world.store, by) is not None:

@@ -25,8 +25,8 @@ tool and what the call acts on (its effect's subject, else its very arguments:
 :func:`doubt_key`, :func:`doubt_node`), which every lane looks at before calling a tool that
 is not idempotent:
 
-- a catalog call keeps its intent there while it is in flight; its commit removes it, unless
-  the outcome is unknown;
+- a catalog call keeps its intent there while it is in flight, saying so (:func:`calling`);
+  its commit removes it, or, when the outcome is unknown, only that it is being made;
 - a step holds the node while its call is made (:func:`holds`: two quads, written with its
   intent, removed with it);
 - a step whose call was sent and never answered, or whose instance is found with an open
@@ -35,8 +35,8 @@ is not idempotent:
 - in doubt there, a step or call of that tool on that subject is not made: it fails (a step,
   with :class:`~horismos.OutcomeUnknown`, taking ``horis:onError``) or is refused (a call),
   until someone who has checked with the system it acts on clears it
-  (``horismos tools reconcile``); held by another instance's step, a step is blocked
-  (:class:`~horismos.CallInFlight`) and a call refused.
+  (``horismos tools reconcile``); held by another instance's step or a catalog call being
+  made, a step is blocked (:class:`~horismos.CallInFlight`) and a call refused.
 
 Every write that puts a call at a node requires :func:`held` absent in its own transaction
 (``Change.absent``). Looking first and writing after, two processes — or two instances of one
@@ -46,7 +46,9 @@ process, between their awaits — could both find the node free and both call.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -61,8 +63,10 @@ from ._vocab import HORIS, NS, PROV
 from ._world import INSTANCES
 
 __all__ = [
+    "CALLING",
     "Intent",
     "announce",
+    "calling",
     "doubt_key",
     "doubt_marks",
     "doubt_message",
@@ -74,6 +78,7 @@ __all__ = [
     "holds",
     "in_flight_message",
     "key_at",
+    "making",
     "open_intent",
     "open_step_intents",
     "read_intent",
@@ -82,7 +87,34 @@ __all__ = [
 # rdflib answers RDF.type, PROV.x and the like through a metaclass __getattr__ on each use
 _TYPE, _COMMENT, _STEP_EXECUTION = RDF.type, RDFS.comment, HORIS.StepExecution
 _ACTIVITY, _STARTED, _STEP = PROV.Activity, PROV.startedAtTime, HORIS.step
-_INSTANCE = HORIS.instance
+_INSTANCE, _STATUS, _RUNNING = HORIS.instance, HORIS.status, HORIS.Running
+
+CALLING: Counter[URIRef] = Counter()
+"""The doubt nodes of the catalog calls this process is making right now (how many: two at
+once on one node, the second is refused, and its end must not end the first's). A call's
+intent says it is in flight (:func:`calling`) whether its process is alive or was killed:
+reconcile asks here, and refuses to clear a call still being made."""
+
+
+@contextmanager
+def making(node: URIRef | None) -> Iterator[None]:
+    """Note in :data:`CALLING` that a catalog call at ``node`` is being made meanwhile."""
+    if node is None:
+        yield
+        return
+    CALLING[node] += 1
+    try:
+        yield
+    finally:
+        CALLING[node] -= 1
+        if not CALLING[node]:
+            del CALLING[node]
+
+
+def calling(node: URIRef) -> Quad:
+    """What a catalog call's intent at ``node`` says while the call is being made: a step
+    meeting it is blocked rather than failed, and another call is told to call again."""
+    return (node, _STATUS, _RUNNING, INSTANCES)
 
 
 @dataclass(frozen=True)
@@ -95,6 +127,12 @@ class Intent:
     started: str
     args: str
     quads: tuple[Quad, ...]
+
+    @property
+    def in_flight(self) -> bool:
+        """A catalog call's intent while it is being made (or its process stopped mid-call):
+        kept with :func:`calling`, which its commit removes whatever came of the call."""
+        return any(q[1] == _STATUS and q[2] == _RUNNING for q in self.quads)
 
     def unknown(self, name: str, step_name: str) -> OutcomeUnknown:
         return OutcomeUnknown(
@@ -184,10 +222,19 @@ def key_at(tool: Tool, node: URIRef, calls: Iterable[Mapping[str, Any]]) -> Node
 
 
 def in_flight_message(tool: Tool, key: Node, name: Callable[[Node], str], by: URIRef) -> str:
-    """Why a call of ``tool`` on ``key`` is not made while a workflow step is calling it there
-    (or its process stopped mid-call), in every lane's words (a replay's too, so one wording
-    whatever the store)."""
+    """Why a call of ``tool`` on ``key`` is not made while a workflow step or a catalog call
+    (``by``) is calling it there (or its process stopped mid-call), in every lane's words (a
+    replay's too, so one wording whatever the store)."""
     on = doubt_place(key, name)
+    if str(by).startswith("urn:horismos:call:"):
+        return (
+            f"a call of {tool.name}{on} (horismos tools call, serve) is being made, or its "
+            f"process stopped mid-call; {tool.name} is not idempotent, so it is not called "
+            "again meanwhile. Once that call has landed, try again (preconditions are checked "
+            "anew). If its process has stopped, check with the system it acts on whether it "
+            f"took effect, then clear it with `horismos tools reconcile {tool.name} … --args "
+            "JSON` on the same store"
+        )
     return (
         f"workflow instance {name(by)} is calling {tool.name}{on}, or its process stopped "
         f"mid-call; {tool.name} is not idempotent, so it is not called again meanwhile. Once "

@@ -43,6 +43,7 @@ from ._hazards import cycle_through
 from ._intents import (
     Intent,
     announce,
+    calling,
     doubt_marks,
     doubt_message,
     held,
@@ -347,6 +348,8 @@ class Runner:
             isinstance(rec.error, OutcomeUnknown) or (rec.result and self.answered_in_doubt)
         ):
             dropped = [*dropped, *announced]
+        elif intent is not None:  # in doubt now, no longer being made
+            dropped = [*dropped, calling(intent)]
         if pending or dropped:
             self.world.commit(Change(add=pending, remove=dropped))
         self._emit_step(rec)
@@ -819,6 +822,7 @@ class Runner:
         at = self._intent_at.get(inst.instance)
         quads = list(announce(inst.instance, step.iri, tool.iri, started, args, at).quads)
         if at is not None:  # a catalog call's intent is at its doubt node: nobody else's there
+            quads.append(calling(at))
             absent: tuple[tuple, ...] = (held(at),)
         elif self.holds_doubt:  # a step's call holds the doubt node it acts on while it is made
             holding = holds(inst.instance, tool, args)
@@ -860,10 +864,10 @@ class Runner:
         or being made by another instance's step (it is blocked, and tried again later)."""
         key = key_at(tool, node, rec.args)
         earlier = read_intent(self.store, node)
-        if earlier is not None:
+        if earlier is not None and not earlier.in_flight:
             rec.status, rec.error = "failed", self._doubted(step, tool, key, earlier)
             return rec, step.on_error
-        by = holder(self.store, node) or node
+        by = earlier.instance if earlier is not None else holder(self.store, node) or node
         rec.error = CallInFlight(
             in_flight_message(tool, key, self.defs.name, by),
             holder=str(by),

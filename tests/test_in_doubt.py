@@ -375,6 +375,41 @@ def test_a_step_holds_its_subject_even_when_it_is_not_the_focus(build: Build) ->
     assert intents(world) == []
 
 
+@pytest.mark.parametrize("store_name", ["memory", "oxigraph"], indirect=True)
+def test_a_catalog_call_being_made_holds_off_others_without_being_in_doubt(
+        build: Build) -> None:
+    """While a call is being made, another call and a workflow step on its subject were told
+    it "may already have acted" and to reconcile — and reconciling cleared the call still in
+    flight, so the next call charged again. Now they are refused and blocked as "being
+    made", reconcile leaves it be, and once it lands nothing is held. (On a shared world the
+    subject's claim answers first: ``busy``.)"""
+    agent, world, charge = _at_once(build)
+
+    async def meanwhile() -> tuple[Any, Any, Any, str]:
+        first = asyncio.create_task(
+            agent.catalog.acall("t.charge", {"patient": ":p1"}, world, allow=ALLOW))
+        while not charge.acted:
+            await asyncio.sleep(0.01)
+        second = await agent.catalog.acall("t.charge", {"patient": ":p1"}, world, allow=ALLOW)
+        run = await agent.arun(world, focus=":p1", workflow=str(EX.Bill))
+        try:
+            await asyncio.to_thread(agent.catalog.reconcile, "t.charge", {"patient": ":p1"},
+                                    world)
+            refused = ""
+        except UsageError as e:
+            refused = str(e)
+        return await first, second, run, refused
+
+    first, second, run, refused = asyncio.run(meanwhile())
+    assert first.status == "completed"
+    assert second.status == "refused" and second.error is not None
+    assert "is being made" in second.error["message"]
+    assert "may already have acted" not in second.error["message"]
+    assert run.status == "blocked" and isinstance(run.instances[0].error, CallInFlight)
+    assert "being made in this process right now" in refused
+    assert charge.acted == [str(EX.p1)] and intents(world) == []
+
+
 @pytest.mark.parametrize("store_name", ["sparql"], indirect=True)
 def test_a_hold_that_goes_while_a_step_looks_at_it_lets_the_step_go_on(
         build: Build, monkeypatch: pytest.MonkeyPatch) -> None:
