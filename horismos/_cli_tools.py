@@ -163,8 +163,9 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         "reconcile",
         "clear an earlier call of a tool that is not idempotent left in doubt (sent, its "
         "outcome never landed: the process stopped, the lease was lost, the tool did not "
-        "answer), once you have checked with the system it acts on whether it took effect; "
-        "calls of the tool on that subject are refused until then",
+        "answer, or the gate rejected what it answered), once you have checked with the "
+        "system it acts on whether it took effect; calls of the tool on that subject are "
+        "refused until then",
         cmd_tools_reconcile,
         epilog="exit codes: 0 cleared, 1 no call there was in doubt, 2 usage error",
     )
