@@ -267,6 +267,21 @@ class ReplayEnvironment(Environment):
             value = f"unrecorded-{self._unrecorded}"
         return self.note("ids", value)
 
+    def call_order(self, args: list[dict[str, Any]]) -> list[int] | None:
+        """The recorded order of a step's calls, when the world a replay reads (a snapshot,
+        loaded into another store than the run's) gave the same calls in another order: a
+        SPARQL engine may order solutions as it likes, and outcomes are handed out in the
+        order the calls were made."""
+        recorded = self.trace.expected().get("args")
+        if not isinstance(recorded, list) or recorded == args:
+            return None
+        texts = [json.dumps(a, sort_keys=True) for a in args]
+        wanted = [json.dumps(a, sort_keys=True) for a in recorded]
+        if sorted(texts) != sorted(wanted):
+            return None  # other calls: the step event says how they differ
+        left = list(range(len(texts)))
+        return [left.pop(next(j for j, i in enumerate(left) if texts[i] == w)) for w in wanted]
+
     async def invoke(
         self, tool: Tool, binding: Callable[[], Binding], args: Mapping[str, Any]
     ) -> Any:

@@ -133,6 +133,12 @@ class Environment:
         raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
         return self.note("ids", raw.hex())
 
+    def call_order(self, args: list[dict[str, Any]]) -> list[int] | None:
+        """The order to make a step's calls in (``args`` as the trace writes them), when not
+        the order their precondition's solutions came in: a live run takes those as they
+        come."""
+        return None
+
     async def invoke(
         self, tool: Tool, binding: Callable[[], Binding], args: Mapping[str, Any]
     ) -> Any:
@@ -657,6 +663,9 @@ class Runner:
                         rec.blocked_by = self.store.failing(tool.requires, pre_vars)
                         return rec, None
             rec.args = [{k: _n3(v) for k, v in a.items()} for a in calls]
+            order = self.env.call_order(rec.args) if len(calls) > 1 else None
+            if order is not None:
+                calls, rec.args = [calls[i] for i in order], [rec.args[i] for i in order]
             # the policy in force, then an approval of each exact payload (see _policy)
             refused = refusal(self.policy, tool)
             # the step's start as a literal, built from its value (parsing text cost ~15 µs)

@@ -219,6 +219,33 @@ def test_a_call_whose_result_the_gate_rejects_is_held_in_doubt(
     assert report.final_digest_matches is (True if snapshot else None)
 
 
+@pytest.mark.parametrize("store_name", ["memory", "oxigraph"], indirect=True)
+def test_a_for_each_step_replays_against_its_world_whatever_order_its_store_gave(
+        build: Build, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replay against the trace's snapshot reads another store than the run did, whose
+    solutions may come in another order (rdflib's follows the process's hash seed): the
+    calls were made in the new order and handed the recorded outcomes of others, and the
+    replay diverged. They are made in the recorded order."""
+    from horismos import replay
+
+    refs = iter(range(1, 100))
+    agent, world = build(ROUND, tools={"charge": lambda patient: {"ref": f"R-{next(refs)}"}})
+    store = type(world.store)
+    solutions = store.solutions
+
+    def reversed_solutions(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return list(reversed(solutions(self, *args, **kwargs)))
+
+    trace = tmp_path / "round.jsonl"
+    monkeypatch.setattr(store, "solutions", reversed_solutions)
+    run = agent.run(world, focus=":n1", trace=trace, trace_snapshot=True)
+    monkeypatch.undo()
+    assert run.status == "completed"
+    report = replay(trace, agent)
+    assert not report.diverged, report.first_divergence
+    assert report.final_digest_matches is True
+
+
 def test_a_for_each_step_that_fails_holds_the_calls_that_answered_and_no_other(
         build: Build) -> None:
     """One call of the step answered (it charged), a later one was declined: the step fails
