@@ -381,7 +381,7 @@ async def guarded_call(
         if intent is not None and isinstance(record.error, OutcomeUnknown):
             assert result.error is not None
             result.error["message"] = doubt_message(tool, key, defs.name)
-        elif intent is not None and record.result and record.status != "completed":
+        elif intent is not None and runner.left_in_doubt(record, tool):
             assert result.error is not None  # it answered, and nothing of it landed
             result.error["message"] += ". " + doubt_message(tool, key, defs.name)
     except _Refused as r:

@@ -237,6 +237,7 @@ class OutputQuotaExceeded(ToolError):
 
     kind = "output_quota"
     terminal = True  # not retried, even for an idempotent tool with horis:retries
+    may_have_acted = True  # the command ran until it was killed
 
     def __init__(self, message: str, *, emitted: int, quota: int, **kw: Any) -> None:
         super().__init__(message, **kw)
@@ -248,6 +249,7 @@ class ResultTooLarge(ToolError):
     it was refused as it arrived, and nothing of it landed or was traced."""
 
     kind = "result_too_large"
+    may_have_acted = True  # the tool answered: it did what it does, and its result was refused
 
     def __init__(self, message: str, *, limit: int, **kw: Any) -> None:
         super().__init__(message, **kw)

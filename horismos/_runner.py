@@ -350,10 +350,8 @@ class Runner:
         rec.kind = "ToolCall"
         pending = self._pending.pop(call, None) or []
         dropped = self._dropped.pop(call, [])
-        if rec.status == "completed" or not (  # it may have acted: the intent stays
-            isinstance(rec.error, OutcomeUnknown) or (rec.result and self.answered_in_doubt)
-        ):
-            dropped = [*dropped, *announced]
+        if not self.left_in_doubt(rec, tool):
+            dropped = [*dropped, *announced]  # else it may have acted: the intent stays
         elif intent is not None:  # in doubt now, no longer being made
             dropped = [*dropped, calling(intent)]
         if pending or dropped:
@@ -708,7 +706,7 @@ class Runner:
                 and self.holds_doubt
                 and inst.instance not in self._intent_at  # a catalog call keeps its own
             ):  # what may have acted: in doubt for every lane until someone reconciles it
-                acted = self._acted(rec, e)
+                acted = self._acted(rec, e, tool)
                 if acted:
                     self._pending.setdefault(inst.instance, []).extend(
                         doubt_marks(inst.instance, step.iri, tool, began, acted)
@@ -853,12 +851,24 @@ class Runner:
             self.world.commit(Change(add=quads, expect=_guard(state), absent=absent))
         state.extend(quads)  # the step's final commit removes them
 
-    def _acted(self, rec: StepRecord, error: RunError) -> list[dict[str, Any]]:
+    def left_in_doubt(self, rec: StepRecord, tool: Tool) -> bool:
+        """Whether a call of ``tool`` (a catalog call's record) may have acted and nothing of
+        it landed: its intent then stays, in doubt."""
+        return rec.status != "completed" and bool(self._acted(rec, rec.error, tool))
+
+    def _acted(self, rec: StepRecord, error: BaseException | None, tool: Tool) -> list[Any]:
         """The arguments of the calls of a failed step that may have acted: those that
-        answered (their results never landed), and the one sent and never answered."""
+        answered (their results never landed), and the one that failed if it was sent and
+        never answered, or answered and was refused (too large; a command killed at its
+        quota). An adapter-bound tool's answers are decisions, not acts: only its commits
+        act, and an unknown one is an OutcomeUnknown."""
+        unknown = isinstance(error, OutcomeUnknown)
         if not self.answered_in_doubt:  # as recorded before: every call of an unanswered step
-            return rec.args if isinstance(error, OutcomeUnknown) else []
-        return rec.args[: len(rec.result) + isinstance(error, OutcomeUnknown)]
+            return rec.args if unknown else []
+        if tool.adapter is not None:
+            return rec.args if unknown else []
+        last = unknown or getattr(error, "may_have_acted", False)
+        return rec.args[: len(rec.result) + last]
 
     def _still_held(self, instance: URIRef, tool: Tool, stale: Intent) -> list[tuple]:
         """What ``instance``'s step holds for the call its process stopped in, as stored (an

@@ -312,6 +312,14 @@ def test_a_decided_write_outside_the_tool_scopes_is_refused(tmp_path: Path,
     err = run.steps[0].error
     assert isinstance(err, ScopeRefused) and err.missing == "patient/MedicationDispense.c"
     assert fhir.writes() == []
+    # nor from the catalog: nothing was sent, so nothing is held in doubt and it may be
+    # called again (a decision is not an act; only a commit is)
+    request = {"request": node(fhir, "MedicationRequest/mr1").n3()}
+    for _ in range(2):
+        called = agent.catalog.call("t.dispense", request, world, allow=list(ALLOW))
+        assert called.status == "failed" and called.error is not None
+        assert "may already have acted" not in called.error["message"]
+    assert fhir.writes() == []
 
 
 # -- the gate -------------------------------------------------------------------------------

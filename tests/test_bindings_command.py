@@ -238,13 +238,15 @@ def test_the_emitted_byte_quota_kills_the_writer_quickly(tmp_path, root) -> None
                    extra='; horis:retainBytes 65536 ; horis:quotaBytes 2000000'
                    ) + tool("t.flood", "cmd:flood", timeout="60s")
     agent, world = agent_for(tmp_path, defs)
-    before = world.canonical()
+    before = world.canonical(include_instances=False)
     started = time.monotonic()
     result = call(agent, world, "t.flood")
     took = time.monotonic() - started
     assert result.status == "failed" and result.error["kind"] == "output_quota"
     assert "process group was killed" in result.error["message"]
-    assert world.canonical() == before
+    assert world.canonical(include_instances=False) == before
+    # it ran until it was killed, so it may have acted: not idempotent, it is held in doubt
+    assert "tools reconcile t.flood" in result.error["message"]
     assert took < 30  # far from writing all 200 MB through Python at a crawl
 
 

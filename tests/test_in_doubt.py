@@ -219,6 +219,32 @@ def test_a_call_whose_result_the_gate_rejects_is_held_in_doubt(
     assert report.final_digest_matches is (True if snapshot else None)
 
 
+def test_an_answer_refused_as_too_large_holds_the_call_in_doubt(build: Build) -> None:
+    """The tool answered — it did what it does — and its result was refused past
+    horis:maxResultBytes before anything landed: a rerun or a catalog call charged again."""
+    acted: list[str] = []
+
+    def charge(patient: Any) -> dict[str, str]:
+        acted.append(str(patient))
+        return {"ref": "x" * 5000}
+
+    agent, world = build(BILL.replace("horis:idempotent false",
+                                      "horis:idempotent false ; horis:maxResultBytes 100"),
+                         tools={"charge": charge})
+    first = agent.run(world, focus=":p1")
+    assert "maxResultBytes" in str(first.instances[0].error)
+    assert len(intents(world)) == 1
+    again = agent.run(world, focus=":p1")
+    assert "may already have acted on :p1" in str(again.instances[0].error)
+    call = agent.catalog.call("t.charge", {"patient": ":p2"}, world, allow=ALLOW)
+    assert call.status == "failed" and call.error is not None
+    assert call.error["kind"] == "result_too_large"
+    assert "tools reconcile t.charge" in call.error["message"]
+    assert agent.catalog.call("t.charge", {"patient": ":p2"}, world,
+                              allow=ALLOW).status == "refused"
+    assert acted == [str(EX.p1), str(EX.p2)]
+
+
 @pytest.mark.parametrize("store_name", ["memory", "oxigraph"], indirect=True)
 def test_a_for_each_step_replays_against_its_world_whatever_order_its_store_gave(
         build: Build, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
