@@ -471,8 +471,7 @@ async def _drive(
             policy=rules,
         )
     # a trace from before calls were held in doubt made none of those reads and commits
-    runner.holds_doubt = bool(header.get("calls_in_doubt"))
-    runner.answered_in_doubt = header.get("calls_in_doubt") == 2
+    runner.calls_in_doubt = int(header.get("calls_in_doubt") or 0)  # ``true`` is 1
     try:
         resumed = events[1] if len(events) > 1 and events[1].get("type") == "resume" else None
         waiting = None

@@ -217,16 +217,14 @@ class Runner:
         self._fresh: dict[URIRef, list[tuple]] = {}
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
         self._intent_at: dict[URIRef, URIRef] = {}  # a catalog call's intent node (call_tool)
-        self.holds_doubt = True
-        """A call whose outcome is unknown is held in doubt for every lane, and a step looks
-        for one before calling (see _intents). Off to replay a trace recorded before, whose
-        commits and reads had none of it."""
-        self.answered_in_doubt = True
-        """A call that answered and whose step did not land (the gate rejected it, a later
-        call of its horis:forEach failed) is held in doubt too: it may have acted, and the
-        world holds nothing of it. Off to replay a trace recorded before (its header's
-        ``calls_in_doubt`` is ``true``, not ``2``), when only unanswered calls were, all of
-        the step's."""
+        self.calls_in_doubt = 2
+        """Which rules hold calls of a tool that is not idempotent in doubt (see _intents), as
+        a trace's header says: 2, a call that may have acted and never landed — sent and never
+        answered, or answered and its result not landed (the gate rejected it, a later call of
+        its horis:forEach failed) — and a step holds the node it acts on while it calls; 1
+        (``true``), recorded before answered calls were held: only a step never answered, all
+        of its calls; 0 (absent), recorded before any was. A replay follows the trace's, or
+        its commits and reads would not be the recorded ones."""
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -260,11 +258,7 @@ class Runner:
             store=self.store.name,
             policy=self.policy.to_json(),
             started=self.env.now().isoformat(),
-            **(
-                {"calls_in_doubt": 2 if self.answered_in_doubt else True}
-                if self.holds_doubt
-                else {}
-            ),
+            **({"calls_in_doubt": self.calls_in_doubt} if self.calls_in_doubt else {}),
             **fields,
         )
 
@@ -627,7 +621,7 @@ class Runner:
         if stale is not None:
             self._state[inst.instance].extend(stale.quads)  # this step's commit removes it
             called = self.defs.tools.get(stale.tool)
-            if self.holds_doubt and called is not None and not called.idempotent:
+            if self.calls_in_doubt and called is not None and not called.idempotent:
                 # in doubt for every lane, not only this instance (announced at another step
                 # too: the definitions changed since, and the call may have acted)
                 self._pending.setdefault(inst.instance, []).extend(
@@ -703,7 +697,7 @@ class Runner:
         except RunError as e:
             if (
                 not tool.idempotent
-                and self.holds_doubt
+                and self.calls_in_doubt
                 and inst.instance not in self._intent_at  # a catalog call keeps its own
             ):  # what may have acted: in doubt for every lane until someone reconciles it
                 acted = self._acted(rec, e, tool)
@@ -831,10 +825,10 @@ class Runner:
         if at is not None:  # a catalog call's intent is at its doubt node: nobody else's there
             quads.append(calling(at))
             absent: tuple[tuple, ...] = (held(at),)
-        elif self.holds_doubt:  # a step's call holds the doubt node it acts on while it is made
+        elif self.calls_in_doubt:  # a step's call holds the doubt node it acts on meanwhile
             holding = holds(inst.instance, tool, args)
             quads += holding
-            absent = tuple(holding[::2])  # held(node) of each
+            absent = tuple(q for q in holding if q[1] == _TYPE)  # held(node) of each node
         else:
             absent = ()
         created = self._fresh.get(inst.instance)
@@ -863,9 +857,7 @@ class Runner:
         quota). An adapter-bound tool's answers are decisions, not acts: only its commits
         act, and an unknown one is an OutcomeUnknown."""
         unknown = isinstance(error, OutcomeUnknown)
-        if not self.answered_in_doubt:  # as recorded before: every call of an unanswered step
-            return rec.args if unknown else []
-        if tool.adapter is not None:
+        if self.calls_in_doubt < 2 or tool.adapter is not None:  # every call, if unanswered
             return rec.args if unknown else []
         last = unknown or getattr(error, "may_have_acted", False)
         return rec.args[: len(rec.result) + last]

@@ -314,7 +314,7 @@ def test_a_trace_recorded_before_answered_calls_were_held_replays_as_it_ran(
 
     def before(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
-        self.answered_in_doubt = False
+        self.calls_in_doubt = 1
 
     monkeypatch.setattr(_runner.Runner, "__init__", before)
     agent, world = build(BILL, tools={"charge": lambda patient: {"ref": "R 1", "extra": "x"}})
@@ -635,7 +635,7 @@ def test_a_run_that_left_a_call_in_doubt_replays_to_its_world(
 
         def old(self: Any, *args: Any, **kwargs: Any) -> None:
             init(self, *args, **kwargs)
-            self.holds_doubt = False
+            self.calls_in_doubt = 0
 
         monkeypatch.setattr(_runner.Runner, "__init__", old)
     charge = Charger()
