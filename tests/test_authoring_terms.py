@@ -22,27 +22,26 @@ from horismos import load_definitions
 # -- a datatype that is none ------------------------------------------------------------------
 
 
-def test_a_misspelt_datatype_of_an_asserted_property_is_an_error_with_a_did_you_mean(
-        tmp_path: Path) -> None:
-    """The gate would commit a literal typed xsd:sting, which no string comparison matches."""
-    path, line = edited(tmp_path, TRIAGE, ":queueRef ; horis:type xsd:string",
-                        ":queueRef ; horis:type xsd:sting")
+@pytest.mark.parametrize(("old", "new", "node", "opens", "also"), [
+    pytest.param(":queueRef ; horis:type xsd:string", ":queueRef ; horis:type xsd:sting",
+                 ":ehr.assign_queue",
+                 "asserted property :queueRef has horis:type xsd:sting, which is no XSD or RDF "
+                 "datatype and is not declared a rdfs:Datatype", "",
+                 id="asserted-property"),
+    pytest.param('"ref"     ; horis:type xsd:string', '"ref"     ; horis:type xsd:strng',
+                 ":ehr.notify_nurse",
+                 'argument "ref" has horis:type xsd:strng, which is no XSD or RDF datatype',
+                 "every call is refused", id="argument"),
+])
+def test_a_misspelt_datatype_is_an_error_with_a_did_you_mean(
+        tmp_path: Path, old: str, new: str, node: str, opens: str, also: str) -> None:
+    """The gate would commit a literal typed xsd:sting, which no string comparison matches;
+    an argument of such a type refuses every call."""
+    path, line = edited(tmp_path, TRIAGE, old, new)
     p = the_one(problems(path, TRIAGE), "error")
-    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
-    assert p.message.startswith("asserted property :queueRef has horis:type xsd:sting, which "
-                                "is no XSD or RDF datatype and is not declared a rdfs:Datatype")
-    assert p.hint == "did you mean xsd:string?"
-
-
-def test_a_misspelt_datatype_of_an_argument_is_an_error_with_a_did_you_mean(
-        tmp_path: Path) -> None:
-    path, line = edited(tmp_path, TRIAGE, '"ref"     ; horis:type xsd:string',
-                        '"ref"     ; horis:type xsd:strng')
-    p = the_one(problems(path, TRIAGE), "error")
-    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.notify_nurse")
-    assert p.message.startswith('argument "ref" has horis:type xsd:strng, which is no XSD or '
-                                "RDF datatype")
-    assert "every call is refused" in p.message
+    assert (p.file, p.line, p.node) == (str(path), line, node)
+    assert p.message.startswith(opens)
+    assert also in p.message
     assert p.hint == "did you mean xsd:string?"
 
 
