@@ -13,9 +13,10 @@ from rdflib import URIRef
 
 from ._agent import Agent
 from ._cli_common import (
-    load_tools,
     load_world,
     output_format,
+    reach,
+    reach_options,
     short_id,
     waiting_instance_arguments,
     world_of,
@@ -144,6 +145,7 @@ def wake_arguments(p: argparse.ArgumentParser) -> None:
         metavar="MODULE",
         help="as for run: the functions the steps after the waits call",
     )
+    reach_options(p)
     p.add_argument(
         "--allow",
         default="ReadOnly,HostStateWrite",
@@ -171,7 +173,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
     import datetime as dt
 
     out_format = output_format(args.out) if args.out else None
-    agent = Agent.from_files(*args.paths, tools=load_tools(args.tools))
+    agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
     world = world_of(args)
     due = due_waits(agent.definitions, world.store, dt.datetime.now(dt.UTC))
     if not due:

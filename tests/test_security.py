@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -506,6 +507,40 @@ def test_an_allow_list_per_run_and_per_project(tmp_path: Path) -> None:
         allowed = horismos(*run, "--allow-host", "api.example.org", cwd=tmp_path)
         assert "allowed hosts" not in allowed.stderr, allowed.stderr
         assert len(received.requests) == 1  # reached (its answer is for another test)
+    finally:
+        server.shutdown()
+
+
+def test_wake_holds_to_the_projects_allowed_hosts(tmp_path: Path) -> None:
+    """The timer lane (``wake``, run from cron) reaches no host the project's allow-hosts leaves
+    out, as ``run`` and ``resume`` do; ``--allow-host`` widens it as there."""
+    from servers.http_server import serve
+
+    server, base, received = serve()
+    try:
+        (tmp_path / "d.ttl").write_text(HTTP_TOOL.replace("{url}", f"{base}/good").replace(
+            ":Remote a horis:Workflow ; horis:focusType :Patient ; horis:start :Call .",
+            ":Remote a horis:Workflow ; horis:focusType :Patient ; horis:start :Pause .\n"
+            ':Pause a horis:WaitStep ; horis:reason "a second" ; horis:wake horis:Timer ;\n'
+            "    horis:delivery horis:Silent ;\n"
+            '    horis:timeout "1s" ; horis:onTimeout :Call ; horis:next :Call .'))
+        (tmp_path / "w.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
+        (tmp_path / "elsewhere").mkdir()
+        started = horismos("run", "../d.ttl", CLINIC, "--world", "../w.ttl", "--all", "--out",
+                           "../after.trig", cwd=tmp_path / "elsewhere")
+        assert started.returncode == 3, started.stdout + started.stderr  # waiting
+        (tmp_path / "pyproject.toml").write_text(
+            '[tool.horismos]\nallow-hosts = ["api.example.org"]\n')
+        time.sleep(1.2)
+        wake = ("wake", "d.ttl", CLINIC, "--world", "after.trig", "--out", "woke.trig")
+        refused = horismos(*wake, cwd=tmp_path)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert "host 127.0.0.1 is not in the allowed hosts (api.example.org)" in refused.stderr
+        no_traceback(refused)
+        assert received.requests == []
+        allowed = horismos(*wake, "--allow-host", "127.0.0.1", cwd=tmp_path)
+        assert "allowed hosts" not in allowed.stderr, allowed.stderr
+        assert len(received.requests) == 1
     finally:
         server.shutdown()
 
