@@ -27,8 +27,10 @@ import datetime as dt
 import hashlib
 import json
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
@@ -125,9 +127,22 @@ def payload(tool: Tool, args: Mapping[str, Node]) -> dict[str, Any]:
     """The arguments as the approval fingerprint reads them: IRIs as strings, literals as JSON
     values — what ``tools approve NAME --args JSON`` normalizes the same call to."""
     return {
-        name: str(v) if isinstance(v, URIRef) else json_value(cast(Literal, v).toPython())
+        name: str(v) if isinstance(v, URIRef) else _approved_value(cast(Literal, v).toPython())
         for name, v in args.items()
     }
+
+
+def _approved_value(value: Any) -> Any:
+    """A literal's value as a person approves it: its JSON value, except a decimal no JSON
+    number of Python's holds (``100.000000000000001`` is the float ``100.0``), which is its exact
+    text. Rounded, two amounts would share one payload and one fingerprint, and an approval of
+    what the brief showed would let a call with another amount through."""
+    if isinstance(value, Decimal) and value != value.to_integral_value():
+        as_float = float(value)
+        if Decimal(repr(as_float)) != value:
+            return str(value)
+        return as_float
+    return json_value(value)
 
 
 def refusal(policy: Policy, tool: Tool) -> PolicyRefused | None:
@@ -163,9 +178,15 @@ class Pending:
             f"Instance {instance} ({name(workflow)} for {name(focus)}) waits at "
             f"{name(self.step)} for approval.",
         ]
+        calls = Counter(fp for _, fp in self.calls)
+        shown: dict[str, dict[str, Any]] = {}
         for body, fp in self.calls:
+            shown.setdefault(fp, body)
+        for fp, body in shown.items():
             lines.append(f"Payload: {canonical_json(body)}")
             lines.append(f"Fingerprint: {fp}")
+            if calls[fp] > 1:
+                lines.append(f"({calls[fp]} calls of this payload: approve it {calls[fp]} times)")
         lines.append(
             f"Approve with: horismos approve … --instance {instance} --fingerprint "
             f"{self.calls[0][1]}; then: horismos resume … --instance {instance}"
@@ -217,18 +238,19 @@ def pending(
         return [None] * len(calls), None, []
     prints = [fingerprint(tool.iri, payload(tool, c)) for c in calls]
     recorded = _recorded(store, instance)
-    missing = tuple(
-        (payload(tool, c), fp)
-        for c, fp in zip(calls, prints, strict=True)
-        if fp not in policy.approvals and fp not in recorded
-    )
+    missing, taking = [], Counter[str]()
+    for c, fp in zip(calls, prints, strict=True):
+        if fp in policy.approvals:
+            continue
+        taking[fp] += 1  # a call each: calls of one payload in a forEach need one each
+        if taking[fp] > len(recorded.get(fp, ())):
+            missing.append((payload(tool, c), fp))
     if missing:
-        return list(prints), Pending(tool, step.iri, missing), []
+        return list(prints), Pending(tool, step.iri, tuple(missing)), []
     used = [
         (node, PROV.invalidatedAtTime, at, graph)
-        for fp in dict.fromkeys(prints)
-        if fp not in policy.approvals
-        for node, graph in recorded[fp][:1]
+        for fp, n in taking.items()
+        for node, graph in recorded[fp][:n]
     ]
     return list(prints), None, used
 

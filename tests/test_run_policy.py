@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -224,3 +225,49 @@ def test_an_approval_is_used_up_by_its_call_so_a_loop_back_waits_again(tmp_path)
     assert replay(tmp_path / "loop.jsonl", agent).diverged is False
     agent.approve(world, run.instance, fp)  # approved again: one more call, then it waits
     assert agent.resume(world, run.instance).status == "waiting" and len(calls) == 2
+
+
+CHARGES = PREFIXES + """
+:t.charge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
+                  horis:arg [ horis:name "amount" ; horis:type xsd:decimal ] ] ;
+    horis:binding "python:charge" ; horis:requiresApproval true ; horis:idempotent false .
+:Bill a horis:Workflow ; horis:focusType :Patient ; horis:start :Go .
+:Go a horis:ActionStep ; horis:tool :t.charge ; horis:forEach true ;
+    horis:requires "?this :owes ?bill . ?bill :amount ?amount ." ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+
+@pytest.mark.parametrize(("first", "second", "shown"), [
+    # beyond a float's digits: the brief shows each exact amount, each with its own fingerprint
+    ("100.000000000000001", "100.000000000000002", '"amount":"100.000000000000001"'),
+    # one payload twice (an integer and a decimal of one value): one approval, one call
+    ("12", "12.0", "(2 calls of this payload: approve it 2 times)"),
+])
+def test_an_approval_is_good_for_one_call_of_the_exact_amount_shown(
+    tmp_path, first: str, second: str, shown: str
+) -> None:
+    calls: list[Any] = []
+
+    def charge(patient: Any, amount: Any) -> dict[str, Any]:
+        calls.append(amount)
+        return {}
+
+    (tmp_path / "defs.ttl").write_text(CHARGES, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(
+        PREFIXES + f":p1 a :Patient ; :owes :b1, :b2 .\n:b1 :amount {first} .\n"
+        f":b2 :amount {second} .\n", encoding="utf-8")
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"charge": charge})
+    world = World.from_files(tmp_path / "world.ttl")
+    run = agent.run(world, focus=EX.p1)
+    assert run.status == "waiting" and shown in (run.brief or "")
+    fps = [line.split()[1] for line in (run.brief or "").splitlines()
+           if line.startswith("Fingerprint: ")]
+    assert len(fps) == (1 if Decimal(first) == Decimal(second) else 2)
+    agent.approve(world, run.instance, fps[0])
+    again = agent.resume(world, run.instance)
+    assert again.status == "waiting" and calls == []  # the other call is not approved
+    agent.approve(world, run.instance, fps[-1])
+    assert agent.resume(world, run.instance).status == "completed"
+    assert len(calls) == 2 and {Decimal(a) for a in calls} == {Decimal(first), Decimal(second)}
