@@ -1,7 +1,8 @@
 """The pyoxigraph store: in memory (``oxigraph``) or on disk, transactional (``oxigraph:PATH``).
 
 Preconditions run in Oxigraph's own SPARQL engine on the patterns' text, bound variables
-passed as ``substitutions`` (SEP-0007), never pasted into the text. A commit is one SPARQL
+passed as ``substitutions`` (SEP-0007); a bound IRI is also written into the patterns, escaped,
+for Oxigraph to plan from (:mod:`.bound`). A commit is one SPARQL
 Update (one transaction) whose templates name every term through a variable a custom function
 binds, so no value is written into its text and a blank node keeps its identity. A guarded
 commit checks its expected quads under the store's lock: an on-disk store opens in one process
@@ -61,6 +62,7 @@ from .base import (
     Store,
     nt_text,
 )
+from .bound import with_iris
 from .skolem import file_key, skolemise, skolemise_ox
 
 __all__ = [
@@ -593,9 +595,10 @@ class OxigraphStore(Store):
         names: frozenset[str] | None,
         prefixes: Mapping[str, str],
     ) -> Any:
-        subs = {
-            ox.Variable(k): to_ox(v) for k, v in bindings.items() if names is None or k in names
-        }
+        if names is not None:
+            bindings = {k: v for k, v in bindings.items() if k in names}
+        text, gone = with_iris(text, bindings)  # planned from them (:mod:`.bound`)
+        subs = {ox.Variable(k): to_ox(v) for k, v in bindings.items() if k not in gone}
         with self._lock:  # started (its snapshot taken) between commits, never inside one
             return self._store.query(
                 text, prefixes=dict(prefixes), substitutions=subs, use_default_graph_as_union=True

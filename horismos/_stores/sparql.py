@@ -77,6 +77,7 @@ from .base import (
     Store,
     StoreError,
 )
+from .bound import with_iris
 from .http1 import Connection, HttpError
 from .oxigraph import (
     _uri,
@@ -274,6 +275,7 @@ class SparqlStore(Store):
         bindings: Mapping[str, Node],
         ns: Mapping[str, str],
     ) -> list[dict[str, Node]]:
+        query, _ = with_iris(query, bindings)  # the server plans from them (:mod:`.bound`)
         at = _first_group(query)
         text = query[: at + 1] + _values(bindings, None) + query[at + 1 :]
         return self._rows(self._prologue(tuple(ns.items())) + text)
