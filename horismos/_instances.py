@@ -43,21 +43,29 @@ class InstanceRow:
 
 
 def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]:
-    """The world's instances, oldest activity first; only those with ``status`` when given."""
+    """The world's instances, oldest activity first; only those with ``status`` when given.
+
+    With ``status``, only those instances are read, and only their activities' times: ``wake``
+    from cron asks for the waiting ones of a world that keeps every instance it ever ran."""
     rows = store.select(
         f"""
         SELECT ?i ?workflow ?focus ?status ?current WHERE {{ GRAPH <{INSTANCES}> {{
             ?i a horis:Instance ; horis:workflow ?workflow ; horis:focus ?focus ;
                horis:status ?status .
             OPTIONAL {{ ?i horis:currentStep ?current }} }} }}""",
-        {},
+        {} if status is None else {"status": URIRef(NS + status.capitalize())},
         {"horis": NS},
     )
     since: dict[URIRef, str] = {}
+    which = ""  # every instance's activities, or those of the instances found
+    if status is not None:
+        if not rows:
+            return []
+        which = "VALUES ?i { " + " ".join(r["i"].n3() for r in rows) + " } "
     for r in store.select(
-        """
-            SELECT ?i ?t WHERE { GRAPH ?g { ?a horis:instance ?i .
-                { ?a prov:startedAtTime ?t } UNION { ?a prov:endedAtTime ?t } } }""",
+        f"""
+            SELECT ?i ?t WHERE {{ GRAPH ?g {{ {which}?a horis:instance ?i .
+                {{ ?a prov:startedAtTime ?t }} UNION {{ ?a prov:endedAtTime ?t }} }} }}""",
         {},
         {"horis": NS, "prov": str(PROV)},
     ):
@@ -66,9 +74,7 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
             since[i] = t
     out = []
     for r in rows:
-        name = str(r["status"]).removeprefix(NS).lower()
-        if status is not None and name != status:
-            continue
+        name = status or str(r["status"]).removeprefix(NS).lower()
         current = r.get("current")
         out.append(
             InstanceRow(
