@@ -59,7 +59,8 @@ def replay_arguments(p: argparse.ArgumentParser) -> None:
         "--reexecute-idempotent",
         action="store_true",
         help="call horis:idempotent tools again and compare their results with the "
-        "record (non-idempotent tools are never called)",
+        "record (never a non-idempotent tool, one needing approval, or one outside the "
+        "default policy ReadOnly,HostStateWrite: their results are the record's)",
     )
     p.add_argument(
         "--html",

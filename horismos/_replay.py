@@ -48,7 +48,7 @@ from ._errors import (
 )
 from ._model import ProposalStep, Tool
 from ._outcomes import play
-from ._policy import DEFAULT_ALLOW, Policy
+from ._policy import DEFAULT_ALLOW, Policy, side_effect
 from ._proposal import RankRequest, Reply
 from ._reads import ReplayedStore, term
 from ._runner import Environment
@@ -207,6 +207,13 @@ class _Stopped(Exception):
     """The runner went on past the last event of a trace whose recording never ended."""
 
 
+def _may_reexecute(tool: Tool) -> bool:
+    """Whether ``--reexecute-idempotent`` calls ``tool`` again: idempotent, needing no approval,
+    and inside the policy a run has unasked. An approval was good for the one call it was given
+    for, and whoever replays a trace has not widened the policy the run was given."""
+    return tool.idempotent and not tool.requires_approval and side_effect(tool) in DEFAULT_ALLOW
+
+
 class ReplayEnvironment(Environment):
     """Recorded clock values, ids and tool outcomes, handed out per event in recorded order.
 
@@ -286,7 +293,7 @@ class ReplayEnvironment(Environment):
         self, tool: Tool, binding: Callable[[], Binding], args: Mapping[str, Any]
     ) -> Any:
         entry = self.take("outcomes")
-        if self.reexecute_idempotent and tool.idempotent:
+        if self.reexecute_idempotent and _may_reexecute(tool):
             self.reexecuted += 1
             try:
                 return await super().invoke(tool, binding, args)

@@ -271,3 +271,31 @@ def test_an_approval_is_good_for_one_call_of_the_exact_amount_shown(
     agent.approve(world, run.instance, fps[-1])
     assert agent.resume(world, run.instance).status == "completed"
     assert len(calls) == 2 and {Decimal(a) for a in calls} == {Decimal(first), Decimal(second)}
+
+
+@pytest.mark.parametrize("flags", [
+    APPROVAL + "; horis:idempotent true",  # its approval was for the call it was given for
+    EXTERNAL + "; horis:idempotent true",  # the run allowed it; whoever replays did not
+])
+def test_a_replay_re_executing_idempotent_tools_leaves_approved_and_external_ones_recorded(
+    tmp_path, flags: str
+) -> None:
+    agent, world, calls = setup(tmp_path, flags)
+    allow = ["ReadOnly", "HostStateWrite", "ExternalCommit"]
+    run = agent.run(world, focus=EX.p1, trace=tmp_path / "run.jsonl", allow=allow)
+    trace = tmp_path / "run.jsonl"
+    if run.status == "waiting":
+        agent.approve(world, run.instance, run.brief.split("Fingerprint: ")[1].split()[0])
+        trace = tmp_path / "resume.jsonl"
+        run = agent.resume(world, run.instance, trace=trace, allow=allow)
+    assert run.status == "completed" and len(calls) == 1
+    report = replay(trace, agent, reexecute_idempotent=True)
+    assert report.diverged is False and report.reexecuted == 0 and len(calls) == 1
+    # an idempotent tool inside the default policy is called again, as asked
+    (tmp_path / "defs.ttl").write_text(definitions("; horis:idempotent true"), encoding="utf-8")
+    plain = Agent.from_files(tmp_path / "defs.ttl", tools=agent.tools)
+    ran = plain.run(World.from_files(tmp_path / "world.ttl"), focus=EX.p1,
+                    trace=tmp_path / "plain.jsonl")
+    assert ran.status == "completed" and len(calls) == 2
+    again = replay(tmp_path / "plain.jsonl", plain, reexecute_idempotent=True)
+    assert again.reexecuted == 1 and len(calls) == 3  # (its answer differs: D-3, not D-2)
