@@ -48,8 +48,8 @@ from ._catalog import effect_schema, input_schema
 from ._errors import UsageError
 from ._model import Tool
 from ._policy import DEFAULT_ALLOW, SERVED_PREFIX, Pending, allowed, canonical_json
-from ._stores import Change
-from ._vocab import NS, PROV
+from ._stores import Change, Conflict
+from ._vocab import HORIS, NS, PROV
 
 if TYPE_CHECKING:
     from mcp import types as mcp_types
@@ -198,8 +198,18 @@ class ServedTools:
         if given is not None:
             # used up before the call can reach the tool, as an intent is written before a
             # non-idempotent call: a crash after the tool acted must not leave the approval
-            # usable for a second call (a call refused before sending uses it up too)
-            self.world.commit(Change(add=[(given[0], PROV.invalidatedAtTime, _now(), given[1])]))
+            # usable for a second call (a call refused before sending uses it up too); and
+            # only by one call, whichever process serves it: the mark is required absent
+            spent = (given[0], HORIS.usedUp, Literal(True), given[1])
+            try:
+                self.world.commit(
+                    Change(
+                        add=[(given[0], PROV.invalidatedAtTime, _now(), given[1]), spent],
+                        absent=(spent,),
+                    )
+                )
+            except Conflict:
+                given = None  # another call used it first: this one has none
         result = await catalog.acall(
             tool.iri,
             args,

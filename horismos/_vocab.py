@@ -157,6 +157,7 @@ class HORIS(DefinedNamespace):
     error: URIRef
     brief: URIRef
     fingerprint: URIRef
+    usedUp: URIRef
     # Projections of systems of record, written by the runtime
     remoteId: URIRef
     sourceVersion: URIRef

@@ -212,6 +212,39 @@ def test_overlapping_calls_on_one_world_commit_once(project: Path) -> None:
     assert len(list(world.graph.quads((ex.p1, ex.queueRef, None, None)))) == 1
 
 
+def test_one_approval_is_used_by_one_call_whichever_server_makes_it(project: Path) -> None:
+    """Two servers on one world: the second read the approval before the first used it (a
+    pause between its look and its use). It used it up unguarded and called too: two transfers
+    on one approval (seen with two `serve` processes on one `sparql:` store)."""
+    from rdflib import URIRef
+
+    from horismos import Agent, World
+    from horismos._policy import SERVED_PREFIX
+    from horismos._serve import ServedTools
+
+    made: list[Any] = []
+
+    def transfer(patient: Any, ward: Any) -> dict[str, str]:
+        made.append((patient, ward))
+        return {"bedRef": "B-1"}
+
+    agent = Agent.from_files(project / "defs.ttl", tools={"transfer": transfer})
+    world = World.from_files(project / "world.ttl")
+    a, b = ServedTools(agent, world), ServedTools(agent, world)
+    args = {"patient": ":p2", "ward": ":w1"}
+    asked = asyncio.run(a.call("t.transfer", args)).structured_content["approval"]
+    fp = asked["fingerprint"]
+    agent.approve(world, URIRef(SERVED_PREFIX + fp), fp)
+    read_before = b._recorded(fp)
+    assert read_before is not None
+    done = asyncio.run(a.call("t.transfer", args))
+    assert done.structured_content["status"] == "completed" and len(made) == 1
+    b._recorded = lambda _fp: read_before  # type: ignore[method-assign]
+    late = asyncio.run(b.call("t.transfer", args))
+    assert late.structured_content["error"]["kind"] == "approval"
+    assert len(made) == 1
+
+
 def test_run_workflow_starts_a_workflow_and_says_where_it_ended(project: Path) -> None:
     from horismos import Agent, World
     from horismos._serve import ServedTools
