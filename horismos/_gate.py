@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from pyshacl.graph_abstraction import DataGraph
 from pyshacl.pytypes import SHACLExecutor
@@ -43,7 +43,7 @@ from ._model import Assertion, Tool
 from ._shacl import NotCompiled, Result, compile_shapes, has_datatype
 from ._vocab import HORIS
 
-__all__ = ["Gate", "Verdict"]
+__all__ = ["Beyond", "Gate", "Verdict"]
 
 _NUMERIC = {
     XSD.decimal,
@@ -73,6 +73,7 @@ _Delta = dict[Node, dict[Node, set[Node]]]
 """A small graph as subject → predicate → objects."""
 
 _log = logging.getLogger("horismos.gate")
+_REFERRERS = "SELECT ?s WHERE { ?s ?p ?o }"  # the subjects pointing at ?o by ?p
 _TYPE, _SUBCLASS = RDF.type, RDFS.subClassOf  # a namespace attribute is a lookup each time
 _RESOURCE, _XSD_STRING, _XSD_DECIMAL = RDFS.Resource, XSD.string, XSD.decimal
 _FLOATING = (XSD.decimal, XSD.double, XSD.float)
@@ -268,10 +269,12 @@ class Gate:
         fixed: list[tuple[Node, Node, Node]],
         world_outgoing: Iterable[tuple],
         types_of: Any,
+        world: Beyond | None = None,
     ) -> Verdict:
         """Validate ``returned`` against the effect, then the after-view against domain shapes.
 
-        ``types_of(node)`` gives a node's ``rdf:type`` values in the world.
+        ``types_of(node)`` gives a node's ``rdf:type`` values in the world; ``world`` answers
+        for the nodes past the subject a shape reaches (see :class:`_After`).
         """
         effect = self._effects.get(tool.iri)
         if effect is None:
@@ -292,7 +295,7 @@ class Gate:
             if messages:
                 return Verdict(False, tuple(messages))
         extra = tool.effect.shapes if tool.effect is not None else ()
-        return self.domain(subject, [*returned, *fixed], world_outgoing, types_of, extra)
+        return self.domain(subject, [*returned, *fixed], world_outgoing, types_of, extra, world)
 
     def domain(
         self,
@@ -301,6 +304,7 @@ class Gate:
         world_outgoing: Iterable[tuple],
         types_of: Any,
         extra: Iterable[URIRef] = (),
+        world: Beyond | None = None,
     ) -> Verdict:
         """``subject`` as it would be after ``added``, against the domain shapes targeting it
         (and ``extra``); also how facts a person gives on resume are judged."""
@@ -318,7 +322,7 @@ class Gate:
         use.update(extra)
         if not use:  # no shape applies: the after-view graph is not worth building
             return _CONFORMS
-        view = _After(subject, own, types_of, self._superclasses)
+        view = _After(subject, own, types_of, self._superclasses, world)
         fast: list[Result] = []
         rest: list[URIRef] = []
         for shape in sorted(use):
@@ -335,6 +339,12 @@ class Gate:
         messages = {self._result_message(r) for r in fast}
         if rest or self.reference:
             after = self._after_graph(subject, triples, subject_types, types_of)
+            beyond = list(view.beyond())  # what the compiled shapes read past the subject
+            for triple in beyond:
+                after.add(triple)
+            self._add_types(
+                after, {n for s, _, o in beyond for n in (s, o) if n != subject}, types_of
+            )
             messages |= set(self._validate(after, rest, subject)) if rest else set()
             if self.reference:
                 messages = self._refereed(after, sorted(use), subject, messages)
@@ -444,12 +454,40 @@ class Gate:
         return _ordered({_message(triples, self.defs) for _, _, triples in results})
 
 
-class _After:
-    """The data the compiled shapes read: exactly the graph :meth:`Gate._after_graph` gives
-    pyshacl — ``subject`` after the step; each of its values' types from the world; each type's
-    superclasses — answered from the step's triples and ``types_of`` without building it."""
+class Beyond(Protocol):
+    """The world's reads the gate makes of nodes past the subject (a store's)."""
 
-    __slots__ = ("_objects", "_own", "_subject", "_superclasses", "_types", "_types_of")
+    def objects(self, subject: Node, predicate: Node) -> Iterable[Node]: ...
+
+    def outgoing(self, subject: Node) -> Iterable[tuple[Node, Node, Node]]: ...
+
+    def select(
+        self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str]
+    ) -> list[dict[str, Node]]: ...
+
+
+class _After:
+    """The data the compiled shapes read: the graph :meth:`Gate._after_graph` gives pyshacl —
+    ``subject`` after the step; each of its values' types from the world; each type's
+    superclasses — answered from the step's triples and ``types_of`` without building it.
+
+    With ``world``, a node past the subject is read as the world holds it, when a shape asks:
+    a value a ``sh:node`` judges, the nodes a sequence or inverse path walks to. Without it
+    they looked empty, so ``sh:node`` on a value, or ``sh:path ( :owner rdfs:label )``, failed a
+    step whose data conforms, and an inverse path's ``sh:maxCount`` passed one that does not.
+    Only what a shape walks to is read (each read recorded, as a trace's other reads are); a
+    step a shape judges on the subject alone reads nothing more."""
+
+    __slots__ = (
+        "_beyond",
+        "_objects",
+        "_own",
+        "_subject",
+        "_superclasses",
+        "_types",
+        "_types_of",
+        "_world",
+    )
 
     def __init__(
         self,
@@ -457,11 +495,14 @@ class _After:
         own: dict[Node, set[Node]],
         types_of: Any,
         superclasses: Mapping[URIRef, frozenset[URIRef]],
+        world: Beyond | None = None,
     ) -> None:
         self._subject, self._own = subject, own
         self._types_of, self._superclasses = types_of, superclasses
+        self._world = world
         self._objects: set[Node] | None = None  # the subject's non-literal values
         self._types: dict[Node, set[Node]] = {}  # a value's types, as read so far
+        self._beyond: dict[tuple[Node, Node, Node | None], set[Node]] = {}  # read past it
 
     def objects(self, node: Node, pred: URIRef) -> set[Node]:
         if node is self._subject or node == self._subject:
@@ -470,11 +511,24 @@ class _After:
             return self._types_of_value(node)
         if pred == _SUBCLASS and self._is_type(node):
             return set(self._superclasses.get(node, ()))  # type: ignore[call-overload]
-        return set()
+        if self._world is None or isinstance(node, Literal) or pred == _SUBCLASS:
+            return set()
+        key = (node, pred, None)
+        found = self._beyond.get(key)
+        if found is None:
+            found = self._beyond[key] = set(self._world.objects(node, pred))
+        return found
 
     def outgoing(self, node: Node) -> list[tuple[Node, Node]]:
         if node is self._subject or node == self._subject:
             return [(p, o) for p, values in self._own.items() for o in values]
+        if self._world is not None and not isinstance(node, Literal) and not self._is_type(node):
+            found: dict[Node, set[Node]] = {}
+            for _, p, o in self._world.outgoing(node):
+                found.setdefault(p, set()).add(o)
+            for p, values in found.items():
+                self._beyond.setdefault((node, p, None), set()).update(values)
+            return [(p, o) for p, values in found.items() for o in values]
         out: list[tuple[Node, Node]] = [(_TYPE, t) for t in self._types_of_value(node)]
         if self._is_type(node):
             out += [(_SUBCLASS, s) for s in self._superclasses.get(node, ())]  # type: ignore
@@ -489,7 +543,20 @@ class _After:
             for o in self._own_objects():
                 types |= self._types_of_value(o)
             out |= {t for t in types if node in self._superclasses.get(t, ())}  # type: ignore
+        elif self._world is not None:  # who points at ``node`` in the world, besides the subject
+            key = (node, pred, node)
+            found = self._beyond.get(key)
+            if found is None:
+                rows = self._world.select(_REFERRERS, {"p": pred, "o": node}, {})
+                found = self._beyond[key] = {r["s"] for r in rows if "s" in r}
+            out |= found
         return out
+
+    def beyond(self) -> Iterator[tuple[Node, Node, Node]]:
+        """The triples read past the subject, for pyshacl to see what the compiled shapes saw."""
+        for (node, pred, referred), values in self._beyond.items():
+            for v in values:
+                yield (v, pred, node) if referred is not None else (node, pred, v)
 
     def instance_of(self, node: Node, cls: Node) -> bool:
         return _reaches(self.objects(node, _TYPE), cls, lambda c: self.objects(c, _SUBCLASS))
@@ -497,7 +564,10 @@ class _After:
     def _types_of_value(self, node: Node) -> set[Node]:
         types = self._types.get(node)
         if types is None:
-            types = set(self._types_of(node)) if node in self._own_objects() else set()
+            reached = node in self._own_objects() or (
+                self._world is not None and not isinstance(node, Literal)
+            )
+            types = set(self._types_of(node)) if reached else set()
             self._types[node] = types
         return types
 

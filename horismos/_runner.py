@@ -787,7 +787,7 @@ class Runner:
 
     def judge_resource(self, subject: Node, triples: list[tuple[Node, Node, Node]]) -> Verdict:
         """An adapter step's decided resource against the domain shapes, before it is sent."""
-        return self.gate.domain(subject, triples, (), self._types_of)
+        return self.gate.domain(subject, triples, (), self._types_of, world=self.store)
 
     async def remote(self, send: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
         return await self.env.remote(send)
@@ -1053,7 +1053,9 @@ class Runner:
                 *self._judged(tool, subject, [*returned, *fixed, *effects]),
                 *(t for t in effects if t[0] == subject),
             ]
-            verdict = self.gate.judge(tool, subject, returned, fixed, before, self._types_of)
+            verdict = self.gate.judge(
+                tool, subject, returned, fixed, before, self._types_of, self.store
+            )
             rec.timings["gate"] = rec.timings.get("gate", 0.0) + time.perf_counter() - t3
             if not verdict.conforms:
                 raise GateRejected(

@@ -617,7 +617,7 @@ def _judge(
         added = [t for t in triples if t[0] == subject]
         # what the shapes judging it name, as a step's gate reads: not the whole node
         need = gate.reads(None, subject, types(subject))
-        verdict = gate.domain(subject, added, store.outgoing(subject, need), types)
+        verdict = gate.domain(subject, added, store.outgoing(subject, need), types, world=store)
         messages.extend(verdict.messages)
     if messages:
         raise GateRejected(

@@ -144,3 +144,77 @@ def test_a_trace_of_narrowed_reads_replays_the_same(build, tmp_path: Path):
     report = replay(trace, agent)
 
     assert not report.diverged, report.first_divergence
+
+
+# -- shapes that reach past the node: its values' own triples, who points at it ----------------
+
+REACHING = """
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+
+:t.file a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [
+        horis:subject "patient" ;
+        horis:asserts [ horis:property :ref ; horis:type xsd:string ]
+    ] ;
+    horis:binding "python:file" .
+:File a horis:Workflow ; horis:focusType :Patient ; horis:start :FileIt .
+:FileIt a horis:ActionStep ; horis:tool :t.file ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+
+:Named a sh:NodeShape ; sh:property [ sh:path rdfs:label ; sh:minCount 1 ] .
+:Reaching a sh:NodeShape ; sh:targetClass :Patient ;
+    sh:property [ sh:path :doctor ; sh:node :Named ] ;                     # the value's label
+    sh:property [ sh:path ( :ward :building ) ; sh:maxCount 1 ] ;          # two hops out
+    sh:property [ sh:path [ sh:inversePath :guardianOf ] ; sh:maxCount 1 ] . # pointing at it
+"""
+
+REACHED = """
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+:d1 rdfs:label "Dr One" .
+:d2 :specialty "none" .
+:wA :building :east .
+:wB :building :east, :west .
+:p1 a :Patient ; :doctor :d1 ; :ward :wA .
+:p2 a :Patient ; :doctor :d2 ; :ward :wA .
+:p3 a :Patient ; :doctor :d1 ; :ward :wB .
+:p4 a :Patient ; :doctor :d1 ; :ward :wA .
+:g1 :guardianOf :p4 .
+:g2 :guardianOf :p4 .
+"""
+
+
+def test_shapes_reaching_past_the_node_are_judged_on_the_world(build, tmp_path: Path):
+    """A value's own triples (``sh:node``), a sequence path's second hop and the nodes pointing
+    at the subject (an inverse path) are read from the world when a shape walks to them. The
+    gate judged them as if empty: it failed :p1, whose data conforms, and let :p4, which has
+    two guardians against a maximum of one, through."""
+    agent, world = build(REACHING, REACHED, tools={"file": lambda **_: {"ref": "R-7"}})
+    status = {}
+    for p in ("p1", "p2", "p3", "p4"):
+        run = agent.run(world, workflow=str(EX.File), focus=str(EX[p]),
+                        trace=tmp_path / f"{p}.jsonl")
+        (event,) = step_events(run)
+        status[p] = event["status"], sorted(m.get("message") or "" for m in
+                                            (event.get("gate") or {}).get("messages", []))
+        assert not replay(tmp_path / f"{p}.jsonl", agent).diverged, p
+    assert status["p1"] == ("completed", [])
+    assert status["p2"][0] == "rejected" and "Named" in str(status["p2"][1])
+    assert status["p3"][0] == "rejected" and "More than 1 values" in str(status["p3"][1])
+    assert status["p4"][0] == "rejected" and "More than 1 values" in str(status["p4"][1])
+
+
+def test_pyshacl_sees_what_the_compiled_shapes_read_past_the_node(build, caplog):
+    """With the reference on, pyshacl judges the compiled shapes on the same triples: no
+    disagreement is logged, and the verdicts stand."""
+    import logging
+
+    from horismos._gate import Gate
+
+    agent, world = build(REACHING, REACHED, tools={"file": lambda **_: {"ref": "R-7"}})
+    agent._gate = Gate(agent.definitions, reference=True)
+    with caplog.at_level(logging.WARNING, logger="horismos.gate"):
+        done = [agent.run(world, workflow=str(EX.File), focus=str(EX[p])).status
+                for p in ("p1", "p2", "p4")]
+    assert done == ["completed", "failed", "failed"]
+    assert "disagree" not in caplog.text
