@@ -123,6 +123,42 @@ class Policy:
         return {"allow": sorted(self.allow)}
 
 
+def implementation(tool: Tool) -> str:
+    """What a call of ``tool`` does, as its definition says — its binding (and a command's
+    argv, a request's headers, an adapter), its side-effect class, whether it is idempotent,
+    the effect it writes — as a SHA-256 hex digest. An approval records it, and holds only
+    while the tool is still so defined: a person who approved a dry run has not approved the
+    same tool rebound to move money. The fingerprint stays the payload's alone, as documented,
+    so ``tools approve`` computes it without a world."""
+    effect = tool.effect
+    described = {
+        "binding": tool.binding,
+        "side_effect": side_effect(tool),
+        "idempotent": tool.idempotent,
+        "effect": None
+        if effect is None
+        else {
+            "subject": effect.subject,
+            "asserts": [
+                [str(a.property), a.key, str(a.value), str(a.type), a.optional, a.many]
+                for a in effect.asserts
+            ],
+            "shapes": [str(s) for s in effect.shapes],
+        },
+        "command": None
+        if tool.command is None
+        else [
+            list(tool.command.argv),
+            tool.command.root,
+            tool.command.workdir,
+            [list(e) for e in tool.command.env],
+        ],
+        "headers": [[h.name, h.env] for h in tool.headers],
+        "adapter": None if tool.adapter is None else [str(tool.adapter.iri), tool.adapter.base_url],
+    }
+    return hashlib.sha256(canonical_json(described).encode()).hexdigest()
+
+
 def payload(tool: Tool, args: Mapping[str, Node]) -> dict[str, Any]:
     """The arguments as the approval fingerprint reads them: IRIs as strings, literals as JSON
     values — what ``tools approve NAME --args JSON`` normalizes the same call to."""
@@ -168,6 +204,11 @@ class Pending:
     tool: Tool
     step: URIRef
     calls: tuple[tuple[dict[str, Any], str], ...]
+    stale: bool = False
+    """An approval of one of these payloads was given for an earlier definition of the tool."""
+    bound: bool = True
+    """The request records the tool's :func:`implementation` (a trace recorded before
+    approvals were bound to it replays without)."""
 
     def brief(
         self, name: Callable[[Node], str], instance: URIRef, workflow: URIRef, focus: URIRef
@@ -175,6 +216,15 @@ class Pending:
         lines = [
             f"{self.tool.name} requires approval (horis:requiresApproval) of the exact "
             "payload before it is called.",
+            *(
+                [
+                    f"An approval was given for an earlier definition of {self.tool.name} (its "
+                    "binding, effect or side effect has changed since): it does not hold for "
+                    "this one."
+                ]
+                if self.stale
+                else []
+            ),
             f"Instance {instance} ({name(workflow)} for {name(focus)}) waits at "
             f"{name(self.step)} for approval.",
         ]
@@ -218,6 +268,8 @@ class Pending:
             (req, RDFS.label, Literal(f"{self.step.fragment or self.step} waits for approval")),
         ]
         triples += [(req, HORIS.fingerprint, Literal(fp)) for _, fp in self.calls]
+        if self.bound:
+            triples.append((req, HORIS.implementation, Literal(implementation(self.tool))))
         return [(s, p, o, graph) for s, p, o in triples]
 
 
@@ -229,6 +281,7 @@ def pending(
     tool: Tool,
     calls: Sequence[Mapping[str, Node]],
     at: Literal,
+    bound: bool = True,
 ) -> tuple[list[str | None], Pending | None, list[tuple]]:
     """The fingerprint approving each call (None for a tool that needs none), the calls still
     waiting for an approval, if any, and the quads that use up the recorded approvals these
@@ -238,6 +291,13 @@ def pending(
         return [None] * len(calls), None, []
     prints = [fingerprint(tool.iri, payload(tool, c)) for c in calls]
     recorded = _recorded(store, instance)
+    stale = False
+    if bound and recorded:  # only approvals of the tool as it is defined now (implementation)
+        now = implementation(tool)
+        for fp in set(prints) & recorded.keys():
+            held = [a for a in recorded[fp] if given_for(store, a[0]) in (None, now)]
+            stale = stale or len(held) < len(recorded[fp])
+            recorded[fp] = held
     missing, taking = [], Counter[str]()
     for c, fp in zip(calls, prints, strict=True):
         if fp in policy.approvals:
@@ -246,13 +306,20 @@ def pending(
         if taking[fp] > len(recorded.get(fp, ())):
             missing.append((payload(tool, c), fp))
     if missing:
-        return list(prints), Pending(tool, step.iri, tuple(missing)), []
+        return list(prints), Pending(tool, step.iri, tuple(missing), stale, bound), []
     used = [
         (node, PROV.invalidatedAtTime, at, graph)
         for fp, n in taking.items()
         for node, graph in recorded[fp][:n]
     ]
     return list(prints), None, used
+
+
+def given_for(store: Store, approval: Node) -> str | None:
+    """The :func:`implementation` an approval was given for; None when it was recorded before
+    approvals said (it holds, as it always did)."""
+    found = next(iter(store.objects(approval, HORIS.implementation)), None)
+    return str(found) if found is not None else None
 
 
 def _recorded(store: Store, instance: URIRef) -> dict[str, list[tuple[Node, Node]]]:
@@ -313,6 +380,9 @@ def approve(defs: Definitions, world: World, instance: URIRef, fp: str) -> dict[
         (node, RDFS.comment, Literal(canonical_json(payloads[fp]))),
         (node, RDFS.label, Literal(f"approval of {defs.name(latest['tool'])}")),
     ]
+    approved = defs.tools.get(cast(URIRef, latest["tool"]))
+    if approved is not None:  # holds while the tool is so defined (see implementation)
+        triples.append((node, HORIS.implementation, Literal(implementation(approved))))
     world.commit(Change(add=[(s, p, o, graph) for s, p, o in triples]))
     return {
         "instance": str(instance),

@@ -225,6 +225,10 @@ class Runner:
         (``true``), recorded before answered calls were held: only a step never answered, all
         of its calls; 0 (absent), recorded before any was. A replay follows the trace's, or
         its commits and reads would not be the recorded ones."""
+        self.approvals_bound = True
+        """Whether an approval holds only for the tool's definition it was given for (see
+        :func:`._policy.implementation`), as a trace's header says: a trace recorded before
+        made none of those reads, and its requests recorded none."""
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -259,6 +263,7 @@ class Runner:
             policy=self.policy.to_json(),
             started=self.env.now().isoformat(),
             **({"calls_in_doubt": self.calls_in_doubt} if self.calls_in_doubt else {}),
+            **({"approvals_bound": True} if self.approvals_bound else {}),
             **fields,
         )
 
@@ -663,7 +668,14 @@ class Runner:
             # the step's start as a literal, built from its value (parsing text cost ~15 µs)
             began = self._stamp(started)
             prints, waiting, used = pending(
-                self.policy, self.store, inst.instance, step, tool, calls, began
+                self.policy,
+                self.store,
+                inst.instance,
+                step,
+                tool,
+                calls,
+                began,
+                self.approvals_bound,
             )
             rec.detail["policy"] = {
                 **self._policy_of(tool),

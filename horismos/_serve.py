@@ -47,7 +47,15 @@ from ._call import RESULT_FIELDS, CallResult, approval_fingerprint, check_argume
 from ._catalog import effect_schema, input_schema
 from ._errors import UsageError
 from ._model import Tool
-from ._policy import DEFAULT_ALLOW, SERVED_PREFIX, Pending, allowed, canonical_json
+from ._policy import (
+    DEFAULT_ALLOW,
+    SERVED_PREFIX,
+    Pending,
+    allowed,
+    canonical_json,
+    given_for,
+    implementation,
+)
 from ._stores import Change, Conflict
 from ._vocab import HORIS, NS, PROV
 
@@ -194,7 +202,7 @@ class ServedTools:
                 fp = approval_fingerprint(catalog, tool, args)
             except UsageError:
                 fp = None  # the guarded call refuses the same arguments, by name
-        given = self._recorded(fp) if fp is not None else None
+        given = self._recorded(fp, tool) if fp is not None else None
         if given is not None:
             # used up before the call can reach the tool, as an intent is written before a
             # non-idempotent call: a crash after the tool acted must not leave the approval
@@ -239,17 +247,22 @@ class ServedTools:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
         return self.trace_dir / f"{stamp}-{next(self._calls):05d}-{what}.jsonl"
 
-    def _recorded(self, fp: str) -> tuple[URIRef, URIRef] | None:
-        """The oldest unused approval of ``fp`` for served calls (its node and graph)."""
+    def _recorded(self, fp: str, tool: Tool) -> tuple[URIRef, URIRef] | None:
+        """The oldest unused approval of ``fp`` for served calls (its node and graph) given
+        for the tool as it is defined now (:func:`~._policy.implementation`)."""
         rows = self.world.store.select(
             """SELECT ?a ?g WHERE { GRAPH ?g {
             ?a a horis:Approval ; horis:instance ?i ; horis:fingerprint ?fp ;
                prov:startedAtTime ?at
-            FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used } } } ORDER BY ?at ?a LIMIT 1""",
+            FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used } } } ORDER BY ?at ?a""",
             {"i": URIRef(SERVED_PREFIX + fp), "fp": Literal(fp)},
             _NS,
         )
-        return (rows[0]["a"], rows[0]["g"]) if rows else None  # type: ignore[return-value]
+        now = implementation(tool)
+        for r in rows:
+            if given_for(self.world.store, r["a"]) in (None, now):
+                return r["a"], r["g"]  # type: ignore[return-value]
+        return None
 
     def _request(self, tool: Tool, args: Mapping[str, Any], fp: str) -> dict[str, Any]:
         """Keep the request in the world (once per payload) for ``horismos approve``; the

@@ -158,6 +158,7 @@ class HORIS(DefinedNamespace):
     brief: URIRef
     fingerprint: URIRef
     usedUp: URIRef
+    implementation: URIRef
     # Projections of systems of record, written by the runtime
     remoteId: URIRef
     sourceVersion: URIRef

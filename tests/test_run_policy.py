@@ -299,3 +299,31 @@ def test_a_replay_re_executing_idempotent_tools_leaves_approved_and_external_one
     assert ran.status == "completed" and len(calls) == 2
     again = replay(tmp_path / "plain.jsonl", plain, reexecute_idempotent=True)
     assert again.reexecuted == 1 and len(calls) == 3  # (its answer differs: D-3, not D-2)
+
+
+def test_an_approval_holds_only_for_the_tool_as_it_was_defined(tmp_path) -> None:
+    """Approved while ``t.discharge`` was bound to a dry run; the definitions then bind it to
+    what acts. Resumed on the old approval, it called the new function."""
+    agent, world, calls = setup(tmp_path, APPROVAL)
+    acted: list[Any] = []
+
+    def discharge_for_real(**kw: Any) -> dict[str, Any]:
+        acted.append(kw)
+        return {"ref": "REAL"}
+
+    run = agent.run(world, focus=EX.p1)
+    fp = run.brief.split("Fingerprint: ")[1].split()[0]
+    agent.approve(world, run.instance, fp)
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL).replace(
+        '"python:discharge"', '"python:discharge_for_real"'), encoding="utf-8")
+    rebound = Agent.from_files(tmp_path / "defs.ttl",
+                               tools={"discharge_for_real": discharge_for_real})
+    again = rebound.resume(world, run.instance, trace=tmp_path / "stale.jsonl")
+    assert again.status == "waiting" and acted == [] and calls == []
+    assert "approval was given for an earlier definition of t.discharge" in (again.brief or "")
+    assert f"Fingerprint: {fp}" in (again.brief or "")  # the payload's, as documented
+    assert replay(tmp_path / "stale.jsonl", rebound).diverged is False
+    rebound.approve(world, run.instance, fp)  # approved for what it does now
+    done = rebound.resume(world, run.instance, trace=tmp_path / "done.jsonl")
+    assert done.status == "completed" and len(acted) == 1 and calls == []
+    assert replay(tmp_path / "done.jsonl", rebound).diverged is False

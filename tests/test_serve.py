@@ -235,14 +235,42 @@ def test_one_approval_is_used_by_one_call_whichever_server_makes_it(project: Pat
     asked = asyncio.run(a.call("t.transfer", args)).structured_content["approval"]
     fp = asked["fingerprint"]
     agent.approve(world, URIRef(SERVED_PREFIX + fp), fp)
-    read_before = b._recorded(fp)
+    read_before = b._recorded(fp, agent.definitions.tools[next(
+        t for t in agent.definitions.tools if str(t).endswith("t.transfer"))])
     assert read_before is not None
     done = asyncio.run(a.call("t.transfer", args))
     assert done.structured_content["status"] == "completed" and len(made) == 1
-    b._recorded = lambda _fp: read_before  # type: ignore[method-assign]
+    b._recorded = lambda *_: read_before  # type: ignore[method-assign]
     late = asyncio.run(b.call("t.transfer", args))
     assert late.structured_content["error"]["kind"] == "approval"
     assert len(made) == 1
+
+
+def test_a_served_approval_holds_only_for_the_tool_as_it_was_defined(project: Path) -> None:
+    from rdflib import URIRef
+
+    from horismos import Agent, World
+    from horismos._policy import SERVED_PREFIX
+    from horismos._serve import ServedTools
+
+    made: list[str] = []
+    tools = {"transfer": lambda patient, ward: made.append("dry") or {"bedRef": "B"},
+             "move": lambda patient, ward: made.append("moved") or {"bedRef": "B"}}
+    agent = Agent.from_files(project / "defs.ttl", tools=tools)
+    world = World.from_files(project / "world.ttl")
+    args = {"patient": ":p2", "ward": ":w1"}
+    fp = asyncio.run(ServedTools(agent, world).call("t.transfer", args)).structured_content[
+        "approval"]["fingerprint"]
+    agent.approve(world, URIRef(SERVED_PREFIX + fp), fp)
+    (project / "moved.ttl").write_text((project / "defs.ttl").read_text().replace(
+        '"python:transfer"', '"python:move"'))
+    rebound = Agent.from_files(project / "moved.ttl", tools=tools)
+    served = ServedTools(rebound, world)
+    refused = asyncio.run(served.call("t.transfer", args))
+    assert refused.structured_content["error"]["kind"] == "approval" and made == []
+    rebound.approve(world, URIRef(SERVED_PREFIX + fp), fp)
+    done = asyncio.run(served.call("t.transfer", args))
+    assert done.structured_content["status"] == "completed" and made == ["moved"]
 
 
 def test_run_workflow_starts_a_workflow_and_says_where_it_ended(project: Path) -> None:
