@@ -148,19 +148,8 @@ def test_a_trace_of_narrowed_reads_replays_the_same(build, tmp_path: Path):
 
 # -- shapes that reach past the node: its values' own triples, who points at it ----------------
 
-REACHING = """
+REACHING = DEFS + """
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
-
-:t.file a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
-    horis:effect [
-        horis:subject "patient" ;
-        horis:asserts [ horis:property :ref ; horis:type xsd:string ]
-    ] ;
-    horis:binding "python:file" .
-:File a horis:Workflow ; horis:focusType :Patient ; horis:start :FileIt .
-:FileIt a horis:ActionStep ; horis:tool :t.file ;
-    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
 
 :Named a sh:NodeShape ; sh:property [ sh:path rdfs:label ; sh:minCount 1 ] .
 :Reaching a sh:NodeShape ; sh:targetClass :Patient ;
