@@ -19,6 +19,7 @@ from ._contract import (
 )
 from ._definitions import load_definitions
 from ._errors import AuthoringError
+from ._gate import shape_problems
 from ._stores import DEFAULT_STORE
 from ._world import World
 
@@ -84,7 +85,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     refused = server_problems(defs)
     if args.connect:  # a server nothing declares is reported above, at the binding's line
         refused += asyncio.run(connection_problems(defs))
-    refused += unbound_arguments(defs) + credential_problems(defs)
+    refused += unbound_arguments(defs) + credential_problems(defs) + shape_problems(defs)
     defs.warnings = [*defs.warnings, *command_problems(defs)]
     if args.tools or args.allow_module:
         refused += binding_problems(defs, reach(args, calls=False))

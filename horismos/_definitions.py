@@ -84,6 +84,24 @@ def _package_graph(name: str) -> Graph:
     return Graph().parse(data=res.read_text(encoding="utf-8"), format="turtle")
 
 
+def path_properties(g: Graph, path: Node) -> set[URIRef]:
+    """The properties a SHACL path names, however it nests them (sequence, inverse, …)."""
+    if isinstance(path, URIRef):
+        return {path}
+    out: set[URIRef] = set()
+    todo, seen = [path], set()
+    while todo:
+        node = todo.pop()
+        if node in seen or not isinstance(node, BNode):
+            continue
+        seen.add(node)
+        for p, o in g.predicate_objects(node):
+            if isinstance(o, URIRef) and o != RDF.nil and p != RDF.type:
+                out.add(o)
+            todo.append(o)
+    return out
+
+
 def is_datatype(t: URIRef) -> bool:
     """Whether ``t`` is written in a datatype's namespace (XSD, RDF's, ``rdfs:Literal``);
     whether it is a datatype there is :data:`DATATYPES`'s to say."""
@@ -139,6 +157,23 @@ def _derives(given: URIRef, wanted: URIRef) -> bool:
 
 
 _USES = frozenset({HORIS.type, HORIS.property, HORIS.focusType})
+# what a shape only uses: naming a term there does not declare it (RDF.first: a path's list)
+_SHAPE_USES = frozenset(
+    {SH.targetClass, SH.path, SH["class"], SH.node, SH.datatype, RDF.first, HORIS.shape}
+)
+# what makes a node a shape: a type, or a property only a shape has
+_SHAPE_TYPES = frozenset({SH.NodeShape, SH.PropertyShape})
+_SHAPE_MARKS = frozenset(
+    {
+        SH.property,
+        SH.path,
+        SH.targetClass,
+        SH.targetNode,
+        SH.targetSubjectsOf,
+        SH.targetObjectsOf,
+        SH.sparql,
+    }
+)
 """Predicates that only use a term: a typo under them must not count as its declaration."""
 
 _TIMEOUT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$")
@@ -422,6 +457,7 @@ class _Builder:
         self.check_focus_typos()
         self.check_typed_terms(declared)
         self.check_shacl_terms()
+        self.check_domain_shapes()
         self.check_namespaces()
         self.check_split_definitions()
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
@@ -821,6 +857,99 @@ class _Builder:
                     else "see https://www.w3.org/TR/shacl/ for the vocabulary",
                     at=(s, cast(URIRef, p), o),
                 )
+
+    def check_domain_shapes(self) -> None:
+        """A domain shape that names what nothing declares checks nothing, silently: a
+        ``sh:targetClass :Patinet`` never applies, a ``sh:path :queueRf`` or ``sh:class :Nurs``
+        reads a property or class no node has, a ``sh:node`` or ``horis:shape`` naming no shape
+        is skipped, ``sh:deactivated "false"`` (a string) switches the shape off. The names are
+        warnings (world data may use them; ``validate --world`` checks), the rest errors."""
+        g = self.g
+        declared = {
+            t
+            for triple in g
+            if triple[1] not in _SHAPE_USES  # a tool's effect or argument names it: the
+            # checks of horis:property and horis:type say whether that is declared
+            for t in triple
+            if isinstance(t, URIRef)
+        }
+        shapes = {s for s, p, _ in g if p in _SHAPE_MARKS or (p == RDF.type and _ in _SHAPE_TYPES)}
+        what = {
+            SH.targetClass: "the shape never applies: no node is of that class",
+            SH["class"]: "no value can be of that class",
+        }
+        for p, why in what.items():
+            for holder, cls in g.subject_objects(p):
+                if isinstance(cls, URIRef) and self.unknown(cls, declared):
+                    self.undeclared(
+                        cls,
+                        holder,
+                        f"{self.n(p)} {self.n(cls)} is declared by no loaded ontology and used "
+                        f"by no loaded data, so {why}",
+                        declared,
+                        at=(holder, p, cls),
+                    )
+        for holder, path in g.subject_objects(SH.path):
+            for prop in sorted(path_properties(g, path), key=str):
+                if self.unknown(prop, declared):
+                    self.undeclared(
+                        prop,
+                        holder,
+                        f"sh:path names {self.n(prop)}, which no loaded ontology declares and no "
+                        "loaded data uses, so the shape checks a property no node has",
+                        declared,
+                        at=(holder, SH.path, path),
+                    )
+        for holder, dt in g.subject_objects(SH.datatype):
+            unknown_dt = isinstance(dt, URIRef) and is_datatype(dt) and dt not in DATATYPES
+            if unknown_dt and (dt, RDF.type, RDFS.Datatype) not in g:
+                self.error(
+                    holder,
+                    f"sh:datatype {self.n(dt)} is not an XML Schema datatype, so no value "
+                    "can conform",
+                    self.did_you_mean(cast(URIRef, dt), DATATYPES) or "see the XSD datatypes",
+                    at=(holder, SH.datatype, dt),
+                )
+        for p in (SH.node, SH.property, HORIS.shape):
+            for holder, named in g.subject_objects(p):
+                if p == HORIS.shape and isinstance(named, BNode):
+                    self.error(
+                        holder,
+                        "horis:shape names a shape written in place; the gate judges shapes "
+                        "by their IRI, so it would check nothing",
+                        "declare the shape with an IRI (:RefShape a sh:NodeShape ; …) and "
+                        "write horis:shape :RefShape",
+                        at=(holder, p, named),
+                    )
+                elif isinstance(named, URIRef) and named not in shapes:
+                    self.error(
+                        holder,
+                        f"{self.n(p)} {self.n(named)} names no shape the files declare, so "
+                        "nothing it would check is checked",
+                        self.did_you_mean(named, shapes)
+                        or "declare it: :Name a sh:NodeShape ; sh:property [ … ]",
+                        at=(holder, p, named),
+                    )
+        for pshape in sorted(
+            set(g.subjects(RDF.type, SH.PropertyShape)) | set(g.objects(None, SH.property)),
+            key=str,
+        ):
+            if (pshape, SH.path, None) not in g and (isinstance(pshape, BNode) or pshape in shapes):
+                self.error(
+                    pshape,
+                    "a property shape names no sh:path, so no SHACL engine can load it",
+                    "give it the property it checks: sh:path :queueRef",
+                )
+        for p in (SH.deactivated, SH.closed, SH.uniqueLang):
+            for holder, flag in g.subject_objects(p):
+                if isinstance(flag, Literal) and flag.datatype != XSD.boolean:
+                    self.error(
+                        holder,
+                        f"{self.n(p)} {flag.n3()} is not a boolean; a SHACL engine reads a "
+                        "non-boolean as set, so the shape does not do what it says",
+                        f"write {self.n(p)} true or {self.n(p)} false, without quotes",
+                        at=(holder, p, flag),
+                    )
 
     def check_namespaces(self) -> None:
         """A file whose horis: prefix is not the Horismos namespace declares nothing."""

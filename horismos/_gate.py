@@ -31,19 +31,20 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol, cast
 
+from pyshacl.errors import ReportableRuntimeError
 from pyshacl.graph_abstraction import DataGraph
 from pyshacl.pytypes import SHACLExecutor
 from pyshacl.shapes_graph import ShapesGraph
 from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 
-from ._definitions import Definitions
-from ._errors import ShaclMessage
+from ._definitions import Definitions, path_properties
+from ._errors import AuthoringError, Problem, ShaclMessage
 from ._model import Assertion, Tool
 from ._shacl import NotCompiled, Result, compile_shapes, has_datatype
 from ._vocab import HORIS
 
-__all__ = ["Beyond", "Gate", "Verdict"]
+__all__ = ["Beyond", "Gate", "Verdict", "shape_problems"]
 
 _NUMERIC = {
     XSD.decimal,
@@ -73,6 +74,7 @@ _Delta = dict[Node, dict[Node, set[Node]]]
 """A small graph as subject → predicate → objects."""
 
 _log = logging.getLogger("horismos.gate")
+_NOBODY = "urn:horismos:shape-check"  # the focus a shape is loaded on: no data, no findings
 _REFERRERS = "SELECT ?s WHERE { ?s ?p ?o }"  # the subjects pointing at ?o by ?p
 _TYPE, _SUBCLASS = RDF.type, RDFS.subClassOf  # a namespace attribute is a lookup each time
 _RESOURCE, _XSD_STRING, _XSD_DECIMAL = RDFS.Resource, XSD.string, XSD.decimal
@@ -96,6 +98,9 @@ class Gate:
     """Compiled once per :class:`Definitions`; judges results for every tool in them."""
 
     def __init__(self, defs: Definitions, *, reference: bool | None = None) -> None:
+        problems = shape_problems(defs)
+        if problems:  # said before any step, not as a traceback after a tool has acted
+            raise AuthoringError(problems)
         self.defs = defs
         self.reference = (
             os.environ.get("HORISMOS_GATE_REFERENCE", "") not in ("", "0")
@@ -466,6 +471,49 @@ class Beyond(Protocol):
     ) -> list[dict[str, Node]]: ...
 
 
+def shape_problems(defs: Definitions) -> list[Problem]:
+    """Each domain shape that neither pyshacl nor the compiled engine can load, at its file
+    and line: an invalid ``sh:pattern``, a ``sh:maxCount "one"``, a property shape with no path.
+    pyshacl loads a constraint only when it first judges one, so these surfaced as a traceback
+    from the gate, after the step's tool had been called; here each shape is loaded and judged
+    once against an empty graph, and compiled, when the definitions load."""
+    shapes = Graph()
+    shapes.addN((s, p, o, shapes) for s, p, o in _in_reading_order(defs.graph))
+    try:
+        loaded = ShapesGraph(shapes).shapes
+    except ReportableRuntimeError as e:
+        return [defs.sources.problem("error", None, f"a SHACL shape cannot be loaded: {e}")]
+    empty, executor, nobody = DataGraph.from_rdflib(Graph()), SHACLExecutor(), URIRef(_NOBODY)
+    failed: dict[Node, str] = {}
+    quiet = logging.getLogger("pyshacl")  # it logs each load error too: said once, here
+    level, quiet.level = quiet.level, logging.CRITICAL + 1
+    try:
+        for shape in loaded:
+            try:
+                shape.validate(executor, empty, focus=[nobody])
+                compile_shapes(defs.graph, [shape.node])
+            except (ReportableRuntimeError, re.error) as e:
+                failed[shape.node] = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
+    finally:
+        quiet.level = level
+    # a node shape fails with its property shape's reason: said once, where it is written
+    said = {
+        node
+        for node, why in failed.items()
+        if any(failed.get(p) == why for p in defs.graph.objects(node, SH.property))
+    }
+    return [
+        defs.sources.problem(
+            "error",
+            node,
+            f"{defs.name(node)} cannot be checked: {why}",
+            "write the constraint as SHACL defines it (https://www.w3.org/TR/shacl/)",
+        )
+        for node, why in sorted(failed.items(), key=lambda kv: str(kv[0]))
+        if node not in said
+    ]
+
+
 class _After:
     """The data the compiled shapes read: the graph :meth:`Gate._after_graph` gives pyshacl —
     ``subject`` after the step; each of its values' types from the world; each type's
@@ -776,7 +824,7 @@ def _shape_reads(g: Graph, shape: Node) -> frozenset[Node] | None:
         if any(not isinstance(f, Literal) or f.value for f in g.objects(node, SH.closed)):
             return None
         for path in g.objects(node, SH.path):
-            found |= _path_properties(g, path)
+            found |= path_properties(g, path)
         for p in _COMPARED:
             found.update(o for o in g.objects(node, p) if isinstance(o, URIRef))
         for p in _NESTED:
@@ -785,24 +833,6 @@ def _shape_reads(g: Graph, shape: Node) -> frozenset[Node] | None:
             for items in g.objects(node, p):
                 todo.extend(g.items(items))
     return frozenset(found)
-
-
-def _path_properties(g: Graph, path: Node) -> set[Node]:
-    """The properties a SHACL path names, however it nests them."""
-    if isinstance(path, URIRef):
-        return {path}
-    out: set[Node] = set()
-    todo, seen = [path], set()
-    while todo:
-        node = todo.pop()
-        if node in seen or not isinstance(node, BNode):
-            continue
-        seen.add(node)
-        for p, o in g.predicate_objects(node):
-            if isinstance(o, URIRef) and o != RDF.nil and p != RDF.type:
-                out.add(o)
-            todo.append(o)
-    return out
 
 
 def _invert(subclasses: Mapping[URIRef, frozenset[URIRef]]) -> dict[URIRef, frozenset[URIRef]]:

@@ -1,0 +1,102 @@
+"""A domain shape's mistakes, caught before anything runs, at the line that makes them.
+
+A shape that names what nothing declares checks nothing, silently: a misspelt target never
+applies, a misspelt path or class reads what no node has, a ``sh:node`` or ``horis:shape``
+naming no shape is skipped, ``sh:deactivated "false"`` switches the shape off. A constraint
+no SHACL engine can load (``sh:maxCount "one"``, an invalid ``sh:pattern``) surfaced as a
+traceback from the gate, after the step's tool had been called. Each is reported by
+``horismos validate`` and refused by ``Agent``/``horismos run`` with its file and line.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from workflow_edits import TRIAGE, edited, problems
+
+from horismos import Agent, AuthoringError, Problem
+
+ONTOLOGY = TRIAGE[1]
+
+
+def ontology_edited(tmp_path: Path, old: str, new: str) -> tuple[Path, int]:
+    text = ONTOLOGY.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not written once in {ONTOLOGY.name}"
+    path = tmp_path / ONTOLOGY.name
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path, text[: text.index(old)].count("\n") + 1
+
+
+def loaded(tmp_path: Path, ontology: Path, workflow: Path = TRIAGE[0]) -> list[Problem]:
+    """What loading the definitions, then building an agent on them, reports."""
+    found = problems(workflow, TRIAGE, ontology)
+    if any(p.severity == "error" for p in found):
+        return found
+    try:
+        Agent.from_files(workflow, ontology)
+    except AuthoringError as e:
+        return [*found, *e.problems]
+    return found
+
+
+@pytest.mark.parametrize(("old", "new", "severity", "said", "hint"), [
+    ("sh:targetClass :Patient ;", "sh:targetClass :Patinet ;", "warning",
+     "sh:targetClass :Patinet is declared by no loaded ontology", "did you mean :Patient?"),
+    ("sh:path :queueRef ;", "sh:path :queueRf ;", "warning",
+     "sh:path names :queueRf", "did you mean :queueRef?"),
+    ("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:datatype xsd:strng ;", "error",
+     "sh:datatype xsd:strng is not an XML Schema datatype", "did you mean xsd:string?"),
+    ("sh:targetClass :Patient ;", 'sh:targetClass :Patient ; sh:deactivated "false" ;', "error",
+     'sh:deactivated "false" is not a boolean', "without quotes"),
+    ("sh:targetClass :Patient ;", "sh:targetClass :Patient ; sh:node :PatientShap ;", "error",
+     "sh:node :PatientShap names no shape", "did you mean :PatientShape?"),
+    ("sh:path :queueRef ;", "", "error",
+     "a property shape names no sh:path", "sh:path :queueRef"),
+    ("sh:maxCount 1 ;", 'sh:maxCount "one" ;', "error",
+     "cannot be checked: MaxCountConstraintComponent sh:maxCount must be a literal", "SHACL"),
+    ('sh:pattern "^Q-[A-Z]+-[0-9]+$" ;', 'sh:pattern "^Q-([A-Z]+-[0-9]+$" ;', "error",
+     "cannot be checked: missing ), unterminated subpattern", "SHACL"),
+])
+def test_a_domain_shapes_mistake_is_reported_at_its_line(
+    tmp_path: Path, old: str, new: str, severity: str, said: str, hint: str
+) -> None:
+    ontology, line = ontology_edited(tmp_path, old, new)
+    found = [p for p in loaded(tmp_path, ontology) if said in p.message]
+    assert len(found) == 1, "\n".join(map(str, loaded(tmp_path, ontology)))
+    (p,) = found
+    assert p.severity == severity and hint in (p.hint or "")
+    assert p.file.endswith(ONTOLOGY.name) and line - 3 <= (p.line or 0) <= line, p
+
+
+@pytest.mark.parametrize(("new", "said", "hint"), [
+    ("horis:shape :PatientShap ;", "horis:shape :PatientShap names no shape",
+     "did you mean :PatientShape?"),
+    ("horis:shape :Patient ;", "horis:shape :Patient names no shape", "did you mean"),
+    ("horis:shape [ a <http://www.w3.org/ns/shacl#NodeShape> ] ;",
+     "horis:shape names a shape written in place",
+     "declare the shape with an IRI"),
+])
+def test_an_effect_shape_that_is_no_shape_is_an_error(
+    tmp_path: Path, new: str, said: str, hint: str
+) -> None:
+    """Ignored before: the result landed unchecked by the shape the modeler meant."""
+    anchor = "horis:asserts [ horis:property :queuedAt ; horis:value horis:now ] ;"
+    workflow, line = edited(tmp_path, TRIAGE, anchor, f"{anchor} {new}")
+    found = [p for p in problems(workflow, TRIAGE) if said in p.message]
+    assert len(found) == 1 and found[0].severity == "error", problems(workflow, TRIAGE)
+    assert hint in (found[0].hint or "") and found[0].line == line
+
+
+def test_the_shipped_shapes_load_and_run_has_no_traceback(tmp_path: Path) -> None:
+    ontology, _ = ontology_edited(tmp_path, 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;',
+                                  'sh:pattern "^Q-([A-Z]+-[0-9]+$" ;')
+    (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/ehr#> .\n:p a :Patient .\n")
+    run = subprocess.run([sys.executable, "-m", "horismos", "run", str(TRIAGE[0]),
+                          str(ontology), "--world", "w.ttl", "--all"], cwd=tmp_path,
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert f"{ONTOLOGY.name}:" in run.stderr and "unterminated subpattern" in run.stderr
+    assert Agent.from_files(*TRIAGE).definitions.tools  # the shipped ones load as before
