@@ -275,6 +275,30 @@ def leaked(*texts: str) -> bool:
     return any(s in t for t in texts for s in ("hunter2", "s3cr3t"))
 
 
+@pytest.mark.parametrize(("header", "said"), [
+    # a token pasted where the variable's name goes: refused, and never printed
+    ('horis:name "Authorization" ; horis:fromEnv "Bearer s3cr3t-token"',
+     "horis:fromEnv names the environment variable"),
+    # not a header name: the request could not be sent, yet was reported as maybe acted on
+    ('horis:name "Author ization:" ; horis:fromEnv "API_TOKEN"',
+     "horis:name of a horis:header is an HTTP header name"),
+])
+def test_a_header_is_a_name_and_a_variable_checked_at_validate(
+    tmp_path: Path, header: str, said: str
+) -> None:
+    (tmp_path / "remote.ttl").write_text(HTTP_TOOL.replace(
+        "{url}", "http://127.0.0.1:9/x").replace(
+        "horis:binding", f"horis:header [ {header} ] ;\n    horis:binding"))
+    check = horismos("validate", "remote.ttl", CLINIC, cwd=tmp_path)
+    assert check.returncode == 1 and said in check.stdout, check.stdout + check.stderr
+    assert "remote.ttl:" in check.stdout
+    (tmp_path / "w.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
+    run = horismos("run", "remote.ttl", CLINIC, "--world", "w.ttl", "--all", cwd=tmp_path)
+    assert run.returncode == 2 and said in run.stderr
+    assert not leaked(check.stdout, check.stderr, run.stdout, run.stderr)
+    no_traceback(run)
+
+
 def test_credentials_in_a_binding_url_are_refused_and_never_shown(tmp_path: Path) -> None:
     from servers.http_server import serve
 
