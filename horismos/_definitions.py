@@ -84,6 +84,30 @@ def _package_graph(name: str) -> Graph:
     return Graph().parse(data=res.read_text(encoding="utf-8"), format="turtle")
 
 
+def _binding_problem(binding: str) -> tuple[str, str] | None:
+    """What is wrong with a ``python:`` or ``http(s):`` binding's text, as (message, hint):
+    a Python name that cannot be one, a URL no request can be sent to."""
+    if binding.startswith("python:"):
+        name = binding[len("python:") :]
+        if not name or any(c.isspace() for c in name) or "" in name.split("."):
+            return (
+                "names no function: a name, or a dotted module path and function, is expected",
+                'write "python:module.function" (or "python:name" of a --tools function)',
+            )
+        return None
+    if binding.startswith(("http://", "https://")):
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(binding)
+            port = parts.port  # raises when it is no number in 0-65535
+        except ValueError as e:
+            return f"is no URL a request can be sent to ({e})", 'write "https://host[:port]/path"'
+        if not parts.hostname or port == 0:
+            return "is no URL a request can be sent to (no host)", 'write "https://host/path"'
+    return None
+
+
 def path_properties(g: Graph, path: Node) -> set[URIRef]:
     """The properties a SHACL path names, however it nests them (sequence, inverse, …)."""
     if isinstance(path, URIRef):
@@ -940,6 +964,16 @@ class _Builder:
                     "a property shape names no sh:path, so no SHACL engine can load it",
                     "give it the property it checks: sh:path :queueRef",
                 )
+        for p in (SH["in"], SH.languageIn, SH.ignoredProperties, SH["and"], SH["or"], SH.xone):
+            for holder, items in g.subject_objects(p):
+                if items != RDF.nil and (items, RDF.first, None) not in g:
+                    self.error(
+                        holder,
+                        f"{self.n(p)} takes a list, and {items.n3()} is none, so the "
+                        "constraint cannot hold as meant",
+                        f"write the values in parentheses: {self.n(p)} ( … )",
+                        at=(holder, p, items),
+                    )
         for p in (SH.deactivated, SH.closed, SH.uniqueLang):
             for holder, flag in g.subject_objects(p):
                 if isinstance(flag, Literal) and flag.datatype != XSD.boolean:
@@ -1031,7 +1065,7 @@ class _Builder:
 
     def command(self, s: Node) -> None:
         """A ``horis:CommandBinding``; the shapes have said what is missing or mistyped."""
-        from ._bindings.command import template_problems
+        from ._bindings.command import stray_braces, template_problems
 
         name = str(s).rsplit("#", 1)[-1].rsplit("/", 1)[-1]
         argv_node = self.one(s, HORIS.argv)
@@ -1058,6 +1092,15 @@ class _Builder:
                 )
                 continue
             env.append((key, value))
+        for member in stray_braces(argv):
+            self.warn(
+                s,
+                f"horis:argv member {member!r} has a brace that opens or closes no "
+                "placeholder, so the program is given it as written",
+                "write a placeholder as {name}, the argument's name between braces, no space "
+                "(leave it if the program wants the braces)",
+                at=(s, HORIS.argv, argv_node),
+            )
         for problem in template_problems(argv, workdir):
             self.error(
                 s,
@@ -1209,6 +1252,18 @@ class _Builder:
             ok = False
         elif binding.startswith("cmd:"):
             ok = self.check_command(s, binding, args, at) and ok
+        elif (why := _binding_problem(binding)) is not None:
+            self.error(s, f'binding "{binding}" {why[0]}', why[1], at=at)
+            ok = False
+        if binding is not None and not binding.startswith(("http://", "https://")):
+            for h in self.g.objects(s, HORIS.header):
+                self.warn(
+                    s,
+                    "horis:header is sent with an HTTP request; this tool's binding makes "
+                    "none, so the header is never used",
+                    "take the horis:header out, or bind the tool to an http(s) URL",
+                    at=(s, HORIS.header, h),
+                )
         timeout = DEFAULT_TIMEOUT
         t = self.one(s, HORIS.timeout)
         if t is not None:

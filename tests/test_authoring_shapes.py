@@ -53,6 +53,8 @@ def loaded(tmp_path: Path, ontology: Path, workflow: Path = TRIAGE[0]) -> list[P
      'sh:deactivated "false" is not a boolean', "without quotes"),
     ("sh:targetClass :Patient ;", "sh:targetClass :Patient ; sh:node :PatientShap ;", "error",
      "sh:node :PatientShap names no shape", "did you mean :PatientShape?"),
+    ("sh:maxCount 1 ;", 'sh:maxCount 1 ; sh:in "Q-URGENT-1" ;', "error",
+     'sh:in takes a list, and "Q-URGENT-1" is none', "sh:in ( … )"),
     ("sh:path :queueRef ;", "", "error",
      "a property shape names no sh:path", "sh:path :queueRef"),
     ("sh:maxCount 1 ;", 'sh:maxCount "one" ;', "error",

@@ -28,6 +28,32 @@ def check(p: Problem, path: Path, line: int, node: str, said: str, hint: str) ->
 
 # -- arguments and bindings -------------------------------------------------------------------
 
+@pytest.mark.parametrize(("binding", "said"), [
+    ('"python:"', "names no function"),
+    ('"python:ehr_client..assign_queue"', "names no function"),
+    ('"http:///assign"', "is no URL a request can be sent to (no host)"),
+    ('"https://"', "is no URL a request can be sent to (no host)"),
+    ('"http://127.0.0.1:8089:80/assign"', "is no URL a request can be sent to"),
+    ('"http://127.0.0.1:99999/assign"', "Port out of range"),
+])
+def test_a_binding_no_call_can_reach_is_an_error_at_its_line(
+    tmp_path: Path, binding: str, said: str
+) -> None:
+    """Each passed validate and failed in the client when the step ran (an invalid port as
+    "unhandled errors in a TaskGroup")."""
+    path, line = edited(tmp_path, TRIAGE, '"python:ehr_client.assign_queue"', binding)
+    p = the_error(problems(path, TRIAGE))
+    assert said in p.message and (p.file, p.line) == (str(path), line), str(p)
+
+
+def test_a_header_on_a_binding_that_sends_no_request_is_a_warning(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, TRIAGE, 'horis:binding "python:ehr_client.assign_queue" ;',
+                        'horis:header [ horis:name "Authorization" ; horis:fromEnv "TOKEN" ] ;\n'
+                        '    horis:binding "python:ehr_client.assign_queue" ;')
+    (p,) = [p for p in problems(path, TRIAGE) if "horis:header" in p.message]
+    assert p.severity == "warning" and "never used" in p.message and p.line == line
+
+
 
 def test_two_arguments_of_one_name_are_an_error_at_the_second(tmp_path: Path) -> None:
     """A step binds, and the binding receives, one value per name: with two declarations of

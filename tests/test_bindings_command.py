@@ -322,3 +322,16 @@ def test_catalog_and_validate_see_command_bindings(tmp_path, root) -> None:
         capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "program 'no-such-program-here' is not found on PATH" in out.stdout
+
+
+def test_a_brace_that_makes_no_placeholder_is_a_warning(tmp_path, root) -> None:
+    """``"{patient"`` and ``"{ patient }"`` were given to the program as written; a program may
+    want braces (``find -exec {}``), so it is said, not refused."""
+    for member in ('"{patient"', '"{ patient }"'):
+        defs = command("echo", f'"python" "echo_args.py" {member}', root) + tool(
+            "t.echo", "cmd:echo")
+        (tmp_path / "defs.ttl").write_text(HEAD + defs)
+        (warned,) = [w for w in load_definitions([tmp_path / "defs.ttl"]).warnings
+                     if "brace" in w.message]
+        assert "brace that opens or closes no placeholder" in warned.message, warned
+        assert warned.file.endswith("defs.ttl") and warned.line

@@ -62,6 +62,13 @@ def placeholders(argv: Iterable[str], workdir: str = "") -> set[str]:
     return {m for a in [*argv, workdir] for m in _PLACEHOLDER.findall(a)}
 
 
+def stray_braces(argv: tuple[str, ...]) -> list[str]:
+    """The members with a brace that opens or closes no placeholder (``"{queue"``,
+    ``"{ queue }"``): passed to the program as written. A program may want them (``find
+    -exec {}``), so the loader only warns."""
+    return [m for m in argv if "{" in (rest := _PLACEHOLDER.sub("", m)) or "}" in rest]
+
+
 def template_problems(argv: tuple[str, ...], workdir: str) -> list[tuple[str, str]]:
     """(message, hint) for each way the template itself is wrong, found at load time."""
     problems = []
