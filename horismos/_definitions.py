@@ -897,7 +897,7 @@ class _Builder:
             for t in triple
             if isinstance(t, URIRef)
         }
-        shapes = {s for s, p, _ in g if p in _SHAPE_MARKS or (p == RDF.type and _ in _SHAPE_TYPES)}
+        shapes = {s for s, p, o in g if p in _SHAPE_MARKS or (p == RDF.type and o in _SHAPE_TYPES)}
         what = {
             SH.targetClass: "the shape never applies: no node is of that class",
             SH["class"]: "no value can be of that class",

@@ -98,7 +98,8 @@ class Gate:
     """Compiled once per :class:`Definitions`; judges results for every tool in them."""
 
     def __init__(self, defs: Definitions, *, reference: bool | None = None) -> None:
-        problems = shape_problems(defs)
+        self._shapes = _shapes_graph(defs)  # one load: judged for problems, then used
+        problems = shape_problems(defs, self._shapes)
         if problems:  # said before any step, not as a traceback after a tool has acted
             raise AuthoringError(problems)
         self.defs = defs
@@ -112,10 +113,6 @@ class Gate:
             for tool in defs.tools.values()
             if tool.effect is not None
         }
-        shapes = Graph()  # pyshacl adds its own triples to the graph it is given
-        shapes.addN((s, p, o, shapes) for s, p, o in _in_reading_order(defs.graph))
-        self._shapes = ShapesGraph(shapes)
-        _ = self._shapes.shapes  # build every shape now, not just those the first call names
         self._executor = SHACLExecutor()
         self._superclasses = _invert(defs.subclasses)
         self._targets = _domain_targets(defs.graph, self._superclasses)
@@ -471,16 +468,21 @@ class Beyond(Protocol):
     ) -> list[dict[str, Node]]: ...
 
 
-def shape_problems(defs: Definitions) -> list[Problem]:
+def _shapes_graph(defs: Definitions) -> ShapesGraph:
+    """pyshacl's shapes graph of the definitions (every shape is built when first listed)."""
+    shapes = Graph()  # pyshacl adds its own triples to the graph it is given
+    shapes.addN((s, p, o, shapes) for s, p, o in _in_reading_order(defs.graph))
+    return ShapesGraph(shapes)
+
+
+def shape_problems(defs: Definitions, graph: ShapesGraph | None = None) -> list[Problem]:
     """Each domain shape that neither pyshacl nor the compiled engine can load, at its file
     and line: an invalid ``sh:pattern``, a ``sh:maxCount "one"``, a property shape with no path.
     pyshacl loads a constraint only when it first judges one, so these surfaced as a traceback
     from the gate, after the step's tool had been called; here each shape is loaded and judged
     once against an empty graph, and compiled, when the definitions load."""
-    shapes = Graph()
-    shapes.addN((s, p, o, shapes) for s, p, o in _in_reading_order(defs.graph))
     try:
-        loaded = ShapesGraph(shapes).shapes
+        loaded = (graph or _shapes_graph(defs)).shapes  # builds every shape, not just those named
     except ReportableRuntimeError as e:
         return [defs.sources.problem("error", None, f"a SHACL shape cannot be loaded: {e}")]
     empty, executor, nobody = DataGraph.from_rdflib(Graph()), SHACLExecutor(), URIRef(_NOBODY)

@@ -92,7 +92,7 @@ def test_an_effect_shape_that_is_no_shape_is_an_error(
     assert hint in (found[0].hint or "") and found[0].line == line
 
 
-def test_the_shipped_shapes_load_and_run_has_no_traceback(tmp_path: Path) -> None:
+def test_run_refuses_a_shape_it_cannot_load_with_its_line_and_no_traceback(tmp_path: Path) -> None:
     ontology, _ = ontology_edited(tmp_path, 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;',
                                   'sh:pattern "^Q-([A-Z]+-[0-9]+$" ;')
     (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/ehr#> .\n:p a :Patient .\n")

@@ -29,8 +29,9 @@ __all__ = ["with_iris"]
 
 # one token of SPARQL where it matters here: an IRI, a string, a comment, a variable, a word,
 # a brace or parenthesis; anything else one character at a time
+_IRI_TEXT = r"[^<>\"{}|^`\\\x00-\x20]*"  # what SPARQL allows between < and >
 _TOKEN = re.compile(
-    r"""(?P<iri><[^<>"{}|^`\\\x00-\x20]*>)"""
+    rf"(?P<iri><{_IRI_TEXT}>)"
     r'''|(?P<string>"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^'\\]|\\.|'(?!''))*\'\'\''''
     r"""|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
     r"|(?P<comment>#[^\n]*)"
@@ -40,7 +41,7 @@ _TOKEN = re.compile(
 )
 
 
-_SAFE_IRI = re.compile(r"[^<>\"{}|^`\\\x00-\x20]*")
+_SAFE_IRI = re.compile(_IRI_TEXT)
 
 
 class _Cut(NamedTuple):
