@@ -15,6 +15,7 @@ from ._contract import (
     command_problems,
     credential_problems,
     server_problems,
+    sometimes_unbound,
     unbound_arguments,
 )
 from ._definitions import load_definitions
@@ -86,7 +87,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.connect:  # a server nothing declares is reported above, at the binding's line
         refused += asyncio.run(connection_problems(defs))
     refused += unbound_arguments(defs) + credential_problems(defs) + shape_problems(defs)
-    defs.warnings = [*defs.warnings, *command_problems(defs)]
+    defs.warnings = [*defs.warnings, *command_problems(defs), *sometimes_unbound(defs)]
     if args.tools or args.allow_module:
         refused += binding_problems(defs, reach(args, calls=False))
     for p in [*defs.warnings, *refused]:

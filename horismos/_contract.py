@@ -28,40 +28,76 @@ __all__ = [
     "command_problems",
     "credential_problems",
     "server_problems",
+    "sometimes_unbound",
     "unbound_arguments",
 ]
 
 
 def unbound_arguments(defs: Definitions) -> list[Problem]:
     """Each required argument of a step's tool that no pattern variable or ``horis:bind``
-    gives: the focus ``?this``, a ProposalStep's ``horis:as`` variable, or a variable of the
-    step's own ``horis:requires``."""
+    gives: the focus ``?this``, a ProposalStep's ``horis:as`` variable, or a variable the
+    step's own ``horis:requires`` binds. A variable its text names only inside
+    ``FILTER NOT EXISTS`` or ``MINUS`` binds nothing, so it gives nothing."""
+    return [p for p, certain in _argument_sources(defs) if not certain]
+
+
+def sometimes_unbound(defs: Definitions) -> list[Problem]:
+    """Each required argument read from a variable the step's pattern binds only in some
+    solutions (an ``OPTIONAL``'s, one side of a ``UNION``'s): a warning, since the step
+    fails whenever that part does not match."""
+    return [p for p, certain in _argument_sources(defs) if certain]
+
+
+def _argument_sources(defs: Definitions) -> list[tuple[Problem, bool]]:
+    """The problems of :func:`unbound_arguments` (False) and :func:`sometimes_unbound`
+    (True), in the steps' order."""
     carried = {"this"} | {s.as_var for s in defs.steps.values() if isinstance(s, ProposalStep)}
-    problems = []
+    found = []
     for step in sorted(defs.steps.values(), key=lambda s: str(s.iri)):
         if not isinstance(step, ActionStep) or step.tool is None:
             continue
-        given = carried | (step.requires.variables if step.requires is not None else set())
+        pre = step.requires
+        given = carried | (pre.binds if pre is not None else set())
         for arg in sorted(step.tool.args, key=lambda a: a.name):
             var = step.var_for(arg.name)
             if arg.optional or var in given:
                 continue
-            how = (
-                f"horis:bind names ?{var}, which nothing binds"
-                if var != arg.name
-                else f"no pattern variable ?{var} and no horis:bind give it"
-            )
-            problems.append(
-                defs.sources.problem(
-                    "error",
-                    step.iri,
-                    f'argument "{arg.name}" of {step.tool.name} is required, but {how}',
-                    f"use ?{var} in the step's horis:requires, bind the argument "
-                    f'with horis:bind [ horis:arg "{arg.name}" ; horis:var "…" ], or declare '
-                    "it horis:optional true",
+            if pre is not None and var in pre.may_bind:
+                found.append(
+                    (
+                        defs.sources.problem(
+                            "warning",
+                            step.iri,
+                            f'argument "{arg.name}" of {step.tool.name} is required, but '
+                            f"?{var} is bound only when an OPTIONAL or one side of a UNION "
+                            "matches: the step fails whenever it does not",
+                            f"bind ?{var} outside the OPTIONAL, or declare the argument "
+                            "horis:optional true",
+                        ),
+                        True,
+                    )
+                )
+                continue
+            if var != arg.name:
+                how = f"horis:bind names ?{var}, which nothing binds"
+            elif pre is not None and var in pre.variables:
+                how = f"?{var} appears only inside FILTER NOT EXISTS or MINUS, which bind nothing"
+            else:
+                how = f"no pattern variable ?{var} and no horis:bind give it"
+            found.append(
+                (
+                    defs.sources.problem(
+                        "error",
+                        step.iri,
+                        f'argument "{arg.name}" of {step.tool.name} is required, but {how}',
+                        f"use ?{var} in a triple pattern of the step's horis:requires, bind "
+                        f'the argument with horis:bind [ horis:arg "{arg.name}" ; horis:var '
+                        '"…" ], or declare it horis:optional true',
+                    ),
+                    False,
                 )
             )
-    return problems
+    return found
 
 
 def binding_problems(

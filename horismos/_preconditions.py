@@ -66,6 +66,12 @@ class Precondition:
     plan: Plan[Node] | None = field(default=None, compare=False)
     """The SELECT as index lookups (:mod:`horismos._patterns`), when it compiles: a store
     with its own lookups evaluates it without a query engine."""
+    binds: frozenset[str] = frozenset()
+    """The variables every solution binds (:func:`bound_by`)."""
+    may_bind: frozenset[str] = frozenset()
+    """The variables some solutions bind and others may not (an ``OPTIONAL``'s, one side of
+    a ``UNION``'s). A variable in neither (one written only in ``FILTER NOT EXISTS`` or
+    ``MINUS``) is never bound."""
 
     @cached_property
     def projected(self) -> tuple[str, ...]:
@@ -111,6 +117,7 @@ def compile_patterns(patterns: Sequence[str], ns: Mapping[str, Any]) -> Precondi
     select_text = "SELECT * WHERE {\n" + "\n".join(f"{{ {p.text}\n}}" for p in compiled) + "\n}"
     select = _prepare(select_text, ns, "\n".join(patterns))
     variables = frozenset(m.group(1) for p in compiled for m in _VAR.finditer(p.text))
+    binds, may_bind = bound_by(select.algebra)
     return Precondition(
         tuple(compiled),
         select,
@@ -118,7 +125,48 @@ def compile_patterns(patterns: Sequence[str], ns: Mapping[str, Any]) -> Precondi
         tuple((k, str(v)) for k, v in ns.items()),
         variables,
         compile_plan(select.algebra),
+        frozenset(binds),
+        frozenset(may_bind - binds),
     )
+
+
+def bound_by(node: Any) -> tuple[set[str], set[str]]:
+    """The variables a SPARQL algebra ``node`` binds in every solution, and those it binds in
+    some: what a step's arguments can be read from. Why: a variable the pattern's text names
+    only inside ``FILTER NOT EXISTS`` or ``MINUS`` is never bound, and an argument read from
+    it was refused only when the step fired. A form this does not know binds, as far as it
+    is concerned, every variable it names: it never calls a usable pattern unusable."""
+    name = getattr(node, "name", None)
+    if name == "BGP":
+        return {str(t) for triple in node.triples for t in triple if isinstance(t, Variable)}, set()
+    if name in ("Join", "LeftJoin", "Union"):
+        c1, m1 = bound_by(node.p1)
+        c2, m2 = bound_by(node.p2)
+        if name == "Join":
+            return c1 | c2, m1 | m2
+        if name == "LeftJoin":
+            return c1, m1 | c2 | m2
+        return c1 & c2, (c1 | c2 | m1 | m2) - (c1 & c2)
+    if name == "Minus":
+        return bound_by(node.p1)
+    if name in ("Filter", "ToMultiSet", "SelectQuery", "Distinct", "Reduced", "Slice", "OrderBy"):
+        return bound_by(node.p)
+    if name == "Extend":
+        certain, maybe = bound_by(node.p)
+        return certain | {str(node.var)}, maybe
+    if name == "Graph":
+        certain, maybe = bound_by(node.p)
+        return certain | ({str(node.term)} if isinstance(node.term, Variable) else set()), maybe
+    if name == "Project" and getattr(node, "PV", None) is not None:
+        certain, maybe = bound_by(node.p)
+        kept = {str(v) for v in node.PV}
+        return certain & kept, maybe & kept
+    if name == "values":
+        # rdflib writes UNDEF as the string "UNDEF"
+        rows = [{str(v) for v, value in row.items() if isinstance(value, Node)} for row in node.res]
+        every = set.intersection(*rows) if rows else set()
+        return every, set().union(*rows) - every
+    return {str(v) for v in getattr(node, "_vars", ())}, set()
 
 
 # -- why a precondition does not hold ------------------------------------------------------

@@ -290,3 +290,56 @@ def test_a_tool_that_is_a_step_says_so_and_names_the_tool_it_calls(tmp_path: Pat
     check(the_error(problems(path, TRIAGE)), path, line, ":NotifyNurse",
           "horis:tool :QueuePatient is a step, not a tool",
           "point horis:tool at the tool it calls: horis:tool :ehr.assign_queue")
+
+
+# -- arguments read from variables the pattern never binds ------------------------------------
+
+NURSE_BOUND = ("?nurse a :Nurse ; :onDuty true .\n"
+               "                       FILTER NOT EXISTS { ?this :assignedNurse ?n }")
+
+
+def validate(*paths: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, paths)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_an_argument_named_only_inside_filter_not_exists_is_an_error_at_validate(
+        tmp_path: Path) -> None:
+    """?nurse written only in FILTER NOT EXISTS is in the pattern's text but never bound: it
+    validated, and the step failed when it fired ("the step's patterns give no ?nurse")."""
+    path, _ = edited(tmp_path, TRIAGE, NURSE_BOUND,
+                     "FILTER NOT EXISTS { ?this :assignedNurse ?nurse }")
+    step_line = path.read_text(encoding="utf-8").splitlines().index(
+        ":NotifyNurse a horis:ActionStep ;") + 1
+
+    done = validate(path, TRIAGE[1])
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (f'{path}:{step_line}: error: :NotifyNurse: argument "nurse" of '
+            "ehr.notify_nurse is required, but ?nurse appears only inside FILTER NOT EXISTS "
+            "or MINUS, which bind nothing") in done.stdout, done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_an_argument_bound_only_in_an_optional_is_a_warning(tmp_path: Path) -> None:
+    path, _ = edited(tmp_path, TRIAGE, NURSE_BOUND,
+                     "OPTIONAL { ?nurse a :Nurse ; :onDuty true }\n"
+                     "                       FILTER NOT EXISTS { ?this :assignedNurse ?n }")
+
+    done = validate(path, TRIAGE[1])
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ('warning: :NotifyNurse: argument "nurse" of ehr.notify_nurse is required, but '
+            "?nurse is bound only when an OPTIONAL or one side of a UNION matches") in done.stdout
+    assert "valid (1 warning)" in done.stdout, done.stdout
+
+
+def test_arguments_bound_by_bind_values_graph_and_a_subquery_are_given(tmp_path: Path) -> None:
+    """What binds a variable besides a triple pattern is not mistaken for nothing."""
+    for binding in ("VALUES ?nurse { :n1 }", "BIND(:n1 AS ?nurse)",
+                    "GRAPH ?nurse { ?this :queueRef ?ref }",
+                    "{ SELECT ?nurse WHERE { ?nurse a :Nurse } }",
+                    "{ ?nurse a :Nurse } UNION { ?nurse :onDuty true }"):
+        path, _ = edited(tmp_path, TRIAGE, NURSE_BOUND, binding)
+        done = validate(path, TRIAGE[1])
+        assert done.returncode == 0 and "warning" not in done.stdout, (binding, done.stdout)
