@@ -499,7 +499,10 @@ def charge(patient):
     with open(ledger, "a") as f:
         f.write(f"charge {patient}\\n")
     (ledger.parent / "acted").write_text("here")
-    time.sleep(float(os.environ.get("TAKES", "0")))
+    if os.environ.get("UNTIL"):  # in flight until the test makes that file
+        deadline = time.monotonic() + 120
+        while not Path(os.environ["UNTIL"]).exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
     return {"ref": "R-1"}
 """
 
@@ -522,7 +525,7 @@ def test_two_processes_charging_one_subject_on_a_shared_world_charge_it_once(
         assert loaded.returncode == 0, loaded.stderr
         run = ["run", "defs.ttl", "--store", server.store, "--focus", ":p1", "--tools",
                "tools.py", "--allow", ",".join(ALLOW)]
-        env = dict(_env(tmp_path, False), TAKES="3")
+        env = dict(_env(tmp_path, False), UNTIL=str(tmp_path / "release"))
         first = subprocess.Popen([sys.executable, "-m", "horismos", *run, "--workflow",
                                   ":Bill"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
@@ -532,6 +535,7 @@ def test_two_processes_charging_one_subject_on_a_shared_world_charge_it_once(
             assert time.monotonic() < deadline, "the first call did not reach the tool"
             time.sleep(0.05)
         second = _cli(tmp_path, *run, "--workflow", ":Bill2")
+        (tmp_path / "release").write_text("go")  # the first's call answers only now
         out, err = first.communicate(timeout=120)
         assert first.returncode == 0, out + err
         assert "is calling t.charge on :p1" in second.stdout + second.stderr
