@@ -24,6 +24,7 @@ from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
 from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
+from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, Problem
 from ._hazards import flow_graph, hazards
 from ._individuals import individuals
@@ -1463,6 +1464,7 @@ class _Builder:
             )
             return False
         asserts: list[Assertion] = []
+        nodes: list[Node] = []  # each assertion's horis:asserts node, where it is reported
         ok = True
         for a in self.g.objects(e, HORIS.asserts):
             prop = self.one(a, HORIS.property)
@@ -1531,6 +1533,7 @@ class _Builder:
                     from_text=from_text,
                 )
             )
+            nodes.append(a)
         if sum(a.from_text for a in asserts) > 1:
             self.error(
                 tool,
@@ -1543,6 +1546,16 @@ class _Builder:
         shapes = tuple(x for x in self.g.objects(e, HORIS.shape) if isinstance(x, URIRef))
         if not ok:
             return False
+        cls = next(x.type for x in args if x.name == subject)
+        for c in contradictions(
+            self.g,
+            self.n(tool),
+            list(zip(nodes, asserts, strict=True)),
+            lambda target: cls in self.defs.classes_of(target),
+            shapes,
+            self.n,
+        ):
+            (self.warn if c.optional else self.error)(tool, c.message, c.hint, at=c.assertion)
         return Effect(subject, tuple(asserts), shapes)
 
     def step(self, s: Node, cls: URIRef) -> Step | None:

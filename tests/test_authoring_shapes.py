@@ -102,3 +102,70 @@ def test_run_refuses_a_shape_it_cannot_load_with_its_line_and_no_traceback(tmp_p
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     assert f"{ONTOLOGY.name}:" in run.stderr and "unterminated subpattern" in run.stderr
     assert Agent.from_files(*TRIAGE).definitions.tools  # the shipped ones load as before
+
+
+# -- an effect its domain shapes forbid ---------------------------------------------------------
+
+QUEUE_REF = "horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]"
+
+
+@pytest.mark.parametrize(("old", "new", "requires", "hint"), [
+    ("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:datatype xsd:token ;", "sh:datatype xsd:token",
+     "write horis:type xsd:token in the effect, or sh:datatype xsd:string in the shape"),
+    ("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:nodeKind sh:IRI ;", "sh:nodeKind sh:IRI",
+     "correct the shape"),
+    ("sh:maxCount 1 ;", "sh:maxCount 0 ;", "sh:maxCount 0", "drop the property"),
+    ("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:in ( 1 2 ) ;", "sh:in (1 2)", "correct the shape"),
+])
+def test_an_effect_its_domain_shape_forbids_is_an_error_at_the_assertion(
+    tmp_path: Path, old: str, new: str, requires: str, hint: str
+) -> None:
+    """It validated; every run called ehr.assign_queue — which acted — and then the gate
+    rejected what it returned, on every call."""
+    ontology, _ = ontology_edited(tmp_path, old, new)
+    line = TRIAGE[0].read_text(encoding="utf-8").splitlines().index(f"        {QUEUE_REF}") + 1
+    found = [p for p in loaded(tmp_path, ontology) if "the gate would reject" in p.message]
+    assert len(found) == 1, "\n".join(map(str, loaded(tmp_path, ontology)))
+    (p,) = found
+    assert p.severity == "error" and p.line == line and p.file.endswith(TRIAGE[0].name), p
+    assert p.message.startswith(
+        "the effect writes :queueRef as a literal of xsd:string, but shape :PatientShape "
+        f"requires {requires}: the gate would reject every call of :ehr.assign_queue")
+    assert hint in (p.hint or "")
+
+
+def test_a_fixed_value_outside_the_shapes_list_is_an_error_and_one_inside_is_not(
+        tmp_path: Path) -> None:
+    ontology, _ = ontology_edited(
+        tmp_path, "sh:maxCount 1 ;",
+        'sh:maxCount 1 ; ] ; sh:property [ sh:path :triageState ; sh:in ( "queued" "seen" ) ;')
+    for value, rejected in (('"queud"', True), ('"queued"', False)):
+        workflow, line = edited(tmp_path, TRIAGE, QUEUE_REF,
+                                f"{QUEUE_REF} ; horis:asserts [ horis:property :triageState ; "
+                                f"horis:value {value} ]")
+        found = [p for p in loaded(tmp_path, ontology, workflow)
+                 if "the gate would reject" in p.message]
+        assert bool(found) is rejected, found
+        if rejected:
+            assert 'requires sh:in ("queued" "seen")' in found[0].message
+            assert found[0].line == line
+
+
+def test_a_shape_that_does_not_judge_the_subject_or_is_deactivated_says_nothing(
+        tmp_path: Path) -> None:
+    for old, new in (("sh:targetClass :Patient ;", "sh:targetClass :Nurse ;"),
+                     ("sh:targetClass :Patient ;",
+                      "sh:targetClass :Patient ; sh:deactivated true ;"),
+                     ("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:datatype xsd:string ;")):
+        ontology, _ = ontology_edited(tmp_path, old, new)
+        assert not [p for p in loaded(tmp_path, ontology)
+                    if "the gate would reject" in p.message], (old, new)
+
+
+def test_an_optional_assertion_a_shape_forbids_is_a_warning(tmp_path: Path) -> None:
+    ontology, _ = ontology_edited(tmp_path, "sh:maxCount 1 ;", "sh:maxCount 0 ;")
+    workflow, _ = edited(tmp_path, TRIAGE, QUEUE_REF,
+                         QUEUE_REF.replace("xsd:string ]", "xsd:string ; horis:optional true ]"))
+    found = [p for p in loaded(tmp_path, ontology, workflow)
+             if "the gate would reject" in p.message]
+    assert [p.severity for p in found] == ["warning"], found

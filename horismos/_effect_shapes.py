@@ -1,0 +1,208 @@
+"""An effect its domain shapes forbid, found at load: every call writing it would be rejected.
+
+Why: a tool whose effect writes ``:dose`` as ``xsd:integer``, judged by a shape that requires
+``sh:datatype xsd:decimal`` for ``:dose``, validated, ran, called the tool — which may have
+acted — and then had its answer rejected by the gate, on every call. The loader compares what
+each effect writes (a fixed value, a literal of its ``horis:type``, or a node) with the
+constraints of the shapes that judge its subject (their ``sh:targetClass`` is the subject
+argument's class or a superclass of it, their ``sh:targetSubjectsOf`` a property the effect
+writes, or the effect names them with ``horis:shape``), and reports the contradictions it can
+prove without the world: a datatype, a node kind, ``sh:maxCount 0``, an ``sh:in`` that no value
+the effect can write meets. Constraints that depend on the world (``sh:class``, counts of values
+already there) or on the values a tool returns (``sh:pattern``, ranges) are the gate's to judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from rdflib import RDF, RDFS, XSD, Graph, Literal, URIRef
+from rdflib.collection import Collection
+from rdflib.namespace import OWL, SH
+from rdflib.term import Node
+
+from ._model import Assertion
+from ._vocab import HORIS
+
+__all__ = ["Contradiction", "contradictions"]
+
+_KINDS = {  # what each sh:nodeKind admits of what an effect writes: a node or a literal
+    SH.IRI: {"node"},
+    SH.Literal: {"literal"},
+    SH.BlankNode: set(),
+    SH.BlankNodeOrIRI: {"node"},
+    SH.BlankNodeOrLiteral: {"literal"},
+    SH.IRIOrLiteral: {"node", "literal"},
+}
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """One asserted property a shape forbids: at ``assertion`` (its ``horis:asserts`` node)."""
+
+    assertion: Node
+    message: str
+    hint: str
+    optional: bool
+    """The tool may leave the property out (``horis:optional``): calls that do pass."""
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What an assertion writes: a ``node`` or a ``literal`` of ``datatype``, and ``value``
+    when the effect fixes it."""
+
+    kind: str
+    datatype: URIRef | None
+    value: Node | None
+
+    def said(self, name: Callable[[Node], str]) -> str:
+        if self.value is not None and self.value != HORIS.now:
+            return _said(self.value, name)
+        if self.kind == "node":
+            return "a node"
+        return f"a literal of {name(self.datatype)}" if self.datatype is not None else "a literal"
+
+
+_PLAIN = frozenset({XSD.integer, XSD.decimal, XSD.double, XSD.boolean})  # Turtle's bare forms
+
+
+def _said(term: Node, name: Callable[[Node], str]) -> str:
+    """``term`` as Turtle writes it in the files: ``:queued``, ``"seen"``, ``2``."""
+    if not isinstance(term, Literal):
+        return name(term)
+    if term.datatype in _PLAIN:
+        return str(term)
+    if term.datatype is not None:
+        return f'"{term}"^^{name(term.datatype)}'
+    return term.n3()
+
+
+def _written(a: Assertion) -> _Written:
+    if a.value == HORIS.now:
+        return _Written("literal", XSD.dateTime, a.value)
+    if isinstance(a.value, Literal):
+        dt = a.value.datatype or (RDF.langString if a.value.language else XSD.string)
+        return _Written("literal", dt, a.value)
+    if a.value is not None:
+        return _Written("node", None, a.value)
+    if a.is_class:
+        return _Written("node", None, None)
+    return _Written("literal", a.type, None)
+
+
+def _off(g: Graph, shape: Node) -> bool:
+    flag = g.value(shape, SH.deactivated)
+    return isinstance(flag, Literal) and flag.toPython() is True
+
+
+def _judging(
+    g: Graph,
+    applies: Callable[[URIRef], bool],
+    written: set[URIRef],
+    named: Iterable[URIRef],
+) -> list[Node]:
+    """The shapes that judge the effect's subject."""
+    found: set[Node] = set(named)
+    for shape, cls in g.subject_objects(SH.targetClass):
+        if isinstance(cls, URIRef) and applies(cls):
+            found.add(shape)
+    for shape, prop in g.subject_objects(SH.targetSubjectsOf):
+        if prop in written:
+            found.add(shape)
+    for kind in (RDFS.Class, OWL.Class):  # a shape that is a class targets its instances
+        for shape in g.subjects(RDF.type, kind):
+            if (
+                isinstance(shape, URIRef)
+                and (shape, RDF.type, SH.NodeShape) in g
+                and applies(shape)
+            ):
+                found.add(shape)
+    return sorted((s for s in found if not _off(g, s)), key=str)
+
+
+def _forbids(
+    g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]
+) -> tuple[str, str] | None:
+    """What of ``pshape`` no value ``w`` can meet, in words, and how to mend it; or None."""
+    either = "make the effect write what the shape allows, or correct the shape"
+    dt = g.value(pshape, SH.datatype)
+    if isinstance(dt, URIRef):
+        if w.kind == "node":
+            return f"sh:datatype {name(dt)} (a literal)", either
+        if w.datatype is not None and w.datatype != dt:
+            fix = (
+                f"write horis:type {name(dt)} in the effect"
+                if w.value is None
+                else f"write a horis:value of {name(dt)}"
+            )
+            return (
+                f"sh:datatype {name(dt)}",
+                f"{fix}, or sh:datatype {name(w.datatype)} in the shape",
+            )
+    kind = g.value(pshape, SH.nodeKind)
+    if isinstance(kind, URIRef) and w.kind not in _KINDS.get(kind, {w.kind}):
+        return f"sh:nodeKind {name(kind)}", either
+    most = g.value(pshape, SH.maxCount)
+    if isinstance(most, Literal) and str(most).strip() == "0":
+        return "sh:maxCount 0", "drop the property from the effect, or the constraint"
+    members = g.value(pshape, SH["in"])
+    if members is not None and (members == RDF.nil or (members, RDF.first, None) in g):
+        allowed = list(Collection(g, members))
+        shown = "sh:in (" + " ".join(_said(m, name) for m in allowed) + ")"
+        if w.value is not None and w.value != HORIS.now:
+            if w.value not in allowed:
+                return shown, f"write one of the listed values, or add {w.said(name)} to the list"
+        else:
+            fits = (
+                any(isinstance(m, URIRef) for m in allowed)
+                if w.kind == "node"
+                else any(
+                    isinstance(m, Literal) and (m.datatype or XSD.string) == w.datatype
+                    for m in allowed
+                )
+            )
+            if not fits:
+                return shown, either
+    return None
+
+
+def contradictions(
+    g: Graph,
+    tool: str,
+    asserts: list[tuple[Node, Assertion]],
+    applies: Callable[[URIRef], bool],
+    named: Iterable[URIRef],
+    name: Callable[[Node], str],
+) -> list[Contradiction]:
+    """Each of ``asserts`` (``(node, assertion)``) a shape judging the effect's subject
+    forbids. ``applies(cls)``: whether the subject is of ``cls`` (its argument's class or a
+    superclass); ``named``: the effect's ``horis:shape``s."""
+    written = {a.property for _, a in asserts}
+    found = []
+    for shape in _judging(g, applies, written, named):
+        pshapes = [p for p in g.objects(shape, SH.property) if not _off(g, p)]
+        if (shape, SH.path, None) in g:  # a property shape targeted itself
+            pshapes.append(shape)
+        for pshape in pshapes:
+            path = g.value(pshape, SH.path)
+            for node, a in asserts:
+                if a.property != path:
+                    continue
+                w = _written(a)
+                forbidden = _forbids(g, pshape, w, name)
+                if forbidden is None:
+                    continue
+                why, hint = forbidden
+                found.append(
+                    Contradiction(
+                        node,
+                        f"the effect writes {name(a.property)} as {w.said(name)}, but shape "
+                        f"{name(shape)} requires {why}: the gate would reject every call of "
+                        f"{tool} that writes it, after the tool has acted",
+                        hint,
+                        a.optional,
+                    )
+                )
+    return found
