@@ -85,6 +85,10 @@ _FLOATING = (XSD.decimal, XSD.double, XSD.float)
 class Verdict:
     conforms: bool
     messages: tuple[ShaclMessage, ...] = ()
+    against: str = "shapes"
+    """What a rejection broke: the tool's declared ``"effect"``, or the ``"shapes"`` that judge
+    its subject (the domain's, and its effect's ``horis:shape``s). A person reading a rejected
+    step is sent to the one they must mend."""
 
     def to_json(self) -> dict[str, Any]:
         return {"conforms": self.conforms, "messages": [m.to_json() for m in self.messages]}
@@ -291,11 +295,12 @@ class Gate:
                         )
                         for s, p, _ in returned
                     ),
+                    "effect",
                 )
         else:
             messages = effect.messages(subject, self._delta(subject, returned, types_of), self.defs)
             if messages:
-                return Verdict(False, tuple(messages))
+                return Verdict(False, tuple(messages), "effect")
         extra = tool.effect.shapes if tool.effect is not None else ()
         return self.domain(subject, [*returned, *fixed], world_outgoing, types_of, extra, world)
 

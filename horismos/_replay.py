@@ -480,6 +480,7 @@ async def _drive(
     # a trace from before calls were held in doubt made none of those reads and commits
     runner.calls_in_doubt = int(header.get("calls_in_doubt") or 0)  # ``true`` is 1
     runner.approvals_bound = bool(header.get("approvals_bound"))
+    runner.names_shapes = bool(header.get("names_shapes"))
     try:
         resumed = events[1] if len(events) > 1 and events[1].get("type") == "resume" else None
         waiting = None

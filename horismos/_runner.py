@@ -229,6 +229,10 @@ class Runner:
         """Whether an approval holds only for the tool's definition it was given for (see
         :func:`._policy.implementation`), as a trace's header says: a trace recorded before
         made none of those reads, and its requests recorded none."""
+        self.names_shapes = True
+        """Whether a rejection by the domain shapes says so, as a trace's header says; one
+        recorded before said the result broke the tool's declared effect, and an instance it
+        failed holds those words (``horis:error``), which its replay must write again."""
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -264,6 +268,7 @@ class Runner:
             started=self.env.now().isoformat(),
             **({"calls_in_doubt": self.calls_in_doubt} if self.calls_in_doubt else {}),
             **({"approvals_bound": True} if self.approvals_bound else {}),
+            **({"names_shapes": True} if self.names_shapes else {}),
             **fields,
         )
 
@@ -1071,7 +1076,13 @@ class Runner:
             rec.timings["gate"] = rec.timings.get("gate", 0.0) + time.perf_counter() - t3
             if not verdict.conforms:
                 raise GateRejected(
-                    f"the result of {tool.name} breaks its declared effect: "
+                    f"the result of {tool.name} breaks "
+                    + (
+                        "the domain shapes"
+                        if verdict.against == "shapes" and self.names_shapes
+                        else "its declared effect"
+                    )
+                    + ": "
                     + "; ".join(str(m) for m in verdict.messages),
                     messages=verdict.messages,
                     step=str(step.iri),

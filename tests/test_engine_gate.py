@@ -94,6 +94,9 @@ def test_a_result_outside_the_contract_is_rejected_and_lands_nothing(build, reco
     assert all(m.focus == ":p1" for m in assessed.messages)
     assert any(words in m.message for m in hits), [m.message for m in hits]
     assert assessed.error.messages == assessed.messages
+    # the error sends the reader to what they must mend: the shape, or the tool's effect
+    broke = "the domain shapes" if case == "domain shape violated" else "its declared effect"
+    assert str(assessed.error).startswith(f"the result of t.assess breaks {broke}: ")
     assert len(set(assessed.messages)) == len(assessed.messages), "each finding said once"
     # ... and in the trace
     event = step_events(run)[0]

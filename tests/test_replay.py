@@ -185,6 +185,24 @@ def test_a_live_run_replays_from_file_and_from_memory_without_calling_its_tools(
     assert replayer.counts == {"assign_queue": 0, "notify_nurse": 0}
 
 
+def test_a_rejection_by_the_domain_shapes_says_so_and_replays_as_recorded(
+        tmp_path: Path) -> None:
+    """The instance it fails holds the error's words: a trace recorded when they said "breaks
+    its declared effect" (triage-failures.jsonl) replays to its recorded digest, and one
+    recorded now with the shapes named replays the same."""
+    calls = Calls()
+    calls.assign_queue = lambda patient, queue: {"queueRef": "queue 7"}  # type: ignore[method-assign]
+    run = calls.agent().run(World.from_files(HERE / "world.ttl"), focus=EHR + "patient42",
+                            trace=tmp_path / "run.jsonl", trace_snapshot=True)
+    assert run.status == "failed"
+    assert str(run.steps[0].error).startswith(
+        "the result of ehr.assign_queue breaks the domain shapes: :patient42 :queueRef: ")
+    assert read_trace(tmp_path / "run.jsonl")[0]["names_shapes"] is True
+    for trace in (tmp_path / "run.jsonl", SNAPSHOT / "triage-failures.jsonl"):
+        report = replay(trace, Calls().agent())
+        assert not report.diverged and report.final_digest_matches, str(report)
+
+
 def test_every_clock_value_and_id_is_recorded_in_its_event(tmp_path: Path) -> None:
     run = Calls().agent().run(World.from_files(HERE / "world.ttl"), focus=EHR + "patient42")
     header, instance, first, _, end = run.trace.events
