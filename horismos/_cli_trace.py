@@ -15,7 +15,7 @@ from ._agent import Agent
 from ._bindings.python import static_problem
 from ._cli_common import reach, reach_options, writable
 from ._cli_viewer import graph_rendered, replay_page, view_arguments
-from ._definitions import load_definitions
+from ._definitions import load_definitions, same_definitions
 from ._diagram import draw
 from ._errors import TraceError, UsageError
 from ._replay import replay
@@ -97,7 +97,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     same = True
     for path in traces:
         recorded = _recorded_definitions(path)
-        if recorded and recorded != agent.definitions.digest:
+        if recorded and not same_definitions(agent.definitions, recorded):
             print(
                 f"note: {path}: the definitions changed since it was recorded ({recorded}, "
                 f"now {agent.definitions.digest}); replaying to show where they diverge",

@@ -36,6 +36,7 @@ from rdflib import URIRef
 
 from ._bindings import Binding
 from ._catalog import types_in
+from ._definitions import same_definitions
 from ._errors import (
     Divergence,
     GateRejected,
@@ -447,7 +448,9 @@ async def _replay(
         diverged=divergence is not None,
         first_divergence=divergence,
         steps=recorder.steps,
-        definitions_changed=header.get("definitions_digest") != agent.definitions.digest,
+        definitions_changed=not same_definitions(
+            agent.definitions, header.get("definitions_digest")
+        ),
         final_digest_matches=(divergence is None) if end and world is not None else None,
         substituted=env.substituted,
         reexecuted=env.reexecuted,

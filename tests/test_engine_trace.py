@@ -78,7 +78,7 @@ def test_the_header_pins_the_world_and_definitions_the_run_started_from(traced):
     assert header["workflow"] == str(EX.Triage)
     assert header["focus"] == [str(EX.p1)]
     assert header["definitions_digest"] == agent.definitions.digest
-    assert header["definitions_digest"].startswith("sha256:")
+    assert header["definitions_digest"].startswith("rdfc:sha256:")
     assert "snapshot" not in header  # the world is not in the trace unless asked for
 
 

@@ -203,6 +203,27 @@ def test_a_rejection_by_the_domain_shapes_says_so_and_replays_as_recorded(
         assert not report.diverged and report.final_digest_matches, str(report)
 
 
+def test_the_definitions_digest_ignores_file_order_and_blank_node_labels(tmp_path: Path) -> None:
+    """What a trace's header records, so replay can say whether the definitions changed. Its
+    blank nodes (every horis:takes, horis:bind and effect) are labelled anew at each parse."""
+    from horismos import load_definitions
+    from horismos._definitions import legacy_definitions_digest, same_definitions
+
+    relabelled = tmp_path / "triage.nt"
+    relabelled.write_text(Graph().parse(DEFINITIONS[0]).serialize(format="nt"), encoding="utf-8")
+    first = load_definitions(DEFINITIONS)
+    assert first.digest.startswith("rdfc:sha256:")
+    assert load_definitions([DEFINITIONS[1], relabelled]).digest == first.digest
+    edited = tmp_path / "edited.ttl"
+    edited.write_text(DEFINITIONS[0].read_text(encoding="utf-8").replace('"5s"', '"6s"'),
+                      encoding="utf-8")
+    assert load_definitions([edited, DEFINITIONS[1]]).digest != first.digest
+    # a digest recorded before (rdflib's canonical graph) is still recognised for what it is
+    legacy = legacy_definitions_digest(first.graph)
+    assert same_definitions(first, legacy) and same_definitions(first, first.digest)
+    assert not same_definitions(load_definitions([edited, DEFINITIONS[1]]), legacy)
+
+
 def test_every_clock_value_and_id_is_recorded_in_its_event(tmp_path: Path) -> None:
     run = Calls().agent().run(World.from_files(HERE / "world.ttl"), focus=EHR + "patient42")
     header, instance, first, _, end = run.trace.events
