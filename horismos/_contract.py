@@ -38,19 +38,19 @@ def unbound_arguments(defs: Definitions) -> list[Problem]:
     gives: the focus ``?this``, a ProposalStep's ``horis:as`` variable, or a variable the
     step's own ``horis:requires`` binds. A variable its text names only inside
     ``FILTER NOT EXISTS`` or ``MINUS`` binds nothing, so it gives nothing."""
-    return [p for p, certain in _argument_sources(defs) if not certain]
+    return [p for p in _argument_sources(defs) if p.severity == "error"]
 
 
 def sometimes_unbound(defs: Definitions) -> list[Problem]:
     """Each required argument read from a variable the step's pattern binds only in some
     solutions (an ``OPTIONAL``'s, one side of a ``UNION``'s): a warning, since the step
     fails whenever that part does not match."""
-    return [p for p, certain in _argument_sources(defs) if certain]
+    return [p for p in _argument_sources(defs) if p.severity == "warning"]
 
 
-def _argument_sources(defs: Definitions) -> list[tuple[Problem, bool]]:
-    """The problems of :func:`unbound_arguments` (False) and :func:`sometimes_unbound`
-    (True), in the steps' order."""
+def _argument_sources(defs: Definitions) -> list[Problem]:
+    """The errors of :func:`unbound_arguments` and the warnings of :func:`sometimes_unbound`,
+    in the steps' order."""
     carried = {"this"} | {s.as_var for s in defs.steps.values() if isinstance(s, ProposalStep)}
     found = []
     for step in sorted(defs.steps.values(), key=lambda s: str(s.iri)):
@@ -64,17 +64,14 @@ def _argument_sources(defs: Definitions) -> list[tuple[Problem, bool]]:
                 continue
             if pre is not None and var in pre.may_bind:
                 found.append(
-                    (
-                        defs.sources.problem(
-                            "warning",
-                            step.iri,
-                            f'argument "{arg.name}" of {step.tool.name} is required, but '
-                            f"?{var} is bound only when an OPTIONAL or one side of a UNION "
-                            "matches: the step fails whenever it does not",
-                            f"bind ?{var} outside the OPTIONAL, or declare the argument "
-                            "horis:optional true",
-                        ),
-                        True,
+                    defs.sources.problem(
+                        "warning",
+                        step.iri,
+                        f'argument "{arg.name}" of {step.tool.name} is required, but '
+                        f"?{var} is bound only when an OPTIONAL or one side of a UNION "
+                        "matches: the step fails whenever it does not",
+                        f"bind ?{var} outside the OPTIONAL, or declare the argument "
+                        "horis:optional true",
                     )
                 )
                 continue
@@ -85,16 +82,13 @@ def _argument_sources(defs: Definitions) -> list[tuple[Problem, bool]]:
             else:
                 how = f"no pattern variable ?{var} and no horis:bind give it"
             found.append(
-                (
-                    defs.sources.problem(
-                        "error",
-                        step.iri,
-                        f'argument "{arg.name}" of {step.tool.name} is required, but {how}',
-                        f"use ?{var} in a triple pattern of the step's horis:requires, bind "
-                        f'the argument with horis:bind [ horis:arg "{arg.name}" ; horis:var '
-                        '"…" ], or declare it horis:optional true',
-                    ),
-                    False,
+                defs.sources.problem(
+                    "error",
+                    step.iri,
+                    f'argument "{arg.name}" of {step.tool.name} is required, but {how}',
+                    f"use ?{var} in a triple pattern of the step's horis:requires, bind "
+                    f'the argument with horis:bind [ horis:arg "{arg.name}" ; horis:var '
+                    '"…" ], or declare it horis:optional true',
                 )
             )
     return found

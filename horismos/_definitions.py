@@ -49,6 +49,7 @@ from ._model import (
     Workflow,
 )
 from ._preconditions import Precondition, PreconditionSyntaxError, compile_patterns
+from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
 from ._vocab import HORIS, NS
 
@@ -257,6 +258,8 @@ class Definitions:
     an effect's horis:property or as a horis:focusType — and the warnings about them."""
     individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
     """Statements about the individuals declared with the definitions (``_individuals``)."""
+    _legacy_digest: str | None = field(default=None, init=False, repr=False, compare=False)
+    """:func:`legacy_definitions_digest`, once asked for (it is slow)."""
 
     def expand(self, name: str, exists: Callable[[URIRef], bool] | None = None) -> URIRef:
         """An IRI from a full IRI, ``<IRI>`` or a CURIE with the files' prefixes.
@@ -304,6 +307,8 @@ class _Builder:
         self.shape_problems: list[Problem] = []
         self.defs = Definitions(self.g, sources)
         self.patterns: list[tuple[Node, Node, URIRef, Precondition]] = []
+        self.targets: Targets | None = None
+        """Which domain shapes judge a node (:func:`~._shacl.domain_targets`)."""
 
     # -- reporting ------------------------------------------------------------------------
 
@@ -1547,12 +1552,14 @@ class _Builder:
         shapes = tuple(x for x in self.g.objects(e, HORIS.shape) if isinstance(x, URIRef))
         if not ok:
             return False
-        cls = next(x.type for x in args if x.name == subject)
+        if self.targets is None:  # after the subclass closure, once for every effect
+            self.targets = domain_targets(self.g, superclasses_of(self.defs.subclasses))
         for c in contradictions(
             self.g,
             self.n(tool),
             list(zip(nodes, asserts, strict=True)),
-            lambda target: cls in self.defs.classes_of(target),
+            self.targets,
+            next(x.type for x in args if x.name == subject),
             shapes,
             self.n,
         ):
@@ -2084,7 +2091,9 @@ def same_definitions(defs: Definitions, recorded: str | None) -> bool:
         return recorded is not None
     if recorded.startswith(_RDFC) or not defs.digest.startswith(_RDFC):
         return False
-    return recorded == legacy_definitions_digest(defs.graph)
+    if defs._legacy_digest is None:  # a folder of old traces asks once
+        defs._legacy_digest = legacy_definitions_digest(defs.graph)
+    return recorded == defs._legacy_digest
 
 
 def expand_curie(name: str, namespaces: Mapping[str, Namespace | str]) -> URIRef:

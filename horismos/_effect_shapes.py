@@ -4,9 +4,10 @@ Why: a tool whose effect writes ``:dose`` as ``xsd:integer``, judged by a shape 
 ``sh:datatype xsd:decimal`` for ``:dose``, validated, ran, called the tool — which may have
 acted — and then had its answer rejected by the gate, on every call. The loader compares what
 each effect writes (a fixed value, a literal of its ``horis:type``, or a node) with the
-constraints of the shapes that judge its subject (their ``sh:targetClass`` is the subject
-argument's class or a superclass of it, their ``sh:targetSubjectsOf`` a property the effect
-writes, or the effect names them with ``horis:shape``), and reports the contradictions it can
+constraints of the shapes that judge its subject (found as the gate finds them: their
+``sh:targetClass`` is the subject argument's class or a superclass of it, their
+``sh:targetSubjectsOf`` a property the effect writes; or the effect names them with
+``horis:shape``), and reports the contradictions it can
 prove without the world: a datatype, a node kind, ``sh:maxCount 0``, an ``sh:in`` that no value
 the effect can write meets. Constraints that depend on the world (``sh:class``, counts of values
 already there) or on the values a tool returns (``sh:pattern``, ranges) are the gate's to judge.
@@ -17,12 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from rdflib import RDF, RDFS, XSD, Graph, Literal, URIRef
+from rdflib import RDF, XSD, Graph, Literal, URIRef
 from rdflib.collection import Collection
-from rdflib.namespace import OWL, SH
+from rdflib.namespace import SH
 from rdflib.term import Node
 
 from ._model import Assertion
+from ._shacl import Targets
 from ._vocab import HORIS
 
 __all__ = ["Contradiction", "contradictions"]
@@ -98,28 +100,14 @@ def _off(g: Graph, shape: Node) -> bool:
 
 
 def _judging(
-    g: Graph,
-    applies: Callable[[URIRef], bool],
-    written: set[URIRef],
-    named: Iterable[URIRef],
-) -> list[Node]:
-    """The shapes that judge the effect's subject."""
-    found: set[Node] = set(named)
-    for shape, cls in g.subject_objects(SH.targetClass):
-        if isinstance(cls, URIRef) and applies(cls):
-            found.add(shape)
-    for shape, prop in g.subject_objects(SH.targetSubjectsOf):
-        if prop in written:
-            found.add(shape)
-    for kind in (RDFS.Class, OWL.Class):  # a shape that is a class targets its instances
-        for shape in g.subjects(RDF.type, kind):
-            if (
-                isinstance(shape, URIRef)
-                and (shape, RDF.type, SH.NodeShape) in g
-                and applies(shape)
-            ):
-                found.add(shape)
-    return sorted((s for s in found if not _off(g, s)), key=str)
+    targets: Targets, cls: URIRef, written: set[URIRef], named: Iterable[URIRef]
+) -> set[Node]:
+    """The shapes that judge a subject of ``cls`` the effect writes ``written`` of, as the
+    gate finds them (:func:`~horismos._shacl.domain_targets`), and those it names."""
+    found: set[Node] = {*named, *targets.by_class.get(cls, ())}
+    for prop in written:
+        found |= targets.by_subject_of.get(prop, set())
+    return found
 
 
 def _forbids(
@@ -172,16 +160,18 @@ def contradictions(
     g: Graph,
     tool: str,
     asserts: list[tuple[Node, Assertion]],
-    applies: Callable[[URIRef], bool],
+    targets: Targets,
+    cls: URIRef,
     named: Iterable[URIRef],
     name: Callable[[Node], str],
 ) -> list[Contradiction]:
     """Each of ``asserts`` (``(node, assertion)``) a shape judging the effect's subject
-    forbids. ``applies(cls)``: whether the subject is of ``cls`` (its argument's class or a
-    superclass); ``named``: the effect's ``horis:shape``s."""
+    forbids: a node of ``cls`` (its argument's class), judged by the domain shapes
+    ``targets`` finds and by ``named`` (the effect's ``horis:shape``s)."""
     written = {a.property for _, a in asserts}
+    judging = _judging(targets, cls, written, named)
     found = []
-    for shape in _judging(g, applies, written, named):
+    for shape in sorted((s for s in judging if not _off(g, s)), key=str):
         pshapes = [p for p in g.objects(shape, SH.property) if not _off(g, p)]
         if (shape, SH.path, None) in g:  # a property shape targeted itself
             pshapes.append(shape)

@@ -41,7 +41,14 @@ from rdflib.term import Node
 from ._definitions import Definitions, path_properties
 from ._errors import AuthoringError, Problem, ShaclMessage
 from ._model import Assertion, Tool
-from ._shacl import NotCompiled, Result, compile_shapes, has_datatype
+from ._shacl import (
+    NotCompiled,
+    Result,
+    compile_shapes,
+    domain_targets,
+    has_datatype,
+    superclasses_of,
+)
 from ._vocab import HORIS
 
 __all__ = ["Beyond", "Gate", "Verdict", "shape_problems"]
@@ -118,8 +125,8 @@ class Gate:
             if tool.effect is not None
         }
         self._executor = SHACLExecutor()
-        self._superclasses = _invert(defs.subclasses)
-        self._targets = _domain_targets(defs.graph, self._superclasses)
+        self._superclasses = superclasses_of(defs.subclasses)
+        self._targets = domain_targets(defs.graph, self._superclasses)
         used = {
             s
             for m in (self._targets.by_class, self._targets.by_node, self._targets.by_subject_of)
@@ -774,42 +781,6 @@ def _effect_shape_iri(tool: Tool) -> URIRef:
     return URIRef(f"urn:horismos:effect-shape:{digest}")
 
 
-@dataclass
-class _Targets:
-    by_class: dict[Node, set[URIRef]]
-    by_node: dict[Node, set[URIRef]]
-    by_subject_of: dict[Node, set[URIRef]]
-
-
-def _domain_targets(g: Graph, superclasses: Mapping[URIRef, frozenset[URIRef]]) -> _Targets:
-    """For each class, node and property: the domain node shapes that would target it."""
-    t = _Targets({}, {}, {})
-    classes_targeted: dict[Node, set[URIRef]] = {}
-    for shape in set(g.subjects(RDF.type, SH.NodeShape)):
-        if not isinstance(shape, URIRef):
-            continue
-        for c in g.objects(shape, SH.targetClass):
-            classes_targeted.setdefault(c, set()).add(shape)
-        if (shape, RDF.type, RDFS.Class) in g or (
-            shape,
-            RDF.type,
-            URIRef("http://www.w3.org/2002/07/owl#Class"),
-        ) in g:
-            classes_targeted.setdefault(shape, set()).add(shape)
-        for n in g.objects(shape, SH.targetNode):
-            t.by_node.setdefault(n, set()).add(shape)
-        for p in g.objects(shape, SH.targetSubjectsOf):
-            t.by_subject_of.setdefault(p, set()).add(shape)
-    all_classes = set(classes_targeted) | set(superclasses)
-    for c in all_classes:
-        shapes: set[URIRef] = set(classes_targeted.get(c, set()))
-        for sup in superclasses.get(c, ()):  # type: ignore[call-overload]
-            shapes |= classes_targeted.get(sup, set())
-        if shapes:
-            t.by_class[c] = shapes
-    return t
-
-
 _COMPARED = (SH.equals, SH.disjoint, SH.lessThan, SH.lessThanOrEquals)
 _NESTED = (SH.property, SH.node, SH["not"], SH.qualifiedValueShape)
 _LISTED = (SH["and"], SH["or"], SH.xone)
@@ -840,15 +811,6 @@ def _shape_reads(g: Graph, shape: Node) -> frozenset[Node] | None:
             for items in g.objects(node, p):
                 todo.extend(g.items(items))
     return frozenset(found)
-
-
-def _invert(subclasses: Mapping[URIRef, frozenset[URIRef]]) -> dict[URIRef, frozenset[URIRef]]:
-    sup: dict[URIRef, set[URIRef]] = {}
-    for cls, subs in subclasses.items():
-        for s in subs:
-            if s != cls:
-                sup.setdefault(s, set()).add(cls)
-    return {k: frozenset(v) for k, v in sup.items()}
 
 
 def _message(triples: list[tuple], defs: Definitions) -> ShaclMessage:

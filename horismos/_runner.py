@@ -1075,14 +1075,10 @@ class Runner:
             )
             rec.timings["gate"] = rec.timings.get("gate", 0.0) + time.perf_counter() - t3
             if not verdict.conforms:
+                shapes = verdict.against == "shapes" and self.names_shapes
+                broke = "the domain shapes" if shapes else "its declared effect"
                 raise GateRejected(
-                    f"the result of {tool.name} breaks "
-                    + (
-                        "the domain shapes"
-                        if verdict.against == "shapes" and self.names_shapes
-                        else "its declared effect"
-                    )
-                    + ": "
+                    f"the result of {tool.name} breaks {broke}: "
                     + "; ".join(str(m) for m in verdict.messages),
                     messages=verdict.messages,
                     step=str(step.iri),

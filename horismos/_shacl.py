@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol, cast
@@ -42,9 +42,12 @@ __all__ = [
     "Data",
     "NotCompiled",
     "Result",
+    "Targets",
     "compile_shapes",
+    "domain_targets",
     "has_datatype",
     "stringify",
+    "superclasses_of",
 ]
 
 
@@ -868,3 +871,57 @@ _COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, Node | None], _Check
         _range(SH.maxExclusive, "<", lambda c: c < 0),
     ),
 }
+
+
+# -- which domain shapes judge a node --------------------------------------------------------
+
+
+@dataclass
+class Targets:
+    """The domain node shapes that would target a node, by its class (with the shapes of
+    its superclasses), by the node itself and by each property it is the subject of."""
+
+    by_class: dict[Node, set[URIRef]]
+    by_node: dict[Node, set[URIRef]]
+    by_subject_of: dict[Node, set[URIRef]]
+
+
+def domain_targets(g: Graph, superclasses: Mapping[URIRef, frozenset[URIRef]]) -> Targets:
+    """For each class, node and property: the domain node shapes that would target it."""
+    t = Targets({}, {}, {})
+    classes_targeted: dict[Node, set[URIRef]] = {}
+    for shape in set(g.subjects(RDF.type, SH.NodeShape)):
+        if not isinstance(shape, URIRef):
+            continue
+        for c in g.objects(shape, SH.targetClass):
+            classes_targeted.setdefault(c, set()).add(shape)
+        if (shape, RDF.type, RDFS.Class) in g or (
+            shape,
+            RDF.type,
+            URIRef("http://www.w3.org/2002/07/owl#Class"),
+        ) in g:
+            classes_targeted.setdefault(shape, set()).add(shape)
+        for n in g.objects(shape, SH.targetNode):
+            t.by_node.setdefault(n, set()).add(shape)
+        for p in g.objects(shape, SH.targetSubjectsOf):
+            t.by_subject_of.setdefault(p, set()).add(shape)
+    all_classes = set(classes_targeted) | set(superclasses)
+    for c in all_classes:
+        shapes: set[URIRef] = set(classes_targeted.get(c, set()))
+        for sup in superclasses.get(c, ()):  # type: ignore[call-overload]
+            shapes |= classes_targeted.get(sup, set())
+        if shapes:
+            t.by_class[c] = shapes
+    return t
+
+
+def superclasses_of(
+    subclasses: Mapping[URIRef, frozenset[URIRef]],
+) -> dict[URIRef, frozenset[URIRef]]:
+    """Each class's superclasses, from each class's subclasses (``Definitions.subclasses``)."""
+    sup: dict[URIRef, set[URIRef]] = {}
+    for cls, subs in subclasses.items():
+        for s in subs:
+            if s != cls:
+                sup.setdefault(s, set()).add(cls)
+    return {k: frozenset(v) for k, v in sup.items()}
