@@ -34,7 +34,6 @@ from rdflib.term import Node
 
 from ._bindings import McpSessions, hosts_of, resolve, static_problem
 from ._definitions import Definitions
-from ._envelopes import InventoryProblem, read_inventory
 from ._errors import ToolError, UsageError
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Assertion, McpServer, Tool
@@ -435,6 +434,9 @@ def check_inventory(current: Mapping[str, Any], path: str | Path) -> list[str]:
         )
     if recorded == dict(current):
         return []
+    # pydantic's models are built on import (~150 ms): only a check that differs pays it
+    from ._envelopes import InventoryProblem, read_inventory
+
     lines: list[str] = []
     try:
         read_inventory(recorded)
