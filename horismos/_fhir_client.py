@@ -15,9 +15,7 @@ import os
 import ssl
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ._attempt import answered, sent
 from ._bindings.limits import body_within, body_within_async
@@ -25,6 +23,9 @@ from ._bindings.reach import Hosts
 from ._errors import NotSent, ResultTooLarge, ToolError
 from ._model import Adapter
 from ._redact import redact_text
+
+if TYPE_CHECKING:  # imported where a request is made, not on every command's import
+    import httpx
 
 __all__ = ["FhirClient"]
 
@@ -116,11 +117,15 @@ class FhirClient:
         )
 
     def _sync(self) -> httpx.Client:
+        import httpx
+
         return httpx.Client(
             timeout=self.timeout, follow_redirects=False, verify=_tls(), headers=self.headers()
         )
 
     def _get(self, client: httpx.Client, url: str) -> tuple[Any, str | None]:
+        import httpx
+
         try:
             with client.stream("GET", url) as response:
                 body = body_within(response, _MAX_READ_BYTES)
@@ -154,6 +159,8 @@ class FhirClient:
         """Send one commit; its answer as ``{status, etag, location, body}`` whatever the
         status (a 412 is an answer, not an error). Raises :class:`NotSent` when the request
         never left, and lets a timeout through for the caller to judge."""
+        import httpx
+
         sent_headers = {**self.headers(), **headers, "Prefer": "return=representation"}
         async with httpx.AsyncClient(
             timeout=self.timeout, follow_redirects=False, verify=_tls()

@@ -34,7 +34,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import httpx
 from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
@@ -176,6 +175,8 @@ class Unusable(Exception):
 
 async def ask(request: RankRequest) -> Reply:
     """Ask the request's provider, within its timeout; never raises."""
+    import httpx  # here, not on every command's import (~50 ms): only a ranking asks
+
     try:
         complete = _provider(request)
     except _Unavailable as e:
@@ -229,6 +230,8 @@ def _provider(request: RankRequest) -> Any:
 
 
 async def _post(url: str, headers: dict[str, str], body: dict[str, Any], timeout: float) -> Any:
+    import httpx
+
     async with httpx.AsyncClient(timeout=timeout) as client:
         response = await client.post(url, headers=headers, json=body)
     if response.status_code >= 400:

@@ -13,12 +13,13 @@ error, not the value.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ResultTooLarge
 from .._model import Tool
+
+if TYPE_CHECKING:  # httpx is imported where a request is made (~50 ms a command)
+    import httpx
 
 __all__ = [
     "DEFAULT_MAX_RESULT_BYTES",
