@@ -462,6 +462,7 @@ class _Builder:
 
     def build(self) -> Definitions:
         self.check_vocabulary()
+        self.check_literals()
         self.check_shapes()
         self.defs.subclasses = self.subclass_closure()
         for s in self.g.subjects(RDF.type, HORIS.McpServer):
@@ -559,6 +560,27 @@ class _Builder:
                     self.error(
                         s, f"horis:{local} is not a Horismos term", hint, at=(s, cast(URIRef, p), o)
                     )
+
+    def check_literals(self) -> None:
+        """A literal whose text is not of its datatype (``"abc"^^xsd:integer``). rdflib keeps
+        it as text and says so once, nowhere in particular; every comparison, shape and effect
+        that reads it as its datatype then fails at run time — an effect's ``horis:value``
+        breaks its own ``sh:datatype`` after the tool has acted. An error where the runtime or
+        the gate reads it (a ``horis:`` or ``sh:`` statement), a warning elsewhere."""
+        for s, p, o in self.g:
+            if type(o) is not Literal or o.ill_typed is not True or o.datatype is None:
+                continue
+            read = str(p).startswith((NS, str(SH)))
+            kind = self.n(o.datatype)
+            (self.error if read else self.warn)(
+                s,
+                f'{self.n(p)} "{o}"^^{kind}: "{o}" is not a valid {kind}, so it is kept as '
+                f"text, and whatever compares it or checks it as {kind} "
+                + ("fails when the workflow runs" if read else "finds it wrong"),
+                f"write a value of {kind}{_EXAMPLE.get(o.datatype, '')}, or the datatype its "
+                "text is",
+                at=(s, cast(URIRef, p), o),
+            )
 
     def check_shapes(self) -> None:
         shapes = authoring_shapes()
@@ -2070,6 +2092,20 @@ def definitions_digest(graph: Graph) -> str:
     lines = sorted(f"{q} ." for q in dataset)
     return _RDFC + hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
+
+_EXAMPLE = {
+    XSD.integer: ' such as "42"',
+    XSD.int: ' such as "42"',
+    XSD.nonNegativeInteger: ' such as "0"',
+    XSD.positiveInteger: ' such as "1"',
+    XSD.decimal: ' such as "4.2"',
+    XSD.double: ' such as "4.2E0"',
+    XSD.boolean: ' ("true" or "false")',
+    XSD.date: ' such as "2026-12-01"',
+    XSD.dateTime: ' such as "2026-12-01T09:30:00Z"',
+    XSD.duration: ' such as "PT5S"',
+}
+"""How a valid literal of a common datatype is written, for :meth:`_Builder.check_literals`."""
 
 _RDFC = "rdfc:sha256:"
 """How a digest of :func:`definitions_digest` begins; one without it is a legacy digest."""

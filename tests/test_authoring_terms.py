@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from workflow_edits import LAB, TRIAGE, edited, problems, the_one
+from workflow_edits import LAB, TRIAGE, edited, problems, the_error, the_one
 
 from horismos import load_definitions
 
@@ -38,7 +38,7 @@ def test_a_misspelt_datatype_is_an_error_with_a_did_you_mean(
     """The gate would commit a literal typed xsd:sting, which no string comparison matches;
     an argument of such a type refuses every call."""
     path, line = edited(tmp_path, TRIAGE, old, new)
-    p = the_one(problems(path, TRIAGE), "error")
+    p = the_error(problems(path, TRIAGE))
     assert (p.file, p.line, p.node) == (str(path), line, node)
     assert p.message.startswith(opens)
     assert also in p.message
@@ -197,3 +197,31 @@ def test_a_range_alone_is_enough_to_contradict(tmp_path: Path) -> None:
     assert p.message.startswith("asserted property :escalatedTo has rdfs:range :Clinician (its "
                                 "values are nodes), but horis:type xsd:anyURI")
     assert p.hint == "write horis:type :Clinician, the rdfs:range of :escalatedTo"
+
+
+# -- a literal that is not of its datatype ------------------------------------------------------
+
+
+def test_a_literal_not_of_its_datatype_is_an_error_where_the_runtime_reads_it(
+        tmp_path: Path) -> None:
+    """``horis:value "abc"^^xsd:integer`` loaded with one unplaced line from rdflib, and the
+    effect wrote text its own datatype refuses on every call: now it is refused at its line."""
+    old = "horis:property :queueRef ; horis:type xsd:string ]"
+    path, line = edited(tmp_path, TRIAGE, old, old + ' ; horis:asserts [ horis:property '
+                        ':triagePriority ; horis:value "abc"^^xsd:integer ]')
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue"), p
+    assert p.message.startswith('horis:value "abc"^^xsd:integer: "abc" is not a valid '
+                                "xsd:integer"), p
+    assert 'such as "42"' in (p.hint or "")
+
+
+def test_a_literal_not_of_its_datatype_elsewhere_is_a_warning(tmp_path: Path) -> None:
+    ontology = tmp_path / TRIAGE[1].name
+    text = TRIAGE[1].read_text(encoding="utf-8")
+    ontology.write_text(text + '\n:urgent rdfs:comment "soon"^^xsd:date .\n', encoding="utf-8")
+    found = problems(TRIAGE[0], TRIAGE, ontology)
+    p = the_one(found, "warning")
+    assert p.line == text.count("\n") + 2 and p.file == str(ontology), p
+    assert '"soon" is not a valid xsd:date' in p.message and "2026-12-01" in (p.hint or "")
+    assert not [q for q in found if q.severity == "error"]
