@@ -8,8 +8,10 @@ it (``horis:arg [``), told from its siblings by the values written inside it.
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -381,6 +383,18 @@ class Sources:
         return min(ranked)[2] if ranked else f"<{node}>"
 
 
+@contextmanager
+def _unplaced_literal_warnings_off() -> Iterator[None]:
+    """rdflib logs each literal not of its datatype as it parses it, with no file or line;
+    the loader reports each at its line instead (``_Builder.check_literals``)."""
+    logger = logging.getLogger("rdflib.term")
+    was, logger.disabled = logger.disabled, True
+    try:
+        yield
+    finally:
+        logger.disabled = was
+
+
 def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) -> Sources:
     """Parse every file; a syntax error anywhere is an :class:`AuthoringError` naming the line."""
     merged = Graph()
@@ -391,7 +405,8 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
         g = Graph()
         fmt = RDF_SUFFIXES.get(path.suffix, "turtle")
         try:
-            g.parse(path, format=fmt)
+            with _unplaced_literal_warnings_off():
+                g.parse(path, format=fmt)
         except BadSyntax as e:
             unbound = _UNBOUND.search(str(e._why))
             problems.append(
