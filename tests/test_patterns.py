@@ -14,12 +14,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import RDF, XSD, Graph, Literal, URIRef
+from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
 from horismos._patterns import LOOKUPS, Bgp, Exists, Filter, Join, Plan, Var
@@ -182,6 +184,54 @@ def test_every_shipped_pattern_answers_as_the_query() -> None:
         decided += _check(pre, seed=i)
     assert compiled > 0.8 * len(corpus)  # the common shape compiles
     assert decided > 0
+
+
+# One pattern's SELECT is its ASK's algebra, not parsed again (compile_patterns): held to the
+# parsed SELECT on the corpus and on every form a group graph pattern takes.
+FORMS = [
+    "?this :p ?x . OPTIONAL { ?x :q ?y }",
+    "{ ?this :p ?x } UNION { ?this :q ?x }",
+    "?this :p ?x . MINUS { ?x :q ?y }",
+    "?this :p ?x . FILTER NOT EXISTS { ?x :q ?y } FILTER(?x != :a)",
+    "?this :p ?x . BIND(?x + 1 AS ?z)",
+    "VALUES ?x { :a :b UNDEF } ?this :p ?x .",
+    "?this :p ?x . { SELECT ?x WHERE { ?x :q ?y } LIMIT 1 }",
+    "GRAPH ?g { ?this :p ?x }",
+    '?this :p/:q* ?x . FILTER(?x > 3 && regex(str(?x), "^a"))',
+]
+
+
+def test_one_patterns_select_is_the_select_parsed() -> None:
+    cases = [(ps, ns) for ps, ns in _corpus() if len(ps) == 1]
+    cases += [([text], {"": E}) for text in FORMS]
+    assert len(cases) > 30
+    for patterns, ns in cases:
+        pre = _compiled(patterns, ns)
+        if pre is None:
+            continue
+        parsed = prepareQuery(pre.select_text, initNs=ns)
+        assert pre.select.algebra.name == parsed.algebra.name == "SelectQuery"
+        assert _bnodes_named_in_order(pre.select.algebra) == _bnodes_named_in_order(
+            parsed.algebra), patterns
+        assert pre.select.prologue.namespace_manager is not None
+
+
+def _bnodes_named_in_order(algebra: Any) -> str:
+    """The algebra as text, its blank nodes (a ``[ … ]`` in a pattern, labelled afresh at
+    each parse) named by where they first appear."""
+    names: dict[str, str] = {}
+    return re.sub(r"BNode\('([^']*)'\)",
+                  lambda m: names.setdefault(m.group(1), f"b{len(names)}"), repr(algebra))
+
+
+def test_a_pattern_that_closes_its_group_early_is_refused() -> None:
+    """Joined into the step's SELECT as written, it would still parse, and a store that adds
+    a VALUES row to each pattern's group would bind only its first half."""
+    try:
+        compile_patterns(["?this :p ?x } UNION { ?this :q ?x"], {"": E})
+    except PreconditionSyntaxError:
+        return
+    raise AssertionError("a pattern that closes its group was accepted")
 
 
 def test_the_union_graph_counts_a_triple_once_per_graph() -> None:
