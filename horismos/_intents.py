@@ -46,6 +46,7 @@ process, between their awaits — could both find the node free and both call.
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -54,7 +55,9 @@ from typing import Any, cast
 
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
+from rdflib.util import from_n3
 
+from ._bindings.wire import json_value
 from ._errors import OutcomeUnknown
 from ._model import Tool
 from ._stores import Store
@@ -82,6 +85,7 @@ __all__ = [
     "open_intent",
     "open_step_intents",
     "read_intent",
+    "reconcile_args",
 ]
 
 # rdflib answers RDF.type, PROV.x and the like through a metaclass __getattr__ on each use
@@ -176,6 +180,7 @@ def doubt_message(
         call = str(earlier.instance).startswith("urn:horismos:call:")
         by = "" if call else f"by {name(earlier.instance)}, "
         was = f" ({by}started {earlier.started}, arguments {earlier.args})"
+    given = reconcile_args(tool, key, earlier.args, name) if earlier is not None else None
     return (
         f"{tool.name} is not idempotent and may already have acted{on}: a call there{was} was "
         "sent and its outcome never landed (the process stopped, the lease was lost, the "
@@ -183,8 +188,38 @@ def doubt_message(
         f"{tool.name}{on} are not made. Check with "
         "the system it acts on whether that call took effect, record what happened in the "
         f"world if it did, then clear this with `horismos tools reconcile {tool.name} … --args "
-        "JSON` on the same store (a world kept in memory clears when its process restarts)"
+        f"{given or 'JSON'}` on the same store (a world kept in memory clears when its process "
+        "restarts)"
     )
+
+
+def reconcile_args(tool: Tool, key: Node, recorded: str, name: Callable[[Node], str]) -> str | None:
+    """The ``--args`` of ``tools reconcile`` that clears the call in doubt at ``key``, shell
+    quoted: the recorded call there (``recorded``: the calls' arguments as the trace writes
+    them) in the catalog's JSON, a node by its name and a literal by its value, so whoever
+    has checked need not write it out. None when it cannot be told."""
+    try:
+        calls = json.loads(recorded)
+    except ValueError:
+        return None
+    for call in calls if isinstance(calls, list) else [calls]:
+        if not isinstance(call, dict) or doubt_key(tool, call) != key:
+            continue
+        given: dict[str, Any] = {}
+        for arg, text in call.items():
+            try:
+                value = from_n3(text) if isinstance(text, str) else None
+            except Exception:  # rdflib raises what its term constructors raise
+                return None
+            if isinstance(value, URIRef):
+                shown = name(value)
+                given[arg] = str(value) if shown.startswith("<") else shown
+            elif isinstance(value, Literal) and value.language is None:
+                given[arg] = json_value(value.toPython())
+            else:
+                return None
+        return shlex.quote(json.dumps(given, ensure_ascii=False))
+    return None
 
 
 def held(node: URIRef) -> Quad:

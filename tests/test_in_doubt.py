@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -151,13 +153,17 @@ def test_a_rerun_after_a_step_never_answered_does_not_call_again(build: Build) -
     (inst,) = again.instances
     assert inst.status == "failed"
     assert inst.error is not None and "may already have acted on :p1" in str(inst.error)
-    assert "tools reconcile t.charge" in str(inst.error)
+    # the message gives the arguments that clear it, ready to paste into a shell
+    (given,) = re.findall(r"tools reconcile t\.charge … --args (.+?)` on the same store",
+                          str(inst.error))
+    (args,) = shlex.split(given)
+    assert json.loads(args) == {"patient": ":p1"}
     called = agent.catalog.call("t.charge", {"patient": ":p1"}, world, allow=ALLOW)
     assert called.status == "refused" and called.error is not None
     assert called.error["kind"] == "outcome_unknown"
     assert charge.acted == ["http://example.org/clinic#p1"]
 
-    assert agent.catalog.reconcile("t.charge", {"patient": ":p1"}, world) is not None
+    assert agent.catalog.reconcile("t.charge", json.loads(args), world) is not None
     done = agent.run(world, focus=":p1")
     assert done.status == "completed" and len(charge.acted) == 2 and intents(world) == []
 
@@ -686,6 +692,7 @@ def test_a_tool_with_no_subject_is_held_in_doubt_for_those_arguments_only(
     again = agent.catalog.call("t.sms", {"text": "ward 3 closed"}, world, allow=allow)
     assert again.status == "refused" and again.error is not None
     assert "may already have acted with these arguments" in again.error["message"]
+    assert """--args '{"text": "ward 3 closed"}'""" in again.error["message"]
     other = agent.catalog.call("t.sms", {"text": "ward 4 open"}, world, allow=allow)
     assert other.status == "completed"
     assert sent == ["ward 3 closed", "ward 4 open"]
