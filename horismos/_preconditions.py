@@ -115,15 +115,13 @@ def compile_patterns(patterns: Sequence[str], ns: Mapping[str, Any]) -> Precondi
     there are several: one pattern's ``SELECT *`` has the very algebra of its ``ASK``, and
     rdflib's parser was most of a load (~13 ms a parse)."""
     compiled = []
-    asks = []
     for text in patterns:
         body = text.strip()
         ask = _prepare(f"ASK WHERE {{ {body}\n}}", ns, body)
         compiled.append(Pattern(body, compile_plan(ask.algebra)))
-        asks.append(ask)
     select_text = "SELECT * WHERE {\n" + "\n".join(f"{{ {p.text}\n}}" for p in compiled) + "\n}"
-    if len(asks) == 1:
-        select = Query(asks[0].prologue, CompValue("SelectQuery", **asks[0].algebra))
+    if len(compiled) == 1:  # ``ask``: the one pattern's
+        select = Query(ask.prologue, CompValue("SelectQuery", **ask.algebra))
         plan = compiled[0].plan
     else:
         select = _prepare(select_text, ns, "\n".join(patterns))

@@ -38,7 +38,7 @@ def test_a_misspelt_datatype_is_an_error_with_a_did_you_mean(
     """The gate would commit a literal typed xsd:sting, which no string comparison matches;
     an argument of such a type refuses every call."""
     path, line = edited(tmp_path, TRIAGE, old, new)
-    p = the_error(problems(path, TRIAGE))
+    p = the_one(problems(path, TRIAGE), "error")
     assert (p.file, p.line, p.node) == (str(path), line, node)
     assert p.message.startswith(opens)
     assert also in p.message
