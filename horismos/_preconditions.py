@@ -95,8 +95,11 @@ _VAR = re.compile(r"[?$]([A-Za-z_][\w]*)")
 
 
 def _prepare(text: str, ns: Mapping[str, Any], pattern: str) -> Query:
+    # only the prefixes the text can name: rdflib binds each one given, checking it against
+    # every one bound before, and a project's files bind dozens (with rdflib's own)
+    used = {k: v for k, v in ns.items() if f"{k}:" in text}
     try:
-        return prepareQuery(text, initNs=dict(ns))
+        return prepareQuery(text, initNs=used)
     except Exception as e:
         why = str(e).strip().splitlines()
         msg = why[0] if why else type(e).__name__

@@ -74,6 +74,15 @@ class _File:
     path: Path
     graph: Graph
     lines: list[str] | None = None
+    _namespaces: dict[str, str] | None = None
+
+    @property
+    def namespaces(self) -> dict[str, str]:
+        """Each prefix this file's graph binds (rdflib's own among them) and its namespace,
+        read once: rdflib builds the list anew on every call."""
+        if self._namespaces is None:
+            self._namespaces = {p: str(ns) for p, ns in self.graph.namespace_manager.namespaces()}
+        return self._namespaces
 
     def text_lines(self) -> list[str]:
         if self.lines is None:
@@ -81,12 +90,11 @@ class _File:
         return self.lines
 
     def tokens(self, node: URIRef) -> list[str]:
+        text = str(node)
         toks = [f"<{node}>"]
-        for prefix, ns in self.graph.namespace_manager.namespaces():
-            if str(node).startswith(str(ns)):
-                local = str(node)[len(str(ns)) :]
-                if local:
-                    toks.append(f"{prefix}:{local}")
+        for prefix, ns in self.namespaces.items():
+            if text.startswith(ns) and len(text) > len(ns):
+                toks.append(f"{prefix}:{text[len(ns) :]}")
         return toks
 
     def find(self, node: URIRef, text: str, start: int = 0) -> re.Match[str] | None:
@@ -172,6 +180,25 @@ class Sources:
     _parents: dict[BNode, tuple[Node, URIRef]] | None = None
     _prefixes: dict[str, list[str]] | None = None
     _names: dict[URIRef, str] = field(default_factory=dict)
+    _writers: tuple[dict[Node, list[_File]], dict[Node, list[_File]]] | None = None
+
+    def files_with(self, node: Node, *, as_subject: bool = False) -> list[_File]:
+        """The files that write ``node`` (with ``as_subject``: as a subject), in load order.
+
+        An index built on first use, in one pass over the files: asking each file's graph
+        about each node named in a message or a precondition grew with the square of a
+        project's size (a third of loading 32 copies of the shipped workflows)."""
+        if self._writers is None:
+            subjects: dict[Node, list[_File]] = {}
+            mentions: dict[Node, list[_File]] = {}
+            for f in self.files:
+                for s, _, o in f.graph:
+                    for node_, index in ((s, subjects), (s, mentions), (o, mentions)):
+                        held = index.setdefault(node_, [])
+                        if not held or held[-1] is not f:
+                            held.append(f)
+            self._writers = (subjects, mentions)
+        return self._writers[0 if as_subject else 1].get(node, [])
 
     def locate(self, node: Node | None) -> tuple[str | None, int | None]:
         """File and line where ``node`` is first written as a subject, or else mentioned.
@@ -198,7 +225,7 @@ class Sources:
         o: Node | None = None,
     ) -> tuple[str | None, int | None]:
         """The line where ``s p o`` is written, or else where ``s`` is."""
-        f = next((f for f in self.files if (s, p, o) in f.graph), None)
+        f = next((f for f in self.files_with(s, as_subject=True) if (s, p, o) in f.graph), None)
         if f is None:
             return self.locate(s)
         if isinstance(s, URIRef):
@@ -258,13 +285,12 @@ class Sources:
 
     def _search(self, node: URIRef) -> tuple[str | None, int | None]:
         fallback: tuple[str | None, int | None] = (None, None)
-        for f in self.files:
+        for f in self.files_with(node):
             if (node, None, None) in f.graph:
                 line = f.subject_line(node)
                 if line is not None:
                     return str(f.path), line
-            mentioned = (None, None, node) in f.graph or (node, None, None) in f.graph
-            if mentioned and fallback[1] is None:
+            if fallback[1] is None:
                 fallback = (str(f.path), f.mention_line(node))
         return fallback
 
@@ -316,10 +342,10 @@ class Sources:
         if self._prefixes is None:
             self._prefixes = {}
             for f in self.files:
-                for prefix, ns in f.graph.namespace_manager.namespaces():
+                for prefix, ns in f.namespaces.items():
                     spaces = self._prefixes.setdefault(prefix, [])
-                    if str(ns) not in spaces:
-                        spaces.append(str(ns))
+                    if ns not in spaces:
+                        spaces.append(ns)
         return self._prefixes
 
     def expand(self, prefix: str, local: str) -> list[URIRef]:
@@ -356,9 +382,7 @@ class Sources:
 
     def _curie(self, node: URIRef, exists: Callable[[URIRef], bool] | None = None) -> str:
         text = str(node)
-        writers = [
-            f for f in self.files if (node, None, None) in f.graph or (None, None, node) in f.graph
-        ]
+        writers = self.files_with(node)
         ranked: list[tuple[int, int, str]] = []
         for prefix, spaces in self.prefixes().items():
             for ns in spaces:
@@ -374,11 +398,7 @@ class Sources:
                     )
                 ):
                     continue  # would read back as another node, or as several
-                own = any(
-                    dict(f.graph.namespace_manager.namespaces()).get(prefix) is not None
-                    and str(dict(f.graph.namespace_manager.namespaces())[prefix]) == ns
-                    for f in writers
-                )
+                own = any(f.namespaces.get(prefix) == ns for f in writers)
                 ranked.append((0 if own else 1, -len(ns), f"{prefix}:{local}"))
         return min(ranked)[2] if ranked else f"<{node}>"
 
