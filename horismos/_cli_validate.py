@@ -19,7 +19,7 @@ from ._contract import (
     unbound_arguments,
 )
 from ._definitions import load_definitions
-from ._errors import AuthoringError
+from ._errors import AuthoringError, Problem
 from ._gate import shape_problems
 from ._stores import DEFAULT_STORE
 from ._world import World
@@ -72,9 +72,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     try:
         defs = load_definitions(args.paths)
     except AuthoringError as e:
-        for p in e.problems:
+        problems = sorted([*e.problems, *_found_beyond(e)], key=_placed)
+        for p in problems:
             print(p)
-        print(f"invalid: {counts(e.problems)}")
+        print(f"invalid: {counts(problems)}")
         return 1
     if args.world or args.store != DEFAULT_STORE:
         world = World.open(args.store)
@@ -101,6 +102,30 @@ def cmd_validate(args: argparse.Namespace) -> int:
         f"{plural(len(defs.steps), 'step')}: valid{warned}"
     )
     return 0
+
+
+def _found_beyond(e: AuthoringError) -> list[Problem]:
+    """The errors the checks after a load find in what it made of the definitions before
+    it failed: a modeler sees every node's mistakes in one pass, not a second set once the
+    first is mended. A node the load already found wrong is left at that (what else is said
+    of it may follow from it), and nothing is said twice at one line."""
+    defs = e.definitions
+    if defs is None:
+        return []
+    wrong = {p.node for p in e.problems if p.severity == "error"}
+    said = {(p.file, p.line) for p in e.problems}
+    found = [
+        *unbound_arguments(defs),
+        *server_problems(defs),
+        *credential_problems(defs),
+        *shape_problems(defs),
+    ]
+    return [p for p in found if p.node not in wrong and (p.file, p.line) not in said]
+
+
+def _placed(p: Problem) -> tuple[str, int]:
+    """Where a problem is: its file, then its line (the load's order, kept for one line)."""
+    return (p.file or "~", p.line or 0)
 
 
 def _world_uses(world: World, iri: URIRef) -> bool:

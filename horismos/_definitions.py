@@ -329,6 +329,9 @@ class _Builder:
         self.patterns: list[tuple[Node, Node, URIRef, Precondition]] = []
         self.targets: Targets | None = None
         """Which domain shapes judge a node (:func:`~._shacl.domain_targets`)."""
+        self.broken_tools: dict[Node, Tool] = {}
+        """Tools declared wrongly but for their arguments: modelled only so that their steps'
+        bindings are checked in the same pass, not after the tool is mended."""
         self.merged_namespaces = {k: str(v) for k, v in self.g.namespace_manager.namespaces()}
         """The merged graph's prefixes, read once (rdflib lists them anew on every call)."""
 
@@ -522,7 +525,7 @@ class _Builder:
         problems = sorted(self.problems, key=_order)
         self.defs.warnings = [p for p in problems if p.severity == "warning"]
         if any(p.severity == "error" for p in problems):
-            raise AuthoringError(problems)
+            raise AuthoringError(problems, definitions=self.defs)
         return self.defs
 
     def check_split_definitions(self) -> None:
@@ -1220,7 +1223,10 @@ class _Builder:
         return True
 
     def tool(self, s: Node) -> Tool | None:
+        """The tool declared at ``s``; None when it is wrong, having kept it in
+        :attr:`broken_tools` when its arguments are right (its steps are checked against it)."""
         ok = True
+        args_ok = True  # every argument read: what a step binds can be checked against them
         args: list[Arg] = []
         arg_nodes: dict[str, Node] = {}  # name -> its node, where a warning points
         named: dict[str, list[Node]] = {}  # name -> every horis:arg written with it
@@ -1235,14 +1241,14 @@ class _Builder:
                         'write horis:name "patient" inside the horis:arg [ … ]',
                         at=a,
                     )
-                    ok = False
+                    ok = args_ok = False
                     continue
                 named.setdefault(name, []).append(a)
                 if isinstance(typ, Literal):
                     self.quoted(
                         s, HORIS.type, typ, self.types(), holder=a, what=f'argument "{name}"'
                     )
-                    ok = False
+                    ok = args_ok = False
                     continue
                 if not isinstance(typ, URIRef):
                     self.error(
@@ -1252,7 +1258,7 @@ class _Builder:
                         "(an ontology class) or horis:type xsd:string (a datatype)",
                         at=a,
                     )
-                    ok = False
+                    ok = args_ok = False
                     continue
                 args.append(
                     Arg(
@@ -1264,7 +1270,8 @@ class _Builder:
                     )
                 )
                 arg_nodes[name] = a
-        ok = self.check_arg_names(s, named) and ok
+        if not self.check_arg_names(s, named):
+            ok = args_ok = False
         effect = self.effect(s, args)
         declared = effect if isinstance(effect, Effect) else None  # never True: see effect()
         binding_node = self.one(s, HORIS.binding)
@@ -1350,12 +1357,14 @@ class _Builder:
         cap = self.one(s, HORIS.maxResultBytes)  # the shape says what to write when wrong
         max_result = int(str(cap)) if cap is not None and str(cap).isdigit() else 1 << 20
         requires = self.precondition(s, s)
-        if effect is False or not ok:
+        broken = effect is False or not ok
+        if broken and not args_ok:
             return None
-        self.check_unsent(s, args, arg_nodes, declared, requires)
+        if not broken:
+            self.check_unsent(s, args, arg_nodes, declared, requires)
         side = self.one(s, HORIS.sideEffect)
         headers = self.headers(s)
-        return Tool(
+        tool = Tool(
             iri=URIRef(str(s)),
             name=self.short(s),
             label=self.text(s, RDFS.label),
@@ -1377,6 +1386,10 @@ class _Builder:
             if binding and binding.startswith("cmd:")
             else None,
         )
+        if broken:  # never run: its errors fail the load; what its steps say is checked too
+            self.broken_tools[tool.iri] = tool
+            return None
+        return tool
 
     def check_arg_names(self, tool: Node, named: dict[str, list[Node]]) -> bool:
         """Two arguments of one name: a step binds, a precondition reads and the binding is
@@ -1611,7 +1624,11 @@ class _Builder:
         common: dict[str, Any] = {"iri": iri, "next": nxt, "on_error": on_error}
         if cls == HORIS.ActionStep:
             tool_node = self.one(s, HORIS.tool)
-            tool = self.defs.tools.get(cast(URIRef, tool_node)) if tool_node is not None else None
+            tool = (
+                self.defs.tools.get(cast(URIRef, tool_node), self.broken_tools.get(tool_node))
+                if tool_node is not None
+                else None
+            )
             if tool_node is None:
                 self.error(
                     s,
@@ -1652,11 +1669,15 @@ class _Builder:
                     )
                     continue
                 if tool is not None and tool.arg(arg) is None:
+                    takes = sorted(a.name for a in tool.args)
+                    close = difflib.get_close_matches(arg, takes, n=1)
                     self.error(
                         s,
                         f'horis:bind names argument "{arg}", which '
                         f"{self.n(tool.iri)} does not take",
-                        "use one of: " + ", ".join(a.name for a in tool.args),
+                        (f'did you mean "{close[0]}"? ' if close else "")
+                        + "use one of: "
+                        + ", ".join(takes),
                         at=(b, HORIS.arg, None),
                     )
                 binds.append((arg, var.lstrip("?$")))

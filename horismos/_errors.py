@@ -103,10 +103,15 @@ class Problem:
 
 
 class AuthoringError(HorismosError):
-    """The definitions cannot be run; ``problems`` says where and what to write instead."""
+    """The definitions cannot be run; ``problems`` says where and what to write instead.
 
-    def __init__(self, problems: Sequence[Problem]) -> None:
+    ``definitions`` is the :class:`Definitions` the loader made of them before it gave up
+    (None when a file could not be read at all): never to be run, only checked further, so
+    that ``validate`` reports the later checks' findings in the same pass."""
+
+    def __init__(self, problems: Sequence[Problem], definitions: Any = None) -> None:
         self.problems = tuple(problems)
+        self.definitions = definitions
         errors = [p for p in self.problems if p.severity == "error"]
         head = f"{len(errors)} authoring error(s)"
         super().__init__(head + ":\n" + "\n".join(f"  {p}" for p in errors))

@@ -326,6 +326,49 @@ def test_an_argument_named_only_inside_filter_not_exists_is_an_error_at_validate
     assert "Traceback" not in done.stderr
 
 
+def test_a_wrong_tool_does_not_hide_the_mistakes_of_the_steps_that_call_it(
+        tmp_path: Path) -> None:
+    """A tool with an error was left out of the model, so nothing its steps said of it was
+    checked: validate showed the binding's error, and only once that was mended the step's
+    own (here an argument bound from a variable nothing binds). Both come in one pass now."""
+    path, _ = edited(tmp_path, TRIAGE, NURSE_BOUND,
+                     "FILTER NOT EXISTS { ?this :assignedNurse ?nurse }")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"python:ehr_client.notify_nurse"', '"ftp:ehr/notify"'),
+                    encoding="utf-8")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    binding_line = lines.index('    horis:binding "ftp:ehr/notify" ;') + 1
+    step_line = lines.index(":NotifyNurse a horis:ActionStep ;") + 1
+
+    done = validate(path, TRIAGE[1])
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = done.stdout.splitlines()
+    assert out[0].startswith(f'{path}:{binding_line}: error: :ehr.notify_nurse: binding '
+                             '"ftp:ehr/notify" has no known scheme'), done.stdout
+    assert out[1].startswith(f'{path}:{step_line}: error: :NotifyNurse: argument "nurse" of '
+                             "ehr.notify_nurse is required, but ?nurse appears only inside "
+                             "FILTER NOT EXISTS"), done.stdout
+    assert out[2:] == ["invalid: 2 errors"], done.stdout
+
+
+def test_a_step_binding_an_argument_its_wrong_tool_does_not_take_is_said_with_the_tool(
+        tmp_path: Path) -> None:
+    path, _ = edited(tmp_path, TRIAGE, '"python:ehr_client.assign_queue"', '"ftp:ehr/assign"')
+    text = path.read_text(encoding="utf-8")
+    old = 'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;'
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, old.replace('"patient"', '"patiant"')), encoding="utf-8")
+    bind_line = text[: text.index(old)].count("\n") + 1
+
+    found = [p for p in problems(path, TRIAGE) if p.severity == "error"]
+
+    assert [p.node for p in found] == [":ehr.assign_queue", ":QueuePatient"], found
+    check(found[1], path, bind_line, ":QueuePatient",
+          'horis:bind names argument "patiant", which :ehr.assign_queue does not take',
+          'did you mean "patient"? use one of: patient, queue')
+
+
 def test_an_argument_bound_only_in_an_optional_is_a_warning(tmp_path: Path) -> None:
     path, _ = edited(tmp_path, TRIAGE, NURSE_BOUND,
                      "OPTIONAL { ?nurse a :Nurse ; :onDuty true }\n"
