@@ -51,7 +51,7 @@ from ._records import InstanceRun, Run, StepRecord
 from ._replay import ReplayReport, replay
 from ._stores import Conflict, StoreError
 from ._surfaces import Catalog
-from ._trace import Trace, read_trace
+from ._trace import Trace, iter_trace, read_trace
 from ._vocab import HORIS
 from ._world import World
 
@@ -108,6 +108,7 @@ __all__ = [
     "World",
     "__version__",
     "check_inventory",
+    "iter_trace",
     "load_definitions",
     "read_trace",
     "replay",

@@ -19,7 +19,7 @@ from ._definitions import load_definitions, same_definitions
 from ._diagram import draw
 from ._errors import TraceError, UsageError
 from ._replay import replay
-from ._trace import read_trace
+from ._trace import iter_trace, read_trace
 from ._traceview import prov_graph, timeline
 
 __all__ = [
@@ -163,8 +163,11 @@ def _read_trace(path: str) -> list[dict[str, Any]]:
 
 
 def cmd_trace_show(args: argparse.Namespace) -> int:
-    """Print the trace's timeline, after checking its hash chain and version."""
-    for line in timeline(_read_trace(args.trace)):
+    """Print the trace's timeline, each event's line once its hash chain and version are
+    checked; an edited event stops it there, with the error."""
+    if not Path(args.trace).is_file():
+        raise UsageError(f"{args.trace}: no such trace file")
+    for line in timeline(iter_trace(args.trace)):
         print(line)
     return 0
 

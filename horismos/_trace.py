@@ -39,7 +39,7 @@ import orjson
 from ._errors import TraceError, TraceTampered, TraceVersionError
 from ._signing import signer_from_env, verifier_from_env
 
-__all__ = ["TRACE_VERSION", "Trace", "read_trace", "version_message"]
+__all__ = ["TRACE_VERSION", "Trace", "iter_trace", "read_trace", "version_message"]
 
 TRACE_VERSION = 2
 GENESIS = "sha256:" + "0" * 64
@@ -258,87 +258,101 @@ class Trace:
 
 def read_trace(path: str | Path) -> list[dict[str, Any]]:
     """The events of a saved trace, after checking its version and its hash chain."""
+    return list(iter_trace(path))
+
+
+def iter_trace(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The events of a saved trace one at a time, each checked (its version, its place in the
+    hash chain) before it is given: what reads a trace from start to end (``trace show``)
+    holds one event, not the whole run, whose events in memory were ~9x its file. An edit
+    raises at its event, after the events before it."""
     prev = GENESIS
-    events: list[dict[str, Any]] = []
-    verifier = verifier_from_env()
-    try:
-        with open(path, encoding="utf-8") as f:
-            raws = f.readlines()
-    except UnicodeDecodeError as e:
-        raise TraceError(f"{path}: not a trace: byte {e.start} is not UTF-8 text") from None
+    count = 0
+    ended = False
     cut = False
-    for n, raw in enumerate(raws, 1):
-        line = raw.rstrip("\n")
-        if not line:
-            continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError as e:
-            if n == len(raws) and not raw.endswith("\n"):
-                cut = True
-                break  # a last line cut off as it was written: the process stopped there
-            raise TraceTampered(f"{path}:{n}: not a JSON event ({e.msg})", line=n) from None
-        except RecursionError:
-            raise TraceTampered(
-                f"{path}:{n}: not a JSON event (nested too deeply)", line=n
-            ) from None
-        if not isinstance(event, dict):
-            raise TraceTampered(f"{path}:{n}: not a JSON event object", line=n)
-        if events and events[-1].get("type") == "end":
-            raise TraceTampered(
-                f"{path}:{n}: data after the end event: a complete trace ends there", line=n
-            )
-        if "hash" not in event:
-            raise TraceTampered(
-                f"{path}:{n}: this event has no hash, so an edit of it could "
-                "not be found; every event carries one",
-                line=n,
-            )
-        sig = event.pop("sig", None)
-        if sig is not None:
-            line = _without(line, "sig", sig) or line
-        if not events:
-            version = event.get("trace_version")
-            if event.get("type") != "header":
-                raise TraceError(f"{path}:{n}: a trace starts with a header event")
-            if version != TRACE_VERSION:
-                raise TraceVersionError(version_message(str(path), version))
-        own = event.pop("hash", None)
-        unhashed = _without(line, "hash", own)
-        if unhashed is not None:  # the hash is of the line's own text, so no re-serialising
-            digest = _digest(unhashed)
-            edited = own != digest
-        else:
-            digest = _digest(_line(event))
-            written = _line({**event, "hash": own})
-            edited = own != digest or written != line
-        if edited:
-            raise TraceTampered(
-                f"{path}:{n}: this event was edited after it was written (its hash does not "
-                "match its content)",
-                line=n,
-            )
-        if event.get("prev") != prev:
-            raise TraceTampered(
-                f"{path}:{n}: the hash chain breaks here: the event before this one was "
-                "removed, reordered or edited",
-                line=n,
-            )
-        if verifier is not None:
-            verifier.verify(digest, sig, str(path), n)
-        prev = digest
-        event["hash"] = digest
-        if sig is not None:
-            event["sig"] = sig
-        events.append(event)
-    if not events:
+    verifier = verifier_from_env()
+    with open(path, "rb") as f:
+        for n, data in enumerate(f, 1):
+            try:
+                raw = data.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise TraceError(
+                    f"{path}:{n}: not a trace: byte {e.start + 1} of the line is not UTF-8 text"
+                ) from None
+            if raw.endswith("\r\n"):  # as text mode read it, which this replaced
+                raw = raw[:-2] + "\n"
+            line = raw.rstrip("\n")
+            if not line:
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError as e:
+                if not raw.endswith("\n"):  # the file's last line, cut off as it was written:
+                    cut = True  # the process stopped there
+                    break
+                raise TraceTampered(f"{path}:{n}: not a JSON event ({e.msg})", line=n) from None
+            except RecursionError:
+                raise TraceTampered(
+                    f"{path}:{n}: not a JSON event (nested too deeply)", line=n
+                ) from None
+            if not isinstance(event, dict):
+                raise TraceTampered(f"{path}:{n}: not a JSON event object", line=n)
+            if ended:
+                raise TraceTampered(
+                    f"{path}:{n}: data after the end event: a complete trace ends there", line=n
+                )
+            if "hash" not in event:
+                raise TraceTampered(
+                    f"{path}:{n}: this event has no hash, so an edit of it could "
+                    "not be found; every event carries one",
+                    line=n,
+                )
+            sig = event.pop("sig", None)
+            if sig is not None:
+                line = _without(line, "sig", sig) or line
+            if not count:
+                version = event.get("trace_version")
+                if event.get("type") != "header":
+                    raise TraceError(f"{path}:{n}: a trace starts with a header event")
+                if version != TRACE_VERSION:
+                    raise TraceVersionError(version_message(str(path), version))
+            own = event.pop("hash", None)
+            unhashed = _without(line, "hash", own)
+            if unhashed is not None:  # the hash is of the line's own text, so no re-serialising
+                digest = _digest(unhashed)
+                edited = own != digest
+            else:
+                digest = _digest(_line(event))
+                written = _line({**event, "hash": own})
+                edited = own != digest or written != line
+            if edited:
+                raise TraceTampered(
+                    f"{path}:{n}: this event was edited after it was written (its hash does "
+                    "not match its content)",
+                    line=n,
+                )
+            if event.get("prev") != prev:
+                raise TraceTampered(
+                    f"{path}:{n}: the hash chain breaks here: the event before this one was "
+                    "removed, reordered or edited",
+                    line=n,
+                )
+            if verifier is not None:
+                verifier.verify(digest, sig, str(path), n)
+            prev = digest
+            event["hash"] = digest
+            if sig is not None:
+                event["sig"] = sig
+            count += 1
+            ended = event.get("type") == "end"
+            yield event
+    if not count:
         raise TraceError(
             f"{path}: the trace holds no complete event: its first line was cut off as it "
             "was written"
             if cut
             else f"{path}: the trace is empty"
         )
-    return events
 
 
 def version_message(source: str, version: object) -> str:

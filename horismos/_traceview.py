@@ -7,7 +7,7 @@ needs the definitions the run used.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, cast
 
 from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
@@ -29,40 +29,37 @@ _STATUS = {
 }
 
 
-def timeline(events: Iterable[Mapping[str, Any]]) -> list[str]:
-    """One line per event worth reading: the run, each instance, each step, the end."""
-    lines: list[str] = []
+def timeline(events: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """One line per event worth reading: the run, each instance, each step, the end; each
+    given as its event is read."""
     kind = None
     for e in events:
         kind = e.get("type")
         if kind == "header":
             focus = e.get("focus") or []
-            lines.append(
+            yield (
                 f"run of {short(e.get('workflow'))} for {len(focus)} focus node(s), "
                 f"recorded {e.get('started', '?')} (trace_version "
                 f"{e.get('trace_version')})"
             )
-            lines.append(f"  world {e.get('world_digest')}")
-            lines.append(f"  definitions {e.get('definitions_digest')}")
+            yield f"  world {e.get('world_digest')}"
+            yield f"  definitions {e.get('definitions_digest')}"
         elif kind == "instance":
-            lines.append(f"instance {short(e.get('instance'))[:8]} for {short(e.get('focus'))}")
+            yield f"instance {short(e.get('instance'))[:8]} for {short(e.get('focus'))}"
         elif kind == "step":
-            lines.append("  " + _step_line(e))
+            yield "  " + _step_line(e)
         elif kind == "end":
             counts: dict[str, int] = {}
             for status in (e.get("instances") or {}).values():
                 counts[status] = counts.get(status, 0) + 1
             shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-            lines.append(f"end: {e.get('status')} ({shown or 'no instances'})")
+            yield f"end: {e.get('status')} ({shown or 'no instances'})"
             if e.get("world_digest"):
-                lines.append(f"  world {e.get('world_digest')}")
+                yield f"  world {e.get('world_digest')}"
         else:
-            lines.append(f"{kind} (event {e.get('seq')})")
+            yield f"{kind} (event {e.get('seq')})"
     if kind is not None and kind != "end":
-        lines.append(
-            "no end event: the recording stopped here (its process died, or the file was cut)"
-        )
-    return lines
+        yield "no end event: the recording stopped here (its process died, or the file was cut)"
 
 
 def _step_line(e: Mapping[str, Any]) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 
 import pytest
 from conftest import EX, TRIAGE, step_events
@@ -185,6 +187,36 @@ def test_editing_one_character_of_a_middle_line_is_caught_on_that_line(traced):
         read_trace(path)
     assert caught.value.line == middle
     assert f":{middle}:" in str(caught.value)
+
+
+def test_trace_show_prints_up_to_an_edited_line_then_says_where_it_is(traced):
+    """trace show reads a trace event by event (a run's events in memory were ~9x its
+    file): what it prints before an edited event was checked, and the edit stops it there."""
+    *_, path = traced
+    lines = path.read_text(encoding="utf-8").splitlines()
+    middle = next(n for n, line in enumerate(lines, 1)
+                  if '"R-1"' in line and json.loads(line)["type"] == "step")
+    whole = subprocess.run([sys.executable, "-m", "horismos", "trace", "show", str(path)],
+                           capture_output=True, text=True, timeout=60)
+    assert whole.returncode == 0, whole.stderr
+    _edit(path, middle, '"R-1"', '"R-2"')
+
+    done = subprocess.run([sys.executable, "-m", "horismos", "trace", "show", str(path)],
+                          capture_output=True, text=True, timeout=60)
+
+    assert done.returncode != 0
+    assert f"{path}:{middle}: this event was edited after it was written" in done.stderr
+    assert "Traceback" not in done.stderr
+    shown = done.stdout.splitlines()
+    assert shown and whole.stdout.splitlines()[: len(shown)] == shown  # the events before it
+    assert len(shown) < len(whole.stdout.splitlines())  # and none from the edited one on
+
+
+def test_a_trace_with_windows_line_ends_reads_as_written(traced):
+    *_, path = traced
+    events = read_trace(path)
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert read_trace(path) == events
 
 
 def test_editing_the_last_line_is_caught(traced):

@@ -13,7 +13,7 @@ PUBLIC = [
     "ReplayReport", "ResultTooLarge", "Run", "RunError", "ScopeRefused", "ShaclMessage",
     "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError", "ToolTimeout",
     "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError", "World",
-    "__version__", "check_inventory", "load_definitions", "read_trace", "replay", "submit",
+    "__version__", "check_inventory", "iter_trace", "load_definitions", "read_trace", "replay", "submit",
     "wait_for_instances",
 ]
 
