@@ -19,7 +19,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, cast
 
-import networkx as nx
 import pyoxigraph as ox
 from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
@@ -27,6 +26,7 @@ from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
 from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
+from ._digraph import Digraph, add_edge, descendants
 from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, Problem
 from ._hazards import flow_graph, hazards
@@ -1072,11 +1072,11 @@ class _Builder:
                 )
 
     def subclass_closure(self) -> dict[URIRef, frozenset[URIRef]]:
-        graph = nx.DiGraph()
+        graph: Digraph[URIRef] = {}
         for sub, sup in self.g.subject_objects(RDFS.subClassOf):
             if isinstance(sub, URIRef) and isinstance(sup, URIRef):
-                graph.add_edge(sup, sub)
-        return {c: frozenset({c, *nx.descendants(graph, c)}) for c in graph.nodes}
+                add_edge(graph, sup, sub)
+        return {c: frozenset({c, *descendants(graph, c)}) for c in graph}
 
     def mcp_server(self, s: Node) -> None:
         name = str(s).rsplit("#", 1)[-1].rsplit("/", 1)[-1]
@@ -2028,7 +2028,7 @@ class _Builder:
         reached: set[Node] = set()
         for wf in self.defs.workflows.values():
             if wf.start in flow:
-                reached |= {wf.start, *nx.descendants(flow, wf.start)}
+                reached |= {wf.start, *descendants(flow, wf.start)}
         for step in self.defs.steps:
             if step not in reached:
                 self.warn(

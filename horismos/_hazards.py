@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-import networkx as nx
 from rdflib import URIRef
 from rdflib.term import Node
 
+from ._digraph import Digraph, add_edge, shortest_path, strongly_connected
 from ._model import (
     DEFAULT_MAX_STEPS,
     ActionStep,
@@ -41,11 +41,11 @@ class Hazard:
     hint: str
 
 
-def flow_graph(steps: Mapping[URIRef, Step]) -> nx.DiGraph:
+def flow_graph(steps: Mapping[URIRef, Step]) -> Digraph[URIRef]:
     """Every edge a step can take: next, onError, rules, otherwise, fallback, onTimeout."""
-    flow = nx.DiGraph()
+    flow: Digraph[URIRef] = {}
     for step in steps.values():
-        flow.add_node(step.iri)
+        flow.setdefault(step.iri, {})
         targets = [step.next, step.on_error, getattr(step, "on_partial", None)]
         if isinstance(step, DecisionStep):
             targets += [r.next for r in step.rules] + [step.otherwise]
@@ -55,7 +55,7 @@ def flow_graph(steps: Mapping[URIRef, Step]) -> nx.DiGraph:
             targets.append(step.on_timeout)
         for t in targets:
             if t is not None:
-                flow.add_edge(step.iri, t)
+                add_edge(flow, step.iri, t)
     return flow
 
 
@@ -63,9 +63,7 @@ def cycle_through(steps: Mapping[URIRef, Step], step: URIRef) -> list[URIRef]:
     """The shortest loop of the flow from ``step`` back to it (``[step]`` when none)."""
     flow = flow_graph(steps)
     loops = [
-        nx.shortest_path(flow, nxt, step)
-        for nxt in flow.successors(step)
-        if nx.has_path(flow, nxt, step)
+        path for nxt in flow.get(step, ()) if (path := shortest_path(flow, nxt, step)) is not None
     ]
     return [step, *min(loops, key=len)] if loops else [step]
 
@@ -90,8 +88,8 @@ def hazards(
             )
     flow = flow_graph(steps)
     budget = min((w.max_steps for w in workflows.values()), default=DEFAULT_MAX_STEPS)
-    for component in nx.strongly_connected_components(flow):
-        looped = len(component) > 1 or any(flow.has_edge(s, s) for s in component)
+    for component in strongly_connected(flow):
+        looped = len(component) > 1 or any(s in flow[s] for s in component)
         if not looped:
             continue
         for iri in sorted(component, key=str):
@@ -101,9 +99,9 @@ def hazards(
                 continue
             back = min(
                 (
-                    nx.shortest_path(flow, nxt, iri)
-                    for nxt in flow.successors(iri)
-                    if nxt in component
+                    path
+                    for nxt in flow[iri]
+                    if nxt in component and (path := shortest_path(flow, nxt, iri)) is not None
                 ),
                 key=len,
             )
