@@ -29,10 +29,14 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Iterable
+from functools import cache
 from itertools import islice
+from typing import TYPE_CHECKING, Any
 
 import blake3
-import numpy as np
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["LANES", "ZERO", "Digest", "Tally", "sum_of_texts"]
 
@@ -44,8 +48,16 @@ _SUMMED = 128
 CPU's caches. One buffer of a whole fold (4,096 lines, 8 MB) cost 1.1 µs a line against
 0.77, and evicted the rest of the run's data on the way."""
 _FOLD_AT = 4096  # pending lines at which a tally folds them into its digest
-_LANE = np.dtype("<u2")  # little-endian on every machine, so persisted states travel
-_SUM = np.add.reduce
+_LANE = "<u2"  # numpy's little-endian uint16 on every machine, so persisted states travel
+
+
+@cache
+def _numpy() -> Any:
+    """numpy, imported when a digest is first summed: ~60 ms of the start of every command,
+    and validate, graph or trace show never sum one."""
+    import numpy
+
+    return numpy
 
 
 class Digest:
@@ -94,10 +106,11 @@ class Digest:
     def of_lines(cls, lines: Iterable[str]) -> Digest:
         """The digest of a set given as N-Quads lines (no newline), each line counted once
         per time it is given: pass each member of the set once."""
+        np = _numpy()
         total = np.zeros(LANES, dtype=_LANE)
         it = iter(lines)
         while chunk := list(islice(it, _SUMMED)):
-            total += _SUM(_expanded(chunk), axis=0, dtype=_LANE)
+            total += np.add.reduce(_expanded(chunk), axis=0, dtype=_LANE)
         return cls(total.tobytes())
 
     @classmethod
@@ -110,9 +123,10 @@ class Digest:
         if not plus and not minus:
             return ZERO
         lanes = _expanded([*plus, *minus])
-        total = _SUM(lanes[: len(plus)], axis=0, dtype=_LANE)
+        add = _numpy().add.reduce
+        total = add(lanes[: len(plus)], axis=0, dtype=_LANE)
         if minus:
-            total -= _SUM(lanes[len(plus) :], axis=0, dtype=_LANE)
+            total -= add(lanes[len(plus) :], axis=0, dtype=_LANE)
         return cls(total.tobytes())
 
     @classmethod
@@ -128,7 +142,7 @@ class Digest:
 
     @property
     def _lanes(self) -> np.ndarray:
-        return np.frombuffer(self.state, dtype=_LANE)
+        return _numpy().frombuffer(self.state, dtype=_LANE)
 
     def __add__(self, other: Digest) -> Digest:
         return Digest((self._lanes + other._lanes).tobytes())  # uint16: wraps
@@ -171,11 +185,13 @@ def sum_of_texts(texts: Iterable[str]) -> Digest:
     """The sum of digests given as :meth:`Digest.to_text` writes them, added a chunk at a
     time in one numpy sum each: a store that keeps one delta per commit reads them all to
     know its digest, and adding them one :class:`Digest` at a time cost ~48 µs each."""
+    np = _numpy()
     total = np.zeros(LANES, dtype=_LANE)
     it = iter(texts)
     while chunk := list(islice(it, _SUMMED)):
         states = b"".join(Digest.from_text(t).state for t in chunk)  # each one checked
-        total += _SUM(np.frombuffer(states, dtype=_LANE).reshape(-1, LANES), axis=0, dtype=_LANE)
+        lanes = np.frombuffer(states, dtype=_LANE).reshape(-1, LANES)
+        total += np.add.reduce(lanes, axis=0, dtype=_LANE)
     return Digest(total.tobytes())
 
 
@@ -189,7 +205,7 @@ def _expanded(lines: list[str]) -> np.ndarray:
         reset()
         update(line.encode())
         out.append(expand(_BYTES))
-    return np.frombuffer(b"".join(out), dtype=_LANE).reshape(-1, LANES)
+    return _numpy().frombuffer(b"".join(out), dtype=_LANE).reshape(-1, LANES)
 
 
 class Tally:
