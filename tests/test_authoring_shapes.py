@@ -169,3 +169,19 @@ def test_an_optional_assertion_a_shape_forbids_is_a_warning(tmp_path: Path) -> N
     found = [p for p in loaded(tmp_path, ontology, workflow)
              if "the gate would reject" in p.message]
     assert [p.severity for p in found] == ["warning"], found
+
+
+def test_the_vocabulary_lent_to_the_authoring_shapes_is_given_back() -> None:
+    """The authoring shapes read the definitions with the horis: vocabulary (its subclasses)
+    added in place for the while, not a copy of both: afterwards the definitions hold what
+    their files say and nothing more (their digest, and so every trace's, depends on it)."""
+    from rdflib import RDFS, Graph
+
+    from horismos import HORIS, load_definitions
+
+    written = Graph()
+    for path in TRIAGE:
+        written.parse(path)
+    defs = load_definitions(TRIAGE)
+    assert (HORIS.ActionStep, RDFS.subClassOf, HORIS.Step) not in defs.graph
+    assert len(defs.graph) == len(written)
