@@ -178,28 +178,41 @@ def unfinished(
 
 
 def find_instance(store: Store, text: str) -> URIRef:
-    """An instance IRI from its IRI or from the short id a run prints (a unique prefix)."""
+    """An instance IRI from its IRI or from the short id a run prints (a unique prefix).
+
+    The store finds the ids that start so, two at most: a world of a million instances used
+    to hand every one of them to Python to be tested here."""
     if ":" in text:
         return URIRef(text.strip("<>"))
-    rows = store.select(
-        f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} }}", {}, _NS
-    )
-    found = sorted(
-        {r["i"] for r in rows if str(r["i"]).rsplit(":", 1)[-1].startswith(text)}, key=str
-    )
+    found = []
+    if _SHORT_ID.fullmatch(text):  # else no instance id starts so (and nothing is quoted)
+        rows = store.select(
+            f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} "
+            f'FILTER(STRSTARTS(STR(?i), "{_INSTANCE_PREFIX}{text}")) }} LIMIT 2',
+            {},
+            _NS,
+        )
+        found = [r["i"] for r in rows]
     if len(found) == 1:
         return found[0]  # type: ignore[return-value]
-    if not rows:
+    if not found and not store.select(
+        f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} }} LIMIT 1", {}, _NS
+    ):
         raise UsageError(
             "this world holds no workflow instances, so there is none to resume; "
             "give the world the run committed to (the same --store, or the run's "
             "--out as --world)"
         )
-    what = "no instance" if not found else f"{len(found)} instances"
+    what = "no instance" if not found else "more than one instance"
     raise UsageError(
         f"{what} in this world with the id {text!r}; give the instance IRI "
         "(urn:horismos:instance:…) as the run's brief or trace shows it"
     )
+
+
+_INSTANCE_PREFIX = "urn:horismos:instance:"
+_SHORT_ID = re.compile(r"[0-9A-Za-z_-]+")
+"""What an instance's id is written with (the hex of a UUID; a replay's own ids too)."""
 
 
 # -- the step --------------------------------------------------------------------------------

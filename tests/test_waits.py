@@ -180,6 +180,36 @@ def test_a_fresh_agent_resumes_from_the_world_alone(leave, tmp_path) -> None:
     assert (L.req1, L.filedWith, L.grace) in reloaded.graph
 
 
+class Ids(Environment):
+    """Ids the test chose: the instance ids share a prefix."""
+
+    def __init__(self, *ids: str) -> None:
+        super().__init__()
+        self.ids = iter(ids)
+
+    def new_id(self) -> str:
+        return self.note("ids", next(self.ids))
+
+
+def test_a_short_id_names_one_instance_or_says_why_it_cannot(leave, tmp_path) -> None:
+    """The store finds the instances whose id starts so (two at most), not Python among
+    every instance of the world: one is resumed, a prefix of two or of none is refused."""
+    agent, world = leave
+    (tmp_path / "more.ttl").write_text(PREFIXES + ':req3 a :Request ; rdfs:label "Cy" .\n')
+    world.load(tmp_path / "more.ttl")
+    asyncio.run(agent.arun(world, ":Leave", ":req1", env=Ids("ab12", "e1", "e2")))
+    second = asyncio.run(agent.arun(world, ":Leave", ":req3", env=Ids("ab34", "e3", "e4")))
+    assert second.status == "waiting"
+    before = world.canonical()
+    for prefix, said in [("ab", "more than one instance"), ("ab5", "no instance"),
+                         ("", "no instance"), ('ab") } #', "no instance")]:
+        with pytest.raises(UsageError, match=said):
+            agent.resume(world, prefix, facts=":req1 :approvedBy :grace .")
+    assert world.canonical() == before
+    run = agent.resume(world, "ab3", facts=":req3 :approvedBy :grace .")
+    assert run.status == "completed" and str(run.instance) == "urn:horismos:instance:ab34"
+
+
 @pytest.mark.parametrize(("facts", "error", "words"), [
     (":req1 :approvedBy :intern .", GateRejected, "approved by one manager"),
     (":req1 :approvedBy :grace , :ada . :ada a :Manager .", GateRejected, "one manager"),
