@@ -36,6 +36,7 @@ from pyshacl.graph_abstraction import DataGraph
 from pyshacl.pytypes import SHACLExecutor
 from pyshacl.shapes_graph import ShapesGraph
 from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
+from rdflib.plugins.stores.memory import Memory
 from rdflib.term import Node
 
 from ._definitions import Definitions, path_properties
@@ -352,7 +353,11 @@ class Gate:
             return _CONFORMS
         messages = {self._result_message(r) for r in fast}
         if rest or self.reference:
-            after = self._after_graph(subject, triples, subject_types, types_of)
+            # pyshacl reads past the subject as the compiled shapes do: a SPARQL constraint
+            # walking $this :patient ?p . ?p :allergy ?a used to see no allergy, and passed
+            after = self._after_graph(
+                subject, triples, subject_types, types_of, view if world is not None else None
+            )
             beyond = list(view.beyond())  # what the compiled shapes read past the subject
             for triple in beyond:
                 after.add(triple)
@@ -381,11 +386,17 @@ class Gate:
         return reference or fast
 
     def _after_graph(
-        self, subject: Node, triples: list[tuple], subject_types: set[Node], types_of: Any
+        self,
+        subject: Node,
+        triples: list[tuple],
+        subject_types: set[Node],
+        types_of: Any,
+        view: _After | None = None,
     ) -> Graph:
         """The graph pyshacl validates: ``subject`` after the step, its values' types and
-        every type's superclasses."""
-        after = Graph()
+        every type's superclasses; with ``view``, and any node past them as the world holds
+        it, read when pyshacl first asks for it (:class:`_ReadOnAsking`)."""
+        after = _ReadOnAsking(view).graph if view is not None else Graph()
         for triple in triples:
             after.add(triple)
         self._add_types(after, (o for _, _, o in after if o != subject), types_of)
@@ -466,6 +477,41 @@ class Gate:
             _, reports = shape.validate(self._executor, g, focus=[focus])
             results.extend(reports)
         return _ordered({_message(triples, self.defs) for _, _, triples in results})
+
+
+class _ReadOnAsking(Memory):
+    """pyshacl's data graph for a step: what :meth:`Gate._after_graph` put in it, and a node
+    past the subject read through the after-view (:class:`_After`, the world's reads, each
+    recorded) the first time pyshacl asks for it — its edges, or who points at it by a
+    property. So a shape pyshacl judges (a SPARQL constraint, a qualified value shape) sees
+    what the world holds two hops away, as pyshacl over the whole world would, and nothing
+    is read that it does not ask for."""
+
+    def __init__(self, view: _After) -> None:
+        super().__init__()
+        self._view = view
+        self._asked: set[tuple[Node | None, Node | None, Node | None]] = set()
+        self.graph = Graph(store=self)
+        """The one graph it holds: what is read on asking lands in it."""
+
+    def triples(self, triple_pattern: Any, context: Any = None) -> Any:
+        s, p, o = triple_pattern
+        key = (s, p, None) if s is not None else (None, p, o)
+        if key not in self._asked and not isinstance(s if s is not None else o, Literal):
+            self._asked.add(key)
+            if s is not None:
+                found = (
+                    [(s, p, v) for v in self._view.objects(s, p)]
+                    if isinstance(p, URIRef)
+                    else [(s, q, v) for q, v in self._view.outgoing(s)]
+                )
+            elif o is not None and isinstance(p, URIRef):
+                found = [(x, p, o) for x in self._view.subjects(o, p)]
+            else:
+                found = []  # a scan: what the step's after-view holds, as before
+            for triple in found:
+                self.add(triple, self.graph)
+        return super().triples(triple_pattern, context)
 
 
 class Beyond(Protocol):

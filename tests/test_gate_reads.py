@@ -207,3 +207,60 @@ def test_pyshacl_sees_what_the_compiled_shapes_read_past_the_node(build, caplog)
                 for p in ("p1", "p2", "p4")]
     assert done == ["completed", "failed", "failed"]
     assert "disagree" not in caplog.text
+
+
+# -- shapes only pyshacl judges read past the node too ------------------------------------------
+
+ALLERGY = DEFS + """
+:NoAllergen a sh:NodeShape ; sh:targetClass :Patient ;
+    sh:sparql [
+        sh:message "the prescriber is allergic to what the reference names" ;
+        sh:prefixes [ sh:declare [ sh:prefix "" ;
+                                   sh:namespace "http://example.org/clinic#"^^xsd:anyURI ] ] ;
+        sh:select \"\"\"SELECT $this ?value WHERE {
+            $this :ref ?value . $this :doctor ?d . ?d :allergy ?value .
+            FILTER NOT EXISTS { ?g :guardianOf $this . ?g :waives ?value } }\"\"\"
+    ] .
+"""
+
+ALLERGIC = """
+:d1 :allergy "R-7" .
+:d2 :allergy "R-8" .
+:p1 a :Patient ; :doctor :d1 .
+:p2 a :Patient ; :doctor :d2 .
+:p3 a :Patient ; :doctor :d1 .
+:g3 :guardianOf :p3 ; :waives "R-7" .
+"""
+
+
+def test_a_shape_only_pyshacl_judges_reads_two_hops_away_and_who_points_at_the_node(
+        build, tmp_path: Path):
+    """A SPARQL constraint walks from the subject to its doctor's allergies, and to whoever
+    points at it. pyshacl was given the subject's own triples and its values' types only, so
+    it saw no allergy and passed :p1, whose doctor is allergic to what the step writes: the
+    fact landed. Now what it asks for is read from the world (and recorded: each trace
+    replays), so :p1 is refused with the world as it was, :p2 lands, and :p3, whose guardian
+    waives it, lands."""
+    agent, world = build(ALLERGY, ALLERGIC, tools={"file": lambda **_: {"ref": "R-7"}})
+    before = world.canonical()
+    status = {}
+    for p in ("p1", "p2", "p3"):
+        run = agent.run(world, workflow=str(EX.File), focus=str(EX[p]),
+                        trace=tmp_path / f"{p}.jsonl")
+        (event,) = step_events(run)
+        status[p] = event["status"], [m.get("message") for m in event["gate"]["messages"]]
+        assert not replay(tmp_path / f"{p}.jsonl", agent).diverged, p
+        if p == "p1":
+            assert facts_of(world, "p1") == facts_of_text(before, "p1")
+    assert status["p1"] == ("rejected",
+                            ["the prescriber is allergic to what the reference names"])
+    assert status["p2"] == ("completed", [])
+    assert status["p3"] == ("completed", [])
+
+
+def facts_of(world, node: str) -> list[str]:
+    return facts_of_text(world.canonical(), node)
+
+
+def facts_of_text(canonical: str, node: str) -> list[str]:
+    return sorted(line for line in canonical.splitlines() if line.startswith(f"<{EX[node]}>"))
