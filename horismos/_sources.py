@@ -194,6 +194,8 @@ class Sources:
             for f in self.files:
                 for s, _, o in f.graph:
                     for node_, index in ((s, subjects), (s, mentions), (o, mentions)):
+                        if isinstance(node_, Literal):  # a value, never looked for
+                            continue
                         held = index.setdefault(node_, [])
                         if not held or held[-1] is not f:
                             held.append(f)
