@@ -84,6 +84,8 @@ _Delta = dict[Node, dict[Node, set[Node]]]
 _log = logging.getLogger("horismos.gate")
 _NOBODY = "urn:horismos:shape-check"  # the focus a shape is loaded on: no data, no findings
 _REFERRERS = "SELECT ?s WHERE { ?s ?p ?o }"  # the subjects pointing at ?o by ?p
+_POINTING = "SELECT ?s ?p WHERE { ?s ?p ?o }"  # who points at ?o, and by what
+_JOINED = "SELECT ?s ?o WHERE { ?s ?p ?o }"  # every use of the property ?p
 _TYPE, _SUBCLASS = RDF.type, RDFS.subClassOf  # a namespace attribute is a lookup each time
 _RESOURCE, _XSD_STRING, _XSD_DECIMAL = RDFS.Resource, XSD.string, XSD.decimal
 _FLOATING = (XSD.decimal, XSD.double, XSD.float)
@@ -483,9 +485,11 @@ class _ReadOnAsking(Memory):
     """pyshacl's data graph for a step: what :meth:`Gate._after_graph` put in it, and a node
     past the subject read through the after-view (:class:`_After`, the world's reads, each
     recorded) the first time pyshacl asks for it — its edges, or who points at it by a
-    property. So a shape pyshacl judges (a SPARQL constraint, a qualified value shape) sees
-    what the world holds two hops away, as pyshacl over the whole world would, and nothing
-    is read that it does not ask for."""
+    property (or holds a value), every use of a property a query scans. So a shape pyshacl
+    judges (a SPARQL constraint, a qualified value shape) sees what the world holds two hops
+    away, or elsewhere, as pyshacl over the whole world would, and nothing is read that it
+    does not ask for. A pattern naming nothing at all (``?s ?p ?o``) is answered from the
+    step's own view: the whole world is never read."""
 
     def __init__(self, view: _After) -> None:
         super().__init__()
@@ -496,22 +500,27 @@ class _ReadOnAsking(Memory):
 
     def triples(self, triple_pattern: Any, context: Any = None) -> Any:
         s, p, o = triple_pattern
-        key = (s, p, None) if s is not None else (None, p, o)
-        if key not in self._asked and not isinstance(s if s is not None else o, Literal):
-            self._asked.add(key)
-            if s is not None:
-                found = (
-                    [(s, p, v) for v in self._view.objects(s, p)]
-                    if isinstance(p, URIRef)
-                    else [(s, q, v) for q, v in self._view.outgoing(s)]
-                )
-            elif o is not None and isinstance(p, URIRef):
-                found = [(x, p, o) for x in self._view.subjects(o, p)]
-            else:
-                found = []  # a scan: what the step's after-view holds, as before
-            for triple in found:
-                self.add(triple, self.graph)
+        if isinstance(p, URIRef) or p is None:  # else a path, walked one predicate at a time
+            key = (s, p, None) if s is not None else (None, p, o)
+            if key not in self._asked and not isinstance(s, Literal):
+                self._asked.add(key)
+                for triple in self._read(s, p, o):
+                    self.add(triple, self.graph)
         return super().triples(triple_pattern, context)
+
+    def _read(self, s: Node | None, p: URIRef | None, o: Node | None) -> list[tuple]:
+        view = self._view
+        if s is not None:
+            if p is not None:
+                return [(s, p, v) for v in view.objects(s, p)]
+            return [(s, q, v) for q, v in view.outgoing(s)]
+        if o is not None:  # who points at a node (or holds a value: a uniqueness check)
+            if p is not None:
+                return [(x, p, o) for x in view.subjects(o, p)]
+            return [(x, q, o) for x, q in view.referrers(o)]
+        if p is not None:  # every use of a property: what the shape's query asks for
+            return [(x, p, v) for x, v in view.pairs(p)]
+        return []  # the whole world is never read: the step's own view only
 
 
 class Beyond(Protocol):
@@ -659,6 +668,28 @@ class _After:
                 found = self._beyond[key] = {r["s"] for r in rows if "s" in r}
             out |= found
         return out
+
+    def referrers(self, node: Node) -> list[tuple[Node, Node]]:
+        """Who points at ``node``, and by what: the subject as after the step, the rest as
+        the world holds them (what a SPARQL constraint pyshacl judges may ask)."""
+        own = [(self._subject, p) for p, values in self._own.items() if node in values]
+        if self._world is None:
+            return own
+        rows = self._world.select(_POINTING, {"o": node}, {})
+        return own + [
+            (r["s"], r["p"]) for r in rows if "s" in r and "p" in r and r["s"] != self._subject
+        ]
+
+    def pairs(self, pred: URIRef) -> list[tuple[Node, Node]]:
+        """Every node and value ``pred`` joins: the subject's as after the step, the rest as
+        the world holds them (a SPARQL constraint that asks for it scans the property)."""
+        own = [(self._subject, v) for v in self._own.get(pred, ())]
+        if self._world is None:
+            return own
+        rows = self._world.select(_JOINED, {"p": pred}, {})
+        return own + [
+            (r["s"], r["o"]) for r in rows if "s" in r and "o" in r and r["s"] != self._subject
+        ]
 
     def beyond(self) -> Iterator[tuple[Node, Node, Node]]:
         """The triples read past the subject, for pyshacl to see what the compiled shapes saw."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import EX, step_events
 
 from horismos import replay
@@ -264,3 +265,44 @@ def facts_of(world, node: str) -> list[str]:
 
 def facts_of_text(canonical: str, node: str) -> list[str]:
     return sorted(line for line in canonical.splitlines() if line.startswith(f"<{EX[node]}>"))
+
+
+UNIQUE_REF = """
+:UniqueRef a sh:NodeShape ; sh:targetClass :Patient ;
+    sh:sparql [
+        sh:message "another node holds this reference" ;
+        sh:prefixes [ sh:declare [ sh:prefix "" ;
+                                   sh:namespace "http://example.org/clinic#"^^xsd:anyURI ] ] ;
+        sh:select \"\"\"SELECT $this ?value WHERE {
+            $this :ref ?value . ?other :ref ?value . FILTER (?other != $this) }\"\"\"
+    ] .
+"""
+
+NOT_REVOKED = """
+:NotRevoked a sh:NodeShape ; sh:targetClass :Patient ;
+    sh:sparql [
+        sh:message "the reference is revoked" ;
+        sh:prefixes [ sh:declare [ sh:prefix "" ;
+                                   sh:namespace "http://example.org/clinic#"^^xsd:anyURI ] ] ;
+        sh:select \"\"\"SELECT $this ?value WHERE {
+            $this :ref ?value . ?list :revoked ?gone . FILTER (STR(?gone) = ?value) }\"\"\"
+    ] .
+"""
+
+
+@pytest.mark.parametrize(("shape", "ref", "status"), [
+    (UNIQUE_REF, "R-1", "rejected"),   # :p2 holds R-1: found by the value (who holds it)
+    (UNIQUE_REF, "R-9", "completed"),
+    (NOT_REVOKED, "R-5", "rejected"),  # found by scanning :revoked, as the query asks
+    (NOT_REVOKED, "R-9", "completed"),
+])
+def test_a_shape_only_pyshacl_judges_sees_who_else_holds_a_value_and_a_scanned_property(
+        build, tmp_path: Path, shape: str, ref: str, status: str):
+    """A uniqueness check (another node with the same value) and a check against every use of
+    a property: pyshacl saw neither, and a duplicate or revoked reference landed."""
+    world = ":p1 a :Patient .\n:p2 a :Patient ; :ref \"R-1\" .\n:list1 :revoked \"R-5\" .\n"
+    agent, world_ = build(DEFS + shape, world, tools={"file": lambda **_: {"ref": ref}})
+    run = agent.run(world_, workflow=str(EX.File), focus=str(EX.p1), trace=tmp_path / "t.jsonl")
+    (event,) = step_events(run)
+    assert event["status"] == status, event["gate"]
+    assert not replay(tmp_path / "t.jsonl", agent).diverged
