@@ -212,17 +212,23 @@ def test_pyshacl_sees_what_the_compiled_shapes_read_past_the_node(build, caplog)
 
 # -- shapes only pyshacl judges read past the node too ------------------------------------------
 
-ALLERGY = DEFS + """
-:NoAllergen a sh:NodeShape ; sh:targetClass :Patient ;
+def sparql_shape(name: str, message: str, where: str) -> str:
+    """A node shape on :Patient whose one constraint is SPARQL: a shape only pyshacl judges."""
+    return f"""
+:{name} a sh:NodeShape ; sh:targetClass :Patient ;
     sh:sparql [
-        sh:message "the prescriber is allergic to what the reference names" ;
+        sh:message "{message}" ;
         sh:prefixes [ sh:declare [ sh:prefix "" ;
                                    sh:namespace "http://example.org/clinic#"^^xsd:anyURI ] ] ;
-        sh:select \"\"\"SELECT $this ?value WHERE {
-            $this :ref ?value . $this :doctor ?d . ?d :allergy ?value .
-            FILTER NOT EXISTS { ?g :guardianOf $this . ?g :waives ?value } }\"\"\"
+        sh:select \"\"\"SELECT $this ?value WHERE {{ {where} }}\"\"\"
     ] .
 """
+
+
+ALLERGY = DEFS + sparql_shape(
+    "NoAllergen", "the prescriber is allergic to what the reference names",
+    "$this :ref ?value . $this :doctor ?d . ?d :allergy ?value . "
+    "FILTER NOT EXISTS { ?g :guardianOf $this . ?g :waives ?value }")
 
 ALLERGIC = """
 :d1 :allergy "R-7" .
@@ -267,27 +273,11 @@ def facts_of_text(canonical: str, node: str) -> list[str]:
     return sorted(line for line in canonical.splitlines() if line.startswith(f"<{EX[node]}>"))
 
 
-UNIQUE_REF = """
-:UniqueRef a sh:NodeShape ; sh:targetClass :Patient ;
-    sh:sparql [
-        sh:message "another node holds this reference" ;
-        sh:prefixes [ sh:declare [ sh:prefix "" ;
-                                   sh:namespace "http://example.org/clinic#"^^xsd:anyURI ] ] ;
-        sh:select \"\"\"SELECT $this ?value WHERE {
-            $this :ref ?value . ?other :ref ?value . FILTER (?other != $this) }\"\"\"
-    ] .
-"""
-
-NOT_REVOKED = """
-:NotRevoked a sh:NodeShape ; sh:targetClass :Patient ;
-    sh:sparql [
-        sh:message "the reference is revoked" ;
-        sh:prefixes [ sh:declare [ sh:prefix "" ;
-                                   sh:namespace "http://example.org/clinic#"^^xsd:anyURI ] ] ;
-        sh:select \"\"\"SELECT $this ?value WHERE {
-            $this :ref ?value . ?list :revoked ?gone . FILTER (STR(?gone) = ?value) }\"\"\"
-    ] .
-"""
+UNIQUE_REF = sparql_shape("UniqueRef", "another node holds this reference",
+                          "$this :ref ?value . ?other :ref ?value . FILTER (?other != $this)")
+NOT_REVOKED = sparql_shape("NotRevoked", "the reference is revoked",
+                           "$this :ref ?value . ?list :revoked ?gone . "
+                           "FILTER (STR(?gone) = ?value)")
 
 
 @pytest.mark.parametrize(("shape", "ref", "status"), [
