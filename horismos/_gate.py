@@ -515,6 +515,8 @@ class _ReadOnAsking(Memory):
                 return [(s, p, v) for v in view.objects(s, p)]
             return [(s, q, v) for q, v in view.outgoing(s)]
         if o is not None:  # who points at a node (or holds a value: a uniqueness check)
+            if p == _TYPE:  # the instances of a class, in the world too
+                return [(x, p, o) for x in view.instances(o)]
             if p is not None:
                 return [(x, p, o) for x in view.subjects(o, p)]
             return [(x, q, o) for x, q in view.referrers(o)]
@@ -668,6 +670,15 @@ class _After:
                 found = self._beyond[key] = {r["s"] for r in rows if "s" in r}
             out |= found
         return out
+
+    def instances(self, cls: Node) -> set[Node]:
+        """The nodes typed ``cls``: those of the after-view, and the world's (what a SPARQL
+        constraint pyshacl judges asks with ``?x a :Class``)."""
+        found = self.subjects(cls, _TYPE)
+        if self._world is not None:
+            rows = self._world.select(_REFERRERS, {"p": _TYPE, "o": cls}, {})
+            found |= {r["s"] for r in rows if "s" in r and r["s"] != self._subject}
+        return found
 
     def referrers(self, node: Node) -> list[tuple[Node, Node]]:
         """Who points at ``node``, and by what: the subject as after the step, the rest as

@@ -278,6 +278,9 @@ UNIQUE_REF = sparql_shape("UniqueRef", "another node holds this reference",
 NOT_REVOKED = sparql_shape("NotRevoked", "the reference is revoked",
                            "$this :ref ?value . ?list :revoked ?gone . "
                            "FILTER (STR(?gone) = ?value)")
+NOT_LISTED = sparql_shape("NotListed", "the reference is on a revocation list",
+                          "$this :ref ?value . ?list a :RevocationList . "
+                          "?list :revoked ?gone . FILTER (STR(?gone) = ?value)")
 
 
 @pytest.mark.parametrize(("shape", "ref", "status"), [
@@ -285,12 +288,15 @@ NOT_REVOKED = sparql_shape("NotRevoked", "the reference is revoked",
     (UNIQUE_REF, "R-9", "completed"),
     (NOT_REVOKED, "R-5", "rejected"),  # found by scanning :revoked, as the query asks
     (NOT_REVOKED, "R-9", "completed"),
+    (NOT_LISTED, "R-5", "rejected"),   # found by the instances of :RevocationList
+    (NOT_LISTED, "R-9", "completed"),
 ])
 def test_a_shape_only_pyshacl_judges_sees_who_else_holds_a_value_and_a_scanned_property(
         build, tmp_path: Path, shape: str, ref: str, status: str):
     """A uniqueness check (another node with the same value) and a check against every use of
     a property: pyshacl saw neither, and a duplicate or revoked reference landed."""
-    world = ":p1 a :Patient .\n:p2 a :Patient ; :ref \"R-1\" .\n:list1 :revoked \"R-5\" .\n"
+    world = (':p1 a :Patient .\n:p2 a :Patient ; :ref "R-1" .\n'
+             ':list1 a :RevocationList ; :revoked "R-5" .\n')
     agent, world_ = build(DEFS + shape, world, tools={"file": lambda **_: {"ref": ref}})
     run = agent.run(world_, workflow=str(EX.File), focus=str(EX.p1), trace=tmp_path / "t.jsonl")
     (event,) = step_events(run)
