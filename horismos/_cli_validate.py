@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Iterable
 
 from rdflib import URIRef
 
@@ -18,7 +19,7 @@ from ._contract import (
     sometimes_unbound,
     unbound_arguments,
 )
-from ._definitions import load_definitions
+from ._definitions import Definitions, load_definitions
 from ._errors import AuthoringError, Problem
 from ._gate import shape_problems
 from ._stores import DEFAULT_STORE
@@ -84,10 +85,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         dropped = {id(p) for iri in used for p in defs.undeclared[iri]}
         defs.warnings = [p for p in defs.warnings if id(p) not in dropped]
         world.store.close()
-    refused = server_problems(defs)
-    if args.connect:  # a server nothing declares is reported above, at the binding's line
-        refused += asyncio.run(connection_problems(defs))
-    refused += unbound_arguments(defs) + credential_problems(defs) + shape_problems(defs)
+    # a server nothing declares is reported at the binding's line, before the connections
+    refused = _after_load(defs, asyncio.run(connection_problems(defs)) if args.connect else ())
     defs.warnings = [*defs.warnings, *command_problems(defs), *sometimes_unbound(defs)]
     if args.tools or args.allow_module:
         refused += binding_problems(defs, reach(args, calls=False))
@@ -114,13 +113,19 @@ def _found_beyond(e: AuthoringError) -> list[Problem]:
         return []
     wrong = {p.node for p in e.problems if p.severity == "error"}
     said = {(p.file, p.line) for p in e.problems}
-    found = [
-        *unbound_arguments(defs),
+    return [p for p in _after_load(defs) if p.node not in wrong and (p.file, p.line) not in said]
+
+
+def _after_load(defs: Definitions, connected: Iterable[Problem] = ()) -> list[Problem]:
+    """The errors the checks after a load find: servers (then ``connected``, what trying
+    them found), unbound arguments, credentials in URLs, shapes neither engine loads."""
+    return [
         *server_problems(defs),
+        *connected,
+        *unbound_arguments(defs),
         *credential_problems(defs),
         *shape_problems(defs),
     ]
-    return [p for p in found if p.node not in wrong and (p.file, p.line) not in said]
 
 
 def _placed(p: Problem) -> tuple[str, int]:

@@ -684,22 +684,24 @@ class _After:
         """Who points at ``node``, and by what: the subject as after the step, the rest as
         the world holds them (what a SPARQL constraint pyshacl judges may ask)."""
         own = [(self._subject, p) for p, values in self._own.items() if node in values]
-        if self._world is None:
-            return own
-        rows = self._world.select(_POINTING, {"o": node}, {})
-        return own + [
-            (r["s"], r["p"]) for r in rows if "s" in r and "p" in r and r["s"] != self._subject
-        ]
+        return own + self._elsewhere(_POINTING, {"o": node}, "s", "p")
 
     def pairs(self, pred: URIRef) -> list[tuple[Node, Node]]:
         """Every node and value ``pred`` joins: the subject's as after the step, the rest as
         the world holds them (a SPARQL constraint that asks for it scans the property)."""
         own = [(self._subject, v) for v in self._own.get(pred, ())]
+        return own + self._elsewhere(_JOINED, {"p": pred}, "s", "o")
+
+    def _elsewhere(
+        self, query: str, bound: dict[str, Node], first: str, second: str
+    ) -> list[tuple[Node, Node]]:
+        """``query``'s rows in the world as pairs, but the subject's: the after-view has its."""
         if self._world is None:
-            return own
-        rows = self._world.select(_JOINED, {"p": pred}, {})
-        return own + [
-            (r["s"], r["o"]) for r in rows if "s" in r and "o" in r and r["s"] != self._subject
+            return []
+        return [
+            (r[first], r[second])
+            for r in self._world.select(query, bound, {})
+            if first in r and second in r and r[first] != self._subject
         ]
 
     def beyond(self) -> Iterator[tuple[Node, Node, Node]]:
