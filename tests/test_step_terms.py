@@ -21,7 +21,7 @@ from rdflib import RDF, XSD, Literal, URIRef
 
 from horismos._runner import Environment, _n3
 from horismos._stamps import datetime_term
-from horismos._stores.oxigraph import datetime_literal
+from horismos._stores.oxigraph import _TERMS, datetime_literal
 
 _ZONES = st.sampled_from(
     [
@@ -73,6 +73,16 @@ def test_the_clock_hands_its_noted_text_to_the_stamp_of_the_same_time() -> None:
     assert env.text(value) == value.isoformat() == env.handed()["clock"][0]
     other = value + dt.timedelta(seconds=1)  # a time it did not hand out: written anew
     assert env.text(other) == other.isoformat()
+
+
+def test_stamps_of_steps_that_never_commit_to_oxigraph_are_not_kept_for_good() -> None:
+    """A run on the memory or sparql: store, or a replay, stamps each step and never commits
+    through Oxigraph's conversion cache: a service running for days kept every stamp."""
+    before = len(_TERMS.now) + len(_TERMS.before)
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    for i in range(10 * _TERMS.size):
+        datetime_literal(start + dt.timedelta(microseconds=i))
+    assert len(_TERMS.now) + len(_TERMS.before) <= max(before, 2 * _TERMS.size + 2)
 
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)

@@ -200,6 +200,9 @@ def datetime_literal(value: dt_.datetime, text: str | None = None) -> Literal:
     ``isoformat()`` (~3 µs)."""
     literal = datetime_term(value, value.isoformat() if text is None else text)
     if type(value) is dt_.datetime:  # what _kept_as_is asks, true by construction
+        # kept through current(), which turns the cache over when full: a run on another
+        # store never commits through this one, and every step's stamps were kept for good
+        _TERMS.current()
         _literal_term(literal, literal)
     return literal
 
