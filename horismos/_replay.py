@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,7 +54,7 @@ from ._proposal import RankRequest, Reply
 from ._reads import ReplayedStore, term
 from ._runner import Environment
 from ._stores import Conflict
-from ._trace import TRACE_VERSION, Trace, read_trace, version_message
+from ._trace import TRACE_VERSION, Trace, iter_trace, version_message
 from ._traceview import short
 from ._waits import StoredInstance, prepare
 from ._world import World
@@ -62,7 +62,7 @@ from ._world import World
 if TYPE_CHECKING:
     from ._agent import Agent
 
-__all__ = ["ReplayEnvironment", "ReplayReport", "ReplayTrace", "load_events", "replay"]
+__all__ = ["Recorded", "ReplayEnvironment", "ReplayReport", "ReplayTrace", "load_events", "replay"]
 
 # Fields compared first, in this order, so a divergence names its cause rather than a
 # consequence (a precondition that no longer holds also empties the arguments).
@@ -96,21 +96,70 @@ _SETS = frozenset({"effects", "narrowed", "facts"})
 a store its triples, in any order)."""
 
 
+class Recorded:
+    """The recorded events, read from the trace as the replay reaches them.
+
+    A replay works towards one event at a time, in order, so it holds the header, the event
+    after it (a resume), and the few around its position — not the whole run, whose events in
+    memory were ~7x its file (a 63 MB trace held ~460 MB). The events are checked as they are
+    read (:func:`~horismos.iter_trace`): an edit raises :class:`~horismos.TraceTampered` when
+    the replay reaches it."""
+
+    _WINDOW = 4
+    """Events kept behind the newest one read: the replay's position trails it by one."""
+
+    def __init__(self, events: Iterable[dict[str, Any]]) -> None:
+        self._rest = iter(events)
+        self._kept: dict[int, dict[str, Any]] = {}
+        self._read = 0
+        self._last: dict[str, Any] | None = None
+        self.focus: dict[Any, Any] = {}
+        """Each instance's focus, from its instance event (a divergence names it)."""
+        self.header = self.get(0) or {}
+
+    def get(self, index: int) -> dict[str, Any] | None:
+        """The event at ``index``, or None past the last one."""
+        while self._read <= index:
+            event = next(self._rest, None)
+            if event is None:
+                return None
+            if event.get("type") == "instance":
+                self.focus[event.get("instance")] = event.get("focus")
+            self._kept[self._read] = self._last = event
+            if self._read - self._WINDOW > 1:  # the header and a resume stay
+                self._kept.pop(self._read - self._WINDOW, None)
+            self._read += 1
+        try:
+            return self._kept[index]
+        except KeyError:
+            raise AssertionError(
+                f"replay went back to event {index}, which it had passed"
+            ) from None
+
+    def ended(self) -> bool:
+        """Whether the last event is the end event: the recording ran to its end. Read on to
+        it (the replay asks once it is there)."""
+        while self.get(self._read) is not None:
+            pass
+        return self._last is not None and self._last.get("type") == "end"
+
+    def close(self) -> None:
+        """Stop reading the trace's file, wherever the replay stopped."""
+        close = getattr(self._rest, "close", None)
+        if close is not None:
+            close()
+
+
 class ReplayTrace(Trace):
     """A trace that compares each event the runner emits with the recorded one, in order."""
 
-    def __init__(self, recorded: list[dict[str, Any]], source: str = "<trace>") -> None:
+    def __init__(self, recorded: Recorded, source: str = "<trace>") -> None:
         super().__init__()
         self.recorded = recorded
         self.source = source
         self.steps = 0
-        self._focus = {
-            e.get("instance"): e.get("focus") for e in recorded if e.get("type") == "instance"
-        }
         self.against_world = False
         """Reads are answered by a world (the trace's snapshot), not compared with the record."""
-        self.ended = recorded[-1].get("type") == "end"
-        """Whether the recording ran to its end event; if not, its process stopped mid-run."""
 
     @property
     def position(self) -> int:
@@ -119,11 +168,15 @@ class ReplayTrace(Trace):
 
     def expected(self) -> dict[str, Any]:
         """The recorded event the runner's next event must match (empty past the end)."""
-        return self.recorded[self.position] if self.position < len(self.recorded) else {}
+        return self.recorded.get(self.position) or {}
+
+    def past_end(self) -> bool:
+        """Whether the runner has emitted every recorded event."""
+        return self.recorded.get(self.position) is None
 
     def emit(self, type: str, **fields: Any) -> dict[str, Any]:
         index = self.position
-        if index == len(self.recorded) and not self.ended:
+        if self.past_end() and not self.recorded.ended():
             raise _Stopped
         event = {"type": type, "seq": index, **fields}
         recorded = self.expected()
@@ -146,12 +199,15 @@ class ReplayTrace(Trace):
         self._count += 1
         if type == "step":
             self.steps += 1
+        # the next event is read (and its hash checked) here, not first by whatever asks for
+        # it: a tool call's clock, say, where an edit must not pass for the tool's failure
+        self.recorded.get(self._count)
         return event
 
     def read_divergence(self, recorded: Any, now: Any) -> Exception:
         """The run now reads the world other than the recording did at this point; or it
         reads on past the end of a trace whose recording stopped."""
-        if self.position >= len(self.recorded) and not self.ended:
+        if self.past_end() and not self.recorded.ended():
             return _Stopped()
         return self.divergence(
             self.position, "reads", recorded[:-1] if isinstance(recorded, list) else recorded, now
@@ -160,12 +216,12 @@ class ReplayTrace(Trace):
     def divergence(
         self, index: int, field: str, recorded: Any, now: Any, *, sets: bool = False
     ) -> Divergence:
-        event = self.recorded[index] if index < len(self.recorded) else {}
+        event = self.recorded.get(index) or {}
         where = f"event {index} (line {index + 1})"
         if not event:
             where += ", past the end of the trace"
         elif event.get("type") == "step":
-            focus = self._focus.get(event.get("instance"))
+            focus = self.recorded.focus.get(event.get("instance"))
             where += f", step {short(event.get('step'))}"
             if focus:
                 where += f" for {short(focus)}"
@@ -385,16 +441,24 @@ class ReplayReport:
         return f"same      {self.trace}: {self.steps} step(s) replayed ({calls}); {world}{changed}"
 
 
-def load_events(trace: str | Path | Trace) -> tuple[list[dict[str, Any]], str]:
-    """The events of ``trace`` as JSON values, and a name for messages."""
+def load_events(trace: str | Path | Trace, *, checked_first: bool = False) -> tuple[Recorded, str]:
+    """The events of ``trace`` as JSON values, read as the replay reaches them, and a name
+    for messages. An edit is found when the replay reaches it; ``checked_first``: before
+    anything is replayed (the file is read twice), for a replay that calls tools again."""
     if isinstance(trace, Trace):
         events = [json.loads(json.dumps(e, default=str)) for e in trace.events]
         if not events:
             raise TraceError("the trace is empty")
         if events[0].get("trace_version") != TRACE_VERSION:
             raise TraceVersionError(version_message("the trace", events[0].get("trace_version")))
-        return events, "<trace>"
-    return read_trace(trace), str(trace)
+        return Recorded(events), "<trace>"
+    if checked_first:
+        for _ in iter_trace(trace):
+            pass
+    recorded = Recorded(iter_trace(trace))
+    if not recorded.header:
+        raise TraceError(f"{trace}: the trace is empty")
+    return recorded, str(trace)
 
 
 def replay(
@@ -411,8 +475,18 @@ def replay(
 async def _replay(
     trace: str | Path | Trace, agent: Agent, reexecute_idempotent: bool
 ) -> ReplayReport:
-    events, source = load_events(trace)
-    header = events[0]
+    # re-executed calls act: none is made on a trace with an edit further on
+    events, source = load_events(trace, checked_first=reexecute_idempotent)
+    try:
+        return await _replay_events(events, source, agent, reexecute_idempotent)
+    finally:
+        events.close()
+
+
+async def _replay_events(
+    events: Recorded, source: str, agent: Agent, reexecute_idempotent: bool
+) -> ReplayReport:
+    header = events.header
     if "call" in header:
         raise TraceError(
             f"{source}: this trace records a direct tool call (horismos tools "
@@ -435,12 +509,15 @@ async def _replay(
     except _Stopped:
         stopped = True
     except (Conflict, LeaseLost):
-        if recorder.ended or recorder.position < len(events):
+        if not recorder.past_end() or events.ended():
             raise
         stopped = True  # the recorded run stopped on this too: its trace has no end
     end = not stopped and (
         divergence is None
-        or (divergence.field == "world_digest" and events[divergence.event].get("type") == "end")
+        or (
+            divergence.field == "world_digest"
+            and (events.get(divergence.event) or {}).get("type") == "end"
+        )
     )
     return ReplayReport(
         trace=source,
@@ -464,11 +541,11 @@ async def _drive(
     recorder: ReplayTrace,
     env: ReplayEnvironment,
     world: World | None,
-    events: list[dict[str, Any]],
+    events: Recorded,
 ) -> None:
     """Emit what the recorded run emitted, by running what it ran, in its order."""
     defs = agent.definitions
-    header = events[0]
+    header = events.header
     rules = Policy(frozenset(header.get("policy", {}).get("allow", DEFAULT_ALLOW)))  # as run
     if world is not None:
         runner = agent.runner(world, recorder, env, types_in(agent, world), policy=rules)
@@ -485,7 +562,8 @@ async def _drive(
     runner.approvals_bound = bool(header.get("approvals_bound"))
     runner.names_shapes = bool(header.get("names_shapes"))
     try:
-        resumed = events[1] if len(events) > 1 and events[1].get("type") == "resume" else None
+        second = events.get(1)
+        resumed = second if second is not None and second.get("type") == "resume" else None
         waiting = None
         if resumed is not None:  # the recorded facts answer the same wait again
             facts = "\n".join(resumed.get("facts") or ()) or None
@@ -535,10 +613,8 @@ async def _drive(
     runner.end(
         world_digest=world.digest() if world is not None else recorded_end.get("world_digest")
     )
-    if recorder.position < len(events):
-        raise recorder.divergence(
-            recorder.position, "type", events[recorder.position].get("type"), None
-        )
+    if not recorder.past_end():
+        raise recorder.divergence(recorder.position, "type", recorder.expected().get("type"), None)
 
 
 def _sorted(entries: list[Any]) -> list[Any]:

@@ -19,9 +19,11 @@ from horismos import (
     TraceTampered,
     TraceVersionError,
     World,
+    iter_trace,
     read_trace,
     replay,
 )
+from horismos import _replay as replay_module
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent / "fixtures" / "traces"
@@ -285,6 +287,48 @@ def test_an_edited_last_event_is_refused_and_a_rehashed_one_diverges(tmp_path: P
     assert report.first_divergence is not None
     assert report.first_divergence.field == "world_digest"
     assert report.final_digest_matches is False
+
+
+def test_an_edit_past_the_calls_is_found_before_any_tool_is_called_again(tmp_path: Path) -> None:
+    """Replay reads a trace as it goes; one that calls tools again reads it all first."""
+    lines = (RECORDED / "triage-all.jsonl").read_text().splitlines(keepends=True)
+    end = json.loads(lines[-1])
+    end["world_digest"] = "sha256:" + "1" * 64
+    lines[-1] = json.dumps(end, sort_keys=True, separators=(",", ":")) + "\n"
+    (tmp_path / "end.jsonl").write_text("".join(lines))
+    for reexecute in (True, False):
+        calls = Calls()
+        with pytest.raises(TraceTampered) as e:
+            replay(tmp_path / "end.jsonl", calls.agent(), reexecute_idempotent=reexecute)
+        assert e.value.line == len(lines)
+        assert calls.counts == {"assign_queue": 0, "notify_nurse": 0}
+
+
+def test_a_long_trace_replays_holding_a_few_events_at_a_time(tmp_path: Path) -> None:
+    """A run's trace is ~7x its file as JSON values: replay reads each event as it gets there."""
+    read: list[int] = []
+
+    def counted(events: Any) -> Any:
+        for n, event in enumerate(events):
+            read.append(n)
+            yield event
+
+    held = []
+    original = replay_module.Recorded.get
+
+    def get(self: Any, index: int) -> Any:
+        held.append(len(self._kept))
+        return original(self, index)
+
+    events = read_trace(RECORDED / "triage-all.jsonl")
+    many = rechain([events[0], *(events[1:-1] * 40), events[-1]], tmp_path / "long.jsonl")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(replay_module, "iter_trace", lambda path: counted(iter_trace(path)))
+        mp.setattr(replay_module.Recorded, "get", get)
+        report = replay(many, Calls().agent())
+    assert report.steps == 40 * len(step_events(RECORDED / "triage-all.jsonl"))
+    assert len(read) == len(read_trace(many))  # every event read, each once
+    assert max(held) <= 6  # the header, a resume, and the few at the replay's position
 
 
 def test_an_unknown_trace_version_is_refused(tmp_path: Path) -> None:
