@@ -15,7 +15,7 @@ from ._bindings import Hosts, Reach, mcp_server
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
 from ._entailment import schema_of
-from ._errors import AmbiguousName, UsageError
+from ._errors import AmbiguousName, AuthoringError, UsageError
 from ._gate import Gate
 from ._hydrate import Hydrated
 from ._individuals import place_individuals
@@ -63,6 +63,8 @@ class Agent:
     ) -> None:
         if entailment not in ("rdfs", "owl-rl"):
             raise UsageError(f"entailment {entailment!r}: use 'rdfs' or 'owl-rl'")
+        if definitions.errors:  # what a failed load made, for validate's later checks
+            raise AuthoringError(definitions.errors, definitions=definitions)
         self.definitions = definitions
         # what bindings may reach: these callables, these modules, these hosts
         self.tools = Reach(tools, allow_modules, Hosts(tuple(allow_hosts)) if allow_hosts else None)

@@ -260,6 +260,9 @@ class Definitions:
     an effect's horis:property or as a horis:focusType — and the warnings about them."""
     individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
     """Statements about the individuals declared with the definitions (``_individuals``)."""
+    errors: tuple[Problem, ...] = ()
+    """The loader's errors, when it gave up (:attr:`AuthoringError.definitions`): definitions
+    with any are only checked further, never run (:class:`~horismos.Agent` refuses them)."""
     _legacy_digest: str | None = field(default=None, init=False, repr=False, compare=False)
     """:func:`legacy_definitions_digest`, once asked for (it is slow)."""
 
@@ -525,6 +528,7 @@ class _Builder:
         problems = sorted(self.problems, key=_order)
         self.defs.warnings = [p for p in problems if p.severity == "warning"]
         if any(p.severity == "error" for p in problems):
+            self.defs.errors = tuple(p for p in problems if p.severity == "error")
             raise AuthoringError(problems, definitions=self.defs)
         return self.defs
 

@@ -106,8 +106,9 @@ class AuthoringError(HorismosError):
     """The definitions cannot be run; ``problems`` says where and what to write instead.
 
     ``definitions`` is the :class:`Definitions` the loader made of them before it gave up
-    (None when a file could not be read at all): never to be run, only checked further, so
-    that ``validate`` reports the later checks' findings in the same pass."""
+    (None when a file could not be read at all): only checked further, so that ``validate``
+    reports the later checks' findings in the same pass; an :class:`~horismos.Agent` built
+    from it raises this error again, so it is never run."""
 
     def __init__(self, problems: Sequence[Problem], definitions: Any = None) -> None:
         self.problems = tuple(problems)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from workflow_edits import LAB, REBOOKING, TRIAGE, edited, problems, the_error
 
-from horismos import Problem, load_definitions
+from horismos import Agent, AuthoringError, Problem, load_definitions
 from horismos._contract import server_problems, sometimes_unbound, unbound_arguments
 
 
@@ -394,3 +394,17 @@ def test_arguments_bound_by_bind_values_graph_and_a_subquery_are_given(
     path, _ = edited(tmp_path, TRIAGE, NURSE_BOUND, binding)
     defs = load_definitions([path, TRIAGE[1]])
     assert unbound_arguments(defs) == [] and sometimes_unbound(defs) == []
+
+
+def test_what_a_failed_load_made_is_never_run(tmp_path: Path) -> None:
+    """A load that fails hands validate the model it made, a step pointing at a wrong tool
+    and all: no agent is built from it, whoever tries."""
+    path, _ = edited(tmp_path, TRIAGE, '"python:ehr_client.assign_queue"', '"ftp:ehr/assign"')
+    with pytest.raises(AuthoringError) as e:
+        load_definitions([path, *TRIAGE[1:]])
+    made = e.value.definitions
+    assert made is not None and made.errors
+    with pytest.raises(AuthoringError) as again:
+        Agent(made, tools={"ehr_client.assign_queue": lambda **_: {}})
+    assert again.value.problems == made.errors
+    assert "ftp:ehr/assign" in str(again.value)
