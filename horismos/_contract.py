@@ -75,20 +75,32 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                     )
                 )
                 continue
+            at = None
             if var != arg.name:
                 how = f"horis:bind names ?{var}, which nothing binds"
+                at = next(  # at the horis:bind that names it
+                    (
+                        (b, HORIS.var, None)
+                        for b in defs.graph.objects(step.iri, HORIS.bind)
+                        if str(defs.graph.value(b, HORIS.arg)) == arg.name
+                    ),
+                    None,
+                )
             elif pre is not None and var in pre.variables:
                 how = f"?{var} appears only inside FILTER NOT EXISTS or MINUS, which bind nothing"
             else:
                 how = f"no pattern variable ?{var} and no horis:bind give it"
+            close = difflib.get_close_matches(var, sorted(given), n=1)
+            meant = f"did you mean ?{close[0]}? " if close else ""
             found.append(
                 defs.sources.problem(
                     "error",
                     step.iri,
                     f'argument "{arg.name}" of {step.tool.name} is required, but {how}',
-                    f"use ?{var} in a triple pattern of the step's horis:requires, bind "
+                    f"{meant}use ?{var} in a triple pattern of the step's horis:requires, bind "
                     f'the argument with horis:bind [ horis:arg "{arg.name}" ; horis:var '
                     '"…" ], or declare it horis:optional true',
+                    at=at,
                 )
             )
     return found

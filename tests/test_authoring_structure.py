@@ -408,3 +408,17 @@ def test_what_a_failed_load_made_is_never_run(tmp_path: Path) -> None:
         Agent(made, tools={"ehr_client.assign_queue": lambda **_: {}})
     assert again.value.problems == made.errors
     assert "ftp:ehr/assign" in str(again.value)
+
+
+def test_a_misspelt_bound_variable_is_said_at_its_bind_with_the_one_meant(
+        tmp_path: Path) -> None:
+    old = 'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;\n    horis:next :NotifyNurse'
+    path, line = edited(tmp_path, TRIAGE, old, old.replace('"this"', '"thiss"'))
+
+    found = unbound_arguments(load_definitions([path, TRIAGE[1]]))
+
+    assert len(found) == 1, found
+    check(found[0], path, line, ":QueuePatient",
+          'argument "patient" of ehr.assign_queue is required, but horis:bind names ?thiss, '
+          "which nothing binds",
+          "did you mean ?this? use ?thiss in a triple pattern")
