@@ -48,10 +48,8 @@ def timeline(events: Iterable[Mapping[str, Any]]) -> Iterator[str]:
             yield f"instance {short(e.get('instance'))[:8]} for {short(e.get('focus'))}"
         elif kind == "step":
             yield "  " + _step_line(e)
-        elif kind == "end":
-            counts: dict[str, int] = {}
-            for status in (e.get("instances") or {}).values():
-                counts[status] = counts.get(status, 0) + 1
+        elif kind == "end":  # ``instances``: how many ended each way
+            counts = e.get("instances") or {}
             shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
             yield f"end: {e.get('status')} ({shown or 'no instances'})"
             if e.get("world_digest"):
@@ -112,6 +110,7 @@ def prov_graph(events: Iterable[Mapping[str, Any]]) -> Graph:
     g.bind("prov", PROV)
     g.bind("horis", HORIS)
     last: dict[str, URIRef] = {}
+    ended: dict[str, URIRef] = {}  # each instance's status, by how its last step left it
     for e in events:
         kind = e.get("type")
         if kind == "instance":
@@ -126,10 +125,20 @@ def prov_graph(events: Iterable[Mapping[str, Any]]) -> Graph:
                 g.add((act, PROV.wasInformedBy, prev))
             last[e["instance"]] = act
             _add_step(g, act, e)
-        elif kind == "end":
-            for inst, status in (e.get("instances") or {}).items():
-                g.add((URIRef(inst), HORIS.status, _STATUS.get(status, HORIS.Failed)))
+            ended[e["instance"]] = _ended_as(e)
+        elif kind == "end":  # its ``instances`` counts statuses; each one's is its last step's
+            for inst, status in ended.items():
+                if status is not None:
+                    g.add((URIRef(inst), HORIS.status, status))
     return g
+
+
+def _ended_as(step: Mapping[str, Any]) -> Any:
+    """The status an instance is left in when ``step`` is its last: None while it goes on
+    (a trace cut short leaves it so), else completed, blocked, waiting or failed."""
+    if step.get("next"):
+        return None
+    return _STATUS.get(step.get("status", "failed"), HORIS.Failed)
 
 
 def _activity(e: Mapping[str, Any]) -> URIRef:

@@ -407,6 +407,24 @@ def test_prov_export_loads_and_answers_sparql(tmp_path: Path) -> None:
     assert {EHR + "patient42", EHR + "urgent"} <= used
 
 
+@pytest.mark.parametrize("name", [*SAME, "urgent-only-diverges.jsonl"])
+def test_prov_export_gives_each_instance_the_status_it_ended_in(name: str) -> None:
+    """The end event counts how instances ended; the export says which ended how (it wrote
+    ``<completed> horis:status horis:Failed``, reading the counts as instances)."""
+    events = read_trace(RECORDED / name)
+    done = _cli("trace", "export", RECORDED / name)
+    assert done.returncode == 0, done.stderr
+    g = Graph().parse(data=done.stdout, format="turtle")
+    status = {str(s): str(o).rsplit("#", 1)[-1].lower()
+              for s, o in g.subject_objects(URIRef("https://w3id.org/horismos#status"))}
+    started = {e["instance"] for e in events if e["type"] == "instance"}
+    assert set(status) == started
+    counted: dict[str, int] = {}
+    for s in status.values():
+        counted[s] = counted.get(s, 0) + 1
+    assert counted == events[-1]["instances"]
+
+
 # -- command line -------------------------------------------------------------------------
 
 def _cli(*args: Any) -> subprocess.CompletedProcess[str]:
@@ -473,4 +491,4 @@ def test_cli_trace_show_prints_a_timeline() -> None:
     assert "QueuePatient  ehr.assign_queue(patient=patient42, queue=urgent)" in out
     assert "gate rejected: a queue reference looks like" in out
     assert "raised RuntimeError: EHR unavailable (503)" in out
-    assert "end: failed" in out
+    assert "end: failed (1 blocked, 2 failed)" in out
