@@ -110,7 +110,7 @@ def prov_graph(events: Iterable[Mapping[str, Any]]) -> Graph:
     g.bind("prov", PROV)
     g.bind("horis", HORIS)
     last: dict[str, URIRef] = {}
-    ended: dict[str, URIRef] = {}  # each instance's status, by how its last step left it
+    ended: dict[str, URIRef | None] = {}  # each instance's status, by how its last step left it
     for e in events:
         kind = e.get("type")
         if kind == "instance":
@@ -127,13 +127,13 @@ def prov_graph(events: Iterable[Mapping[str, Any]]) -> Graph:
             _add_step(g, act, e)
             ended[e["instance"]] = _ended_as(e)
         elif kind == "end":  # its ``instances`` counts statuses; each one's is its last step's
-            for inst, status in ended.items():
-                if status is not None:
-                    g.add((URIRef(inst), HORIS.status, status))
+            for instance, left in ended.items():
+                if left is not None:
+                    g.add((URIRef(instance), HORIS.status, left))
     return g
 
 
-def _ended_as(step: Mapping[str, Any]) -> Any:
+def _ended_as(step: Mapping[str, Any]) -> URIRef | None:
     """The status an instance is left in when ``step`` is its last: None while it goes on
     (a trace cut short leaves it so), else completed, blocked, waiting or failed."""
     if step.get("next"):
