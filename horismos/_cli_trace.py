@@ -18,8 +18,8 @@ from ._definitions import load_definitions, same_definitions
 from ._diagram import draw
 from ._errors import TraceError, UsageError
 from ._replay import replay
-from ._trace import iter_trace, read_trace
-from ._traceview import prov_graph, timeline
+from ._trace import iter_trace
+from ._traceview import prov_turtle, timeline
 
 __all__ = [
     "cmd_graph",
@@ -170,13 +170,22 @@ def cmd_trace_show(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_export(args: argparse.Namespace) -> int:
-    """Write the trace as PROV-O Turtle to ``--output`` or stdout."""
+    """Write the trace as PROV-O Turtle to ``--output`` or stdout, each event's as it is read
+    and checked. An edited event stops it there, with the error; ``--output`` is then left
+    as it was (the export is written beside it and moved over it once whole)."""
     writable("--output", args.output)
-    text = prov_graph(read_trace(_trace_file(args.trace))).serialize(format="turtle")
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    pieces = prov_turtle(iter_trace(_trace_file(args.trace)))
+    if not args.output:
+        sys.stdout.writelines(pieces)
+        return 0
+    out = Path(args.output)
+    part = out.with_name(f".{out.name}.part")
+    try:
+        with part.open("w", encoding="utf-8") as f:
+            f.writelines(pieces)
+        part.replace(out)
+    finally:
+        part.unlink(missing_ok=True)
     return 0
 
 

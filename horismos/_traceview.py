@@ -7,16 +7,17 @@ needs the definitions the run used.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, cast
 
-from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
+from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._vocab import HORIS, PROV
 
-__all__ = ["prov_graph", "short", "timeline"]
+__all__ = ["prov_turtle", "short", "timeline"]
 
 RUNTIME = URIRef("urn:horismos:runtime")
 """The agent a decision step is associated with: the runtime itself decided."""
@@ -103,34 +104,80 @@ def _step_line(e: Mapping[str, Any]) -> str:
     return f"{when}  {what}  {verdict}  {took:.1f} ms"
 
 
-def prov_graph(events: Iterable[Mapping[str, Any]]) -> Graph:
-    """The run as PROV-O: a ``prov:Activity`` per step, with its plan, what it used, when, and
-    the effect graph it generated."""
-    g = Graph()
-    g.bind("prov", PROV)
-    g.bind("horis", HORIS)
+def prov_turtle(events: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """The run as PROV-O Turtle, a piece per event as it is read: a ``prov:Activity`` per
+    step, with its plan, what it used, when, and the effect graph it generated. Nothing but
+    each instance's last activity and status is held, so a long run's export costs what one
+    event does, not an rdflib graph of all of them (~1 KB a triple)."""
+    yield "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in _PREFIXES) + "\n"
     last: dict[str, URIRef] = {}
     ended: dict[str, URIRef | None] = {}  # each instance's status, by how its last step left it
+    said: set[tuple[Node, Node, Node]] = set()  # each plan's and agent's type, said once
     for e in events:
         kind = e.get("type")
+        triples: list[tuple[Node, Node, Node]] = []
         if kind == "instance":
             inst = URIRef(e["instance"])
-            g.add((inst, RDF.type, HORIS.Instance))
-            g.add((inst, HORIS.workflow, URIRef(e["workflow"])))
-            g.add((inst, HORIS.focus, URIRef(e["focus"])))
+            triples += [
+                (inst, RDF.type, HORIS.Instance),
+                (inst, HORIS.workflow, URIRef(e["workflow"])),
+                (inst, HORIS.focus, URIRef(e["focus"])),
+            ]
         elif kind == "step":
             act = _activity(e)
+            for t in _step_triples(act, e):
+                if t[2] not in _SAID_ONCE or t not in said:
+                    triples.append(t)
+                    if t[2] in _SAID_ONCE:
+                        said.add(t)
             prev = last.get(e["instance"])
             if prev is not None:
-                g.add((act, PROV.wasInformedBy, prev))
+                triples.append((act, PROV.wasInformedBy, prev))
             last[e["instance"]] = act
-            _add_step(g, act, e)
             ended[e["instance"]] = _ended_as(e)
         elif kind == "end":  # its ``instances`` counts statuses; each one's is its last step's
-            for instance, left in ended.items():
-                if left is not None:
-                    g.add((URIRef(instance), HORIS.status, left))
-    return g
+            triples += [
+                (URIRef(instance), HORIS.status, left)
+                for instance, left in ended.items()
+                if left is not None
+            ]
+        if triples:
+            yield _turtle(triples)
+
+
+_PREFIXES = (("prov", str(PROV)), ("horis", str(HORIS)), ("rdfs", str(RDFS)), ("xsd", str(XSD)))
+_SAID_ONCE = frozenset({PROV.Plan, PROV.SoftwareAgent})
+"""The types of a step's plan and agent, the same every time it runs."""
+_CURIE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def _turtle(triples: list[tuple[Node, Node, Node]]) -> str:
+    """``triples`` as Turtle statements, a subject's together, with the export's prefixes."""
+    by_subject: dict[Node, dict[Node, list[Node]]] = {}
+    for s, p, o in triples:
+        by_subject.setdefault(s, {}).setdefault(p, []).append(o)
+    return "".join(
+        _term(s)
+        + " "
+        + " ;\n    ".join(
+            ("a" if p == RDF.type else _term(p)) + " " + " , ".join(map(_term, objects))
+            for p, objects in edges.items()
+        )
+        + " .\n\n"
+        for s, edges in by_subject.items()
+    )
+
+
+def _term(t: Node) -> str:
+    """A term as Turtle writes it: a CURIE of the export's prefixes where one reads back as
+    the IRI, else rdflib's N-Triples form (escaped as that must be)."""
+    if isinstance(t, URIRef):
+        for prefix, ns in _PREFIXES:
+            if t.startswith(ns) and _CURIE.fullmatch(t[len(ns) :]):
+                return f"{prefix}:{t[len(ns) :]}"
+    elif isinstance(t, Literal) and t.datatype == XSD.dateTime and t.language is None:
+        return Literal(str(t)).n3() + "^^xsd:dateTime"
+    return t.n3()
 
 
 def _ended_as(step: Mapping[str, Any]) -> URIRef | None:
@@ -149,56 +196,63 @@ def _activity(e: Mapping[str, Any]) -> URIRef:
     return URIRef(f"urn:horismos:activity:{inst}-{e.get('seq')}")
 
 
-def _add_step(g: Graph, act: URIRef, e: Mapping[str, Any]) -> None:
+def _step_triples(act: URIRef, e: Mapping[str, Any]) -> list[tuple[Node, Node, Node]]:
+    """What a step event says in PROV-O of its activity ``act``."""
+    triples: list[tuple[Node, Node, Node]] = []
+    add = triples.append
     step, status = URIRef(e["step"]), e.get("status", "failed")
     agent = URIRef(e["tool"]) if e.get("tool") else RUNTIME
-    g.add((act, RDF.type, PROV.Activity))
-    g.add((act, RDF.type, HORIS.StepExecution))
-    g.add((act, RDFS.label, Literal(f"{short(step)}: {status}")))
-    g.add((act, HORIS.step, step))
-    g.add((act, HORIS.instance, URIRef(e["instance"])))
-    g.add((step, RDF.type, PROV.Plan))
-    g.add((agent, RDF.type, PROV.SoftwareAgent))
+    add((act, RDF.type, PROV.Activity))
+    add((act, RDF.type, HORIS.StepExecution))
+    add((act, RDFS.label, Literal(f"{short(step)}: {status}")))
+    add((act, HORIS.step, step))
+    add((act, HORIS.instance, URIRef(e["instance"])))
+    add((step, RDF.type, PROV.Plan))
+    add((agent, RDF.type, PROV.SoftwareAgent))
     if e.get("tool"):
-        g.add((act, HORIS.tool, agent))
-    g.add((act, PROV.wasAssociatedWith, agent))
+        add((act, HORIS.tool, agent))
+    add((act, PROV.wasAssociatedWith, agent))
     assoc = BNode()
-    g.add((act, PROV.qualifiedAssociation, assoc))
-    g.add((assoc, RDF.type, PROV.Association))
-    g.add((assoc, PROV.agent, agent))
-    g.add((assoc, PROV.hadPlan, step))
+    add((act, PROV.qualifiedAssociation, assoc))
+    add((assoc, RDF.type, PROV.Association))
+    add((assoc, PROV.agent, agent))
+    add((assoc, PROV.hadPlan, step))
     for call in e.get("args") or []:
         for name, text in call.items():
-            _add_usage(g, act, name, cast("Node | None", from_n3(text)))
+            triples += _usage(act, name, cast("Node | None", from_n3(text)))
     clock = e.get("clock") or []
     if clock:
-        g.add((act, PROV.startedAtTime, Literal(clock[0], datatype=XSD.dateTime)))
-        g.add((act, PROV.endedAtTime, Literal(clock[-1], datatype=XSD.dateTime)))
+        add((act, PROV.startedAtTime, Literal(clock[0], datatype=XSD.dateTime)))
+        add((act, PROV.endedAtTime, Literal(clock[-1], datatype=XSD.dateTime)))
     if e.get("graph"):
         effect = URIRef(e["graph"])
-        g.add((act, PROV.generated, effect))
-        g.add((effect, RDF.type, PROV.Entity))
-        g.add((effect, PROV.wasGeneratedBy, act))
+        add((act, PROV.generated, effect))
+        add((effect, RDF.type, PROV.Entity))
+        add((effect, PROV.wasGeneratedBy, act))
     if e.get("precondition", {}).get("failing"):
-        g.add((act, HORIS.blockedBy, Literal(e["precondition"]["failing"])))
+        add((act, HORIS.blockedBy, Literal(e["precondition"]["failing"])))
     if e.get("error"):
-        g.add((act, HORIS.error, Literal(e["error"].get("message", ""))))
+        add((act, HORIS.error, Literal(e["error"].get("message", ""))))
+    return triples
 
 
-def _add_usage(g: Graph, act: URIRef, name: str, value: Node | None) -> None:
+def _usage(act: URIRef, name: str, value: Node | None) -> list[tuple[Node, Node, Node]]:
     """``prov:used`` the argument's node (a literal is wrapped in an entity with prov:value)."""
+    triples: list[tuple[Node, Node, Node]] = []
+    add = triples.append
     if isinstance(value, URIRef):
         entity: Node = value
     else:
         entity = BNode()
-        g.add((entity, PROV.value, value if value is not None else Literal("")))
-    g.add((entity, RDF.type, PROV.Entity))
-    g.add((act, PROV.used, entity))
+        add((entity, PROV.value, value if value is not None else Literal("")))
+    add((entity, RDF.type, PROV.Entity))
+    add((act, PROV.used, entity))
     usage = BNode()
-    g.add((act, PROV.qualifiedUsage, usage))
-    g.add((usage, RDF.type, PROV.Usage))
-    g.add((usage, PROV.entity, entity))
-    g.add((usage, HORIS.name, Literal(name)))
+    add((act, PROV.qualifiedUsage, usage))
+    add((usage, RDF.type, PROV.Usage))
+    add((usage, PROV.entity, entity))
+    add((usage, HORIS.name, Literal(name)))
+    return triples
 
 
 def short(iri: Any) -> str:

@@ -425,6 +425,21 @@ def test_prov_export_gives_each_instance_the_status_it_ended_in(name: str) -> No
     assert counted == events[-1]["instances"]
 
 
+def test_an_export_stopped_by_an_edit_leaves_its_output_as_it_was(tmp_path: Path) -> None:
+    """The export streams, each event's PROV written once read and checked: an edit found
+    on the way must not leave half an export where the last good one was."""
+    lines = (RECORDED / "triage-all.jsonl").read_text().splitlines(keepends=True)
+    lines[-2] = lines[-2].replace('"seq":', '"seq": ', 1)
+    (tmp_path / "edited.jsonl").write_text("".join(lines))
+    out = tmp_path / "run.ttl"
+    out.write_text("the last good export\n")
+    done = _cli("trace", "export", tmp_path / "edited.jsonl", "--output", out)
+    assert done.returncode != 0
+    assert f"edited.jsonl:{len(lines) - 1}:" in done.stderr and "Traceback" not in done.stderr
+    assert out.read_text() == "the last good export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.jsonl", "run.ttl"]
+
+
 # -- command line -------------------------------------------------------------------------
 
 def _cli(*args: Any) -> subprocess.CompletedProcess[str]:
