@@ -23,7 +23,7 @@ from ._diagram_svg import node_ids, render_svg, styled_dot
 from ._errors import UsageError
 from ._model import Workflow
 from ._run_counts import ENDED, RunCounts, count_runs
-from ._trace import read_trace
+from ._trace import iter_trace, read_trace
 from ._viewer import Diagram, diagram_page, trace_page
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def graph_rendered(
         for t in args.trace:
             if not Path(t).is_file():
                 raise UsageError(f"{t}: no such trace file")
-        counts = count_runs(read_trace(t) for t in args.trace)
+        counts = count_runs(iter_trace(t) for t in args.trace)  # one event at a time
     diagram = _diagram(defs, workflows, counts)
     if args.format == "svg":
         text = diagram.svg

@@ -15,6 +15,7 @@ from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
+from ._run_counts import instance_status
 from ._vocab import HORIS, PROV
 
 __all__ = ["prov_turtle", "short", "timeline"]
@@ -134,7 +135,7 @@ def prov_turtle(events: Iterable[Mapping[str, Any]]) -> Iterator[str]:
             if prev is not None:
                 triples.append((act, PROV.wasInformedBy, prev))
             last[e["instance"]] = act
-            ended[e["instance"]] = _ended_as(e)
+            ended[e["instance"]] = _STATUS.get(instance_status(e))  # None: it goes on
         elif kind == "end":  # its ``instances`` counts statuses; each one's is its last step's
             triples += [
                 (URIRef(instance), HORIS.status, left)
@@ -178,14 +179,6 @@ def _term(t: Node) -> str:
     elif isinstance(t, Literal) and t.datatype == XSD.dateTime and t.language is None:
         return Literal(str(t)).n3() + "^^xsd:dateTime"
     return t.n3()
-
-
-def _ended_as(step: Mapping[str, Any]) -> URIRef | None:
-    """The status an instance is left in when ``step`` is its last: None while it goes on
-    (a trace cut short leaves it so), else completed, blocked, waiting or failed."""
-    if step.get("next"):
-        return None
-    return _STATUS.get(step.get("status", "failed"), HORIS.Failed)
 
 
 def _activity(e: Mapping[str, Any]) -> URIRef:
