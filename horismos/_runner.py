@@ -949,6 +949,11 @@ class Runner:
     ) -> list[dict[str, Node]]:
         calls: list[dict[str, Node]] = []
         seen: set[tuple] = set()
+        # two solutions that differ only in what the tool is not sent (a horis:sent false
+        # argument its own precondition reads) are one call: the same payload on the same
+        # subject, which a tool that is not idempotent would carry out twice
+        subject = tool.effect.subject if tool.effect else None
+        acting = {a.name for a in tool.args if a.sent or a.name == subject}
         for sol in solutions:
             args: dict[str, Node] = {}
             for arg in tool.args:
@@ -964,7 +969,7 @@ class Runner:
                     )
                 args[arg.name] = value
             if len(solutions) > 1:  # one solution is one call: nothing to tell apart
-                key = tuple(sorted(args.items()))
+                key = tuple(sorted((k, v) for k, v in args.items() if k in acting))
                 if key in seen:
                     continue
                 seen.add(key)

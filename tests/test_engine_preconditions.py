@@ -292,3 +292,41 @@ def test_for_each_results_are_judged_together_against_the_domain_shapes(build, r
     assert run.steps[0].status == "rejected"
     assert [m.message for m in run.steps[0].messages] == ["a patient has one reference"]
     assert facts(world) == before
+
+
+CHARGE_ONCE = """
+:t.charge a horis:Tool ;
+    horis:takes [
+        horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
+        horis:arg [ horis:name "nurse" ; horis:type :Nurse ; horis:sent false ]
+    ] ;
+    horis:requires "?nurse :onDuty true ." ;
+    horis:effect [ horis:subject "patient" ;
+        horis:asserts [ horis:property :ref ; horis:type xsd:string ] ] ;
+    horis:binding "python:charge" ;
+    horis:timeout "2s" ;
+    horis:idempotent false .
+
+:Bill a horis:Workflow ; horis:focusType :Patient ; horis:start :Charge .
+:Charge a horis:ActionStep ;
+    horis:tool :t.charge ;
+    horis:forEach true ;
+    horis:requires "?this :acuity ?q . ?nurse :onDuty true ." ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+
+@pytest.mark.parametrize("for_each", [True, False])
+def test_solutions_that_differ_only_in_what_the_tool_is_not_sent_are_one_call(
+        build, recorder, for_each):
+    """Two nurses on duty give two solutions, but the tool is sent only the patient: one
+    payload on one subject, which a tool that is not idempotent carried out twice."""
+    defs = CHARGE_ONCE if for_each else CHARGE_ONCE.replace("horis:forEach true ;", "")
+    agent, world = build(defs, WARD + ":n2 a :Nurse ; :onDuty true .\n",
+                         tools={"charge": recorder.tool("charge", {"ref": "R-1"})})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == "completed", run.error
+    assert recorder.args("charge") == [{"patient": EX.p1}]
+    assert list(world.graph.objects(EX.p1, EX.ref)) == [Literal("R-1")]
