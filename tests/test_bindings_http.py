@@ -212,6 +212,27 @@ def test_slow_answer_is_a_timeout(main) -> None:
     assert isinstance(error, OutcomeUnknown) and isinstance(error.cause, ToolTimeout)
 
 
+@pytest.mark.parametrize("path", ["cut", "stall"])
+def test_an_answer_cut_off_after_its_headers_leaves_the_call_in_doubt(server, tmp_path,
+                                                                      path) -> None:
+    """A 200 whose body never fully arrives is a success the engine never received: the
+    call may have acted, so a tool that is not idempotent is not called again (it was
+    counted as answered once the headers came, and retried or called anew)."""
+    base, received = server
+    defs = (tool("t.charge", f"{base}/{path}", timeout="1s", extra="; horis:retries 2")
+            + workflow("A") + step("A", "t.charge"))
+    agent, world = load(tmp_path, defs)
+    before = len([r for r in received.requests if r[0] == f"/{path}"])
+
+    first = agent.run(world, focus=EX.p1)
+    again = agent.run(world, focus=EX.p1)
+
+    assert isinstance(first.error.cause, OutcomeUnknown), first.error
+    assert again.status == "failed" and isinstance(again.error.cause, OutcomeUnknown)
+    assert len([r for r in received.requests if r[0] == f"/{path}"]) == before + 1
+    assert value(world, EX.p1, EX.queueRef) is None
+
+
 def test_missing_environment_variable_refuses_the_run_before_any_request(
         server, tmp_path, monkeypatch) -> None:
     base, received = server

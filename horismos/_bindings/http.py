@@ -10,7 +10,8 @@ trace or to an error message, and the URL is shown with any credential in it mas
 credentials belong in those environment headers.
 
 A connection that cannot be made is :class:`~horismos.NotSent`; the request counts as sent when
-its headers start to go out, and as answered when the response's headers have arrived.
+its headers start to go out, and as answered once the whole response has arrived: a 200 whose
+body is cut off or stalls may be a success the caller never received.
 """
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ class HttpBinding(Binding):
                 extensions={"trace": _mark},
             ) as response:
                 body = await body_within_async(response, self.tool.max_result_bytes)
-                if body is None:
+                _attempt.answered()  # the whole answer: a body cut off or stalled may hide a
+                if body is None:  # success, so until here the call was sent, not answered
                     raise too_large(self.tool, where)
         except (httpx.ConnectError, httpx.ConnectTimeout) as e:
             raise NotSent(
@@ -146,11 +148,9 @@ class HttpBinding(Binding):
 
 
 async def _mark(event: str, info: Mapping[str, Any]) -> None:
-    """httpx's trace hook: when the request leaves and when an answer arrives."""
+    """httpx's trace hook: when the request leaves."""
     if event.endswith(".send_request_headers.started"):
         _attempt.sent()
-    elif event.endswith(".receive_response_headers.complete"):
-        _attempt.answered()
 
 
 def _preview(body: bytes, limit: int = 200) -> str:

@@ -53,6 +53,11 @@ def _answers() -> dict[str, Callable[[Any], tuple[int, str, bytes, dict[str, str
         "/extra": lambda b: js({"queueRef": "H-extra", "internal": "not in the contract"}),
         "/redirect": lambda b: (302, "text/plain", b"", {"Location": "/good"}),
         "/list": lambda b: js([1, 2]),
+        # it acts, starts a good answer and then drops the connection, or stalls past the
+        # tool's timeout: the caller never learns what it did
+        "/cut": lambda b: (200, "application/json", b'{"queueRef": "H-cut"}', {"cut": "1"}),
+        "/stall": lambda b: (200, "application/json", b'{"queueRef": "H-stall"}',
+                             {"stall": "1"}),
         # one bad value for one patient (p1), a good answer for every other
         "/bad-iri": lambda b: js({"ward": "http://example.org/clinic#a b>"
                                   if _local(b.get("patient")) == "p1"
@@ -86,6 +91,7 @@ def serve() -> tuple[ThreadingHTTPServer, str, Received]:
             else:
                 status, kind, data, extra = answer(body)
             chunked = extra.pop("chunked", None)
+            cut, stall = extra.pop("cut", None), extra.pop("stall", None)
             self.send_response(status)
             self.send_header("Content-Type", kind)
             for k, v in extra.items():
@@ -103,6 +109,13 @@ def serve() -> tuple[ThreadingHTTPServer, str, Received]:
                 return
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
+            if cut or stall:
+                self.wfile.write(data[:5])
+                self.wfile.flush()
+                if stall:
+                    time.sleep(2)
+                self.close_connection = True
+                return
             try:
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
