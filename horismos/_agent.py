@@ -232,6 +232,8 @@ class Agent:
             worker.world if worker else world, trace, env or Environment(), types_of, policy=rules
         )
         runner.on_step = on_step
+        if worker is not None:
+            worker.settles_holds_of(runner)
         instances: list[InstanceRun] = []
 
         def finished(inst: InstanceRun) -> None:
@@ -417,6 +419,8 @@ class Agent:
             waiting = prepare(self.definitions, self._gate, reads, iid, facts, reads.store.types)
             runner = self.runner(reads, trace, env, recorded=False, policy=Policy(allowed(allow)))
             runner.on_step = on_step
+            if worker is not None:
+                worker.settles_holds_of(runner)
             wf = self.definitions.workflows[waiting.workflow]
             try:
                 await runner.check_bindings(wf)

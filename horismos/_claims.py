@@ -269,6 +269,35 @@ class Worker:
             )
         self._held.append(_claim_iri(workflow.iri, focus))
 
+    def settles_holds_of(self, runner: Runner) -> None:
+        """Have ``runner``'s steps settle their holds on doubt nodes through this worker
+        (``Runner._contested``): on a shared world, in every lane."""
+        runner.settled_holders, runner.holds_settled = self.settled_holders, True
+
+    async def settled_holders(self, nodes: list[URIRef], landed_at: float) -> list[list[list[str]]]:
+        """Who holds each of ``nodes`` — doubt nodes a step of this worker's holds since
+        ``landed_at``, on no focus of its — and whether each holder settles too
+        (``[iri, "settles" | ""]``), read once every hold that raced with its own has landed:
+        a shared store lands two holds racing on one snapshot. The settle is waited only while
+        another process may be holding: another worker is alive, asked in the same request.
+        One not alive now holds only once its lease has landed, on a snapshot holding this."""
+        values = " ".join(n.n3() for n in nodes)
+        query = f"""SELECT ?node ?by ?settles ?other WHERE {{
+            {{ VALUES ?node {{ {values} }} GRAPH <{INSTANCES}> {{ ?node horis:instance ?by .
+                OPTIONAL {{ ?node horis:settles ?settles FILTER(?settles = ?by) }} }} }}
+            UNION {{ GRAPH <{CLAIMS}> {{ ?other c:alive true }} FILTER(?other != <{self.iri}>) }}
+        }}"""
+        rows = self.store.select(query, {}, {"c": C, "horis": NS})
+        left = landed_at + self.settle - time.monotonic()
+        if left > 0 and any("other" in r for r in rows):
+            await asyncio.sleep(left)
+            rows = self.store.select(query, {}, {"c": C, "horis": NS})
+        found: dict[Node, list[list[str]]] = {n: [] for n in nodes}
+        for r in rows:
+            if "by" in r:
+                found[r["node"]].append([str(r["by"]), "settles" if "settles" in r else ""])
+        return [sorted(found[n]) for n in nodes]
+
     def _alone(self, workflow: Work, batch: list[URIRef]) -> bool:
         """Whether, now that this worker's claims of ``batch`` have landed, no other process
         can hold or take them: no other worker is alive, and none ever owned one of them.

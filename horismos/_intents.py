@@ -86,6 +86,7 @@ __all__ = [
     "open_step_intents",
     "read_intent",
     "reconcile_args",
+    "settling_at",
 ]
 
 # rdflib answers RDF.type, PROV.x and the like through a metaclass __getattr__ on each use
@@ -242,6 +243,13 @@ def holds(instance: URIRef, tool: Tool, calls: Iterable[Mapping[str, Any]]) -> l
 def holding_at(node: URIRef, instance: URIRef) -> list[Quad]:
     """What ``instance``'s step keeps at ``node`` while it calls (:func:`holds`)."""
     return [held(node), (node, _INSTANCE, instance, INSTANCES)]
+
+
+def settling_at(node: URIRef, instance: URIRef) -> Quad:
+    """What ``instance``'s step adds to its hold at ``node`` when no claim keeps others off
+    the node (it is not the instance's focus, on a shared world): it settles the hold and
+    reads who else holds it before calling, and yields to any holder that does not."""
+    return (node, HORIS.settles, instance, INSTANCES)
 
 
 def holder(store: Store, node: URIRef) -> URIRef | None:

@@ -305,6 +305,7 @@ class InstanceDriver:
             self.agent.types_in(world),
             policy=Policy(allowed(self.allow)),
         )
+        worker.settles_holds_of(runner)
         ended: list[str] = []
         try:
             await runner.check_bindings(wf)

@@ -381,6 +381,12 @@ class ReplayEnvironment(Environment):
         self.note("remote", entry)
         return play(entry)
 
+    async def held_by(
+        self, read: Callable[[], Awaitable[list[list[list[str]]]]]
+    ) -> list[list[list[str]]]:
+        """Who held the step's doubt nodes, as recorded: other processes decided it."""
+        return self.note("holders", self.take("holders") or [])
+
     async def rank(self, step: ProposalStep, request: RankRequest) -> Reply:
         entry = self.take("rankings")
         if entry is None:
@@ -561,6 +567,7 @@ async def _drive(
     runner.calls_in_doubt = int(header.get("calls_in_doubt") or 0)  # ``true`` is 1
     runner.approvals_bound = bool(header.get("approvals_bound"))
     runner.names_shapes = bool(header.get("names_shapes"))
+    runner.holds_settled = bool(header.get("holds_settled"))  # its holders read, as recorded
     try:
         second = events.get(1)
         resumed = second if second is not None and second.get("type") == "resume" else None

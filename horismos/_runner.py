@@ -44,8 +44,10 @@ from ._intents import (
     Intent,
     announce,
     calling,
+    doubt_key,
     doubt_marks,
     doubt_message,
+    doubt_node,
     held,
     holder,
     holds,
@@ -53,6 +55,7 @@ from ._intents import (
     key_at,
     open_intent,
     read_intent,
+    settling_at,
 )
 from ._literals import INTEGER_TYPES, well_formed
 from ._model import (
@@ -161,6 +164,13 @@ class Environment:
         self.note("remote", {"returned": encode(answer)})
         return answer
 
+    async def held_by(
+        self, read: Callable[[], Awaitable[list[list[list[str]]]]]
+    ) -> list[list[list[str]]]:
+        """Who holds each of a step's doubt nodes once its hold has settled on a shared world
+        (other processes decide it), recorded as ``holders``: a replay hands it back."""
+        return self.note("holders", await read())
+
     async def rank(self, step: ProposalStep, request: RankRequest) -> Reply:
         """Ask the step's model to rank the candidates; replay hands back the recorded reply."""
         reply = await ask(request)
@@ -233,6 +243,17 @@ class Runner:
         """Whether a rejection by the domain shapes says so, as a trace's header says; one
         recorded before said the result broke the tool's declared effect, and an instance it
         failed holds those words (``horis:error``), which its replay must write again."""
+        self.settled_holders: (
+            Callable[[list[URIRef], float], Awaitable[list[list[list[str]]]]] | None
+        )
+        self.settled_holders = None
+        """On a world other processes share: who holds each doubt node, read once every hold
+        that raced with this step's (landed at the time given) has landed too
+        (:meth:`._claims.Worker.settled_holders`); the least holder calls."""
+        self.holds_settled = False
+        """Whether a step asks who holds its doubt nodes once its hold has settled: a live
+        run on a shared world, or the replay of one (its header says so; the answers are
+        recorded)."""
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -269,6 +290,7 @@ class Runner:
             **({"calls_in_doubt": self.calls_in_doubt} if self.calls_in_doubt else {}),
             **({"approvals_bound": True} if self.approvals_bound else {}),
             **({"names_shapes": True} if self.names_shapes else {}),
+            **({"holds_settled": True} if self.holds_settled else {}),
             **fields,
         )
 
@@ -700,11 +722,16 @@ class Runner:
                 inst.instance in self._state or inst.instance in self._fresh
             ):
                 try:
-                    self._announce(inst, step, tool, began, rec.args)
+                    holding = self._announce(inst, step, tool, began, rec.args)
                 except Conflict as e:
                     if not e.present or inst.instance in self._intent_at:
                         raise  # the instance moved on elsewhere; a catalog call says why
                     return self._held_elsewhere(rec, step, tool, cast(URIRef, e.present[0][0]))
+                if holding and self.holds_settled:
+                    ahead = await self._contested(inst, holding)
+                    if ahead is not None:
+                        node, by = ahead
+                        return self._in_flight(rec, step, tool, node, by)
             # the approvals this call takes are used up with the step's commit, whatever comes
             # of the call: a person approved one call, not every pass of a loop
             self._pending.setdefault(inst.instance, []).extend(used)
@@ -832,8 +859,9 @@ class Runner:
         tool: Tool,
         started: Literal,
         args: list[dict[str, Any]],
-    ) -> None:
-        """Commit the intent to call a non-idempotent tool before calling it (see _intents).
+    ) -> list[URIRef]:
+        """Commit the intent to call a non-idempotent tool before calling it (see _intents);
+        the doubt nodes the step holds meanwhile.
 
         At a new instance's first step the intent creates the instance too, running at this
         step at version 0, as a commit of its own would have left it; nothing to expect."""
@@ -846,6 +874,13 @@ class Runner:
             holding = holds(inst.instance, tool, args)
             quads += holding
             absent = tuple(q for q in holding if q[1] == _TYPE)  # held(node) of each node
+            if self.holds_settled:  # on a node its focus's claim does not keep others off
+                unclaimed = [
+                    doubt_node(tool.iri, key)
+                    for key in dict.fromkeys(doubt_key(tool, a) for a in args)
+                    if key != inst.focus
+                ]
+                quads += [settling_at(node, inst.instance) for node in unclaimed]
         else:
             absent = ()
         created = self._fresh.get(inst.instance)
@@ -860,7 +895,41 @@ class Runner:
         else:
             state = self._state[inst.instance]
             self.world.commit(Change(add=quads, expect=_guard(state), absent=absent))
+        self._held_at = time.monotonic()
         state.extend(quads)  # the step's final commit removes them
+        return [cast(URIRef, q[0]) for q in quads if q[1] == HORIS.settles]
+
+    async def _contested(
+        self, inst: InstanceRun, nodes: list[URIRef]
+    ) -> tuple[URIRef, URIRef] | None:
+        """Another holder this step yields to at one of ``nodes``, once every hold that raced
+        with its own has landed; None when it holds them alone or goes first.
+
+        A shared SPARQL store judges an update's ``FILTER NOT EXISTS`` on a snapshot: two
+        steps holding one doubt node at once both landed, and both called a tool that is not
+        idempotent. A step on its instance's focus is kept off by the focus's claim; one on
+        another node (``nodes``, marked :func:`settling_at`) settles, then reads who holds it:
+        it yields to any holder that did not mark (a step on its own focus, a catalog call,
+        which do not read back), and of those that did the least goes first, as all of them
+        read the same. A hold landing later sees these in its snapshot and is refused as
+        before. What the step loses it gives up, leaving the mark the winner wrote too; the
+        step is then blocked, to be tried again."""
+        landed, read = self._held_at, self.settled_holders
+
+        async def settled() -> list[list[list[str]]]:
+            return await read(nodes, landed) if read is not None else []
+
+        me = str(inst.instance)
+        state = self._state[inst.instance]
+        for node, holders in zip(nodes, await self.env.held_by(settled), strict=False):
+            others = [(by, settles) for by, settles in holders if by != me]
+            plain = [by for by, settles in others if not settles]
+            first = min(plain or [by for by, _ in others if by < me], default=None)
+            if first is not None:
+                mark = held(node)  # written by both: the winner's, kept
+                self._state[inst.instance] = [q for q in state if q != mark]
+                return node, URIRef(first)
+        return None
 
     def left_in_doubt(self, rec: StepRecord, tool: Tool) -> bool:
         """Whether a call of ``tool`` (a catalog call's record) may have acted and nothing of
@@ -896,6 +965,13 @@ class Runner:
             rec.status, rec.error = "failed", self._doubted(step, tool, key, earlier)
             return rec, step.on_error
         by = earlier.instance if earlier is not None else holder(self.store, node) or node
+        return self._in_flight(rec, step, tool, node, by)
+
+    def _in_flight(
+        self, rec: StepRecord, step: ActionStep, tool: Tool, node: URIRef, by: URIRef
+    ) -> tuple[StepRecord, URIRef | None]:
+        """The step is blocked while ``by`` calls ``tool`` at ``node``: tried again later."""
+        key = key_at(tool, node, rec.args)
         rec.error = CallInFlight(
             in_flight_message(tool, key, self.defs.name, by),
             holder=str(by),

@@ -153,6 +153,7 @@ class HORIS(DefinedNamespace):
     provenance: URIRef
     step: URIRef
     instance: URIRef
+    settles: URIRef
     blockedBy: URIRef
     error: URIRef
     brief: URIRef

@@ -20,7 +20,7 @@ import pytest
 from oxigraph_server import OxigraphServer
 from rdflib import URIRef
 
-from horismos import World
+from horismos import Agent, World, replay
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFINITIONS = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" / "ehr.ttl")]
@@ -461,3 +461,87 @@ def test_a_run_waits_out_a_catalog_call_on_its_focus(ward, server):
     p01 = instances(server.store)[f"{EHR}p01"]
     assert [status for _, status in p01] == ["Blocked"], p01
     assert all("Traceback" not in text for text in [*outs, focus.stderr])
+
+
+ROUNDS_DEFS = """@prefix :      <http://example.org/clinic#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix rdf:   <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+:Patient a rdfs:Class . :NurseA a rdfs:Class . :NurseB a rdfs:Class .
+:covers a rdf:Property . :ref a rdf:Property .
+:t.charge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+        horis:asserts [ horis:property :ref ; horis:type xsd:string ] ] ;
+    horis:binding "python:charge" ;
+    horis:timeout "5s" ;
+    horis:idempotent false .
+:RoundsA a horis:Workflow ; horis:focusType :NurseA ; horis:start :ChargeA .
+:ChargeA a horis:ActionStep ; horis:tool :t.charge ;
+    horis:requires "?this :covers ?p . FILTER NOT EXISTS { ?p :ref ?r }" ;
+    horis:bind [ horis:arg "patient" ; horis:var "p" ] .
+:RoundsB a horis:Workflow ; horis:focusType :NurseB ; horis:start :ChargeB .
+:ChargeB a horis:ActionStep ; horis:tool :t.charge ;
+    horis:requires "?this :covers ?p . FILTER NOT EXISTS { ?p :ref ?r }" ;
+    horis:bind [ horis:arg "patient" ; horis:var "p" ] .
+"""
+
+# each process runs its own workflow for nurse i of its side at the same moments as the other
+ROUNDS_RUN = '''
+import sys, time
+from pathlib import Path
+from horismos import Agent, World
+side, store, t0, rounds = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+here = Path(__file__).parent
+
+def charge(patient):
+    with open(here / "ledger.txt", "a") as f:
+        f.write(f"{side} charge {patient}\\n")
+    time.sleep(0.3)
+    return {"ref": f"R-{side}"}
+
+agent = Agent.from_files(here / "rounds.ttl", tools={"charge": charge})
+world = World.open(store)
+for i in range(rounds):
+    time.sleep(max(0.0, t0 + 0.6 * i - time.time()))
+    run = agent.run(world, workflow=f"http://example.org/clinic#Rounds{side}",
+                    focus=f"http://example.org/clinic#n{side}{i}", trace=here / f"{side}{i}.jsonl")
+    print(i, run.status, flush=True)
+'''
+
+
+def test_two_workflows_charging_one_patient_at_once_charge_it_once(tmp_path, server):
+    """Two processes, each running its own workflow whose step charges a patient that is
+    not its focus, at the same moments. Each step's hold on the patient's doubt node was an
+    update that Oxigraph judged on a snapshot: both landed, and both charged (7 patients of
+    40 charged twice when found). Holds settle now, and the least holder calls; the other
+    step is blocked."""
+    rounds = 20
+    nurses = [f":n{side}{i} a :Nurse{side} ; :covers :p{i} ."
+              for i in range(rounds) for side in "AB"]
+    patients = [f":p{i} a :Patient ." for i in range(rounds)]
+    (tmp_path / "rounds.ttl").write_text(ROUNDS_DEFS)
+    (tmp_path / "world.ttl").write_text(
+        "@prefix : <http://example.org/clinic#> .\n" + "\n".join(nurses + patients) + "\n")
+    (tmp_path / "rounds.py").write_text(ROUNDS_RUN)
+    done = subprocess.run([sys.executable, "-m", "horismos", "load", "world.ttl",
+                           "--store", server.store], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    t0 = time.time() + 4  # both processes started and their definitions loaded by then
+    procs = [subprocess.Popen([sys.executable, "rounds.py", side, server.store, str(t0),
+                               str(rounds)], cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for side in "AB"]
+    outs = [p.communicate(timeout=180)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+
+    charged = Counter(p for _, _, p in ledger(tmp_path))
+    assert charged == Counter({f"http://example.org/clinic#p{i}": 1 for i in range(rounds)}), outs
+    statuses = Counter(line.split()[1] for out in outs for line in out.splitlines())
+    assert statuses == Counter({"completed": rounds, "blocked": rounds}), outs
+    # who held the patient, as each run found it, is in its trace: each replays the same
+    agent = Agent.from_files(tmp_path / "rounds.ttl", tools={"charge": lambda patient: {}})
+    for trace in sorted(tmp_path.glob("[AB]*.jsonl")):
+        report = replay(trace, agent)
+        assert not report.diverged, report
