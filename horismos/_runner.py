@@ -254,6 +254,7 @@ class Runner:
         """Whether a step asks who holds its doubt nodes once its hold has settled: a live
         run on a shared world, or the replay of one (its header says so; the answers are
         recorded)."""
+        self._held_at = 0.0  # when the last hold landed (_announce), for its settle
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -920,16 +921,20 @@ class Runner:
             return await read(nodes, landed) if read is not None else []
 
         me = str(inst.instance)
-        state = self._state[inst.instance]
+        lost: list[tuple[URIRef, URIRef]] = []
+        shared: set[tuple] = set()  # the marks others wrote too: theirs, kept
         for node, holders in zip(nodes, await self.env.held_by(settled), strict=False):
             others = [(by, settles) for by, settles in holders if by != me]
+            if others:
+                shared.add(held(node))
             plain = [by for by, settles in others if not settles]
             first = min(plain or [by for by, _ in others if by < me], default=None)
             if first is not None:
-                mark = held(node)  # written by both: the winner's, kept
-                self._state[inst.instance] = [q for q in state if q != mark]
-                return node, URIRef(first)
-        return None
+                lost.append((node, URIRef(first)))
+        if not lost:
+            return None
+        self._state[inst.instance] = [q for q in self._state[inst.instance] if q not in shared]
+        return lost[0]
 
     def left_in_doubt(self, rec: StepRecord, tool: Tool) -> bool:
         """Whether a call of ``tool`` (a catalog call's record) may have acted and nothing of
