@@ -9,11 +9,13 @@ from __future__ import annotations
 import difflib
 import gc
 import hashlib
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from decimal import Decimal
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -221,21 +223,44 @@ _TIMEOUT_HINT = (
 )
 
 
+MAX_TIMEOUT = timedelta.max.days * 86400.0
+"""The longest timeout, ~2.7 million years: what a clock (a ``timedelta``) can count to."""
+
+
+class TimeoutTooLong(ValueError):
+    """A timeout longer than :data:`MAX_TIMEOUT`: a length of time, but none a clock can
+    count to, so it is told apart from text that is no length of time at all."""
+
+
 def parse_timeout(value: Node) -> float:
     """Seconds, more than zero, from ``"250ms"``, ``"5s"``, ``"2m"``, ``"1h"`` or an
-    ``xsd:duration`` of days and time (``"PT5S"``, ``"P1DT2H"``); ValueError otherwise."""
+    ``xsd:duration`` of days and time (``"PT5S"``, ``"P1DT2H"``); ValueError otherwise,
+    :class:`TimeoutTooLong` when it is above :data:`MAX_TIMEOUT`."""
     text = str(value).strip()
     m = _TIMEOUT.match(text)
     if m:
         seconds = float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
     elif (d := _DURATION.match(text)) is not None and text not in ("P", "PT"):
         days, hours, minutes, secs = (float(g) if g else 0.0 for g in d.groups())
-        seconds = timedelta(days=days, hours=hours, minutes=minutes, seconds=secs).total_seconds()
+        seconds = days * 86400 + hours * 3600 + minutes * 60 + secs  # a timedelta overflows
     else:
         raise ValueError(text)
     if seconds <= 0:
         raise ValueError(text)
+    if seconds > MAX_TIMEOUT:
+        raise TimeoutTooLong(text)
     return seconds
+
+
+def _timeout_problem(node: Node, e: ValueError) -> tuple[str, str]:
+    """What a horis:timeout that :func:`parse_timeout` refused is, as (message, hint)."""
+    if isinstance(e, TimeoutTooLong):
+        return (
+            f'horis:timeout "{node}" is longer than any clock counts '
+            f"(at most {timedelta.max.days:,} days), so it cannot be waited for",
+            'write the time it should take, e.g. "30s", "2h" or "P7D"',
+        )
+    return f'horis:timeout "{node}" is not a length of time above zero', _TIMEOUT_HINT
 
 
 @dataclass
@@ -426,13 +451,8 @@ class _Builder:
             return None
         try:
             return parse_timeout(node)
-        except ValueError:
-            self.error(
-                s,
-                f'horis:timeout "{node}" is not a length of time above zero',
-                _TIMEOUT_HINT,
-                at=(s, HORIS.timeout, node),
-            )
+        except ValueError as e:
+            self.error(s, *_timeout_problem(node, e), at=(s, HORIS.timeout, node))
             return None
 
     def namespaces_of(self, s: Node) -> tuple[tuple[str, str], ...]:
@@ -591,6 +611,9 @@ class _Builder:
         breaks its own ``sh:datatype`` after the tool has acted. An error where the runtime or
         the gate reads it (a ``horis:`` or ``sh:`` statement), a warning elsewhere."""
         for s, p, o in self.g:
+            if _is_nan(o):
+                self.nan(s, cast(URIRef, p), cast(Literal, o))
+                continue
             if type(o) is not Literal or o.ill_typed is not True or o.datatype is None:
                 continue
             read = str(p).startswith((NS, str(SH)))
@@ -605,6 +628,19 @@ class _Builder:
                 at=(s, cast(URIRef, p), o),
             )
 
+    def nan(self, s: Node, p: URIRef, o: Literal) -> None:
+        """``"NaN"^^xsd:double`` where a number is read: no threshold, order or bound holds
+        for it (an error where the runtime or the gate reads it, as check_literals)."""
+        read = str(p).startswith((NS, str(SH)))
+        (self.error if read else self.warn)(
+            s,
+            f'{self.n(p)} "NaN"^^{self.n(o.datatype or XSD.double)} is no number: nothing is '
+            "above, below or equal to it, so whatever compares it "
+            + ("fails when the workflow runs" if read else "finds it wrong"),
+            f"write {self.n(p)} with the number meant, in digits (e.g. 0.8)",
+            at=(s, p, o),
+        )
+
     def check_shapes(self) -> None:
         shapes = authoring_shapes()
         if shapes is None:
@@ -615,12 +651,18 @@ class _Builder:
         # sh:targetClass follow) lent for the while: a copy of the definitions and the
         # vocabulary for pyshacl was half of the check, a tenth of every load
         lent = [t for t in vocabulary_graph() if t not in self.g]
+        # and NaN (check_literals has said it) held out for the while: pyshacl raises
+        # comparing it with a bound such as horis:confidence's sh:minInclusive 0.0
+        held = [t for t in self.g if _is_nan(t[2])]
         self.g.addN((s, p, o, self.g) for s, p, o in lent)
+        for t in held:
+            self.g.remove(t)
         try:
             conforms, report, _ = validate(self.g, shacl_graph=shapes, inference="none")
         finally:
             for t in lent:
                 self.g.remove(t)
+            self.g.addN((s, p, o, self.g) for s, p, o in held)
         if conforms:
             return
         for r in report.subjects(RDF.type, SH.ValidationResult):
@@ -1331,13 +1373,8 @@ class _Builder:
         if t is not None:
             try:
                 timeout = parse_timeout(t)
-            except ValueError:
-                self.error(
-                    s,
-                    f'horis:timeout "{t}" is not a length of time above zero',
-                    _TIMEOUT_HINT,
-                    at=(s, HORIS.timeout, t),
-                )
+            except ValueError as e:
+                self.error(s, *_timeout_problem(t, e), at=(s, HORIS.timeout, t))
                 ok = False
         retries_node = self.one(s, HORIS.retries)
         retries = 0
@@ -1753,7 +1790,7 @@ class _Builder:
                 query=query,
                 rank_by=self.text(s, HORIS.rankBy),
                 model=self.check_model(s),
-                confidence=float(str(conf)) if conf is not None else None,
+                confidence=_number(conf),
                 fallback=cast("URIRef | None", self.one(s, HORIS.fallback)),
                 as_var=as_var,
                 timeout=self.step_timeout(s),
@@ -2091,6 +2128,25 @@ def _iris(algebra: Any) -> set[URIRef]:
         elif isinstance(x, list | tuple | set | frozenset):
             stack.extend(x)
     return found
+
+
+def _number(node: Node | None) -> float | None:
+    """A literal's finite number; None for any other node, whose mistake check_literals or
+    the authoring shapes report where it is written (``"high"^^xsd:decimal``, ``"NaN"``)."""
+    try:
+        value = float(str(node)) if isinstance(node, Literal) else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _is_nan(node: Node) -> bool:
+    """A number literal that is no number (``"NaN"^^xsd:double``): it is neither above, below
+    nor equal to any bound, and a SHACL engine comparing it with a decimal raises."""
+    value = node.value if type(node) is Literal else None
+    if isinstance(value, Decimal):
+        return value.is_nan()  # sNaN too, which raises when compared at all
+    return isinstance(value, float) and math.isnan(value)
 
 
 def _slip(a: str, b: str) -> int:

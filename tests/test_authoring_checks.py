@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from workflow_edits import LAB, ROOT, TRIAGE, edited, problems, the_error
+from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error
 
 from horismos import AuthoringError, load_definitions
 from horismos._definitions import parse_timeout
@@ -49,6 +49,39 @@ def test_an_xsd_duration_timeout_validates_and_zero_is_an_error_at_its_line(
     assert (p.file, p.line) == (str(path), line)
     assert 'horis:timeout "0s" is not a length of time above zero' in p.message
     assert p.hint is not None and '"PT5S"' in p.hint
+
+
+@pytest.mark.parametrize("text", ["PT99999999999999999999S", "P99999999999DT1H",
+                                  "99999999999999999h"])
+def test_a_timeout_longer_than_any_clock_counts_is_an_error_at_its_line(
+        tmp_path: Path, text: str) -> None:
+    """It overflowed Python's timedelta: validate printed a traceback."""
+    path, line = edited(tmp_path, TRIAGE, 'horis:timeout "5s"', f'horis:timeout "{text}"')
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
+    assert f'horis:timeout "{text}" is longer than any clock counts' in p.message
+    assert p.hint is not None and 'write the time it should take, e.g. "30s"' in p.hint
+
+
+# -- proposal thresholds ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("written", "said", "hint"), [
+    ('"high"^^xsd:decimal', '"high" is not a valid xsd:decimal', "write a value of xsd:decimal"),
+    ('"NaN"^^xsd:double', 'horis:confidence "NaN"^^xsd:double is no number',
+     "write horis:confidence with the number meant"),
+    ('"NaN"^^xsd:decimal', 'horis:confidence "NaN"^^xsd:decimal is no number',
+     "write horis:confidence with the number meant"),
+])
+def test_a_confidence_that_is_no_number_is_an_error_at_its_line(
+        tmp_path: Path, written: str, said: str, hint: str) -> None:
+    """Ill-typed, it was a ValueError out of the loader; NaN, a decimal.InvalidOperation out
+    of the SHACL engine comparing it with the shape's bound 0.0."""
+    path, line = edited(tmp_path, REBOOKING, "horis:confidence 0.7 ;",
+                        f"horis:confidence {written} ;")
+    p = the_error(problems(path, REBOOKING))
+    assert (p.file, p.line, p.node) == (str(path), line, ":ProposeFlight")
+    assert said in p.message and p.hint is not None and hint in p.hint, str(p)
 
 
 # -- decision rules ---------------------------------------------------------------------------
