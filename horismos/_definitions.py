@@ -52,7 +52,13 @@ from ._model import (
     WaitStep,
     Workflow,
 )
-from ._preconditions import Precondition, PreconditionSyntaxError, compile_patterns
+from ._preconditions import (
+    Precondition,
+    PreconditionSyntaxError,
+    RemotePatternError,
+    compile_patterns,
+    remote_reads,
+)
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
 from ._vocab import HORIS, NS
@@ -477,6 +483,10 @@ class _Builder:
             compiled = compile_patterns([str(x) for x in texts], self.namespaces(owner))
             self.patterns.append((owner, holder, pred, compiled))
             return compiled
+        except RemotePatternError as e:
+            bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
+            self.remote(owner, holder, pred, bad, e.endpoint)
+            return None
         except PreconditionSyntaxError as e:
             bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
             why, row = _sparql_why(e.why)
@@ -499,6 +509,28 @@ class _Builder:
                 )
             self.problems.append(problem)
             return None
+
+    def remote(self, owner: Node, holder: Node, pred: URIRef, text: Node, endpoint: str) -> None:
+        """A pattern that reads a remote endpoint: the query engine would open a connection
+        to it when the step is tried, past ``--allow-host`` and every other egress rule, and
+        the step would hold or not by what a server elsewhere answers. An error at the line
+        the ``SERVICE`` (or ``FROM``) is written on."""
+        problem = self.src.problem(
+            "error",
+            owner,
+            f"{self.n(pred)} reads the remote endpoint {endpoint}: a pattern is evaluated "
+            "against the world, never a remote endpoint, and the connection would bypass "
+            "--allow-host",
+            f"drop {endpoint}{' { … }' if endpoint.startswith('SERVICE') else ''} and match "
+            "what it would read in the world: load it with --world, or fetch it with a tool "
+            "whose effect lands it",
+            at=(holder, pred, text),
+        )
+        keyword = endpoint.split()[0]
+        hit = re.search(rf"\b{keyword}\b", str(text), re.IGNORECASE)
+        if hit is not None and problem.line is not None:  # the SERVICE's own line
+            problem = replace(problem, line=problem.line + str(text)[: hit.start()].count("\n"))
+        self.problems.append(problem)
 
     # -- build ----------------------------------------------------------------------------
 
@@ -1865,7 +1897,7 @@ class _Builder:
                 return None
             text = f"SELECT DISTINCT ?{as_var} WHERE {{\n{text}\n}}"
         try:
-            prepareQuery(text, initNs=self.namespaces(s))
+            remote = remote_reads(prepareQuery(text, initNs=self.namespaces(s)))
         except Exception as e:
             why = (str(e).strip().splitlines() or [type(e).__name__])[0]
             self.error(
@@ -1874,6 +1906,9 @@ class _Builder:
                 f'write a graph pattern ("?{as_var} a :Option .") or a SELECT of ?{as_var}',
                 at=(cands, HORIS.query, None),
             )
+            return None
+        if remote:
+            self.remote(s, cands, HORIS.query, cast(Node, self.one(cands, HORIS.query)), remote[0])
             return None
         return text
 

@@ -84,6 +84,49 @@ def test_a_confidence_that_is_no_number_is_an_error_at_its_line(
     assert said in p.message and p.hint is not None and hint in p.hint, str(p)
 
 
+# -- remote endpoints -------------------------------------------------------------------------
+
+SERVICE = "\n  SERVICE <http://127.0.0.1:9/sparql> { ?x ?y ?z }"
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "pred", "node"), [
+    (TRIAGE, "?this :acuity ?queue .", "?this :acuity ?queue ." + SERVICE,
+     "horis:requires", ":QueuePatient"),
+    (LAB, ":onCall true .", ":onCall true .\n FILTER EXISTS { SERVICE SILENT ?at { ?a ?b ?c } }",
+     "horis:requires", ":Escalate"),
+    (LAB, "?this :value ?v ; a ?kind .", "?this :value ?v ; a ?kind ." + SERVICE,
+     "horis:requires", ":IsCritical"),
+    (REBOOKING, '"?this :operatorChoice ?flight ."',
+     '"""?this :operatorChoice ?flight .' + SERVICE + '"""', "horis:until", ":AskOperator"),
+    (REBOOKING, "?this :flight ?old .", "?this :flight ?old ." + SERVICE,
+     "horis:query", ":ProposeFlight"),
+])
+def test_a_pattern_that_reads_a_remote_endpoint_is_an_error_at_its_line(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, pred: str,
+        node: str) -> None:
+    """It validated, and the run opened a connection to the SERVICE's endpoint when the step
+    was tried, past --allow-host: precondition, rule, wait condition or candidates alike."""
+    path, line = edited(tmp_path, pair, old, new)
+    p = the_error(problems(path, pair))
+    assert (p.file, p.line, p.node) == (str(path), line + 1, node), str(p)
+    assert f"{pred} reads the remote endpoint SERVICE" in p.message
+    assert "never a remote endpoint" in p.message
+    assert p.hint is not None and p.hint.startswith("drop SERVICE"), str(p)
+
+
+def test_candidates_read_from_the_web_are_an_error(tmp_path: Path) -> None:
+    """rdflib loads a SELECT's FROM <IRI> from the web before evaluating it."""
+    path, line = edited(tmp_path, REBOOKING, 'horis:query """',
+                        'horis:query """SELECT ?option FROM <http://127.0.0.1:9/g> WHERE {')
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('?option != ?old)"""', '?option != ?old) }"""'),
+                    encoding="utf-8")
+    p = the_error(problems(path, REBOOKING))
+    assert (p.file, p.line, p.node) == (str(path), line, ":ProposeFlight"), str(p)
+    assert "horis:query reads the remote endpoint FROM <http://127.0.0.1:9/g>" in p.message
+    assert p.hint is not None and p.hint.startswith("drop FROM <http://127.0.0.1:9/g> and")
+
+
 # -- decision rules ---------------------------------------------------------------------------
 
 
