@@ -1814,7 +1814,7 @@ class _Builder:
             )
         if cls == HORIS.ProposalStep:
             cands = self.one(s, HORIS.candidates)
-            as_var = self.text(s, HORIS["as"]) or "option"
+            as_var = self.as_variable(s)
             query = self.candidates(s, cands, as_var) if cands is not None else None
             conf = self.one(s, HORIS.confidence)
             return ProposalStep(
@@ -1876,6 +1876,25 @@ class _Builder:
                 at=(s, HORIS.model, model),
             )
         return f"{provider}:{name}"
+
+    def as_variable(self, s: Node) -> str:
+        """The variable a ProposalStep's ``horis:as`` names, ``option`` when none: written
+        bare (``"option"``) or as in the pattern (``"?option"``, ``"$option"``), as
+        ``horis:var`` is — read raw, ``"?option"`` made the step look for ``??option``."""
+        written = self.one(s, HORIS["as"])
+        if written is None:
+            return "option"
+        name = str(written).strip().lstrip("?$")
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            self.error(
+                s,
+                f'horis:as "{written}" names no SPARQL variable',
+                'write horis:as "option": the name of the variable the candidates pattern '
+                "binds, as in ?option",
+                at=(s, HORIS["as"], written),
+            )
+            return "option"
+        return name
 
     def candidates(self, s: Node, cands: Node, as_var: str) -> str | None:
         """The candidates query: a SELECT as written, or a graph pattern that binds the

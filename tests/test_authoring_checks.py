@@ -16,6 +16,7 @@ from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_e
 
 from horismos import AuthoringError, load_definitions
 from horismos._definitions import parse_timeout
+from horismos._model import ProposalStep
 
 # -- timeouts ---------------------------------------------------------------------------------
 
@@ -82,6 +83,25 @@ def test_a_confidence_that_is_no_number_is_an_error_at_its_line(
     p = the_error(problems(path, REBOOKING))
     assert (p.file, p.line, p.node) == (str(path), line, ":ProposeFlight")
     assert said in p.message and p.hint is not None and hint in p.hint, str(p)
+
+
+@pytest.mark.parametrize("written", ['"?option"', '"$option"', '" option "'])
+def test_horis_as_is_read_with_or_without_the_question_mark(
+        tmp_path: Path, written: str) -> None:
+    """As horis:var is: "?option" made the step look for ??option and refuse the pattern."""
+    path, _ = edited(tmp_path, REBOOKING, 'horis:as "option" ;', f"horis:as {written} ;")
+    assert [p for p in problems(path, REBOOKING) if p.severity == "error"] == []
+    step = next(s for s in load_definitions([path, REBOOKING[1]]).steps.values()
+                if isinstance(s, ProposalStep))
+    assert step.as_var == "option"
+
+
+def test_horis_as_that_names_no_variable_is_an_error_at_its_line(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, REBOOKING, 'horis:as "option" ;', 'horis:as "?" ;')
+    p = the_error(problems(path, REBOOKING))
+    assert (p.file, p.line, p.node) == (str(path), line, ":ProposeFlight")
+    assert 'horis:as "?" names no SPARQL variable' in p.message
+    assert p.hint is not None and 'write horis:as "option"' in p.hint
 
 
 # -- remote endpoints -------------------------------------------------------------------------
