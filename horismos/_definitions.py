@@ -1106,6 +1106,7 @@ class _Builder:
                         f"write the values in parentheses: {self.n(p)} ( … )",
                         at=(holder, p, items),
                     )
+        self.check_shape_parameters()
         for p in (SH.deactivated, SH.closed, SH.uniqueLang):
             for holder, flag in g.subject_objects(p):
                 if isinstance(flag, Literal) and flag.datatype != XSD.boolean:
@@ -1116,6 +1117,60 @@ class _Builder:
                         f"write {self.n(p)} true or {self.n(p)} false, without quotes",
                         at=(holder, p, flag),
                     )
+
+    def check_shape_parameters(self) -> None:
+        """A domain shape's parameter written as what SHACL does not read it as, said at its
+        statement with what to write. ``sh:targetClass "Patient"`` (a string) targets no
+        class, so the shape is silently off; ``sh:minCount "1"``, ``sh:maxLength "3"`` and
+        ``sh:path "queueRef"`` stop every SHACL engine loading the shape, which the gate's
+        load check (``_gate.shape_problems``) could only place at the shape's first line,
+        with no word of what to write."""
+        g = self.g
+        for p, why in (
+            (SH.targetClass, "not a class, so the shape never applies and checks nothing"),
+            (SH["class"], "not a class, so no value can be of it"),
+        ):
+            for holder, o in g.subject_objects(p):
+                if isinstance(o, Literal):
+                    self.error(
+                        holder,
+                        f'{self.n(p)} "{o}" is a string, {why}',
+                        f"{self.n(p)} names a class: write {self.n(p)} "
+                        f"{self.unquoted(str(o), self.types())} without quotes",
+                        at=(holder, p, o),
+                    )
+        properties = {p for _, p, _ in g} | {
+            s
+            for k in (RDF.Property, OWL.ObjectProperty, OWL.DatatypeProperty)
+            for s in g.subjects(RDF.type, k)
+        }
+        for holder, o in g.subject_objects(SH.path):
+            if isinstance(o, Literal):
+                self.error(
+                    holder,
+                    f'sh:path "{o}" is a string, not a property, so no SHACL engine can load '
+                    "the shape",
+                    "write the property IRI, e.g. sh:path "
+                    f"{self.unquoted(str(o), properties) if str(o).strip() else ':queueRef'}",
+                    at=(holder, SH.path, o),
+                )
+        for p in (SH.minCount, SH.maxCount, SH.qualifiedMinCount, SH.qualifiedMaxCount,
+                  SH.minLength, SH.maxLength):  # fmt: skip
+            counts = p not in (SH.minLength, SH.maxLength)  # pyshacl: xsd:integer itself
+            for holder, o in g.subject_objects(p):
+                dt = o.datatype if isinstance(o, Literal) and not o.ill_typed else None
+                if dt == XSD.integer or (not counts and dt and _derives(dt, XSD.integer)):
+                    continue
+                whole = re.fullmatch(r"\s*\+?(\d+)\s*", str(o)) if isinstance(o, Literal) else None
+                self.error(
+                    holder,
+                    f"{self.n(p)} {_as_written(o, self.n)} is not an integer, so no SHACL "
+                    "engine can load the shape",
+                    f"write {self.n(p)} {int(whole.group(1))} without quotes"
+                    if whole is not None
+                    else f"write {self.n(p)} with a whole number, e.g. {self.n(p)} 1",
+                    at=(holder, p, o),
+                )
 
     def check_namespaces(self) -> None:
         """A file whose horis: prefix is not the Horismos namespace declares nothing."""
@@ -2182,6 +2237,17 @@ def _iris(algebra: Any) -> set[URIRef]:
         elif isinstance(x, list | tuple | set | frozenset):
             stack.extend(x)
     return found
+
+
+def _as_written(node: Node, name: Callable[[Node], str]) -> str:
+    """A value as Turtle would have it: ``"1"`` for a string, ``1.5`` for a number, ``:x``."""
+    if not isinstance(node, Literal):
+        return name(node)
+    if node.datatype in (XSD.decimal, XSD.double, XSD.integer) and not node.ill_typed:
+        return str(node)
+    if node.datatype in (None, XSD.string):
+        return f'"{node}"' + (f"@{node.language}" if node.language else "")
+    return f'"{node}"^^{name(node.datatype)}'
 
 
 def _number(node: Node | None) -> float | None:
