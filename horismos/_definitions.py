@@ -59,6 +59,7 @@ from ._preconditions import (
     compile_patterns,
     remote_reads,
 )
+from ._prefix_clash import prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
 from ._vocab import HORIS, NS
@@ -564,6 +565,7 @@ class _Builder:
         self.check_typed_terms(declared)
         self.check_shacl_terms()
         self.check_domain_shapes()
+        self.check_prefix_clashes(declared)
         self.check_namespaces()
         self.check_split_definitions()
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
@@ -955,8 +957,12 @@ class _Builder:
             if isinstance(k, URIRef) and str(k).startswith(ns) and str(k)[len(ns) :]
         }
         close = difflib.get_close_matches(local, sorted(near), n=1)
+        if not close:
+            return None
         name = self.n(term)
-        return f"did you mean {name[: len(name) - len(local)]}{close[0]}?" if close else None
+        if name.startswith("<") or not name.endswith(local):  # no prefix writes it: an IRI
+            return f"did you mean <{ns}{close[0]}>?"
+        return f"did you mean {name[: len(name) - len(local)]}{close[0]}?"
 
     def check_focus_typos(self) -> None:
         """A variable of a step's pattern a slip away from ?this (``?ths``, ``?This``,
@@ -1171,6 +1177,18 @@ class _Builder:
                     else f"write {self.n(p)} with a whole number, e.g. {self.n(p)} 1",
                     at=(holder, p, o),
                 )
+
+    def check_prefix_clashes(self, declared: set[URIRef]) -> None:
+        """A prefix bound to one namespace here and another there (:func:`prefix_clashes`):
+        said once, at its ``@prefix`` line, in place of the warnings about each term it
+        leaves undeclared. They stay the clash's under each term, so ``validate --world``
+        drops it when the world does use the namespace."""
+        for clash in prefix_clashes(self.src, self.defs.undeclared, declared):
+            folded = {id(p) for t in clash.terms for p in self.defs.undeclared[t]}
+            self.problems = [p for p in self.problems if id(p) not in folded]
+            for t in clash.terms:
+                self.defs.undeclared[t] = [clash.problem]
+            self.problems.append(clash.problem)
 
     def check_namespaces(self) -> None:
         """A file whose horis: prefix is not the Horismos namespace declares nothing."""
