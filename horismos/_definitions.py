@@ -9,11 +9,13 @@ from __future__ import annotations
 import difflib
 import gc
 import hashlib
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from decimal import Decimal
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -50,7 +52,14 @@ from ._model import (
     WaitStep,
     Workflow,
 )
-from ._preconditions import Precondition, PreconditionSyntaxError, compile_patterns
+from ._preconditions import (
+    Precondition,
+    PreconditionSyntaxError,
+    RemotePatternError,
+    compile_patterns,
+    remote_reads,
+)
+from ._prefix_clash import prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
 from ._vocab import HORIS, NS
@@ -221,21 +230,44 @@ _TIMEOUT_HINT = (
 )
 
 
+MAX_TIMEOUT = timedelta.max.days * 86400.0
+"""The longest timeout, ~2.7 million years: what a clock (a ``timedelta``) can count to."""
+
+
+class TimeoutTooLong(ValueError):
+    """A timeout longer than :data:`MAX_TIMEOUT`: a length of time, but none a clock can
+    count to, so it is told apart from text that is no length of time at all."""
+
+
 def parse_timeout(value: Node) -> float:
     """Seconds, more than zero, from ``"250ms"``, ``"5s"``, ``"2m"``, ``"1h"`` or an
-    ``xsd:duration`` of days and time (``"PT5S"``, ``"P1DT2H"``); ValueError otherwise."""
+    ``xsd:duration`` of days and time (``"PT5S"``, ``"P1DT2H"``); ValueError otherwise,
+    :class:`TimeoutTooLong` when it is above :data:`MAX_TIMEOUT`."""
     text = str(value).strip()
     m = _TIMEOUT.match(text)
     if m:
         seconds = float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
     elif (d := _DURATION.match(text)) is not None and text not in ("P", "PT"):
         days, hours, minutes, secs = (float(g) if g else 0.0 for g in d.groups())
-        seconds = timedelta(days=days, hours=hours, minutes=minutes, seconds=secs).total_seconds()
+        seconds = days * 86400 + hours * 3600 + minutes * 60 + secs  # a timedelta overflows
     else:
         raise ValueError(text)
     if seconds <= 0:
         raise ValueError(text)
+    if seconds > MAX_TIMEOUT:
+        raise TimeoutTooLong(text)
     return seconds
+
+
+def _timeout_problem(node: Node, e: ValueError) -> tuple[str, str]:
+    """What a horis:timeout that :func:`parse_timeout` refused is, as (message, hint)."""
+    if isinstance(e, TimeoutTooLong):
+        return (
+            f'horis:timeout "{node}" is longer than any clock counts '
+            f"(at most {timedelta.max.days:,} days), so it cannot be waited for",
+            'write the time it should take, e.g. "30s", "2h" or "P7D"',
+        )
+    return f'horis:timeout "{node}" is not a length of time above zero', _TIMEOUT_HINT
 
 
 @dataclass
@@ -426,13 +458,8 @@ class _Builder:
             return None
         try:
             return parse_timeout(node)
-        except ValueError:
-            self.error(
-                s,
-                f'horis:timeout "{node}" is not a length of time above zero',
-                _TIMEOUT_HINT,
-                at=(s, HORIS.timeout, node),
-            )
+        except ValueError as e:
+            self.error(s, *_timeout_problem(node, e), at=(s, HORIS.timeout, node))
             return None
 
     def namespaces_of(self, s: Node) -> tuple[tuple[str, str], ...]:
@@ -457,6 +484,10 @@ class _Builder:
             compiled = compile_patterns([str(x) for x in texts], self.namespaces(owner))
             self.patterns.append((owner, holder, pred, compiled))
             return compiled
+        except RemotePatternError as e:
+            bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
+            self.remote(owner, holder, pred, bad, e.endpoint)
+            return None
         except PreconditionSyntaxError as e:
             bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
             why, row = _sparql_why(e.why)
@@ -479,6 +510,28 @@ class _Builder:
                 )
             self.problems.append(problem)
             return None
+
+    def remote(self, owner: Node, holder: Node, pred: URIRef, text: Node, endpoint: str) -> None:
+        """A pattern that reads a remote endpoint: the query engine would open a connection
+        to it when the step is tried, past ``--allow-host`` and every other egress rule, and
+        the step would hold or not by what a server elsewhere answers. An error at the line
+        the ``SERVICE`` (or ``FROM``) is written on."""
+        problem = self.src.problem(
+            "error",
+            owner,
+            f"{self.n(pred)} reads the remote endpoint {endpoint}: a pattern is evaluated "
+            "against the world, never a remote endpoint, and the connection would bypass "
+            "--allow-host",
+            f"drop {endpoint}{' { … }' if endpoint.startswith('SERVICE') else ''} and match "
+            "what it would read in the world: load it with --world, or fetch it with a tool "
+            "whose effect lands it",
+            at=(holder, pred, text),
+        )
+        keyword = endpoint.split()[0]
+        hit = re.search(rf"\b{keyword}\b", str(text), re.IGNORECASE)
+        if hit is not None and problem.line is not None:  # the SERVICE's own line
+            problem = replace(problem, line=problem.line + str(text)[: hit.start()].count("\n"))
+        self.problems.append(problem)
 
     # -- build ----------------------------------------------------------------------------
 
@@ -512,6 +565,7 @@ class _Builder:
         self.check_typed_terms(declared)
         self.check_shacl_terms()
         self.check_domain_shapes()
+        self.check_prefix_clashes(declared)
         self.check_namespaces()
         self.check_split_definitions()
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
@@ -591,6 +645,9 @@ class _Builder:
         breaks its own ``sh:datatype`` after the tool has acted. An error where the runtime or
         the gate reads it (a ``horis:`` or ``sh:`` statement), a warning elsewhere."""
         for s, p, o in self.g:
+            if _is_nan(o):
+                self.nan(s, cast(URIRef, p), cast(Literal, o))
+                continue
             if type(o) is not Literal or o.ill_typed is not True or o.datatype is None:
                 continue
             read = str(p).startswith((NS, str(SH)))
@@ -605,6 +662,19 @@ class _Builder:
                 at=(s, cast(URIRef, p), o),
             )
 
+    def nan(self, s: Node, p: URIRef, o: Literal) -> None:
+        """``"NaN"^^xsd:double`` where a number is read: no threshold, order or bound holds
+        for it (an error where the runtime or the gate reads it, as check_literals)."""
+        read = str(p).startswith((NS, str(SH)))
+        (self.error if read else self.warn)(
+            s,
+            f'{self.n(p)} "NaN"^^{self.n(o.datatype or XSD.double)} is no number: nothing is '
+            "above, below or equal to it, so whatever compares it "
+            + ("fails when the workflow runs" if read else "finds it wrong"),
+            f"write {self.n(p)} with the number meant, in digits (e.g. 0.8)",
+            at=(s, p, o),
+        )
+
     def check_shapes(self) -> None:
         shapes = authoring_shapes()
         if shapes is None:
@@ -615,12 +685,18 @@ class _Builder:
         # sh:targetClass follow) lent for the while: a copy of the definitions and the
         # vocabulary for pyshacl was half of the check, a tenth of every load
         lent = [t for t in vocabulary_graph() if t not in self.g]
+        # and NaN (check_literals has said it) held out for the while: pyshacl raises
+        # comparing it with a bound such as horis:confidence's sh:minInclusive 0.0
+        held = [t for t in self.g if _is_nan(t[2])]
         self.g.addN((s, p, o, self.g) for s, p, o in lent)
+        for t in held:
+            self.g.remove(t)
         try:
             conforms, report, _ = validate(self.g, shacl_graph=shapes, inference="none")
         finally:
             for t in lent:
                 self.g.remove(t)
+            self.g.addN((s, p, o, self.g) for s, p, o in held)
         if conforms:
             return
         for r in report.subjects(RDF.type, SH.ValidationResult):
@@ -881,8 +957,12 @@ class _Builder:
             if isinstance(k, URIRef) and str(k).startswith(ns) and str(k)[len(ns) :]
         }
         close = difflib.get_close_matches(local, sorted(near), n=1)
+        if not close:
+            return None
         name = self.n(term)
-        return f"did you mean {name[: len(name) - len(local)]}{close[0]}?" if close else None
+        if name.startswith("<") or not name.endswith(local):  # no prefix writes it: an IRI
+            return f"did you mean <{ns}{close[0]}>?"
+        return f"did you mean {name[: len(name) - len(local)]}{close[0]}?"
 
     def check_focus_typos(self) -> None:
         """A variable of a step's pattern a slip away from ?this (``?ths``, ``?This``,
@@ -1032,6 +1112,7 @@ class _Builder:
                         f"write the values in parentheses: {self.n(p)} ( … )",
                         at=(holder, p, items),
                     )
+        self.check_shape_parameters()
         for p in (SH.deactivated, SH.closed, SH.uniqueLang):
             for holder, flag in g.subject_objects(p):
                 if isinstance(flag, Literal) and flag.datatype != XSD.boolean:
@@ -1042,6 +1123,72 @@ class _Builder:
                         f"write {self.n(p)} true or {self.n(p)} false, without quotes",
                         at=(holder, p, flag),
                     )
+
+    def check_shape_parameters(self) -> None:
+        """A domain shape's parameter written as what SHACL does not read it as, said at its
+        statement with what to write. ``sh:targetClass "Patient"`` (a string) targets no
+        class, so the shape is silently off; ``sh:minCount "1"``, ``sh:maxLength "3"`` and
+        ``sh:path "queueRef"`` stop every SHACL engine loading the shape, which the gate's
+        load check (``_gate.shape_problems``) could only place at the shape's first line,
+        with no word of what to write."""
+        g = self.g
+        for p, why in (
+            (SH.targetClass, "not a class, so the shape never applies and checks nothing"),
+            (SH["class"], "not a class, so no value can be of it"),
+        ):
+            for holder, o in g.subject_objects(p):
+                if isinstance(o, Literal):
+                    self.error(
+                        holder,
+                        f'{self.n(p)} "{o}" is a string, {why}',
+                        f"{self.n(p)} names a class: write {self.n(p)} "
+                        f"{self.unquoted(str(o), self.types())} without quotes",
+                        at=(holder, p, o),
+                    )
+        properties = {p for _, p, _ in g} | {
+            s
+            for k in (RDF.Property, OWL.ObjectProperty, OWL.DatatypeProperty)
+            for s in g.subjects(RDF.type, k)
+        }
+        for holder, o in g.subject_objects(SH.path):
+            if isinstance(o, Literal):
+                self.error(
+                    holder,
+                    f'sh:path "{o}" is a string, not a property, so no SHACL engine can load '
+                    "the shape",
+                    "write the property IRI, e.g. sh:path "
+                    f"{self.unquoted(str(o), properties) if str(o).strip() else ':queueRef'}",
+                    at=(holder, SH.path, o),
+                )
+        for p in (SH.minCount, SH.maxCount, SH.qualifiedMinCount, SH.qualifiedMaxCount,
+                  SH.minLength, SH.maxLength):  # fmt: skip
+            counts = p not in (SH.minLength, SH.maxLength)  # pyshacl: xsd:integer itself
+            for holder, o in g.subject_objects(p):
+                dt = o.datatype if isinstance(o, Literal) and not o.ill_typed else None
+                if dt == XSD.integer or (not counts and dt and _derives(dt, XSD.integer)):
+                    continue
+                whole = re.fullmatch(r"\s*\+?(\d+)\s*", str(o)) if isinstance(o, Literal) else None
+                self.error(
+                    holder,
+                    f"{self.n(p)} {_as_written(o, self.n)} is not an integer, so no SHACL "
+                    "engine can load the shape",
+                    f"write {self.n(p)} {int(whole.group(1))} without quotes"
+                    if whole is not None
+                    else f"write {self.n(p)} with a whole number, e.g. {self.n(p)} 1",
+                    at=(holder, p, o),
+                )
+
+    def check_prefix_clashes(self, declared: set[URIRef]) -> None:
+        """A prefix bound to one namespace here and another there (:func:`prefix_clashes`):
+        said once, at its ``@prefix`` line, in place of the warnings about each term it
+        leaves undeclared. They stay the clash's under each term, so ``validate --world``
+        drops it when the world does use the namespace."""
+        for clash in prefix_clashes(self.src, self.defs.undeclared, declared):
+            folded = {id(p) for t in clash.terms for p in self.defs.undeclared[t]}
+            self.problems = [p for p in self.problems if id(p) not in folded]
+            for t in clash.terms:
+                self.defs.undeclared[t] = [clash.problem]
+            self.problems.append(clash.problem)
 
     def check_namespaces(self) -> None:
         """A file whose horis: prefix is not the Horismos namespace declares nothing."""
@@ -1331,13 +1478,8 @@ class _Builder:
         if t is not None:
             try:
                 timeout = parse_timeout(t)
-            except ValueError:
-                self.error(
-                    s,
-                    f'horis:timeout "{t}" is not a length of time above zero',
-                    _TIMEOUT_HINT,
-                    at=(s, HORIS.timeout, t),
-                )
+            except ValueError as e:
+                self.error(s, *_timeout_problem(t, e), at=(s, HORIS.timeout, t))
                 ok = False
         retries_node = self.one(s, HORIS.retries)
         retries = 0
@@ -1745,7 +1887,7 @@ class _Builder:
             )
         if cls == HORIS.ProposalStep:
             cands = self.one(s, HORIS.candidates)
-            as_var = self.text(s, HORIS["as"]) or "option"
+            as_var = self.as_variable(s)
             query = self.candidates(s, cands, as_var) if cands is not None else None
             conf = self.one(s, HORIS.confidence)
             return ProposalStep(
@@ -1753,7 +1895,7 @@ class _Builder:
                 query=query,
                 rank_by=self.text(s, HORIS.rankBy),
                 model=self.check_model(s),
-                confidence=float(str(conf)) if conf is not None else None,
+                confidence=_number(conf),
                 fallback=cast("URIRef | None", self.one(s, HORIS.fallback)),
                 as_var=as_var,
                 timeout=self.step_timeout(s),
@@ -1808,6 +1950,25 @@ class _Builder:
             )
         return f"{provider}:{name}"
 
+    def as_variable(self, s: Node) -> str:
+        """The variable a ProposalStep's ``horis:as`` names, ``option`` when none: written
+        bare (``"option"``) or as in the pattern (``"?option"``, ``"$option"``), as
+        ``horis:var`` is — read raw, ``"?option"`` made the step look for ``??option``."""
+        written = self.one(s, HORIS["as"])
+        if written is None:
+            return "option"
+        name = str(written).strip().lstrip("?$")
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            self.error(
+                s,
+                f'horis:as "{written}" names no SPARQL variable',
+                'write horis:as "option": the name of the variable the candidates pattern '
+                "binds, as in ?option",
+                at=(s, HORIS["as"], written),
+            )
+            return "option"
+        return name
+
     def candidates(self, s: Node, cands: Node, as_var: str) -> str | None:
         """The candidates query: a SELECT as written, or a graph pattern that binds the
         ``horis:as`` variable, made the SELECT of that variable. Checked to parse."""
@@ -1828,7 +1989,7 @@ class _Builder:
                 return None
             text = f"SELECT DISTINCT ?{as_var} WHERE {{\n{text}\n}}"
         try:
-            prepareQuery(text, initNs=self.namespaces(s))
+            remote = remote_reads(prepareQuery(text, initNs=self.namespaces(s)))
         except Exception as e:
             why = (str(e).strip().splitlines() or [type(e).__name__])[0]
             self.error(
@@ -1837,6 +1998,9 @@ class _Builder:
                 f'write a graph pattern ("?{as_var} a :Option .") or a SELECT of ?{as_var}',
                 at=(cands, HORIS.query, None),
             )
+            return None
+        if remote:
+            self.remote(s, cands, HORIS.query, cast(Node, self.one(cands, HORIS.query)), remote[0])
             return None
         return text
 
@@ -2091,6 +2255,36 @@ def _iris(algebra: Any) -> set[URIRef]:
         elif isinstance(x, list | tuple | set | frozenset):
             stack.extend(x)
     return found
+
+
+def _as_written(node: Node, name: Callable[[Node], str]) -> str:
+    """A value as Turtle would have it: ``"1"`` for a string, ``1.5`` for a number, ``:x``."""
+    if not isinstance(node, Literal):
+        return name(node)
+    if node.datatype in (XSD.decimal, XSD.double, XSD.integer) and not node.ill_typed:
+        return str(node)
+    if node.datatype in (None, XSD.string):
+        return f'"{node}"' + (f"@{node.language}" if node.language else "")
+    return f'"{node}"^^{name(node.datatype)}'
+
+
+def _number(node: Node | None) -> float | None:
+    """A literal's finite number; None for any other node, whose mistake check_literals or
+    the authoring shapes report where it is written (``"high"^^xsd:decimal``, ``"NaN"``)."""
+    try:
+        value = float(str(node)) if isinstance(node, Literal) else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _is_nan(node: Node) -> bool:
+    """A number literal that is no number (``"NaN"^^xsd:double``): it is neither above, below
+    nor equal to any bound, and a SHACL engine comparing it with a decimal raises."""
+    value = node.value if type(node) is Literal else None
+    if isinstance(value, Decimal):
+        return value.is_nan()  # sNaN too, which raises when compared at all
+    return isinstance(value, float) and math.isnan(value)
 
 
 def _slip(a: str, b: str) -> int:

@@ -30,10 +30,12 @@ from ._patterns import Plan, compile_plan
 __all__ = [
     "Precondition",
     "PreconditionSyntaxError",
+    "RemotePatternError",
     "compile_patterns",
     "elements",
     "explain",
     "first_failing",
+    "remote_reads",
 ]
 
 
@@ -44,6 +46,40 @@ class PreconditionSyntaxError(ValueError):
         super().__init__(why)
         self.pattern = pattern
         self.why = why
+
+
+class RemotePatternError(ValueError):
+    """A pattern reads a remote endpoint (``SERVICE <…> { … }``, ``FROM <…>``): evaluated,
+    the query engine would open a connection no ``--allow-host`` governs."""
+
+    def __init__(self, pattern: str, endpoint: str) -> None:
+        super().__init__(endpoint)
+        self.pattern = pattern
+        self.endpoint = endpoint
+        """How the pattern names it: ``SERVICE <http://…>``, ``FROM <http://…>``."""
+
+
+def remote_reads(query: Query) -> list[str]:
+    """What in a parsed query would read beyond the graph it is evaluated against, each as
+    written: a ``SERVICE`` anywhere (in a ``FILTER EXISTS`` too), a ``FROM`` or ``FROM
+    NAMED`` (rdflib loads a dataset clause's IRI from the web)."""
+    found: list[str] = []
+    # dict.get: CompValue.get answers a key it lacks with the key's name
+    for clause in query.algebra.get("datasetClause") or ():
+        named = "named" in clause
+        iri = dict.get(clause, "named" if named else "default")
+        found.append(f"FROM {'NAMED ' if named else ''}<{iri}>")
+    stack: list[Any] = [query.algebra]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, CompValue) and x.name == "ServiceGraphPattern":
+            term = dict.get(x, "term")
+            found.append(f"SERVICE {term.n3() if term is not None else ''}".rstrip())
+        if isinstance(x, Mapping):
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple):
+            stack.extend(x)
+    return found
 
 
 @dataclass(frozen=True)
@@ -109,7 +145,9 @@ def _prepare(text: str, ns: Mapping[str, Any], pattern: str) -> Query:
 
 
 def compile_patterns(patterns: Sequence[str], ns: Mapping[str, Any]) -> Precondition:
-    """Prepare ``patterns`` (SPARQL group graph patterns) for evaluation; raises on bad syntax.
+    """Prepare ``patterns`` (SPARQL group graph patterns) for evaluation; raises on bad syntax
+    (:class:`PreconditionSyntaxError`) and on a read of a remote endpoint
+    (:class:`RemotePatternError`): a pattern is evaluated against the world alone.
 
     Each is parsed alone, as ``ASK WHERE { … }``: that is what holds it to one group (a
     pattern that closes its group early, ``… } UNION { …``, is refused rather than changing
@@ -121,6 +159,9 @@ def compile_patterns(patterns: Sequence[str], ns: Mapping[str, Any]) -> Precondi
     for text in patterns:
         body = text.strip()
         ask = _prepare(f"ASK WHERE {{ {body}\n}}", ns, body)
+        remote = remote_reads(ask)
+        if remote:
+            raise RemotePatternError(body, remote[0])
         compiled.append(Pattern(body, compile_plan(ask.algebra)))
     select_text = "SELECT * WHERE {\n" + "\n".join(f"{{ {p.text}\n}}" for p in compiled) + "\n}"
     if len(compiled) == 1:  # ``ask``: the one pattern's

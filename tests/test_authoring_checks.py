@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from workflow_edits import LAB, ROOT, TRIAGE, edited, problems, the_error
+from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error
 
 from horismos import AuthoringError, load_definitions
 from horismos._definitions import parse_timeout
+from horismos._model import ProposalStep
 
 # -- timeouts ---------------------------------------------------------------------------------
 
@@ -49,6 +50,101 @@ def test_an_xsd_duration_timeout_validates_and_zero_is_an_error_at_its_line(
     assert (p.file, p.line) == (str(path), line)
     assert 'horis:timeout "0s" is not a length of time above zero' in p.message
     assert p.hint is not None and '"PT5S"' in p.hint
+
+
+@pytest.mark.parametrize("text", ["PT99999999999999999999S", "P99999999999DT1H",
+                                  "99999999999999999h"])
+def test_a_timeout_longer_than_any_clock_counts_is_an_error_at_its_line(
+        tmp_path: Path, text: str) -> None:
+    """It overflowed Python's timedelta: validate printed a traceback."""
+    path, line = edited(tmp_path, TRIAGE, 'horis:timeout "5s"', f'horis:timeout "{text}"')
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
+    assert f'horis:timeout "{text}" is longer than any clock counts' in p.message
+    assert p.hint is not None and 'write the time it should take, e.g. "30s"' in p.hint
+
+
+# -- proposal thresholds ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("written", "said", "hint"), [
+    ('"high"^^xsd:decimal', '"high" is not a valid xsd:decimal', "write a value of xsd:decimal"),
+    ('"NaN"^^xsd:double', 'horis:confidence "NaN"^^xsd:double is no number',
+     "write horis:confidence with the number meant"),
+    ('"NaN"^^xsd:decimal', 'horis:confidence "NaN"^^xsd:decimal is no number',
+     "write horis:confidence with the number meant"),
+])
+def test_a_confidence_that_is_no_number_is_an_error_at_its_line(
+        tmp_path: Path, written: str, said: str, hint: str) -> None:
+    """Ill-typed, it was a ValueError out of the loader; NaN, a decimal.InvalidOperation out
+    of the SHACL engine comparing it with the shape's bound 0.0."""
+    path, line = edited(tmp_path, REBOOKING, "horis:confidence 0.7 ;",
+                        f"horis:confidence {written} ;")
+    p = the_error(problems(path, REBOOKING))
+    assert (p.file, p.line, p.node) == (str(path), line, ":ProposeFlight")
+    assert said in p.message and p.hint is not None and hint in p.hint, str(p)
+
+
+@pytest.mark.parametrize("written", ['"?option"', '"$option"', '" option "'])
+def test_horis_as_is_read_with_or_without_the_question_mark(
+        tmp_path: Path, written: str) -> None:
+    """As horis:var is: "?option" made the step look for ??option and refuse the pattern."""
+    path, _ = edited(tmp_path, REBOOKING, 'horis:as "option" ;', f"horis:as {written} ;")
+    assert [p for p in problems(path, REBOOKING) if p.severity == "error"] == []
+    step = next(s for s in load_definitions([path, REBOOKING[1]]).steps.values()
+                if isinstance(s, ProposalStep))
+    assert step.as_var == "option"
+
+
+def test_horis_as_that_names_no_variable_is_an_error_at_its_line(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, REBOOKING, 'horis:as "option" ;', 'horis:as "?" ;')
+    p = the_error(problems(path, REBOOKING))
+    assert (p.file, p.line, p.node) == (str(path), line, ":ProposeFlight")
+    assert 'horis:as "?" names no SPARQL variable' in p.message
+    assert p.hint is not None and 'write horis:as "option"' in p.hint
+
+
+# -- remote endpoints -------------------------------------------------------------------------
+
+SERVICE = "\n  SERVICE <http://127.0.0.1:9/sparql> { ?x ?y ?z }"
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "pred", "node"), [
+    (TRIAGE, "?this :acuity ?queue .", "?this :acuity ?queue ." + SERVICE,
+     "horis:requires", ":QueuePatient"),
+    (LAB, ":onCall true .", ":onCall true .\n FILTER EXISTS { SERVICE SILENT ?at { ?a ?b ?c } }",
+     "horis:requires", ":Escalate"),
+    (LAB, "?this :value ?v ; a ?kind .", "?this :value ?v ; a ?kind ." + SERVICE,
+     "horis:requires", ":IsCritical"),
+    (REBOOKING, '"?this :operatorChoice ?flight ."',
+     '"""?this :operatorChoice ?flight .' + SERVICE + '"""', "horis:until", ":AskOperator"),
+    (REBOOKING, "?this :flight ?old .", "?this :flight ?old ." + SERVICE,
+     "horis:query", ":ProposeFlight"),
+])
+def test_a_pattern_that_reads_a_remote_endpoint_is_an_error_at_its_line(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, pred: str,
+        node: str) -> None:
+    """It validated, and the run opened a connection to the SERVICE's endpoint when the step
+    was tried, past --allow-host: precondition, rule, wait condition or candidates alike."""
+    path, line = edited(tmp_path, pair, old, new)
+    p = the_error(problems(path, pair))
+    assert (p.file, p.line, p.node) == (str(path), line + 1, node), str(p)
+    assert f"{pred} reads the remote endpoint SERVICE" in p.message
+    assert "never a remote endpoint" in p.message
+    assert p.hint is not None and p.hint.startswith("drop SERVICE"), str(p)
+
+
+def test_candidates_read_from_the_web_are_an_error(tmp_path: Path) -> None:
+    """rdflib loads a SELECT's FROM <IRI> from the web before evaluating it."""
+    path, line = edited(tmp_path, REBOOKING, 'horis:query """',
+                        'horis:query """SELECT ?option FROM <http://127.0.0.1:9/g> WHERE {')
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('?option != ?old)"""', '?option != ?old) }"""'),
+                    encoding="utf-8")
+    p = the_error(problems(path, REBOOKING))
+    assert (p.file, p.line, p.node) == (str(path), line, ":ProposeFlight"), str(p)
+    assert "horis:query reads the remote endpoint FROM <http://127.0.0.1:9/g>" in p.message
+    assert p.hint is not None and p.hint.startswith("drop FROM <http://127.0.0.1:9/g> and")
 
 
 # -- decision rules ---------------------------------------------------------------------------

@@ -58,7 +58,8 @@ def loaded(tmp_path: Path, ontology: Path, workflow: Path = TRIAGE[0]) -> list[P
     ("sh:path :queueRef ;", "", "error",
      "a property shape names no sh:path", "sh:path :queueRef"),
     ("sh:maxCount 1 ;", 'sh:maxCount "one" ;', "error",
-     "cannot be checked: MaxCountConstraintComponent sh:maxCount must be a literal", "SHACL"),
+     'sh:maxCount "one" is not an integer, so no SHACL engine can load the shape',
+     "write sh:maxCount with a whole number"),
     ('sh:pattern "^Q-[A-Z]+-[0-9]+$" ;', 'sh:pattern "^Q-([A-Z]+-[0-9]+$" ;', "error",
      "cannot be checked: missing ), unterminated subpattern", "SHACL"),
 ])
@@ -71,6 +72,36 @@ def test_a_domain_shapes_mistake_is_reported_at_its_line(
     (p,) = found
     assert p.severity == severity and hint in (p.hint or "")
     assert p.file.endswith(ONTOLOGY.name) and line - 3 <= (p.line or 0) <= line, p
+
+
+@pytest.mark.parametrize(("old", "new", "said", "hint"), [
+    ("sh:maxCount 1 ;", 'sh:maxCount 1 ; sh:minCount "1" ;',
+     'sh:minCount "1" is not an integer', "write sh:minCount 1 without quotes"),
+    ("sh:maxCount 1 ;", 'sh:maxCount 1 ; sh:maxLength "3" ;',
+     'sh:maxLength "3" is not an integer', "write sh:maxLength 3 without quotes"),
+    ("sh:maxCount 1 ;", "sh:maxCount 1.5 ;", "sh:maxCount 1.5 is not an integer",
+     "write sh:maxCount with a whole number, e.g. sh:maxCount 1"),
+    ("sh:path :queueRef ;", 'sh:path "queueRef" ;', 'sh:path "queueRef" is a string',
+     "write the property IRI, e.g. sh:path :queueRef"),
+    ("sh:targetClass :Patient ;", 'sh:targetClass "Patient" ;',
+     'sh:targetClass "Patient" is a string, not a class, so the shape never applies',
+     "sh:targetClass names a class: write sh:targetClass :Patient without quotes"),
+    ("sh:maxCount 1 ;", 'sh:maxCount 1 ; sh:class "Nurse" ;', 'sh:class "Nurse" is a string',
+     "write sh:class :Nurse without quotes"),
+])
+def test_a_shape_parameter_written_as_a_string_is_one_error_at_its_statement(
+    tmp_path: Path, old: str, new: str, said: str, hint: str
+) -> None:
+    """sh:targetClass "Patient" switched the shape off without a word; sh:minCount "1" was
+    said at the property shape's opening line, as "[] under :PatientShape cannot be checked",
+    with a hint to read the SHACL specification."""
+    ontology, line = ontology_edited(tmp_path, old, new)
+    found = loaded(tmp_path, ontology)
+    assert len(found) == 1, "\n".join(map(str, found))
+    (p,) = found
+    assert (p.severity, p.file, p.line, p.node) == ("error", str(ontology), line,
+                                                    ":PatientShape"), p
+    assert said in p.message and hint in (p.hint or ""), p
 
 
 @pytest.mark.parametrize(("new", "said", "hint"), [

@@ -225,3 +225,57 @@ def test_a_literal_not_of_its_datatype_elsewhere_is_a_warning(tmp_path: Path) ->
     assert p.line == text.count("\n") + 2 and p.file == str(ontology), p
     assert '"soon" is not a valid xsd:date' in p.message and "2026-12-01" in (p.hint or "")
     assert not [q for q in found if q.severity == "error"]
+
+
+# -- one prefix, two namespaces ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("old", "new", "said", "hint"), [
+    pytest.param("@prefix :      <http://example.org/ehr#> .",
+                 "@prefix :      <http://example.org/ehr/> .",
+                 "the prefix : means <http://example.org/ehr/> in this file but "
+                 "<http://example.org/ehr#> in ehr.ttl",
+                 "write @prefix : <http://example.org/ehr#> . as ehr.ttl does",
+                 id="workflow-binds-it-elsewhere"),
+    pytest.param("@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .",
+                 "@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .\n"
+                 "@prefix :      <http://example.org/EHR#> .",
+                 "the prefix : is declared a second time in this file, as "
+                 "<http://example.org/EHR#>: from here on it no longer means "
+                 "<http://example.org/ehr#> (line 1)",
+                 "remove this @prefix and keep @prefix : <http://example.org/ehr#> .",
+                 id="declared-twice-in-one-file"),
+])
+def test_a_prefix_bound_to_two_namespaces_is_one_warning_at_its_declaration(
+        tmp_path: Path, old: str, new: str, said: str, hint: str) -> None:
+    """It was a dozen "declared by no loaded ontology" warnings, one per term, none naming
+    the prefix, with a did-you-mean cut short (<http://example.org/ehr/PQueuePatient?)."""
+    path, line = edited(tmp_path, TRIAGE, old, new)
+    line += new.count("\n")
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.file, p.line) == (str(path), line), str(p)
+    assert p.message.startswith(said), str(p)
+    assert ":Patient" in p.message and "name nothing loaded declares" in p.message
+    assert p.hint is not None and p.hint.startswith(hint), str(p)
+
+
+def test_the_ontologys_prefix_bound_elsewhere_is_said_where_the_workflow_uses_it(
+        tmp_path: Path) -> None:
+    ontology = tmp_path / "ehr.ttl"
+    ontology.write_text(TRIAGE[1].read_text(encoding="utf-8").replace(
+        "<http://example.org/ehr#>", "<http://example.org/ehr/>"), encoding="utf-8")
+    p = the_one(problems(TRIAGE[0], TRIAGE, ontology), "warning")
+    assert (p.file, p.line) == (str(TRIAGE[0]), 1), str(p)
+    assert p.hint == "write @prefix : <http://example.org/ehr/> . as ehr.ttl does"
+
+
+def test_a_did_you_mean_for_a_term_no_prefix_writes_is_a_whole_iri(tmp_path: Path) -> None:
+    """The hint sliced the name as if it were a CURIE, cutting the IRI's closing >."""
+    other = tmp_path / "other.ttl"
+    other.write_text("<http://example.org/other/Nurse> a <http://www.w3.org/2002/07/owl#Class> .\n")
+    path, line = edited(tmp_path, TRIAGE, '"nurse"   ; horis:type :Nurse',
+                        '"nurse"   ; horis:type <http://example.org/other/Nurs>')
+    defs = load_definitions([path, TRIAGE[1], other])
+    (p,) = [p for p in defs.warnings if "Nurs>" in p.message]
+    assert (p.file, p.line) == (str(path), line)
+    assert p.hint == "did you mean <http://example.org/other/Nurse>?"

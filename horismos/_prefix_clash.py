@@ -1,0 +1,116 @@
+"""One prefix, two namespaces: the workflow's ``:`` is not the ontology's.
+
+Each file's prefixes are its own, so a workflow that binds ``:`` to ``<…/ehr/>`` while the
+ontology binds it to ``<…/ehr#>`` (or a file that declares ``:`` a second time) names, with
+every ``:Patient`` it writes, a term nothing loaded declares. Each such term was its own
+"declared by no loaded ontology" warning — a dozen for one slip, none naming it, the run
+refusing every call. Here the slip is said once, at the ``@prefix`` line that makes it, with
+both namespaces and the file that declares the terms; the warnings it explains are folded in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rdflib import URIRef
+
+from ._errors import Problem
+from ._sources import Sources, _File
+
+__all__ = ["PrefixClash", "prefix_clashes"]
+
+_DECLARATION = re.compile(r"^\s*(?:@prefix|(?i:prefix))\s+([A-Za-z][\w.-]*)?:\s*<([^>]*)>")
+
+
+@dataclass(frozen=True)
+class PrefixClash:
+    """One prefix's clash, said once, and the undeclared terms it explains."""
+
+    problem: Problem
+    terms: frozenset[URIRef]
+
+
+def prefix_clashes(
+    sources: Sources, undeclared: Mapping[URIRef, list[Problem]], declared: set[URIRef]
+) -> list[PrefixClash]:
+    """For each file and prefix whose namespace gives terms nothing declares, where the same
+    local names are declared under another namespace the prefix is bound to — by another
+    loaded file, or earlier in the same file — one warning at the file's ``@prefix`` line.
+    ``undeclared``: each term nothing loaded declares, and the warnings saying so.
+    A file that declares a prefix twice is warned of it even when no term is lost yet."""
+    missing = sorted(undeclared, key=str)
+    out: list[PrefixClash] = []
+    for f in sources.files:
+        # where a term's warnings are is where it is written: a pattern's terms are in its
+        # text, which no graph of the file holds
+        written = [t for t in missing if any(p.file == str(f.path) for p in undeclared[t])]
+        declarations = _declarations(f)
+        for prefix, ns in sorted(f.namespaces.items()):
+            mine = [t for t in written if str(t).startswith(ns) and len(str(t)) > len(ns)]
+            earlier = [
+                (line, other) for line, p, other in declarations if p == prefix and other != ns
+            ]
+            others = [
+                (o, o.namespaces[prefix])
+                for o in sources.files
+                if o is not f and o.namespaces.get(prefix, ns) != ns
+            ]
+            alternatives = [space for _, space in earlier] + [space for _, space in others]
+            best, hits = "", list[URIRef]()
+            for space in dict.fromkeys(alternatives):
+                found = [t for t in mine if URIRef(space + str(t)[len(ns) :]) in declared]
+                if len(found) > len(hits):
+                    best, hits = space, found
+            if not earlier and not hits:
+                continue
+            line = next(
+                (i for i, p, space in reversed(declarations) if p == prefix and space == ns), None
+            )
+            lost = _lost(sources, prefix, ns, best, hits)
+            if earlier:
+                first_line, first = earlier[-1]
+                message = (
+                    f"the prefix {prefix}: is declared a second time in this file, as <{ns}>: "
+                    f"from here on it no longer means <{first}> (line {first_line})" + lost
+                )
+                hint = (
+                    f"remove this @prefix and keep @prefix {prefix}: <{first}> ., or give "
+                    f"<{ns}> a prefix of its own"
+                )
+            else:
+                other = next(o for o, space in others if space == best)
+                message = (
+                    f"the prefix {prefix}: means <{ns}> in this file but <{best}> in "
+                    f"{other.path.name}" + lost
+                )
+                hint = f"write @prefix {prefix}: <{best}> . as {other.path.name} does"
+            problem = Problem("warning", message, file=str(f.path), line=line, hint=hint)
+            out.append(PrefixClash(problem, frozenset(hits)))
+    return out
+
+
+def _lost(sources: Sources, prefix: str, ns: str, best: str, hits: list[URIRef]) -> str:
+    """What the clash costs: the terms this file names that only the other namespace has."""
+    if not hits:
+        return ""
+    names = [f"{prefix}:{str(t)[len(ns) :]}" for t in hits]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    where = sources.files_with(URIRef(best + str(hits[0])[len(ns) :]), as_subject=True)
+    return (
+        f"; {shown} {'is' if len(names) == 1 else 'are'} declared under <{best}>"
+        + (f" (in {where[0].path.name})" if where else "")
+        + ", so as written here they name nothing loaded declares and every check or call "
+        "that uses them finds nothing"
+    )
+
+
+def _declarations(f: _File) -> list[tuple[int, str, str]]:
+    """Each ``@prefix`` (or ``PREFIX``) line of the file: (line, prefix, namespace)."""
+    out = []
+    for i, text in enumerate(f.text_lines(), 1):
+        m = _DECLARATION.match(text)
+        if m is not None:
+            out.append((i, m.group(1) or "", m.group(2)))
+    return out
