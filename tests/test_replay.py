@@ -271,18 +271,28 @@ def test_an_edited_trace_is_refused_naming_its_line(tmp_path: Path) -> None:
     assert e.value.line == 3
 
 
-def test_an_edited_last_event_is_refused_and_a_rehashed_one_diverges(tmp_path: Path) -> None:
-    lines = (SNAPSHOT / "triage-all.jsonl").read_text().splitlines(keepends=True)
+EDITED_DIGEST = "sha256:" + "1" * 64
+
+
+def end_edited(trace: Path, out: Path) -> int:
+    """``trace`` with its end event's world digest edited (not re-hashed) written to ``out``;
+    how many lines it has."""
+    lines = trace.read_text().splitlines(keepends=True)
     end = json.loads(lines[-1])
-    end["world_digest"] = "sha256:" + "1" * 64
+    end["world_digest"] = EDITED_DIGEST
     lines[-1] = json.dumps(end, sort_keys=True, separators=(",", ":")) + "\n"
-    (tmp_path / "end.jsonl").write_text("".join(lines))
+    out.write_text("".join(lines))
+    return len(lines)
+
+
+def test_an_edited_last_event_is_refused_and_a_rehashed_one_diverges(tmp_path: Path) -> None:
+    lines = end_edited(SNAPSHOT / "triage-all.jsonl", tmp_path / "end.jsonl")
     with pytest.raises(TraceTampered) as e:
         replay(tmp_path / "end.jsonl", Calls().agent())
-    assert e.value.line == len(lines)
+    assert e.value.line == lines
 
     events = read_trace(SNAPSHOT / "triage-all.jsonl")  # with its world, the digest is checked
-    events[-1]["world_digest"] = end["world_digest"]
+    events[-1]["world_digest"] = EDITED_DIGEST
     report = replay(rechain(events, tmp_path / "rehashed.jsonl"), Calls().agent())
     assert report.first_divergence is not None
     assert report.first_divergence.field == "world_digest"
@@ -291,16 +301,12 @@ def test_an_edited_last_event_is_refused_and_a_rehashed_one_diverges(tmp_path: P
 
 def test_an_edit_past_the_calls_is_found_before_any_tool_is_called_again(tmp_path: Path) -> None:
     """Replay reads a trace as it goes; one that calls tools again reads it all first."""
-    lines = (RECORDED / "triage-all.jsonl").read_text().splitlines(keepends=True)
-    end = json.loads(lines[-1])
-    end["world_digest"] = "sha256:" + "1" * 64
-    lines[-1] = json.dumps(end, sort_keys=True, separators=(",", ":")) + "\n"
-    (tmp_path / "end.jsonl").write_text("".join(lines))
+    lines = end_edited(RECORDED / "triage-all.jsonl", tmp_path / "end.jsonl")
     for reexecute in (True, False):
         calls = Calls()
         with pytest.raises(TraceTampered) as e:
             replay(tmp_path / "end.jsonl", calls.agent(), reexecute_idempotent=reexecute)
-        assert e.value.line == len(lines)
+        assert e.value.line == lines
         assert calls.counts == {"assign_queue": 0, "notify_nurse": 0}
 
 
