@@ -1624,7 +1624,9 @@ class _Builder:
             shapes,
             self.n,
         ):
-            (self.warn if c.optional else self.error)(tool, c.message, c.hint, at=c.assertion)
+            (self.warn if c.optional else self.error)(
+                tool, c.message, c.hint, at=c.at or c.assertion
+            )
         return Effect(subject, tuple(asserts), shapes)
 
     def step(self, s: Node, cls: URIRef) -> Step | None:
