@@ -422,3 +422,51 @@ def test_a_misspelt_bound_variable_is_said_at_its_bind_with_the_one_meant(
           'argument "patient" of ehr.assign_queue is required, but horis:bind names ?thiss, '
           "which nothing binds",
           "did you mean ?this? use ?thiss in a triple pattern")
+
+
+OPERATOR_BIND = 'horis:bind [ horis:arg "booking" ; horis:var "this" ] .'
+
+
+def test_a_proposals_choice_bound_where_no_choice_leads_is_an_error_at_the_bind(
+        tmp_path: Path) -> None:
+    """?option was counted as bound in every step: bound in the operator's branch (reached by
+    the fallback, where the model chose nothing) it validated, and the rebooking failed."""
+    path, line = edited(tmp_path, REBOOKING, OPERATOR_BIND, OPERATOR_BIND[:-2]
+                        + ' , [ horis:arg "flight" ; horis:var "option" ] .')
+
+    found = unbound_arguments(load_definitions([path, REBOOKING[1]]))
+
+    assert len(found) == 1, found
+    check(found[0], path, line, ":RebookOnOperatorChoice",
+          'argument "flight" of airline.rebook is required, but horis:bind names ?option, '
+          "which nothing binds here: ?option is the choice of :ProposeFlight, given only to "
+          "the steps its horis:next leads to, not this one",
+          "use ?option in a triple pattern")
+
+
+def test_a_proposals_choice_is_not_given_to_another_workflows_steps(tmp_path: Path) -> None:
+    """With the rebooking files loaded too, triage's ?option counted as bound."""
+    old = 'horis:bind [ horis:arg "patient" ; horis:var "this" ] .'
+    path, line = edited(tmp_path, TRIAGE, old,
+                        old[:-2] + ' , [ horis:arg "nurse" ; horis:var "option" ] .')
+
+    found = unbound_arguments(load_definitions([path, TRIAGE[1], *REBOOKING]))
+
+    assert len(found) == 1, found
+    check(found[0], path, line, ":NotifyNurse",
+          'argument "nurse" of ehr.notify_nurse is required, but horis:bind names ?option',
+          "use ?option in a triple pattern")
+
+
+def test_a_proposals_choice_is_given_to_the_steps_after_its_next(tmp_path: Path) -> None:
+    """The step after the chosen branch's (by horis:next) still reads ?option."""
+    old = 'horis:bind [ horis:arg "booking" ; horis:var "this" ] ,\n'
+    text = REBOOKING[0].read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    later = (':Confirm a horis:ActionStep ;\n    horis:tool :airline.rebook ;\n'
+             '    horis:bind [ horis:arg "booking" ; horis:var "this" ] , '
+             '[ horis:arg "flight" ; horis:var "option" ] .\n')
+    path = tmp_path / REBOOKING[0].name
+    path.write_text(text.replace(old, "horis:next :Confirm ;\n    " + old) + later,
+                    encoding="utf-8")
+    assert unbound_arguments(load_definitions([path, REBOOKING[1]])) == []
