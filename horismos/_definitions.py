@@ -50,7 +50,12 @@ from ._model import (
     WaitStep,
     Workflow,
 )
-from ._preconditions import Precondition, PreconditionSyntaxError, compile_patterns
+from ._preconditions import (
+    Precondition,
+    PreconditionSyntaxError,
+    compile_patterns,
+    filter_scopes,
+)
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
 from ._vocab import HORIS, NS
@@ -509,6 +514,7 @@ class _Builder:
         named, declared = self.terms()
         self.check_pattern_terms(named)
         self.check_focus_typos()
+        self.check_filter_variables()
         self.check_typed_terms(declared)
         self.check_shacl_terms()
         self.check_domain_shapes()
@@ -898,10 +904,9 @@ class _Builder:
             if owner not in steps:
                 continue
             for var in sorted(v for v in pre.variables if v != "this" and _slip(v, "this") <= 1):
-                found = re.compile(rf"[?$]{re.escape(var)}\b")
-                text = next((x for x in self.g.objects(holder, pred) if found.search(str(x))), None)
-                problem = self.src.problem(
+                self.at_variable(
                     "warning",
+                    var,
                     owner,
                     f"{self.n(pred)} uses ?{var} but never ?this, the instance's focus: as "
                     "written it is not about the focus and holds for any match in the world"
@@ -909,14 +914,72 @@ class _Builder:
                     else f"{self.n(pred)} uses ?{var} beside ?this: ?{var} is not the "
                     "instance's focus but any node that matches",
                     "did you mean ?this?",
-                    at=(holder, pred, text),
+                    (holder, pred),
                 )
-                hit = found.search(str(text)) if text is not None else None
-                if hit is not None and problem.line is not None:  # the variable's own line
-                    problem = replace(
-                        problem, line=problem.line + str(text)[: hit.start()].count("\n")
+
+    def check_filter_variables(self) -> None:
+        """A variable a FILTER reads that no pattern of its group binds, nor the run gives
+        (?this and the ProposalSteps' horis:as choices to a step; its arguments to a tool's
+        own horis:requires): it is unbound in every solution, so the comparison is an error
+        and the FILTER never holds. Why an error: ``FILTER (?value > ?limit)`` where the
+        pattern binds ``?v`` made a DecisionStep's rule never hold, and a critical lab result
+        was filed instead of escalated, without a word. A FILTER that asks ``BOUND`` or
+        ``COALESCE`` is meant for unbound variables and is not judged."""
+        steps = self.step_nodes()
+        chosen = {s.as_var for s in self.defs.steps.values() if isinstance(s, ProposalStep)}
+        for owner, holder, pred, pre in self.patterns:
+            if owner in steps:
+                given = {"this", *chosen}
+            elif (owner, RDF.type, HORIS.Tool) in self.g:
+                given = {
+                    str(n)
+                    for takes in self.g.objects(owner, HORIS.takes)
+                    for a in self.g.objects(takes, HORIS.arg)
+                    for n in self.g.objects(a, HORIS.name)
+                }
+            else:
+                continue
+            said: set[str] = set()
+            for read, scope in filter_scopes(pre.select.algebra):
+                for var in sorted(read - scope - given - said):
+                    said.add(var)
+                    near = _nearest_variable(var, sorted((scope | given) - read))
+                    self.at_variable(
+                        "error",
+                        var,
+                        owner,
+                        f"{self.n(pred)}: ?{var} in a FILTER is bound by no pattern of its "
+                        "group, so the filter is never true",
+                        (f"did you mean ?{near}? " if near else "")
+                        + f"use a variable the pattern binds, or bind ?{var} in a triple "
+                        "pattern beside the FILTER",
+                        (holder, pred),
+                        after="FILTER",
                     )
-                self.problems.append(problem)
+
+    def at_variable(
+        self,
+        severity: str,
+        var: str,
+        owner: Node,
+        message: str,
+        hint: str,
+        where: tuple[Node, URIRef],
+        after: str = "",
+    ) -> None:
+        """A problem about ``?var`` in the ``where`` (holder, predicate) patterns of
+        ``owner``, at the line of the pattern text that names it (first after ``after``, a
+        regular expression such as ``FILTER``), not at the pattern's first line."""
+        holder, pred = where
+        found = re.compile(rf"[?$]{re.escape(var)}\b")
+        text = next((x for x in self.g.objects(holder, pred) if found.search(str(x))), None)
+        problem = self.src.problem(severity, owner, message, hint, at=(holder, pred, text))
+        body = str(text) if text is not None else ""
+        start = re.search(after, body, re.IGNORECASE) if after else None
+        hit = found.search(body, start.start() if start else 0) or found.search(body)
+        if hit is not None and problem.line is not None:  # the variable's own line
+            problem = replace(problem, line=problem.line + body[: hit.start()].count("\n"))
+        self.problems.append(problem)
 
     def check_shacl_terms(self) -> None:
         """``sh:patern`` is not SHACL: a shape that says it checks nothing, silently."""
@@ -2093,6 +2156,16 @@ def _iris(algebra: Any) -> set[URIRef]:
         elif isinstance(x, list | tuple | set | frozenset):
             stack.extend(x)
     return found
+
+
+def _nearest_variable(var: str, candidates: list[str]) -> str | None:
+    """The variable ``?var`` was most likely meant to be: the closest in spelling, else one
+    that begins the other (``?v`` for ``?value``, ``?on`` for ``?onduty``)."""
+    close = difflib.get_close_matches(var, candidates, n=1)
+    if close:
+        return close[0]
+    prefixed = [c for c in candidates if var.startswith(c) or c.startswith(var)]
+    return max(prefixed, key=len) if prefixed else None
 
 
 def _slip(a: str, b: str) -> int:

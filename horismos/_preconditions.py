@@ -33,6 +33,7 @@ __all__ = [
     "compile_patterns",
     "elements",
     "explain",
+    "filter_scopes",
     "first_failing",
 ]
 
@@ -180,6 +181,56 @@ def bound_by(node: Any) -> tuple[set[str], set[str]]:
         every = set.intersection(*rows) if rows else set()
         return every, set().union(*rows) - every
     return {str(v) for v in getattr(node, "_vars", ())}, set()
+
+
+_NOT_READ = frozenset({"Builtin_EXISTS", "Builtin_NOTEXISTS"})
+"""Expressions whose pattern binds its own variables: what they name is not read from the group."""
+_READS_UNBOUND = frozenset({"Builtin_BOUND", "Builtin_COALESCE"})
+"""Expressions meant for variables that may be unbound: a FILTER with one is not judged."""
+
+
+def _read_by(expr: Any, into: set[str]) -> bool:
+    """Add to ``into`` the variables ``expr`` reads from its group; False when it asks
+    whether one is bound (``BOUND``, ``COALESCE``), which an unbound variable answers."""
+    if isinstance(expr, Variable):
+        into.add(str(expr))
+        return True
+    if isinstance(expr, (list, tuple)):
+        return all(_read_by(e, into) for e in expr)
+    if isinstance(expr, CompValue):
+        if expr.name in _READS_UNBOUND:
+            return False
+        if expr.name in _NOT_READ:
+            return True
+        return all(_read_by(v, into) for k, v in expr.items() if not k.startswith("_"))
+    return True
+
+
+def filter_scopes(node: Any) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """For each FILTER of a SPARQL algebra ``node`` (an ``OPTIONAL``'s own too): the
+    variables its expression reads, and those its group binds in some solution. A FILTER
+    sees only its own group's variables, so one it reads that the group never binds is
+    unbound in every solution: a comparison with it is an error and the FILTER is never true.
+    Not listed: a FILTER that asks ``BOUND`` or ``COALESCE`` (meant for unbound variables),
+    and what ``EXISTS``/``NOT EXISTS`` name (their pattern binds its own)."""
+    found: list[tuple[frozenset[str], frozenset[str]]] = []
+    name = getattr(node, "name", None)
+    if name is None:
+        return found
+    expr = getattr(node, "expr", None)
+    if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
+        scope: set[str] = set()
+        for part in (node.p,) if name == "Filter" else (node.p1, node.p2):
+            certain, maybe = bound_by(part)
+            scope |= certain | maybe
+        read: set[str] = set()
+        if expr.name != "TrueFilter" and _read_by(expr, read):
+            found.append((frozenset(read), frozenset(scope)))
+    for key in ("p", "p1", "p2"):
+        child = node.get(key)
+        if isinstance(child, CompValue):
+            found += filter_scopes(child)
+    return found
 
 
 # -- why a precondition does not hold ------------------------------------------------------

@@ -217,6 +217,61 @@ def test_a_pattern_that_leaves_the_focus_out_with_other_names_is_not_warned(
         assert problems(path, LAB) == []
 
 
+# -- a FILTER reading a variable nothing binds -------------------------------------------------
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "node", "var", "meant"), [
+    pytest.param(LAB, "FILTER (?v > ?limit)", "FILTER (?value > ?limit)", ":IsCritical",
+                 "value", "v", id="rule"),
+    pytest.param(TRIAGE, "?nurse a :Nurse ; :onDuty true .",
+                 "?nurse a :Nurse ; :onDuty ?on . FILTER(?onduty = true)", ":NotifyNurse",
+                 "onduty", "on", id="requires"),
+])
+def test_a_filter_on_a_variable_no_pattern_binds_is_an_error_at_its_line(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, var: str,
+        meant: str) -> None:
+    """The rule's FILTER compared ?value, which nothing bound: it was never true, and every
+    critical result was filed instead of escalated. It validated."""
+    path, line = edited(tmp_path, pair, old, new)
+    p = the_error(problems(path, pair))
+    check(p, path, line, node,
+          f"horis:requires: ?{var} in a FILTER is bound by no pattern of its group, so the "
+          "filter is never true", f"did you mean ?{meant}?")
+
+
+@pytest.mark.parametrize("written", [
+    "?kind :criticalAbove ?limit . FILTER (!BOUND(?missing) || ?v > ?limit)",
+    "?kind :criticalAbove ?limit . FILTER (COALESCE(?missing, ?v) > ?limit)",
+    "BIND(6.0 AS ?limit) FILTER (?v > ?limit)",
+    "VALUES ?limit { 6.0 } FILTER (?v > ?limit)",
+    "OPTIONAL { ?kind :criticalAbove ?limit FILTER (?v > ?limit) }",
+    "OPTIONAL { ?kind :criticalAbove ?limit } FILTER (?v > ?limit)",
+    "{ SELECT ?kind (MAX(?l) AS ?limit) WHERE { ?kind :criticalAbove ?l } GROUP BY ?kind }"
+    " FILTER (?v > ?limit)",
+    "FILTER NOT EXISTS { ?kind :criticalAbove ?limit FILTER (?limit > ?v) }",
+    "?kind :criticalAbove ?limit . FILTER (?v > ?limit && ?this != ?kind)",
+])
+def test_a_filter_on_what_binds_or_may_be_unbound_is_not_judged(
+        tmp_path: Path, written: str) -> None:
+    """BIND, VALUES, OPTIONAL, a subquery and the run's ?this give a FILTER its variables;
+    BOUND and COALESCE are meant for unbound ones; EXISTS binds its own."""
+    old = "?kind :criticalAbove ?limit .\n                           FILTER (?v > ?limit)"
+    path, _ = edited(tmp_path, LAB, old, written)
+    assert problems(path, LAB) == []
+
+
+def test_a_filter_may_read_the_proposals_choice_and_a_tools_arguments(tmp_path: Path) -> None:
+    """?option is the run's (the ProposalStep's choice); a tool's own horis:requires is tried
+    with its arguments bound."""
+    path, _ = edited(tmp_path, REBOOKING, "?carrier :acceptsRebooking true .",
+                     "?carrier :acceptsRebooking true . FILTER (?option != ?this)")
+    assert [p for p in problems(path, REBOOKING) if p.severity == "error"] == []
+    path, _ = edited(tmp_path, TRIAGE, "horis:idempotent false .",
+                     'horis:idempotent false ;\n    horis:requires '
+                     '"?patient :acuity ?q . FILTER (?q = ?queue)" .')
+    assert [p for p in problems(path, TRIAGE) if p.severity == "error"] == []
+
+
 # -- a name in quotes, a tool where a step goes -----------------------------------------------
 
 
