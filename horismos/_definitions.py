@@ -55,6 +55,7 @@ from ._preconditions import (
     PreconditionSyntaxError,
     compile_patterns,
     filter_scopes,
+    literal_matches,
 )
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
@@ -515,6 +516,7 @@ class _Builder:
         self.check_pattern_terms(named)
         self.check_focus_typos()
         self.check_filter_variables()
+        self.check_pattern_literals()
         self.check_typed_terms(declared)
         self.check_shacl_terms()
         self.check_domain_shapes()
@@ -845,11 +847,8 @@ class _Builder:
             )
         else:
             given = typ if isinstance(typ, URIRef) else None
-        if given not in DATATYPES or given == RDFS.Literal:
-            return
-        for r in ranges:
-            if not isinstance(r, URIRef) or r not in DATATYPES or _derives(given, r):
-                continue
+        r = _range_refusing(given, ranges) if given is not None else None
+        if given is not None and r is not None:
             shown = (
                 f'horis:value "{typ}" is'
                 if isinstance(typ, Literal)
@@ -866,7 +865,46 @@ class _Builder:
                 else f"write horis:type {self.n(r)}, the rdfs:range of {self.n(prop)}",
                 at=(holder, HORIS.value if fixed else HORIS.type, typ),
             )
-            return
+
+    def check_pattern_literals(self) -> None:
+        """A literal a pattern holds a property to that is not of the property's rdfs:range
+        (``:onCall "true"`` where the range is xsd:boolean, ``FILTER (?v > "6.0")`` where
+        ``?v`` is a ``:value``, an xsd:decimal): no value of the property equals it (a string
+        is never the boolean true), and a string is never ordered with a number, so the
+        pattern never holds — a rule never taken, a step blocked for ever. A warning: the
+        world may hold values the ontology does not promise. Numbers of different types
+        compare by value in a FILTER, so they are not judged there."""
+        seen: set[tuple[Node, URIRef, Literal]] = set()
+        for owner, holder, pred, pre in self.patterns:
+            for prop, lit, var in literal_matches(pre.select.algebra):
+                if (holder, prop, lit) in seen:
+                    continue
+                given = lit.datatype or (RDF.langString if lit.language else XSD.string)
+                ranges = list(self.g.objects(prop, RDFS.range))
+                r = _range_refusing(given, ranges)
+                if r is None or (var is not None and given in _NUMERIC and r in _NUMERIC):
+                    continue
+                seen.add((holder, prop, lit))
+                written = _turtle(lit, self.n)
+                is_a = "a string" if given == XSD.string else f"a literal of {self.n(given)}"
+                self.at_text(
+                    "warning",
+                    re.escape(written) if var is None else rf"[?$]{re.escape(var)}\b",
+                    owner,
+                    f"{self.n(pred)}: {self.n(prop)} has rdfs:range {self.n(r)}, but "
+                    + (
+                        f"the pattern matches it with {written}, {is_a}, which no value of "
+                        f"{self.n(prop)} equals, so the pattern never holds"
+                        if var is None
+                        else f"the FILTER compares ?{var} (its value) with {written}, {is_a}, "
+                        f"which is never equal to or ordered with a value of {self.n(r)}, so "
+                        "the FILTER is never true"
+                    ),
+                    _literal_hint(lit, r, self.n),
+                    (holder, pred),
+                    after="" if var is None else "FILTER",
+                    also=written,
+                )
 
     def kind(self, t: Node) -> str | None:
         """``literal`` or ``node``: what a value of type or range ``t`` is written as; None
@@ -968,17 +1006,38 @@ class _Builder:
         after: str = "",
     ) -> None:
         """A problem about ``?var`` in the ``where`` (holder, predicate) patterns of
-        ``owner``, at the line of the pattern text that names it (first after ``after``, a
-        regular expression such as ``FILTER``), not at the pattern's first line."""
+        ``owner``, at the line of the pattern text that names it (:meth:`at_text`)."""
+        self.at_text(severity, rf"[?$]{re.escape(var)}\b", owner, message, hint, where, after)
+
+    def at_text(
+        self,
+        severity: str,
+        needle: str,
+        owner: Node,
+        message: str,
+        hint: str,
+        where: tuple[Node, URIRef],
+        after: str = "",
+        also: str = "",
+    ) -> None:
+        """A problem about what ``needle`` (a regular expression) finds in the ``where``
+        (holder, predicate) patterns of ``owner``: at the line of the pattern text where it
+        is first found after ``after`` (such as ``FILTER``) and, when ``also`` is given, on
+        a line that has ``also`` too; not at the pattern's first line."""
         holder, pred = where
-        found = re.compile(rf"[?$]{re.escape(var)}\b")
+        found = re.compile(needle)
         text = next((x for x in self.g.objects(holder, pred) if found.search(str(x))), None)
         problem = self.src.problem(severity, owner, message, hint, at=(holder, pred, text))
         body = str(text) if text is not None else ""
         start = re.search(after, body, re.IGNORECASE) if after else None
-        hit = found.search(body, start.start() if start else 0) or found.search(body)
-        if hit is not None and problem.line is not None:  # the variable's own line
-            problem = replace(problem, line=problem.line + body[: hit.start()].count("\n"))
+        hits = list(found.finditer(body, start.start() if start else 0)) or list(
+            found.finditer(body)
+        )
+        line_of = {h: body.count("\n", 0, h.start()) for h in hits}
+        lines = body.split("\n")
+        hit = next((h for h in hits if also in lines[line_of[h]]), hits[0] if hits else None)
+        if hit is not None and problem.line is not None:  # the needle's own line
+            problem = replace(problem, line=problem.line + line_of[hit])
         self.problems.append(problem)
 
     def check_shacl_terms(self) -> None:
@@ -2156,6 +2215,55 @@ def _iris(algebra: Any) -> set[URIRef]:
         elif isinstance(x, list | tuple | set | frozenset):
             stack.extend(x)
     return found
+
+
+def _range_refusing(given: URIRef, ranges: Iterable[Node]) -> URIRef | None:
+    """The first of a property's ``ranges`` a literal of ``given`` is not of; None when it
+    is of each (only built-in datatypes are compared; one the files declare is the
+    modeler's to judge)."""
+    if given not in DATATYPES or given == RDFS.Literal:
+        return None
+    return next(
+        (r for r in ranges if isinstance(r, URIRef) and r in DATATYPES and not _derives(given, r)),
+        None,
+    )
+
+
+_NUMERIC = frozenset(
+    {XSD.decimal, XSD.double, XSD.float, *(c for c in _DERIVED_FROM if _derives(c, XSD.decimal))}
+)
+"""The numeric datatypes, which a FILTER compares by value, across types."""
+
+_BARE = (  # Turtle's forms without quotes, and the datatype each gives
+    (re.compile(r"[+-]?\d+"), XSD.integer),
+    (re.compile(r"[+-]?\d*\.\d+"), XSD.decimal),
+    (re.compile(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+"), XSD.double),
+    (re.compile(r"true|false"), XSD.boolean),
+)
+
+
+def _turtle(lit: Literal, name: Callable[[Node], str]) -> str:
+    """``lit`` as a pattern writes it: ``"6.0"``, ``"x"@en``, ``"1"^^xsd:integer``, ``true``."""
+    if lit.language:
+        return f'"{lit}"@{lit.language}'
+    if lit.datatype is None or lit.datatype == XSD.string:
+        return f'"{lit}"'
+    for form, dt in _BARE:
+        if dt == lit.datatype and form.fullmatch(str(lit)):
+            return str(lit)
+    return f'"{lit}"^^{name(lit.datatype)}'
+
+
+def _literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
+    """What to write for ``lit`` as a value of ``r``: ``true`` or ``6.0`` without quotes, or
+    ``"…"^^r``."""
+    text = str(lit)
+    if Literal(text, datatype=r).ill_typed:
+        return f'write a value of {name(r)}, e.g. "…"^^{name(r)}, or correct the rdfs:range'
+    for form, dt in _BARE:
+        if form.fullmatch(text) and (dt == r or (dt in _NUMERIC and r in _NUMERIC)):
+            return f"write {text} without quotes"
+    return f'write "{text}"^^{name(r)}'
 
 
 def _nearest_variable(var: str, candidates: list[str]) -> str | None:

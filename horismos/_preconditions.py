@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, cast
 
-from rdflib import Graph, URIRef, Variable
+from rdflib import Graph, Literal, URIRef, Variable
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.plugins.sparql.sparql import Query
@@ -35,6 +35,7 @@ __all__ = [
     "explain",
     "filter_scopes",
     "first_failing",
+    "literal_matches",
 ]
 
 
@@ -230,6 +231,65 @@ def filter_scopes(node: Any) -> list[tuple[frozenset[str], frozenset[str]]]:
         child = node.get(key)
         if isinstance(child, CompValue):
             found += filter_scopes(child)
+    return found
+
+
+_COMPARED = frozenset({"=", "!=", "<", ">", "<=", ">="})
+
+
+def _triples(node: Any) -> list[tuple[Any, Any, Any]]:
+    """The triple patterns of ``node``'s groups, nested ones (``OPTIONAL``, ``UNION``,
+    subqueries) included: where a FILTER's variables are taken from."""
+    name = getattr(node, "name", None)
+    if name is None:
+        return []
+    if name == "BGP":
+        return list(node.triples)
+    return [t for key in ("p", "p1", "p2") for t in _triples(node.get(key))]
+
+
+def _comparisons(expr: Any) -> list[tuple[str, Literal]]:
+    """Each ``?var OP literal`` (either way round) ``expr`` makes, outside EXISTS."""
+    if isinstance(expr, (list, tuple)):
+        return [c for e in expr for c in _comparisons(e)]
+    if not isinstance(expr, CompValue) or expr.name in _NOT_READ:
+        return []
+    found = [c for k, v in expr.items() if not k.startswith("_") for c in _comparisons(v)]
+    if expr.name == "RelationalExpression" and expr.get("op") in _COMPARED:
+        a, b = expr.get("expr"), expr.get("other")
+        if isinstance(a, Literal) and isinstance(b, Variable):
+            a, b = b, a
+        if isinstance(a, Variable) and isinstance(b, Literal):
+            found.append((str(a), b))
+    return found
+
+
+def literal_matches(node: Any) -> list[tuple[URIRef, Literal, str | None]]:
+    """Where a SPARQL algebra ``node`` holds a property's values to a literal: each triple
+    pattern ``?s :p "lit"`` as ``(:p, "lit", None)``, and each FILTER comparison ``?var OP
+    "lit"`` as ``(:p, "lit", "var")`` for every ``?s :p ?var`` of the FILTER's group. What
+    the property's rdfs:range says its values are can then be held against the literal."""
+    name = getattr(node, "name", None)
+    if name is None:
+        return []
+    found: list[tuple[URIRef, Literal, str | None]] = []
+    if name == "BGP":
+        found += [
+            (p, o, None)
+            for _, p, o in node.triples
+            if isinstance(p, URIRef) and isinstance(o, Literal)
+        ]
+    expr = node.get("expr")
+    if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
+        triples = _triples(node.p) if name == "Filter" else _triples(node)
+        for var, lit in _comparisons(expr):
+            found += [
+                (p, lit, var)
+                for _, p, o in triples
+                if isinstance(p, URIRef) and isinstance(o, Variable) and str(o) == var
+            ]
+    for key in ("p", "p1", "p2"):
+        found += literal_matches(node.get(key))
     return found
 
 

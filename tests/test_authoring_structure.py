@@ -272,6 +272,40 @@ def test_a_filter_may_read_the_proposals_choice_and_a_tools_arguments(tmp_path: 
     assert [p for p in problems(path, TRIAGE) if p.severity == "error"] == []
 
 
+# -- a literal of another datatype than its property's range ---------------------------------
+
+
+@pytest.mark.parametrize(("old", "new", "node", "said", "hint"), [
+    pytest.param(":onCall true .", ':onCall "true" .', ":Escalate",
+                 ':onCall has rdfs:range xsd:boolean, but the pattern matches it with "true", a '
+                 "string, which no value of :onCall equals, so the pattern never holds",
+                 "write true without quotes", id="triple"),
+    pytest.param("FILTER (?v > ?limit)", 'FILTER (?v > "6.0")', ":IsCritical",
+                 ':value has rdfs:range xsd:decimal, but the FILTER compares ?v (its value) with '
+                 '"6.0", a string, which is never equal to or ordered with a value of '
+                 "xsd:decimal, so the FILTER is never true",
+                 "write 6.0 without quotes", id="filter"),
+])
+def test_a_literal_its_propertys_range_never_equals_is_warned_at_its_line(
+        tmp_path: Path, old: str, new: str, node: str, said: str, hint: str) -> None:
+    """"true" (a string) is never the boolean true the world holds, and a string is never
+    ordered with a number: the on-call clinician was never found, the rule never taken."""
+    path, line = edited(tmp_path, LAB, old, new)
+    [p] = warnings_of(problems(path, LAB))
+    check(p, path, line, node, said, hint)
+
+
+@pytest.mark.parametrize("written", [
+    "FILTER (?v > 6)", "FILTER (?v > 6.0e0)", 'FILTER (?v > "6.0"^^xsd:decimal)',
+    "FILTER (?v > ?limit)",
+])
+def test_a_literal_of_the_propertys_range_or_a_number_is_not_warned(
+        tmp_path: Path, written: str) -> None:
+    """Numbers compare by value across their types in a FILTER."""
+    path, _ = edited(tmp_path, LAB, "FILTER (?v > ?limit)", written)
+    assert problems(path, LAB) == []
+
+
 # -- a name in quotes, a tool where a step goes -----------------------------------------------
 
 
