@@ -88,6 +88,42 @@ def authoring_shapes() -> Graph | None:
         return None
 
 
+_AUTHORED = (
+    HORIS.Tool,
+    HORIS.Workflow,
+    *STEP_CLASSES,
+    HORIS.McpServer,
+    HORIS.CommandBinding,
+    HORIS.Adapter,
+)
+"""The kinds of node authors declare, each of which takes its own horis: properties."""
+
+
+@cache
+def property_homes() -> dict[URIRef, frozenset[URIRef]]:
+    """The kinds of node (:data:`_AUTHORED`) each ``horis:`` property is written on, read
+    from the vocabulary (its ``rdfs:domain``) and the authoring shapes (a shape's
+    ``sh:targetClass`` and the ``sh:path`` of its property shapes), ``horis:Step`` standing
+    for every step class. A property neither says (``horis:requires``, ``horis:name``) is
+    written on several kinds of node and has no entry."""
+    homes: dict[URIRef, set[URIRef]] = {}
+
+    def add(prop: Node | None, cls: Node) -> None:
+        if not isinstance(prop, URIRef) or not str(prop).startswith(NS):
+            return
+        kinds = STEP_CLASSES if cls == HORIS.Step else (cls,) if cls in _AUTHORED else ()
+        homes.setdefault(prop, set()).update(cast("tuple[URIRef, ...]", kinds))
+
+    for prop, cls in vocabulary_graph().subject_objects(RDFS.domain):
+        add(prop, cls)
+    shapes = authoring_shapes()
+    if shapes is not None:
+        for shape, cls in shapes.subject_objects(SH.targetClass):
+            for pshape in shapes.objects(shape, SH.property):
+                add(shapes.value(pshape, SH.path), cls)
+    return {p: frozenset(k) for p, k in homes.items() if k}
+
+
 def _package_graph(name: str) -> Graph:
     res = resources.files("horismos") / "ontology" / name
     if not res.is_file():
@@ -512,6 +548,7 @@ class _Builder:
             if wf is not None:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
+        self.check_placement()
         named, declared = self.terms()
         self.check_pattern_terms(named)
         self.check_focus_typos()
@@ -539,6 +576,42 @@ class _Builder:
             self.defs.errors = tuple(p for p in problems if p.severity == "error")
             raise AuthoringError(problems, definitions=self.defs)
         return self.defs
+
+    def check_placement(self) -> None:
+        """A horis: property written on a kind of node that does not take it: nothing reads
+        it there, so it does nothing, silently — ``horis:retries 3`` on a step retries
+        nothing (retries are the tool's), ``horis:onError`` on a tool catches nothing (the
+        step that calls it says where an error goes), ``horis:otherwise`` on an action step
+        is no branch. Which kinds take which property is read from the vocabulary and the
+        authoring shapes (:func:`property_homes`). A warning: the definitions run, only not
+        as written."""
+        homes = property_homes()
+        for kind in _AUTHORED:
+            for node in sorted(set(self.g.subjects(RDF.type, kind)), key=str):
+                kinds = {k for k in _AUTHORED if (node, RDF.type, k) in self.g}
+                for p, o in sorted(self.g.predicate_objects(node), key=lambda po: str(po[0])):
+                    home = homes.get(cast(URIRef, p))
+                    if home is None or home & kinds or kind != min(kinds, key=_AUTHORED.index):
+                        continue
+                    self.warn(
+                        node,
+                        f"{self.n(p)} is a property of {_kind_names(home, self.n)}; on "
+                        f"{_kind_names({kind}, self.n)} it does nothing",
+                        self.placement_hint(node, cast(URIRef, p), home),
+                        at=(node, cast(URIRef, p), o),
+                    )
+
+    def placement_hint(self, node: Node, p: URIRef, home: frozenset[URIRef]) -> str:
+        """Where ``p`` written on ``node`` belongs: the tool the step calls, the steps that
+        call the tool, or else any node of a kind that takes it."""
+        if HORIS.Tool in home:
+            tools = sorted(self.n(t) for t in self.g.objects(node, HORIS.tool))
+            if tools:
+                return f"declare it on {', '.join(tools)}, the step's tool, or remove it"
+        callers = sorted(self.n(s) for s in self.g.subjects(HORIS.tool, node))
+        if callers and home & set(STEP_CLASSES):
+            return f"write it on the step that calls the tool ({', '.join(callers)}), or remove it"
+        return f"write it on {_kind_names(home, self.n)}, or remove it"
 
     def check_split_definitions(self) -> None:
         """A tool, step or workflow that two files describe with horis: terms: the files are
@@ -2264,6 +2337,21 @@ def _literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
         if form.fullmatch(text) and (dt == r or (dt in _NUMERIC and r in _NUMERIC)):
             return f"write {text} without quotes"
     return f'write "{text}"^^{name(r)}'
+
+
+def _kind_names(kinds: Iterable[URIRef], name: Callable[[Node], str]) -> str:
+    """``a tool``, ``an action step``, ``a step`` (every step kind), ``a tool, a proposal
+    step or a wait step``: kinds of node as a sentence says them, by their rdfs:label in the
+    vocabulary."""
+    kinds = set(kinds)
+    if set(STEP_CLASSES) <= kinds:
+        kinds = (kinds - set(STEP_CLASSES)) | {HORIS.Step}
+    said = []
+    for k in sorted(kinds, key=lambda k: (k != HORIS.Tool, str(k))):
+        label = str(vocabulary_graph().value(k, RDFS.label) or name(k))
+        label = label if label[:2].isupper() else label[:1].lower() + label[1:]
+        said.append(("an " if label[:1] in "aeiou" else "a ") + label)
+    return " or ".join([", ".join(said[:-1]), said[-1]] if len(said) > 1 else said)
 
 
 def _nearest_variable(var: str, candidates: list[str]) -> str | None:

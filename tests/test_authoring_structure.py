@@ -306,6 +306,54 @@ def test_a_literal_of_the_propertys_range_or_a_number_is_not_warned(
     assert problems(path, LAB) == []
 
 
+# -- a property on a kind of node that does not take it ----------------------------------------
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "node", "said", "hint"), [
+    pytest.param(TRIAGE, "horis:tool :ehr.assign_queue ;",
+                 "horis:tool :ehr.assign_queue ;\n    horis:retries 3 ;", ":QueuePatient",
+                 "horis:retries is a property of a tool; on an action step it does nothing",
+                 "declare it on :ehr.assign_queue, the step's tool", id="retries-on-step"),
+    pytest.param(TRIAGE, "horis:tool :ehr.assign_queue ;",
+                 'horis:tool :ehr.assign_queue ;\n    horis:timeout "5 sec" ;', ":QueuePatient",
+                 "horis:timeout is a property of a tool, a proposal step or a wait step; on an "
+                 "action step it does nothing", "declare it on :ehr.assign_queue",
+                 id="timeout-on-step"),
+    pytest.param(TRIAGE, "horis:idempotent false .",
+                 "horis:idempotent false ;\n    horis:onError :NotifyNurse .", ":ehr.assign_queue",
+                 "horis:onError is a property of a step; on a tool it does nothing",
+                 "write it on the step that calls the tool (:QueuePatient)", id="onerror-on-tool"),
+    pytest.param(LAB, "horis:otherwise :File .",
+                 "horis:otherwise :File ;\n    horis:tool :lab.escalate .", ":IsCritical",
+                 "horis:tool is a property of an action step; on a decision step it does nothing",
+                 "write it on an action step, or remove it", id="tool-on-decision"),
+    pytest.param(LAB, "horis:tool :lab.file_result ;",
+                 "horis:tool :lab.file_result ;\n    horis:otherwise :Escalate ;", ":File",
+                 "horis:otherwise is a property of a decision step; on an action step it does "
+                 "nothing", "write it on a decision step", id="otherwise-on-action"),
+])
+def test_a_property_on_a_kind_of_node_that_does_not_take_it_is_warned_at_its_line(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, said: str,
+        hint: str) -> None:
+    """Each validated and did nothing: retries on a step retried nothing, an onError on a
+    tool caught nothing, an otherwise on an action step was no branch."""
+    path, line = edited(tmp_path, pair, old, new)
+    [p] = warnings_of(problems(path, pair))
+    check(p, path, line + 1, node, said, hint)
+
+
+def test_a_tools_own_horis_requires_and_a_proposals_timeout_are_where_they_belong(
+        tmp_path: Path) -> None:
+    """A tool takes horis:requires (tried with its arguments bound); a ProposalStep takes
+    horis:timeout (how long the model may take)."""
+    path, _ = edited(tmp_path, TRIAGE, "horis:idempotent false .",
+                     'horis:idempotent false ;\n    horis:requires "?patient :acuity ?queue ." .')
+    assert problems(path, TRIAGE) == []
+    path, _ = edited(tmp_path, REBOOKING, "horis:confidence 0.7 ;",
+                     'horis:confidence 0.7 ;\n    horis:timeout "20s" ;')
+    assert problems(path, REBOOKING) == []
+
+
 # -- a name in quotes, a tool where a step goes -----------------------------------------------
 
 
