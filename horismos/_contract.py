@@ -13,13 +13,15 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rdflib import Literal
+from rdflib import Literal, URIRef
 
 from ._bindings import static_problem
 from ._bindings.python import signature_problems
 from ._definitions import Definitions
+from ._digraph import descendants
 from ._errors import Problem, ToolError
-from ._model import ActionStep, ProposalStep
+from ._hazards import flow_graph
+from ._model import ActionStep, ProposalStep, Step
 from ._redact import redact_url, url_credentials
 from ._vocab import HORIS
 
@@ -35,9 +37,10 @@ __all__ = [
 
 def unbound_arguments(defs: Definitions) -> list[Problem]:
     """Each required argument of a step's tool that no pattern variable or ``horis:bind``
-    gives: the focus ``?this``, a ProposalStep's ``horis:as`` variable, or a variable the
-    step's own ``horis:requires`` binds. A variable its text names only inside
-    ``FILTER NOT EXISTS`` or ``MINUS`` binds nothing, so it gives nothing."""
+    gives: the focus ``?this``, the ``horis:as`` variable of a ProposalStep whose choice leads
+    to the step (:func:`carried_variables`), or a variable the step's own ``horis:requires``
+    binds. A variable its text names only inside ``FILTER NOT EXISTS`` or ``MINUS`` binds
+    nothing, so it gives nothing."""
     return [p for p in _argument_sources(defs) if p.severity == "error"]
 
 
@@ -48,16 +51,31 @@ def sometimes_unbound(defs: Definitions) -> list[Problem]:
     return [p for p in _argument_sources(defs) if p.severity == "warning"]
 
 
+def carried_variables(steps: Mapping[URIRef, Step]) -> dict[URIRef, set[str]]:
+    """The ``horis:as`` variables each step can be given by the run: a ProposalStep's is set
+    only when the model chooses, and the step then goes to its ``horis:next``, so it reaches
+    that step and those after it (by any edge), never its ``horis:fallback`` branch or another
+    workflow. Why: counted as bound everywhere, ``?option`` bound in the operator's branch, or
+    in another workflow's step, validated and failed the run."""
+    flow = flow_graph(steps)
+    carried: dict[URIRef, set[str]] = {}
+    for step in steps.values():
+        if isinstance(step, ProposalStep) and step.next is not None:
+            for later in {step.next} | descendants(flow, step.next):
+                carried.setdefault(later, set()).add(step.as_var)
+    return carried
+
+
 def _argument_sources(defs: Definitions) -> list[Problem]:
     """The errors of :func:`unbound_arguments` and the warnings of :func:`sometimes_unbound`,
     in the steps' order."""
-    carried = {"this"} | {s.as_var for s in defs.steps.values() if isinstance(s, ProposalStep)}
+    carried = carried_variables(defs.steps)
     found = []
     for step in sorted(defs.steps.values(), key=lambda s: str(s.iri)):
         if not isinstance(step, ActionStep) or step.tool is None:
             continue
         pre = step.requires
-        given = carried | (pre.binds if pre is not None else set())
+        given = {"this"} | carried.get(step.iri, set()) | (pre.binds if pre is not None else set())
         for arg in sorted(step.tool.args, key=lambda a: a.name):
             var = step.var_for(arg.name)
             if arg.optional or var in given:
@@ -90,6 +108,16 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                 how = f"?{var} appears only inside FILTER NOT EXISTS or MINUS, which bind nothing"
             else:
                 how = f"no pattern variable ?{var} and no horis:bind give it"
+            choosers = sorted(
+                defs.name(p.iri)
+                for p in defs.steps.values()
+                if isinstance(p, ProposalStep) and p.as_var == var
+            )
+            if choosers:  # a choice made elsewhere: say why it does not reach here
+                how += (
+                    f" here: ?{var} is the choice of {', '.join(choosers)}, given only to "
+                    "the steps its horis:next leads to, not this one"
+                )
             close = difflib.get_close_matches(var, sorted(given), n=1)
             meant = f"did you mean ?{close[0]}? " if close else ""
             found.append(

@@ -57,6 +57,8 @@ from ._preconditions import (
     PreconditionSyntaxError,
     RemotePatternError,
     compile_patterns,
+    filter_scopes,
+    literal_matches,
     remote_reads,
 )
 from ._prefix_clash import prefix_clashes
@@ -89,6 +91,42 @@ def authoring_shapes() -> Graph | None:
         return _package_graph("horis-shapes.ttl")
     except FileNotFoundError:
         return None
+
+
+_AUTHORED = (
+    HORIS.Tool,
+    HORIS.Workflow,
+    *STEP_CLASSES,
+    HORIS.McpServer,
+    HORIS.CommandBinding,
+    HORIS.Adapter,
+)
+"""The kinds of node authors declare, each of which takes its own horis: properties."""
+
+
+@cache
+def property_homes() -> dict[URIRef, frozenset[URIRef]]:
+    """The kinds of node (:data:`_AUTHORED`) each ``horis:`` property is written on, read
+    from the vocabulary (its ``rdfs:domain``) and the authoring shapes (a shape's
+    ``sh:targetClass`` and the ``sh:path`` of its property shapes), ``horis:Step`` standing
+    for every step class. A property neither says (``horis:requires``, ``horis:name``) is
+    written on several kinds of node and has no entry."""
+    homes: dict[URIRef, set[URIRef]] = {}
+
+    def add(prop: Node | None, cls: Node) -> None:
+        if not isinstance(prop, URIRef) or not str(prop).startswith(NS):
+            return
+        kinds = STEP_CLASSES if cls == HORIS.Step else (cls,) if cls in _AUTHORED else ()
+        homes.setdefault(prop, set()).update(cast("tuple[URIRef, ...]", kinds))
+
+    for prop, cls in vocabulary_graph().subject_objects(RDFS.domain):
+        add(prop, cls)
+    shapes = authoring_shapes()
+    if shapes is not None:
+        for shape, cls in shapes.subject_objects(SH.targetClass):
+            for pshape in shapes.objects(shape, SH.property):
+                add(shapes.value(pshape, SH.path), cls)
+    return {p: frozenset(k) for p, k in homes.items() if k}
 
 
 def _package_graph(name: str) -> Graph:
@@ -559,9 +597,12 @@ class _Builder:
             if wf is not None:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
+        self.check_placement()
         named, declared = self.terms()
         self.check_pattern_terms(named)
         self.check_focus_typos()
+        self.check_filter_variables()
+        self.check_pattern_literals()
         self.check_typed_terms(declared)
         self.check_shacl_terms()
         self.check_domain_shapes()
@@ -585,6 +626,42 @@ class _Builder:
             self.defs.errors = tuple(p for p in problems if p.severity == "error")
             raise AuthoringError(problems, definitions=self.defs)
         return self.defs
+
+    def check_placement(self) -> None:
+        """A horis: property written on a kind of node that does not take it: nothing reads
+        it there, so it does nothing, silently — ``horis:retries 3`` on a step retries
+        nothing (retries are the tool's), ``horis:onError`` on a tool catches nothing (the
+        step that calls it says where an error goes), ``horis:otherwise`` on an action step
+        is no branch. Which kinds take which property is read from the vocabulary and the
+        authoring shapes (:func:`property_homes`). A warning: the definitions run, only not
+        as written."""
+        homes = property_homes()
+        for kind in _AUTHORED:
+            for node in sorted(set(self.g.subjects(RDF.type, kind)), key=str):
+                kinds = {k for k in _AUTHORED if (node, RDF.type, k) in self.g}
+                for p, o in sorted(self.g.predicate_objects(node), key=lambda po: str(po[0])):
+                    home = homes.get(cast(URIRef, p))
+                    if home is None or home & kinds or kind != min(kinds, key=_AUTHORED.index):
+                        continue
+                    self.warn(
+                        node,
+                        f"{self.n(p)} is a property of {_kind_names(home, self.n)}; on "
+                        f"{_kind_names({kind}, self.n)} it does nothing",
+                        self.placement_hint(node, cast(URIRef, p), home),
+                        at=(node, cast(URIRef, p), o),
+                    )
+
+    def placement_hint(self, node: Node, p: URIRef, home: frozenset[URIRef]) -> str:
+        """Where ``p`` written on ``node`` belongs: the tool the step calls, the steps that
+        call the tool, or else any node of a kind that takes it."""
+        if HORIS.Tool in home:
+            tools = sorted(self.n(t) for t in self.g.objects(node, HORIS.tool))
+            if tools:
+                return f"declare it on {', '.join(tools)}, the step's tool, or remove it"
+        callers = sorted(self.n(s) for s in self.g.subjects(HORIS.tool, node))
+        if callers and home & set(STEP_CLASSES):
+            return f"write it on the step that calls the tool ({', '.join(callers)}), or remove it"
+        return f"write it on {_kind_names(home, self.n)}, or remove it"
 
     def check_split_definitions(self) -> None:
         """A tool, step or workflow that two files describe with horis: terms: the files are
@@ -915,11 +992,8 @@ class _Builder:
             )
         else:
             given = typ if isinstance(typ, URIRef) else None
-        if given not in DATATYPES or given == RDFS.Literal:
-            return
-        for r in ranges:
-            if not isinstance(r, URIRef) or r not in DATATYPES or _derives(given, r):
-                continue
+        r = _range_refusing(given, ranges) if given is not None else None
+        if given is not None and r is not None:
             shown = (
                 f'horis:value "{typ}" is'
                 if isinstance(typ, Literal)
@@ -936,7 +1010,46 @@ class _Builder:
                 else f"write horis:type {self.n(r)}, the rdfs:range of {self.n(prop)}",
                 at=(holder, HORIS.value if fixed else HORIS.type, typ),
             )
-            return
+
+    def check_pattern_literals(self) -> None:
+        """A literal a pattern holds a property to that is not of the property's rdfs:range
+        (``:onCall "true"`` where the range is xsd:boolean, ``FILTER (?v > "6.0")`` where
+        ``?v`` is a ``:value``, an xsd:decimal): no value of the property equals it (a string
+        is never the boolean true), and a string is never ordered with a number, so the
+        pattern never holds — a rule never taken, a step blocked for ever. A warning: the
+        world may hold values the ontology does not promise. Numbers of different types
+        compare by value in a FILTER, so they are not judged there."""
+        seen: set[tuple[Node, URIRef, Literal]] = set()
+        for owner, holder, pred, pre in self.patterns:
+            for prop, lit, var in literal_matches(pre.select.algebra):
+                if (holder, prop, lit) in seen:
+                    continue
+                given = lit.datatype or (RDF.langString if lit.language else XSD.string)
+                ranges = list(self.g.objects(prop, RDFS.range))
+                r = _range_refusing(given, ranges)
+                if r is None or (var is not None and given in _NUMERIC and r in _NUMERIC):
+                    continue
+                seen.add((holder, prop, lit))
+                written = _turtle(lit, self.n)
+                is_a = "a string" if given == XSD.string else f"a literal of {self.n(given)}"
+                self.at_text(
+                    "warning",
+                    re.escape(written) if var is None else rf"[?$]{re.escape(var)}\b",
+                    owner,
+                    f"{self.n(pred)}: {self.n(prop)} has rdfs:range {self.n(r)}, but "
+                    + (
+                        f"the pattern matches it with {written}, {is_a}, which no value of "
+                        f"{self.n(prop)} equals, so the pattern never holds"
+                        if var is None
+                        else f"the FILTER compares ?{var} (its value) with {written}, {is_a}, "
+                        f"which is never equal to or ordered with a value of {self.n(r)}, so "
+                        "the FILTER is never true"
+                    ),
+                    _literal_hint(lit, r, self.n),
+                    (holder, pred),
+                    after="" if var is None else "FILTER",
+                    also=written,
+                )
 
     def kind(self, t: Node) -> str | None:
         """``literal`` or ``node``: what a value of type or range ``t`` is written as; None
@@ -978,10 +1091,9 @@ class _Builder:
             if owner not in steps:
                 continue
             for var in sorted(v for v in pre.variables if v != "this" and _slip(v, "this") <= 1):
-                found = re.compile(rf"[?$]{re.escape(var)}\b")
-                text = next((x for x in self.g.objects(holder, pred) if found.search(str(x))), None)
-                problem = self.src.problem(
+                self.at_variable(
                     "warning",
+                    var,
                     owner,
                     f"{self.n(pred)} uses ?{var} but never ?this, the instance's focus: as "
                     "written it is not about the focus and holds for any match in the world"
@@ -989,14 +1101,93 @@ class _Builder:
                     else f"{self.n(pred)} uses ?{var} beside ?this: ?{var} is not the "
                     "instance's focus but any node that matches",
                     "did you mean ?this?",
-                    at=(holder, pred, text),
+                    (holder, pred),
                 )
-                hit = found.search(str(text)) if text is not None else None
-                if hit is not None and problem.line is not None:  # the variable's own line
-                    problem = replace(
-                        problem, line=problem.line + str(text)[: hit.start()].count("\n")
+
+    def check_filter_variables(self) -> None:
+        """A variable a FILTER reads that no pattern of its group binds, nor the run gives
+        (?this and the ProposalSteps' horis:as choices to a step; its arguments to a tool's
+        own horis:requires): it is unbound in every solution, so the comparison is an error
+        and the FILTER never holds. Why an error: ``FILTER (?value > ?limit)`` where the
+        pattern binds ``?v`` made a DecisionStep's rule never hold, and a critical lab result
+        was filed instead of escalated, without a word. A FILTER that asks ``BOUND`` or
+        ``COALESCE`` is meant for unbound variables and is not judged."""
+        steps = self.step_nodes()
+        chosen = {s.as_var for s in self.defs.steps.values() if isinstance(s, ProposalStep)}
+        for owner, holder, pred, pre in self.patterns:
+            if owner in steps:
+                given = {"this", *chosen}
+            elif (owner, RDF.type, HORIS.Tool) in self.g:
+                given = {
+                    str(n)
+                    for takes in self.g.objects(owner, HORIS.takes)
+                    for a in self.g.objects(takes, HORIS.arg)
+                    for n in self.g.objects(a, HORIS.name)
+                }
+            else:
+                continue
+            said: set[str] = set()
+            for read, scope in filter_scopes(pre.select.algebra):
+                for var in sorted(read - scope - given - said):
+                    said.add(var)
+                    near = _nearest_variable(var, sorted((scope | given) - read))
+                    self.at_variable(
+                        "error",
+                        var,
+                        owner,
+                        f"{self.n(pred)}: ?{var} in a FILTER is bound by no pattern of its "
+                        "group, so the filter is never true",
+                        (f"did you mean ?{near}? " if near else "")
+                        + f"use a variable the pattern binds, or bind ?{var} in a triple "
+                        "pattern beside the FILTER",
+                        (holder, pred),
+                        after="FILTER",
                     )
-                self.problems.append(problem)
+
+    def at_variable(
+        self,
+        severity: str,
+        var: str,
+        owner: Node,
+        message: str,
+        hint: str,
+        where: tuple[Node, URIRef],
+        after: str = "",
+    ) -> None:
+        """A problem about ``?var`` in the ``where`` (holder, predicate) patterns of
+        ``owner``, at the line of the pattern text that names it (:meth:`at_text`)."""
+        self.at_text(severity, rf"[?$]{re.escape(var)}\b", owner, message, hint, where, after)
+
+    def at_text(
+        self,
+        severity: str,
+        needle: str,
+        owner: Node,
+        message: str,
+        hint: str,
+        where: tuple[Node, URIRef],
+        after: str = "",
+        also: str = "",
+    ) -> None:
+        """A problem about what ``needle`` (a regular expression) finds in the ``where``
+        (holder, predicate) patterns of ``owner``: at the line of the pattern text where it
+        is first found after ``after`` (such as ``FILTER``) and, when ``also`` is given, on
+        a line that has ``also`` too; not at the pattern's first line."""
+        holder, pred = where
+        found = re.compile(needle)
+        text = next((x for x in self.g.objects(holder, pred) if found.search(str(x))), None)
+        problem = self.src.problem(severity, owner, message, hint, at=(holder, pred, text))
+        body = str(text) if text is not None else ""
+        start = re.search(after, body, re.IGNORECASE) if after else None
+        hits = list(found.finditer(body, start.start() if start else 0)) or list(
+            found.finditer(body)
+        )
+        line_of = {h: body.count("\n", 0, h.start()) for h in hits}
+        lines = body.split("\n")
+        hit = next((h for h in hits if also in lines[line_of[h]]), hits[0] if hits else None)
+        if hit is not None and problem.line is not None:  # the needle's own line
+            problem = replace(problem, line=problem.line + line_of[hit])
+        self.problems.append(problem)
 
     def check_shacl_terms(self) -> None:
         """``sh:patern`` is not SHACL: a shape that says it checks nothing, silently."""
@@ -1766,7 +1957,9 @@ class _Builder:
             shapes,
             self.n,
         ):
-            (self.warn if c.optional else self.error)(tool, c.message, c.hint, at=c.assertion)
+            (self.warn if c.optional else self.error)(
+                tool, c.message, c.hint, at=c.at or c.assertion
+            )
         return Effect(subject, tuple(asserts), shapes)
 
     def step(self, s: Node, cls: URIRef) -> Step | None:
@@ -2285,6 +2478,80 @@ def _is_nan(node: Node) -> bool:
     if isinstance(value, Decimal):
         return value.is_nan()  # sNaN too, which raises when compared at all
     return isinstance(value, float) and math.isnan(value)
+
+
+def _range_refusing(given: URIRef, ranges: Iterable[Node]) -> URIRef | None:
+    """The first of a property's ``ranges`` a literal of ``given`` is not of; None when it
+    is of each (only built-in datatypes are compared; one the files declare is the
+    modeler's to judge)."""
+    if given not in DATATYPES or given == RDFS.Literal:
+        return None
+    return next(
+        (r for r in ranges if isinstance(r, URIRef) and r in DATATYPES and not _derives(given, r)),
+        None,
+    )
+
+
+_NUMERIC = frozenset(
+    {XSD.decimal, XSD.double, XSD.float, *(c for c in _DERIVED_FROM if _derives(c, XSD.decimal))}
+)
+"""The numeric datatypes, which a FILTER compares by value, across types."""
+
+_BARE = (  # Turtle's forms without quotes, and the datatype each gives
+    (re.compile(r"[+-]?\d+"), XSD.integer),
+    (re.compile(r"[+-]?\d*\.\d+"), XSD.decimal),
+    (re.compile(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+"), XSD.double),
+    (re.compile(r"true|false"), XSD.boolean),
+)
+
+
+def _turtle(lit: Literal, name: Callable[[Node], str]) -> str:
+    """``lit`` as a pattern writes it: ``"6.0"``, ``"x"@en``, ``"1"^^xsd:integer``, ``true``."""
+    if lit.language:
+        return f'"{lit}"@{lit.language}'
+    if lit.datatype is None or lit.datatype == XSD.string:
+        return f'"{lit}"'
+    for form, dt in _BARE:
+        if dt == lit.datatype and form.fullmatch(str(lit)):
+            return str(lit)
+    return f'"{lit}"^^{name(lit.datatype)}'
+
+
+def _literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
+    """What to write for ``lit`` as a value of ``r``: ``true`` or ``6.0`` without quotes, or
+    ``"…"^^r``."""
+    text = str(lit)
+    if Literal(text, datatype=r).ill_typed:
+        return f'write a value of {name(r)}, e.g. "…"^^{name(r)}, or correct the rdfs:range'
+    for form, dt in _BARE:
+        if form.fullmatch(text) and (dt == r or (dt in _NUMERIC and r in _NUMERIC)):
+            return f"write {text} without quotes"
+    return f'write "{text}"^^{name(r)}'
+
+
+def _kind_names(kinds: Iterable[URIRef], name: Callable[[Node], str]) -> str:
+    """``a tool``, ``an action step``, ``a step`` (every step kind), ``a tool, a proposal
+    step or a wait step``: kinds of node as a sentence says them, by their rdfs:label in the
+    vocabulary."""
+    kinds = set(kinds)
+    if set(STEP_CLASSES) <= kinds:
+        kinds = (kinds - set(STEP_CLASSES)) | {HORIS.Step}
+    said = []
+    for k in sorted(kinds, key=lambda k: (k != HORIS.Tool, str(k))):
+        label = str(vocabulary_graph().value(k, RDFS.label) or name(k))
+        label = label if label[:2].isupper() else label[:1].lower() + label[1:]
+        said.append(("an " if label[:1] in "aeiou" else "a ") + label)
+    return " or ".join([", ".join(said[:-1]), said[-1]] if len(said) > 1 else said)
+
+
+def _nearest_variable(var: str, candidates: list[str]) -> str | None:
+    """The variable ``?var`` was most likely meant to be: the closest in spelling, else one
+    that begins the other (``?v`` for ``?value``, ``?on`` for ``?onduty``)."""
+    close = difflib.get_close_matches(var, candidates, n=1)
+    if close:
+        return close[0]
+    prefixed = [c for c in candidates if var.startswith(c) or c.startswith(var)]
+    return max(prefixed, key=len) if prefixed else None
 
 
 def _slip(a: str, b: str) -> int:

@@ -9,8 +9,9 @@ constraints of the shapes that judge its subject (found as the gate finds them: 
 ``sh:targetSubjectsOf`` a property the effect writes; or the effect names them with
 ``horis:shape``), and reports the contradictions it can
 prove without the world: a datatype, a node kind, ``sh:maxCount 0``, an ``sh:in`` that no value
-the effect can write meets. Constraints that depend on the world (``sh:class``, counts of values
-already there) or on the values a tool returns (``sh:pattern``, ranges) are the gate's to judge.
+the effect can write meets, an ``sh:class`` on what the effect writes as a literal. Constraints
+that depend on the world (``sh:class`` of a node, counts of values already there) or on the
+values a tool returns (``sh:pattern``, ranges) are the gate's to judge.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from rdflib.term import Node
 
 from ._model import Assertion
 from ._shacl import Targets
+from ._sources import Where
 from ._vocab import HORIS
 
 __all__ = ["Contradiction", "contradictions"]
@@ -48,6 +50,9 @@ class Contradiction:
     hint: str
     optional: bool
     """The tool may leave the property out (``horis:optional``): calls that do pass."""
+    at: Where | None = None
+    """Where the mistake is more likely written than at ``assertion``: the shape's own
+    constraint (an ``sh:class`` on a property whose values are literals)."""
 
 
 @dataclass(frozen=True)
@@ -110,38 +115,70 @@ def _judging(
     return found
 
 
-def _forbids(
+@dataclass(frozen=True)
+class _Forbidden:
+    """What of a property shape no value can meet, in words; how to mend it; and, when the
+    shape's constraint is the likelier mistake, where that is written."""
+
+    why: str
+    hint: str
+    at: Where | None = None
+
+
+def _class_of_literal(
     g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]
-) -> tuple[str, str] | None:
-    """What of ``pshape`` no value ``w`` can meet, in words, and how to mend it; or None."""
+) -> _Forbidden | None:
+    """An ``sh:class`` judging what the effect writes as a literal: a literal is an instance
+    of no class (not even ``sh:class xsd:string``), so every value fails it. The constraint is
+    what is most likely wrong — the property's values are literals — so it is named there."""
+    cls = g.value(pshape, SH["class"])
+    if w.kind != "literal" or not isinstance(cls, URIRef):
+        return None
+    fix = (
+        f"sh:datatype {name(w.datatype)}"
+        if w.datatype is not None
+        else "sh:datatype with the literal's datatype"
+    )
+    return _Forbidden(
+        f"sh:class {name(cls)} (a node of that class; a literal is an instance of no class)",
+        f"write {fix} instead of sh:class {name(cls)} in the shape, or make the effect "
+        "write a node",
+        (pshape, SH["class"], cls),
+    )
+
+
+def _forbids(g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]) -> _Forbidden | None:
+    """What of ``pshape`` no value ``w`` can meet; or None."""
     either = "make the effect write what the shape allows, or correct the shape"
     dt = g.value(pshape, SH.datatype)
     if isinstance(dt, URIRef):
         if w.kind == "node":
-            return f"sh:datatype {name(dt)} (a literal)", either
+            return _Forbidden(f"sh:datatype {name(dt)} (a literal)", either)
         if w.datatype is not None and w.datatype != dt:
             fix = (
                 f"write horis:type {name(dt)} in the effect"
                 if w.value is None
                 else f"write a horis:value of {name(dt)}"
             )
-            return (
+            return _Forbidden(
                 f"sh:datatype {name(dt)}",
                 f"{fix}, or sh:datatype {name(w.datatype)} in the shape",
             )
     kind = g.value(pshape, SH.nodeKind)
     if isinstance(kind, URIRef) and w.kind not in _KINDS.get(kind, {w.kind}):
-        return f"sh:nodeKind {name(kind)}", either
+        return _Forbidden(f"sh:nodeKind {name(kind)}", either)
     most = g.value(pshape, SH.maxCount)
     if isinstance(most, Literal) and str(most).strip() == "0":
-        return "sh:maxCount 0", "drop the property from the effect, or the constraint"
+        return _Forbidden("sh:maxCount 0", "drop the property from the effect, or the constraint")
     members = g.value(pshape, SH["in"])
     if members is not None and (members == RDF.nil or (members, RDF.first, None) in g):
         allowed = list(Collection(g, members))
         shown = "sh:in (" + " ".join(_said(m, name) for m in allowed) + ")"
         if w.value is not None and w.value != HORIS.now:
             if w.value not in allowed:
-                return shown, f"write one of the listed values, or add {w.said(name)} to the list"
+                return _Forbidden(
+                    shown, f"write one of the listed values, or add {w.said(name)} to the list"
+                )
         else:
             fits = (
                 any(isinstance(m, URIRef) for m in allowed)
@@ -152,8 +189,8 @@ def _forbids(
                 )
             )
             if not fits:
-                return shown, either
-    return None
+                return _Forbidden(shown, either)
+    return _class_of_literal(g, pshape, w, name)
 
 
 def contradictions(
@@ -184,15 +221,15 @@ def contradictions(
                 forbidden = _forbids(g, pshape, w, name)
                 if forbidden is None:
                     continue
-                why, hint = forbidden
                 found.append(
                     Contradiction(
                         node,
                         f"the effect writes {name(a.property)} as {w.said(name)}, but shape "
-                        f"{name(shape)} requires {why}: the gate would reject every call of "
-                        f"{tool} that writes it, after the tool has acted",
-                        hint,
+                        f"{name(shape)} requires {forbidden.why}: the gate would reject every "
+                        f"call of {tool} that writes it, after the tool has acted",
+                        forbidden.hint,
                         a.optional,
+                        forbidden.at,
                     )
                 )
     return found

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, cast
 
-from rdflib import Graph, URIRef, Variable
+from rdflib import Graph, Literal, URIRef, Variable
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.plugins.sparql.sparql import Query
@@ -34,7 +34,9 @@ __all__ = [
     "compile_patterns",
     "elements",
     "explain",
+    "filter_scopes",
     "first_failing",
+    "literal_matches",
     "remote_reads",
 ]
 
@@ -221,6 +223,115 @@ def bound_by(node: Any) -> tuple[set[str], set[str]]:
         every = set.intersection(*rows) if rows else set()
         return every, set().union(*rows) - every
     return {str(v) for v in getattr(node, "_vars", ())}, set()
+
+
+_NOT_READ = frozenset({"Builtin_EXISTS", "Builtin_NOTEXISTS"})
+"""Expressions whose pattern binds its own variables: what they name is not read from the group."""
+_READS_UNBOUND = frozenset({"Builtin_BOUND", "Builtin_COALESCE"})
+"""Expressions meant for variables that may be unbound: a FILTER with one is not judged."""
+
+
+def _read_by(expr: Any, into: set[str]) -> bool:
+    """Add to ``into`` the variables ``expr`` reads from its group; False when it asks
+    whether one is bound (``BOUND``, ``COALESCE``), which an unbound variable answers."""
+    if isinstance(expr, Variable):
+        into.add(str(expr))
+        return True
+    if isinstance(expr, (list, tuple)):
+        return all(_read_by(e, into) for e in expr)
+    if isinstance(expr, CompValue):
+        if expr.name in _READS_UNBOUND:
+            return False
+        if expr.name in _NOT_READ:
+            return True
+        return all(_read_by(v, into) for k, v in expr.items() if not k.startswith("_"))
+    return True
+
+
+def filter_scopes(node: Any) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """For each FILTER of a SPARQL algebra ``node`` (an ``OPTIONAL``'s own too): the
+    variables its expression reads, and those its group binds in some solution. A FILTER
+    sees only its own group's variables, so one it reads that the group never binds is
+    unbound in every solution: a comparison with it is an error and the FILTER is never true.
+    Not listed: a FILTER that asks ``BOUND`` or ``COALESCE`` (meant for unbound variables),
+    and what ``EXISTS``/``NOT EXISTS`` name (their pattern binds its own)."""
+    found: list[tuple[frozenset[str], frozenset[str]]] = []
+    name = getattr(node, "name", None)
+    if name is None:
+        return found
+    expr = getattr(node, "expr", None)
+    if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
+        scope: set[str] = set()
+        for part in (node.p,) if name == "Filter" else (node.p1, node.p2):
+            certain, maybe = bound_by(part)
+            scope |= certain | maybe
+        read: set[str] = set()
+        if expr.name != "TrueFilter" and _read_by(expr, read):
+            found.append((frozenset(read), frozenset(scope)))
+    for key in ("p", "p1", "p2"):
+        child = node.get(key)
+        if isinstance(child, CompValue):
+            found += filter_scopes(child)
+    return found
+
+
+_COMPARED = frozenset({"=", "!=", "<", ">", "<=", ">="})
+
+
+def _triples(node: Any) -> list[tuple[Any, Any, Any]]:
+    """The triple patterns of ``node``'s groups, nested ones (``OPTIONAL``, ``UNION``,
+    subqueries) included: where a FILTER's variables are taken from."""
+    name = getattr(node, "name", None)
+    if name is None:
+        return []
+    if name == "BGP":
+        return list(node.triples)
+    return [t for key in ("p", "p1", "p2") for t in _triples(node.get(key))]
+
+
+def _comparisons(expr: Any) -> list[tuple[str, Literal]]:
+    """Each ``?var OP literal`` (either way round) ``expr`` makes, outside EXISTS."""
+    if isinstance(expr, (list, tuple)):
+        return [c for e in expr for c in _comparisons(e)]
+    if not isinstance(expr, CompValue) or expr.name in _NOT_READ:
+        return []
+    found = [c for k, v in expr.items() if not k.startswith("_") for c in _comparisons(v)]
+    if expr.name == "RelationalExpression" and expr.get("op") in _COMPARED:
+        a, b = expr.get("expr"), expr.get("other")
+        if isinstance(a, Literal) and isinstance(b, Variable):
+            a, b = b, a
+        if isinstance(a, Variable) and isinstance(b, Literal):
+            found.append((str(a), b))
+    return found
+
+
+def literal_matches(node: Any) -> list[tuple[URIRef, Literal, str | None]]:
+    """Where a SPARQL algebra ``node`` holds a property's values to a literal: each triple
+    pattern ``?s :p "lit"`` as ``(:p, "lit", None)``, and each FILTER comparison ``?var OP
+    "lit"`` as ``(:p, "lit", "var")`` for every ``?s :p ?var`` of the FILTER's group. What
+    the property's rdfs:range says its values are can then be held against the literal."""
+    name = getattr(node, "name", None)
+    if name is None:
+        return []
+    found: list[tuple[URIRef, Literal, str | None]] = []
+    if name == "BGP":
+        found += [
+            (p, o, None)
+            for _, p, o in node.triples
+            if isinstance(p, URIRef) and isinstance(o, Literal)
+        ]
+    expr = node.get("expr")
+    if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
+        triples = _triples(node.p) if name == "Filter" else _triples(node)
+        for var, lit in _comparisons(expr):
+            found += [
+                (p, lit, var)
+                for _, p, o in triples
+                if isinstance(p, URIRef) and isinstance(o, Variable) and str(o) == var
+            ]
+    for key in ("p", "p1", "p2"):
+        found += literal_matches(node.get(key))
+    return found
 
 
 # -- why a precondition does not hold ------------------------------------------------------

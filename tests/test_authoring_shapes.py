@@ -165,6 +165,21 @@ def test_an_effect_its_domain_shape_forbids_is_an_error_at_the_assertion(
     assert hint in (p.hint or "")
 
 
+def test_an_sh_class_on_what_the_effect_writes_as_a_literal_is_an_error_at_the_constraint(
+        tmp_path: Path) -> None:
+    """It validated, and the gate rejected every call: a literal is an instance of no class,
+    so sh:class xsd:string on :queueRef (returned as a string) holds for no value."""
+    ontology, line = ontology_edited(tmp_path, "sh:maxCount 1 ;",
+                                     "sh:maxCount 1 ; sh:class xsd:string ;")
+    found = [p for p in loaded(tmp_path, ontology) if "the gate would reject" in p.message]
+    assert len(found) == 1, "\n".join(map(str, loaded(tmp_path, ontology)))
+    (p,) = found
+    assert (p.severity, p.file, p.line) == ("error", str(ontology), line), p
+    assert ("the effect writes :queueRef as a literal of xsd:string, but shape :PatientShape "
+            "requires sh:class xsd:string") in p.message
+    assert "write sh:datatype xsd:string instead of sh:class xsd:string" in (p.hint or "")
+
+
 def test_a_fixed_value_outside_the_shapes_list_is_an_error_and_one_inside_is_not(
         tmp_path: Path) -> None:
     ontology, _ = ontology_edited(

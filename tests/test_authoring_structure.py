@@ -217,6 +217,143 @@ def test_a_pattern_that_leaves_the_focus_out_with_other_names_is_not_warned(
         assert problems(path, LAB) == []
 
 
+# -- a FILTER reading a variable nothing binds -------------------------------------------------
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "node", "var", "meant"), [
+    pytest.param(LAB, "FILTER (?v > ?limit)", "FILTER (?value > ?limit)", ":IsCritical",
+                 "value", "v", id="rule"),
+    pytest.param(TRIAGE, "?nurse a :Nurse ; :onDuty true .",
+                 "?nurse a :Nurse ; :onDuty ?on . FILTER(?onduty = true)", ":NotifyNurse",
+                 "onduty", "on", id="requires"),
+])
+def test_a_filter_on_a_variable_no_pattern_binds_is_an_error_at_its_line(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, var: str,
+        meant: str) -> None:
+    """The rule's FILTER compared ?value, which nothing bound: it was never true, and every
+    critical result was filed instead of escalated. It validated."""
+    path, line = edited(tmp_path, pair, old, new)
+    p = the_error(problems(path, pair))
+    check(p, path, line, node,
+          f"horis:requires: ?{var} in a FILTER is bound by no pattern of its group, so the "
+          "filter is never true", f"did you mean ?{meant}?")
+
+
+@pytest.mark.parametrize("written", [
+    "?kind :criticalAbove ?limit . FILTER (!BOUND(?missing) || ?v > ?limit)",
+    "?kind :criticalAbove ?limit . FILTER (COALESCE(?missing, ?v) > ?limit)",
+    "BIND(6.0 AS ?limit) FILTER (?v > ?limit)",
+    "VALUES ?limit { 6.0 } FILTER (?v > ?limit)",
+    "OPTIONAL { ?kind :criticalAbove ?limit FILTER (?v > ?limit) }",
+    "OPTIONAL { ?kind :criticalAbove ?limit } FILTER (?v > ?limit)",
+    "{ SELECT ?kind (MAX(?l) AS ?limit) WHERE { ?kind :criticalAbove ?l } GROUP BY ?kind }"
+    " FILTER (?v > ?limit)",
+    "FILTER NOT EXISTS { ?kind :criticalAbove ?limit FILTER (?limit > ?v) }",
+    "?kind :criticalAbove ?limit . FILTER (?v > ?limit && ?this != ?kind)",
+])
+def test_a_filter_on_what_binds_or_may_be_unbound_is_not_judged(
+        tmp_path: Path, written: str) -> None:
+    """BIND, VALUES, OPTIONAL, a subquery and the run's ?this give a FILTER its variables;
+    BOUND and COALESCE are meant for unbound ones; EXISTS binds its own."""
+    old = "?kind :criticalAbove ?limit .\n                           FILTER (?v > ?limit)"
+    path, _ = edited(tmp_path, LAB, old, written)
+    assert problems(path, LAB) == []
+
+
+def test_a_filter_may_read_the_proposals_choice_and_a_tools_arguments(tmp_path: Path) -> None:
+    """?option is the run's (the ProposalStep's choice); a tool's own horis:requires is tried
+    with its arguments bound."""
+    path, _ = edited(tmp_path, REBOOKING, "?carrier :acceptsRebooking true .",
+                     "?carrier :acceptsRebooking true . FILTER (?option != ?this)")
+    assert [p for p in problems(path, REBOOKING) if p.severity == "error"] == []
+    path, _ = edited(tmp_path, TRIAGE, "horis:idempotent false .",
+                     'horis:idempotent false ;\n    horis:requires '
+                     '"?patient :acuity ?q . FILTER (?q = ?queue)" .')
+    assert [p for p in problems(path, TRIAGE) if p.severity == "error"] == []
+
+
+# -- a literal of another datatype than its property's range ---------------------------------
+
+
+@pytest.mark.parametrize(("old", "new", "node", "said", "hint"), [
+    pytest.param(":onCall true .", ':onCall "true" .', ":Escalate",
+                 ':onCall has rdfs:range xsd:boolean, but the pattern matches it with "true", a '
+                 "string, which no value of :onCall equals, so the pattern never holds",
+                 "write true without quotes", id="triple"),
+    pytest.param("FILTER (?v > ?limit)", 'FILTER (?v > "6.0")', ":IsCritical",
+                 ':value has rdfs:range xsd:decimal, but the FILTER compares ?v (its value) with '
+                 '"6.0", a string, which is never equal to or ordered with a value of '
+                 "xsd:decimal, so the FILTER is never true",
+                 "write 6.0 without quotes", id="filter"),
+])
+def test_a_literal_its_propertys_range_never_equals_is_warned_at_its_line(
+        tmp_path: Path, old: str, new: str, node: str, said: str, hint: str) -> None:
+    """"true" (a string) is never the boolean true the world holds, and a string is never
+    ordered with a number: the on-call clinician was never found, the rule never taken."""
+    path, line = edited(tmp_path, LAB, old, new)
+    [p] = warnings_of(problems(path, LAB))
+    check(p, path, line, node, said, hint)
+
+
+@pytest.mark.parametrize("written", [
+    "FILTER (?v > 6)", "FILTER (?v > 6.0e0)", 'FILTER (?v > "6.0"^^xsd:decimal)',
+    "FILTER (?v > ?limit)",
+])
+def test_a_literal_of_the_propertys_range_or_a_number_is_not_warned(
+        tmp_path: Path, written: str) -> None:
+    """Numbers compare by value across their types in a FILTER."""
+    path, _ = edited(tmp_path, LAB, "FILTER (?v > ?limit)", written)
+    assert problems(path, LAB) == []
+
+
+# -- a property on a kind of node that does not take it ----------------------------------------
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "node", "said", "hint"), [
+    pytest.param(TRIAGE, "horis:tool :ehr.assign_queue ;",
+                 "horis:tool :ehr.assign_queue ;\n    horis:retries 3 ;", ":QueuePatient",
+                 "horis:retries is a property of a tool; on an action step it does nothing",
+                 "declare it on :ehr.assign_queue, the step's tool", id="retries-on-step"),
+    pytest.param(TRIAGE, "horis:tool :ehr.assign_queue ;",
+                 'horis:tool :ehr.assign_queue ;\n    horis:timeout "5 sec" ;', ":QueuePatient",
+                 "horis:timeout is a property of a tool, a proposal step or a wait step; on an "
+                 "action step it does nothing", "declare it on :ehr.assign_queue",
+                 id="timeout-on-step"),
+    pytest.param(TRIAGE, "horis:idempotent false .",
+                 "horis:idempotent false ;\n    horis:onError :NotifyNurse .", ":ehr.assign_queue",
+                 "horis:onError is a property of a step; on a tool it does nothing",
+                 "write it on the step that calls the tool (:QueuePatient)", id="onerror-on-tool"),
+    pytest.param(LAB, "horis:otherwise :File .",
+                 "horis:otherwise :File ;\n    horis:tool :lab.escalate .", ":IsCritical",
+                 "horis:tool is a property of an action step; on a decision step it does nothing",
+                 "write it on an action step, or remove it", id="tool-on-decision"),
+    pytest.param(LAB, "horis:tool :lab.file_result ;",
+                 "horis:tool :lab.file_result ;\n    horis:otherwise :Escalate ;", ":File",
+                 "horis:otherwise is a property of a decision step; on an action step it does "
+                 "nothing", "write it on a decision step", id="otherwise-on-action"),
+])
+def test_a_property_on_a_kind_of_node_that_does_not_take_it_is_warned_at_its_line(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, said: str,
+        hint: str) -> None:
+    """Each validated and did nothing: retries on a step retried nothing, an onError on a
+    tool caught nothing, an otherwise on an action step was no branch."""
+    path, line = edited(tmp_path, pair, old, new)
+    [p] = warnings_of(problems(path, pair))
+    check(p, path, line + 1, node, said, hint)
+
+
+def test_a_tools_own_horis_requires_and_a_proposals_timeout_are_where_they_belong(
+        tmp_path: Path) -> None:
+    """A tool takes horis:requires (tried with its arguments bound); a ProposalStep takes
+    horis:timeout (how long the model may take)."""
+    path, _ = edited(tmp_path, TRIAGE, "horis:idempotent false .",
+                     'horis:idempotent false ;\n    horis:requires "?patient :acuity ?queue ." .')
+    assert problems(path, TRIAGE) == []
+    path, _ = edited(tmp_path, REBOOKING, "horis:confidence 0.7 ;",
+                     'horis:confidence 0.7 ;\n    horis:timeout "20s" ;')
+    assert problems(path, REBOOKING) == []
+
+
 # -- a name in quotes, a tool where a step goes -----------------------------------------------
 
 
@@ -422,3 +559,51 @@ def test_a_misspelt_bound_variable_is_said_at_its_bind_with_the_one_meant(
           'argument "patient" of ehr.assign_queue is required, but horis:bind names ?thiss, '
           "which nothing binds",
           "did you mean ?this? use ?thiss in a triple pattern")
+
+
+OPERATOR_BIND = 'horis:bind [ horis:arg "booking" ; horis:var "this" ] .'
+
+
+def test_a_proposals_choice_bound_where_no_choice_leads_is_an_error_at_the_bind(
+        tmp_path: Path) -> None:
+    """?option was counted as bound in every step: bound in the operator's branch (reached by
+    the fallback, where the model chose nothing) it validated, and the rebooking failed."""
+    path, line = edited(tmp_path, REBOOKING, OPERATOR_BIND, OPERATOR_BIND[:-2]
+                        + ' , [ horis:arg "flight" ; horis:var "option" ] .')
+
+    found = unbound_arguments(load_definitions([path, REBOOKING[1]]))
+
+    assert len(found) == 1, found
+    check(found[0], path, line, ":RebookOnOperatorChoice",
+          'argument "flight" of airline.rebook is required, but horis:bind names ?option, '
+          "which nothing binds here: ?option is the choice of :ProposeFlight, given only to "
+          "the steps its horis:next leads to, not this one",
+          "use ?option in a triple pattern")
+
+
+def test_a_proposals_choice_is_not_given_to_another_workflows_steps(tmp_path: Path) -> None:
+    """With the rebooking files loaded too, triage's ?option counted as bound."""
+    old = 'horis:bind [ horis:arg "patient" ; horis:var "this" ] .'
+    path, line = edited(tmp_path, TRIAGE, old,
+                        old[:-2] + ' , [ horis:arg "nurse" ; horis:var "option" ] .')
+
+    found = unbound_arguments(load_definitions([path, TRIAGE[1], *REBOOKING]))
+
+    assert len(found) == 1, found
+    check(found[0], path, line, ":NotifyNurse",
+          'argument "nurse" of ehr.notify_nurse is required, but horis:bind names ?option',
+          "use ?option in a triple pattern")
+
+
+def test_a_proposals_choice_is_given_to_the_steps_after_its_next(tmp_path: Path) -> None:
+    """The step after the chosen branch's (by horis:next) still reads ?option."""
+    old = 'horis:bind [ horis:arg "booking" ; horis:var "this" ] ,\n'
+    text = REBOOKING[0].read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    later = (':Confirm a horis:ActionStep ;\n    horis:tool :airline.rebook ;\n'
+             '    horis:bind [ horis:arg "booking" ; horis:var "this" ] , '
+             '[ horis:arg "flight" ; horis:var "option" ] .\n')
+    path = tmp_path / REBOOKING[0].name
+    path.write_text(text.replace(old, "horis:next :Confirm ;\n    " + old) + later,
+                    encoding="utf-8")
+    assert unbound_arguments(load_definitions([path, REBOOKING[1]])) == []
