@@ -1361,7 +1361,7 @@ class _Builder:
                 whole = re.fullmatch(r"\s*\+?(\d+)\s*", str(o)) if isinstance(o, Literal) else None
                 self.error(
                     holder,
-                    f"{self.n(p)} {_as_written(o, self.n)} is not an integer, so no SHACL "
+                    f"{self.n(p)} {_turtle(o, self.n)} is not an integer, so no SHACL "
                     "engine can load the shape",
                     f"write {self.n(p)} {int(whole.group(1))} without quotes"
                     if whole is not None
@@ -2450,17 +2450,6 @@ def _iris(algebra: Any) -> set[URIRef]:
     return found
 
 
-def _as_written(node: Node, name: Callable[[Node], str]) -> str:
-    """A value as Turtle would have it: ``"1"`` for a string, ``1.5`` for a number, ``:x``."""
-    if not isinstance(node, Literal):
-        return name(node)
-    if node.datatype in (XSD.decimal, XSD.double, XSD.integer) and not node.ill_typed:
-        return str(node)
-    if node.datatype in (None, XSD.string):
-        return f'"{node}"' + (f"@{node.language}" if node.language else "")
-    return f'"{node}"^^{name(node.datatype)}'
-
-
 def _number(node: Node | None) -> float | None:
     """A literal's finite number; None for any other node, whose mistake check_literals or
     the authoring shapes report where it is written (``"high"^^xsd:decimal``, ``"NaN"``)."""
@@ -2505,8 +2494,11 @@ _BARE = (  # Turtle's forms without quotes, and the datatype each gives
 )
 
 
-def _turtle(lit: Literal, name: Callable[[Node], str]) -> str:
-    """``lit`` as a pattern writes it: ``"6.0"``, ``"x"@en``, ``"1"^^xsd:integer``, ``true``."""
+def _turtle(lit: Node, name: Callable[[Node], str]) -> str:
+    """``lit`` as Turtle or a pattern writes it: ``"6.0"``, ``"x"@en``, ``"1"^^xsd:integer``,
+    ``true``, ``1.5``; a node by its name (``:x``)."""
+    if not isinstance(lit, Literal):
+        return name(lit)
     if lit.language:
         return f'"{lit}"@{lit.language}'
     if lit.datatype is None or lit.datatype == XSD.string:
