@@ -1033,8 +1033,10 @@ class Runner:
         # two solutions that differ only in what the tool is not sent (a horis:sent false
         # argument its own precondition reads) are one call: the same payload on the same
         # subject, which a tool that is not idempotent would carry out twice
-        subject = tool.effect.subject if tool.effect else None
-        acting = {a.name for a in tool.args if a.sent or a.name == subject}
+        acting: set[str] = set()
+        if len(solutions) > 1:
+            subject = tool.effect.subject if tool.effect else None
+            acting = {a.name for a in tool.args if a.sent or a.name == subject}
         for sol in solutions:
             args: dict[str, Node] = {}
             for arg in tool.args:
