@@ -58,6 +58,14 @@ PROGRAMS = {
     "prose.py": """
         print("done, probably")
     """,
+    # it acts (a line in its ledger), then dies by a signal nobody here sent, as the OOM
+    # killer or an operator's kill -9 would leave it
+    "act_then_die.py": """
+        import os, signal, sys
+        with open(sys.argv[1], "a") as f:
+            f.write("acted\\n")
+        os.kill(os.getpid(), signal.SIGKILL)
+    """,
 }
 
 
@@ -207,6 +215,20 @@ def test_a_non_zero_exit_is_a_tool_error_with_the_stderr_preview(tmp_path, root)
     noted = texts.catalog.call("t.note", {"patient": ":p1"}, world)
     assert noted.status == "completed", noted.receipt()
     assert [str(o) for _, _, o in noted.effects] == ["done, probably"]
+
+
+def test_a_program_killed_by_a_signal_after_it_acted_is_held_in_doubt(tmp_path, root) -> None:
+    """It never answered, so it may have acted: a tool that is not idempotent is not called
+    again (a plain tool error before, and the next call acted a second time)."""
+    ledger = tmp_path / "acts.txt"
+    defs = command("charge", f'"python" "act_then_die.py" "{ledger}"', root) + tool(
+        "t.charge", "cmd:charge")
+    agent, world = agent_for(tmp_path, defs)
+    first = call(agent, world, "t.charge")
+    again = call(agent, world, "t.charge")
+    assert first.status == "failed" and first.error["kind"] == "outcome_unknown", first.error
+    assert again.status == "refused" and again.error["kind"] == "outcome_unknown"
+    assert ledger.read_text() == "acted\n"
 
 
 # -- output safety --------------------------------------------------------------------------------

@@ -24,7 +24,9 @@ Why each rule (docs/bindings-command.md):
 
 Stdout must be one JSON object, the result — or, when the effect declares a
 ``horis:fromText`` assertion, any text, landing whole as that value; a non-zero exit is a
-:class:`~horismos.ToolError` whose message carries the stderr preview.
+:class:`~horismos.ToolError` whose message carries the stderr preview. A program killed by a
+signal this binding did not send (the OOM killer, an operator) never answered: it was sent
+and may have acted, so a tool that is not idempotent is held in doubt, not called again.
 """
 
 from __future__ import annotations
@@ -337,7 +339,11 @@ class CommandBinding(Binding):
             for r in readers:
                 r.cancel()
             raise
-        _attempt.answered()
+        # killed by a signal it was not sent by this binding (the OOM killer, an operator, its
+        # own abort): it never said what it did, so it may have acted — sent, not answered
+        signalled = -status if status < 0 and not over.is_set() else None
+        if signalled is None:
+            _attempt.answered()
         capture = self._evidence(out, err, folder, status, "quota" if over.is_set() else None)
         if over.is_set():
             raise OutputQuotaExceeded(
@@ -347,6 +353,13 @@ class CommandBinding(Binding):
                 f"Output capture: {_brief(capture)}",
                 emitted=out.emitted + err.emitted,
                 quota=c.quota_bytes,
+                tool=str(self.tool.iri),
+            )
+        if signalled is not None:
+            raise ToolError(
+                f"{self.tool.name} (command {c.name!r}) was killed by "
+                f"{_signal_name(signalled)} before it answered, so it may have acted. "
+                f"Output capture: {_brief(capture)}",
                 tool=str(self.tool.iri),
             )
         if status != 0:
@@ -435,6 +448,14 @@ async def _exited(proc: asyncio.subprocess.Process) -> int:
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.05)
     return proc.returncode
+
+
+def _signal_name(number: int) -> str:
+    """``SIGKILL`` for 9; the number for a signal this platform does not name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _kill_group(pgid: int, sig: int) -> None:
