@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from ._cli_common import (
 )
 from ._cli_run import RunView
 from ._definitions import load_definitions
+from ._errors import UsageError
 from ._instances import STATUSES, due_waits, list_instances
 from ._policy import SERVED_PREFIX
 from ._stores import DEFAULT_STORE
@@ -169,7 +171,8 @@ def cmd_wake(args: argparse.Namespace) -> int:
 
     Waits that are not due are left untouched, so it can run from cron or a systemd timer as
     often as wanted. 0 when every resumed instance went on (or none was due), 1 when one
-    failed."""
+    failed. One another process is driving (or has settled since) is skipped, said on
+    stderr, and the others are woken."""
     import datetime as dt
 
     out_format = output_format(args.out) if args.out else None
@@ -186,9 +189,14 @@ def cmd_wake(args: argparse.Namespace) -> int:
             Path(args.traces).mkdir(parents=True, exist_ok=True)
             stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
             trace = Path(args.traces) / f"wake-{short_id(iid)}-{stamp}.jsonl"
-        run = agent.resume(
-            world, iid, None, trace=trace, on_step=view.step, allow=args.allow.split(",")
-        )
+        try:
+            run = agent.resume(
+                world, iid, None, trace=trace, on_step=view.step, allow=args.allow.split(",")
+            )
+        except UsageError as e:  # another process drives it, or settled it since: the
+            # other due waits are still this pass's to wake (one refusal stopped them all)
+            print(f"{short_id(iid)}  skipped: {e}", file=sys.stderr)
+            continue
         view.summary(run, table=False)
         failed = failed or run.status == "failed"
     if args.out:

@@ -8,6 +8,7 @@ which process called what.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from oxigraph_server import OxigraphServer
 from rdflib import URIRef
 
 from horismos import Agent, World, replay
+from horismos._claims import Worker
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFINITIONS = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" / "ehr.ttl")]
@@ -545,3 +547,47 @@ def test_two_workflows_charging_one_patient_at_once_charge_it_once(tmp_path, ser
     for trace in sorted(tmp_path.glob("[AB]*.jsonl")):
         report = replay(trace, agent)
         assert not report.diverged, report
+
+
+LEAVE_WAIT = """@prefix :      <http://example.org/leave#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+:Request a owl:Class .
+:Leave a horis:Workflow ; horis:focusType :Request ; horis:start :Approve .
+:Approve a horis:WaitStep ;
+    horis:reason "A manager approves the leave request." ;
+    horis:wake horis:Timer ; horis:delivery horis:Silent ;
+    horis:timeout "1ms" ; horis:onTimeout :Escalate .
+:Escalate a horis:WaitStep ;
+    horis:reason "Nobody approved in time." ; horis:wake horis:System ;
+    horis:delivery horis:Silent .
+"""
+
+
+def test_wake_skips_a_wait_another_process_drives_and_wakes_the_others(tmp_path, server):
+    """A cron `horismos wake` on a shared world: one due instance is being driven by another
+    live process. It used to stop there with an error, leaving every later due wait asleep."""
+    (tmp_path / "leave.ttl").write_text(LEAVE_WAIT)
+    (tmp_path / "world.ttl").write_text("@prefix : <http://example.org/leave#> .\n"
+                                        ":req1 a :Request .\n:req2 a :Request .\n")
+    common = ["leave.ttl", "--store", server.store]
+    for command in (["load", "world.ttl", "--store", server.store], ["run", *common, "--all"]):
+        subprocess.run([sys.executable, "-m", "horismos", *command], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    world = World.open(server.store)
+    agent = Agent.from_files(tmp_path / "leave.ttl")
+    other = Worker.join(world)  # another process, driving req1 right now
+    try:
+        asyncio.run(other.hold(agent.workflow(), URIRef("http://example.org/leave#req1")))
+        woke = subprocess.run([sys.executable, "-m", "horismos", "wake", *common],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    finally:
+        other.leave()
+    assert woke.returncode == 0, woke.stdout + woke.stderr
+    assert ":req2" in woke.stdout and "wait timed out -> :Escalate" in woke.stdout
+    assert "skipped: another live process is driving" in woke.stderr
+    assert ":req1" not in woke.stdout and "Traceback" not in woke.stderr
+    again = subprocess.run([sys.executable, "-m", "horismos", "wake", *common],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert ":req1" in again.stdout and "wait timed out -> :Escalate" in again.stdout
+    world.store.close()
