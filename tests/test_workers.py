@@ -513,20 +513,15 @@ for i in range(rounds):
 '''
 
 
-def test_two_workflows_charging_one_patient_at_once_charge_it_once(tmp_path, server):
-    """Two processes, each running its own workflow whose step charges a patient that is
-    not its focus, at the same moments. Each step's hold on the patient's doubt node was an
-    update that Oxigraph judged on a snapshot: both landed, and both charged (7 patients of
-    40 charged twice when found). Holds settle now, and the least holder calls; the other
-    step is blocked."""
-    rounds = 20
-    nurses = [f":n{side}{i} a :Nurse{side} ; :covers :p{i} ."
-              for i in range(rounds) for side in "AB"]
-    patients = [f":p{i} a :Patient ." for i in range(rounds)]
-    (tmp_path / "rounds.ttl").write_text(ROUNDS_DEFS)
+def race(tmp_path: Path, server: OxigraphServer, defs: str, script: str, world: list[str],
+         rounds: int) -> list[str]:
+    """Load ``world`` into the server, run ``script`` as sides A and B in two processes that
+    start each round at the same moments, and check each patient was charged once; what
+    each side printed."""
+    (tmp_path / "rounds.ttl").write_text(defs)
     (tmp_path / "world.ttl").write_text(
-        "@prefix : <http://example.org/clinic#> .\n" + "\n".join(nurses + patients) + "\n")
-    (tmp_path / "rounds.py").write_text(ROUNDS_RUN)
+        "@prefix : <http://example.org/clinic#> .\n" + "\n".join(world) + "\n")
+    (tmp_path / "rounds.py").write_text(script)
     done = subprocess.run([sys.executable, "-m", "horismos", "load", "world.ttl",
                            "--store", server.store], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60)
@@ -537,9 +532,22 @@ def test_two_workflows_charging_one_patient_at_once_charge_it_once(tmp_path, ser
                               stderr=subprocess.STDOUT, text=True) for side in "AB"]
     outs = [p.communicate(timeout=180)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
-
     charged = Counter(p for _, _, p in ledger(tmp_path))
     assert charged == Counter({f"http://example.org/clinic#p{i}": 1 for i in range(rounds)}), outs
+    return outs
+
+
+def test_two_workflows_charging_one_patient_at_once_charge_it_once(tmp_path, server):
+    """Two processes, each running its own workflow whose step charges a patient that is
+    not its focus, at the same moments. Each step's hold on the patient's doubt node was an
+    update that Oxigraph judged on a snapshot: both landed, and both charged (7 patients of
+    40 charged twice when found). Holds settle now, and the least holder calls; the other
+    step is blocked."""
+    rounds = 20
+    nurses = [f":n{side}{i} a :Nurse{side} ; :covers :p{i} ."
+              for i in range(rounds) for side in "AB"]
+    patients = [f":p{i} a :Patient ." for i in range(rounds)]
+    outs = race(tmp_path, server, ROUNDS_DEFS, ROUNDS_RUN, nurses + patients, rounds)
     statuses = Counter(line.split()[1] for out in outs for line in out.splitlines())
     assert statuses == Counter({"completed": rounds, "blocked": rounds}), outs
     # who held the patient, as each run found it, is in its trace: each replays the same
@@ -621,23 +629,8 @@ def test_two_workflows_charging_their_common_focus_at_once_charge_it_once(tmp_pa
     each other off it, as a catalog call's and a run's do."""
     rounds = 20
     assert FOCUS_DEFS.count("horis:focusType :Patient") == 2 and "except" in FOCUS_RUN
-    (tmp_path / "rounds.ttl").write_text(FOCUS_DEFS)
-    (tmp_path / "world.ttl").write_text("@prefix : <http://example.org/clinic#> .\n" + "\n".join(
-        f":p{i} a :Patient ." for i in range(rounds)) + "\n")
-    (tmp_path / "rounds.py").write_text(FOCUS_RUN)
-    done = subprocess.run([sys.executable, "-m", "horismos", "load", "world.ttl",
-                           "--store", server.store], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    t0 = time.time() + 4
-    procs = [subprocess.Popen([sys.executable, "rounds.py", side, server.store, str(t0),
-                               str(rounds)], cwd=tmp_path, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True) for side in "AB"]
-    outs = [p.communicate(timeout=180)[0] for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outs
-
-    charged = Counter(p for _, _, p in ledger(tmp_path))
-    assert charged == Counter({f"http://example.org/clinic#p{i}": 1 for i in range(rounds)}), outs
+    outs = race(tmp_path, server, FOCUS_DEFS, FOCUS_RUN,
+                [f":p{i} a :Patient ." for i in range(rounds)], rounds)
     statuses = Counter(line.split()[1] for out in outs for line in out.splitlines())
     assert statuses["completed"] == rounds, outs
     assert "Traceback" not in "".join(outs)
