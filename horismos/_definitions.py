@@ -1591,6 +1591,17 @@ class _Builder:
                     )
                     ok = args_ok = False
                     continue
+                written = self.one(a, HORIS.name)
+                if isinstance(written, URIRef):  # horis:name :patient
+                    name = _split(written)[1]
+                    self.error(
+                        s,
+                        f"horis:name {self.n(written)} is a node, not a string: an "
+                        "argument's name is the string a step binds and the binding receives",
+                        f'write horis:name "{name}"',
+                        at=(a, HORIS.name, written),
+                    )
+                    ok = False  # its steps are still checked against the argument it names
                 named.setdefault(name, []).append(a)
                 if isinstance(typ, Literal):
                     self.quoted(
@@ -2268,11 +2279,24 @@ class _Builder:
                 "write horis:start :FirstStep (one of: " + self.some(self.step_nodes()) + ")",
             )
             ok = False
-        if not isinstance(focus, URIRef):
+        if isinstance(focus, Literal):
+            self.quoted(s, HORIS.focusType, focus, self.types())
+            ok = False
+        elif not isinstance(focus, URIRef):
             self.error(
                 s,
                 "the workflow has no horis:focusType",
                 "write horis:focusType :Patient (the class of the node each instance runs for)",
+            )
+            ok = False
+        elif self.datatype(focus):
+            classes = {c for k in (OWL.Class, RDFS.Class) for c in self.g.subjects(RDF.type, k)}
+            self.error(
+                s,
+                f"horis:focusType {self.n(focus)} is a datatype: a value such as a string or "
+                "a number is never the focus of an instance, so no instance could run",
+                "name the class of the node each instance runs for, one of: " + self.some(classes),
+                at=(s, HORIS.focusType, focus),
             )
             ok = False
         if not ok:

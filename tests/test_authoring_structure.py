@@ -389,6 +389,9 @@ def test_a_tools_own_horis_requires_and_a_proposals_timeout_are_where_they_belon
                  'horis:property :queueRef ; horis:type "xsd:string"', ":ehr.assign_queue",
                  'horis:type "xsd:string" of asserted property :queueRef is a string',
                  "drop the quotes: horis:type xsd:string", id="asserted-type"),
+    pytest.param(TRIAGE, "horis:focusType :Patient ;", 'horis:focusType "Patient" ;', ":Triage",
+                 'horis:focusType "Patient" is a string, not a node',
+                 "drop the quotes: horis:focusType :Patient", id="focus-type"),
 ])
 def test_a_name_in_quotes_is_said_to_be_a_string_with_the_quotes_dropped_in_the_hint(
         tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, said: str,
@@ -397,6 +400,27 @@ def test_a_name_in_quotes_is_said_to_be_a_string_with_the_quotes_dropped_in_the_
     written (or, for horis:type, that there was none): the quotes were the mistake."""
     path, line = edited(tmp_path, pair, old, new)
     check(the_error(problems(path, pair)), path, line, node, said, hint)
+
+
+def test_an_argument_named_by_a_node_is_one_error_saying_to_quote_it(tmp_path: Path) -> None:
+    """horis:name :patient gave four errors (two for the name, then the effect's subject and
+    the step's bind each said the tool takes no "patient"): one mistake, one error."""
+    path, line = edited(tmp_path, TRIAGE, 'horis:arg [ horis:name "patient" ; horis:type '
+                        ':Patient ] ;\n        horis:arg [ horis:name "queue"',
+                        'horis:arg [ horis:name :patient ; horis:type '
+                        ':Patient ] ;\n        horis:arg [ horis:name "queue"')
+    check(the_error(problems(path, TRIAGE)), path, line, ":ehr.assign_queue",
+          "horis:name :patient is a node, not a string", 'write horis:name "patient"')
+
+
+def test_a_datatype_as_focus_type_is_an_error_at_its_line(tmp_path: Path) -> None:
+    """No node is ever an instance of xsd:string: every run found nothing to run for, and
+    validate said the workflow was valid."""
+    path, line = edited(tmp_path, TRIAGE, "horis:focusType :Patient ;",
+                        "horis:focusType xsd:string ;")
+    check(the_error(problems(path, TRIAGE)), path, line, ":Triage",
+          "horis:focusType xsd:string is a datatype",
+          "name the class of the node each instance runs for, one of: :AcuityLevel")
 
 
 def test_next_to_a_tool_says_it_is_a_tool_and_names_the_steps_that_use_it(
