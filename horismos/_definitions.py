@@ -2094,6 +2094,18 @@ class _Builder:
             as_var = self.as_variable(s)
             query = self.candidates(s, cands, as_var) if cands is not None else None
             conf = self.one(s, HORIS.confidence)
+            if conf is not None and self.one(s, HORIS.fallback) is None and on_error is None:
+                waits = self.some(self.g.subjects(RDF.type, HORIS.WaitStep))
+                self.warn(
+                    s,
+                    f"horis:confidence {conf} but no horis:fallback: whenever the model is "
+                    "less sure than that the step has nowhere to go and the instance fails",
+                    "add horis:fallback :SomeStep, where a choice the model is unsure of goes "
+                    "(typically a horis:WaitStep for an operator"
+                    + ("" if waits == "none declared" else f": {waits}")
+                    + "), or horis:onError",
+                    at=(s, HORIS.confidence, conf),
+                )
             return ProposalStep(
                 **common,
                 query=query,

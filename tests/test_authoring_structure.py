@@ -423,6 +423,22 @@ def test_a_datatype_as_focus_type_is_an_error_at_its_line(tmp_path: Path) -> Non
           "name the class of the node each instance runs for, one of: :AcuityLevel")
 
 
+def test_a_proposal_with_a_confidence_and_nowhere_to_go_below_it_is_warned(
+        tmp_path: Path) -> None:
+    """Without horis:fallback (or horis:onError) every ranking under the threshold failed the
+    instance at run time; validate said only that the operator's wait was unreachable."""
+    path, line = edited(tmp_path, REBOOKING, "horis:next :RebookOnProposal ;\n"
+                        "    horis:fallback :AskOperator .", "horis:next :RebookOnProposal .")
+    (p,) = [p for p in problems(path, REBOOKING) if "horis:confidence" in p.message]
+    assert p.severity == "warning", str(p)
+    check(p, path, line - 2, ":ProposeFlight", "horis:confidence 0.7 but no horis:fallback",
+          "add horis:fallback :SomeStep")
+    assert ":AskOperator" in str(p.hint)
+    path, _ = edited(tmp_path, REBOOKING, "horis:fallback :AskOperator .",
+                     "horis:onError :AskOperator .")
+    assert not [p for p in problems(path, REBOOKING) if "horis:confidence" in p.message]
+
+
 def test_next_to_a_tool_says_it_is_a_tool_and_names_the_steps_that_use_it(
         tmp_path: Path) -> None:
     """It used to say "declare :ehr.notify_nurse a horis:ActionStep", turning the tool into a
