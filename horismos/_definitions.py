@@ -601,6 +601,7 @@ class _Builder:
         named, declared = self.terms()
         self.check_pattern_terms(named)
         self.check_focus_typos()
+        self.check_wait_focus()
         self.check_filter_variables()
         self.check_pattern_literals()
         self.check_typed_terms(declared)
@@ -1103,6 +1104,47 @@ class _Builder:
                     "did you mean ?this?",
                     (holder, pred),
                 )
+
+    def check_wait_focus(self) -> None:
+        """A wait's horis:until that never names ?this: it is about no instance in
+        particular, so one answer (any booking's :operatorChoice) ends the wait of every
+        instance waiting there alike. A variable a slip from ?this is said by
+        :meth:`check_focus_typos`; one a proposal chose (?option) is the instance's own."""
+        steps = self.step_nodes()
+        chosen = {s.as_var for s in self.defs.steps.values() if isinstance(s, ProposalStep)}
+        for owner, holder, pred, pre in self.patterns:
+            names = pre.variables
+            if (
+                pred != HORIS.until
+                or owner not in steps
+                or "this" in names
+                or names & chosen
+                or any(_slip(v, "this") <= 1 for v in names)
+            ):
+                continue
+            message = (
+                "?this is not in the horis:until pattern, so it holds for every instance "
+                "alike: once it holds for one, the wait of every instance waiting here ends"
+            )
+            text = " ".join(str(x) for x in self.g.objects(holder, pred))
+            first = re.search(r"[?$](\w+)", text)
+            if first is None:
+                self.warn(
+                    owner,
+                    message,
+                    'write the pattern about the instance\'s focus, e.g. "?this :approved true ."',
+                    at=(holder, pred, self.one(holder, pred)),
+                )
+                continue
+            var = first.group(1)
+            self.at_variable(
+                "warning",
+                var,
+                owner,
+                message,
+                f"did you mean ?this in place of ?{var}? ?this is the node the instance runs for",
+                (holder, pred),
+            )
 
     def check_filter_variables(self) -> None:
         """A variable a FILTER reads that no pattern of its group binds, nor the run gives

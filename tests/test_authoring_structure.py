@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from workflow_edits import LAB, REBOOKING, TRIAGE, edited, problems, the_error
+from workflow_edits import LAB, REBOOKING, TRIAGE, edited, problems, the_error, the_one
 
 from horismos import Agent, AuthoringError, Problem, load_definitions
 from horismos._contract import server_problems, sometimes_unbound, unbound_arguments
@@ -437,6 +437,20 @@ def test_a_proposal_with_a_confidence_and_nowhere_to_go_below_it_is_warned(
     path, _ = edited(tmp_path, REBOOKING, "horis:fallback :AskOperator .",
                      "horis:onError :AskOperator .")
     assert not [p for p in problems(path, REBOOKING) if "horis:confidence" in p.message]
+
+
+def test_a_wait_until_that_never_names_this_is_warned_at_its_line(tmp_path: Path) -> None:
+    """"?booking :operatorChoice ?flight ." holds once any booking has an answer, and then
+    ended the wait of every instance waiting there; validate said nothing."""
+    path, line = edited(tmp_path, REBOOKING, 'horis:until "?this :operatorChoice ?flight ." ;',
+                        'horis:until "?booking :operatorChoice ?flight ." ;')
+    p = the_one(problems(path, REBOOKING), "warning")
+    check(p, path, line, ":AskOperator", "?this is not in the horis:until pattern, so it holds "
+          "for every instance alike", "did you mean ?this in place of ?booking?")
+    # the proposal's choice is the instance's own: a wait on it is about this instance
+    path, _ = edited(tmp_path, REBOOKING, 'horis:until "?this :operatorChoice ?flight ." ;',
+                     'horis:until "?option :seatsLeft ?n ." ;')
+    assert not [p for p in problems(path, REBOOKING) if "horis:until" in p.message]
 
 
 def test_next_to_a_tool_says_it_is_a_tool_and_names_the_steps_that_use_it(
