@@ -31,7 +31,7 @@ from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
 from ._digraph import Digraph, add_edge, descendants
 from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, Problem
-from ._hazards import flow_graph, hazards
+from ._hazards import decision_loops, flow_graph, hazards
 from ._individuals import individuals
 from ._model import (
     DEFAULT_MAX_STEPS,
@@ -597,6 +597,7 @@ class _Builder:
             if wf is not None:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
+        self.check_decision_loops()
         self.check_placement()
         named, declared = self.terms()
         self.check_pattern_terms(named)
@@ -2414,6 +2415,37 @@ class _Builder:
                         + self.some(step_nodes),
                         at=(s, pred, o),
                     )
+
+    def check_decision_loops(self) -> None:
+        """A cycle of DecisionSteps with no step on it that acts or waits: the world is the
+        same each time round, so an instance that goes round once would go round for ever
+        (the run stops it, failed, on coming back). An error at the edge that closes it."""
+        for cycle in decision_loops(self.defs.steps):
+            src, dst = cycle[-2], cycle[-1]
+            at = self.edge(src, dst)
+            label = self.n(at[1]) if at is not None else "horis:next"
+            steps = self.defs.steps.items()
+            others = [s for s, step in steps if not isinstance(step, DecisionStep)]
+            self.error(
+                src,
+                f"{label} {self.n(dst)} closes a loop of decision steps only "
+                f"({' → '.join(self.n(s) for s in cycle)}): no step on it acts or waits, so "
+                "the world is the same each time round and an instance that takes it would "
+                "loop forever",
+                f"point {label} at a step that acts or waits (one of: {self.some(others)}), "
+                "or put one on the loop",
+                at=at,
+            )
+
+    def edge(self, src: Node, dst: Node) -> tuple[Node, URIRef, Node] | None:
+        """The statement of ``src``'s flow that goes to ``dst``: a branch, or a rule's next."""
+        for p in (HORIS.otherwise, HORIS.next, HORIS.onError):
+            if (src, p, dst) in self.g:
+                return (src, p, dst)
+        for w in self.g.objects(src, HORIS.when):
+            if (w, HORIS.next, dst) in self.g:
+                return (w, HORIS.next, dst)
+        return None
 
     def quoted(
         self,

@@ -453,6 +453,35 @@ def test_a_wait_until_that_never_names_this_is_warned_at_its_line(tmp_path: Path
     assert not [p for p in problems(path, REBOOKING) if "horis:until" in p.message]
 
 
+def test_a_loop_of_decision_steps_only_is_an_error_at_the_edge_that_closes_it(
+        tmp_path: Path) -> None:
+    """Nothing on it changes the world, so once taken it is taken for ever: the run failed
+    the instance ("would loop forever"), while validate only warned that :File was
+    unreachable."""
+    path, line = edited(tmp_path, LAB, "horis:otherwise :File .",
+                        "horis:otherwise :IsCritical .")
+    check(the_error(problems(path, LAB)), path, line, ":IsCritical",
+          "horis:otherwise :IsCritical closes a loop of decision steps only "
+          "(:IsCritical → :IsCritical)", "point horis:otherwise at a step that acts or waits "
+          "(one of: :Escalate, :File)")
+
+    # two decisions that send each other back: the loop is named at the edge that closes it
+    path, line = edited(tmp_path, LAB, "horis:otherwise :File .",
+                        "horis:otherwise :Recheck .\n"
+                        ":Recheck a horis:DecisionStep ;\n"
+                        '    horis:when [ horis:requires "?this :value ?v ." ; '
+                        "horis:next :File ] ;\n"
+                        "    horis:otherwise :IsCritical .")
+    check(the_error(problems(path, LAB)), path, line + 3, ":Recheck",
+          "horis:otherwise :IsCritical closes a loop of decision steps only (:IsCritical → "
+          ":Recheck → :IsCritical)", "point horis:otherwise at a step that acts or waits")
+
+    # a loop through a step that acts is the run's to judge (its requires may stop holding)
+    path, _ = edited(tmp_path, LAB, "horis:otherwise :File .",
+                     "horis:otherwise :File .\n:File horis:next :IsCritical .")
+    assert not [p for p in problems(path, LAB) if "decision steps only" in p.message]
+
+
 def test_next_to_a_tool_says_it_is_a_tool_and_names_the_steps_that_use_it(
         tmp_path: Path) -> None:
     """It used to say "declare :ehr.notify_nurse a horis:ActionStep", turning the tool into a
