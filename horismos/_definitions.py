@@ -1425,7 +1425,10 @@ class _Builder:
             self.problems.append(clash.problem)
 
     def check_namespaces(self) -> None:
-        """A file whose horis: prefix is not the Horismos namespace declares nothing."""
+        """A file whose horis: prefix is not the Horismos namespace declares nothing: a
+        warning, or an error when nothing loaded declares a tool or workflow and the file
+        types its nodes with the near-miss's Tool, Workflow or step classes (validate said
+        "0 tools, 0 workflows: valid", exit 0, of a set emptied by that one prefix)."""
         terms = {
             str(k)[len(NS) :] for k in vocabulary_graph().subjects() if str(k).startswith(NS)
         } - {""}
@@ -1450,9 +1453,16 @@ class _Builder:
                     ),
                     None,
                 )
+                # Nothing else declares a tool or workflow, and this file types its nodes
+                # with the near-miss's Tool, Workflow or step classes: the whole set is empty
+                # by this one mistake, and "valid" would hide it.
+                kinds = {URIRef(text + str(k)[len(NS) :]) for k in (HORIS.Tool, HORIS.Workflow)}
+                kinds |= {URIRef(text + str(k)[len(NS) :]) for k in STEP_CLASSES}
+                empty = not any((None, RDF.type, k) in self.g for k in (HORIS.Tool, HORIS.Workflow))
+                typed = any((None, RDF.type, k) in f.graph for k in kinds)
                 self.problems.append(
                     Problem(
-                        "warning",
+                        "error" if empty and typed else "warning",
                         f"the prefix {prefix}: is bound to <{text}>, not the Horismos "
                         f"namespace, so nothing written with it is a Horismos term and the file "
                         "declares no tools, steps or workflows",
