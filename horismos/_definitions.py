@@ -31,7 +31,7 @@ from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
 from ._digraph import Digraph, add_edge, descendants
 from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, Problem
-from ._hazards import flow_graph, hazards
+from ._hazards import decision_loops, flow_graph, hazards
 from ._individuals import individuals
 from ._model import (
     DEFAULT_MAX_STEPS,
@@ -597,10 +597,12 @@ class _Builder:
             if wf is not None:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
+        self.check_decision_loops()
         self.check_placement()
         named, declared = self.terms()
         self.check_pattern_terms(named)
         self.check_focus_typos()
+        self.check_wait_focus()
         self.check_filter_variables()
         self.check_pattern_literals()
         self.check_typed_terms(declared)
@@ -1104,6 +1106,47 @@ class _Builder:
                     (holder, pred),
                 )
 
+    def check_wait_focus(self) -> None:
+        """A wait's horis:until that never names ?this: it is about no instance in
+        particular, so one answer (any booking's :operatorChoice) ends the wait of every
+        instance waiting there alike. A variable a slip from ?this is said by
+        :meth:`check_focus_typos`; one a proposal chose (?option) is the instance's own."""
+        steps = self.step_nodes()
+        chosen = {s.as_var for s in self.defs.steps.values() if isinstance(s, ProposalStep)}
+        for owner, holder, pred, pre in self.patterns:
+            names = pre.variables
+            if (
+                pred != HORIS.until
+                or owner not in steps
+                or "this" in names
+                or names & chosen
+                or any(_slip(v, "this") <= 1 for v in names)
+            ):
+                continue
+            message = (
+                "?this is not in the horis:until pattern, so it holds for every instance "
+                "alike: once it holds for one, the wait of every instance waiting here ends"
+            )
+            text = " ".join(str(x) for x in self.g.objects(holder, pred))
+            first = re.search(r"[?$](\w+)", text)
+            if first is None:
+                self.warn(
+                    owner,
+                    message,
+                    'write the pattern about the instance\'s focus, e.g. "?this :approved true ."',
+                    at=(holder, pred, self.one(holder, pred)),
+                )
+                continue
+            var = first.group(1)
+            self.at_variable(
+                "warning",
+                var,
+                owner,
+                message,
+                f"did you mean ?this in place of ?{var}? ?this is the node the instance runs for",
+                (holder, pred),
+            )
+
     def check_filter_variables(self) -> None:
         """A variable a FILTER reads that no pattern of its group binds, nor the run gives
         (?this and the ProposalSteps' horis:as choices to a step; its arguments to a tool's
@@ -1382,7 +1425,10 @@ class _Builder:
             self.problems.append(clash.problem)
 
     def check_namespaces(self) -> None:
-        """A file whose horis: prefix is not the Horismos namespace declares nothing."""
+        """A file whose horis: prefix is not the Horismos namespace declares nothing: a
+        warning, or an error when nothing loaded declares a tool or workflow and the file
+        types its nodes with the near-miss's Tool, Workflow or step classes (validate said
+        "0 tools, 0 workflows: valid", exit 0, of a set emptied by that one prefix)."""
         terms = {
             str(k)[len(NS) :] for k in vocabulary_graph().subjects() if str(k).startswith(NS)
         } - {""}
@@ -1407,9 +1453,16 @@ class _Builder:
                     ),
                     None,
                 )
+                # Nothing else declares a tool or workflow, and this file types its nodes
+                # with the near-miss's Tool, Workflow or step classes: the whole set is empty
+                # by this one mistake, and "valid" would hide it.
+                kinds = {URIRef(text + str(k)[len(NS) :]) for k in (HORIS.Tool, HORIS.Workflow)}
+                kinds |= {URIRef(text + str(k)[len(NS) :]) for k in STEP_CLASSES}
+                empty = not any((None, RDF.type, k) in self.g for k in (HORIS.Tool, HORIS.Workflow))
+                typed = any((None, RDF.type, k) in f.graph for k in kinds)
                 self.problems.append(
                     Problem(
-                        "warning",
+                        "error" if empty and typed else "warning",
                         f"the prefix {prefix}: is bound to <{text}>, not the Horismos "
                         f"namespace, so nothing written with it is a Horismos term and the file "
                         "declares no tools, steps or workflows",
@@ -1591,6 +1644,17 @@ class _Builder:
                     )
                     ok = args_ok = False
                     continue
+                written = self.one(a, HORIS.name)
+                if isinstance(written, URIRef):  # horis:name :patient
+                    name = _split(written)[1]
+                    self.error(
+                        s,
+                        f"horis:name {self.n(written)} is a node, not a string: an "
+                        "argument's name is the string a step binds and the binding receives",
+                        f'write horis:name "{name}"',
+                        at=(a, HORIS.name, written),
+                    )
+                    ok = False  # its steps are still checked against the argument it names
                 named.setdefault(name, []).append(a)
                 if isinstance(typ, Literal):
                     self.quoted(
@@ -2083,6 +2147,18 @@ class _Builder:
             as_var = self.as_variable(s)
             query = self.candidates(s, cands, as_var) if cands is not None else None
             conf = self.one(s, HORIS.confidence)
+            if conf is not None and self.one(s, HORIS.fallback) is None and on_error is None:
+                waits = self.some(self.g.subjects(RDF.type, HORIS.WaitStep))
+                self.warn(
+                    s,
+                    f"horis:confidence {conf} but no horis:fallback: whenever the model is "
+                    "less sure than that the step has nowhere to go and the instance fails",
+                    "add horis:fallback :SomeStep, where a choice the model is unsure of goes "
+                    "(typically a horis:WaitStep for an operator"
+                    + ("" if waits == "none declared" else f": {waits}")
+                    + "), or horis:onError",
+                    at=(s, HORIS.confidence, conf),
+                )
             return ProposalStep(
                 **common,
                 query=query,
@@ -2268,11 +2344,24 @@ class _Builder:
                 "write horis:start :FirstStep (one of: " + self.some(self.step_nodes()) + ")",
             )
             ok = False
-        if not isinstance(focus, URIRef):
+        if isinstance(focus, Literal):
+            self.quoted(s, HORIS.focusType, focus, self.types())
+            ok = False
+        elif not isinstance(focus, URIRef):
             self.error(
                 s,
                 "the workflow has no horis:focusType",
                 "write horis:focusType :Patient (the class of the node each instance runs for)",
+            )
+            ok = False
+        elif self.datatype(focus):
+            classes = {c for k in (OWL.Class, RDFS.Class) for c in self.g.subjects(RDF.type, k)}
+            self.error(
+                s,
+                f"horis:focusType {self.n(focus)} is a datatype: a value such as a string or "
+                "a number is never the focus of an instance, so no instance could run",
+                "name the class of the node each instance runs for, one of: " + self.some(classes),
+                at=(s, HORIS.focusType, focus),
             )
             ok = False
         if not ok:
@@ -2336,6 +2425,37 @@ class _Builder:
                         + self.some(step_nodes),
                         at=(s, pred, o),
                     )
+
+    def check_decision_loops(self) -> None:
+        """A cycle of DecisionSteps with no step on it that acts or waits: the world is the
+        same each time round, so an instance that goes round once would go round for ever
+        (the run stops it, failed, on coming back). An error at the edge that closes it."""
+        for cycle in decision_loops(self.defs.steps):
+            src, dst = cycle[-2], cycle[-1]
+            at = self.edge(src, dst)
+            label = self.n(at[1]) if at is not None else "horis:next"
+            steps = self.defs.steps.items()
+            others = [s for s, step in steps if not isinstance(step, DecisionStep)]
+            self.error(
+                src,
+                f"{label} {self.n(dst)} closes a loop of decision steps only "
+                f"({' → '.join(self.n(s) for s in cycle)}): no step on it acts or waits, so "
+                "the world is the same each time round and an instance that takes it would "
+                "loop forever",
+                f"point {label} at a step that acts or waits (one of: {self.some(others)}), "
+                "or put one on the loop",
+                at=at,
+            )
+
+    def edge(self, src: Node, dst: Node) -> tuple[Node, URIRef, Node] | None:
+        """The statement of ``src``'s flow that goes to ``dst``: a branch, or a rule's next."""
+        for p in (HORIS.otherwise, HORIS.next, HORIS.onError):
+            if (src, p, dst) in self.g:
+                return (src, p, dst)
+        for w in self.g.objects(src, HORIS.when):
+            if (w, HORIS.next, dst) in self.g:
+                return (w, HORIS.next, dst)
+        return None
 
     def quoted(
         self,

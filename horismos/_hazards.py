@@ -3,6 +3,9 @@
 - ``horis:retries`` on a tool that is not idempotent. Retries there repeat only a call that
   never reached the tool (see :mod:`._attempt`); one that was sent is never repeated, so the
   author should know the retries will not cover a timeout.
+- A cycle made only of DecisionSteps (:func:`decision_loops`): nothing on it changes the
+  world, so an instance that goes round it comes back to a decision that reads what it read
+  before, and the run stops it as a loop that would never end. The loader makes it an error.
 - A cycle of steps through a tool that is not idempotent. Each time round calls it again; the
   loop ends only when a ``horis:requires`` stops holding, or at the instance's step budget
   (``horis:maxSteps``).
@@ -31,7 +34,7 @@ from ._model import (
     Workflow,
 )
 
-__all__ = ["Hazard", "cycle_through", "flow_graph", "hazards"]
+__all__ = ["Hazard", "cycle_through", "decision_loops", "flow_graph", "hazards"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,23 @@ def cycle_through(steps: Mapping[URIRef, Step], step: URIRef) -> list[URIRef]:
         path for nxt in flow.get(step, ()) if (path := shortest_path(flow, nxt, step)) is not None
     ]
     return [step, *min(loops, key=len)] if loops else [step]
+
+
+def decision_loops(steps: Mapping[URIRef, Step]) -> Iterator[list[URIRef]]:
+    """Each cycle of the flow made only of DecisionSteps, as the shortest loop from its first
+    step (by IRI) back to it: ``[a, b, a]``, ``[a, a]`` for a step that goes to itself."""
+    flow = flow_graph(steps)
+    decisions: Digraph[URIRef] = {}
+    for iri, step in steps.items():
+        if isinstance(step, DecisionStep):
+            decisions.setdefault(iri, {})
+            for nxt in flow.get(iri, ()):
+                if isinstance(steps.get(nxt), DecisionStep):
+                    add_edge(decisions, iri, nxt)
+    for component in strongly_connected(decisions):
+        first = min(component, key=str)
+        if len(component) > 1 or first in decisions[first]:
+            yield cycle_through({s: steps[s] for s in component}, first)
 
 
 def hazards(

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from workflow_edits import LAB, REBOOKING, TRIAGE, edited, problems, the_error
+from workflow_edits import LAB, REBOOKING, TRIAGE, edited, problems, the_error, the_one
 
 from horismos import Agent, AuthoringError, Problem, load_definitions
 from horismos._contract import server_problems, sometimes_unbound, unbound_arguments
@@ -389,6 +389,9 @@ def test_a_tools_own_horis_requires_and_a_proposals_timeout_are_where_they_belon
                  'horis:property :queueRef ; horis:type "xsd:string"', ":ehr.assign_queue",
                  'horis:type "xsd:string" of asserted property :queueRef is a string',
                  "drop the quotes: horis:type xsd:string", id="asserted-type"),
+    pytest.param(TRIAGE, "horis:focusType :Patient ;", 'horis:focusType "Patient" ;', ":Triage",
+                 'horis:focusType "Patient" is a string, not a node',
+                 "drop the quotes: horis:focusType :Patient", id="focus-type"),
 ])
 def test_a_name_in_quotes_is_said_to_be_a_string_with_the_quotes_dropped_in_the_hint(
         tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, said: str,
@@ -397,6 +400,86 @@ def test_a_name_in_quotes_is_said_to_be_a_string_with_the_quotes_dropped_in_the_
     written (or, for horis:type, that there was none): the quotes were the mistake."""
     path, line = edited(tmp_path, pair, old, new)
     check(the_error(problems(path, pair)), path, line, node, said, hint)
+
+
+def test_an_argument_named_by_a_node_is_one_error_saying_to_quote_it(tmp_path: Path) -> None:
+    """horis:name :patient gave four errors (two for the name, then the effect's subject and
+    the step's bind each said the tool takes no "patient"): one mistake, one error."""
+    path, line = edited(tmp_path, TRIAGE, 'horis:arg [ horis:name "patient" ; horis:type '
+                        ':Patient ] ;\n        horis:arg [ horis:name "queue"',
+                        'horis:arg [ horis:name :patient ; horis:type '
+                        ':Patient ] ;\n        horis:arg [ horis:name "queue"')
+    check(the_error(problems(path, TRIAGE)), path, line, ":ehr.assign_queue",
+          "horis:name :patient is a node, not a string", 'write horis:name "patient"')
+
+
+def test_a_datatype_as_focus_type_is_an_error_at_its_line(tmp_path: Path) -> None:
+    """No node is ever an instance of xsd:string: every run found nothing to run for, and
+    validate said the workflow was valid."""
+    path, line = edited(tmp_path, TRIAGE, "horis:focusType :Patient ;",
+                        "horis:focusType xsd:string ;")
+    check(the_error(problems(path, TRIAGE)), path, line, ":Triage",
+          "horis:focusType xsd:string is a datatype",
+          "name the class of the node each instance runs for, one of: :AcuityLevel")
+
+
+def test_a_proposal_with_a_confidence_and_nowhere_to_go_below_it_is_warned(
+        tmp_path: Path) -> None:
+    """Without horis:fallback (or horis:onError) every ranking under the threshold failed the
+    instance at run time; validate said only that the operator's wait was unreachable."""
+    path, line = edited(tmp_path, REBOOKING, "horis:next :RebookOnProposal ;\n"
+                        "    horis:fallback :AskOperator .", "horis:next :RebookOnProposal .")
+    (p,) = [p for p in problems(path, REBOOKING) if "horis:confidence" in p.message]
+    assert p.severity == "warning", str(p)
+    check(p, path, line - 2, ":ProposeFlight", "horis:confidence 0.7 but no horis:fallback",
+          "add horis:fallback :SomeStep")
+    assert ":AskOperator" in str(p.hint)
+    path, _ = edited(tmp_path, REBOOKING, "horis:fallback :AskOperator .",
+                     "horis:onError :AskOperator .")
+    assert not [p for p in problems(path, REBOOKING) if "horis:confidence" in p.message]
+
+
+def test_a_wait_until_that_never_names_this_is_warned_at_its_line(tmp_path: Path) -> None:
+    """"?booking :operatorChoice ?flight ." holds once any booking has an answer, and then
+    ended the wait of every instance waiting there; validate said nothing."""
+    path, line = edited(tmp_path, REBOOKING, 'horis:until "?this :operatorChoice ?flight ." ;',
+                        'horis:until "?booking :operatorChoice ?flight ." ;')
+    p = the_one(problems(path, REBOOKING), "warning")
+    check(p, path, line, ":AskOperator", "?this is not in the horis:until pattern, so it holds "
+          "for every instance alike", "did you mean ?this in place of ?booking?")
+    # the proposal's choice is the instance's own: a wait on it is about this instance
+    path, _ = edited(tmp_path, REBOOKING, 'horis:until "?this :operatorChoice ?flight ." ;',
+                     'horis:until "?option :seatsLeft ?n ." ;')
+    assert not [p for p in problems(path, REBOOKING) if "horis:until" in p.message]
+
+
+def test_a_loop_of_decision_steps_only_is_an_error_at_the_edge_that_closes_it(
+        tmp_path: Path) -> None:
+    """Nothing on it changes the world, so once taken it is taken for ever: the run failed
+    the instance ("would loop forever"), while validate only warned that :File was
+    unreachable."""
+    path, line = edited(tmp_path, LAB, "horis:otherwise :File .",
+                        "horis:otherwise :IsCritical .")
+    check(the_error(problems(path, LAB)), path, line, ":IsCritical",
+          "horis:otherwise :IsCritical closes a loop of decision steps only "
+          "(:IsCritical → :IsCritical)", "point horis:otherwise at a step that acts or waits "
+          "(one of: :Escalate, :File)")
+
+    # two decisions that send each other back: the loop is named at the edge that closes it
+    path, line = edited(tmp_path, LAB, "horis:otherwise :File .",
+                        "horis:otherwise :Recheck .\n"
+                        ":Recheck a horis:DecisionStep ;\n"
+                        '    horis:when [ horis:requires "?this :value ?v ." ; '
+                        "horis:next :File ] ;\n"
+                        "    horis:otherwise :IsCritical .")
+    check(the_error(problems(path, LAB)), path, line + 3, ":Recheck",
+          "horis:otherwise :IsCritical closes a loop of decision steps only (:IsCritical → "
+          ":Recheck → :IsCritical)", "point horis:otherwise at a step that acts or waits")
+
+    # a loop through a step that acts is the run's to judge (its requires may stop holding)
+    path, _ = edited(tmp_path, LAB, "horis:otherwise :File .",
+                     "horis:otherwise :File .\n:File horis:next :IsCritical .")
+    assert not [p for p in problems(path, LAB) if "decision steps only" in p.message]
 
 
 def test_next_to_a_tool_says_it_is_a_tool_and_names_the_steps_that_use_it(

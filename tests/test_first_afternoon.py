@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 TRIAGE_WF = ROOT / "workflows" / "triage.ttl"
 EHR = ROOT / "ontologies" / "ehr.ttl"
@@ -219,13 +221,23 @@ def test_validate_rejects_an_unknown_shacl_term_with_a_did_you_mean(tmp_path: Pa
     assert "did you mean sh:pattern?" in p.stdout
 
 
-def test_validate_names_the_horismos_namespace_when_a_file_uses_another(tmp_path: Path) -> None:
+@pytest.mark.parametrize("near", ["http://w3id.org/horismos#", "https://w3id.org/horismos/"])
+def test_validate_names_the_horismos_namespace_when_a_file_uses_another(
+        tmp_path: Path, near: str) -> None:
+    """Alone, the file declared nothing and validate said "0 tools, 0 workflows: valid (1
+    warning)", exit 0: one mistake made the whole set empty, so it is an error."""
     (tmp_path / "wf.ttl").write_text(TRIAGE_WF.read_text().replace(
-        "<https://w3id.org/horismos#>", "<http://w3id.org/horismos#>"))
+        "<https://w3id.org/horismos#>", f"<{near}>"))
     p = horismos("validate", "wf.ttl", str(EHR), cwd=tmp_path)
-    assert "wf.ttl:2: warning: the prefix horis: is bound to <http://w3id.org/horismos#>" \
-        in p.stdout
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"wf.ttl:2: error: the prefix horis: is bound to <{near}>" in p.stdout
     assert "write @prefix horis: <https://w3id.org/horismos#> ." in p.stdout
+    # beside a file that does declare a workflow, the set is not empty: a warning
+    lab = ROOT / "workflows" / "lab_review.ttl"
+    p = horismos("validate", "wf.ttl", str(EHR), str(lab), str(ROOT / "ontologies" / "lab.ttl"),
+                 cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert f"wf.ttl:2: warning: the prefix horis: is bound to <{near}>" in p.stdout
 
 
 # -- 10. the seeds' own examples load -------------------------------------------------------
