@@ -29,12 +29,11 @@ by when any commit the evicted worker had in flight has landed; a running instan
 continued from its stored step and version, a stopped one is left alone. Claims are marked
 done when their instance stops, and given back in the same update, so each focus node gets at
 most one instance of the workflow from ``--all`` on a shared world. The catalog's guarded
-calls claim their subjects as a work of their own (:data:`CALLS`); a call and a run, or runs
-of two workflows, keep each other off a node by reading, after the settle, the other work's
-live claims on it (:meth:`Worker._crossing`). Claiming runs one batch ahead, and batches grow
-until their work outlasts the settle, so the wait overlaps work instead of adding to it; a
-worker that sees no other claims a large second batch with its first and keeps batches large
-to the end.
+calls claim their subjects as a work of their own (:data:`CALLS`); a call and a run keep each
+other off a node by reading, after the settle, the other kind's live claims on it
+(:meth:`Worker._crossing`). Claiming runs one batch ahead, and batches grow until their
+work outlasts the settle, so the wait overlaps work instead of adding to it; a worker that sees
+no other claims a large second batch with its first and keeps batches large to the end.
 """
 
 from __future__ import annotations
@@ -259,7 +258,7 @@ class Worker:
         mine, _ = await self._verify(workflow, [focus], claimed, reopen=True)
         if not mine:
             doing = (
-                f"a catalog call or another workflow on {focus}"
+                f"a catalog call on {focus}"
                 if self._crossed(workflow, [focus])
                 else f"{workflow.iri} for {focus}"
             )
@@ -381,9 +380,9 @@ class Worker:
         claims = {_claim_iri(workflow.iri, f): f for f in batch}
         owners: dict[Node, set[str]] = {c: set() for c in claims}
         done: set[Node] = set()
-        crossed: set[Node] = set()  # held by other work (:meth:`_crossing`)
+        crossed: set[Node] = set()  # held by the other kind of work (:meth:`_crossing`)
         for r in self.store.select(
-            f"""SELECT ?claim ?w ?done ?crossed ?by ?wf WHERE {{ {{
+            f"""SELECT ?claim ?w ?done ?crossed WHERE {{ {{
                 VALUES ?claim {{ {" ".join(f"<{c}>" for c in claims)} }}
                 GRAPH <{CLAIMS}> {{ ?claim c:worker ?w . ?w c:alive true }}
                 OPTIONAL {{ GRAPH <{CLAIMS}> {{ ?claim c:done ?done }} }} }}
@@ -392,17 +391,14 @@ class Worker:
             {"c": C},
         ):
             if "crossed" in r:
-                # a call, or a run beside a call, stands back; of two workflows' runs, the one
-                # whose worker has the least IRI goes on (both read the same, so one does)
-                if CALLS in (workflow.iri, r["wf"]) or str(r["by"]) < str(self.iri):
-                    crossed.add(r["crossed"])
+                crossed.add(r["crossed"])
                 continue
             owners[r["claim"]].add(str(r["w"]))
             if "done" in r:
                 done.add(r["claim"])
         if reopen:
             done.clear()
-        # won: the least live owner, and not held by other work (given up, to be
+        # won: the least live owner, and not held by the other kind of work (given up, to be
         # claimed again later)
         won = [
             c
@@ -420,20 +416,16 @@ class Worker:
 
     def _crossing(self, work: Work, nodes: list[URIRef]) -> str:
         """A query group binding ``?crossed`` to those of ``nodes`` another live worker holds
-        for other work: a catalog call or another workflow's run on a run's focus, or a run
-        of any workflow on a call's subject.
+        for the other kind of work: a catalog call on a run's focus, or a run of any
+        workflow on a call's subject.
 
         Claims are per work, so a ``tools call`` and a run's step on one patient each won
         their own and both checked the tool's precondition: a tool that is not idempotent
-        acted twice. So did two workflows' steps acting on the patient both have as their
-        focus, in two processes at once (their holds on it raced on one snapshot, and a step
-        on its own focus relies on the focus's claim). Each side reads the others' claims
-        only after its own have settled, as :meth:`_verify` reads owners (in the same query),
-        so of two that race at least one sees the other and stands back (of two workflows'
-        runs, only the one whose worker's IRI is the greater). A finished ``--all``
-        instance no longer holds its focus (:meth:`_run_batch`), so calls on it are not
-        refused for the rest of the run."""
-        other = f"?wf != <{work.iri}>" if work.iri != CALLS else f"?wf != <{CALLS}>"
+        acted twice. Each side reads the other's claims only after its own have settled, as
+        :meth:`_verify` reads owners (in the same query), so of two that race at least one
+        sees the other and stands back. A finished ``--all`` instance no longer holds its
+        focus (:meth:`_run_batch`), so calls on it are not refused for the rest of the run."""
+        other = f"?wf {'=' if work.iri != CALLS else '!='} <{CALLS}>"
         return f"""{{ VALUES ?crossed {{ {" ".join(n.n3() for n in nodes)} }}
             GRAPH <{CLAIMS}> {{ ?held c:workflow ?wf ; c:focus ?crossed ; c:worker ?by .
                                 ?by c:alive true }}
