@@ -17,7 +17,7 @@ from rdflib import Literal, URIRef
 
 from ._bindings import static_problem
 from ._bindings.python import signature_problems
-from ._definitions import Definitions
+from ._definitions import Definitions, nearest_variable
 from ._digraph import descendants
 from ._errors import Problem, ToolError
 from ._hazards import flow_graph
@@ -118,8 +118,8 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                     f" here: ?{var} is the choice of {', '.join(choosers)}, given only to "
                     "the steps its horis:next leads to, not this one"
                 )
-            close = difflib.get_close_matches(var, sorted(given), n=1)
-            meant = f"did you mean ?{close[0]}? " if close else ""
+            near = nearest_variable(var, sorted(given))
+            meant = f"did you mean ?{near}? " if near else ""
             found.append(
                 defs.sources.problem(
                     "error",

@@ -66,7 +66,13 @@ from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
 from ._vocab import HORIS, NS
 
-__all__ = ["Definitions", "load_definitions", "parse_timeout", "vocabulary_graph"]
+__all__ = [
+    "Definitions",
+    "load_definitions",
+    "nearest_variable",
+    "parse_timeout",
+    "vocabulary_graph",
+]
 
 STEP_CLASSES = {
     HORIS.ActionStep: ActionStep,
@@ -1173,7 +1179,7 @@ class _Builder:
             for read, scope in filter_scopes(pre.select.algebra):
                 for var in sorted(read - scope - given - said):
                     said.add(var)
-                    near = _nearest_variable(var, sorted((scope | given) - read))
+                    near = nearest_variable(var, sorted((scope | given) - read))
                     self.at_variable(
                         "error",
                         var,
@@ -2656,7 +2662,7 @@ def _kind_names(kinds: Iterable[URIRef], name: Callable[[Node], str]) -> str:
     return " or ".join([", ".join(said[:-1]), said[-1]] if len(said) > 1 else said)
 
 
-def _nearest_variable(var: str, candidates: list[str]) -> str | None:
+def nearest_variable(var: str, candidates: list[str]) -> str | None:
     """The variable ``?var`` was most likely meant to be: the closest in spelling, else one
     that begins the other (``?v`` for ``?value``, ``?on`` for ``?onduty``)."""
     close = difflib.get_close_matches(var, candidates, n=1)

@@ -254,7 +254,6 @@ class Runner:
         """Whether a step asks who holds its doubt nodes once its hold has settled: a live
         run on a shared world, or the replay of one (its header says so; the answers are
         recorded)."""
-        self._held_at = 0.0  # when the last hold landed (_announce), for its settle
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -728,8 +727,8 @@ class Runner:
                     if not e.present or inst.instance in self._intent_at:
                         raise  # the instance moved on elsewhere; a catalog call says why
                     return self._held_elsewhere(rec, step, tool, cast(URIRef, e.present[0][0]))
-                if holding and self.holds_settled:
-                    ahead = await self._contested(inst, holding)
+                if holding and self.holds_settled:  # it landed just now: settled from here
+                    ahead = await self._contested(inst, holding, time.monotonic())
                     if ahead is not None:
                         node, by = ahead
                         return self._in_flight(rec, step, tool, node, by)
@@ -896,12 +895,11 @@ class Runner:
         else:
             state = self._state[inst.instance]
             self.world.commit(Change(add=quads, expect=_guard(state), absent=absent))
-        self._held_at = time.monotonic()
         state.extend(quads)  # the step's final commit removes them
         return [cast(URIRef, q[0]) for q in quads if q[1] == HORIS.settles]
 
     async def _contested(
-        self, inst: InstanceRun, nodes: list[URIRef]
+        self, inst: InstanceRun, nodes: list[URIRef], landed: float
     ) -> tuple[URIRef, URIRef] | None:
         """Another holder this step yields to at one of ``nodes``, once every hold that raced
         with its own has landed; None when it holds them alone or goes first.
@@ -915,7 +913,7 @@ class Runner:
         read the same. A hold landing later sees these in its snapshot and is refused as
         before. What the step loses it gives up, leaving the mark the winner wrote too; the
         step is then blocked, to be tried again."""
-        landed, read = self._held_at, self.settled_holders
+        read = self.settled_holders
 
         async def settled() -> list[list[list[str]]]:
             return await read(nodes, landed) if read is not None else []
