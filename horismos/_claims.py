@@ -272,7 +272,7 @@ class Worker:
     def settles_holds_of(self, runner: Runner) -> None:
         """Have ``runner``'s steps settle their holds on doubt nodes through this worker
         (``Runner._contested``): on a shared world, in every lane."""
-        runner.settled_holders, runner.holds_settled = self.settled_holders, True
+        runner.settled_holders, runner.holds_settled = self.settled_holders, 2
 
     async def settled_holders(self, nodes: list[URIRef], landed_at: float) -> list[list[list[str]]]:
         """Who holds each of ``nodes`` — doubt nodes a step of this worker's holds since

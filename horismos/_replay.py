@@ -567,7 +567,7 @@ async def _drive(
     runner.calls_in_doubt = int(header.get("calls_in_doubt") or 0)  # ``true`` is 1
     runner.approvals_bound = bool(header.get("approvals_bound"))
     runner.names_shapes = bool(header.get("names_shapes"))
-    runner.holds_settled = bool(header.get("holds_settled"))  # its holders read, as recorded
+    runner.holds_settled = int(header.get("holds_settled") or 0)  # its holders read, as recorded
     try:
         second = events.get(1)
         resumed = second if second is not None and second.get("type") == "resume" else None

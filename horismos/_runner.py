@@ -250,10 +250,13 @@ class Runner:
         """On a world other processes share: who holds each doubt node, read once every hold
         that raced with this step's (landed at the time given) has landed too
         (:meth:`._claims.Worker.settled_holders`); the least holder calls."""
-        self.holds_settled = False
-        """Whether a step asks who holds its doubt nodes once its hold has settled: a live
-        run on a shared world, or the replay of one (its header says so; the answers are
-        recorded)."""
+        self.holds_settled = 0
+        """Which holds a step settles, then asks who else holds (a live run on a shared world,
+        or the replay of one, as its header says; the answers are recorded): 2, those on any
+        node but its focus, and those on its focus too when the tool is called by steps of
+        several workflows (each run holds only its own workflow's claim on the focus); 1
+        (``true``), recorded before the focus was: any node but its focus; 0, none."""
+        self._called_in_several: frozenset[URIRef] | None = None
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -290,7 +293,7 @@ class Runner:
             **({"calls_in_doubt": self.calls_in_doubt} if self.calls_in_doubt else {}),
             **({"approvals_bound": True} if self.approvals_bound else {}),
             **({"names_shapes": True} if self.names_shapes else {}),
-            **({"holds_settled": True} if self.holds_settled else {}),
+            **({"holds_settled": self.holds_settled} if self.holds_settled else {}),
             **fields,
         )
 
@@ -875,10 +878,11 @@ class Runner:
             quads += holding
             absent = tuple(q for q in holding if q[1] == _TYPE)  # held(node) of each node
             if self.holds_settled:  # on a node its focus's claim does not keep others off
+                shared = self.holds_settled > 1 and tool.iri in self._tools_in_several()
                 unclaimed = [
                     doubt_node(tool.iri, key)
                     for key in dict.fromkeys(doubt_key(tool, a) for a in args)
-                    if key != inst.focus
+                    if key != inst.focus or shared
                 ]
                 quads += [settling_at(node, inst.instance) for node in unclaimed]
         else:
@@ -897,6 +901,19 @@ class Runner:
             self.world.commit(Change(add=quads, expect=_guard(state), absent=absent))
         state.extend(quads)  # the step's final commit removes them
         return [cast(URIRef, q[0]) for q in quads if q[1] == HORIS.settles]
+
+    def _tools_in_several(self) -> frozenset[URIRef]:
+        """The tools steps of more than one workflow call: two runs of two workflows on one
+        focus each hold their own workflow's claim on it, so only a settled hold keeps the
+        second off a call the first is making there (worked out once, when first asked)."""
+        if self._called_in_several is None:
+            seen: dict[URIRef, set[URIRef]] = {}
+            for workflow in self.defs.workflows.values():
+                for step in workflow.reachable():
+                    if isinstance(step, ActionStep) and step.tool is not None:
+                        seen.setdefault(step.tool.iri, set()).add(workflow.iri)
+            self._called_in_several = frozenset(t for t, w in seen.items() if len(w) > 1)
+        return self._called_in_several
 
     async def _contested(
         self, inst: InstanceRun, nodes: list[URIRef], landed: float

@@ -599,3 +599,33 @@ def test_wake_skips_a_wait_another_process_drives_and_wakes_the_others(tmp_path,
                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert ":req1" in again.stdout and "wait timed out -> :Escalate" in again.stdout
     world.store.close()
+
+
+# the same two sides, each running its own workflow whose step charges its focus, the patient
+FOCUS_DEFS = (ROUNDS_DEFS
+              .replace("horis:focusType :NurseA", "horis:focusType :Patient")
+              .replace("horis:focusType :NurseB", "horis:focusType :Patient")
+              .replace('"?this :covers ?p . FILTER NOT EXISTS { ?p :ref ?r }"',
+                       '"FILTER NOT EXISTS { ?this :ref ?r }"')
+              .replace('horis:var "p"', 'horis:var "this"'))
+FOCUS_RUN = ROUNDS_RUN.replace('focus=f"http://example.org/clinic#n{side}{i}"',
+                               'focus=f"http://example.org/clinic#p{i}"')
+
+
+def test_two_workflows_charging_their_common_focus_at_once_charge_it_once(tmp_path, server):
+    """Two processes, each running its own workflow on the same patient at the same moments,
+    each workflow's step charging its focus. Each run held its own workflow's claim on the
+    patient, and a step on its focus relied on that claim: both charged (3 of 4 twenty-round
+    races). A tool that steps of several workflows call now settles its hold on the focus
+    too, and the least holder calls; the other step is blocked."""
+    assert FOCUS_DEFS.count("horis:focusType :Patient") == 2
+    assert FOCUS_DEFS.count('horis:var "this"') == 2 and "clinic#p{i}" in FOCUS_RUN
+    rounds = 20
+    outs = race(tmp_path, server, FOCUS_DEFS, FOCUS_RUN,
+                [f":p{i} a :Patient ." for i in range(rounds)], rounds)
+    statuses = Counter(line.split()[1] for out in outs for line in out.splitlines())
+    assert statuses == Counter({"completed": rounds, "blocked": rounds}), outs
+    agent = Agent.from_files(tmp_path / "rounds.ttl", tools={"charge": lambda patient: {}})
+    for trace in sorted(tmp_path.glob("[AB]*.jsonl")):
+        report = replay(trace, agent)
+        assert not report.diverged, report
