@@ -31,7 +31,13 @@ from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
 from ._digraph import Digraph, add_edge, descendants
 from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, Problem
-from ._hazards import decision_loops, flow_graph, hazards
+from ._hazards import (
+    decision_loops,
+    flow_graph,
+    hazards,
+    minimum_counts,
+    required_before_written,
+)
 from ._individuals import individuals
 from ._model import (
     DEFAULT_MAX_STEPS,
@@ -620,6 +626,11 @@ class _Builder:
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
             self.check_reachability()
             for h in hazards(self.defs.tools, self.defs.steps, self.defs.workflows, self.n):
+                self.warn(h.node, h.message, h.hint)
+            required = minimum_counts(self.g)
+            for h in required_before_written(
+                self.defs.workflows, required, self.defs.classes_of, self.n
+            ):
                 self.warn(h.node, h.message, h.hint)
         self.defs.digest = definitions_digest(self.g)
         self.defs.individuals = individuals(self.g)

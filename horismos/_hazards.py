@@ -9,6 +9,10 @@
 - A cycle of steps through a tool that is not idempotent. Each time round calls it again; the
   loop ends only when a ``horis:requires`` stops holding, or at the instance's step budget
   (``horis:maxSteps``).
+- A domain shape that requires a property (``sh:minCount``) a step of the workflow writes, on
+  a node a step before it writes without it (:func:`required_before_written`). The gate
+  judges the node as the earlier step leaves it, so it rejects that step's result — after its
+  tool has acted — unless the world already held the property: the load cannot know that.
 
 The checks read the built steps and tools and say what they found; the loader words and
 locates the warnings like its own.
@@ -16,10 +20,11 @@ locates the warnings like its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import cast
 
-from rdflib import URIRef
+from rdflib import SH, Graph, Literal, URIRef
 from rdflib.term import Node
 
 from ._digraph import Digraph, add_edge, shortest_path, strongly_connected
@@ -34,7 +39,15 @@ from ._model import (
     Workflow,
 )
 
-__all__ = ["Hazard", "cycle_through", "decision_loops", "flow_graph", "hazards"]
+__all__ = [
+    "Hazard",
+    "cycle_through",
+    "decision_loops",
+    "flow_graph",
+    "hazards",
+    "minimum_counts",
+    "required_before_written",
+]
 
 
 @dataclass(frozen=True)
@@ -134,3 +147,85 @@ def hazards(
                 "make the loop's horis:requires depend on something the tool writes, or "
                 f"declare {called.name} horis:idempotent true if calling it again does no harm",
             )
+
+
+def minimum_counts(g: Graph) -> Iterator[tuple[URIRef, URIRef, URIRef]]:
+    """``(shape, class, property)`` for each property a shape targeting a class by
+    ``sh:targetClass`` requires (``sh:minCount`` of 1 or more on a plain ``sh:path``); a shape
+    switched off (``sh:deactivated true``) requires nothing."""
+    for shape, cls in g.subject_objects(SH.targetClass):
+        if not isinstance(cls, URIRef) or g.value(shape, SH.deactivated) == Literal(True):
+            continue
+        for prop_shape in [shape, *g.objects(shape, SH.property)]:
+            path, least = g.value(prop_shape, SH.path), g.value(prop_shape, SH.minCount)
+            if g.value(prop_shape, SH.deactivated) == Literal(True):
+                continue
+            if isinstance(path, URIRef) and isinstance(least, Literal):
+                value = least.toPython()
+                if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+                    yield cast(URIRef, shape), cls, path
+
+
+def required_before_written(
+    workflows: Mapping[URIRef, Workflow],
+    required: Iterable[tuple[URIRef, URIRef, URIRef]],
+    classes_of: Callable[[URIRef], frozenset[URIRef]],
+    name: Callable[[Node], str],
+) -> Iterator[Hazard]:
+    """Each action step that can run before every step of its workflow that writes a property
+    a domain shape requires, and lands a node of the shape's class without it. Only the
+    properties a workflow writes are looked at: the check grows with the definitions, not
+    with the shapes times the workflows."""
+    by_property: dict[URIRef, list[tuple[URIRef, URIRef]]] = {}
+    for shape, cls, prop in required:
+        by_property.setdefault(prop, []).append((shape, cls))
+    if not by_property:
+        return
+    for workflow in workflows.values():
+        steps = {s.iri: s for s in workflow.reachable()}
+        landing = {iri: found for iri, s in steps.items() if (found := _lands(s)) is not None}
+        written = {p for _, props in landing.values() for p in props if p in by_property}
+        flow = flow_graph(steps) if written else {}
+        for prop in sorted(written, key=str):
+            for shape, cls in by_property[prop]:
+                kinds = classes_of(cls)
+                writers = sorted(
+                    (i for i, (t, props) in landing.items() if t in kinds and prop in props),
+                    key=str,
+                )
+                if not writers:
+                    continue
+                seen, todo = set(), [workflow.start]
+                while todo:  # what can run before a writer has
+                    iri = todo.pop()
+                    if iri in seen or iri in writers or iri not in steps:
+                        continue
+                    seen.add(iri)
+                    todo.extend(flow.get(iri, ()))
+                later = ", ".join(name(w) for w in writers)
+                for iri in sorted(seen, key=str):
+                    if iri not in landing or landing[iri][0] not in kinds:
+                        continue
+                    tool = cast(ActionStep, steps[iri]).tool
+                    assert tool is not None
+                    yield Hazard(
+                        iri,
+                        f"the domain shape {name(shape)} requires {name(prop)} on every "
+                        f"{name(cls)} (sh:minCount), which {name(workflow.iri)} writes only "
+                        f"later, at {later}; this step lands a {name(cls)} without it, so "
+                        f"unless the node already holds {name(prop)} the gate rejects what "
+                        f"{tool.name} returns here — after the tool has acted",
+                        "give that property shape sh:minCount 0 (keeping its other "
+                        f"constraints), or have {tool.name}'s effect assert {name(prop)}",
+                    )
+
+
+def _lands(step: Step) -> tuple[URIRef | None, frozenset[URIRef]] | None:
+    """The declared class of the node ``step``'s tool writes (its effect's subject) and the
+    properties it asserts there; None for a step that writes no node."""
+    tool = step.tool if isinstance(step, ActionStep) else None
+    effect = tool.effect if tool is not None else None
+    if tool is None or effect is None:
+        return None
+    arg = tool.arg(effect.subject)
+    return (arg.type if arg else None), frozenset(a.property for a in effect.asserts)

@@ -231,3 +231,29 @@ def test_the_vocabulary_lent_to_the_authoring_shapes_is_given_back() -> None:
     defs = load_definitions(TRIAGE)
     assert (HORIS.ActionStep, RDFS.subClassOf, HORIS.Step) not in defs.graph
     assert len(defs.graph) == len(written)
+
+
+def test_a_property_a_shape_requires_that_a_later_step_writes_is_warned_of_at_the_earlier(
+        tmp_path: Path) -> None:
+    """sh:minCount 1 on :assignedNurse, which only :NotifyNurse writes: the gate judges the
+    patient as :QueuePatient leaves it, so it rejects the queue assignment — after the tool
+    has assigned the queue — on every patient the world does not already give a nurse.
+    `validate` said "valid"."""
+    ontology, _ = ontology_edited(
+        tmp_path, "    sh:property [\n        sh:path :queueRef ;",
+        "    sh:property [ sh:path :assignedNurse ; sh:minCount 1 ] ;\n"
+        "    sh:property [\n        sh:path :queueRef ;")
+    found = [p for p in loaded(tmp_path, ontology) if "sh:minCount" in p.message]
+    assert [(p.severity, p.node) for p in found] == [("warning", ":QueuePatient")], found
+    text = TRIAGE[0].read_text(encoding="utf-8")
+    assert found[0].line == text[: text.index(":QueuePatient a")].count("\n") + 1
+    assert ":PatientShape requires :assignedNurse" in found[0].message
+    assert "only later, at :NotifyNurse" in found[0].message
+    assert "sh:minCount 0" in (found[0].hint or "")
+    # the step that writes it, and a property only the world's data brings, say nothing
+    ontology, _ = ontology_edited(
+        tmp_path, "    sh:property [\n        sh:path :queueRef ;",
+        "    sh:property [ sh:path :queueRef ; sh:minCount 1 ] ;\n"
+        "    sh:property [ sh:path :acuity ; sh:minCount 1 ] ;\n"
+        "    sh:property [\n        sh:path :queueRef ;")
+    assert not [p for p in loaded(tmp_path, ontology) if "sh:minCount" in p.message]
