@@ -63,6 +63,7 @@ from ._preconditions import (
     PreconditionSyntaxError,
     RemotePatternError,
     compile_patterns,
+    detached_tests,
     filter_scopes,
     literal_matches,
     remote_reads,
@@ -1186,6 +1187,8 @@ class _Builder:
                 }
             else:
                 continue
+            if pred == HORIS.requires:
+                self.check_detached_tests(owner, holder, pred, pre, given)
             said: set[str] = set()
             for read, scope in filter_scopes(pre.select.algebra):
                 for var in sorted(read - scope - given - said):
@@ -1203,6 +1206,39 @@ class _Builder:
                         (holder, pred),
                         after="FILTER",
                     )
+
+    def check_detached_tests(
+        self, owner: Node, holder: Node, pred: URIRef, pre: Precondition, given: set[str]
+    ) -> None:
+        """A ``FILTER NOT EXISTS`` (or ``EXISTS``) that shares no variable with its pattern or
+        with what the run gives asks about the whole world, not the focus: the usual guard
+        against doing a step twice, written ``{ ?patient :queuedAt ?t }`` instead of
+        ``{ ?this :queuedAt ?t }``, stopped every patient after the first, and validate said
+        valid. A warning: a check over the whole world (no maintenance window open) is
+        sometimes meant."""
+        for kind, named in detached_tests(pre.select.algebra):
+            if given.intersection(named):
+                continue
+            var = named[0]
+            holds = (
+                "holds only while no node anywhere matches it: once one does, the step is "
+                "blocked for every instance"
+                if kind == "NOT EXISTS"
+                else "holds for every instance as soon as any node matches it"
+            )
+            self.at_variable(
+                "warning",
+                var,
+                owner,
+                f"{self.n(pred)}: FILTER {kind} names "
+                + ", ".join(f"?{v}" for v in named)
+                + f" and no variable the rest of the pattern binds, so it asks about the "
+                f"whole world, not this instance's focus: it {holds}",
+                f"to ask about the focus write ?this for ?{var}; to ask about another node, "
+                f"bind ?{var} in the pattern beside the FILTER",
+                (holder, pred),
+                after="EXISTS",
+            )
 
     def at_variable(
         self,

@@ -275,6 +275,61 @@ def filter_scopes(node: Any) -> list[tuple[frozenset[str], frozenset[str]]]:
     return found
 
 
+def detached_tests(node: Any) -> list[tuple[str, list[str]]]:
+    """Each ``EXISTS`` / ``NOT EXISTS`` in a FILTER of a SPARQL algebra ``node`` whose pattern
+    names variables and shares none with its FILTER's group, as ``("NOT EXISTS", its
+    variables)``, in the order the pattern names them (the first is its first subject).
+    Such a test does not ask about the solution at hand but about the whole world:
+    ``FILTER NOT EXISTS { ?patient :queuedAt ?t }`` beside ``?this :acuity ?q`` holds only
+    while no node at all is queued, so after the first patient the step is blocked for every
+    other. (Which of the group's variables the run gives, ``?this`` say, is for the caller
+    to add: those are shared too.)"""
+    found: list[tuple[str, list[str]]] = []
+    name = getattr(node, "name", None)
+    if name is None:
+        return found
+    expr = getattr(node, "expr", None)
+    if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
+        scope: set[str] = set()
+        for part in (node.p,) if name == "Filter" else (node.p1, node.p2):
+            certain, maybe = bound_by(part)
+            scope |= certain | maybe
+        for test in _tests(expr):
+            named = list(dict.fromkeys(str(v) for v in _variables(test.get("graph"))))
+            if named and not scope.intersection(named):
+                kind = "NOT EXISTS" if test.name == "Builtin_NOTEXISTS" else "EXISTS"
+                found.append((kind, named))
+    for key in ("p", "p1", "p2"):
+        child = node.get(key)
+        if isinstance(child, CompValue):
+            found += detached_tests(child)
+    return found
+
+
+def _tests(expr: Any) -> list[CompValue]:
+    """The ``EXISTS`` / ``NOT EXISTS`` an expression makes (not those nested in their
+    patterns: those are their own FILTERs' business)."""
+    if isinstance(expr, (list, tuple)):
+        return [t for e in expr for t in _tests(e)]
+    if not isinstance(expr, CompValue):
+        return []
+    if expr.name in _NOT_READ:
+        return [expr]
+    return [t for k, v in expr.items() if not k.startswith("_") for t in _tests(v)]
+
+
+def _variables(node: Any) -> list[Variable]:
+    """Every variable a pattern names, in its triples, filters and nested groups, in the
+    order it names them."""
+    if isinstance(node, Variable):
+        return [node]
+    if isinstance(node, (list, tuple)):
+        return [v for n in node for v in _variables(n)]
+    if isinstance(node, CompValue):
+        return [v for k, n in node.items() if k != "_vars" for v in _variables(n)]
+    return []
+
+
 _COMPARED = frozenset({"=", "!=", "<", ">", "<=", ">="})
 
 

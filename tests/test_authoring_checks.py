@@ -250,3 +250,20 @@ def test_a_step_described_in_two_files_is_warned_of_at_the_second(tmp_path: Path
     assert (p.file, p.line, p.node) == (str(extra), 3, ":NotifyNurse")
     assert f"also described in {TRIAGE[0]}:{first}" in p.message
     assert p.hint == "describe it in one file: remove or rename one of the two"
+
+
+def test_a_not_exists_that_names_no_variable_of_its_pattern_is_warned_of_at_its_line(
+        tmp_path: Path) -> None:
+    """The guard against queueing a patient twice written about ?patient, which nothing
+    binds: it asked whether any patient at all was queued, so after the first one every
+    other patient was blocked at :QueuePatient — and validate said valid."""
+    guard = "FILTER NOT EXISTS { ?this :queuedAt ?t }"
+    path, line = edited(tmp_path, TRIAGE, guard, guard.replace("?this", "?patient"))
+    found = [p for p in problems(path, TRIAGE) if "whole world" in p.message]
+    assert [(p.severity, p.node, p.line) for p in found] == [("warning", ":QueuePatient", line)]
+    assert "FILTER NOT EXISTS names ?patient, ?t" in found[0].message
+    assert "write ?this for ?patient" in (found[0].hint or "")
+    # a test that shares a variable with its pattern, or is about the focus, says nothing
+    for shared in ("FILTER NOT EXISTS { ?queue :queuedAt ?t }", guard):
+        path, _ = edited(tmp_path, TRIAGE, guard, shared)
+        assert not [p for p in problems(path, TRIAGE) if "whole world" in p.message], shared
