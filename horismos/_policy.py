@@ -14,9 +14,10 @@ Two questions stand between a call and its binding, in this order:
    world (graph ``urn:horismos:approval:…``), ``horismos approve --instance … --fingerprint …``
    records a person's approval of one of them (``urn:horismos:input:…``, human provenance),
    and ``resume`` continues; the call uses the approval up (``prov:invalidatedAtTime``), so a
-   loop back with the same payload waits again. An approval holds for that instance and that
-   payload only: if the world changed and the step would now send other arguments, it waits
-   again for a new one.
+   loop back with the same payload waits again — a tool that is not idempotent in the commit
+   announcing its call, before it is sent, so a process killed mid-call leaves it used. An
+   approval holds for that instance and that payload only: if the world changed and the step
+   would now send other arguments, it waits again for a new one.
 
 The step's trace event records the policy in force and the fingerprints used (``policy``).
 """
