@@ -387,7 +387,7 @@ class Agent:
         (``tool``, ``payload``, ``fingerprint``, ``graph``); raises UsageError for a
         fingerprint the instance does not wait for."""
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
-        return approve(self.definitions, world, iid, fingerprint)
+        return approve(self.definitions, world, iid, fingerprint, self.mcp_servers)
 
     async def aresume(
         self,

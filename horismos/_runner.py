@@ -235,10 +235,12 @@ class Runner:
         (``true``), recorded before answered calls were held: only a step never answered, all
         of its calls; 0 (absent), recorded before any was. A replay follows the trace's, or
         its commits and reads would not be the recorded ones."""
-        self.approvals_bound = True
+        self.approvals_bound = 2
         """Whether an approval holds only for the tool's definition it was given for (see
-        :func:`._policy.implementation`), as a trace's header says: a trace recorded before
-        made none of those reads, and its requests recorded none."""
+        :func:`._policy.implementation`), as a trace's header says: 2, its MCP server's
+        declaration included; 1 (``true``), recorded before the server counted; 0 (absent),
+        recorded before approvals were bound at all: made none of those reads, and its
+        requests recorded none."""
         self.names_shapes = True
         """Whether a rejection by the domain shapes says so, as a trace's header says; one
         recorded before said the result broke the tool's declared effect, and an instance it
@@ -291,7 +293,7 @@ class Runner:
             policy=self.policy.to_json(),
             started=self.env.now().isoformat(),
             **({"calls_in_doubt": self.calls_in_doubt} if self.calls_in_doubt else {}),
-            **({"approvals_bound": True} if self.approvals_bound else {}),
+            **({"approvals_bound": self.approvals_bound} if self.approvals_bound else {}),
             **({"names_shapes": True} if self.names_shapes else {}),
             **({"holds_settled": self.holds_settled} if self.holds_settled else {}),
             **fields,
@@ -706,6 +708,7 @@ class Runner:
                 calls,
                 began,
                 self.approvals_bound,
+                self.mcp.servers,
             )
             rec.detail["policy"] = {
                 **self._policy_of(tool),
