@@ -186,6 +186,26 @@ def test_cli_run_waits_approve_then_resume_calls_once(tmp_path) -> None:
     assert (tmp_path / "calls.log").read_text().count("\n") == 1
 
 
+def test_cli_run_again_on_a_focus_waiting_for_approval_says_to_resume(tmp_path) -> None:
+    """On a store that outlives the run, running the same focus again while its instance
+    waits for approval drove no instance, and the command line ended in an IndexError's
+    traceback; it says which instance waits and how to go on, and calls nothing."""
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "ward.py").write_text(TOOLS, encoding="utf-8")
+    args = ("run", "defs.ttl", "--store", "oxigraph:store", "--tools", "ward", "--focus", ":p1")
+    assert horismos(tmp_path, "load", "world.ttl", "--store", "oxigraph:store").returncode == 0
+    first = horismos(tmp_path, *args)
+    assert first.returncode == 3, first.stdout + first.stderr
+    iid = next(w for w in first.stdout.split() if w.startswith("urn:horismos:instance:"))
+    again = horismos(tmp_path, *args)
+    assert again.returncode == 2, again.stdout + again.stderr
+    assert "Traceback" not in again.stderr and len(again.stderr.splitlines()) == 1
+    assert f"has an instance waiting at :Go ({iid})" in again.stderr
+    assert f"resume … --instance {iid}" in again.stderr
+    assert not (tmp_path / "calls.log").exists()
+
+
 def test_cli_policy_blocks_exit_4_and_allow_widens_it(tmp_path) -> None:
     (tmp_path / "defs.ttl").write_text(definitions(EXTERNAL), encoding="utf-8")
     (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
