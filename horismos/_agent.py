@@ -28,7 +28,7 @@ from ._runner import Environment, Runner, focus_nodes
 from ._stores import Store
 from ._surfaces import Catalog
 from ._trace import Trace
-from ._waits import find_instance, prepare, unfinished
+from ._waits import StoredInstance, find_instance, prepare, unfinished
 from ._world import World
 
 __all__ = ["Agent"]
@@ -247,6 +247,13 @@ class Agent:
             await runner.check_bindings(wf)
             if held:
                 await worker.hold(wf, foci[0])  # type: ignore[union-attr]
+            left = (
+                unfinished(world.store, wf.iri, foci)
+                if world.store.persistent and worker is None
+                else {}
+            )
+            if not all:
+                _not_waiting(self.definitions, left.get(foci[0]))
             runner.header(
                 wf,
                 foci,
@@ -260,7 +267,6 @@ class Agent:
             elif held:
                 finished(await runner.run_instance(wf, foci[0]))
             else:
-                left = unfinished(world.store, wf.iri, foci) if world.store.persistent else {}
                 for f in foci:
                     stored = left.get(f)
                     if stored is None:
@@ -387,7 +393,7 @@ class Agent:
         (``tool``, ``payload``, ``fingerprint``, ``graph``); raises UsageError for a
         fingerprint the instance does not wait for."""
         iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
-        return approve(self.definitions, world, iid, fingerprint)
+        return approve(self.definitions, world, iid, fingerprint, self.mcp_servers)
 
     async def aresume(
         self,
@@ -435,6 +441,21 @@ class Agent:
                 worker.leave()  # the focus's claim given back with the lease
         runner.end(world_digest=_digest(world))
         return Run([inst], runner.trace, dict(runner.counts))
+
+
+def _not_waiting(defs: Definitions, stored: StoredInstance | None) -> None:
+    """Refuse a single-focus run whose focus has an instance waiting: a wait is settled by
+    ``resume`` or ``wake`` (an answer, an approval, its timeout), never by running again, and
+    a run that drove no instance had nothing to report (a traceback at the command line)."""
+    if stored is None or stored.status != "waiting":
+        return
+    at = f" at {defs.name(stored.current)}" if stored.current is not None else ""
+    raise UsageError(
+        f"{defs.name(stored.workflow)} for {defs.name(stored.focus)} has an instance waiting"
+        f"{at} ({stored.instance}); running again does not settle a wait: answer it or approve "
+        f"its call, then `horismos resume … --instance {stored.instance}` (or `horismos wake` "
+        "once it is due)"
+    )
 
 
 def _digest(world: World) -> str | None:

@@ -14,9 +14,10 @@ Two questions stand between a call and its binding, in this order:
    world (graph ``urn:horismos:approval:…``), ``horismos approve --instance … --fingerprint …``
    records a person's approval of one of them (``urn:horismos:input:…``, human provenance),
    and ``resume`` continues; the call uses the approval up (``prov:invalidatedAtTime``), so a
-   loop back with the same payload waits again. An approval holds for that instance and that
-   payload only: if the world changed and the step would now send other arguments, it waits
-   again for a new one.
+   loop back with the same payload waits again — a tool that is not idempotent in the commit
+   announcing its call, before it is sent, so a process killed mid-call leaves it used. An
+   approval holds for that instance and that payload only: if the world changed and the step
+   would now send other arguments, it waits again for a new one.
 
 The step's trace event records the policy in force and the fingerprints used (``policy``).
 """
@@ -38,7 +39,7 @@ from rdflib.term import Node
 
 from ._bindings.wire import json_value
 from ._errors import PolicyRefused, UsageError
-from ._model import ActionStep, Tool
+from ._model import ActionStep, McpServer, Tool
 from ._stores import Change, Store
 from ._vocab import HORIS, NS, PROV
 
@@ -59,6 +60,7 @@ __all__ = [
     "payload",
     "pending",
     "refusal",
+    "server_of",
     "side_effect",
 ]
 
@@ -123,13 +125,16 @@ class Policy:
         return {"allow": sorted(self.allow)}
 
 
-def implementation(tool: Tool) -> str:
+def implementation(tool: Tool, server: McpServer | None = None) -> str:
     """What a call of ``tool`` does, as its definition says — its binding (and a command's
-    argv, a request's headers, an adapter), its side-effect class, whether it is idempotent,
-    the effect it writes — as a SHA-256 hex digest. An approval records it, and holds only
-    while the tool is still so defined: a person who approved a dry run has not approved the
-    same tool rebound to move money. The fingerprint stays the payload's alone, as documented,
-    so ``tools approve`` computes it without a world."""
+    argv, a request's headers, an adapter, the MCP ``server`` an ``mcp://`` binding names), its
+    side-effect class, whether it is idempotent, the effect it writes — as a SHA-256 hex
+    digest. An approval records it, and holds only while the tool is still so defined: a person
+    who approved a dry run has not approved the same tool rebound to move money. The binding
+    ``mcp://bank/charge`` says only which server by name: the server's command, arguments,
+    environment and URL say what it reaches, so editing them rebinds the tool too. The
+    fingerprint stays the payload's alone, as documented, so ``tools approve`` computes it
+    without a world."""
     effect = tool.effect
     described = {
         "binding": tool.binding,
@@ -156,6 +161,13 @@ def implementation(tool: Tool) -> str:
         "headers": [[h.name, h.env] for h in tool.headers],
         "adapter": None if tool.adapter is None else [str(tool.adapter.iri), tool.adapter.base_url],
     }
+    if server is not None:  # only then: the digests of tools bound elsewhere stay as they were
+        described["mcp_server"] = [
+            server.command,
+            list(server.args),
+            [list(e) for e in server.env],
+            server.url,
+        ]
     return hashlib.sha256(canonical_json(described).encode()).hexdigest()
 
 
@@ -209,6 +221,8 @@ class Pending:
     bound: bool = True
     """The request records the tool's :func:`implementation` (a trace recorded before
     approvals were bound to it replays without)."""
+    server: McpServer | None = None
+    """The MCP server the tool's binding names, part of its :func:`implementation`."""
 
     def brief(
         self, name: Callable[[Node], str], instance: URIRef, workflow: URIRef, focus: URIRef
@@ -219,8 +233,8 @@ class Pending:
             *(
                 [
                     f"An approval was given for an earlier definition of {self.tool.name} (its "
-                    "binding, effect or side effect has changed since): it does not hold for "
-                    "this one."
+                    "binding, its MCP server, effect or side effect has changed since): it "
+                    "does not hold for this one."
                 ]
                 if self.stale
                 else []
@@ -269,7 +283,9 @@ class Pending:
         ]
         triples += [(req, HORIS.fingerprint, Literal(fp)) for _, fp in self.calls]
         if self.bound:
-            triples.append((req, HORIS.implementation, Literal(implementation(self.tool))))
+            triples.append(
+                (req, HORIS.implementation, Literal(implementation(self.tool, self.server)))
+            )
         return [(s, p, o, graph) for s, p, o in triples]
 
 
@@ -281,19 +297,23 @@ def pending(
     tool: Tool,
     calls: Sequence[Mapping[str, Node]],
     at: Literal,
-    bound: bool = True,
+    bound: int = 2,
+    servers: Mapping[str, McpServer] | None = None,
 ) -> tuple[list[str | None], Pending | None, list[tuple]]:
     """The fingerprint approving each call (None for a tool that needs none), the calls still
     waiting for an approval, if any, and the quads that use up the recorded approvals these
     calls take: a person approves one call, so a loop that comes back with the same payload
-    waits for a new approval instead of acting again."""
+    waits for a new approval instead of acting again. ``bound``, as a trace's header says: 0,
+    approvals hold whatever the tool's definition; 1, for its definition without its MCP
+    server (a trace recorded before the server counted); 2, with it (``servers``)."""
     if not tool.requires_approval:
         return [None] * len(calls), None, []
+    server = server_of(tool, servers or {}) if bound > 1 else None
     prints = [fingerprint(tool.iri, payload(tool, c)) for c in calls]
     recorded = _recorded(store, instance)
     stale = False
     if bound and recorded:  # only approvals of the tool as it is defined now (implementation)
-        now = implementation(tool)
+        now = implementation(tool, server)
         for fp in set(prints) & recorded.keys():
             held = [a for a in recorded[fp] if given_for(store, a[0]) in (None, now)]
             stale = stale or len(held) < len(recorded[fp])
@@ -306,13 +326,21 @@ def pending(
         if taking[fp] > len(recorded.get(fp, ())):
             missing.append((payload(tool, c), fp))
     if missing:
-        return list(prints), Pending(tool, step.iri, tuple(missing), stale, bound), []
+        pend = Pending(tool, step.iri, tuple(missing), stale, bound > 0, server)
+        return list(prints), pend, []
     used = [
         (node, PROV.invalidatedAtTime, at, graph)
         for fp, n in taking.items()
         for node, graph in recorded[fp][:n]
     ]
     return list(prints), None, used
+
+
+def server_of(tool: Tool, servers: Mapping[str, McpServer]) -> McpServer | None:
+    """The MCP server ``tool``'s ``mcp://SERVER/…`` binding names, as declared (None for
+    another binding, or a server nobody declares: such a call is refused before it is sent)."""
+    address = tool.mcp_address
+    return servers.get(address[0]) if address is not None else None
 
 
 def given_for(store: Store, approval: Node) -> str | None:
@@ -339,8 +367,15 @@ def _recorded(store: Store, instance: URIRef) -> dict[str, list[tuple[Node, Node
     return found
 
 
-def approve(defs: Definitions, world: World, instance: URIRef, fp: str) -> dict[str, Any]:
+def approve(
+    defs: Definitions,
+    world: World,
+    instance: URIRef,
+    fp: str,
+    servers: Mapping[str, McpServer] | None = None,
+) -> dict[str, Any]:
     """Record a person's approval of one payload an instance waits for; the payload.
+    ``servers``: the MCP servers besides the definitions' (``Agent(mcp_servers=…)``).
 
     Raises :class:`UsageError` when the instance waits for no approval, or for none with that
     fingerprint (the message lists those it waits for).
@@ -382,7 +417,8 @@ def approve(defs: Definitions, world: World, instance: URIRef, fp: str) -> dict[
     ]
     approved = defs.tools.get(cast(URIRef, latest["tool"]))
     if approved is not None:  # holds while the tool is so defined (see implementation)
-        triples.append((node, HORIS.implementation, Literal(implementation(approved))))
+        server = server_of(approved, {**defs.mcp_servers, **(servers or {})})
+        triples.append((node, HORIS.implementation, Literal(implementation(approved, server))))
     world.commit(Change(add=[(s, p, o, graph) for s, p, o in triples]))
     return {
         "instance": str(instance),

@@ -565,7 +565,7 @@ async def _drive(
         )
     # a trace from before calls were held in doubt made none of those reads and commits
     runner.calls_in_doubt = int(header.get("calls_in_doubt") or 0)  # ``true`` is 1
-    runner.approvals_bound = bool(header.get("approvals_bound"))
+    runner.approvals_bound = int(header.get("approvals_bound") or 0)  # ``true`` is 1
     runner.names_shapes = bool(header.get("names_shapes"))
     runner.holds_settled = int(header.get("holds_settled") or 0)  # its holders read, as recorded
     try:

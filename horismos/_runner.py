@@ -12,7 +12,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, cast
 
@@ -235,10 +235,12 @@ class Runner:
         (``true``), recorded before answered calls were held: only a step never answered, all
         of its calls; 0 (absent), recorded before any was. A replay follows the trace's, or
         its commits and reads would not be the recorded ones."""
-        self.approvals_bound = True
+        self.approvals_bound = 2
         """Whether an approval holds only for the tool's definition it was given for (see
-        :func:`._policy.implementation`), as a trace's header says: a trace recorded before
-        made none of those reads, and its requests recorded none."""
+        :func:`._policy.implementation`), as a trace's header says: 2, its MCP server's
+        declaration included; 1 (``true``), recorded before the server counted; 0 (absent),
+        recorded before approvals were bound at all: made none of those reads, and its
+        requests recorded none."""
         self.names_shapes = True
         """Whether a rejection by the domain shapes says so, as a trace's header says; one
         recorded before said the result broke the tool's declared effect, and an instance it
@@ -291,7 +293,7 @@ class Runner:
             policy=self.policy.to_json(),
             started=self.env.now().isoformat(),
             **({"calls_in_doubt": self.calls_in_doubt} if self.calls_in_doubt else {}),
-            **({"approvals_bound": True} if self.approvals_bound else {}),
+            **({"approvals_bound": self.approvals_bound} if self.approvals_bound else {}),
             **({"names_shapes": True} if self.names_shapes else {}),
             **({"holds_settled": self.holds_settled} if self.holds_settled else {}),
             **fields,
@@ -706,6 +708,7 @@ class Runner:
                 calls,
                 began,
                 self.approvals_bound,
+                self.mcp.servers,
             )
             rec.detail["policy"] = {
                 **self._policy_of(tool),
@@ -721,23 +724,27 @@ class Runner:
                 return self._await_approval(inst, rec, waiting, started), None
             # an intent guards a real call (a replay commits it too, to the same effect:
             # the commits a replay makes are the recorded run's, in the same order)
+            # the approvals this call takes are used up whatever comes of the call: a person
+            # approved one call, not every pass of a loop. A call that is not idempotent uses
+            # them up with its intent, before it is sent: a process that dies mid-call leaves
+            # them used, so the loop back after its call in doubt is cleared asks again
             if not tool.idempotent and (
                 inst.instance in self._state or inst.instance in self._fresh
             ):
                 try:
-                    holding = self._announce(inst, step, tool, began, rec.args)
+                    holding = self._announce(inst, step, tool, began, rec.args, used)
                 except Conflict as e:
                     if not e.present or inst.instance in self._intent_at:
                         raise  # the instance moved on elsewhere; a catalog call says why
                     return self._held_elsewhere(rec, step, tool, cast(URIRef, e.present[0][0]))
                 if holding and self.holds_settled:  # it landed just now: settled from here
                     ahead = await self._contested(inst, holding, time.monotonic())
-                    if ahead is not None:
+                    if ahead is not None:  # it yields, never called: its approvals are back
+                        self._dropped.setdefault(inst.instance, []).extend(used)
                         node, by = ahead
                         return self._in_flight(rec, step, tool, node, by)
-            # the approvals this call takes are used up with the step's commit, whatever comes
-            # of the call: a person approved one call, not every pass of a loop
-            self._pending.setdefault(inst.instance, []).extend(used)
+            else:  # with the step's commit
+                self._pending.setdefault(inst.instance, []).extend(used)
             if tool.adapter is not None:
                 return await self._adapter_action(inst, rec, step, tool, calls, started)
             effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, began)
@@ -862,9 +869,11 @@ class Runner:
         tool: Tool,
         started: Literal,
         args: list[dict[str, Any]],
+        spent: Sequence[tuple] = (),
     ) -> list[URIRef]:
         """Commit the intent to call a non-idempotent tool before calling it (see _intents);
-        the doubt nodes the step holds meanwhile.
+        the doubt nodes the step holds meanwhile. ``spent``: the quads using up the approvals
+        the call takes, in the same commit (they stay: the step's commit removes the intent).
 
         At a new instance's first step the intent creates the instance too, running at this
         step at version 0, as a commit of its own would have left it; nothing to expect."""
@@ -891,14 +900,14 @@ class Runner:
         if created is not None:
             state = self._state_quads(inst, "running", 0, step.iri)
             try:
-                self.world.commit(Change(add=[*created, *state, *quads], absent=absent))
+                self.world.commit(Change(add=[*created, *state, *quads, *spent], absent=absent))
             except Conflict:
                 del self._state[inst.instance]  # not created: the step's commit creates it
                 raise
             del self._fresh[inst.instance]
         else:
             state = self._state[inst.instance]
-            self.world.commit(Change(add=quads, expect=_guard(state), absent=absent))
+            self.world.commit(Change(add=[*quads, *spent], expect=_guard(state), absent=absent))
         state.extend(quads)  # the step's final commit removes them
         return [cast(URIRef, q[0]) for q in quads if q[1] == HORIS.settles]
 

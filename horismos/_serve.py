@@ -46,7 +46,7 @@ from ._bindings.wire import json_value
 from ._call import RESULT_FIELDS, CallResult, approval_fingerprint, check_arguments
 from ._catalog import effect_schema, input_schema
 from ._errors import UsageError
-from ._model import Tool
+from ._model import McpServer, Tool
 from ._policy import (
     DEFAULT_ALLOW,
     SERVED_PREFIX,
@@ -55,6 +55,7 @@ from ._policy import (
     canonical_json,
     given_for,
     implementation,
+    server_of,
 )
 from ._stores import Change, Conflict
 from ._vocab import HORIS, NS, PROV
@@ -258,11 +259,15 @@ class ServedTools:
             {"i": URIRef(SERVED_PREFIX + fp), "fp": Literal(fp)},
             _NS,
         )
-        now = implementation(tool)
+        now = implementation(tool, self._server(tool))
         for r in rows:
             if given_for(self.world.store, r["a"]) in (None, now):
                 return r["a"], r["g"]  # type: ignore[return-value]
         return None
+
+    def _server(self, tool: Tool) -> McpServer | None:
+        """The MCP server ``tool``'s binding names: part of what an approval was given for."""
+        return server_of(tool, {**self.agent.definitions.mcp_servers, **self.agent.mcp_servers})
 
     def _request(self, tool: Tool, args: Mapping[str, Any], fp: str) -> dict[str, Any]:
         """Keep the request in the world (once per payload) for ``horismos approve``; the
@@ -275,7 +280,7 @@ class ServedTools:
             {"i": instance},
             _NS,
         ):
-            pending = Pending(tool, instance, ((payload, fp),))
+            pending = Pending(tool, instance, ((payload, fp),), server=self._server(tool))
             brief = (
                 f"{tool.name} was called over MCP with a payload that needs approval. "
                 f"Payload: {canonical_json(payload)} Fingerprint: {fp}"

@@ -6,6 +6,7 @@ non-idempotent tool is never called twice.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -120,12 +121,13 @@ def environ(cwd: Path, hold: str | None) -> dict[str, str]:
     return env
 
 
-def run_until_killed(cwd: Path, point: str) -> None:
-    """Start ``horismos run`` on the on-disk store and SIGKILL it once a tool reaches ``point``."""
-    proc = subprocess.Popen(
-        horismos("run", "pay.ttl", "--world", "world.ttl", "--store", "oxigraph:store",
-                 "--tools", "payments.py", "--focus", ":o1", "--trace", "killed.jsonl"),
-        cwd=cwd, env=environ(cwd, point), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def run_until_killed(cwd: Path, point: str, *command: str) -> None:
+    """Start ``horismos run`` (or ``command``) on the on-disk store and SIGKILL it once a tool
+    reaches ``point``."""
+    command = command or ("run", "pay.ttl", "--world", "world.ttl", "--store", "oxigraph:store",
+                          "--tools", "payments.py", "--focus", ":o1", "--trace", "killed.jsonl")
+    proc = subprocess.Popen(horismos(*command), cwd=cwd, env=environ(cwd, point),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     marker = cwd / f"at-{point}"
     deadline = time.monotonic() + 120
     while not marker.exists():
@@ -204,6 +206,48 @@ def test_killed_during_a_non_idempotent_call_is_not_called_again(shop, point) ->
                                        "payments.py"), cwd=shop, env=environ(shop, None),
                               capture_output=True, text=True, timeout=300)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
+def test_an_approval_a_killed_call_took_is_not_taken_again_by_the_loop_back(shop) -> None:
+    """A person approved one charge; its process was killed mid-call, and once the operator
+    had cleared the call in doubt the workflow came back to the charge. The approval was used
+    up only with the step's commit, which never came: the second charge went out on it."""
+    (shop / "pay.ttl").write_text(DEFINITIONS.replace(
+        "    horis:idempotent false .", "    horis:idempotent false ;\n"
+        "    horis:requiresApproval true .", 1).replace(
+        "    horis:onError :Reconcile .", "    horis:onError :Checked .\n"
+        ":checked a owl:DatatypeProperty .\n"
+        ":Checked a horis:WaitStep ; horis:reason \"Ask the provider.\" ;\n"
+        "    horis:wake horis:OperatorInput ; horis:delivery horis:Final ;\n"
+        "    horis:until \"?this :checked true .\" ; horis:next :Charge ."))
+    asked = subprocess.run(
+        horismos("run", "pay.ttl", "--world", "world.ttl", "--store", "oxigraph:store",
+                 "--tools", "payments.py", "--focus", ":o1"),
+        cwd=shop, env=environ(shop, None), capture_output=True, text=True, timeout=300)
+    assert asked.returncode == 3, asked.stdout + asked.stderr  # waits for approval
+    iid = re.search(r"urn:horismos:instance:\w+", asked.stdout)
+    fp = re.search(r"Fingerprint: (\w+)", asked.stdout)
+    assert iid is not None and fp is not None
+    approved = subprocess.run(
+        horismos("approve", "pay.ttl", "--store", "oxigraph:store", "--instance", iid[0],
+                 "--fingerprint", fp[1]),
+        cwd=shop, env=environ(shop, None), capture_output=True, text=True, timeout=300)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    run_until_killed(shop, "charge-after", "resume", "pay.ttl", "--store", "oxigraph:store",
+                     "--tools", "payments.py", "--instance", iid[0])
+    assert ledger(shop) == [f"charge {P.o1}"]
+
+    unknown = resume(shop, "--instance", iid[0])
+    assert unknown.returncode == 3 and "not called again" in unknown.stdout  # at :Checked
+    cleared = subprocess.run(
+        horismos("tools", "reconcile", "t.charge", "pay.ttl", "--store", "oxigraph:store",
+                 "--tools", "payments.py", "--args", '{"order": ":o1"}'),
+        cwd=shop, env=environ(shop, None), capture_output=True, text=True, timeout=300)
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    back = resume(shop, "--instance", iid[0], "--facts", ":o1 :checked true .")
+    assert back.returncode == 3, back.stdout + back.stderr
+    assert "requires approval" in back.stdout  # a new one: the first was for the first call
+    assert ledger(shop) == [f"charge {P.o1}"]
 
 
 def test_killed_after_a_commit_loses_nothing_and_reruns_only_the_idempotent_step(shop) -> None:

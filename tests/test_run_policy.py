@@ -186,6 +186,26 @@ def test_cli_run_waits_approve_then_resume_calls_once(tmp_path) -> None:
     assert (tmp_path / "calls.log").read_text().count("\n") == 1
 
 
+def test_cli_run_again_on_a_focus_waiting_for_approval_says_to_resume(tmp_path) -> None:
+    """On a store that outlives the run, running the same focus again while its instance
+    waits for approval drove no instance, and the command line ended in an IndexError's
+    traceback; it says which instance waits and how to go on, and calls nothing."""
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "ward.py").write_text(TOOLS, encoding="utf-8")
+    args = ("run", "defs.ttl", "--store", "oxigraph:store", "--tools", "ward", "--focus", ":p1")
+    assert horismos(tmp_path, "load", "world.ttl", "--store", "oxigraph:store").returncode == 0
+    first = horismos(tmp_path, *args)
+    assert first.returncode == 3, first.stdout + first.stderr
+    iid = next(w for w in first.stdout.split() if w.startswith("urn:horismos:instance:"))
+    again = horismos(tmp_path, *args)
+    assert again.returncode == 2, again.stdout + again.stderr
+    assert "Traceback" not in again.stderr and len(again.stderr.splitlines()) == 1
+    assert f"has an instance waiting at :Go ({iid})" in again.stderr
+    assert f"resume … --instance {iid}" in again.stderr
+    assert not (tmp_path / "calls.log").exists()
+
+
 def test_cli_policy_blocks_exit_4_and_allow_widens_it(tmp_path) -> None:
     (tmp_path / "defs.ttl").write_text(definitions(EXTERNAL), encoding="utf-8")
     (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
@@ -327,3 +347,53 @@ def test_an_approval_holds_only_for_the_tool_as_it_was_defined(tmp_path) -> None
     done = rebound.resume(world, run.instance, trace=tmp_path / "done.jsonl")
     assert done.status == "completed" and len(acted) == 1 and calls == []
     assert replay(tmp_path / "done.jsonl", rebound).diverged is False
+
+
+BANK = """\
+import sys
+from pathlib import Path
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("bank")
+
+
+@server.tool()
+def charge(patient: str, queue: str) -> dict:
+    with open(Path(__file__).with_name("ledger.txt"), "a") as f:
+        f.write(f"{sys.argv[1]} {patient}\\n")
+    return {"ref": sys.argv[1]}
+
+
+server.run()
+"""
+
+
+def test_an_approval_holds_only_for_the_mcp_server_it_was_given_for(tmp_path) -> None:
+    """Approved while the ``bank`` server was the sandbox; the definitions then start the
+    production server under the same name. The binding ``mcp://bank/charge`` had not changed,
+    so the resumed step charged production on the sandbox's approval."""
+    (tmp_path / "bank.py").write_text(BANK, encoding="utf-8")
+
+    def defs(server: str) -> str:
+        return definitions(APPROVAL).replace('"python:discharge"', '"mcp://bank/charge"') + (
+            f':bank a horis:McpServer ; horis:command "{Path(sys.executable).as_posix()}" ; '
+            f'horis:args ( "{(tmp_path / "bank.py").as_posix()}" "{server}" ) .\n')
+
+    (tmp_path / "defs.ttl").write_text(defs("sandbox"), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    world = World.from_files(tmp_path / "world.ttl")
+    run = Agent.from_files(tmp_path / "defs.ttl").run(world, focus=EX.p1)
+    assert run.status == "waiting"
+    fp = run.brief.split("Fingerprint: ")[1].split()[0]
+    Agent.from_files(tmp_path / "defs.ttl").approve(world, run.instance, fp)
+
+    (tmp_path / "defs.ttl").write_text(defs("production"), encoding="utf-8")
+    rebound = Agent.from_files(tmp_path / "defs.ttl")
+    again = rebound.resume(world, run.instance)
+    assert again.status == "waiting", (tmp_path / "ledger.txt").read_text()
+    assert "approval was given for an earlier definition of t.discharge" in (again.brief or "")
+    assert not (tmp_path / "ledger.txt").exists()  # production was not charged
+
+    rebound.approve(world, run.instance, fp)  # approved for production this time
+    assert rebound.resume(world, run.instance).status == "completed"
+    assert (tmp_path / "ledger.txt").read_text().splitlines() == [f"production {EX.p1}"]
