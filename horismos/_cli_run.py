@@ -150,10 +150,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             view.clear_progress()
         view.summary(run, table=args.all)
         if args.all and not sum(run.counts.values()):  # "0 instances" alone reads as done
-            cls = agent.definitions.name(agent.workflow(args.workflow).focus_type)
+            workflow = agent.workflow(args.workflow)
+            cls = agent.definitions.name(workflow.focus_type)
+            nodes = len(focus_nodes(agent.definitions, world, workflow))
             print(
-                f"no node of {cls} (horis:focusType) is in the world: check that the world "
-                f"data types its nodes {cls}, in the namespace the definitions use",
+                f"each of the {nodes} nodes of {cls} has an instance of "
+                f"{agent.definitions.name(workflow.iri)} waiting, left to `horismos resume` "
+                "or `horismos wake` (`horismos instances` lists them)"
+                if nodes
+                else f"no node of {cls} (horis:focusType) is in the world: check that the "
+                f"world data types its nodes {cls}, in the namespace the definitions use",
                 file=sys.stderr,
             )
         if args.out:

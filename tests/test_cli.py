@@ -309,3 +309,30 @@ def test_every_output_file_in_a_missing_folder_is_refused_before_anything_is_wri
         assert "does not exist; create it first" in p.stderr, (args, p.stderr)
         no_traceback(p)
     assert not (tmp_path / "nowhere").exists()
+
+
+WAITING = """@prefix :      <http://example.org/leave#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+:Request a owl:Class .
+:Leave a horis:Workflow ; horis:focusType :Request ; horis:start :Approve .
+:Approve a horis:WaitStep ;
+    horis:reason "A manager approves the leave request." ;
+    horis:wake horis:OperatorInput ; horis:delivery horis:Final .
+"""
+
+
+def test_run_all_again_when_every_focus_waits_says_so_not_that_none_exists(
+        tmp_path: Path) -> None:
+    """On a store that outlives the run, a second `run --all` leaves waiting instances to
+    resume or wake. It said that no node of the focus type was in the world."""
+    (tmp_path / "leave.ttl").write_text(WAITING)
+    (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/leave#> .\n"
+                                    ":r1 a :Request .\n:r2 a :Request .\n")
+    assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
+    first = horismos("run", "leave.ttl", "--store", "oxigraph:st", "--all", cwd=tmp_path)
+    assert "2 waiting" in first.stdout, first.stdout + first.stderr
+    again = horismos("run", "leave.ttl", "--store", "oxigraph:st", "--all", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "each of the 2 nodes of :Request has an instance of :Leave waiting" in again.stderr
+    assert "horismos resume" in again.stderr and "is in the world" not in again.stderr
