@@ -264,6 +264,8 @@ _SHAPE_MARKS = frozenset(
 )
 """Predicates that only use a term: a typo under them must not count as its declaration."""
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""What ``horis:fromEnv`` names: an environment variable, as a shell would write it."""
 _TIMEOUT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$")
 
 
@@ -1506,20 +1508,9 @@ class _Builder:
                 if isinstance(args_node, BNode)
                 else (str(args_node),)
             )
-        env: list[tuple[str, str]] = []
-        for e in self.g.objects(s, HORIS.env):
-            key = self.text(e, HORIS.name) or self.text(e, HORIS.key)
-            var = self.text(e, HORIS.fromEnv)
-            value = self.text(e, HORIS.value) if var is None else "${" + var + "}"  # read at start
-            if key is None or value is None:
-                self.error(
-                    s,
-                    "a horis:env needs horis:name and horis:value or horis:fromEnv",
-                    'write horis:env [ horis:name "TOKEN" ; horis:fromEnv "EHR_TOKEN" ]',
-                    at=e,
-                )
-                continue
-            env.append((key, value))
+        env = self.environment(
+            s, 'write horis:env [ horis:name "TOKEN" ; horis:fromEnv "EHR_TOKEN" ]'
+        )
         self.defs.mcp_servers[name] = McpServer(
             URIRef(str(s)),
             name,
@@ -1528,6 +1519,70 @@ class _Builder:
             tuple(env),
             self.text(s, HORIS.url),
         )
+
+    def environment(self, s: Node, example: str) -> list[tuple[str, str]]:
+        """The ``horis:env`` entries of an MCP server or command binding, as ``(name,
+        value)``, a ``horis:fromEnv`` one as ``${VAR}`` (read when the program starts).
+
+        Besides a missing name or value, three slips are refused here, each of which ran:
+        ``horis:fromEnv "$TOKEN"`` (or ``"${TOKEN}"``) named a variable no environment has
+        (a command refused every call, without a line; an MCP server was given the text
+        ``${…}`` itself, silently); ``horis:value`` and ``horis:fromEnv`` both written (only
+        the variable was read, the value dropped without a word); and a name no environment
+        can hold (``"LANG="``: every call failed with Python's "illegal environment variable
+        name")."""
+        env: list[tuple[str, str]] = []
+        for e in self.g.objects(s, HORIS.env):
+            key = self.text(e, HORIS.name) or self.text(e, HORIS.key)
+            var = self.text(e, HORIS.fromEnv)
+            fixed = self.text(e, HORIS.value)
+            value = fixed if var is None else "${" + var + "}"
+            if key is None or value is None:
+                self.error(
+                    s,
+                    "a horis:env needs horis:name and horis:value or horis:fromEnv",
+                    example,
+                    at=e,
+                )
+                continue
+            if var is not None and fixed is not None:
+                self.error(
+                    s,
+                    f"horis:env {key!r} gives both horis:value and horis:fromEnv: only the "
+                    f'variable {var} would be read, and the value "{fixed}" dropped',
+                    f'keep one: horis:value "{fixed}" (fixed) or horis:fromEnv "{var}" (read '
+                    "from Horismos's environment when the program starts)",
+                    at=e,
+                )
+                continue
+            if var is not None and not _ENV_NAME.fullmatch(var):
+                bare = var.strip().lstrip("$").strip("{}").strip()
+                self.error(
+                    s,
+                    f'horis:fromEnv "{var}" of horis:env {key!r} is not the name of an '
+                    "environment variable, so it is never found"
+                    + (" (the $ of a shell is not part of the name)" if "$" in var else ""),
+                    f'write the variable\'s name alone: horis:fromEnv "{bare}"'
+                    if _ENV_NAME.fullmatch(bare)
+                    else 'write the variable\'s name, e.g. horis:fromEnv "API_TOKEN"',
+                    at=(e, HORIS.fromEnv, self.one(e, HORIS.fromEnv)),
+                )
+                continue
+            if not key or "=" in key or "\0" in key or key != key.strip():
+                bare = key.strip().rstrip("=").strip()
+                self.error(
+                    s,
+                    f"horis:name {key!r} of a horis:env is not a name an environment variable "
+                    "can have (no '=', no surrounding space), so the program could never "
+                    "be started with it",
+                    f'write horis:name "{bare}"'
+                    if bare and "=" not in bare
+                    else 'write horis:name "LANG"',
+                    at=(e, HORIS.name, self.one(e, HORIS.name)),
+                )
+                continue
+            env.append((key, value))
+        return env
 
     def command(self, s: Node) -> None:
         """A ``horis:CommandBinding``; the shapes have said what is missing or mistyped."""
@@ -1544,20 +1599,7 @@ class _Builder:
         if not argv or root is None:
             return  # the shapes report it
         workdir = self.text(s, HORIS.workdir) or ""
-        env: list[tuple[str, str]] = []
-        for e in self.g.objects(s, HORIS.env):
-            key = self.text(e, HORIS.name) or self.text(e, HORIS.key)
-            var = self.text(e, HORIS.fromEnv)
-            value = self.text(e, HORIS.value) if var is None else "${" + var + "}"
-            if key is None or value is None:
-                self.error(
-                    s,
-                    "a horis:env needs horis:name and horis:value or horis:fromEnv",
-                    'write horis:env [ horis:name "LANG" ; horis:value "C.UTF-8" ]',
-                    at=e,
-                )
-                continue
-            env.append((key, value))
+        env = self.environment(s, 'write horis:env [ horis:name "LANG" ; horis:value "C.UTF-8" ]')
         for member in stray_braces(argv):
             self.warn(
                 s,

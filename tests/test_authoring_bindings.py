@@ -1,0 +1,100 @@
+"""Mistakes in what runs a tool — an MCP server, a command binding, an adapter — and in the
+steps and effects around them, one at a time, caught before anything runs, at the file and
+line, with what to write instead. Each was made in a copy of a shipped declaration
+(``examples/mcp/clinic.ttl``, ``examples/fhir/pharmacy.ttl``, the command binding of
+``docs/bindings-command.md``) and passed ``horismos validate`` before; what the run then did
+is said in each test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workflow_edits import ROOT, the_error, the_one
+
+from horismos import AuthoringError, Problem, load_definitions
+
+CLINIC = ROOT / "examples" / "mcp" / "clinic.ttl"
+PHARMACY = ROOT / "examples" / "fhir" / "pharmacy.ttl"
+WORDCOUNT = ROOT / "tests" / "fixtures" / "authoring" / "wordcount.ttl"
+
+
+def edited_file(tmp_path: Path, source: Path, old: str, new: str) -> tuple[Path, int]:
+    """``source`` (one file that is its own ontology) with its one ``old`` replaced by
+    ``new``, and that line."""
+    text = source.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not written once in {source.name}"
+    path = tmp_path / source.name
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path, text[: text.index(old)].count("\n") + 1
+
+
+def found(path: Path) -> list[Problem]:
+    try:
+        return list(load_definitions([path]).warnings)
+    except AuthoringError as e:
+        return list(e.problems)
+
+
+def mine(found: list[Problem], severity: str) -> list[Problem]:
+    """Those of ``severity``, but for the pharmacy loop's warning the shipped file gives."""
+    return [p for p in found if p.severity == severity and "is on a cycle" not in p.message]
+
+
+def test_the_declarations_these_tests_edit_are_clean() -> None:
+    for path in (CLINIC, WORDCOUNT):
+        assert found(path) == []
+    assert mine(found(PHARMACY), "warning") == []
+
+
+# -- horis:env --------------------------------------------------------------------------------
+
+
+def test_env_from_a_shell_variable_written_with_its_dollar_is_an_error(tmp_path: Path) -> None:
+    # An MCP server was given the text "${abc}" as its TOKEN, silently; a command refused
+    # every call ("environment variable $WORDCOUNT_LANG … is not set"), with no line.
+    path, line = edited_file(
+        tmp_path, CLINIC, 'horis:args ( "-m" "ward_server" ) .',
+        'horis:args ( "-m" "ward_server" ) ;\n'
+        '    horis:env [ horis:name "TOKEN" ; horis:fromEnv "${WARD_TOKEN}" ] .')
+    e = the_error(found(path))
+    assert e.line == line + 1 and "${WARD_TOKEN}" in e.message
+    assert e.hint is not None and 'horis:fromEnv "WARD_TOKEN"' in e.hint
+    path, line = edited_file(tmp_path, WORDCOUNT, 'horis:fromEnv "WORDCOUNT_LANG"',
+                             'horis:fromEnv "$WORDCOUNT_LANG"')
+    e = the_error(found(path))
+    assert e.line == line and e.hint is not None and '"WORDCOUNT_LANG"' in e.hint
+
+
+def test_env_with_both_a_value_and_a_variable_is_an_error(tmp_path: Path) -> None:
+    # Only the variable was read; the value was dropped without a word.
+    path, line = edited_file(
+        tmp_path, WORDCOUNT, 'horis:env [ horis:name "LANGX" ; horis:fromEnv "WORDCOUNT_LANG" ]',
+        'horis:env [ horis:name "LANGX" ; horis:value "C" ; horis:fromEnv "WORDCOUNT_LANG" ]')
+    e = the_error(found(path))
+    assert e.line == line and "both" in e.message and e.hint is not None
+    assert 'horis:value "C"' in e.hint and 'horis:fromEnv "WORDCOUNT_LANG"' in e.hint
+
+
+def test_env_named_with_an_equals_sign_is_an_error(tmp_path: Path) -> None:
+    # Every call failed: "doc.count raised ValueError: illegal environment variable name".
+    path, line = edited_file(tmp_path, WORDCOUNT, 'horis:name "LEDGER"', 'horis:name "LEDGER="')
+    e = the_error(found(path))
+    assert e.line == line and e.hint == 'write horis:name "LEDGER"'
+
+
+def test_env_written_on_the_tool_is_a_warning(tmp_path: Path) -> None:
+    # Nothing reads it there: the server never got the variable.
+    path, line = edited_file(tmp_path, CLINIC, 'horis:timeout "10s" ;',
+                             'horis:timeout "10s" ;\n'
+                             '    horis:env [ horis:name "LOG_LEVEL" ; horis:value "debug" ] ;')
+    w = the_one(found(path), "warning")
+    assert w.line == line + 1 and "horis:env" in w.message and "MCP server" in w.message
+
+
+def test_an_mcp_url_without_its_scheme_is_an_error(tmp_path: Path) -> None:
+    # The run stopped at start: "UnsupportedProtocol: Request URL is missing an 'http://'".
+    path, line = edited_file(tmp_path, CLINIC, 'horis:command "python" ;\n'
+                             '    horis:args ( "-m" "ward_server" ) .',
+                             'horis:url "127.0.0.1:8765/mcp" .')
+    e = the_error(found(path))
+    assert e.line == line and "http(s) URL" in e.message
