@@ -28,6 +28,7 @@ from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
 from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
+from ._argv_slips import argument_slips, command_slip
 from ._digraph import Digraph, add_edge, descendants
 from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, Problem
@@ -1511,6 +1512,11 @@ class _Builder:
         env = self.environment(
             s, 'write horis:env [ horis:name "TOKEN" ; horis:fromEnv "EHR_TOKEN" ]'
         )
+        command = self.one(s, HORIS.command)
+        if command is not None and (slip := command_slip(str(command), bool(args))):
+            self.warn(s, slip.message, slip.hint, at=(s, HORIS.command, command))
+        for slip in argument_slips(args, "horis:args"):
+            self.warn(s, slip.message, slip.hint, at=(s, HORIS.args, args_node))
         self.defs.mcp_servers[name] = McpServer(
             URIRef(str(s)),
             name,
@@ -1609,6 +1615,8 @@ class _Builder:
                 "(leave it if the program wants the braces)",
                 at=(s, HORIS.argv, argv_node),
             )
+        for slip in argument_slips(argv[1:], "horis:argv", placeholders=True):
+            self.warn(s, slip.message, slip.hint, at=(s, HORIS.argv, argv_node))
         for problem in template_problems(argv, workdir):
             self.error(
                 s,

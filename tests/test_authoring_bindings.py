@@ -98,3 +98,34 @@ def test_an_mcp_url_without_its_scheme_is_an_error(tmp_path: Path) -> None:
                              'horis:url "127.0.0.1:8765/mcp" .')
     e = the_error(found(path))
     assert e.line == line and "http(s) URL" in e.message
+
+
+# -- a program's arguments written as a command line -------------------------------------------
+
+
+def test_an_mcp_command_written_as_a_command_line_is_a_warning(tmp_path: Path) -> None:
+    # The run stopped at start: "no such program: python -m ward_server", without a line.
+    path, line = edited_file(tmp_path, CLINIC, 'horis:command "python" ;\n'
+                             '    horis:args ( "-m" "ward_server" ) .',
+                             'horis:command "python -m ward_server" .')
+    w = the_one(found(path), "warning")
+    assert w.line == line and w.hint is not None
+    assert 'horis:command "python"' in w.hint and '( "-m" "ward_server" )' in w.hint
+
+
+def test_an_option_and_its_value_in_one_member_is_a_warning(tmp_path: Path) -> None:
+    # MCP: "No module named ' ward_server'" at start. A command: the program was given
+    # "--lang en" as one argument and ran with it.
+    path, line = edited_file(tmp_path, CLINIC, '( "-m" "ward_server" )', '( "-m ward_server" )')
+    w = the_one(found(path), "warning")
+    assert w.line == line and w.hint is not None and '"-m" "ward_server"' in w.hint
+    path, line = edited_file(tmp_path, WORDCOUNT, '"--lang={lang}"', '"--lang {lang}"')
+    w = the_one(found(path), "warning")
+    assert w.line == line and w.hint is not None and '"--lang={lang}"' in w.hint
+
+
+def test_a_placeholder_written_with_a_shell_dollar_is_a_warning(tmp_path: Path) -> None:
+    # The program was given "$a.txt" for the path a.txt.
+    path, line = edited_file(tmp_path, WORDCOUNT, '"--" "{path}" )', '"--" "${path}" )')
+    w = the_one(found(path), "warning")
+    assert w.line == line and w.hint is not None and w.hint.startswith('write "{path}"')
