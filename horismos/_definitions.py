@@ -2169,6 +2169,8 @@ class _Builder:
                 for_each=self.flag(s, HORIS.forEach),
                 on_partial=cast("URIRef | None", self.one(s, HORIS.onPartial)),
             )
+        if cls != HORIS.ActionStep:
+            self.check_untried_requires(s, cls)
         if cls == HORIS.DecisionStep:
             rules = []
             for w in self.g.objects(s, HORIS.when):
@@ -2249,6 +2251,34 @@ class _Builder:
             timeout=timeout,
             on_timeout=cast("URIRef | None", self.one(s, HORIS.onTimeout)),
         )
+
+    def check_untried_requires(self, s: Node, cls: URIRef) -> None:
+        """``horis:requires`` is tried on an action step (and its tool) and in a decision
+        step's ``horis:when`` rules; written on a wait, a proposal or a decision step itself
+        nothing reads it. On a wait it read as "wait until this holds": a resume without
+        facts ended the wait and the next step blocked. A warning at the pattern, saying
+        where the pattern is read."""
+        nxt = self.one(s, HORIS.next)
+        hint = {
+            HORIS.WaitStep: "write it as horis:until: the wait continues at horis:next once "
+            "it holds",
+            HORIS.ProposalStep: "put it in the horis:candidates query, or in the horis:requires "
+            f"of the step the proposal goes to{f' ({self.n(nxt)})' if nxt else ''}, which "
+            "drops the candidates it does not hold for",
+            HORIS.DecisionStep: 'write it inside a rule: horis:when [ horis:requires "…" ; '
+            "horis:next :SomeStep ]",
+        }[cls]
+        for text in self.g.objects(s, HORIS.requires):
+            pattern = str(text).strip()
+            self.warn(
+                s,
+                f"horis:requires on {_kind_names({cls}, self.n)} is never tried: it is read on "
+                "an action step, its tool and a decision step's horis:when rules only",
+                f'write horis:until "{pattern}": the wait continues at horis:next once it holds'
+                if cls == HORIS.WaitStep and "\n" not in pattern and len(pattern) < 80
+                else hint,
+                at=(s, HORIS.requires, text),
+            )
 
     def check_binds(self, step: Node, bound: dict[str, list[Node]]) -> None:
         """One argument bound twice: the run would take one of the variables and drop the

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workflow_edits import ROOT, the_error, the_one
+from workflow_edits import LAB, REBOOKING, ROOT, edited, problems, the_error, the_one
 
 from horismos import AuthoringError, Problem, load_definitions
 
@@ -129,3 +129,28 @@ def test_a_placeholder_written_with_a_shell_dollar_is_a_warning(tmp_path: Path) 
     path, line = edited_file(tmp_path, WORDCOUNT, '"--" "{path}" )', '"--" "${path}" )')
     w = the_one(found(path), "warning")
     assert w.line == line and w.hint is not None and w.hint.startswith('write "{path}"')
+
+
+# -- horis:requires where nothing tries it ----------------------------------------------------
+
+
+def test_requires_on_a_wait_step_is_a_warning_saying_until(tmp_path: Path) -> None:
+    # Read as "wait until this holds": a resume without facts ended the wait, and
+    # :RebookOnOperatorChoice blocked ("?this :operatorChoice ?flight . has no solution").
+    path, line = edited(tmp_path, REBOOKING, 'horis:until "?this :operatorChoice ?flight ." ;',
+                        'horis:requires "?this :operatorChoice ?flight ." ;')
+    w = the_one(problems(path, REBOOKING), "warning")
+    assert w.line == line and w.node == ":AskOperator" and "never tried" in w.message
+    assert w.hint is not None
+    assert w.hint.startswith('write horis:until "?this :operatorChoice ?flight ."')
+
+
+def test_requires_on_a_proposal_or_decision_step_is_a_warning(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, REBOOKING, "horis:rankBy ",
+                        'horis:requires "?this :flight ?f ." ;\n    horis:rankBy ')
+    w = the_one(problems(path, REBOOKING), "warning")
+    assert w.line == line and w.hint is not None and ":RebookOnProposal" in w.hint
+    path, line = edited(tmp_path, LAB, "    horis:otherwise :File .",
+                        '    horis:requires "?this :value ?v ." ;\n    horis:otherwise :File .')
+    w = the_one(problems(path, LAB), "warning")
+    assert w.line == line and w.hint is not None and "horis:when [" in w.hint
