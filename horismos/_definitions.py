@@ -30,6 +30,7 @@ from rdflib.term import Node
 from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
 from ._argv_slips import argument_slips, command_slip
 from ._digraph import Digraph, add_edge, descendants
+from ._effect_domain import subject_outside_domain
 from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, Problem
 from ._hazards import (
@@ -2091,6 +2092,10 @@ class _Builder:
             (self.warn if c.optional else self.error)(
                 tool, c.message, c.hint, at=c.at or c.assertion
             )
+        on = next(x for x in args if x.name == subject)
+        mismatch = subject_outside_domain(self.g, on, args, asserts, self.defs.subclasses, self.n)
+        if mismatch is not None:
+            self.warn(tool, mismatch.message, mismatch.hint, at=(e, HORIS.subject, None))
         return Effect(subject, tuple(asserts), shapes)
 
     def step(self, s: Node, cls: URIRef) -> Step | None:

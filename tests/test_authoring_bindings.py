@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workflow_edits import LAB, REBOOKING, ROOT, edited, problems, the_error, the_one
+from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error, the_one
 
 from horismos import AuthoringError, Problem, load_definitions
 
@@ -154,3 +154,18 @@ def test_requires_on_a_proposal_or_decision_step_is_a_warning(tmp_path: Path) ->
                         '    horis:requires "?this :value ?v ." ;\n    horis:otherwise :File .')
     w = the_one(problems(path, LAB), "warning")
     assert w.line == line and w.hint is not None and "horis:when [" in w.hint
+
+
+# -- effects ----------------------------------------------------------------------------------
+
+
+def test_an_effect_hung_on_an_argument_outside_its_properties_domain_is_a_warning(
+        tmp_path: Path) -> None:
+    # Every call wrote :queuedAt and :queueRef on :urgent, the acuity level every urgent
+    # patient shares; the step completed and :NotifyNurse blocked (no ?this :queueRef).
+    path, line = edited(tmp_path, TRIAGE, '''        horis:subject "patient" ;
+        horis:asserts [ horis:property :queuedAt''', '''        horis:subject "queue" ;
+        horis:asserts [ horis:property :queuedAt''')
+    w = the_one(problems(path, TRIAGE), "warning")
+    assert w.line == line and ":queuedAt" in w.message and ":AcuityLevel" in w.message
+    assert w.hint is not None and w.hint.startswith('write horis:subject "patient"')
