@@ -169,3 +169,16 @@ def test_an_effect_hung_on_an_argument_outside_its_properties_domain_is_a_warnin
     w = the_one(problems(path, TRIAGE), "warning")
     assert w.line == line and ":queuedAt" in w.message and ":AcuityLevel" in w.message
     assert w.hint is not None and w.hint.startswith('write horis:subject "patient"')
+
+
+# -- adapters ---------------------------------------------------------------------------------
+
+
+def test_a_commit_scope_on_a_tool_without_its_adapter_is_a_warning(tmp_path: Path) -> None:
+    # Valid before; the run called pharmacy.dispense as a plain python: tool, with no
+    # --allow ExternalCommit, handing it the request's IRI: "TypeError: 'URIRef' object is
+    # not a mapping", and every instance went to the pharmacist.
+    path, line = edited_file(tmp_path, PHARMACY, "    horis:adapter :ehr ;\n", "")
+    w = mine(found(path), "warning")
+    assert len(w) == 1 and w[0].line == line and "no horis:adapter" in w[0].message
+    assert w[0].hint is not None and w[0].hint.startswith("add horis:adapter :ehr")
