@@ -60,8 +60,8 @@ def tool_adapter(
     commits to no system of record)."""
     node = next(iter(g.objects(tool, HORIS.adapter)), None)
     if node is None:
-        scope = next(iter(g.objects(tool, HORIS.commitScope)), None)
-        if scope is not None:  # the adapter left out: the tool would run as any other
+        written = next(iter(g.objects(tool, HORIS.commitScope)), None)
+        if written is not None:  # the adapter left out: the tool would run as any other
             declared = sorted(name(a) for a in adapters)
             if len(declared) == 1:
                 hint = f"add horis:adapter {declared[0]}, the system it commits to"
@@ -79,7 +79,7 @@ def tool_adapter(
                 "IRI rather than the resource's JSON, under the run's policy for a tool that "
                 "writes only the world (not horis:ExternalCommit)",
                 hint,
-                at=(tool, HORIS.commitScope, scope),
+                at=(tool, HORIS.commitScope, written),
             )
         return {}
     adapter = adapters.get(node) if isinstance(node, URIRef) else None
