@@ -39,6 +39,7 @@ from ._hazards import (
     hazards,
     minimum_counts,
     required_before_written,
+    unchosen_options,
 )
 from ._individuals import individuals
 from ._model import (
@@ -631,6 +632,20 @@ class _Builder:
             self.check_reachability()
             for h in hazards(self.defs.tools, self.defs.steps, self.defs.workflows, self.n):
                 self.warn(h.node, h.message, h.hint)
+            waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
+            for proposal, how, target in unchosen_options(self.defs.steps):
+                var, pred = f"?{proposal.as_var}", HORIS[how]
+                self.warn(
+                    proposal.iri,
+                    f"horis:{how} {self.n(target)} reads {var}, which this proposal binds only "
+                    f"when its choice is taken: on the horis:{how} nothing was chosen, so "
+                    f"{self.n(target)}'s pattern binds {var} itself, to any node it allows, "
+                    "and the tool acts on an option neither the model nor a person chose",
+                    f"send horis:{how} to a step that does not read {var}, such as a "
+                    "horis:WaitStep where an operator chooses"
+                    + (f" ({', '.join(waits)})" if waits else ""),
+                    at=(proposal.iri, pred, target),
+                )
             required = minimum_counts(self.g)
             for h in required_before_written(
                 self.defs.workflows, required, self.defs.classes_of, self.n

@@ -13,6 +13,11 @@
   a node a step before it writes without it (:func:`required_before_written`). The gate
   judges the node as the earlier step leaves it, so it rejects that step's result — after its
   tool has acted — unless the world already held the property: the load cannot know that.
+- A ProposalStep whose ``horis:fallback`` (or ``horis:onError``) goes to an action step that
+  reads the proposal's ``horis:as`` variable (:func:`unchosen_options`). The variable is
+  bound only when the choice is taken; on the way a fallback goes nothing was chosen, so the
+  step's pattern binds ``?option`` itself, to any node it allows: with several it failed as
+  ambiguous, with one it acted on an option no ranker and no person chose.
 
 The checks read the built steps and tools and say what they found; the loader words and
 locates the warnings like its own.
@@ -47,6 +52,7 @@ __all__ = [
     "hazards",
     "minimum_counts",
     "required_before_written",
+    "unchosen_options",
 ]
 
 
@@ -229,3 +235,19 @@ def _lands(step: Step) -> tuple[URIRef | None, frozenset[URIRef]] | None:
         return None
     arg = tool.arg(effect.subject)
     return (arg.type if arg else None), frozenset(a.property for a in effect.asserts)
+
+
+def unchosen_options(steps: Mapping[URIRef, Step]) -> Iterator[tuple[ProposalStep, str, URIRef]]:
+    """``(proposal, "fallback" | "onError", target)`` for each way out of a proposal that is
+    taken without a choice and reaches an action step reading the proposal's variable."""
+    for step in steps.values():
+        if not isinstance(step, ProposalStep):
+            continue
+        for how, target in (("fallback", step.fallback), ("onError", step.on_error)):
+            reached = steps.get(target) if target is not None else None
+            if not isinstance(reached, ActionStep):
+                continue
+            read = set(reached.requires.variables if reached.requires else ())
+            read |= {var for _, var in reached.binds}
+            if step.as_var in read:
+                yield step, how, cast(URIRef, target)

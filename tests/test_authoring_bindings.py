@@ -182,3 +182,18 @@ def test_a_commit_scope_on_a_tool_without_its_adapter_is_a_warning(tmp_path: Pat
     w = mine(found(path), "warning")
     assert len(w) == 1 and w[0].line == line and "no horis:adapter" in w[0].message
     assert w[0].hint is not None and w[0].hint.startswith("add horis:adapter :ehr")
+
+
+# -- proposals --------------------------------------------------------------------------------
+
+
+def test_a_fallback_to_the_step_that_reads_the_choice_is_a_warning(tmp_path: Path) -> None:
+    # On low confidence :RebookOnProposal ran with ?option unbound: its pattern matched every
+    # flight of an accepting carrier ("5 solutions for the arguments of airline.rebook"); with
+    # one such flight it would have rebooked the passenger onto it, chosen by nobody.
+    path, line = edited(tmp_path, REBOOKING, "horis:fallback :AskOperator .",
+                        "horis:fallback :RebookOnProposal .")
+    found = [p for p in problems(path, REBOOKING) if "unreachable" not in p.message]
+    w = the_one(found, "warning")
+    assert w.line == line and w.node == ":ProposeFlight" and "?option" in w.message
+    assert w.hint is not None and "(:AskOperator)" in w.hint
