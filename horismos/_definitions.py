@@ -35,6 +35,7 @@ from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, Problem
 from ._hazards import (
     decision_loops,
+    fewest_steps,
     flow_graph,
     hazards,
     minimum_counts,
@@ -615,6 +616,7 @@ class _Builder:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
         self.check_decision_loops()
+        self.check_step_budgets()
         self.check_placement()
         named, declared = self.terms()
         self.check_pattern_terms(named)
@@ -2494,6 +2496,28 @@ class _Builder:
             self.defs.steps,
             max_steps,
         )
+
+    def check_step_budgets(self) -> None:
+        """A ``horis:maxSteps`` below the fewest steps an instance runs to its end: every
+        instance would stop, out of steps, before it could (:func:`~._hazards.fewest_steps`)."""
+        flow: Digraph[URIRef] | None = None  # made once, for the first budget written
+        for wf in self.defs.workflows.values():
+            written = self.one(wf.iri, HORIS.maxSteps)
+            if written is None:
+                continue
+            flow = flow if flow is not None else flow_graph(self.defs.steps)
+            fewest = fewest_steps(self.defs.steps, flow, wf.start)
+            if fewest is not None and wf.max_steps < fewest:
+                self.error(
+                    wf.iri,
+                    f"horis:maxSteps {wf.max_steps}, but an instance of {self.n(wf.iri)} runs "
+                    f"at least {fewest} steps from {self.n(wf.start)} to its end (every step "
+                    "entered counts), so every instance would stop out of steps before it "
+                    "could end, after its first tools have acted",
+                    f"write horis:maxSteps {max(fewest * 2, 10)} or more: the budget is the "
+                    "steps a whole instance may run, resumes included",
+                    at=(wf.iri, HORIS.maxSteps, written),
+                )
 
     def check_references(self) -> None:
         edges = {

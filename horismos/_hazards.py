@@ -18,6 +18,10 @@
   bound only when the choice is taken; on the way a fallback goes nothing was chosen, so the
   step's pattern binds ``?option`` itself, to any node it allows: with several it failed as
   ambiguous, with one it acted on an option no ranker and no person chose.
+- A workflow whose ``horis:maxSteps`` is below the fewest steps any of its instances must run
+  to end (:func:`fewest_steps`): every step entered counts, so every instance stopped with
+  ``StepBudgetExceeded`` before it could end — after its first tools had acted — and the
+  run's message spoke of a loop where there was none. The loader makes it an error.
 
 The checks read the built steps and tools and say what they found; the loader words and
 locates the warnings like its own.
@@ -48,6 +52,7 @@ __all__ = [
     "Hazard",
     "cycle_through",
     "decision_loops",
+    "fewest_steps",
     "flow_graph",
     "hazards",
     "minimum_counts",
@@ -251,3 +256,23 @@ def unchosen_options(steps: Mapping[URIRef, Step]) -> Iterator[tuple[ProposalSte
             read |= {var for _, var in reached.binds}
             if step.as_var in read:
                 yield step, how, cast(URIRef, target)
+
+
+def fewest_steps(steps: Mapping[URIRef, Step], flow: Digraph[URIRef], start: URIRef) -> int | None:
+    """The fewest steps an instance entering ``start`` runs before it ends: a breadth-first
+    walk of every edge to a step it may end at (one with no ``horis:next``; a decision always
+    goes on); ``flow`` is :func:`flow_graph` of ``steps``. None when no end is reachable (a
+    cycle: the hazards above say so)."""
+    depth = {start: 1}
+    queue = [start]
+    for iri in queue:  # the list grows as it is walked: breadth first, each step once
+        step = steps.get(iri)
+        if step is None:
+            continue
+        if step.next is None and not isinstance(step, DecisionStep):
+            return depth[iri]
+        for nxt in flow.get(iri, ()):
+            if nxt not in depth:
+                depth[nxt] = depth[iri] + 1
+                queue.append(nxt)
+    return None

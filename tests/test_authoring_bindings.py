@@ -197,3 +197,18 @@ def test_a_fallback_to_the_step_that_reads_the_choice_is_a_warning(tmp_path: Pat
     w = the_one(found, "warning")
     assert w.line == line and w.node == ":ProposeFlight" and "?option" in w.message
     assert w.hint is not None and "(:AskOperator)" in w.hint
+
+
+# -- step budgets -----------------------------------------------------------------------------
+
+
+def test_a_step_budget_below_the_shortest_run_is_an_error(tmp_path: Path) -> None:
+    # Every patient was queued (the tool acted), then stopped at :NotifyNurse with
+    # StepBudgetExceeded, "going round :NotifyNurse" — a loop there is none of.
+    path, line = edited(tmp_path, TRIAGE, "horis:start :QueuePatient .",
+                        "horis:start :QueuePatient ;\n    horis:maxSteps 1 .")
+    e = the_error(problems(path, TRIAGE))
+    assert e.line == line + 1 and "at least 2 steps" in e.message
+    path, _ = edited(tmp_path, TRIAGE, "horis:start :QueuePatient .",
+                     "horis:start :QueuePatient ;\n    horis:maxSteps 2 .")
+    assert problems(path, TRIAGE) == []
