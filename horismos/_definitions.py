@@ -2280,6 +2280,9 @@ class _Builder:
         nothing reads it. On a wait it read as "wait until this holds": a resume without
         facts ended the wait and the next step blocked. A warning at the pattern, saying
         where the pattern is read."""
+        texts = list(self.g.objects(s, HORIS.requires))
+        if not texts:
+            return
         nxt = self.one(s, HORIS.next)
         hint = {
             HORIS.WaitStep: "write it as horis:until: the wait continues at horis:next once "
@@ -2290,7 +2293,7 @@ class _Builder:
             HORIS.DecisionStep: 'write it inside a rule: horis:when [ horis:requires "…" ; '
             "horis:next :SomeStep ]",
         }[cls]
-        for text in self.g.objects(s, HORIS.requires):
+        for text in texts:
             pattern = str(text).strip()
             self.warn(
                 s,
