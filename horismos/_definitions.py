@@ -2083,6 +2083,7 @@ class _Builder:
                 )
             )
             nodes.append(a)
+        ok = self.check_result_keys(tool, asserts, nodes) and ok
         if sum(a.from_text for a in asserts) > 1:
             self.error(
                 tool,
@@ -2114,6 +2115,37 @@ class _Builder:
         if mismatch is not None:
             self.warn(tool, mismatch.message, mismatch.hint, at=(e, HORIS.subject, None))
         return Effect(subject, tuple(asserts), shapes)
+
+    def check_result_keys(self, tool: Node, asserts: list[Assertion], nodes: list[Node]) -> bool:
+        """Two assertions of one effect answering to one field of the result (one's
+        ``horis:key`` the other's, or two properties of one local name in two namespaces):
+        the gate files the field under one of them, so the other is never written — the
+        step completed without it, silently, and which one held was the graph's order."""
+        ok = True
+        first: dict[str, tuple[Assertion, Node]] = {}
+        placed = sorted(
+            zip(asserts, nodes, strict=True),
+            key=lambda an: (self.src.locate(an[1])[1] or 0, str(an[0].property)),
+        )
+        for a, node in placed:
+            if a.key not in first:
+                first[a.key] = (a, node)
+                continue
+            other = first[a.key][0]
+            ok = False
+            explicit = self.one(node, HORIS.key) is not None
+            self.error(
+                tool,
+                f"{self.n(a.property)} and {self.n(other.property)} both answer to the result's "
+                f'field "{a.key}"'
+                + ("" if explicit else f" ({self.n(a.property)} by its local name)")
+                + ": the gate files the field under one of them, so the other is never "
+                "written",
+                f"give {self.n(a.property)} a horis:key of its own, the field the tool "
+                "returns it under (one field, one property)",
+                at=node,
+            )
+        return ok
 
     def step(self, s: Node, cls: URIRef) -> Step | None:
         iri = URIRef(str(s))

@@ -212,3 +212,20 @@ def test_a_step_budget_below_the_shortest_run_is_an_error(tmp_path: Path) -> Non
     path, _ = edited(tmp_path, TRIAGE, "horis:start :QueuePatient .",
                      "horis:start :QueuePatient ;\n    horis:maxSteps 2 .")
     assert problems(path, TRIAGE) == []
+
+
+def test_two_assertions_answering_to_one_result_field_is_an_error(tmp_path: Path) -> None:
+    # Valid before; the step completed with :queueRef written and :queueNote never, the
+    # gate filing the field "queueRef" under one of the two.
+    ontology = tmp_path / "ehr.ttl"
+    ontology.write_text(TRIAGE[1].read_text(encoding="utf-8") + "\n:queueNote a "
+                        "owl:DatatypeProperty ; rdfs:domain :Patient ; rdfs:range xsd:string .\n",
+                        encoding="utf-8")
+    path, line = edited(
+        tmp_path, TRIAGE, "horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]",
+        "horis:asserts [ horis:property :queueRef ; horis:type xsd:string ] ;\n"
+        "        horis:asserts [ horis:property :queueNote ; horis:type xsd:string ; "
+        'horis:key "queueRef" ; horis:optional true ]')
+    e = the_error(problems(path, TRIAGE, ontology))
+    assert e.line == line + 1 and '"queueRef"' in e.message and ":queueNote" in e.message
+    assert e.hint is not None and e.hint.startswith("give :queueNote a horis:key")
