@@ -2121,6 +2121,8 @@ class _Builder:
         ``horis:key`` the other's, or two properties of one local name in two namespaces):
         the gate files the field under one of them, so the other is never written — the
         step completed without it, silently, and which one held was the graph's order."""
+        if len({a.key for a in asserts}) == len(asserts):
+            return True  # the common case, without locating anything
         ok = True
         first: dict[str, tuple[Assertion, Node]] = {}
         placed = sorted(
