@@ -637,6 +637,17 @@ class _Builder:
             waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
             for proposal, how, target in unchosen_options(self.defs.steps):
                 var, pred = f"?{proposal.as_var}", HORIS[how]
+                if how == "next":
+                    self.warn(
+                        proposal.iri,
+                        f"horis:next {self.n(target)} never reads {var}, the option this "
+                        "proposal chooses: the choice is dropped, and the step acts on whatever "
+                        "its own pattern binds",
+                        f"read {var} in {self.n(target)}: in its horis:requires, or horis:bind "
+                        f'[ horis:arg "…" ; horis:var "{proposal.as_var}" ]',
+                        at=(proposal.iri, pred, target),
+                    )
+                    continue
                 self.warn(
                     proposal.iri,
                     f"horis:{how} {self.n(target)} reads {var}, which this proposal binds only "

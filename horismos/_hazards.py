@@ -17,7 +17,9 @@
   reads the proposal's ``horis:as`` variable (:func:`unchosen_options`). The variable is
   bound only when the choice is taken; on the way a fallback goes nothing was chosen, so the
   step's pattern binds ``?option`` itself, to any node it allows: with several it failed as
-  ambiguous, with one it acted on an option no ranker and no person chose.
+  ambiguous, with one it acted on an option no ranker and no person chose. The same when its
+  ``horis:next`` is an action step that never reads the variable: the choice is made, then
+  dropped, and the step binds its own (``?flight`` for ``?option``).
 - A workflow whose ``horis:maxSteps`` is below the fewest steps any of its instances must run
   to end (:func:`fewest_steps`): every step entered counts, so every instance stopped with
   ``StepBudgetExceeded`` before it could end — after its first tools had acted — and the
@@ -243,18 +245,21 @@ def _lands(step: Step) -> tuple[URIRef | None, frozenset[URIRef]] | None:
 
 
 def unchosen_options(steps: Mapping[URIRef, Step]) -> Iterator[tuple[ProposalStep, str, URIRef]]:
-    """``(proposal, "fallback" | "onError", target)`` for each way out of a proposal that is
-    taken without a choice and reaches an action step reading the proposal's variable."""
+    """``(proposal, "next" | "fallback" | "onError", target)`` for each way out of a proposal
+    to an action step that acts on an option nobody chose: ``next`` to one that never reads
+    the proposal's variable, ``fallback`` / ``onError`` (taken without a choice) to one that
+    does."""
     for step in steps.values():
         if not isinstance(step, ProposalStep):
             continue
-        for how, target in (("fallback", step.fallback), ("onError", step.on_error)):
+        ways = (("next", step.next), ("fallback", step.fallback), ("onError", step.on_error))
+        for how, target in ways:
             reached = steps.get(target) if target is not None else None
             if not isinstance(reached, ActionStep):
                 continue
             read = set(reached.requires.variables if reached.requires else ())
             read |= {var for _, var in reached.binds}
-            if step.as_var in read:
+            if (step.as_var in read) != (how == "next"):
                 yield step, how, cast(URIRef, target)
 
 
