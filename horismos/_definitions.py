@@ -596,7 +596,7 @@ class _Builder:
         self.check_literals()
         self.check_shapes()
         self.defs.subclasses = self.subclass_closure()
-        for s in self.g.subjects(RDF.type, HORIS.McpServer):
+        for s in sorted(set(self.g.subjects(RDF.type, HORIS.McpServer)), key=str):
             self.mcp_server(s)
         self.defs.adapters = read_adapters(self.g, self.short)
         for s in sorted(set(self.g.subjects(RDF.type, HORIS.CommandBinding)), key=str):
@@ -1538,6 +1538,7 @@ class _Builder:
                 if isinstance(args_node, BNode)
                 else (str(args_node),)
             )
+        self.check_binding_name(s, name, self.defs.mcp_servers, "mcp://{}/TOOL")
         env = self.environment(
             s, 'write horis:env [ horis:name "TOKEN" ; horis:fromEnv "EHR_TOKEN" ]'
         )
@@ -1554,6 +1555,20 @@ class _Builder:
             tuple(env),
             self.text(s, HORIS.url),
         )
+
+    def check_binding_name(self, s: Node, name: str, taken: Mapping[str, Any], form: str) -> None:
+        """A binding names an MCP server or a command by its local name alone, so two of one
+        local name in two namespaces (``:ward``, ``o:ward``) are one name: ``mcp://ward/…``
+        reached whichever was read last, silently."""
+        other = taken.get(name)
+        if other is not None and other.iri != URIRef(str(s)):
+            self.error(
+                s,
+                f"{self.n(s)} and {self.n(other.iri)} are both named {name!r}, the name "
+                f"{form.format(name)} bindings reach them by, so a binding would reach "
+                "one of them and never the other",
+                f"rename one of them (its local name is what {form.format('NAME')} names)",
+            )
 
     def environment(self, s: Node, example: str) -> list[tuple[str, str]]:
         """The ``horis:env`` entries of an MCP server or command binding, as ``(name,
@@ -1631,6 +1646,7 @@ class _Builder:
             else ()
         )
         root = self.text(s, HORIS.root)
+        self.check_binding_name(s, name, self.defs.commands, "cmd:{}")
         if not argv or root is None:
             return  # the shapes report it
         workdir = self.text(s, HORIS.workdir) or ""

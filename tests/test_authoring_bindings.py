@@ -244,3 +244,20 @@ def test_a_next_step_that_never_reads_the_choice_is_a_warning(tmp_path: Path) ->
     w = the_one(problems(path, REBOOKING), "warning")
     assert w.node == ":ProposeFlight" and "never reads ?option" in w.message
     assert w.line == text.splitlines().index("    horis:next :RebookOnProposal ;") + 1
+
+
+def test_two_mcp_servers_of_one_local_name_are_an_error(tmp_path: Path) -> None:
+    # Valid before; mcp://ward/assign_bed reached the other file's o:ward, which did not
+    # start ("No module named no_such_server"), and which one won was the graph's order.
+    other = tmp_path / "other.ttl"
+    other.write_text('@prefix o: <http://example.org/other#> .\n'
+                     '@prefix horis: <https://w3id.org/horismos#> .\n'
+                     'o:ward a horis:McpServer ; horis:command "python" ;\n'
+                     '    horis:args ( "-m" "no_such_server" ) .\n', encoding="utf-8")
+    try:
+        load_definitions([CLINIC, other])
+    except AuthoringError as e:
+        error = the_error(list(e.problems))
+    else:
+        raise AssertionError("two servers named 'ward' loaded")
+    assert "'ward'" in error.message and "o:ward" in error.message
