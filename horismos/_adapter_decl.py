@@ -5,8 +5,9 @@ it grants, the scopes a tool commits under), and the loader only asks this modul
 The SHACL authoring shapes check each value's form (a URL without credentials, an environment
 variable's name rather than a secret, a SMART-on-FHIR scope); this module checks what needs
 more than one node: a tool's commit scope that its adapter does not grant (a warning: the run
-refuses such a commit before sending anything), and ``horis:onPartial`` on a step whose tool
-commits to no adapter.
+refuses such a commit before sending anything), a commit scope on a tool with no adapter (the
+tool was then called as any other, given IRIs, under no ``ExternalCommit`` policy), and
+``horis:onPartial`` on a step whose tool commits to no adapter.
 """
 
 from __future__ import annotations
@@ -59,6 +60,27 @@ def tool_adapter(
     commits to no system of record)."""
     node = next(iter(g.objects(tool, HORIS.adapter)), None)
     if node is None:
+        written = next(iter(g.objects(tool, HORIS.commitScope)), None)
+        if written is not None:  # the adapter left out: the tool would run as any other
+            declared = sorted(name(a) for a in adapters)
+            if len(declared) == 1:
+                hint = f"add horis:adapter {declared[0]}, the system it commits to"
+            elif declared:
+                hint = f"add horis:adapter naming one of {', '.join(declared)}"
+            else:
+                hint = (
+                    'declare the system of record, :ehr a horis:Adapter ; horis:baseUrl "…", '
+                    "and add horis:adapter :ehr"
+                )
+            warn(
+                tool,
+                "horis:commitScope on a tool with no horis:adapter: it commits to no system "
+                "of record, so it is called as a plain binding, each argument given as its "
+                "IRI rather than the resource's JSON, under the run's policy for a tool that "
+                "writes only the world (not horis:ExternalCommit)",
+                hint,
+                at=(tool, HORIS.commitScope, written),
+            )
         return {}
     adapter = adapters.get(node) if isinstance(node, URIRef) else None
     scopes = tuple(sorted(str(x) for x in g.objects(tool, HORIS.commitScope)))

@@ -28,15 +28,19 @@ from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
 from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
+from ._argv_slips import argument_slips, command_slip
 from ._digraph import Digraph, add_edge, descendants
+from ._effect_domain import subject_outside_domain
 from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, Problem
 from ._hazards import (
     decision_loops,
+    fewest_steps,
     flow_graph,
     hazards,
     minimum_counts,
     required_before_written,
+    unchosen_options,
 )
 from ._individuals import individuals
 from ._model import (
@@ -265,6 +269,8 @@ _SHAPE_MARKS = frozenset(
 )
 """Predicates that only use a term: a typo under them must not count as its declaration."""
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""What ``horis:fromEnv`` names: an environment variable, as a shell would write it."""
 _TIMEOUT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$")
 
 
@@ -591,7 +597,7 @@ class _Builder:
         self.check_literals()
         self.check_shapes()
         self.defs.subclasses = self.subclass_closure()
-        for s in self.g.subjects(RDF.type, HORIS.McpServer):
+        for s in sorted(set(self.g.subjects(RDF.type, HORIS.McpServer)), key=str):
             self.mcp_server(s)
         self.defs.adapters = read_adapters(self.g, self.short)
         for s in sorted(set(self.g.subjects(RDF.type, HORIS.CommandBinding)), key=str):
@@ -611,6 +617,7 @@ class _Builder:
                 self.defs.workflows[wf.iri] = wf
         self.check_references()
         self.check_decision_loops()
+        self.check_step_budgets()
         self.check_placement()
         named, declared = self.terms()
         self.check_pattern_terms(named)
@@ -628,6 +635,31 @@ class _Builder:
             self.check_reachability()
             for h in hazards(self.defs.tools, self.defs.steps, self.defs.workflows, self.n):
                 self.warn(h.node, h.message, h.hint)
+            waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
+            for proposal, how, target in unchosen_options(self.defs.steps):
+                var, pred = f"?{proposal.as_var}", HORIS[how]
+                if how == "next":
+                    self.warn(
+                        proposal.iri,
+                        f"horis:next {self.n(target)} never reads {var}, the option this "
+                        "proposal chooses: the choice is dropped, and the step acts on whatever "
+                        "its own pattern binds",
+                        f"read {var} in {self.n(target)}: in its horis:requires, or horis:bind "
+                        f'[ horis:arg "…" ; horis:var "{proposal.as_var}" ]',
+                        at=(proposal.iri, pred, target),
+                    )
+                    continue
+                self.warn(
+                    proposal.iri,
+                    f"horis:{how} {self.n(target)} reads {var}, which this proposal binds only "
+                    f"when its choice is taken: on the horis:{how} nothing was chosen, so "
+                    f"{self.n(target)}'s pattern binds {var} itself, to any node it allows, "
+                    "and the tool acts on an option neither the model nor a person chose",
+                    f"send horis:{how} to a step that does not read {var}, such as a "
+                    "horis:WaitStep where an operator chooses"
+                    + (f" ({', '.join(waits)})" if waits else ""),
+                    at=(proposal.iri, pred, target),
+                )
             required = minimum_counts(self.g)
             for h in required_before_written(
                 self.defs.workflows, required, self.defs.classes_of, self.n
@@ -1542,20 +1574,15 @@ class _Builder:
                 if isinstance(args_node, BNode)
                 else (str(args_node),)
             )
-        env: list[tuple[str, str]] = []
-        for e in self.g.objects(s, HORIS.env):
-            key = self.text(e, HORIS.name) or self.text(e, HORIS.key)
-            var = self.text(e, HORIS.fromEnv)
-            value = self.text(e, HORIS.value) if var is None else "${" + var + "}"  # read at start
-            if key is None or value is None:
-                self.error(
-                    s,
-                    "a horis:env needs horis:name and horis:value or horis:fromEnv",
-                    'write horis:env [ horis:name "TOKEN" ; horis:fromEnv "EHR_TOKEN" ]',
-                    at=e,
-                )
-                continue
-            env.append((key, value))
+        self.check_binding_name(s, name, self.defs.mcp_servers, "mcp://{}/TOOL")
+        env = self.environment(
+            s, 'write horis:env [ horis:name "TOKEN" ; horis:fromEnv "EHR_TOKEN" ]'
+        )
+        command = self.one(s, HORIS.command)
+        if command is not None and (slip := command_slip(str(command), bool(args))):
+            self.warn(s, slip.message, slip.hint, at=(s, HORIS.command, command))
+        for slip in argument_slips(args, "horis:args"):
+            self.warn(s, slip.message, slip.hint, at=(s, HORIS.args, args_node))
         self.defs.mcp_servers[name] = McpServer(
             URIRef(str(s)),
             name,
@@ -1564,6 +1591,84 @@ class _Builder:
             tuple(env),
             self.text(s, HORIS.url),
         )
+
+    def check_binding_name(self, s: Node, name: str, taken: Mapping[str, Any], form: str) -> None:
+        """A binding names an MCP server or a command by its local name alone, so two of one
+        local name in two namespaces (``:ward``, ``o:ward``) are one name: ``mcp://ward/…``
+        reached whichever was read last, silently."""
+        other = taken.get(name)
+        if other is not None and other.iri != URIRef(str(s)):
+            self.error(
+                s,
+                f"{self.n(s)} and {self.n(other.iri)} are both named {name!r}, the name "
+                f"{form.format(name)} bindings reach them by, so a binding would reach "
+                "one of them and never the other",
+                f"rename one of them (its local name is what {form.format('NAME')} names)",
+            )
+
+    def environment(self, s: Node, example: str) -> list[tuple[str, str]]:
+        """The ``horis:env`` entries of an MCP server or command binding, as ``(name,
+        value)``, a ``horis:fromEnv`` one as ``${VAR}`` (read when the program starts).
+
+        Besides a missing name or value, three slips are refused here, each of which ran:
+        ``horis:fromEnv "$TOKEN"`` (or ``"${TOKEN}"``) named a variable no environment has
+        (a command refused every call, without a line; an MCP server was given the text
+        ``${…}`` itself, silently); ``horis:value`` and ``horis:fromEnv`` both written (only
+        the variable was read, the value dropped without a word); and a name no environment
+        can hold (``"LANG="``: every call failed with Python's "illegal environment variable
+        name")."""
+        env: list[tuple[str, str]] = []
+        for e in self.g.objects(s, HORIS.env):
+            key = self.text(e, HORIS.name) or self.text(e, HORIS.key)
+            var = self.text(e, HORIS.fromEnv)
+            fixed = self.text(e, HORIS.value)
+            value = fixed if var is None else "${" + var + "}"
+            if key is None or value is None:
+                self.error(
+                    s,
+                    "a horis:env needs horis:name and horis:value or horis:fromEnv",
+                    example,
+                    at=e,
+                )
+                continue
+            if var is not None and fixed is not None:
+                self.error(
+                    s,
+                    f"horis:env {key!r} gives both horis:value and horis:fromEnv: only the "
+                    f'variable {var} would be read, and the value "{fixed}" dropped',
+                    f'keep one: horis:value "{fixed}" (fixed) or horis:fromEnv "{var}" (read '
+                    "from Horismos's environment when the program starts)",
+                    at=e,
+                )
+                continue
+            if var is not None and not _ENV_NAME.fullmatch(var):
+                bare = var.strip().lstrip("$").strip("{}").strip()
+                self.error(
+                    s,
+                    f'horis:fromEnv "{var}" of horis:env {key!r} is not the name of an '
+                    "environment variable, so it is never found"
+                    + (" (the $ of a shell is not part of the name)" if "$" in var else ""),
+                    f'write the variable\'s name alone: horis:fromEnv "{bare}"'
+                    if _ENV_NAME.fullmatch(bare)
+                    else 'write the variable\'s name, e.g. horis:fromEnv "API_TOKEN"',
+                    at=(e, HORIS.fromEnv, self.one(e, HORIS.fromEnv)),
+                )
+                continue
+            if not key or "=" in key or "\0" in key or key != key.strip():
+                bare = key.strip().rstrip("=").strip()
+                self.error(
+                    s,
+                    f"horis:name {key!r} of a horis:env is not a name an environment variable "
+                    "can have (no '=', no surrounding space), so the program could never "
+                    "be started with it",
+                    f'write horis:name "{bare}"'
+                    if bare and "=" not in bare
+                    else 'write horis:name "LANG"',
+                    at=(e, HORIS.name, self.one(e, HORIS.name)),
+                )
+                continue
+            env.append((key, value))
+        return env
 
     def command(self, s: Node) -> None:
         """A ``horis:CommandBinding``; the shapes have said what is missing or mistyped."""
@@ -1577,23 +1682,11 @@ class _Builder:
             else ()
         )
         root = self.text(s, HORIS.root)
+        self.check_binding_name(s, name, self.defs.commands, "cmd:{}")
         if not argv or root is None:
             return  # the shapes report it
         workdir = self.text(s, HORIS.workdir) or ""
-        env: list[tuple[str, str]] = []
-        for e in self.g.objects(s, HORIS.env):
-            key = self.text(e, HORIS.name) or self.text(e, HORIS.key)
-            var = self.text(e, HORIS.fromEnv)
-            value = self.text(e, HORIS.value) if var is None else "${" + var + "}"
-            if key is None or value is None:
-                self.error(
-                    s,
-                    "a horis:env needs horis:name and horis:value or horis:fromEnv",
-                    'write horis:env [ horis:name "LANG" ; horis:value "C.UTF-8" ]',
-                    at=e,
-                )
-                continue
-            env.append((key, value))
+        env = self.environment(s, 'write horis:env [ horis:name "LANG" ; horis:value "C.UTF-8" ]')
         for member in stray_braces(argv):
             self.warn(
                 s,
@@ -1603,6 +1696,8 @@ class _Builder:
                 "(leave it if the program wants the braces)",
                 at=(s, HORIS.argv, argv_node),
             )
+        for slip in argument_slips(argv[1:], "horis:argv", placeholders=True):
+            self.warn(s, slip.message, slip.hint, at=(s, HORIS.argv, argv_node))
         for problem in template_problems(argv, workdir):
             self.error(
                 s,
@@ -2051,6 +2146,7 @@ class _Builder:
                 )
             )
             nodes.append(a)
+        ok = self.check_result_keys(tool, asserts, nodes) and ok
         if sum(a.from_text for a in asserts) > 1:
             self.error(
                 tool,
@@ -2077,7 +2173,44 @@ class _Builder:
             (self.warn if c.optional else self.error)(
                 tool, c.message, c.hint, at=c.at or c.assertion
             )
+        on = next(x for x in args if x.name == subject)
+        mismatch = subject_outside_domain(self.g, on, args, asserts, self.defs.subclasses, self.n)
+        if mismatch is not None:
+            self.warn(tool, mismatch.message, mismatch.hint, at=(e, HORIS.subject, None))
         return Effect(subject, tuple(asserts), shapes)
+
+    def check_result_keys(self, tool: Node, asserts: list[Assertion], nodes: list[Node]) -> bool:
+        """Two assertions of one effect answering to one field of the result (one's
+        ``horis:key`` the other's, or two properties of one local name in two namespaces):
+        the gate files the field under one of them, so the other is never written — the
+        step completed without it, silently, and which one held was the graph's order."""
+        if len({a.key for a in asserts}) == len(asserts):
+            return True  # the common case, without locating anything
+        ok = True
+        first: dict[str, tuple[Assertion, Node]] = {}
+        placed = sorted(
+            zip(asserts, nodes, strict=True),
+            key=lambda an: (self.src.locate(an[1])[1] or 0, str(an[0].property)),
+        )
+        for a, node in placed:
+            if a.key not in first:
+                first[a.key] = (a, node)
+                continue
+            other = first[a.key][0]
+            ok = False
+            explicit = self.one(node, HORIS.key) is not None
+            self.error(
+                tool,
+                f"{self.n(a.property)} and {self.n(other.property)} both answer to the result's "
+                f'field "{a.key}"'
+                + ("" if explicit else f" ({self.n(a.property)} by its local name)")
+                + ": the gate files the field under one of them, so the other is never "
+                "written",
+                f"give {self.n(a.property)} a horis:key of its own, the field the tool "
+                "returns it under (one field, one property)",
+                at=node,
+            )
+        return ok
 
     def step(self, s: Node, cls: URIRef) -> Step | None:
         iri = URIRef(str(s))
@@ -2155,6 +2288,8 @@ class _Builder:
                 for_each=self.flag(s, HORIS.forEach),
                 on_partial=cast("URIRef | None", self.one(s, HORIS.onPartial)),
             )
+        if cls != HORIS.ActionStep:
+            self.check_untried_requires(s, cls)
         if cls == HORIS.DecisionStep:
             rules = []
             for w in self.g.objects(s, HORIS.when):
@@ -2235,6 +2370,37 @@ class _Builder:
             timeout=timeout,
             on_timeout=cast("URIRef | None", self.one(s, HORIS.onTimeout)),
         )
+
+    def check_untried_requires(self, s: Node, cls: URIRef) -> None:
+        """``horis:requires`` is tried on an action step (and its tool) and in a decision
+        step's ``horis:when`` rules; written on a wait, a proposal or a decision step itself
+        nothing reads it. On a wait it read as "wait until this holds": a resume without
+        facts ended the wait and the next step blocked. A warning at the pattern, saying
+        where the pattern is read."""
+        texts = list(self.g.objects(s, HORIS.requires))
+        if not texts:
+            return
+        nxt = self.one(s, HORIS.next)
+        hint = {
+            HORIS.WaitStep: "write it as horis:until: the wait continues at horis:next once "
+            "it holds",
+            HORIS.ProposalStep: "put it in the horis:candidates query, or in the horis:requires "
+            f"of the step the proposal goes to{f' ({self.n(nxt)})' if nxt else ''}, which "
+            "drops the candidates it does not hold for",
+            HORIS.DecisionStep: 'write it inside a rule: horis:when [ horis:requires "…" ; '
+            "horis:next :SomeStep ]",
+        }[cls]
+        for text in texts:
+            pattern = str(text).strip()
+            self.warn(
+                s,
+                f"horis:requires on {_kind_names({cls}, self.n)} is never tried: it is read on "
+                "an action step, its tool and a decision step's horis:when rules only",
+                f'write horis:until "{pattern}": the wait continues at horis:next once it holds'
+                if cls == HORIS.WaitStep and "\n" not in pattern and len(pattern) < 80
+                else hint,
+                at=(s, HORIS.requires, text),
+            )
 
     def check_binds(self, step: Node, bound: dict[str, list[Node]]) -> None:
         """One argument bound twice: the run would take one of the variables and drop the
@@ -2430,6 +2596,28 @@ class _Builder:
             self.defs.steps,
             max_steps,
         )
+
+    def check_step_budgets(self) -> None:
+        """A ``horis:maxSteps`` below the fewest steps an instance runs to its end: every
+        instance would stop, out of steps, before it could (:func:`~._hazards.fewest_steps`)."""
+        flow: Digraph[URIRef] | None = None  # made once, for the first budget written
+        for wf in self.defs.workflows.values():
+            written = self.one(wf.iri, HORIS.maxSteps)
+            if written is None:
+                continue
+            flow = flow if flow is not None else flow_graph(self.defs.steps)
+            fewest = fewest_steps(self.defs.steps, flow, wf.start)
+            if fewest is not None and wf.max_steps < fewest:
+                self.error(
+                    wf.iri,
+                    f"horis:maxSteps {wf.max_steps}, but an instance of {self.n(wf.iri)} runs "
+                    f"at least {fewest} steps from {self.n(wf.start)} to its end (every step "
+                    "entered counts), so every instance would stop out of steps before it "
+                    "could end, after its first tools have acted",
+                    f"write horis:maxSteps {max(fewest * 2, 10)} or more: the budget is the "
+                    "steps a whole instance may run, resumes included",
+                    at=(wf.iri, HORIS.maxSteps, written),
+                )
 
     def check_references(self) -> None:
         edges = {

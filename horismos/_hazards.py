@@ -13,6 +13,17 @@
   a node a step before it writes without it (:func:`required_before_written`). The gate
   judges the node as the earlier step leaves it, so it rejects that step's result — after its
   tool has acted — unless the world already held the property: the load cannot know that.
+- A ProposalStep whose ``horis:fallback`` (or ``horis:onError``) goes to an action step that
+  reads the proposal's ``horis:as`` variable (:func:`unchosen_options`). The variable is
+  bound only when the choice is taken; on the way a fallback goes nothing was chosen, so the
+  step's pattern binds ``?option`` itself, to any node it allows: with several it failed as
+  ambiguous, with one it acted on an option no ranker and no person chose. The same when its
+  ``horis:next`` is an action step that never reads the variable: the choice is made, then
+  dropped, and the step binds its own (``?flight`` for ``?option``).
+- A workflow whose ``horis:maxSteps`` is below the fewest steps any of its instances must run
+  to end (:func:`fewest_steps`): every step entered counts, so every instance stopped with
+  ``StepBudgetExceeded`` before it could end — after its first tools had acted — and the
+  run's message spoke of a loop where there was none. The loader makes it an error.
 
 The checks read the built steps and tools and say what they found; the loader words and
 locates the warnings like its own.
@@ -43,10 +54,12 @@ __all__ = [
     "Hazard",
     "cycle_through",
     "decision_loops",
+    "fewest_steps",
     "flow_graph",
     "hazards",
     "minimum_counts",
     "required_before_written",
+    "unchosen_options",
 ]
 
 
@@ -229,3 +242,42 @@ def _lands(step: Step) -> tuple[URIRef | None, frozenset[URIRef]] | None:
         return None
     arg = tool.arg(effect.subject)
     return (arg.type if arg else None), frozenset(a.property for a in effect.asserts)
+
+
+def unchosen_options(steps: Mapping[URIRef, Step]) -> Iterator[tuple[ProposalStep, str, URIRef]]:
+    """``(proposal, "next" | "fallback" | "onError", target)`` for each way out of a proposal
+    to an action step that acts on an option nobody chose: ``next`` to one that never reads
+    the proposal's variable, ``fallback`` / ``onError`` (taken without a choice) to one that
+    does."""
+    for step in steps.values():
+        if not isinstance(step, ProposalStep):
+            continue
+        ways = (("next", step.next), ("fallback", step.fallback), ("onError", step.on_error))
+        for how, target in ways:
+            reached = steps.get(target) if target is not None else None
+            if not isinstance(reached, ActionStep):
+                continue
+            read = set(reached.requires.variables if reached.requires else ())
+            read |= {var for _, var in reached.binds}
+            if (step.as_var in read) != (how == "next"):
+                yield step, how, cast(URIRef, target)
+
+
+def fewest_steps(steps: Mapping[URIRef, Step], flow: Digraph[URIRef], start: URIRef) -> int | None:
+    """The fewest steps an instance entering ``start`` runs before it ends: a breadth-first
+    walk of every edge to a step it may end at (one with no ``horis:next``; a decision always
+    goes on); ``flow`` is :func:`flow_graph` of ``steps``. None when no end is reachable (a
+    cycle: the hazards above say so)."""
+    depth = {start: 1}
+    queue = [start]
+    for iri in queue:  # the list grows as it is walked: breadth first, each step once
+        step = steps.get(iri)
+        if step is None:
+            continue
+        if step.next is None and not isinstance(step, DecisionStep):
+            return depth[iri]
+        for nxt in flow.get(iri, ()):
+            if nxt not in depth:
+                depth[nxt] = depth[iri] + 1
+                queue.append(nxt)
+    return None

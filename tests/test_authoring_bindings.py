@@ -1,0 +1,263 @@
+"""Mistakes in what runs a tool — an MCP server, a command binding, an adapter — and in the
+steps and effects around them, one at a time, caught before anything runs, at the file and
+line, with what to write instead. Each was made in a copy of a shipped declaration
+(``examples/mcp/clinic.ttl``, ``examples/fhir/pharmacy.ttl``, the command binding of
+``docs/bindings-command.md``) and passed ``horismos validate`` before; what the run then did
+is said in each test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error, the_one
+
+from horismos import AuthoringError, Problem, load_definitions
+
+CLINIC = ROOT / "examples" / "mcp" / "clinic.ttl"
+PHARMACY = ROOT / "examples" / "fhir" / "pharmacy.ttl"
+WORDCOUNT = ROOT / "tests" / "fixtures" / "authoring" / "wordcount.ttl"
+
+
+def edited_file(tmp_path: Path, source: Path, old: str, new: str) -> tuple[Path, int]:
+    """``source`` (one file that is its own ontology) with its one ``old`` replaced by
+    ``new``, and that line."""
+    text = source.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not written once in {source.name}"
+    path = tmp_path / source.name
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path, text[: text.index(old)].count("\n") + 1
+
+
+def found(path: Path) -> list[Problem]:
+    try:
+        return list(load_definitions([path]).warnings)
+    except AuthoringError as e:
+        return list(e.problems)
+
+
+def mine(found: list[Problem], severity: str) -> list[Problem]:
+    """Those of ``severity``, but for the pharmacy loop's warning the shipped file gives."""
+    return [p for p in found if p.severity == severity and "is on a cycle" not in p.message]
+
+
+def test_the_declarations_these_tests_edit_are_clean() -> None:
+    for path in (CLINIC, WORDCOUNT):
+        assert found(path) == []
+    assert mine(found(PHARMACY), "warning") == []
+
+
+# -- horis:env --------------------------------------------------------------------------------
+
+
+def test_env_from_a_shell_variable_written_with_its_dollar_is_an_error(tmp_path: Path) -> None:
+    # An MCP server was given the text "${abc}" as its TOKEN, silently; a command refused
+    # every call ("environment variable $WORDCOUNT_LANG … is not set"), with no line.
+    path, line = edited_file(
+        tmp_path, CLINIC, 'horis:args ( "-m" "ward_server" ) .',
+        'horis:args ( "-m" "ward_server" ) ;\n'
+        '    horis:env [ horis:name "TOKEN" ; horis:fromEnv "${WARD_TOKEN}" ] .')
+    e = the_error(found(path))
+    assert e.line == line + 1 and "${WARD_TOKEN}" in e.message
+    assert e.hint is not None and 'horis:fromEnv "WARD_TOKEN"' in e.hint
+    path, line = edited_file(tmp_path, WORDCOUNT, 'horis:fromEnv "WORDCOUNT_LANG"',
+                             'horis:fromEnv "$WORDCOUNT_LANG"')
+    e = the_error(found(path))
+    assert e.line == line and e.hint is not None and '"WORDCOUNT_LANG"' in e.hint
+
+
+def test_env_with_both_a_value_and_a_variable_is_an_error(tmp_path: Path) -> None:
+    # Only the variable was read; the value was dropped without a word.
+    path, line = edited_file(
+        tmp_path, WORDCOUNT, 'horis:env [ horis:name "LANGX" ; horis:fromEnv "WORDCOUNT_LANG" ]',
+        'horis:env [ horis:name "LANGX" ; horis:value "C" ; horis:fromEnv "WORDCOUNT_LANG" ]')
+    e = the_error(found(path))
+    assert e.line == line and "both" in e.message and e.hint is not None
+    assert 'horis:value "C"' in e.hint and 'horis:fromEnv "WORDCOUNT_LANG"' in e.hint
+
+
+def test_env_named_with_an_equals_sign_is_an_error(tmp_path: Path) -> None:
+    # Every call failed: "doc.count raised ValueError: illegal environment variable name".
+    path, line = edited_file(tmp_path, WORDCOUNT, 'horis:name "LEDGER"', 'horis:name "LEDGER="')
+    e = the_error(found(path))
+    assert e.line == line and e.hint == 'write horis:name "LEDGER"'
+
+
+def test_env_written_on_the_tool_is_a_warning(tmp_path: Path) -> None:
+    # Nothing reads it there: the server never got the variable.
+    path, line = edited_file(tmp_path, CLINIC, 'horis:timeout "10s" ;',
+                             'horis:timeout "10s" ;\n'
+                             '    horis:env [ horis:name "LOG_LEVEL" ; horis:value "debug" ] ;')
+    w = the_one(found(path), "warning")
+    assert w.line == line + 1 and "horis:env" in w.message and "MCP server" in w.message
+
+
+def test_an_mcp_url_without_its_scheme_is_an_error(tmp_path: Path) -> None:
+    # The run stopped at start: "UnsupportedProtocol: Request URL is missing an 'http://'".
+    path, line = edited_file(tmp_path, CLINIC, 'horis:command "python" ;\n'
+                             '    horis:args ( "-m" "ward_server" ) .',
+                             'horis:url "127.0.0.1:8765/mcp" .')
+    e = the_error(found(path))
+    assert e.line == line and "http(s) URL" in e.message
+
+
+# -- a program's arguments written as a command line -------------------------------------------
+
+
+def test_an_mcp_command_written_as_a_command_line_is_a_warning(tmp_path: Path) -> None:
+    # The run stopped at start: "no such program: python -m ward_server", without a line.
+    path, line = edited_file(tmp_path, CLINIC, 'horis:command "python" ;\n'
+                             '    horis:args ( "-m" "ward_server" ) .',
+                             'horis:command "python -m ward_server" .')
+    w = the_one(found(path), "warning")
+    assert w.line == line and w.hint is not None
+    assert 'horis:command "python"' in w.hint and '( "-m" "ward_server" )' in w.hint
+
+
+def test_an_option_and_its_value_in_one_member_is_a_warning(tmp_path: Path) -> None:
+    # MCP: "No module named ' ward_server'" at start. A command: the program was given
+    # "--lang en" as one argument and ran with it.
+    path, line = edited_file(tmp_path, CLINIC, '( "-m" "ward_server" )', '( "-m ward_server" )')
+    w = the_one(found(path), "warning")
+    assert w.line == line and w.hint is not None and '"-m" "ward_server"' in w.hint
+    path, line = edited_file(tmp_path, WORDCOUNT, '"--lang={lang}"', '"--lang {lang}"')
+    w = the_one(found(path), "warning")
+    assert w.line == line and w.hint is not None and '"--lang={lang}"' in w.hint
+
+
+def test_a_placeholder_written_with_a_shell_dollar_is_a_warning(tmp_path: Path) -> None:
+    # The program was given "$a.txt" for the path a.txt.
+    path, line = edited_file(tmp_path, WORDCOUNT, '"--" "{path}" )', '"--" "${path}" )')
+    w = the_one(found(path), "warning")
+    assert w.line == line and w.hint is not None and w.hint.startswith('write "{path}"')
+
+
+# -- horis:requires where nothing tries it ----------------------------------------------------
+
+
+def test_requires_on_a_wait_step_is_a_warning_saying_until(tmp_path: Path) -> None:
+    # Read as "wait until this holds": a resume without facts ended the wait, and
+    # :RebookOnOperatorChoice blocked ("?this :operatorChoice ?flight . has no solution").
+    path, line = edited(tmp_path, REBOOKING, 'horis:until "?this :operatorChoice ?flight ." ;',
+                        'horis:requires "?this :operatorChoice ?flight ." ;')
+    w = the_one(problems(path, REBOOKING), "warning")
+    assert w.line == line and w.node == ":AskOperator" and "never tried" in w.message
+    assert w.hint is not None
+    assert w.hint.startswith('write horis:until "?this :operatorChoice ?flight ."')
+
+
+def test_requires_on_a_proposal_or_decision_step_is_a_warning(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, REBOOKING, "horis:rankBy ",
+                        'horis:requires "?this :flight ?f ." ;\n    horis:rankBy ')
+    w = the_one(problems(path, REBOOKING), "warning")
+    assert w.line == line and w.hint is not None and ":RebookOnProposal" in w.hint
+    path, line = edited(tmp_path, LAB, "    horis:otherwise :File .",
+                        '    horis:requires "?this :value ?v ." ;\n    horis:otherwise :File .')
+    w = the_one(problems(path, LAB), "warning")
+    assert w.line == line and w.hint is not None and "horis:when [" in w.hint
+
+
+# -- effects ----------------------------------------------------------------------------------
+
+
+def test_an_effect_hung_on_an_argument_outside_its_properties_domain_is_a_warning(
+        tmp_path: Path) -> None:
+    # Every call wrote :queuedAt and :queueRef on :urgent, the acuity level every urgent
+    # patient shares; the step completed and :NotifyNurse blocked (no ?this :queueRef).
+    path, line = edited(tmp_path, TRIAGE, '''        horis:subject "patient" ;
+        horis:asserts [ horis:property :queuedAt''', '''        horis:subject "queue" ;
+        horis:asserts [ horis:property :queuedAt''')
+    w = the_one(problems(path, TRIAGE), "warning")
+    assert w.line == line and ":queuedAt" in w.message and ":AcuityLevel" in w.message
+    assert w.hint is not None and w.hint.startswith('write horis:subject "patient"')
+
+
+# -- adapters ---------------------------------------------------------------------------------
+
+
+def test_a_commit_scope_on_a_tool_without_its_adapter_is_a_warning(tmp_path: Path) -> None:
+    # Valid before; the run called pharmacy.dispense as a plain python: tool, with no
+    # --allow ExternalCommit, handing it the request's IRI: "TypeError: 'URIRef' object is
+    # not a mapping", and every instance went to the pharmacist.
+    path, line = edited_file(tmp_path, PHARMACY, "    horis:adapter :ehr ;\n", "")
+    w = mine(found(path), "warning")
+    assert len(w) == 1 and w[0].line == line and "no horis:adapter" in w[0].message
+    assert w[0].hint is not None and w[0].hint.startswith("add horis:adapter :ehr")
+
+
+# -- proposals --------------------------------------------------------------------------------
+
+
+def test_a_fallback_to_the_step_that_reads_the_choice_is_a_warning(tmp_path: Path) -> None:
+    # On low confidence :RebookOnProposal ran with ?option unbound: its pattern matched every
+    # flight of an accepting carrier ("5 solutions for the arguments of airline.rebook"); with
+    # one such flight it would have rebooked the passenger onto it, chosen by nobody.
+    path, line = edited(tmp_path, REBOOKING, "horis:fallback :AskOperator .",
+                        "horis:fallback :RebookOnProposal .")
+    found = [p for p in problems(path, REBOOKING) if "unreachable" not in p.message]
+    w = the_one(found, "warning")
+    assert w.line == line and w.node == ":ProposeFlight" and "?option" in w.message
+    assert w.hint is not None and "(:AskOperator)" in w.hint
+
+
+# -- step budgets -----------------------------------------------------------------------------
+
+
+def test_a_step_budget_below_the_shortest_run_is_an_error(tmp_path: Path) -> None:
+    # Every patient was queued (the tool acted), then stopped at :NotifyNurse with
+    # StepBudgetExceeded, "going round :NotifyNurse" — a loop there is none of.
+    path, line = edited(tmp_path, TRIAGE, "horis:start :QueuePatient .",
+                        "horis:start :QueuePatient ;\n    horis:maxSteps 1 .")
+    e = the_error(problems(path, TRIAGE))
+    assert e.line == line + 1 and "at least 2 steps" in e.message
+    path, _ = edited(tmp_path, TRIAGE, "horis:start :QueuePatient .",
+                     "horis:start :QueuePatient ;\n    horis:maxSteps 2 .")
+    assert problems(path, TRIAGE) == []
+
+
+def test_two_assertions_answering_to_one_result_field_is_an_error(tmp_path: Path) -> None:
+    # Valid before; the step completed with :queueRef written and :queueNote never, the
+    # gate filing the field "queueRef" under one of the two.
+    ontology = tmp_path / "ehr.ttl"
+    ontology.write_text(TRIAGE[1].read_text(encoding="utf-8") + "\n:queueNote a "
+                        "owl:DatatypeProperty ; rdfs:domain :Patient ; rdfs:range xsd:string .\n",
+                        encoding="utf-8")
+    path, line = edited(
+        tmp_path, TRIAGE, "horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]",
+        "horis:asserts [ horis:property :queueRef ; horis:type xsd:string ] ;\n"
+        "        horis:asserts [ horis:property :queueNote ; horis:type xsd:string ; "
+        'horis:key "queueRef" ; horis:optional true ]')
+    e = the_error(problems(path, TRIAGE, ontology))
+    assert e.line == line + 1 and '"queueRef"' in e.message and ":queueNote" in e.message
+    assert e.hint is not None and e.hint.startswith("give :queueNote a horis:key")
+
+
+def test_a_next_step_that_never_reads_the_choice_is_a_warning(tmp_path: Path) -> None:
+    # The ranker chose :BA175, then :RebookOnProposal bound ?flight itself: "5 solutions for
+    # the arguments of airline.rebook"; with one it would have rebooked onto that one.
+    text = REBOOKING[0].read_text(encoding="utf-8")
+    for old, new in (("?option :operatedBy", "?flight :operatedBy"),
+                     (' ,\n               [ horis:arg "flight" ; horis:var "option" ] .', " .")):
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    path = tmp_path / REBOOKING[0].name
+    path.write_text(text, encoding="utf-8")
+    w = the_one(problems(path, REBOOKING), "warning")
+    assert w.node == ":ProposeFlight" and "never reads ?option" in w.message
+    assert w.line == text.splitlines().index("    horis:next :RebookOnProposal ;") + 1
+
+
+def test_two_mcp_servers_of_one_local_name_are_an_error(tmp_path: Path) -> None:
+    # Valid before; mcp://ward/assign_bed reached the other file's o:ward, which did not
+    # start ("No module named no_such_server"), and which one won was the graph's order.
+    other = tmp_path / "other.ttl"
+    other.write_text('@prefix o: <http://example.org/other#> .\n'
+                     '@prefix horis: <https://w3id.org/horismos#> .\n'
+                     'o:ward a horis:McpServer ; horis:command "python" ;\n'
+                     '    horis:args ( "-m" "no_such_server" ) .\n', encoding="utf-8")
+    try:
+        load_definitions([CLINIC, other])
+    except AuthoringError as e:
+        error = the_error(list(e.problems))
+    else:
+        raise AssertionError("two servers named 'ward' loaded")
+    assert "'ward'" in error.message and "o:ward" in error.message
