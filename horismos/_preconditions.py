@@ -256,6 +256,17 @@ def filter_scopes(node: Any) -> list[tuple[frozenset[str], frozenset[str]]]:
     Not listed: a FILTER that asks ``BOUND`` or ``COALESCE`` (meant for unbound variables),
     and what ``EXISTS``/``NOT EXISTS`` name (their pattern binds its own)."""
     found: list[tuple[frozenset[str], frozenset[str]]] = []
+    for expr, scope in _filters(node):
+        read: set[str] = set()
+        if expr.name != "TrueFilter" and _read_by(expr, read):
+            found.append((frozenset(read), scope))
+    return found
+
+
+def _filters(node: Any) -> list[tuple[CompValue, frozenset[str]]]:
+    """Each FILTER expression of a SPARQL algebra ``node`` (an ``OPTIONAL``'s own too), with
+    the variables its group binds in some solution: all it can see."""
+    found: list[tuple[CompValue, frozenset[str]]] = []
     name = getattr(node, "name", None)
     if name is None:
         return found
@@ -265,13 +276,11 @@ def filter_scopes(node: Any) -> list[tuple[frozenset[str], frozenset[str]]]:
         for part in (node.p,) if name == "Filter" else (node.p1, node.p2):
             certain, maybe = bound_by(part)
             scope |= certain | maybe
-        read: set[str] = set()
-        if expr.name != "TrueFilter" and _read_by(expr, read):
-            found.append((frozenset(read), frozenset(scope)))
+        found.append((expr, frozenset(scope)))
     for key in ("p", "p1", "p2"):
         child = node.get(key)
         if isinstance(child, CompValue):
-            found += filter_scopes(child)
+            found += _filters(child)
     return found
 
 
@@ -285,24 +294,12 @@ def detached_tests(node: Any) -> list[tuple[str, list[str]]]:
     other. (Which of the group's variables the run gives, ``?this`` say, is for the caller
     to add: those are shared too.)"""
     found: list[tuple[str, list[str]]] = []
-    name = getattr(node, "name", None)
-    if name is None:
-        return found
-    expr = getattr(node, "expr", None)
-    if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
-        scope: set[str] = set()
-        for part in (node.p,) if name == "Filter" else (node.p1, node.p2):
-            certain, maybe = bound_by(part)
-            scope |= certain | maybe
+    for expr, scope in _filters(node):
         for test in _tests(expr):
             named = list(dict.fromkeys(str(v) for v in _variables(test.get("graph"))))
             if named and not scope.intersection(named):
                 kind = "NOT EXISTS" if test.name == "Builtin_NOTEXISTS" else "EXISTS"
                 found.append((kind, named))
-    for key in ("p", "p1", "p2"):
-        child = node.get(key)
-        if isinstance(child, CompValue):
-            found += detached_tests(child)
     return found
 
 
