@@ -579,12 +579,18 @@ class Runner:
             else cycle_through(self.defs.steps, step.iri)
         )
         shown = " → ".join(self.defs.name(s) for s in cycle)
+        why = (
+            f"going round {shown}; a loop ends when its horis:requires stops holding — make it "
+            "depend on something a step in the loop writes, or raise horis:maxSteps if the "
+            "work needs more steps"
+            if len(cycle) > 1
+            else "on no loop: the workflow takes more steps than that to its end — raise "
+            "horis:maxSteps"
+        )
         err = StepBudgetExceeded(
             f"the instance ran the {budget} steps its workflow allows (horis:maxSteps of "
             f"{self.defs.name(inst.workflow)}) and is stopped at {self.defs.name(step.iri)}, "
-            f"going round {shown}; a loop ends when its horis:requires stops holding — make it "
-            "depend on something a step in the loop writes, or raise horis:maxSteps if the "
-            "work needs more steps",
+            + why,
             cycle=[str(s) for s in cycle],
             max_steps=budget,
             step=str(step.iri),

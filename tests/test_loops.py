@@ -143,3 +143,36 @@ def test_the_budget_counts_the_steps_of_every_resume(tmp_path) -> None:
     budget = last.error.cause
     assert isinstance(budget, StepBudgetExceeded)
     assert budget.cycle == (str(EX.Pause), str(EX.Page), str(EX.Pause))
+
+
+BRANCHED = PREFIXES + """
+:t.fetch a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "feed" ; horis:type :Feed ] ] ;
+    horis:effect [ horis:subject "feed" ;
+                   horis:asserts [ horis:property :page ; horis:type xsd:integer ;
+                                   horis:many true ] ] ;
+    horis:binding "python:fetch" ; horis:idempotent true .
+:Branched a horis:Workflow ; horis:focusType :Feed ; horis:start :Choose ;
+    horis:maxSteps 2 .
+:Choose a horis:DecisionStep ;
+    horis:when [ horis:requires "?this :hasMore true ." ; horis:next :First ] ;
+    horis:otherwise :Second .
+:First a horis:ActionStep ; horis:tool :t.fetch ;
+    horis:bind [ horis:arg "feed" ; horis:var "this" ] ; horis:next :Second .
+:Second a horis:ActionStep ; horis:tool :t.fetch ;
+    horis:bind [ horis:arg "feed" ; horis:var "this" ] .
+"""
+
+
+def test_a_budget_too_small_for_a_path_without_a_loop_does_not_name_one(tmp_path) -> None:
+    """The shortest way to an end (:Choose, then :Second) fits in two steps, so it loads;
+    the way through :First and :Second does not. The error said it was "going round :Second",
+    sending the author to look for a loop there is none of."""
+    write(tmp_path, BRANCHED)
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"fetch": fetcher([])})
+    run = agent.run(World.from_files(tmp_path / "world.ttl"), focus=EX.f1)
+    assert run.status == "failed"
+    budget = run.instances[0].error.cause
+    assert isinstance(budget, StepBudgetExceeded) and budget.max_steps == 2
+    assert "going round" not in str(budget) and "on no loop" in str(budget)
+    assert "raise horis:maxSteps" in str(budget)
