@@ -2436,6 +2436,14 @@ class _Builder:
                 '"anthropic:claude-sonnet-4-5"',
                 at=(s, HORIS.model, model),
             )
+        elif provider == "lexical" and name != "bm25":  # it would rank as bm25, and the
+            # trace would name a model that never ranked
+            self.error(
+                s,
+                f'horis:model "{model}": the offline ranker is "lexical:bm25", the only one',
+                'write "lexical:bm25", or a hosted model ("anthropic:MODEL", "openai:MODEL")',
+                at=(s, HORIS.model, model),
+            )
         return f"{provider}:{name}"
 
     def as_variable(self, s: Node) -> str:

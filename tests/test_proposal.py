@@ -404,3 +404,14 @@ def test_replay_judges_the_recorded_reply_against_the_definitions_in_force(
     assert report.diverged and report.definitions_changed
     assert report.first_divergence.field in ("next", "proposal", "result")
     assert len(server.requests) == 1
+
+
+def test_a_lexical_ranker_other_than_bm25_is_an_authoring_error(tmp_path) -> None:
+    """"lexical:bm42" ranked as bm25, and the trace named a model that never ranked."""
+    (tmp_path / "trip.ttl").write_text(proposal("lexical:bm42"))
+    with pytest.raises(AuthoringError) as e:
+        Agent.from_files(tmp_path / "trip.ttl", tools={"book": book})
+    [problem] = [p for p in e.value.problems if "horis:model" in p.message]
+    assert problem.line == proposal("lexical:bm42").splitlines().index(
+        '    horis:model "lexical:bm42" ;') + 1
+    assert 'write "lexical:bm25"' in (problem.hint or "")
