@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from decimal import Decimal
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any, cast
@@ -354,6 +354,18 @@ class Definitions:
     with any are only checked further, never run (:class:`~horismos.Agent` refuses them)."""
     _legacy_digest: str | None = field(default=None, init=False, repr=False, compare=False)
     """:func:`legacy_definitions_digest`, once asked for (it is slow)."""
+
+    @cached_property
+    def tools_in_several(self) -> frozenset[URIRef]:
+        """The tools steps of more than one workflow call: two runs of two workflows on one
+        focus each hold their own workflow's claim on it, so only a settled hold keeps the
+        second off a call the first is making there (``Runner._announce``)."""
+        seen: dict[URIRef, set[URIRef]] = {}
+        for workflow in self.workflows.values():
+            for step in workflow.reachable():
+                if isinstance(step, ActionStep) and step.tool is not None:
+                    seen.setdefault(step.tool.iri, set()).add(workflow.iri)
+        return frozenset(t for t, w in seen.items() if len(w) > 1)
 
     def expand(self, name: str, exists: Callable[[URIRef], bool] | None = None) -> URIRef:
         """An IRI from a full IRI, ``<IRI>`` or a CURIE with the files' prefixes.

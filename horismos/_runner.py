@@ -258,7 +258,6 @@ class Runner:
         node but its focus, and those on its focus too when the tool is called by steps of
         several workflows (each run holds only its own workflow's claim on the focus); 1
         (``true``), recorded before the focus was: any node but its focus; 0, none."""
-        self._called_in_several: frozenset[URIRef] | None = None
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -893,7 +892,7 @@ class Runner:
             quads += holding
             absent = tuple(q for q in holding if q[1] == _TYPE)  # held(node) of each node
             if self.holds_settled:  # on a node its focus's claim does not keep others off
-                shared = self.holds_settled > 1 and tool.iri in self._tools_in_several()
+                shared = self.holds_settled > 1 and tool.iri in self.defs.tools_in_several
                 unclaimed = [
                     doubt_node(tool.iri, key)
                     for key in dict.fromkeys(doubt_key(tool, a) for a in args)
@@ -916,19 +915,6 @@ class Runner:
             self.world.commit(Change(add=[*quads, *spent], expect=_guard(state), absent=absent))
         state.extend(quads)  # the step's final commit removes them
         return [cast(URIRef, q[0]) for q in quads if q[1] == HORIS.settles]
-
-    def _tools_in_several(self) -> frozenset[URIRef]:
-        """The tools steps of more than one workflow call: two runs of two workflows on one
-        focus each hold their own workflow's claim on it, so only a settled hold keeps the
-        second off a call the first is making there (worked out once, when first asked)."""
-        if self._called_in_several is None:
-            seen: dict[URIRef, set[URIRef]] = {}
-            for workflow in self.defs.workflows.values():
-                for step in workflow.reachable():
-                    if isinstance(step, ActionStep) and step.tool is not None:
-                        seen.setdefault(step.tool.iri, set()).add(workflow.iri)
-            self._called_in_several = frozenset(t for t, w in seen.items() if len(w) > 1)
-        return self._called_in_several
 
     async def _contested(
         self, inst: InstanceRun, nodes: list[URIRef], landed: float
