@@ -22,7 +22,13 @@ Oxigraph evaluates an update's ``WHERE`` on a snapshot and detects no write conf
    no other worker is alive and none ever owned these claims (:meth:`Worker._alone`): a
    worker claims only after its lease lands, so a later one claims on a snapshot holding ours;
 3. *verify*: read the owners again; of the live ones, the least IRI wins. Every worker reads
-   the same settled set and agrees; losers withdraw.
+   the same settled set and agrees; losers withdraw;
+4. *decide*: a winner marks its claims decided and reads the others' marks on the same nodes;
+   it keeps only those nobody else marked (:meth:`Worker._decide`). The settle cannot promise
+   that every racing update landed in time (a busy server may hold one up longer), and two
+   that read different owners could both win; of two that both mark, the later reader sees
+   the other's mark, whatever the timing. So the settle only keeps contests rare; the marks
+   keep two workers off one node.
 
 A claim won after its owner was evicted is read (its instance, if any) only after the settle,
 by when any commit the evicted worker had in flight has landed; a running instance is then
@@ -72,6 +78,7 @@ LEASE = float(os.environ.get("HORISMOS_LEASE", "10"))
 SETTLE = 0.2
 """Seconds between claiming and reading the claims back."""
 BATCH = 8
+_TRIES = 5  # a single-focus hold tried again after a tie (:meth:`Worker._decide`)
 MAX_BATCH = 64
 
 CLAIMS = URIRef(RUNTIME + "claims")
@@ -112,6 +119,7 @@ class Worker:
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
         self._held: list[URIRef] = []  # claims held (:meth:`hold`), given back on leaving
+        self.collided = False  # the last verify stood back from another's decided mark
 
     @classmethod
     def join(cls, world: World) -> Worker:
@@ -141,7 +149,9 @@ class Worker:
     def _give_back(self, claims: Sequence[Node], *, done: bool = False) -> None:
         """Stop owning ``claims`` (on leaving, on losing a verify) and, when their instances
         have stopped, mark them done in the same update."""
-        owning = " ".join(f"{c.n3()} <{C}worker> <{self.iri}> ." for c in claims)
+        owning = " ".join(
+            f"{c.n3()} <{C}worker> <{self.iri}> ; <{C}decided> <{self.iri}> ." for c in claims
+        )
         update = f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ {owning} }} }}"
         if done:
             marked = " ".join(f"{c.n3()} <{C}done> true ." for c in claims)
@@ -254,8 +264,13 @@ class Worker:
         A claim ``--all`` marked done is held too: done means no ``--all`` worker drives that
         focus again, not that nobody may (a waiting instance is resumed, ``run --focus``
         starts another on purpose). :meth:`leave` gives the claim back as it was."""
-        claimed = self._claim(workflow, [focus], reopen=True)
-        mine, _ = await self._verify(workflow, [focus], claimed, reopen=True)
+        for attempt in range(1, _TRIES + 1):
+            claimed = self._claim(workflow, [focus], reopen=True)
+            mine, _ = await self._verify(workflow, [focus], claimed, reopen=True)
+            if mine or not self.collided:
+                break
+            # both stood back from each other's mark (:meth:`_decide`): again, apart in time
+            await asyncio.sleep(random.uniform(0.01, 0.05) * attempt)
         if not mine:
             doing = (
                 f"a catalog call on {focus}"
@@ -370,7 +385,8 @@ class Worker:
         a focus no other process has claimed — waits for no one: it waited 0.2 s a batch,
         and a single-focus run took 0.2 s more."""
         left = claimed_at + self.settle - time.monotonic()
-        if left > 0 and not self._alone(workflow, batch):
+        alone = left > 0 and self._alone(workflow, batch)
+        if left > 0 and not alone:
             await asyncio.sleep(left)
         if self.lost or not self.alive():
             raise LeaseLost(
@@ -408,11 +424,44 @@ class Worker:
             and min(owners[c]) == str(self.iri)
             and claims[c] not in crossed
         ]
+        # alone, nobody can own these after it: a later worker claims on a snapshot holding them
+        beaten = self._decide(workflow, {c: claims[c] for c in won}) if won and not alone else set()
+        won = [c for c in won if claims[c] not in beaten]
         withdrawn = [c for c, ws in owners.items() if str(self.iri) in ws and c not in won]
         if withdrawn:
             self._give_back(withdrawn)
-        contested = any(c in done or (ws and min(ws) != str(self.iri)) for c, ws in owners.items())
+        contested = bool(beaten) or any(
+            c in done or (ws and min(ws) != str(self.iri)) for c, ws in owners.items()
+        )
+        self.collided = bool(beaten)
         return [claims[c] for c in won], contested
+
+    def _decide(self, work: Work, won: dict[URIRef, URIRef]) -> set[Node]:
+        """Of the nodes of the claims ``won`` (claim: node) at the settled read, those another
+        live worker has decided to work on too: this worker marks each claim decided, then
+        reads the marks of others on the same nodes (its own work's claims, and the other
+        kind's, :meth:`_crossing`). It keeps those no other has marked; a mark stays until
+        the claim is given back.
+
+        The settle makes two owners of one claim read the same owners, but only if every
+        update that raced landed within it: an update held up longer on a busy server let
+        both read themselves the least owner (with no settle, 2 double wins in 200 four-way
+        rounds). The marks need no time: of two that both keep a node, the one whose read came
+        later read after the other's mark had landed, and stood back. Two that each read the
+        other's mark both stand back, and the node is claimed again later."""
+        marks = " ".join(f"{c.n3()} c:decided <{self.iri}> ." for c in won)
+        self.store.update(f"{_PREFIXES}INSERT DATA {{ GRAPH <{CLAIMS}> {{ {marks} }} }}")
+        other = f"?wf {'!=' if work.iri == CALLS else '='} <{CALLS}>"
+        rows = self.store.select(
+            f"""SELECT DISTINCT ?f WHERE {{
+                VALUES ?f {{ {" ".join(f.n3() for f in won.values())} }}
+                GRAPH <{CLAIMS}> {{ ?claim c:focus ?f ; c:workflow ?wf ; c:decided ?by .
+                                    ?by c:alive true }}
+                FILTER(?by != <{self.iri}> && (?wf = <{work.iri}> || {other})) }}""",
+            {},
+            {"c": C},
+        )
+        return {r["f"] for r in rows}
 
     def _crossing(self, work: Work, nodes: list[URIRef]) -> str:
         """A query group binding ``?crossed`` to those of ``nodes`` another live worker holds

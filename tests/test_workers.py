@@ -390,6 +390,40 @@ def test_two_processes_calling_a_tool_on_one_subject_call_it_once(ward, server):
     assert all("Traceback" not in out for out in outs)
 
 
+def test_a_claim_landing_after_the_settle_never_lets_two_workers_win(server):
+    """Two workers claim one focus on the same snapshot, and the server holds one's update up
+    past the settle (a busy server): the other claims, waits the settle, reads itself the
+    only owner and wins; then the late claim lands, its worker reads both owners, and it is
+    the least. Reading the same settled owners was all that kept them apart: it won too, and
+    the focus ran twice. A winner now marks its claim decided and reads the others' marks:
+    the late one sees the first's mark and stands back."""
+    from horismos._claims import CLAIMS, C, _claim_iri
+
+    class Triage:
+        iri = URIRef(f"{EHR}Triage")
+
+    focus = URIRef(f"{EHR}p00")
+    world = World.open(server.store)
+    first, late = sorted((Worker.join(world), Worker.join(world)), key=lambda w: str(w.iri),
+                         reverse=True)  # the late one is the least: it wins any tie of reads
+    try:
+        # the late worker's claim was judged on a snapshot where nobody owned the focus ...
+        claim = _claim_iri(Triage.iri, focus)
+        won_first = asyncio.run(first._verify(Triage, [focus], first._claim(Triage, [focus])))
+        # ... and lands only now, as that update would have
+        world.store.update(f"""INSERT DATA {{ GRAPH <{CLAIMS}> {{
+            <{claim}> <{C}workflow> <{Triage.iri}> ; <{C}focus> <{focus}> ;
+                <{C}worker> <{late.iri}> }} }}""")
+        won_late = asyncio.run(late._verify(Triage, [focus], time.monotonic()))
+    finally:
+        first.leave()
+        late.leave()
+        world.store.close()
+
+    assert won_first[0] == [focus]
+    assert won_late == ([], True)  # it stood back: one worker drives the focus
+
+
 def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 60
     while not path.exists():
