@@ -17,18 +17,21 @@ Oxigraph evaluates an update's ``WHERE`` on a snapshot and detects no write conf
 
 1. *claim*: one update adds this worker as an owner of each claim of a batch that is not done
    and has no live owner; another evicts workers whose lease has expired (drops ``c:alive``);
-2. *settle*: wait ``SETTLE`` seconds, longer than a small update takes from its snapshot to
-   its commit, so every update that raced with ours has landed — unless, once ours landed,
-   no other worker is alive and none ever owned these claims (:meth:`Worker._alone`): a
-   worker claims only after its lease lands, so a later one claims on a snapshot holding ours;
-3. *verify*: read the owners again; of the live ones, the least IRI wins. Every worker reads
-   the same settled set and agrees; losers withdraw;
-4. *decide*: a winner marks its claims decided and reads the others' marks on the same nodes;
-   it keeps only those nobody else marked (:meth:`Worker._decide`). The settle cannot promise
-   that every racing update landed in time (a busy server may hold one up longer), and two
-   that read different owners could both win; of two that both mark, the later reader sees
-   the other's mark, whatever the timing. So the settle only keeps contests rare; the marks
-   keep two workers off one node.
+2. *verify*: read the owners back; of the live ones, the least IRI wins; losers withdraw;
+3. *decide*: a winner marks its claims decided and reads the others' marks on the same nodes;
+   it keeps only those nobody else marked (:meth:`Worker._decide`). Two owners whose claims
+   raced may read different owners (one's update landed after the other's read) and both
+   win; of two that both mark, the later reader sees the other's mark, whatever the timing.
+   Two that each see the other's both stand back, and the node is claimed again. A worker
+   alone (no other is alive, none owned these claims: :meth:`Worker._company`) marks
+   nothing: a worker claims only after its lease lands, so a later one claims on a snapshot
+   holding ours.
+
+It used to be a *settle* that kept two apart: wait ``SETTLE`` seconds, longer than a small
+update takes from its snapshot to its commit, then read the owners; everyone read the same.
+That held only while the server was quick (with no settle: 2 double wins in 200 four-way
+rounds) and cost 0.2 s a claim beside another worker. It is still waited before a claim an
+evicted worker owned is read, for that worker's last commit to land.
 
 A claim won after its owner was evicted is read (its instance, if any) only after the settle,
 by when any commit the evicted worker had in flight has landed; a running instance is then
@@ -36,8 +39,8 @@ continued from its stored step and version, a stopped one is left alone. Claims 
 done when their instance stops, and given back in the same update, so each focus node gets at
 most one instance of the workflow from ``--all`` on a shared world. The catalog's guarded
 calls claim their subjects as a work of their own (:data:`CALLS`); a call and a run keep each
-other off a node by reading, after the settle, the other kind's live claims on it
-(:meth:`Worker._crossing`). Claiming runs one batch ahead, and batches grow until their
+other off a node by reading, once their own claims have landed, the other kind's live claims
+on it (:meth:`Worker._crossing`). Claiming runs one batch ahead, and batches grow until their
 work outlasts the settle, so the wait overlaps work instead of adding to it; a worker that sees
 no other claims a large second batch with its first and keeps batches large to the end.
 """
@@ -60,6 +63,7 @@ from rdflib.term import Node
 
 from ._digest import Digest
 from ._errors import LeaseLost, UsageError
+from ._intents import yields_to
 from ._records import InstanceRun
 from ._stores import RUNTIME, Change, Conflict, Store, StoreError, open_store
 from ._stores.base import Quad, WrappedStore
@@ -289,13 +293,18 @@ class Worker:
         (``Runner._contested``): on a shared world, in every lane."""
         runner.settled_holders, runner.holds_settled = self.settled_holders, 2
 
-    async def settled_holders(self, nodes: list[URIRef], landed_at: float) -> list[list[list[str]]]:
-        """Who holds each of ``nodes`` — doubt nodes a step of this worker's holds since
+    async def settled_holders(
+        self, nodes: list[URIRef], landed_at: float, me: URIRef
+    ) -> list[list[list[str]]]:
+        """Who holds each of ``nodes`` — doubt nodes the step of instance ``me`` holds since
         ``landed_at``, on no focus of its — and whether each holder settles too
         (``[iri, "settles" | ""]``), read once every hold that raced with its own has landed:
         a shared store lands two holds racing on one snapshot. The settle is waited only while
         another process may be holding: another worker is alive, asked in the same request.
-        One not alive now holds only once its lease has landed, on a snapshot holding this."""
+        One not alive now holds only once its lease has landed, on a snapshot holding this.
+
+        Where ``me`` goes first (:func:`._intents.yields_to`), it then marks that it calls,
+        and reads which other holders marked so too (``"decided"``; :meth:`_calling`)."""
         values = " ".join(n.n3() for n in nodes)
         query = f"""SELECT ?node ?by ?settles ?other WHERE {{
             {{ VALUES ?node {{ {values} }} GRAPH <{INSTANCES}> {{ ?node horis:instance ?by .
@@ -307,28 +316,56 @@ class Worker:
         if left > 0 and any("other" in r for r in rows):
             await asyncio.sleep(left)
             rows = self.store.select(query, {}, {"c": C, "horis": NS})
-        found: dict[Node, list[list[str]]] = {n: [] for n in nodes}
+        found: dict[Node, dict[str, str]] = {n: {} for n in nodes}
         for r in rows:
             if "by" in r:
-                found[r["node"]].append([str(r["by"]), "settles" if "settles" in r else ""])
-        return [sorted(found[n]) for n in nodes]
+                found[r["node"]][str(r["by"])] = "settles" if "settles" in r else ""
+        if any("other" in r for r in rows):  # alone, no other holder can come after it
+            first = [n for n in nodes if yields_to(found[n].items(), str(me)) is None]
+            for node, by in self._calling(first, me) if first else ():
+                found[node][str(by)] = "decided"
+        return [sorted([by, mark] for by, mark in found[n].items()) for n in nodes]
 
-    def _alone(self, workflow: Work, batch: list[URIRef]) -> bool:
-        """Whether, now that this worker's claims of ``batch`` have landed, no other process
-        can hold or take them: no other worker is alive, and none ever owned one of them.
+    def _calling(self, nodes: list[URIRef], me: URIRef) -> list[tuple[Node, Node]]:
+        """Mark that ``me`` calls at ``nodes``; which other instances holding them marked so
+        too (``(node, instance)``). As claims are decided (:meth:`_decide`): two holders that
+        read different holders (one's hold landed past the settle) both went first and both
+        called; of two that both mark, the later reader sees the other's mark. A mark counts
+        while its instance holds the node: each update drops those whose hold is gone."""
+        marks = " ".join(f"{n.n3()} c:calling {me.n3()} ." for n in nodes)
+        self.store.update(f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?n c:calling ?by }} }}
+            WHERE {{ GRAPH <{CLAIMS}> {{ ?n c:calling ?by }}
+                     FILTER NOT EXISTS {{ GRAPH <{INSTANCES}> {{ ?n horis:instance ?by }} }} }};
+            INSERT DATA {{ GRAPH <{CLAIMS}> {{ {marks} }} }}""")
+        rows = self.store.select(
+            f"""SELECT ?n ?by WHERE {{ VALUES ?n {{ {" ".join(n.n3() for n in nodes)} }}
+                GRAPH <{CLAIMS}> {{ ?n c:calling ?by }}
+                GRAPH <{INSTANCES}> {{ ?n horis:instance ?by }} FILTER(?by != {me.n3()}) }}""",
+            {},
+            {"c": C, "horis": NS},
+        )
+        return [(r["n"], r["by"]) for r in rows]
+
+    def _company(self, workflow: Work, batch: list[URIRef]) -> tuple[bool, bool]:
+        """Now that this worker's claims of ``batch`` have landed: whether another process
+        could hold or take them (another worker is alive, or has owned one of them), and
+        whether one that is no longer alive owns one.
 
         Alive: a worker claims only after its lease has landed, so one whose lease is not
         seen now claims later, on a snapshot that holds these claims, and leaves them alone.
-        Ever owned: a claim an evicted worker owned may still have that worker's commit in
-        flight (its intent, say), which the settle lets land before the instance is read."""
+        Owned by one evicted: that worker may still have a commit in flight (its intent, say),
+        which the settle lets land before the instance is read."""
         claims = " ".join(_claim_iri(workflow.iri, f).n3() for f in batch)
-        return not self.store.select(
-            f"""SELECT ?w WHERE {{ GRAPH <{CLAIMS}> {{
-                {{ ?w c:alive true }} UNION {{ VALUES ?claim {{ {claims} }} ?claim c:worker ?w }}
-            }} FILTER(?w != <{self.iri}>) }} LIMIT 1""",
+        rows = self.store.select(
+            f"""SELECT ?w ?claim ?alive WHERE {{ GRAPH <{CLAIMS}> {{
+                {{ ?w c:alive true }}
+                UNION {{ VALUES ?claim {{ {claims} }} ?claim c:worker ?w
+                         OPTIONAL {{ ?w c:alive ?alive }} }}
+            }} FILTER(?w != <{self.iri}>) }}""",
             {},
             {"c": C},
         )
+        return bool(rows), any("claim" in r and "alive" not in r for r in rows)
 
     def _others(self) -> bool:
         return bool(
@@ -380,13 +417,15 @@ class Worker:
         """The focus nodes of ``batch`` this worker won (``reopen``: done ones too), and
         whether others work there.
 
-        The settle is waited only when someone else may be in the picture (:meth:`_alone`
-        says when not); a lone worker — one ``run --all``, a ``run --focus`` or ``resume`` of
-        a focus no other process has claimed — waits for no one: it waited 0.2 s a batch,
-        and a single-focus run took 0.2 s more."""
+        The settle is waited only for a claim an evicted worker owned (:meth:`_company`):
+        what keeps two workers off one node is the decided marks (:meth:`_decide`), made
+        whenever another worker is in the picture. A lone worker — one ``run --all``, a ``run
+        --focus`` or ``resume`` of a focus no other process has claimed — marks nothing. Every
+        claim waited the settle while another worker was alive: 0.2 s a task in a queue
+        worker beside others, so that two one-thread workers did half the work of one."""
+        company, evicted = self._company(workflow, batch)
         left = claimed_at + self.settle - time.monotonic()
-        alone = left > 0 and self._alone(workflow, batch)
-        if left > 0 and not alone:
+        if left > 0 and evicted:
             await asyncio.sleep(left)
         if self.lost or not self.alive():
             raise LeaseLost(
@@ -425,7 +464,7 @@ class Worker:
             and claims[c] not in crossed
         ]
         # alone, nobody can own these after it: a later worker claims on a snapshot holding them
-        beaten = self._decide(workflow, {c: claims[c] for c in won}) if won and not alone else set()
+        beaten = self._decide(workflow, {c: claims[c] for c in won}) if won and company else set()
         won = [c for c in won if claims[c] not in beaten]
         withdrawn = [c for c, ws in owners.items() if str(self.iri) in ws and c not in won]
         if withdrawn:
@@ -437,18 +476,17 @@ class Worker:
         return [claims[c] for c in won], contested
 
     def _decide(self, work: Work, won: dict[URIRef, URIRef]) -> set[Node]:
-        """Of the nodes of the claims ``won`` (claim: node) at the settled read, those another
-        live worker has decided to work on too: this worker marks each claim decided, then
-        reads the marks of others on the same nodes (its own work's claims, and the other
-        kind's, :meth:`_crossing`). It keeps those no other has marked; a mark stays until
-        the claim is given back.
+        """Of the nodes of the claims ``won`` (claim: node) when the owners were read, those
+        another live worker has decided to work on too: this worker marks each claim decided,
+        then reads the marks of others on the same nodes (its own work's claims, and the
+        other kind's, :meth:`_crossing`). It keeps those no other has marked; a mark stays
+        until the claim is given back.
 
-        The settle makes two owners of one claim read the same owners, but only if every
-        update that raced landed within it: an update held up longer on a busy server let
-        both read themselves the least owner (with no settle, 2 double wins in 200 four-way
-        rounds). The marks need no time: of two that both keep a node, the one whose read came
-        later read after the other's mark had landed, and stood back. Two that each read the
-        other's mark both stand back, and the node is claimed again later."""
+        Two owners of one claim whose claims raced can read different owners (one's update
+        landed after the other's read: a busy server, or no settle) and both read themselves
+        the least. The marks need no timing: of two that both keep a node, the one whose read
+        came later read after the other's mark had landed, and stood back. Two that each read
+        the other's mark both stand back, and the node is claimed again later."""
         marks = " ".join(f"{c.n3()} c:decided <{self.iri}> ." for c in won)
         self.store.update(f"{_PREFIXES}INSERT DATA {{ GRAPH <{CLAIMS}> {{ {marks} }} }}")
         other = f"?wf {'!=' if work.iri == CALLS else '='} <{CALLS}>"

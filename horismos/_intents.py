@@ -87,6 +87,7 @@ __all__ = [
     "read_intent",
     "reconcile_args",
     "settling_at",
+    "yields_to",
 ]
 
 # rdflib answers RDF.type, PROV.x and the like through a metaclass __getattr__ on each use
@@ -250,6 +251,20 @@ def settling_at(node: URIRef, instance: URIRef) -> Quad:
     the node (it is not the instance's focus, on a shared world): it settles the hold and
     reads who else holds it before calling, and yields to any holder that does not."""
     return (node, HORIS.settles, instance, INSTANCES)
+
+
+def yields_to(holders: Iterable[Sequence[str]], me: str) -> str | None:
+    """Whom the step of ``me`` yields its call at a doubt node to, given who holds the node
+    once the holds have settled (``[iri, mark]`` each: ``"settles"``, ``""``, or ``"decided"``;
+    :meth:`._claims.Worker.settled_holders`); None when it goes first.
+
+    A holder that decided to call goes first, then one that does not settle (a step on its
+    own focus, a catalog call: they never read back), then the least of those that settle,
+    as every one of those reads the same holders."""
+    others = [(by, mark) for by, mark in holders if by != me]
+    decided = [by for by, mark in others if mark == "decided"]
+    plain = [by for by, mark in others if not mark]
+    return min(decided or plain or [by for by, _ in others if by < me], default=None)
 
 
 def holder(store: Store, node: URIRef) -> URIRef | None:

@@ -56,6 +56,7 @@ from ._intents import (
     open_intent,
     read_intent,
     settling_at,
+    yields_to,
 )
 from ._literals import INTEGER_TYPES, well_formed
 from ._model import (
@@ -246,12 +247,13 @@ class Runner:
         recorded before said the result broke the tool's declared effect, and an instance it
         failed holds those words (``horis:error``), which its replay must write again."""
         self.settled_holders: (
-            Callable[[list[URIRef], float], Awaitable[list[list[list[str]]]]] | None
+            Callable[[list[URIRef], float, URIRef], Awaitable[list[list[list[str]]]]] | None
         )
         self.settled_holders = None
         """On a world other processes share: who holds each doubt node, read once every hold
-        that raced with this step's (landed at the time given) has landed too
-        (:meth:`._claims.Worker.settled_holders`); the least holder calls."""
+        that raced with this step's (landed at the time given) has landed too, and which of
+        them decided to call (:meth:`._claims.Worker.settled_holders`); see
+        :func:`._intents.yields_to`."""
         self.holds_settled = 0
         """Which holds a step settles, then asks who else holds (a live run on a shared world,
         or the replay of one, as its header says; the answers are recorded): 2, those on any
@@ -928,23 +930,22 @@ class Runner:
         another node (``nodes``, marked :func:`settling_at`) settles, then reads who holds it:
         it yields to any holder that did not mark (a step on its own focus, a catalog call,
         which do not read back), and of those that did the least goes first, as all of them
-        read the same. A hold landing later sees these in its snapshot and is refused as
-        before. What the step loses it gives up, leaving the mark the winner wrote too; the
-        step is then blocked, to be tried again."""
+        read the same — once it has marked that it calls and seen no other's mark
+        (:func:`._intents.yields_to`). A hold landing later sees these in its snapshot and is
+        refused as before. What the step loses it gives up, leaving the mark the winner wrote
+        too; the step is then blocked, to be tried again."""
         read = self.settled_holders
 
         async def settled() -> list[list[list[str]]]:
-            return await read(nodes, landed) if read is not None else []
+            return await read(nodes, landed, inst.instance) if read is not None else []
 
         me = str(inst.instance)
         lost: list[tuple[URIRef, URIRef]] = []
         shared: set[tuple] = set()  # the marks others wrote too: theirs, kept
         for node, holders in zip(nodes, await self.env.held_by(settled), strict=False):
-            others = [(by, settles) for by, settles in holders if by != me]
-            if others:
+            if any(by != me for by, _ in holders):
                 shared.add(held(node))
-            plain = [by for by, settles in others if not settles]
-            first = min(plain or [by for by, _ in others if by < me], default=None)
+            first = yields_to(holders, me)
             if first is not None:
                 lost.append((node, URIRef(first)))
         if not lost:

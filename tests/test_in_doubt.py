@@ -425,8 +425,9 @@ def test_a_step_holds_its_subject_even_when_it_is_not_the_focus(build: Build) ->
     assert charge.acted == [str(EX.p1)]
     assert rounds.status == "completed"
     assert call.status == "refused" and call.error is not None
-    if world.store.shared:  # the patient's own run claimed :p1 across processes first
-        assert call.error["kind"] == "busy"
+    if world.store.shared:  # the patient's own run claimed :p1 across processes first, or
+        # the round's step held it first: which answers first is a matter of timing
+        assert call.error["kind"] in ("busy", "outcome_unknown")
     else:
         assert call.error["kind"] == "outcome_unknown"
         assert "workflow instance" in call.error["message"]

@@ -249,53 +249,65 @@ def test_an_instance_a_live_process_drives_is_never_taken_over(ward, server):
     assert all(len(v) == 1 and v[0][1] == "Completed" for v in held.values()), held
 
 
-def test_a_lone_worker_waits_for_no_settle_and_one_among_others_does(ward, server, monkeypatch):
-    """The settle (0.2 s) lets a claim that raced this worker's land before it reads the
-    owners back. A worker that, once its claims landed, sees no other live worker and no
-    other owner of them waits for no one: any worker joining later claims on a snapshot that
-    holds its claims. It claims a second, larger batch with its first. Beside another live
-    worker it waits the settle, as before (a lone run --all waited one per batch, and a
-    single-focus run on a shared world 0.2 s more)."""
+def test_a_lone_worker_marks_nothing_and_only_an_evicted_owners_claim_waits(ward, server,
+                                                                              monkeypatch):
+    """A worker that, once its claims landed, sees no other live worker and no other owner of
+    them neither waits nor marks them decided: any worker joining later claims on a snapshot
+    that holds its claims. It claims a second, larger batch with its first. Beside another
+    live worker it marks its claim decided (what keeps two workers apart) and waits no
+    settle: it waited 0.2 s a claim, so two one-thread queue workers did half the work of
+    one. A claim a worker that is gone still owns waits the settle, for that worker's last
+    commit to land; one the --all run finished, and so gave back, does not."""
     from rdflib import RDF
 
     from horismos import Agent
     from horismos._claims import SETTLE, Worker
 
-    alone: list[bool] = []  # per verify: whether it found itself alone (no settle waited)
-    asked = Worker._alone
-    verify = Worker._verify
+    company: list[tuple[bool, bool]] = []  # per verify: (others in the picture, evicted owner)
+    decided: list[int] = []  # per decide: how many claims it marked
+    slept: list[float] = []
+    asked, decide, verify, sleep = Worker._company, Worker._decide, Worker._verify, asyncio.sleep
     sizes: list[int] = []
 
-    def watched_alone(self, workflow, batch):
-        alone.append(asked(self, workflow, batch))
-        return alone[-1]
+    def watched_company(self, workflow, batch):
+        company.append(asked(self, workflow, batch))
+        return company[-1]
+
+    def watched_decide(self, work, won):
+        decided.append(len(won))
+        return decide(self, work, won)
 
     async def watched(self, workflow, batch, claimed_at, **kw):
         sizes.append(len(batch))
         return await verify(self, workflow, batch, claimed_at, **kw)
 
-    monkeypatch.setattr(Worker, "_alone", watched_alone)
+    async def watched_sleep(seconds, *args):
+        slept.append(seconds)
+        return await sleep(seconds, *args)
+
+    monkeypatch.setattr(Worker, "_company", watched_company)
+    monkeypatch.setattr(Worker, "_decide", watched_decide)
     monkeypatch.setattr(Worker, "_verify", watched)
+    monkeypatch.setattr(asyncio, "sleep", watched_sleep)
     monkeypatch.syspath_prepend(str(ward))
     agent = Agent.from_files(*DEFINITIONS, allow_modules=["ehr_client"])
     world = World.open(server.store)
     try:
         run = agent.run(world, all=True)
-        lone = list(alone)
-        alone.clear()
+        lone, lone_decided, lone_slept = list(company), list(decided), list(slept)
+        company.clear()
+        decided.clear()
+        slept.clear()
         new = URIRef(f"{EHR}n0")
         world.store.load([(new, RDF.type, URIRef(f"{EHR}Patient"), None),
                           (new, URIRef(f"{EHR}acuity"), URIRef(f"{EHR}urgent"), None)])
         other = Worker.join(world)  # alive beside the next run, claiming nothing
         try:
-            started = time.monotonic()
             beside = agent.run(world, focus=str(new))
-            took = time.monotonic() - started
+            beside_company, beside_slept = list(company), list(slept)
         finally:
             other.leave()
         # a claim another worker owned and never gave back (its lease gone, as if evicted)
-        # still waits the settle: that owner's last commit may have been in flight; one the
-        # --all run finished, and so gave back, does not
         gone = Worker.join(world)
         gone._claim(agent.workflow(), [URIRef(f"{EHR}p00")], reopen=True)
         gone.leave()  # its lease dropped; the claim it took is not one it holds
@@ -303,6 +315,11 @@ def test_a_lone_worker_waits_for_no_settle_and_one_among_others_does(ward, serve
         try:
             owned_before = asked(later, agent.workflow(), [URIRef(f"{EHR}p00")])
             finished_before = asked(later, agent.workflow(), [URIRef(f"{EHR}p01")])
+            slept.clear()
+            held = asyncio.run(later._verify(agent.workflow(), [URIRef(f"{EHR}p00")],
+                                             later._claim(agent.workflow(),
+                                                          [URIRef(f"{EHR}p00")], reopen=True),
+                                             reopen=True))
         finally:
             later.leave()
     finally:
@@ -312,10 +329,13 @@ def test_a_lone_worker_waits_for_no_settle_and_one_among_others_does(ward, serve
     assert sorted(str(i.focus) for i in run.instances) == [
         f"{EHR}p{i:02d}" for i in range(PATIENTS)]
     assert sizes[:2] == [8, (PATIENTS - 8) // 2 + 1]
-    assert lone and all(lone)  # alone at every verify: no settle waited, not even the first
+    assert lone and lone == [(False, False)] * len(lone)  # alone at every verify
+    assert lone_decided == [] and not [s for s in lone_slept if s >= SETTLE / 2]
     assert beside.status == "completed"
-    assert alone == [False] and took >= SETTLE  # another live worker: the settle is waited
-    assert owned_before is False and finished_before is True
+    assert beside_company == [(True, False)] and decided[:1] == [1]  # another alive: marked
+    assert not [s for s in beside_slept if s >= SETTLE / 2]  # ... and no settle waited
+    assert owned_before == (True, True) and finished_before == (False, False)
+    assert held[0] == [URIRef(f"{EHR}p00")] and max(slept) >= SETTLE / 2  # evicted: waited
     assert set(values(server.store, "queueRef").values()) == {1}
 
 
@@ -422,6 +442,35 @@ def test_a_claim_landing_after_the_settle_never_lets_two_workers_win(server):
 
     assert won_first[0] == [focus]
     assert won_late == ([], True)  # it stood back: one worker drives the focus
+
+
+def test_a_hold_landing_after_the_settle_never_lets_two_steps_call(server):
+    """Two steps of two processes hold one doubt node (a patient neither run has as its
+    focus) on the same snapshot, and one's hold lands past the settle: the first reads itself
+    the only holder and calls; the late one then reads both holders, is the least, and
+    called too. Now the first marks that it calls before it does, and the late one, reading
+    that mark, yields to it."""
+    from horismos._intents import held, holding_at, settling_at, yields_to
+
+    node = URIRef("urn:horismos:doubt:charge-p00")
+    first_i, late_i = URIRef("urn:horismos:instance:b"), URIRef("urn:horismos:instance:a")
+    world = World.open(server.store)
+    first, late = Worker.join(world), Worker.join(world)  # each sees the other alive
+    long_ago = time.monotonic() - 1  # the settles are over: no waiting here
+    try:
+        world.store.load([*holding_at(node, first_i), settling_at(node, first_i)])
+        first_read = asyncio.run(first.settled_holders([node], long_ago, first_i))
+        # the late hold was judged on a snapshot without the first's, and lands only now
+        world.store.load([q for q in holding_at(node, late_i) if q != held(node)]
+                         + [settling_at(node, late_i)])
+        late_read = asyncio.run(late.settled_holders([node], long_ago, late_i))
+    finally:
+        first.leave()
+        late.leave()
+        world.store.close()
+
+    assert yields_to(first_read[0], str(first_i)) is None  # it went first, and called
+    assert yields_to(late_read[0], str(late_i)) == str(first_i)  # the late one stands back
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
