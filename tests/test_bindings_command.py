@@ -283,6 +283,32 @@ def test_a_capture_folder_under_its_waterline_starts_nothing(tmp_path, root) -> 
     assert not marker.exists()
 
 
+def test_a_mistyped_capture_folder_is_refused_before_anything_starts(tmp_path, root) -> None:
+    """A ``horis:captureDir`` under a folder that does not exist (a typo) was made in full,
+    silently, and the waterline measured whatever disk held it; one that could not be made
+    (a file in the way) failed as "the tool raised NotADirectoryError". Both refuse the call
+    before the program starts, naming the folder and what to do."""
+    marker = tmp_path / "started"
+    (tmp_path / "a-file").write_text("in the way")
+    for folder, why in [(tmp_path / "var-lib-horismso" / "captures", "which does not exist"),
+                        (tmp_path / "a-file" / "captures", "cannot be used (Not a directory)")]:
+        defs = command("stubborn", f'"python" "stubborn.py" "{marker}"', root,
+                       extra=f'; horis:captureDir "{folder}"') + tool("t.stubborn",
+                                                                      "cmd:stubborn")
+        agent, world = agent_for(tmp_path, defs)
+        result = call(agent, world, "t.stubborn")
+        assert result.status == "refused" and result.error["kind"] == "binding", result.error
+        assert f"capture folder '{folder}'" in result.error["message"]
+        assert why in result.error["message"] and "horis:captureDir" in result.error["message"]
+        assert not marker.exists() and not folder.exists()
+    # a declared folder whose parent exists is made, as the default one is
+    made = tmp_path / "captures"
+    defs = command("echo", '"python" "echo_args.py"', root,
+                   extra=f'; horis:captureDir "{made}"') + tool("t.echo", "cmd:echo")
+    agent, world = agent_for(tmp_path, defs)
+    assert call(agent, world, "t.echo").status == "completed" and made.is_dir()
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -258,8 +258,9 @@ class CommandBinding(Binding):
         return env
 
     def capture_dir(self) -> Path:
-        folder = Path(self.command.capture_dir or Path(tempfile.gettempdir()) / "horismos-captures")
-        folder.mkdir(parents=True, exist_ok=True)
+        """The capture folder (:meth:`_capture_folder`) with room above the waterline; else
+        the call is not sent."""
+        folder = self._capture_folder()
         usage = shutil.disk_usage(folder)
         if usage.free < self.command.min_free_bytes:
             raise LowDisk(
@@ -273,6 +274,34 @@ class CommandBinding(Binding):
             )
         return folder
 
+    def _capture_folder(self) -> Path:
+        """The capture folder, made if need be; else the call is not sent (a run checks it
+        before its first step). A declared ``horis:captureDir`` is made only where its parent
+        folder is: a mistyped path (``/var/lib/horismso/…``) was made in full, silently, and
+        the waterline then measured whatever disk held it; one that could not be made (no
+        permission, a file in the way) failed as if the tool had raised."""
+        declared = self.command.capture_dir
+        folder = Path(declared or Path(tempfile.gettempdir()) / "horismos-captures")
+        try:
+            folder.mkdir(parents=not declared, exist_ok=True)
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise PermissionError(13, "not writable by this user")
+        except OSError as e:
+            missing = isinstance(e, FileNotFoundError) and declared
+            raise NotSent(
+                f"command {self.command.name!r} of {self.tool.name} was not started: its "
+                f"capture folder {str(folder)!r} "
+                + (
+                    f"is under {str(folder.parent)!r}, which does not exist"
+                    if missing
+                    else f"cannot be used ({e.strerror or e})"
+                )
+                + "; create it for the user Horismos runs as"
+                + (", or correct horis:captureDir" if declared else ""),
+                tool=str(self.tool.iri),
+            ) from None
+        return folder
+
     def _refuse(self, why: str) -> NotSent:
         return NotSent(
             f"{self.tool.name} (command {self.command.name!r}) refused before it ran: {why}",
@@ -282,6 +311,7 @@ class CommandBinding(Binding):
     async def check(self) -> None:
         self.program()
         self.environment()
+        self._capture_folder()
 
     # -- the call --------------------------------------------------------------------------
 
