@@ -23,7 +23,7 @@ Oxigraph evaluates an update's ``WHERE`` on a snapshot and detects no write conf
    raced may read different owners (one's update landed after the other's read) and both
    win; of two that both mark, the later reader sees the other's mark, whatever the timing.
    Two that each see the other's both stand back, and the node is claimed again. A worker
-   alone (no other is alive, none owned these claims: :meth:`Worker._company`) marks
+   alone (no other is alive, none owned these claims: :meth:`Worker._owners`) marks
    nothing: a worker claims only after its lease lands, so a later one claims on a snapshot
    holding ours.
 
@@ -56,6 +56,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from rdflib import Literal, URIRef
@@ -107,6 +108,18 @@ class Work(Protocol):
 _EVICT = f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true }} }}
     WHERE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true ; c:renewed ?r ; c:lease ?lease }}
              FILTER(NOW() - ?r > ?lease) }}"""
+
+
+@dataclass(frozen=True)
+class _Owners:
+    """What :meth:`Worker._owners` read of a batch's claims."""
+
+    owners: dict[Node, set[str]]
+    done: frozenset[Node]
+    crossed: frozenset[Node]  # held by the other kind of work (:meth:`Worker._crossing`)
+    company: bool  # another worker is alive, or owns (or owned) one of them
+    evicted: bool  # one no longer alive owns one of them
+    alive: bool  # this worker's lease is still there
 
 
 class Worker:
@@ -346,26 +359,50 @@ class Worker:
         )
         return [(r["n"], r["by"]) for r in rows]
 
-    def _company(self, workflow: Work, batch: list[URIRef]) -> tuple[bool, bool]:
-        """Now that this worker's claims of ``batch`` have landed: whether another process
-        could hold or take them (another worker is alive, or has owned one of them), and
-        whether one that is no longer alive owns one.
+    def _owners(self, work: Work, claims: dict[URIRef, URIRef]) -> _Owners:
+        """Who owns ``claims`` (claim: node) now that this worker's have landed, in one read:
+        their live owners, which are done, which nodes the other kind of work holds
+        (:meth:`_crossing`), whether this worker is still alive, and whether another process
+        could hold or take them — another worker is alive, or has owned one — and whether
+        one that is no longer alive owns one.
 
         Alive: a worker claims only after its lease has landed, so one whose lease is not
         seen now claims later, on a snapshot that holds these claims, and leaves them alone.
         Owned by one evicted: that worker may still have a commit in flight (its intent, say),
         which the settle lets land before the instance is read."""
-        claims = " ".join(_claim_iri(workflow.iri, f).n3() for f in batch)
-        rows = self.store.select(
-            f"""SELECT ?w ?claim ?alive WHERE {{ GRAPH <{CLAIMS}> {{
-                {{ ?w c:alive true }}
-                UNION {{ VALUES ?claim {{ {claims} }} ?claim c:worker ?w
-                         OPTIONAL {{ ?w c:alive ?alive }} }}
-            }} FILTER(?w != <{self.iri}>) }}""",
+        values = " ".join(c.n3() for c in claims)
+        me = f"<{self.iri}>"
+        owners: dict[Node, set[str]] = {c: set() for c in claims}
+        done: set[Node] = set()
+        crossed: set[Node] = set()
+        company = evicted = alive = False
+        for r in self.store.select(
+            f"""SELECT ?claim ?w ?done ?crossed ?other ?gone ?me WHERE {{ {{
+                VALUES ?claim {{ {values} }}
+                GRAPH <{CLAIMS}> {{ ?claim c:worker ?w . ?w c:alive true }}
+                OPTIONAL {{ GRAPH <{CLAIMS}> {{ ?claim c:done ?done }} }} }}
+                UNION {self._crossing(work, list(claims.values()))}
+                UNION {{ GRAPH <{CLAIMS}> {{ ?other c:alive true }} FILTER(?other != {me}) }}
+                UNION {{ VALUES ?claim {{ {values} }} GRAPH <{CLAIMS}> {{ ?claim c:worker ?gone
+                    FILTER NOT EXISTS {{ ?gone c:alive true }} }} FILTER(?gone != {me}) }}
+                UNION {{ GRAPH <{CLAIMS}> {{ {me} c:alive ?me }} }} }}""",
             {},
             {"c": C},
-        )
-        return bool(rows), any("claim" in r and "alive" not in r for r in rows)
+        ):
+            if "crossed" in r:
+                crossed.add(r["crossed"])
+            elif "w" in r:
+                owners[r["claim"]].add(str(r["w"]))
+                company |= str(r["w"]) != str(self.iri)
+                if "done" in r:
+                    done.add(r["claim"])
+            elif "gone" in r:
+                company = evicted = True
+            elif "other" in r:
+                company = True
+            elif "me" in r:
+                alive = True
+        return _Owners(owners, frozenset(done), frozenset(crossed), company, evicted, alive)
 
     def _others(self) -> bool:
         return bool(
@@ -417,40 +454,24 @@ class Worker:
         """The focus nodes of ``batch`` this worker won (``reopen``: done ones too), and
         whether others work there.
 
-        The settle is waited only for a claim an evicted worker owned (:meth:`_company`):
+        The settle is waited only for a claim an evicted worker owned (:meth:`_owners`):
         what keeps two workers off one node is the decided marks (:meth:`_decide`), made
         whenever another worker is in the picture. A lone worker — one ``run --all``, a ``run
         --focus`` or ``resume`` of a focus no other process has claimed — marks nothing. Every
         claim waited the settle while another worker was alive: 0.2 s a task in a queue
         worker beside others, so that two one-thread workers did half the work of one."""
-        company, evicted = self._company(workflow, batch)
+        claims = {_claim_iri(workflow.iri, f): f for f in batch}
+        seen = self._owners(workflow, claims)
         left = claimed_at + self.settle - time.monotonic()
-        if left > 0 and evicted:
+        if left > 0 and seen.evicted:  # its last commit may be in flight: let it land
             await asyncio.sleep(left)
-        if self.lost or not self.alive():
+            seen = self._owners(workflow, claims)
+        if self.lost or not seen.alive:
             raise LeaseLost(
                 f"worker {self.iri} lost its lease (no heartbeat for "
                 f"{self.lease:g}s); its claims went to other workers"
             )
-        claims = {_claim_iri(workflow.iri, f): f for f in batch}
-        owners: dict[Node, set[str]] = {c: set() for c in claims}
-        done: set[Node] = set()
-        crossed: set[Node] = set()  # held by the other kind of work (:meth:`_crossing`)
-        for r in self.store.select(
-            f"""SELECT ?claim ?w ?done ?crossed WHERE {{ {{
-                VALUES ?claim {{ {" ".join(f"<{c}>" for c in claims)} }}
-                GRAPH <{CLAIMS}> {{ ?claim c:worker ?w . ?w c:alive true }}
-                OPTIONAL {{ GRAPH <{CLAIMS}> {{ ?claim c:done ?done }} }} }}
-                UNION {self._crossing(workflow, batch)} }}""",
-            {},
-            {"c": C},
-        ):
-            if "crossed" in r:
-                crossed.add(r["crossed"])
-                continue
-            owners[r["claim"]].add(str(r["w"]))
-            if "done" in r:
-                done.add(r["claim"])
+        owners, done, crossed = seen.owners, set(seen.done), seen.crossed
         if reopen:
             done.clear()
         # won: the least live owner, and not held by the other kind of work (given up, to be
@@ -464,7 +485,9 @@ class Worker:
             and claims[c] not in crossed
         ]
         # alone, nobody can own these after it: a later worker claims on a snapshot holding them
-        beaten = self._decide(workflow, {c: claims[c] for c in won}) if won and company else set()
+        beaten = (
+            self._decide(workflow, {c: claims[c] for c in won}) if won and seen.company else set()
+        )
         won = [c for c in won if claims[c] not in beaten]
         withdrawn = [c for c, ws in owners.items() if str(self.iri) in ws and c not in won]
         if withdrawn:

@@ -266,12 +266,18 @@ def test_a_lone_worker_marks_nothing_and_only_an_evicted_owners_claim_waits(ward
     company: list[tuple[bool, bool]] = []  # per verify: (others in the picture, evicted owner)
     decided: list[int] = []  # per decide: how many claims it marked
     slept: list[float] = []
-    asked, decide, verify, sleep = Worker._company, Worker._decide, Worker._verify, asyncio.sleep
+    asked, decide, verify, sleep = Worker._owners, Worker._decide, Worker._verify, asyncio.sleep
     sizes: list[int] = []
 
-    def watched_company(self, workflow, batch):
-        company.append(asked(self, workflow, batch))
-        return company[-1]
+    def watched_owners(self, work, claims):
+        seen = asked(self, work, claims)
+        company.append((seen.company, seen.evicted))
+        return seen
+
+    def in_company(worker, focus):  # what a verify of focus would read, asked alone
+        from horismos._claims import _claim_iri
+        seen = asked(worker, agent.workflow(), {_claim_iri(agent.workflow().iri, focus): focus})
+        return seen.company, seen.evicted
 
     def watched_decide(self, work, won):
         decided.append(len(won))
@@ -285,7 +291,7 @@ def test_a_lone_worker_marks_nothing_and_only_an_evicted_owners_claim_waits(ward
         slept.append(seconds)
         return await sleep(seconds, *args)
 
-    monkeypatch.setattr(Worker, "_company", watched_company)
+    monkeypatch.setattr(Worker, "_owners", watched_owners)
     monkeypatch.setattr(Worker, "_decide", watched_decide)
     monkeypatch.setattr(Worker, "_verify", watched)
     monkeypatch.setattr(asyncio, "sleep", watched_sleep)
@@ -313,8 +319,8 @@ def test_a_lone_worker_marks_nothing_and_only_an_evicted_owners_claim_waits(ward
         gone.leave()  # its lease dropped; the claim it took is not one it holds
         later = Worker.join(world)
         try:
-            owned_before = asked(later, agent.workflow(), [URIRef(f"{EHR}p00")])
-            finished_before = asked(later, agent.workflow(), [URIRef(f"{EHR}p01")])
+            owned_before = in_company(later, URIRef(f"{EHR}p00"))
+            finished_before = in_company(later, URIRef(f"{EHR}p01"))
             slept.clear()
             held = asyncio.run(later._verify(agent.workflow(), [URIRef(f"{EHR}p00")],
                                              later._claim(agent.workflow(),
