@@ -14,12 +14,13 @@ from collections import Counter
 
 from ._agent import Agent
 from ._errors import UsageError
-from ._queue import submit_instances, wait_for_instances
+from ._queue import stop_reasons, submit_instances, wait_for_instances
 from ._world import World
 
 __all__ = ["cmd_submit", "submit_arguments"]
 
 EXIT = {"completed": 0, "failed": 1, "waiting": 3, "blocked": 4}
+_SHOWN = 10  # failed or blocked instances named after the counts
 
 
 def submit_arguments(p: argparse.ArgumentParser) -> None:
@@ -84,8 +85,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
         if args.wait is None:
             return 0
         statuses = wait_for_instances(world, wf.iri, foci, timeout=args.wait)
+        stopped = [f for f, s in statuses.items() if s in ("failed", "blocked")]
+        reasons = stop_reasons(world, wf.iri, stopped[:_SHOWN])
     counts = Counter(s or "not started" for s in statuses.values())
     print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    for focus in stopped[:_SHOWN]:  # which, and why: a count alone sent them to look it up
+        why = " ".join(reasons.get(focus, "").split())  # a pattern's lines, on one
+        print(f"  {agent.definitions.name(focus)}: {statuses[focus]}" + (f": {why}" if why else ""))
+    if len(stopped) > _SHOWN:
+        print(f"  … {len(stopped) - _SHOWN} more: horismos instances --store {args.store}")
     if counts.keys() & {"running", "not started"}:
         print(
             f"horismos submit: not all stopped within {args.wait:g}s; see horismos instances "

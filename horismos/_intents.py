@@ -259,8 +259,10 @@ def yields_to(holders: Iterable[Sequence[str]], me: str) -> str | None:
     :meth:`._claims.Worker.settled_holders`); None when it goes first.
 
     A holder that decided to call goes first, then one that does not settle (a step on its
-    own focus, a catalog call: they never read back), then the least of those that settle,
-    as every one of those reads the same holders."""
+    own focus, a catalog call: they never read back), then the least of those that settle.
+    Two that settle and read different holders (one's hold landed late) may both find
+    themselves the least; the one that goes first marks that it decides before it calls, so
+    of two such, the later reader sees the other's mark and yields."""
     others = [(by, mark) for by, mark in holders if by != me]
     decided = [by for by, mark in others if mark == "decided"]
     plain = [by for by, mark in others if not mark]

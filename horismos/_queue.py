@@ -63,6 +63,7 @@ __all__ = [
     "celery_app",
     "instance_statuses",
     "serve",
+    "stop_reasons",
     "submit",
     "submit_instances",
     "wait_for_instances",
@@ -201,6 +202,22 @@ def instance_statuses(
         if out.get(focus) in (None, "running"):
             out[focus] = status
     return out
+
+
+def stop_reasons(world: World, workflow: URIRef, foci: Sequence[URIRef]) -> dict[URIRef, str]:
+    """Per focus node of ``foci``: why its instance of ``workflow`` failed or is blocked, as
+    the world records it (``horis:error``, ``horis:blockedBy``), where it says."""
+    if not foci:
+        return {}
+    rows = world.store.select(
+        f"""SELECT ?f ?why WHERE {{
+        VALUES ?f {{ {" ".join(f.n3() for f in foci)} }}
+        GRAPH <{INSTANCES}> {{ ?i horis:workflow ?wf ; horis:focus ?f .
+            {{ ?i horis:error ?why }} UNION {{ ?i horis:blockedBy ?why }} }} }}""",
+        {"wf": workflow},
+        {"horis": NS},
+    )
+    return {URIRef(str(r["f"])): str(r["why"]) for r in rows}
 
 
 def wait_for_instances(

@@ -190,6 +190,12 @@ def test_a_worker_killed_mid_step_is_redelivered_and_never_calls_twice(
         (str(a.pid), "assign")]
     assert instances(server.store)[f"{EHR}p02"][0][1] == "Failed"
     assert "not called again" in failure(server.store, f"{EHR}p02")
+    # submitted again, with --wait: nothing runs again, and it says which failed, and why
+    again = submit(ward, server, broker, "--focus", f"<{EHR}p02>", wait=60)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert again.stdout.startswith("1 failed\n  :p02: failed: "), again.stdout
+    assert "not called again" in again.stdout
+    assert [t for _, t, p in ledger(ward) if p == f"{EHR}p02"] == ["assign"]
 
 
 def test_tasks_queued_when_the_broker_dies_are_not_lost(ward, server, broker, workers):
