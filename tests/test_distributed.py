@@ -142,7 +142,7 @@ def test_two_workers_drive_a_submitted_batch_once_each(ward, server, broker, wor
     for _ in range(2):
         workers.start(HOLD_FOR="2")
     done = submit(ward, server, broker, "--all", wait=90)
-    assert done.returncode == 0, done.stderr + workers.log(0) + workers.log(1)
+    assert done.returncode == 0, done.stdout + done.stderr + workers.log(0) + workers.log(1)
     assert f"{PATIENTS} completed" in done.stdout
     held = instances(server.store)
     assert len(held) == PATIENTS and all(
