@@ -57,7 +57,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from rdflib import Literal, URIRef
 from rdflib.term import Node
@@ -325,15 +325,16 @@ class Worker:
             UNION {{ GRAPH <{CLAIMS}> {{ ?other c:alive true }} FILTER(?other != <{self.iri}>) }}
         }}"""
         rows = self.store.select(query, {}, {"c": C, "horis": NS})
+        company = any("other" in r for r in rows)
         left = landed_at + self.settle - time.monotonic()
-        if left > 0 and any("other" in r for r in rows):
+        if left > 0 and company:
             await asyncio.sleep(left)
             rows = self.store.select(query, {}, {"c": C, "horis": NS})
         found: dict[Node, dict[str, str]] = {n: {} for n in nodes}
         for r in rows:
             if "by" in r:
                 found[r["node"]][str(r["by"])] = "settles" if "settles" in r else ""
-        if any("other" in r for r in rows):  # alone, no other holder can come after it
+        if company:  # alone, no other holder can come after it
             first = [n for n in nodes if yields_to(found[n].items(), str(me)) is None]
             for node, by in self._calling(first, me) if first else ():
                 found[node][str(by)] = "decided"
@@ -485,9 +486,7 @@ class Worker:
             and claims[c] not in crossed
         ]
         # alone, nobody can own these after it: a later worker claims on a snapshot holding them
-        beaten = (
-            self._decide(workflow, {c: claims[c] for c in won}) if won and seen.company else set()
-        )
+        beaten = self._decide({c: claims[c] for c in won}) if won and seen.company else set()
         won = [c for c in won if claims[c] not in beaten]
         withdrawn = [c for c, ws in owners.items() if str(self.iri) in ws and c not in won]
         if withdrawn:
@@ -498,31 +497,30 @@ class Worker:
         self.collided = bool(beaten)
         return [claims[c] for c in won], contested
 
-    def _decide(self, work: Work, won: dict[URIRef, URIRef]) -> set[Node]:
+    def _decide(self, won: dict[URIRef, URIRef]) -> set[Node]:
         """Of the nodes of the claims ``won`` (claim: node) when the owners were read, those
         another live worker has decided to work on too: this worker marks each claim decided,
-        then reads the marks of others on the same nodes (its own work's claims, and the
-        other kind's, :meth:`_crossing`). It keeps those no other has marked; a mark stays
-        until the claim is given back.
+        then reads the others' marks on the same claims. It keeps those no other has marked;
+        a mark stays until the claim is given back.
 
         Two owners of one claim whose claims raced can read different owners (one's update
         landed after the other's read: a busy server, or no settle) and both read themselves
         the least. The marks need no timing: of two that both keep a node, the one whose read
         came later read after the other's mark had landed, and stood back. Two that each read
-        the other's mark both stand back, and the node is claimed again later."""
+        the other's mark both stand back, and the node is claimed again later. (The other
+        kind of work needs no mark: its claim is another, and of two kinds that race, the
+        later to read its owners sees the other's claim, :meth:`_crossing`.)"""
+        values = " ".join(c.n3() for c in won)
         marks = " ".join(f"{c.n3()} c:decided <{self.iri}> ." for c in won)
         self.store.update(f"{_PREFIXES}INSERT DATA {{ GRAPH <{CLAIMS}> {{ {marks} }} }}")
-        other = f"?wf {'!=' if work.iri == CALLS else '='} <{CALLS}>"
         rows = self.store.select(
-            f"""SELECT DISTINCT ?f WHERE {{
-                VALUES ?f {{ {" ".join(f.n3() for f in won.values())} }}
-                GRAPH <{CLAIMS}> {{ ?claim c:focus ?f ; c:workflow ?wf ; c:decided ?by .
-                                    ?by c:alive true }}
-                FILTER(?by != <{self.iri}> && (?wf = <{work.iri}> || {other})) }}""",
+            f"""SELECT DISTINCT ?claim WHERE {{ VALUES ?claim {{ {values} }}
+                GRAPH <{CLAIMS}> {{ ?claim c:decided ?by . ?by c:alive true }}
+                FILTER(?by != <{self.iri}>) }}""",
             {},
             {"c": C},
         )
-        return {r["f"] for r in rows}
+        return {won[cast(URIRef, r["claim"])] for r in rows}
 
     def _crossing(self, work: Work, nodes: list[URIRef]) -> str:
         """A query group binding ``?crossed`` to those of ``nodes`` another live worker holds

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, cast
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
+from ._bindings.mcp import servers_in_force
 from ._bindings.wire import json_value
 from ._errors import PolicyRefused, UsageError
 from ._model import ActionStep, McpServer, Tool
@@ -417,7 +418,7 @@ def approve(
     ]
     approved = defs.tools.get(cast(URIRef, latest["tool"]))
     if approved is not None:  # holds while the tool is so defined (see implementation)
-        server = server_of(approved, {**defs.mcp_servers, **(servers or {})})
+        server = server_of(approved, servers_in_force(defs, servers))
         triples.append((node, HORIS.implementation, Literal(implementation(approved, server))))
     world.commit(Change(add=[(s, p, o, graph) for s, p, o in triples]))
     return {

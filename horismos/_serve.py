@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from rdflib import XSD, Literal, URIRef
 
+from ._bindings.mcp import servers_in_force
 from ._bindings.wire import json_value
 from ._call import RESULT_FIELDS, CallResult, approval_fingerprint, check_arguments
 from ._catalog import effect_schema, input_schema
@@ -267,7 +268,7 @@ class ServedTools:
 
     def _server(self, tool: Tool) -> McpServer | None:
         """The MCP server ``tool``'s binding names: part of what an approval was given for."""
-        return server_of(tool, {**self.agent.definitions.mcp_servers, **self.agent.mcp_servers})
+        return server_of(tool, servers_in_force(self.agent.definitions, self.agent.mcp_servers))
 
     def _request(self, tool: Tool, args: Mapping[str, Any], fp: str) -> dict[str, Any]:
         """Keep the request in the world (once per payload) for ``horismos approve``; the

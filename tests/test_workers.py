@@ -279,9 +279,9 @@ def test_a_lone_worker_marks_nothing_and_only_an_evicted_owners_claim_waits(ward
         seen = asked(worker, agent.workflow(), {_claim_iri(agent.workflow().iri, focus): focus})
         return seen.company, seen.evicted
 
-    def watched_decide(self, work, won):
+    def watched_decide(self, won):
         decided.append(len(won))
-        return decide(self, work, won)
+        return decide(self, won)
 
     async def watched(self, workflow, batch, claimed_at, **kw):
         sizes.append(len(batch))

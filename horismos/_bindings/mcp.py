@@ -59,6 +59,7 @@ __all__ = [
     "input_problems",
     "mcp_server",
     "narrow",
+    "servers_in_force",
 ]
 
 CONNECT_TIMEOUT = 30.0
@@ -272,6 +273,16 @@ class McpSession:
             self._stderr.close()
 
 
+def servers_in_force(
+    defs: Definitions, extra: Mapping[str, McpServer] | None = None
+) -> dict[str, McpServer]:
+    """The MCP servers a binding ``mcp://NAME/…`` reaches: those declared in Turtle, then
+    those passed from Python (``Agent(mcp_servers=…)``), which win by name. Every lane asks
+    this one — the sessions, and what an approval is given for (``_policy.server_of``) — so
+    an approval given in one lane holds for the same server in another."""
+    return {**defs.mcp_servers, **(extra or {})}
+
+
 class McpSessions:
     """The MCP sessions of one run, by server name."""
 
@@ -305,7 +316,7 @@ class McpSessions:
             if tool.mcp_address is not None:
                 named = tool.mcp_address[0]
                 caps[named] = max(caps.get(named, 0), tool.max_result_bytes)
-        return cls({**defs.mcp_servers, **(extra or {})}, folders, caps)
+        return cls(servers_in_force(defs, extra), folders, caps)
 
     async def get(self, name: str) -> McpSession:
         """The open session to ``name``; opens it (again, if it died) on first use."""
