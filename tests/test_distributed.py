@@ -141,6 +141,8 @@ def test_two_workers_drive_a_submitted_batch_once_each(ward, server, broker, wor
     and one call of each tool, and submit reads the statuses from the world."""
     for _ in range(2):
         workers.start(HOLD_FOR="2")
+    for i in range(2):  # both taking tasks before any is queued
+        wait_until(lambda i=i: " ready." in workers.log(i), f"worker {i}")
     done = submit(ward, server, broker, "--all", wait=90)
     assert done.returncode == 0, done.stdout + done.stderr + workers.log(0) + workers.log(1)
     assert f"{PATIENTS} completed" in done.stdout

@@ -29,14 +29,15 @@ DEFINITIONS = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" /
 EHR = "http://example.org/ehr#"
 PATIENTS = 24
 
-# The triage tools, with a ledger; HOLD_FOR makes each process's first call wait until that
-# many processes have called (so every worker gets work), HANG_AT makes a process hang in its
-# n-th notify_nurse call (so the test can kill it mid-step).
+# The triage tools, with a ledger; HOLD_FOR makes a process's calls wait until that many
+# processes have called (so every worker gets work: a worker of several threads whose first
+# call alone waited drained the queue with the others), at most 4 s, under the tools' 5 s
+# timeout; HANG_AT makes a process hang in its n-th notify_nurse call (so the test can kill
+# it mid-step).
 TOOLS = '''
 import itertools, os, time
 from pathlib import Path
 
-_calls = itertools.count()
 _notified = itertools.count()
 HERE = Path(__file__).parent
 
@@ -49,14 +50,13 @@ def _note(tool, patient):
 def _hold():
     want = int(os.environ.get("HOLD_FOR", "0"))
     (HERE / f"started.{os.getpid()}").touch()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 4
     while len(list(HERE.glob("started.*"))) < want and time.monotonic() < deadline:
         time.sleep(0.02)
 
 
 def assign_queue(patient, queue):
-    if next(_calls) == 0:
-        _hold()
+    _hold()
     _note("assign", patient)
     if os.environ.get("SLOW_ASSIGN"):
         (HERE / "assigning").write_text(str(patient))
