@@ -128,10 +128,11 @@ class _File:
                 return i
         return len(lines)
 
-    def bracket_end(self, line: int, col: int) -> int | None:
-        """The line of the ``]`` closing the first ``[`` at or after ``line``:``col``."""
+    def structure(self, line: int, col: int) -> Iterator[tuple[int, int, str]]:
+        """The characters that shape the Turtle from ``line``:``col`` on (1-based line,
+        0-based column, the character): brackets, parentheses, ``,``, ``;`` and a statement's
+        closing ``.``; not inside a string, an IRI or a comment."""
         lines = self.text_lines()
-        depth = 0
         quote: str | None = None
         for i in range(line - 1, len(lines)):
             text = lines[i]
@@ -151,14 +152,45 @@ class _File:
                     quote = ch * 3 if text.startswith(ch * 3, j) else ch
                     j += len(quote)
                     continue
-                if ch == "[":
-                    depth += 1
-                elif ch == "]":
-                    depth -= 1
-                    if depth == 0:
-                        return i + 1
+                if ch == "<":
+                    quote = ">"
+                elif ch in "[](),;" or (ch == "." and text[j + 1 : j + 2] in ("", " ", "\t", "#")):
+                    yield i + 1, j, ch
                 j += 1
+
+    def bracket_end(self, line: int, col: int) -> int | None:
+        """The line of the ``]`` closing the first ``[`` at or after ``line``:``col``."""
+        depth = 0
+        for i, _, ch in self.structure(line, col):
+            if ch == "[":
+                depth += 1
+            elif ch == "]" and depth:
+                depth -= 1
+                if depth == 0:
+                    return i
         return None
+
+    def objects_opened(self, line: int, col: int) -> list[tuple[int, int, int]]:
+        """The blank nodes of the object list written from ``line``:``col`` (after its
+        predicate): ``p [ … ] , [ … ]`` gives each one's opening line and column and its
+        closing line, up to the ``;``, ``.`` or ``]`` that ends the list."""
+        opened: list[tuple[int, int, int]] = []
+        depth = 0
+        start = (0, 0)
+        for i, j, ch in self.structure(line, col):
+            if ch in "[(":
+                if depth == 0 and ch == "[":
+                    start = (i, j)
+                depth += 1
+            elif ch in "])":
+                if depth == 0:
+                    break
+                depth -= 1
+                if depth == 0 and ch == "]":
+                    opened.append((*start, i))
+            elif depth == 0 and ch in ";.":
+                break
+        return opened
 
 
 _LOCAL = re.compile(r"(?:[\w-]|\.(?=[\w-]))*")
@@ -246,9 +278,11 @@ class Sources:
             marks = self._marks(f, o) if isinstance(o, URIRef | Literal) else []
             hits = [i for i in range(start, end + 1) if any(m in lines[i - 1] for m in marks)]
             return str(f.path), hits[0] if hits else start
-        if o is None or len(hits) == 1:
+        if o is None:
             return str(f.path), hits[0]
         marks = self._marks(f, o)
+        if len(hits) == 1:
+            return str(f.path), self._sibling(f, p, o, hits[0], marks)
         bounds = [*hits[1:], end + 1]
 
         def score(k: int) -> int:
@@ -261,7 +295,26 @@ class Sources:
             return sum(1 for mark in marks if mark in window)
 
         best = max(range(len(hits)), key=lambda k: (score(k), -k))
-        return str(f.path), hits[best]
+        return str(f.path), self._sibling(f, p, o, hits[best], marks)
+
+    def _sibling(self, f: _File, p: URIRef, o: Node, line: int, marks: list[str]) -> int:
+        """Where blank node ``o`` opens when its predicate, written at ``line``, has a comma
+        list of them (``p [ … ] , [ … ]``): the one whose text holds most of ``o``'s
+        ``marks``, the first on a tie; else ``line``."""
+        m = f.find(p, f.text_lines()[line - 1])
+        if not isinstance(o, BNode) or m is None:
+            return line
+        opened = f.objects_opened(line, m.end())
+        if len(opened) < 2:
+            return line
+        lines = f.text_lines()
+
+        def score(k: int) -> int:
+            at, col, end = opened[k]
+            window = "\n".join([lines[at - 1][col:], *lines[at:end]])
+            return sum(1 for mark in marks if mark in window)
+
+        return opened[max(range(len(opened)), key=lambda k: (score(k), -k))][0]
 
     def _bnode_end(self, f: _File, node: BNode, start: int) -> int:
         edge = self._parent(node)

@@ -322,3 +322,24 @@ def test_preconditions_are_compiled_at_load_and_reused_by_every_run(
     assert len(prepared) == at_load, "a run prepared a query again"
     assert agent.definitions.steps[EX.QueuePatient] is step
     assert step.requires is pre and pre.select is query  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("layout", ["lines", "one line"])
+def test_a_blank_node_written_later_in_a_comma_list_is_reported_at_its_own_line(
+    tmp_path: Path, layout: str
+) -> None:
+    # `horis:arg [ … ] , [ … ]`: both arguments hang on one predicate written once. A mistake
+    # in the second used to be reported at the first one's line.
+    sep = "\n                  " if layout == "lines" else " "
+    text = TRIAGE.read_text(encoding="utf-8").replace(
+        'horis:arg [ horis:name "patient" ; horis:type :Patient ] ;\n'
+        '        horis:arg [ horis:name "nurse"   ; horis:type :Nurse ] ;',
+        f'horis:arg [ horis:name "patient" ; horis:type :Patient ] ,{sep}'
+        '[ horis:name "nurse" ; horis:type :Nurze ] ;')
+    path = tmp_path / "comma.ttl"
+    path.write_text(text, encoding="utf-8")
+    p = only([p for p in load_definitions([path, EHR]).warnings if ":Nurze" in p.message])
+    assert (p.file, p.line, p.node) == (str(path), line_of(path, ":Nurze"),
+                                        ":ehr.notify_nurse")
+    if layout == "lines":
+        assert p.line == line_of(path, 'horis:name "patient" ; horis:type :Patient ] ,') + 1
