@@ -8,9 +8,12 @@ blocked — or, with entailment, the acuity level became a ``:Patient``. The ont
 so: each asserted property's ``rdfs:domain`` is a class the subject's is unrelated to.
 
 A warning (``rdfs:domain`` entails rather than constrains, and a modeller may mean it), at the
-``horis:subject``, naming the argument to write when another one's class fits. Only declared
-(IRI) domains count, and a subject class that is a sub- or superclass of the domain fits, so
-a broader or narrower typing is never flagged. One look-up per asserted property.
+``horis:subject``, naming the argument to write when another one's class fits. Declared
+domains count: a class, or a union of classes (``rdfs:domain [ owl:unionOf (:Patient
+:Nurse) ]``, what an ontology writes for a property two classes share; the subject fits one
+of them). A subject class that is a sub- or superclass of the domain fits, so a broader or
+narrower typing is never flagged. Other class expressions are not judged. One look-up per
+asserted property.
 """
 
 from __future__ import annotations
@@ -19,12 +22,36 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from rdflib import OWL, RDFS, Graph, URIRef
+from rdflib.collection import Collection
+from rdflib.term import Node
 
 from ._model import Arg, Assertion
 
 __all__ = ["DomainMismatch", "subject_outside_domain"]
 
 _ANY = frozenset({OWL.Thing, RDFS.Resource})
+
+_Domain = tuple[URIRef, ...]
+"""A declared domain: the classes a subject may be one of (one, or an ``owl:unionOf``'s)."""
+
+
+def _domains(g: Graph, prop: URIRef) -> list[_Domain]:
+    """``prop``'s declared domains that say something (not ``owl:Thing``)."""
+    out: list[_Domain] = []
+    for d in g.objects(prop, RDFS.domain):
+        classes = (d,) if isinstance(d, URIRef) else _union(g, d)
+        if classes and not _ANY.intersection(classes):
+            out.append(classes)
+    return out
+
+
+def _union(g: Graph, node: Node) -> _Domain:
+    """The classes of ``node``'s ``owl:unionOf`` list when all are named; else none."""
+    members = g.value(node, OWL.unionOf)
+    if members is None:
+        return ()
+    classes = [c for c in Collection(g, members) if isinstance(c, URIRef)]
+    return tuple(classes) if len(classes) == len(Collection(g, members)) else ()
 
 
 @dataclass(frozen=True)
@@ -44,14 +71,17 @@ def subject_outside_domain(
     """The mismatch when ``subject``'s class is unrelated to the domain of an asserted
     property; ``subclasses`` maps a class to itself and its subclasses."""
 
-    def related(cls: URIRef, domain: URIRef) -> bool:
-        return cls in subclasses.get(domain, (domain,)) or domain in subclasses.get(cls, (cls,))
+    def related(cls: URIRef, domain: _Domain) -> bool:
+        return any(
+            cls in subclasses.get(d, (d,)) or d in subclasses.get(cls, (cls,)) for d in domain
+        )
 
-    domains: dict[URIRef, list[URIRef]] = {}
+    def said(domain: _Domain) -> str:
+        return " or ".join(name(d) for d in domain)
+
+    domains: dict[URIRef, list[_Domain]] = {}
     for a in asserts:
-        ds = [d for d in g.objects(a.property, RDFS.domain) if isinstance(d, URIRef)]
-        ds = [d for d in ds if d not in _ANY]
-        if ds:
+        if ds := _domains(g, a.property):
             domains[a.property] = ds
     off = sorted(
         (p for p, ds in domains.items() if not all(related(subject.type, d) for d in ds)), key=str
@@ -70,9 +100,9 @@ def subject_outside_domain(
     return DomainMismatch(
         f'horis:subject "{subject.name}" hangs the effect on a node of {name(subject.type)}, '
         f"but {props} {'has' if len(off) == 1 else 'have'} rdfs:domain "
-        f"{' and '.join(name(d) for d in wanted)}: every call would write "
+        f"{' and '.join(said(d) for d in wanted)}: every call would write "
         f"{'it' if len(off) == 1 else 'them'} on the {subject.name} node",
-        f'write horis:subject "{fits[0]}", the argument of {name(domains[off[0]][0])}'
+        f'write horis:subject "{fits[0]}", the argument of {said(domains[off[0]][0])}'
         if len(fits) == 1
         else f"name the argument whose node {props} describe"
         + (f" ({', '.join(repr(f) for f in fits)})" if fits else "")

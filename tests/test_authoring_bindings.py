@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error, the_one
 
 from horismos import AuthoringError, Problem, load_definitions
@@ -261,3 +262,32 @@ def test_two_mcp_servers_of_one_local_name_are_an_error(tmp_path: Path) -> None:
     else:
         raise AssertionError("two servers named 'ward' loaded")
     assert "'ward'" in error.message and "o:ward" in error.message
+
+
+@pytest.mark.parametrize("union, fits", [(":Patient :Nurse", True), (":Nurse :Person", True),
+                                         (":Nurse :Ward", False)])
+def test_an_effects_subject_outside_a_union_domain_is_a_warning(
+        tmp_path: Path, union: str, fits: bool) -> None:
+    # A property two classes share is written `rdfs:domain [ owl:unionOf (:A :B) ]`. Such a
+    # domain was not read, so an effect hung on the acuity level went unwarned. A subject of
+    # one of the classes, or of a sub- or superclass of one, fits.
+    text = TRIAGE[1].read_text(encoding="utf-8")
+    for prop in (":queuedAt", ":queueRef"):
+        old = f"{prop} a owl:DatatypeProperty ; rdfs:domain :Patient ;"
+        assert text.count(old) == 1
+        text = text.replace(old, f"{prop} a owl:DatatypeProperty ; "
+                                 f"rdfs:domain [ owl:unionOf ( {union} ) ] ;")
+    ontology = tmp_path / "ehr.ttl"
+    ontology.write_text(text + "\n:Ward a owl:Class .\n", encoding="utf-8")
+    path, line = edited(tmp_path, TRIAGE, """        horis:subject "patient" ;
+        horis:asserts [ horis:property :queuedAt""", """        horis:subject "queue" ;
+        horis:asserts [ horis:property :queuedAt""")
+    w = the_one(problems(path, TRIAGE, ontology), "warning")
+    assert w.line == line and ":queueRef, :queuedAt have" in w.message
+    assert f"rdfs:domain {union.replace(' ', ' or ')}:" in w.message
+    found = problems(TRIAGE[0], TRIAGE, ontology)
+    if fits:
+        assert found == []
+    else:
+        w = the_one(found, "warning")
+        assert 'horis:subject "patient" hangs the effect on a node of :Patient' in w.message
