@@ -479,6 +479,102 @@ def test_a_hold_landing_after_the_settle_never_lets_two_steps_call(server):
     assert yields_to(late_read[0], str(late_i)) == str(first_i)  # the late one stands back
 
 
+def test_two_holds_that_tie_stand_back_and_one_takes_the_focus_on_retry(server):
+    """Two processes hold one focus (`run --focus`, `resume`) at the same moment: the greater
+    worker reads itself the only owner (the other's claim, judged on the same snapshot, lands
+    after its read), the least reads both and is the least; both mark their claim decided,
+    and each reads the other's mark. Neither may drive the focus then: both stand back. Had
+    they kept it, the focus ran twice; had both given up, neither ran and both users were
+    told another process drives it. `hold` tries again, apart in time: one holds the focus,
+    the other is refused."""
+    import threading
+
+    from horismos._claims import CLAIMS, C, _claim_iri
+    from horismos._errors import UsageError
+
+    class Triage:
+        iri = URIRef(f"{EHR}Triage")
+
+    focus = URIRef(f"{EHR}p00")
+    claim = _claim_iri(Triage.iri, focus)
+    worlds = [World.open(server.store), World.open(server.store)]
+    least, greater = sorted((Worker.join(worlds[0]), Worker.join(worlds[1])),
+                            key=lambda w: str(w.iri))
+    greater_read, marked = threading.Event(), threading.Barrier(2, timeout=30)
+    first_decisions: dict[str, set] = {}
+
+    def first_owners_read(worker, original):
+        def owners(*a, **kw):
+            found = original(*a, **kw)
+            worker._owners = original  # the first read only
+            greater_read.set()
+            return found
+        return owners
+
+    def late_first_claim(worker, original):
+        def claim_late(workflow, batch, **kw):
+            worker._claim = original
+            # judged on the snapshot where nobody owned the focus, landing after the other's
+            # read: an update the server held up
+            assert greater_read.wait(30)
+            worker.store.update(f"""INSERT DATA {{ GRAPH <{CLAIMS}> {{
+                <{claim}> <{C}workflow> <{Triage.iri}> ; <{C}focus> <{focus}> ;
+                    <{C}worker> <{worker.iri}> }} }}""")
+            return time.monotonic()
+        return claim_late
+
+    def marks_read_together(worker, original):
+        def decide(won):
+            store_select = worker.store.select
+
+            def select(query, *a, **kw):  # both marks have landed before either is read
+                worker.store.select = store_select
+                marked.wait()
+                return store_select(query, *a, **kw)
+
+            worker.store.select = select
+            worker._decide = original
+            beaten = original(won)
+            first_decisions[str(worker.iri)] = beaten
+            return beaten
+        return decide
+
+    greater._owners = first_owners_read(greater, greater._owners)
+    least._claim = late_first_claim(least, least._claim)
+    for w in (least, greater):
+        w._decide = marks_read_together(w, w._decide)
+    outcome: dict[str, str] = {}
+
+    def hold(worker):
+        try:
+            asyncio.run(worker.hold(Triage, focus))
+            outcome[str(worker.iri)] = "holds"
+        except UsageError as e:
+            outcome[str(worker.iri)] = f"refused: {e}"
+
+    try:
+        threads = [threading.Thread(target=hold, args=(w,)) for w in (greater, least)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        owners = {str(r["w"]) for r in worlds[0].store.select(
+            f"SELECT ?w WHERE {{ GRAPH <{CLAIMS}> {{ <{claim}> <{C}worker> ?w }} }}", {}, {})}
+    finally:
+        least.leave()
+        greater.leave()
+        for world in worlds:
+            world.store.close()
+
+    # the tie happened: each stood back from the other's mark
+    assert first_decisions == {str(least.iri): {focus}, str(greater.iri): {focus}}
+    assert sorted(o.split(":")[0] for o in outcome.values()) == ["holds", "refused"], outcome
+    winner = next(w for w, o in outcome.items() if o == "holds")
+    assert owners == {winner}  # one process drives the focus
+    refused = next(o for o in outcome.values() if o != "holds")
+    assert "another live process is driving" in refused
+
+
 def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 60
     while not path.exists():
