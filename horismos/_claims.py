@@ -304,7 +304,7 @@ class Worker:
     def settles_holds_of(self, runner: Runner) -> None:
         """Have ``runner``'s steps settle their holds on doubt nodes through this worker
         (``Runner._contested``): on a shared world, in every lane."""
-        runner.settled_holders, runner.holds_settled = self.settled_holders, 2
+        runner.settled_holders, runner.holds_settled = self.settled_holders, 3
 
     async def settled_holders(
         self, nodes: list[URIRef], landed_at: float, me: URIRef

@@ -367,6 +367,24 @@ class Definitions:
                     seen.setdefault(step.tool.iri, set()).add(workflow.iri)
         return frozenset(t for t, w in seen.items() if len(w) > 1)
 
+    @cached_property
+    def tools_off_focus(self) -> frozenset[URIRef]:
+        """The tools some step calls on a node that need not be its focus (the effect's
+        subject bound from another variable than ``?this``): such a step's hold settles, and
+        a run whose focus that node is holds only its own workflow's claim there, so its step
+        on the focus must settle and mark too, or a hold of the other landing late lets both
+        call (``Runner._announce``)."""
+        return frozenset(
+            step.tool.iri
+            for workflow in self.workflows.values()
+            for step in workflow.reachable()
+            if isinstance(step, ActionStep)
+            and step.tool is not None
+            and step.tool.effect is not None
+            and step.tool.effect.subject
+            and step.var_for(step.tool.effect.subject) != "this"
+        )
+
     def expand(self, name: str, exists: Callable[[URIRef], bool] | None = None) -> URIRef:
         """An IRI from a full IRI, ``<IRI>`` or a CURIE with the files' prefixes.
 

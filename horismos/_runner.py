@@ -256,10 +256,12 @@ class Runner:
         :func:`._intents.yields_to`."""
         self.holds_settled = 0
         """Which holds a step settles, then asks who else holds (a live run on a shared world,
-        or the replay of one, as its header says; the answers are recorded): 2, those on any
+        or the replay of one, as its header says; the answers are recorded): 3, those on any
         node but its focus, and those on its focus too when the tool is called by steps of
-        several workflows (each run holds only its own workflow's claim on the focus); 1
-        (``true``), recorded before the focus was: any node but its focus; 0, none."""
+        several workflows (each run holds only its own workflow's claim on the focus) or by
+        a step on a node that need not be its focus (whose hold settles, while the run
+        whose focus it is holds only its claim there); 2, recorded before the latter; 1
+        (``true``), before the focus was: any node but its focus; 0, none."""
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -894,7 +896,9 @@ class Runner:
             quads += holding
             absent = tuple(q for q in holding if q[1] == _TYPE)  # held(node) of each node
             if self.holds_settled:  # on a node its focus's claim does not keep others off
-                shared = self.holds_settled > 1 and tool.iri in self.defs.tools_in_several
+                shared = (self.holds_settled > 1 and tool.iri in self.defs.tools_in_several) or (
+                    self.holds_settled > 2 and tool.iri in self.defs.tools_off_focus
+                )
                 unclaimed = [
                     doubt_node(tool.iri, key)
                     for key in dict.fromkeys(doubt_key(tool, a) for a in args)

@@ -575,6 +575,84 @@ def test_two_holds_that_tie_stand_back_and_one_takes_the_focus_on_retry(server):
     assert "another live process is driving" in refused
 
 
+GUARDIAN_DEFS = """@prefix :      <http://example.org/clinic#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+:Patient a owl:Class .
+:guardian a owl:ObjectProperty .
+:ref a owl:DatatypeProperty .
+:t.charge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+        horis:asserts [ horis:property :ref ; horis:type xsd:string ] ] ;
+    horis:binding "python:charge" ;
+    horis:idempotent false .
+:Bill a horis:Workflow ; horis:focusType :Patient ; horis:start :ChargeSelf .
+:ChargeSelf a horis:ActionStep ; horis:tool :t.charge ;
+    horis:requires "FILTER NOT EXISTS { ?this :ref ?r }" ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ;
+    horis:next :ChargeGuardian .
+:ChargeGuardian a horis:ActionStep ; horis:tool :t.charge ;
+    horis:requires "?this :guardian ?g . FILTER NOT EXISTS { ?g :ref ?r }" ;
+    horis:bind [ horis:arg "patient" ; horis:var "g" ] .
+"""
+
+
+def test_a_step_on_its_focus_yields_to_a_late_hold_of_a_step_charging_that_focus_elsewhere(
+        tmp_path, server):
+    """One workflow charges its focus, then the focus's guardian. In another process, the
+    run of a ward whose guardian is :p1 holds :p1's charge (not its focus: it settles, reads
+    itself the only holder, marks that it calls, calls); its hold was judged on the snapshot
+    the run of :p1 judged its own on, and lands just after that one. The run of :p1 relied on
+    its claim on :p1 — which the other run does not touch — and called too: :p1 charged
+    twice. Its step now settles and reads back as well, sees the other's mark, and yields."""
+    from horismos._intents import held, holding_at, settling_at
+    from horismos._stores.base import doubt_node
+
+    ns = "http://example.org/clinic#"
+    (tmp_path / "bill.ttl").write_text(GUARDIAN_DEFS)
+    charged: list[str] = []
+
+    def charge(patient):
+        charged.append(str(patient))
+        return {"ref": "R-1"}
+
+    agent = Agent.from_files(tmp_path / "bill.ttl", tools={"charge": charge})
+    assert agent.definitions.tools_off_focus == {URIRef(f"{ns}t.charge")}
+    world = World.open(server.store)
+    world.store.load([(URIRef(f"{ns}p1"), URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
+                       URIRef(f"{ns}Patient"), None)])
+    other_process = Worker.join(World.open(server.store))
+    node = doubt_node(URIRef(f"{ns}t.charge"), URIRef(f"{ns}p1"))
+    ward_instance = URIRef("urn:horismos:instance:ward-run")
+    apply = world.store.apply
+
+    def landing(change):
+        delta = apply(change)
+        if held(node) in change.add:  # the other hold, judged on the same snapshot, lands
+            world.store.load([*(q for q in holding_at(node, ward_instance) if q != held(node)),
+                              settling_at(node, ward_instance)])
+            world.store.update(f"""INSERT DATA {{ GRAPH <urn:horismos:runtime:claims> {{
+                <{node}> <urn:horismos:runtime:claim#calling> <{ward_instance}> }} }}""")
+        return delta
+
+    world.store.apply = landing
+    try:
+        run = agent.run(world, workflow=f"{ns}Bill", focus=f"{ns}p1",
+                        trace=tmp_path / "p1.jsonl")
+    finally:
+        other_process.leave()
+        world.store.close()
+    assert charged == []  # the ward's run charges :p1; this one did not
+    assert run.status == "blocked", run.status
+    assert "is calling t.charge" in run.steps[-1].blocked_by
+    # who held the node, as the run read it, is in its trace: it replays the same
+    report = replay(tmp_path / "p1.jsonl", Agent.from_files(tmp_path / "bill.ttl",
+                                                            tools={"charge": charge}))
+    assert not report.diverged, report
+
+
 def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 60
     while not path.exists():
