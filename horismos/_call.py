@@ -28,7 +28,7 @@ from ._catalog import (
     types_in,
 )
 from ._claims import CALLS, Worker
-from ._errors import OutcomeUnknown, ToolError, UsageError
+from ._errors import CallInFlight, OutcomeUnknown, ToolError, UsageError
 from ._intents import (
     CALLING,
     Intent,
@@ -319,6 +319,8 @@ async def guarded_call(
         types_of,
         policy=Policy(allow, frozenset({approval.strip().lower()} if approval else ())),
     )
+    if worker is not None:  # its hold at the doubt node settles where a step's would
+        worker.settles_holds_of(runner)
     started = runner.env.now().isoformat()
     digest = None if world.store.shared else world.digest()
     tr.emit(
@@ -377,6 +379,9 @@ async def guarded_call(
                 f"another call of {tool.name}{doubt_place(key, defs.name)} was being made at "
                 "the same moment; call again (its precondition is then checked anew)",
             ) from None
+        if record.status == "blocked" and isinstance(record.error, CallInFlight):
+            # it yielded at the doubt node to a step calling there at the same moment
+            raise _Refused("refused", "outcome_unknown", str(record.error))
         result = _from_record(tool, record)
         if intent is not None and isinstance(record.error, OutcomeUnknown):
             assert result.error is not None

@@ -891,6 +891,9 @@ class Runner:
         if at is not None:  # a catalog call's intent is at its doubt node: nobody else's there
             quads.append(calling(at))
             absent: tuple[tuple, ...] = (held(at),)
+            if self.holds_settled > 2 and tool.iri in self.defs.tools_off_focus:
+                # a step on a node not its focus may hold it too, and reads back: so does this
+                quads.append(settling_at(at, inst.instance))
         elif self.calls_in_doubt:  # a step's call holds the doubt node it acts on meanwhile
             holding = holds(inst.instance, tool, args)
             quads += holding

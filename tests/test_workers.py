@@ -500,7 +500,8 @@ def test_two_holds_that_tie_stand_back_and_one_takes_the_focus_on_retry(server):
     worlds = [World.open(server.store), World.open(server.store)]
     least, greater = sorted((Worker.join(worlds[0]), Worker.join(worlds[1])),
                             key=lambda w: str(w.iri))
-    greater_read, marked = threading.Event(), threading.Barrier(2, timeout=30)
+    greater_read = threading.Event()
+    marked, read = threading.Barrier(2, timeout=30), threading.Barrier(2, timeout=30)
     first_decisions: dict[str, set] = {}
 
     def first_owners_read(worker, original):
@@ -527,10 +528,12 @@ def test_two_holds_that_tie_stand_back_and_one_takes_the_focus_on_retry(server):
         def decide(won):
             store_select = worker.store.select
 
-            def select(query, *a, **kw):  # both marks have landed before either is read
-                worker.store.select = store_select
+            def select(query, *a, **kw):  # both marks land before either is read, and
+                worker.store.select = store_select  # both are read before either stands back
                 marked.wait()
-                return store_select(query, *a, **kw)
+                rows = store_select(query, *a, **kw)
+                read.wait()
+                return rows
 
             worker.store.select = select
             worker._decide = original
@@ -599,6 +602,28 @@ GUARDIAN_DEFS = """@prefix :      <http://example.org/clinic#> .
 """
 
 
+def _a_late_hold_lands_with(world: World, node: URIRef, by: URIRef) -> None:
+    """Have ``world``'s next commit holding ``node`` followed by the hold of ``by`` (a step
+    in another process charging it as not its focus), judged on the same snapshot and landing
+    just after, and by its mark that it calls: it settled, read itself the only holder, and
+    calls now."""
+    from horismos._claims import CLAIMS, C
+    from horismos._intents import held, holding_at, settling_at
+
+    apply = world.store.apply
+
+    def landing(change):
+        delta = apply(change)
+        if held(node) in change.add:
+            world.store.load([*(q for q in holding_at(node, by) if q != held(node)),
+                              settling_at(node, by)])
+            world.store.update(
+                f"INSERT DATA {{ GRAPH <{CLAIMS}> {{ <{node}> <{C}calling> <{by}> }} }}")
+        return delta
+
+    world.store.apply = landing
+
+
 def test_a_step_on_its_focus_yields_to_a_late_hold_of_a_step_charging_that_focus_elsewhere(
         tmp_path, server):
     """One workflow charges its focus, then the focus's guardian. In another process, the
@@ -607,7 +632,6 @@ def test_a_step_on_its_focus_yields_to_a_late_hold_of_a_step_charging_that_focus
     the run of :p1 judged its own on, and lands just after that one. The run of :p1 relied on
     its claim on :p1 — which the other run does not touch — and called too: :p1 charged
     twice. Its step now settles and reads back as well, sees the other's mark, and yields."""
-    from horismos._intents import held, holding_at, settling_at
     from horismos._stores.base import doubt_node
 
     ns = "http://example.org/clinic#"
@@ -621,23 +645,10 @@ def test_a_step_on_its_focus_yields_to_a_late_hold_of_a_step_charging_that_focus
     agent = Agent.from_files(tmp_path / "bill.ttl", tools={"charge": charge})
     assert agent.definitions.tools_off_focus == {URIRef(f"{ns}t.charge")}
     world = World.open(server.store)
-    world.store.load([(URIRef(f"{ns}p1"), URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
-                       URIRef(f"{ns}Patient"), None)])
+    world.store.update(f"INSERT DATA {{ <{ns}p1> a <{ns}Patient> }}")
     other_process = Worker.join(World.open(server.store))
-    node = doubt_node(URIRef(f"{ns}t.charge"), URIRef(f"{ns}p1"))
-    ward_instance = URIRef("urn:horismos:instance:ward-run")
-    apply = world.store.apply
-
-    def landing(change):
-        delta = apply(change)
-        if held(node) in change.add:  # the other hold, judged on the same snapshot, lands
-            world.store.load([*(q for q in holding_at(node, ward_instance) if q != held(node)),
-                              settling_at(node, ward_instance)])
-            world.store.update(f"""INSERT DATA {{ GRAPH <urn:horismos:runtime:claims> {{
-                <{node}> <urn:horismos:runtime:claim#calling> <{ward_instance}> }} }}""")
-        return delta
-
-    world.store.apply = landing
+    _a_late_hold_lands_with(world, doubt_node(URIRef(f"{ns}t.charge"), URIRef(f"{ns}p1")),
+                            URIRef("urn:horismos:instance:ward-run"))
     try:
         run = agent.run(world, workflow=f"{ns}Bill", focus=f"{ns}p1",
                         trace=tmp_path / "p1.jsonl")
@@ -651,6 +662,41 @@ def test_a_step_on_its_focus_yields_to_a_late_hold_of_a_step_charging_that_focus
     report = replay(tmp_path / "p1.jsonl", Agent.from_files(tmp_path / "bill.ttl",
                                                             tools={"charge": charge}))
     assert not report.diverged, report
+
+
+def test_a_catalog_call_yields_to_a_late_hold_of_a_step_charging_its_subject(tmp_path, server):
+    """A `horismos tools call t.charge` on :p1 while, in another process, a ward's run charges
+    :p1 as its guardian (not its focus: it settles, reads back, marks, calls), both holds
+    judged on one snapshot, the step's landing just after the call's. The call never read
+    back — its claim on :p1 keeps runs *on* :p1 off, not that one — and charged too. Where a
+    step may charge a node that is not its focus, the call's hold settles and marks as the
+    step's does, and the call, seeing the step's mark, is refused without calling."""
+    from horismos._stores.base import doubt_node
+
+    ns = "http://example.org/clinic#"
+    (tmp_path / "bill.ttl").write_text(GUARDIAN_DEFS)
+    charged: list[str] = []
+
+    def charge(patient):
+        charged.append(str(patient))
+        return {"ref": "R-1"}
+
+    agent = Agent.from_files(tmp_path / "bill.ttl", tools={"charge": charge})
+    world = World.open(server.store)
+    world.store.update(f"INSERT DATA {{ <{ns}p1> a <{ns}Patient> }}")
+    other_process = Worker.join(World.open(server.store))
+    _a_late_hold_lands_with(world, doubt_node(URIRef(f"{ns}t.charge"), URIRef(f"{ns}p1")),
+                            URIRef("urn:horismos:instance:ward-run"))
+    try:
+        result = agent.catalog.call("t.charge", {"patient": ":p1"}, world,
+                                    allow=["HostStateWrite"])
+    finally:
+        other_process.leave()
+        world.store.close()
+    assert charged == []
+    assert result.status == "refused", result
+    assert result.error is not None and result.error["kind"] == "outcome_unknown"
+    assert "workflow instance" in result.error["message"], result.error
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
