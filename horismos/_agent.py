@@ -247,9 +247,11 @@ class Agent:
             await runner.check_bindings(wf)
             if held:
                 await worker.hold(wf, foci[0])  # type: ignore[union-attr]
+            # what a crash, a block or a wait left on a world that outlives the process: on a
+            # shared one, read under the focus's claim (--all's workers read their batches)
             left = (
                 unfinished(world.store, wf.iri, foci)
-                if world.store.persistent and worker is None
+                if (world.store.persistent and worker is None) or held
                 else {}
             )
             if not all:
@@ -264,8 +266,6 @@ class Agent:
                 await worker.run(runner, wf, foci, finished)
                 order = {f: i for i, f in enumerate(foci)}
                 instances.sort(key=lambda inst: order[inst.focus])
-            elif held:
-                finished(await runner.run_instance(wf, foci[0]))
             else:
                 for f in foci:
                     stored = left.get(f)

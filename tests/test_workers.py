@@ -21,7 +21,7 @@ import pytest
 from oxigraph_server import OxigraphServer
 from rdflib import URIRef
 
-from horismos import Agent, World, replay
+from horismos import Agent, UsageError, World, replay
 from horismos._claims import Worker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -697,6 +697,58 @@ def test_a_catalog_call_yields_to_a_late_hold_of_a_step_charging_its_subject(tmp
     assert result.status == "refused", result
     assert result.error is not None and result.error["kind"] == "outcome_unknown"
     assert "workflow instance" in result.error["message"], result.error
+
+
+def test_an_approval_a_step_gave_back_on_yielding_is_used_when_the_focus_is_run_again(
+        tmp_path, server):
+    """On a shared world, a step that needs approval was approved, then yielded its call to
+    a ward's step charging the same patient at that moment: it never called, so the approval
+    is given back, and the instance is blocked. Run again, the instance goes on (as on a
+    store of one process: a rerun continues what was left, it does not start another) and
+    the one approval makes the one charge; running again while an instance waits is
+    refused, as it is there."""
+    from horismos._stores.base import doubt_node
+
+    ns = "http://example.org/clinic#"
+    (tmp_path / "bill.ttl").write_text(GUARDIAN_DEFS.replace(
+        "horis:idempotent false .", "horis:idempotent false ; horis:requiresApproval true ."))
+    charged: list[str] = []
+
+    def charge(patient):
+        charged.append(str(patient))
+        return {"ref": "R-1"}
+
+    agent = Agent.from_files(tmp_path / "bill.ttl", tools={"charge": charge})
+    world = World.open(server.store)
+    world.store.update(f"INSERT DATA {{ <{ns}p1> a <{ns}Patient> }}")
+    bill = {"workflow": f"{ns}Bill", "focus": f"{ns}p1"}
+    try:
+        waiting = agent.run(world, **bill)
+        assert waiting.status == "waiting"
+        with pytest.raises(UsageError, match="running again does not settle a wait"):
+            agent.run(world, **bill)
+        agent.approve(world, waiting.instance,
+                      agent.catalog.approve("t.charge", {"patient": f"{ns}p1"}))
+        node = doubt_node(URIRef(f"{ns}t.charge"), URIRef(f"{ns}p1"))
+        ward = URIRef("urn:horismos:instance:ward-run")
+        other_process, apply = Worker.join(World.open(server.store)), world.store.apply
+        _a_late_hold_lands_with(world, node, ward)
+        try:
+            yielded = agent.resume(world, waiting.instance)
+        finally:
+            world.store.apply = apply
+            other_process.leave()
+        assert yielded.status == "blocked" and charged == []
+        # the ward's call is over, and charged nobody (its tool failed, say)
+        world.store.update(
+            f"DELETE WHERE {{ GRAPH <urn:horismos:instances> {{ <{node}> ?p ?o }} }}")
+        again = agent.run(world, **bill)
+    finally:
+        world.store.close()
+    assert again.instances[0].instance == waiting.instance  # the same instance went on
+    first = again.steps[0]
+    assert (str(first.step), first.status) == (f"{ns}ChargeSelf", "completed")
+    assert charged == [f"{ns}p1"]  # one approval, one charge, no second approval asked
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
