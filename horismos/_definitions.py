@@ -653,6 +653,7 @@ class _Builder:
         self.check_pattern_terms(named)
         self.check_focus_typos()
         self.check_wait_focus()
+        self.check_patterns_about_focus()
         self.check_filter_variables()
         self.check_pattern_literals()
         self.check_typed_terms(declared)
@@ -1183,6 +1184,103 @@ class _Builder:
                     else f"{self.n(pred)} uses ?{var} beside ?this: ?{var} is not the "
                     "instance's focus but any node that matches",
                     "did you mean ?this?",
+                    (holder, pred),
+                )
+
+    def check_patterns_about_focus(self) -> None:
+        """A step's horis:requires (an ActionStep's, a DecisionStep rule's) that never names
+        ?this: it is about no instance in particular. A rule ``?result :value ?v . FILTER
+        (?v > 6)`` held for every instance as soon as any result was critical, and a normal
+        result paged the doctor; an ActionStep's pattern picked its arguments from any node,
+        or from several. A tool's own horis:requires is the other way round: it sees the
+        tool's arguments, and a ?this there is bound to nothing, so the guard held for every
+        call. A pattern with no variable (a condition on the world) is left alone, as is one
+        reading a proposal's choice, or a ?this misspelt (:meth:`check_focus_typos`)."""
+        steps = self.step_nodes()
+        chosen = {s.as_var for s in self.defs.steps.values() if isinstance(s, ProposalStep)}
+        for owner, holder, pred, pre in self.patterns:
+            names = pre.variables
+            if owner in steps:
+                if pred != HORIS.requires:
+                    continue
+                step = self.defs.steps.get(cast(URIRef, owner))
+                given = (
+                    {a.name: step.var_for(a.name) for a in step.tool.args}
+                    if isinstance(step, ActionStep) and step.tool is not None
+                    else {}
+                )
+                if given:
+                    self.check_shadowed_arguments(
+                        cast(ActionStep, step), given, holder, pred, names
+                    )
+                if (
+                    not names
+                    or "this" in names
+                    or "this" in given.values()  # its other arguments may come from anywhere
+                    or names & chosen
+                    or any(_slip(v, "this") <= 1 for v in names)
+                ):
+                    continue
+                text = " ".join(str(x) for x in self.g.objects(holder, pred))
+                var = next((m for m in re.findall(r"[?$](\w+)", text) if m in names), min(names))
+                what = "rule" if holder != owner else "step"
+                self.at_variable(
+                    "warning",
+                    var,
+                    owner,
+                    f"{self.n(pred)} never names ?this, the instance's focus: the {what} is "
+                    "about no instance in particular — it holds, and binds "
+                    f"?{var}, for any match in the world, the same for every instance",
+                    f"tie the pattern to the focus: write ?this where ?{var} stands for it, "
+                    f"or link ?{var} to ?this (?this :prop ?{var} .)",
+                    (holder, pred),
+                )
+            elif "this" in names and (owner, RDF.type, HORIS.Tool) in self.g:
+                args = sorted(
+                    str(n)
+                    for takes in self.g.objects(owner, HORIS.takes)
+                    for a in self.g.objects(takes, HORIS.arg)
+                    for n in self.g.objects(a, HORIS.name)
+                )
+                if "this" in args:
+                    continue
+                self.at_variable(
+                    "error",
+                    "this",
+                    owner,
+                    f"{self.n(pred)} of a tool sees its arguments, not ?this: no focus is "
+                    "bound here, so ?this matches any node and the guard holds for every call",
+                    "name the argument the guard is about"
+                    + (f" ({', '.join('?' + a for a in args)})" if args else "")
+                    + ", e.g. ?"
+                    + (args[0] if args else "patient")
+                    + " :acuity :urgent .",
+                    (holder, pred),
+                )
+
+    def check_shadowed_arguments(
+        self,
+        step: ActionStep,
+        given: dict[str, str],
+        holder: Node,
+        pred: URIRef,
+        names: frozenset[str],
+    ) -> None:
+        """A pattern variable named as an argument that horis:bind gives from another
+        variable (``?patient :queueRef ?ref`` with ``patient`` bound from ``?this``): the
+        tool receives ?this, and ``?patient`` in the pattern is any node that matches, so the
+        step's other values come from any patient, or from several."""
+        for arg, var in sorted(given.items()):
+            if var != arg and arg in names and arg not in given.values():
+                self.at_variable(
+                    "warning",
+                    arg,
+                    step.iri,
+                    f'{self.n(pred)} uses ?{arg}, but horis:bind gives argument "{arg}" '
+                    f"from ?{var}: ?{arg} in the pattern is not what the tool receives but "
+                    "any node that matches, so the values the pattern binds beside it come "
+                    "from any such node",
+                    f"write ?{var} for ?{arg} in the pattern",
                     (holder, pred),
                 )
 
@@ -2528,6 +2626,19 @@ class _Builder:
         if remote:
             self.remote(s, cands, HORIS.query, cast(Node, self.one(cands, HORIS.query)), remote[0])
             return None
+        named = re.findall(r"[?$](\w+)", str(self.one(cands, HORIS.query)))
+        if "this" not in named and not any(_slip(v, "this") <= 1 for v in named):
+            self.at_variable(
+                "warning",
+                named[0] if named else as_var,
+                s,
+                "the horis:candidates query never names ?this, the instance's focus: every "
+                "instance is offered the same options, whatever its focus, and the model "
+                "chooses among all of them",
+                "tie the candidates to the focus, e.g. ?this :flight ?old . ?"
+                f"{as_var} :to ?dest . ?old :to ?dest .",
+                (cands, HORIS.query),
+            )
         return text
 
     def check_wait(self, s: Node) -> None:

@@ -1,0 +1,87 @@
+"""Patterns that are about no instance in particular, caught before anything runs.
+
+Each mistake was made in a copy of a shipped workflow and passed ``horismos validate``; what
+the run then did is said in each test. A pattern is tried with ?this bound to the instance's
+focus: one that never names it (nor reaches it through an argument given from ?this) holds,
+and binds its variables, for any match in the world.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workflow_edits import LAB, REBOOKING, TRIAGE, edited, problems, the_error, the_one
+
+
+def test_a_decision_rule_that_never_names_this_is_a_warning(tmp_path: Path) -> None:
+    # Every result took rule 1 as soon as any result in the world was critical: a normal
+    # 4.1 paged the on-call doctor, and the run exited 0.
+    path, line = edited(tmp_path, LAB, '""" ?this :value ?v ; a ?kind .',
+                        '""" ?result :value ?v ; a ?kind .')
+    w = the_one(problems(path, LAB), "warning")
+    assert (w.line, w.node) == (line, ":IsCritical")
+    assert "never names ?this" in w.message and "rule" in w.message
+    assert w.hint is not None and "write ?this where ?result stands" in w.hint
+
+
+def test_an_action_steps_pattern_that_never_names_this_is_a_warning(tmp_path: Path) -> None:
+    # With another patient already queued, :patient42's step failed "2 solutions for the
+    # arguments", naming the other patient's queue entry, after assign_queue had acted.
+    path, line = edited(
+        tmp_path, TRIAGE,
+        '''    horis:requires """ ?this :queueRef ?ref .
+                       ?nurse a :Nurse ; :onDuty true .
+                       FILTER NOT EXISTS { ?this :assignedNurse ?n } """ ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .''',
+        '''    horis:requires """ ?patient :queueRef ?ref .
+                       ?nurse a :Nurse ; :onDuty true .
+                       FILTER NOT EXISTS { ?patient :assignedNurse ?n } """ .''')
+    w = the_one(problems(path, TRIAGE), "warning")
+    assert (w.line, w.node) == (line, ":NotifyNurse")
+    assert "never names ?this" in w.message and "?patient" in w.message
+
+
+def test_a_pattern_variable_named_as_an_argument_given_from_this_is_a_warning(
+        tmp_path: Path) -> None:
+    # `patient` comes from ?this, but the pattern's ?patient was any queued patient: the
+    # nurse was paged with another patient's queue reference, or the step failed with two.
+    path, line = edited(tmp_path, TRIAGE, '''    horis:requires """ ?this :queueRef ?ref .''',
+                        '''    horis:requires """ ?patient :queueRef ?ref .''')
+    w = the_one(problems(path, TRIAGE), "warning")
+    assert (w.line, w.node) == (line, ":NotifyNurse")
+    assert 'horis:bind gives argument "patient" from ?this' in w.message
+    assert w.hint == "write ?this for ?patient in the pattern"
+
+
+def test_a_candidates_query_that_never_names_this_is_a_warning(tmp_path: Path) -> None:
+    # A Boston passenger was offered, and rebooked onto, a New York flight: the options were
+    # every scheduled flight to wherever any cancelled flight went.
+    path, line = edited(tmp_path, REBOOKING, "        ?this :flight ?old .",
+                        "        ?booking :flight ?old .")
+    w = the_one(problems(path, REBOOKING), "warning")
+    assert (w.line, w.node) == (line, ":ProposeFlight")
+    assert "candidates query never names ?this" in w.message
+
+
+def test_this_in_a_tools_own_requires_is_an_error(tmp_path: Path) -> None:
+    # A tool's horis:requires sees its arguments; ?this there was bound to nothing and
+    # matched any node, so an "urgent only" guard let a routine patient through.
+    path, line = edited(tmp_path, TRIAGE, '    horis:binding "python:ehr_client.assign_queue" ;',
+                        '    horis:requires "?this :acuity :urgent ." ;\n'
+                        '    horis:binding "python:ehr_client.assign_queue" ;')
+    e = the_error(problems(path, TRIAGE))
+    assert (e.line, e.node) == (line, ":ehr.assign_queue")
+    assert "sees its arguments, not ?this" in e.message
+    assert e.hint is not None and "(?patient, ?queue)" in e.hint
+    # the same guard about the argument is what was meant, and is valid
+    path, _ = edited(tmp_path, TRIAGE, '    horis:binding "python:ehr_client.assign_queue" ;',
+                     '    horis:requires "?patient :acuity :urgent ." ;\n'
+                     '    horis:binding "python:ehr_client.assign_queue" ;')
+    assert problems(path, TRIAGE) == []
+
+
+def test_the_shipped_workflows_are_about_their_focus() -> None:
+    # :Escalate picks any on-call clinician (no ?this in its pattern) for the result it is
+    # given from ?this: about the focus, and not warned of.
+    for pair in (TRIAGE, LAB, REBOOKING):
+        assert problems(pair[0], pair) == []
