@@ -75,6 +75,7 @@ from ._preconditions import (
 from ._prefix_clash import prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
+from ._term_kinds import pattern_terms, range_class, term_kind
 from ._vocab import HORIS, NS
 
 __all__ = [
@@ -657,6 +658,8 @@ class _Builder:
         self.check_filter_variables()
         self.check_pattern_literals()
         self.check_typed_terms(declared)
+        self.check_term_kinds()
+        self.check_focus_arguments()
         self.check_shacl_terms()
         self.check_domain_shapes()
         self.check_prefix_clashes(declared)
@@ -961,6 +964,157 @@ class _Builder:
                         "has nothing to run for",
                         known,
                         at=(wf, HORIS.focusType, focus),
+                    )
+
+    def check_term_kinds(self) -> None:
+        """A property written where a class goes (an argument's or an assertion's
+        horis:type, a horis:focusType, ``?x a :onDuty``) or a class where a property goes (an
+        assertion's horis:property, ``?this :Patient ?ref``): declared, so no undeclared-term
+        check sees them, and each made every call, answer or match fail (:mod:`._term_kinds`)."""
+        g = self.g
+
+        def is_(term: Node | None, kind: str) -> bool:
+            return isinstance(term, URIRef) and term_kind(g, term) == kind
+
+        def meant(prop: URIRef, via: URIRef) -> str | None:
+            found = range_class(g, prop) if via == RDFS.range else None
+            if via == RDFS.domain:
+                domains = [d for d in g.objects(prop, RDFS.domain) if is_(d, "class")]
+                found = cast(URIRef, domains[0]) if len(domains) == 1 else None
+            return f"{self.n(found)}, the {self.n(via)} of {self.n(prop)}" if found else None
+
+        for tool in sorted(set(g.subjects(RDF.type, HORIS.Tool)), key=str):
+            for takes in g.objects(tool, HORIS.takes):
+                for a in g.objects(takes, HORIS.arg):
+                    for typ in g.objects(a, HORIS.type):
+                        if is_(typ, "property"):
+                            fits = meant(cast(URIRef, typ), RDFS.range)
+                            self.error(
+                                tool,
+                                f'argument "{self.text(a, HORIS.name) or "?"}" has horis:type '
+                                f"{self.n(typ)}, a property, not a class: no node is one, so "
+                                "every call is refused",
+                                f"write horis:type {fits}"
+                                if fits
+                                else "write horis:type with "
+                                "the class of the nodes the argument takes",
+                                at=(a, HORIS.type, typ),
+                            )
+            for e in g.objects(tool, HORIS.effect):
+                for a in g.objects(e, HORIS.asserts):
+                    prop = self.one(a, HORIS.property)
+                    if is_(prop, "class"):
+                        self.error(
+                            tool,
+                            f"horis:property {self.n(cast(URIRef, prop))} is a class, not a "
+                            "property: the "
+                            "gate refuses every answer, after the tool has acted",
+                            "write the property the tool's value is written under",
+                            at=(a, HORIS.property, prop),
+                        )
+                    for typ in g.objects(a, HORIS.type):
+                        if is_(typ, "property"):
+                            fits = meant(prop, RDFS.range) if isinstance(prop, URIRef) else None
+                            self.error(
+                                tool,
+                                f"asserted property {self.n(prop or a)} has horis:type "
+                                f"{self.n(typ)}, a property, not a class: no node is one, so "
+                                "the gate refuses every value, after the tool has acted",
+                                f"write horis:type {fits}"
+                                if fits
+                                else "write horis:type with "
+                                "the class of the nodes the value points to",
+                                at=(a, HORIS.type, typ),
+                            )
+        for wf in sorted(set(g.subjects(RDF.type, HORIS.Workflow)), key=str):
+            for focus in g.objects(wf, HORIS.focusType):
+                if is_(focus, "property"):
+                    fits = meant(cast(URIRef, focus), RDFS.domain)
+                    self.error(
+                        wf,
+                        f"horis:focusType {self.n(focus)} is a property, not a class: no node "
+                        "is one, so the workflow has nothing to run for",
+                        f"write horis:focusType {fits}"
+                        if fits
+                        else "write the class of the nodes each instance runs for",
+                        at=(wf, HORIS.focusType, focus),
+                    )
+        for owner, holder, pred, pre in self.patterns:
+            said: set[URIRef] = set()
+            for term, used_as in sorted(pattern_terms(pre.select.algebra), key=str):
+                if term in said or not is_(term, "property" if used_as == "class" else "class"):
+                    continue
+                said.add(term)
+                name = self.n(term)
+                needle = rf"(?:{re.escape(name)}|<{re.escape(str(term))}>)(?![\w-])"
+                if used_as == "class":
+                    message = (
+                        f"{self.n(pred)} reads `a {name}`, but {name} is a property, not a "
+                        "class: no node is one, so the pattern never matches"
+                    )
+                    hint = f"write ?x {name} ?value for the property, or a class after `a`"
+                else:
+                    message = (
+                        f"{self.n(pred)} uses {name} as a property, but it is a class: no "
+                        "statement has it as its predicate, so the pattern never matches"
+                    )
+                    hint = f"write ?x a {name} to ask for the class, or the property meant"
+                self.at_text("error", needle, owner, message, hint, (holder, pred))
+
+    def check_focus_arguments(self) -> None:
+        """An argument given from ?this whose class the workflow's focus is unrelated to
+        (``horis:focusType :Clinician`` for a tool taking a ``:LabResult``, or a step reached
+        from a workflow of another focus type): every call was refused after the steps
+        before it had acted. A warning, at the step's horis:bind: a node may be of two
+        unrelated classes, as the domain check allows (:mod:`._effect_domain`)."""
+        classes_of = self.defs.classes_of
+
+        def fits(focus: URIRef, a: Arg) -> bool:  # or not both classes the files declare
+            return (
+                focus in classes_of(a.type)
+                or a.type in classes_of(focus)
+                or term_kind(self.g, focus) != "class"
+                or term_kind(self.g, a.type) != "class"
+            )
+
+        reached = {
+            wf.iri: [s for s in wf.reachable() if isinstance(s, ActionStep)]
+            for wf in self.defs.workflows.values()
+        }
+        for wf in sorted(self.defs.workflows.values(), key=lambda w: str(w.iri)):
+            focus = wf.focus_type
+            for step in reached[wf.iri]:
+                if not isinstance(step, ActionStep) or step.tool is None:
+                    continue
+                for a in step.tool.args:
+                    if step.var_for(a.name) != "this" or not a.is_class or fits(focus, a):
+                        continue
+                    owners = [
+                        self.n(o.iri)
+                        for o in self.defs.workflows.values()
+                        if step in reached[o.iri] and fits(o.focus_type, a)
+                    ]
+                    bind = next(
+                        (
+                            b
+                            for b in self.g.objects(step.iri, HORIS.bind)
+                            if self.text(b, HORIS.arg) == a.name
+                        ),
+                        None,
+                    )
+                    self.warn(
+                        step.iri,
+                        f'horis:bind gives argument "{a.name}" of {step.tool.name} (a '
+                        f"{self.n(a.type)}) from ?this, but {self.n(wf.iri)} runs for nodes "
+                        f"of {self.n(focus)} (its horis:focusType): unless a node is both, "
+                        "every call is refused, after the steps before it have acted",
+                        f"{self.n(step.iri)} is a step of {' and '.join(sorted(owners))}: "
+                        f"send {self.n(wf.iri)} to a step of its own"
+                        if owners
+                        else f"make {self.n(wf.iri)}'s horis:focusType {self.n(a.type)}, or "
+                        f'give "{a.name}" from a variable the pattern binds to a '
+                        f"{self.n(a.type)}",
+                        at=(bind, HORIS.arg, None) if bind is not None else step.iri,
                     )
 
     def unknown(self, term: URIRef, known: set[URIRef]) -> bool:

@@ -279,3 +279,73 @@ def test_a_did_you_mean_for_a_term_no_prefix_writes_is_a_whole_iri(tmp_path: Pat
     (p,) = [p for p in defs.warnings if "Nurs>" in p.message]
     assert (p.file, p.line) == (str(path), line)
     assert p.hint == "did you mean <http://example.org/other/Nurse>?"
+
+
+# -- a property where a class goes, a class where a property goes -----------------------------
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "node", "said", "hint"), [
+    pytest.param(TRIAGE, 'horis:name "queue"   ; horis:type :AcuityLevel',
+                 'horis:name "queue"   ; horis:type :acuity', ":ehr.assign_queue",
+                 'argument "queue" has horis:type :acuity, a property, not a class',
+                 "write horis:type :AcuityLevel, the rdfs:range of :acuity", id="argument"),
+    pytest.param(LAB, "horis:property :escalatedTo ; horis:type :Clinician",
+                 "horis:property :escalatedTo ; horis:type :onCall", ":lab.escalate",
+                 "asserted property :escalatedTo has horis:type :onCall, a property",
+                 "write horis:type :Clinician, the rdfs:range of :escalatedTo", id="asserted-type"),
+    pytest.param(TRIAGE, "horis:property :queueRef ; horis:type xsd:string",
+                 "horis:property :Patient ; horis:type xsd:string", ":ehr.assign_queue",
+                 "horis:property :Patient is a class, not a property",
+                 "write the property", id="asserted-property"),
+    pytest.param(LAB, "horis:focusType :LabResult ;", "horis:focusType :value ;",
+                 ":ReviewResult", "horis:focusType :value is a property, not a class",
+                 "write horis:focusType :LabResult, the rdfs:domain of :value", id="focus-type"),
+    pytest.param(TRIAGE, "?nurse a :Nurse ; :onDuty true .", "?nurse a :onDuty ; :onDuty true .",
+                 ":NotifyNurse", "reads `a :onDuty`, but :onDuty is a property",
+                 "write ?x :onDuty ?value", id="pattern-class"),
+    pytest.param(TRIAGE, '""" ?this :queueRef ?ref .', '""" ?this :Patient ?ref .',
+                 ":NotifyNurse", "uses :Patient as a property, but it is a class",
+                 "write ?x a :Patient", id="pattern-property"),
+])
+def test_a_property_for_a_class_or_a_class_for_a_property_is_an_error(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, said: str,
+        hint: str) -> None:
+    # Declared, so no undeclared-term check saw them; each passed validate and then refused
+    # every call ("must be a node of class :acuity"), ran no instance and exited 0 (a focus
+    # type), rejected every answer after the tool acted, or blocked the step after the steps
+    # before it had acted.
+    path, line = edited(tmp_path, pair, old, new)
+    e = the_error(problems(path, pair))
+    assert (e.line, e.node) == (line, node), e
+    assert said in e.message
+    assert e.hint is not None and e.hint.startswith(hint), e.hint
+
+
+def test_an_argument_given_from_this_of_a_class_the_focus_is_not_is_a_warning(
+        tmp_path: Path) -> None:
+    # :ReviewResult for clinicians: every :Escalate and :File call was refused ("must be a
+    # node of class :LabResult; the graph gives :drLee") after the decision ran.
+    path, _ = edited(tmp_path, LAB, "horis:focusType :LabResult ;",
+                     "horis:focusType :Clinician ;")
+    found = problems(path, LAB)
+    assert [(p.severity, p.node) for p in found] == [("warning", ":Escalate"),
+                                                     ("warning", ":File")]
+    assert 'gives argument "result" of lab.escalate (a :LabResult) from ?this' in found[0].message
+    assert found[0].hint is not None and "horis:focusType :LabResult" in found[0].hint
+    assert found[0].line == found[0].line and path.read_text().splitlines()[
+        found[0].line - 1].strip().startswith('horis:bind [ horis:arg "result"')
+
+
+def test_a_step_of_another_workflow_reached_with_another_focus_is_a_warning(
+        tmp_path: Path) -> None:
+    # Triage sent on to the lab's :File: after both ehr tools acted for :patient42, :File was
+    # refused ("argument result must be a node of class :LabResult; the graph gives
+    # :patient42"), and validate had said valid.
+    bind = '    horis:bind [ horis:arg "patient" ; horis:var "this" ] '
+    path, _ = edited(tmp_path, TRIAGE, bind + ".",
+                     bind + ";\n    horis:next <http://example.org/lab#File> .")
+    defs = load_definitions([path, TRIAGE[1], *LAB])
+    w = the_one(defs.warnings, "warning")
+    assert w.file == str(LAB[0]) and w.node is not None and w.node.endswith("File")
+    assert "runs for nodes of" in w.message and "Patient" in w.message
+    assert w.hint is not None and "send" in w.hint and "to a step of its own" in w.hint

@@ -1,0 +1,76 @@
+"""A property written where a class goes, or a class where a property goes.
+
+Both are declared, so the undeclared-term checks pass them: ``horis:type :acuity`` on an
+argument (the property, for its range ``:AcuityLevel``) refused every call ("must be a node of
+class :acuity"); ``horis:focusType :value`` ran no instance and exited 0; ``horis:property
+:Patient`` on an assertion made the gate reject every answer after the tool had acted; ``?nurse
+a :onDuty`` or ``?this :Patient ?ref`` in a pattern never matched, and the step was blocked
+after the steps before it had acted. The ontology says which each term is, so the loader says
+so before anything runs.
+
+A term counts as a class when the files declare it one (``owl:Class``, ``rdfs:Class``,
+``rdfs:subClassOf``) and as a property when they declare it one (a property type,
+``rdfs:domain``, ``rdfs:range``, ``rdfs:subPropertyOf``); one declared as both (OWL 2
+punning) or as neither is not judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+from rdflib import OWL, RDF, RDFS, Graph, URIRef
+
+__all__ = ["Kind", "pattern_terms", "range_class", "term_kind"]
+
+Kind = Literal["class", "property"]
+
+_CLASS_TYPES = (OWL.Class, RDFS.Class)
+_PROPERTY_TYPES = (
+    RDF.Property,
+    OWL.ObjectProperty,
+    OWL.DatatypeProperty,
+    OWL.AnnotationProperty,
+    OWL.FunctionalProperty,
+    OWL.TransitiveProperty,
+    OWL.SymmetricProperty,
+)
+
+
+def term_kind(g: Graph, term: URIRef) -> Kind | None:
+    """What the files declare ``term`` to be, when they declare it one thing only."""
+    is_class = any((term, RDF.type, t) in g for t in _CLASS_TYPES) or (
+        (term, RDFS.subClassOf, None) in g
+    )
+    is_property = any((term, RDF.type, t) in g for t in _PROPERTY_TYPES) or any(
+        (term, p, None) in g for p in (RDFS.domain, RDFS.range, RDFS.subPropertyOf)
+    )
+    if is_class == is_property:
+        return None
+    return "class" if is_class else "property"
+
+
+def range_class(g: Graph, prop: URIRef) -> URIRef | None:
+    """The one class ``prop``'s ``rdfs:range`` names, if it names one: what a modeler who
+    wrote the property for a class most likely meant."""
+    found = [r for r in g.objects(prop, RDFS.range) if isinstance(r, URIRef)]
+    classes = [r for r in found if term_kind(g, r) == "class"]
+    return classes[0] if len(classes) == 1 else None
+
+
+def pattern_terms(algebra: Any) -> Iterator[tuple[URIRef, Kind]]:
+    """The terms a parsed pattern uses as a property (an IRI predicate) or as a class (the
+    object of ``a``), in no particular order."""
+    stack = [algebra]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], URIRef):
+            if x[1] == RDF.type:
+                if isinstance(x[2], URIRef):
+                    yield x[2], "class"
+            else:
+                yield x[1], "property"
+        elif isinstance(x, Mapping):
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple | set | frozenset):
+            stack.extend(x)
