@@ -69,13 +69,14 @@ from ._preconditions import (
     compile_patterns,
     detached_tests,
     filter_scopes,
+    group_triples,
     literal_matches,
     remote_reads,
 )
 from ._prefix_clash import prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
-from ._term_kinds import pattern_terms, range_class, term_kind
+from ._term_kinds import pattern_terms, range_class, term_kind, value_kinds
 from ._vocab import HORIS, NS
 
 __all__ = [
@@ -660,6 +661,7 @@ class _Builder:
         self.check_typed_terms(declared)
         self.check_term_kinds()
         self.check_focus_arguments()
+        self.check_argument_kinds()
         self.check_shacl_terms()
         self.check_domain_shapes()
         self.check_prefix_clashes(declared)
@@ -1116,6 +1118,49 @@ class _Builder:
                         f"{self.n(a.type)}",
                         at=(bind, HORIS.arg, None) if bind is not None else step.iri,
                     )
+
+    def check_argument_kinds(self) -> None:
+        """An argument given a variable that the step's pattern binds to the other kind of
+        value: a literal (the object of an owl:DatatypeProperty) for an argument that takes
+        a node of a class, or a node (a subject, ?this) for one that takes a literal. Every
+        call was refused ("must be a node of class :Nurse; the graph gives "Q-URGENT-1""),
+        after the steps before it had acted."""
+        for step in sorted(self.defs.steps.values(), key=lambda s: str(s.iri)):
+            if not isinstance(step, ActionStep) or step.tool is None:
+                continue
+            pre = step.requires
+            kinds = {"this": "node"}
+            if pre is not None:
+                kinds |= value_kinds(self.g, group_triples(pre.select.algebra))
+                kinds["this"] = "node"
+            for a in step.tool.args:
+                var = step.var_for(a.name)
+                kind = kinds.get(var)
+                wanted = "node" if a.is_class else "literal"
+                if kind is None or kind == wanted:
+                    continue
+                bind = next(
+                    (
+                        b
+                        for b in self.g.objects(step.iri, HORIS.bind)
+                        if self.text(b, HORIS.arg) == a.name
+                    ),
+                    None,
+                )
+                given = (
+                    "the instance's focus, a node"
+                    if var == "this"
+                    else f"a {kind} in the step's horis:requires"
+                )
+                self.error(
+                    step.iri,
+                    f'argument "{a.name}" of {step.tool.name} takes a {wanted} '
+                    f"({'of class ' if a.is_class else 'of '}{self.n(a.type)}), but ?{var} is "
+                    f"{given}: every call is refused, after the steps before it have acted",
+                    f'give "{a.name}" from a variable the pattern binds to a {wanted} '
+                    f"of {self.n(a.type)}",
+                    at=(bind, HORIS.var, None) if bind is not None else step.iri,
+                )
 
     def unknown(self, term: URIRef, known: set[URIRef]) -> bool:
         """Declared nowhere: neither in ``known`` nor a standard or ``horis:`` term (those

@@ -36,6 +36,7 @@ __all__ = [
     "explain",
     "filter_scopes",
     "first_failing",
+    "group_triples",
     "literal_matches",
     "remote_reads",
 ]
@@ -330,7 +331,7 @@ def _variables(node: Any) -> list[Variable]:
 _COMPARED = frozenset({"=", "!=", "<", ">", "<=", ">="})
 
 
-def _triples(node: Any) -> list[tuple[Any, Any, Any]]:
+def group_triples(node: Any) -> list[tuple[Any, Any, Any]]:
     """The triple patterns of ``node``'s groups, nested ones (``OPTIONAL``, ``UNION``,
     subqueries) included: where a FILTER's variables are taken from."""
     name = getattr(node, "name", None)
@@ -338,7 +339,7 @@ def _triples(node: Any) -> list[tuple[Any, Any, Any]]:
         return []
     if name == "BGP":
         return list(node.triples)
-    return [t for key in ("p", "p1", "p2") for t in _triples(node.get(key))]
+    return [t for key in ("p", "p1", "p2") for t in group_triples(node.get(key))]
 
 
 def _comparisons(expr: Any) -> list[tuple[str, Literal]]:
@@ -374,7 +375,7 @@ def literal_matches(node: Any) -> list[tuple[URIRef, Literal, str | None]]:
         ]
     expr = node.get("expr")
     if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
-        triples = _triples(node.p) if name == "Filter" else _triples(node)
+        triples = group_triples(node.p) if name == "Filter" else group_triples(node)
         for var, lit in _comparisons(expr):
             found += [
                 (p, lit, var)

@@ -16,12 +16,12 @@ punning) or as neither is not judged.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal
 
-from rdflib import OWL, RDF, RDFS, Graph, URIRef
+from rdflib import OWL, RDF, RDFS, XSD, Graph, URIRef, Variable
 
-__all__ = ["Kind", "pattern_terms", "range_class", "term_kind"]
+__all__ = ["Kind", "pattern_terms", "range_class", "term_kind", "value_kinds"]
 
 Kind = Literal["class", "property"]
 
@@ -74,3 +74,38 @@ def pattern_terms(algebra: Any) -> Iterator[tuple[URIRef, Kind]]:
             stack.extend(x.values())
         elif isinstance(x, list | tuple | set | frozenset):
             stack.extend(x)
+
+
+def value_kinds(g: Graph, triples: Iterable[tuple[Any, Any, Any]]) -> dict[str, str]:
+    """What each variable of a pattern's triples is bound to, where the ontology says:
+    ``node`` for a subject, the object of ``a`` or of an ``owl:ObjectProperty`` (or one whose
+    range is a class); ``literal`` for the object of an ``owl:DatatypeProperty`` (or one
+    whose range is a datatype). A variable said to be both is left out."""
+    said: dict[str, set[str]] = {}
+    for s, p, o in triples:
+        if isinstance(s, Variable):
+            said.setdefault(str(s), set()).add("node")
+        if not isinstance(o, Variable) or not isinstance(p, URIRef):
+            continue
+        kind = "node" if p == RDF.type else _object_kind(g, p)
+        if kind is not None:
+            said.setdefault(str(o), set()).add(kind)
+    return {v: next(iter(k)) for v, k in said.items() if len(k) == 1}
+
+
+def _object_kind(g: Graph, prop: URIRef) -> str | None:
+    if (prop, RDF.type, OWL.ObjectProperty) in g:
+        return "node"
+    if (prop, RDF.type, OWL.DatatypeProperty) in g:
+        return "literal"
+    kinds = {
+        "literal" if str(r).startswith(str(XSD)) or (r, RDF.type, RDFS.Datatype) in g else "node"
+        for r in g.objects(prop, RDFS.range)
+        if isinstance(r, URIRef)
+        and (
+            term_kind(g, r) == "class"
+            or str(r).startswith(str(XSD))
+            or (r, RDF.type, RDFS.Datatype) in g
+        )
+    }
+    return next(iter(kinds)) if len(kinds) == 1 else None
