@@ -9,6 +9,7 @@ step or the binding, and the start of every run refuses on any of them.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,10 @@ __all__ = [
     "sometimes_unbound",
     "unbound_arguments",
 ]
+
+
+_VARIABLE = re.compile(r"\w+")
+"""What a SPARQL variable may be named (its VARNAME, near enough: no hyphen, no dot)."""
 
 
 def unbound_arguments(defs: Definitions) -> list[Problem]:
@@ -120,14 +125,19 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                 )
             near = nearest_variable(var, sorted(given))
             meant = f"did you mean ?{near}? " if near else ""
+            # a name no SPARQL variable can have ("queue-level") is given by horis:bind only
+            use = (
+                f"use ?{var} in a triple pattern of the step's horis:requires, bind "
+                if _VARIABLE.fullmatch(var)
+                else f'"{var}" is no SPARQL variable name, so no pattern can name it: bind '
+            )
             found.append(
                 defs.sources.problem(
                     "error",
                     step.iri,
                     f'argument "{arg.name}" of {step.tool.name} is required, but {how}',
-                    f"{meant}use ?{var} in a triple pattern of the step's horis:requires, bind "
-                    f'the argument with horis:bind [ horis:arg "{arg.name}" ; horis:var '
-                    '"…" ], or declare it horis:optional true',
+                    f'{meant}{use}the argument with horis:bind [ horis:arg "{arg.name}" ; '
+                    'horis:var "…" ], or declare it horis:optional true',
                     at=at,
                 )
             )

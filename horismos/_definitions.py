@@ -670,7 +670,8 @@ class _Builder:
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
             self.check_reachability()
             for h in hazards(self.defs.tools, self.defs.steps, self.defs.workflows, self.n):
-                self.warn(h.node, h.message, h.hint)
+                at = (h.node, h.predicate, None) if h.predicate is not None else None
+                self.warn(h.node, h.message, h.hint, at=at)
             waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
             for proposal, how, target in unchosen_options(self.defs.steps):
                 var, pred = f"?{proposal.as_var}", HORIS[how]
@@ -2526,6 +2527,16 @@ class _Builder:
             other = first[a.key][0]
             ok = False
             explicit = self.one(node, HORIS.key) is not None
+            if a.property == other.property:  # written twice: one of them is a slip
+                self.error(
+                    tool,
+                    f"{self.n(a.property)} is asserted twice in one effect: the gate files "
+                    f'the result\'s field "{a.key}" under one of the two, and the other (its '
+                    "horis:type, horis:optional, horis:value) is never used",
+                    f"delete one of the two horis:asserts of {self.n(a.property)}",
+                    at=node,
+                )
+                continue
             self.error(
                 tool,
                 f"{self.n(a.property)} and {self.n(other.property)} both answer to the result's "
@@ -2996,6 +3007,18 @@ class _Builder:
                         if users
                         else f"declare a step that uses it (:SomeStep a horis:ActionStep ; "
                         f"horis:tool {self.n(o)} .) and point {label} at that step",
+                        at=(s, pred, o),
+                    )
+                elif (o, RDF.type, HORIS.Workflow) in self.g:
+                    start = self.one(o, HORIS.start)
+                    self.error(
+                        s,
+                        f"{label} {self.n(o)} is a workflow, not a step: a flow goes from step "
+                        "to step within one workflow, and one workflow does not start another",
+                        f"point {label} at {self.n(start)}, the step {self.n(o)} starts at"
+                        if start is not None and start in step_nodes
+                        else f"point {label} at a step (a horis:ActionStep, horis:DecisionStep, "
+                        "horis:ProposalStep or horis:WaitStep)",
                         at=(s, pred, o),
                     )
                 elif (o, None, None) in self.g:

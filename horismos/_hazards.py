@@ -49,6 +49,7 @@ from ._model import (
     WaitStep,
     Workflow,
 )
+from ._vocab import HORIS
 
 __all__ = [
     "Hazard",
@@ -68,6 +69,8 @@ class Hazard:
     node: URIRef
     message: str
     hint: str
+    predicate: URIRef | None = None
+    """The statement of ``node`` it is about, when one is: where it is reported."""
 
 
 def flow_graph(steps: Mapping[URIRef, Step]) -> Digraph[URIRef]:
@@ -131,6 +134,7 @@ def hazards(
                 "tool answers with is not retried",
                 "declare horis:idempotent true if calling it twice does no harm, or drop "
                 "horis:retries",
+                HORIS.retries,
             )
     flow = flow_graph(steps)
     budget = min((w.max_steps for w in workflows.values()), default=DEFAULT_MAX_STEPS)

@@ -690,3 +690,30 @@ def test_a_proposals_choice_is_given_to_the_steps_after_its_next(tmp_path: Path)
     path.write_text(text.replace(old, "horis:next :Confirm ;\n    " + old) + later,
                     encoding="utf-8")
     assert unbound_arguments(load_definitions([path, REBOOKING[1]])) == []
+
+
+def test_minor_slips_are_reported_where_written_with_a_fix_that_works(tmp_path: Path) -> None:
+    # horis:retries on a tool that is not idempotent: warned of at the tool's first line, not
+    # the horis:retries line.
+    path, line = edited(tmp_path, TRIAGE, "    horis:idempotent false .",
+                        "    horis:retries 2 ;\n    horis:idempotent false .")
+    w = the_one(problems(path, TRIAGE), "warning")
+    assert w.line == line and "horis:retries 2" in w.message
+    # a workflow named where a step goes: the hint said to declare it a step
+    path, line = edited(tmp_path, TRIAGE, "    horis:next :NotifyNurse .",
+                        "    horis:next :Triage .")
+    e = the_error([p for p in problems(path, TRIAGE) if p.severity == "error"])
+    assert e.line == line and "is a workflow, not a step" in e.message
+    assert e.hint == "point horis:next at :QueuePatient, the step :Triage starts at"
+    # one property asserted twice: the hint said to give it a horis:key of its own
+    ref = "        horis:asserts [ horis:property :queueRef ; horis:type xsd:string"
+    path, line = edited(tmp_path, TRIAGE, ref + " ]",
+                        ref + " ] ;\n" + ref + " ; horis:optional true ]")
+    e = the_error(problems(path, TRIAGE))
+    assert e.line == line + 1 and ":queueRef is asserted twice in one effect" in e.message
+    assert e.hint == "delete one of the two horis:asserts of :queueRef"
+    # an argument name no SPARQL variable can have: the hint said to use it in a pattern
+    path, _ = edited(tmp_path, TRIAGE, 'horis:name "queue"   ;', 'horis:name "queue-level" ;')
+    e = the_error(unbound_arguments(load_definitions([path, TRIAGE[1]])))
+    assert e.hint is not None and "no SPARQL variable name" in e.hint
+    assert "use ?queue-level" not in e.hint
