@@ -662,6 +662,7 @@ class _Builder:
         self.check_term_kinds()
         self.check_focus_arguments()
         self.check_argument_kinds()
+        self.check_for_each_subjects()
         self.check_shacl_terms()
         self.check_domain_shapes()
         self.check_prefix_clashes(declared)
@@ -1162,6 +1163,32 @@ class _Builder:
                     f"of {self.n(a.type)}",
                     at=(bind, HORIS.var, None) if bind is not None else step.iri,
                 )
+
+    def check_for_each_subjects(self) -> None:
+        """A horis:forEach step whose calls all write on the focus (the effect's subject
+        given from ?this) a property that takes one value: each call's answer is judged
+        alone, so the focus ended with one value per call (a patient with two
+        :assignedNurse) where the effect says one. A warning: the modeler may mean several,
+        and then says so with horis:many."""
+        for step in sorted(self.defs.steps.values(), key=lambda s: str(s.iri)):
+            if not isinstance(step, ActionStep) or not step.for_each or step.tool is None:
+                continue
+            effect = step.tool.effect
+            if effect is None or not effect.subject or step.var_for(effect.subject) != "this":
+                continue
+            single = [a for a in effect.asserts if a.value is None and not a.many]
+            if not single:
+                continue
+            props = ", ".join(self.n(a.property) for a in single)
+            self.warn(
+                step.iri,
+                f"horis:forEach calls {step.tool.name} once per solution, and every call "
+                f'writes {props} on the focus (horis:subject "{effect.subject}" is given from '
+                f"?this): the focus ends with a value per call where the effect says one",
+                f"declare horis:many true on {props} if the focus takes several, or give "
+                f'"{effect.subject}" from a variable that differs per solution',
+                at=(step.iri, HORIS.forEach, None),
+            )
 
     def unknown(self, term: URIRef, known: set[URIRef]) -> bool:
         """Declared nowhere: neither in ``known`` nor a standard or ``horis:`` term (those

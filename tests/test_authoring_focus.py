@@ -103,3 +103,15 @@ def test_an_argument_given_a_value_of_the_other_kind_is_an_error(tmp_path: Path)
     e = the_error(problems(path, TRIAGE))
     assert 'argument "ref" of ehr.notify_nurse takes a literal (of xsd:string)' in e.message
     assert "?this is the instance's focus, a node" in e.message
+
+
+def test_a_for_each_step_writing_one_valued_properties_on_its_focus_is_a_warning(
+        tmp_path: Path) -> None:
+    # Two nurses on duty, horis:forEach true: both were paged, and the patient ended with two
+    # :assignedNurse, which the effect declares single-valued (each call judged alone).
+    bind = '    horis:bind [ horis:arg "patient" ; horis:var "this" ] '
+    path, line = edited(tmp_path, TRIAGE, bind + ".", bind + ";\n    horis:forEach true .")
+    w = the_one(problems(path, TRIAGE), "warning")
+    assert (w.line, w.node) == (line + 1, ":NotifyNurse")
+    assert "every call writes :assignedNurse on the focus" in w.message
+    assert w.hint is not None and w.hint.startswith("declare horis:many true on :assignedNurse")

@@ -139,7 +139,7 @@ def test_a_function_that_does_not_fit_its_arguments_is_refused_before_any_call(
         return None
 
     defs = TWO_STEPS.replace('horis:var "this" ] .', 'horis:var "this" ] ; '
-                             'horis:requires "?this :acuity ?note ." .')
+                             'horis:requires "?this :ref ?note ." .')
     agent, world = build(defs, tools={"assign": recorder.tool("assign", {"ref": "R-1"}),
                                       "stamp": stamp})
     with pytest.raises(ToolError, match=r"no parameter 'note'.*did you mean 'memo'"):
@@ -173,7 +173,7 @@ def test_a_signature_is_held_to_sent_optional_and_kwargs(signature, declared, fi
 def test_validate_with_tools_reports_binding_mistakes_at_their_line(tmp_path: Path) -> None:
     (tmp_path / "wf.ttl").write_text(PREFIXES + TWO_STEPS.replace(
         '"python:assign"', '"python:asign"').replace(
-        'horis:var "this" ] .', 'horis:var "this" ] ; horis:requires "?this :acuity ?note ." .'))
+        'horis:var "this" ] .', 'horis:var "this" ] ; horis:requires "?this :ref ?note ." .'))
     (tmp_path / "mytools.py").write_text(
         "def assign(patient, queue):\n    return {'ref': 'R-1'}\n\n"
         "def stamp(patient, memo):\n    return None\n")
