@@ -987,22 +987,31 @@ class _Builder:
                 found = cast(URIRef, domains[0]) if len(domains) == 1 else None
             return f"{self.n(found)}, the {self.n(via)} of {self.n(prop)}" if found else None
 
+        def typed_by_property(
+            tool: Node, holder: Node, typ: Node, what: str, so: str, fits: str | None
+        ) -> None:
+            self.error(
+                tool,
+                f"{what} has horis:type {self.n(typ)}, a property, not a class: no node is "
+                f"one, so {so}",
+                f"write horis:type {fits}"
+                if fits
+                else "write horis:type with the class of the nodes it takes",
+                at=(holder, HORIS.type, typ),
+            )
+
         for tool in sorted(set(g.subjects(RDF.type, HORIS.Tool)), key=str):
             for takes in g.objects(tool, HORIS.takes):
                 for a in g.objects(takes, HORIS.arg):
                     for typ in g.objects(a, HORIS.type):
                         if is_(typ, "property"):
-                            fits = meant(cast(URIRef, typ), RDFS.range)
-                            self.error(
+                            typed_by_property(
                                 tool,
-                                f'argument "{self.text(a, HORIS.name) or "?"}" has horis:type '
-                                f"{self.n(typ)}, a property, not a class: no node is one, so "
+                                a,
+                                typ,
+                                f'argument "{self.text(a, HORIS.name) or "?"}"',
                                 "every call is refused",
-                                f"write horis:type {fits}"
-                                if fits
-                                else "write horis:type with "
-                                "the class of the nodes the argument takes",
-                                at=(a, HORIS.type, typ),
+                                meant(cast(URIRef, typ), RDFS.range),
                             )
             for e in g.objects(tool, HORIS.effect):
                 for a in g.objects(e, HORIS.asserts):
@@ -1018,17 +1027,13 @@ class _Builder:
                         )
                     for typ in g.objects(a, HORIS.type):
                         if is_(typ, "property"):
-                            fits = meant(prop, RDFS.range) if isinstance(prop, URIRef) else None
-                            self.error(
+                            typed_by_property(
                                 tool,
-                                f"asserted property {self.n(prop or a)} has horis:type "
-                                f"{self.n(typ)}, a property, not a class: no node is one, so "
+                                a,
+                                typ,
+                                f"asserted property {self.n(prop or a)}",
                                 "the gate refuses every value, after the tool has acted",
-                                f"write horis:type {fits}"
-                                if fits
-                                else "write horis:type with "
-                                "the class of the nodes the value points to",
-                                at=(a, HORIS.type, typ),
+                                meant(prop, RDFS.range) if isinstance(prop, URIRef) else None,
                             )
         for wf in sorted(set(g.subjects(RDF.type, HORIS.Workflow)), key=str):
             for focus in g.objects(wf, HORIS.focusType):

@@ -624,14 +624,10 @@ def _a_late_hold_lands_with(world: World, node: URIRef, by: URIRef) -> None:
     world.store.apply = landing
 
 
-def test_a_step_on_its_focus_yields_to_a_late_hold_of_a_step_charging_that_focus_elsewhere(
-        tmp_path, server):
-    """One workflow charges its focus, then the focus's guardian. In another process, the
-    run of a ward whose guardian is :p1 holds :p1's charge (not its focus: it settles, reads
-    itself the only holder, marks that it calls, calls); its hold was judged on the snapshot
-    the run of :p1 judged its own on, and lands just after that one. The run of :p1 relied on
-    its claim on :p1 — which the other run does not touch — and called too: :p1 charged
-    twice. Its step now settles and reads back as well, sees the other's mark, and yields."""
+def _bill_beside_a_late_hold(tmp_path: Path, server: OxigraphServer):
+    """GUARDIAN_DEFS over :p1 on the server, with a tool that notes whom it charged, another
+    process alive, and a ward's step's hold on :p1's charge landing late
+    (:func:`_a_late_hold_lands_with`): the agent, the world, the charges, the other process."""
     from horismos._stores.base import doubt_node
 
     ns = "http://example.org/clinic#"
@@ -643,12 +639,25 @@ def test_a_step_on_its_focus_yields_to_a_late_hold_of_a_step_charging_that_focus
         return {"ref": "R-1"}
 
     agent = Agent.from_files(tmp_path / "bill.ttl", tools={"charge": charge})
-    assert agent.definitions.tools_off_focus == {URIRef(f"{ns}t.charge")}
     world = World.open(server.store)
     world.store.update(f"INSERT DATA {{ <{ns}p1> a <{ns}Patient> }}")
     other_process = Worker.join(World.open(server.store))
     _a_late_hold_lands_with(world, doubt_node(URIRef(f"{ns}t.charge"), URIRef(f"{ns}p1")),
                             URIRef("urn:horismos:instance:ward-run"))
+    return agent, world, charged, other_process
+
+
+def test_a_step_on_its_focus_yields_to_a_late_hold_of_a_step_charging_that_focus_elsewhere(
+        tmp_path, server):
+    """One workflow charges its focus, then the focus's guardian. In another process, the
+    run of a ward whose guardian is :p1 holds :p1's charge (not its focus: it settles, reads
+    itself the only holder, marks that it calls, calls); its hold was judged on the snapshot
+    the run of :p1 judged its own on, and lands just after that one. The run of :p1 relied on
+    its claim on :p1 — which the other run does not touch — and called too: :p1 charged
+    twice. Its step now settles and reads back as well, sees the other's mark, and yields."""
+    ns = "http://example.org/clinic#"
+    agent, world, charged, other_process = _bill_beside_a_late_hold(tmp_path, server)
+    assert agent.definitions.tools_off_focus == {URIRef(f"{ns}t.charge")}
     try:
         run = agent.run(world, workflow=f"{ns}Bill", focus=f"{ns}p1",
                         trace=tmp_path / "p1.jsonl")
@@ -659,8 +668,7 @@ def test_a_step_on_its_focus_yields_to_a_late_hold_of_a_step_charging_that_focus
     assert run.status == "blocked", run.status
     assert "is calling t.charge" in run.steps[-1].blocked_by
     # who held the node, as the run read it, is in its trace: it replays the same
-    report = replay(tmp_path / "p1.jsonl", Agent.from_files(tmp_path / "bill.ttl",
-                                                            tools={"charge": charge}))
+    report = replay(tmp_path / "p1.jsonl", agent)
     assert not report.diverged, report
 
 
@@ -671,22 +679,7 @@ def test_a_catalog_call_yields_to_a_late_hold_of_a_step_charging_its_subject(tmp
     back — its claim on :p1 keeps runs *on* :p1 off, not that one — and charged too. Where a
     step may charge a node that is not its focus, the call's hold settles and marks as the
     step's does, and the call, seeing the step's mark, is refused without calling."""
-    from horismos._stores.base import doubt_node
-
-    ns = "http://example.org/clinic#"
-    (tmp_path / "bill.ttl").write_text(GUARDIAN_DEFS)
-    charged: list[str] = []
-
-    def charge(patient):
-        charged.append(str(patient))
-        return {"ref": "R-1"}
-
-    agent = Agent.from_files(tmp_path / "bill.ttl", tools={"charge": charge})
-    world = World.open(server.store)
-    world.store.update(f"INSERT DATA {{ <{ns}p1> a <{ns}Patient> }}")
-    other_process = Worker.join(World.open(server.store))
-    _a_late_hold_lands_with(world, doubt_node(URIRef(f"{ns}t.charge"), URIRef(f"{ns}p1")),
-                            URIRef("urn:horismos:instance:ward-run"))
+    agent, world, charged, other_process = _bill_beside_a_late_hold(tmp_path, server)
     try:
         result = agent.catalog.call("t.charge", {"patient": ":p1"}, world,
                                     allow=["HostStateWrite"])
