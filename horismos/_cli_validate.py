@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Iterable
+from dataclasses import replace
 
-from rdflib import URIRef
+from rdflib import Literal, URIRef
 
 from ._bindings.mcp import connection_problems
 from ._cli_common import counts, load_world, plural, reach, reach_options
@@ -84,6 +85,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
         dropped = {id(p) for iri in used for p in defs.undeclared[iri]}
         defs.warnings = [p for p in defs.warnings if id(p) not in dropped]
+        defs.warnings += _unheld(defs, world)
         world.store.close()
     # a server nothing declares is reported at the binding's line, before the connections
     refused = _after_load(defs, asyncio.run(connection_problems(defs)) if args.connect else ())
@@ -131,6 +133,31 @@ def _after_load(defs: Definitions, connected: Iterable[Problem] = ()) -> list[Pr
 def _placed(p: Problem) -> tuple[str, int]:
     """Where a problem is: its file, then its line (the load's order, kept for one line)."""
     return (p.file or "~", p.line or 0)
+
+
+def _unheld(defs: Definitions, world: World) -> list[Problem]:
+    """The warnings about nodes the definitions name and the world does not hold either
+    (:attr:`Definitions.unheld`), each with the node the world holds under that name in
+    another case, when there is one (``:urgent`` for ``:Urgent``): one look-up per node
+    missing, usually none."""
+    found: list[Problem] = []
+    for iri, problems in sorted(defs.unheld.items(), key=lambda kv: str(kv[0])):
+        if _world_uses(world, iri):
+            continue
+        rows = world.store.select(
+            "SELECT ?t WHERE { { ?t ?p ?o } UNION { ?s ?p ?t } "
+            "FILTER(isIRI(?t) && LCASE(STR(?t)) = ?lower) } LIMIT 1",
+            {"lower": Literal(str(iri).lower())},
+            {},
+        )
+        near = defs.name(rows[0]["t"]) if rows else None
+        hint = (
+            f"did you mean {near}?"
+            if near
+            else "check the spelling against the world's data, or load the data that holds it"
+        )
+        found += [replace(p, hint=hint) for p in problems]
+    return found
 
 
 def _world_uses(world: World, iri: URIRef) -> bool:

@@ -76,7 +76,7 @@ from ._preconditions import (
 from ._prefix_clash import prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
-from ._term_kinds import pattern_terms, range_class, term_kind, value_kinds
+from ._term_kinds import pattern_nodes, pattern_terms, range_class, term_kind, value_kinds
 from ._vocab import HORIS, NS
 
 __all__ = [
@@ -349,6 +349,10 @@ class Definitions:
     undeclared: dict[URIRef, list[Problem]] = field(default_factory=dict)
     """IRIs that nothing loaded declares — used in a pattern, as a class of a horis:type, as
     an effect's horis:property or as a horis:focusType — and the warnings about them."""
+    unheld: dict[URIRef, list[Problem]] = field(default_factory=dict)
+    """Nodes a pattern or a fixed effect value names that the definitions do not hold
+    (``:Urgent`` for ``:urgent``): only world data can, so they are said to be missing only
+    against a world (``horismos validate --world``), with the warnings to give then."""
     individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
     """Statements about the individuals declared with the definitions (``_individuals``)."""
     errors: tuple[Problem, ...] = ()
@@ -653,6 +657,7 @@ class _Builder:
         self.check_placement()
         named, declared = self.terms()
         self.check_pattern_terms(named)
+        self.note_unheld_nodes(named)
         self.check_focus_typos()
         self.check_wait_focus()
         self.check_patterns_about_focus()
@@ -1195,6 +1200,52 @@ class _Builder:
                 at=(step.iri, HORIS.forEach, None),
             )
 
+    def note_unheld_nodes(self, named: set[URIRef]) -> None:
+        """The nodes patterns and fixed effect values name that nothing loaded names
+        (:attr:`Definitions.unheld`): a typo there (``:Urgent``) made a pattern that never
+        matched, every instance blocked, or an effect that pointed at no node; whether the
+        world holds them is asked only when validate is given one."""
+
+        def unheld(node: URIRef) -> bool:
+            return node not in named and not str(node).startswith((*_STANDARD, NS))
+
+        for owner, holder, pred, pre in self.patterns:
+            for node in sorted(filter(unheld, pattern_nodes(pre.select.algebra)), key=str):
+                name = self.n(node)
+                self.defs.unheld.setdefault(node, []).append(
+                    self.placed_in_text(
+                        "warning",
+                        rf"(?:{re.escape(name)}|<{re.escape(str(node))}>)(?![\w-])",
+                        owner,
+                        f"{self.n(pred)} names {name}, which neither the definitions nor the "
+                        "world hold, so that part of the pattern never matches",
+                        None,
+                        (holder, pred),
+                    )
+                )
+        for tool in self.defs.tools.values():
+            for a in tool.effect.asserts if tool.effect else ():
+                v = a.value
+                if (
+                    isinstance(v, URIRef)
+                    and v != HORIS.now
+                    and not str(v).startswith((*_STANDARD, NS))
+                    and (v, None, None) not in self.g  # named only as this value
+                    and all(p == HORIS.value for p in self.g.predicates(None, v))
+                ):
+                    written = self.g.value(predicate=HORIS.value, object=v)
+                    self.defs.unheld.setdefault(v, []).append(
+                        self.src.problem(
+                            "warning",
+                            tool.iri,
+                            f"horis:value {self.n(v)} of {self.n(a.property)} is a node "
+                            "neither the definitions nor the world hold: every call points "
+                            f"{self.n(a.property)} at nothing",
+                            None,
+                            at=(written, HORIS.value, v) if written is not None else None,
+                        )
+                    )
+
     def unknown(self, term: URIRef, known: set[URIRef]) -> bool:
         """Declared nowhere: neither in ``known`` nor a standard or ``horis:`` term (those
         have their own checks)."""
@@ -1661,6 +1712,22 @@ class _Builder:
         (holder, predicate) patterns of ``owner``: at the line of the pattern text where it
         is first found after ``after`` (such as ``FILTER``) and, when ``also`` is given, on
         a line that has ``also`` too; not at the pattern's first line."""
+        self.problems.append(
+            self.placed_in_text(severity, needle, owner, message, hint, where, after, also)
+        )
+
+    def placed_in_text(
+        self,
+        severity: str,
+        needle: str,
+        owner: Node,
+        message: str,
+        hint: str | None,
+        where: tuple[Node, URIRef],
+        after: str = "",
+        also: str = "",
+    ) -> Problem:
+        """:meth:`at_text`'s problem, not yet reported."""
         holder, pred = where
         found = re.compile(needle)
         text = next((x for x in self.g.objects(holder, pred) if found.search(str(x))), None)
@@ -1675,7 +1742,7 @@ class _Builder:
         hit = next((h for h in hits if also in lines[line_of[h]]), hits[0] if hits else None)
         if hit is not None and problem.line is not None:  # the needle's own line
             problem = replace(problem, line=problem.line + line_of[hit])
-        self.problems.append(problem)
+        return problem
 
     def check_shacl_terms(self) -> None:
         """``sh:patern`` is not SHACL: a shape that says it checks nothing, silently."""

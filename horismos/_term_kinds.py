@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from rdflib import OWL, RDF, RDFS, XSD, Graph, URIRef, Variable
 
-__all__ = ["Kind", "pattern_terms", "range_class", "term_kind", "value_kinds"]
+__all__ = ["Kind", "pattern_nodes", "pattern_terms", "range_class", "term_kind", "value_kinds"]
 
 Kind = Literal["class", "property"]
 
@@ -74,6 +74,26 @@ def pattern_terms(algebra: Any) -> Iterator[tuple[URIRef, Kind]]:
             stack.extend(x.values())
         elif isinstance(x, list | tuple | set | frozenset):
             stack.extend(x)
+
+
+def pattern_nodes(algebra: Any) -> set[URIRef]:
+    """The IRIs a parsed pattern names as a node (a subject, or an object other than a
+    class of ``a``), ``FILTER NOT EXISTS`` groups included: mostly individuals
+    (``:urgent``), which world data holds."""
+    found: set[URIRef] = set()
+    stack = [algebra]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], URIRef):
+            if isinstance(x[0], URIRef):
+                found.add(x[0])
+            if isinstance(x[2], URIRef) and x[1] != RDF.type:
+                found.add(x[2])
+        elif isinstance(x, Mapping):
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple | set | frozenset):
+            stack.extend(x)
+    return found
 
 
 def value_kinds(g: Graph, triples: Iterable[tuple[Any, Any, Any]]) -> dict[str, str]:

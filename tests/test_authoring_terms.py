@@ -116,6 +116,34 @@ def test_a_term_declared_nowhere_is_quiet_when_the_world_uses_it(tmp_path: Path)
     assert p.returncode == 0 and ":Walkin" not in p.stdout, p.stdout + p.stderr
 
 
+def test_a_node_neither_the_definitions_nor_the_world_hold_is_a_warning_against_a_world(
+        tmp_path: Path) -> None:
+    # `?this :acuity :Urgent` (the world has :urgent): every patient was blocked at the first
+    # step; `horis:value :nurse07` pointed every patient's :assignedNurse at no node. Only
+    # world data holds individuals, so they are judged when validate is given a world.
+    world = str(Path(__file__).parent.parent / "examples" / "triage" / "world.ttl")
+    path, _ = edited(tmp_path, TRIAGE, '""" ?this :acuity ?queue .',
+                     '""" ?this :acuity :Urgent . ?queue a :AcuityLevel .')
+    text = path.read_text().replace(
+        "        horis:asserts [ horis:property :queuedAt ; horis:value horis:now ] ;",
+        "        horis:asserts [ horis:property :queuedAt ; horis:value horis:now ] ;\n"
+        "        horis:asserts [ horis:property :assignedNurse ; horis:value :nurse07 ] ;", 1)
+    path.write_text(text)
+    line = next(i for i, x in enumerate(text.splitlines(), 1) if ":Urgent" in x)
+    command = [sys.executable, "-m", "horismos", "validate", str(path), str(TRIAGE[1])]
+    alone = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert alone.returncode == 0 and ":Urgent" not in alone.stdout, alone.stdout
+    p = subprocess.run([*command, "--world", world, "--store", "memory"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    urgent = next(x for x in p.stdout.splitlines() if ":Urgent" in x)
+    assert urgent.startswith(f"{path}:{line}: warning: :QueuePatient: horis:requires names "
+                             ":Urgent, which neither the definitions nor the world hold")
+    assert urgent.endswith("did you mean :urgent?")
+    nurse = next(x for x in p.stdout.splitlines() if ":nurse07" in x)
+    assert "horis:value :nurse07 of :assignedNurse is a node neither" in nurse
+
+
 # -- a value of the wrong kind for its property -----------------------------------------------
 
 
