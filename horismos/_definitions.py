@@ -252,6 +252,12 @@ def _derives(given: URIRef, wanted: URIRef) -> bool:
 
 
 _USES = frozenset({HORIS.type, HORIS.property, HORIS.focusType})
+_POLICY = frozenset({HORIS.requiresApproval, HORIS.sideEffect})
+"""What the policy reads of a tool: written where nothing reads it, the tool acts unguarded."""
+_POLICY_UNHELD = (
+    ": the policy never reads it, so the tool acts without the approval or side-effect class "
+    "written here"
+)
 # what a shape only uses: naming a term there does not declare it (RDF.first: a path's list)
 _SHAPE_USES = frozenset(
     {SH.targetClass, SH.path, SH["class"], SH.node, SH.datatype, RDF.first, HORIS.shape}
@@ -738,12 +744,40 @@ class _Builder:
                     home = homes.get(cast(URIRef, p))
                     if home is None or home & kinds or kind != min(kinds, key=_AUTHORED.index):
                         continue
-                    self.warn(
-                        node,
-                        f"{self.n(p)} is a property of {_kind_names(home, self.n)}; on "
-                        f"{_kind_names({kind}, self.n)} it does nothing",
-                        self.placement_hint(node, cast(URIRef, p), home),
-                        at=(node, cast(URIRef, p), o),
+                    self.problems.append(
+                        self.src.problem(
+                            "error" if p in _POLICY else "warning",
+                            node,
+                            f"{self.n(p)} is a property of {_kind_names(home, self.n)}; on "
+                            f"{_kind_names({kind}, self.n)} it does nothing"
+                            + (_POLICY_UNHELD if p in _POLICY else ""),
+                            self.placement_hint(node, cast(URIRef, p), home),
+                            at=(node, cast(URIRef, p), o),
+                        )
+                    )
+        for tool in sorted(set(self.g.subjects(RDF.type, HORIS.Tool)), key=str):
+            inside = [
+                (n, where)
+                for where, parts in ((HORIS.takes, HORIS.arg), (HORIS.effect, HORIS.asserts))
+                for top in self.g.objects(tool, where)
+                for n in (top, *self.g.objects(top, parts))
+            ]
+            for n, where in inside:
+                for p, o in sorted(self.g.predicate_objects(n), key=lambda po: str(po[0])):
+                    home = homes.get(cast(URIRef, p))
+                    if home is None or HORIS.Tool not in home:
+                        continue
+                    self.problems.append(
+                        self.src.problem(
+                            "error" if p in _POLICY else "warning",
+                            tool,
+                            f"{self.n(p)} is a property of the tool; inside its "
+                            f"{self.n(where)} [ … ] it does nothing"
+                            + (_POLICY_UNHELD if p in _POLICY else ""),
+                            f"move it out of the brackets, onto the tool: {self.n(tool)} "
+                            f"{self.n(p)} {self.n(o)}",
+                            at=(n, cast(URIRef, p), o),
+                        )
                     )
 
     def placement_hint(self, node: Node, p: URIRef, home: frozenset[URIRef]) -> str:
@@ -2345,6 +2379,21 @@ class _Builder:
         if not broken:
             self.check_unsent(s, args, arg_nodes, declared, requires)
         side = self.one(s, HORIS.sideEffect)
+        if (
+            side is not None
+            and side != HORIS.ExternalCommit
+            and self.one(s, HORIS.adapter) is not None
+        ):
+            self.error(
+                s,
+                f"horis:sideEffect {self.n(side)} on a tool bound to a horis:Adapter, which "
+                "commits to a system of record: a policy that refuses ExternalCommit would "
+                "have let its commits through",
+                "remove horis:sideEffect (an adapter-bound tool is horis:ExternalCommit), and "
+                "allow ExternalCommit in the runs that may commit (--allow "
+                "ReadOnly,HostStateWrite,ExternalCommit)",
+                at=(s, HORIS.sideEffect, side),
+            )
         headers = self.headers(s)
         tool = Tool(
             iri=URIRef(str(s)),

@@ -79,14 +79,16 @@ SERVED_PREFIX = "urn:horismos:served:"
 
 
 def side_effect(tool: Tool) -> str:
-    """``horis:sideEffect``'s local name; ExternalCommit for a tool bound to a
-    ``horis:Adapter``, HostStateWrite for a tool with an effect or one that is not idempotent,
-    else ReadOnly. A tool that is not idempotent acts when called, effect declared or not (it
-    sends a message, starts a job): counted read-only, a ``--allow ReadOnly`` policy let it."""
-    if tool.side_effect is not None:
-        return str(tool.side_effect)[len(str(HORIS)) :]
+    """ExternalCommit for a tool bound to a ``horis:Adapter``, whatever it declares (a
+    ``horis:sideEffect horis:ReadOnly`` there let a default policy commit to the EHR; validate
+    refuses it); else ``horis:sideEffect``'s local name; HostStateWrite for a tool with an
+    effect or one that is not idempotent, else ReadOnly. A tool that is not idempotent acts
+    when called, effect declared or not (it sends a message, starts a job): counted
+    read-only, a ``--allow ReadOnly`` policy let it."""
     if tool.adapter is not None:
         return "ExternalCommit"
+    if tool.side_effect is not None:
+        return str(tool.side_effect)[len(str(HORIS)) :]
     return "HostStateWrite" if tool.effect is not None or not tool.idempotent else "ReadOnly"
 
 

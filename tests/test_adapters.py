@@ -31,6 +31,7 @@ from horismos import (
     load_definitions,
     replay,
 )
+from horismos._policy import side_effect
 
 FHIR = "http://hl7.org/fhir/"
 TOKEN_VAR = "HORISMOS_TEST_FHIR_TOKEN"
@@ -289,6 +290,27 @@ def test_an_adapter_tool_is_an_external_commit_the_policy_must_allow(
     assert run.status == "blocked"
     assert isinstance(run.error, PolicyRefused) and run.error.side_effect == "ExternalCommit"
     assert fhir.writes() == []
+
+
+def test_an_adapter_tool_declared_read_only_is_refused_and_still_an_external_commit(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    # horis:sideEffect horis:ReadOnly on the dispense tool validated, and a run with the
+    # default policy committed MedicationRequest and MedicationDispense to the EHR.
+    agent_for(tmp_path, fhir)
+    path = tmp_path / "pharmacy.ttl"
+    adapter = "    horis:adapter :ehr ;"
+    path.write_text(path.read_text().replace(
+        adapter, adapter + "\n    horis:sideEffect horis:ReadOnly ;"))
+    with pytest.raises(AuthoringError) as raised:
+        Agent.from_files(path, tools=TOOLS)
+    (e,) = [p for p in raised.value.problems if p.severity == "error"]
+    assert "horis:sideEffect horis:ReadOnly on a tool bound to a horis:Adapter" in e.message
+    assert e.line is not None and "horis:sideEffect" in path.read_text().splitlines()[e.line - 1]
+    # what the policy reads of such a tool, should one be built past validate
+    defs = raised.value.definitions
+    assert defs is not None
+    (tool,) = [t for t in defs.tools.values() if t.adapter is not None]
+    assert tool.side_effect == HORIS.ReadOnly and side_effect(tool) == "ExternalCommit"
 
 
 def test_a_scope_not_granted_is_refused_before_anything_is_sent(

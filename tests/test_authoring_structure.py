@@ -342,6 +342,29 @@ def test_a_property_on_a_kind_of_node_that_does_not_take_it_is_warned_at_its_lin
     check(p, path, line + 1, node, said, hint)
 
 
+@pytest.mark.parametrize(("old", "new", "node", "said"), [
+    pytest.param("        horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]\n",
+                 "        horis:asserts [ horis:property :queueRef ; horis:type xsd:string ] ;\n"
+                 "        horis:requiresApproval true\n", ":ehr.assign_queue",
+                 "horis:requiresApproval is a property of the tool; inside its horis:effect",
+                 id="approval-in-effect"),
+    pytest.param("horis:tool :ehr.assign_queue ;",
+                 "horis:tool :ehr.assign_queue ;\n    horis:sideEffect horis:ExternalCommit ;",
+                 ":QueuePatient",
+                 "horis:sideEffect is a property of a tool; on an action step it does nothing",
+                 id="side-effect-on-step"),
+])
+def test_a_policy_property_where_the_policy_never_reads_it_is_an_error(
+        tmp_path: Path, old: str, new: str, node: str, said: str) -> None:
+    """Inside the effect's brackets, horis:requiresApproval true validated, and the tool
+    queued every patient without anyone approving; on a step, horis:sideEffect let an
+    ExternalCommit through a run that allowed none."""
+    path, line = edited(tmp_path, TRIAGE, old, new)
+    e = the_error(problems(path, TRIAGE))
+    assert (e.line, e.node) == (line + 1, node), e
+    assert said in e.message and "the tool acts without the approval" in e.message
+
+
 def test_a_tools_own_horis_requires_and_a_proposals_timeout_are_where_they_belong(
         tmp_path: Path) -> None:
     """A tool takes horis:requires (tried with its arguments bound); a ProposalStep takes
