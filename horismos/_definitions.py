@@ -1552,14 +1552,27 @@ class _Builder:
                     f"or link ?{var} to ?this (?this :prop ?{var} .)",
                     (holder, pred),
                 )
-            elif "this" in names and (owner, RDF.type, HORIS.Tool) in self.g:
+            elif (owner, RDF.type, HORIS.Tool) in self.g:
                 args = sorted(
                     str(n)
                     for takes in self.g.objects(owner, HORIS.takes)
                     for a in self.g.objects(takes, HORIS.arg)
                     for n in self.g.objects(a, HORIS.name)
                 )
-                if "this" in args:
+                for var in sorted(names - {*args, "this"}):
+                    near = [a for a in args if len(a) > 3 and _slip(var, a) <= 1]
+                    if near:  # a misspelt argument is a free variable: any node matches
+                        self.at_variable(
+                            "warning",
+                            var,
+                            owner,
+                            f"{self.n(pred)} of a tool uses ?{var}, which is no argument of "
+                            "the tool: it is bound to nothing, so it matches any node and the "
+                            "guard does not ask about the call's arguments",
+                            f"did you mean ?{near[0]}?",
+                            (holder, pred),
+                        )
+                if "this" not in names or "this" in args:
                     continue
                 self.at_variable(
                     "error",
@@ -2833,6 +2846,17 @@ class _Builder:
                     + "), or horis:onError",
                     at=(s, HORIS.confidence, conf),
                 )
+            fallback = self.one(s, HORIS.fallback)
+            if conf is None and fallback is not None:
+                self.warn(
+                    s,
+                    f"horis:fallback {self.n(fallback)} but no horis:confidence: the step acts on "
+                    "whatever the model ranks first, however unsure (confidence 0 too): the "
+                    "fallback is taken only when there is no candidate or the model fails",
+                    "add horis:confidence 0.7 (how sure the model must be to act without "
+                    f"{self.n(fallback)}), or remove horis:fallback",
+                    at=(s, HORIS.fallback, fallback),
+                )
             return ProposalStep(
                 **common,
                 query=query,
@@ -2983,6 +3007,17 @@ class _Builder:
             return None
         if remote:
             self.remote(s, cands, HORIS.query, cast(Node, self.one(cands, HORIS.query)), remote[0])
+            return None
+        projected = [str(v) for v in prepareQuery(text, initNs=self.namespaces(s)).algebra["PV"]]
+        if as_var not in projected and len(projected) > 1:  # one column is read as the option
+            self.error(
+                s,
+                f"the horis:candidates SELECT gives {', '.join('?' + v for v in projected)}, "
+                f"not ?{as_var}, the variable the options are read from (horis:as): the model "
+                "is never asked, and every instance goes to the fallback with no options",
+                f"SELECT ?{as_var} (the options), or name the projected one with horis:as",
+                at=(cands, HORIS.query, None),
+            )
             return None
         named = re.findall(r"[?$](\w+)", str(self.one(cands, HORIS.query)))
         if "this" not in named and not any(_slip(v, "this") <= 1 for v in named):

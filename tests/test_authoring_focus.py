@@ -115,3 +115,38 @@ def test_a_for_each_step_writing_one_valued_properties_on_its_focus_is_a_warning
     assert (w.line, w.node) == (line + 1, ":NotifyNurse")
     assert "every call writes :assignedNurse on the focus" in w.message
     assert w.hint is not None and w.hint.startswith("declare horis:many true on :assignedNurse")
+
+
+def test_a_candidates_select_that_does_not_give_the_option_is_an_error(tmp_path: Path) -> None:
+    # SELECT ?old ?flight with horis:as left at "option": every booking went to the operator
+    # with "no candidates", and an answer naming a flight to another city was then accepted.
+    query = 'horis:candidates [ horis:query """'
+    path, line = edited(tmp_path, REBOOKING, query + "\n        ?this :flight ?old .",
+                        query + "SELECT ?old ?option2 WHERE {\n        ?this :flight ?old .")
+    text = path.read_text().replace("FILTER (?seats > 0 && ?option != ?old)\"\"\"",
+                                    "FILTER (?seats > 0 && ?option != ?old) BIND(?option AS "
+                                    "?option2) }\"\"\"")
+    path.write_text(text)
+    e = the_error(problems(path, REBOOKING))
+    assert (e.line, e.node) == (line, ":ProposeFlight")
+    assert "SELECT gives ?old, ?option2, not ?option" in e.message
+
+
+def test_a_fallback_without_a_confidence_is_a_warning(tmp_path: Path) -> None:
+    # With no horis:confidence the step acted on a ranking of confidence 0 and rebooked the
+    # passenger; the operator the fallback named was never asked.
+    path, _ = edited(tmp_path, REBOOKING, "    horis:confidence 0.7 ;\n", "")
+    w = the_one(problems(path, REBOOKING), "warning")
+    assert w.node == ":ProposeFlight" and "but no horis:confidence" in w.message
+    assert "horis:fallback" in path.read_text().splitlines()[(w.line or 0) - 1]
+
+
+def test_a_misspelt_argument_in_a_tools_own_requires_is_a_warning(tmp_path: Path) -> None:
+    # "?nures :onDuty true ." held for any on-duty node: `tools call` paged an off-duty nurse.
+    path, line = edited(tmp_path, TRIAGE, '    horis:binding "python:ehr_client.notify_nurse" ;',
+                        '    horis:requires "?nures :onDuty true ." ;\n'
+                        '    horis:binding "python:ehr_client.notify_nurse" ;')
+    w = the_one(problems(path, TRIAGE), "warning")
+    assert (w.line, w.node) == (line, ":ehr.notify_nurse")
+    assert "?nures, which is no argument of the tool" in w.message
+    assert w.hint == "did you mean ?nurse?"
