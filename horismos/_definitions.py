@@ -33,6 +33,7 @@ from ._digraph import Digraph, add_edge, descendants
 from ._effect_domain import subject_outside_domain
 from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, Problem
+from ._fhir import FHIR
 from ._hazards import (
     decision_loops,
     fewest_steps,
@@ -1282,8 +1283,15 @@ class _Builder:
 
     def unknown(self, term: URIRef, known: set[URIRef]) -> bool:
         """Declared nowhere: neither in ``known`` nor a standard or ``horis:`` term (those
-        have their own checks)."""
-        return term not in known and not str(term).startswith((*_STANDARD, NS))
+        have their own checks), nor, with a FHIR adapter declared, a FHIR term: the
+        adapter's resources bring those (a shape on ``fhir:MedicationDispense`` judges the
+        dispenses a tool decides, though nothing in the files names the class)."""
+        adapted = any(a.mapping == HORIS.FhirJsonLd for a in self.defs.adapters.values())
+        return (
+            term not in known
+            and not str(term).startswith((*_STANDARD, NS))
+            and not (adapted and str(term).startswith(FHIR))
+        )
 
     def check_type(
         self, tool: Node, holder: Node, what: str, typ: URIRef, known: set[URIRef], arg: bool
