@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -536,6 +537,25 @@ def test_the_mcp_example_admits_each_patient_with_a_bed(tmp_path) -> None:
 
 
 # -- horismos validate --connect ---------------------------------------------------------------
+
+def test_validate_connect_reports_an_effect_field_the_server_never_returns(tmp_path) -> None:
+    # Without horis:key "bed", :bedRef was read from "bedRef": validate --connect said valid,
+    # the non-idempotent assign_bed acted, and the gate refused the answer, hinting to declare
+    # :bedRef optional (after which nothing would ever land).
+    example = Path(__file__).resolve().parent.parent / "examples" / "mcp"
+    shutil.copytree(example, tmp_path / "mcp")
+    clinic = tmp_path / "mcp" / "clinic.ttl"
+    text = clinic.read_text(encoding="utf-8")
+    assert text.count('horis:key "bed" ; ') == 1
+    clinic.write_text(text.replace('horis:key "bed" ; ', ""), encoding="utf-8")
+    line = next(i for i, x in enumerate(clinic.read_text().splitlines(), 1) if ":bedRef ;" in x)
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", "--connect", "clinic.ttl"],
+                       cwd=tmp_path / "mcp", capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith(f"clinic.ttl:{line}: error: :ward.assign_bed: "), p.stdout
+    assert "reads 'bedRef' for :bedRef, a field \"assign_bed\" never returns" in p.stdout
+    assert 'write horis:key "bed"' in p.stdout
+
 
 def test_validate_connect_reports_refused_tools_by_file_and_line(tmp_path) -> None:
     defs = CLINIC + "".join([

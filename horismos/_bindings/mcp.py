@@ -25,11 +25,12 @@ written, and as answered when a reply (a result or an MCP error) comes back.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import os
 import re
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -38,8 +39,9 @@ from rdflib import RDFS, XSD, URIRef
 from .. import _attempt
 from .._errors import NotSent, Problem, ResultTooLarge, ToolError, UsageError
 from .._literals import INTEGER_TYPES
-from .._model import Arg, McpServer, Tool
+from .._model import Arg, Assertion, McpServer, Tool
 from .._redact import redact_url
+from .._vocab import HORIS
 from .base import Binding
 from .limits import DEFAULT_MAX_RESULT_BYTES, check_result, too_large
 from .reach import Hosts
@@ -395,6 +397,12 @@ class McpBinding(Binding):
     async def check(self) -> None:
         self._accept(await self._open())
 
+    async def output_schema(self) -> Mapping[str, Any] | None:
+        """The output schema the server declares for the bound tool (None: it declares
+        none), from the session :meth:`check` opened."""
+        schema: Mapping[str, Any] | None = self._accept(await self._open()).output_schema
+        return schema
+
     async def _open(self) -> McpSession:
         url = self.sessions.servers[self.server].url
         problem = self.hosts.problem(url) if url is not None and self._session is None else None
@@ -484,13 +492,67 @@ async def connection_problems(defs: Definitions) -> list[Problem]:
             server, remote = tool.mcp_address
             if server not in sessions.servers or not remote:
                 continue  # nothing to reach: _contract.server_problems names it at its line
+            binding = McpBinding.resolve(tool, sessions)
             try:
-                await McpBinding.resolve(tool, sessions).check()
+                await binding.check()
             except ToolError as e:
                 problems.append(defs.sources.problem("error", tool.iri, str(e)))
+                continue
+            offered = (await binding.output_schema() or {}).get("properties") or {}
+            for a, why, hint in output_problems(tool, remote, offered, defs.name):
+                node = next(
+                    (
+                        n
+                        for e in defs.graph.objects(tool.iri, HORIS.effect)
+                        for n in defs.graph.objects(e, HORIS.asserts)
+                        if (n, HORIS.property, a.property) in defs.graph
+                    ),
+                    None,
+                )
+                problems.append(
+                    defs.sources.problem(
+                        "warning" if a.optional else "error",
+                        tool.iri,
+                        why,
+                        hint,
+                        at=(node, HORIS.property, a.property) if node is not None else None,
+                    )
+                )
     finally:
         await sessions.aclose()
     return problems
+
+
+def output_problems(
+    tool: Tool, remote: str, offered: Mapping[str, Any], name: Callable[[Any], str]
+) -> list[tuple[Assertion, str, str]]:
+    """The effect's returned values read from a field the server's output schema does not
+    list (``offered``: its properties; nothing is judged without them): the gate then found
+    no such field after the tool had acted, and refused the answer. Each with the field
+    meant, when one name is close or one field is left unclaimed."""
+    if not offered or tool.effect is None:
+        return []
+    returned = [a for a in tool.effect.asserts if a.value is None and not a.from_text]
+    claimed = {a.key for a in returned} | {str(a.property) for a in returned}
+    free = [f for f in offered if f not in claimed]
+    found = []
+    for a in returned:
+        if a.key in offered or str(a.property) in offered:
+            continue
+        near = difflib.get_close_matches(a.key, free, n=1) or (free if len(free) == 1 else [])
+        found.append(
+            (
+                a,
+                f"{tool.name}'s effect reads {a.key!r} for {name(a.property)}, a field "
+                f'"{remote}" never returns (its output schema gives: '
+                + ", ".join(f'"{f}"' for f in offered)
+                + "): the gate would refuse every answer, after the tool had acted",
+                f'write horis:key "{near[0]}" on the assertion (the field its value comes in)'
+                if near
+                else "write horis:key with the field the value comes in",
+            )
+        )
+    return found
 
 
 def narrow(
