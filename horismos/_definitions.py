@@ -674,6 +674,7 @@ class _Builder:
         self.check_term_kinds()
         self.check_focus_arguments()
         self.check_argument_kinds()
+        self.check_defined_focus_types()
         self.check_for_each_subjects()
         self.check_shacl_terms()
         self.check_domain_shapes()
@@ -1118,12 +1119,14 @@ class _Builder:
         unrelated classes, as the domain check allows (:mod:`._effect_domain`)."""
         classes_of = self.defs.classes_of
 
-        def fits(focus: URIRef, a: Arg) -> bool:  # or not both classes the files declare
+        def fits(focus: URIRef, a: Arg) -> bool:  # or not both classes named plainly
             return (
                 focus in classes_of(a.type)
                 or a.type in classes_of(focus)
-                or term_kind(self.g, focus) != "class"
-                or term_kind(self.g, a.type) != "class"
+                or any(
+                    term_kind(self.g, c) != "class" or self.class_expression(c)
+                    for c in (focus, a.type)
+                )
             )
 
         reached = {
@@ -1165,6 +1168,31 @@ class _Builder:
                         f"{self.n(a.type)}",
                         at=(bind, HORIS.arg, None) if bind is not None else step.iri,
                     )
+
+    def class_expression(self, cls: URIRef) -> bool:
+        """Whether the files define ``cls`` by an OWL class expression (an equivalent class,
+        an intersection or union, a restriction it is a subclass of): what the ``rdfs``
+        entailment does not classify nodes into, and subclass closures do not relate."""
+        return any(
+            (cls, p, None) in self.g for p in (OWL.equivalentClass, OWL.intersectionOf, OWL.unionOf)
+        ) or any(isinstance(o, BNode) for o in self.g.objects(cls, RDFS.subClassOf))
+
+    def check_defined_focus_types(self) -> None:
+        """A horis:focusType the ontology defines by an OWL class expression (``:HighResult
+        owl:equivalentClass [ owl:onProperty :interpretation ; owl:hasValue :High ]``): under
+        the default ``rdfs`` entailment a node is of it only when typed so, and ``run --all``
+        found none and exited 0 with nothing done; ``--entailment owl-rl`` classifies them."""
+        for wf in sorted(self.defs.workflows.values(), key=lambda w: str(w.iri)):
+            if self.class_expression(wf.focus_type):
+                self.warn(
+                    wf.iri,
+                    f"horis:focusType {self.n(wf.focus_type)} is defined by an OWL class "
+                    "expression: under the default entailment (rdfs) a node is of it only "
+                    "when the world types it so, and a run finds no other",
+                    'run with --entailment owl-rl (Agent(..., entailment="owl-rl")) to '
+                    f"classify nodes into {self.n(wf.focus_type)}, or type them in the world",
+                    at=(wf.iri, HORIS.focusType, wf.focus_type),
+                )
 
     def check_argument_kinds(self) -> None:
         """An argument given a variable that the step's pattern binds to the other kind of

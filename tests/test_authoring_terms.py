@@ -377,3 +377,25 @@ def test_a_step_of_another_workflow_reached_with_another_focus_is_a_warning(
     assert w.file == str(LAB[0]) and w.node is not None and w.node.endswith("File")
     assert "runs for nodes of" in w.message and "Patient" in w.message
     assert w.hint is not None and "send" in w.hint and "to a step of its own" in w.hint
+
+
+def test_a_focus_type_defined_by_a_class_expression_is_a_warning_naming_owl_rl(
+        tmp_path: Path) -> None:
+    # :HighResult ≡ results interpreted :High. Under the default rdfs entailment `run --all`
+    # found no node of it and exited 0 with nothing done; validate instead warned that the
+    # steps' :LabResult arguments were unrelated, hinting to run on every result.
+    ontology = tmp_path / "lab.ttl"
+    ontology.write_text(LAB[1].read_text(encoding="utf-8") + """
+:Interpretation a owl:Class .
+:High a :Interpretation .
+:interpretation a owl:ObjectProperty ; rdfs:domain :LabResult ; rdfs:range :Interpretation .
+:HighResult a owl:Class ;
+    owl:equivalentClass [ a owl:Restriction ; owl:onProperty :interpretation ;
+                          owl:hasValue :High ] .
+""", encoding="utf-8")
+    path, line = edited(tmp_path, LAB, "horis:focusType :LabResult ;",
+                        "horis:focusType :HighResult ;")
+    w = the_one(problems(path, LAB, ontology), "warning")
+    assert (w.line, w.node) == (line, ":ReviewResult")
+    assert "defined by an OWL class expression" in w.message
+    assert w.hint is not None and w.hint.startswith("run with --entailment owl-rl")
