@@ -687,7 +687,7 @@ class _Builder:
                 at = (h.node, h.predicate, None) if h.predicate is not None else None
                 self.warn(h.node, h.message, h.hint, at=at)
             waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
-            for proposal, how, target in unchosen_options(self.defs.steps):
+            for proposal, how, target, reached in unchosen_options(self.defs.steps):
                 var, pred = f"?{proposal.as_var}", HORIS[how]
                 if how == "next":
                     self.warn(
@@ -700,15 +700,23 @@ class _Builder:
                         at=(proposal.iri, pred, target),
                     )
                     continue
+                way = (
+                    f"horis:{how} {self.n(target)}"
+                    if reached == target
+                    else f"horis:{how} {self.n(target)} leads on to {self.n(reached)}, which"
+                )
                 self.warn(
                     proposal.iri,
-                    f"horis:{how} {self.n(target)} reads {var}, which this proposal binds only "
-                    f"when its choice is taken: on the horis:{how} nothing was chosen, so "
-                    f"{self.n(target)}'s pattern binds {var} itself, to any node it allows, "
-                    "and the tool acts on an option neither the model nor a person chose",
+                    f"{way} reads {var}: this proposal binds it only when its choice is "
+                    f"taken, and on the horis:{how} nothing was chosen, so {self.n(reached)}'s "
+                    f"pattern binds {var} itself, to any node it allows, and the tool acts on "
+                    "an option neither the model nor a person chose",
                     f"send horis:{how} to a step that does not read {var}, such as a "
                     "horis:WaitStep where an operator chooses"
-                    + (f" ({', '.join(waits)})" if waits else ""),
+                    + (f" ({', '.join(waits)})" if waits else "")
+                    if reached == target
+                    else f"lead {self.n(target)} on to a step that does not read {var}, or "
+                    f"have {self.n(reached)} read the operator's answer instead",
                     at=(proposal.iri, pred, target),
                 )
             required = minimum_counts(self.g)

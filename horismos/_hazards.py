@@ -248,23 +248,42 @@ def _lands(step: Step) -> tuple[URIRef | None, frozenset[URIRef]] | None:
     return (arg.type if arg else None), frozenset(a.property for a in effect.asserts)
 
 
-def unchosen_options(steps: Mapping[URIRef, Step]) -> Iterator[tuple[ProposalStep, str, URIRef]]:
-    """``(proposal, "next" | "fallback" | "onError", target)`` for each way out of a proposal
-    to an action step that acts on an option nobody chose: ``next`` to one that never reads
-    the proposal's variable, ``fallback`` / ``onError`` (taken without a choice) to one that
-    does."""
+def unchosen_options(
+    steps: Mapping[URIRef, Step],
+) -> Iterator[tuple[ProposalStep, str, URIRef, URIRef]]:
+    """``(proposal, "next" | "fallback" | "onError", target, reached)`` for each way out of a
+    proposal to an action step that acts on an option nobody chose: ``next`` to one that
+    never reads the proposal's variable (``reached`` is ``target``); ``fallback`` /
+    ``onError`` (taken without a choice) to one that does — at ``target`` or any step after
+    it on the way (a wait's ``horis:onTimeout``, a decision's branch), short of a proposal
+    binding the variable again."""
+    flow = flow_graph(steps)
+
+    def reads(step: ActionStep, var: str) -> bool:
+        read = set(step.requires.variables if step.requires else ())
+        return var in read | {v for _, v in step.binds}
+
     for step in steps.values():
         if not isinstance(step, ProposalStep):
             continue
-        ways = (("next", step.next), ("fallback", step.fallback), ("onError", step.on_error))
-        for how, target in ways:
-            reached = steps.get(target) if target is not None else None
-            if not isinstance(reached, ActionStep):
+        reached = steps.get(step.next) if step.next is not None else None
+        if isinstance(reached, ActionStep) and not reads(reached, step.as_var):
+            yield step, "next", reached.iri, reached.iri
+        for how, target in (("fallback", step.fallback), ("onError", step.on_error)):
+            if target is None:
                 continue
-            read = set(reached.requires.variables if reached.requires else ())
-            read |= {var for _, var in reached.binds}
-            if (step.as_var in read) != (how == "next"):
-                yield step, how, cast(URIRef, target)
+            seen, queue = {step.iri}, [target]
+            for at in queue:  # the list grows as it is walked: each step once
+                if at in seen:
+                    continue
+                seen.add(at)
+                here = steps.get(at)
+                if isinstance(here, ProposalStep) and here.as_var == step.as_var:
+                    continue  # chosen again from here on
+                if isinstance(here, ActionStep) and reads(here, step.as_var):
+                    yield step, how, target, at
+                    continue
+                queue.extend(flow.get(at, ()))
 
 
 def fewest_steps(steps: Mapping[URIRef, Step], flow: Digraph[URIRef], start: URIRef) -> int | None:

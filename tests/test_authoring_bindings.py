@@ -200,6 +200,20 @@ def test_a_fallback_to_the_step_that_reads_the_choice_is_a_warning(tmp_path: Pat
     assert w.hint is not None and "(:AskOperator)" in w.hint
 
 
+def test_a_step_after_the_fallback_that_reads_the_choice_is_a_warning(tmp_path: Path) -> None:
+    # The operator's wait timed out into :RebookOnProposal, which reads ?option: nothing was
+    # chosen on that way, and `wake` failed "5 solutions for the arguments of airline.rebook"
+    # (the hint was horis:forEach: every legal flight, the cancelled one among them).
+    path, _ = edited(tmp_path, REBOOKING, "    horis:next :RebookOnOperatorChoice .",
+                     '    horis:timeout "1s" ;\n    horis:onTimeout :RebookOnProposal ;\n'
+                     "    horis:next :RebookOnOperatorChoice .")
+    w = the_one(problems(path, REBOOKING), "warning")
+    assert w.node == ":ProposeFlight"
+    assert "horis:fallback :AskOperator leads on to :RebookOnProposal, which reads ?option" \
+        in w.message
+    assert w.hint is not None and w.hint.startswith("lead :AskOperator on to a step")
+
+
 # -- step budgets -----------------------------------------------------------------------------
 
 
