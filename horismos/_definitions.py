@@ -723,7 +723,8 @@ class _Builder:
             for h in required_before_written(
                 self.defs.workflows, required, self.defs.classes_of, self.n
             ):
-                self.warn(h.node, h.message, h.hint)
+                at = (h.node, h.predicate, None) if h.predicate is not None else None
+                self.warn(h.node, h.message, h.hint, at=at)
         self.defs.digest = definitions_digest(self.g)
         self.defs.individuals = individuals(self.g)
         # The loader's own message (with its hint) wins over a shape's at the same place.

@@ -221,6 +221,24 @@ def required_before_written(
                     todo.extend(flow.get(iri, ()))
                 later = ", ".join(name(w) for w in writers)
                 for iri in sorted(seen, key=str):
+                    wait = steps[iri]
+                    if (
+                        isinstance(wait, WaitStep)
+                        and wait.until is not None
+                        and "this" in wait.until.variables
+                        and workflow.focus_type in kinds
+                    ):
+                        yield Hazard(
+                            iri,
+                            f"the domain shape {name(shape)} requires {name(prop)} on every "
+                            f"{name(cls)} (sh:minCount), which {name(workflow.iri)} writes only "
+                            f"later, at {later}; the facts that answer this wait are about the "
+                            f"instance's {name(cls)}, which does not hold it yet, so resume "
+                            "refuses them all and the wait never ends by its horis:until",
+                            "give that property shape sh:minCount 0 (keeping its other "
+                            "constraints): the step that writes it is judged by it then",
+                            HORIS.until,
+                        )
                     if iri not in landing or landing[iri][0] not in kinds:
                         continue
                     tool = cast(ActionStep, steps[iri]).tool

@@ -257,3 +257,22 @@ def test_a_property_a_shape_requires_that_a_later_step_writes_is_warned_of_at_th
         "    sh:property [ sh:path :acuity ; sh:minCount 1 ] ;\n"
         "    sh:property [\n        sh:path :queueRef ;")
     assert not [p for p in loaded(tmp_path, ontology) if "sh:minCount" in p.message]
+
+
+def test_a_shape_requiring_what_is_written_after_a_wait_is_warned_at_the_wait(
+        tmp_path: Path) -> None:
+    # sh:minCount 1 on :rebookedOn, which the workflow writes after the operator answers:
+    # every answer (":booking2 :operatorChoice :VS3 .") was refused by the shape, and the
+    # wait could never end by its horis:until.
+    from workflow_edits import REBOOKING
+
+    text = REBOOKING[1].read_text(encoding="utf-8")
+    old = "        sh:path :rebookedOn ;\n        sh:class :Flight ;\n"
+    assert text.count(old) == 1
+    ontology = tmp_path / "travel.ttl"
+    ontology.write_text(text.replace(old, old + "        sh:minCount 1 ;\n"), encoding="utf-8")
+    (w,) = problems(REBOOKING[0], REBOOKING, ontology)
+    assert w.severity == "warning" and w.node == ":AskOperator"
+    assert "the facts that answer this wait are about the instance's :Booking" in w.message
+    line = REBOOKING[0].read_text().splitlines()[(w.line or 0) - 1]
+    assert "horis:until" in line
