@@ -2102,6 +2102,16 @@ class _Builder:
             self.warn(s, slip.message, slip.hint, at=(s, HORIS.command, command))
         for slip in argument_slips(args, "horis:args"):
             self.warn(s, slip.message, slip.hint, at=(s, HORIS.args, args_node))
+        headers = self.headers(s)
+        if headers and command is not None:
+            self.warn(
+                s,
+                "horis:header on an MCP server started with horis:command: headers go with "
+                "HTTP requests, and this server is spoken to over its standard input",
+                'give the program what it needs with horis:env [ horis:name "TOKEN" ; '
+                'horis:fromEnv "API_TOKEN" ]',
+                at=(s, HORIS.header, None),
+            )
         self.defs.mcp_servers[name] = McpServer(
             URIRef(str(s)),
             name,
@@ -2109,6 +2119,7 @@ class _Builder:
             args,
             tuple(env),
             self.text(s, HORIS.url),
+            headers,
         )
 
     def check_binding_name(self, s: Node, name: str, taken: Mapping[str, Any], form: str) -> None:

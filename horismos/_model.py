@@ -224,6 +224,9 @@ class McpServer:
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     url: str | None = None
+    headers: tuple[Header, ...] = ()
+    """Request headers for a ``horis:url`` server (a bearer token, say), their values read
+    from the environment when the session opens."""
 
 
 @dataclass(frozen=True)

@@ -421,6 +421,29 @@ def test_streamable_http_server_declared_in_turtle(tmp_path, http_server) -> Non
     assert value(world, EX.p1, EX.score) == 3
 
 
+def test_a_remote_server_gets_its_declared_headers_from_the_environment(
+        tmp_path, monkeypatch) -> None:
+    # horis:header on a horis:url server was read by nothing: a server wanting a bearer token
+    # answered 401, and the run could not start ("could not start: Server returned an error").
+    monkeypatch.setenv("WARD_TOKEN", "s3cret")
+    with mcp_http_server("--token", "WARD_TOKEN") as url:
+        defs = (f':remote a horis:McpServer ; horis:url "{url}" ;\n'
+                '    horis:header [ horis:name "Authorization" ; horis:fromEnv "REMOTE_AUTH" ] .\n'
+                + tool("t.score", "score",
+                       'horis:asserts [ horis:property :score ; horis:type xsd:integer ]',
+                       args='; horis:arg [ horis:name "level" ; horis:type xsd:integer ]',
+                       server="remote")
+                + workflow("S") + step("S", "t.score", requires="?this :level ?level ."))
+        agent, world = load(tmp_path, defs)
+        monkeypatch.setenv("REMOTE_AUTH", "Bearer wrong")
+        with pytest.raises(ToolError, match="could not start"):
+            agent.run(world, focus=EX.p1)
+        monkeypatch.setenv("REMOTE_AUTH", "Bearer s3cret")
+        agent, world = load(tmp_path, defs)
+        assert agent.run(world, focus=EX.p1).status == "completed"
+        assert value(world, EX.p1, EX.score) == 3
+
+
 def test_unreachable_url_is_an_error_naming_server_and_tool(tmp_path) -> None:
     port = free_port()  # nothing listens here once its socket closed
     defs = f':remote a horis:McpServer ; horis:url "http://127.0.0.1:{port}/mcp" .\n' + tool(

@@ -176,7 +176,7 @@ class McpSession:
 
         s = self.server
         if s.url is not None:
-            return s.url
+            return s.url, {h.name: self._from_env(h.name, h.env) for h in s.headers}
         env: dict[str, str] = {}
         for name, value in s.env:
 
@@ -202,10 +202,11 @@ class McpSession:
         from mcp import Client
 
         try:
-            if isinstance(target, str):
+            if isinstance(target, tuple):  # (url, headers)
                 from .mcp_http import capped_http_client
 
-                client = Client(capped_http_client(target, self.limit), cache=None)
+                url, headers = target
+                client = Client(capped_http_client(url, self.limit, headers), cache=None)
             else:
                 from .mcp_stdio import capped_stdio_client
 

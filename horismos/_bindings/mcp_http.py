@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -42,9 +42,12 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 @asynccontextmanager
-async def capped_http_client(url: str, limit: int) -> AsyncGenerator[Any, None]:
+async def capped_http_client(
+    url: str, limit: int, headers: Mapping[str, str] | None = None
+) -> AsyncGenerator[Any, None]:
     """``mcp.client.streamable_http.streamable_http_client(url)``, with each server message
-    capped at ``limit`` bytes."""
+    capped at ``limit`` bytes, and ``headers`` (the server's ``horis:header``) on every
+    request."""
 
     async def cap(response: httpx2.Response) -> None:
         kind = response.headers.get("content-type", "").lower()
@@ -53,7 +56,7 @@ async def capped_http_client(url: str, limit: int) -> AsyncGenerator[Any, None]:
         else:
             response.stream = _CappedBody(response.stream, limit, response.request)
 
-    client = create_mcp_http_client(headers={"Accept-Encoding": "identity"})
+    client = create_mcp_http_client(headers={**(headers or {}), "Accept-Encoding": "identity"})
     client.event_hooks = {"request": [], "response": [cap]}
     async with (
         client,

@@ -4,6 +4,7 @@
     python tests/servers/mcp_server.py --http PORT     # streamable HTTP on 127.0.0.1:PORT/mcp
     python tests/servers/mcp_server.py --http PORT --json   # answering each request in JSON
     python tests/servers/mcp_server.py --http PORT --sse    # in an event stream past 10 ms
+    python tests/servers/mcp_server.py --http PORT --token VAR  # "Bearer $VAR" or 401
 
 Each tool plays one part: a good answer, an answer with more than the contract, a tool error,
 a slow answer, prose instead of JSON, a crash in the middle of a call. ``echo`` answers with the
@@ -146,7 +147,24 @@ if __name__ == "__main__":
             from mcp.server import _streamable_http_modern
 
             _streamable_http_modern._SSE_PING_INTERVAL = 0.01
-        asyncio.run(server.run_streamable_http_async(
-            host="127.0.0.1", port=int(sys.argv[2]), json_response="--json" in sys.argv[3:]))
+        extra = sys.argv[3:]
+        if "--token" in extra:  # a remote server that wants a bearer token on every request
+            import uvicorn
+
+            wanted = f"Bearer {os.environ[extra[extra.index('--token') + 1]]}".encode()
+            app = server.streamable_http_app(json_response="--json" in extra)
+
+            async def guarded(scope: Any, receive: Any, send: Any) -> None:
+                if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") \
+                        != wanted:
+                    await send({"type": "http.response.start", "status": 401, "headers": []})
+                    await send({"type": "http.response.body", "body": b""})
+                    return
+                await app(scope, receive, send)
+
+            uvicorn.run(guarded, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+        else:
+            asyncio.run(server.run_streamable_http_async(
+                host="127.0.0.1", port=int(sys.argv[2]), json_response="--json" in extra))
     else:
         server.run()
