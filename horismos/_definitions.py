@@ -793,7 +793,13 @@ class _Builder:
 
     def placement_hint(self, node: Node, p: URIRef, home: frozenset[URIRef]) -> str:
         """Where ``p`` written on ``node`` belongs: the tool the step calls, the steps that
-        call the tool, or else any node of a kind that takes it."""
+        call the tool, or else any node of a kind that takes it; on an action step a
+        horis:fallback is most likely its horis:onError."""
+        if p == HORIS.fallback and (node, RDF.type, HORIS.ActionStep) in self.g:
+            return (
+                "where an action step goes when its tool fails is horis:onError: write "
+                f"horis:onError {self.n(self.one(node, p) or node)}"
+            )
         if HORIS.Tool in home:
             tools = sorted(self.n(t) for t in self.g.objects(node, HORIS.tool))
             if tools:
@@ -2276,6 +2282,13 @@ class _Builder:
         name = binding[len("cmd:") :]
         command = self.defs.commands.get(name)
         if command is None:
+            declared = (
+                c
+                for c in self.g.subjects(RDF.type, HORIS.CommandBinding)
+                if str(c).rsplit("#", 1)[-1].rsplit("/", 1)[-1] == name
+            )
+            if next(declared, None) is not None:
+                return False  # declared, and its own errors say what is wrong with it
             known = ", ".join(sorted(self.defs.commands)) or "none is declared"
             self.error(
                 s,

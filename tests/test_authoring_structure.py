@@ -740,3 +740,24 @@ def test_minor_slips_are_reported_where_written_with_a_fix_that_works(tmp_path: 
     e = the_error(unbound_arguments(load_definitions([path, TRIAGE[1]])))
     assert e.hint is not None and "no SPARQL variable name" in e.hint
     assert "use ?queue-level" not in e.hint
+
+
+def test_a_fallback_on_an_action_step_is_hinted_to_be_its_on_error(tmp_path: Path) -> None:
+    # Meant as "where to go when the tool fails"; the hint said to move it to a proposal.
+    bind = '               [ horis:arg "flight" ; horis:var "option" ] '
+    path, line = edited(tmp_path, REBOOKING, bind + ".",
+                        bind + ";\n    horis:fallback :AskOperator .")
+    w = the_one(problems(path, REBOOKING), "warning")
+    assert w.line == line + 1 and w.node == ":RebookOnProposal"
+    assert w.hint is not None and w.hint.endswith("write horis:onError :AskOperator")
+
+
+def test_a_command_binding_declared_wrong_is_not_also_said_to_be_missing(tmp_path: Path) -> None:
+    # horis:argv written as one string: besides its own error, the tool's binding was said to
+    # name "no horis:CommandBinding 'filer' (declared: none is declared)".
+    path, _ = edited(tmp_path, LAB, '    horis:binding "python:lab_client.file_result" ;',
+                     '    horis:binding "cmd:filer" ;')
+    path.write_text(path.read_text() + '\n:filer a horis:CommandBinding ;\n'
+                    '    horis:argv "python3 file.py -- {result}" ;\n    horis:root "/tmp" .\n')
+    e = the_error(problems(path, LAB))
+    assert e.node == ":filer" and "needs one horis:argv, an RDF list" in e.message
