@@ -77,7 +77,14 @@ from ._preconditions import (
 from ._prefix_clash import prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
-from ._term_kinds import pattern_nodes, pattern_terms, range_class, term_kind, value_kinds
+from ._term_kinds import (
+    algebra_triples,
+    pattern_nodes,
+    pattern_terms,
+    range_class,
+    term_kind,
+    value_kinds,
+)
 from ._vocab import HORIS, NS
 
 __all__ = [
@@ -3419,19 +3426,9 @@ def _iris(algebra: Any) -> set[URIRef]:
     """The ontology terms a parsed SPARQL query's triple patterns use: each IRI predicate and
     each class of ``?x a :Class``. (Other IRIs are mostly individuals, which world data
     declares: a warning about each of them would be noise.)"""
-    found: set[URIRef] = set()
-    stack = [algebra]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], URIRef):
-            found.add(x[1])
-            if x[1] == RDF.type and isinstance(x[2], URIRef):
-                found.add(x[2])
-        elif isinstance(x, Mapping):
-            stack.extend(x.values())
-        elif isinstance(x, list | tuple | set | frozenset):
-            stack.extend(x)
-    return found
+    return {term for term, _ in pattern_terms(algebra)} | {
+        p for _, p, _ in algebra_triples(algebra)
+    }
 
 
 def _number(node: Node | None) -> float | None:

@@ -21,7 +21,15 @@ from typing import Any, Literal
 
 from rdflib import OWL, RDF, RDFS, XSD, Graph, URIRef, Variable
 
-__all__ = ["Kind", "pattern_nodes", "pattern_terms", "range_class", "term_kind", "value_kinds"]
+__all__ = [
+    "Kind",
+    "algebra_triples",
+    "pattern_nodes",
+    "pattern_terms",
+    "range_class",
+    "term_kind",
+    "value_kinds",
+]
 
 Kind = Literal["class", "property"]
 
@@ -58,22 +66,28 @@ def range_class(g: Graph, prop: URIRef) -> URIRef | None:
     return classes[0] if len(classes) == 1 else None
 
 
-def pattern_terms(algebra: Any) -> Iterator[tuple[URIRef, Kind]]:
-    """The terms a parsed pattern uses as a property (an IRI predicate) or as a class (the
-    object of ``a``), in no particular order."""
+def algebra_triples(algebra: Any) -> Iterator[tuple[Any, URIRef, Any]]:
+    """Every triple pattern with an IRI predicate in a parsed pattern, ``FILTER NOT EXISTS``
+    groups included, in no particular order."""
     stack = [algebra]
     while stack:
         x = stack.pop()
         if isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], URIRef):
-            if x[1] == RDF.type:
-                if isinstance(x[2], URIRef):
-                    yield x[2], "class"
-            else:
-                yield x[1], "property"
+            yield x
         elif isinstance(x, Mapping):
             stack.extend(x.values())
         elif isinstance(x, list | tuple | set | frozenset):
             stack.extend(x)
+
+
+def pattern_terms(algebra: Any) -> Iterator[tuple[URIRef, Kind]]:
+    """The terms a parsed pattern uses as a property (an IRI predicate) or as a class (the
+    object of ``a``), in no particular order."""
+    for _, p, o in algebra_triples(algebra):
+        if p != RDF.type:
+            yield p, "property"
+        elif isinstance(o, URIRef):
+            yield o, "class"
 
 
 def pattern_nodes(algebra: Any) -> set[URIRef]:
@@ -81,18 +95,8 @@ def pattern_nodes(algebra: Any) -> set[URIRef]:
     class of ``a``), ``FILTER NOT EXISTS`` groups included: mostly individuals
     (``:urgent``), which world data holds."""
     found: set[URIRef] = set()
-    stack = [algebra]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], URIRef):
-            if isinstance(x[0], URIRef):
-                found.add(x[0])
-            if isinstance(x[2], URIRef) and x[1] != RDF.type:
-                found.add(x[2])
-        elif isinstance(x, Mapping):
-            stack.extend(x.values())
-        elif isinstance(x, list | tuple | set | frozenset):
-            stack.extend(x)
+    for s, p, o in algebra_triples(algebra):
+        found.update(t for t in (s, None if p == RDF.type else o) if isinstance(t, URIRef))
     return found
 
 

@@ -624,14 +624,10 @@ def _a_late_hold_lands_with(world: World, node: URIRef, by: URIRef) -> None:
     world.store.apply = landing
 
 
-def _bill_beside_a_late_hold(tmp_path: Path, server: OxigraphServer):
-    """GUARDIAN_DEFS over :p1 on the server, with a tool that notes whom it charged, another
-    process alive, and a ward's step's hold on :p1's charge landing late
-    (:func:`_a_late_hold_lands_with`): the agent, the world, the charges, the other process."""
-    from horismos._stores.base import doubt_node
-
-    ns = "http://example.org/clinic#"
-    (tmp_path / "bill.ttl").write_text(GUARDIAN_DEFS)
+def _bill(tmp_path: Path, server: OxigraphServer, defs: str):
+    """``defs`` over :p1 on the server, with a tool that notes whom it charged: the agent,
+    the world, the charges."""
+    (tmp_path / "bill.ttl").write_text(defs)
     charged: list[str] = []
 
     def charge(patient):
@@ -640,7 +636,19 @@ def _bill_beside_a_late_hold(tmp_path: Path, server: OxigraphServer):
 
     agent = Agent.from_files(tmp_path / "bill.ttl", tools={"charge": charge})
     world = World.open(server.store)
-    world.store.update(f"INSERT DATA {{ <{ns}p1> a <{ns}Patient> }}")
+    world.store.update("INSERT DATA { <http://example.org/clinic#p1> a "
+                       "<http://example.org/clinic#Patient> }")
+    return agent, world, charged
+
+
+def _bill_beside_a_late_hold(tmp_path: Path, server: OxigraphServer):
+    """GUARDIAN_DEFS over :p1 on the server, with a tool that notes whom it charged, another
+    process alive, and a ward's step's hold on :p1's charge landing late
+    (:func:`_a_late_hold_lands_with`): the agent, the world, the charges, the other process."""
+    from horismos._stores.base import doubt_node
+
+    ns = "http://example.org/clinic#"
+    agent, world, charged = _bill(tmp_path, server, GUARDIAN_DEFS)
     other_process = Worker.join(World.open(server.store))
     _a_late_hold_lands_with(world, doubt_node(URIRef(f"{ns}t.charge"), URIRef(f"{ns}p1")),
                             URIRef("urn:horismos:instance:ward-run"))
@@ -703,17 +711,8 @@ def test_an_approval_a_step_gave_back_on_yielding_is_used_when_the_focus_is_run_
     from horismos._stores.base import doubt_node
 
     ns = "http://example.org/clinic#"
-    (tmp_path / "bill.ttl").write_text(GUARDIAN_DEFS.replace(
+    agent, world, charged = _bill(tmp_path, server, GUARDIAN_DEFS.replace(
         "horis:idempotent false .", "horis:idempotent false ; horis:requiresApproval true ."))
-    charged: list[str] = []
-
-    def charge(patient):
-        charged.append(str(patient))
-        return {"ref": "R-1"}
-
-    agent = Agent.from_files(tmp_path / "bill.ttl", tools={"charge": charge})
-    world = World.open(server.store)
-    world.store.update(f"INSERT DATA {{ <{ns}p1> a <{ns}Patient> }}")
     bill = {"workflow": f"{ns}Bill", "focus": f"{ns}p1"}
     try:
         waiting = agent.run(world, **bill)
