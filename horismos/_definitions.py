@@ -1039,9 +1039,14 @@ class _Builder:
         assertion's horis:property, ``?this :Patient ?ref``): declared, so no undeclared-term
         check sees them, and each made every call, answer or match fail (:mod:`._term_kinds`)."""
         g = self.g
+        kinds: dict[URIRef, str | None] = {}  # one look-up a term: the same few recur
 
         def is_(term: Node | None, kind: str) -> bool:
-            return isinstance(term, URIRef) and term_kind(g, term) == kind
+            if not isinstance(term, URIRef):
+                return False
+            if term not in kinds:
+                kinds[term] = term_kind(g, term)
+            return kinds[term] == kind
 
         def meant(prop: URIRef, via: URIRef) -> str | None:
             found = range_class(g, prop) if via == RDFS.range else None
@@ -3071,7 +3076,8 @@ class _Builder:
                 return None
             text = f"SELECT DISTINCT ?{as_var} WHERE {{\n{text}\n}}"
         try:
-            remote = remote_reads(prepareQuery(text, initNs=self.namespaces(s)))
+            parsed = prepareQuery(text, initNs=self.namespaces(s))
+            remote = remote_reads(parsed)
         except Exception as e:
             why = (str(e).strip().splitlines() or [type(e).__name__])[0]
             self.error(
@@ -3084,7 +3090,7 @@ class _Builder:
         if remote:
             self.remote(s, cands, HORIS.query, cast(Node, self.one(cands, HORIS.query)), remote[0])
             return None
-        projected = [str(v) for v in prepareQuery(text, initNs=self.namespaces(s)).algebra["PV"]]
+        projected = [str(v) for v in parsed.algebra["PV"]]
         if as_var not in projected and len(projected) > 1:  # one column is read as the option
             self.error(
                 s,
