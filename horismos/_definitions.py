@@ -2938,12 +2938,28 @@ class _Builder:
                     f"{self.n(fallback)}), or remove horis:fallback",
                     at=(s, HORIS.fallback, fallback),
                 )
+            model = self.check_model(s)
+            least = _number(conf)
+            if (
+                (model is None or model.startswith("lexical:"))
+                and least is not None
+                and (0 < least <= 0.5 and fallback is not None)
+            ):
+                self.warn(
+                    s,
+                    f"horis:confidence {conf} lets a tie through: the offline ranker scores two "
+                    "options that fit horis:rankBy equally at exactly 0.5, and the step then "
+                    "acts on the first of them by IRI, which nobody chose",
+                    f"write horis:confidence above 0.5 (0.6, say), so a tie goes to "
+                    f"{self.n(fallback)}",
+                    at=(s, HORIS.confidence, conf),
+                )
             return ProposalStep(
                 **common,
                 query=query,
                 rank_by=self.text(s, HORIS.rankBy),
-                model=self.check_model(s),
-                confidence=_number(conf),
+                model=model,
+                confidence=least,
                 fallback=cast("URIRef | None", self.one(s, HORIS.fallback)),
                 as_var=as_var,
                 timeout=self.step_timeout(s),

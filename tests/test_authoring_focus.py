@@ -150,3 +150,15 @@ def test_a_misspelt_argument_in_a_tools_own_requires_is_a_warning(tmp_path: Path
     assert (w.line, w.node) == (line, ":ehr.notify_nurse")
     assert "?nures, which is no argument of the tool" in w.message
     assert w.hint == "did you mean ?nurse?"
+
+
+def test_a_confidence_that_lets_the_offline_rankers_tie_through_is_a_warning(
+        tmp_path: Path) -> None:
+    # horis:confidence 0.5 with lexical:bm25: Brian's wish fits two flights equally (0.5),
+    # and he was rebooked onto the first by IRI instead of going to the operator.
+    path, line = edited(tmp_path, REBOOKING, "    horis:confidence 0.7 ;",
+                        "    horis:confidence 0.5 ;")
+    w = the_one(problems(path, REBOOKING), "warning")
+    assert (w.line, w.node) == (line, ":ProposeFlight")
+    assert "lets a tie through" in w.message
+    assert w.hint == "write horis:confidence above 0.5 (0.6, say), so a tie goes to :AskOperator"
