@@ -1173,14 +1173,7 @@ class _Builder:
                         for o in self.defs.workflows.values()
                         if step in reached[o.iri] and fits(o.focus_type, a)
                     ]
-                    bind = next(
-                        (
-                            b
-                            for b in self.g.objects(step.iri, HORIS.bind)
-                            if self.text(b, HORIS.arg) == a.name
-                        ),
-                        None,
-                    )
+                    bind = self.bind_of(step.iri, a.name)
                     self.warn(
                         step.iri,
                         f'horis:bind gives argument "{a.name}" of {step.tool.name} (a '
@@ -1221,6 +1214,23 @@ class _Builder:
                     at=(wf.iri, HORIS.focusType, wf.focus_type),
                 )
 
+    def arg_names(self, tool: Node) -> set[str]:
+        """The names of the arguments ``tool``'s horis:takes declares, as written (read from
+        the graph: a tool the loader could not build has its names too)."""
+        return {
+            str(n)
+            for takes in self.g.objects(tool, HORIS.takes)
+            for a in self.g.objects(takes, HORIS.arg)
+            for n in self.g.objects(a, HORIS.name)
+        }
+
+    def bind_of(self, step: Node, arg: str) -> Node | None:
+        """The ``horis:bind [ horis:arg "arg" ; … ]`` node of ``step``, where a problem about
+        how the argument is given is reported."""
+        return next(
+            (b for b in self.g.objects(step, HORIS.bind) if self.text(b, HORIS.arg) == arg), None
+        )
+
     def check_argument_kinds(self) -> None:
         """An argument given a variable that the step's pattern binds to the other kind of
         value: a literal (the object of an owl:DatatypeProperty) for an argument that takes
@@ -1241,14 +1251,7 @@ class _Builder:
                 wanted = "node" if a.is_class else "literal"
                 if kind is None or kind == wanted:
                     continue
-                bind = next(
-                    (
-                        b
-                        for b in self.g.objects(step.iri, HORIS.bind)
-                        if self.text(b, HORIS.arg) == a.name
-                    ),
-                    None,
-                )
+                bind = self.bind_of(step.iri, a.name)
                 given = (
                     "the instance's focus, a node"
                     if var == "this"
@@ -1616,12 +1619,7 @@ class _Builder:
                     (holder, pred),
                 )
             elif (owner, RDF.type, HORIS.Tool) in self.g:
-                args = sorted(
-                    str(n)
-                    for takes in self.g.objects(owner, HORIS.takes)
-                    for a in self.g.objects(takes, HORIS.arg)
-                    for n in self.g.objects(a, HORIS.name)
-                )
+                args = sorted(self.arg_names(owner))
                 for var in sorted(names - {*args, "this"}):
                     near = [a for a in args if len(a) > 3 and _slip(var, a) <= 1]
                     if near:  # a misspelt argument is a free variable: any node matches
@@ -1732,12 +1730,7 @@ class _Builder:
             if owner in steps:
                 given = {"this", *chosen}
             elif (owner, RDF.type, HORIS.Tool) in self.g:
-                given = {
-                    str(n)
-                    for takes in self.g.objects(owner, HORIS.takes)
-                    for a in self.g.objects(takes, HORIS.arg)
-                    for n in self.g.objects(a, HORIS.name)
-                }
+                given = self.arg_names(owner)
             else:
                 continue
             if pred == HORIS.requires:

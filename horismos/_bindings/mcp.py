@@ -400,7 +400,7 @@ class McpBinding(Binding):
 
     async def output_schema(self) -> Mapping[str, Any] | None:
         """The output schema the server declares for the bound tool (None: it declares
-        none), from the session :meth:`check` opened."""
+        none), once the tool has passed :meth:`check`'s checks."""
         schema: Mapping[str, Any] | None = self._accept(await self._open()).output_schema
         return schema
 
@@ -493,13 +493,12 @@ async def connection_problems(defs: Definitions) -> list[Problem]:
             server, remote = tool.mcp_address
             if server not in sessions.servers or not remote:
                 continue  # nothing to reach: _contract.server_problems names it at its line
-            binding = McpBinding.resolve(tool, sessions)
-            try:
-                await binding.check()
+            try:  # the checks a call makes first, then the schema of what it answers
+                schema = await McpBinding.resolve(tool, sessions).output_schema()
             except ToolError as e:
                 problems.append(defs.sources.problem("error", tool.iri, str(e)))
                 continue
-            offered = (await binding.output_schema() or {}).get("properties") or {}
+            offered = (schema or {}).get("properties") or {}
             for a, why, hint in output_problems(tool, remote, offered, defs.name):
                 node = next(
                     (
