@@ -42,6 +42,7 @@ from ._errors import (
     TraceError,
     TraceTampered,
     TraceVersionError,
+    UnreadableAnswer,
     UsageError,
 )
 from ._hydrate import Hydrated
@@ -104,6 +105,7 @@ __all__ = [
     "TraceError",
     "TraceTampered",
     "TraceVersionError",
+    "UnreadableAnswer",
     "UsageError",
     "World",
     "__version__",

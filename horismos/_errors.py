@@ -15,6 +15,7 @@ HorismosError
 │   ├── ToolError               the tool raised, or its binding failed
 │   │   ├── ToolTimeout             the tool did not answer in its ``horis:timeout``
 │   │   ├── ResultTooLarge          the result is past the tool's ``horis:maxResultBytes``
+│   │   ├── UnreadableAnswer        it answered as succeeding, with no result Horismos reads
 │   │   ├── NotSent                 the call never reached the tool: safe to retry
 │   │   │   └── LowDisk                 a command's capture folder is under its waterline
 │   │   ├── OutputQuotaExceeded     a command emitted more than its quota; its group killed
@@ -70,6 +71,7 @@ __all__ = [
     "TraceError",
     "TraceTampered",
     "TraceVersionError",
+    "UnreadableAnswer",
     "UsageError",
 ]
 
@@ -260,6 +262,17 @@ class ResultTooLarge(ToolError):
     def __init__(self, message: str, *, limit: int, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.limit = limit
+
+
+class UnreadableAnswer(ToolError):
+    """The tool answered as one that succeeded (a command's exit status 0, an HTTP 2xx, an
+    MCP result that is not an error) with something that is not a result Horismos can read:
+    prose, a JSON array, more output than is kept. It did what it does, and nothing of it
+    landed, so a tool that is not idempotent is held in doubt, as for a result refused too
+    large; a tool that *answers* an error (exit status 1, HTTP 500) says it did not act."""
+
+    kind = "unreadable_answer"
+    may_have_acted = True
 
 
 class OutcomeUnknown(ToolError):

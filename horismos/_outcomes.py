@@ -31,7 +31,14 @@ from rdflib import BNode, Literal, URIRef
 from rdflib.util import from_n3
 
 from . import _attempt
-from ._errors import NotSent, ResultTooLarge, ToolError, ToolTimeout
+from ._errors import (
+    NotSent,
+    OutputQuotaExceeded,
+    ResultTooLarge,
+    ToolError,
+    ToolTimeout,
+    UnreadableAnswer,
+)
 
 __all__ = ["Expired", "RecordedResult", "decode", "encode", "outcome_of", "play"]
 
@@ -135,6 +142,8 @@ def outcome_of(exc: BaseException, *, own_timeouts: bool = False) -> dict[str, A
             entry["tool_error"] = True
         if isinstance(exc, ResultTooLarge):
             entry["limit"] = exc.limit
+        elif isinstance(exc, OutputQuotaExceeded):
+            entry["emitted"], entry["quota"] = exc.emitted, exc.quota
     attempt = _attempt.current()
     if isinstance(exc, NotSent) or (attempt is not None and not attempt.sent):
         entry["sent"] = False
@@ -155,11 +164,20 @@ def play(entry: Mapping[str, Any]) -> Any:
         raise Expired
     message = str(entry.get("message", ""))
     if entry.get("tool_error"):
-        if entry.get("error") == "ResultTooLarge":
+        # the classes whose kind decides what the runner does next (retry, hold in doubt)
+        error = entry.get("error")
+        if error == "ResultTooLarge":
             raise ResultTooLarge(message, limit=int(entry.get("limit", 0)))
-        kind = {"ToolTimeout": ToolTimeout, "NotSent": NotSent, "LowDisk": NotSent}.get(
-            entry.get("error", ""), ToolError
-        )
+        if error == "OutputQuotaExceeded":
+            raise OutputQuotaExceeded(
+                message, emitted=int(entry.get("emitted", 0)), quota=int(entry.get("quota", 0))
+            )
+        kind = {
+            "ToolTimeout": ToolTimeout,
+            "NotSent": NotSent,
+            "LowDisk": NotSent,
+            "UnreadableAnswer": UnreadableAnswer,
+        }.get(str(error), ToolError)
         raise kind(message)
     # An exception of the recorded type's name, so the runner words it as it did live.
     raise type(str(entry.get("error", "Exception")), (Exception,), {})(message)

@@ -66,6 +66,21 @@ PROGRAMS = {
             f.write("acted\\n")
         os.kill(os.getpid(), signal.SIGKILL)
     """,
+    # it acts (a line in its ledger), then answers in prose: a success nobody can read
+    "act_then_prose.py": """
+        import sys
+        with open(sys.argv[1], "a") as f:
+            f.write("acted\\n")
+        print("Charged OK, ref CH-1")
+    """,
+    # it acts, then its capture folder goes (a tmp cleaner), then it answers well
+    "act_then_clean.py": """
+        import shutil, sys
+        with open(sys.argv[1], "a") as f:
+            f.write("acted\\n")
+        shutil.rmtree(sys.argv[2])
+        print('{"received": "charged"}')
+    """,
 }
 
 
@@ -228,6 +243,38 @@ def test_a_program_killed_by_a_signal_after_it_acted_is_held_in_doubt(tmp_path, 
     again = call(agent, world, "t.charge")
     assert first.status == "failed" and first.error["kind"] == "outcome_unknown", first.error
     assert again.status == "refused" and again.error["kind"] == "outcome_unknown"
+    assert ledger.read_text() == "acted\n"
+
+
+def test_a_success_answered_in_prose_after_acting_is_held_in_doubt(tmp_path, root) -> None:
+    """Exit status 0 says it did what it does; its stdout is no result, so nothing landed:
+    the next call acted a second time (a plain tool error, as for a failure it reported)."""
+    ledger = tmp_path / "acts.txt"
+    defs = command("charge", f'"python" "act_then_prose.py" "{ledger}"', root) + tool(
+        "t.charge", "cmd:charge")
+    agent, world = agent_for(tmp_path, defs)
+    first = call(agent, world, "t.charge")
+    assert first.status == "failed" and first.error["kind"] == "unreadable_answer", first.error
+    assert "tools reconcile t.charge" in first.error["message"]
+    again = call(agent, world, "t.charge")
+    assert again.status == "refused" and again.error["kind"] == "outcome_unknown"
+    assert ledger.read_text() == "acted\n"
+
+
+def test_a_capture_that_cannot_be_written_does_not_hold_back_the_answer(tmp_path, root) -> None:
+    """The program acted and answered; its capture folder was gone when the output was to be
+    kept. The answer lands and the capture says what was not written (before, the call
+    failed as a plain tool error and the next one acted again)."""
+    ledger, captures = tmp_path / "acts.txt", tmp_path / "captures"
+    defs = command("charge", f'"python" "act_then_clean.py" "{ledger}" "{captures}"', root,
+                   extra=f'; horis:captureDir "{captures}"') + tool("t.charge", "cmd:charge")
+    agent, world = agent_for(tmp_path, defs)
+    first = call(agent, world, "t.charge")
+    assert first.status == "completed", first.receipt()
+    assert [str(o) for _, _, o in first.effects] == ["charged"]
+    capture = capture_of(first)
+    assert capture["stdout"]["file"] is None
+    assert capture["unwritten"] and capture["unwritten"][0].startswith("stdout: ")
     assert ledger.read_text() == "acted\n"
 
 

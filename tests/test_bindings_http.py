@@ -24,6 +24,7 @@ from horismos import (
     Run,
     ToolError,
     ToolTimeout,
+    UnreadableAnswer,
     World,
 )
 
@@ -200,10 +201,30 @@ def test_field_outside_the_effect_rejects_the_result(main) -> None:
     ("List", ["a JSON list, not an object"]),
 ])
 def test_bad_answers_are_tool_errors(main, name, words) -> None:
+    """An error answered (500, a redirect) says the tool did not act; a success whose body
+    is no result (HTML, a list, past the limit) may have acted: held like a timeout."""
     error = steps(main[0])[name].error
-    assert type(error) is (ResultTooLarge if name.startswith("Big") else ToolError)
+    kind = {"Html": UnreadableAnswer, "List": UnreadableAnswer}.get(name, ToolError)
+    assert type(error) is (ResultTooLarge if name.startswith("Big") else kind)
     for w in words:
         assert w in str(error)
+
+
+def test_a_success_that_is_no_result_holds_a_charge_in_doubt(server, tmp_path) -> None:
+    """A 200 with an HTML body: the service did what it does, and nothing of it landed.
+    The next catalog call is refused, not sent (a plain tool error before: it was sent)."""
+    base, received = server
+    agent, world = load(tmp_path, tool("t.charge", f"{base}/html",
+                                       extra="; horis:idempotent false"))
+    allow = ["ReadOnly", "HostStateWrite", "ExternalCommit"]
+    sent = [p for p, _, _ in received.requests].count("/html")  # the server serves the module
+    first = agent.catalog.call("t.charge", {"patient": ":p1"}, world, allow=allow)
+    assert first.status == "failed" and first.error is not None
+    assert first.error["kind"] == "unreadable_answer", first.error
+    again = agent.catalog.call("t.charge", {"patient": ":p1"}, world, allow=allow)
+    assert again.status == "refused" and again.error is not None
+    assert again.error["kind"] == "outcome_unknown"
+    assert [p for p, _, _ in received.requests].count("/html") == sent + 1
 
 
 def test_slow_answer_is_a_timeout(main) -> None:

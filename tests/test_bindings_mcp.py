@@ -19,7 +19,7 @@ import pytest
 from listening import MCP_SERVER, free_port, mcp_http_server
 from rdflib import XSD, Literal, Namespace, URIRef
 
-from horismos import Agent, Run, ToolError, World, replay
+from horismos import Agent, Run, ToolError, UnreadableAnswer, World, replay
 from horismos._bindings.mcp import McpSessions, input_problems, mcp_server
 from horismos._model import Arg, McpServer, Tool
 from horismos._outcomes import decode
@@ -225,9 +225,11 @@ def test_slow_answer_times_out_and_the_session_keeps_serving(stdio) -> None:
     assert steps["Done"].status == "completed"
 
 
-def test_prose_instead_of_json_is_a_tool_error(stdio) -> None:
+def test_prose_instead_of_json_is_an_answer_that_may_have_acted(stdio) -> None:
+    """Not an error result: the server did what the tool does, and said so in prose. Held
+    in doubt as a timeout is (tests/test_bindings_command.py, test_bindings_http.py)."""
     prose = steps_by_name(stdio[0])["Prose"]
-    assert prose.status == "failed"
+    assert prose.status == "failed" and type(prose.error) is UnreadableAnswer
     assert "neither structured content nor a JSON object" in str(prose.error)
 
 

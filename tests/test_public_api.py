@@ -12,7 +12,8 @@ PUBLIC = [
     "PolicyRefused", "PreconditionError", "Problem", "ProgramMissing", "RemoteConflict",
     "ReplayReport", "ResultTooLarge", "Run", "RunError", "ScopeRefused", "ShaclMessage",
     "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError", "ToolTimeout",
-    "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UsageError", "World",
+    "Trace", "TraceError", "TraceTampered", "TraceVersionError", "UnreadableAnswer", "UsageError",
+    "World",
     "__version__", "check_inventory", "iter_trace", "load_definitions", "read_trace", "replay",
     "submit", "wait_for_instances",
 ]

@@ -46,7 +46,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .. import _attempt
-from .._errors import LowDisk, NotSent, OutputQuotaExceeded, ToolError
+from .._errors import LowDisk, NotSent, OutputQuotaExceeded, ToolError, UnreadableAnswer
 from .._model import Command, Tool
 from .base import Binding
 from .limits import check_result
@@ -403,7 +403,7 @@ class CommandBinding(Binding):
             )
         text = out.whole()
         if text is None:
-            raise ToolError(
+            raise UnreadableAnswer(
                 f"{self.tool.name} (command {c.name!r}) wrote {out.emitted:,} bytes "
                 f"to stdout, more than the {out.head_cap + out.tail_cap:,} kept "
                 "(half of horis:retainBytes): stdout must be one JSON object, the "
@@ -418,7 +418,7 @@ class CommandBinding(Binding):
         if not isinstance(data, dict) and text_key is not None:  # horis:fromText: whole text
             data = {text_key: text.decode("utf-8", "replace").strip()}
         if not isinstance(data, dict):
-            raise ToolError(
+            raise UnreadableAnswer(
                 f"{self.tool.name} (command {c.name!r}) must write one JSON object "
                 f"to stdout, its result (or declare the horis:fromText assertion "
                 f"its text lands as); it wrote {out.preview()[:200]!r}",
@@ -431,14 +431,23 @@ class CommandBinding(Binding):
     def _evidence(
         self, out: _Stream, err: _Stream, folder: Path, status: int, killed: str | None
     ) -> dict[str, Any]:
+        """What the call left: its streams' files and figures. A file that cannot be written
+        (its folder removed, the disk full) is named in ``unwritten`` and not raised: the
+        program has acted by then, and an error here held its answer back from landing while
+        nothing held the call in doubt, so it was made again."""
         c = self.command
         paths: dict[str, Path | None] = {}
         call = uuid.uuid4().hex[:12]
+        unwritten: list[str] = []
         for s in (out, err):
             path = None
             if s.emitted:
                 path = folder / f"{c.name}-{call}.{s.name}"
-                path.write_bytes(bytes(s.head + s.tail))  # raw head, then raw tail
+                try:
+                    path.write_bytes(bytes(s.head + s.tail))  # raw head, then raw tail
+                except OSError as e:  # the call is over: its answer still lands
+                    path = None
+                    unwritten.append(f"{s.name}: {e.strerror or e}")
             paths[s.name] = path
         return {
             "policy": {
@@ -454,6 +463,7 @@ class CommandBinding(Binding):
             "truncated": bool(out.dropped or err.dropped),
             "stdout": out.evidence(paths["stdout"]),
             "stderr": err.evidence(paths["stderr"]),
+            **({"unwritten": unwritten} if unwritten else {}),
         }
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from .. import _attempt
-from .._errors import NotSent, ToolError, ToolTimeout
+from .._errors import NotSent, ToolError, ToolTimeout, UnreadableAnswer
 from .._model import Tool
 from .._redact import redact_text, redact_url, url_credentials
 from .base import Binding
@@ -133,9 +133,9 @@ class HttpBinding(Binding):
             data = json.loads(body)
         except (ValueError, UnicodeDecodeError):
             kind = response.headers.get("content-type", "no content type")
-            raise ToolError(f"{where} answered {kind}, not JSON: {_preview(body)}") from None
+            raise UnreadableAnswer(f"{where} answered {kind}, not JSON: {_preview(body)}") from None
         if not isinstance(data, dict):
-            raise ToolError(
+            raise UnreadableAnswer(
                 f"{where} answered a JSON {type(data).__name__}, not an object of "
                 "the effect's fields"
             )

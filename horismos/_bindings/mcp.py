@@ -37,7 +37,7 @@ from typing import IO, TYPE_CHECKING, Any
 from rdflib import RDFS, XSD, URIRef
 
 from .. import _attempt
-from .._errors import NotSent, Problem, ResultTooLarge, ToolError, UsageError
+from .._errors import NotSent, Problem, ResultTooLarge, ToolError, UnreadableAnswer, UsageError
 from .._literals import INTEGER_TYPES
 from .._model import Arg, Assertion, McpServer, Tool
 from .._redact import redact_url
@@ -466,14 +466,14 @@ class McpBinding(Binding):
                 return {text_key: "\n".join(texts)}
             data = next((o for o in map(json_object, texts) if o is not None), None)
             if data is None:
-                raise ToolError(
+                raise UnreadableAnswer(
                     f"{where} returned neither structured content nor a JSON object "
                     f"in its text ({_text(result)[:200]!r}); it must answer with the "
                     "effect's fields as a JSON object, or declare horis:fromText "
                     "true on the horis:asserts (xsd:string) the text lands as"
                 )
         if not isinstance(data, dict):
-            raise ToolError(
+            raise UnreadableAnswer(
                 f"{where} returned {type(data).__name__} as structured content; "
                 "it must be a JSON object of the effect's fields"
             )
