@@ -154,9 +154,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             cls = agent.definitions.name(workflow.focus_type)
             nodes = len(focus_nodes(agent.definitions, world, workflow))
             print(
-                f"each of the {nodes} nodes of {cls} has an instance of "
-                f"{agent.definitions.name(workflow.iri)} waiting, left to `horismos resume` "
-                "or `horismos wake` (`horismos instances` lists them)"
+                f"no instance was run: each of the {nodes} nodes of {cls} already has an "
+                f"instance of {agent.definitions.name(workflow.iri)}, done or being run, or "
+                "waiting for `horismos resume` or `horismos wake` (`horismos instances` "
+                "lists them)"
                 if nodes
                 else f"no node of {cls} (horis:focusType) is in the world: check that the "
                 f"world data types its nodes {cls}, in the namespace the definitions use",
