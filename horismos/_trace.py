@@ -32,7 +32,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -180,7 +180,11 @@ _COMMA = ord(",")
 
 class Trace:
     """The events of one run, in order, as it goes: written to ``path`` when one is given
-    (and then not kept in memory), else kept in memory."""
+    (and then not kept in memory), else kept in memory.
+
+    The file is created by the first event, not before: a run refused before its header (a
+    binding that does not resolve, a focus whose instance waits) left a trace it was given,
+    perhaps the record of an earlier run, truncated to nothing."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else None
@@ -190,8 +194,8 @@ class Trace:
         self._count = 0
         self._prev = GENESIS
         self._signer = signer_from_env()
-        # unbuffered: each event reaches the operating system in one write as it is emitted
-        self._stream = open(path, "wb", buffering=0) if path else None  # noqa: SIM115
+        self._stream: BinaryIO | None = None  # opened by the first event (see _write)
+        self._to_file = path is not None
 
     def emit(self, type: str, **fields: Any) -> dict[str, Any]:
         event = {"type": type, "seq": self._count, "prev": self._prev, **fields}
@@ -206,7 +210,7 @@ class Trace:
         self._count += 1
         if self._header is None:
             self._header = event
-        if self._stream is not None:
+        if self._to_file:
             self._write(line + b"\n")
         else:
             self._lines.append(line)
@@ -216,7 +220,10 @@ class Trace:
     def _write(self, data: bytes) -> None:
         """All of ``data`` to the file: a write may take only part of it (a full disk, a
         signal), and the rest must follow before the next event."""
-        assert self._stream is not None
+        if self._stream is None:
+            assert self.path is not None
+            # unbuffered: each event reaches the operating system in one write as it is emitted
+            self._stream = open(self.path, "wb", buffering=0)  # noqa: SIM115
         view = memoryview(data)
         while view:
             view = view[self._stream.write(view) :]
@@ -224,10 +231,9 @@ class Trace:
     @property
     def events(self) -> list[dict[str, Any]]:
         """Every event so far; a streamed trace reads them back from its file."""
-        if self._stream is None and self.path is None:
+        if self.path is None:
             return self._events
-        assert self.path is not None
-        return read_trace(self.path)
+        return read_trace(self.path) if self._count else []  # no file written yet
 
     @property
     def header(self) -> dict[str, Any]:
@@ -239,12 +245,13 @@ class Trace:
         path = Path(path)
         if self.path is not None:
             if path.resolve() != self.path.resolve():
-                path.write_bytes(self.path.read_bytes())
+                path.write_bytes(self.path.read_bytes() if self._count else b"")
             return path
         path.write_bytes(b"".join(line + b"\n" for line in self._lines))
         return path
 
     def close(self) -> None:
+        self._to_file = False  # nothing more is written
         if self._stream is not None:
             self._stream.close()
             self._stream = None

@@ -322,6 +322,24 @@ WAITING = """@prefix :      <http://example.org/leave#> .
 """
 
 
+def test_a_run_refused_before_it_starts_leaves_the_trace_it_was_given(tmp_path: Path) -> None:
+    """Running again for a focus whose instance waits is refused (exit 2): the trace file
+    named again, the record of the first run, was truncated to nothing."""
+    (tmp_path / "leave.ttl").write_text(WAITING)
+    (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/leave#> .\n:r1 a :Request .\n")
+    assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
+    first = horismos("run", "leave.ttl", "--store", "oxigraph:st", "--focus", ":r1",
+                     "--trace", "t.jsonl", cwd=tmp_path)
+    assert first.returncode == 3, first.stdout + first.stderr
+    recorded = (tmp_path / "t.jsonl").read_bytes()
+    assert recorded
+    again = horismos("run", "leave.ttl", "--store", "oxigraph:st", "--focus", ":r1",
+                     "--trace", "t.jsonl", cwd=tmp_path)
+    assert again.returncode == 2 and "waiting" in again.stderr, again.stdout + again.stderr
+    no_traceback(again)
+    assert (tmp_path / "t.jsonl").read_bytes() == recorded
+
+
 def test_run_all_again_when_every_focus_waits_says_so_not_that_none_exists(
         tmp_path: Path) -> None:
     """On a store that outlives the run, a second `run --all` leaves waiting instances to
