@@ -25,7 +25,7 @@ from ._prechecks import Prechecks
 from ._reads import RecordingStore
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import Environment, Runner, focus_nodes
-from ._stores import Store
+from ._stores import Change, Store
 from ._surfaces import Catalog
 from ._trace import Trace
 from ._waits import StoredInstance, find_instance, prepare, unfinished
@@ -222,63 +222,74 @@ class Agent:
         """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
         wf = self.workflow(workflow)
         rules = Policy(allowed(allow))
-        self.place_individuals(world)
-        types_of = self.types_in(world)
-        foci = self._foci(world, wf, focus, all, types_of)
-        # on a world other processes share, --all splits the focus nodes through claims, and a
-        # single-focus run holds its focus's claim: no process takes over a live one's instance
-        worker = Worker.join(world) if world.store.shared else None
-        runner = self.runner(
-            worker.world if worker else world, trace, env or Environment(), types_of, policy=rules
-        )
-        runner.on_step = on_step
-        if worker is not None:
-            worker.settles_holds_of(runner)
-        instances: list[InstanceRun] = []
-
-        def finished(inst: InstanceRun) -> None:
-            if keep:
-                instances.append(inst)
-            if on_instance is not None:
-                on_instance(inst)
-
-        held = worker is not None and not all
+        placed = self.place_individuals(world)
+        begun = False  # the trace's header written: from here a run may have acted
         try:
-            await runner.check_bindings(wf)
-            if held:
-                await worker.hold(wf, foci[0])  # type: ignore[union-attr]
-            # what a crash, a block or a wait left on a world that outlives the process: on a
-            # shared one, read under the focus's claim (--all's workers read their batches)
-            left = (
-                unfinished(world.store, wf.iri, foci)
-                if (world.store.persistent and worker is None) or held
-                else {}
+            types_of = self.types_in(world)
+            foci = self._foci(world, wf, focus, all, types_of)
+            # on a world other processes share, --all splits the focus nodes through claims, and a
+            # single-focus run holds its focus's claim: no process takes over a live one's instance
+            worker = Worker.join(world) if world.store.shared else None
+            runner = self.runner(
+                worker.world if worker else world,
+                trace,
+                env or Environment(),
+                types_of,
+                policy=rules,
             )
-            if not all:
-                _not_waiting(self.definitions, left.get(foci[0]))
-            runner.header(
-                wf,
-                foci,
-                world_digest=_digest(world),
-                snapshot=world.snapshot() if trace_snapshot else None,
-            )
-            if worker is not None and all:
-                await worker.run(runner, wf, foci, finished)
-                order = {f: i for i, f in enumerate(foci)}
-                instances.sort(key=lambda inst: order[inst.focus])
-            else:
-                for f in foci:
-                    stored = left.get(f)
-                    if stored is None:
-                        finished(await runner.run_instance(wf, f))
-                    elif stored.status != "waiting":  # a wait is settled by resume / wake
-                        finished(await runner.continue_instance(stored))
-        finally:
-            await runner.aclose()
+            runner.on_step = on_step
             if worker is not None:
-                worker.leave()  # the focus's claim given back with the lease
-        runner.end(world_digest=_digest(world))
-        return Run(instances, runner.trace, dict(runner.counts))
+                worker.settles_holds_of(runner)
+            instances: list[InstanceRun] = []
+
+            def finished(inst: InstanceRun) -> None:
+                if keep:
+                    instances.append(inst)
+                if on_instance is not None:
+                    on_instance(inst)
+
+            held = worker is not None and not all
+            try:
+                await runner.check_bindings(wf)
+                if held:
+                    await worker.hold(wf, foci[0])  # type: ignore[union-attr]
+                # what a crash, a block or a wait left on a world that outlives the process: on a
+                # shared one, read under the focus's claim (--all's workers read their batches)
+                left = (
+                    unfinished(world.store, wf.iri, foci)
+                    if (world.store.persistent and worker is None) or held
+                    else {}
+                )
+                if not all:
+                    _not_waiting(self.definitions, left.get(foci[0]))
+                runner.header(
+                    wf,
+                    foci,
+                    world_digest=_digest(world),
+                    snapshot=world.snapshot() if trace_snapshot else None,
+                )
+                begun = True
+                if worker is not None and all:
+                    await worker.run(runner, wf, foci, finished)
+                    order = {f: i for i, f in enumerate(foci)}
+                    instances.sort(key=lambda inst: order[inst.focus])
+                else:
+                    for f in foci:
+                        stored = left.get(f)
+                        if stored is None:
+                            finished(await runner.run_instance(wf, f))
+                        elif stored.status != "waiting":  # a wait is settled by resume / wake
+                            finished(await runner.continue_instance(stored))
+            finally:
+                await runner.aclose()
+                if worker is not None:
+                    worker.leave()  # the focus's claim given back with the lease
+            runner.end(world_digest=_digest(world))
+            return Run(instances, runner.trace, dict(runner.counts))
+        except BaseException:
+            if not begun:  # refused before it began: the world as it was
+                self.take_back_individuals(world, placed)
+            raise
 
     def runner(
         self,
@@ -356,13 +367,26 @@ class Agent:
             )
         return [node]
 
-    def place_individuals(self, world: World) -> None:
+    def place_individuals(self, world: World) -> Change | None:
         """The definitions' individuals into ``world`` (:mod:`horismos._individuals`), once a
         store per agent: reading them back costs what they number (about 2 ms for 200), which
-        a service running one instance per event must not pay on every event."""
-        if world.store not in self._placed:
-            place_individuals(self.definitions.individuals, world)
-            self._placed.add(world.store)
+        a service running one instance per event must not pay on every event. The change
+        made, if any, for :meth:`take_back_individuals`."""
+        if world.store in self._placed:
+            return None
+        placed = place_individuals(self.definitions.individuals, world)
+        self._placed.add(world.store)
+        return placed
+
+    def take_back_individuals(self, world: World, placed: Change | None) -> None:
+        """Undo ``placed`` for a command refused before it began (a focus that is not one, a
+        binding that does not resolve, a call's argument of the wrong type): a refused command
+        leaves the world as it was. Not on a shared world, where another process may be
+        running on them meanwhile (they are the definitions' own, the same for every one)."""
+        if placed is None or world.store.shared:
+            return
+        world.commit(Change(add=placed.remove, remove=placed.add))
+        self._placed.discard(world.store)
 
     def types_in(self, world: World) -> Callable[[Node], set[Node]] | None:
         """With ``owl-rl``: a node's OWL-RL types in ``world``, derived from the node's own
@@ -412,8 +436,7 @@ class Agent:
         they land in their own named graph with human provenance. An instance that is not
         waiting, or facts that break the shapes, raise before anything changes.
         """
-        self.place_individuals(world)
-        iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
+        placed = self.place_individuals(world)
         env = env or Environment()
         # on a shared world the resumed instance is driven under a held claim, as a run's is
         worker = Worker.join(world) if world.store.shared else None
@@ -421,7 +444,9 @@ class Agent:
         reads = World(
             RecordingStore((worker.world if worker else world).store, env, self.types_in(world))
         )
+        begun = False  # the trace's header written: from here the resume may have acted
         try:
+            iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
             waiting = prepare(self.definitions, self._gate, reads, iid, facts, reads.store.types)
             runner = self.runner(reads, trace, env, recorded=False, policy=Policy(allowed(allow)))
             runner.on_step = on_step
@@ -433,9 +458,14 @@ class Agent:
                 if worker is not None:
                     await worker.hold(wf, waiting.focus)
                 runner.header(wf, [waiting.focus], world_digest=_digest(world))
+                begun = True
                 inst = await runner.resume_instance(waiting)
             finally:
                 await runner.aclose()
+        except BaseException:
+            if not begun:  # refused before it began: the world as it was
+                self.take_back_individuals(world, placed)
+            raise
         finally:
             if worker is not None:
                 worker.leave()  # the focus's claim given back with the lease

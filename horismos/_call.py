@@ -307,7 +307,8 @@ async def guarded_call(
     """Check, then run ``tool`` once; every refusal leaves the world exactly as it was."""
     agent, defs = catalog.agent, catalog.definitions
     tr = trace if isinstance(trace, Trace) else Trace(trace)
-    agent.place_individuals(world)  # the definitions' own, before anything reads
+    digest = None if world.store.shared else world.digest()  # as the caller left it
+    placed = agent.place_individuals(world)  # the definitions' own, before anything reads
     types_of = types_in(agent, world)
     # on a world other processes share, the call holds a claim on its subject (see _hold),
     # and its commit is fenced by the lease, as a run's instance is
@@ -322,7 +323,6 @@ async def guarded_call(
     if worker is not None:  # its hold at the doubt node settles where a step's would
         worker.settles_holds_of(runner)
     started = runner.env.now().isoformat()
-    digest = None if world.store.shared else world.digest()
     tr.emit(
         "header",
         trace_version=TRACE_VERSION,
@@ -390,6 +390,7 @@ async def guarded_call(
             assert result.error is not None  # it answered, and nothing of it landed
             result.error["message"] += ". " + doubt_message(tool, key, defs.name)
     except _Refused as r:
+        agent.take_back_individuals(world, placed)  # "nothing changed in the world"
         tr.emit("refused", tool=str(tool.iri), kind=r.kind, message=r.message)
         result = CallResult(tool.iri, r.status, error={"kind": r.kind, "message": r.message})
     finally:

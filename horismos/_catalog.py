@@ -43,6 +43,7 @@ from ._redact import redact_url
 if TYPE_CHECKING:
     from ._policy import Policy
     from ._runner import Environment, Runner
+    from ._stores import Change
     from ._trace import Trace
     from ._world import World
 
@@ -315,7 +316,8 @@ class ToolHost(Protocol):
     @property
     def mcp_servers(self) -> Mapping[str, McpServer]: ...
     def types_in(self, world: World) -> Callable[[Node], set[Node]] | None: ...
-    def place_individuals(self, world: World) -> None: ...
+    def place_individuals(self, world: World) -> Change | None: ...
+    def take_back_individuals(self, world: World, placed: Change | None) -> None: ...
     def runner(
         self,
         world: World,

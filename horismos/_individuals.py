@@ -59,8 +59,9 @@ def individuals(graph: Graph) -> frozenset[Triple]:
     return frozenset((s, p, o) for s, p, o, _ in canonical(found))  # as every store keeps them
 
 
-def place_individuals(triples: frozenset[Triple], world: World) -> bool:
-    """Make the world's :data:`DEFINITIONS` graph hold exactly ``triples``; True if it changed."""
+def place_individuals(triples: frozenset[Triple], world: World) -> Change | None:
+    """Make the world's :data:`DEFINITIONS` graph hold exactly ``triples``; the change that
+    made it so (None: it held them), so a command refused afterwards can take it back."""
     rows = world.store.select(
         f"SELECT ?s ?p ?o WHERE {{ GRAPH <{DEFINITIONS}> {{ ?s ?p ?o }} }}", {}, {}
     )
@@ -68,14 +69,13 @@ def place_individuals(triples: frozenset[Triple], world: World) -> bool:
     add = triples - held
     remove = held - triples
     if not add and not remove:
-        return False
-    world.commit(
-        Change(
-            add=[(*t, DEFINITIONS) for t in sorted(add, key=_key)],
-            remove=[(*t, DEFINITIONS) for t in sorted(remove, key=_key)],
-        )
+        return None
+    change = Change(
+        add=[(*t, DEFINITIONS) for t in sorted(add, key=_key)],
+        remove=[(*t, DEFINITIONS) for t in sorted(remove, key=_key)],
     )
-    return True
+    world.commit(change)
+    return change
 
 
 def _key(t: Triple) -> tuple[str, ...]:

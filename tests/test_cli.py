@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from rdflib import Dataset, Literal, Namespace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -320,6 +321,26 @@ WAITING = """@prefix :      <http://example.org/leave#> .
     horis:reason "A manager approves the leave request." ;
     horis:wake horis:OperatorInput ; horis:delivery horis:Final .
 """
+
+
+@pytest.mark.parametrize(("verb", "asked"), [
+    (["tools", "call", "airline.rebook"], ["--args", '{"booking": ":nobody", "flight": ":VS3"}']),
+    (["run"], ["--focus", ":nobody"]),
+])
+def test_a_refused_command_leaves_the_stored_world_as_it_was(
+        tmp_path: Path, verb: list[str], asked: list[str]) -> None:
+    """The ontology's individuals (:Scheduled, :Cancelled) are placed in a world a command
+    runs against; a command refused before it began (an argument, a focus of the wrong type)
+    left them there, and `tools call` said "nothing changed in the world"."""
+    defs = [str(ROOT / "workflows" / "rebooking.ttl"), str(ROOT / "ontologies" / "travel.ttl"),
+            "--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py")]
+    world = str(ROOT / "examples" / "rebooking" / "world.ttl")
+    assert horismos("load", world, "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
+    before = horismos("digest", "--store", "oxigraph:st", cwd=tmp_path).stdout
+    refused = horismos(*verb, *defs, *asked, "--store", "oxigraph:st", cwd=tmp_path)
+    assert refused.returncode in (2, 5), refused.stdout + refused.stderr
+    no_traceback(refused)
+    assert horismos("digest", "--store", "oxigraph:st", cwd=tmp_path).stdout == before
 
 
 def test_a_run_refused_before_it_starts_leaves_the_trace_it_was_given(tmp_path: Path) -> None:
