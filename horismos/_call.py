@@ -194,7 +194,7 @@ def check_arguments(
                 problems.append(f'unknown argument "{key}"')
             unknown = True
             continue
-        problem = _json_type_problem(props[arg.name], value)
+        problem = _json_type_problem(props[arg.name], value) or _not_unicode(value)
         if problem is None:
             node = _node(arg, value, defs)
             if not isinstance(node, Node):
@@ -212,6 +212,23 @@ def check_arguments(
                 f'argument "{name}" is required: {props[name].get("description", "a value")}'
             )
     return nodes, payload, problems
+
+
+def _not_unicode(value: Any) -> str | None:
+    """What is wrong with a string that is not Unicode text: JSON's ``"\\ud800"`` escape reads
+    as a lone surrogate, which no store, trace or terminal can write. Refused here, it was
+    called with and committed, and then the receipt could not be printed (a traceback after a
+    call that acted, inviting a second one)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return (
+            f"holds {value[e.start]!r}, half of a UTF-16 surrogate pair, which is no "
+            "character; give valid Unicode text"
+        )
+    return None
 
 
 def _json_type_problem(schema: Mapping[str, Any], value: Any) -> str | None:

@@ -201,6 +201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command; returns the exit code."""
     args = parser().parse_args(argv)
     _one_line_rdflib_warnings()
+    for stream in (sys.stdout, sys.stderr):  # text no terminal can show (a lone surrogate in a
+        reconfigure = getattr(stream, "reconfigure", None)  # trace) printed escaped, no traceback
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `horismos run … | head`: the reader has all it wanted

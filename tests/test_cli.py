@@ -343,6 +343,22 @@ def test_a_refused_command_leaves_the_stored_world_as_it_was(
     assert horismos("digest", "--store", "oxigraph:st", cwd=tmp_path).stdout == before
 
 
+def test_a_lone_surrogate_in_a_call_s_arguments_is_refused_before_the_call(
+        tmp_path: Path) -> None:
+    """JSON's "\\ud800" reads as half a surrogate pair: the call was made and committed, then
+    printing its receipt raised UnicodeEncodeError — a traceback after a call that acted."""
+    assert horismos("load", WORLD[1], "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
+    before = horismos("digest", "--store", "oxigraph:st", cwd=tmp_path).stdout
+    (tmp_path / "args.json").write_text(
+        '{"patient": ":patient42", "nurse": ":nurse7", "ref": "\\ud800"}', encoding="utf-8")
+    call = horismos("tools", "call", "ehr.notify_nurse", *TRIAGE, *TOOLS, "--args", "@args.json",
+                    "--store", "oxigraph:st", cwd=tmp_path)
+    no_traceback(call)
+    assert call.returncode == 5, call.stdout + call.stderr
+    assert 'argument "ref" holds' in call.stdout and "valid Unicode" in call.stdout
+    assert horismos("digest", "--store", "oxigraph:st", cwd=tmp_path).stdout == before
+
+
 def test_a_run_refused_before_it_starts_leaves_the_trace_it_was_given(tmp_path: Path) -> None:
     """Running again for a focus whose instance waits is refused (exit 2): the trace file
     named again, the record of the first run, was truncated to nothing."""
