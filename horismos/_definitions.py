@@ -165,7 +165,8 @@ def _package_graph(name: str) -> Graph:
 
 def _binding_problem(binding: str) -> tuple[str, str] | None:
     """What is wrong with a ``python:`` or ``http(s):`` binding's text, as (message, hint):
-    a Python name that cannot be one, a URL no request can be sent to."""
+    a Python name that cannot be one, a URL no request can be sent to, a URL with ``{arg}``
+    placeholders (:func:`_url_placeholders`)."""
     if binding.startswith("python:"):
         name = binding[len("python:") :]
         if not name or any(c.isspace() for c in name) or "" in name.split("."):
@@ -184,7 +185,45 @@ def _binding_problem(binding: str) -> tuple[str, str] | None:
             return f"is no URL a request can be sent to ({e})", 'write "https://host[:port]/path"'
         if not parts.hostname or port == 0:
             return "is no URL a request can be sent to (no host)", 'write "https://host/path"'
+        return _url_placeholders(binding)
     return None
+
+
+_URL_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+def _url_placeholders(url: str) -> tuple[str, str] | None:
+    """A URL written with ``{arg}`` placeholders, as a ``cmd:`` binding's argv is: an HTTP
+    binding fills in none, so every request went to ``/patients/%7Bpatient%7D/queue`` (a
+    query's braces are sent as they are), with the arguments in the JSON body it always POSTs.
+    The URL to write is the one without the path segments and query parameters that hold a
+    placeholder."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    found = _URL_PLACEHOLDER.findall(url)
+    if not found:
+        return None
+    parts = urlsplit(url)
+    sent = parts._replace(path=parts.path.replace("{", "%7B").replace("}", "%7D"))
+    path = "/".join(s for s in parts.path.split("/") if not _URL_PLACEHOLDER.search(s))
+    fixed = urlunsplit(
+        (
+            parts.scheme,
+            parts.netloc,
+            path or "/",
+            "&".join(q for q in parts.query.split("&") if not _URL_PLACEHOLDER.search(q)),
+            "",
+        )
+    )
+    written = ", ".join(dict.fromkeys(found))
+    return (
+        f"has {written} in its URL, but an HTTP binding fills in no placeholders: every "
+        f"request goes to {urlunsplit(sent)}, and the arguments "
+        "are POSTed as a JSON object",
+        f'write horis:binding "{fixed}" and read the arguments from the JSON body'
+        if not _URL_PLACEHOLDER.search(parts.netloc)
+        else "write the endpoint's own URL, and read the arguments from the JSON body",
+    )
 
 
 def path_properties(g: Graph, path: Node) -> set[URIRef]:

@@ -46,6 +46,26 @@ def test_a_binding_no_call_can_reach_is_an_error_at_its_line(
     assert said in p.message and (p.file, p.line) == (str(path), line), str(p)
 
 
+@pytest.mark.parametrize(("binding", "sent", "fixed"), [
+    ('"http://127.0.0.1:18765/patients/{patient}/queue"',
+     "http://127.0.0.1:18765/patients/%7Bpatient%7D/queue", "http://127.0.0.1:18765/patients/queue"),
+    ('"https://ehr.example.org/queue?patient={patient}&level=1"',
+     "https://ehr.example.org/queue?patient={patient}&level=1",
+     "https://ehr.example.org/queue?level=1"),
+])
+def test_an_http_url_with_placeholders_is_an_error_at_its_line(
+    tmp_path: Path, binding: str, sent: str, fixed: str
+) -> None:
+    """A cmd: binding fills {patient} into its argv, so a modeler wrote one into a URL too: it
+    validated, and every request went to the placeholder's own text, the patient in the JSON
+    body the binding always POSTs."""
+    path, line = edited(tmp_path, TRIAGE, '"python:ehr_client.assign_queue"', binding)
+    check(the_error(problems(path, TRIAGE)), path, line, ":ehr.assign_queue",
+          f"has {{patient}} in its URL, but an HTTP binding fills in no placeholders: every "
+          f"request goes to {sent}, and the arguments are POSTed as a JSON object",
+          f'write horis:binding "{fixed}"')
+
+
 def test_a_header_on_a_binding_that_sends_no_request_is_a_warning(tmp_path: Path) -> None:
     path, line = edited(tmp_path, TRIAGE, 'horis:binding "python:ehr_client.assign_queue" ;',
                         'horis:header [ horis:name "Authorization" ; horis:fromEnv "TOKEN" ] ;\n'
