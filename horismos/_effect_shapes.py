@@ -9,9 +9,17 @@ constraints of the shapes that judge its subject (found as the gate finds them: 
 ``sh:targetSubjectsOf`` a property the effect writes; or the effect names them with
 ``horis:shape``), and reports the contradictions it can
 prove without the world: a datatype, a node kind, ``sh:maxCount 0``, an ``sh:in`` that no value
-the effect can write meets, an ``sh:class`` on what the effect writes as a literal. Constraints
-that depend on the world (``sh:class`` of a node, counts of values already there) or on the
-values a tool returns (``sh:pattern``, ranges) are the gate's to judge.
+the effect can write meets, an ``sh:class`` on what the effect writes as a literal, an
+``sh:languageIn`` judging what carries no language tag (a node, a literal of any datatype but
+``rdf:langString``). A value the effect fixes (``horis:value``) is also run through the gate's
+own compiled checks of ``sh:pattern`` (with ``sh:flags``), ``sh:minLength``, ``sh:maxLength``,
+the ranges, ``sh:languageIn`` and ``sh:hasValue`` (:func:`~horismos._shacl.refused_alone`), so
+the loader refuses exactly what the gate would: ``horis:value "pending"`` under ``sh:pattern
+"^Q-[A-Z]+-[0-9]+$"`` validated, and the gate rejected every call after the tool had acted.
+``horis:value horis:now`` is a time stamp no one knows yet: it is judged by its datatype.
+Constraints that depend on the world (``sh:class`` of a node, counts of values already there)
+or on the values a tool returns (``sh:pattern`` of a ``horis:type``, ranges) are the gate's to
+judge.
 """
 
 from __future__ import annotations
@@ -19,13 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from rdflib import RDF, XSD, Graph, Literal, URIRef
+from rdflib import RDF, RDFS, XSD, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.namespace import SH
 from rdflib.term import Node
 
 from ._model import Assertion
-from ._shacl import Targets
+from ._shacl import Targets, refused_alone
 from ._sources import Where
 from ._vocab import HORIS
 
@@ -147,6 +155,55 @@ def _class_of_literal(
     )
 
 
+def _constraint(g: Graph, pshape: Node, p: URIRef, name: Callable[[Node], str]) -> str:
+    """``p`` of ``pshape`` as the shape writes it: ``sh:pattern "^Q-"``, ``sh:languageIn
+    ("en" "fr")``, with the ``sh:flags`` a pattern is read with."""
+    said = []
+    for o in sorted(g.objects(pshape, p), key=str):
+        items = list(Collection(g, o)) if (o, RDF.first, None) in g else None
+        said.append(
+            _said(o, name) if items is None else f"({' '.join(_said(i, name) for i in items)})"
+        )
+    flags = g.value(pshape, SH.flags) if p == SH.pattern else None
+    return f"{name(p)} {', '.join(said)}" + (f" (sh:flags {_said(flags, name)})" if flags else "")
+
+
+def _untagged(
+    g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]
+) -> _Forbidden | None:
+    """An ``sh:languageIn`` judging what the effect writes without a fixed value: only a
+    language-tagged string can meet it, so a node, or a literal of ``xsd:string`` or any other
+    datatype but ``rdf:langString`` (``rdfs:Literal`` admits one), is refused every time. A
+    time stamp (``horis:now``) is judged so, by its datatype."""
+    if (pshape, SH.languageIn, None) not in g or w.value not in (None, HORIS.now):
+        return None
+    if w.kind == "literal" and w.datatype in (None, RDF.langString, RDFS.Literal):
+        return None
+    return _Forbidden(
+        f"{_constraint(g, pshape, SH.languageIn, name)} (a language-tagged string; "
+        f"{w.said(name)} carries no language tag)",
+        "take sh:languageIn out of the shape, or correct the effect",
+    )
+
+
+def _refused(g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]) -> _Forbidden | None:
+    """A constraint the value the effect fixes fails, as the gate's compiled check judges it
+    (:func:`~horismos._shacl.refused_alone`). ``sh:hasValue`` only where the shape allows one
+    value at most (``sh:maxCount 1``): else the world may hold the value required beside it."""
+    if w.value is None or w.value == HORIS.now:
+        return None
+    most = g.value(pshape, SH.maxCount)
+    one = isinstance(most, Literal) and str(most).strip() == "1"
+    for p in refused_alone(g, pshape, w.value):
+        if p != SH.hasValue or one:
+            return _Forbidden(
+                _constraint(g, pshape, p, name)
+                + (" with sh:maxCount 1" if p == SH.hasValue else ""),
+                "write a horis:value that meets it, or correct the shape",
+            )
+    return None
+
+
 def _forbids(g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]) -> _Forbidden | None:
     """What of ``pshape`` no value ``w`` can meet; or None."""
     either = "make the effect write what the shape allows, or correct the shape"
@@ -190,7 +247,11 @@ def _forbids(g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]) -
             )
             if not fits:
                 return _Forbidden(shown, either)
-    return _class_of_literal(g, pshape, w, name)
+    return (
+        _refused(g, pshape, w, name)
+        or _untagged(g, pshape, w, name)
+        or _class_of_literal(g, pshape, w, name)
+    )
 
 
 def contradictions(

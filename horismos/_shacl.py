@@ -46,6 +46,7 @@ __all__ = [
     "compile_shapes",
     "domain_targets",
     "has_datatype",
+    "refused_alone",
     "stringify",
     "superclasses_of",
 ]
@@ -871,6 +872,43 @@ _COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, Node | None], _Check
         _range(SH.maxExclusive, "<", lambda c: c < 0),
     ),
 }
+
+
+_ALONE = (
+    SH.pattern,
+    SH.minLength,
+    SH.maxLength,
+    SH.minInclusive,
+    SH.maxInclusive,
+    SH.minExclusive,
+    SH.maxExclusive,
+    SH.languageIn,
+    SH.hasValue,
+)
+"""The parameters whose compiled check reads nothing but the value nodes: no data graph, no
+other property of the focus node."""
+
+
+def refused_alone(g: Graph, shape: Node, value: Node) -> list[URIRef]:
+    """The parameters of :data:`_ALONE` on ``shape`` whose compiled check refuses ``value``
+    as the only value of its path (``sh:hasValue``: it is not the value required).
+
+    Why: the loader can then tell, before any call, that a value an effect fixes is refused,
+    by the very code the gate judges it with, so the two verdicts cannot differ. A parameter
+    outside the compiled subset, or a ``sh:pattern`` that is no regular expression (the gate's
+    load check reports it), says nothing here."""
+    found = []
+    for p in _ALONE:
+        if (shape, p, None) not in g:
+            continue
+        try:
+            check = _COMPILERS[p][1](g, shape, g.value(shape, SH.path))
+        except (NotCompiled, re.error):
+            continue
+        # these checks read no data: they are given none
+        if next(iter(check(value, (value,), cast(Data, None))), None) is not None:
+            found.append(p)
+    return found
 
 
 # -- which domain shapes judge a node --------------------------------------------------------

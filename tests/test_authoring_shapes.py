@@ -182,9 +182,10 @@ def test_an_sh_class_on_what_the_effect_writes_as_a_literal_is_an_error_at_the_c
 
 def test_a_fixed_value_outside_the_shapes_list_is_an_error_and_one_inside_is_not(
         tmp_path: Path) -> None:
-    ontology, _ = ontology_edited(
-        tmp_path, "sh:maxCount 1 ;",
-        'sh:maxCount 1 ; ] ; sh:property [ sh:path :triageState ; sh:in ( "queued" "seen" ) ;')
+    ontology, _ = ontology_edited(  # its own property shape: :queueRef's sh:pattern stays
+        tmp_path, "sh:targetClass :Patient ;",
+        'sh:targetClass :Patient ; '
+        'sh:property [ sh:path :triageState ; sh:in ( "queued" "seen" ) ] ;')
     for value, rejected in (('"queud"', True), ('"queued"', False)):
         workflow, line = edited(tmp_path, TRIAGE, QUEUE_REF,
                                 f"{QUEUE_REF} ; horis:asserts [ horis:property :triageState ; "
@@ -195,6 +196,93 @@ def test_a_fixed_value_outside_the_shapes_list_is_an_error_and_one_inside_is_not
         if rejected:
             assert 'requires sh:in ("queued" "seen")' in found[0].message
             assert found[0].line == line
+
+
+PATTERN = 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;'
+
+
+@pytest.mark.parametrize(("constraint", "value", "requires"), [
+    (PATTERN, '"pending"', 'sh:pattern "^Q-[A-Z]+-[0-9]+$"'),
+    ('sh:pattern "^q-[a-z]+-[0-9]+$" ;', '"Q-URGENT-7"', 'sh:pattern "^q-[a-z]+-[0-9]+$"'),
+    ('sh:minLength 12 ;', '"Q-URGENT-7"', "sh:minLength 12"),
+    ('sh:maxLength 5 ;', '"Q-URGENT-7"', "sh:maxLength 5"),
+    ('sh:maxInclusive "Q-B" ;', '"Q-URGENT-7"', 'sh:maxInclusive "Q-B"'),
+    ('sh:minExclusive "Q-URGENT-7" ;', '"Q-URGENT-7"', 'sh:minExclusive "Q-URGENT-7"'),
+    ('sh:hasValue "Q-URGENT-1" ;', '"Q-URGENT-7"', 'sh:hasValue "Q-URGENT-1" with sh:maxCount 1'),
+    ('sh:languageIn ( "en" ) ;', '"Q-URGENT-7"', 'sh:languageIn ("en")'),
+])
+def test_a_fixed_value_a_constraint_of_its_shape_refuses_is_an_error_naming_both(
+    tmp_path: Path, constraint: str, value: str, requires: str
+) -> None:
+    """horis:value "pending" for :queueRef under sh:pattern "^Q-…" validated; the gate then
+    rejected every call of ehr.assign_queue, after the tool had acted."""
+    ontology, _ = ontology_edited(tmp_path, PATTERN, constraint)
+    workflow, line = edited(tmp_path, TRIAGE, QUEUE_REF,
+                            f"horis:asserts [ horis:property :queueRef ; horis:value {value} ]")
+    found = loaded(tmp_path, ontology, workflow)
+    assert len(found) == 1, "\n".join(map(str, found))
+    (p,) = found
+    assert (p.severity, p.file, p.line) == ("error", str(workflow), line), p
+    assert p.message.startswith(
+        f"the effect writes :queueRef as {value}, but shape :PatientShape requires {requires}: "
+        "the gate would reject every call of :ehr.assign_queue"), p
+    assert "write a horis:value that meets it" in (p.hint or "")
+
+
+@pytest.mark.parametrize(("constraint", "value"), [
+    (PATTERN, '"Q-URGENT-7"'),
+    ('sh:pattern "^q-[a-z]+-[0-9]+$" ; sh:flags "i" ;', '"Q-URGENT-7"'),
+    ('sh:maxLength 10 ;', '"Q-URGENT-7"'),
+    ('sh:maxInclusive "Q-V" ;', '"Q-URGENT-7"'),
+    ('sh:hasValue "Q-URGENT-7" ;', '"Q-URGENT-7"'),
+    ('sh:languageIn ( "en" ) ;', '"Q-URGENT-7"@en-GB'),
+])
+def test_a_fixed_value_its_shape_allows_says_nothing(
+    tmp_path: Path, constraint: str, value: str
+) -> None:
+    ontology, _ = ontology_edited(tmp_path, PATTERN, constraint)
+    workflow, _ = edited(tmp_path, TRIAGE, QUEUE_REF,
+                         f"horis:asserts [ horis:property :queueRef ; horis:value {value} ]")
+    assert not [p for p in loaded(tmp_path, ontology, workflow)
+                if "the gate would reject" in p.message]
+
+
+def test_sh_has_value_is_left_to_the_gate_where_the_world_may_hold_it_beside(
+        tmp_path: Path) -> None:
+    """Without sh:maxCount 1 the node may already hold "Q-URGENT-1", which the shape then
+    finds beside the value written: not every call is rejected."""
+    ontology, _ = ontology_edited(tmp_path, f"sh:maxCount 1 ;\n        {PATTERN}",
+                                  'sh:hasValue "Q-URGENT-1" ;')
+    workflow, _ = edited(tmp_path, TRIAGE, QUEUE_REF,
+                         'horis:asserts [ horis:property :queueRef ; horis:value "Q-URGENT-7" ]')
+    assert not [p for p in loaded(tmp_path, ontology, workflow)
+                if "the gate would reject" in p.message]
+
+
+def test_sh_language_in_on_what_carries_no_language_tag_is_an_error(tmp_path: Path) -> None:
+    """A literal of xsd:string has no language tag, so sh:languageIn refused every value the
+    tool returned; horis:now, a time stamp, is judged by its datatype, as the same."""
+    ontology, _ = ontology_edited(tmp_path, PATTERN, 'sh:languageIn ( "en" ) ;')
+    line = TRIAGE[0].read_text(encoding="utf-8").splitlines().index(f"        {QUEUE_REF}") + 1
+    (p,) = [p for p in loaded(tmp_path, ontology) if "the gate would reject" in p.message]
+    assert (p.severity, p.line) == ("error", line), p
+    assert ('the effect writes :queueRef as a literal of xsd:string, but shape :PatientShape '
+            'requires sh:languageIn ("en") (a language-tagged string; a literal of xsd:string '
+            "carries no language tag)") in p.message
+    assert "take sh:languageIn out of the shape" in (p.hint or "")
+    ontology, _ = ontology_edited(tmp_path, "sh:path :queueRef ;",
+                                  'sh:path :queuedAt ; sh:languageIn ( "en" ) ;')
+    (p,) = [p for p in loaded(tmp_path, ontology) if "the gate would reject" in p.message]
+    assert "writes :queuedAt as a literal of xsd:dateTime" in p.message, p
+
+
+def test_a_time_stamp_is_judged_by_its_datatype_alone(tmp_path: Path) -> None:
+    """horis:now is no value the loader knows: a pattern or a range is the gate's to judge."""
+    ontology, _ = ontology_edited(
+        tmp_path, "sh:path :queueRef ;",
+        'sh:path :queuedAt ; sh:maxExclusive "2020-01-01T00:00:00Z"^^xsd:dateTime ; '
+        'sh:pattern "^1999" ;')
+    assert not [p for p in loaded(tmp_path, ontology) if "the gate would reject" in p.message]
 
 
 def test_a_shape_that_does_not_judge_the_subject_or_is_deactivated_says_nothing(
