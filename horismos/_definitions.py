@@ -2001,6 +2001,7 @@ class _Builder:
                         at=(holder, p, items),
                     )
         self.check_shape_parameters()
+        self.check_severities()
         for p in (SH.deactivated, SH.closed, SH.uniqueLang):
             for holder, flag in g.subject_objects(p):
                 if isinstance(flag, Literal) and flag.datatype != XSD.boolean:
@@ -2065,6 +2066,32 @@ class _Builder:
                     else f"write {self.n(p)} with a whole number, e.g. {self.n(p)} 1",
                     at=(holder, p, o),
                 )
+
+    def check_severities(self) -> None:
+        """``sh:severity sh:Warning`` (or ``sh:Info``) on a domain shape reads as "report, do
+        not block", and validated so; but the gate rejects a result on any finding, whatever
+        its severity (docs/gate.md), so every call the constraint finds fault with was rejected
+        after the tool had acted."""
+        g = self.g
+        for holder, level in sorted(g.subject_objects(SH.severity), key=str):
+            if level not in (SH.Warning, SH.Info):
+                continue
+            path = g.value(holder, SH.path)
+            owner = next(g.subjects(SH.property, holder), None)
+            shape = (
+                f"the {self.n(path)} property shape of {self.n(owner)}"
+                if isinstance(holder, BNode) and owner is not None and isinstance(path, URIRef)
+                else self.n(holder)
+            )
+            self.warn(
+                holder,
+                f"sh:severity {self.n(level)} on {shape} does not let its findings through: "
+                "the gate rejects the result on any finding, whatever its severity, after the "
+                "tool has acted",
+                "remove the constraint if it should not block the step (sh:severity changes "
+                "nothing the gate does)",
+                at=(holder, SH.severity, level),
+            )
 
     def check_prefix_clashes(self, declared: set[URIRef]) -> None:
         """A prefix bound to one namespace here and another there (:func:`prefix_clashes`):

@@ -104,6 +104,29 @@ def test_a_shape_parameter_written_as_a_string_is_one_error_at_its_statement(
     assert said in p.message and hint in (p.hint or ""), p
 
 
+@pytest.mark.parametrize(("old", "level", "shape"), [
+    ("sh:maxCount 1 ;", "sh:Warning", "the :queueRef property shape of :PatientShape"),
+    ("sh:targetClass :Patient ;", "sh:Info", ":PatientShape"),
+])
+def test_a_severity_below_violation_is_a_warning_that_the_gate_blocks_anyway(
+    tmp_path: Path, old: str, level: str, shape: str
+) -> None:
+    """A modeler wrote sh:severity sh:Warning to mean "report, do not block"; the gate rejects
+    a result on any finding, so every malformed queue reference was rejected after the tool
+    had acted, as before."""
+    ontology, line = ontology_edited(tmp_path, old, f"{old}\n        sh:severity {level} ;")
+    found = loaded(tmp_path, ontology)
+    assert len(found) == 1, "\n".join(map(str, found))
+    (p,) = found
+    assert (p.severity, p.file, p.line, p.node) == ("warning", str(ontology), line + 1,
+                                                    ":PatientShape"), p
+    assert p.message.startswith(f"sh:severity {level} on {shape} does not let its findings "
+                                "through: the gate rejects the result on any finding"), p
+    assert "remove the constraint if it should not block the step" in (p.hint or "")
+    ontology, _ = ontology_edited(tmp_path, old, f"{old} sh:severity sh:Violation ;")
+    assert loaded(tmp_path, ontology) == []
+
+
 @pytest.mark.parametrize(("new", "said", "hint"), [
     ("horis:shape :PatientShap ;", "horis:shape :PatientShap names no shape",
      "did you mean :PatientShape?"),
