@@ -255,11 +255,14 @@ def credential_problems(defs: Definitions) -> list[Problem]:
 
 
 def command_problems(defs: Definitions) -> list[Problem]:
-    """Each ``horis:CommandBinding`` a tool uses whose program is not found here or whose
-    root is not a folder: warnings, since the machine that runs it may differ."""
-    from ._bindings.command import CommandBinding
+    """Each ``horis:CommandBinding`` a tool uses whose program is not found here, whose root
+    is not a folder, or whose interpreter is given a script that is not in the working
+    directory (:func:`~._bindings.command.script`): warnings, since the machine that runs it
+    may differ."""
+    from ._bindings.command import CommandBinding, script
 
     problems = []
+    looked: set[URIRef] = set()  # a command several tools use is looked in once
     for tool in sorted(defs.tools.values(), key=lambda t: str(t.iri)):
         if tool.command is None:
             continue
@@ -286,4 +289,22 @@ def command_problems(defs: Definitions) -> list[Problem]:
                     "create it, or give an absolute path",
                 )
             )
+        elif tool.command.iri not in looked:
+            looked.add(tool.command.iri)
+            path = script(tool.command)
+            if path is not None and not path.exists():
+                problems.append(
+                    defs.sources.problem(
+                        "warning",
+                        tool.command.iri,
+                        f"command {tool.command.name!r} runs {tool.command.argv[0]} on "
+                        f"{tool.command.argv[1]!r}, which is not in the working directory "
+                        f"(horis:root, then horis:workdir): there is no "
+                        f"{str(path.absolute())!r}, so every call would fail, the script "
+                        "never run",
+                        "put the script there, or correct its path in horis:argv (relative "
+                        "to the working directory) or horis:root",
+                        at=(tool.command.iri, HORIS.argv, None),
+                    )
+                )
     return problems

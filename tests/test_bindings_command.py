@@ -430,3 +430,45 @@ def test_a_brace_that_makes_no_placeholder_is_a_warning(tmp_path, root) -> None:
                      if "brace" in w.message]
         assert "brace that opens or closes no placeholder" in warned.message, warned
         assert warned.file.endswith("defs.ttl") and warned.line
+
+
+def script_warnings(tmp_path: Path, defs: str) -> list[Any]:
+    """What validate says of the script a command's interpreter is given."""
+    from horismos._contract import command_problems
+
+    (tmp_path / "defs.ttl").write_text(HEAD + defs)
+    return [p for p in command_problems(load_definitions([tmp_path / "defs.ttl"]))
+            if "working directory" in p.message]
+
+
+@pytest.mark.parametrize(("argv", "workdir", "looked_for"), [
+    ('"python3" "queue_cli.py" "{patient}"', "", "queue_cli.py"),
+    ('"/usr/bin/node" "bin/queue.js" "--" "{patient}"', "", "bin/queue.js"),
+    ('"bash" "echo_args.py"', "cases", "cases/echo_args.py"),  # in the root, not the workdir
+])
+def test_an_interpreters_script_missing_from_the_working_directory_is_a_warning(
+        tmp_path, root, argv, workdir, looked_for) -> None:
+    """It validated, and every call exited 2 (python3: can't open file 'queue_cli.py')."""
+    extra = f'; horis:workdir "{workdir}"' if workdir else ""
+    (warned,) = script_warnings(tmp_path, command("queue", argv, root, extra=extra)
+                                + tool("t.queue", "cmd:queue"))
+    assert warned.severity == "warning" and warned.file.endswith("defs.ttl"), warned
+    assert warned.line == HEAD.count("\n") + 1 and warned.node == ":queue", warned
+    assert f"there is no '{root / looked_for}'" in warned.message, warned
+    assert "put the script there" in (warned.hint or "")
+
+
+@pytest.mark.parametrize(("argv", "workdir"), [
+    ('"python3" "echo_args.py" "{patient}"', ""),  # there
+    ('"python" "../echo_args.py"', "cases"),  # there, from the working directory
+    ('"python3" "-m" "queue_cli"', ""),  # an option first: the interpreter reads it
+    ('"python3" "{patient}.py"', ""),  # a placeholder: known at the call only
+    ('"python3" "queue_cli.py"', "cases/{patient}"),
+    ('"wc" "queue_cli.py"', ""),  # not an interpreter: a file it reads may come later
+    ('"python3" "queue_cli"', ""),  # not named like a script
+])
+def test_a_script_that_is_there_or_cannot_be_known_says_nothing(
+        tmp_path, root, argv, workdir) -> None:
+    extra = f'; horis:workdir "{workdir}"' if workdir else ""
+    defs = command("queue", argv, root, extra=extra) + tool("t.queue", "cmd:queue")
+    assert script_warnings(tmp_path, defs) == []

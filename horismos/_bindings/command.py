@@ -52,7 +52,7 @@ from .base import Binding
 from .limits import check_result
 from .wire import json_value
 
-__all__ = ["Captured", "CommandBinding", "placeholders", "template_problems"]
+__all__ = ["Captured", "CommandBinding", "placeholders", "script", "template_problems"]
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 _CHUNK = 1 << 16
@@ -69,6 +69,32 @@ def stray_braces(argv: tuple[str, ...]) -> list[str]:
     ``"{ queue }"``): passed to the program as written. A program may want them (``find
     -exec {}``), so the loader only warns."""
     return [m for m in argv if "{" in (rest := _PLACEHOLDER.sub("", m)) or "}" in rest]
+
+
+_INTERPRETER = re.compile(r"(python[0-9.]*|node|nodejs|bash|sh|dash|zsh|ruby|perl|php)")
+_SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".sh", ".bash", ".rb", ".pl", ".php")
+
+
+def script(command: Command) -> Path | None:
+    """Where the call will look for the script a known interpreter is given, when that can be
+    told before any call: the program is ``python3``, ``node``, ``bash``… (by name or path),
+    its first argument a relative path with no placeholder that ends like a script
+    (``queue_cli.py``), and the working directory has no placeholder. Anything else (an
+    option first, ``-m mod``, a script named by an argument) is None: the program may read it
+    in ways the loader cannot follow.
+
+    Why: ``( "python3" "queue_cli.py" "{patient}" )`` with no such file under the root
+    validated, and every call exited 2 (``can't open file``), after the step had fired."""
+    if len(command.argv) < 2 or not _INTERPRETER.fullmatch(PurePosixPath(command.argv[0]).name):
+        return None
+    first = command.argv[1]
+    if (
+        first.startswith(("-", "/"))
+        or not first.endswith(_SCRIPT_SUFFIXES)
+        or placeholders([first], command.workdir)
+    ):
+        return None
+    return Path(command.root) / command.workdir / first
 
 
 def template_problems(argv: tuple[str, ...], workdir: str) -> list[tuple[str, str]]:
