@@ -523,12 +523,13 @@ class Runner:
         while current is not None:
             step = self.defs.steps[current]
             version += 1
+            stopped = True  # by the run, not by the step: it says so when the instance fails
             if version > budget:
                 record, nxt = self._over_budget(inst, step, budget), None
             elif visits.get(current) == acted:
                 record, nxt = self._livelock(inst, step), None
             else:
-                visits[current] = acted
+                visits[current], stopped = acted, False
                 record, nxt = await self._step(inst, step, variables)
             if record.status == "completed" and record.kind != "DecisionStep":
                 acted += 1
@@ -544,8 +545,7 @@ class Runner:
                 return inst
             if record.error is not None and nxt is None:
                 failure = InstanceFailed(
-                    f"{self.defs.name(step.iri)} failed and declares no horis:onError: "
-                    f"{record.error}",
+                    self._failed_at(inst, step.iri, record.error, stopped),
                     cause=record.error,
                     step=str(step.iri),
                     tool=str(record.tool) if record.tool else None,
@@ -558,6 +558,27 @@ class Runner:
             current = nxt
         inst.status = "completed"
         return inst
+
+    def _failed_at(self, inst: InstanceRun, at: URIRef, error: RunError, stopped: bool) -> str:
+        """Why the instance failed at ``at``, whose record is the last of ``inst.steps``. A
+        step that failed with nowhere to go declares no horis:onError; one the run
+        ``stopped`` (a loop that would never end, the step budget) did not fail itself, and
+        may declare one — entered by a failed step's horis:onError (its own, say), that is
+        what the instance failed of."""
+        name = self.defs.name
+        if not stopped:
+            return f"{name(at)} failed and declares no horis:onError: {error}"
+        before = inst.steps[-2] if len(inst.steps) > 1 else None
+        if (
+            before is not None
+            and before.error is not None
+            and before.next == at == self.defs.steps[before.step].on_error
+        ):
+            return (
+                f"{name(before.step)} failed and its horis:onError went to {name(at)}, where "
+                f"the run stopped the instance: {error}"
+            )
+        return f"the run stopped the instance at {name(at)}: {error}"
 
     # -- steps ----------------------------------------------------------------------------
 

@@ -264,6 +264,10 @@ def test_a_loop_where_nothing_acts_fails_instead_of_spinning(build, recorder):
     assert "loop forever" in str(run.error)
     # the non-idempotent tool is not called again by a loop that has done nothing since
     assert recorder.count("flaky") == 1
+    # :Call declares horis:onError: the failure says where it went, not that it has none
+    assert str(run.error).startswith(
+        ":Call failed and its horis:onError went to :Call, where the run stopped the "
+        "instance: the instance came back to :Call"), run.error
 
 
 def test_a_loop_of_decisions_alone_is_refused_before_it_runs(build):

@@ -84,6 +84,9 @@ def test_a_paging_loop_ends_at_the_step_budget_naming_the_cycle(tmp_path) -> Non
         assert budget.cycle == (str(EX.Page), str(EX.Page))
         assert ":Page → :Page" in str(budget) and "horis:maxSteps" in str(budget)
         assert len(inst.steps) == 26 and inst.steps[-1].error is budget
+        # :Page did not fail: the run stopped it ("declares no horis:onError" was beside it)
+        assert str(inst.error).startswith("the run stopped the instance at :Page: the "
+                                          "instance ran the 25 steps"), inst.error
 
 
 def test_the_default_budget_is_documented() -> None:
