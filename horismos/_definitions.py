@@ -2799,7 +2799,7 @@ class _Builder:
             shapes,
             self.n,
         ):
-            (self.warn if c.optional else self.error)(
+            (self.warn if c.some_pass else self.error)(
                 tool, c.message, c.hint, at=c.at or c.assertion
             )
         on = next(x for x in args if x.name == subject)

@@ -16,7 +16,9 @@ own compiled checks of ``sh:pattern`` (with ``sh:flags``), ``sh:minLength``, ``s
 the ranges, ``sh:languageIn`` and ``sh:hasValue`` (:func:`~horismos._shacl.refused_alone`), so
 the loader refuses exactly what the gate would: ``horis:value "pending"`` under ``sh:pattern
 "^Q-[A-Z]+-[0-9]+$"`` validated, and the gate rejected every call after the tool had acted.
-``horis:value horis:now`` is a time stamp no one knows yet: it is judged by its datatype.
+``horis:value horis:now`` is a time stamp no one knows yet: it is judged by its datatype. And,
+a warning, ``sh:maxCount 1`` on what it writes ``horis:many`` (a call returning one value
+passes).
 Constraints that depend on the world (``sh:class`` of a node, counts of values already there)
 or on the values a tool returns (``sh:pattern`` of a ``horis:type``, ranges) are the gate's to
 judge.
@@ -56,8 +58,10 @@ class Contradiction:
     assertion: Node
     message: str
     hint: str
-    optional: bool
-    """The tool may leave the property out (``horis:optional``): calls that do pass."""
+    some_pass: bool
+    """Some calls pass, so it is a warning: the tool may leave the property out
+    (``horis:optional``), or return one value of a ``horis:many`` property the shape allows
+    one of."""
     at: Where | None = None
     """Where the mistake is more likely written than at ``assertion``: the shape's own
     constraint (an ``sh:class`` on a property whose values are literals)."""
@@ -155,6 +159,13 @@ def _class_of_literal(
     )
 
 
+def _one_allowed(g: Graph, pshape: Node) -> bool:
+    """``sh:maxCount 1``: a ``horis:many`` property returned as a list of two fails it, and
+    an ``sh:hasValue`` is then the one value the property may hold."""
+    most = g.value(pshape, SH.maxCount)
+    return isinstance(most, Literal) and str(most).strip() == "1"
+
+
 def _constraint(g: Graph, pshape: Node, p: URIRef, name: Callable[[Node], str]) -> str:
     """``p`` of ``pshape`` as the shape writes it: ``sh:pattern "^Q-"``, ``sh:languageIn
     ("en" "fr")``, with the ``sh:flags`` a pattern is read with."""
@@ -192,8 +203,7 @@ def _refused(g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]) -
     value at most (``sh:maxCount 1``): else the world may hold the value required beside it."""
     if w.value is None or w.value == HORIS.now:
         return None
-    most = g.value(pshape, SH.maxCount)
-    one = isinstance(most, Literal) and str(most).strip() == "1"
+    one = _one_allowed(g, pshape)
     for p in refused_alone(g, pshape, w.value):
         if p != SH.hasValue or one:
             return _Forbidden(
@@ -280,6 +290,19 @@ def contradictions(
                     continue
                 w = _written(a)
                 forbidden = _forbids(g, pshape, w, name)
+                if forbidden is None and a.many and _one_allowed(g, pshape):
+                    found.append(
+                        Contradiction(
+                            node,
+                            f"the effect writes {name(a.property)} as horis:many (a list of "
+                            f"values), but shape {name(shape)} allows one (sh:maxCount 1): the "
+                            f"gate would reject every call of {tool} that returns more than "
+                            "one, after the tool has acted",
+                            "drop horis:many if the tool returns one value, or raise "
+                            f"sh:maxCount for {name(a.property)} in the shape",
+                            True,
+                        )
+                    )
                 if forbidden is None:
                     continue
                 found.append(

@@ -387,3 +387,23 @@ def test_a_shape_requiring_what_is_written_after_a_wait_is_warned_at_the_wait(
     assert "the facts that answer this wait are about the instance's :Booking" in w.message
     line = REBOOKING[0].read_text().splitlines()[(w.line or 0) - 1]
     assert "horis:until" in line
+
+
+def test_many_values_of_a_property_a_shape_allows_one_of_is_a_warning_at_the_assertion(
+        tmp_path: Path) -> None:
+    """:queueRef horis:many true, judged by sh:maxCount 1: the gate rejected every call that
+    returned two references, after the tool had queued the patient. One passes: a warning,
+    as for an optional assertion a shape forbids."""
+    workflow, line = edited(tmp_path, TRIAGE, QUEUE_REF,
+                            QUEUE_REF.replace("xsd:string ]", "xsd:string ; horis:many true ]"))
+    found = [p for p in loaded(tmp_path, ONTOLOGY, workflow) if "horis:many" in p.message]
+    assert [(p.severity, p.node, p.line) for p in found] == [
+        ("warning", ":ehr.assign_queue", line)], found
+    assert found[0].message == (
+        "the effect writes :queueRef as horis:many (a list of values), but shape :PatientShape "
+        "allows one (sh:maxCount 1): the gate would reject every call of :ehr.assign_queue "
+        "that returns more than one, after the tool has acted")
+    assert found[0].hint == ("drop horis:many if the tool returns one value, or raise "
+                             "sh:maxCount for :queueRef in the shape")
+    ontology, _ = ontology_edited(tmp_path, "sh:maxCount 1 ;", "sh:maxCount 2 ;")
+    assert loaded(tmp_path, ontology, workflow) == []
