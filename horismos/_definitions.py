@@ -35,6 +35,7 @@ from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, Problem
 from ._fhir import FHIR
 from ._hazards import (
+    Hazard,
     decision_loops,
     fewest_steps,
     flow_graph,
@@ -529,6 +530,11 @@ class _Builder:
     ) -> None:
         self.problems.append(self.src.problem("warning", node, message, hint, at))
 
+    def hazard(self, h: Hazard) -> None:
+        """A warning of :mod:`._hazards`, at the statement it is about when it names one."""
+        at = (h.node, h.predicate, None) if h.predicate is not None else None
+        self.warn(h.node, h.message, h.hint, at=at)
+
     def n(self, node: Node) -> str:
         return self.src.name(node)
 
@@ -730,8 +736,7 @@ class _Builder:
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
             self.check_reachability()
             for h in hazards(self.defs.tools, self.defs.steps, self.defs.workflows, self.n):
-                at = (h.node, h.predicate, None) if h.predicate is not None else None
-                self.warn(h.node, h.message, h.hint, at=at)
+                self.hazard(h)
             waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
             for proposal, how, target, reached in unchosen_options(self.defs.steps):
                 var, pred = f"?{proposal.as_var}", HORIS[how]
@@ -769,8 +774,7 @@ class _Builder:
             for h in required_before_written(
                 self.defs.workflows, required, self.defs.classes_of, self.n
             ):
-                at = (h.node, h.predicate, None) if h.predicate is not None else None
-                self.warn(h.node, h.message, h.hint, at=at)
+                self.hazard(h)
         self.defs.digest = definitions_digest(self.g)
         self.defs.individuals = individuals(self.g)
         # The loader's own message (with its hint) wins over a shape's at the same place.

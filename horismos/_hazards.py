@@ -24,6 +24,8 @@
   to end (:func:`fewest_steps`): every step entered counts, so every instance stopped with
   ``StepBudgetExceeded`` before it could end — after its first tools had acted — and the
   run's message spoke of a loop where there was none. The loader makes it an error.
+- A ``horis:onError`` that names its own step: read as "try again", it stops the instance at
+  once (nothing was done since it was last there).
 
 The checks read the built steps and tools and say what they found; the loader words and
 locates the warnings like its own.
@@ -73,21 +75,30 @@ class Hazard:
     """The statement of ``node`` it is about, when one is: where it is reported."""
 
 
+def _ways_out(step: Step) -> Iterator[tuple[URIRef, URIRef]]:
+    """``(predicate, target)`` for each edge ``step`` can take: next, onError, onPartial,
+    rules, otherwise, fallback, onTimeout."""
+    ways: list[tuple[URIRef, URIRef | None]] = [
+        (HORIS.next, step.next),
+        (HORIS.onError, step.on_error),
+        (HORIS.onPartial, getattr(step, "on_partial", None)),
+    ]
+    if isinstance(step, DecisionStep):
+        ways += [(HORIS.when, r.next) for r in step.rules] + [(HORIS.otherwise, step.otherwise)]
+    if isinstance(step, ProposalStep):
+        ways.append((HORIS.fallback, step.fallback))
+    if isinstance(step, WaitStep):
+        ways.append((HORIS.onTimeout, step.on_timeout))
+    return ((p, t) for p, t in ways if t is not None)
+
+
 def flow_graph(steps: Mapping[URIRef, Step]) -> Digraph[URIRef]:
-    """Every edge a step can take: next, onError, rules, otherwise, fallback, onTimeout."""
+    """Every edge a step can take (:func:`_ways_out`)."""
     flow: Digraph[URIRef] = {}
     for step in steps.values():
         flow.setdefault(step.iri, {})
-        targets = [step.next, step.on_error, getattr(step, "on_partial", None)]
-        if isinstance(step, DecisionStep):
-            targets += [r.next for r in step.rules] + [step.otherwise]
-        if isinstance(step, ProposalStep):
-            targets.append(step.fallback)
-        if isinstance(step, WaitStep):
-            targets.append(step.on_timeout)
-        for t in targets:
-            if t is not None:
-                add_edge(flow, step.iri, t)
+        for _, t in _ways_out(step):
+            add_edge(flow, step.iri, t)
     return flow
 
 
@@ -136,10 +147,20 @@ def hazards(
                 "horis:retries",
                 HORIS.retries,
             )
+    for each in steps.values():
+        if each.on_error == each.iri:
+            yield _own_error(each, name)
     flow = flow_graph(steps)
     budget = min((w.max_steps for w in workflows.values()), default=DEFAULT_MAX_STEPS)
     for component in strongly_connected(flow):
-        looped = len(component) > 1 or any(s in flow[s] for s in component)
+        # a step back to itself by its own horis:onError alone is stopped at once: said above
+        looped = len(component) > 1 or any(
+            t in component
+            for s in component
+            if s in steps
+            for p, t in _ways_out(steps[s])
+            if p != HORIS.onError
+        )
         if not looped:
             continue
         for iri in sorted(component, key=str):
@@ -164,6 +185,24 @@ def hazards(
                 "make the loop's horis:requires depend on something the tool writes, or "
                 f"declare {called.name} horis:idempotent true if calling it again does no harm",
             )
+
+
+def _own_error(step: Step, name: Callable[[Node], str]) -> Hazard:
+    """``horis:onError`` to the step itself. It reads as "try again", but the instance comes
+    back with nothing done since its last visit, so the run stops it there as a loop that
+    would never end (``_runner._livelock``): the call is not made again and the instance
+    fails. ``horis:retries`` on the tool is what tries a failed call again."""
+    me = name(step.iri)
+    return Hazard(
+        step.iri,
+        f"horis:onError {me} is the step itself: when it fails the instance comes straight "
+        f"back to {me} with nothing done since, and the run stops it there as a loop that "
+        "would never end — the failed call is not tried again, and the instance fails",
+        "horis:retries on the tool is what tries a failed call again (never one that may "
+        "have reached a tool that is not idempotent); send horis:onError to a step that "
+        "deals with the failure, such as a horis:WaitStep for an operator, or leave it out",
+        HORIS.onError,
+    )
 
 
 def minimum_counts(g: Graph) -> Iterator[tuple[URIRef, URIRef, URIRef]]:

@@ -142,6 +142,29 @@ def test_on_timeout_without_a_timeout_is_an_error_at_its_line(tmp_path: Path) ->
     assert [p for p in problems(path, REBOOKING) if p.severity == "error"] == []
 
 
+# -- horis:onError to the step itself ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("step", "anchor"), [
+    # ehr.notify_nurse is idempotent: validate said nothing
+    (":NotifyNurse", '    horis:bind [ horis:arg "patient" ; horis:var "this" ] .'),
+    # ehr.assign_queue is not: validate said "each time round calls it again", which it does not
+    (":QueuePatient", "    horis:next :NotifyNurse ."),
+])
+def test_on_error_to_the_step_itself_is_a_warning_at_its_line(
+        tmp_path: Path, step: str, anchor: str) -> None:
+    """It reads as "try again": the instance came back with nothing done since, the run
+    stopped it as a loop that would never end — and said the step "declares no
+    horis:onError"."""
+    path, line = edited(tmp_path, TRIAGE, anchor,
+                        f"{anchor[:-2]} ;\n    horis:onError {step} .")
+    check(the_one(problems(path, TRIAGE), "warning"), path, line + 1, step,
+          f"horis:onError {step} is the step itself: when it fails the instance comes straight "
+          f"back to {step} with nothing done since, and the run stops it there as a loop that "
+          "would never end — the failed call is not tried again, and the instance fails",
+          "horis:retries on the tool is what tries a failed call again")
+
+
 # -- MCP servers ------------------------------------------------------------------------------
 
 MCP_NURSE = 'horis:binding "mcp://ward/notify_nurse" ;'
