@@ -26,6 +26,8 @@
   run's message spoke of a loop where there was none. The loader makes it an error.
 - A ``horis:onError`` that names its own step: read as "try again", it stops the instance at
   once (nothing was done since it was last there).
+- A wait with a ``horis:timeout`` and no ``horis:onTimeout`` whose next step does not test
+  again what its ``horis:until`` tests: past the timeout it goes on as if the until had held.
 
 The checks read the built steps and tools and say what they found; the loader words and
 locates the warnings like its own.
@@ -37,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import cast
 
-from rdflib import SH, Graph, Literal, URIRef
+from rdflib import RDF, SH, Graph, Literal, URIRef
 from rdflib.term import Node
 
 from ._digraph import Digraph, add_edge, shortest_path, strongly_connected
@@ -51,6 +53,8 @@ from ._model import (
     WaitStep,
     Workflow,
 )
+from ._preconditions import Precondition
+from ._term_kinds import algebra_triples
 from ._vocab import HORIS
 
 __all__ = [
@@ -150,6 +154,8 @@ def hazards(
     for each in steps.values():
         if each.on_error == each.iri:
             yield _own_error(each, name)
+        if isinstance(each, WaitStep) and (h := _timeout_goes_on(each, steps, name)) is not None:
+            yield h
     flow = flow_graph(steps)
     budget = min((w.max_steps for w in workflows.values()), default=DEFAULT_MAX_STEPS)
     for component in strongly_connected(flow):
@@ -202,6 +208,60 @@ def _own_error(step: Step, name: Callable[[Node], str]) -> Hazard:
         "have reached a tool that is not idempotent); send horis:onError to a step that "
         "deals with the failure, such as a horis:WaitStep for an operator, or leave it out",
         HORIS.onError,
+    )
+
+
+def _tested(pre: Precondition) -> set[URIRef]:
+    """What a pattern tests of the world: each property it matches (for ``rdf:type``, the
+    class), in ``FILTER NOT EXISTS`` too."""
+    return {
+        o if p == RDF.type and isinstance(o, URIRef) else p
+        for _, p, o in algebra_triples(pre.select.algebra)
+    }
+
+
+def _timeout_goes_on(
+    wait: WaitStep, steps: Mapping[URIRef, Step], name: Callable[[Node], str]
+) -> Hazard | None:
+    """A wait with a ``horis:until``, a ``horis:timeout`` and no ``horis:onTimeout``: past
+    the timeout it goes on at ``horis:next``, as documented, but the way an answered wait
+    does — the step after it acted as if the approval it waited for had come (the nurse was
+    paged with no lead's approval). Not when the step after tests every term the until does
+    (a decision's rules count, they route on it), nor for a wait ``horis:Timer`` wakes: its
+    timeout is what it waits for, the until only ends it sooner."""
+    if (
+        wait.until is None
+        or wait.timeout is None
+        or wait.on_timeout is not None
+        or wait.next is None
+        or HORIS.Timer in wait.wake
+    ):
+        return None
+    after = steps.get(wait.next)
+    checks = [after.requires] if isinstance(after, ActionStep) else []
+    if isinstance(after, DecisionStep):
+        checks = [r.requires for r in after.rules]
+    waited = _tested(wait.until)
+    untested = waited - {t for pre in checks if pre is not None for t in _tested(pre)}
+    if waited and not untested:
+        return None
+    nxt, pattern = name(wait.next), " ".join(p.text.strip() for p in wait.until.patterns)
+    return Hazard(
+        wait.iri,
+        "horis:timeout with no horis:onTimeout: once it passes with the wait unanswered, the "
+        f"instance goes on to {nxt} (horis:next) as if horis:until had held, though it never "
+        "did"
+        + (
+            f", and {nxt}'s horis:requires does not test "
+            + ", ".join(sorted(name(t) for t in untested))
+            + ": it acts all the same"
+            if untested
+            else ""
+        ),
+        "add horis:onTimeout :SomeStep for a wait nobody answered in time (an escalation, a "
+        f"reminder), or repeat the until's pattern ({pattern}) in {nxt}'s horis:requires so "
+        "it acts only once that holds",
+        HORIS.timeout,
     )
 
 

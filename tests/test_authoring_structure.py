@@ -142,6 +142,66 @@ def test_on_timeout_without_a_timeout_is_an_error_at_its_line(tmp_path: Path) ->
     assert [p for p in problems(path, REBOOKING) if p.severity == "error"] == []
 
 
+LEAD_APPROVES = (
+    "horis:next :LeadApproves .\n"
+    ":approvedBy rdfs:domain :Patient ; rdfs:range :Nurse .\n"
+    ":LeadApproves a horis:WaitStep ;\n"
+    '    horis:reason "the shift lead approves paging a nurse" ;\n'
+    "    horis:wake horis:OperatorInput ;\n"
+    "    horis:delivery horis:Final ;\n"
+    '    horis:until "?this :approvedBy ?lead ." ;\n'
+    '    horis:timeout "1s" ;\n'
+    "    horis:next :NotifyNurse ."
+)
+
+ESCALATION = """
+:AskTheWard a horis:WaitStep ; horis:reason "no lead approved in time" ;
+    horis:wake horis:OperatorInput ; horis:delivery horis:Final .
+"""
+
+
+def test_a_timeout_without_on_timeout_that_goes_on_untested_is_a_warning_at_its_line(
+        tmp_path: Path) -> None:
+    """Past its timeout the wait goes on at horis:next, as documented — the way an answered
+    one does: `horismos wake` continued to :NotifyNurse and paged the nurse with no lead's
+    approval, and validate said "valid"."""
+    path, line = edited(tmp_path, TRIAGE, "horis:next :NotifyNurse .", LEAD_APPROVES)
+    check(the_one(problems(path, TRIAGE), "warning"), path, line + 7, ":LeadApproves",
+          "horis:timeout with no horis:onTimeout: once it passes with the wait unanswered, the "
+          "instance goes on to :NotifyNurse (horis:next) as if horis:until had held, though "
+          "it never did, and :NotifyNurse's horis:requires does not test :approvedBy: it "
+          "acts all the same",
+          "add horis:onTimeout :SomeStep for a wait nobody answered in time (an escalation, a "
+          "reminder), or repeat the until's pattern (?this :approvedBy ?lead .) in "
+          ":NotifyNurse's horis:requires")
+
+
+@pytest.mark.parametrize(("old", "new", "more"), [
+    # an escalation for the wait nobody answered
+    ('    horis:timeout "1s" ;\n',
+     '    horis:timeout "1s" ;\n    horis:onTimeout :AskTheWard ;\n', ESCALATION),
+    # the step after tests the approval again: it acts only once the lead approved
+    ("?this :queueRef ?ref .", "?this :queueRef ?ref ; :approvedBy ?lead .", ""),
+    # a timer's wait: its timeout is what it waits for, the until only ends it sooner
+    ("horis:wake horis:OperatorInput ;\n    horis:delivery horis:Final ;\n    horis:until",
+     "horis:wake horis:Timer ;\n    horis:delivery horis:Final ;\n    horis:until", ""),
+])
+def test_a_timeout_the_flow_answers_for_says_nothing(
+        tmp_path: Path, old: str, new: str, more: str) -> None:
+    path, _ = edited(tmp_path, TRIAGE, "horis:next :NotifyNurse .", LEAD_APPROVES)
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new) + more, encoding="utf-8")
+    assert problems(path, TRIAGE) == []
+
+
+def test_a_timeout_on_the_operator_wait_of_rebooking_says_nothing(tmp_path: Path) -> None:
+    """:RebookOnOperatorChoice requires the operator's choice the wait's until tests."""
+    path, _ = edited(tmp_path, REBOOKING, "    horis:next :RebookOnOperatorChoice .",
+                     '    horis:timeout "1s" ;\n    horis:next :RebookOnOperatorChoice .')
+    assert problems(path, REBOOKING) == []
+
+
 # -- horis:onError to the step itself ----------------------------------------------------------
 
 
