@@ -42,7 +42,9 @@ from ._hazards import (
     hazards,
     minimum_counts,
     required_before_written,
+    single_values,
     unchosen_options,
+    written_twice,
 )
 from ._individuals import individuals
 from ._model import (
@@ -531,8 +533,20 @@ class _Builder:
         self.problems.append(self.src.problem("warning", node, message, hint, at))
 
     def hazard(self, h: Hazard) -> None:
-        """A warning of :mod:`._hazards`, at the statement it is about when it names one."""
-        at = (h.node, h.predicate, None) if h.predicate is not None else None
+        """A warning of :mod:`._hazards`, at the statement or the assertion it is about."""
+        at: Where | None = None
+        if h.predicate is not None:
+            at = (h.node, h.predicate, None)
+        elif h.asserted is not None:
+            at = next(
+                (
+                    a
+                    for e in self.g.objects(h.node, HORIS.effect)
+                    for a in self.g.objects(e, HORIS.asserts)
+                    if (a, HORIS.property, h.asserted) in self.g
+                ),
+                None,
+            )
         self.warn(h.node, h.message, h.hint, at=at)
 
     def n(self, node: Node) -> str:
@@ -774,6 +788,9 @@ class _Builder:
             for h in required_before_written(
                 self.defs.workflows, required, self.defs.classes_of, self.n
             ):
+                self.hazard(h)
+            single = single_values(self.g)
+            for h in written_twice(self.defs.workflows, single, self.defs.classes_of, self.n):
                 self.hazard(h)
         self.defs.digest = definitions_digest(self.g)
         self.defs.individuals = individuals(self.g)

@@ -28,6 +28,8 @@
   once (nothing was done since it was last there).
 - A wait with a ``horis:timeout`` and no ``horis:onTimeout`` whose next step does not test
   again what its ``horis:until`` tests: past the timeout it goes on as if the until had held.
+- A property a domain shape allows one value of, written on the focus by two steps on one
+  path (:func:`written_twice`): the gate rejects the later step's result every time.
 
 The checks read the built steps and tools and say what they found; the loader words and
 locates the warnings like its own.
@@ -42,10 +44,11 @@ from typing import cast
 from rdflib import RDF, SH, Graph, Literal, URIRef
 from rdflib.term import Node
 
-from ._digraph import Digraph, add_edge, shortest_path, strongly_connected
+from ._digraph import Digraph, add_edge, descendants, shortest_path, strongly_connected
 from ._model import (
     DEFAULT_MAX_STEPS,
     ActionStep,
+    Assertion,
     DecisionStep,
     ProposalStep,
     Step,
@@ -66,7 +69,9 @@ __all__ = [
     "hazards",
     "minimum_counts",
     "required_before_written",
+    "single_values",
     "unchosen_options",
+    "written_twice",
 ]
 
 
@@ -77,6 +82,9 @@ class Hazard:
     hint: str
     predicate: URIRef | None = None
     """The statement of ``node`` it is about, when one is: where it is reported."""
+    asserted: URIRef | None = None
+    """The property of the tool ``node``'s effect it is about, when one is: it is reported at
+    that ``horis:asserts``."""
 
 
 def _ways_out(step: Step) -> Iterator[tuple[URIRef, URIRef]]:
@@ -265,21 +273,33 @@ def _timeout_goes_on(
     )
 
 
-def minimum_counts(g: Graph) -> Iterator[tuple[URIRef, URIRef, URIRef]]:
-    """``(shape, class, property)`` for each property a shape targeting a class by
-    ``sh:targetClass`` requires (``sh:minCount`` of 1 or more on a plain ``sh:path``); a shape
-    switched off (``sh:deactivated true``) requires nothing."""
+def _counts(g: Graph, bound: URIRef) -> Iterator[tuple[URIRef, URIRef, URIRef, int]]:
+    """``(shape, class, property, n)`` for each count ``bound`` (``sh:minCount``,
+    ``sh:maxCount``) of ``n`` a shape targeting a class by ``sh:targetClass`` sets on a plain
+    ``sh:path``; a shape switched off (``sh:deactivated true``) sets none."""
     for shape, cls in g.subject_objects(SH.targetClass):
         if not isinstance(cls, URIRef) or g.value(shape, SH.deactivated) == Literal(True):
             continue
         for prop_shape in [shape, *g.objects(shape, SH.property)]:
-            path, least = g.value(prop_shape, SH.path), g.value(prop_shape, SH.minCount)
+            path, count = g.value(prop_shape, SH.path), g.value(prop_shape, bound)
             if g.value(prop_shape, SH.deactivated) == Literal(True):
                 continue
-            if isinstance(path, URIRef) and isinstance(least, Literal):
-                value = least.toPython()
-                if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-                    yield cast(URIRef, shape), cls, path
+            if isinstance(path, URIRef) and isinstance(count, Literal):
+                value = count.toPython()
+                if isinstance(value, int) and not isinstance(value, bool):
+                    yield cast(URIRef, shape), cls, path, value
+
+
+def minimum_counts(g: Graph) -> Iterator[tuple[URIRef, URIRef, URIRef]]:
+    """``(shape, class, property)`` for each property a shape targeting a class requires
+    (``sh:minCount`` of 1 or more)."""
+    return ((shape, cls, p) for shape, cls, p, n in _counts(g, SH.minCount) if n >= 1)
+
+
+def single_values(g: Graph) -> Iterator[tuple[URIRef, URIRef, URIRef]]:
+    """``(shape, class, property)`` for each property a shape targeting a class allows one
+    value of (``sh:maxCount 1``)."""
+    return ((shape, cls, p) for shape, cls, p, n in _counts(g, SH.maxCount) if n == 1)
 
 
 def required_before_written(
@@ -352,6 +372,76 @@ def required_before_written(
                         "give that property shape sh:minCount 0 (keeping its other "
                         f"constraints), or have {tool.name}'s effect assert {name(prop)}",
                     )
+
+
+def written_twice(
+    workflows: Mapping[URIRef, Workflow],
+    single: Iterable[tuple[URIRef, URIRef, URIRef]],
+    classes_of: Callable[[URIRef], frozenset[URIRef]],
+    name: Callable[[Node], str],
+) -> Iterator[Hazard]:
+    """Each action step that writes on the focus a property a domain shape judging the focus
+    allows one value of (``single``: see :func:`single_values`), after another step of its
+    workflow wrote it there: reached by the earlier step's ``horis:next``, so both run on one
+    path (two branches of a decision are not). An effect only adds values, so the gate
+    rejects what the later tool returns, every time, after it has acted — unless both write
+    one fixed value, which is the same triple. Reported at the later tool's assertion
+    (:attr:`Hazard.asserted`), once however many workflows run the step.
+
+    Not an ``owl:FunctionalProperty``: no part of Horismos enforces one (the gate judges SHACL
+    shapes), so the second value lands."""
+    by_property: dict[URIRef, list[tuple[URIRef, URIRef]]] = {}
+    for shape, cls, prop in single:
+        by_property.setdefault(prop, []).append((shape, cls))
+    said: set[tuple[URIRef, URIRef]] = set()
+    for workflow in workflows.values() if by_property else ():
+        steps = {s.iri: s for s in workflow.reachable()}
+        writers: dict[URIRef, list[tuple[ActionStep, Assertion]]] = {}
+        for step in steps.values():
+            if not isinstance(step, ActionStep) or step.tool is None or step.tool.effect is None:
+                continue
+            effect = step.tool.effect
+            if step.var_for(effect.subject) != "this":
+                continue
+            for a in effect.asserts:
+                if a.property in by_property:
+                    writers.setdefault(a.property, []).append((step, a))
+        flow = flow_graph(steps) if any(len(w) > 1 for w in writers.values()) else {}
+        for prop, written in sorted(writers.items(), key=lambda pw: str(pw[0])):
+            limits = sorted(
+                shape for shape, cls in by_property[prop] if workflow.focus_type in classes_of(cls)
+            )
+            if len(written) < 2 or not limits:
+                continue
+            earlier: dict[URIRef, tuple[ActionStep, list[ActionStep]]] = {}
+            for first, fa in written:
+                after = {first.next, *descendants(flow, first.next)} if first.next else set()
+                for then, ta in written:
+                    same = fa.value is not None and fa.value == ta.value
+                    if then.iri != first.iri and then.iri in after and not same:
+                        earlier.setdefault(then.iri, (then, []))[1].append(first)
+            for later, (step, before) in sorted(earlier.items(), key=lambda lb: str(lb[0])):
+                if (later, prop) in said:
+                    continue
+                said.add((later, prop))
+                tool = cast(Tool, step.tool)
+                firsts = ", ".join(
+                    f"{name(b.iri)} ({cast(Tool, b.tool).name})"
+                    for b in sorted(before, key=lambda b: str(b.iri))
+                )
+                said_p, said_shape = name(prop), name(limits[0])
+                yield Hazard(
+                    tool.iri,
+                    f"at {name(later)} this writes {said_p} on the instance's "
+                    f"{name(workflow.focus_type)}, which {firsts} wrote before it on the same "
+                    f"path, and shape {said_shape} allows one value of {said_p} (sh:maxCount "
+                    "1): an effect adds a value, never replaces one, so the gate rejects what "
+                    f"{tool.name} returns at {name(later)} every time — after the tool has acted",
+                    f"write each stage under a property of its own (one at {name(before[0].iri)}, "
+                    f"another at {name(later)}), or drop sh:maxCount 1 on {said_p} from "
+                    f"{said_shape}",
+                    asserted=prop,
+                )
 
 
 def _lands(step: Step) -> tuple[URIRef | None, frozenset[URIRef]] | None:

@@ -389,6 +389,119 @@ def test_a_shape_requiring_what_is_written_after_a_wait_is_warned_at_the_wait(
     assert "horis:until" in line
 
 
+# -- a property the shapes allow one value of, written twice ------------------------------------
+
+NOTIFIED_AT = "horis:asserts [ horis:property :notifiedAt ; horis:value horis:now ]"
+TRIAGE_STATUS = """
+:TriageStatus a owl:Class .
+:triageStatus a owl:ObjectProperty ; rdfs:domain :Patient ; rdfs:range :TriageStatus .
+:Queued a :TriageStatus . :NurseNotified a :TriageStatus .
+"""
+
+
+def status_written_twice(tmp_path: Path, queued: str, notified: str,
+                         limit: str = "sh:maxCount 1") -> tuple[Path, Path, int]:
+    """ehr.assign_queue and ehr.notify_nurse each assert :triageStatus on the patient, which
+    :PatientShape limits by ``limit``: the workflow, the ontology and the second one's line."""
+    ontology, _ = ontology_edited(
+        tmp_path, "    sh:property [\n        sh:path :queueRef ;",
+        f"    sh:property [ sh:path :triageStatus ; {limit} ] ;\n"
+        "    sh:property [\n        sh:path :queueRef ;")
+    ontology.write_text(ontology.read_text(encoding="utf-8") + TRIAGE_STATUS, encoding="utf-8")
+    workflow, _ = edited(tmp_path, TRIAGE, QUEUE_REF,
+                         f"{QUEUE_REF} ;\n        horis:asserts [ horis:property :triageStatus ; "
+                         f"horis:value {queued} ]")
+    text = workflow.read_text(encoding="utf-8")
+    assert text.count(NOTIFIED_AT) == 1
+    workflow.write_text(text.replace(NOTIFIED_AT, f"{NOTIFIED_AT} ;\n        horis:asserts [ "
+                                     f"horis:property :triageStatus ; horis:value {notified} ]"),
+                        encoding="utf-8")
+    return workflow, ontology, text[: text.index(NOTIFIED_AT)].count("\n") + 2
+
+
+def test_a_single_valued_property_two_steps_write_on_one_path_is_warned_of_at_the_second(
+        tmp_path: Path) -> None:
+    """:QueuePatient wrote :triageStatus :Queued, then :NotifyNurse :NurseNotified: an effect
+    adds a value, so the gate rejected the nurse's page — after it was sent — on every
+    patient, "More than 1 values". `validate` said "valid"."""
+    workflow, ontology, line = status_written_twice(tmp_path, ":Queued", ":NurseNotified")
+    found = [p for p in loaded(tmp_path, ontology, workflow) if "sh:maxCount 1" in p.message]
+    assert [(p.severity, p.node, p.file, p.line) for p in found] == [
+        ("warning", ":ehr.notify_nurse", str(workflow), line)], found
+    assert found[0].message == (
+        "at :NotifyNurse this writes :triageStatus on the instance's :Patient, which "
+        ":QueuePatient (ehr.assign_queue) wrote before it on the same path, and shape "
+        ":PatientShape allows one value of :triageStatus (sh:maxCount 1): an effect adds a "
+        "value, never replaces one, so the gate rejects what ehr.notify_nurse returns at "
+        ":NotifyNurse every time — after the tool has acted")
+    assert found[0].hint == (
+        "write each stage under a property of its own (one at :QueuePatient, another at "
+        ":NotifyNurse), or drop sh:maxCount 1 on :triageStatus from :PatientShape")
+
+
+@pytest.mark.parametrize(("queued", "notified", "limit"), [
+    (":Queued", ":Queued", "sh:maxCount 1"),          # one value, written twice: one triple
+    (":Queued", ":NurseNotified", "sh:maxCount 2"),   # room for both
+    (":Queued", ":NurseNotified", "sh:maxCount 1 ; sh:deactivated true"),
+])
+def test_a_second_write_the_shape_allows_says_nothing(
+        tmp_path: Path, queued: str, notified: str, limit: str) -> None:
+    workflow, ontology, _ = status_written_twice(tmp_path, queued, notified, limit)
+    assert loaded(tmp_path, ontology, workflow) == []
+
+
+LAB_STATUS = """
+@prefix sh: <http://www.w3.org/ns/shacl#> .
+:ReviewStatus a owl:Class .
+:reviewStatus a owl:ObjectProperty ; rdfs:domain :LabResult ; rdfs:range :ReviewStatus .
+:Escalated a :ReviewStatus . :Filed a :ReviewStatus .
+:LabResultShape a sh:NodeShape ; sh:targetClass :LabResult ;
+    sh:property [ sh:path :reviewStatus ; sh:maxCount 1 ] .
+"""
+
+
+def test_steps_on_two_branches_of_a_decision_are_not_on_one_path(tmp_path: Path) -> None:
+    """:IsCritical goes to :Escalate or to :File, never both: each writes :reviewStatus once.
+    Once :Escalate goes on to :File, both run."""
+    from workflow_edits import LAB
+
+    ontology = tmp_path / LAB[1].name
+    ontology.write_text(LAB[1].read_text(encoding="utf-8") + LAB_STATUS, encoding="utf-8")
+    text = LAB[0].read_text(encoding="utf-8")
+    for old, new in (
+        ("horis:asserts [ horis:property :escalatedAt ; horis:value horis:now ]",
+         "horis:asserts [ horis:property :escalatedAt ; horis:value horis:now ] ;\n"
+         "        horis:asserts [ horis:property :reviewStatus ; horis:value :Escalated ]"),
+        ("horis:asserts [ horis:property :filedAt ; horis:value horis:now ]",
+         "horis:asserts [ horis:property :filedAt ; horis:value horis:now ] ;\n"
+         "        horis:asserts [ horis:property :reviewStatus ; horis:value :Filed ]"),
+    ):
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    workflow = tmp_path / LAB[0].name
+    workflow.write_text(text, encoding="utf-8")
+    assert problems(workflow, LAB, ontology) == []
+
+    workflow.write_text(text + ":Escalate horis:next :File .\n", encoding="utf-8")
+    (p,) = problems(workflow, LAB, ontology)
+    assert p.node == ":lab.file_result" and p.message.startswith(
+        "at :File this writes :reviewStatus on the instance's :LabResult, which :Escalate "
+        "(lab.escalate) wrote before it on the same path"), p
+
+
+def test_a_functional_property_written_twice_says_nothing_the_gate_does_not_enforce_it(
+        tmp_path: Path) -> None:
+    """No part of Horismos rejects a second value of an owl:FunctionalProperty (the gate
+    judges shapes): both steps complete, so there is nothing to warn of."""
+    workflow, ontology, _ = status_written_twice(tmp_path, ":Queued", ":NurseNotified",
+                                                 "sh:minCount 0")
+    text = ontology.read_text(encoding="utf-8")
+    ontology.write_text(text.replace(":triageStatus a owl:ObjectProperty",
+                                     ":triageStatus a owl:ObjectProperty, owl:FunctionalProperty"),
+                        encoding="utf-8")
+    assert loaded(tmp_path, ontology, workflow) == []
+
+
 def test_many_values_of_a_property_a_shape_allows_one_of_is_a_warning_at_the_assertion(
         tmp_path: Path) -> None:
     """:queueRef horis:many true, judged by sh:maxCount 1: the gate rejected every call that
