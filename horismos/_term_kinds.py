@@ -66,18 +66,31 @@ def range_class(g: Graph, prop: URIRef) -> URIRef | None:
     return classes[0] if len(classes) == 1 else None
 
 
-def algebra_triples(algebra: Any) -> Iterator[tuple[Any, URIRef, Any]]:
-    """Every triple pattern with an IRI predicate in a parsed pattern, ``FILTER NOT EXISTS``
-    groups included, in no particular order."""
+def _parts(algebra: Any) -> Iterator[Any]:
+    """Every part of a parsed pattern (its expressions, groups, triples and their terms),
+    ``FILTER NOT EXISTS`` groups included, in no particular order."""
     stack = [algebra]
     while stack:
         x = stack.pop()
-        if isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], URIRef):
-            yield x
-        elif isinstance(x, Mapping):
+        yield x
+        if isinstance(x, Mapping):
             stack.extend(x.values())
         elif isinstance(x, list | tuple | set | frozenset):
             stack.extend(x)
+
+
+def algebra_triples(algebra: Any) -> Iterator[tuple[Any, URIRef, Any]]:
+    """Every triple pattern with an IRI predicate in a parsed pattern, ``FILTER NOT EXISTS``
+    groups included, in no particular order. An ``EXISTS`` group is kept as parsed, its
+    triples written flat (``s p o s p o …``) in a ``TriplesBlock``: they are cut in threes."""
+    for x in _parts(algebra):
+        if getattr(x, "name", None) == "TriplesBlock":
+            for flat in x.triples:
+                for i in range(0, len(flat) - 2, 3):
+                    if isinstance(flat[i + 1], URIRef):
+                        yield flat[i], flat[i + 1], flat[i + 2]
+        elif isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], URIRef):
+            yield x
 
 
 def pattern_terms(algebra: Any) -> Iterator[tuple[URIRef, Kind]]:

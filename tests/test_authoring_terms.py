@@ -104,6 +104,18 @@ def test_a_term_declared_nowhere_is_a_warning_with_a_did_you_mean(
     assert p.hint == hint
 
 
+def test_a_term_declared_nowhere_inside_filter_not_exists_is_a_warning(tmp_path: Path) -> None:
+    """The guard against queueing a patient twice, misspelt inside its ``FILTER NOT EXISTS``,
+    never matched, so it held on every run and the patient was queued again: the walk the
+    pattern checks share skipped an ``EXISTS`` group's triples, which rdflib keeps as parsed."""
+    guard = "FILTER NOT EXISTS { ?this :queuedAt ?t }"
+    path, line = edited(tmp_path, TRIAGE, guard, guard.replace(":queuedAt", ":queuedAtt"))
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line - 1, ":QueuePatient")  # its requires
+    assert p.message.startswith("horis:requires uses :queuedAtt, which no loaded ontology")
+    assert p.hint == "did you mean :queuedAt?"
+
+
 def test_a_term_declared_nowhere_is_quiet_when_the_world_uses_it(tmp_path: Path) -> None:
     """As for a pattern's terms: world data may use what the ontology does not declare."""
     path, _ = edited(tmp_path, TRIAGE, "horis:focusType :Patient", "horis:focusType :Walkin")
