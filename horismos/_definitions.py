@@ -81,6 +81,7 @@ from ._prefix_clash import prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
 from ._term_kinds import (
+    algebra_literals,
     algebra_triples,
     pattern_nodes,
     pattern_terms,
@@ -511,6 +512,8 @@ class _Builder:
         self.shape_problems: list[Problem] = []
         self.defs = Definitions(self.g, sources)
         self.patterns: list[tuple[Node, Node, URIRef, Precondition]] = []
+        self.queries: list[tuple[Node, Node, Any]] = []
+        """Each horis:candidates query that parsed: its step, its candidates node, its algebra."""
         self.targets: Targets | None = None
         """Which domain shapes judge a node (:func:`~._shacl.domain_targets`)."""
         self.broken_tools: dict[Node, Tool] = {}
@@ -557,6 +560,17 @@ class _Builder:
         the files declare ``a rdfs:Datatype`` (``:Celsius``), which would otherwise be taken
         for a class and its values looked for as nodes."""
         return isinstance(t, URIRef) and (is_datatype(t) or (t, RDF.type, RDFS.Datatype) in self.g)
+
+    def unknown_datatype(self, t: Node | None) -> bool:
+        """Whether ``t`` is written in XSD's or RDF's namespace yet is none of their datatypes
+        (:data:`DATATYPES`) nor declared ``a rdfs:Datatype``: a typo (``xsd:strng``), since no
+        one else defines datatypes there. A domain's own datatypes (FHIR's) are not judged."""
+        return (
+            isinstance(t, URIRef)
+            and is_datatype(t)
+            and t not in DATATYPES
+            and (t, RDF.type, RDFS.Datatype) not in self.g
+        )
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -736,6 +750,7 @@ class _Builder:
         self.check_patterns_about_focus()
         self.check_filter_variables()
         self.check_pattern_literals()
+        self.check_pattern_datatypes()
         self.check_typed_terms(declared)
         self.check_term_kinds()
         self.check_focus_arguments()
@@ -937,6 +952,17 @@ class _Builder:
         for s, p, o in self.g:
             if _is_nan(o):
                 self.nan(s, cast(URIRef, p), cast(Literal, o))
+                continue
+            if type(o) is Literal and self.unknown_datatype(o.datatype):
+                self.error(
+                    s,
+                    f"{self.n(p)} {_turtle(o, self.n)}: {self.n(cast(URIRef, o.datatype))} is no "
+                    "XSD or RDF datatype and is not declared a rdfs:Datatype, so the literal is "
+                    "of a datatype nothing reads: it is never equal to, nor ordered with, a "
+                    "string, a number or a date",
+                    self.datatype_hint(cast(URIRef, o.datatype)),
+                    at=(s, cast(URIRef, p), o),
+                )
                 continue
             if type(o) is not Literal or o.ill_typed is not True or o.datatype is None:
                 continue
@@ -1418,8 +1444,7 @@ class _Builder:
         must be one a literal can have, a class must be declared somewhere. False when it is
         an error (the property's range is then not worth comparing)."""
         at = (holder, HORIS.type, typ)
-        declared = (typ, RDF.type, RDFS.Datatype) in self.g
-        if is_datatype(typ) and typ not in DATATYPES and not declared:
+        if self.unknown_datatype(typ):
             self.error(
                 tool,
                 f"{what} has horis:type {self.n(typ)}, which is no XSD or RDF datatype and "
@@ -1576,6 +1601,44 @@ class _Builder:
                     after="" if var is None else "FILTER",
                     also=written,
                 )
+
+    def parsed_patterns(self) -> Iterator[tuple[Node, Node, URIRef, Any]]:
+        """Each pattern as (owner, holder, predicate, parsed algebra): the horis:requires and
+        horis:until patterns, then the horis:candidates queries."""
+        for owner, holder, pred, pre in self.patterns:
+            yield owner, holder, pred, pre.select.algebra
+        for step, cands, algebra in self.queries:
+            yield step, cands, HORIS.query, algebra
+
+    def check_pattern_datatypes(self) -> None:
+        """A literal of a pattern whose datatype is a typo in XSD's or RDF's namespace
+        (``FILTER (?v > "6.0"^^xsd:decmal)``): the world holds no value of it, so the pattern
+        never matches it, a FILTER comparing with it is never true, and the rule it guards is
+        never taken. An error, as in a statement (:meth:`check_literals`)."""
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            literals = algebra_literals(algebra)
+            for lit in sorted((x for x in literals if self.unknown_datatype(x.datatype)), key=str):
+                dt = cast(URIRef, lit.datatype)
+                name = self.n(dt)
+                self.at_text(
+                    "error",
+                    rf"\^\^(?:{re.escape(name)}|<{re.escape(str(dt))}>)(?![\w-])",
+                    owner,
+                    f"{self.n(pred)}: {_turtle(lit, self.n)}: {name} is no XSD or RDF datatype "
+                    "and is not declared a rdfs:Datatype, so no value the world holds equals the "
+                    "literal, and a FILTER comparing with it is never true",
+                    self.datatype_hint(dt),
+                    (holder, pred),
+                    also=str(lit),
+                )
+
+    def datatype_hint(self, dt: URIRef) -> str:
+        """Did you mean the datatype ``dt`` is a slip from, else which to write."""
+        return (
+            self.did_you_mean(dt, DATATYPES)
+            or "write an XSD datatype such as xsd:string, xsd:integer, xsd:decimal, "
+            f"xsd:boolean or xsd:dateTime, or declare {self.n(dt)} a rdfs:Datatype"
+        )
 
     def kind(self, t: Node) -> str | None:
         """``literal`` or ``node``: what a value of type or range ``t`` is written as; None
@@ -1972,8 +2035,7 @@ class _Builder:
                         at=(holder, SH.path, path),
                     )
         for holder, dt in g.subject_objects(SH.datatype):
-            unknown_dt = isinstance(dt, URIRef) and is_datatype(dt) and dt not in DATATYPES
-            if unknown_dt and (dt, RDF.type, RDFS.Datatype) not in g:
+            if self.unknown_datatype(dt):
                 self.error(
                     holder,
                     f"sh:datatype {self.n(dt)} is not an XML Schema datatype, so no value "
@@ -3186,6 +3248,7 @@ class _Builder:
         if remote:
             self.remote(s, cands, HORIS.query, cast(Node, self.one(cands, HORIS.query)), remote[0])
             return None
+        self.queries.append((s, cands, parsed.algebra))
         projected = [str(v) for v in parsed.algebra["PV"]]
         if as_var not in projected and len(projected) > 1:  # one column is read as the option
             self.error(

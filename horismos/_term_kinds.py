@@ -20,9 +20,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 from rdflib import OWL, RDF, RDFS, XSD, Graph, URIRef, Variable
+from rdflib import Literal as RDFLiteral
 
 __all__ = [
     "Kind",
+    "algebra_literals",
     "algebra_triples",
     "pattern_nodes",
     "pattern_terms",
@@ -91,6 +93,12 @@ def algebra_triples(algebra: Any) -> Iterator[tuple[Any, URIRef, Any]]:
                         yield flat[i], flat[i + 1], flat[i + 2]
         elif isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], URIRef):
             yield x
+
+
+def algebra_literals(algebra: Any) -> set[RDFLiteral]:
+    """Every literal a parsed pattern writes: in a triple pattern, a FILTER, a BIND or a
+    VALUES."""
+    return {x for x in _parts(algebra) if isinstance(x, RDFLiteral)}
 
 
 def pattern_terms(algebra: Any) -> Iterator[tuple[URIRef, Kind]]:

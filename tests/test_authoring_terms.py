@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from workflow_edits import LAB, TRIAGE, edited, problems, the_error, the_one
+from workflow_edits import LAB, REBOOKING, TRIAGE, edited, problems, the_error, the_one
 
 from horismos import load_definitions
 
@@ -265,6 +265,73 @@ def test_a_literal_not_of_its_datatype_elsewhere_is_a_warning(tmp_path: Path) ->
     assert p.line == text.count("\n") + 2 and p.file == str(ontology), p
     assert '"soon" is not a valid xsd:date' in p.message and "2026-12-01" in (p.hint or "")
     assert not [q for q in found if q.severity == "error"]
+
+
+# -- a literal of a datatype that is none -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "node", "opens", "hint"), [
+    pytest.param(LAB, "FILTER (?v > ?limit)", 'FILTER (?v > "6.0"^^xsd:decmal)', ":IsCritical",
+                 'horis:requires: "6.0"^^xsd:decmal: xsd:decmal is no XSD or RDF datatype and '
+                 "is not declared a rdfs:Datatype, so no value the world holds equals the "
+                 "literal, and a FILTER comparing with it is never true",
+                 "did you mean xsd:decimal?", id="filter"),
+    pytest.param(TRIAGE, "?nurse a :Nurse ; :onDuty true .",
+                 '?nurse a :Nurse ; :onDuty "true"^^<http://www.w3.org/2001/XMLSchema#bool> .',
+                 ":NotifyNurse", 'horis:requires: "true"^^xsd:bool: xsd:bool is no XSD or RDF '
+                 "datatype", "did you mean xsd:boolean?", id="triple-pattern"),
+    pytest.param(REBOOKING, "?option a :Flight ;", '?option a :Flight ; :status "x"^^rdf:HTM ;',
+                 ":ProposeFlight", 'horis:query: "x"^^rdf:HTM: rdf:HTM is no XSD or RDF datatype',
+                 "did you mean rdf:HTML?", id="candidates"),
+    pytest.param(TRIAGE, "horis:property :queueRef ; horis:type xsd:string",
+                 'horis:property :queueRef ; horis:value "A-1"^^xsd:strng', ":ehr.assign_queue",
+                 'horis:value "A-1"^^xsd:strng: xsd:strng is no XSD or RDF datatype and is not '
+                 "declared a rdfs:Datatype, so the literal is of a datatype nothing reads: it is "
+                 "never equal to, nor ordered with, a string, a number or a date",
+                 "did you mean xsd:string?", id="effect"),
+])
+def test_a_literal_of_a_misspelt_datatype_is_an_error_with_a_did_you_mean(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, opens: str,
+        hint: str) -> None:
+    """``FILTER (?v > "6.0"^^xsd:decmal)`` was never true, so the critical result was filed;
+    ``horis:value "A-1"^^xsd:strng`` landed a literal nothing reads on every call. Both
+    validated: a ``horis:type xsd:strng`` was the only datatype judged."""
+    path, line = edited(tmp_path, pair, old, new)
+    text = path.read_text(encoding="utf-8")
+    if "@prefix rdf:" not in text:
+        path.write_text("@prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .\n" + text,
+                        encoding="utf-8")
+        line += 1
+    p = the_error(problems(path, pair))
+    assert (p.file, p.line, p.node) == (str(path), line, node), p
+    assert p.message.startswith(opens), p.message
+    assert p.hint == hint
+
+
+def test_a_literal_of_a_misspelt_datatype_in_an_ontology_is_an_error_at_its_line(
+        tmp_path: Path) -> None:
+    ontology = tmp_path / LAB[1].name
+    text = LAB[1].read_text(encoding="utf-8")
+    ontology.write_text(text + ':k0 a :LabResult ; :value "6.8"^^xsd:decimall .\n',
+                        encoding="utf-8")
+    p = the_error(problems(LAB[0], LAB, ontology))
+    assert (p.file, p.line) == (str(ontology), text.count("\n") + 1), p
+    assert p.message.startswith(':value "6.8"^^xsd:decimall: xsd:decimall is no XSD')
+    assert p.hint == "did you mean xsd:decimal?"
+
+
+def test_a_literal_of_a_domains_own_datatype_is_not_judged(tmp_path: Path) -> None:
+    """Only XSD's and RDF's namespaces are closed: a datatype of FHIR's, or one the files
+    declare, is the domain's to define."""
+    path, _ = edited(tmp_path, LAB, "FILTER (?v > ?limit)",
+                     'FILTER (?v > ?limit && ?v != "6.0"^^<http://hl7.org/fhir/decimal> '
+                     '&& ?v != "7"^^:Millimolar)')
+    ontology = tmp_path / LAB[1].name
+    ontology.write_text(LAB[1].read_text(encoding="utf-8")
+                        + ":Millimolar a rdfs:Datatype .\n"
+                        + ':k0 a :LabResult ; :value "6.1"^^<http://hl7.org/fhir/decimal> .\n',
+                        encoding="utf-8")
+    assert problems(path, LAB, ontology) == []
 
 
 # -- one prefix, two namespaces ---------------------------------------------------------------
