@@ -89,6 +89,7 @@ from ._term_kinds import (
     term_kind,
     value_kinds,
 )
+from ._type_tests import missed_subclasses
 from ._vocab import HORIS, NS
 
 __all__ = [
@@ -751,6 +752,7 @@ class _Builder:
         self.check_filter_variables()
         self.check_pattern_literals()
         self.check_pattern_datatypes()
+        self.check_type_tests()
         self.check_typed_terms(declared)
         self.check_term_kinds()
         self.check_focus_arguments()
@@ -1639,6 +1641,32 @@ class _Builder:
             or "write an XSD datatype such as xsd:string, xsd:integer, xsd:decimal, "
             f"xsd:boolean or xsd:dateTime, or declare {self.n(dt)} a rdfs:Datatype"
         )
+
+    def check_type_tests(self) -> None:
+        """``?x a C`` in a pattern where the definitions give ``C`` subclasses: the pattern
+        sees the types the world states, so a node of a subclass never matches
+        (:mod:`._type_tests`). A warning at the line that names ``C``."""
+        runs_for: dict[URIRef, dict[URIRef, URIRef]] = {}
+        for wf in self.defs.workflows.values():
+            for step in wf.reachable():
+                runs_for.setdefault(step.iri, {})[wf.iri] = wf.focus_type
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            for found in missed_subclasses(
+                algebra,
+                self.defs.subclasses,
+                runs_for.get(cast(URIRef, owner), {}),
+                self.n(pred),
+                self.n,
+            ):
+                name = self.n(found.cls)
+                self.at_text(
+                    "warning",
+                    rf"(?:{re.escape(name)}|<{re.escape(str(found.cls))}>)(?![\w-])",
+                    owner,
+                    found.message,
+                    found.hint,
+                    (holder, pred),
+                )
 
     def kind(self, t: Node) -> str | None:
         """``literal`` or ``node``: what a value of type or range ``t`` is written as; None

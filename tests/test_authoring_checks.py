@@ -10,13 +10,15 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
-from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error
+from rdflib import URIRef
+from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error, the_one
 
-from horismos import AuthoringError, load_definitions
+from horismos import Agent, AuthoringError, World, load_definitions
 from horismos._definitions import parse_timeout
-from horismos._model import ProposalStep
+from horismos._model import DecisionStep, ProposalStep
 
 # -- timeouts ---------------------------------------------------------------------------------
 
@@ -267,3 +269,85 @@ def test_a_not_exists_that_names_no_variable_of_its_pattern_is_warned_of_at_its_
     for shared in ("FILTER NOT EXISTS { ?queue :queuedAt ?t }", guard):
         path, _ = edited(tmp_path, TRIAGE, guard, shared)
         assert not [p for p in problems(path, TRIAGE) if "whole world" in p.message], shared
+
+
+# -- a type test that misses the subclasses ---------------------------------------------------
+
+RULE = """?this :value ?v ; a ?kind .
+                           ?kind :criticalAbove ?limit .
+                           FILTER (?v > ?limit) """
+TYPED_RULE = "?this a :LabResult ; :value ?v . FILTER (?v > 6.0) "
+LAB_WORLD = ROOT / "examples" / "lab" / "world.ttl"
+
+
+@pytest.mark.parametrize(("focus", "also"), [
+    (":LabResult", ""), (":PotassiumResult", " (a subclass of :LabResult)"),
+])
+def test_a_type_test_of_the_focus_type_that_misses_its_subclasses_is_a_warning(
+        tmp_path: Path, focus: str, also: str) -> None:
+    """The world types ``:k1 a :PotassiumResult``; the workflow runs for it (the focus type's
+    subclasses count), but the rule's ``?this a :LabResult`` never held for it, and a
+    critical potassium was filed instead of escalated: validate said valid."""
+    path, line = edited(tmp_path, LAB, RULE, TYPED_RULE)
+    path.write_text(path.read_text().replace("horis:focusType :LabResult",
+                                             f"horis:focusType {focus}"))
+    w = the_one(problems(path, LAB), "warning")
+    assert (w.file, w.line, w.node) == (str(path), line, ":IsCritical"), w
+    assert w.message.startswith(
+        "horis:requires: ?this a :LabResult matches only nodes typed :LabResult itself, not "
+        "those typed with a subclass (:PotassiumResult): a pattern sees the types the world "
+        "states, not the rdfs:subClassOf closure"), w.message
+    assert f":ReviewResult runs for every {focus}, subclasses included" in w.message
+    assert w.hint == f"drop ?this a :LabResult: the focus type {focus} already makes ?this " \
+        f"one{also}"
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "extra", "node", "var", "cls", "subclasses"), [
+    pytest.param(TRIAGE, "?nurse a :Nurse ;", "?nurse a :Person ;", "", ":NotifyNurse",
+                 "?nurse", ":Person", ":Nurse, :Patient", id="requires"),
+    pytest.param(TRIAGE, "FILTER NOT EXISTS { ?this :assignedNurse ?n }",
+                 "FILTER NOT EXISTS { ?this :assignedNurse ?n . ?n a :Person }", "",
+                 ":NotifyNurse", "?n", ":Person", ":Nurse, :Patient", id="not-exists"),
+    pytest.param(REBOOKING, "?option a :Flight ;", "?option a :Flight ;",
+                 ":CharterFlight rdfs:subClassOf :Flight .", ":ProposeFlight",
+                 "?option", ":Flight", ":CharterFlight", id="candidates"),
+])
+def test_a_type_test_of_a_class_with_subclasses_is_a_warning_naming_them(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, extra: str, node: str,
+        var: str, cls: str, subclasses: str) -> None:
+    """Not about the focus: the way out is a path through the subclasses, or the subclass."""
+    path, line = edited(tmp_path, pair, old, new)
+    ontology = tmp_path / pair[1].name
+    ontology.write_text(pair[1].read_text(encoding="utf-8") + "\n" + extra + "\n")
+    w = the_one(problems(path, pair, ontology), "warning")
+    assert (w.file, w.line, w.node) == (str(path), line, node), w
+    assert f"{var} a {cls} matches only nodes typed {cls} itself, not those typed with a " \
+        f"subclass ({subclasses})" in w.message, w.message
+    assert w.hint is not None and w.hint.startswith(f"write {var} a/rdfs:subClassOf* {cls} with")
+
+
+@pytest.mark.parametrize("store", ["memory", "oxigraph"])
+def test_a_type_test_that_follows_the_subclasses_validates_and_matches_them(
+        tmp_path: Path, store: str) -> None:
+    """The hint's property path has no compiled plan: the store runs the pattern as a query,
+    which follows the rdfs:subClassOf statements the world holds, so :k1, a :PotassiumResult,
+    is escalated once the ontology is loaded there too (and filed while it is not)."""
+    path, _ = edited(tmp_path, LAB, RULE, TYPED_RULE.replace(" a ", " a/rdfs:subClassOf* "))
+    assert problems(path, LAB) == []
+    escalated: list[URIRef] = []
+
+    def escalate(result: URIRef, clinician: URIRef) -> dict[str, object]:
+        escalated.append(result)
+        return {"escalatedTo": clinician}
+
+    agent = Agent.from_files(path, LAB[1], tools={
+        "lab_client.escalate": escalate,
+        "lab_client.file_result": lambda result: {"archiveRef": "ARCH-1"}})
+    rule = cast(DecisionStep, agent.definitions.steps[agent.definitions.expand(":IsCritical")])
+    assert rule.rules[0].requires.plan is None
+    k1 = agent.definitions.expand(":k1", exists=lambda _: True)
+    for world, taken in ((World.from_files(LAB_WORLD, store=store), []),
+                         (World.from_files(LAB_WORLD, LAB[1], store=store), [k1])):
+        run = agent.run(world, focus=k1)
+        assert run.status == "completed", run.error
+        assert escalated == taken
