@@ -284,8 +284,8 @@ def test_a_literal_not_of_its_datatype_elsewhere_is_a_warning(tmp_path: Path) ->
                  ":ProposeFlight", 'horis:query: "x"^^rdf:HTM: rdf:HTM is no XSD or RDF datatype',
                  "did you mean rdf:HTML?", id="candidates"),
     pytest.param(TRIAGE, "horis:property :queueRef ; horis:type xsd:string",
-                 'horis:property :queueRef ; horis:value "A-1"^^xsd:strng', ":ehr.assign_queue",
-                 'horis:value "A-1"^^xsd:strng: xsd:strng is no XSD or RDF datatype and is not '
+                 'horis:property :queueRef ; horis:value "Q-A-1"^^xsd:strng', ":ehr.assign_queue",
+                 'horis:value "Q-A-1"^^xsd:strng: xsd:strng is no XSD or RDF datatype and is not '
                  "declared a rdfs:Datatype, so the literal is of a datatype nothing reads: it is "
                  "never equal to, nor ordered with, a string, a number or a date",
                  "did you mean xsd:string?", id="effect"),
