@@ -80,6 +80,7 @@ from ._preconditions import (
 from ._prefix_clash import prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
+from ._stores.oxigraph import MAX_TERM
 from ._term_kinds import (
     algebra_literals,
     algebra_triples,
@@ -809,7 +810,11 @@ class _Builder:
             single = single_values(self.g)
             for h in written_twice(self.defs.workflows, single, self.defs.classes_of, self.n):
                 self.hazard(h)
-        self.defs.digest = definitions_digest(self.g)
+        try:
+            self.defs.digest = definitions_digest(self.g)
+        except MemoryError:  # pyoxigraph's, reading a term longer than its buffer
+            if not self.check_term_sizes():
+                raise
         self.defs.individuals = individuals(self.g)
         # The loader's own message (with its hint) wins over a shape's at the same place.
         said = {(p.file, p.line, p.node) for p in self.problems if p.severity == "error"}
@@ -822,6 +827,28 @@ class _Builder:
             self.defs.errors = tuple(p for p in problems if p.severity == "error")
             raise AuthoringError(problems, definitions=self.defs)
         return self.defs
+
+    def check_term_sizes(self) -> bool:
+        """A literal or IRI longer than pyoxigraph's parser reads in one term (16 MiB), which
+        :func:`definitions_digest` cannot read, nor an Oxigraph world hold: an error at its
+        statement, instead of the parser's MemoryError. Whether there was one; a term's
+        written size is measured only when its text could reach the limit."""
+        found = False
+        for s, p, o in self.g:
+            big = [
+                t for t in (s, p, o) if len(str(t)) > MAX_TERM // 4 and _written_size(t) > MAX_TERM
+            ]
+            if big:
+                found = True
+                kind = "literal" if isinstance(big[0], Literal) else "IRI"
+                self.error(
+                    s,
+                    f"a {kind} of {_written_size(big[0]) // (1024 * 1024)} MiB is longer than "
+                    "16 MiB, more than the RDF parser reads in one term",
+                    "keep large content outside the definitions and refer to it by IRI",
+                    at=(s, cast(URIRef, p), o),
+                )
+        return found
 
     def check_placement(self) -> None:
         """A horis: property written on a kind of node that does not take it: nothing reads
@@ -3743,6 +3770,11 @@ def _split(term: URIRef) -> tuple[str, str]:
 
 def _order(p: Problem) -> tuple[str, int, str, str]:
     return (p.file or "~", p.line or 0, p.node or "", p.message)
+
+
+def _written_size(term: Node) -> int:
+    """The bytes ``term`` takes written in N-Triples, as :func:`definitions_digest` parses it."""
+    return len(term.n3().encode())
 
 
 def definitions_digest(graph: Graph) -> str:

@@ -391,3 +391,15 @@ def test_run_all_again_when_every_focus_waits_says_so_not_that_none_exists(
     assert again.returncode == 0, again.stdout + again.stderr
     assert "each of the 2 nodes of :Request already has an instance of :Leave" in again.stderr
     assert "horismos resume" in again.stderr and "is in the world" not in again.stderr
+
+
+def test_a_literal_over_16_mib_in_the_definitions_is_a_located_error(tmp_path: Path) -> None:
+    """The definitions digest parses them with pyoxigraph, whose buffer holds 16 MiB a term:
+    a longer literal was a MemoryError traceback on every command that loads definitions."""
+    (tmp_path / "big.ttl").write_text('@prefix : <http://x/> .\n:a :b "small" .\n:c :b "'
+                                      + "x" * (17 << 20) + '" .\n', encoding="utf-8")
+    p = horismos("run", "big.ttl", "--all", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "big.ttl:3: error: :c: a literal of 17 MiB is longer than 16 MiB" in p.stderr
+    assert "keep large content outside the definitions and refer to it by IRI" in p.stderr

@@ -444,14 +444,14 @@ def parse_file(path: Path, progress: Progress | None = None) -> Iterator[ox.Quad
         reader.close()
 
 
-_MAX_TERM = 16 * 1024 * 1024  # pyoxigraph's parser buffer: no single term may be longer
+MAX_TERM = 16 * 1024 * 1024  # pyoxigraph's parser buffer: no single term may be longer
 
 
 def _oversized(path: Path, done: int) -> SyntaxError:
     """The error for a term longer than the parser's buffer, at the line where it starts
     (the parser had read ``done`` bytes and buffered the last 16 MiB of them)."""
     with path.open("rb") as f:
-        head = f.read(max(0, done - _MAX_TERM))
+        head = f.read(max(0, done - MAX_TERM))
     line = head.count(b"\n") + 1
     return SyntaxError(
         f"a literal or IRI near line {line} is longer than 16 MiB, more than "
