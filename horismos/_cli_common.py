@@ -300,7 +300,8 @@ def one_line(text: str) -> str:
 
 
 def world_of(args: argparse.Namespace) -> World:
-    world = World.open(args.store)
+    """The world of a command that reads one made before (``--store``, with ``--world``)."""
+    world = World.open(args.store, create=False)
     if not args.world and not world.store.persistent:
         raise UsageError(
             f"--store {args.store} starts empty: give the world the runs committed "

@@ -56,7 +56,7 @@ def digest_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_digest(args: argparse.Namespace) -> int:
     """Prints the fingerprint; 0 when it holds, 1 when the check finds it does not."""
-    with World.open(args.store) as world:
+    with World.open(args.store, create=False) as world:
         if args.files:
             if world.store.persistent:
                 raise UsageError(

@@ -228,7 +228,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
     """Record a person's approval of one exact payload a waiting instance's step would send."""
     out_format = output_format(args.out) if args.out else None
     agent = Agent.from_files(*args.paths)
-    with World.open(args.store) as world:  # an on-disk store is let go however it ends
+    with World.open(args.store, create=False) as world:  # let go however it ends
         load_world(world, args.world)
         done = agent.approve(world, args.instance, args.fingerprint)
         n = agent.definitions.name

@@ -205,7 +205,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
             f"--facts {facts}: no such file; give a Turtle file that exists, "
             "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'"
         )
-    with World.open(args.store) as world:  # an on-disk store is let go however it ends
+    with World.open(args.store, create=False) as world:  # let go however it ends
         load_world(world, args.world)
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
         run = agent.resume(

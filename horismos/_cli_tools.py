@@ -260,7 +260,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
     agent = _catalog_agent(args)
     world = None
     if args.world or args.store != DEFAULT_STORE:
-        world = World.open(args.store)
+        world = World.open(args.store, create=False)
         load_world(world, args.world)
     found = agent.catalog.discover(
         args.query,
@@ -324,7 +324,7 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
     """Clear a call left in doubt; say what it was, or that there was none."""
     payload = _json_args(args.args)
     agent = _catalog_agent(args)
-    world = World.open(args.store)
+    world = World.open(args.store, create=False)
     try:
         if not world.store.persistent and not world.store.shared:
             raise UsageError(

@@ -80,7 +80,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"invalid: {counts(problems)}")
         return 1
     if args.world or args.store != DEFAULT_STORE:
-        world = World.open(args.store)
+        world = World.open(args.store, create=False)
         load_world(world, args.world)
         used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
         dropped = {id(p) for iri in used for p in defs.undeclared[iri]}

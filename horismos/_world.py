@@ -36,9 +36,10 @@ class World:
         self.store = store if store is not None else open_store(DEFAULT_STORE)
 
     @classmethod
-    def open(cls, store: str = DEFAULT_STORE) -> World:
-        """The world kept in ``store``: memory, oxigraph, oxigraph:PATH or sparql:URL."""
-        return cls(open_store(store))
+    def open(cls, store: str = DEFAULT_STORE, *, create: bool = True) -> World:
+        """The world kept in ``store``: memory, oxigraph, oxigraph:PATH or sparql:URL; without
+        ``create``, an ``oxigraph:PATH`` that holds no store is a :class:`UsageError`."""
+        return cls(open_store(store, create=create))
 
     @classmethod
     def from_files(cls, *paths: str | Path, store: str = DEFAULT_STORE) -> World:

@@ -403,3 +403,29 @@ def test_a_literal_over_16_mib_in_the_definitions_is_a_located_error(tmp_path: P
     assert p.returncode == 2, p.stdout + p.stderr
     assert "big.ttl:3: error: :c: a literal of 17 MiB is longer than 16 MiB" in p.stderr
     assert "keep large content outside the definitions and refer to it by IRI" in p.stderr
+
+
+def test_commands_that_read_a_world_refuse_a_path_that_holds_no_store(tmp_path: Path) -> None:
+    """pyoxigraph creates a store wherever it is opened: `instances` at a mistyped path said
+    "no instances" and left an empty store there, `digest` wrote RocksDB files into a folder
+    of the user's own. Only `load` (and `run`) make a world."""
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "notes.txt").write_text("mine")
+    (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
+    for args in (["instances", "--store", "oxigraph:typo"],
+                 ["digest", "--store", "oxigraph:folder"],
+                 ["wake", *TRIAGE, "--store", "oxigraph:typo"],
+                 ["resume", *TRIAGE, "--store", "oxigraph:typo", "--instance", "x"],
+                 ["tools", "reconcile", "ehr.notify_nurse", *TRIAGE, "--store", "oxigraph:typo",
+                  "--args", "{}"]):
+        p = horismos(*args, cwd=tmp_path)
+        no_traceback(p)
+        store = args[args.index("--store") + 1]
+        assert p.returncode == 2, (args, p.stdout + p.stderr)
+        assert (f"no store at {store[9:]}; create one with "
+                f"`horismos load FILES --store {store}`") in p.stderr, (args, p.stderr)
+    assert not (tmp_path / "typo").exists()
+    assert [f.name for f in (tmp_path / "folder").iterdir()] == ["notes.txt"]
+    assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
+    p = horismos("instances", "--store", "oxigraph:st", cwd=tmp_path)
+    assert p.returncode == 0 and "no instances" in p.stdout, p.stdout + p.stderr

@@ -32,8 +32,12 @@ DEFAULT_STORE = "oxigraph"
 STORE_NAMES = "memory, oxigraph, oxigraph:PATH or sparql:URL"
 
 
-def open_store(name: str) -> Store:
-    """The store ``name`` names; an unknown or incomplete name is a :class:`UsageError`."""
+def open_store(name: str, *, create: bool = True) -> Store:
+    """The store ``name`` names; an unknown or incomplete name is a :class:`UsageError`.
+
+    Without ``create``, ``oxigraph:PATH`` names a store that exists: a command that only reads
+    a world or acts on one made before refuses a mistyped path instead of starting an empty
+    world there (see :class:`~horismos._stores.oxigraph.OxigraphStore`)."""
     from .._errors import UsageError
 
     kind, sep, arg = name.partition(":")
@@ -44,7 +48,7 @@ def open_store(name: str) -> Store:
     if kind == "oxigraph" and (not sep or arg):
         from .oxigraph import OxigraphStore
 
-        return OxigraphStore(arg or None)
+        return OxigraphStore(arg or None, create=create)
     if kind == "sparql" and arg.startswith(("http://", "https://")):
         from .sparql import SparqlStore
 

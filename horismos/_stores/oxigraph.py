@@ -560,10 +560,19 @@ def nt(term: Node) -> str:
 
 
 class OxigraphStore(Store):
-    """pyoxigraph's ``Store``: in memory without a path, RocksDB on disk with one."""
+    """pyoxigraph's ``Store``: in memory without a path, RocksDB on disk with one.
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    pyoxigraph creates a store at a path that holds none, in a folder of other files too:
+    without ``create`` a path that holds no store (no RocksDB ``CURRENT`` file) is a
+    :class:`UsageError`, for the commands that read a world or act on one made before."""
+
+    def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:
         self.path = Path(path) if path is not None else None
+        if self.path is not None and not create and not (self.path / "CURRENT").is_file():
+            raise UsageError(
+                f"no store at {self.path}; create one with "
+                f"`horismos load FILES --store oxigraph:{self.path}`"
+            )
         self.name = f"oxigraph:{self.path}" if self.path is not None else "oxigraph"
         self.persistent = self.path is not None
         try:
