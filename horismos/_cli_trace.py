@@ -118,12 +118,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _recorded_definitions(path: Path) -> str | None:
-    """The definitions digest in a trace's header line, read before the trace is checked."""
+    """The definitions digest in a trace's header line, read before the trace is checked (one
+    that is not text is reported when the trace is read)."""
     try:
         with open(path, encoding="utf-8") as f:
-            return json.loads(f.readline()).get("definitions_digest")
+            digest = json.loads(f.readline()).get("definitions_digest")
     except (OSError, ValueError, AttributeError):
         return None
+    return digest if isinstance(digest, str) else None
 
 
 def trace_arguments(p: argparse.ArgumentParser) -> None:
@@ -164,7 +166,7 @@ def _trace_file(path: str) -> str:
 def cmd_trace_show(args: argparse.Namespace) -> int:
     """Print the trace's timeline, each event's line once its hash chain and version are
     checked; an edited event stops it there, with the error."""
-    for line in timeline(iter_trace(_trace_file(args.trace))):
+    for line in timeline(iter_trace(_trace_file(args.trace)), args.trace):
         print(line)
     return 0
 
@@ -174,7 +176,7 @@ def cmd_trace_export(args: argparse.Namespace) -> int:
     and checked. An edited event stops it there, with the error; ``--output`` is then left
     as it was (the export is written beside it and moved over it once whole)."""
     writable("--output", args.output)
-    pieces = prov_turtle(iter_trace(_trace_file(args.trace)))
+    pieces = prov_turtle(iter_trace(_trace_file(args.trace)), args.trace)
     if not args.output:
         sys.stdout.writelines(pieces)
         return 0

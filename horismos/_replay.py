@@ -47,6 +47,7 @@ from ._errors import (
     TraceVersionError,
     UsageError,
 )
+from ._event_shape import reading
 from ._model import ProposalStep, Tool
 from ._outcomes import play
 from ._policy import DEFAULT_ALLOW, Policy, side_effect
@@ -310,8 +311,13 @@ class ReplayEnvironment(Environment):
         """The first recorded value of ``kind`` for that event that ``match``es and was not
         taken yet."""
         self._here()
-        for i, value in enumerate(self.trace.expected().get(kind) or ()):
-            if (kind, i) not in self._used and match(value):
+        event = self.trace.expected()
+        for i, value in enumerate(event.get(kind) or ()):
+            if (kind, i) in self._used:
+                continue
+            with reading(event, self.trace.position, self.trace.source, kind):
+                matches = match(value)
+            if matches:
                 self._used.add((kind, i))
                 return value
         return None
@@ -320,9 +326,11 @@ class ReplayEnvironment(Environment):
         # Past what was recorded the replay is already diverging; the event comparison says
         # where. Until then it gets the last recorded time, so it stays deterministic.
         value = self.take("clock") or self._last_clock
+        with reading(self.trace.expected(), self.trace.position, self.trace.source, "clock"):
+            now = dt.datetime.fromisoformat(value)
         self._last_clock = value
         self.note("clock", value)
-        return dt.datetime.fromisoformat(value)
+        return now
 
     def new_id(self) -> str:
         value = self.take("ids")
@@ -503,7 +511,8 @@ async def _replay_events(
     snapshot = (header.get("snapshot") or {}).get("data")
     world = World.from_snapshot(snapshot) if snapshot is not None else None
     recorder.against_world = world is not None
-    workflow = URIRef(header["workflow"])
+    with reading(header, 0, source):
+        workflow = URIRef(header["workflow"])
     divergence: Divergence | None = None
     stopped = False
     try:
@@ -552,7 +561,8 @@ async def _drive(
     """Emit what the recorded run emitted, by running what it ran, in its order."""
     defs = agent.definitions
     header = events.header
-    rules = Policy(frozenset(header.get("policy", {}).get("allow", DEFAULT_ALLOW)))  # as run
+    with reading(header, 0, recorder.source, "policy"):
+        rules = Policy(frozenset(header.get("policy", {}).get("allow", DEFAULT_ALLOW)))  # as run
     if world is not None:
         runner = agent.runner(world, recorder, env, types_in(agent, world), policy=rules)
     else:
@@ -573,13 +583,15 @@ async def _drive(
         resumed = second if second is not None and second.get("type") == "resume" else None
         waiting = None
         if resumed is not None:  # the recorded facts answer the same wait again
-            facts = "\n".join(resumed.get("facts") or ()) or None
+            with reading(resumed, 1, recorder.source):
+                facts = "\n".join(resumed.get("facts") or ()) or None
+                instance = URIRef(resumed["instance"])
             try:
                 waiting = prepare(
                     defs,
                     agent._gate,
                     runner.world,
-                    URIRef(resumed["instance"]),
+                    instance,
                     facts,
                     runner.store.types,
                 )
@@ -595,25 +607,30 @@ async def _drive(
         if waiting is not None:
             await runner.resume_instance(waiting)
         while (event := recorder.expected()).get("type") == "instance":
-            wf = defs.workflows.get(URIRef(event["workflow"]))
-            if wf is None:
-                raise recorder.divergence(recorder.position, "workflow", event["workflow"], None)
-            if "continued_at" in event:
+            with reading(event, recorder.position, recorder.source):
+                named, focus = URIRef(event["workflow"]), URIRef(event["focus"])
                 step = event.get("step")
-                await runner.continue_instance(
+                stored = (
                     StoredInstance(
                         URIRef(event["instance"]),
-                        wf.iri,
-                        URIRef(event["focus"]),
+                        named,
+                        focus,
                         event.get("status", "running"),
                         URIRef(step) if step else None,
                         int(event["continued_at"]),
                         {k: term(v) for k, v in (event.get("variables") or {}).items()},
                         event.get("blocked_by"),
                     )
+                    if "continued_at" in event
+                    else None
                 )
+            wf = defs.workflows.get(named)
+            if wf is None:
+                raise recorder.divergence(recorder.position, "workflow", str(named), None)
+            if stored is not None:
+                await runner.continue_instance(stored)
             else:
-                await runner.run_instance(wf, URIRef(event["focus"]))
+                await runner.run_instance(wf, focus)
     finally:
         await runner.aclose()
     recorded_end = recorder.expected()

@@ -37,6 +37,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from ._errors import TraceError, TraceTampered, TraceVersionError
+from ._event_shape import check_shape
 from ._signing import signer_from_env, verifier_from_env
 
 __all__ = ["TRACE_VERSION", "Trace", "iter_trace", "read_trace", "version_message"]
@@ -350,6 +351,7 @@ def iter_trace(path: str | Path) -> Iterator[dict[str, Any]]:
             event["hash"] = digest
             if sig is not None:
                 event["sig"] = sig
+            check_shape(event, count, str(path), n)
             count += 1
             ended = event.get("type") == "end"
             yield event

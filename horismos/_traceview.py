@@ -15,6 +15,7 @@ from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
+from ._event_shape import reading
 from ._run_counts import instance_status
 from ._vocab import HORIS, PROV
 
@@ -31,35 +32,43 @@ _STATUS = {
 }
 
 
-def timeline(events: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+def timeline(events: Iterable[Mapping[str, Any]], source: str = "the trace") -> Iterator[str]:
     """One line per event worth reading: the run, each instance, each step, the end; each
-    given as its event is read."""
+    given as its event is read. An event whose values are of shapes no run writes is a
+    :class:`~horismos.TraceError` (:func:`~horismos._event_shape.reading`)."""
     kind = None
-    for e in events:
+    for index, e in enumerate(events):
         kind = e.get("type")
-        if kind == "header":
-            focus = e.get("focus") or []
-            yield (
-                f"run of {short(e.get('workflow'))} for {len(focus)} focus node(s), "
-                f"recorded {e.get('started', '?')} (trace_version "
-                f"{e.get('trace_version')})"
-            )
-            yield f"  world {e.get('world_digest')}"
-            yield f"  definitions {e.get('definitions_digest')}"
-        elif kind == "instance":
-            yield f"instance {short(e.get('instance'))[:8]} for {short(e.get('focus'))}"
-        elif kind == "step":
-            yield "  " + _step_line(e)
-        elif kind == "end":  # ``instances``: how many ended each way
-            counts = e.get("instances") or {}
-            shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-            yield f"end: {e.get('status')} ({shown or 'no instances'})"
-            if e.get("world_digest"):
-                yield f"  world {e.get('world_digest')}"
-        else:
-            yield f"{kind} (event {e.get('seq')})"
+        with reading(e, index, source):
+            lines = _event_lines(e)
+        yield from lines
     if kind is not None and kind != "end":
         yield "no end event: the recording stopped here (its process died, or the file was cut)"
+
+
+def _event_lines(e: Mapping[str, Any]) -> list[str]:
+    """The timeline's lines of one event."""
+    kind = e.get("type")
+    if kind == "header":
+        focus = e.get("focus") or []
+        return [
+            f"run of {short(e.get('workflow'))} for {len(focus)} focus node(s), "
+            f"recorded {e.get('started', '?')} (trace_version {e.get('trace_version')})",
+            f"  world {e.get('world_digest')}",
+            f"  definitions {e.get('definitions_digest')}",
+        ]
+    if kind == "instance":
+        return [f"instance {short(e.get('instance'))[:8]} for {short(e.get('focus'))}"]
+    if kind == "step":
+        return ["  " + _step_line(e)]
+    if kind == "end":  # ``instances``: how many ended each way
+        counts = e.get("instances") or {}
+        shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        lines = [f"end: {e.get('status')} ({shown or 'no instances'})"]
+        if e.get("world_digest"):
+            lines.append(f"  world {e.get('world_digest')}")
+        return lines
+    return [f"{kind} (event {e.get('seq')})"]
 
 
 def _step_line(e: Mapping[str, Any]) -> str:
@@ -105,7 +114,7 @@ def _step_line(e: Mapping[str, Any]) -> str:
     return f"{when}  {what}  {verdict}  {took:.1f} ms"
 
 
-def prov_turtle(events: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+def prov_turtle(events: Iterable[Mapping[str, Any]], source: str = "the trace") -> Iterator[str]:
     """The run as PROV-O Turtle, a piece per event as it is read: a ``prov:Activity`` per
     step, with its plan, what it used, when, and the effect graph it generated. Nothing but
     each instance's last activity and status is held, so a long run's export costs what one
@@ -114,36 +123,49 @@ def prov_turtle(events: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     last: dict[str, URIRef] = {}
     ended: dict[str, URIRef | None] = {}  # each instance's status, by how its last step left it
     said: set[tuple[Node, Node, Node]] = set()  # each plan's and agent's type, said once
-    for e in events:
-        kind = e.get("type")
-        triples: list[tuple[Node, Node, Node]] = []
-        if kind == "instance":
-            inst = URIRef(e["instance"])
-            triples += [
-                (inst, RDF.type, HORIS.Instance),
-                (inst, HORIS.workflow, URIRef(e["workflow"])),
-                (inst, HORIS.focus, URIRef(e["focus"])),
-            ]
-        elif kind == "step":
-            act = _activity(e)
-            for t in _step_triples(act, e):
-                if t[2] not in _SAID_ONCE or t not in said:
-                    triples.append(t)
-                    if t[2] in _SAID_ONCE:
-                        said.add(t)
-            prev = last.get(e["instance"])
-            if prev is not None:
-                triples.append((act, PROV.wasInformedBy, prev))
-            last[e["instance"]] = act
-            ended[e["instance"]] = _STATUS.get(instance_status(e))  # None: it goes on
-        elif kind == "end":  # its ``instances`` counts statuses; each one's is its last step's
-            triples += [
-                (URIRef(instance), HORIS.status, left)
-                for instance, left in ended.items()
-                if left is not None
-            ]
+    for index, e in enumerate(events):
+        with reading(e, index, source):
+            triples = _prov_triples(e, last, ended, said)
         if triples:
             yield _turtle(triples)
+
+
+def _prov_triples(
+    e: Mapping[str, Any],
+    last: dict[str, URIRef],
+    ended: dict[str, URIRef | None],
+    said: set[tuple[Node, Node, Node]],
+) -> list[tuple[Node, Node, Node]]:
+    """What one event says in PROV-O; ``last``, ``ended`` and ``said`` carried from event to
+    event (see :func:`prov_turtle`)."""
+    kind = e.get("type")
+    triples: list[tuple[Node, Node, Node]] = []
+    if kind == "instance":
+        inst = URIRef(e["instance"])
+        triples += [
+            (inst, RDF.type, HORIS.Instance),
+            (inst, HORIS.workflow, URIRef(e["workflow"])),
+            (inst, HORIS.focus, URIRef(e["focus"])),
+        ]
+    elif kind == "step":
+        act = _activity(e)
+        for t in _step_triples(act, e):
+            if t[2] not in _SAID_ONCE or t not in said:
+                triples.append(t)
+                if t[2] in _SAID_ONCE:
+                    said.add(t)
+        prev = last.get(e["instance"])
+        if prev is not None:
+            triples.append((act, PROV.wasInformedBy, prev))
+        last[e["instance"]] = act
+        ended[e["instance"]] = _STATUS.get(instance_status(e))  # None: it goes on
+    elif kind == "end":  # its ``instances`` counts statuses; each one's is its last step's
+        triples += [
+            (URIRef(instance), HORIS.status, left)
+            for instance, left in ended.items()
+            if left is not None
+        ]
+    return triples
 
 
 _PREFIXES = (("prov", str(PROV)), ("horis", str(HORIS)), ("rdfs", str(RDFS)), ("xsd", str(XSD)))

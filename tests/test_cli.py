@@ -6,7 +6,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rdflib import Dataset, Literal, Namespace
@@ -429,3 +431,54 @@ def test_commands_that_read_a_world_refuse_a_path_that_holds_no_store(tmp_path: 
     assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
     p = horismos("instances", "--store", "oxigraph:st", cwd=tmp_path)
     assert p.returncode == 0 and "no instances" in p.stdout, p.stdout + p.stderr
+
+
+RECORDED = ROOT / "tests" / "fixtures" / "traces"
+
+
+def _rehashed(path: Path, edit: Callable[[list[dict[str, Any]]], None]) -> Path:
+    """The recorded triage trace, edited by ``edit`` and hashed again (as anyone can: the
+    chain has no key)."""
+    from horismos import Trace, read_trace
+
+    events = read_trace(RECORDED / "recorded" / "triage-patient42.jsonl")
+    edit(events)
+    trace = Trace()
+    for e in events:
+        trace.emit(e["type"], **{k: v for k, v in e.items()
+                                 if k not in ("type", "seq", "prev", "hash")})
+    return trace.save(path)
+
+
+def test_a_rehashed_trace_with_fields_of_the_wrong_shape_is_refused_not_a_traceback(
+        tmp_path: Path) -> None:
+    """Each command that reads a trace took its fields as a run writes them: an edited trace
+    whose chain was hashed again gave an AttributeError or a KeyError traceback."""
+    edits: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
+        "counts": (lambda ev: ev[4].update(instances=3),
+                   "event 4 (line 5) is not a well-formed end event: its 'instances' is 3"),
+        "workflow": (lambda ev: ev[0].pop("workflow"),  # replay's to read
+                     "event 0 (line 1) is not a well-formed header event: it has no 'workflow'"),
+        "focus": (lambda ev: ev[1].pop("focus"),  # an instance event's, PROV-O's and replay's
+                  "event 1 (line 2) is not a well-formed instance event: it has no 'focus'"),
+        "args": (lambda ev: ev[2].update(args=[None]),
+                 "event 2 (line 3) is not a well-formed step event"),
+        "clock": (lambda ev: ev[2].update(clock=["noon"]),
+                  "event 2 (line 3) is not a well-formed step event"),
+    }
+    defs = str(RECORDED / "definitions")
+    for name, (edit, said) in edits.items():
+        trace = str(_rehashed(tmp_path / f"{name}.jsonl", edit))
+        commands = [["trace", "show", trace], ["trace", "export", trace],
+                    ["trace", "view", trace, "-o", "v.html"], ["replay", trace, defs],
+                    ["graph", defs, "--format", "svg", "--trace", trace]]
+        if name != "counts":  # what only some commands take apart
+            commands = {"args": commands[:2], "focus": commands[1:2] + commands[3:4]}.get(
+                name, commands[3:4])
+        for args in commands:
+            p = horismos(*args, cwd=tmp_path)
+            no_traceback(p)
+            assert p.returncode in (1, 2), (name, args, p.stdout + p.stderr)
+            assert said in p.stdout + p.stderr, (name, args, p.stdout + p.stderr)
+            assert "the trace was edited after it was written, or written by something " \
+                   "other than Horismos" in p.stdout + p.stderr
