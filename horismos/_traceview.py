@@ -141,11 +141,11 @@ def _prov_triples(
     kind = e.get("type")
     triples: list[tuple[Node, Node, Node]] = []
     if kind == "instance":
-        inst = URIRef(e["instance"])
+        inst = _iri(e["instance"])
         triples += [
             (inst, RDF.type, HORIS.Instance),
-            (inst, HORIS.workflow, URIRef(e["workflow"])),
-            (inst, HORIS.focus, URIRef(e["focus"])),
+            (inst, HORIS.workflow, _iri(e["workflow"])),
+            (inst, HORIS.focus, _iri(e["focus"])),
         ]
     elif kind == "step":
         act = _activity(e)
@@ -172,6 +172,18 @@ _PREFIXES = (("prov", str(PROV)), ("horis", str(HORIS)), ("rdfs", str(RDFS)), ("
 _SAID_ONCE = frozenset({PROV.Plan, PROV.SoftwareAgent})
 """The types of a step's plan and agent, the same every time it runs."""
 _CURIE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+_NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|\\^`]')
+"""What an IRI never holds, and Turtle cannot write inside ``<…>``."""
+
+
+def _iri(text: object) -> URIRef:
+    """An IRI the trace names, as a term; a ValueError for text no IRI is (an edited trace's,
+    which :func:`~horismos._event_shape.reading` reports), which Turtle could not write."""
+    if not isinstance(text, str) or _NOT_IN_IRI.search(text):
+        raise ValueError(f"{str(text)[:60]!r} is not an IRI")
+    return URIRef(text)
 
 
 def _turtle(triples: list[tuple[Node, Node, Node]]) -> str:
@@ -206,22 +218,22 @@ def _term(t: Node) -> str:
 def _activity(e: Mapping[str, Any]) -> URIRef:
     if e.get("graph"):
         # the IRI the runner gave the activity in the world's own provenance
-        return URIRef(str(e["graph"]).replace("urn:horismos:effect:", "urn:horismos:activity:"))
+        return _iri(str(e["graph"]).replace("urn:horismos:effect:", "urn:horismos:activity:"))
     inst = str(e["instance"]).rsplit(":", 1)[-1]
-    return URIRef(f"urn:horismos:activity:{inst}-{e.get('seq')}")
+    return _iri(f"urn:horismos:activity:{inst}-{e.get('seq')}")
 
 
 def _step_triples(act: URIRef, e: Mapping[str, Any]) -> list[tuple[Node, Node, Node]]:
     """What a step event says in PROV-O of its activity ``act``."""
     triples: list[tuple[Node, Node, Node]] = []
     add = triples.append
-    step, status = URIRef(e["step"]), e.get("status", "failed")
-    agent = URIRef(e["tool"]) if e.get("tool") else RUNTIME
+    step, status = _iri(e["step"]), e.get("status", "failed")
+    agent = _iri(e["tool"]) if e.get("tool") else RUNTIME
     add((act, RDF.type, PROV.Activity))
     add((act, RDF.type, HORIS.StepExecution))
     add((act, RDFS.label, Literal(f"{short(step)}: {status}")))
     add((act, HORIS.step, step))
-    add((act, HORIS.instance, URIRef(e["instance"])))
+    add((act, HORIS.instance, _iri(e["instance"])))
     add((step, RDF.type, PROV.Plan))
     add((agent, RDF.type, PROV.SoftwareAgent))
     if e.get("tool"):
@@ -240,7 +252,7 @@ def _step_triples(act: URIRef, e: Mapping[str, Any]) -> list[tuple[Node, Node, N
         add((act, PROV.startedAtTime, Literal(clock[0], datatype=XSD.dateTime)))
         add((act, PROV.endedAtTime, Literal(clock[-1], datatype=XSD.dateTime)))
     if e.get("graph"):
-        effect = URIRef(e["graph"])
+        effect = _iri(e["graph"])
         add((act, PROV.generated, effect))
         add((effect, RDF.type, PROV.Entity))
         add((effect, PROV.wasGeneratedBy, act))

@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._event_shape import reading
 from ._run_counts import instance_status
 
 __all__ = ["prefixes_for", "view_model"]
@@ -99,63 +100,64 @@ def view_model(events: Sequence[Mapping[str, Any]], *, source: str) -> dict[str,
     others: list[dict[str, Any]] = []
     last: dict[int, Mapping[str, Any]] = {}
     clock = 0.0
-    for e in events:
-        kind = e.get("type")
-        if kind == "instance" and str(e.get("instance")) not in inst_at:
-            inst_at[str(e["instance"])] = _add_instance(
-                instances,
-                e,
-                strings(e.get("focus")),
-                strings(e.get("workflow")),
-                continued="continued_at" in e,
-            )
-            continue
-        if (
-            kind in ("step", "resume")
-            and e.get("instance") is not None
-            and str(e["instance"]) not in inst_at
-        ):  # resumed here: started by an earlier process
-            # a resume's trace is of that one instance: its header names its focus
-            focus = header.get("focus") or []
-            inst_at[str(e["instance"])] = _add_instance(
-                instances,
-                e,
-                strings(focus[0]) if len(focus) == 1 else -1,
-                strings(header.get("workflow")),
-                continued=True,
-            )
-        if kind == "step" and e.get("instance") is not None:
-            at = inst_at[str(e["instance"])]
-            t0, t1 = _span(e, base, clock)
-            clock = max(clock, t1)
-            n = len(steps["inst"])
-            for key, value in (
-                ("inst", at),
-                ("step", strings(e.get("step"))),
-                ("kind", strings(e.get("kind"))),
-                ("tool", strings(e.get("tool"))),
-                ("status", strings(e.get("status"))),
-                ("seq", e.get("seq")),
-                ("t0", t0),
-                ("t1", t1),
-                ("next", strings(e.get("next"))),
-            ):
-                steps[key].append(value)
-            details.append(_detail(e))
-            if instances["first"][at] < 0:
-                instances["first"][at] = n
-                instances["t0"][at] = t0
-            instances["count"][at] += 1
-            instances["t1"][at] = t1
-            last[at] = e
-        elif kind not in ("header", "end"):
-            other = {k: v for k, v in e.items() if k not in ("reads", "prev", "sig")}
-            other["hash"] = _short_hash(e.get("hash"))
-            t = _millis((e.get("clock") or [None])[0])
-            other["t"] = round(t - base, 3) if t is not None else clock
-            if e.get("instance") is not None and str(e["instance"]) in inst_at:
-                other["inst"] = inst_at[str(e["instance"])]
-            others.append(other)
+    for index, e in enumerate(events):
+        with reading(e, index, source):
+            kind = e.get("type")
+            if kind == "instance" and str(e.get("instance")) not in inst_at:
+                inst_at[str(e["instance"])] = _add_instance(
+                    instances,
+                    e,
+                    strings(e.get("focus")),
+                    strings(e.get("workflow")),
+                    continued="continued_at" in e,
+                )
+                continue
+            if (
+                kind in ("step", "resume")
+                and e.get("instance") is not None
+                and str(e["instance"]) not in inst_at
+            ):  # resumed here: started by an earlier process
+                # a resume's trace is of that one instance: its header names its focus
+                focus = header.get("focus") or []
+                inst_at[str(e["instance"])] = _add_instance(
+                    instances,
+                    e,
+                    strings(focus[0]) if len(focus) == 1 else -1,
+                    strings(header.get("workflow")),
+                    continued=True,
+                )
+            if kind == "step" and e.get("instance") is not None:
+                at = inst_at[str(e["instance"])]
+                t0, t1 = _span(e, base, clock)
+                clock = max(clock, t1)
+                n = len(steps["inst"])
+                for key, value in (
+                    ("inst", at),
+                    ("step", strings(e.get("step"))),
+                    ("kind", strings(e.get("kind"))),
+                    ("tool", strings(e.get("tool"))),
+                    ("status", strings(e.get("status"))),
+                    ("seq", e.get("seq")),
+                    ("t0", t0),
+                    ("t1", t1),
+                    ("next", strings(e.get("next"))),
+                ):
+                    steps[key].append(value)
+                details.append(_detail(e))
+                if instances["first"][at] < 0:
+                    instances["first"][at] = n
+                    instances["t0"][at] = t0
+                instances["count"][at] += 1
+                instances["t1"][at] = t1
+                last[at] = e
+            elif kind not in ("header", "end"):
+                other = {k: v for k, v in e.items() if k not in ("reads", "prev", "sig")}
+                other["hash"] = _short_hash(e.get("hash"))
+                t = _millis((e.get("clock") or [None])[0])
+                other["t"] = round(t - base, 3) if t is not None else clock
+                if e.get("instance") is not None and str(e["instance"]) in inst_at:
+                    other["inst"] = inst_at[str(e["instance"])]
+                others.append(other)
     for at in range(len(instances["id"])):
         instances["status"][at] = strings(instance_status(last.get(at)))
     end = events[-1] if events and events[-1].get("type") == "end" else None

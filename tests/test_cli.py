@@ -461,6 +461,11 @@ def test_a_rehashed_trace_with_fields_of_the_wrong_shape_is_refused_not_a_traceb
                      "event 0 (line 1) is not a well-formed header event: it has no 'workflow'"),
         "focus": (lambda ev: ev[1].pop("focus"),  # an instance event's, PROV-O's and replay's
                   "event 1 (line 2) is not a well-formed instance event: it has no 'focus'"),
+        "instance": (lambda ev: ev[1].pop("instance"),  # the viewer's and PROV-O's
+                     "event 1 (line 2) is not a well-formed instance event: it has no 'instance'"),
+        "graph": (lambda ev: ev[2].update(graph="effect graph"),  # PROV-O writes it in <…>
+                  "event 2 (line 3) is not a well-formed step event: a value in it is of a "
+                  "shape no run writes ('effect graph' is not an IRI)"),
         "args": (lambda ev: ev[2].update(args=[None]),
                  "event 2 (line 3) is not a well-formed step event"),
         "clock": (lambda ev: ev[2].update(clock=["noon"]),
@@ -473,7 +478,8 @@ def test_a_rehashed_trace_with_fields_of_the_wrong_shape_is_refused_not_a_traceb
                     ["trace", "view", trace, "-o", "v.html"], ["replay", trace, defs],
                     ["graph", defs, "--format", "svg", "--trace", trace]]
         if name != "counts":  # what only some commands take apart
-            commands = {"args": commands[:2], "focus": commands[1:2] + commands[3:4]}.get(
+            commands = {"args": commands[:2], "focus": commands[1:2] + commands[3:4],
+                        "instance": commands[1:3], "graph": commands[1:2]}.get(
                 name, commands[3:4])
         for args in commands:
             p = horismos(*args, cwd=tmp_path)
