@@ -488,3 +488,26 @@ def test_a_rehashed_trace_with_fields_of_the_wrong_shape_is_refused_not_a_traceb
             assert said in p.stdout + p.stderr, (name, args, p.stdout + p.stderr)
             assert "the trace was edited after it was written, or written by something " \
                    "other than Horismos" in p.stdout + p.stderr
+
+
+def test_a_store_that_cannot_be_opened_says_another_process_holds_it_only_when_one_does(
+        tmp_path: Path) -> None:
+    """Every error opening an on-disk store ended "(another process may hold it …)", also a
+    file where the store's folder should be, which no other process explains."""
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
+    p = horismos("load", "w.ttl", "--store", "oxigraph:notes.txt", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "cannot open the store at notes.txt: IO error: `notes.txt' exists but is not a " \
+           "directory\n" in p.stderr and "another process" not in p.stderr, p.stderr
+    holder = subprocess.Popen([sys.executable, "-c", "import pyoxigraph, sys\n"
+                               "s = pyoxigraph.Store('st'); print('open', flush=True)\n"
+                               "sys.stdin.read()"], cwd=tmp_path, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        p = horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path)
+        assert p.returncode == 2 and "(another process holds it;" in p.stderr, p.stderr
+    finally:
+        holder.communicate("")

@@ -578,11 +578,13 @@ class OxigraphStore(Store):
         try:
             self._store = ox.Store(str(self.path) if self.path is not None else None)
         except OSError as e:
-            raise UsageError(
-                f"cannot open the store at {self.path}: {e} (another process may "
-                "hold it; an on-disk store opens in one process at a time — share "
-                "a world between processes with sparql:URL)"
-            ) from None
+            held = (
+                " (another process holds it; an on-disk store opens in one process at a "
+                "time — share a world between processes with sparql:URL)"
+                if "lock file" in str(e)  # RocksDB's "While lock file: PATH/LOCK: …"
+                else ""
+            )
+            raise UsageError(f"cannot open the store at {self.path}: {e}{held}") from None
         self._lock = threading.RLock()
         self._texts: dict[str, str] = {}
         self._tally = Tally()  # the digest, lines folded in batches
