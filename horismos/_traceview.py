@@ -49,11 +49,14 @@ def timeline(events: Iterable[Mapping[str, Any]], source: str = "the trace") -> 
 def _event_lines(e: Mapping[str, Any]) -> list[str]:
     """The timeline's lines of one event."""
     kind = e.get("type")
-    if kind == "header":
-        focus = e.get("focus") or []
+    if kind == "header":  # of a run, or of one call of ``tools call`` (its ``call``)
+        what = (
+            f"catalog call of {short(e['call'])} (horismos tools call)"
+            if "call" in e
+            else f"run of {short(e.get('workflow'))} for {len(e.get('focus') or [])} focus node(s)"
+        )
         return [
-            f"run of {short(e.get('workflow'))} for {len(focus)} focus node(s), "
-            f"recorded {e.get('started', '?')} (trace_version {e.get('trace_version')})",
+            f"{what}, recorded {e.get('started', '?')} (trace_version {e.get('trace_version')})",
             f"  world {e.get('world_digest')}",
             f"  definitions {e.get('definitions_digest')}",
         ]
@@ -61,10 +64,14 @@ def _event_lines(e: Mapping[str, Any]) -> list[str]:
         return [f"instance {short(e.get('instance'))[:8]} for {short(e.get('focus'))}"]
     if kind == "step":
         return ["  " + _step_line(e)]
-    if kind == "end":  # ``instances``: how many ended each way
+    if kind == "end":  # ``instances``: how many ended each way (a call's has none)
         counts = e.get("instances") or {}
         shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-        lines = [f"end: {e.get('status')} ({shown or 'no instances'})"]
+        lines = [
+            f"end: {e.get('status')} ({shown or 'no instances'})"
+            if "instances" in e
+            else f"end: {e.get('status')}"
+        ]
         if e.get("world_digest"):
             lines.append(f"  world {e.get('world_digest')}")
         return lines

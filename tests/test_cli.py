@@ -511,3 +511,17 @@ def test_a_store_that_cannot_be_opened_says_another_process_holds_it_only_when_o
         assert p.returncode == 2 and "(another process holds it;" in p.stderr, p.stderr
     finally:
         holder.communicate("")
+
+
+def test_trace_show_of_a_tools_call_trace_says_it_is_a_catalog_call(tmp_path: Path) -> None:
+    """A call's header names the tool, not a workflow: the timeline read it as a run and
+    printed "run of None for 0 focus node(s)", and "(no instances)" at its end."""
+    p = horismos("tools", "call", "ehr.assign_queue", *TRIAGE, *WORLD, *TOOLS, "--args",
+                 '{"patient": ":patient42", "queue": ":urgent"}', "--trace", "call.jsonl",
+                 cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    shown = horismos("trace", "show", "call.jsonl", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    first, *_, end, _world = shown.stdout.splitlines()
+    assert first.startswith("catalog call of ehr.assign_queue (horismos tools call), recorded ")
+    assert end == "end: completed"
