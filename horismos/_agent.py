@@ -15,7 +15,7 @@ from ._bindings import Hosts, Reach, mcp_server
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
 from ._entailment import schema_of
-from ._errors import AmbiguousName, AuthoringError, UsageError
+from ._errors import AmbiguousName, AuthoringError, NotAnIRI, UsageError
 from ._gate import Gate
 from ._hydrate import Hydrated
 from ._individuals import place_individuals
@@ -106,7 +106,7 @@ class Agent:
                 return next(iter(wfs.values()))
             names = ", ".join(self.definitions.name(w) for w in wfs) or "none"
             raise UsageError(f"name the workflow to run (declared: {names})")
-        iri = self._iri(name)
+        iri = self._iri(name, role="workflow")
         if iri not in wfs:
             names = ", ".join(self.definitions.name(w) for w in wfs) or "none"
             raise UsageError(f"no workflow {name!s} (declared: {names})")
@@ -144,7 +144,8 @@ class Agent:
             self.adapter(adapter), ids, search=search, allow_hosts=self.tools.hosts.allowed
         )
 
-    def _iri(self, name: str | URIRef, world: World | None = None) -> URIRef:
+    def _iri(self, name: str | URIRef, world: World | None = None, role: str = "name") -> URIRef:
+        """``name`` as an IRI; ``role`` (focus, workflow) says which one in an error."""
         if isinstance(name, URIRef):
             return name
         # whether the world has the candidate as a subject: one triple asked, not the node's
@@ -158,9 +159,14 @@ class Agent:
             return self.definitions.expand(name, exists)
         except AmbiguousName:
             raise
+        except NotAnIRI as e:
+            raise UsageError(
+                f"{role} {name!r} is not an IRI: {e.why}; write it as <IRI> or as a CURIE "
+                "with a declared prefix"
+            ) from None
         except KeyError:
             raise UsageError(
-                f"{name!r} is neither an IRI nor a CURIE with a declared prefix"
+                f"{role} {name!r} is neither an IRI nor a CURIE with a declared prefix"
             ) from None
 
     def run(
@@ -357,7 +363,7 @@ class Agent:
                 f"name the focus node: an instance of "
                 f"{self.definitions.name(wf.focus_type)} (or run with --all)"
             )
-        node = self._iri(focus, world)
+        node = self._iri(focus, world, "focus")
         types = types_of(node) if types_of is not None else world.store.types(node)
         if not types & classes:
             raise UsageError(

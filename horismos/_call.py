@@ -28,7 +28,7 @@ from ._catalog import (
     types_in,
 )
 from ._claims import CALLS, Worker
-from ._errors import CallInFlight, OutcomeUnknown, ToolError, UsageError
+from ._errors import CallInFlight, NotAnIRI, OutcomeUnknown, ToolError, UsageError
 from ._intents import (
     CALLING,
     Intent,
@@ -264,6 +264,8 @@ def _node(arg: Arg, value: Any, defs: Definitions) -> Node | str:
     if arg.is_class:
         try:
             return defs.expand(value)
+        except NotAnIRI as e:
+            return f"must name a node of class {defs.name(arg.type)}: {e}"
         except KeyError:
             return (
                 f"must name a node of class {defs.name(arg.type)}: {value!r} is neither an "

@@ -32,7 +32,7 @@ from ._argv_slips import argument_slips, command_slip
 from ._digraph import Digraph, add_edge, descendants
 from ._effect_domain import subject_outside_domain
 from ._effect_shapes import contradictions
-from ._errors import AmbiguousName, AuthoringError, Problem
+from ._errors import AmbiguousName, AuthoringError, NotAnIRI, Problem
 from ._fhir import FHIR
 from ._hazards import (
     Hazard,
@@ -90,6 +90,7 @@ from ._term_kinds import (
     term_kind,
     value_kinds,
 )
+from ._terms import iri_problem
 from ._type_tests import missed_subclasses
 from ._vocab import HORIS, NS
 
@@ -459,11 +460,12 @@ class Definitions:
         like a name that does not resolve at all)."""
         name = name.strip()
         if name.startswith("<") and name.endswith(">"):
-            return URIRef(name[1:-1])
+            return _checked_iri(name, name[1:-1])
         if "://" in name or name.startswith("urn:"):
-            return URIRef(name)
+            return _checked_iri(name, name)
         if ":" in name:
             prefix, local = name.split(":", 1)
+            _checked_iri(name, local)
             found = self.sources.expand(prefix, local)
             if len(found) > 1 and exists is not None:
                 found = [c for c in found if exists(c)] or found
@@ -480,6 +482,15 @@ class Definitions:
     def name(self, node: Node, exists: Callable[[URIRef], bool] | None = None) -> str:
         """``node`` as a CURIE that reads back as it (see :meth:`Sources.name`), else ``<IRI>``."""
         return self.sources.name(node, exists)
+
+
+def _checked_iri(name: str, text: str) -> URIRef:
+    """``text`` (written as ``name``) as an IRI; :class:`NotAnIRI` for text no IRI is, before
+    rdflib makes a term of it that no store can hold (and logs a warning on stderr)."""
+    why = iri_problem(text)
+    if why is not None:
+        raise NotAnIRI(name, why)
+    return URIRef(text)
 
 
 def load_definitions(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) -> Definitions:

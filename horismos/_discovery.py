@@ -25,7 +25,7 @@ from rdflib.term import Node
 
 from ._bindings.wire import json_value
 from ._catalog import ToolEntry, ToolIndex, binding_problem, missing_env, ordered_args, types_in
-from ._errors import UsageError
+from ._errors import NotAnIRI, UsageError
 from ._model import Tool
 from ._policy import DEFAULT_ALLOW, allowed, fingerprint, side_effect
 
@@ -343,6 +343,8 @@ class _Context:
 def _expand(defs: Any, name: str) -> URIRef:
     try:
         return defs.expand(name)
+    except NotAnIRI as e:
+        raise UsageError(f"focus {name!r} is not an IRI: {e.why}") from None
     except KeyError:
         raise UsageError(
             f"focus {name!r} is neither an IRI nor a CURIE with a declared prefix"

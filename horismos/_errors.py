@@ -143,6 +143,21 @@ class AmbiguousName(UsageError, KeyError):
         return str(self.args[0])
 
 
+class NotAnIRI(UsageError, KeyError):
+    """A name written as an IRI (``<…>``, ``scheme://…``, ``urn:…``, or a CURIE's local part)
+    that no IRI can be: ``why`` says what it holds. Also a :class:`KeyError`, as every name
+    that does not resolve to one IRI is; found before rdflib is asked to make a term of it,
+    which logs a warning and makes one no store can hold."""
+
+    def __init__(self, name: str, why: str) -> None:
+        self.name = name
+        self.why = why
+        super().__init__(f"{name!r} is not an IRI: {why}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class ProgramMissing(UsageError):
     """A program a command runs is not installed; ``package`` is what to install."""
 

@@ -18,11 +18,17 @@ from rdflib.term import Node
 
 from ._errors import ShaclMessage
 
-__all__ = ["unfit_terms"]
+__all__ = ["iri_problem", "unfit_terms"]
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\\x7f]')
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def iri_problem(text: str) -> str | None:
+    """What keeps ``text`` from being an IRI (a character no IRI holds), or None."""
+    bad = _NOT_IN_IRI.search(text)
+    return None if bad is None else f"it contains {bad.group()!r}"
 
 
 def _problem(term: Node) -> str | None:
@@ -33,9 +39,9 @@ def _problem(term: Node) -> str | None:
             "escape in the tool's JSON)"
         )
     if isinstance(term, URIRef):
-        bad = _NOT_IN_IRI.search(text)
+        bad = iri_problem(text)
         if bad is not None:
-            return f"is not an IRI: it contains {bad.group()!r}"
+            return f"is not an IRI: {bad}"
         if not _SCHEME.match(text):
             return "is not an absolute IRI"
     elif (

@@ -17,6 +17,7 @@ from rdflib.util import from_n3
 
 from ._event_shape import reading
 from ._run_counts import instance_status
+from ._terms import iri_problem
 from ._vocab import HORIS, PROV
 
 __all__ = ["prov_turtle", "short", "timeline"]
@@ -181,14 +182,10 @@ _SAID_ONCE = frozenset({PROV.Plan, PROV.SoftwareAgent})
 _CURIE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
-_NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|\\^`]')
-"""What an IRI never holds, and Turtle cannot write inside ``<…>``."""
-
-
 def _iri(text: object) -> URIRef:
     """An IRI the trace names, as a term; a ValueError for text no IRI is (an edited trace's,
     which :func:`~horismos._event_shape.reading` reports), which Turtle could not write."""
-    if not isinstance(text, str) or _NOT_IN_IRI.search(text):
+    if not isinstance(text, str) or iri_problem(text) is not None:
         raise ValueError(f"{str(text)[:60]!r} is not an IRI")
     return URIRef(text)
 

@@ -525,3 +525,22 @@ def test_trace_show_of_a_tools_call_trace_says_it_is_a_catalog_call(tmp_path: Pa
     first, *_, end, _world = shown.stdout.splitlines()
     assert first.startswith("catalog call of ehr.assign_queue (horismos tools call), recorded ")
     assert end == "end: completed"
+
+
+def test_an_option_holding_text_no_iri_is_says_which_and_why(tmp_path: Path) -> None:
+    """`--focus '<not an iri>'` printed rdflib's warning line, then "rdflib.term.URIRef('not
+    an iri') cannot be stored: Invalid IRI code point ' '" from the store."""
+    for option, shown in (("--focus", "focus '<not an iri>'"),
+                          ("--workflow", "workflow '<not an iri>'")):
+        p = horismos("run", *TRIAGE, *WORLD, option, "<not an iri>",
+                     *(["--all"] if option == "--workflow" else []), cwd=tmp_path)
+        no_traceback(p)
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert p.stderr == (f"horismos run: error: {shown} is not an IRI: it contains ' '; "
+                            "write it as <IRI> or as a CURIE with a declared prefix\n"), p.stderr
+    p = horismos("tools", "call", "ehr.assign_queue", *TRIAGE, *WORLD, *TOOLS, "--args",
+                 '{"patient": "<not an iri>", "queue": ":urgent"}', cwd=tmp_path)
+    assert p.returncode == 5, p.stdout + p.stderr
+    assert ("argument \"patient\" must name a node of class :Patient: '<not an iri>' is not an "
+            "IRI: it contains ' '") in p.stdout
+    assert "rdflib" not in p.stdout + p.stderr and "valid URI" not in p.stderr
