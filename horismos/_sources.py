@@ -484,20 +484,33 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
                 g.parse(path, format=fmt)
         except BadSyntax as e:
             unbound = _UNBOUND.search(str(e._why))
+            line = _syntax_line(e)
             problems.append(
                 Problem(
                     "error",
-                    f"Turtle syntax error: {e._why}{_near(path, e.lines + 1)}",
+                    f"Turtle syntax error: {e._why}{_near(path, line)}",
                     file=str(path),
-                    line=e.lines + 1,
+                    line=line,
                     hint=f"declare the prefix at the top of the file: @prefix {unbound[1]}: <…> ."
                     if unbound
-                    else "end each statement with ' .', separate predicates with ';', and "
-                    "close every string, '[' and '(' on the line shown or just before it",
+                    else _SYNTAX_HINT,
                 )
             )
             if unbound:
                 unbound_prefixes.append((len(problems) - 1, unbound[1]))
+            continue
+        except IndexError:  # rdflib's Turtle parser reads past the end of a cut-off statement
+            text = path.read_bytes()
+            line = _last_written_line(text, len(text))
+            problems.append(
+                Problem(
+                    "error",
+                    f"Turtle syntax error: the file ends inside a statement{_near(path, line)}",
+                    file=str(path),
+                    line=line,
+                    hint=_SYNTAX_HINT,
+                )
+            )
             continue
         except UnicodeDecodeError as e:
             problems.append(_not_utf8(path, e))
@@ -560,6 +573,40 @@ def _not_utf8(path: Path, e: UnicodeDecodeError) -> Problem:
         line=line,
         hint="save it as UTF-8 (from Latin-1: iconv -f latin1 -t utf-8 FILE > NEW)",
     )
+
+
+_SYNTAX_HINT = (
+    "end each statement with ' .', separate predicates with ';', and close every string, "
+    "'[' and '(' on the line shown or just before it"
+)
+
+
+def _syntax_line(e: BadSyntax) -> int:
+    """The line of a Turtle syntax error, from where in the text the parser stopped: rdflib's
+    own count (``e.lines``) runs past the end of a short file (a 1-line file's error at line
+    4). A statement without its closing dot is found at the next statement or the end of the
+    file: the line shown is the last one written before that, where the dot is missing; a
+    long string never closed, at the line that opens it."""
+    text: bytes = e._str
+    at = e._i if 0 <= e._i < len(text) else len(text)
+    why = str(e._why)
+    if why == "unterminated string literal":
+        opened = max(text.rfind(b'"""', 0, at), text.rfind(b"'''", 0, at))
+        if opened >= 0:
+            return text.count(b"\n", 0, opened) + 1
+    if at == len(text) or why.startswith("expected '.'"):
+        return _last_written_line(text, at)
+    return text.count(b"\n", 0, at) + 1
+
+
+def _last_written_line(text: bytes, end: int) -> int:
+    """The last line before ``end`` that holds more than blanks or a comment (1 if none)."""
+    lines = text[:end].split(b"\n")
+    for n in range(len(lines), 0, -1):
+        written = lines[n - 1].strip()
+        if written and not written.startswith(b"#"):
+            return n
+    return 1
 
 
 def _near(path: Path, line: int) -> str:

@@ -139,13 +139,14 @@ def test_each_authoring_error_names_file_line_node_and_what_to_write(
     check(p, name, line_of(AUTHORING / name, text, after=after), node, *said, hint=hint)
 
 
-def test_a_turtle_syntax_error_gives_the_line_the_parser_stopped_at() -> None:
-    # The ';' is missing after horis:timeout "5s": the parser stops on the next line.
+def test_a_turtle_syntax_error_gives_the_line_missing_its_separator() -> None:
+    # The ';' is missing after horis:timeout "5s": the parser stops on the next line, and the
+    # line to change is the one before it, the last written before where it stopped.
     name = "syntax_error.ttl"
     p = only(problems(name))
-    line = line_of(AUTHORING / name, 'horis:timeout "5s"', after=":ehr.assign_queue a") + 1
-    # A file that does not parse has no nodes yet; the message quotes where the parser stopped.
-    check(p, name, line, None, "Turtle syntax error", "at: horis:idempotent false .",
+    line = line_of(AUTHORING / name, 'horis:timeout "5s"', after=":ehr.assign_queue a")
+    # A file that does not parse has no nodes yet; the message quotes the line to change.
+    check(p, name, line, None, "Turtle syntax error", 'at: horis:timeout "5s"',
           hint="separate predicates with ';'")
 
 

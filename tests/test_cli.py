@@ -544,3 +544,24 @@ def test_an_option_holding_text_no_iri_is_says_which_and_why(tmp_path: Path) -> 
     assert ("argument \"patient\" must name a node of class :Patient: '<not an iri>' is not an "
             "IRI: it contains ' '") in p.stdout
     assert "rdflib" not in p.stdout + p.stderr and "valid URI" not in p.stderr
+
+
+def test_validate_reports_a_turtle_syntax_error_at_the_line_to_change(tmp_path: Path) -> None:
+    """rdflib's line count ran past the end of a short file (a 4-line file's error at line 7),
+    a missing dot was reported at the statement after it, and one at the very end of a file
+    with no newline was "string index out of range" with no line at all."""
+    head = "@prefix : <http://x/> .\n:a :b :c .\n"
+    cases = {
+        "string.ttl": (head + ':d :e "unterminated .\n:f :g :h .\n', 3),
+        "long.ttl": (head + ':d :e """opened\nnever closed\n\n', 3),
+        "last.ttl": (head + ":d :e :f\n", 3),
+        "cut.ttl": (head + ":d :e :f", 3),
+        "middle.ttl": ("@prefix : <http://x/> .\n:a :b :c\n# next\n:d :e :f .\n", 2),
+        "one.ttl": ("@prefix : <http://x/> . :a :b\n", 1),
+    }
+    for name, (text, line) in cases.items():
+        (tmp_path / name).write_text(text)
+        p = horismos("validate", name, cwd=tmp_path)
+        no_traceback(p)
+        assert p.returncode == 1, p.stdout + p.stderr
+        assert f"{name}:{line}: error: Turtle syntax error: " in p.stdout, (name, p.stdout)
