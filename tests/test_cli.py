@@ -508,7 +508,7 @@ def test_a_store_that_cannot_be_opened_says_another_process_holds_it_only_when_o
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "open\n"
         p = horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path)
-        assert p.returncode == 2 and "(another process holds it;" in p.stderr, p.stderr
+        assert p.returncode == 2 and "(a process holds it open:" in p.stderr, p.stderr
     finally:
         holder.communicate("")
 

@@ -559,6 +559,10 @@ def nt(term: Node) -> str:
     return str(to_ox(term))
 
 
+_LOCK = "LOCK"
+"""The file of an on-disk store RocksDB locks; an open that fails on it names it."""
+
+
 class OxigraphStore(Store):
     """pyoxigraph's ``Store``: in memory without a path, RocksDB on disk with one.
 
@@ -579,9 +583,9 @@ class OxigraphStore(Store):
             self._store = ox.Store(str(self.path) if self.path is not None else None)
         except OSError as e:
             held = (
-                " (another process holds it; an on-disk store opens in one process at a "
+                " (a process holds it open: an on-disk store opens in one process at a "
                 "time — share a world between processes with sparql:URL)"
-                if "lock file" in str(e)  # RocksDB's "While lock file: PATH/LOCK: …"
+                if f"{_LOCK}: " in str(e)  # RocksDB's lock file, held by this process or another
                 else ""
             )
             raise UsageError(f"cannot open the store at {self.path}: {e}{held}") from None
