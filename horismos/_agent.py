@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -228,9 +229,7 @@ class Agent:
         """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
         wf = self.workflow(workflow)
         rules = Policy(allowed(allow))
-        placed = self.place_individuals(world)
-        begun = False  # the trace's header written: from here a run may have acted
-        try:
+        with self._refusable(world) as begun:
             types_of = self.types_in(world)
             foci = self._foci(world, wf, focus, all, types_of)
             # on a world other processes share, --all splits the focus nodes through claims, and a
@@ -274,7 +273,7 @@ class Agent:
                     world_digest=_digest(world),
                     snapshot=world.snapshot() if trace_snapshot else None,
                 )
-                begun = True
+                begun.now = True
                 if worker is not None and all:
                     await worker.run(runner, wf, foci, finished)
                     order = {f: i for i, f in enumerate(foci)}
@@ -292,10 +291,6 @@ class Agent:
                     worker.leave()  # the focus's claim given back with the lease
             runner.end(world_digest=_digest(world))
             return Run(instances, runner.trace, dict(runner.counts))
-        except BaseException:
-            if not begun:  # refused before it began: the world as it was
-                self.take_back_individuals(world, placed)
-            raise
 
     def runner(
         self,
@@ -384,6 +379,21 @@ class Agent:
         self._placed.add(world.store)
         return placed
 
+    @contextmanager
+    def _refusable(self, world: World) -> Iterator[_Begun]:
+        """The definitions' individuals placed in ``world`` for a command that may yet be
+        refused (a focus that is not one, a binding that does not resolve, a wait): taken back
+        if it raises before it marks itself begun (its trace's header written), so a refused
+        command leaves the world as it was."""
+        placed = self.place_individuals(world)
+        begun = _Begun()
+        try:
+            yield begun
+        except BaseException:
+            if not begun.now:
+                self.take_back_individuals(world, placed)
+            raise
+
     def take_back_individuals(self, world: World, placed: Change | None) -> None:
         """Undo ``placed`` for a command refused before it began (a focus that is not one, a
         binding that does not resolve, a call's argument of the wrong type): a refused command
@@ -442,7 +452,6 @@ class Agent:
         they land in their own named graph with human provenance. An instance that is not
         waiting, or facts that break the shapes, raise before anything changes.
         """
-        placed = self.place_individuals(world)
         env = env or Environment()
         # on a shared world the resumed instance is driven under a held claim, as a run's is
         worker = Worker.join(world) if world.store.shared else None
@@ -450,33 +459,44 @@ class Agent:
         reads = World(
             RecordingStore((worker.world if worker else world).store, env, self.types_in(world))
         )
-        begun = False  # the trace's header written: from here the resume may have acted
         try:
-            iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
-            waiting = prepare(self.definitions, self._gate, reads, iid, facts, reads.store.types)
-            runner = self.runner(reads, trace, env, recorded=False, policy=Policy(allowed(allow)))
-            runner.on_step = on_step
-            if worker is not None:
-                worker.settles_holds_of(runner)
-            wf = self.definitions.workflows[waiting.workflow]
-            try:
-                await runner.check_bindings(wf)
+            with self._refusable(world) as begun:
+                iid = (
+                    find_instance(world.store, instance) if isinstance(instance, str) else instance
+                )
+                waiting = prepare(
+                    self.definitions, self._gate, reads, iid, facts, reads.store.types
+                )
+                runner = self.runner(
+                    reads, trace, env, recorded=False, policy=Policy(allowed(allow))
+                )
+                runner.on_step = on_step
                 if worker is not None:
-                    await worker.hold(wf, waiting.focus)
-                runner.header(wf, [waiting.focus], world_digest=_digest(world))
-                begun = True
-                inst = await runner.resume_instance(waiting)
-            finally:
-                await runner.aclose()
-        except BaseException:
-            if not begun:  # refused before it began: the world as it was
-                self.take_back_individuals(world, placed)
-            raise
+                    worker.settles_holds_of(runner)
+                wf = self.definitions.workflows[waiting.workflow]
+                try:
+                    await runner.check_bindings(wf)
+                    if worker is not None:
+                        await worker.hold(wf, waiting.focus)
+                    runner.header(wf, [waiting.focus], world_digest=_digest(world))
+                    begun.now = True
+                    inst = await runner.resume_instance(waiting)
+                finally:
+                    await runner.aclose()
         finally:
             if worker is not None:
                 worker.leave()  # the focus's claim given back with the lease
         runner.end(world_digest=_digest(world))
         return Run([inst], runner.trace, dict(runner.counts))
+
+
+class _Begun:
+    """Whether a command has begun: from its trace's header on, it may have acted."""
+
+    __slots__ = ("now",)
+
+    def __init__(self) -> None:
+        self.now = False
 
 
 def _not_waiting(defs: Definitions, stored: StoredInstance | None) -> None:

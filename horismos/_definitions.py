@@ -20,6 +20,7 @@ from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit, urlunsplit
 
 import pyoxigraph as ox
 from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
@@ -183,8 +184,6 @@ def _binding_problem(binding: str) -> tuple[str, str] | None:
             )
         return None
     if binding.startswith(("http://", "https://")):
-        from urllib.parse import urlsplit
-
         try:
             parts = urlsplit(binding)
             port = parts.port  # raises when it is no number in 0-65535
@@ -205,8 +204,6 @@ def _url_placeholders(url: str) -> tuple[str, str] | None:
     query's braces are sent as they are), with the arguments in the JSON body it always POSTs.
     The URL to write is the one without the path segments and query parameters that hold a
     placeholder."""
-    from urllib.parse import urlsplit, urlunsplit
-
     found = _URL_PLACEHOLDER.findall(url)
     if not found:
         return None
@@ -847,14 +844,17 @@ class _Builder:
         found = False
         for s, p, o in self.g:
             big = [
-                t for t in (s, p, o) if len(str(t)) > MAX_TERM // 4 and _written_size(t) > MAX_TERM
+                (t, size)
+                for t in (s, p, o)
+                if len(str(t)) > MAX_TERM // 4 and (size := _written_size(t)) > MAX_TERM
             ]
             if big:
                 found = True
-                kind = "literal" if isinstance(big[0], Literal) else "IRI"
+                term, size = big[0]
+                kind = "literal" if isinstance(term, Literal) else "IRI"
                 self.error(
                     s,
-                    f"a {kind} of {_written_size(big[0]) // (1024 * 1024)} MiB is longer than "
+                    f"a {kind} of {size // (1024 * 1024)} MiB is longer than "
                     "16 MiB, more than the RDF parser reads in one term",
                     "keep large content outside the definitions and refer to it by IRI",
                     at=(s, cast(URIRef, p), o),

@@ -312,14 +312,11 @@ class ReplayEnvironment(Environment):
         taken yet."""
         self._here()
         event = self.trace.expected()
-        for i, value in enumerate(event.get(kind) or ()):
-            if (kind, i) in self._used:
-                continue
-            with reading(event, self.trace.position, self.trace.source, kind):
-                matches = match(value)
-            if matches:
-                self._used.add((kind, i))
-                return value
+        with reading(event, self.trace.position, self.trace.source, kind):  # once, not a value
+            for i, value in enumerate(event.get(kind) or ()):
+                if (kind, i) not in self._used and match(value):
+                    self._used.add((kind, i))
+                    return value
         return None
 
     def now(self) -> dt.datetime:
