@@ -328,12 +328,14 @@ WAITING = """@prefix :      <http://example.org/leave#> .
 @pytest.mark.parametrize(("verb", "asked"), [
     (["tools", "call", "airline.rebook"], ["--args", '{"booking": ":nobody", "flight": ":VS3"}']),
     (["run"], ["--focus", ":nobody"]),
+    (["resume"], ["--instance", "urn:horismos:instance:nobody"]),
 ])
 def test_a_refused_command_leaves_the_stored_world_as_it_was(
         tmp_path: Path, verb: list[str], asked: list[str]) -> None:
     """The ontology's individuals (:Scheduled, :Cancelled) are placed in a world a command
-    runs against; a command refused before it began (an argument, a focus of the wrong type)
-    left them there, and `tools call` said "nothing changed in the world"."""
+    runs against; a command refused before it began (an argument, a focus of the wrong type,
+    an instance that does not wait) left them there, and `tools call` said "nothing changed
+    in the world"."""
     defs = [str(ROOT / "workflows" / "rebooking.ttl"), str(ROOT / "ontologies" / "travel.ttl"),
             "--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py")]
     world = str(ROOT / "examples" / "rebooking" / "world.ttl")
