@@ -31,6 +31,7 @@ class-typed value a million nodes point at) costs one probe per ranged property,
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -322,7 +323,27 @@ def _probe_query(ranged: tuple[Node, ...]) -> str | None:
 
 def schema_of(definitions: Graph, store: Store) -> Schema:
     """The compiled schema of the definitions and of the schema triples the world holds;
-    compiled once for each distinct set of those triples."""
+    compiled once for each distinct set of those triples, and read from a store once while
+    its :meth:`~horismos._stores.base.Store.schema_mark` stays the same (a run per event
+    read them all: a taxonomy of 100,000 classes cost each run over a second)."""
+    key, mark = _DefinitionsKey(definitions), store.schema_mark()
+    kept = _READ.get(store, {}).get(key) if mark is not None else None
+    if kept is not None and kept[0] == mark:
+        return kept[1]
+    schema = _read(key, store)
+    if mark is not None:  # read after the mark: a write between them moves it, read again
+        _READ.setdefault(store, {})[key] = (mark, schema)
+    return schema
+
+
+_READ: weakref.WeakKeyDictionary[Store, dict[_DefinitionsKey, tuple[int, Schema]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per store, per definitions: the schema read from it and the store's mark when it was."""
+
+
+def _read(key: _DefinitionsKey, store: Store) -> Schema:
+    """The world's schema triples read from ``store``, compiled with the definitions'."""
     world = tuple(
         sorted(
             ((r["s"], r["p"], r["o"]) for r in store.select(_SCHEMA_QUERY, {}, {})),
@@ -340,7 +361,7 @@ def schema_of(definitions: Graph, store: Store) -> Schema:
         )
     )
     symmetric = tuple(sorted((r["s"] for r in store.select(_SYMMETRIC_QUERY, {}, {})), key=str))
-    return _compiled(_DefinitionsKey(definitions), world, lists, symmetric)
+    return _compiled(key, world, lists, symmetric)
 
 
 class _DefinitionsKey:

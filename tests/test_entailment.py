@@ -11,7 +11,7 @@ import functools
 
 import owlrl
 import pytest
-from rdflib import OWL, RDF, Graph, Namespace, URIRef
+from rdflib import OWL, RDF, RDFS, Graph, Namespace, URIRef
 
 from horismos import World
 from horismos._entailment import schema_of
@@ -105,3 +105,49 @@ def test_a_hub_is_typed_by_probing_its_incoming_edges_not_listing_them() -> None
     schema = schema_of(definitions, world.store)
     assert EX.Ward in schema.types_of(world.store)(EX.hub)
     assert OWL.Thing not in schema.ranged
+
+
+def test_a_stores_schema_is_read_once_until_a_write_may_change_it(monkeypatch) -> None:
+    """A run per event read every schema triple of the world (a taxonomy of 100,000 classes:
+    over a second a run). A store in this process marks the writes that may change them,
+    and the schema read is kept until one lands: a step's commit, which writes none, keeps
+    it; a subclass written, loaded or removed is read at once."""
+    from horismos._entailment import _SCHEMA_QUERY
+    from horismos._stores import Change
+    from horismos._stores.oxigraph import OxigraphStore
+
+    definitions = Graph().parse(data=ONTOLOGY, format="turtle")
+    world = World.open("oxigraph")
+    world.store.load([(EX.sam, RDF.type, EX.Intern, None)])
+    reads: list[str] = []
+    select = OxigraphStore.select
+
+    def counted(self, query, bindings, ns):
+        if query == _SCHEMA_QUERY:
+            reads.append(query)
+        return select(self, query, bindings, ns)
+
+    monkeypatch.setattr(OxigraphStore, "select", counted)
+
+    def staff(node: URIRef) -> bool:
+        return EX.Staff in schema_of(definitions, world.store).types_of(world.store)(node)
+
+    assert not staff(EX.sam) and not staff(EX.sam) and len(reads) == 1
+    world.commit(Change(add=[(EX.sam, EX.note, EX.x, URIRef("urn:g:1"))]))  # as a step does
+    assert not staff(EX.sam) and len(reads) == 1
+    intern = (EX.Intern, RDFS.subClassOf, EX.Nurse, None)
+    world.commit(Change(add=[intern]))
+    assert staff(EX.sam) and staff(EX.sam) and len(reads) == 2
+    world.commit(Change(remove=[intern]))
+    assert not staff(EX.sam) and len(reads) == 3
+    world.store.update(f"INSERT DATA {{ <{EX.Intern}> <{RDFS.subClassOf}> <{EX.Nurse}> }}")
+    assert staff(EX.sam) and len(reads) == 4
+
+
+def test_every_predicate_the_schema_is_read_by_moves_a_stores_mark() -> None:
+    from horismos._entailment import _SCHEMA_PREDICATES
+    from horismos._stores.schema_mark import SCHEMA_PREDICATES, touches_schema
+
+    assert set(_SCHEMA_PREDICATES) | {RDF.first, RDF.rest} <= SCHEMA_PREDICATES
+    assert touches_schema([(EX.p, RDF.type, OWL.SymmetricProperty, None)])
+    assert not touches_schema([(EX.p, RDF.type, EX.Nurse, None), (EX.p, EX.q, EX.r, None)])

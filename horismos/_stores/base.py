@@ -204,6 +204,13 @@ class Store:
         """``node``'s ``rdf:type`` values, in any graph."""
         return set(self.objects(node, RDF.type))
 
+    def schema_mark(self) -> int | None:
+        """A number that changes whenever a write may have changed the world's type rules
+        (:mod:`~horismos._stores.schema_mark`), so what is compiled from them is kept while
+        it stays the same; ``None`` when the store cannot tell (others write it, or its data
+        can be changed around it): they are read again each time."""
+        return None
+
     def apply(self, change: Change) -> Digest:
         """Land ``change`` atomically; the delta it made to :meth:`digest`."""
         raise NotImplementedError
@@ -287,6 +294,9 @@ class WrappedStore(Store):
 
     def types(self, node: Node) -> set[Node]:
         return self.inner.types(node)
+
+    def schema_mark(self) -> int | None:
+        return self.inner.schema_mark()
 
     def apply(self, change: Change) -> Digest:
         return self.inner.apply(change)

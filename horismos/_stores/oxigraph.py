@@ -63,6 +63,7 @@ from .base import (
     nt_text,
 )
 from .bound import with_iris
+from .schema_mark import touches_schema
 from .skolem import file_key, skolemise, skolemise_ox
 
 __all__ = [
@@ -594,6 +595,7 @@ class OxigraphStore(Store):
         self._tally = Tally()  # the digest, lines folded in batches
         self._persisted = False  # the stored digest is there (and true)
         self._commits = 0  # since it was last written
+        self._schema_mark = 0  # moved by each write that may change the type rules
         if self.persistent:
             kept = list(self._store.quads_for_pattern(_DIGEST_NODE, _LTHASH, None, _DIGEST_GRAPH))
             if kept:
@@ -858,6 +860,8 @@ class OxigraphStore(Store):
             added = [e for k, e in add.items() if k not in store]
             if not added and not removed:
                 return ZERO
+            if touches_schema(change.add) or touches_schema(change.remove):
+                self._schema_mark += 1
             plus = [e[2] for e in added if e[2] is not None]
             minus = [e[2] for e in removed if e[2] is not None]
             if self.persistent:
@@ -922,7 +926,14 @@ class OxigraphStore(Store):
 
     def update(self, text: str) -> None:
         with self._lock:
+            self._schema_mark += 1  # whatever it writes
             self._store.update(text)
+
+    def schema_mark(self) -> int:
+        """Moved by every change that writes or removes a schema triple, every update and
+        every file loaded: only this process writes this store (on disk, RocksDB's lock), and
+        :meth:`dataset` is a copy."""
+        return self._schema_mark
 
     def load(self, quads: Iterable[Quad]) -> None:
         """Added in changes of a few thousand quads, blank nodes skolemised."""
@@ -937,6 +948,7 @@ class OxigraphStore(Store):
         digest counts only what was new. In memory, a syntax error part-way leaves what was
         read before it (on disk too); the digest always matches what landed."""
         with self._lock:
+            self._schema_mark += 1
             if self.persistent:  # none rather than wrong if this process dies part-way
                 self._unpersist()
             empty = not self._tally.value() and not any(
