@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -30,11 +31,9 @@ from ._stores import Change, Store
 from ._surfaces import Catalog
 from ._trace import Trace
 from ._waits import StoredInstance, find_instance, prepare, unfinished
-from ._world import World
+from ._world import World, holds_subject
 
 __all__ = ["Agent"]
-
-_HAS_SUBJECT = "SELECT ?p WHERE { ?s ?p ?o } LIMIT 1"
 
 Entailment = Literal["rdfs", "owl-rl"]
 
@@ -151,11 +150,7 @@ class Agent:
             return name
         # whether the world has the candidate as a subject: one triple asked, not the node's
         # every triple read (a hub of a knowledge graph holds millions)
-        exists = (
-            None
-            if world is None
-            else (lambda c: bool(world.store.select(_HAS_SUBJECT, {"s": c}, {})))
-        )
+        exists = None if world is None else functools.partial(holds_subject, world)
         try:
             return self.definitions.expand(name, exists)
         except AmbiguousName:

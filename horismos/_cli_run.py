@@ -40,7 +40,7 @@ from ._records import InstanceRun, Run, StepRecord
 from ._runner import focus_nodes
 from ._stores import DEFAULT_STORE
 from ._waits import summary as wait_summary
-from ._world import World
+from ._world import World, holds_subject
 
 __all__ = ["RunView", "cmd_resume", "cmd_run", "resume_arguments", "run_arguments"]
 
@@ -240,11 +240,7 @@ class RunView:
         # the last blocked record explained, and how: its step line and its instance's
         # outcome line both say it, and it is asked of the world once
         self._explained: tuple[StepRecord, str] | None = None
-        exists = (
-            None
-            if world is None
-            else (lambda c: next(iter(world.store.outgoing(c)), None) is not None)
-        )
+        exists = None if world is None else functools.partial(holds_subject, world)
         self.name: Callable[[Node], str] = functools.cache(lambda node: defs.name(node, exists))
         self.quiet = quiet
         self.out = out or sys.stdout

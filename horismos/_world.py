@@ -13,7 +13,7 @@ from itertools import chain
 from pathlib import Path
 from types import TracebackType
 
-from rdflib import BNode, Dataset
+from rdflib import BNode, Dataset, URIRef
 
 from ._bindings.reach import Hosts
 from ._digest import Digest
@@ -26,7 +26,7 @@ from ._stores.base import INSTANCES
 from ._stores.oxigraph import parse_nquads
 from ._stores.skolem import skolemise
 
-__all__ = ["INSTANCES", "World"]
+__all__ = ["INSTANCES", "World", "holds_subject"]
 
 
 class World:
@@ -138,3 +138,14 @@ class World:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+_HAS_SUBJECT = "SELECT ?p WHERE { ?s ?p ?o } LIMIT 1"
+
+
+def holds_subject(world: World, node: URIRef) -> bool:
+    """Whether ``world`` has a statement about ``node``: one triple asked, never the node's
+    every triple read (a node of a knowledge graph may be the subject of millions). Asked to
+    tell which of a prefix's namespaces a name means (a focus given as a CURIE, a node
+    printed as one)."""
+    return bool(world.store.select(_HAS_SUBJECT, {"s": node}, {}))

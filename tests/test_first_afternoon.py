@@ -455,6 +455,36 @@ def test_an_ambiguous_curie_is_an_error_listing_the_iris(tmp_path: Path) -> None
     no_traceback(p)
 
 
+
+def test_a_name_is_told_apart_by_one_triple_asked_not_the_nodes_every_triple(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's output names a node as ``:x`` when only one of the namespaces ``:`` is bound to
+    holds it in the world. That was asked by reading every triple of the node (a subject of
+    millions in a knowledge graph); it is one triple, ``LIMIT 1``, as ``--focus :x`` asks."""
+    from rdflib import URIRef
+
+    from horismos import World, load_definitions
+    from horismos._cli_run import RunView
+    from horismos._stores.oxigraph import OxigraphStore
+
+    for name, ns in (("a", "http://a.example/"), ("b", "http://b.example/")):
+        (tmp_path / f"{name}.ttl").write_text(
+            f"@prefix : <{ns}> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+            f":{name.upper()} a rdfs:Class .\n")
+    defs = load_definitions([tmp_path / "a.ttl", tmp_path / "b.ttl"])
+    world = World.open("oxigraph")
+    x = URIRef("http://a.example/x")
+    world.store.load((x, URIRef(f"http://a.example/p{i}"), x, None) for i in range(1000))
+
+    def everything(*args: object, **kwargs: object) -> None:
+        raise AssertionError("every triple of the node read")
+
+    monkeypatch.setattr(OxigraphStore, "outgoing", everything)
+    view = RunView(defs, world=world)
+    assert view.name(x) == ":x"
+    assert view.name(URIRef("http://b.example/x")) == "<http://b.example/x>"
+
+
 # -- 8. text-only MCP servers ------------------------------------------------------------------
 
 GIT = """@prefix : <http://example.org/repos#> .
