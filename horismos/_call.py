@@ -322,8 +322,16 @@ async def guarded_call(
     approval: str | None,
     allow: frozenset[str],
     trace: str | Path | Trace | None,
+    take_approval: Callable[[], str | None] | None = None,
 ) -> CallResult:
-    """Check, then run ``tool`` once; every refusal leaves the world exactly as it was."""
+    """Check, then run ``tool`` once; every refusal leaves the world exactly as it was.
+
+    ``take_approval``: where the approval is an approval recorded in the world (a served
+    call's), what finds one and uses it up, answering its fingerprint (None: none is left).
+    It is called once the call holds what it acts on, never before: on a shared ``sparql:``
+    store a commit's "unless it is used up already" is judged on a snapshot, so two servers
+    using one approval at the same instant both landed, and the slower, finding the subject
+    free once the faster had called, called too. Held, whoever takes it next reads it used."""
     agent, defs = catalog.agent, catalog.definitions
     tr = trace if isinstance(trace, Trace) else Trace(trace)
     digest = None if world.store.shared else world.digest()  # as the caller left it
@@ -364,6 +372,9 @@ async def guarded_call(
         _check_types(tool, defs, nodes, types_of)
         if worker is not None:  # from here to its commit, no other process calls on it
             await _hold(worker, _claim_key(tool, nodes))
+        if take_approval is not None:  # found and used up by one call: this one, held
+            approval = take_approval()
+            runner.policy = Policy(allow, frozenset({approval} if approval else ()))
         key = doubt_key(tool, _as_text(nodes))
         intent = None if tool.idempotent else doubt_node(tool.iri, key)
         if intent is not None:

@@ -20,7 +20,8 @@ Approval is never the model's to give: there is no argument that carries one. A 
 needs one answers ``approval_required`` with the payload's fingerprint and keeps the request
 in the world; an operator records the approval with ``horismos approve … --instance
 urn:horismos:served:FINGERPRINT --fingerprint FINGERPRINT``; the agent's next call with the
-same payload finds it and uses it up.
+same payload finds it and uses it up, once the call holds its subject
+(:meth:`ServedTools._take`).
 
 Calls on one served world are serialized (one lock per server), so two clients racing for the
 same precondition cannot both pass it and both commit. Each call writes its own trace
@@ -44,7 +45,13 @@ from rdflib import XSD, Literal, URIRef
 
 from ._bindings.mcp import servers_in_force
 from ._bindings.wire import json_value
-from ._call import RESULT_FIELDS, CallResult, approval_fingerprint, check_arguments
+from ._call import (
+    RESULT_FIELDS,
+    CallResult,
+    approval_fingerprint,
+    check_arguments,
+    guarded_call,
+)
 from ._catalog import effect_schema, input_schema
 from ._errors import UsageError
 from ._model import McpServer, Tool
@@ -204,29 +211,15 @@ class ServedTools:
                 fp = approval_fingerprint(catalog, tool, args)
             except UsageError:
                 fp = None  # the guarded call refuses the same arguments, by name
-        given = self._recorded(fp, tool) if fp is not None else None
-        if given is not None:
-            # used up before the call can reach the tool, as an intent is written before a
-            # non-idempotent call: a crash after the tool acted must not leave the approval
-            # usable for a second call (a call refused before sending uses it up too); and
-            # only by one call, whichever process serves it: the mark is required absent
-            spent = (given[0], HORIS.usedUp, Literal(True), given[1])
-            try:
-                self.world.commit(
-                    Change(
-                        add=[(given[0], PROV.invalidatedAtTime, _now(), given[1]), spent],
-                        absent=(spent,),
-                    )
-                )
-            except Conflict:
-                given = None  # another call used it first: this one has none
-        result = await catalog.acall(
-            tool.iri,
+        result = await guarded_call(
+            catalog,
+            tool,
             args,
             self.world,
-            approval=fp if given else None,
+            approval=None,
             allow=self.allow,
             trace=self._trace_path(tool),
+            take_approval=None if fp is None else lambda: self._take(fp, tool),
         )
         approval = None
         if fp is not None and result.error is not None and result.error["kind"] == "approval":
@@ -238,6 +231,31 @@ class ServedTools:
                 f"and none is recorded; {approval['how']}"
             )
         return result, approval
+
+    def _take(self, fp: str, tool: Tool) -> str | None:
+        """Find an approval of ``fp`` recorded for served calls and use it up: ``fp``, or None
+        when none is left. The guarded call takes it once it holds the call's subject (on a
+        shared world, its claim), so of two servers taking one approval the later reads it
+        used (:func:`~._call.guarded_call`).
+
+        Used up before the call can reach the tool, as an intent is written before a
+        non-idempotent call: a crash after the tool acted must not leave the approval usable
+        for a second call (a call refused after it was taken uses it up too). The mark is
+        required absent as well, for a store that judges that in the commit's transaction."""
+        given = self._recorded(fp, tool)
+        if given is None:
+            return None
+        spent = (given[0], HORIS.usedUp, Literal(True), given[1])
+        try:
+            self.world.commit(
+                Change(
+                    add=[(given[0], PROV.invalidatedAtTime, _now(), given[1]), spent],
+                    absent=(spent,),
+                )
+            )
+        except Conflict:
+            return None  # another call used it first: this one has none
+        return fp
 
     def _trace_path(self, tool: Tool) -> Path | None:
         return self._trace_path_named(tool.name)

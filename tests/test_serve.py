@@ -246,6 +246,93 @@ def test_one_approval_is_used_by_one_call_whichever_server_makes_it(project: Pat
     assert len(made) == 1
 
 
+def _both_use_it_up_at_once(served: list[Any], worlds: list[Any], args: dict[str, str]) -> None:
+    """Two servers call with one payload; each uses the approval up at the same instant (a
+    barrier, while both are there), and the second's process is slower from then on: it goes
+    on once the first's call has ended."""
+    import contextlib
+    import threading
+
+    from horismos._vocab import HORIS
+
+    both, first_done = threading.Barrier(2), threading.Event()
+
+    def spend_at_once(world: Any, late: bool) -> None:
+        commit = world.commit
+
+        def commit_together(change: Any) -> Any:
+            if not any(q[1] == HORIS.usedUp for q in change.add):
+                return commit(change)
+            with contextlib.suppress(threading.BrokenBarrierError):
+                both.wait(timeout=0.5)
+            try:
+                return commit(change)
+            finally:
+                if late:
+                    first_done.wait(timeout=5)
+
+        world.commit = commit_together
+
+    def call(n: int) -> None:
+        try:
+            asyncio.run(served[n].call("t.transfer", args))
+        finally:
+            if n == 0:
+                first_done.set()
+
+    spend_at_once(worlds[0], late=False)
+    spend_at_once(worlds[1], late=True)
+    threads = [threading.Thread(target=call, args=(n,)) for n in range(2)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    finally:
+        for world in worlds:
+            del world.commit
+
+
+def test_one_approval_is_one_call_when_two_servers_use_it_at_once_on_sparql(
+        tmp_path: Path, project: Path) -> None:
+    """Two servers on one ``sparql:`` store (oxigraph) find one approval and use it up in the
+    same instant. The server judges each update's ``FILTER NOT EXISTS`` on a snapshot, so both
+    "used up, unless it already is" commits landed (about one round in two); the later call,
+    its process slower to reach the subject's claim, then found it free and transferred again:
+    two transfers on one approval."""
+    from rdflib import URIRef
+
+    from horismos import Agent, World
+    from horismos._policy import SERVED_PREFIX
+    from horismos._serve import ServedTools
+
+    oxigraph = OxigraphServer(tmp_path / "race-db")
+    made: list[str] = []
+
+    def transfer(patient: Any, ward: Any) -> dict[str, str]:
+        made.append(str(ward))
+        return {"bedRef": "B-1"}
+
+    rounds = 10
+    (project / "wards.ttl").write_text("@prefix : <http://example.org/clinic#> .\n" + "".join(
+        f":w{i} a :Ward .\n" for i in range(rounds)))
+    try:
+        World.open(oxigraph.store).load(project / "world.ttl", project / "wards.ttl")
+        agents = [Agent.from_files(project / "defs.ttl", tools={"transfer": transfer})
+                  for _ in range(2)]
+        worlds = [World.open(oxigraph.store) for _ in range(2)]
+        served = [ServedTools(agent, world) for agent, world in zip(agents, worlds, strict=True)]
+        for i in range(rounds):
+            args = {"patient": ":p2", "ward": f":w{i}"}
+            fp = asyncio.run(served[0].call("t.transfer", args)).structured_content[
+                "approval"]["fingerprint"]
+            agents[0].approve(worlds[0], URIRef(SERVED_PREFIX + fp), fp)
+            _both_use_it_up_at_once(served, worlds, args)
+            assert made.count(f"http://example.org/clinic#w{i}") == 1, made
+    finally:
+        oxigraph.stop()
+
+
 def test_a_served_approval_holds_only_for_the_tool_as_it_was_defined(project: Path) -> None:
     from rdflib import URIRef
 
