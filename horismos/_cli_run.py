@@ -155,9 +155,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             nodes = len(focus_nodes(agent.definitions, world, workflow))
             print(
                 f"no instance was run: each of the {nodes} nodes of {cls} already has an "
-                f"instance of {agent.definitions.name(workflow.iri)}, done or being run, or "
-                "waiting for `horismos resume` or `horismos wake` (`horismos instances` "
-                "lists them)"
+                f"instance of {agent.definitions.name(workflow.iri)}, done or being run, "
+                "waiting for `horismos resume` or `horismos wake`, or blocked (`horismos "
+                "run … --focus NODE` continues a blocked one) (`horismos instances` lists "
+                "them)"
                 if nodes
                 else f"no node of {cls} (horis:focusType) is in the world: check that the "
                 f"world data types its nodes {cls}, in the namespace the definitions use",

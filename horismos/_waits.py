@@ -517,6 +517,16 @@ def prepare(
                 "instance whose worker's lease ran out"
             )
         return Waiting(stored, step, [])
+    if stored.status == "blocked":
+        # what a blocked step says to do (widen --allow, wait for a call to land) is done
+        # by running its focus again, which continues it: say so, not only what resume is not
+        at = f" at {defs.name(stored.current)}" if stored.current is not None else ""
+        raise UsageError(
+            f"instance {iid} is blocked{at}, not waiting, so there is nothing to resume; "
+            f"`horismos run … --focus {defs.name(stored.focus)}` (with the --allow its "
+            "step needs) continues it, checking the step's preconditions, policy and calls "
+            "in flight anew"
+        )
     if stored.status != "waiting":
         raise UsageError(
             f"instance {iid} is {stored.status}, not waiting; only an instance "

@@ -567,3 +567,41 @@ def test_validate_reports_a_turtle_syntax_error_at_the_line_to_change(tmp_path: 
         no_traceback(p)
         assert p.returncode == 1, p.stdout + p.stderr
         assert f"{name}:{line}: error: Turtle syntax error: " in p.stdout, (name, p.stdout)
+
+
+def test_a_blocked_instance_is_told_how_to_be_tried_again(tmp_path: Path) -> None:
+    """A step blocked by the policy says to widen it with --allow; `resume` then said only
+    that a blocked instance cannot be resumed, and a second `run --all` that every node
+    already had an instance "done or being run, or waiting": neither said that `run --focus`
+    tries a blocked instance again (`run --all` on a shared store leaves it be)."""
+    (tmp_path / "pay.ttl").write_text("""\
+@prefix :      <http://example.org/pay#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+:Patient a rdfs:Class .
+:t.pay a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :ref ; horis:type xsd:string ] ] ;
+    horis:binding "python:pay" ; horis:sideEffect horis:ExternalCommit .
+:Pay a horis:Workflow ; horis:focusType :Patient ; horis:start :P .
+:P a horis:ActionStep ; horis:tool :t.pay ; horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+""")
+    (tmp_path / "pay_tools.py").write_text("def pay(patient):\n    return {'ref': 'R'}\n")
+    (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/pay#> .\n:p1 a :Patient .\n")
+    assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
+    run = ("run", "pay.ttl", "--store", "oxigraph:st", "--tools", "pay_tools.py")
+    first = horismos(*run, "--all", cwd=tmp_path)
+    assert first.returncode == 4, first.stdout + first.stderr
+    short = first.stdout.split("]")[0].lstrip("[")
+    resumed = horismos("resume", "pay.ttl", "--store", "oxigraph:st", "--tools", "pay_tools.py",
+                       "--instance", short, cwd=tmp_path)
+    assert resumed.returncode == 2 and "blocked" in resumed.stderr, resumed.stderr
+    assert "--focus :p1" in resumed.stderr, resumed.stderr
+    no_traceback(resumed)
+    again = horismos(*run, "--all", cwd=tmp_path)  # tried again: still outside the policy
+    assert again.returncode == 4 and short in again.stdout, again.stdout + again.stderr
+    widened = horismos(*run, "--focus", ":p1", "--allow", "ReadOnly,HostStateWrite,ExternalCommit",
+                       cwd=tmp_path)
+    assert widened.returncode == 0 and short in widened.stdout, widened.stdout + widened.stderr
