@@ -140,16 +140,43 @@ class Intent:
         kept with :func:`calling`, which its commit removes whatever came of the call."""
         return any(q[1] == _STATUS and q[2] == _RUNNING for q in self.quads)
 
-    def unknown(self, name: str, step_name: str) -> OutcomeUnknown:
+    def unknown(
+        self, tool: Tool, step_name: str, name: Callable[[Node], str], held: bool
+    ) -> OutcomeUnknown:
+        """The failure of the step whose call this intent announced, found open by a later
+        process: ``held`` when the call is now kept in doubt for every lane, which the first
+        message must say, with the command that clears it, not only the next rerun's."""
+        clear = ""
+        if held:
+            call = self._only_call()
+            key = doubt_key(tool, call) if call is not None else None
+            given = reconcile_args(tool, key, self.args, name) if key is not None else None
+            on = doubt_place(key, name) if key is not None else ""
+            clear = (
+                f"; until then further calls of {tool.name}{on} are held in doubt, in every "
+                f"lane: once checked, clear them with `horismos tools reconcile {tool.name} … "
+                f"--args {given or 'JSON'}` on the same store"
+            )
         return OutcomeUnknown(
-            f"{name} was called at {step_name} (started {self.started}, arguments "
+            f"{tool.name} was called at {step_name} (started {self.started}, arguments "
             f"{self.args}) and the process stopped before its result was committed. It is not "
             "idempotent, so it is not called again: check with the system it acts on whether "
-            "the call took effect, and record the outcome in the world (horis:onError is "
-            "where the workflow goes on from)",
+            f"the call took effect, and record the outcome in the world{clear} (horis:onError "
+            "is where the workflow goes on from)",
             step=str(self.step),
             tool=str(self.tool),
         )
+
+    def _only_call(self) -> Mapping[str, Any] | None:
+        """The one call the intent announced (its arguments as the trace writes them); None
+        for several (a ``horis:forEach``'s, each reconciled on its own) or none readable."""
+        try:
+            calls = json.loads(self.args)
+        except ValueError:
+            return None
+        if isinstance(calls, list):
+            calls = calls[0] if len(calls) == 1 else None
+        return calls if isinstance(calls, dict) else None
 
 
 def _node(instance: URIRef) -> URIRef:

@@ -697,7 +697,9 @@ class Runner:
                 # what it held there becomes part of that: replaced, not counted again
                 self._state[inst.instance].extend(self._still_held(inst.instance, called, stale))
             if stale.step == step.iri and not tool.idempotent:
-                rec.status, rec.error = "failed", stale.unknown(tool.name, self.defs.name(step.iri))
+                held = self.calls_in_doubt > 0 and called is not None
+                rec.status = "failed"
+                rec.error = stale.unknown(tool, self.defs.name(step.iri), self.defs.name, held)
                 return rec, step.on_error
         # 1. preconditions: the step's, then the tool's own
         if step.requires is not None:

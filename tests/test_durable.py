@@ -192,6 +192,9 @@ def test_killed_during_a_non_idempotent_call_is_not_called_again(shop, point) ->
     assert resumed.returncode == 3, resumed.stdout + resumed.stderr  # waits at :Reconcile
     assert "not called again" in resumed.stdout
     assert "check with the payment provider" in resumed.stdout
+    # the first message already says the call is held in doubt, and the command that clears it
+    assert "further calls of t.charge on :o1 are held in doubt" in resumed.stdout
+    assert "horismos tools reconcile t.charge … --args '{\"order\": \":o1\"}'" in resumed.stdout
     assert ledger(shop) == acted  # the charge was not made a second time
     recovered = inspect(shop)
     assert recovered["status"] == "waiting" and recovered["current"] == P.Reconcile
