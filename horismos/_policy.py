@@ -421,7 +421,18 @@ def approve(
     approved = defs.tools.get(cast(URIRef, latest["tool"]))
     if approved is not None:  # holds while the tool is so defined (see implementation)
         server = server_of(approved, servers_in_force(defs, servers))
-        triples.append((node, HORIS.implementation, Literal(implementation(approved, server))))
+        now = implementation(approved, server)
+        asked = latest.get("asked")
+        if asked is not None and str(asked) != now:
+            raise UsageError(
+                f"{defs.name(latest['tool'])} is defined differently in the definitions given "
+                "here than when instance "
+                f"{instance} asked for approval (its binding, its MCP server, effect or side "
+                "effect has changed): an approval is of the tool as the request showed it. "
+                "Approve with the definitions the instance ran with, or resume it with these "
+                "first: it then asks again, for the tool as they define it"
+            )
+        triples.append((node, HORIS.implementation, Literal(now)))
     world.commit(Change(add=[(s, p, o, graph) for s, p, o in triples]))
     return {
         "instance": str(instance),
@@ -435,9 +446,10 @@ def approve(
 def _requests(store: Store, instance: URIRef) -> list[dict[str, Node]]:
     """The approval requests the instance's steps left, newest last by start time."""
     return store.select(
-        """SELECT ?step ?tool ?started ?payloads WHERE { GRAPH ?g {
+        """SELECT ?step ?tool ?started ?payloads ?asked WHERE { GRAPH ?g {
         ?a horis:instance ?i ; horis:step ?step ; horis:tool ?tool ; horis:fingerprint ?fp ;
-           prov:startedAtTime ?started ; rdfs:comment ?payloads }
+           prov:startedAtTime ?started ; rdfs:comment ?payloads .
+        OPTIONAL { ?a horis:implementation ?asked } }
         FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:")) }""",
         {"i": instance},
         _NS,

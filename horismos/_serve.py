@@ -289,17 +289,19 @@ class ServedTools:
         return server_of(tool, servers_in_force(self.agent.definitions, self.agent.mcp_servers))
 
     def _request(self, tool: Tool, args: Mapping[str, Any], fp: str) -> dict[str, Any]:
-        """Keep the request in the world (once per payload) for ``horismos approve``; the
-        typed answer the agent gets."""
+        """Keep the request in the world (once per payload and definition of the tool: an
+        approval is of the tool as its request showed it) for ``horismos approve``; the typed
+        answer the agent gets."""
         instance = URIRef(SERVED_PREFIX + fp)
         _, payload, _ = check_arguments(tool, self.agent.definitions, args)
+        server = self._server(tool)
         if not self.world.store.select(
-            "SELECT ?a WHERE { GRAPH ?g { ?a horis:instance ?i } FILTER (STRSTARTS(STR(?g), "
-            '"urn:horismos:approval:")) } LIMIT 1',
-            {"i": instance},
+            "SELECT ?a WHERE { GRAPH ?g { ?a horis:instance ?i ; horis:implementation ?impl } "
+            'FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:")) } LIMIT 1',
+            {"i": instance, "impl": Literal(implementation(tool, server))},
             _NS,
         ):
-            pending = Pending(tool, instance, ((payload, fp),), server=self._server(tool))
+            pending = Pending(tool, instance, ((payload, fp),), server=server)
             brief = (
                 f"{tool.name} was called over MCP with a payload that needs approval. "
                 f"Payload: {canonical_json(payload)} Fingerprint: {fp}"

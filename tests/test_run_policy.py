@@ -349,6 +349,26 @@ def test_an_approval_holds_only_for_the_tool_as_it_was_defined(tmp_path) -> None
     assert replay(tmp_path / "done.jsonl", rebound).diverged is False
 
 
+def test_an_approval_is_of_the_tool_as_the_request_showed_it(tmp_path) -> None:
+    """The instance asked for approval of ``t.discharge`` bound to a dry run; approving it
+    with definitions that bind it to what acts recorded the approval for the rebound tool, so
+    a resume with those called it on an approval of a request for something else."""
+    agent, world, calls = setup(tmp_path, APPROVAL)
+    run = agent.run(world, focus=EX.p1)
+    fp = run.brief.split("Fingerprint: ")[1].split()[0]
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL).replace(
+        '"python:discharge"', '"python:discharge_for_real"'), encoding="utf-8")
+    rebound = Agent.from_files(tmp_path / "defs.ttl",
+                               tools={"discharge_for_real": lambda **kw: {"ref": "REAL"}})
+    before = world.digest()
+    with pytest.raises(UsageError, match=r"defined differently .* than when instance"):
+        rebound.approve(world, run.instance, fp)
+    assert world.digest() == before  # nothing recorded
+    agent.approve(world, run.instance, fp)  # with the definitions it asked with
+    done = agent.resume(world, run.instance)
+    assert done.status == "completed" and len(calls) == 1
+
+
 BANK = """\
 import sys
 from pathlib import Path
