@@ -1081,8 +1081,8 @@ class _Builder:
         """An IRI in a pattern that nothing loaded declares or uses is most likely a typo
         (``:severty``): the pattern can never match. A warning, since world data may use it
         (``horismos validate --world`` checks against the world too)."""
-        for owner, holder, pred, pre in self.patterns:
-            for term in sorted(_iris(pre.select.algebra) - known, key=str):
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            for term in sorted(_iris(algebra) - known, key=str):
                 if str(term).startswith(_STANDARD) or str(term).startswith(NS):
                     continue
                 self.undeclared(
@@ -1242,9 +1242,9 @@ class _Builder:
                         else "write the class of the nodes each instance runs for",
                         at=(wf, HORIS.focusType, focus),
                     )
-        for owner, holder, pred, pre in self.patterns:
+        for owner, holder, pred, algebra in self.parsed_patterns():
             said: set[URIRef] = set()
-            for term, used_as in sorted(pattern_terms(pre.select.algebra), key=str):
+            for term, used_as in sorted(pattern_terms(algebra), key=str):
                 if term in said or not is_(term, "property" if used_as == "class" else "class"):
                     continue
                 said.add(term)
@@ -1428,8 +1428,8 @@ class _Builder:
         def unheld(node: URIRef) -> bool:
             return node not in named and not str(node).startswith((*_STANDARD, NS))
 
-        for owner, holder, pred, pre in self.patterns:
-            for node in sorted(filter(unheld, pattern_nodes(pre.select.algebra)), key=str):
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            for node in sorted(filter(unheld, pattern_nodes(algebra)), key=str):
                 name = self.n(node)
                 self.defs.unheld.setdefault(node, []).append(
                     self.placed_in_text(
@@ -1611,8 +1611,8 @@ class _Builder:
         world may hold values the ontology does not promise. Numbers of different types
         compare by value in a FILTER, so they are not judged there."""
         seen: set[tuple[Node, URIRef, Literal]] = set()
-        for owner, holder, pred, pre in self.patterns:
-            for prop, lit, var in literal_matches(pre.select.algebra):
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            for prop, lit, var in literal_matches(algebra):
                 if (holder, prop, lit) in seen:
                     continue
                 given = lit.datatype or (RDF.langString if lit.language else XSD.string)

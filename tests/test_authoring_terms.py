@@ -117,6 +117,33 @@ def test_a_term_declared_nowhere_inside_filter_not_exists_is_a_warning(tmp_path:
     assert p.hint == "did you mean :queuedAt?"
 
 
+@pytest.mark.parametrize(("old", "new", "severity", "said", "hint"), [
+    pytest.param(":destination ?dest ; :seatsLeft ?seats .",
+                 ":destination ?dest ; :seatLeft ?seats .",
+                 "warning", "horis:query uses :seatLeft, which no loaded ontology declares",
+                 "did you mean :seatsLeft?", id="undeclared"),
+    pytest.param("?seats > 0 &&", '?seats > "0" &&', "warning",
+                 'the FILTER compares ?seats (its value) with "0", a string',
+                 "write 0 without quotes", id="literal-of-another-type"),
+    pytest.param("?old :status :Cancelled", "?old :Flight :Cancelled", "error",
+                 "horis:query uses :Flight as a property, but it is a class",
+                 "write ?x a :Flight", id="class-for-a-property"),
+])
+def test_a_candidates_query_is_held_to_the_ontology_as_a_pattern_is(
+        tmp_path: Path, old: str, new: str, severity: str, said: str, hint: str) -> None:
+    """The proposal's horis:candidates query was checked to parse, and no more: a misspelt
+    property in it passed validate, the query gave no option, and every instance went to
+    the fallback ("no candidates") as if the graph had none — where the same slip in a
+    horis:requires is reported at its line."""
+    path, line = edited(tmp_path, REBOOKING, old, new)
+    p = the_one(problems(path, REBOOKING), severity)
+    if severity == "warning" and "uses" in said:  # at the query's line, as for a requires
+        line = next(i for i, x in enumerate(path.read_text().splitlines(), 1) if "horis:query" in x)
+    assert (p.file, p.line, p.node) == (str(path), line, ":ProposeFlight"), p
+    assert said in p.message, p.message
+    assert p.hint is not None and p.hint.startswith(hint), p.hint
+
+
 def test_a_term_declared_nowhere_is_quiet_when_the_world_uses_it(tmp_path: Path) -> None:
     """As for a pattern's terms: world data may use what the ontology does not declare."""
     path, _ = edited(tmp_path, TRIAGE, "horis:focusType :Patient", "horis:focusType :Walkin")
