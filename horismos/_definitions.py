@@ -766,6 +766,7 @@ class _Builder:
         self.check_term_kinds()
         self.check_focus_arguments()
         self.check_argument_kinds()
+        self.check_option_kinds()
         self.check_defined_focus_types()
         self.check_for_each_subjects()
         self.check_shacl_terms()
@@ -1392,6 +1393,49 @@ class _Builder:
                     f"of {self.n(a.type)}",
                     at=(bind, HORIS.var, None) if bind is not None else step.iri,
                 )
+
+    def check_option_kinds(self) -> None:
+        """A proposal whose candidates are of the other kind than its horis:next takes them
+        as: literals (``?option`` the object of an owl:DatatypeProperty in the candidates
+        query) where the next step reads ``?option`` as a node (the subject of a triple of its
+        horis:requires, or an argument of a class), or nodes where it takes a literal. The
+        next step's pattern dropped every candidate, and every instance went to the fallback
+        as if the graph had none; or the model's choice was refused by the tool's argument
+        check after the steps before had acted."""
+        for step, cands, algebra in self.queries:
+            proposal = self.defs.steps.get(cast(URIRef, step))
+            if not isinstance(proposal, ProposalStep) or proposal.next is None:
+                continue
+            var = proposal.as_var
+            kind = value_kinds(self.g, group_triples(algebra)).get(var)
+            nxt = self.defs.steps.get(proposal.next)
+            if kind is None or not isinstance(nxt, ActionStep):
+                continue
+            wanted, why = None, ""
+            if nxt.requires is not None and var in nxt.requires.variables:
+                wanted = value_kinds(self.g, group_triples(nxt.requires.select.algebra)).get(var)
+                why = f"its horis:requires reads ?{var} as a {wanted}"
+                so = "its pattern drops every candidate, and every instance goes to the fallback"
+            if wanted in (None, kind) and nxt.tool is not None:
+                for a in nxt.tool.args:
+                    if nxt.var_for(a.name) == var and (a.is_class != (kind == "node")):
+                        wanted = "node" if a.is_class else "literal"
+                        why = f'it gives ?{var} to argument "{a.name}" of {nxt.tool.name}'
+                        why += f", which takes a {wanted} of {self.n(a.type)}"
+                        so = "every choice is refused when the tool is called"
+                        break
+            if wanted in (None, kind):
+                continue
+            self.at_variable(
+                "error",
+                var,
+                step,
+                f"the horis:candidates query binds ?{var} to a {kind}, but horis:next "
+                f"{self.n(nxt.iri)} takes the option as a {wanted} ({why}): {so}",
+                f"have the candidates query bind ?{var} to the {wanted}s to choose among"
+                + (" (the nodes, not a value of theirs)" if wanted == "node" else ""),
+                (cands, HORIS.query),
+            )
 
     def check_for_each_subjects(self) -> None:
         """A horis:forEach step whose calls all write on the focus (the effect's subject

@@ -144,6 +144,32 @@ def test_a_candidates_query_is_held_to_the_ontology_as_a_pattern_is(
     assert p.hint is not None and p.hint.startswith(hint), p.hint
 
 
+@pytest.mark.parametrize(("drop", "said"), [
+    pytest.param(False, "its horis:requires reads ?option as a node", id="next-pattern"),
+    pytest.param(True, 'it gives ?option to argument "flight" of airline.rebook, which takes a '
+                 "node of :Flight", id="next-argument"),
+])
+def test_candidates_of_the_other_kind_than_the_next_step_takes_are_an_error(
+        tmp_path: Path, drop: bool, said: str) -> None:
+    """Candidates that are a flight's seat count (a literal), not the flight: the next step's
+    pattern (``?option :operatedBy ?carrier``) dropped every one and every instance went to
+    the fallback; without that pattern, the model's choice ("12") was refused by the tool's
+    argument check, after the proposal had been recorded."""
+    old = "?option a :Flight ; :status :Scheduled ; :destination ?dest ; :seatsLeft ?seats ."
+    path, line = edited(tmp_path, REBOOKING, old, old.replace("?option", "?f").replace(
+        "?seats .", "?option ."))
+    text = path.read_text().replace("?seats > 0 && ?option != ?old", "?option > 0 && ?f != ?old")
+    if drop:
+        text = text.replace("?option :operatedBy ?carrier . ?carrier :acceptsRebooking true .", "")
+    path.write_text(text)
+    p = the_error(problems(path, REBOOKING))
+    assert (p.file, p.line, p.node) == (str(path), line, ":ProposeFlight"), p
+    assert p.message.startswith("the horis:candidates query binds ?option to a literal, but "
+                                "horis:next :RebookOnProposal takes the option as a node")
+    assert said in p.message, p.message
+    assert p.hint is not None and "bind ?option to the nodes to choose among" in p.hint
+
+
 def test_a_term_declared_nowhere_is_quiet_when_the_world_uses_it(tmp_path: Path) -> None:
     """As for a pattern's terms: world data may use what the ontology does not declare."""
     path, _ = edited(tmp_path, TRIAGE, "horis:focusType :Patient", "horis:focusType :Walkin")
