@@ -38,6 +38,7 @@ from ._fhir import FHIR
 from ._hazards import (
     Hazard,
     decision_loops,
+    endless_loops,
     fewest_steps,
     flow_graph,
     hazards,
@@ -778,6 +779,8 @@ class _Builder:
             self.check_reachability()
             for h in hazards(self.defs.tools, self.defs.steps, self.defs.workflows, self.n):
                 self.hazard(h)
+            for h in endless_loops(self.defs.steps, self.entailed_from, self.n):
+                self.hazard(h)
             waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
             for proposal, how, target, reached in unchosen_options(self.defs.steps):
                 var, pred = f"?{proposal.as_var}", HORIS[how]
@@ -836,6 +839,27 @@ class _Builder:
             self.defs.errors = tuple(p for p in problems if p.severity == "error")
             raise AuthoringError(problems, definitions=self.defs)
         return self.defs
+
+    def entailed_from(self, prop: URIRef) -> set[URIRef]:
+        """The properties a statement of ``prop`` may entail one of: its super-properties,
+        equivalents and inverses, transitively (what a pattern reading them may see change
+        when ``prop`` is written)."""
+        found: set[URIRef] = set()
+        todo = [prop]
+        while todo:
+            p = todo.pop()
+            related = [
+                *self.g.objects(p, RDFS.subPropertyOf),
+                *self.g.objects(p, OWL.equivalentProperty),
+                *self.g.subjects(OWL.equivalentProperty, p),
+                *self.g.objects(p, OWL.inverseOf),
+                *self.g.subjects(OWL.inverseOf, p),
+            ]
+            for q in related:
+                if isinstance(q, URIRef) and q not in found and q != prop:
+                    found.add(q)
+                    todo.append(q)
+        return found
 
     def check_term_sizes(self) -> bool:
         """A literal or IRI longer than pyoxigraph's parser reads in one term (16 MiB), which

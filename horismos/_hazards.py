@@ -57,13 +57,14 @@ from ._model import (
     Workflow,
 )
 from ._preconditions import Precondition
-from ._term_kinds import algebra_triples
+from ._term_kinds import algebra_triples, read_predicates
 from ._vocab import HORIS
 
 __all__ = [
     "Hazard",
     "cycle_through",
     "decision_loops",
+    "endless_loops",
     "fewest_steps",
     "flow_graph",
     "hazards",
@@ -199,6 +200,85 @@ def hazards(
                 "make the loop's horis:requires depend on something the tool writes, or "
                 f"declare {called.name} horis:idempotent true if calling it again does no harm",
             )
+
+
+def endless_loops(
+    steps: Mapping[URIRef, Step],
+    widen: Callable[[URIRef], Iterable[URIRef]],
+    name: Callable[[Node], str],
+) -> Iterator[Hazard]:
+    """Each cycle of action steps (and decisions) that nothing on it can end: no pattern on
+    it (a step's or its tool's horis:requires, a decision's rules) reads a property a tool on
+    it writes (``widen`` gives a written property's super- and inverse properties, which a
+    store may entail). Once an instance has gone round, it finds the world as every pattern
+    on the cycle last saw it, so it goes round again, calling each tool each time, until it
+    has run the steps its workflow allows (``horis:maxSteps``) and fails. A wait or a
+    proposal on the cycle may end it (an answer, a model's choice), so such a cycle is left
+    alone, as is one whose reads cannot be told (a variable predicate, a property path, or
+    ``a`` beside a write an entailed type may follow from). Reported at the cycle's first
+    action step (by IRI), once."""
+    flow = flow_graph(steps)
+    for component in strongly_connected(flow):
+        members = [steps[s] for s in component if s in steps]
+        looped = len(component) > 1 or any(
+            t in component for s in members for p, t in _ways_out(s) if p != HORIS.onError
+        )
+        actions = sorted(
+            (s for s in members if isinstance(s, ActionStep)), key=lambda s: str(s.iri)
+        )
+        if (
+            not looped
+            or not actions
+            or any(isinstance(s, WaitStep | ProposalStep) for s in members)
+        ):
+            continue
+        read: set[URIRef] = set()
+        written: set[URIRef] = set()
+        known = True
+        for s in members:
+            patterns: list[Precondition | None] = []
+            if isinstance(s, ActionStep):
+                if s.tool is None or s.tool.adapter is not None:
+                    known = False
+                    break
+                patterns += [s.requires, s.tool.requires]
+                for a in s.tool.effect.asserts if s.tool.effect else ():
+                    written.update({a.property, *widen(a.property)})
+            elif isinstance(s, DecisionStep):
+                patterns += [r.requires for r in s.rules]
+            for pre in patterns:
+                got = set() if pre is None else read_predicates(pre.select.algebra)
+                if got is None:
+                    known = False
+                    break
+                read |= got
+            if not known:
+                break
+        if not known or read & written or (RDF.type in read and written):
+            continue
+        first = actions[0]
+        back = min(
+            (
+                path
+                for nxt in flow[first.iri]
+                if nxt in component and (path := shortest_path(flow, nxt, first.iri)) is not None
+            ),
+            key=len,
+        )
+        cycle = " → ".join(name(x) for x in [first.iri, *back])
+        tools = sorted({a.tool.name for a in actions if a.tool is not None})
+        yield Hazard(
+            first.iri,
+            f"the cycle {cycle} never ends by itself: no horis:requires or rule on it reads "
+            f"what its tools ({', '.join(tools)}) write, so each time round it finds the world "
+            "as it was the time before and goes round again, calling each tool each time, "
+            "until the instance has run the steps its workflow allows (horis:maxSteps) and "
+            "fails",
+            "give a step on the cycle a horis:requires that stops holding once the work is "
+            "done (e.g. FILTER NOT EXISTS on a property its tool writes), or end the cycle: "
+            "drop the horis:next that leads back",
+            HORIS.next if first.next in component else None,
+        )
 
 
 def _own_error(step: Step, name: Callable[[Node], str]) -> Hazard:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from rdflib import OWL, RDF, RDFS, XSD, Graph, URIRef, Variable
 from rdflib import Literal as RDFLiteral
+from rdflib.paths import Path
 
 __all__ = [
     "Kind",
@@ -29,6 +30,7 @@ __all__ = [
     "pattern_nodes",
     "pattern_terms",
     "range_class",
+    "read_predicates",
     "term_kind",
     "value_kinds",
 ]
@@ -93,6 +95,21 @@ def algebra_triples(algebra: Any) -> Iterator[tuple[Any, URIRef, Any]]:
                         yield flat[i], flat[i + 1], flat[i + 2]
         elif isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], URIRef):
             yield x
+
+
+def read_predicates(algebra: Any) -> set[URIRef] | None:
+    """The predicates a parsed pattern reads, ``FILTER NOT EXISTS`` groups included; None
+    when that cannot be told (a variable predicate, a property path)."""
+    for x in _parts(algebra):
+        if isinstance(x, Path):
+            return None
+        if getattr(x, "name", None) == "TriplesBlock":
+            for flat in x.triples:
+                if any(not isinstance(flat[i + 1], URIRef) for i in range(0, len(flat) - 2, 3)):
+                    return None
+        elif isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], Variable):
+            return None
+    return {p for _, p, _ in algebra_triples(algebra)}
 
 
 def algebra_literals(algebra: Any) -> set[RDFLiteral]:

@@ -179,3 +179,32 @@ def test_a_budget_too_small_for_a_path_without_a_loop_does_not_name_one(tmp_path
     assert isinstance(budget, StepBudgetExceeded) and budget.max_steps == 2
     assert "going round" not in str(budget) and "on no loop" in str(budget)
     assert "raise horis:maxSteps" in str(budget)
+
+
+@pytest.mark.parametrize(("requires", "warned"), [
+    pytest.param("?this :hasMore true .", True, id="reads-nothing-written"),
+    pytest.param("?this :hasMore true . FILTER NOT EXISTS { ?this :fetchedAt ?t }", False,
+                 id="reads-what-the-tool-writes"),
+    pytest.param("?this :hasMore true . FILTER NOT EXISTS { ?this :touched ?t }", False,
+                 id="reads-a-super-property-of-it"),
+    pytest.param("?this ?p true .", False, id="reads-what-cannot-be-told"),
+])
+def test_validate_warns_about_a_cycle_nothing_on_it_can_end(tmp_path, requires, warned) -> None:
+    """An idempotent tool on a loop whose horis:requires reads nothing the loop writes: it
+    passed validate, then every instance called the tool until its step budget ran out and
+    failed. The loop is told where to stop; one whose pattern reads what its tool writes
+    (or a property that is entailed from it) can end, and is left alone."""
+    defs = paging(idempotent="true").replace('"?this :hasMore true ."', f'"{requires}"')
+    defs += ":fetchedAt <http://www.w3.org/2000/01/rdf-schema#subPropertyOf> :touched .\n"
+    write(tmp_path, defs)
+    found = load_definitions([tmp_path / "defs.ttl"]).warnings
+    endless = [p for p in found if "never ends by itself" in p.message]
+    assert bool(endless) is warned, "\n".join(map(str, found))
+    if warned:
+        (p,) = endless
+        line = next(i for i, x in enumerate(defs.splitlines(), 1) if "horis:next :Page" in x)
+        assert (p.node, p.line) == (":Page", line)
+        assert p.message.startswith("the cycle :Page → :Page never ends by itself: no "
+                                    "horis:requires or rule on it reads what its tools "
+                                    "(t.fetch) write")
+        assert p.hint is not None and "FILTER NOT EXISTS on a property its tool writes" in p.hint
