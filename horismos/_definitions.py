@@ -45,6 +45,7 @@ from ._hazards import (
     minimum_counts,
     required_before_written,
     single_values,
+    single_values_of_subjects,
     unchosen_options,
     written_twice,
 )
@@ -820,7 +821,10 @@ class _Builder:
             ):
                 self.hazard(h)
             single = single_values(self.g)
-            for h in written_twice(self.defs.workflows, single, self.defs.classes_of, self.n):
+            of_subjects = single_values_of_subjects(self.g)
+            for h in written_twice(
+                self.defs.workflows, single, self.defs.classes_of, self.n, of_subjects
+            ):
                 self.hazard(h)
         try:
             self.defs.digest = definitions_digest(self.g)

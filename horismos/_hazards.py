@@ -71,6 +71,7 @@ __all__ = [
     "minimum_counts",
     "required_before_written",
     "single_values",
+    "single_values_of_subjects",
     "unchosen_options",
     "written_twice",
 ]
@@ -281,6 +282,14 @@ def endless_loops(
         )
 
 
+def _written_on_focus(step: ActionStep) -> set[URIRef]:
+    """The properties ``step``'s tool writes on the instance's focus."""
+    effect = step.tool.effect if step.tool is not None else None
+    if effect is None or step.var_for(effect.subject) != "this":
+        return set()
+    return {a.property for a in effect.asserts}
+
+
 def _own_error(step: Step, name: Callable[[Node], str]) -> Hazard:
     """``horis:onError`` to the step itself. It reads as "try again", but the instance comes
     back with nothing done since its last visit, so the run stops it there as a loop that
@@ -353,11 +362,15 @@ def _timeout_goes_on(
     )
 
 
-def _counts(g: Graph, bound: URIRef) -> Iterator[tuple[URIRef, URIRef, URIRef, int]]:
+def _counts(
+    g: Graph, bound: URIRef, target: URIRef = SH.targetClass
+) -> Iterator[tuple[URIRef, URIRef, URIRef, int]]:
     """``(shape, class, property, n)`` for each count ``bound`` (``sh:minCount``,
-    ``sh:maxCount``) of ``n`` a shape targeting a class by ``sh:targetClass`` sets on a plain
-    ``sh:path``; a shape switched off (``sh:deactivated true``) sets none."""
-    for shape, cls in g.subject_objects(SH.targetClass):
+    ``sh:maxCount``) of ``n`` a shape targeting a class by ``sh:targetClass`` (or, with
+    ``target``, the subjects of a property by ``sh:targetSubjectsOf``: then the property in
+    place of the class) sets on a plain ``sh:path``; a shape switched off
+    (``sh:deactivated true``) sets none."""
+    for shape, cls in g.subject_objects(target):
         if not isinstance(cls, URIRef) or g.value(shape, SH.deactivated) == Literal(True):
             continue
         for prop_shape in [shape, *g.objects(shape, SH.property)]:
@@ -380,6 +393,14 @@ def single_values(g: Graph) -> Iterator[tuple[URIRef, URIRef, URIRef]]:
     """``(shape, class, property)`` for each property a shape targeting a class allows one
     value of (``sh:maxCount 1``)."""
     return ((shape, cls, p) for shape, cls, p, n in _counts(g, SH.maxCount) if n == 1)
+
+
+def single_values_of_subjects(g: Graph) -> Iterator[tuple[URIRef, URIRef, URIRef]]:
+    """``(shape, targeted, property)`` for each property a shape targeting the subjects of
+    ``targeted`` (``sh:targetSubjectsOf``) allows one value of (``sh:maxCount 1``)."""
+    return (
+        (shape, t, p) for shape, t, p, n in _counts(g, SH.maxCount, SH.targetSubjectsOf) if n == 1
+    )
 
 
 def required_before_written(
@@ -459,9 +480,12 @@ def written_twice(
     single: Iterable[tuple[URIRef, URIRef, URIRef]],
     classes_of: Callable[[URIRef], frozenset[URIRef]],
     name: Callable[[Node], str],
+    of_subjects: Iterable[tuple[URIRef, URIRef, URIRef]] = (),
 ) -> Iterator[Hazard]:
     """Each action step that writes on the focus a property a domain shape judging the focus
-    allows one value of (``single``: see :func:`single_values`), after another step of its
+    allows one value of (``single``: see :func:`single_values`; ``of_subjects``, see
+    :func:`single_values_of_subjects`: a shape that judges the subjects of a property judges
+    the focus once either step has written that property on it), after another step of its
     workflow wrote it there: reached by the earlier step's ``horis:next``, so both run on one
     path (two branches of a decision are not). An effect only adds values, so the gate
     rejects what the later tool returns, every time, after it has acted — unless both write
@@ -473,6 +497,10 @@ def written_twice(
     by_property: dict[URIRef, list[tuple[URIRef, URIRef]]] = {}
     for shape, cls, prop in single:
         by_property.setdefault(prop, []).append((shape, cls))
+    by_subjects: dict[URIRef, list[tuple[URIRef, URIRef]]] = {}
+    for shape, targeted, prop in of_subjects:
+        by_subjects.setdefault(prop, []).append((shape, targeted))
+        by_property.setdefault(prop, [])
     said: set[tuple[URIRef, URIRef]] = set()
     for workflow in workflows.values() if by_property else ():
         steps = {s.iri: s for s in workflow.reachable()}
@@ -491,15 +519,22 @@ def written_twice(
             limits = sorted(
                 shape for shape, cls in by_property[prop] if workflow.focus_type in classes_of(cls)
             )
-            if len(written) < 2 or not limits:
+            if len(written) < 2 or not (limits or prop in by_subjects):
                 continue
             earlier: dict[URIRef, tuple[ActionStep, list[ActionStep]]] = {}
+            judged: dict[URIRef, list[URIRef]] = {}
             for first, fa in written:
                 after = {first.next, *descendants(flow, first.next)} if first.next else set()
                 for then, ta in written:
                     same = fa.value is not None and fa.value == ta.value
-                    if then.iri != first.iri and then.iri in after and not same:
-                        earlier.setdefault(then.iri, (then, []))[1].append(first)
+                    if then.iri == first.iri or then.iri not in after or same:
+                        continue
+                    on_focus = _written_on_focus(first) | _written_on_focus(then)
+                    by = sorted(s for s, t in by_subjects.get(prop, ()) if t in on_focus)
+                    if not limits and not by:
+                        continue
+                    earlier.setdefault(then.iri, (then, []))[1].append(first)
+                    judged.setdefault(then.iri, []).extend(by)
             for later, (step, before) in sorted(earlier.items(), key=lambda lb: str(lb[0])):
                 if (later, prop) in said:
                     continue
@@ -509,7 +544,7 @@ def written_twice(
                     f"{name(b.iri)} ({cast(Tool, b.tool).name})"
                     for b in sorted(before, key=lambda b: str(b.iri))
                 )
-                said_p, said_shape = name(prop), name(limits[0])
+                said_p, said_shape = name(prop), name(min([*limits, *judged[later]], key=str))
                 yield Hazard(
                     tool.iri,
                     f"at {name(later)} this writes {said_p} on the instance's "

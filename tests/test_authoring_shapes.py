@@ -520,3 +520,29 @@ def test_many_values_of_a_property_a_shape_allows_one_of_is_a_warning_at_the_ass
                              "sh:maxCount for :queueRef in the shape")
     ontology, _ = ontology_edited(tmp_path, "sh:maxCount 1 ;", "sh:maxCount 2 ;")
     assert loaded(tmp_path, ontology, workflow) == []
+
+
+@pytest.mark.parametrize(("target", "warned"), [
+    ("sh:targetSubjectsOf :triageStatus", True),   # the focus has it once the first step ran
+    ("sh:targetSubjectsOf :queueRef", True),       # written on the focus by :QueuePatient
+    ("sh:targetSubjectsOf :escalatedTo", False),   # nothing writes it on the focus
+])
+def test_a_single_valued_property_of_a_shape_targeting_subjects_is_warned_of_too(
+        tmp_path: Path, target: str, warned: bool) -> None:
+    """The shape judged the focus by sh:targetSubjectsOf, not sh:targetClass: the second
+    write was rejected all the same, after the nurse was paged, and validate said "valid"."""
+    workflow, ontology, line = status_written_twice(tmp_path, ":Queued", ":NurseNotified")
+    text = ontology.read_text(encoding="utf-8")
+    assert text.count("sh:targetClass :Patient ;") == 1
+    ontology.write_text(text.replace("sh:targetClass :Patient ;", f"{target} ;"),
+                        encoding="utf-8")
+    found = [p for p in loaded(tmp_path, ontology, workflow) if "sh:maxCount 1" in p.message]
+    if not warned:
+        assert found == []
+        return
+    assert [(p.severity, p.node, p.file, p.line) for p in found] == [
+        ("warning", ":ehr.notify_nurse", str(workflow), line)], found
+    assert found[0].message.startswith(
+        "at :NotifyNurse this writes :triageStatus on the instance's :Patient, which "
+        ":QueuePatient (ehr.assign_queue) wrote before it on the same path, and shape "
+        ":PatientShape allows one value of :triageStatus (sh:maxCount 1)")
