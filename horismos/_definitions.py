@@ -3093,7 +3093,10 @@ class _Builder:
             elif isinstance(tool_node, Literal):
                 self.quoted(s, HORIS.tool, tool_node, self.g.subjects(RDF.type, HORIS.Tool))
             elif tool_node in self.step_nodes():
-                called = [self.n(x) for x in self.g.objects(tool_node, HORIS.tool)]
+                steps = self.step_nodes()  # a step naming itself calls no tool to point at
+                called = [
+                    self.n(x) for x in self.g.objects(tool_node, HORIS.tool) if x not in steps
+                ]
                 self.error(
                     s,
                     f"horis:tool {self.n(tool_node)} is a step, not a tool",

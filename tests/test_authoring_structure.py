@@ -637,6 +637,13 @@ def test_a_tool_that_is_a_step_says_so_and_names_the_tool_it_calls(tmp_path: Pat
           "horis:tool :QueuePatient is a step, not a tool",
           "point horis:tool at the tool it calls: horis:tool :ehr.assign_queue")
 
+    # the step itself: its "tool it calls" is itself, which the hint offered as the fix
+    path, line = edited(tmp_path, TRIAGE, "horis:tool :ehr.notify_nurse ;",
+                        "horis:tool :NotifyNurse ;")
+    check(the_error(problems(path, TRIAGE)), path, line, ":NotifyNurse",
+          "horis:tool :NotifyNurse is a step, not a tool",
+          "point horis:tool at a horis:Tool, one of: :ehr.assign_queue, :ehr.notify_nurse")
+
 
 # -- arguments read from variables the pattern never binds ------------------------------------
 
