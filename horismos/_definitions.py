@@ -845,25 +845,42 @@ class _Builder:
         return self.defs
 
     def entailed_from(self, prop: URIRef) -> set[URIRef]:
-        """The properties a statement of ``prop`` may entail one of: its super-properties,
-        equivalents and inverses, transitively (what a pattern reading them may see change
-        when ``prop`` is written)."""
-        found: set[URIRef] = set()
-        todo = [prop]
-        while todo:
-            p = todo.pop()
-            related = [
-                *self.g.objects(p, RDFS.subPropertyOf),
-                *self.g.objects(p, OWL.equivalentProperty),
-                *self.g.subjects(OWL.equivalentProperty, p),
-                *self.g.objects(p, OWL.inverseOf),
-                *self.g.subjects(OWL.inverseOf, p),
-            ]
-            for q in related:
-                if isinstance(q, URIRef) and q not in found and q != prop:
-                    found.add(q)
-                    todo.append(q)
-        return found
+        """What a statement of ``prop`` may make a pattern see besides ``prop``: its super-,
+        equivalent and inverse properties, transitively, and the classes their domains and
+        ranges give a node, with those classes' superclasses and equivalents (what OWL-RL
+        entailment derives from it)."""
+        g = self.g
+
+        def closure(start: URIRef, ways: tuple[tuple[URIRef, bool], ...]) -> set[URIRef]:
+            found: set[URIRef] = set()
+            todo = [start]
+            while todo:
+                x = todo.pop()
+                for p, forward in ways:
+                    for y in g.objects(x, p) if forward else g.subjects(p, x):
+                        if isinstance(y, URIRef) and y not in found and y != start:
+                            found.add(y)
+                            todo.append(y)
+            return found
+
+        props = {prop} | closure(
+            prop,
+            (
+                (RDFS.subPropertyOf, True),
+                (OWL.equivalentProperty, True),
+                (OWL.equivalentProperty, False),
+                (OWL.inverseOf, True),
+                (OWL.inverseOf, False),
+            ),
+        )
+        classes = {
+            c
+            for p in props
+            for c in [*g.objects(p, RDFS.domain), *g.objects(p, RDFS.range)]
+            if isinstance(c, URIRef)
+        }
+        up = ((RDFS.subClassOf, True), (OWL.equivalentClass, True), (OWL.equivalentClass, False))
+        return (props - {prop}) | classes | {s for c in classes for s in closure(c, up)}
 
     def check_term_sizes(self) -> bool:
         """A literal or IRI longer than pyoxigraph's parser reads in one term (16 MiB), which

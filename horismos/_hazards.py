@@ -57,7 +57,7 @@ from ._model import (
     Workflow,
 )
 from ._preconditions import Precondition
-from ._term_kinds import algebra_triples, read_predicates
+from ._term_kinds import algebra_triples, read_terms
 from ._vocab import HORIS
 
 __all__ = [
@@ -210,13 +210,14 @@ def endless_loops(
 ) -> Iterator[Hazard]:
     """Each cycle of action steps (and decisions) that nothing on it can end: no pattern on
     it (a step's or its tool's horis:requires, a decision's rules) reads a property a tool on
-    it writes (``widen`` gives a written property's super- and inverse properties, which a
-    store may entail). Once an instance has gone round, it finds the world as every pattern
-    on the cycle last saw it, so it goes round again, calling each tool each time, until it
-    has run the steps its workflow allows (``horis:maxSteps``) and fails. A wait or a
-    proposal on the cycle may end it (an answer, a model's choice), so such a cycle is left
-    alone, as is one whose reads cannot be told (a variable predicate, a property path, or
-    ``a`` beside a write an entailed type may follow from). Reported at the cycle's first
+    it writes, or tests a class with ``a`` that writing it may entail (``widen`` gives a
+    written property's super-, equivalent and inverse properties, and the classes its
+    domains and ranges and their superclasses give a node). Once an instance has gone
+    round, it finds the world as every pattern on the cycle last saw it, so it goes round
+    again, calling each tool each time, until it has run the steps its workflow allows
+    (``horis:maxSteps``) and fails. A wait or a proposal on the cycle may end it (an
+    answer, a model's choice), so such a cycle is left alone, as is one whose reads cannot be
+    told (a variable predicate or class, a property path). Reported at the cycle's first
     action step (by IRI), once."""
     flow = flow_graph(steps)
     for component in strongly_connected(flow):
@@ -248,14 +249,14 @@ def endless_loops(
             elif isinstance(s, DecisionStep):
                 patterns += [r.requires for r in s.rules]
             for pre in patterns:
-                got = set() if pre is None else read_predicates(pre.select.algebra)
+                got = set() if pre is None else read_terms(pre.select.algebra)
                 if got is None:
                     known = False
                     break
                 read |= got
             if not known:
                 break
-        if not known or read & written or (RDF.type in read and written):
+        if not known or read & written:
             continue
         first = actions[0]
         back = min(

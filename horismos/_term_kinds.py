@@ -30,7 +30,7 @@ __all__ = [
     "pattern_nodes",
     "pattern_terms",
     "range_class",
-    "read_predicates",
+    "read_terms",
     "term_kind",
     "value_kinds",
 ]
@@ -97,9 +97,10 @@ def algebra_triples(algebra: Any) -> Iterator[tuple[Any, URIRef, Any]]:
             yield x
 
 
-def read_predicates(algebra: Any) -> set[URIRef] | None:
-    """The predicates a parsed pattern reads, ``FILTER NOT EXISTS`` groups included; None
-    when that cannot be told (a variable predicate, a property path)."""
+def read_terms(algebra: Any) -> set[URIRef] | None:
+    """The predicates a parsed pattern reads, and the classes it tests with ``a``,
+    ``FILTER NOT EXISTS`` groups included; None when that cannot be told (a variable
+    predicate or class, a property path)."""
     for x in _parts(algebra):
         if isinstance(x, Path):
             return None
@@ -109,7 +110,15 @@ def read_predicates(algebra: Any) -> set[URIRef] | None:
                     return None
         elif isinstance(x, tuple) and len(x) == 3 and isinstance(x[1], Variable):
             return None
-    return {p for _, p, _ in algebra_triples(algebra)}
+    read: set[URIRef] = set()
+    for _, p, o in algebra_triples(algebra):
+        if p != RDF.type:
+            read.add(p)
+        elif isinstance(o, URIRef):
+            read.add(o)
+        else:
+            return None
+    return read
 
 
 def algebra_literals(algebra: Any) -> set[RDFLiteral]:

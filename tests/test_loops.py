@@ -188,6 +188,9 @@ def test_a_budget_too_small_for_a_path_without_a_loop_does_not_name_one(tmp_path
     pytest.param("?this :hasMore true . FILTER NOT EXISTS { ?this :touched ?t }", False,
                  id="reads-a-super-property-of-it"),
     pytest.param("?this ?p true .", False, id="reads-what-cannot-be-told"),
+    pytest.param("?this a :Feed ; :hasMore true .", True, id="tests-a-class-nothing-entails"),
+    pytest.param("?this :hasMore true . FILTER NOT EXISTS { ?this a :Seen }", False,
+                 id="tests-a-class-the-domain-of-what-it-writes-entails"),
 ])
 def test_validate_warns_about_a_cycle_nothing_on_it_can_end(tmp_path, requires, warned) -> None:
     """An idempotent tool on a loop whose horis:requires reads nothing the loop writes: it
@@ -196,6 +199,7 @@ def test_validate_warns_about_a_cycle_nothing_on_it_can_end(tmp_path, requires, 
     (or a property that is entailed from it) can end, and is left alone."""
     defs = paging(idempotent="true").replace('"?this :hasMore true ."', f'"{requires}"')
     defs += ":fetchedAt <http://www.w3.org/2000/01/rdf-schema#subPropertyOf> :touched .\n"
+    defs += ":touched <http://www.w3.org/2000/01/rdf-schema#domain> :Seen .\n"
     write(tmp_path, defs)
     found = load_definitions([tmp_path / "defs.ttl"]).warnings
     endless = [p for p in found if "never ends by itself" in p.message]
