@@ -1150,7 +1150,9 @@ class _Builder:
             "warning",
             node,
             message,
-            self.did_you_mean(term, known) or "declare it in the ontology, or check the spelling",
+            self.did_you_mean(term, known)
+            or self.in_another_namespace(term, known)
+            or "declare it in the ontology, or check the spelling",
             at=at,
         )
         self.defs.undeclared.setdefault(term, []).append(problem)
@@ -1820,6 +1822,28 @@ class _Builder:
         if name.startswith("<") or not name.endswith(local):  # no prefix writes it: an IRI
             return f"did you mean <{ns}{close[0]}>?"
         return f"did you mean {name[: len(name) - len(local)]}{close[0]}?"
+
+    def in_another_namespace(self, term: URIRef, candidates: Iterable[Node]) -> str | None:
+        """``did you mean :acuity?`` for ``<http://example.org/ehr/acuity>`` when the files
+        name ``:acuity`` (``…/ehr#acuity``): the one term of the same local name in another
+        namespace — a slash for a hash, http for https, a prefix bound to the wrong IRI."""
+        ns, local = _split(term)
+        if not local:
+            return None
+        found = {
+            k
+            for k in candidates
+            if isinstance(k, URIRef)
+            and k != term
+            and str(k).endswith(local)
+            and _split(k)[1] == local
+        }
+        if len(found) != 1:
+            return None
+        (meant,) = found
+        if not ns:
+            return f"did you mean {self.n(meant)}? <{local}> is a relative IRI"
+        return f"did you mean {self.n(meant)} (in <{_split(meant)[0]}>, not <{ns}>)?"
 
     def check_focus_typos(self) -> None:
         """A variable of a step's pattern a slip away from ?this (``?ths``, ``?This``,

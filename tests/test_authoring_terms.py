@@ -568,3 +568,20 @@ def test_a_focus_type_defined_by_a_class_expression_is_a_warning_naming_owl_rl(
     assert (w.line, w.node) == (line, ":ReviewResult")
     assert "defined by an OWL class expression" in w.message
     assert w.hint is not None and w.hint.startswith("run with --entailment owl-rl")
+
+
+@pytest.mark.parametrize(("written", "hint"), [
+    ("<http://example.org/ehr/acuity>",
+     "did you mean :acuity (in <http://example.org/ehr#>, not <http://example.org/ehr/>)?"),
+    ("<https://example.org/ehr#acuity>",
+     "did you mean :acuity (in <http://example.org/ehr#>, not <https://example.org/ehr#>)?"),
+    ("<acuity>", "did you mean :acuity? <acuity> is a relative IRI"),
+])
+def test_a_term_of_another_namespace_names_the_one_declared_with_its_local_name(
+        tmp_path: Path, written: str, hint: str) -> None:
+    """A slash for the hash, https for http: the warning said "declare it in the ontology",
+    the fix the modeler least needed, while the ontology declares :acuity."""
+    path, line = edited(tmp_path, TRIAGE, "?this :acuity ?queue .", f"?this {written} ?queue .")
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.line, p.node) == (line, ":QueuePatient")
+    assert p.hint == hint
