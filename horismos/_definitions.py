@@ -26,7 +26,7 @@ import pyoxigraph as ox
 from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
 from rdflib.plugins.sparql import prepareQuery
-from rdflib.term import Node
+from rdflib.term import Node, Variable
 
 from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
 from ._argv_slips import argument_slips, command_slip
@@ -1318,17 +1318,9 @@ class _Builder:
         from a workflow of another focus type): every call was refused after the steps
         before it had acted. A warning, at the step's horis:bind: a node may be of two
         unrelated classes, as the domain check allows (:mod:`._effect_domain`)."""
-        classes_of = self.defs.classes_of
 
-        def fits(focus: URIRef, a: Arg) -> bool:  # or not both classes named plainly
-            return (
-                focus in classes_of(a.type)
-                or a.type in classes_of(focus)
-                or any(
-                    term_kind(self.g, c) != "class" or self.class_expression(c)
-                    for c in (focus, a.type)
-                )
-            )
+        def fits(focus: URIRef, a: Arg) -> bool:
+            return self.related(focus, a.type)
 
         reached = {
             wf.iri: [s for s in wf.reachable() if isinstance(s, ActionStep)]
@@ -1362,6 +1354,18 @@ class _Builder:
                         f"{self.n(a.type)}",
                         at=(bind, HORIS.arg, None) if bind is not None else step.iri,
                     )
+
+    def related(self, given: URIRef, wanted: URIRef) -> bool:
+        """Whether a node of class ``given`` may be one of ``wanted``: one is a subclass of
+        the other, or either is not a class named plainly (undeclared, a class expression)."""
+        classes_of = self.defs.classes_of
+        return (
+            given in classes_of(wanted)
+            or wanted in classes_of(given)
+            or any(
+                term_kind(self.g, c) != "class" or self.class_expression(c) for c in (given, wanted)
+            )
+        )
 
     def class_expression(self, cls: URIRef) -> bool:
         """Whether the files define ``cls`` by an OWL class expression (an equivalent class,
@@ -1472,6 +1476,7 @@ class _Builder:
                         so = "every choice is refused when the tool is called"
                         break
             if wanted in (None, kind):
+                self.check_option_classes(proposal, cands, algebra, nxt)
                 continue
             self.at_variable(
                 "error",
@@ -1481,6 +1486,43 @@ class _Builder:
                 f"{self.n(nxt.iri)} takes the option as a {wanted} ({why}): {so}",
                 f"have the candidates query bind ?{var} to the {wanted}s to choose among"
                 + (" (the nodes, not a value of theirs)" if wanted == "node" else ""),
+                (cands, HORIS.query),
+            )
+
+    def check_option_classes(
+        self, proposal: ProposalStep, cands: Node, algebra: Any, nxt: ActionStep
+    ) -> None:
+        """Candidates of a class (``?option a :Airport``, or the object of a property whose
+        rdfs:range is one) unrelated to the class of the argument the next step gives the
+        option to (``:Flight``): every choice was refused by the argument check, after the
+        proposal was recorded. A warning, as for the focus: a node may be of both."""
+        var = proposal.as_var
+        if nxt.tool is None:
+            return
+        option = Variable(var)
+        classes: set[URIRef] = set()
+        for s, p, o in group_triples(algebra):
+            if s == option and p == RDF.type and isinstance(o, URIRef):
+                classes.add(o)
+            elif o == option and isinstance(p, URIRef) and p != RDF.type:
+                r = range_class(self.g, p)
+                if r is not None:
+                    classes.add(r)
+        for a in nxt.tool.args:
+            if nxt.var_for(a.name) != var or not a.is_class or not classes:
+                continue
+            if any(self.related(c, a.type) for c in classes):
+                continue
+            given = ", ".join(sorted(self.n(c) for c in classes))
+            self.at_variable(
+                "warning",
+                var,
+                proposal.iri,
+                f"the horis:candidates query gives nodes of {given} as ?{var}, but horis:next "
+                f'{self.n(nxt.iri)} gives ?{var} to argument "{a.name}" of {nxt.tool.name}, '
+                f"which takes a {self.n(a.type)}: unless a node is both, every choice is "
+                "refused when the tool is called",
+                f"have the candidates query give nodes of {self.n(a.type)} as ?{var}",
                 (cands, HORIS.query),
             )
 

@@ -585,3 +585,21 @@ def test_a_term_of_another_namespace_names_the_one_declared_with_its_local_name(
     p = the_one(problems(path, TRIAGE), "warning")
     assert (p.line, p.node) == (line, ":QueuePatient")
     assert p.hint == hint
+
+
+@pytest.mark.parametrize("written", [":destination ?option", "a :Airport"])
+def test_candidates_of_a_class_the_next_steps_argument_does_not_take_are_a_warning(
+        tmp_path: Path, written: str) -> None:
+    """The flight's destination (an :Airport) offered for a :Flight: the model chose :JFK and
+    the rebooking tool's argument check refused it, on every instance."""
+    old = "?option a :Flight ; :status :Scheduled ; :destination ?dest ; :seatsLeft ?seats ."
+    new = "?f a :Flight ; :status :Scheduled ; :destination ?dest ; :seatsLeft ?seats ."
+    new += " ?f :destination ?option ." if written.startswith(":") else " ?option a :Airport ."
+    path, line = edited(tmp_path, REBOOKING, old, new)
+    path.write_text(path.read_text().replace("?option != ?old", "?f != ?old"))
+    p = the_one(problems(path, REBOOKING), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ProposeFlight"), p
+    assert p.message.startswith("the horis:candidates query gives nodes of :Airport as ?option, "
+                                "but horis:next :RebookOnProposal gives ?option to argument "
+                                '"flight" of airline.rebook, which takes a :Flight'), p.message
+    assert p.hint == "have the candidates query give nodes of :Flight as ?option"
