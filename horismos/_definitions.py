@@ -769,6 +769,7 @@ class _Builder:
         self.check_focus_arguments()
         self.check_argument_kinds()
         self.check_option_kinds()
+        self.check_argument_classes()
         self.check_defined_focus_types()
         self.check_for_each_subjects()
         self.check_shacl_terms()
@@ -1489,6 +1490,52 @@ class _Builder:
                 (cands, HORIS.query),
             )
 
+    def var_classes(self, algebra: Any, var: str) -> set[URIRef]:
+        """The classes a pattern says ``?var``'s nodes are of: ``?var a C``, or the object of a
+        property whose rdfs:range is the class C (the triples every solution matches, and
+        those of its OPTIONAL and UNION groups)."""
+        node = Variable(var)
+        classes: set[URIRef] = set()
+        for s, p, o in group_triples(algebra):
+            if s == node and p == RDF.type and isinstance(o, URIRef):
+                classes.add(o)
+            elif o == node and isinstance(p, URIRef) and p != RDF.type:
+                r = range_class(self.g, p)
+                if r is not None:
+                    classes.add(r)
+        return classes
+
+    def check_argument_classes(self) -> None:
+        """An argument of a class given from a variable its step's horis:requires says is a
+        node of an unrelated class (``?this :acuity ?nurse`` for a :Nurse, :acuity's range
+        being :AcuityLevel; ``?nurse a :AcuityLevel``): every call was refused ("must be a
+        node of class :Nurse"), after the steps before it had acted. A warning, as for the
+        focus: a node may be of two unrelated classes."""
+        for step in sorted(self.defs.steps.values(), key=lambda s: str(s.iri)):
+            if not isinstance(step, ActionStep) or step.tool is None or step.requires is None:
+                continue
+            algebra = step.requires.select.algebra
+            for a in step.tool.args:
+                var = step.var_for(a.name)
+                if not a.is_class or var == "this":
+                    continue
+                classes = self.var_classes(algebra, var)
+                if not classes or any(self.related(c, a.type) for c in classes):
+                    continue
+                given = ", ".join(sorted(self.n(c) for c in classes))
+                self.at_variable(
+                    "warning",
+                    var,
+                    step.iri,
+                    f"horis:requires binds ?{var} to nodes of {given}, but it gives argument "
+                    f'"{a.name}" of {step.tool.name}, which takes a {self.n(a.type)}: unless '
+                    "a node is both, every call is refused, after the steps before it have "
+                    "acted",
+                    f"bind ?{var} to a {self.n(a.type)} in the pattern, or give "
+                    f'"{a.name}" from a variable that is one',
+                    (step.iri, HORIS.requires),
+                )
+
     def check_option_classes(
         self, proposal: ProposalStep, cands: Node, algebra: Any, nxt: ActionStep
     ) -> None:
@@ -1499,15 +1546,7 @@ class _Builder:
         var = proposal.as_var
         if nxt.tool is None:
             return
-        option = Variable(var)
-        classes: set[URIRef] = set()
-        for s, p, o in group_triples(algebra):
-            if s == option and p == RDF.type and isinstance(o, URIRef):
-                classes.add(o)
-            elif o == option and isinstance(p, URIRef) and p != RDF.type:
-                r = range_class(self.g, p)
-                if r is not None:
-                    classes.add(r)
+        classes = self.var_classes(algebra, var)
         for a in nxt.tool.args:
             if nxt.var_for(a.name) != var or not a.is_class or not classes:
                 continue

@@ -603,3 +603,17 @@ def test_candidates_of_a_class_the_next_steps_argument_does_not_take_are_a_warni
                                 "but horis:next :RebookOnProposal gives ?option to argument "
                                 '"flight" of airline.rebook, which takes a :Flight'), p.message
     assert p.hint == "have the candidates query give nodes of :Flight as ?option"
+
+
+@pytest.mark.parametrize("written", ["?this :acuity ?nurse .", "?nurse a :AcuityLevel ."])
+def test_an_argument_given_a_node_of_an_unrelated_class_is_a_warning(
+        tmp_path: Path, written: str) -> None:
+    """?nurse bound to the patient's acuity level: the patient was queued, then paging the
+    "nurse" :urgent was refused ("must be a node of class :Nurse"), on every patient."""
+    path, line = edited(tmp_path, TRIAGE, "?nurse a :Nurse ; :onDuty true .", written)
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, ":NotifyNurse"), p
+    assert p.message.startswith('horis:requires binds ?nurse to nodes of :AcuityLevel, but it '
+                                'gives argument "nurse" of ehr.notify_nurse, which takes a '
+                                ":Nurse"), p.message
+    assert p.hint is not None and p.hint.startswith("bind ?nurse to a :Nurse in the pattern")
