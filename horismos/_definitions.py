@@ -1493,10 +1493,10 @@ class _Builder:
     def var_classes(self, algebra: Any, var: str) -> set[URIRef]:
         """The classes a pattern says ``?var``'s nodes are of: ``?var a C``, or the object of a
         property whose rdfs:range is the class C (the triples every solution matches, and
-        those of its OPTIONAL and UNION groups)."""
+        those of its OPTIONAL and UNION groups; not a MINUS's, which no solution matches)."""
         node = Variable(var)
         classes: set[URIRef] = set()
-        for s, p, o in group_triples(algebra):
+        for s, p, o in _matched_triples(algebra):
             if s == node and p == RDF.type and isinstance(o, URIRef):
                 classes.add(o)
             elif o == node and isinstance(p, URIRef) and p != RDF.type:
@@ -3848,6 +3848,17 @@ MODEL_ALIASES = {"claude": "anthropic"}
 _SPARQL_HEAD = re.compile(r"^(\s*(#[^\n]*)?\n)*")
 
 _STANDARD = (str(RDF), str(RDFS), str(XSD), str(SH), "http://www.w3.org/2002/07/owl#")
+
+
+def _matched_triples(node: Any) -> list[tuple[Any, Any, Any]]:
+    """:func:`group_triples` but for the groups a MINUS takes away."""
+    name = getattr(node, "name", None)
+    if name is None:
+        return []
+    if name == "BGP":
+        return list(node.triples)
+    keys = ("p", "p1") if name == "Minus" else ("p", "p1", "p2")
+    return [t for key in keys for t in _matched_triples(node.get(key))]
 
 
 def _iris(algebra: Any) -> set[URIRef]:

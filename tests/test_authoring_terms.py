@@ -617,3 +617,9 @@ def test_an_argument_given_a_node_of_an_unrelated_class_is_a_warning(
                                 'gives argument "nurse" of ehr.notify_nurse, which takes a '
                                 ":Nurse"), p.message
     assert p.hint is not None and p.hint.startswith("bind ?nurse to a :Nurse in the pattern")
+
+
+def test_a_class_only_a_minus_names_says_nothing_of_the_argument(tmp_path: Path) -> None:
+    path, _ = edited(tmp_path, TRIAGE, "?nurse a :Nurse ; :onDuty true .",
+                     "?nurse :onDuty true . MINUS { ?nurse a :Patient }")
+    assert problems(path, TRIAGE) == []
