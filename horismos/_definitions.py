@@ -1517,7 +1517,10 @@ class _Builder:
             algebra = step.requires.select.algebra
             for a in step.tool.args:
                 var = step.var_for(a.name)
-                if not a.is_class or var == "this":
+                if var == "this":
+                    continue
+                if not a.is_class:
+                    self.check_argument_datatype(step, a, var, algebra)
                     continue
                 classes = self.var_classes(algebra, var)
                 if not classes or any(self.related(c, a.type) for c in classes):
@@ -1535,6 +1538,40 @@ class _Builder:
                     f'"{a.name}" from a variable that is one',
                     (step.iri, HORIS.requires),
                 )
+
+    def check_argument_datatype(self, step: ActionStep, a: Arg, var: str, algebra: Any) -> None:
+        """A datatype argument given from the object of a property whose rdfs:range is a
+        datatype no literal of which is one of the argument's (``?this :queueRef ?ref``, a
+        string, for an xsd:integer): the argument check refused every call, after the steps
+        before it had acted. Built-in datatypes only; one derived from the other may fit."""
+        if a.type not in DATATYPES or a.type == RDFS.Literal or step.tool is None:
+            return
+        node = Variable(var)
+        for _, p, o in _matched_triples(algebra):
+            if o != node or not isinstance(p, URIRef) or p == RDF.type:
+                continue
+            for r in self.g.objects(p, RDFS.range):
+                if (
+                    not isinstance(r, URIRef)
+                    or r not in DATATYPES
+                    or r == RDFS.Literal
+                    or _derives(r, a.type)
+                    or _derives(a.type, r)
+                ):
+                    continue
+                self.at_variable(
+                    "warning",
+                    var,
+                    step.iri,
+                    f"horis:requires binds ?{var} to a value of {self.n(p)}, whose rdfs:range "
+                    f'is {self.n(r)}, but it gives argument "{a.name}" of {step.tool.name}, '
+                    f"which takes a literal of {self.n(a.type)}: every call is refused, after "
+                    "the steps before it have acted",
+                    f'declare "{a.name}" horis:type {self.n(r)}, or give it from a variable '
+                    f"that holds a literal of {self.n(a.type)}",
+                    (step.iri, HORIS.requires),
+                )
+                return
 
     def check_option_classes(
         self, proposal: ProposalStep, cands: Node, algebra: Any, nxt: ActionStep

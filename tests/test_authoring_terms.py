@@ -623,3 +623,27 @@ def test_a_class_only_a_minus_names_says_nothing_of_the_argument(tmp_path: Path)
     path, _ = edited(tmp_path, TRIAGE, "?nurse a :Nurse ; :onDuty true .",
                      "?nurse :onDuty true . MINUS { ?nurse a :Patient }")
     assert problems(path, TRIAGE) == []
+
+
+@pytest.mark.parametrize(("typ", "warned"), [
+    ("xsd:integer", True), ("xsd:dateTime", True),
+    ("xsd:normalizedString", False),  # a value of :queueRef may be one: it derives from string
+    ("rdfs:Literal", False),
+])
+def test_an_argument_given_a_value_of_another_datatype_is_a_warning(
+        tmp_path: Path, typ: str, warned: bool) -> None:
+    """"ref" declared xsd:integer, given :queueRef (an xsd:string): the patient was queued,
+    then the page was refused ("must be a literal of datatype xsd:integer") every time."""
+    path, _ = edited(tmp_path, TRIAGE, 'horis:name "ref"     ; horis:type xsd:string',
+                     f'horis:name "ref"     ; horis:type {typ}')
+    found = problems(path, TRIAGE)
+    if not warned:
+        assert found == []
+        return
+    p = the_one(found, "warning")
+    line = next(i for i, x in enumerate(path.read_text().splitlines(), 1) if ":queueRef ?ref" in x)
+    assert (p.line, p.node) == (line, ":NotifyNurse"), p
+    assert p.message.startswith("horis:requires binds ?ref to a value of :queueRef, whose "
+                                'rdfs:range is xsd:string, but it gives argument "ref" of '
+                                f"ehr.notify_nurse, which takes a literal of {typ}"), p.message
+    assert p.hint is not None and p.hint.startswith('declare "ref" horis:type xsd:string')
