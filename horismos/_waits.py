@@ -203,9 +203,14 @@ def find_instance(store: Store, text: str) -> URIRef:
             "give the world the run committed to (the same --store, or the run's "
             "--out as --world)"
         )
-    what = "no instance" if not found else "more than one instance"
+    if not found:
+        raise UsageError(
+            f"no instance in this world with the id {text!r}: ids are new on every run; give "
+            "the one the run printed in [brackets], or list the world's instances with: "
+            "horismos instances --world F (or --store S) --status waiting"
+        )
     raise UsageError(
-        f"{what} in this world with the id {text!r}; give the instance IRI "
+        f"more than one instance in this world with the id {text!r}; give the instance IRI "
         "(urn:horismos:instance:…) as the run's brief or trace shows it"
     )
 
