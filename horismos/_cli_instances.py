@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -29,7 +30,7 @@ from ._errors import UsageError
 from ._instances import STATUSES, due_waits, list_instances
 from ._policy import SERVED_PREFIX
 from ._stores import DEFAULT_STORE
-from ._world import World
+from ._world import World, holds_subject
 
 __all__ = [
     "approve_arguments",
@@ -74,10 +75,13 @@ def instances_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_instances(args: argparse.Namespace) -> int:
     """List the world's instances: id, workflow, focus, status, current step, since when."""
-    name: Callable[[Any], str] = (
-        load_definitions(args.paths).name if args.paths else lambda node: str(node)
-    )
+    defs = load_definitions(args.paths) if args.paths else None
     world = world_of(args)
+    # a focus is a node of the world: its CURIE is the one the world holds (as `run` prints it)
+    exists = functools.partial(holds_subject, world)
+    name: Callable[[Any], str] = (
+        functools.cache(lambda node: defs.name(node, exists)) if defs else lambda node: str(node)
+    )
     rows = list_instances(world.store, args.status)
     if args.format == "json":
         print(
