@@ -52,7 +52,7 @@ from ._call import (
     check_arguments,
     guarded_call,
 )
-from ._catalog import effect_schema, input_schema
+from ._catalog import binding_problem, effect_schema, input_schema
 from ._errors import UsageError
 from ._model import McpServer, Tool
 from ._policy import (
@@ -113,7 +113,10 @@ class ServedTools:
                     f"--allow {','.join(sorted(self.allow))}"
                 )
             elif entry.readiness == "catalog_only":
-                self.skipped[entry.name] = "its binding cannot be resolved in this process"
+                why = binding_problem(tool, agent.tools, agent.catalog.sessions())
+                self.skipped[entry.name] = "its binding cannot be resolved in this process" + (
+                    f": {why}" if why else ""
+                )
             elif not _NAME.match(entry.name) or entry.name in RESERVED:
                 raise UsageError(
                     f"tool {entry.name} <{entry.iri}> cannot be served under its "
@@ -208,7 +211,7 @@ class ServedTools:
         fp = None
         if tool.requires_approval and isinstance(args, Mapping):
             try:
-                fp = approval_fingerprint(catalog, tool, args)
+                fp = approval_fingerprint(catalog, tool, args, self.world)
             except UsageError:
                 fp = None  # the guarded call refuses the same arguments, by name
         result = await guarded_call(
@@ -293,7 +296,7 @@ class ServedTools:
         approval is of the tool as its request showed it) for ``horismos approve``; the typed
         answer the agent gets."""
         instance = URIRef(SERVED_PREFIX + fp)
-        _, payload, _ = check_arguments(tool, self.agent.definitions, args)
+        _, payload, _ = check_arguments(tool, self.agent.definitions, args, self.world)
         server = self._server(tool)
         if not self.world.store.select(
             "SELECT ?a WHERE { GRAPH ?g { ?a horis:instance ?i ; horis:implementation ?impl } "
