@@ -251,6 +251,15 @@ class ReplayTrace(Trace):
                 recorded=recorded,
                 now=now,
             )
+        if field == "workflow" and now is None:  # not "is null now": say what to give
+            return Divergence(
+                f"{self.source}: {where}: the trace runs the workflow {_show(recorded)}, which "
+                "the definitions given do not declare; give the files that declare it",
+                event=index,
+                field=field,
+                recorded=recorded,
+                now=now,
+            )
         return Divergence(
             f"{self.source}: {where}: {field} was {_show(recorded)} when recorded, "
             f"is {_show(now)} now",
