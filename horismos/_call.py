@@ -10,6 +10,7 @@ takes an ActionStep's path through the runner — binding, SHACL gate, one trans
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -28,7 +29,7 @@ from ._catalog import (
     types_in,
 )
 from ._claims import CALLS, Worker
-from ._errors import CallInFlight, NotAnIRI, OutcomeUnknown, ToolError, UsageError
+from ._errors import AmbiguousName, CallInFlight, NotAnIRI, OutcomeUnknown, ToolError, UsageError
 from ._intents import (
     CALLING,
     Intent,
@@ -51,6 +52,7 @@ from ._records import StepRecord
 from ._runner import Environment, _literal_fits, _n3
 from ._stores.base import Change, Conflict
 from ._trace import TRACE_VERSION, Trace
+from ._world import holds_subject
 
 if TYPE_CHECKING:
     from ._catalog import ToolIndex
@@ -169,9 +171,12 @@ def check_arguments(
     tool: Tool,
     defs: Definitions,
     args: Any,
+    world: World | None = None,
 ) -> tuple[dict[str, Node], dict[str, Any], list[str]]:
     """The arguments as graph nodes, the normalized payload (class-typed ones as full IRIs),
-    and what keeps them from fitting the input schema."""
+    and what keeps them from fitting the input schema. Given ``world``, a CURIE whose prefix
+    the files bind to several namespaces means the one IRI the world holds (as a focus does)."""
+    exists = None if world is None else functools.partial(holds_subject, world)
     if not isinstance(args, Mapping):
         example = ", ".join(f'"{a.name}": …' for a in ordered_args(tool))
         return {}, {}, [f"the arguments must be a JSON object, e.g. {{{example}}}"]
@@ -196,7 +201,7 @@ def check_arguments(
             continue
         problem = _json_type_problem(props[arg.name], value) or _not_unicode(value)
         if problem is None:
-            node = _node(arg, value, defs)
+            node = _node(arg, value, defs, exists)
             if not isinstance(node, Node):
                 problem = node
             else:
@@ -259,12 +264,14 @@ def _json_kind(value: Any) -> str:
     return f"{'string' if isinstance(value, str) else 'number'} {value!r}"
 
 
-def _node(arg: Arg, value: Any, defs: Definitions) -> Node | str:
+def _node(
+    arg: Arg, value: Any, defs: Definitions, exists: Callable[[URIRef], bool] | None = None
+) -> Node | str:
     """``value`` as the node the argument binds to, or what is wrong with it."""
     if arg.is_class:
         try:
-            return defs.expand(value)
-        except NotAnIRI as e:
+            return defs.expand(value, exists)
+        except (NotAnIRI, AmbiguousName) as e:
             return f"must name a node of class {defs.name(arg.type)}: {e}"
         except KeyError:
             return (
@@ -294,9 +301,11 @@ def _node(arg: Arg, value: Any, defs: Definitions) -> Node | str:
     return lit
 
 
-def approval_fingerprint(catalog: ToolIndex, tool: Tool, args: Any) -> str:
+def approval_fingerprint(
+    catalog: ToolIndex, tool: Tool, args: Any, world: World | None = None
+) -> str:
     """The fingerprint ``tools approve`` prints: of the payload a call would normalize to."""
-    _, payload, problems = check_arguments(tool, catalog.definitions, args)
+    _, payload, problems = check_arguments(tool, catalog.definitions, args, world)
     if problems:
         raise UsageError(
             f"{tool.name}: the arguments do not fit its input schema: " + "; ".join(problems)
@@ -362,7 +371,7 @@ async def guarded_call(
     )
     nodes: dict[str, Node] = {}
     try:
-        nodes, payload, problems = check_arguments(tool, defs, args)
+        nodes, payload, problems = check_arguments(tool, defs, args, world)
         if problems:
             raise _Refused(
                 "refused",
@@ -431,7 +440,9 @@ async def guarded_call(
         "end", status=result.status, world_digest=None if world.store.shared else world.digest()
     )
     tr.close()
-    result.trace, result.names = tr, _namer(defs)
+    result.trace, result.names = tr, _namer(defs, world)
+    for term in [t for triple in result.effects for t in triple]:
+        result.names(term)  # named now, while the world is open to ask
     result.call = _call_text(tool, nodes if nodes else {}, result.names)
     result.content.insert(0, {"type": "text", "text": _summary(result)})
     if isinstance(trace, str | Path):
@@ -505,7 +516,7 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
     checked whether it acted. The intent cleared, or None when there was none. On a shared
     world the call's key is claimed first, so a call in flight elsewhere is not cleared."""
     defs = catalog.definitions
-    nodes, _, problems = check_arguments(tool, defs, args)
+    nodes, _, problems = check_arguments(tool, defs, args, world)
     if problems:
         raise UsageError(
             f"{tool.name}: the arguments do not fit its input schema: " + "; ".join(problems)
@@ -648,10 +659,15 @@ def _jsonable(value: Any) -> Any:
     return json_value(value)
 
 
-def _namer(defs: Definitions) -> Callable[[Node], str]:
+def _namer(defs: Definitions, world: World) -> Callable[[Node], str]:
+    """Nodes as CURIEs that read back as them, asking the world which namespace a prefix
+    the files bind to several means (as `run` prints them), one triple a node."""
+    exists = functools.partial(holds_subject, world)
+
+    @functools.cache
     def name(node: Node) -> str:
         if isinstance(node, URIRef):
-            return defs.name(node)
+            return defs.name(node, exists)
         if isinstance(node, RdfLiteral):
             return node.n3(defs.graph.namespace_manager)
         return str(node)
