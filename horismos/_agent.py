@@ -188,8 +188,8 @@ class Agent:
         changed definitions against the world itself (docs/replay.md). ``allow`` names the
         side-effect classes steps may call (default: all but ExternalCommit); a step whose
         tool is outside it blocks with PolicyRefused, and one whose tool requires approval
-        waits for it (:meth:`approve`). ``on_step`` is called with each step's record as soon
-        as it has landed.
+        waits for it (:meth:`approve`). ``on_step`` is called with the instance and each step's
+        record as soon as it has landed.
         """
         return _loop.run(
             self.arun(
