@@ -2,13 +2,19 @@
 
 The generated reference pages (CLI, Python API, the ``horis:`` vocabulary through pyLODE) are
 made again from the code and the ontology and compared with the checked-in files; every
-relative link in the README and docs/ leads to a file that exists.
+relative link in the README and docs/ leads to a file that exists. The commands the README and
+the guide show are read out of the pages and run as written, as subprocesses in a copy of the
+example files, and what they print is held to what the pages show.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -87,3 +93,112 @@ def test_every_relative_link_leads_to_a_file_and_heading(document: Path) -> None
                                  and anchor not in _anchors(page)):
             broken.append(target)
     assert not broken, f"{document.relative_to(ROOT)} links to missing pages or headings: {broken}"
+
+
+# -- the commands the pages show, run as written ------------------------------------------------
+
+
+def _shell_lines(page: str) -> list[str]:
+    """Each command of the page's ```sh blocks: continuations joined, comments dropped, and
+    of a README line that installs first (``… && .venv/bin/horismos run …``) the last part."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    lines = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.split("&&")[-1].strip()
+            if line:
+                lines.append(line)
+    return lines
+
+
+def _argv(line: str) -> list[str]:
+    words = shlex.split(line, comments=True)
+    return [sys.executable, "-m", "horismos", *words[1:]]
+
+
+def _shown(page: str, after: str) -> str:
+    """The first unlabelled ``` block of ``page`` after the text ``after``."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    block = re.search(r"```\n(.*?)```", text[text.index(after):], re.S)
+    assert block is not None, f"{page}: no output block after {after!r}"
+    return block.group(1)
+
+
+def _ids_out(text: str) -> str:
+    """Instance ids are new on every run."""
+    return re.sub(r"(?m)(^\[[0-9a-f]{8}\]|^[0-9a-f]{8}(?=  ))", "ID", text)
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example files where the README runs its commands: a clone's root."""
+    root = tmp_path_factory.mktemp("clone")
+    for folder in ("workflows", "ontologies", "examples"):
+        shutil.copytree(ROOT / folder, root / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _run(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    assert line.split()[0].endswith("horismos"), line
+    done = subprocess.run(_argv(line), cwd=cwd, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert "Traceback" not in done.stdout + done.stderr, f"{line}\n{done.stderr}"
+    return done
+
+
+def test_the_readme_commands_print_what_the_readme_shows(clone: Path) -> None:
+    first, *then = [c for c in _shell_lines("README.md") if "pytest" not in c]
+    done = _run(first, clone)
+    shown = _shown("README.md", "The first command above runs it")
+    assert done.returncode == 0, done.stderr
+    assert _ids_out(done.stdout) == _ids_out(shown), (
+        f"README.md's first command printed\n{done.stdout}\nwhere the README shows\n{shown}")
+    validate, run_all, replay = then
+    assert _run(validate, clone).returncode == 0
+    assert _run(run_all, clone).returncode == 4  # :patient44 has no acuity: blocked
+    done = _run(replay, clone)
+    assert (done.returncode, done.stdout.split()[0]) == (0, "same"), done.stdout + done.stderr
+
+
+def test_the_readme_python_example_runs(clone: Path) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text, re.S)
+    assert code is not None
+    done = subprocess.run([sys.executable, "-c", code.group(1) + "\nprint(run.status)\n"],
+                          cwd=clone, capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["completed"], done.stderr
+
+
+def test_the_first_workflow_guide_ends_with_the_table_it_shows(clone: Path) -> None:
+    page = "docs/guide/first-workflow.md"
+    lines = _shell_lines(page)
+    run_all = next(c for c in lines if " run " in c)
+    done = _run(run_all, clone)
+    table = _shown(page, "and ends with a table")
+    assert done.returncode == 4
+    assert _ids_out(done.stdout).endswith(_ids_out(table)), done.stdout
+    assert (clone / "world.trig").is_file() and (clone / "run.jsonl").is_file()
+    graph = next(c for c in lines if " graph " in c)
+    assert _run(graph, clone).stdout.startswith("flowchart TD")
+
+
+def test_the_proposals_guide_waits_then_resumes_with_the_id_the_run_printed(clone: Path) -> None:
+    run, resume = _shell_lines("docs/guide/proposals-and-waits.md")
+    done = _run(run, clone)
+    assert done.returncode == 3, done.stdout + done.stderr  # Brian's booking waits
+    waiting = re.search(r"^\[([0-9a-f]{8})\] :booking2  :AskOperator  waiting", done.stdout, re.M)
+    assert waiting is not None, done.stdout
+    resume = re.sub(r"--instance \w+", f"--instance {waiting.group(1)}", resume)
+    done = _run(resume, clone)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ":airline.rebook(booking=:booking2, flight=:VS3)  completed" in done.stdout
+
+
+def test_the_tool_catalog_guide_commands_run(clone: Path) -> None:
+    listed, discovered, called, inventory = _shell_lines("docs/guide/tool-catalog.md")
+    assert '"name": "ehr.assign_queue"' in _run(listed, clone).stdout
+    assert _run(discovered, clone).stdout.startswith("1. ehr.assign_queue  executable")
+    done = _run(called, clone)
+    assert done.returncode == 0 and "completed" in done.stdout.splitlines()[0], done.stdout
+    assert _run(inventory, clone).returncode == 0
