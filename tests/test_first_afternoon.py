@@ -456,6 +456,38 @@ def test_an_ambiguous_curie_is_an_error_listing_the_iris(tmp_path: Path) -> None
 
 
 
+def test_tools_call_over_folders_reads_an_argument_curie_as_the_world_holds_it(
+        tmp_path: Path) -> None:
+    """As a run's --focus: ':patient42' over workflows/ ontologies/ is the ehr node the world
+    has, and printed back as :patient42; with no world to tell, the IRIs it could be."""
+    folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
+    args = ["--args", '{"patient": ":patient42", "queue": ":urgent"}']
+    p = horismos("tools", "call", "ehr.assign_queue", *folders, *WORLD, *TOOLS, *args,
+                 cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("ehr.assign_queue(patient=:patient42, queue=:urgent): completed")
+    assert "    :patient42 :queueRef " in p.stdout
+    p = horismos("tools", "call", "ehr.assign_queue", *folders, *TOOLS, *args, cwd=tmp_path)
+    assert p.returncode == 5
+    assert ":patient42 is ambiguous" in p.stdout and "<http://example.org/ehr#patient42>" in (
+        p.stdout), p.stdout
+
+
+def test_instances_over_folders_names_each_focus_as_the_world_holds_it(tmp_path: Path) -> None:
+    folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
+    out = ["--out", "after.trig"]
+    assert horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", *out, cwd=tmp_path).returncode == 4
+    p = horismos("instances", *folders, "--world", "after.trig", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert sorted(r.split()[2] for r in p.stdout.splitlines()[1:]) == [
+        ":patient42", ":patient43", ":patient44"], p.stdout
+    p = horismos("resume", *TRIAGE, "--world", "after.trig", "--instance", "9b1c2c5e",
+                 cwd=tmp_path)
+    assert p.returncode == 2
+    assert "ids are new on every run" in p.stderr and "horismos instances" in p.stderr
+    no_traceback(p)
+
+
 def test_a_name_is_told_apart_by_one_triple_asked_not_the_nodes_every_triple(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run's output names a node as ``:x`` when only one of the namespaces ``:`` is bound to
