@@ -396,7 +396,11 @@ class RunView:
 
     def _why(self, inst: InstanceRun) -> str:
         if inst.status == "waiting":
-            return inst.brief.splitlines()[0] if inst.brief else ""
+            if inst.brief:
+                return inst.brief.splitlines()[0]
+            # a horis:Silent wait publishes no brief: its reason, as its step line says it
+            wait = inst.steps[-1].detail.get("wait", {}) if inst.steps else {}
+            return one_line(str(wait.get("reason") or ""))
         if inst.status == "blocked" and inst.error is None:
             rec = next((r for r in reversed(inst.steps) if r.status == "blocked"), None)
             return (

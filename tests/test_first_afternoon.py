@@ -654,3 +654,22 @@ def test_wake_takes_the_policy_the_steps_after_the_wait_need(tmp_path: Path) -> 
                     "ReadOnly,HostStateWrite,ExternalCommit", cwd=tmp_path)
     assert wide.returncode == 0, wide.stdout + wide.stderr
     assert ":t.file(request=:req1)  completed" in wide.stdout
+
+
+def test_the_summary_table_gives_a_silent_waits_reason(tmp_path: Path) -> None:
+    """A horis:Silent wait publishes no brief; its row still says why it waits."""
+    (tmp_path / "wait.ttl").write_text("""
+@prefix :      <http://example.org/ward#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+:Patient a owl:Class .
+:ok a owl:DatatypeProperty .
+:W a horis:Workflow ; horis:focusType :Patient ; horis:start :Hold .
+:Hold a horis:WaitStep ; horis:reason "a nurse checks the patient" ;
+    horis:wake horis:OperatorInput ; horis:delivery horis:Silent ; horis:until "?this :ok true ." .
+:p1 a :Patient .
+""")
+    p = horismos("run", "wait.ttl", "--all", cwd=tmp_path)
+    assert p.returncode == 3, p.stdout + p.stderr
+    last = p.stdout.splitlines()[-1]
+    assert last.split()[1:] == [":p1", "waiting", ":Hold", "a", "nurse", "checks", "the", "patient"]
