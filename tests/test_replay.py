@@ -513,3 +513,13 @@ def test_cli_trace_show_prints_a_timeline() -> None:
     assert "gate rejected: a queue reference looks like" in out
     assert "raised RuntimeError: EHR unavailable (503)" in out
     assert "end: failed (1 blocked, 2 failed)" in out
+
+
+def test_a_trace_of_a_workflow_the_definitions_lack_says_which_files_to_give() -> None:
+    """Not "workflow was … when recorded, is null now": the definitions given lack it."""
+    lab = Agent.from_files(ROOT / "workflows" / "lab_review.ttl", ROOT / "ontologies" / "lab.ttl")
+    report = replay(RECORDED / "triage-patient42.jsonl", lab)
+    assert report.diverged and report.first_divergence is not None
+    message = str(report.first_divergence)
+    assert "which the definitions given do not declare" in message, message
+    assert "null" not in message

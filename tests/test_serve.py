@@ -187,6 +187,11 @@ def test_served_schemas_are_the_inventorys(project: Path) -> None:
     narrow = ServedTools(agent, world, allow="ReadOnly")
     assert sorted(narrow.tools) == []
     assert "outside --allow ReadOnly" in narrow.skipped["t.queue"]
+    # a binding that does not resolve: why, as run says it (what is registered, or a near name)
+    misnamed = Agent.from_files(project / "defs.ttl", tools={"queu": clinic_tools.queue})
+    unserved = ServedTools(misnamed, world).skipped["t.queue"]
+    assert unserved.startswith("its binding cannot be resolved in this process: binding")
+    assert "did you mean 'queu'?" in unserved, unserved
 
 
 def test_overlapping_calls_on_one_world_commit_once(project: Path) -> None:
