@@ -19,29 +19,29 @@ from collections.abc import Iterable
 from rdflib import OWL, RDF, RDFS
 from rdflib.term import Node
 
-__all__ = ["SCHEMA_PREDICATES", "touches_schema"]
+__all__ = ["RULE_PREDICATES", "SCHEMA_PREDICATES", "touches_schema"]
 
-SCHEMA_PREDICATES = frozenset(
-    {
-        RDFS.subClassOf,
-        OWL.equivalentClass,
-        RDFS.subPropertyOf,
-        OWL.equivalentProperty,
-        RDFS.domain,
-        RDFS.range,
-        OWL.inverseOf,
-        OWL.onProperty,
-        OWL.hasValue,
-        OWL.someValuesFrom,
-        OWL.allValuesFrom,
-        OWL.intersectionOf,
-        OWL.unionOf,
-        RDF.first,  # the members of a class expression's list
-        RDF.rest,
-    }
+RULE_PREDICATES = (
+    RDFS.subClassOf,
+    OWL.equivalentClass,
+    RDFS.subPropertyOf,
+    OWL.equivalentProperty,
+    RDFS.domain,
+    RDFS.range,
+    OWL.inverseOf,
+    OWL.onProperty,
+    OWL.hasValue,
+    OWL.someValuesFrom,
+    OWL.allValuesFrom,
+    OWL.intersectionOf,
+    OWL.unionOf,
 )
-"""The predicates the world's type rules are written with (and ``rdf:type
-owl:SymmetricProperty``): a write of one of them moves a store's schema mark."""
+"""The predicates the world's type rules are written with, in the order
+:mod:`horismos._entailment` reads them."""
+
+SCHEMA_PREDICATES = frozenset({*RULE_PREDICATES, RDF.first, RDF.rest})
+"""What a write of moves a store's schema mark: the rules' predicates and the members of a
+class expression's list (and ``rdf:type owl:SymmetricProperty``)."""
 
 _TYPE = frozenset({RDF.type})
 _SYMMETRIC = frozenset({OWL.SymmetricProperty})
