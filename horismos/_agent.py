@@ -427,7 +427,11 @@ class Agent:
         its brief shows); :meth:`resume` then calls the tool. Returns what was approved
         (``tool``, ``payload``, ``fingerprint``, ``graph``); raises UsageError for a
         fingerprint the instance does not wait for."""
-        iid = find_instance(world.store, instance) if isinstance(instance, str) else instance
+        iid = (
+            find_instance(world.store, instance, "approve")
+            if isinstance(instance, str)
+            else instance
+        )
         return approve(self.definitions, world, iid, fingerprint, self.mcp_servers)
 
     async def aresume(

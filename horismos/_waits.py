@@ -177,8 +177,9 @@ def unfinished(
     return found
 
 
-def find_instance(store: Store, text: str) -> URIRef:
-    """An instance IRI from its IRI or from the short id a run prints (a unique prefix).
+def find_instance(store: Store, text: str, verb: str = "resume") -> URIRef:
+    """An instance IRI from its IRI or from the short id a run prints (a unique prefix);
+    ``verb``, what the command would do with it, for the message when the world has none.
 
     The store finds the ids that start so, two at most: a world of a million instances used
     to hand every one of them to Python to be tested here."""
@@ -199,7 +200,7 @@ def find_instance(store: Store, text: str) -> URIRef:
         f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} }} LIMIT 1", {}, _NS
     ):
         raise UsageError(
-            "this world holds no workflow instances, so there is none to resume; "
+            f"this world holds no workflow instances, so there is none to {verb}; "
             "give the world the run committed to (the same --store, or the run's "
             "--out as --world)"
         )

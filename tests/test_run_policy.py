@@ -417,3 +417,11 @@ def test_an_approval_holds_only_for_the_mcp_server_it_was_given_for(tmp_path) ->
     rebound.approve(world, run.instance, fp)  # approved for production this time
     assert rebound.resume(world, run.instance).status == "completed"
     assert (tmp_path / "ledger.txt").read_text().splitlines() == [f"production {EX.p1}"]
+
+
+def test_approving_in_a_world_with_no_instances_says_there_is_none_to_approve(tmp_path) -> None:
+    """It said there was none "to resume": the words of another command."""
+    agent, _, _ = setup(tmp_path, APPROVAL)
+    with pytest.raises(UsageError, match="holds no workflow instances, so there is none to "
+                       "approve; give the world the run committed to"):
+        agent.approve(World(), "9b1c2c5e", "0" * 64)
