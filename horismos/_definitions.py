@@ -1139,23 +1139,34 @@ class _Builder:
                     "declares and no loaded data uses, so the pattern cannot match",
                     known,
                     at=(holder, pred, None),
+                    in_text=(holder, pred),
                 )
 
     def undeclared(
-        self, term: URIRef, node: Node, message: str, known: Iterable[Node], at: Where
+        self,
+        term: URIRef,
+        node: Node,
+        message: str,
+        known: Iterable[Node],
+        at: Where,
+        in_text: tuple[Node, URIRef] | None = None,
     ) -> None:
         """A warning that ``term`` is declared nowhere, with a did-you-mean among ``known``.
         Only a warning, kept by term: world data may use it, and ``validate --world`` drops
-        the warnings about the terms the world uses."""
-        problem = self.src.problem(
-            "warning",
-            node,
-            message,
+        the warnings about the terms the world uses. ``in_text``: the (holder, predicate) of
+        the pattern that names it, for the line the term is written on, not the pattern's
+        first."""
+        hint = (
             self.did_you_mean(term, known)
             or self.in_another_namespace(term, known)
-            or "declare it in the ontology, or check the spelling",
-            at=at,
+            or "declare it in the ontology, or check the spelling"
         )
+        if in_text is not None:
+            local = re.escape(_split(term)[1])
+            written = rf"<{re.escape(str(term))}>|:{local}(?![\w.-]*\w)" if local else "$^"
+            problem = self.placed_in_text("warning", written, node, message, hint, in_text)
+        else:
+            problem = self.src.problem("warning", node, message, hint, at=at)
         self.defs.undeclared.setdefault(term, []).append(problem)
         self.problems.append(problem)
 
