@@ -1507,7 +1507,7 @@ class _Builder:
         those of its OPTIONAL and UNION groups; not a MINUS's, which no solution matches)."""
         node = Variable(var)
         classes: set[URIRef] = set()
-        for s, p, o in _matched_triples(algebra):
+        for s, p, o in group_triples(algebra, minus=False):
             if s == node and p == RDF.type and isinstance(o, URIRef):
                 classes.add(o)
             elif o == node and isinstance(p, URIRef) and p != RDF.type:
@@ -1515,6 +1515,14 @@ class _Builder:
                 if r is not None:
                     classes.add(r)
         return classes
+
+    def unrelated_classes(self, algebra: Any, var: str, wanted: URIRef) -> str | None:
+        """The classes a pattern says ``?var``'s nodes are of (:meth:`var_classes`), named,
+        when it says some and none of them may be a ``wanted``; else None."""
+        classes = self.var_classes(algebra, var)
+        if not classes or any(self.related(c, wanted) for c in classes):
+            return None
+        return ", ".join(sorted(self.n(c) for c in classes))
 
     def check_argument_classes(self) -> None:
         """An argument of a class given from a variable its step's horis:requires says is a
@@ -1533,10 +1541,9 @@ class _Builder:
                 if not a.is_class:
                     self.check_argument_datatype(step, a, var, algebra)
                     continue
-                classes = self.var_classes(algebra, var)
-                if not classes or any(self.related(c, a.type) for c in classes):
+                given = self.unrelated_classes(algebra, var, a.type)
+                if given is None:
                     continue
-                given = ", ".join(sorted(self.n(c) for c in classes))
                 self.at_variable(
                     "warning",
                     var,
@@ -1558,7 +1565,7 @@ class _Builder:
         if a.type not in DATATYPES or a.type == RDFS.Literal or step.tool is None:
             return
         node = Variable(var)
-        for _, p, o in _matched_triples(algebra):
+        for _, p, o in group_triples(algebra, minus=False):
             if o != node or not isinstance(p, URIRef) or p == RDF.type:
                 continue
             for r in self.g.objects(p, RDFS.range):
@@ -1594,13 +1601,12 @@ class _Builder:
         var = proposal.as_var
         if nxt.tool is None:
             return
-        classes = self.var_classes(algebra, var)
         for a in nxt.tool.args:
-            if nxt.var_for(a.name) != var or not a.is_class or not classes:
+            if nxt.var_for(a.name) != var or not a.is_class:
                 continue
-            if any(self.related(c, a.type) for c in classes):
+            given = self.unrelated_classes(algebra, var, a.type)
+            if given is None:
                 continue
-            given = ", ".join(sorted(self.n(c) for c in classes))
             self.at_variable(
                 "warning",
                 var,
@@ -3896,17 +3902,6 @@ MODEL_ALIASES = {"claude": "anthropic"}
 _SPARQL_HEAD = re.compile(r"^(\s*(#[^\n]*)?\n)*")
 
 _STANDARD = (str(RDF), str(RDFS), str(XSD), str(SH), "http://www.w3.org/2002/07/owl#")
-
-
-def _matched_triples(node: Any) -> list[tuple[Any, Any, Any]]:
-    """:func:`group_triples` but for the groups a MINUS takes away."""
-    name = getattr(node, "name", None)
-    if name is None:
-        return []
-    if name == "BGP":
-        return list(node.triples)
-    keys = ("p", "p1") if name == "Minus" else ("p", "p1", "p2")
-    return [t for key in keys for t in _matched_triples(node.get(key))]
 
 
 def _iris(algebra: Any) -> set[URIRef]:

@@ -331,15 +331,17 @@ def _variables(node: Any) -> list[Variable]:
 _COMPARED = frozenset({"=", "!=", "<", ">", "<=", ">="})
 
 
-def group_triples(node: Any) -> list[tuple[Any, Any, Any]]:
+def group_triples(node: Any, *, minus: bool = True) -> list[tuple[Any, Any, Any]]:
     """The triple patterns of ``node``'s groups, nested ones (``OPTIONAL``, ``UNION``,
-    subqueries) included: where a FILTER's variables are taken from."""
+    subqueries) included: where a FILTER's variables are taken from. Without ``minus``, not
+    a ``MINUS``'s, which no solution matches (what a solution's nodes are said to be)."""
     name = getattr(node, "name", None)
     if name is None:
         return []
     if name == "BGP":
         return list(node.triples)
-    return [t for key in ("p", "p1", "p2") for t in group_triples(node.get(key))]
+    keys = ("p", "p1") if name == "Minus" and not minus else ("p", "p1", "p2")
+    return [t for key in keys for t in group_triples(node.get(key), minus=minus)]
 
 
 def _comparisons(expr: Any) -> list[tuple[str, Literal]]:

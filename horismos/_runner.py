@@ -688,7 +688,8 @@ class Runner:
         if stale is not None:
             self._state[inst.instance].extend(stale.quads)  # this step's commit removes it
             called = self.defs.tools.get(stale.tool)
-            if self.calls_in_doubt and called is not None and not called.idempotent:
+            doubted = bool(self.calls_in_doubt) and called is not None and not called.idempotent
+            if called is not None and doubted:
                 # in doubt for every lane, not only this instance (announced at another step
                 # too: the definitions changed since, and the call may have acted)
                 self._pending.setdefault(inst.instance, []).extend(
@@ -697,9 +698,10 @@ class Runner:
                 # what it held there becomes part of that: replaced, not counted again
                 self._state[inst.instance].extend(self._still_held(inst.instance, called, stale))
             if stale.step == step.iri and not tool.idempotent:
-                held = self.calls_in_doubt > 0 and called is not None
-                rec.status = "failed"
-                rec.error = stale.unknown(tool, self.defs.name(step.iri), self.defs.name, held)
+                rec.status = "failed"  # named as what was called, held where it was
+                rec.error = stale.unknown(
+                    called or tool, self.defs.name(step.iri), self.defs.name, doubted
+                )
                 return rec, step.on_error
         # 1. preconditions: the step's, then the tool's own
         if step.requires is not None:
