@@ -63,6 +63,7 @@ from .base import (
     nt_text,
 )
 from .bound import with_iris
+from .churn import Churn
 from .schema_mark import touches_schema
 from .skolem import file_key, skolemise, skolemise_ox
 
@@ -596,6 +597,8 @@ class OxigraphStore(Store):
         self._persisted = False  # the stored digest is there (and true)
         self._commits = 0  # since it was last written
         self._schema_mark = 0  # moved by each write that may change the type rules
+        self._churn = Churn()  # in memory: what was removed since the store was copied
+        self._live: int | None = None  # in memory: the quads it holds, once counted
         if self.persistent:
             kept = list(self._store.quads_for_pattern(_DIGEST_NODE, _LTHASH, None, _DIGEST_GRAPH))
             if kept:
@@ -873,6 +876,13 @@ class OxigraphStore(Store):
             else:
                 store.extend([e[1] for e in added])
             self._tally.move(plus, minus)
+            if not self.persistent:
+                if self._live is not None:
+                    self._live += len(added) - len(removed)
+                if removed:
+                    self._churn.count(e[0] for e in removed)
+                    if self._churn.due(self._held):
+                        self._copy()
             if self.persistent:
                 self._commits += 1
                 if self._commits >= _PERSIST_EVERY:
@@ -891,6 +901,25 @@ class OxigraphStore(Store):
         except BaseException:
             self._store.extend(remove)
             raise
+
+    def _held(self) -> int:
+        """How many quads the in-memory store holds: counted once (a pass over it), then
+        kept by each commit."""
+        if self._live is None:
+            self._live = len(self._store)
+        return self._live
+
+    def _copy(self) -> None:
+        """Replace the in-memory store by a copy of what it holds, forgetting the quads it
+        was given and lost (:mod:`.churn`). Under the lock, as a commit: a read started
+        before keeps the old store, its snapshot, until it is done."""
+        fresh = ox.Store()
+        for g in self._store.named_graphs():  # an emptied graph is still a graph
+            fresh.add_graph(g)
+        fresh.extend(self._store)
+        self._store = fresh
+        self._live = None
+        self._churn.reset()
 
     def _write(self, remove: list[_Encoded], add: list[_Encoded]) -> None:
         """One update that removes and adds, atomically."""
@@ -927,6 +956,7 @@ class OxigraphStore(Store):
     def update(self, text: str) -> None:
         with self._lock:
             self._schema_mark += 1  # whatever it writes
+            self._live = None  # nor how much
             self._store.update(text)
 
     def schema_mark(self) -> int:
@@ -949,6 +979,7 @@ class OxigraphStore(Store):
         read before it (on disk too); the digest always matches what landed."""
         with self._lock:
             self._schema_mark += 1
+            self._live = None
             if self.persistent:  # none rather than wrong if this process dies part-way
                 self._unpersist()
             empty = not self._tally.value() and not any(

@@ -1,0 +1,135 @@
+"""An in-memory store that had many quads removed is copied afresh, and nothing a user can see
+changes (horismos._stores.churn).
+
+pyoxigraph's in-memory store keeps every quad it was ever given, removed ones too, and walks
+them to answer a pattern on their terms: a node whose value is replaced on every step made
+every lookup on it cost its history. The store copies itself when that pays; these tests hold
+the copy to being invisible: the same quads, digest, named graphs and blank nodes, reads
+started before it unchanged, commits after it as before.
+"""
+
+from __future__ import annotations
+
+import pytest
+from rdflib import RDF, BNode, Literal, Namespace, URIRef
+from test_loops import fetcher, paging, write
+
+from horismos import Agent, World
+from horismos._stores import Change, Conflict, churn, open_store
+
+FEED = Namespace("http://example.org/feed#")
+EX = "http://example.org/ward#"
+WARD, BEDS, KIND, G = (URIRef(EX + n) for n in ("w1", "freeBeds", "Ward", "g"))
+
+
+@pytest.fixture
+def small_floors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copy after a few dozen removals, not a thousand: the rules, at a test's size."""
+    monkeypatch.setattr(churn, "HOT_FLOOR", 16)
+    monkeypatch.setattr(churn, "DEAD_FLOOR", 64)
+    monkeypatch.setattr(churn, "BALANCE", 1)
+
+
+def replace_beds(store, times: int, start: int = 0) -> None:
+    """A ward's free-bed count replaced ``times`` times, one commit each."""
+    for n in range(start, start + times):
+        store.apply(
+            Change(add=[(WARD, BEDS, Literal(n + 1), G)], remove=[(WARD, BEDS, Literal(n), G)])
+        )
+
+
+def held(store) -> list[str]:
+    return sorted(store.lines())
+
+
+def test_a_node_replaced_many_times_gets_the_store_copied_and_reads_the_same(
+    small_floors: None,
+) -> None:
+    store = open_store("oxigraph")
+    blank = BNode("b0")
+    store.apply(
+        Change(
+            add=[
+                (WARD, RDF.type, KIND, None),
+                (WARD, BEDS, Literal(0), G),
+                (blank, URIRef(EX + "note"), Literal("kept"), None),
+            ]
+        )
+    )
+    emptied = URIRef(EX + "emptied")
+    store.apply(Change(add=[(WARD, URIRef(EX + "x"), Literal(1), emptied)]))
+    store.apply(Change(remove=[(WARD, URIRef(EX + "x"), Literal(1), emptied)]))
+    first = store._store
+    started = store.lines()  # a read begun before the copy
+    seen = [next(started)]
+
+    replace_beds(store, 400)
+
+    assert store._store is not first, "the store was never copied"
+    assert list(store.objects(WARD, BEDS)) == [Literal(400)]
+    assert store.types(WARD) == {KIND}
+    # everything held, as a fresh store given the same changes holds it
+    twin = open_store("oxigraph")
+    twin.apply(
+        Change(
+            add=[(WARD, RDF.type, KIND, None), (blank, URIRef(EX + "note"), Literal("kept"), None)]
+        )
+    )
+    twin.apply(Change(add=[(WARD, BEDS, Literal(400), G)]))
+    assert held(store) == held(twin)
+    assert store.digest() == store.recompute_digest() == twin.digest()
+    # a blank node is the same node after the copy, and an emptied graph still a graph
+    assert [str(s) for s, *_ in store.quads() if isinstance(s, BNode)] == ["b0"]
+    assert any(g.value == str(emptied) for g in store._store.named_graphs())
+    # the read begun before the copy still sees its own moment: 0 free beds
+    seen += started
+    assert sum('"0"^^' in line for line in seen) == 1
+    assert not any('"400"^^' in line for line in seen)
+
+
+def test_commits_after_a_copy_land_and_conflict_as_before(small_floors: None) -> None:
+    store = open_store("oxigraph")
+    store.apply(Change(add=[(WARD, BEDS, Literal(0), G)]))
+    first = store._store
+    replace_beds(store, 200)
+    assert store._store is not first
+    replace_beds(store, 5, start=200)
+    assert list(store.objects(WARD, BEDS)) == [Literal(205)]
+    with pytest.raises(Conflict, match="no longer stored"):
+        store.apply(Change(add=[(WARD, BEDS, Literal(7), G)], expect=[(WARD, BEDS, Literal(3), G)]))
+    assert held(store) == [
+        f'<{WARD}> <{BEDS}> "205"^^<http://www.w3.org/2001/XMLSchema#integer> <{G}> .'
+    ]
+    assert store.digest() == store.recompute_digest()
+
+
+def test_a_run_looping_on_one_instance_ends_as_it_would_without_copies(
+    small_floors: None, tmp_path
+) -> None:
+    """The instance's state is replaced every step: the store is copied during the run, and
+    the run ends as it would without (the loop stops at its budget, each page landed once)."""
+    write(tmp_path, paging(" ; horis:maxSteps 300"))
+    calls: list[object] = []
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"fetch": fetcher(calls)})
+    world = World.from_files(tmp_path / "world.ttl")
+    first = world.store._store
+
+    run = agent.run(world, all=True)
+
+    assert world.store._store is not first, "the store was never copied"
+    assert [i.status for i in run.instances] == ["failed", "failed"]
+    assert len(calls) == 600
+    pages = sorted(int(o) for s, p, o, _ in world.store.quads() if p == FEED.page)
+    assert pages == list(range(1, 601))
+    assert world.digest() == world.store.recompute_digest().fingerprint
+
+
+def test_an_on_disk_store_is_never_copied(small_floors: None, tmp_path) -> None:
+    store = open_store(f"oxigraph:{tmp_path / 'db'}")
+    try:
+        store.apply(Change(add=[(WARD, BEDS, Literal(0), G)]))
+        first = store._store
+        replace_beds(store, 200)
+        assert store._store is first
+    finally:
+        store.close()
