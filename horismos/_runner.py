@@ -520,7 +520,14 @@ class Runner:
         visits: dict[URIRef, int] = {}  # step -> steps that had acted when it was last entered
         acted = 0
         budget = self.defs.workflows[inst.workflow].max_steps  # the version counts its steps
+        task = asyncio.current_task()
         while current is not None:
+            if task is not None and task.cancelling():
+                # Ctrl-C (or a caller) asked the run to stop: a cancellation reaches a task
+                # only where it waits, and steps whose tools are inline never wait, so a
+                # `run --all` of them went on calling tools to its end (20,000 instances,
+                # 48 s after the Ctrl-C). Stopped here, between two steps: nothing half-done
+                raise asyncio.CancelledError
             step = self.defs.steps[current]
             version += 1
             stopped = True  # by the run, not by the step: it says so when the instance fails

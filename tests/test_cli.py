@@ -243,6 +243,46 @@ def test_bad_bytes_deep_nesting_and_ctrl_c_end_in_a_message_not_a_traceback(
     assert "interrupted" in err and "Traceback" not in out + err
 
 
+def test_ctrl_c_stops_a_run_of_inline_tools_before_its_next_step(tmp_path: Path) -> None:
+    """An inline tool runs on the run's own thread and the run never waits between steps, so
+    a Ctrl-C reached it only when every instance had run: `run --all` went on dispensing
+    (15,000 more prescriptions, 48 s) and then said "interrupted". It stops at the next step."""
+    peers = ROOT / "benchmarks" / "peers"
+    (tmp_path / "counted.py").write_text(
+        "import time\n"
+        "def decide_refill(rx, refills):\n"
+        "    return {'refillApproved': True}\n"
+        "def notify(rx, ref):\n"
+        "    return {'notifiedBy': 'sms'}\n"
+        "def dispense(rx):\n"
+        "    with open('dispensed', 'a') as f:\n"
+        "        f.write(str(rx) + '\\n')\n"
+        "    time.sleep(0.01)\n"
+        "    return {'dispenseRef': 'D-' + str(rx)[-4:]}\n")
+    (tmp_path / "refill.ttl").write_text(
+        (peers / "refill.ttl").read_text().replace("python:pharmacy_tools.", "python:counted."))
+    (tmp_path / "world.ttl").write_text(
+        "@prefix : <http://example.org/pharmacy#> .\n"
+        + "".join(f":rx{i} a :Prescription ; :refillsLeft 1 .\n" for i in range(2000)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "horismos", "run", "refill.ttl", str(peers / "pharmacy.ttl"),
+         "--world", "world.ttl", "--tools", "counted.py", "--all"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    dispensed = tmp_path / "dispensed"
+    deadline = time.monotonic() + 60
+    while not (dispensed.exists() and len(dispensed.read_text().splitlines()) >= 20):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    at_signal = len(dispensed.read_text().splitlines())
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "interrupted" in err and "Traceback" not in out + err
+    after = len(dispensed.read_text().splitlines())
+    assert after <= at_signal + 1, f"{after - at_signal} dispensed after the Ctrl-C"
+    assert out.count("completed, 2 effects") < 3 * 2000
+
+
 def test_replay_reexecuting_without_the_tools_is_a_usage_error(tmp_path: Path) -> None:
     """It reported every trace DIVERGED (exit 1), as if the run had changed."""
     ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "t.jsonl", cwd=tmp_path)
