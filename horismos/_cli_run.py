@@ -33,6 +33,7 @@ from ._cli_common import (
     writable,
     write_world,
 )
+from ._cli_validate import run_warnings
 from ._definitions import Definitions
 from ._errors import ShaclMessage, UsageError
 from ._proposal import summary as proposal_summary
@@ -116,7 +117,10 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
         "add ExternalCommit to allow it); a tool outside blocks its instance",
     )
     p.add_argument(
-        "-q", "--quiet", action="store_true", help="print only the outcome, not each step"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print only the outcome: not each step, nor the warnings validate gives",
     )
 
 
@@ -130,6 +134,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             load_world(world, args.world)
         elif not world.store.persistent:
             load_world(world, args.paths)
+        if not args.quiet:  # what `validate --world` warns of: a modeler sees it before a call
+            for problem in run_warnings(agent.definitions, world):
+                print(problem, file=sys.stderr)
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
         if args.all and sys.stderr.isatty():
             view.total = len(focus_nodes(agent.definitions, world, agent.workflow(args.workflow)))

@@ -26,7 +26,7 @@ from ._gate import shape_problems
 from ._stores import DEFAULT_STORE
 from ._world import World
 
-__all__ = ["cmd_validate", "validate_arguments"]
+__all__ = ["cmd_validate", "run_warnings", "validate_arguments"]
 
 
 def validate_arguments(p: argparse.ArgumentParser) -> None:
@@ -82,10 +82,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.world or args.store != DEFAULT_STORE:
         world = World.open(args.store, create=False)
         load_world(world, args.world)
-        used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
-        dropped = {id(p) for iri in used for p in defs.undeclared[iri]}
-        defs.warnings = [p for p in defs.warnings if id(p) not in dropped]
-        defs.warnings += _unheld(defs, world)
+        defs.warnings = beside_world(defs, world)
         world.store.close()
     # a server nothing declares is reported at the binding's line, before the connections
     refused = _after_load(defs, asyncio.run(connection_problems(defs)) if args.connect else ())
@@ -133,6 +130,19 @@ def _after_load(defs: Definitions, connected: Iterable[Problem] = ()) -> list[Pr
 def _placed(p: Problem) -> tuple[str, int]:
     """Where a problem is: its file, then its line (the load's order, kept for one line)."""
     return (p.file or "~", p.line or 0)
+
+
+def beside_world(defs: Definitions, world: World) -> list[Problem]:
+    """The load's warnings as they stand beside ``world``: none about an undeclared IRI the
+    world uses, one about each node the definitions name and the world does not hold."""
+    used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
+    dropped = {id(p) for iri in used for p in defs.undeclared[iri]}
+    return [p for p in defs.warnings if id(p) not in dropped] + _unheld(defs, world)
+
+
+def run_warnings(defs: Definitions, world: World) -> list[Problem]:
+    """What ``validate --world`` warns of, for ``run`` to say before it runs."""
+    return [*beside_world(defs, world), *command_problems(defs), *sometimes_unbound(defs)]
 
 
 def _unheld(defs: Definitions, world: World) -> list[Problem]:

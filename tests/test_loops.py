@@ -127,6 +127,33 @@ def test_validate_warns_about_a_cycle_through_a_non_idempotent_tool(tmp_path, id
         assert "t.fetch is not idempotent" in out and "horis:maxSteps, 25 here" in out
 
 
+def test_cli_run_warns_of_the_cycle_before_its_first_call_as_validate_does(tmp_path) -> None:
+    """`run` said nothing of what `validate` warns of, so a modeler who ran without validating
+    first saw the non-idempotent tool called round the loop with no word before it. The
+    warnings `validate --world` gives now come first, on stderr; the world's own terms are not
+    reported undeclared (:hasMore is in it), and `--quiet` leaves them out."""
+    write(tmp_path, paging(" ; horis:maxSteps 3", idempotent="false"))
+    (tmp_path / "feeds.py").write_text(
+        "def fetch(feed):\n    print('called', flush=True)\n    return {'page': [1]}\n",
+        encoding="utf-8")
+    args = [sys.executable, "-m", "horismos", "run", "defs.ttl", "--world", "world.ttl",
+            "--tools", "feeds", "--focus", ":f1"]
+    p = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert p.returncode == 1 and "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
+    warned = [line for line in p.stderr.splitlines() if ": warning: " in line]
+    assert any("on a cycle (:Page → :Page)" in w and "t.fetch is not idempotent" in w
+               and w.startswith("defs.ttl:") for w in warned), p.stderr
+    assert not any(":hasMore" in w for w in warned), warned  # the world uses it
+    validated = subprocess.run(
+        [sys.executable, "-m", "horismos", "validate", "defs.ttl", "--world", "world.ttl"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert warned == [line for line in validated.stdout.splitlines() if ": warning: " in line]
+    quiet = subprocess.run([*args, "--quiet"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120, stdin=subprocess.DEVNULL)
+    assert quiet.returncode == 1 and ": warning: " not in quiet.stdout + quiet.stderr
+
+
 def test_the_budget_counts_the_steps_of_every_resume(tmp_path) -> None:
     """Page, then a pause a resume ends, then Page again: each process runs a few steps, and
     the instance still stops at its budget, naming the loop."""
