@@ -198,6 +198,30 @@ def test_load_refuses_a_world_that_would_not_outlive_it(tmp_path):
     assert "oxigraph:PATH or sparql:URL" in done.stderr
 
 
+def test_a_store_is_not_made_among_a_folders_own_files(tmp_path):
+    """`--store oxigraph:.` wrote RocksDB's dozens of files into the project folder, among
+    the user's own. A new store's folder must be new or empty; the folder is left as it was."""
+    (tmp_path / "w.ttl").write_text('<urn:test:a> <urn:test:p> "x" .\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+
+    def load(store: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl", "--store",
+                               store], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+
+    here = load("oxigraph:.")
+    assert here.returncode == 2 and "Traceback" not in here.stderr, here.stderr
+    assert "holds other files (w.ttl) and no store" in here.stderr
+    assert "give a new or empty folder, e.g. oxigraph:world.db" in here.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    (tmp_path / "empty").mkdir()
+    for store in ("oxigraph:empty", "oxigraph:new", "oxigraph:new"):  # the last: reopened
+        done = load(store)
+        assert done.returncode == 0, done.stderr
+    with World.open("oxigraph:" + str(tmp_path / "new")) as reopened:
+        assert quads(reopened) == {(A, P, Literal("x"), None)}
+
+
 # -- a lost race in the runner, on every backend ------------------------------------------
 
 RACE = ASSIGN_TOOL.replace('horis:timeout "2s" .',

@@ -565,6 +565,21 @@ _LOCK = "LOCK"
 """The file of an on-disk store RocksDB locks; an open that fails on it names it."""
 
 
+def _refuse_folder_of_files(path: Path) -> None:
+    """A new store's folder must be new or empty: RocksDB writes its dozens of files straight
+    into it, so ``--store oxigraph:.`` scattered them among a project's own files."""
+    try:
+        held = sorted(p.name for p in path.iterdir()) if path.is_dir() else []
+    except OSError:
+        return  # unreadable: pyoxigraph says why when it opens it
+    if held:
+        shown = ", ".join(held[:3]) + (", …" if len(held) > 3 else "")
+        raise UsageError(
+            f"{path} holds other files ({shown}) and no store: a store writes its own files "
+            f"into its folder — give a new or empty folder, e.g. oxigraph:{path / 'world.db'}"
+        )
+
+
 class OxigraphStore(Store):
     """pyoxigraph's ``Store``: in memory without a path, RocksDB on disk with one.
 
@@ -579,6 +594,8 @@ class OxigraphStore(Store):
                 f"no store at {self.path}; create one with "
                 f"`horismos load FILES --store oxigraph:{self.path}`"
             )
+        if self.path is not None and create and not (self.path / "CURRENT").is_file():
+            _refuse_folder_of_files(self.path)
         self.name = f"oxigraph:{self.path}" if self.path is not None else "oxigraph"
         self.persistent = self.path is not None
         try:
