@@ -124,6 +124,19 @@ def test_a_run_looping_on_one_instance_ends_as_it_would_without_copies(
     assert world.digest() == world.store.recompute_digest().fingerprint
 
 
+def test_a_store_written_by_updates_is_copied_too(small_floors: None) -> None:
+    """Claims are taken and given back by SPARQL updates, which say nothing of what they
+    removed: each counts as one removal, so a serving process's store is still copied."""
+    store = open_store("oxigraph")
+    store.apply(Change(add=[(WARD, RDF.type, KIND, None)]))
+    first = store._store
+    for n in range(100):
+        store.update(f"INSERT DATA {{ GRAPH <{G}> {{ <{WARD}> <{BEDS}> {n} }} }}")
+        store.update(f"DELETE DATA {{ GRAPH <{G}> {{ <{WARD}> <{BEDS}> {n} }} }}")
+    assert store._store is not first, "the store was never copied"
+    assert held(store) == [f"<{WARD}> <{RDF.type}> <{KIND}> ."]
+
+
 def test_an_on_disk_store_is_never_copied(small_floors: None, tmp_path) -> None:
     store = open_store(f"oxigraph:{tmp_path / 'db'}")
     try:

@@ -69,6 +69,12 @@ class Churn:
         self.removed += n
         self.hottest = hottest
 
+    def updated(self) -> None:
+        """Count a SPARQL update (a claim taken or given back): what it removed is not known,
+        so it counts as one removal, and the second rule still bounds a store that only
+        updates write to."""
+        self.removed += 1
+
     def due(self, live: Callable[[], int]) -> bool:
         """Whether copying the store now pays, ``live`` counting what it holds (asked only
         once a floor is passed)."""

@@ -973,8 +973,11 @@ class OxigraphStore(Store):
     def update(self, text: str) -> None:
         with self._lock:
             self._schema_mark += 1  # whatever it writes
-            self._live = None  # nor how much
-            self._store.update(text)
+            self._store.update(text)  # the quads held, kept: a few more or fewer
+            if not self.persistent:
+                self._churn.updated()
+                if self._churn.due(self._held):
+                    self._copy()
 
     def schema_mark(self) -> int:
         """Moved by every change that writes or removes a schema triple, every update and
