@@ -930,13 +930,16 @@ class OxigraphStore(Store):
         """Replace the in-memory store by a copy of what it holds, forgetting the quads it
         was given and lost (:mod:`.churn`). Under the lock, as a commit: a read started
         before keeps the old store, its snapshot, until it is done."""
-        fresh = ox.Store()
-        for g in self._store.named_graphs():  # an emptied graph is still a graph
-            fresh.add_graph(g)
-        fresh.extend(self._store)
+        self._churn.reset()
+        try:
+            fresh = ox.Store()
+            for g in self._store.named_graphs():  # an emptied graph is still a graph
+                fresh.add_graph(g)
+            fresh.extend(self._store)
+        except MemoryError:  # an economy only: the commit that asked for it has landed
+            return
         self._store = fresh
         self._live = None
-        self._churn.reset()
 
     def _write(self, remove: list[_Encoded], add: list[_Encoded]) -> None:
         """One update that removes and adds, atomically."""
