@@ -7,8 +7,8 @@ quads of its least used bound term, removed ones included. What replaces a node'
 and again (each step of a long-lived instance its state, an adapter re-reading a resource its
 projection) grows that list by each value it replaced: a node whose 5 values were replaced and
 read 3 times a step, in a world of 100,000 quads, cost 1.6 ms a step at first and 14 ms after
-20,000 steps (benchmarks/bench_churn.py), and the memory was never given back. Only a fresh store forgets, and copying one
-costs ~4.5 µs a live quad, so it is done when it pays:
+20,000 steps (benchmarks/bench_churn.py), and the memory was never given back. Only a fresh
+store forgets, and copying one costs ~4.5 µs a live quad, so it is done when it pays:
 
 - when one subject's removed quads reach ``√(256 · live)`` (at least 1,024): the copy's cost
   is then about what the longer walks would cost until the next copy, so a hot node costs
