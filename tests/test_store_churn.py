@@ -137,6 +137,36 @@ def test_a_store_written_by_updates_is_copied_too(small_floors: None) -> None:
     assert held(store) == [f"<{WARD}> <{RDF.type}> <{KIND}> ."]
 
 
+def test_subjects_removed_once_are_not_counted_forever(
+    small_floors: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain run removes a few quads of each instance, then never again: counting each
+    subject for the process's life grew with every instance run. The rarely removed are
+    forgotten past a bound, and a subject removed again and again keeps its count (the store
+    is still copied for it)."""
+    monkeypatch.setattr(churn, "KEPT_SUBJECTS", 100)
+    monkeypatch.setattr(churn, "RARE", 3)
+    monkeypatch.setattr(churn, "HOT_FLOOR", 900)  # no copy, so no fresh count, before then
+    monkeypatch.setattr(churn, "DEAD_FLOOR", 10**6)
+    store = open_store("oxigraph")
+    store.apply(Change(add=[(WARD, BEDS, Literal(0), G)]))
+    first = store._store
+    for n in range(1000):
+        once = URIRef(f"{EX}instance{n}")
+        store.apply(Change(add=[(once, BEDS, Literal(n), G)]))
+        store.apply(
+            Change(
+                add=[(WARD, BEDS, Literal(n + 1), G)],
+                remove=[(WARD, BEDS, Literal(n), G), (once, BEDS, Literal(n), G)],
+            )
+        )
+        assert len(store._churn._by_subject) <= 101
+    assert store._store is not first, "the store was never copied for the ward"
+    assert held(store) == [
+        f'<{WARD}> <{BEDS}> "1000"^^<http://www.w3.org/2001/XMLSchema#integer> <{G}> .'
+    ]
+
+
 def test_an_on_disk_store_is_never_copied(small_floors: None, tmp_path) -> None:
     store = open_store(f"oxigraph:{tmp_path / 'db'}")
     try:

@@ -41,6 +41,15 @@ HOT_FLOOR = 1024
 DEAD_FLOOR = 65536
 """Removed quads below which the second rule never copies."""
 
+KEPT_SUBJECTS = 65536
+"""Subjects counted at most before the rarely removed are forgotten: a plain run removes a few
+quads of each instance and then never again, and counting them all grew with every instance
+a process ran."""
+
+RARE = 16
+"""Removals below which a subject is forgotten when :data:`KEPT_SUBJECTS` are counted: far
+below any rule's floor, so a subject on its way to one keeps its count."""
+
 BALANCE = 256
 """The rule's factor: one subject's removals reach ``√(BALANCE · live)``. A copy costs ~4.5 µs a
 live quad; a removed quad ~80 ns each time a lookup walks past it. Tuned with
@@ -68,6 +77,8 @@ class Churn:
                 hottest = count
         self.removed += n
         self.hottest = hottest
+        if len(by_subject) > KEPT_SUBJECTS:
+            self._by_subject = {s: k for s, k in by_subject.items() if k >= RARE}
 
     def updated(self) -> None:
         """Count a SPARQL update (a claim taken or given back): what it removed is not known,
