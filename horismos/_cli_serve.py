@@ -16,6 +16,7 @@ from rdflib import RDF, URIRef
 
 from ._agent import Agent
 from ._cli_common import load_world, reach, reach_options
+from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._serve import ServedTools
 from ._stores import DEFAULT_STORE
@@ -114,6 +115,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             load_world(world, args.paths)
         # one read now: a store that cannot be reached is said at start, not by every call
         next(iter(world.store.objects(_PROBE, RDF.type)), None)
+        for problem in run_warnings(agent.definitions, world):  # as `run` says them
+            print(problem, file=sys.stderr)
         served = ServedTools(
             agent, world, allow=args.allow, trace_dir=args.trace_dir, run_workflow=args.run_workflow
         )

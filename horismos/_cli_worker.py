@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ._agent import Agent
 from ._cli_common import cwd_importable, reach, reach_options
+from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._queue import VISIBILITY, InstanceDriver, celery_app, serve
 from ._world import World
@@ -98,6 +99,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     app = celery_app(args.broker, visibility_timeout=args.visibility_timeout)
     with World.open(args.store) as world:
         shared = world.store.shared
+        warnings = run_warnings(agent.definitions, world) if shared else []
     if not shared:
         raise UsageError(
             f"--store {args.store} is not shared by other processes: workers "
@@ -108,6 +110,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(message)s",
     )
+    for problem in warnings:  # as `run` says them, once
+        print(problem, file=sys.stderr)
     print(
         f"horismos worker: taking tasks from {_redacted(args.broker)} for {args.store}",
         file=sys.stderr,

@@ -154,6 +154,23 @@ def test_cli_run_warns_of_the_cycle_before_its_first_call_as_validate_does(tmp_p
     assert quiet.returncode == 1 and ": warning: " not in quiet.stdout + quiet.stderr
 
 
+def test_cli_serve_says_the_warnings_once_at_start(tmp_path) -> None:
+    """A server is where the definitions run for good: it says what `validate --world` warns
+    of once, on stderr before it serves, as `run` does before its first step."""
+    write(tmp_path, paging(" ; horis:maxSteps 3", idempotent="false"))
+    (tmp_path / "feeds.py").write_text(
+        "def fetch(feed):\n    return {'page': [1]}\n", encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "horismos", "serve", "defs.ttl", "--world",
+                        "world.ttl", "--tools", "feeds"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120, stdin=subprocess.DEVNULL)  # stdio: ends at EOF
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    lines = p.stderr.splitlines()
+    served = next(i for i, line in enumerate(lines) if line.startswith("horismos serve: 1 tool"))
+    warned = [i for i, line in enumerate(lines) if "on a cycle (:Page → :Page)" in line]
+    assert len(warned) == 1 and warned[0] < served, p.stderr
+    assert not any(":hasMore" in line for line in lines), p.stderr  # the world uses it
+
+
 def test_the_budget_counts_the_steps_of_every_resume(tmp_path) -> None:
     """Page, then a pause a resume ends, then Page again: each process runs a few steps, and
     the instance still stops at its budget, naming the loop."""
