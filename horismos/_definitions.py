@@ -534,6 +534,15 @@ class _Builder:
         self.merged_namespaces = {k: str(v) for k, v in self.g.namespace_manager.namespaces()}
         """The merged graph's prefixes, read once (rdflib lists them anew on every call)."""
 
+    @cached_property
+    def definition_nodes(self) -> frozenset[Node]:
+        """The tools, workflows and steps the files declare (typed in the ``horis:``
+        namespace): never what a domain term was meant to be, so never offered for one
+        (``:fetchedAt``, declared nowhere, was told "did you mean :t.fetch?")."""
+        return frozenset(
+            s for s, t in self.g.subject_objects(RDF.type) if str(t).startswith(str(HORIS))
+        )
+
     # -- reporting ------------------------------------------------------------------------
 
     def error(
@@ -1156,6 +1165,7 @@ class _Builder:
         the warnings about the terms the world uses. ``in_text``: the (holder, predicate) of
         the pattern that names it, for the line the term is written on, not the pattern's
         first."""
+        known = [k for k in known if k not in self.definition_nodes]
         hint = (
             self.did_you_mean(term, known)
             or self.in_another_namespace(term, known)

@@ -105,6 +105,32 @@ def test_a_term_declared_nowhere_is_a_warning_with_a_did_you_mean(
     assert p.hint == hint
 
 
+def test_a_did_you_mean_never_offers_a_tool_or_a_step_for_a_domain_term(tmp_path: Path) -> None:
+    """A property declared nowhere was offered the closest name the files hold, tools and
+    steps too: `:fetchedAt` got "did you mean :t.fetch?", `:page` "did you mean :Page?" (a
+    step). A domain term is never a definition; the nearest domain term is offered, or none."""
+    (tmp_path / "defs.ttl").write_text("""\
+@prefix :      <http://example.org/feed#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+:Feed a owl:Class .
+:pageCount a owl:DatatypeProperty .
+:fetch a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "feed" ; horis:type :Feed ] ] ;
+    horis:effect [ horis:subject "feed" ;
+                   horis:asserts [ horis:property :fetched ; horis:type xsd:dateTime ] ;
+                   horis:asserts [ horis:property :pageCont ; horis:type xsd:integer ] ] ;
+    horis:binding "python:feeds.fetch" .
+:Paging a horis:Workflow ; horis:focusType :Feed ; horis:start :Page .
+:Page a horis:ActionStep ; horis:tool :fetch ; horis:bind [ horis:arg "feed" ; horis:var "this" ] .
+""", encoding="utf-8")
+    defs = load_definitions([tmp_path / "defs.ttl"])
+    hints = {p.message.split()[1]: p.hint for p in defs.warnings if "declared by no" in p.message}
+    assert hints == {":fetched": "declare it in the ontology, or check the spelling",
+                     ":pageCont": "did you mean :pageCount?"}, hints
+
+
 def test_a_term_declared_nowhere_inside_filter_not_exists_is_a_warning(tmp_path: Path) -> None:
     """The guard against queueing a patient twice, misspelt inside its ``FILTER NOT EXISTS``,
     never matched, so it held on every run and the patient was queued again: the walk the
