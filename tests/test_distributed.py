@@ -73,10 +73,11 @@ class Workers:
         self.procs: list[subprocess.Popen[str]] = []
 
     def start(self, *, visibility: float = 3600, concurrency: int = 4,
-              **env: str) -> subprocess.Popen[str]:
+              more: tuple[str, ...] = (), **env: str) -> subprocess.Popen[str]:
         log = (self.ward / f"worker{len(self.procs)}.log").open("w")
         p = subprocess.Popen(
-            [sys.executable, "-m", "horismos", "worker", *DEFINITIONS, "--store", self.store,
+            [sys.executable, "-m", "horismos", "worker", *DEFINITIONS, *more,
+             "--store", self.store,
              "--broker", self.broker, "--tools", str(self.ward / "ehr_client.py"),
              "--visibility-timeout", str(visibility), "--concurrency", str(concurrency), "-v"],
             cwd=self.ward, env={**os.environ, "HORISMOS_LEASE": LEASE, **env},
@@ -134,6 +135,28 @@ def failure(store: str, patient: str) -> str:
                               {"horis": "https://w3id.org/horismos#"})
     world.close()
     return " ".join(sorted(str(r["e"]) for r in rows))
+
+
+def test_a_worker_says_the_warnings_once_as_it_starts(ward, workers):
+    """A worker is where definitions run for good: it says what `validate --world` warns of
+    once, before it takes tasks, as `run` does before its first step."""
+    (ward / "notes.ttl").write_text("""\
+@prefix :      <http://example.org/ehr#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+:ehr.note a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :notedd ; horis:type xsd:string ] ] ;
+    horis:binding "python:ehr_client.notify_nurse" ; horis:idempotent true .
+""")
+    workers.start(more=("notes.ttl",))
+    wait_until(lambda: " ready." in workers.log(0), "worker 0")
+    lines = workers.log(0).splitlines()
+    warned = [i for i, line in enumerate(lines)
+              if line.startswith("notes.ttl:") and "horis:property :notedd" in line]
+    taking = next(i for i, line in enumerate(lines) if "horismos worker: taking tasks" in line)
+    assert len(warned) == 1 and warned[0] < taking, "\n".join(lines)
 
 
 def test_two_workers_drive_a_submitted_batch_once_each(ward, server, broker, workers):
