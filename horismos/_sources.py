@@ -537,10 +537,10 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
             continue
         for prefix, ns in g.namespace_manager.namespaces():
             merged.namespace_manager.bind(prefix, ns, override=False, replace=False)
-        merged += g
+        _merge_in_order(merged, g)
         sources.files.append(_File(path, g))
     for g in extra:
-        merged += g
+        _merge_in_order(merged, g)
     for at, prefix in unbound_prefixes:  # another file may say what the prefix stands for
         known = dict(merged.namespace_manager.namespaces()).get(prefix)
         if known is not None:
@@ -549,6 +549,18 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
     if problems:
         raise AuthoringError(problems)
     return sources
+
+
+def _merge_in_order(into: Graph, g: Graph) -> None:
+    """Add ``g``'s triples to ``into`` keeping, for each subject and predicate, the order of
+    their objects: the order they were written in (rdflib keeps it per subject and predicate,
+    not for the graph as a whole). ``into += g`` took the graph's order, which follows the
+    hashes of fresh blank-node labels, so an effect's assertions and a tool's arguments came
+    out in another order in each process: an approval, which records how the tool is defined,
+    was refused by the process that checked it about half the time."""
+    into.addN(
+        (s, p, o, into) for s in dict.fromkeys(g.subjects()) for p, o in g.predicate_objects(s)
+    )
 
 
 _UNBOUND = re.compile(r'Prefix "([A-Za-z][\w.-]*|):" not bound')

@@ -426,3 +426,49 @@ def test_approving_in_a_world_with_no_instances_says_there_is_none_to_approve(tm
     with pytest.raises(UsageError, match="holds no workflow instances, so there is none to "
                        "approve; give the world the run committed to"):
         agent.approve(World(), "9b1c2c5e", "0" * 64)
+
+
+MANY_ASSERTS = PREFIXES + """
+:t.settle a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
+                  horis:arg [ horis:name "queue" ; horis:type :AcuityLevel ] ;
+                  horis:arg [ horis:name "note" ; horis:type xsd:string ; horis:optional true ] ;
+                  horis:arg [ horis:name "tier" ; horis:type xsd:integer ; horis:optional true ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :ref ; horis:type xsd:string ] ;
+                   horis:asserts [ horis:property :settledAt ; horis:value horis:now ] ;
+                   horis:asserts [ horis:property :memo ; horis:type xsd:string ;
+                                   horis:optional true ] ;
+                   horis:asserts [ horis:property :code ; horis:type xsd:string ;
+                                   horis:optional true ] ;
+                   horis:asserts [ horis:property :batch ; horis:type xsd:integer ;
+                                   horis:optional true ] ] ;
+    horis:binding "python:discharge" ; horis:requiresApproval true .
+"""
+
+_DESCRIBE = """\
+import sys
+from horismos import Agent
+from horismos._policy import implementation
+agent = Agent.from_files(sys.argv[1])
+tool = next(iter(agent.definitions.tools.values()))
+print(implementation(tool), [a.name for a in tool.args],
+      [str(a.property).rsplit("#")[-1] for a in tool.effect.asserts])
+"""
+
+
+def test_a_tool_is_described_alike_in_every_process(tmp_path) -> None:
+    """An approval records how its tool is defined (``implementation``), and the process that
+    honours it recomputes that. An effect's assertions and a tool's arguments came out of the
+    Turtle in another order in each process (rdflib's order of blank nodes), so ``approve``
+    refused, or ``resume`` set aside, an approval about half the time. Now each process reads
+    them in the order they are written."""
+    (tmp_path / "defs.ttl").write_text(MANY_ASSERTS, encoding="utf-8")
+    seen = {
+        subprocess.run([sys.executable, "-c", _DESCRIBE, "defs.ttl"], cwd=tmp_path,
+                       capture_output=True, text=True, check=True, timeout=60).stdout
+        for _ in range(4)
+    }
+    assert len(seen) == 1, seen
+    assert "['patient', 'queue', 'note', 'tier'] ['ref', 'settledAt', 'memo', 'code', 'batch']" \
+        in seen.pop()
