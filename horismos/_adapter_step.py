@@ -140,6 +140,7 @@ class CommitOutcome:
                 "no answer came back, so it may have acted; it is not sent again: read the "
                 "resource from the system of record (hydrate it) to settle what happened",
                 cause=seen,
+                running=None,
                 **where,
             )
         if self.errors:

@@ -11,11 +11,12 @@ outcome (see :mod:`._outcomes`), so replay decides the same way without reaching
 
 from __future__ import annotations
 
+import threading
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Attempt", "answered", "current", "sent"]
+__all__ = ["Attempt", "answered", "current", "runs_until", "sent"]
 
 
 @dataclass
@@ -25,6 +26,9 @@ class Attempt:
 
     sent: bool = False
     answered: bool = False
+    running: threading.Event | None = None
+    """Set when the call's own thread returns, for a call that goes on there whether or not
+    anyone still waits for it (a sync Python tool abandoned at its timeout)."""
     _token: Token[Attempt | None] | None = field(default=None, repr=False, compare=False)
 
     def __enter__(self) -> Attempt:
@@ -57,3 +61,11 @@ def answered() -> None:
     attempt = _CURRENT.get()
     if attempt is not None:
         attempt.sent = attempt.answered = True
+
+
+def runs_until(done: threading.Event) -> None:
+    """The binding's mark: the call runs in a thread of its own, which sets ``done`` when it
+    returns; abandoned at a timeout, it goes on acting until then."""
+    attempt = _CURRENT.get()
+    if attempt is not None:
+        attempt.running = done

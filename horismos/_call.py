@@ -11,6 +11,7 @@ takes an ActionStep's path through the runner — binding, SHACL gate, one trans
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -37,10 +38,12 @@ from ._intents import (
     doubt_message,
     doubt_node,
     doubt_place,
+    end_calling,
     holder,
     holding_at,
     in_flight_message,
     making,
+    note_calling,
     open_intent,
     open_step_intents,
     read_intent,
@@ -418,6 +421,14 @@ async def guarded_call(
                 f"another call of {tool.name}{doubt_place(key, defs.name)} was being made at "
                 "the same moment; call again (its precondition is then checked anew)",
             ) from None
+        running = record.error.running if isinstance(record.error, OutcomeUnknown) else None
+        if intent is not None and running is not None:
+            # a claim on the subject stays held meanwhile; one on the tool itself (a tool
+            # with no subject) would hold back its every call, for as long as this one hangs
+            keep = worker if worker is not None and _claim_key(tool, nodes) != tool.iri else None
+            _outlast(running, intent, keep)
+            if keep is not None:
+                worker = None  # its claim is given back when the call's thread returns
         if record.status == "blocked" and isinstance(record.error, CallInFlight):
             # it yielded at the doubt node to a step calling there at the same moment
             raise _Refused("refused", "outcome_unknown", str(record.error))
@@ -448,6 +459,31 @@ async def guarded_call(
     if isinstance(trace, str | Path):
         result.artifacts.append({"type": "trace", "path": str(trace)})
     return result
+
+
+def _outlast(running: threading.Event, node: URIRef, worker: Worker | None) -> None:
+    """Keep a call abandoned at its timeout in flight while its thread still acts: a sync
+    Python function cannot be stopped, so it goes on after the caller was told "timed out".
+    Meanwhile it stays noted in :data:`CALLING` (reconcile in this process refuses) and, on a
+    shared world, its subject's claim stays held (reconcile and calls elsewhere are busy);
+    both are given back once the thread returns (the store's connection takes turns between
+    threads). Cleared meanwhile, the next call on that subject went out while the first was
+    still acting: two charges.
+
+    Should the process end first, the claim lapses with its lease, as when it is killed."""
+    note_calling(node)
+
+    def release() -> None:
+        running.wait()
+        try:
+            if worker is not None:
+                worker.leave()
+        except Exception:  # the store is away: the lease lapses on its own
+            pass
+        finally:
+            end_calling(node)
+
+    threading.Thread(target=release, name="horismos-abandoned-call", daemon=True).start()
 
 
 @dataclass(frozen=True)

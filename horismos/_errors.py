@@ -36,6 +36,7 @@ HorismosError
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -293,13 +294,23 @@ class UnreadableAnswer(ToolError):
 class OutcomeUnknown(ToolError):
     """A non-idempotent tool was called and no answer landed: it timed out, the connection
     was lost, or the process stopped before its result was committed. It is not called again,
-    so an operator must find out whether it acted. ``cause`` is the failure seen, if any."""
+    so an operator must find out whether it acted. ``cause`` is the failure seen, if any;
+    ``running``, for a call that goes on in a thread of this process (a sync Python tool
+    abandoned at its timeout), is set when that thread returns."""
 
     kind = "outcome_unknown"
 
-    def __init__(self, message: str, *, cause: RunError | None = None, **kw: Any) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        cause: RunError | None = None,
+        running: threading.Event | None = None,
+        **kw: Any,
+    ) -> None:
         super().__init__(message, **kw)
         self.cause = cause
+        self.running = running
 
 
 class RemoteConflict(ToolError):

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -75,6 +76,7 @@ __all__ = [
     "doubt_message",
     "doubt_node",
     "doubt_place",
+    "end_calling",
     "held",
     "holder",
     "holding_at",
@@ -82,6 +84,7 @@ __all__ = [
     "in_flight_message",
     "key_at",
     "making",
+    "note_calling",
     "open_intent",
     "open_step_intents",
     "read_intent",
@@ -102,16 +105,31 @@ intent says it is in flight (:func:`calling`) whether its process is alive or wa
 reconcile asks here, and refuses to clear a call still being made."""
 
 
+_CALLING_LOCK = threading.Lock()  # a call abandoned at its timeout ends on its own thread
+
+
 @contextmanager
 def making(node: URIRef | None) -> Iterator[None]:
     """Note in :data:`CALLING` that a catalog call at ``node`` is being made meanwhile."""
     if node is None:
         yield
         return
-    CALLING[node] += 1
+    note_calling(node)
     try:
         yield
     finally:
+        end_calling(node)
+
+
+def note_calling(node: URIRef) -> None:
+    """One more call being made at ``node`` in this process (:data:`CALLING`)."""
+    with _CALLING_LOCK:
+        CALLING[node] += 1
+
+
+def end_calling(node: URIRef) -> None:
+    """One call fewer being made at ``node`` in this process (:data:`CALLING`)."""
+    with _CALLING_LOCK:
         CALLING[node] -= 1
         if not CALLING[node]:
             del CALLING[node]

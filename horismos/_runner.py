@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import lru_cache
@@ -1295,7 +1296,7 @@ class Runner:
                 break
             if not tool.idempotent and attempt.sent and not isinstance(last, NotSent):
                 if not attempt.answered:
-                    last = _unknown(tool, step, last)
+                    last = _unknown(tool, step, last, attempt.running)
                 break  # it may have acted: never sent again
         assert last is not None
         raise last
@@ -1434,8 +1435,11 @@ def _guard(state: list[tuple]) -> tuple[tuple, ...]:
     return tuple(q for q in state if _IS_VERSION(q[1]))
 
 
-def _unknown(tool: Tool, step: ActionStep, seen: ToolError) -> OutcomeUnknown:
-    """A non-idempotent call that was sent and never answered: it may have acted."""
+def _unknown(
+    tool: Tool, step: ActionStep, seen: ToolError, running: threading.Event | None = None
+) -> OutcomeUnknown:
+    """A non-idempotent call that was sent and never answered: it may have acted (and, in a
+    thread of this process, may go on acting until ``running`` is set)."""
     retried = " (horis:retries repeats only calls that never reached it)" if tool.retries else ""
     return OutcomeUnknown(
         f"{seen} — the call was sent and no answer came back, so it may have acted; "
@@ -1443,6 +1447,7 @@ def _unknown(tool: Tool, step: ActionStep, seen: ToolError) -> OutcomeUnknown:
         "system it acts on whether the call took effect, and record the outcome in the world "
         "(horis:onError is where the workflow goes on from)",
         cause=seen,
+        running=None if running is None or running.is_set() else running,
         step=str(step.iri),
         tool=str(tool.iri),
     )

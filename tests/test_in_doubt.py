@@ -16,6 +16,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from conftest import EX, PREFIXES, Build
 from rdflib import URIRef
 
 from horismos import CallInFlight, UsageError, World
+from horismos._intents import CALLING
 from horismos._world import INSTANCES
 
 ALLOW = ["ReadOnly", "HostStateWrite", "ExternalCommit"]
@@ -56,11 +58,13 @@ class Charger:
     def __init__(self) -> None:
         self.acted: list[str] = []
         self.mode = "answer"
+        self.hung = threading.Event()  # set once a call that hung has returned, late
 
     def __call__(self, patient: Any) -> dict[str, str]:
         self.acted.append(str(patient))
         if self.mode == "hang":
             time.sleep(1.5)  # past horis:timeout: sent, never answered
+            self.hung.set()
         if self.mode == "raise":
             raise RuntimeError("card declined")
         return {"ref": f"R-{len(self.acted)}"}
@@ -81,13 +85,30 @@ def test_a_call_that_never_answered_is_not_made_again_until_reconciled(build: Bu
     charge.mode = "answer"
     again = agent.catalog.call("t.charge", args, world, allow=ALLOW)
     assert again.status == "refused" and again.error is not None
-    assert again.error["kind"] == "outcome_unknown"
-    assert "may already have acted on :p1" in again.error["message"]
+    if world.store.shared:  # the first call, still acting, holds its subject's claim
+        assert again.error["kind"] == "busy"
+    else:
+        assert again.error["kind"] == "outcome_unknown"
+        assert "may already have acted on :p1" in again.error["message"]
     assert charge.acted == ["http://example.org/clinic#p1"]  # not called the second time
 
     # another subject is not held back by p1's call in doubt
     other = agent.catalog.call("t.charge", {"patient": ":p2"}, world, allow=ALLOW)
     assert other.status == "completed"
+
+    # abandoned at its timeout, the first call goes on in its thread: an operator who checks
+    # the system it acts on now sees nothing yet, and clearing it would let a second charge
+    # go out while the first is still being made
+    assert not charge.hung.is_set()
+    busy = "another process is calling" if world.store.shared else "being made in this process"
+    with pytest.raises(UsageError, match=busy):
+        agent.catalog.reconcile("t.charge", args, world)
+    assert len(intents(world)) == 1
+    assert charge.hung.wait(10)
+    deadline = time.monotonic() + 10
+    while CALLING:  # given back on the loop once the thread has returned
+        assert time.monotonic() < deadline, CALLING
+        time.sleep(0.01)
 
     cleared = agent.catalog.reconcile("t.charge", args, world)
     assert cleared is not None and "p1" in cleared.args
@@ -697,6 +718,84 @@ def test_a_tool_with_no_subject_is_held_in_doubt_for_those_arguments_only(
     other = agent.catalog.call("t.sms", {"text": "ward 4 open"}, world, allow=allow)
     assert other.status == "completed"
     assert sent == ["ward 3 closed", "ward 4 open"]
+    with pytest.raises(UsageError, match="being made in this process right now"):
+        agent.catalog.reconcile("t.sms", {"text": "ward 3 closed"}, world)  # still sending
+    deadline = time.monotonic() + 10
+    while CALLING:  # the hung call has returned, late
+        assert time.monotonic() < deadline, CALLING
+        time.sleep(0.01)
     assert agent.catalog.reconcile("t.sms", {"text": "ward 3 closed"}, world) is not None
     assert agent.catalog.call("t.sms", {"text": "ward 3 closed"}, world,
                               allow=allow).status == "completed"
+
+
+SERVED_CALL = """
+import asyncio, os, sys
+from pathlib import Path
+from horismos import Agent, World
+
+def charge(patient):
+    with open(os.environ["LEDGER"], "a") as f:
+        f.write(f"charge {patient}\\n")
+    deadline = __import__("time").monotonic() + 120
+    while not Path(os.environ["UNTIL"]).exists() and __import__("time").monotonic() < deadline:
+        __import__("time").sleep(0.02)
+    Path(os.environ["LEDGER"]).with_name("returned").write_text("late")
+    return {"ref": "R-1"}
+
+agent = Agent.from_files("defs.ttl", tools={"charge": charge})
+world = World.open(sys.argv[1])
+result = agent.catalog.call("t.charge", {"patient": ":p1"}, world,
+                            allow=["ReadOnly", "HostStateWrite", "ExternalCommit"])
+print(result.status, flush=True)
+while not Path("returned").exists():  # a server lives on after the call timed out
+    __import__("time").sleep(0.02)
+__import__("time").sleep(float(os.environ.get("LINGER", "3")))
+"""
+
+
+def test_a_call_still_acting_after_its_timeout_is_not_cleared_from_another_process(
+        tmp_path: Path) -> None:
+    """A served call of a sync Python tool times out; the function cannot be stopped and goes
+    on acting in its thread. `tools reconcile` from another process cleared it at once
+    (the subject's claim had been given back with the answer "timed out"), and the next call
+    charged the patient a second time while the first charge was still being made. Now the
+    claim is held until the function returns."""
+    from oxigraph_server import OxigraphServer
+
+    server = OxigraphServer(tmp_path / "db")
+    try:
+        (tmp_path / "defs.ttl").write_text(PREFIXES + ":Patient a owl:Class .\n" + CHARGE)
+        (tmp_path / "world.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
+        (tmp_path / "serve.py").write_text(SERVED_CALL)
+        assert _cli(tmp_path, "load", "world.ttl", "--store", server.store).returncode == 0
+        env = dict(_env(tmp_path, False), UNTIL=str(tmp_path / "release"))
+        serving = subprocess.Popen([sys.executable, "serve.py", server.store], cwd=tmp_path,
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        assert serving.stdout is not None
+        assert serving.stdout.readline().strip() == "timed_out", serving.communicate()
+
+        args = ("--store", server.store, "--args", '{"patient": ":p1"}')
+        early = _cli(tmp_path, "tools", "reconcile", "t.charge", "defs.ttl", *args)
+        assert early.returncode != 0 and "Traceback" not in early.stderr
+        assert "another process is calling a tool on" in early.stdout + early.stderr
+        (tmp_path / "tools.py").write_text(CLI_TOOLS)
+        again = _cli(tmp_path, "tools", "call", "t.charge", "defs.ttl", "--tools", "tools.py",
+                     "--allow", ",".join(ALLOW), *args)
+        assert again.returncode != 0 and "another process is calling" in again.stdout, (
+            again.stdout + again.stderr)
+        assert (tmp_path / "ledger.txt").read_text().count("charge") == 1
+
+        (tmp_path / "release").write_text("go")  # the first charge returns, late
+        deadline = time.monotonic() + 60
+        while True:  # its claim given back once it has returned
+            late = _cli(tmp_path, "tools", "reconcile", "t.charge", "defs.ttl", *args)
+            if late.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert late.returncode == 0, late.stdout + late.stderr
+        assert serving.wait(timeout=60) == 0, serving.communicate()
+        assert (tmp_path / "ledger.txt").read_text().count("charge") == 1
+    finally:
+        server.stop()

@@ -268,6 +268,7 @@ class PythonBinding(Binding):
                     loop.call_soon_threadsafe(_settle, future, *outcome)
 
         _THREADS.submit(work)
+        _attempt.runs_until(done)  # abandoned at its timeout, it acts on until it returns
         # Most calls return at once: wait a moment for the answer here, the GIL released, so
         # the worker runs without contending for it and no loop wake-up is needed. On a busy
         # machine, handing the answer back through the loop cost milliseconds a call. The
