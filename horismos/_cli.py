@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from ._cli_common import EXIT_USAGE, Command, WorldDataError, counts
@@ -197,10 +199,47 @@ def _one_line_rdflib_warnings() -> None:
         logger.addFilter(_OneLine())
 
 
+class _Terminate:
+    """SIGTERM handled as Ctrl-C is: what systemd, Kubernetes, ``timeout`` and ``kill`` send
+    to stop a process. Python's default ends it at once, with no ``finally`` and no ``atexit``:
+    a run stopped mid-instance, and an on-disk store never got its digest written back, so the
+    next command, even a read, re-hashed the whole world (13.8 s at a million triples). Now
+    the run stops between two steps, the store is closed, and the exit code is 143."""
+
+    def __init__(self) -> None:
+        self.received = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.received = True
+        signal.raise_signal(signal.SIGINT)  # whatever Ctrl-C does here, the run's or Python's
+
+
+def _on_sigterm() -> _Terminate | None:
+    """Install :class:`_Terminate` for SIGTERM, where a process may and nobody else has."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None  # an embedding program's own
+    terminate = _Terminate()
+    signal.signal(signal.SIGTERM, terminate)
+    return terminate
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command; returns the exit code."""
     args = parser().parse_args(argv)
     _one_line_rdflib_warnings()
+    terminate = _on_sigterm()
+    try:
+        return _main(args, terminate)
+    finally:
+        if terminate is not None and signal.getsignal(signal.SIGTERM) is terminate:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
+    """Run the parsed command; every error a user can meet becomes a message and an exit
+    code, never a traceback."""
     for stream in (sys.stdout, sys.stderr):  # text no terminal can show (a lone surrogate in a
         reconfigure = getattr(stream, "reconfigure", None)  # trace) printed escaped, no traceback
         if reconfigure is not None:
@@ -239,9 +278,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         # what was committed stays; a step interrupted mid-call left its intent, so the
         # instance, continued, does not call a tool that is not idempotent again
+        terminated = terminate is not None and terminate.received
         print(
-            f"\nhorismos {args.command}: interrupted; what had been committed stays (an "
-            "instance stopped mid-step is continued by running the same command again)",
+            f"\nhorismos {args.command}: {'terminated' if terminated else 'interrupted'}; what "
+            "had been committed stays (an instance stopped mid-step is continued by running "
+            "the same command again)",
             file=sys.stderr,
         )
-        return 130
+        return 143 if terminated else 130

@@ -283,6 +283,58 @@ def test_ctrl_c_stops_a_run_of_inline_tools_before_its_next_step(tmp_path: Path)
     assert out.count("completed, 2 effects") < 3 * 2000
 
 
+def test_sigterm_stops_a_run_as_ctrl_c_does_and_keeps_the_store_digest(tmp_path: Path) -> None:
+    """SIGTERM is how systemd, Kubernetes and `timeout` stop a process. Python's default ended
+    the run at once, mid-instance, with no `finally` and no `atexit`: an on-disk store's digest
+    (removed while commits land, written back on close) was lost, so the next command, even a
+    read, re-hashed every quad of the world. It stops between two steps, as on Ctrl-C, closes
+    the store, and exits 143."""
+    import pyoxigraph
+
+    from horismos._stores.oxigraph import _DIGEST_GRAPH, _DIGEST_NODE, _LTHASH
+
+    peers = ROOT / "benchmarks" / "peers"
+    (tmp_path / "counted.py").write_text(
+        "import time\n"
+        "def decide_refill(rx, refills):\n"
+        "    return {'refillApproved': True}\n"
+        "def notify(rx, ref):\n"
+        "    return {'notifiedBy': 'sms'}\n"
+        "def dispense(rx):\n"
+        "    with open('dispensed', 'a') as f:\n"
+        "        f.write(str(rx) + '\\n')\n"
+        "    time.sleep(0.01)\n"
+        "    return {'dispenseRef': 'D-' + str(rx)[-4:]}\n")
+    (tmp_path / "refill.ttl").write_text(
+        (peers / "refill.ttl").read_text().replace("python:pharmacy_tools.", "python:counted."))
+    (tmp_path / "world.ttl").write_text(
+        "@prefix : <http://example.org/pharmacy#> .\n"
+        + "".join(f":rx{i} a :Prescription ; :refillsLeft 1 .\n" for i in range(2000)))
+    loaded = horismos("load", "world.ttl", "--store", "oxigraph:store", cwd=tmp_path)
+    assert loaded.returncode == 0, loaded.stderr
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "horismos", "run", "refill.ttl", str(peers / "pharmacy.ttl"),
+         "--store", "oxigraph:store", "--tools", "counted.py", "--all"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    dispensed = tmp_path / "dispensed"
+    deadline = time.monotonic() + 60
+    while not (dispensed.exists() and len(dispensed.read_text().splitlines()) >= 20):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    at_signal = len(dispensed.read_text().splitlines())
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, out + err
+    assert "terminated" in err and "Traceback" not in out + err
+    assert len(dispensed.read_text().splitlines()) <= at_signal + 1
+    store = pyoxigraph.Store(str(tmp_path / "store"))
+    kept = list(store.quads_for_pattern(_DIGEST_NODE, _LTHASH, None, _DIGEST_GRAPH))
+    assert len(kept) == 1, "the store's digest was not written back"
+    del store
+    checked = horismos("digest", "--store", "oxigraph:store", "--check", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
 def test_replay_reexecuting_without_the_tools_is_a_usage_error(tmp_path: Path) -> None:
     """It reported every trace DIVERGED (exit 1), as if the run had changed."""
     ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "t.jsonl", cwd=tmp_path)
