@@ -89,11 +89,11 @@ def langgraph_rate(n: int) -> tuple[float, int]:
 
 # -- Horismos ----------------------------------------------------------------------------------
 
-def agent_and_world(n: int, notes: int = 0) -> tuple[Agent, World]:
+def agent_and_world(n: int, notes: int = 0, entailment: str = "rdfs") -> tuple[Agent, World]:
     """The refill workflow and a world of ``n`` prescriptions, each holding ``notes`` facts
     no shape names (benchmarks/bench_degree.py)."""
     agent = Agent.from_files(HERE / "refill.ttl", HERE / "pharmacy.ttl",
-                             allow_modules=["pharmacy_tools"])
+                             allow_modules=["pharmacy_tools"], entailment=entailment)
     world = World()
     quads = []
     for i in range(n):

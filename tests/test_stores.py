@@ -46,6 +46,19 @@ def quads(world: World) -> set[tuple]:
     return set(world.store.quads())
 
 
+def test_outgoing_under_some_predicates_gives_exactly_those_edges(world):
+    """Asked for the edges under a few properties (as OWL-RL typing asks, for the properties
+    its schema names), a store gives those and no others, whether it looks each property up
+    or reads the node once and filters (many properties)."""
+    props = [URIRef(f"http://example.org/p{i}") for i in range(12)]
+    world.commit(Change(add=[(A, p, Literal(i), G if i % 2 else None)
+                             for i, p in enumerate(props)] + [(A, props[0], B, None)]))
+    every = set(world.store.outgoing(A))
+    assert len(every) == 13
+    for wanted in (frozenset(props[:2]), frozenset(props[:11]), frozenset()):
+        assert set(world.store.outgoing(A, wanted)) == {t for t in every if t[1] in wanted}
+
+
 def test_a_change_lands_whole_and_quads_lists_it(world):
     world.commit(Change(add=[(A, P, Literal("x"), None), (A, P, B, G),
                              (A, P, Literal(3), None)]))

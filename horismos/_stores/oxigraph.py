@@ -103,6 +103,9 @@ _DIGEST_NODE = ox.NamedNode(str(DIGEST_GRAPH))
 _DIGEST_GRAPH = ox.NamedNode(str(DIGEST_GRAPH))
 _LTHASH = ox.NamedNode(str(LTHASH))
 _CHUNK = 5000  # quads a load checks against the store at a time
+_LOOKUPS = 8
+"""Wanted predicates up to which a node's edges are looked up one predicate at a time, past
+which they are read in one pass and filtered (each lookup costs about as much as a few edges)."""
 _PERSIST_EVERY = 1000  # commits between writing an on-disk store's digest and flushing it
 
 
@@ -771,13 +774,20 @@ class OxigraphStore(Store):
     ) -> Iterator[tuple[Node, Node, Node]]:
         s = to_ox(subject)
         with self._lock:
-            found: Iterable[ox.Quad] = (
-                self._store.quads_for_pattern(s, None, None, None)
-                if predicates is None
-                else [
+            found: Iterable[ox.Quad]
+            if predicates is None:
+                found = self._store.quads_for_pattern(s, None, None, None)
+            elif len(predicates) <= _LOOKUPS:
+                found = [
                     q for p in predicates for q in self._store.quads_for_pattern(s, to_ox(p), None)
                 ]
-            )
+            else:  # one pass, only the wanted edges converted (a schema names many properties)
+                wanted = {to_ox(p) for p in predicates}
+                found = [
+                    q
+                    for q in self._store.quads_for_pattern(s, None, None, None)
+                    if q.predicate in wanted
+                ]
         seen: dict[tuple[Any, Any], tuple[Node, Node, Node]] = {}
         for q in found:
             key = (q.predicate, q.object)
