@@ -433,8 +433,19 @@ class ReplayReport:
     """The trace embedded its world, so reads were answered by that world (and the final
     digest checked); otherwise they were answered from the recording."""
 
+    reexecute_withheld: bool = False
+    """Re-execution was asked for and not done: the definitions changed since recording, so
+    which tools were idempotent then is not known (one declared idempotent since, and not
+    idempotent when it ran, must not be called again)."""
+
     def __str__(self) -> str:
         changed = " (definitions changed since recording)" if self.definitions_changed else ""
+        if self.reexecute_withheld:
+            changed = (
+                " (definitions changed since recording: no tool was re-executed, since which "
+                "were idempotent when it ran is not known; replay with the definitions it was "
+                "recorded with to re-execute)"
+            )
         if self.first_divergence is not None:
             hint = ""
             if self.first_divergence.field == "reads":
@@ -513,7 +524,10 @@ async def _replay_events(
             "call), not a workflow run; replay replays runs"
         )
     recorder = ReplayTrace(events, source)
-    env = ReplayEnvironment(recorder, reexecute_idempotent=reexecute_idempotent)
+    changed = not same_definitions(agent.definitions, header.get("definitions_digest"))
+    # which tools were idempotent when the run was recorded is known only from the definitions
+    # it was recorded with: a tool declared idempotent since would be called again
+    env = ReplayEnvironment(recorder, reexecute_idempotent=reexecute_idempotent and not changed)
     snapshot = (header.get("snapshot") or {}).get("data")
     world = World.from_snapshot(snapshot) if snapshot is not None else None
     recorder.against_world = world is not None
@@ -546,9 +560,8 @@ async def _replay_events(
         diverged=divergence is not None,
         first_divergence=divergence,
         steps=recorder.steps,
-        definitions_changed=not same_definitions(
-            agent.definitions, header.get("definitions_digest")
-        ),
+        definitions_changed=changed,
+        reexecute_withheld=reexecute_idempotent and changed,
         final_digest_matches=(divergence is None) if end and world is not None else None,
         substituted=env.substituted,
         reexecuted=env.reexecuted,

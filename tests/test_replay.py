@@ -252,6 +252,26 @@ def test_reexecuting_idempotent_tools_calls_only_them_and_compares(tmp_path: Pat
     assert EHR + "nurse8" in json.dumps(d.now)
 
 
+def test_reexecuting_is_withheld_when_the_definitions_changed_since_recording(
+        tmp_path: Path) -> None:
+    """The trace does not say which tools were idempotent when it was recorded: the
+    definitions do. Replayed with definitions that since declare assign_queue idempotent, it
+    was called again, and the run had called it as a tool that must act once. With changed
+    definitions nothing is re-executed, and the report says why."""
+    edited = tmp_path / "triage.ttl"
+    text = DEFINITIONS[0].read_text()
+    assert text.count("horis:idempotent false") == 1
+    edited.write_text(text.replace("horis:idempotent false", "horis:idempotent true"))
+    calls = Calls()
+    report = replay(RECORDED / "triage-all.jsonl", calls.agent([edited, DEFINITIONS[1]]),
+                    reexecute_idempotent=True)
+    assert not report.diverged, report.first_divergence
+    assert report.definitions_changed and report.reexecute_withheld
+    assert calls.counts == {"assign_queue": 0, "notify_nurse": 0}
+    assert (report.substituted, report.reexecuted) == (4, 0)
+    assert "no tool was re-executed" in str(report)
+
+
 # -- tamper evidence and versions -----------------------------------------------------------
 
 def test_an_edited_trace_is_refused_naming_its_line(tmp_path: Path) -> None:
