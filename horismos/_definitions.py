@@ -33,7 +33,7 @@ from ._argv_slips import argument_slips, command_slip
 from ._digraph import Digraph, add_edge, descendants
 from ._effect_domain import subject_outside_domain
 from ._effect_shapes import contradictions
-from ._errors import AmbiguousName, AuthoringError, NotAnIRI, Problem
+from ._errors import AmbiguousName, AuthoringError, NotAnIRI, Problem, UsageError
 from ._fhir import FHIR
 from ._hazards import (
     Hazard,
@@ -457,6 +457,11 @@ class Definitions:
         the IRI the definitions — or ``exists``, e.g. the world — have, and when that is not
         exactly one it raises :class:`AmbiguousName` listing the IRIs (a :class:`KeyError`,
         like a name that does not resolve at all)."""
+        if not isinstance(name, str):  # focus=42 from Python: an AttributeError said nothing
+            raise UsageError(
+                f"{name!r} is not a name: give a string, a CURIE such as ':patient42' or a "
+                f"full IRI (given: {type(name).__name__})"
+            )
         name = name.strip()
         if name.startswith("<") and name.endswith(">"):
             return _checked_iri(name, name[1:-1])

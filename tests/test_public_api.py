@@ -45,3 +45,23 @@ def test_the_command_line_starts_without_what_only_some_commands_use():
     ).stdout.split()
     assert "horismos._cli" in out
     assert not {"pydantic", "httpx", "networkx", "numpy"} & set(out)
+
+
+def test_a_name_that_is_not_a_string_is_a_usage_error_saying_what_to_give():
+    """``agent.run(world, focus=42)`` ended in ``AttributeError: 'int' object has no attribute
+    'strip'``, from deep inside; it says what a name is."""
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                      root / "ontologies" / "ehr.ttl",
+                                      tools={"ehr_client.assign_queue": dict,
+                                             "ehr_client.notify_nurse": dict})
+    world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
+    before = world.digest()
+    for given in ({"focus": 42}, {"workflow": 42, "focus": ":patient42"}, {"focus": [":p"]}):
+        with pytest.raises(horismos.UsageError, match="is not a name: give a string"):
+            agent.run(world, **given)
+    assert world.digest() == before
