@@ -83,6 +83,7 @@ from ._preconditions import (
 from ._prefix_clash import prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
+from ._store_syntax import CASTS, rebound, refusal
 from ._stores.oxigraph import MAX_TERM
 from ._term_kinds import (
     algebra_literals,
@@ -682,7 +683,13 @@ class _Builder:
         if not texts:
             return None
         try:
-            compiled = compile_patterns([str(x) for x in texts], self.namespaces(owner))
+            ns = self.namespaces(owner)
+            compiled = compile_patterns([str(x) for x in texts], ns)
+            for p in compiled.patterns:
+                if self.store_refuses(
+                    owner, holder, pred, f"SELECT * WHERE {{\n{p.text}\n}}", ns, compiled
+                ):
+                    return None
             self.patterns.append((owner, holder, pred, compiled))
             return compiled
         except RemotePatternError as e:
@@ -711,6 +718,82 @@ class _Builder:
                 )
             self.problems.append(problem)
             return None
+
+    def store_refuses(
+        self,
+        owner: Node,
+        holder: Node,
+        pred: URIRef,
+        query: str,
+        ns: Mapping[str, Any],
+        parsed: Any,
+    ) -> bool:
+        """Whether Oxigraph, the engine a run evaluates ``query`` with, refuses it though
+        rdflib parsed it (:mod:`._store_syntax`): a function neither store has, a BIND of a
+        variable already bound. Reported here, an error at the line that says it; else the
+        run died with a traceback at this step, or on the in-memory store the FILTER was
+        silently false. ``parsed``: rdflib's parse (a Precondition or its algebra)."""
+        refused = refusal(query, {k: str(v) for k, v in ns.items()})
+        if refused is None or "IRI parsing failed" in refused.message:
+            return False  # a relative IRI (<acuity>): the undeclared-term check names it
+        algebra = parsed.select.algebra if isinstance(parsed, Precondition) else parsed
+        where = (holder, pred)
+        if refused.function is not None:
+            iri = URIRef(refused.function)
+            name = self.n(iri)
+            needle = rf"(?:{re.escape(name)}|<{re.escape(str(iri))}>)\s*\("
+            if str(iri).startswith(str(XSD)):
+                casts = [URIRef(c) for c in CASTS]
+                self.at_text(
+                    "error",
+                    needle,
+                    owner,
+                    f"{self.n(pred)} calls {name}(…), which is no XSD cast: the store refuses "
+                    "the query, and the run stops at this step",
+                    self.did_you_mean(iri, casts)
+                    or "cast with one of " + ", ".join(self.n(c) for c in casts[:8]),
+                    where,
+                )
+            else:
+                self.at_text(
+                    "error",
+                    needle,
+                    owner,
+                    f"{self.n(pred)} calls {name}(…), a function no store Horismos runs on "
+                    "has: Oxigraph refuses the query and the run stops at this step, and the "
+                    "in-memory store makes the FILTER false, silently",
+                    "call SPARQL's built-in functions (regex, str, strlen, contains, lcase, "
+                    "if, coalesce, now, year, abs, …) and the XSD casts (xsd:integer(?v), "
+                    "xsd:decimal, xsd:double, xsd:boolean, xsd:string, xsd:dateTime)",
+                    where,
+                )
+            return True
+        again = rebound(algebra) if refused.syntax else []
+        if again:
+            var = again[0]
+            self.at_text(
+                "error",
+                rf"\bAS\s+[?$]{re.escape(var)}\b",
+                owner,
+                f"{self.n(pred)}: BIND(… AS ?{var}) binds ?{var}, which the pattern has "
+                f"already bound before it: SPARQL forbids binding a variable already in scope, "
+                "so the store refuses the query and the run stops at this step",
+                f"bind a new variable and compare, e.g. BIND(… AS ?wanted) FILTER(?{var} = "
+                f"?wanted), or write FILTER(?{var} = …) with the value instead of the BIND",
+                where,
+                after="BIND",
+            )
+            return True
+        self.at_text(
+            "error",
+            "$^",
+            owner,
+            f"{self.n(pred)} is SPARQL the store does not evaluate (Oxigraph: "
+            f"{refused.message}), so the run stops at this step",
+            "write it as SPARQL 1.1 allows inside WHERE { … }",
+            where,
+        )
+        return True
 
     def remote(self, owner: Node, holder: Node, pred: URIRef, text: Node, endpoint: str) -> None:
         """A pattern that reads a remote endpoint: the query engine would open a connection
@@ -3574,6 +3657,8 @@ class _Builder:
             return None
         if remote:
             self.remote(s, cands, HORIS.query, cast(Node, self.one(cands, HORIS.query)), remote[0])
+            return None
+        if self.store_refuses(s, cands, HORIS.query, text, self.namespaces(s), parsed.algebra):
             return None
         self.queries.append((s, cands, parsed.algebra))
         projected = [str(v) for v in parsed.algebra["PV"]]

@@ -1,0 +1,96 @@
+"""SPARQL in a pattern that rdflib parses but that is wrong all the same, caught by
+``horismos validate`` (and so before ``horismos run``'s first step): the file, the line and
+what to write instead — never a traceback at the step, never a FILTER that is quietly false.
+
+Each test edits one line of a shipped workflow (:mod:`workflow_edits`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+from typing import cast
+
+import pytest
+from workflow_edits import LAB, ROOT, TRIAGE, edited, problems, the_error
+
+from horismos import Agent, World
+from horismos._model import DecisionStep
+
+LAB_FILTER = "FILTER (?v > ?limit)"
+TRIAGE_QUEUE = "?this :acuity ?queue .\n"
+
+
+def _run(path: Path, pair: tuple[Path, Path], example: str, tools: str,
+         *extra: str) -> subprocess.CompletedProcess[str]:
+    examples = ROOT / "examples" / example
+    return subprocess.run(
+        [sys.executable, "-m", "horismos", "run", str(path), str(pair[1]), "--world",
+         str(examples / "world.ttl"), "--tools", str(examples / tools), "--all", *extra],
+        capture_output=True, text=True, timeout=120, cwd=path.parent)
+
+
+# -- functions no store has ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("filter_", "said", "hint"), [
+    pytest.param("FILTER (xsd:decmal(?v) > ?limit)", "calls xsd:decmal(…), which is no XSD cast",
+                 "did you mean xsd:decimal?", id="cast-typo"),
+    pytest.param("FILTER (:foo(?v))", "calls :foo(…), a function no store Horismos runs on has",
+                 "call SPARQL's built-in functions (regex, str,", id="custom"),
+])
+@pytest.mark.parametrize("store", ["oxigraph", "memory"])
+def test_a_function_no_store_has_is_an_error_at_its_line_before_the_run(
+        tmp_path: Path, filter_: str, said: str, hint: str, store: str) -> None:
+    """It validated; the run died with Oxigraph's RuntimeError as a 49-line traceback, and
+    on the in-memory store the FILTER was silently false: a critical result filed."""
+    path, line = edited(tmp_path, LAB, LAB_FILTER, filter_)
+    p = _run(path, LAB, "lab", "lab_client.py", "--store", store)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert f"{path.name}:{line}: error: :IsCritical: horis:requires {said}" in p.stderr, p.stderr
+    assert hint in p.stderr
+    err = the_error(problems(path, LAB))
+    assert (err.file, err.line) == (str(path), line)
+
+
+@pytest.mark.parametrize(("new", "var", "offset"), [
+    pytest.param("?this :acuity ?queue .\n                       BIND(:urgent AS ?queue)\n",
+                 "queue", 1, id="bound-by-a-triple"),
+    pytest.param('?this :acuity ?queue . BIND("x" AS ?this)\n', "this", 0, id="this"),
+    pytest.param("?this :acuity ?queue . ?this :acuity ?q2 . BIND(?q2 AS ?q2)\n", "q2", 0,
+                 id="itself"),
+    pytest.param("?this :acuity ?queue .\n FILTER EXISTS { ?this :acuity ?q2 .\n"
+                 "  BIND(:urgent AS ?q2) }\n", "q2", 2, id="in-exists"),
+])
+def test_a_bind_of_a_variable_already_bound_is_an_error_at_its_line(
+        tmp_path: Path, new: str, var: str, offset: int) -> None:
+    """SPARQL forbids it; rdflib parsed it, and the run died with Oxigraph's 'SyntaxError:
+    error at 5:2: expected one of GRAPH, MINUS, [_]' as a traceback."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_QUEUE, new)
+    p = _run(path, TRIAGE, "triage", "ehr_client.py")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert (f"{path.name}:{line + offset}: error: :QueuePatient: horis:requires: BIND(… AS "
+            f"?{var}) binds ?{var}, which the pattern has already bound before it: SPARQL "
+            "forbids binding a variable already in scope") in p.stderr, p.stderr
+    assert f"FILTER(?{var} = …) with the value instead of the BIND" in p.stderr
+
+
+def test_a_query_the_store_refuses_at_run_fails_the_step_not_the_run() -> None:
+    """What validate cannot judge the store may still refuse: the step fails with the
+    store's reason, typed (a RunError the instance fails with), never a traceback."""
+    agent = Agent.from_files(*LAB, tools={
+        "lab_client.escalate": lambda result, clinician: {"escalatedTo": clinician},
+        "lab_client.file_result": lambda result: {"archiveRef": "ARCH-1"}})
+    step = cast(DecisionStep, agent.definitions.steps[agent.definitions.expand(":IsCritical")])
+    pre = step.rules[0].requires
+    refused = dataclasses.replace(pre, plan=None, select_text=pre.select_text.replace(
+        "?v > ?limit", "<http://example.org/lab#foo>(?v)"))
+    object.__setattr__(step.rules[0], "requires", refused)
+    k1 = agent.definitions.expand(":k1", exists=lambda _: True)
+    run = agent.run(World.from_files(ROOT / "examples" / "lab" / "world.ttl",
+                                     store="oxigraph"), focus=k1)
+    assert run.status == "failed"
+    assert "the store refused the query: The custom function <http://example.org/lab#foo> " \
+        "is not supported" in str(run.error)
