@@ -83,7 +83,7 @@ from ._preconditions import (
 from ._prefix_clash import prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
-from ._store_syntax import CASTS, rebound, refusal
+from ._store_syntax import CASTS, bad_regexes, rebound, refusal
 from ._stores.oxigraph import MAX_TERM
 from ._term_kinds import (
     algebra_literals,
@@ -855,6 +855,7 @@ class _Builder:
         self.check_filter_variables()
         self.check_pattern_literals()
         self.check_pattern_datatypes()
+        self.check_pattern_regexes()
         self.check_type_tests()
         self.check_typed_terms(declared)
         self.check_term_kinds()
@@ -1989,6 +1990,29 @@ class _Builder:
                     self.datatype_hint(dt),
                     (holder, pred),
                     also=str(lit),
+                )
+
+    def check_pattern_regexes(self) -> None:
+        """A ``regex(?ref, "^Q-(URGENT")`` whose constant regular expression the store cannot
+        read: the call is an error for every value, so the FILTER is never true and the step
+        is blocked for every instance, the block blaming the data. An error at its line, as
+        ``sh:pattern`` gets in a shape."""
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            for pattern, flags, why in bad_regexes(algebra):
+                written = _turtle(Literal(pattern), self.n)
+                self.at_text(
+                    "error",
+                    re.escape(written),
+                    owner,
+                    f"{self.n(pred)}: the regular expression {written}"
+                    + (f' (flags "{flags}")' if flags else "")
+                    + f" cannot be read ({why}), so regex() is an error for every value and "
+                    "the FILTER is never true",
+                    "close each group and class it opens, or escape a ( or [ meant "
+                    "literally; SPARQL's regex reads XPath's syntax "
+                    "(https://www.w3.org/TR/xpath-functions/#regex-syntax)",
+                    (holder, pred),
+                    after="regex|replace",
                 )
 
     def datatype_hint(self, dt: URIRef) -> str:

@@ -94,3 +94,34 @@ def test_a_query_the_store_refuses_at_run_fails_the_step_not_the_run() -> None:
     assert run.status == "failed"
     assert "the store refused the query: The custom function <http://example.org/lab#foo> " \
         "is not supported" in str(run.error)
+
+
+# -- a regular expression the store cannot read -------------------------------------------
+
+
+@pytest.mark.parametrize(("call", "said"), [
+    pytest.param('regex(?ref, "^Q-(URGENT")', 'the regular expression "^Q-(URGENT" cannot be '
+                 "read (missing ), unterminated subpattern at position 3)", id="unclosed"),
+    pytest.param('regex(?ref, "^Q-URGENT", "z")', 'the regular expression "^Q-URGENT" (flags '
+                 '"z") cannot be read ("z" is not a flag of regex (i, m, s, x, q))', id="flag"),
+])
+def test_a_regex_the_store_cannot_read_is_an_error_at_its_line(
+        tmp_path: Path, call: str, said: str) -> None:
+    """It validated; every run was 'blocked: FILTER(regex(...)) does not hold for ?ref =
+    "Q-URGENT-1"', blaming the data."""
+    path, line = edited(tmp_path, TRIAGE, "?this :queueRef ?ref .\n",
+                        f"?this :queueRef ?ref .\n FILTER({call})\n")
+    p = _run(path, TRIAGE, "triage", "ehr_client.py")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert f"{path.name}:{line + 1}: error: :NotifyNurse: horis:requires: {said}, so regex() " \
+        "is an error for every value and the FILTER is never true" in p.stderr, p.stderr
+    assert "close each group and class it opens, or escape a ( or [ meant literally" in p.stderr
+
+
+def test_a_regex_the_store_reads_validates(tmp_path: Path) -> None:
+    """Oxigraph, which evaluates it, is the judge, not Python's ``re``: an XPath class
+    escape (a backslash, then p{Lu}) is one Python refuses and the store reads."""
+    path, _ = edited(tmp_path, TRIAGE, "?this :queueRef ?ref .\n",
+                     '?this :queueRef ?ref . FILTER(regex(?ref, "^\\\\\\\\p{Lu}-[0-9]", "i"))\n')
+    assert "\\\\\\\\p{Lu}" in path.read_text(encoding="utf-8")
+    assert [p for p in problems(path, TRIAGE) if p.severity == "error"] == []
