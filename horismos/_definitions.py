@@ -73,6 +73,7 @@ from ._preconditions import (
     Precondition,
     PreconditionSyntaxError,
     RemotePatternError,
+    bound_by,
     compile_patterns,
     detached_tests,
     filter_scopes,
@@ -3686,13 +3687,18 @@ class _Builder:
             return None
         self.queries.append((s, cands, parsed.algebra))
         projected = [str(v) for v in parsed.algebra["PV"]]
-        if as_var not in projected and len(projected) > 1:  # one column is read as the option
+        if as_var not in projected and self.options_lost(parsed.algebra, projected, as_var):
+            binds = as_var in {str(v) for v in dict.get(parsed.algebra, "_vars") or ()}
             self.error(
                 s,
                 f"the horis:candidates SELECT gives {', '.join('?' + v for v in projected)}, "
-                f"not ?{as_var}, the variable the options are read from (horis:as): the model "
-                "is never asked, and every instance goes to the fallback with no options",
-                f"SELECT ?{as_var} (the options), or name the projected one with horis:as",
+                f"not ?{as_var}, the variable the options are read from (horis:as)"
+                + (", which its WHERE binds" if binds else "")
+                + ": the model is never asked, and every instance goes to the fallback with "
+                "no options",
+                f"SELECT ?{as_var} WHERE {{ … }}: the query must select ?{as_var}, the options "
+                "(as workflows/rebooking.ttl does)"
+                + ("" if binds else ", or name the projected variable with horis:as"),
                 at=(cands, HORIS.query, None),
             )
             return None
@@ -3710,6 +3716,18 @@ class _Builder:
                 (cands, HORIS.query),
             )
         return text
+
+    def options_lost(self, algebra: Any, projected: list[str], as_var: str) -> bool:
+        """Whether a candidates SELECT that does not project ``as_var`` gives no options: one
+        of several columns is none in particular; a lone column is read as the options only
+        when the WHERE binds it and does not bind ``as_var`` too (``SELECT ?flight WHERE {
+        … ?option a :Flight … }`` gave an empty row per solution: "no candidates" every
+        time)."""
+        if len(projected) != 1:
+            return len(projected) > 1
+        certain, maybe = bound_by(algebra.p)
+        named = {str(v) for v in dict.get(algebra, "_vars") or ()}
+        return projected[0] not in certain | maybe or as_var in named
 
     def check_wait(self, s: Node) -> None:
         """The wait contract: why (non-empty), what wakes it, and how it is delivered, each

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import cast
 
 import pytest
-from workflow_edits import LAB, ROOT, TRIAGE, edited, problems, the_error
+from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error
 
 from horismos import Agent, World
 from horismos._model import DecisionStep
@@ -125,3 +125,46 @@ def test_a_regex_the_store_reads_validates(tmp_path: Path) -> None:
                      '?this :queueRef ?ref . FILTER(regex(?ref, "^\\\\\\\\p{Lu}-[0-9]", "i"))\n')
     assert "\\\\\\\\p{Lu}" in path.read_text(encoding="utf-8")
     assert [p for p in problems(path, TRIAGE) if p.severity == "error"] == []
+
+
+# -- a candidates SELECT that drops the options ---------------------------------------------
+
+CANDIDATES = ('horis:candidates [ horis:query """\n', '?option != ?old)""" ]')
+
+
+def _candidates_select(tmp_path: Path, select: str, old: str = "?option") -> tuple[Path, int]:
+    """rebooking.ttl's candidates pattern as ``SELECT … WHERE { … }``, ``?option`` in the
+    WHERE renamed ``old``."""
+    text = REBOOKING[0].read_text(encoding="utf-8")
+    start, end = text.index(CANDIDATES[0]), text.index(CANDIDATES[1]) + len(CANDIDATES[1])
+    body = text[start + len(CANDIDATES[0]): end - len('""" ]')].replace("?option", old)
+    path = tmp_path / REBOOKING[0].name
+    path.write_text(text[:start] + f'horis:candidates [ horis:query """{select} WHERE {{\n'
+                    + body + ' }""" ]' + text[end:], encoding="utf-8")
+    return path, text[:start].count("\n") + 1
+
+
+def test_a_candidates_select_that_does_not_select_the_option_is_an_error(
+        tmp_path: Path) -> None:
+    """``SELECT ?flight WHERE { … ?option a :Flight … }`` validated, and every run found
+    "no candidates": each row was empty."""
+    path, line = _candidates_select(tmp_path, "SELECT ?flight")
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
+                        str(REBOOKING[1])], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    out = p.stdout + p.stderr
+    assert (f"{path}:{line}: error: :ProposeFlight: the horis:candidates SELECT gives "
+            "?flight, not ?option, the variable the options are read from (horis:as), which "
+            "its WHERE binds") in out, out
+    assert "the query must select ?option, the options" in out
+
+
+@pytest.mark.parametrize(("select", "old"), [
+    ("SELECT ?option", "?option"), ("SELECT DISTINCT ?option", "?option"),
+    ("SELECT ?flight", "?flight"),  # one column the WHERE binds is read as the options
+])
+def test_a_candidates_select_that_gives_the_options_validates(
+        tmp_path: Path, select: str, old: str) -> None:
+    path, _ = _candidates_select(tmp_path, select, old)
+    assert [p for p in problems(path, REBOOKING) if p.severity == "error"] == []
+
