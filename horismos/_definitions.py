@@ -89,6 +89,7 @@ from ._stores.oxigraph import MAX_TERM
 from ._term_kinds import (
     algebra_literals,
     algebra_triples,
+    path_terms,
     pattern_nodes,
     pattern_terms,
     range_class,
@@ -4045,9 +4046,11 @@ def _iris(algebra: Any) -> set[URIRef]:
     """The ontology terms a parsed SPARQL query's triple patterns use: each IRI predicate and
     each class of ``?x a :Class``. (Other IRIs are mostly individuals, which world data
     declares: a warning about each of them would be noise.)"""
-    return {term for term, _ in pattern_terms(algebra)} | {
-        p for _, p, _ in algebra_triples(algebra)
-    }
+    return (
+        {term for term, _ in pattern_terms(algebra)}
+        | {p for _, p, _ in algebra_triples(algebra)}
+        | {term for term, _ in path_terms(algebra)}
+    )
 
 
 def _number(node: Node | None) -> float | None:

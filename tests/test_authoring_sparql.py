@@ -168,3 +168,44 @@ def test_a_candidates_select_that_gives_the_options_validates(
     path, _ = _candidates_select(tmp_path, select, old)
     assert [p for p in problems(path, REBOOKING) if p.severity == "error"] == []
 
+
+# -- terms in property paths ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "node", "term", "meant"), [
+    pytest.param(LAB, "?clinician a :Clinician ;", "?clinician a/rdfs:subClassOf* :Clinicain ;",
+                 ":Escalate", ":Clinicain", ":Clinician", id="class-test"),
+    pytest.param(TRIAGE, TRIAGE_QUEUE, "?this :acuity ?queue ; :assignedNurse/:onDutyy ?d .\n",
+                 ":QueuePatient", ":onDutyy", ":onDuty", id="sequence"),
+    pytest.param(TRIAGE, TRIAGE_QUEUE, "?this :acuity ?queue . ?d ^:onDutyy ?this .\n",
+                 ":QueuePatient", ":onDutyy", ":onDuty", id="inverse"),
+    pytest.param(TRIAGE, TRIAGE_QUEUE, "?this :acuity ?queue ; :onDuty|:onDutyy ?d .\n",
+                 ":QueuePatient", ":onDutyy", ":onDuty", id="alternative"),
+    pytest.param(TRIAGE, TRIAGE_QUEUE, "?this :acutiy* ?queue .\n",
+                 ":QueuePatient", ":acutiy", ":acuity", id="repeated"),
+    pytest.param(TRIAGE, "FILTER NOT EXISTS { ?this :assignedNurse ?n }",
+                 "FILTER NOT EXISTS { ?this :assignedNurse/:onDutyy ?n }",
+                 ":NotifyNurse", ":onDutyy", ":onDuty", id="not-exists"),
+])
+def test_a_term_in_a_property_path_declared_nowhere_is_a_warning_with_a_did_you_mean(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, term: str,
+        meant: str) -> None:
+    """``?this :acutiy ?queue`` was told "did you mean :acuity?"; the same typo in a path
+    was never looked at, and the pattern never matched."""
+    path, line = edited(tmp_path, pair, old, new)
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path), str(pair[1])],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    out = p.stdout + p.stderr
+    assert (f"{path}:{line}: warning: {node}: horis:requires uses {term}, which no loaded "
+            f"ontology declares and no loaded data uses, so the pattern cannot match — did you "
+            f"mean {meant}?") in out, out
+
+
+def test_declared_terms_in_property_paths_validate_clean(tmp_path: Path) -> None:
+    path, _ = edited(tmp_path, TRIAGE, TRIAGE_QUEUE,
+                     "?this :acuity ?queue ; :assignedNurse/:onDuty ?d .\n"
+                     " ?n a/rdfs:subClassOf* :Nurse ; ^:assignedNurse ?this .\n")
+    path.write_text("@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                    + path.read_text(encoding="utf-8"), encoding="utf-8")
+    assert problems(path, TRIAGE) == []
