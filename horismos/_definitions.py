@@ -786,9 +786,14 @@ class _Builder:
                 after="BIND",
             )
             return True
+        at = re.match(r"error at (\d+):\d+", refused.message)
+        body = query.split("\n")[1:-1] if query.startswith("SELECT * WHERE {\n") else []
+        row = min(int(at.group(1)) - 1, len(body)) if at is not None and body else 0
+        # the line the store stopped at, within the pattern (its wrapper's first line is none)
+        needle = re.escape(body[row - 1].strip()) if row > 0 and body[row - 1].strip() else "$^"
         self.at_text(
             "error",
-            "$^",
+            needle,
             owner,
             f"{self.n(pred)} is SPARQL the store does not evaluate (Oxigraph: "
             f"{refused.message}), so the run stops at this step",

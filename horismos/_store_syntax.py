@@ -108,7 +108,9 @@ def rebound(algebra: Any) -> list[str]:
                 stack.append(translateGroupGraphPattern(x))
                 continue
             inner = dict.get(x, "p")  # CompValue.get answers a missing key with its name
-            if x.name == "Extend" and isinstance(inner, CompValue):
+            expr = dict.get(x, "expr")
+            made = str(expr).startswith("__agg_")  # a grouped SELECT's projection, not a BIND
+            if x.name == "Extend" and isinstance(inner, CompValue) and not made:
                 certain, maybe = bound_by(inner)
                 var = str(dict.get(x, "var"))
                 if var in certain | maybe and var not in found:

@@ -77,6 +77,18 @@ def test_a_bind_of_a_variable_already_bound_is_an_error_at_its_line(
     assert f"FILTER(?{var} = …) with the value instead of the BIND" in p.stderr
 
 
+def test_other_sparql_the_store_refuses_is_an_error_in_its_words(tmp_path: Path) -> None:
+    """A grouped subquery that selects a variable it does not group by: rdflib parses it,
+    Oxigraph refuses it. Its message is the store's, never mistaken for a BIND."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_QUEUE, "?this :acuity ?queue .\n"
+                        "  { SELECT ?this WHERE { ?this :acuity ?q } GROUP BY ?q }\n")
+    err = the_error(problems(path, TRIAGE))
+    assert err.file == str(path) and line <= (err.line or 0) <= line + 2, err
+    assert err.message.startswith(
+        "horis:requires is SPARQL the store does not evaluate (Oxigraph: error at "), err
+    assert err.hint == "write it as SPARQL 1.1 allows inside WHERE { … }"
+
+
 def test_a_query_the_store_refuses_at_run_fails_the_step_not_the_run() -> None:
     """What validate cannot judge the store may still refuse: the step fails with the
     store's reason, typed (a RunError the instance fails with), never a traceback."""
