@@ -73,6 +73,7 @@ from ._preconditions import (
     Precondition,
     PreconditionSyntaxError,
     RemotePatternError,
+    bound_by,
     compile_patterns,
     detached_tests,
     filter_scopes,
@@ -83,10 +84,12 @@ from ._preconditions import (
 from ._prefix_clash import prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
+from ._store_syntax import CASTS, bad_regexes, rebound, refusal
 from ._stores.oxigraph import MAX_TERM
 from ._term_kinds import (
     algebra_literals,
     algebra_triples,
+    path_terms,
     pattern_nodes,
     pattern_terms,
     range_class,
@@ -687,7 +690,13 @@ class _Builder:
         if not texts:
             return None
         try:
-            compiled = compile_patterns([str(x) for x in texts], self.namespaces(owner))
+            ns = self.namespaces(owner)
+            compiled = compile_patterns([str(x) for x in texts], ns)
+            for p in compiled.patterns:
+                if self.store_refuses(
+                    owner, holder, pred, f"SELECT * WHERE {{\n{p.text}\n}}", ns, compiled
+                ):
+                    return None
             self.patterns.append((owner, holder, pred, compiled))
             return compiled
         except RemotePatternError as e:
@@ -716,6 +725,87 @@ class _Builder:
                 )
             self.problems.append(problem)
             return None
+
+    def store_refuses(
+        self,
+        owner: Node,
+        holder: Node,
+        pred: URIRef,
+        query: str,
+        ns: Mapping[str, Any],
+        parsed: Any,
+    ) -> bool:
+        """Whether Oxigraph, the engine a run evaluates ``query`` with, refuses it though
+        rdflib parsed it (:mod:`._store_syntax`): a function neither store has, a BIND of a
+        variable already bound. Reported here, an error at the line that says it; else the
+        run died with a traceback at this step, or on the in-memory store the FILTER was
+        silently false. ``parsed``: rdflib's parse (a Precondition or its algebra)."""
+        refused = refusal(query, {k: str(v) for k, v in ns.items()})
+        if refused is None or "IRI parsing failed" in refused.message:
+            return False  # a relative IRI (<acuity>): the undeclared-term check names it
+        algebra = parsed.select.algebra if isinstance(parsed, Precondition) else parsed
+        where = (holder, pred)
+        if refused.function is not None:
+            iri = URIRef(refused.function)
+            name = self.n(iri)
+            needle = rf"(?:{re.escape(name)}|<{re.escape(str(iri))}>)\s*\("
+            if str(iri).startswith(str(XSD)):
+                casts = [URIRef(c) for c in CASTS]
+                self.at_text(
+                    "error",
+                    needle,
+                    owner,
+                    f"{self.n(pred)} calls {name}(…), which is no XSD cast: the store refuses "
+                    "the query, and the run stops at this step",
+                    self.did_you_mean(iri, casts)
+                    or "cast with one of " + ", ".join(self.n(c) for c in casts[:8]),
+                    where,
+                )
+            else:
+                self.at_text(
+                    "error",
+                    needle,
+                    owner,
+                    f"{self.n(pred)} calls {name}(…), a function no store Horismos runs on "
+                    "has: Oxigraph refuses the query and the run stops at this step, and the "
+                    "in-memory store makes the FILTER false, silently",
+                    "call SPARQL's built-in functions (regex, str, strlen, contains, lcase, "
+                    "if, coalesce, now, year, abs, …) and the XSD casts (xsd:integer(?v), "
+                    "xsd:decimal, xsd:double, xsd:boolean, xsd:string, xsd:dateTime)",
+                    where,
+                )
+            return True
+        again = rebound(algebra) if refused.syntax else []
+        if again:
+            var = again[0]
+            self.at_text(
+                "error",
+                rf"\bAS\s+[?$]{re.escape(var)}\b",
+                owner,
+                f"{self.n(pred)}: BIND(… AS ?{var}) binds ?{var}, which the pattern has "
+                f"already bound before it: SPARQL forbids binding a variable already in scope, "
+                "so the store refuses the query and the run stops at this step",
+                f"bind a new variable and compare, e.g. BIND(… AS ?wanted) FILTER(?{var} = "
+                f"?wanted), or write FILTER(?{var} = …) with the value instead of the BIND",
+                where,
+                after="BIND",
+            )
+            return True
+        at = re.match(r"error at (\d+):\d+", refused.message)
+        body = query.split("\n")[1:-1] if query.startswith("SELECT * WHERE {\n") else []
+        row = min(int(at.group(1)) - 1, len(body)) if at is not None and body else 0
+        # the line the store stopped at, within the pattern (its wrapper's first line is none)
+        needle = re.escape(body[row - 1].strip()) if row > 0 and body[row - 1].strip() else "$^"
+        self.at_text(
+            "error",
+            needle,
+            owner,
+            f"{self.n(pred)} is SPARQL the store does not evaluate (Oxigraph: "
+            f"{refused.message}), so the run stops at this step",
+            "write it as SPARQL 1.1 allows inside WHERE { … }",
+            where,
+        )
+        return True
 
     def remote(self, owner: Node, holder: Node, pred: URIRef, text: Node, endpoint: str) -> None:
         """A pattern that reads a remote endpoint: the query engine would open a connection
@@ -777,6 +867,7 @@ class _Builder:
         self.check_filter_variables()
         self.check_pattern_literals()
         self.check_pattern_datatypes()
+        self.check_pattern_regexes()
         self.check_type_tests()
         self.check_typed_terms(declared)
         self.check_term_kinds()
@@ -1911,6 +2002,29 @@ class _Builder:
                     self.datatype_hint(dt),
                     (holder, pred),
                     also=str(lit),
+                )
+
+    def check_pattern_regexes(self) -> None:
+        """A ``regex(?ref, "^Q-(URGENT")`` whose constant regular expression the store cannot
+        read: the call is an error for every value, so the FILTER is never true and the step
+        is blocked for every instance, the block blaming the data. An error at its line, as
+        ``sh:pattern`` gets in a shape."""
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            for pattern, flags, why in bad_regexes(algebra):
+                written = _turtle(Literal(pattern), self.n)
+                self.at_text(
+                    "error",
+                    re.escape(written),
+                    owner,
+                    f"{self.n(pred)}: the regular expression {written}"
+                    + (f' (flags "{flags}")' if flags else "")
+                    + f" cannot be read ({why}), so regex() is an error for every value and "
+                    "the FILTER is never true",
+                    "close each group and class it opens, or escape a ( or [ meant "
+                    "literally; SPARQL's regex reads XPath's syntax "
+                    "(https://www.w3.org/TR/xpath-functions/#regex-syntax)",
+                    (holder, pred),
+                    after="regex|replace",
                 )
 
     def datatype_hint(self, dt: URIRef) -> str:
@@ -3580,15 +3694,22 @@ class _Builder:
         if remote:
             self.remote(s, cands, HORIS.query, cast(Node, self.one(cands, HORIS.query)), remote[0])
             return None
+        if self.store_refuses(s, cands, HORIS.query, text, self.namespaces(s), parsed.algebra):
+            return None
         self.queries.append((s, cands, parsed.algebra))
         projected = [str(v) for v in parsed.algebra["PV"]]
-        if as_var not in projected and len(projected) > 1:  # one column is read as the option
+        if as_var not in projected and self.options_lost(parsed.algebra, projected, as_var):
+            binds = as_var in {str(v) for v in dict.get(parsed.algebra, "_vars") or ()}
             self.error(
                 s,
                 f"the horis:candidates SELECT gives {', '.join('?' + v for v in projected)}, "
-                f"not ?{as_var}, the variable the options are read from (horis:as): the model "
-                "is never asked, and every instance goes to the fallback with no options",
-                f"SELECT ?{as_var} (the options), or name the projected one with horis:as",
+                f"not ?{as_var}, the variable the options are read from (horis:as)"
+                + (", which its WHERE binds" if binds else "")
+                + ": the model is never asked, and every instance goes to the fallback with "
+                "no options",
+                f"SELECT ?{as_var} WHERE {{ … }}: the query must select ?{as_var}, the options "
+                "(as workflows/rebooking.ttl does)"
+                + ("" if binds else ", or name the projected variable with horis:as"),
                 at=(cands, HORIS.query, None),
             )
             return None
@@ -3606,6 +3727,18 @@ class _Builder:
                 (cands, HORIS.query),
             )
         return text
+
+    def options_lost(self, algebra: Any, projected: list[str], as_var: str) -> bool:
+        """Whether a candidates SELECT that does not project ``as_var`` gives no options: one
+        of several columns is none in particular; a lone column is read as the options only
+        when the WHERE binds it and does not bind ``as_var`` too (``SELECT ?flight WHERE {
+        … ?option a :Flight … }`` gave an empty row per solution: "no candidates" every
+        time)."""
+        if len(projected) != 1:
+            return len(projected) > 1
+        certain, maybe = bound_by(algebra.p)
+        named = {str(v) for v in dict.get(algebra, "_vars") or ()}
+        return projected[0] not in certain | maybe or as_var in named
 
     def check_wait(self, s: Node) -> None:
         """The wait contract: why (non-empty), what wakes it, and how it is delivered, each
@@ -3923,9 +4056,11 @@ def _iris(algebra: Any) -> set[URIRef]:
     """The ontology terms a parsed SPARQL query's triple patterns use: each IRI predicate and
     each class of ``?x a :Class``. (Other IRIs are mostly individuals, which world data
     declares: a warning about each of them would be noise.)"""
-    return {term for term, _ in pattern_terms(algebra)} | {
-        p for _, p, _ in algebra_triples(algebra)
-    }
+    return (
+        {term for term, _ in pattern_terms(algebra)}
+        | {p for _, p, _ in algebra_triples(algebra)}
+        | {term for term, _ in path_terms(algebra)}
+    )
 
 
 def _number(node: Node | None) -> float | None:

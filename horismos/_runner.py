@@ -78,7 +78,7 @@ from ._proposal import RankRequest, Reply, ask, propose
 from ._reads import text
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Conflict
-from ._stores.base import ReadAhead
+from ._stores.base import QueryRefused, ReadAhead
 from ._stores.oxigraph import datetime_literal
 from ._terms import unfit_terms
 from ._trace import TRACE_VERSION, Trace
@@ -538,7 +538,10 @@ class Runner:
                 record, nxt = self._livelock(inst, step), None
             else:
                 visits[current], stopped = acted, False
-                record, nxt = await self._step(inst, step, variables)
+                try:
+                    record, nxt = await self._step(inst, step, variables)
+                except QueryRefused as e:  # a pattern validate could not judge: the step fails
+                    record, nxt = self._refused(inst, step, e), step.on_error
             if record.status == "completed" and record.kind != "DecisionStep":
                 acted += 1
             inst.steps.append(record)
@@ -596,6 +599,16 @@ class Runner:
             f"the instance came back to {self.defs.name(step.iri)} and no step has acted since "
             "it was last here, so it would loop forever; make the loop's horis:requires depend "
             "on something a step in the loop writes, or end the loop",
+            step=str(step.iri),
+        )
+        return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
+
+    def _refused(self, inst: InstanceRun, step: Step, e: QueryRefused) -> StepRecord:
+        """The store's query engine refused one of the step's queries: a mistake in the
+        definitions, not in the world, so the step fails (to its horis:onError) with the
+        engine's reason rather than a traceback ending the run and every other instance."""
+        err = RunError(
+            f"{e}; `horismos validate` names the pattern and how to fix it",
             step=str(step.iri),
         )
         return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)

@@ -21,12 +21,13 @@ from typing import Any, Literal
 
 from rdflib import OWL, RDF, RDFS, XSD, Graph, URIRef, Variable
 from rdflib import Literal as RDFLiteral
-from rdflib.paths import Path
+from rdflib.paths import AlternativePath, InvPath, MulPath, NegatedPath, Path, SequencePath
 
 __all__ = [
     "Kind",
     "algebra_literals",
     "algebra_triples",
+    "path_terms",
     "pattern_nodes",
     "pattern_terms",
     "range_class",
@@ -135,6 +136,55 @@ def pattern_terms(algebra: Any) -> Iterator[tuple[URIRef, Kind]]:
             yield p, "property"
         elif isinstance(o, URIRef):
             yield o, "class"
+
+
+def path_terms(algebra: Any) -> Iterator[tuple[URIRef, Kind]]:
+    """The terms the property paths of a parsed pattern use (``FILTER NOT EXISTS`` groups
+    included): each IRI of a path as a property, and the object of a class test written as
+    a path (``?c a/rdfs:subClassOf* :Clinician``) as a class. Why: :func:`algebra_triples`
+    keeps only IRI predicates, so a misspelt ``:assignedNurse/:onDutyy``, ``^:onDutyy`` or
+    ``:acutiy*`` was never held to the ontology, and the pattern never matched."""
+    for x in _parts(algebra):
+        if getattr(x, "name", None) == "TriplesBlock":
+            found = [
+                (flat[i + 1], flat[i + 2]) for flat in x.triples for i in range(0, len(flat) - 2, 3)
+            ]
+        elif isinstance(x, tuple) and len(x) == 3:
+            found = [(x[1], x[2])]
+        else:
+            continue
+        for path, o in found:
+            if not isinstance(path, Path):
+                continue
+            for iri in _path_iris(path):
+                yield iri, "property"
+            if isinstance(o, URIRef) and _is_class_test(path):
+                yield o, "class"
+
+
+def _path_iris(path: Any) -> Iterator[URIRef]:
+    """Every IRI a property path names, in sequences, alternatives, inverses, repetitions
+    and negated sets."""
+    if isinstance(path, URIRef):
+        yield path
+    elif isinstance(path, SequencePath | AlternativePath | NegatedPath):
+        for arg in path.args:
+            yield from _path_iris(arg)
+    elif isinstance(path, InvPath):
+        yield from _path_iris(path.arg)
+    elif isinstance(path, MulPath):
+        yield from _path_iris(path.path)
+
+
+def _is_class_test(path: Any) -> bool:
+    """``a/rdfs:subClassOf*`` (or ``+``, or a plain ``rdfs:subClassOf`` step): its object is a
+    class."""
+    if not isinstance(path, SequencePath) or not path.args or path.args[0] != RDF.type:
+        return False
+    return all(
+        (isinstance(arg, MulPath) and arg.path == RDFS.subClassOf) or arg == RDFS.subClassOf
+        for arg in path.args[1:]
+    )
 
 
 def pattern_nodes(algebra: Any) -> set[URIRef]:

@@ -58,6 +58,7 @@ __all__ = [
     "Conflict",
     "Progress",
     "Quad",
+    "QueryRefused",
     "ReadAhead",
     "Store",
     "StoreError",
@@ -98,6 +99,13 @@ LTHASH = URIRef(RUNTIME + "lthash16")
 
 class StoreError(HorismosError):
     """The store could not be reached, or refused a request; the message says which and why."""
+
+
+class QueryRefused(StoreError):
+    """The store's query engine refused a query (a function it does not have, SPARQL its
+    parser does not take): a mistake in the pattern, not in the world. ``validate`` reports
+    what it can find; this is what is left, typed, so the runner fails the step (through its
+    horis:onError) instead of a traceback ending the run."""
 
 
 class Conflict(HorismosError):

@@ -58,6 +58,7 @@ from .base import (
     Conflict,
     Progress,
     Quad,
+    QueryRefused,
     ReadAhead,
     Store,
     nt_text,
@@ -643,9 +644,15 @@ class OxigraphStore(Store):
         text, gone = with_iris(text, bindings)  # planned from them (:mod:`.bound`)
         subs = {ox.Variable(k): to_ox(v) for k, v in bindings.items() if k not in gone}
         with self._lock:  # started (its snapshot taken) between commits, never inside one
-            return self._store.query(
-                text, prefixes=dict(prefixes), substitutions=subs, use_default_graph_as_union=True
-            )
+            try:
+                return self._store.query(
+                    text,
+                    prefixes=dict(prefixes),
+                    substitutions=subs,
+                    use_default_graph_as_union=True,
+                )
+            except (SyntaxError, RuntimeError) as e:  # pyoxigraph's, for a query it refuses
+                raise QueryRefused(f"the store refused the query: {e}") from None
 
     def solutions(
         self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None

@@ -73,6 +73,7 @@ from .base import (
     Conflict,
     Progress,
     Quad,
+    QueryRefused,
     ReadAhead,
     Store,
     StoreError,
@@ -145,7 +146,10 @@ class SparqlStore(Store):
                 "URL"
             ) from None
         if response.status >= 400:
-            raise StoreError(
+            # a query the server's engine refuses (400): the pattern's mistake, typed so the
+            # runner fails the step rather than the run
+            refused = response.status == 400 and path.startswith(_PLAIN)
+            raise (QueryRefused if refused else StoreError)(
                 f"the SPARQL server at {redact_url(self.url)} refused {method} "
                 f"{path.partition('?')[0]} ({response.status}): "
                 f"{response.body.decode(errors='replace').strip()[:500]}"

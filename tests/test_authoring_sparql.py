@@ -1,0 +1,223 @@
+"""SPARQL in a pattern that rdflib parses but that is wrong all the same, caught by
+``horismos validate`` (and so before ``horismos run``'s first step): the file, the line and
+what to write instead — never a traceback at the step, never a FILTER that is quietly false.
+
+Each test edits one line of a shipped workflow (:mod:`workflow_edits`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+from typing import cast
+
+import pytest
+from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error
+
+from horismos import Agent, World
+from horismos._model import DecisionStep
+
+LAB_FILTER = "FILTER (?v > ?limit)"
+TRIAGE_QUEUE = "?this :acuity ?queue .\n"
+
+
+def _run(path: Path, pair: tuple[Path, Path], example: str, tools: str,
+         *extra: str) -> subprocess.CompletedProcess[str]:
+    examples = ROOT / "examples" / example
+    return subprocess.run(
+        [sys.executable, "-m", "horismos", "run", str(path), str(pair[1]), "--world",
+         str(examples / "world.ttl"), "--tools", str(examples / tools), "--all", *extra],
+        capture_output=True, text=True, timeout=120, cwd=path.parent)
+
+
+# -- functions no store has ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("filter_", "said", "hint"), [
+    pytest.param("FILTER (xsd:decmal(?v) > ?limit)", "calls xsd:decmal(…), which is no XSD cast",
+                 "did you mean xsd:decimal?", id="cast-typo"),
+    pytest.param("FILTER (:foo(?v))", "calls :foo(…), a function no store Horismos runs on has",
+                 "call SPARQL's built-in functions (regex, str,", id="custom"),
+])
+@pytest.mark.parametrize("store", ["oxigraph", "memory"])
+def test_a_function_no_store_has_is_an_error_at_its_line_before_the_run(
+        tmp_path: Path, filter_: str, said: str, hint: str, store: str) -> None:
+    """It validated; the run died with Oxigraph's RuntimeError as a 49-line traceback, and
+    on the in-memory store the FILTER was silently false: a critical result filed."""
+    path, line = edited(tmp_path, LAB, LAB_FILTER, filter_)
+    p = _run(path, LAB, "lab", "lab_client.py", "--store", store)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert f"{path.name}:{line}: error: :IsCritical: horis:requires {said}" in p.stderr, p.stderr
+    assert hint in p.stderr
+    err = the_error(problems(path, LAB))
+    assert (err.file, err.line) == (str(path), line)
+
+
+@pytest.mark.parametrize(("new", "var", "offset"), [
+    pytest.param("?this :acuity ?queue .\n                       BIND(:urgent AS ?queue)\n",
+                 "queue", 1, id="bound-by-a-triple"),
+    pytest.param('?this :acuity ?queue . BIND("x" AS ?this)\n', "this", 0, id="this"),
+    pytest.param("?this :acuity ?queue . ?this :acuity ?q2 . BIND(?q2 AS ?q2)\n", "q2", 0,
+                 id="itself"),
+    pytest.param("?this :acuity ?queue .\n FILTER EXISTS { ?this :acuity ?q2 .\n"
+                 "  BIND(:urgent AS ?q2) }\n", "q2", 2, id="in-exists"),
+])
+def test_a_bind_of_a_variable_already_bound_is_an_error_at_its_line(
+        tmp_path: Path, new: str, var: str, offset: int) -> None:
+    """SPARQL forbids it; rdflib parsed it, and the run died with Oxigraph's 'SyntaxError:
+    error at 5:2: expected one of GRAPH, MINUS, [_]' as a traceback."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_QUEUE, new)
+    p = _run(path, TRIAGE, "triage", "ehr_client.py")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert (f"{path.name}:{line + offset}: error: :QueuePatient: horis:requires: BIND(… AS "
+            f"?{var}) binds ?{var}, which the pattern has already bound before it: SPARQL "
+            "forbids binding a variable already in scope") in p.stderr, p.stderr
+    assert f"FILTER(?{var} = …) with the value instead of the BIND" in p.stderr
+
+
+def test_other_sparql_the_store_refuses_is_an_error_in_its_words(tmp_path: Path) -> None:
+    """A grouped subquery that selects a variable it does not group by: rdflib parses it,
+    Oxigraph refuses it. Its message is the store's, never mistaken for a BIND."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_QUEUE, "?this :acuity ?queue .\n"
+                        "  { SELECT ?this WHERE { ?this :acuity ?q } GROUP BY ?q }\n")
+    err = the_error(problems(path, TRIAGE))
+    assert err.file == str(path) and line <= (err.line or 0) <= line + 2, err
+    assert err.message.startswith(
+        "horis:requires is SPARQL the store does not evaluate (Oxigraph: error at "), err
+    assert err.hint == "write it as SPARQL 1.1 allows inside WHERE { … }"
+
+
+def test_a_query_the_store_refuses_at_run_fails_the_step_not_the_run() -> None:
+    """What validate cannot judge the store may still refuse: the step fails with the
+    store's reason, typed (a RunError the instance fails with), never a traceback."""
+    agent = Agent.from_files(*LAB, tools={
+        "lab_client.escalate": lambda result, clinician: {"escalatedTo": clinician},
+        "lab_client.file_result": lambda result: {"archiveRef": "ARCH-1"}})
+    step = cast(DecisionStep, agent.definitions.steps[agent.definitions.expand(":IsCritical")])
+    pre = step.rules[0].requires
+    refused = dataclasses.replace(pre, plan=None, select_text=pre.select_text.replace(
+        "?v > ?limit", "<http://example.org/lab#foo>(?v)"))
+    object.__setattr__(step.rules[0], "requires", refused)
+    k1 = agent.definitions.expand(":k1", exists=lambda _: True)
+    run = agent.run(World.from_files(ROOT / "examples" / "lab" / "world.ttl",
+                                     store="oxigraph"), focus=k1)
+    assert run.status == "failed"
+    assert "the store refused the query: The custom function <http://example.org/lab#foo> " \
+        "is not supported" in str(run.error)
+
+
+# -- a regular expression the store cannot read -------------------------------------------
+
+
+@pytest.mark.parametrize(("call", "said"), [
+    pytest.param('regex(?ref, "^Q-(URGENT")', 'the regular expression "^Q-(URGENT" cannot be '
+                 "read (missing ), unterminated subpattern at position 3)", id="unclosed"),
+    pytest.param('regex(?ref, "^Q-URGENT", "z")', 'the regular expression "^Q-URGENT" (flags '
+                 '"z") cannot be read ("z" is not a flag of regex (i, m, s, x, q))', id="flag"),
+])
+def test_a_regex_the_store_cannot_read_is_an_error_at_its_line(
+        tmp_path: Path, call: str, said: str) -> None:
+    """It validated; every run was 'blocked: FILTER(regex(...)) does not hold for ?ref =
+    "Q-URGENT-1"', blaming the data."""
+    path, line = edited(tmp_path, TRIAGE, "?this :queueRef ?ref .\n",
+                        f"?this :queueRef ?ref .\n FILTER({call})\n")
+    p = _run(path, TRIAGE, "triage", "ehr_client.py")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert f"{path.name}:{line + 1}: error: :NotifyNurse: horis:requires: {said}, so regex() " \
+        "is an error for every value and the FILTER is never true" in p.stderr, p.stderr
+    assert "close each group and class it opens, or escape a ( or [ meant literally" in p.stderr
+
+
+def test_a_regex_the_store_reads_validates(tmp_path: Path) -> None:
+    """Oxigraph, which evaluates it, is the judge, not Python's ``re``: an XPath class
+    escape (a backslash, then p{Lu}) is one Python refuses and the store reads."""
+    path, _ = edited(tmp_path, TRIAGE, "?this :queueRef ?ref .\n",
+                     '?this :queueRef ?ref . FILTER(regex(?ref, "^\\\\\\\\p{Lu}-[0-9]", "i"))\n')
+    assert "\\\\\\\\p{Lu}" in path.read_text(encoding="utf-8")
+    assert [p for p in problems(path, TRIAGE) if p.severity == "error"] == []
+
+
+# -- a candidates SELECT that drops the options ---------------------------------------------
+
+CANDIDATES = ('horis:candidates [ horis:query """\n', '?option != ?old)""" ]')
+
+
+def _candidates_select(tmp_path: Path, select: str, old: str = "?option") -> tuple[Path, int]:
+    """rebooking.ttl's candidates pattern as ``SELECT … WHERE { … }``, ``?option`` in the
+    WHERE renamed ``old``."""
+    text = REBOOKING[0].read_text(encoding="utf-8")
+    start, end = text.index(CANDIDATES[0]), text.index(CANDIDATES[1]) + len(CANDIDATES[1])
+    body = text[start + len(CANDIDATES[0]): end - len('""" ]')].replace("?option", old)
+    path = tmp_path / REBOOKING[0].name
+    path.write_text(text[:start] + f'horis:candidates [ horis:query """{select} WHERE {{\n'
+                    + body + ' }""" ]' + text[end:], encoding="utf-8")
+    return path, text[:start].count("\n") + 1
+
+
+def test_a_candidates_select_that_does_not_select_the_option_is_an_error(
+        tmp_path: Path) -> None:
+    """``SELECT ?flight WHERE { … ?option a :Flight … }`` validated, and every run found
+    "no candidates": each row was empty."""
+    path, line = _candidates_select(tmp_path, "SELECT ?flight")
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
+                        str(REBOOKING[1])], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    out = p.stdout + p.stderr
+    assert (f"{path}:{line}: error: :ProposeFlight: the horis:candidates SELECT gives "
+            "?flight, not ?option, the variable the options are read from (horis:as), which "
+            "its WHERE binds") in out, out
+    assert "the query must select ?option, the options" in out
+
+
+@pytest.mark.parametrize(("select", "old"), [
+    ("SELECT ?option", "?option"), ("SELECT DISTINCT ?option", "?option"),
+    ("SELECT ?flight", "?flight"),  # one column the WHERE binds is read as the options
+])
+def test_a_candidates_select_that_gives_the_options_validates(
+        tmp_path: Path, select: str, old: str) -> None:
+    path, _ = _candidates_select(tmp_path, select, old)
+    assert [p for p in problems(path, REBOOKING) if p.severity == "error"] == []
+
+
+# -- terms in property paths ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("pair", "old", "new", "node", "term", "meant"), [
+    pytest.param(LAB, "?clinician a :Clinician ;", "?clinician a/rdfs:subClassOf* :Clinicain ;",
+                 ":Escalate", ":Clinicain", ":Clinician", id="class-test"),
+    pytest.param(TRIAGE, TRIAGE_QUEUE, "?this :acuity ?queue ; :assignedNurse/:onDutyy ?d .\n",
+                 ":QueuePatient", ":onDutyy", ":onDuty", id="sequence"),
+    pytest.param(TRIAGE, TRIAGE_QUEUE, "?this :acuity ?queue . ?d ^:onDutyy ?this .\n",
+                 ":QueuePatient", ":onDutyy", ":onDuty", id="inverse"),
+    pytest.param(TRIAGE, TRIAGE_QUEUE, "?this :acuity ?queue ; :onDuty|:onDutyy ?d .\n",
+                 ":QueuePatient", ":onDutyy", ":onDuty", id="alternative"),
+    pytest.param(TRIAGE, TRIAGE_QUEUE, "?this :acutiy* ?queue .\n",
+                 ":QueuePatient", ":acutiy", ":acuity", id="repeated"),
+    pytest.param(TRIAGE, "FILTER NOT EXISTS { ?this :assignedNurse ?n }",
+                 "FILTER NOT EXISTS { ?this :assignedNurse/:onDutyy ?n }",
+                 ":NotifyNurse", ":onDutyy", ":onDuty", id="not-exists"),
+])
+def test_a_term_in_a_property_path_declared_nowhere_is_a_warning_with_a_did_you_mean(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, term: str,
+        meant: str) -> None:
+    """``?this :acutiy ?queue`` was told "did you mean :acuity?"; the same typo in a path
+    was never looked at, and the pattern never matched."""
+    path, line = edited(tmp_path, pair, old, new)
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path), str(pair[1])],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    out = p.stdout + p.stderr
+    assert (f"{path}:{line}: warning: {node}: horis:requires uses {term}, which no loaded "
+            f"ontology declares and no loaded data uses, so the pattern cannot match — did you "
+            f"mean {meant}?") in out, out
+
+
+def test_declared_terms_in_property_paths_validate_clean(tmp_path: Path) -> None:
+    path, _ = edited(tmp_path, TRIAGE, TRIAGE_QUEUE,
+                     "?this :acuity ?queue ; :assignedNurse/:onDuty ?d .\n"
+                     " ?n a/rdfs:subClassOf* :Nurse ; ^:assignedNurse ?this .\n")
+    path.write_text("@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                    + path.read_text(encoding="utf-8"), encoding="utf-8")
+    assert problems(path, TRIAGE) == []
