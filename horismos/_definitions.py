@@ -533,6 +533,12 @@ class _Builder:
         bindings are checked in the same pass, not after the tool is mended."""
         self.merged_namespaces = {k: str(v) for k, v in self.g.namespace_manager.namespaces()}
         """The merged graph's prefixes, read once (rdflib lists them anew on every call)."""
+        self.miskinded: set[Node] = set()
+        """Nodes typed with a horis: property, or given a horis: class as a predicate: the
+        slip is reported where it is written (:meth:`check_term_roles`), not at their users."""
+        self.unwritten: set[tuple[Node, URIRef]] = set()
+        """``(node, horis:tool)`` for ``node horis:Tool …``: the authoring shapes' finding that
+        the property is missing is the same slip, said less well."""
 
     @cached_property
     def definition_nodes(self) -> frozenset[Node]:
@@ -1019,7 +1025,10 @@ class _Builder:
                 )
 
     def check_vocabulary(self) -> None:
+        """A ``horis:`` term the vocabulary does not have (a typo, with the nearest term), and
+        a real one of the wrong kind (:meth:`check_term_roles`)."""
         known = {t for t in vocabulary_graph().subjects() if str(t).startswith(NS)}
+        self.check_term_roles()
         seen: set[URIRef] = set()
         for s, p, o in self.g:
             for term in (p, o) if p != RDF.type else (o,):
@@ -1038,6 +1047,58 @@ class _Builder:
                     self.error(
                         s, f"horis:{local} is not a Horismos term", hint, at=(s, cast(URIRef, p), o)
                     )
+
+    def check_term_roles(self) -> None:
+        """A horis: property written as a class (``:Triage a horis:workflow``) or a horis:
+        class written as a predicate (``horis:Tool :ehr.notify``): each is a real term, so
+        no typo check sees it, yet the node is then no workflow, the step names no tool,
+        and what is reported is far from the slip (an unreachable step, an undeclared tool
+        at the step that calls it). An error at the slip, naming the term of the right kind
+        that differs by case; the nodes it leaves undeclared are noted in ``miskinded`` so
+        the checks that would blame their users stay quiet."""
+        vocab = vocabulary_graph()
+        classes = {t for t in vocab.subjects(RDF.type, OWL.Class) if str(t).startswith(NS)}
+        properties = {
+            t
+            for kind in (OWL.ObjectProperty, OWL.DatatypeProperty, RDF.Property)
+            for t in vocab.subjects(RDF.type, kind)
+            if str(t).startswith(NS)
+        }
+
+        def meant(term: URIRef, among: set[Node]) -> URIRef | None:
+            local = str(term)[len(NS) :].lower()
+            same = sorted(str(t) for t in among if str(t)[len(NS) :].lower() == local)
+            return URIRef(same[0]) if same else None
+
+        for s, p, o in self.g:  # the problems are sorted by place when reported
+            if p == RDF.type and o in properties:
+                right = meant(cast(URIRef, o), classes)
+                self.miskinded.add(s)
+                self.error(
+                    s,
+                    f"{self.n(o)} is a property, not a class: `a {self.n(o)}` declares "
+                    f"{self.n(s)} as nothing Horismos reads",
+                    f"did you mean {self.n(right)}?"
+                    if right is not None
+                    else "write a horis: class after `a`, such as horis:Tool, "
+                    "horis:Workflow or horis:ActionStep",
+                    at=(s, RDF.type, o),
+                )
+            elif p in classes:
+                right = meant(cast(URIRef, p), properties)
+                self.miskinded.add(s)
+                if right is not None:
+                    self.unwritten.add((s, right))
+                self.error(
+                    s,
+                    f"{self.n(p)} is a class, not a property: as a predicate it says nothing "
+                    "Horismos reads",
+                    f"did you mean {self.n(right)}?"
+                    if right is not None
+                    else f"write `{self.n(s)} a {self.n(p)}` to declare it one, or use a "
+                    "horis: property here",
+                    at=(s, cast(URIRef, p), o),
+                )
 
     def check_literals(self) -> None:
         """A literal whose text is not of its datatype (``"abc"^^xsd:integer``). rdflib keeps
@@ -1116,6 +1177,8 @@ class _Builder:
             msg = report.value(r, SH.resultMessage)
             path = report.value(r, SH.resultPath)
             value = report.value(r, SH.value)
+            if (focus, path) in self.unwritten:
+                continue
             at: Where | None = (focus, path, value) if isinstance(path, URIRef) else None
             self.shape_problems.append(self.src.problem("error", focus, str(msg), at=at))
 
@@ -3270,7 +3333,9 @@ class _Builder:
                 if tool_node is not None
                 else None
             )
-            if tool_node is None:
+            if tool_node is None and s in self.miskinded:
+                pass  # ``horis:Tool :x`` for ``horis:tool :x``: said where it is written
+            elif tool_node is None:
                 self.error(
                     s,
                     "the ActionStep names no tool",
@@ -3292,7 +3357,11 @@ class _Builder:
                     + self.some(self.g.subjects(RDF.type, HORIS.Tool)),
                     at=(s, HORIS.tool, tool_node),
                 )
-            elif tool is None and (tool_node, RDF.type, HORIS.Tool) not in self.g:
+            elif (
+                tool is None
+                and (tool_node, RDF.type, HORIS.Tool) not in self.g
+                and tool_node not in self.miskinded
+            ):
                 self.error(
                     s,
                     f"horis:tool {self.n(tool_node)} is referenced but not declared",
