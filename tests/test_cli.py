@@ -637,6 +637,33 @@ def test_a_bare_sparql_variable_in_turtle_is_an_error_at_its_line(
     assert "newUniversal" not in p.stdout + p.stderr
 
 
+@pytest.mark.parametrize("world", [
+    pytest.param("positional", id="world-among-the-files"),
+    pytest.param("--world", id="world-option"),
+])
+def test_run_says_validates_warnings_before_its_first_step_wherever_the_world_is(
+        tmp_path: Path, world: str) -> None:
+    """With the world among the files (`run FILES... world.ttl`), the warnings were held to a
+    world made of the definitions themselves, where every term they name is "used": a tool
+    argument typed :Nurs said nothing, the non-idempotent first tool acted, and the run then
+    failed at the next step. Both ways of giving the world say the same warning."""
+    text = Path(TRIAGE[0]).read_text(encoding="utf-8")
+    old = 'horis:name "nurse"   ; horis:type :Nurse ]'
+    assert text.count(old) == 1
+    (tmp_path / "triage.ttl").write_text(text.replace(old, old.replace(":Nurse", ":Nurs")),
+                                         encoding="utf-8")
+    line = text[: text.index(old)].count("\n") + 1
+    data = WORLD[1]
+    given = [data] if world == "positional" else ["--world", data]
+    p = horismos("run", "triage.ttl", TRIAGE[1], *given, *TOOLS, "--focus", ":patient42",
+                 "--store", "memory", cwd=tmp_path)
+    no_traceback(p)
+    assert p.stderr.splitlines()[0] == (
+        f"triage.ttl:{line}: warning: :ehr.notify_nurse: argument \"nurse\" has horis:type "
+        ":Nurs, a class no loaded ontology declares and no loaded data uses, so no node is one "
+        "and every call is refused — did you mean :Nurse?"), p.stderr
+
+
 def test_a_blocked_instance_is_told_how_to_be_tried_again(tmp_path: Path) -> None:
     """A step blocked by the policy says to widen it with --allow; `resume` then said only
     that a blocked instance cannot be resumed, and a second `run --all` that every node
