@@ -521,7 +521,13 @@ class _Builder:
         self.src = sources
         self.g = sources.graph
         self.problems: list[Problem] = []
-        self.shape_problems: list[Problem] = []
+        self.shape_problems: list[tuple[Problem, tuple[Node, URIRef] | None]] = []
+        """The authoring shapes' findings, each with the node and property it is about."""
+        self.said_of: dict[
+            tuple[str | None, int | None, str | None], set[tuple[Node, URIRef] | None]
+        ] = {}
+        """The node and property each of the loader's errors at a place is about (None: a
+        node alone)."""
         self.defs = Definitions(self.g, sources)
         self.patterns: list[tuple[Node, Node, URIRef, Precondition]] = []
         self.queries: list[tuple[Node, Node, Any]] = []
@@ -555,7 +561,10 @@ class _Builder:
         self, node: Node | None, message: str, hint: str | None = None, at: Where | None = None
     ) -> None:
         """An error about ``node``, located at ``at`` (a node or a statement) when more precise."""
-        self.problems.append(self.src.problem("error", node, message, hint, at))
+        problem = self.src.problem("error", node, message, hint, at)
+        self.problems.append(problem)
+        place = (problem.file, problem.line, problem.node)
+        self.said_of.setdefault(place, set()).add(at[:2] if isinstance(at, tuple) else None)
 
     def warn(
         self, node: Node | None, message: str, hint: str | None = None, at: Where | None = None
@@ -609,22 +618,29 @@ class _Builder:
         return None if v is None else str(v)
 
     def flag(self, s: Node, p: URIRef, default: bool = False) -> bool:
-        v = self.one(s, p)
-        if v is None:
-            return default
-        if isinstance(v, Literal) and isinstance(v.toPython(), bool):
-            return bool(v.toPython())
-        if str(v).lower() in ("true", "false"):
-            return str(v).lower() == "true"
-        quoted = isinstance(v, Literal) and v.datatype in (None, XSD.string)
-        self.error(
-            s,
-            f"{self.n(p)} must be true or false, not "
-            + (f'"{v}"' if quoted else self.n(v) if isinstance(v, URIRef) else str(v)),
-            f"write {self.n(p)} true or {self.n(p)} false, without quotes",
-            at=(s, p, v),
-        )
-        return default
+        """``s``'s boolean ``p``: the first value that is one, each value that is not an
+        error. Every value is read, not only the first the graph lists: with ``"yes"`` beside
+        ``true`` which of them was judged, and so whether ``"yes"`` was reported at all,
+        followed the order the values were stored in (a second value is the authoring
+        shapes' "takes one")."""
+        found: bool | None = None
+        for v in self.g.objects(s, p):
+            if isinstance(v, Literal) and isinstance(v.toPython(), bool):
+                value = bool(v.toPython())
+            elif str(v).lower() in ("true", "false"):
+                value = str(v).lower() == "true"
+            else:
+                quoted = isinstance(v, Literal) and v.datatype in (None, XSD.string)
+                self.error(
+                    s,
+                    f"{self.n(p)} must be true or false, not "
+                    + (f'"{v}"' if quoted else self.n(v) if isinstance(v, URIRef) else str(v)),
+                    f"write {self.n(p)} true or {self.n(p)} false, without quotes",
+                    at=(s, p, v),
+                )
+                continue
+            found = value if found is None else found
+        return default if found is None else found
 
     def namespaces(self, node: Node) -> dict[str, str]:
         """The prefixes a pattern on ``node`` is read with: those of the file that declares
@@ -849,9 +865,24 @@ class _Builder:
                 raise
         self.defs.individuals = individuals(self.g)
         # The loader's own message (with its hint) wins over a shape's at the same place.
+        # A shape's finding about another property of the node the loader's errors at the
+        # same place are about is another problem (horis:retries "one" ; horis:idempotent
+        # "yes" on one line); anything else there is most likely the loader's, said better.
         said = {(p.file, p.line, p.node) for p in self.problems if p.severity == "error"}
+
+        def another(place: tuple[str | None, int | None, str | None], about: Any) -> bool:
+            loader = self.said_of.get(place, set())
+            return (
+                about is not None
+                and bool(loader)
+                and all(x is not None and x[0] == about[0] for x in loader)
+                and about not in loader
+            )
+
         self.problems += [
-            p for p in dict.fromkeys(self.shape_problems) if (p.file, p.line, p.node) not in said
+            p
+            for p, about in dict.fromkeys(self.shape_problems)
+            if (place := (p.file, p.line, p.node)) not in said or another(place, about)
         ]
         problems = sorted(self.problems, key=_order)
         self.defs.warnings = [p for p in problems if p.severity == "warning"]
@@ -1180,7 +1211,12 @@ class _Builder:
             if (focus, path) in self.unwritten:
                 continue
             at: Where | None = (focus, path, value) if isinstance(path, URIRef) else None
-            self.shape_problems.append(self.src.problem("error", focus, str(msg), at=at))
+            self.shape_problems.append(
+                (
+                    self.src.problem("error", focus, str(msg), at=at),
+                    (focus, path) if isinstance(path, URIRef) else None,
+                )
+            )
 
     def terms(self) -> tuple[set[URIRef], set[URIRef]]:
         """Every IRI the loaded files name, and those named by some statement other than a
@@ -2968,21 +3004,22 @@ class _Builder:
             except ValueError as e:
                 self.error(s, *_timeout_problem(t, e), at=(s, HORIS.timeout, t))
                 ok = False
-        retries_node = self.one(s, HORIS.retries)
-        retries = 0
-        if retries_node is not None:
+        retries: int | None = None
+        for retries_node in self.g.objects(s, HORIS.retries):  # each value, as flag() does
             try:
-                retries = int(str(retries_node))
-                if retries < 0:
+                count = int(str(retries_node))
+                if count < 0:
                     raise ValueError
             except ValueError:
                 self.error(
                     s,
-                    f"horis:retries {retries_node!s} is not a whole number ≥ 0",
+                    f"horis:retries {_turtle(retries_node, self.n)} is not a whole number ≥ 0",
                     "write horis:retries 2",
                     at=(s, HORIS.retries, retries_node),
                 )
                 ok = False
+                continue
+            retries = count if retries is None else retries
         inline = self.flag(s, HORIS.inline)
         if inline and binding is not None and not binding.startswith("python:"):
             self.error(
@@ -3029,7 +3066,7 @@ class _Builder:
             timeout=timeout,
             idempotent=self.flag(s, HORIS.idempotent),
             inline=inline,
-            retries=retries,
+            retries=retries or 0,
             side_effect=side if isinstance(side, URIRef) else None,
             requires_approval=self.flag(s, HORIS.requiresApproval),
             requires=requires,
