@@ -3305,6 +3305,7 @@ class _Builder:
             next(x.type for x in args if x.name == subject),
             shapes,
             self.n,
+            self.unknown_datatype,
         ):
             (self.warn if c.some_pass else self.error)(
                 tool, c.message, c.hint, at=c.at or c.assertion
