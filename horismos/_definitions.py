@@ -3655,6 +3655,7 @@ class _Builder:
         if text is None:
             return None
         written = _SPARQL_HEAD.sub("", text).lstrip()
+        wrapper = 0  # the lines put before the pattern: the parser's count is the text's
         if not written.upper().startswith(("SELECT", "PREFIX", "BASE")):
             if not re.search(rf"[?$]{re.escape(as_var)}\b", text):
                 self.error(
@@ -3667,17 +3668,22 @@ class _Builder:
                 )
                 return None
             text = f"SELECT DISTINCT ?{as_var} WHERE {{\n{text}\n}}"
+            wrapper = 1
         try:
             parsed = prepareQuery(text, initNs=self.namespaces(s))
             remote = remote_reads(parsed)
         except Exception as e:
-            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            self.error(
+            why, row = _sparql_why((str(e).strip().splitlines() or [type(e).__name__])[0], wrapper)
+            problem = self.src.problem(
+                "error",
                 s,
-                f"the horis:candidates query does not parse: {_sparql_why(why)[0]}",
+                f"the horis:candidates query does not parse: {why}",
                 f'write a graph pattern ("?{as_var} a :Option .") or a SELECT of ?{as_var}',
                 at=(cands, HORIS.query, None),
             )
+            if row is not None and problem.line is not None:  # the slip's own line, as
+                problem = replace(problem, line=problem.line + row - 1)  # horis:requires
+            self.problems.append(problem)
             return None
         if remote:
             self.remote(s, cands, HORIS.query, cast(Node, self.one(cands, HORIS.query)), remote[0])
@@ -3998,19 +4004,22 @@ class _Builder:
 _PARSE_AT = re.compile(r"^Expected \w+, found (.+?)\s+\(at char \d+\), \(line:(\d+), col:\d+\)$")
 
 
-def _sparql_why(why: str) -> tuple[str, int | None]:
+def _sparql_why(why: str, wrapper: int = 0) -> tuple[str, int | None]:
     """The parser's complaint in the author's terms, and the line of the pattern it is on.
 
     Patterns are parsed wrapped in ``ASK WHERE { … }`` whose first line is the pattern's first
     line, so the parser's line is the pattern's; its "Expected AskQuery" and character offset
-    refer to the wrapper and would only confuse.
+    refer to the wrapper and would only confuse. A wrapper that puts ``wrapper`` lines before
+    the pattern (a candidates pattern's ``SELECT … WHERE {`` line) is taken off the count:
+    it said line 5 for a slip on the pattern's 4th.
     """
     m = _PARSE_AT.match(why.strip())
     if m is None:
         return why, None
     if m.group(1) == "end of text":
         return "it ends before every '{', '(' and string is closed", None
-    return f"unexpected {m.group(1)} on line {m.group(2)} of the pattern", int(m.group(2))
+    line = max(int(m.group(2)) - wrapper, 1)
+    return f"unexpected {m.group(1)} on line {line} of the pattern", line
 
 
 MODEL_ALIASES = {"claude": "anthropic"}

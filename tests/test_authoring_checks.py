@@ -378,3 +378,17 @@ def test_every_bad_flag_and_retries_value_is_said_the_same_in_every_process(
         '≥ 0 — write horis:retries 2',
         "invalid: 2 errors",
     ]
+
+
+def test_a_candidates_query_that_does_not_parse_is_said_at_the_line_of_the_slip(
+        tmp_path: Path) -> None:
+    # The pattern is parsed inside a SELECT … WHERE { line of the loader's own, so the parser's
+    # count was one too high ("line 5" for the pattern's 4th), and the error stood at the
+    # horis:candidates line; a horis:requires slip is said at its own line.
+    path, line = edited(tmp_path, REBOOKING, ":seatsLeft ?seats .\n", ":seatsLeft ?seats ..\n")
+    e = the_error(problems(path, REBOOKING))
+    assert (e.line, e.node) == (line, ":ProposeFlight"), e
+    opened = REBOOKING[0].read_text(encoding="utf-8").splitlines().index(
+        '    horis:candidates [ horis:query """') + 1
+    assert e.message == ("the horis:candidates query does not parse: unexpected '.' on line "
+                         f"{line - opened + 1} of the pattern"), e
