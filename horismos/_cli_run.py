@@ -130,12 +130,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     writable("--trace", args.trace)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     with World.open(args.store) as world:  # an on-disk store is let go however the run ends
+        beside: World | None = world  # what the warnings are held to (run_warnings)
         if args.world:
             load_world(world, args.world)
         elif not world.store.persistent:
             load_world(world, args.paths)
+            beside = None  # the definitions' own files: the load has weighed them
         if not args.quiet:  # what `validate --world` warns of: a modeler sees it before a call
-            for problem in run_warnings(agent.definitions, world):
+            for problem in run_warnings(agent.definitions, beside):
                 print(problem, file=sys.stderr)
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
         if args.all and sys.stderr.isatty():

@@ -109,13 +109,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
             ) from None
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
     with World.open(args.store) as world:
+        beside: World | None = world  # what the warnings are held to (run_warnings)
         if args.world:
             load_world(world, args.world)
         elif not world.store.persistent:
             load_world(world, args.paths)
+            beside = None  # the definitions' own files: the load has weighed them
         # one read now: a store that cannot be reached is said at start, not by every call
         next(iter(world.store.objects(_PROBE, RDF.type)), None)
-        for problem in run_warnings(agent.definitions, world):  # as `run` says them
+        for problem in run_warnings(agent.definitions, beside):  # as `run` says them
             print(problem, file=sys.stderr)
         served = ServedTools(
             agent, world, allow=args.allow, trace_dir=args.trace_dir, run_workflow=args.run_workflow

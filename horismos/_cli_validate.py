@@ -140,9 +140,14 @@ def beside_world(defs: Definitions, world: World) -> list[Problem]:
     return [p for p in defs.warnings if id(p) not in dropped] + _unheld(defs, world)
 
 
-def run_warnings(defs: Definitions, world: World) -> list[Problem]:
-    """What ``validate --world`` warns of, for ``run`` to say before it runs."""
-    return [*beside_world(defs, world), *command_problems(defs), *sometimes_unbound(defs)]
+def run_warnings(defs: Definitions, world: World | None) -> list[Problem]:
+    """What ``validate --world`` warns of, for ``run`` to say before it runs. ``world`` None:
+    the world was read from the definitions' own files (no ``--world``), which the load has
+    already weighed, as ``validate`` of those files does: held to a world made of them, every
+    term the definitions name is "used by the world", their own typos included, so a run
+    said none of the warnings ``validate`` gave (an argument typed ``:Nurs``)."""
+    loaded = defs.warnings if world is None else beside_world(defs, world)
+    return [*loaded, *command_problems(defs), *sometimes_unbound(defs)]
 
 
 def _unheld(defs: Definitions, world: World) -> list[Problem]:

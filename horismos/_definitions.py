@@ -529,7 +529,13 @@ class _Builder:
         self.src = sources
         self.g = sources.graph
         self.problems: list[Problem] = []
-        self.shape_problems: list[Problem] = []
+        self.shape_problems: list[tuple[Problem, tuple[Node, URIRef] | None]] = []
+        """The authoring shapes' findings, each with the node and property it is about."""
+        self.said_of: dict[
+            tuple[str | None, int | None, str | None], set[tuple[Node, URIRef] | None]
+        ] = {}
+        """The node and property each of the loader's errors at a place is about (None: a
+        node alone)."""
         self.defs = Definitions(self.g, sources)
         self.patterns: list[tuple[Node, Node, URIRef, Precondition]] = []
         self.queries: list[tuple[Node, Node, Any]] = []
@@ -541,6 +547,12 @@ class _Builder:
         bindings are checked in the same pass, not after the tool is mended."""
         self.merged_namespaces = {k: str(v) for k, v in self.g.namespace_manager.namespaces()}
         """The merged graph's prefixes, read once (rdflib lists them anew on every call)."""
+        self.miskinded: set[Node] = set()
+        """Nodes typed with a horis: property, or given a horis: class as a predicate: the
+        slip is reported where it is written (:meth:`check_term_roles`), not at their users."""
+        self.unwritten: set[tuple[Node, URIRef]] = set()
+        """``(node, horis:tool)`` for ``node horis:Tool …``: the authoring shapes' finding that
+        the property is missing is the same slip, said less well."""
 
     @cached_property
     def definition_nodes(self) -> frozenset[Node]:
@@ -557,7 +569,10 @@ class _Builder:
         self, node: Node | None, message: str, hint: str | None = None, at: Where | None = None
     ) -> None:
         """An error about ``node``, located at ``at`` (a node or a statement) when more precise."""
-        self.problems.append(self.src.problem("error", node, message, hint, at))
+        problem = self.src.problem("error", node, message, hint, at)
+        self.problems.append(problem)
+        place = (problem.file, problem.line, problem.node)
+        self.said_of.setdefault(place, set()).add(at[:2] if isinstance(at, tuple) else None)
 
     def warn(
         self, node: Node | None, message: str, hint: str | None = None, at: Where | None = None
@@ -611,22 +626,29 @@ class _Builder:
         return None if v is None else str(v)
 
     def flag(self, s: Node, p: URIRef, default: bool = False) -> bool:
-        v = self.one(s, p)
-        if v is None:
-            return default
-        if isinstance(v, Literal) and isinstance(v.toPython(), bool):
-            return bool(v.toPython())
-        if str(v).lower() in ("true", "false"):
-            return str(v).lower() == "true"
-        quoted = isinstance(v, Literal) and v.datatype in (None, XSD.string)
-        self.error(
-            s,
-            f"{self.n(p)} must be true or false, not "
-            + (f'"{v}"' if quoted else self.n(v) if isinstance(v, URIRef) else str(v)),
-            f"write {self.n(p)} true or {self.n(p)} false, without quotes",
-            at=(s, p, v),
-        )
-        return default
+        """``s``'s boolean ``p``: the first value that is one, each value that is not an
+        error. Every value is read, not only the first the graph lists: with ``"yes"`` beside
+        ``true`` which of them was judged, and so whether ``"yes"`` was reported at all,
+        followed the order the values were stored in (a second value is the authoring
+        shapes' "takes one")."""
+        found: bool | None = None
+        for v in self.g.objects(s, p):
+            if isinstance(v, Literal) and isinstance(v.toPython(), bool):
+                value = bool(v.toPython())
+            elif str(v).lower() in ("true", "false"):
+                value = str(v).lower() == "true"
+            else:
+                quoted = isinstance(v, Literal) and v.datatype in (None, XSD.string)
+                self.error(
+                    s,
+                    f"{self.n(p)} must be true or false, not "
+                    + (f'"{v}"' if quoted else self.n(v) if isinstance(v, URIRef) else str(v)),
+                    f"write {self.n(p)} true or {self.n(p)} false, without quotes",
+                    at=(s, p, v),
+                )
+                continue
+            found = value if found is None else found
+        return default if found is None else found
 
     def namespaces(self, node: Node) -> dict[str, str]:
         """The prefixes a pattern on ``node`` is read with: those of the file that declares
@@ -939,9 +961,24 @@ class _Builder:
                 raise
         self.defs.individuals = individuals(self.g)
         # The loader's own message (with its hint) wins over a shape's at the same place.
+        # A shape's finding about another property of the node the loader's errors at the
+        # same place are about is another problem (horis:retries "one" ; horis:idempotent
+        # "yes" on one line); anything else there is most likely the loader's, said better.
         said = {(p.file, p.line, p.node) for p in self.problems if p.severity == "error"}
+
+        def another(place: tuple[str | None, int | None, str | None], about: Any) -> bool:
+            loader = self.said_of.get(place, set())
+            return (
+                about is not None
+                and bool(loader)
+                and all(x is not None and x[0] == about[0] for x in loader)
+                and about not in loader
+            )
+
         self.problems += [
-            p for p in dict.fromkeys(self.shape_problems) if (p.file, p.line, p.node) not in said
+            p
+            for p, about in dict.fromkeys(self.shape_problems)
+            if (place := (p.file, p.line, p.node)) not in said or another(place, about)
         ]
         problems = sorted(self.problems, key=_order)
         self.defs.warnings = [p for p in problems if p.severity == "warning"]
@@ -1115,7 +1152,10 @@ class _Builder:
                 )
 
     def check_vocabulary(self) -> None:
+        """A ``horis:`` term the vocabulary does not have (a typo, with the nearest term), and
+        a real one of the wrong kind (:meth:`check_term_roles`)."""
         known = {t for t in vocabulary_graph().subjects() if str(t).startswith(NS)}
+        self.check_term_roles()
         seen: set[URIRef] = set()
         for s, p, o in self.g:
             for term in (p, o) if p != RDF.type else (o,):
@@ -1134,6 +1174,58 @@ class _Builder:
                     self.error(
                         s, f"horis:{local} is not a Horismos term", hint, at=(s, cast(URIRef, p), o)
                     )
+
+    def check_term_roles(self) -> None:
+        """A horis: property written as a class (``:Triage a horis:workflow``) or a horis:
+        class written as a predicate (``horis:Tool :ehr.notify``): each is a real term, so
+        no typo check sees it, yet the node is then no workflow, the step names no tool,
+        and what is reported is far from the slip (an unreachable step, an undeclared tool
+        at the step that calls it). An error at the slip, naming the term of the right kind
+        that differs by case; the nodes it leaves undeclared are noted in ``miskinded`` so
+        the checks that would blame their users stay quiet."""
+        vocab = vocabulary_graph()
+        classes = {t for t in vocab.subjects(RDF.type, OWL.Class) if str(t).startswith(NS)}
+        properties = {
+            t
+            for kind in (OWL.ObjectProperty, OWL.DatatypeProperty, RDF.Property)
+            for t in vocab.subjects(RDF.type, kind)
+            if str(t).startswith(NS)
+        }
+
+        def meant(term: URIRef, among: set[Node]) -> URIRef | None:
+            local = str(term)[len(NS) :].lower()
+            same = sorted(str(t) for t in among if str(t)[len(NS) :].lower() == local)
+            return URIRef(same[0]) if same else None
+
+        for s, p, o in self.g:  # the problems are sorted by place when reported
+            if p == RDF.type and o in properties:
+                right = meant(cast(URIRef, o), classes)
+                self.miskinded.add(s)
+                self.error(
+                    s,
+                    f"{self.n(o)} is a property, not a class: `a {self.n(o)}` declares "
+                    f"{self.n(s)} as nothing Horismos reads",
+                    f"did you mean {self.n(right)}?"
+                    if right is not None
+                    else "write a horis: class after `a`, such as horis:Tool, "
+                    "horis:Workflow or horis:ActionStep",
+                    at=(s, RDF.type, o),
+                )
+            elif p in classes:
+                right = meant(cast(URIRef, p), properties)
+                self.miskinded.add(s)
+                if right is not None:
+                    self.unwritten.add((s, right))
+                self.error(
+                    s,
+                    f"{self.n(p)} is a class, not a property: as a predicate it says nothing "
+                    "Horismos reads",
+                    f"did you mean {self.n(right)}?"
+                    if right is not None
+                    else f"write `{self.n(s)} a {self.n(p)}` to declare it one, or use a "
+                    "horis: property here",
+                    at=(s, cast(URIRef, p), o),
+                )
 
     def check_literals(self) -> None:
         """A literal whose text is not of its datatype (``"abc"^^xsd:integer``). rdflib keeps
@@ -1212,8 +1304,15 @@ class _Builder:
             msg = report.value(r, SH.resultMessage)
             path = report.value(r, SH.resultPath)
             value = report.value(r, SH.value)
+            if (focus, path) in self.unwritten:
+                continue
             at: Where | None = (focus, path, value) if isinstance(path, URIRef) else None
-            self.shape_problems.append(self.src.problem("error", focus, str(msg), at=at))
+            self.shape_problems.append(
+                (
+                    self.src.problem("error", focus, str(msg), at=at),
+                    (focus, path) if isinstance(path, URIRef) else None,
+                )
+            )
 
     def terms(self) -> tuple[set[URIRef], set[URIRef]]:
         """Every IRI the loaded files name, and those named by some statement other than a
@@ -3024,21 +3123,22 @@ class _Builder:
             except ValueError as e:
                 self.error(s, *_timeout_problem(t, e), at=(s, HORIS.timeout, t))
                 ok = False
-        retries_node = self.one(s, HORIS.retries)
-        retries = 0
-        if retries_node is not None:
+        retries: int | None = None
+        for retries_node in self.g.objects(s, HORIS.retries):  # each value, as flag() does
             try:
-                retries = int(str(retries_node))
-                if retries < 0:
+                count = int(str(retries_node))
+                if count < 0:
                     raise ValueError
             except ValueError:
                 self.error(
                     s,
-                    f"horis:retries {retries_node!s} is not a whole number ≥ 0",
+                    f"horis:retries {_turtle(retries_node, self.n)} is not a whole number ≥ 0",
                     "write horis:retries 2",
                     at=(s, HORIS.retries, retries_node),
                 )
                 ok = False
+                continue
+            retries = count if retries is None else retries
         inline = self.flag(s, HORIS.inline)
         if inline and binding is not None and not binding.startswith("python:"):
             self.error(
@@ -3085,7 +3185,7 @@ class _Builder:
             timeout=timeout,
             idempotent=self.flag(s, HORIS.idempotent),
             inline=inline,
-            retries=retries,
+            retries=retries or 0,
             side_effect=side if isinstance(side, URIRef) else None,
             requires_approval=self.flag(s, HORIS.requiresApproval),
             requires=requires,
@@ -3324,6 +3424,7 @@ class _Builder:
             next(x.type for x in args if x.name == subject),
             shapes,
             self.n,
+            self.unknown_datatype,
         ):
             (self.warn if c.some_pass else self.error)(
                 tool, c.message, c.hint, at=c.at or c.assertion
@@ -3389,7 +3490,9 @@ class _Builder:
                 if tool_node is not None
                 else None
             )
-            if tool_node is None:
+            if tool_node is None and s in self.miskinded:
+                pass  # ``horis:Tool :x`` for ``horis:tool :x``: said where it is written
+            elif tool_node is None:
                 self.error(
                     s,
                     "the ActionStep names no tool",
@@ -3411,7 +3514,11 @@ class _Builder:
                     + self.some(self.g.subjects(RDF.type, HORIS.Tool)),
                     at=(s, HORIS.tool, tool_node),
                 )
-            elif tool is None and (tool_node, RDF.type, HORIS.Tool) not in self.g:
+            elif (
+                tool is None
+                and (tool_node, RDF.type, HORIS.Tool) not in self.g
+                and tool_node not in self.miskinded
+            ):
                 self.error(
                     s,
                     f"horis:tool {self.n(tool_node)} is referenced but not declared",
@@ -3667,6 +3774,7 @@ class _Builder:
         if text is None:
             return None
         written = _SPARQL_HEAD.sub("", text).lstrip()
+        wrapper = 0  # the lines put before the pattern: the parser's count is the text's
         if not written.upper().startswith(("SELECT", "PREFIX", "BASE")):
             if not re.search(rf"[?$]{re.escape(as_var)}\b", text):
                 self.error(
@@ -3679,17 +3787,22 @@ class _Builder:
                 )
                 return None
             text = f"SELECT DISTINCT ?{as_var} WHERE {{\n{text}\n}}"
+            wrapper = 1
         try:
             parsed = prepareQuery(text, initNs=self.namespaces(s))
             remote = remote_reads(parsed)
         except Exception as e:
-            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            self.error(
+            why, row = _sparql_why((str(e).strip().splitlines() or [type(e).__name__])[0], wrapper)
+            problem = self.src.problem(
+                "error",
                 s,
-                f"the horis:candidates query does not parse: {_sparql_why(why)[0]}",
+                f"the horis:candidates query does not parse: {why}",
                 f'write a graph pattern ("?{as_var} a :Option .") or a SELECT of ?{as_var}',
                 at=(cands, HORIS.query, None),
             )
+            if row is not None and problem.line is not None:  # the slip's own line, as
+                problem = replace(problem, line=problem.line + row - 1)  # horis:requires
+            self.problems.append(problem)
             return None
         if remote:
             self.remote(s, cands, HORIS.query, cast(Node, self.one(cands, HORIS.query)), remote[0])
@@ -4029,19 +4142,22 @@ class _Builder:
 _PARSE_AT = re.compile(r"^Expected \w+, found (.+?)\s+\(at char \d+\), \(line:(\d+), col:\d+\)$")
 
 
-def _sparql_why(why: str) -> tuple[str, int | None]:
+def _sparql_why(why: str, wrapper: int = 0) -> tuple[str, int | None]:
     """The parser's complaint in the author's terms, and the line of the pattern it is on.
 
     Patterns are parsed wrapped in ``ASK WHERE { … }`` whose first line is the pattern's first
     line, so the parser's line is the pattern's; its "Expected AskQuery" and character offset
-    refer to the wrapper and would only confuse.
+    refer to the wrapper and would only confuse. A wrapper that puts ``wrapper`` lines before
+    the pattern (a candidates pattern's ``SELECT … WHERE {`` line) is taken off the count:
+    it said line 5 for a slip on the pattern's 4th.
     """
     m = _PARSE_AT.match(why.strip())
     if m is None:
         return why, None
     if m.group(1) == "end of text":
         return "it ends before every '{', '(' and string is closed", None
-    return f"unexpected {m.group(1)} on line {m.group(2)} of the pattern", int(m.group(2))
+    line = max(int(m.group(2)) - wrapper, 1)
+    return f"unexpected {m.group(1)} on line {line} of the pattern", line
 
 
 MODEL_ALIASES = {"claude": "anthropic"}

@@ -214,11 +214,19 @@ def _refused(g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]) -
     return None
 
 
-def _forbids(g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]) -> _Forbidden | None:
-    """What of ``pshape`` no value ``w`` can meet; or None."""
+def _forbids(
+    g: Graph,
+    pshape: Node,
+    w: _Written,
+    name: Callable[[Node], str],
+    misspelt: Callable[[Node], bool] = lambda _: False,
+) -> _Forbidden | None:
+    """What of ``pshape`` no value ``w`` can meet; or None. A ``sh:datatype`` that is
+    ``misspelt`` (``xsd:strng``, said at the shape with the datatype meant) is no datatype to
+    hold the effect to: the hint would have the effect copy the typo."""
     either = "make the effect write what the shape allows, or correct the shape"
     dt = g.value(pshape, SH.datatype)
-    if isinstance(dt, URIRef):
+    if isinstance(dt, URIRef) and not misspelt(dt):
         if w.kind == "node":
             return _Forbidden(f"sh:datatype {name(dt)} (a literal)", either)
         if w.datatype is not None and w.datatype != dt:
@@ -272,6 +280,7 @@ def contradictions(
     cls: URIRef,
     named: Iterable[URIRef],
     name: Callable[[Node], str],
+    misspelt: Callable[[Node], bool] = lambda _: False,
 ) -> list[Contradiction]:
     """Each of ``asserts`` (``(node, assertion)``) a shape judging the effect's subject
     forbids: a node of ``cls`` (its argument's class), judged by the domain shapes
@@ -289,7 +298,7 @@ def contradictions(
                 if a.property != path:
                     continue
                 w = _written(a)
-                forbidden = _forbids(g, pshape, w, name)
+                forbidden = _forbids(g, pshape, w, name, misspelt)
                 if forbidden is None and a.many and _one_allowed(g, pshape):
                     found.append(
                         Contradiction(

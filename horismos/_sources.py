@@ -526,6 +526,10 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
             )
             continue
         except Exception as e:  # other parsers raise their own types
+            variable = _sparql_variable(path) if fmt in ("turtle", "trig") else None
+            if variable is not None:
+                problems.append(variable)
+                continue
             problems.append(
                 Problem(
                     "error",
@@ -619,6 +623,72 @@ def _last_written_line(text: bytes, end: int) -> int:
         if written and not written.startswith(b"#"):
             return n
     return 1
+
+
+_PATTERN_PROPERTIES = ("requires", "until", "query")
+"""The horis: properties whose value is SPARQL text (a pattern or a query)."""
+
+_VARIABLE = re.compile(r"(?<![\w:?$])\?([A-Za-z_][\w]*)")
+_PREDICATE = re.compile(r"([A-Za-z][\w.-]*)?:([A-Za-z_][\w.-]*)\s*$")
+
+
+def _sparql_variable(path: Path) -> Problem | None:
+    """A SPARQL variable written bare in Turtle (``horis:var ?this``, ``horis:requires ?this``):
+    rdflib's Turtle parser reads ``?this`` as an N3 variable and fails inside itself
+    ("'NoneType' object has no attribute 'newUniversal'"), with no line and in its own words.
+    The first ``?name`` outside a string, an IRI and a comment, with what to write instead:
+    the name in quotes, or the pattern in a string where one is expected. None when there is
+    no such variable (the parser failed for another reason)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    quote: str | None = None
+    for number, text in enumerate(lines, 1):
+        code = []  # the line with strings, IRIs and its comment blanked
+        j = 0
+        while j < len(text):
+            if quote is not None:
+                if text.startswith(quote, j) and text[j - 1 : j] != "\\":
+                    j += len(quote)
+                    code.append(" " * len(quote))
+                    quote = None
+                    continue
+                code.append(" ")
+                j += 1
+                continue
+            ch = text[j]
+            if ch == "#":
+                break
+            if ch in "\"'":
+                quote = ch * 3 if text.startswith(ch * 3, j) else ch
+                code.append(" " * len(quote))
+                j += len(quote)
+                continue
+            if ch == "<":
+                quote = ">"
+            code.append(ch)
+            j += 1
+        if quote is not None and len(quote) == 1 and quote != ">":
+            quote = None  # a short string does not run on to the next line
+        written = "".join(code)
+        m = _VARIABLE.search(written)
+        if m is None:
+            continue
+        var = m[1]
+        before = _PREDICATE.search(written[: m.start()])
+        pattern = before is not None and before[2] in _PATTERN_PROPERTIES
+        predicate = f"{before[1] or ''}:{before[2]}" if before is not None else ""
+        return Problem(
+            "error",
+            f"?{var} is a SPARQL variable where Turtle expects a value",
+            file=str(path),
+            line=number,
+            hint=f'put the pattern in a string: {predicate} """ ?{var} … """'
+            if pattern
+            else f'quote it: "{var}"',
+        )
+    return None
 
 
 def _near(path: Path, line: int) -> str:

@@ -23,6 +23,7 @@ Resuming (:func:`prepare` checks, :meth:`Runner.resume_instance` lands and conti
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -555,6 +556,7 @@ def prepare(
         )
     triples = _parse(defs, facts)
     _check_terms(defs, triples)
+    _check_spelling(defs, world.store, triples)
     check_answer(
         defs,
         world.store,
@@ -598,7 +600,12 @@ def _syntax_why(prefixes: str, facts: str, e: Exception) -> str:
         for _ in pyoxigraph.parse((prefixes + facts).encode(), format=pyoxigraph.RdfFormat.TURTLE):
             pass
     except SyntaxError as oe:
-        msg = re.sub(r"^Parser error at line \d+ column \d+: ", "", oe.msg or "")
+        # its own position counts the prefixes put before the facts: the line is said below
+        msg = re.sub(
+            r"^Parser error at line \d+ (?:column \d+|between columns \d+ and \d+): ",
+            "",
+            oe.msg or "",
+        )
         line = (oe.lineno or shift + 1) - shift
         text = facts.splitlines()[line - 1].strip() if 0 < line <= len(facts.splitlines()) else ""
         hint = " (each statement ends with ' .')" if "end" in msg.lower() else ""
@@ -622,6 +629,47 @@ def _check_terms(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> N
                 "(horis: terms, urn:horismos: nodes) is written by the runtime "
                 "only; give facts about the domain"
             )
+
+
+def _check_spelling(
+    defs: Definitions, store: Store, triples: list[tuple[Node, Node, Node]]
+) -> None:
+    """A property, or a class after ``a``, that neither the definitions nor the world name,
+    close to one the definitions do (``:operatorChoise`` for ``:operatorChoice``): refused
+    before anything lands, with the term meant. Let through, the facts landed under a
+    property nothing reads, and the instance kept waiting with nothing saying why. A new
+    term with no near one is let through: the world may take terms no ontology declares."""
+    written = {p for _, p, _ in triples} | {o for _, p, o in triples if p == RDF.type}
+    for term in sorted((t for t in written if isinstance(t, URIRef)), key=str):
+        if term == RDF.type or _named(defs.graph, term) or _world_names(store, term):
+            continue
+        cut = max(str(term).rfind("#"), str(term).rfind("/")) + 1
+        ns, local = str(term)[:cut], str(term)[cut:]
+        near = {
+            str(t)[cut:]: t
+            for t in {*defs.graph.subjects(), *defs.graph.predicates(), *defs.graph.objects()}
+            if isinstance(t, URIRef) and str(t).startswith(ns) and len(str(t)) > cut
+        }
+        close = difflib.get_close_matches(local, sorted(near), n=1, cutoff=0.8)
+        if close:
+            raise UsageError(
+                f"the facts use {defs.name(term)}, which neither the definitions nor the world "
+                f"name, so nothing would read what they say of it: did you mean "
+                f"{defs.name(near[close[0]])}? (nothing landed)"
+            )
+
+
+def _named(g: Graph, term: URIRef) -> bool:
+    """Whether ``g`` writes ``term`` anywhere: as subject, predicate or object."""
+    return any(t in g for t in ((term, None, None), (None, term, None), (None, None, term)))
+
+
+def _world_names(store: Store, term: URIRef) -> bool:
+    """Whether the world writes ``term`` as a predicate or an object: a look-up each, bound."""
+    return any(
+        store.select(f"SELECT * WHERE {{ {pattern} }} LIMIT 1", {"t": term}, {})
+        for pattern in ("?s ?t ?o", "?s ?p ?t")
+    )
 
 
 def _judge(

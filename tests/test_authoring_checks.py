@@ -7,6 +7,7 @@ found by its text, so the edit cannot silently miss) and loads it as ``horismos 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -351,3 +352,43 @@ def test_a_type_test_that_follows_the_subclasses_validates_and_matches_them(
         run = agent.run(world, focus=k1)
         assert run.status == "completed", run.error
         assert escalated == taken
+
+
+def test_every_bad_flag_and_retries_value_is_said_the_same_in_every_process(
+        tmp_path: Path) -> None:
+    # With `true` beside `"yes"` only the first value the graph listed was judged, and the
+    # shapes' "takes one boolean" at the same line was dropped for the horis:retries error
+    # there: "yes" was not reported at all, and which message came out followed the order
+    # the values were stored in.
+    path, line = edited(tmp_path, TRIAGE, "    horis:retries 1 ;\n    horis:idempotent true .",
+                        '    horis:idempotent true ; horis:retries "one" ; '
+                        'horis:idempotent "yes" .')
+    outputs = set()
+    for seed in ("0", "1", "2", "5"):
+        p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
+                            str(TRIAGE[1])], capture_output=True, text=True, timeout=120,
+                           cwd=tmp_path, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert p.returncode == 1, p.stdout + p.stderr
+        outputs.add(p.stdout)
+    assert len(outputs) == 1, outputs
+    assert outputs.pop().splitlines() == [
+        f'{path}:{line}: error: :ehr.notify_nurse: horis:idempotent must be true or false, not '
+        '"yes" — write horis:idempotent true or horis:idempotent false, without quotes',
+        f'{path}:{line}: error: :ehr.notify_nurse: horis:retries "one" is not a whole number '
+        '≥ 0 — write horis:retries 2',
+        "invalid: 2 errors",
+    ]
+
+
+def test_a_candidates_query_that_does_not_parse_is_said_at_the_line_of_the_slip(
+        tmp_path: Path) -> None:
+    # The pattern is parsed inside a SELECT … WHERE { line of the loader's own, so the parser's
+    # count was one too high ("line 5" for the pattern's 4th), and the error stood at the
+    # horis:candidates line; a horis:requires slip is said at its own line.
+    path, line = edited(tmp_path, REBOOKING, ":seatsLeft ?seats .\n", ":seatsLeft ?seats ..\n")
+    e = the_error(problems(path, REBOOKING))
+    assert (e.line, e.node) == (line, ":ProposeFlight"), e
+    opened = REBOOKING[0].read_text(encoding="utf-8").splitlines().index(
+        '    horis:candidates [ horis:query """') + 1
+    assert e.message == ("the horis:candidates query does not parse: unexpected '.' on line "
+                         f"{line - opened + 1} of the pattern"), e

@@ -61,7 +61,8 @@ def loaded(tmp_path: Path, ontology: Path, workflow: Path = TRIAGE[0]) -> list[P
      'sh:maxCount "one" is not an integer, so no SHACL engine can load the shape',
      "write sh:maxCount with a whole number"),
     ('sh:pattern "^Q-[A-Z]+-[0-9]+$" ;', 'sh:pattern "^Q-([A-Z]+-[0-9]+$" ;', "error",
-     "cannot be checked: missing ), unterminated subpattern", "SHACL"),
+     'sh:pattern "^Q-([A-Z]+-[0-9]+$" is no regular expression (missing ), unterminated '
+     "subpattern", "correct the expression"),
 ])
 def test_a_domain_shapes_mistake_is_reported_at_its_line(
     tmp_path: Path, old: str, new: str, severity: str, said: str, hint: str
@@ -156,6 +157,32 @@ def test_run_refuses_a_shape_it_cannot_load_with_its_line_and_no_traceback(tmp_p
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     assert f"{ONTOLOGY.name}:" in run.stderr and "unterminated subpattern" in run.stderr
     assert Agent.from_files(*TRIAGE).definitions.tools  # the shipped ones load as before
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    pytest.param("sh:maxCount 1 ;", "sh:maxCount 1 ;\n        sh:datatype xsd:strng ;",
+                 "sh:datatype xsd:strng is not an XML Schema datatype, so no value can conform "
+                 "— did you mean xsd:string?", id="misspelt-datatype"),
+    pytest.param('sh:pattern "^Q-[A-Z]+-[0-9]+$" ;', 'sh:pattern "^Q-(A-Z]+-[0-9]+$" ;',
+                 'sh:pattern "^Q-(A-Z]+-[0-9]+$" is no regular expression (missing ), '
+                 "unterminated subpattern at position 3), so the shape cannot be checked — "
+                 "correct the expression: a ( or [ opened and not closed, or a bracket meant "
+                 r"literally and not escaped (\( \[)", id="invalid-pattern"),
+])
+def test_a_shapes_slip_is_one_error_at_its_own_line_pointing_the_right_way(
+        tmp_path: Path, old: str, new: str, said: str) -> None:
+    # A misspelt sh:datatype also made the effect "contradict" the shape, with the hint
+    # "write horis:type xsd:strng in the effect" (the typo, spread); an invalid sh:pattern
+    # was "[] under :PatientShape cannot be checked: missing ), …", at the sh:property line.
+    ontology, line = ontology_edited(tmp_path, old, new)
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(TRIAGE[0]),
+                        ontology.name], cwd=tmp_path, capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.splitlines() == [
+        f"{ontology.name}:{line + new.count(chr(10))}: error: :PatientShape: {said}",
+        "invalid: 1 error",
+    ], p.stdout
 
 
 # -- an effect its domain shapes forbid ---------------------------------------------------------

@@ -542,6 +542,39 @@ def test_a_property_for_a_class_or_a_class_for_a_property_is_an_error(
     assert e.hint is not None and e.hint.startswith(hint), e.hint
 
 
+@pytest.mark.parametrize(("old", "new", "node", "said", "hint"), [
+    pytest.param(":Triage a horis:Workflow ;", ":Triage a horis:workflow ;", ":Triage",
+                 "horis:workflow is a property, not a class", "did you mean horis:Workflow?",
+                 id="workflow-property-as-class"),
+    pytest.param(":ehr.notify_nurse a horis:Tool ;", ":ehr.notify_nurse a horis:tool ;",
+                 ":ehr.notify_nurse", "horis:tool is a property, not a class",
+                 "did you mean horis:Tool?", id="tool-property-as-class"),
+    pytest.param("    horis:tool :ehr.notify_nurse ;", "    horis:Tool :ehr.notify_nurse ;",
+                 ":NotifyNurse", "horis:Tool is a class, not a property",
+                 "did you mean horis:tool?", id="tool-class-as-predicate"),
+])
+def test_a_horis_term_of_the_wrong_kind_is_one_error_at_its_line(
+        tmp_path: Path, old: str, new: str, node: str, said: str, hint: str) -> None:
+    # Real terms, so no typo check saw them: `a horis:workflow` validated with two warnings
+    # that the steps were unreachable, `a horis:tool` was blamed on the step calling the tool
+    # (33 lines below), `horis:Tool :x` was "the ActionStep names no tool" without a hint.
+    path, line = edited(tmp_path, TRIAGE, old, new)
+    p = horismos_validate(path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    first = p.stdout.splitlines()[0]
+    assert first.startswith(f"{path}:{line}: error: {node}: {said}"), p.stdout
+    assert first.endswith(f" — {hint}"), p.stdout
+    assert "invalid: 1 error" in p.stdout, p.stdout
+    assert "Traceback" not in p.stdout + p.stderr
+
+
+def horismos_validate(path: Path) -> subprocess.CompletedProcess[str]:
+    """``horismos validate`` of the edited workflow with its ontology, as a modeler runs it."""
+    return subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
+                           str(TRIAGE[1])], capture_output=True, text=True, timeout=120,
+                          cwd=path.parent, stdin=subprocess.DEVNULL)
+
+
 def test_an_argument_given_from_this_of_a_class_the_focus_is_not_is_a_warning(
         tmp_path: Path) -> None:
     # :ReviewResult for clinicians: every :Escalate and :File call was refused ("must be a

@@ -661,6 +661,61 @@ def test_validate_reports_a_turtle_syntax_error_at_the_line_to_change(tmp_path: 
         assert f"{name}:{line}: error: Turtle syntax error: " in p.stdout, (name, p.stdout)
 
 
+@pytest.mark.parametrize(("old", "new", "hint"), [
+    pytest.param('horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+                 'horis:bind [ horis:arg "patient" ; horis:var ?this ] .', 'quote it: "this"',
+                 id="var"),
+    pytest.param('horis:requires """ ?this :queueRef ?ref .\n'
+                 '                       ?nurse a :Nurse ; :onDuty true .\n'
+                 '                       FILTER NOT EXISTS { ?this :assignedNurse ?n } """ ;',
+                 "horis:requires ?this ;",
+                 'put the pattern in a string: horis:requires """ ?this … """', id="requires"),
+])
+def test_a_bare_sparql_variable_in_turtle_is_an_error_at_its_line(
+        tmp_path: Path, old: str, new: str, hint: str) -> None:
+    """rdflib's Turtle parser reads ``?this`` as an N3 variable and fails inside itself: the
+    modeler was told "cannot parse as turtle: 'NoneType' object has no attribute
+    'newUniversal'", with no line."""
+    text = Path(TRIAGE[0]).read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    (tmp_path / "triage.ttl").write_text(text.replace(old, new), encoding="utf-8")
+    line = text[: text.index(old)].count("\n") + 1
+    p = horismos("validate", "triage.ttl", TRIAGE[1], cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.splitlines()[0] == (
+        f"triage.ttl:{line}: error: ?this is a SPARQL variable where Turtle expects a value"
+        f" — {hint}"), p.stdout
+    assert "newUniversal" not in p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("world", [
+    pytest.param("positional", id="world-among-the-files"),
+    pytest.param("--world", id="world-option"),
+])
+def test_run_says_validates_warnings_before_its_first_step_wherever_the_world_is(
+        tmp_path: Path, world: str) -> None:
+    """With the world among the files (`run FILES... world.ttl`), the warnings were held to a
+    world made of the definitions themselves, where every term they name is "used": a tool
+    argument typed :Nurs said nothing, the non-idempotent first tool acted, and the run then
+    failed at the next step. Both ways of giving the world say the same warning."""
+    text = Path(TRIAGE[0]).read_text(encoding="utf-8")
+    old = 'horis:name "nurse"   ; horis:type :Nurse ]'
+    assert text.count(old) == 1
+    (tmp_path / "triage.ttl").write_text(text.replace(old, old.replace(":Nurse", ":Nurs")),
+                                         encoding="utf-8")
+    line = text[: text.index(old)].count("\n") + 1
+    data = WORLD[1]
+    given = [data] if world == "positional" else ["--world", data]
+    p = horismos("run", "triage.ttl", TRIAGE[1], *given, *TOOLS, "--focus", ":patient42",
+                 "--store", "memory", cwd=tmp_path)
+    no_traceback(p)
+    assert p.stderr.splitlines()[0] == (
+        f"triage.ttl:{line}: warning: :ehr.notify_nurse: argument \"nurse\" has horis:type "
+        ":Nurs, a class no loaded ontology declares and no loaded data uses, so no node is one "
+        "and every call is refused — did you mean :Nurse?"), p.stderr
+
+
 def test_a_blocked_instance_is_told_how_to_be_tried_again(tmp_path: Path) -> None:
     """A step blocked by the policy says to widen it with --allow; `resume` then said only
     that a blocked instance cannot be resumed, and a second `run --all` that every node

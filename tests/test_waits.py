@@ -229,6 +229,31 @@ def test_facts_that_cannot_land_change_nothing(leave, facts, error, words) -> No
     assert state(world, waiting.instance) == (HORIS.Waiting, L.Approve)
 
 
+@pytest.mark.parametrize(("facts", "said"), [
+    pytest.param(":req1 :aprovedBy :grace .",
+                 "the facts use :aprovedBy, which neither the definitions nor the world name, so "
+                 "nothing would read what they say of it: did you mean :approvedBy? (nothing "
+                 "landed)", id="misspelt-property"),
+    pytest.param(":grace a :Manger .", "did you mean :Manager?", id="misspelt-class"),
+    pytest.param("req1 approvedBy grace",
+                 "the facts are not valid Turtle: line 1, column 1: req1 is not a valid subject "
+                 "or graph name, at: req1 approvedBy grace;", id="no-prefix"),
+])
+def test_facts_with_a_slip_are_refused_saying_what_was_meant_in_the_facts_own_terms(
+        leave, facts: str, said: str) -> None:
+    # A misspelt property landed under a term nothing reads and the instance kept waiting,
+    # with no did-you-mean; facts with no prefix were "line 1, column 1: Parser error at line
+    # 32 …", a line of the prefixes put before the facts, which the modeler never wrote.
+    agent, world = leave
+    waiting = agent.run(world, ":Leave", ":req1")
+    before = world.canonical()
+    with pytest.raises(UsageError) as e:
+        agent.resume(world, waiting.instance, facts=facts)
+    assert said in str(e.value) and "Parser error" not in str(e.value), e.value
+    assert world.canonical() == before
+    assert state(world, waiting.instance) == (HORIS.Waiting, L.Approve)
+
+
 def test_an_instance_that_is_not_waiting_cannot_be_resumed(leave) -> None:
     agent, world = leave
     done = agent.run(world, ":Leave", ":req2")
