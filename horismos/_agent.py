@@ -182,8 +182,9 @@ class Agent:
         """Run one instance for ``focus``, or one per focus node with ``all=True``.
 
         ``keep=False`` keeps no per-instance records in the returned :class:`Run` (only how
-        many ended in each status): a batch of 100,000 instances then runs in flat memory,
-        each instance handed to ``on_instance`` as it ends. ``trace_snapshot=True`` embeds the
+        many ended in each status), and with no ``trace`` file no trace events either: a
+        batch of 100,000 instances then runs in flat memory, each instance handed to
+        ``on_instance`` as it ends. ``trace_snapshot=True`` embeds the
         world's N-Quads in the trace's header, for a small world whose trace should replay
         changed definitions against the world itself (docs/replay.md). ``allow`` names the
         side-effect classes steps may call (default: all but ExternalCommit); a step whose
@@ -232,7 +233,7 @@ class Agent:
             worker = Worker.join(world) if world.store.shared else None
             runner = self.runner(
                 worker.world if worker else world,
-                trace,
+                trace if trace is not None or keep else Trace(kept=False),
                 env or Environment(),
                 types_of,
                 policy=rules,

@@ -187,8 +187,13 @@ class Trace:
     binding that does not resolve, a focus whose instance waits) left a trace it was given,
     perhaps the record of an earlier run, truncated to nothing."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, kept: bool = True) -> None:
+        """``kept=False`` (with no ``path``): the events are chained and counted, and none is
+        kept but the header, for a run that asked for flat memory (``keep=False``) and no
+        trace file: ``run --all`` over a million instances held every event (~35 KB an
+        instance of three steps) until it ended."""
         self.path = Path(path) if path is not None else None
+        self._kept = kept or path is not None
         self._lines: list[bytes] = []
         self._events: list[dict[str, Any]] = []
         self._header: dict[str, Any] | None = None
@@ -213,7 +218,7 @@ class Trace:
             self._header = event
         if self._to_file:
             self._write(line + b"\n")
-        else:
+        elif self._kept:
             self._lines.append(line)
             self._events.append(event)
         return event
@@ -232,6 +237,11 @@ class Trace:
     @property
     def events(self) -> list[dict[str, Any]]:
         """Every event so far; a streamed trace reads them back from its file."""
+        if not self._kept:
+            raise TraceError(
+                "this run kept no trace (keep=False and no trace file): give trace=PATH to "
+                "keep one in a file, or run with keep=True"
+            )
         if self.path is None:
             return self._events
         return read_trace(self.path) if self._count else []  # no file written yet
@@ -244,6 +254,8 @@ class Trace:
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
+        if not self._kept:
+            self.events  # noqa: B018 - raises: nothing was kept to save
         if self.path is not None:
             if path.resolve() != self.path.resolve():
                 path.write_bytes(self.path.read_bytes() if self._count else b"")
