@@ -26,6 +26,7 @@ import pyoxigraph as ox
 from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
 from rdflib.plugins.sparql import prepareQuery
+from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Node, Variable
 
 from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
@@ -1333,14 +1334,23 @@ class _Builder:
         (``:severty``): the pattern can never match. A warning, since world data may use it
         (``horismos validate --world`` checks against the world too)."""
         for owner, holder, pred, algebra in self.parsed_patterns():
-            for term in sorted(_iris(algebra) - known, key=str):
+            unknown = _iris(algebra) - known
+            negated = unknown - _iris(_without_not_exists(algebra)) if unknown else set()
+            for term in sorted(unknown, key=str):
                 if str(term).startswith(_STANDARD) or str(term).startswith(NS):
                     continue
+                # in a FILTER NOT EXISTS alone, a term nothing holds makes the guard hold
+                # always: it never holds the step back (the step fires again, and again)
+                consequence = (
+                    "so its FILTER NOT EXISTS never finds it and never holds the step back"
+                    if term in negated
+                    else "so the pattern cannot match"
+                )
                 self.undeclared(
                     term,
                     owner,
                     f"{self.n(pred)} uses {self.n(term)}, which no loaded ontology "
-                    "declares and no loaded data uses, so the pattern cannot match",
+                    f"declares and no loaded data uses, {consequence}",
                     known,
                     at=(holder, pred, None),
                     in_text=(holder, pred),
@@ -4177,6 +4187,21 @@ def _iris(algebra: Any) -> set[URIRef]:
         | {p for _, p, _ in algebra_triples(algebra)}
         | {term for term, _ in path_terms(algebra)}
     )
+
+
+def _without_not_exists(algebra: Any) -> Any:
+    """A parsed query's algebra with its ``NOT EXISTS`` patterns left out: what must match
+    for it to have a solution."""
+    if isinstance(algebra, CompValue):
+        if algebra.name == "Builtin_NOTEXISTS":
+            return None
+        pruned = CompValue(algebra.name)
+        for key, value in algebra.items():
+            pruned[key] = _without_not_exists(value)
+        return pruned
+    if isinstance(algebra, list | tuple):
+        return type(algebra)(_without_not_exists(x) for x in algebra)
+    return algebra
 
 
 def _number(node: Node | None) -> float | None:

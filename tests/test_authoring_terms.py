@@ -142,6 +142,14 @@ def test_a_term_declared_nowhere_inside_filter_not_exists_is_a_warning(tmp_path:
     assert (p.file, p.line, p.node) == (str(path), line, ":QueuePatient")
     assert p.message.startswith("horis:requires uses :queuedAtt, which no loaded ontology")
     assert p.hint == "did you mean :queuedAt?"
+    # what it does: the guard always holds, so the step fires again (not "cannot match",
+    # which said the opposite, that the step would never fire)
+    assert p.message.endswith("so its FILTER NOT EXISTS never finds it and never holds the "
+                              "step back")
+    used = "?this :acuity ?queue ."
+    path, _ = edited(tmp_path, TRIAGE, used, used.replace(":acuity", ":acuty"))
+    assert the_one(problems(path, TRIAGE), "warning").message.endswith(
+        "so the pattern cannot match")
 
 
 @pytest.mark.parametrize(("old", "new", "severity", "said", "hint"), [
