@@ -132,31 +132,10 @@ class _File:
         """The characters that shape the Turtle from ``line``:``col`` on (1-based line,
         0-based column, the character): brackets, parentheses, ``,``, ``;`` and a statement's
         closing ``.``; not inside a string, an IRI or a comment."""
-        lines = self.text_lines()
-        quote: str | None = None
-        for i in range(line - 1, len(lines)):
-            text = lines[i]
-            j = col if i == line - 1 else 0
-            while j < len(text):
-                if quote is not None:
-                    if text.startswith(quote, j) and text[j - 1 : j] != "\\":
-                        j += len(quote)
-                        quote = None
-                        continue
-                    j += 1
-                    continue
-                ch = text[j]
-                if ch == "#":
-                    break
-                if ch in "\"'":
-                    quote = ch * 3 if text.startswith(ch * 3, j) else ch
-                    j += len(quote)
-                    continue
-                if ch == "<":
-                    quote = ">"
-                elif ch in "[](),;" or (ch == "." and text[j + 1 : j + 2] in ("", " ", "\t", "#")):
-                    yield i + 1, j, ch
-                j += 1
+        for i, code in _code(self.text_lines(), line, col):
+            for j, ch in enumerate(code):
+                if ch in "[](),;" or (ch == "." and code[j + 1 : j + 2] in ("", " ", "\t")):
+                    yield i, j, ch
 
     def bracket_end(self, line: int, col: int) -> int | None:
         """The line of the ``]`` closing the first ``[`` at or after ``line``:``col``."""
@@ -643,10 +622,35 @@ def _sparql_variable(path: Path) -> Problem | None:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return None
+    for number, written in _code(lines):
+        m = _VARIABLE.search(written)
+        if m is None:
+            continue
+        var = m[1]
+        before = _PREDICATE.search(written[: m.start()])
+        pattern = before is not None and before[2] in _PATTERN_PROPERTIES
+        predicate = f"{before[1] or ''}:{before[2]}" if before is not None else ""
+        return Problem(
+            "error",
+            f"?{var} is a SPARQL variable where Turtle expects a value",
+            file=str(path),
+            line=number,
+            hint=f'put the pattern in a string: {predicate} """ ?{var} … """'
+            if pattern
+            else f'quote it: "{var}"',
+        )
+    return None
+
+
+def _code(lines: list[str], line: int = 1, col: int = 0) -> Iterator[tuple[int, str]]:
+    """Each line of Turtle from ``line``:``col`` on (1-based), as (its number, its text with
+    every string, IRI and comment blanked): what is left is the Turtle's own syntax, columns
+    kept. Before ``col`` the first line is blanked too. A short string ends with its line."""
     quote: str | None = None
-    for number, text in enumerate(lines, 1):
-        code = []  # the line with strings, IRIs and its comment blanked
-        j = 0
+    for i in range(line - 1, len(lines)):
+        text = lines[i]
+        j = col if i == line - 1 else 0
+        code = [" "] * j
         while j < len(text):
             if quote is not None:
                 if text.startswith(quote, j) and text[j - 1 : j] != "\\":
@@ -670,25 +674,8 @@ def _sparql_variable(path: Path) -> Problem | None:
             code.append(ch)
             j += 1
         if quote is not None and len(quote) == 1 and quote != ">":
-            quote = None  # a short string does not run on to the next line
-        written = "".join(code)
-        m = _VARIABLE.search(written)
-        if m is None:
-            continue
-        var = m[1]
-        before = _PREDICATE.search(written[: m.start()])
-        pattern = before is not None and before[2] in _PATTERN_PROPERTIES
-        predicate = f"{before[1] or ''}:{before[2]}" if before is not None else ""
-        return Problem(
-            "error",
-            f"?{var} is a SPARQL variable where Turtle expects a value",
-            file=str(path),
-            line=number,
-            hint=f'put the pattern in a string: {predicate} """ ?{var} … """'
-            if pattern
-            else f'quote it: "{var}"',
-        )
-    return None
+            quote = None
+        yield i + 1, "".join(code)
 
 
 def _near(path: Path, line: int) -> str:
