@@ -243,10 +243,9 @@ def test_bad_bytes_deep_nesting_and_ctrl_c_end_in_a_message_not_a_traceback(
     assert "interrupted" in err and "Traceback" not in out + err
 
 
-def test_ctrl_c_stops_a_run_of_inline_tools_before_its_next_step(tmp_path: Path) -> None:
-    """An inline tool runs on the run's own thread and the run never waits between steps, so
-    a Ctrl-C reached it only when every instance had run: `run --all` went on dispensing
-    (15,000 more prescriptions, 48 s) and then said "interrupted". It stops at the next step."""
+def _counted_refills(tmp_path: Path) -> None:
+    """The refill workflow of bench_peers over 2,000 prescriptions, in ``tmp_path``, with a
+    dispense that notes each call in ``dispensed`` (a stop must leave at most one more)."""
     peers = ROOT / "benchmarks" / "peers"
     (tmp_path / "counted.py").write_text(
         "import time\n"
@@ -264,22 +263,37 @@ def test_ctrl_c_stops_a_run_of_inline_tools_before_its_next_step(tmp_path: Path)
     (tmp_path / "world.ttl").write_text(
         "@prefix : <http://example.org/pharmacy#> .\n"
         + "".join(f":rx{i} a :Prescription ; :refillsLeft 1 .\n" for i in range(2000)))
+
+
+def _signalled_mid_run(tmp_path: Path, world: list[str],
+                       sig: signal.Signals) -> tuple[int, str, str, int]:
+    """`run --all` of :func:`_counted_refills` on ``world``, sent ``sig`` once 20 dispenses
+    are made: its exit code, stdout, stderr, and how many dispenses came after the signal."""
+    pharmacy = ROOT / "benchmarks" / "peers" / "pharmacy.ttl"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "horismos", "run", "refill.ttl", str(peers / "pharmacy.ttl"),
-         "--world", "world.ttl", "--tools", "counted.py", "--all"],
+        [sys.executable, "-m", "horismos", "run", "refill.ttl", str(pharmacy), *world,
+         "--tools", "counted.py", "--all"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     dispensed = tmp_path / "dispensed"
     deadline = time.monotonic() + 60
     while not (dispensed.exists() and len(dispensed.read_text().splitlines()) >= 20):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     at_signal = len(dispensed.read_text().splitlines())
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, out + err
+    return proc.returncode, out, err, len(dispensed.read_text().splitlines()) - at_signal
+
+
+def test_ctrl_c_stops_a_run_of_inline_tools_before_its_next_step(tmp_path: Path) -> None:
+    """An inline tool runs on the run's own thread and the run never waits between steps, so
+    a Ctrl-C reached it only when every instance had run: `run --all` went on dispensing
+    (15,000 more prescriptions, 48 s) and then said "interrupted". It stops at the next step."""
+    _counted_refills(tmp_path)
+    code, out, err, more = _signalled_mid_run(tmp_path, ["--world", "world.ttl"], signal.SIGINT)
+    assert code == 130, out + err
     assert "interrupted" in err and "Traceback" not in out + err
-    after = len(dispensed.read_text().splitlines())
-    assert after <= at_signal + 1, f"{after - at_signal} dispensed after the Ctrl-C"
+    assert more <= 1, f"{more} dispensed after the Ctrl-C"
     assert out.count("completed, 2 effects") < 3 * 2000
 
 
@@ -293,40 +307,14 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_keeps_the_store_digest(tmp_path:
 
     from horismos._stores.oxigraph import _DIGEST_GRAPH, _DIGEST_NODE, _LTHASH
 
-    peers = ROOT / "benchmarks" / "peers"
-    (tmp_path / "counted.py").write_text(
-        "import time\n"
-        "def decide_refill(rx, refills):\n"
-        "    return {'refillApproved': True}\n"
-        "def notify(rx, ref):\n"
-        "    return {'notifiedBy': 'sms'}\n"
-        "def dispense(rx):\n"
-        "    with open('dispensed', 'a') as f:\n"
-        "        f.write(str(rx) + '\\n')\n"
-        "    time.sleep(0.01)\n"
-        "    return {'dispenseRef': 'D-' + str(rx)[-4:]}\n")
-    (tmp_path / "refill.ttl").write_text(
-        (peers / "refill.ttl").read_text().replace("python:pharmacy_tools.", "python:counted."))
-    (tmp_path / "world.ttl").write_text(
-        "@prefix : <http://example.org/pharmacy#> .\n"
-        + "".join(f":rx{i} a :Prescription ; :refillsLeft 1 .\n" for i in range(2000)))
+    _counted_refills(tmp_path)
     loaded = horismos("load", "world.ttl", "--store", "oxigraph:store", cwd=tmp_path)
     assert loaded.returncode == 0, loaded.stderr
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "horismos", "run", "refill.ttl", str(peers / "pharmacy.ttl"),
-         "--store", "oxigraph:store", "--tools", "counted.py", "--all"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    dispensed = tmp_path / "dispensed"
-    deadline = time.monotonic() + 60
-    while not (dispensed.exists() and len(dispensed.read_text().splitlines()) >= 20):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGTERM)
-    at_signal = len(dispensed.read_text().splitlines())
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143, out + err
+    code, out, err, more = _signalled_mid_run(tmp_path, ["--store", "oxigraph:store"],
+                                              signal.SIGTERM)
+    assert code == 143, out + err
     assert "terminated" in err and "Traceback" not in out + err
-    assert len(dispensed.read_text().splitlines()) <= at_signal + 1
+    assert more <= 1, f"{more} dispensed after the SIGTERM"
     store = pyoxigraph.Store(str(tmp_path / "store"))
     kept = list(store.quads_for_pattern(_DIGEST_NODE, _LTHASH, None, _DIGEST_GRAPH))
     assert len(kept) == 1, "the store's digest was not written back"
