@@ -509,6 +509,10 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
             if variable is not None:
                 problems.append(variable)
                 continue
+            located = _line_parse_error(path, fmt) if fmt in ("nquads", "nt") else None
+            if located is not None:
+                problems.append(located)
+                continue
             problems.append(
                 Problem(
                     "error",
@@ -676,6 +680,31 @@ def _code(lines: list[str], line: int = 1, col: int = 0) -> Iterator[tuple[int, 
         if quote is not None and len(quote) == 1 and quote != ">":
             quote = None
         yield i + 1, "".join(code)
+
+
+def _line_parse_error(path: Path, fmt: str) -> Problem | None:
+    """A line-based file's syntax error at its line, in Oxigraph's words: rdflib's N-Quads
+    and N-Triples parsers name no line (and one said only "Failed to eat" and its own regex).
+    None when Oxigraph reads the file (rdflib failed for another reason)."""
+    import pyoxigraph
+
+    formats = {"nquads": pyoxigraph.RdfFormat.N_QUADS, "nt": pyoxigraph.RdfFormat.N_TRIPLES}
+    try:
+        for _ in pyoxigraph.parse(path.read_bytes(), format=formats[fmt]):
+            pass
+    except SyntaxError as e:
+        why = re.sub(r"^Parser error (?:at|between) line [^:]*: ", "", e.msg or "")
+        name, graph = ("N-Quads", " <graph>") if fmt == "nquads" else ("N-Triples", "")
+        return Problem(
+            "error",
+            f"{name} syntax error: {why}{_near(path, e.lineno or 0)}",
+            file=str(path),
+            line=e.lineno,
+            hint=f"write one statement a line: <subject> <predicate> object{graph} .",
+        )
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _near(path: Path, line: int) -> str:

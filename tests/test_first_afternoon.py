@@ -40,6 +40,23 @@ def test_tools_module_with_a_syntax_error_is_located_exit_2(tmp_path: Path) -> N
     no_traceback(p)
 
 
+def test_a_line_based_rdf_file_with_a_syntax_error_is_located_at_its_line(
+        tmp_path: Path) -> None:
+    """A `.nq` or `.nt` file among the definitions was reported with no line, in rdflib's
+    words ("Invalid line (Predicate must be uriref)"; another said "Failed to eat" and its
+    own regex). It is reported at its line."""
+    good = "<http://a/s> <http://a/p> <http://a/o> <http://a/g> .\n"
+    (tmp_path / "bad.nq").write_text(good * 2 + "<http://a/s> p <http://a/o> .\n")
+    (tmp_path / "bad.nt").write_text("<http://a/s> <http://a/p> <http://a/o> .\n"
+                                     '<http://a/s> <http://a/p> "open\n')
+    for name, line, said in (("bad.nq", 3, "N-Quads syntax error: The predicate of a triple "
+                              "must be an IRI"), ("bad.nt", 2, "N-Triples syntax error")):
+        p = horismos("validate", *TRIAGE, name, cwd=tmp_path)
+        assert p.returncode == 1, p.stdout + p.stderr
+        assert f"{name}:{line}: error: {said}" in p.stdout + p.stderr, p.stdout + p.stderr
+        no_traceback(p)
+
+
 def test_tools_module_that_raises_at_import_is_located_exit_2(tmp_path: Path) -> None:
     (tmp_path / "loud.py").write_text("import os\n\nTOKEN = os.environ['NO_SUCH_TOKEN_X']\n")
     for spec in ("loud.py", "loud"):
