@@ -147,11 +147,16 @@ def implementation(tool: Tool, server: McpServer | None = None) -> str:
         if effect is None
         else {
             "subject": effect.subject,
-            "asserts": [
-                [str(a.property), a.key, str(a.value), str(a.type), a.optional, a.many]
-                for a in effect.asserts
-            ],
-            "shapes": [str(s) for s in effect.shapes],
+            # sorted: the order they are written in says nothing of what the call does, so
+            # an approval outlives a file rearranged (and never depends on the parser's order)
+            "asserts": sorted(
+                (
+                    [str(a.property), a.key, str(a.value), str(a.type), a.optional, a.many]
+                    for a in effect.asserts
+                ),
+                key=repr,
+            ),
+            "shapes": sorted(str(s) for s in effect.shapes),
         },
         "command": None
         if tool.command is None
@@ -159,16 +164,16 @@ def implementation(tool: Tool, server: McpServer | None = None) -> str:
             list(tool.command.argv),
             tool.command.root,
             tool.command.workdir,
-            [list(e) for e in tool.command.env],
+            sorted((list(e) for e in tool.command.env), key=repr),
         ],
-        "headers": [[h.name, h.env] for h in tool.headers],
+        "headers": sorted(([h.name, h.env] for h in tool.headers), key=repr),
         "adapter": None if tool.adapter is None else [str(tool.adapter.iri), tool.adapter.base_url],
     }
     if server is not None:  # only then: the digests of tools bound elsewhere stay as they were
         described["mcp_server"] = [
             server.command,
             list(server.args),
-            [list(e) for e in server.env],
+            sorted((list(e) for e in server.env), key=repr),
             server.url,
         ]
     return hashlib.sha256(canonical_json(described).encode()).hexdigest()

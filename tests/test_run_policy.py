@@ -472,3 +472,23 @@ def test_a_tool_is_described_alike_in_every_process(tmp_path) -> None:
     assert len(seen) == 1, seen
     assert "['patient', 'queue', 'note', 'tier'] ['ref', 'settledAt', 'memo', 'code', 'batch']" \
         in seen.pop()
+
+
+def test_an_approval_outlives_the_effect_written_in_another_order(tmp_path) -> None:
+    """Which order a tool's assertions are written in says nothing of what it does: a file
+    rearranged keeps the approvals given for it."""
+    from horismos._policy import implementation
+
+    first = "horis:asserts [ horis:property :ref ; horis:type xsd:string ] ;"
+    assert MANY_ASSERTS.count(first) == 1
+    last = "horis:optional true ] ] ;\n    horis:binding"  # the effect's last assertion
+    assert MANY_ASSERTS.count(last) == 1
+    moved = MANY_ASSERTS.replace(first, "").replace(
+        last, "horis:optional true ] ;\n" + first[:-2] + " ] ;\n    horis:binding")
+    digests = []
+    for name, text in (("a.ttl", MANY_ASSERTS), ("b.ttl", moved)):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        tool = next(iter(Agent.from_files(tmp_path / name).definitions.tools.values()))
+        digests.append((implementation(tool), [str(a.property) for a in tool.effect.asserts]))
+    assert digests[0][1] != digests[1][1]  # written in another order, read in it
+    assert digests[0][0] == digests[1][0]
