@@ -375,10 +375,14 @@ class SlowCharge:
 
     def __init__(self) -> None:
         self.acted: list[str] = []
+        self.release: asyncio.Event | None = None  # answer when it is set, not after 0.3 s
 
     async def __call__(self, patient: Any) -> dict[str, str]:
         self.acted.append(str(patient))
-        await asyncio.sleep(0.3)
+        if self.release is not None:
+            await asyncio.wait_for(self.release.wait(), 60)
+        else:
+            await asyncio.sleep(0.3)
         return {"ref": f"R-{len(self.acted)}"}
 
 
@@ -467,6 +471,7 @@ def test_a_catalog_call_being_made_holds_off_others_without_being_in_doubt(
     agent, world, charge = _at_once(build)
 
     async def meanwhile() -> tuple[Any, Any, Any, str]:
+        charge.release = asyncio.Event()  # the first call answers once the rest is done
         first = asyncio.create_task(
             agent.catalog.acall("t.charge", {"patient": ":p1"}, world, allow=ALLOW))
         while not charge.acted:
@@ -479,6 +484,7 @@ def test_a_catalog_call_being_made_holds_off_others_without_being_in_doubt(
             refused = ""
         except UsageError as e:
             refused = str(e)
+        charge.release.set()
         return await first, second, run, refused
 
     first, second, run, refused = asyncio.run(meanwhile())
