@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import pyoxigraph as ox
@@ -27,6 +28,7 @@ from rdflib.plugins.sparql.algebra import translateGroupGraphPattern
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from ._preconditions import bound_by
+from ._term_kinds import algebra_parts
 
 __all__ = ["CASTS", "Refusal", "bad_regexes", "rebound", "refusal"]
 
@@ -70,18 +72,19 @@ class Refusal:
     """Refused by its parser (rather than when planned)."""
 
 
-_EMPTY: list[ox.Store] = []
+@cache
+def _empty() -> ox.Store:
+    """One empty in-memory store, kept: what a query is planned against."""
+    return ox.Store()
 
 
 def refusal(text: str, prefixes: Mapping[str, str]) -> Refusal | None:
     """What Oxigraph says of the query ``text`` (with ``prefixes``) when it is evaluated, or
     None when it evaluates it. Evaluated against one empty in-memory store, kept: a refused
     function is named when the query is planned, whatever the data."""
-    if not _EMPTY:
-        _EMPTY.append(ox.Store())
     used = {k: str(v) for k, v in prefixes.items() if f"{k}:" in text}
     try:
-        result = _EMPTY[0].query(text, prefixes=used, use_default_graph_as_union=True)
+        result = _empty().query(text, prefixes=used, use_default_graph_as_union=True)
         if isinstance(result, ox.QuerySolutions):
             for _ in result:
                 pass
@@ -132,12 +135,8 @@ def bad_regexes(algebra: Any) -> Iterator[tuple[str, str, str]]:
     as (pattern, flags, why), each once. The store is the judge, not Python's ``re``: the
     run evaluates it there, and the two read different dialects (``\\p{L}``). ``why`` is
     Python's complaint when it has one (``missing ), unterminated subpattern``)."""
-    if not _EMPTY:
-        _EMPTY.append(ox.Store())
     seen: set[tuple[str, str]] = set()
-    stack: list[Any] = [algebra]
-    while stack:
-        x = stack.pop()
+    for x in algebra_parts(algebra):
         if isinstance(x, CompValue) and x.name in ("Builtin_REGEX", "Builtin_REPLACE"):
             pattern, flags = dict.get(x, "pattern"), dict.get(x, "flags")
             if isinstance(pattern, RDFLiteral) and isinstance(flags, RDFLiteral | None):
@@ -147,10 +146,6 @@ def bad_regexes(algebra: Any) -> Iterator[tuple[str, str, str]]:
                     why = _refused_regex(*key)
                     if why is not None:
                         yield (*key, why)
-        if isinstance(x, Mapping):
-            stack.extend(v for k, v in x.items() if not str(k).startswith("_"))
-        elif isinstance(x, list | tuple):
-            stack.extend(x)
 
 
 def _refused_regex(pattern: str, flags: str) -> str | None:
@@ -159,7 +154,7 @@ def _refused_regex(pattern: str, flags: str) -> str | None:
         ox.Variable("p"): ox.Literal(pattern),
         ox.Variable("f"): ox.Literal(flags),
     }
-    rows = _EMPTY[0].query(_REGEX_TEST, substitutions=subs)
+    rows = _empty().query(_REGEX_TEST, substitutions=subs)
     if not isinstance(rows, ox.QuerySolutions) or any(row[0] is not None for row in rows):
         return None
     if set(flags) - set("imsxq"):

@@ -26,6 +26,7 @@ from rdflib.paths import AlternativePath, InvPath, MulPath, NegatedPath, Path, S
 __all__ = [
     "Kind",
     "algebra_literals",
+    "algebra_parts",
     "algebra_triples",
     "path_terms",
     "pattern_nodes",
@@ -71,7 +72,7 @@ def range_class(g: Graph, prop: URIRef) -> URIRef | None:
     return classes[0] if len(classes) == 1 else None
 
 
-def _parts(algebra: Any) -> Iterator[Any]:
+def algebra_parts(algebra: Any) -> Iterator[Any]:
     """Every part of a parsed pattern (its expressions, groups, triples and their terms),
     ``FILTER NOT EXISTS`` groups included, in no particular order."""
     stack = [algebra]
@@ -88,7 +89,7 @@ def algebra_triples(algebra: Any) -> Iterator[tuple[Any, URIRef, Any]]:
     """Every triple pattern with an IRI predicate in a parsed pattern, ``FILTER NOT EXISTS``
     groups included, in no particular order. An ``EXISTS`` group is kept as parsed, its
     triples written flat (``s p o s p o …``) in a ``TriplesBlock``: they are cut in threes."""
-    for x in _parts(algebra):
+    for x in algebra_parts(algebra):
         if getattr(x, "name", None) == "TriplesBlock":
             for flat in x.triples:
                 for i in range(0, len(flat) - 2, 3):
@@ -102,7 +103,7 @@ def read_terms(algebra: Any) -> set[URIRef] | None:
     """The predicates a parsed pattern reads, and the classes it tests with ``a``,
     ``FILTER NOT EXISTS`` groups included; None when that cannot be told (a variable
     predicate or class, a property path)."""
-    for x in _parts(algebra):
+    for x in algebra_parts(algebra):
         if isinstance(x, Path):
             return None
         if getattr(x, "name", None) == "TriplesBlock":
@@ -125,7 +126,7 @@ def read_terms(algebra: Any) -> set[URIRef] | None:
 def algebra_literals(algebra: Any) -> set[RDFLiteral]:
     """Every literal a parsed pattern writes: in a triple pattern, a FILTER, a BIND or a
     VALUES."""
-    return {x for x in _parts(algebra) if isinstance(x, RDFLiteral)}
+    return {x for x in algebra_parts(algebra) if isinstance(x, RDFLiteral)}
 
 
 def pattern_terms(algebra: Any) -> Iterator[tuple[URIRef, Kind]]:
@@ -144,7 +145,7 @@ def path_terms(algebra: Any) -> Iterator[tuple[URIRef, Kind]]:
     a path (``?c a/rdfs:subClassOf* :Clinician``) as a class. Why: :func:`algebra_triples`
     keeps only IRI predicates, so a misspelt ``:assignedNurse/:onDutyy``, ``^:onDutyy`` or
     ``:acutiy*`` was never held to the ontology, and the pattern never matched."""
-    for x in _parts(algebra):
+    for x in algebra_parts(algebra):
         if getattr(x, "name", None) == "TriplesBlock":
             found = [
                 (flat[i + 1], flat[i + 2]) for flat in x.triples for i in range(0, len(flat) - 2, 3)
