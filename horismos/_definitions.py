@@ -103,6 +103,7 @@ from ._vocab import HORIS, NS
 
 __all__ = [
     "Definitions",
+    "closest_term",
     "load_definitions",
     "nearest_variable",
     "parse_timeout",
@@ -2182,19 +2183,15 @@ class _Builder:
     def did_you_mean(self, term: URIRef, candidates: Iterable[Node]) -> str | None:
         """``did you mean :acuity?`` for ``:acuty``: the closest local name of the same
         namespace among ``candidates``, written with the prefix ``term`` is written with."""
-        ns, local = _split(term)
-        near = {
-            str(k)[len(ns) :]
-            for k in candidates
-            if isinstance(k, URIRef) and str(k).startswith(ns) and str(k)[len(ns) :]
-        }
-        close = difflib.get_close_matches(local, sorted(near), n=1)
-        if not close:
+        found = closest_term(term, candidates)
+        if found is None:
             return None
+        ns, local = _split(term)
+        meant = str(found)[len(ns) :]
         name = self.n(term)
         if name.startswith("<") or not name.endswith(local):  # no prefix writes it: an IRI
-            return f"did you mean <{ns}{close[0]}>?"
-        return f"did you mean {name[: len(name) - len(local)]}{close[0]}?"
+            return f"did you mean <{ns}{meant}>?"
+        return f"did you mean {name[: len(name) - len(local)]}{meant}?"
 
     def in_another_namespace(self, term: URIRef, candidates: Iterable[Node]) -> str | None:
         """``did you mean :acuity?`` for ``<http://example.org/ehr/acuity>`` when the files
@@ -4313,6 +4310,20 @@ def _slip(a: str, b: str) -> int:
             if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
                 d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
     return d[len(a)][len(b)]
+
+
+def closest_term(term: URIRef, candidates: Iterable[Node], cutoff: float = 0.6) -> URIRef | None:
+    """The candidate in ``term``'s namespace whose local name is closest to ``term``'s (what
+    a misspelling meant: ``:acuity`` for ``:acuty``), or None. ``cutoff``: how alike, from 0
+    to 1 (:func:`difflib.get_close_matches`)."""
+    ns, local = _split(term)
+    near = {
+        str(k)[len(ns) :]: k
+        for k in candidates
+        if isinstance(k, URIRef) and str(k).startswith(ns) and str(k)[len(ns) :]
+    }
+    close = difflib.get_close_matches(local, sorted(near), n=1, cutoff=cutoff)
+    return near[close[0]] if close else None
 
 
 def _split(term: URIRef) -> tuple[str, str]:

@@ -23,7 +23,6 @@ Resuming (:func:`prepare` checks, :meth:`Runner.resume_instance` lands and conti
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
-from ._definitions import Definitions
+from ._definitions import Definitions, closest_term
 from ._errors import GateRejected, ShaclMessage, UsageError
 from ._gate import Gate
 from ._model import ActionStep, Step, WaitStep
@@ -643,19 +642,12 @@ def _check_spelling(
     for term in sorted((t for t in written if isinstance(t, URIRef)), key=str):
         if term == RDF.type or _named(defs.graph, term) or _world_names(store, term):
             continue
-        cut = max(str(term).rfind("#"), str(term).rfind("/")) + 1
-        ns, local = str(term)[:cut], str(term)[cut:]
-        near = {
-            str(t)[cut:]: t
-            for t in {*defs.graph.subjects(), *defs.graph.predicates(), *defs.graph.objects()}
-            if isinstance(t, URIRef) and str(t).startswith(ns) and len(str(t)) > cut
-        }
-        close = difflib.get_close_matches(local, sorted(near), n=1, cutoff=0.8)
-        if close:
+        meant = closest_term(term, defs.graph.all_nodes(), cutoff=0.8)
+        if meant is not None:
             raise UsageError(
                 f"the facts use {defs.name(term)}, which neither the definitions nor the world "
                 f"name, so nothing would read what they say of it: did you mean "
-                f"{defs.name(near[close[0]])}? (nothing landed)"
+                f"{defs.name(meant)}? (nothing landed)"
             )
 
 
