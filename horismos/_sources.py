@@ -23,7 +23,7 @@ from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
 
-__all__ = ["Sources", "Where", "expand_paths", "read_sources"]
+__all__ = ["Sources", "Where", "expand_paths", "parser_reason", "read_sources"]
 
 RDF_SUFFIXES = {".ttl": "turtle", ".nt": "nt", ".n3": "n3", ".trig": "trig", ".nq": "nquads"}
 
@@ -682,6 +682,13 @@ def _code(lines: list[str], line: int = 1, col: int = 0) -> Iterator[tuple[int, 
         yield i + 1, "".join(code)
 
 
+def parser_reason(e: SyntaxError) -> str:
+    """What Oxigraph's parser says is wrong, without the position it puts first ("Parser
+    error at line 3 column 14: …", "… between line 2 column 27 and line 3 column 1: …"):
+    the caller says the line, counted as its reader counts lines."""
+    return re.sub(r"^Parser error (?:at|between) line [^:]*: ", "", e.msg or "")
+
+
 def _line_parse_error(path: Path, fmt: str) -> Problem | None:
     """A line-based file's syntax error at its line, in Oxigraph's words: rdflib's N-Quads
     and N-Triples parsers name no line (and one said only "Failed to eat" and its own regex).
@@ -693,7 +700,7 @@ def _line_parse_error(path: Path, fmt: str) -> Problem | None:
         for _ in pyoxigraph.parse(path.read_bytes(), format=formats[fmt]):
             pass
     except SyntaxError as e:
-        why = re.sub(r"^Parser error (?:at|between) line [^:]*: ", "", e.msg or "")
+        why = parser_reason(e)
         name, graph = ("N-Quads", " <graph>") if fmt == "nquads" else ("N-Triples", "")
         return Problem(
             "error",

@@ -38,6 +38,7 @@ from ._gate import Gate
 from ._model import ActionStep, Step, WaitStep
 from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
+from ._sources import parser_reason
 from ._stores import Change, Conflict, Store
 from ._vocab import HORIS, NS, PROV
 from ._world import INSTANCES, World
@@ -600,11 +601,7 @@ def _syntax_why(prefixes: str, facts: str, e: Exception) -> str:
             pass
     except SyntaxError as oe:
         # its own position counts the prefixes put before the facts: the line is said below
-        msg = re.sub(
-            r"^Parser error at line \d+ (?:column \d+|between columns \d+ and \d+): ",
-            "",
-            oe.msg or "",
-        )
+        msg = parser_reason(oe)
         line = (oe.lineno or shift + 1) - shift
         text = facts.splitlines()[line - 1].strip() if 0 < line <= len(facts.splitlines()) else ""
         hint = " (each statement ends with ' .')" if "end" in msg.lower() else ""
