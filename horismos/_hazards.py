@@ -17,9 +17,12 @@
   reads the proposal's ``horis:as`` variable (:func:`unchosen_options`). The variable is
   bound only when the choice is taken; on the way a fallback goes nothing was chosen, so the
   step's pattern binds ``?option`` itself, to any node it allows: with several it failed as
-  ambiguous, with one it acted on an option no ranker and no person chose. The same when its
-  ``horis:next`` is an action step that never reads the variable: the choice is made, then
-  dropped, and the step binds its own (``?flight`` for ``?option``).
+  ambiguous, with one it acted on an option no ranker and no person chose — unless it reads
+  the variable through a triple a wait on the way holds it to (``horis:until "?this
+  :supervisorPick ?adjuster"``): that is the person's answer. The same when its
+  ``horis:next`` is an action step that never reads the variable (in its pattern, by
+  ``horis:bind``, or as the argument of its name): the choice is made, then dropped, and the
+  step binds its own (``?flight`` for ``?option``).
 - A workflow whose ``horis:maxSteps`` is below the fewest steps any of its instances must run
   to end (:func:`fewest_steps`): every step entered counts, so every instance stopped with
   ``StepBudgetExceeded`` before it could end — after its first tools had acted — and the
@@ -41,7 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import cast
 
-from rdflib import RDF, SH, Graph, Literal, URIRef
+from rdflib import RDF, SH, Graph, Literal, URIRef, Variable
 from rdflib.term import Node
 
 from ._digraph import Digraph, add_edge, descendants, shortest_path, strongly_connected
@@ -584,7 +587,10 @@ def unchosen_options(
 
     def reads(step: ActionStep, var: str) -> bool:
         read = set(step.requires.variables if step.requires else ())
-        return var in read | {v for _, v in step.binds}
+        given = dict(step.binds)
+        # an argument no horis:bind maps is given by the variable of its own name
+        named = {a.name for a in step.tool.args if a.name not in given} if step.tool else set()
+        return var in read | set(given.values()) | named
 
     for step in steps.values():
         if not isinstance(step, ProposalStep):
@@ -595,18 +601,35 @@ def unchosen_options(
         for how, target in (("fallback", step.fallback), ("onError", step.on_error)):
             if target is None:
                 continue
-            seen, queue = {step.iri}, [target]
-            for at in queue:  # the list grows as it is walked: each step once
+            seen: set[URIRef] = {step.iri}
+            queue: list[tuple[URIRef, frozenset[tuple[object, ...]]]] = [(target, frozenset())]
+            for at, answered in queue:  # the list grows as it is walked: each step once
                 if at in seen:
                     continue
                 seen.add(at)
                 here = steps.get(at)
                 if isinstance(here, ProposalStep) and here.as_var == step.as_var:
                     continue  # chosen again from here on
-                if isinstance(here, ActionStep) and reads(here, step.as_var):
+                if isinstance(here, WaitStep) and here.until is not None:
+                    answered |= _naming(here.until, step.as_var)
+                if (
+                    isinstance(here, ActionStep)
+                    and reads(here, step.as_var)
+                    and not (here.requires and answered & _naming(here.requires, step.as_var))
+                ):
                     yield step, how, target, at
                     continue
-                queue.extend(flow.get(at, ()))
+                queue.extend((nxt, answered) for nxt in flow.get(at, ()))
+
+
+def _naming(pattern: Precondition, var: str) -> frozenset[tuple[object, ...]]:
+    """The triple patterns of ``pattern`` that name ``?var``. A step after a wait that reads
+    ``?var`` through a triple of the wait's ``horis:until`` (``?this :supervisorPick
+    ?adjuster``) reads the answer the person gave, not whatever node its pattern allows."""
+    if var not in pattern.binds:
+        return frozenset()
+    v = Variable(var)
+    return frozenset(t for t in algebra_triples(pattern.select.algebra) if v in t)
 
 
 def fewest_steps(steps: Mapping[URIRef, Step], flow: Digraph[URIRef], start: URIRef) -> int | None:
