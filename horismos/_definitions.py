@@ -1554,6 +1554,15 @@ class _Builder:
             wf.iri: [s for s in wf.reachable() if isinstance(s, ActionStep)]
             for wf in self.defs.workflows.values()
         }
+        crossed: set[tuple[URIRef, tuple[Node, URIRef, Node]]] = set()
+
+        def owners_of(step: ActionStep, a: Arg) -> list[Workflow]:
+            return [
+                o
+                for o in self.defs.workflows.values()
+                if step in reached[o.iri] and fits(o.focus_type, a)
+            ]
+
         for wf in sorted(self.defs.workflows.values(), key=lambda w: str(w.iri)):
             focus = wf.focus_type
             for step in reached[wf.iri]:
@@ -1562,11 +1571,26 @@ class _Builder:
                 for a in step.tool.args:
                     if step.var_for(a.name) != "this" or not a.is_class or fits(focus, a):
                         continue
-                    owners = [
-                        self.n(o.iri)
-                        for o in self.defs.workflows.values()
-                        if step in reached[o.iri] and fits(o.focus_type, a)
-                    ]
+                    theirs = owners_of(step, a)
+                    owners = [self.n(o.iri) for o in theirs]
+                    crossing = self.crossing(wf, theirs)
+                    if crossing is not None:
+                        if (wf.iri, crossing) in crossed:
+                            continue
+                        crossed.add((wf.iri, crossing))
+                        src, pred, dst = crossing
+                        self.warn(
+                            self.step_of(src),
+                            f"{self.n(pred)} {self.n(dst)} leads {self.n(wf.iri)} into a step of "
+                            f"{' and '.join(sorted(owners))}: {self.n(step.iri)} gives "
+                            f'argument "{a.name}" of {step.tool.name} (a {self.n(a.type)}) from '
+                            f"?this, but {self.n(wf.iri)} runs for nodes of {self.n(focus)} "
+                            "(its horis:focusType): unless a node is both, every call is refused, "
+                            "after the steps before it have acted",
+                            f"point {self.n(pred)} at a step of {self.n(wf.iri)}'s own",
+                            at=crossing,
+                        )
+                        continue
                     bind = self.bind_of(step.iri, a.name)
                     self.warn(
                         step.iri,
@@ -1582,6 +1606,35 @@ class _Builder:
                         f"{self.n(a.type)}",
                         at=(bind, HORIS.arg, None) if bind is not None else step.iri,
                     )
+
+    def crossing(
+        self,
+        wf: Workflow,
+        owners: list[Workflow],
+    ) -> tuple[Node, URIRef, Node] | None:
+        """The edge by which ``wf`` goes into the steps of ``owners`` (workflows of another
+        focus type): the first step of ``wf``'s own with a way out to one of theirs. That edge
+        is the mistake (a horis:next to the other workflow's step), not the step it reaches,
+        whose horis:bind is right for its own workflow: ``wf``'s horis:start when it starts
+        among them."""
+        theirs = {s.iri for o in owners for s in o.reachable()}
+        if not owners:
+            return None
+        if wf.start in theirs:
+            return (wf.iri, HORIS.start, wf.start)
+        for s in wf.reachable():
+            if s.iri in theirs:
+                continue
+            for t in sorted(theirs, key=str):
+                at = self.edge(s.iri, t)
+                if at is not None:
+                    return at
+        return None
+
+    def step_of(self, node: Node) -> Node:
+        """The step a flow statement is written under: ``node`` itself, or the step whose
+        horis:when rule ``node`` is."""
+        return next(self.g.subjects(HORIS.when, node), node)
 
     def related(self, given: URIRef, wanted: URIRef) -> bool:
         """Whether a node of class ``given`` may be one of ``wanted``: one is a subclass of
@@ -4070,7 +4123,14 @@ class _Builder:
 
     def edge(self, src: Node, dst: Node) -> tuple[Node, URIRef, Node] | None:
         """The statement of ``src``'s flow that goes to ``dst``: a branch, or a rule's next."""
-        for p in (HORIS.otherwise, HORIS.next, HORIS.onError):
+        for p in (
+            HORIS.otherwise,
+            HORIS.next,
+            HORIS.onError,
+            HORIS.fallback,
+            HORIS.onTimeout,
+            HORIS.onPartial,
+        ):
             if (src, p, dst) in self.g:
                 return (src, p, dst)
         for w in self.g.objects(src, HORIS.when):

@@ -119,3 +119,29 @@ def test_a_step_reading_the_supervisors_answer_after_the_fallback_is_no_warning(
                        'horis:requires "?adjuster a :Adjuster ; :available true ." ;')
     w = the_one(found_in(folder, CLAIMS), "warning")
     assert "leads on to :AssignPicked, which reads ?adjuster" in w.message
+
+
+# -- two workflows ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("old, new, node, written", [
+    (":ShipStandard a horis:ActionStep ;",
+     ":ShipStandard a horis:ActionStep ; horis:next :Restock ;", ":ShipStandard",
+     "horis:next :Restock"),
+    ("horis:next :ShipExpress ]", "horis:next :Restock ]", ":ChooseCarrier",
+     "horis:next :Restock ]"),
+    ("horis:start :ReserveLines .", "horis:start :Restock .", ":Fulfil", "horis:start :Restock"),
+])
+def test_a_flow_into_another_workflows_step_is_warned_of_where_it_crosses(
+        tmp_path: Path, old: str, new: str, node: str, written: str) -> None:
+    # :Fulfil (orders) sent on to :Restock of :HandleReturn (order lines). The warning was at
+    # returns.ttl, at :Restock's horis:bind — right for its own workflow — and its hint "send
+    # :Fulfil to a step of its own" left the modeler to find which of :Fulfil's steps did.
+    folder, _ = edited(tmp_path, WAREHOUSE, "workflow.ttl", old, new)
+    w = [p for p in found_in(folder, WAREHOUSE) if "unreachable" not in p.message]
+    w0 = the_one(w, "warning")
+    assert w0.file == str(folder / "workflow.ttl") and w0.node == node
+    assert w0.line is not None and written in (folder / "workflow.ttl").read_text(
+        encoding="utf-8").splitlines()[w0.line - 1]
+    assert "into a step of :HandleReturn" in w0.message and ":Order" in w0.message
+    assert w0.hint is not None and w0.hint.endswith("at a step of :Fulfil's own")
