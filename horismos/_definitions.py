@@ -3582,7 +3582,8 @@ class _Builder:
                 self.error(
                     s,
                     f"horis:tool {self.n(tool_node)} is referenced but not declared",
-                    f"declare {self.n(tool_node)} a horis:Tool with a binding, or point "
+                    self.meant(tool_node, self.g.subjects(RDF.type, HORIS.Tool))
+                    + f"declare {self.n(tool_node)} a horis:Tool with a binding, or point "
                     "horis:tool at one of: " + self.some(self.g.subjects(RDF.type, HORIS.Tool)),
                     at=(s, HORIS.tool, tool_node),
                 )
@@ -4095,7 +4096,8 @@ class _Builder:
                     self.error(
                         s,
                         f"{label} points to {self.n(o)}, which is not declared",
-                        f"declare {self.n(o)} as a step, or point {label} at one of: "
+                        self.meant(o, step_nodes)
+                        + f"declare {self.n(o)} as a step, or point {label} at one of: "
                         + self.some(step_nodes),
                         at=(s, pred, o),
                     )
@@ -4185,6 +4187,13 @@ class _Builder:
 
     def step_nodes(self) -> set[Node]:
         return {s for c in STEP_CLASSES for s in self.g.subjects(RDF.type, c)}
+
+    def meant(self, term: Node, candidates: Iterable[Node]) -> str:
+        """``"did you mean :X? "`` for the declared name closest to a misspelt ``term``, to
+        lead a hint whose list (:meth:`some`) is cut at eight names in alphabetical order
+        and so may not hold the one meant; "" when none is close."""
+        best = closest_term(term, candidates) if isinstance(term, URIRef) else None
+        return f"did you mean {self.n(best)}? Else " if best is not None else ""
 
     def some(self, nodes: Iterable[Node], limit: int = 8) -> str:
         """A few declared names for a hint, sorted so the message is stable."""

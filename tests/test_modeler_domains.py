@@ -145,3 +145,21 @@ def test_a_flow_into_another_workflows_step_is_warned_of_where_it_crosses(
         encoding="utf-8").splitlines()[w0.line - 1]
     assert "into a step of :HandleReturn" in w0.message and ":Order" in w0.message
     assert w0.hint is not None and w0.hint.endswith("at a step of :Fulfil's own")
+
+
+# -- names ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("old, new, meant", [
+    ("horis:otherwise :SeniorReview", "horis:otherwise :SenorReview", ":SeniorReview"),
+    ("horis:onTimeout :RejectNoDocs", "horis:onTimeout :RejectNoDoc", ":RejectNoDocs"),
+    ("horis:tool :claims.pay ;", "horis:tool :claims.payy ;", ":claims.pay"),
+])
+def test_a_misspelt_step_or_tool_gets_the_name_meant(
+        tmp_path: Path, old: str, new: str, meant: str) -> None:
+    # The hint listed the first eight steps in alphabetical order: :SeniorReview, the one
+    # meant, was cut off ("…").
+    folder, line = edited(tmp_path, CLAIMS, "workflow.ttl", old, new)
+    e = the_one([p for p in found_in(folder, CLAIMS) if p.severity == "error"], "error")
+    assert e.line == line and e.file == str(folder / "workflow.ttl")
+    assert e.hint is not None and e.hint.startswith(f"did you mean {meant}?")
