@@ -82,7 +82,7 @@ from ._preconditions import (
     literal_matches,
     remote_reads,
 )
-from ._prefix_clash import prefix_clashes
+from ._prefix_clash import near_misses, prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
 from ._store_syntax import CASTS, bad_regexes, rebound, refusal
@@ -2781,14 +2781,20 @@ class _Builder:
     def check_prefix_clashes(self, declared: set[URIRef]) -> None:
         """A prefix bound to one namespace here and another there (:func:`prefix_clashes`):
         said once, at its ``@prefix`` line, in place of the warnings about each term it
-        leaves undeclared. They stay the clash's under each term, so ``validate --world``
-        drops it when the world does use the namespace."""
+        leaves undeclared — as the error that a standard prefix is bound to a near miss of its
+        namespace (:func:`near_misses`), when it is one. They stay the clash's under each
+        term, so ``validate --world`` drops it when the world does use the namespace."""
+        misses = {(p.file, p.line): p for p in near_misses(self.src)}
         for clash in prefix_clashes(self.src, self.defs.undeclared, declared):
             folded = {id(p) for t in clash.terms for p in self.defs.undeclared[t]}
             self.problems = [p for p in self.problems if id(p) not in folded]
+            # a standard namespace misspelt is said once, as that, at the same @prefix
+            said = misses.get((clash.problem.file, clash.problem.line), clash.problem)
             for t in clash.terms:
-                self.defs.undeclared[t] = [clash.problem]
-            self.problems.append(clash.problem)
+                self.defs.undeclared[t] = [said]
+            if said is clash.problem:
+                self.problems.append(said)
+        self.problems.extend(misses.values())
 
     def check_namespaces(self) -> None:
         """A file whose horis: prefix is not the Horismos namespace declares nothing: a

@@ -19,7 +19,7 @@ from rdflib import URIRef
 from ._errors import Problem
 from ._sources import Sources, _File
 
-__all__ = ["PrefixClash", "prefix_clashes"]
+__all__ = ["PrefixClash", "near_misses", "prefix_clashes"]
 
 _DECLARATION = re.compile(r"^\s*(?:@prefix|(?i:prefix))\s+([A-Za-z][\w.-]*)?:\s*<([^>]*)>")
 
@@ -47,15 +47,15 @@ def prefix_clashes(
         # text, which no graph of the file holds
         written = [t for t in missing if any(p.file == str(f.path) for p in undeclared[t])]
         declarations = _declarations(f)
-        for prefix, ns in sorted(f.namespaces.items()):
+        for prefix, ns in sorted(_bound(f, declarations).items()):
             mine = [t for t in written if str(t).startswith(ns) and len(str(t)) > len(ns)]
             earlier = [
                 (line, other) for line, p, other in declarations if p == prefix and other != ns
             ]
             others = [
-                (o, o.namespaces[prefix])
+                (o, space)
                 for o in sources.files
-                if o is not f and o.namespaces.get(prefix, ns) != ns
+                if o is not f and (space := _bound(o).get(prefix, ns)) != ns
             ]
             alternatives = [space for _, space in earlier] + [space for _, space in others]
             best, hits = "", list[URIRef]()
@@ -104,6 +104,70 @@ def _lost(sources: Sources, prefix: str, ns: str, best: str, hits: list[URIRef])
         + ", so as written here they name nothing loaded declares and every check or call "
         "that uses them finds nothing"
     )
+
+
+def _bound(f: _File, declarations: list[tuple[int, str, str]] | None = None) -> dict[str, str]:
+    """Each prefix of the file and its namespace: as the file last declares it, else as its
+    graph binds it. rdflib binds ``xsd:`` and its other defaults itself and keeps them when a
+    file declares the prefix otherwise (``@prefix xsd: <…XMLSchema>``, naming the file's own
+    ``xsd1``), so the graph alone said the file had declared ``xsd:`` "a second time"."""
+    bound = dict(f.namespaces)
+    for _, prefix, ns in declarations if declarations is not None else _declarations(f):
+        if ":" in ns:  # absolute; a relative one is the graph's, resolved against the file
+            bound[prefix] = ns
+    return bound
+
+
+def near_misses(sources: Sources) -> list[Problem]:
+    """Each ``@prefix`` binding a standard prefix to a near miss of its namespace (``xsd:``
+    to ``<…/XMLSchema>``, without its ``#``; ``owl:`` over https) in a file that writes terms
+    with it: an error at that line. Every ``xsd:string`` of the file names
+    ``<…XMLSchemastring>``, no datatype, and the run refuses every value; what was said was
+    one warning per term, naming a prefix (``xsd1:``) the file never wrote."""
+    out = []
+    for f in sources.files:
+        for line, prefix, ns in _declarations(f):
+            std = next(
+                (s for s in _STANDARD if s != ns and _bare(s) == _bare(ns) and ":" in ns), None
+            )
+            if std is None:
+                continue
+            used = sorted(
+                {str(t) for triple in f.graph for t in triple if isinstance(t, URIRef)} - {ns},
+            )
+            named = [u for u in used if u.startswith(ns) and not u.startswith(std)]
+            if not named:
+                continue
+            out.append(
+                Problem(
+                    "error",
+                    f"the prefix {prefix}: is bound to <{ns}>, not {_STANDARD[std]}'s "
+                    f"namespace <{std}>, so {prefix}:{named[0][len(ns) :]} names <{named[0]}>, "
+                    f"no term of {_STANDARD[std]}",
+                    file=str(f.path),
+                    line=line,
+                    hint=f"write @prefix {prefix}: <{std}> .",
+                )
+            )
+    return out
+
+
+_STANDARD = {
+    "http://www.w3.org/2001/XMLSchema#": "XML Schema",
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "RDF",
+    "http://www.w3.org/2000/01/rdf-schema#": "RDF Schema",
+    "http://www.w3.org/2002/07/owl#": "OWL",
+    "http://www.w3.org/ns/shacl#": "SHACL",
+    "http://www.w3.org/ns/prov#": "PROV-O",
+}
+"""The namespaces a workflow's files use besides Horismos's (whose near misses
+``check_namespaces`` says), and what each is called."""
+
+
+def _bare(ns: str) -> str:
+    """A namespace without its scheme and its closing ``#`` or ``/``: what two spellings of
+    one namespace share."""
+    return ns.removeprefix("https://").removeprefix("http://").rstrip("#/")
 
 
 def _declarations(f: _File) -> list[tuple[int, str, str]]:

@@ -163,3 +163,39 @@ def test_a_misspelt_step_or_tool_gets_the_name_meant(
     e = the_one([p for p in found_in(folder, CLAIMS) if p.severity == "error"], "error")
     assert e.line == line and e.file == str(folder / "workflow.ttl")
     assert e.hint is not None and e.hint.startswith(f"did you mean {meant}?")
+
+
+# -- prefixes ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, old, new, prefix", [
+    ("tools.ttl", "@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .",
+     "@prefix xsd:   <http://www.w3.org/2001/XMLSchema> .", "xsd"),
+    ("ontology.ttl", "@prefix owl:  <http://www.w3.org/2002/07/owl#> .",
+     "@prefix owl:  <https://www.w3.org/2002/07/owl#> .", "owl"),
+    ("ontology.ttl", "@prefix sh:   <http://www.w3.org/ns/shacl#> .",
+     "@prefix sh:   <http://www.w3.org/ns/shacl/> .", "sh"),
+])
+def test_a_standard_prefix_bound_to_a_near_miss_is_an_error_at_its_line(
+        tmp_path: Path, name: str, old: str, new: str, prefix: str) -> None:
+    # `@prefix xsd: <…/XMLSchema>` (no #) was said to be "declared a second time in this
+    # file", at no line — it was declared once — then every term followed as `xsd1:string`,
+    # a prefix the file never wrote. An owl: or sh: over the wrong IRI said nothing at all:
+    # `:ClaimShape a sh:NodeShape` was no shape, and the gate never checked it.
+    folder, line = edited(tmp_path, CLAIMS, name, old, new)
+    problems = found_in(folder, CLAIMS)
+    at = [p for p in problems if p.file == str(folder / name) and p.line == line]
+    assert len(at) == 1 and at[0].severity == "error", "\n".join(map(str, problems))
+    assert f"the prefix {prefix}: is bound to <" in at[0].message
+    assert "second time" not in "\n".join(map(str, problems))
+    std = new.split("<")[1].split(">")[0]
+    assert at[0].hint is not None and at[0].hint.startswith(f"write @prefix {prefix}: <")
+    assert f"<{std}>" not in at[0].hint
+
+
+def test_a_prefix_of_the_files_own_namespace_is_no_near_miss(tmp_path: Path) -> None:
+    # a namespace that merely resembles a standard one in another scheme is still the file's
+    sh = "@prefix sh:   <http://www.w3.org/ns/shacl#> ."
+    folder, _ = edited(tmp_path, CLAIMS, "ontology.ttl", sh, sh + "\n"
+                       "@prefix shx:  <http://example.org/shacl#> .")
+    assert found_in(folder, CLAIMS) == []
