@@ -2798,9 +2798,10 @@ class _Builder:
 
     def check_namespaces(self) -> None:
         """A file whose horis: prefix is not the Horismos namespace declares nothing: a
-        warning, or an error when nothing loaded declares a tool or workflow and the file
-        types its nodes with the near-miss's Tool, Workflow or step classes (validate said
-        "0 tools, 0 workflows: valid", exit 0, of a set emptied by that one prefix)."""
+        warning, or an error when the file types its nodes with the near-miss's Tool (or
+        Workflow or step classes) and nothing loaded declares a tool (a workflow): validate
+        said "0 tools, 0 workflows: valid", exit 0, of a set emptied by that one prefix, and
+        "4 tools, 0 workflows: valid" of the workflow file beside the tools."""
         terms = {
             str(k)[len(NS) :] for k in vocabulary_graph().subjects() if str(k).startswith(NS)
         } - {""}
@@ -2825,16 +2826,25 @@ class _Builder:
                     ),
                     None,
                 )
-                # Nothing else declares a tool or workflow, and this file types its nodes
-                # with the near-miss's Tool, Workflow or step classes: the whole set is empty
-                # by this one mistake, and "valid" would hide it.
-                kinds = {URIRef(text + str(k)[len(NS) :]) for k in (HORIS.Tool, HORIS.Workflow)}
-                kinds |= {URIRef(text + str(k)[len(NS) :]) for k in STEP_CLASSES}
-                empty = not any((None, RDF.type, k) in self.g for k in (HORIS.Tool, HORIS.Workflow))
-                typed = any((None, RDF.type, k) in f.graph for k in kinds)
+
+                # This file types its nodes with the near-miss's Tool (Workflow, step classes)
+                # and nothing else declares one: that kind is empty by this one mistake, and
+                # "valid" would hide it ("4 tools, 0 workflows: valid", nothing to run).
+                def near(k: URIRef, text: str = text) -> URIRef:
+                    return URIRef(text + str(k)[len(NS) :])
+
+                lost = [
+                    kind
+                    for kind, typing in (
+                        (HORIS.Tool, (HORIS.Tool,)),
+                        (HORIS.Workflow, (HORIS.Workflow, *STEP_CLASSES)),
+                    )
+                    if (None, RDF.type, kind) not in self.g
+                    and any((None, RDF.type, near(k)) in f.graph for k in typing)
+                ]
                 self.problems.append(
                     Problem(
-                        "error" if empty and typed else "warning",
+                        "error" if lost else "warning",
                         f"the prefix {prefix}: is bound to <{text}>, not the Horismos "
                         f"namespace, so nothing written with it is a Horismos term and the file "
                         "declares no tools, steps or workflows",

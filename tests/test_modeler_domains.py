@@ -199,3 +199,15 @@ def test_a_prefix_of_the_files_own_namespace_is_no_near_miss(tmp_path: Path) -> 
     folder, _ = edited(tmp_path, CLAIMS, "ontology.ttl", sh, sh + "\n"
                        "@prefix shx:  <http://example.org/shacl#> .")
     assert found_in(folder, CLAIMS) == []
+
+
+def test_the_workflow_files_horis_prefix_misspelt_beside_the_tools_is_an_error(
+        tmp_path: Path) -> None:
+    # "4 tools, 0 workflows, 0 steps: valid (1 warning)", exit 0: the tools file declared
+    # its tools, and every workflow and step was lost by the one prefix of workflow.ttl.
+    folder, line = edited(tmp_path, CLAIMS, "workflow.ttl",
+                          "@prefix horis: <https://w3id.org/horismos#> .",
+                          "@prefix horis: <http://w3id.org/horismos#> .")
+    e = the_one(found_in(folder, CLAIMS), "error")
+    assert e.file == str(folder / "workflow.ttl") and e.line == line
+    assert e.hint == "write @prefix horis: <https://w3id.org/horismos#> ."
