@@ -590,12 +590,43 @@ def _syntax_line(e: BadSyntax) -> int:
     at = e._i if 0 <= e._i < len(text) else len(text)
     why = str(e._why)
     if why == "unterminated string literal":
-        opened = max(text.rfind(b'"""', 0, at), text.rfind(b"'''", 0, at))
+        opened = _open_long_string(text[:at])
+        if opened is None:
+            opened = max(text.rfind(b'"""', 0, at), text.rfind(b"'''", 0, at))
         if opened >= 0:
             return text.count(b"\n", 0, opened) + 1
     if at == len(text) or why.startswith("expected '.'"):
         return _last_written_line(text, at)
     return text.count(b"\n", 0, at) + 1
+
+
+def _open_long_string(text: bytes) -> int | None:
+    """Where the long string still open at the end of ``text`` starts, read as Turtle reads
+    it from the top (comments, IRIs, short and long strings, escapes); None when none is.
+    The last triple quote before the end is not it: a ``'''`` string never closed holds
+    every ``\"\"\"`` after it, and the error was put at the last of those, lines later."""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i : i + 1]
+        if c == b"#":
+            end = text.find(b"\n", i)
+            i = n if end < 0 else end + 1
+        elif c == b"<":
+            end = text.find(b">", i + 1)
+            i = n if end < 0 else end + 1
+        elif c in (b'"', b"'"):
+            quote = c * 3 if text.startswith(c * 3, i) else c
+            start, i = i, i + len(quote)
+            while i < n and not text.startswith(quote, i):
+                if len(quote) == 1 and text[i : i + 1] == b"\n":
+                    break  # a short string ends with its line
+                i += 2 if text[i : i + 1] == b"\\" else 1
+            if i >= n:
+                return start if len(quote) == 3 else None
+            i += len(quote)
+        else:
+            i += 1
+    return None
 
 
 def _last_written_line(text: bytes, end: int) -> int:

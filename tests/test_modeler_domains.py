@@ -211,3 +211,17 @@ def test_the_workflow_files_horis_prefix_misspelt_beside_the_tools_is_an_error(
     e = the_one(found_in(folder, CLAIMS), "error")
     assert e.file == str(folder / "workflow.ttl") and e.line == line
     assert e.hint == "write @prefix horis: <https://w3id.org/horismos#> ."
+
+
+# -- Turtle -----------------------------------------------------------------------------------
+
+
+def test_a_long_string_opened_with_other_quotes_is_placed_where_it_opens(tmp_path: Path) -> None:
+    # The candidates query opened with ''' and closed with """: the string runs to the end of
+    # the file. The error was put at line 80, the last """ of the file, inside that string.
+    folder, line = edited(tmp_path, CLAIMS, "workflow.ttl",
+                          'horis:candidates [ horis:query """',
+                          "horis:candidates [ horis:query '''")
+    e = the_one(found_in(folder, CLAIMS), "error")
+    assert e.file == str(folder / "workflow.ttl") and e.line == line
+    assert "unterminated string" in e.message
