@@ -225,3 +225,29 @@ def test_a_long_string_opened_with_other_quotes_is_placed_where_it_opens(tmp_pat
     e = the_one(found_in(folder, CLAIMS), "error")
     assert e.file == str(folder / "workflow.ttl") and e.line == line
     assert "unterminated string" in e.message
+
+
+# -- type tests -------------------------------------------------------------------------------
+
+
+def test_a_type_test_that_names_the_subclass_too_is_no_warning(tmp_path: Path) -> None:
+    # `{ ?adjuster a :Adjuster } UNION { ?adjuster a :Senior }` was warned to match "only nodes
+    # typed :Adjuster itself, not those typed with a subclass (:Senior)", with the hint "or
+    # test the subclass meant": what it does.
+    folder, _ = edited(tmp_path, CLAIMS, "workflow.ttl",
+                       "?adjuster a :Adjuster ; :region ?r ; :available true .",
+                       "{ ?adjuster a :Adjuster } UNION { ?adjuster a :Senior }\n"
+                       "        ?adjuster :region ?r ; :available true .")
+    with (folder / "ontology.ttl").open("a", encoding="utf-8") as f:
+        f.write(":Senior a owl:Class ; rdfs:subClassOf :Adjuster .\n"
+                ":Principal a owl:Class ; rdfs:subClassOf :Senior .\n")
+    # :Principal, a subclass the pattern does not name, is still missed
+    ws = found_in(folder, CLAIMS)
+    assert ws and all(w.severity == "warning" for w in ws)
+    assert all("not those typed with a subclass (:Principal)" in w.message for w in ws)
+    with (folder / "workflow.ttl").open(encoding="utf-8") as f:
+        text = f.read()
+    (folder / "workflow.ttl").write_text(text.replace(
+        "UNION { ?adjuster a :Senior }",
+        "UNION { ?adjuster a :Senior } UNION { ?adjuster a :Principal }"), encoding="utf-8")
+    assert found_in(folder, CLAIMS) == []
