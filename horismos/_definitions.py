@@ -87,6 +87,7 @@ from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
 from ._store_syntax import CASTS, bad_regexes, rebound, refusal
 from ._stores.oxigraph import MAX_TERM
+from ._subselects import unselected_focus
 from ._term_kinds import (
     algebra_literals,
     algebra_triples,
@@ -888,6 +889,7 @@ class _Builder:
         self.check_focus_typos()
         self.check_wait_focus()
         self.check_patterns_about_focus()
+        self.check_subselects()
         self.check_filter_variables()
         self.check_pattern_literals()
         self.check_pattern_datatypes()
@@ -2510,6 +2512,34 @@ class _Builder:
                 (holder, pred),
                 after="EXISTS",
             )
+
+    def check_subselects(self) -> None:
+        """A sub-SELECT naming ``?this`` it does not select (:mod:`._subselects`): its
+        ``?this`` is any node, not the focus. A warning at its SELECT: an aggregate over every
+        node may be meant, though ``?this`` is an odd name for it."""
+        written: list[tuple[Node, Node, URIRef, Any, str]] = [
+            (owner, holder, pred, pre.select.algebra, "")
+            for owner, holder, pred, pre in self.patterns
+        ]
+        written += [
+            (s, cands, HORIS.query, algebra, r"\bWHERE\b") for s, cands, algebra in self.queries
+        ]
+        for owner, holder, pred, algebra, after in written:
+            for selected in unselected_focus(algebra):
+                shown = " ".join(f"?{v}" for v in selected)
+                self.at_text(
+                    "warning",
+                    r"(?i)\bSELECT\b",
+                    owner,
+                    f"{self.n(pred)}: the sub-SELECT (SELECT {shown}) names ?this but does not "
+                    "select it, so its ?this is a variable of its own, bound to any node, not "
+                    "the instance's focus: it matches every node's values, the same for every "
+                    "instance",
+                    f"select ?this too (SELECT ?this {shown} WHERE {{ … }}), or write the "
+                    "pattern without SELECT … WHERE { }",
+                    (holder, pred),
+                    after,
+                )
 
     def at_variable(
         self,

@@ -251,3 +251,49 @@ def test_a_type_test_that_names_the_subclass_too_is_no_warning(tmp_path: Path) -
         "UNION { ?adjuster a :Senior }",
         "UNION { ?adjuster a :Senior } UNION { ?adjuster a :Principal }"), encoding="utf-8")
     assert found_in(folder, CLAIMS) == []
+
+
+# -- sub-SELECTs ------------------------------------------------------------------------------
+
+
+def test_a_sub_select_that_does_not_select_this_is_a_warning(tmp_path: Path) -> None:
+    # `horis:requires "SELECT ?amount WHERE { ?this :amount ?amount }"` validated; the run
+    # of :claim1 failed "2 solutions for the arguments of claims.pay (claim=:claim1,
+    # amount=9000; claim=:claim1, amount=800)": the sub-SELECT's ?this was any claim.
+    old = 'horis:requires """ ?this :amount ?amount .\n'
+    folder, line = edited(tmp_path, CLAIMS, "workflow.ttl", old,
+                          'horis:requires """ { SELECT ?amount WHERE { ?this :amount ?amount } }\n')
+    w = the_one(found_in(folder, CLAIMS), "warning")
+    assert w.node == ":Pay" and w.line == line
+    assert "the sub-SELECT (SELECT ?amount) names ?this but does not select it" in w.message
+    assert w.hint is not None and w.hint.startswith("select ?this too")
+    # as the hint says: the run pays :claim1 its own amount
+    folder, _ = edited(tmp_path / "fixed", CLAIMS, "workflow.ttl", old,
+                       'horis:requires """ { SELECT ?this ?amount\n'
+                       '    WHERE { ?this :amount ?amount } }\n')
+    assert found_in(folder, CLAIMS) == []
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("claims_client", CLAIMS / "claims_client.py")
+    assert spec is not None and spec.loader is not None
+    client = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(client)
+    agent = Agent.from_files(*(folder / f for f in DEFINITIONS[CLAIMS]),
+                             tools={f"claims_client.{n}": getattr(client, n)
+                                    for n in ("assign_adjuster", "request_documents", "pay",
+                                              "reject")})
+    run = agent.run(World.from_files(CLAIMS / "world.ttl"), workflow=":HandleClaim",
+                    focus=":claim1")
+    assert run.status == "completed"
+    paid = [r for r in run.steps if r.step.endswith("#Pay")]
+    assert len(paid) == 1 and len(paid[0].args) == 1 and "800" in str(paid[0].args[0]["amount"])
+
+
+def test_a_sub_select_that_names_no_this_is_no_warning(tmp_path: Path) -> None:
+    # an adjuster's load, counted over every claim: a sub-SELECT of its own, rightly
+    folder, _ = edited(tmp_path, CLAIMS, "workflow.ttl",
+                       "?adjuster a :Adjuster ; :region ?r ; :available true .",
+                       "?adjuster a :Adjuster ; :region ?r ; :available true .\n"
+                       "        { SELECT ?adjuster (COUNT(?c) AS ?load)\n"
+                       "          WHERE { ?c :assignedAdjuster ?adjuster } GROUP BY ?adjuster }")
+    assert found_in(folder, CLAIMS) == []
