@@ -467,11 +467,18 @@ def required_before_written(
                         continue
                     tool = cast(ActionStep, steps[iri]).tool
                     assert tool is not None
+                    # on a branch no writer follows (the other side of a decision), the
+                    # property is not written "later": never, for an instance that comes here
+                    when = (
+                        f"only later, at {later}"
+                        if descendants(flow, iri) & set(writers)
+                        else f"only at {later}, which an instance that runs this step never reaches"
+                    )
                     yield Hazard(
                         iri,
                         f"the domain shape {name(shape)} requires {name(prop)} on every "
-                        f"{name(cls)} (sh:minCount), which {name(workflow.iri)} writes only "
-                        f"later, at {later}; this step lands a {name(cls)} without it, so "
+                        f"{name(cls)} (sh:minCount), which {name(workflow.iri)} writes {when}; "
+                        f"this step lands a {name(cls)} without it, so "
                         f"unless the node already holds {name(prop)} the gate rejects what "
                         f"{tool.name} returns here — after the tool has acted",
                         "give that property shape sh:minCount 0 (keeping its other "

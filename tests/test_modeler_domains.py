@@ -297,3 +297,21 @@ def test_a_sub_select_that_names_no_this_is_no_warning(tmp_path: Path) -> None:
                        "        { SELECT ?adjuster (COUNT(?c) AS ?load)\n"
                        "          WHERE { ?c :assignedAdjuster ?adjuster } GROUP BY ?adjuster }")
     assert found_in(folder, CLAIMS) == []
+
+
+# -- shapes the flow meets --------------------------------------------------------------------
+
+
+def test_a_required_property_written_on_the_other_branch_is_not_said_to_come_later(
+        tmp_path: Path) -> None:
+    # The warning is right — :LogCheck lands a sensor without :alertedTech — but said
+    # :FreezerAlarm "writes only later, at :PageTech", a step on the other side of :TooWarm
+    # that an instance at :LogCheck never reaches.
+    folder, _ = edited(tmp_path, IOT, "domain.ttl",
+                       "sh:property [ sh:path :note ; sh:maxLength 200 ] .",
+                       "sh:property [ sh:path :note ; sh:maxLength 200 ] ;\n"
+                       "    sh:property [ sh:path :alertedTech ; sh:minCount 1 ] .")
+    w = the_one(found_in(folder, IOT), "warning")
+    assert w.node == ":LogCheck" and "later" not in w.message
+    assert "writes only at :PageTech, which an instance that runs this step never reaches" \
+        in w.message
