@@ -19,8 +19,9 @@
   step's pattern binds ``?option`` itself, to any node it allows: with several it failed as
   ambiguous, with one it acted on an option no ranker and no person chose — unless it reads
   the variable through a triple a wait on the way holds it to (``horis:until "?this
-  :supervisorPick ?adjuster"``): that is the person's answer. The same when its
-  ``horis:next`` is an action step that never reads the variable (in its pattern, by
+  :supervisorPick ?adjuster"``: the person's answer), or through one that links it to
+  ``?this`` (``?this :assignedAdjuster ?adjuster``: the focus's own, not any node). The same
+  when its ``horis:next`` is an action step that never reads the variable (in its pattern, by
   ``horis:bind``, or as the argument of its name): the choice is made, then dropped, and the
   step binds its own (``?flight`` for ``?option``).
 - A workflow whose ``horis:maxSteps`` is below the fewest steps any of its instances must run
@@ -59,7 +60,7 @@ from ._model import (
     WaitStep,
     Workflow,
 )
-from ._preconditions import Precondition
+from ._preconditions import Precondition, group_triples
 from ._term_kinds import algebra_triples, read_terms
 from ._vocab import HORIS
 
@@ -622,11 +623,28 @@ def unchosen_options(
                 if (
                     isinstance(here, ActionStep)
                     and reads(here, step.as_var)
-                    and not (here.requires and answered & _naming(here.requires, step.as_var))
+                    and not (
+                        here.requires
+                        and (
+                            answered & _naming(here.requires, step.as_var)
+                            or _of_focus(here.requires, step.as_var)
+                        )
+                    )
                 ):
                     yield step, how, target, at
                     continue
                 queue.extend((nxt, answered) for nxt in flow.get(at, ()))
+
+
+def _of_focus(pattern: Precondition, var: str) -> bool:
+    """Whether ``pattern`` binds ``?var`` by a triple that links it to ``?this`` itself
+    (``?this :assignedAdjuster ?adjuster``): the focus's own value, not any node the pattern
+    allows."""
+    v, this = Variable(var), Variable("this")
+    return any(
+        (s, o) in ((this, v), (v, this))
+        for s, _, o in group_triples(pattern.select.algebra, minus=False)
+    )
 
 
 def _naming(pattern: Precondition, var: str) -> frozenset[tuple[object, ...]]:

@@ -315,3 +315,34 @@ def test_a_required_property_written_on_the_other_branch_is_not_said_to_come_lat
     assert w.node == ":LogCheck" and "later" not in w.message
     assert "writes only at :PageTech, which an instance that runs this step never reaches" \
         in w.message
+
+
+def test_a_later_step_reading_the_focuss_own_adjuster_after_the_fallback_is_no_warning(
+        tmp_path: Path) -> None:
+    # :NotifyAdjuster, after :Pay, reads `?this :assignedAdjuster ?adjuster`: the claim's own
+    # adjuster, the supervisor's pick on the fallback's way. It was warned to act "on an
+    # option neither the model nor a person chose".
+    folder, _ = edited(tmp_path, CLAIMS, "workflow.ttl",
+                       ":Pay a horis:ActionStep ;\n    horis:tool :claims.pay ;",
+                       ":Pay a horis:ActionStep ;\n    horis:tool :claims.pay ;\n"
+                       "    horis:next :NotifyAdjuster ;")
+    with (folder / "workflow.ttl").open("a", encoding="utf-8") as f:
+        f.write(":NotifyAdjuster a horis:ActionStep ;\n"
+                "    horis:tool :claims.notify ;\n"
+                '    horis:requires "?this :assignedAdjuster ?adjuster ." ;\n'
+                '    horis:bind [ horis:arg "claim" ; horis:var "this" ] .\n')
+    with (folder / "tools.ttl").open("a", encoding="utf-8") as f:
+        f.write(":claims.notify a horis:Tool ;\n"
+                "    horis:takes [ horis:arg [ horis:name \"claim\" ; horis:type :Claim ] ;\n"
+                "                  horis:arg [ horis:name \"adjuster\" ;\n"
+                "                              horis:type :Adjuster ] ] ;\n"
+                '    horis:binding "python:claims_client.notify" ;\n'
+                "    horis:idempotent true .\n")
+    assert found_in(folder, CLAIMS) == []
+    # read from any adjuster, it is still warned of
+    text = (folder / "workflow.ttl").read_text(encoding="utf-8")
+    (folder / "workflow.ttl").write_text(text.replace(
+        'horis:requires "?this :assignedAdjuster ?adjuster ." ;',
+        'horis:requires "?adjuster a :Adjuster ; :available true ." ;'), encoding="utf-8")
+    w = the_one(found_in(folder, CLAIMS), "warning")
+    assert "leads on to :NotifyAdjuster, which reads ?adjuster" in w.message
