@@ -31,6 +31,7 @@ from rdflib.term import Node, Variable
 
 from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
 from ._argv_slips import argument_slips, command_slip
+from ._closed_terms import unknown_terms
 from ._digraph import Digraph, add_edge, descendants
 from ._effect_domain import subject_outside_domain
 from ._effect_shapes import contradictions
@@ -904,6 +905,7 @@ class _Builder:
         self.check_defined_focus_types()
         self.check_for_each_subjects()
         self.check_shacl_terms()
+        self.check_closed_terms()
         self.check_domain_shapes()
         self.check_prefix_clashes(declared)
         self.check_namespaces()
@@ -2623,6 +2625,23 @@ class _Builder:
                     else "see https://www.w3.org/TR/shacl/ for the vocabulary",
                     at=(s, cast(URIRef, p), o),
                 )
+
+    def check_closed_terms(self) -> None:
+        """``owl:DataTypeProperty``, ``rdfs:range xsd:strng``: no term of its vocabulary
+        (:mod:`._closed_terms`). A warning: what the ontology meant is not known, and the
+        checks that read it were skipped."""
+        for u in unknown_terms(self.g):
+            s, p, o = u.statement
+            self.warn(
+                s,
+                f"{self.n(u.term)} is not a term of {u.vocabulary}, so the statement declares "
+                "nothing a reader of the ontology knows, and the checks that read it are "
+                "skipped",
+                f"did you mean {self.n(u.meant)}?"
+                if u.meant is not None
+                else f"write a term {u.vocabulary} defines",
+                at=(s, p, o),
+            )
 
     def check_domain_shapes(self) -> None:
         """A domain shape that names what nothing declares checks nothing, silently: a

@@ -346,3 +346,28 @@ def test_a_later_step_reading_the_focuss_own_adjuster_after_the_fallback_is_no_w
         'horis:requires "?adjuster a :Adjuster ; :available true ." ;'), encoding="utf-8")
     w = the_one(found_in(folder, CLAIMS), "warning")
     assert "leads on to :NotifyAdjuster, which reads ?adjuster" in w.message
+
+
+# -- the ontology's own vocabulary ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("old, new, meant", [
+    (":paymentRef a owl:DatatypeProperty", ":paymentRef a owl:DataTypeProperty",
+     "owl:DatatypeProperty"),
+    (':Adjuster a owl:Class ; rdfs:label "Adjuster" .',
+     ':Adjuster a owl:Class ; rdfs:lable "Adjuster" .', "rdfs:label"),
+    (":paymentRef a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:string .",
+     ":paymentRef a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:strng .",
+     "xsd:string"),
+    (':Adjuster a owl:Class ; rdfs:label "Adjuster" .',
+     ':Adjuster a owl:class ; rdfs:label "Adjuster" .', "owl:Class"),
+])
+def test_a_misspelt_owl_rdfs_or_xsd_term_in_the_ontology_is_a_warning(
+        tmp_path: Path, old: str, new: str, meant: str) -> None:
+    # Each validated with no word: the property was of no kind, the range no datatype, and the
+    # checks that read them (an effect's type against the range) were skipped.
+    folder, line = edited(tmp_path, CLAIMS, "ontology.ttl", old, new)
+    w = the_one(found_in(folder, CLAIMS), "warning")
+    assert w.file == str(folder / "ontology.ttl") and w.line == line
+    assert "is not a term of" in w.message
+    assert w.hint == f"did you mean {meant}?"
