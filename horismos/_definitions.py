@@ -686,6 +686,33 @@ class _Builder:
                     "give each rule its own horis:order (1 is tried first)",
                 )
 
+    def check_unnumbered_rule(self, s: Node, whens: list[tuple[Node, float | None, Node]]) -> None:
+        """A rule written without horis:order after rules that have one: it is at 0, so it
+        is tried before them all, not where it is written. The claims rule ``amount <= 1000
+        → :Pay``, left unnumbered after ``horis:order 1`` (over the policy limit → reject),
+        paid a claim over its limit. Written first, or going where the rules above it go, it
+        decides as it reads: no warning. Two unnumbered rules going different ways are
+        :meth:`check_rule_orders`'s error."""
+        unnumbered = [(w, target) for w, order, target in whens if order is None]
+        numbered = [(w, order, target) for w, order, target in whens if order is not None]
+        if len(unnumbered) != 1 or not numbered:
+            return
+
+        def line(w: Node) -> int:
+            return self.src.problem("warning", s, "", None, at=w).line or 0
+
+        w, goes = unnumbered[0]
+        if not any(line(v) < line(w) and target != goes for v, _, target in numbered):
+            return
+        orders = [order for _, order, _ in numbered]
+        self.warn(
+            s,
+            "this horis:when rule has no horis:order, so it is at 0 and tried before the rule "
+            f"of horis:order {min(orders):g} written above it: when both hold, it decides",
+            f"give it its own horis:order, after the last: horis:order {max(orders) + 1:g}",
+            at=w,
+        )
+
     def step_timeout(self, s: Node) -> float | None:
         """A step's ``horis:timeout`` in seconds (None when it gives none), read once here."""
         node = self.one(s, HORIS.timeout)
@@ -3693,6 +3720,7 @@ class _Builder:
             self.check_untried_requires(s, cls)
         if cls == HORIS.DecisionStep:
             rules = []
+            whens: list[tuple[Node, float | None, Node]] = []
             for w in self.g.objects(s, HORIS.when):
                 target = self.one(w, HORIS.next)
                 if self.one(w, HORIS.requires) is None or target is None:
@@ -3716,9 +3744,11 @@ class _Builder:
                         at=(w, HORIS.order, order),
                     )
                     continue
+                whens.append((w, position if order is not None else None, target))
                 if pre is not None:
                     rules.append(Rule(pre, URIRef(str(target)), position))
             self.check_rule_orders(s, rules)
+            self.check_unnumbered_rule(s, whens)
             rules.sort(key=lambda r: r.order)
             otherwise = self.one(s, HORIS.otherwise)
             if otherwise is None:

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from rdflib import URIRef
 
 from horismos import Agent, AuthoringError, Problem, World, load_definitions
 
@@ -371,3 +372,27 @@ def test_a_misspelt_owl_rdfs_or_xsd_term_in_the_ontology_is_a_warning(
     assert w.file == str(folder / "ontology.ttl") and w.line == line
     assert "is not a term of" in w.message
     assert w.hint == f"did you mean {meant}?"
+
+
+# -- decisions --------------------------------------------------------------------------------
+
+
+def test_a_rule_left_without_order_after_a_numbered_one_is_a_warning(tmp_path: Path) -> None:
+    # `amount <= 1000 → :Pay`, written after `horis:order 1` (over the policy limit → reject)
+    # without its horis:order 2, is at 0 and tried first: a claim of 800 on a policy covering
+    # 500 is paid. validate said valid.
+    folder, line = edited(tmp_path, CLAIMS, "workflow.ttl", "        horis:order 2 ;\n", "")
+    w = the_one(found_in(folder, CLAIMS), "warning")
+    assert w.node == ":CheckAmount" and w.line == line - 1  # its horis:when [
+    assert "tried before the rule of horis:order 1" in w.message
+    assert w.hint is not None and w.hint.endswith("horis:order 2")
+    # as the run tries them: the unnumbered rule first
+    defs = load_definitions([folder / f for f in DEFINITIONS[CLAIMS]])
+    decision = defs.steps[URIRef("http://example.org/claims#CheckAmount")]
+    assert [str(r.next).rsplit("#")[1] for r in decision.rules] == ["Pay", "RejectOverLimit"]
+
+
+def test_a_rule_without_order_written_first_is_no_warning(tmp_path: Path) -> None:
+    # written first, it is tried first, as it reads
+    folder, _ = edited(tmp_path, CLAIMS, "workflow.ttl", "        horis:order 1 ;\n", "")
+    assert found_in(folder, CLAIMS) == []
