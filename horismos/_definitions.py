@@ -92,6 +92,8 @@ from ._subselects import unselected_focus
 from ._term_kinds import (
     algebra_literals,
     algebra_triples,
+    blocks,
+    kind_clashes,
     path_terms,
     pattern_nodes,
     pattern_terms,
@@ -918,6 +920,7 @@ class _Builder:
         self.check_wait_focus()
         self.check_patterns_about_focus()
         self.check_subselects()
+        self.check_kind_clashes()
         self.check_filter_variables()
         self.check_pattern_literals()
         self.check_pattern_datatypes()
@@ -2541,6 +2544,43 @@ class _Builder:
                 (holder, pred),
                 after="EXISTS",
             )
+
+    def check_kind_clashes(self) -> None:
+        """A variable a pattern makes a literal and a node at once (:func:`kind_clashes`):
+        ``?this :amount ?amount . ?amount :coverageLimit ?l`` never holds, so the step was
+        blocked for every instance, and validate said valid. A warning: world data may break
+        the ontology's ranges."""
+        written: list[tuple[Node, Node, URIRef, Any]] = [
+            (owner, holder, pred, pre.select.algebra) for owner, holder, pred, pre in self.patterns
+        ]
+        written += [(s, cands, HORIS.query, algebra) for s, cands, algebra in self.queries]
+        for owner, holder, pred, algebra in written:
+            said: set[str] = set()
+            for block in blocks(algebra):
+                for var, prop, (s, p, o) in kind_clashes(self.g, block):
+                    if var in said:
+                        continue
+                    said.add(var)
+                    how = (
+                        f"typed {self.n(o)} (?{var} a {self.n(o)})"
+                        if p == RDF.type
+                        else f"the subject of ?{var} {self.n(p)} …"
+                        if s == Variable(var)
+                        else f"the object of … {self.n(p)} ?{var}"
+                    )
+                    self.at_text(
+                        "warning",
+                        rf"[?$]{re.escape(var)}\s+(?:{re.escape(self.n(p))}|a\b)"
+                        if s == Variable(var)
+                        else rf"[?$]{re.escape(var)}\b",
+                        owner,
+                        f"{self.n(pred)}: ?{var} is a literal, a value of {self.n(prop)}, and "
+                        f"a node, {how}: no value is both, so the pattern never holds",
+                        f"a literal has no properties: read what ?{var} is compared with in a "
+                        f"FILTER, or if its values are nodes, make {self.n(prop)} an "
+                        "owl:ObjectProperty with a class as its rdfs:range",
+                        (holder, pred),
+                    )
 
     def check_subselects(self) -> None:
         """A sub-SELECT naming ``?this`` it does not select (:mod:`._subselects`): its

@@ -28,6 +28,8 @@ __all__ = [
     "algebra_literals",
     "algebra_parts",
     "algebra_triples",
+    "blocks",
+    "kind_clashes",
     "path_terms",
     "pattern_nodes",
     "pattern_terms",
@@ -213,6 +215,52 @@ def value_kinds(g: Graph, triples: Iterable[tuple[Any, Any, Any]]) -> dict[str, 
         if kind is not None:
             said.setdefault(str(o), set()).add(kind)
     return {v: next(iter(k)) for v, k in said.items() if len(k) == 1}
+
+
+def blocks(node: Any) -> Iterator[list[tuple[Any, Any, Any]]]:
+    """The triples of each basic graph pattern of a parsed pattern that a solution must
+    match together: the groups of ``OPTIONAL``, ``UNION`` and subqueries each on their own,
+    a ``FILTER``'s ``EXISTS`` not (it matches nothing a solution holds)."""
+    name = getattr(node, "name", None)
+    if name is None:
+        return
+    if name == "BGP":
+        yield list(node.triples)
+        return
+    for key in ("p", "p1", "p2"):
+        yield from blocks(node.get(key))
+
+
+def kind_clashes(
+    g: Graph, triples: Iterable[tuple[Any, Any, Any]]
+) -> Iterator[tuple[str, URIRef, tuple[Any, Any, Any]]]:
+    """Each variable one block of a pattern's triples (:func:`blocks`) makes a literal (the
+    object of an ``owl:DatatypeProperty``, or of a property whose range is a datatype) and a node
+    (the subject of a triple, or the object of ``a`` or of an ``owl:ObjectProperty``): as
+    ``(variable, the datatype property, a triple that makes it a node)``. No value is both,
+    so the pattern never holds (``?this :amount ?a . ?a :currency ?c``)."""
+    triples = list(triples)
+    literal: dict[str, URIRef] = {}
+    for _, p, o in triples:
+        literal_valued = isinstance(p, URIRef) and p != RDF.type and _object_kind(g, p) == "literal"
+        if isinstance(o, Variable) and literal_valued:
+            literal.setdefault(str(o), p)
+    said: set[str] = set()
+    for s, p, o in triples:
+        if isinstance(s, Variable) and str(s) in literal:
+            node = str(s)
+        elif (
+            isinstance(o, Variable)
+            and str(o) in literal
+            and isinstance(p, URIRef)
+            and (p == RDF.type or _object_kind(g, p) == "node")
+        ):
+            node = str(o)
+        else:
+            continue
+        if node not in said:
+            said.add(node)
+            yield node, literal[node], (s, p, o)
 
 
 def _object_kind(g: Graph, prop: URIRef) -> str | None:

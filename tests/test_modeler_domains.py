@@ -396,3 +396,31 @@ def test_a_rule_without_order_written_first_is_no_warning(tmp_path: Path) -> Non
     # written first, it is tried first, as it reads
     folder, _ = edited(tmp_path, CLAIMS, "workflow.ttl", "        horis:order 1 ;\n", "")
     assert found_in(folder, CLAIMS) == []
+
+
+# -- kinds ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("extra, said", [
+    ("?amount :coverageLimit ?l .", "the subject of ?amount :coverageLimit"),
+    ("?amount a :Policy .", "typed :Policy (?amount a :Policy)"),
+])
+def test_a_variable_both_literal_and_node_is_a_warning(
+        tmp_path: Path, extra: str, said: str) -> None:
+    # :amount is an owl:DatatypeProperty: its values are literals, which have no properties
+    # and no type. The pattern never held, :Pay was blocked for every claim, and validate
+    # said valid.
+    old = 'horis:requires """ ?this :amount ?amount .'
+    folder, line = edited(tmp_path, CLAIMS, "workflow.ttl", old, f"{old} {extra}")
+    w = the_one(found_in(folder, CLAIMS), "warning")
+    assert w.node == ":Pay" and w.line == line
+    assert "?amount is a literal, a value of :amount, and a node" in w.message and said in w.message
+
+
+def test_a_variable_literal_on_one_side_of_a_union_and_node_on_the_other_is_no_warning(
+        tmp_path: Path) -> None:
+    folder, _ = edited(
+        tmp_path, CLAIMS, "workflow.ttl", 'horis:requires """ ?this :amount ?amount .',
+        'horis:requires """ ?this :amount ?amount .\n'
+        "    { ?this :region ?x } UNION { ?this :underPolicy ?x . ?x a :Policy }")
+    assert found_in(folder, CLAIMS) == []
