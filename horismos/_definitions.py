@@ -3902,12 +3902,24 @@ class _Builder:
 
     def check_binds(self, step: Node, bound: dict[str, list[Node]]) -> None:
         """One argument bound twice: the run would take one of the variables and drop the
-        other without a word (which one is the graph's order)."""
+        other without a word (which one is the graph's order). The same variable written twice
+        (a line copied) loses nothing: a warning, where it was this error and the run was
+        refused."""
         for arg, nodes in sorted(bound.items()):
             if len(nodes) < 2:
                 continue
             variables = sorted({f"?{str(self.text(b, HORIS.var)).lstrip('?$')}" for b in nodes})
             last = max(nodes, key=lambda b: (self.src.locate(b)[1] or 0, str(b)))
+            if len(variables) == 1:  # the same written twice: the run takes it, nothing lost
+                self.warn(
+                    step,
+                    f'horis:bind gives argument "{arg}" from {variables[0]} '
+                    f"{'twice' if len(nodes) == 2 else f'{len(nodes)} times'}, the same each "
+                    "time",
+                    "delete the copies",
+                    at=(last, HORIS.arg, None),
+                )
+                continue
             self.error(
                 step,
                 f'horis:bind gives argument "{arg}" '

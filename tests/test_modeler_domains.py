@@ -424,3 +424,15 @@ def test_a_variable_literal_on_one_side_of_a_union_and_node_on_the_other_is_no_w
         'horis:requires """ ?this :amount ?amount .\n'
         "    { ?this :region ?x } UNION { ?this :underPolicy ?x . ?x a :Policy }")
     assert found_in(folder, CLAIMS) == []
+
+
+def test_the_same_bind_written_twice_is_a_warning_not_an_error(tmp_path: Path) -> None:
+    # A copied line: `horis:bind [ horis:arg "claim" ; horis:var "this" ]` twice. It was the
+    # error "the run would take one and silently drop the rest", and the run was refused,
+    # though both are the same and the run gives ?this either way.
+    bind = 'horis:bind [ horis:arg "claim" ; horis:var "this" ] ;\n    horis:next :WaitForDocs'
+    folder, line = edited(tmp_path, CLAIMS, "workflow.ttl", bind,
+                          'horis:bind [ horis:arg "claim" ; horis:var "this" ] ;\n    ' + bind)
+    w = the_one(found_in(folder, CLAIMS), "warning")
+    assert w.node == ":RequestDocs" and w.line in (line, line + 1)
+    assert 'gives argument "claim" from ?this twice, the same each time' in w.message
