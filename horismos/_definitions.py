@@ -394,7 +394,43 @@ def _timeout_problem(node: Node, e: ValueError) -> tuple[str, str]:
             f"(at most {timedelta.max.days:,} days), so it cannot be waited for",
             'write the time it should take, e.g. "30s", "2h" or "P7D"',
         )
-    return f'horis:timeout "{node}" is not a length of time above zero', _TIMEOUT_HINT
+    return f'horis:timeout "{node}" is not a length of time above zero', (
+        _timeout_meant(str(node)) or _TIMEOUT_HINT
+    )
+
+
+_UNIT_SLIPS = re.compile(
+    r"^\s*(\d+(?:\.\d+)?)\s*(?:(d|days?)|(w|wks?|weeks?)|(secs?|seconds?)|(mins?|minutes?)"
+    r"|(hrs?|hours?)|(msecs?|milliseconds?)|(ms|s|m|h))?\s*$",
+    re.IGNORECASE,
+)
+_ISO_WEEKS = re.compile(r"^P(\d+)W$")
+
+
+def _timeout_meant(text: str) -> str | None:
+    """What to write for a timeout with a unit the parser does not take, when it is plain:
+    ``"14d"`` (``"P14D"``), ``"2 weeks"`` or ISO's ``"P2W"`` (``"P14D"``), ``"30"`` or
+    ``"30sec"`` (``"30s"``), ``"10 minutes"`` (``"10m"``). The general hint listed the
+    forms, leaving the modeler to work out a day is an xsd:duration."""
+    weeks = _ISO_WEEKS.match(text.strip())
+    if weeks is not None:
+        return f'write "P{int(weeks[1]) * 7}D": an xsd:duration counts days, not weeks'
+    m = _UNIT_SLIPS.match(text)
+    if m is None:
+        return None
+    n, days, weeks_, secs, mins, hours, millis, plain = m.groups()
+    if float(n) == 0:
+        return None
+    if plain:  # "5S": the units are written in lower case
+        return f'write "{n}{plain.lower()}"'
+    if days or weeks_:
+        count = float(n) * (7 if weeks_ else 1)
+        shown = f"{count:g}"
+        return f'write "P{shown}D" (an xsd:duration of {shown} days)'
+    unit = "ms" if millis else "m" if mins else "h" if hours else "s"
+    if not (secs or mins or hours or millis):  # a bare number
+        return f'write "{n}s" for {n} seconds: a timeout names its unit (ms, s, m, h)'
+    return f'write "{n}{unit}"'
 
 
 @dataclass

@@ -436,3 +436,24 @@ def test_the_same_bind_written_twice_is_a_warning_not_an_error(tmp_path: Path) -
     w = the_one(found_in(folder, CLAIMS), "warning")
     assert w.node == ":RequestDocs" and w.line in (line, line + 1)
     assert 'gives argument "claim" from ?this twice, the same each time' in w.message
+
+
+# -- timeouts ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, old, written, meant", [
+    ("workflow.ttl", 'horis:timeout "P14D" ;', "14d", "P14D"),
+    ("workflow.ttl", 'horis:timeout "P14D" ;', "2 weeks", "P14D"),
+    ("workflow.ttl", 'horis:timeout "P14D" ;', "P2W", "P14D"),
+    ("tools.ttl", 'horis:timeout "10s" ;', "10 seconds", "10s"),
+    ("tools.ttl", 'horis:timeout "10s" ;', "10", "10s"),
+    ("tools.ttl", 'horis:timeout "10s" ;', "10S", "10s"),
+])
+def test_a_timeout_in_a_unit_the_parser_does_not_take_gets_the_one_to_write(
+        tmp_path: Path, name: str, old: str, written: str, meant: str) -> None:
+    # "14d" is how a person writes two weeks; the hint listed "250ms", "5s", "2m", "1h" and
+    # xsd:durations, and left the modeler to work out that days are "P14D".
+    folder, line = edited(tmp_path, CLAIMS, name, old, f'horis:timeout "{written}" ;')
+    e = the_one(found_in(folder, CLAIMS), "error")
+    assert e.line == line and f'horis:timeout "{written}" is not a length of time' in e.message
+    assert e.hint is not None and e.hint.startswith(f'write "{meant}"')
