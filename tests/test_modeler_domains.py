@@ -8,6 +8,8 @@ its files, and must be caught at that file and line with what to write instead."
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -457,3 +459,44 @@ def test_a_timeout_in_a_unit_the_parser_does_not_take_gets_the_one_to_write(
     e = the_one(found_in(folder, CLAIMS), "error")
     assert e.line == line and f'horis:timeout "{written}" is not a length of time' in e.message
     assert e.hint is not None and e.hint.startswith(f'write "{meant}"')
+
+
+# -- validate --connect -----------------------------------------------------------------------
+
+
+def _validate_connect(folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "horismos", "validate", "--connect",
+         *DEFINITIONS[WAREHOUSE]], cwd=folder, capture_output=True, text=True, timeout=120)
+
+
+def test_a_server_that_does_not_start_is_reported_once_at_its_declaration(
+        tmp_path: Path) -> None:
+    # `horis:args ( "-m" "stock_srv" )`: the error was at the line of each tool bound to the
+    # server, one per tool, none at the server whose command was wrong.
+    folder, line = edited(tmp_path, WAREHOUSE, "tools.ttl", 'horis:command "python" ;',
+                          'horis:command "python" ;')
+    text = (folder / "tools.ttl").read_text(encoding="utf-8")
+    (folder / "tools.ttl").write_text(text.replace('"stock_server"', '"stock_srv"'),
+                                      encoding="utf-8")
+    p = _validate_connect(folder)
+    assert p.returncode == 1, p.stdout + p.stderr
+    errors = [ln for ln in p.stdout.splitlines() if ": error: " in ln]
+    assert len(errors) == 1, p.stdout
+    assert errors[0].startswith(f"tools.ttl:{line}: error: :stock: ")
+    assert "which stock.reserve is bound to, could not start" in errors[0]
+    assert "No module named stock_srv" in errors[0]
+
+
+def test_a_tool_the_server_lacks_is_reported_at_its_binding(tmp_path: Path) -> None:
+    folder, line = edited(tmp_path, WAREHOUSE, "tools.ttl", '"mcp://stock/reserve"',
+                          '"mcp://stock/reserv"')
+    p = _validate_connect(folder)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith(f"tools.ttl:{line}: error: :stock.reserve: "), p.stdout
+    assert 'has no tool "reserv"' in p.stdout and "it offers: reserve" in p.stdout
+
+
+def test_the_warehouse_validates_clean_against_its_live_server() -> None:
+    p = _validate_connect(WAREHOUSE)
+    assert p.returncode == 0 and p.stdout.strip().endswith("valid"), p.stdout + p.stderr

@@ -486,6 +486,7 @@ async def connection_problems(defs: Definitions) -> list[Problem]:
     servers that do not start, tools they lack, input schemas that refuse the contract."""
     sessions = McpSessions.for_definitions(defs)
     problems: list[Problem] = []
+    started: dict[str, McpSession | None] = {}
     try:
         for tool in defs.tools.values():
             if tool.mcp_address is None:
@@ -493,10 +494,20 @@ async def connection_problems(defs: Definitions) -> list[Problem]:
             server, remote = tool.mcp_address
             if server not in sessions.servers or not remote:
                 continue  # nothing to reach: _contract.server_problems names it at its line
+            if server not in started:
+                started[server] = await _start(defs, sessions, server, problems)
+            session = started[server]
+            if session is None:
+                continue  # said once, at the server's declaration
             try:  # the checks a call makes first, then the schema of what it answers
                 schema = await McpBinding.resolve(tool, sessions).output_schema()
             except ToolError as e:
-                problems.append(defs.sources.problem("error", tool.iri, str(e)))
+                # a tool the server lacks is the binding's slip; a schema that does not fit,
+                # the horis:takes's
+                at = HORIS.binding if remote not in session.tools else HORIS.takes
+                problems.append(
+                    defs.sources.problem("error", tool.iri, str(e), at=(tool.iri, at, None))
+                )
                 continue
             offered = (schema or {}).get("properties") or {}
             for a, why, hint in output_problems(tool, remote, offered, defs.name):
@@ -521,6 +532,31 @@ async def connection_problems(defs: Definitions) -> list[Problem]:
     finally:
         await sessions.aclose()
     return problems
+
+
+async def _start(
+    defs: Definitions, sessions: McpSessions, server: str, problems: list[Problem]
+) -> McpSession | None:
+    """The session to ``server``, or None when it does not start: then one error at the
+    server's own ``horis:command`` or ``horis:url``, where the fix is, naming the tools it
+    leaves unreachable. It was one error per tool, each at the tool's first line."""
+    try:
+        return await sessions.get(server)
+    except ToolError as e:
+        declared = sessions.servers[server]
+        users = sorted(t.name for t in defs.tools.values() if (t.mcp_address or ("",))[0] == server)
+        bound = f"{', '.join(users)} {'is' if len(users) == 1 else 'are'} bound to"
+        head, started, tail = str(e).partition(" could not start")
+        pred = HORIS.url if declared.url is not None else HORIS.command
+        problems.append(
+            defs.sources.problem(
+                "error",
+                declared.iri,
+                f"{head}, which {bound},{started}{tail}" if started else f"{e} ({bound} it)",
+                at=(declared.iri, pred, None),
+            )
+        )
+        return None
 
 
 def output_problems(
