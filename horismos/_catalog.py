@@ -348,9 +348,15 @@ class ToolIndex:
         if isinstance(name, URIRef) and name in tools:
             return tools[name]
         text = str(name).strip()
-        for t in tools.values():
-            if t.name == text:
-                return t
+        named = [t for t in tools.values() if t.name == text]
+        if len(named) > 1:  # tools of two namespaces, one local name: which is meant?
+            raise UsageError(
+                f"{text!r} names {len(named)} tools: "
+                + ", ".join(sorted(f"<{t.iri}>" for t in named))
+                + "; give the tool's IRI"
+            )
+        if named:
+            return named[0]
         try:
             iri = self.definitions.expand(text)
         except KeyError:

@@ -704,6 +704,27 @@ class _Builder:
         merged.update(ns)
         return merged
 
+    def check_tool_names(self) -> None:
+        """Two tools of one short name (``claims.pay`` in two namespaces): the catalog, ``tools
+        call`` and ``serve`` name a tool by it, and ``tools call claims.pay`` called whichever
+        came first. A warning at each but the first (by IRI): a run names tools by IRI."""
+        by_name: dict[str, list[Tool]] = {}
+        for tool in self.defs.tools.values():
+            by_name.setdefault(tool.name, []).append(tool)
+        for name, tools in sorted(by_name.items()):
+            if len(tools) < 2:
+                continue
+            first, *others = sorted(tools, key=lambda t: str(t.iri))
+            for tool in others:
+                self.warn(
+                    tool.iri,
+                    f"{len(tools)} tools are named {name}: <{first.iri}> and this one, "
+                    f"<{tool.iri}>; the catalog (tools list, tools call, serve) names a tool by "
+                    "its local name, so it cannot tell them apart",
+                    "give one of them another local name",
+                    at=(tool.iri, RDF.type, HORIS.Tool),
+                )
+
     def check_rule_orders(self, s: Node, rules: list[Rule]) -> None:
         """Two rules of one order going different ways: which is tried first would be the
         graph's order, so the branch taken could change from one load of the files to the
@@ -945,6 +966,7 @@ class _Builder:
             wf = self.workflow(s)
             if wf is not None:
                 self.defs.workflows[wf.iri] = wf
+        self.check_tool_names()
         self.check_references()
         self.check_decision_loops()
         self.check_step_budgets()

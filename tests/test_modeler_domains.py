@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rdflib import URIRef
 
-from horismos import Agent, AuthoringError, Problem, World, load_definitions
+from horismos import Agent, AuthoringError, Problem, UsageError, World, load_definitions
 
 HERE = Path(__file__).resolve().parent / "fixtures" / "modeler"
 CLAIMS = HERE / "claims"
@@ -500,3 +500,31 @@ def test_a_tool_the_server_lacks_is_reported_at_its_binding(tmp_path: Path) -> N
 def test_the_warehouse_validates_clean_against_its_live_server() -> None:
     p = _validate_connect(WAREHOUSE)
     assert p.returncode == 0 and p.stdout.strip().endswith("valid"), p.stdout + p.stderr
+
+
+# -- tool names -------------------------------------------------------------------------------
+
+
+def test_two_tools_of_one_short_name_are_warned_of_and_the_catalog_asks_which(
+        tmp_path: Path) -> None:
+    # A second file declared its own :claims.pay in another namespace: validate said valid,
+    # and `tools call claims.pay` called whichever the graph listed first.
+    folder = tmp_path / "claims"
+    shutil.copytree(CLAIMS, folder)
+    (folder / "extra.ttl").write_text(
+        "@prefix :      <http://example.org/other#> .\n"
+        "@prefix horis: <https://w3id.org/horismos#> .\n"
+        "@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .\n"
+        ":claims.pay a horis:Tool ;\n"
+        '    horis:takes [ horis:arg [ horis:name "n" ; horis:type xsd:string ] ] ;\n'
+        '    horis:binding "python:claims_client.pay" .\n', encoding="utf-8")
+    files = [folder / f for f in (*DEFINITIONS[CLAIMS], "extra.ttl")]
+    defs = load_definitions(files)
+    w = the_one(list(defs.warnings), "warning")
+    assert w.file == str(folder / "extra.ttl") and w.line == 4
+    assert "2 tools are named claims.pay" in w.message
+    agent = Agent.from_files(*files, tools={"claims_client.pay": lambda **kw: {}})
+    with pytest.raises(UsageError, match=r"'claims\.pay' names 2 tools"):
+        agent.catalog.tool("claims.pay")
+    assert str(agent.catalog.tool("http://example.org/claims#claims.pay").iri).startswith(
+        "http://example.org/claims#")
