@@ -23,7 +23,7 @@ from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import pyoxigraph as ox
-from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
+from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.parserutils import CompValue
@@ -4674,8 +4674,3 @@ def same_definitions(defs: Definitions, recorded: str | None) -> bool:
     if defs._legacy_digest is None:  # a folder of old traces asks once
         defs._legacy_digest = legacy_definitions_digest(defs.graph)
     return recorded == defs._legacy_digest
-
-
-def expand_curie(name: str, namespaces: Mapping[str, Namespace | str]) -> URIRef:
-    prefix, _, local = name.partition(":")
-    return URIRef(str(namespaces[prefix]) + local)
