@@ -241,7 +241,11 @@ class Gate:
 
         Why: the gate used to read the node's every triple, so a step on a node holding
         1,000 facts ran 16x slower than on one holding 3, and traced them all."""
-        key = (tool.iri if tool is not None else None, frozenset(types))
+        # keyed by the types a shape targets, the only ones _applicable reads: keyed by all
+        # of them, a world of many classes (a taxonomy's leaves) added an entry for each new
+        # kind of node a long-lived process judged, ~350 bytes each, without end
+        by_class = self._targets.by_class
+        key = (tool.iri if tool is not None else None, frozenset(t for t in types if t in by_class))
         if key not in self._reads:
             # the shapes _applicable finds by class, and those of every targeted property
             # (it may have the property: read as if it had); by node, below, for this node

@@ -176,6 +176,12 @@ _LOCAL = re.compile(r"(?:[\w-]|\.(?=[\w-]))*")
 """A local name that reads back unchanged in a CURIE (no trailing dot, no punctuation)."""
 
 
+_NAMES_KEPT = 4096
+"""Printed names kept at once. A process that lives for many events (``serve``, ``worker``)
+names the nodes each event is about, and a world's nodes have no end: kept all, they grew
+its memory by ~150 bytes an event (a node's IRI and its name), for as long as it served."""
+
+
 @cache
 def _term(tok: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w:<#/.-])" + re.escape(tok) + r"(?![\w-]|\.\w)")
@@ -404,6 +410,8 @@ class Sources:
         each bind ``:`` differently do not make ``default2:``."""
         if isinstance(node, URIRef):
             if node not in self._names:
+                if len(self._names) >= _NAMES_KEPT:
+                    self._names.clear()  # a long-lived process names nodes without end
                 self._names[node] = self._curie(node)
             name = self._names[node]
             if exists is not None and name.startswith("<"):

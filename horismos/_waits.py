@@ -160,11 +160,14 @@ def unfinished(
     wanted = set(foci)
     # one focus (a run per event): ask for its instances only, not every unfinished one
     bound = {"wf": workflow, **({"f": foci[0]} if len(foci) == 1 else {})}
+    # the statuses are a FILTER, not a VALUES block: Oxigraph joins a VALUES block first and
+    # so read every unfinished instance of the world to keep the focus's (~77 ms a run beside
+    # 9,000 waiting instances on disk, 1 ms beside 200); filtered, the bound focus leads
     rows = store.select(
         f"""
         SELECT ?i ?f WHERE {{ GRAPH <{INSTANCES}> {{
-            ?i horis:workflow ?wf ; horis:focus ?f ; horis:status ?s .
-            VALUES ?s {{ horis:Running horis:Blocked horis:Waiting }} }} }}""",
+            ?i horis:focus ?f ; horis:workflow ?wf ; horis:status ?s .
+            FILTER (?s IN (horis:Running, horis:Blocked, horis:Waiting)) }} }}""",
         bound,
         _NS,
     )

@@ -302,3 +302,19 @@ def test_a_shape_only_pyshacl_judges_sees_who_else_holds_a_value_and_a_scanned_p
     (event,) = step_events(run)
     assert event["status"] == status, event["gate"]
     assert not replay(tmp_path / "t.jsonl", agent).diverged
+
+
+def test_what_the_gate_reads_is_kept_per_targeted_class_not_per_kind_of_node(build):
+    """What the gate reads of a node was worked out once per set of its types and kept: in a
+    world of many classes (each node also of its taxonomy's leaf) a process that lives for
+    many events kept an entry for each new kind of node it judged, without end. Only the
+    classes a shape targets decide it, so only they key it."""
+    kinds = "".join(f":k{i} a :Patient, :Kind{i} .\n" for i in range(30))
+    agent, world = build(DEFS, WORLD + kinds, tools={"file": lambda **_: {"ref": "R-7"}})
+    for i in range(30):
+        assert agent.run(world, workflow=str(EX.File), focus=str(EX[f"k{i}"])).status == (
+            "completed")
+    assert len(agent._gate._reads) <= 2, len(agent._gate._reads)
+    # a class a shape targets still keys its own reads: the inpatient's beds are judged
+    _, _, run = _run(build, "p3")
+    assert step_events(run)[0]["status"] == "rejected"

@@ -144,3 +144,27 @@ def test_a_streamed_body_that_fails_half_way_drops_the_connection(serve) -> None
         conn.request("POST", "/store", body())
     assert conn.request("GET", "/x").body == b"fresh"  # not read as the rest of that body
     assert server.requests[0].startswith(b"GET /x")
+
+
+def test_a_request_given_a_longer_wait_outlasts_the_usual_timeout(serve, monkeypatch) -> None:
+    """A load of a whole file is answered once the server has it all in: 2.3 million quads
+    took ``oxigraph serve`` longer than the usual wait, and the load was reported unreachable
+    though its quads were stored. A request may wait longer; the next one waits as usual."""
+    import time
+
+    from horismos._stores import http1
+
+    monkeypatch.setattr(http1, "TIMEOUT", 0.3)
+
+    def slow(body: bytes) -> Answer:
+        def answer(_: bytes) -> bytes:
+            time.sleep(0.8)
+            return ok(body)(b"")  # type: ignore[return-value]
+        return answer
+
+    server = serve([slow(b"loaded"), slow(b"late")])
+    conn = Connection(server.url)
+    assert conn.request("POST", "/store", iter([b"<a> <b> <c> ."]), timeout=5.0).body == (
+        b"loaded")
+    with pytest.raises(HttpError, match="timed out"):
+        conn.request("POST", "/query", b"ASK {}")

@@ -217,6 +217,30 @@ def test_overlapping_calls_on_one_world_commit_once(project: Path) -> None:
     assert len(list(world.graph.quads((ex.p1, ex.queueRef, None, None)))) == 1
 
 
+def test_a_server_naming_the_nodes_it_is_called_on_keeps_a_bounded_count_of_names(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each call's receipt names its nodes, and a node's printed name was kept for good: a
+    server called on ever new nodes grew by ~150 bytes an event for as long as it served."""
+    from horismos import Agent, World, _sources
+    from horismos._serve import ServedTools
+
+    monkeypatch.setattr(_sources, "_NAMES_KEPT", 40, raising=False)
+    clinic_tools = _tools()
+    agent = Agent.from_files(project / "defs.ttl", tools={"queue": clinic_tools.queue})
+    (project / "many.ttl").write_text("@prefix : <http://example.org/clinic#> .\n" + "".join(
+        f":n{i} a :Patient .\n" for i in range(120)))
+    world = World.from_files(project / "many.ttl")
+    served = ServedTools(agent, world)
+
+    async def calls() -> list[Any]:
+        return [await served.call("t.queue", {"patient": f":n{i}"}) for i in range(120)]
+
+    done = asyncio.run(calls())
+    assert all(r.structured_content["status"] == "completed" for r in done)
+    assert ":n119" in done[-1].content[0].text  # named as the author would write it
+    assert len(agent.definitions.sources._names) <= 40
+
+
 def test_one_approval_is_used_by_one_call_whichever_server_makes_it(project: Path) -> None:
     """Two servers on one world: the second read the approval before the first used it (a
     pause between its look and its use). It used it up unguarded and called too: two transfers

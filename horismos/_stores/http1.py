@@ -34,6 +34,10 @@ __all__ = ["Connection", "HttpError", "Response"]
 
 CONNECT_TIMEOUT = 5.0
 TIMEOUT = 120.0
+LOAD_TIMEOUT = 3600.0
+"""How long a request that loads a whole file waits on the server: it answers once the file
+is in, and 2.3 million quads took ``oxigraph serve`` more than the 120 s of any other request
+(the load was reported unreachable, its quads stored, the world's digest never kept)."""
 _MAX_LINE = 65_536
 
 
@@ -78,9 +82,13 @@ class Connection:
         target: str,
         body: bytes | Iterator[bytes] | None = None,
         headers: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = None,
     ) -> Response:
         """Send one request and read its whole response; :class:`HttpError` if the server
-        cannot be reached or the exchange breaks (the connection is then dropped)."""
+        cannot be reached or the exchange breaks (the connection is then dropped).
+        ``timeout``: seconds to wait on each read or write of this one request, in place of
+        :data:`TIMEOUT`."""
         head = f"{method} {self.base}{target} HTTP/1.1\r\n{self._head}"
         if headers:
             head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
@@ -91,10 +99,18 @@ class Connection:
         else:
             head += "Transfer-Encoding: chunked\r\n\r\n"
         with self._lock:
-            return self._exchange(method, head, body)
+            return self._exchange(method, head, body, timeout)
 
-    def _exchange(self, method: str, head: str, body: bytes | Iterator[bytes] | None) -> Response:
+    def _exchange(
+        self,
+        method: str,
+        head: str,
+        body: bytes | Iterator[bytes] | None,
+        timeout: float | None = None,
+    ) -> Response:
         sock, file = self._connected()
+        if timeout is not None:
+            sock.settimeout(timeout)
         try:
             if isinstance(body, bytes):
                 sock.sendall(head.encode("latin-1") + body)
@@ -112,6 +128,9 @@ class Connection:
         except BaseException:  # HttpError, or a streamed body that failed half-way sent
             self.close()
             raise
+        finally:
+            if timeout is not None and self._sock is sock:
+                sock.settimeout(TIMEOUT)  # the kept connection's next request: the usual wait
 
     def _connected(self) -> tuple[socket.socket, BinaryIO]:
         """The open connection, or a new one if there is none or the server closed it."""

@@ -79,7 +79,7 @@ from .base import (
     StoreError,
 )
 from .bound import with_iris
-from .http1 import Connection, HttpError
+from .http1 import LOAD_TIMEOUT, Connection, HttpError
 from .oxigraph import (
     _uri,
     from_ox,
@@ -135,9 +135,14 @@ class SparqlStore(Store):
         path: str,
         content: bytes | Iterator[bytes] | None = None,
         headers: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = None,
     ) -> bytes:
         try:
-            response = self._http.request(method, path, content, headers)
+            if timeout is None:
+                response = self._http.request(method, path, content, headers)
+            else:
+                response = self._http.request(method, path, content, headers, timeout=timeout)
         except HttpError as e:
             raise StoreError(
                 f"the SPARQL server at {redact_url(self.url)} cannot be reached "
@@ -509,7 +514,10 @@ class SparqlStore(Store):
 
     def _post_nquads(self, body: Iterator[bytes]) -> None:
         self._forget()
-        self._request("POST", _STORE, body, {"Content-Type": "application/n-quads"})
+        # the server answers once the whole file is in: the wait of a load, not of a query
+        self._request(
+            "POST", _STORE, body, {"Content-Type": "application/n-quads"}, timeout=LOAD_TIMEOUT
+        )
 
     def _insert_new(self, quads: list[ox.Quad]) -> int:
         """Insert those of ``quads`` (without repeats) the server does not hold yet, and their
