@@ -490,6 +490,26 @@ def test_tools_call_over_folders_reads_an_argument_curie_as_the_world_holds_it(
         p.stdout), p.stdout
 
 
+def test_tools_discover_over_folders_reads_the_focus_as_the_world_holds_it(
+        tmp_path: Path) -> None:
+    """As a run's --focus: ':patient42' over workflows/ ontologies/ is the ehr node the world
+    has (discover said it was "neither an IRI nor a CURIE with a declared prefix", which
+    `serve workflows/ ontologies/` answered an agent too); one the world cannot tell apart
+    is an error listing the IRIs it could be."""
+    folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
+    p = horismos("tools", "discover", "assign queue", *folders, *WORLD, *TOOLS, "--focus",
+                 ":patient42", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("1. ehr.assign_queue  executable"), p.stdout
+    assert "   bound: patient=:patient42\n" in p.stdout, p.stdout
+    p = horismos("tools", "discover", "assign queue", *folders, *WORLD, *TOOLS, "--focus",
+                 ":nobody", cwd=tmp_path)
+    assert p.returncode == 2
+    assert ":nobody is ambiguous" in p.stderr and "<http://example.org/ehr#nobody>" in (
+        p.stderr), p.stderr
+    no_traceback(p)
+
+
 def test_instances_over_folders_names_each_focus_as_the_world_holds_it(tmp_path: Path) -> None:
     folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
     out = ["--out", "after.trig"]
