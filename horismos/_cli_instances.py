@@ -235,6 +235,12 @@ def cmd_approve(args: argparse.Namespace) -> int:
     with World.open(args.store, create=False) as world:  # let go however it ends
         load_world(world, args.world)
         done = agent.approve(world, args.instance, args.fingerprint)
+        if not world.store.persistent and not args.out:  # it said "approved", and kept nothing
+            raise UsageError(
+                f"--store {args.store} keeps nothing after this process, so the approval "
+                "would be lost: give --out F (then resume with --world F), or the "
+                "persistent --store the instance is in"
+            )
         n = agent.definitions.name
         served = str(done["instance"]).startswith(SERVED_PREFIX)
         print(
