@@ -237,6 +237,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+_COMMITS = {"run", "resume", "wake", "tools"}
+"""Commands an interrupt can stop with a world half-changed (``tools`` by ``call``)."""
+
+
+def _what_stays(args: argparse.Namespace) -> str:
+    """What an interrupted command leaves, for its last line: a world that outlives the
+    process keeps every commit, and a step interrupted mid-call left its intent, so the
+    instance, continued, does not call a tool that is not idempotent again; a world in this
+    process's memory is gone, and running again calls again what was called."""
+    store = getattr(args, "store", None)
+    if args.command not in _COMMITS or store is None or ":" in store:  # oxigraph:PATH, sparql:
+        return (
+            "what had been committed stays (an instance stopped mid-step is continued by "
+            "running the same command again)"
+        )
+    return (
+        f"the world was in this process's memory (--store {store}), so nothing of it was "
+        "kept, nor written to --out: running the same command again starts from the files "
+        "and calls again the tools already called (keep a run's world with a persistent "
+        "--store, oxigraph:PATH or sparql:URL)"
+    )
+
+
 def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
     """Run the parsed command; every error a user can meet becomes a message and an exit
     code, never a traceback."""
@@ -276,13 +299,10 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
         )
         return EXIT_USAGE
     except KeyboardInterrupt:
-        # what was committed stays; a step interrupted mid-call left its intent, so the
-        # instance, continued, does not call a tool that is not idempotent again
         terminated = terminate is not None and terminate.received
         print(
-            f"\nhorismos {args.command}: {'terminated' if terminated else 'interrupted'}; what "
-            "had been committed stays (an instance stopped mid-step is continued by running "
-            "the same command again)",
+            f"\nhorismos {args.command}: {'terminated' if terminated else 'interrupted'}; "
+            + _what_stays(args),
             file=sys.stderr,
         )
         return 143 if terminated else 130
