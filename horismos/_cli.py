@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from difflib import get_close_matches
 
 from ._cli_common import EXIT_USAGE, Command, WorldDataError, counts
 from ._cli_digest import cmd_digest, digest_arguments
@@ -227,7 +228,10 @@ def _on_sigterm() -> _Terminate | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command; returns the exit code."""
-    args = parser().parse_args(argv)
+    top = parser()
+    args, unknown = top.parse_known_args(argv)
+    if unknown:
+        _unrecognized(top, args, unknown)
     _one_line_rdflib_warnings()
     terminate = _on_sigterm()
     try:
@@ -235,6 +239,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if terminate is not None and signal.getsignal(signal.SIGTERM) is terminate:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _unrecognized(
+    top: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]
+) -> None:
+    """Exit 2 naming the arguments the command does not take, with its usage, and the option
+    meant for a misspelt one (``--wrld``: the top-level usage was printed, no option named)."""
+    command = top
+    while True:  # the innermost command given: `run`, `tools call`
+        subs = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name not in (subs[0].choices if subs else {}):
+            break
+        command = subs[0].choices[name]
+    options = [o for a in command._actions for o in a.option_strings if o.startswith("--")]
+    meant = [
+        f"{u} (did you mean {close[0]}?)" if (close := get_close_matches(u, options, 1)) else u
+        for u in unknown
+        if u.startswith("-")
+    ]
+    command.error(f"unrecognized arguments: {' '.join(meant or unknown)}")
 
 
 _COMMITS = {"run", "resume", "wake", "tools"}

@@ -131,6 +131,20 @@ def test_unknown_workflow_is_a_usage_error(tmp_path: Path) -> None:
     no_traceback(p)
 
 
+def test_a_misspelt_option_is_named_by_its_command_with_the_one_meant(tmp_path: Path) -> None:
+    """`run … --wrld world.ttl` printed the top-level usage (`horismos [-h] [--version]
+    COMMAND …`) and named no option; the command's own usage now, and `--world` meant."""
+    p = horismos("run", *TRIAGE, "--wrld", WORLD[1], *TOOLS, "--all", cwd=tmp_path)
+    assert p.returncode == 2
+    assert p.stderr.startswith("usage: horismos run "), p.stderr
+    assert "horismos run: error: unrecognized arguments: --wrld (did you mean --world?)" in (
+        p.stderr), p.stderr
+    p = horismos("tools", "list", *TRIAGE, "--fromat", "json", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "horismos tools list: error: unrecognized arguments: --fromat (did you mean " \
+        "--format?)" in p.stderr, p.stderr
+
+
 def test_run_with_authoring_errors_exits_2_listing_them(tmp_path: Path) -> None:
     text = (ROOT / "workflows" / "triage.ttl").read_text()
     (tmp_path / "bad.ttl").write_text(text.replace('"5s"', '"5 parsecs"'))
