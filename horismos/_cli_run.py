@@ -365,9 +365,12 @@ class RunView:
             self.out.flush()
             return
         parts = ", ".join(f"{c} {s}" for s, c in sorted(run.counts.items()))
-        self.out.write(
-            f"\n{plural(sum(run.counts.values()), 'instance')}{': ' + parts if parts else ''}\n"
+        self.out.write(  # a blank line after the steps; with --quiet there are none
+            ("" if self.quiet else "\n")
+            + f"{plural(sum(run.counts.values()), 'instance')}{': ' + parts if parts else ''}\n"
         )
+        if not self.rows:  # a header over no rows says nothing
+            return
         rows = [("id", "focus", "status", "stopped at", "why"), *self.rows]
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         for r in rows:
