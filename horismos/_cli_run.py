@@ -229,6 +229,14 @@ def cmd_resume(args: argparse.Namespace) -> int:
         view.summary(run, table=False)
         if args.out:
             write_world(world, agent.definitions, args.out, out_format)
+        elif not world.store.persistent:  # resumed again from the same file, it acts again
+            print(
+                f"horismos resume: note: --store {args.store} keeps nothing after this "
+                "process, so what this resume did is not kept: the instance is still where "
+                f"{' '.join(args.world) or 'the files'} left it. Give --out F to keep it "
+                "(and go on from F), or a persistent --store",
+                file=sys.stderr,
+            )
         return EXIT[run.status]
 
 

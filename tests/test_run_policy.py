@@ -191,6 +191,8 @@ def test_cli_run_waits_approve_then_resume_calls_once(tmp_path) -> None:
                     "ward", "--instance", iid)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "calls.log").read_text().count("\n") == 1
+    # nothing said that the call's effects and the instance's end were not kept
+    assert "what this resume did is not kept" in done.stderr and "--out F" in done.stderr
 
 
 def test_cli_run_again_on_a_focus_waiting_for_approval_says_to_resume(tmp_path) -> None:
