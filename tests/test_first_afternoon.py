@@ -510,6 +510,18 @@ def test_tools_discover_over_folders_reads_the_focus_as_the_world_holds_it(
     no_traceback(p)
 
 
+def test_a_misspelt_workflow_over_folders_lists_the_declared_ones(tmp_path: Path) -> None:
+    """`--workflow :Triag` over workflows/ ontologies/ was ":Triag is ambiguous … write the
+    full IRI", listing three IRIs no file declares; the typo is what to mend."""
+    folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
+    p = horismos("run", *folders, *WORLD, *TOOLS, "--workflow", ":Triag", "--focus",
+                 ":patient42", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "no workflow :Triag (declared: " in p.stderr and ":Triage" in p.stderr, p.stderr
+    assert "ambiguous" not in p.stderr, p.stderr
+    no_traceback(p)
+
+
 def test_instances_over_folders_names_each_focus_as_the_world_holds_it(tmp_path: Path) -> None:
     folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
     out = ["--out", "after.trig"]
