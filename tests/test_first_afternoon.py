@@ -476,7 +476,7 @@ def test_an_ambiguous_curie_is_an_error_listing_the_iris(tmp_path: Path) -> None
 def test_tools_call_over_folders_reads_an_argument_curie_as_the_world_holds_it(
         tmp_path: Path) -> None:
     """As a run's --focus: ':patient42' over workflows/ ontologies/ is the ehr node the world
-    has, and printed back as :patient42; with no world to tell, the IRIs it could be."""
+    has, and printed back as :patient42; with no world holding it, the IRIs it could be."""
     folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
     args = ["--args", '{"patient": ":patient42", "queue": ":urgent"}']
     p = horismos("tools", "call", "ehr.assign_queue", *folders, *WORLD, *TOOLS, *args,
@@ -486,7 +486,8 @@ def test_tools_call_over_folders_reads_an_argument_curie_as_the_world_holds_it(
     assert "    :patient42 :queueRef " in p.stdout
     p = horismos("tools", "call", "ehr.assign_queue", *folders, *TOOLS, *args, cwd=tmp_path)
     assert p.returncode == 5
-    assert ":patient42 is ambiguous" in p.stdout and "<http://example.org/ehr#patient42>" in (
+    assert ":patient42 is no node of the world" in p.stdout and (
+        "<http://example.org/ehr#patient42>" in p.stdout and "the world it is in is given" in
         p.stdout), p.stdout
 
 
@@ -494,8 +495,8 @@ def test_tools_discover_over_folders_reads_the_focus_as_the_world_holds_it(
         tmp_path: Path) -> None:
     """As a run's --focus: ':patient42' over workflows/ ontologies/ is the ehr node the world
     has (discover said it was "neither an IRI nor a CURIE with a declared prefix", which
-    `serve workflows/ ontologies/` answered an agent too); one the world cannot tell apart
-    is an error listing the IRIs it could be."""
+    `serve workflows/ ontologies/` answered an agent too); one the world holds in no
+    namespace is an error listing the IRIs it could be."""
     folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
     p = horismos("tools", "discover", "assign queue", *folders, *WORLD, *TOOLS, "--focus",
                  ":patient42", cwd=tmp_path)
@@ -505,8 +506,8 @@ def test_tools_discover_over_folders_reads_the_focus_as_the_world_holds_it(
     p = horismos("tools", "discover", "assign queue", *folders, *WORLD, *TOOLS, "--focus",
                  ":nobody", cwd=tmp_path)
     assert p.returncode == 2
-    assert ":nobody is ambiguous" in p.stderr and "<http://example.org/ehr#nobody>" in (
-        p.stderr), p.stderr
+    assert ":nobody is no node of the world" in p.stderr and (
+        "<http://example.org/ehr#nobody>" in p.stderr), p.stderr
     no_traceback(p)
 
 
@@ -519,6 +520,19 @@ def test_a_misspelt_workflow_over_folders_lists_the_declared_ones(tmp_path: Path
     assert p.returncode == 2
     assert "no workflow :Triag (declared: " in p.stderr and ":Triage" in p.stderr, p.stderr
     assert "ambiguous" not in p.stderr, p.stderr
+    no_traceback(p)
+
+
+def test_a_misspelt_focus_over_folders_is_said_to_be_no_node_of_the_world(
+        tmp_path: Path) -> None:
+    """`--focus :patient99` over workflows/ ontologies/ was ":patient99 is ambiguous … write
+    the full IRI in <…>": no IRI would have mended the typo. The world holds none of them."""
+    folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
+    p = horismos("run", *folders, *WORLD, *TOOLS, "--workflow", ":Triage", "--focus",
+                 ":patient99", cwd=tmp_path)
+    assert p.returncode == 2
+    assert ":patient99 is no node of the world" in p.stderr and "check its spelling" in (
+        p.stderr) and "ambiguous" not in p.stderr, p.stderr
     no_traceback(p)
 
 
