@@ -300,7 +300,7 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
     except AuthoringError as e:
         what = "world data" if isinstance(e, WorldDataError) else "definitions"
         print(f"horismos {args.command}: {counts(e.problems)} in the {what}:", file=sys.stderr)
-        for p in e.problems:
+        for p in sorted(e.problems, key=lambda p: (p.file or "~", p.line or 0)):  # as validate
             print(f"  {p}", file=sys.stderr)
         return EXIT_USAGE
     except HorismosError as e:

@@ -147,6 +147,20 @@ def test_a_misspelt_option_is_named_by_its_command_with_the_one_meant(tmp_path: 
         "--format?)" in p.stderr, p.stderr
 
 
+def test_validate_and_run_list_what_is_wrong_by_line(tmp_path: Path) -> None:
+    """docs/guide/first-workflow.md: errors and warnings "sorted by file and line". The
+    warnings came first and the errors the run-time checks found after, line 61 before 53."""
+    text = (ROOT / "workflows" / "triage.ttl").read_text()
+    (tmp_path / "triage.ttl").write_text(text.replace("?this :acuity ?queue", "?this :acuty ?queue")
+                                         .replace('horis:var "this"', 'horis:var "thiss"'))
+    for command in ("validate", "run"):
+        extra = [*WORLD, "--all"] if command == "run" else []
+        p = horismos(command, "triage.ttl", TRIAGE[1], *extra, cwd=tmp_path)
+        lines = [int(ln.split(":")[1]) for ln in (p.stdout + p.stderr).splitlines()
+                 if ln.strip().startswith("triage.ttl:")]
+        assert len(lines) == 3 and lines == sorted(lines), p.stdout + p.stderr
+
+
 def test_run_with_authoring_errors_exits_2_listing_them(tmp_path: Path) -> None:
     text = (ROOT / "workflows" / "triage.ttl").read_text()
     (tmp_path / "bad.ttl").write_text(text.replace('"5s"', '"5 parsecs"'))
