@@ -262,8 +262,8 @@ def _unrecognized(
     command.error(f"unrecognized arguments: {' '.join(meant or unknown)}")
 
 
-_COMMITS = {"run", "resume", "wake", "tools"}
-"""Commands an interrupt can stop with a world half-changed (``tools`` by ``call``)."""
+_COMMITS = {"run", "resume", "wake", "tools call"}
+"""Commands an interrupt can stop with a world half-changed."""
 
 
 def _what_stays(args: argparse.Namespace) -> str:
@@ -272,7 +272,8 @@ def _what_stays(args: argparse.Namespace) -> str:
     instance, continued, does not call a tool that is not idempotent again; a world in this
     process's memory is gone, and running again calls again what was called."""
     store = getattr(args, "store", None)
-    if args.command not in _COMMITS or store is None or ":" in store:  # oxigraph:PATH, sparql:
+    command = f"{args.command} {getattr(args, 'action', '')}".strip()
+    if command not in _COMMITS or store is None or ":" in store:  # oxigraph:PATH, sparql:
         return (
             "what had been committed stays (an instance stopped mid-step is continued by "
             "running the same command again)"
