@@ -384,6 +384,23 @@ def test_wake_follows_on_timeout_once_the_timeout_has_passed(tmp_path: Path) -> 
     assert listed.count(":Escalate") == 2
 
 
+def test_wake_on_a_world_read_from_files_needs_out(tmp_path: Path) -> None:
+    """`wake --world after.trig` resumed the due waits, called their tools and kept nothing:
+    woken again, the rebooking was made twice. Its help said it needs --out; it refuses."""
+    defs, after = _waiting_world(tmp_path)
+    (tmp_path / "choice.ttl").write_text("@prefix : <http://example.org/travel#> .\n"
+                                         ":booking2 :operatorChoice :VS3 .\n")
+    common = [*defs, "--world", after, "--world", "choice.ttl", "--tools",
+              str(ROOT / "examples" / "rebooking" / "airline_client.py")]
+    p = horismos("wake", *common, cwd=tmp_path)
+    assert p.returncode == 2 and "give --out F" in p.stderr, p.stdout + p.stderr
+    assert p.stdout == "", p.stdout  # nothing woken
+    p = horismos("wake", *common, "--out", "woke.trig", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert ":booking2  :RebookOnOperatorChoice  :airline.rebook" in p.stdout, p.stdout
+    no_traceback(p)
+
+
 def test_resume_on_a_world_without_instances_says_so(tmp_path: Path) -> None:
     p = horismos("resume", *TRIAGE, *WORLD, "--instance", "3f2a", cwd=tmp_path)
     assert p.returncode == 2
