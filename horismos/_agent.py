@@ -106,7 +106,12 @@ class Agent:
                 return next(iter(wfs.values()))
             names = ", ".join(self.definitions.name(w) for w in wfs) or "none"
             raise UsageError(f"name the workflow to run (declared: {names})")
-        iri = self._iri(name, role="workflow")
+        try:
+            iri: URIRef | None = self._iri(name, role="workflow")
+        except AmbiguousName as e:  # ':Triag' over files binding ':' to several namespaces
+            if any(URIRef(c) in wfs for c in e.candidates):
+                raise
+            iri = None  # a misspelt name, not one to write in full: say which are declared
         if iri not in wfs:
             names = ", ".join(self.definitions.name(w) for w in wfs) or "none"
             raise UsageError(f"no workflow {name!s} (declared: {names})")

@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from difflib import get_close_matches
 
 from ._cli_common import EXIT_USAGE, Command, WorldDataError, counts
 from ._cli_digest import cmd_digest, digest_arguments
@@ -227,7 +228,10 @@ def _on_sigterm() -> _Terminate | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command; returns the exit code."""
-    args = parser().parse_args(argv)
+    top = parser()
+    args, unknown = top.parse_known_args(argv)
+    if unknown:
+        _unrecognized(top, args, unknown)
     _one_line_rdflib_warnings()
     terminate = _on_sigterm()
     try:
@@ -235,6 +239,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if terminate is not None and signal.getsignal(signal.SIGTERM) is terminate:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _unrecognized(
+    top: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]
+) -> None:
+    """Exit 2 naming the arguments the command does not take, with its usage, and the option
+    meant for a misspelt one (``--wrld``: the top-level usage was printed, no option named)."""
+    command = top
+    while True:  # the innermost command given: `run`, `tools call`
+        subs = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name not in (subs[0].choices if subs else {}):
+            break
+        command = subs[0].choices[name]
+    options = [o for a in command._actions for o in a.option_strings if o.startswith("--")]
+    meant = [
+        f"{u} (did you mean {close[0]}?)" if (close := get_close_matches(u, options, 1)) else u
+        for u in unknown
+        if u.startswith("-")
+    ]
+    command.error(f"unrecognized arguments: {' '.join(meant or unknown)}")
+
+
+_COMMITS = {"run", "resume", "wake", "tools call"}
+"""Commands an interrupt can stop with a world half-changed."""
+
+
+def _what_stays(args: argparse.Namespace) -> str:
+    """What an interrupted command leaves, for its last line: a world that outlives the
+    process keeps every commit, and a step interrupted mid-call left its intent, so the
+    instance, continued, does not call a tool that is not idempotent again; a world in this
+    process's memory is gone, and running again calls again what was called."""
+    store = getattr(args, "store", None)
+    command = f"{args.command} {getattr(args, 'action', '')}".strip()
+    if command not in _COMMITS or store is None or ":" in store:  # oxigraph:PATH, sparql:
+        return (
+            "what had been committed stays (an instance stopped mid-step is continued by "
+            "running the same command again)"
+        )
+    return (
+        f"the world was in this process's memory (--store {store}), so nothing of it was "
+        "kept, nor written to --out: running the same command again starts from the files "
+        "and calls again the tools already called (keep a run's world with a persistent "
+        "--store, oxigraph:PATH or sparql:URL)"
+    )
 
 
 def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
@@ -252,7 +301,7 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
     except AuthoringError as e:
         what = "world data" if isinstance(e, WorldDataError) else "definitions"
         print(f"horismos {args.command}: {counts(e.problems)} in the {what}:", file=sys.stderr)
-        for p in e.problems:
+        for p in sorted(e.problems, key=lambda p: (p.file or "~", p.line or 0)):  # as validate
             print(f"  {p}", file=sys.stderr)
         return EXIT_USAGE
     except HorismosError as e:
@@ -276,13 +325,10 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
         )
         return EXIT_USAGE
     except KeyboardInterrupt:
-        # what was committed stays; a step interrupted mid-call left its intent, so the
-        # instance, continued, does not call a tool that is not idempotent again
         terminated = terminate is not None and terminate.received
         print(
-            f"\nhorismos {args.command}: {'terminated' if terminated else 'interrupted'}; what "
-            "had been committed stays (an instance stopped mid-step is continued by running "
-            "the same command again)",
+            f"\nhorismos {args.command}: {'terminated' if terminated else 'interrupted'}; "
+            + _what_stays(args),
             file=sys.stderr,
         )
         return 143 if terminated else 130

@@ -182,6 +182,12 @@ def cmd_wake(args: argparse.Namespace) -> int:
     out_format = output_format(args.out) if args.out else None
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
     world = world_of(args)
+    if not world.store.persistent and not args.out:  # it woke, called, and kept nothing
+        raise UsageError(
+            f"--store {args.store} keeps nothing after this process, so what the waits "
+            "woken do would be lost and done again next time: give --out F (then go on "
+            "from F), or a persistent --store"
+        )
     due = due_waits(agent.definitions, world.store, dt.datetime.now(dt.UTC))
     if not due:
         print("no wait is due")
@@ -235,6 +241,12 @@ def cmd_approve(args: argparse.Namespace) -> int:
     with World.open(args.store, create=False) as world:  # let go however it ends
         load_world(world, args.world)
         done = agent.approve(world, args.instance, args.fingerprint)
+        if not world.store.persistent and not args.out:  # it said "approved", and kept nothing
+            raise UsageError(
+                f"--store {args.store} keeps nothing after this process, so the approval "
+                "would be lost: give --out F (then resume with --world F), or the "
+                "persistent --store the instance is in"
+            )
         n = agent.definitions.name
         served = str(done["instance"]).startswith(SERVED_PREFIX)
         print(

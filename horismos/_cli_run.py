@@ -229,6 +229,14 @@ def cmd_resume(args: argparse.Namespace) -> int:
         view.summary(run, table=False)
         if args.out:
             write_world(world, agent.definitions, args.out, out_format)
+        elif not world.store.persistent:  # resumed again from the same file, it acts again
+            print(
+                f"horismos resume: note: --store {args.store} keeps nothing after this "
+                "process, so what this resume did is not kept: the instance is still where "
+                f"{' '.join(args.world) or 'the files'} left it. Give --out F to keep it "
+                "(and go on from F), or a persistent --store",
+                file=sys.stderr,
+            )
         return EXIT[run.status]
 
 
@@ -365,9 +373,12 @@ class RunView:
             self.out.flush()
             return
         parts = ", ".join(f"{c} {s}" for s, c in sorted(run.counts.items()))
-        self.out.write(
-            f"\n{plural(sum(run.counts.values()), 'instance')}{': ' + parts if parts else ''}\n"
+        self.out.write(  # a blank line after the steps; with --quiet there are none
+            ("" if self.quiet else "\n")
+            + f"{plural(sum(run.counts.values()), 'instance')}{': ' + parts if parts else ''}\n"
         )
+        if not self.rows:  # a header over no rows says nothing
+            return
         rows = [("id", "focus", "status", "stopped at", "why"), *self.rows]
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         for r in rows:

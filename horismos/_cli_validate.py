@@ -89,7 +89,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     defs.warnings = [*defs.warnings, *command_problems(defs), *sometimes_unbound(defs)]
     if args.tools or args.allow_module:
         refused += binding_problems(defs, reach(args, calls=False))
-    for p in [*defs.warnings, *refused]:
+    for p in sorted([*defs.warnings, *refused], key=_placed):  # by file and line, as said
         print(p)
     if refused:
         print(f"invalid: {counts([*defs.warnings, *refused])}")

@@ -517,7 +517,10 @@ class Definitions:
             _checked_iri(name, local)
             found = self.sources.expand(prefix, local)
             if len(found) > 1 and exists is not None:
-                found = [c for c in found if exists(c)] or found
+                held = [c for c in found if exists(c)]
+                if not held:  # a typo (:patient99), which no full IRI would mend
+                    raise AmbiguousName(name, [str(c) for c in found], held=False)
+                found = held
             if len(found) == 1:
                 return found[0]
             if found:

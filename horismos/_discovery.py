@@ -15,8 +15,9 @@ is guarded again on its own (:mod:`._call`).
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,9 +26,10 @@ from rdflib.term import Node
 
 from ._bindings.wire import json_value
 from ._catalog import ToolEntry, ToolIndex, binding_problem, missing_env, ordered_args, types_in
-from ._errors import NotAnIRI, UsageError
+from ._errors import AmbiguousName, NotAnIRI, UsageError
 from ._model import Tool
 from ._policy import DEFAULT_ALLOW, allowed, fingerprint, side_effect
+from ._world import holds_subject
 
 if TYPE_CHECKING:
     from ._world import World
@@ -206,7 +208,7 @@ def discover(
                 selected,
                 tuple(blocked),
                 {k: _json(v) for k, v in bound.items()},
-                {k: context.defs.name(v) for k, v in bound.items()},
+                {k: context.defs.name(v, context.exists) for k, v in bound.items()},
             )
         )
     found.sort(key=lambda d: (-d.matched, d.entry.name, d.entry.iri))
@@ -231,10 +233,14 @@ class _Context:
         self.approvals = approvals
         self.allow = allow
         self.types_of = types_in(catalog.agent, world) if world is not None else None
+        # a CURIE whose prefix the files bind to several namespaces: the node the world has
+        self.exists = functools.partial(holds_subject, world) if world is not None else None
         self.focus: URIRef | None = None
         self.focus_types: set[Node] = set()
         if focus is not None and self.types_of is not None:
-            self.focus = focus if isinstance(focus, URIRef) else _expand(self.defs, focus)
+            self.focus = (
+                focus if isinstance(focus, URIRef) else _expand(self.defs, focus, self.exists)
+            )
             self.focus_types = self.types_of(self.focus)
             assert world is not None
             if not self.focus_types and next(iter(world.store.outgoing(self.focus)), None) is None:
@@ -340,11 +346,15 @@ class _Context:
         return []
 
 
-def _expand(defs: Any, name: str) -> URIRef:
+def _expand(defs: Any, name: str, exists: Callable[[URIRef], bool] | None) -> URIRef:
+    """The focus ``name`` as an IRI; a CURIE whose prefix the files bind to several
+    namespaces means the one ``exists`` (the world) has, as for ``run --focus``."""
     try:
-        return defs.expand(name)
+        return defs.expand(name, exists)
     except NotAnIRI as e:
         raise UsageError(f"focus {name!r} is not an IRI: {e.why}") from None
+    except AmbiguousName:
+        raise
     except KeyError:
         raise UsageError(
             f"focus {name!r} is neither an IRI nor a CURIE with a declared prefix"

@@ -127,17 +127,23 @@ class UsageError(HorismosError):
 
 class AmbiguousName(UsageError, KeyError):
     """A CURIE whose prefix the loaded files bind to several namespaces, with a node in more
-    than one of them (or in none); ``candidates`` are the full IRIs it could mean. Also a
+    than one of them (or in none: ``held`` is False when the world was asked and holds none,
+    so the name is misspelt); ``candidates`` are the full IRIs it could mean. Also a
     :class:`KeyError`, as every name that does not resolve to one IRI is."""
 
-    def __init__(self, name: str, candidates: Sequence[str]) -> None:
+    def __init__(self, name: str, candidates: Sequence[str], *, held: bool = True) -> None:
         self.name = name
         self.candidates = tuple(candidates)
+        self.held = held
+        """False when the world was asked and holds none of them: a misspelt name."""
+        listed = ", ".join(f"<{c}>" for c in self.candidates)
         super().__init__(
             f"{name} is ambiguous: the loaded files bind its prefix to several "
-            "namespaces, so it could mean "
-            + ", ".join(f"<{c}>" for c in self.candidates)
-            + "; write the full IRI in <…>"
+            f"namespaces, so it could mean {listed}; write the full IRI in <…>"
+            if held
+            else f"{name} is no node of the world: the loaded files bind its prefix to "
+            f"several namespaces, and the world holds none of {listed}: check its spelling, "
+            "and that the world it is in is given"
         )
 
     def __str__(self) -> str:

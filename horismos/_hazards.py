@@ -170,7 +170,14 @@ def hazards(
             yield _own_error(each, name)
         if isinstance(each, WaitStep) and (h := _timeout_goes_on(each, steps, name)) is not None:
             yield h
-    flow = flow_graph(steps)
+    # a loop through a wait only a person ends goes round once per answer, each time round
+    # called again by that person's decision, not by the runtime: it is left out
+    asked = {
+        s.iri
+        for s in steps.values()
+        if isinstance(s, WaitStep) and set(s.wake) == {HORIS.OperatorInput}
+    }
+    flow = {s: {t: None for t in out if t not in asked} for s, out in flow_graph(steps).items()}
     budget = min((w.max_steps for w in workflows.values()), default=DEFAULT_MAX_STEPS)
     for component in strongly_connected(flow):
         # a step back to itself by its own horis:onError alone is stopped at once: said above

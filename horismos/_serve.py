@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import itertools
 import re
 import socket
@@ -67,6 +68,7 @@ from ._policy import (
 )
 from ._stores import Change, Conflict
 from ._vocab import HORIS, NS, PROV
+from ._world import holds_subject
 
 if TYPE_CHECKING:
     from mcp import types as mcp_types
@@ -366,7 +368,10 @@ class ServedTools:
             except UsageError as e:
                 return types.CallToolResult(content=[types.TextContent(text=str(e))], is_error=True)
         inst = run.instances[0]
-        name = self.agent.definitions.name
+        # a CURIE only where it reads back as the node, the world telling ':' apart (as `run`)
+        name = functools.partial(
+            self.agent.definitions.name, exists=functools.partial(holds_subject, self.world)
+        )
         out = {
             "status": inst.status,
             "instance": str(inst.instance),

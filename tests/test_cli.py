@@ -121,6 +121,8 @@ def test_run_all_prints_a_summary_table(tmp_path: Path) -> None:
                     ":patient43": ["completed", ":NotifyNurse"],
                     ":patient44": ["blocked", ":QueuePatient"]}
     assert p.stderr == ""  # no progress bar when stderr is not a terminal
+    quiet = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", "--quiet", cwd=tmp_path)
+    assert quiet.stdout.startswith("3 instances: 1 blocked, 2 completed\nid "), quiet.stdout
 
 
 def test_unknown_workflow_is_a_usage_error(tmp_path: Path) -> None:
@@ -129,6 +131,34 @@ def test_unknown_workflow_is_a_usage_error(tmp_path: Path) -> None:
     assert p.returncode == 2
     assert "no workflow :Nope (declared: :Triage)" in p.stderr
     no_traceback(p)
+
+
+def test_a_misspelt_option_is_named_by_its_command_with_the_one_meant(tmp_path: Path) -> None:
+    """`run … --wrld world.ttl` printed the top-level usage (`horismos [-h] [--version]
+    COMMAND …`) and named no option; the command's own usage now, and `--world` meant."""
+    p = horismos("run", *TRIAGE, "--wrld", WORLD[1], *TOOLS, "--all", cwd=tmp_path)
+    assert p.returncode == 2
+    assert p.stderr.startswith("usage: horismos run "), p.stderr
+    assert "horismos run: error: unrecognized arguments: --wrld (did you mean --world?)" in (
+        p.stderr), p.stderr
+    p = horismos("tools", "list", *TRIAGE, "--fromat", "json", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "horismos tools list: error: unrecognized arguments: --fromat (did you mean " \
+        "--format?)" in p.stderr, p.stderr
+
+
+def test_validate_and_run_list_what_is_wrong_by_line(tmp_path: Path) -> None:
+    """docs/guide/first-workflow.md: errors and warnings "sorted by file and line". The
+    warnings came first and the errors the run-time checks found after, line 61 before 53."""
+    text = (ROOT / "workflows" / "triage.ttl").read_text()
+    (tmp_path / "triage.ttl").write_text(text.replace("?this :acuity ?queue", "?this :acuty ?queue")
+                                         .replace('horis:var "this"', 'horis:var "thiss"'))
+    for command in ("validate", "run"):
+        extra = [*WORLD, "--all"] if command == "run" else []
+        p = horismos(command, "triage.ttl", TRIAGE[1], *extra, cwd=tmp_path)
+        lines = [int(ln.split(":")[1]) for ln in (p.stdout + p.stderr).splitlines()
+                 if ln.strip().startswith("triage.ttl:")]
+        assert len(lines) == 3 and lines == sorted(lines), p.stdout + p.stderr
 
 
 def test_run_with_authoring_errors_exits_2_listing_them(tmp_path: Path) -> None:
@@ -293,6 +323,9 @@ def test_ctrl_c_stops_a_run_of_inline_tools_before_its_next_step(tmp_path: Path)
     code, out, err, more = _signalled_mid_run(tmp_path, ["--world", "world.ttl"], signal.SIGINT)
     assert code == 130, out + err
     assert "interrupted" in err and "Traceback" not in out + err
+    # the world was in memory: it said "what had been committed stays", and running the same
+    # command again started from the file and dispensed again
+    assert "nothing of it was kept" in err and "stays" not in err, err
     assert more <= 1, f"{more} dispensed after the Ctrl-C"
     assert out.count("completed, 2 effects") < 3 * 2000
 
@@ -314,6 +347,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_keeps_the_store_digest(tmp_path:
                                               signal.SIGTERM)
     assert code == 143, out + err
     assert "terminated" in err and "Traceback" not in out + err
+    assert "what had been committed stays" in err, err
     assert more <= 1, f"{more} dispensed after the SIGTERM"
     store = pyoxigraph.Store(str(tmp_path / "store"))
     kept = list(store.quads_for_pattern(_DIGEST_NODE, _LTHASH, None, _DIGEST_GRAPH))
@@ -370,7 +404,7 @@ def test_run_all_over_a_world_with_no_focus_node_says_why_nothing_ran(tmp_path: 
                                                  "<http://example.org/ehr/>"))
     p = horismos("run", *TRIAGE, "--world", "w.ttl", *TOOLS, "--all", cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "0 instances" in p.stdout
+    assert p.stdout == "\n0 instances\n", p.stdout  # no table header over no rows
     assert "no node of :Patient (horis:focusType) is in the world" in p.stderr
 
 

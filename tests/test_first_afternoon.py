@@ -384,6 +384,23 @@ def test_wake_follows_on_timeout_once_the_timeout_has_passed(tmp_path: Path) -> 
     assert listed.count(":Escalate") == 2
 
 
+def test_wake_on_a_world_read_from_files_needs_out(tmp_path: Path) -> None:
+    """`wake --world after.trig` resumed the due waits, called their tools and kept nothing:
+    woken again, the rebooking was made twice. Its help said it needs --out; it refuses."""
+    defs, after = _waiting_world(tmp_path)
+    (tmp_path / "choice.ttl").write_text("@prefix : <http://example.org/travel#> .\n"
+                                         ":booking2 :operatorChoice :VS3 .\n")
+    common = [*defs, "--world", after, "--world", "choice.ttl", "--tools",
+              str(ROOT / "examples" / "rebooking" / "airline_client.py")]
+    p = horismos("wake", *common, cwd=tmp_path)
+    assert p.returncode == 2 and "give --out F" in p.stderr, p.stdout + p.stderr
+    assert p.stdout == "", p.stdout  # nothing woken
+    p = horismos("wake", *common, "--out", "woke.trig", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert ":booking2  :RebookOnOperatorChoice  :airline.rebook" in p.stdout, p.stdout
+    no_traceback(p)
+
+
 def test_resume_on_a_world_without_instances_says_so(tmp_path: Path) -> None:
     p = horismos("resume", *TRIAGE, *WORLD, "--instance", "3f2a", cwd=tmp_path)
     assert p.returncode == 2
@@ -476,7 +493,7 @@ def test_an_ambiguous_curie_is_an_error_listing_the_iris(tmp_path: Path) -> None
 def test_tools_call_over_folders_reads_an_argument_curie_as_the_world_holds_it(
         tmp_path: Path) -> None:
     """As a run's --focus: ':patient42' over workflows/ ontologies/ is the ehr node the world
-    has, and printed back as :patient42; with no world to tell, the IRIs it could be."""
+    has, and printed back as :patient42; with no world holding it, the IRIs it could be."""
     folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
     args = ["--args", '{"patient": ":patient42", "queue": ":urgent"}']
     p = horismos("tools", "call", "ehr.assign_queue", *folders, *WORLD, *TOOLS, *args,
@@ -486,8 +503,54 @@ def test_tools_call_over_folders_reads_an_argument_curie_as_the_world_holds_it(
     assert "    :patient42 :queueRef " in p.stdout
     p = horismos("tools", "call", "ehr.assign_queue", *folders, *TOOLS, *args, cwd=tmp_path)
     assert p.returncode == 5
-    assert ":patient42 is ambiguous" in p.stdout and "<http://example.org/ehr#patient42>" in (
+    assert ":patient42 is no node of the world" in p.stdout and (
+        "<http://example.org/ehr#patient42>" in p.stdout and "the world it is in is given" in
         p.stdout), p.stdout
+
+
+def test_tools_discover_over_folders_reads_the_focus_as_the_world_holds_it(
+        tmp_path: Path) -> None:
+    """As a run's --focus: ':patient42' over workflows/ ontologies/ is the ehr node the world
+    has (discover said it was "neither an IRI nor a CURIE with a declared prefix", which
+    `serve workflows/ ontologies/` answered an agent too); one the world holds in no
+    namespace is an error listing the IRIs it could be."""
+    folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
+    p = horismos("tools", "discover", "assign queue", *folders, *WORLD, *TOOLS, "--focus",
+                 ":patient42", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("1. ehr.assign_queue  executable"), p.stdout
+    assert "   bound: patient=:patient42\n" in p.stdout, p.stdout
+    p = horismos("tools", "discover", "assign queue", *folders, *WORLD, *TOOLS, "--focus",
+                 ":nobody", cwd=tmp_path)
+    assert p.returncode == 2
+    assert ":nobody is no node of the world" in p.stderr and (
+        "<http://example.org/ehr#nobody>" in p.stderr), p.stderr
+    no_traceback(p)
+
+
+def test_a_misspelt_workflow_over_folders_lists_the_declared_ones(tmp_path: Path) -> None:
+    """`--workflow :Triag` over workflows/ ontologies/ was ":Triag is ambiguous … write the
+    full IRI", listing three IRIs no file declares; the typo is what to mend."""
+    folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
+    p = horismos("run", *folders, *WORLD, *TOOLS, "--workflow", ":Triag", "--focus",
+                 ":patient42", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "no workflow :Triag (declared: " in p.stderr and ":Triage" in p.stderr, p.stderr
+    assert "ambiguous" not in p.stderr, p.stderr
+    no_traceback(p)
+
+
+def test_a_misspelt_focus_over_folders_is_said_to_be_no_node_of_the_world(
+        tmp_path: Path) -> None:
+    """`--focus :patient99` over workflows/ ontologies/ was ":patient99 is ambiguous … write
+    the full IRI in <…>": no IRI would have mended the typo. The world holds none of them."""
+    folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
+    p = horismos("run", *folders, *WORLD, *TOOLS, "--workflow", ":Triage", "--focus",
+                 ":patient99", cwd=tmp_path)
+    assert p.returncode == 2
+    assert ":patient99 is no node of the world" in p.stderr and "check its spelling" in (
+        p.stderr) and "ambiguous" not in p.stderr, p.stderr
+    no_traceback(p)
 
 
 def test_instances_over_folders_names_each_focus_as_the_world_holds_it(tmp_path: Path) -> None:

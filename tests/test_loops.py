@@ -256,3 +256,21 @@ def test_validate_warns_about_a_cycle_nothing_on_it_can_end(tmp_path, requires, 
                                     "horis:requires or rule on it reads what its tools "
                                     "(t.fetch) write")
         assert p.hint is not None and "FILTER NOT EXISTS on a property its tool writes" in p.hint
+
+
+@pytest.mark.parametrize(("wake", "warned"), [("horis:OperatorInput", False),
+                                              ("horis:Timer", True)])
+def test_a_loop_through_a_wait_a_person_answers_is_no_unattended_cycle(tmp_path, wake,
+                                                                      warned) -> None:
+    """examples/fhir: a dispense that fails waits for a pharmacist, who resumes it to decide
+    again. Each time round is a person's answer, yet `run` and `validate` warned that the
+    tool is called "until the instance runs out of steps", and the example's README showed
+    no such warning. A wait a timer ends goes round unattended: still warned of."""
+    timeout = ' ; horis:timeout "1h"' if wake == "horis:Timer" else ""
+    defs = paging(idempotent="false").replace("horis:next :Page .", f"""horis:onError :Review .
+:Review a horis:WaitStep ; horis:reason "a person checks the feed" ;
+    horis:wake {wake} ; horis:delivery horis:Silent ; horis:next :Page{timeout} .""")
+    write(tmp_path, defs)
+    found = load_definitions([tmp_path / "defs.ttl"]).warnings
+    cycles = [p for p in found if "is on a cycle" in p.message]
+    assert bool(cycles) is warned, "\n".join(map(str, found))

@@ -167,6 +167,21 @@ def test_changed_definitions_that_behave_the_same_are_reported_but_do_not_diverg
     assert report.final_digest_matches is (True if folder == SNAPSHOT else None)
 
 
+def test_a_trace_replays_the_same_against_the_folders_that_hold_its_files(
+        tmp_path: Path) -> None:
+    """docs/guide/replay-in-ci.md: recorded with triage.ttl and ehr.ttl, replayed against
+    workflows/ ontologies/ (as CI does), it says the definitions changed and replays `same`.
+    It diverged on its first gate read: ontologies/ holds horis-shapes.ttl, whose authoring
+    shapes then judged each patient as domain shapes (does it have a horis:adapter?)."""
+    files = Calls().agent([ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl"])
+    files.run(World.from_files(ROOT / "examples" / "triage" / "world.ttl"), all=True,
+              trace=tmp_path / "run.jsonl")
+    report = replay(tmp_path / "run.jsonl", Agent.from_files(ROOT / "workflows",
+                                                             ROOT / "ontologies"))
+    assert report.definitions_changed
+    assert not report.diverged, report.first_divergence
+
+
 # -- live runs, replayed ------------------------------------------------------------------
 
 def test_a_live_run_replays_from_file_and_from_memory_without_calling_its_tools(

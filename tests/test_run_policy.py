@@ -176,6 +176,13 @@ def test_cli_run_waits_approve_then_resume_calls_once(tmp_path) -> None:
     assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
     assert fp in wrong.stderr   # it lists what the instance waits for
 
+    # without --out a world read from a file ends with the command: it said "approved",
+    # and the resume that followed waited for approval again
+    lost = horismos(tmp_path, "approve", "defs.ttl", "--world", "after.trig", "--instance",
+                    iid, "--fingerprint", fp)
+    assert lost.returncode == 2 and "Traceback" not in lost.stderr, lost.stdout + lost.stderr
+    assert "approved" not in lost.stdout and "give --out F" in lost.stderr, lost.stderr
+
     ok = horismos(tmp_path, "approve", "defs.ttl", "--world", "after.trig", "--instance", iid,
                   "--fingerprint", fp, "--out", "approved.trig")
     assert ok.returncode == 0, ok.stdout + ok.stderr
@@ -184,6 +191,8 @@ def test_cli_run_waits_approve_then_resume_calls_once(tmp_path) -> None:
                     "ward", "--instance", iid)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "calls.log").read_text().count("\n") == 1
+    # nothing said that the call's effects and the instance's end were not kept
+    assert "what this resume did is not kept" in done.stderr and "--out F" in done.stderr
 
 
 def test_cli_run_again_on_a_focus_waiting_for_approval_says_to_resume(tmp_path) -> None:

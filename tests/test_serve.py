@@ -414,6 +414,33 @@ def test_run_workflow_starts_a_workflow_and_says_where_it_ended(project: Path) -
     assert again.structured_content["status"] == "blocked"
 
 
+def test_run_workflow_and_discover_over_folders_name_nodes_as_the_world_holds_them() -> None:
+    """`serve workflows/ ontologies/`: each file binds ':' to its own namespace. discover's
+    focus ':patient42' was refused as undeclared, and run_workflow's answer named the focus
+    <http://example.org/ehr#patient42> where `run` prints :patient42."""
+    from horismos import Agent, World
+    from horismos._serve import ServedTools
+
+    sys.path.insert(0, str(ROOT / "examples" / "triage"))
+    try:
+        import ehr_client
+    finally:
+        sys.path.pop(0)
+    agent = Agent.from_files(ROOT / "workflows", ROOT / "ontologies", tools={
+        "ehr_client.assign_queue": ehr_client.assign_queue,
+        "ehr_client.notify_nurse": ehr_client.notify_nurse})
+    served = ServedTools(agent, World.from_files(ROOT / "examples" / "triage" / "world.ttl"),
+                         run_workflow=True)
+
+    async def calls() -> list[Any]:
+        return [await served.call("discover", {"query": "assign queue", "focus": ":patient42"}),
+                await served.call("run_workflow", {"workflow": ":Triage", "focus": ":patient42"})]
+
+    found, ran = asyncio.run(calls())
+    assert not found.is_error and "bound: patient=:patient42" in _text(found), _text(found)
+    assert _text(ran).startswith(":Triage for :patient42: completed (2 steps)"), _text(ran)
+
+
 # -- stdio, the SDK's client ----------------------------------------------------------------------
 
 def test_stdio_lists_closed_schemas_and_refuses_what_the_contract_does_not_declare(
