@@ -112,6 +112,12 @@ class CallResult:
     def ok(self) -> bool:
         return self.status == "completed"
 
+    def not_kept(self) -> None:
+        """Say in :attr:`content` that the effects were not kept: the world ends with the
+        process (an in-memory store, no ``--out``). Its JSON said they landed."""
+        if self.content and self.content[0].get("type") == "text":
+            self.content[0] = {"type": "text", "text": _summary(self, kept=False)}
+
     def to_json(self) -> dict[str, Any]:
         return {
             "status": self.status,
@@ -134,14 +140,7 @@ class CallResult:
         if self.status == "completed":
             graph = next((a["iri"] for a in self.artifacts if a["type"] == "named_graph"), "")
             n = len(self.effects)
-            where = (
-                f"landed in <{graph}>"
-                if kept
-                else (
-                    "passed the gate; not kept: the world was in memory and ends with this call "
-                    "(give --out F.trig or a persistent --store to keep them)"
-                )
-            )
+            where = f"landed in <{graph}>" if kept else _UNKEPT
             lines.append(f"  {n} effect{'' if n == 1 else 's'} {where}" + (":" if n else ""))
             lines.extend(
                 f"    {self.names(s)} {self.names(p)} {self.names(o)}" for s, p, o in self.effects
@@ -718,10 +717,17 @@ def _call_text(tool: Tool, nodes: Mapping[str, Node], name: Callable[[Node], str
     return f"{tool.name}({shown})"
 
 
-def _summary(result: CallResult) -> str:
+_UNKEPT = (
+    "passed the gate; not kept: the world was in memory and ends with this call "
+    "(give --out F.trig or a persistent --store to keep them)"
+)
+
+
+def _summary(result: CallResult, *, kept: bool = True) -> str:
     if result.status == "completed":
         n = len(result.effects)
-        return f"{result.call} completed: {n} effect{'' if n == 1 else 's'} landed"
+        where = "landed" if kept else _UNKEPT
+        return f"{result.call} completed: {n} effect{'' if n == 1 else 's'} {where}"
     assert result.error is not None
     return (
         f"{result.call} {result.status.replace('_', ' ')} ({result.error['kind']}): "

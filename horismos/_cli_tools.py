@@ -313,10 +313,13 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
         result.artifacts.append({"type": "world", "path": args.out})
+    kept = bool(args.out) or world.store.persistent
     if args.format == "json":
+        if not kept:
+            result.not_kept()
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
-        print(result.receipt(kept=bool(args.out) or world.store.persistent))
+        print(result.receipt(kept=kept))
     return EXIT_CALL[result.status]
 
 

@@ -5,6 +5,7 @@ Each test is a command a new user ran, as a subprocess, or the API call behind i
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -155,8 +156,14 @@ def test_tools_call_on_a_world_that_ends_with_it_does_not_say_landed(tmp_path: P
     p = horismos(*call, cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "landed" not in p.stdout and "not kept" in p.stdout and "--out" in p.stdout
+    # its JSON envelope says the same (an agent reading it was told they landed)
+    p = horismos(*call, "--format", "json", cwd=tmp_path)
+    (said,) = [c["text"] for c in json.loads(p.stdout)["content"] if c["type"] == "text"]
+    assert "landed" not in said and "not kept" in said, said
     p = horismos(*call, "--out", "after.trig", cwd=tmp_path)
     assert p.returncode == 0 and "2 effects landed in <" in p.stdout
+    p = horismos(*call, "--out", "again.trig", "--format", "json", cwd=tmp_path)
+    assert "landed" in json.loads(p.stdout)["content"][0]["text"]
 
 
 def test_trace_show_gives_a_proposals_choice_and_a_waits_reason(tmp_path: Path) -> None:
