@@ -11,6 +11,7 @@ takes an ActionStep's path through the runner — binding, SHACL gate, one trans
 from __future__ import annotations
 
 import functools
+import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -432,12 +433,13 @@ async def guarded_call(
             # it yielded at the doubt node to a step calling there at the same moment
             raise _Refused("refused", "outcome_unknown", str(record.error))
         result = _from_record(tool, record)
+        made = json.dumps([_as_text(nodes)])  # its arguments, as its intent kept them
         if intent is not None and isinstance(record.error, OutcomeUnknown):
             assert result.error is not None
-            result.error["message"] = doubt_message(tool, key, defs.name)
+            result.error["message"] = doubt_message(tool, key, defs.name, args=made)
         elif intent is not None and runner.left_in_doubt(record, tool):
             assert result.error is not None  # it answered, and nothing of it landed
-            result.error["message"] += ". " + doubt_message(tool, key, defs.name)
+            result.error["message"] += ". " + doubt_message(tool, key, defs.name, args=made)
     except _Refused as r:
         agent.take_back_individuals(world, placed)  # "nothing changed in the world"
         tr.emit("refused", tool=str(tool.iri), kind=r.kind, message=r.message)

@@ -217,17 +217,23 @@ def doubt_place(key: Node, name: Callable[[Node], str]) -> str:
 
 
 def doubt_message(
-    tool: Tool, key: Node, name: Callable[[Node], str], earlier: Intent | None = None
+    tool: Tool,
+    key: Node,
+    name: Callable[[Node], str],
+    earlier: Intent | None = None,
+    args: str | None = None,
 ) -> str:
     """Why a call of ``tool`` on ``key`` is not made while an earlier one there is in doubt
-    (``earlier``: what was kept of it, when it is known), in every lane's words."""
+    (``earlier``: what was kept of it, when it is known; ``args``: the arguments of the call
+    just left in doubt, as the trace writes them), in every lane's words."""
     on = doubt_place(key, name)
     was = ""
     if earlier is not None:  # a catalog call's instance is its own call: no name to give
         call = str(earlier.instance).startswith("urn:horismos:call:")
         by = "" if call else f"by {name(earlier.instance)}, "
         was = f" ({by}started {earlier.started}, arguments {earlier.args})"
-    given = reconcile_args(tool, key, earlier.args, name) if earlier is not None else None
+    recorded = earlier.args if earlier is not None else args
+    given = reconcile_args(tool, key, recorded, name) if recorded is not None else None
     return (
         f"{tool.name} is not idempotent and may already have acted{on}: a call there{was} was "
         "sent and its outcome never landed (the process stopped, the lease was lost, the "

@@ -79,7 +79,7 @@ def test_a_call_that_never_answered_is_not_made_again_until_reconciled(build: Bu
     first = agent.catalog.call("t.charge", args, world, allow=ALLOW)
     assert first.status == "timed_out" and first.error is not None
     assert first.error["kind"] == "outcome_unknown"
-    assert "tools reconcile t.charge" in first.error["message"]
+    assert """tools reconcile t.charge … --args '{"patient": ":p1"}'""" in first.error["message"]
     assert len(intents(world)) == 1
 
     charge.mode = "answer"
@@ -266,7 +266,8 @@ def test_an_answer_refused_as_too_large_holds_the_call_in_doubt(build: Build) ->
     call = agent.catalog.call("t.charge", {"patient": ":p2"}, world, allow=ALLOW)
     assert call.status == "failed" and call.error is not None
     assert call.error["kind"] == "result_too_large"
-    assert "tools reconcile t.charge" in call.error["message"]
+    # the command that clears it is given whole, ready to paste once checked
+    assert """tools reconcile t.charge … --args '{"patient": ":p2"}'""" in call.error["message"]
     assert agent.catalog.call("t.charge", {"patient": ":p2"}, world,
                               allow=ALLOW).status == "refused"
     assert acted == [str(EX.p1), str(EX.p2)]
