@@ -8,7 +8,6 @@ stopped where it did.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import sys
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from ._cli_common import (
 from ._cli_validate import run_warnings
 from ._definitions import Definitions
 from ._errors import ShaclMessage, UsageError
+from ._preconditions import why_blocked
 from ._proposal import summary as proposal_summary
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import focus_nodes
@@ -397,20 +397,14 @@ class RunView:
         of the world (the record keeps the failing pattern, as its trace does)."""
         if self._explained is not None and self._explained[0] is rec:
             return self._explained[1]
-        text = f"this pattern does not hold: {one_line(rec.blocked_by or '')}"
         step = self.defs.steps.get(rec.step)
         tool = getattr(step, "tool", None)
-        for pre in (getattr(step, "requires", None), getattr(tool, "requires", None)):
-            if (
-                self.world is None
-                or pre is None
-                or rec.blocked_by
-                not in (*(p.text for p in pre.patterns), " ".join(p.text for p in pre.patterns))
-            ):
-                continue
-            with contextlib.suppress(Exception):  # no diagnosis: the pattern stays shown
-                text = self.world.store.explain(pre, dict(inst.variables))
-            break
+        text = why_blocked(
+            (getattr(step, "requires", None), getattr(tool, "requires", None)),
+            rec.blocked_by,
+            self.world.store if self.world is not None else None,
+            inst.variables,
+        )
         self._explained = (rec, text)
         return text
 

@@ -66,6 +66,7 @@ from ._policy import (
     implementation,
     server_of,
 )
+from ._preconditions import why_blocked
 from ._stores import Change, Conflict
 from ._vocab import HORIS, NS, PROV
 from ._world import holds_subject
@@ -390,10 +391,19 @@ class ServedTools:
             f"({len(inst.steps)} step{'' if len(inst.steps) == 1 else 's'})"
         ]
         lines += [f"  {name(r.step)}: {r.status}" for r in inst.steps]
+        blocked = None
+        rec = next((r for r in reversed(inst.steps) if r.status == "blocked"), None)
+        if rec is not None and rec.blocked_by:  # which part, with its values, as `run` says
+            step = self.agent.definitions.steps.get(rec.step)
+            tool = getattr(step, "tool", None)
+            blocked = why_blocked(
+                (getattr(step, "requires", None), getattr(tool, "requires", None)),
+                rec.blocked_by,
+                self.world.store,
+                inst.variables,
+            )
         lines += [
-            f"  {x}"
-            for x in (inst.brief, inst.blocked_by, str(inst.error) if inst.error else None)
-            if x
+            f"  {x}" for x in (inst.brief, blocked, str(inst.error) if inst.error else None) if x
         ]
         return types.CallToolResult(
             content=[types.TextContent(text="\n".join(lines))],

@@ -414,6 +414,34 @@ def test_run_workflow_starts_a_workflow_and_says_where_it_ended(project: Path) -
     assert again.structured_content["status"] == "blocked"
 
 
+def test_run_workflow_says_which_part_of_a_step_blocked_it_as_run_does(project: Path) -> None:
+    """A blocked instance's answer gave its step's whole pattern, lines and all; `run` says
+    which part has no solution, with the values bound then. They say the same now."""
+    from horismos import Agent, World
+    from horismos._serve import ServedTools
+
+    (project / "triage.ttl").write_text(DEFS + """
+:Triage a horis:Workflow ; horis:focusType :Patient ; horis:start :QueueWard .
+:QueueWard a horis:ActionStep ; horis:tool :t.queue ;
+    horis:requires \"\"\" ?this :inWard ?ward .
+                       ?ward :open true \"\"\" ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+""")
+    (project / "world.ttl").write_text(WORLD + ":p1 :inWard :w1 .\n")
+    agent = Agent.from_files(project / "triage.ttl", tools={"queue": _tools().queue})
+    answer = asyncio.run(ServedTools(agent, World.from_files(project / "world.ttl"),
+                                     run_workflow=True).call(
+        "run_workflow", {"workflow": ":Triage", "focus": ":p1"}))
+    assert answer.structured_content["status"] == "blocked"
+    said = _text(answer).splitlines()[-1].strip()
+    assert said == "?ward :open true . has no solution for ?ward = :w1", said
+    p = subprocess.run([sys.executable, "-m", "horismos", "run", "triage.ttl", "--world",
+                        "world.ttl", "--tools", "clinic_tools.py", "--workflow", ":Triage",
+                        "--focus", ":p1"],
+                       cwd=project, capture_output=True, text=True, timeout=120)
+    assert said in p.stdout, p.stdout + p.stderr
+
+
 def test_run_workflow_and_discover_over_folders_name_nodes_as_the_world_holds_them() -> None:
     """`serve workflows/ ontologies/`: each file binds ':' to its own namespace. discover's
     focus ':patient42' was refused as undeclared, and run_workflow's answer named the focus
