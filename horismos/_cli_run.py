@@ -402,7 +402,7 @@ class RunView:
         text = why_blocked(
             (getattr(step, "requires", None), getattr(tool, "requires", None)),
             rec.blocked_by,
-            self.world.store if self.world is not None else None,
+            self.world.store.explain if self.world is not None else None,
             inst.variables,
         )
         self._explained = (rec, text)

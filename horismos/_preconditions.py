@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from rdflib import Graph, Literal, URIRef, Variable
 from rdflib.plugins.sparql import prepareQuery
@@ -26,9 +26,6 @@ from rdflib.query import ResultRow
 from rdflib.term import Node
 
 from ._patterns import Plan, compile_plan
-
-if TYPE_CHECKING:
-    from ._stores.base import Store
 
 __all__ = [
     "Precondition",
@@ -443,23 +440,23 @@ def explain(pre: Precondition, bindings: Mapping[str, Node], select: Select) -> 
 def why_blocked(
     requires: Sequence[Precondition | None],
     blocked_by: str | None,
-    store: Store | None,
+    explain: Callable[[Precondition, Mapping[str, Node]], str] | None,
     bindings: Mapping[str, Node],
 ) -> str:
     """Why a step was blocked, for a person: which part of the preconditions it recorded as
     failing (``blocked_by``, of its own or its tool's ``requires``) has no solution, with the
-    values bound when it was reached, asked of ``store`` (:func:`explain`); the failing
+    values bound when it was reached, asked of the world (``explain``: its store's); the failing
     pattern on one line when it cannot be told (no world to ask, or a part that does not
     stand alone). ``run`` and ``serve``'s ``run_workflow`` say the same."""
     text = f"this pattern does not hold: {' '.join((blocked_by or '').split())}"
     for pre in requires:
-        if store is None or pre is None:
+        if explain is None or pre is None:
             continue
         written = [p.text for p in pre.patterns]
         if blocked_by not in (*written, " ".join(written)):
             continue
         try:
-            return store.explain(pre, dict(bindings))
+            return explain(pre, dict(bindings))
         except Exception:  # no diagnosis: the pattern stays shown
             return text
     return text

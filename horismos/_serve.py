@@ -399,7 +399,7 @@ class ServedTools:
             blocked = why_blocked(
                 (getattr(step, "requires", None), getattr(tool, "requires", None)),
                 rec.blocked_by,
-                self.world.store,
+                self.world.store.explain,
                 inst.variables,
             )
         lines += [
