@@ -34,7 +34,7 @@ world: ``quads`` and ``dataset`` leave them out, so digests and snapshots never 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -171,6 +171,14 @@ class Store:
     ) -> list[dict[str, Node]]:
         """``ahead``: what the caller reads next (:class:`ReadAhead`), a hint."""
         raise NotImplementedError
+
+    def held(self, pre: Precondition, each: Sequence[Mapping[str, Node]]) -> list[bool]:
+        """For each of ``each``, whether ``pre`` has a solution with those bindings: what
+        ``bool(solutions(pre, bindings))`` answers, asked for many bindings at once. Here,
+        one :meth:`solutions` each; a store that pays a round trip per request
+        (``sparql:URL``) asks for all of them in one (``horismos wake`` asks a wait's
+        ``horis:until`` for every instance waiting at it)."""
+        return [bool(self.solutions(pre, bindings)) for bindings in each]
 
     def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
         """The first pattern of ``pre`` with no solution on its own, or all of them joined

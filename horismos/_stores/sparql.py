@@ -242,6 +242,41 @@ class SparqlStore(Store):
             ]
         return found
 
+    def held(self, pre: Precondition, each: Sequence[Mapping[str, Node]]) -> list[bool]:
+        """One request for up to :data:`_HELD_ROWS` bindings: each is a row of the ``VALUES``
+        block at the top of each pattern's group (a variable it does not bind, ``UNDEF``),
+        numbered by a variable of its own, and the numbers of the rows that have a solution
+        come back. A join distributes over a ``VALUES`` block's rows, and rows of different
+        numbers join with nothing, so a row has a solution here exactly when its bindings, as
+        the one row :meth:`solutions` sends, have one."""
+        found: list[bool | None] = []
+        for bindings in each:  # what a read-ahead already answered, as solutions() would
+            later = self._later.pop(_solutions_key(pre, bindings), None)
+            found.append(None if later is None else bool(later))
+        asked = [n for n, f in enumerate(found) if f is None]
+        row = _ROW
+        while row in pre.variables:
+            row += "_"
+        prologue = self._prologue(pre.prefixes, pre.select_text)
+        for start in range(0, len(asked), _HELD_ROWS):
+            chunk = asked[start : start + _HELD_ROWS]
+            names = sorted({k for n in chunk for k in each[n] if k in pre.variables})
+            rows = " ".join(
+                f"({n} "
+                + " ".join(_named(each[n][k]) if k in each[n] else "UNDEF" for k in names)
+                + ")"
+                for n in chunk
+            )
+            values = f"VALUES ({' '.join('?' + k for k in [row, *names])}) {{ {rows} }}\n"
+            body = "\n".join(f"{{ {values}{p.text}\n}}" for p in pre.patterns)
+            held = {
+                int(str(r[row]))
+                for r in self._rows(f"{prologue}SELECT DISTINCT ?{row} WHERE {{\n{body}\n}}")
+            }
+            for n in chunk:
+                found[n] = n in held
+        return [bool(f) for f in found]
+
     def _keep_ahead(self, rows: list[dict[str, Node]], predicates: frozenset[Node] | None) -> None:
         """Keep the types and triples a read-ahead fetched, as ``objects`` and ``outgoing``
         would have answered."""
@@ -731,6 +766,11 @@ _K, _N, _T, _P, _O, _BP, _BO, _OT, _R = (
     f"horis_ahead_{n}" for n in ("k", "n", "t", "p", "o", "bp", "bo", "ot", "r")
 )
 _TYPES, _EDGES = Literal("t"), Literal("g")
+_ROW = "horis_held_row"
+"""The variable numbering :meth:`SparqlStore.held`'s rows (with a ``_`` more while a
+precondition names it)."""
+_HELD_ROWS = 500
+"""Bindings :meth:`SparqlStore.held` asks in one request: a query of some tens of kB."""
 _VARNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
