@@ -424,7 +424,8 @@ def test_a_program_does_not_outlive_a_run_killed_mid_call(tmp_path, root) -> Non
     defs = command("charge", f'"python" "slow_charge.py" "{ledger}" "{started}"', root) + tool(
         "t.charge", "cmd:charge", timeout="30s") + """
 :Charge a horis:Workflow ; horis:focusType :Patient ; horis:start :Go .
-:Go a horis:ActionStep ; horis:tool :t.charge ; horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+:Go a horis:ActionStep ; horis:tool :t.charge ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
 """
     agent_for(tmp_path, defs)
     horismos = [sys.executable, "-m", "horismos"]
