@@ -38,14 +38,13 @@ from ._intents import (
     doubt_message,
     doubt_node,
     doubt_place,
-    end_calling,
     holder,
     holding_at,
     in_flight_message,
     making,
-    note_calling,
     open_intent,
     open_step_intents,
+    outlast,
     read_intent,
 )
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
@@ -462,28 +461,12 @@ async def guarded_call(
 
 
 def _outlast(running: threading.Event, node: URIRef, worker: Worker | None) -> None:
-    """Keep a call abandoned at its timeout in flight while its thread still acts: a sync
-    Python function cannot be stopped, so it goes on after the caller was told "timed out".
-    Meanwhile it stays noted in :data:`CALLING` (reconcile in this process refuses) and, on a
-    shared world, its subject's claim stays held (reconcile and calls elsewhere are busy);
-    both are given back once the thread returns (the store's connection takes turns between
-    threads). Cleared meanwhile, the next call on that subject went out while the first was
-    still acting: two charges.
-
-    Should the process end first, the claim lapses with its lease, as when it is killed."""
-    note_calling(node)
-
-    def release() -> None:
-        running.wait()
-        try:
-            if worker is not None:
-                worker.leave()
-        except Exception:  # the store is away: the lease lapses on its own
-            pass
-        finally:
-            end_calling(node)
-
-    threading.Thread(target=release, name="horismos-abandoned-call", daemon=True).start()
+    """Keep a call abandoned at its timeout in flight while its thread still acts
+    (:func:`~._intents.outlast`) and, on a shared world, its subject's claim held (reconcile
+    and calls elsewhere are busy), given back once the thread returns (the store's connection
+    takes turns between threads). Should the process end first, the claim lapses with its
+    lease, as when it is killed."""
+    outlast(running, node, worker.leave if worker is not None else None)
 
 
 @dataclass(frozen=True)

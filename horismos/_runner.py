@@ -55,6 +55,7 @@ from ._intents import (
     in_flight_message,
     key_at,
     open_intent,
+    outlast,
     read_intent,
     settling_at,
     yields_to,
@@ -814,6 +815,10 @@ class Runner:
                     self._pending.setdefault(inst.instance, []).extend(
                         doubt_marks(inst.instance, step.iri, tool, began, acted)
                     )
+                running = e.running if isinstance(e, OutcomeUnknown) else None
+                if acted and running is not None:  # abandoned at its timeout, acting still:
+                    # reconcile here leaves it be until its thread returns, as for a call's
+                    outlast(running, doubt_node(tool.iri, doubt_key(tool, acted[-1])))
             if isinstance(e, ToolTimeout) or isinstance(getattr(e, "cause", None), ToolTimeout):
                 rec.status = "timed_out"
             elif isinstance(e, GateRejected):

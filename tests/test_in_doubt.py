@@ -120,6 +120,39 @@ def test_a_call_that_never_answered_is_not_made_again_until_reconciled(build: Bu
     assert len(charge.acted) == 3 and intents(world) == []
 
 
+
+def test_a_step_still_acting_after_its_timeout_is_not_cleared_meanwhile(build: Build) -> None:
+    """A workflow step's sync Python call is abandoned at its timeout and goes on acting in its
+    thread; the instance waits for an operator at its onError step. Reconcile in the same
+    process (an application running workflows and offering to clear a call in doubt) cleared
+    it at once, while the charge was still being made, and the next call charged again. As a
+    catalog call's, the step's call counts as being made until its function returns."""
+    charge = Charger()
+    agent, world = build(CHARGE + """
+:Bill a horis:Workflow ; horis:focusType :Patient ; horis:start :Charge .
+:Charge a horis:ActionStep ; horis:tool :t.charge ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:onError :Check .
+:Check a horis:WaitStep ; horis:reason "check the charge" ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ; horis:until "?this :ref ?r ." .
+""", tools={"charge": charge})
+    args = {"patient": ":p1"}
+    charge.mode = "hang"
+    run = agent.run(world, workflow=EX.Bill, focus=EX.p1, allow=ALLOW)
+    assert run.status == "waiting" and run.steps[0].status == "timed_out"
+    assert not charge.hung.is_set()
+    with pytest.raises(UsageError, match="being made in this process"):
+        agent.catalog.reconcile("t.charge", args, world)
+    charge.mode = "answer"
+    refused = agent.catalog.call("t.charge", args, world, allow=ALLOW)
+    assert refused.status == "refused" and charge.acted == ["http://example.org/clinic#p1"]
+    assert charge.hung.wait(10)
+    deadline = time.monotonic() + 10
+    while CALLING:  # given back once the thread has returned
+        assert time.monotonic() < deadline, CALLING
+        time.sleep(0.01)
+    cleared = agent.catalog.reconcile("t.charge", args, world)
+    assert cleared is not None and intents(world) == []
+
 def test_a_call_that_answers_leaves_nothing_in_doubt(build: Build) -> None:
     charge = Charger()
     agent, world = build(CHARGE, tools={"charge": charge})
@@ -184,6 +217,11 @@ def test_a_rerun_after_a_step_never_answered_does_not_call_again(build: Build) -
     assert called.error["kind"] == "outcome_unknown"
     assert charge.acted == ["http://example.org/clinic#p1"]
 
+    assert charge.hung.wait(10)  # the abandoned call has returned: it can be cleared
+    deadline = time.monotonic() + 10
+    while CALLING:
+        assert time.monotonic() < deadline, CALLING
+        time.sleep(0.01)
     assert agent.catalog.reconcile("t.charge", json.loads(args), world) is not None
     done = agent.run(world, focus=":p1")
     assert done.status == "completed" and len(charge.acted) == 2 and intents(world) == []
