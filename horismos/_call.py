@@ -11,7 +11,6 @@ takes an ActionStep's path through the runner — binding, SHACL gate, one trans
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -425,7 +424,9 @@ async def guarded_call(
             # a claim on the subject stays held meanwhile; one on the tool itself (a tool
             # with no subject) would hold back its every call, for as long as this one hangs
             keep = worker if worker is not None and _claim_key(tool, nodes) != tool.iri else None
-            _outlast(running, intent, keep)
+            # its thread, acting on, counts as this call being made (:func:`outlast`) and
+            # keeps the claim held (reconcile and calls elsewhere are busy) until it returns
+            outlast(running, intent, keep.leave if keep is not None else None)
             if keep is not None:
                 worker = None  # its claim is given back when the call's thread returns
         if record.status == "blocked" and isinstance(record.error, CallInFlight):
@@ -458,15 +459,6 @@ async def guarded_call(
     if isinstance(trace, str | Path):
         result.artifacts.append({"type": "trace", "path": str(trace)})
     return result
-
-
-def _outlast(running: threading.Event, node: URIRef, worker: Worker | None) -> None:
-    """Keep a call abandoned at its timeout in flight while its thread still acts
-    (:func:`~._intents.outlast`) and, on a shared world, its subject's claim held (reconcile
-    and calls elsewhere are busy), given back once the thread returns (the store's connection
-    takes turns between threads). Should the process end first, the claim lapses with its
-    lease, as when it is killed."""
-    outlast(running, node, worker.leave if worker is not None else None)
 
 
 @dataclass(frozen=True)
