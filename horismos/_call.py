@@ -28,7 +28,7 @@ from ._catalog import (
     ordered_args,
     types_in,
 )
-from ._claims import CALLS, Worker
+from ._claims import CATALOG, Worker
 from ._errors import AmbiguousName, CallInFlight, NotAnIRI, OutcomeUnknown, ToolError, UsageError
 from ._intents import (
     CALLING,
@@ -461,16 +461,6 @@ async def guarded_call(
     return result
 
 
-@dataclass(frozen=True)
-class _Calls:
-    """The claims catalog calls hold on a shared world: one per subject (:func:`_hold`)."""
-
-    iri: URIRef
-
-
-_CALLS = _Calls(CALLS)
-
-
 def _claim_key(tool: Tool, nodes: Mapping[str, Node]) -> URIRef:
     """What a call's claim on a shared world is held on: its effect's subject, else the tool
     (one call of such a tool at a time)."""
@@ -492,7 +482,7 @@ async def _hold(worker: Worker, key: URIRef) -> None:
     refused now or running after, finds the precondition gone. A run's instance on that node
     (its focus) holds it off the same way, and the call holds off the run."""
     try:
-        await worker.hold(_CALLS, key)
+        await worker.hold(CATALOG, key)
     except UsageError:
         raise _Refused(
             "refused",

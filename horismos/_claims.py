@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from ._model import Workflow
     from ._runner import Runner
 
-__all__ = ["CALLS", "LEASE", "SETTLE", "FencedStore", "Work", "Worker"]
+__all__ = ["CALLS", "CATALOG", "LEASE", "SETTLE", "FencedStore", "Work", "Worker", "keep_subject"]
 
 LEASE = float(os.environ.get("HORISMOS_LEASE", "10"))
 """Seconds a worker's claims outlive its last heartbeat."""
@@ -318,7 +318,7 @@ class Worker:
         claim = _claim_iri(CALLS, subject)
         deadline = time.monotonic() + self.lease
         while True:
-            self._claim(_CATALOG, [subject], reopen=True)
+            self._claim(CATALOG, [subject], reopen=True)
             rows = self.store.select(
                 f"SELECT ?w WHERE {{ GRAPH <{CLAIMS}> {{ ?claim c:worker ?w . "
                 "?w c:alive true } }",
@@ -652,7 +652,8 @@ class _Catalog:
     iri: URIRef = CALLS
 
 
-_CATALOG = _Catalog()
+CATALOG = _Catalog()
+"""What a catalog call's claim on its subject is for (:data:`CALLS`)."""
 
 
 def keep_subject(store: Store, subject: URIRef) -> Callable[[], None]:
