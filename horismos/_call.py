@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -30,7 +29,7 @@ from ._catalog import (
     ordered_args,
     types_in,
 )
-from ._claims import CALLS, Worker
+from ._claims import CATALOG, Worker
 from ._errors import AmbiguousName, CallInFlight, NotAnIRI, OutcomeUnknown, ToolError, UsageError
 from ._intents import (
     CALLING,
@@ -39,14 +38,13 @@ from ._intents import (
     doubt_message,
     doubt_node,
     doubt_place,
-    end_calling,
     holder,
     holding_at,
     in_flight_message,
     making,
-    note_calling,
     open_intent,
     open_step_intents,
+    outlast,
     read_intent,
 )
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
@@ -426,7 +424,9 @@ async def guarded_call(
             # a claim on the subject stays held meanwhile; one on the tool itself (a tool
             # with no subject) would hold back its every call, for as long as this one hangs
             keep = worker if worker is not None and _claim_key(tool, nodes) != tool.iri else None
-            _outlast(running, intent, keep)
+            # its thread, acting on, counts as this call being made (:func:`outlast`) and
+            # keeps the claim held (reconcile and calls elsewhere are busy) until it returns
+            outlast(running, intent, keep.leave if keep is not None else None)
             if keep is not None:
                 worker = None  # its claim is given back when the call's thread returns
         if record.status == "blocked" and isinstance(record.error, CallInFlight):
@@ -462,41 +462,6 @@ async def guarded_call(
     return result
 
 
-def _outlast(running: threading.Event, node: URIRef, worker: Worker | None) -> None:
-    """Keep a call abandoned at its timeout in flight while its thread still acts: a sync
-    Python function cannot be stopped, so it goes on after the caller was told "timed out".
-    Meanwhile it stays noted in :data:`CALLING` (reconcile in this process refuses) and, on a
-    shared world, its subject's claim stays held (reconcile and calls elsewhere are busy);
-    both are given back once the thread returns (the store's connection takes turns between
-    threads). Cleared meanwhile, the next call on that subject went out while the first was
-    still acting: two charges.
-
-    Should the process end first, the claim lapses with its lease, as when it is killed."""
-    note_calling(node)
-
-    def release() -> None:
-        running.wait()
-        try:
-            if worker is not None:
-                worker.leave()
-        except Exception:  # the store is away: the lease lapses on its own
-            pass
-        finally:
-            end_calling(node)
-
-    threading.Thread(target=release, name="horismos-abandoned-call", daemon=True).start()
-
-
-@dataclass(frozen=True)
-class _Calls:
-    """The claims catalog calls hold on a shared world: one per subject (:func:`_hold`)."""
-
-    iri: URIRef
-
-
-_CALLS = _Calls(CALLS)
-
-
 def _claim_key(tool: Tool, nodes: Mapping[str, Node]) -> URIRef:
     """What a call's claim on a shared world is held on: its effect's subject, else the tool
     (one call of such a tool at a time)."""
@@ -518,7 +483,7 @@ async def _hold(worker: Worker, key: URIRef) -> None:
     refused now or running after, finds the precondition gone. A run's instance on that node
     (its focus) holds it off the same way, and the call holds off the run."""
     try:
-        await worker.hold(_CALLS, key)
+        await worker.hold(CATALOG, key)
     except UsageError:
         raise _Refused(
             "refused",

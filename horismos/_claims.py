@@ -48,6 +48,7 @@ no other claims a large second batch with its first and keeps batches large to t
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import os
 import random
@@ -76,7 +77,7 @@ if TYPE_CHECKING:
     from ._model import Workflow
     from ._runner import Runner
 
-__all__ = ["CALLS", "LEASE", "SETTLE", "FencedStore", "Work", "Worker"]
+__all__ = ["CALLS", "CATALOG", "LEASE", "SETTLE", "FencedStore", "Work", "Worker", "keep_subject"]
 
 LEASE = float(os.environ.get("HORISMOS_LEASE", "10"))
 """Seconds a worker's claims outlive its last heartbeat."""
@@ -290,7 +291,8 @@ class Worker:
             await asyncio.sleep(random.uniform(0.01, 0.05) * attempt)
         if not mine:
             doing = (
-                f"a catalog call on {focus}"
+                f"a catalog call on {focus} (or a step's call there abandoned at its timeout, "
+                "whose function still acts)"
                 if self._crossed(workflow, [focus])
                 else f"{workflow.iri} for {focus}"
             )
@@ -303,8 +305,32 @@ class Worker:
 
     def settles_holds_of(self, runner: Runner) -> None:
         """Have ``runner``'s steps settle their holds on doubt nodes through this worker
-        (``Runner._contested``): on a shared world, in every lane."""
+        (``Runner._contested``), and keep the subject of a call abandoned at its timeout held
+        while it acts on (:func:`keep_subject`): on a shared world, in every lane."""
         runner.settled_holders, runner.holds_settled = self.settled_holders, 3
+        runner.keep_subject = functools.partial(keep_subject, self.store)
+
+    def _keep(self, subject: URIRef) -> bool:
+        """Own the catalog calls' claim on ``subject`` (:data:`CALLS`), waiting up to a lease
+        for one another live process holds (a reconcile or a call, each refusing the node as
+        in flight) to go; whoever holds ``subject`` for a run (this process's own run, which
+        is why :meth:`hold` would not do) is no matter. Whether it is owned."""
+        claim = _claim_iri(CALLS, subject)
+        deadline = time.monotonic() + self.lease
+        while True:
+            self._claim(CATALOG, [subject], reopen=True)
+            rows = self.store.select(
+                f"SELECT ?w WHERE {{ GRAPH <{CLAIMS}> {{ ?claim c:worker ?w . "
+                "?w c:alive true } }",
+                {"claim": claim},
+                {"c": C},
+            )
+            if any(str(r["w"]) == str(self.iri) for r in rows):
+                self._held.append(claim)
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
 
     async def settled_holders(
         self, nodes: list[URIRef], landed_at: float, me: URIRef
@@ -617,6 +643,35 @@ def _named(workflow: Work, foci: Sequence[URIRef]) -> str:
         return ""
     pairs = " ".join(f"({_claim_iri(workflow.iri, f).n3()} {f.n3()})" for f in foci)
     return f"VALUES (?claim ?f) {{ {pairs} }}"
+
+
+@dataclass(frozen=True)
+class _Catalog:
+    """The catalog's guarded calls as a :class:`Work`: their claims are on subjects."""
+
+    iri: URIRef = CALLS
+
+
+CATALOG = _Catalog()
+"""What a catalog call's claim on its subject is for (:data:`CALLS`)."""
+
+
+def keep_subject(store: Store, subject: URIRef) -> Callable[[], None]:
+    """Hold ``subject`` as a catalog call being made does, under a lease of its own, for a
+    workflow step's call abandoned at its timeout whose function acts on in its thread (a
+    sync Python function cannot be stopped): ``tools reconcile`` and calls from other
+    processes are busy meanwhile, as for a catalog call so abandoned (:mod:`._call`). The
+    step's own claims go with its run, which may end first. Returns what gives it back, once
+    the function has returned; should the process end first, the lease lapses."""
+    while isinstance(store, WrappedStore):  # the store itself, not a worker's fenced view
+        store = store.inner
+    keeper = Worker.join(World(store))
+    try:
+        keeper._keep(subject)
+    except Exception:
+        keeper.leave()
+        raise
+    return keeper.leave
 
 
 def _claim_iri(workflow: URIRef, focus: URIRef) -> URIRef:

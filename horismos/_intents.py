@@ -87,6 +87,7 @@ __all__ = [
     "note_calling",
     "open_intent",
     "open_step_intents",
+    "outlast",
     "read_intent",
     "reconcile_args",
     "settling_at",
@@ -133,6 +134,28 @@ def end_calling(node: URIRef) -> None:
         CALLING[node] -= 1
         if not CALLING[node]:
             del CALLING[node]
+
+
+def outlast(running: threading.Event, node: URIRef, then: Callable[[], None] | None = None) -> None:
+    """Keep a call abandoned at its timeout in flight at ``node`` while its thread still
+    acts: a sync Python function cannot be stopped, so it goes on after the caller was told
+    "timed out". Meanwhile it stays noted in :data:`CALLING` (reconcile in this process
+    refuses to clear it); once the thread returns, ``then`` runs (a catalog call gives back
+    its subject's claim) and the note goes. Cleared meanwhile, the next call on that subject
+    went out while the first was still acting: two charges."""
+    note_calling(node)
+
+    def release() -> None:
+        running.wait()
+        try:
+            if then is not None:
+                then()
+        except Exception:  # the store is away: a claim's lease lapses on its own
+            pass
+        finally:
+            end_calling(node)
+
+    threading.Thread(target=release, name="horismos-abandoned-call", daemon=True).start()
 
 
 def calling(node: URIRef) -> Quad:

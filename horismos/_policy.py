@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -42,6 +43,7 @@ from ._bindings.wire import json_value
 from ._errors import PolicyRefused, UsageError
 from ._model import ActionStep, McpServer, Tool
 from ._stores import Change, Store
+from ._stores.base import INSTANCES
 from ._vocab import HORIS, NS, PROV
 
 if TYPE_CHECKING:
@@ -71,6 +73,18 @@ SIDE_EFFECTS = ("ReadOnly", "HostStateWrite", "ExternalCommit")
 """The ``horis:SideEffectClass`` values, from least to most reach."""
 DEFAULT_ALLOW = frozenset({"ReadOnly", "HostStateWrite"})
 """What a call may do unless the caller widens the policy: everything but ExternalCommit."""
+
+
+_TIMES = "({n} calls of this payload: approve it {n} times)"
+"""The brief's line under a fingerprint that several calls of a step send (a ``forEach``):
+:func:`approve` reads how many approvals the request asks for from it."""
+
+
+def _asked(brief: str, fp: str) -> int:
+    """How many approvals of ``fp`` a request whose brief is ``brief`` asks for: one, or as
+    many as its :data:`_TIMES` line under that fingerprint says."""
+    found = re.search(rf"Fingerprint: {re.escape(fp)}\n\((\d+) calls of this payload", brief)
+    return int(found.group(1)) if found else 1
 
 
 SERVED_PREFIX = "urn:horismos:served:"
@@ -258,7 +272,7 @@ class Pending:
             lines.append(f"Payload: {canonical_json(body)}")
             lines.append(f"Fingerprint: {fp}")
             if calls[fp] > 1:
-                lines.append(f"({calls[fp]} calls of this payload: approve it {calls[fp]} times)")
+                lines.append(_TIMES.format(n=calls[fp]))
         lines.append(
             f"Approve with: horismos approve … --instance {instance} --fingerprint "
             f"{self.calls[0][1]}; then: horismos resume … --instance {instance}"
@@ -358,11 +372,13 @@ def given_for(store: Store, approval: Node) -> str | None:
     return str(found) if found is not None else None
 
 
-def _recorded(store: Store, instance: URIRef) -> dict[str, list[tuple[Node, Node]]]:
-    """The approvals recorded for ``instance`` and not used yet: fingerprint -> (approval,
-    its graph), oldest first."""
+def _recorded(
+    store: Store, instance: URIRef, since: Node | None = None
+) -> dict[str, list[tuple[Node, Node]]]:
+    """The approvals recorded for ``instance`` and not used yet (given at ``since`` or later):
+    fingerprint -> (approval, its graph), oldest first."""
     rows = store.select(
-        """SELECT ?a ?g ?fp WHERE { GRAPH ?g {
+        """SELECT ?a ?g ?fp ?at WHERE { GRAPH ?g {
         ?a a horis:Approval ; horis:instance ?i ; horis:fingerprint ?fp ;
            prov:startedAtTime ?at
         FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used } } } ORDER BY ?at ?a""",
@@ -371,7 +387,8 @@ def _recorded(store: Store, instance: URIRef) -> dict[str, list[tuple[Node, Node
     )
     found: dict[str, list[tuple[Node, Node]]] = {}
     for r in rows:
-        found.setdefault(str(r["fp"]), []).append((r["a"], r["g"]))
+        if since is None or _after(r["at"], since):
+            found.setdefault(str(r["fp"]), []).append((r["a"], r["g"]))
     return found
 
 
@@ -403,6 +420,16 @@ def approve(
         raise UsageError(
             f"instance {instance} waits for no approval with fingerprint {fp}; "
             f"it waits for: {waiting}. An approval holds for one exact payload"
+        )
+    served = str(instance).startswith(SERVED_PREFIX)
+    if not served and not _waits_at(world.store, instance, latest["step"]):
+        # its request was answered: an approval recorded now would lie unused until the
+        # workflow came back to the step, and let that call go out with nobody asked
+        raise UsageError(
+            f"instance {instance} is not waiting for approval now: the request at "
+            f"{defs.name(latest['step'])} was answered and the instance went on. An approval "
+            "is of the call a waiting instance asks for; should it come back to that step, it "
+            "waits again with the payload's fingerprint: approve it then"
         )
     new_id = uuid.uuid4().hex
     at = Literal(dt.datetime.now(dt.UTC).isoformat(), datatype=XSD.dateTime)
@@ -438,6 +465,29 @@ def approve(
                 "first: it then asks again, for the tool as they define it"
             )
         triples.append((node, HORIS.implementation, Literal(now)))
+    else:
+        now = None
+    # the approvals given since the request, not used yet, for the tool as it is now: the
+    # request asked for those it lacked then (a forEach's calls of one payload, one each)
+    given = [
+        a
+        for a, _ in _recorded(world.store, instance, latest["started"]).get(fp, ())
+        if given_for(world.store, a) in (None, now)
+    ]
+    wanted = 1 if served else _asked(str(latest["brief"]), fp)
+    if len(given) >= wanted:  # a second approve of one call would approve a second call
+        raise UsageError(
+            f"the payload with fingerprint {fp} is approved already for {instance} "
+            + (
+                "and that approval is not used yet: the agent calls again with exactly these "
+                "arguments to use it"
+                if served
+                else f"({len(given)} approval{'s' if len(given) > 1 else ''} for the "
+                f"{wanted} call{'s' if wanted > 1 else ''} it waits for): resume the instance"
+            )
+            + "; an approval is good for one call, so approving again would let one more "
+            "call go out"
+        )
     world.commit(Change(add=[(s, p, o, graph) for s, p, o in triples]))
     return {
         "instance": str(instance),
@@ -451,11 +501,31 @@ def approve(
 def _requests(store: Store, instance: URIRef) -> list[dict[str, Node]]:
     """The approval requests the instance's steps left, newest last by start time."""
     return store.select(
-        """SELECT ?step ?tool ?started ?payloads ?asked WHERE { GRAPH ?g {
+        """SELECT ?step ?tool ?started ?payloads ?brief ?asked WHERE { GRAPH ?g {
         ?a horis:instance ?i ; horis:step ?step ; horis:tool ?tool ; horis:fingerprint ?fp ;
-           prov:startedAtTime ?started ; rdfs:comment ?payloads .
+           prov:startedAtTime ?started ; rdfs:comment ?payloads ; horis:brief ?brief .
         OPTIONAL { ?a horis:implementation ?asked } }
         FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:")) }""",
         {"i": instance},
         _NS,
     )
+
+
+def _waits_at(store: Store, instance: URIRef, step: Node) -> bool:
+    """Whether ``instance`` is waiting at ``step`` now (for an approval, at an ActionStep)."""
+    return bool(
+        store.select(
+            f"""SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{
+            ?i horis:status horis:Waiting ; horis:currentStep ?step }} }} LIMIT 1""",
+            {"i": instance, "step": step},
+            _NS,
+        )
+    )
+
+
+def _after(at: Node, since: Node) -> bool:
+    """Whether the time ``at`` is at or after ``since`` (both ``xsd:dateTime`` literals)."""
+    a, b = cast(Literal, at).toPython(), cast(Literal, since).toPython()
+    if isinstance(a, dt.datetime) and isinstance(b, dt.datetime):
+        return a >= b
+    return str(at) >= str(since)

@@ -55,6 +55,7 @@ from ._intents import (
     in_flight_message,
     key_at,
     open_intent,
+    outlast,
     read_intent,
     settling_at,
     yields_to,
@@ -255,6 +256,10 @@ class Runner:
         that raced with this step's (landed at the time given) has landed too, and which of
         them decided to call (:meth:`._claims.Worker.settled_holders`); see
         :func:`._intents.yields_to`."""
+        self.keep_subject: Callable[[URIRef], Callable[[], None]] | None = None
+        """On a world other processes share: hold a subject, as a catalog call being made
+        does, until what this returns is called (:func:`._claims.keep_subject`): a step's call
+        abandoned at its timeout keeps its subject so while its function acts on."""
         self.holds_settled = 0
         """Which holds a step settles, then asks who else holds (a live run on a shared world,
         or the replay of one, as its header says; the answers are recorded): 3, those on any
@@ -814,6 +819,17 @@ class Runner:
                     self._pending.setdefault(inst.instance, []).extend(
                         doubt_marks(inst.instance, step.iri, tool, began, acted)
                     )
+                running = e.running if isinstance(e, OutcomeUnknown) else None
+                if acted and running is not None:  # abandoned at its timeout, acting still:
+                    # reconcile leaves it be until its thread returns, as for a call's: here,
+                    # and on a shared world elsewhere too (its subject held meanwhile)
+                    key = doubt_key(tool, acted[-1])
+                    held = (
+                        self.keep_subject(key)
+                        if self.keep_subject is not None and isinstance(key, URIRef)
+                        else None
+                    )
+                    outlast(running, doubt_node(tool.iri, key), held)
             if isinstance(e, ToolTimeout) or isinstance(getattr(e, "cause", None), ToolTimeout):
                 rec.status = "timed_out"
             elif isinstance(e, GateRejected):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -65,6 +67,15 @@ PROGRAMS = {
         with open(sys.argv[1], "a") as f:
             f.write("acted\\n")
         os.kill(os.getpid(), signal.SIGKILL)
+    """,
+    # it says it started, takes a while, then acts (a line in its ledger) and answers
+    "slow_charge.py": """
+        import json, os, sys, time
+        open(sys.argv[2], "w").write(str(os.getpid()))
+        time.sleep(3)
+        with open(sys.argv[1], "a") as f:
+            f.write("acted\\n")
+        print(json.dumps({"received": "charged"}))
     """,
     # it acts (a line in its ledger), then answers in prose: a success nobody can read
     "act_then_prose.py": """
@@ -401,6 +412,45 @@ def test_a_child_that_outlives_its_parent_is_killed(tmp_path, root) -> None:
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_program_does_not_outlive_a_run_killed_mid_call(tmp_path, root) -> None:
+    """``kill -9`` of the run while its program works: the program, in a session of its own,
+    ran on and acted seconds later, after the step was found in doubt, when an operator who
+    had checked and seen nothing yet would clear it and call again: two charges. It dies
+    with the run, so what the call did is done by the time anyone checks."""
+    ledger, started = tmp_path / "acts.txt", tmp_path / "started"
+    defs = command("charge", f'"python" "slow_charge.py" "{ledger}" "{started}"', root) + tool(
+        "t.charge", "cmd:charge", timeout="30s") + """
+:Charge a horis:Workflow ; horis:focusType :Patient ; horis:start :Go .
+:Go a horis:ActionStep ; horis:tool :t.charge ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+    agent_for(tmp_path, defs)
+    horismos = [sys.executable, "-m", "horismos"]
+    subprocess.run([*horismos, "load", "world.ttl", "--store", "oxigraph:store"], cwd=tmp_path,
+                   check=True, capture_output=True)
+    run = subprocess.Popen([*horismos, "run", "defs.ttl", "--store", "oxigraph:store",
+                            "--focus", ":p1"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not started.exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert started.exists(), "the program never started"
+    time.sleep(0.1)  # its pid written: the program is running
+    program = int(started.read_text())
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    deadline = time.monotonic() + 5
+    while _alive(program) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(program)
+    time.sleep(3.5)  # past when it would have acted
+    assert not ledger.exists()
+    again = subprocess.run([*horismos, "run", "defs.ttl", "--store", "oxigraph:store", "--focus",
+                            ":p1"], cwd=tmp_path, capture_output=True, text=True)
+    assert again.returncode == 1 and "tools reconcile t.charge" in again.stdout, again.stdout
 
 
 def test_catalog_and_validate_see_command_bindings(tmp_path, root) -> None:

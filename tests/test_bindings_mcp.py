@@ -603,3 +603,82 @@ def test_validate_connect_reports_refused_tools_by_file_and_line(tmp_path) -> No
                          str(Path(__file__).resolve().parent.parent / "examples" / "mcp")],
                         capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+SLOW_CHARGE_SERVER = '''
+import os, sys, time
+from pathlib import Path
+from mcp.server.mcpserver import MCPServer
+
+here = Path(__file__).parent
+server = MCPServer("pay")
+
+@server.tool()
+def charge(patient: str) -> dict:
+    (here / "started").write_text(str(os.getpid()))
+    time.sleep(3)
+    with open(here / "ledger.txt", "a") as f:
+        f.write(f"charge {patient}\\n")
+    return {"chargeRef": "CH-1"}
+
+if __name__ == "__main__":
+    server.run()
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_stdio_server_does_not_outlive_a_run_killed_mid_call(tmp_path: Path) -> None:
+    """``kill -9`` of the run while its MCP server makes a call: the server, in a session of
+    its own, finished the call and charged seconds later, after the step was found in doubt,
+    when an operator who had checked and seen nothing yet would clear it and call again. It
+    dies with the run, so what the call did is done by the time anyone checks."""
+    import os
+    import signal
+    import time
+
+    (tmp_path / "pay_server.py").write_text(SLOW_CHARGE_SERVER)
+    (tmp_path / "defs.ttl").write_text(PREFIXES + f'''
+:pay a horis:McpServer ; horis:command "python" ;
+    horis:args ( "{(tmp_path / 'pay_server.py').as_posix()}" ) .
+:t.charge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :chargeRef ; horis:type xsd:string ] ] ;
+    horis:binding "mcp://pay/charge" ; horis:timeout "30s" ; horis:idempotent false .
+:chargeRef a owl:DatatypeProperty .
+:Pay a horis:Workflow ; horis:focusType :Patient ; horis:start :Charge .
+:Charge a horis:ActionStep ; horis:tool :t.charge ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+''')
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
+    horismos = [sys.executable, "-m", "horismos"]
+    store = ("--store", "oxigraph:store")
+    subprocess.run([*horismos, "load", "world.ttl", *store], cwd=tmp_path, check=True,
+                   capture_output=True)
+    run = subprocess.Popen([*horismos, "run", "defs.ttl", *store, "--focus", ":p1"],
+                           cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    started = tmp_path / "started"
+    deadline = time.monotonic() + 60
+    while not started.exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert started.exists(), "the call never reached the server"
+    time.sleep(0.1)  # its pid written
+    server = int(started.read_text())
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+
+    def alive(pid: int) -> bool:
+        try:
+            return "pay_server" in Path(f"/proc/{pid}/cmdline").read_text()
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 5
+    while alive(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(server)
+    time.sleep(3.5)  # past when it would have charged
+    assert not (tmp_path / "ledger.txt").exists()
+    again = subprocess.run([*horismos, "run", "defs.ttl", *store, "--focus", ":p1"],
+                           cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ))
+    assert again.returncode == 1 and "tools reconcile t.charge" in again.stdout, again.stdout

@@ -5,7 +5,9 @@ non-idempotent tool is never called twice.
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -413,3 +415,88 @@ def test_a_run_killed_mid_call_holds_off_a_catalog_call_on_its_subject(shop) -> 
     assert cleared.returncode == 0, cleared.stdout + cleared.stderr
     assert tools(*call).returncode == 0
     assert ledger(shop) == [f"charge {P.o1}", f"charge {P.o1}"]
+
+
+# Each call takes a while on either side of its act, so a kill lands before, during or after it
+CHAOS_PAYMENTS = '''
+import os, random, time
+from pathlib import Path
+
+LEDGER = Path(os.environ["LEDGER"])
+
+def _act(what):
+    with open(LEDGER, "a") as f:
+        f.write(what + "\\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+def charge(order):
+    time.sleep(random.uniform(0, 0.15))
+    _act(f"charge {order}")
+    time.sleep(random.uniform(0, 0.15))
+    return {"chargeRef": "CH-1"}
+
+def notify(order):
+    return {"notice": "sent"}
+'''
+
+
+def test_killed_at_random_moments_and_run_again_each_order_is_charged_once(shop) -> None:
+    """``run --all`` killed with SIGKILL at random moments, again and again, then run once to
+    its end, then an operator does what the docs say for each order left at :Reconcile: what
+    the provider charged is recorded, what it did not is reconciled and charged by a catalog
+    call. Every order ends charged exactly once, and none was dropped unsaid."""
+    orders = [P[f"o{i}"] for i in range(8)]
+    (shop / "world.ttl").write_text(PREFIXES + "".join(f"{o.n3()} a :Order .\n" for o in orders))
+    (shop / "payments.py").write_text(CHAOS_PAYMENTS)
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(horismos(*args), cwd=shop, env=environ(shop, None),
+                              capture_output=True, text=True, timeout=300)
+
+    store = ("--store", "oxigraph:store")
+    assert cli("load", "world.ttl", *store).returncode == 0
+    run_all = horismos("run", "pay.ttl", *store, "--tools", "payments.py", "--all", "-q")
+    moments = random.Random(20261204)
+    for _ in range(6):  # each killed a moment after a charge acted: before, in or after a call
+        before = len(ledger(shop))
+        proc = subprocess.Popen(run_all, cwd=shop, env=environ(shop, None),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while len(ledger(shop)) == before and proc.poll() is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(moments.uniform(0, 0.3))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    last = cli(*run_all[3:])
+    assert last.returncode in (0, 3, 4), last.stdout + last.stderr
+
+    def charges() -> dict[URIRef, int]:
+        lines = ledger(shop)
+        return {o: lines.count(f"charge {o}") for o in orders}
+
+    assert max(charges().values()) <= 1, charges()
+    waiting = json.loads(cli("instances", "pay.ttl", *store, "--status", "waiting",
+                             "--format", "json").stdout)
+    for inst in waiting:  # each is a call in doubt, left at :Reconcile for its operator
+        assert inst["step"] == str(P.Reconcile), inst
+        focus = URIRef(inst["focus"])
+        args = json.dumps({"order": focus.n3()})
+        cleared = cli("tools", "reconcile", "t.charge", "pay.ttl", *store, "--args", args)
+        assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+        if charges()[focus]:  # the provider has it: record it
+            done = cli("resume", "pay.ttl", *store, "--tools", "payments.py", "--instance",
+                       inst["instance"], "--facts",
+                       PREFIXES + f'{focus.n3()} :chargeRef "checked" .')
+        else:  # it never went out: charge it now
+            done = cli("tools", "call", "t.charge", "pay.ttl", *store, "--tools", "payments.py",
+                       "--args", args)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert cli("wake", "pay.ttl", *store, "--tools", "payments.py").returncode == 0
+
+    assert charges() == {o: 1 for o in orders}
+    final = json.loads(cli("instances", "pay.ttl", *store, "--format", "json").stdout)
+    for o in orders:
+        statuses = {i["status"] for i in final if i["focus"] == str(o)}
+        assert "completed" in statuses and statuses <= {"completed", "blocked"}, (o, final)

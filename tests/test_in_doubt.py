@@ -120,6 +120,40 @@ def test_a_call_that_never_answered_is_not_made_again_until_reconciled(build: Bu
     assert len(charge.acted) == 3 and intents(world) == []
 
 
+
+def test_a_step_still_acting_after_its_timeout_is_not_cleared_meanwhile(build: Build) -> None:
+    """A workflow step's sync Python call is abandoned at its timeout and goes on acting in its
+    thread; the instance waits for an operator at its onError step. Reconcile in the same
+    process (an application running workflows and offering to clear a call in doubt) cleared
+    it at once, while the charge was still being made, and the next call charged again. As a
+    catalog call's, the step's call counts as being made until its function returns."""
+    charge = Charger()
+    agent, world = build(CHARGE + """
+:Bill a horis:Workflow ; horis:focusType :Patient ; horis:start :Charge .
+:Charge a horis:ActionStep ; horis:tool :t.charge ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:onError :Check .
+:Check a horis:WaitStep ; horis:reason "check the charge" ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ; horis:until "?this :ref ?r ." .
+""", tools={"charge": charge})
+    args = {"patient": ":p1"}
+    charge.mode = "hang"
+    run = agent.run(world, workflow=EX.Bill, focus=EX.p1, allow=ALLOW)
+    assert run.status == "waiting" and run.steps[0].status == "timed_out"
+    assert not charge.hung.is_set()
+    busy = "another process is calling" if world.store.shared else "being made in this process"
+    with pytest.raises(UsageError, match=busy):
+        agent.catalog.reconcile("t.charge", args, world)
+    charge.mode = "answer"
+    refused = agent.catalog.call("t.charge", args, world, allow=ALLOW)
+    assert refused.status == "refused" and charge.acted == ["http://example.org/clinic#p1"]
+    assert charge.hung.wait(10)
+    deadline = time.monotonic() + 10
+    while CALLING:  # given back once the thread has returned
+        assert time.monotonic() < deadline, CALLING
+        time.sleep(0.01)
+    cleared = agent.catalog.reconcile("t.charge", args, world)
+    assert cleared is not None and intents(world) == []
+
 def test_a_call_that_answers_leaves_nothing_in_doubt(build: Build) -> None:
     charge = Charger()
     agent, world = build(CHARGE, tools={"charge": charge})
@@ -168,6 +202,11 @@ def test_a_rerun_after_a_step_never_answered_does_not_call_again(build: Build) -
     assert first.status == "failed" and first.instances[0].error is not None
     assert "did not answer" in str(first.instances[0].error)
     assert len(intents(world)) == 1
+    assert charge.hung.wait(10)  # the abandoned call has returned: its subject is let go
+    deadline = time.monotonic() + 10
+    while CALLING:
+        assert time.monotonic() < deadline, CALLING
+        time.sleep(0.01)
 
     charge.mode = "answer"
     again = agent.run(world, focus=":p1")
@@ -752,31 +791,43 @@ def charge(patient):
 
 agent = Agent.from_files("defs.ttl", tools={"charge": charge})
 world = World.open(sys.argv[1])
-result = agent.catalog.call("t.charge", {"patient": ":p1"}, world,
-                            allow=["ReadOnly", "HostStateWrite", "ExternalCommit"])
-print(result.status, flush=True)
+allow = ["ReadOnly", "HostStateWrite", "ExternalCommit"]
+if os.environ.get("LANE") == "step":  # a workflow's step, which then waits for its operator
+    run = agent.run(world, workflow=":Bill", focus=":p1", allow=allow)
+    print(run.steps[0].status, flush=True)
+else:
+    result = agent.catalog.call("t.charge", {"patient": ":p1"}, world, allow=allow)
+    print(result.status, flush=True)
 while not Path("returned").exists():  # a server lives on after the call timed out
     __import__("time").sleep(0.02)
 __import__("time").sleep(float(os.environ.get("LINGER", "3")))
 """
 
 
+@pytest.mark.parametrize("lane", ["call", "step"])
 def test_a_call_still_acting_after_its_timeout_is_not_cleared_from_another_process(
-        tmp_path: Path) -> None:
+        tmp_path: Path, lane: str) -> None:
     """A served call of a sync Python tool times out; the function cannot be stopped and goes
     on acting in its thread. `tools reconcile` from another process cleared it at once
     (the subject's claim had been given back with the answer "timed out"), and the next call
     charged the patient a second time while the first charge was still being made. Now the
-    claim is held until the function returns."""
+    claim is held until the function returns. The same for a workflow step's call, whose run
+    goes on to its onError wait (and may end) while the function acts on."""
     from oxigraph_server import OxigraphServer
 
     server = OxigraphServer(tmp_path / "db")
     try:
-        (tmp_path / "defs.ttl").write_text(PREFIXES + ":Patient a owl:Class .\n" + CHARGE)
+        (tmp_path / "defs.ttl").write_text(PREFIXES + ":Patient a owl:Class .\n" + CHARGE + """
+:Bill a horis:Workflow ; horis:focusType :Patient ; horis:start :Charge .
+:Charge a horis:ActionStep ; horis:tool :t.charge ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:onError :Check .
+:Check a horis:WaitStep ; horis:reason "check the charge" ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ; horis:until "?this :ref ?r ." .
+""")
         (tmp_path / "world.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
         (tmp_path / "serve.py").write_text(SERVED_CALL)
         assert _cli(tmp_path, "load", "world.ttl", "--store", server.store).returncode == 0
-        env = dict(_env(tmp_path, False), UNTIL=str(tmp_path / "release"))
+        env = dict(_env(tmp_path, False), UNTIL=str(tmp_path / "release"), LANE=lane)
         serving = subprocess.Popen([sys.executable, "serve.py", server.store], cwd=tmp_path,
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True)

@@ -501,3 +501,51 @@ def test_an_approval_outlives_the_effect_written_in_another_order(tmp_path) -> N
         digests.append((implementation(tool), [str(a.property) for a in tool.effect.asserts]))
     assert digests[0][1] != digests[1][1]  # written in another order, read in it
     assert digests[0][0] == digests[1][0]
+
+
+def test_an_approval_is_given_only_to_a_call_that_waits_for_it(tmp_path) -> None:
+    """``approve`` run twice (a double click, a script run again) recorded two approvals of one
+    call, and one run after the instance had gone on recorded an approval nobody waited for:
+    either lay unused until the workflow came back to the step, and that call went out with
+    nobody asked. An approval is of the call a waiting instance asks for, once."""
+    agent, world, calls = setup(tmp_path, APPROVAL)
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL).replace(
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:next :Check .') + """
+:Check a horis:WaitStep ; horis:reason "Check the discharge" ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ; horis:until "?this :checked true ." ; horis:next :Go .
+""", encoding="utf-8")
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools=agent.tools)
+    run = agent.run(world, focus=EX.p1)
+    fp = run.brief.split("Fingerprint: ")[1].split()[0]
+    agent.approve(world, run.instance, fp)
+    with pytest.raises(UsageError, match=r"approved already .* resume the instance"):
+        agent.approve(world, run.instance, fp)
+    checking = agent.resume(world, run.instance)
+    assert len(calls) == 1 and checking.status == "waiting" and checking.steps[-1].step == EX.Check
+    with pytest.raises(UsageError, match="not waiting for approval now"):
+        agent.approve(world, run.instance, fp)  # it waits at :Check, not for an approval
+    back = agent.resume(world, run.instance, facts=PREFIXES + ":p1 :checked true .")
+    assert back.status == "waiting" and f"Fingerprint: {fp}" in (back.brief or "")
+    assert len(calls) == 1  # back at :Go, it asked again rather than calling
+    agent.approve(world, run.instance, fp)  # asked again: approved again, one more call
+    assert agent.resume(world, run.instance).status == "waiting" and len(calls) == 2
+
+
+def test_a_cli_approve_given_twice_is_refused_and_records_nothing(tmp_path) -> None:
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "tools.py").write_text("def discharge(patient, queue):\n    return {'ref': 'D'}\n")
+    horismos = [sys.executable, "-m", "horismos"]
+    store = ["--store", "oxigraph:store"]
+    subprocess.run([*horismos, "load", "world.ttl", *store], cwd=tmp_path, check=True,
+                   capture_output=True)
+    ran = subprocess.run([*horismos, "run", "defs.ttl", *store, "--tools", "tools.py", "--focus",
+                          ":p1"], cwd=tmp_path, capture_output=True, text=True)
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    iid = ran.stdout.split("Instance ")[1].split()[0]
+    fp = ran.stdout.split("Fingerprint: ")[1].split()[0]
+    approve = [*horismos, "approve", "defs.ttl", *store, "--instance", iid, "--fingerprint", fp]
+    assert subprocess.run(approve, cwd=tmp_path, capture_output=True).returncode == 0
+    again = subprocess.run(approve, cwd=tmp_path, capture_output=True, text=True)
+    assert again.returncode == 2 and "approved already" in again.stderr, again.stderr

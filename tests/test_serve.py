@@ -275,6 +275,40 @@ def test_one_approval_is_used_by_one_call_whichever_server_makes_it(project: Pat
     assert len(made) == 1
 
 
+
+def test_a_served_payload_approved_twice_is_not_two_calls(project: Path) -> None:
+    """An operator's ``approve`` run twice for one served request recorded two approvals: the
+    agent's call after the first went out, and so did the same call again, on the second,
+    with nobody asked. One request, one approval outstanding."""
+    from rdflib import URIRef
+
+    from horismos import Agent, UsageError, World
+    from horismos._policy import SERVED_PREFIX
+    from horismos._serve import ServedTools
+
+    made: list[Any] = []
+
+    def transfer(patient: Any, ward: Any) -> dict[str, str]:
+        made.append((patient, ward))
+        return {"bedRef": "B-1"}
+
+    agent = Agent.from_files(project / "defs.ttl", tools={"transfer": transfer})
+    world = World.from_files(project / "world.ttl")
+    served = ServedTools(agent, world)
+    args = {"patient": ":p2", "ward": ":w1"}
+    fp = asyncio.run(served.call("t.transfer", args)).structured_content["approval"][
+        "fingerprint"]
+    agent.approve(world, URIRef(SERVED_PREFIX + fp), fp)
+    with pytest.raises(UsageError, match=r"approved already .* not used yet"):
+        agent.approve(world, URIRef(SERVED_PREFIX + fp), fp)
+    assert asyncio.run(served.call("t.transfer", args)).structured_content[
+        "status"] == "completed"
+    again = asyncio.run(served.call("t.transfer", args))
+    assert again.structured_content["error"]["kind"] == "approval" and len(made) == 1
+    agent.approve(world, URIRef(SERVED_PREFIX + fp), fp)  # asked again, approved again
+    assert asyncio.run(served.call("t.transfer", args)).structured_content[
+        "status"] == "completed" and len(made) == 2
+
 def _both_use_it_up_at_once(served: list[Any], worlds: list[Any], args: dict[str, str]) -> None:
     """Two servers call with one payload; each uses the approval up at the same instant (a
     barrier, while both are there), and the second's process is slower from then on: it goes

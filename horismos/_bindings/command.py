@@ -21,6 +21,11 @@ Why each rule (docs/bindings-command.md):
   travel with the result (``output_capture``) into the trace and the call envelope.
 - **The whole process group dies** with a timeout, a quota breach, or the program's own exit
   (a child that outlives its parent is killed, so its open pipe cannot hold the call).
+- **The program dies with Horismos** (Linux: ``PR_SET_PDEATHSIG``). Started in a session of
+  its own, it outlived a ``kill -9`` of the process that ran it, and acted after the step was
+  found in doubt: an operator who checked meanwhile saw nothing yet, cleared it, and the next
+  call acted a second time. Killed with it, as a Python tool's thread is, what the call did
+  is done by the time anyone checks.
 
 Stdout must be one JSON object, the result — or, when the effect declares a
 ``horis:fromText`` assertion, any text, landing whole as that value; a non-zero exit is a
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import json
 import os
 import re
@@ -58,6 +64,36 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 _CHUNK = 1 << 16
 _TERM_GRACE = 0.2
 """Seconds between SIGTERM and SIGKILL to the group: a program that ignores SIGTERM dies."""
+
+
+def _prctl() -> Any:
+    """libc's ``prctl`` on Linux (None elsewhere), looked up here, never in a forked child."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+_PR_SET_PDEATHSIG = 1
+
+
+def _dies_with(parent: int) -> Any:
+    """What the forked child runs before it execs the program: SIGKILL it when ``parent`` (the
+    thread that started it, which waits for it) dies, and at once should that have happened
+    already. Nothing here allocates or takes a lock: a child forked beside other threads."""
+    if _PRCTL is None:
+        return None
+    kill = int(signal.SIGKILL)
+
+    def arm() -> None:
+        _PRCTL(_PR_SET_PDEATHSIG, kill)
+        if os.getppid() != parent:  # died between the fork and the line above
+            os.kill(os.getpid(), kill)
+
+    return arm
 
 
 def placeholders(argv: Iterable[str], workdir: str = "") -> set[str]:
@@ -359,6 +395,7 @@ class CommandBinding(Binding):
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
+                preexec_fn=_dies_with(os.getpid()),
             )
         except OSError as e:  # not executable, gone since it was looked up: it never ran
             raise NotSent(

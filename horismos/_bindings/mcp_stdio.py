@@ -6,12 +6,20 @@ binding's own size check. This transport reads bytes, keeps a line's chunks in a
 and drops a line as soon as it passes ``limit``: the call it answers gets a JSON-RPC error
 instead (:data:`TOO_LARGE`), which :class:`~horismos._bindings.mcp.McpSession` turns into
 :class:`~horismos.ResultTooLarge`. Spawning and the shutdown sequence are the SDK's own
-(private helpers of ``mcp.client.stdio``, so ``mcp`` is pinned to a minor release).
+(private helpers of ``mcp.client.stdio``, so ``mcp`` is pinned to a minor release), but for
+one thing: on Linux the server dies with the process that started it (``PR_SET_PDEATHSIG``,
+set by a few lines of Python that then exec the server). In a session of its own, a server
+outlived a ``kill -9`` of its Horismos process and finished the call it was making: the tool
+acted after its step was found in doubt, when an operator who checked meanwhile saw nothing yet
+and cleared it, and the next call acted a second time.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import IO, Any, TextIO, cast
@@ -28,6 +36,36 @@ TOO_LARGE = -32099
 
 _ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
+_DIES_WITH_PARENT = """\
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+except Exception:
+    pass
+if os.getppid() != int(sys.argv[1]):  # it died before the line above
+    os.kill(os.getpid(), signal.SIGKILL)
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+"""Run between the fork and the server, which it becomes (the same process): it has the
+server killed when the thread that started it dies (the process, killed or ended)."""
+
+
+async def _spawn(command: str, args: list[str], env: dict[str, str], errlog: Any, cwd: Any) -> Any:
+    """The SDK's spawn, in a session of its own; on Linux, a server found on ``PATH`` is
+    started through :data:`_DIES_WITH_PARENT` (one that is not is left to the SDK, which
+    says so as it always did)."""
+    if sys.platform.startswith("linux") and shutil.which(command, path=env.get("PATH")):
+        return await anyio.open_process(
+            [sys.executable, "-I", "-S", "-c", _DIES_WITH_PARENT, str(os.getpid()), command, *args],
+            env=env,
+            stderr=errlog,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    return await sdk._create_platform_compatible_process(
+        command=command, args=args, env=env, errlog=errlog, cwd=cwd
+    )
+
 
 @asynccontextmanager
 async def capped_stdio_client(
@@ -35,13 +73,13 @@ async def capped_stdio_client(
 ) -> AsyncGenerator[Any, None]:
     """``mcp.client.stdio.stdio_client``, with each server message capped at ``limit`` bytes."""
     command = await sdk._get_executable_command(server.command)
-    process = await sdk._create_platform_compatible_process(
-        command=command,
-        args=server.args,
-        env=sdk.get_default_environment() | (server.env or {}),
-        errlog=cast(TextIO, errlog),
-        cwd=server.cwd,
-    )  # any file with a fileno will do
+    process = await _spawn(
+        command,
+        server.args,
+        sdk.get_default_environment() | (server.env or {}),
+        cast(TextIO, errlog),  # any file with a fileno will do
+        server.cwd,
+    )
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()
