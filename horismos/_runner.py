@@ -824,8 +824,8 @@ class Runner:
                     # reconcile leaves it be until its thread returns, as for a call's: here,
                     # and on a shared world elsewhere too (its subject held meanwhile)
                     key = doubt_key(tool, acted[-1])
-                    held = (
-                        self.keep_subject(key)
+                    held = (  # on a thread: it may wait up to a lease for another holder
+                        await asyncio.to_thread(self.keep_subject, key)
                         if self.keep_subject is not None and isinstance(key, URIRef)
                         else None
                     )
