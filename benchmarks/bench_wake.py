@@ -1,7 +1,7 @@
 """What one ``horismos wake`` tick costs as the number of waiting instances grows.
 
     python benchmarks/bench_wake.py [--waiting 100 1000 5000] [--store sparql oxigraph:PATH]
-                                    [--reps 5]
+                                    [--history 0 50000] [--reps 5]
 
 A tick is ``due_waits`` (what ``wake`` runs before resuming anything): it reads the waiting
 instances and decides which are due. Each world holds N waiting instances, written as the
@@ -10,7 +10,9 @@ own): half wait at an operator wait whose ``horis:until`` does not hold yet (wit
 variable each), half at a Timer wait not yet past its timeout, and every 50th is due (its
 ``until`` holds), so a tick decides something and resumes nothing. ``sparql`` is a fresh
 ``oxigraph serve`` on a free port (benchmarks/bench_stores.py's); ``oxigraph:PATH`` a disk
-store in a temporary directory. Prints the median tick per store and N.
+store in a temporary directory. ``--history H``: the world also holds H steps earlier runs
+took (each an activity in its effect graph, as the runner writes it), which a tick must not
+read. Prints the median tick per store, N and H.
 
 Run it with ``PYTHONPATH`` set to a tree to measure that tree: it uses only ``due_waits``,
 ``World.open`` and ``Store.apply``, so an older checkout measures its own ``due_waits``.
@@ -85,6 +87,21 @@ def quads(n: int) -> list[tuple]:
     return out
 
 
+def history(h: int) -> list[tuple]:
+    """H completed steps of earlier runs, each an activity in its own effect graph."""
+    out: list[tuple] = []
+    at = Literal((NOW - dt.timedelta(days=2)).isoformat(), datatype=XSD.dateTime)
+    for k in range(h):
+        g = URIRef(f"urn:horismos:effect:{k:032x}")
+        a = URIRef(f"urn:horismos:activity:e{k:031x}")
+        iid = URIRef(f"urn:horismos:instance:e{k:031x}")
+        steps = [(g, PROV.wasGeneratedBy, a), (a, RDF.type, HORIS.StepExecution),
+                 (a, HORIS.step, W.Done), (a, HORIS.instance, iid),
+                 (a, PROV.startedAtTime, at), (a, PROV.endedAtTime, at)]
+        out += [(*t, g) for t in steps]
+    return out
+
+
 def tick(agent: Agent, world: World, reps: int) -> tuple[float, int]:
     due_waits(agent.definitions, world.store, NOW)  # warm-up: prepared queries, caches
     times, due = [], 0
@@ -101,15 +118,18 @@ def main() -> None:
     parser.add_argument("--waiting", type=int, nargs="+", default=[100, 1_000, 5_000])
     parser.add_argument("--store", nargs="+", default=["sparql", "oxigraph:PATH"],
                         choices=["sparql", "oxigraph:PATH", "memory"])
+    parser.add_argument("--history", type=int, nargs="+", default=[0],
+                        help="steps of earlier runs the world also holds")
     parser.add_argument("--reps", type=int, default=5, help="timed ticks (median printed)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         defs = Path(tmp) / "wake.ttl"
         defs.write_text(DEFINITIONS)
         agent = Agent.from_files(defs)
-        print(f"{'store':<14} {'waiting':>8} {'due':>5} {'tick (median)':>14}")
+        print(f"{'store':<14} {'waiting':>8} {'history':>8} {'due':>5} {'tick (median)':>14}")
+        sizes = [(n, h) for n in args.waiting for h in args.history]
         for kind in args.store:
-            for n in args.waiting:
+            for n, h in sizes:
                 server = None
                 where = Path(tempfile.mkdtemp(dir=tmp))
                 if kind == "sparql":
@@ -118,11 +138,12 @@ def main() -> None:
                 else:
                     world = World.open("memory" if kind == "memory" else f"oxigraph:{where}")
                 try:
-                    data = quads(n)
+                    data = quads(n) + history(h)
                     for i in range(0, len(data), 20_000):
                         world.store.apply(Change(add=data[i : i + 20_000]))
                     seconds, due = tick(agent, world, args.reps)
-                    print(f"{kind:<14} {n:>8} {due:>5} {seconds * 1000:>11.1f} ms", flush=True)
+                    print(f"{kind:<14} {n:>8} {h:>8} {due:>5} {seconds * 1000:>11.1f} ms",
+                          flush=True)
                 finally:
                     world.store.close()
                     if server is not None:
