@@ -307,7 +307,7 @@ class Worker:
         """Have ``runner``'s steps settle their holds on doubt nodes through this worker
         (``Runner._contested``), and keep the subject of a call abandoned at its timeout held
         while it acts on (:func:`keep_subject`): on a shared world, in every lane."""
-        runner.settled_holders, runner.holds_settled = self.settled_holders, 3
+        runner.settled_holders, runner.holds_settled = self.settled_holders, 4
         runner.keep_subject = functools.partial(keep_subject, self.store)
 
     def _keep(self, subject: URIRef) -> bool:

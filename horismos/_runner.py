@@ -262,12 +262,14 @@ class Runner:
         abandoned at its timeout keeps its subject so while its function acts on."""
         self.holds_settled = 0
         """Which holds a step settles, then asks who else holds (a live run on a shared world,
-        or the replay of one, as its header says; the answers are recorded): 3, those on any
-        node but its focus, and those on its focus too when the tool is called by steps of
-        several workflows (each run holds only its own workflow's claim on the focus) or by
-        a step on a node that need not be its focus (whose hold settles, while the run
-        whose focus it is holds only its claim there); 2, recorded before the latter; 1
-        (``true``), before the focus was: any node but its focus; 0, none."""
+        or the replay of one, as its header says; the answers are recorded): 4, as 3, and a
+        step that goes first reads its preconditions again before it calls
+        (:meth:`_gone_since_read`); 3, those on any node but its focus, and those on its
+        focus too when the tool is called by steps of several workflows (each run holds only
+        its own workflow's claim on the focus) or by a step on a node that need not be its
+        focus (whose hold settles, while the run whose focus it is holds only its claim
+        there); 2, recorded before the latter; 1 (``true``), before the focus was: any node
+        but its focus; 0, none."""
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -803,6 +805,15 @@ class Runner:
                         self._dropped.setdefault(inst.instance, []).extend(used)
                         node, by = ahead
                         return self._in_flight(rec, step, tool, node, by)
+                    gone = (
+                        self._gone_since_read(step, tool, variables, calls)
+                        if self.holds_settled > 3
+                        else None
+                    )
+                    if gone is not None:  # another process made the call meanwhile
+                        self._dropped.setdefault(inst.instance, []).extend(used)
+                        rec.status, rec.blocked_by = "blocked", gone
+                        return rec, None
             else:  # with the step's commit
                 self._pending.setdefault(inst.instance, []).extend(used)
             if tool.adapter is not None:
@@ -1021,6 +1032,44 @@ class Runner:
             return None
         self._state[inst.instance] = [q for q in self._state[inst.instance] if q not in shared]
         return lost[0]
+
+    def _gone_since_read(
+        self,
+        step: ActionStep,
+        tool: Tool,
+        variables: dict[str, Node],
+        calls: list[dict[str, Node]],
+    ) -> str | None:
+        """Why the step no longer makes ``calls``, read again once its hold has settled (what
+        it is blocked by); None when its precondition and the tool's still give each of them.
+
+        On a world other processes share, the step read its precondition before its hold
+        landed. Meanwhile another process's step may have held the node, called and let go:
+        the hold then landed on a node nobody held, read no other holder, and the call was
+        made a second time on what was read before (a patient charged twice, as rounds of
+        two processes drifted apart on a loaded machine). Read now, the precondition sees
+        that call's effect, which landed with the release this hold came after; a hold that
+        landed first is the other step's to see (:meth:`_contested`)."""
+        if step.requires is not None:
+            solutions = self.store.solutions(step.requires, variables)
+            if not solutions:
+                return self.store.failing(step.requires, variables)
+            for args in calls:
+                if not any(
+                    all(sol.get(step.var_for(k)) == v for k, v in args.items()) for sol in solutions
+                ):
+                    given = ", ".join(f"{k}={self.defs.name(v)}" for k, v in args.items())
+                    return (
+                        f"the precondition of {self.defs.name(step.iri)} no longer gives the "
+                        f"call of {tool.name} with {given}: the world changed after it was "
+                        "read (another process acted there)"
+                    )
+        if tool.requires is not None:
+            for args in calls:
+                pre_vars = {k: v for k, v in args.items() if isinstance(v, Node)}
+                if not self.store.solutions(tool.requires, pre_vars):
+                    return self.store.failing(tool.requires, pre_vars)
+        return None
 
     def left_in_doubt(self, rec: StepRecord, tool: Tool) -> bool:
         """Whether a call of ``tool`` (a catalog call's record) may have acted and nothing of

@@ -904,6 +904,62 @@ def test_two_workflows_charging_one_patient_at_once_charge_it_once(tmp_path, ser
     one_went_on_each_round(tmp_path, outs, rounds)
 
 
+def test_a_step_whose_hold_lands_after_another_process_charged_its_node_does_not_charge_it(
+        tmp_path, server):
+    """Side B's step reads its precondition (:p0 has no :ref yet); before its hold on :p0
+    lands, another process (side A, a real process running its own workflow) holds :p0,
+    charges it and lets go. B's hold then lands on a node nobody holds, B reads itself the
+    only holder, and it charged :p0 a second time on the precondition it read before: what
+    the two-workflow race did when its rounds drifted apart on a loaded machine (1 patient
+    of 20, 4 races of 10). A step now reads its precondition again once its hold has
+    settled, and is blocked."""
+    from horismos._intents import held
+    from horismos._stores.base import doubt_node
+
+    ns = "http://example.org/clinic#"
+    (tmp_path / "rounds.ttl").write_text(ROUNDS_DEFS)
+    (tmp_path / "rounds.py").write_text(ROUNDS_RUN)
+    world = World.open(server.store)
+    world.store.update(f"INSERT DATA {{ <{ns}nA0> a <{ns}NurseA> ; <{ns}covers> <{ns}p0> . "
+                       f"<{ns}nB0> a <{ns}NurseB> ; <{ns}covers> <{ns}p0> . "
+                       f"<{ns}p0> a <{ns}Patient> }}")
+    node = doubt_node(URIRef(f"{ns}t.charge"), URIRef(f"{ns}p0"))
+    apply, others = world.store.apply, []
+
+    def landing(change):  # B's hold on :p0, held up until side A has charged it, then landing
+        if held(node) in change.add and not others:
+            others.append(subprocess.run(
+                [sys.executable, "rounds.py", "A", server.store, str(time.time()), "1"],
+                cwd=tmp_path, capture_output=True, text=True, timeout=120))
+        return apply(change)
+
+    world.store.apply = landing
+
+    def charge(patient):
+        with open(tmp_path / "ledger.txt", "a") as f:
+            f.write(f"B charge {patient}\n")
+        return {"ref": "R-B"}
+
+    agent = Agent.from_files(tmp_path / "rounds.ttl", tools={"charge": charge})
+    try:
+        run = agent.run(world, workflow=f"{ns}RoundsB", focus=f"{ns}nB0",
+                        trace=tmp_path / "B0.jsonl")
+    finally:
+        world.store.close()
+
+    assert [o.stdout for o in others] == ["0 completed\n"], others
+    assert [line.split()[0] for line in (tmp_path / "ledger.txt").read_text().splitlines()] \
+        == ["A"]  # charged once, by side A
+    assert run.status == "blocked", run.instances[0].steps[-1]
+    refs = World.open(server.store)
+    assert [str(r["r"]) for r in refs.store.select(
+        f"SELECT ?r WHERE {{ <{ns}p0> <{ns}ref> ?r }}", {}, {})] == ["R-A"]
+    refs.store.close()
+    report = replay(tmp_path / "B0.jsonl",
+                    Agent.from_files(tmp_path / "rounds.ttl", tools={"charge": charge}))
+    assert not report.diverged, report
+
+
 def one_went_on_each_round(tmp_path: Path, outs: list[str], rounds: int) -> None:
     """Of the two sides, one completed and the other was blocked each round; who held the
     patient, as each run found it, is in its trace, so each replays the same."""
