@@ -111,6 +111,11 @@ def celery_app(broker: str, *, visibility_timeout: float = VISIBILITY) -> Celery
             # look for abandoned tasks every few seconds, not kombu's default 100
             "unacked_restore_interval": restore,
             "unacked_restore_throttle": 1,
+            # the lock a worker takes to put abandoned tasks back: one killed while holding it
+            # (it sweeps every few seconds) kept every other from doing so until it expired,
+            # kombu's 300 s, and a killed worker's task came back 5 minutes late. Two sweeps
+            # at once are harmless (each restore is a transaction watching the unacked tasks)
+            "unacked_mutex_expire": restore,
         },
         # a broker restart is ridden out; one that stays away is reported (BrokerError)
         task_publish_retry_policy={

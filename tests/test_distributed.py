@@ -201,9 +201,15 @@ def test_a_duplicate_submission_runs_nothing_again(ward, server, broker, workers
 def test_a_worker_killed_mid_step_is_redelivered_and_never_calls_twice(
         ward, server, broker, workers):
     """SIGKILL during the non-idempotent assign call: the task comes back from the broker
-    after its visibility timeout, a second worker continues the instance from its intent and
-    stops it with OutcomeUnknown; the call was made once."""
-    a = workers.start(visibility=2, SLOW_ASSIGN="4")
+    after the second worker's visibility timeout, that worker continues the instance from its
+    intent and stops it with OutcomeUnknown; the call was made once.
+
+    The killed worker keeps the default timeout: with 2 s it put its own task back on the
+    queue while the slow call ran (a loaded machine took more than 2 s from the task to the
+    call) and took it again at once, and the SIGKILL landing in that sweep lost the task
+    (popped, not yet recorded as unacknowledged) or held the sweep's lock: the test timed out
+    waiting for the redelivery, 2 runs in 4."""
+    a = workers.start(SLOW_ASSIGN="4")
     done = submit(ward, server, broker, "--focus", f"<{EHR}p02>")
     assert done.returncode == 0, done.stderr
     wait_until(lambda: (ward / "assigning").exists(), "the slow call")
@@ -221,6 +227,56 @@ def test_a_worker_killed_mid_step_is_redelivered_and_never_calls_twice(
     assert again.stdout.startswith("1 failed\n  :p02: failed: "), again.stdout
     assert "not called again" in again.stdout
     assert [t for _, t, p in ledger(ward) if p == f"{EHR}p02"] == ["assign"]
+
+
+# A worker's sweep putting abandoned tasks back on the queue, taken as a worker takes it (the
+# lock kombu holds meanwhile, with the expiry the app sets), until the process is killed.
+SWEEPING = """
+import sys, time
+from kombu.transport.redis import Mutex, MutexHeld
+from horismos._queue import celery_app
+
+app = celery_app(sys.argv[1], visibility_timeout=float(sys.argv[2]))
+with app.connection_for_write() as conn:
+    channel = conn.default_channel
+    with channel.conn_or_acquire() as client:
+        while True:
+            try:
+                with Mutex(client, channel.unacked_mutex_key, channel.unacked_mutex_expire):
+                    print("sweeping", flush=True)
+                    time.sleep(3600)
+            except MutexHeld:  # a live worker sweeping: it lets go within its sweep
+                time.sleep(0.05)
+"""
+
+
+def test_a_worker_killed_while_it_puts_tasks_back_holds_no_redelivery_up(
+        ward, server, broker, workers):
+    """Every second a worker takes a lock to put abandoned tasks back on the queue. One
+    SIGKILLed holding it (caught mid-sweep: killing worker a did so once in 3 runs on a
+    loaded machine) kept it for kombu's 5 minutes, and a worker killed mid-step had its task
+    come back that much later: the killed-worker test timed out waiting. The lock now lapses
+    within a sweep's interval."""
+    (ward / "sweeping.py").write_text(SWEEPING)
+    sweeper = subprocess.Popen([sys.executable, "sweeping.py", broker.url, "2"], cwd=ward,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert sweeper.stdout is not None and sweeper.stdout.readline() == "sweeping\n"
+    finally:
+        sweeper.kill()  # killed holding the lock
+        sweeper.wait()
+    a = workers.start(SLOW_ASSIGN="4")  # it never sweeps its own task back (see above)
+    done = submit(ward, server, broker, "--focus", f"<{EHR}p02>")
+    assert done.returncode == 0, done.stderr
+    wait_until(lambda: (ward / "assigning").exists(), "the slow call")
+    a.kill()
+    a.wait()
+    workers.start(visibility=2)
+    wait_until(lambda: f"{EHR}p02" in stopped(server.store), "the redelivered task", 120)
+    assert [(pid, t) for pid, t, p in ledger(ward) if p == f"{EHR}p02"] == [
+        (str(a.pid), "assign")]
+    assert instances(server.store)[f"{EHR}p02"][0][1] == "Failed"
+    assert "not called again" in failure(server.store, f"{EHR}p02")
 
 
 def test_tasks_queued_when_the_broker_dies_are_not_lost(ward, server, broker, workers):
@@ -266,8 +322,10 @@ def test_a_worker_frozen_past_its_lease_has_its_late_commit_refused(
     """SIGSTOP during the assign call, longer than the lease and the visibility timeout:
     another worker gets the task, takes the claim and stops the instance with
     OutcomeUnknown. Thawed, the frozen worker's commit is refused by its fence: its queue
-    reference (which carries its pid) never lands."""
-    a = workers.start(visibility=2, SLOW_ASSIGN="2")
+    reference (which carries its pid) never lands. (The frozen worker keeps the default
+    visibility timeout, so that it is never frozen in a sweep putting its own task back:
+    see the killed worker's test.)"""
+    a = workers.start(SLOW_ASSIGN="2")
     done = submit(ward, server, broker, "--focus", f"<{EHR}p03>")
     assert done.returncode == 0, done.stderr
     wait_until(lambda: (ward / "assigning").exists(), "the slow call")
