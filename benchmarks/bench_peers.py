@@ -18,6 +18,9 @@ run's own thread as LangGraph calls its nodes, not handed to a worker thread; th
 
 Prints each engine's committed steps per second and their ratio, per round; the engines
 alternate within a round, so the ratio is measured under the same load on a shared machine.
+``--v2-too`` also runs Horismos writing what a trace_version 2 run wrote (four provenance quads
+more a step, as a replay of such a trace does), alternating with version 3, and prints their
+ratio per wall and per CPU second.
 """
 
 from __future__ import annotations
@@ -105,7 +108,8 @@ def agent_and_world(n: int, notes: int = 0, entailment: str = "rdfs") -> tuple[A
     return agent, world
 
 
-def horismos_rate(n: int) -> tuple[float, int]:
+def horismos_rate(n: int, trace_version: int | None = None) -> tuple[float, int]:
+    """Steps a second; ``trace_version`` 2: writing what a version-2 run wrote."""
     agent, world = agent_and_world(n)
     steps = 0
 
@@ -114,13 +118,52 @@ def horismos_rate(n: int) -> tuple[float, int]:
         steps += rec.status == "completed"
 
     with tempfile.TemporaryDirectory() as tmp:
+        if trace_version is not None:
+            _written_as(trace_version)
         t0 = time.perf_counter()
         # as `horismos run --all` runs: no per-instance records kept (keep=False)
         run = agent.run(world, all=True, trace=Path(tmp) / "refill.trace.jsonl", keep=False,
                         on_step=landed)
         elapsed = time.perf_counter() - t0
+        if trace_version is not None:
+            _written_as(None)
     assert run.status == "completed", run.status
     return steps / elapsed, steps
+
+
+def _written_as(version: int | None) -> None:
+    """Every runner made from now writes its steps as ``version`` did (None: as it does)."""
+    from horismos import _runner
+
+    plain = getattr(_runner.Runner, "_plain_init", _runner.Runner.__init__)
+    _runner.Runner._plain_init = plain
+    if version is None:
+        _runner.Runner.__init__ = plain
+        return
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        plain(self, *args, **kwargs)
+        self.trace_version = version
+
+    _runner.Runner.__init__ = init
+
+
+def versions(n: int, rounds: int) -> None:
+    """Version 3 against version 2's writes, alternating, per wall and per CPU second."""
+    wall, cpu = [], []
+    for r in range(1, rounds + 1):
+        got = {}
+        for v in (2, 3) if r % 2 else (3, 2):
+            c0 = time.process_time()
+            rate, steps = horismos_rate(n, v)
+            got[v] = rate, steps / (time.process_time() - c0)
+        wall.append(got[3][0] / got[2][0])
+        cpu.append(got[3][1] / got[2][1])
+        print(f"round {r}: {n} prescriptions  trace_version 2 {got[2][0]:,.0f} steps/s "
+              f"({got[2][1]:,.0f} per CPU s)  3 {got[3][0]:,.0f} ({got[3][1]:,.0f})  "
+              f"ratio 3/2 {wall[-1]:.2f}x wall, {cpu[-1]:.2f}x CPU")
+    print(f"median ratio 3/2 over {rounds} rounds: {statistics.median(wall):.2f}x wall, "
+          f"{statistics.median(cpu):.2f}x CPU")
 
 
 def main() -> None:
@@ -128,6 +171,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prescriptions", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--v2-too", action="store_true",
+                        help="then trace_version 3 against version 2's writes, alternating")
     args = parser.parse_args()
     ratios = []
     for r in range(1, args.rounds + 1):
@@ -139,6 +184,8 @@ def main() -> None:
               f"Horismos run --all, trace, domain shape {hz:,.0f} steps/s ({hz_steps} steps)  "
               f"ratio Horismos/LangGraph {hz / lg:.2f}x")
     print(f"median ratio over {len(ratios)} rounds: {statistics.median(ratios):.2f}x")
+    if args.v2_too:
+        versions(args.prescriptions, args.rounds)
 
 
 if __name__ == "__main__":

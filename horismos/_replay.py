@@ -55,7 +55,7 @@ from ._proposal import RankRequest, Reply
 from ._reads import ReplayedStore, term
 from ._runner import Environment
 from ._stores import Conflict
-from ._trace import TRACE_VERSION, Trace, iter_trace, version_message
+from ._trace import READ_VERSIONS, Trace, iter_trace, version_message
 from ._traceview import short
 from ._waits import StoredInstance, prepare
 from ._world import World
@@ -480,7 +480,7 @@ def load_events(trace: str | Path | Trace, *, checked_first: bool = False) -> tu
         events = [json.loads(json.dumps(e, default=str)) for e in trace.events]
         if not events:
             raise TraceError("the trace is empty")
-        if events[0].get("trace_version") != TRACE_VERSION:
+        if events[0].get("trace_version") not in READ_VERSIONS:
             raise TraceVersionError(version_message("the trace", events[0].get("trace_version")))
         return Recorded(events), "<trace>"
     if checked_first:
@@ -597,6 +597,7 @@ async def _drive(
     runner.approvals_bound = int(header.get("approvals_bound") or 0)  # ``true`` is 1
     runner.names_shapes = bool(header.get("names_shapes"))
     runner.holds_settled = int(header.get("holds_settled") or 0)  # its holders read, as recorded
+    runner.trace_version = header["trace_version"]  # its steps' activities written as recorded
     try:
         second = events.get(1)
         resumed = second if second is not None and second.get("type") == "resume" else None

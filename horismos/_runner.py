@@ -270,6 +270,11 @@ class Runner:
         focus (whose hold settles, while the run whose focus it is holds only its claim
         there); 2, recorded before the latter; 1 (``true``), before the focus was: any node
         but its focus; 0, none."""
+        self.trace_version = TRACE_VERSION
+        """Which quads a step's activity writes, as a trace's header says: 3, the eight that
+        say something (:func:`_activity`); 2, recorded before, four more that the vocabulary
+        entails or another quad repeats (:func:`_activity_v2`), which its replay must write
+        again to reach its recorded digests."""
         self._types_of = self.store.types
         self._aheads: dict[URIRef, ReadAhead] = {}
         self._policies: dict[URIRef, dict[str, Any]] = {}
@@ -295,7 +300,7 @@ class Runner:
             fields["snapshot"] = {"format": "application/n-quads", "data": snapshot}
         self._emit(
             "header",
-            trace_version=TRACE_VERSION,
+            trace_version=self.trace_version,
             workflow=str(workflow.iri),
             focus=[str(f) for f in focus],
             definitions_digest=self.defs.digest,
@@ -1392,10 +1397,14 @@ class Runner:
         now: Literal,
     ) -> list[tuple]:
         activity = URIRef(str(graph).replace("urn:horismos:effect:", "urn:horismos:activity:"))
+        if self.trace_version == TRACE_VERSION:
+            described = _activity(step.iri, tool.iri)
+        else:  # replaying a version-2 trace: what its run wrote
+            described = _activity_v2(step.iri, tool.iri, tool.name)
+            effects = [*effects, (graph, _TYPE, _ENTITY)]
         meta = [
-            (graph, _TYPE, _ENTITY),
             (graph, _GENERATED_BY, activity),
-            *[(activity, p, o) for p, o in _activity(step.iri, tool.iri, tool.name)],
+            *[(activity, p, o) for p, o in described],
             (activity, _INSTANCE, inst.instance),
             (activity, _STARTED, now),
             (activity, _ENDED, self._stamp(self.env.now())),
@@ -1584,9 +1593,26 @@ _NUMBERS = (XSD.integer, XSD.decimal)
 
 
 @lru_cache(maxsize=1024)
-def _activity(step: URIRef, tool: URIRef, name: str) -> tuple[tuple[URIRef, Node], ...]:
-    """What a step's activity says of itself that is the same every time the step runs
-    (its label built once, not per step)."""
+def _activity(step: URIRef, tool: URIRef) -> tuple[tuple[URIRef, Node], ...]:
+    """What a step's activity says of itself that is the same every time the step runs.
+
+    Nothing a reader cannot find otherwise is left out: its ``prov:Activity`` type is
+    entailed by ``horis:StepExecution`` (a subclass), its tool is ``prov:wasAssociatedWith``,
+    and its effect graph is a ``prov:Entity`` by ``prov:wasGeneratedBy``'s domain. Each quad
+    a step writes costs ~8 µs of it (docs/performance.md)."""
+    return (
+        (_TYPE, HORIS.StepExecution),
+        (HORIS.step, step),
+        (HORIS.provenance, HORIS.ToolProvenance),
+        (_ASSOCIATED_WITH, tool),
+    )
+
+
+@lru_cache(maxsize=1024)
+def _activity_v2(step: URIRef, tool: URIRef, name: str) -> tuple[tuple[URIRef, Node], ...]:
+    """:func:`_activity` as a version-2 trace's run wrote it, with the ``prov:Activity``
+    type, ``horis:tool`` and label version 3 leaves out (its label built once, not per
+    step). Its effect graph's ``prov:Entity`` type is the fourth."""
     return (
         (_TYPE, HORIS.StepExecution),
         (_TYPE, _ACTIVITY),

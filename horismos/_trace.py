@@ -40,9 +40,22 @@ from ._errors import TraceError, TraceTampered, TraceVersionError
 from ._event_shape import check_shape
 from ._signing import signer_from_env, verifier_from_env
 
-__all__ = ["TRACE_VERSION", "Trace", "iter_trace", "read_trace", "version_message"]
+__all__ = [
+    "READ_VERSIONS",
+    "TRACE_VERSION",
+    "Trace",
+    "iter_trace",
+    "read_trace",
+    "version_message",
+]
 
-TRACE_VERSION = 2
+TRACE_VERSION = 3
+"""The version a run records. 3: a step's activity is described by the eight quads that say
+something (``docs/replay.md``); 2 wrote four more that the vocabulary entails or repeats."""
+READ_VERSIONS = frozenset({2, TRACE_VERSION})
+"""The versions this runtime reads and replays: a version-2 trace replays writing what a
+version-2 run wrote (:attr:`horismos._runner.Runner.trace_version`), so it reaches its
+recorded digests."""
 GENESIS = "sha256:" + "0" * 64
 
 
@@ -334,7 +347,7 @@ def iter_trace(path: str | Path) -> Iterator[dict[str, Any]]:
                 version = event.get("trace_version")
                 if event.get("type") != "header":
                     raise TraceError(f"{path}:{n}: a trace starts with a header event")
-                if version != TRACE_VERSION:
+                if version not in READ_VERSIONS:
                     raise TraceVersionError(version_message(str(path), version))
             own = event.pop("hash", None)
             unhashed = _without(line, "hash", own)
@@ -381,14 +394,14 @@ def version_message(source: str, version: object) -> str:
     if version == 1:
         return (
             f"{source}: trace_version 1 was written by an earlier Horismos, which embedded "
-            f"the whole world in the trace; this runtime reads version {TRACE_VERSION}, "
-            "which records what the run read instead. Re-record it: run the workflow again "
+            f"the whole world in the trace; this runtime reads versions 2 and {TRACE_VERSION}, "
+            "which record what the run read instead. Re-record it: run the workflow again "
             "with --trace (add --trace-snapshot to embed a small world), or replay it with "
             "the Horismos release that recorded it"
         )
     return (
         f"{source}: trace_version {version!r} is not one this runtime reads (it reads "
-        f"{TRACE_VERSION}); replay it with the Horismos release that recorded it"
+        f"2 and {TRACE_VERSION}); replay it with the Horismos release that recorded it"
     )
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 
 from conftest import EX, TRIAGE, facts
-from rdflib import XSD, Literal, URIRef
+from rdflib import RDF, RDFS, XSD, Literal, URIRef
 
 from horismos import HORIS, GateRejected, InstanceFailed, ToolError
+from horismos._definitions import vocabulary_graph
+from horismos._vocab import PROV
 from horismos._world import INSTANCES
 
 PROV_QUERY = """
@@ -21,8 +23,8 @@ PREFIX horis: <https://w3id.org/horismos#>
 SELECT ?g ?activity ?step ?tool ?instance ?time ?kind WHERE {
   GRAPH ?g {
     ?g prov:wasGeneratedBy ?activity .
-    ?activity a prov:Activity ;
-        horis:step ?step ; horis:tool ?tool ; horis:instance ?instance ;
+    ?activity a horis:StepExecution ;
+        horis:step ?step ; prov:wasAssociatedWith ?tool ; horis:instance ?instance ;
         prov:startedAtTime ?time ; horis:provenance ?kind .
   }
 }
@@ -70,6 +72,29 @@ def test_effects_land_in_one_named_graph_with_prov_metadata(build, recorder):
     assert (EX.p1, EX.ref, Literal("R-7")) in in_graph
     # horis:now is the runtime clock the activity was stamped with
     assert (EX.p1, EX.queuedAt, row.time) in in_graph
+
+
+def test_a_step_describes_its_activity_once_and_the_vocabulary_entails_the_rest(
+    build, recorder
+):
+    """Trace version 3: the activity is a horis:StepExecution (a prov:Activity by the
+    vocabulary), its tool prov:wasAssociatedWith; no quad repeats another or is entailed."""
+    agent, world = build(TRIAGE, tools={"assign": recorder.tool("assign", {"ref": "R-7"})})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    (record,) = run.steps
+    graph = world.graph.graph(record.graph)
+    activity = URIRef(str(record.graph).replace("urn:horismos:effect:", "urn:horismos:activity:"))
+    assert set(graph.predicate_objects(record.graph)) == {(PROV.wasGeneratedBy, activity)}
+    said = {(p, o) for p, o in graph.predicate_objects(activity)}
+    assert {p for p, _ in said} == {
+        RDF.type, HORIS.step, HORIS.provenance, PROV.wasAssociatedWith, HORIS.instance,
+        PROV.startedAtTime, PROV.endedAtTime,
+    }
+    assert (RDF.type, HORIS.StepExecution) in said and len(said) == 7
+    assert (PROV.wasAssociatedWith, EX["t.assign"]) in said
+    assert (HORIS.StepExecution, RDFS.subClassOf, PROV.Activity) in vocabulary_graph()
 
 
 def test_each_step_commits_its_own_graph(build, recorder):

@@ -483,6 +483,36 @@ def test_an_export_stopped_by_an_edit_leaves_its_output_as_it_was(tmp_path: Path
 
 # -- command line -------------------------------------------------------------------------
 
+V2 = HERE / "v2"
+"""Version-2 traces recorded by the runtime before version 3 (fixtures/traces/v2/README.md)."""
+
+
+@pytest.mark.parametrize("name", ["triage-all-snapshot.jsonl", "triage-failures-snapshot.jsonl"])
+def test_a_version_2_trace_replays_to_its_recorded_digests(name: str) -> None:
+    """Its run wrote four activity quads a version-3 run leaves out; its replay writes them
+    again, so the world reaches the final digest it recorded."""
+    assert read_trace(V2 / name)[0]["trace_version"] == 2
+    report = replay(V2 / name, Calls().agent())
+    assert not report.diverged, report.first_divergence
+    assert report.final_digest_matches is True
+
+
+def test_a_version_2_trace_replays_from_what_it_read_and_on_the_cli() -> None:
+    assert not replay(V2 / "triage-all.jsonl", Calls().agent()).diverged
+    done = _cli("replay", V2, HERE / "definitions")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("same") == 3, done.stdout
+
+
+def test_a_run_records_version_3_and_replays_to_its_digests(tmp_path: Path) -> None:
+    Calls().agent().run(World.from_files(HERE / "world.ttl"), all=True,
+                        trace=tmp_path / "now.jsonl", trace_snapshot=True)
+    assert read_trace(tmp_path / "now.jsonl")[0]["trace_version"] == 3
+    report = replay(tmp_path / "now.jsonl", Calls().agent())
+    assert not report.diverged, report.first_divergence
+    assert report.final_digest_matches is True
+
+
 def _cli(*args: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "horismos", *map(str, args)],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
