@@ -1,7 +1,7 @@
 """What one ``horismos wake`` tick costs as the number of waiting instances grows.
 
-    python benchmarks/bench_wake.py [--waiting 100 1000 5000] [--store sparql oxigraph:PATH]
-                                    [--history 0 50000] [--reps 5]
+    python benchmarks/bench_wake.py [--waiting 100 1000 5000] [--history 0 50000] [--reps 5]
+                                    [--store sparql oxigraph:PATH oxigraph memory]
 
 A tick is ``due_waits`` (what ``wake`` runs before resuming anything): it reads the waiting
 instances and decides which are due. Each world holds N waiting instances, written as the
@@ -117,7 +117,7 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--waiting", type=int, nargs="+", default=[100, 1_000, 5_000])
     parser.add_argument("--store", nargs="+", default=["sparql", "oxigraph:PATH"],
-                        choices=["sparql", "oxigraph:PATH", "memory"])
+                        choices=["sparql", "oxigraph:PATH", "oxigraph", "memory"])
     parser.add_argument("--history", type=int, nargs="+", default=[0],
                         help="steps of earlier runs the world also holds")
     parser.add_argument("--reps", type=int, default=5, help="timed ticks (median printed)")
@@ -136,7 +136,7 @@ def main() -> None:
                     server = Server(where)
                     world = World.open(f"sparql:{server.url}")
                 else:
-                    world = World.open("memory" if kind == "memory" else f"oxigraph:{where}")
+                    world = World.open(f"oxigraph:{where}" if kind == "oxigraph:PATH" else kind)
                 try:
                     data = quads(n) + history(h)
                     for i in range(0, len(data), 20_000):

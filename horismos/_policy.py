@@ -378,10 +378,11 @@ def _recorded(
     """The approvals recorded for ``instance`` and not used yet (given at ``since`` or later):
     fingerprint -> (approval, its graph), oldest first."""
     rows = store.select(
-        """SELECT ?a ?g ?fp ?at WHERE { GRAPH ?g {
-        ?a a horis:Approval ; horis:instance ?i ; horis:fingerprint ?fp ;
-           prov:startedAtTime ?at
-        FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used } } } ORDER BY ?at ?a""",
+        """SELECT ?a ?g ?fp ?at WHERE {
+        ?a horis:instance ?i ; a horis:Approval ; horis:fingerprint ?fp ;
+           prov:startedAtTime ?at .
+        ?g prov:wasGeneratedBy ?a .
+        FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used } } ORDER BY ?at ?a""",
         {"i": instance},
         _NS,
     )
@@ -501,11 +502,12 @@ def approve(
 def _requests(store: Store, instance: URIRef) -> list[dict[str, Node]]:
     """The approval requests the instance's steps left, newest last by start time."""
     return store.select(
-        """SELECT ?step ?tool ?started ?payloads ?brief ?asked WHERE { GRAPH ?g {
+        """SELECT ?step ?tool ?started ?payloads ?brief ?asked WHERE {
         ?a horis:instance ?i ; horis:step ?step ; horis:tool ?tool ; horis:fingerprint ?fp ;
            prov:startedAtTime ?started ; rdfs:comment ?payloads ; horis:brief ?brief .
-        OPTIONAL { ?a horis:implementation ?asked } }
-        FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:")) }""",
+        ?g prov:wasGeneratedBy ?a .
+        FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:"))
+        OPTIONAL { ?a horis:implementation ?asked } }""",
         {"i": instance},
         _NS,
     )

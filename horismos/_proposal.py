@@ -696,11 +696,12 @@ def check_answer(
         return
     rows = store.select(
         """
-        SELECT ?a ?started ?option ?chosen WHERE { GRAPH ?g {
+        SELECT ?a ?started ?option ?chosen WHERE {
             ?a horis:instance ?i ; horis:step ?s ; prov:startedAtTime ?started .
+            ?g prov:wasGeneratedBy ?a .
+            FILTER (STRSTARTS(STR(?g), "urn:horismos:proposal:"))
             OPTIONAL { ?a prov:used ?option }
-            OPTIONAL { ?c prov:wasGeneratedBy ?a ; horis:value ?chosen } }
-            FILTER (STRSTARTS(STR(?g), "urn:horismos:proposal:")) }""",
+            OPTIONAL { ?c prov:wasGeneratedBy ?a ; horis:value ?chosen } }""",
         {"i": instance, "s": proposals[0].iri},
         {"horis": str(HORIS), "prov": str(PROV)},
     )

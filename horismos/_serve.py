@@ -277,10 +277,11 @@ class ServedTools:
         """The oldest unused approval of ``fp`` for served calls (its node and graph) given
         for the tool as it is defined now (:func:`~._policy.implementation`)."""
         rows = self.world.store.select(
-            """SELECT ?a ?g WHERE { GRAPH ?g {
-            ?a a horis:Approval ; horis:instance ?i ; horis:fingerprint ?fp ;
-               prov:startedAtTime ?at
-            FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used } } } ORDER BY ?at ?a""",
+            """SELECT ?a ?g WHERE {
+            ?a horis:instance ?i ; a horis:Approval ; horis:fingerprint ?fp ;
+               prov:startedAtTime ?at .
+            ?g prov:wasGeneratedBy ?a .
+            FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used } } ORDER BY ?at ?a""",
             {"i": URIRef(SERVED_PREFIX + fp), "fp": Literal(fp)},
             _NS,
         )
@@ -302,7 +303,8 @@ class ServedTools:
         _, payload, _ = check_arguments(tool, self.agent.definitions, args, self.world)
         server = self._server(tool)
         if not self.world.store.select(
-            "SELECT ?a WHERE { GRAPH ?g { ?a horis:instance ?i ; horis:implementation ?impl } "
+            "SELECT ?a WHERE { ?a horis:instance ?i ; horis:implementation ?impl . "
+            "?g prov:wasGeneratedBy ?a "
             'FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:")) } LIMIT 1',
             {"i": instance, "impl": Literal(implementation(tool, server))},
             _NS,

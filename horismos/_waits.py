@@ -308,14 +308,17 @@ def _settle(
 
 
 def open_wait(store: Store, iid: URIRef, step: URIRef) -> _OpenWait | None:
+    """The instance's wait at ``step`` not ended yet (the latest, if several), read from the
+    instance in the union of the graphs: its graph is the one its activity generated."""
     rows = store.select(
         """
-        SELECT ?a ?g ?started ?brief WHERE { GRAPH ?g {
-            ?a a horis:StepExecution ; horis:instance ?i ; horis:step ?s ;
-               prov:startedAtTime ?started .
+        SELECT ?a ?g ?started ?brief WHERE {
+            ?a horis:instance ?i ; horis:step ?s ; prov:startedAtTime ?started ;
+               a horis:StepExecution .
+            ?g prov:wasGeneratedBy ?a .
+            FILTER (STRSTARTS(STR(?g), "urn:horismos:wait:"))
             OPTIONAL { ?a horis:brief ?brief }
-            FILTER NOT EXISTS { ?a prov:endedAtTime ?ended } }
-            FILTER (STRSTARTS(STR(?g), "urn:horismos:wait:")) }""",
+            FILTER NOT EXISTS { ?a prov:endedAtTime ?ended } }""",
         {"i": iid, "s": step},
         _NS,
     )

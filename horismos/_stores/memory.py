@@ -8,6 +8,7 @@ in the object, moved by each write's exact delta.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, cast
 from rdflib import Dataset, Graph, URIRef, Variable
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.plugins.sparql import prepareQuery
+from rdflib.plugins.sparql.sparql import Query
 from rdflib.query import ResultRow
 from rdflib.term import Node
 
@@ -26,6 +28,14 @@ from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
 
 __all__ = ["MemoryStore"]
+
+
+@functools.lru_cache(maxsize=256)
+def _prepared(query: str, ns: tuple[tuple[str, str], ...]) -> Query:
+    """The query parsed once: rdflib's parser takes 10-70 ms a query, more than most queries
+    take to answer, and the runtime asks the same few queries again and again (bounded: a
+    query with values written into its text is a query of its own)."""
+    return prepareQuery(query, initNs=dict(ns))
 
 
 class MemoryStore(Store):
@@ -55,7 +65,7 @@ class MemoryStore(Store):
         bindings: Mapping[str, Node],
         ns: Mapping[str, str],
     ) -> list[dict[str, Node]]:
-        q = prepareQuery(query, initNs=dict(ns))
+        q = _prepared(query, tuple(sorted(ns.items())))
         init: dict[str, Any] = {Variable(k): v for k, v in bindings.items()}
         rows = self._ds.query(q, initBindings=init)
         return [{str(k): v for k, v in cast(ResultRow, r).asdict().items()} for r in rows]
