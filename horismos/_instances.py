@@ -32,8 +32,9 @@ STATUSES = ("running", "waiting", "blocked", "failed", "completed")
 
 @dataclass(frozen=True)
 class InstanceRow:
-    """One instance as ``horismos instances`` lists it; ``since`` is its last recorded
-    activity (a step's end, a wait's start, an answer), ``None`` when it has none."""
+    """One instance as ``horismos instances`` lists it; ``since`` is when it was blocked
+    (``horis:blockedAt``) or else its last recorded activity (a step's end, a wait's start,
+    an answer), ``None`` when it has none."""
 
     instance: URIRef
     workflow: URIRef
@@ -50,19 +51,22 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
     from cron asks for the waiting ones of a world that keeps every instance it ever ran."""
     rows = store.select(
         f"""
-        SELECT ?i ?workflow ?focus ?status ?current WHERE {{ GRAPH <{INSTANCES}> {{
+        SELECT ?i ?workflow ?focus ?status ?current ?blocked WHERE {{ GRAPH <{INSTANCES}> {{
             ?i a horis:Instance ; horis:workflow ?workflow ; horis:focus ?focus ;
                horis:status ?status .
-            OPTIONAL {{ ?i horis:currentStep ?current }} }} }}""",
+            OPTIONAL {{ ?i horis:currentStep ?current }}
+            OPTIONAL {{ ?i horis:blockedAt ?blocked }} }} }}""",
         {} if status is None else {"status": URIRef(NS + status.capitalize())},
         {"horis": NS},
     )
-    since: dict[URIRef, str] = {}
+    # a blocked instance is stuck since it was blocked: later than any activity of its own
+    since = {cast(URIRef, r["i"]): str(r["blocked"]) for r in rows if "blocked" in r}
     which = ""  # every instance's activities, or those of the instances found
     if status is not None:
-        if not rows:
-            return []
-        which = "VALUES ?i { " + " ".join(r["i"].n3() for r in rows) + " } "
+        unknown = [r["i"].n3() for r in rows if r["i"] not in since]
+        if not unknown:  # none, or each blocked since a stored time: no activity to read
+            return _rows(rows, status, since)
+        which = "VALUES ?i { " + " ".join(unknown) + " } "
     for r in store.select(
         f"""
             SELECT ?i ?t WHERE {{ GRAPH ?g {{ {which}?a horis:instance ?i .
@@ -73,6 +77,13 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
         i, t = r["i"], str(r["t"])
         if isinstance(i, URIRef) and t > since.get(i, ""):
             since[i] = t
+    return _rows(rows, status, since)
+
+
+def _rows(
+    rows: list[dict[str, Node]], status: str | None, since: dict[URIRef, str]
+) -> list[InstanceRow]:
+    """The rows read, oldest activity first."""
     out = []
     for r in rows:
         name = status or str(r["status"]).removeprefix(NS).lower()
