@@ -421,6 +421,37 @@ def _ehr_tools() -> dict[str, object]:
             "ehr_client.notify_nurse": ehr_client.notify_nurse}
 
 
+def test_instances_without_definitions_names_nodes_as_it_does_with_them(tmp_path: Path) -> None:
+    """Without definitions every workflow, focus and step was a full IRI
+    (``http://example.org/ehr#patient44``), a table too wide to read; with them it was
+    ``:patient44``. The namespace the instances' workflows share is ``:`` either way."""
+    out = ["--out", "after.trig"]
+    assert horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", *out, cwd=tmp_path).returncode == 4
+    bare = horismos("instances", "--world", "after.trig", "--store", "memory", cwd=tmp_path)
+    named = horismos("instances", *TRIAGE, "--world", "after.trig", "--store", "memory",
+                     cwd=tmp_path)
+    assert bare.returncode == named.returncode == 0, bare.stderr + named.stderr
+    assert "http" not in bare.stdout and ":patient44" in bare.stdout, bare.stdout
+    assert bare.stdout == named.stdout
+
+
+def test_instances_of_workflows_in_several_namespaces_name_each_namespace() -> None:
+    from rdflib import URIRef
+
+    from horismos._cli_instances import _names_without_definitions
+    from horismos._instances import InstanceRow
+
+    ehr, lab = "http://example.org/ehr#", "http://example.org/lab#"
+    rows = [InstanceRow(URIRef("urn:horismos:instance:1"), URIRef(ns + wf), URIRef(ns + "x"),
+                        "completed", None, None) for ns, wf in ((ehr, "Triage"), (lab, "Review"))]
+    name = _names_without_definitions(rows)
+    assert [name(URIRef(ehr + "patient44")), name(URIRef(lab + "k1"))] == ["ehr:patient44",
+                                                                          "lab:k1"]
+    assert name(URIRef("https://w3id.org/horismos#Blocked")) == "horis:Blocked"
+    assert name(URIRef("urn:uuid:42")) == "<urn:uuid:42>"
+    assert name(URIRef("http://other.example/y")) == "<http://other.example/y>"
+
+
 def test_wake_settles_the_waits_that_are_due_and_leaves_the_others(tmp_path: Path) -> None:
     common = _leave(tmp_path, "2h")
     (tmp_path / "yes.ttl").write_text("@prefix : <http://example.org/leave#> .\n"
