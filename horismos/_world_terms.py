@@ -67,6 +67,7 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
         return []
     named = {str(t) for t in defs.graph.all_nodes() if isinstance(t, URIRef)}
     named |= {str(p) for p in defs.graph.predicates()}
+    named |= {str(t) for t in defs.undeclared}  # a pattern's own: the world's use settles it
     found: list[Problem] = []
     for path in expand_paths(paths, RDF_SUFFIXES):
         found += _file_problems(path, spaces, named, classes, properties)
