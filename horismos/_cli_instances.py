@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,9 +28,10 @@ from ._cli_common import (
 from ._cli_run import RunView
 from ._definitions import load_definitions
 from ._errors import UsageError
-from ._instances import STATUSES, due_waits, list_instances
+from ._instances import STATUSES, InstanceRow, due_waits, list_instances
 from ._policy import SERVED_PREFIX
 from ._stores import DEFAULT_STORE
+from ._vocab import NS
 from ._world import World, holds_subject
 
 __all__ = [
@@ -47,7 +49,8 @@ def instances_arguments(p: argparse.ArgumentParser) -> None:
         "paths",
         nargs="*",
         metavar="FILE_OR_DIR",
-        help="the Turtle definitions, to write names as CURIEs (optional)",
+        help="the Turtle definitions, to write names with their prefixes (optional: without "
+        "them, : is the namespace the listed workflows share)",
     )
     p.add_argument(
         "--world",
@@ -79,10 +82,10 @@ def cmd_instances(args: argparse.Namespace) -> int:
     world = world_of(args)
     # a focus is a node of the world: its CURIE is the one the world holds (as `run` prints it)
     exists = functools.partial(holds_subject, world)
-    name: Callable[[Any], str] = (
-        functools.cache(lambda node: defs.name(node, exists)) if defs else lambda node: str(node)
-    )
     rows = list_instances(world.store, args.status)
+    name: Callable[[Any], str] = functools.cache(
+        (lambda node: defs.name(node, exists)) if defs else _names_without_definitions(rows)
+    )
     if args.format == "json":
         print(
             json.dumps(
@@ -120,6 +123,49 @@ def cmd_instances(args: argparse.Namespace) -> int:
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     return 0
+
+
+def _names_without_definitions(rows: list[InstanceRow]) -> Callable[[Any], str]:
+    """How ``instances`` names nodes when given no definitions, as it does with them in the
+    usual case: ``:`` is the namespace the listed workflows share (the one their definitions
+    bind it to, ``:Triage :patient44 :QueuePatient``), ``horis:`` is Horismos's, and any
+    other node is ``<IRI>``. Workflows of several namespaces each get a prefix named after
+    their namespace's last segment (``ehr:``, ``travel:``), when those names differ."""
+    spaces = sorted({_namespace(str(r.workflow)) for r in rows} - {""})
+    prefixes: dict[str, str] = {NS: "horis"}
+    if len(spaces) == 1:
+        prefixes[spaces[0]] = ""
+    else:
+        named = {ns: _last_segment(ns) for ns in spaces}
+        if all(named.values()) and len(set(named.values())) == len(named):
+            prefixes.update((ns, p) for ns, p in named.items() if ns not in prefixes)
+
+    def name(node: Any) -> str:
+        text = str(node)
+        prefix = prefixes.get(_namespace(text))
+        local = text[len(_namespace(text)) :]
+        if prefix is not None and _LOCAL_NAME.fullmatch(local):
+            return f"{prefix}:{local}"
+        return f"<{text}>"
+
+    return name
+
+
+_LOCAL_NAME = re.compile(r"[A-Za-z_][\w.-]*(?<!\.)")
+"""A local name written after a prefix as it reads back (no leading digit or dash, no
+trailing dot): others are written in full."""
+
+
+def _namespace(iri: str) -> str:
+    """The IRI up to its last ``#``, or else its last ``/``: where a prefix would end."""
+    cut = iri.rfind("#") if "#" in iri else iri.rfind("/")
+    return iri[: cut + 1] if cut > iri.find("//") + 1 else ""
+
+
+def _last_segment(namespace: str) -> str:
+    """``ehr`` of ``http://example.org/ehr#``: a prefix a person would have written."""
+    last = namespace.rstrip("#/").rsplit("/", 1)[-1]
+    return last if re.fullmatch(r"[A-Za-z][\w-]*", last) else ""
 
 
 def wake_arguments(p: argparse.ArgumentParser) -> None:

@@ -1,5 +1,6 @@
 """``horismos validate``: every authoring error and warning, with file and line, before
-anything runs. A world (``--world``, ``--store``) only quiets warnings about IRIs it uses."""
+anything runs. A world (``--world``, ``--store``) quiets warnings about IRIs it uses; a world
+file's own properties and classes are held to the ontology (:mod:`._world_terms`)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from ._errors import AuthoringError, Problem
 from ._gate import shape_problems
 from ._stores import DEFAULT_STORE
 from ._world import World
+from ._world_terms import world_term_problems
 
 __all__ = ["cmd_validate", "run_warnings", "validate_arguments"]
 
@@ -58,7 +60,9 @@ def validate_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="F",
         help="world data (repeatable): an IRI a pattern, a horis:type, a horis:property or "
-        "a horis:focusType uses is not reported as undeclared when the world uses it",
+        "a horis:focusType uses is not reported as undeclared when the world uses it; a "
+        "property or class of the ontology's namespaces the world uses and the ontology does "
+        "not declare is a warning at the world file's line",
     )
     p.add_argument(
         "--store",
@@ -84,6 +88,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         load_world(world, args.world)
         defs.warnings = beside_world(defs, world)
         world.store.close()
+        # the world's own facts: a property or class of the ontology's namespaces misspelt
+        defs.warnings += world_term_problems(defs, args.world)
     # a server nothing declares is reported at the binding's line, before the connections
     refused = _after_load(defs, asyncio.run(connection_problems(defs)) if args.connect else ())
     defs.warnings = [*defs.warnings, *command_problems(defs), *sometimes_unbound(defs)]

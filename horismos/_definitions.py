@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import gc
 import hashlib
+import keyword
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -187,13 +188,7 @@ def _binding_problem(binding: str) -> tuple[str, str] | None:
     a Python name that cannot be one, a URL no request can be sent to, a URL with ``{arg}``
     placeholders (:func:`_url_placeholders`)."""
     if binding.startswith("python:"):
-        name = binding[len("python:") :]
-        if not name or any(c.isspace() for c in name) or "" in name.split("."):
-            return (
-                "names no function: a name, or a dotted module path and function, is expected",
-                'write "python:module.function" (or "python:name" of a --tools function)',
-            )
-        return None
+        return _python_target_problem(binding[len("python:") :])
     if binding.startswith(("http://", "https://")):
         try:
             parts = urlsplit(binding)
@@ -204,6 +199,39 @@ def _binding_problem(binding: str) -> tuple[str, str] | None:
             return "is no URL a request can be sent to (no host)", 'write "https://host/path"'
         return _url_placeholders(binding)
     return None
+
+
+def _python_target_problem(target: str) -> tuple[str, str] | None:
+    """What is wrong with a ``python:`` binding's target, read as text and nothing imported:
+    a registered name (any word), or a dotted module path and function, each part a Python
+    name.
+    ``python:mod.fn()`` and ``python:pkg.mod:fn`` validated, then failed in a run (without
+    ``--tools`` they were never even looked up); the hint gives the target with the call's
+    parentheses dropped or the colon made a dot, when that leaves a name."""
+    if _dotted_name(target):
+        return None
+    usual = 'write "python:module.function" (or "python:name" of a --tools function)'
+    mended = re.sub(r"\(.*\)\s*$", "", target.strip()).replace(":", ".")
+    if "(" in target or ")" in target:
+        why = "is a call, not a function's name: Horismos calls the function itself"
+    elif ":" in target:
+        why = "separates module and function with ':'; a python: binding uses dots throughout"
+    elif not target.strip() or "" in target.split("."):
+        return (
+            "names no function: a name, or a dotted module path and function, is expected",
+            usual,
+        )
+    elif "." not in target and not any(c.isspace() for c in target):
+        return None  # a name registered with tools={…} may be any word: looked up, not imported
+    else:
+        why = "is no Python name: each dotted part must be an identifier"
+    hint = f'write "python:{mended}"' if _dotted_name(mended) else usual
+    return f"is malformed: {target!r} {why}", hint
+
+
+def _dotted_name(text: str) -> bool:
+    """``name`` or ``package.module.function``: each part a Python identifier."""
+    return all(p.isidentifier() and not keyword.iskeyword(p) for p in text.split("."))
 
 
 _URL_PLACEHOLDER = re.compile(r"\{[^{}]*\}")

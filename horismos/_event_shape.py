@@ -65,6 +65,7 @@ _SHAPES: dict[str, dict[str, _Kinds]] = {
         "step": _MAYBE_TEXT,
         "variables": _DICT,
         "status": _TEXT,
+        "blocked_at": _TEXT,
     },
     "resume": {"instance": _TEXT, "step": _TEXT, "facts": _LIST},
     "step": {

@@ -32,8 +32,9 @@ STATUSES = ("running", "waiting", "blocked", "failed", "completed")
 
 @dataclass(frozen=True)
 class InstanceRow:
-    """One instance as ``horismos instances`` lists it; ``since`` is its last recorded
-    activity (a step's end, a wait's start, an answer), ``None`` when it has none."""
+    """One instance as ``horismos instances`` lists it; ``since`` is when it was blocked
+    (``horis:blockedAt``) or else its last recorded activity (a step's end, a wait's start,
+    an answer), ``None`` when it has none."""
 
     instance: URIRef
     workflow: URIRef
@@ -53,15 +54,17 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
     which = "?status" if status is None else f"horis:{status.capitalize()}"
     rows = store.select(
         f"""
-        SELECT ?i ?workflow ?focus ?status ?current WHERE {{ GRAPH <{INSTANCES}> {{
+        SELECT ?i ?workflow ?focus ?status ?current ?blocked WHERE {{ GRAPH <{INSTANCES}> {{
             ?i horis:status {which} ; horis:workflow ?workflow ; horis:focus ?focus .
-            OPTIONAL {{ ?i horis:currentStep ?current }} }} }}""",
+            OPTIONAL {{ ?i horis:currentStep ?current }}
+            OPTIONAL {{ ?i horis:blockedAt ?blocked }} }} }}""",
         {},
         {"horis": NS},
     )
-    if status is not None and not rows:
-        return []
-    since: dict[URIRef, str] = {}
+    # a blocked instance is stuck since it was blocked: later than any activity of its own
+    since = {cast(URIRef, r["i"]): str(r["blocked"]) for r in rows if "blocked" in r}
+    if status is not None and all(r["i"] in since for r in rows):
+        return _rows(rows, status, since)  # none, or each blocked since a stored time
     for r in store.select(  # every instance's activities, or those of the instances found
         f"""
             SELECT ?i ?t WHERE {{ ?i horis:status {which} . ?a horis:instance ?i .
@@ -72,6 +75,13 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
         i, t = r["i"], str(r["t"])
         if isinstance(i, URIRef) and t > since.get(i, ""):
             since[i] = t
+    return _rows(rows, status, since)
+
+
+def _rows(
+    rows: list[dict[str, Node]], status: str | None, since: dict[URIRef, str]
+) -> list[InstanceRow]:
+    """The rows read, oldest activity first."""
     out = []
     for r in rows:
         name = status or str(r["status"]).removeprefix(NS).lower()

@@ -469,7 +469,7 @@ async def propose(
     defs, store = runner.defs, runner.store
     name = defs.name(step.iri)
     rec = StepRecord(step.iri, "ProposalStep", "completed", inst.instance)
-    started = runner.env.now()
+    started = rec.started = runner.env.now()
     model = step.model or DEFAULT_MODEL
     detail: dict[str, Any] = {
         "model": model,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -47,6 +48,9 @@ class StepRecord:
     detail: dict[str, Any] = field(default_factory=dict)
     """Kind-specific trace fields: ``proposal`` (candidates, dropped, ranking, choice) or
     ``wait`` (reason, wake, until, timeout, start)."""
+    started: dt.datetime | None = None
+    """When an action or proposal step began, as the clock handed it out: a step that blocks
+    its instance blocked it then (``horis:blockedAt``), with no second reading of the clock."""
 
 
 @dataclass

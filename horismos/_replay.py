@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rdflib import URIRef
+from rdflib import XSD, Literal, URIRef
 
 from ._bindings import Binding
 from ._catalog import types_in
@@ -596,6 +596,7 @@ async def _drive(
     runner.calls_in_doubt = int(header.get("calls_in_doubt") or 0)  # ``true`` is 1
     runner.approvals_bound = int(header.get("approvals_bound") or 0)  # ``true`` is 1
     runner.names_shapes = bool(header.get("names_shapes"))
+    runner.blocked_at = bool(header.get("blocked_at"))  # else stored no horis:blockedAt
     runner.holds_settled = int(header.get("holds_settled") or 0)  # its holders read, as recorded
     runner.trace_version = header["trace_version"]  # its steps' activities written as recorded
     try:
@@ -640,6 +641,7 @@ async def _drive(
                         int(event["continued_at"]),
                         {k: term(v) for k, v in (event.get("variables") or {}).items()},
                         event.get("blocked_by"),
+                        blocked_at=_blocked_at(event.get("blocked_at")),
                     )
                     if "continued_at" in event
                     else None
@@ -659,6 +661,12 @@ async def _drive(
     )
     if not recorder.past_end():
         raise recorder.divergence(recorder.position, "type", recorder.expected().get("type"), None)
+
+
+def _blocked_at(text: str | None) -> Literal | None:
+    """A continued blocked instance's ``horis:blockedAt`` as its ``instance`` event wrote it:
+    its state is replaced by the quads it was stored as."""
+    return Literal(text, datatype=XSD.dateTime) if text else None
 
 
 def _sorted(entries: list[Any]) -> list[Any]:

@@ -99,6 +99,7 @@ _VERSION, _STATUS_OF, _CURRENT, _INSTANCE = (
     HORIS.currentStep,
     HORIS.instance,
 )
+_BLOCKED_AT = HORIS.blockedAt
 _IS_VERSION = str(_VERSION).__eq__  # str's own comparison: rdflib's __eq__ is Python
 _STATUS = {
     "running": HORIS.Running,
@@ -248,6 +249,9 @@ class Runner:
         """Whether a rejection by the domain shapes says so, as a trace's header says; one
         recorded before said the result broke the tool's declared effect, and an instance it
         failed holds those words (``horis:error``), which its replay must write again."""
+        self.blocked_at = True
+        """Whether a blocked instance stores since when (``horis:blockedAt``), as a trace's
+        header says; one recorded before stored no time, and its replay must not either."""
         self.settled_holders: (
             Callable[[list[URIRef], float, URIRef], Awaitable[list[list[list[str]]]]] | None
         )
@@ -311,6 +315,7 @@ class Runner:
             **({"calls_in_doubt": self.calls_in_doubt} if self.calls_in_doubt else {}),
             **({"approvals_bound": self.approvals_bound} if self.approvals_bound else {}),
             **({"names_shapes": True} if self.names_shapes else {}),
+            **({"blocked_at": True} if self.blocked_at else {}),
             **({"holds_settled": self.holds_settled} if self.holds_settled else {}),
             **fields,
         )
@@ -454,12 +459,17 @@ class Runner:
             stored.current,  # to replace
             stored.blocked_by,
             stored.error,
+            stored.blocked_at,
         )
         self._recovered.add(inst.instance)
         # the state it went on from, so a replay goes on from the same place
         extra = {
             k: v
-            for k, v in (("status", stored.status), ("blocked_by", stored.blocked_by))
+            for k, v in (
+                ("status", stored.status),
+                ("blocked_by", stored.blocked_by),
+                ("blocked_at", str(stored.blocked_at) if stored.blocked_at else None),
+            )
             if v is not None and v != "running"
         }
         self._emit(
@@ -710,7 +720,7 @@ class Runner:
         assert tool is not None
         rec = StepRecord(step.iri, "ActionStep", "completed", inst.instance, tool=tool.iri)
         timings = rec.timings
-        started = self.env.now()
+        started = rec.started = self.env.now()
         t0 = time.perf_counter()
         # 0. a call announced and never settled: the process stopped mid-call (see _intents)
         # Only an instance read back from the store can hold one; look once, not every step.
@@ -1419,6 +1429,7 @@ class Runner:
         current: URIRef | None = None,
         blocked_by: str | None = None,
         error: str | None = None,
+        blocked_at: Literal | None = None,
     ) -> list[tuple]:
         iid = inst.instance
         triples: list[tuple[Node, Node, Node]] = [
@@ -1429,6 +1440,8 @@ class Runner:
             triples.append((iid, _CURRENT, current))
         if blocked_by:
             triples.append((iid, HORIS.blockedBy, Literal(blocked_by)))
+        if blocked_at is not None:
+            triples.append((iid, _BLOCKED_AT, blocked_at))
         if error:
             triples.append((iid, HORIS.error, Literal(error)))
         for name, value in sorted(inst.variables.items()):
@@ -1460,6 +1473,9 @@ class Runner:
             current,
             rec.blocked_by,
             str(rec.error) if status == "failed" and rec.error else None,
+            self._blocked_since(old, rec, current)
+            if status == "blocked" and self.blocked_at
+            else None,
         )
         pending = self._pending.pop(inst.instance, [])
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter
@@ -1474,6 +1490,16 @@ class Runner:
         rec.timings["trace"] = time.perf_counter() - t1
         if self.on_step is not None:  # landed and traced: safe to report as it happens
             self.on_step(inst, rec)
+
+    def _blocked_since(self, old: list[tuple], rec: StepRecord, current: URIRef | None) -> Literal:
+        """Since when the instance is blocked: as its old state says, when it was blocked at
+        this step already (a rerun that finds it still blocked: stuck since the first time),
+        else when this step began."""
+        if any(q[1] == _CURRENT and q[2] == current for q in old):
+            since = next((q[2] for q in old if q[1] == _BLOCKED_AT), None)
+            if since is not None:
+                return cast(Literal, since)
+        return self._stamp(rec.started or self.env.now())
 
     def _stamp(self, value: dt.datetime) -> Literal:
         """A time the clock handed out as the literal a commit writes, from the text the

@@ -155,6 +155,7 @@ class HORIS(DefinedNamespace):
     instance: URIRef
     settles: URIRef
     blockedBy: URIRef
+    blockedAt: URIRef
     error: URIRef
     brief: URIRef
     fingerprint: URIRef

@@ -103,18 +103,22 @@ class StoredInstance:
     variables: dict[str, Node] = field(default_factory=dict)
     blocked_by: str | None = None
     error: str | None = None
+    blocked_at: Literal | None = None
+    """Since when it is blocked (``horis:blockedAt``), as stored: a continued instance's state
+    is replaced by the quads it was written as."""
 
 
 def read_instance(store: Store, iid: URIRef) -> StoredInstance | None:
     """The stored state of ``iid``, or ``None`` when the world holds no such instance."""
     rows = store.select(
         f"""
-        SELECT ?workflow ?focus ?status ?version ?current ?blocked ?error WHERE {{
+        SELECT ?workflow ?focus ?status ?version ?current ?blocked ?blockedAt ?error WHERE {{
             GRAPH <{INSTANCES}> {{
             ?i horis:workflow ?workflow ; horis:focus ?focus ; horis:status ?status ;
                horis:version ?version .
             OPTIONAL {{ ?i horis:currentStep ?current }}
             OPTIONAL {{ ?i horis:blockedBy ?blocked }}
+            OPTIONAL {{ ?i horis:blockedAt ?blockedAt }}
             OPTIONAL {{ ?i horis:error ?error }} }} }}""",
         {"i": iid},
         _NS,
@@ -142,6 +146,7 @@ def read_instance(store: Store, iid: URIRef) -> StoredInstance | None:
         variables,
         str(row["blocked"]) if "blocked" in row else None,
         str(row["error"]) if "error" in row else None,
+        cast(Literal, row["blockedAt"]) if "blockedAt" in row else None,
     )
 
 

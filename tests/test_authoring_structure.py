@@ -46,6 +46,27 @@ def test_a_binding_no_call_can_reach_is_an_error_at_its_line(
     assert said in p.message and (p.file, p.line) == (str(path), line), str(p)
 
 
+@pytest.mark.parametrize(("binding", "said", "hint"), [
+    ('"python:ehr_client.assign_queue()"', "is a call, not a function's name",
+     'write "python:ehr_client.assign_queue"'),
+    ('"python:ehr_client.assign_queue(patient, level)"', "is a call, not a function's name",
+     'write "python:ehr_client.assign_queue"'),
+    ('"python:ehr_client:assign_queue"', "separates module and function with ':'",
+     'write "python:ehr_client.assign_queue"'),
+    ('"python:ehr-client.assign_queue"', "is no Python name",
+     'write "python:module.function"'),
+])
+def test_a_malformed_python_target_is_an_error_at_its_line_without_tools(
+    tmp_path: Path, binding: str, said: str, hint: str
+) -> None:
+    """``python:mod.fn()`` and the entry-point form ``python:pkg.mod:fn`` validated clean
+    without --tools (nothing looks a binding up then) and failed only when the step ran."""
+    path, line = edited(tmp_path, TRIAGE, '"python:ehr_client.assign_queue"', binding)
+    p = the_error(problems(path, TRIAGE))
+    check(p, path, line, ":ehr.assign_queue", f"binding {binding} is malformed", hint)
+    assert said in p.message, str(p)
+
+
 @pytest.mark.parametrize(("binding", "sent", "fixed"), [
     ('"http://127.0.0.1:18765/patients/{patient}/queue"',
      "http://127.0.0.1:18765/patients/%7Bpatient%7D/queue", "http://127.0.0.1:18765/patients/queue"),

@@ -244,6 +244,37 @@ def test_a_node_neither_the_definitions_nor_the_world_hold_is_a_warning_against_
 
 
 
+def test_a_world_fact_misspelling_an_ontology_term_is_a_warning_at_the_world_files_line(
+        tmp_path: Path) -> None:
+    """`:p2 :acuty :routine` and `:n2 a :Nrse` loaded without a word: no pattern ever
+    matched them, and the run said the patient was blocked as if the fact were missing. A
+    term of another vocabulary, or one the world declares itself, is the world's own."""
+    world = tmp_path / "w.ttl"
+    world.write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+        "@prefix foaf: <http://xmlns.com/foaf/0.1/> .\n"
+        ":p1 a :Patient ; :acuity :urgent ; foaf:name \"Ada\" .\n"
+        ":p2 a :Patient ;\n"
+        "    :acuty :routine .\n"
+        ":n2 a :Nrse ; :onDuty true .\n"
+        ":note a owl:DatatypeProperty .\n"
+        ":p1 :note \"seen\" .\n")
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
+                        "--world", str(world), "--store", "memory"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    warned = [x for x in p.stdout.splitlines() if str(world) in x]
+    assert warned == [
+        f"{world}:6: warning: :p2: the world uses the property :acuty, which no loaded "
+        "ontology declares and no definition names, so no step's pattern reads these facts "
+        "— did you mean :acuity?",
+        f"{world}:7: warning: :n2: the world uses the class :Nrse, which no loaded ontology "
+        "declares and no definition names, so no step's pattern, argument or focus type "
+        "matches these nodes — did you mean :Nurse?",
+    ], p.stdout
+
+
 @pytest.mark.parametrize(("written", "held"), [(":Urgent", ":urgent"), (":urgent", ":Urgent"),
                                                (":URGENT", ":urgent"), (":Nowhere", None)])
 def test_a_node_in_another_case_is_found_by_bound_look_ups_not_a_scan_of_the_world(

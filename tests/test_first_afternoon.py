@@ -370,6 +370,88 @@ def test_instances_lists_what_the_world_holds_by_status(tmp_path: Path) -> None:
         "no failed instances in this world\n")
 
 
+def test_instances_says_since_when_a_blocked_instance_is_blocked(tmp_path: Path) -> None:
+    """A block recorded no time, so `instances` showed "-" for exactly the instances an
+    operator lists to find what is stuck, and for how long. A rerun that finds the instance
+    still blocked at the same step keeps the first time: it has been stuck since then."""
+    store = ["--store", f"oxigraph:{tmp_path / 'world'}"]
+    assert horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", *store, cwd=tmp_path).returncode == 4
+
+    def blocked() -> list[dict[str, str]]:
+        p = horismos("instances", *store, "--status", "blocked", "--format", "json",
+                     cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    (first,) = blocked()
+    assert first["focus"].endswith("#patient44") and first["since"], first
+    text = horismos("instances", *TRIAGE, *store, "--status", "blocked", cwd=tmp_path).stdout
+    assert text.splitlines()[1].split()[-1] == first["since"][:19], text
+    assert horismos("run", *TRIAGE, *TOOLS, "--focus", ":patient44", *store,
+                    cwd=tmp_path).returncode == 4
+    (again,) = [r for r in blocked() if r["focus"].endswith("#patient44")]
+    assert again == first
+
+
+def test_listing_blocked_instances_reads_no_other_instances_activities(tmp_path: Path) -> None:
+    """`instances --status blocked` on a world that keeps every instance it ran: the time
+    each blocked instance was blocked is stored with it, so no step's activity is read."""
+    from horismos import Agent, World
+    from horismos._instances import list_instances
+
+    agent = Agent.from_files(*TRIAGE, tools=_ehr_tools())
+    world = World.open("oxigraph")
+    world.load(ROOT / "examples" / "triage" / "world.ttl")
+    assert agent.run(world, all=True).status == "blocked"
+    asked: list[str] = []
+    select = world.store.select
+    world.store.select = lambda q, *a, **k: asked.append(q) or select(q, *a, **k)  # type: ignore[method-assign]
+    (row,) = list_instances(world.store, "blocked")
+    assert row.focus.endswith("#patient44") and row.since is not None
+    assert not any("startedAtTime" in q for q in asked), asked
+
+
+def _ehr_tools() -> dict[str, object]:
+    sys.path.insert(0, str(ROOT / "examples" / "triage"))
+    try:
+        import ehr_client
+    finally:
+        sys.path.pop(0)
+    return {"ehr_client.assign_queue": ehr_client.assign_queue,
+            "ehr_client.notify_nurse": ehr_client.notify_nurse}
+
+
+def test_instances_without_definitions_names_nodes_as_it_does_with_them(tmp_path: Path) -> None:
+    """Without definitions every workflow, focus and step was a full IRI
+    (``http://example.org/ehr#patient44``), a table too wide to read; with them it was
+    ``:patient44``. The namespace the instances' workflows share is ``:`` either way."""
+    out = ["--out", "after.trig"]
+    assert horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", *out, cwd=tmp_path).returncode == 4
+    bare = horismos("instances", "--world", "after.trig", "--store", "memory", cwd=tmp_path)
+    named = horismos("instances", *TRIAGE, "--world", "after.trig", "--store", "memory",
+                     cwd=tmp_path)
+    assert bare.returncode == named.returncode == 0, bare.stderr + named.stderr
+    assert "http" not in bare.stdout and ":patient44" in bare.stdout, bare.stdout
+    assert bare.stdout == named.stdout
+
+
+def test_instances_of_workflows_in_several_namespaces_name_each_namespace() -> None:
+    from rdflib import URIRef
+
+    from horismos._cli_instances import _names_without_definitions
+    from horismos._instances import InstanceRow
+
+    ehr, lab = "http://example.org/ehr#", "http://example.org/lab#"
+    rows = [InstanceRow(URIRef("urn:horismos:instance:1"), URIRef(ns + wf), URIRef(ns + "x"),
+                        "completed", None, None) for ns, wf in ((ehr, "Triage"), (lab, "Review"))]
+    name = _names_without_definitions(rows)
+    assert [name(URIRef(ehr + "patient44")), name(URIRef(lab + "k1"))] == ["ehr:patient44",
+                                                                          "lab:k1"]
+    assert name(URIRef("https://w3id.org/horismos#Blocked")) == "horis:Blocked"
+    assert name(URIRef("urn:uuid:42")) == "<urn:uuid:42>"
+    assert name(URIRef("http://other.example/y")) == "<http://other.example/y>"
+
+
 def test_wake_settles_the_waits_that_are_due_and_leaves_the_others(tmp_path: Path) -> None:
     common = _leave(tmp_path, "2h")
     (tmp_path / "yes.ttl").write_text("@prefix : <http://example.org/leave#> .\n"

@@ -1,0 +1,146 @@
+"""What finding an instance by the short id a run prints costs as the world's instances grow.
+
+    python benchmarks/bench_short_id.py [--instances 1000 10000 100000]
+                                        [--store oxigraph oxigraph:PATH memory sparql] [--reps 5]
+
+``horismos resume SHORTID`` (and ``approve``) turn the id into an instance IRI with
+``find_instance``: ``?i a horis:Instance`` in ``urn:horismos:instances``, filtered by
+``STRSTARTS(STR(?i), "urn:horismos:instance:SHORTID")``, ``LIMIT 2``. Each world holds N
+instances with their state as the runner writes it, under random (UUID hex) ids. Printed, per
+store and N, the median of:
+
+- ``short id``: ``find_instance`` with an 8-character id the run printed (of an instance
+  in the middle of the world);
+- ``full IRI``: ``find_instance`` with the instance's IRI (no query; what a script passes);
+- ``no such id``: ``find_instance`` with an 8-character id no instance has (the error path);
+- ``literal (what-if)``: the same instance found by an exact literal, ``?i <urn:bench:short>
+  "3f2a8c1d"``, as it would be if each instance stored its short id: an index look-up. Not
+  something Horismos writes; measured to show what such a triple would buy.
+
+Oxigraph keys an IRI by a 128-bit hash of its text, not by the text, so no index orders
+instance IRIs by their characters and no prefix of one is a range of keys: ``STRSTARTS``
+(or any filter on ``STR(?i)``) reads every instance. Run it with ``PYTHONPATH`` set to the
+tree to measure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rdflib import RDF, Literal, Namespace, URIRef
+
+from horismos import World
+from horismos._errors import UsageError
+from horismos._stores import Change
+from horismos._vocab import HORIS
+from horismos._waits import find_instance
+from horismos._world import INSTANCES
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_stores import Server  # noqa: E402
+
+W = Namespace("http://example.org/short#")
+SHORT = URIRef("urn:bench:short")
+
+
+def quads(ids: list[str]) -> list[tuple]:
+    """Each instance's state as the runner writes it, and (the what-if) its short id."""
+    out: list[tuple] = []
+    for k, hexid in enumerate(ids):
+        iid = URIRef(f"urn:horismos:instance:{hexid}")
+        state = [
+            (iid, RDF.type, HORIS.Instance),
+            (iid, HORIS.workflow, W.Flow),
+            (iid, HORIS.focus, W[f"case{k}"]),
+            (iid, HORIS.status, HORIS.Completed),
+            (iid, HORIS.version, Literal(3)),
+        ]
+        out += [(*t, INSTANCES) for t in state]
+        out.append((iid, SHORT, Literal(hexid[:8]), URIRef("urn:bench:ids")))
+    return out
+
+
+def median(call: Callable[[], object], reps: int) -> float:
+    call()  # warm-up: prepared queries, caches
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def measure(world: World, wanted: str, reps: int) -> tuple[float, float, float, float]:
+    """The medians printed: by short id, by full IRI, by an id no instance has, by literal."""
+    iri = f"urn:horismos:instance:{wanted}"
+    assert str(find_instance(world.store, wanted[:8])) == iri
+    exact = f"SELECT ?i WHERE {{ GRAPH <urn:bench:ids> {{ ?i <{SHORT}> ?s }} }}"
+    return (
+        median(lambda: find_instance(world.store, wanted[:8]), reps),
+        median(lambda: find_instance(world.store, iri), reps),
+        median(lambda: missing(world, "zzzzzzzz"), reps),  # no hex id starts so
+        median(lambda: world.store.select(exact, {"s": Literal(wanted[:8])}, {}), reps),
+    )
+
+
+def missing(world: World, text: str) -> None:
+    try:
+        find_instance(world.store, text)
+    except UsageError:
+        return
+    raise AssertionError(f"{text} found")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--instances", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument(
+        "--store",
+        nargs="+",
+        default=["oxigraph", "oxigraph:PATH"],
+        choices=["oxigraph", "oxigraph:PATH", "memory", "sparql"],
+    )
+    parser.add_argument("--reps", type=int, default=5, help="timed look-ups (median printed)")
+    args = parser.parse_args()
+    head = f"{'store':<14} {'instances':>9} {'short id':>10} {'full IRI':>10} {'no such id':>11}"
+    print(head + f" {'literal (what-if)':>18}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in args.store:
+            for n in args.instances:
+                ids = [os.urandom(16).hex() for _ in range(n)]
+                wanted = ids[n // 2]
+                server = None
+                where = Path(tempfile.mkdtemp(dir=tmp))
+                if kind == "sparql":
+                    server = Server(where)
+                    world = World.open(f"sparql:{server.url}")
+                else:
+                    world = World.open(kind if ":" not in kind else f"oxigraph:{where}")
+                try:
+                    data = quads(ids)
+                    for i in range(0, len(data), 20_000):
+                        world.store.apply(Change(add=data[i : i + 20_000]))
+                    short, full, none, exact = measure(world, wanted, args.reps)
+                    print(
+                        f"{kind:<14} {n:>9} {short * 1000:>7.2f} ms {full * 1000:>7.3f} ms "
+                        f"{none * 1000:>8.2f} ms {exact * 1000:>15.2f} ms",
+                        flush=True,
+                    )
+                finally:
+                    world.store.close()
+                    if server is not None:
+                        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+"""A world file's own terms held to the ontology: ``validate --world`` warns of a property or
+class the world's facts use, in a namespace the ontology declares terms in, that it does not
+declare and no definition names.
+
+A fact written with ``:acuty`` for ``:acuity``, or typed ``:Patinet``, loaded without a word:
+no step's pattern ever matched it, and the run said the instance was blocked, as if the fact
+were missing. Only the ontology's own namespaces are judged (a world may carry any other
+vocabulary), and a term the world declares itself (``:note a owl:DatatypeProperty``) is its
+own. Said once per term, at the first line of the world file that writes it, with the term
+meant when one is close.
+
+A world can be millions of triples: its files are read as a stream, keeping only the set of
+predicates and classes seen (a vocabulary, not the data), and read again, line by line, only
+for the lines of the few terms found wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import pyoxigraph as ox
+from rdflib import OWL, RDF, RDFS, URIRef
+
+from ._definitions import Definitions, closest_term
+from ._errors import Problem
+from ._sources import RDF_SUFFIXES, expand_paths
+from ._stores.oxigraph import file_format
+from ._vocab import NS, PROV
+
+__all__ = ["world_term_problems"]
+
+_CLASS_KINDS = frozenset(map(str, (OWL.Class, RDFS.Class, RDFS.Datatype)))
+_PROPERTY_KINDS = frozenset(
+    map(
+        str,
+        (
+            RDF.Property,
+            OWL.ObjectProperty,
+            OWL.DatatypeProperty,
+            OWL.AnnotationProperty,
+            OWL.FunctionalProperty,
+            OWL.InverseFunctionalProperty,
+            OWL.TransitiveProperty,
+            OWL.SymmetricProperty,
+            OWL.AsymmetricProperty,
+            OWL.ReflexiveProperty,
+            OWL.IrreflexiveProperty,
+        ),
+    )
+)
+_TYPE = ox.NamedNode(str(RDF.type))
+_KINDS = frozenset(ox.NamedNode(k) for k in _CLASS_KINDS | _PROPERTY_KINDS)
+_OPEN = ("http://www.w3.org/", NS, str(PROV), "urn:")
+"""Namespaces never judged here: the standard vocabularies (validate judges their names in
+the definitions), Horismos's and PROV's (a run's own records, which a run's --out holds)."""
+
+
+def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[Problem]:
+    """A warning for each property or class the world files ``paths`` use that the loaded
+    ontology's namespaces do not hold: declared by no ontology, named by no definition."""
+    classes, properties = _declared(defs)
+    spaces = {_namespace(t) for t in classes | properties} - {""}
+    spaces = {s for s in spaces if not s.startswith(_OPEN)}
+    if not spaces:
+        return []
+    named = {str(t) for t in defs.graph.all_nodes() if isinstance(t, URIRef)}
+    named |= {str(p) for p in defs.graph.predicates()}
+    named |= {str(t) for t in defs.undeclared}  # a pattern's own: the world's use settles it
+    found: list[Problem] = []
+    for path in expand_paths(paths, RDF_SUFFIXES):
+        found += _file_problems(path, spaces, named, classes, properties)
+    return found
+
+
+def _declared(defs: Definitions) -> tuple[set[str], set[str]]:
+    """The classes and properties the definitions declare (by their kind, or as what
+    ``rdfs:subClassOf``, ``rdfs:domain`` and ``rdfs:range`` relate)."""
+    classes: set[str] = set()
+    properties: set[str] = set()
+    g = defs.graph
+    for s, kind in g.subject_objects(RDF.type):
+        if isinstance(s, URIRef):
+            if str(kind) in _CLASS_KINDS:
+                classes.add(str(s))
+            elif str(kind) in _PROPERTY_KINDS:
+                properties.add(str(s))
+    for s, o in g.subject_objects(RDFS.subClassOf):
+        classes.update(str(t) for t in (s, o) if isinstance(t, URIRef))
+    for pred in (RDFS.domain, RDFS.range, RDFS.subPropertyOf):
+        properties.update(str(s) for s in g.subjects(pred) if isinstance(s, URIRef))
+    return classes, properties
+
+
+def _file_problems(
+    path: Path, spaces: set[str], named: set[str], classes: set[str], properties: set[str]
+) -> list[Problem]:
+    """One pass over ``path``'s quads: the predicates and classes it uses in ``spaces`` that
+    nothing ``named``, less those it declares itself; then their lines."""
+    judged: set[ox.NamedNode] = set()  # predicates and classes seen: each judged once
+    wrong: dict[str, tuple[str, str]] = {}  # term -> (kind, first subject)
+    own: set[str] = set()  # terms the file declares itself
+    parser = ox.parse(path=path, format=file_format(path), base_iri=path.resolve().as_uri())
+    for quad in parser:  # ~4 µs a quad: the terms compared as nodes, made text once each
+        pred = quad.predicate
+        if pred not in judged:
+            judged.add(pred)
+            if pred.value not in named and _namespace(pred.value) in spaces:
+                wrong[pred.value] = ("property", _text(quad.subject))
+        if pred == _TYPE:
+            cls = quad.object
+            if cls in _KINDS:
+                own.add(_text(quad.subject))
+            elif cls not in judged and isinstance(cls, ox.NamedNode):
+                judged.add(cls)
+                if cls.value not in named and _namespace(cls.value) in spaces:
+                    wrong[cls.value] = ("class", _text(quad.subject))
+    terms = [t for t in wrong if t not in own]
+    if not terms:
+        return []
+    prefixes = dict(parser.prefixes)
+    lines = _first_lines(path, terms, prefixes)
+    out = []
+    for term in terms:
+        kind, subject = wrong[term]
+        name = _written(term, prefixes)
+        meant = closest_term(
+            URIRef(term), map(URIRef, properties if kind == "property" else classes)
+        )
+        hint = (
+            f"did you mean {_written(str(meant), prefixes)}?"
+            if meant is not None
+            else f"declare the {kind} in the ontology, or check the spelling"
+        )
+        reads = (
+            "so no step's pattern reads these facts"
+            if kind == "property"
+            else "so no step's pattern, argument or focus type matches these nodes"
+        )
+        out.append(
+            Problem(
+                "warning",
+                f"the world uses the {kind} {name}, which no loaded ontology declares and no "
+                f"definition names, {reads}",
+                node=_written(subject, prefixes) if subject else None,
+                file=str(path),
+                line=lines.get(term),
+                hint=hint,
+            )
+        )
+    return out
+
+
+def _first_lines(path: Path, terms: list[str], prefixes: dict[str, str]) -> dict[str, int]:
+    """The first line of ``path`` writing each of ``terms``, as ``<IRI>`` or with one of the
+    file's prefixes: one pass over its lines, ended once every term is found."""
+    patterns = {}
+    for term in terms:
+        forms = [re.escape(f"<{term}>")]
+        for prefix, ns in prefixes.items():
+            local = term[len(ns) :] if term.startswith(ns) else ""
+            if local:
+                forms.append(rf"(?<![\w:.-]){re.escape(prefix)}:{re.escape(local)}(?![\w-])")
+        patterns[term] = re.compile("|".join(forms))
+    found: dict[str, int] = {}
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            for term, pattern in patterns.items():
+                if term not in found and pattern.search(line):
+                    found[term] = number
+            if len(found) == len(patterns):
+                break
+    return found
+
+
+def _written(iri: str, prefixes: dict[str, str]) -> str:
+    """``iri`` as the world file writes it: with the longest of its prefixes that fits."""
+    fits = [(len(ns), p) for p, ns in prefixes.items() if iri.startswith(ns) and iri != ns]
+    if fits:
+        size, prefix = max(fits)
+        local = iri[size:]
+        if re.fullmatch(r"[\w-]+(?:\.[\w-]+)*", local):
+            return f"{prefix}:{local}"
+    return f"<{iri}>"
+
+
+def _namespace(iri: str) -> str:
+    cut = max(iri.rfind("#"), iri.rfind("/"))
+    return iri[: cut + 1]
+
+
+def _text(node: object) -> str:
+    """A subject's IRI, or "" for a blank node (the warning then names none)."""
+    return node.value if isinstance(node, ox.NamedNode) else ""
