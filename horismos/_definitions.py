@@ -2611,11 +2611,7 @@ class _Builder:
         ``?this :amount ?amount . ?amount :coverageLimit ?l`` never holds, so the step was
         blocked for every instance, and validate said valid. A warning: world data may break
         the ontology's ranges."""
-        written: list[tuple[Node, Node, URIRef, Any]] = [
-            (owner, holder, pred, pre.select.algebra) for owner, holder, pred, pre in self.patterns
-        ]
-        written += [(s, cands, HORIS.query, algebra) for s, cands, algebra in self.queries]
-        for owner, holder, pred, algebra in written:
+        for owner, holder, pred, algebra in self.parsed_patterns():
             said: set[str] = set()
             for block in blocks(algebra):
                 for var, prop, (s, p, o) in kind_clashes(self.g, block):
@@ -2647,14 +2643,9 @@ class _Builder:
         """A sub-SELECT naming ``?this`` it does not select (:mod:`._subselects`): its
         ``?this`` is any node, not the focus. A warning at its SELECT: an aggregate over every
         node may be meant, though ``?this`` is an odd name for it."""
-        written: list[tuple[Node, Node, URIRef, Any, str]] = [
-            (owner, holder, pred, pre.select.algebra, "")
-            for owner, holder, pred, pre in self.patterns
-        ]
-        written += [
-            (s, cands, HORIS.query, algebra, r"\bWHERE\b") for s, cands, algebra in self.queries
-        ]
-        for owner, holder, pred, algebra, after in written:
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            # a candidates query is a whole SELECT: its sub-SELECT is the one after WHERE
+            after = r"\bWHERE\b" if pred == HORIS.query else ""
             for selected in unselected_focus(algebra):
                 shown = " ".join(f"?{v}" for v in selected)
                 self.at_text(
