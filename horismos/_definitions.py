@@ -1294,8 +1294,10 @@ class _Builder:
             same = sorted(str(t) for t in among if str(t)[len(NS) :].lower() == local)
             return URIRef(same[0]) if same else None
 
-        for s, p, o in self.g:  # the problems are sorted by place when reported
-            if p == RDF.type and o in properties:
+        # Looked up by the terms, not found in a pass over every statement: check_vocabulary
+        # makes that pass already. The problems are sorted by place when reported.
+        for o in properties:
+            for s in self.g.subjects(RDF.type, o):
                 right = meant(cast(URIRef, o), classes)
                 self.miskinded.add(s)
                 self.error(
@@ -1308,7 +1310,8 @@ class _Builder:
                     "horis:Workflow or horis:ActionStep",
                     at=(s, RDF.type, o),
                 )
-            elif p in classes:
+        for p in classes:
+            for s, o in self.g.subject_objects(p):
                 right = meant(cast(URIRef, p), properties)
                 self.miskinded.add(s)
                 if right is not None:
