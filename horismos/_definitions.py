@@ -1652,14 +1652,17 @@ class _Builder:
             wf.iri: [s for s in wf.reachable() if isinstance(s, ActionStep)]
             for wf in self.defs.workflows.values()
         }
+        # each step's workflows, in the definitions' order: asked of every step off focus
+        reaching: dict[URIRef, list[Workflow]] = {}
+        for o in self.defs.workflows.values():
+            for s in reached[o.iri]:
+                reaching.setdefault(s.iri, []).append(o)
         crossed: set[tuple[URIRef, tuple[Node, URIRef, Node]]] = set()
+        # each (workflow, owners) pair's crossing: the same for every step of theirs it reaches
+        crossings: dict[tuple[URIRef, tuple[URIRef, ...]], tuple[Node, URIRef, Node] | None] = {}
 
         def owners_of(step: ActionStep, a: Arg) -> list[Workflow]:
-            return [
-                o
-                for o in self.defs.workflows.values()
-                if step in reached[o.iri] and fits(o.focus_type, a)
-            ]
+            return [o for o in reaching.get(step.iri, []) if fits(o.focus_type, a)]
 
         for wf in sorted(self.defs.workflows.values(), key=lambda w: str(w.iri)):
             focus = wf.focus_type
@@ -1671,7 +1674,10 @@ class _Builder:
                         continue
                     theirs = owners_of(step, a)
                     owners = [self.n(o.iri) for o in theirs]
-                    crossing = self.crossing(wf, theirs)
+                    key = (wf.iri, tuple(o.iri for o in theirs))
+                    if key not in crossings:
+                        crossings[key] = self.crossing(wf, theirs)
+                    crossing = crossings[key]
                     if crossing is not None:
                         if (wf.iri, crossing) in crossed:
                             continue
@@ -1723,10 +1729,10 @@ class _Builder:
         for s in wf.reachable():
             if s.iri in theirs:
                 continue
-            for t in sorted(theirs, key=str):
-                at = self.edge(s.iri, t)
-                if at is not None:
-                    return at
+            # where its flow goes, not every step of theirs tried (quadratic in the steps)
+            into = [t for t in self.flow_targets(s.iri) if t in theirs]
+            if into:
+                return self.edge(s.iri, min(into, key=str))
         return None
 
     def step_of(self, node: Node) -> Node:
@@ -4327,20 +4333,20 @@ class _Builder:
 
     def edge(self, src: Node, dst: Node) -> tuple[Node, URIRef, Node] | None:
         """The statement of ``src``'s flow that goes to ``dst``: a branch, or a rule's next."""
-        for p in (
-            HORIS.otherwise,
-            HORIS.next,
-            HORIS.onError,
-            HORIS.fallback,
-            HORIS.onTimeout,
-            HORIS.onPartial,
-        ):
+        for p in _FLOW:
             if (src, p, dst) in self.g:
                 return (src, p, dst)
         for w in self.g.objects(src, HORIS.when):
             if (w, HORIS.next, dst) in self.g:
                 return (w, HORIS.next, dst)
         return None
+
+    def flow_targets(self, src: Node) -> Iterator[Node]:
+        """Where ``src``'s flow goes: each node :meth:`edge` finds a statement to."""
+        for p in _FLOW:
+            yield from self.g.objects(src, p)
+        for w in self.g.objects(src, HORIS.when):
+            yield from self.g.objects(w, HORIS.next)
 
     def quoted(
         self,
@@ -4601,6 +4607,18 @@ def _split(term: URIRef) -> tuple[str, str]:
     text = str(term)
     cut = max(text.rfind("#"), text.rfind("/"))
     return text[: cut + 1], text[cut + 1 :]
+
+
+_FLOW = (
+    HORIS.otherwise,
+    HORIS.next,
+    HORIS.onError,
+    HORIS.fallback,
+    HORIS.onTimeout,
+    HORIS.onPartial,
+)
+"""The predicates by which a step's flow goes on to another step (besides a rule's next), in
+the order :meth:`_Builder.edge` names them."""
 
 
 def _order(p: Problem) -> tuple[str, int, str, str]:
