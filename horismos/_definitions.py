@@ -4057,8 +4057,9 @@ class _Builder:
                 return None
             text = f"SELECT DISTINCT ?{as_var} WHERE {{\n{text}\n}}"
             wrapper = 1
+        ns = self.namespaces(s)  # parsed with, and handed to the store with, the same prefixes
         try:
-            parsed = prepareQuery(text, initNs=self.namespaces(s))
+            parsed = prepareQuery(text, initNs=ns)
             remote = remote_reads(parsed)
         except Exception as e:
             why, row = _sparql_why((str(e).strip().splitlines() or [type(e).__name__])[0], wrapper)
@@ -4076,7 +4077,7 @@ class _Builder:
         if remote:
             self.remote(s, cands, HORIS.query, cast(Node, self.one(cands, HORIS.query)), remote[0])
             return None
-        if self.store_refuses(s, cands, HORIS.query, text, self.namespaces(s), parsed.algebra):
+        if self.store_refuses(s, cands, HORIS.query, text, ns, parsed.algebra):
             return None
         self.queries.append((s, cands, parsed.algebra))
         projected = [str(v) for v in parsed.algebra["PV"]]
