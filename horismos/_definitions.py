@@ -466,6 +466,14 @@ class Definitions:
     """:func:`legacy_definitions_digest`, once asked for (it is slow)."""
 
     @cached_property
+    def nodes(self) -> frozenset[Node]:
+        """Every subject and object the definitions write, gathered once (their graph is not
+        changed after the load): ``resume`` matches each fact's term neither they nor the world
+        name against them for a did-you-mean, and gathering them walked the whole graph for
+        each such term."""
+        return frozenset(self.graph.all_nodes())
+
+    @cached_property
     def tools_in_several(self) -> frozenset[URIRef]:
         """The tools steps of more than one workflow call: two runs of two workflows on one
         focus each hold their own workflow's claim on it, so only a settled hold keeps the
