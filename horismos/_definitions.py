@@ -3761,7 +3761,8 @@ class _Builder:
                 )
             elif isinstance(tool_node, Literal):
                 self.quoted(s, HORIS.tool, tool_node, self.g.subjects(RDF.type, HORIS.Tool))
-            elif tool_node in self.step_nodes():
+            elif any((tool_node, RDF.type, c) in self.g for c in STEP_CLASSES):
+                # looked up, not found among every step gathered for each step that has a tool
                 steps = self.step_nodes()  # a step naming itself calls no tool to point at
                 called = [
                     self.n(x) for x in self.g.objects(tool_node, HORIS.tool) if x not in steps
