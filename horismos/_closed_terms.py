@@ -50,23 +50,29 @@ class UnknownTerm:
 
 def unknown_terms(g: Graph) -> Iterator[UnknownTerm]:
     """Each term of a closed namespace ``g`` writes that its vocabulary does not define, once,
-    at the first statement (in a stable order) that writes it."""
-    seen: set[URIRef] = set()
-    for s, p, o in sorted(g, key=lambda t: tuple(str(x) for x in t)):
-        for term in (p, o):
-            if not isinstance(term, URIRef) or term in seen or (term is o and p in _JUDGED):
+    at the first statement (in a stable order) that writes it. One pass over ``g``, keeping
+    each such term's first statement: sorting every statement to find them cost more than
+    the rest of the check, and grew with the definitions, not with the slips."""
+    first: dict[URIRef, tuple[tuple[str, str, str], int, tuple[Node, URIRef, Node]]] = {}
+    for s, p, o in g:
+        for place, term in enumerate((p, o)):
+            if not isinstance(term, URIRef) or (term is o and p in _JUDGED):
                 continue
             found = _vocabulary(term)
             if found is None:
                 continue
-            ns, name, known = found
+            ns, _, known = found
             local = str(term)[len(ns) :]
             if local in known or _MEMBER.fullmatch(local):
                 continue
-            seen.add(term)
-            close = difflib.get_close_matches(local, sorted(known), n=1, cutoff=0.7)
-            meant = URIRef(ns + close[0]) if close else None
-            yield UnknownTerm((s, cast(URIRef, p), o), term, name, meant)
+            key = (str(s), str(p), str(o))
+            if term not in first or (key, place) < first[term][:2]:
+                first[term] = (key, place, (s, cast(URIRef, p), o))
+    for term, (_, _, statement) in sorted(first.items(), key=lambda kv: kv[1][:2]):
+        ns, name, known = cast("tuple[str, str, frozenset[str]]", _vocabulary(term))
+        close = difflib.get_close_matches(str(term)[len(ns) :], sorted(known), n=1, cutoff=0.7)
+        meant = URIRef(ns + close[0]) if close else None
+        yield UnknownTerm(statement, term, name, meant)
 
 
 def _vocabulary(term: URIRef) -> tuple[str, str, frozenset[str]] | None:

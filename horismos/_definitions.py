@@ -494,6 +494,14 @@ class Definitions:
     """:func:`legacy_definitions_digest`, once asked for (it is slow)."""
 
     @cached_property
+    def nodes(self) -> frozenset[Node]:
+        """Every subject and object the definitions write, gathered once (their graph is not
+        changed after the load): ``resume`` matches each fact's term neither they nor the world
+        name against them for a did-you-mean, and gathering them walked the whole graph for
+        each such term."""
+        return frozenset(self.graph.all_nodes())
+
+    @cached_property
     def tools_in_several(self) -> frozenset[URIRef]:
         """The tools steps of more than one workflow call: two runs of two workflows on one
         focus each hold their own workflow's claim on it, so only a settled hold keeps the
@@ -1322,8 +1330,10 @@ class _Builder:
             same = sorted(str(t) for t in among if str(t)[len(NS) :].lower() == local)
             return URIRef(same[0]) if same else None
 
-        for s, p, o in self.g:  # the problems are sorted by place when reported
-            if p == RDF.type and o in properties:
+        # Looked up by the terms, not found in a pass over every statement: check_vocabulary
+        # makes that pass already. The problems are sorted by place when reported.
+        for o in properties:
+            for s in self.g.subjects(RDF.type, o):
                 right = meant(cast(URIRef, o), classes)
                 self.miskinded.add(s)
                 self.error(
@@ -1336,7 +1346,8 @@ class _Builder:
                     "horis:Workflow or horis:ActionStep",
                     at=(s, RDF.type, o),
                 )
-            elif p in classes:
+        for p in classes:
+            for s, o in self.g.subject_objects(p):
                 right = meant(cast(URIRef, p), properties)
                 self.miskinded.add(s)
                 if right is not None:
@@ -1677,14 +1688,17 @@ class _Builder:
             wf.iri: [s for s in wf.reachable() if isinstance(s, ActionStep)]
             for wf in self.defs.workflows.values()
         }
+        # each step's workflows, in the definitions' order: asked of every step off focus
+        reaching: dict[URIRef, list[Workflow]] = {}
+        for o in self.defs.workflows.values():
+            for s in reached[o.iri]:
+                reaching.setdefault(s.iri, []).append(o)
         crossed: set[tuple[URIRef, tuple[Node, URIRef, Node]]] = set()
+        # each (workflow, owners) pair's crossing: the same for every step of theirs it reaches
+        crossings: dict[tuple[URIRef, tuple[URIRef, ...]], tuple[Node, URIRef, Node] | None] = {}
 
         def owners_of(step: ActionStep, a: Arg) -> list[Workflow]:
-            return [
-                o
-                for o in self.defs.workflows.values()
-                if step in reached[o.iri] and fits(o.focus_type, a)
-            ]
+            return [o for o in reaching.get(step.iri, []) if fits(o.focus_type, a)]
 
         for wf in sorted(self.defs.workflows.values(), key=lambda w: str(w.iri)):
             focus = wf.focus_type
@@ -1696,7 +1710,10 @@ class _Builder:
                         continue
                     theirs = owners_of(step, a)
                     owners = [self.n(o.iri) for o in theirs]
-                    crossing = self.crossing(wf, theirs)
+                    key = (wf.iri, tuple(o.iri for o in theirs))
+                    if key not in crossings:
+                        crossings[key] = self.crossing(wf, theirs)
+                    crossing = crossings[key]
                     if crossing is not None:
                         if (wf.iri, crossing) in crossed:
                             continue
@@ -1748,10 +1765,10 @@ class _Builder:
         for s in wf.reachable():
             if s.iri in theirs:
                 continue
-            for t in sorted(theirs, key=str):
-                at = self.edge(s.iri, t)
-                if at is not None:
-                    return at
+            # where its flow goes, not every step of theirs tried (quadratic in the steps)
+            into = [t for t in self.flow_targets(s.iri) if t in theirs]
+            if into:
+                return self.edge(s.iri, min(into, key=str))
         return None
 
     def step_of(self, node: Node) -> Node:
@@ -2639,11 +2656,7 @@ class _Builder:
         ``?this :amount ?amount . ?amount :coverageLimit ?l`` never holds, so the step was
         blocked for every instance, and validate said valid. A warning: world data may break
         the ontology's ranges."""
-        written: list[tuple[Node, Node, URIRef, Any]] = [
-            (owner, holder, pred, pre.select.algebra) for owner, holder, pred, pre in self.patterns
-        ]
-        written += [(s, cands, HORIS.query, algebra) for s, cands, algebra in self.queries]
-        for owner, holder, pred, algebra in written:
+        for owner, holder, pred, algebra in self.parsed_patterns():
             said: set[str] = set()
             for block in blocks(algebra):
                 for var, prop, (s, p, o) in kind_clashes(self.g, block):
@@ -2675,14 +2688,9 @@ class _Builder:
         """A sub-SELECT naming ``?this`` it does not select (:mod:`._subselects`): its
         ``?this`` is any node, not the focus. A warning at its SELECT: an aggregate over every
         node may be meant, though ``?this`` is an odd name for it."""
-        written: list[tuple[Node, Node, URIRef, Any, str]] = [
-            (owner, holder, pred, pre.select.algebra, "")
-            for owner, holder, pred, pre in self.patterns
-        ]
-        written += [
-            (s, cands, HORIS.query, algebra, r"\bWHERE\b") for s, cands, algebra in self.queries
-        ]
-        for owner, holder, pred, algebra, after in written:
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            # a candidates query is a whole SELECT: its sub-SELECT is the one after WHERE
+            after = r"\bWHERE\b" if pred == HORIS.query else ""
             for selected in unselected_focus(algebra):
                 shown = " ".join(f"?{v}" for v in selected)
                 self.at_text(
@@ -3781,7 +3789,8 @@ class _Builder:
                 )
             elif isinstance(tool_node, Literal):
                 self.quoted(s, HORIS.tool, tool_node, self.g.subjects(RDF.type, HORIS.Tool))
-            elif tool_node in self.step_nodes():
+            elif any((tool_node, RDF.type, c) in self.g for c in STEP_CLASSES):
+                # looked up, not found among every step gathered for each step that has a tool
                 steps = self.step_nodes()  # a step naming itself calls no tool to point at
                 called = [
                     self.n(x) for x in self.g.objects(tool_node, HORIS.tool) if x not in steps
@@ -4085,8 +4094,9 @@ class _Builder:
                 return None
             text = f"SELECT DISTINCT ?{as_var} WHERE {{\n{text}\n}}"
             wrapper = 1
+        ns = self.namespaces(s)  # parsed with, and handed to the store with, the same prefixes
         try:
-            parsed = prepareQuery(text, initNs=self.namespaces(s))
+            parsed = prepareQuery(text, initNs=ns)
             remote = remote_reads(parsed)
         except Exception as e:
             why, row = _sparql_why((str(e).strip().splitlines() or [type(e).__name__])[0], wrapper)
@@ -4104,7 +4114,7 @@ class _Builder:
         if remote:
             self.remote(s, cands, HORIS.query, cast(Node, self.one(cands, HORIS.query)), remote[0])
             return None
-        if self.store_refuses(s, cands, HORIS.query, text, self.namespaces(s), parsed.algebra):
+        if self.store_refuses(s, cands, HORIS.query, text, ns, parsed.algebra):
             return None
         self.queries.append((s, cands, parsed.algebra))
         projected = [str(v) for v in parsed.algebra["PV"]]
@@ -4361,20 +4371,20 @@ class _Builder:
 
     def edge(self, src: Node, dst: Node) -> tuple[Node, URIRef, Node] | None:
         """The statement of ``src``'s flow that goes to ``dst``: a branch, or a rule's next."""
-        for p in (
-            HORIS.otherwise,
-            HORIS.next,
-            HORIS.onError,
-            HORIS.fallback,
-            HORIS.onTimeout,
-            HORIS.onPartial,
-        ):
+        for p in _FLOW:
             if (src, p, dst) in self.g:
                 return (src, p, dst)
         for w in self.g.objects(src, HORIS.when):
             if (w, HORIS.next, dst) in self.g:
                 return (w, HORIS.next, dst)
         return None
+
+    def flow_targets(self, src: Node) -> Iterator[Node]:
+        """Where ``src``'s flow goes: each node :meth:`edge` finds a statement to."""
+        for p in _FLOW:
+            yield from self.g.objects(src, p)
+        for w in self.g.objects(src, HORIS.when):
+            yield from self.g.objects(w, HORIS.next)
 
     def quoted(
         self,
@@ -4635,6 +4645,18 @@ def _split(term: URIRef) -> tuple[str, str]:
     text = str(term)
     cut = max(text.rfind("#"), text.rfind("/"))
     return text[: cut + 1], text[cut + 1 :]
+
+
+_FLOW = (
+    HORIS.otherwise,
+    HORIS.next,
+    HORIS.onError,
+    HORIS.fallback,
+    HORIS.onTimeout,
+    HORIS.onPartial,
+)
+"""The predicates by which a step's flow goes on to another step (besides a rule's next), in
+the order :meth:`_Builder.edge` names them."""
 
 
 def _order(p: Problem) -> tuple[str, int, str, str]:

@@ -650,7 +650,7 @@ def _check_spelling(
     for term in sorted((t for t in written if isinstance(t, URIRef)), key=str):
         if term == RDF.type or _named(defs.graph, term) or _world_names(store, term):
             continue
-        meant = closest_term(term, defs.graph.all_nodes(), cutoff=0.8)
+        meant = closest_term(term, defs.nodes, cutoff=0.8)
         if meant is not None:
             raise UsageError(
                 f"the facts use {defs.name(term)}, which neither the definitions nor the world "

@@ -529,6 +529,32 @@ def test_the_ontologys_prefix_bound_elsewhere_is_said_where_the_workflow_uses_it
     assert p.hint == "write @prefix : <http://example.org/ehr/> . as ehr.ttl does"
 
 
+def test_among_many_files_binding_a_prefix_the_one_declaring_the_terms_is_named(
+        tmp_path: Path) -> None:
+    """In a project every file of which binds ``:`` to a namespace of its own, a workflow that
+    binds it wrongly is warned once, at its @prefix line, pointed at the file that declares
+    the terms it lost, not at the first file binding ``:`` otherwise; the other files, which
+    lose no term, are not warned. Which files bind a prefix is indexed once per load (each
+    file's @prefix lines were read again for every prefix of every other file)."""
+    path, line = edited(tmp_path, TRIAGE, "@prefix :      <http://example.org/ehr#> .",
+                        "@prefix :      <http://example.org/ehr/> .")
+    others = [LAB[0], LAB[1], REBOOKING[0], REBOOKING[1]]
+    for i in range(8):  # more files binding `:` elsewhere, before and after the ontology
+        extra = tmp_path / f"extra{i}.ttl"
+        extra.write_text(f"@prefix : <http://example.org/extra{i}#> .\n"
+                         "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+                         f":Thing{i} a owl:Class .\n", encoding="utf-8")
+        others.insert(i, extra)
+    defs = load_definitions([*others[:6], TRIAGE[1], *others[6:], path])
+    clashes = [p for p in defs.warnings if "the prefix :" in p.message]
+    assert len(clashes) == 1, "\n".join(map(str, clashes))
+    (p,) = clashes
+    assert (p.file, p.line) == (str(path), line), str(p)
+    assert p.message.startswith("the prefix : means <http://example.org/ehr/> in this file but "
+                                "<http://example.org/ehr#> in ehr.ttl"), str(p)
+    assert p.hint == "write @prefix : <http://example.org/ehr#> . as ehr.ttl does"
+
+
 def test_a_did_you_mean_for_a_term_no_prefix_writes_is_a_whole_iri(tmp_path: Path) -> None:
     """The hint sliced the name as if it were a CURIE, cutting the IRI's closing >."""
     other = tmp_path / "other.ttl"

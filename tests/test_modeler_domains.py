@@ -150,6 +150,31 @@ def test_a_flow_into_another_workflows_step_is_warned_of_where_it_crosses(
     assert w0.hint is not None and w0.hint.endswith("at a step of :Fulfil's own")
 
 
+def test_a_flow_crossing_into_another_workflow_twice_is_warned_of_once_at_its_first_edge(
+        tmp_path: Path) -> None:
+    # :ChooseCarrier's rules go on to both steps of a two-step :HandleReturn, each giving ?this
+    # as an order line: one warning for :Fulfil, at the edge of its first step (by IRI) that
+    # leaves, to the step of theirs first by IRI; not one per step of theirs it reaches. The
+    # edge is found among the step's ways out, not by trying every pair of steps.
+    rules = ("horis:next :ShipExpress ] ,\n"
+             '    [ horis:order 2 ; horis:requires "?this :priority false ." ;\n'
+             "      horis:next :Restock2 ] ,\n"
+             '    [ horis:order 3 ; horis:requires "?this :weightKg ?w ." ;\n'
+             "      horis:next :Restock ] ;")
+    folder, _ = edited(tmp_path, WAREHOUSE, "workflow.ttl", "horis:next :ShipExpress ] ;", rules)
+    returns = folder / "returns.ttl"
+    returns.write_text(returns.read_text(encoding="utf-8").replace(
+        "horis:tool :returns.restock ;", "horis:tool :returns.restock ; horis:next :Restock2 ;")
+        + "\n:Restock2 a horis:ActionStep ;\n    horis:tool :returns.restock ;\n"
+        '    horis:bind [ horis:arg "line" ; horis:var "this" ] .\n', encoding="utf-8")
+    w0 = the_one(found_in(folder, WAREHOUSE), "warning")
+    assert w0.file == str(folder / "workflow.ttl") and w0.node == ":ChooseCarrier", str(w0)
+    assert w0.line is not None and "horis:next :Restock ]" in (
+        folder / "workflow.ttl").read_text(encoding="utf-8").splitlines()[w0.line - 1], str(w0)
+    assert w0.message.startswith("horis:next :Restock leads :Fulfil into a step of "
+                                 ":HandleReturn"), str(w0)
+
+
 # -- names ------------------------------------------------------------------------------------
 
 
