@@ -209,18 +209,7 @@ def test_a_worker_killed_mid_step_is_redelivered_and_never_calls_twice(
     call) and took it again at once, and the SIGKILL landing in that sweep lost the task
     (popped, not yet recorded as unacknowledged) or held the sweep's lock: the test timed out
     waiting for the redelivery, 2 runs in 4."""
-    a = workers.start(SLOW_ASSIGN="4")
-    done = submit(ward, server, broker, "--focus", f"<{EHR}p02>")
-    assert done.returncode == 0, done.stderr
-    wait_until(lambda: (ward / "assigning").exists(), "the slow call")
-    a.kill()
-    a.wait()
-    workers.start(visibility=2)
-    wait_until(lambda: f"{EHR}p02" in stopped(server.store), "the redelivered task", 120)
-    assert [(pid, t) for pid, t, p in ledger(ward) if p == f"{EHR}p02"] == [
-        (str(a.pid), "assign")]
-    assert instances(server.store)[f"{EHR}p02"][0][1] == "Failed"
-    assert "not called again" in failure(server.store, f"{EHR}p02")
+    kill_mid_call_and_redeliver(ward, server, broker, workers)
     # submitted again, with --wait: nothing runs again, and it says which failed, and why
     again = submit(ward, server, broker, "--focus", f"<{EHR}p02>", wait=60)
     assert again.returncode == 1, again.stdout + again.stderr
@@ -265,7 +254,14 @@ def test_a_worker_killed_while_it_puts_tasks_back_holds_no_redelivery_up(
     finally:
         sweeper.kill()  # killed holding the lock
         sweeper.wait()
-    a = workers.start(SLOW_ASSIGN="4")  # it never sweeps its own task back (see above)
+    kill_mid_call_and_redeliver(ward, server, broker, workers)
+
+
+def kill_mid_call_and_redeliver(ward, server, broker, workers) -> None:
+    """Worker a (the default visibility timeout: it never sweeps its own task back) is
+    SIGKILLed in :p02's slow call; a worker with a 2 s timeout takes the task up, finds the
+    intent, and fails the instance without calling again."""
+    a = workers.start(SLOW_ASSIGN="4")
     done = submit(ward, server, broker, "--focus", f"<{EHR}p02>")
     assert done.returncode == 0, done.stderr
     wait_until(lambda: (ward / "assigning").exists(), "the slow call")
