@@ -761,13 +761,10 @@ class Runner:
         try:
             calls = self._arguments(step, tool, solutions)
             timings["arguments"] = time.perf_counter() - t1
-            if tool.requires is not None:
-                for args in calls:
-                    pre_vars = {k: v for k, v in args.items() if isinstance(v, Node)}
-                    if not self.store.solutions(tool.requires, pre_vars):
-                        rec.status = "blocked"
-                        rec.blocked_by = self.store.failing(tool.requires, pre_vars)
-                        return rec, None
+            tool_blocks = self._tool_refuses(tool, calls)
+            if tool_blocks is not None:
+                rec.status, rec.blocked_by = "blocked", tool_blocks
+                return rec, None
             rec.args = [{k: _n3(v) for k, v in a.items()} for a in calls]
             order = self.env.call_order(rec.args) if len(calls) > 1 else None
             if order is not None:
@@ -1079,6 +1076,11 @@ class Runner:
                         f"call of {tool.name} with {given}: the world changed after it was "
                         "read (another process acted there)"
                     )
+        return self._tool_refuses(tool, calls)
+
+    def _tool_refuses(self, tool: Tool, calls: list[dict[str, Node]]) -> str | None:
+        """What part of the tool's own ``horis:requires`` fails for one of ``calls`` (what
+        the step is blocked by); None when it holds for each, or the tool has none."""
         if tool.requires is not None:
             for args in calls:
                 pre_vars = {k: v for k, v in args.items() if isinstance(v, Node)}
