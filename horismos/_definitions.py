@@ -495,11 +495,10 @@ class Definitions:
 
     @cached_property
     def nodes(self) -> frozenset[Node]:
-        """Every subject and object the definitions write, gathered once (their graph is not
-        changed after the load): ``resume`` matches each fact's term neither they nor the world
-        name against them for a did-you-mean, and gathering them walked the whole graph for
-        each such term."""
-        return frozenset(self.graph.all_nodes())
+        """Every subject and object the definitions write (:meth:`Sources.nodes`, gathered
+        once): ``resume`` matches each fact's term neither they nor the world name against
+        them for a did-you-mean."""
+        return self.sources.nodes()
 
     @cached_property
     def tools_in_several(self) -> frozenset[URIRef]:

@@ -198,7 +198,7 @@ class Sources:
     _prefixes: dict[str, list[str]] | None = None
     _names: dict[URIRef, str] = field(default_factory=dict)
     _writers: tuple[dict[Node, list[_File]], dict[Node, list[_File]]] | None = None
-    _mentioned: frozenset[Node] | None = None
+    _nodes: frozenset[Node] | None = None
 
     def files_with(self, node: Node, *, as_subject: bool = False) -> list[_File]:
         """The files that write ``node`` (with ``as_subject``: as a subject), in load order.
@@ -389,6 +389,14 @@ class Sources:
                         spaces.append(ns)
         return self._prefixes
 
+    def nodes(self) -> frozenset[Node]:
+        """Every subject and object the merged graph holds, gathered once (it is not changed
+        after the load): asked of the graph node by node, a name or a did-you-mean walked
+        it for each."""
+        if self._nodes is None:
+            self._nodes = frozenset(self.graph.all_nodes())
+        return self._nodes
+
     def expand(self, prefix: str, local: str) -> list[URIRef]:
         """What ``prefix:local`` could mean: one IRI per namespace the files bind the prefix
         to, narrowed to those the definitions use when the prefix is bound more than once.
@@ -402,9 +410,7 @@ class Sources:
             spaces = [str(bound)] if bound is not None else []
         found = [URIRef(ns + local) for ns in spaces]
         if len(found) > 1:
-            if self._mentioned is None:  # the subjects and objects, gathered once
-                self._mentioned = frozenset(n for s, _, o in self.graph for n in (s, o))
-            used = [c for c in found if c in self._mentioned]
+            used = [c for c in found if c in self.nodes()]
             return used or found
         return found
 

@@ -65,7 +65,7 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
     spaces = {s for s in spaces if not s.startswith(_OPEN)}
     if not spaces:
         return []
-    named = {str(t) for t in defs.graph.all_nodes() if isinstance(t, URIRef)}
+    named = {str(t) for t in defs.nodes if isinstance(t, URIRef)}
     named |= {str(p) for p in defs.graph.predicates()}
     named |= {str(t) for t in defs.undeclared}  # a pattern's own: the world's use settles it
     found: list[Problem] = []
