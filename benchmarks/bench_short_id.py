@@ -38,14 +38,13 @@ from rdflib import RDF, Literal, Namespace, URIRef
 
 from horismos import World
 from horismos._errors import UsageError
-from horismos._stores import Change
 from horismos._vocab import HORIS
 from horismos._waits import find_instance
 from horismos._world import INSTANCES
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_stores import Server  # noqa: E402
+from bench_stores import filled_world  # noqa: E402
 
 W = Namespace("http://example.org/short#")
 SHORT = URIRef("urn:bench:short")
@@ -119,28 +118,13 @@ def main() -> None:
             for n in args.instances:
                 ids = [os.urandom(16).hex() for _ in range(n)]
                 wanted = ids[n // 2]
-                server = None
-                where = Path(tempfile.mkdtemp(dir=tmp))
-                if kind == "sparql":
-                    server = Server(where)
-                    world = World.open(f"sparql:{server.url}")
-                else:
-                    world = World.open(kind if ":" not in kind else f"oxigraph:{where}")
-                try:
-                    data = quads(ids)
-                    for i in range(0, len(data), 20_000):
-                        world.store.apply(Change(add=data[i : i + 20_000]))
+                with filled_world(kind, tmp, quads(ids)) as world:
                     short, full, none, exact = measure(world, wanted, args.reps)
                     print(
                         f"{kind:<14} {n:>9} {short * 1000:>7.2f} ms {full * 1000:>7.3f} ms "
                         f"{none * 1000:>8.2f} ms {exact * 1000:>15.2f} ms",
                         flush=True,
                     )
-                finally:
-                    world.store.close()
-                    if server is not None:
-                        server.stop()
-
 
 if __name__ == "__main__":
     main()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import os
@@ -33,7 +34,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from horismos import World
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFINITIONS = [ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl"]
@@ -121,6 +127,31 @@ class Server:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait()
+
+
+@contextlib.contextmanager
+def filled_world(kind: str, tmp: str, quads: list[tuple]) -> Iterator[World]:
+    """A fresh world of ``kind`` (``sparql``: a fresh ``oxigraph serve``; ``oxigraph:PATH``:
+    a disk store in a new folder under ``tmp``; else the store so named) holding ``quads``,
+    added in batches; closed, its server stopped, on leaving."""
+    from horismos import World  # the tree on PYTHONPATH, as the children import theirs
+    from horismos._stores import Change
+
+    server = None
+    where = Path(tempfile.mkdtemp(dir=tmp))
+    if kind == "sparql":
+        server = Server(where)
+        world = World.open(f"sparql:{server.url}")
+    else:
+        world = World.open(f"oxigraph:{where}" if kind == "oxigraph:PATH" else kind)
+    try:
+        for i in range(0, len(quads), 20_000):
+            world.store.apply(Change(add=quads[i : i + 20_000]))
+        yield world
+    finally:
+        world.store.close()
+        if server is not None:
+            server.stop()
 
 
 # -- one backend, in a child process ------------------------------------------------------

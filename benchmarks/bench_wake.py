@@ -32,13 +32,12 @@ from rdflib import RDF, XSD, Literal, Namespace, URIRef
 
 from horismos import Agent, World
 from horismos._instances import due_waits
-from horismos._stores import Change
 from horismos._vocab import HORIS, PROV
 from horismos._world import INSTANCES
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_stores import Server  # noqa: E402
+from bench_stores import filled_world  # noqa: E402
 
 W = Namespace("http://example.org/wake#")
 NOW = dt.datetime(2026, 5, 4, 12, 0, tzinfo=dt.UTC)
@@ -130,25 +129,10 @@ def main() -> None:
         sizes = [(n, h) for n in args.waiting for h in args.history]
         for kind in args.store:
             for n, h in sizes:
-                server = None
-                where = Path(tempfile.mkdtemp(dir=tmp))
-                if kind == "sparql":
-                    server = Server(where)
-                    world = World.open(f"sparql:{server.url}")
-                else:
-                    world = World.open(f"oxigraph:{where}" if kind == "oxigraph:PATH" else kind)
-                try:
-                    data = quads(n) + history(h)
-                    for i in range(0, len(data), 20_000):
-                        world.store.apply(Change(add=data[i : i + 20_000]))
+                with filled_world(kind, tmp, quads(n) + history(h)) as world:
                     seconds, due = tick(agent, world, args.reps)
                     print(f"{kind:<14} {n:>8} {h:>8} {due:>5} {seconds * 1000:>11.1f} ms",
                           flush=True)
-                finally:
-                    world.store.close()
-                    if server is not None:
-                        server.stop()
-
 
 if __name__ == "__main__":
     main()
