@@ -53,17 +53,21 @@ def intents(world: World) -> list[URIRef]:
 
 
 class Charger:
-    """A charge that acts (counted), answers, fails or never answers, as the test says."""
+    """A charge that acts (counted), answers, fails or never answers, as the test says:
+    "hang" returns past horis:timeout, "hold" only once the test sets ``release`` (a test
+    that checks what happens while the abandoned call still acts says when it has ended,
+    instead of racing a sleep: under load its checks outlasted the half second it had)."""
 
     def __init__(self) -> None:
         self.acted: list[str] = []
         self.mode = "answer"
+        self.release = threading.Event()  # lets a held call return
         self.hung = threading.Event()  # set once a call that hung has returned, late
 
     def __call__(self, patient: Any) -> dict[str, str]:
         self.acted.append(str(patient))
-        if self.mode == "hang":
-            time.sleep(1.5)  # past horis:timeout: sent, never answered
+        if self.mode in ("hang", "hold"):  # past horis:timeout: sent, never answered
+            self.release.wait(60 if self.mode == "hold" else 1.5)
             self.hung.set()
         if self.mode == "raise":
             raise RuntimeError("card declined")
@@ -75,7 +79,7 @@ def test_a_call_that_never_answered_is_not_made_again_until_reconciled(build: Bu
     agent, world = build(CHARGE, tools={"charge": charge})
     args = {"patient": ":p1"}
 
-    charge.mode = "hang"
+    charge.mode = "hold"
     first = agent.catalog.call("t.charge", args, world, allow=ALLOW)
     assert first.status == "timed_out" and first.error is not None
     assert first.error["kind"] == "outcome_unknown"
@@ -104,7 +108,8 @@ def test_a_call_that_never_answered_is_not_made_again_until_reconciled(build: Bu
     with pytest.raises(UsageError, match=busy):
         agent.catalog.reconcile("t.charge", args, world)
     assert len(intents(world)) == 1
-    assert charge.hung.wait(10)
+    charge.release.set()
+    assert charge.hung.wait(60)
     deadline = time.monotonic() + 10
     while CALLING:  # given back on the loop once the thread has returned
         assert time.monotonic() < deadline, CALLING
@@ -136,7 +141,7 @@ def test_a_step_still_acting_after_its_timeout_is_not_cleared_meanwhile(build: B
     horis:delivery horis:Final ; horis:until "?this :ref ?r ." .
 """, tools={"charge": charge})
     args = {"patient": ":p1"}
-    charge.mode = "hang"
+    charge.mode = "hold"
     run = agent.run(world, workflow=EX.Bill, focus=EX.p1, allow=ALLOW)
     assert run.status == "waiting" and run.steps[0].status == "timed_out"
     assert not charge.hung.is_set()
@@ -146,7 +151,8 @@ def test_a_step_still_acting_after_its_timeout_is_not_cleared_meanwhile(build: B
     charge.mode = "answer"
     refused = agent.catalog.call("t.charge", args, world, allow=ALLOW)
     assert refused.status == "refused" and charge.acted == ["http://example.org/clinic#p1"]
-    assert charge.hung.wait(10)
+    charge.release.set()
+    assert charge.hung.wait(60)
     deadline = time.monotonic() + 10
     while CALLING:  # given back once the thread has returned
         assert time.monotonic() < deadline, CALLING
@@ -745,11 +751,12 @@ def test_a_tool_with_no_subject_is_held_in_doubt_for_those_arguments_only(
     sends."""
     sent: list[str] = []
     mode = {"hang": True}
+    release = threading.Event()  # the hung call returns once the reconcile has been tried
 
     def sms(text: str) -> dict[str, str]:
         sent.append(text)
         if mode["hang"]:
-            time.sleep(1.5)
+            release.wait(60)
         return {}
 
     agent, world = build(SMS, tools={"sms": sms})
@@ -766,7 +773,8 @@ def test_a_tool_with_no_subject_is_held_in_doubt_for_those_arguments_only(
     assert sent == ["ward 3 closed", "ward 4 open"]
     with pytest.raises(UsageError, match="being made in this process right now"):
         agent.catalog.reconcile("t.sms", {"text": "ward 3 closed"}, world)  # still sending
-    deadline = time.monotonic() + 10
+    release.set()
+    deadline = time.monotonic() + 60
     while CALLING:  # the hung call has returned, late
         assert time.monotonic() < deadline, CALLING
         time.sleep(0.01)
