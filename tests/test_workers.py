@@ -33,7 +33,8 @@ PATIENTS = 24
 # processes have called (so every worker gets work: a worker of several threads whose first
 # call alone waited drained the queue with the others), at most 4 s, under the tools' 5 s
 # timeout; HANG_AT makes a process hang in its n-th notify_nurse call (so the test can kill
-# it mid-step).
+# it mid-step); ASSIGN_UNTIL keeps it in assign_queue until that file appears (at most 60 s,
+# under the timeout of held_definitions).
 TOOLS = '''
 import itertools, os, time
 from pathlib import Path
@@ -61,9 +62,9 @@ def assign_queue(patient, queue):
     if os.environ.get("SLOW_ASSIGN"):
         (HERE / "assigning").write_text(str(patient))
         time.sleep(float(os.environ["SLOW_ASSIGN"]))
-    if os.environ.get("ASSIGN_UNTIL"):  # in the call until the test lets it go (< its 5 s)
+    if os.environ.get("ASSIGN_UNTIL"):  # in the call until the test lets it go
         (HERE / "assigning").write_text(str(patient))
-        deadline = time.monotonic() + 4.5
+        deadline = time.monotonic() + 60
         while not Path(os.environ["ASSIGN_UNTIL"]).exists() and time.monotonic() < deadline:
             time.sleep(0.02)
     return {"queueRef": f"Q-{str(queue).rsplit('#', 1)[-1].upper()}-{os.getpid()}"}
@@ -103,9 +104,20 @@ def ward(tmp_path: Path, server: OxigraphServer) -> Path:
     return tmp_path
 
 
-def worker(ward: Path, store: str, **env: str) -> subprocess.Popen[str]:
+def held_definitions(ward: Path) -> list[str]:
+    """The triage definitions with assign_queue's timeout past ASSIGN_UNTIL's failsafe, for
+    a test that holds a call in the tool until the other processes have reached it: under
+    load they took longer to start than the 5 s timeout allows."""
+    text = (ROOT / "workflows" / "triage.ttl").read_text()
+    assert text.count('horis:timeout "5s"') == 1  # assign_queue's
+    (ward / "triage.ttl").write_text(text.replace('horis:timeout "5s"', 'horis:timeout "90s"'))
+    return [str(ward / "triage.ttl"), DEFINITIONS[1]]
+
+
+def worker(ward: Path, store: str, definitions: list[str] = DEFINITIONS,
+           **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--all", "--store", store,
+        [sys.executable, "-m", "horismos", "run", *definitions, "--all", "--store", store,
          "--tools", str(ward / "ehr_client.py"), "-q"],
         cwd=ward, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True)
@@ -135,6 +147,14 @@ def values(store: str, prop: str) -> Counter[str]:
         f"SELECT ?p ?v WHERE {{ ?p <{EHR}{prop}> ?v }}", {}, {}))
     world.store.close()
     return found
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()[0]
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.02)
 
 
 def test_two_workers_split_the_patients_and_none_runs_twice(ward, server):
@@ -225,17 +245,23 @@ def test_every_workers_trace_replays_same_or_stopped(ward, server):
 def test_an_instance_a_live_process_drives_is_never_taken_over(ward, server):
     """A single-focus run sits in a slow call when an --all worker starts on the same world:
     the worker leaves that focus to it (its claim is live), so the call is made once and the
-    instance completes in the process that started it."""
+    instance completes in the process that started it. The call is held in the tool until
+    the worker has queued every other patient (it was a 3 s sleep, which under load ended
+    before the worker had started)."""
+    definitions, release = held_definitions(ward), ward / "release"
     a = subprocess.Popen(
-        [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--focus", f"<{EHR}p00>",
+        [sys.executable, "-m", "horismos", "run", *definitions, "--focus", f"<{EHR}p00>",
          "--store", server.store, "--tools", str(ward / "ehr_client.py"), "-q"],
-        cwd=ward, env={**os.environ, "SLOW_ASSIGN": "3", "HORISMOS_LEASE": "1.5"},
+        cwd=ward, env={**os.environ, "ASSIGN_UNTIL": str(release), "HORISMOS_LEASE": "1.5"},
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    _wait_for(ward / "assigning", a)
+    b = worker(ward, server.store, definitions, HORISMOS_LEASE="1.5")
     deadline = time.monotonic() + 60
-    while not (ward / "assigning").exists():
-        assert a.poll() is None and time.monotonic() < deadline, a.communicate()[0]
-        time.sleep(0.05)
-    b = worker(ward, server.store, HORISMOS_LEASE="1.5")
+    while sum(pid == str(b.pid) for pid, tool, _ in ledger(ward) if tool == "assign") < (
+            PATIENTS - 1) and b.poll() is None:
+        assert time.monotonic() < deadline, "the worker queued not every other patient"
+        time.sleep(0.02)
+    release.touch()
     out_b = b.communicate(timeout=120)[0]
     out_a = a.communicate(timeout=120)[0]
 
@@ -397,16 +423,25 @@ def test_a_later_run_all_claims_nothing_an_earlier_one_finished(ward, server, mo
 
 def test_two_processes_calling_a_tool_on_one_subject_call_it_once(ward, server):
     """Two `horismos tools call` processes on one shared world ask for the same
-    non-idempotent call at once (QueuePatient's tool, whose precondition holds only until
-    the patient is queued). One calls it; the other is refused while the first holds the
-    patient, or finds the precondition gone after: the tool acts once, and the world holds
-    one queue reference."""
+    non-idempotent call at once (QueuePatient's tool). One calls it; the other is refused
+    while the first holds the patient: the tool acts once, and the world holds one queue
+    reference. The first is held in the tool until the other has answered or called too
+    (it was a 1 s sleep: under load the second process started after the first had
+    finished, and a call made after another has answered is a call of its own)."""
+    release = ward / "release"
     call = [sys.executable, "-m", "horismos", "tools", "call", "ehr.assign_queue",
-            *DEFINITIONS, "--store", server.store, "--tools", str(ward / "ehr_client.py"),
+            *held_definitions(ward), "--store", server.store, "--tools",
+            str(ward / "ehr_client.py"),
             "--args", f'{{"patient": "<{EHR}p01>", "queue": "<{EHR}routine>"}}']
-    env = {**os.environ, "SLOW_ASSIGN": "1"}
+    env = {**os.environ, "ASSIGN_UNTIL": str(release)}
     procs = [subprocess.Popen(call, cwd=ward, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    deadline = time.monotonic() + 60
+    while all(p.poll() is None for p in procs) and sum(
+            tool == "assign" for _, tool, _ in ledger(ward)) < 2:
+        assert time.monotonic() < deadline, "neither call answered nor called"
+        time.sleep(0.02)
+    release.touch()
     outs = [p.communicate(timeout=120)[0] for p in procs]
 
     assigned = [p for _, tool, p in ledger(ward) if tool == "assign"]
@@ -743,14 +778,6 @@ def test_an_approval_a_step_gave_back_on_yielding_is_used_when_the_focus_is_run_
     assert charged == [f"{ns}p1"]  # one approval, one charge, no second approval asked
 
 
-def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while not path.exists():
-        assert proc.poll() is None, proc.communicate()[0]
-        assert time.monotonic() < deadline, f"{path.name} never appeared"
-        time.sleep(0.02)
-
-
 def test_a_catalog_call_during_a_runs_step_on_its_focus_is_refused(ward, server):
     """A run's instance on p01 is inside the non-idempotent assign_queue when a `horismos
     tools call` asks for the same call on p01 in another process. The call claimed the
@@ -758,14 +785,15 @@ def test_a_catalog_call_during_a_runs_step_on_its_focus_is_refused(ward, server)
     acted twice. Now the run's claim on its focus holds the call off (busy); the tool acts
     once and the world holds one queue reference."""
     release = ward / "release"  # the run stays in the tool until the call has answered
+    definitions = held_definitions(ward)
     run = subprocess.Popen(
-        [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--focus", f"{EHR}p01",
+        [sys.executable, "-m", "horismos", "run", *definitions, "--focus", f"{EHR}p01",
          "--store", server.store, "--tools", str(ward / "ehr_client.py"), "-q"],
         cwd=ward, env={**os.environ, "ASSIGN_UNTIL": str(release)}, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     _wait_for(ward / "assigning", run)
     call = subprocess.run(
-        [sys.executable, "-m", "horismos", "tools", "call", "ehr.assign_queue", *DEFINITIONS,
+        [sys.executable, "-m", "horismos", "tools", "call", "ehr.assign_queue", *definitions,
          "--store", server.store, "--tools", str(ward / "ehr_client.py"),
          "--args", f'{{"patient": "<{EHR}p01>", "queue": "<{EHR}routine>"}}'],
         cwd=ward, capture_output=True, text=True, timeout=120)
@@ -786,19 +814,19 @@ def test_a_run_waits_out_a_catalog_call_on_its_focus(ward, server):
     once, and every other patient is queued as usual. The call is held in the tool until
     both runs have started and `--all` has queued another patient of p01's batch: `--all`
     reaches p01 while the call is still in it."""
-    release = ward / "release"
+    release, definitions = ward / "release", held_definitions(ward)
     call = subprocess.Popen(
-        [sys.executable, "-m", "horismos", "tools", "call", "ehr.assign_queue", *DEFINITIONS,
+        [sys.executable, "-m", "horismos", "tools", "call", "ehr.assign_queue", *definitions,
          "--store", server.store, "--tools", str(ward / "ehr_client.py"),
          "--args", f'{{"patient": "<{EHR}p01>", "queue": "<{EHR}routine>"}}'],
         cwd=ward, env={**os.environ, "ASSIGN_UNTIL": str(release)}, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     _wait_for(ward / "assigning", call)
     focus_run = subprocess.Popen(
-        [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--focus", f"{EHR}p01",
+        [sys.executable, "-m", "horismos", "run", *definitions, "--focus", f"{EHR}p01",
          "--store", server.store, "--tools", str(ward / "ehr_client.py"), "-q"],
         cwd=ward, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    everyone = worker(ward, server.store)
+    everyone = worker(ward, server.store, definitions)
     deadline = time.monotonic() + 60
     while not any(p == f"{EHR}p00" for _, tool, p in ledger(ward) if tool == "assign"):
         assert everyone.poll() is None and time.monotonic() < deadline, "--all queued no one"
