@@ -434,11 +434,11 @@ def test_a_program_does_not_outlive_a_run_killed_mid_call(tmp_path, root) -> Non
     run = subprocess.Popen([*horismos, "run", "defs.ttl", "--store", "oxigraph:store",
                             "--focus", ":p1"], cwd=tmp_path, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not started.exists() and run.poll() is None and time.monotonic() < deadline:
+    deadline = time.monotonic() + 60  # its pid written (not just the file made): it runs
+    while not (started.exists() and started.read_text()) and run.poll() is None and (
+            time.monotonic() < deadline):
         time.sleep(0.02)
-    assert started.exists(), "the program never started"
-    time.sleep(0.1)  # its pid written: the program is running
+    assert started.exists() and started.read_text(), "the program never started"
     program = int(started.read_text())
     run.send_signal(signal.SIGKILL)
     run.wait()

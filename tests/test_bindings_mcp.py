@@ -658,11 +658,11 @@ def test_a_stdio_server_does_not_outlive_a_run_killed_mid_call(tmp_path: Path) -
     run = subprocess.Popen([*horismos, "run", "defs.ttl", *store, "--focus", ":p1"],
                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     started = tmp_path / "started"
-    deadline = time.monotonic() + 60
-    while not started.exists() and run.poll() is None and time.monotonic() < deadline:
+    deadline = time.monotonic() + 60  # its pid written (not just the file made)
+    while not (started.exists() and started.read_text()) and run.poll() is None and (
+            time.monotonic() < deadline):
         time.sleep(0.02)
-    assert started.exists(), "the call never reached the server"
-    time.sleep(0.1)  # its pid written
+    assert started.exists() and started.read_text(), "the call never reached the server"
     server = int(started.read_text())
     run.send_signal(signal.SIGKILL)
     run.wait()
