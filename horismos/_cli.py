@@ -50,6 +50,7 @@ from ._cli_trace import (
 from ._cli_validate import cmd_validate, validate_arguments
 from ._cli_worker import cmd_worker, worker_arguments
 from ._errors import AuthoringError, HorismosError
+from ._loop import stop_main
 from ._redact import redact_text
 
 __all__ = ["COMMANDS", "main"]
@@ -212,7 +213,10 @@ class _Terminate:
 
     def __call__(self, signum: int, frame: object) -> None:
         self.received = True
-        signal.raise_signal(signal.SIGINT)  # whatever Ctrl-C does here, the run's or Python's
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # a background job's, nohup's
+            stop_main()  # what Ctrl-C would do, had it not been ignored
+        else:
+            signal.raise_signal(signal.SIGINT)  # whatever Ctrl-C does here, the run's or Python's
 
 
 def _on_sigterm() -> _Terminate | None:

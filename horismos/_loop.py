@@ -32,7 +32,7 @@ from collections.abc import Coroutine
 from types import FrameType
 from typing import Any, TypeVar
 
-__all__ = ["run"]
+__all__ = ["run", "stop_main"]
 
 T = TypeVar("T")
 
@@ -55,6 +55,19 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     finally:
         if not kept.idle():
             kept.close()
+
+
+def stop_main() -> None:
+    """Stop the main thread as a first Ctrl-C would, where Ctrl-C itself is ignored: the run on
+    its loop is cancelled (it unwinds through its ``finally`` blocks), or, with no run on,
+    ``KeyboardInterrupt`` is raised. Called from a signal handler, so on the main thread.
+    A shell starts a background job (``horismos run --all … &`` in a script) and ``nohup`` its
+    command with SIGINT ignored; SIGTERM, routed through SIGINT, was then ignored too, and
+    ``docker stop`` or ``kill`` left the run going until SIGKILL ended it mid-instance."""
+    if _MAIN_RUN:
+        _MAIN_RUN[-1](signal.SIGINT, None)
+    else:
+        raise KeyboardInterrupt()
 
 
 class _Interrupt:
@@ -92,15 +105,15 @@ class _Kept:
         loop = self.loop
         task = loop.create_task(coro, context=contextvars.copy_context())
         interrupt: _Interrupt | None = None
-        if (
-            threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        ):
-            interrupt = _Interrupt(loop, task)
-            try:
-                signal.signal(signal.SIGINT, interrupt)
-            except ValueError:  # not allowed here (an embedding interpreter)
-                interrupt = None
+        if threading.current_thread() is threading.main_thread():
+            interrupt = _Interrupt(loop, task)  # Ctrl-C's, and SIGTERM's through stop_main
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                try:
+                    signal.signal(signal.SIGINT, interrupt)
+                except ValueError:  # not allowed here (an embedding interpreter)
+                    interrupt = None
+        if interrupt is not None:
+            _MAIN_RUN.append(interrupt)
         asyncio.set_event_loop(loop)
         try:
             return loop.run_until_complete(task)
@@ -109,8 +122,10 @@ class _Kept:
                 raise KeyboardInterrupt() from None
             raise
         finally:
-            if interrupt is not None and signal.getsignal(signal.SIGINT) is interrupt:
-                signal.signal(signal.SIGINT, signal.default_int_handler)
+            if interrupt is not None:
+                _MAIN_RUN.remove(interrupt)
+                if signal.getsignal(signal.SIGINT) is interrupt:
+                    signal.signal(signal.SIGINT, signal.default_int_handler)
             asyncio.set_event_loop(None)
 
     def idle(self) -> bool:
@@ -180,4 +195,5 @@ def _close_main() -> None:
 
 _LOCAL = threading.local()
 _INHERITED: list[_Kept] = []  # loops of a parent process, kept so that nothing closes them
+_MAIN_RUN: list[_Interrupt] = []  # the main thread's run on its loop, for stop_main
 atexit.register(_close_main)

@@ -34,6 +34,17 @@ def no_traceback(p: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in p.stderr + p.stdout
 
 
+def sigint_at(handler: signal.Handlers) -> Callable[[], None]:
+    """A ``preexec_fn``: the child starts with SIGINT at ``handler``, whatever this process
+    has. A shell starts a background job (``pytest … &`` in a script, as a load generator)
+    with SIGINT ignored, and its children inherit that: a Ctrl-C test then interrupted
+    nothing, and failed only when the suite was started so."""
+    def preexec() -> None:
+        signal.signal(signal.SIGINT, handler)
+
+    return preexec
+
+
 def test_console_script_validates_the_example(tmp_path: Path) -> None:
     assert SCRIPT.exists(), "pip install -e . declares the horismos console script"
     p = horismos("validate", *TRIAGE, cwd=tmp_path, script=True)
@@ -262,7 +273,8 @@ def test_bad_bytes_deep_nesting_and_ctrl_c_end_in_a_message_not_a_traceback(
     proc = subprocess.Popen(
         [sys.executable, "-m", "horismos", "run", "slow.ttl", TRIAGE[1], *WORLD,
          "--tools", "slow.py", "--focus", ":patient42"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=sigint_at(signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not (tmp_path / "started").exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -295,15 +307,17 @@ def _counted_refills(tmp_path: Path) -> None:
         + "".join(f":rx{i} a :Prescription ; :refillsLeft 1 .\n" for i in range(2000)))
 
 
-def _signalled_mid_run(tmp_path: Path, world: list[str],
-                       sig: signal.Signals) -> tuple[int, str, str, int]:
-    """`run --all` of :func:`_counted_refills` on ``world``, sent ``sig`` once 20 dispenses
+def _signalled_mid_run(tmp_path: Path, world: list[str], sig: signal.Signals,
+                       sigint: signal.Handlers = signal.SIG_DFL) -> tuple[int, str, str, int]:
+    """`run --all` of :func:`_counted_refills` on ``world``, started with SIGINT at
+    ``sigint`` (as a terminal's foreground job, by default), sent ``sig`` once 20 dispenses
     are made: its exit code, stdout, stderr, and how many dispenses came after the signal."""
     pharmacy = ROOT / "benchmarks" / "peers" / "pharmacy.ttl"
     proc = subprocess.Popen(
         [sys.executable, "-m", "horismos", "run", "refill.ttl", str(pharmacy), *world,
          "--tools", "counted.py", "--all"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=sigint_at(sigint))
     dispensed = tmp_path / "dispensed"
     deadline = time.monotonic() + 60
     while not (dispensed.exists() and len(dispensed.read_text().splitlines()) >= 20):
@@ -355,6 +369,19 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_keeps_the_store_digest(tmp_path:
     del store
     checked = horismos("digest", "--store", "oxigraph:store", "--check", cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_sigterm_stops_a_run_started_with_ctrl_c_ignored(tmp_path: Path) -> None:
+    """A shell starts a background job (`horismos run --all … &` in a container's script) and
+    `nohup` its command with SIGINT ignored. SIGTERM was handled by raising SIGINT, so it was
+    ignored too: `docker stop` or `kill` left the run dispensing until a SIGKILL ended it
+    mid-instance. It stops between two steps, as in the foreground."""
+    _counted_refills(tmp_path)
+    code, out, err, more = _signalled_mid_run(tmp_path, ["--world", "world.ttl"],
+                                              signal.SIGTERM, sigint=signal.SIG_IGN)
+    assert code == 143, out + err
+    assert "terminated" in err and "Traceback" not in out + err
+    assert more <= 1, f"{more} dispensed after the SIGTERM"
 
 
 def test_replay_reexecuting_without_the_tools_is_a_usage_error(tmp_path: Path) -> None:
