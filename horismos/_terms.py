@@ -38,7 +38,8 @@ def _problem(term: Node) -> str | None:
             "holds a lone surrogate, which is not Unicode text (a broken \\uD800-\\uDFFF "
             "escape in the tool's JSON)"
         )
-    if isinstance(term, URIRef):
+    kind = type(term)  # by its type first: a miss of rdflib's isinstance is ~0.5 µs
+    if kind is URIRef or (kind is not Literal and isinstance(term, URIRef)):
         bad = iri_problem(text)
         if bad is not None:
             return f"is not an IRI: {bad}"
