@@ -1510,38 +1510,52 @@ class Runner:
 
     def _emit(self, type: str, **fields: Any) -> None:
         """Trace an event with the clock values, ids and tool outcomes handed out for it."""
-        self.trace.emit(type, **fields, **self.env.handed())
+        fields.update(self.env.handed())
+        self.trace.emit(type, fields)
 
     def _emit_step(self, rec: StepRecord) -> None:
+        """Trace a step's event. Its members are built as one dict, handed to the trace as it
+        is (as keywords it was copied twice more); what most steps leave empty (what the
+        binding narrowed away, gate messages, an error) is written without building it."""
         err = rec.error
-        self._emit(
-            "step",
-            instance=str(rec.instance),
-            step=str(rec.step),
-            kind=rec.kind,
-            tool=str(rec.tool) if rec.tool else None,
-            status=rec.status,
-            args=rec.args,
-            attempts=rec.attempts,  # what the tool returned: in ``outcomes``
-            narrowed=sorted({k for r in rec.result for k in getattr(r, "narrowed", ())}),
-            precondition={
-                "holds": rec.blocked_by is None or rec.error is not None,
-                "failing": rec.blocked_by if rec.error is None else None,
+        result = rec.result
+        narrowed = (
+            sorted({k for r in result for k in getattr(r, "narrowed", ())})
+            if any(type(r) is not dict for r in result)  # a plain dict narrowed nothing
+            else []
+        )
+        blocked_by = rec.blocked_by
+        messages = rec.messages
+        fields = {
+            "instance": str(rec.instance),
+            "step": str(rec.step),
+            "kind": rec.kind,
+            "tool": str(rec.tool) if rec.tool else None,
+            "status": rec.status,
+            "args": rec.args,
+            "attempts": rec.attempts,  # what the tool returned: in ``outcomes``
+            "narrowed": narrowed,
+            "precondition": {
+                "holds": blocked_by is None or err is not None,
+                "failing": blocked_by if err is None else None,
             },
-            effects=[[_n3(s), _n3(p), _n3(o)] for s, p, o in rec.effects],
-            graph=str(rec.graph) if rec.graph else None,
-            gate={
+            "effects": [[_n3(s), _n3(p), _n3(o)] for s, p, o in rec.effects],
+            "graph": str(rec.graph) if rec.graph else None,
+            "gate": {
                 "conforms": rec.status != "rejected",
-                "messages": [m.to_json() for m in rec.messages],
+                "messages": [m.to_json() for m in messages] if messages else [],
             },
-            error={"kind": err.kind, "type": type(err).__name__, "message": str(err)}
+            "error": {"kind": err.kind, "type": type(err).__name__, "message": str(err)}
             if err
             else None,
-            next=str(rec.next) if rec.next else None,
-            timings={k: round(v, 6) for k, v in rec.timings.items()},
-            **({"receipts": rec.receipts} if rec.receipts else {}),  # an adapter commit's
-            **rec.detail,
-        )
+            "next": str(rec.next) if rec.next else None,
+            "timings": {k: round(v, 6) for k, v in rec.timings.items()},
+        }
+        if rec.receipts:  # an adapter commit's
+            fields["receipts"] = rec.receipts
+        fields.update(rec.detail)
+        fields.update(self.env.handed())
+        self.trace.emit("step", fields)
 
 
 def _guard(state: list[tuple]) -> tuple[tuple, ...]:
