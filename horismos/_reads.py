@@ -116,9 +116,12 @@ def query_id(query: str) -> str:
     return hashlib.sha256(query.encode()).hexdigest()[:12]
 
 
-def _texts(nodes: Iterable[Node]) -> list[str]:
-    """Predicates a read was limited to, in one order whatever the set's."""
-    return sorted(text(n) for n in nodes)
+@lru_cache(maxsize=256)
+def _texts(nodes: frozenset[Node]) -> tuple[str, ...]:
+    """Predicates a read was limited to, in one order whatever the set's. The gate limits a
+    subject's reads to one set per tool and class (the same object every step, its hash
+    kept by the set), so each is written and sorted once; a read notes a list of them."""
+    return tuple(sorted(text(n) for n in nodes))
 
 
 def _bound(bindings: Mapping[str, Node], names: Iterable[str] | None) -> dict[str, str]:
@@ -203,7 +206,7 @@ class RecordingStore(WrappedStore):
         if predicates is None:
             self.log.note("reads", ["g", text(subject), edges])
         else:
-            self.log.note("reads", ["g", text(subject), _texts(predicates), edges])
+            self.log.note("reads", ["g", text(subject), list(_texts(predicates)), edges])
         return iter(found)
 
     def types(self, node: Node) -> set[Node]:
@@ -292,7 +295,7 @@ class ReplayedStore(Store):
         if predicates is None:
             edges = self._answer(["g", node])
         else:
-            wanted = _texts(predicates)
+            wanted = list(_texts(predicates))
             edges = self._take(["g", node, wanted])
             if edges is None:  # an older trace read the whole node: its read, narrowed
                 whole = self._take(["g", node])
