@@ -220,6 +220,11 @@ class Intent:
         return calls if isinstance(calls, dict) else None
 
 
+# what json.dumps(..., sort_keys=True, ensure_ascii=False) builds on every call (its options
+# differ from the defaults), built once: the same text, ~2 µs less an intent
+_ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
 def _node(instance: URIRef) -> URIRef:
     return URIRef(f"{instance}:intent")
 
@@ -231,7 +236,7 @@ def doubt_key(tool: Tool, args: Mapping[str, Any]) -> Node:
     value = args.get(tool.effect.subject) if tool.effect else None
     if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
         return URIRef(value[1:-1])
-    return Literal(json.dumps(dict(args), sort_keys=True, ensure_ascii=False))
+    return Literal(_ARGS_JSON.encode(dict(args)))
 
 
 def doubt_place(key: Node, name: Callable[[Node], str]) -> str:
@@ -430,7 +435,7 @@ def announce(
     and removed again on every call of a tool that is not idempotent."""
     typed = node is not None
     node = node or _node(instance)
-    text = json.dumps(list(args), sort_keys=True, ensure_ascii=False)
+    text = _ARGS_JSON.encode(list(args))
     triples = [
         *([(node, _TYPE, _STEP_EXECUTION), (node, _TYPE, _ACTIVITY)] if typed else []),
         (node, _INSTANCE, instance),
