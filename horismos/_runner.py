@@ -182,7 +182,13 @@ class Environment:
         return reply
 
     def note(self, kind: str, value: Any) -> Any:
-        self._handed.setdefault(kind, []).append(value)
+        """Note ``value`` as handed out (~9 a step: no empty list made for each, as
+        ``setdefault`` would)."""
+        handed = self._handed.get(kind)
+        if handed is None:
+            self._handed[kind] = [value]
+        else:
+            handed.append(value)
         return value
 
     def handed(self) -> dict[str, list[Any]]:
