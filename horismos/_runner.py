@@ -101,6 +101,7 @@ _VERSION, _STATUS_OF, _CURRENT, _INSTANCE = (
 )
 _BLOCKED_AT = HORIS.blockedAt
 _IS_VERSION = str(_VERSION).__eq__  # str's own comparison: rdflib's __eq__ is Python
+_IS_TYPE = str(_TYPE).__eq__  # so is a predicate rdf:type (predicates are IRIs)
 _STATUS = {
     "running": HORIS.Running,
     "completed": HORIS.Completed,
@@ -988,7 +989,7 @@ class Runner:
         elif self.calls_in_doubt:  # a step's call holds the doubt node it acts on meanwhile
             holding = holds(inst.instance, tool, args)
             quads += holding
-            absent = tuple(q for q in holding if q[1] == _TYPE)  # held(node) of each node
+            absent = tuple(q for q in holding if _IS_TYPE(q[1]))  # held(node) of each node
             if self.holds_settled:  # on a node its focus's claim does not keep others off
                 shared = (self.holds_settled > 1 and tool.iri in self.defs.tools_in_several) or (
                     self.holds_settled > 2 and tool.iri in self.defs.tools_off_focus
@@ -1344,8 +1345,8 @@ class Runner:
         guess = self.gate.first_reads(tool)
         if guess is not None:
             found = list(self.store.outgoing(subject, guess))
-            types = {o for _, p, o in found if p == _TYPE}
-            types.update(o for s, p, o in added if p == _TYPE and s == subject)
+            types = {o for _, p, o in found if _IS_TYPE(p)}
+            types.update(o for s, p, o in added if _IS_TYPE(p) and (s is subject or s == subject))
             need = self.gate.reads(tool, subject, types)
             if need is not None:
                 if not need <= guess:
