@@ -41,6 +41,7 @@ from rdflib.term import Node
 
 from ._definitions import Definitions, path_properties
 from ._errors import AuthoringError, Problem, ShaclMessage
+from ._literals import declared_types
 from ._model import Assertion, Tool
 from ._shacl import (
     NotCompiled,
@@ -150,6 +151,7 @@ class Gate:
         # per tool, looked up on every step: result key → assertion, and what the runtime writes
         # (property, value; None for horis:now)
         self._by_key: dict[URIRef, dict[str, Assertion]] = {}
+        self._declared = {tool.iri: declared_types(tool) for tool in defs.tools.values()}
         self._fixed: dict[URIRef, tuple[tuple[URIRef, Node | None], ...]] = {}
         for tool in defs.tools.values():
             if tool.effect is None:
@@ -184,6 +186,12 @@ class Gate:
                     continue
                 out.append((subject, prop, self._node(assertion, v)))
         return out
+
+    def declared_types(self, tool: Tool) -> Mapping[str, URIRef | None]:
+        """:func:`~horismos._literals.declared_types` of ``tool``, made once per tool of the
+        definitions (a tool from elsewhere: made now)."""
+        types = self._declared.get(tool.iri)
+        return declared_types(tool) if types is None else types
 
     def fixed(self, tool: Tool, subject: Node, now: Literal) -> list[tuple[Node, Node, Node]]:
         """The triples the runtime itself writes (``horis:value``)."""

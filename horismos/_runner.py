@@ -1292,7 +1292,9 @@ class Runner:
                         tool=str(tool.iri),
                     )
                 continue
-            result, malformed = well_formed(tool, result, subject, self.defs.name)
+            result, malformed = well_formed(
+                tool, result, subject, self.defs.name, self.gate.declared_types(tool)
+            )
             if malformed:  # bytes, NUL, NaN as a decimal, a set in a value: never a literal
                 raise GateRejected(
                     f"the result of {tool.name} holds values RDF cannot carry: "
