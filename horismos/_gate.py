@@ -41,7 +41,7 @@ from rdflib.term import Node
 
 from ._definitions import Definitions, path_properties
 from ._errors import AuthoringError, Problem, ShaclMessage
-from ._literals import declared_types
+from ._literals import declared_types, plain_literal
 from ._model import Assertion, Tool
 from ._shacl import (
     NotCompiled,
@@ -234,6 +234,8 @@ class Gate:
                 return Literal(str(v), datatype=t)  # is Decimal("71"), as a double 71.0
             if isinstance(v, float) and t in _FLOATING:
                 return Literal(Decimal(repr(v)) if t == _XSD_DECIMAL else v, datatype=t)
+        if kind is str or kind is bool:
+            return plain_literal(v)
         if isinstance(v, dt.datetime) and v.tzinfo is None:
             v = v.replace(tzinfo=dt.UTC)
         return Literal(v)
