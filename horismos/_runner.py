@@ -671,14 +671,25 @@ class Runner:
         )
         return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
 
-    async def _step(
+    def _step(
+        self,
+        inst: InstanceRun,
+        step: Step,
+        variables: dict[str, Node],
+    ) -> Awaitable[tuple[StepRecord, URIRef | None]]:
+        """Run ``step``: its record and where the instance goes next. An action step is
+        awaited as its own coroutine, not through one more layer around it (every step)."""
+        if isinstance(step, ActionStep):
+            return self._action(inst, step, variables)
+        return self._other_step(inst, step, variables)
+
+    async def _other_step(
         self,
         inst: InstanceRun,
         step: Step,
         variables: dict[str, Node],
     ) -> tuple[StepRecord, URIRef | None]:
-        if isinstance(step, ActionStep):
-            return await self._action(inst, step, variables)
+        """A decision, proposal or wait step (:meth:`_step`)."""
         if isinstance(step, DecisionStep):
             return self._decision(inst, step, variables)
         if isinstance(step, ProposalStep):
