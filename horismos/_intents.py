@@ -60,6 +60,7 @@ from rdflib.util import from_n3
 
 from ._bindings.wire import json_value
 from ._errors import OutcomeUnknown
+from ._literals import plain_literal
 from ._model import Tool
 from ._stores import Store
 from ._stores.base import Quad, doubt_node
@@ -236,7 +237,7 @@ def doubt_key(tool: Tool, args: Mapping[str, Any]) -> Node:
     value = args.get(tool.effect.subject) if tool.effect else None
     if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
         return URIRef(value[1:-1])
-    return Literal(_ARGS_JSON.encode(dict(args)))
+    return plain_literal(_ARGS_JSON.encode(dict(args)))
 
 
 def doubt_place(key: Node, name: Callable[[Node], str]) -> str:
@@ -442,7 +443,7 @@ def announce(
         (node, HORIS.step, step),
         (node, HORIS.tool, tool),
         (node, _STARTED, started),
-        (node, _COMMENT, Literal(text)),
+        (node, _COMMENT, plain_literal(text)),
     ]
     return Intent(
         instance, step, tool, str(started), text, tuple((s, p, o, INSTANCES) for s, p, o in triples)
