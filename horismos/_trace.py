@@ -251,9 +251,11 @@ class Trace:
             assert self.path is not None
             # unbuffered: each event reaches the operating system in one write as it is emitted
             self._stream = open(self.path, "wb", buffering=0)  # noqa: SIM115
-        view = memoryview(data)
-        while view:
-            view = view[self._stream.write(view) :]
+        written = self._stream.write(data)  # all of it, nearly always: no view made for that
+        if written != len(data):
+            view = memoryview(data)[written:]
+            while view:
+                view = view[self._stream.write(view) :]
 
     @property
     def events(self) -> list[dict[str, Any]]:
