@@ -6,6 +6,7 @@ Built once from the loaded graph by :mod:`horismos._definitions`; the runner rea
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from rdflib import URIRef
@@ -136,7 +137,14 @@ class ActionStep(Step):
     """``horis:onPartial``: where an adapter commit that partly succeeded goes (else onError)."""
 
     def var_for(self, arg: str) -> str:
-        return dict(self.binds).get(arg, arg)
+        """The pattern variable that binds the tool's argument ``arg`` (its own name unless
+        ``horis:binds`` renames it)."""
+        return self._vars.get(arg, arg)
+
+    @cached_property
+    def _vars(self) -> dict[str, str]:
+        """:attr:`binds` as a dict, made once: asked for each argument of every step."""
+        return dict(self.binds)
 
 
 @dataclass(frozen=True)

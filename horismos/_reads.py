@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from rdflib import RDF, BNode, Literal, URIRef
 from rdflib.term import Node
@@ -74,17 +74,25 @@ class RecordedReads(Protocol):
 
 def text(node: Node) -> str:
     """``node`` as a compact N-Triples-like string (a JSON string escapes it)."""
-    if type(node) is URIRef:  # most terms: one comparison
+    kind = type(node)  # most terms: one comparison (a miss of rdflib's isinstance is ~0.5 µs)
+    if kind is URIRef:
         return f"<{node}>"
+    if kind is Literal:
+        return _literal_text(cast(Literal, node))
     if isinstance(node, URIRef):
         return f"<{node}>"
     if isinstance(node, Literal):
-        if node.language:
-            return f'"{node}"@{node.language}'
-        if node.datatype is not None:
-            return f'"{node}"^^<{node.datatype}>'
-        return f'"{node}"'
+        return _literal_text(node)
     return f"_:{node}"
+
+
+def _literal_text(node: Literal) -> str:
+    """A literal as :func:`text` writes it."""
+    if node.language:
+        return f'"{node}"@{node.language}'
+    if node.datatype is not None:
+        return f'"{node}"^^<{node.datatype}>'
+    return f'"{node}"'
 
 
 @lru_cache(maxsize=8192)  # terms recur (predicates, classes); ids and times do not
@@ -108,9 +116,12 @@ def query_id(query: str) -> str:
     return hashlib.sha256(query.encode()).hexdigest()[:12]
 
 
-def _texts(nodes: Iterable[Node]) -> list[str]:
-    """Predicates a read was limited to, in one order whatever the set's."""
-    return sorted(text(n) for n in nodes)
+@lru_cache(maxsize=256)
+def _texts(nodes: frozenset[Node]) -> tuple[str, ...]:
+    """Predicates a read was limited to, in one order whatever the set's. The gate limits a
+    subject's reads to one set per tool and class (the same object every step, its hash
+    kept by the set), so each is written and sorted once; a read notes a list of them."""
+    return tuple(sorted(text(n) for n in nodes))
 
 
 def _bound(bindings: Mapping[str, Node], names: Iterable[str] | None) -> dict[str, str]:
@@ -195,7 +206,7 @@ class RecordingStore(WrappedStore):
         if predicates is None:
             self.log.note("reads", ["g", text(subject), edges])
         else:
-            self.log.note("reads", ["g", text(subject), _texts(predicates), edges])
+            self.log.note("reads", ["g", text(subject), list(_texts(predicates)), edges])
         return iter(found)
 
     def types(self, node: Node) -> set[Node]:
@@ -284,7 +295,7 @@ class ReplayedStore(Store):
         if predicates is None:
             edges = self._answer(["g", node])
         else:
-            wanted = _texts(predicates)
+            wanted = list(_texts(predicates))
             edges = self._take(["g", node, wanted])
             if edges is None:  # an older trace read the whole node: its read, narrowed
                 whole = self._take(["g", node])

@@ -175,11 +175,14 @@ class ReplayTrace(Trace):
         """Whether the runner has emitted every recorded event."""
         return self.recorded.get(self.position) is None
 
-    def emit(self, type: str, **fields: Any) -> dict[str, Any]:
+    def emit(
+        self, type: str, fields: Mapping[str, Any] | None = None, /, **more: Any
+    ) -> dict[str, Any]:
+        """As :meth:`Trace.emit <horismos._trace.Trace.emit>`, compared with the recording."""
         index = self.position
         if self.past_end() and not self.recorded.ended():
             raise _Stopped
-        event = {"type": type, "seq": index, **fields}
+        event = {"type": type, "seq": index, **(fields or {}), **more}
         recorded = self.expected()
         for key in [*_FIRST, *sorted(recorded.keys() - _NOT_REST)]:
             now, then = event.get(key), recorded.get(key)

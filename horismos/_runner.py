@@ -101,6 +101,7 @@ _VERSION, _STATUS_OF, _CURRENT, _INSTANCE = (
 )
 _BLOCKED_AT = HORIS.blockedAt
 _IS_VERSION = str(_VERSION).__eq__  # str's own comparison: rdflib's __eq__ is Python
+_IS_TYPE = str(_TYPE).__eq__  # so is a predicate rdf:type (predicates are IRIs)
 _STATUS = {
     "running": HORIS.Running,
     "completed": HORIS.Completed,
@@ -182,7 +183,13 @@ class Environment:
         return reply
 
     def note(self, kind: str, value: Any) -> Any:
-        self._handed.setdefault(kind, []).append(value)
+        """Note ``value`` as handed out (~9 a step: no empty list made for each, as
+        ``setdefault`` would)."""
+        handed = self._handed.get(kind)
+        if handed is None:
+            self._handed[kind] = [value]
+        else:
+            handed.append(value)
         return value
 
     def handed(self) -> dict[str, list[Any]]:
@@ -664,14 +671,25 @@ class Runner:
         )
         return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
 
-    async def _step(
+    def _step(
+        self,
+        inst: InstanceRun,
+        step: Step,
+        variables: dict[str, Node],
+    ) -> Awaitable[tuple[StepRecord, URIRef | None]]:
+        """Run ``step``: its record and where the instance goes next. An action step is
+        awaited as its own coroutine, not through one more layer around it (every step)."""
+        if isinstance(step, ActionStep):
+            return self._action(inst, step, variables)
+        return self._other_step(inst, step, variables)
+
+    async def _other_step(
         self,
         inst: InstanceRun,
         step: Step,
         variables: dict[str, Node],
     ) -> tuple[StepRecord, URIRef | None]:
-        if isinstance(step, ActionStep):
-            return await self._action(inst, step, variables)
+        """A decision, proposal or wait step (:meth:`_step`)."""
         if isinstance(step, DecisionStep):
             return self._decision(inst, step, variables)
         if isinstance(step, ProposalStep):
@@ -982,7 +1000,7 @@ class Runner:
         elif self.calls_in_doubt:  # a step's call holds the doubt node it acts on meanwhile
             holding = holds(inst.instance, tool, args)
             quads += holding
-            absent = tuple(q for q in holding if q[1] == _TYPE)  # held(node) of each node
+            absent = tuple(q for q in holding if _IS_TYPE(q[1]))  # held(node) of each node
             if self.holds_settled:  # on a node its focus's claim does not keep others off
                 shared = (self.holds_settled > 1 and tool.iri in self.defs.tools_in_several) or (
                     self.holds_settled > 2 and tool.iri in self.defs.tools_off_focus
@@ -1268,7 +1286,7 @@ class Runner:
             t3 = time.perf_counter()
             rec.timings["tool"] = rec.timings.get("tool", 0.0) + t3 - t2
             rec.result.append(result)
-            if result is not None and not isinstance(result, Mapping):
+            if result is not None and type(result) is not dict and not isinstance(result, Mapping):
                 raise ToolError(
                     f"{tool.name} returned {type(result).__name__}; a tool returns a mapping "
                     "from declared property to value, or None",
@@ -1285,7 +1303,9 @@ class Runner:
                         tool=str(tool.iri),
                     )
                 continue
-            result, malformed = well_formed(tool, result, subject, self.defs.name)
+            result, malformed = well_formed(
+                tool, result, subject, self.defs.name, self.gate.declared_types(tool)
+            )
             if malformed:  # bytes, NUL, NaN as a decimal, a set in a value: never a literal
                 raise GateRejected(
                     f"the result of {tool.name} holds values RDF cannot carry: "
@@ -1338,8 +1358,8 @@ class Runner:
         guess = self.gate.first_reads(tool)
         if guess is not None:
             found = list(self.store.outgoing(subject, guess))
-            types = {o for _, p, o in found if p == _TYPE}
-            types.update(o for s, p, o in added if p == _TYPE and s == subject)
+            types = {o for _, p, o in found if _IS_TYPE(p)}
+            types.update(o for s, p, o in added if _IS_TYPE(p) and (s is subject or s == subject))
             need = self.gate.reads(tool, subject, types)
             if need is not None:
                 if not need <= guess:
@@ -1510,38 +1530,52 @@ class Runner:
 
     def _emit(self, type: str, **fields: Any) -> None:
         """Trace an event with the clock values, ids and tool outcomes handed out for it."""
-        self.trace.emit(type, **fields, **self.env.handed())
+        fields.update(self.env.handed())
+        self.trace.emit(type, fields)
 
     def _emit_step(self, rec: StepRecord) -> None:
+        """Trace a step's event. Its members are built as one dict, handed to the trace as it
+        is (as keywords it was copied twice more); what most steps leave empty (what the
+        binding narrowed away, gate messages, an error) is written without building it."""
         err = rec.error
-        self._emit(
-            "step",
-            instance=str(rec.instance),
-            step=str(rec.step),
-            kind=rec.kind,
-            tool=str(rec.tool) if rec.tool else None,
-            status=rec.status,
-            args=rec.args,
-            attempts=rec.attempts,  # what the tool returned: in ``outcomes``
-            narrowed=sorted({k for r in rec.result for k in getattr(r, "narrowed", ())}),
-            precondition={
-                "holds": rec.blocked_by is None or rec.error is not None,
-                "failing": rec.blocked_by if rec.error is None else None,
+        result = rec.result
+        narrowed = (
+            sorted({k for r in result for k in getattr(r, "narrowed", ())})
+            if any(type(r) is not dict for r in result)  # a plain dict narrowed nothing
+            else []
+        )
+        blocked_by = rec.blocked_by
+        messages = rec.messages
+        fields = {
+            "instance": str(rec.instance),
+            "step": str(rec.step),
+            "kind": rec.kind,
+            "tool": str(rec.tool) if rec.tool else None,
+            "status": rec.status,
+            "args": rec.args,
+            "attempts": rec.attempts,  # what the tool returned: in ``outcomes``
+            "narrowed": narrowed,
+            "precondition": {
+                "holds": blocked_by is None or err is not None,
+                "failing": blocked_by if err is None else None,
             },
-            effects=[[_n3(s), _n3(p), _n3(o)] for s, p, o in rec.effects],
-            graph=str(rec.graph) if rec.graph else None,
-            gate={
+            "effects": [[_n3(s), _n3(p), _n3(o)] for s, p, o in rec.effects],
+            "graph": str(rec.graph) if rec.graph else None,
+            "gate": {
                 "conforms": rec.status != "rejected",
-                "messages": [m.to_json() for m in rec.messages],
+                "messages": [m.to_json() for m in messages] if messages else [],
             },
-            error={"kind": err.kind, "type": type(err).__name__, "message": str(err)}
+            "error": {"kind": err.kind, "type": type(err).__name__, "message": str(err)}
             if err
             else None,
-            next=str(rec.next) if rec.next else None,
-            timings={k: round(v, 6) for k, v in rec.timings.items()},
-            **({"receipts": rec.receipts} if rec.receipts else {}),  # an adapter commit's
-            **rec.detail,
-        )
+            "next": str(rec.next) if rec.next else None,
+            "timings": {k: round(v, 6) for k, v in rec.timings.items()},
+        }
+        if rec.receipts:  # an adapter commit's
+            fields["receipts"] = rec.receipts
+        fields.update(rec.detail)
+        fields.update(self.env.handed())
+        self.trace.emit("step", fields)
 
 
 def _guard(state: list[tuple]) -> tuple[tuple, ...]:
@@ -1597,7 +1631,10 @@ def _n3(term: Node) -> str:
 
 def _python(value: Node) -> Any:
     """An argument as a Python tool receives it: a node as its IRI, a literal as its value."""
-    return value if isinstance(value, URIRef) else cast(Literal, value).toPython()
+    kind = type(value)  # by its type first: a miss of rdflib's isinstance is ~0.5 µs
+    if kind is URIRef or (kind is not Literal and isinstance(value, URIRef)):
+        return value
+    return cast(Literal, value).toPython()
 
 
 def _literal_fits(value: Literal, datatype: URIRef) -> bool:

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rdflib import RDF, XSD, Literal, URIRef
 
+from horismos._literals import plain_literal
 from horismos._runner import Environment, _n3
 from horismos._stamps import datetime_term
 from horismos._stores.oxigraph import _TERMS, datetime_literal
@@ -49,6 +50,13 @@ def _same_literal(a: Literal, b: Literal) -> None:
     )
     assert a == b and hash(a) == hash(b) and a.eq(b)
     assert a.n3() == b.n3() and repr(a) == repr(b)
+
+
+@settings(max_examples=300)
+@given(st.text() | st.booleans())
+def test_a_plain_value_is_the_literal_rdflib_builds_from_it(value: str | bool) -> None:
+    """A tool's text or flag, as the gate makes it a literal: rdflib's own literal."""
+    _same_literal(plain_literal(value), Literal(value))
 
 
 @settings(max_examples=300)
