@@ -105,7 +105,9 @@ class World:
         # (isinstance through rdflib's ABC) was ~10 µs of a step's commit
         if any(issubclass(kind, BNode) for kind in set(map(type, chain.from_iterable(add)))):
             add = skolemise(add)
-        return self.store.apply(Change(add, change.remove, change.expect, change.absent))
+        return self.store.apply(
+            Change(add, change.remove, change.expect, change.absent, change.fresh)
+        )
 
     def canonical(self, *, include_instances: bool = True) -> str:
         """Every stored quad as sorted N-Quads: equal worlds, equal text. Linear but for the

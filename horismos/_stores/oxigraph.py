@@ -910,7 +910,9 @@ class OxigraphStore(Store):
                 for e in {e[1]: e for e in encoded[first + len(add) :]}.values()
                 if e[1] not in adding and e[1] in store
             ]
-            added = [e for k, e in adding.items() if k not in store]
+            # a quad of a graph just named and not stored is not stored: not asked about
+            fresh = {id(g) for g in change.fresh if not store.contains_named_graph(_named(str(g)))}
+            added = [e for k, e in adding.items() if id(e[0][3]) in fresh or k not in store]
             if not added and not removed:
                 return ZERO
             if touches_schema(change.add) or touches_schema(change.remove):
