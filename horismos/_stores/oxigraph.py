@@ -904,15 +904,17 @@ class OxigraphStore(Store):
                         f"{_show(q)} is stored: another writer wrote it first", present=(q,)
                     )
             first += len(absent)
-            adding = {e[1]: e for e in encoded[first : first + len(add)]}
+            # each quad once, by its line (a string keeps its hash, which the tally's count
+            # of the same line uses again; pyoxigraph hashes a quad anew each time)
+            adding = {e[2] or e[1]: e for e in encoded[first : first + len(add)]}
             removed = [
                 e
-                for e in {e[1]: e for e in encoded[first + len(add) :]}.values()
-                if e[1] not in adding and e[1] in store
+                for k, e in {e[2] or e[1]: e for e in encoded[first + len(add) :]}.items()
+                if k not in adding and e[1] in store
             ]
             # a quad of a graph just named and not stored is not stored: not asked about
             fresh = {id(g) for g in change.fresh if not store.contains_named_graph(_named(str(g)))}
-            added = [e for k, e in adding.items() if id(e[0][3]) in fresh or k not in store]
+            added = [e for e in adding.values() if id(e[0][3]) in fresh or e[1] not in store]
             if not added and not removed:
                 return ZERO
             if touches_schema(change.add) or touches_schema(change.remove):
