@@ -94,7 +94,7 @@ FORMATS = {
     ".n3": ox.RdfFormat.N3,
 }
 _XSD_STRING = str(XSD.string)
-_XSD_DATETIME, _XSD_INTEGER, _XSD_BOOLEAN = XSD.dateTime, XSD.integer, XSD.boolean
+_DATETIME, _INTEGER, _BOOLEAN = str(XSD.dateTime), str(XSD.integer), str(XSD.boolean)
 _RDF_LANG = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _TERM_FN = ox.NamedNode("urn:horismos:runtime:term")
 _DEFAULT = ox.DefaultGraph()
@@ -185,15 +185,17 @@ def _kept_as_is(o: Literal) -> bool:
     without asking it: the literals every step writes (its timestamps, a version number, a
     flag). Each fresh timestamp used to cost a scratch store per commit.
     tests/test_stores.py holds this against the scratch store on random values."""
-    dt = o.datatype
-    if dt is None or o.language or getattr(o, "ill_typed", False):
+    datatype = o.datatype
+    if datatype is None or o.language or getattr(o, "ill_typed", False):
         return False
-    value = o.value
-    if dt == _XSD_DATETIME:  # rdflib writes a parsed dateTime back as its isoformat()
+    dt = str(datatype)  # compared as a str: rdflib's URIRef.__eq__ is Python, ~0.3 µs each
+    if dt == _DATETIME:  # rdflib writes a parsed dateTime back as its isoformat()
+        value = o.value
         return type(value) is dt_.datetime and str(o) == value.isoformat()
-    if dt == _XSD_INTEGER:
+    if dt == _INTEGER:
+        value = o.value
         return type(value) is int and str(o) == str(value)
-    if dt == _XSD_BOOLEAN:
+    if dt == _BOOLEAN:
         return str(o) in ("true", "false")
     return False
 
@@ -332,19 +334,30 @@ def _term(t: Node, alone: bool = True) -> _Term | None:
             return None
         return _literal_term(t, _stored_literal(t), False)
     as_ox = to_ox(t)
-    text = f"_:{as_ox.value}" if type(as_ox) is ox.BlankNode else f"<{as_ox.value}>"
-    entry = _TERMS.now[id(t)] = (t, t, as_ox, text, str(t).startswith(RUNTIME))
+    name = str(t)  # an IRI's or a blank node's, as pyoxigraph's term holds it
+    text = f"_:{name}" if type(as_ox) is ox.BlankNode else f"<{name}>"
+    entry = _TERMS.now[id(t)] = (t, t, as_ox, text, name.startswith(RUNTIME))
     return entry
 
 
 def _literal_term(t: Literal, kept: Literal, as_is: bool = True) -> _Term:
     """:func:`_term` of a literal that Oxigraph stores as ``kept`` (``as_is``: ``t`` itself,
     known without asking it)."""
-    as_ox = to_ox(kept)
-    # its text from the rdflib literal when that is what is stored (rdflib's form of a
-    # dateTime), as ox_line wrote a kept quad's
-    rdf = kept if as_is or (type(kept) is Literal and _kept_as_is(kept)) else None
-    entry = (t, kept, as_ox, _literal_text(as_ox, rdf), False)
+    if as_is:  # plain, or one of the datatypes _kept_as_is knows: built from its own text
+        lexical, dt = str(t), t.datatype
+        if dt is None:
+            as_ox, text = ox.Literal(lexical), _quote_encode(lexical)
+        else:
+            iri = str(dt)
+            as_ox = ox.Literal(lexical, datatype=_named(iri))
+            text = f"{_quote_encode(lexical)}^^<{iri}>"
+    else:
+        as_ox = to_ox(kept)
+        # its text from the rdflib literal when that is what is stored (rdflib's form of a
+        # dateTime), as ox_line wrote a kept quad's
+        rdf = kept if type(kept) is Literal and _kept_as_is(kept) else None
+        text = _literal_text(as_ox, rdf)
+    entry = (t, kept, as_ox, text, False)
     if len(entry[3]) <= _KEPT_TEXT:
         _TERMS.now[id(t)] = entry
     return entry
