@@ -947,7 +947,7 @@ class OxigraphStore(Store):
                 if self._live is not None:
                     self._live += len(added) - len(removed)
                 if removed:
-                    self._churn.count(e[0] for e in removed)
+                    self._churn.count([e[0] for e in removed])
                     if self._churn.due(self._held):
                         self._copy()
             if self.persistent:
