@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rdflib import RDF, XSD, Literal, Namespace, URIRef
+from rdflib import RDF, Literal, Namespace, URIRef
 
 HERE = Path(__file__).resolve().parent / "peers"
 sys.path.insert(0, str(HERE))
@@ -93,7 +93,7 @@ def one_round(h: dict[str, Any], agent: Any, n: int, store: str) -> tuple[float,
         for version, step in enumerate(steps, 1):
             tool = step.tool
             started = env.now()
-            stamp = Literal(started.isoformat(), datatype=XSD.dateTime)
+            stamp = runner._stamp(started)  # as the runner builds it: known to the store
             rec = h["StepRecord"](step.iri, "ActionStep", "completed", iid, tool=tool.iri)
             rec.args = [{"rx": rx.n3()}]
             t0 = time.perf_counter()

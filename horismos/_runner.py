@@ -1503,7 +1503,12 @@ class Runner:
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter
         guard = _guard(old)  # lands only on that version
         self.world.commit(
-            Change(add=[*created, *pending, *new], remove=[*old, *dropped], expect=guard)
+            Change(
+                add=[*created, *pending, *new],
+                remove=[*old, *dropped],
+                expect=guard,
+                fresh=(rec.graph,) if rec.graph is not None else (),
+            )
         )
         t1 = time.perf_counter()
         rec.timings["commit"] = rec.timings.get("commit", 0.0) + t1 - t0

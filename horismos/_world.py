@@ -100,12 +100,16 @@ class World:
 
     def commit(self, change: Change) -> Digest:
         """Land ``change`` (its blank nodes skolemised); the delta it made to the digest."""
-        add = list(change.add)
+        add = change.add if type(change.add) is list else list(change.add)
         # the kinds of term it holds, then whether one is a blank node: asking each term
         # (isinstance through rdflib's ABC) was ~10 µs of a step's commit
         if any(issubclass(kind, BNode) for kind in set(map(type, chain.from_iterable(add)))):
             add = skolemise(add)
-        return self.store.apply(Change(add, change.remove, change.expect, change.absent))
+        elif add is change.add:  # as given: passed on, not copied
+            return self.store.apply(change)
+        return self.store.apply(
+            Change(add, change.remove, change.expect, change.absent, change.fresh)
+        )
 
     def canonical(self, *, include_instances: bool = True) -> str:
         """Every stored quad as sorted N-Quads: equal worlds, equal text. Linear but for the

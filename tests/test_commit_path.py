@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rdflib import XSD, BNode, Literal, URIRef
@@ -125,3 +126,23 @@ def test_many_commits_of_fresh_and_recurring_terms_keep_the_digest_true():
     kept, recomputed = world.store.check_digest()
     assert kept == recomputed
     assert World.from_snapshot(world.snapshot(), "memory").digest() == world.digest()
+
+
+@pytest.mark.parametrize("on_disk", [False, True])
+def test_a_graph_said_fresh_counts_each_quad_once_even_when_it_is_not(on_disk, tmp_path):
+    """``Change.fresh`` is a hint: a graph said fresh that holds quads already (a replayed
+    id, an emptied graph) or a quad given twice still lands and digests each quad once."""
+    world = World.open(f"oxigraph:{tmp_path / 'w'}" if on_disk else "oxigraph")
+    graph, other = URIRef("urn:test:effect:1"), URIRef("urn:test:effect:2")
+    old, new = (
+        (NODES[0], PREDICATES[0], Literal(text), graph) for text in ("stored", "new")
+    )
+    world.commit(Change(add=[old]))
+    world.commit(Change(add=[old, new, new], fresh=(graph,)))
+    world.commit(Change(remove=[old, new]))  # the graph is empty, and still named
+    world.commit(Change(add=[old], fresh=(graph,)))
+    twice = (NODES[0], PREDICATES[0], NODES[1], other)
+    world.commit(Change(add=[twice, twice], fresh=(other,)))
+    kept, recomputed = world.store.check_digest()
+    assert kept == recomputed
+    assert len(list(world.store.quads())) == 2

@@ -132,12 +132,18 @@ class Change:
     ``expect``: quads that must all be stored for the change to land, ``absent``: quads that
     must not be (else :class:`Conflict`, nothing landed) — checked in the same transaction as
     the write, so two writers that both read "not there" cannot both land.
+
+    ``fresh``: graphs the writer has just named (a step's effect graph, a new UUID), so none
+    of ``add``'s quads in them (the very graph objects given here) can be stored yet. A hint:
+    a store may then skip asking about each of those quads once it has seen the graph is not
+    there, and a graph that is there costs nothing but the look.
     """
 
     add: list[Quad] = field(default_factory=list)
     remove: list[Quad] = field(default_factory=list)
     expect: tuple[Quad, ...] = ()
     absent: tuple[Quad, ...] = ()
+    fresh: tuple[URIRef, ...] = ()
 
 
 @dataclass(frozen=True)

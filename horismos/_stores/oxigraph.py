@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, cast, overload
 
 import pyoxigraph as ox
 from rdflib import XSD, BNode, Dataset, Literal, URIRef
@@ -94,7 +94,7 @@ FORMATS = {
     ".n3": ox.RdfFormat.N3,
 }
 _XSD_STRING = str(XSD.string)
-_XSD_DATETIME, _XSD_INTEGER, _XSD_BOOLEAN = XSD.dateTime, XSD.integer, XSD.boolean
+_DATETIME, _INTEGER, _BOOLEAN = str(XSD.dateTime), str(XSD.integer), str(XSD.boolean)
 _RDF_LANG = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _TERM_FN = ox.NamedNode("urn:horismos:runtime:term")
 _DEFAULT = ox.DefaultGraph()
@@ -185,15 +185,17 @@ def _kept_as_is(o: Literal) -> bool:
     without asking it: the literals every step writes (its timestamps, a version number, a
     flag). Each fresh timestamp used to cost a scratch store per commit.
     tests/test_stores.py holds this against the scratch store on random values."""
-    dt = o.datatype
-    if dt is None or o.language or getattr(o, "ill_typed", False):
+    datatype = o.datatype
+    if datatype is None or o.language or getattr(o, "ill_typed", False):
         return False
-    value = o.value
-    if dt == _XSD_DATETIME:  # rdflib writes a parsed dateTime back as its isoformat()
+    dt = str(datatype)  # compared as a str: rdflib's URIRef.__eq__ is Python, ~0.3 µs each
+    if dt == _DATETIME:  # rdflib writes a parsed dateTime back as its isoformat()
+        value = o.value
         return type(value) is dt_.datetime and str(o) == value.isoformat()
-    if dt == _XSD_INTEGER:
+    if dt == _INTEGER:
+        value = o.value
         return type(value) is int and str(o) == str(value)
-    if dt == _XSD_BOOLEAN:
+    if dt == _BOOLEAN:
         return str(o) in ("true", "false")
     return False
 
@@ -314,69 +316,87 @@ the cache ~5x as fast, each turnover freeing hundreds of entries."""
 _KEPT_TEXT = 1024  # a longer literal is not kept: it would hold its text twice more
 
 
-def _term(t: Node) -> _Term:
-    """``t`` converted (or found in the older generation of :data:`_TERMS`), and kept."""
+@overload
+def _term(t: Node) -> _Term: ...
+@overload
+def _term(t: Node, alone: bool) -> _Term | None: ...
+def _term(t: Node, alone: bool = True) -> _Term | None:
+    """``t`` converted (or found in the older generation of :data:`_TERMS`), and kept. A
+    literal Oxigraph would rewrite and was not asked about yet is asked about alone, or, not
+    ``alone``, left to be asked with a commit's others (None)."""
     found: _Term | None = _TERMS.older(t)
     if found is not None:
         return found
     if isinstance(t, Literal):
-        return _literal_term(t, t) if _as_is(t) else _literal_term(t, _stored_literal(t), False)
+        if _as_is(t):
+            return _literal_term(t, t)
+        if not alone and t not in _CANONICAL:
+            return None
+        return _literal_term(t, _stored_literal(t), False)
     as_ox = to_ox(t)
-    text = f"_:{as_ox.value}" if type(as_ox) is ox.BlankNode else f"<{as_ox.value}>"
-    entry = _TERMS.now[id(t)] = (t, t, as_ox, text, str(t).startswith(RUNTIME))
+    name = str(t)  # an IRI's or a blank node's, as pyoxigraph's term holds it
+    text = f"_:{name}" if type(as_ox) is ox.BlankNode else f"<{name}>"
+    entry = _TERMS.now[id(t)] = (t, t, as_ox, text, name.startswith(RUNTIME))
     return entry
 
 
 def _literal_term(t: Literal, kept: Literal, as_is: bool = True) -> _Term:
     """:func:`_term` of a literal that Oxigraph stores as ``kept`` (``as_is``: ``t`` itself,
     known without asking it)."""
-    as_ox = to_ox(kept)
-    # its text from the rdflib literal when that is what is stored (rdflib's form of a
-    # dateTime), as ox_line wrote a kept quad's
-    rdf = kept if as_is or (type(kept) is Literal and _kept_as_is(kept)) else None
-    entry = (t, kept, as_ox, _literal_text(as_ox, rdf), False)
+    if as_is:  # plain, or one of the datatypes _kept_as_is knows: built from its own text
+        lexical, dt = str(t), t.datatype
+        if dt is None:
+            as_ox, text = ox.Literal(lexical), _quote_encode(lexical)
+        else:
+            iri = str(dt)
+            as_ox = ox.Literal(lexical, datatype=_named(iri))
+            text = f"{_quote_encode(lexical)}^^<{iri}>"
+    else:
+        as_ox = to_ox(kept)
+        # its text from the rdflib literal when that is what is stored (rdflib's form of a
+        # dateTime), as ox_line wrote a kept quad's
+        rdf = kept if type(kept) is Literal and _kept_as_is(kept) else None
+        text = _literal_text(as_ox, rdf)
+    entry = (t, kept, as_ox, text, False)
     if len(entry[3]) <= _KEPT_TEXT:
         _TERMS.now[id(t)] = entry
     return entry
 
 
-def _encoded(quads: Iterable[Quad]) -> list[_Encoded]:
+def _encoded(quads: list[Quad]) -> list[_Encoded]:
     """``quads`` as a commit lands them, each term converted once per object: the N-Quads
     line is written from the terms' texts, the literals Oxigraph would rewrite asked about in
     one scratch store. Lines equal :func:`ox_line` of the stored quad (what a recomputation
-    hashes) and :func:`~horismos._stores.base.nquad_line` of the kept rdflib quad."""
-    quads = list(quads)
-    get, get_quad = _TERMS.current().get, _QUADS.current().get
-    ask = []
-    for q in quads:  # new literals first: those Oxigraph would rewrite, asked together
-        o = q[2]
-        e = get(id(o))
-        if (e is None or e[0] is not o) and isinstance(o, Literal) and _TERMS.older(o) is None:
-            if _as_is(o):
-                _literal_term(o, o)
-            elif o in _CANONICAL:
-                _literal_term(o, _CANONICAL[o], False)
-            else:
-                ask.append(o)
-    if ask:
-        _ask_oxigraph(ask)
+    hashes) and :func:`~horismos._stores.base.nquad_line` of the kept rdflib quad.
+
+    One pass: a quad whose literal must be asked about is left for a second pass, after one
+    scratch store has answered for all of them (a pass over every quad looking for those
+    literals first cost a step more than the rare scratch store)."""
+    get = _TERMS.current().get
+    states = _QUADS.current()
     out: list[_Encoded] = []
+    asked: list[int] = []  # where quads whose literal Oxigraph would rewrite go
     quad = ox.Quad
     for q in quads:
-        known = get_quad(id(q))
-        if (known is not None and known[0] is q) or (known := _QUADS.older(q)) is not None:
-            out.append(known[1])
-            continue
         s, p, o, g = q
+        if g is INSTANCES:  # only instance-state quads are kept (:data:`_QUADS`)
+            known = states.get(id(q))
+            if (known is not None and known[0] is q) or (known := _QUADS.older(q)) is not None:
+                out.append(known[1])
+                continue
+        eo = get(id(o))
+        if eo is None or eo[0] is not o:
+            eo = _term(o, alone=False)
+            if eo is None:
+                asked.append(len(out))
+                out.append((q, None, None))  # type: ignore[arg-type]  # filled in below
+                continue
         es = get(id(s))
         if es is None or es[0] is not s:
             es = _term(s)
         ep = get(id(p))
         if ep is None or ep[0] is not p:
             ep = _term(p)
-        eo = get(id(o))
-        if eo is None or eo[0] is not o:
-            eo = _term(o)
         kept = q if eo[1] is o else (s, p, eo[1], g)
         encoded: _Encoded
         if g is None:  # three terms: pyoxigraph spends ~2 µs refusing DefaultGraph as a name
@@ -387,9 +407,14 @@ def _encoded(quads: Iterable[Quad]) -> list[_Encoded]:
                 eg = _term(g)
             line = None if eg[4] else f"{es[3]} {ep[3]} {eo[3]} {eg[3]} ."
             encoded = (kept, quad(es[2], ep[2], eo[2], eg[2]), line)
-        if g is INSTANCES and len(eo[3]) <= _KEPT_TEXT:
-            _QUADS.now[id(q)] = (q, encoded)
+            if g is INSTANCES and len(eo[3]) <= _KEPT_TEXT:
+                states[id(q)] = (q, encoded)
         out.append(encoded)
+    if asked:  # their literals asked about together, then encoded as known ones
+        later = [out[i][0] for i in asked]
+        _ask_oxigraph([cast(Literal, q[2]) for q in later])
+        for i, encoded in zip(asked, _encoded(later), strict=True):
+            out[i] = encoded
     return out
 
 
@@ -874,27 +899,35 @@ class OxigraphStore(Store):
         Each quad is converted once (:func:`_encoded`): its pyoxigraph quad checks the store
         and is written, its N-Quads line moves the digest. A step's commit used to convert
         each term through rdflib for each of those uses (~40 µs of ~17 quads)."""
+        expect, absent, add = change.expect, change.absent, change.add
         with self._lock:
             store = self._store
-            if change.expect:
-                for q, (_, as_ox, _) in zip(change.expect, _encoded(change.expect), strict=True):
-                    if as_ox not in store:
-                        raise Conflict(
-                            f"expected {_show(q)} is no longer stored: another writer "
-                            "changed it first",
-                            expected=change.expect,
-                        )
-            if change.absent:
-                for q, (_, as_ox, _) in zip(change.absent, _encoded(change.absent), strict=True):
-                    if as_ox in store:
-                        raise Conflict(
-                            f"{_show(q)} is stored: another writer wrote it first",
-                            present=(q,),
-                        )
-            add = {e[1]: e for e in _encoded(change.add)}
-            removing = {e[1]: e for e in _encoded(change.remove)}
-            removed = [e for k, e in removing.items() if k not in add and k in store]
-            added = [e for k, e in add.items() if k not in store]
+            # one conversion for the whole change: what it guards, adds and removes
+            encoded = _encoded([*expect, *absent, *add, *change.remove])
+            for q, e in zip(expect, encoded, strict=False):
+                if e[1] not in store:
+                    raise Conflict(
+                        f"expected {_show(q)} is no longer stored: another writer changed it first",
+                        expected=expect,
+                    )
+            first = len(expect)
+            for q, e in zip(absent, encoded[first:], strict=False):
+                if e[1] in store:
+                    raise Conflict(
+                        f"{_show(q)} is stored: another writer wrote it first", present=(q,)
+                    )
+            first += len(absent)
+            # each quad once, by its line (a string keeps its hash, which the tally's count
+            # of the same line uses again; pyoxigraph hashes a quad anew each time)
+            adding = {e[2] or e[1]: e for e in encoded[first : first + len(add)]}
+            removed = [
+                e
+                for k, e in {e[2] or e[1]: e for e in encoded[first + len(add) :]}.items()
+                if k not in adding and e[1] in store
+            ]
+            # a quad of a graph just named and not stored is not stored: not asked about
+            fresh = {id(g) for g in change.fresh if not store.contains_named_graph(_named(str(g)))}
+            added = [e for e in adding.values() if id(e[0][3]) in fresh or e[1] not in store]
             if not added and not removed:
                 return ZERO
             if touches_schema(change.add) or touches_schema(change.remove):
@@ -914,7 +947,7 @@ class OxigraphStore(Store):
                 if self._live is not None:
                     self._live += len(added) - len(removed)
                 if removed:
-                    self._churn.count(e[0] for e in removed)
+                    self._churn.count([e[0] for e in removed])
                     if self._churn.due(self._held):
                         self._copy()
             if self.persistent:
