@@ -226,15 +226,16 @@ class Tally:
         self._net: dict[str, int] = {}
 
     def move(self, plus: Iterable[str], minus: Iterable[str]) -> None:
-        """Count the lines a change added (``plus``) and removed (``minus``). A line whose
-        count comes back to zero stays until the fold, which hashes it zero times: dropping
-        it as it lands cost a ``pop`` a line, a third of the count."""
+        """Count the lines a change added (``plus``) and removed (``minus``)."""
         net = self._net
-        get = net.get
         for line in plus:
-            net[line] = get(line, 0) + 1
+            count = net.pop(line, 0) + 1
+            if count:
+                net[line] = count
         for line in minus:
-            net[line] = get(line, 0) - 1
+            count = net.pop(line, 0) - 1
+            if count:
+                net[line] = count
         if len(net) >= _FOLD_AT:
             self._fold()
 
