@@ -630,7 +630,7 @@ class Runner:
             "on something a step in the loop writes, or end the loop",
             step=str(step.iri),
         )
-        return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
+        return _failed(inst, step, err)
 
     def _refused(self, inst: InstanceRun, step: Step, e: QueryRefused) -> StepRecord:
         """The store's query engine refused one of the step's queries: a mistake in the
@@ -640,7 +640,7 @@ class Runner:
             f"{e}; `horismos validate` names the pattern and how to fix it",
             step=str(step.iri),
         )
-        return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
+        return _failed(inst, step, err)
 
     def _over_budget(self, inst: InstanceRun, step: Step, budget: int) -> StepRecord:
         """The instance ran the steps its workflow allows: the loop it is in is named."""
@@ -669,7 +669,7 @@ class Runner:
             max_steps=budget,
             step=str(step.iri),
         )
-        return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=err)
+        return _failed(inst, step, err)
 
     def _step(
         self,
@@ -1710,3 +1710,9 @@ def focus_nodes(defs: Definitions, world: World, workflow: Workflow) -> list[URI
             if isinstance(x, URIRef):
                 found.add(x)
     return sorted(found, key=str)
+
+
+def _failed(inst: InstanceRun, step: Step, error: RunError) -> StepRecord:
+    """The record of ``step`` failed by the run itself with ``error``, before any tool was
+    asked (a loop that would never end, the step budget, a query the store refused)."""
+    return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=error)
