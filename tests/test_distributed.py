@@ -22,7 +22,7 @@ import pytest
 from oxigraph_server import OxigraphServer
 from rdflib import URIRef
 from redis_server import RedisServer
-from test_workers import DEFINITIONS, EHR, TOOLS, instances, ledger
+from test_workers import DEFINITIONS, EHR, TOOLS, held_definitions, instances, ledger
 
 from horismos import Agent, World, wait_for_instances
 from horismos import submit as horismos_submit
@@ -73,10 +73,11 @@ class Workers:
         self.procs: list[subprocess.Popen[str]] = []
 
     def start(self, *, visibility: float = 3600, concurrency: int = 4,
-              more: tuple[str, ...] = (), **env: str) -> subprocess.Popen[str]:
+              definitions: list[str] = DEFINITIONS, more: tuple[str, ...] = (),
+              **env: str) -> subprocess.Popen[str]:
         log = (self.ward / f"worker{len(self.procs)}.log").open("w")
         p = subprocess.Popen(
-            [sys.executable, "-m", "horismos", "worker", *DEFINITIONS, *more,
+            [sys.executable, "-m", "horismos", "worker", *definitions, *more,
              "--store", self.store,
              "--broker", self.broker, "--tools", str(self.ward / "ehr_client.py"),
              "--visibility-timeout", str(visibility), "--concurrency", str(concurrency), "-v"],
@@ -161,9 +162,12 @@ def test_a_worker_says_the_warnings_once_as_it_starts(ward, workers):
 
 def test_two_workers_drive_a_submitted_batch_once_each(ward, server, broker, workers):
     """``submit --all --wait``: two workers share the batch, every patient gets one instance
-    and one call of each tool, and submit reads the statuses from the world."""
+    and one call of each tool, and submit reads the statuses from the world. Each call is
+    held until both workers have called (at most 4 s under the 5 s timeout, it was: a loaded
+    machine could outlast it before the second worker took a task)."""
+    definitions = held_definitions(ward)
     for _ in range(2):
-        workers.start(HOLD_FOR="2")
+        workers.start(definitions=definitions, HOLD_FOR="2")
     for i in range(2):  # both taking tasks before any is queued
         wait_until(lambda i=i: " ready." in workers.log(i), f"worker {i}")
     done = submit(ward, server, broker, "--all", wait=90)
