@@ -263,15 +263,17 @@ def test_a_worker_killed_while_it_puts_tasks_back_holds_no_redelivery_up(
 
 def kill_mid_call_and_redeliver(ward, server, broker, workers) -> None:
     """Worker a (the default visibility timeout: it never sweeps its own task back) is
-    SIGKILLed in :p02's slow call; a worker with a 2 s timeout takes the task up, finds the
-    intent, and fails the instance without calling again."""
-    a = workers.start(SLOW_ASSIGN="4")
+    SIGKILLed in :p02's call, held in the tool until then (it was a 4 s sleep, which a
+    loaded machine could outlast before the kill landed); a worker with a 2 s timeout takes
+    the task up, finds the intent, and fails the instance without calling again."""
+    definitions = held_definitions(ward)
+    a = workers.start(definitions=definitions, ASSIGN_UNTIL=str(ward / "never"))
     done = submit(ward, server, broker, "--focus", f"<{EHR}p02>")
     assert done.returncode == 0, done.stderr
-    wait_until(lambda: (ward / "assigning").exists(), "the slow call")
+    wait_until(lambda: (ward / "assigning").exists(), "the held call")
     a.kill()
     a.wait()
-    workers.start(visibility=2)
+    workers.start(visibility=2, definitions=definitions)
     wait_until(lambda: f"{EHR}p02" in stopped(server.store), "the redelivered task", 120)
     assert [(pid, t) for pid, t, p in ledger(ward) if p == f"{EHR}p02"] == [
         (str(a.pid), "assign")]
@@ -324,14 +326,18 @@ def test_a_worker_frozen_past_its_lease_has_its_late_commit_refused(
     OutcomeUnknown. Thawed, the frozen worker's commit is refused by its fence: its queue
     reference (which carries its pid) never lands. (The frozen worker keeps the default
     visibility timeout, so that it is never frozen in a sweep putting its own task back:
-    see the killed worker's test.)"""
-    a = workers.start(SLOW_ASSIGN="2")
+    see the killed worker's test.) The call is held in the tool until the other worker has
+    stopped the instance (it was a 2 s sleep, which a loaded machine could outlast before
+    the SIGSTOP landed, and the call then answered and committed in time)."""
+    definitions, release = held_definitions(ward), ward / "release"
+    a = workers.start(definitions=definitions, ASSIGN_UNTIL=str(release))
     done = submit(ward, server, broker, "--focus", f"<{EHR}p03>")
     assert done.returncode == 0, done.stderr
-    wait_until(lambda: (ward / "assigning").exists(), "the slow call")
+    wait_until(lambda: (ward / "assigning").exists(), "the held call")
     os.kill(a.pid, signal.SIGSTOP)
-    workers.start(visibility=2)
+    workers.start(visibility=2, definitions=definitions)
     wait_until(lambda: f"{EHR}p03" in stopped(server.store), "the other worker", 120)
+    release.touch()  # the call answers as soon as the worker is thawed
     os.kill(a.pid, signal.SIGCONT)
     wait_until(lambda: "lost its lease" in workers.log(0), "the refused commit", 90)
     assert [(pid, t) for pid, t, p in ledger(ward) if p == f"{EHR}p03"] == [
