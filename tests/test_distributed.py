@@ -22,7 +22,7 @@ import pytest
 from oxigraph_server import OxigraphServer
 from rdflib import URIRef
 from redis_server import RedisServer
-from test_workers import DEFINITIONS, EHR, TOOLS, instances, ledger
+from test_workers import DEFINITIONS, EHR, TOOLS, held_definitions, instances, ledger
 
 from horismos import Agent, World, wait_for_instances
 from horismos import submit as horismos_submit
@@ -73,10 +73,11 @@ class Workers:
         self.procs: list[subprocess.Popen[str]] = []
 
     def start(self, *, visibility: float = 3600, concurrency: int = 4,
-              more: tuple[str, ...] = (), **env: str) -> subprocess.Popen[str]:
+              definitions: list[str] = DEFINITIONS, more: tuple[str, ...] = (),
+              **env: str) -> subprocess.Popen[str]:
         log = (self.ward / f"worker{len(self.procs)}.log").open("w")
         p = subprocess.Popen(
-            [sys.executable, "-m", "horismos", "worker", *DEFINITIONS, *more,
+            [sys.executable, "-m", "horismos", "worker", *definitions, *more,
              "--store", self.store,
              "--broker", self.broker, "--tools", str(self.ward / "ehr_client.py"),
              "--visibility-timeout", str(visibility), "--concurrency", str(concurrency), "-v"],
@@ -161,9 +162,12 @@ def test_a_worker_says_the_warnings_once_as_it_starts(ward, workers):
 
 def test_two_workers_drive_a_submitted_batch_once_each(ward, server, broker, workers):
     """``submit --all --wait``: two workers share the batch, every patient gets one instance
-    and one call of each tool, and submit reads the statuses from the world."""
+    and one call of each tool, and submit reads the statuses from the world. Each call is
+    held until both workers have called (at most 4 s under the 5 s timeout, it was: a loaded
+    machine could outlast it before the second worker took a task)."""
+    definitions = held_definitions(ward)
     for _ in range(2):
-        workers.start(HOLD_FOR="2")
+        workers.start(definitions=definitions, HOLD_FOR="2")
     for i in range(2):  # both taking tasks before any is queued
         wait_until(lambda i=i: " ready." in workers.log(i), f"worker {i}")
     done = submit(ward, server, broker, "--all", wait=90)
@@ -259,15 +263,17 @@ def test_a_worker_killed_while_it_puts_tasks_back_holds_no_redelivery_up(
 
 def kill_mid_call_and_redeliver(ward, server, broker, workers) -> None:
     """Worker a (the default visibility timeout: it never sweeps its own task back) is
-    SIGKILLed in :p02's slow call; a worker with a 2 s timeout takes the task up, finds the
-    intent, and fails the instance without calling again."""
-    a = workers.start(SLOW_ASSIGN="4")
+    SIGKILLed in :p02's call, held in the tool until then (it was a 4 s sleep, which a
+    loaded machine could outlast before the kill landed); a worker with a 2 s timeout takes
+    the task up, finds the intent, and fails the instance without calling again."""
+    definitions = held_definitions(ward)
+    a = workers.start(definitions=definitions, ASSIGN_UNTIL=str(ward / "never"))
     done = submit(ward, server, broker, "--focus", f"<{EHR}p02>")
     assert done.returncode == 0, done.stderr
-    wait_until(lambda: (ward / "assigning").exists(), "the slow call")
+    wait_until(lambda: (ward / "assigning").exists(), "the held call")
     a.kill()
     a.wait()
-    workers.start(visibility=2)
+    workers.start(visibility=2, definitions=definitions)
     wait_until(lambda: f"{EHR}p02" in stopped(server.store), "the redelivered task", 120)
     assert [(pid, t) for pid, t, p in ledger(ward) if p == f"{EHR}p02"] == [
         (str(a.pid), "assign")]
@@ -320,14 +326,18 @@ def test_a_worker_frozen_past_its_lease_has_its_late_commit_refused(
     OutcomeUnknown. Thawed, the frozen worker's commit is refused by its fence: its queue
     reference (which carries its pid) never lands. (The frozen worker keeps the default
     visibility timeout, so that it is never frozen in a sweep putting its own task back:
-    see the killed worker's test.)"""
-    a = workers.start(SLOW_ASSIGN="2")
+    see the killed worker's test.) The call is held in the tool until the other worker has
+    stopped the instance (it was a 2 s sleep, which a loaded machine could outlast before
+    the SIGSTOP landed, and the call then answered and committed in time)."""
+    definitions, release = held_definitions(ward), ward / "release"
+    a = workers.start(definitions=definitions, ASSIGN_UNTIL=str(release))
     done = submit(ward, server, broker, "--focus", f"<{EHR}p03>")
     assert done.returncode == 0, done.stderr
-    wait_until(lambda: (ward / "assigning").exists(), "the slow call")
+    wait_until(lambda: (ward / "assigning").exists(), "the held call")
     os.kill(a.pid, signal.SIGSTOP)
-    workers.start(visibility=2)
+    workers.start(visibility=2, definitions=definitions)
     wait_until(lambda: f"{EHR}p03" in stopped(server.store), "the other worker", 120)
+    release.touch()  # the call answers as soon as the worker is thawed
     os.kill(a.pid, signal.SIGCONT)
     wait_until(lambda: "lost its lease" in workers.log(0), "the refused commit", 90)
     assert [(pid, t) for pid, t, p in ledger(ward) if p == f"{EHR}p03"] == [

@@ -31,10 +31,10 @@ PATIENTS = 24
 
 # The triage tools, with a ledger; HOLD_FOR makes a process's calls wait until that many
 # processes have called (so every worker gets work: a worker of several threads whose first
-# call alone waited drained the queue with the others), at most 4 s, under the tools' 5 s
-# timeout; HANG_AT makes a process hang in its n-th notify_nurse call (so the test can kill
-# it mid-step); ASSIGN_UNTIL keeps it in assign_queue until that file appears (at most 60 s,
-# under the timeout of held_definitions).
+# call alone waited drained the queue with the others), at most 60 s, under the timeout of
+# held_definitions; HANG_AT makes a process hang in its n-th notify_nurse call (so the test
+# can kill it mid-step); ASSIGN_UNTIL keeps it in assign_queue until that file appears (at
+# most 60 s, under the timeout of held_definitions).
 TOOLS = '''
 import itertools, os, time
 from pathlib import Path
@@ -51,7 +51,7 @@ def _note(tool, patient):
 def _hold():
     want = int(os.environ.get("HOLD_FOR", "0"))
     (HERE / f"started.{os.getpid()}").touch()
-    deadline = time.monotonic() + 4
+    deadline = time.monotonic() + 60
     while len(list(HERE.glob("started.*"))) < want and time.monotonic() < deadline:
         time.sleep(0.02)
 
@@ -105,9 +105,9 @@ def ward(tmp_path: Path, server: OxigraphServer) -> Path:
 
 
 def held_definitions(ward: Path) -> list[str]:
-    """The triage definitions with assign_queue's timeout past ASSIGN_UNTIL's failsafe, for
-    a test that holds a call in the tool until the other processes have reached it: under
-    load they took longer to start than the 5 s timeout allows."""
+    """The triage definitions with assign_queue's timeout past the failsafe of HOLD_FOR and
+    ASSIGN_UNTIL, for a test that holds a call in the tool until the other processes have
+    reached it: under load they took longer to start than the 5 s timeout allows."""
     text = (ROOT / "workflows" / "triage.ttl").read_text()
     assert text.count('horis:timeout "5s"') == 1  # assign_queue's
     (ward / "triage.ttl").write_text(text.replace('horis:timeout "5s"', 'horis:timeout "90s"'))
@@ -158,7 +158,12 @@ def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
 
 
 def test_two_workers_split_the_patients_and_none_runs_twice(ward, server):
-    a, b = (worker(ward, server.store, HOLD_FOR="2") for _ in range(2))
+    """Two --all workers on one world: each patient is queued once, by one of them, and both
+    do a share. Each call is held until both processes have called (it was held at most 4 s,
+    under the 5 s timeout: under load the second could start later, and the first then
+    drain the queue alone)."""
+    definitions = held_definitions(ward)
+    a, b = (worker(ward, server.store, definitions, HOLD_FOR="2") for _ in range(2))
     outs = [p.communicate(timeout=120)[0] for p in (a, b)]
 
     assert [a.returncode, b.returncode] == [0, 0], outs
