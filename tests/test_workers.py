@@ -490,6 +490,38 @@ def test_a_claim_landing_after_the_settle_never_lets_two_workers_win(server):
     assert won_late == ([], True)  # it stood back: one worker drives the focus
 
 
+def test_a_worker_whose_lease_was_evicted_lands_nothing_though_nothing_else_moved(server):
+    """Every commit of a worker also expects its own lease. Evicted (its heartbeat stopped
+    past the lease, and another worker dropped its ``alive``), a commit whose own guards all
+    still hold, since nothing else moved, is refused with LeaseLost and lands nothing. The
+    frozen-worker test cannot show the lease's part alone: there the instance's version
+    refuses the late commit too."""
+    from rdflib import Literal
+
+    from horismos import LeaseLost
+    from horismos._claims import CLAIMS, C
+    from horismos._stores.base import Change
+
+    world = World.open(server.store)
+    worker = Worker.join(world)
+    note = URIRef(f"{EHR}note")
+    try:
+        worker.world.commit(Change(add=[(URIRef(f"{EHR}p00"), note, Literal("alive"), None)]))
+        world.store.update(  # what another worker's eviction of a lapsed lease does
+            f"DELETE DATA {{ GRAPH <{CLAIMS}> {{ <{worker.iri}> <{C}alive> true }} }}"
+        )
+        before = world.canonical()
+        with pytest.raises(LeaseLost, match="lost its lease"):
+            worker.world.commit(
+                Change(add=[(URIRef(f"{EHR}p00"), note, Literal("evicted"), None)])
+            )
+        assert world.canonical() == before
+        assert [str(o) for o in world.store.objects(URIRef(f"{EHR}p00"), note)] == ["alive"]
+    finally:
+        worker.leave()
+        world.store.close()
+
+
 def test_a_hold_landing_after_the_settle_never_lets_two_steps_call(server):
     """Two steps of two processes hold one doubt node (a patient neither run has as its
     focus) on the same snapshot, and one's hold lands past the settle: the first reads itself
