@@ -57,6 +57,7 @@ READ_VERSIONS = frozenset({2, TRACE_VERSION})
 version-2 run wrote (:attr:`horismos._runner.Runner.trace_version`), so it reaches its
 recorded digests."""
 GENESIS = "sha256:" + "0" * 64
+_READ = " and ".join(str(v) for v in sorted(READ_VERSIONS))  # "2 and 3", for messages
 
 
 def _digest(line: str) -> str:
@@ -404,14 +405,14 @@ def version_message(source: str, version: object) -> str:
     if version == 1:
         return (
             f"{source}: trace_version 1 was written by an earlier Horismos, which embedded "
-            f"the whole world in the trace; this runtime reads versions 2 and {TRACE_VERSION}, "
+            f"the whole world in the trace; this runtime reads versions {_READ}, "
             "which record what the run read instead. Re-record it: run the workflow again "
             "with --trace (add --trace-snapshot to embed a small world), or replay it with "
             "the Horismos release that recorded it"
         )
     return (
         f"{source}: trace_version {version!r} is not one this runtime reads (it reads "
-        f"2 and {TRACE_VERSION}); replay it with the Horismos release that recorded it"
+        f"{_READ}); replay it with the Horismos release that recorded it"
     )
 
 
