@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,6 +42,7 @@ from horismos._world import INSTANCES
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from bench_load import timed  # noqa: E402
 from bench_stores import filled_world  # noqa: E402
 
 W = Namespace("http://example.org/short#")
@@ -68,13 +67,10 @@ def quads(ids: list[str]) -> list[tuple]:
 
 
 def median(call: Callable[[], object], reps: int) -> float:
-    call()  # warm-up: prepared queries, caches
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    """The median of ``reps`` timed calls (bench_load's ``timed``), after one warm-up call:
+    prepared queries, caches."""
+    call()
+    return timed(call, reps)
 
 
 def measure(world: World, wanted: str, reps: int) -> tuple[float, float, float, float]:
