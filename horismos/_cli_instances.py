@@ -31,6 +31,7 @@ from ._errors import UsageError
 from ._instances import STATUSES, InstanceRow, due_waits, list_instances
 from ._policy import SERVED_PREFIX
 from ._stores import DEFAULT_STORE
+from ._terms import split_iri
 from ._vocab import NS
 from ._world import World, holds_subject
 
@@ -157,9 +158,10 @@ trailing dot): others are written in full."""
 
 
 def _namespace(iri: str) -> str:
-    """The IRI up to its last ``#``, or else its last ``/``: where a prefix would end."""
-    cut = iri.rfind("#") if "#" in iri else iri.rfind("/")
-    return iri[: cut + 1] if cut > iri.find("//") + 1 else ""
+    """Where a prefix would end (:func:`split_iri`), or "" when that is inside the
+    authority (``http://example.org``)."""
+    ns = split_iri(iri)[0]
+    return ns if len(ns) > iri.find("//") + 2 else ""
 
 
 def _last_segment(namespace: str) -> str:

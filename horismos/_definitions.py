@@ -102,7 +102,7 @@ from ._term_kinds import (
     term_kind,
     value_kinds,
 )
-from ._terms import iri_problem
+from ._terms import iri_problem, split_iri
 from ._type_tests import missed_subclasses
 from ._vocab import HORIS, NS
 
@@ -1511,7 +1511,7 @@ class _Builder:
             or "declare it in the ontology, or check the spelling"
         )
         if in_text is not None:
-            local = re.escape(_split(term)[1])
+            local = re.escape(split_iri(term)[1])
             written = rf"<{re.escape(str(term))}>|:{local}(?![\w.-]*\w)" if local else "$^"
             problem = self.placed_in_text("warning", written, node, message, hint, in_text)
         else:
@@ -2378,7 +2378,7 @@ class _Builder:
         found = closest_term(term, candidates)
         if found is None:
             return None
-        ns, local = _split(term)
+        ns, local = split_iri(term)
         meant = str(found)[len(ns) :]
         name = self.n(term)
         if name.startswith("<") or not name.endswith(local):  # no prefix writes it: an IRI
@@ -2389,7 +2389,7 @@ class _Builder:
         """``did you mean :acuity?`` for ``<http://example.org/ehr/acuity>`` when the files
         name ``:acuity`` (``…/ehr#acuity``): the one term of the same local name in another
         namespace — a slash for a hash, http for https, a prefix bound to the wrong IRI."""
-        ns, local = _split(term)
+        ns, local = split_iri(term)
         if not local:
             return None
         found = {
@@ -2398,14 +2398,14 @@ class _Builder:
             if isinstance(k, URIRef)
             and k != term
             and str(k).endswith(local)
-            and _split(k)[1] == local
+            and split_iri(k)[1] == local
         }
         if len(found) != 1:
             return None
         (meant,) = found
         if not ns:
             return f"did you mean {self.n(meant)}? <{local}> is a relative IRI"
-        return f"did you mean {self.n(meant)} (in <{_split(meant)[0]}>, not <{ns}>)?"
+        return f"did you mean {self.n(meant)} (in <{split_iri(meant)[0]}>, not <{ns}>)?"
 
     def check_focus_typos(self) -> None:
         """A variable of a step's pattern a slip away from ?this (``?ths``, ``?This``,
@@ -3321,7 +3321,7 @@ class _Builder:
                     continue
                 written = self.one(a, HORIS.name)
                 if isinstance(written, URIRef):  # horis:name :patient
-                    name = _split(written)[1]
+                    name = split_iri(written)[1]
                     self.error(
                         s,
                         f"horis:name {self.n(written)} is a node, not a string: an "
@@ -4417,7 +4417,7 @@ class _Builder:
         if "://" in text or text.startswith("urn:"):
             return self.n(URIRef(text))
         named = sorted(
-            {self.n(c) for c in candidates if isinstance(c, URIRef) and _split(c)[1] == text}
+            {self.n(c) for c in candidates if isinstance(c, URIRef) and split_iri(c)[1] == text}
         )
         if len(named) == 1:
             return named[0]
@@ -4630,7 +4630,7 @@ def closest_term(term: URIRef, candidates: Iterable[Node], cutoff: float = 0.6) 
     """The candidate in ``term``'s namespace whose local name is closest to ``term``'s (what
     a misspelling meant: ``:acuity`` for ``:acuty``), or None. ``cutoff``: how alike, from 0
     to 1 (:func:`difflib.get_close_matches`)."""
-    ns, local = _split(term)
+    ns, local = split_iri(term)
     near = {
         str(k)[len(ns) :]: k
         for k in candidates
@@ -4638,12 +4638,6 @@ def closest_term(term: URIRef, candidates: Iterable[Node], cutoff: float = 0.6) 
     }
     close = difflib.get_close_matches(local, sorted(near), n=1, cutoff=cutoff)
     return near[close[0]] if close else None
-
-
-def _split(term: URIRef) -> tuple[str, str]:
-    text = str(term)
-    cut = max(text.rfind("#"), text.rfind("/"))
-    return text[: cut + 1], text[cut + 1 :]
 
 
 _FLOW = (

@@ -19,7 +19,7 @@ from rdflib.term import Node
 
 from ._errors import ShaclMessage
 
-__all__ = ["iri_problem", "is_iri", "unfit_terms"]
+__all__ = ["iri_problem", "is_iri", "split_iri", "unfit_terms"]
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\\x7f]')
@@ -52,6 +52,14 @@ def _problem(term: Node) -> str | None:
     ):
         return "has a datatype that is not Unicode text"
     return None
+
+
+def split_iri(iri: str) -> tuple[str, str]:
+    """An IRI's namespace (up to its last ``#`` or ``/``, where a prefix would end) and its
+    local name: ``("http://example.org/ehr#", "Patient")``. A modeler's prefixes end there,
+    so the names a message, a page or a listing writes are cut there too."""
+    cut = max(iri.rfind("#"), iri.rfind("/")) + 1
+    return iri[:cut], iri[cut:]
 
 
 def is_iri(term: object) -> bool:

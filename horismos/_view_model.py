@@ -19,6 +19,7 @@ from typing import Any
 
 from ._event_shape import reading
 from ._run_counts import instance_status
+from ._terms import split_iri
 
 __all__ = ["prefixes_for", "view_model"]
 
@@ -277,9 +278,8 @@ def prefixes_for(iris: Sequence[str]) -> list[list[str]]:
     for iri in iris:
         if not iri.startswith(("http://", "https://")):
             continue
-        cut = max(iri.rfind("#"), iri.rfind("/"))
-        ns = iri[: cut + 1]
-        if cut < 8 or ns in spaces:
+        ns = split_iri(iri)[0]
+        if len(ns) < 9 or ns in spaces:
             continue
         name = re.sub(r"[^A-Za-z0-9_-]", "", ns.rstrip("#/").rsplit("/", 1)[-1]) or "ns"
         if not name[0].isalpha():

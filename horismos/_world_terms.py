@@ -27,6 +27,7 @@ from ._definitions import Definitions, closest_term
 from ._errors import Problem
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores.oxigraph import file_format
+from ._terms import split_iri
 from ._vocab import NS, PROV
 
 __all__ = ["world_term_problems"]
@@ -61,7 +62,7 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
     """A warning for each property or class the world files ``paths`` use that the loaded
     ontology's namespaces do not hold: declared by no ontology, named by no definition."""
     classes, properties = _declared(defs)
-    spaces = {_namespace(t) for t in classes | properties} - {""}
+    spaces = {split_iri(t)[0] for t in classes | properties} - {""}
     spaces = {s for s in spaces if not s.startswith(_OPEN)}
     if not spaces:
         return []
@@ -106,7 +107,7 @@ def _file_problems(
         pred = quad.predicate
         if pred not in judged:
             judged.add(pred)
-            if pred.value not in named and _namespace(pred.value) in spaces:
+            if pred.value not in named and split_iri(pred.value)[0] in spaces:
                 wrong[pred.value] = ("property", _text(quad.subject))
         if pred == _TYPE:
             cls = quad.object
@@ -114,7 +115,7 @@ def _file_problems(
                 own.add(_text(quad.subject))
             elif cls not in judged and isinstance(cls, ox.NamedNode):
                 judged.add(cls)
-                if cls.value not in named and _namespace(cls.value) in spaces:
+                if cls.value not in named and split_iri(cls.value)[0] in spaces:
                     wrong[cls.value] = ("class", _text(quad.subject))
     terms = [t for t in wrong if t not in own]
     if not terms:
@@ -183,11 +184,6 @@ def _written(iri: str, prefixes: dict[str, str]) -> str:
         if re.fullmatch(r"[\w-]+(?:\.[\w-]+)*", local):
             return f"{prefix}:{local}"
     return f"<{iri}>"
-
-
-def _namespace(iri: str) -> str:
-    cut = max(iri.rfind("#"), iri.rfind("/"))
-    return iri[: cut + 1]
 
 
 def _text(node: object) -> str:
