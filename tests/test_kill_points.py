@@ -1,0 +1,239 @@
+"""Lanes killed at every commit boundary: a timer's ``wake`` and an agent's approved call over
+``serve``. tests/test_durable.py kills ``run`` and ``resume`` where the tool says (before and
+after it acts); here the process kills itself just before or just after each store commit
+(tests/kill_at.py), walking every boundary the command has, and an operator then does what the
+docs say. The non-idempotent tool's own ledger (a file it appends to and syncs) holds at most
+one charge whatever the moment, and a charge whose outcome the world does not hold is reported
+as not made again, never silently repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rdflib import Namespace
+
+from horismos import World
+
+KILL_AT = Path(__file__).parent / "kill_at.py"
+P = Namespace("http://example.org/pay#")
+
+PREFIXES = """\
+@prefix :      <http://example.org/pay#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+"""
+
+DEFINITIONS = PREFIXES + """
+:Order a owl:Class .
+:paid a owl:DatatypeProperty .
+:chargeRef a owl:DatatypeProperty .
+:notice a owl:DatatypeProperty .
+
+:t.charge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+PRECONDITION
+    horis:effect [ horis:asserts [ horis:property :chargeRef ; horis:type xsd:string ] ] ;
+    horis:binding "python:payments.charge" ;
+    horis:timeout "5m" ;
+    horis:idempotent false APPROVAL.
+
+:t.notify a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+    horis:effect [ horis:asserts [ horis:property :notice ; horis:type xsd:string ] ] ;
+    horis:binding "python:payments.notify" ;
+    horis:timeout "5m" ;
+    horis:idempotent true .
+
+:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :AwaitPayment .
+
+:AwaitPayment a horis:WaitStep ;
+    horis:reason "Waiting for the payment to clear." ;
+    horis:wake horis:Timer ;
+    horis:delivery horis:Silent ;
+    horis:timeout "1h" ;
+    horis:until "?this :paid true ." ;
+    horis:next :Charge .
+
+:Charge a horis:ActionStep ;
+    horis:tool :t.charge ;
+    horis:bind [ horis:arg "order" ; horis:var "this" ] ;
+    horis:next :Notify ;
+    horis:onError :Reconcile .
+
+:Notify a horis:ActionStep ;
+    horis:tool :t.notify ;
+    horis:bind [ horis:arg "order" ; horis:var "this" ] .
+
+:Reconcile a horis:WaitStep ;
+    horis:reason "The charge may have gone through: check with the payment provider." ;
+    horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ;
+    horis:until "?this :chargeRef ?ref ." ;
+    horis:next :Notify .
+"""
+
+PAYMENTS = '''
+import asyncio
+import os
+
+def _act(what):
+    with open(os.environ["LEDGER"], "a") as f:
+        f.write(what + "\\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+def charge(order):
+    _act(f"charge {order}")
+    return {"chargeRef": "CH-1"}
+
+def notify(order):
+    _act(f"notify {order}")
+    return {"notice": "sent"}
+'''
+
+CHARGE = "charge http://example.org/pay#o1"
+NOT_AGAIN = ("not called again", "not idempotent, so it is not called again")
+
+
+def project(folder: Path, *, approval: bool = False) -> Path:
+    """The payment project; a charge that needs approval is its payload's precondition (a
+    second call is refused for want of one, not because the order holds a reference)."""
+    folder.mkdir()
+    (folder / "pay.ttl").write_text(
+        DEFINITIONS.replace("APPROVAL", " ;\n    horis:requiresApproval true" if approval else "")
+        .replace("PRECONDITION\n", "" if approval else
+                 '    horis:requires "FILTER NOT EXISTS { ?order :chargeRef ?ref }" ;\n'))
+    (folder / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    (folder / "paid.ttl").write_text(PREFIXES + ":o1 :paid true .\n")
+    (folder / "payments.py").write_text(PAYMENTS)
+    return folder
+
+
+def environ(cwd: Path, kill: str | None = None) -> dict[str, str]:
+    env = dict(os.environ, LEDGER=str(cwd / "ledger.txt"))
+    env.pop("KILL_AT", None)
+    if kill is not None:
+        env["KILL_AT"] = kill
+    return env
+
+
+def horismos(cwd: Path, *args: str, kill: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``horismos ARGS…`` in ``cwd``, killed at ``kill`` (tests/kill_at.py) if given."""
+    return subprocess.run([sys.executable, str(KILL_AT), *args], cwd=cwd,
+                          env=environ(cwd, kill), capture_output=True, text=True, timeout=300)
+
+
+def ledger(cwd: Path) -> list[str]:
+    path = cwd / "ledger.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def copy(start: Path, to: Path) -> Path:
+    shutil.copytree(start, to)
+    return to
+
+
+def charged_in_world(cwd: Path) -> bool:
+    """Whether the charge's answer landed (read here: the processes have let the store go)."""
+    world = World.open(f"oxigraph:{cwd / 'store'}")
+    try:
+        return any(True for _ in world.graph.objects(P.o1, P.chargeRef))
+    finally:
+        world.store.close()
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_wake_killed_at_any_commit_never_charges_twice(tmp_path: Path, when: str) -> None:
+    """A timer's tick (``wake``) resumes a payment wait whose ``horis:until`` now holds, and
+    charges. Killed at each commit boundary, the next tick and a rerun of the focus, as the
+    docs say, never charge again; a charge in doubt is said to be, and waits for its
+    operator at :Reconcile."""
+    start = project(tmp_path / "start")
+    store = ("--store", "oxigraph:store")
+    waiting = horismos(start, "run", "pay.ttl", "--world", "world.ttl", *store,
+                       "--tools", "payments.py", "--focus", ":o1")
+    assert waiting.returncode == 3, waiting.stdout + waiting.stderr  # at :AwaitPayment
+    assert horismos(start, "load", "paid.ttl", *store).returncode == 0  # now due
+
+    wake = ("wake", "pay.ttl", *store, "--tools", "payments.py")
+    boundaries = 0
+    while True:
+        boundaries += 1
+        assert boundaries < 20, "the wake never ended on its own"
+        cwd = copy(start, tmp_path / f"{when}-{boundaries}")
+        killed = horismos(cwd, *wake, kill=f"{when}:{boundaries}")
+        if killed.returncode != -signal.SIGKILL:  # past its last commit: it ran to its end
+            assert killed.returncode == 0, killed.stdout + killed.stderr
+            assert ledger(cwd) == [CHARGE, "notify http://example.org/pay#o1"]
+            break
+        tick = horismos(cwd, *wake)  # the timer's next tick
+        rerun = horismos(cwd, "run", "pay.ttl", *store, "--tools", "payments.py",
+                         "--focus", ":o1")
+        said = tick.stdout + tick.stderr + rerun.stdout + rerun.stderr
+        assert "Traceback" not in said
+        acted = ledger(cwd)
+        assert acted.count(CHARGE) <= 1, (when, boundaries, said)
+        if acted.count(CHARGE) and not charged_in_world(cwd):
+            # charged, and its answer never landed: reported, left to the operator
+            assert any(s in said for s in NOT_AGAIN), (when, boundaries, said)
+            assert rerun.returncode == 3 and ":Reconcile" in rerun.stdout, said
+    assert boundaries >= 3  # an instance's intent, its charge and its notice, at least
+
+
+async def _served_call(cwd: Path, kill: str | None = None) -> dict[str, Any] | None:
+    """An agent's call of t.charge on :o1 over ``serve`` (stdio, the ``mcp`` SDK's client);
+    None when the server died under it."""
+    from mcp import Client, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(KILL_AT), "serve", "pay.ttl", "--store",
+                                      "oxigraph:store", "--tools", "payments.py"],
+        cwd=str(cwd), env=environ(cwd, kill))
+    try:
+        async with Client(stdio_client(params), cache=None) as client:
+            result = await client.call_tool("t.charge", {"order": ":o1"})
+            return dict(result.structured_content or {})
+    except Exception:  # the server was killed mid-call: the agent saw its pipe close
+        return None
+
+
+def test_an_approved_served_call_killed_at_any_commit_is_never_made_twice(
+        tmp_path: Path) -> None:
+    """An operator approved the agent's charge; the server is killed at each commit boundary
+    of the approved call, restarted, and the agent calls again with the same arguments. At
+    most one charge goes out on the one approval, and a charge whose answer never landed is
+    refused as in doubt, not made again."""
+    start = project(tmp_path / "start", approval=True)
+    assert horismos(start, "load", "world.ttl", "--store", "oxigraph:store").returncode == 0
+    asked = asyncio.run(_served_call(start))
+    assert asked is not None and asked["error"]["kind"] == "approval", asked
+    fp = asked["approval"]["fingerprint"]
+    approved = horismos(start, "approve", "pay.ttl", "--store", "oxigraph:store", "--instance",
+                        f"urn:horismos:served:{fp}", "--fingerprint", fp)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+
+    boundaries = 0
+    for when in ("before", "after"):
+        for nth in range(1, 20):
+            cwd = copy(start, tmp_path / f"{when}-{nth}")
+            first = asyncio.run(_served_call(cwd, kill=f"{when}:{nth}"))
+            if first is not None:  # past its last commit: the call ran to its end
+                assert first["status"] == "completed", first
+                assert ledger(cwd) == [CHARGE]
+                break
+            boundaries += 1
+            again = asyncio.run(_served_call(cwd))
+            assert ledger(cwd).count(CHARGE) <= 1, (when, nth, again)
+            if ledger(cwd) and not charged_in_world(cwd):
+                assert again is not None and again["error"]["kind"] == "outcome_unknown", again
+    assert boundaries >= 4  # the approval used, the intent, the call's own commit: each side
