@@ -26,7 +26,6 @@ from urllib.parse import urlsplit, urlunsplit
 import pyoxigraph as ox
 from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
-from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Node, Variable
 
@@ -88,6 +87,7 @@ from ._preconditions import (
 from ._prefix_clash import near_misses, prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
+from ._sparql_parse import prepare_query
 from ._store_syntax import CASTS, bad_regexes, rebound, refusal
 from ._stores.oxigraph import MAX_TERM
 from ._subselects import unselected_focus
@@ -4109,7 +4109,7 @@ class _Builder:
             wrapper = 1
         ns = self.namespaces(s, text)  # parsed with, and given the store with, these
         try:
-            parsed = prepareQuery(text, initNs=ns)
+            parsed = prepare_query(text, ns)
             remote = remote_reads(parsed)
         except Exception as e:
             why, row = _sparql_why((str(e).strip().splitlines() or [type(e).__name__])[0], wrapper)
