@@ -2,7 +2,7 @@
 
     python benchmarks/bench_load.py [--copies 1 4 16 32] [--legacy]   (--legacy: one copy only;
     rdflib took 4.4 s for one and more than 5 minutes for two on the 2-core machine)
-    python benchmarks/bench_load.py --files 10 100 400 [--before PATH]
+    python benchmarks/bench_load.py --files 50 100 200 400 800 [--before PATH] [--cpu]
     python benchmarks/bench_load.py --steps 10 100 400 [--before PATH]
 
 ``--copies``: the shipped workflows and ontologies (workflows/, ontologies/), copied N times
@@ -23,6 +23,9 @@ another's steps (one warning) costs as the workflows grow.
 
 ``--before PATH``: also load with the horismos package of PATH (a git worktree of another
 commit, see ``before.py``), alternating with this one in the same process, and print the ratio.
+Past the first size, ``growth`` is how the time grew against the size (1.0x: linear; 2.0x at
+four times the files: the time grew with their square). ``--cpu`` times by this process's CPU
+seconds: on a shared machine the wall clock counts the other processes' turns too.
 """
 
 from __future__ import annotations
@@ -134,12 +137,15 @@ def crossing(n: int, folder: Path) -> list[Path]:
     return [path]
 
 
-def timed(fn: Callable[[], object], runs: int = 3) -> float:
+def timed(fn: Callable[[], object], runs: int = 3,
+          clock: Callable[[], float] = time.perf_counter) -> float:
+    """The median of ``runs`` calls of ``fn`` by ``clock`` (the wall clock, or with
+    ``time.process_time`` this process's CPU seconds: steadier on a shared machine)."""
     times = []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return statistics.median(times)
 
 
@@ -156,9 +162,11 @@ def loaded(load: Callable[..., Any], paths: list[Path]) -> Callable[[], object]:
 
 
 def compare(sizes: list[int], make: Callable[[int, Path], list[Path]], unit: str,
-            before: Path | None, runs: int) -> None:
-    """Per size, the load's median time, and with ``before`` the other package's alternating
-    with it in this process, and their ratio."""
+            before: Path | None, runs: int, clock: Callable[[], float]) -> None:
+    """Per size, the load's median time and that time per unit, and with ``before`` the other
+    package's alternating with it in this process, and their ratio. Then, past the first
+    size, how each package's time grew against the size: 1.0x is linear."""
+    first: tuple[int, float, float | None] | None = None
     old = (importlib.import_module(before_package(before)).load_definitions if before else None)
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
@@ -167,14 +175,21 @@ def compare(sizes: list[int], make: Callable[[int, Path], list[Path]], unit: str
             warnings = len(getattr(defs, "warnings", []))
             now, then = [], []
             for _ in range(runs):
-                now.append(timed(loaded(load_definitions, paths), runs=1))
+                now.append(timed(loaded(load_definitions, paths), runs=1, clock=clock))
                 if old is not None:
-                    then.append(timed(loaded(old, paths), runs=1))
+                    then.append(timed(loaded(old, paths), runs=1, clock=clock))
+            a, b = statistics.median(now), (statistics.median(then) if then else None)
             line = (f"{n:4d} {unit}: {len(defs.graph):6d} triples, {warnings} warnings  "
-                    f"load {statistics.median(now) * 1000:9.1f} ms")
-            if then:
-                b = statistics.median(then)
-                line += f"  before {b * 1000:9.1f} ms ({b / statistics.median(now):,.1f}x)"
+                    f"load {a * 1000:9.1f} ms ({a / n * 1000:5.2f} ms a unit)")
+            if b is not None:
+                line += f"  before {b * 1000:9.1f} ms ({b / a:,.1f}x)"
+            if first is None:
+                first = (n, a, b)
+            else:
+                k = n / first[0]
+                line += f"  growth {a / first[1] / k:.2f}x"
+                if b is not None and first[2] is not None:
+                    line += f" (before {b / first[2] / k:.2f}x)"
             print(line, flush=True)
 
 
@@ -189,13 +204,16 @@ def main() -> None:
                         help="also time the digest as computed before (slow past 8 copies)")
     parser.add_argument("--before", type=Path, help="a checkout whose horismos to compare with")
     parser.add_argument("--runs", type=int, default=3, help="loads per size and package")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time by this process's CPU seconds, not the wall clock")
     args = parser.parse_args()
+    clock = time.process_time if args.cpu else time.perf_counter
     if args.files or args.steps:
         make, unit = (modules, "files") if args.files else (crossing, "steps")
-        compare(args.files or args.steps, make, unit, args.before, args.runs)
+        compare(args.files or args.steps, make, unit, args.before, args.runs, clock)
         return
     if args.before:
-        compare(args.copies, copies, "copies", args.before, args.runs)
+        compare(args.copies, copies, "copies", args.before, args.runs, clock)
         return
     for n in args.copies:
         with tempfile.TemporaryDirectory() as tmp:

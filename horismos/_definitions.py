@@ -26,7 +26,6 @@ from urllib.parse import urlsplit, urlunsplit
 import pyoxigraph as ox
 from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
-from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Node, Variable
 
@@ -72,6 +71,7 @@ from ._model import (
     WaitStep,
     Workflow,
 )
+from ._namespace_index import NamespaceIndex, written_prefixes
 from ._preconditions import (
     Precondition,
     PreconditionSyntaxError,
@@ -87,6 +87,7 @@ from ._preconditions import (
 from ._prefix_clash import near_misses, prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources, Where, read_sources
+from ._sparql_parse import prepare_query
 from ._store_syntax import CASTS, bad_regexes, rebound, refusal
 from ._stores.oxigraph import MAX_TERM
 from ._subselects import unselected_focus
@@ -627,6 +628,17 @@ class _Builder:
         bindings are checked in the same pass, not after the tool is mended."""
         self.merged_namespaces = {k: str(v) for k, v in self.g.namespace_manager.namespaces()}
         """The merged graph's prefixes, read once (rdflib lists them anew on every call)."""
+        self.merged_index = NamespaceIndex(self.merged_namespaces.items())
+        """:attr:`merged_namespaces` by the IRIs they begin (:meth:`short`)."""
+        self.longest_prefix = max(
+            (
+                len(k)
+                for ns in (self.merged_namespaces, *(f.namespaces for f in sources.files))
+                for k in ns
+            ),
+            default=0,
+        )
+        """The longest prefix name a file or the merged graph binds (:meth:`namespaces`)."""
         self.miskinded: set[Node] = set()
         """Nodes typed with a horis: property, or given a horis: class as a predicate: the
         slip is reported where it is written (:meth:`check_term_roles`), not at their users."""
@@ -730,17 +742,24 @@ class _Builder:
             found = value if found is None else found
         return default if found is None else found
 
-    def namespaces(self, node: Node) -> dict[str, str]:
-        """The prefixes a pattern on ``node`` is read with: those of the file that declares
-        it, over the merged ones."""
+    def namespaces(self, node: Node, text: str) -> dict[str, str]:
+        """The prefixes ``text``, a pattern or query on ``node``, names, in order: as the
+        file that declares ``node`` binds them, else as the merged graph does.
+
+        Only those it names: a project's files bind a namespace each, and a pattern given
+        them all cost a pass over them all for each pattern, at load and at each query."""
         declared = self.src.files_with(node, as_subject=True)
-        ns = dict(declared[0].namespaces) if declared else {}
+        own = declared[0].namespaces if declared else {}
         # The file's own prefixes win; a merged alias of one of its namespaces (rdflib's
         # "default1") would make SPARQL drop the file's prefix for it.
-        taken = set(ns.values())
-        merged = {k: v for k, v in self.merged_namespaces.items() if v not in taken and k not in ns}
-        merged.update(ns)
-        return merged
+        taken = declared[0].bound if declared else frozenset()
+        found: dict[str, str] = {}
+        for k in sorted(written_prefixes(text, self.longest_prefix)):
+            if k in own:
+                found[k] = own[k]
+            elif k in self.merged_namespaces and self.merged_namespaces[k] not in taken:
+                found[k] = self.merged_namespaces[k]
+        return found
 
     def check_tool_names(self) -> None:
         """Two tools of one short name (``claims.pay`` in two namespaces): the catalog, ``tools
@@ -821,14 +840,6 @@ class _Builder:
             self.error(s, *_timeout_problem(node, e), at=(s, HORIS.timeout, node))
             return None
 
-    def namespaces_of(self, s: Node) -> tuple[tuple[str, str], ...]:
-        """The prefixes of the file that declares ``s``, over the merged ones beneath them."""
-        ns = dict(self.merged_namespaces)
-        declared = self.src.files_with(s, as_subject=True)
-        if declared:
-            ns.update(declared[0].namespaces)
-        return tuple(sorted(ns.items()))
-
     def precondition(
         self,
         owner: Node,
@@ -840,8 +851,9 @@ class _Builder:
         if not texts:
             return None
         try:
-            ns = self.namespaces(owner)
-            compiled = compile_patterns([str(x) for x in texts], ns)
+            written = [str(x) for x in texts]
+            ns = self.namespaces(owner, "\n".join(written))
+            compiled = compile_patterns(written, ns)
             for p in compiled.patterns:
                 if self.store_refuses(
                     owner, holder, pred, f"SELECT * WHERE {{\n{p.text}\n}}", ns, compiled
@@ -3563,10 +3575,12 @@ class _Builder:
         return tuple(out)
 
     def short(self, s: Node) -> str:
+        """``s``'s local name: past the first namespace the merged graph binds that it goes
+        beyond, else past its last ``#`` or ``/``."""
         text = str(s)
-        for _, ns in self.g.namespace_manager.namespaces():
-            if text.startswith(str(ns)) and len(text) > len(str(ns)):
-                return text[len(str(ns)) :]
+        for _, ns in self.merged_index.matches(text):
+            if len(text) > len(ns):
+                return text[len(ns) :]
         return text.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
     def effect(self, tool: Node, args: list[Arg]) -> Effect | bool | None:
@@ -3951,7 +3965,7 @@ class _Builder:
                 fallback=cast("URIRef | None", self.one(s, HORIS.fallback)),
                 as_var=as_var,
                 timeout=self.step_timeout(s),
-                namespaces=self.namespaces_of(s),
+                namespaces=tuple(self.namespaces(s, query or "").items()),
             )
         timeout = self.step_timeout(s)
         until = self.precondition(s, s, HORIS.until)
@@ -4093,9 +4107,9 @@ class _Builder:
                 return None
             text = f"SELECT DISTINCT ?{as_var} WHERE {{\n{text}\n}}"
             wrapper = 1
-        ns = self.namespaces(s)  # parsed with, and handed to the store with, the same prefixes
+        ns = self.namespaces(s, text)  # parsed with, and given the store with, these
         try:
-            parsed = prepareQuery(text, initNs=ns)
+            parsed = prepare_query(text, ns)
             remote = remote_reads(parsed)
         except Exception as e:
             why, row = _sparql_why((str(e).strip().splitlines() or [type(e).__name__])[0], wrapper)

@@ -19,13 +19,13 @@ from functools import cached_property
 from typing import Any, cast
 
 from rdflib import Graph, Literal, URIRef, Variable
-from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.plugins.sparql.sparql import Query
 from rdflib.query import ResultRow
 from rdflib.term import Node
 
 from ._patterns import Plan, compile_plan
+from ._sparql_parse import prepare_query
 
 __all__ = [
     "Precondition",
@@ -139,7 +139,7 @@ def _prepare(text: str, ns: Mapping[str, Any], pattern: str) -> Query:
     # every one bound before, and a project's files bind dozens (with rdflib's own)
     used = {k: v for k, v in ns.items() if f"{k}:" in text}
     try:
-        return prepareQuery(text, initNs=used)
+        return prepare_query(text, used)
     except Exception as e:
         why = str(e).strip().splitlines()
         msg = why[0] if why else type(e).__name__

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import cast
 
@@ -22,6 +22,7 @@ from rdflib.plugins.parsers.notation3 import BadSyntax
 from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
+from ._namespace_index import NamespaceIndex
 
 __all__ = ["Sources", "Where", "expand_paths", "parser_reason", "read_sources"]
 
@@ -83,6 +84,11 @@ class _File:
         if self._namespaces is None:
             self._namespaces = {p: str(ns) for p, ns in self.graph.namespace_manager.namespaces()}
         return self._namespaces
+
+    @cached_property
+    def bound(self) -> frozenset[str]:
+        """The namespaces :attr:`namespaces` binds a prefix to."""
+        return frozenset(self.namespaces.values())
 
     def text_lines(self) -> list[str]:
         if self.lines is None:
@@ -199,6 +205,8 @@ class Sources:
     _names: dict[URIRef, str] = field(default_factory=dict)
     _writers: tuple[dict[Node, list[_File]], dict[Node, list[_File]]] | None = None
     _nodes: frozenset[Node] | None = None
+    _index: NamespaceIndex | None = None
+    _readings: dict[tuple[str, str], int] | None = None
 
     def files_with(self, node: Node, *, as_subject: bool = False) -> list[_File]:
         """The files that write ``node`` (with ``as_subject``: as a subject), in load order.
@@ -433,26 +441,54 @@ class Sources:
             return f"[] under {self.name(edge[0])}" if edge is not None else "[]"
         return str(node)
 
+    def namespace_index(self) -> NamespaceIndex:
+        """:meth:`prefixes` as an index from an IRI to the namespaces it begins with, built
+        once: a node was named by trying every namespace the files bind."""
+        if self._index is None:
+            self._index = NamespaceIndex(
+                (prefix, ns) for prefix, spaces in self.prefixes().items() for ns in spaces
+            )
+        return self._index
+
+    def _reads_back(self, prefix: str, local: str, node: URIRef) -> bool:
+        """Whether ``prefix:local`` (``prefix`` bound to several namespaces) means ``node``
+        alone, as :meth:`expand` reads it: ``node`` is one of the definitions' nodes and no
+        other namespace of the prefix makes one of them of ``local``.
+
+        Counted once for every node and every such prefix, not asked of each namespace of
+        the prefix for each node named: a project of N files each binding ``:`` made naming
+        its nodes grow with N²."""
+        if self._readings is None:
+            spaces = self.prefixes()
+            shared = NamespaceIndex(
+                (p, ns) for p, bound in spaces.items() if len(bound) > 1 for ns in bound
+            )
+            self._readings = {}
+            for n in self.nodes():
+                if isinstance(n, URIRef):
+                    for p, ns in shared.matches(str(n)):
+                        key = (p, n[len(ns) :])
+                        self._readings[key] = self._readings.get(key, 0) + 1
+        return node in self.nodes() and self._readings.get((prefix, local)) == 1
+
     def _curie(self, node: URIRef, exists: Callable[[URIRef], bool] | None = None) -> str:
         text = str(node)
         writers = self.files_with(node)
         ranked: list[tuple[int, int, str]] = []
-        for prefix, spaces in self.prefixes().items():
-            for ns in spaces:
-                local = text[len(ns) :]
-                if not text.startswith(ns) or not _LOCAL.fullmatch(local):
-                    continue
-                if (
-                    len(spaces) > 1
-                    and self.expand(prefix, local) != [node]
-                    and (
-                        exists is None
-                        or [c for c in self.expand(prefix, local) if exists(c)] != [node]
-                    )
-                ):
-                    continue  # would read back as another node, or as several
-                own = any(f.namespaces.get(prefix) == ns for f in writers)
-                ranked.append((0 if own else 1, -len(ns), f"{prefix}:{local}"))
+        for prefix, ns in self.namespace_index().matches(text):
+            local = text[len(ns) :]
+            if not _LOCAL.fullmatch(local):
+                continue
+            if (
+                len(self.prefixes()[prefix]) > 1
+                and not self._reads_back(prefix, local, node)
+                and (
+                    exists is None or [c for c in self.expand(prefix, local) if exists(c)] != [node]
+                )
+            ):
+                continue  # would read back as another node, or as several
+            own = any(f.namespaces.get(prefix) == ns for f in writers)
+            ranked.append((0 if own else 1, -len(ns), f"{prefix}:{local}"))
         return min(ranked)[2] if ranked else f"<{node}>"
 
 
@@ -474,6 +510,9 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
     sources = Sources(merged)
     problems: list[Problem] = []
     unbound_prefixes: list[tuple[int, str]] = []
+    # each prefix and namespace given the merged graph so far: given again (rdflib's own, by
+    # every file) it changes nothing, yet rdflib searched for a free "default<N>" each time
+    given: set[tuple[str, URIRef]] = set()
     for path in expand_paths(paths, RDF_SUFFIXES):
         g = Graph()
         fmt = RDF_SUFFIXES.get(path.suffix, "turtle")
@@ -542,7 +581,9 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
             )
             continue
         for prefix, ns in g.namespace_manager.namespaces():
-            merged.namespace_manager.bind(prefix, ns, override=False, replace=False)
+            if (prefix, ns) not in given:
+                given.add((prefix, ns))
+                merged.namespace_manager.bind(prefix, ns, override=False, replace=False)
         _merge_in_order(merged, g)
         sources.files.append(_File(path, g))
     for g in extra:

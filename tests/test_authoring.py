@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rdflib import Namespace
@@ -299,13 +301,13 @@ def test_preconditions_are_compiled_at_load_and_reused_by_every_run(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # Count rdflib's query preparation: it must all happen in load_definitions.
     prepared: list[str] = []
-    real = preconditions.prepareQuery
+    real = preconditions.prepare_query
 
-    def counting(text: str, **kw: object) -> object:
+    def counting(text: str, init_ns: Mapping[str, Any]) -> object:
         prepared.append(text)
-        return real(text, **kw)  # type: ignore[arg-type]
+        return real(text, init_ns)
 
-    monkeypatch.setattr(preconditions, "prepareQuery", counting)
+    monkeypatch.setattr(preconditions, "prepare_query", counting)
     defs: Definitions = load_definitions([TRIAGE, EHR])
     assert prepared, "load_definitions prepared no query"
     at_load = len(prepared)

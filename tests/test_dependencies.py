@@ -22,8 +22,12 @@ INTERNALS = {
            "and create_mcp_http_client of mcp.shared._httpx_utils that "
            "horismos/_bindings/mcp_http.py builds the capped streamable HTTP client with",
     "rdflib": "the private N-Triples quoting helpers of rdflib.plugins.serializers.nt in "
-              "horismos/_stores/base.py and horismos/_stores/oxigraph.py, and the attributes "
-              "a Literal's constructor sets, set directly in horismos/_stamps.py",
+              "horismos/_stores/base.py and horismos/_stores/oxigraph.py, the attributes "
+              "a Literal's constructor sets, set directly in horismos/_stamps.py, and the "
+              "SPARQL grammar of rdflib.plugins.sparql.parser, copied by "
+              "horismos/_sparql_parse.py",
+    "pyparsing": "its elements' attributes (ignoreExprs, the lists and elements they hold), "
+                 "through which horismos/_sparql_parse.py copies rdflib's SPARQL grammar",
 }
 
 # module → the names Horismos imports or calls from it that its package does not promise
@@ -36,6 +40,7 @@ NAMES = {
                          "_stop_server_process", "_aclose_all", "get_default_environment"),
     "mcp.shared._httpx_utils": ("create_mcp_http_client",),
     "rdflib.plugins.serializers.nt": ("_quoteLiteral", "_quote_encode"),
+    "rdflib.plugins.sparql.parser": ("Query", "expandUnicodeEscapes"),
 }
 
 

@@ -840,12 +840,16 @@ def _solutions_key(
 
 
 def _compatible(pre: Precondition, others: tuple[Precondition, ...]) -> list[Precondition]:
-    """Those of ``others`` whose prefixes mean what ``pre``'s mean (one request, one
-    prologue), and that name none of a read-ahead's own variables."""
+    """Those of ``others`` whose prefixes mean what ``pre``'s and those taken before them
+    mean (one request, one prologue), and that name none of a read-ahead's own variables.
+    Each carries only the prefixes it names, so two may agree with ``pre`` and not with
+    each other."""
     ns = dict(pre.prefixes)
-    return [
-        o
-        for o in others
-        if all(ns.get(p, uri) == uri for p, uri in o.prefixes)
-        and not any(v.startswith("horis_ahead_") for v in o.variables)
-    ]
+    taken = []
+    for o in others:
+        if all(ns.get(p, uri) == uri for p, uri in o.prefixes) and not any(
+            v.startswith("horis_ahead_") for v in o.variables
+        ):
+            taken.append(o)
+            ns.update(o.prefixes)
+    return taken
