@@ -1257,9 +1257,13 @@ class _Builder:
         merged into one graph, so both descriptions hold at once — two horis:requires both
         apply, two horis:tool make the step ambiguous — which reads like a copy edited in one
         place and forgotten in the other."""
-        nodes = [*self.defs.tools, *self.defs.steps, *self.defs.workflows]
         if len(self.src.files) < 2:
             return
+        # read from the graph, not the modelled definitions: a tool two files contradict
+        # (two horis:timeout, an argument declared twice) is not modelled, and was the one
+        # whose second file most needed naming
+        kinds = (HORIS.Tool, HORIS.Workflow, *STEP_CLASSES)
+        nodes = {s for k in kinds for s in self.g.subjects(RDF.type, k) if isinstance(s, URIRef)}
         for node in sorted(nodes, key=str):
             files = [
                 f
@@ -1442,12 +1446,49 @@ class _Builder:
             if (focus, path) in self.unwritten:
                 continue
             at: Where | None = (focus, path, value) if isinstance(path, URIRef) else None
+            hint = None
+            if report.value(r, SH.sourceConstraintComponent) == SH.MaxCountConstraintComponent:
+                written = self.values_written(focus, path) if isinstance(path, URIRef) else None
+                if written is not None:
+                    msg = f"{written}: {msg}"
+                    hint = (
+                        None
+                        if "remove the others" in msg
+                        else "keep the one meant, delete the rest"
+                    )
             self.shape_problems.append(
                 (
-                    self.src.problem("error", focus, str(msg), at=at),
+                    self.src.problem("error", focus, str(msg), hint, at=at),
                     (focus, path) if isinstance(path, URIRef) else None,
                 )
             )
+
+    def values_written(self, node: Node, p: URIRef) -> str | None:
+        """What ``node`` is given for ``p`` when it takes one and was given several, and
+        where: the shapes' "at most one" alone named neither the values nor, for a node two
+        files describe, the other file (a tool's ``horis:idempotent`` written ``true`` in one
+        file and ``false`` in another was told to be written "without quotes")."""
+        if len(values := list(self.g.objects(node, p))) < 2:
+            return None
+        loaded = {str(f.path): i for i, f in enumerate(self.src.files)}
+        placed = sorted(
+            ((self.src.locate_statement(node, p, v), v) for v in values),
+            key=lambda pv: (loaded.get(pv[0][0] or "", len(loaded)), pv[0][1] or 0, str(pv[1])),
+        )
+        files = {f for (f, _), _ in placed}
+
+        def where(v: Node, place: tuple[str | None, int | None]) -> str:
+            file, line = place
+            at = f"{file}:{line}" if len(files) > 1 else f"line {line}"
+            if isinstance(v, BNode):
+                return f"one at {at}"
+            if isinstance(v, Literal):
+                return f'"{v}" at {at}' if v.datatype in (None, XSD.string) else f"{v} at {at}"
+            return f"{self.n(v)} at {at}"
+
+        return f"{self.n(p)} is given {len(values)} values, " + ", ".join(
+            where(v, place) for place, v in placed
+        )
 
     def terms(self) -> tuple[set[URIRef], set[URIRef]]:
         """Every IRI the loaded files name, and those named by some statement other than a
@@ -3575,7 +3616,7 @@ class _Builder:
         if e is None:
             return None
         subject = self.text(e, HORIS.subject)
-        class_args = sorted(a.name for a in args if a.is_class)
+        class_args = sorted({a.name for a in args if a.is_class})  # one declared twice is said
         if subject is None:
             if len(class_args) == 1:
                 subject = class_args[0]
