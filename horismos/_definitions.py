@@ -12,7 +12,7 @@ import hashlib
 import keyword
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -2103,20 +2103,40 @@ class _Builder:
         def unheld(node: URIRef) -> bool:
             return node not in named and not str(node).startswith((*_STANDARD, NS))
 
+        declared = self.declared_individuals
         for owner, holder, pred, algebra in self.parsed_patterns():
             for node in sorted(filter(unheld, pattern_nodes(algebra)), key=str):
                 name = self.n(node)
+                near = near_individual(node, declared)
+                said = rf"(?:{re.escape(name)}|<{re.escape(str(node))}>)(?![\w-])"
+                meant = f"did you mean {self.n(near)}?" if near is not None else None
                 self.defs.unheld.setdefault(node, []).append(
                     self.placed_in_text(
                         "warning",
-                        rf"(?:{re.escape(name)}|<{re.escape(str(node))}>)(?![\w-])",
+                        said,
                         owner,
                         f"{self.n(pred)} names {name}, which neither the definitions nor the "
                         "world hold, so that part of the pattern never matches",
-                        None,
+                        meant,
                         (holder, pred),
                     )
                 )
+                if near is not None:  # said without a world too: kept by term, as the
+                    # undeclared are, so that a world holding it drops it
+                    self.defs.undeclared.setdefault(node, []).append(
+                        problem := self.placed_in_text(
+                            "warning",
+                            said,
+                            owner,
+                            f"{self.n(pred)} names {name}, which the definitions do not "
+                            f"declare, though they declare {self.n(near)} "
+                            f"(a {', '.join(sorted(map(self.n, declared[near])))}): unless the "
+                            f"world holds {name}, that part of the pattern never matches",
+                            meant,
+                            (holder, pred),
+                        )
+                    )
+                    self.problems.append(problem)
         for tool in self.defs.tools.values():
             for a in tool.effect.asserts if tool.effect else ():
                 v = a.value
@@ -2140,7 +2160,22 @@ class _Builder:
                         )
                     )
 
-    def unknown(self, term: URIRef, known: set[URIRef]) -> bool:
+    @cached_property
+    def declared_individuals(self) -> dict[URIRef, set[URIRef]]:
+        """The named nodes the files type with a domain class (``:major a :Severity``), with
+        their classes: what a node a pattern names and nothing declares most likely meant."""
+        found: dict[URIRef, set[URIRef]] = {}
+        for s, c in self.g.subject_objects(RDF.type):
+            if (
+                isinstance(s, URIRef)
+                and isinstance(c, URIRef)
+                and not str(c).startswith((*_STANDARD, NS))
+                and s not in self.definition_nodes
+            ):
+                found.setdefault(s, set()).add(c)
+        return found
+
+    def unknown(self, term: URIRef, known: Set[URIRef]) -> bool:
         """Declared nowhere: neither in ``known`` nor a standard or ``horis:`` term (those
         have their own checks), nor, with a FHIR adapter declared, a FHIR term: the
         adapter's resources bring those (a shape on ``fhir:MedicationDispense`` judges the
@@ -4679,6 +4714,21 @@ def closest_term(term: URIRef, candidates: Iterable[Node], cutoff: float = 0.6) 
     }
     close = difflib.get_close_matches(local, sorted(near), n=1, cutoff=cutoff)
     return near[close[0]] if close else None
+
+
+def near_individual(node: URIRef, declared: Iterable[URIRef]) -> URIRef | None:
+    """The one of ``declared`` that ``node`` most likely misspells: the same name in another
+    case (``:Major`` for ``:major``), or a close one (``:majr``) that differs in more than its
+    digits — ``:ward3`` beside a declared ``:ward2`` is another ward the world may hold."""
+    ns, local = _split(node)
+    same_ns = [d for d in declared if _split(d)[0] == ns]
+    cased = [d for d in same_ns if _split(d)[1].lower() == local.lower()]
+    if cased:
+        return min(cased, key=str)
+    close = closest_term(node, same_ns, cutoff=0.8)
+    if close is None or re.sub(r"\d", "", _split(close)[1]) == re.sub(r"\d", "", local):
+        return None
+    return close
 
 
 def _split(term: URIRef) -> tuple[str, str]:

@@ -244,6 +244,38 @@ def test_a_node_neither_the_definitions_nor_the_world_hold_is_a_warning_against_
 
 
 
+def test_a_node_misspelling_an_individual_of_the_definitions_is_a_warning_without_a_world(
+        tmp_path: Path) -> None:
+    """`?old :status :Canceled` where the ontology declares `:Cancelled a :FlightStatus`:
+    validate without --world said valid, and every booking of a cancelled flight was left
+    unrebooked. Beside a world that holds :Canceled it is dropped; beside one that does
+    not, it is said once, keeping the definitions' name as the did-you-mean."""
+    status = "?old :status :Cancelled ;"
+    path, line = edited(tmp_path, REBOOKING, status, "?old :status :Canceled ;")
+    command = [sys.executable, "-m", "horismos", "validate", str(path), str(REBOOKING[1])]
+    alone = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    (warned,) = [x for x in alone.stdout.splitlines() if ":Canceled" in x]
+    assert warned.startswith(f"{path}:{line}: warning: ")
+    assert ("horis:query names :Canceled, which the definitions do not declare, though "
+            "they declare :Cancelled (a :FlightStatus)") in warned
+    assert warned.endswith("did you mean :Cancelled?")
+    world = tmp_path / "w.ttl"
+    world.write_text("@prefix : <http://example.org/travel#> .\n:f1 a :Flight .\n")
+    beside = subprocess.run([*command, "--world", str(world), "--store", "memory"],
+                            capture_output=True, text=True, timeout=120)
+    (warned,) = [x for x in beside.stdout.splitlines() if ":Canceled" in x]
+    assert "neither the definitions nor the world hold" in warned
+    assert warned.endswith("did you mean :Cancelled?")
+    world.write_text("@prefix : <http://example.org/travel#> .\n:f1 :status :Canceled .\n")
+    held = subprocess.run([*command, "--world", str(world), "--store", "memory"],
+                          capture_output=True, text=True, timeout=120)
+    assert ":Canceled" not in held.stdout, held.stdout
+    # another node of a numbered series is the world's to hold, not a typo
+    path, _ = edited(tmp_path, REBOOKING, status, "?old :status :Cancelled2 ;")
+    assert not [p for p in problems(path, REBOOKING) if ":Cancelled2" in p.message]
+
+
 def test_a_world_fact_misspelling_an_ontology_term_is_a_warning_at_the_world_files_line(
         tmp_path: Path) -> None:
     """`:p2 :acuty :routine` and `:n2 a :Nrse` loaded without a word: no pattern ever
