@@ -2889,14 +2889,7 @@ class _Builder:
         is skipped, ``sh:deactivated "false"`` (a string) switches the shape off. The names are
         warnings (world data may use them; ``validate --world`` checks), the rest errors."""
         g = self.g
-        declared = {
-            t
-            for triple in g
-            if triple[1] not in _SHAPE_USES  # a tool's effect or argument names it: the
-            # checks of horis:property and horis:type say whether that is declared
-            for t in triple
-            if isinstance(t, URIRef)
-        }
+        declared = self.declared_beside_shapes
         shapes = {s for s, p, o in g if p in _SHAPE_MARKS or (p == RDF.type and o in _SHAPE_TYPES)}
         what = {
             SH.targetClass: "the shape never applies: no node is of that class",
@@ -2931,6 +2924,16 @@ class _Builder:
                     f"sh:datatype {self.n(dt)} is not an XML Schema datatype, so no value "
                     "can conform",
                     self.did_you_mean(cast(URIRef, dt), DATATYPES) or "see the XSD datatypes",
+                    at=(holder, SH.datatype, dt),
+                )
+            elif self.unheld_datatype(dt):
+                self.undeclared(
+                    cast(URIRef, dt),
+                    holder,
+                    f"sh:datatype {self.n(dt)} is declared by no loaded ontology (as "
+                    f"{self.n(dt)} a rdfs:Datatype) and used by no loaded data, so no value "
+                    "is of it and the shape rejects every value it judges",
+                    [*DATATYPES, *g.subjects(RDF.type, RDFS.Datatype)],
                     at=(holder, SH.datatype, dt),
                 )
         for p in (SH.node, SH.property, HORIS.shape):
@@ -2985,6 +2988,30 @@ class _Builder:
                         f"write {self.n(p)} true or {self.n(p)} false, without quotes",
                         at=(holder, p, flag),
                     )
+
+    @cached_property
+    def declared_beside_shapes(self) -> frozenset[URIRef]:
+        """Every IRI the files name other than where a shape only uses it (its target, path,
+        class, datatype): what a domain shape's terms are held to."""
+        return frozenset(
+            t
+            for triple in self.g
+            if triple[1] not in _SHAPE_USES  # a tool's effect or argument names it: the
+            # checks of horis:property and horis:type say whether that is declared
+            for t in triple
+            if isinstance(t, URIRef)
+        )
+
+    def unheld_datatype(self, dt: Node) -> bool:
+        """Whether a shape's ``sh:datatype dt`` is one of the files' own namespace that
+        nothing declares (``:RefCode``, no ``:RefCode a rdfs:Datatype``): the effect checks
+        were told to write it in the effect too, copying a datatype no literal has."""
+        return (
+            isinstance(dt, URIRef)
+            and not is_datatype(dt)
+            and (dt, RDF.type, RDFS.Datatype) not in self.g
+            and self.unknown(dt, self.declared_beside_shapes)
+        )
 
     def check_shape_parameters(self) -> None:
         """A domain shape's parameter written as what SHACL does not read it as, said at its
@@ -3789,6 +3816,7 @@ class _Builder:
             shapes,
             self.n,
             self.unknown_datatype,
+            self.unheld_datatype,
         ):
             (self.warn if c.some_pass else self.error)(
                 tool, c.message, c.hint, at=c.at or c.assertion
