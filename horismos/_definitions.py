@@ -630,6 +630,9 @@ class _Builder:
         self.miskinded: set[Node] = set()
         """Nodes typed with a horis: property, or given a horis: class as a predicate: the
         slip is reported where it is written (:meth:`check_term_roles`), not at their users."""
+        self.off_focus: set[URIRef] = set()
+        """Workflows an argument given from ?this was found of another class than their
+        focus type (:meth:`check_focus_arguments`)."""
         self.unwritten: set[tuple[Node, URIRef]] = set()
         """``(node, horis:tool)`` for ``node horis:Tool …``: the authoring shapes' finding that
         the property is missing is the same slip, said less well."""
@@ -1025,6 +1028,7 @@ class _Builder:
         self.check_typed_terms(declared)
         self.check_term_kinds()
         self.check_focus_arguments()
+        self.check_focus_properties()
         self.check_argument_kinds()
         self.check_option_kinds()
         self.check_argument_classes()
@@ -1748,6 +1752,7 @@ class _Builder:
                 for a in step.tool.args:
                     if step.var_for(a.name) != "this" or not a.is_class or fits(focus, a):
                         continue
+                    self.off_focus.add(wf.iri)
                     theirs = owners_of(step, a)
                     owners = [self.n(o.iri) for o in theirs]
                     key = (wf.iri, tuple(o.iri for o in theirs))
@@ -1786,6 +1791,77 @@ class _Builder:
                         f"{self.n(a.type)}",
                         at=(bind, HORIS.arg, None) if bind is not None else step.iri,
                     )
+
+    def check_focus_properties(self) -> None:
+        """A property a step's pattern reads of ?this that the ontology gives to a class the
+        workflow's focus type is unrelated to: ``?this :available true`` (``:available
+        rdfs:domain :Mechanic``) in a workflow for ``:Vehicle`` never holds, so the rule it
+        guards was never taken and every vehicle went down the other branch, tools called,
+        with nothing said. Read as ``?x :p ?this``, it is ``:p``'s ``rdfs:range`` that is
+        held to the focus type. A warning, at the line the property is written on: a node
+        may be of two unrelated classes, as the argument check allows. A workflow whose
+        arguments from ?this already said its focus type is off is not said again at each
+        pattern."""
+        focus_of: dict[URIRef, list[Workflow]] = {}
+        for wf in sorted(self.defs.workflows.values(), key=lambda w: str(w.iri)):
+            if wf.iri in self.off_focus:
+                continue
+            for step in wf.reachable():
+                focus_of.setdefault(step.iri, []).append(wf)
+        this = Variable("this")
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            said: set[URIRef] = set()
+            for subject, prop, value in sorted(algebra_triples(algebra), key=str):
+                for end, side in ((subject, RDFS.domain), (value, RDFS.range)):
+                    if end != this or prop in said or prop == RDF.type:
+                        continue
+                    classes = [c for c in self.g.objects(prop, side) if isinstance(c, URIRef)]
+                    off = next(
+                        (
+                            w
+                            for w in focus_of.get(cast(URIRef, owner), [])
+                            if any(not self.related(w.focus_type, c) for c in classes)
+                        ),
+                        None,
+                    )
+                    if off is None:
+                        continue
+                    wf = off
+                    said.add(prop)
+                    cls = next(c for c in classes if not self.related(wf.focus_type, c))
+                    name = self.n(prop)
+                    self.at_text(
+                        "warning",
+                        rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
+                        owner,
+                        f"{self.n(pred)} reads {name} "
+                        + ("of ?this" if side == RDFS.domain else "pointing at ?this")
+                        + f", but {name} has {self.n(side)} {self.n(cls)} and "
+                        f"{self.n(wf.iri)} runs for nodes of {self.n(wf.focus_type)} (its "
+                        "horis:focusType): unless a node is both, that part of the pattern "
+                        "never matches",
+                        self.focus_property_hint(prop, side, wf),
+                        (holder, pred),
+                    )
+
+    def focus_property_hint(self, prop: URIRef, side: URIRef, wf: Workflow) -> str:
+        """What to read instead of ``prop``: a property of a near name the ontology gives to
+        the focus type (or a class it is one of), else the focus type to write."""
+        fitting = [
+            p
+            for p in self.g.subjects(side, None)
+            if isinstance(p, URIRef)
+            and p != prop
+            and any(
+                isinstance(c, URIRef) and wf.focus_type in self.defs.classes_of(c)
+                for c in self.g.objects(p, side)
+            )
+        ]
+        near = closest_term(prop, fitting, cutoff=0.8)
+        other = f"make {self.n(wf.iri)}'s horis:focusType the class meant"
+        if near is not None:
+            return f"did you mean {self.n(near)}? Else {other}"
+        return f"read a property of {self.n(wf.focus_type)}, or {other}"
 
     def crossing(
         self,

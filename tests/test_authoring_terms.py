@@ -688,6 +688,30 @@ def test_an_argument_given_from_this_of_a_class_the_focus_is_not_is_a_warning(
     assert line.strip().startswith('horis:bind [ horis:arg "result"')
 
 
+@pytest.mark.parametrize(("old", "new", "said", "hint"), [
+    # a nurse's property read of the patient: the step blocked every patient
+    ("?this :queueRef ?ref .", "?this :queueRef ?ref ; :onDuty true .",
+     "horis:requires reads :onDuty of ?this, but :onDuty has rdfs:domain :Nurse",
+     "read a property of :Patient"),
+    # the patient as the nurse a patient was given
+    ("?this :queueRef ?ref .", "?this :queueRef ?ref . ?p :assignedNurse ?this .",
+     "horis:requires reads :assignedNurse pointing at ?this, but :assignedNurse has "
+     "rdfs:range :Nurse", "read a property of :Patient"),
+])
+def test_a_property_of_another_class_than_the_focus_read_of_this_is_a_warning_at_its_line(
+        tmp_path: Path, old: str, new: str, said: str, hint: str) -> None:
+    """It validated; the pattern never held for a patient, so every instance was blocked (a
+    decision rule's, never taken: every instance went down the other branch, its tools
+    called), and nothing had said why."""
+    path, line = edited(tmp_path, TRIAGE, old, new)
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, ":NotifyNurse")
+    assert p.message.startswith(said)
+    assert p.message.endswith(":Triage runs for nodes of :Patient (its horis:focusType): unless "
+                              "a node is both, that part of the pattern never matches")
+    assert p.hint is not None and p.hint.startswith(hint)
+
+
 def test_a_step_of_another_workflow_reached_with_another_focus_is_a_warning(
         tmp_path: Path) -> None:
     # Triage sent on to the lab's :File: after both ehr tools acted for :patient42, :File was
