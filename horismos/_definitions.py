@@ -3804,6 +3804,12 @@ class _Builder:
             prop = self.one(a, HORIS.property)
             value = self.one(a, HORIS.value)
             typ = self.one(a, HORIS.type)
+            if isinstance(prop, Literal):  # it has one, in quotes: "no property" misled
+                kinds = (RDF.Property, OWL.ObjectProperty, OWL.DatatypeProperty)
+                props = {p for k in kinds for p in self.g.subjects(RDF.type, k)}
+                self.quoted(tool, HORIS.property, prop, props, holder=a)
+                ok = False
+                continue
             if not isinstance(prop, URIRef):
                 self.error(
                     tool,

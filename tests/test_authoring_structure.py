@@ -539,6 +539,11 @@ def test_a_tools_own_horis_requires_and_a_proposals_timeout_are_where_they_belon
     pytest.param(TRIAGE, "horis:focusType :Patient ;", 'horis:focusType "Patient" ;', ":Triage",
                  'horis:focusType "Patient" is a string, not a node',
                  "drop the quotes: horis:focusType :Patient", id="focus-type"),
+    # it said "a horis:asserts has no horis:property", of the one written on its line
+    pytest.param(TRIAGE, "horis:property :queueRef ; horis:type xsd:string",
+                 'horis:property "queueRef" ; horis:type xsd:string', ":ehr.assign_queue",
+                 'horis:property "queueRef" is a string, not a node',
+                 "drop the quotes: horis:property :queueRef", id="asserted-property"),
 ])
 def test_a_name_in_quotes_is_said_to_be_a_string_with_the_quotes_dropped_in_the_hint(
         tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, said: str,
