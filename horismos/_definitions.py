@@ -745,6 +745,20 @@ class _Builder:
         merged.update(ns)
         return merged
 
+    def prefix_hint(self, prefix: str, text: str, ns: Mapping[str, str]) -> str:
+        """What to write for ``prefix:``, which a pattern uses and its file does not declare:
+        the term with a prefix the file does declare when the files name it there
+        (``fl:severity`` → ``:severity``), else the ``@prefix`` line to add; the shape of a
+        pattern, which the hint said before, was not what was wrong."""
+        used = re.search(rf"(?<![\w:]){re.escape(prefix)}:([\w-]*)", text)
+        local = used[1] if used else ""
+        named = self.src.nodes()
+        meant = sorted(
+            f"{k}:{local}" for k, v in ns.items() if local and URIRef(f"{v}{local}") in named
+        )
+        declare = f"declare it at the top of the file: @prefix {prefix}: <…> ."
+        return f"did you mean {meant[0]}? Or {declare}" if meant else declare
+
     def check_tool_names(self) -> None:
         """Two tools of one short name (``claims.pay`` in two namespaces): the catalog, ``tools
         call`` and ``serve`` name a tool by it, and ``tools call claims.pay`` called whichever
@@ -859,11 +873,16 @@ class _Builder:
         except PreconditionSyntaxError as e:
             bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
             why, row = _sparql_why(e.why)
+            unbound = _UNBOUND_PREFIX.search(e.why)
+            if unbound:
+                why = f"it uses the prefix {unbound[1]}:, which its file does not declare"
             problem = self.src.problem(
                 "error",
                 owner,
                 f"{self.n(pred)} is not a valid SPARQL group graph pattern: {why}",
-                "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
+                self.prefix_hint(unbound[1], str(bad), ns)
+                if unbound
+                else "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
                 '"?this :acuity ?queue ."',
                 at=(holder, pred, bad),
             )
@@ -4857,6 +4876,10 @@ _FLOW = (
 )
 """The predicates by which a step's flow goes on to another step (besides a rule's next), in
 the order :meth:`_Builder.edge` names them."""
+
+
+_UNBOUND_PREFIX = re.compile(r"Unknown namespace prefix : (\S+)")
+"""rdflib's word for a pattern's prefix its file does not declare."""
 
 
 def _order(p: Problem) -> tuple[str, int, str, str]:
