@@ -4287,11 +4287,19 @@ class _Builder:
         wrapper = 0  # the lines put before the pattern: the parser's count is the text's
         if not written.upper().startswith(("SELECT", "PREFIX", "BASE")):
             if not re.search(rf"[?$]{re.escape(as_var)}\b", text):
+                used = sorted(set(re.findall(r"[?$](\w+)", text)) - {"this"})
+                near = difflib.get_close_matches(as_var, used, n=1)
                 self.error(
                     s,
                     f"the horis:candidates pattern never binds ?{as_var}, the "
                     "variable the candidates are read from",
-                    f'write a pattern such as "?{as_var} a :Flight ; :to ?dest .", or '
+                    f"did you mean ?{near[0]}? Write ?{as_var} for it, or name it with "
+                    f'horis:as "{near[0]}"'
+                    if near
+                    else f"it binds {', '.join(f'?{v}' for v in used)}: write ?{as_var} for the "
+                    "one whose values are the options, or name that one with horis:as"
+                    if used
+                    else f'write a pattern such as "?{as_var} a :Flight ; :to ?dest .", or '
                     "name the variable with horis:as",
                     at=(cands, HORIS.query, None),
                 )
