@@ -142,7 +142,8 @@ def beside_world(defs: Definitions, world: World) -> list[Problem]:
     """The load's warnings as they stand beside ``world``: none about an undeclared IRI the
     world uses, one about each node the definitions name and the world does not hold."""
     used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
-    dropped = {id(p) for iri in used for p in defs.undeclared[iri]}
+    # a node the definitions name and do not hold is said once, by _unheld, beside a world
+    dropped = {id(p) for iri in used | defs.unheld.keys() for p in defs.undeclared.get(iri, ())}
     return [p for p in defs.warnings if id(p) not in dropped] + _unheld(defs, world)
 
 
@@ -166,12 +167,16 @@ def _unheld(defs: Definitions, world: World) -> list[Problem]:
         if _world_uses(world, iri):
             continue
         near = next((c for c in _other_cases(iri) if _world_uses(world, c)), None)
-        hint = (
-            f"did you mean {defs.name(near)}?"
-            if near is not None
-            else "check the spelling against the world's data, or load the data that holds it"
-        )
-        found += [replace(p, hint=hint) for p in problems]
+        found += [
+            replace(
+                p,
+                hint=f"did you mean {defs.name(near)}?"
+                if near is not None
+                else p.hint  # the definitions' own near name (:major for :majr)
+                or "check the spelling against the world's data, or load the data that holds it",
+            )
+            for p in problems
+        ]
     return found
 
 

@@ -12,7 +12,7 @@ import hashlib
 import keyword
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -642,6 +642,9 @@ class _Builder:
         self.miskinded: set[Node] = set()
         """Nodes typed with a horis: property, or given a horis: class as a predicate: the
         slip is reported where it is written (:meth:`check_term_roles`), not at their users."""
+        self.off_focus: set[URIRef] = set()
+        """Workflows an argument given from ?this was found of another class than their
+        focus type (:meth:`check_focus_arguments`)."""
         self.unwritten: set[tuple[Node, URIRef]] = set()
         """``(node, horis:tool)`` for ``node horis:Tool …``: the authoring shapes' finding that
         the property is missing is the same slip, said less well."""
@@ -761,6 +764,20 @@ class _Builder:
                 found[k] = self.merged_namespaces[k]
         return found
 
+    def prefix_hint(self, prefix: str, text: str, ns: Mapping[str, str]) -> str:
+        """What to write for ``prefix:``, which a pattern uses and its file does not declare:
+        the term with a prefix the file does declare when the files name it there
+        (``fl:severity`` → ``:severity``), else the ``@prefix`` line to add; the shape of a
+        pattern, which the hint said before, was not what was wrong."""
+        used = re.search(rf"(?<![\w:]){re.escape(prefix)}:([\w-]*)", text)
+        local = used[1] if used else ""
+        named = self.src.nodes()
+        meant = sorted(
+            f"{k}:{local}" for k, v in ns.items() if local and URIRef(f"{v}{local}") in named
+        )
+        declare = f"declare it at the top of the file: @prefix {prefix}: <…> ."
+        return f"did you mean {meant[0]}? Or {declare}" if meant else declare
+
     def check_tool_names(self) -> None:
         """Two tools of one short name (``claims.pay`` in two namespaces): the catalog, ``tools
         call`` and ``serve`` name a tool by it, and ``tools call claims.pay`` called whichever
@@ -868,11 +885,16 @@ class _Builder:
         except PreconditionSyntaxError as e:
             bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
             why, row = _sparql_why(e.why)
+            unbound = _UNBOUND_PREFIX.search(e.why)
+            if unbound:
+                why = f"it uses the prefix {unbound[1]}:, which its file does not declare"
             problem = self.src.problem(
                 "error",
                 owner,
                 f"{self.n(pred)} is not a valid SPARQL group graph pattern: {why}",
-                "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
+                self.prefix_hint(unbound[1], str(bad), ns)
+                if unbound
+                else "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
                 '"?this :acuity ?queue ."',
                 at=(holder, pred, bad),
             )
@@ -1037,6 +1059,7 @@ class _Builder:
         self.check_typed_terms(declared)
         self.check_term_kinds()
         self.check_focus_arguments()
+        self.check_focus_properties()
         self.check_argument_kinds()
         self.check_option_kinds()
         self.check_argument_classes()
@@ -1269,9 +1292,13 @@ class _Builder:
         merged into one graph, so both descriptions hold at once — two horis:requires both
         apply, two horis:tool make the step ambiguous — which reads like a copy edited in one
         place and forgotten in the other."""
-        nodes = [*self.defs.tools, *self.defs.steps, *self.defs.workflows]
         if len(self.src.files) < 2:
             return
+        # read from the graph, not the modelled definitions: a tool two files contradict
+        # (two horis:timeout, an argument declared twice) is not modelled, and was the one
+        # whose second file most needed naming
+        kinds = (HORIS.Tool, HORIS.Workflow, *STEP_CLASSES)
+        nodes = {s for k in kinds for s in self.g.subjects(RDF.type, k) if isinstance(s, URIRef)}
         for node in sorted(nodes, key=str):
             files = [
                 f
@@ -1454,12 +1481,49 @@ class _Builder:
             if (focus, path) in self.unwritten:
                 continue
             at: Where | None = (focus, path, value) if isinstance(path, URIRef) else None
+            hint = None
+            if report.value(r, SH.sourceConstraintComponent) == SH.MaxCountConstraintComponent:
+                written = self.values_written(focus, path) if isinstance(path, URIRef) else None
+                if written is not None:
+                    msg = f"{written}: {msg}"
+                    hint = (
+                        None
+                        if "remove the others" in msg
+                        else "keep the one meant, delete the rest"
+                    )
             self.shape_problems.append(
                 (
-                    self.src.problem("error", focus, str(msg), at=at),
+                    self.src.problem("error", focus, str(msg), hint, at=at),
                     (focus, path) if isinstance(path, URIRef) else None,
                 )
             )
+
+    def values_written(self, node: Node, p: URIRef) -> str | None:
+        """What ``node`` is given for ``p`` when it takes one and was given several, and
+        where: the shapes' "at most one" alone named neither the values nor, for a node two
+        files describe, the other file (a tool's ``horis:idempotent`` written ``true`` in one
+        file and ``false`` in another was told to be written "without quotes")."""
+        if len(values := list(self.g.objects(node, p))) < 2:
+            return None
+        loaded = {str(f.path): i for i, f in enumerate(self.src.files)}
+        placed = sorted(
+            ((self.src.locate_statement(node, p, v), v) for v in values),
+            key=lambda pv: (loaded.get(pv[0][0] or "", len(loaded)), pv[0][1] or 0, str(pv[1])),
+        )
+        files = {f for (f, _), _ in placed}
+
+        def where(v: Node, place: tuple[str | None, int | None]) -> str:
+            file, line = place
+            at = f"{file}:{line}" if len(files) > 1 else f"line {line}"
+            if isinstance(v, BNode):
+                return f"one at {at}"
+            if isinstance(v, Literal):
+                return f'"{v}" at {at}' if v.datatype in (None, XSD.string) else f"{v} at {at}"
+            return f"{self.n(v)} at {at}"
+
+        return f"{self.n(p)} is given {len(values)} values, " + ", ".join(
+            where(v, place) for place, v in placed
+        )
 
     def terms(self) -> tuple[set[URIRef], set[URIRef]]:
         """Every IRI the loaded files name, and those named by some statement other than a
@@ -1719,6 +1783,7 @@ class _Builder:
                 for a in step.tool.args:
                     if step.var_for(a.name) != "this" or not a.is_class or fits(focus, a):
                         continue
+                    self.off_focus.add(wf.iri)
                     theirs = owners_of(step, a)
                     owners = [self.n(o.iri) for o in theirs]
                     key = (wf.iri, tuple(o.iri for o in theirs))
@@ -1757,6 +1822,77 @@ class _Builder:
                         f"{self.n(a.type)}",
                         at=(bind, HORIS.arg, None) if bind is not None else step.iri,
                     )
+
+    def check_focus_properties(self) -> None:
+        """A property a step's pattern reads of ?this that the ontology gives to a class the
+        workflow's focus type is unrelated to: ``?this :available true`` (``:available
+        rdfs:domain :Mechanic``) in a workflow for ``:Vehicle`` never holds, so the rule it
+        guards was never taken and every vehicle went down the other branch, tools called,
+        with nothing said. Read as ``?x :p ?this``, it is ``:p``'s ``rdfs:range`` that is
+        held to the focus type. A warning, at the line the property is written on: a node
+        may be of two unrelated classes, as the argument check allows. A workflow whose
+        arguments from ?this already said its focus type is off is not said again at each
+        pattern."""
+        focus_of: dict[URIRef, list[Workflow]] = {}
+        for wf in sorted(self.defs.workflows.values(), key=lambda w: str(w.iri)):
+            if wf.iri in self.off_focus:
+                continue
+            for step in wf.reachable():
+                focus_of.setdefault(step.iri, []).append(wf)
+        this = Variable("this")
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            said: set[URIRef] = set()
+            for subject, prop, value in sorted(algebra_triples(algebra), key=str):
+                for end, side in ((subject, RDFS.domain), (value, RDFS.range)):
+                    if end != this or prop in said or prop == RDF.type:
+                        continue
+                    classes = [c for c in self.g.objects(prop, side) if isinstance(c, URIRef)]
+                    off = next(
+                        (
+                            w
+                            for w in focus_of.get(cast(URIRef, owner), [])
+                            if any(not self.related(w.focus_type, c) for c in classes)
+                        ),
+                        None,
+                    )
+                    if off is None:
+                        continue
+                    wf = off
+                    said.add(prop)
+                    cls = next(c for c in classes if not self.related(wf.focus_type, c))
+                    name = self.n(prop)
+                    self.at_text(
+                        "warning",
+                        rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
+                        owner,
+                        f"{self.n(pred)} reads {name} "
+                        + ("of ?this" if side == RDFS.domain else "pointing at ?this")
+                        + f", but {name} has {self.n(side)} {self.n(cls)} and "
+                        f"{self.n(wf.iri)} runs for nodes of {self.n(wf.focus_type)} (its "
+                        "horis:focusType): unless a node is both, that part of the pattern "
+                        "never matches",
+                        self.focus_property_hint(prop, side, wf),
+                        (holder, pred),
+                    )
+
+    def focus_property_hint(self, prop: URIRef, side: URIRef, wf: Workflow) -> str:
+        """What to read instead of ``prop``: a property of a near name the ontology gives to
+        the focus type (or a class it is one of), else the focus type to write."""
+        fitting = [
+            p
+            for p in self.g.subjects(side, None)
+            if isinstance(p, URIRef)
+            and p != prop
+            and any(
+                isinstance(c, URIRef) and wf.focus_type in self.defs.classes_of(c)
+                for c in self.g.objects(p, side)
+            )
+        ]
+        near = closest_term(prop, fitting, cutoff=0.8)
+        other = f"make {self.n(wf.iri)}'s horis:focusType the class meant"
+        if near is not None:
+            return f"did you mean {self.n(near)}? Else {other}"
+        return f"read a property of {self.n(wf.focus_type)}, or {other}"
 
     def crossing(
         self,
@@ -2074,20 +2210,40 @@ class _Builder:
         def unheld(node: URIRef) -> bool:
             return node not in named and not str(node).startswith((*_STANDARD, NS))
 
+        declared = self.declared_individuals
         for owner, holder, pred, algebra in self.parsed_patterns():
             for node in sorted(filter(unheld, pattern_nodes(algebra)), key=str):
                 name = self.n(node)
+                near = near_individual(node, declared)
+                said = rf"(?:{re.escape(name)}|<{re.escape(str(node))}>)(?![\w-])"
+                meant = f"did you mean {self.n(near)}?" if near is not None else None
                 self.defs.unheld.setdefault(node, []).append(
                     self.placed_in_text(
                         "warning",
-                        rf"(?:{re.escape(name)}|<{re.escape(str(node))}>)(?![\w-])",
+                        said,
                         owner,
                         f"{self.n(pred)} names {name}, which neither the definitions nor the "
                         "world hold, so that part of the pattern never matches",
-                        None,
+                        meant,
                         (holder, pred),
                     )
                 )
+                if near is not None:  # said without a world too: kept by term, as the
+                    # undeclared are, so that a world holding it drops it
+                    self.defs.undeclared.setdefault(node, []).append(
+                        problem := self.placed_in_text(
+                            "warning",
+                            said,
+                            owner,
+                            f"{self.n(pred)} names {name}, which the definitions do not "
+                            f"declare, though they declare {self.n(near)} "
+                            f"(a {', '.join(sorted(map(self.n, declared[near])))}): unless the "
+                            f"world holds {name}, that part of the pattern never matches",
+                            meant,
+                            (holder, pred),
+                        )
+                    )
+                    self.problems.append(problem)
         for tool in self.defs.tools.values():
             for a in tool.effect.asserts if tool.effect else ():
                 v = a.value
@@ -2111,7 +2267,22 @@ class _Builder:
                         )
                     )
 
-    def unknown(self, term: URIRef, known: set[URIRef]) -> bool:
+    @cached_property
+    def declared_individuals(self) -> dict[URIRef, set[URIRef]]:
+        """The named nodes the files type with a domain class (``:major a :Severity``), with
+        their classes: what a node a pattern names and nothing declares most likely meant."""
+        found: dict[URIRef, set[URIRef]] = {}
+        for s, c in self.g.subject_objects(RDF.type):
+            if (
+                isinstance(s, URIRef)
+                and isinstance(c, URIRef)
+                and not str(c).startswith((*_STANDARD, NS))
+                and s not in self.definition_nodes
+            ):
+                found.setdefault(s, set()).add(c)
+        return found
+
+    def unknown(self, term: URIRef, known: Set[URIRef]) -> bool:
         """Declared nowhere: neither in ``known`` nor a standard or ``horis:`` term (those
         have their own checks), nor, with a FHIR adapter declared, a FHIR term: the
         adapter's resources bring those (a shape on ``fhir:MedicationDispense`` judges the
@@ -2825,14 +2996,7 @@ class _Builder:
         is skipped, ``sh:deactivated "false"`` (a string) switches the shape off. The names are
         warnings (world data may use them; ``validate --world`` checks), the rest errors."""
         g = self.g
-        declared = {
-            t
-            for triple in g
-            if triple[1] not in _SHAPE_USES  # a tool's effect or argument names it: the
-            # checks of horis:property and horis:type say whether that is declared
-            for t in triple
-            if isinstance(t, URIRef)
-        }
+        declared = self.declared_beside_shapes
         shapes = {s for s, p, o in g if p in _SHAPE_MARKS or (p == RDF.type and o in _SHAPE_TYPES)}
         what = {
             SH.targetClass: "the shape never applies: no node is of that class",
@@ -2867,6 +3031,16 @@ class _Builder:
                     f"sh:datatype {self.n(dt)} is not an XML Schema datatype, so no value "
                     "can conform",
                     self.did_you_mean(cast(URIRef, dt), DATATYPES) or "see the XSD datatypes",
+                    at=(holder, SH.datatype, dt),
+                )
+            elif self.unheld_datatype(dt):
+                self.undeclared(
+                    cast(URIRef, dt),
+                    holder,
+                    f"sh:datatype {self.n(dt)} is declared by no loaded ontology (as "
+                    f"{self.n(dt)} a rdfs:Datatype) and used by no loaded data, so no value "
+                    "is of it and the shape rejects every value it judges",
+                    [*DATATYPES, *g.subjects(RDF.type, RDFS.Datatype)],
                     at=(holder, SH.datatype, dt),
                 )
         for p in (SH.node, SH.property, HORIS.shape):
@@ -2921,6 +3095,30 @@ class _Builder:
                         f"write {self.n(p)} true or {self.n(p)} false, without quotes",
                         at=(holder, p, flag),
                     )
+
+    @cached_property
+    def declared_beside_shapes(self) -> frozenset[URIRef]:
+        """Every IRI the files name other than where a shape only uses it (its target, path,
+        class, datatype): what a domain shape's terms are held to."""
+        return frozenset(
+            t
+            for triple in self.g
+            if triple[1] not in _SHAPE_USES  # a tool's effect or argument names it: the
+            # checks of horis:property and horis:type say whether that is declared
+            for t in triple
+            if isinstance(t, URIRef)
+        )
+
+    def unheld_datatype(self, dt: Node) -> bool:
+        """Whether a shape's ``sh:datatype dt`` is one of the files' own namespace that
+        nothing declares (``:RefCode``, no ``:RefCode a rdfs:Datatype``): the effect checks
+        were told to write it in the effect too, copying a datatype no literal has."""
+        return (
+            isinstance(dt, URIRef)
+            and not is_datatype(dt)
+            and (dt, RDF.type, RDFS.Datatype) not in self.g
+            and self.unknown(dt, self.declared_beside_shapes)
+        )
 
     def check_shape_parameters(self) -> None:
         """A domain shape's parameter written as what SHACL does not read it as, said at its
@@ -3589,7 +3787,7 @@ class _Builder:
         if e is None:
             return None
         subject = self.text(e, HORIS.subject)
-        class_args = sorted(a.name for a in args if a.is_class)
+        class_args = sorted({a.name for a in args if a.is_class})  # one declared twice is said
         if subject is None:
             if len(class_args) == 1:
                 subject = class_args[0]
@@ -3639,6 +3837,12 @@ class _Builder:
             prop = self.one(a, HORIS.property)
             value = self.one(a, HORIS.value)
             typ = self.one(a, HORIS.type)
+            if isinstance(prop, Literal):  # it has one, in quotes: "no property" misled
+                kinds = (RDF.Property, OWL.ObjectProperty, OWL.DatatypeProperty)
+                props = {p for k in kinds for p in self.g.subjects(RDF.type, k)}
+                self.quoted(tool, HORIS.property, prop, props, holder=a)
+                ok = False
+                continue
             if not isinstance(prop, URIRef):
                 self.error(
                     tool,
@@ -3727,6 +3931,7 @@ class _Builder:
             shapes,
             self.n,
             self.unknown_datatype,
+            self.unheld_datatype,
         ):
             (self.warn if c.some_pass else self.error)(
                 tool, c.message, c.hint, at=c.at or c.assertion
@@ -4096,11 +4301,19 @@ class _Builder:
         wrapper = 0  # the lines put before the pattern: the parser's count is the text's
         if not written.upper().startswith(("SELECT", "PREFIX", "BASE")):
             if not re.search(rf"[?$]{re.escape(as_var)}\b", text):
+                used = sorted(set(re.findall(r"[?$](\w+)", text)) - {"this"})
+                near = difflib.get_close_matches(as_var, used, n=1)
                 self.error(
                     s,
                     f"the horis:candidates pattern never binds ?{as_var}, the "
                     "variable the candidates are read from",
-                    f'write a pattern such as "?{as_var} a :Flight ; :to ?dest .", or '
+                    f"did you mean ?{near[0]}? Write ?{as_var} for it, or name it with "
+                    f'horis:as "{near[0]}"'
+                    if near
+                    else f"it binds {', '.join(f'?{v}' for v in used)}: write ?{as_var} for the "
+                    "one whose values are the options, or name that one with horis:as"
+                    if used
+                    else f'write a pattern such as "?{as_var} a :Flight ; :to ?dest .", or '
                     "name the variable with horis:as",
                     at=(cands, HORIS.query, None),
                 )
@@ -4654,6 +4867,21 @@ def closest_term(term: URIRef, candidates: Iterable[Node], cutoff: float = 0.6) 
     return near[close[0]] if close else None
 
 
+def near_individual(node: URIRef, declared: Iterable[URIRef]) -> URIRef | None:
+    """The one of ``declared`` that ``node`` most likely misspells: the same name in another
+    case (``:Major`` for ``:major``), or a close one (``:majr``) that differs in more than its
+    digits — ``:ward3`` beside a declared ``:ward2`` is another ward the world may hold."""
+    ns, local = split_iri(node)
+    same_ns = [d for d in declared if split_iri(d)[0] == ns]
+    cased = [d for d in same_ns if split_iri(d)[1].lower() == local.lower()]
+    if cased:
+        return min(cased, key=str)
+    close = closest_term(node, same_ns, cutoff=0.8)
+    if close is None or re.sub(r"\d", "", split_iri(close)[1]) == re.sub(r"\d", "", local):
+        return None
+    return close
+
+
 _FLOW = (
     HORIS.otherwise,
     HORIS.next,
@@ -4664,6 +4892,10 @@ _FLOW = (
 )
 """The predicates by which a step's flow goes on to another step (besides a rule's next), in
 the order :meth:`_Builder.edge` names them."""
+
+
+_UNBOUND_PREFIX = re.compile(r"Unknown namespace prefix : (\S+)")
+"""rdflib's word for a pattern's prefix its file does not declare."""
 
 
 def _order(p: Problem) -> tuple[str, int, str, str]:

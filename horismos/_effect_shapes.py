@@ -220,15 +220,24 @@ def _forbids(
     w: _Written,
     name: Callable[[Node], str],
     misspelt: Callable[[Node], bool] = lambda _: False,
+    unheld: Callable[[Node], bool] = lambda _: False,
 ) -> _Forbidden | None:
     """What of ``pshape`` no value ``w`` can meet; or None. A ``sh:datatype`` that is
     ``misspelt`` (``xsd:strng``, said at the shape with the datatype meant) is no datatype to
-    hold the effect to: the hint would have the effect copy the typo."""
+    hold the effect to: the hint would have the effect copy the typo. One that is ``unheld``
+    (``:RefCode``, declared nowhere) still rejects every value, but is corrected in the
+    shape: the effect told to write it would write a literal nothing declares."""
     either = "make the effect write what the shape allows, or correct the shape"
     dt = g.value(pshape, SH.datatype)
     if isinstance(dt, URIRef) and not misspelt(dt):
         if w.kind == "node":
             return _Forbidden(f"sh:datatype {name(dt)} (a literal)", either)
+        if w.datatype is not None and w.datatype != dt and unheld(dt):
+            return _Forbidden(
+                f"sh:datatype {name(dt)}",
+                f"write sh:datatype {name(w.datatype)} in the shape: {name(dt)} is no datatype "
+                f"the files declare (or declare it: {name(dt)} a rdfs:Datatype)",
+            )
         if w.datatype is not None and w.datatype != dt:
             fix = (
                 f"write horis:type {name(dt)} in the effect"
@@ -281,10 +290,12 @@ def contradictions(
     named: Iterable[URIRef],
     name: Callable[[Node], str],
     misspelt: Callable[[Node], bool] = lambda _: False,
+    unheld: Callable[[Node], bool] = lambda _: False,
 ) -> list[Contradiction]:
     """Each of ``asserts`` (``(node, assertion)``) a shape judging the effect's subject
     forbids: a node of ``cls`` (its argument's class), judged by the domain shapes
-    ``targets`` finds and by ``named`` (the effect's ``horis:shape``s)."""
+    ``targets`` finds and by ``named`` (the effect's ``horis:shape``s). A ``sh:datatype``
+    that is ``unheld`` (declared nowhere) is the shape's to correct, not the effect's."""
     written = {a.property for _, a in asserts}
     judging = _judging(targets, cls, written, named)
     found = []
@@ -298,7 +309,7 @@ def contradictions(
                 if a.property != path:
                     continue
                 w = _written(a)
-                forbidden = _forbids(g, pshape, w, name, misspelt)
+                forbidden = _forbids(g, pshape, w, name, misspelt, unheld)
                 if forbidden is None and a.many and _one_allowed(g, pshape):
                     found.append(
                         Contradiction(

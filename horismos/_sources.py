@@ -522,6 +522,21 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
         except BadSyntax as e:
             unbound = _UNBOUND.search(str(e._why))
             line = _syntax_line(e)
+            runaway = None if unbound else _runaway_string(e)
+            if runaway is not None:
+                opened, ran_to = runaway
+                problems.append(
+                    Problem(
+                        "error",
+                        f"Turtle syntax error: the string opened at line {opened} runs on to "
+                        f"line {ran_to}, so the statements between are read as its text"
+                        f"{_near(path, opened)}",
+                        file=str(path),
+                        line=opened,
+                        hint='close it with """ where its text ends',
+                    )
+                )
+                continue
             problems.append(
                 Problem(
                     "error",
@@ -665,6 +680,34 @@ def _open_long_string(text: bytes) -> int | None:
     it from the top (comments, IRIs, short and long strings, escapes); None when none is.
     The last triple quote before the end is not it: a ``'''`` string never closed holds
     every ``\"\"\"`` after it, and the error was put at the last of those, lines later."""
+    return next((start for start, end in _long_strings(text) if end is None), None)
+
+
+# a statement's start (a blank line, then a subject typed in horis:) or a horis: predicate
+# opening a line: Turtle that a pattern's text never holds
+_STATEMENT = re.compile(rb"\n[ \t]*\n[ \t]*\S+[ \t]+a[ \t]+horis:|\n[ \t]*horis:[A-Za-z]+[ \t]")
+
+
+def _runaway_string(e: BadSyntax) -> tuple[int, int] | None:
+    """The lines where a long string that swallowed statements opens and closes, when the
+    syntax error follows it on its closing line: a pattern's closing ``\"\"\"`` written
+    ``\"\"`` made the string run on to the next pattern's opening quotes, and the error was
+    put there, lines after the slip, inside a step that is right."""
+    text: bytes = e._str
+    at = e._i if 0 <= e._i < len(text) else len(text)
+    closed = [(a, b) for a, b in _long_strings(text[:at]) if b is not None]
+    if not closed:
+        return None
+    start, end = closed[-1]
+    if b"\n" in text[end:at] or not _STATEMENT.search(text, start, end):
+        return None
+    return text.count(b"\n", 0, start) + 1, text.count(b"\n", 0, end) + 1
+
+
+def _long_strings(text: bytes) -> Iterator[tuple[int, int | None]]:
+    """Where each long string of ``text`` starts and where its closing quotes are (None: it
+    never closes), read as Turtle reads it from the top (comments, IRIs, short and long
+    strings, escapes)."""
     i, n = 0, len(text)
     while i < n:
         c = text[i : i + 1]
@@ -682,11 +725,14 @@ def _open_long_string(text: bytes) -> int | None:
                     break  # a short string ends with its line
                 i += 2 if text[i : i + 1] == b"\\" else 1
             if i >= n:
-                return start if len(quote) == 3 else None
+                if len(quote) == 3:
+                    yield start, None
+                return
+            if len(quote) == 3:
+                yield start, i
             i += len(quote)
         else:
             i += 1
-    return None
 
 
 def _last_written_line(text: bytes, end: int) -> int:

@@ -152,6 +152,28 @@ def test_a_turtle_syntax_error_gives_the_line_missing_its_separator() -> None:
           hint="separate predicates with ';'")
 
 
+def test_a_pattern_string_closed_with_two_quotes_is_said_at_the_line_it_opens(
+        tmp_path: Path) -> None:
+    """:QueuePatient's pattern closed with "" ran on to :NotifyNurse's opening quotes, and the
+    error was put at :NotifyNurse's horis:requires, a step that is right, with the parser's
+    "expected '.'"; the slip is in the string that opens lines before."""
+    text = TRIAGE.read_text(encoding="utf-8")
+    guard = 'FILTER NOT EXISTS { ?this :queuedAt ?t } """ ;'
+    assert text.count(guard) == 1
+    broken = tmp_path / "triage.ttl"
+    broken.write_text(text.replace(guard, guard.replace('"""', '""')), encoding="utf-8")
+    with pytest.raises(AuthoringError) as raised:
+        load_definitions([broken, EHR])
+    p = only(raised.value.problems)
+    opened = line_of(broken, 'horis:requires """ ?this :acuity ?queue .')
+    ran_to = line_of(broken, 'horis:requires """ ?this :queueRef ?ref .')
+    assert (p.file, p.line) == (str(broken), opened)
+    assert p.message.startswith(f"Turtle syntax error: the string opened at line {opened} runs "
+                                f"on to line {ran_to}, so the statements between are read as "
+                                "its text")
+    assert p.hint == 'close it with """ where its text ends'
+
+
 def test_a_missing_binding_is_reported_once_by_the_loader_not_again_by_the_shapes(
         tmp_path: Path) -> None:
     # The authoring shapes also catch a tool with no binding, an argument with no type and a

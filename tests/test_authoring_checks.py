@@ -255,6 +255,49 @@ def test_a_step_described_in_two_files_is_warned_of_at_the_second(tmp_path: Path
     assert p.hint == "describe it in one file: remove or rename one of the two"
 
 
+def test_a_tool_two_files_contradict_names_the_other_file_and_each_value(tmp_path: Path) -> None:
+    """A copy of :ehr.assign_queue edited in a second file (a longer timeout, idempotent) was
+    not said to be described twice, since a tool the two contradict is not modelled; the
+    errors that were said named one file, called the argument declared in both an ambiguous
+    subject ("patient", "patient"), and asked for horis:idempotent "without quotes"."""
+    extra = tmp_path / "extra.ttl"
+    extra.write_text("@prefix : <http://example.org/ehr#> .\n"
+                     "@prefix horis: <https://w3id.org/horismos#> .\n"
+                     ":ehr.assign_queue a horis:Tool ;\n"
+                     "    horis:takes [ horis:arg [ horis:name \"patient\" ;\n"
+                     "                              horis:type :Patient ] ] ;\n"
+                     '    horis:timeout "30s" ;\n'
+                     "    horis:idempotent true .\n")
+    with pytest.raises(AuthoringError) as raised:
+        load_definitions([TRIAGE[0], extra, TRIAGE[1]])
+    found = raised.value.problems
+    lines = TRIAGE[0].read_text().splitlines()
+    opened = lines.index(":ehr.assign_queue a horis:Tool ;") + 1
+    twice = [p for p in found if "also described" in p.message]
+    assert [(p.file, p.line) for p in twice] == [(str(extra), 3)]
+    assert f"also described in {TRIAGE[0]}:{opened}" in twice[0].message
+    timeout = lines.index('    horis:timeout "5s" ;', opened) + 1
+    idempotent = lines.index("    horis:idempotent false .", opened) + 1
+    messages = [p.message for p in found]
+    assert (f'horis:timeout is given 2 values, "5s" at {TRIAGE[0]}:{timeout}, "30s" at '
+            f"{extra}:6") in "\n".join(messages)
+    assert (f"horis:idempotent is given 2 values, false at {TRIAGE[0]}:{idempotent}, true at "
+            f"{extra}:7") in "\n".join(messages)
+    assert not [m for m in messages if "ambiguous" in m]
+
+
+def test_two_starts_name_both_steps(tmp_path: Path) -> None:
+    """The shapes' message alone said a workflow needs one horis:start, with an example, and
+    not which two it was given."""
+    path, line = edited(tmp_path, TRIAGE, "horis:start :QueuePatient .",
+                        "horis:start :QueuePatient , :NotifyNurse .")
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line, p.node) == (str(path), line, ":Triage")
+    assert p.message.startswith(f"horis:start is given 2 values, :NotifyNurse at line {line}, "
+                                f":QueuePatient at line {line}: ")
+    assert p.hint == "keep the one meant, delete the rest"
+
+
 def test_a_not_exists_that_names_no_variable_of_its_pattern_is_warned_of_at_its_line(
         tmp_path: Path) -> None:
     """The guard against queueing a patient twice written about ?patient, which nothing

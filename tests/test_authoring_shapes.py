@@ -49,6 +49,10 @@ def loaded(tmp_path: Path, ontology: Path, workflow: Path = TRIAGE[0]) -> list[P
      "sh:path names :queueRf", "did you mean :queueRef?"),
     ("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:datatype xsd:strng ;", "error",
      "sh:datatype xsd:strng is not an XML Schema datatype", "did you mean xsd:string?"),
+    # a datatype of the ontology's own namespace that it never declares: said nowhere
+    ("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:datatype :QueueCode ;", "warning",
+     "sh:datatype :QueueCode is declared by no loaded ontology (as :QueueCode a "
+     "rdfs:Datatype) and used by no loaded data, so no value is of it", "declare it"),
     ("sh:targetClass :Patient ;", 'sh:targetClass :Patient ; sh:deactivated "false" ;', "error",
      'sh:deactivated "false" is not a boolean', "without quotes"),
     ("sh:targetClass :Patient ;", "sh:targetClass :Patient ; sh:node :PatientShap ;", "error",
@@ -193,6 +197,10 @@ QUEUE_REF = "horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]"
 @pytest.mark.parametrize(("old", "new", "requires", "hint"), [
     ("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:datatype xsd:token ;", "sh:datatype xsd:token",
      "write horis:type xsd:token in the effect, or sh:datatype xsd:string in the shape"),
+    # one declared nowhere: the effect was told to write horis:type :QueueCode, a datatype
+    # no literal has
+    ("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:datatype :QueueCode ;", "sh:datatype :QueueCode",
+     "write sh:datatype xsd:string in the shape: :QueueCode is no datatype the files declare"),
     ("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:nodeKind sh:IRI ;", "sh:nodeKind sh:IRI",
      "correct the shape"),
     ("sh:maxCount 1 ;", "sh:maxCount 0 ;", "sh:maxCount 0", "drop the property"),

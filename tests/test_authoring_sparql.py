@@ -222,3 +222,26 @@ def test_declared_terms_in_property_paths_validate_clean(tmp_path: Path) -> None
     path.write_text("@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
                     + path.read_text(encoding="utf-8"), encoding="utf-8")
     assert problems(path, TRIAGE) == []
+
+
+# -- a prefix the file does not declare -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("new", "hint"), [
+    # the term is the ontology's, written with a prefix borrowed from another file
+    pytest.param("?this ehr:acuity ?queue .\n", "did you mean :acuity? Or declare it at the top "
+                 "of the file: @prefix ehr: <…> .", id="known-term"),
+    pytest.param("?this fhir:severity ?queue .\n", "declare it at the top of the file: "
+                 "@prefix fhir: <…> .", id="unknown-term"),
+])
+def test_a_pattern_prefix_its_file_does_not_declare_says_which_term_was_meant(
+        tmp_path: Path, new: str, hint: str) -> None:
+    """The hint was the shape of a pattern ("write triple patterns and FILTERs as inside
+    WHERE { … }"), which was right; the prefix was what was wrong."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_QUEUE, new)
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line, p.node) == (str(path), line, ":QueuePatient")
+    prefix = new.split()[1].split(":")[0]
+    assert p.message == ("horis:requires is not a valid SPARQL group graph pattern: it uses the "
+                         f"prefix {prefix}:, which its file does not declare")
+    assert p.hint == hint

@@ -539,6 +539,11 @@ def test_a_tools_own_horis_requires_and_a_proposals_timeout_are_where_they_belon
     pytest.param(TRIAGE, "horis:focusType :Patient ;", 'horis:focusType "Patient" ;', ":Triage",
                  'horis:focusType "Patient" is a string, not a node',
                  "drop the quotes: horis:focusType :Patient", id="focus-type"),
+    # it said "a horis:asserts has no horis:property", of the one written on its line
+    pytest.param(TRIAGE, "horis:property :queueRef ; horis:type xsd:string",
+                 'horis:property "queueRef" ; horis:type xsd:string', ":ehr.assign_queue",
+                 'horis:property "queueRef" is a string, not a node',
+                 "drop the quotes: horis:property :queueRef", id="asserted-property"),
 ])
 def test_a_name_in_quotes_is_said_to_be_a_string_with_the_quotes_dropped_in_the_hint(
         tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, said: str,
@@ -892,3 +897,20 @@ def test_a_command_binding_declared_wrong_is_not_also_said_to_be_missing(tmp_pat
                     '    horis:argv "python3 file.py -- {result}" ;\n    horis:root "/tmp" .\n')
     e = the_error(problems(path, LAB))
     assert e.node == ":filer" and "needs one horis:argv, an RDF list" in e.message
+
+
+def test_a_candidates_pattern_naming_the_option_otherwise_says_which_variable_it_binds(
+        tmp_path: Path) -> None:
+    """The hint was an example from another domain ("?option a :Flight …"), not the
+    variable the modeler had written for the option."""
+    old = ("?option a :Flight ; :status :Scheduled ; :destination ?dest ; :seatsLeft ?seats .\n"
+           "        FILTER (?seats > 0 && ?option != ?old)")
+    path, _ = edited(tmp_path, REBOOKING, old, old.replace("?option", "?flight"))
+    p = the_error(problems(path, REBOOKING))
+    assert p.node == ":ProposeFlight" and p.message.startswith(
+        "the horis:candidates pattern never binds ?option")
+    assert p.hint == ("it binds ?dest, ?flight, ?old, ?seats: write ?option for the one whose "
+                      "values are the options, or name that one with horis:as")
+    path, _ = edited(tmp_path, REBOOKING, old, old.replace("?option", "?opton"))
+    p = the_error(problems(path, REBOOKING))
+    assert p.hint == 'did you mean ?opton? Write ?option for it, or name it with horis:as "opton"'

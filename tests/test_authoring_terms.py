@@ -244,6 +244,38 @@ def test_a_node_neither_the_definitions_nor_the_world_hold_is_a_warning_against_
 
 
 
+def test_a_node_misspelling_an_individual_of_the_definitions_is_a_warning_without_a_world(
+        tmp_path: Path) -> None:
+    """`?old :status :Canceled` where the ontology declares `:Cancelled a :FlightStatus`:
+    validate without --world said valid, and every booking of a cancelled flight was left
+    unrebooked. Beside a world that holds :Canceled it is dropped; beside one that does
+    not, it is said once, keeping the definitions' name as the did-you-mean."""
+    status = "?old :status :Cancelled ;"
+    path, line = edited(tmp_path, REBOOKING, status, "?old :status :Canceled ;")
+    command = [sys.executable, "-m", "horismos", "validate", str(path), str(REBOOKING[1])]
+    alone = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    (warned,) = [x for x in alone.stdout.splitlines() if ":Canceled" in x]
+    assert warned.startswith(f"{path}:{line}: warning: ")
+    assert ("horis:query names :Canceled, which the definitions do not declare, though "
+            "they declare :Cancelled (a :FlightStatus)") in warned
+    assert warned.endswith("did you mean :Cancelled?")
+    world = tmp_path / "w.ttl"
+    world.write_text("@prefix : <http://example.org/travel#> .\n:f1 a :Flight .\n")
+    beside = subprocess.run([*command, "--world", str(world), "--store", "memory"],
+                            capture_output=True, text=True, timeout=120)
+    (warned,) = [x for x in beside.stdout.splitlines() if ":Canceled" in x]
+    assert "neither the definitions nor the world hold" in warned
+    assert warned.endswith("did you mean :Cancelled?")
+    world.write_text("@prefix : <http://example.org/travel#> .\n:f1 :status :Canceled .\n")
+    held = subprocess.run([*command, "--world", str(world), "--store", "memory"],
+                          capture_output=True, text=True, timeout=120)
+    assert ":Canceled" not in held.stdout, held.stdout
+    # another node of a numbered series is the world's to hold, not a typo
+    path, _ = edited(tmp_path, REBOOKING, status, "?old :status :Cancelled2 ;")
+    assert not [p for p in problems(path, REBOOKING) if ":Cancelled2" in p.message]
+
+
 def test_a_world_fact_misspelling_an_ontology_term_is_a_warning_at_the_world_files_line(
         tmp_path: Path) -> None:
     """`:p2 :acuty :routine` and `:n2 a :Nrse` loaded without a word: no pattern ever
@@ -654,6 +686,30 @@ def test_an_argument_given_from_this_of_a_class_the_focus_is_not_is_a_warning(
     assert found[0].line is not None  # at the step's horis:bind of the argument
     line = path.read_text().splitlines()[found[0].line - 1]
     assert line.strip().startswith('horis:bind [ horis:arg "result"')
+
+
+@pytest.mark.parametrize(("old", "new", "said", "hint"), [
+    # a nurse's property read of the patient: the step blocked every patient
+    ("?this :queueRef ?ref .", "?this :queueRef ?ref ; :onDuty true .",
+     "horis:requires reads :onDuty of ?this, but :onDuty has rdfs:domain :Nurse",
+     "read a property of :Patient"),
+    # the patient as the nurse a patient was given
+    ("?this :queueRef ?ref .", "?this :queueRef ?ref . ?p :assignedNurse ?this .",
+     "horis:requires reads :assignedNurse pointing at ?this, but :assignedNurse has "
+     "rdfs:range :Nurse", "read a property of :Patient"),
+])
+def test_a_property_of_another_class_than_the_focus_read_of_this_is_a_warning_at_its_line(
+        tmp_path: Path, old: str, new: str, said: str, hint: str) -> None:
+    """It validated; the pattern never held for a patient, so every instance was blocked (a
+    decision rule's, never taken: every instance went down the other branch, its tools
+    called), and nothing had said why."""
+    path, line = edited(tmp_path, TRIAGE, old, new)
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.file, p.line, p.node) == (str(path), line, ":NotifyNurse")
+    assert p.message.startswith(said)
+    assert p.message.endswith(":Triage runs for nodes of :Patient (its horis:focusType): unless "
+                              "a node is both, that part of the pattern never matches")
+    assert p.hint is not None and p.hint.startswith(hint)
 
 
 def test_a_step_of_another_workflow_reached_with_another_focus_is_a_warning(
