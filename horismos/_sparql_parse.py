@@ -36,7 +36,16 @@ def prepare_query(text: str, init_ns: Mapping[str, Any]) -> Query:
 @cache
 def _uncommented() -> ParserElement:
     """rdflib's query grammar, copied element by element, each copy without the comment
-    rule: what it parses without a ``#``, it parses to the same tree as the original."""
+    rule: what it parses without a ``#``, it parses to the same tree as the original. Should a
+    pyparsing build its elements so that they cannot be copied so, rdflib's own grammar: a
+    slower load, never a project that no longer loads."""
+    try:
+        return _copied_without_comments()
+    except Exception:
+        return parser.Query
+
+
+def _copied_without_comments() -> ParserElement:
     copies: dict[int, ParserElement] = {}
 
     def copied(e: ParserElement) -> ParserElement:

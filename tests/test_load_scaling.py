@@ -111,3 +111,20 @@ def test_patterns_sent_in_one_request_agree_on_every_prefix_they_share() -> None
     one = _pre("?x :p ?y", (("", "http://example.org/one#"),))
     other = _pre("?x :q ?y", (("", "http://example.org/other#"),))
     assert _compatible(pre, (one, other)) == [one]
+
+
+def test_a_grammar_that_cannot_be_copied_still_loads_patterns(monkeypatch) -> None:
+    """A pyparsing whose elements cannot be copied without their comment rule costs speed,
+    never a project: the pattern is read by rdflib's own grammar, to the same query."""
+    from horismos import _sparql_parse
+
+    def refuse() -> None:
+        raise AttributeError("elements built otherwise")
+
+    monkeypatch.setattr(_sparql_parse, "_copied_without_comments", refuse)
+    _sparql_parse._uncommented.cache_clear()
+    try:
+        text = "SELECT ?x WHERE { ?x <http://example.org/p> 1 }"
+        assert str(prepare_query(text, {}).algebra) == str(prepareQuery(text).algebra)
+    finally:
+        _sparql_parse._uncommented.cache_clear()
