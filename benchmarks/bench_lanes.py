@@ -17,13 +17,15 @@ written as N-Quads and bulk-loaded (``World.store.load_file``) into each store: 
 (in memory, the built world itself), ``disk`` (``oxigraph:PATH`` in a temporary folder) and
 ``sparql`` (a real ``oxigraph serve`` on 127.0.0.1, started here and stopped at the end).
 
-Lanes, each timed ``--reps`` times after one warm-up, the sizes alternating:
+Lanes, each timed after one warm-up (in process ``--api-reps`` times, on the command line
+``--reps`` times), the sizes alternating:
 
 - in process (every store), the reads a lane asks of the store counted (``reads``: rows and
   quads returned to Python by the store's read operations, a counting ``WrappedStore``):
   ``World.open`` of the store; ``Agent.run`` of one focus; ``resume`` of an operator wait by
   full IRI with its facts; ``approve``; ``due_waits`` with nothing due (what ``wake`` does);
-  ``list_instances(status="waiting")``; ``catalog.call`` of a tool; ``World.digest()``; on
+  ``list_instances(status="waiting")``; ``catalog.call`` of a tool, and of one that is not
+  idempotent (approved); ``World.digest()``; on
   ``sparql``, a worker's driver taking one task;
 - the command line (``disk`` and ``sparql``: with an in-memory store the CLI reads the world
   from its files, which is the world by definition): ``horismos run --focus`` as a process of
@@ -47,6 +49,7 @@ import gc
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -138,7 +141,7 @@ def build(agent: Any, size: int, pools: int, per_pool: int, out: Path) -> tuple[
     for _ in range(cases // 10):  # a case with an event again and again: hcase0
         assert agent.run(world, workflow=H.WfMark, focus=H.hcase0).status == "completed"
     n = pools * per_pool
-    world.store.load(case_quads(3 * n, "f"))
+    world.store.load(case_quads(4 * n, "f"))
     world.store.load(case_quads(n, "w"))
     world.store.load(case_quads(n, "a"))
     asks = []
@@ -156,7 +159,7 @@ def build(agent: Any, size: int, pools: int, per_pool: int, out: Path) -> tuple[
         for line in world.store.lines():
             f.write(line + "\n")
     cut = [(k * per_pool, (k + 1) * per_pool) for k in range(pools)]
-    return world, [Pools([H[f"fcase{j}"] for j in range(3 * a, 3 * b)], asks[a:b],
+    return world, [Pools([H[f"fcase{j}"] for j in range(4 * a, 4 * b)], asks[a:b],
                          approvals[a:b]) for a, b in cut]
 
 
@@ -217,9 +220,8 @@ def alternate(sizes: list[int], fn: Callable[[int], int | None], reps: int
 
 # -- the lanes --------------------------------------------------------------------------------
 
-def in_process(agent: Any, table: Table, name: str, spec: Mapping[int, str],
-               worlds: Mapping[int, Any], pools: Mapping[int, Pools], reps: int,
-               traces: Path) -> None:
+def in_process(agent: Any, table: Table, name: str, worlds: Mapping[int, Any],
+               pools: Mapping[int, Pools], reps: int, traces: Path) -> None:
     """The lanes a program runs through the Python API, on open ``worlds`` (by size)."""
     from horismos import World
     from horismos._instances import due_waits, list_instances
@@ -265,6 +267,12 @@ def in_process(agent: Any, table: Table, name: str, spec: Mapping[int, str],
                                     world)
         assert result.status == "completed", result
 
+    def call_once(world: Any, size: int) -> None:
+        args = {"case": str(pools[size].fresh.pop())}
+        result = agent.catalog.call("history.send", args, world,
+                                    approval=agent.catalog.approve("history.send", args))
+        assert result.status == "completed", result
+
     def digest(world: Any, size: int) -> None:
         world.digest()
 
@@ -280,6 +288,7 @@ def in_process(agent: Any, table: Table, name: str, spec: Mapping[int, str],
     lane("due_waits, nothing due (wake)", wake)
     lane("list_instances(waiting)", waiting)
     lane("catalog.call", call)
+    lane("catalog.call, not idempotent (approved)", call_once)
     lane("World.digest()", digest)
 
 
@@ -408,20 +417,24 @@ def main() -> None:
                         help="world sizes, in quads (approximately)")
     parser.add_argument("--stores", nargs="+", default=["oxigraph", "disk", "sparql"],
                         choices=["oxigraph", "disk", "sparql"])
-    parser.add_argument("--reps", type=int, default=3, help="timed repetitions of each lane")
+    parser.add_argument("--reps", type=int, default=3,
+                        help="timed repetitions of each command-line lane")
+    parser.add_argument("--api-reps", type=int, default=11,
+                        help="timed repetitions of each in-process lane (milliseconds each)")
     parser.add_argument("--before", type=Path, help="a checkout of the code before, "
                         "measured after this one (its horismos package is imported there)")
     parser.add_argument("--no-cli", action="store_true", help="in-process lanes only")
     args = parser.parse_args()
 
     roots = [HERE.parent] + ([args.before.resolve()] if args.before else [])
-    per_pool = args.reps + WARM
+    per_pool = max(args.reps, args.api_reps) + WARM
     pools_n = len(args.stores) * 2  # one a (store, mode)
     folder = Path(tempfile.mkdtemp(prefix="bench_lanes-"))
     traces = folder / "traces"
     traces.mkdir()
     sizes = sorted(args.sizes)
     servers: list[Server] = []
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # servers stopped, folder removed
     try:
         for root_i, root in enumerate(roots):  # the first: the horismos on PYTHONPATH
             _measure(root, root_i, args, sizes, pools_n, per_pool, folder, traces, servers)
@@ -436,7 +449,8 @@ def _measure(root: Path, root_i: int, args: argparse.Namespace, sizes: list[int]
              servers: list[Server]) -> None:
     if root_i:  # the code before, in a fresh interpreter: a module imported stays imported
         argv = [sys.executable, __file__, "--sizes", *map(str, sizes), "--stores",
-                *args.stores, "--reps", str(args.reps)] + (["--no-cli"] if args.no_cli else [])
+                *args.stores, "--reps", str(args.reps), "--api-reps", str(args.api_reps)] + (
+                    ["--no-cli"] if args.no_cli else [])
         print(f"\n== the code of {root} ==", flush=True)
         subprocess.run(argv, env={**os.environ, "PYTHONPATH": str(root)}, check=True)
         return
@@ -479,20 +493,21 @@ def _measure(root: Path, root_i: int, args: argparse.Namespace, sizes: list[int]
             print(f"{name} ~{size:,}: bulk-loaded in {time.perf_counter() - t0:.1f} s",
                   flush=True)
         mine = next(pool_i)
-        in_process(agent, table, name, spec, worlds,
-                   {s: built[s][1][mine] for s in sizes}, args.reps, traces)
+        in_process(agent, table, name, worlds, {s: built[s][1][mine] for s in sizes},
+                   args.api_reps, traces)
         if name != "oxigraph":
             for world in worlds.values():
                 world.close()  # a disk store is held by one process at a time
-            reopen(table, name, spec, args.reps)
+            reopen(table, name, spec, args.api_reps)
             if name == "sparql":  # workers share a world over the protocol only
                 worker(agent, table, name, spec, {s: built[s][1][mine] for s in sizes},
-                       args.reps)
+                       args.api_reps)
             if not args.no_cli:
                 theirs = next(pool_i)
                 cli(sys.executable, root, table, name, spec,
                     {s: built[s][1][theirs] for s in sizes}, args.reps, traces)
-    print("\nfigures: median ms of", args.reps, "after", WARM, "warm-up; reads: rows and "
+    print(f"\nfigures: median ms of {args.api_reps} (in process) or {args.reps} (command line) "
+          f"after {WARM} warm-up; reads: rows and "
           "quads the stores returned to Python, smallest / largest world")
 
 
