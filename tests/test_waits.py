@@ -534,7 +534,7 @@ def test_a_run_per_event_reads_its_focus_or_the_unfinished_whichever_are_fewer(c
     It read every instance the focus ever had: a focus run once per event for years (5,000
     earlier runs) made each run on disk 8x slower (11 -> 88 ms), nearly all of it this
     question. Before that it read every unfinished instance of the world first (77 ms a run
-    on disk beside 9,000 waiting). Each side is read up to a bound in turn now, so the
+    on disk beside 9,000 waiting). Each side is counted up to a bound in turn now, so the
     question costs what the smaller side holds, whichever it is."""
     many = [L[f"old{n}"] for n in range(1000)]
     if case == "focus run 1,000 times":
