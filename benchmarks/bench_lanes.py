@@ -44,6 +44,7 @@ checkout (a git worktree of the code before), after this one's, for a before/aft
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import gc
 import json
@@ -117,6 +118,33 @@ def counting_store(inner: Any) -> Any:
             return self._each(self.inner.lines())
 
     return Counting(inner)
+
+
+@contextlib.contextmanager
+def counted_opens() -> Iterator[list[Any]]:
+    """Every store ``World.open`` opens meanwhile, wrapped by :func:`counting_store`."""
+    import horismos._world
+
+    opened: list[Any] = []
+    real_open = horismos._world.open_store
+
+    def counted_open(store: str, **kw: Any) -> Any:
+        opened.append(counting_store(real_open(store, **kw)))
+        return opened[-1]
+
+    horismos._world.open_store = counted_open  # type: ignore[assignment]
+    try:
+        yield opened
+    finally:
+        horismos._world.open_store = real_open  # type: ignore[assignment]
+
+
+def rows_read(opened: list[Any]) -> int:
+    """The rows the stores in ``opened`` returned since asked last."""
+    n = 0
+    for store in opened:
+        n, store.rows = n + store.rows, 0
+    return n
 
 
 # -- the worlds -------------------------------------------------------------------------------
@@ -299,10 +327,16 @@ def worker(agent: Any, table: Table, name: str, spec: Mapping[int, str],
     from horismos._queue import InstanceDriver
 
     drivers = {s: InstanceDriver(agent, spec[s]) for s in spec}
+    with counted_opens() as opened:
+        for driver in drivers.values():
+            driver.check()  # each opens its world (its thread's connection) here
+        by_size = dict(zip(drivers, opened, strict=True))
 
-    def task(size: int) -> None:
+    def task(size: int) -> int:
+        rows_read([by_size[size]])
         status = drivers[size].drive(str(H.WfMark), str(pools[size].fresh.pop()))
         assert status == "completed", status
+        return rows_read([by_size[size]])
     try:
         table.add(name, "worker: one task (InstanceDriver.drive)",
                   *alternate(sorted(spec), task, reps))
@@ -326,40 +360,29 @@ def cli(python: str, root: Path, table: Table, name: str, spec: Mapping[int, str
     process of its own (start, imports, definitions, the world opened, the run), then each
     command through ``horismos._cli.main`` in this process (what follows the imports), every
     store it opens counted."""
-    import contextlib
     import io
 
-    import horismos._world
     from horismos._cli import main as horismos_main
 
     sizes = sorted(spec)
     env = {**os.environ, "PYTHONPATH": str(root)}
     defs, tools = str(TTL), ["--tools", str(TOOLS_PY)]
-    opened: list[Any] = []
-    real_open = horismos._world.open_store
-
-    def counted_open(store: str, **kw: Any) -> Any:
-        opened.append(counting_store(real_open(store, **kw)))
-        return opened[-1]
-
     def process(argv: list[str]) -> None:
         done = subprocess.run([python, "-m", "horismos", *argv], env=env, capture_output=True,
                               text=True, cwd=HERE / "history")
         assert done.returncode == 0, (argv, done.returncode, done.stdout, done.stderr)
 
     def command(argv: list[str]) -> int:
-        opened.clear()
         out = io.StringIO()
-        horismos._world.open_store = counted_open  # type: ignore[assignment]
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                code = horismos_main(argv)
-        finally:
-            horismos._world.open_store = real_open  # type: ignore[assignment]
-            for store in opened:  # as the process's exit would (a disk store is locked)
-                store.inner.close()
+        with counted_opens() as opened:
+            try:
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                    code = horismos_main(argv)
+            finally:
+                for store in opened:  # as the process's exit would (a disk store is locked)
+                    store.inner.close()
         assert code == 0, (argv, code, out.getvalue())
-        return sum(store.rows for store in opened)
+        return rows_read(opened)
 
     def lane(label: str, fn: Callable[[int], int | None]) -> None:
         table.add(name, label, *alternate(sizes, fn, reps))
