@@ -8,7 +8,7 @@ the instance, its effect graph, its PROV activities. Worlds here are grown that 
 (N = 1,000 and 20,000 by default), each run once through a one-step workflow (``run --all``), so
 each world holds N completed instances (19 quads each, besides the case's 25) before anything is
 timed; then fresh cases for the paths below (8 a repetition). The workflows are
-benchmarks/history/history.ttl; their tools, small pure functions of this script passed as
+benchmarks/history/history.ttl; their tools, small pure functions of history/history.py passed as
 ``tools={…}``, are declared ``horis:inline true`` (called on the run's thread, no worker hop).
 Every run and resume writes a trace file, as a service's would.
 
@@ -49,8 +49,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import gc
-import itertools
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -63,31 +63,11 @@ from horismos._instances import due_waits
 from horismos._waits import find_instance
 
 HERE = Path(__file__).resolve().parent / "history"
+sys.path.insert(0, str(HERE))
+from history import TOOLS  # noqa: E402  (the tools history.ttl declares)
+
 H = Namespace("http://example.org/history#")
 WARM = 1
-_refs = itertools.count(1)
-
-
-# -- the tools (history.ttl declares them) ----------------------------------------------------
-
-def mark(case: URIRef) -> dict[str, object]:
-    return {"markRef": f"M-{next(_refs)}"}
-
-
-def send(case: URIRef) -> dict[str, object]:
-    return {}
-
-
-def touch(item: URIRef) -> dict[str, object]:
-    return {}
-
-
-def pick(case: URIRef, option: URIRef) -> dict[str, object]:
-    return {"picked": option}
-
-
-TOOLS = {"history.mark": mark, "history.send": send, "history.touch": touch,
-         "history.pick": pick}
 
 
 # -- the worlds -------------------------------------------------------------------------------
