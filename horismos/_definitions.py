@@ -675,7 +675,8 @@ class _Builder:
         self.problems.append(self.src.problem("warning", node, message, hint, at))
 
     def hazard(self, h: Hazard) -> None:
-        """A warning of :mod:`._hazards`, at the statement or the assertion it is about."""
+        """A warning of :mod:`._hazards` (an error when it is certain to do harm), at the
+        statement or the assertion it is about."""
         at: Where | None = None
         if h.predicate is not None:
             at = (h.node, h.predicate, None)
@@ -689,7 +690,7 @@ class _Builder:
                 ),
                 None,
             )
-        self.warn(h.node, h.message, h.hint, at=at)
+        (self.error if h.harmful else self.warn)(h.node, h.message, h.hint, at=at)
 
     def n(self, node: Node) -> str:
         return self.src.name(node)

@@ -1,4 +1,5 @@
-"""Declarations that run but may do harm an author did not mean: ``validate`` warns about them.
+"""Declarations that run but may do harm an author did not mean: ``validate`` warns about them,
+and refuses the one certain to (a cycle that never ends through a tool that is not idempotent).
 
 - ``horis:retries`` on a tool that is not idempotent. Retries there repeat only a call that
   never reached the tool (see :mod:`._attempt`); one that was sent is never repeated, so the
@@ -91,6 +92,9 @@ class Hazard:
     asserted: URIRef | None = None
     """The property of the tool ``node``'s effect it is about, when one is: it is reported at
     that ``horis:asserts``."""
+    harmful: bool = False
+    """Certain to do harm when run (a tool that is not idempotent called over and over): an
+    error, not a warning."""
 
 
 def _ways_out(step: Step) -> Iterator[tuple[URIRef, URIRef]]:
@@ -280,17 +284,25 @@ def endless_loops(
         )
         cycle = " → ".join(name(x) for x in [first.iri, *back])
         tools = sorted({a.tool.name for a in actions if a.tool is not None})
+        acting = sorted({a.tool.name for a in actions if a.tool and not a.tool.idempotent})
         yield Hazard(
             first.iri,
             f"the cycle {cycle} never ends by itself: no horis:requires or rule on it reads "
             f"what its tools ({', '.join(tools)}) write, so each time round it finds the world "
             "as it was the time before and goes round again, calling each tool each time, "
             "until the instance has run the steps its workflow allows (horis:maxSteps) and "
-            "fails",
+            "fails"
+            + (
+                f"; {', '.join(acting)} {'is' if len(acting) == 1 else 'are'} not idempotent, "
+                "so each instance would act that many times over: it is not run"
+                if acting
+                else ""
+            ),
             "give a step on the cycle a horis:requires that stops holding once the work is "
             "done (e.g. FILTER NOT EXISTS on a property its tool writes), or end the cycle: "
             "drop the horis:next that leads back",
             HORIS.next if first.next in component else None,
+            harmful=bool(acting),
         )
 
 

@@ -54,6 +54,14 @@ def paging(budget: str = " ; horis:maxSteps 25", idempotent: str = "true") -> st
 """
 
 
+def paging_that_may_end(budget: str = " ; horis:maxSteps 25", idempotent: str = "true") -> str:
+    """:func:`paging` whose pattern reads what the tool writes (a page 0, which never comes):
+    a loop that could end, so a tool that is not idempotent on it is warned of, not refused."""
+    return paging(budget, idempotent).replace(
+        '"?this :hasMore true ."', '"?this :hasMore true . FILTER NOT EXISTS { ?this :page 0 }"'
+    )
+
+
 def fetcher(calls: list[Any]):
     def fetch(feed: Any) -> dict[str, Any]:
         calls.append(feed)
@@ -117,7 +125,7 @@ def test_cli_run_of_an_endless_loop_stops_with_one_line_naming_it(tmp_path) -> N
 @pytest.mark.parametrize(("idempotent", "warned"), [("false", True), ("true", False)])
 def test_validate_warns_about_a_cycle_through_a_non_idempotent_tool(tmp_path, idempotent,
                                                                     warned) -> None:
-    write(tmp_path, paging(idempotent=idempotent))
+    write(tmp_path, paging_that_may_end(idempotent=idempotent))
     p = subprocess.run([sys.executable, "-m", "horismos", "validate", "defs.ttl"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     out = p.stdout + p.stderr
@@ -132,7 +140,7 @@ def test_cli_run_warns_of_the_cycle_before_its_first_call_as_validate_does(tmp_p
     first saw the non-idempotent tool called round the loop with no word before it. The
     warnings `validate --world` gives now come first, on stderr; the world's own terms are not
     reported undeclared (:hasMore is in it), and `--quiet` leaves them out."""
-    write(tmp_path, paging(" ; horis:maxSteps 3", idempotent="false"))
+    write(tmp_path, paging_that_may_end(" ; horis:maxSteps 3", idempotent="false"))
     (tmp_path / "feeds.py").write_text(
         "def fetch(feed):\n    print('called', flush=True)\n    return {'page': [1]}\n",
         encoding="utf-8")
@@ -157,7 +165,7 @@ def test_cli_run_warns_of_the_cycle_before_its_first_call_as_validate_does(tmp_p
 def test_cli_serve_says_the_warnings_once_at_start(tmp_path) -> None:
     """A server is where the definitions run for good: it says what `validate --world` warns
     of once, on stderr before it serves, as `run` does before its first step."""
-    write(tmp_path, paging(" ; horis:maxSteps 3", idempotent="false"))
+    write(tmp_path, paging_that_may_end(" ; horis:maxSteps 3", idempotent="false"))
     (tmp_path / "feeds.py").write_text(
         "def fetch(feed):\n    return {'page': [1]}\n", encoding="utf-8")
     p = subprocess.run([sys.executable, "-m", "horismos", "serve", "defs.ttl", "--world",
@@ -256,6 +264,31 @@ def test_validate_warns_about_a_cycle_nothing_on_it_can_end(tmp_path, requires, 
                                     "horis:requires or rule on it reads what its tools "
                                     "(t.fetch) write")
         assert p.hint is not None and "FILTER NOT EXISTS on a property its tool writes" in p.hint
+
+
+def test_a_cycle_that_never_ends_through_a_tool_that_is_not_idempotent_is_not_run(
+    tmp_path,
+) -> None:
+    """A loop whose pattern reads nothing its tool writes goes round until the step budget is
+    spent; through a tool that is not idempotent, each instance charged, sent or booked that
+    many times (1,000 by default), and validate only warned. It is an error now: `validate`
+    fails naming the cycle and the tool, and `run` calls nothing."""
+    write(tmp_path, paging(idempotent="false"))
+    (tmp_path / "feeds.py").write_text(
+        "def fetch(feed):\n    open('called', 'a').write('x')\n    return {'page': [1]}\n",
+        encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", "defs.ttl"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    out = p.stdout + p.stderr
+    assert p.returncode == 1 and "Traceback" not in out, out
+    (error,) = [line for line in out.splitlines() if ": error: " in line]
+    assert error.startswith("defs.ttl:") and "the cycle :Page → :Page never ends" in error
+    assert "t.fetch is not idempotent" in error, error
+    ran = subprocess.run([sys.executable, "-m", "horismos", "run", "defs.ttl", "--world",
+                          "world.ttl", "--tools", "feeds", "--focus", ":f1"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert ran.returncode == 2 and "Traceback" not in ran.stdout + ran.stderr, ran.stderr
+    assert not (tmp_path / "called").exists()  # nothing called
 
 
 @pytest.mark.parametrize(("wake", "warned"), [("horis:OperatorInput", False),
