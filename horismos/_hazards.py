@@ -284,7 +284,15 @@ def endless_loops(
         )
         cycle = " → ".join(name(x) for x in [first.iri, *back])
         tools = sorted({a.tool.name for a in actions if a.tool is not None})
-        acting = sorted({a.tool.name for a in actions if a.tool and not a.tool.idempotent})
+        # acting each time round unattended: a tool that asks for approval waits for a
+        # person's yes to each call, as a wait only a person ends does
+        acting = sorted(
+            {
+                a.tool.name
+                for a in actions
+                if a.tool and not a.tool.idempotent and not a.tool.requires_approval
+            }
+        )
         yield Hazard(
             first.iri,
             f"the cycle {cycle} never ends by itself: no horis:requires or rule on it reads "

@@ -289,6 +289,11 @@ def test_a_cycle_that_never_ends_through_a_tool_that_is_not_idempotent_is_not_ru
                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert ran.returncode == 2 and "Traceback" not in ran.stdout + ran.stderr, ran.stderr
     assert not (tmp_path / "called").exists()  # nothing called
+    approved = paging(idempotent="false").replace(
+        "horis:idempotent false", "horis:idempotent false ; horis:requiresApproval true")
+    write(tmp_path, approved)  # a person says yes to each call: warned of, not refused
+    found = load_definitions([tmp_path / "defs.ttl"]).warnings
+    assert any("never ends by itself" in p.message for p in found), found
 
 
 @pytest.mark.parametrize(("wake", "warned"), [("horis:OperatorInput", False),
