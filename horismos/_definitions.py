@@ -1850,17 +1850,17 @@ class _Builder:
                     classes = [c for c in self.g.objects(prop, side) if isinstance(c, URIRef)]
                     off = next(
                         (
-                            w
+                            (w, c)
                             for w in focus_of.get(cast(URIRef, owner), [])
-                            if any(not self.related(w.focus_type, c) for c in classes)
+                            for c in classes
+                            if not self.related(w.focus_type, c)
                         ),
                         None,
                     )
                     if off is None:
                         continue
-                    wf = off
+                    wf, cls = off
                     said.add(prop)
-                    cls = next(c for c in classes if not self.related(wf.focus_type, c))
                     name = self.n(prop)
                     self.at_text(
                         "warning",
@@ -3142,11 +3142,7 @@ class _Builder:
                         f"{self.unquoted(str(o), self.types())} without quotes",
                         at=(holder, p, o),
                     )
-        properties = {p for _, p, _ in g} | {
-            s
-            for k in (RDF.Property, OWL.ObjectProperty, OWL.DatatypeProperty)
-            for s in g.subjects(RDF.type, k)
-        }
+        properties = {p for _, p, _ in g} | self.properties()
         for holder, o in g.subject_objects(SH.path):
             if isinstance(o, Literal):
                 self.error(
@@ -3839,9 +3835,7 @@ class _Builder:
             value = self.one(a, HORIS.value)
             typ = self.one(a, HORIS.type)
             if isinstance(prop, Literal):  # it has one, in quotes: "no property" misled
-                kinds = (RDF.Property, OWL.ObjectProperty, OWL.DatatypeProperty)
-                props = {p for k in kinds for p in self.g.subjects(RDF.type, k)}
-                self.quoted(tool, HORIS.property, prop, props, holder=a)
+                self.quoted(tool, HORIS.property, prop, self.properties(), holder=a)
                 ok = False
                 continue
             if not isinstance(prop, URIRef):
@@ -4302,20 +4296,11 @@ class _Builder:
         wrapper = 0  # the lines put before the pattern: the parser's count is the text's
         if not written.upper().startswith(("SELECT", "PREFIX", "BASE")):
             if not re.search(rf"[?$]{re.escape(as_var)}\b", text):
-                used = sorted(set(re.findall(r"[?$](\w+)", text)) - {"this"})
-                near = difflib.get_close_matches(as_var, used, n=1)
                 self.error(
                     s,
                     f"the horis:candidates pattern never binds ?{as_var}, the "
                     "variable the candidates are read from",
-                    f"did you mean ?{near[0]}? Write ?{as_var} for it, or name it with "
-                    f'horis:as "{near[0]}"'
-                    if near
-                    else f"it binds {', '.join(f'?{v}' for v in used)}: write ?{as_var} for the "
-                    "one whose values are the options, or name that one with horis:as"
-                    if used
-                    else f'write a pattern such as "?{as_var} a :Flight ; :to ?dest .", or '
-                    "name the variable with horis:as",
+                    _unbound_as_hint(as_var, text),
                     at=(cands, HORIS.query, None),
                 )
                 return None
@@ -4658,6 +4643,11 @@ class _Builder:
         kinds = (OWL.Class, RDFS.Class, RDFS.Datatype)
         return {c for k in kinds for c in self.g.subjects(RDF.type, k)}
 
+    def properties(self) -> set[Node]:
+        """The properties the loaded files declare."""
+        kinds = (RDF.Property, OWL.ObjectProperty, OWL.DatatypeProperty)
+        return {p for k in kinds for p in self.g.subjects(RDF.type, k)}
+
     def step_nodes(self) -> set[Node]:
         return {s for c in STEP_CLASSES for s in self.g.subjects(RDF.type, c)}
 
@@ -4893,6 +4883,26 @@ _FLOW = (
 )
 """The predicates by which a step's flow goes on to another step (besides a rule's next), in
 the order :meth:`_Builder.edge` names them."""
+
+
+def _unbound_as_hint(as_var: str, text: str) -> str:
+    """What to write when a candidates pattern never binds ``?as_var``: the variable it binds
+    that is nearest in name, else those it binds, else the shape of such a pattern."""
+    used = sorted(set(re.findall(r"[?$](\w+)", text)) - {"this"})
+    near = difflib.get_close_matches(as_var, used, n=1)
+    if near:
+        return (
+            f'did you mean ?{near[0]}? Write ?{as_var} for it, or name it with horis:as "{near[0]}"'
+        )
+    if used:
+        return (
+            f"it binds {', '.join(f'?{v}' for v in used)}: write ?{as_var} for the one whose "
+            "values are the options, or name that one with horis:as"
+        )
+    return (
+        f'write a pattern such as "?{as_var} a :Flight ; :to ?dest .", or name the variable '
+        "with horis:as"
+    )
 
 
 _UNBOUND_PREFIX = re.compile(r"Unknown namespace prefix : (\S+)")
