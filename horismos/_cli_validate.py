@@ -167,16 +167,14 @@ def _unheld(defs: Definitions, world: World) -> list[Problem]:
         if _world_uses(world, iri):
             continue
         near = next((c for c in _other_cases(iri) if _world_uses(world, c)), None)
-        found += [
-            replace(
-                p,
-                hint=f"did you mean {defs.name(near)}?"
-                if near is not None
-                else p.hint  # the definitions' own near name (:major for :majr)
-                or "check the spelling against the world's data, or load the data that holds it",
-            )
-            for p in problems
-        ]
+        for p in problems:
+            if near is not None:
+                hint = f"did you mean {defs.name(near)}?"
+            else:  # the definitions' own near name (:major for :majr), when they have one
+                hint = p.hint or (
+                    "check the spelling against the world's data, or load the data that holds it"
+                )
+            found.append(replace(p, hint=hint))
     return found
 
 

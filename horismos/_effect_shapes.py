@@ -232,22 +232,20 @@ def _forbids(
     if isinstance(dt, URIRef) and not misspelt(dt):
         if w.kind == "node":
             return _Forbidden(f"sh:datatype {name(dt)} (a literal)", either)
-        if w.datatype is not None and w.datatype != dt and unheld(dt):
-            return _Forbidden(
-                f"sh:datatype {name(dt)}",
-                f"write sh:datatype {name(w.datatype)} in the shape: {name(dt)} is no datatype "
-                f"the files declare (or declare it: {name(dt)} a rdfs:Datatype)",
-            )
         if w.datatype is not None and w.datatype != dt:
-            fix = (
-                f"write horis:type {name(dt)} in the effect"
-                if w.value is None
-                else f"write a horis:value of {name(dt)}"
-            )
-            return _Forbidden(
-                f"sh:datatype {name(dt)}",
-                f"{fix}, or sh:datatype {name(w.datatype)} in the shape",
-            )
+            if unheld(dt):
+                hint = (
+                    f"write sh:datatype {name(w.datatype)} in the shape: {name(dt)} is no "
+                    f"datatype the files declare (or declare it: {name(dt)} a rdfs:Datatype)"
+                )
+            else:
+                fix = (
+                    f"write horis:type {name(dt)} in the effect"
+                    if w.value is None
+                    else f"write a horis:value of {name(dt)}"
+                )
+                hint = f"{fix}, or sh:datatype {name(w.datatype)} in the shape"
+            return _Forbidden(f"sh:datatype {name(dt)}", hint)
     kind = g.value(pshape, SH.nodeKind)
     if isinstance(kind, URIRef) and w.kind not in _KINDS.get(kind, {w.kind}):
         return _Forbidden(f"sh:nodeKind {name(kind)}", either)

@@ -655,14 +655,20 @@ _SYNTAX_HINT = (
 )
 
 
+def _read_to(e: BadSyntax) -> tuple[bytes, int]:
+    """The text a syntax error was found in, and where in it the parser stopped (its end when
+    rdflib's position is past it)."""
+    text: bytes = e._str
+    return text, e._i if 0 <= e._i < len(text) else len(text)
+
+
 def _syntax_line(e: BadSyntax) -> int:
     """The line of a Turtle syntax error, from where in the text the parser stopped: rdflib's
     own count (``e.lines``) runs past the end of a short file (a 1-line file's error at line
     4). A statement without its closing dot is found at the next statement or the end of the
     file: the line shown is the last one written before that, where the dot is missing; a
     long string never closed, at the line that opens it."""
-    text: bytes = e._str
-    at = e._i if 0 <= e._i < len(text) else len(text)
+    text, at = _read_to(e)
     why = str(e._why)
     if why == "unterminated string literal":
         opened = _open_long_string(text[:at])
@@ -693,8 +699,7 @@ def _runaway_string(e: BadSyntax) -> tuple[int, int] | None:
     syntax error follows it on its closing line: a pattern's closing ``\"\"\"`` written
     ``\"\"`` made the string run on to the next pattern's opening quotes, and the error was
     put there, lines after the slip, inside a step that is right."""
-    text: bytes = e._str
-    at = e._i if 0 <= e._i < len(text) else len(text)
+    text, at = _read_to(e)
     closed = [(a, b) for a, b in _long_strings(text[:at]) if b is not None]
     if not closed:
         return None
