@@ -63,9 +63,11 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "history"))
+sys.path.insert(0, str(HERE.parent / "tests"))
 
 from bench_history import H, case_quads  # noqa: E402
 from history import TOOLS  # noqa: E402
+from oxigraph_server import OxigraphServer  # noqa: E402  (``oxigraph serve``, up when made)
 
 TTL = HERE / "history" / "history.ttl"
 TOOLS_PY = HERE / "history" / "history.py"
@@ -189,20 +191,6 @@ def build(agent: Any, size: int, pools: int, per_pool: int, out: Path) -> tuple[
     cut = [(k * per_pool, (k + 1) * per_pool) for k in range(pools)]
     return world, [Pools([H[f"fcase{j}"] for j in range(4 * a, 4 * b)], asks[a:b],
                          approvals[a:b]) for a, b in cut]
-
-
-class Server:
-    """``oxigraph serve`` on a free loopback port, over a folder of its own."""
-
-    def __init__(self, location: Path) -> None:
-        sys.path.insert(0, str(HERE.parent / "tests"))
-        from oxigraph_server import OxigraphServer
-
-        self.server = OxigraphServer(location)
-        self.store = self.server.store
-
-    def stop(self) -> None:
-        self.server.stop()
 
 
 # -- timing -----------------------------------------------------------------------------------
@@ -456,7 +444,7 @@ def main() -> None:
     traces = folder / "traces"
     traces.mkdir()
     sizes = sorted(args.sizes)
-    servers: list[Server] = []
+    servers: list[OxigraphServer] = []
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # servers stopped, folder removed
     try:
         for root_i, root in enumerate(roots):  # the first: the horismos on PYTHONPATH
@@ -469,7 +457,7 @@ def main() -> None:
 
 def _measure(root: Path, root_i: int, args: argparse.Namespace, sizes: list[int],
              pools_n: int, per_pool: int, folder: Path, traces: Path,
-             servers: list[Server]) -> None:
+             servers: list[OxigraphServer]) -> None:
     if root_i:  # the code before, in a fresh interpreter: a module imported stays imported
         argv = [sys.executable, __file__, "--sizes", *map(str, sizes), "--stores",
                 *args.stores, "--reps", str(args.reps), "--api-reps", str(args.api_reps)] + (
@@ -507,7 +495,7 @@ def _measure(root: Path, root_i: int, args: argparse.Namespace, sizes: list[int]
             if name == "disk":
                 spec[size] = f"oxigraph:{folder}/disk-{size}"
             else:
-                server = Server(folder / f"server-{size}")
+                server = OxigraphServer(folder / f"server-{size}")
                 servers.append(server)
                 spec[size] = server.store
             world = World.open(spec[size])
