@@ -1298,8 +1298,12 @@ class _Builder:
         # read from the graph, not the modelled definitions: a tool two files contradict
         # (two horis:timeout, an argument declared twice) is not modelled, and was the one
         # whose second file most needed naming
-        kinds = (HORIS.Tool, HORIS.Workflow, *STEP_CLASSES)
-        nodes = {s for k in kinds for s in self.g.subjects(RDF.type, k) if isinstance(s, URIRef)}
+        described = (
+            *self.g.subjects(RDF.type, HORIS.Tool),
+            *self.g.subjects(RDF.type, HORIS.Workflow),
+            *self.step_nodes(),
+        )
+        nodes = {s for s in described if isinstance(s, URIRef)}
         for node in sorted(nodes, key=str):
             files = [
                 f
