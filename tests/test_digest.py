@@ -9,6 +9,7 @@ serve``, and compare the kept digest with one recomputed from what the store hol
 from __future__ import annotations
 
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -138,6 +139,7 @@ def test_the_kept_digest_equals_a_recomputation_after_any_sequence_of_writes(kin
         assert other.digest() == opened.world.digest()
     finally:
         opened.world.close()
+        shutil.rmtree(opened.dir, ignore_errors=True)
         if pool is not None:
             pool.release()  # type: ignore[attr-defined]
 
