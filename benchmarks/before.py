@@ -8,6 +8,7 @@ independent package: both are measured in one process, alternating, under the sa
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import sys
 import tempfile
@@ -17,6 +18,7 @@ from pathlib import Path
 def before_package(path: Path) -> str:
     """PATH/horismos copied and importable as ``horismos_before``; that name."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-before-"))
+    atexit.register(shutil.rmtree, tmp, True)  # the copy is imported by then: not left in /tmp
     shutil.copytree(path / "horismos", tmp / "horismos_before")
     sys.path.insert(0, str(tmp))
     return "horismos_before"
