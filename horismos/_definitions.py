@@ -26,7 +26,6 @@ from urllib.parse import urlsplit, urlunsplit
 import pyoxigraph as ox
 from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
-from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Node, Variable
 
 from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
@@ -4725,6 +4724,8 @@ def _iris(algebra: Any) -> set[URIRef]:
 def _without_not_exists(algebra: Any) -> Any:
     """A parsed query's algebra with its ``NOT EXISTS`` patterns left out: what must match
     for it to have a solution."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     if isinstance(algebra, CompValue):
         if algebra.name == "Builtin_NOTEXISTS":
             return None

@@ -29,12 +29,8 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from pyshacl.errors import ReportableRuntimeError
-from pyshacl.graph_abstraction import DataGraph
-from pyshacl.pytypes import SHACLExecutor
-from pyshacl.shapes_graph import ShapesGraph
 from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.plugins.stores.memory import Memory
 from rdflib.term import Node
@@ -52,6 +48,11 @@ from ._shacl import (
     superclasses_of,
 )
 from ._vocab import HORIS
+
+if (
+    TYPE_CHECKING
+):  # pyshacl itself is imported when the gate is first built: not by `import horismos`
+    from pyshacl.shapes_graph import ShapesGraph
 
 __all__ = ["Beyond", "Gate", "Verdict", "shape_problems"]
 
@@ -128,6 +129,8 @@ class Gate:
             for tool in defs.tools.values()
             if tool.effect is not None
         }
+        from pyshacl.pytypes import SHACLExecutor
+
         self._executor = SHACLExecutor()
         self._superclasses = superclasses_of(defs.subclasses)
         self._targets = domain_targets(defs.graph, self._superclasses)
@@ -490,6 +493,8 @@ class Gate:
     def _validate(self, data: Graph, shapes: list[URIRef], focus: Node) -> list[ShaclMessage]:
         # pyshacl's Validator.run builds a full report graph even when the data conforms;
         # on the hot path we run the pre-parsed shapes ourselves, focus given explicitly.
+        from pyshacl.graph_abstraction import DataGraph
+
         g = DataGraph.from_rdflib(data)
         results: list[tuple] = []
         for shape in self._shapes.shapes_from_uris(shapes):
@@ -556,6 +561,8 @@ class Beyond(Protocol):
 
 def _shapes_graph(defs: Definitions) -> ShapesGraph:
     """pyshacl's shapes graph of the definitions (every shape is built when first listed)."""
+    from pyshacl.shapes_graph import ShapesGraph
+
     shapes = Graph()  # pyshacl adds its own triples to the graph it is given
     shapes.addN((s, p, o, shapes) for s, p, o in _in_reading_order(defs.graph))
     return ShapesGraph(shapes)
@@ -567,6 +574,10 @@ def shape_problems(defs: Definitions, graph: ShapesGraph | None = None) -> list[
     pyshacl loads a constraint only when it first judges one, so these surfaced as a traceback
     from the gate, after the step's tool had been called; here each shape is loaded and judged
     once against an empty graph, and compiled, when the definitions load."""
+    from pyshacl.errors import ReportableRuntimeError
+    from pyshacl.graph_abstraction import DataGraph
+    from pyshacl.pytypes import SHACLExecutor
+
     try:
         loaded = (graph or _shapes_graph(defs)).shapes  # builds every shape, not just those named
     except ReportableRuntimeError as e:

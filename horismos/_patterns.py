@@ -34,12 +34,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from rdflib import XSD, BNode, Literal, URIRef, Variable
-from rdflib.plugins.sparql.algebra import translateGroupGraphPattern
-from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Node
+
+if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query parsed
+    from rdflib.plugins.sparql.parserutils import CompValue
 
 __all__ = ["LOOKUPS", "Plan", "Unsupported", "compile_plan"]
 
@@ -356,6 +357,9 @@ def compile_plan(algebra: CompValue) -> Plan[Node] | None:
 
 
 def _group(node: Any) -> Group[Node]:
+    from rdflib.plugins.sparql.algebra import translateGroupGraphPattern
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     if not isinstance(node, CompValue):
         raise _NotCompiled(type(node).__name__)
     if node.name == "GroupGraphPatternSub":  # an EXISTS's pattern, as parsed
@@ -395,6 +399,8 @@ def _term(x: Any) -> Var | Node:
 
 
 def _conditions(expr: Any) -> Iterator[Condition[Node]]:
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     if not isinstance(expr, CompValue):
         raise _NotCompiled(type(expr).__name__)
     if expr.name == "ConditionalAndExpression":

@@ -16,16 +16,18 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rdflib import Graph, Literal, URIRef, Variable
-from rdflib.plugins.sparql.parserutils import CompValue
-from rdflib.plugins.sparql.sparql import Query
 from rdflib.query import ResultRow
 from rdflib.term import Node
 
 from ._patterns import Plan, compile_plan
 from ._sparql_parse import prepare_query
+
+if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query parsed
+    from rdflib.plugins.sparql.parserutils import CompValue
+    from rdflib.plugins.sparql.sparql import Query
 
 __all__ = [
     "Precondition",
@@ -67,6 +69,8 @@ def remote_reads(query: Query) -> list[str]:
     """What in a parsed query would read beyond the graph it is evaluated against, each as
     written: a ``SERVICE`` anywhere (in a ``FILTER EXISTS`` too), a ``FROM`` or ``FROM
     NAMED`` (rdflib loads a dataset clause's IRI from the web)."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     found: list[str] = []
     # dict.get: CompValue.get answers a key it lacks with the key's name
     for clause in query.algebra.get("datasetClause") or ():
@@ -159,6 +163,9 @@ def compile_patterns(patterns: Sequence[str], ns: Mapping[str, Any]) -> Precondi
     blocked. Their conjunction, the ``SELECT`` that is evaluated, is parsed again only when
     there are several: one pattern's ``SELECT *`` has the very algebra of its ``ASK``, and
     rdflib's parser was most of a load (~13 ms a parse)."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+    from rdflib.plugins.sparql.sparql import Query
+
     compiled = []
     for text in patterns:
         body = text.strip()
@@ -236,6 +243,8 @@ _READS_UNBOUND = frozenset({"Builtin_BOUND", "Builtin_COALESCE"})
 def _read_by(expr: Any, into: set[str]) -> bool:
     """Add to ``into`` the variables ``expr`` reads from its group; False when it asks
     whether one is bound (``BOUND``, ``COALESCE``), which an unbound variable answers."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     if isinstance(expr, Variable):
         into.add(str(expr))
         return True
@@ -268,6 +277,8 @@ def filter_scopes(node: Any) -> list[tuple[frozenset[str], frozenset[str]]]:
 def _filters(node: Any) -> list[tuple[CompValue, frozenset[str]]]:
     """Each FILTER expression of a SPARQL algebra ``node`` (an ``OPTIONAL``'s own too), with
     the variables its group binds in some solution: all it can see."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     found: list[tuple[CompValue, frozenset[str]]] = []
     name = getattr(node, "name", None)
     if name is None:
@@ -308,6 +319,8 @@ def detached_tests(node: Any) -> list[tuple[str, list[str]]]:
 def _tests(expr: Any) -> list[CompValue]:
     """The ``EXISTS`` / ``NOT EXISTS`` an expression makes (not those nested in their
     patterns: those are their own FILTERs' business)."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     if isinstance(expr, (list, tuple)):
         return [t for e in expr for t in _tests(e)]
     if not isinstance(expr, CompValue):
@@ -320,6 +333,8 @@ def _tests(expr: Any) -> list[CompValue]:
 def _variables(node: Any) -> list[Variable]:
     """Every variable a pattern names, in its triples, filters and nested groups, in the
     order it names them."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     if isinstance(node, Variable):
         return [node]
     if isinstance(node, (list, tuple)):
@@ -347,6 +362,8 @@ def group_triples(node: Any, *, minus: bool = True) -> list[tuple[Any, Any, Any]
 
 def _comparisons(expr: Any) -> list[tuple[str, Literal]]:
     """Each ``?var OP literal`` (either way round) ``expr`` makes, outside EXISTS."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     if isinstance(expr, (list, tuple)):
         return [c for e in expr for c in _comparisons(e)]
     if not isinstance(expr, CompValue) or expr.name in _NOT_READ:
@@ -366,6 +383,8 @@ def literal_matches(node: Any) -> list[tuple[URIRef, Literal, str | None]]:
     pattern ``?s :p "lit"`` as ``(:p, "lit", None)``, and each FILTER comparison ``?var OP
     "lit"`` as ``(:p, "lit", "var")`` for every ``?s :p ?var`` of the FILTER's group. What
     the property's rdfs:range says its values are can then be held against the literal."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     name = getattr(node, "name", None)
     if name is None:
         return []

@@ -7,18 +7,20 @@ comment, so a copy of the grammar without the rule reads it to the very same par
 text with ``#`` (a comment, an IRI's fragment) is read by rdflib's own grammar. The copy is
 made once per process (a few milliseconds); rdflib's grammar, the whole process's, is only
 streamlined first, as its own first parse does.
+
+rdflib's SPARQL package (its grammar, pyparsing, the algebra: ~80 ms) is imported by the first
+parse, not by ``import horismos``: a command that reads no query never pays for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyparsing import ParserElement
-from rdflib.plugins.sparql import parser
-from rdflib.plugins.sparql.algebra import translateQuery
-from rdflib.plugins.sparql.sparql import Query
+if TYPE_CHECKING:
+    from pyparsing import ParserElement
+    from rdflib.plugins.sparql.sparql import Query
 
 __all__ = ["prepare_query"]
 
@@ -26,6 +28,9 @@ __all__ = ["prepare_query"]
 def prepare_query(text: str, init_ns: Mapping[str, Any]) -> Query:
     """``rdflib.plugins.sparql.prepareQuery(text, initNs=init_ns)``: the same query, the same
     errors."""
+    from rdflib.plugins.sparql import parser
+    from rdflib.plugins.sparql.algebra import translateQuery
+
     expanded = parser.expandUnicodeEscapes(text)  # as rdflib's parseQuery does, first
     grammar = parser.Query if "#" in expanded else _uncommented()
     query = translateQuery(grammar.parse_string(expanded, parse_all=True), None, init_ns)
@@ -39,6 +44,8 @@ def _uncommented() -> ParserElement:
     rule: what it parses without a ``#``, it parses to the same tree as the original. Should a
     pyparsing build its elements so that they cannot be copied so, rdflib's own grammar: a
     slower load, never a project that no longer loads."""
+    from rdflib.plugins.sparql import parser
+
     try:
         return _copied_without_comments()
     except Exception:
@@ -46,6 +53,9 @@ def _uncommented() -> ParserElement:
 
 
 def _copied_without_comments() -> ParserElement:
+    from pyparsing import ParserElement
+    from rdflib.plugins.sparql import parser
+
     copies: dict[int, ParserElement] = {}
 
     def copied(e: ParserElement) -> ParserElement:
@@ -67,10 +77,7 @@ def _copied_without_comments() -> ParserElement:
             elif isinstance(value, ParserElement):
                 setattr(clone, name, copied(value))
             elif isinstance(value, list):  # an And's, a MatchFirst's elements
-                setattr(clone, name, [_part(v, copied) for v in value])
+                setattr(
+                    clone, name, [copied(v) if isinstance(v, ParserElement) else v for v in value]
+                )
     return top
-
-
-def _part(value: Any, copied: Callable[[ParserElement], ParserElement]) -> Any:
-    """An item of an element's list: its copy when it is an element."""
-    return copied(value) if isinstance(value, ParserElement) else value

@@ -24,8 +24,6 @@ from typing import Any
 
 import pyoxigraph as ox
 from rdflib import Literal as RDFLiteral
-from rdflib.plugins.sparql.algebra import translateGroupGraphPattern
-from rdflib.plugins.sparql.parserutils import CompValue
 
 from ._preconditions import bound_by
 from ._term_kinds import algebra_parts
@@ -102,6 +100,9 @@ def rebound(algebra: Any) -> list[str]:
     """The variables a ``BIND(… AS ?v)`` of a parsed query (rdflib's algebra, ``EXISTS``
     patterns included) binds when its group has already bound them, in the order found:
     SPARQL forbids it, Oxigraph refuses the query, and rdflib does not say so."""
+    from rdflib.plugins.sparql.algebra import translateGroupGraphPattern
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     found: list[str] = []
     stack: list[Any] = [algebra]
     while stack:
@@ -135,6 +136,8 @@ def bad_regexes(algebra: Any) -> Iterator[tuple[str, str, str]]:
     as (pattern, flags, why), each once. The store is the judge, not Python's ``re``: the
     run evaluates it there, and the two read different dialects (``\\p{L}``). ``why`` is
     Python's complaint when it has one (``missing ), unterminated subpattern``)."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     seen: set[tuple[str, str]] = set()
     for x in algebra_parts(algebra):
         if isinstance(x, CompValue) and x.name in ("Builtin_REGEX", "Builtin_REPLACE"):

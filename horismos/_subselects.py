@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from rdflib import Variable
-from rdflib.plugins.sparql.parserutils import CompValue
 
 from ._term_kinds import algebra_parts
 
@@ -29,6 +28,8 @@ def unselected_focus(algebra: Any) -> Iterator[list[str]]:
     """For each sub-SELECT of a parsed query whose WHERE names ``?this`` and whose projection
     leaves it out, the variables it does select. The query's own projection (a candidates
     query's ``SELECT ?option``) is not one: the run binds ``?this`` in the query itself."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     top = algebra
     while isinstance(top, CompValue) and top.name != "Project" and "p" in top:
         top = top["p"]

@@ -12,12 +12,10 @@ import functools
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rdflib import Dataset, Graph, URIRef, Variable
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
-from rdflib.plugins.sparql import prepareQuery
-from rdflib.plugins.sparql.sparql import Query
 from rdflib.query import ResultRow
 from rdflib.term import Node
 
@@ -27,6 +25,9 @@ from .base import RUNTIME, Change, Conflict, Progress, Quad, ReadAhead, Store, d
 from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
 
+if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query parsed
+    from rdflib.plugins.sparql.sparql import Query
+
 __all__ = ["MemoryStore"]
 
 
@@ -35,6 +36,8 @@ def _prepared(query: str, ns: tuple[tuple[str, str], ...]) -> Query:
     """The query parsed once: rdflib's parser takes 10-70 ms a query, more than most queries
     take to answer, and the runtime asks the same few queries again and again (bounded: a
     query with values written into its text is a query of its own)."""
+    from rdflib.plugins.sparql import prepareQuery
+
     return prepareQuery(query, initNs=dict(ns))
 
 

@@ -1,0 +1,51 @@
+"""What a process pays before it does anything: one ``horismos`` process per event makes the
+fixed cost of starting part of every event's latency (benchmarks/bench_startup.py measures
+it). These hold what is not paid: ``import horismos`` does not import the packages only some
+commands need."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+DEFERRED = (
+    "pyshacl",  # the gate's reference engine: imported when a gate or a check is built
+    "rdflib.plugins.sparql",  # rdflib's SPARQL parser and engine: at the first query parsed
+    "pyparsing",  # the grammar under it
+    "numpy",  # the world digest's sums: at the first digest summed
+)
+
+
+def _imported_by(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after ``code``."""
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport json, sys; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parent,
+    ).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def test_import_horismos_leaves_what_only_some_commands_need() -> None:
+    """``import horismos`` (and so every command's start) imported pyshacl and rdflib's SPARQL
+    package, ~130 ms of each process, whether or not it judged a shape or parsed a query."""
+    modules = _imported_by("import horismos")
+    assert "horismos._agent" in modules  # the package itself, as before
+    assert [m for m in DEFERRED if m in modules] == []
+
+
+def test_the_library_still_works_once_they_are_needed() -> None:
+    """The deferred packages are imported by the first use that needs them: a load of
+    definitions with preconditions and shapes."""
+    modules = _imported_by(
+        "from pathlib import Path\n"
+        "from horismos import Agent, World\n"
+        "root = Path('..').resolve()\n"
+        "Agent.from_files(root / 'workflows/triage.ttl', root / 'ontologies/ehr.ttl')"
+    )
+    assert {"pyshacl", "rdflib.plugins.sparql"} <= modules
+
