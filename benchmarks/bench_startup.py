@@ -16,7 +16,7 @@ it. The invocations:
   examples/triage/world.ttl --tools examples/triage/ehr_client.py --focus :patient42``;
 - the same run against an ``oxigraph:PATH`` store that already holds the world (the
   per-event lane; a fresh copy of the store for each run, copied outside the timing);
-- ``wake`` of that store (nothing due).
+- ``wake`` of that store (nothing due), and ``tools call`` of one tool on it.
 
 ``--before PATH`` times the ``horismos`` package of another checkout (PATH/horismos, e.g. a
 git worktree of main) too, alternating with this one's invocation by invocation, and prints
@@ -66,6 +66,11 @@ def invocations(store: Callable[[], str]) -> list[tuple[str, Callable[[], list[s
             lambda: [*cli, "run", *TRIAGE, "--store", store(), *TOOLS, *FOCUS],
         ),
         ("wake --store oxigraph:", lambda: [*cli, "wake", *TRIAGE, "--store", store()]),
+        (
+            "tools call --store oxigraph:",
+            lambda: [*cli, "tools", "call", "ehr.assign_queue", *TRIAGE, *TOOLS, "--store",
+                     store(), "--args", '{"patient": ":patient42", "queue": ":urgent"}'],
+        ),
     ]
 
 
@@ -129,14 +134,14 @@ def main() -> None:
                     figures.setdefault((name, label), []).append(timed(make(), env, scratch))
 
         print(f"median of {args.reps} processes each, ms (wall / CPU user+sys)")
-        head = f"{'invocation':<24}{'wall':>8}{'cpu':>8}"
+        head = f"{'invocation':<30}{'wall':>8}{'cpu':>8}"
         if "before" in envs:
             head += f"{'before wall':>13}{'cpu':>8}{'wall ratio':>12}"
         print(head)
         for name, _ in invocations(store):
             wall = statistics.median(w for w, _ in figures[(name, "this")]) * 1e3
             cpu = statistics.median(c for _, c in figures[(name, "this")]) * 1e3
-            line = f"{name:<24}{wall:>8.0f}{cpu:>8.0f}"
+            line = f"{name:<30}{wall:>8.0f}{cpu:>8.0f}"
             if "before" in envs:
                 bw = statistics.median(w for w, _ in figures[(name, "before")]) * 1e3
                 bc = statistics.median(c for _, c in figures[(name, "before")]) * 1e3
