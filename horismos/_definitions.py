@@ -1060,6 +1060,7 @@ class _Builder:
         self.check_typed_terms(declared)
         self.check_term_kinds()
         self.check_focus_arguments()
+        self.check_chained_workflows()
         self.check_focus_properties()
         self.check_argument_kinds()
         self.check_option_kinds()
@@ -1082,6 +1083,8 @@ class _Builder:
             for proposal, how, target, reached in unchosen_options(self.defs.steps):
                 var, pred = f"?{proposal.as_var}", HORIS[how]
                 if how == "next":
+                    if _misspelt_choice(target, proposal.as_var, self.defs.steps):
+                        continue  # the unbound argument's error names the choice meant
                     self.warn(
                         proposal.iri,
                         f"horis:next {self.n(target)} never reads {var}, the option this "
@@ -1923,6 +1926,39 @@ class _Builder:
                 return self.edge(s.iri, min(into, key=str))
         return None
 
+    def check_chained_workflows(self) -> None:
+        """A flow edge to another workflow's first step (``:TellOwner horis:next
+        :TellRecall``, :TellRecall the horis:start of :Recall): most likely meant to start
+        that workflow when this one is done, which no term of the vocabulary does. The step
+        and those after it run as steps of this workflow's instance, once more beside
+        :Recall's own instances. Said at the edge; a workflow of another focus type is said
+        by :meth:`check_focus_arguments`, as its steps' arguments are the wrong kind."""
+        starts = {wf.start: wf for wf in self.defs.workflows.values()}
+        said: set[tuple[Node, URIRef, Node]] = set()
+        for wf in sorted(self.defs.workflows.values(), key=lambda w: str(w.iri)):
+            if wf.iri in self.off_focus:
+                continue
+            for step in wf.reachable():
+                for target in self.flow_targets(step.iri):
+                    other = starts.get(cast(URIRef, target))
+                    edge = self.edge(step.iri, target)
+                    if other is None or target == wf.start or edge is None or edge in said:
+                        continue
+                    said.add(edge)
+                    mine, theirs, first = self.n(wf.iri), self.n(other.iri), self.n(target)
+                    self.warn(
+                        step.iri,
+                        f"{self.n(edge[1])} {first} goes to the first step of another "
+                        f"workflow, {theirs}: no {theirs} instance is started here; {first} "
+                        f"and the steps after it run as steps of this {mine} instance",
+                        "no horis: term starts another workflow: to run "
+                        f"{theirs} after {mine}, end {mine} here (remove this "
+                        f"{self.n(edge[1])}), let {first}'s horis:requires read a fact "
+                        f"{mine} writes, and run {theirs} too (run --workflow {theirs}); to "
+                        "run the same action in both, give each workflow its own step",
+                        at=edge,
+                    )
+
     def step_of(self, node: Node) -> Node:
         """The step a flow statement is written under: ``node`` itself, or the step whose
         horis:when rule ``node`` is."""
@@ -2646,7 +2682,7 @@ class _Builder:
                 )
                 if given:
                     self.check_shadowed_arguments(
-                        cast(ActionStep, step), given, holder, pred, names
+                        cast(ActionStep, step), given, holder, pred, names, chosen
                     )
                 if (
                     not names
@@ -2708,13 +2744,18 @@ class _Builder:
         holder: Node,
         pred: URIRef,
         names: frozenset[str],
+        chosen: Set[str],
     ) -> None:
         """A pattern variable named as an argument that horis:bind gives from another
         variable (``?patient :queueRef ?ref`` with ``patient`` bound from ``?this``): the
         tool receives ?this, and ``?patient`` in the pattern is any node that matches, so the
-        step's other values come from any patient, or from several."""
+        step's other values come from any patient, or from several. A variable nothing
+        binds (not in ``names``, neither ?this nor a proposal's choice in ``chosen``) is
+        another mistake, the unbound argument's: "write ?mechnic for ?mechanic" would copy
+        the slip into the pattern."""
         for arg, var in sorted(given.items()):
-            if var != arg and arg in names and arg not in given.values():
+            bound = var in names or var == "this" or var in chosen
+            if var != arg and bound and arg in names and arg not in given.values():
                 self.at_variable(
                     "warning",
                     arg,
@@ -4821,6 +4862,21 @@ def _kind_names(kinds: Iterable[URIRef], name: Callable[[Node], str]) -> str:
         label = label if label[:2].isupper() else label[:1].lower() + label[1:]
         said.append(("an " if label[:1] in "aeiou" else "a ") + label)
     return " or ".join([", ".join(said[:-1]), said[-1]] if len(said) > 1 else said)
+
+
+def _misspelt_choice(target: URIRef, chosen: str, steps: Mapping[URIRef, Step]) -> bool:
+    """Whether ``target`` gives a tool argument from a variable its pattern does not bind
+    and that is most likely the proposal's ``?chosen`` misspelt (``horis:var "mech"`` for
+    ``?mechanic``): the step does mean to read the choice, and the unbound argument's error
+    says which variable was meant."""
+    step = steps.get(target)
+    if not isinstance(step, ActionStep) or step.tool is None:
+        return False
+    bound = step.requires.binds if step.requires is not None else set()
+    return any(
+        var not in bound | {"this", chosen} and nearest_variable(var, [chosen]) == chosen
+        for var in (step.var_for(a.name) for a in step.tool.args)
+    )
 
 
 def nearest_variable(var: str, candidates: list[str]) -> str | None:

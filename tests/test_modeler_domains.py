@@ -16,6 +16,7 @@ import pytest
 from rdflib import URIRef
 
 from horismos import Agent, AuthoringError, Problem, UsageError, World, load_definitions
+from horismos._contract import unbound_arguments
 
 HERE = Path(__file__).resolve().parent / "fixtures" / "modeler"
 CLAIMS = HERE / "claims"
@@ -122,6 +123,56 @@ def test_a_step_reading_the_supervisors_answer_after_the_fallback_is_no_warning(
                        'horis:requires "?adjuster a :Adjuster ; :available true ." ;')
     w = the_one(found_in(folder, CLAIMS), "warning")
     assert "leads on to :AssignPicked, which reads ?adjuster" in w.message
+
+
+@pytest.mark.parametrize("old, new", [
+    # the proposal's choice given from a misspelt variable: "never reads ?adjuster, the
+    # choice is dropped" was said beside the error, of a step that does mean to read it
+    (':AssignAdjuster a horis:ActionStep ;\n    horis:tool :claims.assign_adjuster ;\n'
+     '    horis:bind [ horis:arg "claim" ; horis:var "this" ] ;',
+     ':AssignAdjuster a horis:ActionStep ;\n    horis:tool :claims.assign_adjuster ;\n'
+     '    horis:bind [ horis:arg "claim" ; horis:var "this" ] ;\n'
+     '    horis:bind [ horis:arg "adjuster" ; horis:var "adjustr" ] ;'),
+    # the supervisor's pick, read by the pattern, given from a misspelt variable: a warning
+    # told to "write ?adjustr for ?adjuster in the pattern", copying the slip
+    ('    horis:requires "?this :supervisorPick ?adjuster ." ;\n'
+     '    horis:bind [ horis:arg "claim" ; horis:var "this" ] ;',
+     '    horis:requires "?this :supervisorPick ?adjuster ." ;\n'
+     '    horis:bind [ horis:arg "claim" ; horis:var "this" ] ;\n'
+     '    horis:bind [ horis:arg "adjuster" ; horis:var "adjustr" ] ;'),
+])
+def test_an_argument_given_a_misspelt_variable_is_said_once_with_the_variable_meant(
+        tmp_path: Path, old: str, new: str) -> None:
+    folder, _ = edited(tmp_path, CLAIMS, "workflow.ttl", old, new)
+    p = the_one(found_in(folder, CLAIMS) + _after_load(folder), "error")
+    assert "horis:bind names ?adjustr, which nothing binds" in p.message
+    assert p.hint is not None and p.hint.startswith("did you mean ?adjuster?")
+
+
+def _after_load(folder: Path) -> list[Problem]:
+    """The errors found once the definitions of ``folder`` (the claims domain) have loaded:
+    the arguments nothing binds."""
+    return unbound_arguments(load_definitions([folder / f for f in DEFINITIONS[CLAIMS]]))
+
+
+def test_a_next_to_another_workflows_first_step_says_no_term_chains_workflows(
+        tmp_path: Path) -> None:
+    # :RejectNoDocs sent on to :RequestAgain, the start of :Reopen: most likely meant to start
+    # :Reopen, which no term does; the step ran as one of :HandleClaim's, without a word
+    reopen = ("\n:Reopen a horis:Workflow ;\n    horis:focusType :Claim ;\n"
+              "    horis:start :RequestAgain .\n\n"
+              ":RequestAgain a horis:ActionStep ;\n    horis:tool :claims.request_documents ;\n"
+              '    horis:bind [ horis:arg "claim" ; horis:var "this" ] .\n')
+    old = ('    horis:requires """ BIND("no documents within 14 days" AS ?reason) """ ;\n'
+           '    horis:bind [ horis:arg "claim" ; horis:var "this" ] .\n')
+    folder, line = edited(tmp_path, CLAIMS, "workflow.ttl", old,
+                          old[:-3] + ";\n    horis:next :RequestAgain .\n" + reopen)
+    w = the_one(found_in(folder, CLAIMS), "warning")
+    assert (w.file, w.line, w.node) == (str(folder / "workflow.ttl"), line + 2, ":RejectNoDocs")
+    assert w.message.startswith("horis:next :RequestAgain goes to the first step of another "
+                                "workflow, :Reopen: no :Reopen instance is started here")
+    assert w.hint is not None and "no horis: term starts another workflow" in w.hint
+    assert "run --workflow :Reopen" in w.hint
 
 
 # -- two workflows ----------------------------------------------------------------------------
