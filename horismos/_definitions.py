@@ -3060,13 +3060,22 @@ class _Builder:
                         at=(holder, p, cls),
                     )
         for holder, path in g.subject_objects(SH.path):
+            least = g.value(holder, SH.minCount)
+            required = isinstance(least, Literal) and str(least).isdigit() and int(least) > 0
             for prop in sorted(path_properties(g, path), key=str):
                 if self.unknown(prop, declared):
                     self.undeclared(
                         prop,
                         holder,
                         f"sh:path names {self.n(prop)}, which no loaded ontology declares and no "
-                        "loaded data uses, so the shape checks a property no node has",
+                        "loaded data uses, so "
+                        + (
+                            f"its sh:minCount {least} fails every node the shape applies to, "
+                            "and the gate rejects the result of every tool that lands on one, "
+                            "after the tool has acted"
+                            if required
+                            else "the shape checks a property no node has"
+                        ),
                         declared,
                         at=(holder, SH.path, path),
                     )
@@ -3130,6 +3139,7 @@ class _Builder:
                         at=(holder, p, items),
                     )
         self.check_shape_parameters()
+        self.check_shape_value_lists()
         self.check_severities()
         for p in (SH.deactivated, SH.closed, SH.uniqueLang):
             for holder, flag in g.subject_objects(p):
@@ -3165,6 +3175,92 @@ class _Builder:
             and (dt, RDF.type, RDFS.Datatype) not in self.g
             and self.unknown(dt, self.declared_beside_shapes)
         )
+
+    def check_shape_value_lists(self) -> None:
+        """A property shape's ``sh:in`` whose values are of the other kind than the
+        property's: literals for an owl:ObjectProperty (``sh:path :severity ; sh:in ( "minor"
+        "major" )`` where the values are :minor and :major), or literals a property's
+        rdfs:range refuses (``"120000"``, a string, for an xsd:integer). No value the property
+        takes is in the list, so every node holding the property breaks the shape, and the
+        gate rejected the result of every tool that landed on one, after the tool had acted.
+        An error when no value listed can be one of the property's; a warning when some can."""
+        for holder, items in sorted(self.g.subject_objects(SH["in"]), key=str):
+            wrong = self.wrong_listed(holder)
+            if wrong is None:
+                continue
+            path = self.n(cast(URIRef, self.g.value(holder, SH.path)))
+            shown = ", ".join(_turtle(v, self.n) for v in wrong.values)
+            (self.error if wrong.every else self.warn)(
+                holder,
+                f"sh:in lists {shown}, but {wrong.why}, so "
+                + (
+                    f"no value of {path} is in the list: every node holding it breaks the "
+                    "shape, and the gate rejects the result of every tool that lands on one, "
+                    "after the tool has acted"
+                    if wrong.every
+                    else "no value of it equals "
+                    + ("that one" if len(wrong.values) == 1 else "those")
+                ),
+                wrong.hint,
+                at=(holder, SH["in"], items),
+            )
+
+    def wrong_listed(self, pshape: Node) -> _WrongListed | None:
+        """The values of ``pshape``'s ``sh:in`` of the other kind than its property's
+        (literals for an owl:ObjectProperty, what the property's rdfs:range refuses for a
+        datatype property), why, and what to write; None when there are none, or the
+        property says nothing of its values."""
+        g = self.g
+        path, items = g.value(pshape, SH.path), g.value(pshape, SH["in"])
+        if not isinstance(path, URIRef) or items is None or (items, RDF.first, None) not in g:
+            return None
+        listed = list(Collection(g, items))
+        ranges = list(g.objects(path, RDFS.range))
+        wrong: list[Node]
+        if (path, RDF.type, OWL.ObjectProperty) in g or range_class(g, path):
+            wrong = [v for v in listed if isinstance(v, Literal)]
+            why = f"{self.n(path)} is an owl:ObjectProperty: its values are nodes"
+            hint = self.listed_nodes_hint(path, listed)
+        elif (path, RDF.type, OWL.DatatypeProperty) in g or ranges:
+            wrong = [
+                v
+                for v in listed
+                if not isinstance(v, Literal)
+                or _range_refusing(v.datatype or XSD.string, ranges) is not None
+            ]
+            r = next((x for x in ranges if isinstance(x, URIRef) and x in DATATYPES), None)
+            why = (
+                f"{self.n(path)} has rdfs:range {self.n(r)}"
+                if r is not None
+                else f"{self.n(path)} is an owl:DatatypeProperty: its values are literals"
+            )
+            hint = _listed_literals_hint(listed, r, self.n)
+        else:
+            return None
+        if not wrong:
+            return None
+        return _WrongListed(tuple(wrong), len(wrong) == len(listed), why, hint)
+
+    def listed_nodes_hint(self, prop: URIRef, listed: list[Node]) -> str:
+        """What to write in an object property's ``sh:in`` for the literals listed: the
+        nodes of its range whose local names they are (``:minor`` for ``"minor"``), else
+        nodes of that name in the range's namespace (the world may hold them)."""
+        cls = range_class(self.g, prop)
+        nodes = {
+            split_iri(n)[1].lower(): n
+            for n in (self.g.subjects(RDF.type, cls) if cls is not None else ())
+            if isinstance(n, URIRef)
+        }
+        ns = split_iri(cls or prop)[0]
+        meant = [
+            nodes.get(str(v).lower(), URIRef(ns + str(v)) if _LOCAL.fullmatch(v) else v)
+            if isinstance(v, Literal)
+            else v
+            for v in listed
+        ]
+        if all(isinstance(v, URIRef) for v in meant):
+            return "write the nodes: sh:in ( " + " ".join(self.n(v) for v in meant) + " )"
+        return "write the nodes, without quotes: sh:in ( :a :b )"
 
     def check_shape_parameters(self) -> None:
         """A domain shape's parameter written as what SHACL does not read it as, said at its
@@ -3972,6 +4068,7 @@ class _Builder:
             self.n,
             self.unknown_datatype,
             self.unheld_datatype,
+            lambda pshape: (wrong := self.wrong_listed(pshape)) is not None and wrong.every,
         ):
             (self.warn if c.some_pass else self.error)(
                 tool, c.message, c.hint, at=c.at or c.assertion
@@ -4847,6 +4944,34 @@ def _literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
         if form.fullmatch(text) and (dt == r or (dt in _NUMERIC and r in _NUMERIC)):
             return f"write {text} without quotes"
     return f'write "{text}"^^{name(r)}'
+
+
+@dataclass(frozen=True)
+class _WrongListed:
+    """The values of a property shape's ``sh:in`` of the other kind than its property's."""
+
+    values: tuple[Node, ...]
+    every: bool
+    """No value listed can be one of the property's: the shape holds of no node holding it."""
+    why: str
+    hint: str
+
+
+_LOCAL = re.compile(r"[A-Za-z_][\w-]*")
+"""A name that can be a node's local name in a CURIE (``:minor``)."""
+
+
+def _listed_literals_hint(listed: list[Node], r: URIRef | None, name: Callable[[Node], str]) -> str:
+    """What to write for an ``sh:in`` list of values of datatype ``r``: the list with each
+    value as a literal of ``r`` (``sh:in ( 120000 30000 )``), when each can be one."""
+    if r is None:
+        return 'write literals, in quotes or as numbers or true/false: sh:in ( "a" "b" )'
+    typed = [
+        Literal(split_iri(v)[1] if isinstance(v, URIRef) else str(v), datatype=r) for v in listed
+    ]
+    if any(t.ill_typed for t in typed):
+        return f"write values of {name(r)}, or correct the rdfs:range"
+    return "write sh:in ( " + " ".join(_turtle(t, name) for t in typed) + " )"
 
 
 def _kind_names(kinds: Iterable[URIRef], name: Callable[[Node], str]) -> str:
