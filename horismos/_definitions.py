@@ -3761,15 +3761,24 @@ class _Builder:
                 ok = False
         retries: int | None = None
         for retries_node in self.g.objects(s, HORIS.retries):  # each value, as flag() does
+            # "3" in quotes is a string: taken as a count, it was warned of as retries besides
+            quoted = isinstance(retries_node, Literal) and retries_node.datatype in (
+                None,
+                XSD.string,
+            )
             try:
                 count = int(str(retries_node))
-                if count < 0:
+                if count < 0 or quoted:
                     raise ValueError
             except ValueError:
+                digits = quoted and str(retries_node).strip().isdigit()
                 self.error(
                     s,
-                    f"horis:retries {_turtle(retries_node, self.n)} is not a whole number ≥ 0",
-                    "write horis:retries 2",
+                    f"horis:retries {_turtle(retries_node, self.n)} is "
+                    + ("a string, not a number" if digits else "not a whole number ≥ 0"),
+                    f"write horis:retries {str(retries_node).strip()} without quotes"
+                    if digits
+                    else "write horis:retries 2",
                     at=(s, HORIS.retries, retries_node),
                 )
                 ok = False

@@ -149,10 +149,27 @@ def test_an_argument_given_a_misspelt_variable_is_said_once_with_the_variable_me
     assert p.hint is not None and p.hint.startswith("did you mean ?adjuster?")
 
 
+def test_a_proposal_whose_as_names_no_candidate_is_said_once_not_again_at_the_next_step(
+        tmp_path: Path) -> None:
+    # horis:as "adj" where the candidates bind ?adjuster: beside the proposal's error, the
+    # next step's "adjuster" argument was "required, but … did you mean ?adj?", a consequence
+    # pointing at the slip's copy
+    folder, line = edited(tmp_path, CLAIMS, "workflow.ttl", 'horis:as "adjuster" ;',
+                          'horis:as "adj" ;')
+    p = the_one(found_in(folder, CLAIMS) + _after_load(folder), "error")
+    assert (p.node, p.line) == (":PickAdjuster", line - 6) and "never binds ?adj," in p.message
+    assert p.hint is not None and "it binds ?adjuster" in p.hint
+
+
 def _after_load(folder: Path) -> list[Problem]:
     """The errors found once the definitions of ``folder`` (the claims domain) have loaded:
-    the arguments nothing binds."""
-    return unbound_arguments(load_definitions([folder / f for f in DEFINITIONS[CLAIMS]]))
+    the arguments nothing binds, in what the load made of them when it failed too."""
+    try:
+        defs = load_definitions([folder / f for f in DEFINITIONS[CLAIMS]])
+    except AuthoringError as e:
+        assert e.definitions is not None
+        defs = e.definitions
+    return unbound_arguments(defs)
 
 
 def test_a_next_to_another_workflows_first_step_says_no_term_chains_workflows(
