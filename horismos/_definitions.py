@@ -3729,10 +3729,12 @@ class _Builder:
             )
             ok = False
         elif not binding.startswith(BINDING_SCHEMES):
+            meant = _binding_meant(binding)
             self.error(
                 s,
                 f'binding "{binding}" has no known scheme',
-                'write "python:module.function", "python:name", '
+                (f'did you mean "{meant}"? Else write ' if meant else "write ")
+                + '"python:module.function", "python:name", '
                 '"mcp://SERVER/TOOL", "cmd:NAME" or "https://…"',
                 at=at,
             )
@@ -4968,6 +4970,28 @@ class _WrongListed:
 
 _LOCAL = re.compile(r"[A-Za-z_][\w-]*")
 """A name that can be a node's local name in a CURIE (``:minor``)."""
+
+
+_HOST_PATH = re.compile(
+    r"(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]+(?::\d+)?(?:/\S*)?|localhost:\d+(?:/\S*)?"
+)
+"""A URL written without its scheme: ``api.example.org/orders``, ``127.0.0.1:8080/x``."""
+
+
+def _binding_meant(binding: str) -> str | None:
+    """The binding most likely meant by one of no known scheme: its scheme's ``//`` left out
+    (``mcp:parts/order`` for ``mcp://parts/order``, ``http:host/x``), the scheme in
+    capitals (``Python:``), or a URL without its scheme (``api.example.org/orders``, meant
+    over HTTPS). None when it is like none of these."""
+    scheme, colon, rest = binding.partition(":")
+    lower = scheme.lower()
+    if colon and lower in ("mcp", "http", "https"):
+        return f"{lower}://{rest.lstrip('/')}"
+    if colon and lower in ("python", "cmd"):
+        return f"{lower}:{rest.lstrip('/')}"
+    if _HOST_PATH.fullmatch(binding):
+        return f"https://{binding}"
+    return None
 
 
 def _listed_literals_hint(listed: list[Node], r: URIRef | None, name: Callable[[Node], str]) -> str:

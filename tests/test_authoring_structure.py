@@ -67,6 +67,24 @@ def test_a_malformed_python_target_is_an_error_at_its_line_without_tools(
     assert said in p.message, str(p)
 
 
+@pytest.mark.parametrize(("binding", "meant"), [
+    ('"mcp:ehr/assign_queue"', "mcp://ehr/assign_queue"),
+    ('"http:ehr.example.org/queue"', "http://ehr.example.org/queue"),
+    ('"ehr.example.org/queue"', "https://ehr.example.org/queue"),
+    ('"127.0.0.1:8080/queue"', "https://127.0.0.1:8080/queue"),
+    ('"Python:ehr_client.assign_queue"', "python:ehr_client.assign_queue"),
+])
+def test_a_binding_of_a_scheme_written_wrong_gets_the_binding_meant(
+    tmp_path: Path, binding: str, meant: str
+) -> None:
+    """``mcp:ehr/assign_queue`` (the ``//`` left out), a URL without its scheme: "no known
+    scheme" and the list of every form, with nothing about which one was meant."""
+    path, line = edited(tmp_path, TRIAGE, '"python:ehr_client.assign_queue"', binding)
+    p = the_error(problems(path, TRIAGE))
+    check(p, path, line, ":ehr.assign_queue", f"binding {binding} has no known scheme",
+          f'did you mean "{meant}"?')
+
+
 @pytest.mark.parametrize(("binding", "sent", "fixed"), [
     ('"http://127.0.0.1:18765/patients/{patient}/queue"',
      "http://127.0.0.1:18765/patients/%7Bpatient%7D/queue", "http://127.0.0.1:18765/patients/queue"),

@@ -590,6 +590,22 @@ def test_a_tool_the_server_lacks_is_reported_at_its_binding(tmp_path: Path) -> N
     assert 'has no tool "reserv"' in p.stdout and "it offers: reserve" in p.stdout
 
 
+def test_run_refuses_a_tool_the_server_lacks_at_its_binding_with_the_name_meant(
+        tmp_path: Path) -> None:
+    # validate --connect said it at the binding's line; run said only "horismos run: error:
+    # MCP server … has no tool", with no file or line, as if the server were at fault
+    folder, line = edited(tmp_path, WAREHOUSE, "tools.ttl", '"mcp://stock/reserve"',
+                          '"mcp://stock/reserv"')
+    p = subprocess.run([sys.executable, "-m", "horismos", "run", *DEFINITIONS[WAREHOUSE],
+                        "--world", "world.ttl", "--workflow", ":Fulfil", "--all"], cwd=folder,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stderr.startswith(f"horismos run: error: tools.ttl:{line}: MCP server "), p.stderr
+    assert 'has no tool "reserv"' in p.stderr
+    assert "did you mean mcp://stock/reserve?" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
 def test_the_warehouse_validates_clean_against_its_live_server() -> None:
     p = _validate_connect(WAREHOUSE)
     assert p.returncode == 0 and p.stdout.strip().endswith("valid"), p.stdout + p.stderr
