@@ -3838,7 +3838,7 @@ class _Builder:
             requires=requires,
             headers=headers,
             max_result_bytes=max(max_result, 1),
-            **tool_adapter(self.g, s, self.defs.adapters, self.warn, self.n),
+            **tool_adapter(self.g, s, self.defs.adapters, self.error, self.warn, self.n),
             command=self.defs.commands.get(binding[len("cmd:") :])
             if binding and binding.startswith("cmd:")
             else None,
