@@ -1345,10 +1345,13 @@ class _Builder:
                     local = str(term)[len(NS) :]
                     names = [str(k)[len(NS) :] for k in known]
                     close = difflib.get_close_matches(local, names, n=1)
+                    values = _values_taken(cast(URIRef, p)) if term == o else []
                     hint = (
                         f"did you mean horis:{close[0]}?"
                         if close
-                        else ("see ontologies/horis.ttl for the vocabulary")
+                        else f"{self.n(p)} takes one of: {', '.join(map(self.n, values))}"
+                        if values
+                        else "see ontologies/horis.ttl for the vocabulary"
                     )
                     self.error(
                         s, f"horis:{local} is not a Horismos term", hint, at=(s, cast(URIRef, p), o)
@@ -4992,6 +4995,21 @@ def _binding_meant(binding: str) -> str | None:
     if _HOST_PATH.fullmatch(binding):
         return f"https://{binding}"
     return None
+
+
+def _values_taken(prop: URIRef) -> list[URIRef]:
+    """The vocabulary's individuals of a ``horis:`` property's range (``horis:delivery``:
+    horis:Final, horis:Silent): the values it takes, each a term; none for another range."""
+    vocab = vocabulary_graph()
+    return sorted(
+        (
+            v
+            for r in vocab.objects(prop, RDFS.range)
+            for v in vocab.subjects(RDF.type, r)
+            if isinstance(v, URIRef) and str(v).startswith(NS)
+        ),
+        key=str,
+    )
 
 
 def _listed_literals_hint(listed: list[Node], r: URIRef | None, name: Callable[[Node], str]) -> str:
