@@ -4,14 +4,17 @@ Why apart from :mod:`._definitions`: adapters are one concept (a system of recor
 it grants, the scopes a tool commits under), and the loader only asks this module for them.
 The SHACL authoring shapes check each value's form (a URL without credentials, an environment
 variable's name rather than a secret, a SMART-on-FHIR scope); this module checks what needs
-more than one node: a tool's commit scope that its adapter does not grant (a warning: the run
-refuses such a commit before sending anything), a commit scope on a tool with no adapter (the
+more than one node: a tool's adapter that is not declared (with the one meant), a commit
+scope that is no write scope (with the granted one meant), a tool's commit scope that its
+adapter does not grant (a warning: the run refuses such a commit before sending anything), a
+commit scope on a tool with no adapter (the
 tool was then called as any other, given IRIs, under no ``ExternalCommit`` policy), and
 ``horis:onPartial`` on a step whose tool commits to no adapter.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +22,7 @@ from rdflib import RDF, Graph, URIRef
 from rdflib.term import Node
 
 from ._model import Adapter
-from ._scopes import covers
+from ._scopes import Scope, covers
 from ._vocab import HORIS
 
 __all__ = ["partial_without_adapter", "read_adapters", "tool_adapter"]
@@ -54,7 +57,12 @@ def read_adapters(g: Graph, local: Callable[[Node], str]) -> dict[URIRef, Adapte
 
 
 def tool_adapter(
-    g: Graph, tool: Node, adapters: dict[URIRef, Adapter], warn: Report, name: Callable[[Node], str]
+    g: Graph,
+    tool: Node,
+    adapters: dict[URIRef, Adapter],
+    error: Report,
+    warn: Report,
+    name: Callable[[Node], str],
 ) -> dict[str, Any]:
     """The ``adapter`` and ``commit_scopes`` fields of the tool ``tool`` (empty for a tool that
     commits to no system of record)."""
@@ -84,9 +92,33 @@ def tool_adapter(
         return {}
     adapter = adapters.get(node) if isinstance(node, URIRef) else None
     scopes = tuple(sorted(str(x) for x in g.objects(tool, HORIS.commitScope)))
+    if adapter is None and isinstance(node, URIRef):
+        names = sorted(name(a) for a in adapters)
+        near = difflib.get_close_matches(name(node), names, n=1)
+        error(
+            tool,
+            f"horis:adapter {name(node)} names no declared horis:Adapter",
+            f"did you mean {near[0]}?"
+            if near
+            else f'declare it: {name(node)} a horis:Adapter ; horis:baseUrl "…"'
+            + (f" (declared: {', '.join(names)})" if names else ""),
+            at=(tool, HORIS.adapter, node),
+        )
     if adapter is not None:
         for scope in scopes:
-            if not any(covers(granted, scope) for granted in adapter.scopes):
+            if not _writes(scope):  # the granted scopes are beside the point: said once
+                writes = [s for s in adapter.scopes if _writes(s)]
+                meant = difflib.get_close_matches(scope, writes, n=1, cutoff=0)
+                error(
+                    tool,
+                    f'horis:commitScope "{scope}" is no SMART-on-FHIR write scope: a tool '
+                    "commits under one that lets it create or update",
+                    f'did you mean "{meant[0]}", which {name(node)} grants?'
+                    if meant
+                    else 'write one such as "system/ServiceRequest.write"',
+                    at=(tool, HORIS.commitScope, None),
+                )
+            elif not any(covers(granted, scope) for granted in adapter.scopes):
                 warn(
                     tool,
                     f'commit scope "{scope}" is not among the scopes {name(node)} '
@@ -96,6 +128,12 @@ def tool_adapter(
                     at=(tool, HORIS.commitScope, None),
                 )
     return {"adapter": adapter, "commit_scopes": scopes}
+
+
+def _writes(scope: str) -> bool:
+    """Whether ``scope`` is a scope that lets a commit create, update or delete."""
+    parsed = Scope.parse(scope)
+    return parsed is not None and bool(parsed.allows & frozenset("cud"))
 
 
 def partial_without_adapter(

@@ -56,16 +56,19 @@ def sometimes_unbound(defs: Definitions) -> list[Problem]:
     return [p for p in _argument_sources(defs) if p.severity == "warning"]
 
 
-def carried_variables(steps: Mapping[URIRef, Step]) -> dict[URIRef, set[str]]:
+def carried_variables(
+    steps: Mapping[URIRef, Step], only: Callable[[ProposalStep], bool] = lambda _: True
+) -> dict[URIRef, set[str]]:
     """The ``horis:as`` variables each step can be given by the run: a ProposalStep's is set
     only when the model chooses, and the step then goes to its ``horis:next``, so it reaches
     that step and those after it (by any edge), never its ``horis:fallback`` branch or another
     workflow. Why: counted as bound everywhere, ``?option`` bound in the operator's branch, or
-    in another workflow's step, validated and failed the run."""
+    in another workflow's step, validated and failed the run. ``only``: the proposals whose
+    choices are counted."""
     flow = flow_graph(steps)
     carried: dict[URIRef, set[str]] = {}
     for step in steps.values():
-        if isinstance(step, ProposalStep) and step.next is not None:
+        if isinstance(step, ProposalStep) and step.next is not None and only(step):
             for later in {step.next} | descendants(flow, step.next):
                 carried.setdefault(later, set()).add(step.as_var)
     return carried
@@ -75,6 +78,9 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
     """The errors of :func:`unbound_arguments` and the warnings of :func:`sometimes_unbound`,
     in the steps' order."""
     carried = carried_variables(defs.steps)
+    # the choices of proposals whose candidates could not be read: their error says why, and
+    # an argument meant to be given that choice (?mechanic, as "mech") is not another mistake
+    unread = carried_variables(defs.steps, only=lambda p: p.query is None)
     found = []
     for step in sorted(defs.steps.values(), key=lambda s: str(s.iri)):
         if not isinstance(step, ActionStep) or step.tool is None:
@@ -84,6 +90,8 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
         for arg in sorted(step.tool.args, key=lambda a: a.name):
             var = step.var_for(arg.name)
             if arg.optional or var in given:
+                continue
+            if any(nearest_variable(var, [c]) == c for c in unread.get(step.iri, ())):
                 continue
             if pre is not None and var in pre.may_bind:
                 found.append(

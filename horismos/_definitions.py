@@ -1067,6 +1067,7 @@ class _Builder:
         self.check_typed_terms(declared)
         self.check_term_kinds()
         self.check_focus_arguments()
+        self.check_chained_workflows()
         self.check_focus_properties()
         self.check_argument_kinds()
         self.check_option_kinds()
@@ -1089,6 +1090,8 @@ class _Builder:
             for proposal, how, target, reached in unchosen_options(self.defs.steps):
                 var, pred = f"?{proposal.as_var}", HORIS[how]
                 if how == "next":
+                    if _misspelt_choice(target, proposal.as_var, self.defs.steps):
+                        continue  # the unbound argument's error names the choice meant
                     self.warn(
                         proposal.iri,
                         f"horis:next {self.n(target)} never reads {var}, the option this "
@@ -1349,10 +1352,13 @@ class _Builder:
                     local = str(term)[len(NS) :]
                     names = [str(k)[len(NS) :] for k in known]
                     close = difflib.get_close_matches(local, names, n=1)
+                    values = _values_taken(cast(URIRef, p)) if term == o else []
                     hint = (
                         f"did you mean horis:{close[0]}?"
                         if close
-                        else ("see ontologies/horis.ttl for the vocabulary")
+                        else f"{self.n(p)} takes one of: {', '.join(map(self.n, values))}"
+                        if values
+                        else "see ontologies/horis.ttl for the vocabulary"
                     )
                     self.error(
                         s, f"horis:{local} is not a Horismos term", hint, at=(s, cast(URIRef, p), o)
@@ -1929,6 +1935,39 @@ class _Builder:
             if into:
                 return self.edge(s.iri, min(into, key=str))
         return None
+
+    def check_chained_workflows(self) -> None:
+        """A flow edge to another workflow's first step (``:TellOwner horis:next
+        :TellRecall``, :TellRecall the horis:start of :Recall): most likely meant to start
+        that workflow when this one is done, which no term of the vocabulary does. The step
+        and those after it run as steps of this workflow's instance, once more beside
+        :Recall's own instances. Said at the edge; a workflow of another focus type is said
+        by :meth:`check_focus_arguments`, as its steps' arguments are the wrong kind."""
+        starts = {wf.start: wf for wf in self.defs.workflows.values()}
+        said: set[tuple[Node, URIRef, Node]] = set()
+        for wf in sorted(self.defs.workflows.values(), key=lambda w: str(w.iri)):
+            if wf.iri in self.off_focus:
+                continue
+            for step in wf.reachable():
+                for target in self.flow_targets(step.iri):
+                    other = starts.get(cast(URIRef, target))
+                    edge = self.edge(step.iri, target)
+                    if other is None or target == wf.start or edge is None or edge in said:
+                        continue
+                    said.add(edge)
+                    mine, theirs, first = self.n(wf.iri), self.n(other.iri), self.n(target)
+                    self.warn(
+                        step.iri,
+                        f"{self.n(edge[1])} {first} goes to the first step of another "
+                        f"workflow, {theirs}: no {theirs} instance is started here; {first} "
+                        f"and the steps after it run as steps of this {mine} instance",
+                        "no horis: term starts another workflow: to run "
+                        f"{theirs} after {mine}, end {mine} here (remove this "
+                        f"{self.n(edge[1])}), let {first}'s horis:requires read a fact "
+                        f"{mine} writes, and run {theirs} too (run --workflow {theirs}); to "
+                        "run the same action in both, give each workflow its own step",
+                        at=edge,
+                    )
 
     def step_of(self, node: Node) -> Node:
         """The step a flow statement is written under: ``node`` itself, or the step whose
@@ -2653,7 +2692,7 @@ class _Builder:
                 )
                 if given:
                     self.check_shadowed_arguments(
-                        cast(ActionStep, step), given, holder, pred, names
+                        cast(ActionStep, step), given, holder, pred, names, chosen
                     )
                 if (
                     not names
@@ -2715,13 +2754,18 @@ class _Builder:
         holder: Node,
         pred: URIRef,
         names: frozenset[str],
+        chosen: Set[str],
     ) -> None:
         """A pattern variable named as an argument that horis:bind gives from another
         variable (``?patient :queueRef ?ref`` with ``patient`` bound from ``?this``): the
         tool receives ?this, and ``?patient`` in the pattern is any node that matches, so the
-        step's other values come from any patient, or from several."""
+        step's other values come from any patient, or from several. A variable nothing
+        binds (not in ``names``, neither ?this nor a proposal's choice in ``chosen``) is
+        another mistake, the unbound argument's: "write ?mechnic for ?mechanic" would copy
+        the slip into the pattern."""
         for arg, var in sorted(given.items()):
-            if var != arg and arg in names and arg not in given.values():
+            bound = var in names or var == "this" or var in chosen
+            if var != arg and bound and arg in names and arg not in given.values():
                 self.at_variable(
                     "warning",
                     arg,
@@ -3026,13 +3070,22 @@ class _Builder:
                         at=(holder, p, cls),
                     )
         for holder, path in g.subject_objects(SH.path):
+            least = g.value(holder, SH.minCount)
+            required = isinstance(least, Literal) and str(least).isdigit() and int(least) > 0
             for prop in sorted(path_properties(g, path), key=str):
                 if self.unknown(prop, declared):
                     self.undeclared(
                         prop,
                         holder,
                         f"sh:path names {self.n(prop)}, which no loaded ontology declares and no "
-                        "loaded data uses, so the shape checks a property no node has",
+                        "loaded data uses, so "
+                        + (
+                            f"its sh:minCount {least} fails every node the shape applies to, "
+                            "and the gate rejects the result of every tool that lands on one, "
+                            "after the tool has acted"
+                            if required
+                            else "the shape checks a property no node has"
+                        ),
                         declared,
                         at=(holder, SH.path, path),
                     )
@@ -3096,6 +3149,7 @@ class _Builder:
                         at=(holder, p, items),
                     )
         self.check_shape_parameters()
+        self.check_shape_value_lists()
         self.check_severities()
         for p in (SH.deactivated, SH.closed, SH.uniqueLang):
             for holder, flag in g.subject_objects(p):
@@ -3131,6 +3185,92 @@ class _Builder:
             and (dt, RDF.type, RDFS.Datatype) not in self.g
             and self.unknown(dt, self.declared_beside_shapes)
         )
+
+    def check_shape_value_lists(self) -> None:
+        """A property shape's ``sh:in`` whose values are of the other kind than the
+        property's: literals for an owl:ObjectProperty (``sh:path :severity ; sh:in ( "minor"
+        "major" )`` where the values are :minor and :major), or literals a property's
+        rdfs:range refuses (``"120000"``, a string, for an xsd:integer). No value the property
+        takes is in the list, so every node holding the property breaks the shape, and the
+        gate rejected the result of every tool that landed on one, after the tool had acted.
+        An error when no value listed can be one of the property's; a warning when some can."""
+        for holder, items in sorted(self.g.subject_objects(SH["in"]), key=str):
+            wrong = self.wrong_listed(holder)
+            if wrong is None:
+                continue
+            path = self.n(cast(URIRef, self.g.value(holder, SH.path)))
+            shown = ", ".join(_turtle(v, self.n) for v in wrong.values)
+            (self.error if wrong.every else self.warn)(
+                holder,
+                f"sh:in lists {shown}, but {wrong.why}, so "
+                + (
+                    f"no value of {path} is in the list: every node holding it breaks the "
+                    "shape, and the gate rejects the result of every tool that lands on one, "
+                    "after the tool has acted"
+                    if wrong.every
+                    else "no value of it equals "
+                    + ("that one" if len(wrong.values) == 1 else "those")
+                ),
+                wrong.hint,
+                at=(holder, SH["in"], items),
+            )
+
+    def wrong_listed(self, pshape: Node) -> _WrongListed | None:
+        """The values of ``pshape``'s ``sh:in`` of the other kind than its property's
+        (literals for an owl:ObjectProperty, what the property's rdfs:range refuses for a
+        datatype property), why, and what to write; None when there are none, or the
+        property says nothing of its values."""
+        g = self.g
+        path, items = g.value(pshape, SH.path), g.value(pshape, SH["in"])
+        if not isinstance(path, URIRef) or items is None or (items, RDF.first, None) not in g:
+            return None
+        listed = list(Collection(g, items))
+        ranges = list(g.objects(path, RDFS.range))
+        wrong: list[Node]
+        if (path, RDF.type, OWL.ObjectProperty) in g or range_class(g, path):
+            wrong = [v for v in listed if isinstance(v, Literal)]
+            why = f"{self.n(path)} is an owl:ObjectProperty: its values are nodes"
+            hint = self.listed_nodes_hint(path, listed)
+        elif (path, RDF.type, OWL.DatatypeProperty) in g or ranges:
+            wrong = [
+                v
+                for v in listed
+                if not isinstance(v, Literal)
+                or _range_refusing(v.datatype or XSD.string, ranges) is not None
+            ]
+            r = next((x for x in ranges if isinstance(x, URIRef) and x in DATATYPES), None)
+            why = (
+                f"{self.n(path)} has rdfs:range {self.n(r)}"
+                if r is not None
+                else f"{self.n(path)} is an owl:DatatypeProperty: its values are literals"
+            )
+            hint = _listed_literals_hint(listed, r, self.n)
+        else:
+            return None
+        if not wrong:
+            return None
+        return _WrongListed(tuple(wrong), len(wrong) == len(listed), why, hint)
+
+    def listed_nodes_hint(self, prop: URIRef, listed: list[Node]) -> str:
+        """What to write in an object property's ``sh:in`` for the literals listed: the
+        nodes of its range whose local names they are (``:minor`` for ``"minor"``), else
+        nodes of that name in the range's namespace (the world may hold them)."""
+        cls = range_class(self.g, prop)
+        nodes = {
+            split_iri(n)[1].lower(): n
+            for n in (self.g.subjects(RDF.type, cls) if cls is not None else ())
+            if isinstance(n, URIRef)
+        }
+        ns = split_iri(cls or prop)[0]
+        meant = [
+            nodes.get(str(v).lower(), URIRef(ns + str(v)) if _LOCAL.fullmatch(v) else v)
+            if isinstance(v, Literal)
+            else v
+            for v in listed
+        ]
+        if all(isinstance(v, URIRef) for v in meant):
+            return "write the nodes: sh:in ( " + " ".join(self.n(v) for v in meant) + " )"
+        return "write the nodes, without quotes: sh:in ( :a :b )"
 
     def check_shape_parameters(self) -> None:
         """A domain shape's parameter written as what SHACL does not read it as, said at its
@@ -3599,10 +3739,12 @@ class _Builder:
             )
             ok = False
         elif not binding.startswith(BINDING_SCHEMES):
+            meant = _binding_meant(binding)
             self.error(
                 s,
                 f'binding "{binding}" has no known scheme',
-                'write "python:module.function", "python:name", '
+                (f'did you mean "{meant}"? Else write ' if meant else "write ")
+                + '"python:module.function", "python:name", '
                 '"mcp://SERVER/TOOL", "cmd:NAME" or "https://…"',
                 at=at,
             )
@@ -3631,15 +3773,24 @@ class _Builder:
                 ok = False
         retries: int | None = None
         for retries_node in self.g.objects(s, HORIS.retries):  # each value, as flag() does
+            # "3" in quotes is a string: taken as a count, it was warned of as retries besides
+            quoted = isinstance(retries_node, Literal) and retries_node.datatype in (
+                None,
+                XSD.string,
+            )
             try:
                 count = int(str(retries_node))
-                if count < 0:
+                if count < 0 or quoted:
                     raise ValueError
             except ValueError:
+                digits = quoted and str(retries_node).strip().isdigit()
                 self.error(
                     s,
-                    f"horis:retries {_turtle(retries_node, self.n)} is not a whole number ≥ 0",
-                    "write horis:retries 2",
+                    f"horis:retries {_turtle(retries_node, self.n)} is "
+                    + ("a string, not a number" if digits else "not a whole number ≥ 0"),
+                    f"write horis:retries {str(retries_node).strip()} without quotes"
+                    if digits
+                    else "write horis:retries 2",
                     at=(s, HORIS.retries, retries_node),
                 )
                 ok = False
@@ -3697,7 +3848,7 @@ class _Builder:
             requires=requires,
             headers=headers,
             max_result_bytes=max(max_result, 1),
-            **tool_adapter(self.g, s, self.defs.adapters, self.warn, self.n),
+            **tool_adapter(self.g, s, self.defs.adapters, self.error, self.warn, self.n),
             command=self.defs.commands.get(binding[len("cmd:") :])
             if binding and binding.startswith("cmd:")
             else None,
@@ -3938,6 +4089,7 @@ class _Builder:
             self.n,
             self.unknown_datatype,
             self.unheld_datatype,
+            lambda pshape: (wrong := self.wrong_listed(pshape)) is not None and wrong.every,
         ):
             (self.warn if c.some_pass else self.error)(
                 tool, c.message, c.hint, at=c.at or c.assertion
@@ -4817,6 +4969,71 @@ def _literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
     return f'write "{text}"^^{name(r)}'
 
 
+@dataclass(frozen=True)
+class _WrongListed:
+    """The values of a property shape's ``sh:in`` of the other kind than its property's."""
+
+    values: tuple[Node, ...]
+    every: bool
+    """No value listed can be one of the property's: the shape holds of no node holding it."""
+    why: str
+    hint: str
+
+
+_LOCAL = re.compile(r"[A-Za-z_][\w-]*")
+"""A name that can be a node's local name in a CURIE (``:minor``)."""
+
+
+_HOST_PATH = re.compile(
+    r"(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]+(?::\d+)?(?:/\S*)?|localhost:\d+(?:/\S*)?"
+)
+"""A URL written without its scheme: ``api.example.org/orders``, ``127.0.0.1:8080/x``."""
+
+
+def _binding_meant(binding: str) -> str | None:
+    """The binding most likely meant by one of no known scheme: its scheme's ``//`` left out
+    (``mcp:parts/order`` for ``mcp://parts/order``, ``http:host/x``), the scheme in
+    capitals (``Python:``), or a URL without its scheme (``api.example.org/orders``, meant
+    over HTTPS). None when it is like none of these."""
+    scheme, colon, rest = binding.partition(":")
+    lower = scheme.lower()
+    if colon and lower in ("mcp", "http", "https"):
+        return f"{lower}://{rest.lstrip('/')}"
+    if colon and lower in ("python", "cmd"):
+        return f"{lower}:{rest.lstrip('/')}"
+    if _HOST_PATH.fullmatch(binding):
+        return f"https://{binding}"
+    return None
+
+
+def _values_taken(prop: URIRef) -> list[URIRef]:
+    """The vocabulary's individuals of a ``horis:`` property's range (``horis:delivery``:
+    horis:Final, horis:Silent): the values it takes, each a term; none for another range."""
+    vocab = vocabulary_graph()
+    return sorted(
+        (
+            v
+            for r in vocab.objects(prop, RDFS.range)
+            for v in vocab.subjects(RDF.type, r)
+            if isinstance(v, URIRef) and str(v).startswith(NS)
+        ),
+        key=str,
+    )
+
+
+def _listed_literals_hint(listed: list[Node], r: URIRef | None, name: Callable[[Node], str]) -> str:
+    """What to write for an ``sh:in`` list of values of datatype ``r``: the list with each
+    value as a literal of ``r`` (``sh:in ( 120000 30000 )``), when each can be one."""
+    if r is None:
+        return 'write literals, in quotes or as numbers or true/false: sh:in ( "a" "b" )'
+    typed = [
+        Literal(split_iri(v)[1] if isinstance(v, URIRef) else str(v), datatype=r) for v in listed
+    ]
+    if any(t.ill_typed for t in typed):
+        return f"write values of {name(r)}, or correct the rdfs:range"
+    return "write sh:in ( " + " ".join(_turtle(t, name) for t in typed) + " )"
+
+
 def _kind_names(kinds: Iterable[URIRef], name: Callable[[Node], str]) -> str:
     """``a tool``, ``an action step``, ``a step`` (every step kind), ``a tool, a proposal
     step or a wait step``: kinds of node as a sentence says them, by their rdfs:label in the
@@ -4830,6 +5047,21 @@ def _kind_names(kinds: Iterable[URIRef], name: Callable[[Node], str]) -> str:
         label = label if label[:2].isupper() else label[:1].lower() + label[1:]
         said.append(("an " if label[:1] in "aeiou" else "a ") + label)
     return " or ".join([", ".join(said[:-1]), said[-1]] if len(said) > 1 else said)
+
+
+def _misspelt_choice(target: URIRef, chosen: str, steps: Mapping[URIRef, Step]) -> bool:
+    """Whether ``target`` gives a tool argument from a variable its pattern does not bind
+    and that is most likely the proposal's ``?chosen`` misspelt (``horis:var "mech"`` for
+    ``?mechanic``): the step does mean to read the choice, and the unbound argument's error
+    says which variable was meant."""
+    step = steps.get(target)
+    if not isinstance(step, ActionStep) or step.tool is None:
+        return False
+    bound = step.requires.binds if step.requires is not None else set()
+    return any(
+        var not in bound | {"this", chosen} and nearest_variable(var, [chosen]) == chosen
+        for var in (step.var_for(a.name) for a in step.tool.args)
+    )
 
 
 def nearest_variable(var: str, candidates: list[str]) -> str | None:

@@ -221,12 +221,16 @@ def _forbids(
     name: Callable[[Node], str],
     misspelt: Callable[[Node], bool] = lambda _: False,
     unheld: Callable[[Node], bool] = lambda _: False,
+    misled: Callable[[Node], bool] = lambda _: False,
 ) -> _Forbidden | None:
     """What of ``pshape`` no value ``w`` can meet; or None. A ``sh:datatype`` that is
     ``misspelt`` (``xsd:strng``, said at the shape with the datatype meant) is no datatype to
     hold the effect to: the hint would have the effect copy the typo. One that is ``unheld``
     (``:RefCode``, declared nowhere) still rejects every value, but is corrected in the
-    shape: the effect told to write it would write a literal nothing declares."""
+    shape: the effect told to write it would write a literal nothing declares. A property
+    shape whose ``sh:in`` is ``misled`` (lists values of the other kind than its property's,
+    said at the shape) is not held against the effect either: that is one mistake, the
+    shape's."""
     either = "make the effect write what the shape allows, or correct the shape"
     dt = g.value(pshape, SH.datatype)
     if isinstance(dt, URIRef) and not misspelt(dt):
@@ -253,6 +257,8 @@ def _forbids(
     if isinstance(most, Literal) and str(most).strip() == "0":
         return _Forbidden("sh:maxCount 0", "drop the property from the effect, or the constraint")
     members = g.value(pshape, SH["in"])
+    if members is not None and misled(pshape):
+        members = None
     if members is not None and (members == RDF.nil or (members, RDF.first, None) in g):
         allowed = list(Collection(g, members))
         shown = "sh:in (" + " ".join(_said(m, name) for m in allowed) + ")"
@@ -289,6 +295,7 @@ def contradictions(
     name: Callable[[Node], str],
     misspelt: Callable[[Node], bool] = lambda _: False,
     unheld: Callable[[Node], bool] = lambda _: False,
+    misled: Callable[[Node], bool] = lambda _: False,
 ) -> list[Contradiction]:
     """Each of ``asserts`` (``(node, assertion)``) a shape judging the effect's subject
     forbids: a node of ``cls`` (its argument's class), judged by the domain shapes
@@ -307,7 +314,7 @@ def contradictions(
                 if a.property != path:
                     continue
                 w = _written(a)
-                forbidden = _forbids(g, pshape, w, name, misspelt, unheld)
+                forbidden = _forbids(g, pshape, w, name, misspelt, unheld, misled)
                 if forbidden is None and a.many and _one_allowed(g, pshape):
                     found.append(
                         Contradiction(

@@ -25,6 +25,7 @@ The step's trace event records the policy in force and the fingerprints used (``
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import hashlib
 import json
 import re
@@ -112,9 +113,11 @@ def allowed(allow: Iterable[str] | str) -> frozenset[str]:
     names = [n.removeprefix("horis:") for n in names if n]
     unknown = [n for n in names if n not in SIDE_EFFECTS]
     if unknown:
+        meant = [difflib.get_close_matches(n, list(SIDE_EFFECTS), n=1) for n in unknown]
         raise UsageError(
             f"allow {', '.join(unknown)}: a policy names side-effect classes: "
             + ", ".join(SIDE_EFFECTS)
+            + "".join(f"; did you mean {m[0]}?" for m in meant if m)
         )
     return frozenset(names)
 

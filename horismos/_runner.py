@@ -361,18 +361,27 @@ class Runner:
             if known is not None:
                 self._bindings.setdefault(tool.iri, known)
                 continue
+            binding = None
             try:
                 binding = self.binding(tool)
                 await binding.check()
             except ToolError as e:
-                # a function that is not there or does not fit, a server nobody declares: said
-                # where the binding is written, as validate says it (a server that is down,
-                # or a tool it lacks, is not a line's fault)
-                at = (tool.iri, HORIS.binding, Literal(tool.binding))
+                # a function that is not there or does not fit, a server nobody declares, a
+                # tool the server lacks or whose schema does not fit: said where the binding
+                # (or horis:takes) is written, as validate says it (a server that is down is
+                # not a line's fault)
+                refused = binding.refused_at() if binding is not None else None
+                at = (
+                    (tool.iri, HORIS.binding, Literal(tool.binding))
+                    if refused in (None, HORIS.binding)
+                    else (tool.iri, HORIS.takes, None)
+                )
                 file, line = self.defs.sources.locate_statement(*at)
                 address = tool.mcp_address
-                declared = tool.binding.startswith("python:") or (
-                    address is not None and address[0] not in self.mcp.servers
+                declared = (
+                    tool.binding.startswith("python:")
+                    or (address is not None and address[0] not in self.mcp.servers)
+                    or refused is not None
                 )
                 if declared and file is not None and e.args:
                     e.args = (f"{file}:{line}: {e.args[0]}", *e.args[1:])

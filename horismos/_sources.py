@@ -522,6 +522,19 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
         except BadSyntax as e:
             unbound = _UNBOUND.search(str(e._why))
             line = _syntax_line(e)
+            slip = None if unbound else _bracket_slip(e)
+            if slip is not None:
+                at, what, hint = slip
+                problems.append(
+                    Problem(
+                        "error",
+                        f"Turtle syntax error: {what}{_near(path, at)}",
+                        file=str(path),
+                        line=at,
+                        hint=hint,
+                    )
+                )
+                continue
             runaway = None if unbound else _runaway_string(e)
             if runaway is not None:
                 opened, ran_to = runaway
@@ -545,7 +558,7 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
                     line=line,
                     hint=f"declare the prefix at the top of the file: @prefix {unbound[1]}: <…> ."
                     if unbound
-                    else _SYNTAX_HINT,
+                    else _syntax_hint(e, line),
                 )
             )
             if unbound:
@@ -662,6 +675,25 @@ def _read_to(e: BadSyntax) -> tuple[bytes, int]:
     return text, e._i if 0 <= e._i < len(text) else len(text)
 
 
+def _syntax_hint(e: BadSyntax, line: int) -> str:
+    """What to write for a syntax error at ``line``: rdflib's "expected '.'" is a statement
+    that lacks its ' .' when the parser stopped at the next statement's subject (a line's
+    first column), and a predicate that lacks its ';' when it stopped at an indented line;
+    a short string that runs to the line's end lacks its closing quote."""
+    text, at = _read_to(e)
+    why = str(e._why)
+    if why == "newline found in string literal":
+        return 'close the string on its line (a text of several lines is written """ … """)'
+    if not why.startswith("expected '.'") or at >= len(text):
+        return _SYNTAX_HINT
+    start = text.rfind(b"\n", 0, at) + 1
+    if text[start:at].strip():
+        return _SYNTAX_HINT
+    if at == start:
+        return f"end the statement on line {line} with ' .'"
+    return f"separate predicates with ';': add it at the end of line {line}"
+
+
 def _syntax_line(e: BadSyntax) -> int:
     """The line of a Turtle syntax error, from where in the text the parser stopped: rdflib's
     own count (``e.lines``) runs past the end of a short file (a 1-line file's error at line
@@ -711,16 +743,21 @@ def _runaway_string(e: BadSyntax) -> tuple[int, int] | None:
 
 def _long_strings(text: bytes) -> Iterator[tuple[int, int | None]]:
     """Where each long string of ``text`` starts and where its closing quotes are (None: it
-    never closes), read as Turtle reads it from the top (comments, IRIs, short and long
-    strings, escapes)."""
+    never closes)."""
+    return ((start, close) for start, close, opener in _quoted(text) if len(opener) == 3)
+
+
+def _quoted(text: bytes) -> Iterator[tuple[int, int | None, bytes]]:
+    """Each comment, IRI and string of ``text``, read as Turtle reads it from the top
+    (escapes, a short string ending with its line): where it starts, where what closes it is
+    (the newline, '>' or quotes; None: it runs to the end) and what opens it (its quotes,
+    b"#" or b"<"). What lies between them is the Turtle's own syntax."""
     i, n = 0, len(text)
     while i < n:
         c = text[i : i + 1]
-        if c == b"#":
-            end = text.find(b"\n", i)
-            i = n if end < 0 else end + 1
-        elif c == b"<":
-            end = text.find(b">", i + 1)
+        if c in (b"#", b"<"):
+            end = text.find(b"\n" if c == b"#" else b">", i + 1)
+            yield i, None if end < 0 else end, c
             i = n if end < 0 else end + 1
         elif c in (b'"', b"'"):
             quote = c * 3 if text.startswith(c * 3, i) else c
@@ -730,14 +767,100 @@ def _long_strings(text: bytes) -> Iterator[tuple[int, int | None]]:
                     break  # a short string ends with its line
                 i += 2 if text[i : i + 1] == b"\\" else 1
             if i >= n:
-                if len(quote) == 3:
-                    yield start, None
+                yield start, None, quote
                 return
-            if len(quote) == 3:
-                yield start, i
+            yield start, i, quote
             i += len(quote)
         else:
             i += 1
+
+
+def _brackets(text: bytes) -> tuple[list[int], dict[int, int]]:
+    """Where each '[' and '(' still open at the end of ``text`` opens, outermost first, and
+    where each one closed opens, by where its closing bracket is. The brackets inside
+    strings, IRIs and comments are text, not Turtle's."""
+    opened: list[int] = []
+    closed: dict[int, int] = {}
+    code = 0
+    for start, close, opener in (*_quoted(text), (len(text), None, b"")):
+        for i in range(code, start):
+            if text[i] in b"[(":
+                opened.append(i)
+            elif text[i] in b"])" and opened:
+                closed[i] = opened.pop()
+        if close is None:
+            break
+        code = close + (0 if opener == b"#" else len(opener))
+    return opened, closed
+
+
+_CLOSER = {ord("["): "]", ord("("): ")"}
+
+
+def _bracket_slip(e: BadSyntax) -> tuple[int, str, str] | None:
+    """The line of the '[' or '(' a syntax error follows from, what is wrong with it and what
+    to write, when the parser stopped where no bracket may still be open (at a statement's
+    closing ' .', at the end of the file, at a closing bracket of the other kind) or at a
+    closing bracket with none open. rdflib put "']' expected" at that ' .', lines after the
+    '[' of an argument or an effect that lacks its ']', with a hint to look "on the line
+    shown or just before it"."""
+    text, at = _read_to(e)
+    opened, closed = _brackets(text[:at])
+    stop = text[at : at + 1]
+    if not opened:
+        if stop not in (b"]", b")"):
+            return None
+        line = text.count(b"\n", 0, at) + 1
+        mate = "[" if stop == b"]" else "("
+        return line, f"a '{stop.decode()}' that closes no '{mate}'", "remove it"
+    innermost = opened[-1]
+    closer = _CLOSER[text[innermost]]
+    if stop not in (b".", b"") and not (stop in (b"]", b")") and stop != closer.encode()):
+        return None
+    stopped = text.count(b"\n", 0, at) + 1
+    ends = _block_end(text, innermost, stopped)
+    if ends is not None:
+        # the block's own closing bracket, where it ends, closed a bracket opened inside it:
+        # that one is the bracket left open
+        innermost = closed.get(_first_written(text, ends), innermost)
+    line = text.count(b"\n", 0, innermost) + 1
+    if ends is not None:
+        where = f"before line {ends}, where its block ends"
+    elif stopped == line:
+        where = "where its block ends, on the same line"
+    else:
+        where = f"where its block ends, before line {stopped}"
+    what = f"the '{chr(text[innermost])}' opened at line {line} is never closed"
+    return line, what, f"close it with '{closer}' {where}"
+
+
+def _first_written(text: bytes, line: int) -> int:
+    """Where the first character that is not a blank of 1-based ``line`` of ``text`` is."""
+    at = 0
+    for _ in range(line - 1):
+        at = text.index(b"\n", at) + 1
+    return at + len(text[at:]) - len(text[at:].lstrip(b" \t"))
+
+
+def _block_end(text: bytes, opened: int, stopped: int) -> int | None:
+    """The first line after the one where ``opened``'s bracket ends its line that is less
+    indented than the block's first line, up to ``stopped``: where the closing bracket
+    belongs when the block is written one item a line. None when the block is not so
+    written (the bracket opens mid-line's content, or nothing is less indented)."""
+    lines = text.split(b"\n")
+    first = text.count(b"\n", 0, opened)  # 0-based line of the bracket
+    rest = lines[first][opened - text.rfind(b"\n", 0, opened) :].split(b"#")[0]
+    if rest.strip():
+        return None
+    written = [
+        (n, len(lines[n]) - len(lines[n].lstrip()))
+        for n in range(first + 1, min(stopped, len(lines)))
+        if lines[n].strip() and not lines[n].lstrip().startswith(b"#")
+    ]
+    if not written:
+        return None
+    indent = written[0][1]
+    return next((n + 1 for n, at in written[1:] if at < indent), None)
 
 
 def _last_written_line(text: bytes, end: int) -> int:

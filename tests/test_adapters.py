@@ -159,6 +159,33 @@ def test_validate_reports_adapter_problems_with_file_and_line(tmp_path: Path) ->
     assert any("commitScope" in m for m in found.values())  # a read scope does not commit
 
 
+@pytest.mark.parametrize(("adapter", "scope", "said", "hint"), [
+    # "names one declared horis:Adapter, e.g. horis:adapter :ehr", with no word of :ehr meant
+    (":ehrr", "patient/MedicationDispense.write", "horis:adapter :ehrr names no declared "
+     "horis:Adapter", "did you mean :ehr?"),
+    # the shapes' example scope of another resource, and beside it a warning to grant the
+    # read scope to the adapter: the wrong way round
+    (":ehr", "patient/MedicationDispense.read", 'horis:commitScope "patient/MedicationDispense'
+     '.read" is no SMART-on-FHIR write scope', 'did you mean "patient/MedicationDispense.write"'
+     ", which :ehr grants?"),
+])
+def test_an_adapter_slip_on_a_tool_is_one_error_with_what_was_meant(
+        tmp_path: Path, adapter: str, scope: str, said: str, hint: str) -> None:
+    path = tmp_path / "p.ttl"
+    path.write_text(DEFS.format(base="http://127.0.0.1:9/fhir", token_var=TOKEN_VAR,
+                                granted='"patient/MedicationDispense.write"', scopes=f'"{scope}"',
+                                binding="dispense", timeout="1s", for_each="false")
+                    .replace("horis:adapter :ehr ;", f"horis:adapter {adapter} ;"))
+    with pytest.raises(AuthoringError) as e:
+        load_definitions([path])
+    tools = [p for p in e.value.problems if p.node == ":t.dispense"]  # not the FHIR terms
+    assert len(tools) == 1, "\n".join(map(str, e.value.problems))
+    (p,) = tools
+    lines = path.read_text().splitlines()
+    assert p.severity == "error" and p.message.startswith(said) and p.hint == hint, p
+    assert p.line is not None and (adapter in lines[p.line - 1] or scope in lines[p.line - 1])
+
+
 def test_a_commit_scope_the_adapter_does_not_grant_is_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "p.ttl"
     path.write_text(DEFS.format(base="http://127.0.0.1:9/fhir", token_var=TOKEN_VAR,

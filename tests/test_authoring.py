@@ -152,6 +152,51 @@ def test_a_turtle_syntax_error_gives_the_line_missing_its_separator() -> None:
           hint="separate predicates with ';'")
 
 
+@pytest.mark.parametrize(("old", "new", "at", "said", "hint"), [
+    # the ']' of :ehr.assign_queue's horis:takes deleted: rdflib stopped at the tool's ' .',
+    # 8 lines later, and said "']' expected" there
+    pytest.param('        horis:arg [ horis:name "queue"   ; horis:type :AcuityLevel ]\n    ] ;',
+                 '        horis:arg [ horis:name "queue"   ; horis:type :AcuityLevel ]\n    ;',
+                 ("    horis:takes [", ":ehr.assign_queue a"),
+                 "the '[' opened at line {at} is never closed",
+                 "close it with ']' before line {next}, where its block ends", id="takes"),
+    # an assertion's own ']' deleted: the effect's ']' closed it, and the effect's '[' was
+    # left open; the one to close is the assertion's
+    pytest.param("horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]\n",
+                 "horis:asserts [ horis:property :queueRef ; horis:type xsd:string\n",
+                 ("horis:asserts [ horis:property :queueRef", None),
+                 "the '[' opened at line {at} is never closed",
+                 "close it with ']' before line {next}, where its block ends", id="asserts"),
+    pytest.param('    horis:timeout "5s" ;\n    horis:idempotent false .',
+                 '    horis:timeout "5s"\n    horis:idempotent false .',
+                 ('horis:timeout "5s"', None), "expected '.'",
+                 "separate predicates with ';': add it at the end of line {at}", id="semicolon"),
+    pytest.param('    horis:idempotent false .', '    horis:idempotent false',
+                 ("horis:idempotent false", None), "expected '.'",
+                 "end the statement on line {at} with ' .'", id="dot"),
+    pytest.param('rdfs:label "Assign a patient to a triage queue" ;',
+                 'rdfs:label "Assign a patient to a triage queue ;',
+                 ('rdfs:label "Assign a patient to a triage queue', None),
+                 "newline found in string literal",
+                 'close the string on its line (a text of several lines is written """ … """)',
+                 id="quote"),
+])
+def test_a_turtle_slip_is_said_at_the_line_written_wrong_with_what_to_write(
+        tmp_path: Path, old: str, new: str, at: tuple[str, str | None], said: str,
+        hint: str) -> None:
+    text = TRIAGE.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    broken = tmp_path / "triage.ttl"
+    broken.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(AuthoringError) as raised:
+        load_definitions([broken, EHR])
+    p = only(raised.value.problems)
+    line = line_of(broken, at[0], after=at[1])
+    assert (p.file, p.line) == (str(broken), line), str(p)
+    assert said.format(at=line) in p.message, str(p)
+    assert p.hint == hint.format(at=line, next=line + 3 if "takes" in at[0] else line + 1)
+
+
 def test_a_pattern_string_closed_with_two_quotes_is_said_at_the_line_it_opens(
         tmp_path: Path) -> None:
     """:QueuePatient's pattern closed with "" ran on to :NotifyNurse's opening quotes, and the

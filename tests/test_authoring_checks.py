@@ -423,6 +423,22 @@ def test_every_bad_flag_and_retries_value_is_said_the_same_in_every_process(
     ]
 
 
+def test_retries_written_in_quotes_is_one_error_saying_to_drop_the_quotes(
+        tmp_path: Path) -> None:
+    # "3" was read as 3 retries: beside the shapes' error came a warning of "horis:retries 3 on
+    # a tool that is not idempotent", about a count the tool does not have
+    path, line = edited(tmp_path, TRIAGE, '    horis:idempotent false .',
+                        '    horis:retries "3" ;\n    horis:idempotent false .')
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path), str(TRIAGE[1])],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.splitlines() == [
+        f'{path}:{line}: error: :ehr.assign_queue: horis:retries "3" is a string, not a number '
+        "— write horis:retries 3 without quotes",
+        "invalid: 1 error",
+    ]
+
+
 def test_a_candidates_query_that_does_not_parse_is_said_at_the_line_of_the_slip(
         tmp_path: Path) -> None:
     # The pattern is parsed inside a SELECT … WHERE { line of the loader's own, so the parser's

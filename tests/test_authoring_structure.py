@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from workflow_edits import LAB, REBOOKING, TRIAGE, edited, problems, the_error, the_one
 
-from horismos import Agent, AuthoringError, Problem, load_definitions
+from horismos import Agent, AuthoringError, Problem, UsageError, load_definitions
 from horismos._contract import server_problems, sometimes_unbound, unbound_arguments
+from horismos._policy import allowed
 
 
 def check(p: Problem, path: Path, line: int, node: str, said: str, hint: str) -> None:
@@ -65,6 +66,47 @@ def test_a_malformed_python_target_is_an_error_at_its_line_without_tools(
     p = the_error(problems(path, TRIAGE))
     check(p, path, line, ":ehr.assign_queue", f"binding {binding} is malformed", hint)
     assert said in p.message, str(p)
+
+
+@pytest.mark.parametrize(("binding", "meant"), [
+    ('"mcp:ehr/assign_queue"', "mcp://ehr/assign_queue"),
+    ('"http:ehr.example.org/queue"', "http://ehr.example.org/queue"),
+    ('"ehr.example.org/queue"', "https://ehr.example.org/queue"),
+    ('"127.0.0.1:8080/queue"', "https://127.0.0.1:8080/queue"),
+    ('"Python:ehr_client.assign_queue"', "python:ehr_client.assign_queue"),
+])
+def test_a_binding_of_a_scheme_written_wrong_gets_the_binding_meant(
+    tmp_path: Path, binding: str, meant: str
+) -> None:
+    """``mcp:ehr/assign_queue`` (the ``//`` left out), a URL without its scheme: "no known
+    scheme" and the list of every form, with nothing about which one was meant."""
+    path, line = edited(tmp_path, TRIAGE, '"python:ehr_client.assign_queue"', binding)
+    p = the_error(problems(path, TRIAGE))
+    check(p, path, line, ":ehr.assign_queue", f"binding {binding} has no known scheme",
+          f'did you mean "{meant}"?')
+
+
+@pytest.mark.parametrize(("old", "new", "said", "hint"), [
+    ("horis:wake horis:OperatorInput", "horis:wake horis:Webhook", "horis:Webhook",
+     "horis:wake takes one of: horis:External, horis:OperatorInput, horis:System, "
+     "horis:TaskResult, horis:Timer"),
+    ("horis:delivery horis:Final", "horis:delivery horis:Quiet", "horis:Quiet",
+     "horis:delivery takes one of: horis:Final, horis:Silent"),
+])
+def test_a_value_of_a_closed_horis_term_that_is_none_gets_the_values_it_takes(
+    tmp_path: Path, old: str, new: str, said: str, hint: str
+) -> None:
+    """``horis:delivery horis:Quiet``, like no term of the vocabulary: "not a Horismos term —
+    see ontologies/horis.ttl for the vocabulary", when the property takes two values."""
+    path, line = edited(tmp_path, REBOOKING, old, new)
+    p = the_error(problems(path, REBOOKING))
+    check(p, path, line, ":AskOperator", f"{said} is not a Horismos term", hint)
+
+
+def test_a_side_effect_class_misspelt_in_allow_gets_the_class_meant() -> None:
+    with pytest.raises(UsageError) as e:
+        allowed("ReadOnly,HostStateWrite,ExternalComit")
+    assert str(e.value).endswith("; did you mean ExternalCommit?")
 
 
 @pytest.mark.parametrize(("binding", "sent", "fixed"), [

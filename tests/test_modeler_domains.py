@@ -16,6 +16,7 @@ import pytest
 from rdflib import URIRef
 
 from horismos import Agent, AuthoringError, Problem, UsageError, World, load_definitions
+from horismos._contract import unbound_arguments
 
 HERE = Path(__file__).resolve().parent / "fixtures" / "modeler"
 CLAIMS = HERE / "claims"
@@ -122,6 +123,73 @@ def test_a_step_reading_the_supervisors_answer_after_the_fallback_is_no_warning(
                        'horis:requires "?adjuster a :Adjuster ; :available true ." ;')
     w = the_one(found_in(folder, CLAIMS), "warning")
     assert "leads on to :AssignPicked, which reads ?adjuster" in w.message
+
+
+@pytest.mark.parametrize("old, new", [
+    # the proposal's choice given from a misspelt variable: "never reads ?adjuster, the
+    # choice is dropped" was said beside the error, of a step that does mean to read it
+    (':AssignAdjuster a horis:ActionStep ;\n    horis:tool :claims.assign_adjuster ;\n'
+     '    horis:bind [ horis:arg "claim" ; horis:var "this" ] ;',
+     ':AssignAdjuster a horis:ActionStep ;\n    horis:tool :claims.assign_adjuster ;\n'
+     '    horis:bind [ horis:arg "claim" ; horis:var "this" ] ;\n'
+     '    horis:bind [ horis:arg "adjuster" ; horis:var "adjustr" ] ;'),
+    # the supervisor's pick, read by the pattern, given from a misspelt variable: a warning
+    # told to "write ?adjustr for ?adjuster in the pattern", copying the slip
+    ('    horis:requires "?this :supervisorPick ?adjuster ." ;\n'
+     '    horis:bind [ horis:arg "claim" ; horis:var "this" ] ;',
+     '    horis:requires "?this :supervisorPick ?adjuster ." ;\n'
+     '    horis:bind [ horis:arg "claim" ; horis:var "this" ] ;\n'
+     '    horis:bind [ horis:arg "adjuster" ; horis:var "adjustr" ] ;'),
+])
+def test_an_argument_given_a_misspelt_variable_is_said_once_with_the_variable_meant(
+        tmp_path: Path, old: str, new: str) -> None:
+    folder, _ = edited(tmp_path, CLAIMS, "workflow.ttl", old, new)
+    p = the_one(found_in(folder, CLAIMS) + _after_load(folder), "error")
+    assert "horis:bind names ?adjustr, which nothing binds" in p.message
+    assert p.hint is not None and p.hint.startswith("did you mean ?adjuster?")
+
+
+def test_a_proposal_whose_as_names_no_candidate_is_said_once_not_again_at_the_next_step(
+        tmp_path: Path) -> None:
+    # horis:as "adj" where the candidates bind ?adjuster: beside the proposal's error, the
+    # next step's "adjuster" argument was "required, but … did you mean ?adj?", a consequence
+    # pointing at the slip's copy
+    folder, line = edited(tmp_path, CLAIMS, "workflow.ttl", 'horis:as "adjuster" ;',
+                          'horis:as "adj" ;')
+    p = the_one(found_in(folder, CLAIMS) + _after_load(folder), "error")
+    assert (p.node, p.line) == (":PickAdjuster", line - 6) and "never binds ?adj," in p.message
+    assert p.hint is not None and "it binds ?adjuster" in p.hint
+
+
+def _after_load(folder: Path) -> list[Problem]:
+    """The errors found once the definitions of ``folder`` (the claims domain) have loaded:
+    the arguments nothing binds, in what the load made of them when it failed too."""
+    try:
+        defs = load_definitions([folder / f for f in DEFINITIONS[CLAIMS]])
+    except AuthoringError as e:
+        assert e.definitions is not None
+        defs = e.definitions
+    return unbound_arguments(defs)
+
+
+def test_a_next_to_another_workflows_first_step_says_no_term_chains_workflows(
+        tmp_path: Path) -> None:
+    # :RejectNoDocs sent on to :RequestAgain, the start of :Reopen: most likely meant to start
+    # :Reopen, which no term does; the step ran as one of :HandleClaim's, without a word
+    reopen = ("\n:Reopen a horis:Workflow ;\n    horis:focusType :Claim ;\n"
+              "    horis:start :RequestAgain .\n\n"
+              ":RequestAgain a horis:ActionStep ;\n    horis:tool :claims.request_documents ;\n"
+              '    horis:bind [ horis:arg "claim" ; horis:var "this" ] .\n')
+    old = ('    horis:requires """ BIND("no documents within 14 days" AS ?reason) """ ;\n'
+           '    horis:bind [ horis:arg "claim" ; horis:var "this" ] .\n')
+    folder, line = edited(tmp_path, CLAIMS, "workflow.ttl", old,
+                          old[:-3] + ";\n    horis:next :RequestAgain .\n" + reopen)
+    w = the_one(found_in(folder, CLAIMS), "warning")
+    assert (w.file, w.line, w.node) == (str(folder / "workflow.ttl"), line + 2, ":RejectNoDocs")
+    assert w.message.startswith("horis:next :RequestAgain goes to the first step of another "
+                                "workflow, :Reopen: no :Reopen instance is started here")
+    assert w.hint is not None and "no horis: term starts another workflow" in w.hint
+    assert "run --workflow :Reopen" in w.hint
 
 
 # -- two workflows ----------------------------------------------------------------------------
@@ -520,6 +588,22 @@ def test_a_tool_the_server_lacks_is_reported_at_its_binding(tmp_path: Path) -> N
     assert p.returncode == 1, p.stdout + p.stderr
     assert p.stdout.startswith(f"tools.ttl:{line}: error: :stock.reserve: "), p.stdout
     assert 'has no tool "reserv"' in p.stdout and "it offers: reserve" in p.stdout
+
+
+def test_run_refuses_a_tool_the_server_lacks_at_its_binding_with_the_name_meant(
+        tmp_path: Path) -> None:
+    # validate --connect said it at the binding's line; run said only "horismos run: error:
+    # MCP server … has no tool", with no file or line, as if the server were at fault
+    folder, line = edited(tmp_path, WAREHOUSE, "tools.ttl", '"mcp://stock/reserve"',
+                          '"mcp://stock/reserv"')
+    p = subprocess.run([sys.executable, "-m", "horismos", "run", *DEFINITIONS[WAREHOUSE],
+                        "--world", "world.ttl", "--workflow", ":Fulfil", "--all"], cwd=folder,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stderr.startswith(f"horismos run: error: tools.ttl:{line}: MCP server "), p.stderr
+    assert 'has no tool "reserv"' in p.stderr
+    assert "did you mean mcp://stock/reserve?" in p.stderr
+    assert "Traceback" not in p.stderr
 
 
 def test_the_warehouse_validates_clean_against_its_live_server() -> None:

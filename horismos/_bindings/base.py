@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rdflib import URIRef
+
 __all__ = ["Binding"]
 
 
@@ -24,6 +26,12 @@ class Binding:
 
     async def check(self) -> None:
         """Refuse, before any call, a binding that cannot honour the declared contract."""
+
+    def refused_at(self) -> URIRef | None:
+        """The statement of its tool that :meth:`check` found wrong (``horis:binding``,
+        ``horis:takes``), to say the refusal at its line; None when it was no statement's
+        fault (a server that did not start)."""
+        return None
 
     async def aclose(self) -> None:
         """Release sessions or connections held across calls."""

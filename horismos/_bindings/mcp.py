@@ -398,6 +398,15 @@ class McpBinding(Binding):
     async def check(self) -> None:
         self._accept(await self._open())
 
+    def refused_at(self) -> URIRef | None:
+        """Where the contract its server refused is written: ``horis:binding`` when the
+        server answered and offers no tool of this name, ``horis:takes`` when its input
+        schema does not fit; None when the server did not answer."""
+        session = self.sessions._open.get(self.server)
+        if session is None or not session.alive:
+            return None
+        return HORIS.binding if self.name not in session.tools else HORIS.takes
+
     async def output_schema(self) -> Mapping[str, Any] | None:
         """The output schema the server declares for the bound tool (None: it declares
         none), once the tool has passed :meth:`check`'s checks."""
@@ -427,9 +436,11 @@ class McpBinding(Binding):
         remote = session.tools.get(self.name)
         if remote is None:
             offered = ", ".join(sorted(session.tools)) or "none"
+            near = difflib.get_close_matches(self.name, list(session.tools), n=1)
+            meant = f"; did you mean mcp://{self.server}/{near[0]}?" if near else ""
             raise NotSent(
                 f'{session.describe()} has no tool "{self.name}" (bound by '
-                f"{self.tool.name}); it offers: {offered}",
+                f"{self.tool.name}); it offers: {offered}{meant}",
                 tool=str(self.tool.iri),
             )
         problems = input_problems(self.tool, remote.input_schema)
