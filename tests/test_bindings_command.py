@@ -489,6 +489,39 @@ def test_a_program_does_not_outlive_a_run_killed_mid_call(tmp_path, root) -> Non
     assert again.returncode == 1 and "tools reconcile t.charge" in again.stdout, again.stdout
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a subreaper is Linux's")
+def test_a_grandchild_that_left_the_group_dies_with_a_run_killed_mid_call(tmp_path,
+                                                                          root) -> None:
+    """``kill -9`` of the run while its script waits, the script having daemonized a
+    grandchild that charges three seconds later: the script died with the run, the
+    grandchild, in a session of its own, charged after the step was found in doubt."""
+    (root / "daemonize.sh").write_text(DAEMONIZE.replace("2.5", "3"))
+    ledger, launched = tmp_path / "acts.txt", tmp_path / "launched"
+    defs = command("daemonize", f'"sh" "daemonize.sh" "{ledger}" "{launched}" "wait"', root,
+                   extra='; horis:env [ horis:name "PATH" ; horis:value "/usr/bin:/bin" ]'
+                   ) + tool("t.daemonize", "cmd:daemonize", timeout="30s") + """
+:Charge a horis:Workflow ; horis:focusType :Patient ; horis:start :Go .
+:Go a horis:ActionStep ; horis:tool :t.daemonize ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+    agent_for(tmp_path, defs)
+    horismos = [sys.executable, "-m", "horismos"]
+    subprocess.run([*horismos, "load", "world.ttl", "--store", "oxigraph:store"], cwd=tmp_path,
+                   check=True, capture_output=True)
+    run = subprocess.Popen([*horismos, "run", "defs.ttl", "--store", "oxigraph:store",
+                            "--focus", ":p1"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not launched.exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert launched.exists(), "the script never started"
+    time.sleep(0.3)  # its grandchildren in their own session by now
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    time.sleep(4)  # past when they would have acted
+    assert not ledger.exists()
+
+
 def test_catalog_and_validate_see_command_bindings(tmp_path, root) -> None:
     defs = command("echo", '"python" "echo_args.py"', root) + tool("t.echo", "cmd:echo")
     defs += command("nowhere", '"no-such-program-here"', root) + tool("t.gone", "cmd:nowhere")

@@ -146,9 +146,9 @@ def _wait(program: int, status: list[int], *, forked: bool) -> bool:
 
 
 def _hand_over(program: int) -> None:
-    """Exec a fresh interpreter that carries on here; if it cannot be (no interpreter, this
-    file inside an archive), the fork carries on itself."""
-    if os.path.isfile(__file__):
+    """Exec a fresh interpreter that carries on here; if it cannot be (a frozen application,
+    whose executable is no interpreter; this file inside an archive), the fork carries on."""
+    if not getattr(sys, "frozen", False) and os.path.isfile(__file__):
         with contextlib.suppress(OSError):
             os.execve(sys.executable, [sys.executable, "-I", "-S", __file__, str(program)], {})
 
