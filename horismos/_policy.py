@@ -27,7 +27,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ from ._bindings.mcp import servers_in_force
 from ._bindings.wire import json_value
 from ._errors import PolicyRefused, UsageError
 from ._model import ActionStep, McpServer, Tool
-from ._stores import Change, Store
+from ._stores import Change, Conflict, Store
 from ._stores.base import INSTANCES
 from ._vocab import HORIS, NS, PROV
 
@@ -388,16 +387,16 @@ def given_for(store: Store, approval: Node) -> str | None:
 
 
 def _recorded(
-    store: Store, instance: URIRef, since: Node | None = None
+    store: Store, instance: URIRef, since: Node | None = None, *, used: bool = False
 ) -> dict[str, list[tuple[Node, Node]]]:
-    """The approvals recorded for ``instance`` and not used yet (given at ``since`` or later):
-    fingerprint -> (approval, its graph), oldest first."""
+    """The approvals recorded for ``instance`` and not used yet (with ``used``, those used up
+    too), given at ``since`` or later: fingerprint -> (approval, its graph), oldest first."""
+    unused = "" if used else "FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used }"
     rows = store.select(
-        """SELECT ?a ?g ?fp ?at WHERE {
+        f"""SELECT ?a ?g ?fp ?at WHERE {{
         ?a horis:instance ?i ; a horis:Approval ; horis:fingerprint ?fp ;
            prov:startedAtTime ?at .
-        ?g prov:wasGeneratedBy ?a .
-        FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used } } ORDER BY ?at ?a""",
+        ?g prov:wasGeneratedBy ?a . {unused} }} ORDER BY ?at ?a""",
         {"i": instance},
         _NS,
     )
@@ -447,7 +446,11 @@ def approve(
             "is of the call a waiting instance asks for; should it come back to that step, it "
             "waits again with the payload's fingerprint: approve it then"
         )
-    new_id = uuid.uuid4().hex
+    # the n-th approval of this payload given for this request has one name, so two given at
+    # once (two operators, two processes) are one: the later commit finds it made and is
+    # refused, where both landed and the spare one let a later call out that nobody approved
+    made = len(_recorded(world.store, instance, latest["started"], used=True).get(fp, ()))
+    new_id = hashlib.sha256(f"{latest['request']} {fp} {made}".encode()).hexdigest()[:32]
     at = Literal(dt.datetime.now(dt.UTC).isoformat(), datatype=XSD.dateTime)
     graph = URIRef(f"urn:horismos:input:{new_id}")
     node = URIRef(f"urn:horismos:activity:{new_id}")
@@ -504,7 +507,19 @@ def approve(
             + "; an approval is good for one call, so approving again would let one more "
             "call go out"
         )
-    world.commit(Change(add=[(s, p, o, graph) for s, p, o in triples]))
+    try:
+        world.commit(
+            Change(
+                add=[(s, p, o, graph) for s, p, o in triples],
+                absent=((node, RDF.type, HORIS.Approval, graph),),
+            )
+        )
+    except Conflict:
+        raise UsageError(
+            f"another approval of the payload with fingerprint {fp} for {instance} was "
+            "recorded while this one was: only one of them is kept, so this one was not. Run "
+            "approve again if the instance still asks for more"
+        ) from None
     return {
         "instance": str(instance),
         "tool": str(latest["tool"]),
@@ -517,13 +532,13 @@ def approve(
 def _requests(store: Store, instance: URIRef) -> list[dict[str, Node]]:
     """The approval requests the instance's steps left, newest last by start time."""
     return store.select(
-        """SELECT ?step ?tool ?started ?payloads ?asked ?counts WHERE {
-        ?a horis:instance ?i ; horis:step ?step ; horis:tool ?tool ; horis:fingerprint ?fp ;
-           prov:startedAtTime ?started ; rdfs:comment ?payloads .
-        ?g prov:wasGeneratedBy ?a .
+        """SELECT ?request ?step ?tool ?started ?payloads ?asked ?counts WHERE {
+        ?request horis:instance ?i ; horis:step ?step ; horis:tool ?tool ;
+           horis:fingerprint ?fp ; prov:startedAtTime ?started ; rdfs:comment ?payloads .
+        ?g prov:wasGeneratedBy ?request .
         FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:"))
-        OPTIONAL { ?a horis:implementation ?asked }
-        OPTIONAL { ?a horis:approvalsAsked ?counts } }""",
+        OPTIONAL { ?request horis:implementation ?asked }
+        OPTIONAL { ?request horis:approvalsAsked ?counts } }""",
         {"i": instance},
         _NS,
     )

@@ -257,6 +257,34 @@ def test_an_approval_is_used_up_by_its_call_so_a_loop_back_waits_again(tmp_path)
     assert agent.resume(world, run.instance).status == "waiting" and len(calls) == 2
 
 
+def test_two_approvals_of_the_one_call_asked_given_at_once_keep_one(
+    tmp_path, monkeypatch
+) -> None:
+    """Two operators (two processes on one store) approve the one call an instance waits for
+    at the same moment: each read that none was given yet, both landed, and the spare one let
+    the workflow, looping back to the step, call a second time with nobody asked."""
+    agent, world, calls = setup(tmp_path, APPROVAL)
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL).replace(
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:next :Go .'),
+        encoding="utf-8")
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools=agent.tools)
+    run = agent.run(world, focus=EX.p1)
+    fp = run.brief.split("Fingerprint: ")[1].split()[0]
+    commit = World.commit
+
+    def racing(self: World, change: Change, *args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(World, "commit", commit)
+        agent.approve(world, run.instance, fp)  # the other one, between this check and commit
+        return commit(self, change, *args, **kwargs)
+
+    monkeypatch.setattr(World, "commit", racing)
+    with pytest.raises(UsageError, match="recorded while this one was"):
+        agent.approve(world, run.instance, fp)
+    again = agent.resume(world, run.instance)
+    assert again.status == "waiting" and len(calls) == 1  # the loop back asks again
+
+
 CHARGES = PREFIXES + """
 :t.charge a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
