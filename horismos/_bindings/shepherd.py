@@ -240,8 +240,10 @@ def _open_fds() -> list[int]:
 
 
 def _relay(status: list[int]) -> NoReturn:
-    """Exit as the program did: its exit status, or death by its signal (no core file)."""
-    code = status[0] if status else 0
+    """Exit as the program did: its exit status, or death by its signal (no core file). A
+    program whose end was not seen (the shepherd failed) died by SIGKILL as far as anyone can
+    tell: it may have acted and did not answer, never a success."""
+    code = status[0] if status else int(signal.SIGKILL)  # the wait status of a SIGKILL death
     if os.WIFSIGNALED(code):
         sig = os.WTERMSIG(code)
         with contextlib.suppress(BaseException):
