@@ -28,8 +28,6 @@ import datetime as dt
 import difflib
 import hashlib
 import json
-import re
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,7 +41,7 @@ from ._bindings.mcp import servers_in_force
 from ._bindings.wire import json_value
 from ._errors import PolicyRefused, UsageError
 from ._model import ActionStep, McpServer, Tool
-from ._stores import Change, Store
+from ._stores import Change, Conflict, Store
 from ._stores.base import INSTANCES
 from ._vocab import HORIS, NS, PROV
 
@@ -77,15 +75,24 @@ DEFAULT_ALLOW = frozenset({"ReadOnly", "HostStateWrite"})
 
 
 _TIMES = "({n} calls of this payload: approve it {n} times)"
-"""The brief's line under a fingerprint that several calls of a step send (a ``forEach``):
-:func:`approve` reads how many approvals the request asks for from it."""
+"""The brief's line under a fingerprint that several calls of a step send (a ``forEach``), for
+the operator to read; :func:`approve` reads the count from ``horis:approvalsAsked``."""
 
 
-def _asked(brief: str, fp: str) -> int:
-    """How many approvals of ``fp`` a request whose brief is ``brief`` asks for: one, or as
-    many as its :data:`_TIMES` line under that fingerprint says."""
-    found = re.search(rf"Fingerprint: {re.escape(fp)}\n\((\d+) calls of this payload", brief)
-    return int(found.group(1)) if found else 1
+def _asked(request: Mapping[str, Node], fp: str) -> int:
+    """How many approvals of ``fp`` a request asks for, as it recorded them
+    (``horis:approvalsAsked``). Not from its brief: that is prose for a person, and a change
+    of its wording or a translation made ``approve`` count one where a ``forEach`` asked for
+    several, or what a line that looked like the count said.
+
+    A request recorded before the count was (a world or trace of an earlier build) asks for
+    one: never more than it asked, since it lists the payload at all. A ``forEach`` that
+    wanted more, once resumed with that one approval, asks again for the calls still
+    lacking one, counted."""
+    counts = request.get("counts")
+    if counts is None:
+        return 1
+    return int(json.loads(str(counts)).get(fp, 1))
 
 
 SERVED_PREFIX = "urn:horismos:served:"
@@ -248,6 +255,9 @@ class Pending:
     approvals were bound to it replays without)."""
     server: McpServer | None = None
     """The MCP server the tool's binding names, part of its :func:`implementation`."""
+    counted: bool = True
+    """The request records how many approvals each payload asks for (``horis:approvalsAsked``;
+    a trace recorded before they were counted replays without)."""
 
     def brief(
         self, name: Callable[[Node], str], instance: URIRef, workflow: URIRef, focus: URIRef
@@ -311,6 +321,9 @@ class Pending:
             triples.append(
                 (req, HORIS.implementation, Literal(implementation(self.tool, self.server)))
             )
+        if self.counted:
+            asked = Counter(fp for _, fp in self.calls)
+            triples.append((req, HORIS.approvalsAsked, Literal(json.dumps(asked, sort_keys=True))))
         return [(s, p, o, graph) for s, p, o in triples]
 
 
@@ -322,7 +335,7 @@ def pending(
     tool: Tool,
     calls: Sequence[Mapping[str, Node]],
     at: Literal,
-    bound: int = 2,
+    bound: int = 3,
     servers: Mapping[str, McpServer] | None = None,
 ) -> tuple[list[str | None], Pending | None, list[tuple]]:
     """The fingerprint approving each call (None for a tool that needs none), the calls still
@@ -330,7 +343,8 @@ def pending(
     calls take: a person approves one call, so a loop that comes back with the same payload
     waits for a new approval instead of acting again. ``bound``, as a trace's header says: 0,
     approvals hold whatever the tool's definition; 1, for its definition without its MCP
-    server (a trace recorded before the server counted); 2, with it (``servers``)."""
+    server (a trace recorded before the server counted); 2, with it (``servers``); 3, and the
+    request records how many approvals each payload asks for (before, a trace's did not)."""
     if not tool.requires_approval:
         return [None] * len(calls), None, []
     server = server_of(tool, servers or {}) if bound > 1 else None
@@ -351,7 +365,7 @@ def pending(
         if taking[fp] > len(recorded.get(fp, ())):
             missing.append((payload(tool, c), fp))
     if missing:
-        pend = Pending(tool, step.iri, tuple(missing), stale, bound > 0, server)
+        pend = Pending(tool, step.iri, tuple(missing), stale, bound > 0, server, bound > 2)
         return list(prints), pend, []
     used = [
         (node, PROV.invalidatedAtTime, at, graph)
@@ -376,16 +390,16 @@ def given_for(store: Store, approval: Node) -> str | None:
 
 
 def _recorded(
-    store: Store, instance: URIRef, since: Node | None = None
+    store: Store, instance: URIRef, since: Node | None = None, *, used: bool = False
 ) -> dict[str, list[tuple[Node, Node]]]:
-    """The approvals recorded for ``instance`` and not used yet (given at ``since`` or later):
-    fingerprint -> (approval, its graph), oldest first."""
+    """The approvals recorded for ``instance`` and not used yet (with ``used``, those used up
+    too), given at ``since`` or later: fingerprint -> (approval, its graph), oldest first."""
+    unused = "" if used else "FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used }"
     rows = store.select(
-        """SELECT ?a ?g ?fp ?at WHERE {
+        f"""SELECT ?a ?g ?fp ?at WHERE {{
         ?a horis:instance ?i ; a horis:Approval ; horis:fingerprint ?fp ;
            prov:startedAtTime ?at .
-        ?g prov:wasGeneratedBy ?a .
-        FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used } } ORDER BY ?at ?a""",
+        ?g prov:wasGeneratedBy ?a . {unused} }} ORDER BY ?at ?a""",
         {"i": instance},
         _NS,
     )
@@ -435,7 +449,11 @@ def approve(
             "is of the call a waiting instance asks for; should it come back to that step, it "
             "waits again with the payload's fingerprint: approve it then"
         )
-    new_id = uuid.uuid4().hex
+    # the n-th approval of this payload given for this request has one name, so two given at
+    # once (two operators, two processes) are one: the later commit finds it made and is
+    # refused, where both landed and the spare one let a later call out that nobody approved
+    made = len(_recorded(world.store, instance, latest["started"], used=True).get(fp, ()))
+    new_id = hashlib.sha256(f"{latest['request']} {fp} {made}".encode()).hexdigest()[:32]
     at = Literal(dt.datetime.now(dt.UTC).isoformat(), datatype=XSD.dateTime)
     graph = URIRef(f"urn:horismos:input:{new_id}")
     node = URIRef(f"urn:horismos:activity:{new_id}")
@@ -478,7 +496,7 @@ def approve(
         for a, _ in _recorded(world.store, instance, latest["started"]).get(fp, ())
         if given_for(world.store, a) in (None, now)
     ]
-    wanted = 1 if served else _asked(str(latest["brief"]), fp)
+    wanted = 1 if served else _asked(latest, fp)
     if len(given) >= wanted:  # a second approve of one call would approve a second call
         raise UsageError(
             f"the payload with fingerprint {fp} is approved already for {instance} "
@@ -492,7 +510,19 @@ def approve(
             + "; an approval is good for one call, so approving again would let one more "
             "call go out"
         )
-    world.commit(Change(add=[(s, p, o, graph) for s, p, o in triples]))
+    try:
+        world.commit(
+            Change(
+                add=[(s, p, o, graph) for s, p, o in triples],
+                absent=((node, RDF.type, HORIS.Approval, graph),),
+            )
+        )
+    except Conflict:
+        raise UsageError(
+            f"another approval of the payload with fingerprint {fp} for {instance} was "
+            "recorded while this one was: only one of them is kept, so this one was not. Run "
+            "approve again if the instance still asks for more"
+        ) from None
     return {
         "instance": str(instance),
         "tool": str(latest["tool"]),
@@ -505,12 +535,13 @@ def approve(
 def _requests(store: Store, instance: URIRef) -> list[dict[str, Node]]:
     """The approval requests the instance's steps left, newest last by start time."""
     return store.select(
-        """SELECT ?step ?tool ?started ?payloads ?brief ?asked WHERE {
-        ?a horis:instance ?i ; horis:step ?step ; horis:tool ?tool ; horis:fingerprint ?fp ;
-           prov:startedAtTime ?started ; rdfs:comment ?payloads ; horis:brief ?brief .
-        ?g prov:wasGeneratedBy ?a .
+        """SELECT ?request ?step ?tool ?started ?payloads ?asked ?counts WHERE {
+        ?request horis:instance ?i ; horis:step ?step ; horis:tool ?tool ;
+           horis:fingerprint ?fp ; prov:startedAtTime ?started ; rdfs:comment ?payloads .
+        ?g prov:wasGeneratedBy ?request .
         FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:"))
-        OPTIONAL { ?a horis:implementation ?asked } }""",
+        OPTIONAL { ?request horis:implementation ?asked }
+        OPTIONAL { ?request horis:approvalsAsked ?counts } }""",
         {"i": instance},
         _NS,
     )

@@ -246,12 +246,13 @@ class Runner:
         (``true``), recorded before answered calls were held: only a step never answered, all
         of its calls; 0 (absent), recorded before any was. A replay follows the trace's, or
         its commits and reads would not be the recorded ones."""
-        self.approvals_bound = 2
+        self.approvals_bound = 3
         """Whether an approval holds only for the tool's definition it was given for (see
-        :func:`._policy.implementation`), as a trace's header says: 2, its MCP server's
-        declaration included; 1 (``true``), recorded before the server counted; 0 (absent),
-        recorded before approvals were bound at all: made none of those reads, and its
-        requests recorded none."""
+        :func:`._policy.implementation`), as a trace's header says: 3, its MCP server's
+        declaration included, and a request records how many approvals each payload asks
+        for (``horis:approvalsAsked``); 2, recorded before requests counted them; 1
+        (``true``), before the server counted; 0 (absent), before approvals were bound at
+        all: made none of those reads, and its requests recorded none."""
         self.names_shapes = True
         """Whether a rejection by the domain shapes says so, as a trace's header says; one
         recorded before said the result broke the tool's declared effect, and an instance it

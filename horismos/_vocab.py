@@ -161,6 +161,7 @@ class HORIS(DefinedNamespace):
     fingerprint: URIRef
     usedUp: URIRef
     implementation: URIRef
+    approvalsAsked: URIRef
     # Projections of systems of record, written by the runtime
     remoteId: URIRef
     sourceVersion: URIRef

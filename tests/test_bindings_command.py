@@ -414,6 +414,42 @@ def test_a_child_that_outlives_its_parent_is_killed(tmp_path, root) -> None:
     assert not _alive(child)
 
 
+DAEMONIZE = """\
+# a grandchild in a session of its own, its parent gone at once (double fork), acting later
+( setsid sh -c 'sleep 2.5; echo acted >> "$1"' sh "$1" & )
+nohup sh -c 'sleep 2.5; echo acted >> "$1"' sh "$1" >/dev/null 2>&1 &
+echo launched > "$2"
+if [ "$3" = fail ]; then sleep 0.5; exit 3; fi  # once setsid has run
+sleep 60
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a subreaper is Linux's")
+@pytest.mark.parametrize(("end", "timeout"), [
+    ("timeout", "500ms"),  # while the shepherd is still a fork of this process
+    ("timeout", "1500ms"),  # after it handed over to a fresh interpreter
+    ("fail", "10s"),
+])
+def test_a_grandchild_that_left_the_group_dies_with_the_call(tmp_path, root, end,
+                                                             timeout) -> None:
+    """A script that daemonizes a grandchild (``setsid`` after a double fork, ``nohup … &``)
+    and then times out, or fails: the call is over, judged failed or in doubt, and the group
+    was killed, yet the grandchild acted seconds later — a charge nobody will see in the
+    trace, made again by the next call. Every descendant dies with the call."""
+    (root / "daemonize.sh").write_text(DAEMONIZE)
+    ledger, launched = tmp_path / "acts.txt", tmp_path / "launched"
+    defs = command("daemonize", f'"sh" "daemonize.sh" "{ledger}" "{launched}" "{end}"', root,
+                   extra='; horis:env [ horis:name "PATH" ; horis:value "/usr/bin:/bin" ]'
+                   ) + tool("t.daemonize", "cmd:daemonize", timeout=timeout)
+    agent, world = agent_for(tmp_path, defs)
+    started = time.monotonic()
+    result = call(agent, world, "t.daemonize")
+    assert launched.exists()
+    assert result.status == ("timed_out" if end == "timeout" else "failed"), result.receipt()
+    time.sleep(max(0.0, started + 3.5 - time.monotonic()))  # past when they would have acted
+    assert not ledger.exists()
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_a_program_does_not_outlive_a_run_killed_mid_call(tmp_path, root) -> None:
     """``kill -9`` of the run while its program works: the program, in a session of its own,
@@ -451,6 +487,39 @@ def test_a_program_does_not_outlive_a_run_killed_mid_call(tmp_path, root) -> Non
     again = subprocess.run([*horismos, "run", "defs.ttl", "--store", "oxigraph:store", "--focus",
                             ":p1"], cwd=tmp_path, capture_output=True, text=True)
     assert again.returncode == 1 and "tools reconcile t.charge" in again.stdout, again.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a subreaper is Linux's")
+def test_a_grandchild_that_left_the_group_dies_with_a_run_killed_mid_call(tmp_path,
+                                                                          root) -> None:
+    """``kill -9`` of the run while its script waits, the script having daemonized a
+    grandchild that charges three seconds later: the script died with the run, the
+    grandchild, in a session of its own, charged after the step was found in doubt."""
+    (root / "daemonize.sh").write_text(DAEMONIZE.replace("2.5", "3"))
+    ledger, launched = tmp_path / "acts.txt", tmp_path / "launched"
+    defs = command("daemonize", f'"sh" "daemonize.sh" "{ledger}" "{launched}" "wait"', root,
+                   extra='; horis:env [ horis:name "PATH" ; horis:value "/usr/bin:/bin" ]'
+                   ) + tool("t.daemonize", "cmd:daemonize", timeout="30s") + """
+:Charge a horis:Workflow ; horis:focusType :Patient ; horis:start :Go .
+:Go a horis:ActionStep ; horis:tool :t.daemonize ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+    agent_for(tmp_path, defs)
+    horismos = [sys.executable, "-m", "horismos"]
+    subprocess.run([*horismos, "load", "world.ttl", "--store", "oxigraph:store"], cwd=tmp_path,
+                   check=True, capture_output=True)
+    run = subprocess.Popen([*horismos, "run", "defs.ttl", "--store", "oxigraph:store",
+                            "--focus", ":p1"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not launched.exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert launched.exists(), "the script never started"
+    time.sleep(0.3)  # its grandchildren in their own session by now
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    time.sleep(4)  # past when they would have acted
+    assert not ledger.exists()
 
 
 def test_catalog_and_validate_see_command_bindings(tmp_path, root) -> None:

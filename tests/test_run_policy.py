@@ -257,6 +257,34 @@ def test_an_approval_is_used_up_by_its_call_so_a_loop_back_waits_again(tmp_path)
     assert agent.resume(world, run.instance).status == "waiting" and len(calls) == 2
 
 
+def test_two_approvals_of_the_one_call_asked_given_at_once_keep_one(
+    tmp_path, monkeypatch
+) -> None:
+    """Two operators (two processes on one store) approve the one call an instance waits for
+    at the same moment: each read that none was given yet, both landed, and the spare one let
+    the workflow, looping back to the step, call a second time with nobody asked."""
+    agent, world, calls = setup(tmp_path, APPROVAL)
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL).replace(
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:next :Go .'),
+        encoding="utf-8")
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools=agent.tools)
+    run = agent.run(world, focus=EX.p1)
+    fp = run.brief.split("Fingerprint: ")[1].split()[0]
+    commit = World.commit
+
+    def racing(self: World, change: Change, *args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(World, "commit", commit)
+        agent.approve(world, run.instance, fp)  # the other one, between this check and commit
+        return commit(self, change, *args, **kwargs)
+
+    monkeypatch.setattr(World, "commit", racing)
+    with pytest.raises(UsageError, match="recorded while this one was"):
+        agent.approve(world, run.instance, fp)
+    again = agent.resume(world, run.instance)
+    assert again.status == "waiting" and len(calls) == 1  # the loop back asks again
+
+
 CHARGES = PREFIXES + """
 :t.charge a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
@@ -301,6 +329,59 @@ def test_an_approval_is_good_for_one_call_of_the_exact_amount_shown(
     agent.approve(world, run.instance, fps[-1])
     assert agent.resume(world, run.instance).status == "completed"
     assert len(calls) == 2 and {Decimal(a) for a in calls} == {Decimal(first), Decimal(second)}
+
+
+def _twice_charged(tmp_path: Path) -> tuple[Agent, World, list[Any]]:
+    """A forEach whose two calls send one payload (``12`` and ``12.0``), waiting."""
+    calls: list[Any] = []
+
+    def charge(patient: Any, amount: Any) -> dict[str, Any]:
+        calls.append(amount)
+        return {}
+
+    (tmp_path / "defs.ttl").write_text(CHARGES, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(
+        PREFIXES + ":p1 a :Patient ; :owes :b1, :b2 .\n:b1 :amount 12 .\n:b2 :amount 12.0 .\n",
+        encoding="utf-8")
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"charge": charge})
+    return agent, World.from_files(tmp_path / "world.ttl"), calls
+
+
+def test_approve_counts_the_calls_asked_from_the_request_not_from_its_brief_wording(
+    tmp_path, monkeypatch
+) -> None:
+    """The brief is prose for a person: reworded or translated, ``approve`` read one approval
+    where a forEach asked for two, and refused the second an operator was told to give."""
+    monkeypatch.setattr(
+        "horismos._policy._TIMES", "({n} appels de ce contenu : approuvez-le {n} fois)")
+    agent, world, calls = _twice_charged(tmp_path)
+    run = agent.run(world, focus=EX.p1)
+    assert run.status == "waiting" and "(2 appels de ce contenu" in (run.brief or "")
+    fp = run.brief.split("Fingerprint: ")[1].split()[0]
+    agent.approve(world, run.instance, fp)
+    agent.approve(world, run.instance, fp)  # the second of the two calls asked
+    with pytest.raises(UsageError, match="approved already"):
+        agent.approve(world, run.instance, fp)  # a third would let a third call out
+    assert agent.resume(world, run.instance).status == "completed" and len(calls) == 2
+
+
+def test_a_request_that_recorded_no_count_asks_for_one_approval_at_a_time(tmp_path) -> None:
+    """A request kept by an earlier version has only its brief to say how many calls it asks
+    for: counted as one, never more than it needs; resumed, the instance asks again for the
+    call still lacking one, counted this time."""
+    agent, world, calls = _twice_charged(tmp_path)
+    run = agent.run(world, focus=EX.p1)
+    fp = run.brief.split("Fingerprint: ")[1].split()[0]
+    counts = [q for q in world.store.quads() if q[1] == HORIS.approvalsAsked]
+    assert [json.loads(str(q[2])) for q in counts] == [{fp: 2}]
+    world.commit(Change(remove=counts))  # as an earlier version wrote it
+    agent.approve(world, run.instance, fp)
+    with pytest.raises(UsageError, match="approved already"):
+        agent.approve(world, run.instance, fp)
+    again = agent.resume(world, run.instance)
+    assert again.status == "waiting" and calls == []
+    agent.approve(world, run.instance, fp)
+    assert agent.resume(world, run.instance).status == "completed" and len(calls) == 2
 
 
 @pytest.mark.parametrize("flags", [

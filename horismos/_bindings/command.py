@@ -19,8 +19,10 @@ Why each rule (docs/bindings-command.md):
   waterline (``horis:minFreeBytes``) keeps the command from starting
   (:class:`~horismos.LowDisk`). Byte counters, dropped-byte evidence and the truncation flags
   travel with the result (``output_capture``) into the trace and the call envelope.
-- **The whole process group dies** with a timeout, a quota breach, or the program's own exit
-  (a child that outlives its parent is killed, so its open pipe cannot hold the call).
+- **Every process the program started dies** with a timeout, a quota breach, or the
+  program's own exit (a child that outlives its parent is killed, so its open pipe cannot
+  hold the call), on Linux even one that left the process group (``setsid``, a double fork):
+  :mod:`.shepherd` says how, and what stays out of reach.
 - **The program dies with Horismos** (Linux: ``PR_SET_PDEATHSIG``). Started in a session of
   its own, it outlived a ``kill -9`` of the process that ran it, and acted after the step was
   found in doubt: an operator who checked meanwhile saw nothing yet, cleared it, and the next
@@ -38,12 +40,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import json
 import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -54,6 +56,7 @@ from typing import Any
 from .. import _attempt
 from .._errors import LowDisk, NotSent, OutputQuotaExceeded, ToolError, UnreadableAnswer
 from .._model import Command, Tool
+from . import shepherd
 from .base import Binding
 from .limits import check_result
 from .wire import json_value
@@ -62,38 +65,6 @@ __all__ = ["Captured", "CommandBinding", "placeholders", "script", "template_pro
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 _CHUNK = 1 << 16
-_TERM_GRACE = 0.2
-"""Seconds between SIGTERM and SIGKILL to the group: a program that ignores SIGTERM dies."""
-
-
-def _prctl() -> Any:
-    """libc's ``prctl`` on Linux (None elsewhere), looked up here, never in a forked child."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _prctl()
-_PR_SET_PDEATHSIG = 1
-
-
-def _dies_with(parent: int) -> Any:
-    """What the forked child runs before it execs the program: SIGKILL it when ``parent`` (the
-    thread that started it, which waits for it) dies, and at once should that have happened
-    already. Nothing here allocates or takes a lock: a child forked beside other threads."""
-    if _PRCTL is None:
-        return None
-    kill = int(signal.SIGKILL)
-
-    def arm() -> None:
-        _PRCTL(_PR_SET_PDEATHSIG, kill)
-        if os.getppid() != parent:  # died between the fork and the line above
-            os.kill(os.getpid(), kill)
-
-    return arm
 
 
 def placeholders(argv: Iterable[str], workdir: str = "") -> set[str]:
@@ -386,6 +357,7 @@ class CommandBinding(Binding):
             _Stream("stdout", per_stream, c.preview_bytes),
             _Stream("stderr", c.retain_bytes - per_stream, c.preview_bytes),
         )
+        preexec = shepherd.start(os.getpid(), argv, env)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -395,15 +367,16 @@ class CommandBinding(Binding):
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
-                preexec_fn=_dies_with(os.getpid()),
+                preexec_fn=preexec,
             )
-        except OSError as e:  # not executable, gone since it was looked up: it never ran
+        except (OSError, subprocess.SubprocessError) as e:  # not executable, gone: never ran
+            why = e.strerror if isinstance(e, OSError) else "the system would not execute it"
             raise NotSent(
-                f"{self.tool.name} (command {c.name!r}): cannot start {argv[0]!r}: "
-                f"{e.strerror or e}",
+                f"{self.tool.name} (command {c.name!r}): cannot start {argv[0]!r}: {why or e}",
                 tool=str(self.tool.iri),
             ) from None
         _attempt.sent()  # it runs: from here on it may act
+        ends = _Ends(proc, shepherded=preexec is not None)
         over = asyncio.Event()
 
         async def drain(pipe: asyncio.StreamReader, stream: _Stream) -> None:
@@ -411,7 +384,7 @@ class CommandBinding(Binding):
                 stream.take(chunk)
                 if out.emitted + err.emitted > c.quota_bytes and not over.is_set():
                     over.set()
-                    _kill_group(proc.pid, signal.SIGKILL)
+                    ends.kill()
 
         assert proc.stdout is not None and proc.stderr is not None
         readers = [
@@ -420,13 +393,11 @@ class CommandBinding(Binding):
         ]
         try:
             status = await _exited(proc)
-            # the group leader is gone: whatever it left behind goes too, so an inherited pipe
-            # cannot hold the call open
-            _kill_group(proc.pid, signal.SIGKILL)
+            ends.after_exit()
             await asyncio.gather(*readers)
             await proc.wait()
-        except BaseException:  # a timeout (cancelled) or anything else: the group dies
-            await _terminate(proc)
+        except BaseException:  # a timeout (cancelled) or anything else: all it started dies
+            await ends.stop()
             with contextlib.suppress(Exception):  # the pipes close with the group: drain out
                 await asyncio.wait_for(asyncio.gather(*readers), 2)
             for r in readers:
@@ -545,12 +516,92 @@ def _brief(capture: Mapping[str, Any]) -> str:
 
 async def _exited(proc: asyncio.subprocess.Process) -> int:
     """The program's exit status, as soon as it exits. Not ``proc.wait()``: that also waits
-    for its pipes to close, which a child holding them open would put off indefinitely."""
-    delay = 0.002
+    for its pipes to close, which a child holding them open would put off indefinitely. On
+    Linux a pidfd wakes the call the moment the process ends (polling, up to 50 ms apart, added
+    up to half of a short call's time); the status follows once asyncio has reaped it."""
+    ended = _exit_of(proc)
+    if ended is not None:
+        await ended
+    delay = 0.001
     while proc.returncode is None:
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.05)
     return proc.returncode
+
+
+def _exit_of(proc: asyncio.subprocess.Process) -> asyncio.Future[None] | None:
+    """A future done when ``proc`` exits (a pidfd turns readable), or None where there is no
+    pidfd (not Linux, a kernel before 5.3, a loop that watches no file descriptor)."""
+    if not hasattr(os, "pidfd_open") or proc.returncode is not None:
+        return None
+    loop = asyncio.get_running_loop()
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except OSError:
+        return None
+    ended: asyncio.Future[None] = loop.create_future()
+
+    def done() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    try:
+        loop.add_reader(fd, done)
+    except (NotImplementedError, OSError):
+        os.close(fd)
+        return None
+
+    def close(_: object) -> None:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+    ended.add_done_callback(close)
+    return ended
+
+
+class _Ends:
+    """How a call ends every process it started: through its shepherd, which reaches those
+    that left the group too (:mod:`.shepherd`), or, where there is none, by the group."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, *, shepherded: bool) -> None:
+        self.proc, self.shepherded = proc, shepherded
+
+    async def stop(self) -> None:
+        """A timeout or a cancellation: SIGTERM to all, then SIGKILL after a short grace: a
+        program that ignores SIGTERM, and every child it started, dies. Should a shepherd not
+        have ended two seconds after that, its group is killed from here."""
+        if self.shepherded:
+            self._signal(shepherd.STOP)
+            patience = shepherd.TERM_GRACE + 2
+        else:
+            self._kill_group(signal.SIGTERM)
+            patience = shepherd.TERM_GRACE
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(self.proc.wait()), patience)
+        self._kill_group(signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.proc.wait(), 2)
+
+    def kill(self) -> None:
+        """A quota breach: SIGKILL to all, at once."""
+        if self.shepherded:
+            self._signal(shepherd.KILL)
+        else:
+            self._kill_group(signal.SIGKILL)
+
+    def after_exit(self) -> None:
+        """The program (or its shepherd) has exited: whatever is left in its group dies, so an
+        inherited pipe cannot hold the call open. A shepherd has cleared all before it exited;
+        this is for one killed itself, whose program would live on."""
+        self._kill_group(signal.SIGKILL)
+
+    def _signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.send_signal(sig)
+
+    def _kill_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
 
 
 def _signal_name(number: int) -> str:
@@ -559,19 +610,3 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-
-def _kill_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-async def _terminate(proc: asyncio.subprocess.Process) -> None:
-    """SIGTERM to the whole group, then SIGKILL after a short grace: a program that ignores
-    SIGTERM, and every child it started, dies."""
-    _kill_group(proc.pid, signal.SIGTERM)
-    with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-        await asyncio.wait_for(asyncio.shield(proc.wait()), _TERM_GRACE)
-    _kill_group(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(proc.wait(), 2)
