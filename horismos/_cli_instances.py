@@ -265,7 +265,8 @@ def cmd_wake(args: argparse.Namespace) -> int:
 def approve_arguments(p: argparse.ArgumentParser) -> None:
     waiting_instance_arguments(
         p,
-        "the instance waiting for approval (its IRI or short id)",
+        "the instance waiting for approval (its IRI, or its short id: looked for among "
+        "every instance's id)",
     )
     p.add_argument(
         "--fingerprint",

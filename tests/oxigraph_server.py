@@ -42,13 +42,14 @@ class OxigraphServer:
         self.log = location.with_suffix(".log")
         self.start()
 
-    def start(self) -> None:
-        """Start (again, after :meth:`stop`: same folder, same port)."""
+    def start(self, wait: float = 20) -> None:
+        """Start (again, after :meth:`stop`: same folder, same port), waiting up to ``wait``
+        seconds for it to answer (a restart replays what its log holds first)."""
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [oxigraph_command(), "serve", "--location", str(self.location),
                  "--bind", f"127.0.0.1:{self.port}"], stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + wait
         while True:
             try:
                 httpx.get(self.url + "/query", params={"query": "ASK {}"}, timeout=1)

@@ -65,6 +65,7 @@ from .base import (
 )
 from .bound import with_iris
 from .churn import Churn
+from .kept_types import KeptTypes
 from .schema_mark import touches_schema
 from .skolem import file_key, skolemise, skolemise_ox
 
@@ -645,6 +646,7 @@ class OxigraphStore(Store):
         self._schema_mark = 0  # moved by each write that may change the type rules
         self._churn = Churn()  # in memory: what was removed since the store was copied
         self._live: int | None = None  # in memory: the quads it holds, once counted
+        self._kept = KeptTypes()  # in memory: nodes' types as read, until a commit writes one
         if self.persistent:
             kept = list(self._store.quads_for_pattern(_DIGEST_NODE, _LTHASH, None, _DIGEST_GRAPH))
             if kept:
@@ -783,10 +785,20 @@ class OxigraphStore(Store):
         ]
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
+        if predicate == _RDF_TYPE:
+            return iter(self._types(subject))
         return iter(self._objects(subject, predicate))
 
     def types(self, node: Node) -> set[Node]:
-        return set(self._objects(node, _RDF_TYPE))
+        return set(self._types(node))
+
+    def _types(self, node: Node) -> list[Node]:
+        """``node``'s types; in memory, as read last until a commit writes one
+        (:mod:`.kept_types`): there a lookup walks every quad of the node."""
+        if self.persistent:
+            return self._objects(node, _RDF_TYPE)
+        with self._lock:
+            return self._kept.get(node, lambda: self._objects(node, _RDF_TYPE))
 
     def _objects(self, subject: Node, predicate: Node) -> list[Node]:
         """Each object once, in the store's order, runtime graphs left out; read when asked
@@ -805,11 +817,15 @@ class OxigraphStore(Store):
         self, subject: Node, predicates: frozenset[Node] | None = None
     ) -> Iterator[tuple[Node, Node, Node]]:
         s = to_ox(subject)
+        typed: list[Node] = []
         with self._lock:
             found: Iterable[ox.Quad]
             if predicates is None:
                 found = self._store.quads_for_pattern(s, None, None, None)
             elif len(predicates) <= _LOOKUPS:
+                if not self.persistent and _RDF_TYPE in predicates:  # kept: see _types
+                    typed = self._types(subject)
+                    predicates = predicates - {_RDF_TYPE}
                 found = [
                     q for p in predicates for q in self._store.quads_for_pattern(s, to_ox(p), None)
                 ]
@@ -820,7 +836,9 @@ class OxigraphStore(Store):
                     for q in self._store.quads_for_pattern(s, None, None, None)
                     if q.predicate in wanted
                 ]
-        seen: dict[tuple[Any, Any], tuple[Node, Node, Node]] = {}
+        seen: dict[tuple[Any, Any], tuple[Node, Node, Node]] = {
+            (_RDF_TYPE, t): (subject, _RDF_TYPE, t) for t in typed
+        }
         for q in found:
             key = (q.predicate, q.object)
             if key not in seen and not is_runtime(q.graph_name):
@@ -936,6 +954,8 @@ class OxigraphStore(Store):
             minus = [e[2] for e in removed if e[2] is not None]
             if self.persistent:
                 self._unpersist()
+            else:
+                self._kept.forget(e[0] for e in (*added, *removed))
             if removed and self.persistent:
                 self._write(removed, added)
             elif removed:
@@ -1026,6 +1046,7 @@ class OxigraphStore(Store):
     def update(self, text: str) -> None:
         with self._lock:
             self._schema_mark += 1  # whatever it writes
+            self._kept.clear()
             self._store.update(text)  # the quads held, kept: a few more or fewer
             if not self.persistent:
                 self._churn.updated()
@@ -1053,6 +1074,7 @@ class OxigraphStore(Store):
         with self._lock:
             self._schema_mark += 1
             self._live = None
+            self._kept.clear()
             if self.persistent:  # none rather than wrong if this process dies part-way
                 self._unpersist()
             empty = not self._tally.value() and not any(
