@@ -24,7 +24,7 @@ from .base import Quad
 
 __all__ = ["KeptTypes"]
 
-_TYPE = RDF.type
+_TYPE = str(RDF.type)
 
 KEPT = 4096
 """Nodes whose types are kept at most: the foci and arguments of the runs going on, not every
@@ -55,7 +55,7 @@ class KeptTypes:
         give or take a type."""
         if self._types:
             for s, p, _, _ in quads:
-                if p == _TYPE:
+                if str.__eq__(p, _TYPE):  # str's own: rdflib's __eq__ is Python, on every commit
                     self._types.pop(s, None)
 
     def clear(self) -> None:
