@@ -55,7 +55,7 @@ class KeptTypes:
         give or take a type."""
         if self._types:
             for s, p, _, _ in quads:
-                if str.__eq__(p, _TYPE):  # str's own: rdflib's __eq__ is Python, on every commit
+                if _TYPE.__eq__(p):  # a str's own: rdflib's __eq__ is Python, on every commit
                     self._types.pop(s, None)
 
     def clear(self) -> None:
