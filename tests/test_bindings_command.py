@@ -138,6 +138,20 @@ def agent_for(tmp_path: Path, body: str) -> tuple[Agent, World]:
     return Agent.from_files(tmp_path / "defs.ttl"), world
 
 
+HORISMOS = [sys.executable, "-m", "horismos"]
+
+
+def _run_in_background(tmp_path: Path, defs: str) -> subprocess.Popen[bytes]:
+    """``horismos run --focus :p1`` of ``defs`` on an on-disk store holding the world, started
+    and left running: a test kills it mid-call."""
+    agent_for(tmp_path, defs)
+    subprocess.run([*HORISMOS, "load", "world.ttl", "--store", "oxigraph:store"], cwd=tmp_path,
+                   check=True, capture_output=True)
+    return subprocess.Popen([*HORISMOS, "run", "defs.ttl", "--store", "oxigraph:store",
+                             "--focus", ":p1"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
 def call(agent: Agent, world: World, name: str, **args: Any) -> Any:
     return agent.catalog.call(name, {"patient": ":p1", **args}, world)
 
@@ -463,13 +477,7 @@ def test_a_program_does_not_outlive_a_run_killed_mid_call(tmp_path, root) -> Non
 :Go a horis:ActionStep ; horis:tool :t.charge ;
     horis:bind [ horis:arg "patient" ; horis:var "this" ] .
 """
-    agent_for(tmp_path, defs)
-    horismos = [sys.executable, "-m", "horismos"]
-    subprocess.run([*horismos, "load", "world.ttl", "--store", "oxigraph:store"], cwd=tmp_path,
-                   check=True, capture_output=True)
-    run = subprocess.Popen([*horismos, "run", "defs.ttl", "--store", "oxigraph:store",
-                            "--focus", ":p1"], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+    run = _run_in_background(tmp_path, defs)
     deadline = time.monotonic() + 60  # its pid written (not just the file made): it runs
     while not (started.exists() and started.read_text()) and run.poll() is None and (
             time.monotonic() < deadline):
@@ -484,7 +492,7 @@ def test_a_program_does_not_outlive_a_run_killed_mid_call(tmp_path, root) -> Non
     assert not _alive(program)
     time.sleep(3.5)  # past when it would have acted
     assert not ledger.exists()
-    again = subprocess.run([*horismos, "run", "defs.ttl", "--store", "oxigraph:store", "--focus",
+    again = subprocess.run([*HORISMOS, "run", "defs.ttl", "--store", "oxigraph:store", "--focus",
                             ":p1"], cwd=tmp_path, capture_output=True, text=True)
     assert again.returncode == 1 and "tools reconcile t.charge" in again.stdout, again.stdout
 
@@ -504,13 +512,7 @@ def test_a_grandchild_that_left_the_group_dies_with_a_run_killed_mid_call(tmp_pa
 :Go a horis:ActionStep ; horis:tool :t.daemonize ;
     horis:bind [ horis:arg "patient" ; horis:var "this" ] .
 """
-    agent_for(tmp_path, defs)
-    horismos = [sys.executable, "-m", "horismos"]
-    subprocess.run([*horismos, "load", "world.ttl", "--store", "oxigraph:store"], cwd=tmp_path,
-                   check=True, capture_output=True)
-    run = subprocess.Popen([*horismos, "run", "defs.ttl", "--store", "oxigraph:store",
-                            "--focus", ":p1"], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+    run = _run_in_background(tmp_path, defs)
     deadline = time.monotonic() + 60
     while not launched.exists() and run.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -237,15 +237,21 @@ def test_instance_state_holds_the_request(tmp_path) -> None:
     assert (run.instance, HORIS.currentStep, EX.Go) in world.graph
 
 
-def test_an_approval_is_used_up_by_its_call_so_a_loop_back_waits_again(tmp_path) -> None:
-    """A person approves one call: a workflow that loops back to the step with the same
-    payload waits for a new approval instead of calling again on the old one."""
+def looping_back(tmp_path: Path) -> tuple[Agent, World, list[dict[str, Any]]]:
+    """The approval workflow with its step looping back to itself: a spare approval would
+    let it call again."""
     agent, world, calls = setup(tmp_path, APPROVAL)
     (tmp_path / "defs.ttl").write_text(definitions(APPROVAL).replace(
         'horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
         'horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:next :Go .'),
         encoding="utf-8")
-    agent = Agent.from_files(tmp_path / "defs.ttl", tools=agent.tools)
+    return Agent.from_files(tmp_path / "defs.ttl", tools=agent.tools), world, calls
+
+
+def test_an_approval_is_used_up_by_its_call_so_a_loop_back_waits_again(tmp_path) -> None:
+    """A person approves one call: a workflow that loops back to the step with the same
+    payload waits for a new approval instead of calling again on the old one."""
+    agent, world, calls = looping_back(tmp_path)
     run = agent.run(world, focus=EX.p1)
     fp = run.brief.split("Fingerprint: ")[1].split()[0]
     agent.approve(world, run.instance, fp)
@@ -263,12 +269,7 @@ def test_two_approvals_of_the_one_call_asked_given_at_once_keep_one(
     """Two operators (two processes on one store) approve the one call an instance waits for
     at the same moment: each read that none was given yet, both landed, and the spare one let
     the workflow, looping back to the step, call a second time with nobody asked."""
-    agent, world, calls = setup(tmp_path, APPROVAL)
-    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL).replace(
-        'horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
-        'horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:next :Go .'),
-        encoding="utf-8")
-    agent = Agent.from_files(tmp_path / "defs.ttl", tools=agent.tools)
+    agent, world, calls = looping_back(tmp_path)
     run = agent.run(world, focus=EX.p1)
     fp = run.brief.split("Fingerprint: ")[1].split()[0]
     commit = World.commit
