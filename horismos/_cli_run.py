@@ -136,8 +136,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         elif not world.store.persistent:
             load_world(world, args.paths)
             beside = None  # the definitions' own files: the load has weighed them
+        warnings = run_warnings(agent.definitions, beside)  # refuses what validate would
         if not args.quiet:  # what `validate --world` warns of: a modeler sees it before a call
-            for problem in run_warnings(agent.definitions, beside):
+            for problem in warnings:
                 print(problem, file=sys.stderr)
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
         if args.all and sys.stderr.isatty():

@@ -92,6 +92,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         defs.warnings += world_term_problems(defs, args.world)
     # a server nothing declares is reported at the binding's line, before the connections
     refused = _after_load(defs, asyncio.run(connection_problems(defs)) if args.connect else ())
+    refused += [p for p in defs.warnings if p.severity == "error"]  # what the world decided
+    defs.warnings = [p for p in defs.warnings if p.severity == "warning"]
     defs.warnings = [*defs.warnings, *command_problems(defs), *sometimes_unbound(defs)]
     if args.tools or args.allow_module:
         refused += binding_problems(defs, reach(args, calls=False))
@@ -142,19 +144,42 @@ def beside_world(defs: Definitions, world: World) -> list[Problem]:
     """The load's warnings as they stand beside ``world``: none about an undeclared IRI the
     world uses, one about each node the definitions name and the world does not hold."""
     used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
-    # a node the definitions name and do not hold is said once, by _unheld, beside a world
-    dropped = {id(p) for iri in used | defs.unheld.keys() for p in defs.undeclared.get(iri, ())}
-    return [p for p in defs.warnings if id(p) not in dropped] + _unheld(defs, world)
+    unmet = [prop for prop in defs.unmeetable if not _world_states(world, prop)]
+    # a node the definitions name and do not hold is said once, by _unheld, beside a world;
+    # a property a shape requires and the world states nowhere, once, as the error it is
+    dropped = {
+        id(p) for iri in used | defs.unheld.keys() | {*unmet} for p in defs.undeclared.get(iri, ())
+    }
+    kept = [p for p in defs.warnings if id(p) not in dropped]
+    return kept + _unheld(defs, world) + _unmeetable(defs, unmet)
 
 
 def run_warnings(defs: Definitions, world: World | None) -> list[Problem]:
-    """What ``validate --world`` warns of, for ``run`` to say before it runs. ``world`` None:
-    the world was read from the definitions' own files (no ``--world``), which the load has
-    already weighed, as ``validate`` of those files does: held to a world made of them, every
-    term the definitions name is "used by the world", their own typos included, so a run
-    said none of the warnings ``validate`` gave (an argument typed ``:Nurs``)."""
-    loaded = defs.warnings if world is None else beside_world(defs, world)
+    """What ``validate --world`` warns of, for ``run`` to say before it runs; raises
+    :class:`AuthoringError` when ``validate --world`` would refuse the definitions beside
+    ``world`` (a property a shape requires that no tool writes and the world does not hold:
+    every result the gate judges by it is rejected after its tool has acted), so no tool is
+    called. ``world`` None: the world was read from the definitions' own files (no
+    ``--world``), which the load has already weighed, as ``validate`` of those files does:
+    held to a world made of them, every term the definitions name is "used by the world",
+    their own typos included, so a run said none of the warnings ``validate`` gave (an
+    argument typed ``:Nurs``) — and a property the load found no file to use is not held."""
+    if world is None:
+        unmet = {id(w) for pairs in defs.unmeetable.values() for w, _ in pairs}
+        loaded = [p for p in defs.warnings if id(p) not in unmet]
+        loaded += _unmeetable(defs, list(defs.unmeetable))
+    else:
+        loaded = beside_world(defs, world)
+    refused = [p for p in loaded if p.severity == "error"]
+    if refused:
+        raise AuthoringError(refused)
     return [*loaded, *command_problems(defs), *sometimes_unbound(defs)]
+
+
+def _unmeetable(defs: Definitions, unmet: Iterable[URIRef]) -> list[Problem]:
+    """The errors about the properties of ``unmet`` (:attr:`Definitions.unmeetable`), which
+    the world holds no statement of."""
+    return [error for prop in unmet for _, error in defs.unmeetable[prop]]
 
 
 def _unheld(defs: Definitions, world: World) -> list[Problem]:
@@ -198,6 +223,12 @@ def _other_cases(iri: URIRef) -> list[URIRef]:
         text.lower(),
     ]
     return [URIRef(c) for c in dict.fromkeys(spellings) if c != text]
+
+
+def _world_states(world: World, prop: URIRef) -> bool:
+    """Whether any statement of the world has ``prop`` as its predicate: one look-up by
+    predicate (an index's), whatever the world holds."""
+    return bool(world.store.select("SELECT * WHERE { ?s ?t ?o } LIMIT 1", {"t": prop}, {}))
 
 
 def _world_uses(world: World, iri: URIRef) -> bool:

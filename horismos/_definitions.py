@@ -43,6 +43,7 @@ from ._hazards import (
     fewest_steps,
     flow_graph,
     hazards,
+    landing_tools,
     minimum_counts,
     required_before_written,
     single_values,
@@ -493,6 +494,11 @@ class Definitions:
     """Nodes a pattern or a fixed effect value names that the definitions do not hold
     (``:Urgent`` for ``:urgent``): only world data can, so they are said to be missing only
     against a world (``horismos validate --world``), with the warnings to give then."""
+    unmeetable: dict[URIRef, list[tuple[Problem, Problem]]] = field(default_factory=dict)
+    """Properties a domain shape requires of the nodes some step's tool lands, that nothing
+    declares and no tool's effect writes, each with its warning and the error it becomes
+    beside a world that holds no statement of it: then the gate rejects every such result,
+    after the tool has acted, so ``run`` refuses before any tool is called."""
     individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
     """Statements about the individuals declared with the definitions (``_individuals``)."""
     errors: tuple[Problem, ...] = ()
@@ -1592,18 +1598,20 @@ class _Builder:
         known: Iterable[Node],
         at: Where,
         in_text: tuple[Node, URIRef] | None = None,
+        fix: str | None = None,
     ) -> None:
-        """A warning that ``term`` is declared nowhere, with a did-you-mean among ``known``.
-        Only a warning, kept by term: world data may use it, and ``validate --world`` drops
-        the warnings about the terms the world uses. ``in_text``: the (holder, predicate) of
-        the pattern that names it, for the line the term is written on, not the pattern's
+        """A warning that ``term`` is declared nowhere, with a did-you-mean among ``known``
+        and then ``fix`` (what else to change, when there is more than a spelling). Only a
+        warning, kept by term: world data may use it, and ``validate --world`` drops the
+        warnings about the terms the world uses. ``in_text``: the (holder, predicate) of the
+        pattern that names it, for the line the term is written on, not the pattern's
         first."""
         known = [k for k in known if k not in self.definition_nodes]
-        hint = (
-            self.did_you_mean(term, known)
-            or self.in_another_namespace(term, known)
-            or "declare it in the ontology, or check the spelling"
-        )
+        near = self.did_you_mean(term, known) or self.in_another_namespace(term, known)
+        if fix is None:
+            hint = near or "declare it in the ontology, or check the spelling"
+        else:
+            hint = f"{near.removesuffix('?')}, or {fix}" if near else fix
         if in_text is not None:
             local = re.escape(split_iri(term)[1])
             written = rf"<{re.escape(str(term))}>|:{local}(?![\w.-]*\w)" if local else "$^"
@@ -3070,25 +3078,28 @@ class _Builder:
                         at=(holder, p, cls),
                     )
         for holder, path in g.subject_objects(SH.path):
-            least = g.value(holder, SH.minCount)
-            required = isinstance(least, Literal) and str(least).isdigit() and int(least) > 0
+            requires = self.requirement(holder)
             for prop in sorted(path_properties(g, path), key=str):
-                if self.unknown(prop, declared):
-                    self.undeclared(
-                        prop,
-                        holder,
-                        f"sh:path names {self.n(prop)}, which no loaded ontology declares and no "
-                        "loaded data uses, so "
-                        + (
-                            f"its sh:minCount {least} fails every node the shape applies to, "
-                            "and the gate rejects the result of every tool that lands on one, "
-                            "after the tool has acted"
-                            if required
-                            else "the shape checks a property no node has"
-                        ),
-                        declared,
-                        at=(holder, SH.path, path),
-                    )
+                if not self.unknown(prop, declared):
+                    continue
+                # on a path of several properties (:a|:b) another one may meet it
+                if requires and path == prop and self.check_unmeetable(holder, prop, requires):
+                    continue
+                self.undeclared(
+                    prop,
+                    holder,
+                    f"sh:path names {self.n(prop)}, which no loaded ontology declares and no "
+                    "loaded data uses, so "
+                    + (
+                        f"its {requires} fails every node the shape applies to, and the gate "
+                        "rejects the result of every tool that lands on one, after the tool "
+                        "has acted"
+                        if requires
+                        else "the shape checks a property no node has"
+                    ),
+                    declared,
+                    at=(holder, SH.path, path),
+                )
         for holder, dt in g.subject_objects(SH.datatype):
             if self.unknown_datatype(dt):
                 self.error(
@@ -3161,6 +3172,74 @@ class _Builder:
                         f"write {self.n(p)} true or {self.n(p)} false, without quotes",
                         at=(holder, p, flag),
                     )
+
+    def requirement(self, pshape: Node) -> str | None:
+        """What of property shape ``pshape`` no node without a value of its path meets, as
+        written (``sh:minCount 1``, ``sh:qualifiedMinCount 2``, ``sh:hasValue :x``); None
+        when it requires no value."""
+        for p in (SH.minCount, SH.qualifiedMinCount):
+            least = self.g.value(pshape, p)
+            if isinstance(least, Literal) and str(least).isdigit() and int(least) > 0:
+                return f"{self.n(p)} {least}"
+        value = self.g.value(pshape, SH.hasValue)
+        return None if value is None else f"sh:hasValue {self.n(value)}"
+
+    def check_unmeetable(self, pshape: Node, prop: URIRef, requires: str) -> bool:
+        """A property no loaded file declares or uses, that no tool's effect writes, which
+        ``pshape`` requires (``requires``) of a class some step's tool lands a node of: the
+        gate rejects every such result after the tool has acted (a charge went out, over and
+        over, per instance), unless the world holds the property. Said as a warning here, kept
+        in :attr:`Definitions.unmeetable` with the error it is beside a world that holds no
+        statement of it (:func:`~._cli_validate.beside_world`), which ``run`` refuses. False
+        when no step's tool lands a node it judges: the plain undeclared warning then."""
+        shapes = {pshape, *self.g.subjects(SH.property, pshape)}
+        classes = sorted(
+            {c for s in shapes for c in self.g.objects(s, SH.targetClass) if isinstance(c, URIRef)},
+            key=str,
+        )
+        tools = landing_tools(self.defs.workflows, classes, self.defs.classes_of)
+        written = any(
+            t.effect is not None and any(a.property == prop for a in t.effect.asserts)
+            for t in self.defs.tools.values()
+        )
+        if not tools or written:
+            return False
+        judged = " or ".join(self.n(c) for c in classes)
+        acting = ", ".join(t.name for t in tools)
+        fails = (
+            f"so its {requires} fails every {judged}: every result of {acting} on a {judged} "
+            "would be rejected by the gate, after the tool has acted"
+        )
+        self.undeclared(
+            prop,
+            pshape,
+            f"sh:path names {self.n(prop)}, which no loaded ontology declares, no tool's "
+            f"effect writes and no loaded data uses, {fails}, unless the world holds "
+            f"{self.n(prop)} (`horismos validate FILES --world DATA` decides)",
+            [*self.declared_beside_shapes, *self.written_properties],
+            at=(pshape, SH.path, prop),
+            fix=f"give the property shape sh:minCount 0, or declare {self.n(prop)} and have "
+            "a tool's effect write it",
+        )
+        warning = self.defs.undeclared[prop][-1]
+        error = replace(
+            warning,
+            severity="error",
+            message=f"sh:path names {self.n(prop)}, which no loaded ontology declares, no "
+            f"tool's effect writes and the world does not hold, {fails}",
+        )
+        self.defs.unmeetable.setdefault(prop, []).append((warning, error))
+        return True
+
+    @cached_property
+    def written_properties(self) -> frozenset[URIRef]:
+        """Every property some tool's effect writes."""
+        return frozenset(
+            a.property
+            for t in self.defs.tools.values()
+            if t.effect is not None
+            for a in t.effect.asserts
+        )
 
     @cached_property
     def declared_beside_shapes(self) -> frozenset[URIRef]:

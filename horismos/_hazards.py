@@ -73,6 +73,7 @@ __all__ = [
     "fewest_steps",
     "flow_graph",
     "hazards",
+    "landing_tools",
     "minimum_counts",
     "required_before_written",
     "single_values",
@@ -596,6 +597,26 @@ def written_twice(
                     f"{said_shape}",
                     asserted=prop,
                 )
+
+
+def landing_tools(
+    workflows: Mapping[URIRef, Workflow],
+    classes: Iterable[URIRef],
+    classes_of: Callable[[URIRef], frozenset[URIRef]],
+) -> list[Tool]:
+    """The tools some step of ``workflows`` calls whose effect lands a node of one of
+    ``classes`` (or of a subclass): the gate judges each such result by the shapes that
+    target those classes, so what the shapes require is required of every call."""
+    kinds = {k for c in classes for k in classes_of(c)}
+    found: dict[URIRef, Tool] = {}
+    for workflow in workflows.values():
+        for step in workflow.reachable():
+            landed = _lands(step)
+            if landed is not None and landed[0] in kinds:
+                tool = cast(ActionStep, step).tool
+                assert tool is not None
+                found.setdefault(tool.iri, tool)
+    return sorted(found.values(), key=lambda t: str(t.iri))
 
 
 def _lands(step: Step) -> tuple[URIRef | None, frozenset[URIRef]] | None:

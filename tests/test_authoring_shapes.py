@@ -73,11 +73,14 @@ def loaded(tmp_path: Path, ontology: Path, workflow: Path = TRIAGE[0]) -> list[P
     ("sh:targetClass :Patient ;", 'sh:targetClass :Patient ; sh:property [ sh:path :onDuty ; '
      'sh:in ( true "yes" ) ] ;', "warning", 'sh:in lists "yes", but :onDuty has rdfs:range '
      "xsd:boolean, so no value of it equals that one", "write values of xsd:boolean"),
-    # a required property nothing declares fails every node, not "checks a property no node has"
+    # a required property nothing declares or writes fails every node, not "checks a property
+    # no node has": every result the gate judges by it is rejected, after its tool has acted
     ("sh:targetClass :Patient ;", "sh:targetClass :Patient ; sh:property [ sh:path :triagedAt ; "
      "sh:minCount 1 ] ;", "warning", "sh:path names :triagedAt, which no loaded ontology "
-     "declares and no loaded data uses, so its sh:minCount 1 fails every node the shape applies "
-     "to, and the gate rejects the result of every tool that lands on one", ""),
+     "declares, no tool's effect writes and no loaded data uses, so its sh:minCount 1 fails "
+     "every :Patient: every result of ehr.assign_queue, ehr.notify_nurse on a :Patient would be "
+     "rejected by the gate, after the tool has acted, unless the world holds :triagedAt "
+     "(`horismos validate FILES --world DATA` decides)", "sh:minCount 0"),
     ("sh:maxCount 1 ;", 'sh:maxCount "one" ;', "error",
      'sh:maxCount "one" is not an integer, so no SHACL engine can load the shape',
      "write sh:maxCount with a whole number"),
