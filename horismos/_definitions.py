@@ -1360,7 +1360,9 @@ class _Builder:
                     close = difflib.get_close_matches(local, names, n=1)
                     values = _values_taken(cast(URIRef, p)) if term == o else []
                     hint = (
-                        f"did you mean horis:{close[0]}?"
+                        _NO_RETRY_SPACING
+                        if _RETRY_SPACING.search(local)
+                        else f"did you mean horis:{close[0]}?"
                         if close
                         else f"{self.n(p)} takes one of: {', '.join(map(self.n, values))}"
                         if values
@@ -5126,6 +5128,18 @@ def _kind_names(kinds: Iterable[URIRef], name: Callable[[Node], str]) -> str:
         label = label if label[:2].isupper() else label[:1].lower() + label[1:]
         said.append(("an " if label[:1] in "aeiou" else "a ") + label)
     return " or ".join([", ".join(said[:-1]), said[-1]] if len(said) > 1 else said)
+
+
+_RETRY_SPACING = re.compile(r"back-?off|delay|interval|jitter|spacing|retry-?(after|wait)", re.I)
+"""A term for spacing retries (``horis:backoff``, ``horis:retryDelay``): no Horismos term is
+one, and the nearest spelling (if any) would mislead."""
+
+_NO_RETRY_SPACING = (
+    "Horismos has no backoff or retry delay: horis:retries N tries a failed call again at "
+    "once, up to N times (a tool that is not idempotent only while its calls never reached it, "
+    "docs/guide/doing-no-harm.md); to space them, retry inside the tool's own client, within "
+    "its horis:timeout"
+)
 
 
 def _misspelt_choice(target: URIRef, chosen: str, steps: Mapping[URIRef, Step]) -> bool:

@@ -103,6 +103,20 @@ def test_a_value_of_a_closed_horis_term_that_is_none_gets_the_values_it_takes(
     check(p, path, line, ":AskOperator", f"{said} is not a Horismos term", hint)
 
 
+@pytest.mark.parametrize("term", ["horis:backoff", "horis:retryDelay"])
+def test_a_retry_spacing_term_says_horismos_has_none_and_what_retries_do(
+    tmp_path: Path, term: str
+) -> None:
+    """``horis:backoff "2s"`` got "not a Horismos term — see ontologies/horis.ttl": the
+    modeler still did not know whether retries are spaced, nor how to space them."""
+    path, line = edited(tmp_path, TRIAGE, "horis:retries 1 ;", f'horis:retries 1 ; {term} "2s" ;')
+    p = the_error(problems(path, TRIAGE))
+    assert f"{term} is not a Horismos term" in p.message and p.line == line, str(p)
+    assert p.hint is not None and "Horismos has no backoff or retry delay" in p.hint, str(p)
+    assert "horis:retries N tries a failed call again at once" in p.hint
+    assert "inside the tool's own client" in p.hint
+
+
 def test_a_side_effect_class_misspelt_in_allow_gets_the_class_meant() -> None:
     with pytest.raises(UsageError) as e:
         allowed("ReadOnly,HostStateWrite,ExternalComit")
