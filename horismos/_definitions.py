@@ -3220,8 +3220,12 @@ class _Builder:
             f"{self.n(prop)} (`horismos validate FILES --world DATA` decides)",
             [*self.declared_beside_shapes, *self.written_properties],
             at=(pshape, SH.path, prop),
-            fix=f"give the property shape sh:minCount 0, or declare {self.n(prop)} and have "
-            "a tool's effect write it",
+            fix=(
+                "drop its sh:hasValue"
+                if requires.startswith("sh:hasValue")
+                else f"give the property shape {requires.split()[0]} 0"
+            )
+            + f", or declare {self.n(prop)} and have a tool's effect write it",
         )
         warning = self.defs.undeclared[prop][-1]
         error = replace(

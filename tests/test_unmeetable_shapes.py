@@ -57,13 +57,14 @@ def ehr_requiring(tmp_path: Path, constraint: str) -> tuple[Path, int]:
     return path, text[: text.index(old)].count("\n") + 2
 
 
-@pytest.mark.parametrize("constraint", [
-    "sh:minCount 1",
-    "sh:hasValue true",
-    "sh:qualifiedValueShape [ sh:datatype xsd:dateTime ] ; sh:qualifiedMinCount 1",
+@pytest.mark.parametrize(("constraint", "fix"), [
+    ("sh:minCount 1", "give the property shape sh:minCount 0"),
+    ("sh:hasValue true", "drop its sh:hasValue"),
+    ("sh:qualifiedValueShape [ sh:datatype xsd:dateTime ] ; sh:qualifiedMinCount 1",
+     "give the property shape sh:qualifiedMinCount 0"),
 ])
 def test_run_refuses_a_shape_no_result_can_meet_and_calls_no_tool(
-        tmp_path: Path, constraint: str) -> None:
+        tmp_path: Path, constraint: str, fix: str) -> None:
     ehr, line = ehr_requiring(tmp_path, constraint)
     (tmp_path / "tools.py").write_text(COUNTED_TOOLS)
     p = horismos("run", str(TRIAGE_WF), str(ehr), "--world", str(WORLD), "--tools", "tools.py",
@@ -74,7 +75,12 @@ def test_run_refuses_a_shape_no_result_can_meet_and_calls_no_tool(
     said += "ontology declares"
     assert said in p.stderr, p.stderr
     assert "every result of ehr.assign_queue" in p.stderr and "after the tool has acted" in p.stderr
-    assert "sh:minCount 0" in p.stderr and "Traceback" not in p.stderr
+    assert f"{fix}, or declare :triagedAt and have a tool's effect write it" in p.stderr
+    assert "Traceback" not in p.stderr
+    # the world among the files (no --world): it is the world, and holds no :triagedAt
+    p = horismos("run", str(TRIAGE_WF), str(ehr), str(WORLD), "--tools", "tools.py",
+                 "--focus", ":patient42", cwd=tmp_path)
+    assert p.returncode == 2 and not (tmp_path / "calls.log").exists(), p.stderr
     # quiet says no warnings, but refuses all the same
     p = horismos("run", str(TRIAGE_WF), str(ehr), "--world", str(WORLD), "--tools", "tools.py",
                  "--focus", ":patient42", "-q", cwd=tmp_path)
