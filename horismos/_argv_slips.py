@@ -31,6 +31,9 @@ _DOLLAR_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 
 @dataclass(frozen=True)
 class Slip:
+    """A list written as a command line, and the members to write instead. A value, not a
+    warning: the loader locates it at the list's line and warns like its own."""
+
     message: str
     hint: str
 

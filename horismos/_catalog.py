@@ -124,6 +124,8 @@ class ToolEntry:
 
 
 def lane(tool: Tool) -> Lane:
+    """How a tool is reached, read from its binding's scheme: the lane its catalog entry
+    shows, so a reader knows what a call sets going before making one."""
     if tool.binding.startswith("mcp://"):
         return "mcp"
     if tool.binding.startswith(("http://", "https://")):
@@ -229,6 +231,8 @@ def effect_schema(tool: Tool, defs: Definitions) -> dict[str, Any] | None:
 
 
 def mcp_server_name(tool: Tool) -> str | None:
+    """The server an ``mcp://`` binding names, or None (for another binding, or one written
+    without a server)."""
     address = tool.mcp_address
     return (address[0] or None) if address is not None else None
 
@@ -248,10 +252,14 @@ def env_vars(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
 
 
 def missing_env(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
+    """The environment variables the tool needs that are not set: said before a call, not as
+    the call's failure."""
     return [v for v in env_vars(tool, servers) if v not in os.environ]
 
 
 def dependencies(tool: Tool, servers: Mapping[str, McpServer]) -> dict[str, Any]:
+    """What the tool depends on outside Horismos (its binding, server, environment and host),
+    with any secret in the binding's URL redacted: the catalog entry shows it."""
     url = reached_url(tool, servers)
     host = urlsplit(url).hostname if url is not None else None
     return {
@@ -409,6 +417,8 @@ class ToolIndex:
 
 
 def inventory_of(entries: Sequence[ToolEntry]) -> dict[str, Any]:
+    """The inventory of ``entries`` with a digest of their content, so a consumer can tell an
+    unchanged inventory from a changed one without comparing it whole."""
     tools = [e.to_json(readiness=False) for e in entries]
     digest = "sha256:" + hashlib.sha256(canonical_json(tools).encode()).hexdigest()
     return {"inventory_version": INVENTORY_VERSION, "digest": digest, "tools": tools}

@@ -62,6 +62,9 @@ OUT_FORMATS = {".trig": "trig", ".nq": "nquads", ".nquads": "nquads"}
 
 @dataclass(frozen=True)
 class Command:
+    """One row of the command table: the parser, ``--help`` and the generated CLI reference are
+    all made from these rows, so a command is added in one place."""
+
     name: str
     help: str
     arguments: Callable[[argparse.ArgumentParser], None]
@@ -69,6 +72,7 @@ class Command:
 
 
 def counts(problems: Sequence[Problem]) -> str:
+    """ "2 errors, 1 warning": how every command summarises the problems it found."""
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors
     text = plural(errors, "error")
@@ -76,6 +80,7 @@ def counts(problems: Sequence[Problem]) -> str:
 
 
 def plural(n: int, word: str) -> str:
+    """``n`` and ``word``, plural unless ``n`` is 1: said once, not at each message."""
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
@@ -84,6 +89,7 @@ class WorldDataError(AuthoringError):
 
 
 def load_world(world: World, paths: Sequence[str]) -> None:
+    """Load ``--world`` files, their problems raised as the world's, not the definitions'."""
     try:
         world.load(*paths)
     except AuthoringError as e:
@@ -111,6 +117,8 @@ def waiting_instance_arguments(p: argparse.ArgumentParser, instance_help: str) -
 
 
 def write_world(world: World, defs: Definitions, path: str, fmt: str | None) -> None:
+    """Write the world to ``--out`` with the definitions' prefixes, non-finite doubles in the
+    lexical form a reader parses back."""
     graph = world.graph
     for prefix, ns in defs.graph.namespaces():
         graph.bind(prefix, ns, override=False)
@@ -131,6 +139,8 @@ _LEXICAL = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
 
 
 def output_format(path: str) -> str:
+    """The format an ``--out`` file is written in, from its name; checked before the run, so a
+    bad name is not found after its work is done."""
     fmt = OUT_FORMATS.get(Path(path).suffix.lower())
     if fmt is None:
         raise UsageError(
@@ -229,6 +239,8 @@ def _import_failed(spec: str, e: BaseException) -> UsageError:
 
 
 def reach_options(p: argparse.ArgumentParser) -> None:
+    """The options that say what a run's tools may reach (modules, hosts), shared by every
+    command that calls tools so each lane keeps the same policy."""
     p.add_argument(
         "--allow-module",
         action="append",
@@ -292,10 +304,14 @@ def cwd_importable() -> None:
 
 
 def short_id(instance: URIRef) -> str:
+    """An instance's id as the run prints it: short enough to type, and looked up among every
+    instance's id when given back."""
     return str(instance).rsplit(":", 1)[-1][:8]
 
 
 def one_line(text: str) -> str:
+    """``text`` with its whitespace and line breaks collapsed: a message that fits one line of
+    stderr."""
     return " ".join(text.split())
 
 

@@ -20,6 +20,7 @@ __all__ = ["cmd_digest", "digest_arguments"]
 
 
 def digest_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos digest``'s options."""
     p.add_argument(
         "files",
         nargs="*",

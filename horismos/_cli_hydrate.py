@@ -21,6 +21,7 @@ __all__ = ["cmd_hydrate", "hydrate_arguments"]
 
 
 def hydrate_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos hydrate``'s options."""
     p.add_argument(
         "paths",
         nargs="+",

@@ -46,6 +46,7 @@ __all__ = [
 
 
 def instances_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos instances``'s options."""
     p.add_argument(
         "paths",
         nargs="*",
@@ -171,6 +172,7 @@ def _last_segment(namespace: str) -> str:
 
 
 def wake_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos wake``'s options."""
     p.add_argument(
         "paths",
         nargs="+",
@@ -263,6 +265,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
 
 
 def approve_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos approve``'s options."""
     waiting_instance_arguments(
         p,
         "the instance waiting for approval (its IRI, or its short id: looked for among "

@@ -15,6 +15,7 @@ __all__ = ["cmd_load", "load_arguments"]
 
 
 def load_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos load``'s options."""
     p.add_argument(
         "files",
         nargs="+",

@@ -47,6 +47,7 @@ __all__ = ["RunView", "cmd_resume", "cmd_run", "resume_arguments", "run_argument
 
 
 def run_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos run``'s options."""
     p.add_argument(
         "paths",
         nargs="+",
@@ -180,6 +181,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def resume_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos resume``'s options."""
     waiting_instance_arguments(
         p,
         "the waiting instance: its IRI (urn:horismos:instance:…, as the brief "

@@ -28,6 +28,7 @@ __all__ = ["cmd_serve", "serve_arguments"]
 
 
 def serve_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos serve``'s options."""
     p.add_argument(
         "paths",
         nargs="+",

@@ -24,6 +24,7 @@ _SHOWN = 10  # failed or blocked instances named after the counts
 
 
 def submit_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos submit``'s options."""
     p.add_argument(
         "paths",
         nargs="+",
@@ -66,6 +67,8 @@ def submit_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
+    """Hand instances to the workers through the broker, refusing a world the workers cannot
+    all reach; with ``--wait``, exit as the worst of them ended."""
     agent = Agent.from_files(*args.paths)
     with World.open(args.store) as world:
         if not world.store.shared:

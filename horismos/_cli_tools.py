@@ -43,6 +43,7 @@ EXIT_CALL = {"completed": 0, "failed": 1, "rejected": 1, "timed_out": 1, "blocke
 
 
 def tools_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos tools`` and its actions' options."""
     sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     def action(
@@ -199,6 +200,7 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
+    """Run the ``tools`` action named on the command line."""
     return args.action_run(args)
 
 

@@ -34,6 +34,7 @@ __all__ = [
 
 
 def replay_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos replay``'s options."""
     p.add_argument(
         "trace",
         metavar="TRACE_OR_DIR",
@@ -129,6 +130,7 @@ def _recorded_definitions(path: Path) -> str | None:
 
 
 def trace_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos trace`` and its actions' options."""
     sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     show = sub.add_parser(
         "show",
@@ -154,6 +156,7 @@ def trace_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
+    """Run the ``trace`` action named on the command line."""
     return args.action_run(args)
 
 
@@ -192,6 +195,7 @@ def cmd_trace_export(args: argparse.Namespace) -> int:
 
 
 def graph_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos graph``'s options."""
     p.add_argument(
         "paths", nargs="+", metavar="FILE_OR_DIR", help="Turtle files or folders of them"
     )

@@ -32,6 +32,7 @@ __all__ = ["cmd_validate", "run_warnings", "validate_arguments"]
 
 
 def validate_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos validate``'s options."""
     p.add_argument(
         "paths",
         nargs="+",

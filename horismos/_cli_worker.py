@@ -24,6 +24,7 @@ __all__ = ["cmd_worker", "worker_arguments"]
 
 
 def worker_arguments(p: argparse.ArgumentParser) -> None:
+    """``horismos worker``'s options."""
     p.add_argument(
         "paths",
         nargs="+",

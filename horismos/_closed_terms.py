@@ -42,6 +42,9 @@ _JUDGED = frozenset({HORIS.type, SH.datatype})
 
 @dataclass(frozen=True)
 class UnknownTerm:
+    """A closed namespace's term its vocabulary does not define, at the statement that writes it;
+    ``meant`` is the close term the hint names, when there is one. The loader words the warning."""
+
     statement: tuple[Node, URIRef, Node]
     term: URIRef
     vocabulary: str

@@ -135,6 +135,8 @@ def vocabulary_graph() -> Graph:
 
 @cache
 def authoring_shapes() -> Graph | None:
+    """The shipped shapes that check what authors write, read once; None when the file is not
+    there, so the checks they drive are skipped rather than every load failing."""
     try:
         return _package_graph("horis-shapes.ttl")
     except FileNotFoundError:

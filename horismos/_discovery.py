@@ -161,6 +161,8 @@ class Discovery:
 
 
 def why_selected(tool: Tool, query: list[str]) -> tuple[dict[str, Any], ...]:
+    """Which of the tool's fields each query token matched: the reason a search gives for a
+    tool, so a person or model can judge the match."""
     fields = [
         ("name", tokens(tool.name)),
         ("label", tokens(tool.label)),

@@ -56,6 +56,9 @@ def _union(g: Graph, node: Node) -> _Domain:
 
 @dataclass(frozen=True)
 class DomainMismatch:
+    """The warning's words for an effect hung on the wrong argument; the loader places it at the
+    ``horis:subject``, which this module cannot locate."""
+
     message: str
     hint: str
 

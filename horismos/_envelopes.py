@@ -107,10 +107,12 @@ class CallEnvelope(_Closed):
 
 
 def inventory_schema() -> dict[str, Any]:
+    """The JSON Schema of ``tools list --json``, made from its model."""
     return _schema(Inventory)
 
 
 def envelope_schema() -> dict[str, Any]:
+    """The JSON Schema of ``tools call``'s answer, made from its model."""
     return _schema(CallEnvelope)
 
 
@@ -129,6 +131,8 @@ def write_schemas(folder: str | Path) -> None:
 
 
 def schema_text(schema: dict[str, Any]) -> str:
+    """How a schema is written to ``docs/``: stable, so a regenerated file differs only when the
+    schema does."""
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 

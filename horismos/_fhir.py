@@ -415,4 +415,5 @@ def _short(value: Any, limit: int = 80) -> str:
 
 
 def timestamp(value: str) -> Lit:
+    """An ISO time as an ``xsd:dateTime`` literal: when a projection or a commit was made."""
     return Lit(value, datatype=XSD.dateTime)

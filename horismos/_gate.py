@@ -95,6 +95,10 @@ _FLOATING = (XSD.decimal, XSD.double, XSD.float)
 
 @dataclass(frozen=True)
 class Verdict:
+    """The gate's judgement of one result: a value, not an exception, so that each caller (the
+    runner's tool step, an adapter's commit) decides what a rejection does, and the step's
+    record keeps the messages either way."""
+
     conforms: bool
     messages: tuple[ShaclMessage, ...] = ()
     against: str = "shapes"

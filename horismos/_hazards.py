@@ -85,6 +85,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Hazard:
+    """One declaration that may do harm when run, found on the built steps and tools; the loader
+    words and locates it like its own problems, as a warning unless ``harmful``."""
+
     node: URIRef
     message: str
     hint: str
@@ -157,6 +160,8 @@ def hazards(
     workflows: Mapping[URIRef, Workflow],
     name: Callable[[Node], str],
 ) -> Iterator[Hazard]:
+    """Every hazard of the built definitions, for the loader to word and locate; each kind is
+    found by a function of its own, named in the module's docstring."""
     for tool in tools.values():
         if tool.retries and not tool.idempotent:
             yield Hazard(

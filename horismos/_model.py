@@ -63,6 +63,9 @@ class Assertion:
 
 @dataclass(frozen=True, slots=True)
 class Effect:
+    """What a tool's result may write, and on which argument's node: the gate reads it to file the
+    result as triples and to judge them before any lands."""
+
     subject: str
     asserts: tuple[Assertion, ...]
     shapes: tuple[URIRef, ...] = ()
@@ -75,12 +78,19 @@ class Effect:
 
 @dataclass(frozen=True, slots=True)
 class Header:
+    """A request header a tool or MCP server sends, named with the environment variable its
+    value comes from: the secret is read when the call is made, never written in the Turtle."""
+
     name: str
     env: str
 
 
 @dataclass(frozen=True)
 class Tool:
+    """A declared tool (``horis:Tool``): what it takes, what it may write, how it is reached and
+    what calling it may cost (idempotence, retries, approval). Built once at load; every lane
+    that calls it reads this one model."""
+
     iri: URIRef
     name: str
     label: str | None
@@ -122,6 +132,9 @@ class Tool:
 
 @dataclass(frozen=True)
 class Step:
+    """What every kind of step has: where it goes next, and on an error. The runner tells the
+    kinds apart by their subclass; a step is never built as a bare ``Step``."""
+
     iri: URIRef
     next: URIRef | None = None
     on_error: URIRef | None = None
@@ -129,6 +142,9 @@ class Step:
 
 @dataclass(frozen=True)
 class ActionStep(Step):
+    """A step that calls a tool once its ``horis:requires`` holds, with arguments bound from the
+    pattern's solution (once per solution with ``horis:forEach``)."""
+
     tool: Tool | None = None
     requires: Precondition | None = None
     binds: tuple[tuple[str, str], ...] = ()  # (argument name, pattern variable)
@@ -149,6 +165,9 @@ class ActionStep(Step):
 
 @dataclass(frozen=True)
 class Rule:
+    """One ``horis:when`` of a DecisionStep: the pattern that sends an instance to ``next``. Kept
+    sorted by ``order`` so the first rule that holds wins, the same way every run."""
+
     requires: Precondition
     next: URIRef
     order: float = 0
@@ -156,6 +175,10 @@ class Rule:
 
 @dataclass(frozen=True)
 class DecisionStep(Step):
+    """A step that only chooses where to go from what the world holds: its rules, tried in order,
+    else ``otherwise``. It calls no tool and changes nothing, so a cycle of them alone would
+    never end (the loader refuses one)."""
+
     rules: tuple[Rule, ...] = ()
     otherwise: URIRef | None = None
 
@@ -166,6 +189,9 @@ RANKERS = ("lexical", "anthropic", "openai")
 
 @dataclass(frozen=True)
 class ProposalStep(Step):
+    """A step that has a ranker (BM25, or a model) choose one of the options its query finds,
+    going to ``fallback`` when the choice is not sure enough (:mod:`horismos._proposal`)."""
+
     query: str | None = None
     rank_by: str | None = None
     model: str | None = None
@@ -180,6 +206,9 @@ class ProposalStep(Step):
 
 @dataclass(frozen=True)
 class WaitStep(Step):
+    """A step where an instance stops until the world answers, maybe in another process: until a
+    pattern holds, or past a timeout (:mod:`horismos._waits`)."""
+
     reason: str | None = None
     wake: tuple[URIRef, ...] = ()
     delivery: URIRef | None = None
@@ -194,6 +223,10 @@ DEFAULT_MAX_STEPS = 1000
 
 @dataclass(frozen=True)
 class Workflow:
+    """A declared workflow: the class of node it runs for, where it starts, its steps by IRI, and
+    the step budget that ends a runaway instance. The steps are left out of equality, and so
+    of the hash (a dict cannot be hashed): a workflow is known by its IRI and header."""
+
     iri: URIRef
     focus_type: URIRef
     start: URIRef
@@ -226,6 +259,9 @@ class Workflow:
 
 @dataclass(frozen=True)
 class McpServer:
+    """An MCP server that ``mcp://NAME/TOOL`` bindings name: started as a program spoken to over
+    its standard input, or reached at a URL. Declared once for every tool it serves."""
+
     iri: URIRef
     name: str
     command: str | None = None

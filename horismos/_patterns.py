@@ -66,6 +66,9 @@ class Var:
 
 @dataclass(frozen=True)
 class Triple(Generic[T]):
+    """One triple pattern of a plan; ``T`` is a constant's term type, rdflib's until a store
+    lowers the plan to its own."""
+
     s: Var | T
     p: Var | T
     o: Var | T
@@ -73,23 +76,35 @@ class Triple(Generic[T]):
 
 @dataclass(frozen=True)
 class Bgp(Generic[T]):
+    """A group's triple patterns: the nested-loop join's unit, looked up from the bound
+    variables out."""
+
     triples: tuple[Triple[T], ...]
 
 
 @dataclass(frozen=True)
 class Join(Generic[T]):
+    """Two groups joined, as the algebra writes a group beside another: kept apart so that a
+    FILTER inside either still sees only its own group's variables."""
+
     left: Group[T]
     right: Group[T]
 
 
 @dataclass(frozen=True)
 class Exists(Generic[T]):
+    """A ``FILTER [NOT] EXISTS``: the solution it is asked about substituted into ``group``, as
+    Oxigraph does."""
+
     group: Group[T]
     negated: bool
 
 
 @dataclass(frozen=True)
 class Compare(Generic[T]):
+    """A FILTER comparison the plan decides exactly (IRIs, integers, decimals); any other raises
+    :class:`Unsupported` and the query decides."""
+
     op: str
     left: Var | T
     right: Var | T

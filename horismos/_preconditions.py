@@ -92,6 +92,9 @@ def remote_reads(query: Query) -> list[str]:
 
 @dataclass(frozen=True)
 class Pattern:
+    """One ``horis:requires`` of a step as written: its text is what a blocked step's trace names
+    (unchanged across versions, so old traces replay), its plan what tests it alone."""
+
     text: str
     plan: Plan[Node] | None = field(default=None, compare=False)
     """The pattern alone as index lookups (:mod:`horismos._patterns`), when it compiles."""

@@ -157,6 +157,10 @@ class Reply:
 
 @dataclass(frozen=True)
 class Ranking:
+    """The options best first and how sure the ranker is of the first: what BM25 and a model's
+    checked answer both come to, so the step judges them the same way against
+    ``horis:confidence``."""
+
     ids: tuple[str, ...]
     confidence: float
 

@@ -113,6 +113,8 @@ def term(value: str) -> Node:
 
 @lru_cache(maxsize=4096)
 def query_id(query: str) -> str:
+    """A short stable name for a query's text: a read notes it instead of the text, which each
+    step would otherwise repeat."""
     return hashlib.sha256(query.encode()).hexdigest()[:12]
 
 

@@ -21,6 +21,9 @@ _LETTERS = {"read": frozenset("rs"), "write": frozenset("cud"), "*": frozenset("
 
 @dataclass(frozen=True)
 class Scope:
+    """A SMART scope read into its parts, with its permissions as letters, so that ``write`` and
+    ``cud`` (or ``*`` and ``cruds``) compare as the same grant."""
+
     context: str
     type: str
     allows: frozenset[str]

@@ -72,6 +72,9 @@ Where = Node | tuple[Node, URIRef, Node | None]
 
 @dataclass
 class _File:
+    """One parsed file, kept so a problem can be pointed at its line: its own graph (what it
+    wrote) and prefixes, its text read the first time a line is looked for, not at parse."""
+
     path: Path
     graph: Graph
     lines: list[str] | None = None

@@ -39,6 +39,9 @@ _SHOWN = 3
 
 @dataclass(frozen=True)
 class MissedSubclasses:
+    """A type test that misses its class's subclasses, in words; the loader locates it at the
+    line that writes ``cls`` and warns."""
+
     cls: URIRef
     """The class the pattern tests, where its line is found."""
     message: str

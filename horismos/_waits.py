@@ -277,6 +277,9 @@ _SHORT_ID = re.compile(r"[0-9A-Za-z_-]+")
 
 @dataclass(frozen=True)
 class _OpenWait:
+    """A wait begun and not ended, read back from the world: all a resumed instance, maybe in
+    another process, needs to settle it (when it began, its graph, its brief)."""
+
     activity: URIRef
     graph: URIRef
     started: dt.datetime

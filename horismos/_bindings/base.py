@@ -19,6 +19,9 @@ __all__ = ["Binding"]
 
 
 class Binding:
+    """What the runner calls a tool through, whatever reaches it (Python, MCP, HTTP, a command):
+    the module's docstring is the contract, so a new kind of binding is one subclass."""
+
     kind = "binding"
 
     async def call(self, args: Mapping[str, Any]) -> Any:

@@ -68,6 +68,8 @@ _CHUNK = 1 << 16
 
 
 def placeholders(argv: Iterable[str], workdir: str = "") -> set[str]:
+    """The ``{name}`` placeholders of a command's argv and working folder: the arguments it is
+    filled from, checked against the tool's at load rather than found missing at a call."""
     return {m for a in [*argv, workdir] for m in _PLACEHOLDER.findall(a)}
 
 
@@ -187,6 +189,9 @@ class _Stream:
 
 
 class CommandBinding(Binding):
+    """A ``cmd:NAME`` binding: runs the declared program with an argv filled in from the
+    arguments (never through a shell), and reads its answer from what it prints."""
+
     kind = "command"
 
     def __init__(self, tool: Tool, command: Command) -> None:

@@ -77,6 +77,8 @@ def _text_size(text: str, room: int) -> int:
 
 
 def too_large(tool: Tool, where: str) -> ResultTooLarge:
+    """The one error for a result over the tool's cap, however its binding noticed (whole, or
+    as it streamed in), so every binding words the refusal alike."""
     limit = tool.max_result_bytes
     return ResultTooLarge(
         f"{where} answered more than {limit:,} bytes, the cap of {tool.name} "

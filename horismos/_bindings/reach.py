@@ -159,4 +159,6 @@ class Reach(dict[str, Callable[..., Any]]):
 
 
 def hosts_of(registry: Mapping[str, Any]) -> Hosts:
+    """The outbound-host policy a registry carries; a plain mapping of callables, as a library
+    caller may pass, carries none, and gets the default."""
     return registry.hosts if isinstance(registry, Reach) else Hosts()

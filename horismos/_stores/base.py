@@ -168,6 +168,9 @@ class ReadAhead:
 
 
 class Store:
+    """The world store's contract (this module's docstring): the world and the runner speak
+    only to it, so a backend is one subclass, chosen by name."""
+
     name = "store"
     shared = False
     persistent = False

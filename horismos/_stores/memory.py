@@ -42,6 +42,9 @@ def _prepared(query: str, ns: tuple[tuple[str, str], ...]) -> Query:
 
 
 class MemoryStore(Store):
+    """The world in memory, for a run over ``--world`` files and for tests: nothing outlives the
+    process, and nothing is shared with another."""
+
     name = "memory"
 
     def __init__(self) -> None:

@@ -420,6 +420,7 @@ def _encoded(quads: list[Quad]) -> list[_Encoded]:
 
 
 def to_ox_quad(q: Quad) -> ox.Quad:
+    """An rdflib quad as pyoxigraph's, with the default graph for None."""
     s, p, o, g = q
     return ox.Quad(
         _named(str(s)) if type(s) is URIRef else to_ox(s),
@@ -434,6 +435,8 @@ def _graph_name(g: Any) -> URIRef | None:
 
 
 def is_runtime(g: Any) -> bool:
+    """Whether a graph holds runtime bookkeeping (claims, receipts), which the world's quads,
+    digests and snapshots leave out."""
     return isinstance(g, ox.NamedNode) and g.value.startswith(RUNTIME)
 
 
@@ -552,6 +555,8 @@ def _may_hold_blank_nodes(path: Path, fmt: ox.RdfFormat) -> bool:
 
 
 def file_format(path: Path) -> ox.RdfFormat:
+    """The RDF format of a file, from its name: refused with the names known rather than
+    guessed."""
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise UsageError(f"{path}: name the file .ttl, .nt, .nq or .trig so its format is known")
