@@ -307,18 +307,7 @@ CHARGES = PREFIXES + """
 def test_an_approval_is_good_for_one_call_of_the_exact_amount_shown(
     tmp_path, first: str, second: str, shown: str
 ) -> None:
-    calls: list[Any] = []
-
-    def charge(patient: Any, amount: Any) -> dict[str, Any]:
-        calls.append(amount)
-        return {}
-
-    (tmp_path / "defs.ttl").write_text(CHARGES, encoding="utf-8")
-    (tmp_path / "world.ttl").write_text(
-        PREFIXES + f":p1 a :Patient ; :owes :b1, :b2 .\n:b1 :amount {first} .\n"
-        f":b2 :amount {second} .\n", encoding="utf-8")
-    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"charge": charge})
-    world = World.from_files(tmp_path / "world.ttl")
+    agent, world, calls = _charging(tmp_path, first, second)
     run = agent.run(world, focus=EX.p1)
     assert run.status == "waiting" and shown in (run.brief or "")
     fps = [line.split()[1] for line in (run.brief or "").splitlines()
@@ -332,8 +321,9 @@ def test_an_approval_is_good_for_one_call_of_the_exact_amount_shown(
     assert len(calls) == 2 and {Decimal(a) for a in calls} == {Decimal(first), Decimal(second)}
 
 
-def _twice_charged(tmp_path: Path) -> tuple[Agent, World, list[Any]]:
-    """A forEach whose two calls send one payload (``12`` and ``12.0``), waiting."""
+def _charging(tmp_path: Path, first: str, second: str) -> tuple[Agent, World, list[Any]]:
+    """The forEach charging each bill a patient owes, two bills of ``first`` and ``second``,
+    and the amounts its tool was called with."""
     calls: list[Any] = []
 
     def charge(patient: Any, amount: Any) -> dict[str, Any]:
@@ -342,10 +332,15 @@ def _twice_charged(tmp_path: Path) -> tuple[Agent, World, list[Any]]:
 
     (tmp_path / "defs.ttl").write_text(CHARGES, encoding="utf-8")
     (tmp_path / "world.ttl").write_text(
-        PREFIXES + ":p1 a :Patient ; :owes :b1, :b2 .\n:b1 :amount 12 .\n:b2 :amount 12.0 .\n",
-        encoding="utf-8")
+        PREFIXES + f":p1 a :Patient ; :owes :b1, :b2 .\n:b1 :amount {first} .\n"
+        f":b2 :amount {second} .\n", encoding="utf-8")
     agent = Agent.from_files(tmp_path / "defs.ttl", tools={"charge": charge})
     return agent, World.from_files(tmp_path / "world.ttl"), calls
+
+
+def _twice_charged(tmp_path: Path) -> tuple[Agent, World, list[Any]]:
+    """A forEach whose two calls send one payload (``12`` and ``12.0``), waiting."""
+    return _charging(tmp_path, "12", "12.0")
 
 
 def test_approve_counts_the_calls_asked_from_the_request_not_from_its_brief_wording(
