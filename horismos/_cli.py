@@ -242,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
     top = parser(argv)
+    _misspelt_command(top, argv)
     args, unknown = top.parse_known_args(argv)
     if unknown:
         _unrecognized(top, args, unknown)
@@ -252,6 +253,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if terminate is not None and signal.getsignal(signal.SIGTERM) is terminate:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _misspelt_command(top: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """Exit 2 naming the command meant for a misspelt one (``horismos rnu``): argparse lists
+    all sixteen and leaves the reader to find it. The first word that is no option is the
+    command, as no option of ``horismos`` itself takes a value."""
+    given = next((a for a in argv if not a.startswith("-")), None)
+    names = [c.name for c in COMMANDS]
+    if given is None or given in names:
+        return
+    close = get_close_matches(given, names, 1)
+    if close:
+        top.error(f"{given!r} is no command: did you mean {close[0]}? (horismos --help lists them)")
 
 
 def _unrecognized(

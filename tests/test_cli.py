@@ -144,6 +144,16 @@ def test_unknown_workflow_is_a_usage_error(tmp_path: Path) -> None:
     no_traceback(p)
 
 
+def test_a_misspelt_command_is_answered_with_the_one_meant(tmp_path: Path) -> None:
+    """`horismos rnu …` listed all sixteen commands and left the reader to find `run`."""
+    p = horismos("rnu", *TRIAGE, *WORLD, "--focus", ":patient42", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "'rnu' is no command: did you mean run?" in p.stderr, p.stderr
+    no_traceback(p)
+    p = horismos("xyzzy", cwd=tmp_path)  # nothing near: the commands listed, as before
+    assert p.returncode == 2 and "invalid choice: 'xyzzy' (choose from 'validate'" in p.stderr
+
+
 def test_a_misspelt_option_is_named_by_its_command_with_the_one_meant(tmp_path: Path) -> None:
     """`run … --wrld world.ttl` printed the top-level usage (`horismos [-h] [--version]
     COMMAND …`) and named no option; the command's own usage now, and `--world` meant."""
