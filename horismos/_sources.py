@@ -653,7 +653,7 @@ def _not_utf8(path: Path, e: UnicodeDecodeError) -> Problem:
         at = None
     except UnicodeDecodeError as whole:
         at = whole.start
-    line = data[:at].count(b"\n") + 1 if at is not None else None
+    line = _line_at(data, at) if at is not None else None
     byte = f"byte 0x{data[at]:02x} " if at is not None else ""
     return Problem(
         "error",
@@ -697,6 +697,11 @@ def _syntax_hint(e: BadSyntax, line: int) -> str:
     return f"separate predicates with ';': add it at the end of line {line}"
 
 
+def _line_at(text: bytes, at: int) -> int:
+    """The 1-based line of ``text`` that offset ``at`` is on."""
+    return text.count(b"\n", 0, at) + 1
+
+
 def _syntax_line(e: BadSyntax) -> int:
     """The line of a Turtle syntax error, from where in the text the parser stopped: rdflib's
     own count (``e.lines``) runs past the end of a short file (a 1-line file's error at line
@@ -710,10 +715,10 @@ def _syntax_line(e: BadSyntax) -> int:
         if opened is None:
             opened = max(text.rfind(b'"""', 0, at), text.rfind(b"'''", 0, at))
         if opened >= 0:
-            return text.count(b"\n", 0, opened) + 1
+            return _line_at(text, opened)
     if at == len(text) or why.startswith("expected '.'"):
         return _last_written_line(text, at)
-    return text.count(b"\n", 0, at) + 1
+    return _line_at(text, at)
 
 
 def _open_long_string(text: bytes) -> int | None:
@@ -741,7 +746,7 @@ def _runaway_string(e: BadSyntax) -> tuple[int, int] | None:
     start, end = closed[-1]
     if b"\n" in text[end:at] or not _STATEMENT.search(text, start, end):
         return None
-    return text.count(b"\n", 0, start) + 1, text.count(b"\n", 0, end) + 1
+    return _line_at(text, start), _line_at(text, end)
 
 
 def _long_strings(text: bytes) -> Iterator[tuple[int, int | None]]:
@@ -813,20 +818,20 @@ def _bracket_slip(e: BadSyntax) -> tuple[int, str, str] | None:
     if not opened:
         if stop not in (b"]", b")"):
             return None
-        line = text.count(b"\n", 0, at) + 1
+        line = _line_at(text, at)
         mate = "[" if stop == b"]" else "("
         return line, f"a '{stop.decode()}' that closes no '{mate}'", "remove it"
     innermost = opened[-1]
     closer = _CLOSER[text[innermost]]
     if stop not in (b".", b"") and not (stop in (b"]", b")") and stop != closer.encode()):
         return None
-    stopped = text.count(b"\n", 0, at) + 1
+    stopped = _line_at(text, at)
     ends = _block_end(text, innermost, stopped)
     if ends is not None:
         # the block's own closing bracket, where it ends, closed a bracket opened inside it:
         # that one is the bracket left open
         innermost = closed.get(_first_written(text, ends), innermost)
-    line = text.count(b"\n", 0, innermost) + 1
+    line = _line_at(text, innermost)
     if ends is not None:
         where = f"before line {ends}, where its block ends"
     elif stopped == line:
