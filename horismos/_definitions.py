@@ -3202,11 +3202,7 @@ class _Builder:
             key=str,
         )
         tools = landing_tools(self.defs.workflows, classes, self.defs.classes_of)
-        written = any(
-            t.effect is not None and any(a.property == prop for a in t.effect.asserts)
-            for t in self.defs.tools.values()
-        )
-        if not tools or written:
+        if not tools or prop in self.written_properties:
             return False
         judged = " or ".join(self.n(c) for c in classes)
         acting = ", ".join(t.name for t in tools)
