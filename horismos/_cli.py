@@ -153,6 +153,12 @@ COMMANDS: list[Command] = [
 ]
 
 
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names: its first word that is no option, as no option of
+    ``horismos`` itself takes a value."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command line's parser. Given the ``argv`` it will parse, the options of the one
     command it names (its first word that is no option) are the only ones added: adding every
@@ -160,8 +166,8 @@ def parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     ``argv``, or naming no command, every command's (``horismos --help``, the reference)."""
     from . import __version__
 
-    words = [a for a in argv or () if not a.startswith("-")]
-    named = words[0] if words and any(c.name == words[0] for c in COMMANDS) else None
+    given = _command_word(argv or ())
+    named = given if any(c.name == given for c in COMMANDS) else None
 
     top = argparse.ArgumentParser(
         prog="horismos",
@@ -257,9 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _misspelt_command(top: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     """Exit 2 naming the command meant for a misspelt one (``horismos rnu``): argparse lists
-    all sixteen and leaves the reader to find it. The first word that is no option is the
-    command, as no option of ``horismos`` itself takes a value."""
-    given = next((a for a in argv if not a.startswith("-")), None)
+    all sixteen and leaves the reader to find it."""
+    given = _command_word(argv)
     names = [c.name for c in COMMANDS]
     if given is None or given in names:
         return
