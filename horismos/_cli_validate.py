@@ -94,8 +94,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     # a server nothing declares is reported at the binding's line, before the connections
     refused = _after_load(defs, asyncio.run(connection_problems(defs)) if args.connect else ())
     refused += [p for p in defs.warnings if p.severity == "error"]  # what the world decided
-    defs.warnings = [p for p in defs.warnings if p.severity == "warning"]
-    defs.warnings = [*defs.warnings, *command_problems(defs), *sometimes_unbound(defs)]
+    defs.warnings = [
+        *(p for p in defs.warnings if p.severity == "warning"),
+        *command_problems(defs),
+        *sometimes_unbound(defs),
+    ]
     if args.tools or args.allow_module:
         refused += binding_problems(defs, reach(args, calls=False))
     for p in sorted([*defs.warnings, *refused], key=_placed):  # by file and line, as said
