@@ -30,7 +30,7 @@ from ._runner import Environment, Runner, focus_nodes
 from ._stores import Change, Store
 from ._surfaces import Catalog
 from ._trace import Trace
-from ._waits import StoredInstance, find_instance, prepare, unfinished
+from ._waits import StoredInstance, find_instance, finished_foci, prepare, unfinished
 from ._world import World, holds_subject
 
 __all__ = ["Agent"]
@@ -261,11 +261,11 @@ class Agent:
                     await worker.hold(wf, foci[0])  # type: ignore[union-attr]
                 # what a crash, a block or a wait left on a world that outlives the process: on a
                 # shared one, read under the focus's claim (--all's workers read their batches)
-                left = (
-                    unfinished(world.store, wf.iri, foci)
-                    if (world.store.persistent and worker is None) or held
-                    else {}
-                )
+                alone = world.store.persistent and worker is None
+                left = unfinished(world.store, wf.iri, foci) if alone or held else {}
+                if alone and all:  # each focus one instance, as --all's claims give a shared world
+                    ended = finished_foci(world.store, wf.iri)
+                    foci = [f for f in foci if f in left or f not in ended]
                 if not all:
                     _not_waiting(self.definitions, left.get(foci[0]))
                 runner.header(

@@ -70,7 +70,11 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--focus", metavar="IRI", help="run one instance for this node")
     which.add_argument(
-        "--all", action="store_true", help="run one instance per node of the workflow's focus type"
+        "--all",
+        action="store_true",
+        help="run one instance per node of the workflow's focus type; a node that has an "
+        "instance of it already is continued (running, blocked) or left alone (waiting, "
+        "finished): --focus starts another on purpose",
     )
     _execution_options(p, "run")
 

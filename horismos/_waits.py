@@ -48,6 +48,7 @@ __all__ = [
     "WaitContext",
     "Waiting",
     "find_instance",
+    "finished_foci",
     "open_wait",
     "prepare",
     "read_instance",
@@ -179,6 +180,21 @@ def unfinished(
                 found[focus] = stored
     return found
 
+
+def finished_foci(store: Store, workflow: URIRef) -> set[Node]:
+    """The focus nodes that have an instance of ``workflow`` that finished (completed or
+    failed), which a rerun of ``run --all`` leaves out: started again, a batch killed after
+    some of its instances ended would make their calls a second time. A shared world's
+    ``--all`` leaves them out the same way, by its done claims (``_claims``). One query, as
+    many rows as the workflow has finished instances: the world's other data is not read."""
+    rows = store.select(_FINISHED, {"wf": workflow}, _NS)
+    return {r["f"] for r in rows}
+
+
+_FINISHED = f"""
+    SELECT DISTINCT ?f WHERE {{ GRAPH <{INSTANCES}> {{
+        ?i horis:workflow ?wf ; horis:status ?s ; horis:focus ?f .
+        FILTER (?s IN (horis:Completed, horis:Failed)) }} }}"""
 
 _UNFINISHED = (HORIS.Running, HORIS.Blocked, HORIS.Waiting)
 

@@ -237,3 +237,43 @@ def test_an_approved_served_call_killed_at_any_commit_is_never_made_twice(
             if ledger(cwd) and not charged_in_world(cwd):
                 assert again is not None and again["error"]["kind"] == "outcome_unknown", again
     assert boundaries >= 4  # the approval used, the intent, the call's own commit: each side
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_run_all_killed_at_any_commit_and_run_again_charges_each_order_once(
+        tmp_path: Path, when: str) -> None:
+    """A batch on an on-disk store: ``run --all`` over two orders, charged by a tool that is
+    not idempotent and guarded by no precondition, is killed at each commit boundary and then
+    run again, as the durability guide says a user may. The rerun continues what the kill
+    left and leaves out each order whose instance finished: it used to start that order a
+    new instance, and charge it a second time."""
+    start = project(tmp_path / "start")
+    pay = (start / "pay.ttl").read_text()
+    (start / "pay.ttl").write_text(pay.replace("horis:start :AwaitPayment", "horis:start :Charge")
+                                   .replace('    horis:requires "FILTER NOT EXISTS { ?order '
+                                            ':chargeRef ?ref }" ;\n', ""))
+    assert "horis:requires" not in (start / "pay.ttl").read_text().split(":t.notify")[0]
+    (start / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n:o2 a :Order .\n")
+    store = ("--store", "oxigraph:store")
+    assert horismos(start, "load", "world.ttl", *store).returncode == 0
+    run_all = ("run", "pay.ttl", *store, "--tools", "payments.py", "--all")
+    charges = [CHARGE, "charge http://example.org/pay#o2"]
+    boundaries = 0
+    while True:
+        boundaries += 1
+        assert boundaries < 20, "the run never ended on its own"
+        cwd = copy(start, tmp_path / f"{when}-{boundaries}")
+        killed = horismos(cwd, *run_all, kill=f"{when}:{boundaries}")
+        if killed.returncode != -signal.SIGKILL:  # past its last commit: it ran to its end
+            assert killed.returncode == 0, killed.stdout + killed.stderr
+            break
+        again = horismos(cwd, *run_all)
+        said = again.stdout + again.stderr
+        assert "Traceback" not in said
+        acted = ledger(cwd)
+        assert max(acted.count(c) for c in charges) == 1, (when, boundaries, acted, said)
+        if len(set(acted) & set(charges)) < 2:  # killed after an intent, before its call
+            assert any(s in said for s in NOT_AGAIN), (when, boundaries, said)
+        twice = horismos(cwd, *run_all)  # and once more: nothing left to do
+        assert ledger(cwd) == acted, (when, boundaries, twice.stdout + twice.stderr)
+    assert boundaries >= 5  # each order's intent, charge and notice
