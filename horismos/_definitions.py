@@ -3913,6 +3913,18 @@ class _Builder:
                 "ReadOnly,HostStateWrite,ExternalCommit)",
                 at=(s, HORIS.sideEffect, side),
             )
+        idempotent = self.flag(s, HORIS.idempotent)
+        if idempotent and self.one(s, HORIS.adapter) is not None:
+            self.error(
+                s,
+                "horis:idempotent true on a tool bound to a horis:Adapter: its commits to the "
+                "system of record would be sent with no intent announced first, so a process "
+                "killed after sending one and run again sent it again (a create made twice)",
+                "remove horis:idempotent (an adapter-bound tool's commit is made at most "
+                "once, and one whose outcome is unknown is never sent again)",
+                at=(s, HORIS.idempotent, self.one(s, HORIS.idempotent)),
+            )
+            idempotent = False
         headers = self.headers(s)
         tool = Tool(
             iri=URIRef(str(s)),
@@ -3923,7 +3935,7 @@ class _Builder:
             effect=declared,
             binding=binding or "",
             timeout=timeout,
-            idempotent=self.flag(s, HORIS.idempotent),
+            idempotent=idempotent,
             inline=inline,
             retries=retries or 0,
             side_effect=side if isinstance(side, URIRef) else None,

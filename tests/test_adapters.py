@@ -8,6 +8,11 @@ and checks what the server received, what landed in the world and what the trace
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -643,3 +648,75 @@ def test_the_mapping_is_what_a_json_ld_processor_gives(resource: dict[str, Any])
 
     base = "https://ehr.example.org/fhir"
     assert set(to_triples(resource, base)) == set(jsonld_triples(resource, base))
+
+
+# -- at most once across processes ---------------------------------------------------------
+
+RECORD = '''
+def record(request):
+    """Decide: a dispense recorded against the request, a create (POST) every time."""
+    return {"resourceType": "MedicationDispense", "status": "completed",
+            "authorizingPrescription": [{"reference": "MedicationRequest/" + request["id"]}]}
+'''
+
+
+@pytest.mark.parametrize("declared", ["", " ;\n    horis:idempotent true"])
+def test_a_run_killed_at_any_commit_and_run_again_sends_a_create_at_most_once(
+        tmp_path: Path, fhir: FhirServer, declared: str) -> None:
+    """``horismos run`` of an adapter-bound tool whose decision is a create, SIGKILLed at each
+    commit boundary (tests/kill_at.py) and run again: the EHR receives the create at most
+    once. Declared ``horis:idempotent true`` (its decision is a pure function), the tool
+    announced no intent before its commit was sent, so a run killed after sending and run
+    again sent it again: it is now an authoring error at that line, and nothing is sent."""
+    defs = DEFS.format(base=fhir.base, token_var=TOKEN_VAR, granted=BOTH, scopes=BOTH,
+                       binding="record.record", timeout="5s", for_each="false")
+    defs = defs.replace("horis:focusType fhir:Patient", "horis:focusType fhir:MedicationRequest")
+    defs = defs.replace("fhir:subject [ fhir:reference ?this ] .", "FILTER (?request = ?this)")
+    start = tmp_path / "start"
+    start.mkdir()
+    (start / "pharmacy.ttl").write_text(defs)
+    (start / "record.py").write_text(RECORD)
+    kill_at = Path(__file__).parent / "kill_at.py"
+
+    def horismos(cwd: Path, *args: str, kill: str = "") -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if k != "KILL_AT"}
+        return subprocess.run([sys.executable, str(kill_at), *args], cwd=cwd, text=True,
+                              capture_output=True, timeout=300,
+                              env={**env, "KILL_AT": kill} if kill else env)
+
+    store = ("--store", "oxigraph:store", "--allow-host", "127.0.0.1")
+    hydrated = horismos(start, "hydrate", "pharmacy.ttl", "--id", "MedicationRequest/mr1",
+                        *store)
+    assert hydrated.returncode == 0, hydrated.stdout + hydrated.stderr
+    run = ("run", "pharmacy.ttl", *store, "--all", "--tools", "record.py", "--allow",
+           ",".join(ALLOW))
+    creates = [("POST", "/MedicationDispense")]
+    if declared:
+        (start / "pharmacy.ttl").write_text(defs.replace('horis:timeout "5s"',
+                                                         'horis:timeout "5s"' + declared))
+        refused = horismos(start, *run)
+        assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+        assert "horis:idempotent true on a tool bound to a horis:Adapter" in refused.stderr
+        line = (start / "pharmacy.ttl").read_text().splitlines().index(
+            "    horis:idempotent true .") + 1
+        assert f"pharmacy.ttl:{line}: error" in refused.stderr
+        assert fhir.writes() == []
+        return
+    boundaries = 0
+    for when in ("before", "after"):
+        for nth in range(1, 20):
+            cwd = tmp_path / f"{when}-{nth}"
+            shutil.copytree(start, cwd)
+            fhir.log.clear()
+            killed = horismos(cwd, *run, kill=f"{when}:{nth}")
+            if killed.returncode != -signal.SIGKILL:  # past its last commit: it ran to its end
+                assert killed.returncode == 0, killed.stdout + killed.stderr
+                assert fhir.writes() == creates
+                break
+            boundaries += 1
+            again = horismos(cwd, *run)
+            assert "Traceback" not in again.stderr
+            assert len(fhir.writes()) <= 1, (when, nth, again.stdout + again.stderr)
+            horismos(cwd, *run)  # and once more
+            assert len(fhir.writes()) <= 1, (when, nth)
+    assert boundaries >= 4  # the intent and the step's commit, each side
