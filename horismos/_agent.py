@@ -184,7 +184,9 @@ class Agent:
         allow: Iterable[str] = DEFAULT_ALLOW,
         on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
     ) -> Run:
-        """Run one instance for ``focus``, or one per focus node with ``all=True``.
+        """Run one instance for ``focus``, or one per focus node with ``all=True`` — leaving
+        out a node the world holds a finished instance of the workflow for, so a batch run
+        again acts on none of them twice (a single ``focus`` starts another on purpose).
 
         ``keep=False`` keeps no per-instance records in the returned :class:`Run` (only how
         many ended in each status), and with no ``trace`` file no trace events either: a
@@ -261,9 +263,12 @@ class Agent:
                     await worker.hold(wf, foci[0])  # type: ignore[union-attr]
                 # what a crash, a block or a wait left on a world that outlives the process: on a
                 # shared one, read under the focus's claim (--all's workers read their batches)
-                alone = world.store.persistent and worker is None
-                left = unfinished(world.store, wf.iri, foci) if alone or held else {}
-                if alone and all:  # each focus one instance, as --all's claims give a shared world
+                left = (
+                    unfinished(world.store, wf.iri, foci)
+                    if (world.store.persistent and worker is None) or held
+                    else {}
+                )
+                if worker is None and all:  # each focus one instance, as claims give a shared world
                     ended = finished_foci(world.store, wf.iri)
                     foci = [f for f in foci if f in left or f not in ended]
                 if not all:

@@ -183,10 +183,11 @@ def unfinished(
 
 def finished_foci(store: Store, workflow: URIRef) -> set[Node]:
     """The focus nodes that have an instance of ``workflow`` that finished (completed or
-    failed), which a rerun of ``run --all`` leaves out: started again, a batch killed after
-    some of its instances ended would make their calls a second time. A shared world's
-    ``--all`` leaves them out the same way, by its done claims (``_claims``). One query, as
-    many rows as the workflow has finished instances: the world's other data is not read."""
+    failed), which ``run --all`` leaves out: started again, a batch killed after some of its
+    instances ended — or run again from its own ``--out`` — made their calls a second time. A
+    shared world's ``--all`` leaves them out the same way, by its done claims (``_claims``).
+    One query, as many rows as the workflow has finished instances: the world's other data
+    is not read."""
     rows = store.select(_FINISHED, {"wf": workflow}, _NS)
     return {r["f"] for r in rows}
 

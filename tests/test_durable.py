@@ -503,3 +503,32 @@ def test_killed_at_random_moments_and_run_again_each_order_is_charged_once(shop)
     for o in orders:
         statuses = {i["status"] for i in final if i["focus"] == str(o)}
         assert "completed" in statuses and statuses <= {"completed", "blocked"}, (o, final)
+
+
+def test_run_all_again_from_its_own_out_file_starts_no_focus_twice(shop) -> None:
+    """A batch kept in files: `run --all --world W --out W2`, then again from W2. The second
+    leaves out each order the first finished — it started each anew and, with no
+    precondition guarding the charge, charged every order a second time — and `run --focus`
+    still starts another instance when asked to."""
+    pay = (shop / "pay.ttl").read_text()
+    guard = " FILTER NOT EXISTS { ?this :chargeRef ?ref }"
+    assert guard in pay
+    (shop / "pay.ttl").write_text(pay.replace(guard, ""))
+    (shop / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n:o2 a :Order .\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(horismos("run", "pay.ttl", "--tools", "payments.py", *args),
+                              cwd=shop, env=environ(shop, None), capture_output=True,
+                              text=True, timeout=300)
+
+    first = run("--world", "world.ttl", "--all", "--out", "w1.trig")
+    assert first.returncode == 0, first.stdout + first.stderr
+    charged = [f"charge {P.o1}", f"notify {P.o1}", f"charge {P.o2}", f"notify {P.o2}"]
+    assert ledger(shop) == charged
+    again = run("--world", "w1.trig", "--all", "--out", "w2.trig")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "no instance was run" in again.stderr
+    assert ledger(shop) == charged
+    on_purpose = run("--world", "w2.trig", "--focus", ":o1")
+    assert on_purpose.returncode == 0, on_purpose.stdout + on_purpose.stderr
+    assert ledger(shop) == [*charged, f"charge {P.o1}", f"notify {P.o1}"]
