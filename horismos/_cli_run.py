@@ -72,9 +72,8 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
     which.add_argument(
         "--all",
         action="store_true",
-        help="run one instance per node of the workflow's focus type; a node that has an "
-        "instance of it already is continued (running, blocked) or left alone (waiting, "
-        "finished): --focus starts another on purpose",
+        help="run one instance per node of the workflow's focus type, leaving out a node "
+        "the world holds a finished instance of it for (--focus starts another on purpose)",
     )
     _execution_options(p, "run")
 
