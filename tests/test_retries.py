@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from listening import mcp_http_server
 from rdflib import Namespace
 from servers.http_server import serve
 
@@ -146,6 +147,19 @@ def test_mcp_timeout_and_dying_server_are_not_retried(tmp_path) -> None:
         assert isinstance(steps[name].error, OutcomeUnknown), name
     assert "closed the connection during the call" in str(steps["Die"].error)
     assert steps["Assign"].status == "completed"   # a new session serves the next step
+
+
+@pytest.mark.parametrize("answers", ["--sse", "--json"])
+def test_a_streamable_http_server_lost_mid_call_is_not_retried(tmp_path, answers) -> None:
+    """Over streamable HTTP the server acts and its connection drops before the answer (the
+    process exits in the call): the call is not made again though horis:retries allows 2 —
+    a retry would have found the port closed, a NotSent that let the next try go out."""
+    with mcp_http_server(answers) as url:
+        defs = (f':clinic a horis:McpServer ; horis:url "{url}" .\n'
+                + tool("t.Die", "mcp://clinic/die", timeout="10s") + flow("Die"))
+        steps, _, _ = run(tmp_path, defs)
+    assert steps["Die"].attempts == 1
+    assert isinstance(steps["Die"].error, OutcomeUnknown), steps["Die"].error
 
 
 def test_mcp_server_that_does_not_start_was_never_sent_so_it_is_retried(tmp_path) -> None:
