@@ -152,6 +152,22 @@ def charged_in_world(cwd: Path) -> bool:
         world.store.close()
 
 
+def killed_at_each_commit(start: Path, tmp_path: Path, when: str,
+                          *command: str) -> tuple[list[Path], Path]:
+    """``command`` run in copies of ``start``, killed ``when`` (before or after) its first
+    commit, its second, … until it runs to its end: the copies it was killed in, in order,
+    and the one it completed in."""
+    killed: list[Path] = []
+    for nth in range(1, 20):
+        cwd = copy(start, tmp_path / f"{when}-{nth}")
+        done = horismos(cwd, *command, kill=f"{when}:{nth}")
+        if done.returncode != -signal.SIGKILL:  # past its last commit: it ran to its end
+            assert done.returncode == 0, done.stdout + done.stderr
+            return killed, cwd
+        killed.append(cwd)
+    raise AssertionError(f"{command[0]} never ended on its own")
+
+
 @pytest.mark.parametrize("when", ["before", "after"])
 def test_a_wake_killed_at_any_commit_never_charges_twice(tmp_path: Path, when: str) -> None:
     """A timer's tick (``wake``) resumes a payment wait whose ``horis:until`` now holds, and
@@ -166,16 +182,9 @@ def test_a_wake_killed_at_any_commit_never_charges_twice(tmp_path: Path, when: s
     assert horismos(start, "load", "paid.ttl", *store).returncode == 0  # now due
 
     wake = ("wake", "pay.ttl", *store, "--tools", "payments.py")
-    boundaries = 0
-    while True:
-        boundaries += 1
-        assert boundaries < 20, "the wake never ended on its own"
-        cwd = copy(start, tmp_path / f"{when}-{boundaries}")
-        killed = horismos(cwd, *wake, kill=f"{when}:{boundaries}")
-        if killed.returncode != -signal.SIGKILL:  # past its last commit: it ran to its end
-            assert killed.returncode == 0, killed.stdout + killed.stderr
-            assert ledger(cwd) == [CHARGE, "notify http://example.org/pay#o1"]
-            break
+    killed, completed = killed_at_each_commit(start, tmp_path, when, *wake)
+    assert ledger(completed) == [CHARGE, "notify http://example.org/pay#o1"]
+    for boundaries, cwd in enumerate(killed, 1):
         tick = horismos(cwd, *wake)  # the timer's next tick
         rerun = horismos(cwd, "run", "pay.ttl", *store, "--tools", "payments.py",
                          "--focus", ":o1")
@@ -187,7 +196,7 @@ def test_a_wake_killed_at_any_commit_never_charges_twice(tmp_path: Path, when: s
             # charged, and its answer never landed: reported, left to the operator
             assert any(s in said for s in NOT_AGAIN), (when, boundaries, said)
             assert rerun.returncode == 3 and ":Reconcile" in rerun.stdout, said
-    assert boundaries >= 3  # an instance's intent, its charge and its notice, at least
+    assert len(killed) >= 3  # an instance's intent, its charge and its notice, at least
 
 
 async def _served_call(cwd: Path, kill: str | None = None) -> dict[str, Any] | None:
@@ -258,15 +267,8 @@ def test_a_run_all_killed_at_any_commit_and_run_again_charges_each_order_once(
     assert horismos(start, "load", "world.ttl", *store).returncode == 0
     run_all = ("run", "pay.ttl", *store, "--tools", "payments.py", "--all")
     charges = [CHARGE, "charge http://example.org/pay#o2"]
-    boundaries = 0
-    while True:
-        boundaries += 1
-        assert boundaries < 20, "the run never ended on its own"
-        cwd = copy(start, tmp_path / f"{when}-{boundaries}")
-        killed = horismos(cwd, *run_all, kill=f"{when}:{boundaries}")
-        if killed.returncode != -signal.SIGKILL:  # past its last commit: it ran to its end
-            assert killed.returncode == 0, killed.stdout + killed.stderr
-            break
+    killed, _ = killed_at_each_commit(start, tmp_path, when, *run_all)
+    for boundaries, cwd in enumerate(killed, 1):
         again = horismos(cwd, *run_all)
         said = again.stdout + again.stderr
         assert "Traceback" not in said
@@ -276,4 +278,4 @@ def test_a_run_all_killed_at_any_commit_and_run_again_charges_each_order_once(
             assert any(s in said for s in NOT_AGAIN), (when, boundaries, said)
         twice = horismos(cwd, *run_all)  # and once more: nothing left to do
         assert ledger(cwd) == acted, (when, boundaries, twice.stdout + twice.stderr)
-    assert boundaries >= 5  # each order's intent, charge and notice
+    assert len(killed) >= 5  # each order's intent, charge and notice
