@@ -43,7 +43,8 @@ WRITER = textwrap.dedent('''
 
     def count():  # replayed twice, it would count what it wrote the first time
         store.update(f"""INSERT {{ GRAPH <{CLAIMS}> {{ <urn:test:n> <urn:test:count> ?n }} }}
-            WHERE {{ {{ SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{CLAIMS}> {{ ?s ?p ?o }} }} }} }}""")
+            WHERE {{ {{ SELECT (COUNT(*) AS ?n)
+                WHERE {{ GRAPH <{CLAIMS}> {{ ?s ?p ?o }} }} }} }}""")
 
     for i in range(int(sys.argv[2])):
         world.commit(Change(add=[(A, P, Literal(i), None), (A, P, Literal(f"v{i}"), G)],
@@ -254,5 +255,5 @@ def test_sync_is_named_after_the_path(tmp_path):
         store.close()
     with pytest.raises(UsageError, match="sync is one of os, commit"):
         open_store(f"journal:{tmp_path / 's'}?sync=always")
-    with pytest.raises(UsageError, match="no store at .*create one with `horismos load"):
+    with pytest.raises(UsageError, match=r"no store at .*create one with `horismos load"):
         open_store(f"journal:{tmp_path / 'none'}", create=False)

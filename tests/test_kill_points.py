@@ -143,23 +143,26 @@ def copy(start: Path, to: Path) -> Path:
     return to
 
 
-def charged_in_world(cwd: Path) -> bool:
+def charged_in_world(cwd: Path, kind: str = "oxigraph") -> bool:
     """Whether the charge's answer landed (read here: the processes have let the store go)."""
-    world = World.open(f"oxigraph:{cwd / 'store'}")
+    world = World.open(f"{kind}:{cwd / 'store'}")
     try:
         return any(True for _ in world.graph.objects(P.o1, P.chargeRef))
     finally:
         world.store.close()
 
 
-@pytest.mark.parametrize("when", ["before", "after"])
-def test_a_wake_killed_at_any_commit_never_charges_twice(tmp_path: Path, when: str) -> None:
+@pytest.mark.parametrize(("when", "kind"), [("before", "oxigraph"), ("after", "oxigraph"),
+                                           ("before", "journal"), ("after", "journal")])
+def test_a_wake_killed_at_any_commit_never_charges_twice(
+    tmp_path: Path, when: str, kind: str
+) -> None:
     """A timer's tick (``wake``) resumes a payment wait whose ``horis:until`` now holds, and
     charges. Killed at each commit boundary, the next tick and a rerun of the focus, as the
     docs say, never charge again; a charge in doubt is said to be, and waits for its
     operator at :Reconcile."""
     start = project(tmp_path / "start")
-    store = ("--store", "oxigraph:store")
+    store = ("--store", f"{kind}:store")
     waiting = horismos(start, "run", "pay.ttl", "--world", "world.ttl", *store,
                        "--tools", "payments.py", "--focus", ":o1")
     assert waiting.returncode == 3, waiting.stdout + waiting.stderr  # at :AwaitPayment
@@ -183,7 +186,7 @@ def test_a_wake_killed_at_any_commit_never_charges_twice(tmp_path: Path, when: s
         assert "Traceback" not in said
         acted = ledger(cwd)
         assert acted.count(CHARGE) <= 1, (when, boundaries, said)
-        if acted.count(CHARGE) and not charged_in_world(cwd):
+        if acted.count(CHARGE) and not charged_in_world(cwd, kind):
             # charged, and its answer never landed: reported, left to the operator
             assert any(s in said for s in NOT_AGAIN), (when, boundaries, said)
             assert rerun.returncode == 3 and ":Reconcile" in rerun.stdout, said
