@@ -257,3 +257,16 @@ def test_sync_is_named_after_the_path(tmp_path):
         open_store(f"journal:{tmp_path / 's'}?sync=always")
     with pytest.raises(UsageError, match=r"no store at .*create one with `horismos load"):
         open_store(f"journal:{tmp_path / 'none'}", create=False)
+
+
+def test_a_snapshot_or_journal_that_cannot_be_read_is_a_typed_error(tmp_path):
+    write(tmp_path, "close")
+    snapshot = tmp_path / "store" / SNAPSHOT
+    whole = snapshot.read_bytes()
+    snapshot.write_bytes(whole[: len(whole) // 2] + b"<urn:broken")
+    with pytest.raises(StoreError, match=rf"{snapshot}: the snapshot cannot be read"):
+        World.open(f"journal:{tmp_path / 'store'}")
+    snapshot.write_bytes(whole)
+    (tmp_path / "store" / JOURNAL).write_bytes(b"not a journal\n")
+    with pytest.raises(StoreError, match="not a horismos journal"):
+        World.open(f"journal:{tmp_path / 'store'}")

@@ -81,16 +81,19 @@ class _Torn(Exception):
     """The journal's last record was cut short: dropped."""
 
 
-def _records(data: bytes, start: int, name: Path) -> tuple[list[tuple[bytes, bytes, bytes]], int]:
-    """The whole records of ``data`` from ``start`` (kind, a, b), and where the last ends."""
-    out: list[tuple[bytes, bytes, bytes]] = []
+def _records(
+    data: bytes, start: int, name: Path
+) -> tuple[list[tuple[int, bytes, bytes, bytes]], int]:
+    """The whole records of ``data`` from ``start`` (where each starts, its kind, a, b), and
+    where the last ends."""
+    out: list[tuple[int, bytes, bytes, bytes]] = []
     at, size = start, len(data)
     while at < size:
         try:
             kind, a, b, end = _read_one(data, at, name)
         except _Torn:
             break
-        out.append((kind, a, b))
+        out.append((at, kind, a, b))
         at = end
     return out, at
 
@@ -134,6 +137,10 @@ def _pinned(text: str) -> str:
         )
     now = dt_.datetime.now(dt_.UTC).isoformat()
     return _NOW.sub(f'"{now}"^^<http://www.w3.org/2001/XMLSchema#dateTime>', text)
+
+
+def _nquads(quads: list[ox.Quad]) -> bytes:
+    return ox.serialize(quads, format=_NQ) or b"" if quads else b""
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -181,7 +188,7 @@ class JournalStore(OxigraphStore):
                 f"cannot open the store at {folder}: {folder / LOCK} is locked ({HELD})"
             ) from None
         super().__init__()
-        self.path, self.persistent = folder, True
+        self.path, self._folder, self.persistent = folder, folder, True
         self.name = f"journal:{folder}" + ("" if sync == "os" else f"?sync={sync}")
         self._sync = sync == "commit"
         self._fd = -1
@@ -189,6 +196,8 @@ class JournalStore(OxigraphStore):
         try:
             self._open()
         except BaseException:
+            if self._fd >= 0:
+                os.close(self._fd)
             os.close(self._lock_fd)
             raise
         atexit.register(self.close)  # a process that never closes it still snapshots it
@@ -198,25 +207,23 @@ class JournalStore(OxigraphStore):
     def _open(self) -> None:
         """Load the snapshot, replay the journal that follows it (cut back to its last whole
         record), and open it for appending."""
-        snapshot = self.path / SNAPSHOT
+        snapshot = self._folder / SNAPSHOT
         self._generation, digest = 0, None
         self._snapshot_bytes = 0
         if snapshot.is_file():
-            with snapshot.open("rb") as f:
-                head = _SNAPSHOT_HEAD.fullmatch(f.readline())
-            if head is None:
-                raise StoreError(f"{snapshot}: not a horismos snapshot (its first line)")
-            self._generation = int(head[1])
-            digest = Digest.from_text(head[2].decode()) if head[2] else None
-            if _may_hold_blank_nodes(snapshot, _NQ):  # parsed here: labels kept as written
-                self._store.extend(ox.parse(path=str(snapshot), format=_NQ, lenient=True))
-            else:
-                self._store.load(path=str(snapshot), format=_NQ, lenient=True)
-            self._snapshot_bytes = snapshot.stat().st_size
+            try:
+                digest = self._load_snapshot(snapshot)
+            except (SyntaxError, ValueError, OSError) as e:
+                raise StoreError(f"{snapshot}: the snapshot cannot be read: {e}") from None
         self._tally.reset(digest if digest is not None else self.recompute_digest())
-        journal = self.path / JOURNAL
+        journal = self._folder / JOURNAL
         data = journal.read_bytes() if journal.is_file() else b""
         head = _JOURNAL_HEAD.match(data)
+        if data and head is None:
+            raise StoreError(
+                f"{journal}: not a horismos journal (its first line); restore the folder "
+                "from a backup"
+            )
         if head is None or int(head[1]) < self._generation:
             # none yet, or one a snapshot already holds (the process died between the two)
             self._fresh_journal()
@@ -227,13 +234,32 @@ class JournalStore(OxigraphStore):
                 f"{self._generation}: restore the folder from a backup"
             )
         records, end = _records(data, head.end(), journal)
-        for kind, a, b in records:
-            self._replay(kind, a, b)
+        for at, kind, a, b in records:
+            try:
+                self._replay(kind, a, b)
+            except (SyntaxError, ValueError, RuntimeError) as e:  # pyoxigraph's
+                raise StoreError(
+                    f"{journal}: the record at byte {at} does not replay: {e}"
+                ) from None
         self._fd = os.open(journal, os.O_WRONLY | os.O_APPEND)
         if end < len(data):  # a torn last record: dropped
             os.ftruncate(self._fd, end)
             os.fsync(self._fd)
         self._journal_start, self._journal_bytes = head.end(), end
+
+    def _load_snapshot(self, snapshot: Path) -> Digest | None:
+        """The snapshot's quads into memory; the digest its header keeps (None: none kept)."""
+        with snapshot.open("rb") as f:
+            head = _SNAPSHOT_HEAD.fullmatch(f.readline())
+        if head is None:
+            raise ValueError("not a horismos snapshot (its first line)")
+        self._generation = int(head[1])
+        if _may_hold_blank_nodes(snapshot, _NQ):  # parsed here: labels kept as written
+            self._store.extend(ox.parse(path=str(snapshot), format=_NQ, lenient=True))
+        else:
+            self._store.load(path=str(snapshot), format=_NQ, lenient=True)
+        self._snapshot_bytes = snapshot.stat().st_size
+        return Digest.from_text(head[2].decode()) if head[2] else None
 
     def _replay(self, kind: bytes, a: bytes, b: bytes) -> None:
         """One record landed again in memory, the digest moved by what it changed."""
@@ -267,7 +293,7 @@ class JournalStore(OxigraphStore):
                 os.fdatasync(self._fd)
         except OSError as e:
             self._cut_back(0)
-            raise StoreError(f"{self.path / JOURNAL}: the commit was not written: {e}") from e
+            raise StoreError(f"{self._folder / JOURNAL}: the commit was not written: {e}") from e
         self._journal_bytes += len(record)
 
     def _cut_back(self, length: int) -> None:
@@ -279,16 +305,12 @@ class JournalStore(OxigraphStore):
             os.ftruncate(self._fd, self._journal_bytes)
         except OSError as e:
             self._broken = (
-                f"{self.path / JOURNAL}: a commit that did not land could not be cut from "
+                f"{self._folder / JOURNAL}: a commit that did not land could not be cut from "
                 f"the journal ({e}): reopen the store, which drops it"
             )
 
     def _land(self, removed: list[_Encoded], added: list[_Encoded]) -> None:
-        record = _record(
-            b"C",
-            ox.serialize([e[1] for e in removed], format=_NQ) if removed else b"",
-            ox.serialize([e[1] for e in added], format=_NQ) if added else b"",
-        )
+        record = _record(b"C", _nquads([e[1] for e in removed]), _nquads([e[1] for e in added]))
         self._append(record)
         try:
             super()._land(removed, added)
@@ -313,7 +335,7 @@ class JournalStore(OxigraphStore):
         """Write a snapshot of what is held, then a fresh journal after it (under the lock,
         between commits: the digest written is the snapshot's)."""
         generation = self._generation + 1
-        snapshot, temp = self.path / SNAPSHOT, self.path / f"{SNAPSHOT}.tmp"
+        snapshot, temp = self._folder / SNAPSHOT, self._folder / f"{SNAPSHOT}.tmp"
         try:
             with temp.open("wb") as f:
                 f.write(b"# horismos snapshot %d digest %s\n" % (generation, self._digest_text()))
@@ -321,7 +343,7 @@ class JournalStore(OxigraphStore):
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(temp, snapshot)
-            _fsync_folder(self.path)
+            _fsync_folder(self._folder)
         except OSError as e:
             with contextlib.suppress(OSError):
                 temp.unlink()
@@ -335,7 +357,7 @@ class JournalStore(OxigraphStore):
 
     def _fresh_journal(self) -> None:
         """An empty journal after the current snapshot, in place of the one there."""
-        journal, temp = self.path / JOURNAL, self.path / f"{JOURNAL}.tmp"
+        journal, temp = self._folder / JOURNAL, self._folder / f"{JOURNAL}.tmp"
         head = b"# horismos journal after snapshot %d\n" % self._generation
         try:
             with temp.open("wb") as f:
@@ -343,7 +365,7 @@ class JournalStore(OxigraphStore):
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(temp, journal)
-            _fsync_folder(self.path)
+            _fsync_folder(self._folder)
         except OSError as e:
             raise StoreError(f"{journal}: a fresh journal was not written: {e}") from e
         if self._fd >= 0:
