@@ -199,6 +199,7 @@ def versions(n: int, rounds: int) -> None:
 
 DURABLE = {  # name: (LangGraph's SQLite synchronous level, or Horismos's store)
     "LangGraph+SqliteSaver NORMAL": ("NORMAL", None),
+    "Horismos oxigraph (memory, not durable)": (None, "oxigraph"),
     "Horismos oxigraph:PATH": (None, "oxigraph:PATH"),
     "Horismos journal:PATH": (None, "journal:PATH"),
     "LangGraph+SqliteSaver FULL": ("FULL", None),
