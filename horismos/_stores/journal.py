@@ -69,6 +69,8 @@ _NOW = re.compile(r"(?i)\bNOW\s*\(\s*\)")
 
 
 def _record(kind: bytes, a: bytes, b: bytes = b"") -> bytes:
+    """One record: its header (kind, lengths, the hash of header and payload, the hash of
+    the header before it) and its payload, ``a`` then ``b``."""
     head = b"J%s %012d %012d " % (kind, len(a), len(b))
     check = blake3(head)
     check.update(a)
@@ -99,6 +101,8 @@ def _records(
 
 
 def _read_one(data: bytes, at: int, name: Path) -> tuple[bytes, bytes, bytes, int]:
+    """The record at ``at`` (kind, a, b, where it ends); :class:`_Torn` when it is the last
+    and cut short, a :class:`StoreError` when it fails its check otherwise."""
     size = len(data)
     if size - at < _HEAD:
         raise _Torn  # the header cut short
@@ -140,6 +144,7 @@ def _pinned(text: str) -> str:
 
 
 def _nquads(quads: list[ox.Quad]) -> bytes:
+    """``quads`` as N-Quads, each term as pyoxigraph holds it (blank node labels kept)."""
     return ox.serialize(quads, format=_NQ) or b"" if quads else b""
 
 
