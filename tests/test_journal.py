@@ -8,6 +8,7 @@ quad for quad and digest for digest, runtime graphs included.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -270,3 +271,21 @@ def test_a_snapshot_or_journal_that_cannot_be_read_is_a_typed_error(tmp_path):
     (tmp_path / "store" / JOURNAL).write_bytes(b"not a journal\n")
     with pytest.raises(StoreError, match="not a horismos journal"):
         World.open(f"journal:{tmp_path / 'store'}")
+
+
+def test_a_journal_grown_past_its_snapshot_is_rotated_and_reopens_the_same(tmp_path, monkeypatch):
+    from horismos._stores import journal
+
+    monkeypatch.setattr(journal, "_ROTATE_AT", 4096)  # past 4x the snapshot and 4 KB
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        for i in range(150):
+            world.commit(Change(add=[(A, P, Literal(f"{i} " + "x" * 400), G)]))
+        assert world.store._generation >= 2  # type: ignore[attr-defined]
+        snapshot = (tmp_path / "store" / SNAPSHOT).stat().st_size
+        assert (tmp_path / "store" / JOURNAL).stat().st_size <= 4 * snapshot + 1000
+        quads, digest = set(world.store.quads()), world.digest()
+        os.close(world.store._fd)  # type: ignore[attr-defined]  # as if killed: no snapshot
+        os.close(world.store._lock_fd)  # type: ignore[attr-defined]
+        world.store._fd = -1  # type: ignore[attr-defined]
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        assert set(world.store.quads()) == quads and world.digest() == digest
