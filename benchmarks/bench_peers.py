@@ -18,6 +18,14 @@ run's own thread as LangGraph calls its nodes, not handed to a worker thread; th
 
 Prints each engine's committed steps per second and their ratio, per round; the engines
 alternate within a round, so the ratio is measured under the same load on a shared machine.
+
+``--durable`` measures commits that outlive the process instead: LangGraph with
+``SqliteSaver`` (WAL; ``synchronous=NORMAL`` survives the process being killed, as RocksDB's
+and ``journal:PATH``'s defaults do; ``synchronous=FULL`` also a power cut, as
+``journal:PATH?sync=commit`` does) against Horismos on ``oxigraph:PATH`` and ``journal:PATH``,
+alternating; then how long each on-disk store takes to open holding ``--open-sizes`` triples
+(``journal:PATH`` loads its snapshot and replays its journal, ``oxigraph:PATH`` reads what it
+is asked for).
 ``--v2-too`` also runs Horismos writing what a trace_version 2 run wrote (four provenance quads
 more a step, as a replay of such a trace does), alternating with version 3, and prints their
 ratio per wall and per CPU second.
@@ -26,7 +34,10 @@ ratio per wall and per CPU second.
 from __future__ import annotations
 
 import argparse
+import os
+import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -58,7 +69,9 @@ class RxState(TypedDict, total=False):
     notified_by: str
 
 
-def langgraph_rate(n: int) -> tuple[float, int]:
+def langgraph_rate(n: int, sqlite: str | None = None) -> tuple[float, int]:
+    """Steps a second; ``sqlite``: checkpoints in a SQLite file in WAL mode with this
+    ``synchronous`` level (NORMAL, FULL), not in memory."""
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import END, START, StateGraph
 
@@ -80,14 +93,24 @@ def langgraph_rate(n: int) -> tuple[float, int]:
     g.add_conditional_edges("decide", lambda s: "dispense" if s["approved"] else END)
     g.add_edge("dispense", "notify")
     g.add_edge("notify", END)
-    app = g.compile(checkpointer=InMemorySaver())
-    t0 = time.perf_counter()
-    steps = 0
-    for i in range(n):
-        out = app.invoke({"rx": f"rx{i}", "refills": refills(i)},
-                         {"configurable": {"thread_id": f"rx{i}"}})
-        steps += 3 if out.get("notified_by") else 1
-    return steps / (time.perf_counter() - t0), steps
+    with tempfile.TemporaryDirectory() as tmp:
+        if sqlite is None:
+            saver: Any = InMemorySaver()
+        else:
+            from langgraph.checkpoint.sqlite import SqliteSaver
+
+            conn = sqlite3.connect(str(Path(tmp) / "lg.sqlite"), check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={sqlite}")
+            saver = SqliteSaver(conn)
+        app = g.compile(checkpointer=saver)
+        t0 = time.perf_counter()
+        steps = 0
+        for i in range(n):
+            out = app.invoke({"rx": f"rx{i}", "refills": refills(i)},
+                             {"configurable": {"thread_id": f"rx{i}"}})
+            steps += 3 if out.get("notified_by") else 1
+        return steps / (time.perf_counter() - t0), steps
 
 
 # -- Horismos ----------------------------------------------------------------------------------
@@ -108,8 +131,11 @@ def agent_and_world(n: int, notes: int = 0, entailment: str = "rdfs") -> tuple[A
     return agent, world
 
 
-def horismos_rate(n: int, trace_version: int | None = None) -> tuple[float, int]:
-    """Steps a second; ``trace_version`` 2: writing what a version-2 run wrote."""
+def horismos_rate(
+    n: int, trace_version: int | None = None, store: str | None = None
+) -> tuple[float, int]:
+    """Steps a second; ``trace_version`` 2: writing what a version-2 run wrote; ``store``: the
+    world in this store (``PATH`` replaced by a fresh folder), loaded before the clock starts."""
     agent, world = agent_and_world(n)
     steps = 0
 
@@ -118,6 +144,10 @@ def horismos_rate(n: int, trace_version: int | None = None) -> tuple[float, int]
         steps += rec.status == "completed"
 
     with tempfile.TemporaryDirectory() as tmp:
+        if store is not None:
+            held = World.open(store.replace("PATH", str(Path(tmp) / "world")))
+            held.store.load(world.store.quads())
+            world = held
         if trace_version is not None:
             _written_as(trace_version)
         t0 = time.perf_counter()
@@ -127,6 +157,7 @@ def horismos_rate(n: int, trace_version: int | None = None) -> tuple[float, int]
         elapsed = time.perf_counter() - t0
         if trace_version is not None:
             _written_as(None)
+        world.store.close()
     assert run.status == "completed", run.status
     return steps / elapsed, steps
 
@@ -166,6 +197,103 @@ def versions(n: int, rounds: int) -> None:
           f"{statistics.median(cpu):.2f}x CPU")
 
 
+DURABLE = {  # name: (LangGraph's SQLite synchronous level, or Horismos's store)
+    "LangGraph+SqliteSaver NORMAL": ("NORMAL", None),
+    "Horismos oxigraph (memory, not durable)": (None, "oxigraph"),
+    "Horismos oxigraph:PATH": (None, "oxigraph:PATH"),
+    "Horismos journal:PATH": (None, "journal:PATH"),
+    "LangGraph+SqliteSaver FULL": ("FULL", None),
+    "Horismos journal:PATH?sync=commit": (None, "journal:PATH?sync=commit"),
+}
+
+
+def durable(n: int, rounds: int) -> None:
+    """Each engine on commits that outlive the process, alternating (the order turned each
+    round); the ratios against the SQLite saver of the same durability."""
+    names = list(DURABLE)
+    ratios: dict[str, list[float]] = {}
+    for r in range(1, rounds + 1):
+        got = {}
+        for name in names if r % 2 else names[::-1]:
+            level, store = DURABLE[name]
+            got[name] = (langgraph_rate(n, level) if level else horismos_rate(n, store=store))[0]
+        shown = []
+        for name in names:
+            peer = "LangGraph+SqliteSaver " + ("FULL" if "sync=commit" in name else "NORMAL")
+            if name.startswith("Horismos"):
+                ratios.setdefault(name, []).append(got[name] / got[peer])
+                shown.append(f"{name} {got[name]:,.0f} ({got[name] / got[peer]:.2f}x)")
+            else:
+                shown.append(f"{name} {got[name]:,.0f}")
+        print(f"round {r}: {n} prescriptions, steps/s  " + "  ".join(shown))
+    for name, found in ratios.items():
+        print(f"median {name} / its SQLite peer over {rounds} rounds: "
+              f"{statistics.median(found):.2f}x")
+
+
+OPENED = """
+import sys, time
+from horismos import World
+t0 = time.perf_counter()
+world = World.open(sys.argv[1], create=False)
+opened = time.perf_counter() - t0
+print(opened, len(world.store))
+world.store.close()
+"""
+
+
+def open_times(sizes: list[int], commits: int = 1000) -> None:
+    """Seconds to open each on-disk store holding ``size`` triples (in a fresh process each),
+    after a load and ``commits`` commits; a journal store both as its
+    process left it (killed: its journal replayed) and closed (its snapshot alone)."""
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            data = Path(tmp) / "world.nt"
+            with data.open("w") as f:
+                for i in range(size):
+                    f.write(f'<{RX}rx{i // 4}> <{RX}p{i % 4}> "value {i}" .\n')
+            found = {}
+            for kind in ("oxigraph", "journal"):
+                store = f"{kind}:{Path(tmp) / kind}"
+                t0 = time.perf_counter()
+                build = subprocess.run(
+                    [sys.executable, "-c", _BUILD, store, str(data), str(commits)], check=True
+                )
+                loaded = time.perf_counter() - t0
+                assert build.returncode == 0
+                found[kind + (":PATH, its journal replayed" if kind == "journal" else ":PATH")] = (
+                    _open_time(store)
+                )
+                if kind == "journal":
+                    found["journal:PATH, closed (snapshot only)"] = _open_time(store)
+                print(f"{size:,} triples: {kind}:PATH loaded and {commits} commits in "
+                      f"{loaded:.1f} s")
+            print(f"{size:,} triples, open (fresh process): "
+                  + "  ".join(f"{k} {v[0]:.2f} s" for k, v in found.items()))
+
+
+_BUILD = """
+import os, sys
+from pathlib import Path
+from rdflib import Literal, URIRef
+from horismos import World
+from horismos._stores import Change
+world = World.open(sys.argv[1])
+world.store.load_file(Path(sys.argv[2]))
+for i in range(int(sys.argv[3])):
+    world.commit(Change(add=[(URIRef(f"urn:c:{i}"), URIRef("urn:c:p"), Literal(i), None)]))
+if sys.argv[1].startswith("journal:"):
+    os._exit(0)  # as if killed: the journal holds the commits, no snapshot does
+world.store.close()
+"""
+
+
+def _open_time(store: str) -> tuple[float, int]:
+    out = subprocess.run([sys.executable, "-c", OPENED, store], check=True,
+                         capture_output=True, text=True, env=dict(os.environ)).stdout.split()
+    return float(out[0]), int(out[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -173,7 +301,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--v2-too", action="store_true",
                         help="then trace_version 3 against version 2's writes, alternating")
+    parser.add_argument("--durable", action="store_true",
+                        help="on-disk stores against LangGraph's SQLite saver, then open times")
+    parser.add_argument("--open-sizes", default="100000,1000000",
+                        help="with --durable: triples in the stores whose open is timed")
     args = parser.parse_args()
+    if args.durable:
+        durable(args.prescriptions, args.rounds)
+        open_times([int(s) for s in args.open_sizes.split(",") if s])
+        return
     ratios = []
     for r in range(1, args.rounds + 1):
         lg, lg_steps = langgraph_rate(args.prescriptions)

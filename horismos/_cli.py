@@ -305,7 +305,9 @@ def _what_stays(args: argparse.Namespace) -> str:
     process's memory is gone, and running again calls again what was called."""
     store = getattr(args, "store", None)
     command = f"{args.command} {getattr(args, 'action', '')}".strip()
-    if command not in _COMMITS or store is None or ":" in store:  # oxigraph:PATH, sparql:
+    if (
+        command not in _COMMITS or store is None or ":" in store
+    ):  # oxigraph:PATH, journal:PATH, sparql:
         return (
             "what had been committed stays (an instance stopped mid-step is continued by "
             "running the same command again)"
@@ -314,7 +316,7 @@ def _what_stays(args: argparse.Namespace) -> str:
         f"the world was in this process's memory (--store {store}), so nothing of it was "
         "kept, nor written to --out: running the same command again starts from the files "
         "and calls again the tools already called (keep a run's world with a persistent "
-        "--store, oxigraph:PATH or sparql:URL)"
+        "--store, oxigraph:PATH, journal:PATH or sparql:URL)"
     )
 
 

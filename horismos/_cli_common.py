@@ -322,7 +322,7 @@ def world_of(args: argparse.Namespace) -> World:
         raise UsageError(
             f"--store {args.store} starts empty: give the world the runs committed "
             "to with --world F (a run's --out), or a persistent --store "
-            "(oxigraph:PATH, sparql:URL)"
+            "(oxigraph:PATH, journal:PATH, sparql:URL)"
         )
     load_world(world, args.world)
     return world

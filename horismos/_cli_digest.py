@@ -31,7 +31,7 @@ def digest_arguments(p: argparse.ArgumentParser) -> None:
         "--store",
         default=DEFAULT_STORE,
         metavar="STORE",
-        help=f"the world: oxigraph:PATH, sparql:URL, or (with FILEs) memory or "
+        help=f"the world: oxigraph:PATH, journal:PATH, sparql:URL, or (with FILEs) memory or "
         f"oxigraph; default {DEFAULT_STORE}",
     )
     mode = p.add_mutually_exclusive_group()

@@ -53,7 +53,7 @@ def hydrate_arguments(p: argparse.ArgumentParser) -> None:
         "--store",
         default=DEFAULT_STORE,
         metavar="STORE",
-        help="the world: oxigraph:PATH or sparql:URL keep it; with memory give --out",
+        help="the world: oxigraph:PATH, journal:PATH or sparql:URL keep it; with memory give --out",
     )
     p.add_argument(
         "--world",

@@ -66,7 +66,7 @@ def instances_arguments(p: argparse.ArgumentParser) -> None:
         "--store",
         default=DEFAULT_STORE,
         metavar="STORE",
-        help="where the world lives: oxigraph:PATH or sparql:URL (or memory, "
+        help="where the world lives: oxigraph:PATH, journal:PATH or sparql:URL (or memory, "
         "oxigraph with --world)",
     )
     p.add_argument("--status", choices=STATUSES, help="list only the instances in this status")
@@ -191,7 +191,7 @@ def wake_arguments(p: argparse.ArgumentParser) -> None:
         "--store",
         default=DEFAULT_STORE,
         metavar="STORE",
-        help="where the world lives: oxigraph:PATH or sparql:URL (or memory, "
+        help="where the world lives: oxigraph:PATH, journal:PATH or sparql:URL (or memory, "
         "oxigraph with --world and --out)",
     )
     p.add_argument(
@@ -282,7 +282,8 @@ def approve_arguments(p: argparse.ArgumentParser) -> None:
         "--store",
         default=DEFAULT_STORE,
         metavar="STORE",
-        help="where the world lives: memory, oxigraph (default), oxigraph:PATH or sparql:URL",
+        help="where the world lives: memory, oxigraph (default), oxigraph:PATH, journal:PATH "
+        "or sparql:URL",
     )
 
 

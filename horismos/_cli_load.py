@@ -27,7 +27,7 @@ def load_arguments(p: argparse.ArgumentParser) -> None:
         "--store",
         required=True,
         metavar="STORE",
-        help="the world to load into: oxigraph:PATH (on disk) or sparql:URL",
+        help="the world to load into: oxigraph:PATH or journal:PATH (on disk), or sparql:URL",
     )
 
 
@@ -43,7 +43,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         if not world.store.persistent:
             raise UsageError(
                 f"--store {args.store} keeps nothing after this process; load into "
-                "oxigraph:PATH or sparql:URL"
+                "oxigraph:PATH, journal:PATH or sparql:URL"
             )
         for path in expand_paths(args.files, RDF_SUFFIXES):
             size, t0 = max(path.stat().st_size, 1), time.perf_counter()

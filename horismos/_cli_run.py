@@ -111,7 +111,8 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
         "--store",
         default=DEFAULT_STORE,
         metavar="STORE",
-        help="where the world lives: memory, oxigraph (default), oxigraph:PATH or sparql:URL",
+        help="where the world lives: memory, oxigraph (default), oxigraph:PATH, journal:PATH "
+        "or sparql:URL",
     )
     p.add_argument(
         "--allow",

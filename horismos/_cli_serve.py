@@ -57,7 +57,7 @@ def serve_arguments(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_STORE,
         metavar="STORE",
         help="where the world lives: memory, oxigraph (default; in memory, it ends "
-        "with the server), oxigraph:PATH or sparql:URL",
+        "with the server), oxigraph:PATH, journal:PATH or sparql:URL",
     )
     p.add_argument(
         "--allow",

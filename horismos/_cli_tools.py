@@ -93,7 +93,8 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
             "--store",
             default=DEFAULT_STORE,
             metavar="STORE",
-            help="where the world lives: memory, oxigraph (default), oxigraph:PATH or sparql:URL",
+            help="where the world lives: memory, oxigraph (default), oxigraph:PATH, "
+            "journal:PATH or sparql:URL",
         )
         a.add_argument(
             "--approval",
@@ -179,8 +180,8 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         "--store",
         required=True,
         metavar="STORE",
-        help="where the world lives: oxigraph:PATH or sparql:URL (a world in memory ends "
-        "with its process, and what it held in doubt with it)",
+        help="where the world lives: oxigraph:PATH, journal:PATH or sparql:URL (a world in "
+        "memory ends with its process, and what it held in doubt with it)",
     )
     inventory = action(
         "inventory",
@@ -334,7 +335,8 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
         if not world.store.persistent and not world.store.shared:
             raise UsageError(
                 f"--store {args.store}: a world in memory holds no call in doubt once its "
-                "process has ended; give the store the call ran against (oxigraph:PATH or "
+                "process has ended; give the store the call ran against (oxigraph:PATH, "
+                "journal:PATH or "
                 "sparql:URL)"
             )
         cleared = agent.catalog.reconcile(args.name, payload, world)

@@ -70,7 +70,7 @@ def validate_arguments(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_STORE,
         metavar="STORE",
         help="where the world lives, for --world or a persistent store: memory, "
-        "oxigraph (default), oxigraph:PATH or sparql:URL",
+        "oxigraph (default), oxigraph:PATH, journal:PATH or sparql:URL",
     )
 
 

@@ -37,8 +37,8 @@ class World:
 
     @classmethod
     def open(cls, store: str = DEFAULT_STORE, *, create: bool = True) -> World:
-        """The world kept in ``store``: memory, oxigraph, oxigraph:PATH or sparql:URL; without
-        ``create``, an ``oxigraph:PATH`` that holds no store is a :class:`UsageError`."""
+        """The world kept in ``store``: memory, oxigraph, oxigraph:PATH, journal:PATH or
+        sparql:URL; without ``create``, a PATH that holds no store is a :class:`UsageError`."""
         return cls(open_store(store, create=create))
 
     @classmethod

@@ -123,10 +123,10 @@ def environ(cwd: Path, hold: str | None) -> dict[str, str]:
     return env
 
 
-def run_until_killed(cwd: Path, point: str, *command: str) -> None:
-    """Start ``horismos run`` (or ``command``) on the on-disk store and SIGKILL it once a tool
-    reaches ``point``."""
-    command = command or ("run", "pay.ttl", "--world", "world.ttl", "--store", "oxigraph:store",
+def run_until_killed(cwd: Path, point: str, *command: str, kind: str = "oxigraph") -> None:
+    """Start ``horismos run`` (or ``command``) on the on-disk store (of ``kind``) and SIGKILL it
+    once a tool reaches ``point``."""
+    command = command or ("run", "pay.ttl", "--world", "world.ttl", "--store", f"{kind}:store",
                           "--tools", "payments.py", "--focus", ":o1", "--trace", "killed.jsonl")
     proc = subprocess.Popen(horismos(*command), cwd=cwd, env=environ(cwd, point),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -145,9 +145,9 @@ def run_until_killed(cwd: Path, point: str, *command: str) -> None:
     assert proc.returncode == -signal.SIGKILL
 
 
-def resume(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def resume(cwd: Path, *args: str, kind: str = "oxigraph") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        horismos("resume", "pay.ttl", "--store", "oxigraph:store", "--tools", "payments.py",
+        horismos("resume", "pay.ttl", "--store", f"{kind}:store", "--tools", "payments.py",
                  *args), cwd=cwd, env=environ(cwd, None), capture_output=True, text=True,
         timeout=300)
 
@@ -157,9 +157,9 @@ def ledger(cwd: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def inspect(cwd: Path) -> dict[str, object]:
+def inspect(cwd: Path, kind: str = "oxigraph") -> dict[str, object]:
     """What the store holds after the kill, read by this process (the killed one let go)."""
-    world = World.open(f"oxigraph:{cwd / 'store'}")
+    world = World.open(f"{kind}:{cwd / 'store'}")
     try:
         (iid,) = set(world.graph.graph(INSTANCES).subjects(HORIS.focus, P.o1))
         stored = read_instance(world.store, iid)
@@ -179,10 +179,12 @@ def inspect(cwd: Path) -> dict[str, object]:
         world.store.close()
 
 
-@pytest.mark.parametrize("point", ["charge-before", "charge-after"])
-def test_killed_during_a_non_idempotent_call_is_not_called_again(shop, point) -> None:
-    run_until_killed(shop, point)
-    after = inspect(shop)
+@pytest.mark.parametrize(("point", "kind"), [("charge-before", "oxigraph"),
+                                             ("charge-after", "oxigraph"),
+                                             ("charge-after", "journal")])
+def test_killed_during_a_non_idempotent_call_is_not_called_again(shop, point, kind) -> None:
+    run_until_killed(shop, point, kind=kind)
+    after = inspect(shop, kind)
     # the intent was committed before the call; nothing of the call's result was
     assert after["status"] == "running" and after["current"] == P.Charge
     assert after["version"] == 0 and after["effects"] == 0 and after["charge"] == []
@@ -190,7 +192,8 @@ def test_killed_during_a_non_idempotent_call_is_not_called_again(shop, point) ->
     acted = ledger(shop)
     assert acted == ([] if point == "charge-before" else [f"charge {P.o1}"])
 
-    resumed = resume(shop, "--instance", str(after["instance"]), "--trace", "recover.jsonl")
+    resumed = resume(shop, "--instance", str(after["instance"]), "--trace", "recover.jsonl",
+                     kind=kind)
     assert resumed.returncode == 3, resumed.stdout + resumed.stderr  # waits at :Reconcile
     assert "not called again" in resumed.stdout
     assert "check with the payment provider" in resumed.stdout
@@ -198,12 +201,13 @@ def test_killed_during_a_non_idempotent_call_is_not_called_again(shop, point) ->
     assert "further calls of t.charge on :o1 are held in doubt" in resumed.stdout
     assert "horismos tools reconcile t.charge … --args '{\"order\": \":o1\"}'" in resumed.stdout
     assert ledger(shop) == acted  # the charge was not made a second time
-    recovered = inspect(shop)
+    recovered = inspect(shop, kind)
     assert recovered["status"] == "waiting" and recovered["current"] == P.Reconcile
     assert recovered["intent"] == []
 
     # the operator reconciles: the provider says it went through, with this reference
-    done = resume(shop, "--instance", str(after["instance"]), "--facts", ':o1 :chargeRef "CH-1" .')
+    done = resume(shop, "--instance", str(after["instance"]), "--facts", ':o1 :chargeRef "CH-1" .',
+                  kind=kind)
     assert done.returncode == 0, done.stdout + done.stderr
     assert ledger(shop) == [*acted, f"notify {P.o1}"]
 
@@ -255,9 +259,12 @@ def test_an_approval_a_killed_call_took_is_not_taken_again_by_the_loop_back(shop
     assert ledger(shop) == [f"charge {P.o1}"]
 
 
-def test_killed_after_a_commit_loses_nothing_and_reruns_only_the_idempotent_step(shop) -> None:
-    run_until_killed(shop, "notify")
-    after = inspect(shop)
+@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
+def test_killed_after_a_commit_loses_nothing_and_reruns_only_the_idempotent_step(
+    shop, kind
+) -> None:
+    run_until_killed(shop, "notify", kind=kind)
+    after = inspect(shop, kind)
     # the charge and the move to :Notify were committed together, and survived the kill
     assert after["status"] == "running" and after["current"] == P.Notify
     assert after["version"] == 1 and after["effects"] == 1
@@ -273,10 +280,10 @@ def test_killed_after_a_commit_loses_nothing_and_reruns_only_the_idempotent_step
     assert "no end event" in replayed.stdout
     assert ledger(shop) == [f"charge {P.o1}"]  # replay called nothing
 
-    resumed = resume(shop, "--instance", str(after["instance"]))
+    resumed = resume(shop, "--instance", str(after["instance"]), kind=kind)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert ledger(shop) == [f"charge {P.o1}", f"notify {P.o1}"]
-    done = inspect(shop)
+    done = inspect(shop, kind)
     assert done["status"] == "completed" and done["effects"] == 2
 
 
@@ -444,7 +451,8 @@ def notify(order):
 '''
 
 
-def test_killed_at_random_moments_and_run_again_each_order_is_charged_once(shop) -> None:
+@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
+def test_killed_at_random_moments_and_run_again_each_order_is_charged_once(shop, kind) -> None:
     """``run --all`` killed with SIGKILL at random moments, again and again, then run once to
     its end, then an operator does what the docs say for each order left at :Reconcile: what
     the provider charged is recorded, what it did not is reconciled and charged by a catalog
@@ -457,7 +465,7 @@ def test_killed_at_random_moments_and_run_again_each_order_is_charged_once(shop)
         return subprocess.run(horismos(*args), cwd=shop, env=environ(shop, None),
                               capture_output=True, text=True, timeout=300)
 
-    store = ("--store", "oxigraph:store")
+    store = ("--store", f"{kind}:store")
     assert cli("load", "world.ttl", *store).returncode == 0
     run_all = horismos("run", "pay.ttl", *store, "--tools", "payments.py", "--all", "-q")
     moments = random.Random(20261204)

@@ -143,9 +143,9 @@ def copy(start: Path, to: Path) -> Path:
     return to
 
 
-def charged_in_world(cwd: Path) -> bool:
+def charged_in_world(cwd: Path, kind: str = "oxigraph") -> bool:
     """Whether the charge's answer landed (read here: the processes have let the store go)."""
-    world = World.open(f"oxigraph:{cwd / 'store'}")
+    world = World.open(f"{kind}:{cwd / 'store'}")
     try:
         return any(True for _ in world.graph.objects(P.o1, P.chargeRef))
     finally:
@@ -168,14 +168,17 @@ def killed_at_each_commit(start: Path, tmp_path: Path, when: str,
     raise AssertionError(f"{command[0]} never ended on its own")
 
 
-@pytest.mark.parametrize("when", ["before", "after"])
-def test_a_wake_killed_at_any_commit_never_charges_twice(tmp_path: Path, when: str) -> None:
+@pytest.mark.parametrize(("when", "kind"), [("before", "oxigraph"), ("after", "oxigraph"),
+                                           ("before", "journal"), ("after", "journal")])
+def test_a_wake_killed_at_any_commit_never_charges_twice(
+    tmp_path: Path, when: str, kind: str
+) -> None:
     """A timer's tick (``wake``) resumes a payment wait whose ``horis:until`` now holds, and
     charges. Killed at each commit boundary, the next tick and a rerun of the focus, as the
     docs say, never charge again; a charge in doubt is said to be, and waits for its
     operator at :Reconcile."""
     start = project(tmp_path / "start")
-    store = ("--store", "oxigraph:store")
+    store = ("--store", f"{kind}:store")
     waiting = horismos(start, "run", "pay.ttl", "--world", "world.ttl", *store,
                        "--tools", "payments.py", "--focus", ":o1")
     assert waiting.returncode == 3, waiting.stdout + waiting.stderr  # at :AwaitPayment
@@ -192,7 +195,7 @@ def test_a_wake_killed_at_any_commit_never_charges_twice(tmp_path: Path, when: s
         assert "Traceback" not in said
         acted = ledger(cwd)
         assert acted.count(CHARGE) <= 1, (when, boundaries, said)
-        if acted.count(CHARGE) and not charged_in_world(cwd):
+        if acted.count(CHARGE) and not charged_in_world(cwd, kind):
             # charged, and its answer never landed: reported, left to the operator
             assert any(s in said for s in NOT_AGAIN), (when, boundaries, said)
             assert rerun.returncode == 3 and ":Reconcile" in rerun.stdout, said
@@ -248,9 +251,10 @@ def test_an_approved_served_call_killed_at_any_commit_is_never_made_twice(
     assert boundaries >= 4  # the approval used, the intent, the call's own commit: each side
 
 
-@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize(("when", "kind"), [("before", "oxigraph"), ("after", "oxigraph"),
+                                           ("before", "journal"), ("after", "journal")])
 def test_a_run_all_killed_at_any_commit_and_run_again_charges_each_order_once(
-        tmp_path: Path, when: str) -> None:
+        tmp_path: Path, when: str, kind: str) -> None:
     """A batch on an on-disk store: ``run --all`` over two orders, charged by a tool that is
     not idempotent and guarded by no precondition, is killed at each commit boundary and then
     run again, as the durability guide says a user may. The rerun continues what the kill
@@ -263,7 +267,7 @@ def test_a_run_all_killed_at_any_commit_and_run_again_charges_each_order_once(
                                             ':chargeRef ?ref }" ;\n', ""))
     assert "horis:requires" not in (start / "pay.ttl").read_text().split(":t.notify")[0]
     (start / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n:o2 a :Order .\n")
-    store = ("--store", "oxigraph:store")
+    store = ("--store", f"{kind}:store")
     assert horismos(start, "load", "world.ttl", *store).returncode == 0
     run_all = ("run", "pay.ttl", *store, "--tools", "payments.py", "--all")
     charges = [CHARGE, "charge http://example.org/pay#o2"]

@@ -28,12 +28,12 @@ G = URIRef("urn:test:g")
 A, B, P = URIRef("urn:test:a"), URIRef("urn:test:b"), URIRef("urn:test:p")
 
 
-@pytest.fixture(params=["memory", "oxigraph", "oxigraph:PATH", "sparql"])
+@pytest.fixture(params=["memory", "oxigraph", "oxigraph:PATH", "journal:PATH", "sparql"])
 def world(request, tmp_path: Path) -> World:
     """An empty world on each backend (the SPARQL one on a real ``oxigraph serve``)."""
     pool = request.getfixturevalue("oxigraph_pool") if request.param == "sparql" else None
-    if request.param == "oxigraph:PATH":
-        w = World.open(f"oxigraph:{tmp_path / 'world'}")
+    if request.param.endswith(":PATH"):
+        w = World.open(request.param.replace("PATH", str(tmp_path / "world")))
     else:
         w = World.open(pool.fresh() if pool else request.param)
     yield w
@@ -176,8 +176,8 @@ def test_a_literal_over_16_mib_is_a_located_error_not_a_traceback(world, tmp_pat
 def test_stores_are_chosen_by_name():
     assert type(open_store("memory")).__name__ == "MemoryStore"
     assert type(open_store("oxigraph")).__name__ == "OxigraphStore"
-    for name in ("mem", "sparql:", "sparql:ftp://x", "oxigraph:", "memory:x"):
-        with pytest.raises(UsageError, match="memory, oxigraph, oxigraph:PATH or sparql:URL"):
+    for name in ("mem", "sparql:", "sparql:ftp://x", "oxigraph:", "memory:x", "journal:"):
+        with pytest.raises(UsageError, match="oxigraph:PATH, journal:PATH or sparql:URL"):
             open_store(name)
 
 
@@ -208,7 +208,7 @@ def test_load_refuses_a_world_that_would_not_outlive_it(tmp_path):
                            "--store", "oxigraph"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 2  # a usage error, as every command exits for one
-    assert "oxigraph:PATH or sparql:URL" in done.stderr
+    assert "oxigraph:PATH, journal:PATH or sparql:URL" in done.stderr
 
 
 def test_a_store_is_not_made_among_a_folders_own_files(tmp_path):

@@ -4,6 +4,8 @@
 ``memory``         rdflib ``Dataset`` in this process
 ``oxigraph``       pyoxigraph in this process's memory
 ``oxigraph:PATH``  pyoxigraph on disk (RocksDB), transactional; one process at a time
+``journal:PATH``   pyoxigraph in memory, each commit appended to a journal on disk first;
+                   one process at a time (``?sync=commit``: each commit fsynced)
 ``sparql:URL``     a SPARQL 1.1 Query/Update server (e.g. ``oxigraph serve``), shared by
                    any number of processes
 =================  =========================================================================
@@ -29,15 +31,17 @@ __all__ = [
 DEFAULT_STORE = "oxigraph"
 """The embedded store a world gets when none is named (see docs/stores.md for why)."""
 
-STORE_NAMES = "memory, oxigraph, oxigraph:PATH or sparql:URL"
+STORE_NAMES = "memory, oxigraph, oxigraph:PATH, journal:PATH or sparql:URL"
 
 
 def open_store(name: str, *, create: bool = True) -> Store:
     """The store ``name`` names; an unknown or incomplete name is a :class:`UsageError`.
 
-    Without ``create``, ``oxigraph:PATH`` names a store that exists: a command that only reads
-    a world or acts on one made before refuses a mistyped path instead of starting an empty
-    world there (see :class:`~horismos._stores.oxigraph.OxigraphStore`)."""
+    Without ``create``, ``oxigraph:PATH`` or ``journal:PATH`` names a store that exists: a
+    command that only reads a world or acts on one made before refuses a mistyped path
+    instead of starting an empty world there (see
+    :class:`~horismos._stores.oxigraph.OxigraphStore`). ``journal:PATH?sync=commit`` fsyncs
+    each commit (:mod:`horismos._stores.journal`)."""
     from .._errors import UsageError
 
     kind, sep, arg = name.partition(":")
@@ -49,6 +53,11 @@ def open_store(name: str, *, create: bool = True) -> Store:
         from .oxigraph import OxigraphStore
 
         return OxigraphStore(arg or None, create=create)
+    if kind == "journal" and arg:
+        from .journal import JournalStore
+
+        path, _, option = arg.partition("?sync=")
+        return JournalStore(path, create=create, sync=option or "os")
     if kind == "sparql" and arg.startswith(("http://", "https://")):
         from .sparql import SparqlStore
 

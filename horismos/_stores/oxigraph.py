@@ -71,6 +71,7 @@ from .skolem import file_key, skolemise, skolemise_ox
 
 __all__ = [
     "FORMATS",
+    "HELD",
     "OxigraphStore",
     "ProgressReader",
     "datetime_literal",
@@ -82,6 +83,7 @@ __all__ = [
     "parse_file",
     "parse_nquads",
     "quad_block",
+    "refuse_folder_of_files",
     "to_ox",
     "to_ox_quad",
 ]
@@ -598,9 +600,14 @@ def nt(term: Node) -> str:
 
 _LOCK = "LOCK"
 """The file of an on-disk store RocksDB locks; an open that fails on it names it."""
+HELD = (
+    "a process holds it open: an on-disk store opens in one process at a time — share a "
+    "world between processes with sparql:URL"
+)
+"""Why a store on disk another opener holds is refused (RocksDB's lock, or a journal's)."""
 
 
-def _refuse_folder_of_files(path: Path) -> None:
+def refuse_folder_of_files(path: Path, kind: str = "oxigraph") -> None:
     """A new store's folder must be new or empty: RocksDB writes its dozens of files straight
     into it, so ``--store oxigraph:.`` scattered them among a project's own files."""
     try:
@@ -611,7 +618,7 @@ def _refuse_folder_of_files(path: Path) -> None:
         shown = ", ".join(held[:3]) + (", …" if len(held) > 3 else "")
         raise UsageError(
             f"{path} holds other files ({shown}) and no store: a store writes its own files "
-            f"into its folder — give a new or empty folder, e.g. oxigraph:{path / 'world.db'}"
+            f"into its folder — give a new or empty folder, e.g. {kind}:{path / 'world.db'}"
         )
 
 
@@ -630,18 +637,14 @@ class OxigraphStore(Store):
                 f"`horismos load FILES --store oxigraph:{self.path}`"
             )
         if self.path is not None and create and not (self.path / "CURRENT").is_file():
-            _refuse_folder_of_files(self.path)
+            refuse_folder_of_files(self.path)
         self.name = f"oxigraph:{self.path}" if self.path is not None else "oxigraph"
-        self.persistent = self.path is not None
+        self._on_disk = self.persistent = self.path is not None
         try:
             self._store = ox.Store(str(self.path) if self.path is not None else None)
         except OSError as e:
-            held = (
-                " (a process holds it open: an on-disk store opens in one process at a "
-                "time — share a world between processes with sparql:URL)"
-                if f"{_LOCK}: " in str(e)  # RocksDB's lock file, held by this process or another
-                else ""
-            )
+            # RocksDB's lock file, held by this process or another
+            held = f" ({HELD})" if f"{_LOCK}: " in str(e) else ""
             raise UsageError(f"cannot open the store at {self.path}: {e}{held}") from None
         self._lock = threading.RLock()
         self._texts: dict[str, str] = {}
@@ -652,7 +655,7 @@ class OxigraphStore(Store):
         self._churn = Churn()  # in memory: what was removed since the store was copied
         self._live: int | None = None  # in memory: the quads it holds, once counted
         self._kept = KeptTypes()  # in memory: nodes' types as read, until a commit writes one
-        if self.persistent:
+        if self._on_disk:
             kept = list(self._store.quads_for_pattern(_DIGEST_NODE, _LTHASH, None, _DIGEST_GRAPH))
             if kept:
                 self._tally.reset(Digest.from_text(cast(ox.Literal, kept[0].object).value))
@@ -800,7 +803,7 @@ class OxigraphStore(Store):
     def _types(self, node: Node) -> list[Node]:
         """``node``'s types; in memory, as read last until a commit writes one
         (:mod:`.kept_types`): there a lookup walks every quad of the node."""
-        if self.persistent:
+        if self._on_disk:
             return self._objects(node, _RDF_TYPE)
         with self._lock:
             return self._kept.get(node, lambda: self._objects(node, _RDF_TYPE))
@@ -828,7 +831,7 @@ class OxigraphStore(Store):
             if predicates is None:
                 found = self._store.quads_for_pattern(s, None, None, None)
             elif len(predicates) <= _LOOKUPS:
-                if not self.persistent and _RDF_TYPE in predicates:  # kept: see _types
+                if not self._on_disk and _RDF_TYPE in predicates:  # kept: see _types
                     typed = self._types(subject)
                     predicates = predicates - {_RDF_TYPE}
                 found = [
@@ -881,7 +884,7 @@ class OxigraphStore(Store):
             kept, recomputed = self._tally.value(), self.recompute_digest()
             if not only_if_equal or kept == recomputed:
                 self._tally.reset(recomputed)
-                if self.persistent:
+                if self._on_disk:
                     self._persist()
             return kept, recomputed
 
@@ -957,29 +960,33 @@ class OxigraphStore(Store):
                 self._schema_mark += 1
             plus = [e[2] for e in added if e[2] is not None]
             minus = [e[2] for e in removed if e[2] is not None]
-            if self.persistent:
+            if self._on_disk:
                 self._unpersist()
             else:
                 self._kept.forget(e[0] for e in (*added, *removed))
-            if removed and self.persistent:
-                self._write(removed, added)
-            elif removed:
-                self._swap([e[1] for e in removed], [e[1] for e in added])
-            else:
-                store.extend([e[1] for e in added])
+            self._land(removed, added)
             self._tally.move(plus, minus)
-            if not self.persistent:
+            if not self._on_disk:
                 if self._live is not None:
                     self._live += len(added) - len(removed)
                 if removed:
                     self._churn.count([e[0] for e in removed])
                     if self._churn.due(self._held):
                         self._copy()
-            if self.persistent:
+            if self._on_disk:
                 self._commits += 1
                 if self._commits >= _PERSIST_EVERY:
                     self._persist()
             return Digest.of_change_later(plus, minus)  # hashed only if someone reads it
+
+    def _land(self, removed: list[_Encoded], added: list[_Encoded]) -> None:
+        """Write a commit's quads, its guards judged: the step a journal writes ahead of."""
+        if removed and self._on_disk:
+            self._write(removed, added)
+        elif removed:
+            self._swap([e[1] for e in removed], [e[1] for e in added])
+        else:
+            self._store.extend([e[1] for e in added])
 
     def _swap(self, remove: list[ox.Quad], add: list[ox.Quad]) -> None:
         """Remove, then add, in memory, under the store's lock, which every read of this
@@ -1053,7 +1060,7 @@ class OxigraphStore(Store):
             self._schema_mark += 1  # whatever it writes
             self._kept.clear()
             self._store.update(text)  # the quads held, kept: a few more or fewer
-            if not self.persistent:
+            if not self._on_disk:
                 self._churn.updated()
                 if self._churn.due(self._held):
                     self._copy()
@@ -1080,7 +1087,7 @@ class OxigraphStore(Store):
             self._schema_mark += 1
             self._live = None
             self._kept.clear()
-            if self.persistent:  # none rather than wrong if this process dies part-way
+            if self._on_disk:  # none rather than wrong if this process dies part-way
                 self._unpersist()
             empty = not self._tally.value() and not any(
                 True for q in self._store if not is_runtime(q.graph_name)
@@ -1095,18 +1102,18 @@ class OxigraphStore(Store):
                     self._tally.reset(self.recompute_digest())
                 return len(self._store) - before
             finally:
-                if self.persistent:
+                if self._on_disk:
                     self._persist()
 
     def _load_whole(self, path: Path, progress: Progress | None) -> None:
         fmt = file_format(path)
         if _may_hold_blank_nodes(path, fmt):  # parsed here, so they are skolemised
             quads = parse_file(path, progress)
-            (self._store.bulk_extend if self.persistent else self._store.extend)(quads)
+            (self._store.bulk_extend if self._on_disk else self._store.extend)(quads)
             return
         reader = ProgressReader(path, progress)  # Oxigraph's own loader: 10% faster, less memory
         try:
-            (self._store.bulk_load if self.persistent else self._store.load)(
+            (self._store.bulk_load if self._on_disk else self._store.load)(
                 cast("IO[bytes]", reader), fmt, base_iri=path.resolve().as_uri()
             )
         except MemoryError:
@@ -1133,13 +1140,13 @@ class OxigraphStore(Store):
     def close(self) -> None:
         """Writes an on-disk store's digest, flushes it and releases its lock; closing twice
         does nothing."""
-        if self.persistent:
+        if self._on_disk:
             atexit.unregister(self.close)
-        if self.persistent and "_store" in self.__dict__ and not self._persisted:
+        if self._on_disk and "_store" in self.__dict__ and not self._persisted:
             with self._lock:
                 self._persist()
         store = self.__dict__.pop("_store", None)
-        if store is not None and self.persistent:
+        if store is not None and self._on_disk:
             store.flush()
 
 

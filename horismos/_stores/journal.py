@@ -1,0 +1,412 @@
+"""The journal store (``journal:PATH``): the world in pyoxigraph's memory, each commit appended
+to a journal file before it lands there, so a commit is durable at about the cost of a write.
+
+Why: on ``oxigraph:PATH`` every quad a step writes or removes is a RocksDB operation inside a
+transaction (~20 µs each, ~25 a step), which made a step on disk ~3x one in memory. Here a
+commit is one ``os.write`` of one record (Temporal's history, Redis's append-only file), then
+the in-memory commit of :class:`~horismos._stores.oxigraph.OxigraphStore`, whose code this
+store runs unchanged (only :meth:`_land` and :meth:`update` are written ahead).
+
+The folder holds ``snapshot.nq`` (N-Quads as pyoxigraph dumps it, after one comment line that
+names its generation and the world's digest), ``journal`` (a header line naming the generation
+of the snapshot it follows, then records) and ``LOCK`` (``flock``-ed by the one process that
+has it open). Opening loads the snapshot and replays the journal after it. A record::
+
+    J<kind> <length a> <length b> <blake3 of the record's head and payload> <blake3 of head>\\n
+    <payload: a bytes, then b bytes>
+
+``C`` (a commit): the N-Quads of the quads removed, then of those added. ``U`` (a SPARQL
+update, the claims' bookkeeping): its text, ``NOW()`` written in as the time it ran, so that
+replaying it writes what it wrote. Every quad counts, runtime graphs included.
+
+A crash leaves at most a torn last record (one write, cut short), which opening drops, cutting
+the file back to the last whole record; anything else that fails its check is a
+:class:`StoreError` naming the file and the byte where it starts, never skipped. A snapshot is
+written (temp file, fsync, rename) at :meth:`close`, after a file is loaded, and when the
+journal outgrows it; the journal it supersedes is replaced only after, and a journal older than
+its snapshot is ignored, so a crash at any point opens to the same world.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import datetime as dt_
+import fcntl
+import os
+import re
+from pathlib import Path
+
+import pyoxigraph as ox
+from blake3 import blake3
+
+from .._digest import Digest
+from .._errors import UsageError
+from .base import Progress, StoreError
+from .oxigraph import (
+    HELD,
+    OxigraphStore,
+    _Encoded,
+    _may_hold_blank_nodes,
+    is_runtime,
+    ox_line,
+    refuse_folder_of_files,
+)
+
+__all__ = ["SYNCS", "JournalStore"]
+
+SNAPSHOT, JOURNAL, LOCK = "snapshot.nq", "journal", "LOCK"
+SYNCS = ("os", "commit")
+"""``sync=os`` (the default): each commit handed to the OS before it returns, surviving the
+process being killed; ``sync=commit``: each also fsynced, surviving a power cut."""
+_NQ = ox.RdfFormat.N_QUADS
+_HEAD = 2 + 13 + 13 + 1 + 64 + 1 + 16 + 1  # "J" kind, two lengths, two hashes, separators
+_JOURNAL_HEAD = re.compile(rb"# horismos journal after snapshot (\d+)\n")
+_SNAPSHOT_HEAD = re.compile(rb"# horismos snapshot (\d+)(?: digest (\S+))?\n")
+_ROTATE_AT = 64 * 1024 * 1024  # journal bytes below which it is never rotated (nor at 4x)
+_UNREPLAYABLE = re.compile(r"(?i)\b(RAND|UUID|STRUUID|BNODE)\s*\(|_:")
+_NOW = re.compile(r"(?i)\bNOW\s*\(\s*\)")
+
+
+def _record(kind: bytes, a: bytes, b: bytes = b"") -> bytes:
+    """One record: its header (kind, lengths, the hash of header and payload, the hash of
+    the header before it) and its payload, ``a`` then ``b``."""
+    head = b"J%s %012d %012d " % (kind, len(a), len(b))
+    check = blake3(head)
+    check.update(a)
+    check.update(b)
+    head += check.hexdigest().encode() + b" "
+    return head + blake3(head).hexdigest(8).encode() + b"\n" + a + b
+
+
+class _Torn(Exception):
+    """The journal's last record was cut short: dropped."""
+
+
+def _records(
+    data: bytes, start: int, name: Path
+) -> tuple[list[tuple[int, bytes, bytes, bytes]], int]:
+    """The whole records of ``data`` from ``start`` (where each starts, its kind, a, b), and
+    where the last ends."""
+    out: list[tuple[int, bytes, bytes, bytes]] = []
+    at, size = start, len(data)
+    while at < size:
+        try:
+            kind, a, b, end = _read_one(data, at, name)
+        except _Torn:
+            break
+        out.append((at, kind, a, b))
+        at = end
+    return out, at
+
+
+def _read_one(data: bytes, at: int, name: Path) -> tuple[bytes, bytes, bytes, int]:
+    """The record at ``at`` (kind, a, b, where it ends); :class:`_Torn` when it is the last
+    and cut short, a :class:`StoreError` when it fails its check otherwise."""
+    size = len(data)
+    if size - at < _HEAD:
+        raise _Torn  # the header cut short
+    head = data[at : at + _HEAD]
+    if head[0:1] != b"J" or blake3(head[:-17]).hexdigest(8).encode() != head[-17:-1]:
+        if not data[at:size].strip(b"\0"):
+            raise _Torn  # space the file was given at a crash and never written
+        raise StoreError(
+            f"{name}: the record at byte {at} is corrupt (its header fails its check); "
+            "the journal cannot be replayed past it — restore the folder from a backup"
+        )
+    kind, la, lb = head[1:2], int(head[3:15]), int(head[16:28])
+    end = at + _HEAD + la + lb
+    if end > size:
+        raise _Torn  # the payload cut short
+    check = blake3(head[:29])
+    check.update(data[at + _HEAD : end])
+    if check.hexdigest().encode() != head[29:93]:
+        if end == size:
+            raise _Torn  # the last record, its bytes never all written
+        raise StoreError(
+            f"{name}: the record at byte {at} is corrupt (its content fails its check); "
+            "the journal cannot be replayed past it — restore the folder from a backup"
+        )
+    return kind, data[at + _HEAD : at + _HEAD + la], data[at + _HEAD + la : end], end
+
+
+def _pinned(text: str) -> str:
+    """``text`` as it will replay: ``NOW()`` written in as this moment; what would differ
+    when replayed (a random value, a fresh blank node) refused."""
+    found = _UNREPLAYABLE.search(text)
+    if found is not None:
+        raise UsageError(
+            f"journal:PATH keeps an update as its text, replayed when the store opens, and "
+            f"{found[0]!r} would write something else then: write the values into the update"
+        )
+    now = dt_.datetime.now(dt_.UTC).isoformat()
+    return _NOW.sub(f'"{now}"^^<http://www.w3.org/2001/XMLSchema#dateTime>', text)
+
+
+def _nquads(quads: list[ox.Quad]) -> bytes:
+    """``quads`` as N-Quads, each term as pyoxigraph holds it (blank node labels kept)."""
+    return ox.serialize(quads, format=_NQ) or b"" if quads else b""
+
+
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """``data`` written in one ``os.write`` (a short write, which a full disk gives, retried
+    for the rest: the caller cuts the file back should it fail)."""
+    done = os.write(fd, data)
+    while done < len(data):
+        done += os.write(fd, memoryview(data)[done:])
+
+
+class JournalStore(OxigraphStore):
+    """An in-memory :class:`OxigraphStore` whose every change is appended to a journal in
+    ``path`` first; see the module's docstring for the files and the guarantees."""
+
+    def __init__(self, path: str | Path, *, create: bool = True, sync: str = "os") -> None:
+        folder = Path(path)
+        if sync not in SYNCS:
+            raise UsageError(f"journal:{folder}?sync={sync}: sync is one of {', '.join(SYNCS)}")
+        held = (folder / SNAPSHOT).is_file() or (folder / JOURNAL).is_file()
+        if not create and not held:
+            raise UsageError(
+                f"no store at {folder}; create one with "
+                f"`horismos load FILES --store journal:{folder}`"
+            )
+        if not held:
+            refuse_folder_of_files(folder, "journal")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise UsageError(f"cannot open the store at {folder}: {e}") from None
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self._lock_fd)
+            raise UsageError(
+                f"cannot open the store at {folder}: {folder / LOCK} is locked ({HELD})"
+            ) from None
+        super().__init__()
+        self.path, self._folder, self.persistent = folder, folder, True
+        self.name = f"journal:{folder}" + ("" if sync == "os" else f"?sync={sync}")
+        self._sync = sync == "commit"
+        self._fd = -1
+        self._broken: str | None = None  # why it takes no more commits
+        try:
+            self._open()
+        except BaseException:
+            if self._fd >= 0:
+                os.close(self._fd)
+            os.close(self._lock_fd)
+            raise
+        atexit.register(self.close)  # a process that never closes it still snapshots it
+
+    # -- opening -------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        """Load the snapshot, replay the journal that follows it (cut back to its last whole
+        record), and open it for appending."""
+        snapshot = self._folder / SNAPSHOT
+        self._generation, digest = 0, None
+        self._snapshot_bytes = 0
+        if snapshot.is_file():
+            try:
+                digest = self._load_snapshot(snapshot)
+            except (SyntaxError, ValueError, OSError) as e:
+                raise StoreError(f"{snapshot}: the snapshot cannot be read: {e}") from None
+        self._tally.reset(digest if digest is not None else self.recompute_digest())
+        journal = self._folder / JOURNAL
+        data = journal.read_bytes() if journal.is_file() else b""
+        head = _JOURNAL_HEAD.match(data)
+        if data and head is None:
+            raise StoreError(
+                f"{journal}: not a horismos journal (its first line); restore the folder "
+                "from a backup"
+            )
+        if head is None or int(head[1]) < self._generation:
+            # none yet, or one a snapshot already holds (the process died between the two)
+            self._fresh_journal()
+            return
+        if int(head[1]) > self._generation:
+            raise StoreError(
+                f"{journal} follows snapshot {int(head[1])}, and {snapshot} is snapshot "
+                f"{self._generation}: restore the folder from a backup"
+            )
+        records, end = _records(data, head.end(), journal)
+        for at, kind, a, b in records:
+            try:
+                self._replay(kind, a, b)
+            except (SyntaxError, ValueError, RuntimeError) as e:  # pyoxigraph's
+                raise StoreError(
+                    f"{journal}: the record at byte {at} does not replay: {e}"
+                ) from None
+        self._fd = os.open(journal, os.O_WRONLY | os.O_APPEND)
+        if end < len(data):  # a torn last record: dropped
+            os.ftruncate(self._fd, end)
+            os.fsync(self._fd)
+        self._journal_start, self._journal_bytes = head.end(), end
+
+    def _load_snapshot(self, snapshot: Path) -> Digest | None:
+        """The snapshot's quads into memory; the digest its header keeps (None: none kept)."""
+        with snapshot.open("rb") as f:
+            head = _SNAPSHOT_HEAD.fullmatch(f.readline())
+        if head is None:
+            raise ValueError("not a horismos snapshot (its first line)")
+        self._generation = int(head[1])
+        if _may_hold_blank_nodes(snapshot, _NQ):  # parsed here: labels kept as written
+            self._store.extend(ox.parse(path=str(snapshot), format=_NQ, lenient=True))
+        else:
+            self._store.load(path=str(snapshot), format=_NQ, lenient=True)
+        self._snapshot_bytes = snapshot.stat().st_size
+        return Digest.from_text(head[2].decode()) if head[2] else None
+
+    def _replay(self, kind: bytes, a: bytes, b: bytes) -> None:
+        """One record landed again in memory, the digest moved by what it changed."""
+        if kind == b"U":
+            self._store.update(a.decode())
+            return
+        store = self._store
+        removed = [q for q in ox.parse(a, format=_NQ, lenient=True) if q in store]
+        added = [q for q in ox.parse(b, format=_NQ, lenient=True) if q not in store]
+        for q in removed:
+            store.remove(q)
+        store.extend(added)
+        self._tally.move(
+            [ox_line(q) for q in added if not is_runtime(q.graph_name)],
+            [ox_line(q) for q in removed if not is_runtime(q.graph_name)],
+        )
+
+    # -- writing ahead -------------------------------------------------------------------
+
+    def _append(self, record: bytes) -> None:
+        """``record`` written to the journal (and fsynced with ``sync=commit``), the journal
+        first rotated if it is due; should the write fail, the file is cut back to where it
+        was and a :class:`StoreError` raised, nothing landed."""
+        if self._broken is not None:
+            raise StoreError(self._broken)
+        if self._journal_bytes > max(_ROTATE_AT, 4 * self._snapshot_bytes):
+            self._rotate()
+        try:
+            _write_all(self._fd, record)
+            if self._sync:
+                os.fdatasync(self._fd)
+        except OSError as e:
+            self._cut_back(0)
+            raise StoreError(f"{self._folder / JOURNAL}: the commit was not written: {e}") from e
+        self._journal_bytes += len(record)
+
+    def _cut_back(self, length: int) -> None:
+        """Cut the journal back past its last ``length`` bytes (a record that did not land);
+        a journal that cannot be cut back takes no more commits (they would follow the
+        record that did not land)."""
+        self._journal_bytes -= length
+        try:
+            os.ftruncate(self._fd, self._journal_bytes)
+        except OSError as e:
+            self._broken = (
+                f"{self._folder / JOURNAL}: a commit that did not land could not be cut from "
+                f"the journal ({e}): reopen the store, which drops it"
+            )
+
+    def _land(self, removed: list[_Encoded], added: list[_Encoded]) -> None:
+        record = _record(b"C", _nquads([e[1] for e in removed]), _nquads([e[1] for e in added]))
+        self._append(record)
+        try:
+            super()._land(removed, added)
+        except BaseException:
+            self._cut_back(len(record))
+            raise
+
+    def update(self, text: str) -> None:
+        text = _pinned(text)
+        with self._lock:
+            record = _record(b"U", text.encode())
+            self._append(record)
+            try:
+                super().update(text)
+            except BaseException:
+                self._cut_back(len(record))
+                raise
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def _rotate(self) -> None:
+        """Write a snapshot of what is held, then a fresh journal after it (under the lock,
+        between commits: the digest written is the snapshot's)."""
+        generation = self._generation + 1
+        snapshot, temp = self._folder / SNAPSHOT, self._folder / f"{SNAPSHOT}.tmp"
+        try:
+            with temp.open("wb") as f:
+                f.write(b"# horismos snapshot %d digest %s\n" % (generation, self._digest_text()))
+                self._store.dump(f, _NQ)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temp, snapshot)
+            _fsync_folder(self._folder)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            raise StoreError(f"{snapshot}: the snapshot was not written: {e}") from e
+        self._generation = generation
+        self._snapshot_bytes = snapshot.stat().st_size
+        self._fresh_journal()
+
+    def _digest_text(self) -> bytes:
+        return self._tally.value().to_text().encode()
+
+    def _fresh_journal(self) -> None:
+        """An empty journal after the current snapshot, in place of the one there."""
+        journal, temp = self._folder / JOURNAL, self._folder / f"{JOURNAL}.tmp"
+        head = b"# horismos journal after snapshot %d\n" % self._generation
+        try:
+            with temp.open("wb") as f:
+                f.write(head)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temp, journal)
+            _fsync_folder(self._folder)
+        except OSError as e:
+            raise StoreError(f"{journal}: a fresh journal was not written: {e}") from e
+        if self._fd >= 0:
+            os.close(self._fd)
+        self._fd = os.open(journal, os.O_WRONLY | os.O_APPEND)
+        self._journal_bytes = self._journal_start = len(head)
+
+    def load_file(self, path: Path, progress: Progress | None = None) -> int:
+        """Loaded in memory, then written as a snapshot (not record by record), also when the
+        file fails part-way: what is held is what is kept."""
+        with self._lock:
+            try:
+                return super().load_file(path, progress)
+            finally:
+                self._rotate()
+
+    def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
+        """As :meth:`OxigraphStore.rebase_digest`, the digest kept by a new snapshot."""
+        with self._lock:
+            found = super().rebase_digest(only_if_equal=only_if_equal)
+            if self._tally.value() != found[0]:
+                self._rotate()
+            return found
+
+    def close(self) -> None:
+        """Write a snapshot if the journal holds records, and release the lock; closing twice
+        does nothing."""
+        atexit.unregister(self.close)
+        if self._fd < 0:
+            return
+        with self._lock:
+            try:
+                if self._journal_bytes > self._journal_start and self._broken is None:
+                    self._rotate()  # it holds records
+            finally:
+                os.close(self._fd)
+                self._fd = -1
+                super().close()
+                os.close(self._lock_fd)  # which releases its lock

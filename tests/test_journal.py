@@ -1,0 +1,291 @@
+"""The journal store (``journal:PATH``): each commit is one self-checking record appended before
+it lands in memory. Processes are killed for real (SIGKILL) at the moments that matter: after
+commits no snapshot holds yet, between a snapshot and the journal that follows it, while a
+file's size limit refuses a write. Each time the store opens to the world that was committed,
+quad for quad and digest for digest, runtime graphs included.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from rdflib import Literal, URIRef
+
+from horismos import World
+from horismos._errors import UsageError
+from horismos._stores import Change, Conflict, StoreError, open_store
+from horismos._stores.journal import JOURNAL, SNAPSHOT
+
+A, P = URIRef("urn:test:a"), URIRef("urn:test:p")
+G = URIRef("urn:test:g")
+
+# A process that opens journal:store, does what its argument says, writes what it holds to
+# seen.json and dies with SIGKILL (no close, so no snapshot: the journal holds everything).
+WRITER = textwrap.dedent('''
+    import json, os, signal, sys
+    from rdflib import Literal, URIRef
+    from horismos import World
+    from horismos._claims import _EVICT, CLAIMS
+    from horismos._stores import Change
+
+    A, P, G = URIRef("urn:test:a"), URIRef("urn:test:p"), URIRef("urn:test:g")
+    world = World.open("journal:store")
+    store = world.store
+
+    def held():
+        return {"digest": str(store.digest()), "quads": sorted(str(q) for q in store._store)}
+
+    def count():  # replayed twice, it would count what it wrote the first time
+        store.update(f"""INSERT {{ GRAPH <{CLAIMS}> {{ <urn:test:n> <urn:test:count> ?n }} }}
+            WHERE {{ {{ SELECT (COUNT(*) AS ?n)
+                WHERE {{ GRAPH <{CLAIMS}> {{ ?s ?p ?o }} }} }} }}""")
+
+    for i in range(int(sys.argv[2])):
+        world.commit(Change(add=[(A, P, Literal(i), None), (A, P, Literal(f"v{i}"), G)],
+                            remove=[(A, P, Literal(i - 1), None)]))
+    # the claims' bookkeeping: a lease stamped with NOW(), renewed, evicted, counted
+    store.update(f"""INSERT {{ GRAPH <{CLAIMS}> {{ <urn:test:w> <urn:test:alive> true ;
+        <urn:test:renewed> ?now }} }} WHERE {{ BIND(NOW() AS ?now) }}""")
+    store.update(_EVICT)
+    count()
+    how = sys.argv[1]
+    if how.startswith("replace:"):  # die at the nth os.replace of a snapshot's rotation
+        nth, calls, replace = int(how[8:]), [0], os.replace
+        def dying(a, b):
+            calls[0] += 1
+            if calls[0] == nth:
+                json.dump(held(), open("seen.json", "w"))
+                os.kill(os.getpid(), signal.SIGKILL)
+            replace(a, b)
+        os.replace = dying
+        store._rotate()
+        count()
+    json.dump(held(), open("seen.json", "w"))
+    if how == "close":
+        store.close()
+    else:
+        os.kill(os.getpid(), signal.SIGKILL)
+''')
+
+
+def write(tmp_path: Path, how: str = "kill", commits: int = 3) -> dict[str, object]:
+    """Run :data:`WRITER` in ``tmp_path``; what it held when it died (or closed)."""
+    (tmp_path / "writer.py").write_text(WRITER)
+    done = subprocess.run([sys.executable, "writer.py", how, str(commits)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr
+    return json.loads((tmp_path / "seen.json").read_text())
+
+
+def held(tmp_path: Path) -> dict[str, object]:
+    """What journal:store holds, opened by this process."""
+    with World.open(f"journal:{tmp_path / 'store'}", create=False) as world:
+        store = world.store
+        assert store.recompute_digest() == store.digest()
+        return {"digest": str(store.digest()),
+                "quads": sorted(str(q) for q in store._store)}  # type: ignore[attr-defined]
+
+
+def test_a_killed_process_loses_no_commit_and_reopens_to_the_same_world(tmp_path):
+    seen = write(tmp_path, "kill")
+    assert (tmp_path / "store" / JOURNAL).stat().st_size > 1000  # no snapshot: all in it
+    assert not (tmp_path / "store" / SNAPSHOT).exists()
+    assert held(tmp_path) == seen
+    assert any("urn:horismos:runtime:claims" in q for q in seen["quads"])  # type: ignore[attr-defined]
+    # closed, it wrote a snapshot: the same world again, from it
+    assert (tmp_path / "store" / SNAPSHOT).exists()
+    assert held(tmp_path) == seen
+
+
+def test_a_closed_store_reopens_from_its_snapshot_and_an_empty_journal(tmp_path):
+    seen = write(tmp_path, "close")
+    journal = (tmp_path / "store" / JOURNAL).read_bytes()
+    assert journal == b"# horismos journal after snapshot 1\n"
+    assert held(tmp_path) == seen
+
+
+@pytest.mark.parametrize("nth", [1, 2, 3])
+def test_a_process_killed_at_any_point_of_a_snapshot_opens_to_the_same_world(tmp_path, nth):
+    """Killed before the snapshot's rename (1), between it and the fresh journal's (2), after
+    both (3, before one more update): the world opened is the one held when it died. At 2 the
+    old journal is still there, and replayed on the snapshot that holds it already, its
+    counting update would count itself."""
+    seen = write(tmp_path, f"replace:{nth}")
+    assert held(tmp_path) == seen
+
+
+def records(tmp_path: Path) -> list[int]:
+    """Where each record of journal:store's journal starts, and where the file ends."""
+    data = (tmp_path / "store" / JOURNAL).read_bytes()
+    heads = re.finditer(rb"J[CU] \d{12} \d{12} [0-9a-f]{64} [0-9a-f]{16}\n", data)
+    return [*(m.start() for m in heads), len(data)]
+
+
+def test_a_torn_last_record_is_dropped_and_the_journal_cut_back_to_the_record_before(tmp_path):
+    write(tmp_path, "kill", commits=2)
+    before = (tmp_path / "store" / JOURNAL).stat().st_size
+    *_, last, end = records(tmp_path)
+    with open(tmp_path / "store" / JOURNAL, "r+b") as f:  # the last write, cut short
+        f.truncate(end - 5)
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        assert (tmp_path / "store" / JOURNAL).stat().st_size == last  # cut back
+        # the last record was the counting update: the lease it counted is there, its count not
+        counts = list(world.store.quads())  # world quads: the two commits, whole
+        assert (A, P, Literal(1), None) in counts and (A, P, Literal(0), None) not in counts
+        store = world.store
+        assert store.recompute_digest() == store.digest()
+        rows = store.select("SELECT ?n WHERE { GRAPH ?g { <urn:test:n> ?p ?n } }", {}, {})
+        assert rows == []
+        world.commit(Change(add=[(A, P, Literal("after"), None)]))  # appended after the cut
+    assert before > last
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        assert (A, P, Literal("after"), None) in set(world.store.quads())
+
+
+def test_a_corrupt_record_before_the_last_is_a_typed_error_naming_the_file_and_byte(tmp_path):
+    write(tmp_path, "kill", commits=2)
+    first, second, *_ = records(tmp_path)
+    path = tmp_path / "store" / JOURNAL
+    data = bytearray(path.read_bytes())
+    data[second - 3] ^= 0x20  # a letter of the first record's payload
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match=rf"{path}: the record at byte {first} is corrupt"):
+        World.open(f"journal:{tmp_path / 'store'}")
+    assert path.read_bytes() == bytes(data)  # nothing cut, nothing skipped
+    shown = subprocess.run([sys.executable, "-m", "horismos", "digest", "--store",
+                            "journal:store"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=60)
+    assert shown.returncode != 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert f"the record at byte {first} is corrupt" in shown.stderr
+
+
+def test_a_second_process_opening_the_store_is_refused(tmp_path):
+    (tmp_path / "w.ttl").write_text('<urn:test:a> <urn:test:p> "kept" .\n')
+    loaded = subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl", "--store",
+                             "journal:store"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60)
+    assert loaded.returncode == 0, loaded.stderr
+    # a file loaded goes into a snapshot, not record by record into the journal
+    assert (tmp_path / "store" / JOURNAL).read_bytes() == b"# horismos journal after snapshot 1\n"
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        assert set(world.store.quads()) == {(A, P, Literal("kept"), None)}
+        other = subprocess.run([sys.executable, "-m", "horismos", "digest", "--store",
+                                "journal:store"], cwd=tmp_path, capture_output=True, text=True,
+                               timeout=60)
+        assert other.returncode == 2 and "Traceback" not in other.stderr, other.stderr
+        assert "opens in one process at a time" in other.stderr
+        with pytest.raises(UsageError, match="one process at a time"):
+            World.open(f"journal:{tmp_path / 'store'}")
+
+
+def test_a_guard_that_fails_writes_no_record(tmp_path):
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        world.commit(Change(add=[(A, P, Literal(1), None)]))
+        size = (tmp_path / "store" / JOURNAL).stat().st_size
+        with pytest.raises(Conflict):
+            world.commit(Change(add=[(A, P, Literal(2), None)],
+                                expect=[(A, P, Literal(3), None)]))
+        with pytest.raises(Conflict):
+            world.commit(Change(add=[(A, P, Literal(2), None)],
+                                absent=[(A, P, Literal(1), None)]))
+        assert (tmp_path / "store" / JOURNAL).stat().st_size == size
+
+
+def test_a_commit_the_disk_refuses_raises_and_leaves_the_world_as_it_was(tmp_path):
+    """The file size limit (RLIMIT_FSIZE) refuses the record part-way, as a full disk does:
+    the commit is a StoreError, the world and the journal are as before, and the next commit
+    the disk takes lands after it."""
+    script = textwrap.dedent('''
+        import resource, signal, json
+        from rdflib import Literal, URIRef
+        from horismos import World
+        from horismos._stores import Change, StoreError
+        A, P = URIRef("urn:test:a"), URIRef("urn:test:p")
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        with World.open("journal:store") as world:
+            world.commit(Change(add=[(A, P, Literal("small"), None)]))
+            before, digest = set(world.store.quads()), world.digest()
+            size = (world.store.path / "journal").stat().st_size
+            limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (size + 100, limit[1]))
+            try:
+                world.commit(Change(add=[(A, P, Literal("x" * 5000), None)]))
+            except StoreError as e:
+                refused = str(e)
+            else:
+                refused = ""
+            same = set(world.store.quads()) == before and world.digest() == digest
+            kept = (world.store.path / "journal").stat().st_size == size
+            resource.setrlimit(resource.RLIMIT_FSIZE, limit)
+            world.commit(Change(add=[(A, P, Literal("later"), None)]))
+        print(json.dumps({"refused": refused, "same": same, "kept": kept}))
+    ''')
+    (tmp_path / "full.py").write_text(script)
+    done = subprocess.run([sys.executable, "full.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert "the commit was not written" in said["refused"], said
+    assert said["same"] and said["kept"], said
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        assert set(world.store.quads()) == {(A, P, Literal("small"), None),
+                                            (A, P, Literal("later"), None)}
+
+
+def test_an_update_that_would_replay_otherwise_is_refused_before_anything_is_written(tmp_path):
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        size = (tmp_path / "store" / JOURNAL).stat().st_size
+        with pytest.raises(UsageError, match="'UUID\\(' would write something else then"):
+            world.store.update("INSERT { <urn:a> <urn:b> ?u } WHERE { BIND(UUID() AS ?u) }")
+        assert (tmp_path / "store" / JOURNAL).stat().st_size == size
+
+
+def test_sync_is_named_after_the_path(tmp_path):
+    store = open_store(f"journal:{tmp_path / 's'}?sync=commit")
+    try:
+        assert store.name == f"journal:{tmp_path / 's'}?sync=commit"
+        store.apply(Change(add=[(A, P, Literal(1), None)]))
+    finally:
+        store.close()
+    with pytest.raises(UsageError, match="sync is one of os, commit"):
+        open_store(f"journal:{tmp_path / 's'}?sync=always")
+    with pytest.raises(UsageError, match=r"no store at .*create one with `horismos load"):
+        open_store(f"journal:{tmp_path / 'none'}", create=False)
+
+
+def test_a_snapshot_or_journal_that_cannot_be_read_is_a_typed_error(tmp_path):
+    write(tmp_path, "close")
+    snapshot = tmp_path / "store" / SNAPSHOT
+    whole = snapshot.read_bytes()
+    snapshot.write_bytes(whole[: len(whole) // 2] + b"<urn:broken")
+    with pytest.raises(StoreError, match=rf"{snapshot}: the snapshot cannot be read"):
+        World.open(f"journal:{tmp_path / 'store'}")
+    snapshot.write_bytes(whole)
+    (tmp_path / "store" / JOURNAL).write_bytes(b"not a journal\n")
+    with pytest.raises(StoreError, match="not a horismos journal"):
+        World.open(f"journal:{tmp_path / 'store'}")
+
+
+def test_a_journal_grown_past_its_snapshot_is_rotated_and_reopens_the_same(tmp_path, monkeypatch):
+    from horismos._stores import journal
+
+    monkeypatch.setattr(journal, "_ROTATE_AT", 4096)  # past 4x the snapshot and 4 KB
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        for i in range(150):
+            world.commit(Change(add=[(A, P, Literal(f"{i} " + "x" * 400), G)]))
+        assert world.store._generation >= 2  # type: ignore[attr-defined]
+        snapshot = (tmp_path / "store" / SNAPSHOT).stat().st_size
+        assert (tmp_path / "store" / JOURNAL).stat().st_size <= 4 * snapshot + 1000
+        quads, digest = set(world.store.quads()), world.digest()
+        os.close(world.store._fd)  # type: ignore[attr-defined]  # as if killed: no snapshot
+        os.close(world.store._lock_fd)  # type: ignore[attr-defined]
+        world.store._fd = -1  # type: ignore[attr-defined]
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        assert set(world.store.quads()) == quads and world.digest() == digest
