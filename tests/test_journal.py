@@ -289,3 +289,24 @@ def test_a_journal_grown_past_its_snapshot_is_rotated_and_reopens_the_same(tmp_p
         world.store._fd = -1  # type: ignore[attr-defined]
     with World.open(f"journal:{tmp_path / 'store'}") as world:
         assert set(world.store.quads()) == quads and world.digest() == digest
+
+
+def test_a_close_after_a_few_commits_to_a_large_world_leaves_them_to_the_journal(tmp_path):
+    """A process per event that commits a step to a large world and closes does not dump the
+    whole world: its records stay in the journal (replayed at the next open) until they hold
+    a quarter of the snapshot's bytes; then a close writes a snapshot."""
+    folder = tmp_path / "store"
+    with World.open(f"journal:{folder}") as world:
+        world.store.load([(URIRef(f"urn:test:n{i}"), P, Literal(i), G) for i in range(2000)])
+    snapshot = (folder / SNAPSHOT).read_bytes()
+    with World.open(f"journal:{folder}") as world:
+        world.commit(Change(add=[(A, P, Literal("one event"), G)]))
+        quads, digest = set(world.store.quads()), world.digest()
+    assert (folder / SNAPSHOT).read_bytes() == snapshot  # not dumped again
+    assert b"one event" in (folder / JOURNAL).read_bytes()
+    with World.open(f"journal:{folder}") as world:
+        assert set(world.store.quads()) == quads and world.digest() == digest
+        for i in range(len(snapshot) // 4 // 100):  # records of over a quarter of its bytes
+            world.commit(Change(add=[(A, P, Literal(f"{i} " + "x" * 100), G)]))
+    assert (folder / SNAPSHOT).read_bytes() != snapshot
+    assert (folder / JOURNAL).read_bytes() == b"# horismos journal after snapshot 2\n"
