@@ -8,15 +8,17 @@ graph value must be of the argument's type (subclasses, and with owl-rl also inf
 from __future__ import annotations
 
 import pytest
-from conftest import ASSIGN_TOOL, EX, TRIAGE, WARD, facts
+from conftest import ASSIGN_TOOL, ENGINE, EX, PREFIXES, TRIAGE, WARD, facts
 from rdflib import RDF, Literal, URIRef
 
 from horismos import (
+    Agent,
     ArgumentTypeError,
     AuthoringError,
     InstanceFailed,
     PreconditionError,
     UsageError,
+    World,
 )
 from horismos._stores import Change
 
@@ -86,6 +88,24 @@ def test_a_focus_iri_with_sparql_characters_binds_as_a_node(build, recorder, iri
     assert recorder.args("assign") == [{"patient": focus, "queue": EX.urgent}]
     assert (focus, EX.ref, Literal("R-3")) in world.graph
     assert (EX.p1, EX.ref, None) not in world.graph
+
+
+@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
+def test_a_focus_iri_only_rdflib_takes_runs_on_a_store_on_disk(tmp_path, kind):
+    """An IRI RFC 3987 refuses (two '#') that rdflib keeps runs on a store kept on disk as in
+    memory: looking for its unfinished instances wrote it into the query's text, which
+    Oxigraph's parser refused (a traceback at the run's start)."""
+    (tmp_path / "defs.ttl").write_text(PREFIXES + TRIAGE)
+    agent = Agent.from_files(tmp_path / "defs.ttl", ENGINE / "clinic.ttl",
+                             tools={"assign": lambda patient, queue: {"ref": "R-3"}})
+    focus = URIRef("http://example.org/clinic#p';DROP_ALL;#")
+    with World.open(f"{kind}:{tmp_path / 'store'}") as world:
+        world.commit(Change(add=[(focus, RDF.type, EX.Patient, None),
+                                 (focus, EX.acuity, EX.urgent, None),
+                                 (EX.urgent, RDF.type, EX.AcuityLevel, None)]))
+        run = agent.run(world, focus=str(focus))
+        assert run.status == "completed"
+        assert (focus, EX.ref, Literal("R-3")) in world.graph
 
 
 def test_arguments_bind_by_variable_name_and_by_horis_bind(build, recorder):

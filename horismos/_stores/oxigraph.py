@@ -676,8 +676,11 @@ class OxigraphStore(Store):
     ) -> Any:
         if names is not None:
             bindings = {k: v for k, v in bindings.items() if k in names}
+        as_ox = {k: to_ox(v) for k, v in bindings.items()}  # noting IRIs only rdflib takes
+        if _LENIENT:  # such an IRI is refused as query text: it stays a substitution
+            bindings = {k: v for k, v in bindings.items() if str(v) not in _LENIENT}
         text, gone = with_iris(text, bindings)  # planned from them (:mod:`.bound`)
-        subs = {ox.Variable(k): to_ox(v) for k, v in bindings.items() if k not in gone}
+        subs = {ox.Variable(k): v for k, v in as_ox.items() if k not in gone}
         with self._lock:  # started (its snapshot taken) between commits, never inside one
             try:
                 return self._store.query(
