@@ -261,11 +261,13 @@ class Agent:
                 await runner.check_bindings(wf)
                 if held:
                     await worker.hold(wf, foci[0])  # type: ignore[union-attr]
-                # what a crash, a block or a wait left on a world that outlives the process: on a
-                # shared one, read under the focus's claim (--all's workers read their batches)
+                # what a crash, a block or a wait left, on a world that outlives the process or,
+                # for a batch, was read from a file another run wrote (--out): on a shared one,
+                # read under the focus's claim (--all's workers read their batches). A single
+                # focus in memory may have several instances (Python's own runs)
                 left = (
                     unfinished(world.store, wf.iri, foci)
-                    if (world.store.persistent and worker is None) or held
+                    if (worker is None and (world.store.persistent or all)) or held
                     else {}
                 )
                 if worker is None and all:  # each focus one instance, as claims give a shared world

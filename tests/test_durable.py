@@ -540,3 +540,34 @@ def test_run_all_again_from_its_own_out_file_starts_no_focus_twice(shop) -> None
     on_purpose = run("--world", "w2.trig", "--focus", ":o1")
     assert on_purpose.returncode == 0, on_purpose.stdout + on_purpose.stderr
     assert ledger(shop) == [*charged, f"charge {P.o1}", f"notify {P.o1}"]
+
+
+def test_run_all_again_from_its_own_out_file_leaves_a_waiting_instance_to_resume(shop) -> None:
+    """A batch kept in files whose orders wait after their charge: `run --all` again from its
+    `--out` leaves each waiting instance to `resume`, as on a store kept on disk. It started
+    each order a new instance, and with no precondition guarding the charge, charged it a
+    second time."""
+    pay = (shop / "pay.ttl").read_text()
+    guard = " FILTER NOT EXISTS { ?this :chargeRef ?ref }"
+    assert guard in pay
+    (shop / "pay.ttl").write_text(pay.replace(guard, "").replace(
+        "    horis:next :Notify ;\n    horis:onError :Reconcile .",
+        "    horis:next :Confirm ;\n    horis:onError :Reconcile .\n\n"
+        ":Confirm a horis:WaitStep ; horis:reason \"Confirm the shipment.\" ;\n"
+        "    horis:wake horis:OperatorInput ; horis:delivery horis:Final ;\n"
+        "    horis:until \"?this :shipped true .\" ; horis:next :Notify ."))
+    (shop / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n:o2 a :Order .\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(horismos("run", "pay.ttl", "--tools", "payments.py", *args),
+                              cwd=shop, env=environ(shop, None), capture_output=True,
+                              text=True, timeout=300)
+
+    first = run("--world", "world.ttl", "--all", "--out", "w1.trig")
+    assert first.returncode == 3, first.stdout + first.stderr  # both wait at :Confirm
+    charged = [f"charge {P.o1}", f"charge {P.o2}"]
+    assert ledger(shop) == charged
+    again = run("--world", "w1.trig", "--all", "--out", "w2.trig")
+    assert "Traceback" not in again.stderr
+    assert ledger(shop) == charged, again.stdout + again.stderr
+    assert "waiting for `horismos resume`" in again.stderr
