@@ -39,7 +39,7 @@ from ._model import ActionStep, Step, WaitStep
 from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
 from ._sources import parser_reason
-from ._stores import Change, Conflict, Store
+from ._stores import RUNTIME, Change, Conflict, Store
 from ._vocab import HORIS, NS, PROV
 from ._world import INSTANCES, World
 
@@ -51,6 +51,8 @@ __all__ = [
     "open_wait",
     "prepare",
     "read_instance",
+    "short_id",
+    "short_id_quad",
     "summary",
     "unfinished",
     "wait_step",
@@ -230,19 +232,24 @@ def find_instance(store: Store, text: str, verb: str = "resume") -> URIRef:
     """An instance IRI from its IRI or from the short id a run prints (a unique prefix);
     ``verb``, what the command would do with it, for the message when the world has none.
 
-    The store finds the ids that start so, two at most: a world of a million instances used
-    to hand every one of them to Python to be tested here."""
+    A short id of the length a run prints, or longer, is looked up in the index each
+    instance is written into at its creation (:func:`short_id_quad`): one index range however
+    many instances the world holds. A shorter one, or one the index does not hold (an
+    instance written before it, a world read back from a file, which holds no runtime
+    graph), is looked for among every instance's id, by the store, two at most."""
     if ":" in text:
         return URIRef(text.strip("<>"))
     found = []
     if _SHORT_ID.fullmatch(text):  # else no instance id starts so (and nothing is quoted)
-        rows = store.select(
-            f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} "
-            f'FILTER(STRSTARTS(STR(?i), "{_INSTANCE_PREFIX}{text}")) }} LIMIT 2',
-            {},
-            _NS,
-        )
-        found = [r["i"] for r in rows]
+        found = _indexed(store, text) if len(text) >= SHORT_LENGTH else []
+        if not found:
+            rows = store.select(
+                f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} "
+                f'FILTER(STRSTARTS(STR(?i), "{_INSTANCE_PREFIX}{text}")) }} LIMIT 2',
+                {},
+                _NS,
+            )
+            found = [r["i"] for r in rows]
     if len(found) == 1:
         return found[0]  # type: ignore[return-value]
     if not found and not store.select(
@@ -265,9 +272,42 @@ def find_instance(store: Store, text: str, verb: str = "resume") -> URIRef:
     )
 
 
+def short_id(instance: URIRef) -> str:
+    """An instance's id as a run prints it: short enough to type."""
+    return str(instance).rsplit(":", 1)[-1][:SHORT_LENGTH]
+
+
+def short_id_quad(instance: URIRef) -> tuple[URIRef, URIRef, Literal, URIRef]:
+    """What an instance's creation writes so its short id is found by an index look-up: in a
+    runtime graph, so the world's digest, its export and a replay's comparison do not see it.
+
+    Finding a prefix among the instance IRIs reads every one of them: Oxigraph keys an IRI by
+    a hash of its text, so no prefix of one is a range of keys (100,000 instances on disk:
+    ~0.8 s a ``resume SHORTID``, benchmarks/bench_short_id.py)."""
+    return (instance, _SHORT_ID_OF, Literal(short_id(instance)), SHORT_IDS)
+
+
+def _indexed(store: Store, text: str) -> list[Node]:
+    """The instances whose id starts with ``text`` among those the index files under its
+    first :data:`SHORT_LENGTH` characters (a few at most), two at most."""
+    rows = store.select(
+        f"SELECT ?i WHERE {{ GRAPH <{SHORT_IDS}> {{ ?i <{_SHORT_ID_OF}> ?short }} }}",
+        {"short": Literal(text[:SHORT_LENGTH])},
+        _NS,
+    )
+    return [r["i"] for r in rows if str(r["i"]).startswith(_INSTANCE_PREFIX + text)][:2]
+
+
 _INSTANCE_PREFIX = "urn:horismos:instance:"
 _SHORT_ID = re.compile(r"[0-9A-Za-z_-]+")
 """What an instance's id is written with (the hex of a UUID; a replay's own ids too)."""
+
+SHORT_LENGTH = 8
+"""The characters of an instance's id a run prints, and the index files it under."""
+
+SHORT_IDS = URIRef(RUNTIME + "short-ids")
+"""The graph of each instance's short id, written with its creation."""
+_SHORT_ID_OF = URIRef(RUNTIME + "shortId")
 
 
 # -- the step --------------------------------------------------------------------------------
