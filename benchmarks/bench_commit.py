@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import shutil
 import statistics
 import sys
 import tempfile
@@ -63,11 +64,13 @@ def package(name: str) -> dict[str, Any]:
     }
 
 
-def one_round(h: dict[str, Any], agent: Any, n: int, store: str,
-              filler: Path | None) -> tuple[float, float, int]:
-    """Seconds of step commits, seconds of instance creations, steps committed."""
+def one_round(h: dict[str, Any], agent: Any, n: int, store: str, filler: Path | None,
+              scratch: Path) -> tuple[float, float, int]:
+    """Seconds of step commits, seconds of instance creations, steps committed; an on-disk
+    store in a folder of ``scratch``, removed after."""
+    folder = Path(tempfile.mkdtemp(dir=scratch))
     if store == "oxigraph:PATH":
-        store = f"oxigraph:{tempfile.mkdtemp(prefix='bench-commit-')}"
+        store = f"oxigraph:{folder}"
     world = h["World"].open(store)
     if filler is not None:
         world.store.load_file(filler)
@@ -133,6 +136,7 @@ def one_round(h: dict[str, Any], agent: Any, n: int, store: str,
     kept, recomputed = world.store.check_digest()
     assert kept == recomputed, "the kept digest drifted from the recomputed one"
     world.close()
+    shutil.rmtree(folder)
     return step_time, create_time, done
 
 
@@ -146,9 +150,15 @@ def main() -> None:
                         help="quads of other data the store holds first")
     parser.add_argument("--before", type=Path, help="a checkout whose horismos to compare with")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-commit-") as scratch:
+        measure(args, Path(scratch))
+
+
+def measure(args: argparse.Namespace, scratch: Path) -> None:
+    """The rounds, and the figures printed; files (the filler, the stores) in ``scratch``."""
     filler = None
     if args.filler:
-        filler = Path(tempfile.mkdtemp(prefix="bench-commit-")) / "filler.nq"
+        filler = scratch / "filler.nq"
         with filler.open("w") as f:
             for i in range(args.filler):
                 f.write(f'<urn:filler:s{i}> <urn:filler:p{i % 7}> "v{i}" '
@@ -164,7 +174,9 @@ def main() -> None:
     for r in range(1, args.rounds + 1):
         for name in names:
             h, agent = agents[name]
-            steps_s, create_s, steps = one_round(h, agent, args.prescriptions, args.store, filler)
+            steps_s, create_s, steps = one_round(
+                h, agent, args.prescriptions, args.store, filler, scratch
+            )
             per_step[name].append(steps_s / steps * 1e6)
             per_create[name].append(create_s / args.prescriptions * 1e6)
             print(f"round {r} {name}: {steps} step commits, {per_step[name][-1]:.0f} µs each; "
