@@ -1,7 +1,7 @@
 """What a step's commit costs, alone: its quads built, converted, checked, digested, written.
 
     python benchmarks/bench_commit.py [--prescriptions 2000] [--rounds 3] [--store oxigraph]
-                                      [--before PATH]
+                                      [--filler 0] [--before PATH]
 
 The pharmacy workload of bench_peers.py (decide, dispense, notify a prescription), with the
 tool calls, preconditions and gate left out: for each prescription the runner creates its
@@ -13,6 +13,10 @@ too). Timed: the effect quads built plus ``_finish_step``'s own ``commit`` timin
 quads built, the change landed, the digest moved), and each intent's commit. The trace event
 ``_finish_step`` writes is not timed. The world is checked against its recomputed digest at
 the end of each round.
+
+``--store oxigraph:PATH``: a fresh on-disk store each round. ``--filler N``: the store holds N
+quads of other data first (bulk-loaded, then reopened as a process per event finds it), to see
+whether a commit costs more in a bigger world: it should not, a commit touching only its quads.
 
 ``--before PATH``: also run the horismos package of PATH (a git worktree of main, say),
 imported under another name, alternating with this one round by round, so both are measured
@@ -26,8 +30,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -53,12 +59,24 @@ def package(name: str) -> dict[str, Any]:
         "Environment": importlib.import_module(f"{name}._runner").Environment,
         "Change": importlib.import_module(f"{name}._stores").Change,
         "INSTANCES": importlib.import_module(f"{name}._world").INSTANCES,
+        # what an instance's creation files its short id under (None: code before it)
+        "short_id_quad": getattr(importlib.import_module(f"{name}._waits"), "short_id_quad", None),
     }
 
 
-def one_round(h: dict[str, Any], agent: Any, n: int, store: str) -> tuple[float, float, int]:
-    """Seconds of step commits, seconds of instance creations, steps committed."""
+def one_round(h: dict[str, Any], agent: Any, n: int, store: str, filler: Path | None,
+              scratch: Path) -> tuple[float, float, int]:
+    """Seconds of step commits, seconds of instance creations, steps committed; an on-disk
+    store in a folder of ``scratch``, removed after."""
+    folder = Path(tempfile.mkdtemp(dir=scratch))
+    if store == "oxigraph:PATH":
+        store = f"oxigraph:{folder}"
     world = h["World"].open(store)
+    if filler is not None:
+        world.store.load_file(filler)
+        if store.startswith("oxigraph:"):
+            world.close()
+            world = h["World"].open(store)
     world.store.load(
         q
         for i in range(n)
@@ -85,8 +103,9 @@ def one_round(h: dict[str, Any], agent: Any, n: int, store: str) -> tuple[float,
         t0 = time.perf_counter()
         created = [(iid, RDF.type, HORIS.Instance), (iid, HORIS.workflow, wf.iri),
                    (iid, HORIS.focus, rx)]
+        filed = [h["short_id_quad"](iid)] if h["short_id_quad"] else []
         runner.world.commit(h["Change"](  # as Runner.run_instance commits it
-            add=[(*t, h["INSTANCES"]) for t in created]
+            add=[(*t, h["INSTANCES"]) for t in created] + filed
             + runner._state_quads(inst, "running", 0, wf.start)))
         create_time += time.perf_counter() - t0
         inst.variables["this"] = rx
@@ -117,6 +136,7 @@ def one_round(h: dict[str, Any], agent: Any, n: int, store: str) -> tuple[float,
     kept, recomputed = world.store.check_digest()
     assert kept == recomputed, "the kept digest drifted from the recomputed one"
     world.close()
+    shutil.rmtree(folder)
     return step_time, create_time, done
 
 
@@ -126,8 +146,23 @@ def main() -> None:
     parser.add_argument("--prescriptions", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--store", default="oxigraph")
+    parser.add_argument("--filler", type=int, default=0,
+                        help="quads of other data the store holds first")
     parser.add_argument("--before", type=Path, help="a checkout whose horismos to compare with")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-commit-") as scratch:
+        measure(args, Path(scratch))
+
+
+def measure(args: argparse.Namespace, scratch: Path) -> None:
+    """The rounds, and the figures printed; files (the filler, the stores) in ``scratch``."""
+    filler = None
+    if args.filler:
+        filler = scratch / "filler.nq"
+        with filler.open("w") as f:
+            for i in range(args.filler):
+                f.write(f'<urn:filler:s{i}> <urn:filler:p{i % 7}> "v{i}" '
+                        f"<urn:filler:g{i // 20}> .\n")
     names = ["horismos"] + ([before_package(args.before)] if args.before else [])
     agents = {}
     for name in names:
@@ -139,7 +174,9 @@ def main() -> None:
     for r in range(1, args.rounds + 1):
         for name in names:
             h, agent = agents[name]
-            steps_s, create_s, steps = one_round(h, agent, args.prescriptions, args.store)
+            steps_s, create_s, steps = one_round(
+                h, agent, args.prescriptions, args.store, filler, scratch
+            )
             per_step[name].append(steps_s / steps * 1e6)
             per_create[name].append(create_s / args.prescriptions * 1e6)
             print(f"round {r} {name}: {steps} step commits, {per_step[name][-1]:.0f} µs each; "
@@ -148,7 +185,8 @@ def main() -> None:
         step_us = statistics.median(per_step[name])
         print(f"{name}: median {step_us:.0f} µs per step commit, "
               f"{statistics.median(per_create[name]):.0f} µs per instance creation "
-              f"({1e6 / step_us:,.0f} step commits/s) on {args.store}")
+              f"({1e6 / step_us:,.0f} step commits/s) on {args.store}"
+              + (f" beside {args.filler:,} quads" if args.filler else ""))
     if args.before:
         ratios = [b / a for a, b in zip(per_step["horismos"], per_step[names[1]], strict=True)]
         print(f"before/after per round: {', '.join(f'{x:.2f}x' for x in ratios)}; "

@@ -4,18 +4,20 @@
                                         [--store oxigraph oxigraph:PATH memory sparql] [--reps 5]
 
 ``horismos resume SHORTID`` (and ``approve``) turn the id into an instance IRI with
-``find_instance``: ``?i a horis:Instance`` in ``urn:horismos:instances``, filtered by
-``STRSTARTS(STR(?i), "urn:horismos:instance:SHORTID")``, ``LIMIT 2``. Each world holds N
-instances with their state as the runner writes it, under random (UUID hex) ids. Printed, per
-store and N, the median of:
+``find_instance``: the instances filed under the short id in the index each instance's
+creation writes (``_waits.short_id_quad``); when it holds none, ``?i a horis:Instance`` in
+``urn:horismos:instances``, filtered by ``STRSTARTS(STR(?i), "urn:horismos:instance:SHORTID")``,
+``LIMIT 2``. Each world holds N instances with their state as the runner writes it, under
+random (UUID hex) ids, and, in the indexed world, each one's short id as the runner files it.
+Printed, per store and N, the median of:
 
 - ``short id``: ``find_instance`` with an 8-character id the run printed (of an instance
-  in the middle of the world);
+  in the middle of the world), in the indexed world;
 - ``full IRI``: ``find_instance`` with the instance's IRI (no query; what a script passes);
-- ``no such id``: ``find_instance`` with an 8-character id no instance has (the error path);
-- ``literal (what-if)``: the same instance found by an exact literal, ``?i <urn:bench:short>
-  "3f2a8c1d"``, as it would be if each instance stored its short id: an index look-up. Not
-  something Horismos writes; measured to show what such a triple would buy.
+- ``no such id``: ``find_instance`` with an 8-character id no instance has (the error path:
+  the index holds none, so every id is read);
+- ``unindexed``: the short id in the world without the index (instances written before it,
+  a world read back from a file): every id read, as every look-up was before.
 
 Oxigraph keys an IRI by a 128-bit hash of its text, not by the text, so no index orders
 instance IRIs by their characters and no prefix of one is a range of keys: ``STRSTARTS``
@@ -37,7 +39,7 @@ from rdflib import RDF, Literal, Namespace, URIRef
 from horismos import World
 from horismos._errors import UsageError
 from horismos._vocab import HORIS
-from horismos._waits import find_instance
+from horismos._waits import find_instance, short_id_quad
 from horismos._world import INSTANCES
 
 HERE = Path(__file__).resolve().parent
@@ -46,11 +48,10 @@ from bench_load import timed  # noqa: E402
 from bench_stores import filled_world  # noqa: E402
 
 W = Namespace("http://example.org/short#")
-SHORT = URIRef("urn:bench:short")
 
 
-def quads(ids: list[str]) -> list[tuple]:
-    """Each instance's state as the runner writes it, and (the what-if) its short id."""
+def quads(ids: list[str], indexed: bool) -> list[tuple]:
+    """Each instance's state as the runner writes it, and its short id if ``indexed``."""
     out: list[tuple] = []
     for k, hexid in enumerate(ids):
         iid = URIRef(f"urn:horismos:instance:{hexid}")
@@ -62,7 +63,8 @@ def quads(ids: list[str]) -> list[tuple]:
             (iid, HORIS.version, Literal(3)),
         ]
         out += [(*t, INSTANCES) for t in state]
-        out.append((iid, SHORT, Literal(hexid[:8]), URIRef("urn:bench:ids")))
+        if indexed:
+            out.append(short_id_quad(iid))
     return out
 
 
@@ -73,16 +75,14 @@ def median(call: Callable[[], object], reps: int) -> float:
     return timed(call, reps)
 
 
-def measure(world: World, wanted: str, reps: int) -> tuple[float, float, float, float]:
-    """The medians printed: by short id, by full IRI, by an id no instance has, by literal."""
+def measure(world: World, wanted: str, reps: int) -> tuple[float, float, float]:
+    """The medians printed: by short id, by full IRI, by an id no instance has."""
     iri = f"urn:horismos:instance:{wanted}"
     assert str(find_instance(world.store, wanted[:8])) == iri
-    exact = f"SELECT ?i WHERE {{ GRAPH <urn:bench:ids> {{ ?i <{SHORT}> ?s }} }}"
     return (
         median(lambda: find_instance(world.store, wanted[:8]), reps),
         median(lambda: find_instance(world.store, iri), reps),
         median(lambda: missing(world, "zzzzzzzz"), reps),  # no hex id starts so
-        median(lambda: world.store.select(exact, {"s": Literal(wanted[:8])}, {}), reps),
     )
 
 
@@ -108,19 +108,21 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5, help="timed look-ups (median printed)")
     args = parser.parse_args()
     head = f"{'store':<14} {'instances':>9} {'short id':>10} {'full IRI':>10} {'no such id':>11}"
-    print(head + f" {'literal (what-if)':>18}")
+    print(head + f" {'unindexed':>10}")
     with tempfile.TemporaryDirectory() as tmp:
         for kind in args.store:
             for n in args.instances:
                 ids = [os.urandom(16).hex() for _ in range(n)]
                 wanted = ids[n // 2]
-                with filled_world(kind, tmp, quads(ids)) as world:
-                    short, full, none, exact = measure(world, wanted, args.reps)
-                    print(
-                        f"{kind:<14} {n:>9} {short * 1000:>7.2f} ms {full * 1000:>7.3f} ms "
-                        f"{none * 1000:>8.2f} ms {exact * 1000:>15.2f} ms",
-                        flush=True,
-                    )
+                with filled_world(kind, tmp, quads(ids, indexed=True)) as world:
+                    short, full, none = measure(world, wanted, args.reps)
+                with filled_world(kind, tmp, quads(ids, indexed=False)) as world:
+                    before = measure(world, wanted, args.reps)[0]
+                print(
+                    f"{kind:<14} {n:>9} {short * 1000:>7.2f} ms {full * 1000:>7.3f} ms "
+                    f"{none * 1000:>8.2f} ms {before * 1000:>7.2f} ms",
+                    flush=True,
+                )
 
 if __name__ == "__main__":
     main()

@@ -22,11 +22,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
-from rdflib import URIRef
-
 from ._bindings import Hosts, Reach
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, UsageError
+from ._waits import short_id
 from ._world import World
 
 __all__ = [
@@ -301,12 +300,6 @@ def cwd_importable() -> None:
     """Modules the user names are looked up in the current directory too (as ``python -m``)."""
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-
-
-def short_id(instance: URIRef) -> str:
-    """An instance's id as the run prints it: short enough to type, and looked up among every
-    instance's id when given back."""
-    return str(instance).rsplit(":", 1)[-1][:8]
 
 
 def one_line(text: str) -> str:

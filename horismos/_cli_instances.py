@@ -268,8 +268,7 @@ def approve_arguments(p: argparse.ArgumentParser) -> None:
     """``horismos approve``'s options."""
     waiting_instance_arguments(
         p,
-        "the instance waiting for approval (its IRI, or its short id: looked for among "
-        "every instance's id)",
+        "the instance waiting for approval (its IRI, or the short id the run printed)",
     )
     p.add_argument(
         "--fingerprint",

@@ -84,7 +84,7 @@ from ._stores.oxigraph import datetime_literal
 from ._terms import is_iri, unfit_terms
 from ._trace import TRACE_VERSION, Trace
 from ._vocab import HORIS, PROV
-from ._waits import StoredInstance, Waiting, read_instance, wait_step
+from ._waits import StoredInstance, Waiting, read_instance, short_id_quad, wait_step
 from ._world import INSTANCES, World
 
 __all__ = ["Environment", "Runner"]
@@ -443,6 +443,7 @@ class Runner:
             (iid, _TYPE, HORIS.Instance, INSTANCES),
             (iid, HORIS.workflow, workflow.iri, INSTANCES),
             (iid, HORIS.focus, focus, INSTANCES),
+            short_id_quad(iid),
         ]
         self._emit("instance", instance=str(iid), workflow=str(workflow.iri), focus=str(focus))
         inst.variables["this"] = focus

@@ -39,7 +39,7 @@ from ._model import ActionStep, Step, WaitStep
 from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
 from ._sources import parser_reason
-from ._stores import Change, Conflict, Store
+from ._stores import RUNTIME, Change, Conflict, Store
 from ._vocab import HORIS, NS, PROV
 from ._world import INSTANCES, World
 
@@ -52,6 +52,8 @@ __all__ = [
     "open_wait",
     "prepare",
     "read_instance",
+    "short_id",
+    "short_id_quad",
     "summary",
     "unfinished",
     "wait_step",
@@ -162,17 +164,11 @@ def unfinished(
     A rerun of ``run`` on a world that outlives processes continues these rather than
     starting new ones: a running one's open intent then settles as ``OutcomeUnknown``
     instead of a second call, and a focus that stays blocked keeps one instance, not one a
-    rerun. For one focus (a run per event), the instances read are those of the focus or the
-    world's unfinished ones, whichever are fewer (:func:`_unfinished_of`); for many, the
-    world's unfinished ones."""
+    rerun. The instances read are those of the foci or the world's unfinished ones,
+    whichever are fewer (:func:`_unfinished_of`)."""
     wanted = set(foci)
-    rows = (
-        _unfinished_of(store, workflow, foci[0])
-        if len(foci) == 1
-        else [r for r in store.select(_OPEN, {}, _NS) if r["wf"] == workflow]
-    )
     found: dict[URIRef, StoredInstance] = {}
-    for r in sorted(rows, key=lambda r: str(r["i"])):
+    for r in sorted(_unfinished_of(store, workflow, foci), key=lambda r: str(r["i"])):
         focus = cast(URIRef, r["f"])
         if focus in wanted and focus not in found:
             stored = read_instance(store, cast(URIRef, r["i"]))
@@ -200,33 +196,38 @@ _FINISHED = f"""
 _UNFINISHED = (HORIS.Running, HORIS.Blocked, HORIS.Waiting)
 
 _EACH_OPEN = " UNION ".join(
-    f"{{ ?i horis:status horis:{s.removeprefix(NS)} ; horis:focus ?f ; horis:workflow ?wf }}"
+    f"{{ ?i horis:status horis:{s.removeprefix(NS)} ; horis:workflow ?wf ; horis:focus ?f }}"
     for s in _UNFINISHED
 )
-_OPEN = f"SELECT ?i ?f ?wf WHERE {{ GRAPH <{INSTANCES}> {{ {_EACH_OPEN} }} }}"
-"""Every unfinished instance of the world, each status's first (three index ranges)."""
+_OPEN = f"SELECT ?i ?f WHERE {{ GRAPH <{INSTANCES}> {{ {_EACH_OPEN} }} }}"
+"""The unfinished instances of one workflow (``?wf``, bound), each status's first (three
+index ranges): the workflow is asked of the store, not of each row handed to Python, which
+read every unfinished instance of every workflow (100,000 waiting elsewhere: 2 s a
+``run --all`` on disk)."""
 
-_OF_FOCUS = f"""
-    SELECT ?i ?f WHERE {{ GRAPH <{INSTANCES}> {{
+_OF_FOCI = f"""
+    SELECT ?i ?f WHERE {{ GRAPH <{INSTANCES}> {{ VALUES ?f {{ %s }}
         ?i horis:focus ?f ; horis:workflow ?wf ; horis:status ?s .
         FILTER (?s IN (horis:Running, horis:Blocked, horis:Waiting)) }} }}"""
-"""The unfinished instances of one focus and workflow, the focus leading (a ``VALUES`` block
-of the statuses would be joined first: every unfinished instance of the world)."""
+"""The unfinished instances of some foci (``%s``, their IRIs) and one workflow, the foci
+leading (a ``VALUES`` block of the statuses would be joined first: every unfinished
+instance of the world). Inside the graph: outside it, Oxigraph 0.5 took 730 ms for 1,000
+foci where this takes 5."""
 
 _ANY_OPEN = " UNION ".join(f"{{ ?i horis:status <{s}> }}" for s in _UNFINISHED)
 _SIDES = (
-    f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i horis:focus ?f }} }}",
+    f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ VALUES ?f {{ %s }} ?i horis:focus ?f }} }}",
     f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ {_ANY_OPEN} }} }}",
 )
-"""How many instances the focus has, and how many the world has unfinished: ids only, read
+"""How many instances the foci have, and how many the world has unfinished: ids only, read
 to a bound (a row of ids costs a quarter of one of three terms)."""
 
 _PROBE = 64
 """Ids each side is counted to before the other is (times 8 each round)."""
 
 
-def _unfinished_of(store: Store, workflow: URIRef, focus: URIRef) -> list[dict[str, Node]]:
-    """The unfinished instances of ``workflow`` for ``focus`` (rows of ``i`` and ``f``).
+def _unfinished_of(store: Store, workflow: URIRef, foci: list[URIRef]) -> list[dict[str, Node]]:
+    """The unfinished instances of ``workflow`` for ``foci`` (rows of ``i`` and ``f``).
 
     Neither side is small in every world: a focus that has run once per event for years has
     thousands of finished instances (5,000: a run on disk 11 -> 88 ms, nearly all of it
@@ -234,14 +235,13 @@ def _unfinished_of(store: Store, workflow: URIRef, focus: URIRef) -> list[dict[s
     ms a run while the waiting were read first). Oxigraph cannot tell which is smaller, so
     each side is counted up to a bound in turn until one ends within it, and that one is
     read: the cost is that of the smaller side, a few times over at most."""
+    values = " ".join(f.n3() for f in foci)
     limit = _PROBE
     while True:
-        if len(store.select(f"{_SIDES[0]} LIMIT {limit}", {"f": focus}, _NS)) < limit:
-            rows = store.select(_OF_FOCUS, {"f": focus, "wf": workflow}, _NS)
-            return [{"i": r["i"], "f": focus} for r in rows]
+        if len(store.select(f"{_SIDES[0] % values} LIMIT {limit}", {}, _NS)) < limit:
+            return store.select(_OF_FOCI % values, {"wf": workflow}, _NS)
         if len(store.select(f"{_SIDES[1]} LIMIT {limit}", {}, _NS)) < limit:
-            rows = store.select(_OPEN, {}, _NS)
-            return [r for r in rows if r["f"] == focus and r["wf"] == workflow]
+            return store.select(_OPEN, {"wf": workflow}, _NS)
         limit *= 8
 
 
@@ -249,19 +249,24 @@ def find_instance(store: Store, text: str, verb: str = "resume") -> URIRef:
     """An instance IRI from its IRI or from the short id a run prints (a unique prefix);
     ``verb``, what the command would do with it, for the message when the world has none.
 
-    The store finds the ids that start so, two at most: a world of a million instances used
-    to hand every one of them to Python to be tested here."""
+    A short id of the length a run prints, or longer, is looked up in the index each
+    instance is written into at its creation (:func:`short_id_quad`): one index range however
+    many instances the world holds. A shorter one, or one the index does not hold (an
+    instance written before it, a world read back from a file, which holds no runtime
+    graph), is looked for among every instance's id, by the store, two at most."""
     if ":" in text:
         return URIRef(text.strip("<>"))
     found = []
     if _SHORT_ID.fullmatch(text):  # else no instance id starts so (and nothing is quoted)
-        rows = store.select(
-            f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} "
-            f'FILTER(STRSTARTS(STR(?i), "{_INSTANCE_PREFIX}{text}")) }} LIMIT 2',
-            {},
-            _NS,
-        )
-        found = [r["i"] for r in rows]
+        found = _indexed(store, text) if len(text) >= SHORT_LENGTH else []
+        if not found:
+            rows = store.select(
+                f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} "
+                f'FILTER(STRSTARTS(STR(?i), "{_INSTANCE_PREFIX}{text}")) }} LIMIT 2',
+                {},
+                _NS,
+            )
+            found = [r["i"] for r in rows]
     if len(found) == 1:
         return found[0]  # type: ignore[return-value]
     if not found and not store.select(
@@ -284,9 +289,42 @@ def find_instance(store: Store, text: str, verb: str = "resume") -> URIRef:
     )
 
 
+def short_id(instance: URIRef) -> str:
+    """An instance's id as a run prints it: short enough to type."""
+    return str(instance).rsplit(":", 1)[-1][:SHORT_LENGTH]
+
+
+def short_id_quad(instance: URIRef) -> tuple[URIRef, URIRef, Literal, URIRef]:
+    """What an instance's creation writes so its short id is found by an index look-up: in a
+    runtime graph, so the world's digest, its export and a replay's comparison do not see it.
+
+    Finding a prefix among the instance IRIs reads every one of them: Oxigraph keys an IRI by
+    a hash of its text, so no prefix of one is a range of keys (100,000 instances on disk:
+    ~0.8 s a ``resume SHORTID``, benchmarks/bench_short_id.py)."""
+    return (instance, _SHORT_ID_OF, Literal(short_id(instance)), SHORT_IDS)
+
+
+def _indexed(store: Store, text: str) -> list[Node]:
+    """The instances whose id starts with ``text`` among those the index files under its
+    first :data:`SHORT_LENGTH` characters (a few at most), two at most."""
+    rows = store.select(
+        f"SELECT ?i WHERE {{ GRAPH <{SHORT_IDS}> {{ ?i <{_SHORT_ID_OF}> ?short }} }}",
+        {"short": Literal(text[:SHORT_LENGTH])},
+        _NS,
+    )
+    return [r["i"] for r in rows if str(r["i"]).startswith(_INSTANCE_PREFIX + text)][:2]
+
+
 _INSTANCE_PREFIX = "urn:horismos:instance:"
 _SHORT_ID = re.compile(r"[0-9A-Za-z_-]+")
 """What an instance's id is written with (the hex of a UUID; a replay's own ids too)."""
+
+SHORT_LENGTH = 8
+"""The characters of an instance's id a run prints, and the index files it under."""
+
+SHORT_IDS = URIRef(RUNTIME + "short-ids")
+"""The graph of each instance's short id, written with its creation."""
+_SHORT_ID_OF = URIRef(RUNTIME + "shortId")
 
 
 # -- the step --------------------------------------------------------------------------------

@@ -77,6 +77,7 @@ from .base import (
     ReadAhead,
     Store,
     StoreError,
+    is_world_quad,
 )
 from .bound import with_iris
 from .http1 import LOAD_TIMEOUT, Connection, HttpError
@@ -388,9 +389,12 @@ class SparqlStore(Store):
     def apply(self, change: Change) -> Digest:
         # what this process read stays true of what its own write does not touch; a write that
         # only adds instance bookkeeping (an intent announced before a call, at a first step
-        # with its instance's creation) keeps the rest of the step's reads. Any other write
-        # ends the step: the next reads anew (an instance's first commit removes nothing)
-        mid_step = not change.remove and all(q[3] == INSTANCES for q in change.add)
+        # with its instance's creation and its short id) keeps the rest of the step's reads.
+        # Any other write ends the step: the next reads anew (an instance's first commit
+        # removes nothing)
+        mid_step = not change.remove and all(
+            q[3] == INSTANCES or not is_world_quad(q) for q in change.add
+        )
         self._forget({q[0] for q in change.add} if mid_step else None)
         for q in (*change.remove, *change.expect):
             if has_blank([q]):
