@@ -40,6 +40,7 @@ from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
 from ._sources import parser_reason
 from ._stores import RUNTIME, Change, Conflict, Store
+from ._stores.base import QueryRefused
 from ._vocab import HORIS, NS, PROV
 from ._world import INSTANCES, World
 
@@ -238,8 +239,11 @@ def _unfinished_of(store: Store, workflow: URIRef, foci: list[URIRef]) -> list[d
     values = " ".join(f.n3() for f in foci)
     limit = _PROBE
     while True:
-        if len(store.select(f"{_SIDES[0] % values} LIMIT {limit}", {}, _NS)) < limit:
-            return store.select(_OF_FOCI % values, {"wf": workflow}, _NS)
+        try:
+            if len(store.select(f"{_SIDES[0] % values} LIMIT {limit}", {}, _NS)) < limit:
+                return store.select(_OF_FOCI % values, {"wf": workflow}, _NS)
+        except QueryRefused:  # a focus IRI only rdflib takes (two '#') cannot be query text
+            return store.select(_OPEN, {"wf": workflow}, _NS)
         if len(store.select(f"{_SIDES[1]} LIMIT {limit}", {}, _NS)) < limit:
             return store.select(_OPEN, {"wf": workflow}, _NS)
         limit *= 8
