@@ -23,7 +23,7 @@ from ._hydrate import Hydrated
 from ._individuals import place_individuals
 from ._model import Adapter, McpServer, Workflow
 from ._policy import DEFAULT_ALLOW, Policy, allowed, approve
-from ._prechecks import Prechecks
+from ._prechecks import Prechecks, refuse_unmet
 from ._reads import RecordingStore
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import Environment, Runner, focus_nodes
@@ -256,7 +256,7 @@ class Agent:
 
             held = worker is not None and not all
             try:
-                await runner.check_bindings(wf)
+                await runner.check_before_first_step(wf, world)
                 if held:
                     await worker.hold(wf, foci[0])  # type: ignore[union-attr]
                 # what a crash, a block or a wait left on a world that outlives the process: on a
@@ -433,6 +433,7 @@ class Agent:
         its brief shows); :meth:`resume` then calls the tool. Returns what was approved
         (``tool``, ``payload``, ``fingerprint``, ``graph``); raises UsageError for a
         fingerprint the instance does not wait for."""
+        refuse_unmet(self.definitions, world)  # the gate would reject what the call did
         iid = (
             find_instance(world.store, instance, "approve")
             if isinstance(instance, str)
@@ -480,7 +481,8 @@ class Agent:
                     worker.settles_holds_of(runner)
                 wf = self.definitions.workflows[waiting.workflow]
                 try:
-                    await runner.check_bindings(wf)
+                    landing = {p for _, p, _ in waiting.facts}
+                    await runner.check_before_first_step(wf, world, landing)
                     if worker is not None:
                         await worker.hold(wf, waiting.focus)
                     runner.header(wf, [waiting.focus], world_digest=_digest(world))

@@ -24,6 +24,7 @@ from ._contract import (
 from ._definitions import Definitions, load_definitions
 from ._errors import AuthoringError, Problem
 from ._gate import shape_problems
+from ._prechecks import unmet_properties
 from ._stores import DEFAULT_STORE
 from ._world import World
 from ._world_terms import world_term_problems
@@ -148,7 +149,7 @@ def beside_world(defs: Definitions, world: World) -> list[Problem]:
     """The load's warnings as they stand beside ``world``: none about an undeclared IRI the
     world uses, one about each node the definitions name and the world does not hold."""
     used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
-    unmet = [prop for prop in defs.unmeetable if not _world_states(world, prop)]
+    unmet = unmet_properties(defs, world)
     # a node the definitions name and do not hold is said once, by _unheld, beside a world;
     # a property a shape requires and the world states nowhere, once, as the error it is
     dropped = {
@@ -227,12 +228,6 @@ def _other_cases(iri: URIRef) -> list[URIRef]:
         text.lower(),
     ]
     return [URIRef(c) for c in dict.fromkeys(spellings) if c != text]
-
-
-def _world_states(world: World, prop: URIRef) -> bool:
-    """Whether any statement of the world has ``prop`` as its predicate: one look-up by
-    predicate (an index's), whatever the world holds."""
-    return bool(world.store.select("SELECT * WHERE { ?s ?t ?o } LIMIT 1", {"t": prop}, {}))
 
 
 def _world_uses(world: World, iri: URIRef) -> bool:

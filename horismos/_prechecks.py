@@ -2,7 +2,7 @@
 
 Before any step fires, a run refuses definitions in which nothing binds a tool's required
 argument, resolves the binding of every tool its workflow can reach and lets each refuse
-(:meth:`~horismos._runner.Runner.check_bindings`). Three of those answers depend only on what
+(:meth:`~horismos._runner.Runner.check_before_first_step`). Three of those answers depend only on what
 the agent was made with, so they are worked out on its first run and kept, as the gate's
 compiled shapes are: the unbound arguments and the tools a workflow reaches (functions of the
 loaded definitions), and whether a Python function's parameters fit the arguments its tool
@@ -12,25 +12,67 @@ passed, and only while the agent's registry still maps the tool's name to it, so
 refused on every run, in the same words. Every other binding is still checked on every run:
 an HTTP binding's headers and a command's program are read from the environment, and an MCP
 tool's schema from its server, any of which may change between runs.
+
+One check reads the world, and is made by every lane that can call a tool (``run``,
+``resume``, ``wake``, a worker's task, ``tools call``, ``serve``'s calls and its
+``run_workflow``) before it acts: a property a domain shape requires that no file declares and
+no tool writes (:attr:`~._definitions.Definitions.unmeetable`) must be stated somewhere in the
+world, or every result the gate judges by that shape is rejected after its tool has acted
+(:func:`unmet_requirements`). One look-up by predicate per such property, usually none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rdflib import URIRef
+from rdflib.term import Node
 
 from ._bindings import Binding
 from ._contract import unbound_arguments
 from ._definitions import Definitions
-from ._errors import Problem
+from ._errors import AuthoringError, Problem
 from ._model import ActionStep, Tool, Workflow
+from ._world import World
 
 if TYPE_CHECKING:
     from ._bindings.python import PythonBinding
 
-__all__ = ["Prechecks"]
+__all__ = ["Prechecks", "refuse_unmet", "unmet_properties", "unmet_requirements"]
+
+
+def unmet_properties(
+    defs: Definitions, world: World, landing: Collection[Node] = ()
+) -> list[URIRef]:
+    """The properties of :attr:`Definitions.unmeetable` that ``world`` holds no statement of,
+    nor ``landing`` (the properties of facts landing first: a resume's)."""
+    return [p for p in defs.unmeetable if p not in landing and not _world_states(world, p)]
+
+
+def unmet_requirements(
+    defs: Definitions, world: World, landing: Collection[Node] = ()
+) -> list[Problem]:
+    """The errors, each at its shape's ``sh:path``, about the properties a domain shape
+    requires that no file declares, no tool writes and ``world`` does not hold (nor the
+    facts ``landing`` with them): what every lane refuses before a tool acts, as
+    ``validate --world`` does."""
+    unmet = unmet_properties(defs, world, landing)
+    return [error for prop in unmet for _, error in defs.unmeetable[prop]]
+
+
+def refuse_unmet(defs: Definitions, world: World) -> None:
+    """Raise :class:`AuthoringError` with :func:`unmet_requirements`, when there are any: for
+    a lane that calls a tool, or records what lets one be called, outside a run's steps."""
+    unmet = unmet_requirements(defs, world)
+    if unmet:
+        raise AuthoringError(unmet)
+
+
+def _world_states(world: World, prop: URIRef) -> bool:
+    """Whether any statement of the world has ``prop`` as its predicate: one look-up by
+    predicate (an index's), whatever the world holds."""
+    return bool(world.store.select("SELECT * WHERE { ?s ?t ?o } LIMIT 1", {"t": prop}, {}))
 
 
 class Prechecks:
