@@ -2,16 +2,16 @@
 
 Before any step fires, a run refuses definitions in which nothing binds a tool's required
 argument, resolves the binding of every tool its workflow can reach and lets each refuse
-(:meth:`~horismos._runner.Runner.check_before_first_step`). Three of those answers depend only on what
-the agent was made with, so they are worked out on its first run and kept, as the gate's
-compiled shapes are: the unbound arguments and the tools a workflow reaches (functions of the
-loaded definitions), and whether a Python function's parameters fit the arguments its tool
-declares (``inspect.signature`` per tool, per run, was about a tenth of a single-focus run's
-fixed cost), with its resolved binding. A function is remembered as fitting only after it
-passed, and only while the agent's registry still maps the tool's name to it, so a misfit is
-refused on every run, in the same words. Every other binding is still checked on every run:
-an HTTP binding's headers and a command's program are read from the environment, and an MCP
-tool's schema from its server, any of which may change between runs.
+(:meth:`~horismos._runner.Runner.check_before_first_step`). Three of those answers depend
+only on what the agent was made with, so they are worked out on its first run and kept, as
+the gate's compiled shapes are: the unbound arguments and the tools a workflow reaches
+(functions of the loaded definitions), and whether a Python function's parameters fit the
+arguments its tool declares (``inspect.signature`` per tool, per run, was about a tenth of a
+single-focus run's fixed cost), with its resolved binding. A function is remembered as
+fitting only after it passed, and only while the agent's registry still maps the tool's name
+to it, so a misfit is refused on every run, in the same words. Every other binding is still
+checked on every run: an HTTP binding's headers and a command's program are read from the
+environment, and an MCP tool's schema from its server, any of which may change between runs.
 
 One check reads the world, and is made by every lane that can call a tool (``run``,
 ``resume``, ``wake``, a worker's task, ``tools call``, ``serve``'s calls and its

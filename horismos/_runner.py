@@ -360,9 +360,9 @@ class Runner:
         schema does not fit the declared arguments). Other workflows' tools are not this run's
         concern. A Python function found to fit on an earlier run of the agent is not
         inspected again (:mod:`._prechecks`)."""
-        refused = [*self.prechecks.unbound(), *unmet_requirements(self.defs, world, landing)]
-        if refused:
-            raise AuthoringError(refused)
+        unrunnable = [*self.prechecks.unbound(), *unmet_requirements(self.defs, world, landing)]
+        if unrunnable:
+            raise AuthoringError(unrunnable)
         for tool in self.prechecks.tools(workflow):
             known = self.prechecks.fitting(tool, self.registry)
             if known is not None:
