@@ -30,7 +30,7 @@ from ._runner import Environment, Runner, focus_nodes
 from ._stores import Change, Store
 from ._surfaces import Catalog
 from ._trace import Trace
-from ._waits import StoredInstance, find_instance, prepare, unfinished
+from ._waits import StoredInstance, find_instance, parse_facts, prepare, unfinished
 from ._world import World, holds_subject
 
 __all__ = ["Agent"]
@@ -470,6 +470,9 @@ class Agent:
                 iid = (
                     find_instance(world.store, instance) if isinstance(instance, str) else instance
                 )
+                if self.definitions.unmeetable:  # said as what it is, not as facts rejected
+                    stated = {p for _, p, _ in parse_facts(self.definitions, facts)}
+                    refuse_unmet(self.definitions, world, stated)
                 waiting = prepare(
                     self.definitions, self._gate, reads, iid, facts, reads.store.types
                 )

@@ -61,10 +61,12 @@ def unmet_requirements(
     return [error for prop in unmet for _, error in defs.unmeetable[prop]]
 
 
-def refuse_unmet(defs: Definitions, world: World) -> None:
+def refuse_unmet(defs: Definitions, world: World, landing: Collection[Node] = ()) -> None:
     """Raise :class:`AuthoringError` with :func:`unmet_requirements`, when there are any: for
-    a lane that calls a tool, or records what lets one be called, outside a run's steps."""
-    unmet = unmet_requirements(defs, world)
+    a lane that calls a tool, or records what lets one be called, outside a run's steps, and
+    for a resume before its facts are judged (the shape would reject them, for a property
+    neither they nor the world state)."""
+    unmet = unmet_requirements(defs, world, landing)
     if unmet:
         raise AuthoringError(unmet)
 

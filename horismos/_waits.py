@@ -49,6 +49,7 @@ __all__ = [
     "Waiting",
     "find_instance",
     "open_wait",
+    "parse_facts",
     "prepare",
     "read_instance",
     "summary",
@@ -610,7 +611,7 @@ def prepare(
             "definitions do not declare as a horis:WaitStep of "
             f"{defs.name(stored.workflow)}; load the definitions it ran with"
         )
-    triples = _parse(defs, facts)
+    triples = parse_facts(defs, facts)
     _check_terms(defs, triples)
     _check_spelling(defs, world.store, triples)
     check_answer(
@@ -625,7 +626,9 @@ def prepare(
     return Waiting(stored, step, triples)
 
 
-def _parse(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Node, Node]]:
+def parse_facts(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Node, Node]]:
+    """The triples of ``facts`` (Turtle with the definitions' prefixes declared, or a graph),
+    in a fixed order; :class:`UsageError` saying where Turtle that does not parse stops."""
     if facts is None:
         return []
     if isinstance(facts, Graph):

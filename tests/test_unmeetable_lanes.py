@@ -88,6 +88,19 @@ def test_resume_and_wake_refuse_it_and_call_no_tool(waiting: tuple[Path, str, in
     assert (cwd / "after.trig").read_bytes() == before
 
 
+def test_resume_with_facts_says_the_shape_not_the_facts_is_wrong(
+        waiting: tuple[Path, str, int]) -> None:
+    """The operator's answer broke the shape only for want of :checkedInAt: it was refused
+    as "the facts break the domain shapes", sending the operator to mend an answer that was
+    right."""
+    cwd, short, line = waiting
+    p = horismos("resume", "rebooking.ttl", "travel.ttl", "--world", "after.trig", "--tools",
+                 "counted.py", "--instance", short, "--facts", ":booking2 :operatorChoice :VS3 .",
+                 cwd=cwd)
+    refused(p, cwd, line)
+    assert "the facts break" not in p.stderr
+
+
 def test_facts_that_state_it_let_the_resume_go_on(waiting: tuple[Path, str, int]) -> None:
     """The facts answering the wait land first: a property they state is held."""
     cwd, short, _ = waiting
