@@ -86,6 +86,7 @@ from ._preconditions import (
 )
 from ._prefix_clash import near_misses, prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
+from ._shape_slips import shape_slips
 from ._sources import Sources, Where, read_sources
 from ._sparql_parse import prepare_query
 from ._store_syntax import CASTS, bad_regexes, rebound, refusal
@@ -3166,6 +3167,9 @@ class _Builder:
         self.check_shape_parameters()
         self.check_shape_value_lists()
         self.check_severities()
+        for slip in shape_slips(g, self.n):
+            report = self.error if slip.severity == "error" else self.warn
+            report(slip.holder, slip.message, slip.hint, at=slip.at)
         for p in (SH.deactivated, SH.closed, SH.uniqueLang):
             for holder, flag in g.subject_objects(p):
                 if isinstance(flag, Literal) and flag.datatype != XSD.boolean:
@@ -4054,6 +4058,20 @@ class _Builder:
                     at=e,
                 )
                 return False
+        elif isinstance(named := self.g.value(e, HORIS.subject), URIRef):
+            meant = next((a for a in class_args if a.lower() == self.short(named).lower()), None)
+            self.error(
+                tool,
+                f"horis:subject {self.n(named)} is a node; horis:subject names one of the "
+                "tool's arguments, by its name in quotes, and the effect lands on the node "
+                "given for it",
+                f'write horis:subject "{meant}"'
+                if meant is not None
+                else "name one of the tool's class-typed arguments in quotes"
+                + (": " + ", ".join(f'"{a}"' for a in class_args) if class_args else ""),
+                at=(e, HORIS.subject, named),
+            )
+            return False
         elif subject not in {a.name for a in args}:
             names = ", ".join(sorted(f'"{a.name}"' for a in args)) or "none"
             self.error(
