@@ -72,6 +72,7 @@ from ._model import (
     Workflow,
 )
 from ._namespace_index import NamespaceIndex, written_prefixes
+from ._pattern_comments import commented_out
 from ._preconditions import (
     Precondition,
     PreconditionSyntaxError,
@@ -1066,6 +1067,7 @@ class _Builder:
         self.check_focus_typos()
         self.check_wait_focus()
         self.check_patterns_about_focus()
+        self.check_commented_patterns()
         self.check_subselects()
         self.check_kind_clashes()
         self.check_filter_variables()
@@ -2551,6 +2553,27 @@ class _Builder:
                     self.datatype_hint(dt),
                     (holder, pred),
                     also=str(lit),
+                )
+
+    def check_commented_patterns(self) -> None:
+        """A pattern on one line whose ``#`` comments out SPARQL (:mod:`._pattern_comments`):
+        a warning at it, saying what is not read."""
+        for owner, holder, pred, _ in self.patterns:
+            for text in self.g.objects(holder, pred):
+                lost = commented_out(str(text))
+                if lost is None:
+                    continue
+                lost = lost if len(lost) <= 60 else lost[:59] + "…"
+                self.at_text(
+                    "warning",
+                    "#",
+                    owner,
+                    f"{self.n(pred)} is written on one line, and SPARQL reads from # to the end "
+                    f"of the line as a comment: `{lost}` is not read, so the pattern "
+                    "asks less than it says",
+                    'write the pattern in triple quotes (""" … """) with the comment on a line '
+                    "of its own, or drop the #",
+                    (holder, pred),
                 )
 
     def check_pattern_regexes(self) -> None:
