@@ -14,21 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from workflow_edits import TRIAGE, edited, problems
+from workflow_edits import TRIAGE, edited, ontology_edited, problems
 
 ROOT = Path(__file__).resolve().parent.parent
 ONTOLOGY = TRIAGE[1]
 WORLD = ROOT / "examples" / "triage" / "world.ttl"
 SHAPE = "    sh:targetClass :Patient ;\n"
-
-
-def ontology_edited(tmp_path: Path, old: str, new: str) -> tuple[Path, int]:
-    """ehr.ttl with its one ``old`` replaced by ``new``, and the line ``old`` was on."""
-    text = ONTOLOGY.read_text(encoding="utf-8")
-    assert text.count(old) == 1, f"{old!r} is not written once in {ONTOLOGY.name}"
-    path = tmp_path / ONTOLOGY.name
-    path.write_text(text.replace(old, new), encoding="utf-8")
-    return path, text[: text.index(old)].count("\n") + 1
 
 
 @pytest.mark.parametrize(("old", "new", "severity", "said", "hint"), [
