@@ -24,7 +24,7 @@ from ._contract import (
 from ._definitions import Definitions, load_definitions
 from ._errors import AuthoringError, Problem
 from ._gate import shape_problems
-from ._prechecks import unmet_properties
+from ._prechecks import unmet_properties, unstated
 from ._stores import DEFAULT_STORE
 from ._world import World
 from ._world_terms import world_term_problems
@@ -147,7 +147,9 @@ def _placed(p: Problem) -> tuple[str, int]:
 
 def beside_world(defs: Definitions, world: World) -> list[Problem]:
     """The load's warnings as they stand beside ``world``: none about an undeclared IRI the
-    world uses, one about each node the definitions name and the world does not hold."""
+    world uses, one about each node the definitions name and the world does not hold, and one
+    about each declared property a shape requires that no tool writes and the world states
+    nowhere (:attr:`Definitions.unwritten`)."""
     used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
     unmet = unmet_properties(defs, world)
     # a node the definitions name and do not hold is said once, by _unheld, beside a world;
@@ -156,7 +158,8 @@ def beside_world(defs: Definitions, world: World) -> list[Problem]:
         id(p) for iri in used | defs.unheld.keys() | {*unmet} for p in defs.undeclared.get(iri, ())
     }
     kept = [p for p in defs.warnings if id(p) not in dropped]
-    return kept + _unheld(defs, world) + _unmeetable(defs, unmet)
+    unwritten = [p for prop in unstated(world, defs.unwritten) for p in defs.unwritten[prop]]
+    return kept + _unheld(defs, world) + unwritten + _unmeetable(defs, unmet)
 
 
 def run_warnings(defs: Definitions, world: World | None) -> list[Problem]:

@@ -503,6 +503,12 @@ class Definitions:
     declares and no tool's effect writes, each with its warning and the error it becomes
     beside a world that holds no statement of it: then the gate rejects every such result,
     after the tool has acted, so ``run`` refuses before any tool is called."""
+    unwritten: dict[URIRef, list[Problem]] = field(default_factory=dict)
+    """Properties a domain shape requires of the nodes some step's tool lands, that the files
+    declare but no tool's effect writes, each with the warning to give beside a world that
+    holds no statement of it. Only a warning, and only then: a declared property is what
+    world data and other systems (an import, an operator's answer to a wait) bring, between
+    runs and between steps."""
     individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
     """Statements about the individuals declared with the definitions (``_individuals``)."""
     errors: tuple[Problem, ...] = ()
@@ -3109,6 +3115,8 @@ class _Builder:
             requires = self.requirement(holder)
             for prop in sorted(path_properties(g, path), key=str):
                 if not self.unknown(prop, declared):
+                    if requires and path == prop:
+                        self.note_unwritten(holder, prop, requires)
                     continue
                 # on a path of several properties (:a|:b) another one may meet it
                 if requires and path == prop and self.check_unmeetable(holder, prop, requires):
@@ -3223,20 +3231,9 @@ class _Builder:
         in :attr:`Definitions.unmeetable` with the error it is beside a world that holds no
         statement of it (:func:`~._cli_validate.beside_world`), which ``run`` refuses. False
         when no step's tool lands a node it judges: the plain undeclared warning then."""
-        shapes = {pshape, *self.g.subjects(SH.property, pshape)}
-        classes = sorted(
-            {c for s in shapes for c in self.g.objects(s, SH.targetClass) if isinstance(c, URIRef)},
-            key=str,
-        )
-        tools = landing_tools(self.defs.workflows, classes, self.defs.classes_of)
-        if not tools or prop in self.written_properties:
+        fails = self.fails_every_result(pshape, prop, requires)
+        if fails is None:
             return False
-        judged = " or ".join(self.n(c) for c in classes)
-        acting = ", ".join(t.name for t in tools)
-        fails = (
-            f"so its {requires} fails every {judged}: every result of {acting} on a {judged} "
-            "would be rejected by the gate, after the tool has acted"
-        )
         self.undeclared(
             prop,
             pshape,
@@ -3261,6 +3258,51 @@ class _Builder:
         )
         self.defs.unmeetable.setdefault(prop, []).append((warning, error))
         return True
+
+    def note_unwritten(self, pshape: Node, prop: URIRef, requires: str) -> None:
+        """A property the files declare, that no tool's effect writes, which ``pshape``
+        requires of a class some step's tool lands a node of: kept in
+        :attr:`Definitions.unwritten` with the warning to give beside a world that holds no
+        statement of it; said of no world, as the world's data may well bring it."""
+        fails = self.fails_every_result(pshape, prop, requires)
+        if fails is None:
+            return
+        fix = (
+            "drop the shape's sh:hasValue"
+            if requires.startswith("sh:hasValue")
+            else f"give the property shape {requires.split()[0]} 0"
+        )
+        self.defs.unwritten.setdefault(prop, []).append(
+            self.src.problem(
+                "warning",
+                pshape,
+                f"sh:path names {self.n(prop)}, which no tool's effect writes and the world "
+                f"holds no statement of, {fails}, unless something else (an import, an "
+                f"operator's answer to a wait) gives the node a value of {self.n(prop)} first",
+                f"load the data that holds {self.n(prop)}, or have a tool's effect write it; "
+                f"if it is given only after the tool acts, {fix}",
+                at=(pshape, SH.path, prop),
+            )
+        )
+
+    def fails_every_result(self, pshape: Node, prop: URIRef, requires: str) -> str | None:
+        """What ``pshape``'s ``requires`` does to the result of every tool some step calls
+        that lands a node of a class it targets, when no tool's effect writes ``prop``; None
+        when one does, or no step's tool lands such a node."""
+        shapes = {pshape, *self.g.subjects(SH.property, pshape)}
+        classes = sorted(
+            {c for s in shapes for c in self.g.objects(s, SH.targetClass) if isinstance(c, URIRef)},
+            key=str,
+        )
+        tools = landing_tools(self.defs.workflows, classes, self.defs.classes_of)
+        if not tools or prop in self.written_properties:
+            return None
+        judged = " or ".join(self.n(c) for c in classes)
+        acting = ", ".join(t.name for t in tools)
+        return (
+            f"so its {requires} fails every {judged}: every result of {acting} on a {judged} "
+            "would be rejected by the gate, after the tool has acted"
+        )
 
     @cached_property
     def written_properties(self) -> frozenset[URIRef]:

@@ -23,7 +23,7 @@ world, or every result the gate judges by that shape is rejected after its tool 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rdflib import URIRef
@@ -39,7 +39,7 @@ from ._world import World
 if TYPE_CHECKING:
     from ._bindings.python import PythonBinding
 
-__all__ = ["Prechecks", "refuse_unmet", "unmet_properties", "unmet_requirements"]
+__all__ = ["Prechecks", "refuse_unmet", "unmet_properties", "unmet_requirements", "unstated"]
 
 
 def unmet_properties(
@@ -47,7 +47,13 @@ def unmet_properties(
 ) -> list[URIRef]:
     """The properties of :attr:`Definitions.unmeetable` that ``world`` holds no statement of,
     nor ``landing`` (the properties of facts landing first: a resume's)."""
-    return [p for p in defs.unmeetable if p not in landing and not _world_states(world, p)]
+    return unstated(world, [p for p in defs.unmeetable if p not in landing])
+
+
+def unstated(world: World, properties: Iterable[URIRef]) -> list[URIRef]:
+    """Those of ``properties`` no statement of ``world`` has as its predicate: one look-up
+    by predicate (an index's) each, whatever the world holds."""
+    return [p for p in properties if not _world_states(world, p)]
 
 
 def unmet_requirements(
@@ -72,8 +78,7 @@ def refuse_unmet(defs: Definitions, world: World, landing: Collection[Node] = ()
 
 
 def _world_states(world: World, prop: URIRef) -> bool:
-    """Whether any statement of the world has ``prop`` as its predicate: one look-up by
-    predicate (an index's), whatever the world holds."""
+    """Whether any statement of the world has ``prop`` as its predicate."""
     return bool(world.store.select("SELECT * WHERE { ?s ?t ?o } LIMIT 1", {"t": prop}, {}))
 
 
