@@ -355,11 +355,11 @@ class Runner:
         """Refuse, before any step fires, definitions ``validate --world`` refuses beside
         ``world`` (a required argument nothing binds, a property a shape requires that
         ``world`` does not hold nor the facts ``landing`` first state: read unrecorded, as
-        no step of the run made the reads), then
-        resolve every binding the workflow can reach, and let each refuse (an MCP tool whose
-        schema does not fit the declared arguments). Other workflows' tools are not this run's
-        concern. A Python function found to fit on an earlier run of the agent is not
-        inspected again (:mod:`._prechecks`)."""
+        no step of the run made the reads), then resolve every binding the workflow can
+        reach, and let each refuse (an MCP tool whose schema does not fit the declared
+        arguments). Other workflows' tools are not this run's concern. A Python function
+        found to fit on an earlier run of the agent is not inspected again
+        (:mod:`._prechecks`)."""
         unrunnable = [*self.prechecks.unbound(), *unmet_requirements(self.defs, world, landing)]
         if unrunnable:
             raise AuthoringError(unrunnable)

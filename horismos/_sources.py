@@ -689,8 +689,8 @@ def _syntax_hint(e: BadSyntax, line: int) -> str:
         return 'close the string on its line (a text of several lines is written """ … """)'
     if why == "bad escape":  # a regular expression's \d, a Windows path's \U
         return (
-            "a backslash in a Turtle string starts an escape (\\n, \\t, \\\", \\\\): "
-            "write two for one, e.g. sh:pattern \"^Q-\\\\d+$\" for the expression ^Q-\\d+$"
+            'a backslash in a Turtle string starts an escape (\\n, \\t, \\", \\\\): '
+            'write two for one, e.g. sh:pattern "^Q-\\\\d+$" for the expression ^Q-\\d+$'
         )
     word = re.match(rb"\s*(true|false)\b", text[at:], re.I)
     if why == "objectList expected" and word is not None:
