@@ -23,14 +23,14 @@ from ._hydrate import Hydrated
 from ._individuals import place_individuals
 from ._model import Adapter, McpServer, Workflow
 from ._policy import DEFAULT_ALLOW, Policy, allowed, approve
-from ._prechecks import Prechecks
+from ._prechecks import Prechecks, refuse_unmet
 from ._reads import RecordingStore
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import Environment, Runner, focus_nodes
 from ._stores import Change, Store
 from ._surfaces import Catalog
 from ._trace import Trace
-from ._waits import StoredInstance, find_instance, finished_foci, prepare, unfinished
+from ._waits import StoredInstance, find_instance, finished_foci, parse_facts, prepare, unfinished
 from ._world import World, holds_subject
 
 __all__ = ["Agent"]
@@ -258,7 +258,7 @@ class Agent:
 
             held = worker is not None and not all
             try:
-                await runner.check_bindings(wf)
+                await runner.check_before_first_step(wf, world)
                 if held:
                     await worker.hold(wf, foci[0])  # type: ignore[union-attr]
                 # what a crash, a block or a wait left, on a world that outlives the process or,
@@ -440,6 +440,7 @@ class Agent:
         its brief shows); :meth:`resume` then calls the tool. Returns what was approved
         (``tool``, ``payload``, ``fingerprint``, ``graph``); raises UsageError for a
         fingerprint the instance does not wait for."""
+        refuse_unmet(self.definitions, world)  # the gate would reject what the call did
         iid = (
             find_instance(world.store, instance, "approve")
             if isinstance(instance, str)
@@ -476,6 +477,9 @@ class Agent:
                 iid = (
                     find_instance(world.store, instance) if isinstance(instance, str) else instance
                 )
+                if self.definitions.unmeetable:  # said as what it is, not as facts rejected
+                    stated = {p for _, p, _ in parse_facts(self.definitions, facts)}
+                    refuse_unmet(self.definitions, world, stated)
                 waiting = prepare(
                     self.definitions, self._gate, reads, iid, facts, reads.store.types
                 )
@@ -487,7 +491,8 @@ class Agent:
                     worker.settles_holds_of(runner)
                 wf = self.definitions.workflows[waiting.workflow]
                 try:
-                    await runner.check_bindings(wf)
+                    landing = {p for _, p, _ in waiting.facts}
+                    await runner.check_before_first_step(wf, world, landing)
                     if worker is not None:
                         await worker.hold(wf, waiting.focus)
                     runner.header(wf, [waiting.focus], world_digest=_digest(world))

@@ -50,6 +50,7 @@ from ._intents import (
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
 from ._policy import Policy, fingerprint, refusal
+from ._prechecks import refuse_unmet
 from ._records import StepRecord
 from ._runner import Environment, _literal_fits, _n3
 from ._stores.base import Change, Conflict
@@ -343,6 +344,7 @@ async def guarded_call(
     using one approval at the same instant both landed, and the slower, finding the subject
     free once the faster had called, called too. Held, whoever takes it next reads it used."""
     agent, defs = catalog.agent, catalog.definitions
+    refuse_unmet(defs, world)  # as a run is refused: before a trace or a world is touched
     tr = trace if isinstance(trace, Trace) else Trace(trace)
     digest = None if world.store.shared else world.digest()  # as the caller left it
     placed = agent.place_individuals(world)  # the definitions' own, before anything reads

@@ -24,6 +24,7 @@ from ._contract import (
 from ._definitions import Definitions, load_definitions
 from ._errors import AuthoringError, Problem
 from ._gate import shape_problems
+from ._prechecks import unmet_properties, unstated
 from ._stores import DEFAULT_STORE
 from ._world import World
 from ._world_terms import world_term_problems
@@ -146,16 +147,19 @@ def _placed(p: Problem) -> tuple[str, int]:
 
 def beside_world(defs: Definitions, world: World) -> list[Problem]:
     """The load's warnings as they stand beside ``world``: none about an undeclared IRI the
-    world uses, one about each node the definitions name and the world does not hold."""
+    world uses, one about each node the definitions name and the world does not hold, and one
+    about each declared property a shape requires that no tool writes and the world states
+    nowhere (:attr:`Definitions.unwritten`)."""
     used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
-    unmet = [prop for prop in defs.unmeetable if not _world_states(world, prop)]
+    unmet = unmet_properties(defs, world)
     # a node the definitions name and do not hold is said once, by _unheld, beside a world;
     # a property a shape requires and the world states nowhere, once, as the error it is
     dropped = {
         id(p) for iri in used | defs.unheld.keys() | {*unmet} for p in defs.undeclared.get(iri, ())
     }
     kept = [p for p in defs.warnings if id(p) not in dropped]
-    return kept + _unheld(defs, world) + _unmeetable(defs, unmet)
+    unwritten = [p for prop in unstated(world, defs.unwritten) for p in defs.unwritten[prop]]
+    return kept + _unheld(defs, world) + unwritten + _unmeetable(defs, unmet)
 
 
 def run_warnings(defs: Definitions, world: World | None) -> list[Problem]:
@@ -227,12 +231,6 @@ def _other_cases(iri: URIRef) -> list[URIRef]:
         text.lower(),
     ]
     return [URIRef(c) for c in dict.fromkeys(spellings) if c != text]
-
-
-def _world_states(world: World, prop: URIRef) -> bool:
-    """Whether any statement of the world has ``prop`` as its predicate: one look-up by
-    predicate (an index's), whatever the world holds."""
-    return bool(world.store.select("SELECT * WHERE { ?s ?t ?o } LIMIT 1", {"t": prop}, {}))
 
 
 def _world_uses(world: World, iri: URIRef) -> bool:

@@ -72,6 +72,7 @@ from ._model import (
     Workflow,
 )
 from ._namespace_index import NamespaceIndex, written_prefixes
+from ._pattern_comments import commented_out
 from ._preconditions import (
     Precondition,
     PreconditionSyntaxError,
@@ -86,6 +87,7 @@ from ._preconditions import (
 )
 from ._prefix_clash import near_misses, prefix_clashes
 from ._shacl import Targets, domain_targets, superclasses_of
+from ._shape_slips import shape_slips
 from ._sources import Sources, Where, read_sources
 from ._sparql_parse import prepare_query
 from ._store_syntax import CASTS, bad_regexes, rebound, refusal
@@ -501,6 +503,12 @@ class Definitions:
     declares and no tool's effect writes, each with its warning and the error it becomes
     beside a world that holds no statement of it: then the gate rejects every such result,
     after the tool has acted, so ``run`` refuses before any tool is called."""
+    unwritten: dict[URIRef, list[Problem]] = field(default_factory=dict)
+    """Properties a domain shape requires of the nodes some step's tool lands, that the files
+    declare but no tool's effect writes, each with the warning to give beside a world that
+    holds no statement of it. Only a warning, and only then: a declared property is what
+    world data and other systems (an import, an operator's answer to a wait) bring, between
+    runs and between steps."""
     individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
     """Statements about the individuals declared with the definitions (``_individuals``)."""
     errors: tuple[Problem, ...] = ()
@@ -1065,6 +1073,7 @@ class _Builder:
         self.check_focus_typos()
         self.check_wait_focus()
         self.check_patterns_about_focus()
+        self.check_commented_patterns()
         self.check_subselects()
         self.check_kind_clashes()
         self.check_filter_variables()
@@ -2552,6 +2561,27 @@ class _Builder:
                     also=str(lit),
                 )
 
+    def check_commented_patterns(self) -> None:
+        """A pattern on one line whose ``#`` comments out SPARQL (:mod:`._pattern_comments`):
+        a warning at it, saying what is not read."""
+        for owner, holder, pred, _ in self.patterns:
+            for text in self.g.objects(holder, pred):
+                lost = commented_out(str(text))
+                if lost is None:
+                    continue
+                lost = lost if len(lost) <= 60 else lost[:59] + "…"
+                self.at_text(
+                    "warning",
+                    "#",
+                    owner,
+                    f"{self.n(pred)} is written on one line, and SPARQL reads from # to the end "
+                    f"of the line as a comment: `{lost}` is not read, so the pattern "
+                    "asks less than it says",
+                    'write the pattern in triple quotes (""" … """) with the comment on a line '
+                    "of its own, or drop the #",
+                    (holder, pred),
+                )
+
     def check_pattern_regexes(self) -> None:
         """A ``regex(?ref, "^Q-(URGENT")`` whose constant regular expression the store cannot
         read: the call is an error for every value, so the FILTER is never true and the step
@@ -3085,6 +3115,8 @@ class _Builder:
             requires = self.requirement(holder)
             for prop in sorted(path_properties(g, path), key=str):
                 if not self.unknown(prop, declared):
+                    if requires and path == prop:
+                        self.note_unwritten(holder, prop, requires)
                     continue
                 # on a path of several properties (:a|:b) another one may meet it
                 if requires and path == prop and self.check_unmeetable(holder, prop, requires):
@@ -3166,6 +3198,9 @@ class _Builder:
         self.check_shape_parameters()
         self.check_shape_value_lists()
         self.check_severities()
+        for slip in shape_slips(g, self.n):
+            report = self.error if slip.severity == "error" else self.warn
+            report(slip.holder, slip.message, slip.hint, at=slip.at)
         for p in (SH.deactivated, SH.closed, SH.uniqueLang):
             for holder, flag in g.subject_objects(p):
                 if isinstance(flag, Literal) and flag.datatype != XSD.boolean:
@@ -3196,20 +3231,9 @@ class _Builder:
         in :attr:`Definitions.unmeetable` with the error it is beside a world that holds no
         statement of it (:func:`~._cli_validate.beside_world`), which ``run`` refuses. False
         when no step's tool lands a node it judges: the plain undeclared warning then."""
-        shapes = {pshape, *self.g.subjects(SH.property, pshape)}
-        classes = sorted(
-            {c for s in shapes for c in self.g.objects(s, SH.targetClass) if isinstance(c, URIRef)},
-            key=str,
-        )
-        tools = landing_tools(self.defs.workflows, classes, self.defs.classes_of)
-        if not tools or prop in self.written_properties:
+        fails = self.fails_every_result(pshape, prop, requires)
+        if fails is None:
             return False
-        judged = " or ".join(self.n(c) for c in classes)
-        acting = ", ".join(t.name for t in tools)
-        fails = (
-            f"so its {requires} fails every {judged}: every result of {acting} on a {judged} "
-            "would be rejected by the gate, after the tool has acted"
-        )
         self.undeclared(
             prop,
             pshape,
@@ -3234,6 +3258,51 @@ class _Builder:
         )
         self.defs.unmeetable.setdefault(prop, []).append((warning, error))
         return True
+
+    def note_unwritten(self, pshape: Node, prop: URIRef, requires: str) -> None:
+        """A property the files declare, that no tool's effect writes, which ``pshape``
+        requires of a class some step's tool lands a node of: kept in
+        :attr:`Definitions.unwritten` with the warning to give beside a world that holds no
+        statement of it; said of no world, as the world's data may well bring it."""
+        fails = self.fails_every_result(pshape, prop, requires)
+        if fails is None:
+            return
+        fix = (
+            "drop the shape's sh:hasValue"
+            if requires.startswith("sh:hasValue")
+            else f"give the property shape {requires.split()[0]} 0"
+        )
+        self.defs.unwritten.setdefault(prop, []).append(
+            self.src.problem(
+                "warning",
+                pshape,
+                f"sh:path names {self.n(prop)}, which no tool's effect writes and the world "
+                f"holds no statement of, {fails}, unless something else (an import, an "
+                f"operator's answer to a wait) gives the node a value of {self.n(prop)} first",
+                f"load the data that holds {self.n(prop)}, or have a tool's effect write it; "
+                f"if it is given only after the tool acts, {fix}",
+                at=(pshape, SH.path, prop),
+            )
+        )
+
+    def fails_every_result(self, pshape: Node, prop: URIRef, requires: str) -> str | None:
+        """What ``pshape``'s ``requires`` does to the result of every tool some step calls
+        that lands a node of a class it targets, when no tool's effect writes ``prop``; None
+        when one does, or no step's tool lands such a node."""
+        shapes = {pshape, *self.g.subjects(SH.property, pshape)}
+        classes = sorted(
+            {c for s in shapes for c in self.g.objects(s, SH.targetClass) if isinstance(c, URIRef)},
+            key=str,
+        )
+        tools = landing_tools(self.defs.workflows, classes, self.defs.classes_of)
+        if not tools or prop in self.written_properties:
+            return None
+        judged = " or ".join(self.n(c) for c in classes)
+        acting = ", ".join(t.name for t in tools)
+        return (
+            f"so its {requires} fails every {judged}: every result of {acting} on a {judged} "
+            "would be rejected by the gate, after the tool has acted"
+        )
 
     @cached_property
     def written_properties(self) -> frozenset[URIRef]:
@@ -4066,6 +4135,20 @@ class _Builder:
                     at=e,
                 )
                 return False
+        elif isinstance(named := self.g.value(e, HORIS.subject), URIRef):
+            meant = next((a for a in class_args if a.lower() == self.short(named).lower()), None)
+            self.error(
+                tool,
+                f"horis:subject {self.n(named)} is a node; horis:subject names one of the "
+                "tool's arguments, by its name in quotes, and the effect lands on the node "
+                "given for it",
+                f'write horis:subject "{meant}"'
+                if meant is not None
+                else "name one of the tool's class-typed arguments in quotes"
+                + (": " + ", ".join(f'"{a}"' for a in class_args) if class_args else ""),
+                at=(e, HORIS.subject, named),
+            )
+            return False
         elif subject not in {a.name for a in args}:
             names = ", ".join(sorted(f'"{a.name}"' for a in args)) or "none"
             self.error(

@@ -585,6 +585,8 @@ def shape_problems(defs: Definitions, graph: ShapesGraph | None = None) -> list[
     try:
         loaded = (graph or _shapes_graph(defs)).shapes  # builds every shape, not just those named
     except ReportableRuntimeError as e:
+        if defs.errors:  # the load's checks said what stops it, at its line (_shape_slips)
+            return []
         return [defs.sources.problem("error", None, f"a SHACL shape cannot be loaded: {e}")]
     empty, executor, nobody = DataGraph.from_rdflib(Graph()), SHACLExecutor(), URIRef(_NOBODY)
     failed: dict[Node, str] = {}

@@ -2,35 +2,84 @@
 
 Before any step fires, a run refuses definitions in which nothing binds a tool's required
 argument, resolves the binding of every tool its workflow can reach and lets each refuse
-(:meth:`~horismos._runner.Runner.check_bindings`). Three of those answers depend only on what
-the agent was made with, so they are worked out on its first run and kept, as the gate's
-compiled shapes are: the unbound arguments and the tools a workflow reaches (functions of the
-loaded definitions), and whether a Python function's parameters fit the arguments its tool
-declares (``inspect.signature`` per tool, per run, was about a tenth of a single-focus run's
-fixed cost), with its resolved binding. A function is remembered as fitting only after it
-passed, and only while the agent's registry still maps the tool's name to it, so a misfit is
-refused on every run, in the same words. Every other binding is still checked on every run:
-an HTTP binding's headers and a command's program are read from the environment, and an MCP
-tool's schema from its server, any of which may change between runs.
+(:meth:`~horismos._runner.Runner.check_before_first_step`). Three of those answers depend
+only on what the agent was made with, so they are worked out on its first run and kept, as
+the gate's compiled shapes are: the unbound arguments and the tools a workflow reaches
+(functions of the loaded definitions), and whether a Python function's parameters fit the
+arguments its tool declares (``inspect.signature`` per tool, per run, was about a tenth of a
+single-focus run's fixed cost), with its resolved binding. A function is remembered as
+fitting only after it passed, and only while the agent's registry still maps the tool's name
+to it, so a misfit is refused on every run, in the same words. Every other binding is still
+checked on every run: an HTTP binding's headers and a command's program are read from the
+environment, and an MCP tool's schema from its server, any of which may change between runs.
+
+One check reads the world, and is made by every lane that can call a tool (``run``,
+``resume``, ``wake``, a worker's task, ``tools call``, ``serve``'s calls and its
+``run_workflow``) before it acts: a property a domain shape requires that no file declares and
+no tool writes (:attr:`~._definitions.Definitions.unmeetable`) must be stated somewhere in the
+world, or every result the gate judges by that shape is rejected after its tool has acted
+(:func:`unmet_requirements`). One look-up by predicate per such property, usually none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rdflib import URIRef
+from rdflib.term import Node
 
 from ._bindings import Binding
 from ._contract import unbound_arguments
 from ._definitions import Definitions
-from ._errors import Problem
+from ._errors import AuthoringError, Problem
 from ._model import ActionStep, Tool, Workflow
+from ._world import World
 
 if TYPE_CHECKING:
     from ._bindings.python import PythonBinding
 
-__all__ = ["Prechecks"]
+__all__ = ["Prechecks", "refuse_unmet", "unmet_properties", "unmet_requirements", "unstated"]
+
+
+def unmet_properties(
+    defs: Definitions, world: World, landing: Collection[Node] = ()
+) -> list[URIRef]:
+    """The properties of :attr:`Definitions.unmeetable` that ``world`` holds no statement of,
+    nor ``landing`` (the properties of facts landing first: a resume's)."""
+    return unstated(world, [p for p in defs.unmeetable if p not in landing])
+
+
+def unstated(world: World, properties: Iterable[URIRef]) -> list[URIRef]:
+    """Those of ``properties`` no statement of ``world`` has as its predicate: one look-up
+    by predicate (an index's) each, whatever the world holds."""
+    return [p for p in properties if not _world_states(world, p)]
+
+
+def unmet_requirements(
+    defs: Definitions, world: World, landing: Collection[Node] = ()
+) -> list[Problem]:
+    """The errors, each at its shape's ``sh:path``, about the properties a domain shape
+    requires that no file declares, no tool writes and ``world`` does not hold (nor the
+    facts ``landing`` with them): what every lane refuses before a tool acts, as
+    ``validate --world`` does."""
+    unmet = unmet_properties(defs, world, landing)
+    return [error for prop in unmet for _, error in defs.unmeetable[prop]]
+
+
+def refuse_unmet(defs: Definitions, world: World, landing: Collection[Node] = ()) -> None:
+    """Raise :class:`AuthoringError` with :func:`unmet_requirements`, when there are any: for
+    a lane that calls a tool, or records what lets one be called, outside a run's steps, and
+    for a resume before its facts are judged (the shape would reject them, for a property
+    neither they nor the world state)."""
+    unmet = unmet_requirements(defs, world, landing)
+    if unmet:
+        raise AuthoringError(unmet)
+
+
+def _world_states(world: World, prop: URIRef) -> bool:
+    """Whether any statement of the world has ``prop`` as its predicate."""
+    return bool(world.store.select("SELECT * WHERE { ?s ?t ?o } LIMIT 1", {"t": prop}, {}))
 
 
 class Prechecks:

@@ -273,7 +273,7 @@ class InstanceDriver:
             runner = self.agent.runner(world, Trace(None), Environment(), recorded=False)
             try:
                 for wf in self.agent.definitions.workflows.values():
-                    await runner.check_bindings(wf)
+                    await runner.check_before_first_step(wf, world)
             finally:
                 await runner.aclose()
 
@@ -330,7 +330,7 @@ class InstanceDriver:
         worker.settles_holds_of(runner)
         ended: list[str] = []
         try:
-            await runner.check_bindings(wf)
+            await runner.check_before_first_step(wf, world)
             runner.header(wf, [focus], world_digest=None)
             await worker.run(runner, wf, [focus], lambda inst: ended.append(inst.status))
         finally:

@@ -13,7 +13,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, cast
 
@@ -74,7 +74,7 @@ from ._model import (
 )
 from ._outcomes import Expired, encode, outcome_of
 from ._policy import Pending, Policy, pending, refusal, side_effect
-from ._prechecks import Prechecks
+from ._prechecks import Prechecks, unmet_requirements
 from ._proposal import RankRequest, Reply, ask, propose
 from ._reads import text
 from ._records import InstanceRun, StepRecord
@@ -349,14 +349,20 @@ class Runner:
             b = self._bindings[tool.iri] = resolve(tool, self.registry, self.mcp)
         return b
 
-    async def check_bindings(self, workflow: Workflow) -> None:
-        """Resolve every binding the workflow can reach, and let each refuse (an MCP tool whose
-        schema does not fit the declared arguments), before any step fires. Other workflows'
-        tools are not this run's concern. A Python function found to fit on an earlier run of
-        the agent is not inspected again (:mod:`._prechecks`)."""
-        unbound = self.prechecks.unbound()
-        if unbound:
-            raise AuthoringError(unbound)
+    async def check_before_first_step(
+        self, workflow: Workflow, world: World, landing: Collection[Node] = ()
+    ) -> None:
+        """Refuse, before any step fires, definitions ``validate --world`` refuses beside
+        ``world`` (a required argument nothing binds, a property a shape requires that
+        ``world`` does not hold nor the facts ``landing`` first state: read unrecorded, as
+        no step of the run made the reads), then resolve every binding the workflow can
+        reach, and let each refuse (an MCP tool whose schema does not fit the declared
+        arguments). Other workflows' tools are not this run's concern. A Python function
+        found to fit on an earlier run of the agent is not inspected again
+        (:mod:`._prechecks`)."""
+        unrunnable = [*self.prechecks.unbound(), *unmet_requirements(self.defs, world, landing)]
+        if unrunnable:
+            raise AuthoringError(unrunnable)
         for tool in self.prechecks.tools(workflow):
             known = self.prechecks.fitting(tool, self.registry)
             if known is not None:

@@ -54,7 +54,7 @@ from ._call import (
     guarded_call,
 )
 from ._catalog import binding_problem, effect_schema, input_schema
-from ._errors import UsageError
+from ._errors import AuthoringError, UsageError
 from ._model import McpServer, Tool
 from ._policy import (
     DEFAULT_ALLOW,
@@ -188,10 +188,9 @@ class ServedTools:
         args: Any = {} if arguments is None else arguments
         if name == "discover":
             return await self._discover(args)
-        if name == "run_workflow" and self.run_workflow:
-            return await self._run_workflow(args)
-        tool = self.tools.get(name)
-        if tool is None:
+        runs = name == "run_workflow" and self.run_workflow
+        tool = None if runs else self.tools.get(name)
+        if tool is None and not runs:
             served = ", ".join(["discover", *sorted(self.tools)])
             why = self.skipped.get(name)
             raise MCPError(
@@ -200,8 +199,13 @@ class ServedTools:
                 + (f" ({why})" if why else "")
                 + f"; served: {served}",
             )
-        async with self.lock:  # check, call, gate and commit as one, for every client
-            result, approval = await self._guarded(tool, args)
+        try:
+            if tool is None:
+                return await self._run_workflow(args)
+            async with self.lock:  # check, call, gate and commit as one, for every client
+                result, approval = await self._guarded(tool, args)
+        except AuthoringError as e:  # the world lost what a shape requires since serve began
+            return types.CallToolResult(content=[types.TextContent(text=str(e))], is_error=True)
         structured = {**result.to_json(), "result": _landed(tool, result), "approval": approval}
         return types.CallToolResult(
             content=[types.TextContent(text=_receipt(result, approval))],

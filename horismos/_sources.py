@@ -687,6 +687,14 @@ def _syntax_hint(e: BadSyntax, line: int) -> str:
     why = str(e._why)
     if why == "newline found in string literal":
         return 'close the string on its line (a text of several lines is written """ … """)'
+    if why == "bad escape":  # a regular expression's \d, a Windows path's \U
+        return (
+            'a backslash in a Turtle string starts an escape (\\n, \\t, \\", \\\\): '
+            'write two for one, e.g. sh:pattern "^Q-\\\\d+$" for the expression ^Q-\\d+$'
+        )
+    word = re.match(rb"\s*(true|false)\b", text[at:], re.I)
+    if why == "objectList expected" and word is not None:
+        return f"a boolean is written in lower case: {word.group(1).decode().lower()}"
     if not why.startswith("expected '.'") or at >= len(text):
         return _SYNTAX_HINT
     start = text.rfind(b"\n", 0, at) + 1

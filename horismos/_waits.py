@@ -51,6 +51,7 @@ __all__ = [
     "find_instance",
     "finished_foci",
     "open_wait",
+    "parse_facts",
     "prepare",
     "read_instance",
     "short_id",
@@ -669,7 +670,7 @@ def prepare(
             "definitions do not declare as a horis:WaitStep of "
             f"{defs.name(stored.workflow)}; load the definitions it ran with"
         )
-    triples = _parse(defs, facts)
+    triples = parse_facts(defs, facts)
     _check_terms(defs, triples)
     _check_spelling(defs, world.store, triples)
     check_answer(
@@ -684,7 +685,9 @@ def prepare(
     return Waiting(stored, step, triples)
 
 
-def _parse(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Node, Node]]:
+def parse_facts(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Node, Node]]:
+    """The triples of ``facts`` (Turtle with the definitions' prefixes declared, or a graph),
+    in a fixed order; :class:`UsageError` saying where Turtle that does not parse stops."""
     if facts is None:
         return []
     if isinstance(facts, Graph):

@@ -180,6 +180,16 @@ def test_a_turtle_syntax_error_gives_the_line_missing_its_separator() -> None:
                  "newline found in string literal",
                  'close the string on its line (a text of several lines is written """ … """)',
                  id="quote"),
+    # rdflib's "objectList expected" and "bad escape" were given the hint about ' .' and ';'
+    pytest.param("    horis:idempotent false .", "    horis:idempotent False .",
+                 ("horis:idempotent False", None), "objectList expected",
+                 "a boolean is written in lower case: false", id="boolean-case"),
+    pytest.param('horis:requires """ ?this :acuity ?queue .',
+                 'horis:requires """ ?this :acuity ?queue . FILTER regex(str(?queue), "gent\\d")',
+                 ("FILTER regex(str(?queue)", None), "bad escape",
+                 "a backslash in a Turtle string starts an escape (\\n, \\t, \\\", \\\\): "
+                 'write two for one, e.g. sh:pattern "^Q-\\\\d+$" for the expression ^Q-\\d+$',
+                 id="escape"),
 ])
 def test_a_turtle_slip_is_said_at_the_line_written_wrong_with_what_to_write(
         tmp_path: Path, old: str, new: str, at: tuple[str, str | None], said: str,

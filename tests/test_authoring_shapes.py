@@ -15,19 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from workflow_edits import TRIAGE, edited, problems
+from workflow_edits import TRIAGE, edited, ontology_edited, problems
 
 from horismos import Agent, AuthoringError, Problem
 
 ONTOLOGY = TRIAGE[1]
-
-
-def ontology_edited(tmp_path: Path, old: str, new: str) -> tuple[Path, int]:
-    text = ONTOLOGY.read_text(encoding="utf-8")
-    assert text.count(old) == 1, f"{old!r} is not written once in {ONTOLOGY.name}"
-    path = tmp_path / ONTOLOGY.name
-    path.write_text(text.replace(old, new), encoding="utf-8")
-    return path, text[: text.index(old)].count("\n") + 1
 
 
 def loaded(tmp_path: Path, ontology: Path, workflow: Path = TRIAGE[0]) -> list[Problem]:

@@ -245,3 +245,37 @@ def test_a_pattern_prefix_its_file_does_not_declare_says_which_term_was_meant(
     assert p.message == ("horis:requires is not a valid SPARQL group graph pattern: it uses the "
                          f"prefix {prefix}:, which its file does not declare")
     assert p.hint == hint
+
+
+TRIAGE_GUARD = '''    horis:requires """ ?this :acuity ?queue .
+                       FILTER NOT EXISTS { ?this :queuedAt ?t } """ ;'''
+
+
+@pytest.mark.parametrize(("written", "lost"), [
+    ('    horis:requires "?this :acuity ?queue . # not queued yet FILTER NOT EXISTS '
+     '{ ?this :queuedAt ?t }" ;', "`FILTER NOT EXISTS { ?this :queuedAt ?t }` is not read"),
+    ('    horis:requires "?this :acuity ?queue . # ?this :queuedAt ?t" ;',
+     "`?this :queuedAt ?t` is not read"),
+])
+def test_a_hash_commenting_out_the_rest_of_a_one_line_pattern_is_warned_at_its_line(
+        tmp_path: Path, written: str, lost: str) -> None:
+    """The guard was dropped without a word: the pattern parsed, validate said "valid", and
+    the step fired on every patient, queued or not."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_GUARD, written)
+    found = problems(path, TRIAGE)
+    (p,) = found or [None]
+    assert p is not None and p.severity == "warning" and p.line == line, found
+    assert "is written on one line, and SPARQL reads from # to the end of the line" in p.message
+    assert lost in p.message and "triple quotes" in (p.hint or "")
+
+
+@pytest.mark.parametrize("written", [
+    '    horis:requires "?this :acuity ?queue . # the patient\'s level" ;',  # a remark
+    '    horis:requires """ ?this :acuity ?queue .  # the level\n'
+    '                       FILTER NOT EXISTS { ?this :queuedAt ?t } """ ;',  # its own line
+    '    horis:requires "?this :acuity ?queue . FILTER (?queue != <http://example.org/ehr#x>)" ;',
+])
+def test_a_remark_a_comment_ended_by_its_line_and_an_iri_fragment_say_nothing(
+        tmp_path: Path, written: str) -> None:
+    path, _ = edited(tmp_path, TRIAGE, TRIAGE_GUARD, written)
+    assert [p for p in problems(path, TRIAGE) if "#" in p.message] == []

@@ -118,3 +118,31 @@ def test_a_misspelt_required_property_is_refused_with_the_one_a_tool_writes(
     assert p.returncode == 1, p.stdout + p.stderr
     assert "error: :PatientShape: sh:path names :queueRf" in p.stdout
     assert "did you mean :queueRef, or give the property shape sh:minCount 0" in p.stdout
+
+
+def test_a_declared_property_no_tool_writes_is_warned_of_beside_a_world_that_lacks_it(
+        tmp_path: Path) -> None:
+    """Declared, so world data or another system (an import, an operator's answer) may bring
+    it between runs and steps: a warning, and only beside a world that states it nowhere.
+    It was said nowhere: the run called ehr.assign_queue and the gate rejected the patient."""
+    ehr, line = ehr_requiring(tmp_path, "sh:minCount 1")
+    ehr.write_text(ehr.read_text(encoding="utf-8") + "\n:triagedAt a owl:DatatypeProperty ; "
+                   "rdfs:domain :Patient ; rdfs:range xsd:dateTime .\n", encoding="utf-8")
+    said = (f"ehr.ttl:{line}: warning: :PatientShape: sh:path names :triagedAt, which no tool's "
+            "effect writes and the world holds no statement of, so its sh:minCount 1 fails every "
+            ":Patient: every result of ehr.assign_queue")
+    p = horismos("validate", str(TRIAGE_WF), str(ehr), "--world", str(WORLD), cwd=tmp_path)
+    assert p.returncode == 0 and said in p.stdout, p.stdout + p.stderr
+    assert "load the data that holds :triagedAt" in p.stdout
+    (tmp_path / "tools.py").write_text(COUNTED_TOOLS)
+    p = horismos("run", str(TRIAGE_WF), str(ehr), "--world", str(WORLD), "--tools", "tools.py",
+                 "--focus", ":patient42", cwd=tmp_path)
+    assert said in p.stderr, p.stderr  # said as the run begins; the tool is still called
+    # no world given: the files are all there is, and validate of files holds no data to them
+    p = horismos("validate", str(TRIAGE_WF), str(ehr), cwd=tmp_path)
+    assert p.returncode == 0 and "triagedAt" not in p.stdout, p.stdout
+    world = tmp_path / "world.ttl"
+    world.write_text(WORLD.read_text(encoding="utf-8")
+                     + '\n:patient43 :triagedAt "2026-01-01T00:00:00Z" .\n', encoding="utf-8")
+    p = horismos("validate", str(TRIAGE_WF), str(ehr), "--world", str(world), cwd=tmp_path)
+    assert p.returncode == 0 and "triagedAt" not in p.stdout, p.stdout + p.stderr

@@ -24,6 +24,15 @@ def edited(tmp_path: Path, pair: tuple[Path, Path], old: str, new: str) -> tuple
     return path, line
 
 
+def ontology_edited(tmp_path: Path, old: str, new: str) -> tuple[Path, int]:
+    """ehr.ttl with its one ``old`` replaced by ``new``, and that line."""
+    text = TRIAGE[1].read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not written once in {TRIAGE[1].name}"
+    path = tmp_path / TRIAGE[1].name
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path, text[: text.index(old)].count("\n") + 1
+
+
 def problems(path: Path, pair: tuple[Path, Path], ontology: Path | None = None) -> list[Problem]:
     """Every error and warning loading the edited workflow with its ontology gives."""
     try:

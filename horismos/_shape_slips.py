@@ -1,0 +1,162 @@
+"""A domain shape that contradicts itself, or says other than it means, in ways SHACL loads.
+
+Each of these loads in every SHACL engine and validated "valid"; the gate then rejected the
+result of every tool landing a node the shape targets, after the tool had acted, or the shape
+checked nothing at all:
+
+- bounds that no count or value meets (``sh:minCount 2 ; sh:maxCount 1``, ``sh:minLength 12 ;
+  sh:maxLength 3``, ``sh:minInclusive`` above ``sh:maxInclusive``): no node, or no value,
+  conforms;
+- ``sh:closed true`` on a shape targeting a class, without ``rdf:type`` among what it allows:
+  every node of the class holds ``rdf:type``, which the closed shape does not allow;
+- ``sh:targetNode :Patient`` naming a class: the shape checks the class's own node, never an
+  instance of it (``sh:targetClass`` was meant);
+- ``sh:path`` on a node declared ``a sh:NodeShape``: no engine loads it, and the gate's load
+  check could only say so with no file or line.
+
+Found on the definitions' graph alone, a few look-ups per shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Literal as Severity
+
+from rdflib import OWL, RDF, RDFS, SH, Graph, Literal, URIRef
+from rdflib.collection import Collection
+from rdflib.term import Node
+
+__all__ = ["ShapeSlip", "shape_slips"]
+
+
+@dataclass(frozen=True)
+class ShapeSlip:
+    """One slip: at ``at`` (a statement of ``holder``), what it does and what to write."""
+
+    severity: Severity["error", "warning"]
+    holder: Node
+    at: tuple[Node, URIRef, Node | None]
+    message: str
+    hint: str
+
+
+# (lower, upper, whether equal bounds leave nothing): what no count or value can meet
+_BOUNDS = (
+    (SH.minCount, SH.maxCount, False),
+    (SH.qualifiedMinCount, SH.qualifiedMaxCount, False),
+    (SH.minLength, SH.maxLength, False),
+    (SH.minInclusive, SH.maxInclusive, False),
+    (SH.minInclusive, SH.maxExclusive, True),
+    (SH.minExclusive, SH.maxInclusive, True),
+    (SH.minExclusive, SH.maxExclusive, True),
+)
+_COUNTS = {SH.minCount, SH.qualifiedMinCount}
+
+
+def shape_slips(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
+    """Every slip of the shapes of ``g``; ``n`` writes a term as the files do."""
+    yield from _crossed_bounds(g, n)
+    yield from _closed_to_type(g, n)
+    yield from _class_as_target_node(g, n)
+    yield from _path_on_node_shape(g, n)
+
+
+def _crossed_bounds(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
+    for low, high, strict in _BOUNDS:
+        for holder, least in g.subject_objects(low):
+            most = g.value(holder, high)
+            if not (isinstance(least, Literal) and isinstance(most, Literal)):
+                continue
+            lo, hi = least.toPython(), most.toPython()
+            if isinstance(lo, Literal) or isinstance(hi, Literal):  # ill-typed: said elsewhere
+                continue
+            try:
+                crossed = lo >= hi if strict else lo > hi
+            except TypeError:  # values of kinds that do not compare: the engine's to say
+                continue
+            if not crossed:
+                continue
+            path = g.value(holder, SH.path)
+            of = f" of {n(path)}" if isinstance(path, URIRef) else ""
+            what = "no node conforms" if low in _COUNTS else f"no value{of} conforms"
+            yield ShapeSlip(
+                "error",
+                holder,
+                (holder, high, most),
+                f"{n(low)} {_written(least)} is {'not below' if strict else 'above'} "
+                f"{n(high)} {_written(most)}, so {what}: the gate rejects the result of "
+                "every tool that lands a node the shape judges, after the tool has acted",
+                f"write {n(low)} {'below' if strict else 'no higher than'} {n(high)}",
+            )
+
+
+def _closed_to_type(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
+    for shape, flag in g.subject_objects(SH.closed):
+        if not (isinstance(flag, Literal) and flag.toPython() is True):
+            continue
+        classes = sorted(str(c) for c in g.objects(shape, SH.targetClass))
+        if not classes:
+            continue
+        allowed = {p for lst in g.objects(shape, SH.ignoredProperties) for p in _items(g, lst)}
+        allowed |= {p for ps in g.objects(shape, SH.property) for p in g.objects(ps, SH.path)}
+        if RDF.type in allowed:
+            continue
+        cls = n(URIRef(classes[0]))
+        yield ShapeSlip(
+            "error",
+            shape,
+            (shape, SH.closed, flag),
+            f"sh:closed true allows only the properties of its sh:property shapes, and every "
+            f"{cls} it targets holds rdf:type {cls}, so no node conforms: the gate rejects the "
+            "result of every tool that lands one, after the tool has acted",
+            "add sh:ignoredProperties ( rdf:type ) to the shape (rdf: is "
+            "<http://www.w3.org/1999/02/22-rdf-syntax-ns#>), and a sh:property for every other "
+            "property its nodes hold (rdfs:label, …)",
+        )
+
+
+def _class_as_target_node(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
+    for shape, target in g.subject_objects(SH.targetNode):
+        if not any((target, RDF.type, kind) in g for kind in (OWL.Class, RDFS.Class)):
+            continue
+        yield ShapeSlip(
+            "warning",
+            shape,
+            (shape, SH.targetNode, target),
+            f"sh:targetNode {n(target)} names a class: the shape checks the node {n(target)} "
+            f"itself, never a node of that class",
+            f"write sh:targetClass {n(target)} to check each node of {n(target)}",
+        )
+
+
+def _path_on_node_shape(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
+    for shape in g.subjects(RDF.type, SH.NodeShape):
+        path = g.value(shape, SH.path)
+        if path is None:
+            continue
+        written = n(path) if isinstance(path, URIRef) else ":queueRef"
+        yield ShapeSlip(
+            "error",
+            shape,
+            (shape, SH.path, path),
+            "a sh:NodeShape has no sh:path (a node shape judges nodes, a property shape the "
+            "values of a path), so no SHACL engine can load the shape",
+            f"move sh:path and the constraints on its values into a property shape: "
+            f"sh:property [ sh:path {written} ; … ]",
+        )
+
+
+def _items(g: Graph, lst: Node) -> list[Node]:
+    """The members of the RDF list ``lst``; none when it is no list."""
+    return list(Collection(g, lst)) if (lst, RDF.first, None) in g or lst == RDF.nil else []
+
+
+def _written(value: Literal) -> str:
+    """``value`` as a modeler writes it: a number bare, anything else in quotes."""
+    plain = value.toPython()
+    return (
+        str(value)
+        if isinstance(plain, int | float) and not isinstance(plain, bool)
+        else f'"{value}"'
+    )

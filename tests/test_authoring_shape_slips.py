@@ -1,0 +1,100 @@
+"""Modeler mistakes a third round found still reaching a tool, or said without a place.
+
+Each loads in every SHACL engine, and ``validate`` said "valid": the gate then rejected the
+result of every call landing a patient, after the tool had acted (bounds no count or value
+meets, a closed shape that forbids ``rdf:type``), or the shape checked nothing
+(``sh:targetNode`` naming a class). A ``sh:path`` on a node shape was refused as ``<graph>:``,
+with no file or line; ``horis:subject :patient`` was said as an argument named by a full IRI.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from workflow_edits import TRIAGE, edited, ontology_edited, problems
+
+ROOT = Path(__file__).resolve().parent.parent
+ONTOLOGY = TRIAGE[1]
+WORLD = ROOT / "examples" / "triage" / "world.ttl"
+SHAPE = "    sh:targetClass :Patient ;\n"
+
+
+@pytest.mark.parametrize(("old", "new", "severity", "said", "hint"), [
+    pytest.param("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:minCount 2 ;", "error",
+                 "sh:minCount 2 is above sh:maxCount 1, so no node conforms",
+                 "write sh:minCount no higher than sh:maxCount", id="counts"),
+    pytest.param("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:minLength 12 ; sh:maxLength 3 ;",
+                 "error", "sh:minLength 12 is above sh:maxLength 3, so no value of :queueRef "
+                 "conforms", "write sh:minLength no higher than sh:maxLength", id="lengths"),
+    pytest.param(SHAPE, SHAPE + "    sh:property [ sh:path :queuedAt ; sh:minExclusive "
+                 '"2030-01-01T00:00:00Z"^^xsd:dateTime ; sh:maxExclusive '
+                 '"2030-01-01T00:00:00Z"^^xsd:dateTime ] ;\n', "error",
+                 "is not below sh:maxExclusive", "write sh:minExclusive below sh:maxExclusive",
+                 id="exclusive-bounds"),
+    pytest.param(SHAPE, SHAPE + "    sh:closed true ;\n", "error",
+                 "sh:closed true allows only the properties of its sh:property shapes, and "
+                 "every :Patient it targets holds rdf:type :Patient, so no node conforms",
+                 "add sh:ignoredProperties ( rdf:type )", id="closed"),
+    pytest.param("sh:targetClass :Patient ;", "sh:targetNode :Patient ;", "warning",
+                 "sh:targetNode :Patient names a class: the shape checks the node :Patient "
+                 "itself", "write sh:targetClass :Patient", id="target-node-class"),
+    pytest.param(SHAPE, SHAPE + "    sh:path :queueRef ; sh:maxCount 1 ;\n", "error",
+                 "a sh:NodeShape has no sh:path", "sh:property [ sh:path :queueRef ; … ]",
+                 id="path-on-node-shape"),
+])
+def test_a_shape_no_result_can_meet_is_said_at_its_line(
+        tmp_path: Path, old: str, new: str, severity: str, said: str, hint: str) -> None:
+    ontology, line = ontology_edited(tmp_path, old, new)
+    found = problems(TRIAGE[0], TRIAGE, ontology)
+    assert [p for p in found if p.file is None] == [], "\n".join(map(str, found))
+    (p,) = [p for p in found if said in p.message] or ["\n".join(map(str, found))]
+    assert p.severity == severity and hint in (p.hint or ""), str(p)
+    assert p.file.endswith(ONTOLOGY.name) and line <= (p.line or 0) <= line + 1, str(p)
+
+
+@pytest.mark.parametrize("new", [
+    SHAPE + "    sh:closed true ; sh:ignoredProperties "
+    "( <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> rdfs:label :acuity ) ;\n",
+    SHAPE + "    sh:property [ sh:path :queuedAt ; sh:minInclusive "
+    '"2020-01-01T00:00:00Z"^^xsd:dateTime ; sh:maxInclusive '
+    '"2020-01-01T00:00:00Z"^^xsd:dateTime ] ;\n',
+])
+def test_bounds_that_meet_and_a_closed_shape_allowing_its_type_say_nothing(
+        tmp_path: Path, new: str) -> None:
+    ontology, _ = ontology_edited(tmp_path, SHAPE, new)
+    assert problems(TRIAGE[0], TRIAGE, ontology) == []
+
+
+def test_run_refuses_crossed_counts_before_the_tool_acts(tmp_path: Path) -> None:
+    """It called ehr.assign_queue (a queue assigned), then the gate rejected the patient."""
+    ontology, line = ontology_edited(tmp_path, "sh:maxCount 1 ;",
+                                     "sh:maxCount 1 ; sh:minCount 2 ;")
+    (tmp_path / "tools.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(WORLD.parent)!r})\nimport ehr_client\n\n\n"
+        "def assign_queue(*args, **kwargs):\n"
+        "    open('calls.log', 'a').write('assign_queue\\n')\n"
+        "    return ehr_client.assign_queue(*args, **kwargs)\n\n\n"
+        "notify_nurse = ehr_client.notify_nurse\n", encoding="utf-8")
+    workflow = tmp_path / "triage.ttl"
+    workflow.write_text(TRIAGE[0].read_text(encoding="utf-8").replace(
+        "python:ehr_client.", "python:tools."), encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "horismos", "run", str(workflow), str(ontology),
+                        "--world", str(WORLD), "--tools", "tools.py", "--focus", ":patient42"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert f"ehr.ttl:{line}: error: :PatientShape: sh:minCount 2 is above" in p.stderr
+    assert not (tmp_path / "calls.log").exists()
+
+
+def test_an_effect_subject_written_as_a_node_is_told_to_name_the_argument(
+        tmp_path: Path) -> None:
+    old = '        horis:subject "patient" ;\n        horis:asserts [ horis:property :queuedAt'
+    workflow, line = edited(tmp_path, TRIAGE, old, old.replace('"patient"', ":patient"))
+    (p,) = problems(workflow, TRIAGE)
+    assert p.severity == "error" and p.line == line and p.node == ":ehr.assign_queue", str(p)
+    assert "horis:subject :patient is a node" in p.message
+    assert "http://" not in p.message
+    assert p.hint == 'write horis:subject "patient"'
