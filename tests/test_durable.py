@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -513,11 +514,9 @@ def test_killed_at_random_moments_and_run_again_each_order_is_charged_once(shop,
         assert "completed" in statuses and statuses <= {"completed", "blocked"}, (o, final)
 
 
-def test_run_all_again_from_its_own_out_file_starts_no_focus_twice(shop) -> None:
-    """A batch kept in files: `run --all --world W --out W2`, then again from W2. The second
-    leaves out each order the first finished — it started each anew and, with no
-    precondition guarding the charge, charged every order a second time — and `run --focus`
-    still starts another instance when asked to."""
+def _unguarded_batch(shop: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Two orders whose charge no precondition guards, in ``shop``: what runs ``horismos run
+    pay.ttl`` there with the arguments it is given."""
     pay = (shop / "pay.ttl").read_text()
     guard = " FILTER NOT EXISTS { ?this :chargeRef ?ref }"
     assert guard in pay
@@ -529,6 +528,15 @@ def test_run_all_again_from_its_own_out_file_starts_no_focus_twice(shop) -> None
                               cwd=shop, env=environ(shop, None), capture_output=True,
                               text=True, timeout=300)
 
+    return run
+
+
+def test_run_all_again_from_its_own_out_file_starts_no_focus_twice(shop) -> None:
+    """A batch kept in files: `run --all --world W --out W2`, then again from W2. The second
+    leaves out each order the first finished — it started each anew and, with no
+    precondition guarding the charge, charged every order a second time — and `run --focus`
+    still starts another instance when asked to."""
+    run = _unguarded_batch(shop)
     first = run("--world", "world.ttl", "--all", "--out", "w1.trig")
     assert first.returncode == 0, first.stdout + first.stderr
     charged = [f"charge {P.o1}", f"notify {P.o1}", f"charge {P.o2}", f"notify {P.o2}"]
@@ -548,21 +556,13 @@ def test_run_all_again_from_its_own_out_file_leaves_a_waiting_instance_to_resume
     each order a new instance, and with no precondition guarding the charge, charged it a
     second time."""
     pay = (shop / "pay.ttl").read_text()
-    guard = " FILTER NOT EXISTS { ?this :chargeRef ?ref }"
-    assert guard in pay
-    (shop / "pay.ttl").write_text(pay.replace(guard, "").replace(
+    (shop / "pay.ttl").write_text(pay.replace(
         "    horis:next :Notify ;\n    horis:onError :Reconcile .",
         "    horis:next :Confirm ;\n    horis:onError :Reconcile .\n\n"
         ":Confirm a horis:WaitStep ; horis:reason \"Confirm the shipment.\" ;\n"
         "    horis:wake horis:OperatorInput ; horis:delivery horis:Final ;\n"
         "    horis:until \"?this :shipped true .\" ; horis:next :Notify ."))
-    (shop / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n:o2 a :Order .\n")
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(horismos("run", "pay.ttl", "--tools", "payments.py", *args),
-                              cwd=shop, env=environ(shop, None), capture_output=True,
-                              text=True, timeout=300)
-
+    run = _unguarded_batch(shop)
     first = run("--world", "world.ttl", "--all", "--out", "w1.trig")
     assert first.returncode == 3, first.stdout + first.stderr  # both wait at :Confirm
     charged = [f"charge {P.o1}", f"charge {P.o2}"]
