@@ -30,6 +30,7 @@ from rdflib.term import Node, Variable
 
 from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
 from ._argv_slips import argument_slips, command_slip
+from ._bare_words import bare_word
 from ._closed_terms import unknown_terms
 from ._digraph import Digraph, add_edge, descendants
 from ._effect_domain import subject_outside_domain
@@ -909,17 +910,28 @@ class _Builder:
         except PreconditionSyntaxError as e:
             bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
             why, row = _sparql_why(e.why)
+            hint = (
+                "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
+                '"?this :acuity ?queue ."'
+            )
             unbound = _UNBOUND_PREFIX.search(e.why)
+            # a word the parser stopped at or before, not one in a string it found unclosed
+            bare = None if unbound or row is None else bare_word(str(bad).strip())
             if unbound:
                 why = f"it uses the prefix {unbound[1]}:, which its file does not declare"
+                hint = self.prefix_hint(unbound[1], str(bad), ns)
+            elif bare and bare[1] >= cast(int, row):
+                word, row = bare
+                why = (
+                    f"{word} (line {row} of the pattern) is not a SPARQL term: a name with no "
+                    "?, no prefix and no quotes is neither a variable, a node nor a string"
+                )
+                hint = self.bare_word_hint(word, ns)
             problem = self.src.problem(
                 "error",
                 owner,
                 f"{self.n(pred)} is not a valid SPARQL group graph pattern: {why}",
-                self.prefix_hint(unbound[1], str(bad), ns)
-                if unbound
-                else "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
-                '"?this :acuity ?queue ."',
+                hint,
                 at=(holder, pred, bad),
             )
             if row is not None and problem.line is not None:  # the pattern's own line in the file
@@ -933,6 +945,23 @@ class _Builder:
                 )
             self.problems.append(problem)
             return None
+
+    def bare_word_hint(self, word: str, ns: Mapping[str, str]) -> str:
+        """What to write for ``word``, a bare word in a pattern: the node of that name
+        (or of a near one) the files declare under one of the pattern's prefixes, else
+        the prefixed name or the string."""
+        declared = [s for s in self.g.subjects(RDF.type, None) if isinstance(s, URIRef)]
+        for prefix, space in sorted(ns.items()):
+            named = URIRef(f"{space}{word}")
+            near = named if named in declared else None
+            near = near or closest_term(
+                named, [s for s in declared if str(s).startswith(space)], cutoff=0.8
+            )
+            if near is not None:
+                meant = f"{prefix}:{near[len(space) :]}"
+                return f'did you mean {meant}? For a string, write "{word}"'
+        prefix = next(iter(sorted(ns)), "")
+        return f'write a node with its prefix ({prefix}:{word}) or a string in quotes ("{word}")'
 
     def store_refuses(
         self,
