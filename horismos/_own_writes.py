@@ -33,7 +33,7 @@ def only_own_writes(
     """The triples ``algebra`` (``step``'s own pattern) requires of the node ``step``'s
     tool writes that its tool's effect writes and nothing can have written before ``step``
     first fires: no other step's tool before it in a workflow it is in, none of another
-    workflow, no tool no step calls, no wait before it: the first of each property, by
+    workflow, no tool no step calls, no wait its flow comes from: the first of each property, by
     property; empty when there are none."""
     tool = step.tool
     if tool is None or tool.effect is None or not tool.effect.subject:
@@ -47,12 +47,10 @@ def only_own_writes(
     if not required:
         return []
     before = _steps_before(step, workflows)
-    if before is None:
+    if before is None or before[1]:  # an operator's facts at a wait before it may hold it
         return []
     others: set[URIRef] = set()
-    for s in before:
-        if isinstance(s, WaitStep):  # an operator's facts at the wait may hold anything
-            return []
+    for s in before[0]:
         if isinstance(s, ActionStep) and s.tool is not None and s.tool.effect is not None:
             others |= {a.property for a in s.tool.effect.asserts}
     called = {
@@ -67,11 +65,15 @@ def only_own_writes(
     return [t for p, t in sorted(required.items()) if p not in others]
 
 
-def _steps_before(step: ActionStep, workflows: Collection[Workflow]) -> list[Step] | None:
+def _steps_before(
+    step: ActionStep, workflows: Collection[Workflow]
+) -> tuple[list[Step], bool] | None:
     """Every step other than ``step`` that can run before it on a node: those its flow comes
-    from in each workflow it is in, and every step of the workflows it is not in; None when
-    no workflow reaches it (what is unreachable is said elsewhere)."""
+    from in each workflow it is in, and every step of the workflows it is not in; and
+    whether one its flow comes from is a wait. None when no workflow reaches it (what is
+    unreachable is said elsewhere)."""
     found: list[Step] = []
+    waited = False
     reached = False
     for wf in workflows:
         steps = wf.reachable()
@@ -83,5 +85,7 @@ def _steps_before(step: ActionStep, workflows: Collection[Workflow]) -> list[Ste
         for s in steps:
             for t in exits(s):
                 add_edge(back, t, s.iri)
-        found += [wf.steps[i] for i in descendants(back, step.iri) if i != step.iri]
-    return found if reached else None
+        own = [wf.steps[i] for i in descendants(back, step.iri) if i != step.iri]
+        waited = waited or any(isinstance(s, WaitStep) for s in own)
+        found += own
+    return (found, waited) if reached else None

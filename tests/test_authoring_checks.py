@@ -513,6 +513,12 @@ _NOTIFY_ALSO_QUEUES = (
                    'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;\n'
                    "    horis:next :QueuePatient ."),
                   _NOTIFY_ALSO_QUEUES], None, id="an-earlier-step-writes-it"),
+    pytest.param([(QUEUED_GUARD, "?this :queuedAt ?t . "),
+                  ("horis:start :QueuePatient", "horis:start :Hold")],
+                 ':Hold a horis:WaitStep ; horis:reason "a clerk records the arrival" ;\n'
+                 "    horis:wake horis:OperatorInput ; horis:delivery horis:Silent ;\n"
+                 "    horis:next :QueuePatient .",
+                 id="a-wait-before-it"),
     pytest.param([(QUEUED_GUARD, "?this :queuedAt ?t . ")],
                  ':patient7 :queuedAt "2026-01-01T08:00:00Z"^^xsd:dateTime .', id="loaded-data"),
     pytest.param([(QUEUED_GUARD, "?this :queuedAt ?t . ")],
@@ -521,7 +527,8 @@ _NOTIFY_ALSO_QUEUES = (
 def test_what_can_be_there_before_the_step_fires_is_not_warned(
         tmp_path: Path, edits: list[tuple[str, str]], also: str | None) -> None:
     """Read in OPTIONAL, MINUS or one side of a UNION, of another node, written by the tool of
-    a step that can run before it, stated by loaded data or entailed: none of it blocks."""
+    a step that can run before it, given by an operator at a wait before it, stated by loaded
+    data or entailed: none of it blocks."""
     text = TRIAGE[0].read_text(encoding="utf-8")
     for old, new in edits:
         assert text.count(old) == 1, old
