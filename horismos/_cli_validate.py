@@ -147,9 +147,10 @@ def _placed(p: Problem) -> tuple[str, int]:
 
 def beside_world(defs: Definitions, world: World) -> list[Problem]:
     """The load's warnings as they stand beside ``world``: none about an undeclared IRI the
-    world uses, one about each node the definitions name and the world does not hold, and one
-    about each declared property a shape requires that no tool writes and the world states
-    nowhere (:attr:`Definitions.unwritten`)."""
+    world uses, none about a property only a step's own tool writes that the world holds
+    values of (:attr:`Definitions.own_writes`), one about each node the definitions name and
+    the world does not hold, and one about each declared property a shape requires that no
+    tool writes and the world states nowhere (:attr:`Definitions.unwritten`)."""
     used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
     unmet = unmet_properties(defs, world)
     # a node the definitions name and do not hold is said once, by _unheld, beside a world;
@@ -157,6 +158,9 @@ def beside_world(defs: Definitions, world: World) -> list[Problem]:
     dropped = {
         id(p) for iri in used | defs.unheld.keys() | {*unmet} for p in defs.undeclared.get(iri, ())
     }
+    # a step that requires what only its tool writes is re-run for nodes the world gave it
+    held = set(defs.own_writes) - set(unstated(world, defs.own_writes))
+    dropped |= {id(p) for prop in held for p in defs.own_writes[prop]}
     kept = [p for p in defs.warnings if id(p) not in dropped]
     unwritten = [p for prop in unstated(world, defs.unwritten) for p in defs.unwritten[prop]]
     return kept + _unheld(defs, world) + unwritten + _unmeetable(defs, unmet)

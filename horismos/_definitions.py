@@ -30,6 +30,7 @@ from rdflib.term import Node, Variable
 
 from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
 from ._argv_slips import argument_slips, command_slip
+from ._bare_words import bare_word
 from ._closed_terms import unknown_terms
 from ._digraph import Digraph, add_edge, descendants
 from ._effect_domain import subject_outside_domain
@@ -72,6 +73,7 @@ from ._model import (
     Workflow,
 )
 from ._namespace_index import NamespaceIndex, written_prefixes
+from ._own_writes import only_own_writes
 from ._pattern_comments import commented_out
 from ._preconditions import (
     Precondition,
@@ -509,6 +511,10 @@ class Definitions:
     holds no statement of it. Only a warning, and only then: a declared property is what
     world data and other systems (an import, an operator's answer to a wait) bring, between
     runs and between steps."""
+    own_writes: dict[URIRef, list[Problem]] = field(default_factory=dict)
+    """Properties a step's pattern requires of the node its tool writes, that only that
+    tool writes (:mod:`._own_writes`), each with its warning: kept among the warnings, and
+    dropped beside a world that holds values of it (re-running for nodes that have it)."""
     individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
     """Statements about the individuals declared with the definitions (``_individuals``)."""
     errors: tuple[Problem, ...] = ()
@@ -909,17 +915,28 @@ class _Builder:
         except PreconditionSyntaxError as e:
             bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
             why, row = _sparql_why(e.why)
+            hint = (
+                "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
+                '"?this :acuity ?queue ."'
+            )
             unbound = _UNBOUND_PREFIX.search(e.why)
+            # a word the parser stopped at or before, not one in a string it found unclosed
+            bare = None if unbound or row is None else bare_word(str(bad).strip())
             if unbound:
                 why = f"it uses the prefix {unbound[1]}:, which its file does not declare"
+                hint = self.prefix_hint(unbound[1], str(bad), ns)
+            elif bare and bare[1] >= cast(int, row):
+                word, row = bare
+                why = (
+                    f"{word} (line {row} of the pattern) is not a SPARQL term: a name with no "
+                    "?, no prefix and no quotes is neither a variable, a node nor a string"
+                )
+                hint = self.bare_word_hint(word, ns)
             problem = self.src.problem(
                 "error",
                 owner,
                 f"{self.n(pred)} is not a valid SPARQL group graph pattern: {why}",
-                self.prefix_hint(unbound[1], str(bad), ns)
-                if unbound
-                else "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
-                '"?this :acuity ?queue ."',
+                hint,
                 at=(holder, pred, bad),
             )
             if row is not None and problem.line is not None:  # the pattern's own line in the file
@@ -933,6 +950,23 @@ class _Builder:
                 )
             self.problems.append(problem)
             return None
+
+    def bare_word_hint(self, word: str, ns: Mapping[str, str]) -> str:
+        """What to write for ``word``, a bare word in a pattern: the node of that name
+        (or of a near one) the files declare under one of the pattern's prefixes, else
+        the prefixed name or the string."""
+        declared = [s for s in self.g.subjects(RDF.type, None) if isinstance(s, URIRef)]
+        for prefix, space in sorted(ns.items()):
+            named = URIRef(f"{space}{word}")
+            near = named if named in declared else None
+            near = near or closest_term(
+                named, [s for s in declared if str(s).startswith(space)], cutoff=0.8
+            )
+            if near is not None:
+                meant = f"{prefix}:{near[len(space) :]}"
+                return f'did you mean {meant}? For a string, write "{word}"'
+        prefix = next(iter(sorted(ns)), "")
+        return f'write a node with its prefix ({prefix}:{word}) or a string in quotes ("{word}")'
 
     def store_refuses(
         self,
@@ -1086,6 +1120,7 @@ class _Builder:
         self.check_focus_arguments()
         self.check_chained_workflows()
         self.check_focus_properties()
+        self.check_own_writes()
         self.check_argument_kinds()
         self.check_option_kinds()
         self.check_argument_classes()
@@ -1913,6 +1948,51 @@ class _Builder:
                         self.focus_property_hint(prop, side, wf),
                         (holder, pred),
                     )
+
+    def check_own_writes(self) -> None:
+        """A step's pattern that requires of the node its tool writes a property only that
+        tool writes (:mod:`._own_writes`): ``?this :queuedAt ?t .`` on the step that queues,
+        meant as a guard against running twice, held every instance back at it. A warning
+        at the line the property is written on; not when the files state it of some node, a
+        property is entailed from it, or it is in FHIR's namespace (what an adapter's
+        hydration brings)."""
+        workflows = list(self.defs.workflows.values())
+        for owner, holder, pred, pre in self.patterns:
+            step = self.defs.steps.get(cast(URIRef, owner))
+            if pred != HORIS.requires or holder != owner or not isinstance(step, ActionStep):
+                continue
+            found = only_own_writes(step, pre.select.algebra, workflows, self.defs.tools)
+            for triple in found:
+                prop = triple[1]
+                if (
+                    (None, prop, None) in self.g
+                    or (None, RDFS.subPropertyOf, prop) in self.g
+                    or any(
+                        (None, link, prop) in self.g or (prop, link, None) in self.g
+                        for link in (OWL.inverseOf, OWL.equivalentProperty)
+                    )
+                    or str(prop).startswith(FHIR)
+                ):
+                    continue
+                name = self.n(prop)
+                tool = self.n(cast(Tool, step.tool).iri)
+                self.at_text(
+                    "warning",
+                    rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
+                    owner,
+                    f"{self.n(pred)} requires {name}, which only this step's tool ({tool}) "
+                    "writes: the step can never fire before it has fired, and every instance "
+                    "stops here",
+                    "if it is a guard against running twice, write FILTER NOT EXISTS { "
+                    + " ".join(self.sparql_term(t) for t in triple)
+                    + f" }}; else have a step before it write {name}",
+                    (holder, pred),
+                )
+                self.defs.own_writes.setdefault(prop, []).append(self.problems[-1])
+
+    def sparql_term(self, term: Node) -> str:
+        """``term`` as a pattern writes it: ``?var``, a CURIE or ``<IRI>``, a literal."""
+        return f"?{term}" if isinstance(term, Variable) else _turtle(term, self.n)
 
     def focus_property_hint(self, prop: URIRef, side: URIRef, wf: Workflow) -> str:
         """What to read instead of ``prop``: a property of a near name the ontology gives to

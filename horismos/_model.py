@@ -32,6 +32,7 @@ __all__ = [
     "Tool",
     "WaitStep",
     "Workflow",
+    "exits",
 ]
 
 
@@ -244,17 +245,23 @@ class Workflow:
             if step is None or iri in seen:
                 continue
             seen[iri] = step
-            nxt = [
-                step.next,
-                step.on_error,
-                getattr(step, "otherwise", None),
-                getattr(step, "on_partial", None),
-                getattr(step, "fallback", None),
-                getattr(step, "on_timeout", None),
-                *(r.next for r in getattr(step, "rules", ())),
-            ]
-            todo.extend(t for t in nxt if isinstance(t, URIRef))
+            todo.extend(exits(step))
         return [seen[k] for k in sorted(seen, key=str)]
+
+
+def exits(step: Step) -> list[URIRef]:
+    """Every step ``step`` may go on to: its next, its error branch, a decision's rules and
+    otherwise, a proposal's fallback, a wait's timeout, an adapter step's partial branch."""
+    nxt = [
+        step.next,
+        step.on_error,
+        getattr(step, "otherwise", None),
+        getattr(step, "on_partial", None),
+        getattr(step, "fallback", None),
+        getattr(step, "on_timeout", None),
+        *(r.next for r in getattr(step, "rules", ())),
+    ]
+    return [t for t in nxt if isinstance(t, URIRef)]
 
 
 @dataclass(frozen=True)

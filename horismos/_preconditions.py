@@ -350,17 +350,24 @@ def _variables(node: Any) -> list[Variable]:
 _COMPARED = frozenset({"=", "!=", "<", ">", "<=", ">="})
 
 
-def group_triples(node: Any, *, minus: bool = True) -> list[tuple[Any, Any, Any]]:
+def group_triples(
+    node: Any, *, minus: bool = True, every: bool = False
+) -> list[tuple[Any, Any, Any]]:
     """The triple patterns of ``node``'s groups, nested ones (``OPTIONAL``, ``UNION``,
     subqueries) included: where a FILTER's variables are taken from. Without ``minus``, not
-    a ``MINUS``'s, which no solution matches (what a solution's nodes are said to be)."""
+    a ``MINUS``'s, which no solution matches (what a solution's nodes are said to be). With
+    ``every``, only those every solution matches: not an ``OPTIONAL``'s, a ``UNION``'s
+    branches or a ``MINUS``'s (what must hold before the pattern has a solution)."""
     name = getattr(node, "name", None)
-    if name is None:
+    if name is None or (every and name == "Union"):
         return []
     if name == "BGP":
         return list(node.triples)
-    keys = ("p", "p1") if name == "Minus" and not minus else ("p", "p1", "p2")
-    return [t for key in keys for t in group_triples(node.get(key), minus=minus)]
+    if name in ("Minus", "LeftJoin") and every:
+        keys: tuple[str, ...] = ("p1",)
+    else:
+        keys = ("p", "p1") if name == "Minus" and not minus else ("p", "p1", "p2")
+    return [t for key in keys for t in group_triples(node.get(key), minus=minus, every=every)]
 
 
 def _comparisons(expr: Any) -> list[tuple[str, Literal]]:

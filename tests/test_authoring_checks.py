@@ -451,3 +451,102 @@ def test_a_candidates_query_that_does_not_parse_is_said_at_the_line_of_the_slip(
         '    horis:candidates [ horis:query """') + 1
     assert e.message == ("the horis:candidates query does not parse: unexpected '.' on line "
                          f"{line - opened + 1} of the pattern"), e
+
+
+# -- a step that requires what only its own tool writes ---------------------------------------
+
+QUEUED_GUARD = "FILTER NOT EXISTS { ?this :queuedAt ?t } "
+""":QueuePatient's guard against queueing twice: written as a plain triple, it blocks."""
+
+
+def _validate(tmp_path: Path, *paths: Path | str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, paths)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+
+def test_a_step_requiring_what_only_its_own_tool_writes_is_warned_at_the_line(
+        tmp_path: Path) -> None:
+    """The guard written as a triple: :queuedAt is written by :QueuePatient's tool only, so no
+    patient ever had it before the step, every instance stopped there, and it validated."""
+    path, line = edited(tmp_path, TRIAGE, QUEUED_GUARD, "?this :queuedAt ?t . ")
+    p = _validate(tmp_path, path, TRIAGE[1])
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert p.stdout.splitlines() == [
+        f"{path}:{line}: warning: :QueuePatient: horis:requires requires :queuedAt, which only "
+        "this step's tool (:ehr.assign_queue) writes: the step can never fire before it has "
+        "fired, and every instance stops here — if it is a guard against running twice, write "
+        "FILTER NOT EXISTS { ?this :queuedAt ?t }; else have a step before it write :queuedAt",
+        "2 tools, 1 workflow, 2 steps: valid (1 warning)",
+    ]
+
+
+def test_a_world_that_holds_the_property_quiets_the_warning(tmp_path: Path) -> None:
+    """Re-running for the nodes that already have it is what such a pattern is for."""
+    path, _ = edited(tmp_path, TRIAGE, QUEUED_GUARD, "?this :queuedAt ?t . ")
+    world = tmp_path / "world.ttl"
+    world.write_text("@prefix : <http://example.org/ehr#> .\n"
+                     '@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n'
+                     ':patient42 a :Patient ; :acuity :urgent ;\n'
+                     '    :queuedAt "2026-01-01T08:00:00Z"^^xsd:dateTime .\n', encoding="utf-8")
+    quiet = _validate(tmp_path, path, TRIAGE[1], "--world", world)
+    assert "only this step's tool" not in quiet.stdout and quiet.returncode == 0, quiet.stdout
+    said = _validate(tmp_path, path, TRIAGE[1], "--world", ROOT / "examples/triage/world.ttl")
+    assert "requires :queuedAt, which only this step's tool" in said.stdout, said.stdout
+
+
+_NOTIFY_ALSO_QUEUES = (
+    "horis:asserts [ horis:property :notifiedAt ; horis:value horis:now ]",
+    "horis:asserts [ horis:property :notifiedAt ; horis:value horis:now ] ;\n"
+    "        horis:asserts [ horis:property :queuedAt ; horis:value horis:now ]",
+)
+
+
+@pytest.mark.parametrize(("edits", "also"), [
+    pytest.param([(QUEUED_GUARD, "OPTIONAL { ?this :queuedAt ?t } ")], None, id="optional"),
+    pytest.param([(QUEUED_GUARD, "MINUS { ?this :queuedAt ?t } ")], None, id="minus"),
+    pytest.param([(QUEUED_GUARD, "{ ?this :queuedAt ?t } UNION { ?this :acuity :urgent } ")],
+                 None, id="union"),
+    pytest.param([(QUEUED_GUARD, "?other :queuedAt ?t . ")], None, id="another-node"),
+    pytest.param([(QUEUED_GUARD, "?this :queuedAt ?t . "),
+                  ("horis:start :QueuePatient", "horis:start :NotifyNurse"),
+                  ('horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+                   'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;\n'
+                   "    horis:next :QueuePatient ."),
+                  _NOTIFY_ALSO_QUEUES], None, id="an-earlier-step-writes-it"),
+    pytest.param([(QUEUED_GUARD, "?this :queuedAt ?t . "),
+                  ("horis:start :QueuePatient", "horis:start :Hold")],
+                 ':Hold a horis:WaitStep ; horis:reason "a clerk records the arrival" ;\n'
+                 "    horis:wake horis:OperatorInput ; horis:delivery horis:Silent ;\n"
+                 "    horis:next :QueuePatient .",
+                 id="a-wait-before-it"),
+    pytest.param([(QUEUED_GUARD, "?this :queuedAt ?t . ")],
+                 ':patient7 :queuedAt "2026-01-01T08:00:00Z"^^xsd:dateTime .', id="loaded-data"),
+    pytest.param([(QUEUED_GUARD, "?this :queuedAt ?t . ")],
+                 ":stampedAt rdfs:subPropertyOf :queuedAt .", id="a-subproperty"),
+])
+def test_what_can_be_there_before_the_step_fires_is_not_warned(
+        tmp_path: Path, edits: list[tuple[str, str]], also: str | None) -> None:
+    """Read in OPTIONAL, MINUS or one side of a UNION, of another node, written by the tool of
+    a step that can run before it, given by an operator at a wait before it, stated by loaded
+    data or entailed: none of it blocks."""
+    text = TRIAGE[0].read_text(encoding="utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    if also is not None:
+        text += f"\n{also}\n"
+    path = tmp_path / TRIAGE[0].name
+    path.write_text(text, encoding="utf-8")
+    found = problems(path, TRIAGE)
+    assert not [p for p in found if "only this step's tool" in p.message], found
+    assert not [p for p in found if p.severity == "error"], found
+
+
+def test_a_later_step_writing_it_too_does_not_quiet_the_warning(tmp_path: Path) -> None:
+    """:NotifyNurse runs after :QueuePatient: what its tool writes is not there before."""
+    path, line = edited(tmp_path, TRIAGE, QUEUED_GUARD, "?this :queuedAt ?t . ")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace(*_NOTIFY_ALSO_QUEUES), encoding="utf-8")
+    warned = [p for p in problems(path, TRIAGE) if "only this step's tool" in p.message]
+    # the tool's new line stands above the step's
+    assert [(p.line, p.node) for p in warned] == [(line + 1, ":QueuePatient")], warned

@@ -279,3 +279,58 @@ def test_a_remark_a_comment_ended_by_its_line_and_an_iri_fragment_say_nothing(
         tmp_path: Path, written: str) -> None:
     path, _ = edited(tmp_path, TRIAGE, TRIAGE_GUARD, written)
     assert [p for p in problems(path, TRIAGE) if "#" in p.message] == []
+
+
+# -- a bare word ------------------------------------------------------------------------------
+
+BARE = "?this :acuity ?queue .\n"
+"""The line of :QueuePatient's pattern the FILTER is written after."""
+
+
+@pytest.mark.parametrize(("declared", "hint"), [
+    pytest.param(True, 'did you mean :urgent? For a string, write "urgent"', id="declared"),
+    pytest.param(False, 'write a node with its prefix (:urgent) or a string in quotes '
+                 '("urgent")', id="undeclared"),
+])
+def test_a_bare_word_in_a_filter_is_said_to_be_no_term_at_its_line(
+        tmp_path: Path, declared: bool, hint: str) -> None:
+    """It said "unexpected 'FILTER' on line 2 of the pattern": the word was not named."""
+    path, line = edited(tmp_path, TRIAGE, BARE,
+                        "?this :acuity ?queue .\n                       "
+                        "FILTER (?queue = urgent)\n")
+    files = [path, TRIAGE[1], *([ROOT / "examples/triage/world.ttl"] if declared else [])]
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, files)],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert p.stdout.splitlines()[0] == (
+        f"{path}:{line + 1}: error: :QueuePatient: horis:requires is not a valid SPARQL group "
+        "graph pattern: urgent (line 2 of the pattern) is not a SPARQL term: a name with no ?, "
+        f"no prefix and no quotes is neither a variable, a node nor a string — {hint}"), p.stdout
+
+
+@pytest.mark.parametrize(("new", "said"), [
+    pytest.param('?this :acuity ?queue .. FILTER (?queue != "urgent" && true)\n',
+                 "unexpected '.' on line 1 of the pattern", id="word-in-a-string"),
+    pytest.param("?this :acuity ?queue .. # urgent, say\n",
+                 "unexpected '.' on line 1 of the pattern", id="word-in-a-comment"),
+    pytest.param("?this :acuity ?queue .. FILTER (?queue IN (<http://x/urgent>, :urgent))\n",
+                 "unexpected '.' on line 1 of the pattern", id="word-in-an-iri"),
+    pytest.param("?this :acuity ?queue .\n FILTER (?queue = :urgent && true)\n", None,
+                 id="a-node-and-a-keyword"),
+    pytest.param('?this :acuity ?queue ; rdfs:label ?l .\n'
+                 ' FILTER (lang(?l) = "en" || ?l = "x"@en-GB)\n',
+                 None, id="a-function-and-a-language-tag"),
+    pytest.param('?this :acuity ?queue .\n FILTER (?queue != "urgent)\n',
+                 "unexpected 'FILTER' on line 2 of the pattern", id="an-open-string"),
+])
+def test_a_word_that_is_part_of_a_term_is_not_called_bare(
+        tmp_path: Path, new: str, said: str | None) -> None:
+    """A word inside a string, comment or IRI, a keyword, a prefixed name, a function and a
+    language tag are SPARQL: a slip elsewhere is said as before, and no slip is no error."""
+    path, _ = edited(tmp_path, TRIAGE, BARE, new)
+    errors = [p for p in problems(path, TRIAGE) if p.severity == "error"]
+    if said is None:
+        assert errors == [], errors
+    else:
+        assert len(errors) == 1 and said in errors[0].message, errors
+        assert "not a SPARQL term" not in errors[0].message

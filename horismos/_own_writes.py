@@ -1,0 +1,91 @@
+"""A step whose pattern requires what only its own tool writes: it can never fire first.
+
+Why: ``horis:requires "?this :queuedAt ?t ."`` on the step whose tool writes ``:queuedAt``
+(where ``FILTER NOT EXISTS { ?this :queuedAt ?t }``, a guard against running twice, was
+meant) blocks every instance at that step, and the definitions validated. The property must
+reach the node some other way first: another tool, called at a step that can run before this
+one (the flow followed backwards from it) or in another workflow or by no step (``tools
+call``); an operator's facts at a wait before it; loaded data (the loader checks the files,
+``validate --world`` the world). Only what every solution needs is held to this: a triple in
+an ``OPTIONAL``, a ``UNION`` branch, a ``MINUS`` or a ``NOT EXISTS`` does not block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from rdflib import RDF, URIRef, Variable
+
+from ._digraph import Digraph, add_edge, descendants
+from ._model import ActionStep, Step, Tool, WaitStep, Workflow, exits
+from ._preconditions import group_triples
+
+__all__ = ["only_own_writes"]
+
+
+def only_own_writes(
+    step: ActionStep,
+    algebra: Any,
+    workflows: Collection[Workflow],
+    tools: Mapping[URIRef, Tool],
+) -> list[tuple[Variable, URIRef, Any]]:
+    """The triples ``algebra`` (``step``'s own pattern) requires of the node ``step``'s
+    tool writes that its tool's effect writes and nothing can have written before ``step``
+    first fires: no other step's tool before it in a workflow it is in, none of another
+    workflow, no tool no step calls, no wait its flow comes from: the first of each property, by
+    property; empty when there are none."""
+    tool = step.tool
+    if tool is None or tool.effect is None or not tool.effect.subject:
+        return []
+    written = {a.property for a in tool.effect.asserts}
+    subject = Variable(step.var_for(tool.effect.subject))
+    required: dict[URIRef, tuple[Variable, URIRef, Any]] = {}
+    for s, p, o in sorted(group_triples(algebra, every=True), key=str):
+        if s == subject and isinstance(p, URIRef) and p != RDF.type and p in written:
+            required.setdefault(p, (subject, p, o))
+    if not required:
+        return []
+    before = _steps_before(step, workflows)
+    if before is None or before[1]:  # an operator's facts at a wait before it may hold it
+        return []
+    others: set[URIRef] = set()
+    for s in before[0]:
+        if isinstance(s, ActionStep) and s.tool is not None and s.tool.effect is not None:
+            others |= {a.property for a in s.tool.effect.asserts}
+    called = {
+        s.tool.iri
+        for wf in workflows
+        for s in wf.reachable()
+        if isinstance(s, ActionStep) and s.tool is not None
+    }
+    for t in tools.values():
+        if t.iri not in called and t.effect is not None:  # called by tools call, or a binding
+            others |= {a.property for a in t.effect.asserts}
+    return [t for p, t in sorted(required.items()) if p not in others]
+
+
+def _steps_before(
+    step: ActionStep, workflows: Collection[Workflow]
+) -> tuple[list[Step], bool] | None:
+    """Every step other than ``step`` that can run before it on a node: those its flow comes
+    from in each workflow it is in, and every step of the workflows it is not in; and
+    whether one its flow comes from is a wait. None when no workflow reaches it (what is
+    unreachable is said elsewhere)."""
+    found: list[Step] = []
+    waited = False
+    reached = False
+    for wf in workflows:
+        steps = wf.reachable()
+        if all(s.iri != step.iri for s in steps):
+            found += steps
+            continue
+        reached = True
+        back: Digraph[URIRef] = {}
+        for s in steps:
+            for t in exits(s):
+                add_edge(back, t, s.iri)
+        own = [wf.steps[i] for i in descendants(back, step.iri) if i != step.iri]
+        waited = waited or any(isinstance(s, WaitStep) for s in own)
+        found += own
+    return (found, waited) if reached else None
