@@ -310,3 +310,54 @@ def test_a_close_after_a_few_commits_to_a_large_world_leaves_them_to_the_journal
             world.commit(Change(add=[(A, P, Literal(f"{i} " + "x" * 100), G)]))
     assert (folder / SNAPSHOT).read_bytes() != snapshot
     assert (folder / JOURNAL).read_bytes() == b"# horismos journal after snapshot 2\n"
+
+
+# A process that commits, loads a file whose snapshot cannot be written whole (a folder stands
+# where a temp file goes), commits again, and dies with SIGKILL: what it was told, what it held.
+HALF_ROTATED = textwrap.dedent('''
+    import json, os, signal, sys
+    from pathlib import Path
+    from rdflib import Literal, URIRef
+    from horismos import World
+    from horismos._stores import Change, StoreError
+    A, P = URIRef("urn:test:a"), URIRef("urn:test:p")
+    Path("w.nt").write_text('<urn:test:a> <urn:test:p> "loaded" .\\n')
+    world = World.open("journal:store")
+    world.commit(Change(add=[(A, P, Literal("before"), None)]))
+    os.mkdir(sys.argv[1])
+    said = {}
+    try:
+        world.store.load_file(Path("w.nt"))
+    except StoreError as e:
+        said["load"] = str(e)
+    os.rmdir(sys.argv[1])
+    try:
+        world.commit(Change(add=[(A, P, Literal("after"), None)]))
+        said["after"] = "returned"
+    except StoreError as e:
+        said["after"] = str(e)
+    print(json.dumps(said), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+''')
+
+
+@pytest.mark.parametrize("blocked", ["store/journal.tmp", "store/snapshot.nq.tmp"])
+def test_a_snapshot_that_fails_part_way_takes_no_more_commits_until_reopened(tmp_path, blocked):
+    """The fresh journal after a written snapshot fails (``journal.tmp``): the journal still
+    open names the snapshot before, so a commit appended to it was ignored at the next open —
+    returned, then lost. The snapshot itself fails (``snapshot.nq.tmp``): the file loaded is in
+    memory and on disk nowhere, so the world reopened was not the one the later commits were
+    made on. Either way the store now refuses commits until it is reopened."""
+    (tmp_path / "half.py").write_text(HALF_ROTATED)
+    done = subprocess.run([sys.executable, "half.py", blocked], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in done.stderr, done.stderr
+    said = json.loads(done.stdout)
+    assert "was not written" in said["load"], said
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        reopened = set(world.store.quads())
+    if said["after"] == "returned":  # then it must be there
+        assert (A, P, Literal("after"), None) in reopened
+    assert "reopen the store" in said["after"], said
+    assert (A, P, Literal("before"), None) in reopened
+    assert (A, P, Literal("after"), None) not in reopened

@@ -348,14 +348,24 @@ class JournalStore(OxigraphStore):
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(temp, snapshot)
-            _fsync_folder(self._folder)
         except OSError as e:
             with contextlib.suppress(OSError):
                 temp.unlink()
             raise StoreError(f"{snapshot}: the snapshot was not written: {e}") from e
+        # the journal open now follows the snapshot before: a record appended to it would be
+        # ignored at the next open, so until the fresh one is there no commit is taken
         self._generation = generation
-        self._snapshot_bytes = snapshot.stat().st_size
-        self._fresh_journal()
+        try:
+            _fsync_folder(self._folder)
+            self._snapshot_bytes = snapshot.stat().st_size
+            self._fresh_journal()
+        except (OSError, StoreError) as e:
+            self._break(f"the journal after snapshot {generation} was not started ({e})")
+            raise StoreError(f"{snapshot}: the snapshot was not written whole: {e}") from e
+
+    def _break(self, why: str) -> None:
+        """Take no more commits: what is in memory is no longer what the folder reopens to."""
+        self._broken = f"{self._folder}: {why}: reopen the store, which opens to what was kept"
 
     def _digest_text(self) -> bytes:
         return self._tally.value().to_text().encode()
@@ -385,15 +395,26 @@ class JournalStore(OxigraphStore):
             try:
                 return super().load_file(path, progress)
             finally:
-                self._rotate()
+                self._kept_or_broken("the file loaded was not written to a snapshot")
 
     def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
         """As :meth:`OxigraphStore.rebase_digest`, the digest kept by a new snapshot."""
         with self._lock:
             found = super().rebase_digest(only_if_equal=only_if_equal)
             if self._tally.value() != found[0]:
-                self._rotate()
+                self._kept_or_broken("the digest rebased was not written to a snapshot")
             return found
+
+    def _kept_or_broken(self, why: str) -> None:
+        """A snapshot of what memory holds and no record does (a file loaded, a digest
+        rebased); should it fail, no commit is taken after it: one that is would reopen on a
+        world without it."""
+        try:
+            self._rotate()
+        except StoreError as e:
+            if self._broken is None:
+                self._break(f"{why} ({e})")
+            raise
 
     def close(self) -> None:
         """Write a snapshot if the journal holds more than a quarter of the snapshot's bytes
