@@ -361,3 +361,19 @@ def test_a_snapshot_that_fails_part_way_takes_no_more_commits_until_reopened(tmp
     assert "reopen the store" in said["after"], said
     assert (A, P, Literal("before"), None) in reopened
     assert (A, P, Literal("after"), None) not in reopened
+
+
+def test_bytes_after_the_last_record_that_no_write_began_are_corrupt_not_torn(tmp_path):
+    """A write cut short leaves the start of a record (or zeros the file was given); a few
+    bytes of anything else after the last record are not that, and were cut off unseen."""
+    write(tmp_path, "kill", commits=2)
+    path = tmp_path / "store" / JOURNAL
+    *_, last, end = records(tmp_path)
+    whole = path.read_bytes()
+    path.write_bytes(whole + b"garbage\n")
+    with pytest.raises(StoreError, match=rf"{path}: the record at byte {end} is corrupt"):
+        World.open(f"journal:{tmp_path / 'store'}")
+    assert path.read_bytes() == whole + b"garbage\n"  # nothing cut
+    path.write_bytes(whole + whole[last : last + 40])  # a record's header, cut short: torn
+    with World.open(f"journal:{tmp_path / 'store'}"):
+        assert path.read_bytes() == whole

@@ -63,6 +63,10 @@ _NQ = ox.RdfFormat.N_QUADS
 _HEAD = 2 + 13 + 13 + 1 + 64 + 1 + 16 + 1  # "J" kind, two lengths, two hashes, separators
 _JOURNAL_HEAD = re.compile(rb"# horismos journal after snapshot (\d+)\n")
 _SNAPSHOT_HEAD = re.compile(rb"# horismos snapshot (\d+)(?: digest (\S+))?\n")
+_HEAD_SHAPE = re.compile(rb"J[CU] \d{12} \d{12} [0-9a-f]{64} [0-9a-f]{16}\n")
+_A_HEAD = b"JC %012d %012d %s %s\n" % (0, 0, b"0" * 64, b"0" * 16)
+"""A header's shape, and one of that shape: the bytes a torn header lacks, so that the start
+of one is told from bytes no write began (:func:`_read_one`)."""
 _ROTATE_AT = 64 * 1024 * 1024  # journal bytes below which it is never rotated (nor at 4x)
 _UNREPLAYABLE = re.compile(r"(?i)\b(RAND|UUID|STRUUID|BNODE)\s*\(|_:")
 _NOW = re.compile(r"(?i)\bNOW\s*\(\s*\)")
@@ -105,7 +109,13 @@ def _read_one(data: bytes, at: int, name: Path) -> tuple[bytes, bytes, bytes, in
     and cut short, a :class:`StoreError` when it fails its check otherwise."""
     size = len(data)
     if size - at < _HEAD:
-        raise _Torn  # the header cut short
+        tail = data[at:].rstrip(b"\0")  # zeros: space the file was given at a crash
+        if _HEAD_SHAPE.fullmatch(tail + _A_HEAD[len(tail) :]):
+            raise _Torn  # the header cut short
+        raise StoreError(
+            f"{name}: the record at byte {at} is corrupt (bytes no record starts with); "
+            "the journal cannot be replayed past it — restore the folder from a backup"
+        )
     head = data[at : at + _HEAD]
     if head[0:1] != b"J" or blake3(head[:-17]).hexdigest(8).encode() != head[-17:-1]:
         if not data[at:size].strip(b"\0"):
