@@ -377,3 +377,29 @@ def test_bytes_after_the_last_record_that_no_write_began_are_corrupt_not_torn(tm
     path.write_bytes(whole + whole[last : last + 40])  # a record's header, cut short: torn
     with World.open(f"journal:{tmp_path / 'store'}"):
         assert path.read_bytes() == whole
+
+
+def test_an_update_naming_now_or_blank_nodes_only_inside_iris_strings_or_comments_is_kept(
+    tmp_path,
+):
+    """What makes an update replay otherwise is a function call or a blank node in its text,
+    not those letters inside an IRI, a string or a comment: such an update was refused
+    (``_:``), or had its string rewritten (``NOW()``), by a search of the whole text."""
+    note = URIRef("urn:test:note")
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        world.store.update(
+            "INSERT DATA { <urn:test:a_:b> <urn:test:note> 'NOW() or uuid()' , "
+            '"""rand() _:x""" } # BNODE() would be refused here'
+        )
+        world.store.update(
+            "INSERT { <urn:test:a> <urn:test:at> ?t } WHERE { BIND(NOW() AS ?t) }"
+        )
+        with pytest.raises(UsageError, match="'_:' would write something else then"):
+            world.store.update("INSERT DATA { _:b <urn:test:note> 'NOW()' }")
+        held = set(world.store.quads())
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        assert set(world.store.quads()) == held
+    notes = {str(o) for s, p, o, g in held if p == note}
+    assert notes == {"NOW() or uuid()", "rand() _:x"}
+    assert (URIRef("urn:test:a_:b"), note, Literal("NOW() or uuid()"), None) in held
+    assert any(p == URIRef("urn:test:at") and o.datatype is not None for s, p, o, g in held)

@@ -68,8 +68,17 @@ _A_HEAD = b"JC %012d %012d %s %s\n" % (0, 0, b"0" * 64, b"0" * 16)
 """A header's shape, and one of that shape: the bytes a torn header lacks, so that the start
 of one is told from bytes no write began (:func:`_read_one`)."""
 _ROTATE_AT = 64 * 1024 * 1024  # journal bytes below which it is never rotated (nor at 4x)
-_UNREPLAYABLE = re.compile(r"(?i)\b(RAND|UUID|STRUUID|BNODE)\s*\(|_:")
-_NOW = re.compile(r"(?i)\bNOW\s*\(\s*\)")
+_UPDATE_TOKENS = re.compile(
+    r"""(?P<quoted><[^<>"{}|^`\\\x00-\x20]*>  # an IRI
+        | \"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\" | '''(?:[^'\\]|\\.|'(?!''))*'''
+        | "(?:[^"\\\n\r]|\\.)*" | '(?:[^'\\\n\r]|\\.)*'  # strings
+        | \#[^\n]*)  # a comment
+    | (?P<now>\bNOW\s*\(\s*\))
+    | (?P<unreplayable>\b(?:RAND|UUID|STRUUID|BNODE)\s*\(|_:)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+"""What :func:`_pinned` looks for in an update, outside IRIs, strings and comments (each
+matched whole, so that the letters inside them are passed over)."""
 
 
 def _record(kind: bytes, a: bytes, b: bytes = b"") -> bytes:
@@ -143,14 +152,17 @@ def _read_one(data: bytes, at: int, name: Path) -> tuple[bytes, bytes, bytes, in
 def _pinned(text: str) -> str:
     """``text`` as it will replay: ``NOW()`` written in as this moment; what would differ
     when replayed (a random value, a fresh blank node) refused."""
-    found = _UNREPLAYABLE.search(text)
-    if found is not None:
-        raise UsageError(
-            f"journal:PATH keeps an update as its text, replayed when the store opens, and "
-            f"{found[0]!r} would write something else then: write the values into the update"
-        )
-    now = dt_.datetime.now(dt_.UTC).isoformat()
-    return _NOW.sub(f'"{now}"^^<http://www.w3.org/2001/XMLSchema#dateTime>', text)
+    now = f'"{dt_.datetime.now(dt_.UTC).isoformat()}"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+
+    def pinned(found: re.Match[str]) -> str:
+        if found["unreplayable"]:
+            raise UsageError(
+                f"journal:PATH keeps an update as its text, replayed when the store opens, and "
+                f"{found[0]!r} would write something else then: write the values into the update"
+            )
+        return now if found["now"] else found[0]
+
+    return _UPDATE_TOKENS.sub(pinned, text)
 
 
 def _nquads(quads: list[ox.Quad]) -> bytes:
