@@ -403,3 +403,43 @@ def test_an_update_naming_now_or_blank_nodes_only_inside_iris_strings_or_comment
     assert notes == {"NOW() or uuid()", "rand() _:x"}
     assert (URIRef("urn:test:a_:b"), note, Literal("NOW() or uuid()"), None) in held
     assert any(p == URIRef("urn:test:at") and o.datatype is not None for s, p, o, g in held)
+
+
+# Ctrl-C delivered the moment the record is written, before the commit lands (the interpreter's
+# trace hook raises KeyboardInterrupt as a signal handler does), then a commit, then SIGKILL.
+INTERRUPTED = textwrap.dedent('''
+    import os, signal, sys
+    from rdflib import Literal, URIRef
+    from horismos import World
+    from horismos._stores import Change, journal
+    A, P = URIRef("urn:test:a"), URIRef("urn:test:p")
+    world = World.open("journal:store")
+    world.commit(Change(add=[(A, P, Literal("first"), None)]))
+    written = journal._write_all.__code__
+
+    def interrupt(frame, event, arg):
+        if event == "return":
+            sys.settrace(None)
+            raise KeyboardInterrupt
+        return interrupt
+
+    sys.settrace(lambda frame, event, arg: interrupt if frame.f_code is written else None)
+    try:
+        world.commit(Change(add=[(A, P, Literal("interrupted"), None)]))
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    world.commit(Change(add=[(A, P, Literal("third"), None)]))
+    os.kill(os.getpid(), signal.SIGKILL)
+''')
+
+
+def test_a_commit_interrupted_after_its_record_was_written_is_not_replayed(tmp_path):
+    """KeyboardInterrupt between the record's write and the commit landing in memory: the
+    commit raised, so its record is cut back; it was left in the journal, replayed at the
+    next open (and the journal's length this process kept was short by it)."""
+    (tmp_path / "interrupted.py").write_text(INTERRUPTED)
+    done = subprocess.run([sys.executable, "interrupted.py"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout == "interrupted\n", done.stderr
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        assert {o for _, _, o, _ in world.store.quads()} == {Literal("first"), Literal("third")}

@@ -35,6 +35,7 @@ import datetime as dt_
 import fcntl
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -306,30 +307,37 @@ class JournalStore(OxigraphStore):
 
     # -- writing ahead -------------------------------------------------------------------
 
-    def _append(self, record: bytes) -> None:
+    def _ahead(self, record: bytes, land: Callable[[], None]) -> None:
         """``record`` written to the journal (and fsynced with ``sync=commit``), the journal
-        first rotated if it is due; should the write fail, the file is cut back to where it
-        was and a :class:`StoreError` raised, nothing landed."""
+        first rotated if it is due, then ``land`` called; should either fail, or anything
+        interrupt them (Ctrl-C), the journal is cut back to where it was: nothing landed."""
         if self._broken is not None:
             raise StoreError(self._broken)
         if self._journal_bytes > max(_ROTATE_AT, 4 * self._snapshot_bytes):
             self._rotate()
+        start = self._journal_bytes
         try:
-            _write_all(self._fd, record)
-            if self._sync:
-                os.fdatasync(self._fd)
-        except OSError as e:
-            self._cut_back(0)
-            raise StoreError(f"{self._folder / JOURNAL}: the commit was not written: {e}") from e
-        self._journal_bytes += len(record)
+            try:
+                _write_all(self._fd, record)
+                if self._sync:
+                    os.fdatasync(self._fd)
+            except OSError as e:
+                raise StoreError(
+                    f"{self._folder / JOURNAL}: the commit was not written: {e}"
+                ) from e
+            self._journal_bytes = start + len(record)
+            land()
+        except BaseException:
+            self._cut_back(start)
+            raise
 
     def _cut_back(self, length: int) -> None:
-        """Cut the journal back past its last ``length`` bytes (a record that did not land);
-        a journal that cannot be cut back takes no more commits (they would follow the
-        record that did not land)."""
-        self._journal_bytes -= length
+        """Cut the journal back to ``length`` bytes (past a record that did not land); a
+        journal that cannot be cut back takes no more commits (they would follow the record
+        that did not land)."""
+        self._journal_bytes = length
         try:
-            os.ftruncate(self._fd, self._journal_bytes)
+            os.ftruncate(self._fd, length)
         except OSError as e:
             self._broken = (
                 f"{self._folder / JOURNAL}: a commit that did not land could not be cut from "
@@ -338,23 +346,14 @@ class JournalStore(OxigraphStore):
 
     def _land(self, removed: list[_Encoded], added: list[_Encoded]) -> None:
         record = _record(b"C", _nquads([e[1] for e in removed]), _nquads([e[1] for e in added]))
-        self._append(record)
-        try:
-            super()._land(removed, added)
-        except BaseException:
-            self._cut_back(len(record))
-            raise
+        self._ahead(record, lambda: super(JournalStore, self)._land(removed, added))
 
     def update(self, text: str) -> None:
         text = _pinned(text)
         with self._lock:
-            record = _record(b"U", text.encode())
-            self._append(record)
-            try:
-                super().update(text)
-            except BaseException:
-                self._cut_back(len(record))
-                raise
+            self._ahead(
+                _record(b"U", text.encode()), lambda: super(JournalStore, self).update(text)
+            )
 
     # -- snapshots -----------------------------------------------------------------------
 
