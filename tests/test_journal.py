@@ -443,3 +443,20 @@ def test_a_commit_interrupted_after_its_record_was_written_is_not_replayed(tmp_p
     assert done.stdout == "interrupted\n", done.stderr
     with World.open(f"journal:{tmp_path / 'store'}") as world:
         assert {o for _, _, o, _ in world.store.quads()} == {Literal("first"), Literal("third")}
+
+
+def test_a_snapshot_cut_short_or_altered_is_a_typed_error_not_a_smaller_world(tmp_path):
+    """N-Quads cut at a line's end, or a letter of a literal changed, still parse: the
+    snapshot opened to a world missing what was cut, or holding what nobody wrote, its digest
+    no longer its own. It is sealed with the hash of what comes before the seal."""
+    write(tmp_path, "close")
+    snapshot = tmp_path / "store" / SNAPSHOT
+    whole = snapshot.read_bytes()
+    lines = whole.splitlines(keepends=True)
+    for damaged in (b"".join(lines[: len(lines) // 2]), whole.replace(b'"v1"', b'"v7"')):
+        assert damaged != whole
+        snapshot.write_bytes(damaged)
+        with pytest.raises(StoreError, match=rf"{snapshot}: the snapshot cannot be read: .*seal"):
+            World.open(f"journal:{tmp_path / 'store'}")
+    snapshot.write_bytes(whole)
+    assert held(tmp_path)["quads"]

@@ -8,7 +8,8 @@ the in-memory commit of :class:`~horismos._stores.oxigraph.OxigraphStore`, whose
 store runs unchanged (only :meth:`_land` and :meth:`update` are written ahead).
 
 The folder holds ``snapshot.nq`` (N-Quads as pyoxigraph dumps it, after one comment line that
-names its generation and the world's digest), ``journal`` (a header line naming the generation
+names its generation and the world's digest, before one that seals it with the hash of the
+rest), ``journal`` (a header line naming the generation
 of the snapshot it follows, then records) and ``LOCK`` (``flock``-ed by the one process that
 has it open). Opening loads the snapshot and replays the journal after it. A record::
 
@@ -37,6 +38,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO, BinaryIO, cast
 
 import pyoxigraph as ox
 from blake3 import blake3
@@ -64,6 +66,8 @@ _NQ = ox.RdfFormat.N_QUADS
 _HEAD = 2 + 13 + 13 + 1 + 64 + 1 + 16 + 1  # "J" kind, two lengths, two hashes, separators
 _JOURNAL_HEAD = re.compile(rb"# horismos journal after snapshot (\d+)\n")
 _SNAPSHOT_HEAD = re.compile(rb"# horismos snapshot (\d+)(?: digest (\S+))?\n")
+_SEAL = b"# sealed "
+_SEALED = len(_SEAL) + 64 + 1  # a snapshot's last line: the blake3 of every byte before it
 _HEAD_SHAPE = re.compile(rb"J[CU] \d{12} \d{12} [0-9a-f]{64} [0-9a-f]{16}\n")
 _A_HEAD = b"JC %012d %012d %s %s\n" % (0, 0, b"0" * 64, b"0" * 16)
 """A header's shape, and one of that shape: the bytes a torn header lacks, so that the start
@@ -169,6 +173,35 @@ def _pinned(text: str) -> str:
 def _nquads(quads: list[ox.Quad]) -> bytes:
     """``quads`` as N-Quads, each term as pyoxigraph holds it (blank node labels kept)."""
     return ox.serialize(quads, format=_NQ) or b"" if quads else b""
+
+
+class _Sealing:
+    """A snapshot's file as pyoxigraph dumps into it, hashing what it is given: the seal
+    written after it, without which N-Quads cut at a line's end, or with a letter changed,
+    would open as a smaller or another world."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file, self.hash = file, blake3()
+
+    def write(self, data: bytes) -> int:
+        self.hash.update(data)
+        return self._file.write(data)
+
+    def flush(self) -> None:
+        self._file.flush()
+
+
+def _check_seal(snapshot: Path) -> None:
+    """A :class:`ValueError` unless ``snapshot`` ends with the seal of what comes before."""
+    with snapshot.open("rb") as f:
+        check, left = blake3(), os.fstat(f.fileno()).st_size - _SEALED
+        while left > 0 and (chunk := f.read(min(left, 1 << 22))):
+            check.update(chunk)
+            left -= len(chunk)
+        if left or f.read() != _SEAL + check.hexdigest().encode() + b"\n":
+            raise ValueError(
+                "it does not end with the seal of what it holds (cut short, or altered)"
+            )
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -282,6 +315,7 @@ class JournalStore(OxigraphStore):
         if head is None:
             raise ValueError("not a horismos snapshot (its first line)")
         self._generation = int(head[1])
+        _check_seal(snapshot)
         if _may_hold_blank_nodes(snapshot, _NQ):  # parsed here: labels kept as written
             self._store.extend(ox.parse(path=str(snapshot), format=_NQ, lenient=True))
         else:
@@ -364,8 +398,12 @@ class JournalStore(OxigraphStore):
         snapshot, temp = self._folder / SNAPSHOT, self._folder / f"{SNAPSHOT}.tmp"
         try:
             with temp.open("wb") as f:
-                f.write(b"# horismos snapshot %d digest %s\n" % (generation, self._digest_text()))
-                self._store.dump(f, _NQ)
+                sealing = _Sealing(f)
+                sealing.write(
+                    b"# horismos snapshot %d digest %s\n" % (generation, self._digest_text())
+                )
+                self._store.dump(cast("IO[bytes]", sealing), _NQ)  # written through it
+                f.write(_SEAL + sealing.hash.hexdigest().encode() + b"\n")
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(temp, snapshot)
