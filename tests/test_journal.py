@@ -13,6 +13,8 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -460,3 +462,34 @@ def test_a_snapshot_cut_short_or_altered_is_a_typed_error_not_a_smaller_world(tm
             World.open(f"journal:{tmp_path / 'store'}")
     snapshot.write_bytes(whole)
     assert held(tmp_path)["quads"]
+
+
+def test_two_threads_closing_the_store_at_once_close_it_once(tmp_path):
+    """A serving thread and the main thread (or atexit) closing together: each saw the store
+    open before taking its lock, so the second closed the journal's descriptor again (an
+    OSError, or whatever file had been given that number since)."""
+    store = open_store(f"journal:{tmp_path / 'store'}")
+    store.apply(Change(add=[(A, P, Literal(1), None)]))
+    failed: list[BaseException] = []
+
+    def close() -> None:
+        try:
+            store.close()
+        except BaseException as e:  # what a thread raised, asserted below
+            failed.append(e)
+
+    def waiting(thread: threading.Thread) -> bool:  # blocked inside close(), on the lock
+        frame = sys._current_frames().get(thread.ident or 0)
+        return frame is not None and frame.f_code is type(store).close.__code__
+
+    with store._lock:  # type: ignore[attr-defined]
+        closing = [threading.Thread(target=close) for _ in range(2)]
+        for thread in closing:
+            thread.start()
+        while not all(waiting(t) for t in closing):
+            time.sleep(0.001)
+    for thread in closing:
+        thread.join()
+    assert failed == []
+    with World.open(f"journal:{tmp_path / 'store'}") as world:  # released, and whole
+        assert set(world.store.quads()) == {(A, P, Literal(1), None)}

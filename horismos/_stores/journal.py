@@ -482,9 +482,9 @@ class JournalStore(OxigraphStore):
         quarter more than loading the snapshot), where a snapshot at every close dumped the
         whole world (~5 s at a million triples) for one event's commits."""
         atexit.unregister(self.close)
-        if self._fd < 0:
-            return
-        with self._lock:
+        with self._lock:  # then asked: two threads closing at once both saw it open
+            if self._fd < 0:
+                return
             try:
                 records = self._journal_bytes - self._journal_start
                 if records > self._snapshot_bytes // 4 and self._broken is None:
