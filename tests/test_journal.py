@@ -493,3 +493,26 @@ def test_two_threads_closing_the_store_at_once_close_it_once(tmp_path):
     assert failed == []
     with World.open(f"journal:{tmp_path / 'store'}") as world:  # released, and whole
         assert set(world.store.quads()) == {(A, P, Literal(1), None)}
+
+
+@pytest.mark.parametrize("damage", ["deleted", "emptied"])
+def test_a_snapshot_whose_journal_is_gone_is_a_typed_error_not_an_older_world(tmp_path, damage):
+    """The journal is written before any snapshot and only ever replaced whole, so a snapshot
+    without one (or with an empty one) lost it to something else: the commits it held were
+    dropped unseen and the world opened as the snapshot had it. The error says how to open
+    that world on purpose."""
+    folder = tmp_path / "store"
+    with World.open(f"journal:{folder}") as world:
+        world.store.load([(A, P, Literal("loaded"), None)])
+    with World.open(f"journal:{folder}") as world:
+        world.commit(Change(add=[(A, P, Literal("committed"), None)]))
+    if damage == "deleted":
+        (folder / JOURNAL).unlink()
+    else:
+        (folder / JOURNAL).write_bytes(b"")
+    first = "# horismos journal after snapshot 1"
+    with pytest.raises(StoreError, match=rf"{folder / JOURNAL} is missing.*'{first}'"):
+        World.open(f"journal:{folder}")
+    (folder / JOURNAL).write_text(first + "\n")
+    with World.open(f"journal:{folder}") as world:
+        assert set(world.store.quads()) == {(A, P, Literal("loaded"), None)}

@@ -280,6 +280,13 @@ class JournalStore(OxigraphStore):
         journal = self._folder / JOURNAL
         data = journal.read_bytes() if journal.is_file() else b""
         head = _JOURNAL_HEAD.match(data)
+        if not data and snapshot.is_file():  # a journal is written before any snapshot
+            first = f"# horismos journal after snapshot {self._generation}"
+            raise StoreError(
+                f"{journal} is missing (or empty), and with it any commit made after "
+                f"{snapshot}: restore the folder from a backup, or, to open the world the "
+                f"snapshot holds, write {first!r} and a newline into {journal}"
+            )
         if data and head is None:
             raise StoreError(
                 f"{journal}: not a horismos journal (its first line); restore the folder "
