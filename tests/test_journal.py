@@ -13,6 +13,8 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -310,3 +312,207 @@ def test_a_close_after_a_few_commits_to_a_large_world_leaves_them_to_the_journal
             world.commit(Change(add=[(A, P, Literal(f"{i} " + "x" * 100), G)]))
     assert (folder / SNAPSHOT).read_bytes() != snapshot
     assert (folder / JOURNAL).read_bytes() == b"# horismos journal after snapshot 2\n"
+
+
+# A process that commits, loads a file whose snapshot cannot be written whole (a folder stands
+# where a temp file goes), commits again, and dies with SIGKILL: what it was told, what it held.
+HALF_ROTATED = textwrap.dedent('''
+    import json, os, signal, sys
+    from pathlib import Path
+    from rdflib import Literal, URIRef
+    from horismos import World
+    from horismos._stores import Change, StoreError
+    A, P = URIRef("urn:test:a"), URIRef("urn:test:p")
+    Path("w.nt").write_text('<urn:test:a> <urn:test:p> "loaded" .\\n')
+    world = World.open("journal:store")
+    world.commit(Change(add=[(A, P, Literal("before"), None)]))
+    os.mkdir(sys.argv[1])
+    said = {}
+    try:
+        world.store.load_file(Path("w.nt"))
+    except StoreError as e:
+        said["load"] = str(e)
+    os.rmdir(sys.argv[1])
+    try:
+        world.commit(Change(add=[(A, P, Literal("after"), None)]))
+        said["after"] = "returned"
+    except StoreError as e:
+        said["after"] = str(e)
+    print(json.dumps(said), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+''')
+
+
+@pytest.mark.parametrize("blocked", ["store/journal.tmp", "store/snapshot.nq.tmp"])
+def test_a_snapshot_that_fails_part_way_takes_no_more_commits_until_reopened(tmp_path, blocked):
+    """The fresh journal after a written snapshot fails (``journal.tmp``): the journal still
+    open names the snapshot before, so a commit appended to it was ignored at the next open —
+    returned, then lost. The snapshot itself fails (``snapshot.nq.tmp``): the file loaded is in
+    memory and on disk nowhere, so the world reopened was not the one the later commits were
+    made on. Either way the store now refuses commits until it is reopened."""
+    (tmp_path / "half.py").write_text(HALF_ROTATED)
+    done = subprocess.run([sys.executable, "half.py", blocked], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in done.stderr, done.stderr
+    said = json.loads(done.stdout)
+    assert "was not written" in said["load"], said
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        reopened = set(world.store.quads())
+    if said["after"] == "returned":  # then it must be there
+        assert (A, P, Literal("after"), None) in reopened
+    assert "reopen the store" in said["after"], said
+    assert (A, P, Literal("before"), None) in reopened
+    assert (A, P, Literal("after"), None) not in reopened
+
+
+def test_bytes_after_the_last_record_that_no_write_began_are_corrupt_not_torn(tmp_path):
+    """A write cut short leaves the start of a record (or zeros the file was given); a few
+    bytes of anything else after the last record are not that, and were cut off unseen."""
+    write(tmp_path, "kill", commits=2)
+    path = tmp_path / "store" / JOURNAL
+    *_, last, end = records(tmp_path)
+    whole = path.read_bytes()
+    path.write_bytes(whole + b"garbage\n")
+    with pytest.raises(StoreError, match=rf"{path}: the record at byte {end} is corrupt"):
+        World.open(f"journal:{tmp_path / 'store'}")
+    assert path.read_bytes() == whole + b"garbage\n"  # nothing cut
+    path.write_bytes(whole + whole[last : last + 40])  # a record's header, cut short: torn
+    with World.open(f"journal:{tmp_path / 'store'}"):
+        assert path.read_bytes() == whole
+
+
+def test_an_update_naming_now_or_blank_nodes_only_inside_iris_strings_or_comments_is_kept(
+    tmp_path,
+):
+    """What makes an update replay otherwise is a function call or a blank node in its text,
+    not those letters inside an IRI, a string or a comment: such an update was refused
+    (``_:``), or had its string rewritten (``NOW()``), by a search of the whole text."""
+    note = URIRef("urn:test:note")
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        world.store.update(
+            "INSERT DATA { <urn:test:a_:b> <urn:test:note> 'NOW() or uuid()' , "
+            '"""rand() _:x""" } # BNODE() would be refused here'
+        )
+        world.store.update(
+            "INSERT { <urn:test:a> <urn:test:at> ?t } WHERE { BIND(NOW() AS ?t) }"
+        )
+        with pytest.raises(UsageError, match="'_:' would write something else then"):
+            world.store.update("INSERT DATA { _:b <urn:test:note> 'NOW()' }")
+        held = set(world.store.quads())
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        assert set(world.store.quads()) == held
+    notes = {str(o) for s, p, o, g in held if p == note}
+    assert notes == {"NOW() or uuid()", "rand() _:x"}
+    assert (URIRef("urn:test:a_:b"), note, Literal("NOW() or uuid()"), None) in held
+    assert any(p == URIRef("urn:test:at") and o.datatype is not None for s, p, o, g in held)
+
+
+# Ctrl-C delivered the moment the record is written, before the commit lands (the interpreter's
+# trace hook raises KeyboardInterrupt as a signal handler does), then a commit, then SIGKILL.
+INTERRUPTED = textwrap.dedent('''
+    import os, signal, sys
+    from rdflib import Literal, URIRef
+    from horismos import World
+    from horismos._stores import Change, journal
+    A, P = URIRef("urn:test:a"), URIRef("urn:test:p")
+    world = World.open("journal:store")
+    world.commit(Change(add=[(A, P, Literal("first"), None)]))
+    written = journal._write_all.__code__
+
+    def interrupt(frame, event, arg):
+        if event == "return":
+            sys.settrace(None)
+            raise KeyboardInterrupt
+        return interrupt
+
+    sys.settrace(lambda frame, event, arg: interrupt if frame.f_code is written else None)
+    try:
+        world.commit(Change(add=[(A, P, Literal("interrupted"), None)]))
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    world.commit(Change(add=[(A, P, Literal("third"), None)]))
+    os.kill(os.getpid(), signal.SIGKILL)
+''')
+
+
+def test_a_commit_interrupted_after_its_record_was_written_is_not_replayed(tmp_path):
+    """KeyboardInterrupt between the record's write and the commit landing in memory: the
+    commit raised, so its record is cut back; it was left in the journal, replayed at the
+    next open (and the journal's length this process kept was short by it)."""
+    (tmp_path / "interrupted.py").write_text(INTERRUPTED)
+    done = subprocess.run([sys.executable, "interrupted.py"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout == "interrupted\n", done.stderr
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        assert {o for _, _, o, _ in world.store.quads()} == {Literal("first"), Literal("third")}
+
+
+def test_a_snapshot_cut_short_or_altered_is_a_typed_error_not_a_smaller_world(tmp_path):
+    """N-Quads cut at a line's end, or a letter of a literal changed, still parse: the
+    snapshot opened to a world missing what was cut, or holding what nobody wrote, its digest
+    no longer its own. It is sealed with the hash of what comes before the seal."""
+    write(tmp_path, "close")
+    snapshot = tmp_path / "store" / SNAPSHOT
+    whole = snapshot.read_bytes()
+    lines = whole.splitlines(keepends=True)
+    for damaged in (b"".join(lines[: len(lines) // 2]), whole.replace(b'"v1"', b'"v7"')):
+        assert damaged != whole
+        snapshot.write_bytes(damaged)
+        with pytest.raises(StoreError, match=rf"{snapshot}: the snapshot cannot be read: .*seal"):
+            World.open(f"journal:{tmp_path / 'store'}")
+    snapshot.write_bytes(whole)
+    assert held(tmp_path)["quads"]
+
+
+def test_two_threads_closing_the_store_at_once_close_it_once(tmp_path):
+    """A serving thread and the main thread (or atexit) closing together: each saw the store
+    open before taking its lock, so the second closed the journal's descriptor again (an
+    OSError, or whatever file had been given that number since)."""
+    store = open_store(f"journal:{tmp_path / 'store'}")
+    store.apply(Change(add=[(A, P, Literal(1), None)]))
+    failed: list[BaseException] = []
+
+    def close() -> None:
+        try:
+            store.close()
+        except BaseException as e:  # what a thread raised, asserted below
+            failed.append(e)
+
+    def waiting(thread: threading.Thread) -> bool:  # blocked inside close(), on the lock
+        frame = sys._current_frames().get(thread.ident or 0)
+        return frame is not None and frame.f_code is type(store).close.__code__
+
+    with store._lock:  # type: ignore[attr-defined]
+        closing = [threading.Thread(target=close) for _ in range(2)]
+        for thread in closing:
+            thread.start()
+        while not all(waiting(t) for t in closing):
+            time.sleep(0.001)
+    for thread in closing:
+        thread.join()
+    assert failed == []
+    with World.open(f"journal:{tmp_path / 'store'}") as world:  # released, and whole
+        assert set(world.store.quads()) == {(A, P, Literal(1), None)}
+
+
+@pytest.mark.parametrize("damage", ["deleted", "emptied"])
+def test_a_snapshot_whose_journal_is_gone_is_a_typed_error_not_an_older_world(tmp_path, damage):
+    """The journal is written before any snapshot and only ever replaced whole, so a snapshot
+    without one (or with an empty one) lost it to something else: the commits it held were
+    dropped unseen and the world opened as the snapshot had it. The error says how to open
+    that world on purpose."""
+    folder = tmp_path / "store"
+    with World.open(f"journal:{folder}") as world:
+        world.store.load([(A, P, Literal("loaded"), None)])
+    with World.open(f"journal:{folder}") as world:
+        world.commit(Change(add=[(A, P, Literal("committed"), None)]))
+    if damage == "deleted":
+        (folder / JOURNAL).unlink()
+    else:
+        (folder / JOURNAL).write_bytes(b"")
+    first = "# horismos journal after snapshot 1"
+    with pytest.raises(StoreError, match=rf"{folder / JOURNAL} is missing.*'{first}'"):
+        World.open(f"journal:{folder}")
+    (folder / JOURNAL).write_text(first + "\n")
+    with World.open(f"journal:{folder}") as world:
+        assert set(world.store.quads()) == {(A, P, Literal("loaded"), None)}

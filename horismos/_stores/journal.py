@@ -8,7 +8,8 @@ the in-memory commit of :class:`~horismos._stores.oxigraph.OxigraphStore`, whose
 store runs unchanged (only :meth:`_land` and :meth:`update` are written ahead).
 
 The folder holds ``snapshot.nq`` (N-Quads as pyoxigraph dumps it, after one comment line that
-names its generation and the world's digest), ``journal`` (a header line naming the generation
+names its generation and the world's digest, before one that seals it with the hash of the
+rest), ``journal`` (a header line naming the generation
 of the snapshot it follows, then records) and ``LOCK`` (``flock``-ed by the one process that
 has it open). Opening loads the snapshot and replays the journal after it. A record::
 
@@ -35,6 +36,7 @@ import datetime as dt_
 import fcntl
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -63,9 +65,24 @@ _NQ = ox.RdfFormat.N_QUADS
 _HEAD = 2 + 13 + 13 + 1 + 64 + 1 + 16 + 1  # "J" kind, two lengths, two hashes, separators
 _JOURNAL_HEAD = re.compile(rb"# horismos journal after snapshot (\d+)\n")
 _SNAPSHOT_HEAD = re.compile(rb"# horismos snapshot (\d+)(?: digest (\S+))?\n")
+_SEAL = b"# sealed "
+_SEALED = len(_SEAL) + 64 + 1  # a snapshot's last line: the blake3 of every byte before it
+_HEAD_SHAPE = re.compile(rb"J[CU] \d{12} \d{12} [0-9a-f]{64} [0-9a-f]{16}\n")
+_A_HEAD = b"JC %012d %012d %s %s\n" % (0, 0, b"0" * 64, b"0" * 16)
+"""A header's shape, and one of that shape: the bytes a torn header lacks, so that the start
+of one is told from bytes no write began (:func:`_read_one`)."""
 _ROTATE_AT = 64 * 1024 * 1024  # journal bytes below which it is never rotated (nor at 4x)
-_UNREPLAYABLE = re.compile(r"(?i)\b(RAND|UUID|STRUUID|BNODE)\s*\(|_:")
-_NOW = re.compile(r"(?i)\bNOW\s*\(\s*\)")
+_UPDATE_TOKENS = re.compile(
+    r"""(?P<quoted><[^<>"{}|^`\\\x00-\x20]*>  # an IRI
+        | \"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\" | '''(?:[^'\\]|\\.|'(?!''))*'''
+        | "(?:[^"\\\n\r]|\\.)*" | '(?:[^'\\\n\r]|\\.)*'  # strings
+        | \#[^\n]*)  # a comment
+    | (?P<now>\bNOW\s*\(\s*\))
+    | (?P<unreplayable>\b(?:RAND|UUID|STRUUID|BNODE)\s*\(|_:)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+"""What :func:`_pinned` looks for in an update, outside IRIs, strings and comments (each
+matched whole, so that the letters inside them are passed over)."""
 
 
 def _record(kind: bytes, a: bytes, b: bytes = b"") -> bytes:
@@ -105,7 +122,13 @@ def _read_one(data: bytes, at: int, name: Path) -> tuple[bytes, bytes, bytes, in
     and cut short, a :class:`StoreError` when it fails its check otherwise."""
     size = len(data)
     if size - at < _HEAD:
-        raise _Torn  # the header cut short
+        tail = data[at:].rstrip(b"\0")  # zeros: space the file was given at a crash
+        if _HEAD_SHAPE.fullmatch(tail + _A_HEAD[len(tail) :]):
+            raise _Torn  # the header cut short
+        raise StoreError(
+            f"{name}: the record at byte {at} is corrupt (bytes no record starts with); "
+            "the journal cannot be replayed past it — restore the folder from a backup"
+        )
     head = data[at : at + _HEAD]
     if head[0:1] != b"J" or blake3(head[:-17]).hexdigest(8).encode() != head[-17:-1]:
         if not data[at:size].strip(b"\0"):
@@ -133,19 +156,37 @@ def _read_one(data: bytes, at: int, name: Path) -> tuple[bytes, bytes, bytes, in
 def _pinned(text: str) -> str:
     """``text`` as it will replay: ``NOW()`` written in as this moment; what would differ
     when replayed (a random value, a fresh blank node) refused."""
-    found = _UNREPLAYABLE.search(text)
-    if found is not None:
-        raise UsageError(
-            f"journal:PATH keeps an update as its text, replayed when the store opens, and "
-            f"{found[0]!r} would write something else then: write the values into the update"
-        )
-    now = dt_.datetime.now(dt_.UTC).isoformat()
-    return _NOW.sub(f'"{now}"^^<http://www.w3.org/2001/XMLSchema#dateTime>', text)
+    now = f'"{dt_.datetime.now(dt_.UTC).isoformat()}"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+
+    def pinned(found: re.Match[str]) -> str:
+        if found["unreplayable"]:
+            raise UsageError(
+                f"journal:PATH keeps an update as its text, replayed when the store opens, and "
+                f"{found[0]!r} would write something else then: write the values into the update"
+            )
+        return now if found["now"] else found[0]
+
+    return _UPDATE_TOKENS.sub(pinned, text)
 
 
 def _nquads(quads: list[ox.Quad]) -> bytes:
     """``quads`` as N-Quads, each term as pyoxigraph holds it (blank node labels kept)."""
     return ox.serialize(quads, format=_NQ) or b"" if quads else b""
+
+
+def _check_seal(snapshot: Path) -> None:
+    """A :class:`ValueError` unless ``snapshot`` ends with the seal of what comes before:
+    without it, N-Quads cut at a line's end, or with a letter changed, would open as a smaller
+    or another world."""
+    with snapshot.open("rb") as f:
+        check, left = blake3(max_threads=blake3.AUTO), os.fstat(f.fileno()).st_size - _SEALED
+        while left > 0 and (chunk := f.read(min(left, 1 << 22))):
+            check.update(chunk)
+            left -= len(chunk)
+        if left or f.read() != _SEAL + check.hexdigest().encode() + b"\n":
+            raise ValueError(
+                "it does not end with the seal of what it holds (cut short, or altered)"
+            )
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -224,6 +265,13 @@ class JournalStore(OxigraphStore):
         journal = self._folder / JOURNAL
         data = journal.read_bytes() if journal.is_file() else b""
         head = _JOURNAL_HEAD.match(data)
+        if not data and snapshot.is_file():  # a journal is written before any snapshot
+            first = f"# horismos journal after snapshot {self._generation}"
+            raise StoreError(
+                f"{journal} is missing (or empty), and with it any commit made after "
+                f"{snapshot}: restore the folder from a backup, or, to open the world the "
+                f"snapshot holds, write {first!r} and a newline into {journal}"
+            )
         if data and head is None:
             raise StoreError(
                 f"{journal}: not a horismos journal (its first line); restore the folder "
@@ -259,6 +307,7 @@ class JournalStore(OxigraphStore):
         if head is None:
             raise ValueError("not a horismos snapshot (its first line)")
         self._generation = int(head[1])
+        _check_seal(snapshot)
         if _may_hold_blank_nodes(snapshot, _NQ):  # parsed here: labels kept as written
             self._store.extend(ox.parse(path=str(snapshot), format=_NQ, lenient=True))
         else:
@@ -284,30 +333,37 @@ class JournalStore(OxigraphStore):
 
     # -- writing ahead -------------------------------------------------------------------
 
-    def _append(self, record: bytes) -> None:
+    def _ahead(self, record: bytes, land: Callable[[], None]) -> None:
         """``record`` written to the journal (and fsynced with ``sync=commit``), the journal
-        first rotated if it is due; should the write fail, the file is cut back to where it
-        was and a :class:`StoreError` raised, nothing landed."""
+        first rotated if it is due, then ``land`` called; should either fail, or anything
+        interrupt them (Ctrl-C), the journal is cut back to where it was: nothing landed."""
         if self._broken is not None:
             raise StoreError(self._broken)
         if self._journal_bytes > max(_ROTATE_AT, 4 * self._snapshot_bytes):
             self._rotate()
+        start = self._journal_bytes
         try:
-            _write_all(self._fd, record)
-            if self._sync:
-                os.fdatasync(self._fd)
-        except OSError as e:
-            self._cut_back(0)
-            raise StoreError(f"{self._folder / JOURNAL}: the commit was not written: {e}") from e
-        self._journal_bytes += len(record)
+            try:
+                _write_all(self._fd, record)
+                if self._sync:
+                    os.fdatasync(self._fd)
+            except OSError as e:
+                raise StoreError(
+                    f"{self._folder / JOURNAL}: the commit was not written: {e}"
+                ) from e
+            self._journal_bytes = start + len(record)
+            land()
+        except BaseException:
+            self._cut_back(start)
+            raise
 
     def _cut_back(self, length: int) -> None:
-        """Cut the journal back past its last ``length`` bytes (a record that did not land);
-        a journal that cannot be cut back takes no more commits (they would follow the
-        record that did not land)."""
-        self._journal_bytes -= length
+        """Cut the journal back to ``length`` bytes (past a record that did not land); a
+        journal that cannot be cut back takes no more commits (they would follow the record
+        that did not land)."""
+        self._journal_bytes = length
         try:
-            os.ftruncate(self._fd, self._journal_bytes)
+            os.ftruncate(self._fd, length)
         except OSError as e:
             self._broken = (
                 f"{self._folder / JOURNAL}: a commit that did not land could not be cut from "
@@ -316,23 +372,14 @@ class JournalStore(OxigraphStore):
 
     def _land(self, removed: list[_Encoded], added: list[_Encoded]) -> None:
         record = _record(b"C", _nquads([e[1] for e in removed]), _nquads([e[1] for e in added]))
-        self._append(record)
-        try:
-            super()._land(removed, added)
-        except BaseException:
-            self._cut_back(len(record))
-            raise
+        self._ahead(record, lambda: super(JournalStore, self)._land(removed, added))
 
     def update(self, text: str) -> None:
         text = _pinned(text)
         with self._lock:
-            record = _record(b"U", text.encode())
-            self._append(record)
-            try:
-                super().update(text)
-            except BaseException:
-                self._cut_back(len(record))
-                raise
+            self._ahead(
+                _record(b"U", text.encode()), lambda: super(JournalStore, self).update(text)
+            )
 
     # -- snapshots -----------------------------------------------------------------------
 
@@ -346,16 +393,31 @@ class JournalStore(OxigraphStore):
                 f.write(b"# horismos snapshot %d digest %s\n" % (generation, self._digest_text()))
                 self._store.dump(f, _NQ)
                 f.flush()
+                # its seal: hashed as written (through a Python writer, the dump took 2x)
+                seal = blake3(max_threads=blake3.AUTO)
+                seal.update_mmap(temp)
+                f.write(_SEAL + seal.hexdigest().encode() + b"\n")
+                f.flush()
                 os.fsync(f.fileno())
             os.replace(temp, snapshot)
-            _fsync_folder(self._folder)
         except OSError as e:
             with contextlib.suppress(OSError):
                 temp.unlink()
             raise StoreError(f"{snapshot}: the snapshot was not written: {e}") from e
+        # the journal open now follows the snapshot before: a record appended to it would be
+        # ignored at the next open, so until the fresh one is there no commit is taken
         self._generation = generation
-        self._snapshot_bytes = snapshot.stat().st_size
-        self._fresh_journal()
+        try:
+            _fsync_folder(self._folder)
+            self._snapshot_bytes = snapshot.stat().st_size
+            self._fresh_journal()
+        except (OSError, StoreError) as e:
+            self._break(f"the journal after snapshot {generation} was not started ({e})")
+            raise StoreError(f"{snapshot}: the snapshot was not written whole: {e}") from e
+
+    def _break(self, why: str) -> None:
+        """Take no more commits: what is in memory is no longer what the folder reopens to."""
+        self._broken = f"{self._folder}: {why}: reopen the store, which opens to what was kept"
 
     def _digest_text(self) -> bytes:
         return self._tally.value().to_text().encode()
@@ -385,15 +447,26 @@ class JournalStore(OxigraphStore):
             try:
                 return super().load_file(path, progress)
             finally:
-                self._rotate()
+                self._kept_or_broken("the file loaded was not written to a snapshot")
 
     def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
         """As :meth:`OxigraphStore.rebase_digest`, the digest kept by a new snapshot."""
         with self._lock:
             found = super().rebase_digest(only_if_equal=only_if_equal)
             if self._tally.value() != found[0]:
-                self._rotate()
+                self._kept_or_broken("the digest rebased was not written to a snapshot")
             return found
+
+    def _kept_or_broken(self, why: str) -> None:
+        """A snapshot of what memory holds and no record does (a file loaded, a digest
+        rebased); should it fail, no commit is taken after it: one that is would reopen on a
+        world without it."""
+        try:
+            self._rotate()
+        except StoreError as e:
+            if self._broken is None:
+                self._break(f"{why} ({e})")
+            raise
 
     def close(self) -> None:
         """Write a snapshot if the journal holds more than a quarter of the snapshot's bytes
@@ -402,9 +475,9 @@ class JournalStore(OxigraphStore):
         quarter more than loading the snapshot), where a snapshot at every close dumped the
         whole world (~5 s at a million triples) for one event's commits."""
         atexit.unregister(self.close)
-        if self._fd < 0:
-            return
-        with self._lock:
+        with self._lock:  # then asked: two threads closing at once both saw it open
+            if self._fd < 0:
+                return
             try:
                 records = self._journal_bytes - self._journal_start
                 if records > self._snapshot_bytes // 4 and self._broken is None:
