@@ -93,17 +93,21 @@ def start(parent: int, argv: Sequence[str], env: Mapping[str, str]) -> Callable[
         unblocked = signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
         prctl(_PR_SET_CHILD_SUBREAPER, 1)
         prctl(_PR_SET_PDEATHSIG, int(KILL))  # Horismos gone: everything dies at once
-        if os.getppid() != parent:  # it went between the fork and the line above
-            os.kill(os.getpid(), KILL)
+        if os.getppid() != parent:  # it went between the fork and the line above: die before
+            os.kill(os.getpid(), signal.SIGKILL)  # the program starts (KILL is blocked here)
         for fd in _open_fds():
             if fd > 2:
                 with contextlib.suppress(OSError):  # the listing's own, closed by now
                     os.set_inheritable(fd, False)
         program = os.posix_spawn(argv[0], list(argv), dict(env), setsigmask=unblocked)
-        for fd in _open_fds():  # the program's pipes, subprocess's error pipe: not ours
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        tend(program, forked=True)
+        try:  # nothing after the spawn may raise: subprocess would report "never ran"
+            for fd in _open_fds():  # the program's pipes, subprocess's error pipe: not ours
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        except OSError:  # no listing (the table full): close them all blindly
+            os.closerange(0, os.sysconf("SC_OPEN_MAX"))
+        finally:
+            tend(program, forked=True)
 
     return shepherd
 
