@@ -24,7 +24,7 @@ from ._contract import (
 from ._definitions import Definitions, load_definitions
 from ._errors import AuthoringError, Problem
 from ._gate import shape_problems
-from ._prechecks import unmet_properties, unstated
+from ._prechecks import unmeetable_errors, unmet_properties, unstated
 from ._stores import DEFAULT_STORE
 from ._world import World
 from ._world_terms import world_term_problems
@@ -163,7 +163,7 @@ def beside_world(defs: Definitions, world: World) -> list[Problem]:
     dropped |= {id(p) for prop in held for p in defs.own_writes[prop]}
     kept = [p for p in defs.warnings if id(p) not in dropped]
     unwritten = [p for prop in unstated(world, defs.unwritten) for p in defs.unwritten[prop]]
-    return kept + _unheld(defs, world) + unwritten + _unmeetable(defs, unmet)
+    return kept + _unheld(defs, world) + unwritten + unmeetable_errors(defs, unmet)
 
 
 def run_warnings(defs: Definitions, world: World | None) -> list[Problem]:
@@ -179,19 +179,13 @@ def run_warnings(defs: Definitions, world: World | None) -> list[Problem]:
     if world is None:
         unmet = {id(w) for pairs in defs.unmeetable.values() for w, _ in pairs}
         loaded = [p for p in defs.warnings if id(p) not in unmet]
-        loaded += _unmeetable(defs, list(defs.unmeetable))
+        loaded += unmeetable_errors(defs, list(defs.unmeetable))
     else:
         loaded = beside_world(defs, world)
     refused = [p for p in loaded if p.severity == "error"]
     if refused:
         raise AuthoringError(refused)
     return [*loaded, *command_problems(defs), *sometimes_unbound(defs)]
-
-
-def _unmeetable(defs: Definitions, unmet: Iterable[URIRef]) -> list[Problem]:
-    """The errors about the properties of ``unmet`` (:attr:`Definitions.unmeetable`), which
-    the world holds no statement of."""
-    return [error for prop in unmet for _, error in defs.unmeetable[prop]]
 
 
 def _unheld(defs: Definitions, world: World) -> list[Problem]:

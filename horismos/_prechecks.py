@@ -39,7 +39,14 @@ from ._world import World
 if TYPE_CHECKING:
     from ._bindings.python import PythonBinding
 
-__all__ = ["Prechecks", "refuse_unmet", "unmet_properties", "unmet_requirements", "unstated"]
+__all__ = [
+    "Prechecks",
+    "refuse_unmet",
+    "unmeetable_errors",
+    "unmet_properties",
+    "unmet_requirements",
+    "unstated",
+]
 
 
 def unmet_properties(
@@ -63,7 +70,12 @@ def unmet_requirements(
     requires that no file declares, no tool writes and ``world`` does not hold (nor the
     facts ``landing`` with them): what every lane refuses before a tool acts, as
     ``validate --world`` does."""
-    unmet = unmet_properties(defs, world, landing)
+    return unmeetable_errors(defs, unmet_properties(defs, world, landing))
+
+
+def unmeetable_errors(defs: Definitions, unmet: Iterable[URIRef]) -> list[Problem]:
+    """The errors about the properties of ``unmet`` (:attr:`Definitions.unmeetable`), which
+    the world holds no statement of."""
     return [error for prop in unmet for _, error in defs.unmeetable[prop]]
 
 
