@@ -246,14 +246,27 @@ def test_an_update_that_would_replay_otherwise_is_refused_before_anything_is_wri
         size = (tmp_path / "store" / JOURNAL).stat().st_size
         with pytest.raises(UsageError, match="'UUID\\(' would write something else then"):
             world.store.update("INSERT { <urn:a> <urn:b> ?u } WHERE { BIND(UUID() AS ?u) }")
+        with pytest.raises(UsageError, match="'\\[' would write something else then"):
+            world.store.update("INSERT DATA { [] <urn:b> <urn:o> }")  # a fresh node each time
         assert (tmp_path / "store" / JOURNAL).stat().st_size == size
 
 
-def test_sync_is_named_after_the_path(tmp_path):
+def test_sync_is_named_after_the_path(tmp_path, monkeypatch):
+    from horismos._stores import journal
+
+    synced: list[int] = []
+    monkeypatch.setattr(journal.os, "fdatasync", synced.append)
+    plain = open_store(f"journal:{tmp_path / 'p'}")
+    try:
+        plain.apply(Change(add=[(A, P, Literal(1), None)]))
+        assert synced == []  # handed to the OS only
+    finally:
+        plain.close()
     store = open_store(f"journal:{tmp_path / 's'}?sync=commit")
     try:
         assert store.name == f"journal:{tmp_path / 's'}?sync=commit"
         store.apply(Change(add=[(A, P, Literal(1), None)]))
+        assert len(synced) == 1  # the commit's record, fsynced before apply returned
     finally:
         store.close()
     with pytest.raises(UsageError, match="sync is one of os, commit"):
@@ -516,3 +529,25 @@ def test_a_snapshot_whose_journal_is_gone_is_a_typed_error_not_an_older_world(tm
     (folder / JOURNAL).write_text(first + "\n")
     with World.open(f"journal:{folder}") as world:
         assert set(world.store.quads()) == {(A, P, Literal("loaded"), None)}
+
+
+def test_a_rotation_that_fails_during_a_commit_lets_the_commit_land(tmp_path, monkeypatch):
+    """A snapshot is an economy: one the disk refuses (here a folder in the way of its
+    temporary file) leaves the snapshot and journal before it whole, so the commit is taken,
+    and the dump is not tried again at every commit."""
+    from horismos._stores import journal
+
+    monkeypatch.setattr(journal, "_ROTATE_AT", 2048)
+    folder = tmp_path / "store"
+    with World.open(f"journal:{folder}") as world:
+        (folder / f"{SNAPSHOT}.tmp").mkdir()  # every dump fails
+        dumps: list[int] = []
+        rotate = world.store._rotate  # type: ignore[attr-defined]
+        monkeypatch.setattr(world.store, "_rotate", lambda: dumps.append(1) or rotate())
+        for i in range(60):
+            world.commit(Change(add=[(A, P, Literal(f"{i} " + "x" * 100), G)]))
+        assert 1 <= len(dumps) <= 3  # once past the threshold, then as the journal doubles
+        quads, digest = set(world.store.quads()), world.digest()
+        (folder / f"{SNAPSHOT}.tmp").rmdir()
+    with World.open(f"journal:{folder}") as world:
+        assert set(world.store.quads()) == quads and world.digest() == digest

@@ -78,7 +78,7 @@ _UPDATE_TOKENS = re.compile(
         | "(?:[^"\\\n\r]|\\.)*" | '(?:[^'\\\n\r]|\\.)*'  # strings
         | \#[^\n]*)  # a comment
     | (?P<now>\bNOW\s*\(\s*\))
-    | (?P<unreplayable>\b(?:RAND|UUID|STRUUID|BNODE)\s*\(|_:)""",
+    | (?P<unreplayable>\b(?:RAND|UUID|STRUUID|BNODE)\s*\(|_:|\[)""",
     re.IGNORECASE | re.VERBOSE,
 )
 """What :func:`_pinned` looks for in an update, outside IRIs, strings and comments (each
@@ -239,6 +239,7 @@ class JournalStore(OxigraphStore):
         self._sync = sync == "commit"
         self._fd = -1
         self._broken: str | None = None  # why it takes no more commits
+        self._rotate_after = 0  # journal bytes a failed rotation waits for before a retry
         try:
             self._open()
         except BaseException:
@@ -339,8 +340,16 @@ class JournalStore(OxigraphStore):
         interrupt them (Ctrl-C), the journal is cut back to where it was: nothing landed."""
         if self._broken is not None:
             raise StoreError(self._broken)
-        if self._journal_bytes > max(_ROTATE_AT, 4 * self._snapshot_bytes):
-            self._rotate()
+        if self._journal_bytes > max(_ROTATE_AT, 4 * self._snapshot_bytes, self._rotate_after):
+            try:
+                self._rotate()
+            except StoreError:
+                if self._broken is not None:
+                    raise
+                # the snapshot and journal before it are whole: a rotation is an economy, so
+                # the commit goes on, and the dump is tried again once the journal has doubled
+                # (not at every commit, each dumping the whole world to fail again)
+                self._rotate_after = 2 * self._journal_bytes
         start = self._journal_bytes
         try:
             try:
@@ -439,6 +448,7 @@ class JournalStore(OxigraphStore):
             os.close(self._fd)
         self._fd = os.open(journal, os.O_WRONLY | os.O_APPEND)
         self._journal_bytes = self._journal_start = len(head)
+        self._rotate_after = 0
 
     def load_file(self, path: Path, progress: Progress | None = None) -> int:
         """Loaded in memory, then written as a snapshot (not record by record), also when the
