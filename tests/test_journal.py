@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import textwrap
@@ -23,7 +22,7 @@ from rdflib import Literal, URIRef
 from horismos import World
 from horismos._errors import UsageError
 from horismos._stores import Change, Conflict, StoreError, open_store
-from horismos._stores.journal import JOURNAL, SNAPSHOT
+from horismos._stores.journal import _HEAD_SHAPE, JOURNAL, SNAPSHOT
 
 A, P = URIRef("urn:test:a"), URIRef("urn:test:p")
 G = URIRef("urn:test:g")
@@ -126,7 +125,7 @@ def test_a_process_killed_at_any_point_of_a_snapshot_opens_to_the_same_world(tmp
 def records(tmp_path: Path) -> list[int]:
     """Where each record of journal:store's journal starts, and where the file ends."""
     data = (tmp_path / "store" / JOURNAL).read_bytes()
-    heads = re.finditer(rb"J[CU] \d{12} \d{12} [0-9a-f]{64} [0-9a-f]{16}\n", data)
+    heads = _HEAD_SHAPE.finditer(data)
     return [*(m.start() for m in heads), len(data)]
 
 

@@ -62,7 +62,6 @@ SYNCS = ("os", "commit")
 """``sync=os`` (the default): each commit handed to the OS before it returns, surviving the
 process being killed; ``sync=commit``: each also fsynced, surviving a power cut."""
 _NQ = ox.RdfFormat.N_QUADS
-_HEAD = 2 + 13 + 13 + 1 + 64 + 1 + 16 + 1  # "J" kind, two lengths, two hashes, separators
 _JOURNAL_HEAD = re.compile(rb"# horismos journal after snapshot (\d+)\n")
 _SNAPSHOT_HEAD = re.compile(rb"# horismos snapshot (\d+)(?: digest (\S+))?\n")
 _SEAL = b"# sealed "
@@ -71,6 +70,7 @@ _HEAD_SHAPE = re.compile(rb"J[CU] \d{12} \d{12} [0-9a-f]{64} [0-9a-f]{16}\n")
 _A_HEAD = b"JC %012d %012d %s %s\n" % (0, 0, b"0" * 64, b"0" * 16)
 """A header's shape, and one of that shape: the bytes a torn header lacks, so that the start
 of one is told from bytes no write began (:func:`_read_one`)."""
+_HEAD = len(_A_HEAD)  # "J", kind, two lengths, two hashes, separators
 _ROTATE_AT = 64 * 1024 * 1024  # journal bytes below which it is never rotated (nor at 4x)
 _UPDATE_TOKENS = re.compile(
     r"""(?P<quoted><[^<>"{}|^`\\\x00-\x20]*>  # an IRI
