@@ -11,12 +11,15 @@ The folder holds ``snapshot.nq`` (N-Quads as pyoxigraph dumps it, after one comm
 names its generation and the world's digest, before one that seals it with the hash of the
 rest), ``journal`` (a header line naming the generation
 of the snapshot it follows, then records) and ``LOCK`` (``flock``-ed by the one process that
-has it open). Opening loads the snapshot and replays the journal after it. A record::
+has it open). Opening loads the snapshot and replays the journal after it, a record at a time
+(its memory bounded by the largest record, not the journal). A record::
 
     J<kind> <length a> <length b> <blake3 of the record's head and payload> <blake3 of head>\\n
     <payload: a bytes, then b bytes>
 
-``C`` (a commit): the N-Quads of the quads removed, then of those added. ``U`` (a SPARQL
+``C`` (a commit): the N-Quads of the quads removed, then of those added, only quads that
+changed (so replay is strict: a quad removed that is not stored, or added that is, means the
+journal and snapshot disagree, and is an error like a record failing its check). ``U`` (a SPARQL
 update, the claims' bookkeeping): its text, ``NOW()`` written in as the time it ran, so that
 replaying it writes what it wrote. Every quad counts, runtime graphs included.
 
@@ -36,8 +39,9 @@ import datetime as dt_
 import fcntl
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import pyoxigraph as ox
 from blake3 import blake3
@@ -100,57 +104,71 @@ class _Torn(Exception):
     """The journal's last record was cut short: dropped."""
 
 
+class _Disagrees(Exception):
+    """A commit's record does not replay onto what precedes it (why, in its message)."""
+
+
 def _records(
-    data: bytes, start: int, name: Path
-) -> tuple[list[tuple[int, bytes, bytes, bytes]], int]:
-    """The whole records of ``data`` from ``start`` (where each starts, its kind, a, b), and
-    where the last ends."""
-    out: list[tuple[int, bytes, bytes, bytes]] = []
-    at, size = start, len(data)
+    f: BinaryIO, start: int, size: int, name: Path
+) -> Iterator[tuple[int, bytes, bytes, bytes]]:
+    """The whole records of the journal open as ``f`` (``size`` bytes) from ``start``, read one
+    at a time (where each starts, its kind, a, b): memory is bounded by the largest record, not
+    the journal (up to 4x the snapshot before a rotation)."""
+    f.seek(start)
+    at = start
     while at < size:
         try:
-            kind, a, b, end = _read_one(data, at, name)
+            kind, a, b = _read_one(f, at, size, name)
         except _Torn:
-            break
-        out.append((at, kind, a, b))
-        at = end
-    return out, at
+            return
+        yield at, kind, a, b
+        at += _HEAD + len(a) + len(b)
 
 
-def _read_one(data: bytes, at: int, name: Path) -> tuple[bytes, bytes, bytes, int]:
-    """The record at ``at`` (kind, a, b, where it ends); :class:`_Torn` when it is the last
-    and cut short, a :class:`StoreError` when it fails its check otherwise."""
-    size = len(data)
-    if size - at < _HEAD:
-        tail = data[at:].rstrip(b"\0")  # zeros: space the file was given at a crash
+def _corrupt(name: Path, at: int, why: str) -> StoreError:
+    """The error for a record that cannot be replayed, whatever is wrong with it: it is never
+    skipped, so every such error says the same of what to do."""
+    return StoreError(
+        f"{name}: the record at byte {at} is corrupt ({why}); "
+        "the journal cannot be replayed past it — restore the folder from a backup"
+    )
+
+
+def _zeros_on(f: BinaryIO) -> bool:
+    """Whether all that is left of ``f`` is zeros (space the file was given at a crash and
+    never written), read a block at a time."""
+    while block := f.read(1 << 20):
+        if block.strip(b"\0"):
+            return False
+    return True
+
+
+def _read_one(f: BinaryIO, at: int, size: int, name: Path) -> tuple[bytes, bytes, bytes]:
+    """The record at ``at``, where ``f`` stands (kind, a, b); :class:`_Torn` when it is the
+    last and cut short, a :class:`StoreError` when it fails its check otherwise."""
+    head = f.read(_HEAD)
+    if len(head) < _HEAD:
+        tail = head.rstrip(b"\0")  # zeros: space the file was given at a crash
         if _HEAD_SHAPE.fullmatch(tail + _A_HEAD[len(tail) :]):
             raise _Torn  # the header cut short
-        raise StoreError(
-            f"{name}: the record at byte {at} is corrupt (bytes no record starts with); "
-            "the journal cannot be replayed past it — restore the folder from a backup"
-        )
-    head = data[at : at + _HEAD]
+        raise _corrupt(name, at, "bytes no record starts with")
     if head[0:1] != b"J" or blake3(head[:-17]).hexdigest(8).encode() != head[-17:-1]:
-        if not data[at:size].strip(b"\0"):
+        if not head.strip(b"\0") and _zeros_on(f):
             raise _Torn  # space the file was given at a crash and never written
-        raise StoreError(
-            f"{name}: the record at byte {at} is corrupt (its header fails its check); "
-            "the journal cannot be replayed past it — restore the folder from a backup"
-        )
+        raise _corrupt(name, at, "its header fails its check")
     kind, la, lb = head[1:2], int(head[3:15]), int(head[16:28])
     end = at + _HEAD + la + lb
     if end > size:
         raise _Torn  # the payload cut short
+    a, b = f.read(la), f.read(lb)
     check = blake3(head[:29])
-    check.update(data[at + _HEAD : end])
+    check.update(a)
+    check.update(b)
     if check.hexdigest().encode() != head[29:93]:
         if end == size:
             raise _Torn  # the last record, its bytes never all written
-        raise StoreError(
-            f"{name}: the record at byte {at} is corrupt (its content fails its check); "
-            "the journal cannot be replayed past it — restore the folder from a backup"
-        )
-    return kind, data[at + _HEAD : at + _HEAD + la], data[at + _HEAD + la : end], end
+        raise _corrupt(name, at, "its content fails its check")
+    return kind, a, b
 
 
 def _pinned(text: str) -> str:
@@ -264,39 +282,46 @@ class JournalStore(OxigraphStore):
                 raise StoreError(f"{snapshot}: the snapshot cannot be read: {e}") from None
         self._tally.reset(digest if digest is not None else self.recompute_digest())
         journal = self._folder / JOURNAL
-        data = journal.read_bytes() if journal.is_file() else b""
-        head = _JOURNAL_HEAD.match(data)
-        if not data and snapshot.is_file():  # a journal is written before any snapshot
-            first = f"# horismos journal after snapshot {self._generation}"
-            raise StoreError(
-                f"{journal} is missing (or empty), and with it any commit made after "
-                f"{snapshot}: restore the folder from a backup, or, to open the world the "
-                f"snapshot holds, write {first!r} and a newline into {journal}"
-            )
-        if data and head is None:
-            raise StoreError(
-                f"{journal}: not a horismos journal (its first line); restore the folder "
-                "from a backup"
-            )
-        if head is None or int(head[1]) < self._generation:
-            # none yet, or one a snapshot already holds (the process died between the two)
-            self._fresh_journal()
-            return
-        if int(head[1]) > self._generation:
-            raise StoreError(
-                f"{journal} follows snapshot {int(head[1])}, and {snapshot} is snapshot "
-                f"{self._generation}: restore the folder from a backup"
-            )
-        records, end = _records(data, head.end(), journal)
-        for at, kind, a, b in records:
-            try:
-                self._replay(kind, a, b)
-            except (SyntaxError, ValueError, RuntimeError) as e:  # pyoxigraph's
+        with contextlib.ExitStack() as closing:
+            f = closing.enter_context(journal.open("rb")) if journal.is_file() else None
+            size = os.fstat(f.fileno()).st_size if f is not None else 0
+            head = _JOURNAL_HEAD.match(f.readline(128)) if f is not None else None
+            if not size and snapshot.is_file():  # a journal is written before any snapshot
+                first = f"# horismos journal after snapshot {self._generation}"
                 raise StoreError(
-                    f"{journal}: the record at byte {at} does not replay: {e}"
-                ) from None
+                    f"{journal} is missing (or empty), and with it any commit made after "
+                    f"{snapshot}: restore the folder from a backup, or, to open the world the "
+                    f"snapshot holds, write {first!r} and a newline into {journal}"
+                )
+            if size and head is None:
+                raise StoreError(
+                    f"{journal}: not a horismos journal (its first line); restore the folder "
+                    "from a backup"
+                )
+            if f is None or head is None or int(head[1]) < self._generation:
+                # none yet, or one a snapshot already holds (the process died between the two)
+                self._fresh_journal()
+                return
+            if int(head[1]) > self._generation:
+                raise StoreError(
+                    f"{journal} follows snapshot {int(head[1])}, and {snapshot} is snapshot "
+                    f"{self._generation}: restore the folder from a backup"
+                )
+            end = head.end()
+            for at, kind, a, b in _records(f, end, size, journal):
+                try:
+                    self._replay(kind, a, b)
+                except _Disagrees as e:
+                    raise _corrupt(
+                        journal, at, f"{e}: the journal and the snapshot disagree"
+                    ) from None
+                except (SyntaxError, ValueError, RuntimeError) as e:  # pyoxigraph's
+                    raise StoreError(
+                        f"{journal}: the record at byte {at} does not replay: {e}"
+                    ) from None
+                end = at + _HEAD + len(a) + len(b)
         self._fd = os.open(journal, os.O_WRONLY | os.O_APPEND)
-        if end < len(data):  # a torn last record: dropped
+        if end < size:  # a torn last record: dropped
             os.ftruncate(self._fd, end)
             os.fsync(self._fd)
         self._journal_start, self._journal_bytes = head.end(), end
@@ -317,15 +342,26 @@ class JournalStore(OxigraphStore):
         return Digest.from_text(head[2].decode()) if head[2] else None
 
     def _replay(self, kind: bytes, a: bytes, b: bytes) -> None:
-        """One record landed again in memory, the digest moved by what it changed."""
+        """One record landed again in memory, the digest moved by what it changed. A commit's
+        record holds what it changed (:meth:`OxigraphStore.apply` records only quads that were
+        stored, or not, as it wrote them): one that removes a quad not stored, or adds one
+        that is, was not written after what precedes it, and :class:`_Disagrees`. An update's
+        text is exempt: ``DELETE DATA`` of an absent quad is one a claim may well run."""
         if kind == b"U":
             self._store.update(a.decode())
             return
         store = self._store
-        removed = [q for q in ox.parse(a, format=_NQ, lenient=True) if q in store]
-        added = [q for q in ox.parse(b, format=_NQ, lenient=True) if q not in store]
+        removed = list(ox.parse(a, format=_NQ, lenient=True))
         for q in removed:
+            if q not in store:
+                raise _Disagrees(f"it removes {q} and that is not stored")
             store.remove(q)
+        added = list(ox.parse(b, format=_NQ, lenient=True))
+        for q in added:
+            if q in store:
+                raise _Disagrees(f"it adds {q} and that is stored already")
+        if len(set(added)) < len(added):
+            raise _Disagrees("it adds a quad twice")
         store.extend(added)
         self._tally.move(
             [ox_line(q) for q in added if not is_runtime(q.graph_name)],
