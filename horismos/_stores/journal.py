@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import datetime as dt_
 import fcntl
 import os
 import re
@@ -58,6 +57,7 @@ from .oxigraph import (
     ox_line,
     refuse_folder_of_files,
 )
+from .update_text import pinned
 
 __all__ = ["SYNCS", "JournalStore"]
 
@@ -76,17 +76,6 @@ _A_HEAD = b"JC %012d %012d %s %s\n" % (0, 0, b"0" * 64, b"0" * 16)
 of one is told from bytes no write began (:func:`_read_one`)."""
 _HEAD = len(_A_HEAD)  # "J", kind, two lengths, two hashes, separators
 _ROTATE_AT = 64 * 1024 * 1024  # journal bytes below which it is never rotated (nor at 4x)
-_UPDATE_TOKENS = re.compile(
-    r"""(?P<quoted><[^<>"{}|^`\\\x00-\x20]*>  # an IRI
-        | \"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\" | '''(?:[^'\\]|\\.|'(?!''))*'''
-        | "(?:[^"\\\n\r]|\\.)*" | '(?:[^'\\\n\r]|\\.)*'  # strings
-        | \#[^\n]*)  # a comment
-    | (?P<now>\bNOW\s*\(\s*\))
-    | (?P<unreplayable>\b(?:RAND|UUID|STRUUID|BNODE)\s*\(|_:|\[)""",
-    re.IGNORECASE | re.VERBOSE,
-)
-"""What :func:`_pinned` looks for in an update, outside IRIs, strings and comments (each
-matched whole, so that the letters inside them are passed over)."""
 
 
 def _record(kind: bytes, a: bytes, b: bytes = b"") -> bytes:
@@ -169,22 +158,6 @@ def _read_one(f: BinaryIO, at: int, size: int, name: Path) -> tuple[bytes, bytes
             raise _Torn  # the last record, its bytes never all written
         raise _corrupt(name, at, "its content fails its check")
     return kind, a, b
-
-
-def _pinned(text: str) -> str:
-    """``text`` as it will replay: ``NOW()`` written in as this moment; what would differ
-    when replayed (a random value, a fresh blank node) refused."""
-    now = f'"{dt_.datetime.now(dt_.UTC).isoformat()}"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
-
-    def pinned(found: re.Match[str]) -> str:
-        if found["unreplayable"]:
-            raise UsageError(
-                f"journal:PATH keeps an update as its text, replayed when the store opens, and "
-                f"{found[0]!r} would write something else then: write the values into the update"
-            )
-        return now if found["now"] else found[0]
-
-    return _UPDATE_TOKENS.sub(pinned, text)
 
 
 def _nquads(quads: list[ox.Quad]) -> bytes:
@@ -420,7 +393,7 @@ class JournalStore(OxigraphStore):
         self._ahead(record, lambda: super(JournalStore, self)._land(removed, added))
 
     def update(self, text: str) -> None:
-        text = _pinned(text)
+        text = pinned(text)
         with self._lock:
             self._ahead(
                 _record(b"U", text.encode()), lambda: super(JournalStore, self).update(text)
