@@ -7,12 +7,14 @@ commit is one ``os.write`` of one record (Temporal's history, Redis's append-onl
 the in-memory commit of :class:`~horismos._stores.oxigraph.OxigraphStore`, whose code this
 store runs unchanged (only :meth:`_land` and :meth:`update` are written ahead).
 
-The folder holds ``snapshot.nq`` (N-Quads as pyoxigraph dumps it, after one comment line that
-names its generation and the world's digest, before one that seals it with the hash of the
-rest), ``journal`` (a header line naming the generation
-of the snapshot it follows, then records) and ``LOCK`` (``flock``-ed by the one process that
-has it open). Opening loads the snapshot and replays the journal after it, a record at a time
-(its memory bounded by the largest record, not the journal). A record::
+The folder holds ``snapshot.nq`` (N-Quads as pyoxigraph dumps it, then one comment line that
+names its generation and the world's digest, then one that seals it with the hash of the rest;
+snapshots written before had the first of those lines first), ``journal`` (a header line naming
+the generation of the snapshot it follows, then records), while a snapshot is dumped behind the
+commits ``journal.next`` (the same, after the snapshot being dumped), and ``LOCK``
+(``flock``-ed by the one process that has it open). Opening loads the snapshot and replays the
+journal after it, a record at a time (its memory bounded by the largest record, not the
+journal). A record::
 
     J<kind> <length a> <length b> <blake3 of the record's head and payload> <blake3 of head>\\n
     <payload: a bytes, then b bytes>
@@ -26,9 +28,11 @@ replaying it writes what it wrote. Every quad counts, runtime graphs included.
 A crash leaves at most a torn last record (one write, cut short), which opening drops, cutting
 the file back to the last whole record; anything else that fails its check is a
 :class:`StoreError` naming the file and the byte where it starts, never skipped. A snapshot is
-written (temp file, fsync, rename) at :meth:`close`, after a file is loaded, and when the
-journal outgrows it; the journal it supersedes is replaced only after, and a journal older than
-its snapshot is ignored, so a crash at any point opens to the same world.
+written (temp file, fsync, rename) at :meth:`close` and after a file is loaded, under the lock;
+the journal it supersedes is replaced only after, and a journal older than its snapshot is
+ignored, so a crash at any point opens to the same world. When the journal outgrows the
+snapshot, the dump runs behind the commits (:meth:`JournalStore._rotate_behind`), which
+``journal.next`` takes meanwhile.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import contextlib
 import fcntl
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -61,13 +66,14 @@ from .update_text import pinned
 
 __all__ = ["SYNCS", "JournalStore"]
 
-SNAPSHOT, JOURNAL, LOCK = "snapshot.nq", "journal", "LOCK"
+SNAPSHOT, JOURNAL, NEXT, LOCK = "snapshot.nq", "journal", "journal.next", "LOCK"
 SYNCS = ("os", "commit")
 """``sync=os`` (the default): each commit handed to the OS before it returns, surviving the
 process being killed; ``sync=commit``: each also fsynced, surviving a power cut."""
 _NQ = ox.RdfFormat.N_QUADS
 _JOURNAL_HEAD = re.compile(rb"# horismos journal after snapshot (\d+)\n")
 _SNAPSHOT_HEAD = re.compile(rb"# horismos snapshot (\d+)(?: digest (\S+))?\n")
+_HEAD_LINE = 8192  # bytes a snapshot's line naming generation and digest (~2.8 KB) stays under
 _SEAL = b"# sealed "
 _SEALED = len(_SEAL) + 64 + 1  # a snapshot's last line: the blake3 of every byte before it
 _HEAD_SHAPE = re.compile(rb"J[CU] \d{12} \d{12} [0-9a-f]{64} [0-9a-f]{16}\n")
@@ -196,6 +202,65 @@ def _write_all(fd: int, data: bytes) -> None:
         done += os.write(fd, memoryview(data)[done:])
 
 
+def _follows(journal: Path) -> int | None:
+    """The generation of the snapshot ``journal`` follows (its first line); None when there
+    is no such file, or it is empty."""
+    try:
+        with journal.open("rb") as f:
+            line = f.readline(128)
+    except FileNotFoundError:
+        return None
+    head = _JOURNAL_HEAD.fullmatch(line)
+    if head is None and line:
+        raise StoreError(
+            f"{journal}: not a horismos journal (its first line); restore the folder from a backup"
+        )
+    return int(head[1]) if head is not None else None
+
+
+class _Dump:
+    """pyoxigraph dumping a store into ``temp`` as N-Quads, in a thread and without the GIL,
+    created once the dump has begun reading. Its memory store keeps each version a reader
+    holds, so what is dumped is the world at that moment, whatever lands after; pyoxigraph
+    tells that moment only by the first bytes it writes (it buffers 8 KB), so those, or the
+    end of the thread (a small world is written at its end), are waited for: ~ms."""
+
+    def __init__(self, store: ox.Store, temp: Path) -> None:
+        self.temp = temp
+        self._failed: Exception | None = None
+        temp.write_bytes(b"")  # so that its size is 0 until the dump writes
+        self._thread = threading.Thread(
+            target=self._dump, args=(store,), name="horismos-journal-dump", daemon=True
+        )
+        self._thread.start()
+        while self._thread.is_alive() and not os.stat(temp).st_size:
+            self._thread.join(0.0002)
+
+    def _dump(self, store: ox.Store) -> None:
+        try:
+            store.dump(str(self.temp), _NQ)  # and fsynced
+        except Exception as e:  # raised by join, in the thread that waits for it
+            self._failed = e
+
+    def join(self) -> None:
+        """Wait for the dump; an :class:`OSError` if it failed."""
+        self._thread.join()
+        if self._failed is not None:
+            raise OSError(f"the dump failed: {self._failed}") from self._failed
+
+    def sealed(self, generation: int, digest: bytes) -> None:
+        """Its last two lines written and fsynced: the snapshot's generation and digest, then
+        the seal, the BLAKE3 of every byte before it (read back through ``mmap``)."""
+        with self.temp.open("ab") as f:
+            f.write(b"# horismos snapshot %d digest %s\n" % (generation, digest))
+            f.flush()
+            seal = blake3(max_threads=blake3.AUTO)
+            seal.update_mmap(self.temp)
+            f.write(_SEAL + seal.hexdigest().encode() + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
 class JournalStore(OxigraphStore):
     """An in-memory :class:`OxigraphStore` whose every change is appended to a journal in
     ``path`` first; see the module's docstring for the files and the guarantees."""
@@ -229,6 +294,10 @@ class JournalStore(OxigraphStore):
         self.name = f"journal:{folder}" + ("" if sync == "os" else f"?sync={sync}")
         self._sync = sync == "commit"
         self._fd = -1
+        self._journal = folder / JOURNAL  # the one appended to (or journal.next)
+        self._dumping: threading.Thread | None = None  # a snapshot written behind
+        self._settled = threading.Condition(self._lock)  # notified when that one is done
+        self._whole = 0  # a file loading or digest rebasing: no dump behind meanwhile
         self._broken: str | None = None  # why it takes no more commits
         self._rotate_after = 0  # journal bytes a failed rotation waits for before a retry
         try:
@@ -243,8 +312,9 @@ class JournalStore(OxigraphStore):
     # -- opening -------------------------------------------------------------------------
 
     def _open(self) -> None:
-        """Load the snapshot, replay the journal that follows it (cut back to its last whole
-        record), and open it for appending."""
+        """Load the snapshot, replay the journal that follows it (and ``journal.next``, when a
+        dump behind did not finish), each cut back to its last whole record, and open the
+        last for appending."""
         snapshot = self._folder / SNAPSHOT
         self._generation, digest = 0, None
         self._snapshot_bytes = 0
@@ -254,59 +324,80 @@ class JournalStore(OxigraphStore):
             except (SyntaxError, ValueError, OSError) as e:
                 raise StoreError(f"{snapshot}: the snapshot cannot be read: {e}") from None
         self._tally.reset(digest if digest is not None else self.recompute_digest())
-        journal = self._folder / JOURNAL
-        with contextlib.ExitStack() as closing:
-            f = closing.enter_context(journal.open("rb")) if journal.is_file() else None
-            size = os.fstat(f.fileno()).st_size if f is not None else 0
-            head = _JOURNAL_HEAD.match(f.readline(128)) if f is not None else None
-            if not size and snapshot.is_file():  # a journal is written before any snapshot
-                first = f"# horismos journal after snapshot {self._generation}"
-                raise StoreError(
-                    f"{journal} is missing (or empty), and with it any commit made after "
-                    f"{snapshot}: restore the folder from a backup, or, to open the world the "
-                    f"snapshot holds, write {first!r} and a newline into {journal}"
-                )
-            if size and head is None:
-                raise StoreError(
-                    f"{journal}: not a horismos journal (its first line); restore the folder "
-                    "from a backup"
-                )
-            if f is None or head is None or int(head[1]) < self._generation:
-                # none yet, or one a snapshot already holds (the process died between the two)
-                self._fresh_journal()
-                return
-            if int(head[1]) > self._generation:
-                raise StoreError(
-                    f"{journal} follows snapshot {int(head[1])}, and {snapshot} is snapshot "
-                    f"{self._generation}: restore the folder from a backup"
-                )
-            end = head.end()
-            for at, kind, a, b in _records(f, end, size, journal):
+        journal, following = self._folder / JOURNAL, self._folder / NEXT
+        after = _follows(following)
+        if after is not None and after <= self._generation:
+            if after == self._generation and (_follows(journal) or -1) < after:
+                os.replace(following, journal)  # its snapshot was renamed in, it was not
+            else:
+                following.unlink()  # one a snapshot under the lock took up
+            _fsync_folder(self._folder)
+            after = None
+        held = _follows(journal)
+        if held is None and snapshot.is_file():  # a journal is written before any snapshot
+            first = f"# horismos journal after snapshot {self._generation}"
+            raise StoreError(
+                f"{journal} is missing (or empty), and with it any commit made after "
+                f"{snapshot}: restore the folder from a backup, or, to open the world the "
+                f"snapshot holds, write {first!r} and a newline into {journal}"
+            )
+        if after is not None and (after != self._generation + 1 or held != self._generation):
+            raise StoreError(
+                f"{following} follows snapshot {after}, and {snapshot} is snapshot "
+                f"{self._generation} (and {journal} follows {held}): restore the folder from "
+                "a backup"
+            )
+        if held is None or held < self._generation:
+            # none yet, or one a snapshot already holds (the process died between the two)
+            self._fresh_journal()
+            return
+        if held > self._generation:
+            raise StoreError(
+                f"{journal} follows snapshot {held}, and {snapshot} is snapshot "
+                f"{self._generation}: restore the folder from a backup"
+            )
+        self._replay_journal(journal)
+        if after is not None:  # a dump behind that did not finish: its commits follow
+            self._replay_journal(following)
+            self._generation = after
+
+    def _replay_journal(self, journal: Path) -> None:
+        """Replay the records of ``journal`` one by one, cut it back to its last whole record
+        and append to it from now on."""
+        with journal.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            start = end = len(f.readline(128))
+            for at, kind, a, b in _records(f, start, size, journal):
                 try:
                     self._replay(kind, a, b)
                 except _Disagrees as e:
-                    raise _corrupt(
-                        journal, at, f"{e}: the journal and the snapshot disagree"
-                    ) from None
+                    why = f"{e}: the journal and the snapshot disagree"
+                    raise _corrupt(journal, at, why) from None
                 except (SyntaxError, ValueError, RuntimeError) as e:  # pyoxigraph's
                     raise StoreError(
                         f"{journal}: the record at byte {at} does not replay: {e}"
                     ) from None
                 end = at + _HEAD + len(a) + len(b)
+        if self._fd >= 0:
+            os.close(self._fd)
         self._fd = os.open(journal, os.O_WRONLY | os.O_APPEND)
         if end < size:  # a torn last record: dropped
             os.ftruncate(self._fd, end)
             os.fsync(self._fd)
-        self._journal_start, self._journal_bytes = head.end(), end
+        self._journal, self._journal_start, self._journal_bytes = journal, start, end
 
     def _load_snapshot(self, snapshot: Path) -> Digest | None:
         """The snapshot's quads into memory; the digest its header keeps (None: none kept)."""
+        _check_seal(snapshot)  # first: a snapshot cut short may have lost the line below
         with snapshot.open("rb") as f:
-            head = _SNAPSHOT_HEAD.fullmatch(f.readline())
+            head = _SNAPSHOT_HEAD.fullmatch(f.readline(_HEAD_LINE))
+            if head is None:  # written after the dump, before the seal
+                f.seek(max(0, os.fstat(f.fileno()).st_size - _SEALED - _HEAD_LINE))
+                lines = f.read().splitlines(keepends=True)
+                head = _SNAPSHOT_HEAD.fullmatch(lines[-2]) if len(lines) > 1 else None
         if head is None:
-            raise ValueError("not a horismos snapshot (its first line)")
+            raise ValueError("not a horismos snapshot (its first or next to last line)")
         self._generation = int(head[1])
-        _check_seal(snapshot)
         if _may_hold_blank_nodes(snapshot, _NQ):  # parsed here: labels kept as written
             self._store.extend(ox.parse(path=str(snapshot), format=_NQ, lenient=True))
         else:
@@ -349,9 +440,11 @@ class JournalStore(OxigraphStore):
         interrupt them (Ctrl-C), the journal is cut back to where it was: nothing landed."""
         if self._broken is not None:
             raise StoreError(self._broken)
-        if self._journal_bytes > max(_ROTATE_AT, 4 * self._snapshot_bytes, self._rotate_after):
+        due = max(_ROTATE_AT, 4 * self._snapshot_bytes, self._rotate_after)
+        if self._journal_bytes > due and self._dumping is None and not self._whole:
             try:
-                self._rotate()
+                # a dump behind, unless one failed: journal.next is the journal
+                self._rotate() if self._journal.name == NEXT else self._rotate_behind()
             except StoreError:
                 if self._broken is not None:
                     raise
@@ -366,9 +459,7 @@ class JournalStore(OxigraphStore):
                 if self._sync:
                     os.fdatasync(self._fd)
             except OSError as e:
-                raise StoreError(
-                    f"{self._folder / JOURNAL}: the commit was not written: {e}"
-                ) from e
+                raise StoreError(f"{self._journal}: the commit was not written: {e}") from e
             self._journal_bytes = start + len(record)
             land()
         except BaseException:
@@ -384,7 +475,7 @@ class JournalStore(OxigraphStore):
             os.ftruncate(self._fd, length)
         except OSError as e:
             self._broken = (
-                f"{self._folder / JOURNAL}: a commit that did not land could not be cut from "
+                f"{self._journal}: a commit that did not land could not be cut from "
                 f"the journal ({e}): reopen the store, which drops it"
             )
 
@@ -403,20 +494,15 @@ class JournalStore(OxigraphStore):
 
     def _rotate(self) -> None:
         """Write a snapshot of what is held, then a fresh journal after it (under the lock,
-        between commits: the digest written is the snapshot's)."""
+        between commits: the digest written is the snapshot's), a dump behind first let
+        finish; a ``journal.next`` no snapshot took up goes (its records are in this one)."""
+        self._settle()
         generation = self._generation + 1
         snapshot, temp = self._folder / SNAPSHOT, self._folder / f"{SNAPSHOT}.tmp"
         try:
-            with temp.open("wb") as f:
-                f.write(b"# horismos snapshot %d digest %s\n" % (generation, self._digest_text()))
-                self._store.dump(f, _NQ)
-                f.flush()
-                # its seal: hashed as written (through a Python writer, the dump took 2x)
-                seal = blake3(max_threads=blake3.AUTO)
-                seal.update_mmap(temp)
-                f.write(_SEAL + seal.hexdigest().encode() + b"\n")
-                f.flush()
-                os.fsync(f.fileno())
+            dump = _Dump(self._store, temp)
+            dump.join()
+            dump.sealed(generation, self._digest_text())
             os.replace(temp, snapshot)
         except OSError as e:
             with contextlib.suppress(OSError):
@@ -429,9 +515,73 @@ class JournalStore(OxigraphStore):
             _fsync_folder(self._folder)
             self._snapshot_bytes = snapshot.stat().st_size
             self._fresh_journal()
+            if self._folder.joinpath(NEXT).exists():  # stale now: dropped at open, or here
+                self._folder.joinpath(NEXT).unlink()
+                _fsync_folder(self._folder)
         except (OSError, StoreError) as e:
             self._break(f"the journal after snapshot {generation} was not started ({e})")
             raise StoreError(f"{snapshot}: the snapshot was not written whole: {e}") from e
+
+    def _rotate_behind(self) -> None:
+        """Under the lock, between commits: later commits go to ``journal.next`` (which follows
+        snapshot G+1), and a thread dumps what memory holds at this moment as snapshot G+1,
+        so that commits and reads do not wait for the dump (seconds at a million triples).
+        pyoxigraph's memory store keeps every version a reader holds, so the dump reads this
+        moment's world while commits land. Once the snapshot is renamed in, ``journal.next``
+        is renamed over ``journal``. A crash before that opens the snapshot before, then
+        ``journal`` and ``journal.next`` replayed; after it, the new snapshot and
+        ``journal.next``. A dump that fails leaves ``journal.next`` the journal, and the
+        next rotation is :meth:`_rotate`, under the lock."""
+        generation = self._generation + 1
+        self._start_journal(NEXT, generation)
+        temp = self._folder / f"{SNAPSHOT}.tmp"
+        try:
+            dump = _Dump(self._store, temp)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            raise StoreError(f"{temp}: the snapshot was not begun: {e}") from e
+        self._dumping = threading.Thread(
+            target=self._finish_behind,
+            args=(dump, generation, self._digest_text()),
+            name="horismos-journal-snapshot",
+            daemon=True,
+        )
+        self._dumping.start()
+
+    def _finish_behind(self, dump: _Dump, generation: int, digest: bytes) -> None:
+        """The rest of :meth:`_rotate_behind`, in its thread: the dump sealed, synced and
+        renamed in, then ``journal.next`` made the journal (under the lock)."""
+        snapshot = self._folder / SNAPSHOT
+        try:
+            dump.join()
+            dump.sealed(generation, digest)
+            os.replace(dump.temp, snapshot)
+            _fsync_folder(self._folder)
+        except OSError:
+            # an economy: the snapshot and journals before it are whole, and journal.next
+            # takes the commits; the next rotation is one under the lock
+            with contextlib.suppress(OSError):
+                dump.temp.unlink()
+            with self._lock:
+                self._dumping = None
+                self._settled.notify_all()
+            return
+        with self._lock:
+            self._snapshot_bytes = snapshot.stat().st_size
+            try:
+                os.replace(self._folder / NEXT, self._folder / JOURNAL)
+                _fsync_folder(self._folder)
+                self._journal = self._folder / JOURNAL
+            except OSError:
+                pass  # journal.next stays the journal: the next open renames it
+            self._dumping = None
+            self._settled.notify_all()
+
+    def _settle(self) -> None:
+        """Wait (the lock let go meanwhile) for a dump behind to finish."""
+        while self._dumping is not None:
+            self._settled.wait()
 
     def _break(self, why: str) -> None:
         """Take no more commits: what is in memory is no longer what the folder reopens to."""
@@ -442,8 +592,13 @@ class JournalStore(OxigraphStore):
 
     def _fresh_journal(self) -> None:
         """An empty journal after the current snapshot, in place of the one there."""
-        journal, temp = self._folder / JOURNAL, self._folder / f"{JOURNAL}.tmp"
-        head = b"# horismos journal after snapshot %d\n" % self._generation
+        self._start_journal(JOURNAL, self._generation)
+
+    def _start_journal(self, name: str, generation: int) -> None:
+        """An empty journal ``name`` after snapshot ``generation`` (temp file, fsync, rename),
+        appended to from now on."""
+        journal, temp = self._folder / name, self._folder / f"{name}.tmp"
+        head = b"# horismos journal after snapshot %d\n" % generation
         try:
             with temp.open("wb") as f:
                 f.write(head)
@@ -456,6 +611,7 @@ class JournalStore(OxigraphStore):
         if self._fd >= 0:
             os.close(self._fd)
         self._fd = os.open(journal, os.O_WRONLY | os.O_APPEND)
+        self._journal, self._generation = journal, generation
         self._journal_bytes = self._journal_start = len(head)
         self._rotate_after = 0
 
@@ -463,14 +619,18 @@ class JournalStore(OxigraphStore):
         """Loaded in memory, then written as a snapshot (not record by record), also when the
         file fails part-way: what is held is what is kept."""
         with self._lock:
+            self._settle()
+            self._whole += 1  # no dump behind meanwhile: this one's snapshot follows
             try:
                 return super().load_file(path, progress)
             finally:
+                self._whole -= 1
                 self._kept_or_broken("the file loaded was not written to a snapshot")
 
     def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
         """As :meth:`OxigraphStore.rebase_digest`, the digest kept by a new snapshot."""
         with self._lock:
+            self._settle()
             found = super().rebase_digest(only_if_equal=only_if_equal)
             if self._tally.value() != found[0]:
                 self._kept_or_broken("the digest rebased was not written to a snapshot")
@@ -495,6 +655,7 @@ class JournalStore(OxigraphStore):
         whole world (~5 s at a million triples) for one event's commits."""
         atexit.unregister(self.close)
         with self._lock:  # then asked: two threads closing at once both saw it open
+            self._settle()
             if self._fd < 0:
                 return
             try:
