@@ -14,12 +14,12 @@ import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
 from blake3 import blake3
 from rdflib import Literal, URIRef
+from test_journal import held
 
 from horismos import World
 from horismos._stores import Change
@@ -81,14 +81,6 @@ BEHIND = textwrap.dedent('''
 ''')
 
 
-def held(folder: Path) -> dict[str, object]:
-    with World.open(f"journal:{folder}", create=False) as world:
-        store = world.store
-        assert store.recompute_digest() == store.digest()
-        return {"digest": str(store.digest()),
-                "quads": sorted(str(q) for q in store._store)}  # type: ignore[attr-defined]
-
-
 @pytest.mark.parametrize("nth", [1, 2, 3, 0])
 def test_a_process_killed_at_any_point_of_a_dump_behind_opens_to_the_same_world(tmp_path, nth):
     """1: journal.next is not there yet (its temporary file may be). 2: the snapshot is not
@@ -103,14 +95,14 @@ def test_a_process_killed_at_any_point_of_a_dump_behind_opens_to_the_same_world(
     folder = tmp_path / "store"
     on_disk = {p.name for p in folder.iterdir()}
     assert (NEXT in on_disk) == (nth in (2, 3)), on_disk
-    assert held(folder) == seen
-    assert held(folder) == seen  # closed (a snapshot, or journal.next kept): the same again
+    assert held(tmp_path) == seen
+    assert held(tmp_path) == seen  # closed (a snapshot, or journal.next kept): the same again
     with World.open(f"journal:{folder}") as world:
         world.commit(Change(add=[(A, P, Literal("later"), None)]))
         world.store._rotate()  # type: ignore[attr-defined]
     assert NEXT not in {p.name for p in folder.iterdir()}
     later = str(ox.Quad(ox.NamedNode(str(A)), ox.NamedNode(str(P)), ox.Literal("later")))
-    assert held(folder)["quads"] == sorted([*seen["quads"], later])  # type: ignore[list-item]
+    assert held(tmp_path)["quads"] == sorted([*seen["quads"], later])  # type: ignore[list-item]
 
 
 def test_commits_and_reads_go_on_while_the_snapshot_is_written(tmp_path, monkeypatch):
