@@ -443,8 +443,10 @@ class JournalStore(OxigraphStore):
         due = max(_ROTATE_AT, 4 * self._snapshot_bytes, self._rotate_after)
         if self._journal_bytes > due and self._dumping is None and not self._whole:
             try:
-                # a dump behind, unless one failed: journal.next is the journal
-                self._rotate() if self._journal.name == NEXT else self._rotate_behind()
+                if self._journal.name == NEXT:  # a dump behind failed: one under the lock
+                    self._rotate()
+                else:
+                    self._rotate_behind()
             except StoreError:
                 if self._broken is not None:
                     raise
