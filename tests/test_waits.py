@@ -606,3 +606,27 @@ def test_a_run_of_some_foci_reads_theirs_not_another_workflows_unfinished() -> N
     world.store.select = counted  # type: ignore[method-assign]
     assert list(waits.unfinished(world.store, L.Leave, many)) == [many[7]]
     assert max(rows) < 300, rows  # the other workflow's 300 waiting came back to be filtered
+
+
+def test_run_all_reads_its_foci_finished_instances_not_the_workflows_history() -> None:
+    """``run --all`` leaves out the foci whose instance finished. It read every finished
+    instance of the workflow, its whole history, whatever the batch (bench_unfinished.py).
+    Its foci's instances are read when they are fewer; else the world's finished ones, of
+    which only the batch's come back."""
+    history = [(L[f"old{n}"], HORIS.Completed) for n in range(1000)]
+    mine = [L[f"mine{n}"] for n in range(3)]
+    world = _instances_world([*history, (mine[0], HORIS.Completed), (mine[1], HORIS.Failed),
+                              (mine[2], HORIS.Waiting)])
+    ended, read = _triples_read(world, lambda: waits.finished_foci(world.store, L.Leave, mine))
+    assert ended == {mine[0], mine[1]}
+    assert read < 1000, read  # the workflow's 1,000 finished were read: 3,000 and more
+    # a batch larger than the finished: those are read, and the batch's alone come back
+    many = [L[f"case{n}"] for n in range(300)]
+    world = _instances_world([(f, HORIS.Waiting) for f in many for _ in range(2)]
+                             + [(many[7], HORIS.Completed)] + history[:100])
+    assert waits.finished_foci(world.store, L.Leave, many) == {many[7]}
+    # a focus IRI Oxigraph refuses as query text is still answered
+    odd = URIRef("http://example.org/leave#a#b")
+    world = World.open("oxigraph")
+    world.store.load(_instances_world([(odd, HORIS.Completed)]).store.quads())
+    assert waits.finished_foci(world.store, L.Leave, [odd, L.req1]) == {odd}
