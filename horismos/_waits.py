@@ -39,10 +39,10 @@ from ._model import ActionStep, Step, WaitStep
 from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
 from ._sources import parser_reason
-from ._stores import RUNTIME, Change, Conflict, Store
+from ._stores import RUNTIME, Change, Conflict, Store, StoreError
 from ._stores.base import QueryRefused
 from ._vocab import HORIS, NS, PROV
-from ._world import INSTANCES, World
+from ._world import INDEXED_EVERY_INSTANCE, INSTANCES, SHORT_IDS, World, indexes_every_instance
 
 __all__ = [
     "StoredInstance",
@@ -268,15 +268,21 @@ def find_instance(store: Store, text: str, verb: str = "resume") -> URIRef:
 
     A short id of the length a run prints, or longer, is looked up in the index each
     instance is written into at its creation (:func:`short_id_quad`): one index range however
-    many instances the world holds. A shorter one, or one the index does not hold (an
-    instance written before it, a world read back from a file, which holds no runtime
-    graph), is looked for among every instance's id, by the store, two at most."""
+    many instances the world holds. One the index does not hold names no instance once the
+    store says its index holds every instance; until then (instances written before the index,
+    or loaded from a file, which holds no runtime graph) the first such miss on a store that
+    outlives the process files every instance under its short id and says so
+    (:func:`_index_every_instance`), once. A shorter id, or one on another store, is looked
+    for among every instance's id, by the store, two at most."""
     if ":" in text:
         return URIRef(text.strip("<>"))
     found = []
     if _SHORT_ID.fullmatch(text):  # else no instance id starts so (and nothing is quoted)
-        found = _indexed(store, text) if len(text) >= SHORT_LENGTH else []
-        if not found:
+        indexed = len(text) >= SHORT_LENGTH
+        found = _indexed(store, text) if indexed else []
+        if not found and indexed and _index_every_instance(store):
+            found = _indexed(store, text)
+        elif not found:
             rows = store.select(
                 f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} "
                 f'FILTER(STRSTARTS(STR(?i), "{_INSTANCE_PREFIX}{text}")) }} LIMIT 2',
@@ -321,6 +327,32 @@ def short_id_quad(instance: URIRef) -> tuple[URIRef, URIRef, Literal, URIRef]:
     return (instance, _SHORT_ID_OF, Literal(short_id(instance)), SHORT_IDS)
 
 
+def _index_every_instance(store: Store) -> bool:
+    """Whether the store's short-id index holds every instance: said by the store, or made so
+    now, once — one update of the store's own that files each instance under its short id and
+    says the index holds them all (a runtime graph: the digest does not see it). Every
+    instance's id was read at every short id no instance has (the error path of
+    ``resume``/``approve``: 0.8 s on disk beside 100,000, bench_short_id.py). False on a store
+    that takes no writes (``oxigraph serve-read-only`` behind ``sparql:``), and on one that
+    does not outlive the process: filing every instance costs some ten reads of their ids,
+    paid by every process that reads a world from a file."""
+    if indexes_every_instance(store):
+        return True
+    if not store.persistent:  # each process would index anew (a world read from a file)
+        return False
+    s, p, o, g = INDEXED_EVERY_INSTANCE
+    try:
+        store.update(
+            f"""INSERT {{ GRAPH <{SHORT_IDS}> {{ ?i <{_SHORT_ID_OF}> ?short }} }}
+            WHERE {{ GRAPH <{INSTANCES}> {{ ?i a <{HORIS.Instance}> }}
+                BIND (SUBSTR(REPLACE(STR(?i), "^.*:", ""), 1, {SHORT_LENGTH}) AS ?short) }} ;
+            INSERT DATA {{ GRAPH <{g}> {{ <{s}> <{p}> <{o}> }} }}"""
+        )
+    except StoreError:  # every look-up reads the ids, as before the index
+        return False
+    return True
+
+
 def _indexed(store: Store, text: str) -> list[Node]:
     """The instances whose id starts with ``text`` among those the index files under its
     first :data:`SHORT_LENGTH` characters (a few at most), two at most."""
@@ -339,8 +371,6 @@ _SHORT_ID = re.compile(r"[0-9A-Za-z_-]+")
 SHORT_LENGTH = 8
 """The characters of an instance's id a run prints, and the index files it under."""
 
-SHORT_IDS = URIRef(RUNTIME + "short-ids")
-"""The graph of each instance's short id, written with its creation."""
 _SHORT_ID_OF = URIRef(RUNTIME + "shortId")
 
 
