@@ -7,7 +7,7 @@ A service runs one workflow instance per event, so its world keeps every instanc
 the instance, its effect graph, its PROV activities. Worlds here are grown that way: N cases
 (N = 1,000 and 20,000 by default), each run once through a one-step workflow (``run --all``), so
 each world holds N completed instances (19 quads each, besides the case's 25) before anything is
-timed; then fresh cases for the paths below (8 a repetition). The workflows are
+timed; then fresh cases for the paths below (10 a repetition). The workflows are
 benchmarks/history/history.ttl; their tools, small pure functions of history/history.py passed as
 ``tools={…}``, are declared ``horis:inline true`` (called on the run's thread, no worker hop).
 Every run and resume writes a trace file, as a service's would.
@@ -30,7 +30,9 @@ size and its ratio to the smallest history, one line per path:
 - ``due_waits`` (what ``horismos wake`` runs), with one waiting instance in the world (and
   the ``--waiting`` ones, which are not due);
 - ``find_instance`` by short id (what ``resume``/``approve`` do with the id a run prints): an
-  index look-up (``_waits.short_id_quad``).
+  index look-up (``_waits.short_id_quad``);
+- ``tools call`` of an idempotent tool, and of one that is not (approved: its intent and
+  calls in doubt are looked up).
 
 A path should cost what it touches: every ratio should stay near 1. ``--rows`` (with ``--store
 memory``) prints the triples each path reads instead of its time: the measure that does not
@@ -206,7 +208,7 @@ def main() -> None:
                        if len(args.waiting) == 1 else args.waiting, strict=True))
     folder = tempfile.TemporaryDirectory()
     agent = Agent.from_files(HERE / "history.ttl", tools=TOOLS)
-    fresh_n = 8 * (args.reps + WARM) + 1  # 8 paths take a fresh case a repetition; a seed
+    fresh_n = 10 * (args.reps + WARM) + 1  # 10 paths take a fresh case a repetition; a seed
 
     worlds: dict[int, World] = {}
     fresh: dict[int, Fresh] = {}
@@ -282,6 +284,14 @@ def main() -> None:
         def approval_resume(world: World, size: int) -> None:
             resume(world, size, approved[size].pop(0))
 
+        def tools_call(tool: str) -> Callable[[World, int], None]:
+            def fn(world: World, size: int) -> None:  # `horismos tools call`, approved
+                args = {"case": str(fresh[size]())}
+                fingerprint = agent.catalog.approve(tool, args)
+                r = agent.catalog.call(tool, args, world, approval=fingerprint)
+                assert r.status == "completed", (r.status, r.error)
+            return fn
+
         what = (f"triples read (after {WARM} warm-up), memory" if args.rows
                 else f"median ms of {args.reps} (after {WARM} warm-up), {args.store}")
         print(f"\n{what}; ratio to {args.instances[0]:,} instances")
@@ -300,6 +310,8 @@ def main() -> None:
             ("resume: approved call", approval_resume),
             ("due_waits (horismos wake), 1 due", wake),
             ("find_instance(short id)", find_short),
+            ("tools call: idempotent (history.mark)", tools_call("history.mark")),
+            ("tools call: not idempotent, approved (history.send)", tools_call("history.send")),
         ]
         width = max(len(label) for label, _ in paths)
         print(f"{'path':<{width}} " + " ".join(f"{f'{n:,} inst':>12}" for n in args.instances))
