@@ -179,8 +179,8 @@ def unindexed(store: Store) -> None:
     """Before a file is loaded into ``store``: the instances it may hold (an export's) are in
     no short-id index (a runtime graph, which exports leave out), so the store no longer says
     its index holds every instance; the next short id it does not hold indexes them anew. A
-    look-up of one quad when the store does not say so."""
-    if indexes_every_instance(store):
+    look-up of one quad, on a store that outlives the process (no other is said so of)."""
+    if store.persistent and indexes_every_instance(store):
         store.apply(Change(remove=[INDEXED_EVERY_INSTANCE]))
 
 
