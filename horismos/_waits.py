@@ -334,7 +334,7 @@ def _index_every_instance(store: Store) -> bool:
     Every instance's id was read at every short id no instance has (the error path of
     ``resume``/``approve``: 0.8 s on disk beside 100,000, bench_short_id.py).
 
-    The filing costs about ten reads of the ids where none is filed, one and a half where all
+    The filing costs about ten reads of the ids where none is filed, two or three where all
     are (each is filed at its creation; inserting a quad held costs as much as a new one), so
     a store that does not outlive the process is not filed: every process reading a world
     from a file would pay it. Nor is one that takes no writes (``oxigraph serve-read-only``
