@@ -7,7 +7,7 @@ A service runs one workflow instance per event, so its world keeps every instanc
 the instance, its effect graph, its PROV activities. Worlds here are grown that way: N cases
 (N = 1,000 and 20,000 by default), each run once through a one-step workflow (``run --all``), so
 each world holds N completed instances (19 quads each, besides the case's 25) before anything is
-timed; then fresh cases for the paths below (8 a repetition). The workflows are
+timed; then fresh cases for the paths below (10 a repetition). The workflows are
 benchmarks/history/history.ttl; their tools, small pure functions of history/history.py passed as
 ``tools={…}``, are declared ``horis:inline true`` (called on the run's thread, no worker hop).
 Every run and resume writes a trace file, as a service's would.
@@ -29,10 +29,15 @@ size and its ratio to the smallest history, one line per path:
 - an approval: run -> waiting, ``agent.approve``, resume (the approved call);
 - ``due_waits`` (what ``horismos wake`` runs), with one waiting instance in the world (and
   the ``--waiting`` ones, which are not due);
-- ``find_instance`` by short id (what ``resume``/``approve`` do with the id a run prints): it
-  lists the world's instances to match the prefix, so it grows with the history by design.
+- ``find_instance`` by short id (what ``resume``/``approve`` do with the id a run prints): an
+  index look-up (``_waits.short_id_quad``);
+- ``tools call`` of an idempotent tool, and of one that is not (approved: its intent and
+  calls in doubt are looked up).
 
-A path should cost what it touches: every ratio but the last should stay near 1.
+A path should cost what it touches: every ratio should stay near 1. ``--rows`` (with ``--store
+memory``) prints the triples each path reads instead of its time: the measure that does not
+drift with the machine's load, and where rdflib's planner (which orders a query's patterns
+before its bound values are known) reads what Oxigraph's does not.
 
 ``--store disk`` holds each world on disk (``oxigraph:PATH``, in a temporary folder), where a
 run first asks whether its focus has an unfinished instance to continue; ``--waiting N`` leaves
@@ -146,6 +151,34 @@ def alternate(label: str, worlds: dict[int, World], fn: Callable[[World, int], N
           flush=True)
 
 
+def rows_read(label: str, worlds: dict[int, World], fn: Callable[[World, int], None],
+              reps: int, width: int) -> None:
+    """The triples the ``memory`` store (rdflib) handed its readers during ``fn(world, size)``,
+    once per world after a warm-up: what a path reads, not how long it takes."""
+    counts: dict[int, int] = {}
+    for rep in range(WARM + 1):
+        for size, world in worlds.items():
+            inner = world.store._ds.store  # type: ignore[attr-defined]
+            triples, read = inner.triples, [0]
+
+            def counted(*args: object, _t: Callable = triples, _r: list = read, **kw: object):
+                for t in _t(*args, **kw):
+                    _r[0] += 1
+                    yield t
+
+            inner.triples = counted
+            try:
+                fn(world, size)
+            finally:
+                del inner.triples
+            if rep >= WARM:
+                counts[size] = read[0]
+    first = max(counts[next(iter(counts))], 1)
+    ratios = "  ".join(f"x{counts[size] / first:.2f}" for size in list(counts)[1:])
+    print(f"{label:<{width}} " + " ".join(f"{counts[s]:>12,}" for s in counts) + f"  {ratios}",
+          flush=True)
+
+
 def short_id(iid: URIRef) -> str:
     """The short id a run prints: the first 8 characters of the instance IRI's last part."""
     return str(iid).rsplit(":", 1)[-1][:8]
@@ -163,12 +196,19 @@ def main() -> None:
     parser.add_argument("--waiting", type=int, nargs="+", default=[0],
                         help="instances left waiting in each world's history (one number for "
                         "all, or one per --instances)")
+    parser.add_argument("--rows", action="store_true",
+                        help="count the triples each path reads instead of timing it (--store "
+                        "memory: rdflib's store is counted)")
     args = parser.parse_args()
+    if args.rows and args.store != "memory":
+        parser.error("--rows counts what the memory store reads: give --store memory")
+    if args.rows:
+        args.reps = 1
     waiting = dict(zip(args.instances, args.waiting * len(args.instances)
                        if len(args.waiting) == 1 else args.waiting, strict=True))
     folder = tempfile.TemporaryDirectory()
     agent = Agent.from_files(HERE / "history.ttl", tools=TOOLS)
-    fresh_n = 8 * (args.reps + WARM) + 1  # 8 paths take a fresh case a repetition; a seed
+    fresh_n = 10 * (args.reps + WARM) + 1  # 10 paths take a fresh case a repetition; a seed
 
     worlds: dict[int, World] = {}
     fresh: dict[int, Fresh] = {}
@@ -244,8 +284,17 @@ def main() -> None:
         def approval_resume(world: World, size: int) -> None:
             resume(world, size, approved[size].pop(0))
 
-        print(f"\nmedian ms of {args.reps} (after {WARM} warm-up), {args.store}; "
-              f"ratio to {args.instances[0]:,} instances")
+        def tools_call(tool: str) -> Callable[[World, int], None]:
+            def fn(world: World, size: int) -> None:  # `horismos tools call`, approved
+                args = {"case": str(fresh[size]())}
+                fingerprint = agent.catalog.approve(tool, args)
+                r = agent.catalog.call(tool, args, world, approval=fingerprint)
+                assert r.status == "completed", (r.status, r.error)
+            return fn
+
+        what = (f"triples read (after {WARM} warm-up), memory" if args.rows
+                else f"median ms of {args.reps} (after {WARM} warm-up), {args.store}")
+        print(f"\n{what}; ratio to {args.instances[0]:,} instances")
         paths: list[tuple[str, Callable[[World, int], None]]] = [
             ("run: plain workflow, single focus", completes(H.WfMark)),
             ("run: precondition label-first (SPARQL query)", completes(H.WfLabelFirst)),
@@ -260,14 +309,16 @@ def main() -> None:
             ("agent.approve", approve),
             ("resume: approved call", approval_resume),
             ("due_waits (horismos wake), 1 due", wake),
-            ("find_instance(short id) (lists instances: grows by design)", find_short),
+            ("find_instance(short id)", find_short),
+            ("tools call: idempotent (history.mark)", tools_call("history.mark")),
+            ("tools call: not idempotent, approved (history.send)", tools_call("history.send")),
         ]
         width = max(len(label) for label, _ in paths)
         print(f"{'path':<{width}} " + " ".join(f"{f'{n:,} inst':>12}" for n in args.instances))
         for label, fn in paths:
             if fn is timer_resume:
                 time.sleep(0.01)  # every Timer wait reached is due (1 ms) before it resumes
-            alternate(label, worlds, fn, args.reps, width)
+            (rows_read if args.rows else alternate)(label, worlds, fn, args.reps, width)
     for world in worlds.values():
         world.close()
     folder.cleanup()

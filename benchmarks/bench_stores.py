@@ -131,9 +131,9 @@ class Server:
 
 @contextlib.contextmanager
 def filled_world(kind: str, tmp: str, quads: list[tuple]) -> Iterator[World]:
-    """A fresh world of ``kind`` (``sparql``: a fresh ``oxigraph serve``; ``oxigraph:PATH``:
-    a disk store in a new folder under ``tmp``; else the store so named) holding ``quads``,
-    added in batches; closed, its server stopped, on leaving."""
+    """A fresh world of ``kind`` (``sparql``: a fresh ``oxigraph serve``; ``oxigraph:PATH``,
+    ``journal:PATH``: a disk store in a new folder under ``tmp``; else the store so named)
+    holding ``quads``, added in batches; closed, its server stopped, on leaving."""
     from horismos import World  # the tree on PYTHONPATH, as the children import theirs
     from horismos._stores import Change
 
@@ -143,7 +143,8 @@ def filled_world(kind: str, tmp: str, quads: list[tuple]) -> Iterator[World]:
         server = Server(where)
         world = World.open(f"sparql:{server.url}")
     else:
-        world = World.open(f"oxigraph:{where}" if kind == "oxigraph:PATH" else kind)
+        on_disk = {"oxigraph:PATH": f"oxigraph:{where}", "journal:PATH": f"journal:{where}/j"}
+        world = World.open(on_disk.get(kind, kind))
     try:
         for i in range(0, len(quads), 20_000):
             world.store.apply(Change(add=quads[i : i + 20_000]))

@@ -271,7 +271,7 @@ class Agent:
                     else {}
                 )
                 if worker is None and all:  # each focus one instance, as claims give a shared world
-                    ended = finished_foci(world.store, wf.iri)
+                    ended = finished_foci(world.store, wf.iri, foci)
                     foci = [f for f in foci if f in left or f not in ended]
                 if not all:
                     _not_waiting(self.definitions, left.get(foci[0]))

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ._errors import HorismosError, UsageError
-from ._world import World
+from ._world import World, unindexed
 
 __all__ = ["cmd_load", "load_arguments"]
 
@@ -45,6 +45,7 @@ def cmd_load(args: argparse.Namespace) -> int:
                 f"--store {args.store} keeps nothing after this process; load into "
                 "oxigraph:PATH, journal:PATH or sparql:URL"
             )
+        unindexed(world.store)  # what the files bring is not in the short-id index
         for path in expand_paths(args.files, RDF_SUFFIXES):
             size, t0 = max(path.stat().st_size, 1), time.perf_counter()
             bar = _load_bar(path, size) if sys.stderr.isatty() else None

@@ -189,8 +189,8 @@ def resume_arguments(p: argparse.ArgumentParser) -> None:
     waiting_instance_arguments(
         p,
         "the waiting instance: its IRI (urn:horismos:instance:…, as the brief "
-        "shows it) or the short id the run printed (an instance run before this version "
-        "is looked for among every instance's id)",
+        "shows it) or the short id the run printed (on a store that outlives the process, "
+        "the first id its index lacks files every instance in it, once)",
     )
     p.add_argument(
         "--facts",

@@ -146,7 +146,7 @@ def _waiting(store: Store) -> dict[URIRef, tuple[URIRef | None, dict[str, Node]]
     for r in store.select(
         f"""
         SELECT ?i ?focus ?current ?name ?value WHERE {{ GRAPH <{INSTANCES}> {{
-            ?i horis:status horis:Waiting ; a horis:Instance ; horis:workflow ?workflow ;
+            ?i horis:status horis:Waiting ; horis:workflow ?workflow ;
                horis:focus ?focus ; horis:version ?version .
             OPTIONAL {{ ?i horis:currentStep ?current }}
             OPTIONAL {{ ?i horis:variable ?v . ?v horis:name ?name ; horis:value ?value }} }} }}""",

@@ -39,10 +39,10 @@ from ._model import ActionStep, Step, WaitStep
 from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
 from ._sources import parser_reason
-from ._stores import RUNTIME, Change, Conflict, Store
+from ._stores import RUNTIME, Change, Conflict, Store, StoreError
 from ._stores.base import QueryRefused
 from ._vocab import HORIS, NS, PROV
-from ._world import INSTANCES, World
+from ._world import INDEXED_EVERY_INSTANCE, INSTANCES, SHORT_IDS, World, indexes_every_instance
 
 __all__ = [
     "StoredInstance",
@@ -167,10 +167,10 @@ def unfinished(
     starting new ones: a running one's open intent then settles as ``OutcomeUnknown``
     instead of a second call, and a focus that stays blocked keeps one instance, not one a
     rerun. The instances read are those of the foci or the world's unfinished ones,
-    whichever are fewer (:func:`_unfinished_of`)."""
+    whichever are fewer (:func:`_smaller_side`)."""
     wanted = set(foci)
     found: dict[URIRef, StoredInstance] = {}
-    for r in sorted(_unfinished_of(store, workflow, foci), key=lambda r: str(r["i"])):
+    for r in sorted(_smaller_side(store, workflow, foci, _UNFINISHED), key=lambda r: str(r["i"])):
         focus = cast(URIRef, r["f"])
         if focus in wanted and focus not in found:
             stored = read_instance(store, cast(URIRef, r["i"]))
@@ -179,57 +179,69 @@ def unfinished(
     return found
 
 
-def finished_foci(store: Store, workflow: URIRef) -> set[Node]:
-    """The focus nodes that have an instance of ``workflow`` that finished (completed or
+def finished_foci(store: Store, workflow: URIRef, foci: list[URIRef]) -> set[Node]:
+    """Those of ``foci`` that have an instance of ``workflow`` that finished (completed or
     failed), which ``run --all`` leaves out: started again, a batch killed after some of its
     instances ended — or run again from its own ``--out`` — made their calls a second time. A
     shared world's ``--all`` leaves them out the same way, by its done claims (``_claims``).
-    One query, as many rows as the workflow has finished instances: the world's other data
-    is not read."""
-    rows = store.select(_FINISHED, {"wf": workflow}, _NS)
-    return {r["f"] for r in rows}
+
+    It read every finished instance of the workflow, its whole history, whatever the batch
+    (10 foci beside 100,000 finished: 101,000 rows, 1.1 s in memory, seconds on disk; 21 rows
+    and 0.3 ms now, bench_unfinished.py); the instances read are those of the foci or the
+    world's finished ones, whichever are fewer, as :func:`unfinished` reads."""
+    wanted = set(foci)
+    return {r["f"] for r in _smaller_side(store, workflow, foci, _FINISHED) if r["f"] in wanted}
 
 
-_FINISHED = f"""
-    SELECT DISTINCT ?f WHERE {{ GRAPH <{INSTANCES}> {{
-        ?i horis:workflow ?wf ; horis:status ?s ; horis:focus ?f .
-        FILTER (?s IN (horis:Completed, horis:Failed)) }} }}"""
+_FINISHED = (HORIS.Completed, HORIS.Failed)
 
 _UNFINISHED = (HORIS.Running, HORIS.Blocked, HORIS.Waiting)
 
-_EACH_OPEN = " UNION ".join(
-    f"{{ ?i horis:status horis:{s.removeprefix(NS)} ; horis:workflow ?wf ; horis:focus ?f }}"
-    for s in _UNFINISHED
-)
-_OPEN = f"SELECT ?i ?f WHERE {{ GRAPH <{INSTANCES}> {{ {_EACH_OPEN} }} }}"
-"""The unfinished instances of one workflow (``?wf``, bound), each status's first (three
-index ranges): the workflow is asked of the store, not of each row handed to Python, which
-read every unfinished instance of every workflow (100,000 waiting elsewhere: 2 s a
-``run --all`` on disk)."""
 
-_OF_FOCI = f"""
-    SELECT ?i ?f WHERE {{ GRAPH <{INSTANCES}> {{ VALUES ?f {{ %s }}
+def _by_status(statuses: tuple[URIRef, ...]) -> str:
+    """The instances of one workflow (``?wf``, bound) in ``statuses``, each status's first
+    (an index range each): the workflow is asked of the store, not of each row handed to
+    Python, which read every unfinished instance of every workflow (100,000 waiting
+    elsewhere: 2 s a ``run --all`` on disk)."""
+    each = " UNION ".join(
+        f"{{ ?i horis:status <{s}> ; horis:workflow ?wf ; horis:focus ?f }}" for s in statuses
+    )
+    return f"SELECT ?i ?f WHERE {{ GRAPH <{INSTANCES}> {{ {each} }} }}"
+
+
+def _of_foci(values: str, statuses: tuple[URIRef, ...]) -> str:
+    """The instances in ``statuses`` of some foci (``values``, their IRIs) and one workflow,
+    the foci leading (a ``VALUES`` block of the statuses would be joined first: every such
+    instance of the world). Inside the graph: outside it, Oxigraph 0.5 took 730 ms for 1,000
+    foci where this takes 5. (A ``FILTER EXISTS`` a focus took 29 s there for 1,000.)"""
+    among = ", ".join(f"<{s}>" for s in statuses)
+    return f"""
+    SELECT ?i ?f WHERE {{ GRAPH <{INSTANCES}> {{ VALUES ?f {{ {values} }}
         ?i horis:focus ?f ; horis:workflow ?wf ; horis:status ?s .
-        FILTER (?s IN (horis:Running, horis:Blocked, horis:Waiting)) }} }}"""
-"""The unfinished instances of some foci (``%s``, their IRIs) and one workflow, the foci
-leading (a ``VALUES`` block of the statuses would be joined first: every unfinished
-instance of the world). Inside the graph: outside it, Oxigraph 0.5 took 730 ms for 1,000
-foci where this takes 5."""
+        FILTER (?s IN ({among})) }} }}"""
 
-_ANY_OPEN = " UNION ".join(f"{{ ?i horis:status <{s}> }}" for s in _UNFINISHED)
-_SIDES = (
-    f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ VALUES ?f {{ %s }} ?i horis:focus ?f }} }}",
-    f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ {_ANY_OPEN} }} }}",
+
+def _counted(statuses: tuple[URIRef, ...]) -> str:
+    """The world's instances in ``statuses``, of any workflow: ids only, read to a bound (a
+    row of ids costs a quarter of one of three terms)."""
+    each = " UNION ".join(f"{{ ?i horis:status <{s}> }}" for s in statuses)
+    return f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ {each} }} }}"
+
+
+_OF_THE_FOCI = (
+    f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ VALUES ?f {{ %s }} ?i horis:focus ?f }} }}"
 )
-"""How many instances the foci have, and how many the world has unfinished: ids only, read
-to a bound (a row of ids costs a quarter of one of three terms)."""
+"""How many instances the foci have, ids only, read to a bound."""
 
 _PROBE = 64
 """Ids each side is counted to before the other is (times 8 each round)."""
 
 
-def _unfinished_of(store: Store, workflow: URIRef, foci: list[URIRef]) -> list[dict[str, Node]]:
-    """The unfinished instances of ``workflow`` for ``foci`` (rows of ``i`` and ``f``).
+def _smaller_side(
+    store: Store, workflow: URIRef, foci: list[URIRef], statuses: tuple[URIRef, ...]
+) -> list[dict[str, Node]]:
+    """The instances of ``workflow`` in ``statuses`` for ``foci`` (rows of ``i`` and ``f``;
+    read from the world's instances in ``statuses``, rows of other foci may come too).
 
     Neither side is small in every world: a focus that has run once per event for years has
     thousands of finished instances (5,000: a run on disk 11 -> 88 ms, nearly all of it
@@ -241,12 +253,12 @@ def _unfinished_of(store: Store, workflow: URIRef, foci: list[URIRef]) -> list[d
     limit = _PROBE
     while True:
         try:
-            if len(store.select(f"{_SIDES[0] % values} LIMIT {limit}", {}, _NS)) < limit:
-                return store.select(_OF_FOCI % values, {"wf": workflow}, _NS)
+            if len(store.select(f"{_OF_THE_FOCI % values} LIMIT {limit}", {}, _NS)) < limit:
+                return store.select(_of_foci(values, statuses), {"wf": workflow}, _NS)
         except QueryRefused:  # a focus IRI only rdflib takes (two '#') cannot be query text
-            return store.select(_OPEN, {"wf": workflow}, _NS)
-        if len(store.select(f"{_SIDES[1]} LIMIT {limit}", {}, _NS)) < limit:
-            return store.select(_OPEN, {"wf": workflow}, _NS)
+            return store.select(_by_status(statuses), {"wf": workflow}, _NS)
+        if len(store.select(f"{_counted(statuses)} LIMIT {limit}", {}, _NS)) < limit:
+            return store.select(_by_status(statuses), {"wf": workflow}, _NS)
         limit *= 8
 
 
@@ -256,15 +268,21 @@ def find_instance(store: Store, text: str, verb: str = "resume") -> URIRef:
 
     A short id of the length a run prints, or longer, is looked up in the index each
     instance is written into at its creation (:func:`short_id_quad`): one index range however
-    many instances the world holds. A shorter one, or one the index does not hold (an
-    instance written before it, a world read back from a file, which holds no runtime
-    graph), is looked for among every instance's id, by the store, two at most."""
+    many instances the world holds. One the index does not hold names no instance once the
+    store says its index holds every instance; until then (instances written before the index,
+    or loaded from a file, which holds no runtime graph) the first such miss on a store that
+    outlives the process files every instance under its short id and says so
+    (:func:`_index_every_instance`), once. A shorter id, or one on another store, is looked
+    for among every instance's id, by the store, two at most."""
     if ":" in text:
         return URIRef(text.strip("<>"))
     found = []
     if _SHORT_ID.fullmatch(text):  # else no instance id starts so (and nothing is quoted)
-        found = _indexed(store, text) if len(text) >= SHORT_LENGTH else []
-        if not found:
+        indexed = len(text) >= SHORT_LENGTH
+        found = _indexed(store, text) if indexed else []
+        if not found and indexed and _index_every_instance(store):
+            found = _indexed(store, text)
+        elif not found:
             rows = store.select(
                 f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} "
                 f'FILTER(STRSTARTS(STR(?i), "{_INSTANCE_PREFIX}{text}")) }} LIMIT 2',
@@ -309,6 +327,36 @@ def short_id_quad(instance: URIRef) -> tuple[URIRef, URIRef, Literal, URIRef]:
     return (instance, _SHORT_ID_OF, Literal(short_id(instance)), SHORT_IDS)
 
 
+def _index_every_instance(store: Store) -> bool:
+    """Whether the store's short-id index holds every instance: said by the store, or made so
+    now, once — one update of the store's own that files each instance not filed yet under its
+    short id and says the index holds them all (a runtime graph: the digest does not see it).
+    Every instance's id was read at every short id no instance has (the error path of
+    ``resume``/``approve``: 0.8 s on disk beside 100,000, bench_short_id.py).
+
+    The filing costs about ten reads of the ids where none is filed, two or three where all
+    are (each is filed at its creation; inserting a quad held costs as much as a new one), so
+    a store that does not outlive the process is not filed: every process reading a world
+    from a file would pay it. Nor is one that takes no writes (``oxigraph serve-read-only``
+    behind ``sparql:``). On those the ids are read, as before: False."""
+    if indexes_every_instance(store):
+        return True
+    if not store.persistent:  # each process would index anew (a world read from a file)
+        return False
+    s, p, o, g = INDEXED_EVERY_INSTANCE
+    try:
+        store.update(
+            f"""INSERT {{ GRAPH <{SHORT_IDS}> {{ ?i <{_SHORT_ID_OF}> ?short }} }}
+            WHERE {{ GRAPH <{INSTANCES}> {{ ?i a <{HORIS.Instance}> }}
+                FILTER NOT EXISTS {{ GRAPH <{SHORT_IDS}> {{ ?i <{_SHORT_ID_OF}> ?filed }} }}
+                BIND (SUBSTR(REPLACE(STR(?i), "^.*:", ""), 1, {SHORT_LENGTH}) AS ?short) }} ;
+            INSERT DATA {{ GRAPH <{g}> {{ <{s}> <{p}> <{o}> }} }}"""
+        )
+    except StoreError:  # every look-up reads the ids, as before the index
+        return False
+    return True
+
+
 def _indexed(store: Store, text: str) -> list[Node]:
     """The instances whose id starts with ``text`` among those the index files under its
     first :data:`SHORT_LENGTH` characters (a few at most), two at most."""
@@ -327,8 +375,6 @@ _SHORT_ID = re.compile(r"[0-9A-Za-z_-]+")
 SHORT_LENGTH = 8
 """The characters of an instance's id a run prints, and the index files it under."""
 
-SHORT_IDS = URIRef(RUNTIME + "short-ids")
-"""The graph of each instance's short id, written with its creation."""
 _SHORT_ID_OF = URIRef(RUNTIME + "shortId")
 
 

@@ -21,12 +21,31 @@ from ._errors import AuthoringError, Problem
 from ._hydrate import Hydrated, hydration_change, read_resources
 from ._model import Adapter
 from ._sources import RDF_SUFFIXES, expand_paths
-from ._stores import DEFAULT_STORE, Change, Store, open_store
+from ._stores import DEFAULT_STORE, RUNTIME, Change, Store, open_store
 from ._stores.base import INSTANCES
 from ._stores.oxigraph import parse_nquads
 from ._stores.skolem import skolemise
 
-__all__ = ["INSTANCES", "World", "holds_subject"]
+__all__ = [
+    "INDEXED_EVERY_INSTANCE",
+    "INSTANCES",
+    "SHORT_IDS",
+    "World",
+    "holds_subject",
+    "indexes_every_instance",
+    "unindexed",
+]
+
+SHORT_IDS = URIRef(RUNTIME + "short-ids")
+"""The graph of each instance's short id, written with its creation (``_waits``)."""
+INDEXED_EVERY_INSTANCE = (
+    SHORT_IDS,
+    URIRef(RUNTIME + "indexes"),
+    URIRef(RUNTIME + "everyInstance"),
+    SHORT_IDS,
+)
+"""Stored once every instance of the store is in :data:`SHORT_IDS`: a short id it does not
+hold then names no instance, with no instance's id read to say so."""
 
 
 class World:
@@ -56,6 +75,7 @@ class World:
 
     def load(self, *paths: str | Path) -> None:
         """Add the facts of RDF files (Turtle, N-Triples, TriG, N-Quads) or folders of them."""
+        unindexed(self.store)
         for path in expand_paths(paths, RDF_SUFFIXES):
             try:
                 self.store.load_file(path)  # pyoxigraph's parser, into every kind of store
@@ -153,3 +173,18 @@ def holds_subject(world: World, node: URIRef) -> bool:
     tell which of a prefix's namespaces a name means (a focus given as a CURIE, a node
     printed as one)."""
     return bool(world.store.select(_HAS_SUBJECT, {"s": node}, {}))
+
+
+def unindexed(store: Store) -> None:
+    """Before a file is loaded into ``store``: the instances it may hold (an export's) are in
+    no short-id index (a runtime graph, which exports leave out), so the store no longer says
+    its index holds every instance; the next short id it does not hold indexes them anew. A
+    look-up of one quad, on a store that outlives the process (no other is said so of)."""
+    if store.persistent and indexes_every_instance(store):
+        store.apply(Change(remove=[INDEXED_EVERY_INSTANCE]))
+
+
+def indexes_every_instance(store: Store) -> bool:
+    """Whether ``store`` says its short-id index holds every instance it holds."""
+    s, p, _, g = INDEXED_EVERY_INSTANCE
+    return bool(store.select(f"SELECT ?o WHERE {{ GRAPH <{g}> {{ <{s}> <{p}> ?o }} }}", {}, {}))

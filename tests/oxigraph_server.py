@@ -33,10 +33,11 @@ def _free_port() -> int:
 
 
 class OxigraphServer:
-    """``oxigraph serve --location DIR --bind 127.0.0.1:PORT``, up when the constructor returns."""
+    """``oxigraph serve --location DIR --bind 127.0.0.1:PORT``, up when the constructor returns;
+    ``mode="serve-read-only"``: one that refuses every update."""
 
-    def __init__(self, location: Path) -> None:
-        self.location = location
+    def __init__(self, location: Path, mode: str = "serve") -> None:
+        self.location, self.mode = location, mode
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = location.with_suffix(".log")
@@ -47,7 +48,7 @@ class OxigraphServer:
         seconds for it to answer (a restart replays what its log holds first)."""
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [oxigraph_command(), "serve", "--location", str(self.location),
+                [oxigraph_command(), self.mode, "--location", str(self.location),
                  "--bind", f"127.0.0.1:{self.port}"], stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + wait
         while True:

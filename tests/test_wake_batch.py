@@ -225,3 +225,38 @@ def test_a_tick_asks_as_many_queries_for_many_waiting_as_for_few(build) -> None:
     few, many = counts
     # the listing (two), variables, open waits, and one until a wait step that has one
     assert many == few <= 4 + 5, counts
+
+
+def test_a_tick_reads_the_waiting_instances_not_every_one_the_world_ran(tmp_path) -> None:
+    """``wake`` lists the waiting instances. The listing asked each for ``a horis:Instance``
+    too, and rdflib's planner (the ``memory`` store) took that pattern first: every instance
+    the world ever ran was read at every tick (1,012 triples beside 1,000 finished,
+    bench_history.py --rows). The status says what an instance it is, and leads now."""
+    from conftest import ENGINE, PREFIXES
+    from test_waits import _triples_read
+
+    from horismos import Agent, World
+
+    (tmp_path / "defs.ttl").write_text(PREFIXES + DEFS)
+    defs = Agent.from_files(tmp_path / "defs.ttl", ENGINE / "clinic.ttl").definitions
+    world = World.open("memory")
+    quads = []
+    for k in range(1000):
+        done = URIRef(f"urn:horismos:instance:d{k:07x}")
+        quads += [(done, RDF.type, HORIS.Instance, INSTANCES),
+                  (done, HORIS.workflow, EX.WTimer, INSTANCES),
+                  (done, HORIS.focus, EX[f"r{k % 8}"], INSTANCES),
+                  (done, HORIS.status, HORIS.Completed, INSTANCES),
+                  (done, HORIS.version, Literal(2), INSTANCES)]
+    waiting = URIRef("urn:horismos:instance:w0000000")
+    quads += [(waiting, RDF.type, HORIS.Instance, INSTANCES),
+              (waiting, HORIS.workflow, EX.WTimer, INSTANCES),
+              (waiting, HORIS.focus, EX.r1, INSTANCES),
+              (waiting, HORIS.status, HORIS.Waiting, INSTANCES),
+              (waiting, HORIS.version, Literal(1), INSTANCES),
+              (waiting, HORIS.currentStep, EX.Timer, INSTANCES),
+              *wait_quads(waiting, EX.Timer, NOW - dt.timedelta(hours=2), "w0")]
+    world.store.apply(Change(add=quads))
+    due, read = _triples_read(world, lambda: due_waits(defs, world.store, NOW))
+    assert due == [waiting]
+    assert read < 100, read  # every instance's type was read: 1,000 and more
