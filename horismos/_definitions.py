@@ -3278,7 +3278,7 @@ class _Builder:
         self.check_shape_parameters()
         self.check_shape_value_lists()
         self.check_severities()
-        for slip in shape_slips(g, self.n):
+        for slip in shape_slips(g, self.n, self.src.written_literal):
             report = self.error if slip.severity == "error" else self.warn
             report(slip.holder, slip.message, slip.hint, at=slip.at)
         for p in (SH.deactivated, SH.closed, SH.uniqueLang):
