@@ -73,7 +73,7 @@ from ._model import (
     Workflow,
 )
 from ._namespace_index import NamespaceIndex, written_prefixes
-from ._own_writes import only_own_writes
+from ._own_writes import only_own_writes, only_own_writes_of_tool
 from ._pattern_comments import commented_out
 from ._preconditions import (
     Precondition,
@@ -1950,45 +1950,66 @@ class _Builder:
                     )
 
     def check_own_writes(self) -> None:
-        """A step's pattern that requires of the node its tool writes a property only that
-        tool writes (:mod:`._own_writes`): ``?this :queuedAt ?t .`` on the step that queues,
-        meant as a guard against running twice, held every instance back at it. A warning
-        at the line the property is written on; not when the files state it of some node, a
-        property is entailed from it, or it is in FHIR's namespace (what an adapter's
-        hydration brings)."""
+        """A pattern that requires of the node a tool writes a property only that tool
+        writes (:mod:`._own_writes`): ``?this :queuedAt ?t .`` on the step that queues, or
+        ``?patient :queuedAt ?t .`` in the tool's own horis:requires, meant as a guard
+        against running twice, held every instance (every call) back. A warning at the line
+        the property is written on; not when the files state it of some node, a property is
+        entailed from it, or it is in FHIR's namespace (what an adapter's hydration
+        brings)."""
         workflows = list(self.defs.workflows.values())
         for owner, holder, pred, pre in self.patterns:
-            step = self.defs.steps.get(cast(URIRef, owner))
-            if pred != HORIS.requires or holder != owner or not isinstance(step, ActionStep):
+            if pred != HORIS.requires or holder != owner:
                 continue
-            found = only_own_writes(step, pre.select.algebra, workflows, self.defs.tools)
+            step = self.defs.steps.get(cast(URIRef, owner))
+            tool = self.defs.tools.get(cast(URIRef, owner))
+            if isinstance(step, ActionStep) and step.tool is not None:
+                found = only_own_writes(step, pre.select.algebra, workflows, self.defs.tools)
+                by = f"this step's tool ({self.n(step.tool.iri)})"
+                blocked = (
+                    "the step can never fire before it has fired, and every instance stops here"
+                )
+                elsewhere = "have a step before it write {}"
+            elif tool is not None:
+                found = only_own_writes_of_tool(
+                    tool, pre.select.algebra, workflows, self.defs.tools
+                )
+                by = "this tool"
+                blocked = (
+                    "no call of it can pass its horis:requires before one has, so every call "
+                    "(each step's, and tools call's) is blocked"
+                )
+                elsewhere = "have another tool write {}"
+            else:
+                continue
             for triple in found:
                 prop = triple[1]
-                if (
-                    (None, prop, None) in self.g
-                    or (None, RDFS.subPropertyOf, prop) in self.g
-                    or any(
-                        (None, link, prop) in self.g or (prop, link, None) in self.g
-                        for link in (OWL.inverseOf, OWL.equivalentProperty)
-                    )
-                    or str(prop).startswith(FHIR)
-                ):
+                if self.stated_or_entailed(prop) or str(prop).startswith(FHIR):
                     continue
                 name = self.n(prop)
-                tool = self.n(cast(Tool, step.tool).iri)
                 self.at_text(
                     "warning",
                     rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
                     owner,
-                    f"{self.n(pred)} requires {name}, which only this step's tool ({tool}) "
-                    "writes: the step can never fire before it has fired, and every instance "
-                    "stops here",
+                    f"{self.n(pred)} requires {name}, which only {by} writes: {blocked}",
                     "if it is a guard against running twice, write FILTER NOT EXISTS { "
                     + " ".join(self.sparql_term(t) for t in triple)
-                    + f" }}; else have a step before it write {name}",
+                    + f" }}; else {elsewhere.format(name)}",
                     (holder, pred),
                 )
                 self.defs.own_writes.setdefault(prop, []).append(self.problems[-1])
+
+    def stated_or_entailed(self, prop: URIRef) -> bool:
+        """Whether the files state ``prop`` of some node, or a property they relate to it
+        (a subproperty, an inverse, an equivalent) can entail it."""
+        return (
+            (None, prop, None) in self.g
+            or (None, RDFS.subPropertyOf, prop) in self.g
+            or any(
+                (None, link, prop) in self.g or (prop, link, None) in self.g
+                for link in (OWL.inverseOf, OWL.equivalentProperty)
+            )
+        )
 
     def sparql_term(self, term: Node) -> str:
         """``term`` as a pattern writes it: ``?var``, a CURIE or ``<IRI>``, a literal."""

@@ -550,3 +550,51 @@ def test_a_later_step_writing_it_too_does_not_quiet_the_warning(tmp_path: Path) 
     warned = [p for p in problems(path, TRIAGE) if "only this step's tool" in p.message]
     # the tool's new line stands above the step's
     assert [(p.line, p.node) for p in warned] == [(line + 1, ":QueuePatient")], warned
+
+
+_TOOL_GUARD = ('    horis:timeout "5s" ;\n    horis:idempotent false .',
+               '    horis:timeout "5s" ;\n    horis:requires "?patient :queuedAt ?t ." ;\n'
+               "    horis:idempotent false .")
+
+
+def test_a_tool_requiring_what_only_it_writes_is_warned_at_the_line(tmp_path: Path) -> None:
+    """The tool's own horis:requires is tried at every call with its arguments bound: no
+    patient had :queuedAt before :ehr.assign_queue wrote it, so every call was blocked,
+    every workflow's and tools call's, and it validated."""
+    path, line = edited(tmp_path, TRIAGE, *_TOOL_GUARD)
+    p = _validate(tmp_path, path, TRIAGE[1])
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert p.stdout.splitlines() == [
+        f"{path}:{line + 1}: warning: :ehr.assign_queue: horis:requires requires :queuedAt, "
+        "which only this tool writes: no call of it can pass its horis:requires before one "
+        "has, so every call (each step's, and tools call's) is blocked — if it is a guard "
+        "against running twice, write FILTER NOT EXISTS { ?patient :queuedAt ?t }; else have "
+        "another tool write :queuedAt",
+        "2 tools, 1 workflow, 2 steps: valid (1 warning)",
+    ]
+
+
+@pytest.mark.parametrize("also", [
+    pytest.param([_NOTIFY_ALSO_QUEUES], id="another-tool-writes-it"),
+    pytest.param([('horis:requires "?patient :queuedAt ?t ."',
+                   'horis:requires "OPTIONAL { ?patient :queuedAt ?t }"')], id="optional"),
+    pytest.param([("horis:start :QueuePatient", "horis:start :Hold"),
+                  ("    horis:bind [ horis:arg \"patient\" ; horis:var \"this\" ] ;\n"
+                   "    horis:next :NotifyNurse .",
+                   "    horis:bind [ horis:arg \"patient\" ; horis:var \"this\" ] ;\n"
+                   "    horis:next :NotifyNurse .\n\n"
+                   ':Hold a horis:WaitStep ; horis:reason "a clerk records the arrival" ;\n'
+                   "    horis:wake horis:OperatorInput ; horis:delivery horis:Silent ;\n"
+                   "    horis:next :QueuePatient .")], id="a-wait-before-a-step-calling-it"),
+])
+def test_a_tool_requiring_what_can_be_there_first_is_not_warned(
+        tmp_path: Path, also: list[tuple[str, str]]) -> None:
+    path, _ = edited(tmp_path, TRIAGE, *_TOOL_GUARD)
+    text = path.read_text(encoding="utf-8")
+    for old, new in also:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path.write_text(text, encoding="utf-8")
+    found = problems(path, TRIAGE)
+    assert not [p for p in found if "only this tool writes" in p.message], found
+    assert not [p for p in found if p.severity == "error"], found
