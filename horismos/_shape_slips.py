@@ -91,8 +91,9 @@ def _crossed_bounds(g: Graph, n: Callable[[Node], str], written: Written) -> Ite
                 (holder, high, most),
                 f"{n(low)} {_written(holder, low, least, written)} is "
                 f"{'not below' if strict else 'above'} {n(high)} "
-                f"{_written(holder, high, most, written)}, so {what}: the gate rejects the result of "
-                "every tool that lands a node the shape judges, after the tool has acted",
+                f"{_written(holder, high, most, written)}, so {what}: the gate rejects the "
+                "result of every tool that lands a node the shape judges, after the tool has "
+                "acted",
                 f"write {n(low)} {'below' if strict else 'no higher than'} {n(high)}",
             )
 
