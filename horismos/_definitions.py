@@ -73,6 +73,7 @@ from ._model import (
     Workflow,
 )
 from ._namespace_index import NamespaceIndex, written_prefixes
+from ._graph_blocks import named_graph_reads
 from ._own_writes import only_own_writes, only_own_writes_of_tool
 from ._pattern_comments import commented_out
 from ._preconditions import (
@@ -1108,6 +1109,7 @@ class _Builder:
         self.check_wait_focus()
         self.check_patterns_about_focus()
         self.check_commented_patterns()
+        self.check_graph_blocks()
         self.check_subselects()
         self.check_kind_clashes()
         self.check_filter_variables()
@@ -2660,6 +2662,38 @@ class _Builder:
                     self.datatype_hint(dt),
                     (holder, pred),
                     also=str(lit),
+                )
+
+    def check_graph_blocks(self) -> None:
+        """A ``GRAPH`` block in a pattern (:mod:`._graph_blocks`): it reads named graphs
+        only, and what the world's files load is in the default graph, so what it asks of
+        loaded data never holds. A warning at the block's line, saying what it reads."""
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            for term in named_graph_reads(algebra):
+                written = self.sparql_term(term)
+                if isinstance(term, Variable):
+                    needle = rf"[?$]{re.escape(str(term))}\b"
+                    reads = (
+                        "matches only facts in named graphs, where steps' effects land, never "
+                        "those the world's files load (they are in its default graph), so "
+                        "what it asks there of loaded data never holds"
+                    )
+                else:
+                    needle = rf"(?:{re.escape(written)}|<{re.escape(str(term))}>)"
+                    reads = (
+                        f"matches only facts in the named graph {written}, where no step's "
+                        "effects land (each lands in a graph of its own) and no Turtle world "
+                        "file loads (they load into the default graph), so what it asks there "
+                        "holds only of what a TriG or N-Quads world file puts in that graph"
+                    )
+                self.at_text(
+                    "warning",
+                    rf"(?i)\bGRAPH\s*{needle}",
+                    owner,
+                    f"{self.n(pred)} reads GRAPH {written} {{ … }}, which {reads}",
+                    f"drop GRAPH {written} {{ and its closing }}: a pattern already reads "
+                    "every graph, loaded and landed",
+                    (holder, pred),
                 )
 
     def check_commented_patterns(self) -> None:
