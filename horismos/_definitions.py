@@ -37,6 +37,7 @@ from ._effect_domain import subject_outside_domain
 from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, NotAnIRI, Problem, UsageError
 from ._fhir import FHIR
+from ._graph_blocks import named_graph_reads
 from ._hazards import (
     Hazard,
     decision_loops,
@@ -73,7 +74,6 @@ from ._model import (
     Workflow,
 )
 from ._namespace_index import NamespaceIndex, written_prefixes
-from ._graph_blocks import named_graph_reads
 from ._own_writes import only_own_writes, only_own_writes_of_tool
 from ._pattern_comments import commented_out
 from ._preconditions import (
