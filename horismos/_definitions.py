@@ -366,7 +366,17 @@ _POLICY_UNHELD = (
 )
 # what a shape only uses: naming a term there does not declare it (RDF.first: a path's list)
 _SHAPE_USES = frozenset(
-    {SH.targetClass, SH.path, SH["class"], SH.node, SH.datatype, RDF.first, HORIS.shape}
+    {
+        SH.targetClass,
+        SH.targetSubjectsOf,
+        SH.targetObjectsOf,
+        SH.path,
+        SH["class"],
+        SH.node,
+        SH.datatype,
+        RDF.first,
+        HORIS.shape,
+    }
 )
 # what makes a node a shape: a type, or a property only a shape has
 _SHAPE_TYPES = frozenset({SH.NodeShape, SH.PropertyShape})
@@ -3224,15 +3234,18 @@ class _Builder:
 
     def check_domain_shapes(self) -> None:
         """A domain shape that names what nothing declares checks nothing, silently: a
-        ``sh:targetClass :Patinet`` never applies, a ``sh:path :queueRf`` or ``sh:class :Nurs``
-        reads a property or class no node has, a ``sh:node`` or ``horis:shape`` naming no shape
-        is skipped, ``sh:deactivated "false"`` (a string) switches the shape off. The names are
-        warnings (world data may use them; ``validate --world`` checks), the rest errors."""
+        ``sh:targetClass :Patinet`` or ``sh:targetSubjectsOf :queueRf`` never applies, a
+        ``sh:path :queueRf`` or ``sh:class :Nurs`` reads a property or class no node has, a
+        ``sh:node`` or ``horis:shape`` naming no shape is skipped, ``sh:deactivated "false"``
+        (a string) switches the shape off. The names are warnings (world data may use them;
+        ``validate --world`` checks), the rest errors."""
         g = self.g
         declared = self.declared_beside_shapes
         shapes = {s for s, p, o in g if p in _SHAPE_MARKS or (p == RDF.type and o in _SHAPE_TYPES)}
         what = {
             SH.targetClass: "the shape never applies: no node is of that class",
+            SH.targetSubjectsOf: "the shape never applies: no node has that property",
+            SH.targetObjectsOf: "the shape never applies: no node is a value of that property",
             SH["class"]: "no value can be of that class",
         }
         for p, why in what.items():
