@@ -908,6 +908,18 @@ class _Builder:
         texts = list(self.g.objects(holder, pred))
         if not texts:
             return None
+        nodes = [x for x in texts if not isinstance(x, Literal)]
+        for node in nodes:  # its IRI read as SPARQL: "example … is not a SPARQL term"
+            self.error(
+                owner,
+                f"{self.n(pred)} {'[ … ]' if isinstance(node, BNode) else self.n(node)} is a "
+                "node, not a pattern: a pattern is SPARQL "
+                "written in a string",
+                f'write {self.n(pred)} """ ?this :acuity ?queue . """',
+                at=(holder, pred, node),
+            )
+        if nodes:
+            return None
         try:
             written = [str(x) for x in texts]
             ns = self.namespaces(owner, "\n".join(written))

@@ -281,6 +281,24 @@ def test_a_remark_a_comment_ended_by_its_line_and_an_iri_fragment_say_nothing(
     assert [p for p in problems(path, TRIAGE) if "#" in p.message] == []
 
 
+@pytest.mark.parametrize(("written", "said"), [
+    pytest.param("horis:requires :QueueGuard ;", "horis:requires :QueueGuard is a node",
+                 id="iri"),
+    pytest.param('horis:requires [ rdfs:comment "?this :acuity ?queue ." ] ;',
+                 "horis:requires [ … ] is a node", id="blank-node"),
+])
+def test_a_pattern_written_as_a_node_is_said_to_be_one(
+        tmp_path: Path, written: str, said: str) -> None:
+    """Its IRI was read as SPARQL: "example (line 1 of the pattern) is not a SPARQL term"."""
+    path, line = edited(tmp_path, TRIAGE, 'horis:requires """ ?this :queueRef ?ref .\n',
+                        f"{written}\n    rdfs:comment \"\"\" ?this :queueRef ?ref .\n")
+    p = the_error(problems(path, TRIAGE))
+    assert (p.line, p.node) == (line, ":NotifyNurse"), str(p)
+    assert said + ", not a pattern: a pattern is SPARQL written in a string" in p.message
+    assert "example" not in p.message and p.hint is not None
+    assert p.hint.startswith('write horis:requires """ ?this'), str(p)
+
+
 # -- a GRAPH block ----------------------------------------------------------------------------
 
 GUARD_LINE = "                       FILTER NOT EXISTS { ?this :queuedAt ?t } \"\"\" ;"
