@@ -89,6 +89,7 @@ from ._preconditions import (
     remote_reads,
 )
 from ._prefix_clash import near_misses, prefix_clashes
+from ._schema_links import LINKS, dangling_links
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._shape_slips import shape_slips
 from ._sources import Sources, Where, read_sources
@@ -1132,6 +1133,7 @@ class _Builder:
         self.check_patterns_about_focus()
         self.check_commented_patterns()
         self.check_graph_blocks()
+        self.check_schema_links()
         self.check_subselects()
         self.check_kind_clashes()
         self.check_filter_variables()
@@ -2685,6 +2687,33 @@ class _Builder:
                     (holder, pred),
                     also=str(lit),
                 )
+
+    def check_schema_links(self) -> None:
+        """An ontology's ``rdfs:subClassOf :Persn`` (``rdfs:domain``, ``rdfs:range``,
+        ``rdfs:subPropertyOf``) naming what nothing declares, beside a declared term of a
+        near name (:mod:`._schema_links`): a warning at the link, with the name meant."""
+        declared = {"class": self.types(), "property": self.properties()}
+        for s, link, term in dangling_links(self.g, lambda t: not self.unknown(t, frozenset())):
+            near = self.did_you_mean(term, declared[LINKS[link]])
+            if near is None:
+                continue
+            reach = (
+                f"what is said of the class meant (a property's domain, a shape targeting it, "
+                f"an argument typed by it) does not reach a {self.n(s)}"
+                if link == RDFS.subClassOf
+                else f"what reads {self.n(s)}'s {self.n(link)} (the checks of a pattern, "
+                "RDFS entailment) reads a class no node is of"
+                if link in (RDFS.domain, RDFS.range)
+                else f"nothing is entailed from {self.n(s)}"
+            )
+            self.undeclared(  # dropped beside a world that uses it, as any such term
+                term,
+                s,
+                f"{self.n(link)} {self.n(term)} names a {LINKS[link]} no loaded file declares "
+                f"or says anything of: {reach}",
+                declared[LINKS[link]],
+                at=(s, link, term),
+            )
 
     def check_graph_blocks(self) -> None:
         """A ``GRAPH`` block in a pattern (:mod:`._graph_blocks`): it reads named graphs

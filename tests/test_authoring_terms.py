@@ -16,7 +16,16 @@ from pathlib import Path
 
 import pytest
 from rdflib import URIRef
-from workflow_edits import LAB, REBOOKING, TRIAGE, edited, problems, the_error, the_one
+from workflow_edits import (
+    LAB,
+    REBOOKING,
+    TRIAGE,
+    edited,
+    ontology_edited,
+    problems,
+    the_error,
+    the_one,
+)
 
 from horismos import load_definitions
 
@@ -339,6 +348,48 @@ def test_a_node_in_another_case_is_found_by_bound_look_ups_not_a_scan_of_the_wor
     line = next(x for x in out.splitlines() if f"names {written}," in x)
     assert line.endswith(f"did you mean {held}?" if held else "or load the data that holds it")
     assert asked and all(isinstance(b.get("t"), URIRef) for _, b in asked), asked
+
+
+# -- an ontology's link to a class or property of a near name -------------------------------
+
+
+@pytest.mark.parametrize(("old", "new", "node", "said", "hint"), [
+    pytest.param(":Patient a owl:Class ; rdfs:subClassOf :Person",
+                 ":Patient a owl:Class ; rdfs:subClassOf :Persn", ":Patient",
+                 "rdfs:subClassOf :Persn names a class no loaded file declares or says "
+                 "anything of: what is said of the class meant", "did you mean :Person?",
+                 id="superclass"),
+    pytest.param(":onDuty a owl:DatatypeProperty ; rdfs:domain :Nurse",
+                 ":onDuty a owl:DatatypeProperty ; rdfs:domain :Nurs", ":onDuty",
+                 "rdfs:domain :Nurs names a class no loaded file declares",
+                 "did you mean :Nurse?", id="domain"),
+    pytest.param(":assignedNurse a owl:ObjectProperty ;",
+                 ":assignedNurse a owl:ObjectProperty ; rdfs:subPropertyOf :notifiedAtt ;",
+                 ":assignedNurse", "rdfs:subPropertyOf :notifiedAtt names a property no loaded "
+                 "file declares", "did you mean :notifiedAt?", id="superproperty"),
+])
+def test_an_ontology_linking_a_near_name_nothing_declares_is_a_warning_at_the_link(
+        tmp_path: Path, old: str, new: str, node: str, said: str, hint: str) -> None:
+    """:Patient rdfs:subClassOf :Persn validated: what the files say of :Person never
+    reached a patient, an argument typed :Person refused every one."""
+    ontology, line = ontology_edited(tmp_path, old, new)
+    p = the_one(problems(TRIAGE[0], TRIAGE, ontology), "warning")
+    assert (p.file, p.line, p.node) == (str(ontology), line, node), str(p)
+    assert said in p.message and p.hint == hint, str(p)
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param(":Patient a owl:Class ; rdfs:subClassOf :Person , :LegalSubject",
+                 id="a-superclass-of-no-near-name"),
+    pytest.param(":Patient a owl:Class ; rdfs:subClassOf :Person , :Persn .\n"
+                 ":Persn rdfs:label \"A person, as the registry records one\"",
+                 id="a-term-the-files-describe"),
+])
+def test_an_undeclared_superclass_of_no_near_name_or_described_says_nothing(
+        tmp_path: Path, new: str) -> None:
+    ontology, _ = ontology_edited(tmp_path, ":Patient a owl:Class ; rdfs:subClassOf :Person",
+                                  new)
+    assert problems(TRIAGE[0], TRIAGE, ontology) == []
 
 
 # -- a value of the wrong kind for its property -----------------------------------------------
