@@ -116,9 +116,11 @@ from ._vocab import HORIS, NS
 __all__ = [
     "Definitions",
     "closest_term",
+    "literal_hint",
     "load_definitions",
     "nearest_variable",
     "parse_timeout",
+    "range_refusing",
     "vocabulary_graph",
 ]
 
@@ -2599,7 +2601,7 @@ class _Builder:
             )
         else:
             given = typ if isinstance(typ, URIRef) else None
-        r = _range_refusing(given, ranges) if given is not None else None
+        r = range_refusing(given, ranges) if given is not None else None
         if given is not None and r is not None:
             shown = (
                 f'horis:value "{typ}" is'
@@ -2633,7 +2635,7 @@ class _Builder:
                     continue
                 given = lit.datatype or (RDF.langString if lit.language else XSD.string)
                 ranges = list(self.g.objects(prop, RDFS.range))
-                r = _range_refusing(given, ranges)
+                r = range_refusing(given, ranges)
                 if r is None or (var is not None and given in _NUMERIC and r in _NUMERIC):
                     continue
                 seen.add((holder, prop, lit))
@@ -2652,7 +2654,7 @@ class _Builder:
                         f"which is never equal to or ordered with a value of {self.n(r)}, so "
                         "the FILTER is never true"
                     ),
-                    _literal_hint(lit, r, self.n),
+                    literal_hint(lit, r, self.n),
                     (holder, pred),
                     after="" if var is None else "FILTER",
                     also=written,
@@ -3577,7 +3579,7 @@ class _Builder:
                 v
                 for v in listed
                 if not isinstance(v, Literal)
-                or _range_refusing(v.datatype or XSD.string, ranges) is not None
+                or range_refusing(v.datatype or XSD.string, ranges) is not None
             ]
             r = next((x for x in ranges if isinstance(x, URIRef) and x in DATATYPES), None)
             why = (
@@ -5284,7 +5286,7 @@ def _is_nan(node: Node) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def _range_refusing(given: URIRef, ranges: Iterable[Node]) -> URIRef | None:
+def range_refusing(given: URIRef, ranges: Iterable[Node]) -> URIRef | None:
     """The first of a property's ``ranges`` a literal of ``given`` is not of; None when it
     is of each (only built-in datatypes are compared; one the files declare is the
     modeler's to judge)."""
@@ -5324,7 +5326,7 @@ def _turtle(lit: Node, name: Callable[[Node], str]) -> str:
     return f'"{lit}"^^{name(lit.datatype)}'
 
 
-def _literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
+def literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
     """What to write for ``lit`` as a value of ``r``: ``true`` or ``6.0`` without quotes, or
     ``"…"^^r``."""
     text = str(lit)

@@ -316,6 +316,39 @@ def test_a_world_fact_misspelling_an_ontology_term_is_a_warning_at_the_world_fil
     ], p.stdout
 
 
+def test_a_world_value_of_the_other_kind_than_its_range_is_a_warning_at_its_line(
+        tmp_path: Path) -> None:
+    """`:n1 :onDuty "true"` loaded as a string: NotifyNurse's `:onDuty true` never matched
+    it, and every patient was blocked as if no nurse were on duty. Said once per property
+    and kind of value; values of the range say nothing."""
+    world = tmp_path / "w.ttl"
+    world.write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        ":p1 a :Patient ; :acuity :urgent .\n"
+        ":p2 a :Patient ; :acuity \"routine\" .\n"
+        ":n1 a :Nurse ; :onDuty \"true\" .\n"
+        ":n2 a :Nurse ; :onDuty \"false\" .\n"
+        ":n3 a :Nurse ; :onDuty true .\n"
+        ":n4 a :Nurse ; :onDuty 0 .\n")
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
+                        "--world", str(world), "--store", "memory"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    warned = [x for x in p.stdout.splitlines() if str(world) in x]
+    assert warned == [
+        f"{world}:3: warning: :p2: the world gives :acuity \"routine\", a literal, where its "
+        "values are nodes (it is an owl:ObjectProperty): a pattern matching :acuity with a "
+        "value of its range never matches it — write the node meant, with its prefix, or "
+        "correct :acuity's rdfs:range",
+        f"{world}:4: warning: :n1: the world gives :onDuty \"true\", a literal of xsd:string, "
+        "where its rdfs:range is xsd:boolean: a pattern matching :onDuty with a value of its "
+        "range never matches it — write true without quotes",
+        f"{world}:7: warning: :n4: the world gives :onDuty 0, a literal of xsd:integer, where "
+        "its rdfs:range is xsd:boolean: a pattern matching :onDuty with a value of its range "
+        'never matches it — write "0"^^xsd:boolean',
+    ], p.stdout
+
+
 @pytest.mark.parametrize(("written", "held"), [(":Urgent", ":urgent"), (":urgent", ":Urgent"),
                                                (":URGENT", ":urgent"), (":Nowhere", None)])
 def test_a_node_in_another_case_is_found_by_bound_look_ups_not_a_scan_of_the_world(
