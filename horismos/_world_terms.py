@@ -25,7 +25,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import cast
 
 import pyoxigraph as ox
 from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
@@ -82,7 +81,9 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
     found: list[Problem] = []
     ranges = _ranges(defs)
     for path in expand_paths(paths, RDF_SUFFIXES):
-        found += _file_problems(path, spaces, named, classes, properties, ranges, defs.name)
+        found += _file_problems(
+            path, spaces, named, classes, properties, ranges, term_name=defs.name
+        )
     return found
 
 
@@ -141,7 +142,8 @@ def _file_problems(
     classes: set[str],
     properties: set[str],
     ranges: dict[ox.NamedNode, tuple[str, list[URIRef]]],
-    name: Callable[[Node], str],
+    *,
+    term_name: Callable[[Node], str],
 ) -> list[Problem]:
     """One pass over ``path``'s quads: the predicates and classes it uses in ``spaces`` that
     nothing ``named``, less those it declares itself, and the values of the other kind than
@@ -156,9 +158,9 @@ def _file_problems(
         pred = quad.predicate
         if pred in ranges:
             value = quad.object
-            kind = value.datatype if isinstance(value, ox.Literal) else None
-            if (pred, kind) not in kinds:
-                kinds.add((pred, kind))
+            of = value.datatype if isinstance(value, ox.Literal) else None
+            if (pred, of) not in kinds:
+                kinds.add((pred, of))
                 why = _wrong_value(pred, value, ranges)
                 if why is not None:
                     values.append((quad, why))
@@ -207,7 +209,7 @@ def _file_problems(
                 hint=hint,
             )
         )
-    return out + _value_problems(path, values, prefixes, name)
+    return out + _value_problems(path, values, prefixes, term_name)
 
 
 def _value_problems(
@@ -222,11 +224,12 @@ def _value_problems(
     for quad, refused in values:
         pred, value = quad.predicate, quad.object
         prop = _written(pred.value, prefixes)
+        lexical, given = "", XSD.string
         if isinstance(value, ox.Literal):
-            given = URIRef(value.datatype.value)
-            shown = f'"{value.value}"' if given == XSD.string else value.value
+            lexical, given = value.value, URIRef(value.datatype.value)
+            shown = f'"{lexical}"' if given == XSD.string else lexical
             shown = shown if given in _BARE | {XSD.string} else f'"{shown}"^^{name(given)}'
-            mark = value.value
+            mark = lexical
         else:
             shown = _written(value.value, prefixes) if isinstance(value, ox.NamedNode) else "[]"
             mark = shown
@@ -237,8 +240,8 @@ def _value_problems(
             why = "a node, where its values are literals"
             hint = f"write a literal, or correct {prop}'s rdfs:range"
         else:
-            why = f"a literal of {name(given)}, where its rdfs:range is {name(refused)}"
-            hint = literal_hint(Literal(value.value), cast(URIRef, refused), name)
+            why = f"a literal of {name(given)}, where its rdfs:range is {name(URIRef(refused))}"
+            hint = literal_hint(Literal(lexical), URIRef(refused), name)
         out.append(
             Problem(
                 "warning",

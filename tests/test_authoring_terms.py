@@ -329,7 +329,8 @@ def test_a_world_value_of_the_other_kind_than_its_range_is_a_warning_at_its_line
         ":n1 a :Nurse ; :onDuty \"true\" .\n"
         ":n2 a :Nurse ; :onDuty \"false\" .\n"
         ":n3 a :Nurse ; :onDuty true .\n"
-        ":n4 a :Nurse ; :onDuty 0 .\n")
+        ":n4 a :Nurse ; :onDuty 0 .\n"
+        ":n5 a :Nrse .\n")
     p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
                         "--world", str(world), "--store", "memory"],
                        capture_output=True, text=True, timeout=120)
@@ -346,6 +347,9 @@ def test_a_world_value_of_the_other_kind_than_its_range_is_a_warning_at_its_line
         f"{world}:7: warning: :n4: the world gives :onDuty 0, a literal of xsd:integer, where "
         "its rdfs:range is xsd:boolean: a pattern matching :onDuty with a value of its range "
         'never matches it — write "0"^^xsd:boolean',
+        f"{world}:8: warning: :n5: the world uses the class :Nrse, which no loaded ontology "
+        "declares and no definition names, so no step's pattern, argument or focus type "
+        "matches these nodes — did you mean :Nurse?",
     ], p.stdout
 
 
