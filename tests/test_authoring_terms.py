@@ -285,6 +285,15 @@ def test_a_node_misspelling_an_individual_of_the_definitions_is_a_warning_withou
     assert not [p for p in problems(path, REBOOKING) if ":Cancelled2" in p.message]
 
 
+def _world_warnings(world: Path) -> list[str]:
+    """What ``validate --world world`` of triage says of the world file."""
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
+                        "--world", str(world), "--store", "memory"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return [x for x in p.stdout.splitlines() if str(world) in x]
+
+
 def test_a_world_fact_misspelling_an_ontology_term_is_a_warning_at_the_world_files_line(
         tmp_path: Path) -> None:
     """`:p2 :acuty :routine` and `:n2 a :Nrse` loaded without a word: no pattern ever
@@ -301,11 +310,7 @@ def test_a_world_fact_misspelling_an_ontology_term_is_a_warning_at_the_world_fil
         ":n2 a :Nrse ; :onDuty true .\n"
         ":note a owl:DatatypeProperty .\n"
         ":p1 :note \"seen\" .\n")
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
-                        "--world", str(world), "--store", "memory"],
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stdout + p.stderr
-    warned = [x for x in p.stdout.splitlines() if str(world) in x]
+    warned = _world_warnings(world)
     assert warned == [
         f"{world}:6: warning: :p2: the world uses the property :acuty, which no loaded "
         "ontology declares and no definition names, so no step's pattern reads these facts "
@@ -313,7 +318,7 @@ def test_a_world_fact_misspelling_an_ontology_term_is_a_warning_at_the_world_fil
         f"{world}:7: warning: :n2: the world uses the class :Nrse, which no loaded ontology "
         "declares and no definition names, so no step's pattern, argument or focus type "
         "matches these nodes — did you mean :Nurse?",
-    ], p.stdout
+    ], warned
 
 
 def test_a_world_value_of_the_other_kind_than_its_range_is_a_warning_at_its_line(
@@ -331,11 +336,7 @@ def test_a_world_value_of_the_other_kind_than_its_range_is_a_warning_at_its_line
         ":n3 a :Nurse ; :onDuty true .\n"
         ":n4 a :Nurse ; :onDuty 0 .\n"
         ":n5 a :Nrse .\n")
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
-                        "--world", str(world), "--store", "memory"],
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stdout + p.stderr
-    warned = [x for x in p.stdout.splitlines() if str(world) in x]
+    warned = _world_warnings(world)
     assert warned == [
         f"{world}:3: warning: :p2: the world gives :acuity \"routine\", a literal, where its "
         "values are nodes (it is an owl:ObjectProperty): a pattern matching :acuity with a "
@@ -350,7 +351,7 @@ def test_a_world_value_of_the_other_kind_than_its_range_is_a_warning_at_its_line
         f"{world}:8: warning: :n5: the world uses the class :Nrse, which no loaded ontology "
         "declares and no definition names, so no step's pattern, argument or focus type "
         "matches these nodes — did you mean :Nurse?",
-    ], p.stdout
+    ], warned
 
 
 @pytest.mark.parametrize(("written", "held"), [(":Urgent", ":urgent"), (":urgent", ":Urgent"),
