@@ -18,6 +18,7 @@ from rdflib import Literal, URIRef
 
 from ._bindings import static_problem
 from ._bindings.python import signature_problems
+from ._bindings.python_source import unimportable_binding
 from ._definitions import Definitions, nearest_variable
 from ._digraph import descendants
 from ._errors import Problem, ToolError
@@ -156,16 +157,21 @@ def binding_problems(
     defs: Definitions,
     registry: Mapping[str, Callable[..., Any]],
 ) -> list[Problem]:
-    """Each ``python:`` binding that cannot resolve to a registered or allowed callable, or
-    whose registered function's parameters do not fit the declared arguments."""
+    """Each ``python:`` binding that cannot resolve to a registered or allowed callable (an
+    allowed module's found and its source read, never imported: :mod:`._bindings.python_source`),
+    or whose registered function's parameters do not fit the declared arguments."""
     problems = []
     for tool in sorted(defs.tools.values(), key=lambda t: str(t.iri)):
         if not tool.binding.startswith("python:"):
             continue
         at = (tool.iri, HORIS.binding, Literal(tool.binding))
+        target = tool.binding[len("python:") :]
         why = static_problem(tool, registry)
+        if why is None and target not in registry:
+            missing = unimportable_binding(target)
+            why = f'binding "{tool.binding}" of {tool.name}: {missing}' if missing else None
         found = [why] if why is not None else []
-        func = registry.get(tool.binding[len("python:") :])
+        func = registry.get(target)
         if func is not None:
             found += [
                 f'binding "{tool.binding}" of {tool.name} does not fit its horis:takes: {p}'

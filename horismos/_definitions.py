@@ -37,6 +37,7 @@ from ._effect_domain import subject_outside_domain
 from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, NotAnIRI, Problem, UsageError
 from ._fhir import FHIR
+from ._graph_blocks import named_graph_reads
 from ._hazards import (
     Hazard,
     decision_loops,
@@ -73,7 +74,7 @@ from ._model import (
     Workflow,
 )
 from ._namespace_index import NamespaceIndex, written_prefixes
-from ._own_writes import only_own_writes
+from ._own_writes import only_own_writes, only_own_writes_of_tool
 from ._pattern_comments import commented_out
 from ._preconditions import (
     Precondition,
@@ -88,6 +89,7 @@ from ._preconditions import (
     remote_reads,
 )
 from ._prefix_clash import near_misses, prefix_clashes
+from ._schema_links import LINKS, dangling_links
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._shape_slips import shape_slips
 from ._sources import Sources, Where, read_sources
@@ -114,9 +116,11 @@ from ._vocab import HORIS, NS
 __all__ = [
     "Definitions",
     "closest_term",
+    "literal_hint",
     "load_definitions",
     "nearest_variable",
     "parse_timeout",
+    "range_refusing",
     "vocabulary_graph",
 ]
 
@@ -365,7 +369,17 @@ _POLICY_UNHELD = (
 )
 # what a shape only uses: naming a term there does not declare it (RDF.first: a path's list)
 _SHAPE_USES = frozenset(
-    {SH.targetClass, SH.path, SH["class"], SH.node, SH.datatype, RDF.first, HORIS.shape}
+    {
+        SH.targetClass,
+        SH.targetSubjectsOf,
+        SH.targetObjectsOf,
+        SH.path,
+        SH["class"],
+        SH.node,
+        SH.datatype,
+        RDF.first,
+        HORIS.shape,
+    }
 )
 # what makes a node a shape: a type, or a property only a shape has
 _SHAPE_TYPES = frozenset({SH.NodeShape, SH.PropertyShape})
@@ -897,6 +911,18 @@ class _Builder:
         texts = list(self.g.objects(holder, pred))
         if not texts:
             return None
+        nodes = [x for x in texts if not isinstance(x, Literal)]
+        for node in nodes:  # its IRI read as SPARQL: "example … is not a SPARQL term"
+            self.error(
+                owner,
+                f"{self.n(pred)} {'[ … ]' if isinstance(node, BNode) else self.n(node)} is a "
+                "node, not a pattern: a pattern is SPARQL "
+                "written in a string",
+                f'write {self.n(pred)} """ ?this :acuity ?queue . """',
+                at=(holder, pred, node),
+            )
+        if nodes:
+            return None
         try:
             written = [str(x) for x in texts]
             ns = self.namespaces(owner, "\n".join(written))
@@ -1108,6 +1134,8 @@ class _Builder:
         self.check_wait_focus()
         self.check_patterns_about_focus()
         self.check_commented_patterns()
+        self.check_graph_blocks()
+        self.check_schema_links()
         self.check_subselects()
         self.check_kind_clashes()
         self.check_filter_variables()
@@ -1950,45 +1978,66 @@ class _Builder:
                     )
 
     def check_own_writes(self) -> None:
-        """A step's pattern that requires of the node its tool writes a property only that
-        tool writes (:mod:`._own_writes`): ``?this :queuedAt ?t .`` on the step that queues,
-        meant as a guard against running twice, held every instance back at it. A warning
-        at the line the property is written on; not when the files state it of some node, a
-        property is entailed from it, or it is in FHIR's namespace (what an adapter's
-        hydration brings)."""
+        """A pattern that requires of the node a tool writes a property only that tool
+        writes (:mod:`._own_writes`): ``?this :queuedAt ?t .`` on the step that queues, or
+        ``?patient :queuedAt ?t .`` in the tool's own horis:requires, meant as a guard
+        against running twice, held every instance (every call) back. A warning at the line
+        the property is written on; not when the files state it of some node, a property is
+        entailed from it, or it is in FHIR's namespace (what an adapter's hydration
+        brings)."""
         workflows = list(self.defs.workflows.values())
         for owner, holder, pred, pre in self.patterns:
-            step = self.defs.steps.get(cast(URIRef, owner))
-            if pred != HORIS.requires or holder != owner or not isinstance(step, ActionStep):
+            if pred != HORIS.requires or holder != owner:
                 continue
-            found = only_own_writes(step, pre.select.algebra, workflows, self.defs.tools)
+            step = self.defs.steps.get(cast(URIRef, owner))
+            tool = self.defs.tools.get(cast(URIRef, owner))
+            if isinstance(step, ActionStep) and step.tool is not None:
+                found = only_own_writes(step, pre.select.algebra, workflows, self.defs.tools)
+                by = f"this step's tool ({self.n(step.tool.iri)})"
+                blocked = (
+                    "the step can never fire before it has fired, and every instance stops here"
+                )
+                elsewhere = "have a step before it write {}"
+            elif tool is not None:
+                found = only_own_writes_of_tool(
+                    tool, pre.select.algebra, workflows, self.defs.tools
+                )
+                by = "this tool"
+                blocked = (
+                    "no call of it can pass its horis:requires before one has, so every call "
+                    "(each step's, and tools call's) is blocked"
+                )
+                elsewhere = "have another tool write {}"
+            else:
+                continue
             for triple in found:
                 prop = triple[1]
-                if (
-                    (None, prop, None) in self.g
-                    or (None, RDFS.subPropertyOf, prop) in self.g
-                    or any(
-                        (None, link, prop) in self.g or (prop, link, None) in self.g
-                        for link in (OWL.inverseOf, OWL.equivalentProperty)
-                    )
-                    or str(prop).startswith(FHIR)
-                ):
+                if self.stated_or_entailed(prop) or str(prop).startswith(FHIR):
                     continue
                 name = self.n(prop)
-                tool = self.n(cast(Tool, step.tool).iri)
                 self.at_text(
                     "warning",
                     rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
                     owner,
-                    f"{self.n(pred)} requires {name}, which only this step's tool ({tool}) "
-                    "writes: the step can never fire before it has fired, and every instance "
-                    "stops here",
+                    f"{self.n(pred)} requires {name}, which only {by} writes: {blocked}",
                     "if it is a guard against running twice, write FILTER NOT EXISTS { "
                     + " ".join(self.sparql_term(t) for t in triple)
-                    + f" }}; else have a step before it write {name}",
+                    + f" }}; else {elsewhere.format(name)}",
                     (holder, pred),
                 )
                 self.defs.own_writes.setdefault(prop, []).append(self.problems[-1])
+
+    def stated_or_entailed(self, prop: URIRef) -> bool:
+        """Whether the files state ``prop`` of some node, or a property they relate to it
+        (a subproperty, an inverse, an equivalent) can entail it."""
+        return (
+            (None, prop, None) in self.g
+            or (None, RDFS.subPropertyOf, prop) in self.g
+            or any(
+                (None, link, prop) in self.g or (prop, link, None) in self.g
+                for link in (OWL.inverseOf, OWL.equivalentProperty)
+            )
+        )
 
     def sparql_term(self, term: Node) -> str:
         """``term`` as a pattern writes it: ``?var``, a CURIE or ``<IRI>``, a literal."""
@@ -2552,7 +2601,7 @@ class _Builder:
             )
         else:
             given = typ if isinstance(typ, URIRef) else None
-        r = _range_refusing(given, ranges) if given is not None else None
+        r = range_refusing(given, ranges) if given is not None else None
         if given is not None and r is not None:
             shown = (
                 f'horis:value "{typ}" is'
@@ -2586,7 +2635,7 @@ class _Builder:
                     continue
                 given = lit.datatype or (RDF.langString if lit.language else XSD.string)
                 ranges = list(self.g.objects(prop, RDFS.range))
-                r = _range_refusing(given, ranges)
+                r = range_refusing(given, ranges)
                 if r is None or (var is not None and given in _NUMERIC and r in _NUMERIC):
                     continue
                 seen.add((holder, prop, lit))
@@ -2605,7 +2654,7 @@ class _Builder:
                         f"which is never equal to or ordered with a value of {self.n(r)}, so "
                         "the FILTER is never true"
                     ),
-                    _literal_hint(lit, r, self.n),
+                    literal_hint(lit, r, self.n),
                     (holder, pred),
                     after="" if var is None else "FILTER",
                     also=written,
@@ -2639,6 +2688,65 @@ class _Builder:
                     self.datatype_hint(dt),
                     (holder, pred),
                     also=str(lit),
+                )
+
+    def check_schema_links(self) -> None:
+        """An ontology's ``rdfs:subClassOf :Persn`` (``rdfs:domain``, ``rdfs:range``,
+        ``rdfs:subPropertyOf``) naming what nothing declares, beside a declared term of a
+        near name (:mod:`._schema_links`): a warning at the link, with the name meant."""
+        declared = {"class": self.types(), "property": self.properties()}
+        for s, link, term in dangling_links(self.g, lambda t: not self.unknown(t, frozenset())):
+            near = self.did_you_mean(term, declared[LINKS[link]])
+            if near is None:
+                continue
+            reach = (
+                f"what is said of the class meant (a property's domain, a shape targeting it, "
+                f"an argument typed by it) does not reach a {self.n(s)}"
+                if link == RDFS.subClassOf
+                else f"what reads {self.n(s)}'s {self.n(link)} (the checks of a pattern, "
+                "RDFS entailment) reads a class no node is of"
+                if link in (RDFS.domain, RDFS.range)
+                else f"nothing is entailed from {self.n(s)}"
+            )
+            self.undeclared(  # dropped beside a world that uses it, as any such term
+                term,
+                s,
+                f"{self.n(link)} {self.n(term)} names a {LINKS[link]} no loaded file declares "
+                f"or says anything of: {reach}",
+                declared[LINKS[link]],
+                at=(s, link, term),
+            )
+
+    def check_graph_blocks(self) -> None:
+        """A ``GRAPH`` block in a pattern (:mod:`._graph_blocks`): it reads named graphs
+        only, and what the world's files load is in the default graph, so what it asks of
+        loaded data never holds. A warning at the block's line, saying what it reads."""
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            for term in named_graph_reads(algebra):
+                written = self.sparql_term(term)
+                if isinstance(term, Variable):
+                    needle = rf"[?$]{re.escape(str(term))}\b"
+                    reads = (
+                        "matches only facts in named graphs, where steps' effects land, never "
+                        "those the world's files load (they are in its default graph), so "
+                        "what it asks there of loaded data never holds"
+                    )
+                else:
+                    needle = rf"(?:{re.escape(written)}|<{re.escape(str(term))}>)"
+                    reads = (
+                        f"matches only facts in the named graph {written}, where no step's "
+                        "effects land (each lands in a graph of its own) and no Turtle world "
+                        "file loads (they load into the default graph), so what it asks there "
+                        "holds only of what a TriG or N-Quads world file puts in that graph"
+                    )
+                self.at_text(
+                    "warning",
+                    rf"(?i)\bGRAPH\s*{needle}",
+                    owner,
+                    f"{self.n(pred)} reads GRAPH {written} {{ … }}, which {reads}",
+                    f"drop GRAPH {written} {{ and its closing }}: a pattern already reads "
+                    "every graph, loaded and landed",
+                    (holder, pred),
                 )
 
     def check_commented_patterns(self) -> None:
@@ -3169,15 +3277,18 @@ class _Builder:
 
     def check_domain_shapes(self) -> None:
         """A domain shape that names what nothing declares checks nothing, silently: a
-        ``sh:targetClass :Patinet`` never applies, a ``sh:path :queueRf`` or ``sh:class :Nurs``
-        reads a property or class no node has, a ``sh:node`` or ``horis:shape`` naming no shape
-        is skipped, ``sh:deactivated "false"`` (a string) switches the shape off. The names are
-        warnings (world data may use them; ``validate --world`` checks), the rest errors."""
+        ``sh:targetClass :Patinet`` or ``sh:targetSubjectsOf :queueRf`` never applies, a
+        ``sh:path :queueRf`` or ``sh:class :Nurs`` reads a property or class no node has, a
+        ``sh:node`` or ``horis:shape`` naming no shape is skipped, ``sh:deactivated "false"``
+        (a string) switches the shape off. The names are warnings (world data may use them;
+        ``validate --world`` checks), the rest errors."""
         g = self.g
         declared = self.declared_beside_shapes
         shapes = {s for s, p, o in g if p in _SHAPE_MARKS or (p == RDF.type and o in _SHAPE_TYPES)}
         what = {
             SH.targetClass: "the shape never applies: no node is of that class",
+            SH.targetSubjectsOf: "the shape never applies: no node has that property",
+            SH.targetObjectsOf: "the shape never applies: no node is a value of that property",
             SH["class"]: "no value can be of that class",
         }
         for p, why in what.items():
@@ -3278,7 +3389,7 @@ class _Builder:
         self.check_shape_parameters()
         self.check_shape_value_lists()
         self.check_severities()
-        for slip in shape_slips(g, self.n):
+        for slip in shape_slips(g, self.n, self.src.written_literal):
             report = self.error if slip.severity == "error" else self.warn
             report(slip.holder, slip.message, slip.hint, at=slip.at)
         for p in (SH.deactivated, SH.closed, SH.uniqueLang):
@@ -3468,7 +3579,7 @@ class _Builder:
                 v
                 for v in listed
                 if not isinstance(v, Literal)
-                or _range_refusing(v.datatype or XSD.string, ranges) is not None
+                or range_refusing(v.datatype or XSD.string, ranges) is not None
             ]
             r = next((x for x in ranges if isinstance(x, URIRef) and x in DATATYPES), None)
             why = (
@@ -5175,7 +5286,7 @@ def _is_nan(node: Node) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def _range_refusing(given: URIRef, ranges: Iterable[Node]) -> URIRef | None:
+def range_refusing(given: URIRef, ranges: Iterable[Node]) -> URIRef | None:
     """The first of a property's ``ranges`` a literal of ``given`` is not of; None when it
     is of each (only built-in datatypes are compared; one the files declare is the
     modeler's to judge)."""
@@ -5215,7 +5326,7 @@ def _turtle(lit: Node, name: Callable[[Node], str]) -> str:
     return f'"{lit}"^^{name(lit.datatype)}'
 
 
-def _literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
+def literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
     """What to write for ``lit`` as a value of ``r``: ``true`` or ``6.0`` without quotes, or
     ``"…"^^r``."""
     text = str(lit)

@@ -8,6 +8,11 @@ one (the flow followed backwards from it) or in another workflow or by no step (
 call``); an operator's facts at a wait before it; loaded data (the loader checks the files,
 ``validate --world`` the world). Only what every solution needs is held to this: a triple in
 an ``OPTIONAL``, a ``UNION`` branch, a ``MINUS`` or a ``NOT EXISTS`` does not block.
+
+A tool's own ``horis:requires`` is tried at every call of it, a step's or ``tools call``'s,
+with its arguments bound: ``?patient :queuedAt ?t .`` there blocks every call of the tool
+that writes ``:queuedAt``, in every workflow, unless another tool writes it or an operator
+can give it at a wait before a step that calls the tool.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from ._digraph import Digraph, add_edge, descendants
 from ._model import ActionStep, Step, Tool, WaitStep, Workflow, exits
 from ._preconditions import group_triples
 
-__all__ = ["only_own_writes"]
+__all__ = ["only_own_writes", "only_own_writes_of_tool"]
 
 
 def only_own_writes(
@@ -38,12 +43,7 @@ def only_own_writes(
     tool = step.tool
     if tool is None or tool.effect is None or not tool.effect.subject:
         return []
-    written = {a.property for a in tool.effect.asserts}
-    subject = Variable(step.var_for(tool.effect.subject))
-    required: dict[URIRef, tuple[Variable, URIRef, Any]] = {}
-    for s, p, o in sorted(group_triples(algebra, every=True), key=str):
-        if s == subject and isinstance(p, URIRef) and p != RDF.type and p in written:
-            required.setdefault(p, (subject, p, o))
+    required = _required_writes(tool, algebra, Variable(step.var_for(tool.effect.subject)))
     if not required:
         return []
     before = _steps_before(step, workflows)
@@ -63,6 +63,49 @@ def only_own_writes(
         if t.iri not in called and t.effect is not None:  # called by tools call, or a binding
             others |= {a.property for a in t.effect.asserts}
     return [t for p, t in sorted(required.items()) if p not in others]
+
+
+def only_own_writes_of_tool(
+    tool: Tool,
+    algebra: Any,
+    workflows: Collection[Workflow],
+    tools: Mapping[URIRef, Tool],
+) -> list[tuple[Variable, URIRef, Any]]:
+    """The triples ``algebra`` (``tool``'s own pattern) requires of the argument its effect
+    writes that only ``tool`` writes: no other tool's effect does, and no step calling it
+    has a wait before it; the first of each property, by property; empty when there are
+    none."""
+    if tool.effect is None or not tool.effect.subject:
+        return []
+    required = _required_writes(tool, algebra, Variable(tool.effect.subject))
+    if not required:
+        return []
+    for wf in workflows:
+        for s in wf.reachable():
+            if isinstance(s, ActionStep) and s.tool is not None and s.tool.iri == tool.iri:
+                before = _steps_before(s, workflows)
+                if before is not None and before[1]:
+                    return []
+    others = {
+        a.property
+        for t in tools.values()
+        if t.iri != tool.iri and t.effect is not None
+        for a in t.effect.asserts
+    }
+    return [t for p, t in sorted(required.items()) if p not in others]
+
+
+def _required_writes(
+    tool: Tool, algebra: Any, subject: Variable
+) -> dict[URIRef, tuple[Variable, URIRef, Any]]:
+    """The triples every solution of ``algebra`` needs of ``subject`` whose property
+    ``tool``'s effect writes: the first of each, by property."""
+    written = {a.property for a in tool.effect.asserts} if tool.effect is not None else set()
+    required: dict[URIRef, tuple[Variable, URIRef, Any]] = {}
+    for s, p, o in sorted(group_triples(algebra, every=True), key=str):
+        if s == subject and isinstance(p, URIRef) and p != RDF.type and p in written:
+            required.setdefault(p, (subject, p, o))
+    return required
 
 
 def _steps_before(

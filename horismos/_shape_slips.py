@@ -54,15 +54,20 @@ _BOUNDS = (
 _COUNTS = {SH.minCount, SH.qualifiedMinCount}
 
 
-def shape_slips(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
-    """Every slip of the shapes of ``g``; ``n`` writes a term as the files do."""
-    yield from _crossed_bounds(g, n)
+# how a file writes the value of a statement (``002.0``), when it can be read back
+Written = Callable[[Node, URIRef, Literal], str | None]
+
+
+def shape_slips(g: Graph, n: Callable[[Node], str], written: Written) -> Iterator[ShapeSlip]:
+    """Every slip of the shapes of ``g``; ``n`` writes a term as the files do, ``written``
+    a bound's value as its file does."""
+    yield from _crossed_bounds(g, n, written)
     yield from _closed_to_type(g, n)
     yield from _class_as_target_node(g, n)
     yield from _path_on_node_shape(g, n)
 
 
-def _crossed_bounds(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
+def _crossed_bounds(g: Graph, n: Callable[[Node], str], written: Written) -> Iterator[ShapeSlip]:
     for low, high, strict in _BOUNDS:
         for holder, least in g.subject_objects(low):
             most = g.value(holder, high)
@@ -84,9 +89,11 @@ def _crossed_bounds(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
                 "error",
                 holder,
                 (holder, high, most),
-                f"{n(low)} {_written(least)} is {'not below' if strict else 'above'} "
-                f"{n(high)} {_written(most)}, so {what}: the gate rejects the result of "
-                "every tool that lands a node the shape judges, after the tool has acted",
+                f"{n(low)} {_written(holder, low, least, written)} is "
+                f"{'not below' if strict else 'above'} {n(high)} "
+                f"{_written(holder, high, most, written)}, so {what}: the gate rejects the "
+                "result of every tool that lands a node the shape judges, after the tool has "
+                "acted",
                 f"write {n(low)} {'below' if strict else 'no higher than'} {n(high)}",
             )
 
@@ -152,8 +159,12 @@ def _items(g: Graph, lst: Node) -> list[Node]:
     return list(Collection(g, lst)) if (lst, RDF.first, None) in g or lst == RDF.nil else []
 
 
-def _written(value: Literal) -> str:
-    """``value`` as a modeler writes it: a number bare, anything else in quotes."""
+def _written(holder: Node, p: URIRef, value: Literal, written: Written) -> str:
+    """``value`` as its file writes it, else as a modeler would: a number bare, anything
+    else in quotes (its normal form: ``"2026-03-01T07:30:00+00:00"`` for ``…T07:30:00Z``)."""
+    as_written = written(holder, p, value)
+    if as_written is not None:
+        return as_written
     plain = value.toPython()
     return (
         str(value)

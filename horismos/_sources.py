@@ -191,6 +191,14 @@ names the nodes each event is about, and a world's nodes have no end: kept all, 
 its memory by ~150 bytes an event (a node's IRI and its name), for as long as it served."""
 
 
+# a literal on one line as Turtle writes it: quoted (with its datatype or language), or bare
+_WRITTEN_LITERAL = re.compile(
+    r"""\s*(?:(?P<quoted>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+    r"(?:\^\^(?:<[^>\s]*>|[\w-]*:(?:[\w-]|\.(?=[\w-]))*)|@[A-Za-z]+(?:-[A-Za-z0-9]+)*)?"
+    r"|[+-]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?|true\b|false\b)"
+)
+
+
 @cache
 def _term(tok: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w:<#/.-])" + re.escape(tok) + r"(?![\w-]|\.\w)")
@@ -293,6 +301,27 @@ class Sources:
 
         best = max(range(len(hits)), key=lambda k: (score(k), -k))
         return str(f.path), self._sibling(f, p, o, hits[best], marks)
+
+    def written_literal(self, s: Node, p: URIRef, o: Literal) -> str | None:
+        """``o`` as the file writes it after ``p`` (``"2026-03-01T07:30:00Z"^^xsd:dateTime``,
+        ``002.0``): rdflib keeps a value's normal form (``…+00:00``, ``2.0``), which a message
+        quoting it showed the modeler as text found nowhere in the file. None when it is not
+        written on its predicate's line."""
+        file, line = self.locate_statement(s, p, o)
+        f = next((f for f in self.files if str(f.path) == file), None)
+        if f is None or line is None:
+            return None
+        text = f.text_lines()[line - 1]
+        for tok in f.tokens(p):
+            for m in _term(tok).finditer(text):
+                found = _WRITTEN_LITERAL.match(text, m.end())
+                if found is None:
+                    continue
+                lexical = found["quoted"][1:-1] if found["quoted"] else found.group().strip()
+                with _unplaced_literal_warnings_off():
+                    if Literal(lexical, lang=o.language, datatype=o.datatype) == o:
+                        return found.group().strip()
+        return None
 
     def _sibling(self, f: _File, p: URIRef, o: Node, line: int, marks: list[str]) -> int:
         """Where blank node ``o`` opens when its predicate, written at ``line``, has a comma

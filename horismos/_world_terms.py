@@ -9,6 +9,12 @@ vocabulary), and a term the world declares itself (``:note a owl:DatatypePropert
 own. Said once per term, at the first line of the world file that writes it, with the term
 meant when one is close.
 
+A value of the other kind than its property's range is said too, once per property and
+kind of value: ``:onDuty "true"`` (a string) where the ontology gives :onDuty rdfs:range
+xsd:boolean, or ``:acuity "urgent"`` where :acuity is an owl:ObjectProperty. It loaded as
+written, no pattern (``:onDuty true``) matched it, and the instance was blocked as if no
+nurse were on duty.
+
 A world can be millions of triples: its files are read as a stream, keeping only the set of
 predicates and classes seen (a vocabulary, not the data), and read again, line by line, only
 for the lines of the few terms found wrong.
@@ -17,13 +23,14 @@ for the lines of the few terms found wrong.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pyoxigraph as ox
-from rdflib import OWL, RDF, RDFS, URIRef
+from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
+from rdflib.term import Node
 
-from ._definitions import Definitions, closest_term
+from ._definitions import Definitions, closest_term, is_datatype, literal_hint, range_refusing
 from ._errors import Problem
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores.oxigraph import file_format
@@ -53,6 +60,8 @@ _PROPERTY_KINDS = frozenset(
 )
 _TYPE = ox.NamedNode(str(RDF.type))
 _KINDS = frozenset(ox.NamedNode(k) for k in _CLASS_KINDS | _PROPERTY_KINDS)
+_BARE = frozenset({XSD.integer, XSD.decimal, XSD.double, XSD.boolean})
+"""Datatypes Turtle writes without quotes."""
 _OPEN = ("http://www.w3.org/", NS, str(PROV), "urn:")
 """Namespaces never judged here: the standard vocabularies (validate judges their names in
 the definitions), Horismos's and PROV's (a run's own records, which a run's --out holds)."""
@@ -70,9 +79,41 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
     named |= {str(p) for p in defs.graph.predicates()}
     named |= {str(t) for t in defs.undeclared}  # a pattern's own: the world's use settles it
     found: list[Problem] = []
+    ranges = _ranges(defs)
     for path in expand_paths(paths, RDF_SUFFIXES):
-        found += _file_problems(path, spaces, named, classes, properties)
+        found += _file_problems(
+            path, spaces, named, classes, properties, ranges, term_name=defs.name
+        )
     return found
+
+
+def _ranges(defs: Definitions) -> dict[ox.NamedNode, tuple[str, list[URIRef]]]:
+    """Each property whose values the ontology says are nodes (``"node"``: an
+    owl:ObjectProperty, or a range that is a class) or literals of built-in datatypes
+    (``"literal"``, with those datatypes); a property it says both of is left out."""
+    g = defs.graph
+    found: dict[ox.NamedNode, tuple[str, list[URIRef]]] = {}
+    props = {p for p in g.subjects(RDFS.range) if isinstance(p, URIRef)}
+    props |= {p for p in g.subjects(RDF.type, OWL.ObjectProperty) if isinstance(p, URIRef)}
+    for p in props:
+        ranges = [r for r in g.objects(p, RDFS.range) if isinstance(r, URIRef)]
+        datatypes = [r for r in ranges if is_datatype(r)]
+        nodes = (p, RDF.type, OWL.ObjectProperty) in g or len(datatypes) < len(ranges)
+        if nodes != bool(datatypes) and ((p, RDF.type, OWL.DatatypeProperty) not in g or not nodes):
+            found[ox.NamedNode(str(p))] = ("node", []) if nodes else ("literal", datatypes)
+    return found
+
+
+def _wrong_value(
+    pred: ox.NamedNode, value: object, ranges: dict[ox.NamedNode, tuple[str, list[URIRef]]]
+) -> URIRef | str | None:
+    """The range ``value`` is not of as a value of ``pred`` (``"node"`` for a literal where
+    nodes go, ``"literal"`` for a node where literals go); None when it is of each range,
+    or the ontology does not say."""
+    kind, datatypes = ranges[pred]
+    if isinstance(value, ox.Literal):
+        return "node" if kind == "node" else range_refusing(URIRef(value.datatype.value), datatypes)
+    return "literal" if kind == "literal" else None
 
 
 def _declared(defs: Definitions) -> tuple[set[str], set[str]]:
@@ -95,16 +136,34 @@ def _declared(defs: Definitions) -> tuple[set[str], set[str]]:
 
 
 def _file_problems(
-    path: Path, spaces: set[str], named: set[str], classes: set[str], properties: set[str]
+    path: Path,
+    spaces: set[str],
+    named: set[str],
+    classes: set[str],
+    properties: set[str],
+    ranges: dict[ox.NamedNode, tuple[str, list[URIRef]]],
+    *,
+    term_name: Callable[[Node], str],
 ) -> list[Problem]:
     """One pass over ``path``'s quads: the predicates and classes it uses in ``spaces`` that
-    nothing ``named``, less those it declares itself; then their lines."""
+    nothing ``named``, less those it declares itself, and the values of the other kind than
+    their property's ``ranges``; then their lines."""
     judged: set[ox.NamedNode] = set()  # predicates and classes seen: each judged once
     wrong: dict[str, tuple[str, str]] = {}  # term -> (kind, first subject)
     own: set[str] = set()  # terms the file declares itself
+    kinds: set[tuple[ox.NamedNode, object]] = set()  # (property, kind of value) judged
+    values: list[tuple[ox.Quad, URIRef | str]] = []  # the first value of a wrong kind, and why
     parser = ox.parse(path=path, format=file_format(path), base_iri=path.resolve().as_uri())
     for quad in parser:  # ~4 µs a quad: the terms compared as nodes, made text once each
         pred = quad.predicate
+        if pred in ranges:
+            value = quad.object
+            of = value.datatype if isinstance(value, ox.Literal) else None
+            if (pred, of) not in kinds:
+                kinds.add((pred, of))
+                why = _wrong_value(pred, value, ranges)
+                if why is not None:
+                    values.append((quad, why))
         if pred not in judged:
             judged.add(pred)
             if pred.value not in named and split_iri(pred.value)[0] in spaces:
@@ -118,7 +177,7 @@ def _file_problems(
                 if cls.value not in named and split_iri(cls.value)[0] in spaces:
                     wrong[cls.value] = ("class", _text(quad.subject))
     terms = [t for t in wrong if t not in own]
-    if not terms:
+    if not terms and not values:
         return []
     prefixes = dict(parser.prefixes)
     lines = _first_lines(path, terms, prefixes)
@@ -150,7 +209,69 @@ def _file_problems(
                 hint=hint,
             )
         )
+    return out + _value_problems(path, values, prefixes, term_name)
+
+
+def _value_problems(
+    path: Path,
+    values: list[tuple[ox.Quad, URIRef | str]],
+    prefixes: dict[str, str],
+    name: Callable[[Node], str],
+) -> list[Problem]:
+    """A warning for each value of the wrong kind, at the first line writing its property
+    with it; ``name`` writes a term as the definitions do."""
+    out = []
+    for quad, refused in values:
+        pred, value = quad.predicate, quad.object
+        prop = _written(pred.value, prefixes)
+        lexical, given = "", XSD.string
+        if isinstance(value, ox.Literal):
+            lexical, given = value.value, URIRef(value.datatype.value)
+            shown = f'"{lexical}"' if given == XSD.string else lexical
+            shown = shown if given in _BARE | {XSD.string} else f'"{shown}"^^{name(given)}'
+            mark = lexical
+        else:
+            shown = _written(value.value, prefixes) if isinstance(value, ox.NamedNode) else "[]"
+            mark = shown
+        if refused == "node":
+            why = "a literal, where its values are nodes (it is an owl:ObjectProperty)"
+            hint = f"write the node meant, with its prefix, or correct {prop}'s rdfs:range"
+        elif refused == "literal":
+            why = "a node, where its values are literals"
+            hint = f"write a literal, or correct {prop}'s rdfs:range"
+        else:
+            why = f"a literal of {name(given)}, where its rdfs:range is {name(URIRef(refused))}"
+            hint = literal_hint(Literal(lexical), URIRef(refused), name)
+        out.append(
+            Problem(
+                "warning",
+                f"the world gives {prop} {shown}, {why}: a pattern matching {prop} with a "
+                "value of its range never matches it",
+                node=_written(quad.subject.value, prefixes)
+                if isinstance(quad.subject, ox.NamedNode)
+                else None,
+                file=str(path),
+                line=_line_with(path, [*_forms(pred.value, prefixes)], mark),
+                hint=hint,
+            )
+        )
     return out
+
+
+def _forms(term: str, prefixes: dict[str, str]) -> list[str]:
+    """How a file may write ``term``: as ``<IRI>``, or with one of its prefixes."""
+    forms = [f"<{term}>"]
+    forms += [f"{p}:{term[len(ns) :]}" for p, ns in prefixes.items() if term.startswith(ns)]
+    return forms
+
+
+def _line_with(path: Path, forms: list[str], mark: str) -> int | None:
+    """The first line of ``path`` writing one of ``forms`` and ``mark``."""
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            if mark in line and any(form in line for form in forms):
+                return number
+    return None
 
 
 def _first_lines(path: Path, terms: list[str], prefixes: dict[str, str]) -> dict[str, int]:

@@ -7,6 +7,8 @@ is said in each test."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -305,3 +307,56 @@ def test_an_effects_subject_outside_a_union_domain_is_a_warning(
     else:
         w = the_one(found, "warning")
         assert 'horis:subject "patient" hangs the effect on a node of :Patient' in w.message
+
+
+# -- a python: binding in an allowed module ---------------------------------------------------
+
+CLIENT = ROOT / "examples" / "triage" / "ehr_client.py"
+
+
+def _validate_allowing(tmp_path: Path, binding: str, module: str,
+                       source: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``validate --allow-module module`` of triage with :ehr.assign_queue bound to
+    ``binding``, from a folder holding ehr_client.py (or ``source`` as it)."""
+    path, _ = edited(tmp_path, TRIAGE, '"python:ehr_client.assign_queue"', f'"{binding}"')
+    (tmp_path / "ehr_client.py").write_text(
+        source if source is not None else CLIENT.read_text(encoding="utf-8"), encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
+                           str(TRIAGE[1]), "--allow-module", module],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+
+@pytest.mark.parametrize(("binding", "module", "said"), [
+    pytest.param("python:ehr_client.asign_queue", "ehr_client",
+                 "defines no 'asign_queue'; did you mean \"python:ehr_client.assign_queue\"?",
+                 id="function-typo"),
+    pytest.param("python:ehr_clinet.assign_queue", "ehr_clinet",
+                 "no module 'ehr_clinet' is found on the path or in the current folder, where "
+                 'a run looks for it: did you mean "python:ehr_client.assign_queue"?',
+                 id="module-typo"),
+])
+def test_an_allowed_module_without_the_function_is_an_error_at_the_binding(
+        tmp_path: Path, binding: str, module: str, said: str) -> None:
+    """validate said "valid", and run with the same --allow-module refused at its start."""
+    p = _validate_allowing(tmp_path, binding, module)
+    line = TRIAGE[0].read_text(encoding="utf-8").split("\n").index(
+        '    horis:binding "python:ehr_client.assign_queue" ;') + 1
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert f"triage.ttl:{line}: error: :ehr.assign_queue: binding \"{binding}\"" in p.stdout
+    assert said in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("source", [
+    pytest.param(None, id="defined"),
+    pytest.param("from ehr_impl import *\n", id="star-import"),
+    pytest.param("def __getattr__(name):\n    return print\n", id="module-getattr"),
+    pytest.param("try:\n    from ehr_impl import assign_queue\nexcept ImportError:\n"
+                 "    assign_queue = print\n", id="imported-under-try"),
+])
+def test_an_allowed_module_is_read_not_imported(tmp_path: Path, source: str | None) -> None:
+    """What the source may hold, the binding is left to the run; nothing is imported."""
+    text = (CLIENT.read_text(encoding="utf-8") if source is None else source)
+    p = _validate_allowing(tmp_path, "python:ehr_client.assign_queue", "ehr_client",
+                           "open('imported', 'w').close()\n" + text)
+    assert "assign_queue" not in p.stdout, p.stdout + p.stderr
+    assert not (tmp_path / "imported").exists()

@@ -464,18 +464,36 @@ def _validate(tmp_path: Path, *paths: Path | str) -> subprocess.CompletedProcess
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
 
 
-def test_a_step_requiring_what_only_its_own_tool_writes_is_warned_at_the_line(
-        tmp_path: Path) -> None:
-    """The guard written as a triple: :queuedAt is written by :QueuePatient's tool only, so no
-    patient ever had it before the step, every instance stopped there, and it validated."""
-    path, line = edited(tmp_path, TRIAGE, QUEUED_GUARD, "?this :queuedAt ?t . ")
+_TOOL_GUARD = ('    horis:timeout "5s" ;\n    horis:idempotent false .',
+               '    horis:timeout "5s" ;\n    horis:requires "?patient :queuedAt ?t ." ;\n'
+               "    horis:idempotent false .")
+
+
+@pytest.mark.parametrize(("edit", "below", "said"), [
+    pytest.param((QUEUED_GUARD, "?this :queuedAt ?t . "), 0,
+                 ":QueuePatient: horis:requires requires :queuedAt, which only this step's tool "
+                 "(:ehr.assign_queue) writes: the step can never fire before it has fired, and "
+                 "every instance stops here — if it is a guard against running twice, write "
+                 "FILTER NOT EXISTS { ?this :queuedAt ?t }; else have a step before it write "
+                 ":queuedAt", id="a-step"),
+    # the tool's own horis:requires is tried at every call with its arguments bound: every
+    # call was blocked, every workflow's and tools call's
+    pytest.param(_TOOL_GUARD, 1,
+                 ":ehr.assign_queue: horis:requires requires :queuedAt, which only this tool "
+                 "writes: no call of it can pass its horis:requires before one has, so every "
+                 "call (each step's, and tools call's) is blocked — if it is a guard against "
+                 "running twice, write FILTER NOT EXISTS { ?patient :queuedAt ?t }; else have "
+                 "another tool write :queuedAt", id="a-tool"),
+])
+def test_a_pattern_requiring_what_only_its_own_tool_writes_is_warned_at_the_line(
+        tmp_path: Path, edit: tuple[str, str], below: int, said: str) -> None:
+    """The guard written as a triple: :queuedAt is written by :ehr.assign_queue only, so no
+    patient ever had it before the call, every instance stopped there, and it validated."""
+    path, line = edited(tmp_path, TRIAGE, *edit)
     p = _validate(tmp_path, path, TRIAGE[1])
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
     assert p.stdout.splitlines() == [
-        f"{path}:{line}: warning: :QueuePatient: horis:requires requires :queuedAt, which only "
-        "this step's tool (:ehr.assign_queue) writes: the step can never fire before it has "
-        "fired, and every instance stops here — if it is a guard against running twice, write "
-        "FILTER NOT EXISTS { ?this :queuedAt ?t }; else have a step before it write :queuedAt",
+        f"{path}:{line + below}: warning: {said}",
         "2 tools, 1 workflow, 2 steps: valid (1 warning)",
     ]
 
@@ -550,3 +568,29 @@ def test_a_later_step_writing_it_too_does_not_quiet_the_warning(tmp_path: Path) 
     warned = [p for p in problems(path, TRIAGE) if "only this step's tool" in p.message]
     # the tool's new line stands above the step's
     assert [(p.line, p.node) for p in warned] == [(line + 1, ":QueuePatient")], warned
+
+
+@pytest.mark.parametrize("also", [
+    pytest.param([_NOTIFY_ALSO_QUEUES], id="another-tool-writes-it"),
+    pytest.param([('horis:requires "?patient :queuedAt ?t ."',
+                   'horis:requires "OPTIONAL { ?patient :queuedAt ?t }"')], id="optional"),
+    pytest.param([("horis:start :QueuePatient", "horis:start :Hold"),
+                  ("    horis:bind [ horis:arg \"patient\" ; horis:var \"this\" ] ;\n"
+                   "    horis:next :NotifyNurse .",
+                   "    horis:bind [ horis:arg \"patient\" ; horis:var \"this\" ] ;\n"
+                   "    horis:next :NotifyNurse .\n\n"
+                   ':Hold a horis:WaitStep ; horis:reason "a clerk records the arrival" ;\n'
+                   "    horis:wake horis:OperatorInput ; horis:delivery horis:Silent ;\n"
+                   "    horis:next :QueuePatient .")], id="a-wait-before-a-step-calling-it"),
+])
+def test_a_tool_requiring_what_can_be_there_first_is_not_warned(
+        tmp_path: Path, also: list[tuple[str, str]]) -> None:
+    path, _ = edited(tmp_path, TRIAGE, *_TOOL_GUARD)
+    text = path.read_text(encoding="utf-8")
+    for old, new in also:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path.write_text(text, encoding="utf-8")
+    found = problems(path, TRIAGE)
+    assert not [p for p in found if "only this tool writes" in p.message], found
+    assert not [p for p in found if p.severity == "error"], found

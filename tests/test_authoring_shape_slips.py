@@ -98,3 +98,22 @@ def test_an_effect_subject_written_as_a_node_is_told_to_name_the_argument(
     assert "horis:subject :patient is a node" in p.message
     assert "http://" not in p.message
     assert p.hint == 'write horis:subject "patient"'
+
+
+@pytest.mark.parametrize(("bounds", "said"), [
+    pytest.param('sh:path :queuedAt ; sh:minInclusive "2026-03-01T09:00:00+01:00"^^xsd:dateTime ;'
+                 ' sh:maxInclusive "2026-03-01T07:30:00Z"^^xsd:dateTime',
+                 'sh:minInclusive "2026-03-01T09:00:00+01:00"^^xsd:dateTime is above '
+                 'sh:maxInclusive "2026-03-01T07:30:00Z"^^xsd:dateTime', id="date-times"),
+    pytest.param("sh:path :acuityScore ; sh:minInclusive 10.50 ; sh:maxInclusive 002.0",
+                 "sh:minInclusive 10.50 is above sh:maxInclusive 002.0", id="decimals"),
+    pytest.param('sh:path :acuityScore ; sh:minExclusive "+07"^^xsd:integer ;\n'
+                 "        sh:maxExclusive 1.0e0", 'sh:minExclusive "+07"^^xsd:integer is not '
+                 "below sh:maxExclusive 1.0e0", id="across-lines"),
+])
+def test_crossed_bounds_are_quoted_as_written(tmp_path: Path, bounds: str, said: str) -> None:
+    """rdflib keeps a value's normal form: the message showed "2026-03-01T07:30:00+00:00"
+    and "2.0", text the file did not hold, where the modeler wrote …Z and 002.0."""
+    ontology, _ = ontology_edited(tmp_path, SHAPE, SHAPE + f"    sh:property [ {bounds} ] ;\n")
+    found = problems(TRIAGE[0], TRIAGE, ontology)
+    assert [p for p in found if said in p.message], "\n".join(map(str, found))

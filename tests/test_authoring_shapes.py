@@ -37,6 +37,12 @@ def loaded(tmp_path: Path, ontology: Path, workflow: Path = TRIAGE[0]) -> list[P
 @pytest.mark.parametrize(("old", "new", "severity", "said", "hint"), [
     ("sh:targetClass :Patient ;", "sh:targetClass :Patinet ;", "warning",
      "sh:targetClass :Patinet is declared by no loaded ontology", "did you mean :Patient?"),
+    ("sh:targetClass :Patient ;", "sh:targetSubjectsOf :queueRf ;", "warning",
+     "sh:targetSubjectsOf :queueRf is declared by no loaded ontology and used by no loaded "
+     "data, so the shape never applies", "did you mean :queueRef?"),
+    ("sh:targetClass :Patient ;", "sh:targetObjectsOf :asignedNurse ;", "warning",
+     "sh:targetObjectsOf :asignedNurse is declared by no loaded ontology",
+     "did you mean :assignedNurse?"),
     ("sh:path :queueRef ;", "sh:path :queueRf ;", "warning",
      "sh:path names :queueRf", "did you mean :queueRef?"),
     ("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:datatype xsd:strng ;", "error",

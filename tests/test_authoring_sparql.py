@@ -281,6 +281,70 @@ def test_a_remark_a_comment_ended_by_its_line_and_an_iri_fragment_say_nothing(
     assert [p for p in problems(path, TRIAGE) if "#" in p.message] == []
 
 
+@pytest.mark.parametrize(("written", "said"), [
+    pytest.param("horis:requires :QueueGuard ;", "horis:requires :QueueGuard is a node",
+                 id="iri"),
+    pytest.param('horis:requires [ rdfs:comment "?this :acuity ?queue ." ] ;',
+                 "horis:requires [ … ] is a node", id="blank-node"),
+])
+def test_a_pattern_written_as_a_node_is_said_to_be_one(
+        tmp_path: Path, written: str, said: str) -> None:
+    """Its IRI was read as SPARQL: "example (line 1 of the pattern) is not a SPARQL term"."""
+    path, line = edited(tmp_path, TRIAGE, 'horis:requires """ ?this :queueRef ?ref .\n',
+                        f"{written}\n    rdfs:comment \"\"\" ?this :queueRef ?ref .\n")
+    p = the_error(problems(path, TRIAGE))
+    assert (p.line, p.node) == (line, ":NotifyNurse"), str(p)
+    assert said + ", not a pattern: a pattern is SPARQL written in a string" in p.message
+    assert "example" not in p.message and p.hint is not None
+    assert p.hint.startswith('write horis:requires """ ?this'), str(p)
+
+
+# -- a GRAPH block ----------------------------------------------------------------------------
+
+GUARD_LINE = "                       FILTER NOT EXISTS { ?this :queuedAt ?t } \"\"\" ;"
+"""The second line of :QueuePatient's pattern, where each GRAPH below is written."""
+
+
+@pytest.mark.parametrize(("graph", "said"), [
+    pytest.param("GRAPH ?g { ?this :acuity ?queue }", "reads GRAPH ?g { … }, which matches "
+                 "only facts in named graphs, where steps' effects land, never those the "
+                 "world's files load", id="variable"),
+    pytest.param("GRAPH <http://example.org/ehr#ward> { ?this :acuity ?queue }",
+                 "reads GRAPH :ward { … }, which matches only facts in the named graph :ward",
+                 id="iri"),
+    pytest.param("FILTER NOT EXISTS { GRAPH ?tx { ?this :acuity :urgent } }",
+                 "reads GRAPH ?tx { … }", id="in-a-guard"),
+])
+def test_a_graph_block_is_warned_at_its_line(tmp_path: Path, graph: str, said: str) -> None:
+    """Loaded facts are in the default graph: GRAPH ?g { ?this :acuity ?queue } has no
+    solution for any patient the world file holds, so every instance was blocked at the
+    step ("has no solution for ?this = :patient42"), and validate said "valid"."""
+    path, line = edited(tmp_path, TRIAGE, GUARD_LINE,
+                        f"                       {graph}\n{GUARD_LINE}")
+    found = problems(path, TRIAGE)
+    (p,) = found or [None]
+    assert p is not None and p.severity == "warning" and p.line == line, found
+    assert said in p.message and p.node == ":QueuePatient", str(p)
+    assert p.hint is not None and p.hint.startswith("drop GRAPH "), str(p)
+
+
+def test_a_blocked_run_is_what_the_graph_block_warns_of(tmp_path: Path) -> None:
+    path, _ = edited(tmp_path, TRIAGE, TRIAGE_QUEUE, "GRAPH ?g { ?this :acuity ?queue }\n")
+    p = _run(path, TRIAGE, "triage", "ehr_client.py")
+    assert "reads GRAPH ?g" in p.stderr, p.stdout + p.stderr
+    assert "3 instances: 3 blocked" in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("graph", [
+    pytest.param("GRAPH ?g { ?this :acuity ?queue } ?g :ward ?w .", id="graph-read-after"),
+    pytest.param("GRAPH <urn:horismos:instances> { ?i ?p ?this }", id="horismos-own-graph"),
+])
+def test_a_graph_block_asked_about_or_of_horismos_says_nothing(
+        tmp_path: Path, graph: str) -> None:
+    path, _ = edited(tmp_path, TRIAGE, GUARD_LINE, f"                       {graph}\n{GUARD_LINE}")
+    assert [p for p in problems(path, TRIAGE) if "GRAPH" in p.message] == []
+
+
 # -- a bare word ------------------------------------------------------------------------------
 
 BARE = "?this :acuity ?queue .\n"

@@ -16,7 +16,16 @@ from pathlib import Path
 
 import pytest
 from rdflib import URIRef
-from workflow_edits import LAB, REBOOKING, TRIAGE, edited, problems, the_error, the_one
+from workflow_edits import (
+    LAB,
+    REBOOKING,
+    TRIAGE,
+    edited,
+    ontology_edited,
+    problems,
+    the_error,
+    the_one,
+)
 
 from horismos import load_definitions
 
@@ -276,6 +285,15 @@ def test_a_node_misspelling_an_individual_of_the_definitions_is_a_warning_withou
     assert not [p for p in problems(path, REBOOKING) if ":Cancelled2" in p.message]
 
 
+def _world_warnings(world: Path) -> list[str]:
+    """What ``validate --world world`` of triage says of the world file."""
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
+                        "--world", str(world), "--store", "memory"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return [x for x in p.stdout.splitlines() if str(world) in x]
+
+
 def test_a_world_fact_misspelling_an_ontology_term_is_a_warning_at_the_world_files_line(
         tmp_path: Path) -> None:
     """`:p2 :acuty :routine` and `:n2 a :Nrse` loaded without a word: no pattern ever
@@ -292,11 +310,7 @@ def test_a_world_fact_misspelling_an_ontology_term_is_a_warning_at_the_world_fil
         ":n2 a :Nrse ; :onDuty true .\n"
         ":note a owl:DatatypeProperty .\n"
         ":p1 :note \"seen\" .\n")
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
-                        "--world", str(world), "--store", "memory"],
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stdout + p.stderr
-    warned = [x for x in p.stdout.splitlines() if str(world) in x]
+    warned = _world_warnings(world)
     assert warned == [
         f"{world}:6: warning: :p2: the world uses the property :acuty, which no loaded "
         "ontology declares and no definition names, so no step's pattern reads these facts "
@@ -304,7 +318,40 @@ def test_a_world_fact_misspelling_an_ontology_term_is_a_warning_at_the_world_fil
         f"{world}:7: warning: :n2: the world uses the class :Nrse, which no loaded ontology "
         "declares and no definition names, so no step's pattern, argument or focus type "
         "matches these nodes — did you mean :Nurse?",
-    ], p.stdout
+    ], warned
+
+
+def test_a_world_value_of_the_other_kind_than_its_range_is_a_warning_at_its_line(
+        tmp_path: Path) -> None:
+    """`:n1 :onDuty "true"` loaded as a string: NotifyNurse's `:onDuty true` never matched
+    it, and every patient was blocked as if no nurse were on duty. Said once per property
+    and kind of value; values of the range say nothing."""
+    world = tmp_path / "w.ttl"
+    world.write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        ":p1 a :Patient ; :acuity :urgent .\n"
+        ":p2 a :Patient ; :acuity \"routine\" .\n"
+        ":n1 a :Nurse ; :onDuty \"true\" .\n"
+        ":n2 a :Nurse ; :onDuty \"false\" .\n"
+        ":n3 a :Nurse ; :onDuty true .\n"
+        ":n4 a :Nurse ; :onDuty 0 .\n"
+        ":n5 a :Nrse .\n")
+    warned = _world_warnings(world)
+    assert warned == [
+        f"{world}:3: warning: :p2: the world gives :acuity \"routine\", a literal, where its "
+        "values are nodes (it is an owl:ObjectProperty): a pattern matching :acuity with a "
+        "value of its range never matches it — write the node meant, with its prefix, or "
+        "correct :acuity's rdfs:range",
+        f"{world}:4: warning: :n1: the world gives :onDuty \"true\", a literal of xsd:string, "
+        "where its rdfs:range is xsd:boolean: a pattern matching :onDuty with a value of its "
+        "range never matches it — write true without quotes",
+        f"{world}:7: warning: :n4: the world gives :onDuty 0, a literal of xsd:integer, where "
+        "its rdfs:range is xsd:boolean: a pattern matching :onDuty with a value of its range "
+        'never matches it — write "0"^^xsd:boolean',
+        f"{world}:8: warning: :n5: the world uses the class :Nrse, which no loaded ontology "
+        "declares and no definition names, so no step's pattern, argument or focus type "
+        "matches these nodes — did you mean :Nurse?",
+    ], warned
 
 
 @pytest.mark.parametrize(("written", "held"), [(":Urgent", ":urgent"), (":urgent", ":Urgent"),
@@ -339,6 +386,48 @@ def test_a_node_in_another_case_is_found_by_bound_look_ups_not_a_scan_of_the_wor
     line = next(x for x in out.splitlines() if f"names {written}," in x)
     assert line.endswith(f"did you mean {held}?" if held else "or load the data that holds it")
     assert asked and all(isinstance(b.get("t"), URIRef) for _, b in asked), asked
+
+
+# -- an ontology's link to a class or property of a near name -------------------------------
+
+
+@pytest.mark.parametrize(("old", "new", "node", "said", "hint"), [
+    pytest.param(":Patient a owl:Class ; rdfs:subClassOf :Person",
+                 ":Patient a owl:Class ; rdfs:subClassOf :Persn", ":Patient",
+                 "rdfs:subClassOf :Persn names a class no loaded file declares or says "
+                 "anything of: what is said of the class meant", "did you mean :Person?",
+                 id="superclass"),
+    pytest.param(":onDuty a owl:DatatypeProperty ; rdfs:domain :Nurse",
+                 ":onDuty a owl:DatatypeProperty ; rdfs:domain :Nurs", ":onDuty",
+                 "rdfs:domain :Nurs names a class no loaded file declares",
+                 "did you mean :Nurse?", id="domain"),
+    pytest.param(":assignedNurse a owl:ObjectProperty ;",
+                 ":assignedNurse a owl:ObjectProperty ; rdfs:subPropertyOf :notifiedAtt ;",
+                 ":assignedNurse", "rdfs:subPropertyOf :notifiedAtt names a property no loaded "
+                 "file declares", "did you mean :notifiedAt?", id="superproperty"),
+])
+def test_an_ontology_linking_a_near_name_nothing_declares_is_a_warning_at_the_link(
+        tmp_path: Path, old: str, new: str, node: str, said: str, hint: str) -> None:
+    """:Patient rdfs:subClassOf :Persn validated: what the files say of :Person never
+    reached a patient, an argument typed :Person refused every one."""
+    ontology, line = ontology_edited(tmp_path, old, new)
+    p = the_one(problems(TRIAGE[0], TRIAGE, ontology), "warning")
+    assert (p.file, p.line, p.node) == (str(ontology), line, node), str(p)
+    assert said in p.message and p.hint == hint, str(p)
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param(":Patient a owl:Class ; rdfs:subClassOf :Person , :LegalSubject",
+                 id="a-superclass-of-no-near-name"),
+    pytest.param(":Patient a owl:Class ; rdfs:subClassOf :Person , :Persn .\n"
+                 ":Persn rdfs:label \"A person, as the registry records one\"",
+                 id="a-term-the-files-describe"),
+])
+def test_an_undeclared_superclass_of_no_near_name_or_described_says_nothing(
+        tmp_path: Path, new: str) -> None:
+    ontology, _ = ontology_edited(tmp_path, ":Patient a owl:Class ; rdfs:subClassOf :Person",
+                                  new)
+    assert problems(TRIAGE[0], TRIAGE, ontology) == []
 
 
 # -- a value of the wrong kind for its property -----------------------------------------------

@@ -101,7 +101,8 @@ def test_validate_with_a_world_refuses_it_and_without_one_warns_what_the_world_d
     # a world where some nodes hold it: the gate passes those, so it is the world's to decide
     world = tmp_path / "world.ttl"
     world.write_text(WORLD.read_text(encoding="utf-8")
-                     + '\n:patient42 :triagedAt "2026-01-01T00:00:00Z" .\n', encoding="utf-8")
+                     + '\n:patient42 :triagedAt "2026-01-01T00:00:00Z"^^'
+                     '<http://www.w3.org/2001/XMLSchema#dateTime> .\n', encoding="utf-8")
     p = horismos("validate", str(TRIAGE_WF), str(ehr), "--world", str(world), cwd=tmp_path)
     assert p.returncode == 0 and "triagedAt" not in p.stdout, p.stdout + p.stderr
 
@@ -143,6 +144,7 @@ def test_a_declared_property_no_tool_writes_is_warned_of_beside_a_world_that_lac
     assert p.returncode == 0 and "triagedAt" not in p.stdout, p.stdout
     world = tmp_path / "world.ttl"
     world.write_text(WORLD.read_text(encoding="utf-8")
-                     + '\n:patient43 :triagedAt "2026-01-01T00:00:00Z" .\n', encoding="utf-8")
+                     + '\n:patient43 :triagedAt "2026-01-01T00:00:00Z"^^'
+                     '<http://www.w3.org/2001/XMLSchema#dateTime> .\n', encoding="utf-8")
     p = horismos("validate", str(TRIAGE_WF), str(ehr), "--world", str(world), cwd=tmp_path)
     assert p.returncode == 0 and "triagedAt" not in p.stdout, p.stdout + p.stderr

@@ -1,0 +1,122 @@
+"""Whether an allowed module defines a ``python:module.func`` binding's function, read from
+its source file, never imported.
+
+Why: ``validate --allow-module ehr_client`` said "valid" of ``python:ehr_client.asign_queue``
+and of ``python:ehr_clinet.assign_queue``, and ``run`` with the same flag refused at its
+start ("'ehr_client' has no callable 'asign_queue'"). Validating imports nothing (a Turtle
+file must not choose code that runs, and an allowed module may act when imported), so the
+module is found as ``run`` would import it (the path, then the current folder) and its
+source parsed: a function it neither defines, assigns nor imports at its top level is not
+there. Whatever a module may make at import in ways not written (``from x import *``, a
+module ``__getattr__``, ``globals()``, ``setattr``), or a module with no Python source
+(compiled, built in), is left to the run.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["unimportable_binding"]
+
+_UNWRITTEN = ("import *", "__getattr__", "globals()", "setattr(", "exec(", "vars()")
+"""Source text by which a module may hold names its top level does not write."""
+
+
+def unimportable_binding(target: str) -> str | None:
+    """Why ``module.func`` (a ``python:`` binding's target in an allowed module) cannot be
+    what a run calls: its module is found nowhere, or its source defines no ``func``;
+    None when it does, or when that cannot be told without importing it."""
+    module_name, _, attr = target.rpartition(".")
+    if not module_name:
+        return None
+    loaded = sys.modules.get(module_name)
+    if loaded is not None:  # already imported: asking it imports nothing
+        return None if hasattr(loaded, attr) else f"{module_name!r} has no callable {attr!r}"
+    try:
+        spec = _spec(module_name)
+    except (ImportError, ValueError, OSError):  # a parent that cannot be read: the run's to say
+        return None
+    if spec is None:
+        here = sorted(p.stem for p in Path.cwd().glob("*.py"))
+        close = difflib.get_close_matches(module_name, here, n=1)
+        return (
+            f"no module {module_name!r} is found on the path or in the current folder, where "
+            "a run looks for it: "
+            + (
+                f'did you mean "python:{close[0]}.{attr}"?'
+                if close
+                else f"run from the folder that holds {module_name.replace('.', '/')}.py, or "
+                "install it"
+            )
+        )
+    origin = spec.origin
+    if origin is None or not origin.endswith(".py"):
+        return None
+    try:
+        source = Path(origin).read_text(encoding="utf-8")
+        tree = ast.parse(source)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+    if any(mark in source for mark in _UNWRITTEN):
+        return None
+    names = set(_top_level_names(tree.body))
+    if attr in names:
+        return None
+    public = sorted(n for n in names if not n.startswith("_"))
+    close = difflib.get_close_matches(attr, public, n=1)
+    hint = f'; did you mean "python:{module_name}.{close[0]}"?' if close else ""
+    return f"{module_name!r} ({origin}) defines no {attr!r}{hint}"
+
+
+def _spec(module_name: str) -> importlib.machinery.ModuleSpec | None:
+    """Where ``module_name`` would be imported from, its parents found and not run."""
+    top, *rest = module_name.split(".")
+    if top in sys.modules:
+        spec = getattr(sys.modules[top], "__spec__", None)
+    else:  # as a run looks: the path, then the current folder (--allow-module)
+        spec = importlib.util.find_spec(top) or importlib.machinery.PathFinder.find_spec(
+            top, [os.getcwd()]
+        )
+    name = top
+    for part in rest:
+        if spec is None or spec.submodule_search_locations is None:
+            return None
+        name = f"{name}.{part}"
+        spec = importlib.machinery.PathFinder.find_spec(name, list(spec.submodule_search_locations))
+    return spec
+
+
+def _top_level_names(body: list[ast.stmt]) -> Iterator[str]:
+    """The names a module's top level binds: defined, assigned, imported, also under an
+    ``if``, ``try``, ``with`` or loop there."""
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.name
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                yield alias.asname or alias.name.split(".")[0]
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.For | ast.With):
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [i.optional_vars for i in node.items if i.optional_vars is not None]
+                if isinstance(node, ast.With)
+                else [node.target]
+            )
+            for t in targets:
+                yield from (n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list) and not isinstance(
+                node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+            ):
+                yield from _top_level_names(inner)
+        for handler in getattr(node, "handlers", []):
+            yield from _top_level_names(handler.body)
