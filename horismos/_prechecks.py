@@ -81,9 +81,7 @@ def unmeetable_errors(defs: Definitions, unmet: Iterable[URIRef]) -> list[Proble
 
 def refuse_unmet(defs: Definitions, world: World, landing: Collection[Node] = ()) -> None:
     """Raise :class:`AuthoringError` with :func:`unmet_requirements`, when there are any: for
-    a lane that calls a tool, or records what lets one be called, outside a run's steps, and
-    for a resume before its facts are judged (the shape would reject them, for a property
-    neither they nor the world state)."""
+    a lane that calls a tool, or records what lets one be called, outside a run's steps."""
     unmet = unmet_requirements(defs, world, landing)
     if unmet:
         raise AuthoringError(unmet)
@@ -109,6 +107,14 @@ class Prechecks:
         if self._unbound is None:
             self._unbound = unbound_arguments(self.defs)
         return self._unbound
+
+    def refuse_unrunnable(self, world: World, landing: Collection[Node] = ()) -> None:
+        """Raise :class:`AuthoringError` for what ``validate --world`` refuses beside ``world``:
+        a required argument nothing binds, a property a shape requires that ``world`` does not
+        hold nor the facts ``landing`` first state (read unrecorded: no step made the reads)."""
+        unrunnable = [*self.unbound(), *unmet_requirements(self.defs, world, landing)]
+        if unrunnable:
+            raise AuthoringError(unrunnable)
 
     def tools(self, workflow: Workflow) -> tuple[Tool, ...]:
         """The tool of each ActionStep ``workflow`` can reach, in the order of its steps."""

@@ -601,16 +601,17 @@ def prepare(
     gate: Gate,
     world: World,
     iid: URIRef,
-    facts: str | Graph | None,
+    facts: list[tuple[Node, Node, Node]],
     types_of: Callable[[Node], set[Node]] | None = None,
 ) -> Waiting:
-    """Check that ``iid`` can be resumed and that ``facts`` may answer it; writes nothing.
+    """Check that ``iid`` can be resumed and that ``facts`` (:func:`parse_facts`' triples)
+    may answer it; writes nothing.
 
     A waiting instance resumes with facts or without. A *running* one is an instance whose
     process stopped mid-run (a crash): on a store no other process writes, it is continued
     from its stored step, without facts. Raises :class:`UsageError` for any other instance or
-    facts that do not parse or write runtime state, :class:`GateRejected` for facts that break
-    the domain shapes.
+    facts that write runtime state, :class:`GateRejected` for facts that break the domain
+    shapes.
     """
     stored = read_instance(world.store, iid)
     if stored is None and not world.store.select(
@@ -670,19 +671,18 @@ def prepare(
             "definitions do not declare as a horis:WaitStep of "
             f"{defs.name(stored.workflow)}; load the definitions it ran with"
         )
-    triples = parse_facts(defs, facts)
-    _check_terms(defs, triples)
-    _check_spelling(defs, world.store, triples)
+    _check_terms(defs, facts)
+    _check_spelling(defs, world.store, facts)
     check_answer(
         defs,
         world.store,
         iid,
         step.iri,
-        triples,  # a person picks a legal option
+        facts,  # a person picks a legal option
         types_of or (lambda n: set(world.store.objects(n, RDF.type))),
     )
-    _judge(defs, gate, world.store, triples, types_of)
-    return Waiting(stored, step, triples)
+    _judge(defs, gate, world.store, facts, types_of)
+    return Waiting(stored, step, facts)
 
 
 def parse_facts(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Node, Node]]:
