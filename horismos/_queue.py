@@ -44,7 +44,7 @@ from rdflib import URIRef
 from . import _loop
 from ._agent import Agent
 from ._claims import Worker
-from ._errors import BrokerError, LeaseLost, UsageError
+from ._errors import AuthoringError, BrokerError, LeaseLost, UsageError
 from ._policy import DEFAULT_ALLOW, Policy, allowed
 from ._redact import redact_url
 from ._runner import Environment
@@ -366,11 +366,14 @@ def serve(
         started = time.monotonic()
         try:
             status = driver.drive(workflow, focus, self.request.id or "")
-        except UsageError as e:  # not a task for these definitions: say so, drop it
+        except (UsageError, AuthoringError) as e:
+            # not a task for these definitions, or definitions the world no longer lets run
+            # (a property a shape requires gone from it): said once, the task dropped. Raised
+            # on, Celery said it again, with a traceback
             log.error(
                 "horismos worker: task %s (%s, %s) refused: %s", self.request.id, workflow, focus, e
             )
-            raise
+            return "refused"
         log.info(
             "horismos worker: %s for %s: %s in %.2fs",
             workflow,
