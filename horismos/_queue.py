@@ -265,15 +265,18 @@ class InstanceDriver:
         self._lock = threading.Lock()
 
     def check(self) -> None:
-        """Resolve every workflow's bindings now, so a worker whose tools do not fit its
-        definitions refuses to start rather than failing each task it takes."""
+        """Refuse now what every task would be refused for, so a worker whose definitions
+        the world does not let run, or whose tools do not fit them, refuses to start rather
+        than failing each task it takes: what is checked of the world once, then every
+        workflow's bindings."""
 
         async def check_all() -> None:
             world, _ = self._world()
             runner = self.agent.runner(world, Trace(None), Environment(), recorded=False)
             try:
+                runner.prechecks.refuse_unrunnable(world)
                 for wf in self.agent.definitions.workflows.values():
-                    await runner.check_before_first_step(wf, world)
+                    await runner.check_bindings(wf)
             finally:
                 await runner.aclose()
 
