@@ -60,6 +60,7 @@ from ._model import (
     Tool,
     WaitStep,
     Workflow,
+    ways_out,
 )
 from ._preconditions import Precondition, group_triples
 from ._term_kinds import algebra_triples, read_terms
@@ -101,29 +102,12 @@ class Hazard:
     error, not a warning."""
 
 
-def _ways_out(step: Step) -> Iterator[tuple[URIRef, URIRef]]:
-    """``(predicate, target)`` for each edge ``step`` can take: next, onError, onPartial,
-    rules, otherwise, fallback, onTimeout."""
-    ways: list[tuple[URIRef, URIRef | None]] = [
-        (HORIS.next, step.next),
-        (HORIS.onError, step.on_error),
-        (HORIS.onPartial, getattr(step, "on_partial", None)),
-    ]
-    if isinstance(step, DecisionStep):
-        ways += [(HORIS.when, r.next) for r in step.rules] + [(HORIS.otherwise, step.otherwise)]
-    if isinstance(step, ProposalStep):
-        ways.append((HORIS.fallback, step.fallback))
-    if isinstance(step, WaitStep):
-        ways.append((HORIS.onTimeout, step.on_timeout))
-    return ((p, t) for p, t in ways if t is not None)
-
-
 def flow_graph(steps: Mapping[URIRef, Step]) -> Digraph[URIRef]:
-    """Every edge a step can take (:func:`_ways_out`)."""
+    """Every edge a step can take (:func:`~._model.ways_out`)."""
     flow: Digraph[URIRef] = {}
     for step in steps.values():
         flow.setdefault(step.iri, {})
-        for _, t in _ways_out(step):
+        for _, t in ways_out(step):
             add_edge(flow, step.iri, t)
     return flow
 
@@ -195,7 +179,7 @@ def hazards(
             t in component
             for s in component
             if s in steps
-            for p, t in _ways_out(steps[s])
+            for p, t in ways_out(steps[s])
             if p != HORIS.onError
         )
         if not looped:
@@ -244,7 +228,7 @@ def endless_loops(
     for component in strongly_connected(flow):
         members = [steps[s] for s in component if s in steps]
         looped = len(component) > 1 or any(
-            t in component for s in members for p, t in _ways_out(s) if p != HORIS.onError
+            t in component for s in members for p, t in ways_out(s) if p != HORIS.onError
         )
         actions = sorted(
             (s for s in members if isinstance(s, ActionStep)), key=lambda s: str(s.iri)
