@@ -1647,13 +1647,13 @@ class _Builder:
         at: Where,
         in_text: tuple[Node, URIRef] | None = None,
         fix: str | None = None,
-    ) -> None:
+    ) -> Problem:
         """A warning that ``term`` is declared nowhere, with a did-you-mean among ``known``
-        and then ``fix`` (what else to change, when there is more than a spelling). Only a
-        warning, kept by term: world data may use it, and ``validate --world`` drops the
-        warnings about the terms the world uses. ``in_text``: the (holder, predicate) of the
-        pattern that names it, for the line the term is written on, not the pattern's
-        first."""
+        and then ``fix`` (what else to change, when there is more than a spelling); reported,
+        and returned. Only a warning, kept by term: world data may use it, and ``validate
+        --world`` drops the warnings about the terms the world uses. ``in_text``: the (holder,
+        predicate) of the pattern that names it, for the line the term is written on, not the
+        pattern's first."""
         known = [k for k in known if k not in self.definition_nodes]
         near = self.did_you_mean(term, known) or self.in_another_namespace(term, known)
         if fix is None:
@@ -1668,6 +1668,7 @@ class _Builder:
             problem = self.src.problem("warning", node, message, hint, at=at)
         self.defs.undeclared.setdefault(term, []).append(problem)
         self.problems.append(problem)
+        return problem
 
     def check_typed_terms(self, known: set[URIRef]) -> None:
         """The terms a contract is typed with, held to the loaded files before anything runs:
@@ -1976,7 +1977,7 @@ class _Builder:
                     continue
                 name = self.n(prop)
                 tool = self.n(cast(Tool, step.tool).iri)
-                self.at_text(
+                problem = self.placed_in_text(
                     "warning",
                     rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
                     owner,
@@ -1988,7 +1989,8 @@ class _Builder:
                     + f" }}; else have a step before it write {name}",
                     (holder, pred),
                 )
-                self.defs.own_writes.setdefault(prop, []).append(self.problems[-1])
+                self.problems.append(problem)
+                self.defs.own_writes.setdefault(prop, []).append(problem)
 
     def sparql_term(self, term: Node) -> str:
         """``term`` as a pattern writes it: ``?var``, a CURIE or ``<IRI>``, a literal."""
@@ -3314,7 +3316,7 @@ class _Builder:
         fails = self.fails_every_result(pshape, prop, requires)
         if fails is None:
             return False
-        self.undeclared(
+        warning = self.undeclared(
             prop,
             pshape,
             f"sh:path names {self.n(prop)}, which no loaded ontology declares, no tool's "
@@ -3329,7 +3331,6 @@ class _Builder:
             )
             + f", or declare {self.n(prop)} and have a tool's effect write it",
         )
-        warning = self.defs.undeclared[prop][-1]
         error = replace(
             warning,
             severity="error",
