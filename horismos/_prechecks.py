@@ -34,7 +34,7 @@ from ._contract import unbound_arguments
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem
 from ._model import ActionStep, Tool, Workflow
-from ._world import World
+from ._world import World, states
 
 if TYPE_CHECKING:
     from ._bindings.python import PythonBinding
@@ -60,7 +60,7 @@ def unmet_properties(
 def unstated(world: World, properties: Iterable[URIRef]) -> list[URIRef]:
     """Those of ``properties`` no statement of ``world`` has as its predicate: one look-up
     by predicate (an index's) each, whatever the world holds."""
-    return [p for p in properties if not _world_states(world, p)]
+    return [p for p in properties if not states(world.store, p, "predicate")]
 
 
 def unmet_requirements(
@@ -85,11 +85,6 @@ def refuse_unmet(defs: Definitions, world: World, landing: Collection[Node] = ()
     unmet = unmet_requirements(defs, world, landing)
     if unmet:
         raise AuthoringError(unmet)
-
-
-def _world_states(world: World, prop: URIRef) -> bool:
-    """Whether any statement of the world has ``prop`` as its predicate."""
-    return bool(world.store.select("SELECT * WHERE { ?s ?t ?o } LIMIT 1", {"t": prop}, {}))
 
 
 class Prechecks:

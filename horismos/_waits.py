@@ -42,7 +42,7 @@ from ._sources import parser_reason
 from ._stores import RUNTIME, Change, Conflict, Store
 from ._stores.base import QueryRefused
 from ._vocab import HORIS, NS, PROV
-from ._world import INSTANCES, World
+from ._world import INSTANCES, World, states
 
 __all__ = [
     "StoredInstance",
@@ -755,7 +755,11 @@ def _check_spelling(
     term with no near one is let through: the world may take terms no ontology declares."""
     written = {p for _, p, _ in triples} | {o for _, p, o in triples if p == RDF.type}
     for term in sorted((t for t in written if isinstance(t, URIRef)), key=str):
-        if term == RDF.type or _named(defs.graph, term) or _world_names(store, term):
+        if (
+            term == RDF.type
+            or _named(defs.graph, term)
+            or any(states(store, term, place) for place in ("predicate", "object"))
+        ):
             continue
         meant = closest_term(term, defs.nodes, cutoff=0.8)
         if meant is not None:
@@ -769,14 +773,6 @@ def _check_spelling(
 def _named(g: Graph, term: URIRef) -> bool:
     """Whether ``g`` writes ``term`` anywhere: as subject, predicate or object."""
     return any(t in g for t in ((term, None, None), (None, term, None), (None, None, term)))
-
-
-def _world_names(store: Store, term: URIRef) -> bool:
-    """Whether the world writes ``term`` as a predicate or an object: a look-up each, bound."""
-    return any(
-        store.select(f"SELECT * WHERE {{ {pattern} }} LIMIT 1", {"t": term}, {})
-        for pattern in ("?s ?t ?o", "?s ?p ?t")
-    )
 
 
 def _judge(
