@@ -3375,7 +3375,9 @@ class _Builder:
             {c for s in shapes for c in self.g.objects(s, SH.targetClass) if isinstance(c, URIRef)},
             key=str,
         )
-        tools = landing_tools(self.defs.workflows, classes, self.defs.classes_of)
+        kinds = {k for c in classes for k in self.defs.classes_of(c)}  # a subclass's nodes too
+        landing = {iri: t for k in kinds for iri, t in self.landing.get(k, {}).items()}
+        tools = sorted(landing.values(), key=lambda t: str(t.iri))
         if not tools or prop in self.written_properties:
             return None
         judged = " or ".join(self.n(c) for c in classes)
@@ -3384,6 +3386,12 @@ class _Builder:
             f"so its {requires} fails every {judged}: every result of {acting} on a {judged} "
             "would be rejected by the gate, after the tool has acted"
         )
+
+    @cached_property
+    def landing(self) -> dict[URIRef, dict[URIRef, Tool]]:
+        """The tools whose results land a node of each class (:func:`~._hazards.landing_tools`),
+        for every shape a load asks about."""
+        return landing_tools(self.defs.workflows)
 
     @cached_property
     def written_properties(self) -> frozenset[URIRef]:

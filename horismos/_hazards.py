@@ -588,24 +588,20 @@ def written_twice(
                 )
 
 
-def landing_tools(
-    workflows: Mapping[URIRef, Workflow],
-    classes: Iterable[URIRef],
-    classes_of: Callable[[URIRef], frozenset[URIRef]],
-) -> list[Tool]:
-    """The tools some step of ``workflows`` calls whose effect lands a node of one of
-    ``classes`` (or of a subclass): the gate judges each such result by the shapes that
-    target those classes, so what the shapes require is required of every call."""
-    kinds = {k for c in classes for k in classes_of(c)}
-    found: dict[URIRef, Tool] = {}
+def landing_tools(workflows: Mapping[URIRef, Workflow]) -> dict[URIRef, dict[URIRef, Tool]]:
+    """Per class, the tools (by IRI) some step of ``workflows`` calls whose effect lands a node
+    declared of it: the gate judges each such result by the shapes that target that class
+    (or a superclass), so what the shapes require is required of every call. One walk of the
+    flows for a load, whatever the number of shapes asked about."""
+    found: dict[URIRef, dict[URIRef, Tool]] = {}
     for workflow in workflows.values():
         for step in workflow.reachable():
             landed = _lands(step)
-            if landed is not None and landed[0] in kinds:
+            if landed is not None and landed[0] is not None:
                 tool = cast(ActionStep, step).tool
                 assert tool is not None
-                found.setdefault(tool.iri, tool)
-    return sorted(found.values(), key=lambda t: str(t.iri))
+                found.setdefault(landed[0], {}).setdefault(tool.iri, tool)
+    return found
 
 
 def _lands(step: Step) -> tuple[URIRef | None, frozenset[URIRef]] | None:
