@@ -32,6 +32,7 @@ from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
+from ._activities import activity_graph
 from ._definitions import Definitions, closest_term
 from ._errors import GateRejected, ShaclMessage, UsageError
 from ._gate import Gate
@@ -375,17 +376,15 @@ def wait_step(
     brief = compose_brief(runner, inst, step, variables) if step.delivery == HORIS.Final else None
     detail.update(outcome="waiting", started=started.isoformat(), brief=brief)
     rec.status, rec.brief, rec.graph = "waiting", brief, graph
-    triples: list[tuple[Node, Node, Node]] = [
-        (graph, RDF.type, PROV.Entity),
-        (graph, PROV.wasGeneratedBy, activity),
-        (activity, RDF.type, HORIS.StepExecution),
-        (activity, RDF.type, PROV.Activity),
-        (activity, HORIS.step, step.iri),
-        (activity, HORIS.instance, inst.instance),
-        (activity, HORIS.provenance, HORIS.SystemProvenance),
-        (activity, PROV.startedAtTime, _time(started)),
-        (activity, RDFS.label, Literal(f"{step.iri.fragment or step.iri} waits")),
-    ]
+    triples = activity_graph(
+        graph,
+        activity,
+        step.iri,
+        inst.instance,
+        HORIS.SystemProvenance,
+        f"{step.iri.fragment or step.iri} waits",
+        _time(started),
+    )
     if step.reason:
         triples.append((activity, HORIS.reason, Literal(step.reason)))
     if brief:
@@ -567,17 +566,17 @@ class Waiting:
         at = _time(runner.env.now())
         graph = URIRef(f"urn:horismos:input:{fid}")
         activity = URIRef(f"urn:horismos:activity:{fid}")
-        meta: list[tuple[Node, Node, Node]] = [
-            (graph, RDF.type, PROV.Entity),
-            (graph, PROV.wasGeneratedBy, activity),
-            (activity, RDF.type, PROV.Activity),
-            (activity, HORIS.step, self.step.iri),
-            (activity, HORIS.instance, self.stored.instance),
-            (activity, HORIS.provenance, HORIS.HumanProvenance),
-            (activity, PROV.startedAtTime, at),
-            (activity, PROV.endedAtTime, at),
-            (activity, RDFS.label, Literal(f"answer to {self.step.iri.fragment or self.step.iri}")),
-        ]
+        meta = activity_graph(
+            graph,
+            activity,
+            self.step.iri,
+            self.stored.instance,
+            HORIS.HumanProvenance,
+            f"answer to {self.step.iri.fragment or self.step.iri}",
+            at,
+            at,
+            kinds=(),
+        )
         iid = self.stored.instance
         guard = (
             (iid, HORIS.version, Literal(self.version), INSTANCES),
