@@ -477,11 +477,12 @@ class Agent:
                 iid = (
                     find_instance(world.store, instance) if isinstance(instance, str) else instance
                 )
-                if self.definitions.unmeetable:  # said as what it is, not as facts rejected
-                    stated = {p for _, p, _ in parse_facts(self.definitions, facts)}
-                    refuse_unmet(self.definitions, world, stated)
+                triples = parse_facts(self.definitions, facts)
+                # before the facts are judged: a shape no answer can meet is said as what it
+                # is, not as facts rejected (the properties the facts state land first)
+                self._prechecks.refuse_unrunnable(world, {p for _, p, _ in triples})
                 waiting = prepare(
-                    self.definitions, self._gate, reads, iid, facts, reads.store.types
+                    self.definitions, self._gate, reads, iid, triples, reads.store.types
                 )
                 runner = self.runner(
                     reads, trace, env, recorded=False, policy=Policy(allowed(allow))
@@ -491,8 +492,7 @@ class Agent:
                     worker.settles_holds_of(runner)
                 wf = self.definitions.workflows[waiting.workflow]
                 try:
-                    landing = {p for _, p, _ in waiting.facts}
-                    await runner.check_before_first_step(wf, world, landing)
+                    await runner.check_bindings(wf)
                     if worker is not None:
                         await worker.hold(wf, waiting.focus)
                     runner.header(wf, [waiting.focus], world_digest=_digest(world))

@@ -141,9 +141,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         elif not world.store.persistent:
             load_world(world, args.paths)
             beside = None  # the definitions' own files: the load has weighed them
-        warnings = run_warnings(agent.definitions, beside)  # refuses what validate would
-        if not args.quiet:  # what `validate --world` warns of: a modeler sees it before a call
-            for problem in warnings:
+        # what `validate --world` warns of: a modeler sees it before a call. It refuses what
+        # validate would; quiet, the run's own check before its first step refuses the same
+        if not args.quiet:
+            for problem in run_warnings(agent.definitions, beside):
                 print(problem, file=sys.stderr)
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
         if args.all and sys.stderr.isatty():

@@ -26,7 +26,7 @@ from ._errors import AuthoringError, Problem
 from ._gate import shape_problems
 from ._prechecks import unmeetable_errors, unmet_properties, unstated
 from ._stores import DEFAULT_STORE
-from ._world import World
+from ._world import World, states
 from ._world_terms import world_term_problems
 
 __all__ = ["cmd_validate", "run_warnings", "validate_arguments"]
@@ -233,7 +233,4 @@ def _other_cases(iri: URIRef) -> list[URIRef]:
 
 def _world_uses(world: World, iri: URIRef) -> bool:
     """Whether any statement of the world has ``iri`` as its subject, predicate or object."""
-    return any(
-        world.store.select(f"SELECT * WHERE {{ {pattern} }} LIMIT 1", {"t": iri}, {})
-        for pattern in ("?t ?p ?o", "?s ?t ?o", "?s ?p ?t")
-    )
+    return any(states(world.store, iri, place) for place in ("subject", "predicate", "object"))

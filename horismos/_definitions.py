@@ -1675,13 +1675,13 @@ class _Builder:
         at: Where,
         in_text: tuple[Node, URIRef] | None = None,
         fix: str | None = None,
-    ) -> None:
+    ) -> Problem:
         """A warning that ``term`` is declared nowhere, with a did-you-mean among ``known``
-        and then ``fix`` (what else to change, when there is more than a spelling). Only a
-        warning, kept by term: world data may use it, and ``validate --world`` drops the
-        warnings about the terms the world uses. ``in_text``: the (holder, predicate) of the
-        pattern that names it, for the line the term is written on, not the pattern's
-        first."""
+        and then ``fix`` (what else to change, when there is more than a spelling); reported,
+        and returned. Only a warning, kept by term: world data may use it, and ``validate
+        --world`` drops the warnings about the terms the world uses. ``in_text``: the (holder,
+        predicate) of the pattern that names it, for the line the term is written on, not the
+        pattern's first."""
         known = [k for k in known if k not in self.definition_nodes]
         near = self.did_you_mean(term, known) or self.in_another_namespace(term, known)
         if fix is None:
@@ -1696,6 +1696,7 @@ class _Builder:
             problem = self.src.problem("warning", node, message, hint, at=at)
         self.defs.undeclared.setdefault(term, []).append(problem)
         self.problems.append(problem)
+        return problem
 
     def check_typed_terms(self, known: set[URIRef]) -> None:
         """The terms a contract is typed with, held to the loaded files before anything runs:
@@ -2015,7 +2016,7 @@ class _Builder:
                 if self.stated_or_entailed(prop) or str(prop).startswith(FHIR):
                     continue
                 name = self.n(prop)
-                self.at_text(
+                problem = self.placed_in_text(
                     "warning",
                     rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
                     owner,
@@ -2025,7 +2026,8 @@ class _Builder:
                     + f" }}; else {elsewhere.format(name)}",
                     (holder, pred),
                 )
-                self.defs.own_writes.setdefault(prop, []).append(self.problems[-1])
+                self.problems.append(problem)
+                self.defs.own_writes.setdefault(prop, []).append(problem)
 
     def stated_or_entailed(self, prop: URIRef) -> bool:
         """Whether the files state ``prop`` of some node, or a property they relate to it
@@ -3425,7 +3427,7 @@ class _Builder:
         fails = self.fails_every_result(pshape, prop, requires)
         if fails is None:
             return False
-        self.undeclared(
+        warning = self.undeclared(
             prop,
             pshape,
             f"sh:path names {self.n(prop)}, which no loaded ontology declares, no tool's "
@@ -3440,7 +3442,6 @@ class _Builder:
             )
             + f", or declare {self.n(prop)} and have a tool's effect write it",
         )
-        warning = self.defs.undeclared[prop][-1]
         error = replace(
             warning,
             severity="error",
@@ -3485,7 +3486,9 @@ class _Builder:
             {c for s in shapes for c in self.g.objects(s, SH.targetClass) if isinstance(c, URIRef)},
             key=str,
         )
-        tools = landing_tools(self.defs.workflows, classes, self.defs.classes_of)
+        kinds = {k for c in classes for k in self.defs.classes_of(c)}  # a subclass's nodes too
+        landing = {iri: t for k in kinds for iri, t in self.landing.get(k, {}).items()}
+        tools = sorted(landing.values(), key=lambda t: str(t.iri))
         if not tools or prop in self.written_properties:
             return None
         judged = " or ".join(self.n(c) for c in classes)
@@ -3494,6 +3497,12 @@ class _Builder:
             f"so its {requires} fails every {judged}: every result of {acting} on a {judged} "
             "would be rejected by the gate, after the tool has acted"
         )
+
+    @cached_property
+    def landing(self) -> dict[URIRef, dict[URIRef, Tool]]:
+        """The tools whose results land a node of each class (:func:`~._hazards.landing_tools`),
+        for every shape a load asks about."""
+        return landing_tools(self.defs.workflows)
 
     @cached_property
     def written_properties(self) -> frozenset[URIRef]:

@@ -60,6 +60,7 @@ from ._model import (
     Tool,
     WaitStep,
     Workflow,
+    ways_out,
 )
 from ._preconditions import Precondition, group_triples
 from ._term_kinds import algebra_triples, read_terms
@@ -101,29 +102,12 @@ class Hazard:
     error, not a warning."""
 
 
-def _ways_out(step: Step) -> Iterator[tuple[URIRef, URIRef]]:
-    """``(predicate, target)`` for each edge ``step`` can take: next, onError, onPartial,
-    rules, otherwise, fallback, onTimeout."""
-    ways: list[tuple[URIRef, URIRef | None]] = [
-        (HORIS.next, step.next),
-        (HORIS.onError, step.on_error),
-        (HORIS.onPartial, getattr(step, "on_partial", None)),
-    ]
-    if isinstance(step, DecisionStep):
-        ways += [(HORIS.when, r.next) for r in step.rules] + [(HORIS.otherwise, step.otherwise)]
-    if isinstance(step, ProposalStep):
-        ways.append((HORIS.fallback, step.fallback))
-    if isinstance(step, WaitStep):
-        ways.append((HORIS.onTimeout, step.on_timeout))
-    return ((p, t) for p, t in ways if t is not None)
-
-
 def flow_graph(steps: Mapping[URIRef, Step]) -> Digraph[URIRef]:
-    """Every edge a step can take (:func:`_ways_out`)."""
+    """Every edge a step can take (:func:`~._model.ways_out`)."""
     flow: Digraph[URIRef] = {}
     for step in steps.values():
         flow.setdefault(step.iri, {})
-        for _, t in _ways_out(step):
+        for _, t in ways_out(step):
             add_edge(flow, step.iri, t)
     return flow
 
@@ -195,7 +179,7 @@ def hazards(
             t in component
             for s in component
             if s in steps
-            for p, t in _ways_out(steps[s])
+            for p, t in ways_out(steps[s])
             if p != HORIS.onError
         )
         if not looped:
@@ -244,7 +228,7 @@ def endless_loops(
     for component in strongly_connected(flow):
         members = [steps[s] for s in component if s in steps]
         looped = len(component) > 1 or any(
-            t in component for s in members for p, t in _ways_out(s) if p != HORIS.onError
+            t in component for s in members for p, t in ways_out(s) if p != HORIS.onError
         )
         actions = sorted(
             (s for s in members if isinstance(s, ActionStep)), key=lambda s: str(s.iri)
@@ -604,24 +588,20 @@ def written_twice(
                 )
 
 
-def landing_tools(
-    workflows: Mapping[URIRef, Workflow],
-    classes: Iterable[URIRef],
-    classes_of: Callable[[URIRef], frozenset[URIRef]],
-) -> list[Tool]:
-    """The tools some step of ``workflows`` calls whose effect lands a node of one of
-    ``classes`` (or of a subclass): the gate judges each such result by the shapes that
-    target those classes, so what the shapes require is required of every call."""
-    kinds = {k for c in classes for k in classes_of(c)}
-    found: dict[URIRef, Tool] = {}
+def landing_tools(workflows: Mapping[URIRef, Workflow]) -> dict[URIRef, dict[URIRef, Tool]]:
+    """Per class, the tools (by IRI) some step of ``workflows`` calls whose effect lands a node
+    declared of it: the gate judges each such result by the shapes that target that class
+    (or a superclass), so what the shapes require is required of every call. One walk of the
+    flows for a load, whatever the number of shapes asked about."""
+    found: dict[URIRef, dict[URIRef, Tool]] = {}
     for workflow in workflows.values():
         for step in workflow.reachable():
             landed = _lands(step)
-            if landed is not None and landed[0] in kinds:
+            if landed is not None and landed[0] is not None:
                 tool = cast(ActionStep, step).tool
                 assert tool is not None
-                found.setdefault(tool.iri, tool)
-    return sorted(found.values(), key=lambda t: str(t.iri))
+                found.setdefault(landed[0], {}).setdefault(tool.iri, tool)
+    return found
 
 
 def _lands(step: Step) -> tuple[URIRef | None, frozenset[URIRef]] | None:

@@ -5,12 +5,15 @@ Built once from the loaded graph by :mod:`horismos._definitions`; the runner rea
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from rdflib import URIRef
 from rdflib.term import Node
+
+from ._vocab import HORIS
 
 if TYPE_CHECKING:
     from ._preconditions import Precondition
@@ -32,7 +35,7 @@ __all__ = [
     "Tool",
     "WaitStep",
     "Workflow",
-    "exits",
+    "ways_out",
 ]
 
 
@@ -245,23 +248,27 @@ class Workflow:
             if step is None or iri in seen:
                 continue
             seen[iri] = step
-            todo.extend(exits(step))
+            todo.extend(t for _, t in ways_out(step))
         return [seen[k] for k in sorted(seen, key=str)]
 
 
-def exits(step: Step) -> list[URIRef]:
-    """Every step ``step`` may go on to: its next, its error branch, a decision's rules and
-    otherwise, a proposal's fallback, a wait's timeout, an adapter step's partial branch."""
-    nxt = [
-        step.next,
-        step.on_error,
-        getattr(step, "otherwise", None),
-        getattr(step, "on_partial", None),
-        getattr(step, "fallback", None),
-        getattr(step, "on_timeout", None),
-        *(r.next for r in getattr(step, "rules", ())),
+def ways_out(step: Step) -> Iterator[tuple[URIRef, URIRef]]:
+    """``(predicate, target)`` for each edge ``step`` may go on by: its next, its error
+    branch, an adapter step's partial branch, a decision's rules and otherwise, a proposal's
+    fallback, a wait's timeout. The one list of a step's exits: what an instance can reach,
+    and every walk of the flow the authoring checks make."""
+    ways: list[tuple[URIRef, URIRef | None]] = [
+        (HORIS.next, step.next),
+        (HORIS.onError, step.on_error),
+        (HORIS.onPartial, getattr(step, "on_partial", None)),
     ]
-    return [t for t in nxt if isinstance(t, URIRef)]
+    if isinstance(step, DecisionStep):
+        ways += [(HORIS.when, r.next) for r in step.rules] + [(HORIS.otherwise, step.otherwise)]
+    if isinstance(step, ProposalStep):
+        ways.append((HORIS.fallback, step.fallback))
+    if isinstance(step, WaitStep):
+        ways.append((HORIS.onTimeout, step.on_timeout))
+    return ((p, t) for p, t in ways if t is not None)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Any
 from rdflib import RDF, URIRef, Variable
 
 from ._digraph import Digraph, add_edge, descendants
-from ._model import ActionStep, Step, Tool, WaitStep, Workflow, exits
+from ._model import ActionStep, Step, Tool, WaitStep, Workflow, ways_out
 from ._preconditions import group_triples
 
 __all__ = ["only_own_writes", "only_own_writes_of_tool"]
@@ -126,7 +126,7 @@ def _steps_before(
         reached = True
         back: Digraph[URIRef] = {}
         for s in steps:
-            for t in exits(s):
+            for _, t in ways_out(s):
                 add_edge(back, t, s.iri)
         own = [wf.steps[i] for i in descendants(back, step.iri) if i != step.iri]
         waited = waited or any(isinstance(s, WaitStep) for s in own)

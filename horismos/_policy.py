@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
@@ -354,7 +354,7 @@ def pending(
     if bound and recorded:  # only approvals of the tool as it is defined now (implementation)
         now = implementation(tool, server)
         for fp in set(prints) & recorded.keys():
-            held = [a for a in recorded[fp] if given_for(store, a[0]) in (None, now)]
+            held = [g for g in recorded[fp] if given_for(store, g.approval) in (None, now)]
             stale = stale or len(held) < len(recorded[fp])
             recorded[fp] = held
     missing, taking = [], Counter[str]()
@@ -370,7 +370,7 @@ def pending(
     used = [
         (node, PROV.invalidatedAtTime, at, graph)
         for fp, n in taking.items()
-        for node, graph in recorded[fp][:n]
+        for node, graph, _ in recorded[fp][:n]
     ]
     return list(prints), None, used
 
@@ -389,24 +389,39 @@ def given_for(store: Store, approval: Node) -> str | None:
     return str(found) if found is not None else None
 
 
+class _Given(NamedTuple):
+    """An approval recorded: its node, the graph it was recorded in, and whether a call has
+    used it up (``prov:invalidatedAtTime``)."""
+
+    approval: Node
+    graph: Node
+    used: bool
+
+
 def _recorded(
     store: Store, instance: URIRef, since: Node | None = None, *, used: bool = False
-) -> dict[str, list[tuple[Node, Node]]]:
+) -> dict[str, list[_Given]]:
     """The approvals recorded for ``instance`` and not used yet (with ``used``, those used up
-    too), given at ``since`` or later: fingerprint -> (approval, its graph), oldest first."""
-    unused = "" if used else "FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used }"
+    too, so said), given at ``since`` or later: fingerprint -> approvals, oldest first."""
+    # a run's reads are recorded by their query's text: the run's (not used) is kept as it was
+    which, more = (
+        ("OPTIONAL { ?a prov:invalidatedAtTime ?used }", " ?used")
+        if used
+        else ("FILTER NOT EXISTS { ?a prov:invalidatedAtTime ?used }", "")
+    )
     rows = store.select(
-        f"""SELECT ?a ?g ?fp ?at WHERE {{
+        f"""SELECT ?a ?g ?fp ?at{more} WHERE {{
         ?a horis:instance ?i ; a horis:Approval ; horis:fingerprint ?fp ;
            prov:startedAtTime ?at .
-        ?g prov:wasGeneratedBy ?a . {unused} }} ORDER BY ?at ?a""",
+        ?g prov:wasGeneratedBy ?a . {which} }} ORDER BY ?at ?a""",
         {"i": instance},
         _NS,
     )
-    found: dict[str, list[tuple[Node, Node]]] = {}
+    found: dict[str, list[_Given]] = {}
     for r in rows:
         if since is None or _after(r["at"], since):
-            found.setdefault(str(r["fp"]), []).append((r["a"], r["g"]))
+            given = _Given(r["a"], r["g"], r.get("used") is not None)
+            found.setdefault(str(r["fp"]), []).append(given)
     return found
 
 
@@ -452,7 +467,8 @@ def approve(
     # the n-th approval of this payload given for this request has one name, so two given at
     # once (two operators, two processes) are one: the later commit finds it made and is
     # refused, where both landed and the spare one let a later call out that nobody approved
-    made = len(_recorded(world.store, instance, latest["started"], used=True).get(fp, ()))
+    since = _recorded(world.store, instance, latest["started"], used=True).get(fp, [])
+    made = len(since)
     new_id = hashlib.sha256(f"{latest['request']} {fp} {made}".encode()).hexdigest()[:32]
     at = Literal(dt.datetime.now(dt.UTC).isoformat(), datatype=XSD.dateTime)
     graph = URIRef(f"urn:horismos:input:{new_id}")
@@ -492,9 +508,9 @@ def approve(
     # the approvals given since the request, not used yet, for the tool as it is now: the
     # request asked for those it lacked then (a forEach's calls of one payload, one each)
     given = [
-        a
-        for a, _ in _recorded(world.store, instance, latest["started"]).get(fp, ())
-        if given_for(world.store, a) in (None, now)
+        g.approval
+        for g in since
+        if not g.used and given_for(world.store, g.approval) in (None, now)
     ]
     wanted = 1 if served else _asked(latest, fp)
     if len(given) >= wanted:  # a second approve of one call would approve a second call

@@ -34,7 +34,7 @@ from ._contract import unbound_arguments
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem
 from ._model import ActionStep, Tool, Workflow
-from ._world import World
+from ._world import World, states
 
 if TYPE_CHECKING:
     from ._bindings.python import PythonBinding
@@ -60,7 +60,7 @@ def unmet_properties(
 def unstated(world: World, properties: Iterable[URIRef]) -> list[URIRef]:
     """Those of ``properties`` no statement of ``world`` has as its predicate: one look-up
     by predicate (an index's) each, whatever the world holds."""
-    return [p for p in properties if not _world_states(world, p)]
+    return [p for p in properties if not states(world.store, p, "predicate")]
 
 
 def unmet_requirements(
@@ -81,17 +81,10 @@ def unmeetable_errors(defs: Definitions, unmet: Iterable[URIRef]) -> list[Proble
 
 def refuse_unmet(defs: Definitions, world: World, landing: Collection[Node] = ()) -> None:
     """Raise :class:`AuthoringError` with :func:`unmet_requirements`, when there are any: for
-    a lane that calls a tool, or records what lets one be called, outside a run's steps, and
-    for a resume before its facts are judged (the shape would reject them, for a property
-    neither they nor the world state)."""
+    a lane that calls a tool, or records what lets one be called, outside a run's steps."""
     unmet = unmet_requirements(defs, world, landing)
     if unmet:
         raise AuthoringError(unmet)
-
-
-def _world_states(world: World, prop: URIRef) -> bool:
-    """Whether any statement of the world has ``prop`` as its predicate."""
-    return bool(world.store.select("SELECT * WHERE { ?s ?t ?o } LIMIT 1", {"t": prop}, {}))
 
 
 class Prechecks:
@@ -109,6 +102,14 @@ class Prechecks:
         if self._unbound is None:
             self._unbound = unbound_arguments(self.defs)
         return self._unbound
+
+    def refuse_unrunnable(self, world: World, landing: Collection[Node] = ()) -> None:
+        """Raise :class:`AuthoringError` for what ``validate --world`` refuses beside ``world``:
+        a required argument nothing binds, a property a shape requires that ``world`` does not
+        hold nor the facts ``landing`` first state (read unrecorded: no step made the reads)."""
+        unrunnable = [*self.unbound(), *unmet_requirements(self.defs, world, landing)]
+        if unrunnable:
+            raise AuthoringError(unrunnable)
 
     def tools(self, workflow: Workflow) -> tuple[Tool, ...]:
         """The tool of each ActionStep ``workflow`` can reach, in the order of its steps."""

@@ -38,6 +38,7 @@ from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
+from ._activities import activity_graph
 from ._definitions import Definitions
 from ._errors import RunError, UsageError
 from ._model import ActionStep, ProposalStep
@@ -647,18 +648,16 @@ def _record(
     activity = URIRef(f"urn:horismos:activity:{rid}")
     choice = URIRef(f"urn:horismos:choice:{rid}")
     ended = runner.env.now()
-    triples: list[tuple[Node, Node, Node]] = [
-        (graph, RDF.type, PROV.Entity),
-        (graph, PROV.wasGeneratedBy, activity),
-        (activity, RDF.type, HORIS.StepExecution),
-        (activity, RDF.type, PROV.Activity),
-        (activity, HORIS.step, step.iri),
-        (activity, HORIS.instance, inst.instance),
-        (activity, HORIS.provenance, HORIS.ModelProvenance),
-        (activity, PROV.startedAtTime, Literal(started.isoformat(), datatype=XSD.dateTime)),
-        (activity, PROV.endedAtTime, Literal(ended.isoformat(), datatype=XSD.dateTime)),
-        (activity, RDFS.label, Literal(f"{step.iri.fragment or step.iri} ranked by {model}")),
-    ]
+    triples = activity_graph(
+        graph,
+        activity,
+        step.iri,
+        inst.instance,
+        HORIS.ModelProvenance,
+        f"{step.iri.fragment or step.iri} ranked by {model}",
+        Literal(started.isoformat(), datatype=XSD.dateTime),
+        Literal(ended.isoformat(), datatype=XSD.dateTime),
+    )
     triples += [(activity, PROV.used, c.node) for c in kept]
     if message:
         triples.append((activity, HORIS.error, Literal(message)))

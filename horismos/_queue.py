@@ -44,7 +44,7 @@ from rdflib import URIRef
 from . import _loop
 from ._agent import Agent
 from ._claims import Worker
-from ._errors import BrokerError, LeaseLost, UsageError
+from ._errors import AuthoringError, BrokerError, LeaseLost, UsageError
 from ._policy import DEFAULT_ALLOW, Policy, allowed
 from ._redact import redact_url
 from ._runner import Environment
@@ -265,15 +265,18 @@ class InstanceDriver:
         self._lock = threading.Lock()
 
     def check(self) -> None:
-        """Resolve every workflow's bindings now, so a worker whose tools do not fit its
-        definitions refuses to start rather than failing each task it takes."""
+        """Refuse now what every task would be refused for, so a worker whose definitions
+        the world does not let run, or whose tools do not fit them, refuses to start rather
+        than failing each task it takes: what is checked of the world once, then every
+        workflow's bindings."""
 
         async def check_all() -> None:
             world, _ = self._world()
             runner = self.agent.runner(world, Trace(None), Environment(), recorded=False)
             try:
+                runner.prechecks.refuse_unrunnable(world)
                 for wf in self.agent.definitions.workflows.values():
-                    await runner.check_before_first_step(wf, world)
+                    await runner.check_bindings(wf)
             finally:
                 await runner.aclose()
 
@@ -366,11 +369,14 @@ def serve(
         started = time.monotonic()
         try:
             status = driver.drive(workflow, focus, self.request.id or "")
-        except UsageError as e:  # not a task for these definitions: say so, drop it
+        except (UsageError, AuthoringError) as e:
+            # not a task for these definitions, or definitions the world no longer lets run
+            # (a property a shape requires gone from it): said once, the task dropped. Raised
+            # on, Celery said it again, with a traceback
             log.error(
                 "horismos worker: task %s (%s, %s) refused: %s", self.request.id, workflow, focus, e
             )
-            raise
+            return "refused"
         log.info(
             "horismos worker: %s for %s: %s in %.2fs",
             workflow,

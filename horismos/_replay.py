@@ -57,7 +57,7 @@ from ._runner import Environment
 from ._stores import Conflict
 from ._trace import READ_VERSIONS, Trace, iter_trace, version_message
 from ._traceview import short
-from ._waits import StoredInstance, prepare
+from ._waits import StoredInstance, parse_facts, prepare
 from ._world import World
 
 if TYPE_CHECKING:
@@ -616,7 +616,7 @@ async def _drive(
                     agent._gate,
                     runner.world,
                     instance,
-                    facts,
+                    parse_facts(defs, facts),
                     runner.store.types,
                 )
             except (UsageError, GateRejected) as e:

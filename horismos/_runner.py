@@ -27,7 +27,6 @@ from ._bindings.reach import hosts_of
 from ._definitions import Definitions
 from ._errors import (
     ArgumentTypeError,
-    AuthoringError,
     CallInFlight,
     GateRejected,
     InstanceFailed,
@@ -74,7 +73,7 @@ from ._model import (
 )
 from ._outcomes import Expired, encode, outcome_of
 from ._policy import Pending, Policy, pending, refusal, side_effect
-from ._prechecks import Prechecks, unmet_requirements
+from ._prechecks import Prechecks
 from ._proposal import RankRequest, Reply, ask, propose
 from ._reads import text
 from ._records import InstanceRun, StepRecord
@@ -353,16 +352,16 @@ class Runner:
         self, workflow: Workflow, world: World, landing: Collection[Node] = ()
     ) -> None:
         """Refuse, before any step fires, definitions ``validate --world`` refuses beside
-        ``world`` (a required argument nothing binds, a property a shape requires that
-        ``world`` does not hold nor the facts ``landing`` first state: read unrecorded, as
-        no step of the run made the reads), then resolve every binding the workflow can
-        reach, and let each refuse (an MCP tool whose schema does not fit the declared
-        arguments). Other workflows' tools are not this run's concern. A Python function
-        found to fit on an earlier run of the agent is not inspected again
-        (:mod:`._prechecks`)."""
-        unrunnable = [*self.prechecks.unbound(), *unmet_requirements(self.defs, world, landing)]
-        if unrunnable:
-            raise AuthoringError(unrunnable)
+        ``world`` (:meth:`~._prechecks.Prechecks.refuse_unrunnable`, ``landing`` the
+        properties of facts landing first), then :meth:`check_bindings`."""
+        self.prechecks.refuse_unrunnable(world, landing)
+        await self.check_bindings(workflow)
+
+    async def check_bindings(self, workflow: Workflow) -> None:
+        """Resolve every binding ``workflow`` can reach, and let each refuse (an MCP tool
+        whose schema does not fit the declared arguments). Other workflows' tools are not
+        this run's concern. A Python function found to fit on an earlier run of the agent is
+        not inspected again (:mod:`._prechecks`)."""
         for tool in self.prechecks.tools(workflow):
             known = self.prechecks.fitting(tool, self.registry)
             if known is not None:

@@ -79,6 +79,8 @@ class _File:
     graph: Graph
     lines: list[str] | None = None
     _namespaces: dict[str, str] | None = None
+    _tokens: dict[URIRef, list[str]] = field(default_factory=dict)
+    _subject_lines: dict[URIRef, int | None] = field(default_factory=dict)
 
     @property
     def namespaces(self) -> dict[str, str]:
@@ -99,11 +101,15 @@ class _File:
         return self.lines
 
     def tokens(self, node: URIRef) -> list[str]:
-        text = str(node)
-        toks = [f"<{node}>"]
-        for prefix, ns in self.namespaces.items():
-            if text.startswith(ns) and len(text) > len(ns):
-                toks.append(f"{prefix}:{text[len(ns) :]}")
+        """The ways this file may write ``node``: ``<IRI>`` and a CURIE per prefix it binds;
+        worked out once a node, as every line a search reads asks again."""
+        toks = self._tokens.get(node)
+        if toks is None:
+            text = str(node)
+            toks = self._tokens[node] = [f"<{node}>"]
+            for prefix, ns in self.namespaces.items():
+                if text.startswith(ns) and len(text) > len(ns):
+                    toks.append(f"{prefix}:{text[len(ns) :]}")
         return toks
 
     def find(self, node: URIRef, text: str, start: int = 0) -> re.Match[str] | None:
@@ -116,12 +122,19 @@ class _File:
         return found
 
     def subject_line(self, node: URIRef) -> int | None:
-        """The first line (1-based) that opens with ``node``: where its description starts."""
-        for i, text in enumerate(self.text_lines(), 1):
-            m = self.find(node, text)
-            if m is not None and not text[: m.start()].strip():
-                return i
-        return None
+        """The first line (1-based) that opens with ``node``: where its description starts.
+        Kept: every problem placed in a node's description asks (a shape's property shapes,
+        each said of, read the file from its top once each)."""
+        if node not in self._subject_lines:
+            self._subject_lines[node] = next(
+                (
+                    i
+                    for i, text in enumerate(self.text_lines(), 1)
+                    if (m := self.find(node, text)) is not None and not text[: m.start()].strip()
+                ),
+                None,
+            )
+        return self._subject_lines[node]
 
     def mention_line(self, node: URIRef) -> int | None:
         for i, text in enumerate(self.text_lines(), 1):

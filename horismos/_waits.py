@@ -32,6 +32,7 @@ from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
+from ._activities import activity_graph
 from ._definitions import Definitions, closest_term
 from ._errors import GateRejected, ShaclMessage, UsageError
 from ._gate import Gate
@@ -42,7 +43,14 @@ from ._sources import parser_reason
 from ._stores import RUNTIME, Change, Conflict, Store, StoreError
 from ._stores.base import QueryRefused
 from ._vocab import HORIS, NS, PROV
-from ._world import INDEXED_EVERY_INSTANCE, INSTANCES, SHORT_IDS, World, indexes_every_instance
+from ._world import (
+    INDEXED_EVERY_INSTANCE,
+    INSTANCES,
+    SHORT_IDS,
+    World,
+    indexes_every_instance,
+    states,
+)
 
 __all__ = [
     "StoredInstance",
@@ -421,17 +429,15 @@ def wait_step(
     brief = compose_brief(runner, inst, step, variables) if step.delivery == HORIS.Final else None
     detail.update(outcome="waiting", started=started.isoformat(), brief=brief)
     rec.status, rec.brief, rec.graph = "waiting", brief, graph
-    triples: list[tuple[Node, Node, Node]] = [
-        (graph, RDF.type, PROV.Entity),
-        (graph, PROV.wasGeneratedBy, activity),
-        (activity, RDF.type, HORIS.StepExecution),
-        (activity, RDF.type, PROV.Activity),
-        (activity, HORIS.step, step.iri),
-        (activity, HORIS.instance, inst.instance),
-        (activity, HORIS.provenance, HORIS.SystemProvenance),
-        (activity, PROV.startedAtTime, _time(started)),
-        (activity, RDFS.label, Literal(f"{step.iri.fragment or step.iri} waits")),
-    ]
+    triples = activity_graph(
+        graph,
+        activity,
+        step.iri,
+        inst.instance,
+        HORIS.SystemProvenance,
+        f"{step.iri.fragment or step.iri} waits",
+        _time(started),
+    )
     if step.reason:
         triples.append((activity, HORIS.reason, Literal(step.reason)))
     if brief:
@@ -613,17 +619,17 @@ class Waiting:
         at = _time(runner.env.now())
         graph = URIRef(f"urn:horismos:input:{fid}")
         activity = URIRef(f"urn:horismos:activity:{fid}")
-        meta: list[tuple[Node, Node, Node]] = [
-            (graph, RDF.type, PROV.Entity),
-            (graph, PROV.wasGeneratedBy, activity),
-            (activity, RDF.type, PROV.Activity),
-            (activity, HORIS.step, self.step.iri),
-            (activity, HORIS.instance, self.stored.instance),
-            (activity, HORIS.provenance, HORIS.HumanProvenance),
-            (activity, PROV.startedAtTime, at),
-            (activity, PROV.endedAtTime, at),
-            (activity, RDFS.label, Literal(f"answer to {self.step.iri.fragment or self.step.iri}")),
-        ]
+        meta = activity_graph(
+            graph,
+            activity,
+            self.step.iri,
+            self.stored.instance,
+            HORIS.HumanProvenance,
+            f"answer to {self.step.iri.fragment or self.step.iri}",
+            at,
+            at,
+            kinds=(),
+        )
         iid = self.stored.instance
         guard = (
             (iid, HORIS.version, Literal(self.version), INSTANCES),
@@ -647,16 +653,17 @@ def prepare(
     gate: Gate,
     world: World,
     iid: URIRef,
-    facts: str | Graph | None,
+    facts: list[tuple[Node, Node, Node]],
     types_of: Callable[[Node], set[Node]] | None = None,
 ) -> Waiting:
-    """Check that ``iid`` can be resumed and that ``facts`` may answer it; writes nothing.
+    """Check that ``iid`` can be resumed and that ``facts`` (:func:`parse_facts`' triples)
+    may answer it; writes nothing.
 
     A waiting instance resumes with facts or without. A *running* one is an instance whose
     process stopped mid-run (a crash): on a store no other process writes, it is continued
     from its stored step, without facts. Raises :class:`UsageError` for any other instance or
-    facts that do not parse or write runtime state, :class:`GateRejected` for facts that break
-    the domain shapes.
+    facts that write runtime state, :class:`GateRejected` for facts that break the domain
+    shapes.
     """
     stored = read_instance(world.store, iid)
     if stored is None and not world.store.select(
@@ -716,19 +723,18 @@ def prepare(
             "definitions do not declare as a horis:WaitStep of "
             f"{defs.name(stored.workflow)}; load the definitions it ran with"
         )
-    triples = parse_facts(defs, facts)
-    _check_terms(defs, triples)
-    _check_spelling(defs, world.store, triples)
+    _check_terms(defs, facts)
+    _check_spelling(defs, world.store, facts)
     check_answer(
         defs,
         world.store,
         iid,
         step.iri,
-        triples,  # a person picks a legal option
+        facts,  # a person picks a legal option
         types_of or (lambda n: set(world.store.objects(n, RDF.type))),
     )
-    _judge(defs, gate, world.store, triples, types_of)
-    return Waiting(stored, step, triples)
+    _judge(defs, gate, world.store, facts, types_of)
+    return Waiting(stored, step, facts)
 
 
 def parse_facts(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Node, Node]]:
@@ -801,7 +807,11 @@ def _check_spelling(
     term with no near one is let through: the world may take terms no ontology declares."""
     written = {p for _, p, _ in triples} | {o for _, p, o in triples if p == RDF.type}
     for term in sorted((t for t in written if isinstance(t, URIRef)), key=str):
-        if term == RDF.type or _named(defs.graph, term) or _world_names(store, term):
+        if (
+            term == RDF.type
+            or _named(defs.graph, term)
+            or any(states(store, term, place) for place in ("predicate", "object"))
+        ):
             continue
         meant = closest_term(term, defs.nodes, cutoff=0.8)
         if meant is not None:
@@ -815,14 +825,6 @@ def _check_spelling(
 def _named(g: Graph, term: URIRef) -> bool:
     """Whether ``g`` writes ``term`` anywhere: as subject, predicate or object."""
     return any(t in g for t in ((term, None, None), (None, term, None), (None, None, term)))
-
-
-def _world_names(store: Store, term: URIRef) -> bool:
-    """Whether the world writes ``term`` as a predicate or an object: a look-up each, bound."""
-    return any(
-        store.select(f"SELECT * WHERE {{ {pattern} }} LIMIT 1", {"t": term}, {})
-        for pattern in ("?s ?t ?o", "?s ?p ?t")
-    )
 
 
 def _judge(

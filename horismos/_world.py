@@ -12,8 +12,10 @@ from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from rdflib import BNode, Dataset, URIRef
+from rdflib.term import Node
 
 from ._bindings.reach import Hosts
 from ._digest import Digest
@@ -30,9 +32,11 @@ __all__ = [
     "INDEXED_EVERY_INSTANCE",
     "INSTANCES",
     "SHORT_IDS",
+    "Place",
     "World",
     "holds_subject",
     "indexes_every_instance",
+    "states",
     "unindexed",
 ]
 
@@ -164,15 +168,30 @@ class World:
         self.close()
 
 
-_HAS_SUBJECT = "SELECT ?p WHERE { ?s ?p ?o } LIMIT 1"
+Place = Literal["subject", "predicate", "object"]
+
+_ONE_STATEMENT: dict[str, tuple[str, str]] = {
+    # the query and the variable bound. A run's reads are recorded by the query's text and
+    # its bound names, and a trace replays by them: each is written as it always was
+    "subject": ("SELECT ?p WHERE { ?s ?p ?o } LIMIT 1", "s"),
+    "predicate": ("SELECT * WHERE { ?s ?t ?o } LIMIT 1", "t"),
+    "object": ("SELECT * WHERE { ?s ?p ?t } LIMIT 1", "t"),
+}
+
+
+def states(store: Store, term: Node, place: Place) -> bool:
+    """Whether a statement of ``store`` has ``term`` as its ``place``: one triple asked, by an
+    index, never every triple of the term read (a node or a property of a knowledge graph may
+    be in millions)."""
+    query, bound = _ONE_STATEMENT[place]
+    return bool(store.select(query, {bound: term}, {}))
 
 
 def holds_subject(world: World, node: URIRef) -> bool:
-    """Whether ``world`` has a statement about ``node``: one triple asked, never the node's
-    every triple read (a node of a knowledge graph may be the subject of millions). Asked to
-    tell which of a prefix's namespaces a name means (a focus given as a CURIE, a node
-    printed as one)."""
-    return bool(world.store.select(_HAS_SUBJECT, {"s": node}, {}))
+    """Whether ``world`` has a statement about ``node`` (:func:`states`). Asked to tell which
+    of a prefix's namespaces a name means (a focus given as a CURIE, a node printed as
+    one)."""
+    return states(world.store, node, "subject")
 
 
 def unindexed(store: Store) -> None:

@@ -20,12 +20,13 @@ from pathlib import Path
 
 import pytest
 from oxigraph_server import OxigraphServer
-from rdflib import URIRef
+from rdflib import Literal, URIRef
 from redis_server import RedisServer
-from test_workers import DEFINITIONS, EHR, TOOLS, held_definitions, instances, ledger
+from test_workers import DEFINITIONS, EHR, ROOT, TOOLS, held_definitions, instances, ledger
 
 from horismos import Agent, World, wait_for_instances
 from horismos import submit as horismos_submit
+from horismos._stores import Change
 
 LEASE = "1.5"
 PATIENTS = 8  # few: each test starts servers and workers of its own
@@ -317,6 +318,49 @@ def test_a_worker_waits_out_an_unreachable_store_and_commits_nothing_half(
     assert "trying again" in workers.log(0)
     check = horismos(ward, "digest", "--check", "--store", server.store)
     assert check.returncode == 0, check.stderr
+
+
+def quads_but_claims(store: str) -> list[str]:
+    """Every quad of ``store`` outside the claims' graph (where a worker keeps its lease),
+    sorted, in N-Quads terms (a query's default graph is the union of the named ones)."""
+    world = World.open(store)
+    rows = world.store.select("""SELECT ?s ?p ?o ?g WHERE {
+        GRAPH ?g { ?s ?p ?o } FILTER(?g != <urn:horismos:runtime:claims>) }""", {}, {})
+    world.close()
+    return sorted(" ".join(r[k].n3() for k in ("s", "p", "o", "g")) for r in rows)
+
+
+def test_a_task_is_refused_when_the_world_no_longer_holds_what_a_shape_requires(
+        ward, server, broker, workers):
+    """A shape requires :triagedAt, which no file declares and no tool writes: the world held
+    it when the worker started, so the worker took tasks; once the statement is gone every
+    result the gate judges by that shape would be rejected after assign_queue had acted. The
+    task is refused before its instance begins: no tool called, the world as it was, and the
+    worker's log says which shape, where, and what to change."""
+    old = "    sh:targetClass :Patient ;\n"
+    ehr = (ROOT / "ontologies" / "ehr.ttl").read_text()
+    assert ehr.count(old) == 1
+    (ward / "ehr.ttl").write_text(
+        ehr.replace(old, old + "    sh:property [ sh:path :triagedAt ; sh:minCount 1 ] ;\n"))
+    line = ehr[: ehr.index(old)].count("\n") + 2
+    stated = (URIRef(f"{EHR}nurse1"), URIRef(f"{EHR}triagedAt"), Literal("08:00"), None)
+    with World.open(server.store) as world:
+        world.commit(Change(add=[stated]))
+    workers.start(definitions=[DEFINITIONS[0], str(ward / "ehr.ttl")])
+    wait_until(lambda: " ready." in workers.log(0), "worker 0")
+    with World.open(server.store) as world:
+        world.commit(Change(remove=[stated]))
+    before = quads_but_claims(server.store)
+    done = submit(ward, server, broker, "--focus", f"<{EHR}p01>")
+    assert done.returncode == 0, done.stderr
+    wait_until(lambda: " succeeded in " in workers.log(0), "the task to end")
+    said = workers.log(0)
+    assert ": 'refused'" in said, said
+    assert f"ehr.ttl:{line}: error: :PatientShape: sh:path names :triagedAt" in said, said
+    assert "give the property shape sh:minCount 0" in said, said
+    assert "Traceback" not in said, said
+    assert ledger(ward) == []
+    assert quads_but_claims(server.store) == before
 
 
 def test_a_worker_frozen_past_its_lease_has_its_late_commit_refused(

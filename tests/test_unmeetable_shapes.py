@@ -81,10 +81,12 @@ def test_run_refuses_a_shape_no_result_can_meet_and_calls_no_tool(
     p = horismos("run", str(TRIAGE_WF), str(ehr), str(WORLD), "--tools", "tools.py",
                  "--focus", ":patient42", cwd=tmp_path)
     assert p.returncode == 2 and not (tmp_path / "calls.log").exists(), p.stderr
-    # quiet says no warnings, but refuses all the same
-    p = horismos("run", str(TRIAGE_WF), str(ehr), "--world", str(WORLD), "--tools", "tools.py",
-                 "--focus", ":patient42", "-q", cwd=tmp_path)
-    assert p.returncode == 2 and not (tmp_path / "calls.log").exists(), p.stderr
+    # quiet says no warnings, but refuses all the same, in the same words, a world given or not
+    for world in (["--world", str(WORLD)], [str(WORLD)]):
+        p = horismos("run", str(TRIAGE_WF), str(ehr), *world, "--tools", "tools.py",
+                     "--focus", ":patient42", "-q", cwd=tmp_path)
+        assert p.returncode == 2 and not (tmp_path / "calls.log").exists(), p.stderr
+        assert said in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 def test_validate_with_a_world_refuses_it_and_without_one_warns_what_the_world_decides(
