@@ -1,0 +1,144 @@
+"""A client that asks again: a script retrying `tools call --approval`. Each tool appends
+to a ledger, so a second call shows; the world lives where processes share it
+(``oxigraph:PATH``, ``sparql:`` over ``oxigraph serve``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from oxigraph_server import OxigraphServer
+
+PREFIXES = """\
+@prefix :      <http://example.org/pay#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+"""
+
+DEFINITIONS = PREFIXES + """
+:Order a owl:Class .
+
+:t.charge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+    horis:effect [ horis:asserts [ horis:property :chargeRef ; horis:type xsd:string ;
+                                   horis:many true ] ] ;
+    horis:binding "python:payments.charge" ;
+    horis:requiresApproval true ;
+    horis:idempotent IDEMPOTENT .
+"""
+
+# SLOW=<seconds> keeps the tool in its call that long, so two processes overlap
+PAYMENTS = '''
+import os, time, uuid
+
+def charge(order):
+    with open(os.environ["LEDGER"], "a") as f:
+        f.write(f"charge {order}\\n")
+    time.sleep(float(os.environ.get("SLOW", "0")))
+    return {"chargeRef": uuid.uuid4().hex}
+'''
+
+
+def shop(root: Path, idempotent: bool = False) -> Path:
+    (root / "pay.ttl").write_text(
+        DEFINITIONS.replace("IDEMPOTENT", "true" if idempotent else "false"))
+    (root / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    (root / "payments.py").write_text(PAYMENTS)
+    return root
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd, env=_env(cwd),
+                          capture_output=True, text=True, timeout=300)
+
+
+def start(cwd: Path, *args: str, slow: float) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                            env=_env(cwd, slow), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _env(cwd: Path, slow: float = 0) -> dict[str, str]:
+    return dict(os.environ, LEDGER=str(cwd / "ledger.txt"), SLOW=str(slow))
+
+
+def ledger(cwd: Path) -> list[str]:
+    path = cwd / "ledger.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+CALL = ("tools", "call", "t.charge", "pay.ttl", "--tools", "payments.py",
+        "--args", '{"order": ":o1"}')
+
+
+def approval(cwd: Path) -> str:
+    p = cli(cwd, "tools", "approve", "t.charge", "pay.ttl", "--args", '{"order": ":o1"}')
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+@pytest.mark.parametrize("idempotent", [False, True])
+def test_a_retry_loop_given_one_approval_charges_once(tmp_path, idempotent) -> None:
+    """Each `tools call` given the same --approval was made: a script retrying three times
+    charged three times. The call it allows uses it up, recorded in the world with the call's
+    intent (or its effects): the retries are refused, exit 2, saying how to get a fresh one."""
+    shop(tmp_path, idempotent)
+    store = ("--store", "oxigraph:store")
+    assert cli(tmp_path, "load", "world.ttl", *store).returncode == 0
+    given = approval(tmp_path)
+    tries = [cli(tmp_path, *CALL, *store, "--approval", given) for _ in range(3)]
+    assert tries[0].returncode == 0, tries[0].stdout + tries[0].stderr
+    for again in tries[1:]:
+        assert again.returncode == 2, again.stdout + again.stderr
+        assert "refused (approval_used)" in again.stdout
+        assert "allows one call" in again.stdout and "tools approve t.charge" in again.stdout
+        assert "Traceback" not in again.stderr
+    assert ledger(tmp_path) == ["charge http://example.org/pay#o1"]
+    # the bare fingerprint is an approval of one call too, and a fresh approval another
+    bare = given.partition(".")[0]
+    assert cli(tmp_path, *CALL, *store, "--approval", bare).returncode == 0
+    assert cli(tmp_path, *CALL, *store, "--approval", bare).returncode == 2
+    assert cli(tmp_path, *CALL, *store, "--approval", approval(tmp_path)).returncode == 0
+    assert len(ledger(tmp_path)) == 3
+
+
+def test_an_approval_kept_with_out_is_used_up_in_the_world_read_back(tmp_path) -> None:
+    """A world in memory holds the approval's use as long as it is written back (--out); a
+    run from the file written is refused the same approval."""
+    shop(tmp_path)
+    given = approval(tmp_path)
+    first = cli(tmp_path, *CALL, "--world", "world.ttl", "--out", "after.trig",
+                "--approval", given)
+    assert first.returncode == 0, first.stdout + first.stderr
+    again = cli(tmp_path, *CALL, "--world", "after.trig", "--approval", given)
+    assert again.returncode == 2 and "approval_used" in again.stdout, again.stdout
+    assert len(ledger(tmp_path)) == 1
+
+
+def test_two_processes_given_one_approval_at_once_charge_once(tmp_path) -> None:
+    """Two `tools call --approval` started together on one `sparql:` world: the first holds
+    the order's claim and records the approval's use with its intent; the other is refused
+    (busy while the first calls, or the approval used once it has)."""
+    shop(tmp_path)
+    server = OxigraphServer(tmp_path / "db")
+    try:
+        store = ("--store", server.store)
+        assert cli(tmp_path, "load", "world.ttl", *store).returncode == 0
+        given = approval(tmp_path)
+        both = [start(tmp_path, *CALL, *store, "--approval", given, slow=1.5)
+                for _ in range(2)]
+        outs = [p.communicate(timeout=300) for p in both]
+        codes = sorted(p.returncode for p in both)
+        assert codes[0] == 0 and codes[1] in (2, 5), outs
+        assert ledger(tmp_path) == ["charge http://example.org/pay#o1"], outs
+        late = cli(tmp_path, *CALL, *store, "--approval", given)
+        assert late.returncode == 2 and "approval_used" in late.stdout, late.stdout
+        assert len(ledger(tmp_path)) == 1
+    finally:
+        server.stop()
+
