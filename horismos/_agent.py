@@ -30,7 +30,15 @@ from ._runner import Environment, Runner, focus_nodes
 from ._stores import Change, Store
 from ._surfaces import Catalog
 from ._trace import Trace
-from ._waits import StoredInstance, find_instance, finished_foci, parse_facts, prepare, unfinished
+from ._waits import (
+    StoredInstance,
+    find_instance,
+    finished_foci,
+    instance_for,
+    parse_facts,
+    prepare,
+    unfinished,
+)
 from ._world import World, holds_subject
 
 __all__ = ["Agent"]
@@ -183,6 +191,7 @@ class Agent:
         trace_snapshot: bool = False,
         allow: Iterable[str] = DEFAULT_ALLOW,
         on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
+        again: bool = True,
     ) -> Run:
         """Run one instance for ``focus``, or one per focus node with ``all=True`` — leaving
         out a node the world holds a finished instance of the workflow for, so a batch run
@@ -197,7 +206,11 @@ class Agent:
         side-effect classes steps may call (default: all but ExternalCommit); a step whose
         tool is outside it blocks with PolicyRefused, and one whose tool requires approval
         waits for it (:meth:`approve`). ``on_step`` is called with the instance and each step's
-        record as soon as it has landed.
+        record as soon as it has landed. ``again=False`` (a single ``focus``): if the focus
+        has an instance of the workflow, unfinished or finished, drive nothing and answer it as
+        it stands (the run's one instance, no steps) — what a client retrying after a timeout
+        needs, rather than a second run and its calls; decided under the focus's claim on a
+        shared world, so two such requests at once start one instance.
         """
         return _loop.run(
             self.arun(
@@ -211,6 +224,7 @@ class Agent:
                 trace_snapshot=trace_snapshot,
                 allow=allow,
                 on_step=on_step,
+                again=again,
             )
         )
 
@@ -228,8 +242,14 @@ class Agent:
         env: Environment | None = None,
         allow: Iterable[str] = DEFAULT_ALLOW,
         on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
+        again: bool = True,
     ) -> Run:
         """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
+        if not again and all:
+            raise UsageError(
+                "again=False answers one focus's instance; all=True leaves out the foci "
+                "whose instance finished already: give a focus, or leave again out"
+            )
         wf = self.workflow(workflow)
         rules = Policy(allowed(allow))
         with self._refusable(world) as begun:
@@ -273,6 +293,10 @@ class Agent:
                 if worker is None and all:  # each focus one instance, as claims give a shared world
                     ended = finished_foci(world.store, wf.iri)
                     foci = [f for f in foci if f in left or f not in ended]
+                if not again and not all:  # a request repeated: its instance as it stands
+                    found = instance_for(world.store, wf.iri, foci[0])
+                    if found is not None:
+                        return Run([found.as_found(world.store)], runner.trace)
                 if not all:
                     _not_waiting(self.definitions, left.get(foci[0]))
                 runner.header(

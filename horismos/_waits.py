@@ -33,7 +33,7 @@ from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._definitions import Definitions, closest_term
-from ._errors import GateRejected, ShaclMessage, UsageError
+from ._errors import GateRejected, RunError, ShaclMessage, UsageError
 from ._gate import Gate
 from ._model import ActionStep, Step, WaitStep
 from ._proposal import check_answer
@@ -50,6 +50,7 @@ __all__ = [
     "Waiting",
     "find_instance",
     "finished_foci",
+    "instance_for",
     "open_wait",
     "parse_facts",
     "prepare",
@@ -111,6 +112,26 @@ class StoredInstance:
     blocked_at: Literal | None = None
     """Since when it is blocked (``horis:blockedAt``), as stored: a continued instance's state
     is replaced by the quads it was written as."""
+
+    def as_found(self, store: Store) -> InstanceRun:
+        """The instance as a run reports one, read back instead of driven: its status, where
+        it stands, why it is blocked or failed, and an open wait's brief (no steps)."""
+        wait = (
+            open_wait(store, self.instance, self.current)
+            if self.status == "waiting" and self.current is not None
+            else None
+        )
+        return InstanceRun(
+            self.instance,
+            self.workflow,
+            self.focus,
+            self.status,  # type: ignore[arg-type]
+            self.current,
+            error=RunError(self.error) if self.error else None,
+            blocked_by=self.blocked_by,
+            variables=dict(self.variables),
+            brief=wait.brief if wait is not None else None,
+        )
 
 
 def read_instance(store: Store, iid: URIRef) -> StoredInstance | None:
@@ -194,6 +215,29 @@ _FINISHED = f"""
     SELECT DISTINCT ?f WHERE {{ GRAPH <{INSTANCES}> {{
         ?i horis:workflow ?wf ; horis:status ?s ; horis:focus ?f .
         FILTER (?s IN (horis:Completed, horis:Failed)) }} }}"""
+
+
+def instance_for(store: Store, workflow: URIRef, focus: URIRef) -> StoredInstance | None:
+    """The instance of ``workflow`` for ``focus`` a repeated request to run it is answered
+    with (``run_workflow`` retried by an agent after a timeout): its unfinished one, else the
+    one last active; None when the focus has none. Read from the focus's own instances and
+    their activities (the focus leads), never from the world's others."""
+    rows = store.select(_OF_FOCUS, {"f": focus, "wf": workflow}, _NS)
+    if not rows:
+        return None
+    last: dict[URIRef, tuple[bool, str]] = {}
+    for r in rows:
+        iid = cast(URIRef, r["i"])
+        open_ = r["s"] in _UNFINISHED
+        last[iid] = max(last.get(iid, (open_, "")), (open_, str(r.get("t", ""))))
+    return read_instance(store, max(last, key=lambda i: (*last[i], str(i))))
+
+
+_OF_FOCUS = f"""
+    SELECT ?i ?s ?t WHERE {{
+        GRAPH <{INSTANCES}> {{ ?i horis:focus ?f ; horis:workflow ?wf ; horis:status ?s }}
+        OPTIONAL {{ ?a horis:instance ?i .
+                    {{ ?a prov:startedAtTime ?t }} UNION {{ ?a prov:endedAtTime ?t }} }} }}"""
 
 _UNFINISHED = (HORIS.Running, HORIS.Blocked, HORIS.Waiting)
 

@@ -1,16 +1,18 @@
-"""A client that asks again: a script retrying `tools call --approval`. Each tool appends
-to a ledger, so a second call shows; the world lives where processes share it
-(``oxigraph:PATH``, ``sparql:`` over ``oxigraph serve``).
+"""A client that asks again: a script retrying `tools call --approval`, an agent retrying
+`run_workflow` after a timeout. Each tool appends to a ledger, so a second call shows; the
+world lives where processes share it (``oxigraph:PATH``, ``sparql:`` over ``oxigraph serve``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
 
 PREFIXES = """\
@@ -30,6 +32,17 @@ DEFINITIONS = PREFIXES + """
     horis:binding "python:payments.charge" ;
     horis:requiresApproval true ;
     horis:idempotent IDEMPOTENT .
+
+:t.bill a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+    horis:effect [ horis:asserts [ horis:property :billRef ; horis:type xsd:string ;
+                                   horis:many true ] ] ;
+    horis:binding "python:payments.bill" ;
+    horis:idempotent false .
+
+:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Bill .
+:Bill a horis:ActionStep ; horis:tool :t.bill ;
+    horis:bind [ horis:arg "order" ; horis:var "this" ] .
 """
 
 # SLOW=<seconds> keeps the tool in its call that long, so two processes overlap
@@ -41,6 +54,12 @@ def charge(order):
         f.write(f"charge {order}\\n")
     time.sleep(float(os.environ.get("SLOW", "0")))
     return {"chargeRef": uuid.uuid4().hex}
+
+def bill(order):
+    with open(os.environ["LEDGER"], "a") as f:
+        f.write(f"bill {order}\\n")
+    time.sleep(float(os.environ.get("SLOW", "0")))
+    return {"billRef": uuid.uuid4().hex}
 '''
 
 
@@ -142,3 +161,86 @@ def test_two_processes_given_one_approval_at_once_charge_once(tmp_path) -> None:
     finally:
         server.stop()
 
+
+def test_an_agent_retrying_run_workflow_is_answered_with_the_instance_it_started(
+        tmp_path) -> None:
+    """Two `serve --run-workflow` processes on one `sparql:` world, an agent on each asking to
+    run :Pay for :o1 at once, then each asking again (a retry after a timeout). A finished
+    instance's focus was run anew, its bill sent again; now the retries are answered with
+    the instance as it stands, and only `again: true` bills a second time."""
+    from mcp import Client
+
+    shop(tmp_path)
+    server = OxigraphServer(tmp_path / "db")
+    serving: list[subprocess.Popen[bytes]] = []
+    try:
+        assert cli(tmp_path, "load", "world.ttl", "--store", server.store).returncode == 0
+        urls = []
+        for _ in range(2):
+            port = free_port()
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py",
+                 "--store", server.store, "--run-workflow", "--transport", "http",
+                 "--port", str(port)], cwd=tmp_path, env=_env(tmp_path, 1.0),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            serving.append(proc)
+            wait_listening(proc, port, "horismos serve")
+            urls.append(f"http://127.0.0.1:{port}/mcp")
+        pay = {"workflow": ":Pay", "focus": ":o1"}
+
+        async def ask(url: str, **more: bool) -> dict:
+            async with Client(url, cache=None) as client:
+                answer = await client.call_tool("run_workflow", {**pay, **more})
+                return {"error": answer.is_error, "text": answer.content[0].text,
+                        **(answer.structured_content or {})}
+
+        async def both() -> list[dict]:
+            return list(await asyncio.gather(*(ask(url) for url in urls)))
+
+        first = asyncio.run(both())
+        assert ledger(tmp_path) == ["bill http://example.org/pay#o1"], first
+        retried = asyncio.run(both())
+        assert ledger(tmp_path) == ["bill http://example.org/pay#o1"], retried
+        for answer in retried:
+            assert answer["status"] == "completed" and answer["ran"] is False, answer
+            assert answer["steps"] == [] and '"again": true' in answer["text"]
+        started = {a["instance"] for a in [*first, *retried] if "instance" in a}
+        assert len(started) == 1, (first, retried)
+        again = asyncio.run(ask(urls[0], again=True))
+        assert again["status"] == "completed" and again["ran"] is True, again
+        assert again["instance"] not in started
+        assert len(ledger(tmp_path)) == 2
+    finally:
+        for proc in serving:
+            proc.terminate()
+            proc.wait(10)
+        server.stop()
+
+
+def test_run_workflow_asked_again_for_a_waiting_instance_answers_its_wait(tmp_path) -> None:
+    """Asked again while its instance waits, run_workflow answered an error (running again
+    does not settle a wait); now it answers the wait, with its brief, and runs nothing."""
+    from horismos import Agent, World
+    from horismos._serve import ServedTools
+
+    shop(tmp_path)
+    (tmp_path / "wait.ttl").write_text(PREFIXES + """
+:Check a horis:Workflow ; horis:focusType :Order ; horis:start :Ask .
+:Ask a horis:WaitStep ; horis:reason "Is the order genuine?" ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ; horis:until "?this :genuine true ." .
+""")
+    agent = Agent.from_files(tmp_path / "pay.ttl", tmp_path / "wait.ttl",
+                             tools={"payments.charge": print, "payments.bill": print})
+    served = ServedTools(agent, World.from_files(tmp_path / "world.ttl"), run_workflow=True)
+    check = {"workflow": ":Check", "focus": ":o1"}
+
+    async def twice() -> list:
+        return [await served.call("run_workflow", check) for _ in range(2)]
+
+    first, second = asyncio.run(twice())
+    assert first.structured_content["status"] == "waiting", first.content[0].text
+    assert not second.is_error, second.content[0].text
+    answer = second.structured_content
+    assert answer["status"] == "waiting" and answer["ran"] is False
+    assert answer["instance"] == first.structured_content["instance"]
+    assert "Is the order genuine?" in answer["brief"]
