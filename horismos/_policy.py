@@ -480,7 +480,7 @@ def approve(
     Raises :class:`UsageError` when the instance waits for no approval, or for none with that
     fingerprint (the message lists those it waits for).
     """
-    fp = fp.strip().lower()
+    fp = given_print(fp)  # what `tools approve` prints reads as its fingerprint too
     rows = _requests(world.store, instance)
     if not rows:
         raise UsageError(
