@@ -113,25 +113,27 @@ class StoredInstance:
     """Since when it is blocked (``horis:blockedAt``), as stored: a continued instance's state
     is replaced by the quads it was written as."""
 
-    def as_found(self, store: Store) -> InstanceRun:
-        """The instance as a run reports one, read back instead of driven: its status, where
-        it stands, why it is blocked or failed, and an open wait's brief (no steps)."""
-        wait = (
-            open_wait(store, self.instance, self.current)
-            if self.status == "waiting" and self.current is not None
-            else None
-        )
+    def instance_run(self) -> InstanceRun:
+        """The instance to drive on from where it stands."""
         return InstanceRun(
             self.instance,
             self.workflow,
             self.focus,
             self.status,  # type: ignore[arg-type]
             self.current,
-            error=RunError(self.error) if self.error else None,
-            blocked_by=self.blocked_by,
             variables=dict(self.variables),
-            brief=wait.brief if wait is not None else None,
         )
+
+    def as_found(self, store: Store) -> InstanceRun:
+        """The instance as a run reports one, read back instead of driven: its status, where
+        it stands, why it is blocked or failed, and an open wait's brief (no steps)."""
+        found = self.instance_run()
+        found.error = RunError(self.error) if self.error else None
+        found.blocked_by = self.blocked_by
+        if self.status == "waiting" and self.current is not None:
+            wait = open_wait(store, self.instance, self.current)
+            found.brief = wait.brief if wait is not None else None
+        return found
 
 
 def read_instance(store: Store, iid: URIRef) -> StoredInstance | None:
@@ -579,15 +581,7 @@ class Waiting:
         return self.stored.focus
 
     def instance_run(self) -> InstanceRun:
-        s = self.stored
-        return InstanceRun(
-            s.instance,
-            s.workflow,
-            s.focus,
-            s.status,  # type: ignore[arg-type]
-            s.current,
-            variables=dict(s.variables),
-        )
+        return self.stored.instance_run()
 
     def land(self, runner: WaitContext) -> dict[str, Any]:
         """Commit the facts in their own named graph (provenance: human); the trace fields."""

@@ -14,13 +14,7 @@ from pathlib import Path
 import pytest
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
-
-PREFIXES = """\
-@prefix :      <http://example.org/pay#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-"""
+from test_durable import PREFIXES
 
 DEFINITIONS = PREFIXES + """
 :Order a owl:Class .
