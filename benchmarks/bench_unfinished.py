@@ -8,7 +8,10 @@ Each world holds ``--others`` instances of ``Other`` waiting (an approval queue 
 answers fast), and, of ``Flow``, one completed instance per focus and one waiting instance
 of every tenth. Printed, per store, size and number of foci, the median of
 ``unfinished(store, Flow, foci)`` and the rows the store handed back to Python: neither
-should grow with ``Other``'s instances. Run it with ``PYTHONPATH`` set to the tree.
+should grow with ``Other``'s instances. Then the median of ``instance_for(store, Flow,
+focus)`` — what ``run_workflow`` asks before it runs, for a focus with two instances — and its
+rows: neither should grow with the world's other instances either. Run it with
+``PYTHONPATH`` set to the tree.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 from rdflib import Literal, Namespace, URIRef
 
 from horismos._vocab import HORIS
-from horismos._waits import unfinished
+from horismos._waits import instance_for, unfinished
 from horismos._world import INSTANCES
 
 HERE = Path(__file__).resolve().parent
@@ -97,6 +100,16 @@ def main() -> None:
                             f"{kind:<14} {others:>8} {k:>6} {took * 1000:>7.2f} ms {rows.count:>8}",
                             flush=True,
                         )
+                    rows = Rows(world.store)
+                    world.store.select = rows  # type: ignore[method-assign]
+                    assert instance_for(world.store, W.Flow, foci[0]) is not None
+                    del world.store.select
+                    took = timed(lambda: instance_for(world.store, W.Flow, foci[0]), args.reps)
+                    print(
+                        f"{kind:<14} {others:>8} {'instance_for':>6} {took * 1000:>7.2f} ms "
+                        f"{rows.count:>8}",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":
