@@ -214,7 +214,9 @@ def test_an_agent_retrying_run_workflow_is_answered_with_the_instance_it_started
 def test_run_workflow_asked_again_for_a_waiting_instance_answers_its_wait(tmp_path) -> None:
     """Asked again while its instance waits, run_workflow answered an error (running again
     does not settle a wait); now it answers the wait, with its brief, and runs nothing."""
-    from horismos import Agent, World
+    from rdflib import URIRef
+
+    from horismos import Agent, UsageError, World
     from horismos._serve import ServedTools
 
     shop(tmp_path)
@@ -238,3 +240,9 @@ def test_run_workflow_asked_again_for_a_waiting_instance_answers_its_wait(tmp_pa
     assert answer["status"] == "waiting" and answer["ran"] is False
     assert answer["instance"] == first.structured_content["instance"]
     assert "Is the order genuine?" in answer["brief"]
+    # the same from Python; a batch has no one instance to answer with
+    found = agent.run(served.world, ":Check", ":o1", again=False)
+    assert [i.instance for i in found.instances] == [URIRef(answer["instance"])]
+    assert found.instances[0].steps == [] and found.instances[0].status == "waiting"
+    with pytest.raises(UsageError, match="give a focus, or leave again out"):
+        agent.run(served.world, ":Check", all=True, again=False)
