@@ -279,8 +279,15 @@ class Agent:
             held = worker is not None and not all
             try:
                 await runner.check_before_first_step(wf, world)
-                if held:
+                # a request repeated (again=False): the focus's instance as it stands, read
+                # first without its claim (one another process drives is answered, not busy),
+                # then under it, where none was found: two such requests start one instance
+                found = None if again else instance_for(world.store, wf.iri, foci[0])
+                if held and found is None:
                     await worker.hold(wf, foci[0])  # type: ignore[union-attr]
+                    found = None if again else instance_for(world.store, wf.iri, foci[0])
+                if found is not None:
+                    return Run([found.as_found(world.store)], runner.trace)
                 # what a crash, a block or a wait left, on a world that outlives the process or,
                 # for a batch, was read from a file another run wrote (--out): on a shared one,
                 # read under the focus's claim (--all's workers read their batches). A single
@@ -293,10 +300,16 @@ class Agent:
                 if worker is None and all:  # each focus one instance, as claims give a shared world
                     ended = finished_foci(world.store, wf.iri)
                     foci = [f for f in foci if f in left or f not in ended]
-                if not again and not all:  # a request repeated: its instance as it stands
-                    found = instance_for(world.store, wf.iri, foci[0])
-                    if found is not None:
-                        return Run([found.as_found(world.store)], runner.trace)
+                await runner.check_before_first_step(wf, world)
+                # a request repeated (again=False): the focus's instance as it stands, read
+                # first without its claim (one another process drives is answered, not busy),
+                # then under it, where none was found: two such requests start one instance
+                found = None if again else instance_for(world.store, wf.iri, foci[0])
+                if held and found is None:
+                    await worker.hold(wf, foci[0])  # type: ignore[union-attr]
+                    found = None if again else instance_for(world.store, wf.iri, foci[0])
+                if found is not None:
+                    return Run([found.as_found(world.store)], runner.trace)
                 if not all:
                     _not_waiting(self.definitions, left.get(foci[0]))
                 runner.header(
