@@ -300,16 +300,6 @@ class Agent:
                 if worker is None and all:  # each focus one instance, as claims give a shared world
                     ended = finished_foci(world.store, wf.iri)
                     foci = [f for f in foci if f in left or f not in ended]
-                await runner.check_before_first_step(wf, world)
-                # a request repeated (again=False): the focus's instance as it stands, read
-                # first without its claim (one another process drives is answered, not busy),
-                # then under it, where none was found: two such requests start one instance
-                found = None if again else instance_for(world.store, wf.iri, foci[0])
-                if held and found is None:
-                    await worker.hold(wf, foci[0])  # type: ignore[union-attr]
-                    found = None if again else instance_for(world.store, wf.iri, foci[0])
-                if found is not None:
-                    return Run([found.as_found(world.store)], runner.trace)
                 if not all:
                     _not_waiting(self.definitions, left.get(foci[0]))
                 runner.header(
