@@ -18,6 +18,10 @@ Printed, per question, store, size and number of foci, the median and the rows t
 handed back to Python: neither should grow with the others. ``--before PATH``: the same
 for the horismos package of PATH (a worktree of main, say), measured in the same process
 (``before.py``). Run it with ``PYTHONPATH`` set to the tree.
+
+Then, per store and size, the median of ``instance_for(store, Flow, focus)`` — what
+``run_workflow`` asks before it runs, for a focus with two instances — and its rows: neither
+should grow with the world's other instances either.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pathlib import Path
 from rdflib import Literal, Namespace, URIRef
 
 from horismos._vocab import HORIS
+from horismos._waits import instance_for
 from horismos._world import INSTANCES
 
 HERE = Path(__file__).resolve().parent
@@ -136,6 +141,19 @@ def main() -> None:
                                     f"{took * 1000:>7.2f} ms {rows.count:>7}",
                                     flush=True,
                                 )
+        for kind in args.store:
+            for others in args.others:
+                with filled_world(kind, tmp, quads(others, foci, "unfinished")) as world:
+                    rows = Rows(world.store)
+                    world.store.select = rows  # type: ignore[method-assign]
+                    assert instance_for(world.store, W.Flow, foci[0]) is not None
+                    del world.store.select
+                    took = timed(lambda: instance_for(world.store, W.Flow, foci[0]), args.reps)
+                    print(
+                        f"{'run_workflow':<11} {'horismos':<17} {kind:<13} {others:>7} "
+                        f"{1:>5} {took * 1000:>7.2f} ms {rows.count:>7}",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,15 @@ from ._runner import Environment, Runner, focus_nodes
 from ._stores import Change, Store
 from ._surfaces import Catalog
 from ._trace import Trace
-from ._waits import StoredInstance, find_instance, finished_foci, parse_facts, prepare, unfinished
+from ._waits import (
+    StoredInstance,
+    find_instance,
+    finished_foci,
+    instance_for,
+    parse_facts,
+    prepare,
+    unfinished,
+)
 from ._world import World, holds_subject
 
 __all__ = ["Agent"]
@@ -183,6 +191,7 @@ class Agent:
         trace_snapshot: bool = False,
         allow: Iterable[str] = DEFAULT_ALLOW,
         on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
+        again: bool = True,
     ) -> Run:
         """Run one instance for ``focus``, or one per focus node with ``all=True`` — leaving
         out a node the world holds a finished instance of the workflow for, so a batch run
@@ -197,7 +206,11 @@ class Agent:
         side-effect classes steps may call (default: all but ExternalCommit); a step whose
         tool is outside it blocks with PolicyRefused, and one whose tool requires approval
         waits for it (:meth:`approve`). ``on_step`` is called with the instance and each step's
-        record as soon as it has landed.
+        record as soon as it has landed. ``again=False`` (a single ``focus``): if the focus
+        has an instance of the workflow, unfinished or finished, drive nothing and answer it as
+        it stands (the run's one instance, no steps) — what a client retrying after a timeout
+        needs, rather than a second run and its calls; decided under the focus's claim on a
+        shared world, so two such requests at once start one instance.
         """
         return _loop.run(
             self.arun(
@@ -211,6 +224,7 @@ class Agent:
                 trace_snapshot=trace_snapshot,
                 allow=allow,
                 on_step=on_step,
+                again=again,
             )
         )
 
@@ -228,8 +242,14 @@ class Agent:
         env: Environment | None = None,
         allow: Iterable[str] = DEFAULT_ALLOW,
         on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
+        again: bool = True,
     ) -> Run:
         """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
+        if not again and all:
+            raise UsageError(
+                "again=False answers one focus's instance; all=True leaves out the foci "
+                "whose instance finished already: give a focus, or leave again out"
+            )
         wf = self.workflow(workflow)
         rules = Policy(allowed(allow))
         with self._refusable(world) as begun:
@@ -259,8 +279,15 @@ class Agent:
             held = worker is not None and not all
             try:
                 await runner.check_before_first_step(wf, world)
-                if held:
+                # a request repeated (again=False): the focus's instance as it stands, read
+                # first without its claim (one another process drives is answered, not busy),
+                # then under it, where none was found: two such requests start one instance
+                found = None if again else instance_for(world.store, wf.iri, foci[0])
+                if held and found is None:
                     await worker.hold(wf, foci[0])  # type: ignore[union-attr]
+                    found = None if again else instance_for(world.store, wf.iri, foci[0])
+                if found is not None:
+                    return Run([found.as_found(world.store)], runner.trace)
                 # what a crash, a block or a wait left, on a world that outlives the process or,
                 # for a batch, was read from a file another run wrote (--out): on a shared one,
                 # read under the focus's claim (--all's workers read their batches). A single

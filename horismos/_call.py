@@ -49,7 +49,7 @@ from ._intents import (
 )
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
-from ._policy import Policy, fingerprint, refusal
+from ._policy import Policy, fingerprint, given_print, given_used, refusal
 from ._prechecks import refuse_unmet
 from ._records import StepRecord
 from ._runner import Environment, _literal_fits, _n3
@@ -101,7 +101,7 @@ class CallResult:
     """``{"conforms", "messages"}`` when the gate judged a result; None when none reached it."""
     error: dict[str, Any] | None = None
     """``{"kind", "message"}``; kinds: schema, argument_type, precondition, policy, approval,
-    env, binding (refused before any call), tool_error, timeout, gate_rejected."""
+    approval_used, env, binding (refused before any call), tool_error, timeout, gate_rejected."""
     trace: Trace | None = None
     record: StepRecord | None = None
     call: str = ""
@@ -357,7 +357,7 @@ async def guarded_call(
         tr,
         Environment(),
         types_of,
-        policy=Policy(allow, frozenset({approval.strip().lower()} if approval else ())),
+        policy=Policy(allow, given=frozenset({approval.strip().lower()} if approval else ())),
     )
     if worker is not None:  # its hold at the doubt node settles where a step's would
         worker.settles_holds_of(runner)
@@ -394,6 +394,8 @@ async def guarded_call(
         _check_preconditions(tool, defs, nodes, world)
         _check_policy(tool, allow)
         _check_approval(tool, payload, approval)
+        if take_approval is None and approval is not None and tool.requires_approval:
+            _check_unused(tool, world, approval)
         missing = missing_env(tool, runner.mcp.servers)
         if missing:
             raise _Refused(
@@ -620,12 +622,27 @@ def _check_approval(tool: Tool, payload: Mapping[str, Any], approval: str | None
             "approval",
             f"{tool.name} requires approval (horis:requiresApproval) and none was given; {how}",
         )
-    if approval.strip().lower() != fingerprint(tool.iri, payload):
+    if given_print(approval) != fingerprint(tool.iri, payload):
         raise _Refused(
             "refused",
             "approval",
             "the approval given is for a different payload "
             f"(tool or arguments); an approval holds for one exact payload: {how}",
+        )
+
+
+def _check_unused(tool: Tool, world: World, approval: str) -> None:
+    """Refuse an approval given on the command line that a call has used up already: it
+    allowed that call, and a retry given it again (a script's loop) would make another."""
+    used = given_used(world.store, approval)
+    if used is not None:
+        raise _Refused(
+            "refused",
+            "approval_used",
+            f"the approval given was used up by a call of {tool.name} at {used}: an approval "
+            "allows one call. If another call of exactly these arguments is intended, get a "
+            f"fresh approval (`horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` "
+            "prints a new one each time) and pass it as --approval",
         )
 
 

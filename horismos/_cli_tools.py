@@ -23,6 +23,7 @@ from ._cli_common import (
     write_world,
 )
 from ._errors import UsageError
+from ._policy import fresh_approval
 from ._stores import DEFAULT_STORE
 from ._world import World
 
@@ -101,7 +102,8 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
             action="append",
             default=[],
             metavar="FINGERPRINT",
-            help="an approval printed by `tools approve` (for tools with horis:requiresApproval)",
+            help="an approval printed by `tools approve` (for tools with horis:requiresApproval); "
+            "the call it allows uses it up",
         )
         a.add_argument(
             "--allow",
@@ -156,8 +158,8 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
     call.add_argument("--trace", metavar="PATH", help="write the call's trace (JSON Lines)")
     approve = action(
         "approve",
-        "print the approval fingerprint of exactly this call: "
-        "SHA-256 of the tool IRI and the canonical JSON of its arguments",
+        "print a fresh approval of exactly this call, good for one call: the fingerprint "
+        "(SHA-256 of the tool IRI and the canonical JSON of its arguments), a dot and an id",
         cmd_tools_approve,
     )
     one_call(approve, fmt=False)
@@ -323,6 +325,8 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
         print(result.receipt(kept=kept))
+    if result.error is not None and result.error["kind"] == "approval_used":
+        return 2  # a usage error: the command repeated an approval; a fresh one is needed
     return EXIT_CALL[result.status]
 
 
@@ -374,7 +378,7 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
 def cmd_tools_approve(args: argparse.Namespace) -> int:
     """Print the fingerprint that approves exactly this tool with exactly these arguments."""
     agent = _catalog_agent(args)
-    print(agent.catalog.approve(args.name, _json_args(args.args)))
+    print(fresh_approval(agent.catalog.approve(args.name, _json_args(args.args))))
     return 0
 
 

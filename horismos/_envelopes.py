@@ -87,7 +87,7 @@ class GateVerdict(_Closed):
 class CallError(_Closed):
     kind: str = Field(
         description="refused before any call: schema, argument_type, "
-        "precondition, policy, approval, env, binding; after: the RunError's "
+        "precondition, policy, approval, approval_used, env, binding; after: the RunError's "
         "kind, e.g. tool_error, timeout, gate_rejected, result_too_large"
     )
     message: str

@@ -9,9 +9,13 @@ Two questions stand between a call and its binding, in this order:
 2. **Approval** — a tool with ``horis:requiresApproval true`` runs only with an approval of
    the exact payload: the SHA-256 fingerprint of the tool's IRI and the canonical JSON of its
    arguments (class-typed ones as full IRIs), the same fingerprint ``tools approve`` prints.
-   ``tools call`` takes it as ``--approval``. A step without one stops its instance *waiting
-   for approval*: the brief shows each payload and its fingerprint, the request is kept in the
-   world (graph ``urn:horismos:approval:…``), ``horismos approve --instance … --fingerprint …``
+   ``tools call`` takes it as ``--approval`` (``tools approve`` prints it with a one-time id
+   after a dot), and the call uses it up: its use is recorded in the world
+   (``urn:horismos:given:…``) in the commit that announces the call (or lands its effects),
+   so a retry given the same approval is refused, in this process or another. A step
+   without one stops its instance *waiting for approval*: the brief shows each payload and
+   its fingerprint, the request is kept in the world (graph ``urn:horismos:approval:…``),
+   ``horismos approve --instance … --fingerprint …``
    records a person's approval of one of them (``urn:horismos:input:…``, human provenance),
    and ``resume`` continues; the call uses the approval up (``prov:invalidatedAtTime``), so a
    loop back with the same payload waits again — a tool that is not idempotent in the commit
@@ -28,6 +32,7 @@ import datetime as dt
 import difflib
 import hashlib
 import json
+import secrets
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,6 +64,9 @@ __all__ = [
     "approve",
     "canonical_json",
     "fingerprint",
+    "fresh_approval",
+    "given_print",
+    "given_used",
     "payload",
     "pending",
     "refusal",
@@ -147,9 +155,53 @@ class Policy:
 
     allow: frozenset[str] = DEFAULT_ALLOW
     approvals: frozenset[str] = frozenset()
+    """Fingerprints whose approval the caller has used up already (a served call's)."""
+    given: frozenset[str] = frozenset()
+    """Approvals given on the command line (``--approval``): each allows the one call whose
+    commit records its use (:func:`given_use`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"allow": sorted(self.allow)}
+
+
+def fresh_approval(fp: str) -> str:
+    """An approval of the payload whose fingerprint is ``fp``, for one call: ``fp``, a dot and
+    an id of its own. The fingerprint alone approves one call too, once per world; the id lets
+    a person approve the same payload again, each approval used up by the call it allows."""
+    return f"{fp}.{secrets.token_hex(8)}"
+
+
+def given_print(approval: str) -> str:
+    """The fingerprint an approval given on the command line is of (before its id, if any)."""
+    return approval.strip().lower().partition(".")[0]
+
+
+def _given_node(approval: str) -> URIRef:
+    """Where the use of an approval given on the command line is recorded: named by the
+    approval itself, so the second call given it finds the first's record by one look-up."""
+    digest = hashlib.sha256(approval.strip().lower().encode()).hexdigest()[:32]
+    return URIRef(f"urn:horismos:given:{digest}")
+
+
+def given_use(approval: str, tool: Tool, at: Literal) -> list[tuple]:
+    """The quads recording that a call of ``tool`` used up ``approval`` at ``at``; the commit
+    carrying them requires the ``horis:usedUp`` one absent (two processes never both use it)."""
+    node = _given_node(approval)
+    return [
+        (node, RDF.type, HORIS.Approval, node),
+        (node, HORIS.fingerprint, Literal(given_print(approval)), node),
+        (node, HORIS.tool, tool.iri, node),
+        (node, HORIS.provenance, HORIS.HumanProvenance, node),
+        (node, PROV.invalidatedAtTime, at, node),
+        (node, HORIS.usedUp, Literal(True), node),
+        (node, RDFS.label, Literal(f"approval of {tool.name} given on the command line"), node),
+    ]
+
+
+def given_used(store: Store, approval: str) -> str | None:
+    """When a call used up ``approval`` (given on the command line), or None if none has."""
+    at = next(iter(store.objects(_given_node(approval), PROV.invalidatedAtTime)), None)
+    return None if at is None else str(at)
 
 
 def implementation(tool: Tool, server: McpServer | None = None) -> str:
@@ -358,8 +410,13 @@ def pending(
             stale = stale or len(held) < len(recorded[fp])
             recorded[fp] = held
     missing, taking = [], Counter[str]()
+    given = {given_print(a): a for a in policy.given}
+    spent: list[tuple] = []
     for c, fp in zip(calls, prints, strict=True):
         if fp in policy.approvals:
+            continue
+        if fp in given:  # one call each: a second call of the payload needs its own
+            spent += given_use(given.pop(fp), tool, at)
             continue
         taking[fp] += 1  # a call each: calls of one payload in a forEach need one each
         if taking[fp] > len(recorded.get(fp, ())):
@@ -372,7 +429,7 @@ def pending(
         for fp, n in taking.items()
         for node, graph, _ in recorded[fp][:n]
     ]
-    return list(prints), None, used
+    return list(prints), None, used + spent
 
 
 def server_of(tool: Tool, servers: Mapping[str, McpServer]) -> McpServer | None:
@@ -438,7 +495,7 @@ def approve(
     Raises :class:`UsageError` when the instance waits for no approval, or for none with that
     fingerprint (the message lists those it waits for).
     """
-    fp = fp.strip().lower()
+    fp = given_print(fp)  # what `tools approve` prints reads as its fingerprint too
     rows = _requests(world.store, instance)
     if not rows:
         raise UsageError(

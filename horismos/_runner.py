@@ -428,8 +428,9 @@ class Runner:
             dropped = [*dropped, *announced]  # else it may have acted: the intent stays
         elif intent is not None:  # in doubt now, no longer being made
             dropped = [*dropped, calling(intent)]
-        if pending or dropped:
-            self.world.commit(Change(add=pending, remove=dropped))
+        if pending or dropped:  # an approval given on the command line is used once
+            used = tuple(q for q in pending if q[1] == HORIS.usedUp)
+            self.world.commit(Change(add=pending, remove=dropped, absent=used))
         self._emit_step(rec)
         return rec
 
@@ -1029,6 +1030,8 @@ class Runner:
                 quads += [settling_at(node, inst.instance) for node in unclaimed]
         else:
             absent = ()
+        # an approval given on the command line is used once: its use, required absent too
+        absent += tuple(q for q in spent if q[1] == HORIS.usedUp)
         created = self._fresh.get(inst.instance)
         if created is not None:
             state = self._state_quads(inst, "running", 0, step.iri)

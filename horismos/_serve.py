@@ -14,7 +14,9 @@ What an agent sees:
 - one MCP tool per catalog tool the serving policy allows, its input schema the catalog's
   closed schema, its output schema the call envelope whose ``result`` is the effect's schema;
 - with ``--run-workflow``, ``run_workflow`` (workflow, focus): the run's status and, for a
-  wait, its brief — an agent may start a workflow, never drive its steps.
+  wait, its brief — an agent may start a workflow, never drive its steps. Asked again for a
+  focus that has an instance (an agent retrying after a timeout), it answers that instance
+  as it stands and runs nothing, unless the agent passes ``again: true``.
 
 Approval is never the model's to give: there is no argument that carries one. A call that
 needs one answers ``approval_required`` with the payload's fingerprint and keeps the request
@@ -153,7 +155,9 @@ class ServedTools:
                     name="run_workflow",
                     description="Start a workflow for one focus node and run it as far as it "
                     "goes; answers its status and, when it waits, its brief. The "
-                    "runtime, not the caller, decides every step. Workflows: " + ", ".join(names),
+                    "runtime, not the caller, decides every step. Asked again for a focus "
+                    "that has an instance, it answers that instance and runs nothing (safe "
+                    'to retry), unless "again" is true. Workflows: ' + ", ".join(names),
                     input_schema=_RUN_INPUT,
                     output_schema=_RUN_OUTPUT,
                 )
@@ -361,6 +365,8 @@ class ServedTools:
         from mcp import types
 
         problem = _closed_problem("run_workflow", _RUN_INPUT, args)
+        if problem is None and not isinstance(args.get("again", False), bool):
+            problem = 'run_workflow: "again" is true or false'
         if problem is not None:
             return types.CallToolResult(content=[types.TextContent(text=problem)], is_error=True)
         async with self.lock:
@@ -371,16 +377,19 @@ class ServedTools:
                     args["focus"],
                     allow=self.allow,
                     trace=self._trace_path_named("run_workflow"),
+                    again=args.get("again", False),
                 )
             except UsageError as e:
                 return types.CallToolResult(content=[types.TextContent(text=str(e))], is_error=True)
         inst = run.instances[0]
+        ran = bool(inst.steps)  # a run drives a step at least; one found is read, not driven
         # a CURIE only where it reads back as the node, the world telling ':' apart (as `run`)
         name = functools.partial(
             self.agent.definitions.name, exists=functools.partial(holds_subject, self.world)
         )
         out = {
             "status": inst.status,
+            "ran": ran,
             "instance": str(inst.instance),
             "workflow": str(inst.workflow),
             "focus": str(inst.focus),
@@ -397,6 +406,17 @@ class ServedTools:
             f"({len(inst.steps)} step{'' if len(inst.steps) == 1 else 's'})"
         ]
         lines += [f"  {name(r.step)}: {r.status}" for r in inst.steps]
+        if not ran:
+            lines.append(
+                f"  not run again: instance {inst.instance} is this focus's, as it stands"
+                + (f" at {name(inst.current)}" if inst.current is not None else "")
+                + '; pass "again": true to run it again'
+                + (
+                    " (a wait is answered by an operator, not by running again)"
+                    if inst.status == "waiting"
+                    else ""
+                )
+            )
         blocked = None
         rec = next((r for r in reversed(inst.steps) if r.status == "blocked"), None)
         if rec is not None and rec.blocked_by:  # which part, with its values, as `run` says
@@ -516,6 +536,13 @@ _RUN_INPUT: dict[str, Any] = {
             "format": "iri",
             "description": "the node of the world it runs for (IRI or CURIE)",
         },
+        "again": {
+            "type": "boolean",
+            "description": "false (default): if this focus has an instance of the workflow, "
+            "finished or not, answer it as it stands and run nothing (a request retried "
+            "after a timeout runs once); true: run it again (continue its unfinished "
+            "instance, or start another once it finished), its tools under the serving policy",
+        },
     },
     "required": ["workflow", "focus"],
     "additionalProperties": False,
@@ -523,7 +550,11 @@ _RUN_INPUT: dict[str, Any] = {
 _RUN_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "status": {"enum": ["completed", "waiting", "blocked", "failed"]},
+        "status": {"enum": ["completed", "waiting", "blocked", "failed", "running"]},
+        "ran": {
+            "type": "boolean",
+            "description": "false: the focus's instance was found and answered as it stands",
+        },
         "instance": {"type": "string"},
         "workflow": {"type": "string"},
         "focus": {"type": "string"},
@@ -532,7 +563,7 @@ _RUN_OUTPUT: dict[str, Any] = {
         "blocked_by": {"type": ["string", "null"]},
         "error": {"type": ["object", "null"]},
     },
-    "required": ["status", "instance", "steps"],
+    "required": ["status", "ran", "instance", "steps"],
 }
 
 

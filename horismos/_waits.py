@@ -34,7 +34,7 @@ from rdflib.util import from_n3
 
 from ._activities import activity_graph
 from ._definitions import Definitions, closest_term
-from ._errors import GateRejected, ShaclMessage, UsageError
+from ._errors import GateRejected, RunError, ShaclMessage, UsageError
 from ._gate import Gate
 from ._model import ActionStep, Step, WaitStep
 from ._proposal import check_answer
@@ -58,6 +58,7 @@ __all__ = [
     "Waiting",
     "find_instance",
     "finished_foci",
+    "instance_for",
     "open_wait",
     "parse_facts",
     "prepare",
@@ -119,6 +120,28 @@ class StoredInstance:
     blocked_at: Literal | None = None
     """Since when it is blocked (``horis:blockedAt``), as stored: a continued instance's state
     is replaced by the quads it was written as."""
+
+    def instance_run(self) -> InstanceRun:
+        """The instance to drive on from where it stands."""
+        return InstanceRun(
+            self.instance,
+            self.workflow,
+            self.focus,
+            self.status,  # type: ignore[arg-type]
+            self.current,
+            variables=dict(self.variables),
+        )
+
+    def as_found(self, store: Store) -> InstanceRun:
+        """The instance as a run reports one, read back instead of driven: its status, where
+        it stands, why it is blocked or failed, and an open wait's brief (no steps)."""
+        found = self.instance_run()
+        found.error = RunError(self.error) if self.error else None
+        found.blocked_by = self.blocked_by
+        if self.status == "waiting" and self.current is not None:
+            wait = open_wait(store, self.instance, self.current)
+            found.brief = wait.brief if wait is not None else None
+        return found
 
 
 def read_instance(store: Store, iid: URIRef) -> StoredInstance | None:
@@ -202,6 +225,29 @@ def finished_foci(store: Store, workflow: URIRef, foci: list[URIRef]) -> set[Nod
 
 
 _FINISHED = (HORIS.Completed, HORIS.Failed)
+
+
+def instance_for(store: Store, workflow: URIRef, focus: URIRef) -> StoredInstance | None:
+    """The instance of ``workflow`` for ``focus`` a repeated request to run it is answered
+    with (``run_workflow`` retried by an agent after a timeout): its unfinished one, else the
+    one last active; None when the focus has none. Read from the focus's own instances and
+    their activities (the focus leads), never from the world's others."""
+    rows = store.select(_OF_FOCUS, {"f": focus, "wf": workflow}, _NS)
+    if not rows:
+        return None
+    last: dict[URIRef, tuple[bool, str]] = {}
+    for r in rows:
+        iid = cast(URIRef, r["i"])
+        open_ = r["s"] in _UNFINISHED
+        last[iid] = max(last.get(iid, (open_, "")), (open_, str(r.get("t", ""))))
+    return read_instance(store, max(last, key=lambda i: (*last[i], str(i))))
+
+
+_OF_FOCUS = f"""
+    SELECT ?i ?s ?t WHERE {{
+        GRAPH <{INSTANCES}> {{ ?i horis:focus ?f ; horis:workflow ?wf ; horis:status ?s }}
+        OPTIONAL {{ ?a horis:instance ?i .
+                    {{ ?a prov:startedAtTime ?t }} UNION {{ ?a prov:endedAtTime ?t }} }} }}"""
 
 _UNFINISHED = (HORIS.Running, HORIS.Blocked, HORIS.Waiting)
 
@@ -587,15 +633,7 @@ class Waiting:
         return self.stored.focus
 
     def instance_run(self) -> InstanceRun:
-        s = self.stored
-        return InstanceRun(
-            s.instance,
-            s.workflow,
-            s.focus,
-            s.status,  # type: ignore[arg-type]
-            s.current,
-            variables=dict(s.variables),
-        )
+        return self.stored.instance_run()
 
     def land(self, runner: WaitContext) -> dict[str, Any]:
         """Commit the facts in their own named graph (provenance: human); the trace fields."""

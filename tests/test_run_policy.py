@@ -183,8 +183,9 @@ def test_cli_run_waits_approve_then_resume_calls_once(tmp_path) -> None:
     assert lost.returncode == 2 and "Traceback" not in lost.stderr, lost.stdout + lost.stderr
     assert "approved" not in lost.stdout and "give --out F" in lost.stderr, lost.stderr
 
+    # what `tools approve` prints (the fingerprint, a dot, a one-time id) reads as it
     ok = horismos(tmp_path, "approve", "defs.ttl", "--world", "after.trig", "--instance", iid,
-                  "--fingerprint", fp, "--out", "approved.trig")
+                  "--fingerprint", f"{fp}.0123456789abcdef", "--out", "approved.trig")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert '"queue": "http://example.org/clinic#urgent"' in ok.stdout
     done = horismos(tmp_path, "resume", "defs.ttl", "--world", "approved.trig", "--tools",

@@ -438,14 +438,24 @@ def test_run_workflow_starts_a_workflow_and_says_where_it_ended(project: Path) -
         return [await served.call("run_workflow", {"workflow": ":Queueing", "focus": ":p2"}),
                 await served.call("run_workflow", {"workflow": ":Queueing", "focus": ":p2",
                                                    "step": ":Queue"}),
-                await served.call("run_workflow", {"workflow": ":Queueing", "focus": ":p2"})]
+                await served.call("run_workflow", {"workflow": ":Queueing", "focus": ":p2"}),
+                await served.call("run_workflow", {"workflow": ":Queueing", "focus": ":p2",
+                                                   "again": True}),
+                await served.call("run_workflow", {"workflow": ":Queueing", "focus": ":p2",
+                                                   "again": "yes"})]
 
-    done, driven, again = asyncio.run(calls())
+    done, driven, retried, again, odd = asyncio.run(calls())
     assert done.structured_content["status"] == "completed", _text(done)
+    assert done.structured_content["ran"] is True
     assert [s["status"] for s in done.structured_content["steps"]] == ["completed"]
     assert driven.is_error and "unknown argument 'step'" in _text(driven)
-    # the tool's own precondition holds the second run: queued once
+    # asked again, the instance it ran is the answer: nothing runs
+    assert retried.structured_content["ran"] is False, _text(retried)
+    assert retried.structured_content["instance"] == done.structured_content["instance"]
+    assert retried.structured_content["status"] == "completed"
+    # asked to run again, it does: the tool's own precondition holds it, queued once
     assert again.structured_content["status"] == "blocked"
+    assert odd.is_error and '"again" is true or false' in _text(odd)
 
 
 def test_run_workflow_says_which_part_of_a_step_blocked_it_as_run_does(project: Path) -> None:

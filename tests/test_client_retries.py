@@ -1,0 +1,248 @@
+"""A client that asks again: a script retrying `tools call --approval`, an agent retrying
+`run_workflow` after a timeout. Each tool appends to a ledger, so a second call shows; the
+world lives where processes share it (``oxigraph:PATH``, ``sparql:`` over ``oxigraph serve``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from listening import free_port, wait_listening
+from oxigraph_server import OxigraphServer
+from test_durable import PREFIXES
+
+DEFINITIONS = PREFIXES + """
+:Order a owl:Class .
+
+:t.charge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+    horis:effect [ horis:asserts [ horis:property :chargeRef ; horis:type xsd:string ;
+                                   horis:many true ] ] ;
+    horis:binding "python:payments.charge" ;
+    horis:requiresApproval true ;
+    horis:idempotent IDEMPOTENT .
+
+:t.bill a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+    horis:effect [ horis:asserts [ horis:property :billRef ; horis:type xsd:string ;
+                                   horis:many true ] ] ;
+    horis:binding "python:payments.bill" ;
+    horis:idempotent false .
+
+:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Bill .
+:Bill a horis:ActionStep ; horis:tool :t.bill ;
+    horis:bind [ horis:arg "order" ; horis:var "this" ] .
+"""
+
+# SLOW=<seconds> keeps the tool in its call that long, so two processes overlap
+PAYMENTS = '''
+import os, time, uuid
+
+def charge(order):
+    with open(os.environ["LEDGER"], "a") as f:
+        f.write(f"charge {order}\\n")
+    time.sleep(float(os.environ.get("SLOW", "0")))
+    return {"chargeRef": uuid.uuid4().hex}
+
+def bill(order):
+    with open(os.environ["LEDGER"], "a") as f:
+        f.write(f"bill {order}\\n")
+    time.sleep(float(os.environ.get("SLOW", "0")))
+    return {"billRef": uuid.uuid4().hex}
+'''
+
+
+def shop(root: Path, idempotent: bool = False) -> Path:
+    (root / "pay.ttl").write_text(
+        DEFINITIONS.replace("IDEMPOTENT", "true" if idempotent else "false"))
+    (root / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    (root / "payments.py").write_text(PAYMENTS)
+    return root
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd, env=_env(cwd),
+                          capture_output=True, text=True, timeout=300)
+
+
+def start(cwd: Path, *args: str, slow: float) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                            env=_env(cwd, slow), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _env(cwd: Path, slow: float = 0) -> dict[str, str]:
+    return dict(os.environ, LEDGER=str(cwd / "ledger.txt"), SLOW=str(slow))
+
+
+def ledger(cwd: Path) -> list[str]:
+    path = cwd / "ledger.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+CALL = ("tools", "call", "t.charge", "pay.ttl", "--tools", "payments.py",
+        "--args", '{"order": ":o1"}')
+
+
+def approval(cwd: Path) -> str:
+    p = cli(cwd, "tools", "approve", "t.charge", "pay.ttl", "--args", '{"order": ":o1"}')
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+@pytest.mark.parametrize("idempotent", [False, True])
+def test_a_retry_loop_given_one_approval_charges_once(tmp_path, idempotent) -> None:
+    """Each `tools call` given the same --approval was made: a script retrying three times
+    charged three times. The call it allows uses it up, recorded in the world with the call's
+    intent (or its effects): the retries are refused, exit 2, saying how to get a fresh one."""
+    shop(tmp_path, idempotent)
+    store = ("--store", "oxigraph:store")
+    assert cli(tmp_path, "load", "world.ttl", *store).returncode == 0
+    given = approval(tmp_path)
+    tries = [cli(tmp_path, *CALL, *store, "--approval", given) for _ in range(3)]
+    assert tries[0].returncode == 0, tries[0].stdout + tries[0].stderr
+    for again in tries[1:]:
+        assert again.returncode == 2, again.stdout + again.stderr
+        assert "refused (approval_used)" in again.stdout
+        assert "allows one call" in again.stdout and "tools approve t.charge" in again.stdout
+        assert "Traceback" not in again.stderr
+    assert ledger(tmp_path) == ["charge http://example.org/pay#o1"]
+    # the bare fingerprint is an approval of one call too, and a fresh approval another
+    bare = given.partition(".")[0]
+    assert cli(tmp_path, *CALL, *store, "--approval", bare).returncode == 0
+    assert cli(tmp_path, *CALL, *store, "--approval", bare).returncode == 2
+    assert cli(tmp_path, *CALL, *store, "--approval", approval(tmp_path)).returncode == 0
+    assert len(ledger(tmp_path)) == 3
+
+
+def test_an_approval_kept_with_out_is_used_up_in_the_world_read_back(tmp_path) -> None:
+    """A world in memory holds the approval's use as long as it is written back (--out); a
+    run from the file written is refused the same approval."""
+    shop(tmp_path)
+    given = approval(tmp_path)
+    first = cli(tmp_path, *CALL, "--world", "world.ttl", "--out", "after.trig",
+                "--approval", given)
+    assert first.returncode == 0, first.stdout + first.stderr
+    again = cli(tmp_path, *CALL, "--world", "after.trig", "--approval", given)
+    assert again.returncode == 2 and "approval_used" in again.stdout, again.stdout
+    assert len(ledger(tmp_path)) == 1
+
+
+def test_two_processes_given_one_approval_at_once_charge_once(tmp_path) -> None:
+    """Two `tools call --approval` started together on one `sparql:` world: the first holds
+    the order's claim and records the approval's use with its intent; the other is refused
+    (busy while the first calls, or the approval used once it has)."""
+    shop(tmp_path)
+    server = OxigraphServer(tmp_path / "db")
+    try:
+        store = ("--store", server.store)
+        assert cli(tmp_path, "load", "world.ttl", *store).returncode == 0
+        given = approval(tmp_path)
+        both = [start(tmp_path, *CALL, *store, "--approval", given, slow=1.5)
+                for _ in range(2)]
+        outs = [p.communicate(timeout=300) for p in both]
+        codes = sorted(p.returncode for p in both)
+        assert codes[0] == 0 and codes[1] in (2, 5), outs
+        assert ledger(tmp_path) == ["charge http://example.org/pay#o1"], outs
+        late = cli(tmp_path, *CALL, *store, "--approval", given)
+        assert late.returncode == 2 and "approval_used" in late.stdout, late.stdout
+        assert len(ledger(tmp_path)) == 1
+    finally:
+        server.stop()
+
+
+def test_an_agent_retrying_run_workflow_is_answered_with_the_instance_it_started(
+        tmp_path) -> None:
+    """Two `serve --run-workflow` processes on one `sparql:` world, an agent on each asking to
+    run :Pay for :o1 at once, then each asking again (a retry after a timeout). A finished
+    instance's focus was run anew, its bill sent again; now the retries are answered with
+    the instance as it stands, and only `again: true` bills a second time."""
+    from mcp import Client
+
+    shop(tmp_path)
+    server = OxigraphServer(tmp_path / "db")
+    serving: list[subprocess.Popen[bytes]] = []
+    try:
+        assert cli(tmp_path, "load", "world.ttl", "--store", server.store).returncode == 0
+        urls = []
+        for _ in range(2):
+            port = free_port()
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py",
+                 "--store", server.store, "--run-workflow", "--transport", "http",
+                 "--port", str(port)], cwd=tmp_path, env=_env(tmp_path, 1.0),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            serving.append(proc)
+            wait_listening(proc, port, "horismos serve")
+            urls.append(f"http://127.0.0.1:{port}/mcp")
+        pay = {"workflow": ":Pay", "focus": ":o1"}
+
+        async def ask(url: str, **more: bool) -> dict:
+            async with Client(url, cache=None) as client:
+                answer = await client.call_tool("run_workflow", {**pay, **more})
+                return {"error": answer.is_error, "text": answer.content[0].text,
+                        **(answer.structured_content or {})}
+
+        async def both() -> list[dict]:
+            return list(await asyncio.gather(*(ask(url) for url in urls)))
+
+        first = asyncio.run(both())
+        assert ledger(tmp_path) == ["bill http://example.org/pay#o1"], first
+        retried = asyncio.run(both())
+        assert ledger(tmp_path) == ["bill http://example.org/pay#o1"], retried
+        for answer in retried:
+            assert answer["status"] == "completed" and answer["ran"] is False, answer
+            assert answer["steps"] == [] and '"again": true' in answer["text"]
+        started = {a["instance"] for a in [*first, *retried] if "instance" in a}
+        assert len(started) == 1, (first, retried)
+        again = asyncio.run(ask(urls[0], again=True))
+        assert again["status"] == "completed" and again["ran"] is True, again
+        assert again["instance"] not in started
+        assert len(ledger(tmp_path)) == 2
+    finally:
+        for proc in serving:
+            proc.terminate()
+            proc.wait(10)
+        server.stop()
+
+
+def test_run_workflow_asked_again_for_a_waiting_instance_answers_its_wait(tmp_path) -> None:
+    """Asked again while its instance waits, run_workflow answered an error (running again
+    does not settle a wait); now it answers the wait, with its brief, and runs nothing."""
+    from rdflib import URIRef
+
+    from horismos import Agent, UsageError, World
+    from horismos._serve import ServedTools
+
+    shop(tmp_path)
+    (tmp_path / "wait.ttl").write_text(PREFIXES + """
+:Check a horis:Workflow ; horis:focusType :Order ; horis:start :Ask .
+:Ask a horis:WaitStep ; horis:reason "Is the order genuine?" ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ; horis:until "?this :genuine true ." .
+""")
+    agent = Agent.from_files(tmp_path / "pay.ttl", tmp_path / "wait.ttl",
+                             tools={"payments.charge": print, "payments.bill": print})
+    served = ServedTools(agent, World.from_files(tmp_path / "world.ttl"), run_workflow=True)
+    check = {"workflow": ":Check", "focus": ":o1"}
+
+    async def twice() -> list:
+        return [await served.call("run_workflow", check) for _ in range(2)]
+
+    first, second = asyncio.run(twice())
+    assert first.structured_content["status"] == "waiting", first.content[0].text
+    assert not second.is_error, second.content[0].text
+    answer = second.structured_content
+    assert answer["status"] == "waiting" and answer["ran"] is False
+    assert answer["instance"] == first.structured_content["instance"]
+    assert "Is the order genuine?" in answer["brief"]
+    # the same from Python; a batch has no one instance to answer with
+    found = agent.run(served.world, ":Check", ":o1", again=False)
+    assert [i.instance for i in found.instances] == [URIRef(answer["instance"])]
+    assert found.instances[0].steps == [] and found.instances[0].status == "waiting"
+    with pytest.raises(UsageError, match="give a focus, or leave again out"):
+        agent.run(served.world, ":Check", all=True, again=False)
