@@ -92,7 +92,7 @@ from ._prefix_clash import near_misses, prefix_clashes
 from ._schema_links import LINKS, dangling_links
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._shape_slips import shape_slips
-from ._sources import Sources, Where, read_sources
+from ._sources import Sources, Where, literal_warnings_off, read_sources
 from ._sparql_parse import prepare_query
 from ._store_syntax import CASTS, bad_regexes, rebound, refusal
 from ._stores.oxigraph import MAX_TERM, from_ox
@@ -1514,7 +1514,8 @@ class _Builder:
             if type(o) is Literal and self.unknown_datatype(o.datatype):
                 self.error(
                     s,
-                    f"{self.n(p)} {_turtle(o, self.n)}: {self.n(cast(URIRef, o.datatype))} is no "
+                    f"{self.n(p)} {turtle_term(o, self.n)}: "
+                    f"{self.n(cast(URIRef, o.datatype))} is no "
                     "XSD or RDF datatype and is not declared a rdfs:Datatype, so the literal is "
                     "of a datatype nothing reads: it is never equal to, nor ordered with, a "
                     "string, a number or a date",
@@ -2043,7 +2044,7 @@ class _Builder:
 
     def sparql_term(self, term: Node) -> str:
         """``term`` as a pattern writes it: ``?var``, a CURIE or ``<IRI>``, a literal."""
-        return f"?{term}" if isinstance(term, Variable) else _turtle(term, self.n)
+        return f"?{term}" if isinstance(term, Variable) else turtle_term(term, self.n)
 
     def focus_property_hint(self, prop: URIRef, side: URIRef, wf: Workflow) -> str:
         """What to read instead of ``prop``: a property of a near name the ontology gives to
@@ -2638,10 +2639,10 @@ class _Builder:
                 given = lit.datatype or (RDF.langString if lit.language else XSD.string)
                 ranges = list(self.g.objects(prop, RDFS.range))
                 r = range_refusing(given, ranges)
-                if r is None or (var is not None and given in _NUMERIC and r in _NUMERIC):
+                if r is None or (var is not None and given in NUMERIC and r in NUMERIC):
                     continue
                 seen.add((holder, prop, lit))
-                written = _turtle(lit, self.n)
+                written = turtle_term(lit, self.n)
                 is_a = "a string" if given == XSD.string else f"a literal of {self.n(given)}"
                 self.at_text(
                     "warning",
@@ -2684,7 +2685,7 @@ class _Builder:
                     "error",
                     rf"\^\^(?:{re.escape(name)}|<{re.escape(str(dt))}>)(?![\w-])",
                     owner,
-                    f"{self.n(pred)}: {_turtle(lit, self.n)}: {name} is no XSD or RDF datatype "
+                    f"{self.n(pred)}: {turtle_term(lit, self.n)}: {name} is no XSD or RDF datatype "
                     "and is not declared a rdfs:Datatype, so no value the world holds equals the "
                     "literal, and a FILTER comparing with it is never true",
                     self.datatype_hint(dt),
@@ -2698,8 +2699,8 @@ class _Builder:
         near name (:mod:`._schema_links`): a warning at the link, with the name meant."""
         declared = {"class": self.types(), "property": self.properties()}
         for s, link, term in dangling_links(self.g, lambda t: not self.unknown(t, frozenset())):
-            near = self.did_you_mean(term, declared[LINKS[link]])
-            if near is None:
+            known = declared[LINKS[link]] - {s}  # never the term the link is said of
+            if self.did_you_mean(term, known) is None:
                 continue
             reach = (
                 f"what is said of the class meant (a property's domain, a shape targeting it, "
@@ -2715,7 +2716,7 @@ class _Builder:
                 s,
                 f"{self.n(link)} {self.n(term)} names a {LINKS[link]} no loaded file declares "
                 f"or says anything of: {reach}",
-                declared[LINKS[link]],
+                known,
                 at=(s, link, term),
             )
 
@@ -2730,16 +2731,18 @@ class _Builder:
                     needle = rf"[?$]{re.escape(str(term))}\b"
                     reads = (
                         "matches only facts in named graphs, where steps' effects land, never "
-                        "those the world's files load (they are in its default graph), so "
-                        "what it asks there of loaded data never holds"
+                        "those the world's files load (they are in its default graph): what "
+                        "it asks there of loaded data never holds, and a NOT EXISTS guard "
+                        "on it never sees that data"
                     )
                 else:
                     needle = rf"(?:{re.escape(written)}|<{re.escape(str(term))}>)"
                     reads = (
                         f"matches only facts in the named graph {written}, where no step's "
                         "effects land (each lands in a graph of its own) and no Turtle world "
-                        "file loads (they load into the default graph), so what it asks there "
-                        "holds only of what a TriG or N-Quads world file puts in that graph"
+                        "file loads (they load into the default graph): what it asks there, or "
+                        "a NOT EXISTS guard on it, sees only what a TriG or N-Quads world file "
+                        "puts in that graph"
                     )
                 self.at_text(
                     "warning",
@@ -2779,7 +2782,7 @@ class _Builder:
         ``sh:pattern`` gets in a shape."""
         for owner, holder, pred, algebra in self.parsed_patterns():
             for pattern, flags, why in bad_regexes(algebra):
-                written = _turtle(Literal(pattern), self.n)
+                written = turtle_term(Literal(pattern), self.n)
                 self.at_text(
                     "error",
                     re.escape(written),
@@ -3551,7 +3554,7 @@ class _Builder:
             if wrong is None:
                 continue
             path = self.n(cast(URIRef, self.g.value(holder, SH.path)))
-            shown = ", ".join(_turtle(v, self.n) for v in wrong.values)
+            shown = ", ".join(turtle_term(v, self.n) for v in wrong.values)
             (self.error if wrong.every else self.warn)(
                 holder,
                 f"sh:in lists {shown}, but {wrong.why}, so "
@@ -3666,7 +3669,7 @@ class _Builder:
                 whole = re.fullmatch(r"\s*\+?(\d+)\s*", str(o)) if isinstance(o, Literal) else None
                 self.error(
                     holder,
-                    f"{self.n(p)} {_turtle(o, self.n)} is not an integer, so no SHACL "
+                    f"{self.n(p)} {turtle_term(o, self.n)} is not an integer, so no SHACL "
                     "engine can load the shape",
                     f"write {self.n(p)} {int(whole.group(1))} without quotes"
                     if whole is not None
@@ -4138,7 +4141,7 @@ class _Builder:
                 digits = quoted and str(retries_node).strip().isdigit()
                 self.error(
                     s,
-                    f"horis:retries {_turtle(retries_node, self.n)} is "
+                    f"horis:retries {turtle_term(retries_node, self.n)} is "
                     + ("a string, not a number" if digits else "not a whole number ≥ 0"),
                     f"write horis:retries {str(retries_node).strip()} without quotes"
                     if digits
@@ -5307,7 +5310,7 @@ def range_refusing(given: URIRef, ranges: Iterable[Node]) -> URIRef | None:
     )
 
 
-_NUMERIC = frozenset(
+NUMERIC = frozenset(
     {XSD.decimal, XSD.double, XSD.float, *(c for c in _DERIVED_FROM if _derives(c, XSD.decimal))}
 )
 """The numeric datatypes, which a FILTER compares by value, across types."""
@@ -5320,7 +5323,7 @@ _BARE = (  # Turtle's forms without quotes, and the datatype each gives
 )
 
 
-def _turtle(lit: Node, name: Callable[[Node], str]) -> str:
+def turtle_term(lit: Node, name: Callable[[Node], str]) -> str:
     """``lit`` as Turtle or a pattern writes it: ``"6.0"``, ``"x"@en``, ``"1"^^xsd:integer``,
     ``true``, ``1.5``; a node by its name (``:x``)."""
     if not isinstance(lit, Literal):
@@ -5339,10 +5342,12 @@ def literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
     """What to write for ``lit`` as a value of ``r``: ``true`` or ``6.0`` without quotes, or
     ``"…"^^r``."""
     text = str(lit)
-    if Literal(text, datatype=r).ill_typed:
+    with literal_warnings_off():
+        ill_typed = Literal(text, datatype=r).ill_typed
+    if ill_typed:
         return f'write a value of {name(r)}, e.g. "…"^^{name(r)}, or correct the rdfs:range'
     for form, dt in _BARE:
-        if form.fullmatch(text) and (dt == r or (dt in _NUMERIC and r in _NUMERIC)):
+        if form.fullmatch(text) and (dt == r or (dt in NUMERIC and r in NUMERIC)):
             return f"write {text} without quotes"
     return f'write "{text}"^^{name(r)}'
 
@@ -5409,7 +5414,7 @@ def _listed_literals_hint(listed: list[Node], r: URIRef | None, name: Callable[[
     ]
     if any(t.ill_typed for t in typed):
         return f"write values of {name(r)}, or correct the rdfs:range"
-    return "write sh:in ( " + " ".join(_turtle(t, name) for t in typed) + " )"
+    return "write sh:in ( " + " ".join(turtle_term(t, name) for t in typed) + " )"
 
 
 def _kind_names(kinds: Iterable[URIRef], name: Callable[[Node], str]) -> str:

@@ -24,7 +24,14 @@ from rdflib.term import Node
 from ._errors import AuthoringError, Problem
 from ._namespace_index import NamespaceIndex
 
-__all__ = ["Sources", "Where", "expand_paths", "parser_reason", "read_sources"]
+__all__ = [
+    "Sources",
+    "Where",
+    "expand_paths",
+    "literal_warnings_off",
+    "parser_reason",
+    "read_sources",
+]
 
 RDF_SUFFIXES = {".ttl": "turtle", ".nt": "nt", ".n3": "n3", ".trig": "trig", ".nq": "nquads"}
 
@@ -331,7 +338,7 @@ class Sources:
                 if found is None:
                     continue
                 lexical = found["quoted"][1:-1] if found["quoted"] else found.group().strip()
-                with _unplaced_literal_warnings_off():
+                with literal_warnings_off():
                     if Literal(lexical, lang=o.language, datatype=o.datatype) == o:
                         return found.group().strip()
         return None
@@ -538,9 +545,10 @@ class Sources:
 
 
 @contextmanager
-def _unplaced_literal_warnings_off() -> Iterator[None]:
+def literal_warnings_off() -> Iterator[None]:
     """rdflib logs each literal not of its datatype as it parses it, with no file or line;
-    the loader reports each at its line instead (``_Builder.check_literals``)."""
+    the loader reports each at its line instead (``_Builder.check_literals``), and a hint
+    that tries a text as a value of a datatype says what it found itself."""
     logger = logging.getLogger("rdflib.term")
     was, logger.disabled = logger.disabled, True
     try:
@@ -562,7 +570,7 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
         g = Graph()
         fmt = RDF_SUFFIXES.get(path.suffix, "turtle")
         try:
-            with _unplaced_literal_warnings_off():
+            with literal_warnings_off():
                 g.parse(path, format=fmt)
         except BadSyntax as e:
             unbound = _UNBOUND.search(str(e._why))

@@ -211,7 +211,7 @@ def value_kinds(g: Graph, triples: Iterable[tuple[Any, Any, Any]]) -> dict[str, 
             said.setdefault(str(s), set()).add("node")
         if not isinstance(o, Variable) or not isinstance(p, URIRef):
             continue
-        kind = "node" if p == RDF.type else _object_kind(g, p)
+        kind = "node" if p == RDF.type else object_kind(g, p)
         if kind is not None:
             said.setdefault(str(o), set()).add(kind)
     return {v: next(iter(k)) for v, k in said.items() if len(k) == 1}
@@ -242,7 +242,7 @@ def kind_clashes(
     triples = list(triples)
     literal: dict[str, URIRef] = {}
     for _, p, o in triples:
-        literal_valued = isinstance(p, URIRef) and p != RDF.type and _object_kind(g, p) == "literal"
+        literal_valued = isinstance(p, URIRef) and p != RDF.type and object_kind(g, p) == "literal"
         if isinstance(o, Variable) and literal_valued:
             literal.setdefault(str(o), p)
     said: set[str] = set()
@@ -253,7 +253,7 @@ def kind_clashes(
             isinstance(o, Variable)
             and str(o) in literal
             and isinstance(p, URIRef)
-            and (p == RDF.type or _object_kind(g, p) == "node")
+            and (p == RDF.type or object_kind(g, p) == "node")
         ):
             node = str(o)
         else:
@@ -263,7 +263,10 @@ def kind_clashes(
             yield node, literal[node], (s, p, o)
 
 
-def _object_kind(g: Graph, prop: URIRef) -> str | None:
+def object_kind(g: Graph, prop: URIRef) -> str | None:
+    """What the files say ``prop``'s values are: ``"node"`` (an owl:ObjectProperty, or a
+    range that is a class), ``"literal"`` (an owl:DatatypeProperty, or a range that is a
+    datatype, built in or declared); None when they say neither, or both."""
     if (prop, RDF.type, OWL.ObjectProperty) in g:
         return "node"
     if (prop, RDF.type, OWL.DatatypeProperty) in g:

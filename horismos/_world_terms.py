@@ -30,10 +30,19 @@ import pyoxigraph as ox
 from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
-from ._definitions import Definitions, closest_term, is_datatype, literal_hint, range_refusing
+from ._definitions import (
+    NUMERIC,
+    Definitions,
+    closest_term,
+    is_datatype,
+    literal_hint,
+    range_refusing,
+    turtle_term,
+)
 from ._errors import Problem
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores.oxigraph import file_format
+from ._term_kinds import object_kind
 from ._terms import split_iri
 from ._vocab import NS, PROV
 
@@ -60,8 +69,6 @@ _PROPERTY_KINDS = frozenset(
 )
 _TYPE = ox.NamedNode(str(RDF.type))
 _KINDS = frozenset(ox.NamedNode(k) for k in _CLASS_KINDS | _PROPERTY_KINDS)
-_BARE = frozenset({XSD.integer, XSD.decimal, XSD.double, XSD.boolean})
-"""Datatypes Turtle writes without quotes."""
 _OPEN = ("http://www.w3.org/", NS, str(PROV), "urn:")
 """Namespaces never judged here: the standard vocabularies (validate judges their names in
 the definitions), Horismos's and PROV's (a run's own records, which a run's --out holds)."""
@@ -87,32 +94,44 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
     return found
 
 
-def _ranges(defs: Definitions) -> dict[ox.NamedNode, tuple[str, list[URIRef]]]:
-    """Each property whose values the ontology says are nodes (``"node"``: an
-    owl:ObjectProperty, or a range that is a class) or literals of built-in datatypes
-    (``"literal"``, with those datatypes); a property it says both of is left out."""
+def _ranges(defs: Definitions) -> dict[ox.NamedNode, tuple[str, list[URIRef], str]]:
+    """Each property whose values the ontology says are nodes (``"node"``) or literals
+    (``"literal"``, with the built-in datatypes of its ranges), as ``_term_kinds`` reads it
+    for the definitions, and why it says so; a property it says both or neither of is left
+    out."""
     g = defs.graph
-    found: dict[ox.NamedNode, tuple[str, list[URIRef]]] = {}
+    found: dict[ox.NamedNode, tuple[str, list[URIRef], str]] = {}
     props = {p for p in g.subjects(RDFS.range) if isinstance(p, URIRef)}
     props |= {p for p in g.subjects(RDF.type, OWL.ObjectProperty) if isinstance(p, URIRef)}
     for p in props:
-        ranges = [r for r in g.objects(p, RDFS.range) if isinstance(r, URIRef)]
-        datatypes = [r for r in ranges if is_datatype(r)]
-        nodes = (p, RDF.type, OWL.ObjectProperty) in g or len(datatypes) < len(ranges)
-        if nodes != bool(datatypes) and ((p, RDF.type, OWL.DatatypeProperty) not in g or not nodes):
-            found[ox.NamedNode(str(p))] = ("node", []) if nodes else ("literal", datatypes)
+        kind = object_kind(g, p)
+        if kind == "node":
+            why = (
+                "it is an owl:ObjectProperty"
+                if (p, RDF.type, OWL.ObjectProperty) in g
+                else "its rdfs:range is a class"
+            )
+            found[ox.NamedNode(str(p))] = ("node", [], why)
+        elif kind == "literal":
+            datatypes = [r for r in g.objects(p, RDFS.range) if isinstance(r, URIRef)]
+            found[ox.NamedNode(str(p))] = ("literal", [r for r in datatypes if is_datatype(r)], "")
     return found
 
 
 def _wrong_value(
-    pred: ox.NamedNode, value: object, ranges: dict[ox.NamedNode, tuple[str, list[URIRef]]]
+    pred: ox.NamedNode, value: object, ranges: dict[ox.NamedNode, tuple[str, list[URIRef], str]]
 ) -> URIRef | str | None:
     """The range ``value`` is not of as a value of ``pred`` (``"node"`` for a literal where
     nodes go, ``"literal"`` for a node where literals go); None when it is of each range,
-    or the ontology does not say."""
-    kind, datatypes = ranges[pred]
+    the ontology does not say, or both are numbers (``71`` where a range is ``xsd:double``:
+    a pattern compares numbers by value)."""
+    kind, datatypes, _ = ranges[pred]
     if isinstance(value, ox.Literal):
-        return "node" if kind == "node" else range_refusing(URIRef(value.datatype.value), datatypes)
+        if kind == "node":
+            return "node"
+        given = URIRef(value.datatype.value)
+        refused = range_refusing(given, datatypes)
+        return None if given in NUMERIC and refused in NUMERIC else refused
     return "literal" if kind == "literal" else None
 
 
@@ -141,7 +160,7 @@ def _file_problems(
     named: set[str],
     classes: set[str],
     properties: set[str],
-    ranges: dict[ox.NamedNode, tuple[str, list[URIRef]]],
+    ranges: dict[ox.NamedNode, tuple[str, list[URIRef], str]],
     *,
     term_name: Callable[[Node], str],
 ) -> list[Problem]:
@@ -209,12 +228,13 @@ def _file_problems(
                 hint=hint,
             )
         )
-    return out + _value_problems(path, values, prefixes, term_name)
+    return out + _value_problems(path, values, ranges, prefixes, term_name)
 
 
 def _value_problems(
     path: Path,
     values: list[tuple[ox.Quad, URIRef | str]],
+    ranges: dict[ox.NamedNode, tuple[str, list[URIRef], str]],
     prefixes: dict[str, str],
     name: Callable[[Node], str],
 ) -> list[Problem]:
@@ -227,14 +247,18 @@ def _value_problems(
         lexical, given = "", XSD.string
         if isinstance(value, ox.Literal):
             lexical, given = value.value, URIRef(value.datatype.value)
-            shown = f'"{lexical}"' if given == XSD.string else lexical
-            shown = shown if given in _BARE | {XSD.string} else f'"{shown}"^^{name(given)}'
+            shown = turtle_term(
+                Literal(lexical, lang=value.language)
+                if value.language
+                else Literal(lexical, datatype=given),
+                name,
+            )
             mark = lexical
         else:
             shown = _written(value.value, prefixes) if isinstance(value, ox.NamedNode) else "[]"
             mark = shown
         if refused == "node":
-            why = "a literal, where its values are nodes (it is an owl:ObjectProperty)"
+            why = f"a literal, where its values are nodes ({ranges[pred][2]})"
             hint = f"write the node meant, with its prefix, or correct {prop}'s rdfs:range"
         elif refused == "literal":
             why = "a node, where its values are literals"
@@ -251,25 +275,30 @@ def _value_problems(
                 if isinstance(quad.subject, ox.NamedNode)
                 else None,
                 file=str(path),
-                line=_line_with(path, [*_forms(pred.value, prefixes)], mark),
+                line=_line_with(path, _term_pattern(pred.value, prefixes), mark),
                 hint=hint,
             )
         )
     return out
 
 
-def _forms(term: str, prefixes: dict[str, str]) -> list[str]:
-    """How a file may write ``term``: as ``<IRI>``, or with one of its prefixes."""
-    forms = [f"<{term}>"]
-    forms += [f"{p}:{term[len(ns) :]}" for p, ns in prefixes.items() if term.startswith(ns)]
-    return forms
+def _term_pattern(term: str, prefixes: dict[str, str]) -> re.Pattern[str]:
+    """How a file may write ``term``: as ``<IRI>``, or with one of its prefixes, a whole
+    name (``:onDuty`` is not found in ``:onDutyFrom``)."""
+    forms = [re.escape(f"<{term}>")]
+    for prefix, ns in prefixes.items():
+        local = term[len(ns) :] if term.startswith(ns) else ""
+        if local:
+            forms.append(rf"(?<![\w:.-]){re.escape(prefix)}:{re.escape(local)}(?![\w-])")
+    return re.compile("|".join(forms))
 
 
-def _line_with(path: Path, forms: list[str], mark: str) -> int | None:
-    """The first line of ``path`` writing one of ``forms`` and ``mark``."""
+def _line_with(path: Path, term: re.Pattern[str], mark: str) -> int | None:
+    """The first line of ``path`` writing ``term`` and ``mark``: a pass over the file for
+    each value warned of, which is one per property and kind of value."""
     with path.open(encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
-            if mark in line and any(form in line for form in forms):
+            if mark in line and term.search(line):
                 return number
     return None
 
@@ -277,14 +306,7 @@ def _line_with(path: Path, forms: list[str], mark: str) -> int | None:
 def _first_lines(path: Path, terms: list[str], prefixes: dict[str, str]) -> dict[str, int]:
     """The first line of ``path`` writing each of ``terms``, as ``<IRI>`` or with one of the
     file's prefixes: one pass over its lines, ended once every term is found."""
-    patterns = {}
-    for term in terms:
-        forms = [re.escape(f"<{term}>")]
-        for prefix, ns in prefixes.items():
-            local = term[len(ns) :] if term.startswith(ns) else ""
-            if local:
-                forms.append(rf"(?<![\w:.-]){re.escape(prefix)}:{re.escape(local)}(?![\w-])")
-        patterns[term] = re.compile("|".join(forms))
+    patterns = {term: _term_pattern(term, prefixes) for term in terms}
     found: dict[str, int] = {}
     with path.open(encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):

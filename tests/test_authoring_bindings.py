@@ -358,5 +358,17 @@ def test_an_allowed_module_is_read_not_imported(tmp_path: Path, source: str | No
     text = (CLIENT.read_text(encoding="utf-8") if source is None else source)
     p = _validate_allowing(tmp_path, "python:ehr_client.assign_queue", "ehr_client",
                            "open('imported', 'w').close()\n" + text)
+    assert "Traceback" not in p.stderr and p.returncode in (0, 1), p.stdout + p.stderr
     assert "assign_queue" not in p.stdout, p.stdout + p.stderr
     assert not (tmp_path / "imported").exists()
+
+
+def test_a_function_bound_in_a_match_case_is_found(tmp_path: Path) -> None:
+    """A module that binds its function where a top-level walk does not look (a ``match``
+    case) was said to define no such function, though the run finds it."""
+    p = _validate_allowing(tmp_path, "python:ehr_client.assign_queue", "ehr_client",
+                           "import sys\nmatch sys.platform:\n    case _:\n"
+                           "        def assign_queue(patient, queue):\n"
+                           "            return {}\n"
+                           "def notify_nurse(nurse, patient, ref):\n    return {}\n")
+    assert "Traceback" not in p.stderr and "defines no" not in p.stdout, p.stdout + p.stderr

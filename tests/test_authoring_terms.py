@@ -389,6 +389,39 @@ def test_a_node_in_another_case_is_found_by_bound_look_ups_not_a_scan_of_the_wor
         len(b) == 1 and isinstance(next(iter(b.values())), URIRef) for _, b in asked), asked
 
 
+def test_world_values_an_ontology_allows_say_nothing_and_a_warning_is_at_its_own_line(
+        tmp_path: Path) -> None:
+    """A whole number where a range is xsd:double (a pattern compares numbers by value), a
+    literal of a datatype the files declare, and a literal in a language were warned of; and
+    `:onDuty "1"` was placed at the line of `:onDutyFrom "1"`, whose name begins alike."""
+    more = tmp_path / "more.ttl"
+    more.write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
+        ":weightKg a owl:DatatypeProperty ; rdfs:range xsd:double .\n"
+        ":bedCode rdfs:range :BedCode . :BedCode a rdfs:Datatype .\n"
+        ":onDutyFrom a owl:DatatypeProperty ; rdfs:range xsd:string .\n"
+        ":code a owl:DatatypeProperty ; rdfs:range xsd:integer .\n", encoding="utf-8")
+    world = tmp_path / "w.ttl"
+    world.write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        ":p1 a :Patient ; :weightKg 71 , 68.5 ; :bedCode \"B14\" .\n"
+        ":n7 a :Nurse ; :onDutyFrom \"1\" .\n"
+        ":n8 a :Nurse ; :onDuty \"1\" .\n"
+        ":p2 a :Patient ; :code \"x\"@en .\n", encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
+                        str(more), "--world", str(world), "--store", "memory"],
+                       capture_output=True, text=True, timeout=120)
+    warned = [x for x in p.stdout.splitlines() if str(world) in x]
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert [w.split(": warning: ")[0] for w in warned] == [f"{world}:4", f"{world}:5"], warned
+    assert ':onDuty "1", a literal of xsd:string' in warned[0], warned
+    assert ':code "x"@en, a literal of rdf:langString' in warned[1], warned
+    assert "ill-typed" not in p.stderr, p.stderr
+
+
 # -- an ontology's link to a class or property of a near name -------------------------------
 
 
@@ -415,6 +448,17 @@ def test_an_ontology_linking_a_near_name_nothing_declares_is_a_warning_at_the_li
     p = the_one(problems(TRIAGE[0], TRIAGE, ontology), "warning")
     assert (p.file, p.line, p.node) == (str(ontology), line, node), str(p)
     assert said in p.message and p.hint == hint, str(p)
+
+
+def test_a_link_to_an_undeclared_super_property_never_suggests_its_own_subject(
+        tmp_path: Path) -> None:
+    """`:assignedNurse rdfs:subPropertyOf :assignedTo` (a super-property of another
+    vocabulary's style) was asked "did you mean :assignedNurse?": the property itself."""
+    ontology, _ = ontology_edited(tmp_path, ":assignedNurse a owl:ObjectProperty ;",
+                                  ":assignedNurse a owl:ObjectProperty ; "
+                                  "rdfs:subPropertyOf :assignedTo ;")
+    said = [p for p in problems(TRIAGE[0], TRIAGE, ontology) if ":assignedTo" in p.message]
+    assert all("did you mean :assignedNurse" not in str(p) for p in said), said
 
 
 @pytest.mark.parametrize("new", [

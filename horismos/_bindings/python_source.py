@@ -66,7 +66,7 @@ def unimportable_binding(target: str) -> str | None:
         return None
     if any(mark in source for mark in _UNWRITTEN):
         return None
-    names = set(_top_level_names(tree.body))
+    names = set(_bound_names(tree))
     if attr in names:
         return None
     public = sorted(n for n in names if not n.startswith("_"))
@@ -80,10 +80,10 @@ def _spec(module_name: str) -> importlib.machinery.ModuleSpec | None:
     top, *rest = module_name.split(".")
     if top in sys.modules:
         spec = getattr(sys.modules[top], "__spec__", None)
-    else:  # as a run looks: the path, then the current folder (--allow-module)
-        spec = importlib.util.find_spec(top) or importlib.machinery.PathFinder.find_spec(
+    else:  # as a run looks: the current folder first (cwd_importable), then the path
+        spec = importlib.machinery.PathFinder.find_spec(
             top, [os.getcwd()]
-        )
+        ) or importlib.util.find_spec(top)
     name = top
     for part in rest:
         if spec is None or spec.submodule_search_locations is None:
@@ -93,30 +93,20 @@ def _spec(module_name: str) -> importlib.machinery.ModuleSpec | None:
     return spec
 
 
-def _top_level_names(body: list[ast.stmt]) -> Iterator[str]:
-    """The names a module's top level binds: defined, assigned, imported, also under an
-    ``if``, ``try``, ``with`` or loop there."""
-    for node in body:
+def _bound_names(tree: ast.Module) -> Iterator[str]:
+    """Every name the module binds anywhere — defined, assigned (a walrus, a ``match``
+    capture, a loop's or ``with``'s target too), imported — at its top level or not: more
+    than the module's own names, never fewer, so that a name missed here never says that a
+    module that has it lacks it (one it lacks may pass, and the run then says so)."""
+    for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             yield node.name
         elif isinstance(node, ast.Import | ast.ImportFrom):
             for alias in node.names:
                 yield alias.asname or alias.name.split(".")[0]
-        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.For | ast.With):
-            targets = (
-                node.targets
-                if isinstance(node, ast.Assign)
-                else [i.optional_vars for i in node.items if i.optional_vars is not None]
-                if isinstance(node, ast.With)
-                else [node.target]
-            )
-            for t in targets:
-                yield from (n.id for n in ast.walk(t) if isinstance(n, ast.Name))
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(node, field, None)
-            if isinstance(inner, list) and not isinstance(
-                node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-            ):
-                yield from _top_level_names(inner)
-        for handler in getattr(node, "handlers", []):
-            yield from _top_level_names(handler.body)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            yield node.id
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name is not None:
+            yield node.name
+        elif isinstance(node, ast.MatchMapping) and node.rest is not None:
+            yield node.rest
