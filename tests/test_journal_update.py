@@ -8,6 +8,8 @@ string or a comment) is kept, and the update replays to the same world.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from horismos import World
@@ -65,10 +67,13 @@ def test_parentheses_that_mint_no_blank_node_are_kept_and_replay(tmp_path, updat
     assert pinned(update) == update  # nothing refused, nothing rewritten
     seed = ("INSERT DATA { <urn:t:a> <urn:t:q> 1 . <urn:t:b> <urn:t:q> '(y)' . "
             "<urn:t:a> a <urn:t:T> . <urn:t:a> <urn:t:u> <urn:t:b> }")
-    with World.open(f"journal:{tmp_path / 'store'}") as world:
-        world.store.update(seed)
-        world.store.update(update)
-        held = set(world.store.quads())
+    world = World.open(f"journal:{tmp_path / 'store'}")
+    world.store.update(seed)
+    world.store.update(update)
+    held = set(world.store.quads())
+    os.close(world.store._fd)  # type: ignore[attr-defined]  # as if killed: no snapshot, so
+    os.close(world.store._lock_fd)  # type: ignore[attr-defined]  # the open replays the text
+    world.store._fd = -1  # type: ignore[attr-defined]
     with World.open(f"journal:{tmp_path / 'store'}") as world:
         assert set(world.store.quads()) == held
 

@@ -297,7 +297,6 @@ class JournalStore(OxigraphStore):
         self._journal = folder / JOURNAL  # the one appended to (or journal.next)
         self._dumping: threading.Thread | None = None  # a snapshot written behind
         self._settled = threading.Condition(self._lock)  # notified when that one is done
-        self._whole = 0  # a file loading or digest rebasing: no dump behind meanwhile
         self._broken: str | None = None  # why it takes no more commits
         self._rotate_after = 0  # journal bytes a failed rotation waits for before a retry
         try:
@@ -441,7 +440,8 @@ class JournalStore(OxigraphStore):
         if self._broken is not None:
             raise StoreError(self._broken)
         due = max(_ROTATE_AT, 4 * self._snapshot_bytes, self._rotate_after)
-        if self._journal_bytes > due and self._dumping is None and not self._whole:
+        if self._journal_bytes > due and self._dumping is None:
+            grown = self._journal_bytes  # a switch to journal.next starts its count again
             try:
                 if self._journal.name == NEXT:  # a dump behind failed: one under the lock
                     self._rotate()
@@ -453,7 +453,7 @@ class JournalStore(OxigraphStore):
                 # the snapshot and journal before it are whole: a rotation is an economy, so
                 # the commit goes on, and the dump is tried again once the journal has doubled
                 # (not at every commit, each dumping the whole world to fail again)
-                self._rotate_after = 2 * self._journal_bytes
+                self._rotate_after = 2 * grown
         start = self._journal_bytes
         try:
             try:
@@ -553,32 +553,33 @@ class JournalStore(OxigraphStore):
 
     def _finish_behind(self, dump: _Dump, generation: int, digest: bytes) -> None:
         """The rest of :meth:`_rotate_behind`, in its thread: the dump sealed, synced and
-        renamed in, then ``journal.next`` made the journal (under the lock)."""
+        renamed in, then ``journal.next`` made the journal (under the lock). However it
+        ends, the store is told no dump is behind: else a close waited for it forever."""
         snapshot = self._folder / SNAPSHOT
         try:
-            dump.join()
-            dump.sealed(generation, digest)
-            os.replace(dump.temp, snapshot)
-            _fsync_folder(self._folder)
-        except OSError:
-            # an economy: the snapshot and journals before it are whole, and journal.next
-            # takes the commits; the next rotation is one under the lock
-            with contextlib.suppress(OSError):
-                dump.temp.unlink()
+            try:
+                dump.join()
+                dump.sealed(generation, digest)
+                os.replace(dump.temp, snapshot)
+                _fsync_folder(self._folder)
+            except Exception:
+                # an economy: the snapshot and journals before it are whole, and journal.next
+                # takes the commits; the next rotation is one under the lock
+                with contextlib.suppress(OSError):
+                    dump.temp.unlink()
+                return
+            with self._lock:
+                try:
+                    self._snapshot_bytes = snapshot.stat().st_size
+                    os.replace(self._folder / NEXT, self._folder / JOURNAL)
+                    _fsync_folder(self._folder)
+                    self._journal = self._folder / JOURNAL
+                except OSError:
+                    pass  # journal.next stays the journal: the next open renames it
+        finally:
             with self._lock:
                 self._dumping = None
                 self._settled.notify_all()
-            return
-        with self._lock:
-            self._snapshot_bytes = snapshot.stat().st_size
-            try:
-                os.replace(self._folder / NEXT, self._folder / JOURNAL)
-                _fsync_folder(self._folder)
-                self._journal = self._folder / JOURNAL
-            except OSError:
-                pass  # journal.next stays the journal: the next open renames it
-            self._dumping = None
-            self._settled.notify_all()
 
     def _settle(self) -> None:
         """Wait (the lock let go meanwhile) for a dump behind to finish."""
@@ -621,12 +622,10 @@ class JournalStore(OxigraphStore):
         """Loaded in memory, then written as a snapshot (not record by record), also when the
         file fails part-way: what is held is what is kept."""
         with self._lock:
-            self._settle()
-            self._whole += 1  # no dump behind meanwhile: this one's snapshot follows
+            self._settle()  # no dump behind meanwhile: this one's snapshot follows
             try:
                 return super().load_file(path, progress)
             finally:
-                self._whole -= 1
                 self._kept_or_broken("the file loaded was not written to a snapshot")
 
     def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
