@@ -294,8 +294,8 @@ class Agent:
                 # focus in memory may have several instances (Python's own runs)
                 left = (
                     unfinished(world.store, wf.iri, foci)
-                    if (worker is None and (world.store.persistent or all)) or held
-                    else {}
+                    if again and ((worker is None and (world.store.persistent or all)) or held)
+                    else {}  # again=False found none above: the focus has no instance
                 )
                 if worker is None and all:  # each focus one instance, as claims give a shared world
                     ended = finished_foci(world.store, wf.iri, foci)

@@ -45,17 +45,22 @@ def cmd_load(args: argparse.Namespace) -> int:
                 f"--store {args.store} keeps nothing after this process; load into "
                 "oxigraph:PATH, journal:PATH or sparql:URL"
             )
-        unindexed(world.store)  # what the files bring is not in the short-id index
-        for path in expand_paths(args.files, RDF_SUFFIXES):
-            size, t0 = max(path.stat().st_size, 1), time.perf_counter()
-            bar = _load_bar(path, size) if sys.stderr.isatty() else None
-            n = world.store.load_file(path, bar)
-            took = time.perf_counter() - t0
-            print(
-                ("\r" if bar else "") + f"loaded {n:,} quads from {path} in {took:.1f} s "
-                f"({n / max(took, 1e-9):,.0f} quads/s)" + " " * 20,
-                file=sys.stderr,
-            )
+        # what the files bring is not in the short-id index: said before and after, for
+        # another process's short id missed meanwhile may index every instance again
+        unindexed(world.store)
+        try:
+            for path in expand_paths(args.files, RDF_SUFFIXES):
+                size, t0 = max(path.stat().st_size, 1), time.perf_counter()
+                bar = _load_bar(path, size) if sys.stderr.isatty() else None
+                n = world.store.load_file(path, bar)
+                took = time.perf_counter() - t0
+                print(
+                    ("\r" if bar else "") + f"loaded {n:,} quads from {path} in {took:.1f} s "
+                    f"({n / max(took, 1e-9):,.0f} quads/s)" + " " * 20,
+                    file=sys.stderr,
+                )
+        finally:
+            unindexed(world.store)
         world.store.close()
     except SyntaxError as e:
         print(("\n" if bar else "") + f"horismos load: {path}:{e.lineno}: {e.msg}", file=sys.stderr)

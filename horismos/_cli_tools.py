@@ -103,7 +103,7 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
             default=[],
             metavar="FINGERPRINT",
             help="an approval printed by `tools approve` (for tools with horis:requiresApproval); "
-            "the call it allows uses it up",
+            "the call it allows uses it up, in a world kept by --store or written back by --out",
         )
         a.add_argument(
             "--allow",

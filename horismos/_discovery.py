@@ -28,7 +28,14 @@ from ._bindings.wire import json_value
 from ._catalog import ToolEntry, ToolIndex, binding_problem, missing_env, ordered_args, types_in
 from ._errors import AmbiguousName, NotAnIRI, UsageError
 from ._model import Tool
-from ._policy import DEFAULT_ALLOW, allowed, fingerprint, given_print, side_effect
+from ._policy import (
+    DEFAULT_ALLOW,
+    allowed,
+    fingerprint,
+    given_print,
+    given_used,
+    side_effect,
+)
 from ._world import holds_subject
 
 if TYPE_CHECKING:
@@ -196,7 +203,10 @@ def discover(
         )
     if focus is not None and world is None:
         raise UsageError("a focus is a node of a world: give the world too (--world F)")
-    context = _Context(catalog, world, focus, {given_print(a) for a in approvals}, allowed(allow))
+    usable = {  # a used-up approval allows nothing: tools call would refuse it
+        given_print(a) for a in approvals if world is None or given_used(world.store, a) is None
+    }
+    context = _Context(catalog, world, focus, usable, allowed(allow))
     found: list[Discovery] = []
     for tool in catalog.definitions.tools.values():
         selected = why_selected(tool, words)

@@ -229,25 +229,23 @@ _FINISHED = (HORIS.Completed, HORIS.Failed)
 
 def instance_for(store: Store, workflow: URIRef, focus: URIRef) -> StoredInstance | None:
     """The instance of ``workflow`` for ``focus`` a repeated request to run it is answered
-    with (``run_workflow`` retried by an agent after a timeout): its unfinished one, else the
-    one last active; None when the focus has none. Read from the focus's own instances and
-    their activities (the focus leads), never from the world's others."""
-    rows = store.select(_OF_FOCUS, {"f": focus, "wf": workflow}, _NS)
-    if not rows:
-        return None
-    last: dict[URIRef, tuple[bool, str]] = {}
-    for r in rows:
-        iid = cast(URIRef, r["i"])
-        open_ = r["s"] in _UNFINISHED
-        last[iid] = max(last.get(iid, (open_, "")), (open_, str(r.get("t", ""))))
-    return read_instance(store, max(last, key=lambda i: (*last[i], str(i))))
+    with (``run_workflow`` retried by an agent after a timeout): its unfinished one
+    (:func:`unfinished`), else the one last active; None when the focus has none. One row
+    reaches Python however many instances the focus has had: the store picks the last."""
+    left = unfinished(store, workflow, [focus]).get(focus)
+    if left is not None:
+        return left
+    rows = store.select(_LAST_OF_FOCUS, {"f": focus, "wf": workflow}, _NS)
+    return read_instance(store, cast(URIRef, rows[0]["i"])) if rows else None
 
 
-_OF_FOCUS = f"""
-    SELECT ?i ?s ?t WHERE {{
-        GRAPH <{INSTANCES}> {{ ?i horis:focus ?f ; horis:workflow ?wf ; horis:status ?s }}
+_LAST_OF_FOCUS = f"""
+    SELECT ?i (MAX(?t) AS ?last) WHERE {{
+        GRAPH <{INSTANCES}> {{ ?i horis:focus ?f ; horis:workflow ?wf }}
         OPTIONAL {{ ?a horis:instance ?i .
-                    {{ ?a prov:startedAtTime ?t }} UNION {{ ?a prov:endedAtTime ?t }} }} }}"""
+                    {{ ?a prov:startedAtTime ?t }} UNION {{ ?a prov:endedAtTime ?t }} }} }}
+    GROUP BY ?i ?f ?wf ORDER BY DESC(?last) DESC(?i) LIMIT 1"""
+"""Grouped by the bound ?f and ?wf too: a store that substitutes them projects them."""
 
 _UNFINISHED = (HORIS.Running, HORIS.Blocked, HORIS.Waiting)
 

@@ -74,12 +74,23 @@ class World:
     def from_snapshot(cls, nquads: str, store: str = DEFAULT_STORE) -> World:
         """A world holding the quads of N-Quads text (:meth:`snapshot`)."""
         world = cls.open(store)
-        world.store.load(parse_nquads(nquads))
+        try:
+            world.store.load(parse_nquads(nquads))
+        finally:
+            unindexed(world.store)  # its instances are in no short-id index
         return world
 
     def load(self, *paths: str | Path) -> None:
         """Add the facts of RDF files (Turtle, N-Triples, TriG, N-Quads) or folders of them."""
+        # before and after: a short id missed meanwhile (another process, on a shared
+        # store) may index every instance again while the files' are still landing
         unindexed(self.store)
+        try:
+            self._load(paths)
+        finally:
+            unindexed(self.store)
+
+    def _load(self, paths: tuple[str | Path, ...]) -> None:
         for path in expand_paths(paths, RDF_SUFFIXES):
             try:
                 self.store.load_file(path)  # pyoxigraph's parser, into every kind of store

@@ -112,6 +112,10 @@ def test_a_retry_loop_given_one_approval_charges_once(tmp_path, idempotent) -> N
         assert "allows one call" in again.stdout and "tools approve t.charge" in again.stdout
         assert "Traceback" not in again.stderr
     assert ledger(tmp_path) == ["charge http://example.org/pay#o1"]
+    # discovery, asked with the used approval, no longer says the call is executable
+    found = cli(tmp_path, "tools", "discover", "charge", "pay.ttl", "--tools", "payments.py",
+                *store, "--focus", ":o1", "--approval", given)
+    assert "no executable tool matches" in found.stdout, found.stdout
     # the bare fingerprint is an approval of one call too, and a fresh approval another
     bare = given.partition(".")[0]
     assert cli(tmp_path, *CALL, *store, "--approval", bare).returncode == 0

@@ -271,7 +271,7 @@ def test_a_short_id_no_instance_has_is_answered_by_the_index_once_it_holds_every
     unfiled = URIRef("urn:horismos:instance:abcdef0100")
     world.store.load([(unfiled, RDF.type, HORIS.Instance, INSTANCES)])
     with pytest.raises(UsageError, match="no instance in this world with the id"):
-        waits.find_instance(world.store, "abcdef01")  # the ids were read: it was found
+        waits.find_instance(world.store, "abcdef01")  # not found: the ids were not read
     world.store.close()
     (tmp_path / "export.nq").write_text(
         f"<urn:horismos:instance:abcdef0200> <{RDF.type}> <{HORIS.Instance}> <{INSTANCES}> .\n"
@@ -289,6 +289,36 @@ def test_a_short_id_no_instance_has_is_answered_by_the_index_once_it_holds_every
     assert not memory.store.select(
         f"SELECT ?i WHERE {{ GRAPH <{waits.SHORT_IDS}> {{ ?i ?p ?o }} }}", {}, {}
     )
+
+
+def test_a_short_id_missed_while_a_file_loads_leaves_the_index_incomplete(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store was said to index every instance no more only before a file loaded: a
+    miss meanwhile (another process's ``resume``, on a shared store) filed the instances held
+    so far and said so again, and the file's own were then never found by their short ids."""
+    from rdflib import RDF
+
+    from horismos._stores.oxigraph import OxigraphStore
+
+    (tmp_path / "export.nq").write_text(
+        f"<urn:horismos:instance:abcdef0300> <{RDF.type}> <{HORIS.Instance}> <{INSTANCES}> .\n"
+    )
+    world = World.open(f"oxigraph:{tmp_path / 'store'}")
+    held = URIRef(f"urn:horismos:instance:{7:08x}{'0' * 24}")
+    world.store.load([(held, RDF.type, HORIS.Instance, INSTANCES)])
+    load_file = OxigraphStore.load_file
+
+    def missed_meanwhile(self: OxigraphStore, path: Path, progress: object = None) -> int:
+        with pytest.raises(UsageError, match="no instance in this world with the id"):
+            waits.find_instance(self, "ffffffff")  # files what is held, says it holds all
+        return load_file(self, path, progress)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(OxigraphStore, "load_file", missed_meanwhile)
+    world.load(tmp_path / "export.nq")
+    monkeypatch.undo()
+    assert str(waits.find_instance(world.store, "abcdef03")) == "urn:horismos:instance:abcdef0300"
+    world.store.close()
 
 
 def test_a_short_id_on_a_store_that_takes_no_writes_is_looked_for_among_the_ids(
