@@ -43,9 +43,19 @@ _TOKENS = re.compile(
     | (?P<other>.)""",
     re.IGNORECASE | re.VERBOSE | re.DOTALL,
 )
-_MAYBE = re.compile(r"[(\[]|_:|\b(?:NOW|RAND|UUID|STRUUID|BNODE)\b", re.IGNORECASE)
-"""What the reading is for: an update with none of these letters keeps its text as it is (a
-hit that is only letters in a string is read as a whole, and kept too)."""
+
+
+def _maybe_pinned(text: str) -> bool:
+    """Whether ``text`` has a letter the reading is for (a parenthesis, a bracket, ``_:``, a
+    function's name that would replay otherwise); an update with none (a claim's marks) keeps
+    its text as it is. Searched as plain substrings (~1 µs; a regular expression with word
+    bounds took ~30 for a claim's marks); a hit that is only letters is read, and kept."""
+    if "(" in text or "[" in text or "_:" in text:
+        return True
+    upper = text.upper()
+    return "NOW" in upper or "RAND" in upper or "UUID" in upper or "BNODE" in upper
+
+
 _EXPRESSION_CLAUSES = frozenset({"select", "group", "order", "having"})
 _NEXT_ROLE = {"subject": "verb", "verb": "object", "object": "done", "done": "verb"}
 
@@ -69,7 +79,7 @@ class _Frame:
 def pinned(text: str) -> str:
     """``text`` as it will replay: ``NOW()`` written in as this moment; what would differ
     when replayed (a random value, a fresh blank node) refused with a :class:`UsageError`."""
-    if _MAYBE.search(text) is None:  # most updates (a claim's marks): read no further
+    if not _maybe_pinned(text):  # most updates (a claim's marks): read no further
         return text
     now = f'"{dt_.datetime.now(dt_.UTC).isoformat()}"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
     out: list[str] = []
