@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
@@ -332,9 +333,10 @@ def find_instance(store: Store, text: str, verb: str = "resume") -> URIRef:
     if _SHORT_ID.fullmatch(text):  # else no instance id starts so (and nothing is quoted)
         indexed = len(text) >= SHORT_LENGTH
         found = _indexed(store, text) if indexed else []
-        if not found and indexed and _index_every_instance(store):
+        index = _index_every_instance(store) if not found and indexed else None
+        if index == "filed now":  # asked again of the index; "held" answered it already
             found = _indexed(store, text)
-        elif not found:
+        elif not found and index is None:
             rows = store.select(
                 f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} "
                 f'FILTER(STRSTARTS(STR(?i), "{_INSTANCE_PREFIX}{text}")) }} LIMIT 2',
@@ -379,10 +381,11 @@ def short_id_quad(instance: URIRef) -> tuple[URIRef, URIRef, Literal, URIRef]:
     return (instance, _SHORT_ID_OF, Literal(short_id(instance)), SHORT_IDS)
 
 
-def _index_every_instance(store: Store) -> bool:
-    """Whether the store's short-id index holds every instance: said by the store, or made so
-    now, once — one update of the store's own that files each instance not filed yet under its
-    short id and says the index holds them all (a runtime graph: the digest does not see it).
+def _index_every_instance(store: Store) -> typing.Literal["held", "filed now"] | None:
+    """Whether the store's short-id index holds every instance: ``"held"`` by the store
+    already (a miss is then a miss), ``"filed now"``, once — one update of the store's own
+    that files each instance not filed yet under its short id and says the index holds them
+    all (a runtime graph: the digest does not see it).
     Every instance's id was read at every short id no instance has (the error path of
     ``resume``/``approve``: 0.8 s on disk beside 100,000, bench_short_id.py).
 
@@ -390,11 +393,11 @@ def _index_every_instance(store: Store) -> bool:
     are (each is filed at its creation; inserting a quad held costs as much as a new one), so
     a store that does not outlive the process is not filed: every process reading a world
     from a file would pay it. Nor is one that takes no writes (``oxigraph serve-read-only``
-    behind ``sparql:``). On those the ids are read, as before: False."""
+    behind ``sparql:``). On those the ids are read, as before: None."""
     if indexes_every_instance(store):
-        return True
+        return "held"
     if not store.persistent:  # each process would index anew (a world read from a file)
-        return False
+        return None
     s, p, o, g = INDEXED_EVERY_INSTANCE
     try:
         store.update(
@@ -405,8 +408,8 @@ def _index_every_instance(store: Store) -> bool:
             INSERT DATA {{ GRAPH <{g}> {{ <{s}> <{p}> <{o}> }} }}"""
         )
     except StoreError:  # every look-up reads the ids, as before the index
-        return False
-    return True
+        return None
+    return "filed now"
 
 
 def _indexed(store: Store, text: str) -> list[Node]:

@@ -321,6 +321,32 @@ def test_a_short_id_missed_while_a_file_loads_leaves_the_index_incomplete(
     world.store.close()
 
 
+def test_a_miss_of_a_complete_index_is_looked_up_once(tmp_path) -> None:
+    """Once the store says its index holds every instance, a short id it lacks is one
+    look-up of the index and one of that mark (then the message's: is any instance held):
+    the index was asked a second time."""
+    from rdflib import RDF
+
+    world = World.open(f"oxigraph:{tmp_path / 'store'}")
+    held = URIRef(f"urn:horismos:instance:{7:08x}{'0' * 24}")
+    world.store.load([(held, RDF.type, HORIS.Instance, INSTANCES)])
+    with pytest.raises(UsageError, match="no instance in this world with the id"):
+        waits.find_instance(world.store, "ffffffff")  # files every instance, once
+    asked: list[str] = []
+    select = world.store.select
+
+    def counted(query: str, *args: object) -> list:
+        asked.append(query)
+        return select(query, *args)  # type: ignore[arg-type]
+
+    world.store.select = counted  # type: ignore[method-assign]
+    with pytest.raises(UsageError, match="no instance in this world with the id"):
+        waits.find_instance(world.store, "fffffffe")
+    del world.store.select
+    assert len(asked) == 3, asked  # the index, its mark, and whether any instance is held
+    world.store.close()
+
+
 def test_a_short_id_on_a_store_that_takes_no_writes_is_looked_for_among_the_ids(
     tmp_path,
 ) -> None:
