@@ -249,16 +249,21 @@ class _Dump:
             raise OSError(f"the dump failed: {self._failed}") from self._failed
 
     def sealed(self, generation: int, digest: bytes) -> None:
-        """Its last two lines written and fsynced: the snapshot's generation and digest, then
-        the seal, the BLAKE3 of every byte before it (read back through ``mmap``)."""
-        with self.temp.open("ab") as f:
-            f.write(b"# horismos snapshot %d digest %s\n" % (generation, digest))
-            f.flush()
-            seal = blake3(max_threads=blake3.AUTO)
-            seal.update_mmap(self.temp)
-            f.write(_SEAL + seal.hexdigest().encode() + b"\n")
-            f.flush()
-            os.fsync(f.fileno())
+        """:func:`_seal` of what it dumped."""
+        _seal(self.temp, generation, digest)
+
+
+def _seal(temp: Path, generation: int, digest: bytes) -> None:
+    """A dumped snapshot's last two lines written and fsynced: its generation and digest,
+    then the seal, the BLAKE3 of every byte before it (read back through ``mmap``)."""
+    with temp.open("ab") as f:
+        f.write(b"# horismos snapshot %d digest %s\n" % (generation, digest))
+        f.flush()
+        seal = blake3(max_threads=blake3.AUTO)
+        seal.update_mmap(temp)
+        f.write(_SEAL + seal.hexdigest().encode() + b"\n")
+        f.flush()
+        os.fsync(f.fileno())
 
 
 class JournalStore(OxigraphStore):
@@ -501,12 +506,11 @@ class JournalStore(OxigraphStore):
         self._settle()
         generation = self._generation + 1
         snapshot, temp = self._folder / SNAPSHOT, self._folder / f"{SNAPSHOT}.tmp"
-        try:
-            dump = _Dump(self._store, temp)
-            dump.join()
-            dump.sealed(generation, self._digest_text())
+        try:  # here, under the lock, pyoxigraph dumps straight into the file
+            self._store.dump(str(temp), _NQ)
+            _seal(temp, generation, self._digest_text())
             os.replace(temp, snapshot)
-        except OSError as e:
+        except Exception as e:  # whatever the dump raised (it was an OSError from a thread)
             with contextlib.suppress(OSError):
                 temp.unlink()
             raise StoreError(f"{snapshot}: the snapshot was not written: {e}") from e
