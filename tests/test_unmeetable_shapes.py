@@ -45,6 +45,16 @@ def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
+def world_triaging(tmp_path: Path, node: str) -> Path:
+    """The triage world with ``node`` stating ``:triagedAt``: a world where some nodes hold
+    what the shape requires."""
+    world = tmp_path / "world.ttl"
+    world.write_text(WORLD.read_text(encoding="utf-8")
+                     + f'\n{node} :triagedAt "2026-01-01T00:00:00Z"^^'
+                     '<http://www.w3.org/2001/XMLSchema#dateTime> .\n', encoding="utf-8")
+    return world
+
+
 def ehr_requiring(tmp_path: Path, constraint: str) -> tuple[Path, int]:
     """ehr.ttl with ``:PatientShape`` also requiring ``:triagedAt`` (``constraint``), and the
     line of that ``sh:path``."""
@@ -101,10 +111,7 @@ def test_validate_with_a_world_refuses_it_and_without_one_warns_what_the_world_d
     assert f"ehr.ttl:{line}: warning: :PatientShape: sh:path names :triagedAt" in p.stdout, p.stdout
     assert "every result of ehr.assign_queue" in p.stdout and "--world" in p.stdout
     # a world where some nodes hold it: the gate passes those, so it is the world's to decide
-    world = tmp_path / "world.ttl"
-    world.write_text(WORLD.read_text(encoding="utf-8")
-                     + '\n:patient42 :triagedAt "2026-01-01T00:00:00Z"^^'
-                     '<http://www.w3.org/2001/XMLSchema#dateTime> .\n', encoding="utf-8")
+    world = world_triaging(tmp_path, ":patient42")
     p = horismos("validate", str(TRIAGE_WF), str(ehr), "--world", str(world), cwd=tmp_path)
     assert p.returncode == 0 and "triagedAt" not in p.stdout, p.stdout + p.stderr
 
@@ -144,9 +151,6 @@ def test_a_declared_property_no_tool_writes_is_warned_of_beside_a_world_that_lac
     # no world given: the files are all there is, and validate of files holds no data to them
     p = horismos("validate", str(TRIAGE_WF), str(ehr), cwd=tmp_path)
     assert p.returncode == 0 and "triagedAt" not in p.stdout, p.stdout
-    world = tmp_path / "world.ttl"
-    world.write_text(WORLD.read_text(encoding="utf-8")
-                     + '\n:patient43 :triagedAt "2026-01-01T00:00:00Z"^^'
-                     '<http://www.w3.org/2001/XMLSchema#dateTime> .\n', encoding="utf-8")
+    world = world_triaging(tmp_path, ":patient43")
     p = horismos("validate", str(TRIAGE_WF), str(ehr), "--world", str(world), cwd=tmp_path)
     assert p.returncode == 0 and "triagedAt" not in p.stdout, p.stdout + p.stderr
