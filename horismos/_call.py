@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from rdflib import RDFS, XSD, URIRef
 from rdflib import Literal as RdfLiteral
 from rdflib.term import Node
+from rdflib.util import from_n3
 
 from ._bindings.wire import json_value
 from ._catalog import (
@@ -31,6 +32,7 @@ from ._catalog import (
 )
 from ._claims import CATALOG, Worker
 from ._errors import AmbiguousName, CallInFlight, NotAnIRI, OutcomeUnknown, ToolError, UsageError
+from ._idempotency import key_answer, key_record, read_key
 from ._intents import (
     CALLING,
     Intent,
@@ -101,12 +103,16 @@ class CallResult:
     """``{"conforms", "messages"}`` when the gate judged a result; None when none reached it."""
     error: dict[str, Any] | None = None
     """``{"kind", "message"}``; kinds: schema, argument_type, precondition, policy, approval,
-    approval_used, env, binding (refused before any call), tool_error, timeout, gate_rejected."""
+    approval_used, idempotency_key_reused, env, binding (refused before any call), tool_error,
+    timeout, gate_rejected."""
     trace: Trace | None = None
     record: StepRecord | None = None
     call: str = ""
     """``tool(arg=value, …)`` as an author writes it."""
     names: Callable[[Node], str] = field(default=str, repr=False, compare=False)
+    replayed: str | None = None
+    """When the call first made with this call's idempotency key started, if this is its
+    answer given again (nothing was called now)."""
 
     @property
     def ok(self) -> bool:
@@ -115,7 +121,7 @@ class CallResult:
     def not_kept(self) -> None:
         """Say in :attr:`content` that the effects were not kept: the world ends with the
         process (an in-memory store, no ``--out``). Its JSON said they landed."""
-        if self.content and self.content[0].get("type") == "text":
+        if self.content and self.content[0].get("type") == "text" and self.replayed is None:
             self.content[0] = {"type": "text", "text": _summary(self, kept=False)}
 
     def to_json(self) -> dict[str, Any]:
@@ -135,12 +141,15 @@ class CallResult:
         the effects are not said to have landed anywhere that lasts."""
         kind = f" ({self.error['kind']})" if self.error and self.status != "completed" else ""
         lines = [f"{self.call}: {self.status.replace('_', ' ')}{kind}"]
+        if self.replayed is not None:
+            lines.append(f"  {_REPLAYED.format(self.replayed)}")
         if self.error is not None:
             lines.append("  " + " ".join(self.error["message"].split()))
         if self.status == "completed":
             graph = next((a["iri"] for a in self.artifacts if a["type"] == "named_graph"), "")
             n = len(self.effects)
-            where = f"landed in <{graph}>" if kept else _UNKEPT
+            # an answer replayed landed with the call first made with its key
+            where = f"landed in <{graph}>" if kept or self.replayed is not None else _UNKEPT
             lines.append(f"  {n} effect{'' if n == 1 else 's'} {where}" + (":" if n else ""))
             lines.extend(
                 f"    {self.names(s)} {self.names(p)} {self.names(o)}" for s, p, o in self.effects
@@ -334,6 +343,7 @@ async def guarded_call(
     allow: frozenset[str],
     trace: str | Path | Trace | None,
     take_approval: Callable[[], str | None] | None = None,
+    idempotency_key: str | None = None,
 ) -> CallResult:
     """Check, then run ``tool`` once; every refusal leaves the world exactly as it was.
 
@@ -342,7 +352,12 @@ async def guarded_call(
     It is called once the call holds what it acts on, never before: on a shared ``sparql:``
     store a commit's "unless it is used up already" is judged on a snapshot, so two servers
     using one approval at the same instant both landed, and the slower, finding the subject
-    free once the faster had called, called too. Held, whoever takes it next reads it used."""
+    free once the faster had called, called too. Held, whoever takes it next reads it used.
+
+    ``idempotency_key``: the caller's name for this one call (see _idempotency). A key a call
+    was made with answers a retry with what that call answered, calling nothing; it is looked
+    up once the call holds its subject, as an approval is taken, and before anything the
+    first call changed (its precondition) is checked again."""
     agent, defs = catalog.agent, catalog.definitions
     refuse_unmet(defs, world)  # as a run is refused: before a trace or a world is touched
     tr = trace if isinstance(trace, Trace) else Trace(trace)
@@ -384,6 +399,9 @@ async def guarded_call(
         _check_types(tool, defs, nodes, types_of)
         if worker is not None:  # from here to its commit, no other process calls on it
             await _hold(worker, _claim_key(tool, nodes))
+        printed = fingerprint(tool.iri, payload)
+        if idempotency_key is not None:
+            _check_key(tool, defs, world, idempotency_key, printed, _as_text(nodes))
         if take_approval is not None:  # found and used up by one call: this one, held
             approval = take_approval()
             runner.policy = Policy(allow, frozenset({approval} if approval else ()))
@@ -410,11 +428,19 @@ async def guarded_call(
         except ToolError as e:
             raise _Refused("refused", "binding", str(e)) from None
         try:
+            keyed: list[tuple] = []
+            answer = None
+            if idempotency_key is not None:
+                at = RdfLiteral(runner.env.now().isoformat(), datatype=XSD.dateTime)
+                keyed = key_record(idempotency_key, tool.iri, printed, at)
+                answer = functools.partial(_keyed_answer, tool, idempotency_key)
             with making(intent):  # reconcile in this process leaves it be meanwhile
-                record = await runner.call_tool(tool, nodes, intent)
+                record = await runner.call_tool(tool, nodes, intent, keyed, answer)
         except Conflict as e:
             if not e.present:
                 raise
+            if idempotency_key is not None:  # another call with the key landed first
+                _check_key(tool, defs, world, idempotency_key, printed, _as_text(nodes))
             # a step or another call took the doubt node since it was looked at: say whose
             _check_in_doubt(tool, defs, key, world)
             raise _Refused(
@@ -448,6 +474,10 @@ async def guarded_call(
         agent.take_back_individuals(world, placed)  # "nothing changed in the world"
         tr.emit("refused", tool=str(tool.iri), kind=r.kind, message=r.message)
         result = CallResult(tool.iri, r.status, error={"kind": r.kind, "message": r.message})
+    except _Replayed as r:
+        agent.take_back_individuals(world, placed)  # nothing called, nothing changed
+        tr.emit("replayed", tool=str(tool.iri), key=r.key, first_started=r.started)
+        result = r.result
     finally:
         await runner.aclose()
         if worker is not None:
@@ -463,7 +493,67 @@ async def guarded_call(
     result.content.insert(0, {"type": "text", "text": _summary(result)})
     if isinstance(trace, str | Path):
         result.artifacts.append({"type": "trace", "path": str(trace)})
+    if idempotency_key is not None and result.replayed is None:
+        result.artifacts.append({"type": "idempotency_key", "key": idempotency_key})
     return result
+
+
+def _keyed_answer(tool: Tool, key: str, rec: StepRecord) -> list[tuple]:
+    """What is recorded at ``key`` of what the call answered: its envelope, as built here."""
+    return key_answer(key, _from_record(tool, rec).to_json())
+
+
+class _Replayed(Exception):
+    """A call answered with what the call first made with its idempotency key answered."""
+
+    def __init__(self, key: str, started: str, result: CallResult) -> None:
+        super().__init__(key)
+        self.key, self.started, self.result = key, started, result
+
+
+def _check_key(
+    tool: Tool, defs: Definitions, world: World, key: str, printed: str, args: Mapping[str, str]
+) -> None:
+    """Answer a call whose idempotency ``key`` a call was made with already: what that call
+    answered (:class:`_Replayed`), or, refused, why it cannot be (another payload; that call
+    in flight, in doubt, or settled by hand). Nothing is called."""
+    earlier = read_key(world.store, key)
+    if earlier is None:
+        return
+    if earlier.fingerprint != printed:
+        raise _Refused(
+            "refused",
+            "idempotency_key_reused",
+            f"the idempotency key given was first given to another call (another tool or "
+            f"other arguments, started {earlier.started}): a key names one call, and a retry "
+            f"repeats its exact arguments. For a new call of {tool.name}, give a new key",
+        )
+    if earlier.answer is None:  # the call made with it is in flight or in doubt, or was
+        if not tool.idempotent:
+            _check_in_doubt(tool, defs, doubt_key(tool, args), world)
+        raise _Refused(
+            "refused",
+            "outcome_unknown",
+            f"the call of {tool.name} made with the idempotency key given (started "
+            f"{earlier.started}) never landed what it answered, and what it left in doubt has "
+            "since been cleared by hand (`horismos tools reconcile`): the world says what it "
+            "did. To call again, give a new key",
+        )
+    answer = earlier.answer
+    result = CallResult(
+        tool.iri,
+        answer["status"],
+        content=[b for b in answer["content"] if b.get("type") != "text"],
+        artifacts=[
+            *answer["artifacts"],
+            {"type": "idempotency_key", "key": key, "replayed": True, "first": earlier.started},
+        ],
+        effects=[cast(tuple[Node, Node, Node], tuple(map(from_n3, t))) for t in answer["effects"]],
+        gate=answer["gate"],
+        error=answer["error"],
+        replayed=earlier.started,
+    )
+    raise _Replayed(key, earlier.started, result)
 
 
 def _claim_key(tool: Tool, nodes: Mapping[str, Node]) -> URIRef:
@@ -709,7 +799,15 @@ _UNKEPT = (
 )
 
 
+_REPLAYED = (
+    "replayed: the answer of the call first made with this idempotency key (started {}); "
+    "nothing was called now"
+)
+
+
 def _summary(result: CallResult, *, kept: bool = True) -> str:
+    if result.replayed is not None:
+        return f"{result.call}: {_REPLAYED.format(result.replayed)}: {result.status}"
     if result.status == "completed":
         n = len(result.effects)
         where = "landed" if kept else _UNKEPT

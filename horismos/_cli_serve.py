@@ -76,6 +76,14 @@ def serve_arguments(p: argparse.ArgumentParser) -> None:
         "workflow and read its status or brief, never drive its steps",
     )
     p.add_argument(
+        "--no-again",
+        dest="again",
+        action="store_false",
+        help='with --run-workflow: refuse run_workflow\'s "again": true, so an agent can '
+        "start a workflow for a focus once and never run it again (an operator runs it "
+        "again with `horismos run --focus`)",
+    )
+    p.add_argument(
         "--transport",
         choices=("stdio", "http"),
         default="stdio",
@@ -100,6 +108,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: a TCP port is 1-65535")
+    if not args.again and not args.run_workflow:
+        raise UsageError("--no-again is for --run-workflow: it refuses run_workflow's again")
     if args.trace_dir is not None:  # refused now, not as an internal error on every call
         trace_dir = Path(args.trace_dir)
         try:
@@ -121,7 +131,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         for problem in run_warnings(agent.definitions, beside):  # as `run` says them
             print(problem, file=sys.stderr)
         served = ServedTools(
-            agent, world, allow=args.allow, trace_dir=args.trace_dir, run_workflow=args.run_workflow
+            agent,
+            world,
+            allow=args.allow,
+            trace_dir=args.trace_dir,
+            run_workflow=args.run_workflow,
+            again=args.again,
         )
         for name, why in sorted(served.skipped.items()):
             print(f"horismos serve: not serving {name}: {why}", file=sys.stderr)

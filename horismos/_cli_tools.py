@@ -143,10 +143,12 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         "transaction as a step",
         cmd_tools_call,
         epilog="exit codes: 0 completed, 1 failed, timed out or rejected by the "
-        "gate, 2 usage error, 4 blocked by a precondition, 5 refused "
+        "gate, 2 usage error (an approval used up, an idempotency key first given to "
+        "other arguments), 4 blocked by a precondition, 5 refused "
         "(schema, argument type, policy, approval, environment, binding, an earlier "
         "call of a tool that is not idempotent in doubt: see `tools reconcile`); "
-        "nothing changes unless it completes",
+        "nothing changes unless it completes; a call answered again under its "
+        "idempotency key exits as the first did",
     )
     one_call(call)
     context(
@@ -156,6 +158,14 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
     )
     call.add_argument("--out", metavar="F", help="write the world after the call (.trig, .nq)")
     call.add_argument("--trace", metavar="PATH", help="write the call's trace (JSON Lines)")
+    call.add_argument(
+        "--idempotency-key",
+        metavar="KEY",
+        help="your name for this one call (a UUID, say): run again with the same key and "
+        "arguments after its answer was lost, it calls nothing and prints what the first "
+        "call answered (replayed); the same key with other arguments is refused, exit 2. "
+        "Kept in the world: give a persistent --store, or --out and go on from that file",
+    )
     approve = action(
         "approve",
         "print a fresh approval of exactly this call, good for one call: the fingerprint "
@@ -314,6 +324,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
         approval=args.approval[0] if args.approval else None,
         allow=args.allow.split(","),
         trace=args.trace,
+        idempotency_key=args.idempotency_key,
     )
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
@@ -325,9 +336,13 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
         print(result.receipt(kept=kept))
-    if result.error is not None and result.error["kind"] == "approval_used":
-        return 2  # a usage error: the command repeated an approval; a fresh one is needed
+    if result.error is not None and result.error["kind"] in _REPEATED:
+        return 2  # a usage error: an approval or a key repeated; a fresh one is needed
     return EXIT_CALL[result.status]
+
+
+_REPEATED = ("approval_used", "idempotency_key_reused")
+"""Refusals of a call that repeated what names one call only, exiting 2 (a usage error)."""
 
 
 def cmd_tools_reconcile(args: argparse.Namespace) -> int:

@@ -237,6 +237,7 @@ class Runner:
         self._fresh: dict[URIRef, list[tuple]] = {}
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
         self._intent_at: dict[URIRef, URIRef] = {}  # a catalog call's intent node (call_tool)
+        self._keyed: dict[URIRef, list[tuple]] = {}  # a catalog call's idempotency key record
         self.calls_in_doubt = 2
         """Which rules hold calls of a tool that is not idempotent in doubt (see _intents), as
         a trace's header says: 2, a call that may have acted and never landed — sent and never
@@ -400,7 +401,12 @@ class Runner:
         await self.mcp.aclose()
 
     async def call_tool(
-        self, tool: Tool, args: Mapping[str, Node], intent: URIRef | None = None
+        self,
+        tool: Tool,
+        args: Mapping[str, Node],
+        intent: URIRef | None = None,
+        keyed: Sequence[tuple] = (),
+        answer: Callable[[StepRecord], list[tuple]] | None = None,
     ) -> StepRecord:
         """One invocation of ``tool`` outside any workflow: the catalog's guarded call.
 
@@ -410,10 +416,17 @@ class Runner:
         completes; no instance state is written. A tool that is not idempotent announces its
         call at ``intent`` first (see _intents); the call's commit removes it, unless the
         outcome is unknown: then it stays, and the next call there is refused.
+
+        ``keyed``: the record of the call's idempotency key (see _idempotency), landing with
+        its intent, else with its effects, in a commit that requires it absent; ``answer``:
+        what to record there of what the call answered, with its final commit (none for a
+        call left in doubt, nor for one never made).
         """
         call = URIRef(f"urn:horismos:call:{self.env.new_id()}")
         if intent is not None and not tool.idempotent:
             self._state[call], self._intent_at[call] = [], intent
+            if keyed:
+                self._keyed[call] = list(keyed)
         try:
             rec, _ = await self._action(
                 InstanceRun(call, call, call), ActionStep(call, tool=tool), dict(args)
@@ -421,15 +434,25 @@ class Runner:
         finally:
             announced = self._state.pop(call, [])
             self._intent_at.pop(call, None)
+            self._keyed.pop(call, None)
         rec.kind = "ToolCall"
         pending = self._pending.pop(call, None) or []
         dropped = self._dropped.pop(call, [])
-        if not self.left_in_doubt(rec, tool):
+        in_doubt = self.left_in_doubt(rec, tool)
+        if not in_doubt:
             dropped = [*dropped, *announced]  # else it may have acted: the intent stays
         elif intent is not None:  # in doubt now, no longer being made
             dropped = [*dropped, calling(intent)]
-        if pending or dropped:  # an approval given on the command line is used once
-            used = tuple(q for q in pending if q[1] == HORIS.usedUp)
+        # an approval given on the command line is used once, and a key names one call
+        used = tuple(q for q in pending if q[1] == HORIS.usedUp)
+        if keyed and rec.status != "blocked":  # blocked: never made, its key free again
+            if not announced:  # a tool that announced no intent: the key lands now
+                pending, used = [*pending, *keyed], (*used, keyed[0])
+            if answer is not None and not (in_doubt and announced):
+                pending = [*pending, *answer(rec)]
+        elif keyed and announced:
+            dropped = [*dropped, *keyed]
+        if pending or dropped:
             self.world.commit(Change(add=pending, remove=dropped, absent=used))
         self._emit_step(rec)
         return rec
@@ -1011,6 +1034,9 @@ class Runner:
         if at is not None:  # a catalog call's intent is at its doubt node: nobody else's there
             quads.append(calling(at))
             absent: tuple[tuple, ...] = (held(at),)
+            keyed = self._keyed.get(inst.instance)
+            if keyed:  # its idempotency key lands with it, one call a key
+                spent, absent = [*spent, *keyed], (*absent, keyed[0])
             if self.holds_settled > 2 and tool.iri in self.defs.tools_off_focus:
                 # a step on a node not its focus may hold it too, and reads back: so does this
                 quads.append(settling_at(at, inst.instance))

@@ -57,6 +57,7 @@ from ._call import (
 )
 from ._catalog import binding_problem, effect_schema, input_schema
 from ._errors import AuthoringError, UsageError
+from ._idempotency import MCP_META_KEY, check_key
 from ._model import McpServer, Tool
 from ._policy import (
     DEFAULT_ALLOW,
@@ -100,9 +101,12 @@ class ServedTools:
         allow: Iterable[str] | str = DEFAULT_ALLOW,
         trace_dir: str | Path | None = None,
         run_workflow: bool = False,
+        again: bool = True,
     ) -> None:
         self.agent, self.world = agent, world
         self.run_workflow = run_workflow and bool(agent.definitions.workflows)
+        self.again = again
+        """Whether ``run_workflow`` takes ``"again": true`` (``serve --no-again``: never)."""
         self.allow = allowed(allow)
         self.trace_dir = Path(trace_dir) if trace_dir is not None else None
         self.lock = asyncio.Lock()
@@ -157,7 +161,10 @@ class ServedTools:
                     "goes; answers its status and, when it waits, its brief. The "
                     "runtime, not the caller, decides every step. Asked again for a focus "
                     "that has an instance, it answers that instance and runs nothing (safe "
-                    'to retry), unless "again" is true. Workflows: ' + ", ".join(names),
+                    "to retry), "
+                    + ('unless "again" is true. ' if self.again else '"again" is refused here. ')
+                    + "Workflows: "
+                    + ", ".join(names),
                     input_schema=_RUN_INPUT,
                     output_schema=_RUN_OUTPUT,
                 )
@@ -186,10 +193,15 @@ class ServedTools:
         self,
         name: str,
         arguments: Mapping[str, Any] | None,
+        meta: Mapping[str, Any] | None = None,
     ) -> mcp_types.CallToolResult:
+        """Answer one ``tools/call``; ``meta``: its ``params._meta``, where a client puts
+        the call's idempotency key (:data:`~._idempotency.MCP_META_KEY`)."""
+        import anyio
         from mcp import MCPError, types
 
         args: Any = {} if arguments is None else arguments
+        key = (meta or {}).get(MCP_META_KEY)
         if name == "discover":
             return await self._discover(args)
         runs = name == "run_workflow" and self.run_workflow
@@ -203,11 +215,18 @@ class ServedTools:
                 + (f" ({why})" if why else "")
                 + f"; served: {served}",
             )
+        problem = None if key is None else check_key(key)
+        if problem is not None:
+            raise MCPError(types.INVALID_PARAMS, f"_meta {MCP_META_KEY}: {problem}")
         try:
             if tool is None:
                 return await self._run_workflow(args)
-            async with self.lock:  # check, call, gate and commit as one, for every client
-                result, approval = await self._guarded(tool, args)
+            # a client that gives up (its timeout, a dropped connection) cancels its request:
+            # a call sent to its tool lands what it answered all the same, or a call that
+            # acted would be left in flight, and a retry with its key could not be answered
+            with anyio.CancelScope(shield=True):
+                async with self.lock:  # check, call, gate and commit as one, for every client
+                    result, approval = await self._guarded(tool, args, key)
         except AuthoringError as e:  # the world lost what a shape requires since serve began
             return types.CallToolResult(content=[types.TextContent(text=str(e))], is_error=True)
         structured = {**result.to_json(), "result": _landed(tool, result), "approval": approval}
@@ -217,7 +236,9 @@ class ServedTools:
             is_error=result.status != "completed",
         )
 
-    async def _guarded(self, tool: Tool, args: Any) -> tuple[CallResult, dict[str, Any] | None]:
+    async def _guarded(
+        self, tool: Tool, args: Any, key: str | None = None
+    ) -> tuple[CallResult, dict[str, Any] | None]:
         catalog = self.agent.catalog
         fp = None
         if tool.requires_approval and isinstance(args, Mapping):
@@ -234,6 +255,7 @@ class ServedTools:
             allow=self.allow,
             trace=self._trace_path(tool),
             take_approval=None if fp is None else lambda: self._take(fp, tool),
+            idempotency_key=key,
         )
         approval = None
         if fp is not None and result.error is not None and result.error["kind"] == "approval":
@@ -367,6 +389,12 @@ class ServedTools:
         problem = _closed_problem("run_workflow", _RUN_INPUT, args)
         if problem is None and not isinstance(args.get("again", False), bool):
             problem = 'run_workflow: "again" is true or false'
+        if problem is None and args.get("again") and not self.again:
+            problem = (
+                'run_workflow: "again": true is refused by this server (serve --no-again): '
+                "a focus's workflow runs once here; ask without it to be answered the "
+                "instance as it stands, and ask an operator to run it again"
+            )
         if problem is not None:
             return types.CallToolResult(content=[types.TextContent(text=problem)], is_error=True)
         async with self.lock:
@@ -410,7 +438,7 @@ class ServedTools:
             lines.append(
                 f"  not run again: instance {inst.instance} is this focus's, as it stands"
                 + (f" at {name(inst.current)}" if inst.current is not None else "")
-                + '; pass "again": true to run it again'
+                + ('; pass "again": true to run it again' if self.again else "")
                 + (
                     " (a wait is answered by an operator, not by running again)"
                     if inst.status == "waiting"
@@ -452,7 +480,7 @@ class ServedTools:
             ctx: Any,
             params: types.CallToolRequestParams,
         ) -> types.CallToolResult:
-            return await self.call(params.name, params.arguments)
+            return await self.call(params.name, params.arguments, params.meta)
 
         return Server(
             "horismos",

@@ -18,6 +18,8 @@ from rdflib import URIRef
 from ._call import CallResult, approval_fingerprint, guarded_call, reconcile_call
 from ._catalog import ToolIndex
 from ._discovery import Discovery, discover
+from ._errors import UsageError
+from ._idempotency import check_key
 from ._policy import DEFAULT_ALLOW, allowed
 
 if TYPE_CHECKING:
@@ -66,11 +68,26 @@ class Catalog(ToolIndex):
         approval: str | None = None,
         allow: Iterable[str] = DEFAULT_ALLOW,
         trace: str | Path | None = None,
+        idempotency_key: str | None = None,
     ) -> CallResult:
         """Run one guarded invocation; the result envelope says what happened (never raises
-        for a refusal; raises UsageError for an unknown tool or policy name)."""
+        for a refusal; raises UsageError for an unknown tool or policy name, or a malformed
+        ``idempotency_key``).
+
+        ``idempotency_key``: your name for this one call (a UUID, say), to retry it safely
+        after its answer was lost: a call with a key a call was made with calls nothing and
+        answers what that call answered (``result.replayed``), or is refused when its
+        arguments differ (``idempotency_key_reused``) or that call is in flight or in doubt."""
         return asyncio.run(
-            self.acall(name, args, world, approval=approval, allow=allow, trace=trace)
+            self.acall(
+                name,
+                args,
+                world,
+                approval=approval,
+                allow=allow,
+                trace=trace,
+                idempotency_key=idempotency_key,
+            )
         )
 
     async def acall(
@@ -82,9 +99,19 @@ class Catalog(ToolIndex):
         approval: str | None = None,
         allow: Iterable[str] = DEFAULT_ALLOW,
         trace: str | Path | Trace | None = None,
+        idempotency_key: str | None = None,
     ) -> CallResult:
+        if idempotency_key is not None and (problem := check_key(idempotency_key)) is not None:
+            raise UsageError(problem)
         return await guarded_call(
-            self, self.tool(name), args, world, approval=approval, allow=allowed(allow), trace=trace
+            self,
+            self.tool(name),
+            args,
+            world,
+            approval=approval,
+            allow=allowed(allow),
+            trace=trace,
+            idempotency_key=idempotency_key,
         )
 
     def reconcile(self, name: str | URIRef, args: Mapping[str, Any], world: World) -> Intent | None:

@@ -37,6 +37,7 @@ class HORIS(DefinedNamespace):
     Instance: URIRef
     StepExecution: URIRef
     Approval: URIRef
+    IdempotencyKey: URIRef
     Provenance: URIRef
     # Classes: closed value sets of the individuals below
     WakeKind: URIRef
@@ -160,6 +161,7 @@ class HORIS(DefinedNamespace):
     brief: URIRef
     fingerprint: URIRef
     usedUp: URIRef
+    answer: URIRef
     implementation: URIRef
     approvalsAsked: URIRef
     # Projections of systems of record, written by the runtime

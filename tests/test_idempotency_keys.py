@@ -1,0 +1,260 @@
+"""A catalog call retried with its idempotency key calls nothing: it is answered again.
+
+A client whose answer was lost after the tool acted (a dropped connection, its own timeout)
+asks again with the same key; the first call recorded the key with its payload's fingerprint
+and its answer, in the same commits as its intent and its effects. Each tool appends to a
+ledger (or counts its calls), so a second charge shows; the world lives where processes
+share it (``oxigraph:PATH``, ``sparql:`` over ``oxigraph serve``), or in a file (``--out``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import Build
+from listening import free_port, wait_listening
+from oxigraph_server import OxigraphServer
+from test_client_retries import _env, cli, ledger, shop, start
+from test_in_doubt import ALLOW, CHARGE, Charger, intents
+
+from horismos import UsageError
+from horismos._idempotency import MCP_META_KEY, read_key
+
+BILL = ("tools", "call", "t.bill", "pay.ttl", "--tools", "payments.py")
+O1 = ("--args", '{"order": ":o1"}')
+BILLED = "bill http://example.org/pay#o1"
+
+
+def replayed(out: str) -> dict:
+    """The idempotency key's artifact of a call's JSON envelope."""
+    return next(a for a in json.loads(out)["artifacts"] if a["type"] == "idempotency_key")
+
+
+def test_a_tools_call_retried_with_its_key_bills_once_and_answers_the_first_answer(
+        tmp_path) -> None:
+    """`tools call` of a tool that is not idempotent, run three times with one key (a script
+    retrying after its answer was lost): it billed three times; now once, and the retries
+    print the first call's answer, marked replayed, exit 0. The key with other arguments is
+    refused, exit 2; a new key bills again."""
+    shop(tmp_path)
+    (tmp_path / "world.ttl").write_text((tmp_path / "world.ttl").read_text() + ":o2 a :Order .\n")
+    store = ("--store", "oxigraph:store")
+    assert cli(tmp_path, "load", "world.ttl", *store).returncode == 0
+    key = ("--idempotency-key", "order-o1-attempt")
+    tries = [cli(tmp_path, *BILL, *O1, *store, *key, "--format", "json") for _ in range(3)]
+    assert [t.returncode for t in tries] == [0, 0, 0], [t.stdout + t.stderr for t in tries]
+    assert ledger(tmp_path) == [BILLED]
+    first, *again = (json.loads(t.stdout) for t in tries)
+    assert replayed(tries[0].stdout) == {"type": "idempotency_key", "key": "order-o1-attempt"}
+    for answer, out in zip(again, tries[1:], strict=True):
+        assert replayed(out.stdout)["replayed"] is True
+        assert answer["effects"] == first["effects"] and answer["status"] == "completed"
+        assert "nothing was called now" in answer["content"][0]["text"]
+    text = cli(tmp_path, *BILL, *O1, *store, *key)
+    assert text.returncode == 0 and "replayed: the answer of the call first made" in text.stdout
+
+    other = cli(tmp_path, *BILL, "--args", '{"order": ":o2"}', *store, *key)
+    assert other.returncode == 2, other.stdout + other.stderr
+    assert "refused (idempotency_key_reused)" in other.stdout and "give a new key" in other.stdout
+    fresh = cli(tmp_path, *BILL, *O1, *store, "--idempotency-key", "order-o1-second")
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    assert ledger(tmp_path) == [BILLED, BILLED]
+    empty = cli(tmp_path, *BILL, *O1, *store, "--idempotency-key", " ")
+    assert empty.returncode == 2 and "non-empty string" in empty.stderr
+    assert "Traceback" not in empty.stderr
+
+
+def test_a_key_kept_with_out_answers_the_call_made_from_the_file_written(tmp_path) -> None:
+    """A world in memory keeps the key as long as it is written back (--out): the retry from
+    the file written is answered the first call's answer, and bills nothing."""
+    shop(tmp_path)
+    key = ("--idempotency-key", "k-1")
+    first = cli(tmp_path, *BILL, *O1, "--world", "world.ttl", "--out", "after.trig", *key)
+    assert first.returncode == 0, first.stdout + first.stderr
+    again = cli(tmp_path, *BILL, *O1, "--world", "after.trig", *key)
+    assert again.returncode == 0 and "replayed" in again.stdout, again.stdout + again.stderr
+    assert "landed in" in again.stdout  # with the first call, which the file keeps
+    assert ledger(tmp_path) == [BILLED]
+
+
+def test_two_processes_given_one_key_at_once_bill_once(tmp_path) -> None:
+    """Two `tools call` with one key started together on one `sparql:` world: the first holds
+    the order's claim and records the key with its intent; the other is refused (busy while
+    the first bills) or answered the first's answer; a late retry is answered it too."""
+    shop(tmp_path)
+    server = OxigraphServer(tmp_path / "db")
+    try:
+        store = ("--store", server.store)
+        assert cli(tmp_path, "load", "world.ttl", *store).returncode == 0
+        key = ("--idempotency-key", "k-race")
+        both = [start(tmp_path, *BILL, *O1, *store, *key, slow=1.5) for _ in range(2)]
+        outs = [p.communicate(timeout=300) for p in both]
+        codes = sorted(p.returncode for p in both)
+        assert codes[0] == 0 and codes[1] in (0, 5), outs
+        assert ledger(tmp_path) == [BILLED], outs
+        late = cli(tmp_path, *BILL, *O1, *store, *key)
+        assert late.returncode == 0 and "replayed" in late.stdout, late.stdout + late.stderr
+        assert ledger(tmp_path) == [BILLED]
+    finally:
+        server.stop()
+
+
+def test_an_agent_whose_answer_was_lost_retries_with_its_key_and_is_billed_once(
+        tmp_path) -> None:
+    """An agent calls t.bill on `horismos serve` over streamable HTTP with a key in the
+    request's `_meta`, and gives up before the answer comes (its timeout); the server bills
+    and commits. Asked again with the key, it is answered the first call's answer, replayed,
+    and bills nothing; without a key the same retry bills again."""
+    from mcp import Client
+
+    shop(tmp_path)
+    port = free_port()
+    serving = subprocess.Popen(
+        [sys.executable, "-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py",
+         "--store", "oxigraph:store", "--world", "world.ttl", "--allow",
+         "ReadOnly,HostStateWrite,ExternalCommit", "--transport", "http", "--port", str(port)],
+        cwd=tmp_path, env=_env(tmp_path, 1.5), stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_listening(serving, port, "horismos serve")
+        url = f"http://127.0.0.1:{port}/mcp"
+        order = {"order": ":o1"}
+
+        async def bill(key: str | None, timeout: float | None = None) -> dict | None:
+            meta = {MCP_META_KEY: key} if key is not None else None
+            async with Client(url, cache=None) as client:
+                try:
+                    answer = await client.call_tool("t.bill", order, timeout, meta=meta)
+                except Exception:  # the client's own timeout: the answer is lost
+                    return None
+                return {"error": answer.is_error, "text": answer.content[0].text,
+                        **(answer.structured_content or {})}
+
+        assert asyncio.run(bill("agent-1", timeout=0.3)) is None
+        retried = asyncio.run(bill("agent-1"))  # waits its turn behind the first call
+        assert retried is not None and not retried["error"], retried
+        assert retried["status"] == "completed" and "replayed" in retried["text"]
+        mark = {k: v for k, v in retried["artifacts"][-1].items() if k != "first"}
+        assert mark == {"type": "idempotency_key", "key": "agent-1", "replayed": True}
+        assert retried["result"]["billRef"], retried
+        assert ledger(tmp_path) == [BILLED]
+
+        other = asyncio.run(_other(url))
+        assert other["error"] and other["error_kind"] == "idempotency_key_reused", other
+        assert asyncio.run(bill(None))["status"] == "completed"  # type: ignore[index]
+        assert ledger(tmp_path) == [BILLED, BILLED]
+    finally:
+        serving.terminate()
+        serving.communicate(timeout=60)
+
+
+async def _other(url: str) -> dict:
+    """A call of another tool with the key agent-1 was given to t.bill."""
+    from mcp import Client
+
+    async with Client(url, cache=None) as client:
+        answer = await client.call_tool(
+            "t.charge", {"order": ":o1"}, meta={MCP_META_KEY: "agent-1"})
+        out = answer.structured_content or {}
+        return {"error": answer.is_error, "error_kind": (out.get("error") or {}).get("kind")}
+
+
+def test_serve_no_again_refuses_again_and_runs_a_focus_once(tmp_path) -> None:
+    """`serve --run-workflow --no-again` over stdio: `"again": true` is refused, saying so,
+    and bills nothing; the focus's instance is answered as it stands."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    shop(tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py", "--store",
+              "oxigraph:store", "--world", "world.ttl", "--run-workflow", "--no-again"],
+        cwd=str(tmp_path), env=_env(tmp_path))
+    pay = {"workflow": ":Pay", "focus": ":o1"}
+
+    async def session() -> list:
+        async with Client(params, cache=None) as client:
+            return [await client.call_tool("run_workflow", {**pay, **more})
+                    for more in ({}, {"again": True}, {})]
+
+    first, again, retried = asyncio.run(session())
+    assert not first.is_error and first.structured_content["ran"] is True
+    assert again.is_error and "serve --no-again" in again.content[0].text
+    assert retried.structured_content["ran"] is False
+    assert "again" not in retried.content[0].text.split("not run again")[1]
+    assert ledger(tmp_path) == [BILLED]
+    no_flag = cli(tmp_path, "serve", "pay.ttl", "--no-again")
+    assert no_flag.returncode == 2 and "--no-again is for --run-workflow" in no_flag.stderr
+
+
+# -- the Python API, on every store ----------------------------------------------------------
+
+
+def test_a_key_whose_call_is_in_doubt_answers_that_and_calls_nothing(build: Build) -> None:
+    """The first call with a key never answered (in doubt): a retry with the key is refused
+    as the call in doubt is, and calls nothing; once reconciled, the key still names that
+    call (settled by hand), and a new key calls."""
+    charge = Charger()
+    agent, world = build(CHARGE, tools={"charge": charge})
+    args = {"patient": ":p1"}
+    charge.mode = "hang"
+    first = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert first.status == "timed_out"
+    assert charge.hung.wait(60)
+    charge.mode = "answer"
+    deadline = time.monotonic() + 10
+    while True:  # the abandoned call's claim and note go once its thread has returned
+        again = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+        assert again.error is not None
+        if again.error["kind"] != "busy" or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert again.status == "refused" and again.error["kind"] == "outcome_unknown", again.error
+    assert "may already have acted on :p1" in again.error["message"]
+    assert len(charge.acted) == 1
+
+    assert agent.catalog.reconcile("t.charge", args, world) is not None
+    assert intents(world) == []
+    settled = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert settled.error is not None and settled.error["kind"] == "outcome_unknown"
+    assert "cleared by hand" in settled.error["message"]
+    assert len(charge.acted) == 1
+    fresh = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k2")
+    assert fresh.status == "completed" and len(charge.acted) == 2
+
+
+def test_a_key_records_a_failure_the_tool_answered_and_a_refusal_records_nothing(
+        build: Build) -> None:
+    """A call the tool answers with an error lands its answer under the key (believed: it did
+    not act) and a retry is answered that error, calling nothing, as an API with keys does;
+    a call refused before it is made (an argument of the wrong type) records no key, which
+    then names the next call made with it, whatever its arguments."""
+    charge = Charger()
+    agent, world = build(CHARGE, tools={"charge": charge})
+    args = {"patient": ":p1"}
+    charge.mode = "raise"
+    failed = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="f")
+    assert failed.status == "failed" and failed.error["kind"] == "tool_error"  # type: ignore[index]
+    again = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="f")
+    assert again.replayed is not None and again.status == "failed"
+    assert again.error == failed.error and len(charge.acted) == 1
+
+    charge.mode = "answer"
+    nobody = {"patient": ":nobody"}
+    refused = agent.catalog.call("t.charge", nobody, world, allow=ALLOW, idempotency_key="r")
+    assert refused.status == "refused"
+    assert refused.error["kind"] == "argument_type"  # type: ignore[index]
+    assert read_key(world.store, "r") is None
+    made = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="r")
+    assert made.status == "completed" and made.replayed is None
+    answered = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="r")
+    assert answered.replayed is not None and answered.effects == made.effects
+    assert len(charge.acted) == 2
+    with pytest.raises(UsageError, match="at most 255"):
+        agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="x" * 256)
