@@ -229,14 +229,17 @@ def test_a_key_whose_call_is_in_doubt_answers_that_and_calls_nothing(build: Buil
     assert fresh.status == "completed" and len(charge.acted) == 2
 
 
+@pytest.mark.parametrize("idempotent", [False, True])
 def test_a_key_records_a_failure_the_tool_answered_and_a_refusal_records_nothing(
-        build: Build) -> None:
+        build: Build, idempotent: bool) -> None:
     """A call the tool answers with an error lands its answer under the key (believed: it did
     not act) and a retry is answered that error, calling nothing, as an API with keys does;
     a call refused before it is made (an argument of the wrong type) records no key, which
-    then names the next call made with it, whatever its arguments."""
+    then names the next call made with it, whatever its arguments. An idempotent tool,
+    which announces no intent, records its key with its effects (or its failure) as surely."""
     charge = Charger()
-    agent, world = build(CHARGE, tools={"charge": charge})
+    defs = CHARGE.replace("idempotent false", "idempotent true") if idempotent else CHARGE
+    agent, world = build(defs, tools={"charge": charge})
     args = {"patient": ":p1"}
     charge.mode = "raise"
     failed = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="f")
