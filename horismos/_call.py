@@ -3,7 +3,9 @@
 Checks, in order, each a refusal that changes nothing: the arguments against the tool's input
 schema (an unknown field, or a result field passed as input, is refused), their types against
 the world, the tool's own preconditions, the policy (side-effect classes allowed), the
-approval (fingerprint of the exact payload), the environment and the binding. Then the call
+approval (fingerprint of the exact payload), the environment and the binding. A call given an
+idempotency key a call was made with already is answered before its precondition is checked
+(:mod:`._idempotency`): what that call answered, or why not. Then the call
 takes an ActionStep's path through the runner — binding, SHACL gate, one transaction, traced
 (:meth:`~horismos._runner.Runner.call_tool`) — and comes back as a :class:`CallResult`.
 """
@@ -399,7 +401,7 @@ async def guarded_call(
         _check_types(tool, defs, nodes, types_of)
         if worker is not None:  # from here to its commit, no other process calls on it
             await _hold(worker, _claim_key(tool, nodes))
-        printed = fingerprint(tool.iri, payload)
+        printed = "" if idempotency_key is None else fingerprint(tool.iri, payload)
         if idempotency_key is not None:
             _check_key(tool, defs, world, idempotency_key, printed, _as_text(nodes))
         if take_approval is not None:  # found and used up by one call: this one, held

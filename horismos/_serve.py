@@ -25,6 +25,11 @@ urn:horismos:served:FINGERPRINT --fingerprint FINGERPRINT``; the agent's next ca
 same payload finds it and uses it up, once the call holds its subject
 (:meth:`ServedTools._take`).
 
+A call may carry the client's idempotency key in its request's ``_meta``
+(``io.horismos/idempotency-key``): a retry with it is answered what the call first made with
+it answered, and calls nothing (:mod:`._idempotency`). A call is shielded from its request's
+cancellation, so a client that gives up does not leave a call that reached its tool unlanded.
+
 Calls on one served world are serialized (one lock per server), so two clients racing for the
 same precondition cannot both pass it and both commit. Each call writes its own trace
 (``--trace-dir``): a trace per call, not per session.
