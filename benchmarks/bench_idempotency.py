@@ -4,7 +4,8 @@
                                            [--keys 0 1000 10000] [--calls 200] [--rounds 5]
                                            [--before PATH]
 
-Per store, a world holding ``--keys`` keys recorded already (calls made with a key before),
+Per store, a world holding ``--keys`` keys recorded already (calls made with a key before;
+as many calls without one in the tree of ``--before``),
 then ``--calls`` calls of a tool that is not idempotent, each on an order of its own:
 
 - ``no key``: the calls as before keys existed;
@@ -101,9 +102,9 @@ def main() -> None:
                     folder = Path(tmp) / p
                     folder.mkdir()
                     worlds[p] = world_of(p, store, keys + 2 * n * rounds, folder)
-                agent, world = worlds["horismos"]
-                if keys:  # keys recorded before: calls on orders the rounds do not use
-                    per_call(agent, world, range(keys), "earlier")
+                for p, (a, w) in worlds.items():  # the calls made before, on orders of their own
+                    if keys:  # with keys, in this tree; as many without, in the one before
+                        per_call(a, w, range(keys), "earlier" if p == "horismos" else None)
                 base = keys
                 for r in range(rounds):
                     for p in packages:  # alternating: the same load for before and after

@@ -434,7 +434,7 @@ async def guarded_call(
             answer = None
             if idempotency_key is not None:
                 at = RdfLiteral(runner.env.now().isoformat(), datatype=XSD.dateTime)
-                keyed = key_record(idempotency_key, tool.iri, printed, at)
+                keyed = key_record(idempotency_key, printed, at)
                 answer = functools.partial(_keyed_answer, tool, idempotency_key)
             with making(intent):  # reconcile in this process leaves it be meanwhile
                 record = await runner.call_tool(tool, nodes, intent, keyed, answer)

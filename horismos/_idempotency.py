@@ -76,14 +76,16 @@ class KeyRecord:
     answer: dict[str, Any] | None
 
 
-def key_record(key: str, tool: URIRef, fingerprint: str, started: Literal) -> list[Quad]:
-    """The quads recording that the call of ``tool`` with the payload of ``fingerprint`` was
-    made with ``key``; the commit carrying them requires the first absent (one call a key)."""
+def key_record(key: str, fingerprint: str, started: Literal) -> list[Quad]:
+    """The quads recording that the call whose payload (tool and arguments) has
+    ``fingerprint`` was made with ``key``; the commit carrying them requires the first absent
+    (one call a key)."""
     node = key_node(key)
     return [
         (node, RDF.type, HORIS.IdempotencyKey, node),
         (node, RDFS.label, Literal(key), node),
-        (node, HORIS.tool, tool, node),
+        # no horis:tool: a query for a tool's open intents (every catalog call asks one)
+        # would read each key's too; the fingerprint is of the tool's IRI and the payload
         (node, HORIS.fingerprint, Literal(fingerprint), node),
         (node, PROV.startedAtTime, started, node),
     ]
