@@ -150,7 +150,8 @@ class _File:
                 if not words:  # written without a word (``:`` alone): every line is one
                     candidates.update(range(1, len(lines) + 1))
                     break
-                candidates.update(min((self._words.get(w, []) for w in words), key=len))
+                rarest = min((self._words.get(w, []) for w in words), key=len)
+                candidates.update(rarest)
             found = self._term_lines[node] = [
                 i for i in sorted(candidates) if self.find(node, lines[i - 1]) is not None
             ]
