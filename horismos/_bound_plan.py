@@ -52,10 +52,10 @@ def _replanned(node: Any, known: frozenset[Variable]) -> Any:
     if isinstance(node, CompValue) and not isinstance(node, Expr):
         out = CompValue(node.name)
         out.__dict__.update(vars(node))  # ``_vars`` and ``lazy``, which the evaluation reads
+        joined = node.name == "LeftJoin" or (node.name == "Join" and node.get("lazy") is True)
+        second = known | _named(node["p1"]) if joined else known
         for key, value in node.items():
-            out[key] = _replanned(value, known)
-        if node.name == "LeftJoin" or (node.name == "Join" and node.get("lazy") is True):
-            out["p2"] = _replanned(node["p2"], known | _named(node["p1"]))
+            out[key] = _replanned(value, second if key == "p2" else known)
         if node.name == "BGP":
             out["triples"] = _ordered(node["triples"], known)
         return out
