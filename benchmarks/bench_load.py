@@ -4,6 +4,7 @@
     rdflib took 4.4 s for one and more than 5 minutes for two on the 2-core machine)
     python benchmarks/bench_load.py --files 50 100 200 400 800 [--before PATH] [--cpu]
     python benchmarks/bench_load.py --steps 10 100 400 [--before PATH]
+    python benchmarks/bench_load.py --properties 300 3000 10000 [--before PATH]
 
 ``--copies``: the shipped workflows and ontologies (workflows/, ontologies/), copied N times
 under fresh namespaces, loaded as ``horismos validate`` and every run load them. Prints, per
@@ -20,6 +21,10 @@ what the checks that compare files (a prefix bound to two namespaces) cost as fi
 ``--steps``: two workflows of N steps each, the first flowing on into the second, whose steps
 take ``?this`` as a node of another class: what finding the edge where a workflow crosses into
 another's steps (one warning) costs as the workflows grow.
+
+``--properties``: one node shape of N property shapes, each requiring (``sh:minCount 1``) a
+property nothing declares: a warning each, placed at its property shape's line, which was
+found by reading the shape's whole description once per warning.
 
 ``--before PATH``: also load with the horismos package of PATH (a git worktree of another
 commit, see ``before.py``), alternating with this one in the same process, and print the ratio.
@@ -137,6 +142,19 @@ def crossing(n: int, folder: Path) -> list[Path]:
     return [path]
 
 
+def required(n: int, folder: Path) -> list[Path]:
+    """One node shape of ``n`` property shapes (``sh:minCount 1`` each, on properties nothing
+    declares or writes) judging what :Flow's one step lands: a warning for each, placed at
+    its property shape."""
+    text = _HEAD.format(name="req") + "@prefix sh: <http://www.w3.org/ns/shacl#> .\n"
+    text += _MODULE.format(name="req") + "\n:ItemShape a sh:NodeShape ;\n    sh:targetClass :Item"
+    for i in range(n):
+        text += f' ;\n    sh:property [\n        sh:path :p{i} ;\n        sh:minCount 1\n    ]'
+    path = folder / "required.ttl"
+    path.write_text(text + " .\n", encoding="utf-8")
+    return [path]
+
+
 def timed(fn: Callable[[], object], runs: int = 3,
           clock: Callable[[], float] = time.perf_counter) -> float:
     """The median of ``runs`` calls of ``fn`` by ``clock`` (the wall clock, or with
@@ -200,6 +218,8 @@ def main() -> None:
     size.add_argument("--copies", type=int, nargs="+", default=[1, 4, 16, 32])
     size.add_argument("--files", type=int, nargs="+", help="files of one module each")
     size.add_argument("--steps", type=int, nargs="+", help="steps of each of two workflows")
+    size.add_argument("--properties", type=int, nargs="+",
+                      help="required property shapes of one node shape")
     parser.add_argument("--legacy", action="store_true",
                         help="also time the digest as computed before (slow past 8 copies)")
     parser.add_argument("--before", type=Path, help="a checkout whose horismos to compare with")
@@ -208,10 +228,12 @@ def main() -> None:
                         help="time by this process's CPU seconds, not the wall clock")
     args = parser.parse_args()
     clock = time.process_time if args.cpu else time.perf_counter
-    if args.files or args.steps:
-        make, unit = (modules, "files") if args.files else (crossing, "steps")
-        compare(args.files or args.steps, make, unit, args.before, args.runs, clock)
-        return
+    chosen = [(args.files, modules, "files"), (args.steps, crossing, "steps"),
+              (args.properties, required, "properties")]
+    for sizes, make, unit in chosen:
+        if sizes:
+            compare(sizes, make, unit, args.before, args.runs, clock)
+            return
     if args.before:
         compare(args.copies, copies, "copies", args.before, args.runs, clock)
         return

@@ -22,6 +22,7 @@ from rdflib import Graph, Literal, URIRef, Variable
 from rdflib.query import ResultRow
 from rdflib.term import Node
 
+from ._bound_plan import bound_first
 from ._patterns import Plan, compile_plan
 from ._sparql_parse import prepare_query
 
@@ -127,7 +128,8 @@ class Precondition:
 
     def solutions(self, graph: Graph, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
         init: dict[str, Any] = {Variable(k): v for k, v in bindings.items() if k in self.variables}
-        rows = graph.query(self.select, initBindings=init)
+        planned = bound_first(self.select, frozenset(str(k) for k in init))
+        rows = graph.query(planned, initBindings=init)
         out = []
         for row in rows:  # a SELECT's rows
             sol = dict(bindings)

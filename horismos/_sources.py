@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -88,6 +89,8 @@ class _File:
     _namespaces: dict[str, str] | None = None
     _tokens: dict[URIRef, list[str]] = field(default_factory=dict)
     _subject_lines: dict[URIRef, int | None] = field(default_factory=dict)
+    _term_lines: dict[URIRef, list[int]] = field(default_factory=dict)
+    _block_ends: dict[int, int] = field(default_factory=dict)
 
     @property
     def namespaces(self) -> dict[str, str]:
@@ -118,6 +121,41 @@ class _File:
                 if text.startswith(ns) and len(text) > len(ns):
                     toks.append(f"{prefix}:{text[len(ns) :]}")
         return toks
+
+    @cached_property
+    def _words(self) -> dict[str, list[int]]:
+        """The lines (1-based, ascending) each word (a run of ``\\w``) is written on, read
+        once: a term :meth:`find` matches is bounded by no word character on either side, so
+        every word in it is a whole word of its line, and the lines holding its rarest word
+        are the only ones to search."""
+        words: dict[str, list[int]] = {}
+        for i, text in enumerate(self.text_lines(), 1):
+            for word in set(_WORD.findall(text)):
+                words.setdefault(word, []).append(i)
+        return words
+
+    def term_lines(self, node: URIRef) -> list[int]:
+        """The lines (1-based, ascending) where :meth:`find` finds ``node``; kept per node.
+
+        Only the lines holding the rarest word of each way it is written are searched:
+        placing a problem searched every line of the description it is in, once per problem,
+        and a node shape of 10,000 property shapes is 10,000 problems in a description of
+        40,000 lines."""
+        found = self._term_lines.get(node)
+        if found is None:
+            lines = self.text_lines()
+            candidates: set[int] = set()
+            for tok in self.tokens(node):
+                words = _WORD.findall(tok)
+                if not words:  # written without a word (``:`` alone): every line is one
+                    candidates.update(range(1, len(lines) + 1))
+                    break
+                rarest = min((self._words.get(w, []) for w in words), key=len)
+                candidates.update(rarest)
+            found = self._term_lines[node] = [
+                i for i in sorted(candidates) if self.find(node, lines[i - 1]) is not None
+            ]
+        return found
 
     def find(self, node: URIRef, text: str, start: int = 0) -> re.Match[str] | None:
         """The first place in ``text`` from ``start`` where ``node`` is written as a whole term."""
@@ -150,12 +188,21 @@ class _File:
         return None
 
     def block_end(self, line: int) -> int:
-        """The last line of the top-level statement running through ``line``."""
-        lines = self.text_lines()
-        for i in range(line, len(lines)):  # 0-based index of the line after ``line``
-            if lines[i][:1] not in ("", " ", "\t", "#") and lines[i].strip():
-                return i
-        return len(lines)
+        """The last line of the top-level statement running through ``line``; kept, as each
+        problem placed in a description asks for its end again."""
+        end = self._block_ends.get(line)
+        if end is None:
+            lines = self.text_lines()
+            end = next(
+                (
+                    i  # 0-based index of the line after ``line``
+                    for i in range(line, len(lines))
+                    if lines[i][:1] not in ("", " ", "\t", "#") and lines[i].strip()
+                ),
+                len(lines),
+            )
+            self._block_ends[line] = end
+        return end
 
     def structure(self, line: int, col: int) -> Iterator[tuple[int, int, str]]:
         """The characters that shape the Turtle from ``line``:``col`` on (1-based line,
@@ -217,6 +264,9 @@ _WRITTEN_LITERAL = re.compile(
     r"(?:\^\^(?:<[^>\s]*>|[\w-]*:(?:[\w-]|\.(?=[\w-]))*)|@[A-Za-z]+(?:-[A-Za-z0-9]+)*)?"
     r"|[+-]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?|true\b|false\b)"
 )
+
+
+_WORD = re.compile(r"\w+")
 
 
 @cache
@@ -298,20 +348,21 @@ class Sources:
         if start is None:
             return self.locate(s)
         lines = f.text_lines()
-        hits = [i for i in range(start, end + 1) if f.find(p, lines[i - 1]) is not None]
-        if not hits:  # e.g. rdf:type written as "a": look for the object instead
+        hits = f.term_lines(p)  # those from ``lo`` up to ``hi`` are in the description
+        lo, hi = bisect_left(hits, start), bisect_right(hits, end)
+        if lo == hi:  # e.g. rdf:type written as "a": look for the object instead
             marks = self._marks(f, o) if isinstance(o, URIRef | Literal) else []
-            hits = [i for i in range(start, end + 1) if any(m in lines[i - 1] for m in marks)]
-            return str(f.path), hits[0] if hits else start
+            found = (i for i in range(start, end + 1) if any(m in lines[i - 1] for m in marks))
+            return str(f.path), next(found, start)
         if o is None:
-            return str(f.path), hits[0]
+            return str(f.path), hits[lo]
         marks = self._marks(f, o)
-        if len(hits) == 1:
-            return str(f.path), self._sibling(f, p, o, hits[0], marks)
-        bounds = [*hits[1:], end + 1]
+        if hi - lo == 1:
+            return str(f.path), self._sibling(f, p, o, hits[lo], marks)
 
         def score(k: int) -> int:
-            window = "\n".join(lines[hits[k] - 1 : bounds[k] - 1] or [lines[hits[k] - 1]])
+            after = hits[k + 1] if k + 1 < hi else end + 1
+            window = "\n".join(lines[hits[k] - 1 : after - 1] or [lines[hits[k] - 1]])
             first = lines[hits[k] - 1]
             m = f.find(p, first)
             window = window[m.end() :] if m is not None and not isinstance(o, BNode) else window
@@ -319,8 +370,29 @@ class Sources:
                 window = window.split("\n", 1)[0]  # a value is written on its predicate's line
             return sum(1 for mark in marks if mark in window)
 
-        best = max(range(len(hits)), key=lambda k: (score(k), -k))
+        chosen = self._holding(f, o, hits, lo, hi, end) or range(lo, hi)
+        best = max(chosen, key=lambda k: (score(k), -k))
         return str(f.path), self._sibling(f, p, o, hits[best], marks)
+
+    def _holding(self, f: _File, o: Node, hits: list[int], lo: int, hi: int, end: int) -> list[int]:
+        """Of the statements written at ``hits[lo:hi]`` (each running to the next), those
+        whose text writes a named node ``o`` is or has as a value (one that writes all of
+        ``o``'s marks writes these): only they are scored, where scoring each statement
+        for each problem grew with the square of a description's statements. Empty when
+        ``o`` names none, or none is written there."""
+        named = (
+            [o]
+            if isinstance(o, URIRef)
+            else [v for v in f.graph.objects(o, None) if isinstance(v, URIRef)]
+            if isinstance(o, BNode)
+            else []
+        )
+        held: set[int] = set()
+        for node in named:
+            at = f.term_lines(node)
+            for line in at[bisect_left(at, hits[lo]) : bisect_right(at, end)]:
+                held.add(bisect_right(hits, line, lo, hi) - 1)
+        return sorted(held)
 
     def written_literal(self, s: Node, p: URIRef, o: Literal) -> str | None:
         """``o`` as the file writes it after ``p`` (``"2026-03-01T07:30:00Z"^^xsd:dateTime``,

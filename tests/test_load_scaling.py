@@ -9,6 +9,7 @@ rule (``_sparql_parse``), which must give the very query rdflib gives, and its v
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,40 @@ def test_a_grammar_that_cannot_be_copied_still_loads_patterns(monkeypatch) -> No
         assert str(prepare_query(text, {}).algebra) == str(prepareQuery(text).algebra)
     finally:
         _sparql_parse._uncommented.cache_clear()
+
+
+def test_placing_a_warning_per_property_shape_reads_its_lines_not_the_whole_shape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node shape of N property shapes, each requiring a property nothing declares: a
+    warning each, placed at its ``sh:path``. Each was placed by searching every line of the
+    shape's description, then scoring every ``sh:property`` in it: loading grew with N²
+    (bench_load.py --properties: 300 -> 1,000 shapes, 2.0 -> 13.7 s). Lines are found now
+    from an index of the file's words, built once, so a warning reads what its terms touch."""
+    from horismos import _sources
+
+    found = _sources._File.find
+    searched = [0]
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        searched[0] += 1
+        return found(self, *args, **kwargs)
+
+    monkeypatch.setattr(_sources._File, "find", counted)
+    per_warning = []
+    for n in (40, 400):
+        text = _MODULE.format(name="req") + "@prefix sh: <http://www.w3.org/ns/shacl#> .\n"
+        text += ":ItemShape a sh:NodeShape ;\n    sh:targetClass :Item"
+        text += "".join(f" ;\n    sh:property [\n        sh:path :p{i} ;\n"
+                        "        sh:minCount 1\n    ]" for i in range(n))
+        path = tmp_path / f"shape{n}.ttl"
+        path.write_text(text + " .\n", encoding="utf-8")
+        lines = text.splitlines()
+        searched[0] = 0
+        defs = load_definitions([path])
+        assert len(defs.warnings) == n
+        for w in defs.warnings:  # each at its own property shape's sh:path
+            named = re.search(r":p\d+\b", w.message)
+            assert named and w.line and lines[w.line - 1].strip() == f"sh:path {named[0]} ;"
+        per_warning.append(searched[0] / n)
+    assert per_warning[1] < 2 * per_warning[0] < 40, per_warning  # 210 -> 2,009 a warning

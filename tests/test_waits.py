@@ -754,3 +754,32 @@ def test_run_all_reads_its_foci_finished_instances_not_the_workflows_history() -
     world = World.open("oxigraph")
     world.store.load(_instances_world([(odd, HORIS.Completed)]).store.quads())
     assert waits.finished_foci(world.store, L.Leave, [odd, L.req1]) == {odd}
+
+
+def test_an_open_wait_is_read_from_its_instance_not_from_every_step_the_world_ran() -> None:
+    """Reaching and resuming a wait ask for the instance's open wait (``open_wait``). On the
+    ``memory`` store rdflib's planner took ``?a a horis:StepExecution`` first, as the query's
+    text cannot say that the instance and step are bound: every step execution the world
+    held was read (5,019 triples beside 5,000 finished instances, bench_history.py --rows).
+    The same text is now evaluated bound values first (recorded traces match it by text)."""
+    from rdflib import RDF, XSD, Literal
+
+    def execution(n: int, iid: URIRef, ended: bool) -> list[tuple]:
+        g, a = URIRef(f"urn:horismos:wait:{n}"), URIRef(f"urn:horismos:activity:{n}")
+        started = Literal(f"2026-01-01T00:00:{n % 60:02d}+00:00", datatype=XSD.dateTime)
+        t = [(g, PROV.wasGeneratedBy, a), (a, RDF.type, HORIS.StepExecution),
+             (a, HORIS.instance, iid), (a, HORIS.step, L.Approve), (a, PROV.startedAtTime, started)]
+        t += [(a, PROV.endedAtTime, started)] if ended else []
+        return [(*x, g) for x in t]
+
+    mine = URIRef("urn:horismos:instance:mine")
+    reads = []
+    for finished in (100, 1000):
+        world = World.open("memory")
+        world.store.load([q for n in range(finished)
+                          for q in execution(n, URIRef(f"urn:horismos:instance:{n}"), True)]
+                         + execution(finished, mine, False))
+        wait, read = _triples_read(world, lambda w=world: waits.open_wait(w.store, mine, L.Approve))
+        assert wait is not None and wait.graph == URIRef(f"urn:horismos:wait:{finished}")
+        reads.append(read)
+    assert reads[0] == reads[1] < 20, reads  # every step execution was read: 100 -> 1,000 and more

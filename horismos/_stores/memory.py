@@ -19,6 +19,7 @@ from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.query import ResultRow
 from rdflib.term import Node
 
+from .._bound_plan import bound_first
 from .._digest import ZERO, Digest
 from .._preconditions import Precondition
 from .base import RUNTIME, Change, Conflict, Progress, Quad, ReadAhead, Store, delta_of
@@ -71,7 +72,7 @@ class MemoryStore(Store):
         bindings: Mapping[str, Node],
         ns: Mapping[str, str],
     ) -> list[dict[str, Node]]:
-        q = _prepared(query, tuple(sorted(ns.items())))
+        q = bound_first(_prepared(query, tuple(sorted(ns.items()))), frozenset(bindings))
         init: dict[str, Any] = {Variable(k): v for k, v in bindings.items()}
         rows = self._ds.query(q, initBindings=init)
         return [{str(k): v for k, v in cast(ResultRow, r).asdict().items()} for r in rows]
