@@ -1008,12 +1008,13 @@ class Runner:
         step at version 0, as a commit of its own would have left it; nothing to expect."""
         at = self._intent_at.get(inst.instance)
         quads = list(announce(inst.instance, step.iri, tool.iri, started, args, at).quads)
+        settling: list[URIRef] = []  # the doubt nodes whose hold settles (settling_at)
         if at is not None:  # a catalog call's intent is at its doubt node: nobody else's there
             quads.append(calling(at))
             absent: tuple[tuple, ...] = (held(at),)
             if self.holds_settled > 2 and tool.iri in self.defs.tools_off_focus:
                 # a step on a node not its focus may hold it too, and reads back: so does this
-                quads.append(settling_at(at, inst.instance))
+                settling.append(at)
         elif self.calls_in_doubt:  # a step's call holds the doubt node it acts on meanwhile
             holding = holds(inst.instance, tool, args)
             quads += holding
@@ -1022,16 +1023,16 @@ class Runner:
                 shared = (self.holds_settled > 1 and tool.iri in self.defs.tools_in_several) or (
                     self.holds_settled > 2 and tool.iri in self.defs.tools_off_focus
                 )
-                unclaimed = [
+                settling = [
                     doubt_node(tool.iri, key)
                     for key in dict.fromkeys(doubt_key(tool, a) for a in args)
                     if key != inst.focus or shared
                 ]
-                quads += [settling_at(node, inst.instance) for node in unclaimed]
         else:
             absent = ()
-        # an approval given on the command line is used once: its use, required absent too
-        absent += tuple(q for q in spent if q[1] == HORIS.usedUp)
+        quads += [settling_at(node, inst.instance) for node in settling]
+        if spent:  # an approval given on the command line is used once: its use, absent too
+            absent += tuple(q for q in spent if q[1] == HORIS.usedUp)
         created = self._fresh.get(inst.instance)
         if created is not None:
             state = self._state_quads(inst, "running", 0, step.iri)
@@ -1045,7 +1046,7 @@ class Runner:
             state = self._state[inst.instance]
             self.world.commit(Change(add=[*quads, *spent], expect=_guard(state), absent=absent))
         state.extend(quads)  # the step's final commit removes them
-        return [cast(URIRef, q[0]) for q in quads if q[1] == HORIS.settles]
+        return settling
 
     async def _contested(
         self, inst: InstanceRun, nodes: list[URIRef], landed: float
