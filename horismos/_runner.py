@@ -1637,15 +1637,28 @@ _ESCAPED_IN_N3 = re.compile(r'[\n\r"\\]')  # what rdflib's Literal.n3 escapes or
 _INF_NAN = frozenset({XSD.float, XSD.double, XSD.decimal})
 
 
+_IRI_TEXT: dict[URIRef, str] = {}
+"""The N3 of the IRIs written lately (:func:`_n3`): a step writes its subject three times or
+more (its arguments, each effect) and the same few properties every time (~0.5 µs each)."""
+_IRI_TEXTS = 4096  # kept at most: every subject is new to a run over many, so it starts over
+
+
 def _n3(term: Node) -> str:
     """``term.n3()``, written without rdflib where one regular expression says rdflib would
     write it plainly: an IRI without the characters it refuses (rdflib checks ten characters
-    one by one), a literal with nothing to escape (~6 µs in rdflib); anything else by rdflib.
-    ``tests/test_step_terms.py`` holds it to ``n3()`` on drawn terms."""
+    one by one; the IRIs written lately are kept, :data:`_IRI_TEXT`), a literal with nothing
+    to escape (~6 µs in rdflib); anything else by rdflib. ``tests/test_step_terms.py`` holds
+    it to ``n3()`` on drawn terms."""
     kind = type(term)
     if kind is URIRef:
+        text = _IRI_TEXT.get(cast(URIRef, term))
+        if text is not None:
+            return text
         if _NOT_IN_N3_IRI.search(cast(URIRef, term)) is None:
-            return f"<{term}>"
+            if len(_IRI_TEXT) >= _IRI_TEXTS:
+                _IRI_TEXT.clear()
+            text = _IRI_TEXT[cast(URIRef, term)] = f"<{term}>"
+            return text
     elif kind is Literal and _ESCAPED_IN_N3.search(literal := cast(Literal, term)) is None:
         language = literal.language
         if language:
