@@ -438,7 +438,7 @@ def announce(
     node = node or _node(instance)
     text = _ARGS_JSON.encode(args if type(args) is list else list(args))
     graph = INSTANCES  # each quad built in its graph once, not as a triple copied into one
-    quads = (
+    quads: tuple[Quad, ...] = (
         (node, _INSTANCE, instance, graph),
         (node, _STEP, step, graph),
         (node, _TOOL, tool, graph),
