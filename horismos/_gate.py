@@ -266,14 +266,15 @@ class Gate:
         # kind of node a long-lived process judged, ~350 bytes each, without end
         by_class = self._targets.by_class
         key = (tool.iri if tool is not None else None, frozenset(t for t in types if t in by_class))
-        if key not in self._reads:
+        try:  # one look-up when known, the usual: a tuple's hash is not kept
+            found = self._reads[key]
+        except KeyError:
             # the shapes _applicable finds by class, and those of every targeted property
             # (it may have the property: read as if it had); by node, below, for this node
             shapes = self._applicable(None, key[1], self._targets.by_subject_of)
             if tool is not None and tool.effect is not None:
                 shapes.update(tool.effect.shapes)
-            self._reads[key] = self._union(shapes)
-        found = self._reads[key]
+            found = self._reads[key] = self._union(shapes)
         targeted = self._targets.by_node.get(subject) if subject is not None else None
         if found is not None and targeted:
             extra = self._union(targeted)

@@ -98,7 +98,7 @@ __all__ = [
 # rdflib answers RDF.type, PROV.x and the like through a metaclass __getattr__ on each use
 _TYPE, _COMMENT, _STEP_EXECUTION = RDF.type, RDFS.comment, HORIS.StepExecution
 _ACTIVITY, _STARTED, _STEP = PROV.Activity, PROV.startedAtTime, HORIS.step
-_INSTANCE, _STATUS, _RUNNING = HORIS.instance, HORIS.status, HORIS.Running
+_INSTANCE, _STATUS, _RUNNING, _TOOL = HORIS.instance, HORIS.status, HORIS.Running, HORIS.tool
 
 CALLING: Counter[URIRef] = Counter()
 """The doubt nodes of the catalog calls this process is making right now (how many: two at
@@ -436,18 +436,18 @@ def announce(
     and removed again on every call of a tool that is not idempotent."""
     typed = node is not None
     node = node or _node(instance)
-    text = _ARGS_JSON.encode(list(args))
-    triples = [
-        *([(node, _TYPE, _STEP_EXECUTION), (node, _TYPE, _ACTIVITY)] if typed else []),
-        (node, _INSTANCE, instance),
-        (node, HORIS.step, step),
-        (node, HORIS.tool, tool),
-        (node, _STARTED, started),
-        (node, _COMMENT, plain_literal(text)),
-    ]
-    return Intent(
-        instance, step, tool, str(started), text, tuple((s, p, o, INSTANCES) for s, p, o in triples)
+    text = _ARGS_JSON.encode(args if type(args) is list else list(args))
+    graph = INSTANCES  # each quad built in its graph once, not as a triple copied into one
+    quads: tuple[Quad, ...] = (
+        (node, _INSTANCE, instance, graph),
+        (node, _STEP, step, graph),
+        (node, _TOOL, tool, graph),
+        (node, _STARTED, started, graph),
+        (node, _COMMENT, plain_literal(text), graph),
     )
+    if typed:
+        quads = ((node, _TYPE, _STEP_EXECUTION, graph), (node, _TYPE, _ACTIVITY, graph), *quads)
+    return Intent(instance, step, tool, str(started), text, quads)
 
 
 def open_intent(store: Store, instance: URIRef) -> Intent | None:

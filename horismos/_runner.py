@@ -884,7 +884,7 @@ class Runner:
                         self._dropped.setdefault(inst.instance, []).extend(used)
                         rec.status, rec.blocked_by = "blocked", gone
                         return rec, None
-            else:  # with the step's commit
+            elif used:  # with the step's commit
                 self._pending.setdefault(inst.instance, []).extend(used)
             if tool.adapter is not None:
                 return await self._adapter_action(inst, rec, step, tool, calls, started)
@@ -1031,6 +1031,7 @@ class Runner:
         step at version 0, as a commit of its own would have left it; nothing to expect."""
         at = self._intent_at.get(inst.instance)
         quads = list(announce(inst.instance, step.iri, tool.iri, started, args, at).quads)
+        settling: list[URIRef] = []  # the doubt nodes whose hold settles (settling_at)
         if at is not None:  # a catalog call's intent is at its doubt node: nobody else's there
             quads.append(calling(at))
             absent: tuple[tuple, ...] = (held(at),)
@@ -1039,7 +1040,7 @@ class Runner:
                 spent, absent = [*spent, *keyed], (*absent, keyed[0])
             if self.holds_settled > 2 and tool.iri in self.defs.tools_off_focus:
                 # a step on a node not its focus may hold it too, and reads back: so does this
-                quads.append(settling_at(at, inst.instance))
+                settling.append(at)
         elif self.calls_in_doubt:  # a step's call holds the doubt node it acts on meanwhile
             holding = holds(inst.instance, tool, args)
             quads += holding
@@ -1048,16 +1049,16 @@ class Runner:
                 shared = (self.holds_settled > 1 and tool.iri in self.defs.tools_in_several) or (
                     self.holds_settled > 2 and tool.iri in self.defs.tools_off_focus
                 )
-                unclaimed = [
+                settling = [
                     doubt_node(tool.iri, key)
                     for key in dict.fromkeys(doubt_key(tool, a) for a in args)
                     if key != inst.focus or shared
                 ]
-                quads += [settling_at(node, inst.instance) for node in unclaimed]
         else:
             absent = ()
-        # an approval given on the command line is used once: its use, required absent too
-        absent += tuple(q for q in spent if q[1] == HORIS.usedUp)
+        quads += [settling_at(node, inst.instance) for node in settling]
+        if spent:  # an approval given on the command line is used once: its use, absent too
+            absent += tuple(q for q in spent if q[1] == HORIS.usedUp)
         created = self._fresh.get(inst.instance)
         if created is not None:
             state = self._state_quads(inst, "running", 0, step.iri)
@@ -1071,7 +1072,7 @@ class Runner:
             state = self._state[inst.instance]
             self.world.commit(Change(add=[*quads, *spent], expect=_guard(state), absent=absent))
         state.extend(quads)  # the step's final commit removes them
-        return [cast(URIRef, q[0]) for q in quads if q[1] == HORIS.settles]
+        return settling
 
     async def _contested(
         self, inst: InstanceRun, nodes: list[URIRef], landed: float
@@ -1473,20 +1474,23 @@ class Runner:
         started: dt.datetime,
         now: Literal,
     ) -> list[tuple]:
+        """The effect graph's quads: ``effects``, then what its activity says. Each quad is
+        built once, in its graph: built as triples and copied into quads, a step's ~13 were
+        made twice (~2 µs)."""
         activity = URIRef(str(graph).replace("urn:horismos:effect:", "urn:horismos:activity:"))
         if self.trace_version == TRACE_VERSION:
             described = _activity(step.iri, tool.iri)
         else:  # replaying a version-2 trace: what its run wrote
             described = _activity_v2(step.iri, tool.iri, tool.name)
             effects = [*effects, (graph, _TYPE, _ENTITY)]
-        meta = [
-            (graph, _GENERATED_BY, activity),
-            *[(activity, p, o) for p, o in described],
-            (activity, _INSTANCE, inst.instance),
-            (activity, _STARTED, now),
-            (activity, _ENDED, self._stamp(self.env.now())),
+        return [
+            *[(s, p, o, graph) for s, p, o in effects],
+            (graph, _GENERATED_BY, activity, graph),
+            *[(activity, p, o, graph) for p, o in described],
+            (activity, _INSTANCE, inst.instance, graph),
+            (activity, _STARTED, now, graph),
+            (activity, _ENDED, self._stamp(self.env.now()), graph),
         ]
-        return [(s, p, o, graph) for s, p, o in [*effects, *meta]]
 
     def _state_quads(
         self,
@@ -1498,28 +1502,29 @@ class Runner:
         error: str | None = None,
         blocked_at: Literal | None = None,
     ) -> list[tuple]:
-        iid = inst.instance
-        triples: list[tuple[Node, Node, Node]] = [
-            (iid, _STATUS_OF, _STATUS[status]),
-            (iid, _VERSION, _version(version)),
+        """The instance's state as quads, each built in its graph once (not as a triple
+        copied into one: every step writes it)."""
+        iid, graph = inst.instance, INSTANCES
+        quads: list[tuple] = [
+            (iid, _STATUS_OF, _STATUS[status], graph),
+            (iid, _VERSION, _version(version), graph),
         ]
         if current is not None:
-            triples.append((iid, _CURRENT, current))
+            quads.append((iid, _CURRENT, current, graph))
         if blocked_by:
-            triples.append((iid, HORIS.blockedBy, Literal(blocked_by)))
+            quads.append((iid, HORIS.blockedBy, Literal(blocked_by), graph))
         if blocked_at is not None:
-            triples.append((iid, _BLOCKED_AT, blocked_at))
+            quads.append((iid, _BLOCKED_AT, blocked_at, graph))
         if error:
-            triples.append((iid, HORIS.error, Literal(error)))
+            quads.append((iid, HORIS.error, Literal(error), graph))
         for name, value in sorted(inst.variables.items()):
             if name != "this":  # the focus is stored as horis:focus
                 var = URIRef(f"{iid}:variable:{name}")
-                triples += [
-                    (iid, HORIS.variable, var),
-                    (var, HORIS.name, Literal(name)),
-                    (var, HORIS.value, value),
+                quads += [
+                    (iid, HORIS.variable, var, graph),
+                    (var, HORIS.name, Literal(name), graph),
+                    (var, HORIS.value, value, graph),
                 ]
-        quads = [(*t, INSTANCES) for t in triples]
         self._state[iid] = quads
         return quads
 
@@ -1658,15 +1663,28 @@ _ESCAPED_IN_N3 = re.compile(r'[\n\r"\\]')  # what rdflib's Literal.n3 escapes or
 _INF_NAN = frozenset({XSD.float, XSD.double, XSD.decimal})
 
 
+_IRI_TEXT: dict[URIRef, str] = {}
+"""The N3 of the IRIs written lately (:func:`_n3`): a step writes its subject three times or
+more (its arguments, each effect) and the same few properties every time (~0.5 µs each)."""
+_IRI_TEXTS = 4096  # kept at most: every subject is new to a run over many, so it starts over
+
+
 def _n3(term: Node) -> str:
     """``term.n3()``, written without rdflib where one regular expression says rdflib would
     write it plainly: an IRI without the characters it refuses (rdflib checks ten characters
-    one by one), a literal with nothing to escape (~6 µs in rdflib); anything else by rdflib.
-    ``tests/test_step_terms.py`` holds it to ``n3()`` on drawn terms."""
+    one by one; the IRIs written lately are kept, :data:`_IRI_TEXT`), a literal with nothing
+    to escape (~6 µs in rdflib); anything else by rdflib. ``tests/test_step_terms.py`` holds
+    it to ``n3()`` on drawn terms."""
     kind = type(term)
     if kind is URIRef:
+        text = _IRI_TEXT.get(cast(URIRef, term))
+        if text is not None:
+            return text
         if _NOT_IN_N3_IRI.search(cast(URIRef, term)) is None:
-            return f"<{term}>"
+            if len(_IRI_TEXT) >= _IRI_TEXTS:
+                _IRI_TEXT.clear()
+            text = _IRI_TEXT[cast(URIRef, term)] = f"<{term}>"
+            return text
     elif kind is Literal and _ESCAPED_IN_N3.search(literal := cast(Literal, term)) is None:
         language = literal.language
         if language:

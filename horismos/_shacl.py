@@ -392,20 +392,33 @@ _XSD_STRING, _LANG_STRING = XSD.string, RDF.langString
 _STRING_TYPES = (None, _LANG_STRING, _XSD_STRING)
 
 
+# the datatypes a literal of another datatype (or of none) may still have: told by one look-up,
+# where comparing ``datatype`` to each in turn was four calls of rdflib's Python ``__eq__``
+_ANY_LITERAL, _ANY_DATATYPE, _PLAIN, _TAGGED = range(4)
+_OTHERWISE: dict[Node, int] = {
+    _RDFS_LITERAL: _ANY_LITERAL,
+    _RDFS_DATATYPE: _ANY_DATATYPE,
+    _XSD_STRING: _PLAIN,
+    _LANG_STRING: _TAGGED,
+}
+
+
 def has_datatype(v: Node, datatype: Node) -> bool:
     """sh:datatype as pyshacl has it: a plain literal is xsd:string, a language-tagged one
     rdf:langString; an ill-typed literal fails; rdfs:Literal takes any literal."""
     if not isinstance(v, Literal):
         return False
-    if v.datatype == datatype:
+    own = v.datatype
+    if own is datatype or (own is not None and own == datatype):
         return v.ill_typed is not True and _value_fits(v, datatype)
-    if datatype == _RDFS_LITERAL:
+    kind = _OTHERWISE.get(datatype)
+    if kind == _ANY_LITERAL:
         return True
-    if datatype == _RDFS_DATATYPE:
-        return bool(v.datatype)
-    if datatype == _XSD_STRING and v.datatype is None and v.language is None:
+    if kind == _ANY_DATATYPE:
+        return bool(own)
+    if kind == _PLAIN and own is None and v.language is None:
         return _value_fits(v, datatype)
-    if datatype == _LANG_STRING and v.language:
+    if kind == _TAGGED and v.language:
         return _value_fits(v, datatype)
     return False
 
@@ -496,10 +509,17 @@ def _pattern(g: Graph, node: Node, path: Node | None) -> _Check:
     def check(focus: Node, values: Collection[Node], data: Data):
         for m in matchers:
             for v in values:
-                if isinstance(v, BNode) or not m.search(_string(v)):
+                if _blank(v) or not m.search(_string(v)):
                     yield v, message
 
     return check
+
+
+def _blank(v: Node) -> bool:
+    """Whether ``v`` is a blank node: an IRI or a literal told by its type, before rdflib's
+    ``isinstance`` (its terms are ABCs: a miss costs ~0.5 µs)."""
+    kind = type(v)
+    return kind is not URIRef and kind is not Literal and isinstance(v, BNode)
 
 
 def _length(param: URIRef, op: str) -> Callable[[Graph, Node, Node | None], _Check]:
@@ -512,9 +532,7 @@ def _length(param: URIRef, op: str) -> Callable[[Graph, Node, Node | None], _Che
             for v in values:
                 if op == ">=" and n == 0:
                     continue
-                if isinstance(v, BNode) or not (
-                    len(_string(v)) >= n if op == ">=" else len(_string(v)) <= n
-                ):
+                if _blank(v) or not (len(_string(v)) >= n if op == ">=" else len(_string(v)) <= n):
                     yield v, message
 
         return check

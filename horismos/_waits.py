@@ -37,6 +37,7 @@ from ._activities import activity_graph
 from ._definitions import Definitions, closest_term
 from ._errors import GateRejected, RunError, ShaclMessage, UsageError
 from ._gate import Gate
+from ._literals import plain_literal
 from ._model import ActionStep, Step, WaitStep
 from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
@@ -377,8 +378,9 @@ def short_id_quad(instance: URIRef) -> tuple[URIRef, URIRef, Literal, URIRef]:
 
     Finding a prefix among the instance IRIs reads every one of them: Oxigraph keys an IRI by
     a hash of its text, so no prefix of one is a range of keys (100,000 instances on disk:
-    ~0.8 s a ``resume SHORTID``, benchmarks/bench_short_id.py)."""
-    return (instance, _SHORT_ID_OF, Literal(short_id(instance)), SHORT_IDS)
+    ~0.8 s a ``resume SHORTID``, benchmarks/bench_short_id.py). The literal is rdflib's own,
+    built without its general constructor (every instance writes one)."""
+    return (instance, _SHORT_ID_OF, plain_literal(short_id(instance)), SHORT_IDS)
 
 
 def _index_every_instance(store: Store) -> typing.Literal["held", "filed now"] | None:

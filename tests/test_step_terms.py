@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from rdflib import RDF, XSD, Literal, URIRef
 
 from horismos._literals import plain_literal
-from horismos._runner import Environment, _n3
+from horismos._runner import _IRI_TEXT, _IRI_TEXTS, Environment, _n3
 from horismos._stamps import datetime_term
 from horismos._stores.oxigraph import _TERMS, datetime_literal
 
@@ -133,6 +133,21 @@ def test_a_terms_n3_is_rdflibs(term: Any) -> None:
             return
         raise AssertionError(f"{term!r}: rdflib refuses it, _n3 does not") from None
     assert _n3(term) == expected
+    # asked again, and for an equal IRI made anew: an IRI's text is kept (_IRI_TEXT)
+    assert _n3(term) == expected
+    if isinstance(term, URIRef):
+        assert _n3(URIRef(str(term))) == expected
+
+
+def test_the_iri_texts_kept_stay_few() -> None:
+    """A run over many subjects writes each one's text a few times: the texts kept start
+    over when full, so memory stays flat, and a text kept before is written alike after."""
+    first = URIRef("http://example.org/kept")
+    assert _n3(first) == "<http://example.org/kept>"
+    for i in range(_IRI_TEXTS + 10):
+        assert _n3(URIRef(f"http://example.org/s{i}")) == f"<http://example.org/s{i}>"
+    assert len(_IRI_TEXT) <= _IRI_TEXTS
+    assert _n3(first) == "<http://example.org/kept>"
 
 
 def test_n3_of_the_values_that_need_rdflib() -> None:
