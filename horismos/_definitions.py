@@ -54,6 +54,7 @@ from ._hazards import (
     written_twice,
 )
 from ._individuals import individuals
+from ._language_tags import caused_by_tag, string_properties, tagged_strings
 from ._model import (
     DEFAULT_MAX_STEPS,
     RANKERS,
@@ -769,13 +770,15 @@ class _Builder:
         error. Every value is read, not only the first the graph lists: with ``"yes"`` beside
         ``true`` which of them was judged, and so whether ``"yes"`` was reported at all,
         followed the order the values were stored in (a second value is the authoring
-        shapes' "takes one")."""
+        shapes' "takes one"). A quoted ``"true"`` is the shapes' to refuse ("without
+        quotes") and is read as no value: read as true, it added the warnings of a
+        ``horis:forEach`` step beside that error."""
         found: bool | None = None
         for v in self.g.objects(s, p):
             if isinstance(v, Literal) and isinstance(v.toPython(), bool):
                 value = bool(v.toPython())
             elif str(v).lower() in ("true", "false"):
-                value = str(v).lower() == "true"
+                continue
             else:
                 quoted = isinstance(v, Literal) and v.datatype in (None, XSD.string)
                 self.error(
@@ -1572,9 +1575,25 @@ class _Builder:
             for t in lent:
                 self.g.remove(t)
             self.g.addN((s, p, o, self.g) for s, p, o in held)
+        tagged = set(tagged_strings(self.g, string_properties(shapes)))
+        for s, p, o in sorted(tagged, key=str):
+            short = "\n" not in o and len(o) <= 60
+            shown = f'"{o}"' if short else '"…"'
+            self.error(
+                s,
+                f"{self.n(p)} {shown}@{o.language} carries the language tag @{o.language}, "
+                f"which makes it text in a language, not the plain string {self.n(p)} takes, "
+                "so it is read as no value",
+                f'write {self.n(p)} "{o}", without @{o.language}'
+                if short
+                else f"delete the @{o.language} after the closing quotes",
+                at=(s, p, o),
+            )
         if conforms:
             return
         for r in report.subjects(RDF.type, SH.ValidationResult):
+            if tagged and caused_by_tag(report, r, shapes, self.g, tagged):
+                continue
             focus = report.value(r, SH.focusNode)
             msg = report.value(r, SH.resultMessage)
             path = report.value(r, SH.resultPath)
