@@ -79,6 +79,57 @@ def test_a_for_each_written_true_keeps_its_warning(tmp_path: Path) -> None:
     assert "horis:forEach calls ehr.notify_nurse once per solution" in p.message
 
 
+# -- a property declared of one kind over a range of the other -------------------------------
+
+
+@pytest.mark.parametrize(("old", "new", "said", "hint"), [
+    pytest.param(":onDuty a owl:DatatypeProperty", ":onDuty a owl:ObjectProperty",
+                 ":onDuty is an owl:ObjectProperty, whose values are nodes, but its rdfs:range "
+                 "xsd:boolean is a datatype", "declare :onDuty a owl:DatatypeProperty",
+                 id="object-over-datatype"),
+    pytest.param(":acuity a owl:ObjectProperty ; rdfs:domain :Patient ; rdfs:range :AcuityLevel",
+                 ":acuity a owl:ObjectProperty ; rdfs:domain :Patient ; rdfs:range rdfs:Literal",
+                 ":acuity is an owl:ObjectProperty, whose values are nodes, but its rdfs:range "
+                 "rdfs:Literal is a datatype", "declare :acuity a owl:DatatypeProperty",
+                 id="object-over-literal"),
+    pytest.param(":notifiedAt a owl:DatatypeProperty ; rdfs:domain :Patient ; "
+                 "rdfs:range xsd:dateTime",
+                 ":notifiedAt a owl:DatatypeProperty ; rdfs:domain :Patient ; rdfs:range :Nurse",
+                 ":notifiedAt is an owl:DatatypeProperty, whose values are literals, but its "
+                 "rdfs:range :Nurse is a class", "declare :notifiedAt a owl:ObjectProperty",
+                 id="datatype-over-class"),
+])
+def test_a_property_of_one_kind_over_a_range_of_the_other_is_a_warning_at_the_range(
+        tmp_path: Path, old: str, new: str, said: str, hint: str) -> None:
+    """``:onDuty a owl:ObjectProperty ; rdfs:range xsd:boolean`` loaded silently when no tool
+    wrote it; a world's ``:onDuty true`` and a pattern's were then read by two rules."""
+    onto, line = ontology_edited(tmp_path, old, new)
+    found = [p for p in problems(TRIAGE[0], TRIAGE, onto) if "whose values are" in p.message]
+    assert len(found) == 1, found
+    p = found[0]
+    assert (p.severity, p.file, p.line) == ("warning", str(onto), line)
+    assert p.message.startswith(said), p.message
+    assert p.hint is not None and p.hint.startswith(hint)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    pytest.param(":queueRef a owl:DatatypeProperty ; rdfs:domain :Patient ; "
+                 "rdfs:range xsd:string .",
+                 ":queueRef a owl:DatatypeProperty ; rdfs:domain :Patient ; "
+                 "rdfs:range :QueueCode .\n:QueueCode a rdfs:Datatype .", id="declared-datatype"),
+    pytest.param(":assignedNurse a owl:ObjectProperty ; rdfs:domain :Patient ; rdfs:range :Nurse",
+                 ":assignedNurse a owl:ObjectProperty ; rdfs:domain :Patient ; rdfs:range :Nurse",
+                 id="object-over-class"),
+    pytest.param(":onDuty a owl:DatatypeProperty", ":onDuty a owl:DatatypeProperty, "
+                 "owl:ObjectProperty", id="punned"),
+])
+def test_a_range_of_the_kind_declared_says_nothing(tmp_path: Path, old: str, new: str) -> None:
+    """A datatype the ontology declares is a datatype; a class range is an ObjectProperty's;
+    a property declared both kinds is not judged."""
+    onto, _ = ontology_edited(tmp_path, old, new)
+    assert not [p for p in problems(TRIAGE[0], TRIAGE, onto) if "whose values are" in p.message]
+
+
 # -- a sh:maxLength below what its sh:pattern needs ------------------------------------------
 
 
@@ -125,3 +176,103 @@ def test_a_flag_other_than_i_and_m_is_a_warning_at_the_flags(
 def test_the_flags_the_gate_reads_say_nothing(tmp_path: Path, flags: str) -> None:
     onto, _ = ontology_edited(tmp_path, "sh:maxCount 1 ;", f'sh:maxCount 1 ; sh:flags "{flags}" ;')
     assert problems(TRIAGE[0], TRIAGE, onto) == []
+
+
+# -- a shape asking for the other kind of value than its property's --------------------------
+
+
+@pytest.mark.parametrize(("new", "said", "hint"), [
+    pytest.param("sh:path :onDuty ; sh:class :Nurse ;",
+                 "sh:class :Nurse asks for nodes of a class, but :onDuty's values are literals "
+                 "of xsd:boolean, its rdfs:range, so no value conforms",
+                 "write sh:datatype xsd:boolean, or drop sh:class", id="class-on-literals"),
+    pytest.param("sh:path :acuity ; sh:datatype xsd:string ;",
+                 "sh:datatype xsd:string asks for literals, but :acuity's values are nodes",
+                 "write sh:class :AcuityLevel", id="datatype-on-nodes"),
+    pytest.param('sh:path :onDuty ; sh:hasValue "yes" ;',
+                 'sh:hasValue "yes" asks for a literal of xsd:string, but :onDuty\'s values are '
+                 "literals of xsd:boolean",
+                 'write a value of xsd:boolean, e.g. "…"^^xsd:boolean, or correct the rdfs:range',
+                 id="has-value-of-another-datatype"),
+    pytest.param('sh:path :acuity ; sh:hasValue "urgent" ;',
+                 'sh:hasValue "urgent" asks for a literal, but :acuity\'s values are nodes',
+                 "write the node meant, without quotes", id="has-value-literal-for-nodes"),
+    pytest.param("sh:path :queueRef ; sh:minInclusive 3 ;",
+                 "sh:minInclusive 3 asks for values that compare with numbers, but :queueRef's "
+                 "values are literals of xsd:string",
+                 'write the bound in quotes ("…"), or sh:minLength / sh:maxLength for a length',
+                 id="number-bound-on-text"),
+])
+def test_a_shape_asking_for_the_other_kind_than_its_property_takes_is_an_error(
+        tmp_path: Path, new: str, said: str, hint: str) -> None:
+    """``sh:path :onDuty ; sh:class :Nurse`` validated, and every nurse landed was rejected:
+    a literal is of no class. No tool writes :onDuty, so no effect check saw it."""
+    onto, line = ontology_edited(tmp_path, "sh:path :queueRef ;", new)
+    found = [p for p in problems(TRIAGE[0], TRIAGE, onto) if p.severity == "error"]
+    assert len(found) == 1, found
+    p = found[0]
+    assert (p.file, p.line, p.node) == (str(onto), line, ":PatientShape")
+    assert p.message.startswith(said), p.message
+    assert p.hint == hint
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param("sh:path :assignedNurse ; sh:class :Nurse ;", id="class-on-nodes"),
+    pytest.param("sh:path :onDuty ; sh:datatype xsd:boolean ;", id="datatype-on-literals"),
+    pytest.param("sh:path :onDuty ; sh:hasValue true ;", id="has-value-of-the-range"),
+    pytest.param("sh:path :acuity ; sh:hasValue :urgent ;", id="has-value-node"),
+    pytest.param('sh:path :queuedAt ; sh:minInclusive "2026-01-01T00:00:00Z"^^xsd:dateTime ;',
+                 id="date-time-bound"),
+    pytest.param('sh:path :queuedAt ; sh:minInclusive "2026-01-01"^^xsd:date ;',
+                 id="date-bound-on-date-times-is-the-engines"),
+])
+def test_a_shape_asking_for_its_propertys_kind_says_nothing(tmp_path: Path, new: str) -> None:
+    onto, _ = ontology_edited(tmp_path, "sh:path :queueRef ;", new)
+    text = onto.read_text(encoding="utf-8")  # the pattern is :queueRef's, not these
+    onto.write_text(text.replace('sh:pattern "^Q-[A-Z]+-[0-9]+$" ;', ""), encoding="utf-8")
+    assert [p for p in problems(TRIAGE[0], TRIAGE, onto) if p.severity == "error"] == []
+
+
+# -- a property named where a class goes -----------------------------------------------------
+
+
+@pytest.mark.parametrize(("old", "new", "node", "said", "hint"), [
+    pytest.param(":onDuty a owl:DatatypeProperty ; rdfs:domain :Nurse",
+                 ":onDuty a owl:DatatypeProperty ; rdfs:domain :acuity", ":onDuty",
+                 "rdfs:domain :acuity names a property, not a class",
+                 "write the class meant after rdfs:domain", id="domain"),
+    pytest.param(":assignedNurse a owl:ObjectProperty ; rdfs:domain :Patient ; rdfs:range :Nurse",
+                 ":assignedNurse a owl:ObjectProperty ; rdfs:domain :Patient ; "
+                 "rdfs:range :acuity", ":assignedNurse",
+                 "rdfs:range :acuity names a property, not a class",
+                 "write rdfs:range :AcuityLevel, the rdfs:range of :acuity", id="range"),
+    pytest.param(":Patient a owl:Class ; rdfs:subClassOf :Person",
+                 ":Patient a owl:Class ; rdfs:subClassOf :acuity", ":Patient",
+                 "rdfs:subClassOf :acuity names a property, not a class",
+                 "write the class meant after rdfs:subClassOf", id="superclass"),
+    pytest.param("sh:targetClass :Patient ;", "sh:targetClass :queueRef ;", ":PatientShape",
+                 "sh:targetClass :queueRef names a property, not a class: no node is one, so "
+                 "the shape never applies",
+                 "write sh:targetSubjectsOf :queueRef to judge the nodes holding it",
+                 id="target-class"),
+])
+def test_a_property_where_a_class_goes_is_a_warning_at_its_statement(
+        tmp_path: Path, old: str, new: str, node: str, said: str, hint: str) -> None:
+    """``sh:targetClass :queueRef`` loaded, and the shape judged nothing; ``rdfs:domain
+    :acuity`` gave the property a domain no node is of."""
+    onto, line = ontology_edited(tmp_path, old, new)
+    found = [p for p in problems(TRIAGE[0], TRIAGE, onto) if "names a property" in p.message]
+    assert len(found) == 1, found
+    p = found[0]
+    assert (p.severity, p.file, p.line, p.node) == ("warning", str(onto), line, node)
+    assert p.message.startswith(said), p.message
+    assert p.hint == hint
+
+
+def test_a_term_declared_both_class_and_property_where_a_class_goes_says_nothing(
+        tmp_path: Path) -> None:
+    """OWL 2 punning: a term the files declare both is not judged."""
+    onto, _ = ontology_edited(tmp_path, ":onDuty a owl:DatatypeProperty ; rdfs:domain :Nurse",
+                              ":onDuty a owl:DatatypeProperty ; rdfs:domain :acuity .\n"
+                              ":acuity a owl:Class .\n:onDuty rdfs:comment \"x\"")
+    assert not [p for p in problems(TRIAGE[0], TRIAGE, onto) if "names a property" in p.message]
