@@ -14,6 +14,19 @@ from pathlib import Path
 import pytest
 from workflow_edits import TRIAGE, edited, ontology_edited, problems, the_one
 
+from horismos import Problem
+
+
+def said_once(found: list[Problem], where: tuple[str, str, int, str], said: str,
+              hint: str) -> None:
+    """``found`` is one problem, at ``where`` (severity, file, line, node), opening with
+    ``said``, with ``hint``."""
+    assert len(found) == 1, "\n".join(map(str, found))
+    p = found[0]
+    assert (p.severity, p.file, p.line, p.node) == where
+    assert p.message.startswith(said), p.message
+    assert p.hint == hint
+
 # -- a language tag where a plain string goes ------------------------------------------------
 
 
@@ -34,12 +47,10 @@ def test_a_language_tag_on_a_horismos_string_is_one_error_naming_the_tag(
     """``horis:name "ref"@en`` gave two errors ("needs exactly one horis:name, a string"),
     one of them for the horis:takes around it, and the name they showed read "ref"."""
     path, _ = edited(tmp_path, TRIAGE, old, new)
-    p = the_one(problems(path, TRIAGE), "error")
     text = path.read_text(encoding="utf-8")
     opens = text.index('horis:requires """ ?this :queueRef' if '"""' in new else new)
-    assert (p.file, p.line, p.node) == (str(path), text[:opens].count("\n") + 1, node)
-    assert p.message.startswith(said), p.message
-    assert p.hint == hint
+    line = text[:opens].count("\n") + 1
+    said_once(problems(path, TRIAGE), ("error", str(path), line, node), said, hint)
 
 
 def test_a_tag_beside_another_mistake_of_the_argument_leaves_that_one_said(
@@ -85,18 +96,22 @@ def test_a_for_each_written_true_keeps_its_warning(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("old", "new", "said", "hint"), [
     pytest.param(":onDuty a owl:DatatypeProperty", ":onDuty a owl:ObjectProperty",
                  ":onDuty is an owl:ObjectProperty, whose values are nodes, but its rdfs:range "
-                 "xsd:boolean is a datatype", "declare :onDuty a owl:DatatypeProperty",
+                 "xsd:boolean is a datatype", "declare :onDuty a owl:DatatypeProperty if its "
+                 "values are literals, or give it the class of its values as rdfs:range",
                  id="object-over-datatype"),
     pytest.param(":acuity a owl:ObjectProperty ; rdfs:domain :Patient ; rdfs:range :AcuityLevel",
                  ":acuity a owl:ObjectProperty ; rdfs:domain :Patient ; rdfs:range rdfs:Literal",
                  ":acuity is an owl:ObjectProperty, whose values are nodes, but its rdfs:range "
-                 "rdfs:Literal is a datatype", "declare :acuity a owl:DatatypeProperty",
+                 "rdfs:Literal is a datatype", "declare :acuity a owl:DatatypeProperty if its "
+                 "values are literals, or give it the class of its values as rdfs:range",
                  id="object-over-literal"),
     pytest.param(":notifiedAt a owl:DatatypeProperty ; rdfs:domain :Patient ; "
                  "rdfs:range xsd:dateTime",
                  ":notifiedAt a owl:DatatypeProperty ; rdfs:domain :Patient ; rdfs:range :Nurse",
                  ":notifiedAt is an owl:DatatypeProperty, whose values are literals, but its "
-                 "rdfs:range :Nurse is a class", "declare :notifiedAt a owl:ObjectProperty",
+                 "rdfs:range :Nurse is a class", "declare :notifiedAt a owl:ObjectProperty if "
+                 "its values are nodes, or give it the datatype of its values as rdfs:range "
+                 "(xsd:string, …)",
                  id="datatype-over-class"),
 ])
 def test_a_property_of_one_kind_over_a_range_of_the_other_is_a_warning_at_the_range(
@@ -105,11 +120,7 @@ def test_a_property_of_one_kind_over_a_range_of_the_other_is_a_warning_at_the_ra
     wrote it; a world's ``:onDuty true`` and a pattern's were then read by two rules."""
     onto, line = ontology_edited(tmp_path, old, new)
     found = [p for p in problems(TRIAGE[0], TRIAGE, onto) if "whose values are" in p.message]
-    assert len(found) == 1, found
-    p = found[0]
-    assert (p.severity, p.file, p.line) == ("warning", str(onto), line)
-    assert p.message.startswith(said), p.message
-    assert p.hint is not None and p.hint.startswith(hint)
+    said_once(found, ("warning", str(onto), line, said.split()[0]), said, hint)
 
 
 @pytest.mark.parametrize(("old", "new"), [
@@ -166,10 +177,8 @@ def test_a_flag_other_than_i_and_m_is_a_warning_at_the_flags(
     without it, and a value the modeler meant to pass was rejected after the tool acted."""
     onto, line = ontology_edited(tmp_path, "sh:maxCount 1 ;",
                                  f'sh:maxCount 1 ; sh:flags "{flags}" ;')
-    p = the_one(problems(TRIAGE[0], TRIAGE, onto), "warning")
-    assert (p.file, p.line, p.node) == (str(onto), line, ":PatientShape")
-    assert p.message.startswith(said), p.message
-    assert p.hint == hint
+    said_once(problems(TRIAGE[0], TRIAGE, onto), ("warning", str(onto), line, ":PatientShape"),
+              said, hint)
 
 
 @pytest.mark.parametrize("flags", ["i", "Im"])
@@ -209,11 +218,7 @@ def test_a_shape_asking_for_the_other_kind_than_its_property_takes_is_an_error(
     a literal is of no class. No tool writes :onDuty, so no effect check saw it."""
     onto, line = ontology_edited(tmp_path, "sh:path :queueRef ;", new)
     found = [p for p in problems(TRIAGE[0], TRIAGE, onto) if p.severity == "error"]
-    assert len(found) == 1, found
-    p = found[0]
-    assert (p.file, p.line, p.node) == (str(onto), line, ":PatientShape")
-    assert p.message.startswith(said), p.message
-    assert p.hint == hint
+    said_once(found, ("error", str(onto), line, ":PatientShape"), said, hint)
 
 
 @pytest.mark.parametrize("new", [
@@ -262,11 +267,7 @@ def test_a_property_where_a_class_goes_is_a_warning_at_its_statement(
     :acuity`` gave the property a domain no node is of."""
     onto, line = ontology_edited(tmp_path, old, new)
     found = [p for p in problems(TRIAGE[0], TRIAGE, onto) if "names a property" in p.message]
-    assert len(found) == 1, found
-    p = found[0]
-    assert (p.severity, p.file, p.line, p.node) == ("warning", str(onto), line, node)
-    assert p.message.startswith(said), p.message
-    assert p.hint == hint
+    said_once(found, ("warning", str(onto), line, node), said, hint)
 
 
 def test_a_term_declared_both_class_and_property_where_a_class_goes_says_nothing(
