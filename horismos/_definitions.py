@@ -951,9 +951,17 @@ class _Builder:
                 '"?this :acuity ?queue ."'
             )
             unbound = _UNBOUND_PREFIX.search(e.why)
+            query = _QUERY_FORM.match(str(bad))
             # a word the parser stopped at or before, not one in a string it found unclosed
-            bare = None if unbound or row is None else bare_word(str(bad).strip())
-            if unbound:
+            bare = None if unbound or query or row is None else bare_word(str(bad).strip())
+            if query and not unbound:
+                form = query[1].upper()
+                why = (
+                    f"it is written as a query ({form} {'' if form == 'WHERE' else '… '}{{ … }}), "
+                    f"where {self.n(pred)} is what goes inside WHERE {{ … }}"
+                )
+                hint = 'write only what is inside the braces, e.g. "?this :acuity ?queue ."'
+            elif unbound:
                 why = f"it uses the prefix {unbound[1]}:, which its file does not declare"
                 hint = self.prefix_hint(unbound[1], str(bad), ns)
             elif bare and bare[1] >= cast(int, row):
@@ -5746,6 +5754,10 @@ def _unbound_as_hint(as_var: str, text: str) -> str:
 
 _UNBOUND_PREFIX = re.compile(r"Unknown namespace prefix : (\S+)")
 """rdflib's word for a pattern's prefix its file does not declare."""
+
+_QUERY_FORM = re.compile(r"\s*(ASK|SELECT|CONSTRUCT|DESCRIBE|WHERE)\b", re.IGNORECASE)
+"""A pattern written as a whole query, whose keyword the parser stopped at: told it was a
+bare word, the modeler was asked to write ``:ASK``."""
 
 
 def _order(p: Problem) -> tuple[str, int, str, str]:

@@ -398,3 +398,35 @@ def test_a_word_that_is_part_of_a_term_is_not_called_bare(
     else:
         assert len(errors) == 1 and said in errors[0].message, errors
         assert "not a SPARQL term" not in errors[0].message
+
+
+@pytest.mark.parametrize(("written", "form"), [
+    pytest.param('    horis:requires "ASK { ?this :acuity ?queue }" ;', "ASK … { … }", id="ask"),
+    pytest.param('    horis:requires "ask where { ?this :acuity ?queue }" ;', "ASK … { … }",
+                 id="ask-lower-case"),
+    pytest.param('    horis:requires "WHERE { ?this :acuity ?queue }" ;', "WHERE { … }",
+                 id="where"),
+    pytest.param('    horis:requires "CONSTRUCT { ?this :x ?q } WHERE { ?this :acuity ?q }" ;',
+                 "CONSTRUCT … { … }", id="construct"),
+])
+def test_a_pattern_written_as_a_whole_query_is_told_to_keep_what_is_inside(
+        tmp_path: Path, written: str, form: str) -> None:
+    """``ASK { … }`` was told "ASK is not a SPARQL term … write :ASK or "ASK"", and ``WHERE
+    { … }`` that 'WHERE' was unexpected."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_GUARD, written)
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line, p.node) == (str(path), line, ":QueuePatient")
+    assert p.message == (f"horis:requires is not a valid SPARQL group graph pattern: it is "
+                         f"written as a query ({form}), where horis:requires is what goes "
+                         "inside WHERE { … }")
+    assert p.hint == 'write only what is inside the braces, e.g. "?this :acuity ?queue ."'
+
+
+def test_a_pattern_with_a_word_like_a_query_keyword_is_still_a_bare_word(
+        tmp_path: Path) -> None:
+    """Only a pattern that opens with the keyword is a query: ``selected`` inside one is the
+    bare word it was."""
+    path, _ = edited(tmp_path, TRIAGE, TRIAGE_GUARD,
+                     '    horis:requires "?this :acuity ?queue . selected :x ?y" ;')
+    assert "selected (line 1 of the pattern) is not a SPARQL term" in the_error(
+        problems(path, TRIAGE)).message
