@@ -12,6 +12,9 @@ checked nothing at all:
   to match;
 - ``sh:flags`` with a letter other than ``i`` and ``m`` (``"s"``, or ``"g"`` from
   JavaScript): the gate and pyshacl read those two only, and checked the pattern without it;
+- a shape with no target that nothing names (no ``sh:targetClass``…, no ``sh:node`` or
+  ``horis:shape`` pointing at it): it judged no node, and the constraints it says were never
+  checked;
 - ``sh:closed true`` on a shape targeting a class, without ``rdf:type`` among what it allows:
   every node of the class holds ``rdf:type``, which the closed shape does not allow;
 - ``sh:targetNode :Patient`` naming a class: the shape checks the class's own node, never an
@@ -71,6 +74,7 @@ def shape_slips(g: Graph, n: Callable[[Node], str], written: Written) -> Iterato
     yield from _crossed_bounds(g, n, written)
     yield from _pattern_beyond_max_length(g, n)
     yield from _unknown_flags(g)
+    yield from _judging_nothing(g)
     yield from _closed_to_type(g, n)
     yield from _class_as_target_node(g, n)
     yield from _path_on_node_shape(g, n)
@@ -147,6 +151,27 @@ def _unknown_flags(g: Graph) -> Iterator[ShapeSlip]:
             ("; ".join(f"for {c}, {_UNREAD[c]}" for c in of_xpath) + "; " if of_xpath else "")
             + (f'write sh:flags "{kept}"' if kept else "delete sh:flags"),
         )
+
+
+def _judging_nothing(g: Graph) -> Iterator[ShapeSlip]:
+    for kind in (SH.NodeShape, SH.PropertyShape):
+        for shape in sorted(set(g.subjects(RDF.type, kind)), key=str):
+            if any((shape, t, None) in g for t in _TARGETS) or (None, None, shape) in g:
+                continue
+            if any((shape, RDF.type, c) in g for c in (RDFS.Class, OWL.Class)):
+                continue  # a class that is a shape targets its own instances (SHACL 2.1.3.3)
+            yield ShapeSlip(
+                "warning",
+                shape,
+                (shape, RDF.type, kind),
+                "the shape has no target (sh:targetClass, sh:targetNode, sh:targetSubjectsOf, "
+                "sh:targetObjectsOf) and no shape or effect names it (sh:node, sh:property, "
+                "horis:shape), so it judges no node and its constraints are never checked",
+                "add sh:targetClass with the class of the nodes it judges",
+            )
+
+
+_TARGETS = (SH.targetClass, SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf, SH.target)
 
 
 _UNREAD = {

@@ -277,3 +277,28 @@ def test_a_term_declared_both_class_and_property_where_a_class_goes_says_nothing
                               ":onDuty a owl:DatatypeProperty ; rdfs:domain :acuity .\n"
                               ":acuity a owl:Class .\n:onDuty rdfs:comment \"x\"")
     assert not [p for p in problems(TRIAGE[0], TRIAGE, onto) if "names a property" in p.message]
+
+
+# -- a shape that judges nothing -------------------------------------------------------------
+
+
+def test_a_shape_with_no_target_that_nothing_names_is_a_warning_at_it(tmp_path: Path) -> None:
+    """Without its sh:targetClass the queue reference shape loaded and checked nothing: every
+    malformed reference was committed."""
+    onto, _ = ontology_edited(tmp_path, "sh:targetClass :Patient ;", "")
+    line = onto.read_text(encoding="utf-8").splitlines().index(":PatientShape a sh:NodeShape ;")
+    said_once(problems(TRIAGE[0], TRIAGE, onto), ("warning", str(onto), line + 1, ":PatientShape"),
+              "the shape has no target (sh:targetClass, sh:targetNode, sh:targetSubjectsOf, "
+              "sh:targetObjectsOf) and no shape or effect names it",
+              "add sh:targetClass with the class of the nodes it judges")
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param("a owl:Class ;", id="a-class-targets-its-instances"),
+    pytest.param(".\n:NurseShape a sh:NodeShape ; sh:targetClass :Nurse ; "
+                 "sh:node :PatientShape .\n:PatientShape", id="named-by-sh-node"),
+])
+def test_a_shape_without_a_target_of_its_own_that_is_reached_says_nothing(
+        tmp_path: Path, new: str) -> None:
+    onto, _ = ontology_edited(tmp_path, "sh:targetClass :Patient ;", new)
+    assert not [p for p in problems(TRIAGE[0], TRIAGE, onto) if "no target" in p.message]
