@@ -2677,11 +2677,17 @@ class _Builder:
         is never the boolean true), and a string is never ordered with a number, so the
         pattern never holds — a rule never taken, a step blocked for ever. A warning: the
         world may hold values the ontology does not promise. Numbers of different types
-        compare by value in a FILTER, so they are not judged there."""
+        compare by value in a FILTER, so they are not judged there. A literal for a property
+        whose values are nodes (``FILTER (?queue = "urgent")`` where :acuity is an
+        owl:ObjectProperty) never equals one either (:meth:`node_literal`)."""
         seen: set[tuple[Node, URIRef, Literal]] = set()
         for owner, holder, pred, algebra in self.parsed_patterns():
-            for prop, lit, var in literal_matches(algebra):
+            for prop, lit, var, op in literal_matches(algebra):
                 if (holder, prop, lit) in seen:
+                    continue
+                if object_kind(self.g, prop) == "node":
+                    seen.add((holder, prop, lit))
+                    self.node_literal(owner, holder, pred, prop, lit, var, op)
                     continue
                 given = lit.datatype or (RDF.langString if lit.language else XSD.string)
                 ranges = list(self.g.objects(prop, RDFS.range))
@@ -2709,6 +2715,56 @@ class _Builder:
                     after="" if var is None else "FILTER",
                     also=written,
                 )
+
+    def node_literal(
+        self,
+        owner: Node,
+        holder: Node,
+        pred: URIRef,
+        prop: URIRef,
+        lit: Literal,
+        var: str | None,
+        op: str | None,
+    ) -> None:
+        """A pattern holding ``prop``, whose values are nodes, to the literal ``lit``: as
+        ``?s prop lit`` (``var`` None) or in a FILTER comparing ``?var`` with it by ``op``
+        (``!=`` is then always true, the others never). A warning, with the node of that
+        name the files declare (``:urgent`` for ``"urgent"``), else one of that name in the
+        range's namespace."""
+        written = turtle_term(lit, self.n)
+        cls = range_class(self.g, prop)
+        named = [
+            n
+            for n in (self.g.subjects(RDF.type, cls) if cls is not None else ())
+            if isinstance(n, URIRef) and split_iri(n)[1].lower() == str(lit).lower()
+        ]
+        meant = min(named, key=str) if named else None
+        if meant is None and _LOCAL.fullmatch(lit):
+            meant = URIRef(split_iri(cls or prop)[0] + str(lit))
+        self.at_text(
+            "warning",
+            re.escape(written) if var is None else rf"[?$]{re.escape(var)}\b",
+            owner,
+            f"{self.n(pred)}: {self.n(prop)}'s values are nodes, but "
+            + (
+                f"the pattern matches it with {written}, a literal, which no node equals, so "
+                "the pattern never holds"
+                if var is None
+                else f"the FILTER compares ?{var} (its value) with {written}, a literal, which "
+                "no node equals, so "
+                + (
+                    f"?{var} != {written} is always true and the FILTER excludes nothing"
+                    if op == "!="
+                    else "the FILTER is never true"
+                )
+            ),
+            f"write the node {self.n(meant)}, without quotes"
+            if meant is not None
+            else "write the node meant, with its prefix and without quotes",
+            (holder, pred),
+            after="" if var is None else "FILTER",
+            also=written,
+        )
 
     def parsed_patterns(self) -> Iterator[tuple[Node, Node, URIRef, Any]]:
         """Each pattern as (owner, holder, predicate, parsed algebra): the horis:requires and
