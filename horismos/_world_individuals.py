@@ -36,7 +36,6 @@ from ._stores.oxigraph import file_format
 
 __all__ = ["IndividualsSeen"]
 
-_TYPE = ox.NamedNode(str(RDF.type))
 
 _FEW = 200
 """Past this many individuals a range is no enumeration, and past this many values of a
@@ -103,19 +102,21 @@ class IndividualsSeen:
             self.many.add(r)
             found.clear()
 
-    def see(self, quad: ox.Quad, path: Path) -> None:
-        """One statement of the world file ``path``: a typing of a watched class, or a value
-        of a property ranging over one."""
-        if quad.predicate == _TYPE:
-            r = self.watched.get(quad.object) if isinstance(quad.object, ox.NamedNode) else None
-            if r is not None and isinstance(quad.subject, ox.NamedNode):
-                self.typed(r, quad.subject.value)
-            return
+    def see_type(self, quad: ox.Quad) -> None:
+        """A typing ``quad`` of the world, of a class in :attr:`watched`."""
+        if isinstance(quad.subject, ox.NamedNode) and isinstance(quad.object, ox.NamedNode):
+            self.typed(self.watched[quad.object], quad.subject.value)
+
+    def see_value(self, quad: ox.Quad, path: Path) -> None:
+        """A statement of the world file ``path`` giving a property in :attr:`ranges` a
+        value."""
         value = quad.object
-        if quad.predicate not in self.ranges or not isinstance(value, ox.NamedNode):
+        if not isinstance(value, ox.NamedNode):
             return
-        kept = self.values.setdefault(quad.predicate, {})
-        if len(kept) <= _FEW and value.value not in kept:
+        kept = self.values.get(quad.predicate)
+        if kept is None:
+            kept = self.values[quad.predicate] = {}
+        if value.value not in kept and len(kept) <= _FEW:
             subject = quad.subject.value if isinstance(quad.subject, ox.NamedNode) else ""
             kept[value.value] = _Used(path, subject)
 

@@ -170,8 +170,8 @@ def _file_problems(
 ) -> list[Problem]:
     """One pass over ``path``'s quads: the predicates and classes it uses in ``spaces`` that
     nothing ``named``, less those it declares itself, and the values of the other kind than
-    their property's ``ranges``; then their lines. ``seen`` is shown each typing and each
-    value of a property ranging over a class."""
+    their property's ``ranges``; then their lines. ``seen`` is shown each typing of a class
+    it watches and each value of a property ranging over a class."""
     judged: set[ox.NamedNode] = set()  # predicates and classes seen: each judged once
     wrong: dict[str, tuple[str, str]] = {}  # term -> (kind, first subject)
     own: set[str] = set()  # terms the file declares itself
@@ -180,8 +180,11 @@ def _file_problems(
     parser = ox.parse(path=path, format=file_format(path), base_iri=path.resolve().as_uri())
     for quad in parser:  # ~4 µs a quad: the terms compared as nodes, made text once each
         pred = quad.predicate
-        if pred == _TYPE or pred in seen.ranges:
-            seen.see(quad, path)
+        if pred == _TYPE:
+            if quad.object in seen.watched:
+                seen.see_type(quad)
+        elif pred in seen.ranges:
+            seen.see_value(quad, path)
         if pred in ranges:
             value = quad.object
             of = value.datatype if isinstance(value, ox.Literal) else None
