@@ -64,7 +64,8 @@ def validate_arguments(p: argparse.ArgumentParser) -> None:
         help="world data (repeatable): an IRI a pattern, a horis:type, a horis:property or "
         "a horis:focusType uses is not reported as undeclared when the world uses it; a "
         "property or class of the ontology's namespaces the world uses and the ontology does "
-        "not declare is a warning at the world file's line",
+        "not declare is a warning at the world file's line, as is a value naming no "
+        "individual of its property's range (:acuity :urgnt where :urgent is one)",
     )
     p.add_argument(
         "--store",

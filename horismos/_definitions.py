@@ -54,6 +54,7 @@ from ._hazards import (
     written_twice,
 )
 from ._individuals import individuals
+from ._language_tags import caused_by_tag, string_properties, tagged_strings
 from ._model import (
     DEFAULT_MAX_STEPS,
     RANKERS,
@@ -101,7 +102,9 @@ from ._term_kinds import (
     algebra_literals,
     algebra_triples,
     blocks,
+    kind_against_range,
     kind_clashes,
+    object_kind,
     path_terms,
     pattern_nodes,
     pattern_terms,
@@ -769,13 +772,15 @@ class _Builder:
         error. Every value is read, not only the first the graph lists: with ``"yes"`` beside
         ``true`` which of them was judged, and so whether ``"yes"`` was reported at all,
         followed the order the values were stored in (a second value is the authoring
-        shapes' "takes one")."""
+        shapes' "takes one"). A quoted ``"true"`` is the shapes' to refuse ("without
+        quotes") and is read as no value: read as true, it added the warnings of a
+        ``horis:forEach`` step beside that error."""
         found: bool | None = None
         for v in self.g.objects(s, p):
             if isinstance(v, Literal) and isinstance(v.toPython(), bool):
                 value = bool(v.toPython())
             elif str(v).lower() in ("true", "false"):
-                value = str(v).lower() == "true"
+                continue
             else:
                 quoted = isinstance(v, Literal) and v.datatype in (None, XSD.string)
                 self.error(
@@ -946,9 +951,17 @@ class _Builder:
                 '"?this :acuity ?queue ."'
             )
             unbound = _UNBOUND_PREFIX.search(e.why)
+            query = _QUERY_FORM.match(str(bad))
             # a word the parser stopped at or before, not one in a string it found unclosed
-            bare = None if unbound or row is None else bare_word(str(bad).strip())
-            if unbound:
+            bare = None if unbound or query or row is None else bare_word(str(bad).strip())
+            if query and not unbound:
+                form = query[1].upper()
+                why = (
+                    f"it is written as a query ({form} {'' if form == 'WHERE' else '… '}{{ … }}), "
+                    f"where {self.n(pred)} is what goes inside WHERE {{ … }}"
+                )
+                hint = 'write only what is inside the braces, e.g. "?this :acuity ?queue ."'
+            elif unbound:
                 why = f"it uses the prefix {unbound[1]}:, which its file does not declare"
                 hint = self.prefix_hint(unbound[1], str(bad), ns)
             elif bare and bare[1] >= cast(int, row):
@@ -1156,6 +1169,8 @@ class _Builder:
         self.check_for_each_subjects()
         self.check_shacl_terms()
         self.check_closed_terms()
+        self.check_range_kinds()
+        self.check_shape_kinds()
         self.check_domain_shapes()
         self.check_prefix_clashes(declared)
         self.check_namespaces()
@@ -1572,9 +1587,25 @@ class _Builder:
             for t in lent:
                 self.g.remove(t)
             self.g.addN((s, p, o, self.g) for s, p, o in held)
+        tagged = set(tagged_strings(self.g, string_properties(shapes)))
+        for s, p, o in sorted(tagged, key=str):
+            short = "\n" not in o and len(o) <= 60
+            shown = f'"{o}"' if short else '"…"'
+            self.error(
+                s,
+                f"{self.n(p)} {shown}@{o.language} carries the language tag @{o.language}, "
+                f"which makes it text in a language, not the plain string {self.n(p)} takes, "
+                "so it is read as no value",
+                f'write {self.n(p)} "{o}", without @{o.language}'
+                if short
+                else f"delete the @{o.language} after the closing quotes",
+                at=(s, p, o),
+            )
         if conforms:
             return
         for r in report.subjects(RDF.type, SH.ValidationResult):
+            if tagged and caused_by_tag(report, r, shapes, self.g, tagged):
+                continue
             focus = report.value(r, SH.focusNode)
             msg = report.value(r, SH.resultMessage)
             path = report.value(r, SH.resultPath)
@@ -1818,6 +1849,22 @@ class _Builder:
                                 "the gate refuses every value, after the tool has acted",
                                 meant(prop, RDFS.range) if isinstance(prop, URIRef) else None,
                             )
+        for pred, holder_is in _CLASS_PLACES:
+            for holder, prop in sorted(g.subject_objects(pred), key=str):
+                if not is_(prop, "property"):
+                    continue
+                fits = meant(cast(URIRef, prop), RDFS.range) if pred in _VALUE_CLASS else None
+                self.warn(
+                    holder,
+                    f"{self.n(pred)} {self.n(prop)} names a property, not a class: no node is "
+                    f"one, so {holder_is}",
+                    f"write sh:targetSubjectsOf {self.n(prop)} to judge the nodes holding it"
+                    if pred == SH.targetClass
+                    else f"write {self.n(pred)} {fits}"
+                    if fits
+                    else f"write the class meant after {self.n(pred)}",
+                    at=(holder, pred, prop),
+                )
         for wf in sorted(set(g.subjects(RDF.type, HORIS.Workflow)), key=str):
             for focus in g.objects(wf, HORIS.focusType):
                 if is_(focus, "property"):
@@ -2630,11 +2677,17 @@ class _Builder:
         is never the boolean true), and a string is never ordered with a number, so the
         pattern never holds — a rule never taken, a step blocked for ever. A warning: the
         world may hold values the ontology does not promise. Numbers of different types
-        compare by value in a FILTER, so they are not judged there."""
+        compare by value in a FILTER, so they are not judged there. A literal for a property
+        whose values are nodes (``FILTER (?queue = "urgent")`` where :acuity is an
+        owl:ObjectProperty) never equals one either (:meth:`node_literal`)."""
         seen: set[tuple[Node, URIRef, Literal]] = set()
         for owner, holder, pred, algebra in self.parsed_patterns():
-            for prop, lit, var in literal_matches(algebra):
+            for prop, lit, var, op in literal_matches(algebra):
                 if (holder, prop, lit) in seen:
+                    continue
+                if object_kind(self.g, prop) == "node":
+                    seen.add((holder, prop, lit))
+                    self.node_literal(owner, holder, pred, prop, lit, var, op)
                     continue
                 given = lit.datatype or (RDF.langString if lit.language else XSD.string)
                 ranges = list(self.g.objects(prop, RDFS.range))
@@ -2662,6 +2715,56 @@ class _Builder:
                     after="" if var is None else "FILTER",
                     also=written,
                 )
+
+    def node_literal(
+        self,
+        owner: Node,
+        holder: Node,
+        pred: URIRef,
+        prop: URIRef,
+        lit: Literal,
+        var: str | None,
+        op: str | None,
+    ) -> None:
+        """A pattern holding ``prop``, whose values are nodes, to the literal ``lit``: as
+        ``?s prop lit`` (``var`` None) or in a FILTER comparing ``?var`` with it by ``op``
+        (``!=`` is then always true, the others never). A warning, with the node of that
+        name the files declare (``:urgent`` for ``"urgent"``), else one of that name in the
+        range's namespace."""
+        written = turtle_term(lit, self.n)
+        cls = range_class(self.g, prop)
+        named = [
+            n
+            for n in (self.g.subjects(RDF.type, cls) if cls is not None else ())
+            if isinstance(n, URIRef) and split_iri(n)[1].lower() == str(lit).lower()
+        ]
+        meant = min(named, key=str) if named else None
+        if meant is None and _LOCAL.fullmatch(lit):
+            meant = URIRef(split_iri(cls or prop)[0] + str(lit))
+        self.at_text(
+            "warning",
+            re.escape(written) if var is None else rf"[?$]{re.escape(var)}\b",
+            owner,
+            f"{self.n(pred)}: {self.n(prop)}'s values are nodes, but "
+            + (
+                f"the pattern matches it with {written}, a literal, which no node equals, so "
+                "the pattern never holds"
+                if var is None
+                else f"the FILTER compares ?{var} (its value) with {written}, a literal, which "
+                "no node equals, so "
+                + (
+                    f"?{var} != {written} is always true and the FILTER excludes nothing"
+                    if op == "!="
+                    else "the FILTER is never true"
+                )
+            ),
+            f"write the node {self.n(meant)}, without quotes"
+            if meant is not None
+            else "write the node meant, with its prefix and without quotes",
+            (holder, pred),
+            after="" if var is None else "FILTER",
+            also=written,
+        )
 
     def parsed_patterns(self) -> Iterator[tuple[Node, Node, URIRef, Any]]:
         """Each pattern as (owner, holder, predicate, parsed algebra): the horis:requires and
@@ -3280,6 +3383,38 @@ class _Builder:
                 at=(s, p, o),
             )
 
+    def check_range_kinds(self) -> None:
+        """An ``owl:ObjectProperty`` whose ``rdfs:range`` is a datatype, or an
+        ``owl:DatatypeProperty`` whose range is a class: the ontology says both kinds of value,
+        and what reads it takes one or the other (an effect's value, a world's fact, a shape's
+        sh:in), so one of them is refused, with nothing said at the declaration. A warning: an
+        ontology loaded as it was published may say so, and its own users still run."""
+        for prop, declared, r in kind_against_range(
+            self.g, lambda t: self.datatype(t) and not self.unknown_datatype(t)
+        ):
+            if declared == OWL.ObjectProperty:
+                what = "an owl:ObjectProperty, whose values are nodes"
+                other = "a datatype, whose values are literals"
+                hint = (
+                    f"declare {self.n(prop)} a owl:DatatypeProperty if its values are "
+                    f"literals, or give it the class of its values as rdfs:range"
+                )
+            else:
+                what = "an owl:DatatypeProperty, whose values are literals"
+                other = "a class, whose members are nodes"
+                hint = (
+                    f"declare {self.n(prop)} a owl:ObjectProperty if its values are nodes, or "
+                    "give it the datatype of its values as rdfs:range (xsd:string, …)"
+                )
+            self.warn(
+                prop,
+                f"{self.n(prop)} is {what}, but its rdfs:range {self.n(r)} is {other}: no "
+                "value is both, so a tool's value, a world's fact or a shape on it is refused "
+                "by whichever reads the other kind",
+                hint,
+                at=(prop, RDFS.range, r),
+            )
+
     def check_domain_shapes(self) -> None:
         """A domain shape that names what nothing declares checks nothing, silently: a
         ``sh:targetClass :Patinet`` or ``sh:targetSubjectsOf :queueRf`` never applies, a
@@ -3569,6 +3704,94 @@ class _Builder:
                 wrong.hint,
                 at=(holder, SH["in"], items),
             )
+
+    def check_shape_kinds(self) -> None:
+        """A property shape asking for the other kind of value than its property's:
+        ``sh:class`` on a property whose values are literals, ``sh:datatype`` on one whose
+        values are nodes, a ``sh:hasValue`` of the other kind or of a datatype the range
+        refuses, a bound (``sh:minInclusive 3``) that does not compare with the range's values
+        (a string). Every node holding the property broke the shape: the gate rejected the
+        result of every tool landing one, after it had acted. The sh:class and sh:datatype of a
+        property some tool writes are judged against its effect instead
+        (:mod:`._effect_shapes`), where the tool is named."""
+        g = self.g
+        for holder, path in sorted(g.subject_objects(SH.path), key=str):
+            if not isinstance(path, URIRef):
+                continue
+            kind = object_kind(g, path)
+            if kind is None:
+                continue
+            ranges = [r for r in g.objects(path, RDFS.range) if isinstance(r, URIRef)]
+            rng = next((r for r in ranges if r in DATATYPES), None)
+            values = (
+                f"{self.n(path)}'s values are nodes"
+                if kind == "node"
+                else f"{self.n(path)}'s values are literals"
+                + (f" of {self.n(rng)}, its rdfs:range" if rng is not None else "")
+            )
+            for p, v, asks, hint in self.kind_slips(holder, path, kind, ranges, rng):
+                self.error(
+                    holder,
+                    f"{self.n(p)} {turtle_term(v, self.n)} asks for {asks}, but {values}, so "
+                    "no value conforms: the gate rejects the result of every tool that lands a "
+                    "node the shape judges, after the tool has acted",
+                    hint,
+                    at=(holder, p, v),
+                )
+
+    def kind_slips(
+        self, holder: Node, path: URIRef, kind: str, ranges: list[URIRef], rng: URIRef | None
+    ) -> Iterator[tuple[URIRef, Node, str, str]]:
+        """Each constraint of ``holder`` (a shape on ``path``, whose values are of ``kind``)
+        that no value of that kind meets: the constraint, its value, what it asks for and
+        what to write."""
+        g = self.g
+        fits = f"sh:datatype {self.n(rng)}" if rng is not None else "sh:nodeKind sh:Literal"
+        effect = path in self.written_properties  # its effect's check names the tool
+        for c in g.objects(holder, SH["class"]):
+            if kind == "literal" and not effect:
+                yield SH["class"], c, "nodes of a class", f"write {fits}, or drop sh:class"
+        for dt in g.objects(holder, SH.datatype):
+            if kind == "node" and not effect and isinstance(dt, URIRef) and self.datatype(dt):
+                cls = range_class(g, path)
+                yield (
+                    SH.datatype,
+                    dt,
+                    "literals",
+                    f"write sh:class {self.n(cls)}" if cls else "write sh:class with its class",
+                )
+        for v in g.objects(holder, SH.hasValue):
+            if kind == "node" and isinstance(v, Literal):
+                yield SH.hasValue, v, "a literal", "write the node meant, without quotes"
+            elif kind == "literal" and not isinstance(v, Literal):
+                yield SH.hasValue, v, "a node", "write the literal meant"
+            elif isinstance(v, Literal) and rng is not None:
+                refused = range_refusing(v.datatype or XSD.string, ranges)
+                if refused is not None and not (v.datatype in NUMERIC and refused in NUMERIC):
+                    yield (
+                        SH.hasValue,
+                        v,
+                        f"a literal of {self.n(v.datatype or XSD.string)}",
+                        literal_hint(v, refused, self.n),
+                    )
+        family = _COMPARED.get(_base_datatype(rng)) if rng is not None else None
+        for bound in (SH.minInclusive, SH.maxInclusive, SH.minExclusive, SH.maxExclusive):
+            for v in g.objects(holder, bound):
+                if not isinstance(v, Literal) or family is None:
+                    continue
+                given = _COMPARED.get(_base_datatype(v.datatype or XSD.string))
+                if given is not None and given != family:
+                    yield (
+                        bound,
+                        v,
+                        f"values that compare with {given}",
+                        "write the bound as a number, without quotes"
+                        if family == "numbers"
+                        else 'write the bound in quotes ("…"), or sh:minLength / sh:maxLength '
+                        "for a length"
+                        if family == "text"
+                        else f'write the bound as {family}, e.g. "…"^^{self.n(cast(URIRef, rng))}',
+                    )
 
     def wrong_listed(self, pshape: Node) -> _WrongListed | None:
         """The values of ``pshape``'s ``sh:in`` of the other kind than its property's
@@ -5315,6 +5538,46 @@ NUMERIC = frozenset(
 )
 """The numeric datatypes, which a FILTER compares by value, across types."""
 
+_CLASS_PLACES = (
+    (
+        RDFS.domain,
+        "what reads the property's domain (a pattern's checks, RDFS entailment) "
+        "reads a class of nothing",
+    ),
+    (
+        RDFS.range,
+        "what reads the property's range (an effect's value, a world's fact, "
+        "entailment) reads a class of nothing",
+    ),
+    (RDFS.subClassOf, "nothing said of the class meant reaches its members"),
+    (SH.targetClass, "the shape never applies"),
+    (SH["class"], "no value conforms and the gate rejects every node the shape judges"),
+)
+"""Where an ontology or a shape names a class, and what naming a property there does."""
+
+_VALUE_CLASS = frozenset({RDFS.range, SH["class"]})
+"""Of :data:`_CLASS_PLACES`, those naming the class of a property's values: what a property
+named there most likely stood for is its own range."""
+
+_COMPARED = {
+    **dict.fromkeys(NUMERIC, "numbers"),
+    XSD.string: "text",
+    XSD.boolean: "booleans",
+    **dict.fromkeys((XSD.dateTime, XSD.date, XSD.time), "dates and times"),
+}
+"""What a value range (``sh:minInclusive``…) compares a datatype's values with: a bound of
+another of these does not compare with them at all (``3`` with a string), so no value is
+within it. Dates and times are one, as their mutual comparisons are the engine's to judge."""
+
+
+def _base_datatype(dt: URIRef) -> URIRef:
+    """The built-in datatype ``dt`` is derived from that :data:`_COMPARED` names
+    (``xsd:token`` → ``xsd:string``), else ``dt``."""
+    while dt not in _COMPARED and dt in _DERIVED_FROM:
+        dt = _DERIVED_FROM[dt]
+    return dt
+
+
 _BARE = (  # Turtle's forms without quotes, and the datatype each gives
     (re.compile(r"[+-]?\d+"), XSD.integer),
     (re.compile(r"[+-]?\d*\.\d+"), XSD.decimal),
@@ -5547,6 +5810,10 @@ def _unbound_as_hint(as_var: str, text: str) -> str:
 
 _UNBOUND_PREFIX = re.compile(r"Unknown namespace prefix : (\S+)")
 """rdflib's word for a pattern's prefix its file does not declare."""
+
+_QUERY_FORM = re.compile(r"\s*(ASK|SELECT|CONSTRUCT|DESCRIBE|WHERE)\b", re.IGNORECASE)
+"""A pattern written as a whole query, whose keyword the parser stopped at: told it was a
+bare word, the modeler was asked to write ``:ASK``."""
 
 
 def _order(p: Problem) -> tuple[str, int, str, str]:

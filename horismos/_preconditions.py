@@ -372,8 +372,8 @@ def group_triples(
     return [t for key in keys for t in group_triples(node.get(key), minus=minus, every=every)]
 
 
-def _comparisons(expr: Any) -> list[tuple[str, Literal]]:
-    """Each ``?var OP literal`` (either way round) ``expr`` makes, outside EXISTS."""
+def _comparisons(expr: Any) -> list[tuple[str, Literal, str]]:
+    """Each ``?var OP literal`` (either way round) ``expr`` makes, outside EXISTS, with OP."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
     if isinstance(expr, (list, tuple)):
@@ -386,33 +386,34 @@ def _comparisons(expr: Any) -> list[tuple[str, Literal]]:
         if isinstance(a, Literal) and isinstance(b, Variable):
             a, b = b, a
         if isinstance(a, Variable) and isinstance(b, Literal):
-            found.append((str(a), b))
+            found.append((str(a), b, str(expr.get("op"))))
     return found
 
 
-def literal_matches(node: Any) -> list[tuple[URIRef, Literal, str | None]]:
+def literal_matches(node: Any) -> list[tuple[URIRef, Literal, str | None, str | None]]:
     """Where a SPARQL algebra ``node`` holds a property's values to a literal: each triple
-    pattern ``?s :p "lit"`` as ``(:p, "lit", None)``, and each FILTER comparison ``?var OP
-    "lit"`` as ``(:p, "lit", "var")`` for every ``?s :p ?var`` of the FILTER's group. What
-    the property's rdfs:range says its values are can then be held against the literal."""
+    pattern ``?s :p "lit"`` as ``(:p, "lit", None, None)``, and each FILTER comparison ``?var
+    OP "lit"`` as ``(:p, "lit", "var", "OP")`` for every ``?s :p ?var`` of the FILTER's group.
+    What the property's rdfs:range says its values are can then be held against the
+    literal."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
     name = getattr(node, "name", None)
     if name is None:
         return []
-    found: list[tuple[URIRef, Literal, str | None]] = []
+    found: list[tuple[URIRef, Literal, str | None, str | None]] = []
     if name == "BGP":
         found += [
-            (p, o, None)
+            (p, o, None, None)
             for _, p, o in node.triples
             if isinstance(p, URIRef) and isinstance(o, Literal)
         ]
     expr = node.get("expr")
     if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
         triples = group_triples(node.p) if name == "Filter" else group_triples(node)
-        for var, lit in _comparisons(expr):
+        for var, lit, op in _comparisons(expr):
             found += [
-                (p, lit, var)
+                (p, lit, var, op)
                 for _, p, o in triples
                 if isinstance(p, URIRef) and isinstance(o, Variable) and str(o) == var
             ]

@@ -7,6 +7,14 @@ checked nothing at all:
 - bounds that no count or value meets (``sh:minCount 2 ; sh:maxCount 1``, ``sh:minLength 12 ;
   sh:maxLength 3``, ``sh:minInclusive`` above ``sh:maxInclusive``): no node, or no value,
   conforms;
+- a ``sh:maxLength`` below the length of the shortest text its ``sh:pattern`` matches
+  (``sh:pattern "^Q-[A-Z]+-[0-9]+$" ; sh:maxLength 4``): a value short enough is too short
+  to match;
+- ``sh:flags`` with a letter other than ``i`` and ``m`` (``"s"``, or ``"g"`` from
+  JavaScript): the gate and pyshacl read those two only, and checked the pattern without it;
+- a shape with no target that nothing names (no ``sh:targetClass``…, no ``sh:node`` or
+  ``horis:shape`` pointing at it): it judged no node, and the constraints it says were never
+  checked;
 - ``sh:closed true`` on a shape targeting a class, without ``rdf:type`` among what it allows:
   every node of the class holds ``rdf:type``, which the closed shape does not allow;
 - ``sh:targetNode :Patient`` naming a class: the shape checks the class's own node, never an
@@ -19,8 +27,10 @@ Found on the definitions' graph alone, a few look-ups per shape.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from re import _parser as _regex_parser  # type: ignore[attr-defined]
 from typing import Literal as Severity
 
 from rdflib import OWL, RDF, RDFS, SH, Graph, Literal, URIRef
@@ -62,6 +72,9 @@ def shape_slips(g: Graph, n: Callable[[Node], str], written: Written) -> Iterato
     """Every slip of the shapes of ``g``; ``n`` writes a term as the files do, ``written``
     a bound's value as its file does."""
     yield from _crossed_bounds(g, n, written)
+    yield from _pattern_beyond_max_length(g, n)
+    yield from _unknown_flags(g)
+    yield from _judging_nothing(g)
     yield from _closed_to_type(g, n)
     yield from _class_as_target_node(g, n)
     yield from _path_on_node_shape(g, n)
@@ -96,6 +109,89 @@ def _crossed_bounds(g: Graph, n: Callable[[Node], str], written: Written) -> Ite
                 "acted",
                 f"write {n(low)} {'below' if strict else 'no higher than'} {n(high)}",
             )
+
+
+def _pattern_beyond_max_length(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
+    for holder, most in g.subject_objects(SH.maxLength):
+        limit = most.toPython() if isinstance(most, Literal) else None
+        if not isinstance(limit, int) or isinstance(limit, bool):
+            continue
+        for pattern in sorted(g.objects(holder, SH.pattern), key=str):
+            shortest = _shortest_match(pattern)
+            if shortest is None or shortest <= limit:
+                continue
+            path = g.value(holder, SH.path)
+            of = f" of {n(path)}" if isinstance(path, URIRef) else ""
+            yield ShapeSlip(
+                "error",
+                holder,
+                (holder, SH.maxLength, most),
+                f'sh:maxLength {limit} is below the {shortest} characters sh:pattern "{pattern}" '
+                f"needs at the least, so no value{of} conforms: one short enough is too short "
+                "to match, and the gate rejects the result of every tool that lands a node the "
+                "shape judges, after the tool has acted",
+                f"write sh:maxLength {shortest} or more, or the pattern meant",
+            )
+
+
+def _unknown_flags(g: Graph) -> Iterator[ShapeSlip]:
+    for holder, flags in g.subject_objects(SH.flags):
+        unknown = sorted(set(str(flags).lower()) - {"i", "m"})
+        if not unknown:
+            continue
+        kept = "".join(c for c in str(flags).lower() if c in "im")
+        of_xpath = [c for c in unknown if c in _UNREAD]
+        yield ShapeSlip(
+            "warning",
+            holder,
+            (holder, SH.flags, flags),
+            f'sh:flags "{flags}" has {", ".join(unknown)}, which the gate ignores (it checks a '
+            'pattern with the flags "i" and "m" only), so the pattern is checked without '
+            + ("it" if len(unknown) == 1 else "them"),
+            ("; ".join(f"for {c}, {_UNREAD[c]}" for c in of_xpath) + "; " if of_xpath else "")
+            + (f'write sh:flags "{kept}"' if kept else "delete sh:flags"),
+        )
+
+
+def _judging_nothing(g: Graph) -> Iterator[ShapeSlip]:
+    for kind in (SH.NodeShape, SH.PropertyShape):
+        for shape in sorted(set(g.subjects(RDF.type, kind)), key=str):
+            if any((shape, t, None) in g for t in _TARGETS) or (None, None, shape) in g:
+                continue
+            if any((shape, RDF.type, c) in g for c in (RDFS.Class, OWL.Class)):
+                continue  # a class that is a shape targets its own instances (SHACL 2.1.3.3)
+            yield ShapeSlip(
+                "warning",
+                shape,
+                (shape, RDF.type, kind),
+                "the shape has no target (sh:targetClass, sh:targetNode, sh:targetSubjectsOf, "
+                "sh:targetObjectsOf) and no shape or effect names it (sh:node, sh:property, "
+                "horis:shape), so it judges no node and its constraints are never checked",
+                "add sh:targetClass with the class of the nodes it judges",
+            )
+
+
+_TARGETS = (SH.targetClass, SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf, SH.target)
+
+
+_UNREAD = {
+    "s": "write [\\s\\S] where . should match a line break",
+    "x": "write the pattern without its spaces",
+    "q": "escape the pattern's special characters (\\. \\( …)",
+}
+"""The flags SHACL takes (XPath's) that the gate does not read, and how to do without each."""
+
+
+def _shortest_match(pattern: Node) -> int | None:
+    """How many characters the shortest text ``pattern`` matches has; None when it is no
+    literal or no regular expression (which the gate says)."""
+    if not isinstance(pattern, Literal):
+        return None
+    try:  # the parser re.compile uses: the least width it matches, without matching
+        low, _ = _regex_parser.parse(str(pattern)).getwidth()
+    except (re.error, RecursionError):
+        return None
+    return int(low)
 
 
 def _closed_to_type(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+import warnings
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -620,11 +621,15 @@ class Sources:
 def literal_warnings_off() -> Iterator[None]:
     """rdflib logs each literal not of its datatype as it parses it, with no file or line;
     the loader reports each at its line instead (``_Builder.check_literals``), and a hint
-    that tries a text as a value of a datatype says what it found itself."""
+    that tries a text as a value of a datatype says what it found itself. A boolean's text
+    (``"yes"``) rdflib warns of with :func:`warnings.warn` instead, which printed "Parsing weird
+    boolean" under the CLI's own message."""
     logger = logging.getLogger("rdflib.term")
     was, logger.disabled = logger.disabled, True
     try:
-        yield
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Parsing weird boolean", UserWarning)
+            yield
     finally:
         logger.disabled = was
 

@@ -16,7 +16,7 @@ punning) or as neither is not judged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 from rdflib import OWL, RDF, RDFS, XSD, Graph, URIRef, Variable
@@ -29,6 +29,7 @@ __all__ = [
     "algebra_parts",
     "algebra_triples",
     "blocks",
+    "kind_against_range",
     "kind_clashes",
     "path_terms",
     "pattern_nodes",
@@ -282,3 +283,27 @@ def object_kind(g: Graph, prop: URIRef) -> str | None:
         )
     }
     return next(iter(kinds)) if len(kinds) == 1 else None
+
+
+def kind_against_range(
+    g: Graph, datatype: Callable[[URIRef], bool]
+) -> Iterator[tuple[URIRef, URIRef, URIRef]]:
+    """Each property declared of one kind whose ``rdfs:range`` is of the other, as
+    ``(property, its declared kind, the range)``: an ``owl:ObjectProperty`` ranging over a
+    datatype (``datatype`` says which terms are), or an ``owl:DatatypeProperty`` over a term
+    the files declare a class only. One declared both kinds (punning) is not judged."""
+    for declared, other in (
+        (OWL.ObjectProperty, OWL.DatatypeProperty),
+        (OWL.DatatypeProperty, OWL.ObjectProperty),
+    ):
+        for prop in sorted(set(g.subjects(RDF.type, declared)), key=str):
+            if not isinstance(prop, URIRef) or (prop, RDF.type, other) in g:
+                continue
+            for r in sorted(g.objects(prop, RDFS.range), key=str):
+                if not isinstance(r, URIRef):
+                    continue
+                if (declared == OWL.ObjectProperty and datatype(r)) or (
+                    declared == OWL.DatatypeProperty
+                    and (not datatype(r) and term_kind(g, r) == "class")
+                ):
+                    yield prop, declared, r

@@ -45,6 +45,7 @@ from ._stores.oxigraph import file_format
 from ._term_kinds import object_kind
 from ._terms import split_iri
 from ._vocab import NS, PROV
+from ._world_individuals import IndividualsSeen
 
 __all__ = ["world_term_problems"]
 
@@ -87,11 +88,13 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
     named |= {str(t) for t in defs.undeclared}  # a pattern's own: the world's use settles it
     found: list[Problem] = []
     ranges = _ranges(defs)
-    for path in expand_paths(paths, RDF_SUFFIXES):
+    seen = IndividualsSeen.of(defs)
+    files = expand_paths(paths, RDF_SUFFIXES)
+    for path in files:
         found += _file_problems(
-            path, spaces, named, classes, properties, ranges, term_name=defs.name
+            path, spaces, named, classes, properties, ranges, seen, term_name=defs.name
         )
-    return found
+    return found + seen.problems(files, named, defs.name, _first_lines, _written)
 
 
 def _ranges(defs: Definitions) -> dict[ox.NamedNode, tuple[str, list[URIRef], str]]:
@@ -161,12 +164,14 @@ def _file_problems(
     classes: set[str],
     properties: set[str],
     ranges: dict[ox.NamedNode, tuple[str, list[URIRef], str]],
+    seen: IndividualsSeen,
     *,
     term_name: Callable[[Node], str],
 ) -> list[Problem]:
     """One pass over ``path``'s quads: the predicates and classes it uses in ``spaces`` that
     nothing ``named``, less those it declares itself, and the values of the other kind than
-    their property's ``ranges``; then their lines."""
+    their property's ``ranges``; then their lines. ``seen`` is shown each typing of a class
+    it watches and each value of a property ranging over a class."""
     judged: set[ox.NamedNode] = set()  # predicates and classes seen: each judged once
     wrong: dict[str, tuple[str, str]] = {}  # term -> (kind, first subject)
     own: set[str] = set()  # terms the file declares itself
@@ -175,6 +180,11 @@ def _file_problems(
     parser = ox.parse(path=path, format=file_format(path), base_iri=path.resolve().as_uri())
     for quad in parser:  # ~4 µs a quad: the terms compared as nodes, made text once each
         pred = quad.predicate
+        if pred == _TYPE:
+            if quad.object in seen.watched:
+                seen.see_type(quad)
+        elif pred in seen.ranges:
+            seen.see_value(quad, path)
         if pred in ranges:
             value = quad.object
             of = value.datatype if isinstance(value, ox.Literal) else None

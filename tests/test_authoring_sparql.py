@@ -16,7 +16,7 @@ from typing import cast
 import pytest
 from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error
 
-from horismos import Agent, World
+from horismos import Agent, AuthoringError, World, load_definitions
 from horismos._model import DecisionStep
 
 LAB_FILTER = "FILTER (?v > ?limit)"
@@ -398,3 +398,78 @@ def test_a_word_that_is_part_of_a_term_is_not_called_bare(
     else:
         assert len(errors) == 1 and said in errors[0].message, errors
         assert "not a SPARQL term" not in errors[0].message
+
+
+@pytest.mark.parametrize(("written", "form"), [
+    pytest.param('    horis:requires "ASK { ?this :acuity ?queue }" ;', "ASK … { … }", id="ask"),
+    pytest.param('    horis:requires "ask where { ?this :acuity ?queue }" ;', "ASK … { … }",
+                 id="ask-lower-case"),
+    pytest.param('    horis:requires "WHERE { ?this :acuity ?queue }" ;', "WHERE { … }",
+                 id="where"),
+    pytest.param('    horis:requires "CONSTRUCT { ?this :x ?q } WHERE { ?this :acuity ?q }" ;',
+                 "CONSTRUCT … { … }", id="construct"),
+])
+def test_a_pattern_written_as_a_whole_query_is_told_to_keep_what_is_inside(
+        tmp_path: Path, written: str, form: str) -> None:
+    """``ASK { … }`` was told "ASK is not a SPARQL term … write :ASK or "ASK"", and ``WHERE
+    { … }`` that 'WHERE' was unexpected."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_GUARD, written)
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line, p.node) == (str(path), line, ":QueuePatient")
+    assert p.message == (f"horis:requires is not a valid SPARQL group graph pattern: it is "
+                         f"written as a query ({form}), where horis:requires is what goes "
+                         "inside WHERE { … }")
+    assert p.hint == 'write only what is inside the braces, e.g. "?this :acuity ?queue ."'
+
+
+def test_a_pattern_with_a_word_like_a_query_keyword_is_still_a_bare_word(
+        tmp_path: Path) -> None:
+    """Only a pattern that opens with the keyword is a query: ``selected`` inside one is the
+    bare word it was."""
+    path, _ = edited(tmp_path, TRIAGE, TRIAGE_GUARD,
+                     '    horis:requires "?this :acuity ?queue . selected :x ?y" ;')
+    assert "selected (line 1 of the pattern) is not a SPARQL term" in the_error(
+        problems(path, TRIAGE)).message
+
+
+@pytest.mark.parametrize(("new", "offset", "said", "hint"), [
+    pytest.param('?this :acuity ?queue . ?this :acuity "urgent" .\n', 0,
+                 'the pattern matches it with "urgent", a literal, which no node equals, so the '
+                 "pattern never holds", "write the node :urgent, without quotes",
+                 id="triple"),
+    pytest.param('?this :acuity ?queue .\n FILTER (?queue = "urgent")\n', 1,
+                 'the FILTER compares ?queue (its value) with "urgent", a literal, which no node '
+                 "equals, so the FILTER is never true", "write the node :urgent, without quotes",
+                 id="filter-equal"),
+    pytest.param('?this :acuity ?queue .\n FILTER (?queue != "Routine")\n', 1,
+                 'so ?queue != "Routine" is always true and the FILTER excludes nothing',
+                 "write the node :routine, without quotes", id="filter-not-equal-world-node"),
+])
+def test_a_literal_for_a_property_whose_values_are_nodes_is_a_warning_at_its_line(
+        tmp_path: Path, new: str, offset: int, said: str, hint: str) -> None:
+    """``FILTER (?queue = "urgent")`` where :acuity is an owl:ObjectProperty validated, and
+    every patient was blocked at QueuePatient; with ``!=`` the filter let every one through.
+    The node meant is the one of that name the files type with the range, in any case."""
+    path, line = edited(tmp_path, TRIAGE, BARE, new)
+    world = ROOT / "examples/triage/world.ttl"
+    try:
+        found = load_definitions([path, TRIAGE[1], world]).warnings
+    except AuthoringError as e:
+        found = e.problems
+    (p,) = [p for p in found if "values are nodes" in p.message]
+    assert (p.severity, p.file, p.line, p.node) == ("warning", str(path), line + offset,
+                                                    ":QueuePatient")
+    assert p.message.startswith("horis:requires: :acuity's values are nodes, but "), p.message
+    assert said in p.message
+    assert p.hint == hint
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param("?this :acuity ?queue .\n FILTER (?queue = :urgent)\n", id="a-node"),
+    pytest.param('?this :acuity ?queue . ?this :queueRef ?ref .\n FILTER (?ref != "Q-1")\n',
+                 id="a-literal-range"),
+])
+def test_a_pattern_comparing_a_property_with_its_kind_of_value_says_nothing(
+        tmp_path: Path, new: str) -> None:
+    path, _ = edited(tmp_path, TRIAGE, BARE, new)
+    assert not [p for p in problems(path, TRIAGE) if "values are nodes" in p.message]

@@ -354,6 +354,83 @@ def test_a_world_value_of_the_other_kind_than_its_range_is_a_warning_at_its_line
     ], warned
 
 
+def test_a_world_value_misspelling_an_individual_of_its_range_is_a_warning_at_its_line(
+        tmp_path: Path) -> None:
+    """`:acuity :urgnt` where the world's acuity levels are :urgent and :routine loaded
+    without a word: QueuePatient bound ?queue to :urgnt, and the tool's :AcuityLevel argument
+    refused every call. Said once, at the line writing it, with the individual meant."""
+    world = tmp_path / "w.ttl"
+    world.write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        ":urgent a :AcuityLevel .\n"
+        ":routine a :AcuityLevel .\n"
+        ":p1 a :Patient ; :acuity :urgent .\n"
+        ":p2 a :Patient ;\n"
+        "    :acuity :urgnt .\n"
+        ":p3 a :Patient ; :acuity :urgnt .\n", encoding="utf-8")
+    assert _world_warnings(world) == [
+        f"{world}:6: warning: :p2: the world gives :acuity :urgnt, which is no :AcuityLevel "
+        "(its individuals are :routine, :urgent) and of which nothing is said: an argument "
+        "typed :AcuityLevel refuses it, and a pattern naming one of them never matches it "
+        "— did you mean :urgent?",
+    ]
+
+
+def test_a_word_for_a_boolean_is_warned_of_without_rdflibs_own_warning(tmp_path: Path) -> None:
+    """`:onDuty "yes"`: the hint tries "yes" as an xsd:boolean, and rdflib's "Parsing weird
+    boolean" was printed under validate's own warning, with a path into rdflib."""
+    world = tmp_path / "w.ttl"
+    world.write_text("@prefix : <http://example.org/ehr#> .\n:n1 a :Nurse ; :onDuty \"yes\" .\n",
+                     encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
+                        "--world", str(world), "--store", "memory"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and ':onDuty "yes", a literal of xsd:string' in p.stdout, p.stdout
+    assert p.stderr == ""
+
+
+def test_a_value_not_among_an_enumerated_range_is_a_warning_listing_its_members(
+        tmp_path: Path) -> None:
+    """A range the ontology enumerates (owl:oneOf) holds its members only: a value spelt like
+    none of them is still said, with the members to choose from."""
+    more = tmp_path / "levels.ttl"
+    more.write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+        ":AcuityLevel owl:oneOf ( :urgent :routine ) .\n", encoding="utf-8")
+    world = tmp_path / "w.ttl"
+    world.write_text("@prefix : <http://example.org/ehr#> .\n"
+                     ":p1 a :Patient ; :acuity :emergency .\n", encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
+                        str(more), "--world", str(world), "--store", "memory"],
+                       capture_output=True, text=True, timeout=120)
+    warned = [x for x in p.stdout.splitlines() if str(world) in x]
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert len(warned) == 1 and warned[0].startswith(f"{world}:2: warning: :p1: "), warned
+    assert warned[0].endswith("— write one of :routine, :urgent, or add :emergency to the "
+                              "owl:oneOf of :AcuityLevel"), warned
+
+
+@pytest.mark.parametrize("facts", [
+    pytest.param(":p2 a :Patient ; :acuity :urgent2 .\n", id="numbered-series"),
+    pytest.param(":p2 a :Patient ; :acuity :urgnt .\n:urgnt a :AcuityLevel .\n",
+                 id="typed-in-the-world"),
+    pytest.param(":p2 a :Patient ; :acuity :urgnt .\n"
+                 ":urgnt <http://www.w3.org/2000/01/rdf-schema#label> \"kept\" .\n",
+                 id="described-in-the-world"),
+    pytest.param(":p2 a :Patient ; :assignedNurse :nurse77 .\n", id="range-of-nodes-unseen"),
+])
+def test_a_value_the_world_holds_or_a_range_not_enumerated_says_nothing(
+        tmp_path: Path, facts: str) -> None:
+    """Another of a numbered series, an individual the world types or says anything of, and a
+    nurse where no nurse is typed are the world's own: none is warned of."""
+    world = tmp_path / "w.ttl"
+    world.write_text("@prefix : <http://example.org/ehr#> .\n"
+                     ":urgent a :AcuityLevel .\n:routine a :AcuityLevel .\n" + facts,
+                     encoding="utf-8")
+    assert _world_warnings(world) == []
+
+
 @pytest.mark.parametrize(("written", "held"), [(":Urgent", ":urgent"), (":urgent", ":Urgent"),
                                                (":URGENT", ":urgent"), (":Nowhere", None)])
 def test_a_node_in_another_case_is_found_by_bound_look_ups_not_a_scan_of_the_world(
