@@ -227,10 +227,11 @@ class ServedTools:
             if tool is None:
                 return await self._run_workflow(args)
             # a client that gives up (its timeout, a dropped connection) cancels its request:
-            # a call sent to its tool lands what it answered all the same, or a call that
-            # acted would be left in flight, and a retry with its key could not be answered
-            with anyio.CancelScope(shield=True):
-                async with self.lock:  # check, call, gate and commit as one, for every client
+            # still waiting its turn, it is dropped and nothing is called; once its turn has
+            # come, the call lands what its tool answered all the same, or a call that acted
+            # would be left in flight, and a retry with its key could not be answered
+            async with self.lock:  # check, call, gate and commit as one, for every client
+                with anyio.CancelScope(shield=True):
                     result, approval = await self._guarded(tool, args, key)
         except AuthoringError as e:  # the world lost what a shape requires since serve began
             return types.CallToolResult(content=[types.TextContent(text=str(e))], is_error=True)

@@ -154,6 +154,47 @@ def test_an_agent_whose_answer_was_lost_retries_with_its_key_and_is_billed_once(
         serving.communicate(timeout=60)
 
 
+def test_a_request_given_up_while_it_waits_its_turn_calls_nothing(tmp_path) -> None:
+    """A client that gives up on a request still queued behind another call (its timeout)
+    is not billed once the server's lock frees: only a call whose turn has come is finished
+    for a client gone."""
+    from mcp import Client
+
+    shop(tmp_path)
+    (tmp_path / "world.ttl").write_text((tmp_path / "world.ttl").read_text() + ":o2 a :Order .\n")
+    port = free_port()
+    serving = subprocess.Popen(
+        [sys.executable, "-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py",
+         "--world", "world.ttl", "--allow", "ReadOnly,HostStateWrite,ExternalCommit",
+         "--transport", "http", "--port", str(port)],
+        cwd=tmp_path, env=_env(tmp_path, 2.0), stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_listening(serving, port, "horismos serve")
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        async def bill(order: str, timeout: float | None = None, after: float = 0.0) -> bool:
+            await asyncio.sleep(after)
+            async with Client(url, cache=None) as client:
+                try:
+                    await client.call_tool("t.bill", {"order": order}, timeout)
+                except Exception:  # the client's own timeout: it gave up
+                    return False
+                return True
+
+        async def both() -> list[bool]:
+            return list(await asyncio.gather(bill(":o1"), bill(":o2", timeout=0.3, after=0.5)))
+
+        assert asyncio.run(both()) == [True, False]
+        # the server would have billed :o2 once :o1's call ended (~2 s): a third call queued
+        # behind both answers only when everything queued before it has ended
+        assert asyncio.run(bill(":o1"))
+        assert [line for line in ledger(tmp_path) if line.endswith("#o2")] == []
+    finally:
+        serving.terminate()
+        serving.communicate(timeout=60)
+
+
 async def _other(url: str) -> dict:
     """A call of another tool with the key agent-1 was given to t.bill."""
     from mcp import Client
