@@ -3766,12 +3766,13 @@ class _Builder:
             elif kind == "literal" and not isinstance(v, Literal):
                 yield SH.hasValue, v, "a node", "write the literal meant"
             elif isinstance(v, Literal) and rng is not None:
-                refused = range_refusing(v.datatype or XSD.string, ranges)
-                if refused is not None and not (v.datatype in NUMERIC and refused in NUMERIC):
+                given = literal_datatype(v)
+                refused = range_refusing(given, ranges)
+                if refused is not None and not (given in NUMERIC and refused in NUMERIC):
                     yield (
                         SH.hasValue,
                         v,
-                        f"a literal of {self.n(v.datatype or XSD.string)}",
+                        f"a literal of {self.n(given)}",
                         literal_hint(v, refused, self.n),
                     )
         family = _COMPARED.get(_base_datatype(rng)) if rng is not None else None
@@ -3779,7 +3780,7 @@ class _Builder:
             for v in g.objects(holder, bound):
                 if not isinstance(v, Literal) or family is None:
                     continue
-                given = _COMPARED.get(_base_datatype(v.datatype or XSD.string))
+                given = _COMPARED.get(_base_datatype(literal_datatype(v)))
                 if given is not None and given != family:
                     yield (
                         bound,
@@ -3814,7 +3815,7 @@ class _Builder:
                 v
                 for v in listed
                 if not isinstance(v, Literal)
-                or range_refusing(v.datatype or XSD.string, ranges) is not None
+                or range_refusing(literal_datatype(v), ranges) is not None
             ]
             r = next((x for x in ranges if isinstance(x, URIRef) and x in DATATYPES), None)
             why = (
@@ -5601,10 +5602,19 @@ def turtle_term(lit: Node, name: Callable[[Node], str]) -> str:
     return f'"{lit}"^^{name(lit.datatype)}'
 
 
+def literal_datatype(lit: Literal) -> URIRef:
+    """The datatype of ``lit``: its own, ``rdf:langString`` for a tagged one (``"Bob"@en``),
+    else ``xsd:string``."""
+    return lit.datatype or (RDF.langString if lit.language else XSD.string)
+
+
 def literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
-    """What to write for ``lit`` as a value of ``r``: ``true`` or ``6.0`` without quotes, or
+    """What to write for ``lit`` as a value of ``r``: ``true`` or ``6.0`` without quotes,
+    ``"…"@en`` for ``rdf:langString`` (``"…"^^rdf:langString`` is not a literal), or
     ``"…"^^r``."""
     text = str(lit)
+    if r == RDF.langString:
+        return f'write "{text}" with its language tag, e.g. "{text}"@en'
     with literal_warnings_off():
         ill_typed = Literal(text, datatype=r).ill_typed
     if ill_typed:

@@ -302,3 +302,27 @@ def test_a_shape_without_a_target_of_its_own_that_is_reached_says_nothing(
         tmp_path: Path, new: str) -> None:
     onto, _ = ontology_edited(tmp_path, "sh:targetClass :Patient ;", new)
     assert not [p for p in problems(TRIAGE[0], TRIAGE, onto) if "no target" in p.message]
+
+
+# -- a language-tagged sh:hasValue (review) --------------------------------------------------
+
+_NICKNAME = (":nickname a owl:DatatypeProperty ; rdfs:domain :Patient ; "
+             "rdfs:range <http://www.w3.org/1999/02/22-rdf-syntax-ns#langString> .\n")
+
+
+def test_a_tagged_has_value_on_a_lang_string_property_says_nothing(tmp_path: Path) -> None:
+    """``sh:hasValue "Bob"@en`` on a property of rdf:langString was read as an xsd:string and
+    refused, with the hint ``"Bob"^^rdf:langString``, which is no literal at all (review)."""
+    onto, _ = ontology_edited(tmp_path, ":PatientShape a sh:NodeShape ;",
+                              _NICKNAME + ":PatientShape a sh:NodeShape ;\n"
+                              '    sh:property [ sh:path :nickname ; sh:hasValue "Bob"@en ] ;')
+    assert [p for p in problems(TRIAGE[0], TRIAGE, onto) if p.severity == "error"] == []
+
+
+def test_an_untagged_has_value_on_a_lang_string_property_hints_a_tag(tmp_path: Path) -> None:
+    onto, _ = ontology_edited(tmp_path, ":PatientShape a sh:NodeShape ;",
+                              _NICKNAME + ":PatientShape a sh:NodeShape ;\n"
+                              '    sh:property [ sh:path :nickname ; sh:hasValue "Bob" ] ;')
+    p = the_one(problems(TRIAGE[0], TRIAGE, onto), "error")
+    assert p.message.startswith('sh:hasValue "Bob" asks for a literal of xsd:string'), p.message
+    assert p.hint == 'write "Bob" with its language tag, e.g. "Bob"@en'
