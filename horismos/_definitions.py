@@ -92,7 +92,7 @@ from ._preconditions import (
 from ._prefix_clash import near_misses, prefix_clashes
 from ._schema_links import LINKS, dangling_links
 from ._shacl import Targets, domain_targets, superclasses_of
-from ._shape_slips import shape_slips
+from ._shape_slips import in_logical_branch, shape_slips
 from ._sources import Sources, Where, literal_warnings_off, read_sources
 from ._sparql_parse import prepare_query
 from ._store_syntax import CASTS, bad_regexes, rebound, refusal
@@ -3713,10 +3713,12 @@ class _Builder:
         (a string). Every node holding the property broke the shape: the gate rejected the
         result of every tool landing one, after it had acted. The sh:class and sh:datatype of a
         property some tool writes are judged against its effect instead
-        (:mod:`._effect_shapes`), where the tool is named."""
+        (:mod:`._effect_shapes`), where the tool is named. A shape inside ``sh:or``,
+        ``sh:xone`` or ``sh:not`` is not judged: a node may fail it and conform
+        (:func:`._shape_slips.in_logical_branch`)."""
         g = self.g
         for holder, path in sorted(g.subject_objects(SH.path), key=str):
-            if not isinstance(path, URIRef):
+            if not isinstance(path, URIRef) or in_logical_branch(g, holder):
                 continue
             kind = object_kind(g, path)
             if kind is None:

@@ -9,7 +9,8 @@ checked nothing at all:
   conforms;
 - a ``sh:maxLength`` below the length of the shortest text its ``sh:pattern`` matches
   (``sh:pattern "^Q-[A-Z]+-[0-9]+$" ; sh:maxLength 4``): a value short enough is too short
-  to match;
+  to match (not for a shape inside ``sh:or``, ``sh:xone`` or ``sh:not``, which a node may
+  fail and still conform: :func:`in_logical_branch`);
 - ``sh:flags`` with a letter other than ``i`` and ``m`` (``"s"``, or ``"g"`` from
   JavaScript): the gate and pyshacl read those two only, and checked the pattern without it;
 - a shape with no target that nothing names (no ``sh:targetClass``…, no ``sh:node`` or
@@ -37,7 +38,7 @@ from rdflib import OWL, RDF, RDFS, SH, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
 
-__all__ = ["ShapeSlip", "shape_slips"]
+__all__ = ["ShapeSlip", "in_logical_branch", "shape_slips"]
 
 
 @dataclass(frozen=True)
@@ -111,8 +112,44 @@ def _crossed_bounds(g: Graph, n: Callable[[Node], str], written: Written) -> Ite
             )
 
 
+_THROUGH = (SH.property, SH.node, SH.qualifiedValueShape)
+"""What names a shape that must hold wherever its owner must."""
+_BRANCHES = (SH["or"], SH.xone)
+"""What lists shapes of which one may fail and the owner still conform."""
+
+
+def in_logical_branch(g: Graph, shape: Node) -> bool:
+    """Whether ``shape`` is a member of an ``sh:or`` or ``sh:xone`` list, the object of an
+    ``sh:not``, or reached by ``sh:property``, ``sh:node`` or ``sh:and`` from a shape that
+    is: a node failing it may still conform to its owner, so no value meeting it is no
+    error. Walks ``rdf:first``/``rdf:rest`` back to each list's owner."""
+    seen, todo = {shape}, [shape]
+    while todo:
+        node = todo.pop()
+        if (None, SH["not"], node) in g:
+            return True
+        owners = [s for p in _THROUGH for s in g.subjects(p, node)]
+        for cell in g.subjects(RDF.first, node):
+            head, walked = cell, {cell}
+            while (prev := g.value(predicate=RDF.rest, object=head)) is not None:
+                if prev in walked:
+                    break
+                head = prev
+                walked.add(head)
+            if any((None, p, head) in g for p in _BRANCHES):
+                return True
+            owners.extend(g.subjects(SH["and"], head))
+        for owner in owners:
+            if owner not in seen:
+                seen.add(owner)
+                todo.append(owner)
+    return False
+
+
 def _pattern_beyond_max_length(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
     for holder, most in g.subject_objects(SH.maxLength):
+        if in_logical_branch(g, holder):
+            continue
         limit = most.toPython() if isinstance(most, Literal) else None
         if not isinstance(limit, int) or isinstance(limit, bool):
             continue

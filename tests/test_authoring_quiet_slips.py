@@ -326,3 +326,39 @@ def test_an_untagged_has_value_on_a_lang_string_property_hints_a_tag(tmp_path: P
     p = the_one(problems(TRIAGE[0], TRIAGE, onto), "error")
     assert p.message.startswith('sh:hasValue "Bob" asks for a literal of xsd:string'), p.message
     assert p.hint == 'write "Bob" with its language tag, e.g. "Bob"@en'
+
+
+# -- a shape inside sh:or, sh:xone or sh:not (review) ----------------------------------------
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param("sh:or ( [ sh:path :onDuty ; sh:datatype xsd:boolean ]\n"
+                 "        [ sh:path :onDuty ; sh:class :Nurse ] ) ;", id="or-kind"),
+    pytest.param("sh:xone ( [ sh:path :onDuty ; sh:datatype xsd:boolean ]\n"
+                 "          [ sh:path :onDuty ; sh:class :Nurse ] ) ;", id="xone-kind"),
+    pytest.param("sh:or ( [ sh:property [ sh:path :onDuty ; sh:class :Nurse ] ]\n"
+                 "        [ sh:path :onDuty ; sh:datatype xsd:boolean ] ) ;",
+                 id="or-member-property"),
+    pytest.param('sh:not [ sh:path :acuity ; sh:hasValue "urgent" ] ;', id="not-kind"),
+    pytest.param('sh:not [ sh:path :queueRef ; sh:maxLength 3 ; sh:pattern "^Q-[A-Z]+-[0-9]+$" ]'
+                 " ;", id="not-max-length"),
+    pytest.param('sh:or ( [ sh:path :queueRef ; sh:maxLength 3 ; sh:pattern "^Q-[A-Z]+-[0-9]+$" ]'
+                 "\n        [ sh:path :queueRef ; sh:maxLength 3 ] ) ;", id="or-max-length"),
+])
+def test_a_shape_a_node_may_fail_and_conform_says_nothing(tmp_path: Path, new: str) -> None:
+    """A branch of ``sh:or`` no value meets was an error that every result was rejected; the
+    other branch took them. The object of ``sh:not`` is meant never to hold (review)."""
+    onto, _ = ontology_edited(tmp_path, "sh:targetClass :Patient ;",
+                              "sh:targetClass :Patient ;\n    " + new)
+    assert [p for p in problems(TRIAGE[0], TRIAGE, onto) if p.severity == "error"] == []
+
+
+def test_a_property_shape_of_a_targeted_shape_beside_an_or_is_still_judged(
+        tmp_path: Path) -> None:
+    onto, line = ontology_edited(
+        tmp_path, "sh:targetClass :Patient ;",
+        "sh:targetClass :Patient ; sh:property [ sh:path :onDuty ; sh:class :Nurse ] ;\n"
+        "    sh:or ( [ sh:path :onDuty ; sh:datatype xsd:boolean ] [ sh:path :acuity ] ) ;")
+    p = the_one(problems(TRIAGE[0], TRIAGE, onto), "error")
+    assert (p.line, p.node) == (line, ":PatientShape")
+    assert p.message.startswith("sh:class :Nurse asks for nodes of a class"), p.message
