@@ -2679,21 +2679,35 @@ class _Builder:
         world may hold values the ontology does not promise. Numbers of different types
         compare by value in a FILTER, so they are not judged there. A literal for a property
         whose values are nodes (``FILTER (?queue = "urgent")`` where :acuity is an
-        owl:ObjectProperty) never equals one either (:meth:`node_literal`)."""
+        owl:ObjectProperty) never equals one either (:meth:`node_literal`). A FILTER's
+        variable is judged only when every property binding it (in each branch of a
+        ``UNION``) refuses the literal the same way: one whose values may equal it makes the
+        FILTER true there."""
         seen: set[tuple[Node, URIRef, Literal]] = set()
         for owner, holder, pred, algebra in self.parsed_patterns():
-            for prop, lit, var, op in literal_matches(algebra):
+            matches = literal_matches(algebra)
+            binders: dict[tuple[str, Literal], set[URIRef]] = {}
+            for prop, lit, var, _ in matches:
+                if var is not None:
+                    binders.setdefault((var, lit), set()).add(prop)
+            for prop, lit, var, op in matches:
                 if (holder, prop, lit) in seen:
                     continue
-                if object_kind(self.g, prop) == "node":
+                refusal = self.literal_refusal(prop, lit, var is not None)
+                if refusal is None or (
+                    var is not None
+                    and any(
+                        self.literal_refusal(q, lit, True) != refusal
+                        for q in binders[(var, lit)]
+                    )
+                ):
+                    continue
+                if refusal == "node":
                     seen.add((holder, prop, lit))
                     self.node_literal(owner, holder, pred, prop, lit, var, op)
                     continue
-                given = lit.datatype or (RDF.langString if lit.language else XSD.string)
-                ranges = list(self.g.objects(prop, RDFS.range))
-                r = range_refusing(given, ranges)
-                if r is None or (var is not None and given in NUMERIC and r in NUMERIC):
-                    continue
+                given = literal_datatype(lit)
+                r = cast(URIRef, range_refusing(given, self.g.objects(prop, RDFS.range)))
                 seen.add((holder, prop, lit))
                 written = turtle_term(lit, self.n)
                 is_a = "a string" if given == XSD.string else f"a literal of {self.n(given)}"
@@ -2715,6 +2729,18 @@ class _Builder:
                     after="" if var is None else "FILTER",
                     also=written,
                 )
+
+    def literal_refusal(self, prop: URIRef, lit: Literal, compared: bool) -> str | None:
+        """How no value of ``prop`` equals ``lit``: "node" when its values are nodes, "range"
+        when its rdfs:range refuses the literal's datatype (numbers, ``compared`` in a
+        FILTER, compare across types), else None."""
+        if object_kind(self.g, prop) == "node":
+            return "node"
+        given = literal_datatype(lit)
+        r = range_refusing(given, self.g.objects(prop, RDFS.range))
+        if r is None or (compared and given in NUMERIC and r in NUMERIC):
+            return None
+        return "range"
 
     def node_literal(
         self,

@@ -393,9 +393,11 @@ def _comparisons(expr: Any) -> list[tuple[str, Literal, str]]:
 def literal_matches(node: Any) -> list[tuple[URIRef, Literal, str | None, str | None]]:
     """Where a SPARQL algebra ``node`` holds a property's values to a literal: each triple
     pattern ``?s :p "lit"`` as ``(:p, "lit", None, None)``, and each FILTER comparison ``?var
-    OP "lit"`` as ``(:p, "lit", "var", "OP")`` for every ``?s :p ?var`` of the FILTER's group.
-    What the property's rdfs:range says its values are can then be held against the
-    literal."""
+    OP "lit"`` as ``(:p, "lit", "var", "OP")`` for every ``?s :p ?var`` of the FILTER's group
+    (none when a triple of the group binds ``?var`` through a variable or a path: what it
+    takes is unknown). What the property's rdfs:range says its values are can then be held
+    against the literal; a variable several properties bind (in a ``UNION``'s branches) is
+    judged by all of them."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
     name = getattr(node, "name", None)
@@ -412,11 +414,9 @@ def literal_matches(node: Any) -> list[tuple[URIRef, Literal, str | None, str | 
     if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
         triples = group_triples(node.p) if name == "Filter" else group_triples(node)
         for var, lit, op in _comparisons(expr):
-            found += [
-                (p, lit, var, op)
-                for _, p, o in triples
-                if isinstance(p, URIRef) and isinstance(o, Variable) and str(o) == var
-            ]
+            binding = [p for _, p, o in triples if isinstance(o, Variable) and str(o) == var]
+            if all(isinstance(p, URIRef) for p in binding):
+                found += [(p, lit, var, op) for p in binding]
     for key in ("p", "p1", "p2"):
         found += literal_matches(node.get(key))
     return found

@@ -362,3 +362,23 @@ def test_a_property_shape_of_a_targeted_shape_beside_an_or_is_still_judged(
     p = the_one(problems(TRIAGE[0], TRIAGE, onto), "error")
     assert (p.line, p.node) == (line, ":PatientShape")
     assert p.message.startswith("sh:class :Nurse asks for nodes of a class"), p.message
+
+
+# -- a FILTER's variable a UNION binds through properties of both kinds (review) -------------
+
+
+@pytest.mark.parametrize(("union", "warned"), [
+    pytest.param("{ ?this :acuity ?v } UNION { ?this :queueRef ?v }", False,
+                 id="node-or-string"),
+    pytest.param("{ ?this :acuity ?v } UNION { ?this :assignedNurse ?v }", True,
+                 id="nodes-both"),
+    pytest.param("{ ?this :acuity ?v } UNION { ?this ?p ?v }", False, id="any-property"),
+])
+def test_a_filter_variable_is_judged_by_every_property_binding_it(
+        tmp_path: Path, union: str, warned: bool) -> None:
+    """``{ ?this :acuity ?v } UNION { ?this :acuityCode ?v } FILTER (?v = "urgent")`` was
+    warned "never true", though a patient with :acuityCode "urgent" takes the step (review)."""
+    path, _ = edited(tmp_path, TRIAGE, 'horis:requires """ ?this :acuity ?queue .',
+                     f'horis:requires """ ?this :acuity ?queue . {union} FILTER (?v = "urgent")')
+    found = [p for p in problems(path, TRIAGE) if "FILTER compares ?v" in p.message]
+    assert len(found) == (2 if warned else 0), "\n".join(map(str, found))
