@@ -60,8 +60,9 @@ class IndividualsSeen:
     """each property whose one range is a class: that class"""
     enumerated: dict[URIRef, frozenset[str]] = field(default_factory=dict)
     """each range class the ontology enumerates (owl:oneOf): its members"""
-    watched: dict[ox.NamedNode, URIRef] = field(default_factory=dict)
-    """each class whose individuals are kept: the range it is (a subclass) of"""
+    watched: dict[ox.NamedNode, set[URIRef]] = field(default_factory=dict)
+    """each class whose individuals are kept: every range it is (a subclass) of (:Nurse is
+    one of :Nurse and of :Person where :assignedNurse and :caredBy range over them)"""
     individuals: dict[URIRef, set[str]] = field(default_factory=dict)
     many: set[URIRef] = field(default_factory=set)
     values: dict[ox.NamedNode, dict[str, _Used]] = field(default_factory=dict)
@@ -81,7 +82,7 @@ class IndividualsSeen:
                 continue
             seen.ranges[ox.NamedNode(str(prop))] = r
             for c in defs.classes_of(r):
-                seen.watched.setdefault(ox.NamedNode(str(c)), r)
+                seen.watched.setdefault(ox.NamedNode(str(c)), set()).add(r)
             seen.individuals.setdefault(r, set())
             listed = [m for lst in g.objects(r, OWL.oneOf) for m in Collection(g, lst)]
             if listed:
@@ -89,7 +90,8 @@ class IndividualsSeen:
         for watched, of in seen.watched.items():
             for s in g.subjects(RDF.type, URIRef(watched.value)):
                 if isinstance(s, URIRef):
-                    seen.typed(of, str(s))
+                    for r in of:
+                        seen.typed(r, str(s))
         return seen
 
     def typed(self, r: URIRef, individual: str) -> None:
@@ -105,7 +107,8 @@ class IndividualsSeen:
     def see_type(self, quad: ox.Quad) -> None:
         """A typing ``quad`` of the world, of a class in :attr:`watched`."""
         if isinstance(quad.subject, ox.NamedNode) and isinstance(quad.object, ox.NamedNode):
-            self.typed(self.watched[quad.object], quad.subject.value)
+            for r in self.watched[quad.object]:
+                self.typed(r, quad.subject.value)
 
     def see_value(self, quad: ox.Quad, path: Path) -> None:
         """A statement of the world file ``path`` giving a property in :attr:`ranges` a
