@@ -772,14 +772,22 @@ class _Builder:
         error. Every value is read, not only the first the graph lists: with ``"yes"`` beside
         ``true`` which of them was judged, and so whether ``"yes"`` was reported at all,
         followed the order the values were stored in (a second value is the authoring
-        shapes' "takes one"). A quoted ``"true"`` is the shapes' to refuse ("without
-        quotes") and is read as no value: read as true, it added the warnings of a
+        shapes' "takes one"). A quoted ``"true"`` is an error here, whether or not the
+        authoring shapes are there to refuse it (theirs, at the same statement, is then not
+        said), and is read as no value: read as true, it added the warnings of a
         ``horis:forEach`` step beside that error."""
         found: bool | None = None
         for v in self.g.objects(s, p):
             if isinstance(v, Literal) and isinstance(v.toPython(), bool):
                 value = bool(v.toPython())
-            elif str(v).lower() in ("true", "false"):
+            elif isinstance(v, Literal) and str(v).lower() in ("true", "false"):
+                self.error(
+                    s,
+                    f"{self.n(p)} takes one boolean, not {turtle_term(v, self.n)}, which is "
+                    "text",
+                    f"write {self.n(p)} {str(v).lower()}, without quotes",
+                    at=(s, p, v),
+                )
                 continue
             else:
                 quoted = isinstance(v, Literal) and v.datatype in (None, XSD.string)

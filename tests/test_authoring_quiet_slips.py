@@ -382,3 +382,23 @@ def test_a_filter_variable_is_judged_by_every_property_binding_it(
                      f'horis:requires """ ?this :acuity ?queue . {union} FILTER (?v = "urgent")')
     found = [p for p in problems(path, TRIAGE) if "FILTER compares ?v" in p.message]
     assert len(found) == (2 if warned else 0), "\n".join(map(str, found))
+
+
+# -- a quoted boolean where the authoring shapes are absent (review) -------------------------
+
+
+@pytest.mark.parametrize("shapes", [True, False], ids=["with-shapes", "without-shapes"])
+def test_a_quoted_requires_approval_is_one_error_with_or_without_the_shapes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shapes: bool) -> None:
+    """``horis:requiresApproval "true"`` was read as no value, leaving the refusal to the
+    authoring shapes: without them it loaded as false, and the tool ran unapproved (review)."""
+    if not shapes:
+        import horismos._definitions as definitions
+
+        monkeypatch.setattr(definitions, "authoring_shapes", lambda: None)
+    path, line = edited(tmp_path, TRIAGE, "    horis:idempotent false .",
+                        '    horis:idempotent false ; horis:requiresApproval "true" .')
+    p = the_one(problems(path, TRIAGE), "error")
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
+    assert p.message.startswith('horis:requiresApproval takes one boolean, not "true"'), p.message
+    assert p.hint == "write horis:requiresApproval true, without quotes"
