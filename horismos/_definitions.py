@@ -102,6 +102,7 @@ from ._term_kinds import (
     algebra_literals,
     algebra_triples,
     blocks,
+    declared_property,
     kind_against_range,
     kind_clashes,
     object_kind,
@@ -1868,6 +1869,9 @@ class _Builder:
                     f"one, so {holder_is}",
                     f"write sh:targetSubjectsOf {self.n(prop)} to judge the nodes holding it"
                     if pred == SH.targetClass
+                    else f"write rdfs:subPropertyOf {self.n(prop)}: {self.n(holder)} is a "
+                    "property too"
+                    if pred == RDFS.subClassOf and declared_property(g, cast(URIRef, holder))
                     else f"write {self.n(pred)} {fits}"
                     if fits
                     else f"write the class meant after {self.n(pred)}",

@@ -29,6 +29,7 @@ __all__ = [
     "algebra_parts",
     "algebra_triples",
     "blocks",
+    "declared_property",
     "kind_against_range",
     "kind_clashes",
     "path_terms",
@@ -65,6 +66,16 @@ def term_kind(g: Graph, term: URIRef) -> Kind | None:
     if is_class == is_property:
         return None
     return "class" if is_class else "property"
+
+
+def declared_property(g: Graph, term: URIRef) -> bool:
+    """Whether the files declare ``term`` a property (a property type, a domain, a range or
+    a superproperty) and no class type, whatever ``rdfs:subClassOf`` it is given: the slip
+    of one written under another property with ``rdfs:subClassOf``."""
+    return not any((term, RDF.type, t) in g for t in _CLASS_TYPES) and (
+        any((term, RDF.type, t) in g for t in _PROPERTY_TYPES)
+        or any((term, p, None) in g for p in (RDFS.domain, RDFS.range, RDFS.subPropertyOf))
+    )
 
 
 def range_class(g: Graph, prop: URIRef) -> URIRef | None:

@@ -402,3 +402,15 @@ def test_a_quoted_requires_approval_is_one_error_with_or_without_the_shapes(
     assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
     assert p.message.startswith('horis:requiresApproval takes one boolean, not "true"'), p.message
     assert p.hint == "write horis:requiresApproval true, without quotes"
+
+
+def test_a_property_under_another_by_sub_class_of_is_hinted_sub_property_of(
+        tmp_path: Path) -> None:
+    """``:p a owl:ObjectProperty ; rdfs:subClassOf :q`` of two properties was told to write
+    "the class meant", where rdfs:subPropertyOf was (review)."""
+    old = ":assignedNurse a owl:ObjectProperty ; rdfs:domain :Patient ; rdfs:range :Nurse"
+    onto, line = ontology_edited(tmp_path, old, old + " ; rdfs:subClassOf :acuity")
+    found = [p for p in problems(TRIAGE[0], TRIAGE, onto) if "names a property" in p.message]
+    said_once(found, ("warning", str(onto), line, ":assignedNurse"),
+              "rdfs:subClassOf :acuity names a property, not a class",
+              "write rdfs:subPropertyOf :acuity: :assignedNurse is a property too")
