@@ -784,8 +784,7 @@ class _Builder:
             elif isinstance(v, Literal) and str(v).lower() in ("true", "false"):
                 self.error(
                     s,
-                    f"{self.n(p)} takes one boolean, not {turtle_term(v, self.n)}, which is "
-                    "text",
+                    f"{self.n(p)} takes one boolean, not {turtle_term(v, self.n)}, which is text",
                     f"write {self.n(p)} {str(v).lower()}, without quotes",
                     at=(s, p, v),
                 )
@@ -2709,8 +2708,7 @@ class _Builder:
                 if refusal is None or (
                     var is not None
                     and any(
-                        self.literal_refusal(q, lit, True) != refusal
-                        for q in binders[(var, lit)]
+                        self.literal_refusal(q, lit, True) != refusal for q in binders[(var, lit)]
                     )
                 ):
                     continue
@@ -3806,13 +3804,13 @@ class _Builder:
             elif kind == "literal" and not isinstance(v, Literal):
                 yield SH.hasValue, v, "a node", "write the literal meant"
             elif isinstance(v, Literal) and rng is not None:
-                given = literal_datatype(v)
-                refused = range_refusing(given, ranges)
-                if refused is not None and not (given in NUMERIC and refused in NUMERIC):
+                dt = literal_datatype(v)
+                refused = range_refusing(dt, ranges)
+                if refused is not None and not (dt in NUMERIC and refused in NUMERIC):
                     yield (
                         SH.hasValue,
                         v,
-                        f"a literal of {self.n(given)}",
+                        f"a literal of {self.n(dt)}",
                         literal_hint(v, refused, self.n),
                     )
         family = _COMPARED.get(_base_datatype(rng)) if rng is not None else None
