@@ -307,3 +307,26 @@ def test_a_key_records_a_failure_the_tool_answered_and_a_refusal_records_nothing
     assert len(charge.acted) == 2
     with pytest.raises(UsageError, match="at most 255"):
         agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="x" * 256)
+
+
+def test_a_retry_whose_policy_refuses_the_tool_is_refused_not_answered(build: Build) -> None:
+    """A key answers a retry only a call the caller's policy would allow: one with ``allow``
+    ReadOnly, given the key of a charge (ExternalCommit) that completed, was handed that
+    charge's whole answer, replayed (review). It is refused, ``policy``, as the same call
+    without the key is, and nothing is called; under the first call's policy the key still
+    answers the first call's answer."""
+    charge = Charger()
+    agent, world = build(CHARGE, tools={"charge": charge})
+    args = {"patient": ":p1"}
+    first = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert first.status == "completed" and first.replayed is None
+    read_only = agent.catalog.call(
+        "t.charge", args, world, allow=["ReadOnly"], idempotency_key="k"
+    )
+    assert read_only.replayed is None and read_only.status == "refused"
+    assert read_only.error is not None and read_only.error["kind"] == "policy"
+    assert not any(b.get("type") == "json" for b in read_only.content)
+    assert len(charge.acted) == 1
+    again = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert again.replayed is not None and again.effects == first.effects
+    assert len(charge.acted) == 1
