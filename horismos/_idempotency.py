@@ -17,6 +17,9 @@ approval's use is recorded: of two calls with one key, one lands and the other i
 answer lands with the call's final commit. A call left in doubt keeps its record without an
 answer: a retry with K is answered that it is in doubt, as the call's doubt node says, and
 after ``tools reconcile`` that the key's call was settled by hand (a new key calls again).
+An idempotent tool's call records nothing that got no answer (timed out, never sent), nor
+one whose process stopped before its commit: calling it again is safe, so a retry with K
+does, as after a call refused before it was made.
 
 Keys are kept as long as the world is: nothing expires them.
 """

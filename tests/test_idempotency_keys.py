@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 import time
+from typing import Any
 
 import pytest
 from conftest import Build
@@ -22,7 +23,7 @@ from oxigraph_server import OxigraphServer
 from test_client_retries import _env, cli, ledger, shop, start
 from test_in_doubt import ALLOW, CHARGE, Charger, intents
 
-from horismos import UsageError
+from horismos import NotSent, UsageError
 from horismos._idempotency import MCP_META_KEY, read_key
 from horismos._intents import CALLING
 
@@ -330,3 +331,50 @@ def test_a_retry_whose_policy_refuses_the_tool_is_refused_not_answered(build: Bu
     again = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
     assert again.replayed is not None and again.effects == first.effects
     assert len(charge.acted) == 1
+
+
+def test_an_idempotent_call_that_got_no_answer_leaves_its_key_free(build: Build) -> None:
+    """An idempotent tool's call with a key that timed out recorded that answer under the key,
+    so every retry with it was answered "timed_out", replayed, and never called again
+    (review), though calling an idempotent tool again is safe and a lost answer is what a key
+    is for. It records no key (a blocked call's is dropped too): the retry with the key calls
+    and lands, and the next is answered that, replayed. One never sent (its binding gone)
+    leaves the key free the same way."""
+    charge = Charger()
+    agent, world = build(
+        CHARGE.replace("idempotent false", "idempotent true"), tools={"charge": charge}
+    )
+    args = {"patient": ":p1"}
+    charge.mode = "hang"
+    first = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert first.status == "timed_out" and first.error is not None
+    assert first.error["kind"] == "timeout"
+    assert read_key(world.store, "k") is None
+    assert charge.hung.wait(60)
+    charge.mode = "answer"
+    again = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert again.status == "completed" and again.replayed is None, again.error
+    assert len(charge.acted) == 2
+    record = read_key(world.store, "k")
+    assert record is not None and record.answer is not None
+    assert record.answer["status"] == "completed"
+    third = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert third.replayed is not None and third.effects == again.effects
+    assert len(charge.acted) == 2
+
+    sent: list[str] = []
+
+    def unreachable(patient: Any) -> dict[str, str]:
+        sent.append(str(patient))
+        if len(sent) == 1:
+            raise NotSent("the card network refused the connection (nothing was sent)")
+        return {"ref": "R-9"}
+
+    agent, world = build(
+        CHARGE.replace("idempotent false", "idempotent true"), tools={"charge": unreachable}
+    )
+    lost = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="n")
+    assert lost.status == "failed" and lost.error is not None
+    assert lost.error["kind"] == "not_sent" and read_key(world.store, "n") is None
+    made = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="n")
+    assert made.status == "completed" and made.replayed is None and len(sent) == 2
