@@ -101,19 +101,21 @@ def key_answer(key: str, answer: Mapping[str, Any]) -> list[Quad]:
     return [(node, HORIS.answer, Literal(text), node)]
 
 
+_READ = frozenset({HORIS.fingerprint, HORIS.answer, PROV.startedAtTime})
+
+
 def read_key(store: Store, key: str) -> KeyRecord | None:
-    """The call made with ``key``, if any: a look-up of the key's node, never a scan."""
-    node = key_node(key)
-
-    def first(p: URIRef) -> Any:
-        return next(iter(store.objects(node, p)), None)
-
-    fingerprint = first(HORIS.fingerprint)
+    """The call made with ``key``, if any: one look-up of the key's node (one query on a
+    ``sparql:`` store, where a look-up a property was three round trips), never a scan."""
+    found: dict[Any, Any] = {}
+    for _, p, o in store.outgoing(key_node(key), _READ):
+        found.setdefault(p, o)
+    fingerprint = found.get(HORIS.fingerprint)
     if fingerprint is None:
         return None
-    answer = first(HORIS.answer)
+    answer = found.get(HORIS.answer)
     return KeyRecord(
         str(fingerprint),
-        str(first(PROV.startedAtTime) or ""),
+        str(found.get(PROV.startedAtTime) or ""),
         json.loads(str(answer)) if answer is not None else None,
     )

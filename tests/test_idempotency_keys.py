@@ -26,6 +26,7 @@ from test_in_doubt import ALLOW, CHARGE, Charger, intents
 from horismos import NotSent, UsageError
 from horismos._idempotency import MCP_META_KEY, read_key
 from horismos._intents import CALLING
+from horismos._stores.base import WrappedStore
 
 BILL = ("tools", "call", "t.bill", "pay.ttl", "--tools", "payments.py")
 O1 = ("--args", '{"order": ":o1"}')
@@ -378,3 +379,30 @@ def test_an_idempotent_call_that_got_no_answer_leaves_its_key_free(build: Build)
     assert lost.error["kind"] == "not_sent" and read_key(world.store, "n") is None
     made = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="n")
     assert made.status == "completed" and made.replayed is None and len(sent) == 2
+
+
+def test_a_key_is_read_in_one_look_up(build: Build) -> None:
+    """A retry's key is read by one look-up of its node: on a ``sparql:`` store that is one
+    query, where a look-up a property (fingerprint, answer, start) made three round trips
+    (review). Counted at the store the call reads through; the record read is the same."""
+    agent, world = build(CHARGE, tools={"charge": Charger()})
+    args = {"patient": ":p1"}
+    first = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    asked: list[str] = []
+
+    class Counted(WrappedStore):
+        def objects(self, subject: Any, predicate: Any) -> Any:
+            asked.append("objects")
+            return self.inner.objects(subject, predicate)
+
+        def outgoing(self, subject: Any, predicates: Any = None) -> Any:
+            asked.append("outgoing")
+            return self.inner.outgoing(subject, predicates)
+
+    record = read_key(Counted(world.store), "k")
+    assert len(asked) == 1, asked
+    assert record is not None and record.answer is not None
+    assert record.answer["status"] == "completed" and record.answer["effects"]
+    again = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert again.replayed == record.started and again.effects == first.effects
+    assert read_key(Counted(world.store), "never-given") is None
