@@ -313,7 +313,7 @@ def test_a_key_records_a_failure_the_tool_answered_and_a_refusal_records_nothing
 
 def test_a_retry_whose_policy_refuses_the_tool_is_refused_not_answered(build: Build) -> None:
     """A key answers a retry only a call the caller's policy would allow: one with ``allow``
-    ReadOnly, given the key of a charge (ExternalCommit) that completed, was handed that
+    ReadOnly, given the key of a charge (HostStateWrite) that completed, was handed that
     charge's whole answer, replayed (review). It is refused, ``policy``, as the same call
     without the key is, and nothing is called; under the first call's policy the key still
     answers the first call's answer."""
