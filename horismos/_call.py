@@ -4,8 +4,9 @@ Checks, in order, each a refusal that changes nothing: the arguments against the
 schema (an unknown field, or a result field passed as input, is refused), their types against
 the world, the tool's own preconditions, the policy (side-effect classes allowed), the
 approval (fingerprint of the exact payload), the environment and the binding. A call given an
-idempotency key a call was made with already is answered before its precondition is checked
-(:mod:`._idempotency`): what that call answered, or why not. Then the call
+idempotency key a call was made with already is answered once the policy allows the tool and
+before its precondition is checked (:mod:`._idempotency`): what that call answered, or why
+not; no approval is asked of it, as nothing is called. Then the call
 takes an ActionStep's path through the runner — binding, SHACL gate, one transaction, traced
 (:meth:`~horismos._runner.Runner.call_tool`) — and comes back as a :class:`CallResult`.
 """
@@ -359,7 +360,8 @@ async def guarded_call(
     ``idempotency_key``: the caller's name for this one call (see _idempotency). A key a call
     was made with answers a retry with what that call answered, calling nothing; it is looked
     up once the call holds its subject, as an approval is taken, and before anything the
-    first call changed (its precondition) is checked again."""
+    first call changed (its precondition) is checked again, but after the policy: a caller
+    whose ``allow`` refuses the tool is refused (``policy``), not handed that answer."""
     agent, defs = catalog.agent, catalog.definitions
     refuse_unmet(defs, world)  # as a run is refused: before a trace or a world is touched
     tr = trace if isinstance(trace, Trace) else Trace(trace)
@@ -403,6 +405,8 @@ async def guarded_call(
             await _hold(worker, _claim_key(tool, nodes))
         printed = "" if idempotency_key is None else fingerprint(tool.iri, payload)
         if idempotency_key is not None:
+            # a policy that refuses the tool is not handed what an allowed call answered
+            _check_policy(tool, allow)
             _check_key(tool, defs, world, idempotency_key, printed, _as_text(nodes))
         if take_approval is not None:  # found and used up by one call: this one, held
             approval = take_approval()

@@ -230,9 +230,12 @@ class ArgumentTypeError(RunError):
 
 
 class ToolError(RunError):
-    """The tool raised, returned something unusable, or its binding could not be reached."""
+    """The tool raised, returned something unusable, or its binding could not be reached.
+    ``unanswered``: the call's last try never reached the tool, or reached it and no answer
+    came back (a timeout, a lost connection): what it did is not known here."""
 
     kind = "tool_error"
+    unanswered = False
 
 
 class ToolTimeout(ToolError):

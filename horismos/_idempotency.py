@@ -17,6 +17,9 @@ approval's use is recorded: of two calls with one key, one lands and the other i
 answer lands with the call's final commit. A call left in doubt keeps its record without an
 answer: a retry with K is answered that it is in doubt, as the call's doubt node says, and
 after ``tools reconcile`` that the key's call was settled by hand (a new key calls again).
+An idempotent tool's call records nothing that got no answer (timed out, never sent), nor
+one whose process stopped before its commit: calling it again is safe, so a retry with K
+does, as after a call refused before it was made.
 
 Keys are kept as long as the world is: nothing expires them.
 """
@@ -98,19 +101,21 @@ def key_answer(key: str, answer: Mapping[str, Any]) -> list[Quad]:
     return [(node, HORIS.answer, Literal(text), node)]
 
 
+_READ = frozenset({HORIS.fingerprint, HORIS.answer, PROV.startedAtTime})
+
+
 def read_key(store: Store, key: str) -> KeyRecord | None:
-    """The call made with ``key``, if any: a look-up of the key's node, never a scan."""
-    node = key_node(key)
-
-    def first(p: URIRef) -> Any:
-        return next(iter(store.objects(node, p)), None)
-
-    fingerprint = first(HORIS.fingerprint)
+    """The call made with ``key``, if any: one look-up of the key's node (one query on a
+    ``sparql:`` store, where a look-up a property was three round trips), never a scan."""
+    found: dict[Any, Any] = {}
+    for _, p, o in store.outgoing(key_node(key), _READ):
+        found.setdefault(p, o)
+    fingerprint = found.get(HORIS.fingerprint)
     if fingerprint is None:
         return None
-    answer = first(HORIS.answer)
+    answer = found.get(HORIS.answer)
     return KeyRecord(
         str(fingerprint),
-        str(first(PROV.startedAtTime) or ""),
+        str(found.get(PROV.startedAtTime) or ""),
         json.loads(str(answer)) if answer is not None else None,
     )

@@ -420,7 +420,9 @@ class Runner:
         ``keyed``: the record of the call's idempotency key (see _idempotency), landing with
         its intent, else with its effects, in a commit that requires it absent; ``answer``:
         what to record there of what the call answered, with its final commit (none for a
-        call left in doubt, nor for one never made).
+        call left in doubt, nor for one never made). The key of a call never made (blocked),
+        or of an idempotent tool's call that got no answer (never sent, timed out), is not
+        recorded: a retry with it calls again.
         """
         call = URIRef(f"urn:horismos:call:{self.env.new_id()}")
         if intent is not None and not tool.idempotent:
@@ -445,7 +447,10 @@ class Runner:
             dropped = [*dropped, calling(intent)]
         # an approval given on the command line is used once, and a key names one call
         used = tuple(q for q in pending if q[1] == HORIS.usedUp)
-        if keyed and rec.status != "blocked":  # blocked: never made, its key free again
+        # an idempotent tool's call that got no answer (never sent, timed out) is made again
+        # by a retry with its key, safely: recorded, the key answered "timed_out" for ever
+        lost = tool.idempotent and getattr(rec.error, "unanswered", False)
+        if keyed and rec.status != "blocked" and not lost:  # blocked: never made, key free
             if not announced:  # a tool that announced no intent: the key lands now
                 pending, used = [*pending, *keyed], (*used, keyed[0])
             if answer is not None and not (in_doubt and announced):
@@ -1453,6 +1458,8 @@ class Runner:
                         step=str(step.iri),
                         tool=str(tool.iri),
                     )
+            # never sent, or sent and no answer came back: an idempotent call's key stays free
+            last.unanswered = isinstance(last, NotSent) or not attempt.answered
             if getattr(last, "terminal", False):  # a quota breach, a full disk: not retried
                 break
             if not tool.idempotent and attempt.sent and not isinstance(last, NotSent):

@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 import time
+from typing import Any
 
 import pytest
 from conftest import Build
@@ -22,9 +23,10 @@ from oxigraph_server import OxigraphServer
 from test_client_retries import _env, cli, ledger, shop, start
 from test_in_doubt import ALLOW, CHARGE, Charger, intents
 
-from horismos import UsageError
+from horismos import NotSent, UsageError
 from horismos._idempotency import MCP_META_KEY, read_key
 from horismos._intents import CALLING
+from horismos._stores.base import WrappedStore
 
 BILL = ("tools", "call", "t.bill", "pay.ttl", "--tools", "payments.py")
 O1 = ("--args", '{"order": ":o1"}')
@@ -307,3 +309,100 @@ def test_a_key_records_a_failure_the_tool_answered_and_a_refusal_records_nothing
     assert len(charge.acted) == 2
     with pytest.raises(UsageError, match="at most 255"):
         agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="x" * 256)
+
+
+def test_a_retry_whose_policy_refuses_the_tool_is_refused_not_answered(build: Build) -> None:
+    """A key answers a retry only a call the caller's policy would allow: one with ``allow``
+    ReadOnly, given the key of a charge (HostStateWrite) that completed, was handed that
+    charge's whole answer, replayed (review). It is refused, ``policy``, as the same call
+    without the key is, and nothing is called; under the first call's policy the key still
+    answers the first call's answer."""
+    charge = Charger()
+    agent, world = build(CHARGE, tools={"charge": charge})
+    args = {"patient": ":p1"}
+    first = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert first.status == "completed" and first.replayed is None
+    read_only = agent.catalog.call(
+        "t.charge", args, world, allow=["ReadOnly"], idempotency_key="k"
+    )
+    assert read_only.replayed is None and read_only.status == "refused"
+    assert read_only.error is not None and read_only.error["kind"] == "policy"
+    assert not any(b.get("type") == "json" for b in read_only.content)
+    assert len(charge.acted) == 1
+    again = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert again.replayed is not None and again.effects == first.effects
+    assert len(charge.acted) == 1
+
+
+def test_an_idempotent_call_that_got_no_answer_leaves_its_key_free(build: Build) -> None:
+    """An idempotent tool's call with a key that timed out recorded that answer under the key,
+    so every retry with it was answered "timed_out", replayed, and never called again
+    (review), though calling an idempotent tool again is safe and a lost answer is what a key
+    is for. It records no key (a blocked call's is dropped too): the retry with the key calls
+    and lands, and the next is answered that, replayed. One never sent (its binding gone)
+    leaves the key free the same way."""
+    charge = Charger()
+    agent, world = build(
+        CHARGE.replace("idempotent false", "idempotent true"), tools={"charge": charge}
+    )
+    args = {"patient": ":p1"}
+    charge.mode = "hang"
+    first = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert first.status == "timed_out" and first.error is not None
+    assert first.error["kind"] == "timeout"
+    assert read_key(world.store, "k") is None
+    assert charge.hung.wait(60)
+    charge.mode = "answer"
+    again = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert again.status == "completed" and again.replayed is None, again.error
+    assert len(charge.acted) == 2
+    record = read_key(world.store, "k")
+    assert record is not None and record.answer is not None
+    assert record.answer["status"] == "completed"
+    third = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert third.replayed is not None and third.effects == again.effects
+    assert len(charge.acted) == 2
+
+    sent: list[str] = []
+
+    def unreachable(patient: Any) -> dict[str, str]:
+        sent.append(str(patient))
+        if len(sent) == 1:
+            raise NotSent("the card network refused the connection (nothing was sent)")
+        return {"ref": "R-9"}
+
+    agent, world = build(
+        CHARGE.replace("idempotent false", "idempotent true"), tools={"charge": unreachable}
+    )
+    lost = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="n")
+    assert lost.status == "failed" and lost.error is not None
+    assert lost.error["kind"] == "not_sent" and read_key(world.store, "n") is None
+    made = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="n")
+    assert made.status == "completed" and made.replayed is None and len(sent) == 2
+
+
+def test_a_key_is_read_in_one_look_up(build: Build) -> None:
+    """A retry's key is read by one look-up of its node: on a ``sparql:`` store that is one
+    query, where a look-up a property (fingerprint, answer, start) made three round trips
+    (review). Counted at the store the call reads through; the record read is the same."""
+    agent, world = build(CHARGE, tools={"charge": Charger()})
+    args = {"patient": ":p1"}
+    first = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    asked: list[str] = []
+
+    class Counted(WrappedStore):
+        def objects(self, subject: Any, predicate: Any) -> Any:
+            asked.append("objects")
+            return self.inner.objects(subject, predicate)
+
+        def outgoing(self, subject: Any, predicates: Any = None) -> Any:
+            asked.append("outgoing")
+            return self.inner.outgoing(subject, predicates)
+
+    record = read_key(Counted(world.store), "k")
+    assert len(asked) == 1, asked
+    assert record is not None and record.answer is not None
+    assert record.answer["status"] == "completed" and record.answer["effects"]
+    again = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
+    assert again.replayed == record.started and again.effects == first.effects
+    assert read_key(Counted(world.store), "never-given") is None
