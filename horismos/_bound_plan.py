@@ -9,18 +9,15 @@ query's text and a recorded trace replays by matching it (:mod:`horismos._reads`
 
 So the ``memory`` store and a precondition evaluated by rdflib use the same text by a plan
 made knowing which variables are bound (:func:`bound_first`, ``_ordered`` says how). Ordering
-a basic graph pattern of plain triples changes what it costs and the order its solutions come
-in, never which they are. Where that order or rdflib's own evaluation would change an answer,
-the query or the pattern is left as parsed:
-
-- a basic graph pattern holding a property path (``?p :q*``): rdflib evaluates a path's
-  zero-length case from the ends bound when it is reached, so moving it changes its rows;
-- a query whose answer depends on the order of rows: a ``LIMIT``/``OFFSET`` not over an
-  ``ORDER BY`` of every projected variable (a tie keeps the order the rows came in), and
-  ``SAMPLE``, ``GROUP_CONCAT``, ``SUM`` and ``AVG`` (a float's sum depends on its order).
-
-So the answer is the same multiset of rows; rows of a query without ``ORDER BY`` may come in
-another order than rdflib's plan gave them.
+a basic graph pattern changes what it costs and the order its solutions come in, never which
+they are, so long as each property path's ends are bound, or not, when it is reached as they
+were in rdflib's order: rdflib answers a path by the ends bound (``?s ?p ?o . ?p :q* ?y``
+gives a zero-length row with ``?p`` bound, none with ``?p`` unbound), so a path's ends keep
+their state. A query whose answer depends on the order of its rows is left as parsed: a
+``LIMIT``/``OFFSET`` not over an ``ORDER BY`` of every projected variable (a tie keeps the
+order the rows came in), ``SAMPLE``, ``GROUP_CONCAT``, ``SUM`` and ``AVG`` (a float's sum
+depends on its order). So the answer is the same multiset of rows as rdflib's; the rows of a
+query without ``ORDER BY`` may come in another order.
 """
 
 from __future__ import annotations
@@ -132,7 +129,7 @@ def _replanned(node: Any, known: frozenset[Variable]) -> Any:
         second = known | _named(node["p1"]) if joined else known
         for key, value in node.items():
             out[key] = _replanned(value, second if key == "p2" else known)
-        if node.name == "BGP" and not any(isinstance(t, Path) for x in node["triples"] for t in x):
+        if node.name == "BGP":
             out["triples"] = _ordered(node["triples"], known)
         return out
     if isinstance(node, list):
@@ -158,20 +155,55 @@ def _named(node: Any) -> frozenset[Variable]:
 
 
 def _ordered(triples: list[_Triple], bound: frozenset[Variable]) -> list[_Triple]:
-    """A pattern of plain triples (one with a property path is kept as parsed: see the
-    module's docstring). Each next pattern the one with the fewest variables still unknown;
-    of those, one whose subject is known (a node's own edges: ``?this :item ?item`` before
-    ``?item :rank 0``); then any but a class's members (``?a horis:instance ?i`` before
-    ``?a a horis:StepExecution``). Ties keep rdflib's order (``?i horis:status horis:Waiting``
-    before ``?i horis:workflow ?wf``: a bound value is not always the fewer)."""
+    """Each next pattern the one with the fewest variables still unknown; of those, one whose
+    subject is known (a node's own edges: ``?this :item ?item`` before ``?item :rank 0``);
+    then any but a class's members (``?a horis:instance ?i`` before ``?a a
+    horis:StepExecution``). Ties keep rdflib's order (``?i horis:status horis:Waiting``
+    before ``?i horis:workflow ?wf``: a bound value is not always the fewer).
+
+    A property path is evaluated from the ends bound when it is reached, and answers by them
+    (a ``*`` path's zero-length case, a falsy literal taken for an unbound end), so each
+    path's ends are kept bound, or unbound, as they were in rdflib's order: a pattern binding
+    an end the path reached unbound waits until the path is placed, and the path waits until
+    the ends it reached bound are. Where no pattern can go next so, rdflib's order is kept."""
+    external: set[Any] = set(bound)
+    ends: dict[int, tuple[frozenset[Any], frozenset[Any]]] = {}  # a path's ends: bound, not
+    seen: set[Any] = set(external)
+    for i, triple in enumerate(triples):
+        if isinstance(triple[1], Path):
+            own = {t for t in (triple[0], triple[2]) if _variable(t) and t not in external}
+            ends[i] = (frozenset(own & seen), frozenset(own - seen))
+        seen.update(t for t in triple if _variable(t))
     known: set[Any] = set(bound)
-    left, out = list(triples), []
+    left, out = list(range(len(triples))), []
     while left:
-        best = min(range(len(left)), key=lambda i: _cost(left[i], known))
-        chosen = left.pop(best)
-        out.append(chosen)
-        known.update(t for t in chosen if isinstance(t, Variable | BNode))
+        ready = [i for i in left if _may_go(i, triples, ends, left, known)]
+        if not ready:
+            return list(triples)
+        chosen = min(ready, key=lambda i: (_cost(triples[i], known), left.index(i)))
+        left.remove(chosen)
+        out.append(triples[chosen])
+        known.update(t for t in triples[chosen] if _variable(t))
     return out
+
+
+def _variable(term: Any) -> bool:
+    return isinstance(term, Variable | BNode)
+
+
+def _may_go(
+    i: int,
+    triples: list[_Triple],
+    ends: dict[int, tuple[frozenset[Any], frozenset[Any]]],
+    left: list[int],
+    known: set[Any],
+) -> bool:
+    """Whether pattern ``i`` may go next: a path's ends bound as in rdflib's order, and no
+    end a path still to come reaches unbound bound by it."""
+    if i in ends and not ends[i][0] <= known:
+        return False
+    names = {t for t in triples[i] if _variable(t)}
+    return not any(j != i and names & ends[j][1] for j in left if j in ends)
 
 
 def _cost(triple: _Triple, known: set[Any]) -> tuple[int, bool, bool]:

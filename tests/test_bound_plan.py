@@ -35,6 +35,7 @@ def _world(options: int) -> World:
 @pytest.mark.parametrize("pattern", [
     "?this :option ?option . ?option a :Option .",  # a ProposalStep's candidates
     "?this :owner ?w . ?w rdfs:label ?l . ?this :item ?item . ?item :rank 1 .",  # a constant object
+    "?this :owner/rdfs:label ?l . ?this :item ?item . ?item :rank 1 .",  # and a path
 ])
 def test_a_precondition_reads_from_its_bound_focus_not_every_match_of_a_constant(pattern) -> None:
     """rdflib orders a pattern's triples when it is parsed, before ``?this`` is bound: the
@@ -72,6 +73,8 @@ def test_a_select_reads_from_its_bound_values() -> None:
     "SELECT * WHERE { ?this :item [ :rank ?r ] . ?x :rank ?r } ORDER BY ?this ?r ?x LIMIT 3",
     # a zero-length path from a predicate bound by the pattern before it (review)
     "SELECT ?p ?y WHERE { ?this ?p ?o . ?p :q* ?y }",
+    "SELECT * WHERE { ?i :rank ?r . ?r ^:rank ?j . ?this :item ?i }",  # a path from rank 0
+    "SELECT * WHERE { ?o :rank* ?r . ?this :item ?o . ?c :item ?o }",
     # answers that depend on the order of rows: their order is compared too (review)
     "SELECT * WHERE { ?this :item [ :rank ?r ] . ?x :rank ?r } LIMIT 3",
     "SELECT ?o WHERE { ?o a :Option . ?c :item ?o . ?c :owner ?this } LIMIT 1",
