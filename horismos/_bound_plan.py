@@ -9,8 +9,15 @@ query's text and a recorded trace replays by matching it (:mod:`horismos._reads`
 
 So the ``memory`` store and a precondition evaluated by rdflib use the same text by a plan
 made knowing which variables are bound (:func:`bound_first`, ``_ordered`` says how). Ordering
-a basic graph pattern changes what it costs, never its solutions, so the answer, and what a
-trace records of it, are the same.
+a basic graph pattern changes what it costs and the order its solutions come in, never which
+they are, so long as each property path's ends are bound, or not, when it is reached as they
+were in rdflib's order: rdflib answers a path by the ends bound (``?s ?p ?o . ?p :q* ?y``
+gives a zero-length row with ``?p`` bound, none with ``?p`` unbound), so a path's ends keep
+their state. A query whose answer depends on the order of its rows is left as parsed: a
+``LIMIT``/``OFFSET`` not over an ``ORDER BY`` of every projected variable (a tie keeps the
+order the rows came in), ``SAMPLE``, ``GROUP_CONCAT``, ``SUM`` and ``AVG`` (a float's sum
+depends on its order). So the answer is the same multiset of rows as rdflib's; the rows of a
+query without ``ORDER BY`` may come in another order.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from rdflib import RDF, BNode, Variable
+from rdflib.paths import Path
 
 if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query parsed
     from rdflib.plugins.sparql.sparql import Query
@@ -28,16 +36,81 @@ __all__ = ["bound_first"]
 _Triple = tuple[Any, Any, Any]
 
 
-@lru_cache(maxsize=512)
 def bound_first(query: Query, bound: frozenset[str]) -> Query:
     """``query`` with each basic graph pattern ordered knowing ``bound``'s variables
-    (``query`` itself when none is bound). Kept per prepared query and set of bound names: a
-    store asks the same few queries with the same variables bound."""
-    if not bound:
+    (``query`` itself when none of them occurs in it, or when its answer depends on the
+    order of its rows). Kept per prepared query and set of bound names it writes: a store
+    asks the same few queries with the same variables bound, and names bound beside them
+    (a step's other values) do not make another plan."""
+    named, fixed = _shape(query)
+    used = frozenset(v for v in bound if v in named)
+    if fixed or not used:
         return query
+    return _planned(query, used)
+
+
+@lru_cache(maxsize=512)
+def _shape(query: Query) -> tuple[frozenset[str], bool]:
+    """The names of the variables written in ``query``, and whether its answer depends on
+    the order of its rows (:func:`_order_matters`); kept per prepared query."""
+    return frozenset(map(str, _named(query.algebra))), _order_matters(query.algebra)
+
+
+@lru_cache(maxsize=512)
+def _planned(query: Query, bound: frozenset[str]) -> Query:
     from rdflib.plugins.sparql.sparql import Query
 
     return Query(query.prologue, _replanned(query.algebra, frozenset(map(Variable, bound))))
+
+
+_ORDERED_AGGREGATES = frozenset(
+    {"Aggregate_Sample", "Aggregate_GroupConcat", "Aggregate_Sum", "Aggregate_Avg"}
+)
+
+
+def _order_matters(algebra: Any) -> bool:
+    """Whether the answer of ``algebra`` may change with the order its rows come in: a
+    ``Slice`` (``LIMIT``/``OFFSET``) not over an ``ORDER BY`` of every projected variable,
+    or an aggregate that keeps the first value or joins them in order."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    stack = [algebra]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, CompValue):
+            if x.name == "AggregateJoin" and any(_first_of_many(a, x["p"]) for a in x["A"]):
+                return True
+            if x.name == "Slice" and not _fully_ordered(x["p"]):
+                return True
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple):
+            stack.extend(x)
+    return False
+
+
+def _first_of_many(aggregate: Any, group: Any) -> bool:
+    """Whether ``aggregate`` answers from the order of its group's rows: ``SAMPLE`` (but of a
+    variable the rows are grouped by, as rdflib projects one), ``GROUP_CONCAT``, ``SUM`` or
+    ``AVG``."""
+    if aggregate.name == "Aggregate_Sample":
+        keys = group.get("expr") if getattr(group, "name", None) == "Group" else None
+        return not (isinstance(aggregate["vars"], Variable) and aggregate["vars"] in (keys or ()))
+    return aggregate.name in _ORDERED_AGGREGATES
+
+
+def _fully_ordered(node: Any) -> bool:
+    """Whether ``node`` (what a ``Slice`` cuts) is ordered by an ``ORDER BY`` whose keys are
+    plain variables naming every projected one: two rows it leaves tied project the same
+    values. A key that is an expression may tie rows that differ."""
+    projected: frozenset[Variable] | None = None
+    while getattr(node, "name", None) in ("Distinct", "Reduced", "Project"):
+        if node.name == "Project":
+            projected = frozenset(node["PV"])
+        node = node["p"]
+    if getattr(node, "name", None) != "OrderBy" or projected is None:
+        return False
+    keys = [c["expr"] if getattr(c, "name", None) == "OrderCondition" else c for c in node["expr"]]
+    return all(isinstance(k, Variable) for k in keys) and projected <= set(keys)
 
 
 def _replanned(node: Any, known: frozenset[Variable]) -> Any:
@@ -86,15 +159,51 @@ def _ordered(triples: list[_Triple], bound: frozenset[Variable]) -> list[_Triple
     subject is known (a node's own edges: ``?this :item ?item`` before ``?item :rank 0``);
     then any but a class's members (``?a horis:instance ?i`` before ``?a a
     horis:StepExecution``). Ties keep rdflib's order (``?i horis:status horis:Waiting``
-    before ``?i horis:workflow ?wf``: a bound value is not always the fewer)."""
+    before ``?i horis:workflow ?wf``: a bound value is not always the fewer).
+
+    A property path is evaluated from the ends bound when it is reached, and answers by them
+    (a ``*`` path's zero-length case, a falsy literal taken for an unbound end), so each
+    path's ends are kept bound, or unbound, as they were in rdflib's order: a pattern binding
+    an end the path reached unbound waits until the path is placed, and the path waits until
+    the ends it reached bound are. Where no pattern can go next so, rdflib's order is kept."""
+    external: set[Any] = set(bound)
+    ends: dict[int, tuple[frozenset[Any], frozenset[Any]]] = {}  # a path's ends: bound, not
+    seen: set[Any] = set(external)
+    for i, triple in enumerate(triples):
+        if isinstance(triple[1], Path):
+            own = {t for t in (triple[0], triple[2]) if _variable(t) and t not in external}
+            ends[i] = (frozenset(own & seen), frozenset(own - seen))
+        seen.update(t for t in triple if _variable(t))
     known: set[Any] = set(bound)
-    left, out = list(triples), []
+    left, out = list(range(len(triples))), []
     while left:
-        best = min(range(len(left)), key=lambda i: _cost(left[i], known))
-        chosen = left.pop(best)
-        out.append(chosen)
-        known.update(t for t in chosen if isinstance(t, Variable | BNode))
+        ready = [i for i in left if _may_go(i, triples, ends, left, known)]
+        if not ready:
+            return list(triples)
+        chosen = min(ready, key=lambda i: (_cost(triples[i], known), left.index(i)))
+        left.remove(chosen)
+        out.append(triples[chosen])
+        known.update(t for t in triples[chosen] if _variable(t))
     return out
+
+
+def _variable(term: Any) -> bool:
+    return isinstance(term, Variable | BNode)
+
+
+def _may_go(
+    i: int,
+    triples: list[_Triple],
+    ends: dict[int, tuple[frozenset[Any], frozenset[Any]]],
+    left: list[int],
+    known: set[Any],
+) -> bool:
+    """Whether pattern ``i`` may go next: a path's ends bound as in rdflib's order, and no
+    end a path still to come reaches unbound bound by it."""
+    if i in ends and not ends[i][0] <= known:
+        return False
+    names = {t for t in triples[i] if _variable(t)}
+    return not any(j != i and names & ends[j][1] for j in left if j in ends)
 
 
 def _cost(triple: _Triple, known: set[Any]) -> tuple[int, bool, bool]:

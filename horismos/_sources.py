@@ -92,6 +92,7 @@ class _File:
     _subject_lines: dict[URIRef, int | None] = field(default_factory=dict)
     _term_lines: dict[URIRef, list[int]] = field(default_factory=dict)
     _block_ends: dict[int, int] = field(default_factory=dict)
+    _text_lines: dict[str, list[int] | None] = field(default_factory=dict)
 
     @property
     def namespaces(self) -> dict[str, str]:
@@ -134,6 +135,47 @@ class _File:
             for word in set(_WORD.findall(text)):
                 words.setdefault(word, []).append(i)
         return words
+
+    @cached_property
+    def _vocabulary(self) -> tuple[list[str], list[str]]:
+        """The words of :attr:`_words`, sorted, and each spelled backwards, sorted: the words
+        starting, or ending, with a text are a run of one of them."""
+        return sorted(self._words), sorted(w[::-1] for w in self._words)
+
+    def text_lines_with(self, text: str) -> list[int] | None:
+        """The lines (1-based, ascending) that may hold ``text`` (a superset of those that do),
+        from the word index; None when any may (``text`` has no word). A word of ``text`` with
+        no word character either side of it in ``text`` is a whole word of such a line; one at
+        its start ends a word of the line, one at its end starts one. Kept per text."""
+        found = self._text_lines.get(text)
+        if text in self._text_lines:
+            return found
+        best: set[int] | None = None
+        for m in _WORD.finditer(text):
+            word, inner_start, inner_end = m.group(), m.start() > 0, m.end() < len(text)
+            if inner_start and inner_end:
+                words = [word]
+            elif inner_start:  # the line's word starts with it
+                forwards = self._vocabulary[0]
+                at = bisect_left(forwards, word)
+                words = []
+                while at < len(forwards) and forwards[at].startswith(word):
+                    words.append(forwards[at])
+                    at += 1
+            elif inner_end:  # the line's word ends with it
+                backwards, drow = self._vocabulary[1], word[::-1]
+                at = bisect_left(backwards, drow)
+                words = []
+                while at < len(backwards) and backwards[at].startswith(drow):
+                    words.append(backwards[at][::-1])
+                    at += 1
+            else:
+                words = [w for w in self._vocabulary[0] if word in w]
+            lines = {i for w in words for i in self._words.get(w, ())}
+            if best is None or len(lines) < len(best):
+                best = lines
+        found = self._text_lines[text] = None if best is None else sorted(best)
+        return found
 
     def term_lines(self, node: URIRef) -> list[int]:
         """The lines (1-based, ascending) where :meth:`find` finds ``node``; kept per node.
@@ -319,6 +361,9 @@ class Sources:
             return None, None
         if node not in self._where:
             found: tuple[str | None, int | None] = (None, None)
+            # Kept before looking: blank nodes may open one another in a cycle
+            # (``_:p2 sh:zeroOrMorePath ( _:p2 )``), and looking for one looks for its parent.
+            self._where[node] = found
             if isinstance(node, BNode):
                 edge = self._parent(node)
                 if edge is not None:
@@ -371,29 +416,58 @@ class Sources:
                 window = window.split("\n", 1)[0]  # a value is written on its predicate's line
             return sum(1 for mark in marks if mark in window)
 
-        chosen = self._holding(f, o, hits, lo, hi, end) or range(lo, hi)
-        best = max(chosen, key=lambda k: (score(k), -k))
+        best = self._best(f, marks, hits, lo, hi, end, score)
         return str(f.path), self._sibling(f, p, o, hits[best], marks)
 
-    def _holding(self, f: _File, o: Node, hits: list[int], lo: int, hi: int, end: int) -> list[int]:
-        """Of the statements written at ``hits[lo:hi]`` (each running to the next), those
-        whose text writes a named node ``o`` is or has as a value (one that writes all of
-        ``o``'s marks writes these): only they are scored, where scoring each statement
-        for each problem grew with the square of a description's statements. Empty when
-        ``o`` names none, or none is written there."""
-        named = (
-            [o]
-            if isinstance(o, URIRef)
-            else [v for v in f.graph.objects(o, None) if isinstance(v, URIRef)]
-            if isinstance(o, BNode)
-            else []
-        )
-        held: set[int] = set()
-        for node in named:
-            at = f.term_lines(node)
-            for line in at[bisect_left(at, hits[lo]) : bisect_right(at, end)]:
-                held.add(bisect_right(hits, line, lo, hi) - 1)
-        return sorted(held)
+    _FEW = 32  # statements scored each, and lines a mark may be on and still be looked at
+
+    def _best(
+        self,
+        f: _File,
+        marks: list[str],
+        hits: list[int],
+        lo: int,
+        hi: int,
+        end: int,
+        score: Callable[[int], int],
+    ) -> int:
+        """Of the statements written at ``hits[lo:hi]`` (each running to the next, the last to
+        ``end``), the one whose text holds most ``marks``, the first on a tie: as scoring each
+        would, where scoring each for each problem grew with the square of a description's
+        statements. A statement's score is at most the marks the word index says may be in
+        it (:meth:`_File.text_lines_with`; a mark on many lines counts as in every one), so
+        statements are scored from the highest such bound down, until no bound is above the
+        best score found (nor equal to it, for a statement before the best)."""
+        if hi - lo <= self._FEW:
+            return max(range(lo, hi), key=lambda k: (score(k), -k))
+        everywhere, may = 0, dict[int, int]()
+        for mark in marks:
+            at = f.text_lines_with(mark)
+            inside = None if at is None else at[bisect_left(at, hits[lo]) : bisect_right(at, end)]
+            if inside is None or len(inside) > self._FEW:
+                everywhere += 1
+                continue
+            for k in {bisect_right(hits, line, lo, hi) - 1 for line in inside}:
+                may[k] = may.get(k, 0) + 1
+        ranked = sorted(may, key=lambda k: (-may[k], k))
+        best, top = lo, -1
+        for k in ranked:
+            bound = may[k] + everywhere
+            if bound < top or (bound == top and k > best):
+                break
+            got = score(k)
+            if got > top or (got == top and k < best):
+                best, top = k, got
+        if everywhere > top or (everywhere == top and best > lo):
+            for k in range(lo, hi):  # the rest, each bounded by ``everywhere``
+                if everywhere < top or (everywhere == top and k >= best):
+                    break
+                if k in may:
+                    continue
+                got = score(k)
+                if got > top or (got == top and k < best):
+                    best, top = k, got
+        return best
 
     def written_literal(self, s: Node, p: URIRef, o: Literal) -> str | None:
         """``o`` as the file writes it after ``p`` (``"2026-03-01T07:30:00Z"^^xsd:dateTime``,

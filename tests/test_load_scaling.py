@@ -166,3 +166,75 @@ def test_placing_a_warning_per_property_shape_reads_its_lines_not_the_whole_shap
             assert named and w.line and lines[w.line - 1].strip() == f"sh:path {named[0]} ;"
         per_warning.append(searched[0] / n)
     assert per_warning[1] < 2 * per_warning[0] < 40, per_warning  # 210 -> 2,009 a warning
+
+
+@pytest.mark.parametrize("others", [1, 40])  # scored each, and found by the word index
+def test_a_statement_is_placed_where_its_predicate_line_writes_its_value(
+    tmp_path: Path, others: int
+) -> None:
+    """``<o>`` under ``@base`` is not a way the index finds ``ex:o``; the ``ex:o`` of a later
+    statement (``ex:r ex:o``, in the text of the last ``ex:p`` statement, which runs to the
+    next ``ex:p``) is. Only the statements writing it were scored: the value went to the last
+    ``ex:p`` line, not the first one, where scoring every statement placed it (review)."""
+    from horismos._sources import read_sources
+
+    text = "@base <http://ex/> .\n@prefix ex: <http://ex/> .\nex:s ex:p <o> ;\n"
+    text += "".join(f"     ex:p ex:x{i} ;\n" for i in range(others))
+    text += "     ex:r ex:o .\n"
+    path = tmp_path / "base.ttl"
+    path.write_text(text, encoding="utf-8")
+    ex = "http://ex/"
+    sources = read_sources([path])
+    assert sources.locate_statement(URIRef(ex + "s"), URIRef(ex + "p"), URIRef(ex + "o")) == (
+        str(path),
+        3,
+    )
+    assert sources.locate_statement(URIRef(ex + "s"), URIRef(ex + "p"), URIRef(ex + "x0"))[1] == 4
+    last = URIRef(ex + f"x{others - 1}")
+    assert sources.locate_statement(URIRef(ex + "s"), URIRef(ex + "p"), last)[1] == 3 + others
+
+
+def test_the_word_index_places_every_statement_where_scoring_each_does(monkeypatch) -> None:
+    """Scoring only the statements the word index says may hold a value's marks, from the
+    most marks down, places every statement of these files where scoring each one does."""
+    from horismos._sources import Sources, read_sources
+
+    root = Path(__file__).parent
+    paths = [
+        *sorted((root / "fixtures").rglob("*.ttl"))[::4],
+        *(root.parent / "examples").rglob("*.ttl"),
+    ]
+    checked = 0
+    for path in paths:
+        try:
+            sources = read_sources([path])
+        except Exception:  # a fixture that does not load alone
+            continue
+        triples = list(sources.graph)
+        monkeypatch.setattr(Sources, "_FEW", 0)
+        bounded = [sources.locate_statement(*t) for t in triples]
+        sources._where.clear()
+        monkeypatch.setattr(Sources, "_FEW", 10**9)
+        assert [sources.locate_statement(*t) for t in triples] == bounded, path
+        checked += len(bounded)
+    assert checked > 1000, checked
+
+
+def test_blank_nodes_that_open_one_another_are_placed_without_endless_recursion(
+    tmp_path: Path,
+) -> None:
+    """``_:p2 sh:zeroOrMorePath ( _:p2 )`` (as a W3C SHACL test writes it): placing a blank
+    node places the statement that opens it, which placed the list's node, which placed
+    ``_:p2`` again, until Python's recursion limit (review)."""
+    from horismos._sources import read_sources
+
+    path = tmp_path / "cycle.ttl"
+    path.write_text(
+        "@prefix sh: <http://www.w3.org/ns/shacl#> .\n\n_:p2 sh:zeroOrMorePath ( _:p2 ) .\n",
+        encoding="utf-8",
+    )
+    fixture = Path(__file__).parent / "fixtures/w3c_shacl_core/path/path-unused-001-shapes.ttl"
+    for file in (path, fixture):
+        sources = read_sources([file])
+        placed = [sources.locate_statement(s, p, o) for s, p, o in sources.graph]
+        assert all(file_ in (None, str(file)) for file_, _ in placed)
