@@ -6,11 +6,11 @@ checked nothing at all:
 
 - bounds that no count or value meets (``sh:minCount 2 ; sh:maxCount 1``, ``sh:minLength 12 ;
   sh:maxLength 3``, ``sh:minInclusive`` above ``sh:maxInclusive``): no node, or no value,
-  conforms;
+  conforms (not for a shape inside ``sh:or``, ``sh:xone`` or ``sh:not``, which a node may
+  fail and still conform: :func:`in_logical_branch`);
 - a ``sh:maxLength`` below the length of the shortest text its ``sh:pattern`` matches
   (``sh:pattern "^Q-[A-Z]+-[0-9]+$" ; sh:maxLength 4``): a value short enough is too short
-  to match (not for a shape inside ``sh:or``, ``sh:xone`` or ``sh:not``, which a node may
-  fail and still conform: :func:`in_logical_branch`);
+  to match (nor for such a shape);
 - ``sh:flags`` with a letter other than ``i`` and ``m`` (``"s"``, or ``"g"`` from
   JavaScript): the gate and pyshacl read those two only, and checked the pattern without it;
 - a shape with no target that nothing names (no ``sh:targetClass``…, no ``sh:node`` or
@@ -86,6 +86,8 @@ def _crossed_bounds(g: Graph, n: Callable[[Node], str], written: Written) -> Ite
         for holder, least in g.subject_objects(low):
             most = g.value(holder, high)
             if not (isinstance(least, Literal) and isinstance(most, Literal)):
+                continue
+            if in_logical_branch(g, holder):  # a branch that never holds: not every result
                 continue
             lo, hi = least.toPython(), most.toPython()
             if isinstance(lo, Literal) or isinstance(hi, Literal):  # ill-typed: said elsewhere

@@ -344,6 +344,10 @@ def test_an_untagged_has_value_on_a_lang_string_property_hints_a_tag(tmp_path: P
                  " ;", id="not-max-length"),
     pytest.param('sh:or ( [ sh:path :queueRef ; sh:maxLength 3 ; sh:pattern "^Q-[A-Z]+-[0-9]+$" ]'
                  "\n        [ sh:path :queueRef ; sh:maxLength 3 ] ) ;", id="or-max-length"),
+    pytest.param("sh:not [ sh:path :queueRef ; sh:minLength 5 ; sh:maxLength 3 ] ;",
+                 id="not-crossed-bounds"),
+    pytest.param("sh:or ( [ sh:path :queueRef ; sh:minLength 5 ; sh:maxLength 3 ]\n"
+                 "        [ sh:path :queueRef ; sh:maxLength 9 ] ) ;", id="or-crossed-bounds"),
 ])
 def test_a_shape_a_node_may_fail_and_conform_says_nothing(tmp_path: Path, new: str) -> None:
     """A branch of ``sh:or`` no value meets was an error that every result was rejected; the
