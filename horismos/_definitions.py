@@ -3719,18 +3719,24 @@ class _Builder:
         rdfs:range refuses (``"120000"``, a string, for an xsd:integer). No value the property
         takes is in the list, so every node holding the property breaks the shape, and the
         gate rejected the result of every tool that landed on one, after the tool had acted.
-        An error when no value listed can be one of the property's; a warning when some can."""
+        An error when no value listed can be one of the property's; a warning when some can,
+        or when the shape is inside ``sh:or``, ``sh:xone`` or ``sh:not``: a node may fail it
+        and still conform (:func:`._shape_slips.in_logical_branch`)."""
         for holder, items in sorted(self.g.subject_objects(SH["in"]), key=str):
             wrong = self.wrong_listed(holder)
             if wrong is None:
                 continue
             path = self.n(cast(URIRef, self.g.value(holder, SH.path)))
             shown = ", ".join(turtle_term(v, self.n) for v in wrong.values)
-            (self.error if wrong.every else self.warn)(
+            branch = wrong.every and in_logical_branch(self.g, holder)
+            (self.error if wrong.every and not branch else self.warn)(
                 holder,
                 f"sh:in lists {shown}, but {wrong.why}, so "
                 + (
-                    f"no value of {path} is in the list: every node holding it breaks the "
+                    f"no value of {path} is in the list: a node holding it never meets this "
+                    "shape (inside sh:or, sh:xone or sh:not)"
+                    if branch
+                    else f"no value of {path} is in the list: every node holding it breaks the "
                     "shape, and the gate rejects the result of every tool that lands on one, "
                     "after the tool has acted"
                     if wrong.every

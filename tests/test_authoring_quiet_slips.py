@@ -348,6 +348,8 @@ def test_an_untagged_has_value_on_a_lang_string_property_hints_a_tag(tmp_path: P
                  id="not-crossed-bounds"),
     pytest.param("sh:or ( [ sh:path :queueRef ; sh:minLength 5 ; sh:maxLength 3 ]\n"
                  "        [ sh:path :queueRef ; sh:maxLength 9 ] ) ;", id="or-crossed-bounds"),
+    pytest.param('sh:or ( [ sh:path :acuity ; sh:in ( "urgent" "routine" ) ]\n'
+                 "        [ sh:path :acuity ] ) ;", id="or-in-of-the-other-kind"),
 ])
 def test_a_shape_a_node_may_fail_and_conform_says_nothing(tmp_path: Path, new: str) -> None:
     """A branch of ``sh:or`` no value meets was an error that every result was rejected; the
@@ -355,6 +357,19 @@ def test_a_shape_a_node_may_fail_and_conform_says_nothing(tmp_path: Path, new: s
     onto, _ = ontology_edited(tmp_path, "sh:targetClass :Patient ;",
                               "sh:targetClass :Patient ;\n    " + new)
     assert [p for p in problems(TRIAGE[0], TRIAGE, onto) if p.severity == "error"] == []
+
+
+def test_an_in_list_of_the_other_kind_inside_an_or_is_a_warning_that_says_so(
+        tmp_path: Path) -> None:
+    """Its branch never holds, which is worth saying, but not that every result is rejected:
+    the other branch takes them."""
+    onto, _ = ontology_edited(
+        tmp_path, "sh:targetClass :Patient ;",
+        'sh:targetClass :Patient ;\n    sh:or ( [ sh:path :acuity ; sh:in ( "urgent" ) ]'
+        " [ sh:path :acuity ] ) ;")
+    p = the_one(problems(TRIAGE[0], TRIAGE, onto), "warning")
+    assert p.message.startswith('sh:in lists "urgent", but :acuity'), p.message
+    assert "never meets this shape (inside sh:or, sh:xone or sh:not)" in p.message, p.message
 
 
 def test_a_property_shape_of_a_targeted_shape_beside_an_or_is_still_judged(
