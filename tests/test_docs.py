@@ -95,6 +95,29 @@ def test_every_relative_link_leads_to_a_file_and_heading(document: Path) -> None
     assert not broken, f"{document.relative_to(ROOT)} links to missing pages or headings: {broken}"
 
 
+def _python_samples() -> list[tuple[str, int, str]]:
+    """Each ```python block of the README and docs/: its page, its line, its code."""
+    samples = []
+    for document in _documents():
+        text = document.read_text(encoding="utf-8")
+        for block in re.finditer(r"```python\n(.*?)```", text, re.S):
+            line = text.count("\n", 0, block.start()) + 2
+            samples.append((str(document.relative_to(ROOT)), line, block.group(1)))
+    return samples
+
+
+@pytest.mark.parametrize("page,line,code", _python_samples(),
+                         ids=[f"{page}:{line}" for page, line, _ in _python_samples()])
+def test_every_python_sample_is_python_a_reader_can_paste(page: str, line: int,
+                                                           code: str) -> None:
+    """A sample is pasted into a file or a prompt as it is: one that does not compile (an
+    ``await`` outside any function) fails before it shows anything."""
+    try:
+        compile(code, f"{page}:{line}", "exec")
+    except SyntaxError as error:
+        pytest.fail(f"{page}, the Python sample at line {line}, is not Python: {error}")
+
+
 # -- the commands the pages show, run as written ------------------------------------------------
 
 
