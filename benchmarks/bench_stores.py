@@ -12,9 +12,9 @@ For each backend, in a fresh process so memory figures do not mix:
   directory's size on disk for ``oxigraph:PATH`` and for the server's ``--location`` (after a
   flush; RocksDB compresses, so it is far below the in-memory figure).
 - *steps*: the triage workflow (two gated, committed steps per patient) for every patient of
-  that world, driven by the runner directly: the trace header's snapshot of a
-  million-triple world is left out; ``--digest`` times a recomputation of the world's digest
-  from scratch (``horismos digest --check``), the kept one costing nothing.
+  that world, driven by the runner directly, its trace kept in memory (no file); ``--digest``
+  times a recomputation of the world's digest from scratch (``horismos digest --check``), the
+  kept one costing nothing.
 
 Then one and two ``horismos run --all --store sparql:URL`` processes on one ``oxigraph serve``
 over ``--worker-patients`` patients, whole processes timed (start-up included), with tools
