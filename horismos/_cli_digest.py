@@ -65,6 +65,12 @@ def cmd_digest(args: argparse.Namespace) -> int:
                     "without FILEs, or load them first with horismos load"
                 )
             world.load(*args.files)
+        elif not world.store.persistent:
+            raise UsageError(
+                f"--store {args.store} starts empty, so its digest names no world: give the "
+                "files to digest (horismos digest world.ttl), or the store that holds the "
+                "world (--store oxigraph:PATH, journal:PATH or sparql:URL)"
+            )
         if not (args.check or args.fold or args.rebase):
             print(world.digest())
             return 0

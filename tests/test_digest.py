@@ -283,6 +283,24 @@ def test_horismos_digest_prints_checks_and_folds(tmp_path, oxigraph_pool):
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
 
 
+def test_horismos_digest_of_no_world_is_a_usage_error_saying_what_to_give(tmp_path):
+    """Without files, an in-memory store holds nothing: its digest named no world, yet it was
+    printed, exit 0, as if it were the digest of one."""
+    (tmp_path / "w.ttl").write_text("<urn:x:a> <urn:x:b> <urn:x:c> .\n", encoding="utf-8")
+
+    def digest(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "horismos", "digest", *args],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+    for store in ([], ["--store", "memory"]):
+        empty = digest(*store)
+        assert (empty.returncode, empty.stdout) == (2, ""), empty.stdout + empty.stderr
+        assert "starts empty" in empty.stderr and "horismos digest world.ttl" in empty.stderr
+        assert "Traceback" not in empty.stderr
+    of_file = digest("w.ttl")
+    assert of_file.returncode == 0 and of_file.stdout.startswith("lthash16:")
+
+
 def test_two_folds_at_once_keep_the_digest_true(oxigraph_pool, monkeypatch):
     """Two `horismos digest --fold` (or a fold and a load into an empty world) at the same
     moment: each read the same deltas and replaced them by a base value of its own, so the
