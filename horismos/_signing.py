@@ -65,11 +65,13 @@ class Verifier:
     key: Any
 
     def verify(self, digest: str, sig: Any, where: str, line: int) -> None:
-        how = f"set {HMAC_ENV}" if self.kind == "hmac-sha256" else f"set {VERIFY_ENV}"
+        env = HMAC_ENV if self.kind == "hmac-sha256" else VERIFY_ENV
         if not isinstance(sig, str) or not sig.startswith(self.kind + ":"):
             raise TraceTampered(
-                f"{where}:{line}: this event is not signed with a {self.kind} key, and the "
-                f"key in the environment ({how}) requires every event to be",
+                f"{where}:{line}: this event is not signed with an {self.kind} key, and the "
+                f"key in the environment ({env} is set) requires every event to be signed: "
+                "the trace was written without that key, or edited by someone without it — "
+                f"read it with {env} unset only if you trust where it came from",
                 line=line,
             )
         body = sig[len(self.kind) + 1 :]
