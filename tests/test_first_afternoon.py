@@ -41,6 +41,24 @@ def test_tools_module_with_a_syntax_error_is_located_exit_2(tmp_path: Path) -> N
     no_traceback(p)
 
 
+def test_the_example_tools_copied_to_another_file_name_say_the_module_the_binding_names(
+        tmp_path: Path) -> None:
+    """A copy of ehr_client.py as clinic.py registers clinic.assign_queue, and the bindings
+    name ehr_client.assign_queue: the did-you-mean of the whole name was the bare
+    'notify_nurse', which said nothing of the file's name being the module's."""
+    source = (ROOT / "examples" / "triage" / "ehr_client.py").read_text(encoding="utf-8")
+    (tmp_path / "clinic.py").write_text(source, encoding="utf-8")
+    for command in (["run", *TRIAGE, *WORLD, "--focus", ":patient42"], ["validate", *TRIAGE]):
+        p = horismos(*command, "--tools", "clinic.py", cwd=tmp_path)
+        assert p.returncode == (2 if command[0] == "run" else 1), p.stdout + p.stderr
+        said = p.stdout + p.stderr
+        assert ("no callable named 'ehr_client.notify_nurse' is registered, but "
+                "'clinic.notify_nurse' is: the binding names module 'ehr_client'") in said, said
+        assert ('write "python:clinic.notify_nurse", or register the function under '
+                "'ehr_client' (--tools ehr_client.py") in said, said
+        no_traceback(p)
+
+
 def test_a_line_based_rdf_file_with_a_syntax_error_is_located_at_its_line(
         tmp_path: Path) -> None:
     """A `.nq` or `.nt` file among the definitions was reported with no line, in rdflib's

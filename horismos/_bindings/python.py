@@ -60,6 +60,9 @@ def static_problem(tool: Tool, registry: Mapping[str, Callable[..., Any]]) -> st
 
 def _unresolved(tool: Tool, target: str, registry: Mapping[str, Any]) -> str:
     head = f'binding "python:{target}" of {tool.name}:'
+    moved = _under_another_module(target, registry)
+    if moved is not None:
+        return f"{head} {moved}"
     close = difflib.get_close_matches(target, list(registry), n=1)
     if close:
         return f"{head} no callable named {target!r} is registered; did you mean {close[0]!r}?"
@@ -75,6 +78,29 @@ def _unresolved(tool: Tool, target: str, registry: Mapping[str, Any]) -> str:
         f"allowed; a Turtle file cannot choose the code it runs: register the function "
         f"(--tools MODULE or FILE.py, tools={{...}}) or allow its module "
         f'(--allow-module {module_name}, allow_modules=["{module_name}"])'
+    )
+
+
+def _under_another_module(target: str, registry: Mapping[str, Any]) -> str | None:
+    """What to write when ``MODULE.NAME`` is not registered but ``NAME`` is, under another
+    module: the file given to ``--tools`` was renamed (a copy of the example's), and the
+    did-you-mean of the whole name would say to rename the binding only."""
+    module_name, _, name = target.rpartition(".")
+    if not module_name:
+        return None
+    found = sorted(
+        key
+        for key in registry
+        if "." in key and key.rpartition(".")[2] == name and key.rpartition(".")[0] != module_name
+    )
+    if not found:
+        return None
+    other = found[0].rpartition(".")[0]
+    file = "" if "." in module_name else f" (--tools {module_name}.py: a file's module is its name)"
+    return (
+        f"no callable named {target!r} is registered, but {found[0]!r} is: the binding names "
+        f"module {module_name!r}, the function was registered from {other!r} — write "
+        f'"python:{found[0]}", or register the function under {module_name!r}{file}'
     )
 
 
