@@ -33,9 +33,9 @@ from ._catalog import (
     ordered_args,
     types_in,
 )
-from ._claims import CATALOG, Worker
+from ._claims import CATALOG, NotHeld, Worker
 from ._errors import AmbiguousName, CallInFlight, NotAnIRI, OutcomeUnknown, ToolError, UsageError
-from ._idempotency import key_answer, key_record, read_key
+from ._idempotency import key_answer, key_node, key_record, read_key
 from ._intents import (
     CALLING,
     Intent,
@@ -402,7 +402,7 @@ async def guarded_call(
             )
         _check_types(tool, defs, nodes, types_of)
         if worker is not None:  # from here to its commit, no other process calls on it
-            await _hold(worker, _claim_key(tool, nodes))
+            await _hold(worker, _claim_key(tool, nodes), idempotency_key)
         printed = "" if idempotency_key is None else fingerprint(tool.iri, payload)
         if idempotency_key is not None:
             # a policy that refuses the tool is not handed what an allowed call answered
@@ -574,17 +574,30 @@ def _as_text(nodes: Mapping[str, Node]) -> dict[str, str]:
     return {name: _n3(node) for name, node in nodes.items()}
 
 
-async def _hold(worker: Worker, key: URIRef) -> None:
+async def _hold(worker: Worker, key: URIRef, idempotency_key: str | None = None) -> None:
     """Claim what the call acts on (:func:`_claim_key`) from its precondition check to its
     commit, or refuse the call while another process holds it. Two processes serving
     one shared world checked a precondition each on their own: both saw "not queued yet", and
     a tool that is not idempotent acted twice. The claim is the one ``run --focus`` holds
     (claim, settle when others are about, verify): the first holder calls, and the other,
     refused now or running after, finds the precondition gone. A run's instance on that node
-    (its focus) holds it off the same way, and the call holds off the run."""
+    (its focus) holds it off the same way, and the call holds off the run.
+
+    An ``idempotency_key`` is held with it, all or none: two calls given one key for two
+    subjects held a claim each, and both landed, for their commits' "key absent" is judged on
+    a snapshot by the Oxigraph server. Held, whoever has the key next reads its record."""
+    also = () if idempotency_key is None else (key_node(idempotency_key),)
     try:
-        await worker.hold(CATALOG, key)
-    except UsageError:
+        await worker.hold(CATALOG, key, *also)
+    except NotHeld as e:
+        if e.node != key:
+            raise _Refused(
+                "refused",
+                "busy",
+                "another process is making a call given this idempotency key in this shared "
+                "world right now; ask again with the key once it has finished (it is then "
+                "answered that call's answer, or refused if its arguments differ)",
+            ) from None
         raise _Refused(
             "refused",
             "busy",

@@ -12,8 +12,10 @@ The record lives at a node named from the key (:func:`key_node`), in a graph of 
 a retry finds it by one look-up and never by a scan. It lands with the call's first commit —
 a tool that is not idempotent, with its intent, before it is called; any other tool, with
 its effects — and that commit requires the record's type absent (``Change.absent``), as an
-approval's use is recorded: of two calls with one key, one lands and the other is refused
-(on a shared world the call's claim on its subject keeps the second off meanwhile). The
+approval's use is recorded: of two calls with one key, one lands and the other is refused.
+On a shared world the call claims its key with its subject and holds both until its commit
+(:func:`._call._hold`): the store judges "absent" on a snapshot, and two calls racing on two
+subjects both landed. The
 answer lands with the call's final commit. A call left in doubt keeps its record without an
 answer: a retry with K is answered that it is in doubt, as the call's doubt node says, and
 after ``tools reconcile`` that the key's call was settled by hand (a new key calls again).

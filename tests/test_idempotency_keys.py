@@ -21,6 +21,7 @@ from conftest import Build
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
 from test_client_retries import _env, cli, ledger, shop, start
+from test_durable import PREFIXES
 from test_in_doubt import ALLOW, CHARGE, Charger, intents
 
 from horismos import NotSent, UsageError
@@ -103,6 +104,67 @@ def test_two_processes_given_one_key_at_once_bill_once(tmp_path) -> None:
         late = cli(tmp_path, *BILL, *O1, *store, *key)
         assert late.returncode == 0 and "replayed" in late.stdout, late.stdout + late.stderr
         assert ledger(tmp_path) == [BILLED]
+    finally:
+        server.stop()
+
+
+# two processes, one key, two orders: each round both wait at a barrier (a file each), then
+# call at once; the tool appends to the ledger, so a second charge under one key shows
+RACER = '''
+import json, sys, time
+from pathlib import Path
+import horismos
+
+here, me, other, rounds, store = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+sys.path.insert(0, str(here))
+agent = horismos.Agent.from_files(here / "pay.ttl", allow_modules=["payments"])
+world = horismos.World.open(store)
+seen = []
+for r in range(rounds):
+    (here / f"ready-{r}-{me}").touch()
+    while not (here / f"ready-{r}-{other}").exists():
+        time.sleep(0.0005)
+    result = agent.catalog.call("t.bill", {"order": f":o{r}{me}"}, world,
+                                allow=["ReadOnly", "HostStateWrite", "ExternalCommit"],
+                                idempotency_key=f"k-{r}")
+    seen.append([result.status, (result.error or {}).get("kind")])
+print(json.dumps(seen))
+'''
+
+
+def test_two_processes_given_one_key_for_two_orders_at_once_bill_at_most_once(
+        tmp_path) -> None:
+    """Two processes call t.bill with one key, each for an order of its own, at the same
+    instant, round after round, on one `sparql:` world. Their subjects differ, so the
+    orders' claims kept nothing apart, and the commit's "key absent" is judged by the
+    Oxigraph server on a snapshot: both landed and both billed. The key is claimed with the
+    subject: one bills, the other is refused (the key in flight, or reused), calling
+    nothing."""
+    rounds = 30
+    shop(tmp_path)
+    orders = "".join(f":o{r}{who} a :Order .\n" for r in range(rounds) for who in "ab")
+    (tmp_path / "world.ttl").write_text(PREFIXES + orders)
+    (tmp_path / "racer.py").write_text(RACER)
+    server = OxigraphServer(tmp_path / "db")
+    try:
+        assert cli(tmp_path, "load", "world.ttl", "--store", server.store).returncode == 0
+        racers = [
+            subprocess.Popen(
+                [sys.executable, "racer.py", str(tmp_path), me, other, str(rounds), server.store],
+                cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True)
+            for me, other in (("a", "b"), ("b", "a"))
+        ]
+        outs = [p.communicate(timeout=600) for p in racers]
+        assert [p.returncode for p in racers] == [0, 0], outs
+        seen = [json.loads(out) for out, _ in outs]
+        billed = ledger(tmp_path)
+        for r in range(rounds):
+            charges = [line for line in billed if line.endswith((f"#o{r}a", f"#o{r}b"))]
+            assert len(charges) <= 1, (r, charges, seen[0][r], seen[1][r])
+            kinds = {seen[0][r][1], seen[1][r][1]}
+            assert [seen[0][r][0], seen[1][r][0]].count("completed") == len(charges)
+            assert kinds <= {None, "busy", "idempotency_key_reused"}, kinds
     finally:
         server.stop()
 
