@@ -54,7 +54,7 @@ from ._intents import (
 )
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
-from ._policy import Policy, fingerprint, given_print, given_used, refusal
+from ._policy import Policy, fingerprint, given_print, given_used, given_used_with, refusal
 from ._prechecks import refuse_unmet
 from ._records import StepRecord
 from ._runner import Environment, _literal_fits, _n3
@@ -419,7 +419,9 @@ async def guarded_call(
         _check_policy(tool, allow)
         _check_approval(tool, payload, approval)
         if take_approval is None and approval is not None and tool.requires_approval:
-            _check_unused(tool, world, approval)
+            if _check_unused(tool, world, approval, idempotency_key):
+                # the retry of the call that used it: used again, not used up again
+                runner.policy = Policy(allow, frozenset({given_print(approval)}))
         missing = missing_env(tool, runner.mcp.servers)
         if missing:
             raise _Refused(
@@ -740,19 +742,32 @@ def _check_approval(tool: Tool, payload: Mapping[str, Any], approval: str | None
         )
 
 
-def _check_unused(tool: Tool, world: World, approval: str) -> None:
+def _check_unused(
+    tool: Tool, world: World, approval: str, idempotency_key: str | None
+) -> bool:
     """Refuse an approval given on the command line that a call has used up already: it
-    allowed that call, and a retry given it again (a script's loop) would make another."""
+    allowed that call, and a retry given it again (a script's loop) would make another.
+    Whether it was used by this very call, retried: an idempotent tool's call given the same
+    idempotency key that got no answer (its key left free), which may use it again — it is
+    the call the approval allowed, and calling such a tool again is safe. The payload is the
+    one approved (checked before), and a key names one call."""
     used = given_used(world.store, approval)
-    if used is not None:
-        raise _Refused(
-            "refused",
-            "approval_used",
-            f"the approval given was used up by a call of {tool.name} at {used}: an approval "
-            "allows one call. If another call of exactly these arguments is intended, get a "
-            f"fresh approval (`horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` "
-            "prints a new one each time) and pass it as --approval",
-        )
+    if used is None:
+        return False
+    if (
+        tool.idempotent
+        and idempotency_key is not None
+        and given_used_with(world.store, approval, key_node(idempotency_key))
+    ):
+        return True
+    raise _Refused(
+        "refused",
+        "approval_used",
+        f"the approval given was used up by a call of {tool.name} at {used}: an approval "
+        "allows one call. If another call of exactly these arguments is intended, get a "
+        f"fresh approval (`horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` "
+        "prints a new one each time) and pass it as --approval",
+    )
 
 
 def _from_record(tool: Tool, rec: StepRecord) -> CallResult:

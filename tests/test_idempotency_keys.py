@@ -468,3 +468,60 @@ def test_a_key_is_read_in_one_look_up(build: Build) -> None:
     again = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
     assert again.replayed == record.started and again.effects == first.effects
     assert read_key(Counted(world.store), "never-given") is None
+
+
+def _settled(call: Any) -> Any:
+    """``call()``'s result once no abandoned call's thread keeps its subject held (busy)."""
+    deadline = time.monotonic() + 10
+    while True:
+        result = call()
+        if (result.error or {}).get("kind") != "busy" or time.monotonic() > deadline:
+            return result
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("idempotent", [True, False])
+def test_a_keyed_retry_of_an_unanswered_call_may_use_the_approval_it_used(
+        build: Build, idempotent: bool) -> None:
+    """An idempotent tool that requires approval, called with an approval and a key, times
+    out: the approval is used up and the key is left free, so the retry — the same call, with
+    the same key and payload — was refused `approval_used`, though the approval authorised
+    exactly that call and calling it again is safe. It may use it again; another key, or no
+    key, may not (a second call). A tool that is not idempotent stays refused: its call is in
+    doubt, and nothing is called."""
+    charge = Charger()
+    defs = CHARGE.replace(
+        "horis:idempotent false",
+        f"horis:requiresApproval true ; horis:idempotent {str(idempotent).lower()}",
+    )
+    agent, world = build(defs, tools={"charge": charge})
+    args = {"patient": ":p1"}
+    approval = agent.catalog.approve("t.charge", args)
+
+    def call(key: str | None) -> Any:
+        return _settled(lambda: agent.catalog.call(
+            "t.charge", args, world, allow=ALLOW, approval=approval, idempotency_key=key))
+
+    charge.mode = "hang"
+    first = call("k")
+    assert first.status == "timed_out", first.error
+    assert charge.hung.wait(60)
+    charge.mode = "answer"
+    for other in ("k2", None):
+        refused = call(other)
+        assert refused.status == "refused", refused.error
+        kind = "approval_used" if idempotent else "outcome_unknown"
+        assert refused.error is not None and refused.error["kind"] == kind, refused.error
+    assert len(charge.acted) == 1
+    again = call("k")
+    if not idempotent:
+        assert again.status == "refused" and again.error is not None
+        assert again.error["kind"] == "outcome_unknown" and len(charge.acted) == 1
+        return
+    assert again.status == "completed" and again.replayed is None, again.error
+    assert len(charge.acted) == 2
+    third = call("k")
+    assert third.replayed is not None and third.effects == again.effects
+    still = call("k3")
+    assert still.error is not None and still.error["kind"] == "approval_used"
+    assert len(charge.acted) == 2
