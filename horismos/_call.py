@@ -418,10 +418,13 @@ async def guarded_call(
         _check_preconditions(tool, defs, nodes, world)
         _check_policy(tool, allow)
         _check_approval(tool, payload, approval)
-        if take_approval is None and approval is not None and tool.requires_approval:
-            if _check_unused(tool, world, approval, idempotency_key):
-                # the retry of the call that used it: used again, not used up again
-                runner.policy = Policy(allow, frozenset({given_print(approval)}))
+        if (
+            take_approval is None
+            and approval is not None
+            and tool.requires_approval
+            and _check_unused(tool, world, approval, idempotency_key)
+        ):  # the retry of the call that used it: used again, not used up again
+            runner.policy = Policy(allow, frozenset({given_print(approval)}))
         missing = missing_env(tool, runner.mcp.servers)
         if missing:
             raise _Refused(
@@ -742,9 +745,7 @@ def _check_approval(tool: Tool, payload: Mapping[str, Any], approval: str | None
         )
 
 
-def _check_unused(
-    tool: Tool, world: World, approval: str, idempotency_key: str | None
-) -> bool:
+def _check_unused(tool: Tool, world: World, approval: str, idempotency_key: str | None) -> bool:
     """Refuse an approval given on the command line that a call has used up already: it
     allowed that call, and a retry given it again (a script's loop) would make another.
     Whether it was used by this very call, retried: an idempotent tool's call given the same

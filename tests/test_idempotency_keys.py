@@ -115,7 +115,8 @@ import json, sys, time
 from pathlib import Path
 import horismos
 
-here, me, other, rounds, store = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+here, me, other = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+rounds, store = int(sys.argv[4]), sys.argv[5]
 sys.path.insert(0, str(here))
 agent = horismos.Agent.from_files(here / "pay.ttl", allow_modules=["payments"])
 world = horismos.World.open(store)
