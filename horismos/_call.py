@@ -35,7 +35,7 @@ from ._catalog import (
 )
 from ._claims import CATALOG, NotHeld, Worker
 from ._errors import AmbiguousName, CallInFlight, NotAnIRI, OutcomeUnknown, ToolError, UsageError
-from ._idempotency import key_answer, key_node, key_record, read_key
+from ._idempotency import key_answer, key_node, key_record, read_key, release_key, take_key
 from ._intents import (
     CALLING,
     Intent,
@@ -392,6 +392,7 @@ async def guarded_call(
         **runner.env.handed(),
     )
     nodes: dict[str, Node] = {}
+    keyed_here = False  # its key held in this process (take_key), given back at the end
     try:
         nodes, payload, problems = check_arguments(tool, defs, args, world)
         if problems:
@@ -407,6 +408,9 @@ async def guarded_call(
         if idempotency_key is not None:
             # a policy that refuses the tool is not handed what an allowed call answered
             _check_policy(tool, allow)
+            keyed_here = take_key(idempotency_key)
+            if not keyed_here:
+                raise _Refused("refused", "busy", _KEY_BUSY)
             _check_key(tool, defs, world, idempotency_key, printed, _as_text(nodes))
         if take_approval is not None:  # found and used up by one call: this one, held
             approval = take_approval()
@@ -491,6 +495,8 @@ async def guarded_call(
         result = r.result
     finally:
         await runner.aclose()
+        if keyed_here:
+            release_key(cast(str, idempotency_key))
         if worker is not None:
             worker.leave()  # the subject's claim given back with the lease
     tr.emit(
@@ -579,6 +585,13 @@ def _as_text(nodes: Mapping[str, Node]) -> dict[str, str]:
     return {name: _n3(node) for name, node in nodes.items()}
 
 
+_KEY_BUSY = (
+    "another call given this idempotency key is being made right now (in this process, or "
+    "another on this shared world); ask again with the key once it has finished (it is then "
+    "answered that call's answer, or refused if its arguments differ)"
+)
+
+
 async def _hold(worker: Worker, key: URIRef, idempotency_key: str | None = None) -> None:
     """Claim what the call acts on (:func:`_claim_key`) from its precondition check to its
     commit, or refuse the call while another process holds it. Two processes serving
@@ -596,13 +609,7 @@ async def _hold(worker: Worker, key: URIRef, idempotency_key: str | None = None)
         await worker.hold(CATALOG, key, *also)
     except NotHeld as e:
         if e.node != key:
-            raise _Refused(
-                "refused",
-                "busy",
-                "another process is making a call given this idempotency key in this shared "
-                "world right now; ask again with the key once it has finished (it is then "
-                "answered that call's answer, or refused if its arguments differ)",
-            ) from None
+            raise _Refused("refused", "busy", _KEY_BUSY) from None
         raise _Refused(
             "refused",
             "busy",

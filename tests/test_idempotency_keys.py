@@ -526,3 +526,37 @@ def test_a_keyed_retry_of_an_unanswered_call_may_use_the_approval_it_used(
     still = call("k3")
     assert still.error is not None and still.error["kind"] == "approval_used"
     assert len(charge.acted) == 2
+
+
+def test_two_keyed_calls_at_once_in_one_process_call_once(build: Build) -> None:
+    """An application awaiting two `acall`s at once (asyncio.gather) with one key and two
+    patients, of an idempotent tool: the key is recorded with the effects, after the call,
+    so both were called, and the second was refused `idempotency_key_reused` after its tool
+    had acted. A key being called in this process is held: the other is refused `busy`,
+    calling nothing."""
+    called: list[str] = []
+
+    def charge(patient: Any) -> dict[str, str]:
+        called.append(str(patient))
+        time.sleep(0.05)  # in flight while the other call is checked
+        return {"ref": f"R-{len(called)}"}
+
+    agent, world = build(
+        CHARGE.replace("idempotent false", "idempotent true"), tools={"charge": charge}
+    )
+
+    async def both() -> list[Any]:
+        return list(await asyncio.gather(*(
+            agent.catalog.acall("t.charge", {"patient": p}, world, allow=ALLOW,
+                                idempotency_key="one")
+            for p in (":p1", ":p2"))))
+
+    results = asyncio.run(both())
+    assert len(called) == 1, (called, [r.error for r in results])
+    assert sorted(r.status for r in results) == ["completed", "refused"]
+    refused = next(r for r in results if r.status == "refused")
+    assert refused.error is not None and refused.error["kind"] == "busy", refused.error
+    again = asyncio.run(both())
+    assert len(called) == 1  # the key answers one and refuses the other's payload
+    assert sorted((r.error or {}).get("kind") or "" for r in again) == [
+        "", "idempotency_key_reused"]
