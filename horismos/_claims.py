@@ -104,7 +104,8 @@ _PREFIXES = (
 )
 _ALIVE = URIRef(C + "alive")
 CALLS = URIRef(RUNTIME + "catalog-call")
-"""The work of the catalog's guarded calls on a shared world: a claim per subject (``_call``).
+"""The work of the catalog's guarded calls on a shared world: a claim per subject (``_call``),
+and one per idempotency key a call is given, held with it (:meth:`Worker.hold`'s ``also``).
 It and a workflow keep each other off a node (:meth:`Worker._crossing`)."""
 
 
