@@ -33,9 +33,9 @@ from ._catalog import (
     ordered_args,
     types_in,
 )
-from ._claims import CATALOG, Worker
+from ._claims import CATALOG, NotHeld, Worker
 from ._errors import AmbiguousName, CallInFlight, NotAnIRI, OutcomeUnknown, ToolError, UsageError
-from ._idempotency import key_answer, key_record, read_key
+from ._idempotency import key_answer, key_node, key_record, read_key, release_key, take_key
 from ._intents import (
     CALLING,
     Intent,
@@ -54,7 +54,7 @@ from ._intents import (
 )
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
-from ._policy import Policy, fingerprint, given_print, given_used, refusal
+from ._policy import Policy, fingerprint, given_print, given_used, given_used_with, refusal
 from ._prechecks import refuse_unmet
 from ._records import StepRecord
 from ._runner import Environment, _literal_fits, _n3
@@ -392,6 +392,7 @@ async def guarded_call(
         **runner.env.handed(),
     )
     nodes: dict[str, Node] = {}
+    keyed_here = False  # its key held in this process (take_key), given back at the end
     try:
         nodes, payload, problems = check_arguments(tool, defs, args, world)
         if problems:
@@ -402,11 +403,14 @@ async def guarded_call(
             )
         _check_types(tool, defs, nodes, types_of)
         if worker is not None:  # from here to its commit, no other process calls on it
-            await _hold(worker, _claim_key(tool, nodes))
+            await _hold(worker, _claim_key(tool, nodes), idempotency_key)
         printed = "" if idempotency_key is None else fingerprint(tool.iri, payload)
         if idempotency_key is not None:
             # a policy that refuses the tool is not handed what an allowed call answered
             _check_policy(tool, allow)
+            keyed_here = take_key(idempotency_key)
+            if not keyed_here:
+                raise _Refused("refused", "busy", _KEY_BUSY)
             _check_key(tool, defs, world, idempotency_key, printed, _as_text(nodes))
         if take_approval is not None:  # found and used up by one call: this one, held
             approval = take_approval()
@@ -418,8 +422,13 @@ async def guarded_call(
         _check_preconditions(tool, defs, nodes, world)
         _check_policy(tool, allow)
         _check_approval(tool, payload, approval)
-        if take_approval is None and approval is not None and tool.requires_approval:
-            _check_unused(tool, world, approval)
+        if (
+            take_approval is None
+            and approval is not None
+            and tool.requires_approval
+            and _check_unused(tool, world, approval, idempotency_key)
+        ):  # the retry of the call that used it: used again, not used up again
+            runner.policy = Policy(allow, frozenset({given_print(approval)}))
         missing = missing_env(tool, runner.mcp.servers)
         if missing:
             raise _Refused(
@@ -486,6 +495,8 @@ async def guarded_call(
         result = r.result
     finally:
         await runner.aclose()
+        if keyed_here:
+            release_key(cast(str, idempotency_key))
         if worker is not None:
             worker.leave()  # the subject's claim given back with the lease
     tr.emit(
@@ -574,17 +585,31 @@ def _as_text(nodes: Mapping[str, Node]) -> dict[str, str]:
     return {name: _n3(node) for name, node in nodes.items()}
 
 
-async def _hold(worker: Worker, key: URIRef) -> None:
+_KEY_BUSY = (
+    "another call given this idempotency key is being made right now (in this process, or "
+    "another on this shared world); ask again with the key once it has finished (it is then "
+    "answered that call's answer, or refused if its arguments differ)"
+)
+
+
+async def _hold(worker: Worker, key: URIRef, idempotency_key: str | None = None) -> None:
     """Claim what the call acts on (:func:`_claim_key`) from its precondition check to its
     commit, or refuse the call while another process holds it. Two processes serving
     one shared world checked a precondition each on their own: both saw "not queued yet", and
     a tool that is not idempotent acted twice. The claim is the one ``run --focus`` holds
     (claim, settle when others are about, verify): the first holder calls, and the other,
     refused now or running after, finds the precondition gone. A run's instance on that node
-    (its focus) holds it off the same way, and the call holds off the run."""
+    (its focus) holds it off the same way, and the call holds off the run.
+
+    An ``idempotency_key`` is held with it, all or none: two calls given one key for two
+    subjects held a claim each, and both landed, for their commits' "key absent" is judged on
+    a snapshot by the Oxigraph server. Held, whoever has the key next reads its record."""
+    also = () if idempotency_key is None else (key_node(idempotency_key),)
     try:
-        await worker.hold(CATALOG, key)
-    except UsageError:
+        await worker.hold(CATALOG, key, *also)
+    except NotHeld as e:
+        if e.node != key:
+            raise _Refused("refused", "busy", _KEY_BUSY) from None
         raise _Refused(
             "refused",
             "busy",
@@ -727,19 +752,30 @@ def _check_approval(tool: Tool, payload: Mapping[str, Any], approval: str | None
         )
 
 
-def _check_unused(tool: Tool, world: World, approval: str) -> None:
+def _check_unused(tool: Tool, world: World, approval: str, idempotency_key: str | None) -> bool:
     """Refuse an approval given on the command line that a call has used up already: it
-    allowed that call, and a retry given it again (a script's loop) would make another."""
+    allowed that call, and a retry given it again (a script's loop) would make another.
+    Whether it was used by this very call, retried: an idempotent tool's call given the same
+    idempotency key that got no answer (its key left free), which may use it again — it is
+    the call the approval allowed, and calling such a tool again is safe. The payload is the
+    one approved (checked before), and a key names one call."""
     used = given_used(world.store, approval)
-    if used is not None:
-        raise _Refused(
-            "refused",
-            "approval_used",
-            f"the approval given was used up by a call of {tool.name} at {used}: an approval "
-            "allows one call. If another call of exactly these arguments is intended, get a "
-            f"fresh approval (`horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` "
-            "prints a new one each time) and pass it as --approval",
-        )
+    if used is None:
+        return False
+    if (
+        tool.idempotent
+        and idempotency_key is not None
+        and given_used_with(world.store, approval, key_node(idempotency_key))
+    ):
+        return True
+    raise _Refused(
+        "refused",
+        "approval_used",
+        f"the approval given was used up by a call of {tool.name} at {used}: an approval "
+        "allows one call. If another call of exactly these arguments is intended, get a "
+        f"fresh approval (`horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` "
+        "prints a new one each time) and pass it as --approval",
+    )
 
 
 def _from_record(tool: Tool, rec: StepRecord) -> CallResult:

@@ -77,7 +77,17 @@ if TYPE_CHECKING:
     from ._model import Workflow
     from ._runner import Runner
 
-__all__ = ["CALLS", "CATALOG", "LEASE", "SETTLE", "FencedStore", "Work", "Worker", "keep_subject"]
+__all__ = [
+    "CALLS",
+    "CATALOG",
+    "LEASE",
+    "SETTLE",
+    "FencedStore",
+    "NotHeld",
+    "Work",
+    "Worker",
+    "keep_subject",
+]
 
 LEASE = float(os.environ.get("HORISMOS_LEASE", "10"))
 """Seconds a worker's claims outlive its last heartbeat."""
@@ -94,8 +104,17 @@ _PREFIXES = (
 )
 _ALIVE = URIRef(C + "alive")
 CALLS = URIRef(RUNTIME + "catalog-call")
-"""The work of the catalog's guarded calls on a shared world: a claim per subject (``_call``).
+"""The work of the catalog's guarded calls on a shared world: a claim per subject (``_call``),
+and one per idempotency key a call is given, held with it (:meth:`Worker.hold`'s ``also``).
 It and a workflow keep each other off a node (:meth:`Worker._crossing`)."""
+
+
+class NotHeld(UsageError):
+    """A node :meth:`Worker.hold` could not claim: another live process holds it."""
+
+    def __init__(self, message: str, node: URIRef) -> None:
+        super().__init__(message)
+        self.node = node
 
 
 class Work(Protocol):
@@ -275,33 +294,41 @@ class Worker:
                     ),
                 )
 
-    async def hold(self, workflow: Work, focus: URIRef) -> None:
+    async def hold(self, workflow: Work, focus: URIRef, *also: URIRef) -> None:
         """Claim ``focus`` for a single-focus run (``run --focus``, resume) on a shared world,
-        or raise :class:`UsageError` when a live process holds it: an instance another process
+        or raise :class:`NotHeld` when a live process holds it: an instance another process
         is driving is never taken over, even by ``--all``, whose workers skip live claims.
         A claim ``--all`` marked done is held too: done means no ``--all`` worker drives that
         focus again, not that nobody may (a waiting instance is resumed, ``run --focus``
-        starts another on purpose). :meth:`leave` gives the claim back as it was."""
+        starts another on purpose). :meth:`leave` gives the claim back as it was.
+
+        ``also``: nodes held with ``focus``, all or none, in the same requests (a catalog
+        call's idempotency key, which two calls on different subjects may share)."""
+        nodes = [focus, *also]
         for attempt in range(1, _TRIES + 1):
-            claimed = self._claim(workflow, [focus], reopen=True)
-            mine, _ = await self._verify(workflow, [focus], claimed, reopen=True)
-            if mine or not self.collided:
+            claimed = self._claim(workflow, nodes, reopen=True)
+            mine, _ = await self._verify(workflow, nodes, claimed, reopen=True)
+            if len(mine) == len(nodes) or not self.collided:
                 break
             # both stood back from each other's mark (:meth:`_decide`): again, apart in time
             await asyncio.sleep(random.uniform(0.01, 0.05) * attempt)
-        if not mine:
+        if len(mine) < len(nodes):
+            if mine:  # all or none: what it won is given back at once
+                self._give_back([_claim_iri(workflow.iri, n) for n in mine])
+            lost = next(n for n in nodes if n not in mine)
             doing = (
-                f"a catalog call on {focus} (or a step's call there abandoned at its timeout, "
+                f"a catalog call on {lost} (or a step's call there abandoned at its timeout, "
                 "whose function still acts)"
-                if self._crossed(workflow, [focus])
-                else f"{workflow.iri} for {focus}"
+                if self._crossed(workflow, [lost])
+                else f"{workflow.iri} for {lost}"
             )
-            raise UsageError(
+            raise NotHeld(
                 f"another live process is driving {doing} on this shared world (it holds "
                 "the node's claim and renews its lease); wait for it to finish, or for its "
-                "lease to run out if it died"
+                "lease to run out if it died",
+                lost,
             )
-        self._held.append(_claim_iri(workflow.iri, focus))
+        self._held.extend(_claim_iri(workflow.iri, n) for n in nodes)
 
     def settles_holds_of(self, runner: Runner) -> None:
         """Have ``runner``'s steps settle their holds on doubt nodes through this worker

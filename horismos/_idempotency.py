@@ -12,14 +12,21 @@ The record lives at a node named from the key (:func:`key_node`), in a graph of 
 a retry finds it by one look-up and never by a scan. It lands with the call's first commit —
 a tool that is not idempotent, with its intent, before it is called; any other tool, with
 its effects — and that commit requires the record's type absent (``Change.absent``), as an
-approval's use is recorded: of two calls with one key, one lands and the other is refused
-(on a shared world the call's claim on its subject keeps the second off meanwhile). The
+approval's use is recorded: of two calls with one key, one lands and the other is refused.
+On a shared world the call claims its key with its subject and holds both until its commit
+(:func:`._call._hold`): the store judges "absent" on a snapshot, and two calls racing on two
+subjects both landed. The
 answer lands with the call's final commit. A call left in doubt keeps its record without an
 answer: a retry with K is answered that it is in doubt, as the call's doubt node says, and
 after ``tools reconcile`` that the key's call was settled by hand (a new key calls again).
 An idempotent tool's call records nothing that got no answer (timed out, never sent), nor
 one whose process stopped before its commit: calling it again is safe, so a retry with K
 does, as after a call refused before it was made.
+
+Within one process (calls awaited at once, or made from threads) a key being called is held
+(:func:`take_key`) from its look-up to the call's last commit: an idempotent tool records its
+key with its effects, after it is called, so of two calls given one key for two payloads both
+were called, and the second refused only once its tool had acted.
 
 Keys are kept as long as the world is: nothing expires them.
 """
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +54,8 @@ __all__ = [
     "key_node",
     "key_record",
     "read_key",
+    "release_key",
+    "take_key",
 ]
 
 MCP_META_KEY = "io.horismos/idempotency-key"
@@ -119,3 +129,23 @@ def read_key(store: Store, key: str) -> KeyRecord | None:
         str(found.get(PROV.startedAtTime) or ""),
         json.loads(str(answer)) if answer is not None else None,
     )
+
+
+_CALLING: set[str] = set()
+_CALLING_LOCK = threading.Lock()
+
+
+def take_key(key: str) -> bool:
+    """Hold ``key`` for a call this process makes now; False when another call here holds it
+    (see the module's docstring). :func:`release_key` gives it back."""
+    with _CALLING_LOCK:
+        if key in _CALLING:
+            return False
+        _CALLING.add(key)
+        return True
+
+
+def release_key(key: str) -> None:
+    """Give back ``key``, held by :func:`take_key`, once the call's last commit has landed."""
+    with _CALLING_LOCK:
+        _CALLING.discard(key)

@@ -65,8 +65,10 @@ __all__ = [
     "canonical_json",
     "fingerprint",
     "fresh_approval",
+    "given_keyed",
     "given_print",
     "given_used",
+    "given_used_with",
     "payload",
     "pending",
     "refusal",
@@ -202,6 +204,18 @@ def given_used(store: Store, approval: str) -> str | None:
     """When a call used up ``approval`` (given on the command line), or None if none has."""
     at = next(iter(store.objects(_given_node(approval), PROV.invalidatedAtTime)), None)
     return None if at is None else str(at)
+
+
+def given_keyed(use: Sequence[tuple], key: URIRef) -> list[tuple]:
+    """The quads recording that the approval uses ``use`` (:func:`given_use`'s
+    ``horis:usedUp`` quads) were made by the call given idempotency ``key`` (its node)."""
+    return [(q[0], HORIS.usedWithKey, key, q[3]) for q in use]
+
+
+def given_used_with(store: Store, approval: str, key: URIRef) -> bool:
+    """Whether the call that used up ``approval`` was given the idempotency key whose node is
+    ``key`` (:func:`given_keyed`)."""
+    return key in store.objects(_given_node(approval), HORIS.usedWithKey)
 
 
 def implementation(tool: Tool, server: McpServer | None = None) -> str:

@@ -72,7 +72,7 @@ from ._model import (
     Workflow,
 )
 from ._outcomes import Expired, encode, outcome_of
-from ._policy import Pending, Policy, pending, refusal, side_effect
+from ._policy import Pending, Policy, given_keyed, pending, refusal, side_effect
 from ._prechecks import Prechecks
 from ._proposal import RankRequest, Reply, ask, propose
 from ._reads import text
@@ -447,6 +447,10 @@ class Runner:
             dropped = [*dropped, calling(intent)]
         # an approval given on the command line is used once, and a key names one call
         used = tuple(q for q in pending if q[1] == HORIS.usedUp)
+        if keyed and used and tool.idempotent:
+            # its approvals' use names its key: should it get no answer, its retry with the
+            # key may use them again (see _call), the key being left free below
+            pending = [*pending, *given_keyed(used, keyed[0][0])]
         # an idempotent tool's call that got no answer (never sent, timed out) is made again
         # by a retry with its key, safely: recorded, the key answered "timed_out" for ever
         lost = tool.idempotent and getattr(rec.error, "unanswered", False)

@@ -62,7 +62,7 @@ from ._call import (
 )
 from ._catalog import binding_problem, effect_schema, input_schema
 from ._errors import AuthoringError, UsageError
-from ._idempotency import MCP_META_KEY, check_key
+from ._idempotency import MCP_META_KEY, check_key, key_node
 from ._model import McpServer, Tool
 from ._policy import (
     DEFAULT_ALLOW,
@@ -260,7 +260,7 @@ class ServedTools:
             approval=None,
             allow=self.allow,
             trace=self._trace_path(tool),
-            take_approval=None if fp is None else lambda: self._take(fp, tool),
+            take_approval=None if fp is None else lambda: self._take(fp, tool, key),
             idempotency_key=key,
         )
         approval = None
@@ -274,7 +274,7 @@ class ServedTools:
             )
         return result, approval
 
-    def _take(self, fp: str, tool: Tool) -> str | None:
+    def _take(self, fp: str, tool: Tool, key: str | None = None) -> str | None:
         """Find an approval of ``fp`` recorded for served calls and use it up: ``fp``, or None
         when none is left. The guarded call takes it once it holds the call's subject (on a
         shared world, its claim), so of two servers taking one approval the later reads it
@@ -283,15 +283,24 @@ class ServedTools:
         Used up before the call can reach the tool, as an intent is written before a
         non-idempotent call: a crash after the tool acted must not leave the approval usable
         for a second call (a call refused after it was taken uses it up too). The mark is
-        required absent as well, for a store that judges that in the commit's transaction."""
+        required absent as well, for a store that judges that in the commit's transaction.
+
+        ``key``: the call's idempotency key. Taken by a call of an idempotent tool given one,
+        the approval records it (``horis:usedWithKey``): should that call get no answer (its
+        key left free), its retry with the key is the call the approval allowed, safe to
+        make again, and uses it again instead of asking a person for another."""
+        keyed = key_node(key) if key is not None and tool.idempotent else None
+        if keyed is not None and self._taken_with(fp, tool, keyed):
+            return fp
         given = self._recorded(fp, tool)
         if given is None:
             return None
         spent = (given[0], HORIS.usedUp, Literal(True), given[1])
+        linked = [] if keyed is None else [(given[0], HORIS.usedWithKey, keyed, given[1])]
         try:
             self.world.commit(
                 Change(
-                    add=[(given[0], PROV.invalidatedAtTime, _now(), given[1]), spent],
+                    add=[(given[0], PROV.invalidatedAtTime, _now(), given[1]), spent, *linked],
                     absent=(spent,),
                 )
             )
@@ -308,6 +317,17 @@ class ServedTools:
         self.trace_dir.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
         return self.trace_dir / f"{stamp}-{next(self._calls):05d}-{what}.jsonl"
+
+    def _taken_with(self, fp: str, tool: Tool, key: URIRef) -> bool:
+        """Whether an approval of ``fp`` for served calls, given for the tool as it is defined
+        now, was taken by the call given the idempotency key whose node is ``key``."""
+        rows = self.world.store.select(
+            "SELECT ?a WHERE { ?a horis:instance ?i ; horis:usedWithKey ?k }",
+            {"i": URIRef(SERVED_PREFIX + fp), "k": key},
+            _NS,
+        )
+        now = implementation(tool, self._server(tool))
+        return any(given_for(self.world.store, r["a"]) in (None, now) for r in rows)
 
     def _recorded(self, fp: str, tool: Tool) -> tuple[URIRef, URIRef] | None:
         """The oldest unused approval of ``fp`` for served calls (its node and graph) given

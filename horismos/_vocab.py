@@ -161,6 +161,7 @@ class HORIS(DefinedNamespace):
     brief: URIRef
     fingerprint: URIRef
     usedUp: URIRef
+    usedWithKey: URIRef
     answer: URIRef
     implementation: URIRef
     approvalsAsked: URIRef

@@ -21,6 +21,7 @@ from conftest import Build
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
 from test_client_retries import _env, cli, ledger, shop, start
+from test_durable import PREFIXES
 from test_in_doubt import ALLOW, CHARGE, Charger, intents
 
 from horismos import NotSent, UsageError
@@ -103,6 +104,68 @@ def test_two_processes_given_one_key_at_once_bill_once(tmp_path) -> None:
         late = cli(tmp_path, *BILL, *O1, *store, *key)
         assert late.returncode == 0 and "replayed" in late.stdout, late.stdout + late.stderr
         assert ledger(tmp_path) == [BILLED]
+    finally:
+        server.stop()
+
+
+# two processes, one key, two orders: each round both wait at a barrier (a file each), then
+# call at once; the tool appends to the ledger, so a second charge under one key shows
+RACER = '''
+import json, sys, time
+from pathlib import Path
+import horismos
+
+here, me, other = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+rounds, store = int(sys.argv[4]), sys.argv[5]
+sys.path.insert(0, str(here))
+agent = horismos.Agent.from_files(here / "pay.ttl", allow_modules=["payments"])
+world = horismos.World.open(store)
+seen = []
+for r in range(rounds):
+    (here / f"ready-{r}-{me}").touch()
+    while not (here / f"ready-{r}-{other}").exists():
+        time.sleep(0.0005)
+    result = agent.catalog.call("t.bill", {"order": f":o{r}{me}"}, world,
+                                allow=["ReadOnly", "HostStateWrite", "ExternalCommit"],
+                                idempotency_key=f"k-{r}")
+    seen.append([result.status, (result.error or {}).get("kind")])
+print(json.dumps(seen))
+'''
+
+
+def test_two_processes_given_one_key_for_two_orders_at_once_bill_at_most_once(
+        tmp_path) -> None:
+    """Two processes call t.bill with one key, each for an order of its own, at the same
+    instant, round after round, on one `sparql:` world. Their subjects differ, so the
+    orders' claims kept nothing apart, and the commit's "key absent" is judged by the
+    Oxigraph server on a snapshot: both landed and both billed. The key is claimed with the
+    subject: one bills, the other is refused (the key in flight, or reused), calling
+    nothing."""
+    rounds = 30
+    shop(tmp_path)
+    orders = "".join(f":o{r}{who} a :Order .\n" for r in range(rounds) for who in "ab")
+    (tmp_path / "world.ttl").write_text(PREFIXES + orders)
+    (tmp_path / "racer.py").write_text(RACER)
+    server = OxigraphServer(tmp_path / "db")
+    try:
+        assert cli(tmp_path, "load", "world.ttl", "--store", server.store).returncode == 0
+        racers = [
+            subprocess.Popen(
+                [sys.executable, "racer.py", str(tmp_path), me, other, str(rounds), server.store],
+                cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True)
+            for me, other in (("a", "b"), ("b", "a"))
+        ]
+        outs = [p.communicate(timeout=600) for p in racers]
+        assert [p.returncode for p in racers] == [0, 0], outs
+        seen = [json.loads(out) for out, _ in outs]
+        billed = ledger(tmp_path)
+        for r in range(rounds):
+            charges = [line for line in billed if line.endswith((f"#o{r}a", f"#o{r}b"))]
+            assert len(charges) <= 1, (r, charges, seen[0][r], seen[1][r])
+            kinds = {seen[0][r][1], seen[1][r][1]}
+            assert [seen[0][r][0], seen[1][r][0]].count("completed") == len(charges)
+            assert kinds <= {None, "busy", "idempotency_key_reused"}, kinds
     finally:
         server.stop()
 
@@ -406,3 +469,94 @@ def test_a_key_is_read_in_one_look_up(build: Build) -> None:
     again = agent.catalog.call("t.charge", args, world, allow=ALLOW, idempotency_key="k")
     assert again.replayed == record.started and again.effects == first.effects
     assert read_key(Counted(world.store), "never-given") is None
+
+
+def _settled(call: Any) -> Any:
+    """``call()``'s result once no abandoned call's thread keeps its subject held (busy)."""
+    deadline = time.monotonic() + 10
+    while True:
+        result = call()
+        if (result.error or {}).get("kind") != "busy" or time.monotonic() > deadline:
+            return result
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("idempotent", [True, False])
+def test_a_keyed_retry_of_an_unanswered_call_may_use_the_approval_it_used(
+        build: Build, idempotent: bool) -> None:
+    """An idempotent tool that requires approval, called with an approval and a key, times
+    out: the approval is used up and the key is left free, so the retry — the same call, with
+    the same key and payload — was refused `approval_used`, though the approval authorised
+    exactly that call and calling it again is safe. It may use it again; another key, or no
+    key, may not (a second call). A tool that is not idempotent stays refused: its call is in
+    doubt, and nothing is called."""
+    charge = Charger()
+    defs = CHARGE.replace(
+        "horis:idempotent false",
+        f"horis:requiresApproval true ; horis:idempotent {str(idempotent).lower()}",
+    )
+    agent, world = build(defs, tools={"charge": charge})
+    args = {"patient": ":p1"}
+    approval = agent.catalog.approve("t.charge", args)
+
+    def call(key: str | None) -> Any:
+        return _settled(lambda: agent.catalog.call(
+            "t.charge", args, world, allow=ALLOW, approval=approval, idempotency_key=key))
+
+    charge.mode = "hang"
+    first = call("k")
+    assert first.status == "timed_out", first.error
+    assert charge.hung.wait(60)
+    charge.mode = "answer"
+    for other in ("k2", None):
+        refused = call(other)
+        assert refused.status == "refused", refused.error
+        kind = "approval_used" if idempotent else "outcome_unknown"
+        assert refused.error is not None and refused.error["kind"] == kind, refused.error
+    assert len(charge.acted) == 1
+    again = call("k")
+    if not idempotent:
+        assert again.status == "refused" and again.error is not None
+        assert again.error["kind"] == "outcome_unknown" and len(charge.acted) == 1
+        return
+    assert again.status == "completed" and again.replayed is None, again.error
+    assert len(charge.acted) == 2
+    third = call("k")
+    assert third.replayed is not None and third.effects == again.effects
+    still = call("k3")
+    assert still.error is not None and still.error["kind"] == "approval_used"
+    assert len(charge.acted) == 2
+
+
+def test_two_keyed_calls_at_once_in_one_process_call_once(build: Build) -> None:
+    """An application awaiting two `acall`s at once (asyncio.gather) with one key and two
+    patients, of an idempotent tool: the key is recorded with the effects, after the call,
+    so both were called, and the second was refused `idempotency_key_reused` after its tool
+    had acted. A key being called in this process is held: the other is refused `busy`,
+    calling nothing."""
+    called: list[str] = []
+
+    def charge(patient: Any) -> dict[str, str]:
+        called.append(str(patient))
+        time.sleep(0.05)  # in flight while the other call is checked
+        return {"ref": f"R-{len(called)}"}
+
+    agent, world = build(
+        CHARGE.replace("idempotent false", "idempotent true"), tools={"charge": charge}
+    )
+
+    async def both() -> list[Any]:
+        return list(await asyncio.gather(*(
+            agent.catalog.acall("t.charge", {"patient": p}, world, allow=ALLOW,
+                                idempotency_key="one")
+            for p in (":p1", ":p2"))))
+
+    results = asyncio.run(both())
+    assert len(called) == 1, (called, [r.error for r in results])
+    assert sorted(r.status for r in results) == ["completed", "refused"]
+    refused = next(r for r in results if r.status == "refused")
+    assert refused.error is not None and refused.error["kind"] == "busy", refused.error
+    again = asyncio.run(both())
+    assert len(called) == 1  # the key answers one and refuses the other's payload
+    assert sorted((r.error or {}).get("kind") or "" for r in again) == [
+        "", "idempotency_key_reused"]

@@ -13,6 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -767,3 +769,59 @@ def test_a_store_out_of_reach_or_a_trace_dir_that_is_a_file_is_refused_at_start(
                            timeout=120, stdin=subprocess.DEVNULL)
         assert p.returncode == 2 and said in p.stderr, p.stderr
         assert "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("idempotent", [True, False])
+def test_a_served_keyed_retry_of_an_unanswered_call_uses_the_approval_it_took(
+        project: Path, idempotent: bool) -> None:
+    """An agent's keyed call of an idempotent tool that requires approval takes the
+    operator's approval and times out; the key is left free, so the agent asks again with
+    it. The retry found no approval left and asked the operator for another, for the very
+    call already approved. It uses the one its first attempt took; another key is asked for
+    a new approval, and a tool that is not idempotent is refused, its call in doubt."""
+    from rdflib import URIRef
+
+    from horismos import Agent, World
+    from horismos._idempotency import MCP_META_KEY
+    from horismos._policy import SERVED_PREFIX
+    from horismos._serve import ServedTools
+
+    defs = project / "defs.ttl"
+    defs.write_text(defs.read_text().replace(
+        "    horis:requiresApproval true ;\n    horis:binding \"python:transfer\" .",
+        "    horis:requiresApproval true ;\n    horis:binding \"python:transfer\" ;\n"
+        f'    horis:timeout "1s" ; horis:idempotent {str(idempotent).lower()} .'))
+    made: list[Any] = []
+    returned = threading.Event()
+
+    def transfer(patient: Any, ward: Any) -> dict[str, str]:
+        made.append((patient, ward))
+        if len(made) == 1:  # the first goes past its timeout: sent, never answered
+            time.sleep(1.5)
+            returned.set()
+        return {"bedRef": f"B-{len(made)}"}
+
+    agent = Agent.from_files(defs, tools={"transfer": transfer})
+    assert agent.definitions.tools[next(
+        t for t in agent.definitions.tools if str(t).endswith("t.transfer"))
+    ].idempotent is idempotent
+    world = World.from_files(project / "world.ttl")
+    served = ServedTools(agent, world)
+    args = {"patient": ":p2", "ward": ":w1"}
+    key = {MCP_META_KEY: "k"}
+    fp = asyncio.run(served.call("t.transfer", args, key)).structured_content["approval"][
+        "fingerprint"]
+    agent.approve(world, URIRef(SERVED_PREFIX + fp), fp)
+    first = asyncio.run(served.call("t.transfer", args, key)).structured_content
+    assert first["status"] == "timed_out", first
+    assert returned.wait(60)
+    other = asyncio.run(served.call("t.transfer", args, {MCP_META_KEY: "k2"}))
+    kind = "approval" if idempotent else "outcome_unknown"
+    assert other.structured_content["error"]["kind"] == kind, other.structured_content
+    again = asyncio.run(served.call("t.transfer", args, key)).structured_content
+    if idempotent:
+        assert again["status"] == "completed", again
+        assert len(made) == 2
+    else:
+        assert again["error"]["kind"] == "outcome_unknown", again
+        assert len(made) == 1
