@@ -50,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import math
 import os
 import random
 import threading
@@ -80,7 +81,6 @@ if TYPE_CHECKING:
 __all__ = [
     "CALLS",
     "CATALOG",
-    "LEASE",
     "SETTLE",
     "FencedStore",
     "NotHeld",
@@ -89,8 +89,24 @@ __all__ = [
     "keep_subject",
 ]
 
-LEASE = float(os.environ.get("HORISMOS_LEASE", "10"))
-"""Seconds a worker's claims outlive its last heartbeat."""
+
+def lease_from_env() -> float:
+    """Seconds a worker's claims outlive its last heartbeat: ``HORISMOS_LEASE``, default 10.
+    Read when a worker joins, not at import, so a mistyped value is a usage error that says
+    what to write, not a traceback before the command has started."""
+    text = os.environ.get("HORISMOS_LEASE", "10")
+    try:
+        lease = float(text)
+    except ValueError:
+        lease = math.nan
+    if not (0 < lease < math.inf):
+        raise UsageError(
+            f"HORISMOS_LEASE is {text!r}: give a positive number of seconds (default 10), "
+            "how soon a stopped worker's claims are taken over"
+        )
+    return lease
+
+
 SETTLE = 0.2
 """Seconds between claiming and reading the claims back."""
 BATCH = 8
@@ -145,9 +161,9 @@ class _Owners:
 class Worker:
     """One process's part in a shared ``run --all``: its lease, fence and claims."""
 
-    def __init__(self, store: Store, *, lease: float = LEASE, settle: float = SETTLE) -> None:
+    def __init__(self, store: Store, *, lease: float | None = None, settle: float = SETTLE) -> None:
         self.store = store
-        self.lease = lease
+        self.lease = lease_from_env() if lease is None else lease
         self.settle = settle
         self.iri = URIRef(f"{RUNTIME}worker:{uuid.uuid4().hex}")
         self.fence: tuple[Quad, ...] = ((self.iri, _ALIVE, Literal(True), CLAIMS),)

@@ -1103,3 +1103,16 @@ def test_two_workflows_charging_their_common_focus_at_once_charge_it_once(tmp_pa
     outs = race(tmp_path, server, FOCUS_DEFS, FOCUS_RUN,
                 [f":p{i} a :Patient ." for i in range(rounds)], rounds)
     one_went_on_each_round(tmp_path, outs, rounds)
+
+
+@pytest.mark.parametrize("lease", ["abc", "0", "-3", "inf"])
+def test_a_mistyped_lease_is_a_usage_error_not_a_traceback(ward, server, lease):
+    """``HORISMOS_LEASE`` is read when a worker joins: a value that is not a positive number
+    of seconds stops the command with exit 2 saying what to write, before any patient is
+    claimed (it was parsed at import: a ``ValueError`` traceback, exit 1)."""
+    proc = worker(ward, server.store, HORISMOS_LEASE=lease)
+    out = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 2, out
+    assert "Traceback" not in out
+    assert f"HORISMOS_LEASE is {lease!r}: give a positive number of seconds" in out
+    assert ledger(ward) == []
