@@ -10,10 +10,16 @@ streamlined first, as its own first parse does.
 
 rdflib's SPARQL package (its grammar, pyparsing, the algebra: ~80 ms) is imported by the first
 parse, not by ``import horismos``: a command that reads no query never pays for it.
+
+One parse at a time in a process: pyparsing's grammar objects are shared and set themselves
+up on their first parse, so threads parsing at once (catalog calls from a thread pool) failed
+with a ``TypeError`` or a ``ParseException`` on a valid query. A parse holds the GIL
+throughout, so the lock takes nothing from threads that were not already waiting.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -31,11 +37,15 @@ def prepare_query(text: str, init_ns: Mapping[str, Any]) -> Query:
     from rdflib.plugins.sparql import parser
     from rdflib.plugins.sparql.algebra import translateQuery
 
-    expanded = parser.expandUnicodeEscapes(text)  # as rdflib's parseQuery does, first
-    grammar = parser.Query if "#" in expanded else _uncommented()
-    query = translateQuery(grammar.parse_string(expanded, parse_all=True), None, init_ns)
+    with _ONE_AT_A_TIME:
+        expanded = parser.expandUnicodeEscapes(text)  # as rdflib's parseQuery does, first
+        grammar = parser.Query if "#" in expanded else _uncommented()
+        query = translateQuery(grammar.parse_string(expanded, parse_all=True), None, init_ns)
     query._original_args = (text, init_ns, None)  # as prepareQuery records them
     return query
+
+
+_ONE_AT_A_TIME = threading.RLock()  # reentrant: _uncommented runs inside it
 
 
 @cache

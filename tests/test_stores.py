@@ -411,3 +411,38 @@ def test_bound_iris_are_written_only_where_the_query_still_means_the_same() -> N
     # an IRI that is not one term in SPARQL text stays bound the store's way
     odd = {"this": URIRef("urn:test:a b")}
     assert with_iris("SELECT * WHERE { ?this :p ?o }", odd)[0] == "SELECT * WHERE { ?this :p ?o }"
+
+
+
+_THREADED_PARSES = """
+import threading
+from horismos._sparql_parse import prepare_query
+
+failed, parsed = [], []
+
+def parse(k):
+    for i in range(15):
+        text = ("SELECT ?s WHERE { ?s <http://e/p> ?v . FILTER (?v >= %d) "
+                "OPTIONAL { ?s <http://e/q%d_%d> ?x } }" % (i, k, i))
+        try:
+            parsed.append(prepare_query(text, {}))
+        except Exception as e:
+            failed.append(repr(e))
+
+threads = [threading.Thread(target=parse, args=(k,)) for k in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len(failed), len(parsed), failed[:2])
+"""
+
+
+def test_threads_parsing_queries_at_once_all_parse():
+    """Eight threads of a fresh process each parsing queries (preconditions compiled by catalog
+    calls from a thread pool): pyparsing's grammar is shared and sets itself up as it parses,
+    so nearly all of them failed with a TypeError on a valid query (239 of 240)."""
+    done = subprocess.run([sys.executable, "-c", _THREADED_PARSES], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:2] == ["0", "120"], done.stdout

@@ -22,6 +22,7 @@ from rdflib.term import Node
 from .._bound_plan import bound_first
 from .._digest import ZERO, Digest
 from .._preconditions import Precondition
+from .._sparql_parse import prepare_query
 from .base import RUNTIME, Change, Conflict, Progress, Quad, ReadAhead, Store, delta_of
 from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
@@ -37,9 +38,7 @@ def _prepared(query: str, ns: tuple[tuple[str, str], ...]) -> Query:
     """The query parsed once: rdflib's parser takes 10-70 ms a query, more than most queries
     take to answer, and the runtime asks the same few queries again and again (bounded: a
     query with values written into its text is a query of its own)."""
-    from rdflib.plugins.sparql import prepareQuery
-
-    return prepareQuery(query, initNs=dict(ns))
+    return prepare_query(query, dict(ns))
 
 
 class MemoryStore(Store):
