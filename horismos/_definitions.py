@@ -78,6 +78,7 @@ from ._namespace_index import NamespaceIndex, written_prefixes
 from ._own_writes import only_own_writes, only_own_writes_of_tool
 from ._pattern_comments import commented_out
 from ._preconditions import (
+    LiteralMatch,
     Precondition,
     PreconditionSyntaxError,
     RemotePatternError,
@@ -2697,28 +2698,29 @@ class _Builder:
         seen: set[tuple[Node, URIRef, Literal]] = set()
         for owner, holder, pred, algebra in self.parsed_patterns():
             matches = literal_matches(algebra)
-            binders: dict[tuple[str, Literal], set[URIRef]] = {}
-            for prop, lit, var, _ in matches:
-                if var is not None:
-                    binders.setdefault((var, lit), set()).add(prop)
-            for prop, lit, var, op in matches:
+            binders: dict[tuple[str, Literal, bool], set[URIRef]] = {}
+            for m in matches:
+                if m.var is not None:
+                    binders.setdefault((m.var, m.literal, m.as_string), set()).add(m.property)
+            for m in matches:
+                prop, lit, var = m.property, m.literal, m.var
                 if (holder, prop, lit) in seen:
                     continue
-                refusal = self.literal_refusal(prop, lit, var is not None)
+                refusal = self.match_refusal(m, prop)
                 if refusal is None or (
                     var is not None
                     and any(
-                        self.literal_refusal(q, lit, True) != refusal for q in binders[(var, lit)]
+                        self.match_refusal(m, q) != refusal
+                        for q in binders[(var, lit, m.as_string)]
                     )
                 ):
                     continue
+                seen.add((holder, prop, lit))
                 if refusal == "node":
-                    seen.add((holder, prop, lit))
-                    self.node_literal(owner, holder, pred, prop, lit, var, op)
+                    self.node_literal(owner, holder, pred, m)
                     continue
                 given = literal_datatype(lit)
                 r = cast(URIRef, range_refusing(given, self.g.objects(prop, RDFS.range)))
-                seen.add((holder, prop, lit))
                 written = turtle_term(lit, self.n)
                 is_a = "a string" if given == XSD.string else f"a literal of {self.n(given)}"
                 self.at_text(
@@ -2740,6 +2742,17 @@ class _Builder:
                     also=written,
                 )
 
+    def match_refusal(self, m: LiteralMatch, prop: URIRef) -> str | None:
+        """How no value of ``prop`` matches ``m`` (:meth:`literal_refusal`). ``str(?v)``
+        compared for (in)equality is judged only when ``prop``'s values are nodes and the
+        literal is no IRI: its text is then never a node's IRI; of a literal, ``str()`` is
+        its lexical form, which may well be the literal compared (``str(?n) = "6"``)."""
+        if not m.as_string:
+            return self.literal_refusal(prop, m.literal, m.var is not None)
+        if m.op not in ("=", "!=") or _IRI_TEXT.match(m.literal):
+            return None
+        return "node" if object_kind(self.g, prop) == "node" else None
+
     def literal_refusal(self, prop: URIRef, lit: Literal, compared: bool) -> str | None:
         """How no value of ``prop`` equals ``lit``: "node" when its values are nodes, "range"
         when its rdfs:range refuses the literal's datatype (numbers, ``compared`` in a
@@ -2752,21 +2765,14 @@ class _Builder:
             return None
         return "range"
 
-    def node_literal(
-        self,
-        owner: Node,
-        holder: Node,
-        pred: URIRef,
-        prop: URIRef,
-        lit: Literal,
-        var: str | None,
-        op: str | None,
-    ) -> None:
-        """A pattern holding ``prop``, whose values are nodes, to the literal ``lit``: as
-        ``?s prop lit`` (``var`` None) or in a FILTER comparing ``?var`` with it by ``op``
-        (``!=`` is then always true, the others never). A warning, with the node of that
+    def node_literal(self, owner: Node, holder: Node, pred: URIRef, m: LiteralMatch) -> None:
+        """A pattern holding ``m``'s property, whose values are nodes, to its literal: as
+        ``?s prop lit``, in a FILTER comparing ``?var`` with it (``!=`` is then always true,
+        the others never), or ``str(?var)``, the text of the node's IRI, which is never the
+        literal (no IRI's text, :meth:`match_refusal`). A warning, with the node of that
         name the files declare (``:urgent`` for ``"urgent"``), else one of that name in the
         range's namespace."""
+        prop, lit, var = m.property, m.literal, m.var
         written = turtle_term(lit, self.n)
         cls = range_class(self.g, prop)
         named = [
@@ -2777,6 +2783,12 @@ class _Builder:
         meant = min(named, key=str) if named else None
         if meant is None and _LOCAL.fullmatch(lit):
             meant = URIRef(split_iri(cls or prop)[0] + str(lit))
+        node = self.n(meant) if meant is not None else "the node meant, with its prefix"
+        compared = (
+            f"str(?{var}), the text of its IRI, with {written}, which is no IRI"
+            if m.as_string
+            else f"?{var} (its value) with {written}, a literal, which no node equals"
+        )
         self.at_text(
             "warning",
             re.escape(written) if var is None else rf"[?$]{re.escape(var)}\b",
@@ -2786,15 +2798,17 @@ class _Builder:
                 f"the pattern matches it with {written}, a literal, which no node equals, so "
                 "the pattern never holds"
                 if var is None
-                else f"the FILTER compares ?{var} (its value) with {written}, a literal, which "
-                "no node equals, so "
+                else f"the FILTER compares {compared}, so "
                 + (
-                    f"?{var} != {written} is always true and the FILTER excludes nothing"
-                    if op == "!="
+                    f"{'str(?' if m.as_string else '?'}{var}{')' if m.as_string else ''} != "
+                    f"{written} is always true and the FILTER excludes nothing"
+                    if m.op == "!="
                     else "the FILTER is never true"
                 )
             ),
-            f"write the node {self.n(meant)}, without quotes"
+            f"compare ?{var} itself with the node: ?{var} {m.op} {node}"
+            if m.as_string
+            else f"write the node {node}, without quotes"
             if meant is not None
             else "write the node meant, with its prefix and without quotes",
             (holder, pred),
@@ -5681,6 +5695,8 @@ class _WrongListed:
 
 
 _LOCAL = re.compile(r"[A-Za-z_][\w-]*")
+_IRI_TEXT = re.compile(r"[A-Za-z][\w+.-]*:")
+"""How an IRI's text begins (its scheme): ``str(?v) = "http://…"`` may hold of a node."""
 """A name that can be a node's local name in a CURIE (``:minor``)."""
 
 

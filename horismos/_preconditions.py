@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query pars
     from rdflib.plugins.sparql.sparql import Query
 
 __all__ = [
+    "LiteralMatch",
     "Precondition",
     "PreconditionSyntaxError",
     "RemotePatternError",
@@ -350,6 +351,22 @@ def _variables(node: Any) -> list[Variable]:
 
 
 _COMPARED = frozenset({"=", "!=", "<", ">", "<=", ">="})
+_LISTED = {"IN": "=", "NOT IN": "!="}
+"""``?v IN (…)`` holds as ``?v = `` one of the list, ``?v NOT IN (…)`` as ``!=`` each."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralMatch:
+    """A pattern holding ``property``'s values to ``literal``: as ``?s :p "lit"`` (``var``
+    None), or in a FILTER comparing ``?var`` by ``op`` (``=`` for an ``IN`` list's member,
+    ``!=`` for a ``NOT IN``'s) — ``as_string`` when it is ``str(?var)`` that is compared (an
+    IRI's text for a node, not the node)."""
+
+    property: URIRef
+    literal: Literal
+    var: str | None = None
+    op: str | None = None
+    as_string: bool = False
 
 
 def group_triples(
@@ -372,8 +389,10 @@ def group_triples(
     return [t for key in keys for t in group_triples(node.get(key), minus=minus, every=every)]
 
 
-def _comparisons(expr: Any) -> list[tuple[str, Literal, str]]:
-    """Each ``?var OP literal`` (either way round) ``expr`` makes, outside EXISTS, with OP."""
+def _comparisons(expr: Any) -> list[tuple[str, Literal, str, bool]]:
+    """Each ``?var OP literal`` (either way round), ``?var IN (literals…)`` and ``NOT IN``,
+    and each of these of ``str(?var)``, ``expr`` makes outside EXISTS: as (var, literal, OP,
+    whether ``str(?var)`` is compared), an ``IN`` member's OP ``=``, a ``NOT IN``'s ``!=``."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
     if isinstance(expr, (list, tuple)):
@@ -381,42 +400,51 @@ def _comparisons(expr: Any) -> list[tuple[str, Literal, str]]:
     if not isinstance(expr, CompValue) or expr.name in _NOT_READ:
         return []
     found = [c for k, v in expr.items() if not k.startswith("_") for c in _comparisons(v)]
-    if expr.name == "RelationalExpression" and expr.get("op") in _COMPARED:
-        a, b = expr.get("expr"), expr.get("other")
-        if isinstance(a, Literal) and isinstance(b, Variable):
+    if expr.name != "RelationalExpression":
+        return found
+    op, a, b = str(expr.get("op")), expr.get("expr"), expr.get("other")
+    if op in _LISTED and isinstance(b, (list, tuple)):
+        op, listed = _LISTED[op], [x for x in b if isinstance(x, Literal)]
+    elif op in _COMPARED:
+        if isinstance(a, Literal):
             a, b = b, a
-        if isinstance(a, Variable) and isinstance(b, Literal):
-            found.append((str(a), b, str(expr.get("op"))))
+        listed = [b] if isinstance(b, Literal) else []
+    else:
+        return found
+    as_string = isinstance(a, CompValue) and a.name == "Builtin_STR"
+    if as_string:
+        a = a.get("arg")
+    if isinstance(a, Variable):
+        found += [(str(a), lit, op, as_string) for lit in listed]
     return found
 
 
-def literal_matches(node: Any) -> list[tuple[URIRef, Literal, str | None, str | None]]:
+def literal_matches(node: Any) -> list[LiteralMatch]:
     """Where a SPARQL algebra ``node`` holds a property's values to a literal: each triple
-    pattern ``?s :p "lit"`` as ``(:p, "lit", None, None)``, and each FILTER comparison ``?var
-    OP "lit"`` as ``(:p, "lit", "var", "OP")`` for every ``?s :p ?var`` of the FILTER's group
-    (none when a triple of the group binds ``?var`` through a variable or a path: what it
-    takes is unknown). What the property's rdfs:range says its values are can then be held
-    against the literal; a variable several properties bind (in a ``UNION``'s branches) is
-    judged by all of them."""
+    pattern ``?s :p "lit"``, and each FILTER comparison of ``?var`` (or ``str(?var)``) with
+    a literal for every ``?s :p ?var`` of the FILTER's group (none when a triple of the group
+    binds ``?var`` through a variable or a path: what it takes is unknown). What the
+    property's rdfs:range says its values are can then be held against the literal; a
+    variable several properties bind (in a ``UNION``'s branches) is judged by all of them."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
     name = getattr(node, "name", None)
     if name is None:
         return []
-    found: list[tuple[URIRef, Literal, str | None, str | None]] = []
+    found: list[LiteralMatch] = []
     if name == "BGP":
         found += [
-            (p, o, None, None)
+            LiteralMatch(p, o)
             for _, p, o in node.triples
             if isinstance(p, URIRef) and isinstance(o, Literal)
         ]
     expr = node.get("expr")
     if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
         triples = group_triples(node.p) if name == "Filter" else group_triples(node)
-        for var, lit, op in _comparisons(expr):
+        for var, lit, op, as_string in _comparisons(expr):
             binding = [p for _, p, o in triples if isinstance(o, Variable) and str(o) == var]
             if all(isinstance(p, URIRef) for p in binding):
-                found += [(p, lit, var, op) for p in binding]
+                found += [LiteralMatch(p, lit, var, op, as_string) for p in binding]
     for key in ("p", "p1", "p2"):
         found += literal_matches(node.get(key))
     return found

@@ -444,6 +444,21 @@ def test_a_pattern_with_a_word_like_a_query_keyword_is_still_a_bare_word(
     pytest.param('?this :acuity ?queue .\n FILTER (?queue != "Routine")\n', 1,
                  'so ?queue != "Routine" is always true and the FILTER excludes nothing',
                  "write the node :routine, without quotes", id="filter-not-equal-world-node"),
+    pytest.param('?this :acuity ?queue .\n FILTER (?queue IN ("urgent", :routine))\n', 1,
+                 'the FILTER compares ?queue (its value) with "urgent", a literal, which no node '
+                 "equals, so the FILTER is never true", "write the node :urgent, without quotes",
+                 id="filter-in"),
+    pytest.param('?this :acuity ?queue .\n FILTER (?queue NOT IN ("routine"))\n', 1,
+                 'so ?queue != "routine" is always true and the FILTER excludes nothing',
+                 "write the node :routine, without quotes", id="filter-not-in"),
+    pytest.param('?this :acuity ?queue .\n FILTER (str(?queue) = "urgent")\n', 1,
+                 'the FILTER compares str(?queue), the text of its IRI, with "urgent", which is '
+                 "no IRI, so the FILTER is never true",
+                 "compare ?queue itself with the node: ?queue = :urgent", id="filter-str"),
+    pytest.param('?this :acuity ?queue .\n FILTER (STR(?queue) != "Routine")\n', 1,
+                 'so str(?queue) != "Routine" is always true and the FILTER excludes nothing',
+                 "compare ?queue itself with the node: ?queue != :routine",
+                 id="filter-str-not-equal"),
 ])
 def test_a_literal_for_a_property_whose_values_are_nodes_is_a_warning_at_its_line(
         tmp_path: Path, new: str, offset: int, said: str, hint: str) -> None:
@@ -468,6 +483,12 @@ def test_a_literal_for_a_property_whose_values_are_nodes_is_a_warning_at_its_lin
     pytest.param("?this :acuity ?queue .\n FILTER (?queue = :urgent)\n", id="a-node"),
     pytest.param('?this :acuity ?queue . ?this :queueRef ?ref .\n FILTER (?ref != "Q-1")\n',
                  id="a-literal-range"),
+    pytest.param('?this :acuity ?queue .\n'
+                 ' FILTER (str(?queue) = "http://example.org/ehr#urgent")\n', id="str-an-iri"),
+    pytest.param('?this :acuity ?queue .\n FILTER (STRENDS(str(?queue), "urgent"))\n',
+                 id="str-in-a-function"),
+    pytest.param('?this :acuity ?queue . ?this :queueRef ?ref .\n FILTER (str(?ref) = "Q-1")\n',
+                 id="str-of-a-literal"),
 ])
 def test_a_pattern_comparing_a_property_with_its_kind_of_value_says_nothing(
         tmp_path: Path, new: str) -> None:
