@@ -32,7 +32,7 @@ from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
 from ._argv_slips import argument_slips, command_slip
 from ._bare_words import bare_word
 from ._closed_terms import unknown_terms
-from ._digraph import Digraph, add_edge, descendants
+from ._digraph import Digraph, add_edge, descendants, shortest_path, strongly_connected
 from ._effect_domain import subject_outside_domain
 from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, NotAnIRI, Problem, UsageError
@@ -1158,6 +1158,7 @@ class _Builder:
         self.check_commented_patterns()
         self.check_graph_blocks()
         self.check_schema_links()
+        self.check_class_cycles()
         self.check_subselects()
         self.check_kind_clashes()
         self.check_filter_variables()
@@ -2871,6 +2872,36 @@ class _Builder:
                 f"or says anything of: {reach}",
                 known,
                 at=(s, link, term),
+            )
+
+    def check_class_cycles(self) -> None:
+        """An ``rdfs:subClassOf`` cycle among the files' classes (``:Patient rdfs:subClassOf
+        :Nurse`` where ``:Nurse rdfs:subClassOf :Person`` and ``:Person rdfs:subClassOf
+        :Patient``): under RDFS every class on it is a subclass of every other, so they are
+        one class — every patient a nurse, an argument typed :Nurse taking any person. That
+        is almost always a link written the wrong way round (``owl:equivalentClass`` says
+        so when meant). A warning at the link that closes the cycle, naming it; a class its
+        own subclass (``:A rdfs:subClassOf :A``) is what RDFS entails anyway."""
+        graph: Digraph[URIRef] = {}
+        for sub, sup in self.g.subject_objects(RDFS.subClassOf):
+            if isinstance(sub, URIRef) and isinstance(sup, URIRef) and sub != sup:
+                add_edge(graph, sub, sup)
+        for component in strongly_connected(graph):
+            if len(component) < 2:
+                continue
+            first = min(component, key=str)
+            back = min((c for c in component if first in graph[c]), key=str)
+            cycle = [*cast(list[URIRef], shortest_path(graph, first, back)), first]
+            shown = " → ".join(self.n(c) for c in cycle)
+            self.warn(
+                back,
+                f"rdfs:subClassOf {self.n(first)} closes a cycle of subclasses ({shown}): "
+                "under RDFS every class on it is a subclass of every other, so they are one "
+                f"class, and every {self.n(back)} is a {self.n(first)}",
+                f"drop the rdfs:subClassOf that points the wrong way round (this one, or "
+                f"another on the cycle); if {self.n(first)} and {self.n(back)} are one "
+                "class, say so with owl:equivalentClass",
+                at=(back, RDFS.subClassOf, first),
             )
 
     def check_graph_blocks(self) -> None:
