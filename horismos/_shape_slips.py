@@ -11,6 +11,12 @@ checked nothing at all:
 - a ``sh:maxLength`` below the length of the shortest text its ``sh:pattern`` matches
   (``sh:pattern "^Q-[A-Z]+-[0-9]+$" ; sh:maxLength 4``): a value short enough is too short
   to match (nor for such a shape);
+- a ``sh:pattern`` on booleans (``sh:datatype xsd:boolean``, or a path whose ``rdfs:range``
+  is): it reads a boolean's text, ``true``, ``false``, ``1`` or ``0``, so a pattern none of
+  them matches (``"^(yes|no)$"``) leaves no value that conforms (an error, but for such a
+  shape), and one that some match (``"^true$"``) refuses ``"1"^^xsd:boolean``, which is
+  true (a warning: ``sh:in ( true )`` says it). On numbers and dates a pattern on the
+  lexical form can be meant (digits, a time zone), so those are not judged;
 - ``sh:flags`` with a letter other than ``i`` and ``m`` (``"s"``, or ``"g"`` from
   JavaScript): the gate and pyshacl read those two only, and checked the pattern without it;
 - a shape with no target that nothing names (no ``sh:targetClass``…, no ``sh:node`` or
@@ -34,7 +40,7 @@ from dataclasses import dataclass
 from re import _parser as _regex_parser  # type: ignore[attr-defined]
 from typing import Literal as Severity
 
-from rdflib import OWL, RDF, RDFS, SH, Graph, Literal, URIRef
+from rdflib import OWL, RDF, RDFS, SH, XSD, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
 
@@ -74,6 +80,7 @@ def shape_slips(g: Graph, n: Callable[[Node], str], written: Written) -> Iterato
     a bound's value as its file does."""
     yield from _crossed_bounds(g, n, written)
     yield from _pattern_beyond_max_length(g, n)
+    yield from _pattern_on_booleans(g, n)
     yield from _unknown_flags(g)
     yield from _judging_nothing(g)
     yield from _closed_to_type(g, n)
@@ -170,6 +177,63 @@ def _pattern_beyond_max_length(g: Graph, n: Callable[[Node], str]) -> Iterator[S
                 "to match, and the gate rejects the result of every tool that lands a node the "
                 "shape judges, after the tool has acted",
                 f"write sh:maxLength {shortest} or more, or the pattern meant",
+            )
+
+
+_BOOLEAN_TEXTS = {"true": True, "false": False, "1": True, "0": False}
+"""Each lexical form of an xsd:boolean, and the value it writes."""
+
+
+def _pattern_on_booleans(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
+    for holder, pattern in g.subject_objects(SH.pattern):
+        path = g.value(holder, SH.path)
+        if XSD.boolean not in (
+            g.value(holder, SH.datatype),
+            g.value(path, RDFS.range) if isinstance(path, URIRef) else None,
+        ):
+            continue
+        flags = str(g.value(holder, SH.flags) or "").lower()
+        try:
+            regex = re.compile(
+                str(pattern), (re.I if "i" in flags else 0) | (re.M if "m" in flags else 0)
+            )
+        except re.error:  # the gate's load check says so
+            continue
+        texts = [t for t in _BOOLEAN_TEXTS if regex.search(t)]
+        values = sorted({_BOOLEAN_TEXTS[t] for t in texts}, reverse=True)
+        of = f" of {n(path)}" if isinstance(path, URIRef) else ""
+        meant = " ".join(str(v).lower() for v in values)
+        reads = (
+            f'sh:pattern "{pattern}" is on booleans{of}, which it reads as their text (true, '
+            "false, 1 or 0), "
+        )
+        if not texts:
+            branch = in_logical_branch(g, holder)
+            yield ShapeSlip(
+                "warning" if branch else "error",
+                holder,
+                (holder, SH.pattern, pattern),
+                reads
+                + "and it matches none of them, so no value conforms: "
+                + (
+                    "the branch never holds"
+                    if branch
+                    else "the gate rejects the result of every tool that lands a node the "
+                    "shape judges with a value, after the tool has acted"
+                ),
+                "drop sh:pattern, or write sh:in ( true ) or sh:in ( false ) for the value meant",
+            )
+        elif len(texts) < len(_BOOLEAN_TEXTS):
+            taken = ", ".join(texts)
+            yield ShapeSlip(
+                "warning",
+                holder,
+                (holder, SH.pattern, pattern),
+                reads + f"not as their value: it takes {taken} only, so a boolean of the same "
+                'value written otherwise is refused ("1"^^xsd:boolean is true)',
+                f"write sh:in ( {meant} ) in place of sh:pattern"
+                if len(values) == 1
+                else "drop sh:pattern: sh:datatype xsd:boolean takes every boolean",
             )
 
 
