@@ -93,7 +93,7 @@ from ._preconditions import (
 from ._prefix_clash import near_misses, prefix_clashes
 from ._schema_links import LINKS, dangling_links
 from ._shacl import Targets, domain_targets, superclasses_of
-from ._shape_slips import in_logical_branch, shape_slips
+from ._shape_slips import shape_slips, unmet
 from ._sources import Sources, Where, literal_warnings_off, read_sources
 from ._sparql_parse import prepare_query
 from ._store_syntax import CASTS, bad_regexes, rebound, refusal
@@ -3766,24 +3766,20 @@ class _Builder:
         gate rejected the result of every tool that landed on one, after the tool had acted.
         An error when no value listed can be one of the property's; a warning when some can,
         or when the shape is inside ``sh:or``, ``sh:xone`` or ``sh:not``: a node may fail it
-        and still conform (:func:`._shape_slips.in_logical_branch`)."""
+        and still conform (:func:`._shape_slips.unmet`)."""
         for holder, items in sorted(self.g.subject_objects(SH["in"]), key=str):
             wrong = self.wrong_listed(holder)
             if wrong is None:
                 continue
             path = self.n(cast(URIRef, self.g.value(holder, SH.path)))
             shown = ", ".join(turtle_term(v, self.n) for v in wrong.values)
-            branch = wrong.every and in_logical_branch(self.g, holder)
-            (self.error if wrong.every and not branch else self.warn)(
+            severity, does = unmet(self.g, holder) if wrong.every else ("warning", "")
+            (self.error if severity == "error" else self.warn)(
                 holder,
                 f"sh:in lists {shown}, but {wrong.why}, so "
                 + (
-                    f"no value of {path} is in the list: a node holding it never meets this "
-                    "shape (inside sh:or, sh:xone or sh:not)"
-                    if branch
-                    else f"no value of {path} is in the list: every node holding it breaks the "
-                    "shape, and the gate rejects the result of every tool that lands on one, "
-                    "after the tool has acted"
+                    f"no value of {path} is in the list and every node holding it breaks the "
+                    f"shape: {does}"
                     if wrong.every
                     else "no value of it equals "
                     + ("that one" if len(wrong.values) == 1 else "those")
@@ -3800,12 +3796,12 @@ class _Builder:
         (a string). Every node holding the property broke the shape: the gate rejected the
         result of every tool landing one, after it had acted. The sh:class and sh:datatype of a
         property some tool writes are judged against its effect instead
-        (:mod:`._effect_shapes`), where the tool is named. A shape inside ``sh:or``,
-        ``sh:xone`` or ``sh:not`` is not judged: a node may fail it and conform
-        (:func:`._shape_slips.in_logical_branch`)."""
+        (:mod:`._effect_shapes`), where the tool is named. Of a shape inside ``sh:or``,
+        ``sh:xone`` or ``sh:not``, which a node may fail and conform, it is a warning that the
+        branch never holds (:func:`._shape_slips.unmet`)."""
         g = self.g
         for holder, path in sorted(g.subject_objects(SH.path), key=str):
-            if not isinstance(path, URIRef) or in_logical_branch(g, holder):
+            if not isinstance(path, URIRef):
                 continue
             kind = object_kind(g, path)
             if kind is None:
@@ -3819,11 +3815,11 @@ class _Builder:
                 + (f" of {self.n(rng)}, its rdfs:range" if rng is not None else "")
             )
             for p, v, asks, hint in self.kind_slips(holder, path, kind, ranges, rng):
-                self.error(
+                severity, does = unmet(g, holder)
+                (self.error if severity == "error" else self.warn)(
                     holder,
                     f"{self.n(p)} {turtle_term(v, self.n)} asks for {asks}, but {values}, so "
-                    "no value conforms: the gate rejects the result of every tool that lands a "
-                    "node the shape judges, after the tool has acted",
+                    f"no value conforms: {does}",
                     hint,
                     at=(holder, p, v),
                 )

@@ -50,7 +50,8 @@ SHAPE = "    sh:targetClass :Patient ;\n"
                  "conforms", "drop sh:pattern, or write sh:in ( true )", id="pattern-on-booleans"),
     pytest.param(SHAPE, SHAPE + '    sh:or ( [ sh:path :onDuty ; sh:pattern "^yes$" ]\n'
                  "            [ sh:path :queueRef ; sh:minCount 1 ] ) ;\n", "warning",
-                 "matches none of them, so no value conforms: the branch never holds",
+                 "matches none of them, so no value conforms: as a branch of sh:or, it never "
+                 "holds where it applies",
                  "drop sh:pattern", id="pattern-on-booleans-in-a-branch"),
     pytest.param(SHAPE, SHAPE + '    sh:property [ sh:path :onDuty ; sh:pattern "^true$" ] ;\n',
                  "warning", "it takes true only, so a boolean of the same value written "
