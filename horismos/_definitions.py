@@ -2735,7 +2735,7 @@ class _Builder:
                         if var is None
                         else f"the FILTER compares ?{var} (its value) with {written}, {is_a}, "
                         f"which is never equal to or ordered with a value of {self.n(r)}, so "
-                        "the FILTER is never true"
+                        + ("the FILTER is never true" if m.whole else "that comparison never holds")
                     ),
                     literal_hint(lit, r, self.n),
                     (holder, pred),
@@ -2802,9 +2802,12 @@ class _Builder:
                 else f"the FILTER compares {compared}, so "
                 + (
                     f"{'str(?' if m.as_string else '?'}{var}{')' if m.as_string else ''} != "
-                    f"{written} is always true and the FILTER excludes nothing"
+                    f"{written} is always true"
+                    + (" and the FILTER excludes nothing" if m.whole else "")
                     if m.op == "!="
                     else "the FILTER is never true"
+                    if m.whole
+                    else "that comparison never holds"
                 )
             ),
             f"compare ?{var} itself with the node: ?{var} {m.op} {node}"

@@ -360,13 +360,15 @@ class LiteralMatch:
     """A pattern holding ``property``'s values to ``literal``: as ``?s :p "lit"`` (``var``
     None), or in a FILTER comparing ``?var`` by ``op`` (``=`` for an ``IN`` list's member,
     ``!=`` for a ``NOT IN``'s) — ``as_string`` when it is ``str(?var)`` that is compared (an
-    IRI's text for a node, not the node)."""
+    IRI's text for a node, not the node); ``whole`` when the FILTER holds only if it does
+    (not one side of ``||``, under ``!`` or in a function's argument)."""
 
     property: URIRef
     literal: Literal
     var: str | None = None
     op: str | None = None
     as_string: bool = False
+    whole: bool = True
 
 
 def group_triples(
@@ -389,17 +391,19 @@ def group_triples(
     return [t for key in keys for t in group_triples(node.get(key), minus=minus, every=every)]
 
 
-def _comparisons(expr: Any) -> list[tuple[str, Literal, str, bool]]:
+def _comparisons(expr: Any, whole: bool = True) -> list[tuple[str, Literal, str, bool, bool]]:
     """Each ``?var OP literal`` (either way round), ``?var IN (literals…)`` and ``NOT IN``,
     and each of these of ``str(?var)``, ``expr`` makes outside EXISTS: as (var, literal, OP,
-    whether ``str(?var)`` is compared), an ``IN`` member's OP ``=``, a ``NOT IN``'s ``!=``."""
+    whether ``str(?var)`` is compared, whether the FILTER holds only when it does: reached
+    from ``expr`` through ``&&`` alone), an ``IN`` member's OP ``=``, a ``NOT IN``'s ``!=``."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
     if isinstance(expr, (list, tuple)):
-        return [c for e in expr for c in _comparisons(e)]
+        return [c for e in expr for c in _comparisons(e, whole)]
     if not isinstance(expr, CompValue) or expr.name in _NOT_READ:
         return []
-    found = [c for k, v in expr.items() if not k.startswith("_") for c in _comparisons(v)]
+    inner = whole and expr.name == "ConditionalAndExpression"
+    found = [c for k, v in expr.items() if not k.startswith("_") for c in _comparisons(v, inner)]
     if expr.name != "RelationalExpression":
         return found
     op, a, b = str(expr.get("op")), expr.get("expr"), expr.get("other")
@@ -415,7 +419,7 @@ def _comparisons(expr: Any) -> list[tuple[str, Literal, str, bool]]:
     if as_string:
         a = a.get("arg")
     if isinstance(a, Variable):
-        found += [(str(a), lit, op, as_string) for lit in listed]
+        found += [(str(a), lit, op, as_string, whole) for lit in listed]
     return found
 
 
@@ -441,10 +445,10 @@ def literal_matches(node: Any) -> list[LiteralMatch]:
     expr = node.get("expr")
     if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
         triples = group_triples(node.p) if name == "Filter" else group_triples(node)
-        for var, lit, op, as_string in _comparisons(expr):
+        for var, lit, op, as_string, whole in _comparisons(expr):
             binding = [p for _, p, o in triples if isinstance(o, Variable) and str(o) == var]
             if all(isinstance(p, URIRef) for p in binding):
-                found += [LiteralMatch(p, lit, var, op, as_string) for p in binding]
+                found += [LiteralMatch(p, lit, var, op, as_string, whole) for p in binding]
     for key in ("p", "p1", "p2"):
         found += literal_matches(node.get(key))
     return found

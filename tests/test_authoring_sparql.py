@@ -459,6 +459,13 @@ def test_a_pattern_with_a_word_like_a_query_keyword_is_still_a_bare_word(
                  'so str(?queue) != "Routine" is always true and the FILTER excludes nothing',
                  "compare ?queue itself with the node: ?queue != :routine",
                  id="filter-str-not-equal"),
+    pytest.param('?this :acuity ?queue .\n FILTER (?queue = :urgent || ?queue = "routine")\n', 1,
+                 'the FILTER compares ?queue (its value) with "routine", a literal, which no node '
+                 "equals, so that comparison never holds",
+                 "write the node :routine, without quotes", id="filter-one-side-of-or"),
+    pytest.param('?this :acuity ?queue .\n FILTER (!(?queue = "routine"))\n', 1,
+                 "so that comparison never holds", "write the node :routine, without quotes",
+                 id="filter-under-not"),
 ])
 def test_a_literal_for_a_property_whose_values_are_nodes_is_a_warning_at_its_line(
         tmp_path: Path, new: str, offset: int, said: str, hint: str) -> None:
