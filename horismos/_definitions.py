@@ -89,6 +89,7 @@ from ._preconditions import (
     group_triples,
     literal_matches,
     remote_reads,
+    string_reads,
 )
 from ._prefix_clash import near_misses, prefix_clashes
 from ._schema_links import LINKS, dangling_links
@@ -1163,6 +1164,7 @@ class _Builder:
         self.check_kind_clashes()
         self.check_filter_variables()
         self.check_pattern_literals()
+        self.check_string_reads()
         self.check_pattern_datatypes()
         self.check_pattern_regexes()
         self.check_type_tests()
@@ -2753,6 +2755,34 @@ class _Builder:
         if m.op not in ("=", "!=") or _IRI_TEXT.match(m.literal):
             return None
         return "node" if object_kind(self.g, prop) == "node" else None
+
+    def check_string_reads(self) -> None:
+        """``regex(?queue, "urgent")`` (``CONTAINS``, ``STRSTARTS``, ``LCASE``… of
+        ``?queue``) where every property binding ``?queue`` takes nodes: a string function
+        given an IRI is an error in every store, so what the call tests is never true and a
+        FILTER of it alone never holds — the step blocked for every instance, no word said.
+        A warning at the call, with ``str(?queue)`` to write, or the node to compare with."""
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            bound: dict[tuple[str, str], set[URIRef]] = {}
+            for prop, var, fn in string_reads(algebra):
+                bound.setdefault((var, fn), set()).add(prop)
+            for (var, fn), props in bound.items():
+                if not all(object_kind(self.g, p) == "node" for p in props):
+                    continue
+                called = fn.lower() if fn == "REGEX" else fn
+                rest = "" if fn in ("LCASE", "UCASE", "STRLEN") else ", …"
+                of = ", ".join(sorted(self.n(p) for p in props))
+                self.at_text(
+                    "warning",
+                    rf"(?i)\b{fn}\s*\(\s*[?$]{re.escape(var)}\b",
+                    owner,
+                    f"{self.n(pred)}: {called}(?{var}{rest}) reads a string, but ?{var} is a node "
+                    f"({of}'s values are nodes): the call is an error for every value, so what "
+                    "it tests is never true",
+                    f"write {called}(str(?{var}){rest}) to read the text of its IRI, or compare "
+                    f"?{var} with the node meant (?{var} = :…)",
+                    (holder, pred),
+                )
 
     def literal_refusal(self, prop: URIRef, lit: Literal, compared: bool) -> str | None:
         """How no value of ``prop`` equals ``lit``: "node" when its values are nodes, "range"

@@ -43,6 +43,7 @@ __all__ = [
     "group_triples",
     "literal_matches",
     "remote_reads",
+    "string_reads",
     "why_blocked",
 ]
 
@@ -430,28 +431,87 @@ def literal_matches(node: Any) -> list[LiteralMatch]:
     binds ``?var`` through a variable or a path: what it takes is unknown). What the
     property's rdfs:range says its values are can then be held against the literal; a
     variable several properties bind (in a ``UNION``'s branches) is judged by all of them."""
+    found: list[LiteralMatch] = []
+    for group in _groups(node):
+        if group.name == "BGP":
+            found += [
+                LiteralMatch(p, o)
+                for _, p, o in group.triples
+                if isinstance(p, URIRef) and isinstance(o, Literal)
+            ]
+        for expr, binders in _filter_binders(group):
+            for var, lit, op, as_string, whole in _comparisons(expr):
+                found += [LiteralMatch(p, lit, var, op, as_string, whole) for p in binders(var)]
+    return found
+
+
+_STRING_ARGUMENT = {
+    "REGEX": "text",
+    "CONTAINS": "arg1",
+    "STRSTARTS": "arg1",
+    "STRENDS": "arg1",
+    "STRBEFORE": "arg1",
+    "STRAFTER": "arg1",
+    "LCASE": "arg",
+    "UCASE": "arg",
+    "STRLEN": "arg",
+    "SUBSTR": "arg",
+    "REPLACE": "arg",
+}
+"""SPARQL's string functions and the argument each reads as a string: given an IRI there, the
+call is an error, whatever the IRI (``regex(?queue, "urgent")`` for a node ``?queue``)."""
+
+
+def string_reads(node: Any) -> list[tuple[URIRef, str, str]]:
+    """Each call of a string function on a variable in a FILTER of a SPARQL algebra
+    ``node`` (outside EXISTS), as (property, variable, function) for every ``?s :p ?var``
+    of the FILTER's group — none when a triple of the group binds it through a variable or
+    a path. Of a property whose values are nodes, the call is an error for every value."""
+    found: list[tuple[URIRef, str, str]] = []
+    for expr, binders in (f for group in _groups(node) for f in _filter_binders(group)):
+        for call in _string_calls(expr):
+            fn = call.name.removeprefix("Builtin_")
+            var = call.get(_STRING_ARGUMENT[fn])
+            if isinstance(var, Variable):
+                found += [(p, str(var), fn) for p in binders(str(var))]
+    return found
+
+
+def _string_calls(expr: Any) -> list[CompValue]:
+    """The string function calls ``expr`` makes, outside EXISTS (its own FILTERs' business)."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
-    name = getattr(node, "name", None)
-    if name is None:
+    if isinstance(expr, (list, tuple)):
+        return [c for e in expr for c in _string_calls(e)]
+    if not isinstance(expr, CompValue) or expr.name in _NOT_READ:
         return []
-    found: list[LiteralMatch] = []
-    if name == "BGP":
-        found += [
-            LiteralMatch(p, o)
-            for _, p, o in node.triples
-            if isinstance(p, URIRef) and isinstance(o, Literal)
-        ]
-    expr = node.get("expr")
-    if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
-        triples = group_triples(node.p) if name == "Filter" else group_triples(node)
-        for var, lit, op, as_string, whole in _comparisons(expr):
-            binding = [p for _, p, o in triples if isinstance(o, Variable) and str(o) == var]
-            if all(isinstance(p, URIRef) for p in binding):
-                found += [LiteralMatch(p, lit, var, op, as_string, whole) for p in binding]
-    for key in ("p", "p1", "p2"):
-        found += literal_matches(node.get(key))
-    return found
+    inner = [c for k, v in expr.items() if not k.startswith("_") for c in _string_calls(v)]
+    return [expr, *inner] if expr.name.removeprefix("Builtin_") in _STRING_ARGUMENT else inner
+
+
+def _groups(node: Any) -> list[CompValue]:
+    """Every group of a SPARQL algebra ``node``, nested ones too, each before those in it."""
+    if getattr(node, "name", None) is None:
+        return []
+    return [node, *(g for key in ("p", "p1", "p2") for g in _groups(node.get(key)))]
+
+
+def _filter_binders(group: CompValue) -> list[tuple[CompValue, Callable[[str], list[URIRef]]]]:
+    """The expression of ``group`` when it is a FILTER (or an ``OPTIONAL``'s), with what
+    gives a variable the properties its group binds it through (``?s :p ?var``); none when a
+    triple binds it through a variable or a path: what it takes is then unknown."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    expr = group.get("expr")
+    if group.name not in ("Filter", "LeftJoin") or not isinstance(expr, CompValue):
+        return []
+    triples = group_triples(group.p) if group.name == "Filter" else group_triples(group)
+
+    def binders(var: str) -> list[URIRef]:
+        props = [p for _, p, o in triples if isinstance(o, Variable) and str(o) == var]
+        return props if all(isinstance(p, URIRef) for p in props) else []
+
+    return [(expr, binders)]
 
 
 # -- why a precondition does not hold ------------------------------------------------------

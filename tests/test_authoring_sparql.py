@@ -486,6 +486,37 @@ def test_a_literal_for_a_property_whose_values_are_nodes_is_a_warning_at_its_lin
     assert p.hint == hint
 
 
+@pytest.mark.parametrize(("call", "shown", "hint"), [
+    pytest.param('regex(?queue, "urgent")', "regex(?queue, …)",
+                 "write regex(str(?queue), …) to read the text of its IRI", id="regex"),
+    pytest.param('STRSTARTS(?queue, "urg")', "STRSTARTS(?queue, …)",
+                 "write STRSTARTS(str(?queue), …)", id="strstarts"),
+    pytest.param('lcase(?queue) = "urgent"', "LCASE(?queue)", "write LCASE(str(?queue))",
+                 id="lcase"),
+])
+def test_a_string_function_of_a_node_is_a_warning_at_its_line(
+        tmp_path: Path, call: str, shown: str, hint: str) -> None:
+    """``FILTER regex(?queue, "urgent")`` where :acuity's values are nodes validated: a string
+    function given an IRI is an error in both stores, so every patient was blocked."""
+    path, line = edited(tmp_path, TRIAGE, BARE, f"?this :acuity ?queue .\n FILTER ({call})\n")
+    (p,) = [p for p in problems(path, TRIAGE) if "reads a string" in p.message]
+    assert (p.severity, p.file, p.line, p.node) == ("warning", str(path), line + 1,
+                                                    ":QueuePatient")
+    assert p.message == (f"horis:requires: {shown} reads a string, but ?queue is a node "
+                         "(:acuity's values are nodes): the call is an error for every value, "
+                         "so what it tests is never true"), p.message
+    assert p.hint is not None and p.hint.startswith(hint), p.hint
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param('?this :acuity ?queue .\n FILTER regex(str(?queue), "urgent")\n', id="str"),
+    pytest.param('?this :queueRef ?ref .\n FILTER regex(?ref, "^Q-")\n', id="a-string"),
+])
+def test_a_string_function_of_a_string_says_nothing(tmp_path: Path, new: str) -> None:
+    path, _ = edited(tmp_path, TRIAGE, BARE, new)
+    assert not [p for p in problems(path, TRIAGE) if "reads a string" in p.message]
+
+
 @pytest.mark.parametrize("new", [
     pytest.param("?this :acuity ?queue .\n FILTER (?queue = :urgent)\n", id="a-node"),
     pytest.param('?this :acuity ?queue . ?this :queueRef ?ref .\n FILTER (?ref != "Q-1")\n',
