@@ -5069,14 +5069,19 @@ class _Builder:
     def check_untried_requires(self, s: Node, cls: URIRef) -> None:
         """``horis:requires`` is tried on an action step (and its tool) and in a decision
         step's ``horis:when`` rules; written on a wait, a proposal or a decision step itself
-        nothing reads it. On a wait it read as "wait until this holds": a resume without
-        facts ended the wait and the next step blocked. A warning at the pattern, saying
-        where the pattern is read."""
+        nothing reads it, nor on a workflow. On a wait it read as "wait until this holds": a
+        resume without facts ended the wait and the next step blocked; on a workflow, as a
+        guard on its instances, which every focus node ran past. A warning at the pattern,
+        saying where the pattern is read."""
         texts = list(self.g.objects(s, HORIS.requires))
         if not texts:
             return
         nxt = self.one(s, HORIS.next)
+        start = self.one(s, HORIS.start)
         hint = {
+            HORIS.Workflow: "write it on the step the workflow starts at"
+            + (f" ({self.n(start)})" if start is not None else "")
+            + ", whose horis:requires is tried before anything acts",
             HORIS.WaitStep: "write it as horis:until: the wait continues at horis:next once "
             "it holds",
             HORIS.ProposalStep: "put it in the horis:candidates query, or in the horis:requires "
@@ -5321,6 +5326,7 @@ class _Builder:
     def workflow(self, s: Node) -> Workflow | None:
         start = self.one(s, HORIS.start)
         focus = self.one(s, HORIS.focusType)
+        self.check_untried_requires(s, HORIS.Workflow)
         ok = True
         if start is None:
             self.error(
