@@ -153,7 +153,7 @@ def logical_branch(g: Graph, shape: Node) -> URIRef | None:
     return None
 
 
-def unmet(g: Graph, shape: Node) -> tuple[Severity, str]:
+def unmet(g: Graph, shape: Node) -> tuple[Severity["error", "warning"], str]:
     """How to say what it does that no value (or no node) meets ``shape``: an error that
     the gate rejects every result it judges, when it must hold; inside ``sh:or`` or
     ``sh:xone`` (:func:`logical_branch`) a warning that its branch never holds, and inside

@@ -405,8 +405,9 @@ def test_an_in_list_of_the_other_kind_inside_an_or_is_a_warning_that_says_so(
         " [ sh:path :acuity ] ) ;")
     p = the_one(problems(TRIAGE[0], TRIAGE, onto), "warning")
     assert p.message.startswith('sh:in lists "urgent", but :acuity'), p.message
-    assert p.message.endswith("breaks the shape: as a branch of sh:or, it never holds where it "
-                              "applies, and only the other branches can take such a node"), p.message
+    assert p.message.endswith(
+        "breaks the shape: as a branch of sh:or, it never holds where it applies, and only "
+        "the other branches can take such a node"), p.message
 
 
 def test_a_property_shape_of_a_targeted_shape_beside_an_or_is_still_judged(

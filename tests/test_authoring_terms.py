@@ -554,10 +554,12 @@ def test_an_undeclared_superclass_of_no_near_name_or_described_says_nothing(
 
 
 @pytest.mark.parametrize(("new", "offset", "node", "cycle", "said"), [
-    pytest.param(":Person a owl:Class ; rdfs:subClassOf :Patient ;", 0, ":Person", ":Patient → :Person → :Patient", "every :Person is a :Patient",
+    pytest.param(":Person a owl:Class ; rdfs:subClassOf :Patient ;", 0, ":Person",
+                 ":Patient → :Person → :Patient", "every :Person is a :Patient",
                  id="two-classes"),
     pytest.param(":Person a owl:Class ; rdfs:subClassOf :Staff .\n"
-                 ":Staff rdfs:subClassOf :Nurse .\n:Person", 1, ":Staff", ":Nurse → :Person → :Staff → :Nurse", "every :Staff is a :Nurse",
+                 ":Staff rdfs:subClassOf :Nurse .\n:Person", 1, ":Staff",
+                 ":Nurse → :Person → :Staff → :Nurse", "every :Staff is a :Nurse",
                  id="three-classes"),
 ])
 def test_a_cycle_of_subclasses_is_a_warning_at_the_link_that_closes_it(
