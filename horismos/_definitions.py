@@ -32,7 +32,7 @@ from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
 from ._argv_slips import argument_slips, command_slip
 from ._bare_words import bare_word
 from ._closed_terms import unknown_terms
-from ._digraph import Digraph, add_edge, descendants
+from ._digraph import Digraph, add_edge, descendants, shortest_path, strongly_connected
 from ._effect_domain import subject_outside_domain
 from ._effect_shapes import contradictions
 from ._errors import AmbiguousName, AuthoringError, NotAnIRI, Problem, UsageError
@@ -78,6 +78,7 @@ from ._namespace_index import NamespaceIndex, written_prefixes
 from ._own_writes import only_own_writes, only_own_writes_of_tool
 from ._pattern_comments import commented_out
 from ._preconditions import (
+    LiteralMatch,
     Precondition,
     PreconditionSyntaxError,
     RemotePatternError,
@@ -88,11 +89,12 @@ from ._preconditions import (
     group_triples,
     literal_matches,
     remote_reads,
+    string_reads,
 )
 from ._prefix_clash import near_misses, prefix_clashes
 from ._schema_links import LINKS, dangling_links
 from ._shacl import Targets, domain_targets, superclasses_of
-from ._shape_slips import in_logical_branch, shape_slips
+from ._shape_slips import shape_slips, unmet
 from ._sources import Sources, Where, literal_warnings_off, read_sources
 from ._sparql_parse import prepare_query
 from ._store_syntax import CASTS, bad_regexes, rebound, refusal
@@ -1157,10 +1159,12 @@ class _Builder:
         self.check_commented_patterns()
         self.check_graph_blocks()
         self.check_schema_links()
+        self.check_class_cycles()
         self.check_subselects()
         self.check_kind_clashes()
         self.check_filter_variables()
         self.check_pattern_literals()
+        self.check_string_reads()
         self.check_pattern_datatypes()
         self.check_pattern_regexes()
         self.check_type_tests()
@@ -2697,28 +2701,29 @@ class _Builder:
         seen: set[tuple[Node, URIRef, Literal]] = set()
         for owner, holder, pred, algebra in self.parsed_patterns():
             matches = literal_matches(algebra)
-            binders: dict[tuple[str, Literal], set[URIRef]] = {}
-            for prop, lit, var, _ in matches:
-                if var is not None:
-                    binders.setdefault((var, lit), set()).add(prop)
-            for prop, lit, var, op in matches:
+            binders: dict[tuple[str, Literal, bool], set[URIRef]] = {}
+            for m in matches:
+                if m.var is not None:
+                    binders.setdefault((m.var, m.literal, m.as_string), set()).add(m.property)
+            for m in matches:
+                prop, lit, var = m.property, m.literal, m.var
                 if (holder, prop, lit) in seen:
                     continue
-                refusal = self.literal_refusal(prop, lit, var is not None)
+                refusal = self.match_refusal(m, prop)
                 if refusal is None or (
                     var is not None
                     and any(
-                        self.literal_refusal(q, lit, True) != refusal for q in binders[(var, lit)]
+                        self.match_refusal(m, q) != refusal
+                        for q in binders[(var, lit, m.as_string)]
                     )
                 ):
                     continue
+                seen.add((holder, prop, lit))
                 if refusal == "node":
-                    seen.add((holder, prop, lit))
-                    self.node_literal(owner, holder, pred, prop, lit, var, op)
+                    self.node_literal(owner, holder, pred, m)
                     continue
                 given = literal_datatype(lit)
                 r = cast(URIRef, range_refusing(given, self.g.objects(prop, RDFS.range)))
-                seen.add((holder, prop, lit))
                 written = turtle_term(lit, self.n)
                 is_a = "a string" if given == XSD.string else f"a literal of {self.n(given)}"
                 self.at_text(
@@ -2732,12 +2737,51 @@ class _Builder:
                         if var is None
                         else f"the FILTER compares ?{var} (its value) with {written}, {is_a}, "
                         f"which is never equal to or ordered with a value of {self.n(r)}, so "
-                        "the FILTER is never true"
+                        + ("the FILTER is never true" if m.whole else "that comparison never holds")
                     ),
                     literal_hint(lit, r, self.n),
                     (holder, pred),
                     after="" if var is None else "FILTER",
                     also=written,
+                )
+
+    def match_refusal(self, m: LiteralMatch, prop: URIRef) -> str | None:
+        """How no value of ``prop`` matches ``m`` (:meth:`literal_refusal`). ``str(?v)``
+        compared for (in)equality is judged only when ``prop``'s values are nodes and the
+        literal is no IRI: its text is then never a node's IRI; of a literal, ``str()`` is
+        its lexical form, which may well be the literal compared (``str(?n) = "6"``)."""
+        if not m.as_string:
+            return self.literal_refusal(prop, m.literal, m.var is not None)
+        if m.op not in ("=", "!=") or _IRI_TEXT.match(m.literal):
+            return None
+        return "node" if object_kind(self.g, prop) == "node" else None
+
+    def check_string_reads(self) -> None:
+        """``regex(?queue, "urgent")`` (``CONTAINS``, ``STRSTARTS``, ``LCASE``… of
+        ``?queue``) where every property binding ``?queue`` takes nodes: a string function
+        given an IRI is an error in every store, so what the call tests is never true and a
+        FILTER of it alone never holds — the step blocked for every instance, no word said.
+        A warning at the call, with ``str(?queue)`` to write, or the node to compare with."""
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            bound: dict[tuple[str, str], set[URIRef]] = {}
+            for prop, var, fn in string_reads(algebra):
+                bound.setdefault((var, fn), set()).add(prop)
+            for (var, fn), props in bound.items():
+                if not all(object_kind(self.g, p) == "node" for p in props):
+                    continue
+                called = fn.lower() if fn == "REGEX" else fn
+                rest = "" if fn in ("LCASE", "UCASE", "STRLEN") else ", …"
+                of = ", ".join(sorted(self.n(p) for p in props))
+                self.at_text(
+                    "warning",
+                    rf"(?i)\b{fn}\s*\(\s*[?$]{re.escape(var)}\b",
+                    owner,
+                    f"{self.n(pred)}: {called}(?{var}{rest}) reads a string, but ?{var} is a node "
+                    f"({of}'s values are nodes): the call is an error for every value, so what "
+                    "it tests is never true",
+                    f"write {called}(str(?{var}){rest}) to read the text of its IRI, or compare "
+                    f"?{var} with the node meant (?{var} = :…)",
+                    (holder, pred),
                 )
 
     def literal_refusal(self, prop: URIRef, lit: Literal, compared: bool) -> str | None:
@@ -2752,21 +2796,14 @@ class _Builder:
             return None
         return "range"
 
-    def node_literal(
-        self,
-        owner: Node,
-        holder: Node,
-        pred: URIRef,
-        prop: URIRef,
-        lit: Literal,
-        var: str | None,
-        op: str | None,
-    ) -> None:
-        """A pattern holding ``prop``, whose values are nodes, to the literal ``lit``: as
-        ``?s prop lit`` (``var`` None) or in a FILTER comparing ``?var`` with it by ``op``
-        (``!=`` is then always true, the others never). A warning, with the node of that
+    def node_literal(self, owner: Node, holder: Node, pred: URIRef, m: LiteralMatch) -> None:
+        """A pattern holding ``m``'s property, whose values are nodes, to its literal: as
+        ``?s prop lit``, in a FILTER comparing ``?var`` with it (``!=`` is then always true,
+        the others never), or ``str(?var)``, the text of the node's IRI, which is never the
+        literal (no IRI's text, :meth:`match_refusal`). A warning, with the node of that
         name the files declare (``:urgent`` for ``"urgent"``), else one of that name in the
         range's namespace."""
+        prop, lit, var = m.property, m.literal, m.var
         written = turtle_term(lit, self.n)
         cls = range_class(self.g, prop)
         named = [
@@ -2777,6 +2814,12 @@ class _Builder:
         meant = min(named, key=str) if named else None
         if meant is None and _LOCAL.fullmatch(lit):
             meant = URIRef(split_iri(cls or prop)[0] + str(lit))
+        node = self.n(meant) if meant is not None else "the node meant, with its prefix"
+        compared = (
+            f"str(?{var}), the text of its IRI, with {written}, which is no IRI"
+            if m.as_string
+            else f"?{var} (its value) with {written}, a literal, which no node equals"
+        )
         self.at_text(
             "warning",
             re.escape(written) if var is None else rf"[?$]{re.escape(var)}\b",
@@ -2786,15 +2829,20 @@ class _Builder:
                 f"the pattern matches it with {written}, a literal, which no node equals, so "
                 "the pattern never holds"
                 if var is None
-                else f"the FILTER compares ?{var} (its value) with {written}, a literal, which "
-                "no node equals, so "
+                else f"the FILTER compares {compared}, so "
                 + (
-                    f"?{var} != {written} is always true and the FILTER excludes nothing"
-                    if op == "!="
+                    f"{'str(?' if m.as_string else '?'}{var}{')' if m.as_string else ''} != "
+                    f"{written} is always true"
+                    + (" and the FILTER excludes nothing" if m.whole else "")
+                    if m.op == "!="
                     else "the FILTER is never true"
+                    if m.whole
+                    else "that comparison never holds"
                 )
             ),
-            f"write the node {self.n(meant)}, without quotes"
+            f"compare ?{var} itself with the node: ?{var} {m.op} {node}"
+            if m.as_string
+            else f"write the node {node}, without quotes"
             if meant is not None
             else "write the node meant, with its prefix and without quotes",
             (holder, pred),
@@ -2857,6 +2905,36 @@ class _Builder:
                 f"or says anything of: {reach}",
                 known,
                 at=(s, link, term),
+            )
+
+    def check_class_cycles(self) -> None:
+        """An ``rdfs:subClassOf`` cycle among the files' classes (``:Patient rdfs:subClassOf
+        :Nurse`` where ``:Nurse rdfs:subClassOf :Person`` and ``:Person rdfs:subClassOf
+        :Patient``): under RDFS every class on it is a subclass of every other, so they are
+        one class — every patient a nurse, an argument typed :Nurse taking any person. That
+        is almost always a link written the wrong way round (``owl:equivalentClass`` says
+        so when meant). A warning at the link that closes the cycle, naming it; a class its
+        own subclass (``:A rdfs:subClassOf :A``) is what RDFS entails anyway."""
+        graph: Digraph[URIRef] = {}
+        for sub, sup in self.g.subject_objects(RDFS.subClassOf):
+            if isinstance(sub, URIRef) and isinstance(sup, URIRef) and sub != sup:
+                add_edge(graph, sub, sup)
+        for component in strongly_connected(graph):
+            if len(component) < 2:
+                continue
+            first = min(component, key=str)
+            back = min((c for c in component if first in graph[c]), key=str)
+            cycle = [*cast(list[URIRef], shortest_path(graph, first, back)), first]
+            shown = " → ".join(self.n(c) for c in cycle)
+            self.warn(
+                back,
+                f"rdfs:subClassOf {self.n(first)} closes a cycle of subclasses ({shown}): "
+                "under RDFS every class on it is a subclass of every other, so they are one "
+                f"class, and every {self.n(back)} is a {self.n(first)}",
+                f"drop the rdfs:subClassOf that points the wrong way round (this one, or "
+                f"another on the cycle); if {self.n(first)} and {self.n(back)} are one "
+                "class, say so with owl:equivalentClass",
+                at=(back, RDFS.subClassOf, first),
             )
 
     def check_graph_blocks(self) -> None:
@@ -3721,24 +3799,20 @@ class _Builder:
         gate rejected the result of every tool that landed on one, after the tool had acted.
         An error when no value listed can be one of the property's; a warning when some can,
         or when the shape is inside ``sh:or``, ``sh:xone`` or ``sh:not``: a node may fail it
-        and still conform (:func:`._shape_slips.in_logical_branch`)."""
+        and still conform (:func:`._shape_slips.unmet`)."""
         for holder, items in sorted(self.g.subject_objects(SH["in"]), key=str):
             wrong = self.wrong_listed(holder)
             if wrong is None:
                 continue
             path = self.n(cast(URIRef, self.g.value(holder, SH.path)))
             shown = ", ".join(turtle_term(v, self.n) for v in wrong.values)
-            branch = wrong.every and in_logical_branch(self.g, holder)
-            (self.error if wrong.every and not branch else self.warn)(
+            severity, does = unmet(self.g, holder) if wrong.every else ("warning", "")
+            (self.error if severity == "error" else self.warn)(
                 holder,
                 f"sh:in lists {shown}, but {wrong.why}, so "
                 + (
-                    f"no value of {path} is in the list: a node holding it never meets this "
-                    "shape (inside sh:or, sh:xone or sh:not)"
-                    if branch
-                    else f"no value of {path} is in the list: every node holding it breaks the "
-                    "shape, and the gate rejects the result of every tool that lands on one, "
-                    "after the tool has acted"
+                    f"no value of {path} is in the list and every node holding it breaks the "
+                    f"shape: {does}"
                     if wrong.every
                     else "no value of it equals "
                     + ("that one" if len(wrong.values) == 1 else "those")
@@ -3755,12 +3829,12 @@ class _Builder:
         (a string). Every node holding the property broke the shape: the gate rejected the
         result of every tool landing one, after it had acted. The sh:class and sh:datatype of a
         property some tool writes are judged against its effect instead
-        (:mod:`._effect_shapes`), where the tool is named. A shape inside ``sh:or``,
-        ``sh:xone`` or ``sh:not`` is not judged: a node may fail it and conform
-        (:func:`._shape_slips.in_logical_branch`)."""
+        (:mod:`._effect_shapes`), where the tool is named. Of a shape inside ``sh:or``,
+        ``sh:xone`` or ``sh:not``, which a node may fail and conform, it is a warning that the
+        branch never holds (:func:`._shape_slips.unmet`)."""
         g = self.g
         for holder, path in sorted(g.subject_objects(SH.path), key=str):
-            if not isinstance(path, URIRef) or in_logical_branch(g, holder):
+            if not isinstance(path, URIRef):
                 continue
             kind = object_kind(g, path)
             if kind is None:
@@ -3774,11 +3848,11 @@ class _Builder:
                 + (f" of {self.n(rng)}, its rdfs:range" if rng is not None else "")
             )
             for p, v, asks, hint in self.kind_slips(holder, path, kind, ranges, rng):
-                self.error(
+                severity, does = unmet(g, holder)
+                (self.error if severity == "error" else self.warn)(
                     holder,
                     f"{self.n(p)} {turtle_term(v, self.n)} asks for {asks}, but {values}, so "
-                    "no value conforms: the gate rejects the result of every tool that lands a "
-                    "node the shape judges, after the tool has acted",
+                    f"no value conforms: {does}",
                     hint,
                     at=(holder, p, v),
                 )
@@ -4995,14 +5069,19 @@ class _Builder:
     def check_untried_requires(self, s: Node, cls: URIRef) -> None:
         """``horis:requires`` is tried on an action step (and its tool) and in a decision
         step's ``horis:when`` rules; written on a wait, a proposal or a decision step itself
-        nothing reads it. On a wait it read as "wait until this holds": a resume without
-        facts ended the wait and the next step blocked. A warning at the pattern, saying
-        where the pattern is read."""
+        nothing reads it, nor on a workflow. On a wait it read as "wait until this holds": a
+        resume without facts ended the wait and the next step blocked; on a workflow, as a
+        guard on its instances, which every focus node ran past. A warning at the pattern,
+        saying where the pattern is read."""
         texts = list(self.g.objects(s, HORIS.requires))
         if not texts:
             return
         nxt = self.one(s, HORIS.next)
+        start = self.one(s, HORIS.start)
         hint = {
+            HORIS.Workflow: "write it on the step the workflow starts at"
+            + (f" ({self.n(start)})" if start is not None else "")
+            + ", whose horis:requires is tried before anything acts",
             HORIS.WaitStep: "write it as horis:until: the wait continues at horis:next once "
             "it holds",
             HORIS.ProposalStep: "put it in the horis:candidates query, or in the horis:requires "
@@ -5247,6 +5326,7 @@ class _Builder:
     def workflow(self, s: Node) -> Workflow | None:
         start = self.one(s, HORIS.start)
         focus = self.one(s, HORIS.focusType)
+        self.check_untried_requires(s, HORIS.Workflow)
         ok = True
         if start is None:
             self.error(
@@ -5681,6 +5761,8 @@ class _WrongListed:
 
 
 _LOCAL = re.compile(r"[A-Za-z_][\w-]*")
+_IRI_TEXT = re.compile(r"[A-Za-z][\w+.-]*:")
+"""How an IRI's text begins (its scheme): ``str(?v) = "http://…"`` may hold of a node."""
 """A name that can be a node's local name in a CURIE (``:minor``)."""
 
 

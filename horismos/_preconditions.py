@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query pars
     from rdflib.plugins.sparql.sparql import Query
 
 __all__ = [
+    "LiteralMatch",
     "Precondition",
     "PreconditionSyntaxError",
     "RemotePatternError",
@@ -42,6 +43,7 @@ __all__ = [
     "group_triples",
     "literal_matches",
     "remote_reads",
+    "string_reads",
     "why_blocked",
 ]
 
@@ -350,6 +352,24 @@ def _variables(node: Any) -> list[Variable]:
 
 
 _COMPARED = frozenset({"=", "!=", "<", ">", "<=", ">="})
+_LISTED = {"IN": "=", "NOT IN": "!="}
+"""``?v IN (…)`` holds as ``?v = `` one of the list, ``?v NOT IN (…)`` as ``!=`` each."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralMatch:
+    """A pattern holding ``property``'s values to ``literal``: as ``?s :p "lit"`` (``var``
+    None), or in a FILTER comparing ``?var`` by ``op`` (``=`` for an ``IN`` list's member,
+    ``!=`` for a ``NOT IN``'s) — ``as_string`` when it is ``str(?var)`` that is compared (an
+    IRI's text for a node, not the node); ``whole`` when the FILTER holds only if it does
+    (not one side of ``||``, under ``!`` or in a function's argument)."""
+
+    property: URIRef
+    literal: Literal
+    var: str | None = None
+    op: str | None = None
+    as_string: bool = False
+    whole: bool = True
 
 
 def group_triples(
@@ -372,54 +392,126 @@ def group_triples(
     return [t for key in keys for t in group_triples(node.get(key), minus=minus, every=every)]
 
 
-def _comparisons(expr: Any) -> list[tuple[str, Literal, str]]:
-    """Each ``?var OP literal`` (either way round) ``expr`` makes, outside EXISTS, with OP."""
+def _comparisons(expr: Any, whole: bool = True) -> list[tuple[str, Literal, str, bool, bool]]:
+    """Each ``?var OP literal`` (either way round), ``?var IN (literals…)`` and ``NOT IN``,
+    and each of these of ``str(?var)``, ``expr`` makes outside EXISTS: as (var, literal, OP,
+    whether ``str(?var)`` is compared, whether the FILTER holds only when it does: reached
+    from ``expr`` through ``&&`` alone), an ``IN`` member's OP ``=``, a ``NOT IN``'s ``!=``."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
     if isinstance(expr, (list, tuple)):
-        return [c for e in expr for c in _comparisons(e)]
+        return [c for e in expr for c in _comparisons(e, whole)]
     if not isinstance(expr, CompValue) or expr.name in _NOT_READ:
         return []
-    found = [c for k, v in expr.items() if not k.startswith("_") for c in _comparisons(v)]
-    if expr.name == "RelationalExpression" and expr.get("op") in _COMPARED:
-        a, b = expr.get("expr"), expr.get("other")
-        if isinstance(a, Literal) and isinstance(b, Variable):
+    inner = whole and expr.name == "ConditionalAndExpression"
+    found = [c for k, v in expr.items() if not k.startswith("_") for c in _comparisons(v, inner)]
+    if expr.name != "RelationalExpression":
+        return found
+    op, a, b = str(expr.get("op")), expr.get("expr"), expr.get("other")
+    if op in _LISTED and isinstance(b, (list, tuple)):
+        op, listed = _LISTED[op], [x for x in b if isinstance(x, Literal)]
+    elif op in _COMPARED:
+        if isinstance(a, Literal):
             a, b = b, a
-        if isinstance(a, Variable) and isinstance(b, Literal):
-            found.append((str(a), b, str(expr.get("op"))))
+        listed = [b] if isinstance(b, Literal) else []
+    else:
+        return found
+    as_string = isinstance(a, CompValue) and a.name == "Builtin_STR"
+    if as_string:
+        a = a.get("arg")
+    if isinstance(a, Variable):
+        found += [(str(a), lit, op, as_string, whole) for lit in listed]
     return found
 
 
-def literal_matches(node: Any) -> list[tuple[URIRef, Literal, str | None, str | None]]:
+def literal_matches(node: Any) -> list[LiteralMatch]:
     """Where a SPARQL algebra ``node`` holds a property's values to a literal: each triple
-    pattern ``?s :p "lit"`` as ``(:p, "lit", None, None)``, and each FILTER comparison ``?var
-    OP "lit"`` as ``(:p, "lit", "var", "OP")`` for every ``?s :p ?var`` of the FILTER's group
-    (none when a triple of the group binds ``?var`` through a variable or a path: what it
-    takes is unknown). What the property's rdfs:range says its values are can then be held
-    against the literal; a variable several properties bind (in a ``UNION``'s branches) is
-    judged by all of them."""
+    pattern ``?s :p "lit"``, and each FILTER comparison of ``?var`` (or ``str(?var)``) with
+    a literal for every ``?s :p ?var`` of the FILTER's group (none when a triple of the group
+    binds ``?var`` through a variable or a path: what it takes is unknown). What the
+    property's rdfs:range says its values are can then be held against the literal; a
+    variable several properties bind (in a ``UNION``'s branches) is judged by all of them."""
+    found: list[LiteralMatch] = []
+    for group in _groups(node):
+        if group.name == "BGP":
+            found += [
+                LiteralMatch(p, o)
+                for _, p, o in group.triples
+                if isinstance(p, URIRef) and isinstance(o, Literal)
+            ]
+        for expr, binders in _filter_binders(group):
+            for var, lit, op, as_string, whole in _comparisons(expr):
+                found += [LiteralMatch(p, lit, var, op, as_string, whole) for p in binders(var)]
+    return found
+
+
+_STRING_ARGUMENT = {
+    "REGEX": "text",
+    "CONTAINS": "arg1",
+    "STRSTARTS": "arg1",
+    "STRENDS": "arg1",
+    "STRBEFORE": "arg1",
+    "STRAFTER": "arg1",
+    "LCASE": "arg",
+    "UCASE": "arg",
+    "STRLEN": "arg",
+    "SUBSTR": "arg",
+    "REPLACE": "arg",
+}
+"""SPARQL's string functions and the argument each reads as a string: given an IRI there, the
+call is an error, whatever the IRI (``regex(?queue, "urgent")`` for a node ``?queue``)."""
+
+
+def string_reads(node: Any) -> list[tuple[URIRef, str, str]]:
+    """Each call of a string function on a variable in a FILTER of a SPARQL algebra
+    ``node`` (outside EXISTS), as (property, variable, function) for every ``?s :p ?var``
+    of the FILTER's group — none when a triple of the group binds it through a variable or
+    a path. Of a property whose values are nodes, the call is an error for every value."""
+    found: list[tuple[URIRef, str, str]] = []
+    for expr, binders in (f for group in _groups(node) for f in _filter_binders(group)):
+        for call in _string_calls(expr):
+            fn = call.name.removeprefix("Builtin_")
+            var = call.get(_STRING_ARGUMENT[fn])
+            if isinstance(var, Variable):
+                found += [(p, str(var), fn) for p in binders(str(var))]
+    return found
+
+
+def _string_calls(expr: Any) -> list[CompValue]:
+    """The string function calls ``expr`` makes, outside EXISTS (its own FILTERs' business)."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
-    name = getattr(node, "name", None)
-    if name is None:
+    if isinstance(expr, (list, tuple)):
+        return [c for e in expr for c in _string_calls(e)]
+    if not isinstance(expr, CompValue) or expr.name in _NOT_READ:
         return []
-    found: list[tuple[URIRef, Literal, str | None, str | None]] = []
-    if name == "BGP":
-        found += [
-            (p, o, None, None)
-            for _, p, o in node.triples
-            if isinstance(p, URIRef) and isinstance(o, Literal)
-        ]
-    expr = node.get("expr")
-    if name in ("Filter", "LeftJoin") and isinstance(expr, CompValue):
-        triples = group_triples(node.p) if name == "Filter" else group_triples(node)
-        for var, lit, op in _comparisons(expr):
-            binding = [p for _, p, o in triples if isinstance(o, Variable) and str(o) == var]
-            if all(isinstance(p, URIRef) for p in binding):
-                found += [(p, lit, var, op) for p in binding]
-    for key in ("p", "p1", "p2"):
-        found += literal_matches(node.get(key))
-    return found
+    inner = [c for k, v in expr.items() if not k.startswith("_") for c in _string_calls(v)]
+    return [expr, *inner] if expr.name.removeprefix("Builtin_") in _STRING_ARGUMENT else inner
+
+
+def _groups(node: Any) -> list[CompValue]:
+    """Every group of a SPARQL algebra ``node``, nested ones too, each before those in it."""
+    if getattr(node, "name", None) is None:
+        return []
+    return [node, *(g for key in ("p", "p1", "p2") for g in _groups(node.get(key)))]
+
+
+def _filter_binders(group: CompValue) -> list[tuple[CompValue, Callable[[str], list[URIRef]]]]:
+    """The expression of ``group`` when it is a FILTER (or an ``OPTIONAL``'s), with what
+    gives a variable the properties its group binds it through (``?s :p ?var``); none when a
+    triple binds it through a variable or a path: what it takes is then unknown."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    expr = group.get("expr")
+    if group.name not in ("Filter", "LeftJoin") or not isinstance(expr, CompValue):
+        return []
+    triples = group_triples(group.p) if group.name == "Filter" else group_triples(group)
+
+    def binders(var: str) -> list[URIRef]:
+        props = [p for _, p, o in triples if isinstance(o, Variable) and str(o) == var]
+        return props if all(isinstance(p, URIRef) for p in props) else []
+
+    return [(expr, binders)]
 
 
 # -- why a precondition does not hold ------------------------------------------------------

@@ -6,11 +6,17 @@ checked nothing at all:
 
 - bounds that no count or value meets (``sh:minCount 2 ; sh:maxCount 1``, ``sh:minLength 12 ;
   sh:maxLength 3``, ``sh:minInclusive`` above ``sh:maxInclusive``): no node, or no value,
-  conforms (not for a shape inside ``sh:or``, ``sh:xone`` or ``sh:not``, which a node may
-  fail and still conform: :func:`in_logical_branch`);
+  conforms (a warning for a shape inside ``sh:or``, ``sh:xone`` or ``sh:not``, which a node
+  may fail and still conform: :func:`unmet`);
 - a ``sh:maxLength`` below the length of the shortest text its ``sh:pattern`` matches
   (``sh:pattern "^Q-[A-Z]+-[0-9]+$" ; sh:maxLength 4``): a value short enough is too short
-  to match (nor for such a shape);
+  to match (a warning for such a shape);
+- a ``sh:pattern`` on booleans (``sh:datatype xsd:boolean``, or a path whose ``rdfs:range``
+  is): it reads a boolean's text, ``true``, ``false``, ``1`` or ``0``, so a pattern none of
+  them matches (``"^(yes|no)$"``) leaves no value that conforms (an error, a warning for
+  such a shape), and one that some match (``"^true$"``) refuses ``"1"^^xsd:boolean``, which is
+  true (a warning: ``sh:in ( true )`` says it). On numbers and dates a pattern on the
+  lexical form can be meant (digits, a time zone), so those are not judged;
 - ``sh:flags`` with a letter other than ``i`` and ``m`` (``"s"``, or ``"g"`` from
   JavaScript): the gate and pyshacl read those two only, and checked the pattern without it;
 - a shape with no target that nothing names (no ``sh:targetClass``…, no ``sh:node`` or
@@ -34,11 +40,11 @@ from dataclasses import dataclass
 from re import _parser as _regex_parser  # type: ignore[attr-defined]
 from typing import Literal as Severity
 
-from rdflib import OWL, RDF, RDFS, SH, Graph, Literal, URIRef
+from rdflib import OWL, RDF, RDFS, SH, XSD, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
 
-__all__ = ["ShapeSlip", "in_logical_branch", "shape_slips"]
+__all__ = ["ShapeSlip", "shape_slips", "unmet"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,7 @@ def shape_slips(g: Graph, n: Callable[[Node], str], written: Written) -> Iterato
     a bound's value as its file does."""
     yield from _crossed_bounds(g, n, written)
     yield from _pattern_beyond_max_length(g, n)
+    yield from _pattern_on_booleans(g, n)
     yield from _unknown_flags(g)
     yield from _judging_nothing(g)
     yield from _closed_to_type(g, n)
@@ -87,8 +94,6 @@ def _crossed_bounds(g: Graph, n: Callable[[Node], str], written: Written) -> Ite
             most = g.value(holder, high)
             if not (isinstance(least, Literal) and isinstance(most, Literal)):
                 continue
-            if in_logical_branch(g, holder):  # a branch that never holds: not every result
-                continue
             lo, hi = least.toPython(), most.toPython()
             if isinstance(lo, Literal) or isinstance(hi, Literal):  # ill-typed: said elsewhere
                 continue
@@ -101,15 +106,14 @@ def _crossed_bounds(g: Graph, n: Callable[[Node], str], written: Written) -> Ite
             path = g.value(holder, SH.path)
             of = f" of {n(path)}" if isinstance(path, URIRef) else ""
             what = "no node conforms" if low in _COUNTS else f"no value{of} conforms"
+            severity, does = unmet(g, holder)
             yield ShapeSlip(
-                "error",
+                severity,
                 holder,
                 (holder, high, most),
                 f"{n(low)} {_written(holder, low, least, written)} is "
                 f"{'not below' if strict else 'above'} {n(high)} "
-                f"{_written(holder, high, most, written)}, so {what}: the gate rejects the "
-                "result of every tool that lands a node the shape judges, after the tool has "
-                "acted",
+                f"{_written(holder, high, most, written)}, so {what}: {does}",
                 f"write {n(low)} {'below' if strict else 'no higher than'} {n(high)}",
             )
 
@@ -120,16 +124,16 @@ _BRANCHES = (SH["or"], SH.xone)
 """What lists shapes of which one may fail and the owner still conform."""
 
 
-def in_logical_branch(g: Graph, shape: Node) -> bool:
-    """Whether ``shape`` is a member of an ``sh:or`` or ``sh:xone`` list, the object of an
-    ``sh:not``, or reached by ``sh:property``, ``sh:node`` or ``sh:and`` from a shape that
-    is: a node failing it may still conform to its owner, so no value meeting it is no
-    error. Walks ``rdf:first``/``rdf:rest`` back to each list's owner."""
+def logical_branch(g: Graph, shape: Node) -> URIRef | None:
+    """The ``sh:or``, ``sh:xone`` or ``sh:not`` that ``shape`` is a member (or the object)
+    of, or is reached from by ``sh:property``, ``sh:node`` or ``sh:and``: a node failing it
+    may still conform to its owner. None when it is in none. Walks ``rdf:first``/``rdf:rest``
+    back to each list's owner."""
     seen, todo = {shape}, [shape]
     while todo:
         node = todo.pop()
         if (None, SH["not"], node) in g:
-            return True
+            return SH["not"]
         owners = [s for p in _THROUGH for s in g.subjects(p, node)]
         for cell in g.subjects(RDF.first, node):
             head, walked = cell, {cell}
@@ -138,20 +142,44 @@ def in_logical_branch(g: Graph, shape: Node) -> bool:
                     break
                 head = prev
                 walked.add(head)
-            if any((None, p, head) in g for p in _BRANCHES):
-                return True
+            for p in _BRANCHES:
+                if (None, p, head) in g:
+                    return p
             owners.extend(g.subjects(SH["and"], head))
         for owner in owners:
             if owner not in seen:
                 seen.add(owner)
                 todo.append(owner)
-    return False
+    return None
+
+
+def unmet(g: Graph, shape: Node) -> tuple[Severity["error", "warning"], str]:
+    """How to say what it does that no value (or no node) meets ``shape``: an error that
+    the gate rejects every result it judges, when it must hold; inside ``sh:or`` or
+    ``sh:xone`` (:func:`logical_branch`) a warning that its branch never holds, and inside
+    ``sh:not`` one that the ``sh:not`` excludes nothing — a node may fail such a shape and
+    conform, so the other branches take the results, but a branch that never holds is
+    rarely what was meant. One wording for every check of a shape no value meets."""
+    op = logical_branch(g, shape)
+    if op is None:
+        return "error", (
+            "the gate rejects the result of every tool that lands a node the shape judges, "
+            "after the tool has acted"
+        )
+    if op == SH["not"]:
+        return "warning", (
+            "as the shape of a sh:not, it never holds where it applies, so the sh:not excludes "
+            "no such node"
+        )
+    name = "sh:or" if op == SH["or"] else "sh:xone"
+    return "warning", (
+        f"as a branch of {name}, it never holds where it applies, and only the other branches "
+        "can take such a node"
+    )
 
 
 def _pattern_beyond_max_length(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
     for holder, most in g.subject_objects(SH.maxLength):
-        if in_logical_branch(g, holder):
-            continue
         limit = most.toPython() if isinstance(most, Literal) else None
         if not isinstance(limit, int) or isinstance(limit, bool):
             continue
@@ -161,15 +189,65 @@ def _pattern_beyond_max_length(g: Graph, n: Callable[[Node], str]) -> Iterator[S
                 continue
             path = g.value(holder, SH.path)
             of = f" of {n(path)}" if isinstance(path, URIRef) else ""
+            severity, does = unmet(g, holder)
             yield ShapeSlip(
-                "error",
+                severity,
                 holder,
                 (holder, SH.maxLength, most),
                 f'sh:maxLength {limit} is below the {shortest} characters sh:pattern "{pattern}" '
-                f"needs at the least, so no value{of} conforms: one short enough is too short "
-                "to match, and the gate rejects the result of every tool that lands a node the "
-                "shape judges, after the tool has acted",
+                f"needs at the least (one short enough is too short to match), so no "
+                f"value{of} conforms: {does}",
                 f"write sh:maxLength {shortest} or more, or the pattern meant",
+            )
+
+
+_BOOLEAN_TEXTS = {"true": True, "false": False, "1": True, "0": False}
+"""Each lexical form of an xsd:boolean, and the value it writes."""
+
+
+def _pattern_on_booleans(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
+    for holder, pattern in g.subject_objects(SH.pattern):
+        path = g.value(holder, SH.path)
+        if XSD.boolean not in (
+            g.value(holder, SH.datatype),
+            g.value(path, RDFS.range) if isinstance(path, URIRef) else None,
+        ):
+            continue
+        flags = str(g.value(holder, SH.flags) or "").lower()
+        try:
+            regex = re.compile(
+                str(pattern), (re.I if "i" in flags else 0) | (re.M if "m" in flags else 0)
+            )
+        except re.error:  # the gate's load check says so
+            continue
+        texts = [t for t in _BOOLEAN_TEXTS if regex.search(t)]
+        values = sorted({_BOOLEAN_TEXTS[t] for t in texts}, reverse=True)
+        of = f" of {n(path)}" if isinstance(path, URIRef) else ""
+        meant = " ".join(str(v).lower() for v in values)
+        reads = (
+            f'sh:pattern "{pattern}" is on booleans{of}, which it reads as their text (true, '
+            "false, 1 or 0), "
+        )
+        if not texts:
+            severity, does = unmet(g, holder)
+            yield ShapeSlip(
+                severity,
+                holder,
+                (holder, SH.pattern, pattern),
+                reads + f"and it matches none of them, so no value conforms: {does}",
+                "drop sh:pattern, or write sh:in ( true ) or sh:in ( false ) for the value meant",
+            )
+        elif len(texts) < len(_BOOLEAN_TEXTS):
+            taken = ", ".join(texts)
+            yield ShapeSlip(
+                "warning",
+                holder,
+                (holder, SH.pattern, pattern),
+                reads + f"not as their value: it takes {taken} only, so a boolean of the same "
+                'value written otherwise is refused ("1"^^xsd:boolean is true)',
+                f"write sh:in ( {meant} ) in place of sh:pattern"
+                if len(values) == 1
+                else "drop sh:pattern: sh:datatype xsd:boolean takes every boolean",
             )
 
 

@@ -146,10 +146,15 @@ class IndividualsSeen:
                 if isinstance(quad.subject, ox.NamedNode) and quad.subject.value in suspects:
                     described.add(quad.subject.value)
             prefixes[path] = dict(parser.prefixes)
+        said = {v: s for v, s in sorted(suspects.items()) if v not in described}
+        by_file: dict[Path, list[str]] = {}
+        for value, (_, _, used, _) in said.items():
+            by_file.setdefault(used.path, []).append(value)
+        line_of = {  # one pass over each file for all its values, not one a value
+            path: lines(path, values, prefixes.get(path, {})) for path, values in by_file.items()
+        }
         out = []
-        for value, (prop, r, used, meant) in sorted(suspects.items()):
-            if value in described:
-                continue
+        for value, (prop, r, used, meant) in said.items():
             ns = prefixes.get(used.path, {})
             shown = written(value, ns)
             known = sorted(self.enumerated.get(r) or self.individuals[r])
@@ -168,7 +173,7 @@ class IndividualsSeen:
                     "matches it",
                     node=written(used.subject, ns) if used.subject else None,
                     file=str(used.path),
-                    line=lines(used.path, [value], ns).get(value),
+                    line=line_of[used.path].get(value),
                     hint=hint,
                 )
             )

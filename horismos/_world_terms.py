@@ -313,17 +313,25 @@ def _line_with(path: Path, term: re.Pattern[str], mark: str) -> int | None:
     return None
 
 
+_NAMES = re.compile(r"<([^<>\s]*)>|(?<![\w:.-])([A-Za-z][\w.-]*)?:([\w-]+(?:\.+[\w-]+)*)?")
+"""Each IRI or prefixed name a line of Turtle writes (``<…>``, ``ex:local``, ``:local``)."""
+
+
 def _first_lines(path: Path, terms: list[str], prefixes: dict[str, str]) -> dict[str, int]:
     """The first line of ``path`` writing each of ``terms``, as ``<IRI>`` or with one of the
-    file's prefixes: one pass over its lines, ended once every term is found."""
-    patterns = {term: _term_pattern(term, prefixes) for term in terms}
+    file's prefixes: one pass over its lines, each line's names read once and looked up
+    (however many terms are sought: the world's last 150 values no level is took 3.4 s over
+    5,000 patients, a search a term a line), ended once every term is found."""
+    sought = set(terms)
     found: dict[str, int] = {}
     with path.open(encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
-            for term, pattern in patterns.items():
-                if term not in found and pattern.search(line):
+            for iri, prefix, local in _NAMES.findall(line):
+                ns = prefixes.get(prefix) if not iri else None
+                term = iri or (ns + local if ns is not None else "")
+                if term in sought and term not in found:
                     found[term] = number
-            if len(found) == len(patterns):
+            if len(found) == len(sought):
                 break
     return found
 

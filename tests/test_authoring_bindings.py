@@ -159,6 +159,18 @@ def test_requires_on_a_proposal_or_decision_step_is_a_warning(tmp_path: Path) ->
     assert w.line == line and w.hint is not None and "horis:when [" in w.hint
 
 
+def test_requires_on_a_workflow_is_a_warning_naming_its_first_step(tmp_path: Path) -> None:
+    # Read as a guard on the workflow's instances: it validated, and every patient ran past it.
+    path, line = edited(tmp_path, TRIAGE, "    horis:start :QueuePatient .",
+                        '    horis:requires "?this :acuity :urgent ." ;\n'
+                        "    horis:start :QueuePatient .")
+    w = the_one(problems(path, TRIAGE), "warning")
+    assert (w.line, w.node) == (line, ":Triage") and w.message.startswith(
+        "horis:requires on a workflow is never tried"), str(w)
+    assert w.hint == ("write it on the step the workflow starts at (:QueuePatient), whose "
+                      "horis:requires is tried before anything acts")
+
+
 # -- effects ----------------------------------------------------------------------------------
 
 

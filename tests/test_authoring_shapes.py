@@ -193,8 +193,9 @@ def test_run_refuses_a_shape_it_cannot_load_with_its_line_and_no_traceback(tmp_p
     # numbers listed for a string: said at the shape, and not again at the effect it rejects
     pytest.param("sh:maxCount 1 ;", "sh:maxCount 1 ; sh:in ( 1 2 ) ;",
                  "sh:in lists 1, 2, but :queueRef has rdfs:range xsd:string, so no value of "
-                 ":queueRef is in the list: every node holding it breaks the shape, and the gate "
-                 "rejects the result of every tool that lands on one, after the tool has acted "
+                 ":queueRef is in the list and every node holding it breaks the shape: the gate "
+                 "rejects the result of every tool that lands a node the shape judges, after the "
+                 "tool has acted "
                  '— write sh:in ( "1" "2" )', id="in-of-other-kind"),
 ])
 def test_a_shapes_slip_is_one_error_at_its_own_line_pointing_the_right_way(

@@ -444,6 +444,28 @@ def test_a_pattern_with_a_word_like_a_query_keyword_is_still_a_bare_word(
     pytest.param('?this :acuity ?queue .\n FILTER (?queue != "Routine")\n', 1,
                  'so ?queue != "Routine" is always true and the FILTER excludes nothing',
                  "write the node :routine, without quotes", id="filter-not-equal-world-node"),
+    pytest.param('?this :acuity ?queue .\n FILTER (?queue IN ("urgent", :routine))\n', 1,
+                 'the FILTER compares ?queue (its value) with "urgent", a literal, which no node '
+                 "equals, so the FILTER is never true", "write the node :urgent, without quotes",
+                 id="filter-in"),
+    pytest.param('?this :acuity ?queue .\n FILTER (?queue NOT IN ("routine"))\n', 1,
+                 'so ?queue != "routine" is always true and the FILTER excludes nothing',
+                 "write the node :routine, without quotes", id="filter-not-in"),
+    pytest.param('?this :acuity ?queue .\n FILTER (str(?queue) = "urgent")\n', 1,
+                 'the FILTER compares str(?queue), the text of its IRI, with "urgent", which is '
+                 "no IRI, so the FILTER is never true",
+                 "compare ?queue itself with the node: ?queue = :urgent", id="filter-str"),
+    pytest.param('?this :acuity ?queue .\n FILTER (STR(?queue) != "Routine")\n', 1,
+                 'so str(?queue) != "Routine" is always true and the FILTER excludes nothing',
+                 "compare ?queue itself with the node: ?queue != :routine",
+                 id="filter-str-not-equal"),
+    pytest.param('?this :acuity ?queue .\n FILTER (?queue = :urgent || ?queue = "routine")\n', 1,
+                 'the FILTER compares ?queue (its value) with "routine", a literal, which no node '
+                 "equals, so that comparison never holds",
+                 "write the node :routine, without quotes", id="filter-one-side-of-or"),
+    pytest.param('?this :acuity ?queue .\n FILTER (!(?queue = "routine"))\n', 1,
+                 "so that comparison never holds", "write the node :routine, without quotes",
+                 id="filter-under-not"),
 ])
 def test_a_literal_for_a_property_whose_values_are_nodes_is_a_warning_at_its_line(
         tmp_path: Path, new: str, offset: int, said: str, hint: str) -> None:
@@ -464,10 +486,47 @@ def test_a_literal_for_a_property_whose_values_are_nodes_is_a_warning_at_its_lin
     assert p.hint == hint
 
 
+@pytest.mark.parametrize(("call", "shown", "hint"), [
+    pytest.param('regex(?queue, "urgent")', "regex(?queue, …)",
+                 "write regex(str(?queue), …) to read the text of its IRI", id="regex"),
+    pytest.param('STRSTARTS(?queue, "urg")', "STRSTARTS(?queue, …)",
+                 "write STRSTARTS(str(?queue), …)", id="strstarts"),
+    pytest.param('lcase(?queue) = "urgent"', "LCASE(?queue)", "write LCASE(str(?queue))",
+                 id="lcase"),
+])
+def test_a_string_function_of_a_node_is_a_warning_at_its_line(
+        tmp_path: Path, call: str, shown: str, hint: str) -> None:
+    """``FILTER regex(?queue, "urgent")`` where :acuity's values are nodes validated: a string
+    function given an IRI is an error in both stores, so every patient was blocked."""
+    path, line = edited(tmp_path, TRIAGE, BARE, f"?this :acuity ?queue .\n FILTER ({call})\n")
+    (p,) = [p for p in problems(path, TRIAGE) if "reads a string" in p.message]
+    assert (p.severity, p.file, p.line, p.node) == ("warning", str(path), line + 1,
+                                                    ":QueuePatient")
+    assert p.message == (f"horis:requires: {shown} reads a string, but ?queue is a node "
+                         "(:acuity's values are nodes): the call is an error for every value, "
+                         "so what it tests is never true"), p.message
+    assert p.hint is not None and p.hint.startswith(hint), p.hint
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param('?this :acuity ?queue .\n FILTER regex(str(?queue), "urgent")\n', id="str"),
+    pytest.param('?this :queueRef ?ref .\n FILTER regex(?ref, "^Q-")\n', id="a-string"),
+])
+def test_a_string_function_of_a_string_says_nothing(tmp_path: Path, new: str) -> None:
+    path, _ = edited(tmp_path, TRIAGE, BARE, new)
+    assert not [p for p in problems(path, TRIAGE) if "reads a string" in p.message]
+
+
 @pytest.mark.parametrize("new", [
     pytest.param("?this :acuity ?queue .\n FILTER (?queue = :urgent)\n", id="a-node"),
     pytest.param('?this :acuity ?queue . ?this :queueRef ?ref .\n FILTER (?ref != "Q-1")\n',
                  id="a-literal-range"),
+    pytest.param('?this :acuity ?queue .\n'
+                 ' FILTER (str(?queue) = "http://example.org/ehr#urgent")\n', id="str-an-iri"),
+    pytest.param('?this :acuity ?queue .\n FILTER (STRENDS(str(?queue), "urgent"))\n',
+                 id="str-in-a-function"),
+    pytest.param('?this :acuity ?queue . ?this :queueRef ?ref .\n FILTER (str(?ref) = "Q-1")\n',
+                 id="str-of-a-literal"),
 ])
 def test_a_pattern_comparing_a_property_with_its_kind_of_value_says_nothing(
         tmp_path: Path, new: str) -> None:

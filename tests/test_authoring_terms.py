@@ -553,6 +553,37 @@ def test_an_undeclared_superclass_of_no_near_name_or_described_says_nothing(
     assert problems(TRIAGE[0], TRIAGE, ontology) == []
 
 
+@pytest.mark.parametrize(("new", "offset", "node", "cycle", "said"), [
+    pytest.param(":Person a owl:Class ; rdfs:subClassOf :Patient ;", 0, ":Person",
+                 ":Patient → :Person → :Patient", "every :Person is a :Patient",
+                 id="two-classes"),
+    pytest.param(":Person a owl:Class ; rdfs:subClassOf :Staff .\n"
+                 ":Staff rdfs:subClassOf :Nurse .\n:Person", 1, ":Staff",
+                 ":Nurse → :Person → :Staff → :Nurse", "every :Staff is a :Nurse",
+                 id="three-classes"),
+])
+def test_a_cycle_of_subclasses_is_a_warning_at_the_link_that_closes_it(
+        tmp_path: Path, new: str, offset: int, node: str, cycle: str, said: str) -> None:
+    """:Person rdfs:subClassOf :Patient beside :Patient rdfs:subClassOf :Person validated:
+    under RDFS the two are one class, so every nurse was a patient."""
+    ontology, line = ontology_edited(tmp_path, ":Person a owl:Class ;", new)
+    (p,) = [x for x in problems(TRIAGE[0], TRIAGE, ontology) if "cycle" in x.message]
+    assert p.severity == "warning", str(p)
+    assert (p.file, p.line, p.node) == (str(ontology), line + offset, node), str(p)
+    assert f"closes a cycle of subclasses ({cycle})" in p.message and said in p.message, str(p)
+    assert p.hint is not None and "owl:equivalentClass" in p.hint, str(p)
+
+
+def test_a_class_said_its_own_subclass_or_equivalent_to_another_says_nothing(
+        tmp_path: Path) -> None:
+    """RDFS entails ``:A rdfs:subClassOf :A``; ``owl:equivalentClass`` is how one class has
+    two names on purpose."""
+    ontology, _ = ontology_edited(tmp_path, ":Person a owl:Class ;",
+                                  ":Human owl:equivalentClass :Person .\n"
+                                  ":Person a owl:Class ; rdfs:subClassOf :Person ;")
+    assert problems(TRIAGE[0], TRIAGE, ontology) == []
+
+
 # -- a value of the wrong kind for its property -----------------------------------------------
 
 
