@@ -756,6 +756,29 @@ def test_run_all_reads_its_foci_finished_instances_not_the_workflows_history() -
     assert waits.finished_foci(world.store, L.Leave, [odd, L.req1]) == {odd}
 
 
+def test_run_all_counts_its_foci_instances_once(leave) -> None:
+    """``run --all`` asks which of its foci has an unfinished instance and which a finished
+    one. Each question counted the foci's instances to learn whether their side is the
+    smaller: the same ids, counted twice. They are counted once, and read once for both."""
+    agent, world = leave
+    agent.run(world, all=True)  # req1 waits, req2 completes: history for the rerun to read
+    select, counts, reads = world.store.select, [], []
+
+    def counted(text: str, *args: object) -> list:
+        counts.append(text.startswith(waits._OF_THE_FOCI.split("%s")[0]))
+        reads.append("?s IN" in text)
+        return select(text, *args)  # type: ignore[arg-type]
+
+    world.store.select = counted  # type: ignore[method-assign]
+    try:
+        again = agent.run(world, all=True)
+    finally:
+        del world.store.select
+    assert again.instances == []  # req1 is left waiting for resume, req2 finished
+    assert sum(counts) == 1, sum(counts)  # counted for each question: 2
+    assert sum(reads) == 1, sum(reads)  # the foci's instances read for each question: 2
+
+
 def test_an_open_wait_is_read_from_its_instance_not_from_every_step_the_world_ran() -> None:
     """Reaching and resuming a wait ask for the instance's open wait (``open_wait``). On the
     ``memory`` store rdflib's planner took ``?a a horis:StepExecution`` first, as the query's
