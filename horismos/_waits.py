@@ -353,9 +353,10 @@ def _smaller_sides(
         for k in left:
             if rows is not None:
                 answers[k] = [r for r in rows if r["s"] in groups[k]]
-            elif refused or len(
-                store.select(f"{_counted(groups[k])} LIMIT {limit}", {}, _NS)
-            ) < limit:
+            elif (
+                refused
+                or len(store.select(f"{_counted(groups[k])} LIMIT {limit}", {}, _NS)) < limit
+            ):
                 answers[k] = store.select(_by_status(groups[k]), {"wf": workflow}, _NS)
         limit *= 8
 
