@@ -980,8 +980,8 @@ class OxigraphStore(Store):
                 if removed:
                     self._churn.count([e[0] for e in removed])
                 if self._behind is not None:
-                    change = ([e[1] for e in removed], [e[1] for e in added])
-                    self._follow(change, len(removed) + len(added))
+                    landed = ([e[1] for e in removed], [e[1] for e in added])
+                    self._follow(landed, len(removed) + len(added))
                 elif removed:
                     self._follow(None, 0)
             if self._on_disk:
