@@ -14,7 +14,8 @@ called on the run's thread, no worker hop), in generated worlds of each size, on
    then ``--rounds`` rounds alternate between the sizes (``--runs`` runs a round spread over
    them, each on a focus of its own), so that a machine's load falls on every size alike;
    each figure is the median over the rounds: per-run cost, the part of it that is not the
-   steps (the fixed cost: header, digest, focus check, end), steps per second, trace bytes
+   steps (the fixed cost: header, digest, focus check, end), steps per second (a run's steps
+   over the median run's time: a run stalled by another job moves the mean), trace bytes
    per run and RSS growth; then, counted once per world on 50 more runs (load-independent),
    Python function calls and the quads and solutions pyoxigraph handed Horismos, per step;
    then each figure's ratio to the smallest world's;
@@ -98,7 +99,7 @@ def single_runs(agent: Agent, world: World, foci: list[URIRef], folder: Path) ->
     return {"run_ms": statistics.median(totals) * 1000,
             "fixed_ms": statistics.median(fixed) * 1000,
             "trace_bytes": statistics.median(sizes),
-            "steps_per_s": sum(counts) / sum(totals),
+            "steps_per_s": statistics.median(counts) / statistics.median(totals),
             "rss_growth_mb": rss_mb() - before, "runs": len(totals)}
 
 
