@@ -32,6 +32,7 @@ from ._surfaces import Catalog
 from ._trace import Trace
 from ._waits import (
     StoredInstance,
+    batch_left,
     find_instance,
     finished_foci,
     instance_for,
@@ -292,14 +293,17 @@ class Agent:
                 # for a batch, was read from a file another run wrote (--out): on a shared one,
                 # read under the focus's claim (--all's workers read their batches). A single
                 # focus in memory may have several instances (Python's own runs)
-                left = (
-                    unfinished(world.store, wf.iri, foci)
-                    if again and ((worker is None and (world.store.persistent or all)) or held)
-                    else {}  # again=False found none above: the focus has no instance
-                )
+                # again=False found none above: the focus has no instance
+                asks = again and ((worker is None and (world.store.persistent or all)) or held)
                 if worker is None and all:  # each focus one instance, as claims give a shared world
-                    ended = finished_foci(world.store, wf.iri, foci)
+                    left, ended = (
+                        batch_left(world.store, wf.iri, foci)
+                        if asks
+                        else ({}, finished_foci(world.store, wf.iri, foci))
+                    )
                     foci = [f for f in foci if f in left or f not in ended]
+                else:
+                    left = unfinished(world.store, wf.iri, foci) if asks else {}
                 if not all:
                     _not_waiting(self.definitions, left.get(foci[0]))
                 runner.header(

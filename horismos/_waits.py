@@ -58,6 +58,7 @@ __all__ = [
     "StoredInstance",
     "WaitContext",
     "Waiting",
+    "batch_left",
     "find_instance",
     "finished_foci",
     "instance_for",
@@ -200,16 +201,9 @@ def unfinished(
     starting new ones: a running one's open intent then settles as ``OutcomeUnknown``
     instead of a second call, and a focus that stays blocked keeps one instance, not one a
     rerun. The instances read are those of the foci or the world's unfinished ones,
-    whichever are fewer (:func:`_smaller_side`)."""
-    wanted = set(foci)
-    found: dict[URIRef, StoredInstance] = {}
-    for r in sorted(_smaller_side(store, workflow, foci, _UNFINISHED), key=lambda r: str(r["i"])):
-        focus = cast(URIRef, r["f"])
-        if focus in wanted and focus not in found:
-            stored = read_instance(store, cast(URIRef, r["i"]))
-            if stored is not None:
-                found[focus] = stored
-    return found
+    whichever are fewer (:func:`_smaller_sides`)."""
+    (rows,) = _smaller_sides(store, workflow, foci, (_UNFINISHED,))
+    return _unfinished_of(store, foci, rows)
 
 
 def finished_foci(store: Store, workflow: URIRef, foci: list[URIRef]) -> set[Node]:
@@ -222,8 +216,40 @@ def finished_foci(store: Store, workflow: URIRef, foci: list[URIRef]) -> set[Nod
     (10 foci beside 100,000 finished: 101,000 rows, 1.1 s in memory, seconds on disk; 21 rows
     and 0.3 ms now, bench_unfinished.py); the instances read are those of the foci or the
     world's finished ones, whichever are fewer, as :func:`unfinished` reads."""
+    (rows,) = _smaller_sides(store, workflow, foci, (_FINISHED,))
+    return _foci_of(foci, rows)
+
+
+def batch_left(
+    store: Store, workflow: URIRef, foci: list[URIRef]
+) -> tuple[dict[URIRef, StoredInstance], set[Node]]:
+    """What ``run --all`` asks before its batch: :func:`unfinished` and
+    :func:`finished_foci` at once. Asked one after the other, each counted the foci's
+    instances again to learn which side is smaller; the count is the same for both, so it
+    is made once, and when the foci's side is the smaller one query reads it for both."""
+    left, ended = _smaller_sides(store, workflow, foci, (_UNFINISHED, _FINISHED))
+    return _unfinished_of(store, foci, left), _foci_of(foci, ended)
+
+
+def _unfinished_of(
+    store: Store, foci: list[URIRef], rows: list[dict[str, Node]]
+) -> dict[URIRef, StoredInstance]:
+    """Each of ``foci``'s first unfinished instance among ``rows``, by IRI, read whole."""
     wanted = set(foci)
-    return {r["f"] for r in _smaller_side(store, workflow, foci, _FINISHED) if r["f"] in wanted}
+    found: dict[URIRef, StoredInstance] = {}
+    for r in sorted(rows, key=lambda r: str(r["i"])):
+        focus = cast(URIRef, r["f"])
+        if focus in wanted and focus not in found:
+            stored = read_instance(store, cast(URIRef, r["i"]))
+            if stored is not None:
+                found[focus] = stored
+    return found
+
+
+def _foci_of(foci: list[URIRef], rows: list[dict[str, Node]]) -> set[Node]:
+    """Those of ``foci`` among ``rows`` (rows of other foci may come from the world's side)."""
+    wanted = set(foci)
+    return {r["f"] for r in rows if r["f"] in wanted}
 
 
 _FINISHED = (HORIS.Completed, HORIS.Failed)
@@ -265,12 +291,13 @@ def _by_status(statuses: tuple[URIRef, ...]) -> str:
 
 def _of_foci(values: str, statuses: tuple[URIRef, ...]) -> str:
     """The instances in ``statuses`` of some foci (``values``, their IRIs) and one workflow,
-    the foci leading (a ``VALUES`` block of the statuses would be joined first: every such
-    instance of the world). Inside the graph: outside it, Oxigraph 0.5 took 730 ms for 1,000
-    foci where this takes 5. (A ``FILTER EXISTS`` a focus took 29 s there for 1,000.)"""
+    with their status, the foci leading (a ``VALUES`` block of the statuses would be joined
+    first: every such instance of the world). Inside the graph: outside it, Oxigraph 0.5
+    took 730 ms for 1,000 foci where this takes 5. (A ``FILTER EXISTS`` a focus took 29 s
+    there for 1,000.)"""
     among = ", ".join(f"<{s}>" for s in statuses)
     return f"""
-    SELECT ?i ?f WHERE {{ GRAPH <{INSTANCES}> {{ VALUES ?f {{ {values} }}
+    SELECT ?i ?f ?s WHERE {{ GRAPH <{INSTANCES}> {{ VALUES ?f {{ {values} }}
         ?i horis:focus ?f ; horis:workflow ?wf ; horis:status ?s .
         FILTER (?s IN ({among})) }} }}"""
 
@@ -291,28 +318,46 @@ _PROBE = 64
 """Ids each side is counted to before the other is (times 8 each round)."""
 
 
-def _smaller_side(
-    store: Store, workflow: URIRef, foci: list[URIRef], statuses: tuple[URIRef, ...]
-) -> list[dict[str, Node]]:
-    """The instances of ``workflow`` in ``statuses`` for ``foci`` (rows of ``i`` and ``f``;
-    read from the world's instances in ``statuses``, rows of other foci may come too).
+def _smaller_sides(
+    store: Store,
+    workflow: URIRef,
+    foci: list[URIRef],
+    groups: tuple[tuple[URIRef, ...], ...],
+) -> list[list[dict[str, Node]]]:
+    """For each group of statuses, the instances of ``workflow`` in it for ``foci`` (rows of
+    ``i`` and ``f``; read from the world's instances in those statuses, rows of other foci
+    may come too).
 
     Neither side is small in every world: a focus that has run once per event for years has
     thousands of finished instances (5,000: a run on disk 11 -> 88 ms, nearly all of it
     reading them), and a world where people answer slowly holds thousands waiting (9,000: 77
     ms a run while the waiting were read first). Oxigraph cannot tell which is smaller, so
     each side is counted up to a bound in turn until one ends within it, and that one is
-    read: the cost is that of the smaller side, a few times over at most."""
+    read: the cost is that of the smaller side, a few times over at most. The foci's side is
+    the same for every group: counted once a round, and read once for the groups left."""
     values = " ".join(f.n3() for f in foci)
+    answers: list[list[dict[str, Node]] | None] = [None] * len(groups)
     limit = _PROBE
     while True:
+        left = [k for k, answer in enumerate(answers) if answer is None]
+        if not left:
+            return cast(list[list[dict[str, Node]]], answers)
+        rows: list[dict[str, Node]] | None = None  # the foci's, when their side ended
         try:
             if len(store.select(f"{_OF_THE_FOCI % values} LIMIT {limit}", {}, _NS)) < limit:
-                return store.select(_of_foci(values, statuses), {"wf": workflow}, _NS)
+                wanted = tuple(s for k in left for s in groups[k])
+                rows = store.select(_of_foci(values, wanted), {"wf": workflow}, _NS)
+            refused = False
         except QueryRefused:  # a focus IRI only rdflib takes (two '#') cannot be query text
-            return store.select(_by_status(statuses), {"wf": workflow}, _NS)
-        if len(store.select(f"{_counted(statuses)} LIMIT {limit}", {}, _NS)) < limit:
-            return store.select(_by_status(statuses), {"wf": workflow}, _NS)
+            refused = True
+        for k in left:
+            if rows is not None:
+                answers[k] = [r for r in rows if r["s"] in groups[k]]
+            elif (
+                refused
+                or len(store.select(f"{_counted(groups[k])} LIMIT {limit}", {}, _NS)) < limit
+            ):
+                answers[k] = store.select(_by_status(groups[k]), {"wf": workflow}, _NS)
         limit *= 8
 
 

@@ -10,12 +10,13 @@ started before it unchanged, commits after it as before.
 
 from __future__ import annotations
 
+import pyoxigraph as ox
 import pytest
 from rdflib import RDF, BNode, Literal, Namespace, URIRef
 from test_loops import fetcher, paging, write
 
 from horismos import Agent, World
-from horismos._stores import Change, Conflict, churn, open_store
+from horismos._stores import RUNTIME, Change, Conflict, churn, copy_behind, open_store
 
 FEED = Namespace("http://example.org/feed#")
 EX = "http://example.org/ward#"
@@ -176,3 +177,82 @@ def test_an_on_disk_store_is_never_copied(small_floors: None, tmp_path) -> None:
         assert store._store is first
     finally:
         store.close()
+
+
+def test_a_copy_is_taken_a_slice_a_commit_not_whole_inside_one(small_floors: None) -> None:
+    """Copied inside the commit that made it due, one step of a run in a world of 3,000,000
+    quads waited 15-40 s for the whole world to be copied. The copy is now taken behind the
+    commits: none copies more than a slice beyond twice its own change, what lands meanwhile
+    (a commit, an update) is replayed onto the copy, and reads see the store as before."""
+    store = open_store("oxigraph")
+    claims = f"{RUNTIME}claims"  # a claim's bookkeeping: outside the digest
+    filler = [(URIRef(f"{EX}bed{n}"), RDF.type, KIND, G) for n in range(5000)]
+    store.apply(Change(add=[*filler, (WARD, BEDS, Literal(0), G)]))
+    first, copied, n = store._store, [], 0
+    while store._store is first:
+        replace_beds(store, 1, start=n)
+        n += 1
+        behind = getattr(store, "_behind", None)
+        if behind is not None:
+            copied.append(len(behind.fresh))
+        if len(copied) == 10:  # an update lands mid-copy, its NOW() as it ran
+            store.update(
+                f"INSERT {{ GRAPH <{claims}> {{ <{WARD}> <{EX}at> ?t }} }} "
+                "WHERE { BIND(NOW() AS ?t) }"
+            )
+            copied.append(len(store._behind.fresh))
+        assert list(store.objects(WARD, BEDS)) == [Literal(n)]
+        assert n < 1000, "the store was never copied"
+    # taken over that many commits, each a slice and its own change twice: 0 commits, the
+    # whole world (5,001 quads) copied inside one
+    assert len(copied) > 5000 // (copy_behind.SLICE + 4), len(copied)
+    steps = [b - a for a, b in zip([0, *copied], copied, strict=False)]
+    assert max(steps) <= copy_behind.SLICE + 2 * 2, max(steps)
+    twin = open_store("oxigraph")
+    at = list(first.quads_for_pattern(ox.NamedNode(str(WARD)), ox.NamedNode(f"{EX}at"), None))
+    twin.load([*filler, (WARD, BEDS, Literal(n), G)])
+    twin.update(f"INSERT DATA {{ GRAPH <{claims}> {{ <{WARD}> <{EX}at> {at[0].object} }} }}")
+    assert sorted(map(str, store._store)) == sorted(map(str, twin._store))
+    assert store.digest() == store.recompute_digest() == twin.digest()
+
+
+class _Lengths:
+    """A pyoxigraph store that counts the times its quads are counted (``len``: a pass over
+    every quad it holds)."""
+
+    def __init__(self, inner: ox.Store) -> None:
+        self.inner, self.counted = inner, 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def __len__(self) -> int:
+        self.counted += 1
+        return len(self.inner)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.inner)
+
+    def __contains__(self, quad: object) -> bool:
+        return quad in self.inner
+
+
+def test_a_step_does_not_count_the_world_to_learn_whether_a_copy_is_due(
+    small_floors: None, tmp_path
+) -> None:
+    """Whether a copy pays is judged against the quads the store holds. They were counted by a
+    pass over the store inside the step that first passed a floor, and again after each copy
+    (3 s at 3,000,000 quads): they are now kept from the file loaded, and through a copy."""
+    (tmp_path / "world.nt").write_text(
+        "".join(f"<{EX}bed{n}> <{RDF.type}> <{KIND}> .\n" for n in range(300))
+    )
+    store = open_store("oxigraph")
+    store.load_file(tmp_path / "world.nt")
+    store.apply(Change(add=[(WARD, BEDS, Literal(0), G)]))
+    store._store = counting = _Lengths(store._store)
+    replace_beds(store, 300)
+    assert store._store is not counting, "the store was never copied"
+    store._store = again = _Lengths(store._store)
+    replace_beds(store, 300, start=300)
+    assert (counting.counted, again.counted) == (0, 0)  # a pass before the first, one after
+    assert store._held() == len(store._store) == 301

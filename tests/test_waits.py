@@ -33,7 +33,9 @@ PREFIXES = """\
 @prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
 """
 
-DEFINITIONS = PREFIXES + """
+DEFINITIONS = (
+    PREFIXES
+    + """
 :Request a owl:Class . :Manager a owl:Class . :Hotel a owl:Class .
 
 :RequestShape a sh:NodeShape ;
@@ -69,13 +71,17 @@ DEFINITIONS = PREFIXES + """
     horis:wake horis:System ;
     horis:delivery horis:Silent .
 """
+)
 
-WORLD = PREFIXES + """
+WORLD = (
+    PREFIXES
+    + """
 :req1 a :Request ; rdfs:label "Ada, 3 days in May" .
 :req2 a :Request ; rdfs:label "Brian, 1 day" ; :approvedBy :grace .
 :grace a :Manager ; rdfs:label "Grace" .
 :intern a :Person .
 """
+)
 
 
 def file_request(request: URIRef, approver: URIRef) -> dict[str, object]:
@@ -139,8 +145,10 @@ def test_a_wait_whose_until_already_holds_does_not_wait(leave) -> None:
     agent, world = leave
     run = agent.run(world, ":Leave", ":req2")
     assert run.status == "completed"
-    assert [(s.step, s.status) for s in run.steps] == [(L.Approve, "completed"),
-                                                      (L.File, "completed")]
+    assert [(s.step, s.status) for s in run.steps] == [
+        (L.Approve, "completed"),
+        (L.File, "completed"),
+    ]
     assert run.steps[0].detail["wait"]["outcome"] == "until_held"
     assert (L.req2, L.filedWith, L.grace) in world.graph
 
@@ -153,8 +161,10 @@ def test_resume_lands_the_facts_as_human_input_and_continues(leave) -> None:
     waiting = agent.run(world, ":Leave", ":req1")
     run = agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .")
     assert run.status == "completed"
-    assert [(s.step, s.status) for s in run.steps] == [(L.Approve, "completed"),
-                                                      (L.File, "completed")]
+    assert [(s.step, s.status) for s in run.steps] == [
+        (L.Approve, "completed"),
+        (L.File, "completed"),
+    ]
     assert (L.req1, L.filedWith, L.grace) in world.graph
     assert state(world, waiting.instance) == (HORIS.Completed, None)
     resume = next(e for e in run.trace.events if e["type"] == "resume")
@@ -217,8 +227,12 @@ def test_a_short_id_names_one_instance_or_says_why_it_cannot(leave, tmp_path) ->
     second = asyncio.run(agent.arun(world, ":Leave", ":req3", env=Ids("ab34", "e3", "e4")))
     assert second.status == "waiting"
     before = world.canonical()
-    for prefix, said in [("ab", "more than one instance"), ("ab5", "no instance"),
-                         ("", "no instance"), ('ab") } #', "no instance")]:
+    for prefix, said in [
+        ("ab", "more than one instance"),
+        ("ab5", "no instance"),
+        ("", "no instance"),
+        ('ab") } #', "no instance"),
+    ]:
         with pytest.raises(UsageError, match=said):
             agent.resume(world, prefix, facts=":req1 :approvedBy :grace .")
     assert world.canonical() == before
@@ -276,8 +290,12 @@ def test_a_short_id_no_instance_has_is_answered_by_the_index_once_it_holds_every
     (tmp_path / "export.nq").write_text(
         f"<urn:horismos:instance:abcdef0200> <{RDF.type}> <{HORIS.Instance}> <{INSTANCES}> .\n"
     )
-    subprocess.run([sys.executable, "-m", "horismos", "load", "export.nq", "--store", store],
-                   cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "horismos", "load", "export.nq", "--store", store],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+    )
     world = World.open(store)
     assert str(waits.find_instance(world.store, "abcdef02")) == "urn:horismos:instance:abcdef0200"
     assert waits.find_instance(world.store, "abcdef01") == unfiled  # indexed anew
@@ -359,8 +377,9 @@ def test_a_short_id_on_a_store_that_takes_no_writes_is_looked_for_among_the_ids(
     before = [URIRef(f"urn:horismos:instance:{n:08x}{'0' * 24}") for n in range(3)]
     writable = OxigraphServer(tmp_path / "db")
     try:
-        World.open(writable.store).store.load([(i, RDF.type, HORIS.Instance, INSTANCES)
-                                               for i in before])
+        World.open(writable.store).store.load(
+            [(i, RDF.type, HORIS.Instance, INSTANCES) for i in before]
+        )
     finally:
         writable.stop()
     read_only = OxigraphServer(tmp_path / "db", "serve-read-only")
@@ -373,15 +392,18 @@ def test_a_short_id_on_a_store_that_takes_no_writes_is_looked_for_among_the_ids(
         read_only.stop()
 
 
-@pytest.mark.parametrize(("facts", "error", "words"), [
-    (":req1 :approvedBy :intern .", GateRejected, "approved by one manager"),
-    (":req1 :approvedBy :grace , :ada . :ada a :Manager .", GateRejected, "one manager"),
-    (":req1 :approvedBy", UsageError, "not valid Turtle"),
-    (":req1 horis:status horis:Completed .", UsageError, "runtime state"),
-    (":req2 a horis:Instance .", UsageError, "runtime state"),          # horis: as object
-    ("horis:Completed :approvedBy :grace .", UsageError, "runtime state"),   # as subject
-    (':req1 rdfs:comment "x"^^horis:T .', UsageError, "runtime state"),  # as datatype
-])
+@pytest.mark.parametrize(
+    ("facts", "error", "words"),
+    [
+        (":req1 :approvedBy :intern .", GateRejected, "approved by one manager"),
+        (":req1 :approvedBy :grace , :ada . :ada a :Manager .", GateRejected, "one manager"),
+        (":req1 :approvedBy", UsageError, "not valid Turtle"),
+        (":req1 horis:status horis:Completed .", UsageError, "runtime state"),
+        (":req2 a horis:Instance .", UsageError, "runtime state"),  # horis: as object
+        ("horis:Completed :approvedBy :grace .", UsageError, "runtime state"),  # as subject
+        (':req1 rdfs:comment "x"^^horis:T .', UsageError, "runtime state"),  # as datatype
+    ],
+)
 def test_facts_that_cannot_land_change_nothing(leave, facts, error, words) -> None:
     agent, world = leave
     waiting = agent.run(world, ":Leave", ":req1")
@@ -392,18 +414,28 @@ def test_facts_that_cannot_land_change_nothing(leave, facts, error, words) -> No
     assert state(world, waiting.instance) == (HORIS.Waiting, L.Approve)
 
 
-@pytest.mark.parametrize(("facts", "said"), [
-    pytest.param(":req1 :aprovedBy :grace .",
-                 "the facts use :aprovedBy, which neither the definitions nor the world name, so "
-                 "nothing would read what they say of it: did you mean :approvedBy? (nothing "
-                 "landed)", id="misspelt-property"),
-    pytest.param(":grace a :Manger .", "did you mean :Manager?", id="misspelt-class"),
-    pytest.param("req1 approvedBy grace",
-                 "the facts are not valid Turtle: line 1, column 1: req1 is not a valid subject "
-                 "or graph name, at: req1 approvedBy grace;", id="no-prefix"),
-])
+@pytest.mark.parametrize(
+    ("facts", "said"),
+    [
+        pytest.param(
+            ":req1 :aprovedBy :grace .",
+            "the facts use :aprovedBy, which neither the definitions nor the world name, so "
+            "nothing would read what they say of it: did you mean :approvedBy? (nothing "
+            "landed)",
+            id="misspelt-property",
+        ),
+        pytest.param(":grace a :Manger .", "did you mean :Manager?", id="misspelt-class"),
+        pytest.param(
+            "req1 approvedBy grace",
+            "the facts are not valid Turtle: line 1, column 1: req1 is not a valid subject "
+            "or graph name, at: req1 approvedBy grace;",
+            id="no-prefix",
+        ),
+    ],
+)
 def test_facts_with_a_slip_are_refused_saying_what_was_meant_in_the_facts_own_terms(
-        leave, facts: str, said: str) -> None:
+    leave, facts: str, said: str
+) -> None:
     # A misspelt property landed under a term nothing reads and the instance kept waiting,
     # with no did-you-mean; facts with no prefix were "line 1, column 1: Parser error at line
     # 32 …", a line of the prefixes put before the facts, which the modeler never wrote.
@@ -444,14 +476,23 @@ def test_the_timeout_is_checked_at_resume_against_the_recorded_start(leave) -> N
     first = asyncio.run(agent.arun(world, ":Leave", ":req1", env=Clock(T0)))
     second = asyncio.run(agent.arun(world, ":Leave", ":req1", env=Clock(T0)))
     # within the 2h: the answer ends the wait
-    on_time = asyncio.run(agent.aresume(world, first.instance, ":req1 :approvedBy :grace .",
-                                        env=Clock(T0 + dt.timedelta(hours=1))))
+    on_time = asyncio.run(
+        agent.aresume(
+            world,
+            first.instance,
+            ":req1 :approvedBy :grace .",
+            env=Clock(T0 + dt.timedelta(hours=1)),
+        )
+    )
     assert [s.step for s in on_time.steps] == [L.Approve, L.File]
     # past it: the wait times out to :Escalate, a silent wait with no brief
-    late = asyncio.run(agent.aresume(world, second.instance, None,
-                                     env=Clock(T0 + dt.timedelta(hours=3))))
-    assert [(s.step, s.status) for s in late.steps] == [(L.Approve, "timed_out"),
-                                                        (L.Escalate, "waiting")]
+    late = asyncio.run(
+        agent.aresume(world, second.instance, None, env=Clock(T0 + dt.timedelta(hours=3)))
+    )
+    assert [(s.step, s.status) for s in late.steps] == [
+        (L.Approve, "timed_out"),
+        (L.Escalate, "waiting"),
+    ]
     assert late.status == "waiting" and late.brief is None
     assert late.steps[1].detail["wait"]["brief"] is None
     assert state(world, second.instance) == (HORIS.Waiting, L.Escalate)
@@ -460,15 +501,18 @@ def test_the_timeout_is_checked_at_resume_against_the_recorded_start(leave) -> N
 def test_a_resume_trace_replays_the_same(leave, tmp_path) -> None:
     agent, world = leave
     waiting = agent.run(world, ":Leave", ":req1")
-    agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .",
-                 trace=tmp_path / "resume.jsonl")
+    agent.resume(
+        world, waiting.instance, facts=":req1 :approvedBy :grace .", trace=tmp_path / "resume.jsonl"
+    )
     report = replay(tmp_path / "resume.jsonl", agent)
     assert not report.diverged, str(report)
 
 
 # -- a proposal's choice survives the wait ------------------------------------------------------
 
-CHOICE = PREFIXES + """
+CHOICE = (
+    PREFIXES
+    + """
 :Request a owl:Class . :Hotel a owl:Class .
 :t.book a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "request" ; horis:type :Request ] ;
@@ -492,14 +536,18 @@ CHOICE = PREFIXES + """
     horis:requires "?this :confirmed true ." ;
     horis:bind [ horis:arg "request" ; horis:var "this" ] .
 """
+)
 
 
 def test_a_choice_made_before_the_wait_is_bound_after_a_resume_elsewhere(tmp_path) -> None:
     (tmp_path / "trip.ttl").write_text(CHOICE)
-    (tmp_path / "world.ttl").write_text(PREFIXES + """
+    (tmp_path / "world.ttl").write_text(
+        PREFIXES
+        + """
         :req1 a :Request .
         :quiet a :Hotel ; rdfs:label "Quiet garden hotel" .
-        :loud a :Hotel ; rdfs:label "Party hostel" .""")
+        :loud a :Hotel ; rdfs:label "Party hostel" ."""
+    )
     booked: list[URIRef] = []
 
     def book(request: URIRef, hotel: URIRef) -> dict[str, object]:
@@ -512,8 +560,9 @@ def test_a_choice_made_before_the_wait_is_bound_after_a_resume_elsewhere(tmp_pat
     assert waiting.status == "waiting" and "Quiet garden hotel" in waiting.brief
     world.graph.serialize(destination=tmp_path / "after.trig", format="trig")
     fresh = Agent.from_files(tmp_path / "trip.ttl", tools={"book": book})
-    run = fresh.resume(World.from_files(tmp_path / "after.trig"), waiting.instance,
-                       facts=":req1 :confirmed true .")
+    run = fresh.resume(
+        World.from_files(tmp_path / "after.trig"), waiting.instance, facts=":req1 :confirmed true ."
+    )
     assert run.status == "completed"
     assert booked == [L.quiet]
     assert run.steps[-1].args == [{"request": L.req1.n3(), "hotel": L.quiet.n3()}]
@@ -523,15 +572,29 @@ def test_a_choice_made_before_the_wait_is_bound_after_a_resume_elsewhere(tmp_pat
 
 
 def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "horismos", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_the_rebooking_example_waits_for_an_operator_who_resumes_it(tmp_path) -> None:
     defs = [str(ROOT / "workflows" / "rebooking.ttl"), str(ROOT / "ontologies" / "travel.ttl")]
     tools = ["--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py")]
-    ran = horismos("run", *defs, "--world", str(ROOT / "examples" / "rebooking" / "world.ttl"),
-                   *tools, "--all", "--out", "after.trig", cwd=tmp_path)
+    ran = horismos(
+        "run",
+        *defs,
+        "--world",
+        str(ROOT / "examples" / "rebooking" / "world.ttl"),
+        *tools,
+        "--all",
+        "--out",
+        "after.trig",
+        cwd=tmp_path,
+    )
     assert ran.returncode == 3, ran.stderr
     assert "proposal: :BA175" in ran.stdout  # Ada asked for the morning: confident
     assert "1 dropped" in ran.stdout  # the carrier that takes no rebooked passengers
@@ -539,20 +602,43 @@ def test_the_rebooking_example_waits_for_an_operator_who_resumes_it(tmp_path) ->
     short = re.search(r"\[(\w{8})\] :booking2", ran.stdout).group(1)
     saved = (tmp_path / "after.trig").read_text()
 
-    wrong = horismos("resume", *defs, "--world", "after.trig", *tools, "--instance", short,
-                     "--facts", ":booking2 :operatorChoice :JFK .", "--out", "after.trig",
-                     cwd=tmp_path)
+    wrong = horismos(
+        "resume",
+        *defs,
+        "--world",
+        "after.trig",
+        *tools,
+        "--instance",
+        short,
+        "--facts",
+        ":booking2 :operatorChoice :JFK .",
+        "--out",
+        "after.trig",
+        cwd=tmp_path,
+    )
     assert wrong.returncode == 2 and "a node of class :Flight" in wrong.stderr
     assert (tmp_path / "after.trig").read_text() == saved
 
     (tmp_path / "answer.ttl").write_text(":booking2 :operatorChoice :VS3 .\n")
-    done = horismos("resume", *defs, "--world", "after.trig", *tools, "--instance", short,
-                    "--facts", "answer.ttl", "--out", "done.trig", "--trace", "resume.jsonl",
-                    cwd=tmp_path)
+    done = horismos(
+        "resume",
+        *defs,
+        "--world",
+        "after.trig",
+        *tools,
+        "--instance",
+        short,
+        "--facts",
+        "answer.ttl",
+        "--out",
+        "done.trig",
+        "--trace",
+        "resume.jsonl",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert ":airline.rebook(booking=:booking2, flight=:VS3)  completed" in done.stdout
-    again = horismos("resume", *defs, "--world", "done.trig", "--instance", short,
-                     cwd=tmp_path)
+    again = horismos("resume", *defs, "--world", "done.trig", "--instance", short, cwd=tmp_path)
     assert again.returncode == 2 and "not waiting" in again.stderr
     same = horismos("replay", "resume.jsonl", *defs, *tools, cwd=tmp_path)
     assert same.returncode == 0, same.stdout + same.stderr
@@ -582,12 +668,19 @@ def test_a_wait_resumes_on_a_shared_world_under_a_held_claim(tmp_path, oxigraph_
     try:
         waiting = agent.run(world, ":Leave", ":req1")
         assert waiting.status == "waiting"
-        done = agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .",
-                            trace=tmp_path / "resume.jsonl")
+        done = agent.resume(
+            world,
+            waiting.instance,
+            facts=":req1 :approvedBy :grace .",
+            trace=tmp_path / "resume.jsonl",
+        )
         assert done.status == "completed"
         claims = world.store.select(
             "SELECT ?c ?w WHERE { GRAPH <urn:horismos:runtime:claims> { ?c "
-            "<urn:horismos:runtime:claim#worker> ?w } }", {}, {})
+            "<urn:horismos:runtime:claim#worker> ?w } }",
+            {},
+            {},
+        )
         assert claims == []  # given back
         assert not replay(tmp_path / "resume.jsonl", agent).diverged
     finally:
@@ -607,8 +700,9 @@ def test_a_wait_left_by_run_all_on_a_shared_world_resumes(tmp_path, oxigraph_poo
         run = agent.run(world, ":Leave", all=True)
         waiting = [i for i in run.instances if i.status == "waiting"]
         assert waiting
-        done = agent.resume(world, waiting[0].instance,
-                            facts=f"{waiting[0].focus.n3()} :approvedBy :grace .")
+        done = agent.resume(
+            world, waiting[0].instance, facts=f"{waiting[0].focus.n3()} :approvedBy :grace ."
+        )
         assert done.status == "completed"
         again = agent.run(world, ":Leave", all=True)  # the wait's claim stays done
         assert again.instances == []
@@ -644,8 +738,9 @@ def test_resuming_with_facts_reads_of_a_node_only_what_its_shapes_name(tmp_path:
         agent.resume(world, other.instance, facts=":req3 :approvedBy :intern .")
 
 
-def _instances_world(instances: list[tuple[URIRef, URIRef]],
-                     others: list[tuple[URIRef, URIRef]] = ()) -> World:  # type: ignore[assignment]
+def _instances_world(
+    instances: list[tuple[URIRef, URIRef]], others: list[tuple[URIRef, URIRef]] = ()
+) -> World:  # type: ignore[assignment]
     """A ``memory`` world holding one instance of ``L.Leave`` per (focus, status) of
     ``instances``, and one of ``L.Other`` per (focus, status) of ``others``."""
     from rdflib import Literal
@@ -655,8 +750,12 @@ def _instances_world(instances: list[tuple[URIRef, URIRef]],
     of = [L.Leave] * len(instances) + [L.Other] * len(others)
     for n, ((focus, status), workflow) in enumerate(zip([*instances, *others], of, strict=True)):
         i = URIRef(f"urn:horismos:instance:{n:032x}")
-        quads += [(i, HORIS.workflow, workflow, INSTANCES), (i, HORIS.focus, focus, INSTANCES),
-                  (i, HORIS.status, status, INSTANCES), (i, HORIS.version, Literal(1), INSTANCES)]
+        quads += [
+            (i, HORIS.workflow, workflow, INSTANCES),
+            (i, HORIS.focus, focus, INSTANCES),
+            (i, HORIS.status, status, INSTANCES),
+            (i, HORIS.version, Literal(1), INSTANCES),
+        ]
     world.store.load(quads)
     return world
 
@@ -692,8 +791,10 @@ def test_a_run_per_event_reads_its_focus_or_the_unfinished_whichever_are_fewer(c
             [(L.req1, HORIS.Completed)] * 1000 + [(L.req1, HORIS.Waiting), (L.req2, HORIS.Blocked)]
         )
     else:
-        world = _instances_world([(f, HORIS.Waiting) for f in many]
-                                 + [(L.req1, HORIS.Completed), (L.req1, HORIS.Waiting)])
+        world = _instances_world(
+            [(f, HORIS.Waiting) for f in many]
+            + [(L.req1, HORIS.Completed), (L.req1, HORIS.Waiting)]
+        )
     found, read = _triples_read(world, lambda: waits.unfinished(world.store, L.Leave, [L.req1]))
     assert list(found) == [L.req1] and found[L.req1].status == "waiting"
     assert read < 1000, read  # a side of 1,000 instances was read whole: 3,000 and more
@@ -710,15 +811,18 @@ def test_a_run_of_some_foci_reads_theirs_not_another_workflows_unfinished() -> N
     this workflow only are handed back."""
     others = [(L[f"other{n}"], HORIS.Waiting) for n in range(1000)]
     mine = [L[f"mine{n}"] for n in range(3)]
-    world = _instances_world([(f, HORIS.Completed) for f in mine] + [(mine[1], HORIS.Blocked)],
-                             others)
+    world = _instances_world(
+        [(f, HORIS.Completed) for f in mine] + [(mine[1], HORIS.Blocked)], others
+    )
     found, read = _triples_read(world, lambda: waits.unfinished(world.store, L.Leave, mine))
     assert list(found) == [mine[1]] and found[mine[1]].status == "blocked"
     assert read < 1000, read  # the other workflow's waiting instances were read: 3,000 and more
     # many foci, each run often: the world's unfinished are fewer, and only ours come back
     many = [L[f"case{n}"] for n in range(200)]
-    world = _instances_world([(f, HORIS.Completed) for f in many for _ in range(2)]
-                             + [(many[7], HORIS.Waiting)], others[:300])
+    world = _instances_world(
+        [(f, HORIS.Completed) for f in many for _ in range(2)] + [(many[7], HORIS.Waiting)],
+        others[:300],
+    )
     rows: list[int] = []
     select = world.store.select
 
@@ -739,21 +843,48 @@ def test_run_all_reads_its_foci_finished_instances_not_the_workflows_history() -
     which only the batch's come back."""
     history = [(L[f"old{n}"], HORIS.Completed) for n in range(1000)]
     mine = [L[f"mine{n}"] for n in range(3)]
-    world = _instances_world([*history, (mine[0], HORIS.Completed), (mine[1], HORIS.Failed),
-                              (mine[2], HORIS.Waiting)])
+    world = _instances_world(
+        [*history, (mine[0], HORIS.Completed), (mine[1], HORIS.Failed), (mine[2], HORIS.Waiting)]
+    )
     ended, read = _triples_read(world, lambda: waits.finished_foci(world.store, L.Leave, mine))
     assert ended == {mine[0], mine[1]}
     assert read < 1000, read  # the workflow's 1,000 finished were read: 3,000 and more
     # a batch larger than the finished: those are read, and the batch's alone come back
     many = [L[f"case{n}"] for n in range(300)]
-    world = _instances_world([(f, HORIS.Waiting) for f in many for _ in range(2)]
-                             + [(many[7], HORIS.Completed)] + history[:100])
+    world = _instances_world(
+        [(f, HORIS.Waiting) for f in many for _ in range(2)]
+        + [(many[7], HORIS.Completed)]
+        + history[:100]
+    )
     assert waits.finished_foci(world.store, L.Leave, many) == {many[7]}
     # a focus IRI Oxigraph refuses as query text is still answered
     odd = URIRef("http://example.org/leave#a#b")
     world = World.open("oxigraph")
     world.store.load(_instances_world([(odd, HORIS.Completed)]).store.quads())
     assert waits.finished_foci(world.store, L.Leave, [odd, L.req1]) == {odd}
+
+
+def test_run_all_counts_its_foci_instances_once(leave) -> None:
+    """``run --all`` asks which of its foci has an unfinished instance and which a finished
+    one. Each question counted the foci's instances to learn whether their side is the
+    smaller: the same ids, counted twice. They are counted once, and read once for both."""
+    agent, world = leave
+    agent.run(world, all=True)  # req1 waits, req2 completes: history for the rerun to read
+    select, counts, reads = world.store.select, [], []
+
+    def counted(text: str, *args: object) -> list:
+        counts.append(text.startswith(waits._OF_THE_FOCI.split("%s")[0]))
+        reads.append("?s IN" in text)
+        return select(text, *args)  # type: ignore[arg-type]
+
+    world.store.select = counted  # type: ignore[method-assign]
+    try:
+        again = agent.run(world, all=True)
+    finally:
+        del world.store.select
+    assert again.instances == []  # req1 is left waiting for resume, req2 finished
+    assert sum(counts) == 1, sum(counts)  # counted for each question: 2
+    assert sum(reads) == 1, sum(reads)  # the foci's instances read for each question: 2
 
 
 def test_an_open_wait_is_read_from_its_instance_not_from_every_step_the_world_ran() -> None:
@@ -767,8 +898,13 @@ def test_an_open_wait_is_read_from_its_instance_not_from_every_step_the_world_ra
     def execution(n: int, iid: URIRef, ended: bool) -> list[tuple]:
         g, a = URIRef(f"urn:horismos:wait:{n}"), URIRef(f"urn:horismos:activity:{n}")
         started = Literal(f"2026-01-01T00:00:{n % 60:02d}+00:00", datatype=XSD.dateTime)
-        t = [(g, PROV.wasGeneratedBy, a), (a, RDF.type, HORIS.StepExecution),
-             (a, HORIS.instance, iid), (a, HORIS.step, L.Approve), (a, PROV.startedAtTime, started)]
+        t = [
+            (g, PROV.wasGeneratedBy, a),
+            (a, RDF.type, HORIS.StepExecution),
+            (a, HORIS.instance, iid),
+            (a, HORIS.step, L.Approve),
+            (a, PROV.startedAtTime, started),
+        ]
         t += [(a, PROV.endedAtTime, started)] if ended else []
         return [(*x, g) for x in t]
 
@@ -776,9 +912,14 @@ def test_an_open_wait_is_read_from_its_instance_not_from_every_step_the_world_ra
     reads = []
     for finished in (100, 1000):
         world = World.open("memory")
-        world.store.load([q for n in range(finished)
-                          for q in execution(n, URIRef(f"urn:horismos:instance:{n}"), True)]
-                         + execution(finished, mine, False))
+        world.store.load(
+            [
+                q
+                for n in range(finished)
+                for q in execution(n, URIRef(f"urn:horismos:instance:{n}"), True)
+            ]
+            + execution(finished, mine, False)
+        )
         wait, read = _triples_read(world, lambda w=world: waits.open_wait(w.store, mine, L.Approve))
         assert wait is not None and wait.graph == URIRef(f"urn:horismos:wait:{finished}")
         reads.append(read)

@@ -295,6 +295,7 @@ class JournalStore(OxigraphStore):
                 f"cannot open the store at {folder}: {folder / LOCK} is locked ({HELD})"
             ) from None
         super().__init__()
+        self._live = None  # what the snapshot and journal hold is counted when asked
         self.path, self._folder, self.persistent = folder, folder, True
         self.name = f"journal:{folder}" + ("" if sync == "os" else f"?sync={sync}")
         self._sync = sync == "commit"
