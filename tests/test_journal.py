@@ -558,3 +558,16 @@ def test_a_rotation_that_fails_during_a_commit_lets_the_commit_land(tmp_path, mo
         (folder / f"{SNAPSHOT}.tmp").rmdir()
     with World.open(f"journal:{folder}") as world:
         assert set(world.store.quads()) == quads and world.digest() == digest
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_journal_given_an_oxigraph_stores_folder_says_to_open_it_as_one(tmp_path, create):
+    """``journal:DIR`` on a folder an ``oxigraph:DIR`` store wrote: said to be that store, and
+    how to open it (it said the folder held other files and no store, or to create one)."""
+    folder = tmp_path / "world"
+    store = open_store(f"oxigraph:{folder}")
+    store.apply(Change(add=[(A, P, Literal(1), None)]))
+    store.close()
+    with pytest.raises(UsageError, match=rf"holds an oxigraph: store, not a journal: one; "
+                                         rf"open it as --store oxigraph:{folder}"):
+        open_store(f"journal:{folder}", create=create)

@@ -275,6 +275,11 @@ class JournalStore(OxigraphStore):
         if sync not in SYNCS:
             raise UsageError(f"journal:{folder}?sync={sync}: sync is one of {', '.join(SYNCS)}")
         held = (folder / SNAPSHOT).is_file() or (folder / JOURNAL).is_file()
+        if not held and (folder / "CURRENT").is_file():  # RocksDB's: an oxigraph:PATH store
+            raise UsageError(
+                f"{folder} holds an oxigraph: store, not a journal: one; open it as "
+                f"--store oxigraph:{folder} (or give journal: a new or empty folder)"
+            )
         if not create and not held:
             raise UsageError(
                 f"no store at {folder}; create one with "
