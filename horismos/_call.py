@@ -33,7 +33,7 @@ from ._catalog import (
     ordered_args,
     types_in,
 )
-from ._claims import CATALOG, NotHeld, Worker
+from ._claims import CATALOG, NotHeld, Worker, lease_from_env
 from ._errors import AmbiguousName, CallInFlight, NotAnIRI, OutcomeUnknown, ToolError, UsageError
 from ._idempotency import key_answer, key_node, key_record, read_key, release_key, take_key
 from ._intents import (
@@ -366,6 +366,8 @@ async def guarded_call(
     refuse_unmet(defs, world)  # as a run is refused: before a trace or a world is touched
     tr = trace if isinstance(trace, Trace) else Trace(trace)
     digest = None if world.store.shared else world.digest()  # as the caller left it
+    if world.store.shared:
+        lease_from_env()  # a mistyped HORISMOS_LEASE refused before anything lands
     placed = agent.place_individuals(world)  # the definitions' own, before anything reads
     types_of = types_in(agent, world)
     # on a world other processes share, the call holds a claim on its subject (see _hold),
@@ -408,7 +410,7 @@ async def guarded_call(
         if idempotency_key is not None:
             # a policy that refuses the tool is not handed what an allowed call answered
             _check_policy(tool, allow)
-            keyed_here = take_key(idempotency_key)
+            keyed_here = take_key(world.store, idempotency_key)
             if not keyed_here:
                 raise _Refused("refused", "busy", _KEY_BUSY)
             _check_key(tool, defs, world, idempotency_key, printed, _as_text(nodes))
@@ -494,11 +496,13 @@ async def guarded_call(
         tr.emit("replayed", tool=str(tool.iri), key=r.key, first_started=r.started)
         result = r.result
     finally:
-        await runner.aclose()
-        if keyed_here:
-            release_key(cast(str, idempotency_key))
-        if worker is not None:
-            worker.leave()  # the subject's claim given back with the lease
+        try:
+            await runner.aclose()  # may raise (a cancel scope, an MCP session's close) ...
+        finally:  # ... and the key and the claims are given back all the same
+            if keyed_here:
+                release_key(world.store, cast(str, idempotency_key))
+            if worker is not None:
+                worker.leave()  # the subject's claim given back with the lease
     tr.emit(
         "end", status=result.status, world_digest=None if world.store.shared else world.digest()
     )

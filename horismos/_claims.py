@@ -87,7 +87,12 @@ __all__ = [
     "Work",
     "Worker",
     "keep_subject",
+    "lease_from_env",
 ]
+
+_LEASES = (0.1, 31_536_000.0)
+"""The leases a worker may be given, in seconds: renewed every third of it (a tenth of a
+second is already ten requests a second), written as an ``xsd:dayTimeDuration`` (a year)."""
 
 
 def lease_from_env() -> float:
@@ -99,10 +104,10 @@ def lease_from_env() -> float:
         lease = float(text)
     except ValueError:
         lease = math.nan
-    if not (0 < lease < math.inf):
+    if not (_LEASES[0] <= lease <= _LEASES[1]):  # NaN too
         raise UsageError(
-            f"HORISMOS_LEASE is {text!r}: give a positive number of seconds (default 10), "
-            "how soon a stopped worker's claims are taken over"
+            f"HORISMOS_LEASE is {text!r}: give a number of seconds from {_LEASES[0]:g} to "
+            f"{_LEASES[1]:,.0f} (default 10), how soon a stopped worker's claims are taken over"
         )
     return lease
 
@@ -180,7 +185,7 @@ class Worker:
         worker = cls(world.store)
         worker.store.update(f"""{_PREFIXES}INSERT {{ GRAPH <{CLAIMS}> {{
             <{worker.iri}> c:alive true ; c:renewed ?now ;
-                c:lease "PT{worker.lease:g}S"^^xsd:dayTimeDuration }} }}
+                c:lease "PT{worker.lease:.3f}S"^^xsd:dayTimeDuration }} }}
             WHERE {{ BIND(NOW() AS ?now) }}""")
         worker._beat = threading.Thread(
             target=worker._heartbeat, daemon=True, name="horismos-lease"

@@ -131,21 +131,30 @@ def read_key(store: Store, key: str) -> KeyRecord | None:
     )
 
 
-_CALLING: set[str] = set()
+_CALLING: set[tuple[object, str]] = set()
 _CALLING_LOCK = threading.Lock()
 
 
-def take_key(key: str) -> bool:
-    """Hold ``key`` for a call this process makes now; False when another call here holds it
-    (see the module's docstring). :func:`release_key` gives it back."""
+def _scope(store: Store) -> object:
+    """Whose keys a key is among: its world's. A world other processes share is named by its
+    store (two handles on one ``sparql:`` world are one world); any other by the store
+    object, so one process serving two worlds with keys such as order ids keeps them apart."""
+    return store.name if store.shared else id(store)
+
+
+def take_key(store: Store, key: str) -> bool:
+    """Hold ``key`` of the world in ``store`` for a call this process makes now; False when
+    another call here holds it (see the module's docstring). :func:`release_key` gives it
+    back."""
+    held = (_scope(store), key)
     with _CALLING_LOCK:
-        if key in _CALLING:
+        if held in _CALLING:
             return False
-        _CALLING.add(key)
+        _CALLING.add(held)
         return True
 
 
-def release_key(key: str) -> None:
+def release_key(store: Store, key: str) -> None:
     """Give back ``key``, held by :func:`take_key`, once the call's last commit has landed."""
     with _CALLING_LOCK:
-        _CALLING.discard(key)
+        _CALLING.discard((_scope(store), key))

@@ -71,6 +71,7 @@ from ._policy import (
     allowed,
     canonical_json,
     given_for,
+    given_keyed,
     implementation,
     server_of,
 )
@@ -296,7 +297,7 @@ class ServedTools:
         if given is None:
             return None
         spent = (given[0], HORIS.usedUp, Literal(True), given[1])
-        linked = [] if keyed is None else [(given[0], HORIS.usedWithKey, keyed, given[1])]
+        linked = [] if keyed is None else given_keyed([spent], keyed)
         try:
             self.world.commit(
                 Change(

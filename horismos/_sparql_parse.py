@@ -11,10 +11,15 @@ streamlined first, as its own first parse does.
 rdflib's SPARQL package (its grammar, pyparsing, the algebra: ~80 ms) is imported by the first
 parse, not by ``import horismos``: a command that reads no query never pays for it.
 
-One parse at a time in a process: pyparsing's grammar objects are shared and set themselves
-up on their first parse, so threads parsing at once (catalog calls from a thread pool) failed
-with a ``TypeError`` or a ``ParseException`` on a valid query. A parse holds the GIL
-throughout, so the lock takes nothing from threads that were not already waiting.
+One parse at a time among Horismos's own (:data:`parsing`): pyparsing's grammar objects are
+shared, and each parse action learns how many arguments it takes on its first calls, so
+threads parsing at once (catalog calls from a thread pool) failed with a ``TypeError`` or a
+``ParseException`` on valid SPARQL. Held by every parse Horismos makes (a query, the memory
+store's updates) and by the first imports of rdflib's SPARQL package, never while anything
+else is waited for, so it cannot be one of two locks taken in opposite orders. Not held by a
+parse rdflib makes for another library (pyshacl's SPARQL constraints, a tool's own rdflib)
+on its own thread. Parsing is pure Python, so threads only took turns at it anyway: the lock
+costs them nothing but the order.
 """
 
 from __future__ import annotations
@@ -26,18 +31,21 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyparsing import ParserElement
-    from rdflib.plugins.sparql.sparql import Query
+    from rdflib.plugins.sparql.sparql import Query, Update
 
-__all__ = ["prepare_query"]
+__all__ = ["parsing", "prepare_query", "prepare_update"]
+
+parsing = threading.RLock()
+"""Held while Horismos parses SPARQL (reentrant: :func:`_uncommented` runs inside it)."""
 
 
 def prepare_query(text: str, init_ns: Mapping[str, Any]) -> Query:
     """``rdflib.plugins.sparql.prepareQuery(text, initNs=init_ns)``: the same query, the same
     errors."""
-    from rdflib.plugins.sparql import parser
-    from rdflib.plugins.sparql.algebra import translateQuery
+    with parsing:  # the imports too: a package half imported by another thread is refused
+        from rdflib.plugins.sparql import parser
+        from rdflib.plugins.sparql.algebra import translateQuery
 
-    with _ONE_AT_A_TIME:
         expanded = parser.expandUnicodeEscapes(text)  # as rdflib's parseQuery does, first
         grammar = parser.Query if "#" in expanded else _uncommented()
         query = translateQuery(grammar.parse_string(expanded, parse_all=True), None, init_ns)
@@ -45,7 +53,14 @@ def prepare_query(text: str, init_ns: Mapping[str, Any]) -> Query:
     return query
 
 
-_ONE_AT_A_TIME = threading.RLock()  # reentrant: _uncommented runs inside it
+def prepare_update(text: str) -> Update:
+    """``text`` parsed and translated as rdflib's ``Graph.update`` does it, under
+    :data:`parsing`: rdflib then evaluates the prepared update as it would have the text."""
+    with parsing:
+        from rdflib.plugins.sparql.algebra import translateUpdate
+        from rdflib.plugins.sparql.parser import parseUpdate
+
+        return translateUpdate(parseUpdate(text))
 
 
 @cache

@@ -560,3 +560,86 @@ def test_two_keyed_calls_at_once_in_one_process_call_once(build: Build) -> None:
     assert len(called) == 1  # the key answers one and refuses the other's payload
     assert sorted((r.error or {}).get("kind") or "" for r in again) == [
         "", "idempotency_key_reused"]
+
+
+def _slow_charge(acted: list[str]) -> Any:
+    def charge(patient: Any) -> dict[str, str]:
+        acted.append(str(patient))
+        time.sleep(0.3)
+        return {"ref": "R"}
+
+    return charge
+
+
+def test_a_keyed_call_cancelled_while_it_closes_gives_its_key_and_claims_back(
+    build: Build, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call cancelled by an anyio cancel scope (as an MCP server's request handler is), whose
+    close awaits (an MCP session's does): the cancel is raised again at that await, and the
+    key (and on a shared world the subject's and key's claims) stayed held for the life of
+    the process, every retry refused busy."""
+    import anyio
+
+    from horismos._runner import Runner
+
+    acted: list[str] = []
+    agent, world = build(CHARGE.replace("idempotent false", "idempotent true"),
+                         tools={"charge": _slow_charge(acted)})
+    closing = Runner.aclose
+
+    async def aclose(self: Runner) -> None:  # a close that awaits: a checkpoint
+        await anyio.sleep(0)
+        await closing(self)
+
+    monkeypatch.setattr(Runner, "aclose", aclose)
+
+    async def cancelled() -> None:
+        with anyio.move_on_after(0.1):
+            await agent.catalog.acall("t.charge", {"patient": ":p1"}, world, allow=ALLOW,
+                                      idempotency_key="c")
+
+    anyio.run(cancelled)
+    monkeypatch.setattr(Runner, "aclose", closing)
+    again = agent.catalog.call("t.charge", {"patient": ":p1"}, world, allow=ALLOW,
+                               idempotency_key="c")
+    assert (again.error or {}).get("kind") != "busy", again.error
+
+
+def test_one_key_on_two_worlds_at_once_calls_on_both(build: Build) -> None:
+    """A key names a call in its world: two worlds served by one process (two tenants) whose
+    callers both use the key "order-1" each get their call (the second was refused busy)."""
+    acted: list[str] = []
+    definitions = CHARGE.replace("idempotent false", "idempotent true")
+    a1, w1 = build(definitions, tools={"charge": _slow_charge(acted)})
+    a2, w2 = build(definitions, tools={"charge": _slow_charge(acted)})
+    if w1.store.shared:
+        pytest.skip("one shared world: the key is one key there")
+
+    async def both() -> list[Any]:
+        return list(await asyncio.gather(
+            a1.catalog.acall("t.charge", {"patient": ":p1"}, w1, allow=ALLOW,
+                             idempotency_key="order-1"),
+            a2.catalog.acall("t.charge", {"patient": ":p1"}, w2, allow=ALLOW,
+                             idempotency_key="order-1"),
+        ))
+
+    results = asyncio.run(both())
+    assert [(r.error or {}).get("kind") for r in results].count("busy") == 0, results
+    assert len(acted) == 2
+
+
+def test_a_mistyped_lease_refuses_a_shared_call_before_anything_lands(
+    build: Build, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catalog call on a shared world with ``HORISMOS_LEASE=abc`` is a usage error, and the
+    world is as it was: the definitions' individuals used to be placed first, and left."""
+    agent, world = build(CHARGE + "\n:someWard a :Ward .\n",
+                         tools={"charge": lambda patient: {"ref": "R-1"}})
+    if not world.store.shared:
+        pytest.skip("a lease is taken on a shared world only")
+    everything = "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }"
+    before = len(world.store.select(everything, {}, {}))
+    monkeypatch.setenv("HORISMOS_LEASE", "abc")
+    with pytest.raises(UsageError, match="HORISMOS_LEASE is 'abc'"):
+        agent.catalog.call("t.charge", {"patient": ":p1"}, world, allow=ALLOW)
+    assert len(world.store.select(everything, {}, {})) == before

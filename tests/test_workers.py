@@ -1105,7 +1105,7 @@ def test_two_workflows_charging_their_common_focus_at_once_charge_it_once(tmp_pa
     one_went_on_each_round(tmp_path, outs, rounds)
 
 
-@pytest.mark.parametrize("lease", ["abc", "0", "-3", "inf"])
+@pytest.mark.parametrize("lease", ["abc", "0", "-3", "inf", "nan", "0.01", "1e9"])
 def test_a_mistyped_lease_is_a_usage_error_not_a_traceback(ward, server, lease):
     """``HORISMOS_LEASE`` is read when a worker joins: a value that is not a positive number
     of seconds stops the command with exit 2 saying what to write, before any patient is
@@ -1114,5 +1114,5 @@ def test_a_mistyped_lease_is_a_usage_error_not_a_traceback(ward, server, lease):
     out = proc.communicate(timeout=120)[0]
     assert proc.returncode == 2, out
     assert "Traceback" not in out
-    assert f"HORISMOS_LEASE is {lease!r}: give a positive number of seconds" in out
+    assert f"HORISMOS_LEASE is {lease!r}: give a number of seconds from 0.1 to" in out
     assert ledger(ward) == []

@@ -22,7 +22,7 @@ from rdflib.term import Node
 from .._bound_plan import bound_first
 from .._digest import ZERO, Digest
 from .._preconditions import Precondition
-from .._sparql_parse import prepare_query
+from .._sparql_parse import prepare_query, prepare_update
 from .base import RUNTIME, Change, Conflict, Progress, Quad, ReadAhead, Store, delta_of
 from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
@@ -123,8 +123,9 @@ class MemoryStore(Store):
             return delta
 
     def update(self, text: str) -> None:
+        prepared = prepare_update(text)  # before the store's lock: the parse takes its own
         with self._lock:
-            self._ds.update(text)
+            self._ds.update(prepared)
 
     def load(self, quads: Iterable[Quad]) -> None:
         self.apply(Change(add=skolemise(list(quads))))
