@@ -126,14 +126,16 @@ _BRANCHES = (SH["or"], SH.xone)
 def logical_branch(g: Graph, shape: Node) -> URIRef | None:
     """The ``sh:or``, ``sh:xone`` or ``sh:not`` that ``shape`` is a member (or the object)
     of, or is reached from by ``sh:property``, ``sh:node`` or ``sh:and``: a node failing it
-    may still conform to its owner. None when it is in none. Walks ``rdf:first``/``rdf:rest``
-    back to each list's owner."""
-    seen, todo = {shape}, [shape]
+    may still conform to its owner. None when it is in none, or under an even number of
+    ``sh:not`` only (``sh:not [ sh:not [ … ] ]`` holds where its innermost shape does, so
+    that shape must hold). Walks ``rdf:first``/``rdf:rest`` back to each list's owner,
+    counting the ``sh:not`` passed on each way up."""
+    seen, todo = {(shape, False)}, [(shape, False)]
+    negated = False
     while todo:
-        node = todo.pop()
-        if (None, SH["not"], node) in g:
-            return SH["not"]
-        owners = [s for p in _THROUGH for s in g.subjects(p, node)]
+        node, odd = todo.pop()
+        owners = [(s, not odd) for s in g.subjects(SH["not"], node)]
+        owners += [(s, odd) for p in _THROUGH for s in g.subjects(p, node)]
         for cell in g.subjects(RDF.first, node):
             head, walked = cell, {cell}
             while (prev := g.value(predicate=RDF.rest, object=head)) is not None:
@@ -141,15 +143,17 @@ def logical_branch(g: Graph, shape: Node) -> URIRef | None:
                     break
                 head = prev
                 walked.add(head)
-            for p in _BRANCHES:
-                if (None, p, head) in g:
-                    return p
-            owners.extend(g.subjects(SH["and"], head))
+            branch = next((p for p in _BRANCHES if (None, p, head) in g), None)
+            if branch is not None and not odd:
+                return branch
+            negated |= branch is not None  # the sh:not inside it is what excludes nothing
+            owners.extend((s, odd) for s in g.subjects(SH["and"], head))
+        negated |= odd and not owners
         for owner in owners:
             if owner not in seen:
                 seen.add(owner)
                 todo.append(owner)
-    return None
+    return SH["not"] if negated else None
 
 
 def unmet(g: Graph, shape: Node) -> tuple[Severity["error", "warning"], str]:
