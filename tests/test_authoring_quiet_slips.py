@@ -415,6 +415,19 @@ def test_a_shape_no_value_meets_under_sh_not_twice_must_hold(
     assert said in p.message, p.message
 
 
+def test_a_property_declared_of_both_kinds_is_not_judged_in_a_pattern(tmp_path: Path) -> None:
+    """``:assignedNurse a owl:ObjectProperty , owl:DatatypeProperty`` may take literals:
+    ``FILTER (?n = "y")`` and ``regex(?n, "x")`` were warned of as of nodes (review)."""
+    old = ":assignedNurse a owl:ObjectProperty ;"
+    onto, _ = ontology_edited(tmp_path, old, ":assignedNurse a owl:ObjectProperty , "
+                              "owl:DatatypeProperty ;")
+    path, _ = edited(tmp_path, TRIAGE, 'horis:requires """ ?this :acuity ?queue .',
+                     'horis:requires """ ?this :acuity ?queue . ?this :assignedNurse ?n '
+                     'FILTER (?n = "y" || regex(?n, "x") || str(?n) = "z")')
+    found = problems(path, TRIAGE, onto)
+    assert not [p for p in found if "?n" in p.message], "\n".join(map(str, found))
+
+
 def test_an_in_list_of_the_other_kind_inside_an_or_is_a_warning_that_says_so(
         tmp_path: Path) -> None:
     """Its branch never holds, which is worth saying, but not that every result is rejected:
