@@ -521,13 +521,37 @@ def _filter_binders(group: CompValue) -> list[tuple[CompValue, Callable[[str], l
     expr = group.get("expr")
     if group.name not in ("Filter", "LeftJoin") or not isinstance(expr, CompValue):
         return []
-    triples = group_triples(group.p) if group.name == "Filter" else group_triples(group)
+    scope = group.p if group.name == "Filter" else group
+    triples = group_triples(scope)
+    assigned = _assigned(scope)
 
     def binders(var: str) -> list[URIRef]:
+        if var in assigned:
+            return []
         props = [p for _, p, o in triples if isinstance(o, Variable) and str(o) == var]
         return props if all(isinstance(p, URIRef) for p in props) else []
 
     return [(expr, binders)]
+
+
+def _assigned(node: Any) -> set[str]:
+    """The variables ``node``'s groups (as :func:`group_triples` walks them) give values other
+    than through a triple: ``BIND (… AS ?v)``, ``VALUES ?v``, a subquery's projection. Such a
+    variable may take what no property binding it does (``BIND (?ref AS ?queue)`` beside
+    ``?this :acuity ?queue`` in a ``UNION``'s other branch)."""
+    name = getattr(node, "name", None)
+    if name is None:
+        return set()
+    found: set[str] = set()
+    if name == "Extend":
+        found.add(str(node.var))
+    elif name == "values":
+        found |= {str(v) for row in node.res for v in row}
+    elif name == "Project":
+        found |= {str(v) for v in getattr(node, "PV", None) or ()}
+    for key in ("p", "p1", "p2"):
+        found |= _assigned(node.get(key))
+    return found
 
 
 # -- why a precondition does not hold ------------------------------------------------------

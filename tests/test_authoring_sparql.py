@@ -559,6 +559,29 @@ def test_a_string_function_of_a_node_is_a_warning_at_its_line(
     assert p.hint is not None and p.hint.startswith(hint), p.hint
 
 
+UNION_BIND = "{{ ?this :acuity ?queue }} UNION {{ ?this :queueRef ?r {} }}\n"
+"""?queue bound through :acuity, a node, in one branch, and given a string in the other."""
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param(UNION_BIND.format("BIND (?r AS ?queue)")
+                 + ' FILTER (STRSTARTS(?queue, "Q-") || ?queue = "Q-1")\n', id="bind"),
+    pytest.param(UNION_BIND.format('VALUES ?queue { "Q-1" }')
+                 + ' FILTER (STRSTARTS(?queue, "Q-") || ?queue = "Q-1")\n', id="values"),
+    pytest.param(UNION_BIND.format("{ SELECT ?this (?r AS ?queue) WHERE { ?this :queueRef ?r } }")
+                 + ' FILTER (STRSTARTS(?queue, "Q-") || ?queue = "Q-1")\n', id="subquery"),
+])
+def test_a_variable_a_group_also_binds_otherwise_is_not_judged_by_its_property(
+        tmp_path: Path, new: str) -> None:
+    """``BIND (?r AS ?queue)`` in a UNION's other branch gives ?queue strings: a string
+    function of it, or a string compared with it, was warned of as of :acuity's nodes alone
+    (review)."""
+    path, _ = edited(tmp_path, TRIAGE, BARE, new)
+    found = problems(path, TRIAGE)
+    assert not [p for p in found if "values are nodes" in p.message or "reads a string"
+                in p.message], "\n".join(map(str, found))
+
+
 @pytest.mark.parametrize("new", [
     pytest.param('?this :acuity ?queue .\n FILTER regex(str(?queue), "urgent")\n', id="str"),
     pytest.param('?this :queueRef ?ref .\n FILTER regex(?ref, "^Q-")\n', id="a-string"),
