@@ -5064,16 +5064,22 @@ class _Builder:
         nothing reads it, nor on a workflow. On a wait it read as "wait until this holds": a
         resume without facts ended the wait and the next step blocked; on a workflow, as a
         guard on its instances, which every focus node ran past. A warning at the pattern,
-        saying where the pattern is read."""
+        saying where the pattern is read: for a workflow, the step it starts at only when
+        that is an action step (a decision, wait or proposal step's own is never tried)."""
         texts = list(self.g.objects(s, HORIS.requires))
         if not texts:
             return
         nxt = self.one(s, HORIS.next)
         start = self.one(s, HORIS.start)
         hint = {
-            HORIS.Workflow: "write it on the step the workflow starts at"
-            + (f" ({self.n(start)})" if start is not None else "")
-            + ", whose horis:requires is tried before anything acts",
+            HORIS.Workflow: f"write it on the step the workflow starts at ({self.n(start)}), "
+            "whose horis:requires is tried before anything acts"
+            if start is not None and (start, RDF.type, HORIS.ActionStep) in self.g
+            else f"write it in the horis:when rules of {self.n(start)}, the decision step the "
+            "workflow starts at, or on the first action step after it"
+            if start is not None and (start, RDF.type, HORIS.DecisionStep) in self.g
+            else "write it on the first action step the workflow reaches, whose "
+            "horis:requires is tried before it acts",
             HORIS.WaitStep: "write it as horis:until: the wait continues at horis:next once "
             "it holds",
             HORIS.ProposalStep: "put it in the horis:candidates query, or in the horis:requires "
