@@ -190,18 +190,26 @@ def _pattern_beyond_max_length(g: Graph, n: Callable[[Node], str]) -> Iterator[S
             shortest = _shortest_match(pattern)
             if shortest is None or shortest <= limit:
                 continue
-            path = g.value(holder, SH.path)
-            of = f" of {n(path)}" if isinstance(path, URIRef) else ""
-            severity, does = unmet(g, holder)
-            yield ShapeSlip(
-                severity,
-                holder,
+            yield _no_value_conforms(
+                g,
+                n,
                 (holder, SH.maxLength, most),
                 f'sh:maxLength {limit} is below the {shortest} characters sh:pattern "{pattern}" '
-                f"needs at the least (one short enough is too short to match), so no "
-                f"value{of} conforms: {does}",
+                f"needs at the least (one short enough is too short to match)",
                 f"write sh:maxLength {shortest} or more, or the pattern meant",
             )
+
+
+def _no_value_conforms(
+    g: Graph, n: Callable[[Node], str], at: tuple[Node, URIRef, Node], why: str, hint: str
+) -> ShapeSlip:
+    """The slip of the shape stating ``at`` that no value of its path meets, for ``why``:
+    what that does said one way (:func:`unmet`)."""
+    holder = at[0]
+    path = g.value(holder, SH.path)
+    of = f" of {n(path)}" if isinstance(path, URIRef) else ""
+    severity, does = unmet(g, holder)
+    return ShapeSlip(severity, holder, at, f"{why}, so no value{of} conforms: {does}", hint)
 
 
 _BOOLEAN_TEXTS = ("true", "false")
@@ -226,14 +234,12 @@ def _pattern_on_booleans(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSl
             continue
         if any(regex.search(t) for t in _BOOLEAN_TEXTS):
             continue
-        of = f" of {n(path)}" if isinstance(path, URIRef) else ""
-        severity, does = unmet(g, holder)
-        yield ShapeSlip(
-            severity,
-            holder,
+        yield _no_value_conforms(
+            g,
+            n,
             (holder, SH.pattern, pattern),
-            f'sh:pattern "{pattern}" is on booleans{of}, which it reads as their text, true or '
-            f"false, and it matches neither, so no value conforms: {does}",
+            f'sh:pattern "{pattern}" is on booleans, which it reads as their text, true or '
+            "false, and it matches neither",
             "drop sh:pattern, or write sh:in ( true ) or sh:in ( false ) for the value meant",
         )
 

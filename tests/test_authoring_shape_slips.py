@@ -45,12 +45,12 @@ SHAPE = "    sh:targetClass :Patient ;\n"
                  "a sh:NodeShape has no sh:path", "sh:property [ sh:path :queueRef ; … ]",
                  id="path-on-node-shape"),
     pytest.param(SHAPE, SHAPE + '    sh:property [ sh:path :onDuty ; sh:pattern "^(yes|no)$" ] ;\n',
-                 "error", 'sh:pattern "^(yes|no)$" is on booleans of :onDuty, which it reads as '
-                 "their text, true or false, and it matches neither, so no value conforms",
+                 "error", 'sh:pattern "^(yes|no)$" is on booleans, which it reads as their '
+                 "text, true or false, and it matches neither, so no value of :onDuty conforms",
                  "drop sh:pattern, or write sh:in ( true )", id="pattern-on-booleans"),
     pytest.param(SHAPE, SHAPE + '    sh:or ( [ sh:path :onDuty ; sh:pattern "^yes$" ]\n'
                  "            [ sh:path :queueRef ; sh:minCount 1 ] ) ;\n", "warning",
-                 "matches neither, so no value conforms: as a branch of sh:or, it never "
+                 "matches neither, so no value of :onDuty conforms: as a branch of sh:or, it never "
                  "holds where it applies",
                  "drop sh:pattern", id="pattern-on-booleans-in-a-branch"),
     # the stores write "1"^^xsd:boolean as true: no boolean reaches the gate as 1
