@@ -2737,7 +2737,7 @@ class _Builder:
                         if var is None
                         else f"the FILTER compares ?{var} (its value) with {written}, {is_a}, "
                         f"which is never equal to or ordered with a value of {self.n(r)}, so "
-                        + ("the FILTER is never true" if m.whole else "that comparison never holds")
+                        + _comparison_outcome(m, f"?{var}", written)
                     ),
                     literal_hint(lit, r, self.n),
                     (holder, pred),
@@ -2830,15 +2830,7 @@ class _Builder:
                 "the pattern never holds"
                 if var is None
                 else f"the FILTER compares {compared}, so "
-                + (
-                    f"{'str(?' if m.as_string else '?'}{var}{')' if m.as_string else ''} != "
-                    f"{written} is always true"
-                    + (" and the FILTER excludes nothing" if m.whole else "")
-                    if m.op == "!="
-                    else "the FILTER is never true"
-                    if m.whole
-                    else "that comparison never holds"
-                )
+                + _comparison_outcome(m, f"str(?{var})" if m.as_string else f"?{var}", written)
             ),
             f"compare ?{var} itself with the node: ?{var} {m.op} {node}"
             if m.as_string
@@ -5072,16 +5064,22 @@ class _Builder:
         nothing reads it, nor on a workflow. On a wait it read as "wait until this holds": a
         resume without facts ended the wait and the next step blocked; on a workflow, as a
         guard on its instances, which every focus node ran past. A warning at the pattern,
-        saying where the pattern is read."""
+        saying where the pattern is read: for a workflow, the step it starts at only when
+        that is an action step (a decision, wait or proposal step's own is never tried)."""
         texts = list(self.g.objects(s, HORIS.requires))
         if not texts:
             return
         nxt = self.one(s, HORIS.next)
         start = self.one(s, HORIS.start)
         hint = {
-            HORIS.Workflow: "write it on the step the workflow starts at"
-            + (f" ({self.n(start)})" if start is not None else "")
-            + ", whose horis:requires is tried before anything acts",
+            HORIS.Workflow: f"write it on the step the workflow starts at ({self.n(start)}), "
+            "whose horis:requires is tried before anything acts"
+            if start is not None and (start, RDF.type, HORIS.ActionStep) in self.g
+            else f"write it in the horis:when rules of {self.n(start)}, the decision step the "
+            "workflow starts at, or on the first action step after it"
+            if start is not None and (start, RDF.type, HORIS.DecisionStep) in self.g
+            else "write it on the first action step the workflow reaches, whose "
+            "horis:requires is tried before it acts",
             HORIS.WaitStep: "write it as horis:until: the wait continues at horis:next once "
             "it holds",
             HORIS.ProposalStep: "put it in the horis:candidates query, or in the horis:requires "
@@ -5760,10 +5758,21 @@ class _WrongListed:
     hint: str
 
 
+def _comparison_outcome(m: LiteralMatch, compared: str, written: str) -> str:
+    """What a FILTER comparison ``m`` that no value of its property can meet does: ``!=`` is
+    always true (and the FILTER excludes nothing when that makes it true, ``m.enough``); any
+    other never holds (nor does the FILTER when it needs it, ``m.needed``)."""
+    if m.op == "!=":
+        return f"{compared} != {written} is always true" + (
+            " and the FILTER excludes nothing" if m.enough else ""
+        )
+    return "the FILTER is never true" if m.needed else "that comparison never holds"
+
+
 _LOCAL = re.compile(r"[A-Za-z_][\w-]*")
+"""A name that can be a node's local name in a CURIE (``:minor``)."""
 _IRI_TEXT = re.compile(r"[A-Za-z][\w+.-]*:")
 """How an IRI's text begins (its scheme): ``str(?v) = "http://…"`` may hold of a node."""
-"""A name that can be a node's local name in a CURIE (``:minor``)."""
 
 
 _HOST_PATH = re.compile(

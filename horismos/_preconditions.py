@@ -361,15 +361,19 @@ class LiteralMatch:
     """A pattern holding ``property``'s values to ``literal``: as ``?s :p "lit"`` (``var``
     None), or in a FILTER comparing ``?var`` by ``op`` (``=`` for an ``IN`` list's member,
     ``!=`` for a ``NOT IN``'s) — ``as_string`` when it is ``str(?var)`` that is compared (an
-    IRI's text for a node, not the node); ``whole`` when the FILTER holds only if it does
-    (not one side of ``||``, under ``!`` or in a function's argument)."""
+    IRI's text for a node, not the node); ``needed`` when the FILTER holds only if it does
+    (reached through ``&&`` alone, not an ``IN`` of several members); ``enough`` when the
+    FILTER holds whenever it does (reached through ``||`` alone in its group's one FILTER, not
+    a ``NOT IN`` of several members, of a variable every solution of the group binds). Under
+    ``!`` or in a function's argument, neither."""
 
     property: URIRef
     literal: Literal
     var: str | None = None
     op: str | None = None
     as_string: bool = False
-    whole: bool = True
+    needed: bool = True
+    enough: bool = True
 
 
 def group_triples(
@@ -392,23 +396,30 @@ def group_triples(
     return [t for key in keys for t in group_triples(node.get(key), minus=minus, every=every)]
 
 
-def _comparisons(expr: Any, whole: bool = True) -> list[tuple[str, Literal, str, bool, bool]]:
+def _comparisons(
+    expr: Any, needed: bool = True, enough: bool = True
+) -> list[tuple[str, Literal, str, bool, bool, bool]]:
     """Each ``?var OP literal`` (either way round), ``?var IN (literals…)`` and ``NOT IN``,
     and each of these of ``str(?var)``, ``expr`` makes outside EXISTS: as (var, literal, OP,
-    whether ``str(?var)`` is compared, whether the FILTER holds only when it does: reached
-    from ``expr`` through ``&&`` alone), an ``IN`` member's OP ``=``, a ``NOT IN``'s ``!=``."""
+    whether ``str(?var)`` is compared, needed, enough — :class:`LiteralMatch`), an ``IN``
+    member's OP ``=``, a ``NOT IN``'s ``!=``. Several FILTERs of a group are one ``&&``."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
     if isinstance(expr, (list, tuple)):
-        return [c for e in expr for c in _comparisons(e, whole)]
+        return [c for e in expr for c in _comparisons(e, needed, enough)]
     if not isinstance(expr, CompValue) or expr.name in _NOT_READ:
         return []
-    inner = whole and expr.name == "ConditionalAndExpression"
-    found = [c for k, v in expr.items() if not k.startswith("_") for c in _comparisons(v, inner)]
+    inner = (
+        needed and expr.name == "ConditionalAndExpression",
+        enough and expr.name == "ConditionalOrExpression",
+    )
+    found = [c for k, v in expr.items() if not k.startswith("_") for c in _comparisons(v, *inner)]
     if expr.name != "RelationalExpression":
         return found
     op, a, b = str(expr.get("op")), expr.get("expr"), expr.get("other")
     if op in _LISTED and isinstance(b, (list, tuple)):
+        single = len(b) == 1  # of several members, one alone neither makes nor breaks it
+        needed, enough = needed and (single or op == "NOT IN"), enough and (single or op == "IN")
         op, listed = _LISTED[op], [x for x in b if isinstance(x, Literal)]
     elif op in _COMPARED:
         if isinstance(a, Literal):
@@ -420,7 +431,7 @@ def _comparisons(expr: Any, whole: bool = True) -> list[tuple[str, Literal, str,
     if as_string:
         a = a.get("arg")
     if isinstance(a, Variable):
-        found += [(str(a), lit, op, as_string, whole) for lit in listed]
+        found += [(str(a), lit, op, as_string, needed, enough) for lit in listed]
     return found
 
 
@@ -440,8 +451,13 @@ def literal_matches(node: Any) -> list[LiteralMatch]:
                 if isinstance(p, URIRef) and isinstance(o, Literal)
             ]
         for expr, binders in _filter_binders(group):
-            for var, lit, op, as_string, whole in _comparisons(expr):
-                found += [LiteralMatch(p, lit, var, op, as_string, whole) for p in binders(var)]
+            parts = (group.p,) if group.name == "Filter" else (group.p1, group.p2)
+            certain = set().union(*(bound_by(part)[0] for part in parts))
+            for var, lit, op, as_string, needed, enough in _comparisons(expr):
+                enough = enough and var in certain  # unbound, ``!=`` is an error: excluded
+                found += [
+                    LiteralMatch(p, lit, var, op, as_string, needed, enough) for p in binders(var)
+                ]
     return found
 
 
@@ -505,13 +521,37 @@ def _filter_binders(group: CompValue) -> list[tuple[CompValue, Callable[[str], l
     expr = group.get("expr")
     if group.name not in ("Filter", "LeftJoin") or not isinstance(expr, CompValue):
         return []
-    triples = group_triples(group.p) if group.name == "Filter" else group_triples(group)
+    scope = group.p if group.name == "Filter" else group
+    triples = group_triples(scope)
+    assigned = _assigned(scope)
 
     def binders(var: str) -> list[URIRef]:
+        if var in assigned:
+            return []
         props = [p for _, p, o in triples if isinstance(o, Variable) and str(o) == var]
         return props if all(isinstance(p, URIRef) for p in props) else []
 
     return [(expr, binders)]
+
+
+def _assigned(node: Any) -> set[str]:
+    """The variables ``node``'s groups (as :func:`group_triples` walks them) give values other
+    than through a triple: ``BIND (… AS ?v)``, ``VALUES ?v``, a subquery's projection. Such a
+    variable may take what no property binding it does (``BIND (?ref AS ?queue)`` beside
+    ``?this :acuity ?queue`` in a ``UNION``'s other branch)."""
+    name = getattr(node, "name", None)
+    if name is None:
+        return set()
+    found: set[str] = set()
+    if name == "Extend":
+        found.add(str(node.var))
+    elif name == "values":
+        found |= {str(v) for row in node.res for v in row}
+    elif name == "Project":
+        found |= {str(v) for v in getattr(node, "PV", None) or ()}
+    for key in ("p", "p1", "p2"):
+        found |= _assigned(node.get(key))
+    return found
 
 
 # -- why a precondition does not hold ------------------------------------------------------

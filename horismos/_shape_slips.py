@@ -12,11 +12,10 @@ checked nothing at all:
   (``sh:pattern "^Q-[A-Z]+-[0-9]+$" ; sh:maxLength 4``): a value short enough is too short
   to match (a warning for such a shape);
 - a ``sh:pattern`` on booleans (``sh:datatype xsd:boolean``, or a path whose ``rdfs:range``
-  is): it reads a boolean's text, ``true``, ``false``, ``1`` or ``0``, so a pattern none of
-  them matches (``"^(yes|no)$"``) leaves no value that conforms (an error, a warning for
-  such a shape), and one that some match (``"^true$"``) refuses ``"1"^^xsd:boolean``, which is
-  true (a warning: ``sh:in ( true )`` says it). On numbers and dates a pattern on the
-  lexical form can be meant (digits, a time zone), so those are not judged;
+  is): it reads a boolean's text, and the stores write every boolean ``true`` or ``false``
+  (``"1"^^xsd:boolean`` too), so a pattern matching neither (``"^(yes|no)$"``, ``"^1$"``)
+  leaves no value that conforms (an error, a warning for such a shape). On numbers and dates
+  a pattern on the lexical form can be meant (digits, a time zone), so those are not judged;
 - ``sh:flags`` with a letter other than ``i`` and ``m`` (``"s"``, or ``"g"`` from
   JavaScript): the gate and pyshacl read those two only, and checked the pattern without it;
 - a shape with no target that nothing names (no ``sh:targetClass``…, no ``sh:node`` or
@@ -127,14 +126,16 @@ _BRANCHES = (SH["or"], SH.xone)
 def logical_branch(g: Graph, shape: Node) -> URIRef | None:
     """The ``sh:or``, ``sh:xone`` or ``sh:not`` that ``shape`` is a member (or the object)
     of, or is reached from by ``sh:property``, ``sh:node`` or ``sh:and``: a node failing it
-    may still conform to its owner. None when it is in none. Walks ``rdf:first``/``rdf:rest``
-    back to each list's owner."""
-    seen, todo = {shape}, [shape]
+    may still conform to its owner. None when it is in none, or under an even number of
+    ``sh:not`` only (``sh:not [ sh:not [ … ] ]`` holds where its innermost shape does, so
+    that shape must hold). Walks ``rdf:first``/``rdf:rest`` back to each list's owner,
+    counting the ``sh:not`` passed on each way up."""
+    seen, todo = {(shape, False)}, [(shape, False)]
+    negated = False
     while todo:
-        node = todo.pop()
-        if (None, SH["not"], node) in g:
-            return SH["not"]
-        owners = [s for p in _THROUGH for s in g.subjects(p, node)]
+        node, odd = todo.pop()
+        owners = [(s, not odd) for s in g.subjects(SH["not"], node)]
+        owners += [(s, odd) for p in _THROUGH for s in g.subjects(p, node)]
         for cell in g.subjects(RDF.first, node):
             head, walked = cell, {cell}
             while (prev := g.value(predicate=RDF.rest, object=head)) is not None:
@@ -142,15 +143,17 @@ def logical_branch(g: Graph, shape: Node) -> URIRef | None:
                     break
                 head = prev
                 walked.add(head)
-            for p in _BRANCHES:
-                if (None, p, head) in g:
-                    return p
-            owners.extend(g.subjects(SH["and"], head))
+            branch = next((p for p in _BRANCHES if (None, p, head) in g), None)
+            if branch is not None and not odd:
+                return branch
+            negated |= branch is not None  # the sh:not inside it is what excludes nothing
+            owners.extend((s, odd) for s in g.subjects(SH["and"], head))
+        negated |= odd and not owners
         for owner in owners:
             if owner not in seen:
                 seen.add(owner)
                 todo.append(owner)
-    return None
+    return SH["not"] if negated else None
 
 
 def unmet(g: Graph, shape: Node) -> tuple[Severity["error", "warning"], str]:
@@ -187,22 +190,31 @@ def _pattern_beyond_max_length(g: Graph, n: Callable[[Node], str]) -> Iterator[S
             shortest = _shortest_match(pattern)
             if shortest is None or shortest <= limit:
                 continue
-            path = g.value(holder, SH.path)
-            of = f" of {n(path)}" if isinstance(path, URIRef) else ""
-            severity, does = unmet(g, holder)
-            yield ShapeSlip(
-                severity,
-                holder,
+            yield _no_value_conforms(
+                g,
+                n,
                 (holder, SH.maxLength, most),
                 f'sh:maxLength {limit} is below the {shortest} characters sh:pattern "{pattern}" '
-                f"needs at the least (one short enough is too short to match), so no "
-                f"value{of} conforms: {does}",
+                f"needs at the least (one short enough is too short to match)",
                 f"write sh:maxLength {shortest} or more, or the pattern meant",
             )
 
 
-_BOOLEAN_TEXTS = {"true": True, "false": False, "1": True, "0": False}
-"""Each lexical form of an xsd:boolean, and the value it writes."""
+def _no_value_conforms(
+    g: Graph, n: Callable[[Node], str], at: tuple[Node, URIRef, Node], why: str, hint: str
+) -> ShapeSlip:
+    """The slip of the shape stating ``at`` that no value of its path meets, for ``why``:
+    what that does said one way (:func:`unmet`)."""
+    holder = at[0]
+    path = g.value(holder, SH.path)
+    of = f" of {n(path)}" if isinstance(path, URIRef) else ""
+    severity, does = unmet(g, holder)
+    return ShapeSlip(severity, holder, at, f"{why}, so no value{of} conforms: {does}", hint)
+
+
+_BOOLEAN_TEXTS = ("true", "false")
+"""The texts of a boolean a gate reads: rdflib and pyoxigraph write ``"1"^^xsd:boolean`` as
+``true`` and ``"0"`` as ``false``, so no other form reaches a pattern."""
 
 
 def _pattern_on_booleans(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
@@ -220,35 +232,16 @@ def _pattern_on_booleans(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSl
             )
         except re.error:  # the gate's load check says so
             continue
-        texts = [t for t in _BOOLEAN_TEXTS if regex.search(t)]
-        values = sorted({_BOOLEAN_TEXTS[t] for t in texts}, reverse=True)
-        of = f" of {n(path)}" if isinstance(path, URIRef) else ""
-        meant = " ".join(str(v).lower() for v in values)
-        reads = (
-            f'sh:pattern "{pattern}" is on booleans{of}, which it reads as their text (true, '
-            "false, 1 or 0), "
+        if any(regex.search(t) for t in _BOOLEAN_TEXTS):
+            continue
+        yield _no_value_conforms(
+            g,
+            n,
+            (holder, SH.pattern, pattern),
+            f'sh:pattern "{pattern}" is on booleans, which it reads as their text, true or '
+            "false, and it matches neither",
+            "drop sh:pattern, or write sh:in ( true ) or sh:in ( false ) for the value meant",
         )
-        if not texts:
-            severity, does = unmet(g, holder)
-            yield ShapeSlip(
-                severity,
-                holder,
-                (holder, SH.pattern, pattern),
-                reads + f"and it matches none of them, so no value conforms: {does}",
-                "drop sh:pattern, or write sh:in ( true ) or sh:in ( false ) for the value meant",
-            )
-        elif len(texts) < len(_BOOLEAN_TEXTS):
-            taken = ", ".join(texts)
-            yield ShapeSlip(
-                "warning",
-                holder,
-                (holder, SH.pattern, pattern),
-                reads + f"not as their value: it takes {taken} only, so a boolean of the same "
-                'value written otherwise is refused ("1"^^xsd:boolean is true)',
-                f"write sh:in ( {meant} ) in place of sh:pattern"
-                if len(values) == 1
-                else "drop sh:pattern: sh:datatype xsd:boolean takes every boolean",
-            )
 
 
 def _unknown_flags(g: Graph) -> Iterator[ShapeSlip]:

@@ -396,6 +396,13 @@ class Sources:
         lines = f.text_lines()
         hits = f.term_lines(p)  # those from ``lo`` up to ``hi`` are in the description
         lo, hi = bisect_left(hits, start), bisect_right(hits, end)
+        if lo == hi and isinstance(s, URIRef):  # written in another statement of ``s``?
+            for other in self._subject_starts(f, s):
+                last = f.block_end(other) if other > start else 0
+                if bisect_left(hits, other) < bisect_right(hits, last):
+                    start, end = other, last
+                    lo, hi = bisect_left(hits, start), bisect_right(hits, end)
+                    break
         if lo == hi:  # e.g. rdf:type written as "a": look for the object instead
             marks = self._marks(f, o) if isinstance(o, URIRef | Literal) else []
             found = (i for i in range(start, end + 1) if any(m in lines[i - 1] for m in marks))
@@ -418,6 +425,17 @@ class Sources:
 
         best = self._best(f, marks, hits, lo, hi, end, score)
         return str(f.path), self._sibling(f, p, o, hits[best], marks)
+
+    @staticmethod
+    def _subject_starts(f: _File, s: URIRef) -> Iterator[int]:
+        """The lines of ``f`` that open a statement with ``s`` (a description of ``s`` is
+        often written in several: ``:Person rdfs:subClassOf :Human .`` after its
+        declaration), first to last."""
+        lines = f.text_lines()
+        for i in f.term_lines(s):
+            m = f.find(s, lines[i - 1])
+            if m is not None and not lines[i - 1][: m.start()].strip():
+                yield i
 
     _FEW = 32  # statements scored each, and lines a mark may be on and still be looked at
 

@@ -279,10 +279,13 @@ def object_kind(g: Graph, prop: URIRef) -> str | None:
     """What the files say ``prop``'s values are: ``"node"`` (an owl:ObjectProperty, or a
     range that is a class), ``"literal"`` (an owl:DatatypeProperty, or a range that is a
     datatype, built in or declared); None when they say neither, or both."""
-    if (prop, RDF.type, OWL.ObjectProperty) in g:
-        return "node"
-    if (prop, RDF.type, OWL.DatatypeProperty) in g:
-        return "literal"
+    declared = {
+        kind
+        for kind, cls in (("node", OWL.ObjectProperty), ("literal", OWL.DatatypeProperty))
+        if (prop, RDF.type, cls) in g
+    }
+    if declared:  # both: a punned property, whose values may be either
+        return next(iter(declared)) if len(declared) == 1 else None
     kinds = {
         "literal" if str(r).startswith(str(XSD)) or (r, RDF.type, RDFS.Datatype) in g else "node"
         for r in g.objects(prop, RDFS.range)

@@ -171,6 +171,29 @@ def test_requires_on_a_workflow_is_a_warning_naming_its_first_step(tmp_path: Pat
                       "horis:requires is tried before anything acts")
 
 
+@pytest.mark.parametrize(("start", "hint"), [
+    pytest.param(":Route a horis:DecisionStep ;\n"
+                 '    horis:when [ horis:requires "?this :acuity ?q ." ;\n'
+                 "                 horis:next :QueuePatient ] ;\n"
+                 "    horis:otherwise :NotifyNurse .",
+                 "write it in the horis:when rules of :Route, the decision step the workflow "
+                 "starts at, or on the first action step after it", id="decision"),
+    pytest.param(":Route a horis:WaitStep ;\n    horis:next :QueuePatient .",
+                 "write it on the first action step the workflow reaches, whose horis:requires "
+                 "is tried before it acts", id="wait"),
+])
+def test_requires_on_a_workflow_starting_at_no_action_step_is_not_sent_to_that_step(
+        tmp_path: Path, start: str, hint: str) -> None:
+    """The hint said to write it on :Route, a decision step, whose own horis:requires is
+    never tried either (review)."""
+    path, line = edited(tmp_path, TRIAGE, "    horis:start :QueuePatient .",
+                        '    horis:requires "?this :acuity ?q ." ;\n'
+                        f"    horis:start :Route .\n\n{start}")
+    (w,) = [p for p in problems(path, TRIAGE) if "on a workflow" in p.message]
+    assert (w.severity, w.line, w.node) == ("warning", line, ":Triage"), str(w)
+    assert w.hint == hint
+
+
 # -- effects ----------------------------------------------------------------------------------
 
 

@@ -395,6 +395,39 @@ def test_a_shape_no_value_meets_inside_a_branch_is_a_warning_that_it_never_holds
     assert said in p.message, p.message
 
 
+@pytest.mark.parametrize(("nots", "severity", "said"), [
+    pytest.param(2, "error", "so no value conforms: the gate rejects the result of every tool",
+                 id="two"),
+    pytest.param(3, "warning", "so no value conforms: as the shape of a sh:not, it never holds "
+                 "where it applies, so the sh:not excludes no such node", id="three"),
+])
+def test_a_shape_no_value_meets_under_sh_not_twice_must_hold(
+        tmp_path: Path, nots: int, severity: str, said: str) -> None:
+    """``sh:not [ sh:not [ … ] ]`` holds where its innermost shape does: one no value meets
+    there rejects every node, and was warned of as a sh:not excluding nothing (review)."""
+    inner = '[ sh:path :acuity ; sh:hasValue "urgent" ]'
+    for _ in range(nots):
+        inner = f"[ sh:not {inner} ]"
+    onto, line = ontology_edited(tmp_path, "sh:targetClass :Patient ;",
+                                 "sh:targetClass :Patient ;\n    sh:node " + inner + " ;")
+    p = the_one(problems(TRIAGE[0], TRIAGE, onto), severity)
+    assert (p.file, p.line, p.node) == (str(onto), line + 1, ":PatientShape"), str(p)
+    assert said in p.message, p.message
+
+
+def test_a_property_declared_of_both_kinds_is_not_judged_in_a_pattern(tmp_path: Path) -> None:
+    """``:assignedNurse a owl:ObjectProperty , owl:DatatypeProperty`` may take literals:
+    ``FILTER (?n = "y")`` and ``regex(?n, "x")`` were warned of as of nodes (review)."""
+    old = ":assignedNurse a owl:ObjectProperty ;"
+    onto, _ = ontology_edited(tmp_path, old, ":assignedNurse a owl:ObjectProperty , "
+                              "owl:DatatypeProperty ;")
+    path, _ = edited(tmp_path, TRIAGE, 'horis:requires """ ?this :acuity ?queue .',
+                     'horis:requires """ ?this :acuity ?queue . ?this :assignedNurse ?n '
+                     'FILTER (?n = "y" || regex(?n, "x") || str(?n) = "z")')
+    found = problems(path, TRIAGE, onto)
+    assert not [p for p in found if "?n" in p.message], "\n".join(map(str, found))
+
+
 def test_an_in_list_of_the_other_kind_inside_an_or_is_a_warning_that_says_so(
         tmp_path: Path) -> None:
     """Its branch never holds, which is worth saying, but not that every result is rejected:

@@ -441,22 +441,24 @@ def test_a_pattern_with_a_word_like_a_query_keyword_is_still_a_bare_word(
                  'the FILTER compares ?queue (its value) with "urgent", a literal, which no node '
                  "equals, so the FILTER is never true", "write the node :urgent, without quotes",
                  id="filter-equal"),
+    # beside the pattern's FILTER NOT EXISTS: the two FILTERs are one &&, which this alone
+    # does not make true
     pytest.param('?this :acuity ?queue .\n FILTER (?queue != "Routine")\n', 1,
-                 'so ?queue != "Routine" is always true and the FILTER excludes nothing',
+                 'so ?queue != "Routine" is always true',
                  "write the node :routine, without quotes", id="filter-not-equal-world-node"),
     pytest.param('?this :acuity ?queue .\n FILTER (?queue IN ("urgent", :routine))\n', 1,
                  'the FILTER compares ?queue (its value) with "urgent", a literal, which no node '
-                 "equals, so the FILTER is never true", "write the node :urgent, without quotes",
+                 "equals, so that comparison never holds", "write the node :urgent, without quotes",
                  id="filter-in"),
     pytest.param('?this :acuity ?queue .\n FILTER (?queue NOT IN ("routine"))\n', 1,
-                 'so ?queue != "routine" is always true and the FILTER excludes nothing',
+                 'so ?queue != "routine" is always true',
                  "write the node :routine, without quotes", id="filter-not-in"),
     pytest.param('?this :acuity ?queue .\n FILTER (str(?queue) = "urgent")\n', 1,
                  'the FILTER compares str(?queue), the text of its IRI, with "urgent", which is '
                  "no IRI, so the FILTER is never true",
                  "compare ?queue itself with the node: ?queue = :urgent", id="filter-str"),
     pytest.param('?this :acuity ?queue .\n FILTER (STR(?queue) != "Routine")\n', 1,
-                 'so str(?queue) != "Routine" is always true and the FILTER excludes nothing',
+                 'so str(?queue) != "Routine" is always true',
                  "compare ?queue itself with the node: ?queue != :routine",
                  id="filter-str-not-equal"),
     pytest.param('?this :acuity ?queue .\n FILTER (?queue = :urgent || ?queue = "routine")\n', 1,
@@ -482,8 +484,57 @@ def test_a_literal_for_a_property_whose_values_are_nodes_is_a_warning_at_its_lin
     assert (p.severity, p.file, p.line, p.node) == ("warning", str(path), line + offset,
                                                     ":QueuePatient")
     assert p.message.startswith("horis:requires: :acuity's values are nodes, but "), p.message
-    assert said in p.message
+    assert p.message.endswith(said), p.message
     assert p.hint == hint
+
+
+SINGLE = '    horis:requires """?this :acuity ?queue .\n FILTER ({})""" ;'
+""":QueuePatient's pattern with one FILTER, of what is written in its braces."""
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    pytest.param('?queue != "routine"', '?queue != "routine" is always true and the FILTER '
+                 "excludes nothing", id="not-equal"),
+    pytest.param('?queue NOT IN ("routine")', '?queue != "routine" is always true and the '
+                 "FILTER excludes nothing", id="not-in-one"),
+    pytest.param('?queue != "routine" || ?queue = :urgent', '?queue != "routine" is always '
+                 "true and the FILTER excludes nothing", id="one-side-of-or-not-equal"),
+    pytest.param('?queue NOT IN ("routine", :urgent)', '?queue != "routine" is always true',
+                 id="not-in-two"),
+    pytest.param('?queue != "routine" && ?queue != :urgent', '?queue != "routine" is always '
+                 "true", id="one-side-of-and-not-equal"),
+    pytest.param('?queue IN ("urgent")', "the FILTER is never true", id="in-one"),
+    pytest.param('?queue IN ("urgent", :routine)', "that comparison never holds", id="in-two"),
+])
+def test_what_a_comparison_no_node_meets_does_to_its_filter_is_said_as_it_is(
+        tmp_path: Path, written: str, said: str) -> None:
+    """``IN ("urgent", :routine)`` was said never true, and holds for :routine;
+    ``NOT IN ("routine", :urgent)`` and ``!= "routine" && != :urgent`` were said to exclude
+    nothing, and exclude :urgent (review). Only through ``&&`` alone can one comparison make
+    a FILTER never true, and through ``||`` alone make it exclude nothing."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_GUARD, SINGLE.format(written))
+    (p,) = [p for p in problems(path, TRIAGE) if "values are nodes" in p.message]
+    assert (p.line, p.node) == (line + 1, ":QueuePatient"), str(p)
+    assert p.message.endswith(f"so {said}"), p.message
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    pytest.param("?ref != 5", ["?ref != 5 is always true and the FILTER excludes nothing"],
+                 id="not-equal"),
+    pytest.param("?ref NOT IN (5, 6)", ["?ref != 5 is always true", "?ref != 6 is always true"],
+                 id="not-in"),
+    pytest.param('?ref IN ("Q-A-1", 5)', ["that comparison never holds"], id="in-with-a-string"),
+    pytest.param("?ref = 5", ["the FILTER is never true"], id="equal"),
+])
+def test_a_literal_a_string_range_refuses_is_said_by_its_operator(
+        tmp_path: Path, written: str, said: list[str]) -> None:
+    """``FILTER (?ref != 5)`` where :queueRef takes strings was said never true: it is always
+    true (review)."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_GUARD, SINGLE.format(
+        written).replace("?queue .", "?queue . ?this :queueRef ?ref ."))
+    found = [p for p in problems(path, TRIAGE) if "rdfs:range xsd:string" in p.message]
+    assert [p.line for p in found] == [line + 1] * len(said), "\n".join(map(str, found))
+    assert sorted(p.message.split(", so ")[-1] for p in found) == said, found
 
 
 @pytest.mark.parametrize(("call", "shown", "hint"), [
@@ -506,6 +557,29 @@ def test_a_string_function_of_a_node_is_a_warning_at_its_line(
                          "(:acuity's values are nodes): the call is an error for every value, "
                          "so what it tests is never true"), p.message
     assert p.hint is not None and p.hint.startswith(hint), p.hint
+
+
+UNION_BIND = "{{ ?this :acuity ?queue }} UNION {{ ?this :queueRef ?r {} }}\n"
+"""?queue bound through :acuity, a node, in one branch, and given a string in the other."""
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param(UNION_BIND.format("BIND (?r AS ?queue)")
+                 + ' FILTER (STRSTARTS(?queue, "Q-") || ?queue = "Q-1")\n', id="bind"),
+    pytest.param(UNION_BIND.format('VALUES ?queue { "Q-1" }')
+                 + ' FILTER (STRSTARTS(?queue, "Q-") || ?queue = "Q-1")\n', id="values"),
+    pytest.param(UNION_BIND.format("{ SELECT ?this (?r AS ?queue) WHERE { ?this :queueRef ?r } }")
+                 + ' FILTER (STRSTARTS(?queue, "Q-") || ?queue = "Q-1")\n', id="subquery"),
+])
+def test_a_variable_a_group_also_binds_otherwise_is_not_judged_by_its_property(
+        tmp_path: Path, new: str) -> None:
+    """``BIND (?r AS ?queue)`` in a UNION's other branch gives ?queue strings: a string
+    function of it, or a string compared with it, was warned of as of :acuity's nodes alone
+    (review)."""
+    path, _ = edited(tmp_path, TRIAGE, BARE, new)
+    found = problems(path, TRIAGE)
+    assert not [p for p in found if "values are nodes" in p.message or "reads a string"
+                in p.message], "\n".join(map(str, found))
 
 
 @pytest.mark.parametrize("new", [

@@ -574,6 +574,16 @@ def test_a_cycle_of_subclasses_is_a_warning_at_the_link_that_closes_it(
     assert p.hint is not None and "owl:equivalentClass" in p.hint, str(p)
 
 
+def test_a_cycle_closed_by_a_link_written_apart_is_said_at_that_link(tmp_path: Path) -> None:
+    """``:Person rdfs:subClassOf :Patient .`` written after :Person's declaration was said
+    at the declaration, a line with no rdfs:subClassOf on it (review)."""
+    ontology, _ = ontology_edited(tmp_path, ":Person a owl:Class ;", ":Person a owl:Class ;")
+    text = ontology.read_text(encoding="utf-8")
+    ontology.write_text(text + "\n:Person rdfs:subClassOf :Patient .\n", encoding="utf-8")
+    (p,) = [x for x in problems(TRIAGE[0], TRIAGE, ontology) if "cycle" in x.message]
+    assert (p.line, p.node) == (text.count("\n") + 2, ":Person"), str(p)
+
+
 def test_a_class_said_its_own_subclass_or_equivalent_to_another_says_nothing(
         tmp_path: Path) -> None:
     """RDFS entails ``:A rdfs:subClassOf :A``; ``owl:equivalentClass`` is how one class has
