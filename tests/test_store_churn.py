@@ -216,6 +216,78 @@ def test_a_copy_is_taken_a_slice_a_commit_not_whole_inside_one(small_floors: Non
     assert store.digest() == store.recompute_digest() == twin.digest()
 
 
+def test_a_commit_cut_short_while_a_copy_is_under_way_is_never_undone(
+    small_floors: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit interrupted (a Ctrl-C, any exception) after it landed and before the copy
+    under way had followed it: the copy was put in the store's place later all the same,
+    without that commit — a value written reverted many commits on (on ``journal:PATH`` its
+    snapshot then lost it on disk too). The copy is dropped instead, and begun again."""
+    store = open_store("oxigraph")
+    filler = [(URIRef(f"{EX}bed{n}"), RDF.type, KIND, G) for n in range(500)]
+    store.apply(Change(add=[*filler, (WARD, BEDS, Literal(0), G)]))
+    n = 0
+    while store._behind is None:
+        replace_beds(store, 1, start=n)
+        n += 1
+        assert n < 2000, "no copy began"
+    first = store._store
+
+    follow, once = store._behind.follow, []
+
+    def interrupted(*landed: object) -> bool:
+        if once:
+            return follow(*landed)
+        once.append(True)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store._behind, "follow", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        replace_beds(store, 1, start=n)
+    n += 1
+    assert list(store.objects(WARD, BEDS)) == [Literal(n)]  # it landed
+    while store._store is first:  # a copy begun again, put in place
+        replace_beds(store, 1, start=n)
+        n += 1
+        assert list(store.objects(WARD, BEDS)) == [Literal(n)]
+        assert n < 4000, "the store was never copied"
+    twin = open_store("oxigraph")
+    twin.load([*filler, (WARD, BEDS, Literal(n), G)])
+    assert sorted(map(str, store._store)) == sorted(map(str, twin._store))
+    assert store.digest() == store.recompute_digest() == twin.digest()
+
+
+def test_an_update_taking_rows_in_their_order_drops_a_copy_under_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``DELETE … WHERE { SELECT … LIMIT 1 }`` replayed onto a copy under way took another row
+    there (a copy's rows come in another order): one value lost and one brought back when the
+    copy was put in place. Such an update drops the copy, begun again when due."""
+    monkeypatch.setattr(copy_behind, "SLICE", 8)
+    store = open_store("oxigraph")
+    store.apply(Change(add=[(WARD, BEDS, Literal(i), G) for i in range(50)]))
+    for i in range(0, 50, 3):  # a history: values removed and put back
+        store.apply(Change(remove=[(WARD, BEDS, Literal(i), G)]))
+        store.apply(Change(add=[(WARD, BEDS, Literal(i), G)]))
+    monkeypatch.setattr(store._churn, "due", lambda live: True)
+    store.apply(Change(remove=[(WARD, BEDS, Literal(0), G)]))  # the copy begins
+    monkeypatch.setattr(store._churn, "due", lambda live: False)
+    assert store._behind is not None
+    store.update(f"DELETE {{ GRAPH <{G}> {{ <{WARD}> <{BEDS}> ?o }} }} WHERE {{ "
+                 f"SELECT ?o WHERE {{ GRAPH <{G}> {{ <{WARD}> <{BEDS}> ?o }} }} LIMIT 1 }}")
+    held_then = sorted(store.objects(WARD, BEDS))
+    first = store._store
+    for n in range(200):  # a copy under way would be put in place by now
+        store.apply(Change(add=[(URIRef(f"{EX}f{n}"), BEDS, Literal(n), G)]))
+    monkeypatch.setattr(store._churn, "due", lambda live: True)
+    for n in range(200, 400):  # one begun again is
+        store.apply(Change(add=[(URIRef(f"{EX}f{n}"), BEDS, Literal(n), G)],
+                           remove=[(URIRef(f"{EX}f{n - 200}"), BEDS, Literal(n - 200), G)]))
+        monkeypatch.setattr(store._churn, "due", lambda live: False)
+    assert store._store is not first, "the store was never copied"
+    assert sorted(store.objects(WARD, BEDS)) == held_then
+
+
 class _Lengths:
     """A pyoxigraph store that counts the times its quads are counted (``len``: a pass over
     every quad it holds)."""

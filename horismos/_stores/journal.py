@@ -300,7 +300,6 @@ class JournalStore(OxigraphStore):
                 f"cannot open the store at {folder}: {folder / LOCK} is locked ({HELD})"
             ) from None
         super().__init__()
-        self._live = None  # what the snapshot and journal hold is counted when asked
         self.path, self._folder, self.persistent = folder, folder, True
         self.name = f"journal:{folder}" + ("" if sync == "os" else f"?sync={sync}")
         self._sync = sync == "commit"
@@ -317,6 +316,9 @@ class JournalStore(OxigraphStore):
                 os.close(self._fd)
             os.close(self._lock_fd)
             raise
+        # counted once here, where the snapshot was just read whole, not in the first step
+        # that asks whether a copy is due (:meth:`OxigraphStore._held`)
+        self._live = len(self._store)
         atexit.register(self.close)  # a process that never closes it still snapshots it
 
     # -- opening -------------------------------------------------------------------------

@@ -65,7 +65,7 @@ from .base import (
 )
 from .bound import with_iris
 from .churn import Churn
-from .copy_behind import CopyBehind
+from .copy_behind import CopyBehind, Landed
 from .kept_types import KeptTypes
 from .schema_mark import touches_schema
 from .skolem import file_key, skolemise, skolemise_ox
@@ -113,6 +113,9 @@ _LOOKUPS = 8
 """Wanted predicates up to which a node's edges are looked up one predicate at a time, past
 which they are read in one pass and filtered (each lookup costs about as much as a few edges)."""
 _PERSIST_EVERY = 1000  # commits between writing an on-disk store's digest and flushing it
+_ROW_ORDER = re.compile(r"\b(?:LIMIT|OFFSET|SAMPLE|GROUP_CONCAT)\b", re.IGNORECASE)
+"""What makes an update's effect hang on the order its rows come in: such an update is not
+replayed onto a copy under way (:mod:`.copy_behind`), whose rows come in another order."""
 
 
 # -- terms --------------------------------------------------------------------------------
@@ -972,6 +975,10 @@ class OxigraphStore(Store):
                 self._unpersist()
             else:
                 self._kept.forget(e[0] for e in (*added, *removed))
+            # a copy under way is held here, not by the store, until it has followed this
+            # commit: should anything cut the commit short (an exception, a Ctrl-C), the copy
+            # is dropped, never put in the store's place missing what landed
+            behind, self._behind = self._behind, None
             self._land(removed, added)
             self._tally.move(plus, minus)
             if not self._on_disk:
@@ -979,11 +986,11 @@ class OxigraphStore(Store):
                     self._live += len(added) - len(removed)
                 if removed:
                     self._churn.count([e[0] for e in removed])
-                if self._behind is not None:
+                if behind is not None:
                     landed = ([e[1] for e in removed], [e[1] for e in added])
-                    self._follow(landed, len(removed) + len(added))
+                    self._follow_copy(behind, landed)
                 elif removed:
-                    self._follow(None, 0)
+                    self._begin_copy()
             if self._on_disk:
                 self._commits += 1
                 if self._commits >= _PERSIST_EVERY:
@@ -1014,31 +1021,32 @@ class OxigraphStore(Store):
 
     def _held(self) -> int:
         """How many quads the in-memory store holds: kept by each commit from an empty store
-        or a file loaded whole; counted (a pass over it) only where that is not known."""
+        or a file loaded whole; counted (a pass over it) only where that is not known. An
+        update (rare in memory: a one-time index filing) is not counted, so the figure may
+        drift by what updates wrote: it only decides when a copy pays, never what is held."""
         if self._live is None:
             self._live = len(self._store)
         return self._live
 
-    def _follow(self, change: tuple[list[ox.Quad], list[ox.Quad]] | str | None, size: int) -> None:
-        """After an in-memory commit (``change``, what it landed, ``size`` quads; None when
-        no copy is under way): a copy afresh begun when it pays (:mod:`.churn`), else one
-        under way taken a slice further, and put in the store's place once it holds what the
-        store holds (:mod:`.copy_behind`). Under the lock, as a commit: a read started before
-        keeps the old store, its snapshot, until it is done."""
-        if self._behind is None:
-            if self._churn.due(self._held):
-                self._churn.reset()
-                self._behind = CopyBehind(self._store)
-            return
+    def _begin_copy(self) -> None:
+        """After an in-memory commit that removed quads: a copy afresh begun when it pays
+        (:mod:`.churn`), taken behind the commits that follow (:mod:`.copy_behind`)."""
+        if self._churn.due(self._held):
+            self._churn.reset()
+            self._behind = CopyBehind(self._store)
+
+    def _follow_copy(self, behind: CopyBehind, landed: Landed) -> None:
+        """The copy under way taken a slice further, after the commit that ``landed``, and
+        put in the store's place once it holds what the store holds. Under the lock, as a
+        commit: a read started before keeps the old store, its snapshot, until it is done."""
         try:
-            done = self._behind.follow(
-                cast("tuple[list[ox.Quad], list[ox.Quad]] | str", change), size
-            )
+            done = behind.follow(landed)
         except MemoryError:  # an economy only: the commit that asked for it has landed
-            self._behind = None
             return
         if done:
-            self._store, self._behind = self._behind.fresh, None
+            self._store = behind.fresh
+        else:
+            self._behind = behind
 
     def _write(self, remove: list[_Encoded], add: list[_Encoded]) -> None:
         """One update that removes and adds, atomically."""
@@ -1076,15 +1084,22 @@ class OxigraphStore(Store):
         with self._lock:
             self._schema_mark += 1  # whatever it writes
             self._kept.clear()
-            if self._behind is not None:  # replayed onto the copy: NOW() written in
+            behind, self._behind = self._behind, None  # as in apply: dropped if cut short
+            replayed = text
+            if behind is not None:  # replayed onto the copy: NOW() written in ...
                 try:
-                    text = pinned(text)
-                except UsageError:  # it would write other values again: the copy is dropped
-                    self._behind = None
-            self._store.update(text)  # the quads held, kept: a few more or fewer
+                    replayed = pinned(text)
+                except UsageError:  # ... it would write other values there: dropped
+                    behind = None
+                if _ROW_ORDER.search(text):  # its rows come in another order there
+                    behind = None
+            self._store.update(replayed)  # the quads held, kept: a few more or fewer
             if not self._on_disk:
                 self._churn.updated()
-                self._follow(text if self._behind is not None else None, 1)
+                if behind is not None:
+                    self._follow_copy(behind, replayed)
+                else:
+                    self._begin_copy()
 
     def schema_mark(self) -> int:
         """Moved by every change that writes or removes a schema triple, every update and
