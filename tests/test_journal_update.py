@@ -45,6 +45,7 @@ KEPT = [
     "FILTER NOT EXISTS { ?s <urn:t:p> ( ) } }",
     "INSERT { ?s <urn:t:p> \"1\"^^<urn:t:d> } WHERE { ?s <urn:t:q> ?o . "
     "FILTER(?o = \"x\"@en-GB) }",
+    "INSERT DATA { <urn:t:limit> <urn:t:p> 'no LIMIT, no OFFSET' } # LIMIT 1",
 ]
 
 
@@ -58,6 +59,33 @@ def test_an_update_writing_an_rdf_collection_is_refused_before_anything_is_writt
             world.store.update(update)
         assert (tmp_path / "store" / JOURNAL).stat().st_size == size
         assert list(world.store.quads()) == []
+
+
+IN_ROW_ORDER = [
+    "DELETE { ?s <urn:t:q> ?o } WHERE { { SELECT ?s ?o WHERE { ?s <urn:t:q> ?o } LIMIT 1 } }",
+    "DELETE { ?s <urn:t:q> ?o } WHERE { { SELECT ?s ?o WHERE { ?s <urn:t:q> ?o } OFFSET 1 } }",
+    "INSERT { <urn:t:a> <urn:t:p> ?v } WHERE "
+    "{ { SELECT (SAMPLE(?o) AS ?v) WHERE { ?s <urn:t:q> ?o } } }",
+    "INSERT { <urn:t:a> <urn:t:p> ?v } WHERE "
+    "{ { SELECT (group_concat(STR(?o)) AS ?v) WHERE { ?s <urn:t:q> ?o } } }",
+]
+
+
+@pytest.mark.parametrize("update", IN_ROW_ORDER)
+def test_an_update_taking_rows_in_their_order_is_refused_before_anything_is_written(
+    tmp_path, update
+):
+    """Replayed when the store opens, such an update takes the rows in the order the store
+    then gives them, which need not be the one it had: another row removed, another value
+    written (it was kept and replayed)."""
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        world.store.update("INSERT DATA { <urn:t:a> <urn:t:q> 1 . <urn:t:b> <urn:t:q> 2 }")
+        size = (tmp_path / "store" / JOURNAL).stat().st_size
+        held = set(world.store.quads())
+        with pytest.raises(UsageError, match=r"another order when the update is replayed"):
+            world.store.update(update)
+        assert (tmp_path / "store" / JOURNAL).stat().st_size == size
+        assert set(world.store.quads()) == held
 
 
 @pytest.mark.parametrize("update", KEPT)

@@ -113,9 +113,6 @@ _LOOKUPS = 8
 """Wanted predicates up to which a node's edges are looked up one predicate at a time, past
 which they are read in one pass and filtered (each lookup costs about as much as a few edges)."""
 _PERSIST_EVERY = 1000  # commits between writing an on-disk store's digest and flushing it
-_ROW_ORDER = re.compile(r"\b(?:LIMIT|OFFSET|SAMPLE|GROUP_CONCAT)\b", re.IGNORECASE)
-"""What makes an update's effect hang on the order its rows come in: such an update is not
-replayed onto a copy under way (:mod:`.copy_behind`), whose rows come in another order."""
 
 
 # -- terms --------------------------------------------------------------------------------
@@ -1089,10 +1086,8 @@ class OxigraphStore(Store):
             if behind is not None:  # replayed onto the copy: NOW() written in ...
                 try:
                     replayed = pinned(text)
-                except UsageError:  # ... it would write other values there: dropped
-                    behind = None
-                if _ROW_ORDER.search(text):  # its rows come in another order there
-                    behind = None
+                except UsageError:  # ... it would write otherwise there (a random value,
+                    behind = None  # rows taken in their order: another order there): dropped
             self._store.update(replayed)  # the quads held, kept: a few more or fewer
             if not self._on_disk:
                 self._churn.updated()

@@ -3,8 +3,10 @@ must write then what it wrote when it ran.
 
 Why a module: what would replay otherwise is decided by reading the update as SPARQL, not by a
 search of its letters. ``NOW()`` is written in as the moment it ran; a random value
-(``RAND()``, ``UUID()``, ``STRUUID()``) or a fresh blank node (``BNODE()``, ``_:b``, ``[]``,
-and an RDF collection ``( … )`` in a triple, which mints one for each member) is refused.
+(``RAND()``, ``UUID()``, ``STRUUID()``), a fresh blank node (``BNODE()``, ``_:b``, ``[]``,
+and an RDF collection ``( … )`` in a triple, which mints one for each member) or rows taken
+in the order they come (``LIMIT``, ``OFFSET``, ``SAMPLE``, ``GROUP_CONCAT``: the store's order
+when it is replayed need not be the one it had) is refused.
 Inside an IRI, a string or a comment those letters are only letters, and a parenthesis is a
 collection only where a triple takes a term: not around an expression (``FILTER``, ``BIND``,
 a function's arguments, ``IN``, a projection, ``GROUP BY``), a ``VALUES`` row or a property
@@ -53,10 +55,11 @@ def _maybe_pinned(text: str) -> bool:
     if "(" in text or "[" in text or "_:" in text:
         return True
     upper = text.upper()
-    return "NOW" in upper or "RAND" in upper or "UUID" in upper or "BNODE" in upper
+    return any(word in upper for word in ("NOW", "RAND", "UUID", "BNODE", "LIMIT", "OFFSET"))
 
 
 _EXPRESSION_CLAUSES = frozenset({"select", "group", "order", "having"})
+_IN_ROW_ORDER = frozenset({"limit", "offset", "sample", "group_concat"})
 _NEXT_ROLE = {"subject": "verb", "verb": "object", "object": "done", "done": "verb"}
 
 
@@ -104,6 +107,8 @@ def pinned(text: str) -> str:
             frame.took_term()
         elif kind == "word":
             word = token.lower()
+            if word in _IN_ROW_ORDER:
+                _refuse(f"{token} (rows come in another order when the update is replayed)")
             values_next |= word == "values"
             if word in _EXPRESSION_CLAUSES:
                 frame.clause = True
