@@ -293,7 +293,6 @@ class Agent:
                 # for a batch, was read from a file another run wrote (--out): on a shared one,
                 # read under the focus's claim (--all's workers read their batches). A single
                 # focus in memory may have several instances (Python's own runs)
-                # again=False found none above: the focus has no instance
                 asks = again and ((worker is None and (world.store.persistent or all)) or held)
                 if worker is None and all:  # each focus one instance, as claims give a shared world
                     left, ended = (
@@ -303,6 +302,7 @@ class Agent:
                     )
                     foci = [f for f in foci if f in left or f not in ended]
                 else:
+                    # again=False found none above: the focus has no instance
                     left = unfinished(world.store, wf.iri, foci) if asks else {}
                 if not all:
                     _not_waiting(self.definitions, left.get(foci[0]))

@@ -208,7 +208,7 @@ def _may_go(
 
 def _cost(triple: _Triple, known: set[Any]) -> tuple[int, bool, bool]:
     s, p, o = triple
-    unknown = sum(isinstance(t, Variable | BNode) and t not in known for t in triple)
-    subject_unknown = isinstance(s, Variable | BNode) and s not in known
-    members = subject_unknown and p == RDF.type and not isinstance(o, Variable | BNode)
+    unknown = sum(_variable(t) and t not in known for t in triple)
+    subject_unknown = _variable(s) and s not in known
+    members = subject_unknown and p == RDF.type and not _variable(o)
     return unknown, subject_unknown, members

@@ -2660,7 +2660,7 @@ class _Builder:
             given = (
                 XSD.dateTime
                 if value == HORIS.now
-                else value.datatype or (RDF.langString if value.language else XSD.string)
+                else literal_datatype(value)
                 if isinstance(value, Literal)
                 else None
             )
@@ -3839,8 +3839,9 @@ class _Builder:
                 else f"{self.n(path)}'s values are literals"
                 + (f" of {self.n(rng)}, its rdfs:range" if rng is not None else "")
             )
-            for p, v, asks, hint in self.kind_slips(holder, path, kind, ranges, rng):
-                severity, does = unmet(g, holder)
+            slips = list(self.kind_slips(holder, path, kind, ranges, rng))
+            severity, does = unmet(g, holder) if slips else ("error", "")
+            for p, v, asks, hint in slips:
                 (self.error if severity == "error" else self.warn)(
                     holder,
                     f"{self.n(p)} {turtle_term(v, self.n)} asks for {asks}, but {values}, so "

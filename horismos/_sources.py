@@ -147,9 +147,8 @@ class _File:
         from the word index; None when any may (``text`` has no word). A word of ``text`` with
         no word character either side of it in ``text`` is a whole word of such a line; one at
         its start ends a word of the line, one at its end starts one. Kept per text."""
-        found = self._text_lines.get(text)
-        if text in self._text_lines:
-            return found
+        if text in self._text_lines:  # None is an answer kept too
+            return self._text_lines[text]
         best: set[int] | None = None
         for m in _WORD.finditer(text):
             word, inner_start, inner_end = m.group(), m.start() > 0, m.end() < len(text)

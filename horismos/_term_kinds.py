@@ -55,14 +55,21 @@ _PROPERTY_TYPES = (
 )
 
 
-def term_kind(g: Graph, term: URIRef) -> Kind | None:
-    """What the files declare ``term`` to be, when they declare it one thing only."""
-    is_class = any((term, RDF.type, t) in g for t in _CLASS_TYPES) or (
-        (term, RDFS.subClassOf, None) in g
-    )
-    is_property = any((term, RDF.type, t) in g for t in _PROPERTY_TYPES) or any(
+def _typed_class(g: Graph, term: URIRef) -> bool:
+    return any((term, RDF.type, t) in g for t in _CLASS_TYPES)
+
+
+def _said_property(g: Graph, term: URIRef) -> bool:
+    """Declared a property: a property type, a domain, a range or a superproperty."""
+    return any((term, RDF.type, t) in g for t in _PROPERTY_TYPES) or any(
         (term, p, None) in g for p in (RDFS.domain, RDFS.range, RDFS.subPropertyOf)
     )
+
+
+def term_kind(g: Graph, term: URIRef) -> Kind | None:
+    """What the files declare ``term`` to be, when they declare it one thing only."""
+    is_class = _typed_class(g, term) or (term, RDFS.subClassOf, None) in g
+    is_property = _said_property(g, term)
     if is_class == is_property:
         return None
     return "class" if is_class else "property"
@@ -72,10 +79,7 @@ def declared_property(g: Graph, term: URIRef) -> bool:
     """Whether the files declare ``term`` a property (a property type, a domain, a range or
     a superproperty) and no class type, whatever ``rdfs:subClassOf`` it is given: the slip
     of one written under another property with ``rdfs:subClassOf``."""
-    return not any((term, RDF.type, t) in g for t in _CLASS_TYPES) and (
-        any((term, RDF.type, t) in g for t in _PROPERTY_TYPES)
-        or any((term, p, None) in g for p in (RDFS.domain, RDFS.range, RDFS.subPropertyOf))
-    )
+    return not _typed_class(g, term) and _said_property(g, term)
 
 
 def range_class(g: Graph, prop: URIRef) -> URIRef | None:
@@ -279,13 +283,10 @@ def object_kind(g: Graph, prop: URIRef) -> str | None:
     """What the files say ``prop``'s values are: ``"node"`` (an owl:ObjectProperty, or a
     range that is a class), ``"literal"`` (an owl:DatatypeProperty, or a range that is a
     datatype, built in or declared); None when they say neither, or both."""
-    declared = {
-        kind
-        for kind, cls in (("node", OWL.ObjectProperty), ("literal", OWL.DatatypeProperty))
-        if (prop, RDF.type, cls) in g
-    }
-    if declared:  # both: a punned property, whose values may be either
-        return next(iter(declared)) if len(declared) == 1 else None
+    node = (prop, RDF.type, OWL.ObjectProperty) in g
+    literal = (prop, RDF.type, OWL.DatatypeProperty) in g
+    if node or literal:  # both: a punned property, whose values may be either
+        return None if node and literal else "node" if node else "literal"
     kinds = {
         "literal" if str(r).startswith(str(XSD)) or (r, RDF.type, RDFS.Datatype) in g else "node"
         for r in g.objects(prop, RDFS.range)
