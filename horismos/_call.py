@@ -366,13 +366,13 @@ async def guarded_call(
     refuse_unmet(defs, world)  # as a run is refused: before a trace or a world is touched
     tr = trace if isinstance(trace, Trace) else Trace(trace)
     digest = None if world.store.shared else world.digest()  # as the caller left it
-    if world.store.shared:
-        lease_from_env()  # a mistyped HORISMOS_LEASE refused before anything lands
+    # a mistyped HORISMOS_LEASE refused before anything lands
+    lease = lease_from_env() if world.store.shared else None
     placed = agent.place_individuals(world)  # the definitions' own, before anything reads
     types_of = types_in(agent, world)
     # on a world other processes share, the call holds a claim on its subject (see _hold),
     # and its commit is fenced by the lease, as a run's instance is
-    worker = Worker.join(world) if world.store.shared else None
+    worker = Worker.join(world, lease=lease) if world.store.shared else None
     runner = agent.runner(
         worker.world if worker is not None else world,
         tr,
@@ -406,24 +406,26 @@ async def guarded_call(
         _check_types(tool, defs, nodes, types_of)
         if worker is not None:  # from here to its commit, no other process calls on it
             await _hold(worker, _claim_key(tool, nodes), idempotency_key)
-        printed = "" if idempotency_key is None else fingerprint(tool.iri, payload)
+        key = doubt_key(tool, _as_text(nodes))
+        printed = ""
         if idempotency_key is not None:
             # a policy that refuses the tool is not handed what an allowed call answered
             _check_policy(tool, allow)
+            printed = fingerprint(tool.iri, payload)
             keyed_here = take_key(world.store, idempotency_key)
             if not keyed_here:
                 raise _Refused("refused", "busy", _KEY_BUSY)
-            _check_key(tool, defs, world, idempotency_key, printed, _as_text(nodes))
+            _check_key(tool, defs, world, idempotency_key, printed, key)
         if take_approval is not None:  # found and used up by one call: this one, held
             approval = take_approval()
             runner.policy = Policy(allow, frozenset({approval} if approval else ()))
-        key = doubt_key(tool, _as_text(nodes))
         intent = None if tool.idempotent else doubt_node(tool.iri, key)
         if intent is not None:
             _check_in_doubt(tool, defs, key, world)
         _check_preconditions(tool, defs, nodes, world)
-        _check_policy(tool, allow)
-        _check_approval(tool, payload, approval)
+        if idempotency_key is None:  # a keyed call's was checked before its key was read
+            _check_policy(tool, allow)
+        _check_approval(tool, payload, approval, printed)
         if (
             take_approval is None
             and approval is not None
@@ -457,7 +459,7 @@ async def guarded_call(
             if not e.present:
                 raise
             if idempotency_key is not None:  # another call with the key landed first
-                _check_key(tool, defs, world, idempotency_key, printed, _as_text(nodes))
+                _check_key(tool, defs, world, idempotency_key, printed, key)
             # a step or another call took the doubt node since it was looked at: say whose
             _check_in_doubt(tool, defs, key, world)
             raise _Refused(
@@ -533,7 +535,7 @@ class _Replayed(Exception):
 
 
 def _check_key(
-    tool: Tool, defs: Definitions, world: World, key: str, printed: str, args: Mapping[str, str]
+    tool: Tool, defs: Definitions, world: World, key: str, printed: str, doubt: Node
 ) -> None:
     """Answer a call whose idempotency ``key`` a call was made with already: what that call
     answered (:class:`_Replayed`), or, refused, why it cannot be (another payload; that call
@@ -551,7 +553,7 @@ def _check_key(
         )
     if earlier.answer is None:  # the call made with it is in flight or in doubt, or was
         if not tool.idempotent:
-            _check_in_doubt(tool, defs, doubt_key(tool, args), world)
+            _check_in_doubt(tool, defs, doubt, world)
         raise _Refused(
             "refused",
             "outcome_unknown",
@@ -734,7 +736,11 @@ def _check_policy(tool: Tool, allow: frozenset[str]) -> None:
         raise _Refused("refused", "policy", str(refused))
 
 
-def _check_approval(tool: Tool, payload: Mapping[str, Any], approval: str | None) -> None:
+def _check_approval(
+    tool: Tool, payload: Mapping[str, Any], approval: str | None, printed: str = ""
+) -> None:
+    """Refuse a call of a tool that needs approval without one, or with one for another
+    payload; ``printed``: the payload's fingerprint, when the caller has it already."""
     if not tool.requires_approval:
         return
     how = (
@@ -747,7 +753,7 @@ def _check_approval(tool: Tool, payload: Mapping[str, Any], approval: str | None
             "approval",
             f"{tool.name} requires approval (horis:requiresApproval) and none was given; {how}",
         )
-    if given_print(approval) != fingerprint(tool.iri, payload):
+    if given_print(approval) != (printed or fingerprint(tool.iri, payload)):
         raise _Refused(
             "refused",
             "approval",

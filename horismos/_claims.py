@@ -180,9 +180,10 @@ class Worker:
         self.collided = False  # the last verify stood back from another's decided mark
 
     @classmethod
-    def join(cls, world: World) -> Worker:
-        """Register a lease in ``world``'s store and keep it alive until :meth:`leave`."""
-        worker = cls(world.store)
+    def join(cls, world: World, lease: float | None = None) -> Worker:
+        """Register a lease in ``world``'s store and keep it alive until :meth:`leave`;
+        ``lease``: seconds, read from the environment when not given."""
+        worker = cls(world.store, lease=lease)
         worker.store.update(f"""{_PREFIXES}INSERT {{ GRAPH <{CLAIMS}> {{
             <{worker.iri}> c:alive true ; c:renewed ?now ;
                 c:lease "PT{worker.lease:.3f}S"^^xsd:dayTimeDuration }} }}
