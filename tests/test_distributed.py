@@ -408,3 +408,23 @@ def test_a_worker_needs_a_world_other_processes_share(tmp_path):
                     "redis://127.0.0.1:1/0")
     assert done.returncode == 2
     assert "not shared by other processes" in done.stderr and "sparql:URL" in done.stderr
+
+
+def test_a_worker_given_a_misspelt_policy_refuses_to_start_and_leaves_the_queue_be(
+        ward, server, broker, workers):
+    """``--allow`` was read by each task, not at start: a worker given ``ExternalComit`` said
+    it was taking tasks, took each one queued, refused it (logged) and acknowledged it, so the
+    batch was gone before anyone saw why. It stops with exit 2 naming the class meant, and
+    the task queued waits for a worker that can run it."""
+    queued = submit(ward, server, broker, "--focus", f"<{EHR}p01>")
+    assert queued.returncode == 0, queued.stderr
+    typo = workers.start(more=("--allow", "ReadOnly,HostStateWrite,ExternalComit"))
+    assert typo.wait(60) == 2, workers.log(0)
+    said = workers.log(0)
+    assert "did you mean ExternalCommit?" in said and "Traceback" not in said, said
+    assert "taking tasks" not in said and ledger(ward) == []
+    workers.start()
+    wait_until(lambda: [s for _, s in instances(server.store).get(f"{EHR}p01", [])]
+               == ["Completed"], "the queued task")
+    assert [(t, p) for _, t, p in ledger(ward)] == [("assign", f"{EHR}p01"),
+                                                   ("notify", f"{EHR}p01")]
