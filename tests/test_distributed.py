@@ -428,3 +428,32 @@ def test_a_worker_given_a_misspelt_policy_refuses_to_start_and_leaves_the_queue_
                == ["Completed"], "the queued task")
     assert [(t, p) for _, t, p in ledger(ward)] == [("assign", f"{EHR}p01"),
                                                    ("notify", f"{EHR}p01")]
+
+
+def test_a_worker_holds_each_step_to_its_policy_and_to_approval(ward, server, broker, workers):
+    """A worker drives steps no person watches, so what it may call is its own ``--allow``
+    and every approval: a step outside the policy blocks, one needing approval waits, and
+    neither tool is called."""
+    text = (ROOT / "workflows" / "triage.ttl").read_text()
+    guarded = '    horis:idempotent false ;\n    horis:sideEffect horis:ExternalCommit ;\n' \
+        '    horis:requiresApproval true .\n\n:ehr.notify_nurse'
+    (ward / "triage.ttl").write_text(
+        text.replace("    horis:idempotent false .\n\n:ehr.notify_nurse", guarded, 1))
+    assert (ward / "triage.ttl").read_text() != text
+    definitions = [str(ward / "triage.ttl"), DEFINITIONS[1]]
+    narrow = workers.start(definitions=definitions)
+    blocked = submit(ward, server, broker, "--focus", f"<{EHR}p01>", wait=60)
+    assert "1 blocked" in blocked.stdout, blocked.stdout + blocked.stderr + workers.log(0)
+    with World.open(server.store) as world:
+        (row,) = world.store.select("SELECT ?why WHERE { GRAPH ?g { ?i horis:blockedBy ?why } }",
+                                    {}, {"horis": "https://w3id.org/horismos#"})
+        why = row["why"]
+    assert "assign_queue has side effect ExternalCommit, which the policy does not allow" \
+        in str(why), why
+    narrow.terminate()
+    narrow.wait(30)
+    workers.start(definitions=definitions,
+                  more=("--allow", "ReadOnly,HostStateWrite,ExternalCommit"))
+    waits = submit(ward, server, broker, "--focus", f"<{EHR}p02>", wait=60)
+    assert "1 waiting" in waits.stdout, waits.stdout + waits.stderr + workers.log(1)
+    assert ledger(ward) == []

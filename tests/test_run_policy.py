@@ -670,3 +670,37 @@ def test_cli_wake_holds_a_step_after_a_wait_to_the_policy_and_refuses_a_misspelt
     assert not (tmp_path / "calls.log").exists()
     listed = horismos(tmp_path, "instances", "defs.ttl", *store, "--format", "json")
     assert [i["status"] for i in json.loads(listed.stdout)] == ["blocked"]
+
+
+def test_cli_resume_holds_the_approved_call_to_its_own_policy_and_keeps_the_approval(
+        tmp_path) -> None:
+    """The policy is the resuming command's, not the run's: an instance that asked for
+    approval under ``--allow …ExternalCommit`` and was approved is blocked by a ``resume``
+    without it, calling nothing. The approval is not spent on a call never made: the run
+    that continues the blocked instance with the policy widened makes the call, once."""
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL + EXTERNAL), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "ward.py").write_text(TOOLS, encoding="utf-8")
+    store = ("--store", "oxigraph:store")
+    wide = ("--allow", "ReadOnly,HostStateWrite,ExternalCommit")
+    assert horismos(tmp_path, "load", "world.ttl", *store).returncode == 0
+    asked = horismos(tmp_path, "run", "defs.ttl", *store, "--tools", "ward", "--focus", ":p1",
+                     *wide)
+    assert asked.returncode == 3, asked.stdout + asked.stderr
+    fp = asked.stdout.split("Fingerprint: ")[1].split()[0]
+    iid = next(w for w in asked.stdout.split() if w.startswith("urn:horismos:instance:"))
+    approved = horismos(tmp_path, "approve", "defs.ttl", *store, "--instance", iid,
+                        "--fingerprint", fp)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+
+    narrow = horismos(tmp_path, "resume", "defs.ttl", *store, "--tools", "ward",
+                      "--instance", iid)
+    said = narrow.stdout + narrow.stderr
+    assert narrow.returncode == 4, said
+    assert "t.discharge has side effect ExternalCommit, which the policy does not allow" in said
+    assert "Traceback" not in said and not (tmp_path / "calls.log").exists()
+
+    went_on = horismos(tmp_path, "run", "defs.ttl", *store, "--tools", "ward", "--focus", ":p1",
+                       *wide)
+    assert went_on.returncode == 0, went_on.stdout + went_on.stderr
+    assert (tmp_path / "calls.log").read_text().count("\n") == 1
