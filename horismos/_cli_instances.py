@@ -253,9 +253,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
             stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
             trace = Path(args.traces) / f"wake-{short_id(iid)}-{stamp}.jsonl"
         try:
-            run = agent.resume(
-                world, iid, None, trace=trace, on_step=view.step, allow=allow
-            )
+            run = agent.resume(world, iid, None, trace=trace, on_step=view.step, allow=allow)
         except UsageError as e:  # another process drives it, or settled it since: the
             # other due waits are still this pass's to wake (one refusal stopped them all)
             print(f"{short_id(iid)}  skipped: {e}", file=sys.stderr)
