@@ -29,7 +29,7 @@ from ._cli_run import RunView
 from ._definitions import load_definitions
 from ._errors import UsageError
 from ._instances import STATUSES, InstanceRow, due_waits, list_instances
-from ._policy import SERVED_PREFIX
+from ._policy import SERVED_PREFIX, allowed
 from ._stores import DEFAULT_STORE
 from ._terms import split_iri
 from ._vocab import NS
@@ -230,6 +230,9 @@ def cmd_wake(args: argparse.Namespace) -> int:
     import datetime as dt
 
     out_format = output_format(args.out) if args.out else None
+    # checked once: a misspelt class skipped every due wait, each as if another process had
+    # it, and the command exited 0 having woken nothing
+    allow = allowed(args.allow)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
     world = world_of(args)
     if not world.store.persistent and not args.out:  # it woke, called, and kept nothing
@@ -250,9 +253,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
             stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
             trace = Path(args.traces) / f"wake-{short_id(iid)}-{stamp}.jsonl"
         try:
-            run = agent.resume(
-                world, iid, None, trace=trace, on_step=view.step, allow=args.allow.split(",")
-            )
+            run = agent.resume(world, iid, None, trace=trace, on_step=view.step, allow=allow)
         except UsageError as e:  # another process drives it, or settled it since: the
             # other due waits are still this pass's to wake (one refusal stopped them all)
             print(f"{short_id(iid)}  skipped: {e}", file=sys.stderr)

@@ -17,6 +17,7 @@ from ._agent import Agent
 from ._cli_common import cwd_importable, reach, reach_options
 from ._cli_validate import run_warnings
 from ._errors import UsageError
+from ._policy import allowed
 from ._queue import VISIBILITY, InstanceDriver, celery_app, serve
 from ._world import World
 
@@ -87,6 +88,7 @@ def worker_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     """Serve tasks until SIGTERM / Ctrl-C (a task under way is finished first)."""
+    allow = allowed(args.allow)  # before the worker says it is taking tasks
     if args.allow_module:
         cwd_importable()
     if args.concurrency < 1:
@@ -118,7 +120,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    driver = InstanceDriver(agent, args.store, allow=args.allow.split(","), traces=traces)
+    driver = InstanceDriver(agent, args.store, allow=allow, traces=traces)
     driver.check()
     serve(
         app,

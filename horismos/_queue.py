@@ -256,7 +256,9 @@ class InstanceDriver:
     ) -> None:
         self.agent = agent
         self.store = store
-        self.allow = allow
+        self.allow = allowed(allow)
+        """Checked here, not by each task: a misspelt class refused every task it took, each
+        acknowledged and dropped, while the worker looked ready."""
         self.traces = traces
         """A folder for one trace per task (``TASK-ID.jsonl``), or none."""
         self.backoff = backoff
@@ -328,7 +330,7 @@ class InstanceDriver:
             Trace(trace),
             Environment(),
             self.agent.types_in(world),
-            policy=Policy(allowed(self.allow)),
+            policy=Policy(self.allow),
         )
         worker.settles_holds_of(runner)
         ended: list[str] = []

@@ -474,7 +474,9 @@ class ServedTools:
             )
         blocked = None
         rec = next((r for r in reversed(inst.steps) if r.status == "blocked"), None)
-        if rec is not None and rec.blocked_by:  # which part, with its values, as `run` says
+        # which part, with its values, as `run` says; a typed refusal (the policy) is no
+        # pattern and is said as itself (inst.error), as `run` says it, below
+        if rec is not None and rec.blocked_by and rec.error is None:
             step = self.agent.definitions.steps.get(rec.step)
             tool = getattr(step, "tool", None)
             blocked = why_blocked(

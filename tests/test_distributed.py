@@ -408,3 +408,52 @@ def test_a_worker_needs_a_world_other_processes_share(tmp_path):
                     "redis://127.0.0.1:1/0")
     assert done.returncode == 2
     assert "not shared by other processes" in done.stderr and "sparql:URL" in done.stderr
+
+
+def test_a_worker_given_a_misspelt_policy_refuses_to_start_and_leaves_the_queue_be(
+        ward, server, broker, workers):
+    """``--allow`` was read by each task, not at start: a worker given ``ExternalComit`` said
+    it was taking tasks, took each one queued, refused it (logged) and acknowledged it, so the
+    batch was gone before anyone saw why. It stops with exit 2 naming the class meant, and
+    the task queued waits for a worker that can run it."""
+    queued = submit(ward, server, broker, "--focus", f"<{EHR}p01>")
+    assert queued.returncode == 0, queued.stderr
+    typo = workers.start(more=("--allow", "ReadOnly,HostStateWrite,ExternalComit"))
+    assert typo.wait(60) == 2, workers.log(0)
+    said = workers.log(0)
+    assert "did you mean ExternalCommit?" in said and "Traceback" not in said, said
+    assert "taking tasks" not in said and ledger(ward) == []
+    workers.start()
+    wait_until(lambda: [s for _, s in instances(server.store).get(f"{EHR}p01", [])]
+               == ["Completed"], "the queued task")
+    assert [(t, p) for _, t, p in ledger(ward)] == [("assign", f"{EHR}p01"),
+                                                   ("notify", f"{EHR}p01")]
+
+
+def test_a_worker_holds_each_step_to_its_policy_and_to_approval(ward, server, broker, workers):
+    """A worker drives steps no person watches, so what it may call is its own ``--allow``
+    and every approval: a step outside the policy blocks, one needing approval waits, and
+    neither tool is called."""
+    text = (ROOT / "workflows" / "triage.ttl").read_text()
+    guarded = '    horis:idempotent false ;\n    horis:sideEffect horis:ExternalCommit ;\n' \
+        '    horis:requiresApproval true .\n\n:ehr.notify_nurse'
+    (ward / "triage.ttl").write_text(
+        text.replace("    horis:idempotent false .\n\n:ehr.notify_nurse", guarded, 1))
+    assert (ward / "triage.ttl").read_text() != text
+    definitions = [str(ward / "triage.ttl"), DEFINITIONS[1]]
+    narrow = workers.start(definitions=definitions)
+    blocked = submit(ward, server, broker, "--focus", f"<{EHR}p01>", wait=60)
+    assert "1 blocked" in blocked.stdout, blocked.stdout + blocked.stderr + workers.log(0)
+    with World.open(server.store) as world:
+        (row,) = world.store.select("SELECT ?why WHERE { GRAPH ?g { ?i horis:blockedBy ?why } }",
+                                    {}, {"horis": "https://w3id.org/horismos#"})
+        why = row["why"]
+    assert "assign_queue has side effect ExternalCommit, which the policy does not allow" \
+        in str(why), why
+    narrow.terminate()
+    narrow.wait(30)
+    workers.start(definitions=definitions,
+                  more=("--allow", "ReadOnly,HostStateWrite,ExternalCommit"))
+    waits = submit(ward, server, broker, "--focus", f"<{EHR}p02>", wait=60)
+    assert "1 waiting" in waits.stdout, waits.stdout + waits.stderr + workers.log(1)
+    assert ledger(ward) == []

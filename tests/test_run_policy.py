@@ -627,3 +627,80 @@ def test_a_cli_approve_given_twice_is_refused_and_records_nothing(tmp_path) -> N
     assert subprocess.run(approve, cwd=tmp_path, capture_output=True).returncode == 0
     again = subprocess.run(approve, cwd=tmp_path, capture_output=True, text=True)
     assert again.returncode == 2 and "approved already" in again.stderr, again.stderr
+
+
+def test_cli_wake_holds_a_step_after_a_wait_to_the_policy_and_refuses_a_misspelt_one(
+        tmp_path) -> None:
+    """``wake`` resumes due waits for cron: the step after one is held to ``--allow`` as a
+    run's is. A misspelt class was read by each resume, so every due wait was "skipped" as if
+    another process had it and the command exited 0 having woken nothing: it is exit 2
+    naming the class meant, before any wait is touched."""
+    (tmp_path / "defs.ttl").write_text(PREFIXES + """
+:ref a owl:DatatypeProperty .
+:t.bill a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :ref ; horis:type xsd:string ] ] ;
+    horis:sideEffect horis:ExternalCommit ; horis:binding "python:bill" .
+:Billing a horis:Workflow ; horis:focusType :Patient ; horis:start :Hold .
+:Hold a horis:WaitStep ; horis:reason "let the day close" ; horis:wake horis:Timer ;
+    horis:delivery horis:Silent ; horis:timeout "1ms" ; horis:next :Bill .
+:Bill a horis:ActionStep ; horis:tool :t.bill ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+""", encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "ward.py").write_text(
+        'def bill(patient):\n    open("calls.log", "a").write(patient + "\\n")\n'
+        '    return {"ref": "B-1"}\n', encoding="utf-8")
+    store = ("--store", "oxigraph:store")
+    assert horismos(tmp_path, "load", "world.ttl", *store).returncode == 0
+    waits = horismos(tmp_path, "run", "defs.ttl", *store, "--tools", "ward", "--focus", ":p1")
+    assert waits.returncode == 3, waits.stdout + waits.stderr
+    wake = ("wake", "defs.ttl", *store, "--tools", "ward")
+
+    typo = horismos(tmp_path, *wake, "--allow", "ReadOnly,HostStateWrite,ExternalComit")
+    assert typo.returncode == 2, typo.stdout + typo.stderr
+    assert "did you mean ExternalCommit?" in typo.stderr and "Traceback" not in typo.stderr
+    assert "skipped" not in typo.stderr and not (tmp_path / "calls.log").exists()
+
+    held = horismos(tmp_path, *wake)
+    said = held.stdout + held.stderr
+    assert "t.bill has side effect ExternalCommit, which the policy does not allow" in said
+    assert "--allow ExternalCommit,HostStateWrite,ReadOnly" in said
+    assert not (tmp_path / "calls.log").exists()
+    listed = horismos(tmp_path, "instances", "defs.ttl", *store, "--format", "json")
+    assert [i["status"] for i in json.loads(listed.stdout)] == ["blocked"]
+
+
+def test_cli_resume_holds_the_approved_call_to_its_own_policy_and_keeps_the_approval(
+        tmp_path) -> None:
+    """The policy is the resuming command's, not the run's: an instance that asked for
+    approval under ``--allow …ExternalCommit`` and was approved is blocked by a ``resume``
+    without it, calling nothing. The approval is not spent on a call never made: the run
+    that continues the blocked instance with the policy widened makes the call, once."""
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL + EXTERNAL), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "ward.py").write_text(TOOLS, encoding="utf-8")
+    store = ("--store", "oxigraph:store")
+    wide = ("--allow", "ReadOnly,HostStateWrite,ExternalCommit")
+    assert horismos(tmp_path, "load", "world.ttl", *store).returncode == 0
+    asked = horismos(tmp_path, "run", "defs.ttl", *store, "--tools", "ward", "--focus", ":p1",
+                     *wide)
+    assert asked.returncode == 3, asked.stdout + asked.stderr
+    fp = asked.stdout.split("Fingerprint: ")[1].split()[0]
+    iid = next(w for w in asked.stdout.split() if w.startswith("urn:horismos:instance:"))
+    approved = horismos(tmp_path, "approve", "defs.ttl", *store, "--instance", iid,
+                        "--fingerprint", fp)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+
+    narrow = horismos(tmp_path, "resume", "defs.ttl", *store, "--tools", "ward",
+                      "--instance", iid)
+    said = narrow.stdout + narrow.stderr
+    assert narrow.returncode == 4, said
+    assert "t.discharge has side effect ExternalCommit, which the policy does not allow" in said
+    assert "Traceback" not in said and not (tmp_path / "calls.log").exists()
+
+    went_on = horismos(tmp_path, "run", "defs.ttl", *store, "--tools", "ward", "--focus", ":p1",
+                       *wide)
+    assert went_on.returncode == 0, went_on.stdout + went_on.stderr
+    assert (tmp_path / "calls.log").read_text().count("\n") == 1

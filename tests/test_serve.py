@@ -566,6 +566,67 @@ def test_stdio_lists_closed_schemas_and_refuses_what_the_contract_does_not_decla
     asyncio.run(session())
 
 
+LEDGER_TOOLS = """\
+def _called(name, *args):
+    with open("calls.log", "a") as f:
+        f.write(" ".join([name, *map(str, args)]) + "\\n")
+
+
+def queue(patient):
+    _called("queue", patient)
+    return {"queueRef": "Q-1"}
+
+
+def transfer(patient, ward):
+    _called("transfer", patient, ward)
+    return {"bedRef": "B-1"}
+
+
+def bill(patient):
+    _called("bill", patient)
+"""
+
+
+def test_run_workflow_holds_its_steps_to_the_served_policy_and_to_approval(
+        project: Path) -> None:
+    """``run_workflow`` drives steps the agent cannot name, so the served ``--allow`` and
+    ``horis:requiresApproval`` must hold there as for a tool called by name: a step outside
+    the policy blocks and one needing approval waits, asked again or not, and neither tool
+    is called. The policy refusal was said as "this pattern does not hold: …", a failing
+    precondition, where it is the policy and ``--allow`` widens it."""
+    (project / "defs.ttl").write_text(DEFS + """
+:Billing a horis:Workflow ; horis:focusType :Patient ; horis:start :Bill .
+:Bill a horis:ActionStep ; horis:tool :t.bill ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+:Moving a horis:Workflow ; horis:focusType :Patient ; horis:start :Move .
+:Move a horis:ActionStep ; horis:tool :t.transfer ; horis:requires "?ward a :Ward ." ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+""")
+    (project / "clinic_tools.py").write_text(LEDGER_TOOLS)
+
+    async def session() -> list[Any]:
+        async with _stdio_client(project, "--run-workflow") as client:
+            return [await client.call_tool("run_workflow", {"workflow": wf, "focus": ":p1",
+                                                            **more})
+                    for wf in (":Billing", ":Moving") for more in ({}, {"again": True})]
+
+    billed, billed_again, moved, moved_again = asyncio.run(session())
+    for answer in (billed, billed_again):
+        said = answer.structured_content
+        assert said["status"] == "blocked" and said["error"]["kind"] == "policy", _text(answer)
+        assert "t.bill has side effect ExternalCommit, which the policy does not allow" in (
+            _text(answer))
+        assert "--allow ExternalCommit,HostStateWrite,ReadOnly" in _text(answer)
+        assert "this pattern does not hold" not in _text(answer)
+    for answer in (moved, moved_again):
+        said = answer.structured_content
+        assert said["status"] == "waiting", _text(answer)
+        assert "requires approval (horis:requiresApproval)" in said["brief"]
+        assert "Fingerprint: " in said["brief"]
+    assert moved_again.structured_content["ran"] is True  # again: a new instance, waiting too
+    assert not (project / "calls.log").exists()
+
+
 def test_an_agent_calling_again_after_no_answer_is_refused_in_every_served_lane(
         tmp_path: Path) -> None:
     """Over stdio, as an agent would: a charge that never answers, then the same charge
