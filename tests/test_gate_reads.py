@@ -338,21 +338,19 @@ prefixes = """@prefix : <http://example.org/clinic#> .
 # a validator pyshacl runs per value: the load judges each shape on an empty graph, where the
 # doctor has no value, so the first to parse its text is a call's gate
 (here / "defs.ttl").write_text(prefixes + """
-:Patient a owl:Class . :Doctor a owl:Class .
-:doctor a owl:ObjectProperty . :ref a owl:DatatypeProperty .
-:t.file a horis:Tool ;
+:Patient a owl:Class . :Doctor a owl:Class . :doctor a owl:ObjectProperty .
+:t.assign a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
     horis:effect [ horis:subject "patient" ;
-        horis:asserts [ horis:property :ref ; horis:type xsd:string ] ;
-        horis:asserts [ horis:property :doctor ; horis:type :Doctor ] ] ;
-    horis:binding "python:file" .
+                   horis:asserts [ horis:property :doctor ; horis:type :Doctor ] ] ;
+    horis:binding "python:assign" .
 :MaxPatients a sh:ConstraintComponent ;
     sh:parameter [ sh:path :maxPatients ] ;
     sh:validator [ a sh:SPARQLAskValidator ; sh:message "the doctor has too many patients" ;
         sh:prefixes [ sh:declare [ sh:prefix "" ;
                                    sh:namespace "http://example.org/clinic#"^^xsd:anyURI ] ] ;
         sh:ask \"\"\"ASK { { SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE {
-            OPTIONAL { ?p :doctor $value . ?p :ref ?r FILTER(REGEX(?r, "^Y", "i")) } } }
+            OPTIONAL { ?p :doctor $value FILTER(REGEX(STR(?p), "^Y", "i")) } } }
             FILTER (?n <= $maxPatients) }\"\"\" ] .
 :HasDoctor a sh:NodeShape ; sh:targetClass :Patient ;
     sh:property [ sh:path :doctor ; :maxPatients 100 ] .
@@ -361,7 +359,7 @@ prefixes = """@prefix : <http://example.org/clinic#> .
                                 ":p3 a :Patient . :d1 a :Doctor .\n")
 agent = horismos.Agent.from_files(
     here / "defs.ttl",
-    tools={"file": lambda patient: {"ref": "R", "doctor": "http://example.org/clinic#d1"}})
+    tools={"assign": lambda patient: {"doctor": "http://example.org/clinic#d1"}})
 at_once = threading.Barrier(4)
 seen = {}
 
@@ -369,7 +367,7 @@ def call(i):
     world = horismos.World.from_files(here / "world.ttl")
     at_once.wait()
     try:
-        seen[i] = agent.catalog.call("t.file", {"patient": f":p{i}"}, world,
+        seen[i] = agent.catalog.call("t.assign", {"patient": f":p{i}"}, world,
                                      allow=["ReadOnly", "HostStateWrite"]).status
     except Exception as e:
         seen[i] = repr(e)
