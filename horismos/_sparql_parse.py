@@ -89,7 +89,7 @@ class PreparingGraph(Graph):
         use_store_provided: bool = True,
         **kwargs: Any,
     ) -> Any:
-        if isinstance(query_object, str) and not kwargs:  # a base IRI: rdflib's own way
+        if isinstance(query_object, str) and not kwargs:  # pyshacl gives no base IRI
             # the prefixes rdflib would parse it with: the graph's when none are given
             ns = tuple(sorted((initNs or dict(self.namespaces())).items()))
             query_object = _prepared(query_object, ns)
