@@ -452,7 +452,7 @@ async def guarded_call(
             if idempotency_key is not None:
                 at = RdfLiteral(runner.env.now().isoformat(), datatype=XSD.dateTime)
                 keyed = key_record(idempotency_key, printed, at)
-                answer = functools.partial(_keyed_answer, tool, idempotency_key)
+                answer = _KeyedAnswer(tool, idempotency_key)
             with making(intent):  # reconcile in this process leaves it be meanwhile
                 record = await runner.call_tool(tool, nodes, intent, keyed, answer)
         except Conflict as e:
@@ -481,7 +481,9 @@ async def guarded_call(
         if record.status == "blocked" and isinstance(record.error, CallInFlight):
             # it yielded at the doubt node to a step calling there at the same moment
             raise _Refused("refused", "outcome_unknown", str(record.error))
-        result = _from_record(tool, record)
+        # a keyed call's answer, as recorded at its key, is this call's: built there once
+        built = answer.result if answer is not None else None
+        result = built if built is not None else _from_record(tool, record)
         made = json.dumps([_as_text(nodes)])  # its arguments, as its intent kept them
         if intent is not None and isinstance(record.error, OutcomeUnknown):
             assert result.error is not None
@@ -521,9 +523,18 @@ async def guarded_call(
     return result
 
 
-def _keyed_answer(tool: Tool, key: str, rec: StepRecord) -> list[tuple]:
-    """What is recorded at ``key`` of what the call answered: its envelope, as built here."""
-    return key_answer(key, _from_record(tool, rec).to_json())
+class _KeyedAnswer:
+    """What is recorded at a call's idempotency key of what it answered (its envelope, as
+    built here), given to :meth:`Runner.call_tool` for its final commit; the envelope built
+    there is the call's answer (:attr:`result`), not built again."""
+
+    def __init__(self, tool: Tool, key: str) -> None:
+        self.tool, self.key = tool, key
+        self.result: CallResult | None = None
+
+    def __call__(self, rec: StepRecord) -> list[tuple]:
+        self.result = _from_record(self.tool, rec)
+        return key_answer(self.key, self.result.to_json())
 
 
 class _Replayed(Exception):

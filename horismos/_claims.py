@@ -5,6 +5,11 @@ What the store holds, in ``urn:horismos:runtime:claims`` (bookkeeping, outside w
 
     <worker> c:alive true ; c:renewed "…"^^xsd:dateTime ; c:lease "PT10S"^^xsd:dayTimeDuration .
     <claim>  c:workflow <wf> ; c:focus <f> ; c:worker <worker> ; c:done true .
+    <call claim> c:worker <worker> .
+
+A catalog call's claim (:data:`CALLS`) is found by its IRI, made from its node, and holds
+owners only: given back, nothing of it is left (a claim per key a call was given stayed,
+two triples each, for good).
 
 A worker joins with a lease its heartbeat thread renews (every third of ``HORISMOS_LEASE``
 seconds, default 10) — times are the server's ``NOW()``, so workers on machines whose clocks
@@ -515,9 +520,13 @@ class Worker:
         undone = (
             "" if reopen else f"FILTER NOT EXISTS {{ GRAPH <{CLAIMS}> {{ ?claim c:done true }} }}"
         )
+        # a call's claim names no work and no node: read by its IRI alone (:meth:`_crossing`),
+        # it leaves nothing once given back. Those two triples are every owner's, so deleting
+        # them on giving back could land after, and delete, another owner's claim of them
+        # (an update is judged on a snapshot), hiding its claim from the other kind of work
+        named = "" if workflow.iri == CALLS else f"c:workflow <{workflow.iri}> ; c:focus ?f ;"
         self.store.update(f"""{_EVICT};
-            INSERT {{ GRAPH <{CLAIMS}> {{
-                ?claim c:workflow <{workflow.iri}> ; c:focus ?f ; c:worker <{self.iri}> }} }}
+            INSERT {{ GRAPH <{CLAIMS}> {{ ?claim {named} c:worker <{self.iri}> }} }}
             WHERE {{ VALUES (?claim ?f) {{ {rows} }}
                 {undone}
                 FILTER NOT EXISTS {{ GRAPH <{CLAIMS}> {{ ?claim c:worker ?w . ?w c:alive true }} }}
@@ -607,12 +616,19 @@ class Worker:
         acted twice. Each side reads the other's claims only after its own have settled, as
         :meth:`_verify` reads owners (in the same query), so of two that race at least one
         sees the other and stands back. A finished ``--all`` instance no longer holds its
-        focus (:meth:`_run_batch`), so calls on it are not refused for the rest of the run."""
-        other = f"?wf {'=' if work.iri != CALLS else '!='} <{CALLS}>"
+        focus (:meth:`_run_batch`), so calls on it are not refused for the rest of the run.
+
+        A run finds the calls' claims by their IRIs (they name no node, :meth:`_claim`); a
+        call finds a run's of any workflow by the node they name."""
+        if work.iri != CALLS:
+            held = " ".join(f"({_claim_iri(CALLS, n).n3()} {n.n3()})" for n in nodes)
+            return f"""{{ VALUES (?held ?crossed) {{ {held} }}
+                GRAPH <{CLAIMS}> {{ ?held c:worker ?by . ?by c:alive true }}
+                FILTER(?by != <{self.iri}>) }}"""
         return f"""{{ VALUES ?crossed {{ {" ".join(n.n3() for n in nodes)} }}
             GRAPH <{CLAIMS}> {{ ?held c:workflow ?wf ; c:focus ?crossed ; c:worker ?by .
                                 ?by c:alive true }}
-            FILTER(?by != <{self.iri}> && {other}) }}"""
+            FILTER(?by != <{self.iri}> && ?wf != <{CALLS}>) }}"""
 
     def _crossed(self, work: Work, nodes: list[URIRef]) -> set[Node]:
         """:meth:`_crossing`'s nodes, asked alone (to say why a hold was refused)."""

@@ -47,6 +47,7 @@ from ._shacl import (
     has_datatype,
     superclasses_of,
 )
+from ._sparql_parse import PreparingGraph
 from ._vocab import HORIS
 
 if (
@@ -423,7 +424,7 @@ class Gate:
         """The graph pyshacl validates: ``subject`` after the step, its values' types and
         every type's superclasses; with ``view``, and any node past them as the world holds
         it, read when pyshacl first asks for it (:class:`_ReadOnAsking`)."""
-        after = _ReadOnAsking(view).graph if view is not None else Graph()
+        after = _ReadOnAsking(view).graph if view is not None else PreparingGraph()
         for triple in triples:
             after.add(triple)
         self._add_types(after, (o for _, _, o in after if o != subject), types_of)
@@ -522,7 +523,7 @@ class _ReadOnAsking(Memory):
         super().__init__()
         self._view = view
         self._asked: set[tuple[Node | None, Node | None, Node | None]] = set()
-        self.graph = Graph(store=self)
+        self.graph = PreparingGraph(store=self)
         """The one graph it holds: what is read on asking lands in it."""
 
     def triples(self, triple_pattern: Any, context: Any = None) -> Any:
@@ -589,7 +590,8 @@ def shape_problems(defs: Definitions, graph: ShapesGraph | None = None) -> list[
         if defs.errors:  # the load's checks said what stops it, at its line (_shape_slips)
             return []
         return [defs.sources.problem("error", None, f"a SHACL shape cannot be loaded: {e}")]
-    empty, executor, nobody = DataGraph.from_rdflib(Graph()), SHACLExecutor(), URIRef(_NOBODY)
+    empty = DataGraph.from_rdflib(PreparingGraph())
+    executor, nobody = SHACLExecutor(), URIRef(_NOBODY)
     failed: dict[Node, str] = {}
     quiet = logging.getLogger("pyshacl")  # it logs each load error too: said once, here
     level, quiet.level = quiet.level, logging.CRITICAL + 1

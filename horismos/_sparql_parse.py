@@ -16,24 +16,27 @@ shared, and each parse action learns how many arguments it takes on its first ca
 threads parsing at once (catalog calls from a thread pool) failed with a ``TypeError`` or a
 ``ParseException`` on valid SPARQL. Held by every parse Horismos makes (a query, the memory
 store's updates) and by the first imports of rdflib's SPARQL package, never while anything
-else is waited for, so it cannot be one of two locks taken in opposite orders. Not held by a
-parse rdflib makes for another library (pyshacl's SPARQL constraints, a tool's own rdflib)
-on its own thread. Parsing is pure Python, so threads only took turns at it anyway: the lock
-costs them nothing but the order.
+else is waited for, so it cannot be one of two locks taken in opposite orders. pyshacl's
+queries (SPARQL constraints, a custom component's validator) are parsed through it too: the
+graphs the gate hands pyshacl are :class:`PreparingGraph`. Not held by a parse a tool's own
+rdflib makes on its own thread. Parsing is pure Python, so threads only took turns at it
+anyway: the lock costs them nothing but the order.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
+
+from rdflib import Graph
 
 if TYPE_CHECKING:
     from pyparsing import ParserElement
     from rdflib.plugins.sparql.sparql import Query, Update
 
-__all__ = ["parsing", "prepare_query", "prepare_update"]
+__all__ = ["PreparingGraph", "parsing", "prepare_query", "prepare_update"]
 
 parsing = threading.RLock()
 """Held while Horismos parses SPARQL (reentrant: :func:`_uncommented` runs inside it)."""
@@ -61,6 +64,45 @@ def prepare_update(text: str) -> Update:
         from rdflib.plugins.sparql.parser import parseUpdate
 
         return translateUpdate(parseUpdate(text))
+
+
+class PreparingGraph(Graph):
+    """An rdflib graph whose SPARQL text is parsed under :data:`parsing`, once per text: the
+    graph the gate hands pyshacl. pyshacl queries a data graph with text (a SPARQL
+    constraint's, a custom component's validator's), which rdflib parsed on the gate's thread
+    outside the lock: two catalog calls from threads judging a shape that was not parsed
+    when it was loaded (a validator run per value, none in the empty graph the load judges)
+    both failed with a TypeError, after their tool had acted, and so did every later parse of
+    its grammar in the process.
+
+    It cannot deadlock: the lock is held only while the text is parsed and translated, which
+    takes no other lock and reads no store; the query is evaluated (the world read through
+    the gate's view, a store's lock taken) once the lock is given back."""
+
+    def query(
+        self,
+        query_object: Any,
+        processor: Any = "sparql",
+        result: Any = "sparql",
+        initNs: Mapping[str, Any] | None = None,  # rdflib's names
+        initBindings: Mapping[str, Any] | None = None,
+        use_store_provided: bool = True,
+        **kwargs: Any,
+    ) -> Any:
+        if isinstance(query_object, str) and not kwargs:  # pyshacl gives no base IRI
+            # the prefixes rdflib would parse it with: the graph's when none are given
+            ns = tuple(sorted((initNs or dict(self.namespaces())).items()))
+            query_object = _prepared(query_object, ns)
+        return super().query(
+            query_object, processor, result, initNs, initBindings, use_store_provided, **kwargs
+        )
+
+
+@lru_cache(maxsize=256)
+def _prepared(text: str, ns: tuple[tuple[str, Any], ...]) -> Query:
+    """A query pyshacl asks, prepared once: its texts are its shapes', one per constraint and
+    path (the focus is bound, not written in), so validation parses nothing after the first."""
+    return prepare_query(text, dict(ns))
 
 
 @cache

@@ -9,6 +9,9 @@ node for a closed shape.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -318,3 +321,73 @@ def test_what_the_gate_reads_is_kept_per_targeted_class_not_per_kind_of_node(bui
     # a class a shape targets still keys its own reads: the inpatient's beds are judged
     _, _, run = _run(build, "p3")
     assert step_events(run)[0]["status"] == "rejected"
+
+
+_THREADED_GATE = r'''
+import json, sys, threading
+from pathlib import Path
+import horismos
+
+here = Path(sys.argv[1])
+prefixes = """@prefix : <http://example.org/clinic#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix sh: <http://www.w3.org/ns/shacl#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+"""
+# a validator pyshacl runs per value: the load judges each shape on an empty graph, where the
+# doctor has no value, so the first to parse its text is a call's gate
+(here / "defs.ttl").write_text(prefixes + """
+:Patient a owl:Class . :Doctor a owl:Class . :doctor a owl:ObjectProperty .
+:t.assign a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :doctor ; horis:type :Doctor ] ] ;
+    horis:binding "python:assign" .
+:MaxPatients a sh:ConstraintComponent ;
+    sh:parameter [ sh:path :maxPatients ] ;
+    sh:validator [ a sh:SPARQLAskValidator ; sh:message "the doctor has too many patients" ;
+        sh:prefixes [ sh:declare [ sh:prefix "" ;
+                                   sh:namespace "http://example.org/clinic#"^^xsd:anyURI ] ] ;
+        sh:ask \"\"\"ASK { { SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE {
+            OPTIONAL { ?p :doctor $value FILTER(REGEX(STR(?p), "^Y", "i")) } } }
+            FILTER (?n <= $maxPatients) }\"\"\" ] .
+:HasDoctor a sh:NodeShape ; sh:targetClass :Patient ;
+    sh:property [ sh:path :doctor ; :maxPatients 100 ] .
+""")
+(here / "world.ttl").write_text(prefixes + ":p0 a :Patient . :p1 a :Patient . :p2 a :Patient . "
+                                ":p3 a :Patient . :d1 a :Doctor .\n")
+agent = horismos.Agent.from_files(
+    here / "defs.ttl",
+    tools={"assign": lambda patient: {"doctor": "http://example.org/clinic#d1"}})
+at_once = threading.Barrier(4)
+seen = {}
+
+def call(i):
+    world = horismos.World.from_files(here / "world.ttl")
+    at_once.wait()
+    try:
+        seen[i] = agent.catalog.call("t.assign", {"patient": f":p{i}"}, world,
+                                     allow=["ReadOnly", "HostStateWrite"]).status
+    except Exception as e:
+        seen[i] = repr(e)
+
+threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps(sorted(seen.values())))
+'''
+
+
+def test_catalog_calls_from_threads_judging_a_shape_only_pyshacl_parses_all_land(
+        tmp_path: Path) -> None:
+    """Four threads of a fresh process each make a catalog call whose gate hands pyshacl a
+    custom constraint component's SPARQL validator, never parsed before: rdflib parsed its
+    text for pyshacl outside Horismos's parse lock, and pyparsing's grammar, setting itself
+    up under them, failed every call with a TypeError (after its tool had acted)."""
+    done = subprocess.run([sys.executable, "-c", _THREADED_GATE, str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["completed"] * 4, done.stdout

@@ -643,3 +643,30 @@ def test_a_mistyped_lease_refuses_a_shared_call_before_anything_lands(
     with pytest.raises(UsageError, match="HORISMOS_LEASE is 'abc'"):
         agent.catalog.call("t.charge", {"patient": ":p1"}, world, allow=ALLOW)
     assert len(world.store.select(everything, {}, {})) == before
+
+
+def test_keyed_calls_on_a_shared_world_leave_no_claims_behind(build: Build) -> None:
+    """Each keyed call on a shared world claims its subject and its key, and gave both back
+    keeping their ``c:workflow`` and ``c:focus``: two triples a key, for good, in a graph the
+    claim queries read. Now the claims graph is as it was after twelve keyed calls on three
+    subjects (one replayed, one refused by the policy once held)."""
+    from horismos._claims import CLAIMS
+
+    charge = Charger()
+    agent, world = build(CHARGE, tools={"charge": charge})
+    if not world.store.shared:
+        pytest.skip("claims are taken on a shared world only")
+    claims = f"SELECT * WHERE {{ GRAPH <{CLAIMS}> {{ ?s ?p ?o }} }}"
+    before = world.store.select(claims, {}, {})
+    results = [
+        agent.catalog.call("t.charge", {"patient": f":p{1 + n % 3}"}, world, allow=ALLOW,
+                           idempotency_key=f"k{n}")
+        for n in range(10)
+    ]
+    results.append(agent.catalog.call("t.charge", {"patient": ":p1"}, world, allow=ALLOW,
+                                      idempotency_key="k0"))  # replayed
+    results.append(agent.catalog.call("t.charge", {"patient": ":p1"}, world, allow=[],
+                                      idempotency_key="k-refused"))
+    assert [r.status for r in results].count("completed") == 11, [r.error for r in results]
+    assert results[-2].replayed is not None and results[-1].status == "refused"
+    assert world.store.select(claims, {}, {}) == before
