@@ -554,14 +554,14 @@ def literal_matches(node: Any) -> list[LiteralMatch]:
 
 
 def iri_matches(node: Any) -> list[IriMatch]:
-    """Each FILTER comparison of ``?var`` itself with an IRI in a SPARQL algebra ``node``,
-    for every ``?s :p ?var`` of the FILTER's group, as :func:`literal_matches` finds those
-    with a literal."""
+    """Each FILTER (in)equality of ``?var`` itself with an IRI (``=``, ``!=``, ``sameTerm``,
+    ``IN``, ``NOT IN``) in a SPARQL algebra ``node``, for every ``?s :p ?var`` of the FILTER's
+    group, as :func:`literal_matches` finds those with a literal."""
     return [
         IriMatch(p, c.term, c.var, c.op, c.needed, c.enough and bound, bound)
         for group in _groups(node)
         for c, p, bound in _filter_comparisons(group)
-        if isinstance(c.term, URIRef) and not c.as_string
+        if isinstance(c.term, URIRef) and not c.as_string and c.op in ("=", "!=")
     ]
 
 
