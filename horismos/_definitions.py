@@ -78,15 +78,18 @@ from ._namespace_index import NamespaceIndex, written_prefixes
 from ._own_writes import only_own_writes, only_own_writes_of_tool
 from ._pattern_comments import commented_out
 from ._preconditions import (
+    InList,
     LiteralMatch,
     Precondition,
     PreconditionSyntaxError,
     RemotePatternError,
     bound_by,
+    bound_tests,
     compile_patterns,
     detached_tests,
     filter_scopes,
     group_triples,
+    iri_matches,
     literal_matches,
     remote_reads,
     string_reads,
@@ -117,6 +120,7 @@ from ._term_kinds import (
 )
 from ._terms import iri_problem, split_iri
 from ._type_tests import missed_subclasses
+from ._values_joins import joined_values
 from ._vocab import HORIS, NS
 
 __all__ = [
@@ -1164,6 +1168,8 @@ class _Builder:
         self.check_kind_clashes()
         self.check_filter_variables()
         self.check_pattern_literals()
+        self.check_pattern_iris()
+        self.check_values_kinds()
         self.check_string_reads()
         self.check_pattern_datatypes()
         self.check_pattern_regexes()
@@ -2705,9 +2711,10 @@ class _Builder:
             for m in matches:
                 if m.var is not None:
                     binders.setdefault((m.var, m.literal, m.as_string), set()).add(m.property)
+            lists: set[tuple[str, InList]] = set()
             for m in matches:
                 prop, lit, var = m.property, m.literal, m.var
-                if (holder, prop, lit) in seen:
+                if (holder, prop, lit) in seen or (var, m.in_list) in lists:
                     continue
                 refusal = self.match_refusal(m, prop)
                 if refusal is None or (
@@ -2719,6 +2726,10 @@ class _Builder:
                 ):
                     continue
                 seen.add((holder, prop, lit))
+                if refusal == "node" and self.every_member_a_literal(m, binders):
+                    lists.add((cast(str, var), cast(InList, m.in_list)))
+                    self.node_literals(owner, holder, pred, m)
+                    continue
                 if refusal == "node":
                     self.node_literal(owner, holder, pred, m)
                     continue
@@ -2805,15 +2816,7 @@ class _Builder:
         range's namespace."""
         prop, lit, var = m.property, m.literal, m.var
         written = turtle_term(lit, self.n)
-        cls = range_class(self.g, prop)
-        named = [
-            n
-            for n in (self.g.subjects(RDF.type, cls) if cls is not None else ())
-            if isinstance(n, URIRef) and split_iri(n)[1].lower() == str(lit).lower()
-        ]
-        meant = min(named, key=str) if named else None
-        if meant is None and _LOCAL.fullmatch(lit):
-            meant = URIRef(split_iri(cls or prop)[0] + str(lit))
+        meant = self.meant_node(prop, lit)
         node = self.n(meant) if meant is not None else "the node meant, with its prefix"
         compared = (
             f"str(?{var}), the text of its IRI, with {written}, which is no IRI"
@@ -2841,6 +2844,149 @@ class _Builder:
             after="" if var is None else "FILTER",
             also=written,
         )
+
+    def meant_node(self, prop: URIRef, lit: Literal) -> URIRef | None:
+        """The node ``lit`` most likely names among ``prop``'s values: one of that name the
+        files type with its range, in any case, else one of that name in the range's (or the
+        property's) namespace; None when ``lit`` cannot be a local name."""
+        cls = range_class(self.g, prop)
+        named = [
+            n
+            for n in (self.g.subjects(RDF.type, cls) if cls is not None else ())
+            if isinstance(n, URIRef) and split_iri(n)[1].lower() == str(lit).lower()
+        ]
+        if named:
+            return min(named, key=str)
+        return URIRef(split_iri(cls or prop)[0] + str(lit)) if _LOCAL.fullmatch(lit) else None
+
+    def nodes_meant(self, prop: URIRef, literals: Iterable[Node], many: str, sep: str) -> str:
+        """The nodes meant by ``literals`` (:meth:`meant_node`), written ``many`` (a format
+        of ``{}``, the nodes joined by ``sep``), or how to write them when one cannot be
+        told."""
+        meant = [self.meant_node(prop, x) if isinstance(x, Literal) else None for x in literals]
+        if any(n is None for n in meant):
+            return "write the nodes meant, with their prefix and without quotes"
+        return "write the nodes meant, without quotes: " + many.format(
+            sep.join(self.n(cast(URIRef, n)) for n in meant)
+        )
+
+    def every_member_a_literal(
+        self, m: LiteralMatch, binders: Mapping[tuple[str, Literal, bool], set[URIRef]]
+    ) -> bool:
+        """Whether ``m`` is a member of an ``IN`` / ``NOT IN`` list of several every member
+        of which is a literal no value of the variable's properties (nodes) equals."""
+        if m.in_list is None or m.var is None:
+            return False
+        props = binders[(m.var, m.literal, m.as_string)]
+        return all(
+            isinstance(x, Literal)
+            and all(self.match_refusal(replace(m, literal=x), q) == "node" for q in props)
+            for x in m.in_list.members
+        )
+
+    def node_literals(self, owner: Node, holder: Node, pred: URIRef, m: LiteralMatch) -> None:
+        """An ``IN`` / ``NOT IN`` list of a FILTER every member of which is a literal, of a
+        variable whose values are nodes: said once for the list, which is never true (``NOT
+        IN``: always true), not member by member as if the others could hold."""
+        in_list, var, prop = cast(InList, m.in_list), cast(str, m.var), m.property
+        shown = ", ".join(turtle_term(x, self.n) for x in in_list.members)
+        compared = f"str(?{var})" if m.as_string else f"?{var}"
+        negated = m.op == "!="
+        test = f"{compared} {'NOT IN' if negated else 'IN'} ({shown})"
+        self.at_text(
+            "warning",
+            rf"[?$]{re.escape(var)}\b",
+            owner,
+            f"{self.n(pred)}: {self.n(prop)}'s values are nodes, but the FILTER compares "
+            + (
+                f"str(?{var}), the text of its IRI, with {shown}, none of which is an IRI"
+                if m.as_string
+                else f"?{var} (its value) with {shown}, literals, which no node equals"
+            )
+            + ", so "
+            + _outcome(negated, in_list.needed, in_list.enough, m.bound, test, var, whole=True),
+            self.nodes_meant(prop, in_list.members, f"{compared} IN ({{}})", ", "),
+            (holder, pred),
+            after="FILTER",
+            also=turtle_term(in_list.members[0], self.n),
+        )
+
+    def check_pattern_iris(self) -> None:
+        """A FILTER comparing a variable whose values are literals with a node
+        (``sameTerm(?ref, :urgent)``, ``?ref = :urgent`` where :queueRef is an
+        owl:DatatypeProperty): no literal is the node, so ``=`` never holds and ``!=``
+        always does, as :meth:`node_literal` says of the mirror. A warning, as that one: the
+        world may hold values the ontology does not promise. Judged only when every property
+        binding the variable takes literals."""
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            matches = iri_matches(algebra)
+            binders: dict[str, set[URIRef]] = {}
+            for m in matches:
+                binders.setdefault(m.var, set()).add(m.property)
+            said: set[tuple[str, URIRef]] = set()
+            for m in matches:
+                literal_valued = all(object_kind(self.g, q) == "literal" for q in binders[m.var])
+                if not literal_valued or (m.var, m.iri) in said:
+                    continue
+                said.add((m.var, m.iri))
+                written, var = self.n(m.iri), m.var
+                self.at_variable(
+                    "warning",
+                    var,
+                    owner,
+                    f"{self.n(pred)}: {self.n(m.property)}'s values are literals, but the "
+                    f"FILTER compares ?{var} (its value) with {written}, a node, which no "
+                    "literal equals, so "
+                    + _outcome(
+                        m.op == "!=", m.needed, m.enough, m.bound, f"?{var} {m.op} {written}", var
+                    ),
+                    f"compare ?{var} with a literal, or bind ?{var} by a property whose "
+                    "values are nodes",
+                    (holder, pred),
+                    after="FILTER",
+                )
+
+    def check_values_kinds(self) -> None:
+        """A ``VALUES`` giving a variable only values of the other kind than a property a
+        triple of its group binds it through (:mod:`._values_joins`): ``?this :acuity ?queue
+        . VALUES ?queue { "urgent" }`` where :acuity's values are nodes never matches, so
+        the pattern never holds. A warning at the VALUES, as a literal written for such a
+        property in a triple pattern is: the world may break the ontology's ranges."""
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            said: set[str] = set()
+            for joined in joined_values(algebra):
+                kinds = {"node" if isinstance(v, URIRef) else "literal" for v in joined.values}
+                var, given = joined.var, next(iter(kinds))
+                prop = next(
+                    (p for p in joined.properties if object_kind(self.g, p) not in (None, given)),
+                    None,
+                )
+                if len(kinds) != 1 or prop is None or var in said:
+                    continue
+                said.add(var)
+                one = len(joined.values) == 1
+                shown = ", ".join(turtle_term(v, self.n) for v in joined.values)
+                other = "node" if given == "literal" else "literal"
+                self.at_text(
+                    "warning",
+                    rf"(?i)\bVALUES\b[^{{]*[?$]{re.escape(var)}\b",
+                    owner,
+                    f"{self.n(pred)}: {self.n(prop)}'s values are {other}s, but VALUES gives "
+                    f"?{var} only {shown}, {f'a {given}' if one else f'{given}s'}, which no "
+                    f"{other} equals, so … {self.n(prop)} ?{var} never matches "
+                    + ("it" if one else "them")
+                    + " and "
+                    + (
+                        "the pattern never holds"
+                        if joined.own
+                        else "the group it is in (an OPTIONAL, a UNION's branch…) never matches"
+                    ),
+                    self.nodes_meant(prop, joined.values, f"VALUES ?{var} {{{{ {{}} }}}}", " ")
+                    if other == "node"
+                    else f"write the literal{'' if one else 's'} meant, quoted, or bind ?{var} "
+                    "by a property whose values are nodes",
+                    (holder, pred),
+                )
 
     def parsed_patterns(self) -> Iterator[tuple[Node, Node, URIRef, Any]]:
         """Each pattern as (owner, holder, predicate, parsed algebra): the horis:requires and
@@ -3299,6 +3445,44 @@ class _Builder:
                         (holder, pred),
                         after="FILTER",
                     )
+            for var, negated, decides, scope in bound_tests(pre.select.algebra):
+                if var not in scope | given | said:
+                    said.add(var)
+                    self.unbound_test(owner, (holder, pred), var, negated, decides, scope | given)
+
+    def unbound_test(
+        self,
+        owner: Node,
+        where: tuple[Node, URIRef],
+        var: str,
+        negated: bool,
+        decides: bool,
+        bound: Set[str],
+    ) -> None:
+        """``FILTER (BOUND(?x))`` (or ``!BOUND``) of a variable no pattern of its group binds,
+        nor the run gives (``bound`` is what they do): ``BOUND`` is always false, so a FILTER
+        that needs it is never true (an error, as a comparison with such a variable is, else
+        a warning); ``!BOUND`` is always true, so it excludes nothing (a warning: the guard
+        was meant for a variable of an OPTIONAL, often one of a near name)."""
+        test = f"{'!' if negated else ''}BOUND(?{var})"
+        outcome = (
+            f"{test} is always true" + (" and the FILTER excludes nothing" if decides else "")
+            if negated
+            else f"{test} is always false" + (" and the FILTER is never true" if decides else "")
+        )
+        near = nearest_variable(var, sorted(bound - {var}))
+        self.at_variable(
+            "error" if decides and not negated else "warning",
+            var,
+            owner,
+            f"{self.n(where[1])}: ?{var} in a FILTER is bound by no pattern of its group, so "
+            + outcome,
+            (f"did you mean ?{near}? " if near else "")
+            + f"test a variable the pattern binds (an OPTIONAL's), or bind ?{var} in a triple "
+            "pattern beside the FILTER",
+            where,
+            after="FILTER",
+        )
 
     def check_detached_tests(
         self, owner: Node, holder: Node, pred: URIRef, pre: Precondition, given: set[str]
@@ -5760,14 +5944,43 @@ class _WrongListed:
 
 
 def _comparison_outcome(m: LiteralMatch, compared: str, written: str) -> str:
-    """What a FILTER comparison ``m`` that no value of its property can meet does: ``!=`` is
-    always true (and the FILTER excludes nothing when that makes it true, ``m.enough``); any
-    other never holds (nor does the FILTER when it needs it, ``m.needed``)."""
-    if m.op == "!=":
-        return f"{compared} != {written} is always true" + (
-            " and the FILTER excludes nothing" if m.enough else ""
+    """What a FILTER comparison ``m`` that no value of its property can meet does
+    (:func:`_outcome`)."""
+    test = f"{compared} {m.op} {written}"
+    return _outcome(m.op == "!=", m.needed, m.enough, m.bound, test, cast(str, m.var))
+
+
+def _outcome(
+    negated: bool,
+    needed: bool,
+    enough: bool,
+    bound: bool,
+    test: str,
+    var: str,
+    whole: bool = False,
+) -> str:
+    """What ``test``, a comparison of ``?var`` no value of its property meets, does to its
+    FILTER: ``=`` (``IN``) never holds, nor does the FILTER when it needs it (``needed``);
+    ``!=`` (``NOT IN``, ``negated``) is always true, and the FILTER excludes nothing when that
+    makes it true (``enough``) — where ``?var`` is bound: where it is not (``bound`` false:
+    only an OPTIONAL or a UNION's branch binds it) ``!=`` is an error, so the FILTER needing
+    it drops the solutions without ``?var``, as ``BOUND(?var)`` would. ``whole``: ``test``
+    is said in full (a list) where it never holds."""
+    if negated and not bound:
+        return (
+            f"{test} holds wherever ?{var} is bound, and is an error where it is not (only an "
+            "OPTIONAL or a UNION's branch binds it)"
+            + (
+                f": the FILTER only drops the solutions without ?{var}, as BOUND(?{var}) would"
+                if needed
+                else ""
+            )
         )
-    return "the FILTER is never true" if m.needed else "that comparison never holds"
+    if negated:
+        return f"{test} is always true" + (" and the FILTER excludes nothing" if enough else "")
+    if needed:
+        return "the FILTER is never true"
+    return f"{test} never holds" if whole else "that comparison never holds"
 
 
 _LOCAL = re.compile(r"[A-Za-z_][\w-]*")

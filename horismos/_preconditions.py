@@ -13,7 +13,7 @@ a step is blocked.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
@@ -31,16 +31,20 @@ if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query pars
     from rdflib.plugins.sparql.sparql import Query
 
 __all__ = [
+    "InList",
+    "IriMatch",
     "LiteralMatch",
     "Precondition",
     "PreconditionSyntaxError",
     "RemotePatternError",
+    "bound_tests",
     "compile_patterns",
     "elements",
     "explain",
     "filter_scopes",
     "first_failing",
     "group_triples",
+    "iri_matches",
     "literal_matches",
     "remote_reads",
     "string_reads",
@@ -281,6 +285,43 @@ def filter_scopes(node: Any) -> list[tuple[frozenset[str], frozenset[str]]]:
     return found
 
 
+def bound_tests(node: Any) -> list[tuple[str, bool, bool, frozenset[str]]]:
+    """Each ``BOUND(?var)`` and ``!BOUND(?var)`` a FILTER of a SPARQL algebra ``node`` asks
+    (outside EXISTS), as (var, whether under ``!``, whether it decides its FILTER, the
+    variables the FILTER's group binds in some solution). ``BOUND`` decides when it is
+    needed (reached through ``&&`` alone: the FILTER holds only if it does), ``!BOUND`` when
+    it is enough (through ``||`` alone: the FILTER holds whenever it does). Of a variable
+    its group never binds, ``BOUND`` is always false and ``!BOUND`` always true: what
+    :func:`filter_scopes` leaves out, a FILTER asking BOUND being meant for unbound
+    variables."""
+    found: list[tuple[str, bool, bool, frozenset[str]]] = []
+    for expr, scope in _filters(node):
+        found += [(var, negated, decides, scope) for var, negated, decides in _bound_calls(expr)]
+    return found
+
+
+def _bound_calls(
+    expr: Any, needed: bool = True, enough: bool = True
+) -> list[tuple[str, bool, bool]]:
+    """The ``BOUND(?var)`` calls of ``expr`` outside EXISTS, as (var, under ``!``, decides:
+    :func:`bound_tests`)."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    if isinstance(expr, (list, tuple)):
+        return [c for e in expr for c in _bound_calls(e, needed, enough)]
+    if not isinstance(expr, CompValue) or expr.name in _NOT_READ:
+        return []
+    called = expr.get("expr") if expr.name == "UnaryNot" else expr
+    if getattr(called, "name", None) == "Builtin_BOUND" and isinstance(called.arg, Variable):
+        negated = called is not expr
+        return [(str(called.arg), negated, enough if negated else needed)]
+    inner = (
+        needed and expr.name == "ConditionalAndExpression",
+        enough and expr.name == "ConditionalOrExpression",
+    )
+    return [c for k, v in expr.items() if not k.startswith("_") for c in _bound_calls(v, *inner)]
+
+
 def _filters(node: Any) -> list[tuple[CompValue, frozenset[str]]]:
     """Each FILTER expression of a SPARQL algebra ``node`` (an ``OPTIONAL``'s own too), with
     the variables its group binds in some solution: all it can see."""
@@ -357,15 +398,30 @@ _LISTED = {"IN": "=", "NOT IN": "!="}
 
 
 @dataclass(frozen=True, slots=True)
+class InList:
+    """The members of an ``IN`` / ``NOT IN`` list of several, and what the whole list does to
+    its FILTER: ``needed`` (reached through ``&&`` alone: the FILTER holds only if it does),
+    ``enough`` (through ``||`` alone, of a variable every solution binds). One member alone
+    neither makes nor breaks the list; every member of the wrong kind does."""
+
+    members: tuple[Node, ...]
+    needed: bool
+    enough: bool
+
+
+@dataclass(frozen=True, slots=True)
 class LiteralMatch:
     """A pattern holding ``property``'s values to ``literal``: as ``?s :p "lit"`` (``var``
-    None), or in a FILTER comparing ``?var`` by ``op`` (``=`` for an ``IN`` list's member,
-    ``!=`` for a ``NOT IN``'s) — ``as_string`` when it is ``str(?var)`` that is compared (an
-    IRI's text for a node, not the node); ``needed`` when the FILTER holds only if it does
-    (reached through ``&&`` alone, not an ``IN`` of several members); ``enough`` when the
-    FILTER holds whenever it does (reached through ``||`` alone in its group's one FILTER, not
-    a ``NOT IN`` of several members, of a variable every solution of the group binds). Under
-    ``!`` or in a function's argument, neither."""
+    None), or in a FILTER comparing ``?var`` by ``op`` (``=`` for an ``IN`` list's member or
+    ``sameTerm``, ``!=`` for a ``NOT IN``'s) — ``as_string`` when it is ``str(?var)`` that is
+    compared (an IRI's text for a node, not the node); ``needed`` when the FILTER holds only
+    if it does (reached through ``&&`` alone, not an ``IN`` of several members); ``enough``
+    when the FILTER holds whenever it does (reached through ``||`` alone in its group's one
+    FILTER, not a ``NOT IN`` of several members, of a variable every solution of the group
+    binds). Under ``!`` or in a function's argument, neither. ``bound`` when every solution
+    of the FILTER's group binds ``?var``: else, where it is unbound, a comparison is an
+    error, and the FILTER drops that solution. ``in_list``: the list it is a member of, when
+    it is one of several."""
 
     property: URIRef
     literal: Literal
@@ -374,6 +430,23 @@ class LiteralMatch:
     as_string: bool = False
     needed: bool = True
     enough: bool = True
+    bound: bool = True
+    in_list: InList | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IriMatch:
+    """A FILTER comparing ``?var`` by ``op`` with the IRI ``iri`` (as :class:`LiteralMatch`
+    with a literal), ``?var`` bound through ``property``: where its values are literals, no
+    value is the node (``sameTerm(?ref, :urgent)``, ``?ref = :urgent``)."""
+
+    property: URIRef
+    iri: URIRef
+    var: str
+    op: str
+    needed: bool = True
+    enough: bool = True
+    bound: bool = True
 
 
 def group_triples(
@@ -396,13 +469,25 @@ def group_triples(
     return [t for key in keys for t in group_triples(node.get(key), minus=minus, every=every)]
 
 
-def _comparisons(
-    expr: Any, needed: bool = True, enough: bool = True
-) -> list[tuple[str, Literal, str, bool, bool, bool]]:
-    """Each ``?var OP literal`` (either way round), ``?var IN (literals…)`` and ``NOT IN``,
-    and each of these of ``str(?var)``, ``expr`` makes outside EXISTS: as (var, literal, OP,
-    whether ``str(?var)`` is compared, needed, enough — :class:`LiteralMatch`), an ``IN``
-    member's OP ``=``, a ``NOT IN``'s ``!=``. Several FILTERs of a group are one ``&&``."""
+@dataclass(frozen=True, slots=True)
+class _Comparison:
+    """One ``?var OP term`` a FILTER makes (:func:`_comparisons`)."""
+
+    var: str
+    term: Literal | URIRef
+    op: str
+    as_string: bool
+    needed: bool
+    enough: bool
+    in_list: InList | None
+
+
+def _comparisons(expr: Any, needed: bool = True, enough: bool = True) -> list[_Comparison]:
+    """Each ``?var OP term`` (either way round, a literal or an IRI), ``sameTerm(?var,
+    term)`` (as ``=``), ``?var IN (terms…)`` and ``NOT IN``, and each of these of
+    ``str(?var)``, ``expr`` makes outside EXISTS, an ``IN`` member's OP ``=``, a ``NOT IN``'s
+    ``!=``, with whether it is needed and enough (:class:`LiteralMatch`). Several FILTERs of
+    a group are one ``&&``."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
     if isinstance(expr, (list, tuple)):
@@ -414,24 +499,31 @@ def _comparisons(
         enough and expr.name == "ConditionalOrExpression",
     )
     found = [c for k, v in expr.items() if not k.startswith("_") for c in _comparisons(v, *inner)]
-    if expr.name != "RelationalExpression":
+    in_list = None
+    if expr.name == "Builtin_sameTerm":
+        op, a, b = "=", expr.get("arg1"), expr.get("arg2")
+    elif expr.name == "RelationalExpression":
+        op, a, b = str(expr.get("op")), expr.get("expr"), expr.get("other")
+    else:
         return found
-    op, a, b = str(expr.get("op")), expr.get("expr"), expr.get("other")
     if op in _LISTED and isinstance(b, (list, tuple)):
-        single = len(b) == 1  # of several members, one alone neither makes nor breaks it
-        needed, enough = needed and (single or op == "NOT IN"), enough and (single or op == "IN")
-        op, listed = _LISTED[op], [x for x in b if isinstance(x, Literal)]
+        if len(b) > 1:  # of several members, one alone neither makes nor breaks it
+            in_list = InList(tuple(b), needed, enough)
+            needed, enough = needed and op == "NOT IN", enough and op == "IN"
+        op, listed = _LISTED[op], [x for x in b if isinstance(x, Literal | URIRef)]
     elif op in _COMPARED:
-        if isinstance(a, Literal):
+        if isinstance(a, Literal | URIRef):
             a, b = b, a
-        listed = [b] if isinstance(b, Literal) else []
+        listed = [b] if isinstance(b, Literal | URIRef) else []
     else:
         return found
     as_string = isinstance(a, CompValue) and a.name == "Builtin_STR"
     if as_string:
         a = a.get("arg")
     if isinstance(a, Variable):
-        found += [(str(a), lit, op, as_string, needed, enough) for lit in listed]
+        found += [
+            _Comparison(str(a), term, op, as_string, needed, enough, in_list) for term in listed
+        ]
     return found
 
 
@@ -450,15 +542,39 @@ def literal_matches(node: Any) -> list[LiteralMatch]:
                 for _, p, o in group.triples
                 if isinstance(p, URIRef) and isinstance(o, Literal)
             ]
-        for expr, binders in _filter_binders(group):
-            parts = (group.p,) if group.name == "Filter" else (group.p1, group.p2)
-            certain = set().union(*(bound_by(part)[0] for part in parts))
-            for var, lit, op, as_string, needed, enough in _comparisons(expr):
-                enough = enough and var in certain  # unbound, ``!=`` is an error: excluded
-                found += [
-                    LiteralMatch(p, lit, var, op, as_string, needed, enough) for p in binders(var)
-                ]
+        for c, p, bound in _filter_comparisons(group):
+            if isinstance(c.term, Literal):
+                enough = c.enough and bound  # unbound, ``!=`` is an error: excluded
+                found.append(
+                    LiteralMatch(
+                        p, c.term, c.var, c.op, c.as_string, c.needed, enough, bound, c.in_list
+                    )
+                )
     return found
+
+
+def iri_matches(node: Any) -> list[IriMatch]:
+    """Each FILTER (in)equality of ``?var`` itself with an IRI (``=``, ``!=``, ``sameTerm``,
+    ``IN``, ``NOT IN``) in a SPARQL algebra ``node``, for every ``?s :p ?var`` of the FILTER's
+    group, as :func:`literal_matches` finds those with a literal."""
+    return [
+        IriMatch(p, c.term, c.var, c.op, c.needed, c.enough and bound, bound)
+        for group in _groups(node)
+        for c, p, bound in _filter_comparisons(group)
+        if isinstance(c.term, URIRef) and not c.as_string and c.op in ("=", "!=")
+    ]
+
+
+def _filter_comparisons(group: CompValue) -> Iterator[tuple[_Comparison, URIRef, bool]]:
+    """Each comparison of ``group``'s FILTER, when it is one (:func:`_comparisons`), once for
+    every property the group binds the variable through, with whether every solution of the
+    group binds it."""
+    for expr, binders in _filter_binders(group):
+        parts = (group.p,) if group.name == "Filter" else (group.p1, group.p2)
+        certain = set().union(*(bound_by(part)[0] for part in parts))
+        for c in _comparisons(expr):
+            for p in binders(c.var):
+                yield c, p, c.var in certain
 
 
 _STRING_ARGUMENT = {

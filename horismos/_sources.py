@@ -395,10 +395,14 @@ class Sources:
         lines = f.text_lines()
         hits = f.term_lines(p)  # those from ``lo`` up to ``hi`` are in the description
         lo, hi = bisect_left(hits, start), bisect_right(hits, end)
-        if lo == hi and isinstance(s, URIRef):  # written in another statement of ``s``?
+        # written in another statement of ``s``? ``p`` with another value, in the first
+        # (``:A a owl:Class ; rdfs:subClassOf :B .`` then ``:A rdfs:subClassOf :C .``), is not
+        if isinstance(s, URIRef) and (lo == hi or not self._writes(f, o, start, end)):
             for other in self._subject_starts(f, s):
                 last = f.block_end(other) if other > start else 0
-                if bisect_left(hits, other) < bisect_right(hits, last):
+                if bisect_left(hits, other) < bisect_right(hits, last) and (
+                    lo == hi or self._writes(f, o, other, last)
+                ):
                     start, end = other, last
                     lo, hi = bisect_left(hits, start), bisect_right(hits, end)
                     break
@@ -424,6 +428,15 @@ class Sources:
 
         best = self._best(f, marks, hits, lo, hi, end, score)
         return str(f.path), self._sibling(f, p, o, hits[best], marks)
+
+    @staticmethod
+    def _writes(f: _File, o: Node | None, start: int, end: int) -> bool:
+        """Whether lines ``start`` to ``end`` of ``f`` write the IRI ``o`` (a literal, a blank
+        node or no object: taken as written, there being no cheap look-up of it)."""
+        if not isinstance(o, URIRef):
+            return True
+        lines = f.term_lines(o)
+        return bisect_left(lines, start) < bisect_right(lines, end)
 
     @staticmethod
     def _subject_starts(f: _File, s: URIRef) -> Iterator[int]:

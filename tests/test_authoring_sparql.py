@@ -606,3 +606,194 @@ def test_a_pattern_comparing_a_property_with_its_kind_of_value_says_nothing(
         tmp_path: Path, new: str) -> None:
     path, _ = edited(tmp_path, TRIAGE, BARE, new)
     assert not [p for p in problems(path, TRIAGE) if "values are nodes" in p.message]
+
+
+# -- a VALUES, a sameTerm, a BOUND, an IN list no value can meet --------------------------
+
+
+def _says_nothing_of(path: Path, words: str) -> None:
+    """The edited triage workflow loads with no problem whose message has ``words``."""
+    found = problems(path, TRIAGE)
+    assert not [p for p in found if words in p.message], "\n".join(map(str, found))
+
+
+@pytest.mark.parametrize(("new", "offset", "said", "hint"), [
+    pytest.param('?this :acuity ?queue .\n VALUES ?queue { "urgent" }\n', 1,
+                 ':acuity\'s values are nodes, but VALUES gives ?queue only "urgent", a literal, '
+                 "which no node equals, so … :acuity ?queue never matches it and the pattern "
+                 "never holds", "write the nodes meant, without quotes: VALUES ?queue { :urgent }",
+                 id="a-literal-for-nodes"),
+    pytest.param('?this :acuity ?queue .\n VALUES ?queue { "urgent" "routine" }\n', 1,
+                 ':acuity\'s values are nodes, but VALUES gives ?queue only "urgent", "routine", '
+                 "literals, which no node equals, so … :acuity ?queue never matches them and the "
+                 "pattern never holds",
+                 "write the nodes meant, without quotes: VALUES ?queue { :urgent :routine }",
+                 id="literals-for-nodes"),
+    pytest.param("?this :acuity ?queue . ?this :queueRef ?ref .\n VALUES ?ref { :High }\n", 1,
+                 ":queueRef's values are literals, but VALUES gives ?ref only :High, a node, "
+                 "which no literal equals, so … :queueRef ?ref never matches it and the pattern "
+                 "never holds",
+                 "write the literal meant, quoted, or bind ?ref by a property whose values are "
+                 "nodes", id="a-node-for-literals"),
+    pytest.param('?this :acuity ?queue .\n OPTIONAL { ?this :assignedNurse ?n .\n'
+                 '  VALUES ?n { "ann" } }\n', 2,
+                 ':assignedNurse\'s values are nodes, but VALUES gives ?n only "ann", a literal, '
+                 "which no node equals, so … :assignedNurse ?n never matches it and the group it "
+                 "is in (an OPTIONAL, a UNION's branch…) never matches",
+                 "write the nodes meant, without quotes: VALUES ?n { :ann }", id="in-an-optional"),
+])
+def test_a_values_of_the_other_kind_than_its_property_is_a_warning_at_its_line(
+        tmp_path: Path, new: str, offset: int, said: str, hint: str) -> None:
+    """``?this :acuity ?queue . VALUES ?queue { "urgent" }`` validated, where the FILTER
+    ``?queue = "urgent"`` was warned of: the join never matches, and every patient was
+    blocked at QueuePatient (review)."""
+    path, line = edited(tmp_path, TRIAGE, BARE, new)
+    (p,) = [p for p in problems(path, TRIAGE) if "VALUES gives" in p.message]
+    assert (p.severity, p.file, p.line, p.node) == ("warning", str(path), line + offset,
+                                                    ":QueuePatient"), str(p)
+    assert p.message == f"horis:requires: {said}", p.message
+    assert p.hint == hint
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param("?this :acuity ?queue .\n VALUES ?queue { :urgent :routine }\n", id="nodes"),
+    pytest.param('?this :acuity ?queue .\n VALUES ?queue { :urgent "routine" }\n',
+                 id="one-of-its-kind"),
+    pytest.param('?this :acuity ?queue .\n VALUES ?queue { UNDEF "x" }\n', id="undef"),
+    pytest.param('?this :acuity ?queue . ?this :queueRef ?ref .\n VALUES ?ref { "Q-1" }\n',
+                 id="a-literal-for-literals"),
+    pytest.param('{ ?this :acuity ?queue } UNION { ?this :queueRef ?queue }\n'
+                 ' VALUES ?queue { "Q-1" }\n', id="bound-in-union-branches"),
+    pytest.param('?this :acuity ?queue .\n { SELECT ?this WHERE { ?this :acuity ?q .'
+                 ' VALUES ?queue { "x" } } }\n', id="a-subselect-of-its-own"),
+])
+def test_a_values_a_join_can_meet_says_nothing(tmp_path: Path, new: str) -> None:
+    _says_nothing_of(edited(tmp_path, TRIAGE, BARE, new)[0], "VALUES gives")
+
+
+@pytest.mark.parametrize(("written", "with_ref", "said"), [
+    pytest.param('sameTerm(?queue, "urgent")', False,
+                 ':acuity\'s values are nodes, but the FILTER compares ?queue (its value) with '
+                 '"urgent", a literal, which no node equals, so the FILTER is never true',
+                 id="a-literal-for-nodes"),
+    pytest.param("sameTerm(?ref, :urgent)", True,
+                 ":queueRef's values are literals, but the FILTER compares ?ref (its value) with "
+                 ":urgent, a node, which no literal equals, so the FILTER is never true",
+                 id="a-node-for-literals"),
+    pytest.param("?ref != :urgent", True,
+                 ":queueRef's values are literals, but the FILTER compares ?ref (its value) with "
+                 ":urgent, a node, which no literal equals, so ?ref != :urgent is always true and "
+                 "the FILTER excludes nothing", id="not-equal-a-node-for-literals"),
+])
+def test_a_same_term_no_value_meets_is_a_warning_at_its_line(
+        tmp_path: Path, written: str, with_ref: bool, said: str) -> None:
+    """``FILTER (sameTerm(?queue, "urgent"))`` with :acuity's values nodes, and
+    ``sameTerm(?ref, :urgent)`` with :queueRef's literals, validated: never true (review)."""
+    single = SINGLE.format(written)
+    if with_ref:
+        single = single.replace("?queue .", "?queue . ?this :queueRef ?ref .")
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_GUARD, single)
+    (p,) = [p for p in problems(path, TRIAGE) if "values are" in p.message]
+    assert (p.severity, p.line, p.node) == ("warning", line + 1, ":QueuePatient"), str(p)
+    assert p.message == f"horis:requires: {said}", p.message
+
+
+@pytest.mark.parametrize(("written", "binds"), [
+    pytest.param("sameTerm(?queue, :urgent)", "", id="a-node-for-nodes"),
+    pytest.param('sameTerm(?ref, "Q-1")', "?this :queueRef ?ref .", id="a-literal-for-literals"),
+    pytest.param("sameTerm(?x, :urgent)", "{ ?this :queueRef ?x } UNION { ?this :acuity ?x }",
+                 id="a-node-for-literals-or-nodes"),
+])
+def test_a_same_term_its_values_can_meet_says_nothing(
+        tmp_path: Path, written: str, binds: str) -> None:
+    single = SINGLE.format(written).replace("?queue .", f"?queue . {binds}")
+    _says_nothing_of(edited(tmp_path, TRIAGE, TRIAGE_GUARD, single)[0], "values are")
+
+
+@pytest.mark.parametrize(("written", "severity", "said"), [
+    pytest.param("BOUND(?queu)", "error",
+                 "BOUND(?queu) is always false and the FILTER is never true", id="bound"),
+    pytest.param("!BOUND(?queu)", "warning",
+                 "!BOUND(?queu) is always true and the FILTER excludes nothing", id="not-bound"),
+    pytest.param("!BOUND(?queu) && ?queue != :urgent", "warning", "!BOUND(?queu) is always true",
+                 id="not-bound-beside-another-test"),
+])
+def test_a_bound_test_of_a_variable_nothing_binds_is_said_at_its_line(
+        tmp_path: Path, written: str, severity: str, said: str) -> None:
+    """``FILTER (!BOUND(?queu))``, a guard meant for ?queue, validated: it excluded nothing;
+    ``FILTER (BOUND(?queu))`` blocked every patient (review)."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_GUARD, SINGLE.format(written))
+    (p,) = [p for p in problems(path, TRIAGE) if "BOUND" in p.message]
+    assert (p.severity, p.line, p.node) == (severity, line + 1, ":QueuePatient"), str(p)
+    assert p.message == ("horis:requires: ?queu in a FILTER is bound by no pattern of its "
+                         f"group, so {said}"), p.message
+    assert p.hint is not None and p.hint.startswith("did you mean ?queue? "), p.hint
+
+
+@pytest.mark.parametrize("written", [
+    pytest.param("BOUND(?queue)", id="bound-by-a-triple"),
+    pytest.param("!BOUND(?this)", id="given-by-the-run"),
+    pytest.param("?queue = :urgent || !BOUND(?ref)", id="an-optionals"),
+])
+def test_a_bound_test_of_a_variable_the_pattern_binds_says_nothing(
+        tmp_path: Path, written: str) -> None:
+    single = SINGLE.format(written).replace("?queue .",
+                                            "?queue . OPTIONAL { ?this :queueRef ?ref }")
+    _says_nothing_of(edited(tmp_path, TRIAGE, TRIAGE_GUARD, single)[0], "BOUND")
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    pytest.param('?queue IN ("urgent", "routine")', "so the FILTER is never true", id="in"),
+    pytest.param('?queue IN ("urgent", "routine") || ?queue = :stat',
+                 '?queue IN ("urgent", "routine") never holds', id="in-one-side-of-or"),
+    pytest.param('?queue NOT IN ("urgent", "routine")',
+                 '?queue NOT IN ("urgent", "routine") is always true and the FILTER excludes '
+                 "nothing", id="not-in"),
+])
+def test_an_in_list_of_literals_only_for_nodes_is_said_once(
+        tmp_path: Path, written: str, said: str) -> None:
+    """``?queue IN ("urgent", "routine")`` was said member by member, each "that comparison
+    never holds", as if the other could: the list never holds (review)."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_GUARD, SINGLE.format(written))
+    (p,) = [p for p in problems(path, TRIAGE) if "values are nodes" in p.message]
+    assert (p.severity, p.line, p.node) == ("warning", line + 1, ":QueuePatient"), str(p)
+    assert p.message.startswith(
+        "horis:requires: :acuity's values are nodes, but the FILTER compares ?queue (its value) "
+        'with "urgent", "routine", literals, which no node equals, so '), p.message
+    assert p.message.endswith(said), p.message
+    assert p.hint == "write the nodes meant, without quotes: ?queue IN (:urgent, :routine)"
+
+
+@pytest.mark.parametrize(("new", "said"), [
+    pytest.param('?this :acuity ?queue .\n OPTIONAL { ?this :queueRef ?ref }\n'
+                 ' FILTER (?ref != 5)\n', "?ref != 5 holds wherever ?ref is bound, and is an "
+                 "error where it is not (only an OPTIONAL or a UNION's branch binds it): the "
+                 "FILTER only drops the solutions without ?ref, as BOUND(?ref) would",
+                 id="a-literal-range"),
+    pytest.param('?this :queueRef ?ref .\n OPTIONAL { ?this :acuity ?q }\n'
+                 ' FILTER (?q != "urgent")\n', '?q != "urgent" holds wherever ?q is bound, and '
+                 "is an error where it is not (only an OPTIONAL or a UNION's branch binds it): "
+                 "the FILTER only drops the solutions without ?q, as BOUND(?q) would",
+                 id="a-node-range"),
+])
+def test_a_not_equal_of_an_optional_variable_is_not_said_always_true(
+        tmp_path: Path, new: str, said: str) -> None:
+    """``OPTIONAL { ?this :queueRef ?ref } FILTER (?ref != 5)`` was said "always true": where
+    the OPTIONAL binds nothing, ``!=`` is an error and the FILTER drops the patient (review)."""
+    path, line = edited(tmp_path, TRIAGE, BARE, new)
+    (p,) = [p for p in problems(path, TRIAGE) if "FILTER compares" in p.message]
+    assert (p.severity, p.line) == ("warning", line + 2), str(p)
+    assert p.message.endswith(f", so {said}"), p.message
+    assert "always true" not in p.message
+
+
+def test_a_not_equal_of_an_optional_variable_drops_what_the_warning_says(tmp_path: Path) -> None:
+    """What the warning above says, asked of a store: a patient with no :queueRef is left
+    out by ``FILTER (?ref != 5)``, one with a :queueRef kept."""
+    world = tmp_path / "world.ttl"
+    world.write_text('@prefix : <http://example.org/ehr#> .\n:p1 :acuity :urgent .\n'
+                     ':p2 :acuity :urgent ; :queueRef "Q-2" .\n', encoding="utf-8")
+    rows = World.from_files(world).store.select(
+        "SELECT ?this WHERE { ?this :acuity ?queue . OPTIONAL { ?this :queueRef ?ref } "
+        "FILTER (?ref != 5) }", {}, {"": "http://example.org/ehr#"})
+    assert [str(r["this"]) for r in rows] == ["http://example.org/ehr#p2"]

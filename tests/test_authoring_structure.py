@@ -420,7 +420,7 @@ def test_a_filter_on_a_variable_no_pattern_binds_is_an_error_at_its_line(
 
 
 @pytest.mark.parametrize("written", [
-    "?kind :criticalAbove ?limit . FILTER (!BOUND(?missing) || ?v > ?limit)",
+    "OPTIONAL { ?kind :criticalAbove ?limit } FILTER (!BOUND(?limit) || ?v > ?limit)",
     "?kind :criticalAbove ?limit . FILTER (COALESCE(?missing, ?v) > ?limit)",
     "BIND(6.0 AS ?limit) FILTER (?v > ?limit)",
     "VALUES ?limit { 6.0 } FILTER (?v > ?limit)",

@@ -584,6 +584,20 @@ def test_a_cycle_closed_by_a_link_written_apart_is_said_at_that_link(tmp_path: P
     assert (p.line, p.node) == (text.count("\n") + 2, ":Person"), str(p)
 
 
+def test_a_cycle_closed_apart_from_a_declaration_with_a_superclass_is_said_at_its_link(
+        tmp_path: Path) -> None:
+    """``:Person rdfs:subClassOf :Patient .`` written apart, where :Person's declaration
+    names a superclass of its own, was said at that superclass's line (review)."""
+    ontology, _ = ontology_edited(tmp_path, ":Person a owl:Class ;",
+                                  ":Person a owl:Class ;\n    rdfs:subClassOf :Agent ;")
+    text = ontology.read_text(encoding="utf-8")
+    ontology.write_text(text + "\n:Agent a owl:Class .\n:Person rdfs:subClassOf :Patient .\n",
+                        encoding="utf-8")
+    (p,) = [x for x in problems(TRIAGE[0], TRIAGE, ontology) if "cycle" in x.message]
+    assert (p.file, p.line, p.node) == (str(ontology), text.count("\n") + 3, ":Person"), str(p)
+    assert p.message.startswith("rdfs:subClassOf :Patient closes a cycle of subclasses"), str(p)
+
+
 def test_a_class_said_its_own_subclass_or_equivalent_to_another_says_nothing(
         tmp_path: Path) -> None:
     """RDFS entails ``:A rdfs:subClassOf :A``; ``owl:equivalentClass`` is how one class has
