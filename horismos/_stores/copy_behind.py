@@ -19,12 +19,13 @@ due.
 A graph's name comes with its quads: only an empty named graph (its quads all removed, or
 made by ``CREATE GRAPH``) would be missing from the copy. So the names are counted, not
 listed, when the copy starts, and counted again on the copy once it holds those quads (a count
-inside Oxigraph: ~25 ms at 300,000 graphs, where the list, an object made of each name, took
-0.25-0.4 s inside that one commit). Only should the counts differ (the store held an empty
-graph) is the copy begun again from a list of the names, read whole, as every copy of that
-store is from then on. The names cannot be taken a slice a commit: pyoxigraph's in-memory
-``named_graphs()`` is no snapshot but walks its graph map holding a shard of it read-locked,
-and a commit adding a quad to a graph of that shard waits for the lock forever.
+inside Oxigraph, ~25 ms at 300,000 graphs; the list, an object made of each name, took 0.4 s
+alone, the commit that began the copy 2.2-2.5 s: benchmarks/bench_copy_graphs.py). Only
+should the counts differ (the store held an empty graph) is the copy begun again from a list
+of the names, read whole, as every copy of that store is from then on. The names cannot be
+taken a slice a commit: pyoxigraph's in-memory ``named_graphs()`` is no snapshot but walks its
+graph map holding a shard of it read-locked, and a commit adding a quad to a graph of that
+shard waits for the lock forever.
 """
 
 from __future__ import annotations
