@@ -73,6 +73,24 @@ def test_a_change_lands_whole_and_quads_lists_it(world):
     assert len(view) == 3
 
 
+def test_an_update_of_the_default_graph_reads_and_writes_that_graph_alone(world):
+    """As on Oxigraph, an update's default graph is the default graph, not the union the
+    queries read: on ``memory`` (rdflib) ``INSERT DATA`` into it failed inside rdflib, and
+    ``DELETE DATA``, ``COPY … TO DEFAULT`` and ``CLEAR DEFAULT`` reached every graph."""
+    one, two, three = Literal(1), Literal(2), Literal(3)
+    world.commit(Change(add=[(A, P, two, None), (A, P, two, G), (A, P, three, G)]))
+    world.store.update("INSERT DATA { <urn:test:a> <urn:test:p> 1 }")
+    world.store.update("DELETE DATA { <urn:test:a> <urn:test:p> 2 }")
+    world.store.update("INSERT { <urn:test:b> <urn:test:p> ?o } WHERE { ?s <urn:test:p> ?o }")
+    assert quads(world) == {(A, P, one, None), (B, P, one, None), (A, P, two, G),
+                            (A, P, three, G)}
+    world.store.update("COPY <urn:test:g> TO DEFAULT")
+    assert quads(world) == {(A, P, two, None), (A, P, three, None), (A, P, two, G),
+                            (A, P, three, G)}
+    world.store.update("CLEAR DEFAULT")
+    assert quads(world) == {(A, P, two, G), (A, P, three, G)}
+
+
 def test_a_guarded_change_lands_only_while_what_it_expects_is_stored(world):
     version = (A, HORIS.version, Literal(1), INSTANCES)
     world.commit(Change(add=[version]))

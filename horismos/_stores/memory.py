@@ -28,7 +28,7 @@ from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
 
 if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query parsed
-    from rdflib.plugins.sparql.sparql import Query
+    from rdflib.plugins.sparql.sparql import Query, Update
 
 __all__ = ["MemoryStore"]
 
@@ -39,6 +39,27 @@ def _prepared(query: str, ns: tuple[tuple[str, str], ...]) -> Query:
     take to answer, and the runtime asks the same few queries again and again (bounded: a
     query with values written into its text is a query of its own)."""
     return prepare_query(query, dict(ns))
+
+
+def _update_default_graph_alone(ds: Dataset, update: Update) -> None:
+    """``update`` run as rdflib's ``evalUpdate`` runs it, an operation at a time, but with the
+    default graph alone as its default graph, as on Oxigraph: rdflib takes the union of every
+    graph there (``SPARQL_DEFAULT_GRAPH_UNION``, process-wide, which the queries need), and an
+    update then failed to insert into it (``INSERT DATA``, ``ADD DEFAULT``), deleted from and
+    cleared every graph (``DELETE DATA``, ``DELETE WHERE``, ``CLEAR DEFAULT``, ``COPY`` and
+    ``MOVE`` to it) and read every graph's quads as the default graph's."""
+    from rdflib.plugins.sparql import update as rdflib_update
+    from rdflib.plugins.sparql.sparql import QueryContext
+
+    for operation in update.algebra:
+        ctx = QueryContext(ds)
+        ctx.prologue = operation.prologue
+        ctx.graph = ds.default_context
+        try:  # evalInsertData, evalModify, evalClear, ...: one for each operation parsed
+            getattr(rdflib_update, f"eval{operation.name}")(ctx, operation)
+        except Exception:
+            if not operation.silent:
+                raise
 
 
 class MemoryStore(Store):
@@ -125,7 +146,7 @@ class MemoryStore(Store):
     def update(self, text: str) -> None:
         prepared = prepare_update(text)  # before the store's lock: the parse takes its own
         with self._lock:
-            self._ds.update(prepared)
+            _update_default_graph_alone(self._ds, prepared)
 
     def load(self, quads: Iterable[Quad]) -> None:
         self.apply(Change(add=skolemise(list(quads))))
