@@ -51,6 +51,7 @@ from ._cli_validate import cmd_validate, validate_arguments
 from ._cli_worker import cmd_worker, worker_arguments
 from ._errors import AuthoringError, HorismosError
 from ._loop import stop_main
+from ._quiet_start import INTERRUPTED
 from ._redact import redact_text
 
 __all__ = ["COMMANDS", "main"]
@@ -247,9 +248,13 @@ def _on_sigterm() -> _Terminate | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
-    top = parser(argv)
-    _misspelt_command(top, argv)
-    args, unknown = top.parse_known_args(argv)
+    try:  # the command not started yet: nothing to say of what stays
+        top = parser(argv)
+        _misspelt_command(top, argv)
+        args, unknown = top.parse_known_args(argv)
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
     if unknown:
         _unrecognized(top, args, unknown)
     _one_line_rdflib_warnings()

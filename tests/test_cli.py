@@ -295,6 +295,35 @@ def test_bad_bytes_deep_nesting_and_ctrl_c_end_in_a_message_not_a_traceback(
     assert "interrupted" in err and "Traceback" not in out + err
 
 
+INTERRUPT_AT_IMPORT = """
+import runpy, signal, sys
+at = sys.argv[1]
+class Interrupt:
+    def find_spec(self, name, path, target=None):
+        if name == at:
+            signal.raise_signal(signal.SIGINT)
+sys.meta_path.insert(0, Interrupt())
+sys.argv = ["horismos", *sys.argv[2:]]
+runpy.run_module("horismos", run_name="__main__", alter_sys=True)
+"""
+"""``python -c INTERRUPT_AT_IMPORT MODULE ARGS…``: ``python -m horismos ARGS…`` given a Ctrl-C
+just as it starts to import MODULE, the moment no timing could hit twice."""
+
+
+@pytest.mark.parametrize("module", ["horismos._agent", "horismos._cli", "horismos._cli_run"])
+def test_ctrl_c_while_the_command_starts_is_one_line_not_a_traceback(
+        tmp_path: Path, module: str) -> None:
+    """The first second of every command is imports (the package's, then the command line's
+    own), before any handler exists: a Ctrl-C there printed a 20-line traceback from inside
+    an import or ``dataclasses``."""
+    p = subprocess.run([sys.executable, "-c", INTERRUPT_AT_IMPORT, module, "validate", *TRIAGE],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       preexec_fn=sigint_at(signal.default_int_handler))
+    assert p.returncode in (130, -signal.SIGINT), p.stdout + p.stderr
+    assert p.stderr.strip() == "horismos: interrupted while starting; nothing was done"
+    assert p.stdout == ""
+
+
 def _counted_refills(tmp_path: Path) -> None:
     """The refill workflow of bench_peers over 2,000 prescriptions, in ``tmp_path``, with a
     dispense that notes each call in ``dispensed`` (a stop must leave at most one more)."""
