@@ -615,6 +615,24 @@ def test_commands_that_read_a_world_refuse_a_path_that_holds_no_store(tmp_path: 
     assert p.returncode == 0 and "no instances" in p.stdout, p.stdout + p.stderr
 
 
+@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
+def test_a_new_store_in_a_missing_folder_or_at_a_file_is_refused_and_nothing_made(
+        tmp_path: Path, kind: str) -> None:
+    """`oxigraph:` at a mistyped parent said RocksDB's "While mkdir if missing"; `journal:`
+    made every missing folder, and the run then failed on the empty world it had made,
+    leaving the new store at the typo. A file where the store's folder goes got errno text."""
+    (tmp_path / "notes.txt").write_text("mine")
+    for path, said in (("typo/deeper/world.db", "the folder typo/deeper does not exist; "
+                                                "create it first"),
+                       ("notes.txt", "this is a file, and a store is a folder")):
+        p = horismos("run", *TRIAGE, *TOOLS, "--focus", ":patient43",
+                     "--store", f"{kind}:{path}", cwd=tmp_path)
+        no_traceback(p)
+        assert p.returncode == 2 and f"error: {kind}:{path}: {said}" in p.stderr, p.stderr
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["notes.txt"]
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
 RECORDED = ROOT / "tests" / "fixtures" / "traces"
 
 
