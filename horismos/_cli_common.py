@@ -39,6 +39,7 @@ __all__ = [
     "load_tools",
     "load_world",
     "one_line",
+    "output_folder",
     "output_format",
     "plural",
     "reach",
@@ -162,6 +163,24 @@ def writable(option: str, path: str | None) -> None:
         raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it first")
     if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise UsageError(f"{option} {path}: not writable")
+
+
+def output_folder(option: str, path: str) -> Path:
+    """A folder a command writes one file into for each thing it does (a trace per instance
+    woken or per task, a page per trace), made before it does any: a file by that name was
+    found only at the first file written, after that thing was done (``wake`` had resumed an
+    instance, and the world that held it was never written to ``--out``)."""
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(
+            f"{option} {path}: cannot be the folder to write into ({e.strerror}); give a "
+            "folder, or a name for a new one"
+        ) from None
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{option} {path}: not writable")
+    return folder
 
 
 def load_tools(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:

@@ -636,6 +636,35 @@ def test_a_new_store_in_a_missing_folder_or_at_a_file_is_refused_and_nothing_mad
 RECORDED = ROOT / "tests" / "fixtures" / "traces"
 
 
+def test_an_output_folder_or_page_that_cannot_be_written_is_refused_before_anything_is_done(
+        tmp_path: Path) -> None:
+    """Each was found at the first file written, after the work it records: `wake --traces
+    F` (a file) after it had resumed an instance, whose world was then never written to
+    --out; `replay --html` after the replay, its report printed as if all went well."""
+    (tmp_path / "afile").write_text("mine")
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
+    assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
+    trace = str(RECORDED / "recorded" / "triage-patient42.jsonl")
+    for args, said in (
+            (["wake", *TRIAGE, "--store", "oxigraph:st", "--traces", "afile"],
+             "--traces afile: cannot be the folder to write into"),
+            (["worker", *TRIAGE, "--store", "sparql:http://127.0.0.1:9/", "--broker",
+              "redis://127.0.0.1:9/0", "--traces", "afile"],
+             "--traces afile: cannot be the folder to write into"),
+            (["serve", *TRIAGE, "--trace-dir", "afile"],
+             "--trace-dir afile: cannot be the folder to write into"),
+            (["replay", trace, *TRIAGE, "--html", "adir"],
+             "--html adir: this is a folder; give a file name in it"),
+            (["replay", str(RECORDED / "recorded"), *TRIAGE, "--html", "afile"],
+             "--html afile: cannot be the folder to write into")):
+        p = horismos(*args, cwd=tmp_path)
+        no_traceback(p)
+        assert p.returncode == 2 and said in p.stderr, (args, p.stdout + p.stderr)
+        assert p.stdout == "", (args, p.stdout)
+    assert (tmp_path / "afile").read_text() == "mine" and not any((tmp_path / "adir").iterdir())
+
+
 def _rehashed(path: Path, edit: Callable[[list[dict[str, Any]]], None]) -> Path:
     """The recorded triage trace, edited by ``edit`` and hashed again (as anyone can: the
     chain has no key)."""
