@@ -633,6 +633,35 @@ def test_a_new_store_in_a_missing_folder_or_at_a_file_is_refused_and_nothing_mad
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
+def test_tools_naming_a_folder_is_refused_saying_it_is_no_module(tmp_path: Path) -> None:
+    """A folder with no ``__init__.py`` imports as an empty namespace package: `--tools
+    tools` (the folder the .py files are in) registered nothing, and every python: binding
+    was reported unregistered, as if the functions were missing."""
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "ehr_client.py").write_text(
+        (ROOT / "examples" / "triage" / "ehr_client.py").read_text())
+    for given in ("tools", "tools/"):
+        p = horismos("validate", *TRIAGE, "--tools", given, cwd=tmp_path)
+        no_traceback(p)
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert (f"error: --tools {given}: this is a folder, not a Python module; give a .py "
+                "file in it (--tools tools/NAME.py)") in p.stderr, p.stderr
+    p = horismos("validate", *TRIAGE, "--tools", "tools/ehr_client.py", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("command", [["validate", *TRIAGE], ["hydrate", *TRIAGE]])
+def test_an_allow_host_that_names_no_host_is_refused_by_every_command(
+        tmp_path: Path, command: list[str]) -> None:
+    """`validate` builds no host policy, so it said "valid" of `--allow-host
+    https://api.example.org` (a URL), which `run` then refused; now argparse refuses it."""
+    p = horismos(*command, "--allow-host", "https://api.example.org", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert ("error: argument --allow-host: allowed host 'https://api.example.org': give a host "
+            "name (api.example.org)") in p.stderr, p.stderr
+
+
 RECORDED = ROOT / "tests" / "fixtures" / "traces"
 
 
