@@ -662,6 +662,29 @@ def test_an_allow_host_that_names_no_host_is_refused_by_every_command(
             "name (api.example.org)") in p.stderr, p.stderr
 
 
+def test_serve_that_cannot_listen_says_whether_to_change_the_port_or_the_host(
+        tmp_path: Path) -> None:
+    """Every refusal to listen said "give a free port": a mistyped --host (an address this
+    machine does not have) sent the user looking for a busy port."""
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = str(held.getsockname()[1])
+        busy = horismos("serve", *TRIAGE, *TOOLS, "--transport", "http", "--port", port,
+                        cwd=tmp_path)
+        elsewhere = horismos("serve", *TRIAGE, *TOOLS, "--transport", "http",
+                             "--host", "192.0.2.1", "--port", port, cwd=tmp_path)  # TEST-NET-1
+    for p in (busy, elsewhere):
+        no_traceback(p)
+        assert p.returncode == 2, p.stdout + p.stderr
+    assert busy.stderr.rstrip().endswith("(Address already in use); give a free port")
+    assert elsewhere.stderr.rstrip().endswith(
+        "; give an address of this machine (127.0.0.1, 0.0.0.0) or a name that resolves to "
+        "one"), elsewhere.stderr
+
+
 RECORDED = ROOT / "tests" / "fixtures" / "traces"
 
 
