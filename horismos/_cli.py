@@ -268,9 +268,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _misspelt_command(top: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     """Exit 2 naming the command meant for a misspelt one (``horismos rnu``): argparse lists
-    all sixteen and leaves the reader to find it."""
+    all sixteen and leaves the reader to find it. Options and no command (``horismos
+    --world w.ttl``) are named too."""
     given = _command_word(argv)
     names = [c.name for c in COMMANDS]
+    odd = [a for a in argv if a not in ("-h", "--help", "--version")]
+    if given is None and odd:  # argparse said only "the following arguments are required"
+        top.error(
+            f"unrecognized arguments: {' '.join(odd)}; name a command first "
+            "(horismos --help lists them)"
+        )
     if given is None or given in names:
         return
     close = get_close_matches(given, names, 1)

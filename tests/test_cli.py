@@ -685,6 +685,21 @@ def test_serve_that_cannot_listen_says_whether_to_change_the_port_or_the_host(
         "one"), elsewhere.stderr
 
 
+def test_options_with_no_command_and_facts_given_a_folder_are_named(tmp_path: Path) -> None:
+    """`horismos --all -q` was told only that a COMMAND is required, never that its options
+    went unread; `resume --facts DIR` that DIR was "no such file"."""
+    p = horismos("--all", "-q", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2 and ("error: unrecognized arguments: --all -q; name a command "
+                                  "first (horismos --help lists them)") in p.stderr, p.stderr
+    (tmp_path / "answers").mkdir()
+    p = horismos("resume", *TRIAGE, "--world", TRIAGE[1], "--instance", "x", "--facts", "answers",
+                 cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "error: --facts answers: this is a folder; give the Turtle file in it" in p.stderr
+
+
 RECORDED = ROOT / "tests" / "fixtures" / "traces"
 
 
