@@ -269,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _misspelt_command(top: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     """Exit 2 naming the command meant for a misspelt one (``horismos rnu``): argparse lists
     all sixteen and leaves the reader to find it. Options and no command (``horismos
-    --world w.ttl``) are named too."""
+    --all -q``) are named too."""
     given = _command_word(argv)
     names = [c.name for c in COMMANDS]
     odd = [a for a in argv if a not in ("-h", "--help", "--version")]
