@@ -6,6 +6,7 @@ Domain modelers declare tools and workflows in Turtle; :class:`Agent` runs them 
 
 from __future__ import annotations
 
+from . import _quiet_start  # first: a Ctrl-C while the rest imports is one line
 from ._agent import Agent
 from ._call import CallResult
 from ._catalog import ToolEntry, check_inventory
@@ -57,6 +58,8 @@ from ._vocab import HORIS
 from ._world import World
 
 __version__ = "0.1.0"
+
+_quiet_start.started()
 
 __all__ = [
     "HORIS",

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import sys
 
-from ._cli import main
+from ._quiet_start import INTERRUPTED
+
+try:  # the command line's own modules: a Ctrl-C meanwhile is one line, as in the package's
+    from ._cli import main
+except KeyboardInterrupt:
+    print(INTERRUPTED, file=sys.stderr)
+    sys.exit(130)
 
 __all__ = ["main"]
 

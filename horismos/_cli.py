@@ -51,6 +51,7 @@ from ._cli_validate import cmd_validate, validate_arguments
 from ._cli_worker import cmd_worker, worker_arguments
 from ._errors import AuthoringError, HorismosError
 from ._loop import stop_main
+from ._quiet_start import INTERRUPTED
 from ._redact import redact_text
 
 __all__ = ["COMMANDS", "main"]
@@ -247,9 +248,13 @@ def _on_sigterm() -> _Terminate | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
-    top = parser(argv)
-    _misspelt_command(top, argv)
-    args, unknown = top.parse_known_args(argv)
+    try:  # the command not started yet: nothing to say of what stays
+        top = parser(argv)
+        _misspelt_command(top, argv)
+        args, unknown = top.parse_known_args(argv)
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
     if unknown:
         _unrecognized(top, args, unknown)
     _one_line_rdflib_warnings()
@@ -263,9 +268,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _misspelt_command(top: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     """Exit 2 naming the command meant for a misspelt one (``horismos rnu``): argparse lists
-    all sixteen and leaves the reader to find it."""
+    all sixteen and leaves the reader to find it. Options and no command (``horismos
+    --all -q``) are named too."""
     given = _command_word(argv)
     names = [c.name for c in COMMANDS]
+    odd = [a for a in argv if a not in ("-h", "--help", "--version")]
+    if given is None and odd:  # argparse said only "the following arguments are required"
+        top.error(
+            f"unrecognized arguments: {' '.join(odd)}; name a command first "
+            "(horismos --help lists them)"
+        )
     if given is None or given in names:
         return
     close = get_close_matches(given, names, 1)

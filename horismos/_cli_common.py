@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
-from ._bindings import Hosts, Reach
+from ._bindings import Hosts, Reach, allowed_host
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, UsageError
 from ._waits import short_id
@@ -36,9 +36,11 @@ __all__ = [
     "WorldDataError",
     "counts",
     "cwd_importable",
+    "host_option",
     "load_tools",
     "load_world",
     "one_line",
+    "output_folder",
     "output_format",
     "plural",
     "reach",
@@ -164,6 +166,24 @@ def writable(option: str, path: str | None) -> None:
         raise UsageError(f"{option} {path}: not writable")
 
 
+def output_folder(option: str, path: str) -> Path:
+    """A folder a command writes one file into for each thing it does (a trace per instance
+    woken or per task, a page per trace), made before it does any: a file by that name was
+    found only at the first file written, after that thing was done (``wake`` had resumed an
+    instance, and the world that held it was never written to ``--out``)."""
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(
+            f"{option} {path}: cannot be the folder to write into ({e.strerror}); give a "
+            "folder, or a name for a new one"
+        ) from None
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{option} {path}: not writable")
+    return folder
+
+
 def load_tools(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:
     """Each public function of each module, under ``NAME`` and ``MODULE.NAME``.
 
@@ -189,6 +209,11 @@ def load_tools(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:
 
 def _import_tools(spec: str) -> ModuleType:
     path = Path(spec)
+    if path.is_dir() and not (path / "__init__.py").is_file():  # imported as an empty
+        raise UsageError(  # namespace package: no function, every python: binding unbound
+            f"--tools {spec}: this is a folder, not a Python module; give a .py file in it "
+            f"(--tools {path / 'NAME.py'}) or a module's name"
+        )
     if spec.endswith(".py") or os.sep in spec or "/" in spec:
         if not path.is_file():
             raise UsageError(f"--tools {spec}: no such Python file")
@@ -253,12 +278,23 @@ def reach_options(p: argparse.ArgumentParser) -> None:
         "--allow-host",
         action="append",
         default=[],
+        type=host_option,
         metavar="HOST",
         help="let HTTP bindings and MCP server URLs reach only these hosts "
         "(repeatable; api.example.org, *.example.org, 10.0.0.0/8), with "
         "allow-hosts in [tool.horismos] of ./pyproject.toml; link-local and "
         "metadata addresses only when named",
     )
+
+
+def host_option(text: str) -> str:
+    """An ``--allow-host`` value, refused as argparse reads it: ``validate``, which builds no
+    host policy, said "valid" of ``--allow-host https://api.example.org`` that ``run``
+    then refused."""
+    try:
+        return allowed_host(text)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def reach(args: argparse.Namespace, *, calls: bool) -> Reach:

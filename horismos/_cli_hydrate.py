@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._cli_common import allowed_hosts, load_world, output_format, write_world
+from ._cli_common import allowed_hosts, host_option, load_world, output_format, write_world
 from ._definitions import load_definitions
 from ._errors import UsageError
 from ._stores import DEFAULT_STORE
@@ -67,6 +67,7 @@ def hydrate_arguments(p: argparse.ArgumentParser) -> None:
         "--allow-host",
         action="append",
         default=[],
+        type=host_option,
         metavar="HOST",
         help="reach only these hosts (repeatable), with allow-hosts in "
         "[tool.horismos] of ./pyproject.toml",

@@ -9,7 +9,6 @@ import json
 import re
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from rdflib import URIRef
@@ -17,6 +16,7 @@ from rdflib import URIRef
 from ._agent import Agent
 from ._cli_common import (
     load_world,
+    output_folder,
     output_format,
     reach,
     reach_options,
@@ -233,6 +233,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
     # checked once: a misspelt class skipped every due wait, each as if another process had
     # it, and the command exited 0 having woken nothing
     allow = allowed(args.allow)
+    traces = output_folder("--traces", args.traces) if args.traces else None
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
     world = world_of(args)
     if not world.store.persistent and not args.out:  # it woke, called, and kept nothing
@@ -248,10 +249,9 @@ def cmd_wake(args: argparse.Namespace) -> int:
     view = RunView(agent.definitions, quiet=args.quiet, world=world)
     for iid in due:
         trace = None
-        if args.traces:
-            Path(args.traces).mkdir(parents=True, exist_ok=True)
+        if traces is not None:
             stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-            trace = Path(args.traces) / f"wake-{short_id(iid)}-{stamp}.jsonl"
+            trace = traces / f"wake-{short_id(iid)}-{stamp}.jsonl"
         try:
             run = agent.resume(world, iid, None, trace=trace, on_step=view.step, allow=allow)
         except UsageError as e:  # another process drives it, or settled it since: the

@@ -218,6 +218,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--facts {facts}: not UTF-8 text; give the facts as a Turtle file (UTF-8)"
             ) from None
+    elif facts is not None and len(facts) < 1024 and Path(facts).is_dir():
+        raise UsageError(f"--facts {facts}: this is a folder; give the Turtle file in it")
     elif facts is not None and facts.strip() and not any(c.isspace() for c in facts.strip()):
         # Turtle always has a space between terms: a single word is a file that is not there
         raise UsageError(

@@ -10,12 +10,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from pathlib import Path
 
 from rdflib import RDF, URIRef
 
 from ._agent import Agent
-from ._cli_common import load_world, reach, reach_options
+from ._cli_common import load_world, output_folder, reach, reach_options
 from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._serve import ServedTools
@@ -111,13 +110,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not args.again and not args.run_workflow:
         raise UsageError("--no-again is for --run-workflow: it refuses run_workflow's again")
     if args.trace_dir is not None:  # refused now, not as an internal error on every call
-        trace_dir = Path(args.trace_dir)
-        try:
-            trace_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise UsageError(
-                f"--trace-dir {args.trace_dir}: cannot be a folder of traces ({e.strerror})"
-            ) from None
+        output_folder("--trace-dir", args.trace_dir)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
     with World.open(args.store) as world:
         beside: World | None = world  # what the warnings are held to (run_warnings)

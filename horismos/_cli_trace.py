@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ._agent import Agent
 from ._bindings.python import static_problem
-from ._cli_common import reach, reach_options, writable
+from ._cli_common import output_folder, reach, reach_options, writable
 from ._cli_viewer import graph_rendered, replay_page, view_arguments
 from ._definitions import load_definitions, same_definitions
 from ._diagram import draw
@@ -94,6 +94,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     traces = sorted(source.glob("*.jsonl")) if source.is_dir() else [source]
     if not traces:
         raise UsageError(f"{source}: no *.jsonl traces in this folder")
+    if args.html and source.is_dir():  # before any replay, as every output is
+        output_folder("--html", args.html)
+    elif args.html:
+        writable("--html", args.html)
     same = True
     for path in traces:
         recorded = _recorded_definitions(path)
@@ -112,7 +116,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(report)
         if args.html:
             html = Path(args.html) / f"{path.stem}.html" if source.is_dir() else Path(args.html)
-            html.parent.mkdir(parents=True, exist_ok=True)
             replay_page(report, path, agent.definitions, html)
         same = same and not report.diverged and report.complete
     return 0 if same else 1

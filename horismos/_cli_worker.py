@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from pathlib import Path
 
 from ._agent import Agent
-from ._cli_common import cwd_importable, reach, reach_options
+from ._cli_common import cwd_importable, output_folder, reach, reach_options
 from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._policy import allowed
@@ -95,9 +94,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         raise UsageError("--concurrency must be 1 or more")
     if args.visibility_timeout <= 0:
         raise UsageError("--visibility-timeout must be a positive number of seconds")
-    traces = Path(args.traces) if args.traces else None
-    if traces is not None:
-        traces.mkdir(parents=True, exist_ok=True)
+    traces = output_folder("--traces", args.traces) if args.traces else None
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     app = celery_app(args.broker, visibility_timeout=args.visibility_timeout)
     with World.open(args.store) as world:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import errno
 import functools
 import itertools
 import re
@@ -94,6 +95,17 @@ RESERVED = ("discover", "run_workflow")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _STATUSES = ["completed", "refused", "blocked", "failed", "rejected", "timed_out"]
 _NS = {"horis": NS, "prov": str(PROV)}
+
+
+_LISTEN_FIX = {
+    errno.EADDRINUSE: "give a free port",
+    errno.EACCES: "give a port from 1024 up, which needs no privilege",
+}
+"""What to change when ``serve`` cannot listen, by why."""
+
+_OTHER_HOST = "give an address of this machine (127.0.0.1, 0.0.0.0) or a name that resolves to one"
+"""Any other refusal is the host's (not this machine's, or no such name): "give a free port"
+sent a user with a mistyped --host looking for a busy port."""
 
 
 class ServedTools:
@@ -543,7 +555,8 @@ class ServedTools:
         except OSError as e:
             sock.close()
             raise UsageError(
-                f"--host {host} --port {port}: cannot listen there ({e.strerror}); give a free port"
+                f"--host {host} --port {port}: cannot listen there ({e.strerror}); "
+                + _LISTEN_FIX.get(e.errno or 0, _OTHER_HOST)
             ) from None
         print(
             f"horismos serve: MCP over streamable HTTP at http://{host}:{port}/mcp",

@@ -295,6 +295,35 @@ def test_bad_bytes_deep_nesting_and_ctrl_c_end_in_a_message_not_a_traceback(
     assert "interrupted" in err and "Traceback" not in out + err
 
 
+INTERRUPT_AT_IMPORT = """
+import runpy, signal, sys
+at = sys.argv[1]
+class Interrupt:
+    def find_spec(self, name, path, target=None):
+        if name == at:
+            signal.raise_signal(signal.SIGINT)
+sys.meta_path.insert(0, Interrupt())
+sys.argv = ["horismos", *sys.argv[2:]]
+runpy.run_module("horismos", run_name="__main__", alter_sys=True)
+"""
+"""``python -c INTERRUPT_AT_IMPORT MODULE ARGS…``: ``python -m horismos ARGS…`` given a Ctrl-C
+just as it starts to import MODULE, the moment no timing could hit twice."""
+
+
+@pytest.mark.parametrize("module", ["horismos._agent", "horismos._cli", "horismos._cli_run"])
+def test_ctrl_c_while_the_command_starts_is_one_line_not_a_traceback(
+        tmp_path: Path, module: str) -> None:
+    """The first second of every command is imports (the package's, then the command line's
+    own), before any handler exists: a Ctrl-C there printed a 20-line traceback from inside
+    an import or ``dataclasses``."""
+    p = subprocess.run([sys.executable, "-c", INTERRUPT_AT_IMPORT, module, "validate", *TRIAGE],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       preexec_fn=sigint_at(signal.default_int_handler))
+    assert p.returncode in (130, -signal.SIGINT), p.stdout + p.stderr
+    assert p.stderr.strip() == "horismos: interrupted while starting; nothing was done"
+    assert p.stdout == ""
+
+
 def _counted_refills(tmp_path: Path) -> None:
     """The refill workflow of bench_peers over 2,000 prescriptions, in ``tmp_path``, with a
     dispense that notes each call in ``dispensed`` (a stop must leave at most one more)."""
@@ -586,7 +615,121 @@ def test_commands_that_read_a_world_refuse_a_path_that_holds_no_store(tmp_path: 
     assert p.returncode == 0 and "no instances" in p.stdout, p.stdout + p.stderr
 
 
+@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
+def test_a_new_store_in_a_missing_folder_or_at_a_file_is_refused_and_nothing_made(
+        tmp_path: Path, kind: str) -> None:
+    """`oxigraph:` at a mistyped parent said RocksDB's "While mkdir if missing"; `journal:`
+    made every missing folder, and the run then failed on the empty world it had made,
+    leaving the new store at the typo. A file where the store's folder goes got errno text."""
+    (tmp_path / "notes.txt").write_text("mine")
+    for path, said in (("typo/deeper/world.db", "the folder typo/deeper does not exist; "
+                                                "create it first"),
+                       ("notes.txt", "this is a file, and a store is a folder")):
+        p = horismos("run", *TRIAGE, *TOOLS, "--focus", ":patient43",
+                     "--store", f"{kind}:{path}", cwd=tmp_path)
+        no_traceback(p)
+        assert p.returncode == 2 and f"error: {kind}:{path}: {said}" in p.stderr, p.stderr
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["notes.txt"]
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_tools_naming_a_folder_is_refused_saying_it_is_no_module(tmp_path: Path) -> None:
+    """A folder with no ``__init__.py`` imports as an empty namespace package: `--tools
+    tools` (the folder the .py files are in) registered nothing, and every python: binding
+    was reported unregistered, as if the functions were missing."""
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "ehr_client.py").write_text(
+        (ROOT / "examples" / "triage" / "ehr_client.py").read_text())
+    for given in ("tools", "tools/"):
+        p = horismos("validate", *TRIAGE, "--tools", given, cwd=tmp_path)
+        no_traceback(p)
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert (f"error: --tools {given}: this is a folder, not a Python module; give a .py "
+                "file in it (--tools tools/NAME.py)") in p.stderr, p.stderr
+    p = horismos("validate", *TRIAGE, "--tools", "tools/ehr_client.py", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("command", [["validate", *TRIAGE], ["hydrate", *TRIAGE]])
+def test_an_allow_host_that_names_no_host_is_refused_by_every_command(
+        tmp_path: Path, command: list[str]) -> None:
+    """`validate` builds no host policy, so it said "valid" of `--allow-host
+    https://api.example.org` (a URL), which `run` then refused; now argparse refuses it."""
+    p = horismos(*command, "--allow-host", "https://api.example.org", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert ("error: argument --allow-host: allowed host 'https://api.example.org': give a host "
+            "name (api.example.org)") in p.stderr, p.stderr
+
+
+def test_serve_that_cannot_listen_says_whether_to_change_the_port_or_the_host(
+        tmp_path: Path) -> None:
+    """Every refusal to listen said "give a free port": a mistyped --host (an address this
+    machine does not have) sent the user looking for a busy port."""
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = str(held.getsockname()[1])
+        busy = horismos("serve", *TRIAGE, *TOOLS, "--transport", "http", "--port", port,
+                        cwd=tmp_path)
+        elsewhere = horismos("serve", *TRIAGE, *TOOLS, "--transport", "http",
+                             "--host", "192.0.2.1", "--port", port, cwd=tmp_path)  # TEST-NET-1
+    for p in (busy, elsewhere):
+        no_traceback(p)
+        assert p.returncode == 2, p.stdout + p.stderr
+    assert busy.stderr.rstrip().endswith("(Address already in use); give a free port")
+    assert elsewhere.stderr.rstrip().endswith(
+        "; give an address of this machine (127.0.0.1, 0.0.0.0) or a name that resolves to "
+        "one"), elsewhere.stderr
+
+
+def test_options_with_no_command_and_facts_given_a_folder_are_named(tmp_path: Path) -> None:
+    """`horismos --all -q` was told only that a COMMAND is required, never that its options
+    went unread; `resume --facts DIR` that DIR was "no such file"."""
+    p = horismos("--all", "-q", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2 and ("error: unrecognized arguments: --all -q; name a command "
+                                  "first (horismos --help lists them)") in p.stderr, p.stderr
+    (tmp_path / "answers").mkdir()
+    p = horismos("resume", *TRIAGE, "--world", TRIAGE[1], "--instance", "x", "--facts", "answers",
+                 cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "error: --facts answers: this is a folder; give the Turtle file in it" in p.stderr
+
+
 RECORDED = ROOT / "tests" / "fixtures" / "traces"
+
+
+def test_an_output_folder_or_page_that_cannot_be_written_is_refused_before_anything_is_done(
+        tmp_path: Path) -> None:
+    """Each was found at the first file written, after the work it records: `wake --traces
+    F` (a file) after it had resumed an instance, whose world was then never written to
+    --out; `replay --html` after the replay, its report printed as if all went well."""
+    (tmp_path / "afile").write_text("mine")
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
+    assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
+    trace = str(RECORDED / "recorded" / "triage-patient42.jsonl")
+    for args, said in (
+            (["wake", *TRIAGE, "--store", "oxigraph:st", "--traces", "afile"],
+             "--traces afile: cannot be the folder to write into"),
+            (["worker", *TRIAGE, "--store", "sparql:http://127.0.0.1:9/", "--broker",
+              "redis://127.0.0.1:9/0", "--traces", "afile"],
+             "--traces afile: cannot be the folder to write into"),
+            (["serve", *TRIAGE, "--trace-dir", "afile"],
+             "--trace-dir afile: cannot be the folder to write into"),
+            (["replay", trace, *TRIAGE, "--html", "adir"],
+             "--html adir: this is a folder; give a file name in it"),
+            (["replay", str(RECORDED / "recorded"), *TRIAGE, "--html", "afile"],
+             "--html afile: cannot be the folder to write into")):
+        p = horismos(*args, cwd=tmp_path)
+        no_traceback(p)
+        assert p.returncode == 2 and said in p.stderr, (args, p.stdout + p.stderr)
+        assert p.stdout == "", (args, p.stdout)
+    assert (tmp_path / "afile").read_text() == "mine" and not any((tmp_path / "adir").iterdir())
 
 
 def _rehashed(path: Path, edit: Callable[[list[dict[str, Any]]], None]) -> Path:
@@ -652,8 +795,8 @@ def test_a_store_that_cannot_be_opened_says_another_process_holds_it_only_when_o
     p = horismos("load", "w.ttl", "--store", "oxigraph:notes.txt", cwd=tmp_path)
     no_traceback(p)
     assert p.returncode == 2, p.stdout + p.stderr
-    assert "cannot open the store at notes.txt: IO error: `notes.txt' exists but is not a " \
-           "directory\n" in p.stderr and "another process" not in p.stderr, p.stderr
+    assert "oxigraph:notes.txt: this is a file, and a store is a folder of its own files" \
+           in p.stderr and "another process" not in p.stderr, p.stderr
     holder = subprocess.Popen([sys.executable, "-c", "import pyoxigraph, sys\n"
                                "s = pyoxigraph.Store('st'); print('open', flush=True)\n"
                                "sys.stdin.read()"], cwd=tmp_path, stdin=subprocess.PIPE,

@@ -17,13 +17,14 @@ from .._model import Tool
 from .base import Binding
 from .mcp import McpBinding, McpSessions, mcp_server
 from .python import static_problem
-from .reach import Hosts, Reach, hosts_of
+from .reach import Hosts, Reach, allowed_host, hosts_of
 
 __all__ = [
     "Binding",
     "Hosts",
     "McpSessions",
     "Reach",
+    "allowed_host",
     "hosts_of",
     "mcp_server",
     "resolve",

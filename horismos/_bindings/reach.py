@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from .._errors import UsageError
 
-__all__ = ["INTERNAL_NAMES", "Hosts", "Reach"]
+__all__ = ["INTERNAL_NAMES", "Hosts", "Reach", "allowed_host"]
 
 INTERNAL_NAMES = frozenset(
     {
@@ -55,12 +55,7 @@ class Hosts:
 
     def __post_init__(self) -> None:
         for entry in self.allowed:
-            if not entry or ("/" in entry and _network(entry) is None) or " " in entry:
-                raise UsageError(
-                    f"allowed host {entry!r}: give a host name "
-                    "(api.example.org), *.example.org, an address or a network "
-                    "(10.0.0.0/8)"
-                )
+            allowed_host(entry)
 
     def problem(self, url: str, *, resolve: bool = True) -> str | None:
         """Why ``url`` may not be reached from this process, or None."""
@@ -95,6 +90,17 @@ class Hosts:
             if not exact and e.startswith("*.") and host.endswith(e[1:]):
                 return True
         return False
+
+
+def allowed_host(entry: str) -> str:
+    """``entry`` when it can name hosts to allow, else the :class:`UsageError` that says what
+    to write: the command line checks each ``--allow-host`` so as it reads it."""
+    if not entry or ("/" in entry and _network(entry) is None) or " " in entry:
+        raise UsageError(
+            f"allowed host {entry!r}: give a host name (api.example.org), *.example.org, an "
+            "address or a network (10.0.0.0/8)"
+        )
+    return entry
 
 
 def _address(host: str) -> Address | None:

@@ -288,7 +288,7 @@ class JournalStore(OxigraphStore):
         if not held:
             refuse_folder_of_files(folder, "journal")
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(exist_ok=True)
             self._lock_fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
             raise UsageError(f"cannot open the store at {folder}: {e}") from None

@@ -611,7 +611,20 @@ HELD = (
 
 def refuse_folder_of_files(path: Path, kind: str = "oxigraph") -> None:
     """A new store's folder must be new or empty: RocksDB writes its dozens of files straight
-    into it, so ``--store oxigraph:.`` scattered them among a project's own files."""
+    into it, so ``--store oxigraph:.`` scattered them among a project's own files. It must be
+    a folder, in a folder that exists: RocksDB answered a mistyped parent with "While mkdir
+    if missing", and ``journal:`` made every missing folder, so a command that then failed
+    (a focus the new, empty world lacks) left a store behind at the typo."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(
+            f"{kind}:{path}: this is a file, and a store is a folder of its own files — "
+            f"give a new or empty folder, e.g. {kind}:{path.with_name(path.name + '.db')}"
+        )
+    if not path.parent.is_dir():
+        raise UsageError(
+            f"{kind}:{path}: the folder {path.parent} does not exist; create it first, "
+            "or correct the path"
+        )
     try:
         held = sorted(p.name for p in path.iterdir()) if path.is_dir() else []
     except OSError:
