@@ -209,12 +209,9 @@ def load_tools(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:
 
 def _import_tools(spec: str) -> ModuleType:
     path = Path(spec)
-    if path.is_dir() and not (path / "__init__.py").is_file():  # imported as an empty
-        raise UsageError(  # namespace package: no function, every python: binding unbound
-            f"--tools {spec}: this is a folder, not a Python module; give a .py file in it "
-            f"(--tools {path / 'NAME.py'}) or a module's name"
-        )
     if spec.endswith(".py") or os.sep in spec or "/" in spec:
+        if path.is_dir():
+            raise _a_folder(spec, path)
         if not path.is_file():
             raise UsageError(f"--tools {spec}: no such Python file")
         name = path.stem
@@ -234,7 +231,7 @@ def _import_tools(spec: str) -> ModuleType:
         return module
     cwd_importable()
     try:
-        return importlib.import_module(spec)
+        module = importlib.import_module(spec)
     except ModuleNotFoundError as e:
         if e.name is not None and spec.split(".")[0] != e.name.split(".")[0]:
             raise _import_failed(spec, e) from None  # the module itself imports a missing one
@@ -244,6 +241,18 @@ def _import_tools(spec: str) -> ModuleType:
         ) from None
     except Exception as e:
         raise _import_failed(spec, e) from None
+    if getattr(module, "__file__", None) is None:  # NAME/ with no NAME.py beside it
+        raise _a_folder(spec, path)
+    return module
+
+
+def _a_folder(spec: str, path: Path) -> UsageError:
+    """A folder imported as an empty namespace package: no function, every ``python:``
+    binding unbound; Python prefers ``NAME.py`` beside ``NAME/``, so only this is refused."""
+    return UsageError(
+        f"--tools {spec}: this is a folder, not a Python module; give a .py file in it "
+        f"(--tools {path / 'NAME.py'}) or a module's name"
+    )
 
 
 def _import_failed(spec: str, e: BaseException) -> UsageError:

@@ -650,6 +650,19 @@ def test_tools_naming_a_folder_is_refused_saying_it_is_no_module(tmp_path: Path)
     assert p.returncode == 0, p.stdout + p.stderr
 
 
+def test_tools_name_beside_a_folder_of_that_name_imports_the_py_file(tmp_path: Path) -> None:
+    """Python imports ``ehr_client.py`` before an ``ehr_client/`` folder with no
+    ``__init__.py``: `--tools ehr_client` there registered the .py file's functions, then was
+    refused as naming a folder."""
+    (tmp_path / "ehr_client").mkdir()
+    (tmp_path / "ehr_client.py").write_text(
+        (ROOT / "examples" / "triage" / "ehr_client.py").read_text())
+    p = horismos("validate", *TRIAGE, "--tools", "ehr_client", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "2 tools, 1 workflow, 2 steps: valid" in p.stdout, p.stdout
+
+
 @pytest.mark.parametrize("command", [["validate", *TRIAGE], ["hydrate", *TRIAGE]])
 def test_an_allow_host_that_names_no_host_is_refused_by_every_command(
         tmp_path: Path, command: list[str]) -> None:
