@@ -7,59 +7,65 @@ Domain modelers declare tools and workflows in Turtle; :class:`Agent` runs them 
 from __future__ import annotations
 
 from . import _quiet_start  # first: a Ctrl-C while the rest imports is one line
-from ._agent import Agent
-from ._call import CallResult
-from ._catalog import ToolEntry, check_inventory
-from ._definitions import Definitions, load_definitions
-from ._digest import Digest
-from ._discovery import Discovery
-from ._errors import (
-    ArgumentTypeError,
-    AuthoringError,
-    BrokerError,
-    CallInFlight,
-    Divergence,
-    GateRejected,
-    HorismosError,
-    InstanceFailed,
-    LeaseLost,
-    LowDisk,
-    NotSent,
-    OutcomeUnknown,
-    OutputQuotaExceeded,
-    PartialCommit,
-    PolicyRefused,
-    PreconditionError,
-    Problem,
-    ProgramMissing,
-    RemoteConflict,
-    ResultTooLarge,
-    RunError,
-    ScopeRefused,
-    ShaclMessage,
-    StepBudgetExceeded,
-    ToolError,
-    ToolTimeout,
-    TraceError,
-    TraceTampered,
-    TraceVersionError,
-    UnreadableAnswer,
-    UsageError,
-)
-from ._hydrate import Hydrated
-from ._model import Adapter
-from ._queue import submit, wait_for_instances
-from ._records import InstanceRun, Run, StepRecord
-from ._replay import ReplayReport, replay
-from ._stores import Conflict, StoreError
-from ._surfaces import Catalog
-from ._trace import Trace, iter_trace, read_trace
-from ._vocab import HORIS
-from ._world import World
+
+try:
+    from ._agent import Agent
+    from ._call import CallResult
+    from ._catalog import ToolEntry, check_inventory
+    from ._definitions import Definitions, load_definitions
+    from ._digest import Digest
+    from ._discovery import Discovery
+    from ._errors import (
+        ArgumentTypeError,
+        AuthoringError,
+        BrokerError,
+        CallInFlight,
+        Divergence,
+        GateRejected,
+        HorismosError,
+        InstanceFailed,
+        LeaseLost,
+        LowDisk,
+        NotSent,
+        OutcomeUnknown,
+        OutputQuotaExceeded,
+        PartialCommit,
+        PolicyRefused,
+        PreconditionError,
+        Problem,
+        ProgramMissing,
+        RemoteConflict,
+        ResultTooLarge,
+        RunError,
+        ScopeRefused,
+        ShaclMessage,
+        StepBudgetExceeded,
+        ToolError,
+        ToolTimeout,
+        TraceError,
+        TraceTampered,
+        TraceVersionError,
+        UnreadableAnswer,
+        UsageError,
+    )
+    from ._hydrate import Hydrated
+    from ._model import Adapter
+    from ._queue import submit, wait_for_instances
+    from ._records import InstanceRun, Run, StepRecord
+    from ._replay import ReplayReport, replay
+    from ._stores import Conflict, StoreError
+    from ._surfaces import Catalog
+    from ._trace import Trace, iter_trace, read_trace
+    from ._vocab import HORIS
+    from ._world import World
+except KeyboardInterrupt:
+    raise  # left to the command line's hook, which says so in one line
+except BaseException:
+    _quiet_start.started()  # an import failed: whoever imported keeps their own hook
+    raise
+_quiet_start.started()
 
 __version__ = "0.1.0"
-
-_quiet_start.started()
 
 __all__ = [
     "HORIS",

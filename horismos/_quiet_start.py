@@ -3,15 +3,18 @@
 Why: ``horismos`` spends most of its first second importing (rdflib, pyoxigraph, the
 runtime), before :func:`horismos._cli.main` and its handlers exist. A Ctrl-C there, the
 moment a person notices a mistyped command, printed a 20-line traceback from deep inside
-``dataclasses`` or an import. ``horismos/__init__.py`` installs :func:`interrupted` as the
-interpreter's hook for an exception nothing caught, first thing, and puts the one it found
-back when its imports are done (:func:`started`), so a program that imports Horismos keeps
-its own; ``__main__`` covers the rest of the start. The interpreter still ends the process
-by SIGINT, as for any Ctrl-C nothing handled.
+``dataclasses`` or an import. When the process is the command line, and only then,
+``horismos/__init__.py`` installs :func:`interrupted` as the interpreter's hook for an
+exception nothing caught, first thing, and puts the one it found back when its imports are
+done or one failed (:func:`started`): a program that imports Horismos keeps its own hook
+throughout, and a later Ctrl-C of its own is no "horismos" line. ``__main__`` covers the
+rest of the start. The interpreter still ends the process by SIGINT, as for any Ctrl-C
+nothing handled.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from types import TracebackType
 
@@ -39,4 +42,18 @@ def started() -> None:
         sys.excepthook = _ITS_OWN
 
 
-sys.excepthook = interrupted
+def _is_the_command_line() -> bool:
+    """``python -m horismos`` (runpy imports the package with ``sys.argv[0]`` set to "-m")
+    or the ``horismos`` console script (``sys.argv[0]`` its path), not a program importing
+    Horismos."""
+    argv = getattr(sys, "argv", None) or [""]
+    if argv[0] == "-m":
+        given = sys.orig_argv
+        return "-mhorismos" in given or any(
+            a == "-m" and b == "horismos" for a, b in zip(given, given[1:])
+        )
+    return os.path.splitext(os.path.basename(argv[0]))[0] == "horismos"
+
+
+if _is_the_command_line():
+    sys.excepthook = interrupted

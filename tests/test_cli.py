@@ -324,6 +324,48 @@ def test_ctrl_c_while_the_command_starts_is_one_line_not_a_traceback(
     assert p.stdout == ""
 
 
+IMPORT_FAILS_THEN_CTRL_C = """
+import sys
+sys.modules["pyoxigraph"] = None  # an environment missing a dependency
+try:
+    import horismos
+except ImportError:
+    pass
+raise KeyboardInterrupt
+"""
+
+
+def test_a_program_whose_import_of_horismos_failed_keeps_pythons_ctrl_c(tmp_path: Path) -> None:
+    """An import failing inside ``horismos/__init__.py`` left Horismos's hook installed: the
+    program's every later uncaught Ctrl-C said "horismos: interrupted while starting"."""
+    p = subprocess.run([sys.executable, "-c", IMPORT_FAILS_THEN_CTRL_C], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert "horismos" not in p.stderr, p.stderr
+    assert "Traceback" in p.stderr and p.stderr.rstrip().endswith("KeyboardInterrupt")
+
+
+HOOK_WHILE_IMPORTING = """
+import sys
+def mine(*exc): pass
+sys.excepthook = mine
+seen = []
+class Watch:
+    def find_spec(self, name, path, target=None):
+        seen.append(sys.excepthook is mine)
+sys.meta_path.insert(0, Watch())
+import horismos
+print(len(seen) > 1, all(seen), sys.excepthook is mine)
+"""
+
+
+def test_a_program_importing_horismos_keeps_its_own_excepthook(tmp_path: Path) -> None:
+    """Only the command line gets the one-line Ctrl-C hook: a program's own hook was replaced
+    while Horismos imported (a Ctrl-C then said "horismos: interrupted while starting")."""
+    p = subprocess.run([sys.executable, "-c", HOOK_WHILE_IMPORTING], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert p.stdout.split() == ["True", "True", "True"], p.stdout + p.stderr
+
+
 def _counted_refills(tmp_path: Path) -> None:
     """The refill workflow of bench_peers over 2,000 prescriptions, in ``tmp_path``, with a
     dispense that notes each call in ``dispensed`` (a stop must leave at most one more)."""
