@@ -269,13 +269,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _misspelt_command(top: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     """Exit 2 naming the command meant for a misspelt one (``horismos rnu``): argparse lists
     all sixteen and leaves the reader to find it. Options and no command (``horismos
-    --all -q``) are named too."""
+    --all -q``) are named too. Asking for the help or the version (``-h``, or ``--vers``: argparse
+    takes a prefix of three letters or more) is left to argparse, which answers it."""
+    if any(a == "-h" or (len(a) >= 3 and ("--help".startswith(a) or "--version".startswith(a)))
+           for a in argv):
+        return
     given = _command_word(argv)
     names = [c.name for c in COMMANDS]
-    odd = [a for a in argv if a not in ("-h", "--help", "--version")]
-    if given is None and odd:  # argparse said only "the following arguments are required"
+    if given is None and argv:  # argparse said only "the following arguments are required"
         top.error(
-            f"unrecognized arguments: {' '.join(odd)}; name a command first "
+            f"unrecognized arguments: {' '.join(argv)}; name a command first "
             "(horismos --help lists them)"
         )
     if given is None or given in names:

@@ -154,6 +154,19 @@ def test_a_misspelt_command_is_answered_with_the_one_meant(tmp_path: Path) -> No
     assert p.returncode == 2 and "invalid choice: 'xyzzy' (choose from 'validate'" in p.stderr
 
 
+def test_a_prefix_of_version_or_help_still_answers_with_no_command(tmp_path: Path) -> None:
+    """argparse takes `--vers` for `--version`, and `--help` beside any option (`-q --help`):
+    both were refused, exit 2, as options given with no command."""
+    p = horismos("--vers", cwd=tmp_path)
+    assert (p.returncode, p.stdout.strip()) == (0, "horismos 0.1.0"), p.stdout + p.stderr
+    for given in (["-q", "--help"], ["-q", "-h"], ["--all", "--hel"]):
+        p = horismos(*given, cwd=tmp_path)
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert p.stdout.startswith("usage: horismos "), p.stdout
+    p = horismos("--all", "-q", cwd=tmp_path)  # no help asked: still named
+    assert p.returncode == 2 and "unrecognized arguments: --all -q; name a command" in p.stderr
+
+
 def test_a_misspelt_option_is_named_by_its_command_with_the_one_meant(tmp_path: Path) -> None:
     """`run … --wrld world.ttl` printed the top-level usage (`horismos [-h] [--version]
     COMMAND …`) and named no option; the command's own usage now, and `--world` meant."""
