@@ -730,6 +730,26 @@ def test_an_allow_host_that_names_no_host_is_refused_by_every_command(
             "name (api.example.org)") in p.stderr, p.stderr
 
 
+@pytest.mark.parametrize("entry", ["api.example.org:8443", "[::1]", "[::1]:8080"])
+def test_an_allow_host_with_a_port_or_brackets_is_refused_as_it_is_read(
+        tmp_path: Path, entry: str) -> None:
+    """A URL's host is compared bare (no port, no brackets): such an entry passed the check
+    and then matched no URL, so every call to the host it meant was refused at run time."""
+    from horismos import UsageError
+    from horismos._bindings.reach import Hosts
+
+    p = horismos("validate", *TRIAGE, "--allow-host", entry, cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert (f"error: argument --allow-host: allowed host {entry!r}: give a host name or IP "
+            "address, without a port or brackets") in p.stderr, p.stderr
+    with pytest.raises(UsageError, match="without a port or brackets"):
+        Hosts((entry,))
+    bare = Hosts(("api.example.org", "::1"))  # what to write instead reaches every port
+    assert bare.problem("https://api.example.org:8443/v1", resolve=False) is None
+    assert bare.problem("http://[::1]:8080/", resolve=False) is None
+
+
 def test_serve_that_cannot_listen_says_whether_to_change_the_port_or_the_host(
         tmp_path: Path) -> None:
     """Every refusal to listen said "give a free port": a mistyped --host (an address this

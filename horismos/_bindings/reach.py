@@ -12,7 +12,7 @@ served), ``fd00:ec2::254``, ``100.100.100.200`` and names such as ``metadata.goo
 ``allow_hosts=``; per project: ``allow-hosts`` under ``[tool.horismos]`` in the
 ``pyproject.toml`` of the current folder) only the hosts it names are reached. An entry is a
 host name (``api.example.org``), a suffix (``*.example.org``), an address or a network
-(``10.0.0.0/8``). A host name is also resolved when the binding is checked, so a name that
+(``10.0.0.0/8``), with no port (every port of a host is allowed) and no brackets. A host name is also resolved when the binding is checked, so a name that
 points at an internal address is refused too (a name that changes its address between the
 check and the connection is not caught).
 """
@@ -94,11 +94,18 @@ class Hosts:
 
 def allowed_host(entry: str) -> str:
     """``entry`` when it can name hosts to allow, else the :class:`UsageError` that says what
-    to write: the command line checks each ``--allow-host`` so as it reads it."""
+    to write: the command line checks each ``--allow-host`` so as it reads it. A URL's host is
+    compared without its port and an IPv6 address without brackets (:meth:`Hosts.problem`),
+    so an entry with either would match no URL: it is refused, not left to refuse every call."""
     if not entry or ("/" in entry and _network(entry) is None) or " " in entry:
         raise UsageError(
             f"allowed host {entry!r}: give a host name (api.example.org), *.example.org, an "
             "address or a network (10.0.0.0/8)"
+        )
+    if "[" in entry or "]" in entry or entry.count(":") == 1:  # [::1], host:8443
+        raise UsageError(
+            f"allowed host {entry!r}: give a host name or IP address, without a port or "
+            "brackets (api.example.org, ::1): every port of an allowed host may be reached"
         )
     return entry
 
