@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -668,6 +669,30 @@ def test_commands_that_read_a_world_refuse_a_path_that_holds_no_store(tmp_path: 
     assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
     p = horismos("instances", "--store", "oxigraph:st", cwd=tmp_path)
     assert p.returncode == 0 and "no instances" in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
+def test_a_store_path_starting_with_a_tilde_is_in_the_home_folder(
+        tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No shell expands the ``~`` in ``--store oxigraph:~/w``: it was a folder named ``~``,
+    refused as "the folder ~ does not exist" (or made in the current folder)."""
+    from horismos import World
+
+    home, here = tmp_path / "home", tmp_path / "here"
+    home.mkdir()
+    here.mkdir()
+    (here / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
+    env = {**os.environ, "HOME": str(home)}
+    for args in (["load", "w.ttl"], ["instances"]):
+        p = subprocess.run([sys.executable, "-m", "horismos", *args, "--store", f"{kind}:~/w"],
+                           cwd=here, env=env, capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+        no_traceback(p)
+        assert p.returncode == 0, (args, p.stdout + p.stderr)
+    assert (home / "w").is_dir() and sorted(f.name for f in here.iterdir()) == ["w.ttl"]
+    monkeypatch.setenv("HOME", str(home))
+    with World.open(f"{kind}:~/w", create=False) as world:
+        assert "<http://x/a> <http://x/b> <http://x/c>" in world.snapshot()
 
 
 @pytest.mark.parametrize("kind", ["oxigraph", "journal"])

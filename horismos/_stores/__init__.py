@@ -15,6 +15,8 @@ The registry imports a backend only when it is asked for.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .base import RUNTIME, Change, Conflict, Store, StoreError
 
 __all__ = [
@@ -41,10 +43,13 @@ def open_store(name: str, *, create: bool = True) -> Store:
     command that only reads a world or acts on one made before refuses a mistyped path
     instead of starting an empty world there (see
     :class:`~horismos._stores.oxigraph.OxigraphStore`). ``journal:PATH?sync=commit`` fsyncs
-    each commit (:mod:`horismos._stores.journal`)."""
+    each commit (:mod:`horismos._stores.journal`). A PATH starting with ``~`` is under the
+    home folder, as in a shell."""
     from .._errors import UsageError
 
     kind, sep, arg = name.partition(":")
+    if kind in ("oxigraph", "journal") and arg.startswith("~"):
+        arg = str(Path(arg).expanduser())  # no shell expands the ~ after "oxigraph:"
     if kind == "memory" and not sep:
         from .memory import MemoryStore
 
