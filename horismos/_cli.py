@@ -271,8 +271,10 @@ def _misspelt_command(top: argparse.ArgumentParser, argv: Sequence[str]) -> None
     all sixteen and leaves the reader to find it. Options and no command (``horismos
     --all -q``) are named too. Asking for the help or the version (``-h``, or ``--vers``: argparse
     takes a prefix of three letters or more) is left to argparse, which answers it."""
-    if any(a == "-h" or (len(a) >= 3 and ("--help".startswith(a) or "--version".startswith(a)))
-           for a in argv):
+    if any(
+        a == "-h" or (len(a) >= 3 and ("--help".startswith(a) or "--version".startswith(a)))
+        for a in argv
+    ):
         return
     given = _command_word(argv)
     names = [c.name for c in COMMANDS]

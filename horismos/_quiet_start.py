@@ -48,10 +48,9 @@ def _is_the_command_line() -> bool:
     Horismos."""
     argv = getattr(sys, "argv", None) or [""]
     if argv[0] == "-m":
-        given = sys.orig_argv
-        return "-mhorismos" in given or any(
-            a == "-m" and b == "horismos" for a, b in zip(given, given[1:])
-        )
+        given = sys.orig_argv  # python [options] -m horismos …
+        at = given.index("-m") if "-m" in given else None
+        return "-mhorismos" in given or (at is not None and given[at + 1 : at + 2] == ["horismos"])
     return os.path.splitext(os.path.basename(argv[0]))[0] == "horismos"
 
 

@@ -12,9 +12,10 @@ served), ``fd00:ec2::254``, ``100.100.100.200`` and names such as ``metadata.goo
 ``allow_hosts=``; per project: ``allow-hosts`` under ``[tool.horismos]`` in the
 ``pyproject.toml`` of the current folder) only the hosts it names are reached. An entry is a
 host name (``api.example.org``), a suffix (``*.example.org``), an address or a network
-(``10.0.0.0/8``), with no port (every port of a host is allowed) and no brackets. A host name is also resolved when the binding is checked, so a name that
-points at an internal address is refused too (a name that changes its address between the
-check and the connection is not caught).
+(``10.0.0.0/8``), with no port (every port of a host is allowed) and no brackets. A host name
+is also resolved when the binding is checked, so a name that points at an internal address is
+refused too (a name that changes its address between the check and the connection is not
+caught).
 """
 
 from __future__ import annotations
