@@ -13,6 +13,7 @@ a step is blocked.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,7 +25,7 @@ from rdflib.term import Node
 
 from ._bound_plan import bound_first
 from ._patterns import Plan, compile_plan
-from ._sparql_parse import prepare_query
+from ._sparql_parse import prepare_query, thread_query
 
 if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query parsed
     from rdflib.plugins.sparql.parserutils import CompValue
@@ -125,6 +126,8 @@ class Precondition:
     """The variables some solutions bind and others may not (an ``OPTIONAL``'s, one side of
     a ``UNION``'s). A variable in neither (one written only in ``FILTER NOT EXISTS`` or
     ``MINUS``) is never bound."""
+    prepared_by: int = field(default_factory=threading.get_ident, compare=False)
+    """The thread that prepared :attr:`select`, the one that evaluates it (:meth:`solutions`)."""
 
     @cached_property
     def projected(self) -> tuple[str, ...]:
@@ -132,9 +135,21 @@ class Precondition:
         once, not on each step)."""
         return tuple(sorted(self.variables))
 
+    @cached_property
+    def _select_prefixes(self) -> tuple[tuple[str, str], ...]:
+        """The prefixes :attr:`select_text` can name: what another thread prepares it with."""
+        return tuple((k, v) for k, v in self.prefixes if f"{k}:" in self.select_text)
+
     def solutions(self, graph: Graph, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
         init: dict[str, Any] = {Variable(k): v for k, v in bindings.items() if k in self.variables}
-        planned = bound_first(self.select, frozenset(str(k) for k in init))
+        # the thread that prepared it evaluates :attr:`select`; any other its own (rdflib
+        # writes the row it is on onto a query's expressions: see thread_query)
+        select = (
+            self.select
+            if threading.get_ident() == self.prepared_by
+            else thread_query(self.select_text, self._select_prefixes)
+        )
+        planned = bound_first(select, frozenset(str(k) for k in init))
         rows = graph.query(planned, initBindings=init)
         out = []
         for row in rows:  # a SELECT's rows

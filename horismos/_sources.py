@@ -573,12 +573,18 @@ class Sources:
         return fallback
 
     def _parent(self, node: BNode) -> tuple[Node, URIRef] | None:
-        """The subject and predicate that hold ``node``."""
+        """The subject and predicate that hold ``node``: of several (a shape a manifest's
+        expected result names by ``sh:sourceShape`` too), a named subject first, then by
+        predicate and subject. The first met in the graph's order was taken, which is a
+        hash's: the same file's warning was placed at one holder or another from run to run."""
         if self._parents is None:
-            self._parents = {}
+            parents: dict[BNode, tuple[Node, URIRef]] = {}
             for s, p, o in self.graph:
-                if isinstance(o, BNode) and o not in self._parents:
-                    self._parents[o] = (s, p)  # type: ignore[assignment]
+                if isinstance(o, BNode):
+                    held = parents.get(o)
+                    if held is None or _holder_order(s, p) < _holder_order(*held):
+                        parents[o] = (s, p)  # type: ignore[assignment]
+            self._parents = parents
         return self._parents.get(node)
 
     def owner(self, node: Node) -> Node:
@@ -1231,3 +1237,8 @@ def _near(path: Path, line: int) -> str:
     lines = path.read_text(encoding="utf-8").splitlines()
     text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
     return f", at: {text[:60]}" if text else ""
+
+
+def _holder_order(subject: Node, predicate: Node) -> tuple[bool, str, str]:
+    """How :meth:`Sources._parent` ranks a blank node's holders: named ones first."""
+    return isinstance(subject, BNode), str(predicate), str(subject)

@@ -91,6 +91,29 @@ def test_an_update_of_the_default_graph_reads_and_writes_that_graph_alone(world)
     assert quads(world) == {(A, P, two, G), (A, P, three, G)}
 
 
+def test_an_update_reading_with_bind_exists_or_a_subquery_writes_as_on_oxigraph(world):
+    """An update whose WHERE binds (BIND), asks (NOT EXISTS) or selects (a sub-select), or
+    whose template makes a blank node, failed on ``memory`` with a TypeError once updates
+    ran an operation at a time (their context had no initial bindings)."""
+    world.commit(Change(add=[(A, P, Literal(1), G), (B, P, Literal(5), G)]))
+    world.store.update("""INSERT { GRAPH <urn:test:h> { ?s <urn:test:q> ?n } } WHERE {
+        GRAPH <urn:test:g> { ?s <urn:test:p> ?o } BIND(?o + 100 AS ?n)
+        FILTER NOT EXISTS { GRAPH <urn:test:g> { ?s <urn:test:p> 5 } } }""")
+    world.store.update("""INSERT { GRAPH <urn:test:h> { <urn:test:a> <urn:test:most> ?m } }
+        WHERE { { SELECT (MAX(?o) AS ?m) WHERE { GRAPH <urn:test:g> { ?s <urn:test:p> ?o } } } }""")
+    h = URIRef("urn:test:h")
+    assert {q for q in quads(world) if q[3] == h} == {
+        (A, URIRef("urn:test:q"), Literal(101), h),
+        (A, URIRef("urn:test:most"), Literal(5), h),
+    }
+    if world.store.name.startswith("journal"):
+        return  # it refuses a blank node in a template: replayed, it would be another
+    world.store.update("""INSERT { GRAPH <urn:test:k> { [] <urn:test:of> ?s } }
+        WHERE { GRAPH <urn:test:g> { ?s <urn:test:p> 1 } }""")
+    made = [q for q in quads(world) if q[3] == URIRef("urn:test:k")]
+    assert [(q[1], q[2]) for q in made] == [(URIRef("urn:test:of"), A)]
+
+
 def test_a_guarded_change_lands_only_while_what_it_expects_is_stored(world):
     version = (A, HORIS.version, Literal(1), INSTANCES)
     world.commit(Change(add=[version]))

@@ -6,7 +6,7 @@ node's do). Done inside that commit, one step of a run paid a copy of the whole 
 world of 3,000,000 quads, once every ~250,000 single-focus runs (12 quads removed a run), a
 step waited 15-40 s (~5-13 µs a quad on a loaded machine) where every other took ~0.5 ms.
 The copy now starts at that commit from an iterator over the store (pyoxigraph's iterators
-read the moment they start) and each later commit copies :data:`SLICE` quads (or graph names)
+read the moment they start) and each later commit copies :data:`SLICE` quads
 more, plus twice what it changed itself; each commit's own change (its removed and added
 quads, or an update's text with ``NOW()`` written in) is logged meanwhile and replayed onto
 the copy, in order, once the iterator ends. When the log is replayed to its end, the copy
@@ -18,14 +18,16 @@ due.
 
 A graph's name comes with its quads: only an empty named graph (its quads all removed, or
 made by ``CREATE GRAPH``) would be missing from the copy. So the names are counted, not
-listed, when the copy starts, and counted again on the copy once it holds those quads (a count
-inside Oxigraph, ~25 ms at 300,000 graphs; the list, an object made of each name, took 0.4 s
-alone, the commit that began the copy 2.2-2.5 s: benchmarks/bench_copy_graphs.py). Only
-should the counts differ (the store held an empty graph) is the copy begun again from a list
-of the names, read whole, as every copy of that store is from then on. The names cannot be
-taken a slice a commit: pyoxigraph's in-memory ``named_graphs()`` is no snapshot but walks its
-graph map holding a shard of it read-locked, and a commit adding a quad to a graph of that
-shard waits for the lock forever.
+listed, when the copy has replayed the last commit, on the store and on the copy (a count
+inside Oxigraph, ~25 ms at 300,000 graphs), and only should the counts differ is the store's
+list read, in that commit, to add the empty graphs to the copy. Listing them whole when the
+copy began cost that commit 2.2-2.5 s at 300,000 graphs (benchmarks/bench_copy_graphs.py),
+and a world that has taken a single catalog call holds an empty graph (its instance state's,
+the call's intent removed). The names cannot be taken a slice a commit: pyoxigraph's
+in-memory ``named_graphs()`` is no snapshot but walks its graph map holding a shard of it
+read-locked, and a commit adding a quad to a graph of that shard waits for the lock forever.
+An update replayed onto the copy that the copy refuses (``DROP GRAPH`` of a graph it does not
+hold yet, being empty) drops the copy, as one that would write otherwise does.
 """
 
 from __future__ import annotations
@@ -51,35 +53,32 @@ class CopyBehind:
     """A copy of a store under way: what it has taken of the store as it was, and the
     commits landed since, to replay."""
 
-    def __init__(self, store: ox.Store, *, names: bool = False) -> None:
+    def __init__(self, store: ox.Store) -> None:
         self.fresh = ox.Store()
-        self._graphs = list(store.named_graphs()) if names else []  # an emptied one too
-        self._graphs_then = None if names else _graph_count(store)
-        self.names_missed = False  # the store held an empty graph: to begin again, by names
+        self.lost = False  # an update the copy refused: it can no longer follow
+        self._store = store
         self._source = iter(store)
         self._copied = False  # the store as it was, all taken
         self._log: deque[Landed] = deque()
 
     def follow(self, change: Landed) -> bool:
         """Log a commit landed on the store, then copy a slice; whether the copy now holds
-        what the store holds."""
+        what the store holds (false for good once it is :attr:`lost`)."""
         self._log.append(change)
         budget = SLICE + 2 * (1 if isinstance(change, str) else len(change[0]) + len(change[1]))
-        while budget > 0 and self._graphs:
-            self.fresh.add_graph(self._graphs.pop())
-            budget -= 1
-        if not self._copied and budget > 0:
+        if not self._copied:
             taken = list(islice(self._source, budget))
             self.fresh.extend(taken)
             budget -= len(taken)
             self._copied = budget > 0
-            if self._copied and self._graphs_then not in (None, _graph_count(self.fresh)):
-                self.names_missed = True
-                return False
         while budget > 0 and self._copied and self._log:
             entry = self._log.popleft()
             if isinstance(entry, str):
-                self.fresh.update(entry)
+                try:
+                    self.fresh.update(entry)
+                except RuntimeError:  # refused here, landed there: the copy is no longer one
+                    self.lost = True
+                    return False
                 budget -= 1
                 continue
             removed, added = entry
@@ -87,7 +86,13 @@ class CopyBehind:
                 self.fresh.remove(q)
             self.fresh.extend(added)
             budget -= len(removed) + len(added)
-        return self._copied and not self._log and not self._graphs
+        if not self._copied or self._log:
+            return False
+        if _graph_count(self._store) != _graph_count(self.fresh):  # the store's empty graphs
+            for name in self._store.named_graphs():
+                if not self.fresh.contains_named_graph(name):
+                    self.fresh.add_graph(name)
+        return True
 
 
 def _graph_count(store: ox.Store) -> int:

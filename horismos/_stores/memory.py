@@ -8,7 +8,6 @@ in the object, moved by each write's exact delta.
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -22,23 +21,15 @@ from rdflib.term import Node
 from .._bound_plan import bound_first
 from .._digest import ZERO, Digest
 from .._preconditions import Precondition
-from .._sparql_parse import prepare_query, prepare_update
+from .._sparql_parse import prepare_update, thread_query
 from .base import RUNTIME, Change, Conflict, Progress, Quad, ReadAhead, Store, delta_of
 from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
 
 if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query parsed
-    from rdflib.plugins.sparql.sparql import Query, Update
+    from rdflib.plugins.sparql.sparql import Update
 
 __all__ = ["MemoryStore"]
-
-
-@functools.lru_cache(maxsize=256)
-def _prepared(query: str, ns: tuple[tuple[str, str], ...]) -> Query:
-    """The query parsed once: rdflib's parser takes 10-70 ms a query, more than most queries
-    take to answer, and the runtime asks the same few queries again and again (bounded: a
-    query with values written into its text is a query of its own)."""
-    return prepare_query(query, dict(ns))
 
 
 def _update_default_graph_alone(ds: Dataset, update: Update) -> None:
@@ -52,7 +43,9 @@ def _update_default_graph_alone(ds: Dataset, update: Update) -> None:
     from rdflib.plugins.sparql.sparql import QueryContext
 
     for operation in update.algebra:
-        ctx = QueryContext(ds)
+        # no initial bindings, as rdflib's own evalUpdate gives (``{}``): without them a BIND,
+        # an EXISTS, a sub-select or a ``[]`` in a template failed with a TypeError
+        ctx = QueryContext(ds, initBindings={})
         ctx.prologue = operation.prologue
         ctx.graph = ds.default_context
         try:  # evalInsertData, evalModify, evalClear, ...: one for each operation parsed
@@ -92,7 +85,8 @@ class MemoryStore(Store):
         bindings: Mapping[str, Node],
         ns: Mapping[str, str],
     ) -> list[dict[str, Node]]:
-        q = bound_first(_prepared(query, tuple(sorted(ns.items()))), frozenset(bindings))
+        # parsed once per thread (rdflib's parser takes 10-70 ms a query; see thread_query)
+        q = bound_first(thread_query(query, tuple(sorted(ns.items()))), frozenset(bindings))
         init: dict[str, Any] = {Variable(k): v for k, v in bindings.items()}
         rows = self._ds.query(q, initBindings=init)
         return [{str(k): v for k, v in cast(ResultRow, r).asdict().items()} for r in rows]

@@ -669,7 +669,6 @@ class OxigraphStore(Store):
         self._schema_mark = 0  # moved by each write that may change the type rules
         self._churn = Churn()  # in memory: what was removed since the store was copied
         self._behind: CopyBehind | None = None  # in memory: a copy under way, if one is
-        self._copy_by_names = False  # in memory: the store held an empty named graph
         # in memory: the quads it holds, kept by each commit from empty; None when unknown
         # (counting is a pass over the store: 3 s at 3,000,000 quads, inside a step)
         self._live: int | None = 0 if self.path is None else None
@@ -1044,7 +1043,7 @@ class OxigraphStore(Store):
         (:mod:`.churn`), taken behind the commits that follow (:mod:`.copy_behind`)."""
         if self._churn.due(self._held):
             self._churn.reset()
-            self._behind = CopyBehind(self._store, names=self._copy_by_names)
+            self._behind = CopyBehind(self._store)
 
     def _follow_copy(self, behind: CopyBehind, landed: Landed) -> None:
         """The copy under way taken a slice further, after the commit that ``landed``, and
@@ -1056,10 +1055,7 @@ class OxigraphStore(Store):
             return
         if done:
             self._store = behind.fresh
-        elif behind.names_missed:  # begun again, its graphs' names listed: from now on too
-            self._copy_by_names = True
-            self._behind = CopyBehind(self._store, names=True)
-        else:
+        elif not behind.lost:  # else dropped: begun again when due
             self._behind = behind
 
     def _write(self, remove: list[_Encoded], add: list[_Encoded]) -> None:

@@ -1,0 +1,90 @@
+"""A prepared SPARQL query is evaluated by one thread at a time.
+
+rdflib writes the row it is evaluating onto the query's expressions, so one prepared query
+asked by two threads at once gave each thread the other's rows: a memory store's select, a
+precondition and the gate's SPARQL shapes (asked through ``PreparingGraph``) from
+``serve``'s or a catalog's threads. Each test asks the same text from two threads with
+different bindings and checks every answer."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+
+from rdflib import Literal, Namespace
+
+from horismos._preconditions import compile_patterns
+from horismos._sparql_parse import PreparingGraph
+from horismos._stores.memory import MemoryStore
+
+EX = Namespace("http://ex/")
+NS = {"ex": str(EX)}
+ROWS = 600
+FILTERED = "?s ex:v ?v . FILTER(?v > ?lim && STRSTARTS(STR(?s), \"http://ex/\"))"
+
+
+def _both_right(count: Callable[[int], int], rounds: int = 8) -> list[str]:
+    """Two threads each counting rows above their own limit, ``rounds`` times: what was wrong."""
+    wrong: list[str] = []
+
+    def work(lim: int) -> None:
+        for _ in range(rounds):
+            try:
+                got = count(lim)
+            except Exception as e:  # a row another thread cleared under it
+                wrong.append(repr(e))
+                continue
+            if got != ROWS - 1 - lim:
+                wrong.append(f"limit {lim}: {got} rows, not {ROWS - 1 - lim}")
+
+    threads = [threading.Thread(target=work, args=(lim,)) for lim in (50, 450)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # the threads take turns within a query, not between them
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    return wrong
+
+
+def _memory_store() -> MemoryStore:
+    """The store that evaluates queries with rdflib (the others hand them to Oxigraph)."""
+    store = MemoryStore()
+    store.load([(EX[f"s{i}"], EX.v, Literal(i), None) for i in range(ROWS)])
+    return store
+
+
+def test_the_gates_pyshacl_queries_from_two_threads_each_get_their_own_rows() -> None:
+    graph = PreparingGraph()
+    for i in range(ROWS):
+        graph.add((EX[f"s{i}"], EX.v, Literal(i)))
+    text = f"PREFIX ex: <{EX}>\nSELECT ?s WHERE {{ {FILTERED} }}"
+
+    def count(lim: int) -> int:
+        return len(list(graph.query(text, initBindings={"lim": Literal(lim)})))
+
+    assert _both_right(count) == []
+
+
+def test_a_memory_stores_select_from_two_threads_gets_each_its_own_rows() -> None:
+    store = _memory_store()
+    text = f"SELECT ?s WHERE {{ {FILTERED} }}"
+
+    def count(lim: int) -> int:
+        return len(store.select(text, {"lim": Literal(lim)}, NS))
+
+    assert _both_right(count) == []
+
+
+def test_a_precondition_asked_from_two_threads_gets_each_its_own_rows() -> None:
+    store = _memory_store()
+    pre = compile_patterns([FILTERED], NS)
+
+    def count(lim: int) -> int:
+        return len(store.solutions(pre, {"lim": Literal(lim)}))
+
+    assert _both_right(count) == []
