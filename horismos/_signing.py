@@ -94,11 +94,34 @@ class Verifier:
             )
 
 
+_HMAC_LEAST = 16
+"""Bytes an HMAC secret must have: a shorter one is found by trying (an HMAC key of a few
+characters falls to a search of all of them), and then anyone can sign a forged trace."""
+
+
+def _hmac_secret() -> bytes | None:
+    """The HMAC secret from the environment, None when the variable is not set. Set but
+    empty (a secret a deployment failed to fill in) it was taken as unset, and traces were
+    written unsigned without a word; set and short, it was taken."""
+    secret = os.environ.get(HMAC_ENV)
+    if secret is None:
+        return None
+    key = secret.encode()
+    if len(key) < _HMAC_LEAST:
+        said = "empty" if not key else f"{len(key)} bytes"
+        raise UsageError(
+            f"{HMAC_ENV} is set but {said}: give a secret of at least {_HMAC_LEAST} bytes "
+            f"(e.g. python -c 'import secrets; print(secrets.token_hex(32))'), or unset it "
+            "to write traces unsigned"
+        )
+    return key
+
+
 def signer_from_env() -> Signer | None:
     """The key traces are signed with, from the environment; None when none is set."""
-    secret = os.environ.get(HMAC_ENV)
-    if secret:
-        return Signer("hmac-sha256", secret.encode())
+    secret = _hmac_secret()
+    if secret is not None:
+        return Signer("hmac-sha256", secret)
     path = os.environ.get(SIGNING_ENV)
     if path:
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -117,9 +140,9 @@ def signer_from_env() -> Signer | None:
 def verifier_from_env() -> Verifier | None:
     """The key traces are checked with: the HMAC secret, the Ed25519 public key, or the
     public half of the signing key; None when none is set."""
-    secret = os.environ.get(HMAC_ENV)
-    if secret:
-        return Verifier("hmac-sha256", secret.encode())
+    secret = _hmac_secret()
+    if secret is not None:
+        return Verifier("hmac-sha256", secret)
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
     from cryptography.hazmat.primitives.serialization import load_pem_public_key
 

@@ -243,6 +243,21 @@ def test_trace_show_on_a_file_that_is_not_text_is_one_line(tmp_path: Path) -> No
     no_traceback(p)
 
 
+@pytest.mark.parametrize("secret", ["", "short"])
+def test_an_empty_or_short_trace_key_is_refused_before_any_step(
+        counted: Path, secret: str, monkeypatch) -> None:
+    """``HORISMOS_TRACE_HMAC_KEY=`` (a secret a deployment did not fill in) was taken as no
+    key: the trace was written unsigned without a word. A short one was taken, and a key of a
+    few characters is found by trying them all."""
+    monkeypatch.setenv("HORISMOS_TRACE_HMAC_KEY", secret)
+    p = horismos("run", *TRIAGE_RUN, "--tools", "ehr_client.py", "--trace", "t.jsonl",
+                 cwd=counted)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "HORISMOS_TRACE_HMAC_KEY is set but" in p.stderr and "at least 16 bytes" in p.stderr
+    assert not (counted / "calls.txt").exists() and not (counted / "t.jsonl").exists()
+    no_traceback(p)
+
+
 def test_an_ill_typed_literal_in_the_world_is_one_warning_line(counted: Path) -> None:
     (counted / "bad.ttl").write_text(
         '@prefix : <http://example.org/ehr#> .\n'
