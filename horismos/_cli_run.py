@@ -134,7 +134,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     out_format = output_format(args.out) if args.out else None
     writable("--trace", args.trace)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
-    with World.open(args.store) as world:  # an on-disk store is let go however the run ends
+    # a store not made yet is made only to load --world into: else the run would find no
+    # focus in it and leave an empty store behind at what may be a mistyped path
+    with World.open(args.store, create=bool(args.world)) as world:  # let go however it ends
         beside: World | None = world  # what the warnings are held to (run_warnings)
         if args.world:
             load_world(world, args.world)

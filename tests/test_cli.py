@@ -706,6 +706,7 @@ def test_a_new_store_in_a_missing_folder_or_at_a_file_is_refused_and_nothing_mad
                                                 "create it first"),
                        ("notes.txt", "this is a file, and a store is a folder")):
         p = horismos("run", *TRIAGE, *TOOLS, "--focus", ":patient43",
+                     "--world", str(ROOT / "examples" / "triage" / "world.ttl"),
                      "--store", f"{kind}:{path}", cwd=tmp_path)
         no_traceback(p)
         assert p.returncode == 2 and f"error: {kind}:{path}: {said}" in p.stderr, p.stderr
@@ -1067,3 +1068,22 @@ def test_a_blocked_instance_is_told_how_to_be_tried_again(tmp_path: Path) -> Non
     widened = horismos(*run, "--focus", ":p1", "--allow", "ReadOnly,HostStateWrite,ExternalCommit",
                        cwd=tmp_path)
     assert widened.returncode == 0 and short in widened.stdout, widened.stdout + widened.stderr
+
+
+@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
+def test_run_on_a_store_not_made_yet_without_a_world_is_refused_and_makes_none(
+        tmp_path: Path, kind: str) -> None:
+    """``run --store oxigraph:NEW`` with no ``--world`` made an empty store, found no focus in
+    it and failed, leaving the store behind at what may be a mistyped path. With ``--world``
+    a new store is still made, to load it into."""
+    p = horismos("run", *TRIAGE, "--store", f"{kind}:new", "--focus", ":patient42",
+                 cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "no store at" in p.stderr and "horismos load" in p.stderr
+    assert not (tmp_path / "new").exists()
+    no_traceback(p)
+    p = horismos("run", *TRIAGE, "--store", f"{kind}:new", "--focus", ":patient42", "-q",
+                 "--world", str(ROOT / "examples" / "triage" / "world.ttl"), "--tools",
+                 str(ROOT / "examples" / "triage" / "ehr_client.py"), cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (tmp_path / "new").is_dir()
