@@ -47,7 +47,7 @@ def _update_default_graph_alone(ds: Dataset, update: Update) -> None:
         # an EXISTS, a sub-select or a ``[]`` in a template failed with a TypeError
         ctx = QueryContext(ds, initBindings={})
         ctx.prologue = operation.prologue
-        ctx.graph = ds.default_context
+        ctx.graph = ds.graph(DATASET_DEFAULT_GRAPH_ID)  # default_context: deprecated in rdflib 7.6
         try:  # evalInsertData, evalModify, evalClear, ...: one for each operation parsed
             getattr(rdflib_update, f"eval{operation.name}")(ctx, operation)
         except Exception:
