@@ -394,3 +394,26 @@ def test_an_update_the_copy_under_way_refuses_drops_the_copy_and_lands(small_flo
     replace_beds(store, 400, start=n)  # the commit that replays the update onto the copy too
     assert list(store.objects(WARD, BEDS)) == [Literal(n + 400)]
     assert len(graph_names(store)) == 300
+
+
+def test_an_update_reading_which_graphs_there_are_mid_copy_writes_into_the_empty_ones(
+        small_floors) -> None:
+    """An empty graph reached the copy only once it held the rest, so an update replayed
+    onto it meanwhile that reads which graphs there are (``GRAPH ?g {}``) wrote nothing into
+    the empty one there, and that write was lost when the copy took the store's place. The
+    copy now holds every graph the store names before such an update runs."""
+    store = open_store("oxigraph")
+    beds = [(URIRef(f"{EX}bed{n}"), RDF.type, KIND, URIRef(f"{EX}g{n}")) for n in range(300)]
+    store.apply(Change(add=[*beds, (WARD, BEDS, Literal(0), G)]))
+    store.apply(Change(remove=[beds[0]]))  # g0 held empty
+    n = 0
+    while store._behind is None:  # until a copy is under way
+        replace_beds(store, 1, start=n)
+        n += 1
+    first = store._store
+    store.update(f"INSERT {{ GRAPH ?g {{ <{WARD}> <{EX}seen> true }} }} WHERE {{ GRAPH ?g {{}} }}")
+    replace_beds(store, 400, start=n)
+    assert store._store is not first, "the store was never copied"
+    seen = URIRef(f"{EX}seen")
+    assert (WARD, seen, Literal(True), URIRef(f"{EX}g0")) in set(store.quads())
+    assert sum(1 for q in store.quads() if q[1] == seen) == 301  # every graph, g0 too

@@ -26,13 +26,17 @@ and a world that has taken a single catalog call holds an empty graph (its insta
 the call's intent removed). The names cannot be taken a slice a commit: pyoxigraph's
 in-memory ``named_graphs()`` is no snapshot but walks its graph map holding a shard of it
 read-locked, and a commit adding a quad to a graph of that shard waits for the lock forever.
-An update replayed onto the copy that the copy refuses (``DROP GRAPH`` of a graph it does not
-hold yet, being empty) drops the copy, as one that would write otherwise does.
+An update is different: one may read which graphs there are (``GRAPH ?g {}``), so before
+one runs on the store while a copy is under way (rare in memory: the store's own writes are
+commits), the copy is given every graph the store names (:meth:`CopyBehind.hold_graphs`, a
+list read whole in that update), and is replayed on the same graphs. An update replayed onto
+the copy that the copy refuses drops the copy, as one that would write otherwise does.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from itertools import islice
 from typing import cast
 
@@ -60,6 +64,18 @@ class CopyBehind:
         self._source = iter(store)
         self._copied = False  # the store as it was, all taken
         self._log: deque[Landed] = deque()
+
+    def hold_graphs(self, names: Iterable[ox.NamedNode | ox.BlankNode]) -> None:
+        """Hold every graph of ``names`` (the store's, as an update is about to run on it):
+        the update is replayed here later, and one that reads which graphs there are
+        (``GRAPH ?g {}``) must find the empty ones too, or what it writes into them is lost
+        when the copy takes the store's place. A graph a later replayed update makes anew
+        (``CREATE GRAPH``) is then refused here and the copy dropped: never put in place
+        wrong."""
+        fresh = self.fresh
+        for name in names:
+            if not fresh.contains_named_graph(name):
+                fresh.add_graph(name)
 
     def follow(self, change: Landed) -> bool:
         """Log a commit landed on the store, then copy a slice; whether the copy now holds

@@ -1101,6 +1101,8 @@ class OxigraphStore(Store):
                     replayed = pinned(text)
                 except UsageError:  # ... it would write otherwise there (a random value,
                     behind = None  # rows taken in their order: another order there): dropped
+            if behind is not None:  # replayed there on the graphs it names here, empty ones too
+                behind.hold_graphs(self._store.named_graphs())
             self._store.update(replayed)  # the quads held, kept: a few more or fewer
             if not self._on_disk:
                 self._churn.updated()
