@@ -269,23 +269,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _misspelt_command(top: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     """Exit 2 naming the command meant for a misspelt one (``horismos rnu``): argparse lists
     all sixteen and leaves the reader to find it. Options and no command (``horismos
-    --all -q``) are named too. Asking for the help or the version (``-h``, or ``--vers``: argparse
-    takes a prefix of three letters or more) is left to argparse, which answers it."""
-    if any(
+    --all -q``) are named too, unless the help or the version is asked for (``-h``, or
+    ``--vers``: argparse takes a prefix of three letters or more), which argparse answers."""
+    asked = any(
         a == "-h" or (len(a) >= 3 and ("--help".startswith(a) or "--version".startswith(a)))
         for a in argv
-    ):
-        return
+    )
     given = _command_word(argv)
     names = [c.name for c in COMMANDS]
-    if given is None and argv:  # argparse said only "the following arguments are required"
+    if given is None and argv and not asked:  # argparse said only "… arguments are required"
         top.error(
             f"unrecognized arguments: {' '.join(argv)}; name a command first "
             "(horismos --help lists them)"
         )
     if given is None or given in names:
         return
-    close = get_close_matches(given, names, 1)
+    close = get_close_matches(given, names, 1)  # asked for help too: still the command meant
     if close:
         top.error(f"{given!r} is no command: did you mean {close[0]}? (horismos --help lists them)")
 

@@ -166,6 +166,8 @@ def test_a_prefix_of_version_or_help_still_answers_with_no_command(tmp_path: Pat
         assert p.stdout.startswith("usage: horismos "), p.stdout
     p = horismos("--all", "-q", cwd=tmp_path)  # no help asked: still named
     assert p.returncode == 2 and "unrecognized arguments: --all -q; name a command" in p.stderr
+    p = horismos("rnu", "--help", cwd=tmp_path)  # a misspelt command still says the one meant
+    assert p.returncode == 2 and "'rnu' is no command: did you mean run?" in p.stderr, p.stderr
 
 
 def test_a_misspelt_option_is_named_by_its_command_with_the_one_meant(tmp_path: Path) -> None:
