@@ -18,6 +18,7 @@ from ._cli_common import load_world, output_folder, reach, reach_options
 from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._serve import ServedTools
+from ._signing import signer_from_env
 from ._stores import DEFAULT_STORE
 from ._world import World
 
@@ -107,6 +108,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: a TCP port is 1-65535")
+    signer_from_env()  # a bad trace key refused now, not by every call once serving
     if not args.again and not args.run_workflow:
         raise UsageError("--no-again is for --run-workflow: it refuses run_workflow's again")
     if args.trace_dir is not None:  # refused now, not as an internal error on every call

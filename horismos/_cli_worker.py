@@ -18,6 +18,7 @@ from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._policy import allowed
 from ._queue import VISIBILITY, InstanceDriver, celery_app, serve
+from ._signing import signer_from_env
 from ._world import World
 
 __all__ = ["cmd_worker", "worker_arguments"]
@@ -88,6 +89,7 @@ def worker_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_worker(args: argparse.Namespace) -> int:
     """Serve tasks until SIGTERM / Ctrl-C (a task under way is finished first)."""
     allow = allowed(args.allow)  # before the worker says it is taking tasks
+    signer_from_env()  # as a bad trace key: refused now, not by every task taken
     if args.allow_module:
         cwd_importable()
     if args.concurrency < 1:

@@ -256,6 +256,9 @@ def test_an_empty_or_short_trace_key_is_refused_before_any_step(
     assert "HORISMOS_TRACE_HMAC_KEY is set but" in p.stderr and "at least 16 bytes" in p.stderr
     assert not (counted / "calls.txt").exists() and not (counted / "t.jsonl").exists()
     no_traceback(p)
+    p = horismos("serve", *TRIAGE_FILES, "--tools", "ehr_client.py", cwd=counted)
+    assert p.returncode == 2 and "HORISMOS_TRACE_HMAC_KEY is set but" in p.stderr, p.stderr
+    no_traceback(p)  # refused as it starts, not by every call once serving
 
 
 def test_an_ill_typed_literal_in_the_world_is_one_warning_line(counted: Path) -> None:
