@@ -66,12 +66,12 @@ class CopyBehind:
         self._log: deque[Landed] = deque()
 
     def hold_graphs(self, names: Iterable[ox.NamedNode | ox.BlankNode]) -> None:
-        """Hold every graph of ``names`` (the store's, as an update is about to run on it):
-        the update is replayed here later, and one that reads which graphs there are
-        (``GRAPH ?g {}``) must find the empty ones too, or what it writes into them is lost
-        when the copy takes the store's place. A graph a later replayed update makes anew
-        (``CREATE GRAPH``) is then refused here and the copy dropped: never put in place
-        wrong."""
+        """Hold every graph of ``names`` (the store's: as an update is about to run on it,
+        and, should the counts differ, as the copy ends). The update is replayed here later,
+        and one that reads which graphs there are (``GRAPH ?g {}``) must find the empty ones
+        too, or what it writes into them is lost when the copy takes the store's place. A
+        graph a later replayed update makes anew (``CREATE GRAPH``) is then refused here and
+        the copy dropped: never put in place wrong."""
         fresh = self.fresh
         for name in names:
             if not fresh.contains_named_graph(name):
@@ -105,9 +105,7 @@ class CopyBehind:
         if not self._copied or self._log:
             return False
         if _graph_count(self._store) != _graph_count(self.fresh):  # the store's empty graphs
-            for name in self._store.named_graphs():
-                if not self.fresh.contains_named_graph(name):
-                    self.fresh.add_graph(name)
+            self.hold_graphs(self._store.named_graphs())
         return True
 
 
