@@ -377,10 +377,9 @@ def test_a_copy_lists_the_graph_names_only_when_a_graph_is_held_empty(small_floo
     assert list(store.objects(WARD, BEDS)) == [Literal(800)]
 
 
-def test_an_update_the_copy_under_way_refuses_drops_the_copy_and_lands(small_floors) -> None:
-    """An empty graph reaches the copy only when it holds the rest, so a ``DROP GRAPH`` of
-    one replayed onto it meanwhile was refused there, and the commit that replayed it raised
-    though it had landed. The copy is now dropped, and begun again when due."""
+def _copying_with_an_empty_graph():  # type: ignore[no-untyped-def]
+    """A store of 300 one-quad graphs, ``g0`` held empty, with a copy under way; and the
+    ward's free-bed count, as :func:`replace_beds` left it."""
     store = open_store("oxigraph")
     beds = [(URIRef(f"{EX}bed{n}"), RDF.type, KIND, URIRef(f"{EX}g{n}")) for n in range(300)]
     store.apply(Change(add=[*beds, (WARD, BEDS, Literal(0), G)]))
@@ -389,6 +388,14 @@ def test_an_update_the_copy_under_way_refuses_drops_the_copy_and_lands(small_flo
     while store._behind is None:  # until a copy is under way
         replace_beds(store, 1, start=n)
         n += 1
+    return store, n
+
+
+def test_an_update_the_copy_under_way_refuses_drops_the_copy_and_lands(small_floors) -> None:
+    """An empty graph reaches the copy only when it holds the rest, so a ``DROP GRAPH`` of
+    one replayed onto it meanwhile was refused there, and the commit that replayed it raised
+    though it had landed. The copy is now dropped, and begun again when due."""
+    store, n = _copying_with_an_empty_graph()
     store.update(f"DROP GRAPH <{EX}g0>")
     assert f"{EX}g0" not in graph_names(store)
     replace_beds(store, 400, start=n)  # the commit that replays the update onto the copy too
@@ -402,14 +409,7 @@ def test_an_update_reading_which_graphs_there_are_mid_copy_writes_into_the_empty
     onto it meanwhile that reads which graphs there are (``GRAPH ?g {}``) wrote nothing into
     the empty one there, and that write was lost when the copy took the store's place. The
     copy now holds every graph the store names before such an update runs."""
-    store = open_store("oxigraph")
-    beds = [(URIRef(f"{EX}bed{n}"), RDF.type, KIND, URIRef(f"{EX}g{n}")) for n in range(300)]
-    store.apply(Change(add=[*beds, (WARD, BEDS, Literal(0), G)]))
-    store.apply(Change(remove=[beds[0]]))  # g0 held empty
-    n = 0
-    while store._behind is None:  # until a copy is under way
-        replace_beds(store, 1, start=n)
-        n += 1
+    store, n = _copying_with_an_empty_graph()
     first = store._store
     store.update(f"INSERT {{ GRAPH ?g {{ <{WARD}> <{EX}seen> true }} }} WHERE {{ GRAPH ?g {{}} }}")
     replace_beds(store, 400, start=n)
