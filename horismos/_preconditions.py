@@ -330,11 +330,18 @@ def _bound_calls(
     if getattr(called, "name", None) == "Builtin_BOUND" and isinstance(called.arg, Variable):
         negated = called is not expr
         return [(str(called.arg), negated, enough if negated else needed)]
+    return [c for v, *inner in _operands(expr, needed, enough) for c in _bound_calls(v, *inner)]
+
+
+def _operands(expr: CompValue, needed: bool, enough: bool) -> list[tuple[Any, bool, bool]]:
+    """``expr``'s operands, each with whether it is needed (the FILTER holds only if it does:
+    reached through ``&&`` alone) and enough (it holds whenever it does: through ``||``
+    alone), ``expr`` being needed and enough as given: how a FILTER's parts are walked."""
     inner = (
         needed and expr.name == "ConditionalAndExpression",
         enough and expr.name == "ConditionalOrExpression",
     )
-    return [c for k, v in expr.items() if not k.startswith("_") for c in _bound_calls(v, *inner)]
+    return [(v, *inner) for k, v in expr.items() if not k.startswith("_")]
 
 
 def _filters(node: Any) -> list[tuple[CompValue, frozenset[str]]]:
@@ -509,11 +516,7 @@ def _comparisons(expr: Any, needed: bool = True, enough: bool = True) -> list[_C
         return [c for e in expr for c in _comparisons(e, needed, enough)]
     if not isinstance(expr, CompValue) or expr.name in _NOT_READ:
         return []
-    inner = (
-        needed and expr.name == "ConditionalAndExpression",
-        enough and expr.name == "ConditionalOrExpression",
-    )
-    found = [c for k, v in expr.items() if not k.startswith("_") for c in _comparisons(v, *inner)]
+    found = [c for v, *inner in _operands(expr, needed, enough) for c in _comparisons(v, *inner)]
     in_list = None
     if expr.name == "Builtin_sameTerm":
         op, a, b = "=", expr.get("arg1"), expr.get("arg2")
