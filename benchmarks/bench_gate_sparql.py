@@ -1,6 +1,7 @@
 """What a catalog call costs when its gate hands pyshacl a SPARQL-based shape.
 
-    python benchmarks/bench_gate_sparql.py [--calls 100] [--rounds 3] [--before PATH]
+    python benchmarks/bench_gate_sparql.py [--calls 100] [--rounds 3] [--new-thread]
+                                           [--before PATH]
 
 A tool writes a patient's doctor; a node shape judges the doctor with ``sh:sparql`` (an
 aggregate, a ``FILTER NOT EXISTS``): a shape the compiled engine leaves to pyshacl, which
@@ -8,8 +9,11 @@ queries its data graph with the constraint's text. rdflib parsed that text on ev
 (and outside the parse lock); the gate's graphs now prepare it once (``_sparql_parse``).
 
 Printed: the median ms per call on a memory world over ``--rounds`` rounds of ``--calls``
-calls. ``--before PATH``: the horismos package of PATH too, measured in the same process,
-alternating (``before.py``). Run it with ``PYTHONPATH`` set to the tree.
+calls. ``--new-thread``: each call made
+from a thread of its own that ends after it, as a server starting a thread per request makes
+them (``_sparql_parse``: a thread's prepared queries are handed on when it ends, not parsed
+again by the next). ``--before PATH``: the horismos package of PATH too, measured in the same
+process, alternating (``before.py``). Run it with ``PYTHONPATH`` set to the tree.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import importlib
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -75,14 +80,27 @@ def world_of(package: str, patients: int, folder: Path) -> tuple[Any, Any]:
     return horismos.Agent.from_files(defs, tools={"file": file}), horismos.World.from_files(data)
 
 
-def per_call(agent: Any, world: Any, patients: range) -> float:
-    """The median ms of a call of t.file on each of ``patients``."""
+def per_call(agent: Any, world: Any, patients: range, new_thread: bool = False) -> float:
+    """The median ms of a call of t.file on each of ``patients`` (``new_thread``: each from a
+    thread started for it, joined before the next)."""
     times = []
     for i in patients:
+        results: list[Any] = []
+
+        def call(i: int = i, results: list[Any] = results) -> None:
+            results.append(
+                agent.catalog.call("t.file", {"patient": f":p{i}"}, world, allow=ALLOW)
+            )
+
         t0 = time.perf_counter()
-        result = agent.catalog.call("t.file", {"patient": f":p{i}"}, world, allow=ALLOW)
+        if new_thread:
+            thread = threading.Thread(target=call)
+            thread.start()
+            thread.join()
+        else:
+            call()
         times.append(time.perf_counter() - t0)
-        assert result.status == "completed", result.receipt()
+        assert results and results[0].status == "completed", results
     return statistics.median(times) * 1e3
 
 
@@ -90,6 +108,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--new-thread", action="store_true")
     ap.add_argument("--before", type=Path)
     args = ap.parse_args()
     packages = ["horismos"] + ([before_package(args.before)] if args.before else [])
@@ -103,7 +122,7 @@ def main() -> None:
             for p in packages:  # alternating: the same load for before and after
                 agent, world = worlds[p]
                 calls = range(r * args.calls, (r + 1) * args.calls)
-                figures[p].append(per_call(agent, world, calls))
+                figures[p].append(per_call(agent, world, calls, args.new_thread))
     for p, values in figures.items():
         name = "this tree" if p == "horismos" else "before"
         print(f"{name:10} {statistics.median(values):8.2f} ms/call  (rounds: "

@@ -26,9 +26,11 @@ anyway: the lock costs them nothing but the order.
 from __future__ import annotations
 
 import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Mapping
-from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Any, cast
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from rdflib import Graph
 
@@ -100,23 +102,68 @@ class PreparingGraph(Graph):
 
 _own = threading.local()
 """Each thread's prepared queries (:func:`thread_query`)."""
+_HELD = 256  # prepared queries a thread keeps
+_SPARE_EACH = 8  # queries of ended threads kept per text: as many threads as end at once
+_SPARE_TEXTS = 1024
+
+_spare: dict[tuple[str, tuple[tuple[str, Any], ...]], list[Query]] = {}
+"""The prepared queries of threads that have ended, by text and prefixes, for the threads
+started after them: each is evaluated by one live thread at a time, as :func:`thread_query`
+needs, and a server starting a thread per request parses each text a few times, not on every
+request (~50 ms a call, 13x a pooled thread's, in ``bench_gate_sparql.py --new-thread``)."""
+_spare_lock = threading.Lock()
+
+
+class _Ending:
+    """Kept in a thread's local data beside its prepared queries, and nowhere else: freed
+    when the thread ends, when it hands them on (:func:`_hand_on`). Never held by a frame of
+    :func:`thread_query`: the exceptions rdflib's parser raises and keeps would keep that
+    frame, and so it, until the collector ran."""
+
+    __slots__ = ("__weakref__",)
+
+
+def _hand_on(queries: OrderedDict[tuple[str, tuple[tuple[str, Any], ...]], Query]) -> None:
+    """An ended thread's ``queries`` made spare: no thread evaluates them any more."""
+    with _spare_lock:
+        for key, query in queries.items():
+            spare = _spare.get(key)
+            if spare is None:
+                if len(_spare) >= _SPARE_TEXTS:
+                    continue
+                spare = _spare[key] = []
+            if len(spare) < _SPARE_EACH:
+                spare.append(query)
 
 
 def thread_query(text: str, ns: tuple[tuple[str, Any], ...]) -> Query:
-    """``text`` prepared with the prefixes ``ns``, once per thread (256 texts a thread): a
-    query the same thread asks again is not parsed again, and no prepared query is ever
-    evaluated by two threads. rdflib evaluates an expression by writing the row it is on onto
-    the expression itself (``Expr.eval`` sets its ``ctx``, then clears it), so one query
-    evaluated by two threads at once gave each the other's rows: wrong counts, and a gate's
-    verdict another call's (29 of 40 in a two-thread reproduction)."""
-    prepared = getattr(_own, "prepared", None)
-    if prepared is None:
-        prepared = _own.prepared = lru_cache(maxsize=256)(_prepare_with)
-    return cast("Query", prepared(text, ns))
-
-
-def _prepare_with(text: str, ns: tuple[tuple[str, Any], ...]) -> Query:
-    return prepare_query(text, dict(ns))
+    """``text`` prepared with the prefixes ``ns``, once per thread (256 texts a thread), or
+    taken over from a thread that has ended: a query the same thread asks again is not parsed
+    again, and no prepared query is ever evaluated by two threads. rdflib evaluates an
+    expression by writing the row it is on onto the expression itself (``Expr.eval`` sets its
+    ``ctx``, then clears it), so one query evaluated by two threads at once gave each the
+    other's rows: wrong counts, and a gate's verdict another call's (29 of 40 in a two-thread
+    reproduction)."""
+    queries: OrderedDict[tuple[str, tuple[tuple[str, Any], ...]], Query] | None
+    queries = getattr(_own, "queries", None)
+    if queries is None:
+        queries = _own.queries = OrderedDict()
+        _own.ending = _Ending()
+        weakref.finalize(_own.ending, _hand_on, queries)
+    key = (text, ns)
+    query = queries.get(key)
+    if query is not None:
+        queries.move_to_end(key)
+        return query
+    with _spare_lock:
+        spare = _spare.get(key)
+        query = spare.pop() if spare else None
+    if query is None:
+        query = prepare_query(text, dict(ns))
+    queries[key] = query
+    if len(queries) > _HELD:
+        queries.popitem(last=False)
+    return query
 
 
 @cache

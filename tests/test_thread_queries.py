@@ -15,7 +15,7 @@ from collections.abc import Callable
 from rdflib import Literal, Namespace
 
 from horismos._preconditions import compile_patterns
-from horismos._sparql_parse import PreparingGraph
+from horismos._sparql_parse import PreparingGraph, thread_query
 from horismos._stores.memory import MemoryStore
 
 EX = Namespace("http://ex/")
@@ -88,3 +88,63 @@ def test_a_precondition_asked_from_two_threads_gets_each_its_own_rows() -> None:
         return len(store.solutions(pre, {"lim": Literal(lim)}))
 
     assert _both_right(count) == []
+
+
+def _in_a_thread(work: Callable[[], object]) -> object:
+    """``work()`` on a thread of its own, which has ended when this returns."""
+    got: list[object] = []
+    thread = threading.Thread(target=lambda: got.append(work()))
+    thread.start()
+    thread.join()
+    return got[0]
+
+
+def test_a_thread_started_after_another_ended_takes_over_its_prepared_query() -> None:
+    # a server starting a thread per request parsed every text again on every request
+    text = f"PREFIX ex: <{EX}>\nSELECT ?s WHERE {{ {FILTERED} }} # handed on"
+    first = _in_a_thread(lambda: thread_query(text, ()))
+    assert _in_a_thread(lambda: thread_query(text, ())) is first
+
+
+def test_a_prepared_query_is_not_handed_to_another_thread_while_its_own_lives() -> None:
+    text = f"PREFIX ex: <{EX}>\nSELECT ?s WHERE {{ {FILTERED} }} # kept"
+    asked, done = threading.Event(), threading.Event()
+    held: list[object] = []
+
+    def holder() -> None:
+        held.append(thread_query(text, ()))
+        asked.set()
+        done.wait()
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    try:
+        asked.wait()
+        assert _in_a_thread(lambda: thread_query(text, ())) is not held[0]
+    finally:
+        done.set()
+        thread.join()
+
+
+def test_threads_started_per_request_each_get_their_own_rows() -> None:
+    store = _memory_store()
+    text = f"SELECT ?s WHERE {{ {FILTERED} }}"
+    wrong: list[str] = []
+
+    def count(lim: int) -> None:
+        got = len(store.select(text, {"lim": Literal(lim)}, NS))
+        if got != ROWS - 1 - lim:
+            wrong.append(f"limit {lim}: {got} rows, not {ROWS - 1 - lim}")
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        for _ in range(8):  # two requests at once, each on a thread that then ends
+            threads = [threading.Thread(target=count, args=(lim,)) for lim in (50, 450)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert wrong == []
