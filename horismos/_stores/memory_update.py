@@ -83,8 +83,10 @@ def run_update(ds: Dataset, update: Update) -> None:
             except _Refused:
                 if not operation.silent:
                     raise
-    except Exception as e:
+    except BaseException as e:
         writes.undo()
+        if not isinstance(e, Exception):
+            raise  # a Ctrl-C: nothing written, and let through
         raise StoreError(f"the update was refused, and wrote nothing: {e}") from None
 
 
@@ -212,7 +214,7 @@ def _run(writes: _Writes, op: CompValue) -> None:
         template = (op.triples or [], op.quads or {})
         rows = _solutions(writes, op, _where_of(template), using=None, with_graph=None)
         _write(writes, writes.default, (q for r in rows for q in _filled(template, r, {})), ())
-    elif name == "Modify":
+    else:  # Modify: the names rdflib's parser gives are these (LOAD refused when parsed)
         with_graph = op.withClause
         rows = _solutions(writes, op, op.where, op.using, with_graph)
         target = writes.graph(with_graph) if with_graph is not None else writes.default
@@ -224,8 +226,6 @@ def _run(writes: _Writes, op: CompValue) -> None:
             [q for r in rows for q in _filled(delete, r, {})],
             [q for r in rows for q in _filled(insert, r, {})],
         )
-    else:
-        raise _Refused(f"unknown update operation {name}")
 
 
 def _clear_or_drop(writes: _Writes, target: Any, *, drop: bool, silent: bool = False) -> None:
