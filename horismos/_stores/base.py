@@ -16,7 +16,8 @@ world: ``quads`` and ``dataset`` leave them out, so digests and snapshots never 
   its instance's ``horis:version``.
 - ``load`` adds quads; ``load_file`` parses a Turtle, N-Triples, N-Quads or TriG file
   straight into the store and returns how many quads it read.
-- ``update`` runs a SPARQL 1.1 Update as one transaction (claims and leases use it).
+- ``update`` runs a SPARQL 1.1 Update as one transaction (claims and leases use it): all of
+  its operations land, or none, and a refused one raises :class:`StoreError`.
 - ``quads`` lists what is stored, for snapshots; ``lines`` the same as N-Quads lines;
   ``dataset`` is an rdflib view of it (a copy for stores that are not rdflib).
 - ``digest`` is the :class:`~horismos._digest.Digest` of what ``quads`` yields, kept up to date

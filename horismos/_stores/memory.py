@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from rdflib import Dataset, Graph, URIRef, Variable
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
@@ -21,38 +21,13 @@ from rdflib.term import Node
 from .._bound_plan import bound_first
 from .._digest import ZERO, Digest
 from .._preconditions import Precondition
-from .._sparql_parse import prepare_update, thread_query
+from .._sparql_parse import thread_query
 from .base import RUNTIME, Change, Conflict, Progress, Quad, ReadAhead, Store, delta_of
+from .memory_update import parse_update, run_update
 from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
 
-if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query parsed
-    from rdflib.plugins.sparql.sparql import Update
-
 __all__ = ["MemoryStore"]
-
-
-def _update_default_graph_alone(ds: Dataset, update: Update) -> None:
-    """``update`` run as rdflib's ``evalUpdate`` runs it, an operation at a time, but with the
-    default graph alone as its default graph, as on Oxigraph: rdflib takes the union of every
-    graph there (``SPARQL_DEFAULT_GRAPH_UNION``, process-wide, which the queries need), and an
-    update then failed to insert into it (``INSERT DATA``, ``ADD DEFAULT``), deleted from and
-    cleared every graph (``DELETE DATA``, ``DELETE WHERE``, ``CLEAR DEFAULT``, ``COPY`` and
-    ``MOVE`` to it) and read every graph's quads as the default graph's."""
-    from rdflib.plugins.sparql import update as rdflib_update
-    from rdflib.plugins.sparql.sparql import QueryContext
-
-    for operation in update.algebra:
-        # no initial bindings, as rdflib's own evalUpdate gives (``{}``): without them a BIND,
-        # an EXISTS, a sub-select or a ``[]`` in a template failed with a TypeError
-        ctx = QueryContext(ds, initBindings={})
-        ctx.prologue = operation.prologue
-        ctx.graph = ds.graph(DATASET_DEFAULT_GRAPH_ID)  # default_context: deprecated in rdflib 7.6
-        try:  # evalInsertData, evalModify, evalClear, ...: one for each operation parsed
-            getattr(rdflib_update, f"eval{operation.name}")(ctx, operation)
-        except Exception:
-            if not operation.silent:
-                raise
 
 
 class MemoryStore(Store):
@@ -138,9 +113,10 @@ class MemoryStore(Store):
             return delta
 
     def update(self, text: str) -> None:
-        prepared = prepare_update(text)  # before the store's lock: the parse takes its own
+        """As on Oxigraph, and all or nothing (:mod:`.memory_update`)."""
+        prepared = parse_update(text)  # before the store's lock: the parse takes its own
         with self._lock:
-            _update_default_graph_alone(self._ds, prepared)
+            run_update(self._ds, prepared)
 
     def load(self, quads: Iterable[Quad]) -> None:
         self.apply(Change(add=skolemise(list(quads))))

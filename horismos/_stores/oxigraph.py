@@ -61,6 +61,7 @@ from .base import (
     QueryRefused,
     ReadAhead,
     Store,
+    StoreError,
     nt_text,
 )
 from .bound import with_iris
@@ -1103,7 +1104,10 @@ class OxigraphStore(Store):
                     behind = None  # rows taken in their order: another order there): dropped
             if behind is not None:  # replayed there on the graphs it names here, empty ones too
                 behind.hold_graphs(self._store.named_graphs())
-            self._store.update(replayed)  # the quads held, kept: a few more or fewer
+            try:  # the quads held, kept: a few more or fewer
+                self._store.update(replayed)
+            except (SyntaxError, RuntimeError, OSError) as e:  # as every store says it
+                raise StoreError(f"the update was refused, and wrote nothing: {e}") from None
             if not self._on_disk:
                 self._churn.updated()
                 if behind is not None:

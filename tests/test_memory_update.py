@@ -1,0 +1,193 @@
+"""A SPARQL update leaves the ``memory`` store (rdflib) as it leaves Oxigraph, the reference,
+and a real ``oxigraph serve``: the same update on the same quads, then the same quads and
+named graphs after, or the same typed error and nothing written (all operations or none).
+
+Each row failed on rdflib's own update evaluator: it kept what the operations before a failing
+one wrote, fetched a ``USING`` graph's IRI, deleted nothing for ``DELETE WHERE { GRAPH ?g …}``,
+took a relative IRI with no ``BASE`` and a second ``BASE`` after ``;``, cleared or moved graphs
+that do not exist, did not ``CREATE GRAPH``, wrote into a blank-node graph, deleted what it had
+just inserted, and kept ``_:b`` and ``"1.50"^^xsd:decimal`` as written.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from rdflib import BNode, Literal, URIRef
+
+from horismos import StoreError, UsageError
+from horismos._stores import RUNTIME, Change, Store, open_store
+
+E = "http://e/"
+
+
+def _u(name: str) -> URIRef:
+    return URIRef(E + name)
+
+
+SEED = [(_u("a"), _u("p"), Literal(1), None), (_u("a"), _u("p"), Literal(2), _u("g")),
+        (_u("b"), _u("p"), Literal(3), _u("h")), (_u("c"), _u("q"), _u("a"), None)]
+
+P = "PREFIX : <http://e/> "
+UPDATES = [
+    # one update, one transaction: a later operation refused, nothing of the first stays
+    P + "INSERT DATA { :x :p 9 } ; CREATE GRAPH :g",
+    P + "INSERT { :x :r ?o } WHERE { GRAPH :g { ?s ?p ?o } } ; DROP GRAPH :nope",
+    P + "DELETE WHERE { ?s ?p ?o } ; MOVE :nope TO :h",
+    # USING, USING NAMED, WITH: graphs of the store's own dataset
+    P + "INSERT { ?s :r ?o } USING :g WHERE { ?s ?p ?o }",
+    P + "INSERT { ?s :r ?o } USING :g USING :h WHERE { ?s ?p ?o }",
+    P + "INSERT { ?s :r ?o } USING NAMED :g WHERE { GRAPH ?g { ?s ?p ?o } }",
+    P + "INSERT { ?s :r ?o } USING :g WHERE { GRAPH ?g { ?s ?p ?o } }",
+    P + "INSERT { ?s :r ?o } USING :nope WHERE { ?s ?p ?o }",
+    P + "WITH :g DELETE { ?s ?p ?o } WHERE { ?s ?p ?o }",
+    P + "WITH :g INSERT { ?s :r ?o } WHERE { ?s ?p ?o }",
+    P + "WITH :g DELETE { ?s ?p ?o } USING :h WHERE { ?s ?p ?o }",
+    # DELETE WHERE over named graphs
+    "DELETE WHERE { GRAPH ?g { ?s ?p ?o } }",
+    P + "DELETE WHERE { ?s :q ?x . GRAPH ?g { ?x :p ?o } }",
+    # BASE
+    "BASE <http://e/d/> INSERT DATA { <x> <p> <../y> }",
+    "BASE <http://e/> INSERT DATA { <x> <p> 1 } ; INSERT DATA { <z> <p> 2 }",
+    "BASE <http://e/> INSERT DATA { <x> <p> 1 } ; BASE <http://f/> INSERT DATA { <z> <p> 2 }",
+    "INSERT DATA { <x> <http://e/p> 1 }",
+    "BASE <http://e/> PREFIX k: <k/> INSERT DATA { k:x <p> 1 }",
+    "INSERT { <http://e/x> <http://e/p> ?o } WHERE { BIND(IRI('rel') AS ?o) }",
+    # graph management
+    "CLEAR DEFAULT", "CLEAR NAMED", "CLEAR ALL", "DROP DEFAULT", "DROP NAMED", "DROP ALL",
+    P + "CLEAR GRAPH :nope", P + "DROP GRAPH :nope", P + "DROP SILENT GRAPH :nope",
+    P + "CREATE GRAPH :g", P + "CREATE SILENT GRAPH :g", P + "CREATE GRAPH :new",
+    P + "COPY :g TO :h", P + "MOVE :g TO :h", P + "ADD :g TO :h", P + "COPY :g TO :new",
+    P + "COPY DEFAULT TO :h", P + "MOVE DEFAULT TO :h", P + "ADD DEFAULT TO :h",
+    P + "MOVE :g TO DEFAULT", P + "COPY :g TO :g", P + "MOVE :g TO :g",
+    P + "COPY :nope TO :h", P + "MOVE :nope TO :h", P + "MOVE SILENT :nope TO :h",
+    P + "ADD :nope TO :h",
+    # templates
+    P + "INSERT { GRAPH ?g { ?s :r 1 } } WHERE { GRAPH ?g { ?s ?p ?o } }",
+    P + "INSERT { GRAPH ?g { ?s :r 1 } } WHERE { ?s ?p ?o OPTIONAL { GRAPH ?g { ?s ?x ?y } } }",
+    P + "INSERT { :z :n ?g } WHERE { GRAPH ?g { } }",
+    P + "DELETE { ?s :p ?o } INSERT { ?s :p ?n } WHERE { ?s :p ?o BIND(?o + 1 AS ?n) }",
+    P + "INSERT DATA { :a :p 2 } ; "  # a swap: what one row inserts, the other deletes
+        "DELETE { ?s :p ?o } INSERT { ?s :p ?n } WHERE { ?s :p ?o BIND(3 - ?o AS ?n) }",
+    P + "DELETE { GRAPH ?g { ?s :p ?o } } INSERT { GRAPH ?g { ?s :p ?n } } "
+        "WHERE { GRAPH ?g { ?s :p ?o } BIND(?o + 1 AS ?n) }",
+    P + "INSERT { ?s :n ?c } WHERE { SELECT ?s (COUNT(*) AS ?c) WHERE { ?s ?p ?o } GROUP BY ?s }",
+    # blank nodes, literals, variables
+    P + "INSERT DATA { _:b :p _:b . _:c :p _:b }",
+    P + "INSERT DATA { _:b :p 1 } ; INSERT DATA { _:b :p 2 }",
+    P + "INSERT { _:b :of ?s } WHERE { ?s :p ?o }",
+    P + "INSERT DATA { GRAPH :g { :a :p '1.50'^^<http://www.w3.org/2001/XMLSchema#decimal> } }",
+    P + "DELETE DATA { :a :p '1.0'^^<http://www.w3.org/2001/XMLSchema#decimal> }",
+    P + "INSERT DATA { :a :p 'X'@EN }",
+    P + "INSERT DATA { :a :p ?x }",
+    "not an update",
+]
+
+
+SERVER_DIFFERS = {
+    "INSERT DATA { <x> <http://e/p> 1 }",  # a relative IRI: resolved against the server's URL
+    "INSERT { <http://e/x> <http://e/p> ?o } WHERE { BIND(IRI('rel') AS ?o) }",  # the same
+    "CLEAR ALL",  # oxigraph serve drops the named graphs; pyoxigraph keeps them, empty
+    P + "INSERT { :z :n ?g } WHERE { GRAPH ?g { } }",  # the server's digest graph is one
+}
+"""Where a real server differs from pyoxigraph: memory is then held to pyoxigraph alone."""
+
+
+@pytest.fixture
+def stores(oxigraph_pool) -> Iterator[list[Store]]:
+    """The memory store, the in-memory Oxigraph store and a real server, each holding SEED."""
+    made = [open_store("memory"), open_store("oxigraph"), open_store(oxigraph_pool.fresh())]
+    for store in made:
+        store.apply(Change(add=list(SEED)))
+    yield made
+    for store in made:
+        store.close()
+    oxigraph_pool.release()
+
+
+def _held(store: Store) -> tuple[list[tuple[str, ...]], set[str]]:
+    """The quads (blank nodes as ``_``, their labels differ by store) and named graphs."""
+    quads = sorted(tuple("_" if isinstance(t, BNode) else str(t) for t in q) for q in
+                   store.quads())
+    graphs = {str(r["g"]) for r in store.select("SELECT ?g WHERE { GRAPH ?g { } }", {}, {})}
+    return quads, {g for g in graphs if not g.startswith(RUNTIME)}
+
+
+def _ran(store: Store, text: str) -> type[Exception] | None:
+    try:
+        store.update(text)
+    except StoreError as e:
+        return type(e)
+    return None
+
+
+@pytest.mark.parametrize("text", UPDATES)
+def test_an_update_writes_on_memory_what_it_writes_on_oxigraph(stores, text):
+    before = [_held(s) for s in stores]
+    digests = [s.digest() for s in stores]
+    errors = [_ran(s, text) for s in stores]
+    after = [_held(s) for s in stores]
+    if text in SERVER_DIFFERS:
+        errors, after, before = errors[:2], after[:2], before[:2]
+        stores, digests = stores[:2], digests[:2]
+    assert errors[0] == errors[1] == errors[-1]
+    assert after[0] == after[1] == after[-1]
+    if errors[0] is not None:  # refused: nothing written, the digest where it was
+        assert after == before
+        assert [s.digest() for s in stores] == digests
+        assert [s.recompute_digest() for s in stores] == digests
+
+
+def test_load_and_service_are_refused_and_using_fetches_nothing(stores):
+    """rdflib fetched a USING graph's IRI, and a LOAD's or a SERVICE's, from the network:
+    here a real server on 127.0.0.1 serves Turtle at it and counts what it is asked."""
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            body = b"<http://e/from> <http://e/the> <http://e/network> ."
+            self.send_response(200)
+            self.send_header("Content-Type", "text/turtle")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/g.ttl"
+    memory, oxigraph = stores[0], stores[1]
+    try:
+        using = f"INSERT {{ ?s <http://e/r> ?o }} USING <{url}> WHERE {{ ?s ?p ?o }}"
+        memory.update(using)
+        oxigraph.update(using)
+        assert _held(memory) == _held(oxigraph) == _held(stores[2])
+        before = _held(memory)
+        for text in (f"LOAD <{url}>", f"LOAD SILENT <{url}> INTO GRAPH <http://e/l>",
+                     f"INSERT {{ ?s ?p ?o }} WHERE {{ SERVICE <{url}> {{ ?s ?p ?o }} }}"):
+            with pytest.raises(UsageError, match=r"fetches nothing.*horismos load"):
+                memory.update(text)
+        assert _held(memory) == before
+        assert asked == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_relative_base_after_another_is_refused_on_memory_not_misread(stores):
+    """rdflib does not resolve a relative BASE against the one before (Oxigraph does): its IRIs
+    stayed relative (``b/x``)."""
+    text = "BASE <http://e/a/> BASE <b/> INSERT DATA { <x> <p> 1 }"
+    stores[1].update(text)
+    assert (URIRef("http://e/a/b/x"), URIRef("http://e/a/b/p"), Literal(1), None) in set(
+        stores[1].quads())
+    before = _held(stores[0])
+    with pytest.raises(UsageError, match=r"relative BASE.*oxigraph store"):
+        stores[0].update(text)
+    assert _held(stores[0]) == before
