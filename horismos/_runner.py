@@ -366,9 +366,9 @@ class Runner:
         is held to the host policy first, as an HTTP binding is."""
         hosts = hosts_of(self.registry)
         for step in self.prechecks.proposals(workflow):
-            refused = refused_model(step, hosts, self.defs.name(step.iri))
-            if refused is not None:
-                raise refused
+            unasked = refused_model(step, hosts, self.defs.name(step.iri))
+            if unasked is not None:
+                raise unasked
         for tool in self.prechecks.tools(workflow):
             known = self.prechecks.fitting(tool, self.registry)
             if known is not None:
