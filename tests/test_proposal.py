@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rdflib import Namespace, URIRef
@@ -493,4 +494,41 @@ def test_every_cli_lane_holds_the_model_to_the_allowed_hosts(tmp_path) -> None:
             assert server.requests == [], lane[0]
         woken = horismos("wake", "trip.ttl", *store, *tools, "--allow-host", "127.0.0.1")
         assert woken.returncode == 0, woken.stdout + woken.stderr
+        assert len(server.requests) == 1
+
+
+def test_serve_run_workflow_holds_the_model_to_the_allowed_hosts(tmp_path) -> None:
+    """``serve --run-workflow --allow-host`` drives a proposal step for an agent: a model
+    outside the allowed hosts gets no request, and the agent is told why; allowed, it is
+    asked."""
+    import asyncio
+    import os
+    import sys
+
+    from mcp import Client, StdioServerParameters, stdio_client
+
+    (tmp_path / "trip.ttl").write_text(proposal("openai:local-model"))
+    (tmp_path / "world.ttl").write_text(WORLD)
+    (tmp_path / "trip_tools.py").write_text("def book(request, hotel):\n"
+                                            "    return {'booked': hotel}\n")
+    with LlmServer(repeat=answer([T.central, T.beach], 0.9), key="test-key") as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "test-key"}
+
+        async def run_workflow(host: str) -> Any:
+            params = StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "horismos", "serve", "trip.ttl", "--world", "world.ttl", "--tools",
+                      "trip_tools", "--run-workflow", "--allow-host", host],
+                cwd=str(tmp_path), env=env)
+            async with Client(stdio_client(params), cache=None) as client:
+                return await client.call_tool("run_workflow",
+                                              {"workflow": ":Trip", "focus": ":req1"})
+
+        refused = asyncio.run(run_workflow("api.example.org"))
+        said = "\n".join(c.text for c in refused.content)
+        assert refused.is_error, said
+        assert "add it with --allow-host 127.0.0.1" in said and "Traceback" not in said
+        assert server.requests == []
+        allowed = asyncio.run(run_workflow("127.0.0.1"))
+        assert allowed.structured_content["status"] == "completed", allowed.content
         assert len(server.requests) == 1
