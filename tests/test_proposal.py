@@ -532,3 +532,34 @@ def test_serve_run_workflow_holds_the_model_to_the_allowed_hosts(tmp_path) -> No
         allowed = asyncio.run(run_workflow("127.0.0.1"))
         assert allowed.structured_content["status"] == "completed", allowed.content
         assert len(server.requests) == 1
+
+
+def test_a_worker_refuses_to_start_with_a_model_outside_the_allowed_hosts(tmp_path) -> None:
+    """``worker --allow-host`` checks every workflow before it takes a task: a proposal's model
+    outside the allowed hosts stops it (exit 2, saying why), and the model gets no request."""
+    import os
+    import subprocess
+    import sys
+
+    from oxigraph_server import OxigraphServer
+
+    (tmp_path / "trip.ttl").write_text(proposal("openai:local-model"))
+    (tmp_path / "world.ttl").write_text(WORLD)
+    (tmp_path / "trip_tools.py").write_text("def book(request, hotel):\n"
+                                            "    return {'booked': hotel}\n")
+    store = OxigraphServer(tmp_path / "db")
+    try:
+        with LlmServer(repeat=answer([T.beach], 0.9), key="test-key") as server:
+            env = {**os.environ, "OPENAI_BASE_URL": server.url + "/v1",
+                   "OPENAI_API_KEY": "test-key"}
+            worker = subprocess.run(
+                [sys.executable, "-m", "horismos", "worker", "trip.ttl", "--tools", "trip_tools",
+                 "--store", store.store, "--broker", "redis://127.0.0.1:1/0",
+                 "--allow-host", "api.example.org"],
+                cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env,
+                stdin=subprocess.DEVNULL)
+            assert worker.returncode == 2, worker.stderr
+            assert "add it with --allow-host 127.0.0.1" in worker.stderr, worker.stderr
+            assert "Traceback" not in worker.stderr and server.requests == []
+    finally:
+        store.stop()
