@@ -29,7 +29,7 @@ from ._cli_common import (
 )
 from ._errors import UsageError
 from ._idempotency import check_key
-from ._policy import allowed, fresh_approval, given_issue
+from ._policy import allowed, fresh_approval, given_issue, given_issued
 from ._stores import DEFAULT_STORE, Change
 from ._world import World
 
@@ -308,7 +308,8 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
         world,
         args.focus,
         include_blocked=True,
-        approvals=args.approval,
+        # one `tools approve` did not issue in this world allows nothing: tools call refuses it
+        approvals=[a for a in args.approval if world is None or given_issued(world.store, a)],
         allow=args.allow.split(","),
     )
     shown = [d for d in found if args.include_blocked or d.availability == "executable"]

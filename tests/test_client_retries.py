@@ -120,6 +120,9 @@ def test_a_retry_loop_given_one_approval_charges_once(tmp_path, idempotent) -> N
     # the bare fingerprint, which anyone can compute, approves nothing; a fresh approval does
     bare = given.partition(".")[0]
     assert cli(tmp_path, *CALL, *store, "--approval", bare).returncode == 5
+    found = cli(tmp_path, "tools", "discover", "charge", "pay.ttl", "--tools", "payments.py",
+                *store, "--focus", ":o1", "--approval", bare)
+    assert "no executable tool matches" in found.stdout, found.stdout  # nor does discovery
     assert cli(tmp_path, *CALL, *store, "--approval", approval(tmp_path, *store)).returncode == 0
     assert len(ledger(tmp_path)) == 2
 
