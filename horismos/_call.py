@@ -54,7 +54,15 @@ from ._intents import (
 )
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
-from ._policy import Policy, fingerprint, given_print, given_used, given_used_with, refusal
+from ._policy import (
+    Policy,
+    fingerprint,
+    given_issued,
+    given_print,
+    given_used,
+    given_used_with,
+    refusal,
+)
 from ._prechecks import refuse_unmet
 from ._records import StepRecord
 from ._runner import Environment, _literal_fits, _n3
@@ -106,8 +114,8 @@ class CallResult:
     """``{"conforms", "messages"}`` when the gate judged a result; None when none reached it."""
     error: dict[str, Any] | None = None
     """``{"kind", "message"}``; kinds: schema, argument_type, precondition, policy, approval,
-    approval_used, idempotency_key_reused, env, binding (refused before any call), tool_error,
-    timeout, gate_rejected."""
+    approval_used, approval_not_issued, idempotency_key_reused, env, binding (refused before
+    any call), tool_error, timeout, gate_rejected."""
     trace: Trace | None = None
     record: StepRecord | None = None
     call: str = ""
@@ -347,6 +355,7 @@ async def guarded_call(
     trace: str | Path | Trace | None,
     take_approval: Callable[[], str | None] | None = None,
     idempotency_key: str | None = None,
+    issued_only: bool = False,
 ) -> CallResult:
     """Check, then run ``tool`` once; every refusal leaves the world exactly as it was.
 
@@ -361,7 +370,11 @@ async def guarded_call(
     was made with answers a retry with what that call answered, calling nothing; it is looked
     up once the call holds its subject, as an approval is taken, and before anything the
     first call changed (its precondition) is checked again, but after the policy: a caller
-    whose ``allow`` refuses the tool is refused (``policy``), not handed that answer."""
+    whose ``allow`` refuses the tool is refused (``policy``), not handed that answer.
+
+    ``issued_only``: ``approval`` is taken only if ``tools approve`` issued it in ``world``
+    (``tools call --approval``: text on a command line, which anyone can write; a Python
+    caller's own fingerprint is its program's decision, as ``allow`` is)."""
     agent, defs = catalog.agent, catalog.definitions
     refuse_unmet(defs, world)  # as a run is refused: before a trace or a world is touched
     tr = trace if isinstance(trace, Trace) else Trace(trace)
@@ -426,6 +439,8 @@ async def guarded_call(
         if idempotency_key is None:  # a keyed call's was checked before its key was read
             _check_policy(tool, allow)
         _check_approval(tool, payload, approval, printed)
+        if issued_only and approval is not None and tool.requires_approval:
+            _check_issued(tool, world, approval)
         if (
             take_approval is None
             and approval is not None
@@ -770,6 +785,20 @@ def _check_approval(
             "approval",
             "the approval given is for a different payload "
             f"(tool or arguments); an approval holds for one exact payload: {how}",
+        )
+
+
+def _check_issued(tool: Tool, world: World, approval: str) -> None:
+    """Refuse an approval ``tools approve`` did not issue in this world: a fingerprint anyone
+    can compute, with any text after its dot, approved nothing."""
+    if not given_issued(world.store, approval):
+        raise _Refused(
+            "refused",
+            "approval_not_issued",
+            f"the approval given was not issued by `horismos tools approve` in this world: "
+            f"run `horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` with exactly "
+            "these arguments and the world this call uses (--store, or --world F --out F), "
+            "and pass what it prints as --approval",
         )
 
 

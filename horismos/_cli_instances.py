@@ -15,6 +15,7 @@ from rdflib import URIRef
 
 from ._agent import Agent
 from ._cli_common import (
+    EXIT,
     load_world,
     output_folder,
     output_format,
@@ -173,6 +174,10 @@ def _last_segment(namespace: str) -> str:
 
 def wake_arguments(p: argparse.ArgumentParser) -> None:
     """``horismos wake``'s options."""
+    p.epilog = (
+        "exit codes: 0 every woken instance went on (or none was due), 1 one failed, "
+        "2 usage error, 4 one was blocked (as run and resume exit for it)"
+    )
     p.add_argument(
         "paths",
         nargs="+",
@@ -224,9 +229,11 @@ def cmd_wake(args: argparse.Namespace) -> int:
     """Resume every wait that is due: past its horis:timeout, or its horis:until holds now.
 
     Waits that are not due are left untouched, so it can run from cron or a systemd timer as
-    often as wanted. 0 when every resumed instance went on (or none was due), 1 when one
-    failed. One another process is driving (or has settled since) is skipped, said on
-    stderr, and the others are woken."""
+    often as wanted. 0 when every resumed instance went on (or none was due), else as
+    ``run`` and ``resume`` exit for the worst of them: 1 when one failed, 4 when one was
+    blocked (a step the policy refuses: cron must hear of it, as of a failure). One another
+    process is driving (or has settled since) is skipped, said on stderr, and the others are
+    woken."""
     import datetime as dt
 
     out_format = output_format(args.out) if args.out else None
@@ -245,7 +252,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
     due = due_waits(agent.definitions, world.store, dt.datetime.now(dt.UTC))
     if not due:
         print("no wait is due")
-    failed = False
+    ended: set[str] = set()
     view = RunView(agent.definitions, quiet=args.quiet, world=world)
     for iid in due:
         trace = None
@@ -259,10 +266,11 @@ def cmd_wake(args: argparse.Namespace) -> int:
             print(f"{short_id(iid)}  skipped: {e}", file=sys.stderr)
             continue
         view.summary(run, table=False)
-        failed = failed or run.status == "failed"
+        ended.add(run.status)
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
-    return 1 if failed else 0
+    # a wait woken into another wait went on, as the timer meant: only these are news
+    return next((EXIT[s] for s in ("failed", "blocked") if s in ended), 0)
 
 
 def approve_arguments(p: argparse.ArgumentParser) -> None:

@@ -5,13 +5,18 @@ guarded call, approve a payload, and the inventory CI holds the declared tools a
 from __future__ import annotations
 
 import argparse
+import asyncio
+import datetime as dt
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rdflib import XSD, Literal
+
 from ._agent import Agent
+from ._call import guarded_call
 from ._catalog import check_inventory, inventory_text
 from ._cli_common import (
     load_world,
@@ -23,8 +28,9 @@ from ._cli_common import (
     write_world,
 )
 from ._errors import UsageError
-from ._policy import fresh_approval
-from ._stores import DEFAULT_STORE
+from ._idempotency import check_key
+from ._policy import allowed, fresh_approval, given_issue, given_issued
+from ._stores import DEFAULT_STORE, Change
 from ._world import World
 
 __all__ = [
@@ -102,8 +108,9 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
             action="append",
             default=[],
             metavar="FINGERPRINT",
-            help="an approval printed by `tools approve` (for tools with horis:requiresApproval); "
-            "the call it allows uses it up, in a world kept by --store or written back by --out",
+            help="an approval `tools approve` issued in this world and printed (for tools "
+            "with horis:requiresApproval); the call it allows uses it up, in a world kept "
+            "by --store or written back by --out",
         )
         a.add_argument(
             "--allow",
@@ -145,7 +152,8 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         epilog="exit codes: 0 completed, 1 failed, timed out or rejected by the "
         "gate, 2 usage error (an approval used up, an idempotency key first given to "
         "other arguments), 4 blocked by a precondition, 5 refused "
-        "(schema, argument type, policy, approval, environment, binding, an earlier "
+        "(schema, argument type, policy, approval missing, for another payload or not "
+        "issued by `tools approve` in this world, environment, binding, an earlier "
         "call of a tool that is not idempotent in doubt: see `tools reconcile`); "
         "nothing changes unless it completes; a call answered again under its "
         "idempotency key exits as the first did",
@@ -168,11 +176,29 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
     )
     approve = action(
         "approve",
-        "print a fresh approval of exactly this call, good for one call: the fingerprint "
-        "(SHA-256 of the tool IRI and the canonical JSON of its arguments), a dot and an id",
+        "issue a fresh approval of exactly this call, good for one call, into the world the "
+        "call will use, and print it: the fingerprint (SHA-256 of the tool IRI and the "
+        "canonical JSON of its arguments), a dot and an id",
         cmd_tools_approve,
     )
     one_call(approve, fmt=False)
+    approve.add_argument(
+        "--world",
+        action="append",
+        default=[],
+        metavar="F",
+        help="world data (repeatable): the world the call will use, written back with --out",
+    )
+    approve.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        metavar="STORE",
+        help="where the world lives: oxigraph:PATH, journal:PATH or sparql:URL, the store "
+        "the call will use (or memory, oxigraph with --world and --out)",
+    )
+    approve.add_argument(
+        "--out", metavar="F", help="write the world with the approval to F (.trig, .nq)"
+    )
     reconcile = action(
         "reconcile",
         "clear an earlier call of a tool that is not idempotent left in doubt (sent, its "
@@ -282,7 +308,8 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
         world,
         args.focus,
         include_blocked=True,
-        approvals=args.approval,
+        # one `tools approve` did not issue in this world allows nothing: tools call refuses it
+        approvals=[a for a in args.approval if world is None or given_issued(world.store, a)],
         allow=args.allow.split(","),
     )
     shown = [d for d in found if args.include_blocked or d.availability == "executable"]
@@ -317,14 +344,22 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
         load_world(world, args.world)
     elif not world.store.persistent:
         load_world(world, args.paths)
-    result = agent.catalog.call(
-        args.name,
-        payload,
-        world,
-        approval=args.approval[0] if args.approval else None,
-        allow=args.allow.split(","),
-        trace=args.trace,
-        idempotency_key=args.idempotency_key,
+    key = args.idempotency_key
+    if key is not None and (problem := check_key(key)) is not None:
+        raise UsageError(problem)
+    catalog = agent.catalog
+    result = asyncio.run(  # catalog.call's path, with an --approval taken only when issued
+        guarded_call(
+            catalog,
+            catalog.tool(args.name),
+            payload,
+            world,
+            approval=args.approval[0] if args.approval else None,
+            allow=allowed(args.allow),
+            trace=args.trace,
+            idempotency_key=key,
+            issued_only=True,
+        )
     )
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
@@ -391,9 +426,29 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
 
 
 def cmd_tools_approve(args: argparse.Namespace) -> int:
-    """Print the fingerprint that approves exactly this tool with exactly these arguments."""
+    """Issue an approval of exactly this tool with exactly these arguments: recorded in the
+    world the call will use, which takes no other (:func:`~._policy.given_issue`); print it."""
+    out_format = output_format(args.out) if args.out else None
     agent = _catalog_agent(args)
-    print(fresh_approval(agent.catalog.approve(args.name, _json_args(args.args))))
+    tool = agent.catalog.tool(args.name)
+    approval = fresh_approval(agent.catalog.approve(tool.iri, _json_args(args.args)))
+    with World.open(args.store) as world:  # let go however it ends
+        if args.world:
+            load_world(world, args.world)
+        elif not world.store.persistent:  # the world the call reads from FILE_OR_DIR too
+            load_world(world, args.paths)
+        if not world.store.persistent and not args.out:  # issued, and kept nowhere
+            raise UsageError(
+                f"--store {args.store} keeps nothing after this process, and a call takes "
+                "only an approval issued in the world it uses: give the persistent --store "
+                "the call will use (oxigraph:PATH, journal:PATH, sparql:URL), or --world F "
+                "--out F2 and call with --world F2"
+            )
+        at = Literal(dt.datetime.now(dt.UTC).isoformat(), datatype=XSD.dateTime)
+        world.commit(Change(add=given_issue(approval, tool, at)))
+        if args.out:
+            write_world(world, agent.definitions, args.out, out_format)
+    print(approval)
     return 0
 
 

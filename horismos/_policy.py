@@ -9,8 +9,9 @@ Two questions stand between a call and its binding, in this order:
 2. **Approval** — a tool with ``horis:requiresApproval true`` runs only with an approval of
    the exact payload: the SHA-256 fingerprint of the tool's IRI and the canonical JSON of its
    arguments (class-typed ones as full IRIs), the same fingerprint ``tools approve`` prints.
-   ``tools call`` takes it as ``--approval`` (``tools approve`` prints it with a one-time id
-   after a dot), and the call uses it up: its use is recorded in the world
+   ``tools call`` takes it as ``--approval``, only as ``tools approve`` issued it into the
+   world (a one-time id after a dot, recorded by :func:`given_issue`), and the call uses it
+   up: its use is recorded in the world
    (``urn:horismos:given:…``) in the commit that announces the call (or lands its effects),
    so a retry given the same approval is refused, in this process or another. A step
    without one stops its instance *waiting for approval*: the brief shows each payload and
@@ -65,6 +66,8 @@ __all__ = [
     "canonical_json",
     "fingerprint",
     "fresh_approval",
+    "given_issue",
+    "given_issued",
     "given_keyed",
     "given_print",
     "given_used",
@@ -190,14 +193,46 @@ def given_use(approval: str, tool: Tool, at: Literal) -> list[tuple]:
     carrying them requires the ``horis:usedUp`` one absent (two processes never both use it)."""
     node = _given_node(approval)
     return [
+        *_given_approval(approval, tool, "given on the command line"),
+        (node, PROV.invalidatedAtTime, at, node),
+        (node, HORIS.usedUp, Literal(True), node),
+    ]
+
+
+def given_issue(approval: str, tool: Tool, at: Literal) -> list[tuple]:
+    """The quads recording that ``tools approve`` issued ``approval`` (a person's, for
+    ``tool``) at ``at``, in the node its use will be recorded at (:func:`given_use`): the
+    command line's ``--approval`` is taken only when issued so, as a served call's approval
+    is only one ``approve`` recorded. The approval text alone proved nothing: its fingerprint
+    is public (any caller computes it) and its id any text after a dot."""
+    node = _given_node(approval)
+    return [
+        *_given_approval(approval, tool, "issued by tools approve"),
+        (node, PROV.startedAtTime, at, node),
+    ]
+
+
+def _given_approval(approval: str, tool: Tool, how: str) -> list[tuple]:
+    """What an approval of ``tool`` given on the command line is, in its own node: issued
+    (:func:`given_issue`) and used (:func:`given_use`) state it alike. ``how``: its label's
+    end."""
+    node = _given_node(approval)
+    return [
         (node, RDF.type, HORIS.Approval, node),
         (node, HORIS.fingerprint, Literal(given_print(approval)), node),
         (node, HORIS.tool, tool.iri, node),
         (node, HORIS.provenance, HORIS.HumanProvenance, node),
-        (node, PROV.invalidatedAtTime, at, node),
-        (node, HORIS.usedUp, Literal(True), node),
-        (node, RDFS.label, Literal(f"approval of {tool.name} given on the command line"), node),
+        (node, RDFS.label, Literal(f"approval of {tool.name} {how}"), node),
     ]
+
+
+def given_issued(store: Store, approval: str) -> bool:
+    """Whether ``tools approve`` issued ``approval`` in this world (:func:`given_issue`)."""
+    node = _given_node(approval)
+    issued = next(iter(store.objects(node, PROV.startedAtTime)), None)
+    return issued is not None and Literal(given_print(approval)) in store.objects(
+        node, HORIS.fingerprint
+    )
 
 
 def given_used(store: Store, approval: str) -> str | None:

@@ -33,7 +33,7 @@ from ._bindings import Binding
 from ._contract import unbound_arguments
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem
-from ._model import ActionStep, Tool, Workflow
+from ._model import ActionStep, ProposalStep, Step, Tool, Workflow
 from ._world import World, states
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class Prechecks:
     def __init__(self, defs: Definitions) -> None:
         self.defs = defs
         self._unbound: list[Problem] | None = None
-        self._tools: dict[URIRef, tuple[Tool, ...]] = {}
+        self._steps: dict[URIRef, tuple[Step, ...]] = {}
         self._fitting: dict[URIRef, PythonBinding] = {}
 
     def unbound(self) -> list[Problem]:
@@ -113,17 +113,26 @@ class Prechecks:
 
     def tools(self, workflow: Workflow) -> tuple[Tool, ...]:
         """The tool of each ActionStep ``workflow`` can reach, in the order of its steps."""
+        return tuple(
+            step.tool
+            for step in self._reachable(workflow)
+            if isinstance(step, ActionStep) and step.tool is not None
+        )
+
+    def proposals(self, workflow: Workflow) -> tuple[ProposalStep, ...]:
+        """The ProposalSteps ``workflow`` can reach: their models' hosts are checked too."""
+        return tuple(s for s in self._reachable(workflow) if isinstance(s, ProposalStep))
+
+    def _reachable(self, workflow: Workflow) -> tuple[Step, ...]:
+        """The steps ``workflow`` can reach, in order; kept for a workflow of these
+        definitions (one built apart, as a test may, is walked each time)."""
         own = self.defs.workflows.get(workflow.iri) is workflow
-        tools = self._tools.get(workflow.iri) if own else None
-        if tools is None:
-            tools = tuple(
-                step.tool
-                for step in workflow.reachable()
-                if isinstance(step, ActionStep) and step.tool is not None
-            )
+        steps = self._steps.get(workflow.iri) if own else None
+        if steps is None:
+            steps = tuple(workflow.reachable())
             if own:
-                self._tools[workflow.iri] = tools
-        return tools
+                self._steps[workflow.iri] = steps
+        return steps
 
     def fitting(self, tool: Tool, registry: Mapping[str, Callable[..., Any]]) -> Binding | None:
         """The binding of ``tool`` found to fit on an earlier run, if it is still what

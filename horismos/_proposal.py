@@ -39,10 +39,12 @@ from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._activities import activity_graph
+from ._bindings.reach import Hosts
 from ._definitions import Definitions
-from ._errors import RunError, UsageError
+from ._errors import NotSent, RunError, UsageError
 from ._model import ActionStep, ProposalStep
 from ._records import InstanceRun, StepRecord
+from ._redact import redact_url
 from ._stores import Store
 from ._vocab import HORIS, PROV
 
@@ -55,9 +57,11 @@ __all__ = [
     "Unusable",
     "ask",
     "check_answer",
+    "endpoint",
     "judge_reply",
     "lexical_rank",
     "propose",
+    "refused_model",
     "summary",
 ]
 
@@ -205,12 +209,41 @@ class _CallFailed(Exception):
     pass
 
 
+def endpoint(model: str) -> str | None:
+    """The URL ``model`` is asked at, as the environment says now (``ANTHROPIC_BASE_URL``,
+    ``OPENAI_BASE_URL``, or the provider's own); None for a ranker that runs in this process
+    (``lexical:``) or a provider nobody knows. One reading for asking and for the host check,
+    so the host checked is the host asked."""
+    provider = model.partition(":")[0]
+    if provider == "anthropic":
+        return os.environ.get("ANTHROPIC_BASE_URL", ANTHROPIC_URL).rstrip("/")
+    if provider == "openai":
+        return os.environ.get("OPENAI_BASE_URL", OPENAI_URL).rstrip("/")
+    return None
+
+
+def refused_model(step: ProposalStep, hosts: Hosts, name: str) -> NotSent | None:
+    """Why the host policy (``--allow-host``, ``allow_hosts=``, ``allow-hosts``) forbids
+    asking ``step``'s model, or None: refused before any step fires, as an HTTP binding's
+    host is, so a model the operator did not allow is never sent the candidates."""
+    model = step.model or DEFAULT_MODEL
+    url = endpoint(model)
+    problem = None if url is None else hosts.problem(url)
+    if url is None or problem is None:
+        return None
+    return NotSent(
+        f"{name}: the ranking model {model} at {redact_url(url)} is refused before any "
+        f"request: {problem}",
+        step=str(step.iri),
+    )
+
+
 def _provider(request: RankRequest) -> Any:
     provider = request.provider
     if provider == "lexical":
         return _lexical
-    if provider == "anthropic":
-        base = os.environ.get("ANTHROPIC_BASE_URL", ANTHROPIC_URL).rstrip("/")
+    base = endpoint(request.model)
+    if provider == "anthropic" and base is not None:
         key = os.environ.get("ANTHROPIC_API_KEY")
         if not key and base == ANTHROPIC_URL:
             raise _Unavailable(
@@ -218,8 +251,7 @@ def _provider(request: RankRequest) -> Any:
                 "environment (or ANTHROPIC_BASE_URL for a local server)"
             )
         return lambda r: _anthropic(r, base, key)
-    if provider == "openai":
-        base = os.environ.get("OPENAI_BASE_URL", OPENAI_URL).rstrip("/")
+    if provider == "openai" and base is not None:
         key = os.environ.get("OPENAI_API_KEY")
         if not key and base == OPENAI_URL:
             raise _Unavailable(

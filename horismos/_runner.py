@@ -74,7 +74,7 @@ from ._model import (
 from ._outcomes import Expired, encode, outcome_of
 from ._policy import Pending, Policy, given_keyed, pending, refusal, side_effect
 from ._prechecks import Prechecks
-from ._proposal import RankRequest, Reply, ask, propose
+from ._proposal import RankRequest, Reply, ask, propose, refused_model
 from ._reads import text
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Conflict
@@ -362,7 +362,13 @@ class Runner:
         """Resolve every binding ``workflow`` can reach, and let each refuse (an MCP tool
         whose schema does not fit the declared arguments). Other workflows' tools are not
         this run's concern. A Python function found to fit on an earlier run of the agent is
-        not inspected again (:mod:`._prechecks`)."""
+        not inspected again (:mod:`._prechecks`). A proposal step's model, asked over HTTP,
+        is held to the host policy first, as an HTTP binding is."""
+        hosts = hosts_of(self.registry)
+        for step in self.prechecks.proposals(workflow):
+            unasked = refused_model(step, hosts, self.defs.name(step.iri))
+            if unasked is not None:
+                raise unasked
         for tool in self.prechecks.tools(workflow):
             known = self.prechecks.fitting(tool, self.registry)
             if known is not None:

@@ -62,7 +62,7 @@ from ._call import (
     guarded_call,
 )
 from ._catalog import binding_problem, effect_schema, input_schema
-from ._errors import AuthoringError, UsageError
+from ._errors import AuthoringError, ToolError, UsageError
 from ._idempotency import MCP_META_KEY, check_key, key_node
 from ._model import McpServer, Tool
 from ._policy import (
@@ -446,7 +446,9 @@ class ServedTools:
                     trace=self._trace_path_named("run_workflow"),
                     again=args.get("again", False),
                 )
-            except UsageError as e:
+            except (UsageError, ToolError) as e:  # ToolError: a binding, or a proposal's
+                # model, refused before the first step (a host outside --allow-host), as `run`
+                # refuses it; it reached the agent as "Internal server error"
                 return types.CallToolResult(content=[types.TextContent(text=str(e))], is_error=True)
         inst = run.instances[0]
         ran = bool(inst.steps)  # a run drives a step at least; one found is read, not driven

@@ -526,7 +526,9 @@ def test_cli_call_lands_effects_and_refusals_change_nothing(tmp_path):
     assert p.returncode == 2 and "--args: not JSON" in p.stderr
 
 
-def test_cli_approve_then_call_with_python_name_tools(tmp_path):
+def transfer_project(tmp_path: Path) -> list[str]:
+    """A tool that requires approval, bound to a function that logs each call in calls.log:
+    the definitions and --tools to give the CLI."""
     (tmp_path / "defs.ttl").write_text(PREFIXES + """
 :c.transfer a horis:Tool ;
     rdfs:label "Transfer a patient to a ward" ;
@@ -539,20 +541,30 @@ def test_cli_approve_then_call_with_python_name_tools(tmp_path):
 """, encoding="utf-8")
     (tmp_path / "world.ttl").write_text(PREFIXES + WORLD, encoding="utf-8")
     (tmp_path / "ward_tools.py").write_text(
-        "def transfer(patient, ward):\n    return {'ref': 'R-9'}\n", encoding="utf-8")
-    defs = ["defs.ttl", str(ROOT / "tests" / "fixtures" / "engine" / "clinic.ttl"),
+        "def transfer(patient, ward):\n    open('calls.log', 'a').write(patient + '\\n')\n"
+        "    return {'ref': 'R-9'}\n", encoding="utf-8")
+    return ["defs.ttl", str(ROOT / "tests" / "fixtures" / "engine" / "clinic.ttl"),
             "--tools", "ward_tools"]
+
+
+def test_cli_approve_then_call_with_python_name_tools(tmp_path):
+    defs = transfer_project(tmp_path)
+    store = ["--store", "oxigraph:store"]
+    loaded = subprocess.run([sys.executable, "-m", "horismos", "load", "world.ttl", *store],
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert loaded.returncode == 0, loaded.stderr
     args = '{"patient": ":p1", "ward": ":w1"}'
-    p = horismos("approve", "c.transfer", *defs, "--args", args, cwd=tmp_path)
+    p = horismos("approve", "c.transfer", *defs, *store, "--args", args, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     fp = p.stdout.strip()
-    other = horismos("approve", ":c.transfer", *defs, "--args", '{"patient": ":p2", '
+    other = horismos("approve", ":c.transfer", *defs, *store, "--args", '{"patient": ":p2", '
                      '"ward": ":w1"}', cwd=tmp_path).stdout.strip()
     print_, _, one_time = fp.partition(".")
     assert len(print_) == 64 and one_time and other.partition(".")[0] != print_
-    again = horismos("approve", "c.transfer", *defs, "--args", args, cwd=tmp_path).stdout.strip()
+    again = horismos("approve", "c.transfer", *defs, *store, "--args", args,
+                     cwd=tmp_path).stdout.strip()
     assert again.partition(".")[0] == print_ and again != fp  # each approval its own
-    call = ["call", "c.transfer", *defs, "--world", "world.ttl", "--args", args]
+    call = ["call", "c.transfer", *defs, *store, "--args", args]
     p = horismos(*call, cwd=tmp_path)
     assert p.returncode == 5 and "refused (approval)" in p.stdout
     p = horismos(*call, "--approval", other, cwd=tmp_path)
@@ -560,6 +572,47 @@ def test_cli_approve_then_call_with_python_name_tools(tmp_path):
     p = horismos(*call, "--approval", fp, cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     assert ':p1 :ref "R-9"' in p.stdout
+    assert (tmp_path / "calls.log").read_text() == "http://example.org/clinic#p1\n"
+
+
+@pytest.mark.parametrize("forged", ["{fp}.{id}ff", "{fp}.anything", "{fp}"])
+def test_cli_call_takes_only_an_approval_tools_approve_issued(tmp_path, forged):
+    """`tools call --approval FP.<anything>` was a fresh approval for any <anything>, and the
+    bare fingerprint one more: the fingerprint is public (any caller can compute it), so any
+    caller could approve its own call. An approval is taken only if `tools approve` recorded
+    it in the world the call uses, as `approve` records a served call's; one made up, or
+    issued in another world, is refused saying to run `tools approve`, and nothing is called."""
+    defs = transfer_project(tmp_path)
+    args = '{"patient": ":p1", "ward": ":w1"}'
+    fp = Agent.from_files(tmp_path / defs[0], defs[1]).catalog.approve(
+        "c.transfer", json.loads(args))
+    call = ["call", "c.transfer", *defs, "--args", args]
+    made_up = forged.format(fp=fp, id="0123456789abcdef")
+    p = horismos(*call, "--world", "world.ttl", "--approval", made_up, cwd=tmp_path)
+    assert p.returncode == 5, p.stdout + p.stderr  # it was called, exit 0
+    assert not (tmp_path / "calls.log").exists()
+    # issued into a world written back (--out), not into the one the forger calls with
+    issued = horismos("approve", "c.transfer", *defs, "--world", "world.ttl", "--out",
+                      "approved.trig", "--args", args, cwd=tmp_path)
+    assert issued.returncode == 0, issued.stderr
+    assert issued.stdout.partition(".")[0] == fp
+    made_up = forged.format(fp=fp, id=issued.stdout.strip().partition(".")[2])
+    for world in ("world.ttl", "approved.trig"):  # nowhere issued; issued only as the real one
+        p = horismos(*call, "--world", world, "--approval", made_up, cwd=tmp_path)
+        assert p.returncode == 5, p.stdout + p.stderr
+        assert "refused (approval_not_issued)" in p.stdout
+        assert "not issued by `horismos tools approve`" in p.stdout
+        assert "horismos tools approve c.transfer" in p.stdout and "Traceback" not in p.stderr
+    assert not (tmp_path / "calls.log").exists()
+    real = horismos(*call, "--world", "approved.trig", "--approval", issued.stdout.strip(),
+                    "--out", "after.trig", cwd=tmp_path)
+    assert real.returncode == 0, real.stdout + real.stderr
+    reused = horismos(*call, "--world", "after.trig", "--approval", issued.stdout.strip(),
+                      cwd=tmp_path)
+    assert reused.returncode == 2 and "refused (approval_used)" in reused.stdout
+    assert (tmp_path / "calls.log").read_text() == "http://example.org/clinic#p1\n"
+    nowhere = horismos("approve", "c.transfer", *defs, "--args", args, cwd=tmp_path)
+    assert nowhere.returncode == 2 and "keeps nothing after this process" in nowhere.stderr
 
 
 def test_cli_inventory_checks_the_committed_file_and_reports_drift(tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rdflib import Namespace, URIRef
@@ -415,3 +416,150 @@ def test_a_lexical_ranker_other_than_bm25_is_an_authoring_error(tmp_path) -> Non
     assert problem.line == proposal("lexical:bm42").splitlines().index(
         '    horis:model "lexical:bm42" ;') + 1
     assert 'write "lexical:bm25"' in (problem.hint or "")
+
+
+# -- the host policy holds for the model's endpoint, as for an HTTP binding ----------------------
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_model_whose_host_is_not_allowed_is_never_asked(tmp_path, monkeypatch,
+                                                           provider) -> None:
+    """A run given allowed hosts sent the candidates to whatever ``ANTHROPIC_BASE_URL`` /
+    ``OPENAI_BASE_URL`` named. The model's endpoint is held to them as an HTTP binding's URL
+    is: refused before any step fires, naming the host and the flag to add."""
+    from horismos import NotSent
+
+    with LlmServer([answer([T.central, T.beach], 0.9)], key="test-key") as server:
+        model = configure(monkeypatch, provider, server)
+        agent, world = setup(tmp_path, proposal(model))
+        before = world.canonical()
+        elsewhere = Agent(agent.definitions, tools={"book": book},
+                          allow_hosts=["api.example.org"])
+        with pytest.raises(NotSent) as refused:
+            elsewhere.run(world, ":Trip", ":req1")
+        assert server.requests == []
+        assert world.canonical() == before
+        assert ("host 127.0.0.1 is not in the allowed hosts (api.example.org); add it with "
+                "--allow-host 127.0.0.1") in str(refused.value)
+        assert f"the ranking model {model}" in str(refused.value)
+        allowed = Agent(agent.definitions, tools={"book": book}, allow_hosts=["127.0.0.1"])
+        assert allowed.run(world, ":Trip", ":req1").status == "completed"
+        assert len(server.requests) == 1
+
+
+def test_every_cli_lane_holds_the_model_to_the_allowed_hosts(tmp_path) -> None:
+    """``run``, ``resume`` and ``wake`` each take ``--allow-host``: a model outside it gets no
+    request and the command says why (exit 2, no traceback); allowed, it is asked."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    waits_first = proposal("openai:local-model").replace(
+        ":Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Pick .",
+        ":Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Hold .\n"
+        ':Hold a horis:WaitStep ; horis:reason "a moment" ; horis:wake horis:Timer ;\n'
+        '    horis:delivery horis:Silent ; horis:timeout "1ms" ; horis:next :Pick .')
+    (tmp_path / "trip.ttl").write_text(waits_first)
+    (tmp_path / "world.ttl").write_text(WORLD + ":req2 a :Request ; :city :porto .\n")
+    (tmp_path / "trip_tools.py").write_text("def book(request, hotel):\n"
+                                            "    return {'booked': hotel}\n")
+    with LlmServer(repeat=answer([T.central, T.beach], 0.9), key="test-key") as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "test-key"}
+
+        def horismos(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=tmp_path,
+                                  capture_output=True, text=True, timeout=120, env=env,
+                                  stdin=subprocess.DEVNULL)
+
+        store = ("--store", "oxigraph:store")
+        assert horismos("load", "world.ttl", *store).returncode == 0
+        tools = ("--tools", "trip_tools")
+        waiting = horismos("run", "trip.ttl", *store, *tools, "--focus", ":req1")
+        assert waiting.returncode == 3, waiting.stdout + waiting.stderr
+        listed = horismos("instances", "trip.ttl", *store, "--format", "json")
+        (iid,) = [i["instance"] for i in json.loads(listed.stdout)]
+        time.sleep(0.01)  # the wait's 1ms timeout is past
+        elsewhere = ("--allow-host", "api.example.org")
+        for lane in (("run", "trip.ttl", *store, *tools, "--focus", ":req2", *elsewhere),
+                     ("resume", "trip.ttl", *store, *tools, "--instance", iid, *elsewhere),
+                     ("wake", "trip.ttl", *store, *tools, *elsewhere)):
+            refused = horismos(*lane)
+            said = refused.stdout + refused.stderr
+            assert refused.returncode == 2, (lane[0], said)
+            assert "Traceback" not in said
+            assert ("the ranking model openai:local-model at http://127.0.0.1:"
+                    in refused.stderr), (lane[0], said)
+            assert "add it with --allow-host 127.0.0.1" in refused.stderr, (lane[0], said)
+            assert server.requests == [], lane[0]
+        woken = horismos("wake", "trip.ttl", *store, *tools, "--allow-host", "127.0.0.1")
+        assert woken.returncode == 0, woken.stdout + woken.stderr
+        assert len(server.requests) == 1
+
+
+def test_serve_run_workflow_holds_the_model_to_the_allowed_hosts(tmp_path) -> None:
+    """``serve --run-workflow --allow-host`` drives a proposal step for an agent: a model
+    outside the allowed hosts gets no request, and the agent is told why; allowed, it is
+    asked."""
+    import asyncio
+    import os
+    import sys
+
+    from mcp import Client, StdioServerParameters, stdio_client
+
+    (tmp_path / "trip.ttl").write_text(proposal("openai:local-model"))
+    (tmp_path / "world.ttl").write_text(WORLD)
+    (tmp_path / "trip_tools.py").write_text("def book(request, hotel):\n"
+                                            "    return {'booked': hotel}\n")
+    with LlmServer(repeat=answer([T.central, T.beach], 0.9), key="test-key") as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "test-key"}
+
+        async def run_workflow(host: str) -> Any:
+            params = StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "horismos", "serve", "trip.ttl", "--world", "world.ttl", "--tools",
+                      "trip_tools", "--run-workflow", "--allow-host", host],
+                cwd=str(tmp_path), env=env)
+            async with Client(stdio_client(params), cache=None) as client:
+                return await client.call_tool("run_workflow",
+                                              {"workflow": ":Trip", "focus": ":req1"})
+
+        refused = asyncio.run(run_workflow("api.example.org"))
+        said = "\n".join(c.text for c in refused.content)
+        assert refused.is_error, said
+        assert "add it with --allow-host 127.0.0.1" in said and "Traceback" not in said
+        assert server.requests == []
+        allowed = asyncio.run(run_workflow("127.0.0.1"))
+        assert allowed.structured_content["status"] == "completed", allowed.content
+        assert len(server.requests) == 1
+
+
+def test_a_worker_refuses_to_start_with_a_model_outside_the_allowed_hosts(tmp_path) -> None:
+    """``worker --allow-host`` checks every workflow before it takes a task: a proposal's model
+    outside the allowed hosts stops it (exit 2, saying why), and the model gets no request."""
+    import os
+    import subprocess
+    import sys
+
+    from oxigraph_server import OxigraphServer
+
+    (tmp_path / "trip.ttl").write_text(proposal("openai:local-model"))
+    (tmp_path / "world.ttl").write_text(WORLD)
+    (tmp_path / "trip_tools.py").write_text("def book(request, hotel):\n"
+                                            "    return {'booked': hotel}\n")
+    store = OxigraphServer(tmp_path / "db")
+    try:
+        with LlmServer(repeat=answer([T.beach], 0.9), key="test-key") as server:
+            env = {**os.environ, "OPENAI_BASE_URL": server.url + "/v1",
+                   "OPENAI_API_KEY": "test-key"}
+            worker = subprocess.run(
+                [sys.executable, "-m", "horismos", "worker", "trip.ttl", "--tools", "trip_tools",
+                 "--store", store.store, "--broker", "redis://127.0.0.1:1/0",
+                 "--allow-host", "api.example.org"],
+                cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env,
+                stdin=subprocess.DEVNULL)
+            assert worker.returncode == 2, worker.stderr
+            assert "add it with --allow-host 127.0.0.1" in worker.stderr, worker.stderr
+            assert "Traceback" not in worker.stderr and server.requests == []
+    finally:
+        store.stop()

@@ -665,6 +665,7 @@ def test_cli_wake_holds_a_step_after_a_wait_to_the_policy_and_refuses_a_misspelt
 
     held = horismos(tmp_path, *wake)
     said = held.stdout + held.stderr
+    assert held.returncode == 4, said  # blocked, as run and resume exit for it (it was 0)
     assert "t.bill has side effect ExternalCommit, which the policy does not allow" in said
     assert "--allow ExternalCommit,HostStateWrite,ReadOnly" in said
     assert not (tmp_path / "calls.log").exists()
