@@ -673,6 +673,60 @@ def test_commands_that_read_a_world_refuse_a_path_that_holds_no_store(tmp_path: 
     assert p.returncode == 0 and "no instances" in p.stdout, p.stdout + p.stderr
 
 
+UNREADABLE = Path("/proc/self/mem")
+"""Opens for anyone, root too, and its first byte is no memory: reading it fails (EIO)."""
+
+
+@pytest.mark.skipif(not UNREADABLE.exists(), reason="needs Linux's /proc/self/mem")
+def test_a_file_that_cannot_be_read_is_named_with_what_to_do(tmp_path: Path) -> None:
+    """`load` printed "[Errno 5] Input/output error" (or "[Errno 13] Permission denied:
+    'w.ttl'"); `run --world` and `trace show` printed the system's words without the file."""
+    (tmp_path / "w.ttl").symlink_to(UNREADABLE)
+    (tmp_path / "t.jsonl").symlink_to(UNREADABLE)
+    (tmp_path / "folder").mkdir()
+    said = ("w.ttl: error: cannot read it (Input/output error) — check that it is a file this "
+            "user may read, on a disk that answers")
+    for args, code, text in (
+            (["load", "w.ttl", "--store", "oxigraph:st"], 1,
+             f"horismos load: 1 error in the files:\n  {said}\n"),
+            (["run", *TRIAGE, *TOOLS, "--world", "w.ttl", "--all"], 2,
+             f"horismos run: 1 error in the world data:\n  {said}\n"),
+            (["trace", "show", "t.jsonl"], 2,
+             "horismos trace: error: t.jsonl: cannot read it (Input/output error); check "
+             "that it is a file this user may read, on a disk that answers\n"),
+            (["tools", "call", "ehr.notify_nurse", *TRIAGE, *WORLD, "--args", "@folder"], 2,
+             "horismos tools: error: --args @folder: this is a folder, not a file; give a "
+             "file in it\n")):
+        p = horismos(*args, cwd=tmp_path)
+        assert (p.returncode, p.stderr) == (code, text), args
+
+
+def test_load_of_a_missing_file_lists_it_and_makes_no_store(tmp_path: Path) -> None:
+    """`load` printed "1 authoring error(s):" where every other command says what holds the
+    error, and made an empty store at --store before it found the file missing."""
+    (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
+    p = horismos("load", "w.ttl", "typo.ttl", "--store", "oxigraph:st", cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stderr == ("horismos load: 1 error in the files:\n  typo.ttl: error: no such file "
+                        "or folder — give an existing Turtle file or a folder of .ttl files\n")
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["w.ttl"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file without read permission")
+def test_load_of_a_file_this_user_may_not_read_says_so_and_loads_none(tmp_path: Path) -> None:
+    """Root reads a 0o000 file, so this runs only as another user; the file that fails for
+    root too is /proc/self/mem, above."""
+    (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
+    (tmp_path / "secret.ttl").write_text("@prefix : <http://x/> .\n:d :e :f .\n")
+    (tmp_path / "secret.ttl").chmod(0)
+    p = horismos("load", "w.ttl", "secret.ttl", "--store", "oxigraph:st", cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stderr == ("horismos load: 1 error in the files:\n  secret.ttl: error: this user "
+                        "may not read it — give it read permission (chmod a+r), or run as a "
+                        "user who may read it\n")
+    assert not (tmp_path / "st").exists()
+
+
 @pytest.mark.parametrize("kind", ["oxigraph", "journal"])
 def test_a_store_path_starting_with_a_tilde_is_in_the_home_folder(
         tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
