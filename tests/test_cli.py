@@ -382,6 +382,41 @@ def test_a_program_importing_horismos_keeps_its_own_excepthook(tmp_path: Path) -
     assert p.stdout.split() == ["True", "True", "True"], p.stdout + p.stderr
 
 
+def test_a_program_named_horismos_py_keeps_its_own_excepthook(tmp_path: Path) -> None:
+    """A script was taken for the console script by its name without the suffix: a user's
+    ``horismos.py`` had its hook replaced while it imported Horismos."""
+    (tmp_path / "horismos.py").write_text(HOOK_WHILE_IMPORTING)
+    # -P: the script's folder is not searched first, so `import horismos` is the package's
+    p = subprocess.run([sys.executable, "-P", "horismos.py"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert p.stdout.split() == ["True", "True", "True"], p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("options", [["-m", "horismos"], ["-Bm", "horismos"],
+                                     ["-W", "ignore", "-Xutf8", "-mhorismos"],
+                                     ["-m", "horismos.__main__"]])
+def test_ctrl_c_while_python_m_horismos_starts_is_one_line_however_its_options_are_written(
+        tmp_path: Path, options: list[str]) -> None:
+    """The command line was found by "-m" followed by "horismos" in the interpreter's
+    arguments: with flags joined (``python -Bm horismos``, ``-Im``) a Ctrl-C as it started
+    printed a traceback."""
+    site = tmp_path / "site"
+    site.mkdir()  # imported at start-up, before -m runs: a Ctrl-C as the CLI imports _agent
+    (site / "sitecustomize.py").write_text(
+        "import signal, sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'horismos._agent':\n"
+        "            signal.raise_signal(signal.SIGINT)\n"
+        "sys.meta_path.insert(0, Interrupt())\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    p = subprocess.run([sys.executable, *options, "validate", *TRIAGE], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120,
+                       preexec_fn=sigint_at(signal.default_int_handler))
+    assert p.returncode in (130, -signal.SIGINT), p.stdout + p.stderr
+    assert p.stderr.strip() == "horismos: interrupted while starting; nothing was done"
+
+
 def _counted_refills(tmp_path: Path) -> None:
     """The refill workflow of bench_peers over 2,000 prescriptions, in ``tmp_path``, with a
     dispense that notes each call in ``dispensed`` (a stop must leave at most one more)."""
