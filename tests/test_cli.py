@@ -736,6 +736,19 @@ def test_a_file_that_cannot_be_read_is_named_with_what_to_do(tmp_path: Path) -> 
         assert (p.returncode, p.stderr) == (code, text), args
 
 
+def test_an_output_of_dash_is_refused_not_written_as_a_file_named_dash(tmp_path: Path) -> None:
+    """`run --trace -` ran and wrote its trace into a file named "-" where stdout was meant."""
+    for args in (["run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "-"],
+                 ["trace", "export", str(ROOT / "tests" / "fixtures" / "traces" / "recorded"
+                                         / "triage-all.jsonl"), "--output", "-"]):
+        p = horismos(*args, cwd=tmp_path)
+        option = args[-2]
+        assert (p.returncode, p.stderr) == (
+            2, f"horismos {args[0]}: error: {option} -: {option} writes a file, not stdout; "
+               "give a file name\n"), p.stdout + p.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_load_of_a_missing_file_lists_it_and_makes_no_store(tmp_path: Path) -> None:
     """`load` printed "1 authoring error(s):" where every other command says what holds the
     error, and made an empty store at --store before it found the file missing."""
