@@ -156,6 +156,8 @@ def writable(option: str, path: str | None) -> None:
     """Refuse an output file that cannot be written before anything runs, not after."""
     if path is None:
         return
+    if path == "-":  # not stdout, as elsewhere: `--trace -` wrote a file named "-"
+        raise UsageError(f"{option} -: {option} writes a file, not stdout; give a file name")
     p = Path(path)
     folder = p.parent
     if p.is_dir():

@@ -8,7 +8,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ._errors import HorismosError, UsageError
+from ._cli_common import counts
+from ._errors import AuthoringError, HorismosError, UsageError
+from ._unreadable import each_opens, unreadable
 from ._world import World, unindexed
 
 __all__ = ["cmd_load", "load_arguments"]
@@ -39,6 +41,7 @@ def cmd_load(args: argparse.Namespace) -> int:
 
     path, bar = None, None
     try:
+        files = each_opens(expand_paths(args.files, RDF_SUFFIXES))  # before a store is made
         world = World.open(args.store)
         if not world.store.persistent:
             raise UsageError(
@@ -49,10 +52,13 @@ def cmd_load(args: argparse.Namespace) -> int:
         # another process's short id missed meanwhile may index every instance again
         unindexed(world.store)
         try:
-            for path in expand_paths(args.files, RDF_SUFFIXES):
+            for path in files:
                 size, t0 = max(path.stat().st_size, 1), time.perf_counter()
                 bar = _load_bar(path, size) if sys.stderr.isatty() else None
-                n = world.store.load_file(path, bar)
+                try:
+                    n = world.store.load_file(path, bar)
+                except OSError as e:  # opened, then not read (a disk error): no file named
+                    raise AuthoringError([unreadable(path, e)]) from None
                 took = time.perf_counter() - t0
                 print(
                     ("\r" if bar else "") + f"loaded {n:,} quads from {path} in {took:.1f} s "
@@ -64,6 +70,14 @@ def cmd_load(args: argparse.Namespace) -> int:
         world.store.close()
     except SyntaxError as e:
         print(("\n" if bar else "") + f"horismos load: {path}:{e.lineno}: {e.msg}", file=sys.stderr)
+        return 1
+    except AuthoringError as e:  # a file missing or unreadable: listed as every command does
+        print(
+            ("\n" if bar else "") + f"horismos load: {counts(e.problems)} in the files:",
+            file=sys.stderr,
+        )
+        for p in e.problems:
+            print(f"  {p}", file=sys.stderr)
         return 1
     except UsageError as e:  # what was asked cannot be done: exit 2, as every command
         print(("\n" if bar else "") + f"horismos load: error: {e}", file=sys.stderr)

@@ -31,6 +31,7 @@ from ._errors import UsageError
 from ._idempotency import check_key
 from ._policy import allowed, fresh_approval, given_issue, given_issued
 from ._stores import DEFAULT_STORE, Change
+from ._unreadable import why_unreadable
 from ._world import World
 
 __all__ = [
@@ -254,7 +255,8 @@ def _json_args(text: str) -> Any:
         try:
             text = Path(source).read_text(encoding="utf-8")
         except OSError as e:
-            raise UsageError(f"--args {text}: cannot read it ({e.strerror})") from None
+            what, hint = why_unreadable(e)
+            raise UsageError(f"--args {text}: {what}; {hint}") from None
         except UnicodeDecodeError:
             raise UsageError(f"--args {text}: not UTF-8 text, so not JSON") from None
     try:

@@ -178,14 +178,19 @@ def cmd_trace_show(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_export(args: argparse.Namespace) -> int:
-    """Write the trace as PROV-O Turtle to ``--output`` or stdout, each event's as it is read
-    and checked. An edited event stops it there, with the error; ``--output`` is then left
-    as it was (the export is written beside it and moved over it once whole)."""
+    """Write the trace as PROV-O Turtle to ``--output`` or stdout, each event's as it is read.
+    An edited event stops it with the error and nothing written: stdout gets nothing until
+    the whole trace is checked (half a document piped into a file looked like an export),
+    and ``--output`` is left as it was (the export is written beside it and moved over it
+    once whole)."""
     writable("--output", args.output)
-    pieces = prov_turtle(iter_trace(_trace_file(args.trace)), args.trace)
+    trace = _trace_file(args.trace)
     if not args.output:
-        sys.stdout.writelines(pieces)
+        for _ in iter_trace(trace):  # read twice, one event at a time: memory stays flat
+            pass
+        sys.stdout.writelines(prov_turtle(iter_trace(trace), args.trace))
         return 0
+    pieces = prov_turtle(iter_trace(trace), args.trace)
     out = Path(args.output)
     part = out.with_name(f".{out.name}.part")
     try:

@@ -43,15 +43,44 @@ def started() -> None:
 
 
 def _is_the_command_line() -> bool:
-    """``python -m horismos`` (runpy imports the package with ``sys.argv[0]`` set to "-m")
-    or the ``horismos`` console script (``sys.argv[0]`` its path), not a program importing
-    Horismos."""
+    """``python -m horismos`` (runpy imports the package with ``sys.argv[0]`` set to "-m") or
+    the ``horismos`` console script (``sys.argv[0]`` its path, named ``horismos`` with no
+    suffix), not a program importing Horismos: a user's ``horismos.py`` is one."""
     argv = getattr(sys, "argv", None) or [""]
     if argv[0] == "-m":
-        given = sys.orig_argv  # python [options] -m horismos …
-        at = given.index("-m") if "-m" in given else None
-        return "-mhorismos" in given or (at is not None and given[at + 1 : at + 2] == ["horismos"])
-    return os.path.splitext(os.path.basename(argv[0]))[0] == "horismos"
+        return _module_run(sys.orig_argv[1:]) in ("horismos", "horismos.__main__")
+    return os.path.basename(argv[0]) == "horismos"
+
+
+_TAKES_VALUE = {"-W", "-X", "--check-hash-based-pycs"}
+"""The interpreter's options before ``-m`` whose value is the next argument when not joined."""
+
+
+def _module_run(options: list[str]) -> str | None:
+    """The module ``python [options] -m MODULE …`` runs, read as the interpreter reads its
+    options: flags joined (``-Im horismos``, ``-mhorismos``) and an option's value
+    (``-X dev``) as well as apart; None when a script or ``-c`` comes first. Looking for
+    "-m" followed by "horismos" missed ``-Im horismos``."""
+    at = 0
+    while at < len(options) and options[at].startswith("-") and options[at] != "-":
+        option = options[at]
+        at += 1
+        if option in _TAKES_VALUE:
+            at += 1
+            continue
+        if option.startswith("--"):
+            continue
+        for i, flag in enumerate(option[1:], 1):
+            if flag in "cmWX":  # the rest of the cluster, or else the next argument, is its value
+                value = option[i + 1 :] or (options[at] if at < len(options) else "")
+                if flag == "m":
+                    return value
+                if flag == "c":
+                    return None
+                if not option[i + 1 :]:
+                    at += 1
+                break
+    return None
 
 
 if _is_the_command_line():

@@ -25,6 +25,7 @@ from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
 from ._namespace_index import NamespaceIndex
+from ._unreadable import unreadable
 
 __all__ = [
     "Sources",
@@ -821,14 +822,7 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
             problems.append(_not_utf8(path, e))
             continue
         except OSError as e:  # not its syntax: the file cannot be read at all
-            problems.append(
-                Problem(
-                    "error",
-                    f"cannot read it: {e.strerror or e}",
-                    file=str(path),
-                    hint="check that the file exists and this user may read it",
-                )
-            )
+            problems.append(unreadable(path, e))
             continue
         except Exception as e:  # other parsers raise their own types
             variable = _sparql_variable(path) if fmt in ("turtle", "trig") else None

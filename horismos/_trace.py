@@ -39,6 +39,7 @@ import orjson
 from ._errors import TraceError, TraceTampered, TraceVersionError
 from ._event_shape import check_shape
 from ._signing import signer_from_env, verifier_from_env
+from ._unreadable import why_unreadable
 
 __all__ = [
     "READ_VERSIONS",
@@ -315,82 +316,81 @@ def iter_trace(path: str | Path) -> Iterator[dict[str, Any]]:
     ended = False
     cut = False
     verifier = verifier_from_env()
-    with open(path, "rb") as f:
-        for n, data in enumerate(f, 1):
-            try:
-                raw = data.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise TraceError(
-                    f"{path}:{n}: not a trace: byte {e.start + 1} of the line is not UTF-8 text"
-                ) from None
-            if raw.endswith("\r\n"):  # as text mode read it, which this replaced
-                raw = raw[:-2] + "\n"
-            line = raw.rstrip("\n")
-            if not line:
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError as e:
-                if not raw.endswith("\n"):  # the file's last line, cut off as it was written:
-                    cut = True  # the process stopped there
-                    break
-                raise TraceTampered(f"{path}:{n}: not a JSON event ({e.msg})", line=n) from None
-            except RecursionError:
-                raise TraceTampered(
-                    f"{path}:{n}: not a JSON event (nested too deeply)", line=n
-                ) from None
-            if not isinstance(event, dict):
-                raise TraceTampered(f"{path}:{n}: not a JSON event object", line=n)
-            if ended:
-                raise TraceTampered(
-                    f"{path}:{n}: data after the end event: a complete trace ends there", line=n
-                )
-            if "hash" not in event:
-                raise TraceTampered(
-                    f"{path}:{n}: this event has no hash, so an edit of it could "
-                    "not be found; every event carries one",
-                    line=n,
-                )
-            sig = event.pop("sig", None)
-            if sig is not None:
-                line = _without(line, "sig", sig) or line
-            if not count:
-                version = event.get("trace_version")
-                if event.get("type") != "header":
-                    raise TraceError(f"{path}:{n}: a trace starts with a header event")
-                if version not in READ_VERSIONS:
-                    raise TraceVersionError(version_message(str(path), version))
-            own = event.pop("hash", None)
-            unhashed = _without(line, "hash", own)
-            if unhashed is not None:  # the hash is of the line's own text, so no re-serialising
-                digest = _digest(unhashed)
-                edited = own != digest
-            else:
-                digest = _digest(_line(event))
-                written = _line({**event, "hash": own})
-                edited = own != digest or written != line
-            if edited:
-                raise TraceTampered(
-                    f"{path}:{n}: this event was edited after it was written (its hash does "
-                    "not match its content)",
-                    line=n,
-                )
-            if event.get("prev") != prev:
-                raise TraceTampered(
-                    f"{path}:{n}: the hash chain breaks here: the event before this one was "
-                    "removed, reordered or edited",
-                    line=n,
-                )
-            if verifier is not None:
-                verifier.verify(digest, sig, str(path), n)
-            prev = digest
-            event["hash"] = digest
-            if sig is not None:
-                event["sig"] = sig
-            check_shape(event, count, str(path), n)
-            count += 1
-            ended = event.get("type") == "end"
-            yield event
+    for n, data in enumerate(_lines(path), 1):
+        try:
+            raw = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise TraceError(
+                f"{path}:{n}: not a trace: byte {e.start + 1} of the line is not UTF-8 text"
+            ) from None
+        if raw.endswith("\r\n"):  # as text mode read it, which this replaced
+            raw = raw[:-2] + "\n"
+        line = raw.rstrip("\n")
+        if not line:
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError as e:
+            if not raw.endswith("\n"):  # the file's last line, cut off as it was written:
+                cut = True  # the process stopped there
+                break
+            raise TraceTampered(f"{path}:{n}: not a JSON event ({e.msg})", line=n) from None
+        except RecursionError:
+            raise TraceTampered(
+                f"{path}:{n}: not a JSON event (nested too deeply)", line=n
+            ) from None
+        if not isinstance(event, dict):
+            raise TraceTampered(f"{path}:{n}: not a JSON event object", line=n)
+        if ended:
+            raise TraceTampered(
+                f"{path}:{n}: data after the end event: a complete trace ends there", line=n
+            )
+        if "hash" not in event:
+            raise TraceTampered(
+                f"{path}:{n}: this event has no hash, so an edit of it could "
+                "not be found; every event carries one",
+                line=n,
+            )
+        sig = event.pop("sig", None)
+        if sig is not None:
+            line = _without(line, "sig", sig) or line
+        if not count:
+            version = event.get("trace_version")
+            if event.get("type") != "header":
+                raise TraceError(f"{path}:{n}: a trace starts with a header event")
+            if version not in READ_VERSIONS:
+                raise TraceVersionError(version_message(str(path), version))
+        own = event.pop("hash", None)
+        unhashed = _without(line, "hash", own)
+        if unhashed is not None:  # the hash is of the line's own text, so no re-serialising
+            digest = _digest(unhashed)
+            edited = own != digest
+        else:
+            digest = _digest(_line(event))
+            written = _line({**event, "hash": own})
+            edited = own != digest or written != line
+        if edited:
+            raise TraceTampered(
+                f"{path}:{n}: this event was edited after it was written (its hash does "
+                "not match its content)",
+                line=n,
+            )
+        if event.get("prev") != prev:
+            raise TraceTampered(
+                f"{path}:{n}: the hash chain breaks here: the event before this one was "
+                "removed, reordered or edited",
+                line=n,
+            )
+        if verifier is not None:
+            verifier.verify(digest, sig, str(path), n)
+        prev = digest
+        event["hash"] = digest
+        if sig is not None:
+            event["sig"] = sig
+        check_shape(event, count, str(path), n)
+        count += 1
+        ended = event.get("type") == "end"
+        yield event
     if not count:
         raise TraceError(
             f"{path}: the trace holds no complete event: its first line was cut off as it "
@@ -398,6 +398,17 @@ def iter_trace(path: str | Path) -> Iterator[dict[str, Any]]:
             if cut
             else f"{path}: the trace is empty"
         )
+
+
+def _lines(path: str | Path) -> Iterator[bytes]:
+    """The trace file's lines; one that cannot be opened or read is a :class:`TraceError`
+    naming it and what to do, not the system's "[Errno 5] Input/output error" alone."""
+    try:
+        with open(path, "rb") as f:
+            yield from f
+    except OSError as e:
+        what, hint = why_unreadable(e)
+        raise TraceError(f"{path}: {what}; {hint}") from None
 
 
 def version_message(source: str, version: object) -> str:

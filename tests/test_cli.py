@@ -382,6 +382,41 @@ def test_a_program_importing_horismos_keeps_its_own_excepthook(tmp_path: Path) -
     assert p.stdout.split() == ["True", "True", "True"], p.stdout + p.stderr
 
 
+def test_a_program_named_horismos_py_keeps_its_own_excepthook(tmp_path: Path) -> None:
+    """A script was taken for the console script by its name without the suffix: a user's
+    ``horismos.py`` had its hook replaced while it imported Horismos."""
+    (tmp_path / "horismos.py").write_text(HOOK_WHILE_IMPORTING)
+    # -P: the script's folder is not searched first, so `import horismos` is the package's
+    p = subprocess.run([sys.executable, "-P", "horismos.py"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert p.stdout.split() == ["True", "True", "True"], p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("options", [["-m", "horismos"], ["-Bm", "horismos"],
+                                     ["-W", "ignore", "-Xutf8", "-mhorismos"],
+                                     ["-m", "horismos.__main__"]])
+def test_ctrl_c_while_python_m_horismos_starts_is_one_line_however_its_options_are_written(
+        tmp_path: Path, options: list[str]) -> None:
+    """The command line was found by "-m" followed by "horismos" in the interpreter's
+    arguments: with flags joined (``python -Bm horismos``, ``-Im``) a Ctrl-C as it started
+    printed a traceback."""
+    site = tmp_path / "site"
+    site.mkdir()  # imported at start-up, before -m runs: a Ctrl-C as the CLI imports _agent
+    (site / "sitecustomize.py").write_text(
+        "import signal, sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'horismos._agent':\n"
+        "            signal.raise_signal(signal.SIGINT)\n"
+        "sys.meta_path.insert(0, Interrupt())\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    p = subprocess.run([sys.executable, *options, "validate", *TRIAGE], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120,
+                       preexec_fn=sigint_at(signal.default_int_handler))
+    assert p.returncode in (130, -signal.SIGINT), p.stdout + p.stderr
+    assert p.stderr.strip() == "horismos: interrupted while starting; nothing was done"
+
+
 def _counted_refills(tmp_path: Path) -> None:
     """The refill workflow of bench_peers over 2,000 prescriptions, in ``tmp_path``, with a
     dispense that notes each call in ``dispensed`` (a stop must leave at most one more)."""
@@ -671,6 +706,73 @@ def test_commands_that_read_a_world_refuse_a_path_that_holds_no_store(tmp_path: 
     assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
     p = horismos("instances", "--store", "oxigraph:st", cwd=tmp_path)
     assert p.returncode == 0 and "no instances" in p.stdout, p.stdout + p.stderr
+
+
+UNREADABLE = Path("/proc/self/mem")
+"""Opens for anyone, root too, and its first byte is no memory: reading it fails (EIO)."""
+
+
+@pytest.mark.skipif(not UNREADABLE.exists(), reason="needs Linux's /proc/self/mem")
+def test_a_file_that_cannot_be_read_is_named_with_what_to_do(tmp_path: Path) -> None:
+    """`load` printed "[Errno 5] Input/output error" (or "[Errno 13] Permission denied:
+    'w.ttl'"); `run --world` and `trace show` printed the system's words without the file."""
+    (tmp_path / "w.ttl").symlink_to(UNREADABLE)
+    (tmp_path / "t.jsonl").symlink_to(UNREADABLE)
+    (tmp_path / "folder").mkdir()
+    said = ("w.ttl: error: cannot read it (Input/output error) — check that it is a file this "
+            "user may read, on a disk that answers")
+    for args, code, text in (
+            (["load", "w.ttl", "--store", "oxigraph:st"], 1,
+             f"horismos load: 1 error in the files:\n  {said}\n"),
+            (["run", *TRIAGE, *TOOLS, "--world", "w.ttl", "--all"], 2,
+             f"horismos run: 1 error in the world data:\n  {said}\n"),
+            (["trace", "show", "t.jsonl"], 2,
+             "horismos trace: error: t.jsonl: cannot read it (Input/output error); check "
+             "that it is a file this user may read, on a disk that answers\n"),
+            (["tools", "call", "ehr.notify_nurse", *TRIAGE, *WORLD, "--args", "@folder"], 2,
+             "horismos tools: error: --args @folder: this is a folder, not a file; give a "
+             "file in it\n")):
+        p = horismos(*args, cwd=tmp_path)
+        assert (p.returncode, p.stderr) == (code, text), args
+
+
+def test_an_output_of_dash_is_refused_not_written_as_a_file_named_dash(tmp_path: Path) -> None:
+    """`run --trace -` ran and wrote its trace into a file named "-" where stdout was meant."""
+    for args in (["run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "-"],
+                 ["trace", "export", str(ROOT / "tests" / "fixtures" / "traces" / "recorded"
+                                         / "triage-all.jsonl"), "--output", "-"]):
+        p = horismos(*args, cwd=tmp_path)
+        option = args[-2]
+        assert (p.returncode, p.stderr) == (
+            2, f"horismos {args[0]}: error: {option} -: {option} writes a file, not stdout; "
+               "give a file name\n"), p.stdout + p.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_load_of_a_missing_file_lists_it_and_makes_no_store(tmp_path: Path) -> None:
+    """`load` printed "1 authoring error(s):" where every other command says what holds the
+    error, and made an empty store at --store before it found the file missing."""
+    (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
+    p = horismos("load", "w.ttl", "typo.ttl", "--store", "oxigraph:st", cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stderr == ("horismos load: 1 error in the files:\n  typo.ttl: error: no such file "
+                        "or folder — give an existing Turtle file or a folder of .ttl files\n")
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["w.ttl"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file without read permission")
+def test_load_of_a_file_this_user_may_not_read_says_so_and_loads_none(tmp_path: Path) -> None:
+    """Root reads a 0o000 file, so this runs only as another user; the file that fails for
+    root too is /proc/self/mem, above."""
+    (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
+    (tmp_path / "secret.ttl").write_text("@prefix : <http://x/> .\n:d :e :f .\n")
+    (tmp_path / "secret.ttl").chmod(0)
+    p = horismos("load", "w.ttl", "secret.ttl", "--store", "oxigraph:st", cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stderr == ("horismos load: 1 error in the files:\n  secret.ttl: error: this user "
+                        "may not read it — give it read permission (chmod a+r), or run as a "
+                        "user who may read it\n")
+    assert not (tmp_path / "st").exists()
 
 
 @pytest.mark.parametrize("kind", ["oxigraph", "journal"])

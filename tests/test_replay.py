@@ -466,19 +466,35 @@ def test_prov_export_gives_each_instance_the_status_it_ended_in(name: str) -> No
     assert counted == events[-1]["instances"]
 
 
-def test_an_export_stopped_by_an_edit_leaves_its_output_as_it_was(tmp_path: Path) -> None:
-    """The export streams, each event's PROV written once read and checked: an edit found
-    on the way must not leave half an export where the last good one was."""
+def _edited_near_its_end(tmp_path: Path) -> tuple[Path, int]:
+    """A recorded trace with its last but one event edited; that event's line."""
     lines = (RECORDED / "triage-all.jsonl").read_text().splitlines(keepends=True)
     lines[-2] = lines[-2].replace('"seq":', '"seq": ', 1)
     (tmp_path / "edited.jsonl").write_text("".join(lines))
+    return tmp_path / "edited.jsonl", len(lines) - 1
+
+
+def test_an_export_stopped_by_an_edit_leaves_its_output_as_it_was(tmp_path: Path) -> None:
+    """The export streams, each event's PROV written once read and checked: an edit found
+    on the way must not leave half an export where the last good one was."""
+    edited, line = _edited_near_its_end(tmp_path)
     out = tmp_path / "run.ttl"
     out.write_text("the last good export\n")
-    done = _cli("trace", "export", tmp_path / "edited.jsonl", "--output", out)
+    done = _cli("trace", "export", edited, "--output", out)
     assert done.returncode != 0
-    assert f"edited.jsonl:{len(lines) - 1}:" in done.stderr and "Traceback" not in done.stderr
+    assert f"edited.jsonl:{line}:" in done.stderr and "Traceback" not in done.stderr
     assert out.read_text() == "the last good export\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.jsonl", "run.ttl"]
+
+
+def test_an_export_to_stdout_stopped_by_an_edit_writes_nothing(tmp_path: Path) -> None:
+    """``trace export T > run.ttl`` printed the Turtle of the events before the edit, then
+    the error: the file piped into held half a document that parses."""
+    edited, line = _edited_near_its_end(tmp_path)
+    done = _cli("trace", "export", edited)
+    assert done.returncode == 2
+    assert f"edited.jsonl:{line}:" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""
 
 
 # -- command line -------------------------------------------------------------------------

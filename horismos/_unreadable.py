@@ -1,0 +1,67 @@
+"""A file a command was given that cannot be read at all, said in words: what is wrong with
+it and what to do.
+
+Why: the operating system's text ("[Errno 13] Permission denied: 'world.ttl'", or
+"Input/output error" with no file named, as pyoxigraph raises it) says neither which input it
+was nor what to change; the definitions, the world data, ``horismos load`` and the command
+line's last resort each said it their own way. One table keeps the words the same everywhere.
+"""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+from ._errors import AuthoringError, Problem
+
+__all__ = ["each_opens", "unreadable", "why_unreadable"]
+
+_WORDS = {
+    errno.ENOENT: ("no such file", "check the path"),
+    errno.EACCES: (
+        "this user may not read it",
+        "give it read permission (chmod a+r), or run as a user who may read it",
+    ),
+    errno.EPERM: (
+        "this user may not read it",
+        "give it read permission (chmod a+r), or run as a user who may read it",
+    ),
+    errno.EISDIR: ("this is a folder, not a file", "give a file in it"),
+    errno.ENOTDIR: ("a folder in its path is a file", "check the path"),
+    errno.ELOOP: (
+        "its symbolic links lead round in a circle",
+        "point the link at the file itself",
+    ),
+}
+
+
+def why_unreadable(e: OSError) -> tuple[str, str]:
+    """What is wrong with a file ``e`` was raised reading, and what to do."""
+    return _WORDS.get(
+        e.errno or 0,
+        (
+            f"cannot read it ({e.strerror or e})",
+            "check that it is a file this user may read, on a disk that answers",
+        ),
+    )
+
+
+def unreadable(path: str | Path, e: OSError) -> Problem:
+    """The error of input file ``path``, which raised ``e`` when it was opened or read."""
+    what, hint = why_unreadable(e)
+    return Problem("error", what, file=str(path), hint=hint)
+
+
+def each_opens(paths: list[Path]) -> list[Path]:
+    """``paths``, once each has been opened: one that cannot be is refused, with every other
+    such, before any is loaded (the files before it had landed in a store that keeps them)."""
+    problems = []
+    for path in paths:
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as e:
+            problems.append(unreadable(path, e))
+    if problems:
+        raise AuthoringError(problems)
+    return paths
