@@ -19,7 +19,8 @@ from rdflib import Literal, URIRef
 from ._bindings import static_problem
 from ._bindings.python import signature_problems
 from ._bindings.python_source import unimportable_binding
-from ._definitions import Definitions, nearest_variable
+from ._definitions import nearest_variable
+from ._definitions_model import Definitions
 from ._digraph import descendants
 from ._errors import Problem, ToolError
 from ._hazards import flow_graph

@@ -14,7 +14,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from decimal import Decimal
 from functools import cache, cached_property
@@ -32,10 +32,11 @@ from ._adapter_decl import partial_without_adapter, read_adapters, tool_adapter
 from ._argv_slips import argument_slips, command_slip
 from ._bare_words import bare_word
 from ._closed_terms import unknown_terms
+from ._definitions_model import Definitions
 from ._digraph import Digraph, add_edge, descendants, shortest_path, strongly_connected
 from ._effect_domain import subject_outside_domain
 from ._effect_shapes import contradictions
-from ._errors import AmbiguousName, AuthoringError, NotAnIRI, Problem, UsageError
+from ._errors import AuthoringError, Problem
 from ._fhir import FHIR
 from ._graph_blocks import named_graph_reads
 from ._hazards import (
@@ -59,7 +60,6 @@ from ._model import (
     DEFAULT_MAX_STEPS,
     RANKERS,
     ActionStep,
-    Adapter,
     Arg,
     Assertion,
     Command,
@@ -118,7 +118,7 @@ from ._term_kinds import (
     term_kind,
     value_kinds,
 )
-from ._terms import iri_problem, split_iri
+from ._terms import split_iri
 from ._type_tests import missed_subclasses
 from ._values_joins import joined_values
 from ._vocab import HORIS, NS
@@ -134,14 +134,21 @@ __all__ = [
     "vocabulary_graph",
 ]
 
+
 STEP_CLASSES = {
     HORIS.ActionStep: ActionStep,
     HORIS.DecisionStep: DecisionStep,
     HORIS.ProposalStep: ProposalStep,
     HORIS.WaitStep: WaitStep,
 }
+
+
 BINDING_SCHEMES = ("python:", "mcp://", "http://", "https://", "cmd:")
+
+
 DATATYPE_SPACES = (str(XSD), str(RDF), str(RDFS.Literal))
+
+
 DEFAULT_TIMEOUT = 30.0
 
 
@@ -212,7 +219,7 @@ def _package_graph(name: str) -> Graph:
     return graph
 
 
-def _binding_problem(binding: str) -> tuple[str, str] | None:
+def binding_text_problem(binding: str) -> tuple[str, str] | None:
     """What is wrong with a ``python:`` or ``http(s):`` binding's text, as (message, hint):
     a Python name that cannot be one, a URL no request can be sent to, a URL with ``{arg}``
     placeholders (:func:`_url_placeholders`)."""
@@ -331,6 +338,8 @@ _XSD_DATATYPES = (  # noqa: SIM905 (one line of names reads better than 39 lines
     "negativeInteger nonPositiveInteger hexBinary base64Binary anyURI language normalizedString "
     "token NMTOKEN Name NCName"
 ).split()
+
+
 DATATYPES = frozenset(
     [
         *(XSD[n] for n in _XSD_DATATYPES if n in XSD.__annotations__),
@@ -339,6 +348,7 @@ DATATYPES = frozenset(
     ]
 )
 """What ``horis:type`` may name as a datatype without declaring it ``a rdfs:Datatype``."""
+
 
 _DERIVED_FROM = {
     XSD[child]: XSD[parent]
@@ -357,12 +367,12 @@ _DERIVED_FROM = {
 ``xsd:int`` is an ``xsd:integer`` and an ``xsd:decimal``, not the other way round."""
 
 
-def _derives(given: URIRef, wanted: URIRef) -> bool:
+def derives_from(given: URIRef, wanted: URIRef) -> bool:
     """Whether a literal of ``given`` is also one of ``wanted`` (:data:`_DERIVED_FROM`)."""
     if wanted == RDFS.Literal:
         return True
     if wanted == RDF.PlainLiteral:
-        return given in (XSD.string, RDF.langString) or _derives(given, XSD.string)
+        return given in (XSD.string, RDF.langString) or derives_from(given, XSD.string)
     while given is not None:
         if given == wanted:
             return True
@@ -371,12 +381,18 @@ def _derives(given: URIRef, wanted: URIRef) -> bool:
 
 
 _USES = frozenset({HORIS.type, HORIS.property, HORIS.focusType})
+
+
 _POLICY = frozenset({HORIS.requiresApproval, HORIS.sideEffect})
 """What the policy reads of a tool: written where nothing reads it, the tool acts unguarded."""
+
+
 _POLICY_UNHELD = (
     ": the policy never reads it, so the tool acts without the approval or side-effect class "
     "written here"
 )
+
+
 # what a shape only uses: naming a term there does not declare it (RDF.first: a path's list)
 _SHAPE_USES = frozenset(
     {
@@ -391,8 +407,12 @@ _SHAPE_USES = frozenset(
         HORIS.shape,
     }
 )
+
+
 # what makes a node a shape: a type, or a property only a shape has
 _SHAPE_TYPES = frozenset({SH.NodeShape, SH.PropertyShape})
+
+
 _SHAPE_MARKS = frozenset(
     {
         SH.property,
@@ -406,8 +426,11 @@ _SHAPE_MARKS = frozenset(
 )
 """Predicates that only use a term: a typo under them must not count as its declaration."""
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """What ``horis:fromEnv`` names: an environment variable, as a shell would write it."""
+
+
 _TIMEOUT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$")
 
 
@@ -453,7 +476,7 @@ def parse_timeout(value: Node) -> float:
     return seconds
 
 
-def _timeout_problem(node: Node, e: ValueError) -> tuple[str, str]:
+def timeout_problem(node: Node, e: ValueError) -> tuple[str, str]:
     """What a horis:timeout that :func:`parse_timeout` refused is, as (message, hint)."""
     if isinstance(e, TimeoutTooLong):
         return (
@@ -471,6 +494,8 @@ _UNIT_SLIPS = re.compile(
     r"|(hrs?|hours?)|(msecs?|milliseconds?)|(ms|s|m|h))?\s*$",
     re.IGNORECASE,
 )
+
+
 _ISO_WEEKS = re.compile(r"^P(\d+)W$")
 
 
@@ -500,140 +525,6 @@ def _timeout_meant(text: str) -> str | None:
     return f'write "{n}{unit}"'
 
 
-@dataclass
-class Definitions:
-    """Everything the runner needs, typed; ``graph`` is the merged definitions graph."""
-
-    graph: Graph
-    sources: Sources
-    tools: dict[URIRef, Tool] = field(default_factory=dict)
-    workflows: dict[URIRef, Workflow] = field(default_factory=dict)
-    steps: dict[URIRef, Step] = field(default_factory=dict)
-    mcp_servers: dict[str, McpServer] = field(default_factory=dict)
-    adapters: dict[URIRef, Adapter] = field(default_factory=dict)
-    """The declared systems of record (``horis:Adapter``), by IRI."""
-    commands: dict[str, Command] = field(default_factory=dict)
-    """``horis:CommandBinding`` nodes by local name, as ``cmd:NAME`` bindings name them."""
-    warnings: list[Problem] = field(default_factory=list)
-    subclasses: dict[URIRef, frozenset[URIRef]] = field(default_factory=dict)
-    digest: str = ""
-    undeclared: dict[URIRef, list[Problem]] = field(default_factory=dict)
-    """IRIs that nothing loaded declares — used in a pattern, as a class of a horis:type, as
-    an effect's horis:property or as a horis:focusType — and the warnings about them."""
-    unheld: dict[URIRef, list[Problem]] = field(default_factory=dict)
-    """Nodes a pattern or a fixed effect value names that the definitions do not hold
-    (``:Urgent`` for ``:urgent``): only world data can, so they are said to be missing only
-    against a world (``horismos validate --world``), with the warnings to give then."""
-    unmeetable: dict[URIRef, list[tuple[Problem, Problem]]] = field(default_factory=dict)
-    """Properties a domain shape requires of the nodes some step's tool lands, that nothing
-    declares and no tool's effect writes, each with its warning and the error it becomes
-    beside a world that holds no statement of it: then the gate rejects every such result,
-    after the tool has acted, so ``run`` refuses before any tool is called."""
-    unwritten: dict[URIRef, list[Problem]] = field(default_factory=dict)
-    """Properties a domain shape requires of the nodes some step's tool lands, that the files
-    declare but no tool's effect writes, each with the warning to give beside a world that
-    holds no statement of it. Only a warning, and only then: a declared property is what
-    world data and other systems (an import, an operator's answer to a wait) bring, between
-    runs and between steps."""
-    own_writes: dict[URIRef, list[Problem]] = field(default_factory=dict)
-    """Properties a step's pattern requires of the node its tool writes, that only that
-    tool writes (:mod:`._own_writes`), each with its warning: kept among the warnings, and
-    dropped beside a world that holds values of it (re-running for nodes that have it)."""
-    individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
-    """Statements about the individuals declared with the definitions (``_individuals``)."""
-    errors: tuple[Problem, ...] = ()
-    """The loader's errors, when it gave up (:attr:`AuthoringError.definitions`): definitions
-    with any are only checked further, never run (:class:`~horismos.Agent` refuses them)."""
-    _legacy_digest: str | None = field(default=None, init=False, repr=False, compare=False)
-    """:func:`legacy_definitions_digest`, once asked for (it is slow)."""
-
-    @cached_property
-    def nodes(self) -> frozenset[Node]:
-        """Every subject and object the definitions write (:meth:`Sources.nodes`, gathered
-        once): ``resume`` matches each fact's term neither they nor the world name against
-        them for a did-you-mean."""
-        return self.sources.nodes()
-
-    @cached_property
-    def tools_in_several(self) -> frozenset[URIRef]:
-        """The tools steps of more than one workflow call: two runs of two workflows on one
-        focus each hold their own workflow's claim on it, so only a settled hold keeps the
-        second off a call the first is making there (``Runner._announce``)."""
-        seen: dict[URIRef, set[URIRef]] = {}
-        for workflow in self.workflows.values():
-            for step in workflow.reachable():
-                if isinstance(step, ActionStep) and step.tool is not None:
-                    seen.setdefault(step.tool.iri, set()).add(workflow.iri)
-        return frozenset(t for t, w in seen.items() if len(w) > 1)
-
-    @cached_property
-    def tools_off_focus(self) -> frozenset[URIRef]:
-        """The tools some step calls on a node that need not be its focus (the effect's
-        subject bound from another variable than ``?this``): such a step's hold settles, and
-        a run whose focus that node is holds only its own workflow's claim there, so its step
-        on the focus must settle and mark too, or a hold of the other landing late lets both
-        call (``Runner._announce``)."""
-        return frozenset(
-            step.tool.iri
-            for workflow in self.workflows.values()
-            for step in workflow.reachable()
-            if isinstance(step, ActionStep)
-            and step.tool is not None
-            and step.tool.effect is not None
-            and step.tool.effect.subject
-            and step.var_for(step.tool.effect.subject) != "this"
-        )
-
-    def expand(self, name: str, exists: Callable[[URIRef], bool] | None = None) -> URIRef:
-        """An IRI from a full IRI, ``<IRI>`` or a CURIE with the files' prefixes.
-
-        Files may bind one prefix (often ``:``) to different namespaces: the CURIE then means
-        the IRI the definitions — or ``exists``, e.g. the world — have, and when that is not
-        exactly one it raises :class:`AmbiguousName` listing the IRIs (a :class:`KeyError`,
-        like a name that does not resolve at all)."""
-        if not isinstance(name, str):  # focus=42 from Python: an AttributeError said nothing
-            raise UsageError(
-                f"{name!r} is not a name: give a string, a CURIE such as ':patient42' or a "
-                f"full IRI (given: {type(name).__name__})"
-            )
-        name = name.strip()
-        if name.startswith("<") and name.endswith(">"):
-            return _checked_iri(name, name[1:-1])
-        if "://" in name or name.startswith("urn:"):
-            return _checked_iri(name, name)
-        if ":" in name:
-            prefix, local = name.split(":", 1)
-            _checked_iri(name, local)
-            found = self.sources.expand(prefix, local)
-            if len(found) > 1 and exists is not None:
-                held = [c for c in found if exists(c)]
-                if not held:  # a typo (:patient99), which no full IRI would mend
-                    raise AmbiguousName(name, [str(c) for c in found], held=False)
-                found = held
-            if len(found) == 1:
-                return found[0]
-            if found:
-                raise AmbiguousName(name, [str(c) for c in found])
-        raise KeyError(name)
-
-    def classes_of(self, cls: URIRef) -> frozenset[URIRef]:
-        """``cls`` and every class entailed to be a subclass of it."""
-        return self.subclasses.get(cls, frozenset((cls,)))
-
-    def name(self, node: Node, exists: Callable[[URIRef], bool] | None = None) -> str:
-        """``node`` as a CURIE that reads back as it (see :meth:`Sources.name`), else ``<IRI>``."""
-        return self.sources.name(node, exists)
-
-
-def _checked_iri(name: str, text: str) -> URIRef:
-    """``text`` (written as ``name``) as an IRI; :class:`NotAnIRI` for text no IRI is, before
-    rdflib makes a term of it that no store can hold (and logs a warning on stderr)."""
-    why = iri_problem(text)
-    if why is not None:
-        raise NotAnIRI(name, why)
-    return URIRef(text)
-
-
 def load_definitions(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) -> Definitions:
     """Read, check and model ``paths``; raises :class:`AuthoringError` listing every error."""
     with _collector_paused():
@@ -659,6 +550,9 @@ def _collector_paused() -> Iterator[None]:
 
 
 class _Builder:
+    """The loader: every part of checking and modelling composed, run in the order
+    :meth:`build` gives, so the problems come in the same order whatever part finds them."""
+
     def __init__(self, sources: Sources) -> None:
         self.src = sources
         self.g = sources.graph
@@ -711,8 +605,6 @@ class _Builder:
             s for s, t in self.g.subject_objects(RDF.type) if str(t).startswith(str(HORIS))
         )
 
-    # -- reporting ------------------------------------------------------------------------
-
     def error(
         self, node: Node | None, message: str, hint: str | None = None, at: Where | None = None
     ) -> None:
@@ -764,8 +656,6 @@ class _Builder:
             and t not in DATATYPES
             and (t, RDF.type, RDFS.Datatype) not in self.g
         )
-
-    # -- helpers --------------------------------------------------------------------------
 
     def one(self, s: Node, p: URIRef) -> Node | None:
         return next(iter(self.g.objects(s, p)), None)
@@ -917,7 +807,7 @@ class _Builder:
         try:
             return parse_timeout(node)
         except ValueError as e:
-            self.error(s, *_timeout_problem(node, e), at=(s, HORIS.timeout, node))
+            self.error(s, *timeout_problem(node, e), at=(s, HORIS.timeout, node))
             return None
 
     def precondition(
@@ -959,7 +849,7 @@ class _Builder:
             return None
         except PreconditionSyntaxError as e:
             bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
-            why, row = _sparql_why(e.why)
+            why, row = sparql_why(e.why)
             hint = (
                 "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
                 '"?this :acuity ?queue ."'
@@ -1123,8 +1013,6 @@ class _Builder:
         if hit is not None and problem.line is not None:  # the SERVICE's own line
             problem = replace(problem, line=problem.line + str(text)[: hit.start()].count("\n"))
         self.problems.append(problem)
-
-    # -- build ----------------------------------------------------------------------------
 
     def build(self) -> Definitions:
         self.check_vocabulary()
@@ -1361,8 +1249,8 @@ class _Builder:
                         self.src.problem(
                             "error" if p in _POLICY else "warning",
                             node,
-                            f"{self.n(p)} is a property of {_kind_names(home, self.n)}; on "
-                            f"{_kind_names({kind}, self.n)} it does nothing"
+                            f"{self.n(p)} is a property of {kind_names(home, self.n)}; on "
+                            f"{kind_names({kind}, self.n)} it does nothing"
                             + (_POLICY_UNHELD if p in _POLICY else ""),
                             self.placement_hint(node, cast(URIRef, p), home),
                             at=(node, cast(URIRef, p), o),
@@ -1409,7 +1297,7 @@ class _Builder:
         callers = sorted(self.n(s) for s in self.g.subjects(HORIS.tool, node))
         if callers and home & set(STEP_CLASSES):
             return f"write it on the step that calls the tool ({', '.join(callers)}), or remove it"
-        return f"write it on {_kind_names(home, self.n)}, or remove it"
+        return f"write it on {kind_names(home, self.n)}, or remove it"
 
     def check_split_definitions(self) -> None:
         """A tool, step or workflow that two files describe with horis: terms: the files are
@@ -1697,7 +1585,7 @@ class _Builder:
             unknown = _iris(algebra) - known
             negated = unknown - _iris(_without_not_exists(algebra)) if unknown else set()
             for term in sorted(unknown, key=str):
-                if str(term).startswith(_STANDARD) or str(term).startswith(NS):
+                if str(term).startswith(STANDARD_NAMESPACES) or str(term).startswith(NS):
                     continue
                 # in a FILTER NOT EXISTS alone, a term nothing holds makes the guard hold
                 # always: it never holds the step back (the step fires again, and again)
@@ -2401,8 +2289,8 @@ class _Builder:
                     not isinstance(r, URIRef)
                     or r not in DATATYPES
                     or r == RDFS.Literal
-                    or _derives(r, a.type)
-                    or _derives(a.type, r)
+                    or derives_from(r, a.type)
+                    or derives_from(a.type, r)
                 ):
                     continue
                 self.at_variable(
@@ -2480,7 +2368,7 @@ class _Builder:
         world holds them is asked only when validate is given one."""
 
         def unheld(node: URIRef) -> bool:
-            return node not in named and not str(node).startswith((*_STANDARD, NS))
+            return node not in named and not str(node).startswith((*STANDARD_NAMESPACES, NS))
 
         declared = self.declared_individuals
         for owner, holder, pred, algebra in self.parsed_patterns():
@@ -2522,7 +2410,7 @@ class _Builder:
                 if (
                     isinstance(v, URIRef)
                     and v != HORIS.now
-                    and not str(v).startswith((*_STANDARD, NS))
+                    and not str(v).startswith((*STANDARD_NAMESPACES, NS))
                     and (v, None, None) not in self.g  # named only as this value
                     and all(p == HORIS.value for p in self.g.predicates(None, v))
                 ):
@@ -2548,7 +2436,7 @@ class _Builder:
             if (
                 isinstance(s, URIRef)
                 and isinstance(c, URIRef)
-                and not str(c).startswith((*_STANDARD, NS))
+                and not str(c).startswith((*STANDARD_NAMESPACES, NS))
                 and s not in self.definition_nodes
             ):
                 found.setdefault(s, set()).add(c)
@@ -2562,7 +2450,7 @@ class _Builder:
         adapted = any(a.mapping == HORIS.FhirJsonLd for a in self.defs.adapters.values())
         return (
             term not in known
-            and not str(term).startswith((*_STANDARD, NS))
+            and not str(term).startswith((*STANDARD_NAMESPACES, NS))
             and not (adapted and str(term).startswith(FHIR))
         )
 
@@ -2857,7 +2745,7 @@ class _Builder:
         ]
         if named:
             return min(named, key=str)
-        return URIRef(split_iri(cls or prop)[0] + str(lit)) if _LOCAL.fullmatch(lit) else None
+        return URIRef(split_iri(cls or prop)[0] + str(lit)) if LOCAL_NAME.fullmatch(lit) else None
 
     def nodes_meant(self, prop: URIRef, literals: Iterable[Node], many: str, sep: str) -> str:
         """The nodes meant by ``literals`` (:meth:`meant_node`), written ``many`` (a format
@@ -3244,7 +3132,9 @@ class _Builder:
         for owner, holder, pred, pre in self.patterns:
             if owner not in steps:
                 continue
-            for var in sorted(v for v in pre.variables if v != "this" and _slip(v, "this") <= 1):
+            for var in sorted(
+                v for v in pre.variables if v != "this" and slip_distance(v, "this") <= 1
+            ):
                 self.at_variable(
                     "warning",
                     var,
@@ -3289,7 +3179,7 @@ class _Builder:
                     or "this" in names
                     or "this" in given.values()  # its other arguments may come from anywhere
                     or names & chosen
-                    or any(_slip(v, "this") <= 1 for v in names)
+                    or any(slip_distance(v, "this") <= 1 for v in names)
                 ):
                     continue
                 text = " ".join(str(x) for x in self.g.objects(holder, pred))
@@ -3309,7 +3199,7 @@ class _Builder:
             elif (owner, RDF.type, HORIS.Tool) in self.g:
                 args = sorted(self.arg_names(owner))
                 for var in sorted(names - {*args, "this"}):
-                    near = [a for a in args if len(a) > 3 and _slip(var, a) <= 1]
+                    near = [a for a in args if len(a) > 3 and slip_distance(var, a) <= 1]
                     if near:  # a misspelt argument is a free variable: any node matches
                         self.at_variable(
                             "warning",
@@ -3382,7 +3272,7 @@ class _Builder:
                 or owner not in steps
                 or "this" in names
                 or names & chosen
-                or any(_slip(v, "this") <= 1 for v in names)
+                or any(slip_distance(v, "this") <= 1 for v in names)
             ):
                 continue
             message = (
@@ -4137,7 +4027,7 @@ class _Builder:
         }
         ns = split_iri(cls or prop)[0]
         meant = [
-            nodes.get(str(v).lower(), URIRef(ns + str(v)) if _LOCAL.fullmatch(v) else v)
+            nodes.get(str(v).lower(), URIRef(ns + str(v)) if LOCAL_NAME.fullmatch(v) else v)
             if isinstance(v, Literal)
             else v
             for v in listed
@@ -4183,7 +4073,7 @@ class _Builder:
             counts = p not in (SH.minLength, SH.maxLength)  # pyshacl: xsd:integer itself
             for holder, o in g.subject_objects(p):
                 dt = o.datatype if isinstance(o, Literal) and not o.ill_typed else None
-                if dt == XSD.integer or (not counts and dt and _derives(dt, XSD.integer)):
+                if dt == XSD.integer or (not counts and dt and derives_from(dt, XSD.integer)):
                     continue
                 whole = re.fullmatch(r"\s*\+?(\d+)\s*", str(o)) if isinstance(o, Literal) else None
                 self.error(
@@ -4393,7 +4283,7 @@ class _Builder:
                     at=e,
                 )
                 continue
-            if var is not None and not _ENV_NAME.fullmatch(var):
+            if var is not None and not ENV_NAME.fullmatch(var):
                 bare = var.strip().lstrip("$").strip("{}").strip()
                 self.error(
                     s,
@@ -4401,7 +4291,7 @@ class _Builder:
                     "environment variable, so it is never found"
                     + (" (the $ of a shell is not part of the name)" if "$" in var else ""),
                     f'write the variable\'s name alone: horis:fromEnv "{bare}"'
-                    if _ENV_NAME.fullmatch(bare)
+                    if ENV_NAME.fullmatch(bare)
                     else 'write the variable\'s name, e.g. horis:fromEnv "API_TOKEN"',
                     at=(e, HORIS.fromEnv, self.one(e, HORIS.fromEnv)),
                 )
@@ -4613,7 +4503,7 @@ class _Builder:
             )
             ok = False
         elif not binding.startswith(BINDING_SCHEMES):
-            meant = _binding_meant(binding)
+            meant = binding_meant(binding)
             self.error(
                 s,
                 f'binding "{binding}" has no known scheme',
@@ -4625,7 +4515,7 @@ class _Builder:
             ok = False
         elif binding.startswith("cmd:"):
             ok = self.check_command(s, binding, args, at) and ok
-        elif (why := _binding_problem(binding)) is not None:
+        elif (why := binding_text_problem(binding)) is not None:
             self.error(s, f'binding "{binding}" {why[0]}', why[1], at=at)
             ok = False
         if binding is not None and not binding.startswith(("http://", "https://")):
@@ -4643,7 +4533,7 @@ class _Builder:
             try:
                 timeout = parse_timeout(t)
             except ValueError as e:
-                self.error(s, *_timeout_problem(t, e), at=(s, HORIS.timeout, t))
+                self.error(s, *timeout_problem(t, e), at=(s, HORIS.timeout, t))
                 ok = False
         retries: int | None = None
         for retries_node in self.g.objects(s, HORIS.retries):  # each value, as flag() does
@@ -5277,7 +5167,7 @@ class _Builder:
             pattern = str(text).strip()
             self.warn(
                 s,
-                f"horis:requires on {_kind_names({cls}, self.n)} is never tried: it is read on "
+                f"horis:requires on {kind_names({cls}, self.n)} is never tried: it is read on "
                 "an action step, its tool and a decision step's horis:when rules only",
                 f'write horis:until "{pattern}": the wait continues at horis:next once it holds'
                 if cls == HORIS.WaitStep and "\n" not in pattern and len(pattern) < 80
@@ -5385,7 +5275,7 @@ class _Builder:
             parsed = prepare_query(text, ns)
             remote = remote_reads(parsed)
         except Exception as e:
-            why, row = _sparql_why((str(e).strip().splitlines() or [type(e).__name__])[0], wrapper)
+            why, row = sparql_why((str(e).strip().splitlines() or [type(e).__name__])[0], wrapper)
             problem = self.src.problem(
                 "error",
                 s,
@@ -5420,7 +5310,7 @@ class _Builder:
             )
             return None
         named = re.findall(r"[?$](\w+)", str(self.one(cands, HORIS.query)))
-        if "this" not in named and not any(_slip(v, "this") <= 1 for v in named):
+        if "this" not in named and not any(slip_distance(v, "this") <= 1 for v in named):
             self.at_variable(
                 "warning",
                 named[0] if named else as_var,
@@ -5756,7 +5646,7 @@ class _Builder:
 _PARSE_AT = re.compile(r"^Expected \w+, found (.+?)\s+\(at char \d+\), \(line:(\d+), col:\d+\)$")
 
 
-def _sparql_why(why: str, wrapper: int = 0) -> tuple[str, int | None]:
+def sparql_why(why: str, wrapper: int = 0) -> tuple[str, int | None]:
     """The parser's complaint in the author's terms, and the line of the pattern it is on.
 
     Patterns are parsed wrapped in ``ASK WHERE { … }`` whose first line is the pattern's first
@@ -5777,9 +5667,11 @@ def _sparql_why(why: str, wrapper: int = 0) -> tuple[str, int | None]:
 MODEL_ALIASES = {"claude": "anthropic"}
 """Providers written by another name: ``claude:MODEL`` is ``anthropic:MODEL``."""
 
+
 _SPARQL_HEAD = re.compile(r"^(\s*(#[^\n]*)?\n)*")
 
-_STANDARD = (str(RDF), str(RDFS), str(XSD), str(SH), "http://www.w3.org/2002/07/owl#")
+
+STANDARD_NAMESPACES = (str(RDF), str(RDFS), str(XSD), str(SH), "http://www.w3.org/2002/07/owl#")
 
 
 def _iris(algebra: Any) -> set[URIRef]:
@@ -5836,15 +5728,25 @@ def range_refusing(given: URIRef, ranges: Iterable[Node]) -> URIRef | None:
     if given not in DATATYPES or given == RDFS.Literal:
         return None
     return next(
-        (r for r in ranges if isinstance(r, URIRef) and r in DATATYPES and not _derives(given, r)),
+        (
+            r
+            for r in ranges
+            if isinstance(r, URIRef) and r in DATATYPES and not derives_from(given, r)
+        ),
         None,
     )
 
 
 NUMERIC = frozenset(
-    {XSD.decimal, XSD.double, XSD.float, *(c for c in _DERIVED_FROM if _derives(c, XSD.decimal))}
+    {
+        XSD.decimal,
+        XSD.double,
+        XSD.float,
+        *(c for c in _DERIVED_FROM if derives_from(c, XSD.decimal)),
+    }
 )
 """The numeric datatypes, which a FILTER compares by value, across types."""
+
 
 _CLASS_PLACES = (
     (
@@ -5863,9 +5765,11 @@ _CLASS_PLACES = (
 )
 """Where an ontology or a shape names a class, and what naming a property there does."""
 
+
 _VALUE_CLASS = frozenset({RDFS.range, SH["class"]})
 """Of :data:`_CLASS_PLACES`, those naming the class of a property's values: what a property
 named there most likely stood for is its own range."""
+
 
 _COMPARED = {
     **dict.fromkeys(NUMERIC, "numbers"),
@@ -5983,8 +5887,10 @@ def _outcome(
     return f"{test} never holds" if whole else "that comparison never holds"
 
 
-_LOCAL = re.compile(r"[A-Za-z_][\w-]*")
+LOCAL_NAME = re.compile(r"[A-Za-z_][\w-]*")
 """A name that can be a node's local name in a CURIE (``:minor``)."""
+
+
 _IRI_TEXT = re.compile(r"[A-Za-z][\w+.-]*:")
 """How an IRI's text begins (its scheme): ``str(?v) = "http://…"`` may hold of a node."""
 
@@ -5995,7 +5901,7 @@ _HOST_PATH = re.compile(
 """A URL written without its scheme: ``api.example.org/orders``, ``127.0.0.1:8080/x``."""
 
 
-def _binding_meant(binding: str) -> str | None:
+def binding_meant(binding: str) -> str | None:
     """The binding most likely meant by one of no known scheme: its scheme's ``//`` left out
     (``mcp:parts/order`` for ``mcp://parts/order``, ``http:host/x``), the scheme in
     capitals (``Python:``), or a URL without its scheme (``api.example.org/orders``, meant
@@ -6039,7 +5945,7 @@ def _listed_literals_hint(listed: list[Node], r: URIRef | None, name: Callable[[
     return "write sh:in ( " + " ".join(turtle_term(t, name) for t in typed) + " )"
 
 
-def _kind_names(kinds: Iterable[URIRef], name: Callable[[Node], str]) -> str:
+def kind_names(kinds: Iterable[URIRef], name: Callable[[Node], str]) -> str:
     """``a tool``, ``an action step``, ``a step`` (every step kind), ``a tool, a proposal
     step or a wait step``: kinds of node as a sentence says them, by their rdfs:label in the
     vocabulary."""
@@ -6057,6 +5963,7 @@ def _kind_names(kinds: Iterable[URIRef], name: Callable[[Node], str]) -> str:
 _RETRY_SPACING = re.compile(r"back-?off|delay|interval|jitter|spacing|retry-?(after|wait)", re.I)
 """A term for spacing retries (``horis:backoff``, ``horis:retryDelay``): no Horismos term is
 one, and the nearest spelling (if any) would mislead."""
+
 
 _NO_RETRY_SPACING = (
     "Horismos has no backoff or retry delay: horis:retries N tries a failed call again at "
@@ -6091,7 +5998,7 @@ def nearest_variable(var: str, candidates: list[str]) -> str | None:
     return max(prefixed, key=len) if prefixed else None
 
 
-def _slip(a: str, b: str) -> int:
+def slip_distance(a: str, b: str) -> int:
     """The edits (insert, delete, replace, swap two neighbours) that turn ``a`` into ``b``,
     a change of case counting as none: ``?This`` is another variable, written as a slip."""
     a, b = a.lower(), b.lower()
@@ -6170,6 +6077,7 @@ def _unbound_as_hint(as_var: str, text: str) -> str:
 _UNBOUND_PREFIX = re.compile(r"Unknown namespace prefix : (\S+)")
 """rdflib's word for a pattern's prefix its file does not declare."""
 
+
 _QUERY_FORM = re.compile(r"\s*(ASK|SELECT|CONSTRUCT|DESCRIBE|WHERE)\b", re.IGNORECASE)
 """A pattern written as a whole query, whose keyword the parser stopped at: told it was a
 bare word, the modeler was asked to write ``:ASK``."""
@@ -6203,7 +6111,7 @@ def definitions_digest(graph: Graph) -> str:
         return legacy_definitions_digest(graph)
     dataset.canonicalize(ox.CanonicalizationAlgorithm.RDFC_1_0)
     lines = sorted(f"{q} ." for q in dataset)
-    return _RDFC + hashlib.sha256("\n".join(lines).encode()).hexdigest()
+    return RDFC_DIGEST + hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 _EXAMPLE = {
@@ -6220,7 +6128,8 @@ _EXAMPLE = {
 }
 """How a valid literal of a common datatype is written, for :meth:`_Builder.check_literals`."""
 
-_RDFC = "rdfc:sha256:"
+
+RDFC_DIGEST = "rdfc:sha256:"
 """How a digest of :func:`definitions_digest` begins; one without it is a legacy digest."""
 
 
@@ -6238,7 +6147,7 @@ def same_definitions(defs: Definitions, recorded: str | None) -> bool:
     it was recorded in."""
     if recorded is None or recorded == defs.digest:
         return recorded is not None
-    if recorded.startswith(_RDFC) or not defs.digest.startswith(_RDFC):
+    if recorded.startswith(RDFC_DIGEST) or not defs.digest.startswith(RDFC_DIGEST):
         return False
     if defs._legacy_digest is None:  # a folder of old traces asks once
         defs._legacy_digest = legacy_definitions_digest(defs.graph)

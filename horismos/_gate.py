@@ -35,7 +35,8 @@ from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.plugins.stores.memory import Memory
 from rdflib.term import Node
 
-from ._definitions import Definitions, path_properties
+from ._definitions import path_properties
+from ._definitions_model import Definitions
 from ._errors import AuthoringError, Problem, ShaclMessage
 from ._literals import declared_types, plain_literal
 from ._model import Assertion, Tool

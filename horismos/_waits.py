@@ -34,7 +34,8 @@ from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._activities import activity_graph
-from ._definitions import Definitions, closest_term
+from ._definitions import closest_term
+from ._definitions_model import Definitions
 from ._errors import GateRejected, RunError, ShaclMessage, UsageError
 from ._gate import Gate
 from ._literals import plain_literal

@@ -32,13 +32,13 @@ from rdflib.term import Node
 
 from ._definitions import (
     NUMERIC,
-    Definitions,
     closest_term,
     is_datatype,
     literal_hint,
     range_refusing,
     turtle_term,
 )
+from ._definitions_model import Definitions
 from ._errors import Problem
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores.oxigraph import file_format
