@@ -30,7 +30,8 @@ from rdflib import OWL, RDF, RDFS, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
 
-from ._definitions import is_datatype, near_individual
+from ._datatypes import is_datatype
+from ._definitions import near_individual
 from ._definitions_model import Definitions
 from ._errors import Problem
 from ._stores.oxigraph import file_format
