@@ -31,9 +31,9 @@ from rdflib.collection import Collection
 from rdflib.term import Node
 
 from ._datatypes import is_datatype
-from ._definitions import near_individual
 from ._definitions_model import Definitions
 from ._errors import Problem
+from ._near_names import near_individual
 from ._stores.oxigraph import file_format
 
 __all__ = ["IndividualsSeen"]

@@ -31,9 +31,9 @@ from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
 from ._datatypes import NUMERIC, is_datatype, literal_hint, range_refusing, turtle_term
-from ._definitions import closest_term
 from ._definitions_model import Definitions
 from ._errors import Problem
+from ._near_names import closest_term
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores.oxigraph import file_format
 from ._term_kinds import object_kind
