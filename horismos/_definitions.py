@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import gc
-import hashlib
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Set
@@ -19,7 +18,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, cast
 
-import pyoxigraph as ox
 from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node, Variable
@@ -41,6 +39,7 @@ from ._datatypes import (
     range_refusing,
     turtle_term,
 )
+from ._definitions_digest import RDFC_DIGEST, definitions_digest, legacy_definitions_digest
 from ._definitions_model import Definitions
 from ._digraph import Digraph, add_edge, descendants, shortest_path, strongly_connected
 from ._effect_domain import subject_outside_domain
@@ -106,7 +105,7 @@ from ._preconditions import (
 )
 from ._prefix_clash import near_misses, prefix_clashes
 from ._schema_links import LINKS, dangling_links
-from ._shacl import Targets, domain_targets, superclasses_of
+from ._shacl import Targets, domain_targets, path_properties, superclasses_of
 from ._shape_slips import shape_slips, unmet
 from ._shipped_vocabulary import (
     _AUTHORED,
@@ -155,24 +154,6 @@ __all__ = [
     "range_refusing",
     "vocabulary_graph",
 ]
-
-
-def path_properties(g: Graph, path: Node) -> set[URIRef]:
-    """The properties a SHACL path names, however it nests them (sequence, inverse, …)."""
-    if isinstance(path, URIRef):
-        return {path}
-    out: set[URIRef] = set()
-    todo, seen = [path], set()
-    while todo:
-        node = todo.pop()
-        if node in seen or not isinstance(node, BNode):
-            continue
-        seen.add(node)
-        for p, o in g.predicate_objects(node):
-            if isinstance(o, URIRef) and o != RDF.nil and p != RDF.type:
-                out.add(o)
-            todo.append(o)
-    return out
 
 
 _USES = frozenset({HORIS.type, HORIS.property, HORIS.focusType})
@@ -5606,28 +5587,6 @@ def _written_size(term: Node) -> int:
     return len(term.n3().encode())
 
 
-def definitions_digest(graph: Graph) -> str:
-    """A content digest of the definitions, the same whatever their blank nodes' labels and
-    their files' order: SHA-256 of their canonical N-Quads by W3C RDF Dataset Canonicalization
-    (RDFC-1.0, pyoxigraph's), fast for the tree-shaped blank nodes definitions hold. rdflib's
-    canonical graph, used before (:func:`legacy_definitions_digest`), took time growing with the
-    square of the definitions — 3 s for 1,500 triples — on every command that loads them.
-    Definitions pyoxigraph cannot read (an IRI only rdflib accepts) are digested as before."""
-    try:
-        dataset = ox.Dataset(
-            ox.parse(
-                graph.serialize(format="nt", encoding="utf-8"),
-                format=ox.RdfFormat.N_TRIPLES,
-                lenient=True,
-            )
-        )
-    except (SyntaxError, ValueError):
-        return legacy_definitions_digest(graph)
-    dataset.canonicalize(ox.CanonicalizationAlgorithm.RDFC_1_0)
-    lines = sorted(f"{q} ." for q in dataset)
-    return RDFC_DIGEST + hashlib.sha256("\n".join(lines).encode()).hexdigest()
-
-
 _EXAMPLE = {
     XSD.integer: ' such as "42"',
     XSD.int: ' such as "42"',
@@ -5641,19 +5600,6 @@ _EXAMPLE = {
     XSD.duration: ' such as "PT5S"',
 }
 """How a valid literal of a common datatype is written, for :meth:`_Builder.check_literals`."""
-
-
-RDFC_DIGEST = "rdfc:sha256:"
-"""How a digest of :func:`definitions_digest` begins; one without it is a legacy digest."""
-
-
-def legacy_definitions_digest(graph: Graph) -> str:
-    """The definitions digest traces recorded before :func:`definitions_digest`: of rdflib's
-    canonical graph. Computed only to tell whether such a trace's definitions changed."""
-    from rdflib.compare import to_canonical_graph
-
-    lines = sorted(to_canonical_graph(graph).serialize(format="nt").splitlines())
-    return "sha256:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 def same_definitions(defs: Definitions, recorded: str | None) -> bool:
