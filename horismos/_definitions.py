@@ -2,6 +2,13 @@
 
 Every problem an author can make is collected (not raised one at a time) and located by file,
 line and node, with what to write instead.
+
+The checking and modelling are parts, one concern to a module, each a class that inherits only
+the parts it calls (:class:`~._builder_base.BuilderBase` under them all): patterns
+(``_define_patterns``), bindings, tools, steps and workflows (``_define_*``), and the checks of
+terms, typed terms, shapes, arguments, focus, pattern values and pattern structure
+(``*_checks``). :class:`_Builder` composes them and :meth:`_Builder.build` runs them in one
+order, the order problems are found and said in.
 """
 
 from __future__ import annotations
