@@ -383,29 +383,42 @@ class PatternValueChecks(PatternReading):
         owl:DatatypeProperty): no literal is the node, so ``=`` never holds and ``!=``
         always does, as :meth:`node_literal` says of the mirror. A warning, as that one: the
         world may hold values the ontology does not promise. Judged only when every property
-        binding the variable takes literals."""
+        binding the variable takes literals. An ``IN`` / ``NOT IN`` list of several, every
+        member a node, is said once for the list (as :meth:`node_literals` says the mirror),
+        not member by member as if the others could hold."""
         for owner, holder, pred, algebra in self.parsed_patterns():
             matches = iri_matches(algebra)
             binders: dict[str, set[URIRef]] = {}
             for m in matches:
                 binders.setdefault(m.var, set()).add(m.property)
             said: set[tuple[str, URIRef]] = set()
+            lists: set[tuple[str, InList]] = set()
             for m in matches:
                 literal_valued = all(object_kind(self.g, q) == "literal" for q in binders[m.var])
                 if not literal_valued or (m.var, m.iri) in said:
                     continue
                 said.add((m.var, m.iri))
                 written, var = self.n(m.iri), m.var
+                in_list = m.in_list
+                if in_list is not None and all(isinstance(x, URIRef) for x in in_list.members):
+                    if (var, in_list) in lists:
+                        continue
+                    lists.add((var, in_list))
+                    shown = ", ".join(self.n(x) for x in in_list.members)
+                    test = f"?{var} {'NOT IN' if m.op == '!=' else 'IN'} ({shown})"
+                    compared = f"{shown}, nodes, which no literal equals, so " + _outcome(
+                        m.op == "!=", in_list.needed, in_list.enough, m.bound, test, var, True
+                    )
+                else:
+                    compared = f"{written}, a node, which no literal equals, so " + _outcome(
+                        m.op == "!=", m.needed, m.enough, m.bound, f"?{var} {m.op} {written}", var
+                    )
                 self.at_variable(
                     "warning",
                     var,
                     owner,
                     f"{self.n(pred)}: {self.n(m.property)}'s values are literals, but the "
-                    f"FILTER compares ?{var} (its value) with {written}, a node, which no "
-                    "literal equals, so "
-                    + _outcome(
-                        m.op == "!=", m.needed, m.enough, m.bound, f"?{var} {m.op} {written}", var
-                    ),
+                    f"FILTER compares ?{var} (its value) with {compared}",
                     f"compare ?{var} with a literal, or bind ?{var} by a property whose "
                     "values are nodes",
                     (holder, pred),

@@ -764,6 +764,31 @@ def test_an_in_list_of_literals_only_for_nodes_is_said_once(
     assert p.hint == "write the nodes meant, without quotes: ?queue IN (:urgent, :routine)"
 
 
+@pytest.mark.parametrize(("written", "said"), [
+    pytest.param("?ref IN (:urgent, :routine)", "so the FILTER is never true", id="in"),
+    pytest.param("?ref IN (:urgent, :routine) || ?queue = :stat",
+                 "?ref IN (:urgent, :routine) never holds", id="in-one-side-of-or"),
+    pytest.param("?ref NOT IN (:urgent, :routine)",
+                 "?ref NOT IN (:urgent, :routine) is always true and the FILTER excludes nothing",
+                 id="not-in"),
+])
+def test_an_in_list_of_nodes_only_for_literals_is_said_once(
+        tmp_path: Path, written: str, said: str) -> None:
+    """``?ref IN (:urgent, :routine)`` where :queueRef's values are literals was said member
+    by member, each "that comparison never holds", as if the other could: the list never
+    holds, as the mirror (literals for nodes) says."""
+    single = SINGLE.format(written).replace("?queue .", "?queue . ?this :queueRef ?ref .")
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_GUARD, single)
+    (p,) = [p for p in problems(path, TRIAGE) if "values are literals" in p.message]
+    assert (p.severity, p.line, p.node) == ("warning", line + 1, ":QueuePatient"), str(p)
+    assert p.message.startswith(
+        "horis:requires: :queueRef's values are literals, but the FILTER compares ?ref (its "
+        "value) with :urgent, :routine, nodes, which no literal equals, so "), p.message
+    assert p.message.endswith(said), p.message
+    assert p.hint == ("compare ?ref with a literal, or bind ?ref by a property whose values are "
+                      "nodes")
+
+
 @pytest.mark.parametrize(("new", "said"), [
     pytest.param('?this :acuity ?queue .\n OPTIONAL { ?this :queueRef ?ref }\n'
                  ' FILTER (?ref != 5)\n', "?ref != 5 holds wherever ?ref is bound, and is an "
