@@ -22,7 +22,7 @@ from ._near_names import near_individual
 from ._preconditions import InList, LiteralMatch, iri_matches, literal_matches, string_reads
 from ._term_kinds import algebra_literals, object_kind, pattern_nodes, range_class
 from ._terms import split_iri
-from ._values_joins import joined_values
+from ._values_joins import JoinedValues, joined_values
 from ._vocab import HORIS, NS
 
 __all__ = ["PatternValueChecks"]
@@ -440,6 +440,10 @@ class PatternValueChecks(PatternReading):
                     (p for p in joined.properties if object_kind(self.g, p) not in (None, given)),
                     None,
                 )
+                if len(kinds) != 1 and var not in said:
+                    said.add(var)
+                    self.some_rows_never_match(owner, holder, pred, joined)
+                    continue
                 if len(kinds) != 1 or prop is None or var in said:
                     continue
                 said.add(var)
@@ -466,6 +470,52 @@ class PatternValueChecks(PatternReading):
                     "by a property whose values are nodes",
                     (holder, pred),
                 )
+
+    def some_rows_never_match(
+        self, owner: Node, holder: Node, pred: URIRef, joined: JoinedValues
+    ) -> None:
+        """A ``VALUES`` giving a variable nodes and literals, joined with a property whose
+        values are of one kind: ``?this :acuity ?queue . VALUES ?queue { :urgent "routine" }``
+        holds for :urgent, and the ``"routine"`` row never matches, which reads as though it
+        did. A warning at the VALUES naming the rows, with the values meant."""
+        var = joined.var
+        for prop in joined.properties:
+            kind = object_kind(self.g, prop)
+            if kind is None:
+                continue
+            wrong = [
+                v for v in joined.values if ("node" if isinstance(v, URIRef) else "literal") != kind
+            ]
+            given = "literal" if kind == "node" else "node"
+            one = len(wrong) == 1
+            shown = ", ".join(turtle_term(v, self.n) for v in wrong)
+            meant: dict[Node, Node] = {
+                v: m
+                for v in wrong
+                if isinstance(v, Literal) and (m := self.meant_node(prop, v)) is not None
+            }
+            if kind == "node" and len(meant) == len(wrong):
+                fixed = " ".join(turtle_term(meant.get(v, v), self.n) for v in joined.values)
+                hint = f"write the nodes meant, without quotes: VALUES ?{var} {{ {fixed} }}"
+            else:
+                hint = (
+                    f"write the {kind}{'' if one else 's'} meant"
+                    + (", quoted" if kind == "literal" else ", without quotes")
+                    + f", or drop the row{'' if one else 's'}"
+                )
+            self.at_text(
+                "warning",
+                rf"(?i)\bVALUES\b[^{{]*[?$]{re.escape(var)}\b",
+                owner,
+                f"{self.n(pred)}: {self.n(prop)}'s values are {kind}s, but the VALUES of ?{var} "
+                f"also lists {shown}, {f'a {given}' if one else f'{given}s'}, which no {kind} "
+                f"equals, so … {self.n(prop)} ?{var} never matches "
+                + ("that row" if one else "those rows")
+                + ": only the others can hold",
+                hint,
+                (holder, pred),
+            )
+            return
 
     def check_pattern_datatypes(self) -> None:
         """A literal of a pattern whose datatype is a typo in XSD's or RDF's namespace

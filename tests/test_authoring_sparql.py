@@ -671,6 +671,33 @@ def test_a_values_a_join_can_meet_says_nothing(tmp_path: Path, new: str) -> None
     _says_nothing_of(edited(tmp_path, TRIAGE, BARE, new)[0], "VALUES gives")
 
 
+@pytest.mark.parametrize(("new", "said", "hint"), [
+    pytest.param('?this :acuity ?queue .\n VALUES ?queue { :urgent "routine" }\n',
+                 ':acuity\'s values are nodes, but the VALUES of ?queue also lists "routine", a '
+                 "literal, which no node equals, so … :acuity ?queue never matches that row: only "
+                 "the others can hold",
+                 "write the nodes meant, without quotes: VALUES ?queue { :urgent :routine }",
+                 id="a-literal-among-nodes"),
+    pytest.param('?this :acuity ?queue . ?this :queueRef ?ref .\n'
+                 ' VALUES ?ref { "Q-1" :High :Low }\n',
+                 ":queueRef's values are literals, but the VALUES of ?ref also lists :High, :Low, "
+                 "nodes, which no literal equals, so … :queueRef ?ref never matches those rows: "
+                 "only the others can hold", "write the literals meant, quoted, or drop the rows",
+                 id="nodes-among-literals"),
+])
+def test_a_values_row_of_the_other_kind_than_its_property_is_a_warning_at_its_line(
+        tmp_path: Path, new: str, said: str, hint: str) -> None:
+    """``VALUES ?queue { :urgent "routine" }`` beside ``?this :acuity ?queue`` validated
+    without a word: the pattern holds for :urgent, and the ``"routine"`` row, which reads as
+    a second queue, never matches."""
+    path, line = edited(tmp_path, TRIAGE, BARE, new)
+    (p,) = [p for p in problems(path, TRIAGE) if "also lists" in p.message]
+    assert (p.severity, p.file, p.line, p.node) == ("warning", str(path), line + 1,
+                                                     ":QueuePatient"), str(p)
+    assert p.message == f"horis:requires: {said}", p.message
+    assert p.hint == hint
+
+
 @pytest.mark.parametrize(("written", "with_ref", "said"), [
     pytest.param('sameTerm(?queue, "urgent")', False,
                  ':acuity\'s values are nodes, but the FILTER compares ?queue (its value) with '
