@@ -444,6 +444,10 @@ class PatternValueChecks(PatternReading):
                     said.add(var)
                     self.some_rows_never_match(owner, holder, pred, joined)
                     continue
+                if kinds == {"literal"} and prop is None and var not in said:
+                    if self.rows_out_of_range(owner, holder, pred, joined):
+                        said.add(var)
+                    continue
                 if len(kinds) != 1 or prop is None or var in said:
                     continue
                 said.add(var)
@@ -470,6 +474,59 @@ class PatternValueChecks(PatternReading):
                     "by a property whose values are nodes",
                     (holder, pred),
                 )
+
+    def rows_out_of_range(
+        self, owner: Node, holder: Node, pred: URIRef, joined: JoinedValues
+    ) -> bool:
+        """A ``VALUES`` of literals joined with a property whose rdfs:range refuses some of
+        them: ``?this :queuedAt ?t . VALUES ?t { "2026-12-01" }`` where the range is
+        xsd:dateTime gives a string, which no value equals, as the triple pattern ``?this
+        :queuedAt "2026-12-01"`` would (:meth:`check_pattern_literals`). A warning at the
+        VALUES, with the literal to write; whether one was said."""
+        var = joined.var
+        for prop in joined.properties:
+            wrong = [
+                v
+                for v in joined.values
+                if isinstance(v, Literal) and self.literal_refusal(prop, v, False) == "range"
+            ]
+            if not wrong:
+                continue
+            first = wrong[0]
+            given = literal_datatype(first)
+            r = cast(URIRef, range_refusing(given, self.g.objects(prop, RDFS.range)))
+            one, every = len(wrong) == 1, len(wrong) == len(joined.values)
+            shown = ", ".join(turtle_term(v, self.n) for v in wrong)
+            kinds = {literal_datatype(v) for v in wrong}
+            is_a = (
+                ("a string" if one else "strings")
+                if kinds == {XSD.string}
+                else f"{'a literal' if one else 'literals'} of "
+                + ", ".join(sorted(self.n(k) for k in kinds))
+            )
+            self.at_text(
+                "warning",
+                rf"(?i)\bVALUES\b[^{{]*[?$]{re.escape(var)}\b",
+                owner,
+                f"{self.n(pred)}: {self.n(prop)} has rdfs:range {self.n(r)}, but the VALUES of "
+                f"?{var} {'gives it only' if every else 'also lists'} {shown}, {is_a}, which no "
+                f"value of {self.n(prop)} equals, so … {self.n(prop)} ?{var} never matches "
+                + (
+                    ("it" if one else "them")
+                    + " and "
+                    + (
+                        "the pattern never holds"
+                        if joined.own
+                        else "the group it is in (an OPTIONAL, a UNION's branch…) never matches"
+                    )
+                    if every
+                    else ("that row" if one else "those rows") + ": only the others can hold"
+                ),
+                literal_hint(first, r, self.n),
+                (holder, pred),
+            )
+            return True
+        return False
 
     def some_rows_never_match(
         self, owner: Node, holder: Node, pred: URIRef, joined: JoinedValues
