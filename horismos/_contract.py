@@ -19,11 +19,12 @@ from rdflib import Literal, URIRef
 from ._bindings import static_problem
 from ._bindings.python import signature_problems
 from ._bindings.python_source import unimportable_binding
-from ._definitions import Definitions, nearest_variable
+from ._definitions_model import Definitions
 from ._digraph import descendants
 from ._errors import Problem, ToolError
 from ._hazards import flow_graph
 from ._model import ActionStep, ProposalStep, Step
+from ._near_names import nearest_variable
 from ._redact import redact_url, url_credentials
 from ._vocab import HORIS
 

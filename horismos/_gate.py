@@ -35,7 +35,7 @@ from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.plugins.stores.memory import Memory
 from rdflib.term import Node
 
-from ._definitions import Definitions, path_properties
+from ._definitions_model import Definitions
 from ._errors import AuthoringError, Problem, ShaclMessage
 from ._literals import declared_types, plain_literal
 from ._model import Assertion, Tool
@@ -45,6 +45,7 @@ from ._shacl import (
     compile_shapes,
     domain_targets,
     has_datatype,
+    path_properties,
     superclasses_of,
 )
 from ._sparql_parse import PreparingGraph

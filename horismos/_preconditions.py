@@ -469,6 +469,8 @@ class IriMatch:
     needed: bool = True
     enough: bool = True
     bound: bool = True
+    in_list: InList | None = None
+    """The ``IN`` / ``NOT IN`` list of several it is a member of, as :class:`LiteralMatch`'s."""
 
 
 def group_triples(
@@ -576,7 +578,7 @@ def iri_matches(node: Any) -> list[IriMatch]:
     ``IN``, ``NOT IN``) in a SPARQL algebra ``node``, for every ``?s :p ?var`` of the FILTER's
     group, as :func:`literal_matches` finds those with a literal."""
     return [
-        IriMatch(p, c.term, c.var, c.op, c.needed, c.enough and bound, bound)
+        IriMatch(p, c.term, c.var, c.op, c.needed, c.enough and bound, bound, c.in_list)
         for group in _groups(node)
         for c, p, bound in _filter_comparisons(group)
         if isinstance(c.term, URIRef) and not c.as_string and c.op in ("=", "!=")

@@ -46,6 +46,7 @@ __all__ = [
     "compile_shapes",
     "domain_targets",
     "has_datatype",
+    "path_properties",
     "refused_alone",
     "stringify",
     "superclasses_of",
@@ -990,3 +991,21 @@ def superclasses_of(
             if s != cls:
                 sup.setdefault(s, set()).add(cls)
     return {k: frozenset(v) for k, v in sup.items()}
+
+
+def path_properties(g: Graph, path: Node) -> set[URIRef]:
+    """The properties a SHACL path names, however it nests them (sequence, inverse, …)."""
+    if isinstance(path, URIRef):
+        return {path}
+    out: set[URIRef] = set()
+    todo, seen = [path], set()
+    while todo:
+        node = todo.pop()
+        if node in seen or not isinstance(node, BNode):
+            continue
+        seen.add(node)
+        for p, o in g.predicate_objects(node):
+            if isinstance(o, URIRef) and o != RDF.nil and p != RDF.type:
+                out.add(o)
+            todo.append(o)
+    return out

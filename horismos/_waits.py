@@ -34,11 +34,12 @@ from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._activities import activity_graph
-from ._definitions import Definitions, closest_term
+from ._definitions_model import Definitions
 from ._errors import GateRejected, RunError, ShaclMessage, UsageError
 from ._gate import Gate
 from ._literals import plain_literal
 from ._model import ActionStep, Step, WaitStep
+from ._near_names import closest_term
 from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
 from ._sources import parser_reason

@@ -30,8 +30,10 @@ from rdflib import OWL, RDF, RDFS, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
 
-from ._definitions import Definitions, is_datatype, near_individual
+from ._datatypes import is_datatype
+from ._definitions_model import Definitions
 from ._errors import Problem
+from ._near_names import near_individual
 from ._stores.oxigraph import file_format
 
 __all__ = ["IndividualsSeen"]

@@ -30,16 +30,10 @@ import pyoxigraph as ox
 from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
-from ._definitions import (
-    NUMERIC,
-    Definitions,
-    closest_term,
-    is_datatype,
-    literal_hint,
-    range_refusing,
-    turtle_term,
-)
+from ._datatypes import NUMERIC, is_datatype, literal_hint, range_refusing, turtle_term
+from ._definitions_model import Definitions
 from ._errors import Problem
+from ._near_names import closest_term
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores.oxigraph import file_format
 from ._term_kinds import object_kind

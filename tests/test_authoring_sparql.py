@@ -671,6 +671,45 @@ def test_a_values_a_join_can_meet_says_nothing(tmp_path: Path, new: str) -> None
     _says_nothing_of(edited(tmp_path, TRIAGE, BARE, new)[0], "VALUES gives")
 
 
+@pytest.mark.parametrize(("new", "said", "hint"), [
+    pytest.param('?this :acuity ?queue .\n VALUES ?queue { :urgent "routine" }\n',
+                 ':acuity\'s values are nodes, but the VALUES of ?queue also lists "routine", a '
+                 "literal, which no node equals, so … :acuity ?queue never matches that row: only "
+                 "the others can hold",
+                 "write the nodes meant, without quotes: VALUES ?queue { :urgent :routine }",
+                 id="a-literal-among-nodes"),
+    pytest.param('?this :acuity ?queue . ?this :queueRef ?ref .\n'
+                 ' VALUES ?ref { "Q-1" :High :Low }\n',
+                 ":queueRef's values are literals, but the VALUES of ?ref also lists :High, :Low, "
+                 "nodes, which no literal equals, so … :queueRef ?ref never matches those rows: "
+                 "only the others can hold", "write the literals meant, quoted, or drop the rows",
+                 id="nodes-among-literals"),
+    pytest.param('?this :acuity ?queue . ?this :queuedAt ?t .\n VALUES ?t { "2026-12-01" }\n',
+                 ':queuedAt has rdfs:range xsd:dateTime, but the VALUES of ?t gives it only '
+                 '"2026-12-01", a string, which no value of :queuedAt equals, so … :queuedAt ?t '
+                 "never matches it and the pattern never holds",
+                 'write "2026-12-01"^^xsd:dateTime', id="every-row-outside-the-range"),
+    pytest.param('?this :acuity ?queue . ?this :queuedAt ?t .\n'
+                 ' VALUES ?t { "2026-12-01T09:30:00Z"^^xsd:dateTime "2026-12-01" }\n',
+                 ':queuedAt has rdfs:range xsd:dateTime, but the VALUES of ?t also lists '
+                 '"2026-12-01", a string, which no value of :queuedAt equals, so … :queuedAt ?t '
+                 "never matches that row: only the others can hold",
+                 'write "2026-12-01"^^xsd:dateTime', id="one-row-outside-the-range"),
+])
+def test_a_values_row_no_value_of_its_property_equals_is_a_warning_at_its_line(
+        tmp_path: Path, new: str, said: str, hint: str) -> None:
+    """``VALUES ?queue { :urgent "routine" }`` beside ``?this :acuity ?queue``, and ``VALUES
+    ?t { "2026-12-01" }`` beside ``?this :queuedAt ?t`` (range xsd:dateTime), validated
+    without a word, where the same literal in a triple pattern was warned of: such a row never
+    matches (the ``"routine"`` row reads as a second queue)."""
+    path, line = edited(tmp_path, TRIAGE, BARE, new)
+    (p,) = [p for p in problems(path, TRIAGE) if "but the VALUES of" in p.message]
+    assert (p.severity, p.file, p.line, p.node) == ("warning", str(path), line + 1,
+                                                     ":QueuePatient"), str(p)
+    assert p.message == f"horis:requires: {said}", p.message
+    assert p.hint == hint
+
+
 @pytest.mark.parametrize(("written", "with_ref", "said"), [
     pytest.param('sameTerm(?queue, "urgent")', False,
                  ':acuity\'s values are nodes, but the FILTER compares ?queue (its value) with '
@@ -762,6 +801,31 @@ def test_an_in_list_of_literals_only_for_nodes_is_said_once(
         'with "urgent", "routine", literals, which no node equals, so '), p.message
     assert p.message.endswith(said), p.message
     assert p.hint == "write the nodes meant, without quotes: ?queue IN (:urgent, :routine)"
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    pytest.param("?ref IN (:urgent, :routine)", "so the FILTER is never true", id="in"),
+    pytest.param("?ref IN (:urgent, :routine) || ?queue = :stat",
+                 "?ref IN (:urgent, :routine) never holds", id="in-one-side-of-or"),
+    pytest.param("?ref NOT IN (:urgent, :routine)",
+                 "?ref NOT IN (:urgent, :routine) is always true and the FILTER excludes nothing",
+                 id="not-in"),
+])
+def test_an_in_list_of_nodes_only_for_literals_is_said_once(
+        tmp_path: Path, written: str, said: str) -> None:
+    """``?ref IN (:urgent, :routine)`` where :queueRef's values are literals was said member
+    by member, each "that comparison never holds", as if the other could: the list never
+    holds, as the mirror (literals for nodes) says."""
+    single = SINGLE.format(written).replace("?queue .", "?queue . ?this :queueRef ?ref .")
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_GUARD, single)
+    (p,) = [p for p in problems(path, TRIAGE) if "values are literals" in p.message]
+    assert (p.severity, p.line, p.node) == ("warning", line + 1, ":QueuePatient"), str(p)
+    assert p.message.startswith(
+        "horis:requires: :queueRef's values are literals, but the FILTER compares ?ref (its "
+        "value) with :urgent, :routine, nodes, which no literal equals, so "), p.message
+    assert p.message.endswith(said), p.message
+    assert p.hint == ("compare ?ref with a literal, or bind ?ref by a property whose values are "
+                      "nodes")
 
 
 @pytest.mark.parametrize(("new", "said"), [

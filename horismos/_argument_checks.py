@@ -1,0 +1,267 @@
+"""Checks of the arguments steps give tools: kind, class and datatype.
+
+An argument bound from a pattern variable is only as right as the pattern: a literal where
+the tool takes a node, a node of an unrelated class, or a value of another datatype is found
+here by reading the pattern, not when the tool is called."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from rdflib import RDF, RDFS, URIRef
+from rdflib.term import Node, Variable
+
+from ._datatypes import DATATYPES, derives_from
+from ._define_patterns import PatternReading
+from ._model import ActionStep, Arg, ProposalStep
+from ._preconditions import group_triples
+from ._term_kinds import range_class, value_kinds
+from ._vocab import HORIS
+
+__all__ = ["ArgumentChecks"]
+
+
+class ArgumentChecks(PatternReading):
+    """Checks that each argument a step gives a tool is of the kind, class and datatype
+    the tool takes."""
+
+    def arg_names(self, tool: Node) -> set[str]:
+        """The names of the arguments ``tool``'s horis:takes declares, as written (read from
+        the graph: a tool the loader could not build has its names too)."""
+        return {
+            str(n)
+            for takes in self.g.objects(tool, HORIS.takes)
+            for a in self.g.objects(takes, HORIS.arg)
+            for n in self.g.objects(a, HORIS.name)
+        }
+
+    def bind_of(self, step: Node, arg: str) -> Node | None:
+        """The ``horis:bind [ horis:arg "arg" ; … ]`` node of ``step``, where a problem about
+        how the argument is given is reported."""
+        return next(
+            (b for b in self.g.objects(step, HORIS.bind) if self.text(b, HORIS.arg) == arg), None
+        )
+
+    def check_argument_kinds(self) -> None:
+        """An argument given a variable that the step's pattern binds to the other kind of
+        value: a literal (the object of an owl:DatatypeProperty) for an argument that takes
+        a node of a class, or a node (a subject, ?this) for one that takes a literal. Every
+        call was refused ("must be a node of class :Nurse; the graph gives "Q-URGENT-1""),
+        after the steps before it had acted."""
+        for step in sorted(self.defs.steps.values(), key=lambda s: str(s.iri)):
+            if not isinstance(step, ActionStep) or step.tool is None:
+                continue
+            pre = step.requires
+            kinds = {"this": "node"}
+            if pre is not None:
+                kinds |= value_kinds(self.g, group_triples(pre.select.algebra))
+                kinds["this"] = "node"
+            for a in step.tool.args:
+                var = step.var_for(a.name)
+                kind = kinds.get(var)
+                wanted = "node" if a.is_class else "literal"
+                if kind is None or kind == wanted:
+                    continue
+                bind = self.bind_of(step.iri, a.name)
+                given = (
+                    "the instance's focus, a node"
+                    if var == "this"
+                    else f"a {kind} in the step's horis:requires"
+                )
+                self.error(
+                    step.iri,
+                    f'argument "{a.name}" of {step.tool.name} takes a {wanted} '
+                    f"({'of class ' if a.is_class else 'of '}{self.n(a.type)}), but ?{var} is "
+                    f"{given}: every call is refused, after the steps before it have acted",
+                    f'give "{a.name}" from a variable the pattern binds to a {wanted} '
+                    f"of {self.n(a.type)}",
+                    at=(bind, HORIS.var, None) if bind is not None else step.iri,
+                )
+
+    def check_option_kinds(self) -> None:
+        """A proposal whose candidates are of the other kind than its horis:next takes them
+        as: literals (``?option`` the object of an owl:DatatypeProperty in the candidates
+        query) where the next step reads ``?option`` as a node (the subject of a triple of its
+        horis:requires, or an argument of a class), or nodes where it takes a literal. The
+        next step's pattern dropped every candidate, and every instance went to the fallback
+        as if the graph had none; or the model's choice was refused by the tool's argument
+        check after the steps before had acted."""
+        for step, cands, algebra in self.queries:
+            proposal = self.defs.steps.get(cast(URIRef, step))
+            if not isinstance(proposal, ProposalStep) or proposal.next is None:
+                continue
+            var = proposal.as_var
+            kind = value_kinds(self.g, group_triples(algebra)).get(var)
+            nxt = self.defs.steps.get(proposal.next)
+            if kind is None or not isinstance(nxt, ActionStep):
+                continue
+            wanted, why = None, ""
+            if nxt.requires is not None and var in nxt.requires.variables:
+                wanted = value_kinds(self.g, group_triples(nxt.requires.select.algebra)).get(var)
+                why = f"its horis:requires reads ?{var} as a {wanted}"
+                so = "its pattern drops every candidate, and every instance goes to the fallback"
+            if wanted in (None, kind) and nxt.tool is not None:
+                for a in nxt.tool.args:
+                    if nxt.var_for(a.name) == var and (a.is_class != (kind == "node")):
+                        wanted = "node" if a.is_class else "literal"
+                        why = f'it gives ?{var} to argument "{a.name}" of {nxt.tool.name}'
+                        why += f", which takes a {wanted} of {self.n(a.type)}"
+                        so = "every choice is refused when the tool is called"
+                        break
+            if wanted in (None, kind):
+                self.check_option_classes(proposal, cands, algebra, nxt)
+                continue
+            self.at_variable(
+                "error",
+                var,
+                step,
+                f"the horis:candidates query binds ?{var} to a {kind}, but horis:next "
+                f"{self.n(nxt.iri)} takes the option as a {wanted} ({why}): {so}",
+                f"have the candidates query bind ?{var} to the {wanted}s to choose among"
+                + (" (the nodes, not a value of theirs)" if wanted == "node" else ""),
+                (cands, HORIS.query),
+            )
+
+    def var_classes(self, algebra: Any, var: str) -> set[URIRef]:
+        """The classes a pattern says ``?var``'s nodes are of: ``?var a C``, or the object of a
+        property whose rdfs:range is the class C (the triples every solution matches, and
+        those of its OPTIONAL and UNION groups; not a MINUS's, which no solution matches)."""
+        node = Variable(var)
+        classes: set[URIRef] = set()
+        for s, p, o in group_triples(algebra, minus=False):
+            if s == node and p == RDF.type and isinstance(o, URIRef):
+                classes.add(o)
+            elif o == node and isinstance(p, URIRef) and p != RDF.type:
+                r = range_class(self.g, p)
+                if r is not None:
+                    classes.add(r)
+        return classes
+
+    def unrelated_classes(self, algebra: Any, var: str, wanted: URIRef) -> str | None:
+        """The classes a pattern says ``?var``'s nodes are of (:meth:`var_classes`), named,
+        when it says some and none of them may be a ``wanted``; else None."""
+        classes = self.var_classes(algebra, var)
+        if not classes or any(self.related(c, wanted) for c in classes):
+            return None
+        return ", ".join(sorted(self.n(c) for c in classes))
+
+    def check_argument_classes(self) -> None:
+        """An argument of a class given from a variable its step's horis:requires says is a
+        node of an unrelated class (``?this :acuity ?nurse`` for a :Nurse, :acuity's range
+        being :AcuityLevel; ``?nurse a :AcuityLevel``): every call was refused ("must be a
+        node of class :Nurse"), after the steps before it had acted. A warning, as for the
+        focus: a node may be of two unrelated classes."""
+        for step in sorted(self.defs.steps.values(), key=lambda s: str(s.iri)):
+            if not isinstance(step, ActionStep) or step.tool is None or step.requires is None:
+                continue
+            algebra = step.requires.select.algebra
+            for a in step.tool.args:
+                var = step.var_for(a.name)
+                if var == "this":
+                    continue
+                if not a.is_class:
+                    self.check_argument_datatype(step, a, var, algebra)
+                    continue
+                given = self.unrelated_classes(algebra, var, a.type)
+                if given is None:
+                    continue
+                self.at_variable(
+                    "warning",
+                    var,
+                    step.iri,
+                    f"horis:requires binds ?{var} to nodes of {given}, but it gives argument "
+                    f'"{a.name}" of {step.tool.name}, which takes a {self.n(a.type)}: unless '
+                    "a node is both, every call is refused, after the steps before it have "
+                    "acted",
+                    f"bind ?{var} to a {self.n(a.type)} in the pattern, or give "
+                    f'"{a.name}" from a variable that is one',
+                    (step.iri, HORIS.requires),
+                )
+
+    def check_argument_datatype(self, step: ActionStep, a: Arg, var: str, algebra: Any) -> None:
+        """A datatype argument given from the object of a property whose rdfs:range is a
+        datatype no literal of which is one of the argument's (``?this :queueRef ?ref``, a
+        string, for an xsd:integer): the argument check refused every call, after the steps
+        before it had acted. Built-in datatypes only; one derived from the other may fit."""
+        if a.type not in DATATYPES or a.type == RDFS.Literal or step.tool is None:
+            return
+        node = Variable(var)
+        for _, p, o in group_triples(algebra, minus=False):
+            if o != node or not isinstance(p, URIRef) or p == RDF.type:
+                continue
+            for r in self.g.objects(p, RDFS.range):
+                if (
+                    not isinstance(r, URIRef)
+                    or r not in DATATYPES
+                    or r == RDFS.Literal
+                    or derives_from(r, a.type)
+                    or derives_from(a.type, r)
+                ):
+                    continue
+                self.at_variable(
+                    "warning",
+                    var,
+                    step.iri,
+                    f"horis:requires binds ?{var} to a value of {self.n(p)}, whose rdfs:range "
+                    f'is {self.n(r)}, but it gives argument "{a.name}" of {step.tool.name}, '
+                    f"which takes a literal of {self.n(a.type)}: every call is refused, after "
+                    "the steps before it have acted",
+                    f'declare "{a.name}" horis:type {self.n(r)}, or give it from a variable '
+                    f"that holds a literal of {self.n(a.type)}",
+                    (step.iri, HORIS.requires),
+                )
+                return
+
+    def check_option_classes(
+        self, proposal: ProposalStep, cands: Node, algebra: Any, nxt: ActionStep
+    ) -> None:
+        """Candidates of a class (``?option a :Airport``, or the object of a property whose
+        rdfs:range is one) unrelated to the class of the argument the next step gives the
+        option to (``:Flight``): every choice was refused by the argument check, after the
+        proposal was recorded. A warning, as for the focus: a node may be of both."""
+        var = proposal.as_var
+        if nxt.tool is None:
+            return
+        for a in nxt.tool.args:
+            if nxt.var_for(a.name) != var or not a.is_class:
+                continue
+            given = self.unrelated_classes(algebra, var, a.type)
+            if given is None:
+                continue
+            self.at_variable(
+                "warning",
+                var,
+                proposal.iri,
+                f"the horis:candidates query gives nodes of {given} as ?{var}, but horis:next "
+                f'{self.n(nxt.iri)} gives ?{var} to argument "{a.name}" of {nxt.tool.name}, '
+                f"which takes a {self.n(a.type)}: unless a node is both, every choice is "
+                "refused when the tool is called",
+                f"have the candidates query give nodes of {self.n(a.type)} as ?{var}",
+                (cands, HORIS.query),
+            )
+
+    def check_for_each_subjects(self) -> None:
+        """A horis:forEach step whose calls all write on the focus (the effect's subject
+        given from ?this) a property that takes one value: each call's answer is judged
+        alone, so the focus ended with one value per call (a patient with two
+        :assignedNurse) where the effect says one. A warning: the modeler may mean several,
+        and then says so with horis:many."""
+        for step in sorted(self.defs.steps.values(), key=lambda s: str(s.iri)):
+            if not isinstance(step, ActionStep) or not step.for_each or step.tool is None:
+                continue
+            effect = step.tool.effect
+            if effect is None or not effect.subject or step.var_for(effect.subject) != "this":
+                continue
+            single = [a for a in effect.asserts if a.value is None and not a.many]
+            if not single:
+                continue
+            props = ", ".join(self.n(a.property) for a in single)
+            self.warn(
+                step.iri,
+                f"horis:forEach calls {step.tool.name} once per solution, and every call "
+                f'writes {props} on the focus (horis:subject "{effect.subject}" is given from '
+                f"?this): the focus ends with a value per call where the effect says one",
+                f"declare horis:many true on {props} if the focus takes several, or give "
+                f'"{effect.subject}" from a variable that differs per solution',
+                at=(step.iri, HORIS.forEach, None),
+            )

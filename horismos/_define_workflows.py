@@ -1,0 +1,186 @@
+"""Workflows, from Turtle to frozen models, and the checks of their flow as a whole.
+
+A workflow ties steps together: a reference to a step that is not there, a step no path
+reaches or a decision that loops forever is said here, with the steps it concerns."""
+
+from __future__ import annotations
+
+from rdflib import OWL, RDF, RDFS, Literal, URIRef
+from rdflib.term import Node
+
+from ._define_steps import StepBuilding
+from ._digraph import Digraph, descendants
+from ._hazards import decision_loops, fewest_steps, flow_graph
+from ._model import DEFAULT_MAX_STEPS, DecisionStep, Workflow
+from ._vocab import HORIS
+
+__all__ = ["WorkflowBuilding"]
+
+
+class WorkflowBuilding(StepBuilding):
+    """Building workflows and checking their flow: references, budgets, decision loops,
+    reachability."""
+
+    def workflow(self, s: Node) -> Workflow | None:
+        start = self.one(s, HORIS.start)
+        focus = self.one(s, HORIS.focusType)
+        self.check_untried_requires(s, HORIS.Workflow)
+        ok = True
+        if start is None:
+            self.error(
+                s,
+                "the workflow has no horis:start, so no instance could begin",
+                "write horis:start :FirstStep (one of: " + self.some(self.step_nodes()) + ")",
+            )
+            ok = False
+        if isinstance(focus, Literal):
+            self.quoted(s, HORIS.focusType, focus, self.types())
+            ok = False
+        elif not isinstance(focus, URIRef):
+            self.error(
+                s,
+                "the workflow has no horis:focusType",
+                "write horis:focusType :Patient (the class of the node each instance runs for)",
+            )
+            ok = False
+        elif self.datatype(focus):
+            classes = {c for k in (OWL.Class, RDFS.Class) for c in self.g.subjects(RDF.type, k)}
+            self.error(
+                s,
+                f"horis:focusType {self.n(focus)} is a datatype: a value such as a string or "
+                "a number is never the focus of an instance, so no instance could run",
+                "name the class of the node each instance runs for, one of: " + self.some(classes),
+                at=(s, HORIS.focusType, focus),
+            )
+            ok = False
+        if not ok:
+            return None
+        budget = self.one(s, HORIS.maxSteps)  # its shape says what to write when it is wrong
+        max_steps = budget.toPython() if isinstance(budget, Literal) else None
+        if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+            max_steps = DEFAULT_MAX_STEPS
+        return Workflow(
+            URIRef(s),  # type: ignore[arg-type]
+            focus,  # type: ignore[arg-type]
+            URIRef(start),  # type: ignore[arg-type]
+            self.defs.steps,
+            max_steps,
+        )
+
+    def check_step_budgets(self) -> None:
+        """A ``horis:maxSteps`` below the fewest steps an instance runs to its end: every
+        instance would stop, out of steps, before it could (:func:`~._hazards.fewest_steps`)."""
+        flow: Digraph[URIRef] | None = None  # made once, for the first budget written
+        for wf in self.defs.workflows.values():
+            written = self.one(wf.iri, HORIS.maxSteps)
+            if written is None:
+                continue
+            flow = flow if flow is not None else flow_graph(self.defs.steps)
+            fewest = fewest_steps(self.defs.steps, flow, wf.start)
+            if fewest is not None and wf.max_steps < fewest:
+                self.error(
+                    wf.iri,
+                    f"horis:maxSteps {wf.max_steps}, but an instance of {self.n(wf.iri)} runs "
+                    f"at least {fewest} steps from {self.n(wf.start)} to its end (every step "
+                    "entered counts), so every instance would stop out of steps before it "
+                    "could end, after its first tools have acted",
+                    f"write horis:maxSteps {max(fewest * 2, 10)} or more: the budget is the "
+                    "steps a whole instance may run, resumes included",
+                    at=(wf.iri, HORIS.maxSteps, written),
+                )
+
+    def check_references(self) -> None:
+        edges = {
+            HORIS.next: "horis:next",
+            HORIS.onError: "horis:onError",
+            HORIS.start: "horis:start",
+            HORIS.otherwise: "horis:otherwise",
+            HORIS.fallback: "horis:fallback",
+            HORIS.onTimeout: "horis:onTimeout",
+            HORIS.onPartial: "horis:onPartial",
+        }
+        step_nodes = self.step_nodes()
+        for pred, label in edges.items():
+            for s, o in self.g.subject_objects(pred):
+                if o in step_nodes:
+                    continue
+                # s may be a blank node (horis:when [ … horis:next :X ]); the problem names
+                # the step it is written under and points at the statement itself.
+                if isinstance(o, Literal):
+                    self.quoted(s, pred, o, step_nodes)
+                elif (o, RDF.type, HORIS.Tool) in self.g:
+                    users = sorted(self.n(x) for x in self.g.subjects(HORIS.tool, o))
+                    self.error(
+                        s,
+                        f"{label} {self.n(o)} is a tool, not a step: a flow goes from step "
+                        "to step, and a horis:ActionStep calls the tool",
+                        f"point {label} at a step that uses it: {', '.join(users)}"
+                        if users
+                        else f"declare a step that uses it (:SomeStep a horis:ActionStep ; "
+                        f"horis:tool {self.n(o)} .) and point {label} at that step",
+                        at=(s, pred, o),
+                    )
+                elif (o, RDF.type, HORIS.Workflow) in self.g:
+                    start = self.one(o, HORIS.start)
+                    self.error(
+                        s,
+                        f"{label} {self.n(o)} is a workflow, not a step: a flow goes from step "
+                        "to step within one workflow, and one workflow does not start another",
+                        f"point {label} at {self.n(start)}, the step {self.n(o)} starts at"
+                        if start is not None and start in step_nodes
+                        else f"point {label} at a step (a horis:ActionStep, horis:DecisionStep, "
+                        "horis:ProposalStep or horis:WaitStep)",
+                        at=(s, pred, o),
+                    )
+                elif (o, None, None) in self.g:
+                    self.error(
+                        s,
+                        f"{label} {self.n(o)} is not a step",
+                        f"declare {self.n(o)} a horis:ActionStep, horis:DecisionStep, "
+                        "horis:ProposalStep or horis:WaitStep",
+                        at=(s, pred, o),
+                    )
+                else:
+                    self.error(
+                        s,
+                        f"{label} points to {self.n(o)}, which is not declared",
+                        self.meant(o, step_nodes)
+                        + f"declare {self.n(o)} as a step, or point {label} at one of: "
+                        + self.some(step_nodes),
+                        at=(s, pred, o),
+                    )
+
+    def check_decision_loops(self) -> None:
+        """A cycle of DecisionSteps with no step on it that acts or waits: the world is the
+        same each time round, so an instance that goes round once would go round for ever
+        (the run stops it, failed, on coming back). An error at the edge that closes it."""
+        for cycle in decision_loops(self.defs.steps):
+            src, dst = cycle[-2], cycle[-1]
+            at = self.edge(src, dst)
+            label = self.n(at[1]) if at is not None else "horis:next"
+            steps = self.defs.steps.items()
+            others = [s for s, step in steps if not isinstance(step, DecisionStep)]
+            self.error(
+                src,
+                f"{label} {self.n(dst)} closes a loop of decision steps only "
+                f"({' → '.join(self.n(s) for s in cycle)}): no step on it acts or waits, so "
+                "the world is the same each time round and an instance that takes it would "
+                "loop forever",
+                f"point {label} at a step that acts or waits (one of: {self.some(others)}), "
+                "or put one on the loop",
+                at=at,
+            )
+
+    def check_reachability(self) -> None:
+        flow = flow_graph(self.defs.steps)
+        reached: set[Node] = set()
+        for wf in self.defs.workflows.values():
+            if wf.start in flow:
+                reached |= {wf.start, *descendants(flow, wf.start)}
+        for step in self.defs.steps:
+            if step not in reached:
+                self.warn(
+                    step,
+                    "the step is unreachable from any workflow's start",
+                    "point a horis:next, horis:onError or horis:start at it, or remove it",
+                )
