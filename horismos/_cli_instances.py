@@ -25,6 +25,7 @@ from ._cli_common import (
     waiting_instance_arguments,
     world_of,
     write_world,
+    written_back,
 )
 from ._cli_run import RunView
 from ._definitions import load_definitions
@@ -257,7 +258,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
         print("no wait is due")
     ended: set[str] = set()
     view = RunView(agent.definitions, quiet=args.quiet, world=world)
-    try:
+    with written_back(world, agent.definitions, args.out, out_format):
         for iid in due:
             trace = None
             if traces is not None:
@@ -277,10 +278,6 @@ def cmd_wake(args: argparse.Namespace) -> int:
                 continue
             view.summary(run, table=False)
             ended.add(run.status)
-    finally:  # whatever ends the pass: the instances woken before it called their tools,
-        # and a world not written back would have them called again next time
-        if args.out:
-            write_world(world, agent.definitions, args.out, out_format)
     # a wait woken into another wait went on, as the timer meant: only these are news
     return next((EXIT[s] for s in ("failed", "blocked") if s in ended), 0)
 
