@@ -9,7 +9,7 @@ import asyncio
 import datetime as dt
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,13 @@ from ._cli_common import (
 )
 from ._errors import UsageError
 from ._idempotency import check_key
-from ._policy import allowed, fresh_approval, given_issue, given_issued
+from ._policy import (
+    allowed,
+    fresh_approval,
+    given_issue,
+    given_issued,
+    holds_approval_record,
+)
 from ._stores import DEFAULT_STORE, Change
 from ._unreadable import why_unreadable
 from ._world import World
@@ -343,6 +349,8 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     agent = _catalog_agent(args)
     world = World.open(args.store)
     if args.world:
+        if world.store.persistent:
+            _no_approval_records(args.world, args.store)
         load_world(world, args.world)
     elif not world.store.persistent:
         load_world(world, args.paths)
@@ -376,6 +384,20 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     if result.error is not None and result.error["kind"] in _REPEATED:
         return 2  # a usage error: an approval or a key repeated; a fresh one is needed
     return EXIT_CALL[result.status]
+
+
+def _no_approval_records(paths: Sequence[str], store: str) -> None:
+    """Refuse ``--world`` files that bring an approval record into a persistent ``--store``:
+    the call takes only the approvals the store held before it, so a caller cannot write
+    its own issuance record and approve its own call. Read apart, before anything lands."""
+    with World.open("memory") as given:
+        load_world(given, paths)
+        if holds_approval_record(given.store.quads()):
+            raise UsageError(
+                f"--world {' '.join(paths)}: holds an approval record, and a call on --store "
+                f"{store} takes only the approvals the store holds; approvals are issued with "
+                f"`horismos tools approve … --store {store}`. Nothing was loaded"
+            )
 
 
 _REPEATED = ("approval_used", "idempotency_key_reused")
