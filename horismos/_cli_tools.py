@@ -347,7 +347,9 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     if len(args.approval) > 1:
         raise UsageError("give one --approval to a call: it approves one exact payload")
     agent = _catalog_agent(args)
-    world = World.open(args.store)
+    # a store not made yet is made only to load --world into, as for run: a mistyped path
+    # was a new empty store the call committed into
+    world = World.open(args.store, create=bool(args.world))
     if args.world:
         if world.store.persistent:
             _no_approval_records(args.world, args.store)
@@ -456,7 +458,9 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
     agent = _catalog_agent(args)
     tool = agent.catalog.tool(args.name)
     approval = fresh_approval(agent.catalog.approve(tool.iri, _json_args(args.args)))
-    with World.open(args.store) as world:  # let go however it ends
+    # as for run: a store not made yet is made only to load --world into (a mistyped path
+    # was a new store holding an approval no call would find)
+    with World.open(args.store, create=bool(args.world)) as world:  # let go however it ends
         if args.world:
             load_world(world, args.world)
         elif not world.store.persistent:  # the world the call reads from FILE_OR_DIR too

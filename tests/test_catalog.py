@@ -660,6 +660,12 @@ def test_cli_call_on_a_store_refuses_world_data_bringing_an_approval(tmp_path):
     p = horismos(*call, "--approval", other.stdout.strip(), cwd=tmp_path)
     assert p.returncode == 5 and "refused (approval_not_issued)" in p.stdout, p.stdout
     assert not (tmp_path / "calls.log").exists()
+    for lane in (["approve", "c.transfer", *defs, "--args", args],  # a mistyped store
+                 ["call", "c.transfer", *defs, "--args", args, "--approval", forged]):
+        typo = horismos(*lane, "--store", "oxigraph:stroe", cwd=tmp_path)
+        assert typo.returncode == 2, typo.stdout + typo.stderr  # approve: 0, a new store
+        assert "stroe" in typo.stderr and "Traceback" not in typo.stderr
+        assert not (tmp_path / "stroe").exists()
     issued = horismos("approve", "c.transfer", *defs, *store, "--args", args, cwd=tmp_path)
     p = horismos(*call, "--approval", issued.stdout.strip(), cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
