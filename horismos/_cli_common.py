@@ -120,7 +120,9 @@ def waiting_instance_arguments(p: argparse.ArgumentParser, instance_help: str) -
 
 
 @contextmanager
-def written_back(world: World, defs: Definitions, path: str | None, fmt: str | None) -> Iterator[None]:
+def written_back(
+    world: World, defs: Definitions, path: str | None, fmt: str | None
+) -> Iterator[None]:
     """Write the world to ``--out`` (``path``) when the block ends, and when it raises after a
     commit (an error or Ctrl-C part-way): what the steps before it did, tools called, is then
     in the file the next command goes on from, not done again by it. A block refused before

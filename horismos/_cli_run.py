@@ -240,7 +240,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
                 on_step=view.step,
             )
             view.summary(run, table=False)
-        if not args.out and not world.store.persistent:  # resumed again from the same file, it acts again
+        if not args.out and not world.store.persistent:  # resumed from the file, acts again
             print(
                 f"horismos resume: note: --store {args.store} keeps nothing after this "
                 "process, so what this resume did is not kept: the instance is still where "

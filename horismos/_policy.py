@@ -192,7 +192,6 @@ def _given_node(approval: str) -> URIRef:
     return URIRef(f"{_GIVEN}{digest}")
 
 
-
 def given_use(approval: str, tool: Tool, at: Literal) -> list[tuple]:
     """The quads recording that a call of ``tool`` used up ``approval`` at ``at``; the commit
     carrying them requires the ``horis:usedUp`` one absent (two processes never both use it)."""
