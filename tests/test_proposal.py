@@ -7,6 +7,10 @@ which speaks the Anthropic Messages and OpenAI chat-completions wire formats.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -447,30 +451,40 @@ def test_a_model_whose_host_is_not_allowed_is_never_asked(tmp_path, monkeypatch,
         assert len(server.requests) == 1
 
 
-def test_every_cli_lane_holds_the_model_to_the_allowed_hosts(tmp_path) -> None:
-    """``run``, ``resume`` and ``wake`` each take ``--allow-host``: a model outside it gets no
-    request and the command says why (exit 2, no traceback); allowed, it is asked."""
-    import os
-    import subprocess
-    import sys
-    import time
-
-    waits_first = proposal("openai:local-model").replace(
+def waiting_first() -> str:
+    """The trip workflow asking ``openai:local-model``, after a 1 ms timer wait (so ``wake``
+    resumes it)."""
+    return proposal("openai:local-model").replace(
         ":Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Pick .",
         ":Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Hold .\n"
         ':Hold a horis:WaitStep ; horis:reason "a moment" ; horis:wake horis:Timer ;\n'
         '    horis:delivery horis:Silent ; horis:timeout "1ms" ; horis:next :Pick .')
+
+
+def openai_cli(tmp_path: Path, server: LlmServer) -> Callable[..., subprocess.CompletedProcess]:
+    """``python -m horismos ARGS`` in ``tmp_path``, the OpenAI provider pointed at ``server``."""
+    env = {**os.environ, "OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "test-key"}
+
+    def horismos(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, env=env,
+                              stdin=subprocess.DEVNULL)
+
+    return horismos
+
+
+def test_every_cli_lane_holds_the_model_to_the_allowed_hosts(tmp_path) -> None:
+    """``run``, ``resume`` and ``wake`` each take ``--allow-host``: a model outside it gets no
+    request and the command says why (exit 2, no traceback); allowed, it is asked."""
+    import time
+
+    waits_first = waiting_first()
     (tmp_path / "trip.ttl").write_text(waits_first)
     (tmp_path / "world.ttl").write_text(WORLD + ":req2 a :Request ; :city :porto .\n")
     (tmp_path / "trip_tools.py").write_text("def book(request, hotel):\n"
                                             "    return {'booked': hotel}\n")
     with LlmServer(repeat=answer([T.central, T.beach], 0.9), key="test-key") as server:
-        env = {**os.environ, "OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "test-key"}
-
-        def horismos(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=tmp_path,
-                                  capture_output=True, text=True, timeout=120, env=env,
-                                  stdin=subprocess.DEVNULL)
+        horismos = openai_cli(tmp_path, server)
 
         store = ("--store", "oxigraph:store")
         assert horismos("load", "world.ttl", *store).returncode == 0
@@ -571,16 +585,9 @@ def test_wake_wakes_the_others_and_writes_out_when_one_model_is_refused(tmp_path
     instances woken before it had called their tools, so the next pass (from the same file)
     called a tool that is not idempotent again. Now the refused instance is said (blocked, not
     woken, exit 4), the others are woken, and ``--out`` holds what they did."""
-    import os
-    import subprocess
-    import sys
     import time
 
-    trip = proposal("openai:local-model").replace(
-        ":Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Pick .",
-        ":Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Hold .\n"
-        ':Hold a horis:WaitStep ; horis:reason "a moment" ; horis:wake horis:Timer ;\n'
-        '    horis:delivery horis:Silent ; horis:timeout "1ms" ; horis:next :Pick .')
+    trip = waiting_first()
     simple = """
 :Guest a owl:Class . :logged a owl:DatatypeProperty . :booked a owl:ObjectProperty .
 :t.log a horis:Tool ;
@@ -603,12 +610,7 @@ def test_wake_wakes_the_others_and_writes_out_when_one_model_is_refused(tmp_path
         "    return {'logged': 'yes'}\n")
     calls = tmp_path / "calls.log"
     with LlmServer(repeat=answer([T.central, T.beach], 0.9), key="test-key") as server:
-        env = {**os.environ, "OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "test-key"}
-
-        def horismos(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=tmp_path,
-                                  capture_output=True, text=True, timeout=120, env=env,
-                                  stdin=subprocess.DEVNULL)
+        horismos = openai_cli(tmp_path, server)
 
         tools = ("--tools", "trip_tools")
         elsewhere = ("--allow-host", "api.example.org")
