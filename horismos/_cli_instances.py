@@ -232,9 +232,9 @@ def cmd_wake(args: argparse.Namespace) -> int:
 
     Waits that are not due are left untouched, so it can run from cron or a systemd timer as
     often as wanted. 0 when every resumed instance went on (or none was due, or it waits
-    again), else as ``run`` and ``resume`` exit for the worst of them: 1 when one failed, 4 when one was
-    blocked (a step the policy refuses, or its binding or proposal model refused before its
-    first step, leaving it waiting: cron must hear of it, as of a failure). One another
+    again), else as ``run`` and ``resume`` exit for the worst of them: 1 when one failed, 4
+    when one was blocked (a step the policy refuses, or its binding or proposal model refused
+    before its first step, leaving it waiting: cron must hear of it, as of a failure). One another
     process is driving (or has settled since) is skipped, said on stderr, and the others are
     woken. ``--out`` is written however the pass ends, so no woken instance's calls are lost."""
     import datetime as dt
