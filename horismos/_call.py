@@ -797,8 +797,9 @@ def _check_issued(tool: Tool, world: World, approval: str) -> None:
             "approval_not_issued",
             f"the approval given was not issued by `horismos tools approve` in this world: "
             f"run `horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` with exactly "
-            "these arguments and the world this call uses (--store, or --world F --out F), "
-            "and pass what it prints as --approval",
+            "these arguments into the world this call uses (the persistent --store it "
+            "calls with, or --world F --out F2, then call with --world F2), and pass what "
+            "it prints as --approval",
         )
 
 

@@ -16,7 +16,8 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -49,6 +50,7 @@ __all__ = [
     "world_of",
     "writable",
     "write_world",
+    "written_back",
 ]
 
 
@@ -115,6 +117,27 @@ def waiting_instance_arguments(p: argparse.ArgumentParser, instance_help: str) -
         "not needed with a persistent --store",
     )
     p.add_argument("--instance", required=True, metavar="IRI", help=instance_help)
+
+
+@contextmanager
+def written_back(
+    world: World, defs: Definitions, path: str | None, fmt: str | None
+) -> Iterator[None]:
+    """Write the world to ``--out`` (``path``) when the block ends, and when it raises after a
+    commit (an error or Ctrl-C part-way): what the steps before it did, tools called, is then
+    in the file the next command goes on from, not done again by it. A block refused before
+    anything changed writes nothing."""
+    if path is None:
+        yield
+        return
+    before = world.store.digest()
+    try:
+        yield
+    except BaseException:
+        if world.store.digest() != before:
+            write_world(world, defs, path, fmt)
+        raise
+    write_world(world, defs, path, fmt)
 
 
 def write_world(world: World, defs: Definitions, path: str, fmt: str | None) -> None:

@@ -25,10 +25,11 @@ from ._cli_common import (
     waiting_instance_arguments,
     world_of,
     write_world,
+    written_back,
 )
 from ._cli_run import RunView
 from ._definitions import load_definitions
-from ._errors import UsageError
+from ._errors import ToolError, UsageError
 from ._instances import STATUSES, InstanceRow, due_waits, list_instances
 from ._policy import SERVED_PREFIX, allowed
 from ._stores import DEFAULT_STORE
@@ -175,8 +176,9 @@ def _last_segment(namespace: str) -> str:
 def wake_arguments(p: argparse.ArgumentParser) -> None:
     """``horismos wake``'s options."""
     p.epilog = (
-        "exit codes: 0 every woken instance went on (or none was due), 1 one failed, "
-        "2 usage error, 4 one was blocked (as run and resume exit for it)"
+        "exit codes: 0 every woken instance went on (or none was due, or it waits again), "
+        "1 one failed, 2 usage error, 4 one was blocked (as run and resume exit for it), or "
+        "not woken, its binding or proposal model refused (a host outside --allow-host)"
     )
     p.add_argument(
         "paths",
@@ -229,11 +231,12 @@ def cmd_wake(args: argparse.Namespace) -> int:
     """Resume every wait that is due: past its horis:timeout, or its horis:until holds now.
 
     Waits that are not due are left untouched, so it can run from cron or a systemd timer as
-    often as wanted. 0 when every resumed instance went on (or none was due), else as
-    ``run`` and ``resume`` exit for the worst of them: 1 when one failed, 4 when one was
-    blocked (a step the policy refuses: cron must hear of it, as of a failure). One another
+    often as wanted. 0 when every resumed instance went on (or none was due, or it waits
+    again), else as ``run`` and ``resume`` exit for the worst of them: 1 when one failed, 4
+    when one was blocked (a step the policy refuses, or its binding or proposal model refused
+    before its first step, leaving it waiting: cron must hear of it, as of a failure). One another
     process is driving (or has settled since) is skipped, said on stderr, and the others are
-    woken."""
+    woken. ``--out`` is written however the pass ends, so no woken instance's calls are lost."""
     import datetime as dt
 
     out_format = output_format(args.out) if args.out else None
@@ -254,21 +257,26 @@ def cmd_wake(args: argparse.Namespace) -> int:
         print("no wait is due")
     ended: set[str] = set()
     view = RunView(agent.definitions, quiet=args.quiet, world=world)
-    for iid in due:
-        trace = None
-        if traces is not None:
-            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-            trace = traces / f"wake-{short_id(iid)}-{stamp}.jsonl"
-        try:
-            run = agent.resume(world, iid, None, trace=trace, on_step=view.step, allow=allow)
-        except UsageError as e:  # another process drives it, or settled it since: the
-            # other due waits are still this pass's to wake (one refusal stopped them all)
-            print(f"{short_id(iid)}  skipped: {e}", file=sys.stderr)
-            continue
-        view.summary(run, table=False)
-        ended.add(run.status)
-    if args.out:
-        write_world(world, agent.definitions, args.out, out_format)
+    with written_back(world, agent.definitions, args.out, out_format):
+        for iid in due:
+            trace = None
+            if traces is not None:
+                stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+                trace = traces / f"wake-{short_id(iid)}-{stamp}.jsonl"
+            try:
+                run = agent.resume(world, iid, None, trace=trace, on_step=view.step, allow=allow)
+            except UsageError as e:  # another process drives it, or settled it since: the
+                # other due waits are still this pass's to wake (one refusal stopped them all)
+                print(f"{short_id(iid)}  skipped: {e}", file=sys.stderr)
+                continue
+            except ToolError as e:  # its binding or proposal model refused before its first
+                # step (a host outside --allow-host): it stays waiting, as the policy left it,
+                # and the others are woken
+                print(f"{short_id(iid)}  blocked, not woken: {e}", file=sys.stderr)
+                ended.add("blocked")
+                continue
+            view.summary(run, table=False)
+            ended.add(run.status)
     # a wait woken into another wait went on, as the timer meant: only these are news
     return next((EXIT[s] for s in ("failed", "blocked") if s in ended), 0)
 

@@ -30,7 +30,7 @@ from ._cli_common import (
     short_id,
     waiting_instance_arguments,
     writable,
-    write_world,
+    written_back,
 )
 from ._cli_validate import run_warnings
 from ._definitions import Definitions
@@ -151,21 +151,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
         if args.all and sys.stderr.isatty():
             view.total = len(focus_nodes(agent.definitions, world, agent.workflow(args.workflow)))
-        try:
-            run = agent.run(
-                world,
-                args.workflow,
-                args.focus,
-                all=args.all,
-                trace=args.trace,
-                on_instance=view.instance,
-                keep=not args.all,
-                trace_snapshot=args.trace_snapshot,
-                allow=args.allow.split(","),
-                on_step=view.step,
-            )
-        finally:
-            view.clear_progress()
+        with written_back(world, agent.definitions, args.out, out_format):
+            try:
+                run = agent.run(
+                    world,
+                    args.workflow,
+                    args.focus,
+                    all=args.all,
+                    trace=args.trace,
+                    on_instance=view.instance,
+                    keep=not args.all,
+                    trace_snapshot=args.trace_snapshot,
+                    allow=args.allow.split(","),
+                    on_step=view.step,
+                )
+            finally:
+                view.clear_progress()
         view.summary(run, table=args.all)
         if args.all and not sum(run.counts.values()):  # "0 instances" alone reads as done
             workflow = agent.workflow(args.workflow)
@@ -182,8 +183,6 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"world data types its nodes {cls}, in the namespace the definitions use",
                 file=sys.stderr,
             )
-        if args.out:
-            write_world(world, agent.definitions, args.out, out_format)
         return EXIT[run.status]
 
 
@@ -231,18 +230,17 @@ def cmd_resume(args: argparse.Namespace) -> int:
     with World.open(args.store, create=False) as world:  # let go however it ends
         load_world(world, args.world)
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
-        run = agent.resume(
-            world,
-            args.instance,
-            facts,
-            trace=args.trace,
-            allow=args.allow.split(","),
-            on_step=view.step,
-        )
-        view.summary(run, table=False)
-        if args.out:
-            write_world(world, agent.definitions, args.out, out_format)
-        elif not world.store.persistent:  # resumed again from the same file, it acts again
+        with written_back(world, agent.definitions, args.out, out_format):
+            run = agent.resume(
+                world,
+                args.instance,
+                facts,
+                trace=args.trace,
+                allow=args.allow.split(","),
+                on_step=view.step,
+            )
+            view.summary(run, table=False)
+        if not args.out and not world.store.persistent:  # resumed from the file, acts again
             print(
                 f"horismos resume: note: --store {args.store} keeps nothing after this "
                 "process, so what this resume did is not kept: the instance is still where "

@@ -9,7 +9,7 @@ import asyncio
 import datetime as dt
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,13 @@ from ._cli_common import (
 )
 from ._errors import UsageError
 from ._idempotency import check_key
-from ._policy import allowed, fresh_approval, given_issue, given_issued
+from ._policy import (
+    allowed,
+    fresh_approval,
+    given_issue,
+    given_issued,
+    holds_approval_record,
+)
 from ._stores import DEFAULT_STORE, Change
 from ._unreadable import why_unreadable
 from ._world import World
@@ -341,8 +347,12 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     if len(args.approval) > 1:
         raise UsageError("give one --approval to a call: it approves one exact payload")
     agent = _catalog_agent(args)
-    world = World.open(args.store)
+    # a store not made yet is made only to load --world into, as for run: a mistyped path
+    # was a new empty store the call committed into
+    world = World.open(args.store, create=bool(args.world))
     if args.world:
+        if world.store.persistent:
+            _no_approval_records(args.world, args.store)
         load_world(world, args.world)
     elif not world.store.persistent:
         load_world(world, args.paths)
@@ -376,6 +386,20 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     if result.error is not None and result.error["kind"] in _REPEATED:
         return 2  # a usage error: an approval or a key repeated; a fresh one is needed
     return EXIT_CALL[result.status]
+
+
+def _no_approval_records(paths: Sequence[str], store: str) -> None:
+    """Refuse ``--world`` files that bring an approval record into a persistent ``--store``:
+    the call takes only the approvals the store held before it, so a caller cannot write
+    its own issuance record and approve its own call. Read apart, before anything lands."""
+    with World.open("memory") as given:
+        load_world(given, paths)
+        if holds_approval_record(given.store.quads()):
+            raise UsageError(
+                f"--world {' '.join(paths)}: holds an approval record, and a call on --store "
+                f"{store} takes only the approvals the store holds; approvals are issued with "
+                f"`horismos tools approve … --store {store}`. Nothing was loaded"
+            )
 
 
 _REPEATED = ("approval_used", "idempotency_key_reused")
@@ -434,7 +458,9 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
     agent = _catalog_agent(args)
     tool = agent.catalog.tool(args.name)
     approval = fresh_approval(agent.catalog.approve(tool.iri, _json_args(args.args)))
-    with World.open(args.store) as world:  # let go however it ends
+    # as for run: a store not made yet is made only to load --world into (a mistyped path
+    # was a new store holding an approval no call would find)
+    with World.open(args.store, create=bool(args.world)) as world:  # let go however it ends
         if args.world:
             load_world(world, args.world)
         elif not world.store.persistent:  # the world the call reads from FILE_OR_DIR too

@@ -181,11 +181,15 @@ def given_print(approval: str) -> str:
     return approval.strip().lower().partition(".")[0]
 
 
+_GIVEN = "urn:horismos:given:"
+"""Where the records of approvals given on the command line are (:func:`_given_node`)."""
+
+
 def _given_node(approval: str) -> URIRef:
     """Where the use of an approval given on the command line is recorded: named by the
     approval itself, so the second call given it finds the first's record by one look-up."""
     digest = hashlib.sha256(approval.strip().lower().encode()).hexdigest()[:32]
-    return URIRef(f"urn:horismos:given:{digest}")
+    return URIRef(f"{_GIVEN}{digest}")
 
 
 def given_use(approval: str, tool: Tool, at: Literal) -> list[tuple]:
@@ -232,6 +236,20 @@ def given_issued(store: Store, approval: str) -> bool:
     issued = next(iter(store.objects(node, PROV.startedAtTime)), None)
     return issued is not None and Literal(given_print(approval)) in store.objects(
         node, HORIS.fingerprint
+    )
+
+
+def holds_approval_record(quads: Iterable[tuple]) -> bool:
+    """Whether ``quads`` state any approval record: one ``tools approve`` issued or a call
+    used up (:func:`given_issue`, :func:`given_use`), or a served call's (:func:`approve`).
+    A call on a persistent store takes only the approvals the store held: world data given
+    beside it that brought its own would approve the caller's call (the fingerprint is
+    public, and the issuance record is a few triples anyone can write)."""
+    return any(
+        str(q[0]).startswith(_GIVEN)
+        or str(q[3]).startswith(_GIVEN)
+        or (q[1] == RDF.type and q[2] == HORIS.Approval)
+        for q in quads
     )
 
 

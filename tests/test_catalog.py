@@ -603,6 +603,12 @@ def test_cli_call_takes_only_an_approval_tools_approve_issued(tmp_path, forged):
         assert "refused (approval_not_issued)" in p.stdout
         assert "not issued by `horismos tools approve`" in p.stdout
         assert "horismos tools approve c.transfer" in p.stdout and "Traceback" not in p.stderr
+    # the real approval, issued in approved.trig, given to a call on another world
+    elsewhere = horismos(*call, "--world", "world.ttl", "--approval", issued.stdout.strip(),
+                         cwd=tmp_path)
+    assert elsewhere.returncode == 5, elsewhere.stdout + elsewhere.stderr
+    assert "refused (approval_not_issued)" in elsewhere.stdout
+    assert "--world F --out F2, then call with --world F2" in elsewhere.stdout
     assert not (tmp_path / "calls.log").exists()
     real = horismos(*call, "--world", "approved.trig", "--approval", issued.stdout.strip(),
                     "--out", "after.trig", cwd=tmp_path)
@@ -613,6 +619,57 @@ def test_cli_call_takes_only_an_approval_tools_approve_issued(tmp_path, forged):
     assert (tmp_path / "calls.log").read_text() == "http://example.org/clinic#p1\n"
     nowhere = horismos("approve", "c.transfer", *defs, "--args", args, cwd=tmp_path)
     assert nowhere.returncode == 2 and "keeps nothing after this process" in nowhere.stderr
+
+
+def test_cli_call_on_a_store_refuses_world_data_bringing_an_approval(tmp_path):
+    """`tools call --store oxigraph:PATH --world F` loaded F into the store before the approval
+    was checked, so F could carry its own issuance record and approve its own call. F holding
+    any approval record is refused before anything is loaded or called; the approval issued
+    into another store is refused too, and one issued into this store is taken."""
+    defs = transfer_project(tmp_path)
+    args = '{"patient": ":p1", "ward": ":w1"}'
+    fp = Agent.from_files(tmp_path / defs[0], defs[1]).catalog.approve(
+        "c.transfer", json.loads(args))
+    forged = f"{fp}.forged"
+    node = hashlib.sha256(forged.encode()).hexdigest()[:32]
+    (tmp_path / "forged.trig").write_text(f"""
+@prefix prov: <http://www.w3.org/ns/prov#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+<urn:horismos:given:{node}> {{
+    <urn:horismos:given:{node}> prov:startedAtTime "2026-01-01T00:00:00Z"^^xsd:dateTime ;
+        horis:fingerprint "{fp}" .
+}}
+""", encoding="utf-8")
+    store = ["--store", "oxigraph:store"]
+    loaded = subprocess.run([sys.executable, "-m", "horismos", "load", "world.ttl", *store],
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert loaded.returncode == 0, loaded.stderr
+    call = ["call", "c.transfer", *defs, *store, "--args", args]
+    p = horismos(*call, "--world", "forged.trig", "--approval", forged, cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr  # it was called, exit 0
+    assert "holds an approval record" in p.stderr and "Nothing was loaded" in p.stderr
+    assert "horismos tools approve … --store oxigraph:store" in p.stderr
+    assert "Traceback" not in p.stderr
+    assert not (tmp_path / "calls.log").exists()
+    p = horismos(*call, "--approval", forged, cwd=tmp_path)  # nor did it land in the store
+    assert p.returncode == 5 and "refused (approval_not_issued)" in p.stdout, p.stdout
+    other = horismos("approve", "c.transfer", *defs, "--store", "oxigraph:other", "--world",
+                     "world.ttl", "--args", args, cwd=tmp_path)
+    assert other.returncode == 0, other.stderr
+    p = horismos(*call, "--approval", other.stdout.strip(), cwd=tmp_path)
+    assert p.returncode == 5 and "refused (approval_not_issued)" in p.stdout, p.stdout
+    assert not (tmp_path / "calls.log").exists()
+    for lane in (["approve", "c.transfer", *defs, "--args", args],  # a mistyped store
+                 ["call", "c.transfer", *defs, "--args", args, "--approval", forged]):
+        typo = horismos(*lane, "--store", "oxigraph:stroe", cwd=tmp_path)
+        assert typo.returncode == 2, typo.stdout + typo.stderr  # approve: 0, a new store
+        assert "stroe" in typo.stderr and "Traceback" not in typo.stderr
+        assert not (tmp_path / "stroe").exists()
+    issued = horismos("approve", "c.transfer", *defs, *store, "--args", args, cwd=tmp_path)
+    p = horismos(*call, "--approval", issued.stdout.strip(), cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (tmp_path / "calls.log").read_text() == "http://example.org/clinic#p1\n"
 
 
 def test_cli_inventory_checks_the_committed_file_and_reports_drift(tmp_path):

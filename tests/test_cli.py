@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -1191,3 +1192,80 @@ def test_run_on_a_store_not_made_yet_without_a_world_is_refused_and_makes_none(
                  str(ROOT / "examples" / "triage" / "ehr_client.py"), cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     assert (tmp_path / "new").is_dir()
+
+
+LOGGED = """\
+@prefix :      <http://example.org/guests#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+:Guest a owl:Class . :logged a owl:DatatypeProperty .
+:t.log a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "guest" ; horis:type :Guest ] ] ;
+    horis:effect [ horis:asserts [ horis:property :logged ; horis:type xsd:string ] ] ;
+    horis:binding "python:guests.log" ;
+    horis:idempotent false .
+:Simple a horis:Workflow ; horis:focusType :Guest ; horis:start START .
+:Nap a horis:WaitStep ; horis:reason "an operator's word" ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Silent ; horis:until "?this :ready true ." ; horis:next :Log .
+:Log a horis:ActionStep ; horis:tool :t.log ;
+    horis:bind [ horis:arg "guest" ; horis:var "this" ] .
+"""
+
+GUESTS = """\
+import signal
+
+
+def log(guest):
+    with open("calls.log", "a") as f:
+        f.write(guest + "\\n")
+    with open("calls.log") as f:
+        if len(f.read().split()) == int(open("interrupt-at").read()):
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C as the call returns
+    return {"logged": "yes"}
+"""
+
+
+@pytest.mark.parametrize("lane", ["run", "resume"])
+def test_ctrl_c_after_a_call_still_writes_out(tmp_path: Path, lane: str) -> None:
+    """A Ctrl-C (or any error) part-way through ``run --all`` or ``resume`` with ``--out``
+    wrote no file, though the tools called before it had acted: going on from the old file
+    called a tool that is not idempotent again. The file is now written with what landed, so
+    the call is not made twice."""
+    start = ":Log" if lane == "run" else ":Nap"
+    (tmp_path / "d.ttl").write_text(LOGGED.replace("START", start))
+    (tmp_path / "guests.py").write_text(GUESTS)
+    (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/guests#> .\n"
+                                    ":g1 a :Guest . :g2 a :Guest .\n")
+    calls = tmp_path / "calls.log"
+
+    def interrupted(*args: str, at: int) -> subprocess.CompletedProcess[str]:
+        (tmp_path / "interrupt-at").write_text(str(at))
+        return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL,
+                              preexec_fn=sigint_at(signal.default_int_handler))
+
+    tools = ("--tools", "guests", "--store", "memory")
+    if lane == "run":
+        p = interrupted("run", "d.ttl", "--world", "w.ttl", *tools, "--all", "--out",
+                        "s1.trig", at=2)
+        again = ("run", "d.ttl", "--world", "s1.trig", *tools, "--all", "--out", "s2.trig")
+    else:
+        waiting = interrupted("run", "d.ttl", "--world", "w.ttl", *tools, "--focus", ":g1",
+                              "--out", "s0.trig", at=0)
+        assert waiting.returncode == 3, waiting.stdout + waiting.stderr
+        listed = horismos("instances", "d.ttl", "--world", "s0.trig", "--store", "memory",
+                          "--format", "json", cwd=tmp_path)
+        (iid,) = [i["instance"] for i in json.loads(listed.stdout)]
+        resume = ("resume", "d.ttl", "--world", "s0.trig", *tools, "--instance", iid,
+                  "--facts", ":g1 :ready true .")
+        p = interrupted(*resume, "--out", "s1.trig", at=1)
+        again = ("resume", "d.ttl", "--world", "s1.trig", *tools, "--instance", iid,
+                 "--out", "s2.trig")
+    assert p.returncode == 130, p.stdout + p.stderr
+    no_traceback(p)
+    assert (tmp_path / "s1.trig").exists(), p.stdout + p.stderr
+    logged = calls.read_text().split()
+    interrupted(*again, at=0)
+    assert calls.read_text().split() == logged  # nothing called twice

@@ -7,6 +7,10 @@ which speaks the Anthropic Messages and OpenAI chat-completions wire formats.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -447,30 +451,40 @@ def test_a_model_whose_host_is_not_allowed_is_never_asked(tmp_path, monkeypatch,
         assert len(server.requests) == 1
 
 
-def test_every_cli_lane_holds_the_model_to_the_allowed_hosts(tmp_path) -> None:
-    """``run``, ``resume`` and ``wake`` each take ``--allow-host``: a model outside it gets no
-    request and the command says why (exit 2, no traceback); allowed, it is asked."""
-    import os
-    import subprocess
-    import sys
-    import time
-
-    waits_first = proposal("openai:local-model").replace(
+def waiting_first() -> str:
+    """The trip workflow asking ``openai:local-model``, after a 1 ms timer wait (so ``wake``
+    resumes it)."""
+    return proposal("openai:local-model").replace(
         ":Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Pick .",
         ":Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Hold .\n"
         ':Hold a horis:WaitStep ; horis:reason "a moment" ; horis:wake horis:Timer ;\n'
         '    horis:delivery horis:Silent ; horis:timeout "1ms" ; horis:next :Pick .')
+
+
+def openai_cli(tmp_path: Path, server: LlmServer) -> Callable[..., subprocess.CompletedProcess]:
+    """``python -m horismos ARGS`` in ``tmp_path``, the OpenAI provider pointed at ``server``."""
+    env = {**os.environ, "OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "test-key"}
+
+    def horismos(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, env=env,
+                              stdin=subprocess.DEVNULL)
+
+    return horismos
+
+
+def test_every_cli_lane_holds_the_model_to_the_allowed_hosts(tmp_path) -> None:
+    """``run``, ``resume`` and ``wake`` each take ``--allow-host``: a model outside it gets no
+    request and the command says why (exit 2, no traceback); allowed, it is asked."""
+    import time
+
+    waits_first = waiting_first()
     (tmp_path / "trip.ttl").write_text(waits_first)
     (tmp_path / "world.ttl").write_text(WORLD + ":req2 a :Request ; :city :porto .\n")
     (tmp_path / "trip_tools.py").write_text("def book(request, hotel):\n"
                                             "    return {'booked': hotel}\n")
     with LlmServer(repeat=answer([T.central, T.beach], 0.9), key="test-key") as server:
-        env = {**os.environ, "OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "test-key"}
-
-        def horismos(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=tmp_path,
-                                  capture_output=True, text=True, timeout=120, env=env,
-                                  stdin=subprocess.DEVNULL)
+        horismos = openai_cli(tmp_path, server)
 
         store = ("--store", "oxigraph:store")
         assert horismos("load", "world.ttl", *store).returncode == 0
@@ -486,7 +500,7 @@ def test_every_cli_lane_holds_the_model_to_the_allowed_hosts(tmp_path) -> None:
                      ("wake", "trip.ttl", *store, *tools, *elsewhere)):
             refused = horismos(*lane)
             said = refused.stdout + refused.stderr
-            assert refused.returncode == 2, (lane[0], said)
+            assert refused.returncode == (4 if lane[0] == "wake" else 2), (lane[0], said)
             assert "Traceback" not in said
             assert ("the ranking model openai:local-model at http://127.0.0.1:"
                     in refused.stderr), (lane[0], said)
@@ -563,3 +577,73 @@ def test_a_worker_refuses_to_start_with_a_model_outside_the_allowed_hosts(tmp_pa
             assert "Traceback" not in worker.stderr and server.requests == []
     finally:
         store.stop()
+
+
+def test_wake_wakes_the_others_and_writes_out_when_one_model_is_refused(tmp_path) -> None:
+    """A due instance whose model is outside ``--allow-host`` ended the whole ``wake``: the
+    other due instances were not woken, and with ``--out`` the world was never written, though
+    instances woken before it had called their tools, so the next pass (from the same file)
+    called a tool that is not idempotent again. Now the refused instance is said (blocked, not
+    woken, exit 4), the others are woken, and ``--out`` holds what they did."""
+    import time
+
+    trip = waiting_first()
+    simple = """
+:Guest a owl:Class . :logged a owl:DatatypeProperty . :booked a owl:ObjectProperty .
+:t.log a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "guest" ; horis:type :Guest ] ] ;
+    horis:effect [ horis:asserts [ horis:property :logged ; horis:type xsd:string ] ] ;
+    horis:binding "python:trip_tools.log" ;
+    horis:idempotent false .
+:Simple a horis:Workflow ; horis:focusType :Guest ; horis:start :Nap .
+:Nap a horis:WaitStep ; horis:reason "a moment" ; horis:wake horis:Timer ;
+    horis:delivery horis:Silent ; horis:timeout "1ms" ; horis:next :Log .
+:Log a horis:ActionStep ; horis:tool :t.log ;
+    horis:bind [ horis:arg "guest" ; horis:var "this" ] .
+"""
+    (tmp_path / "trip.ttl").write_text(trip + simple)
+    (tmp_path / "world.ttl").write_text(WORLD + ":g1 a :Guest . :g2 a :Guest .\n")
+    (tmp_path / "trip_tools.py").write_text(
+        "def book(request, hotel):\n    return {'booked': hotel}\n\n"
+        "def log(guest):\n"
+        "    with open('calls.log', 'a') as f:\n        f.write(guest + '\\n')\n"
+        "    return {'logged': 'yes'}\n")
+    calls = tmp_path / "calls.log"
+    with LlmServer(repeat=answer([T.central, T.beach], 0.9), key="test-key") as server:
+        horismos = openai_cli(tmp_path, server)
+
+        tools = ("--tools", "trip_tools")
+        elsewhere = ("--allow-host", "api.example.org")
+        memory = ("--store", "memory")
+        for wf, world, out in ((":Simple", "world.ttl", "s1.trig"), (":Trip", "s1.trig",
+                                                                      "s2.trig")):
+            started = horismos("run", "trip.ttl", *memory, "--world", world, *tools,
+                               "--workflow", wf, "--all", "--out", out)
+            assert started.returncode == 3, started.stdout + started.stderr  # waiting
+        time.sleep(0.01)  # the waits' 1ms timeouts are past
+        for _ in range(2):  # a cron job run twice: the second pass goes on from --out
+            woke = horismos("wake", "trip.ttl", *memory, *tools, *elsewhere,
+                            "--world", "s3.trig" if (tmp_path / "s3.trig").exists()
+                            else "s2.trig", "--out", "s3.trig")
+            said = woke.stdout + woke.stderr
+            assert woke.returncode == 4, said
+            assert "Traceback" not in said
+            assert "blocked, not woken: " in woke.stderr, said
+            assert "the ranking model openai:local-model" in woke.stderr, said
+        assert sorted(calls.read_text().split()) == [str(T.g1), str(T.g2)]  # once each
+        assert server.requests == []
+
+        calls.unlink()  # the same on a persistent store: the others woken, once
+        store = ("--store", "oxigraph:store")
+        assert horismos("load", "world.ttl", *store).returncode == 0
+        for wf in (":Simple", ":Trip"):
+            started = horismos("run", "trip.ttl", *store, *tools, "--workflow", wf, "--all")
+            assert started.returncode == 3, started.stdout + started.stderr
+        time.sleep(0.01)
+        woke = horismos("wake", "trip.ttl", *store, *tools, *elsewhere)
+        assert woke.returncode == 4, woke.stdout + woke.stderr
+        assert sorted(calls.read_text().split()) == [str(T.g1), str(T.g2)]
+        listed = json.loads(horismos("instances", "trip.ttl", *store, "--format",
+                                     "json").stdout)
+        assert sorted(i["status"] for i in listed) == ["completed", "completed", "waiting"]
+        assert server.requests == []

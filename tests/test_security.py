@@ -576,7 +576,7 @@ def test_wake_holds_to_the_projects_allowed_hosts(tmp_path: Path) -> None:
         time.sleep(1.2)
         wake = ("wake", "d.ttl", CLINIC, "--world", "after.trig", "--out", "woke.trig")
         refused = horismos(*wake, cwd=tmp_path)
-        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert refused.returncode == 4, refused.stdout + refused.stderr  # blocked, not woken
         assert "host 127.0.0.1 is not in the allowed hosts (api.example.org)" in refused.stderr
         no_traceback(refused)
         assert received.requests == []
