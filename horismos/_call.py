@@ -61,6 +61,7 @@ from ._policy import (
     given_print,
     given_used,
     given_used_with,
+    how_to_approve,
     refusal,
 )
 from ._prechecks import refuse_unmet
@@ -769,10 +770,7 @@ def _check_approval(
     payload; ``printed``: the payload's fingerprint, when the caller has it already."""
     if not tool.requires_approval:
         return
-    how = (
-        f"run `horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` with exactly "
-        "these arguments and pass its fingerprint as --approval"
-    )
+    how = how_to_approve(tool.name)
     if approval is None:
         raise _Refused(
             "refused",
@@ -795,11 +793,8 @@ def _check_issued(tool: Tool, world: World, approval: str) -> None:
         raise _Refused(
             "refused",
             "approval_not_issued",
-            f"the approval given was not issued by `horismos tools approve` in this world: "
-            f"run `horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` with exactly "
-            "these arguments into the world this call uses (the persistent --store it "
-            "calls with, or --world F --out F2, then call with --world F2), and pass what "
-            "it prints as --approval",
+            "the approval given was not issued by `horismos tools approve` in this world: "
+            + how_to_approve(tool.name),
         )
 
 
@@ -824,8 +819,7 @@ def _check_unused(tool: Tool, world: World, approval: str, idempotency_key: str 
         "approval_used",
         f"the approval given was used up by a call of {tool.name} at {used}: an approval "
         "allows one call. If another call of exactly these arguments is intended, get a "
-        f"fresh approval (`horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` "
-        "prints a new one each time) and pass it as --approval",
+        f"fresh one (each is new): {how_to_approve(tool.name)}",
     )
 
 

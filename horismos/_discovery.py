@@ -34,6 +34,7 @@ from ._policy import (
     fingerprint,
     given_print,
     given_used,
+    how_to_approve,
     side_effect,
 )
 from ._world import holds_subject
@@ -298,8 +299,7 @@ class _Context:
                         "reason": "approval",
                         "message": (
                             f"{tool.name} runs only with an approval of its exact arguments: "
-                            f"`horismos tools approve {tool.name} FILE_OR_DIR… --args JSON` prints "
-                            "its fingerprint; call with --approval FINGERPRINT"
+                            + how_to_approve(tool.name)
                         ),
                     }
                 )

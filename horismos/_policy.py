@@ -72,6 +72,7 @@ __all__ = [
     "given_print",
     "given_used",
     "given_used_with",
+    "how_to_approve",
     "payload",
     "pending",
     "refusal",
@@ -228,6 +229,16 @@ def _given_approval(approval: str, tool: Tool, how: str) -> list[tuple]:
         (node, HORIS.provenance, HORIS.HumanProvenance, node),
         (node, RDFS.label, Literal(f"approval of {tool.name} {how}"), node),
     ]
+
+
+def how_to_approve(tool_name: str) -> str:
+    """How a CLI caller gets an approval of one call, said the same in every refusal and in
+    discovery: issued into the world the call will use, then passed as ``--approval``."""
+    return (
+        f"run `horismos tools approve {tool_name} FILE_OR_DIR… --args JSON --store S` (or "
+        "`--world F --out F2`, then call with `--world F2`) with exactly these arguments, "
+        "into the world the call uses, and pass what it prints as --approval"
+    )
 
 
 def given_issued(store: Store, approval: str) -> bool:

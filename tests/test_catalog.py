@@ -608,7 +608,13 @@ def test_cli_call_takes_only_an_approval_tools_approve_issued(tmp_path, forged):
                          cwd=tmp_path)
     assert elsewhere.returncode == 5, elsewhere.stdout + elsewhere.stderr
     assert "refused (approval_not_issued)" in elsewhere.stdout
-    assert "--world F --out F2, then call with --world F2" in elsewhere.stdout
+    assert "--world F --out F2`, then call with `--world F2`" in elsewhere.stdout
+    # none given: the hint is a command that issues one (a bare `tools approve` with no world
+    # to record it in is refused), the same words as every approval refusal
+    bare = horismos(*call, "--world", "world.ttl", cwd=tmp_path)
+    assert bare.returncode == 5, bare.stdout + bare.stderr
+    assert "refused (approval)" in bare.stdout
+    assert "tools approve c.transfer FILE_OR_DIR… --args JSON --store S" in bare.stdout
     assert not (tmp_path / "calls.log").exists()
     real = horismos(*call, "--world", "approved.trig", "--approval", issued.stdout.strip(),
                     "--out", "after.trig", cwd=tmp_path)
