@@ -10,6 +10,8 @@ line's last resort each said it their own way. One table keeps the words the sam
 from __future__ import annotations
 
 import errno
+import os
+import stat
 from pathlib import Path
 
 from ._errors import AuthoringError, Problem
@@ -53,13 +55,16 @@ def unreadable(path: str | Path, e: OSError) -> Problem:
 
 
 def each_opens(paths: list[Path]) -> list[Path]:
-    """``paths``, once each has been opened: one that cannot be is refused, with every other
-    such, before any is loaded (the files before it had landed in a store that keeps them)."""
+    """``paths``, once each regular file has been opened: one that cannot be is refused, with
+    every other such, before any is loaded (the files before it had landed in a store that
+    keeps them). Anything else (a named pipe, a device) is left to the loader to open once:
+    opening and closing a pipe here killed its writer and left the load waiting for it."""
     problems = []
     for path in paths:
         try:
-            with open(path, "rb"):
-                pass
+            if stat.S_ISREG(os.stat(path).st_mode):
+                with open(path, "rb"):
+                    pass
         except OSError as e:
             problems.append(unreadable(path, e))
     if problems:

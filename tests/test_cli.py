@@ -736,6 +736,25 @@ def test_a_file_that_cannot_be_read_is_named_with_what_to_do(tmp_path: Path) -> 
         assert (p.returncode, p.stderr) == (code, text), args
 
 
+def test_a_named_pipe_given_to_load_is_left_to_the_loader(tmp_path: Path) -> None:
+    """Every input was opened and closed before the load, a named pipe too: its writer was
+    killed (SIGPIPE) and the load then waited for a writer forever."""
+    os.mkfifo(tmp_path / "pipe.ttl")
+    world = ROOT / "examples" / "triage" / "world.ttl"
+    writer = subprocess.Popen(["cp", str(world), "pipe.ttl"], cwd=tmp_path,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        p = subprocess.run([sys.executable, "-m", "horismos", "load", "pipe.ttl", "--store",
+                            "oxigraph:st"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+    finally:
+        writer.kill()
+        _, written = writer.communicate()
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert writer.returncode == 0, written
+
+
 def test_an_output_of_dash_is_refused_not_written_as_a_file_named_dash(tmp_path: Path) -> None:
     """`run --trace -` ran and wrote its trace into a file named "-" where stdout was meant."""
     for args in (["run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "-"],
