@@ -768,6 +768,26 @@ def test_an_output_of_dash_is_refused_not_written_as_a_file_named_dash(tmp_path:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_folder_output_of_dash_is_refused_not_made_as_a_folder_named_dash(
+        tmp_path: Path) -> None:
+    """`replay DIR DEFS --html -` wrote its pages into a folder named "-" where stdout was
+    meant; so did every option that writes a file per thing into a folder."""
+    recorded = str(ROOT / "tests" / "fixtures" / "traces" / "recorded")
+    nowhere = "http://127.0.0.1:9/"
+    for args in (["replay", recorded, str(ROOT / "tests" / "fixtures" / "traces" / "definitions"),
+                  "--html", "-"],
+                 ["wake", *TRIAGE, *WORLD, *TOOLS, "--traces", "-"],
+                 ["serve", *TRIAGE, *TOOLS, "--trace-dir", "-"],
+                 ["worker", *TRIAGE, "--store", f"sparql:{nowhere}", "--broker", nowhere,
+                  "--traces", "-"]):
+        p = horismos(*args, cwd=tmp_path)
+        option = args[-2]
+        assert (p.returncode, p.stderr) == (
+            2, f"horismos {args[0]}: error: {option} -: {option} writes files into a folder, "
+               "not stdout; give a folder name\n"), p.stdout + p.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_load_of_a_missing_file_lists_it_and_makes_no_store(tmp_path: Path) -> None:
     """`load` printed "1 authoring error(s):" where every other command says what holds the
     error, and made an empty store at --store before it found the file missing."""
