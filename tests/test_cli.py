@@ -392,6 +392,21 @@ def test_a_program_named_horismos_py_keeps_its_own_excepthook(tmp_path: Path) ->
     assert p.stdout.split() == ["True", "True", "True"], p.stdout + p.stderr
 
 
+@pytest.mark.parametrize(("argv0", "console_script"), [
+    ("/usr/local/bin/horismos", True), (r"C:\Python311\Scripts\horismos.exe", True),
+    (r"C:\Python311\Scripts\horismos-script.py", True),
+    (r"C:\Python311\Scripts\horismos-script.pyw", True),
+    ("horismos.py", False), ("/srv/app/horismos.exe.py", False), ("horismos-cli", False)])
+def test_the_console_script_is_known_by_every_name_pip_gives_it(
+        argv0: str, console_script: bool) -> None:
+    """Pip's Windows launcher (``horismos.exe``, or ``horismos-script.py`` beside an older
+    one) was no command line: a Ctrl-C as it started printed the traceback."""
+    from horismos._quiet_start import _is_the_command_line
+
+    argv0 = argv0.replace("\\", os.sep)
+    assert _is_the_command_line([argv0, "validate"], ["python", argv0]) is console_script
+
+
 @pytest.mark.parametrize("options", [["-m", "horismos"], ["-Bm", "horismos"],
                                      ["-W", "ignore", "-Xutf8", "-mhorismos"],
                                      ["-m", "horismos.__main__"]])
