@@ -22,6 +22,7 @@ from ._errors import TraceError, UsageError
 from ._replay import replay
 from ._trace import iter_trace
 from ._traceview import prov_turtle, timeline
+from ._unreadable import readable_file
 
 __all__ = [
     "cmd_graph",
@@ -165,16 +166,10 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return args.action_run(args)
 
 
-def _trace_file(path: str) -> str:
-    if not Path(path).is_file():
-        raise UsageError(f"{path}: no such trace file")
-    return path
-
-
 def cmd_trace_show(args: argparse.Namespace) -> int:
     """Print the trace's timeline, each event's line once its hash chain and version are
     checked; an edited event stops it there, with the error."""
-    for line in timeline(iter_trace(_trace_file(args.trace)), args.trace):
+    for line in timeline(iter_trace(readable_file(args.trace)), args.trace):
         print(line)
     return 0
 
@@ -186,7 +181,7 @@ def cmd_trace_export(args: argparse.Namespace) -> int:
     a document piped into a file looked like an export), and ``--output`` is left as it was
     (the export is written beside it and moved over it once whole)."""
     writable("--output", args.output)
-    trace = _trace_file(args.trace)
+    trace = readable_file(args.trace)
     if not args.output:
         # made once into an unnamed temporary file, then copied: the trace is read once (a
         # trace still growing cannot export events never checked) and memory stays flat

@@ -14,9 +14,9 @@ import os
 import stat
 from pathlib import Path
 
-from ._errors import AuthoringError, Problem
+from ._errors import AuthoringError, Problem, UsageError
 
-__all__ = ["each_opens", "unreadable", "why_unreadable"]
+__all__ = ["each_opens", "file_error", "readable_file", "unreadable", "why_unreadable"]
 
 _WORDS = {
     errno.ENOENT: ("no such file", "check the path"),
@@ -70,3 +70,25 @@ def each_opens(paths: list[Path]) -> list[Path]:
     if problems:
         raise AuthoringError(problems)
     return paths
+
+
+def file_error(path: str | Path) -> OSError | None:
+    """The error opening ``path`` as a file would meet, found without opening it (a named
+    pipe's writer must see it opened once, by its reader): a folder, a missing file, a
+    symbolic link loop; None for a file, or anything else that opens."""
+    try:
+        if stat.S_ISDIR(os.stat(path).st_mode):
+            return IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    except OSError as e:
+        return e
+    return None
+
+
+def readable_file(path: str) -> str:
+    """``path``, a file a command reads (a trace), or refused in the table's words: a folder
+    given as a trace was "no such trace file"."""
+    e = file_error(path)
+    if e is not None:
+        what, hint = why_unreadable(e)
+        raise UsageError(f"{path}: {what}; {hint}")
+    return path

@@ -770,6 +770,38 @@ def test_a_named_pipe_given_to_load_is_left_to_the_loader(tmp_path: Path) -> Non
     assert writer.returncode == 0, written
 
 
+@pytest.mark.skipif(not UNREADABLE.exists(), reason="needs Linux's /proc/self/mem")
+def test_every_input_that_cannot_be_read_is_said_in_the_same_words(tmp_path: Path) -> None:
+    """`resume --facts` and `tools inventory --check` printed "Input/output error" alone, a
+    folder given as a trace was "no such trace file", a symbolic link loop "no such file or
+    folder", and `digest FILE` called its bad world data "the definitions"."""
+    (tmp_path / "w.ttl").symlink_to(UNREADABLE)
+    (tmp_path / "loop.ttl").symlink_to("loop.ttl")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "bad.ttl").write_text("@prefix : <http://x/> .\n:a :b")
+    eio = "cannot read it (Input/output error); check that it is a file this user may read, " \
+          "on a disk that answers"
+    folder = "folder: this is a folder, not a file; give a file in it"
+    for args, code, text in (
+            (["resume", *TRIAGE, *WORLD, "--instance", "urn:horismos:instance:x",
+              "--facts", "w.ttl"], 2, f"horismos resume: error: --facts w.ttl: {eio}\n"),
+            (["tools", "inventory", *TRIAGE, "--check", "w.ttl"], 2,
+             f"horismos tools: error: --check w.ttl: {eio}\n"),
+            (["trace", "show", "folder"], 2, f"horismos trace: error: {folder}\n"),
+            (["trace", "view", "folder", "-o", "x.html"], 2, f"horismos trace: error: {folder}\n"),
+            (["graph", *TRIAGE, "--format", "svg", "--trace", "folder"], 2,
+             f"horismos graph: error: {folder}\n"),
+            (["digest", "bad.ttl", "--store", "memory"], 2,
+             "horismos digest: 1 error in the world data:\n  bad.ttl:2: error: cannot read "
+             "world data: Parser error at line 2 column 6: Unexpected end — fix the syntax at "
+             "that line\n")):
+        p = horismos(*args, cwd=tmp_path)
+        assert (p.returncode, p.stderr) == (code, text), (args, p.stdout)
+    p = horismos("validate", "loop.ttl", cwd=tmp_path)
+    assert p.returncode == 1 and p.stdout.startswith("loop.ttl: error: its symbolic links lead round in a circle — "
+                               "point the link at the file itself\n"), p.stdout
+
+
 def test_an_output_of_dash_is_refused_not_written_as_a_file_named_dash(tmp_path: Path) -> None:
     """`run --trace -` ran and wrote its trace into a file named "-" where stdout was meant."""
     for args in (["run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "-"],
