@@ -14,9 +14,17 @@ import os
 import stat
 from pathlib import Path
 
-from ._errors import AuthoringError, Problem, UsageError
+from ._errors import AuthoringError, HorismosError, Problem, UsageError
+from ._stores.base import StoreError
 
-__all__ = ["each_opens", "file_error", "readable_file", "unreadable", "why_unreadable"]
+__all__ = [
+    "each_opens",
+    "file_error",
+    "load_failed",
+    "readable_file",
+    "unreadable",
+    "why_unreadable",
+]
 
 _WORDS = {
     errno.ENOENT: ("no such file", "check the path"),
@@ -92,3 +100,16 @@ def readable_file(path: str) -> str:
         what, hint = why_unreadable(e)
         raise UsageError(f"{path}: {what}; {hint}")
     return path
+
+
+def load_failed(path: Path, e: OSError) -> HorismosError:
+    """The error of a load of ``path`` into a store that raised ``e``: the file's, when it was
+    met reading the file (the system's errno, and the file or, passed on by pyoxigraph's
+    parser, no file named), else the store's own (RocksDB's, no errno: a full disk, a file
+    over the size limit), which was reported as the input file's "cannot read it"."""
+    if e.errno is not None and e.filename in (None, str(path)):
+        return AuthoringError([unreadable(path, e)])
+    return StoreError(
+        f"the store could not write what {path} holds ({e}); free space on the store's disk "
+        "or lift the limit it met, then load again"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -804,6 +805,38 @@ def test_every_input_that_cannot_be_read_is_said_in_the_same_words(tmp_path: Pat
     p = horismos("validate", "loop.ttl", cwd=tmp_path)
     assert p.returncode == 1 and p.stdout.startswith("loop.ttl: error: its symbolic links lead round in a circle — "
                                "point the link at the file itself\n"), p.stdout
+
+
+def _files_up_to(size: int) -> Callable[[], None]:
+    """A ``preexec_fn``: the child may write no file past ``size`` bytes (RLIMIT_FSIZE, a
+    real limit of the system's), a write past it failing with EFBIG, not killing it."""
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    return limit
+
+
+@pytest.mark.parametrize(("command", "code"), [
+    (["load", "big.ttl", "--store", "oxigraph:st"], 1),
+    (["run", *TRIAGE, "--world", "big.ttl", "--store", "oxigraph:st", "--all"], 2)])
+def test_a_store_that_cannot_write_says_so_not_that_the_file_cannot_be_read(
+        tmp_path: Path, command: list[str], code: int) -> None:
+    """RocksDB's own write error while loading (a full disk, a file over the size limit) was
+    reported as the input's "cannot read it ... on a disk that answers"."""
+    with (tmp_path / "big.ttl").open("w") as f:
+        f.write("@prefix : <http://x/> .\n")
+        f.writelines(f':s{i} :p "value number {i}, padded to make a store file grow" .\n'
+                     for i in range(50_000))
+    p = subprocess.run([sys.executable, "-m", "horismos", *command], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120,
+                       preexec_fn=_files_up_to(256 * 1024))
+    if "cannot open the store" in p.stderr:
+        pytest.skip(f"this RocksDB cannot open a store under the limit: {p.stderr}")
+    no_traceback(p)
+    assert p.returncode == code, p.stdout + p.stderr
+    assert p.stderr.startswith(f"horismos {command[0]}: error: the store could not write what "
+                               "big.ttl holds ("), p.stderr
+    assert "cannot read" not in p.stderr
 
 
 def test_an_output_of_dash_is_refused_not_written_as_a_file_named_dash(tmp_path: Path) -> None:
