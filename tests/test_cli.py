@@ -803,7 +803,8 @@ def test_every_input_that_cannot_be_read_is_said_in_the_same_words(tmp_path: Pat
         p = horismos(*args, cwd=tmp_path)
         assert (p.returncode, p.stderr) == (code, text), (args, p.stdout)
     p = horismos("validate", "loop.ttl", cwd=tmp_path)
-    assert p.returncode == 1 and p.stdout.startswith("loop.ttl: error: its symbolic links lead round in a circle — "
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith("loop.ttl: error: its symbolic links lead round in a circle — "
                                "point the link at the file itself\n"), p.stdout
 
 
