@@ -39,6 +39,7 @@ from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Assertion, McpServer, Tool
 from ._policy import DEFAULT_ALLOW, canonical_json, side_effect
 from ._redact import redact_url
+from ._unreadable import why_unreadable
 
 if TYPE_CHECKING:
     from ._policy import Policy
@@ -445,6 +446,9 @@ def check_inventory(current: Mapping[str, Any], path: str | Path) -> list[str]:
         ) from None
     except ValueError as e:
         raise UsageError(f"--check {path}: not JSON ({e})") from None
+    except OSError as e:
+        what, hint = why_unreadable(e)
+        raise UsageError(f"--check {path}: {what}; {hint}") from None
     if not isinstance(recorded, dict) or not isinstance(recorded.get("tools"), list):
         raise UsageError(
             f"--check {path}: not an inventory (a JSON object with "

@@ -179,8 +179,7 @@ def writable(option: str, path: str | None) -> None:
     """Refuse an output file that cannot be written before anything runs, not after."""
     if path is None:
         return
-    if path == "-":  # not stdout, as elsewhere: `--trace -` wrote a file named "-"
-        raise UsageError(f"{option} -: {option} writes a file, not stdout; give a file name")
+    _not_stdout(option, path, "a file", "a file name")
     p = Path(path)
     folder = p.parent
     if p.is_dir():
@@ -191,11 +190,19 @@ def writable(option: str, path: str | None) -> None:
         raise UsageError(f"{option} {path}: not writable")
 
 
+def _not_stdout(option: str, path: str, writes: str, give: str) -> None:
+    """Refuse ``-`` for an option that writes ``writes``: it is not stdout there, as it is
+    elsewhere (``--trace -`` wrote a file named "-", ``--html -`` a folder named "-")."""
+    if path == "-":
+        raise UsageError(f"{option} -: {option} writes {writes}, not stdout; give {give}")
+
+
 def output_folder(option: str, path: str) -> Path:
     """A folder a command writes one file into for each thing it does (a trace per instance
     woken or per task, a page per trace), made before it does any: a file by that name was
     found only at the first file written, after that thing was done (``wake`` had resumed an
     instance, and the world that held it was never written to ``--out``)."""
+    _not_stdout(option, path, "files into a folder", "a folder name")
     folder = Path(path)
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ._cli_common import load_world
 from ._errors import UsageError
 from ._stores import DEFAULT_STORE
 from ._world import World
@@ -64,7 +65,7 @@ def cmd_digest(args: argparse.Namespace) -> int:
                     f"--store {args.store} already holds its world: digest it "
                     "without FILEs, or load them first with horismos load"
                 )
-            world.load(*args.files)
+            load_world(world, args.files)
         elif not world.store.persistent:
             raise UsageError(
                 f"--store {args.store} starts empty, so its digest names no world: give the "

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ._cli_common import counts
 from ._errors import AuthoringError, HorismosError, UsageError
-from ._unreadable import each_opens, unreadable
+from ._unreadable import each_opens, load_failed
 from ._world import World, unindexed
 
 __all__ = ["cmd_load", "load_arguments"]
@@ -57,8 +57,8 @@ def cmd_load(args: argparse.Namespace) -> int:
                 bar = _load_bar(path, size) if sys.stderr.isatty() else None
                 try:
                     n = world.store.load_file(path, bar)
-                except OSError as e:  # opened, then not read (a disk error): no file named
-                    raise AuthoringError([unreadable(path, e)]) from None
+                except OSError as e:  # the file's read error, or the store's write error
+                    raise load_failed(path, e) from None
                 took = time.perf_counter() - t0
                 print(
                     ("\r" if bar else "") + f"loaded {n:,} quads from {path} in {took:.1f} s "

@@ -40,6 +40,7 @@ from ._proposal import summary as proposal_summary
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import focus_nodes
 from ._stores import DEFAULT_STORE
+from ._unreadable import why_unreadable
 from ._waits import summary as wait_summary
 from ._world import World, holds_subject
 
@@ -219,6 +220,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--facts {facts}: not UTF-8 text; give the facts as a Turtle file (UTF-8)"
             ) from None
+        except OSError as e:
+            what, hint = why_unreadable(e)
+            raise UsageError(f"--facts {facts}: {what}; {hint}") from None
     elif facts is not None and len(facts) < 1024 and Path(facts).is_dir():
         raise UsageError(f"--facts {facts}: this is a folder; give the Turtle file in it")
     elif facts is not None and facts.strip() and not any(c.isspace() for c in facts.strip()):

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from ._agent import Agent
@@ -20,6 +22,7 @@ from ._errors import TraceError, UsageError
 from ._replay import replay
 from ._trace import iter_trace
 from ._traceview import prov_turtle, timeline
+from ._unreadable import readable_file
 
 __all__ = [
     "cmd_graph",
@@ -163,32 +166,29 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return args.action_run(args)
 
 
-def _trace_file(path: str) -> str:
-    if not Path(path).is_file():
-        raise UsageError(f"{path}: no such trace file")
-    return path
-
-
 def cmd_trace_show(args: argparse.Namespace) -> int:
     """Print the trace's timeline, each event's line once its hash chain and version are
     checked; an edited event stops it there, with the error."""
-    for line in timeline(iter_trace(_trace_file(args.trace)), args.trace):
+    for line in timeline(iter_trace(readable_file(args.trace)), args.trace):
         print(line)
     return 0
 
 
 def cmd_trace_export(args: argparse.Namespace) -> int:
     """Write the trace as PROV-O Turtle to ``--output`` or stdout, each event's as it is read.
-    An edited event stops it with the error and nothing written: stdout gets nothing until
-    the whole trace is checked (half a document piped into a file looked like an export),
-    and ``--output`` is left as it was (the export is written beside it and moved over it
-    once whole)."""
+    An event the export cannot take (an edit, a step IRI Turtle cannot write) stops it with
+    the error and nothing written: stdout gets nothing until the whole export is made (half
+    a document piped into a file looked like an export), and ``--output`` is left as it was
+    (the export is written beside it and moved over it once whole)."""
     writable("--output", args.output)
-    trace = _trace_file(args.trace)
+    trace = readable_file(args.trace)
     if not args.output:
-        for _ in iter_trace(trace):  # read twice, one event at a time: memory stays flat
-            pass
-        sys.stdout.writelines(prov_turtle(iter_trace(trace), args.trace))
+        # made once into an unnamed temporary file, then copied: the trace is read once (a
+        # trace still growing cannot export events never checked) and memory stays flat
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as made:
+            made.writelines(prov_turtle(iter_trace(trace), args.trace))
+            made.seek(0)
+            shutil.copyfileobj(made, sys.stdout)
         return 0
     pieces = prov_turtle(iter_trace(trace), args.trace)
     out = Path(args.output)

@@ -24,6 +24,7 @@ from ._errors import UsageError
 from ._model import Workflow
 from ._run_counts import ENDED, RunCounts, count_runs
 from ._trace import iter_trace, read_trace
+from ._unreadable import readable_file
 from ._viewer import Diagram, diagram_page, trace_page
 
 if TYPE_CHECKING:
@@ -57,9 +58,7 @@ def view_arguments(sub: Any) -> None:
 def cmd_trace_view(args: argparse.Namespace) -> int:
     """Write the trace's viewer page to ``--output``."""
     writable("--output", args.output)
-    if not Path(args.trace).is_file():
-        raise UsageError(f"{args.trace}: no such trace file")
-    events = read_trace(args.trace)
+    events = read_trace(readable_file(args.trace))
     diagram = None
     if args.paths:
         defs = load_definitions(args.paths)
@@ -104,8 +103,7 @@ def graph_rendered(
     counts = None
     if args.trace:
         for t in args.trace:
-            if not Path(t).is_file():
-                raise UsageError(f"{t}: no such trace file")
+            readable_file(t)
         counts = count_runs(iter_trace(t) for t in args.trace)  # one event at a time
     diagram = _diagram(defs, workflows, counts)
     if args.format == "svg":

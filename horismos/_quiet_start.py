@@ -42,14 +42,20 @@ def started() -> None:
         sys.excepthook = _ITS_OWN
 
 
-def _is_the_command_line() -> bool:
-    """``python -m horismos`` (runpy imports the package with ``sys.argv[0]`` set to "-m") or
-    the ``horismos`` console script (``sys.argv[0]`` its path, named ``horismos`` with no
-    suffix), not a program importing Horismos: a user's ``horismos.py`` is one."""
-    argv = getattr(sys, "argv", None) or [""]
-    if argv[0] == "-m":
-        return _module_run(sys.orig_argv[1:]) in ("horismos", "horismos.__main__")
-    return os.path.basename(argv[0]) == "horismos"
+_CONSOLE_SCRIPTS = {"horismos", "horismos.exe", "horismos-script.py", "horismos-script.pyw"}
+"""What the ``horismos`` console script's ``sys.argv[0]`` is named: the script pip writes on
+POSIX, and on Windows its launcher ``horismos.exe`` (run as a zip application) or the
+``horismos-script.py``/``.pyw`` an older launcher runs beside it."""
+
+
+def _is_the_command_line(argv: list[str], orig_argv: list[str]) -> bool:
+    """``python -m horismos`` (runpy imports the package with ``argv[0]`` set to "-m") or
+    the ``horismos`` console script (``argv[0]`` its path, named as pip names it), not a
+    program importing Horismos: a user's ``horismos.py`` is one."""
+    first = argv[0] if argv else ""
+    if first == "-m":
+        return _module_run(orig_argv[1:]) in ("horismos", "horismos.__main__")
+    return os.path.basename(first) in _CONSOLE_SCRIPTS
 
 
 _TAKES_VALUE = {"-W", "-X", "--check-hash-based-pycs"}
@@ -83,5 +89,5 @@ def _module_run(options: list[str]) -> str | None:
     return None
 
 
-if _is_the_command_line():
+if _is_the_command_line(getattr(sys, "argv", None) or [], sys.orig_argv):
     sys.excepthook = interrupted

@@ -8,6 +8,7 @@ it (``horis:arg [``), told from its siblings by the values written inside it.
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
 import warnings
@@ -25,7 +26,7 @@ from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
 from ._namespace_index import NamespaceIndex
-from ._unreadable import unreadable
+from ._unreadable import file_error, unreadable
 
 __all__ = [
     "Sources",
@@ -62,6 +63,8 @@ def expand_paths(paths: Iterable[str | Path], suffixes: Iterable[str] = (".ttl",
             out.extend(found)
         elif p.exists():
             out.append(p)
+        elif (e := file_error(p)) is not None and e.errno != errno.ENOENT:
+            raise AuthoringError([unreadable(p, e)])  # a link loop: not "no such file"
         else:
             raise AuthoringError(
                 [

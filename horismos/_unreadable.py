@@ -10,11 +10,21 @@ line's last resort each said it their own way. One table keeps the words the sam
 from __future__ import annotations
 
 import errno
+import os
+import stat
 from pathlib import Path
 
-from ._errors import AuthoringError, Problem
+from ._errors import AuthoringError, HorismosError, Problem, UsageError
+from ._stores.base import StoreError
 
-__all__ = ["each_opens", "unreadable", "why_unreadable"]
+__all__ = [
+    "each_opens",
+    "file_error",
+    "load_failed",
+    "readable_file",
+    "unreadable",
+    "why_unreadable",
+]
 
 _WORDS = {
     errno.ENOENT: ("no such file", "check the path"),
@@ -53,15 +63,53 @@ def unreadable(path: str | Path, e: OSError) -> Problem:
 
 
 def each_opens(paths: list[Path]) -> list[Path]:
-    """``paths``, once each has been opened: one that cannot be is refused, with every other
-    such, before any is loaded (the files before it had landed in a store that keeps them)."""
+    """``paths``, once each regular file has been opened: one that cannot be is refused, with
+    every other such, before any is loaded (the files before it had landed in a store that
+    keeps them). Anything else (a named pipe, a device) is left to the loader to open once:
+    opening and closing a pipe here killed its writer and left the load waiting for it."""
     problems = []
     for path in paths:
         try:
-            with open(path, "rb"):
-                pass
+            if stat.S_ISREG(os.stat(path).st_mode):
+                with open(path, "rb"):
+                    pass
         except OSError as e:
             problems.append(unreadable(path, e))
     if problems:
         raise AuthoringError(problems)
     return paths
+
+
+def file_error(path: str | Path) -> OSError | None:
+    """The error opening ``path`` as a file would meet, found without opening it (a named
+    pipe's writer must see it opened once, by its reader): a folder, a missing file, a
+    symbolic link loop; None for a file, or anything else that opens."""
+    try:
+        if stat.S_ISDIR(os.stat(path).st_mode):
+            return IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    except OSError as e:
+        return e
+    return None
+
+
+def readable_file(path: str) -> str:
+    """``path``, a file a command reads (a trace), or refused in the table's words: a folder
+    given as a trace was "no such trace file"."""
+    e = file_error(path)
+    if e is not None:
+        what, hint = why_unreadable(e)
+        raise UsageError(f"{path}: {what}; {hint}")
+    return path
+
+
+def load_failed(path: Path, e: OSError) -> HorismosError:
+    """The error of a load of ``path`` into a store that raised ``e``: the file's, when it was
+    met reading the file (the system's errno, and the file or, passed on by pyoxigraph's
+    parser, no file named), else the store's own (RocksDB's, no errno: a full disk, a file
+    over the size limit), which was reported as the input file's "cannot read it"."""
+    if e.errno is not None and e.filename in (None, str(path)):
+        return AuthoringError([unreadable(path, e)])
+    return StoreError(
+        f"the store could not write what {path} holds ({e}); free space on the store's disk "
+        "or lift the limit it met, then load again"
+    )

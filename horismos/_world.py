@@ -28,7 +28,7 @@ from ._stores import DEFAULT_STORE, RUNTIME, Change, Store, open_store
 from ._stores.base import INSTANCES
 from ._stores.oxigraph import parse_nquads
 from ._stores.skolem import skolemise
-from ._unreadable import each_opens, unreadable
+from ._unreadable import each_opens, load_failed
 
 __all__ = [
     "INDEXED_EVERY_INSTANCE",
@@ -100,8 +100,8 @@ class World:
         for path in each_opens(expand_paths(paths, RDF_SUFFIXES)):
             try:
                 self.store.load_file(path)  # pyoxigraph's parser, into every kind of store
-            except OSError as e:  # opened, then not read (a disk error): no file named
-                raise AuthoringError([unreadable(path, e)]) from None
+            except OSError as e:  # the file's read error, or the store's write error
+                raise load_failed(path, e) from None
             except SyntaxError as e:
                 raise AuthoringError(
                     [

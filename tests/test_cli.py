@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -393,6 +394,21 @@ def test_a_program_named_horismos_py_keeps_its_own_excepthook(tmp_path: Path) ->
     assert p.stdout.split() == ["True", "True", "True"], p.stdout + p.stderr
 
 
+@pytest.mark.parametrize(("argv0", "console_script"), [
+    ("/usr/local/bin/horismos", True), (r"C:\Python311\Scripts\horismos.exe", True),
+    (r"C:\Python311\Scripts\horismos-script.py", True),
+    (r"C:\Python311\Scripts\horismos-script.pyw", True),
+    ("horismos.py", False), ("/srv/app/horismos.exe.py", False), ("horismos-cli", False)])
+def test_the_console_script_is_known_by_every_name_pip_gives_it(
+        argv0: str, console_script: bool) -> None:
+    """Pip's Windows launcher (``horismos.exe``, or ``horismos-script.py`` beside an older
+    one) was no command line: a Ctrl-C as it started printed the traceback."""
+    from horismos._quiet_start import _is_the_command_line
+
+    argv0 = argv0.replace("\\", os.sep)
+    assert _is_the_command_line([argv0, "validate"], ["python", argv0]) is console_script
+
+
 @pytest.mark.parametrize("options", [["-m", "horismos"], ["-Bm", "horismos"],
                                      ["-W", "ignore", "-Xutf8", "-mhorismos"],
                                      ["-m", "horismos.__main__"]])
@@ -737,6 +753,94 @@ def test_a_file_that_cannot_be_read_is_named_with_what_to_do(tmp_path: Path) -> 
         assert (p.returncode, p.stderr) == (code, text), args
 
 
+@pytest.mark.parametrize(("command", "code"), [
+    (["load", "pipe.ttl", "--store", "oxigraph:st"], 0),
+    (["run", *TRIAGE, "--world", "pipe.ttl", *TOOLS, "--all"], 4)])  # one instance blocks
+def test_a_named_pipe_given_as_world_data_is_read_once(
+        tmp_path: Path, command: list[str], code: int) -> None:
+    """Every input was opened and closed before the load, a named pipe too, and the loader
+    opened it again to scan it for blank nodes: its writer was killed (SIGPIPE) or gone, and
+    the load then waited for another forever."""
+    os.mkfifo(tmp_path / "pipe.ttl")
+    world = ROOT / "examples" / "triage" / "world.ttl"
+    writer = subprocess.Popen(["cp", str(world), "pipe.ttl"], cwd=tmp_path,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        p = subprocess.run([sys.executable, "-m", "horismos", *command], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+    finally:
+        writer.kill()
+        _, written = writer.communicate()
+    assert p.returncode == code, p.stdout + p.stderr
+    assert writer.returncode == 0, written
+
+
+@pytest.mark.skipif(not UNREADABLE.exists(), reason="needs Linux's /proc/self/mem")
+def test_every_input_that_cannot_be_read_is_said_in_the_same_words(tmp_path: Path) -> None:
+    """`resume --facts` and `tools inventory --check` printed "Input/output error" alone, a
+    folder given as a trace was "no such trace file", a symbolic link loop "no such file or
+    folder", and `digest FILE` called its bad world data "the definitions"."""
+    (tmp_path / "w.ttl").symlink_to(UNREADABLE)
+    (tmp_path / "loop.ttl").symlink_to("loop.ttl")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "bad.ttl").write_text("@prefix : <http://x/> .\n:a :b")
+    eio = "cannot read it (Input/output error); check that it is a file this user may read, " \
+          "on a disk that answers"
+    folder = "folder: this is a folder, not a file; give a file in it"
+    for args, code, text in (
+            (["resume", *TRIAGE, *WORLD, "--instance", "urn:horismos:instance:x",
+              "--facts", "w.ttl"], 2, f"horismos resume: error: --facts w.ttl: {eio}\n"),
+            (["tools", "inventory", *TRIAGE, "--check", "w.ttl"], 2,
+             f"horismos tools: error: --check w.ttl: {eio}\n"),
+            (["trace", "show", "folder"], 2, f"horismos trace: error: {folder}\n"),
+            (["trace", "view", "folder", "-o", "x.html"], 2, f"horismos trace: error: {folder}\n"),
+            (["graph", *TRIAGE, "--format", "svg", "--trace", "folder"], 2,
+             f"horismos graph: error: {folder}\n"),
+            (["digest", "bad.ttl", "--store", "memory"], 2,
+             "horismos digest: 1 error in the world data:\n  bad.ttl:2: error: cannot read "
+             "world data: Parser error at line 2 column 6: Unexpected end — fix the syntax at "
+             "that line\n")):
+        p = horismos(*args, cwd=tmp_path)
+        assert (p.returncode, p.stderr) == (code, text), (args, p.stdout)
+    p = horismos("validate", "loop.ttl", cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith("loop.ttl: error: its symbolic links lead round in a circle — "
+                               "point the link at the file itself\n"), p.stdout
+
+
+def _files_up_to(size: int) -> Callable[[], None]:
+    """A ``preexec_fn``: the child may write no file past ``size`` bytes (RLIMIT_FSIZE, a
+    real limit of the system's), a write past it failing with EFBIG, not killing it."""
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    return limit
+
+
+@pytest.mark.parametrize(("command", "code"), [
+    (["load", "big.ttl", "--store", "oxigraph:st"], 1),
+    (["run", *TRIAGE, "--world", "big.ttl", "--store", "oxigraph:st", "--all"], 2)])
+def test_a_store_that_cannot_write_says_so_not_that_the_file_cannot_be_read(
+        tmp_path: Path, command: list[str], code: int) -> None:
+    """RocksDB's own write error while loading (a full disk, a file over the size limit) was
+    reported as the input's "cannot read it ... on a disk that answers"."""
+    with (tmp_path / "big.ttl").open("w") as f:
+        f.write("@prefix : <http://x/> .\n")
+        f.writelines(f':s{i} :p "value number {i}, padded to make a store file grow" .\n'
+                     for i in range(50_000))
+    p = subprocess.run([sys.executable, "-m", "horismos", *command], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120,
+                       preexec_fn=_files_up_to(256 * 1024))
+    if "cannot open the store" in p.stderr:
+        pytest.skip(f"this RocksDB cannot open a store under the limit: {p.stderr}")
+    no_traceback(p)
+    assert p.returncode == code, p.stdout + p.stderr
+    assert p.stderr.startswith(f"horismos {command[0]}: error: the store could not write what "
+                               "big.ttl holds ("), p.stderr
+    assert "cannot read" not in p.stderr
+
+
 def test_an_output_of_dash_is_refused_not_written_as_a_file_named_dash(tmp_path: Path) -> None:
     """`run --trace -` ran and wrote its trace into a file named "-" where stdout was meant."""
     for args in (["run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "-"],
@@ -747,6 +851,26 @@ def test_an_output_of_dash_is_refused_not_written_as_a_file_named_dash(tmp_path:
         assert (p.returncode, p.stderr) == (
             2, f"horismos {args[0]}: error: {option} -: {option} writes a file, not stdout; "
                "give a file name\n"), p.stdout + p.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_output_of_dash_is_refused_not_made_as_a_folder_named_dash(
+        tmp_path: Path) -> None:
+    """`replay DIR DEFS --html -` wrote its pages into a folder named "-" where stdout was
+    meant; so did every option that writes a file per thing into a folder."""
+    recorded = str(ROOT / "tests" / "fixtures" / "traces" / "recorded")
+    nowhere = "http://127.0.0.1:9/"
+    for args in (["replay", recorded, str(ROOT / "tests" / "fixtures" / "traces" / "definitions"),
+                  "--html", "-"],
+                 ["wake", *TRIAGE, *WORLD, *TOOLS, "--traces", "-"],
+                 ["serve", *TRIAGE, *TOOLS, "--trace-dir", "-"],
+                 ["worker", *TRIAGE, "--store", f"sparql:{nowhere}", "--broker", nowhere,
+                  "--traces", "-"]):
+        p = horismos(*args, cwd=tmp_path)
+        option = args[-2]
+        assert (p.returncode, p.stderr) == (
+            2, f"horismos {args[0]}: error: {option} -: {option} writes files into a folder, "
+               "not stdout; give a folder name\n"), p.stdout + p.stderr
     assert list(tmp_path.iterdir()) == []
 
 

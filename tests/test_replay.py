@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from horismos import (
     replay,
 )
 from horismos import _replay as replay_module
+from horismos._trace import _digest as _trace_digest
+from horismos._trace import _line as _trace_line
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent / "fixtures" / "traces"
@@ -487,13 +490,38 @@ def test_an_export_stopped_by_an_edit_leaves_its_output_as_it_was(tmp_path: Path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.jsonl", "run.ttl"]
 
 
-def test_an_export_to_stdout_stopped_by_an_edit_writes_nothing(tmp_path: Path) -> None:
-    """``trace export T > run.ttl`` printed the Turtle of the events before the edit, then
-    the error: the file piped into held half a document that parses."""
+def _rehashed_with_a_space_in_a_step(tmp_path: Path) -> tuple[Path, str]:
+    """A recorded trace whose event 8 names a step with a space in its IRI, its hash chain
+    made again from there: the trace reads as whole, only its export stops on that IRI;
+    the trace and what its error says."""
+    events = [json.loads(line) for line in
+              (RECORDED / "triage-all.jsonl").read_text().splitlines()]
+    events[8]["step"] = "http://example.org/ehr#Notify Nurse"
+    for i in range(8, len(events)):
+        events[i]["prev"] = events[i - 1]["hash"]
+        del events[i]["hash"]
+        events[i]["hash"] = _trace_digest(_trace_line(events[i]))
+    (tmp_path / "rehashed.jsonl").write_text("".join(_trace_line(e) + "\n" for e in events))
+    assert len(read_trace(tmp_path / "rehashed.jsonl")) == len(events)
+    return tmp_path / "rehashed.jsonl", "rehashed.jsonl: event 8 (line 9"
+
+
+def _edited_near_its_end_said(tmp_path: Path) -> tuple[Path, str]:
     edited, line = _edited_near_its_end(tmp_path)
-    done = _cli("trace", "export", edited)
+    return edited, f"edited.jsonl:{line}:"
+
+
+@pytest.mark.parametrize("case", [_edited_near_its_end_said, _rehashed_with_a_space_in_a_step])
+def test_an_export_to_stdout_stopped_by_an_edit_writes_nothing(
+    tmp_path: Path, case: Callable[[Path], tuple[Path, str]]
+) -> None:
+    """``trace export T > run.ttl`` printed the Turtle of the events before the edit, then
+    the error: the file piped into held half a document that parses. A trace whose chain
+    holds but whose step IRI Turtle cannot write was stopped only once Turtle was out."""
+    trace, said = case(tmp_path)
+    done = _cli("trace", "export", trace)
     assert done.returncode == 2
-    assert f"edited.jsonl:{line}:" in done.stderr and "Traceback" not in done.stderr
+    assert said in done.stderr and "Traceback" not in done.stderr
     assert done.stdout == ""
 
 

@@ -162,7 +162,7 @@ def test_trace_view_writes_one_page_that_asks_for_nothing(tmp_path: Path) -> Non
     assert "reads" not in json.dumps(data["details"][0]).replace('"reads":', "")
     bad = horismos("trace", "view", str(tmp_path / "none.jsonl"), "-o", "x.html",
                    cwd=tmp_path)
-    assert bad.returncode == 2 and "no such trace file" in bad.stderr
+    assert bad.returncode == 2 and "no such file; check the path" in bad.stderr
     assert not (tmp_path / "x.html").exists()
 
 

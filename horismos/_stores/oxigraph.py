@@ -28,9 +28,12 @@ from __future__ import annotations
 
 import atexit
 import datetime as dt_
+import hashlib
 import io
 import mmap
 import re
+import stat
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
@@ -473,6 +476,9 @@ def parse_file(path: Path, progress: Progress | None = None) -> Iterator[ox.Quad
     blank nodes skolemised under the file's content hash, so two files never share one by its
     label and the same file always names them the same."""
     fmt = file_format(path)
+    if not stat.S_ISREG(path.stat().st_mode):
+        yield from _parse_once(path, fmt)
+        return
     key = file_key(path) if _may_hold_blank_nodes(path, fmt) else ""
     reader = ProgressReader(path, progress)
     try:
@@ -482,6 +488,21 @@ def parse_file(path: Path, progress: Progress | None = None) -> Iterator[ox.Quad
         raise _oversized(path, reader.done) from None
     finally:
         reader.close()
+
+
+def _parse_once(path: Path, fmt: ox.RdfFormat) -> Iterator[ox.Quad]:
+    """Quads of a file that is not a regular one (a named pipe): read once, into an unnamed
+    temporary file while its key is hashed, then parsed from there. Opened once to scan it,
+    once to hash it and once to parse it, a pipe's writer was gone after the first and the
+    load waited for another forever."""
+    key = hashlib.sha256()
+    with path.open("rb") as source, tempfile.TemporaryFile() as spool:
+        while block := source.read(1 << 20):
+            key.update(block)
+            spool.write(block)
+        spool.seek(0)
+        quads = ox.parse(spool, format=fmt, base_iri=path.resolve().as_uri())
+        yield from skolemise_ox(quads, key.hexdigest()[:32])
 
 
 MAX_TERM = 16 * 1024 * 1024  # pyoxigraph's parser buffer: no single term may be longer
@@ -547,7 +568,11 @@ def _literal_text(term: Any, rdf: Literal | None = None) -> str:
 
 def _may_hold_blank_nodes(path: Path, fmt: ox.RdfFormat) -> bool:
     """Whether the file may hold a blank node (``_:label``; in Turtle and TriG also ``[`` and
-    collections' ``(``); a cheap scan of its bytes, which may say yes for a string's ``[``."""
+    collections' ``(``); a cheap scan of its bytes, which may say yes for a string's ``[``.
+    Yes, unscanned, for a file that is no regular one: a named pipe is read once, by
+    :func:`parse_file`."""
+    if not stat.S_ISREG(path.stat().st_mode):
+        return True
     with path.open("rb") as f:
         if path.stat().st_size == 0:
             return False
