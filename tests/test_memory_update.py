@@ -109,11 +109,16 @@ def stores(oxigraph_pool) -> Iterator[list[Store]]:
 
 
 def _held(store: Store) -> tuple[list[tuple[str, ...]], set[str]]:
-    """The quads (blank nodes as ``_``, their labels differ by store) and named graphs."""
-    quads = sorted(tuple("_" if isinstance(t, BNode) else str(t) for t in q) for q in
+    """The quads, each term as N-Triples writes it so that a datatype or a language tag counts
+    (blank nodes as ``_``, their labels differ by store), and the named graphs."""
+    quads = sorted(tuple("_" if isinstance(t, BNode) else _n3(t) for t in q) for q in
                    store.quads())
     graphs = {str(r["g"]) for r in store.select("SELECT ?g WHERE { GRAPH ?g { } }", {}, {})}
     return quads, {g for g in graphs if not g.startswith(RUNTIME)}
+
+
+def _n3(term: object) -> str:
+    return "" if term is None else term.n3()  # type: ignore[attr-defined]
 
 
 def _ran(store: Store, text: str) -> type[Exception] | None:
