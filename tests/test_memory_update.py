@@ -82,6 +82,19 @@ UPDATES = [
     P + "INSERT DATA { GRAPH :g { :a :p '1.50'^^<http://www.w3.org/2001/XMLSchema#decimal> } }",
     P + "DELETE DATA { :a :p '1.0'^^<http://www.w3.org/2001/XMLSchema#decimal> }",
     P + "INSERT DATA { :a :p 'X'@EN }",
+    # a pattern's literals matched in the form the store keeps them (1.50 is held as 1.5)
+    P + "INSERT DATA { :a :p 1.5 } ; DELETE WHERE { :a :p 1.50 }",
+    P + "INSERT DATA { GRAPH :g { :a :p 1.50 } } ; DELETE WHERE { GRAPH :g { :a :p 1.5e0 } }",
+    P + "INSERT DATA { :a :p '1'^^<http://www.w3.org/2001/XMLSchema#boolean> } ; "
+        "DELETE WHERE { :a :p true }",
+    P + "INSERT DATA { :a :p '2020-01-01T00:00:00Z'^^<http://www.w3.org/2001/XMLSchema#dateTime> }"
+        " ; DELETE WHERE { :a :p '2020-01-01T00:00:00.000Z'^^"
+        "<http://www.w3.org/2001/XMLSchema#dateTime> }",
+    P + "INSERT DATA { :a :p 1.5 } ; INSERT { :a :r ?o } WHERE { VALUES ?o { 1.50 } :a :p ?o }",
+    P + "INSERT DATA { :a :p 1.5 } ; DELETE { :a :p ?o } WHERE { :a :p ?o "
+        "FILTER EXISTS { :a :p 01.50 } }",
+    P + "INSERT DATA { :a :p 1.5 } ; INSERT { :a :r ?o } WHERE { :a :p ?o FILTER(?o = 1.50) }",
+    P + "INSERT { :a :r ?x } WHERE { BIND(STR(1.50) AS ?x) }",  # an expression's too
     P + "INSERT DATA { :a :p ?x }",
     "not an update",
 ]
@@ -196,3 +209,24 @@ def test_a_relative_base_after_another_is_refused_on_memory_not_misread(stores):
     with pytest.raises(UsageError, match=r"relative BASE.*oxigraph store"):
         stores[0].update(text)
     assert _held(stores[0]) == before
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT * WHERE { ?s ?p 1.50 }",
+        "SELECT * WHERE { VALUES ?o { 01.5 } ?s ?p ?o }",
+        "SELECT * WHERE { ?s ?p ?o FILTER(?o = 1.5) FILTER EXISTS { ?s ?p 1.500 } }",
+        "SELECT (STR(1.50) AS ?x) WHERE { }",
+    ],
+)
+def test_a_selects_literals_are_read_as_the_store_keeps_them(stores, query):
+    """The memory store holds ``1.50`` as Oxigraph does, ``1.5``; rdflib matched the query's
+    literal as written (0 rows where Oxigraph gave 1), and the same query asked again (its
+    prepared form kept) still matches."""
+    for store in stores:
+        store.update("INSERT DATA { <http://e/a> <http://e/p> 1.50 }")
+    answers = [[sorted((k, _n3(v)) for k, v in r.items()) for r in s.select(query, {}, {})]
+               for s in stores for _ in range(2)]
+    assert len(answers[-1]) == 1
+    assert all(a == answers[-1] for a in answers)

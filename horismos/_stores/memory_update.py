@@ -35,6 +35,7 @@ from .._errors import UsageError
 from .._sparql_parse import prepare_update
 from .base import StoreError
 from .oxigraph import canonical
+from .stored_patterns import in_stored_form
 
 if TYPE_CHECKING:
     from rdflib.plugins.sparql.parserutils import CompValue
@@ -57,6 +58,7 @@ def parse_update(text: str) -> Update:
     except Exception as e:  # pyparsing's, rdflib's: not SPARQL
         raise StoreError(f"the update was refused: {e}") from None
     iris = _refuse_fetches(update.algebra)
+    in_stored_form(update.algebra)
     try:  # Oxigraph's parser decides what is SPARQL (LOAD and SERVICE refused above)
         ox.Store().update(text)
     except SyntaxError as e:

@@ -87,6 +87,7 @@ __all__ = [
     "parse_nquads",
     "quad_block",
     "refuse_folder_of_files",
+    "stored_literals",
     "to_ox",
     "to_ox_quad",
 ]
@@ -267,6 +268,14 @@ def canonical(quads: Iterable[Quad]) -> list[Quad]:
         (s, p, _stored_literal(o), g) if isinstance(o, Literal) else (s, p, o, g)
         for s, p, o, g in quads
     ]
+
+
+def stored_literals(terms: Iterable[Node]) -> dict[Literal, Literal]:
+    """Each literal of ``terms`` Oxigraph stores in another form, to that form (the others
+    left out): what a pattern must hold to match what the store keeps."""
+    literals = [t for t in terms if isinstance(t, Literal) and not _as_is(t)]
+    _ask_oxigraph(o for o in literals if o not in _CANONICAL)
+    return {o: _stored_literal(o) for o in literals}
 
 
 # -- a commit's quads, converted once --------------------------------------------------------
