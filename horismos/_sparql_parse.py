@@ -58,14 +58,18 @@ def prepare_query(text: str, init_ns: Mapping[str, Any]) -> Query:
     return query
 
 
-def prepare_update(text: str) -> Update:
+def prepare_update(text: str) -> tuple[Update, list[str]]:
     """``text`` parsed and translated as rdflib's ``Graph.update`` does it, under
-    :data:`parsing`: rdflib then evaluates the prepared update as it would have the text."""
+    :data:`parsing`: rdflib then evaluates the prepared update as it would have the text; and
+    the IRI of each of its ``BASE`` declarations as written (the translation keeps only the
+    last, resolved or not)."""
     with parsing:
         from rdflib.plugins.sparql.algebra import translateUpdate
         from rdflib.plugins.sparql.parser import parseUpdate
 
-        return translateUpdate(parseUpdate(text))
+        parsed = parseUpdate(text)
+        bases = [str(x.iri) for p in parsed.prologue or [] for x in p if x.name == "Base"]
+        return translateUpdate(parsed), bases
 
 
 class PreparingGraph(Graph):

@@ -55,6 +55,7 @@ UPDATES = [
     "BASE <http://e/> INSERT DATA { <x> <p> 1 } ; BASE <http://f/> INSERT DATA { <z> <p> 2 }",
     "INSERT DATA { <x> <http://e/p> 1 }",
     "BASE <http://e/> PREFIX k: <k/> INSERT DATA { k:x <p> 1 }",
+    "BASE <urn:a:b> INSERT DATA { <http://e/x> <http://e/p> 1 }",  # a BASE nothing needs
     "INSERT { <http://e/x> <http://e/p> ?o } WHERE { BIND(IRI('rel') AS ?o) }",
     # graph management
     "CLEAR DEFAULT", "CLEAR NAMED", "CLEAR ALL", "DROP DEFAULT", "DROP NAMED", "DROP ALL",
@@ -196,6 +197,28 @@ def test_load_and_service_are_refused_and_using_fetches_nothing(stores):
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("BASE <urn:a:b> INSERT DATA { <x> <http://e/p> 1 }", "urn:x"),
+        ("BASE <HTTP://E/a> INSERT DATA { <x> <http://e/p> 1 }", "HTTP://E/x"),
+        ("BASE <urn:a:b> PREFIX k: <k/> INSERT DATA { k:x <http://e/p> 1 }", "urn:k/x"),
+    ],
+)
+def test_a_base_rdflib_resolves_otherwise_is_refused_on_memory_not_misread(
+    stores, text, written
+):
+    """rdflib resolves by Python's urljoin: against ``urn:a:b`` it left ``<x>`` relative
+    (refused as a relative BASE, which it is not), against ``HTTP://E/a`` it wrote
+    ``http://E/x``; Oxigraph resolves by RFC 3986."""
+    stores[1].update(text)
+    assert URIRef(written) in {q[0] for q in stores[1].quads()}
+    before = _held(stores[0])
+    with pytest.raises(UsageError, match=r"<(urn:a:b|HTTP://E/a)>: .*http: or https: in lower"):
+        stores[0].update(text)
+    assert _held(stores[0]) == before
 
 
 def test_a_relative_base_after_another_is_refused_on_memory_not_misread(stores):

@@ -18,11 +18,14 @@ solutions are all read before any of its writes; ``COPY`` is ``DROP SILENT`` of 
 an update that fails has its log undone in reverse: the store is as it was, at a cost in the
 size of what the update wrote, not of the store. ``LOAD`` and ``SERVICE`` are refused (the
 ``memory`` store fetches nothing; load files with ``horismos load`` or ``World.load``); a
-relative ``BASE``, which rdflib does not resolve against the one before, is refused.
+relative ``BASE``, which rdflib does not resolve against the one before, is refused, and so
+is a ``BASE`` whose scheme is not ``http:`` or ``https:`` in lowercase where a relative IRI is
+resolved against it (rdflib resolves by Python's ``urljoin``, Oxigraph by RFC 3986).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
@@ -54,7 +57,7 @@ def parse_update(text: str) -> Update:
     store: ~30 µs); not SPARQL, or what this store refuses, raises :class:`StoreError` or
     :class:`UsageError`."""
     try:
-        update = prepare_update(text)
+        update, bases = prepare_update(text)
     except Exception as e:  # pyparsing's, rdflib's: not SPARQL
         raise StoreError(f"the update was refused: {e}") from None
     iris = _refuse_fetches(update.algebra)
@@ -65,13 +68,34 @@ def parse_update(text: str) -> Update:
         raise StoreError(f"the update was refused: {e}") from None
     except (OSError, RuntimeError, ValueError):
         pass  # evaluated on an empty store: only its parse is asked
-    for iri in iris:  # Oxigraph resolved it, rdflib left it relative
-        if ":" not in iri:
+    _refuse_bases_resolved_otherwise(bases, iris)
+    return update
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _refuse_bases_resolved_otherwise(bases: list[str], iris: list[URIRef]) -> None:
+    """A ``BASE`` rdflib resolves IRIs against otherwise than Oxigraph (RFC 3986) refused: a
+    relative one (rdflib does not resolve it against the one before), and, where a relative
+    IRI is resolved against it, one whose scheme is not ``http:`` or ``https:`` in lowercase
+    (Python's ``urljoin`` leaves ``<x>`` relative against ``urn:a:b``, where Oxigraph makes
+    ``urn:x``, and lowercases ``HTTP:``)."""
+    for base in bases:
+        if not _SCHEME.match(base):
             raise UsageError(
-                f"<{iri}>: the memory store resolves a relative BASE otherwise than Oxigraph; "
+                f"<{base}>: the memory store resolves a relative BASE otherwise than Oxigraph; "
                 "write the BASE as an absolute IRI, or use the oxigraph store"
             )
-    return update
+    odd = [b for b in bases if not b.startswith(("http:", "https:"))]
+    unresolved = [iri for iri in iris if ":" not in iri]
+    lowered = [b for b in odd if b.split(":", 1)[0].lower() in ("http", "https")]
+    if (odd and unresolved) or lowered:
+        raise UsageError(
+            f"<{(lowered or odd)[0]}>: the memory store resolves a relative IRI only against "
+            "a BASE whose scheme is http: or https: in lowercase (Oxigraph against any); "
+            "write the IRIs in full, or use the oxigraph store"
+        )
 
 
 def run_update(ds: Dataset, update: Update) -> None:
