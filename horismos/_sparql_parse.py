@@ -62,14 +62,20 @@ def prepare_update(text: str) -> tuple[Update, list[str]]:
     """``text`` parsed and translated as rdflib's ``Graph.update`` does it, under
     :data:`parsing`: rdflib then evaluates the prepared update as it would have the text; and
     the IRI of each of its ``BASE`` declarations as written (the translation keeps only the
-    last, resolved or not)."""
+    last, resolved or not). A text of no operation (blank, a comment, prefixes) is an update
+    of none, as on Oxigraph."""
     with parsing:
         from rdflib.plugins.sparql.algebra import translateUpdate
         from rdflib.plugins.sparql.parser import parseUpdate
+        from rdflib.plugins.sparql.sparql import Prologue
+        from rdflib.plugins.sparql.sparql import Update as Translated
 
         parsed = parseUpdate(text)
         bases = [str(x.iri) for p in parsed.prologue or [] for x in p if x.name == "Base"]
-        return translateUpdate(parsed), bases
+        update = translateUpdate(parsed)
+        if not isinstance(update, Translated):  # no operation: rdflib gives a bare list
+            update = Translated(Prologue(), [])
+        return update, bases
 
 
 class PreparingGraph(Graph):

@@ -98,6 +98,7 @@ UPDATES = [
     P + "INSERT { :a :r ?x } WHERE { BIND(STR(1.50) AS ?x) }",  # an expression's too
     P + "INSERT DATA { :a :p ?x }",
     "not an update",
+    "", "# nothing", P, "  \n",  # no operation: nothing to do, and nothing done
 ]
 
 

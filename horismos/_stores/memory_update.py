@@ -60,8 +60,13 @@ def parse_update(text: str) -> Update:
         update, bases = prepare_update(text)
     except Exception as e:  # pyparsing's, rdflib's: not SPARQL
         raise StoreError(f"the update was refused: {e}") from None
-    iris = _refuse_fetches(update.algebra)
-    in_stored_form(update.algebra)
+    try:
+        iris = _refuse_fetches(update.algebra)
+        in_stored_form(update.algebra)
+    except UsageError:
+        raise
+    except Exception as e:  # rdflib's translation in a shape not foreseen here
+        raise StoreError(f"the update was refused: {type(e).__name__}: {e}") from None
     try:  # Oxigraph's parser decides what is SPARQL (LOAD and SERVICE refused above)
         ox.Store().update(text)
     except SyntaxError as e:
