@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from rdflib import BNode, Literal, URIRef
+from rdflib.plugins.stores.memory import Memory
 
 from horismos import StoreError, UsageError
 from horismos._stores import RUNTIME, Change, Store, open_store
@@ -254,3 +255,40 @@ def test_a_selects_literals_are_read_as_the_store_keeps_them(stores, query):
                for s in stores for _ in range(2)]
     assert len(answers[-1]) == 1
     assert all(a == answers[-1] for a in answers)
+
+
+@pytest.mark.parametrize("after", [True, False])
+@pytest.mark.parametrize("method", ["add", "remove", "add_graph", "remove_graph"])
+def test_a_ctrl_c_around_any_write_leaves_nothing_written(stores, monkeypatch, method, after):
+    """A write was logged after it was made: a Ctrl-C landing between the two left it. Here
+    the interrupt is injected just after (or just before) each call of rdflib's store method
+    in turn (the first, the second, ...), and each time the store is as it was before the
+    update: a write logged and not made is undone as well."""
+    memory = stores[0]
+    text = (P + "INSERT DATA { :x :p 1 . :y :p 2 } ; DELETE DATA { :a :p 1 . :c :q :a } ; "
+            "CREATE GRAPH :n1 ; CREATE GRAPH :n2 ; DROP GRAPH :g ; DROP GRAPH :h")
+    before = _held(memory)
+    original = getattr(Memory, method)
+    for nth in range(1, 10):
+        calls = [0]
+
+        def interrupted(self, *args, _nth=nth, _calls=calls, **kwargs):
+            _calls[0] += 1
+            if _calls[0] == _nth and not after:
+                raise KeyboardInterrupt
+            original(self, *args, **kwargs)
+            if _calls[0] == _nth:
+                raise KeyboardInterrupt
+
+        monkeypatch.setattr(Memory, method, interrupted)
+        try:
+            memory.update(text)
+        except KeyboardInterrupt:
+            interrupts = True
+        else:
+            interrupts = False
+        monkeypatch.setattr(Memory, method, original)
+        if not interrupts:  # fewer calls than nth: the update ran whole
+            break
+        assert _held(memory) == before, nth
+    assert nth > 2

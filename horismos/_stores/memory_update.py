@@ -14,7 +14,7 @@ So rdflib parses the text and evaluates each ``WHERE`` (its algebra, on this sto
 and this module makes the writes, as Oxigraph's update evaluator does: Oxigraph's parser reads
 the text first (on an empty scratch store) and what it refuses is refused here; an operation's
 solutions are all read before any of its writes; ``COPY`` is ``DROP SILENT`` of the target then
-``ADD``, ``MOVE`` the same then ``DROP`` of the source. Every write is logged as it is made, and
+``ADD``, ``MOVE`` the same then ``DROP`` of the source. Every write is logged before it is made, and
 an update that fails has its log undone in reverse: the store is as it was, at a cost in the
 size of what the update wrote, not of the store. ``LOAD`` and ``SERVICE`` are refused (the
 ``memory`` store fetches nothing; load files with ``horismos load`` or ``World.load``); a
@@ -154,7 +154,8 @@ def _refuse_fetches(algebra: list[CompValue]) -> list[URIRef]:
 
 
 class _Writes:
-    """The dataset's writes, each logged so that :meth:`undo` puts the dataset back."""
+    """The dataset's writes, each logged (before it is made) so that :meth:`undo` puts the
+    dataset back."""
 
     def __init__(self, ds: Dataset) -> None:
         self.ds = ds
@@ -176,19 +177,19 @@ class _Writes:
 
     def create(self, g: Graph) -> None:
         if not self.exists(g):
-            self.store.add_graph(g)
             self._log.append(("created", g, None))
+            self.store.add_graph(g)
 
     def add(self, g: Graph, triple: _Triple) -> None:
         if triple not in g:
             self.create(g)
-            self.store.add(triple, g)
             self._log.append(("added", g, triple))
+            self.store.add(triple, g)
 
     def remove(self, g: Graph, triple: _Triple) -> None:
         if triple in g:
-            self.store.remove(triple, g)
             self._log.append(("removed", g, triple))
+            self.store.remove(triple, g)
 
     def clear(self, g: Graph) -> None:
         for triple in list(g):
@@ -197,19 +198,23 @@ class _Writes:
     def drop(self, g: Graph) -> None:
         self.clear(g)
         if g is not self.default and g in self._graphs:
-            self.store.remove_graph(g)
             self._log.append(("dropped", g, None))
+            self.store.remove_graph(g)
 
     def undo(self) -> None:
+        """Each logged write undone, latest first. A write is logged before it is made (a
+        Ctrl-C between the two would have left it), so the last may not have been made:
+        each undoing is one that does nothing on a write not made."""
         for kind, g, triple in reversed(self._log):
             if kind == "added":
-                self.store.remove(cast(_Triple, triple), g)
+                self.store.remove(cast(_Triple, triple), g)  # nothing, if it is not there
             elif kind == "removed":
-                self.store.add(cast(_Triple, triple), g)
+                self.store.add(cast(_Triple, triple), g)  # a set: nothing, if it is there
             elif kind == "created":
-                self.store.remove_graph(g)
+                if g in self._graphs:
+                    self.store.remove_graph(g)
             else:
-                self.store.add_graph(g)
+                self.store.add_graph(g)  # a set too
         self._log.clear()
 
 
