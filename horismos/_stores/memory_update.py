@@ -37,7 +37,7 @@ from rdflib.term import Node
 from .._errors import UsageError
 from .._sparql_parse import prepare_update
 from .base import StoreError
-from .oxigraph import canonical
+from .oxigraph import canonical, refuse_triple_terms
 from .stored_patterns import in_stored_form
 
 if TYPE_CHECKING:
@@ -58,7 +58,8 @@ def parse_update(text: str) -> Update:
     :class:`UsageError`."""
     try:
         update, bases = prepare_update(text)
-    except Exception as e:  # pyparsing's, rdflib's: not SPARQL
+    except Exception as e:  # pyparsing's, rdflib's: not SPARQL, or SPARQL-star
+        refuse_triple_terms(text)  # as the other stores refuse it
         raise StoreError(f"the update was refused: {e}") from None
     try:
         iris = _refuse_fetches(update.algebra)
