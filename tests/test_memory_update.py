@@ -71,6 +71,9 @@ UPDATES = [
     P + "INSERT { GRAPH ?g { ?s :r 1 } } WHERE { GRAPH ?g { ?s ?p ?o } }",
     P + "INSERT { GRAPH ?g { ?s :r 1 } } WHERE { ?s ?p ?o OPTIONAL { GRAPH ?g { ?s ?x ?y } } }",
     P + "INSERT { :z :n ?g } WHERE { GRAPH ?g { } }",
+    P + "INSERT { GRAPH :g { :a :r 1 } } WHERE { FILTER(false) }",  # rdflib dropped it
+    P + "INSERT { ?s :r 1 } WHERE { ?s ?p ?o FILTER(0) }",
+    P + "INSERT { ?s :r 1 } WHERE { ?s ?p ?o FILTER(true) }",
     P + "DELETE { ?s :p ?o } INSERT { ?s :p ?n } WHERE { ?s :p ?o BIND(?o + 1 AS ?n) }",
     P + "INSERT DATA { :a :p 2 } ; "  # a swap: what one row inserts, the other deletes
         "DELETE { ?s :p ?o } INSERT { ?s :p ?n } WHERE { ?s :p ?o BIND(3 - ?o AS ?n) }",
