@@ -21,6 +21,15 @@ size of what the update wrote, not of the store. ``LOAD`` and ``SERVICE`` are re
 relative ``BASE``, which rdflib does not resolve against the one before, is refused, and so
 is a ``BASE`` whose scheme is not ``http:`` or ``https:`` in lowercase where a relative IRI is
 resolved against it (rdflib resolves by Python's ``urljoin``, Oxigraph by RFC 3986).
+
+The writes are Oxigraph's; each ``WHERE`` is rdflib's evaluation, not Oxigraph's. Its
+literals are read in the store's form (:mod:`.stored_patterns`) and a constant ``FILTER``
+is kept (:mod:`horismos._sparql_parse`), but known differences remain, where the rows a
+``WHERE`` gives differ: ``VALUES ?x { }`` is refused; ``STR`` of an ``xsd:dateTime`` is
+rdflib's ISO form (``+00:00``, not ``Z``); a comparison of a number with a string or a
+language-tagged literal is true or false in rdflib, an error (no row) in Oxigraph; the
+datatype of some numeric results (a division's) and a ``USING NAMED`` of a graph that does
+not exist may differ. The ``oxigraph`` store is the reference.
 """
 
 from __future__ import annotations
