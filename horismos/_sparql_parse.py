@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from rdflib import Graph
+from rdflib import Graph, Literal
 
 if TYPE_CHECKING:
     from pyparsing import ParserElement
@@ -58,14 +58,38 @@ def prepare_query(text: str, init_ns: Mapping[str, Any]) -> Query:
     return query
 
 
-def prepare_update(text: str) -> Update:
+def prepare_update(text: str) -> tuple[Update, list[str]]:
     """``text`` parsed and translated as rdflib's ``Graph.update`` does it, under
-    :data:`parsing`: rdflib then evaluates the prepared update as it would have the text."""
+    :data:`parsing`: rdflib then evaluates the prepared update as it would have the text; and
+    the IRI of each of its ``BASE`` declarations as written (the translation keeps only the
+    last, resolved or not). A text of no operation (blank, a comment, prefixes) is an update
+    of none, as on Oxigraph."""
     with parsing:
-        from rdflib.plugins.sparql.algebra import translateUpdate
+        from rdflib.plugins.sparql.algebra import translateUpdate, traverse
         from rdflib.plugins.sparql.parser import parseUpdate
+        from rdflib.plugins.sparql.sparql import Prologue
+        from rdflib.plugins.sparql.sparql import Update as Translated
 
-        return translateUpdate(parseUpdate(text))
+        parsed = traverse(parseUpdate(text), visitPost=_constant_filter_kept)
+        bases = [str(x.iri) for p in parsed.prologue or [] for x in p if x.name == "Base"]
+        update = translateUpdate(parsed)
+        if not isinstance(update, Translated):  # no operation: rdflib gives a bare list
+            update = Translated(Prologue(), [])
+        return update, bases
+
+
+def _constant_filter_kept(node: Any) -> None:
+    """A ``FILTER`` of a constant literal given it inside a ``COALESCE``, which evaluates to
+    the same: rdflib's translation keeps a group's filters only if their conjunction is
+    truthy as a Python value, so ``FILTER(false)`` (or ``0``, ``""``) was dropped and every
+    row kept (rdflib 7's algebra.py, ``translateGroupGraphPattern``)."""
+    from rdflib.plugins.sparql.operators import Builtin_COALESCE, simplify
+    from rdflib.plugins.sparql.parserutils import CompValue, Expr
+
+    if isinstance(node, CompValue) and node.name == "Filter":
+        expr = simplify(node.get("expr"))  # as the translation will: the wrappers gone
+        if isinstance(expr, Literal):
+            node["expr"] = Expr("Builtin_COALESCE", Builtin_COALESCE, arg=[expr])
 
 
 class PreparingGraph(Graph):

@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from rdflib import BNode, Literal, URIRef
+from rdflib.plugins.stores.memory import Memory
 
 from horismos import StoreError, UsageError
 from horismos._stores import RUNTIME, Change, Store, open_store
@@ -55,6 +56,7 @@ UPDATES = [
     "BASE <http://e/> INSERT DATA { <x> <p> 1 } ; BASE <http://f/> INSERT DATA { <z> <p> 2 }",
     "INSERT DATA { <x> <http://e/p> 1 }",
     "BASE <http://e/> PREFIX k: <k/> INSERT DATA { k:x <p> 1 }",
+    "BASE <urn:a:b> INSERT DATA { <http://e/x> <http://e/p> 1 }",  # a BASE nothing needs
     "INSERT { <http://e/x> <http://e/p> ?o } WHERE { BIND(IRI('rel') AS ?o) }",
     # graph management
     "CLEAR DEFAULT", "CLEAR NAMED", "CLEAR ALL", "DROP DEFAULT", "DROP NAMED", "DROP ALL",
@@ -69,6 +71,9 @@ UPDATES = [
     P + "INSERT { GRAPH ?g { ?s :r 1 } } WHERE { GRAPH ?g { ?s ?p ?o } }",
     P + "INSERT { GRAPH ?g { ?s :r 1 } } WHERE { ?s ?p ?o OPTIONAL { GRAPH ?g { ?s ?x ?y } } }",
     P + "INSERT { :z :n ?g } WHERE { GRAPH ?g { } }",
+    P + "INSERT { GRAPH :g { :a :r 1 } } WHERE { FILTER(false) }",  # rdflib dropped it
+    P + "INSERT { ?s :r 1 } WHERE { ?s ?p ?o FILTER(0) }",
+    P + "INSERT { ?s :r 1 } WHERE { ?s ?p ?o FILTER(true) }",
     P + "DELETE { ?s :p ?o } INSERT { ?s :p ?n } WHERE { ?s :p ?o BIND(?o + 1 AS ?n) }",
     P + "INSERT DATA { :a :p 2 } ; "  # a swap: what one row inserts, the other deletes
         "DELETE { ?s :p ?o } INSERT { ?s :p ?n } WHERE { ?s :p ?o BIND(3 - ?o AS ?n) }",
@@ -82,8 +87,22 @@ UPDATES = [
     P + "INSERT DATA { GRAPH :g { :a :p '1.50'^^<http://www.w3.org/2001/XMLSchema#decimal> } }",
     P + "DELETE DATA { :a :p '1.0'^^<http://www.w3.org/2001/XMLSchema#decimal> }",
     P + "INSERT DATA { :a :p 'X'@EN }",
+    # a pattern's literals matched in the form the store keeps them (1.50 is held as 1.5)
+    P + "INSERT DATA { :a :p 1.5 } ; DELETE WHERE { :a :p 1.50 }",
+    P + "INSERT DATA { GRAPH :g { :a :p 1.50 } } ; DELETE WHERE { GRAPH :g { :a :p 1.5e0 } }",
+    P + "INSERT DATA { :a :p '1'^^<http://www.w3.org/2001/XMLSchema#boolean> } ; "
+        "DELETE WHERE { :a :p true }",
+    P + "INSERT DATA { :a :p '2020-01-01T00:00:00Z'^^<http://www.w3.org/2001/XMLSchema#dateTime> }"
+        " ; DELETE WHERE { :a :p '2020-01-01T00:00:00.000Z'^^"
+        "<http://www.w3.org/2001/XMLSchema#dateTime> }",
+    P + "INSERT DATA { :a :p 1.5 } ; INSERT { :a :r ?o } WHERE { VALUES ?o { 1.50 } :a :p ?o }",
+    P + "INSERT DATA { :a :p 1.5 } ; DELETE { :a :p ?o } WHERE { :a :p ?o "
+        "FILTER EXISTS { :a :p 01.50 } }",
+    P + "INSERT DATA { :a :p 1.5 } ; INSERT { :a :r ?o } WHERE { :a :p ?o FILTER(?o = 1.50) }",
+    P + "INSERT { :a :r ?x } WHERE { BIND(STR(1.50) AS ?x) }",  # an expression's too
     P + "INSERT DATA { :a :p ?x }",
     "not an update",
+    "", "# nothing", P, "  \n",  # no operation: nothing to do, and nothing done
 ]
 
 
@@ -109,11 +128,16 @@ def stores(oxigraph_pool) -> Iterator[list[Store]]:
 
 
 def _held(store: Store) -> tuple[list[tuple[str, ...]], set[str]]:
-    """The quads (blank nodes as ``_``, their labels differ by store) and named graphs."""
-    quads = sorted(tuple("_" if isinstance(t, BNode) else str(t) for t in q) for q in
+    """The quads, each term as N-Triples writes it so that a datatype or a language tag counts
+    (blank nodes as ``_``, their labels differ by store), and the named graphs."""
+    quads = sorted(tuple("_" if isinstance(t, BNode) else _n3(t) for t in q) for q in
                    store.quads())
     graphs = {str(r["g"]) for r in store.select("SELECT ?g WHERE { GRAPH ?g { } }", {}, {})}
     return quads, {g for g in graphs if not g.startswith(RUNTIME)}
+
+
+def _n3(term: object) -> str:
+    return "" if term is None else term.n3()  # type: ignore[attr-defined]
 
 
 def _ran(store: Store, text: str) -> type[Exception] | None:
@@ -180,6 +204,28 @@ def test_load_and_service_are_refused_and_using_fetches_nothing(stores):
         server.server_close()
 
 
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("BASE <urn:a:b> INSERT DATA { <x> <http://e/p> 1 }", "urn:x"),
+        ("BASE <HTTP://E/a> INSERT DATA { <x> <http://e/p> 1 }", "HTTP://E/x"),
+        ("BASE <urn:a:b> PREFIX k: <k/> INSERT DATA { k:x <http://e/p> 1 }", "urn:k/x"),
+    ],
+)
+def test_a_base_rdflib_resolves_otherwise_is_refused_on_memory_not_misread(
+    stores, text, written
+):
+    """rdflib resolves by Python's urljoin: against ``urn:a:b`` it left ``<x>`` relative
+    (refused as a relative BASE, which it is not), against ``HTTP://E/a`` it wrote
+    ``http://E/x``; Oxigraph resolves by RFC 3986."""
+    stores[1].update(text)
+    assert URIRef(written) in {q[0] for q in stores[1].quads()}
+    before = _held(stores[0])
+    with pytest.raises(UsageError, match=r"<(urn:a:b|HTTP://E/a)>: .*http: or https: in lower"):
+        stores[0].update(text)
+    assert _held(stores[0]) == before
+
+
 def test_a_relative_base_after_another_is_refused_on_memory_not_misread(stores):
     """rdflib does not resolve a relative BASE against the one before (Oxigraph does): its IRIs
     stayed relative (``b/x``)."""
@@ -191,3 +237,61 @@ def test_a_relative_base_after_another_is_refused_on_memory_not_misread(stores):
     with pytest.raises(UsageError, match=r"relative BASE.*oxigraph store"):
         stores[0].update(text)
     assert _held(stores[0]) == before
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT * WHERE { ?s ?p 1.50 }",
+        "SELECT * WHERE { VALUES ?o { 01.5 } ?s ?p ?o }",
+        "SELECT * WHERE { ?s ?p ?o FILTER(?o = 1.5) FILTER EXISTS { ?s ?p 1.500 } }",
+        "SELECT (STR(1.50) AS ?x) WHERE { }",
+    ],
+)
+def test_a_selects_literals_are_read_as_the_store_keeps_them(stores, query):
+    """The memory store holds ``1.50`` as Oxigraph does, ``1.5``; rdflib matched the query's
+    literal as written (0 rows where Oxigraph gave 1), and the same query asked again (its
+    prepared form kept) still matches."""
+    for store in stores:
+        store.update("INSERT DATA { <http://e/a> <http://e/p> 1.50 }")
+    answers = [[sorted((k, _n3(v)) for k, v in r.items()) for r in s.select(query, {}, {})]
+               for s in stores for _ in range(2)]
+    assert len(answers[-1]) == 1
+    assert all(a == answers[-1] for a in answers)
+
+
+@pytest.mark.parametrize("after", [True, False])
+@pytest.mark.parametrize("method", ["add", "remove", "add_graph", "remove_graph"])
+def test_a_ctrl_c_around_any_write_leaves_nothing_written(stores, monkeypatch, method, after):
+    """A write was logged after it was made: a Ctrl-C landing between the two left it. Here
+    the interrupt is injected just after (or just before) each call of rdflib's store method
+    in turn (the first, the second, ...), and each time the store is as it was before the
+    update: a write logged and not made is undone as well."""
+    memory = stores[0]
+    text = (P + "INSERT DATA { :x :p 1 . :y :p 2 } ; DELETE DATA { :a :p 1 . :c :q :a } ; "
+            "CREATE GRAPH :n1 ; CREATE GRAPH :n2 ; DROP GRAPH :g ; DROP GRAPH :h")
+    before = _held(memory)
+    original = getattr(Memory, method)
+    for nth in range(1, 10):
+        calls = [0]
+
+        def interrupted(self, *args, _nth=nth, _calls=calls, **kwargs):
+            _calls[0] += 1
+            if _calls[0] == _nth and not after:
+                raise KeyboardInterrupt
+            original(self, *args, **kwargs)
+            if _calls[0] == _nth:
+                raise KeyboardInterrupt
+
+        monkeypatch.setattr(Memory, method, interrupted)
+        try:
+            memory.update(text)
+        except KeyboardInterrupt:
+            interrupts = True
+        else:
+            interrupts = False
+        monkeypatch.setattr(Memory, method, original)
+        if not interrupts:  # fewer calls than nth: the update ran whole
+            break
+        assert _held(memory) == before, nth
+    assert nth > 2

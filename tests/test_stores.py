@@ -500,3 +500,27 @@ def test_threads_parsing_queries_at_once_all_parse():
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[:4] == ["0", "60", "60", "60"], done.stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "INSERT DATA { <urn:test:a> <urn:test:r> << <urn:test:a> <urn:test:b> <urn:test:c> >> }",
+        "INSERT { <urn:test:a> <urn:test:r> ?t } WHERE { BIND(TRIPLE(<urn:test:a>, "
+        "<urn:test:p>, 1) AS ?t) }",
+    ],
+)
+def test_an_update_writing_a_triple_term_is_refused_and_the_store_still_reads(world, text):
+    """Oxigraph took an RDF-star update, and then its store could not be read: quads() raised
+    a UsageError and recompute_digest an AttributeError."""
+    world.commit(Change(add=[(A, P, Literal(1), None)]))
+    before, digest = quads(world), world.store.digest()
+    with pytest.raises(StoreError, match="triple terms"):
+        world.store.update(text)
+    assert quads(world) == before
+    assert world.store.recompute_digest() == digest == world.store.digest()
+
+
+def test_an_update_naming_triple_in_a_string_or_an_iri_is_not_refused(world):
+    world.store.update('INSERT DATA { <urn:test:triple> <urn:test:p> "a << b, triple(c)" }')
+    assert (URIRef("urn:test:triple"), P, Literal("a << b, triple(c)"), None) in quads(world)

@@ -9,6 +9,7 @@ in the object, moved by each write's exact delta.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -26,8 +27,14 @@ from .base import RUNTIME, Change, Conflict, Progress, Quad, ReadAhead, Store, d
 from .memory_update import parse_update, run_update
 from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
+from .stored_patterns import in_stored_form
 
 __all__ = ["MemoryStore"]
+
+_matching_stored_literals: weakref.WeakSet[Any] = weakref.WeakSet()
+"""The prepared queries whose literals :func:`.stored_patterns.in_stored_form` has rewritten
+(``SELECT * { ?s ?p 1.50 }`` found nothing where the store holds ``1.5``): each prepared query
+a thread keeps is rewritten once."""
 
 
 class MemoryStore(Store):
@@ -61,7 +68,11 @@ class MemoryStore(Store):
         ns: Mapping[str, str],
     ) -> list[dict[str, Node]]:
         # parsed once per thread (rdflib's parser takes 10-70 ms a query; see thread_query)
-        q = bound_first(thread_query(query, tuple(sorted(ns.items()))), frozenset(bindings))
+        prepared = thread_query(query, tuple(sorted(ns.items())))
+        if prepared not in _matching_stored_literals:  # once a prepared query, not per call
+            in_stored_form([prepared.algebra])
+            _matching_stored_literals.add(prepared)
+        q = bound_first(prepared, frozenset(bindings))
         init: dict[str, Any] = {Variable(k): v for k, v in bindings.items()}
         rows = self._ds.query(q, initBindings=init)
         return [{str(k): v for k, v in cast(ResultRow, r).asdict().items()} for r in rows]

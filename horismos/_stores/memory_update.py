@@ -14,15 +14,27 @@ So rdflib parses the text and evaluates each ``WHERE`` (its algebra, on this sto
 and this module makes the writes, as Oxigraph's update evaluator does: Oxigraph's parser reads
 the text first (on an empty scratch store) and what it refuses is refused here; an operation's
 solutions are all read before any of its writes; ``COPY`` is ``DROP SILENT`` of the target then
-``ADD``, ``MOVE`` the same then ``DROP`` of the source. Every write is logged as it is made, and
+``ADD``, ``MOVE`` the same then ``DROP`` of the source. Every write is logged before it is made, and
 an update that fails has its log undone in reverse: the store is as it was, at a cost in the
 size of what the update wrote, not of the store. ``LOAD`` and ``SERVICE`` are refused (the
 ``memory`` store fetches nothing; load files with ``horismos load`` or ``World.load``); a
-relative ``BASE``, which rdflib does not resolve against the one before, is refused.
+relative ``BASE``, which rdflib does not resolve against the one before, is refused, and so
+is a ``BASE`` whose scheme is not ``http:`` or ``https:`` in lowercase where a relative IRI is
+resolved against it (rdflib resolves by Python's ``urljoin``, Oxigraph by RFC 3986).
+
+The writes are Oxigraph's; each ``WHERE`` is rdflib's evaluation, not Oxigraph's. Its
+literals are read in the store's form (:mod:`.stored_patterns`) and a constant ``FILTER``
+is kept (:mod:`horismos._sparql_parse`), but known differences remain, where the rows a
+``WHERE`` gives differ: ``VALUES ?x { }`` is refused; ``STR`` of an ``xsd:dateTime`` is
+rdflib's ISO form (``+00:00``, not ``Z``); a comparison of a number with a string or a
+language-tagged literal is true or false in rdflib, an error (no row) in Oxigraph; the
+datatype of some numeric results (a division's) and a ``USING NAMED`` of a graph that does
+not exist may differ. The ``oxigraph`` store is the reference.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
@@ -34,7 +46,8 @@ from rdflib.term import Node
 from .._errors import UsageError
 from .._sparql_parse import prepare_update
 from .base import StoreError
-from .oxigraph import canonical
+from .oxigraph import canonical, refuse_triple_terms
+from .stored_patterns import in_stored_form
 
 if TYPE_CHECKING:
     from rdflib.plugins.sparql.parserutils import CompValue
@@ -53,23 +66,51 @@ def parse_update(text: str) -> Update:
     store: ~30 µs); not SPARQL, or what this store refuses, raises :class:`StoreError` or
     :class:`UsageError`."""
     try:
-        update = prepare_update(text)
-    except Exception as e:  # pyparsing's, rdflib's: not SPARQL
+        update, bases = prepare_update(text)
+    except Exception as e:  # pyparsing's, rdflib's: not SPARQL, or SPARQL-star
+        refuse_triple_terms(text)  # as the other stores refuse it
         raise StoreError(f"the update was refused: {e}") from None
-    iris = _refuse_fetches(update.algebra)
+    try:
+        iris = _refuse_fetches(update.algebra)
+        in_stored_form(update.algebra)
+    except UsageError:
+        raise
+    except Exception as e:  # rdflib's translation in a shape not foreseen here
+        raise StoreError(f"the update was refused: {type(e).__name__}: {e}") from None
     try:  # Oxigraph's parser decides what is SPARQL (LOAD and SERVICE refused above)
         ox.Store().update(text)
     except SyntaxError as e:
         raise StoreError(f"the update was refused: {e}") from None
     except (OSError, RuntimeError, ValueError):
         pass  # evaluated on an empty store: only its parse is asked
-    for iri in iris:  # Oxigraph resolved it, rdflib left it relative
-        if ":" not in iri:
+    _refuse_bases_resolved_otherwise(bases, iris)
+    return update
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _refuse_bases_resolved_otherwise(bases: list[str], iris: list[URIRef]) -> None:
+    """A ``BASE`` rdflib resolves IRIs against otherwise than Oxigraph (RFC 3986) refused: a
+    relative one (rdflib does not resolve it against the one before), and, where a relative
+    IRI is resolved against it, one whose scheme is not ``http:`` or ``https:`` in lowercase
+    (Python's ``urljoin`` leaves ``<x>`` relative against ``urn:a:b``, where Oxigraph makes
+    ``urn:x``, and lowercases ``HTTP:``)."""
+    for base in bases:
+        if not _SCHEME.match(base):
             raise UsageError(
-                f"<{iri}>: the memory store resolves a relative BASE otherwise than Oxigraph; "
+                f"<{base}>: the memory store resolves a relative BASE otherwise than Oxigraph; "
                 "write the BASE as an absolute IRI, or use the oxigraph store"
             )
-    return update
+    odd = [b for b in bases if not b.startswith(("http:", "https:"))]
+    unresolved = [iri for iri in iris if ":" not in iri]
+    lowered = [b for b in odd if b.split(":", 1)[0].lower() in ("http", "https")]
+    if (odd and unresolved) or lowered:
+        raise UsageError(
+            f"<{(lowered or odd)[0]}>: the memory store resolves a relative IRI only against "
+            "a BASE whose scheme is http: or https: in lowercase (Oxigraph against any); "
+            "write the IRIs in full, or use the oxigraph store"
+        )
 
 
 def run_update(ds: Dataset, update: Update) -> None:
@@ -123,7 +164,8 @@ def _refuse_fetches(algebra: list[CompValue]) -> list[URIRef]:
 
 
 class _Writes:
-    """The dataset's writes, each logged so that :meth:`undo` puts the dataset back."""
+    """The dataset's writes, each logged (before it is made) so that :meth:`undo` puts the
+    dataset back."""
 
     def __init__(self, ds: Dataset) -> None:
         self.ds = ds
@@ -145,19 +187,19 @@ class _Writes:
 
     def create(self, g: Graph) -> None:
         if not self.exists(g):
-            self.store.add_graph(g)
             self._log.append(("created", g, None))
+            self.store.add_graph(g)
 
     def add(self, g: Graph, triple: _Triple) -> None:
         if triple not in g:
             self.create(g)
-            self.store.add(triple, g)
             self._log.append(("added", g, triple))
+            self.store.add(triple, g)
 
     def remove(self, g: Graph, triple: _Triple) -> None:
         if triple in g:
-            self.store.remove(triple, g)
             self._log.append(("removed", g, triple))
+            self.store.remove(triple, g)
 
     def clear(self, g: Graph) -> None:
         for triple in list(g):
@@ -166,19 +208,23 @@ class _Writes:
     def drop(self, g: Graph) -> None:
         self.clear(g)
         if g is not self.default and g in self._graphs:
-            self.store.remove_graph(g)
             self._log.append(("dropped", g, None))
+            self.store.remove_graph(g)
 
     def undo(self) -> None:
+        """Each logged write undone, latest first. A write is logged before it is made (a
+        Ctrl-C between the two would have left it), so the last may not have been made:
+        each undoing is one that does nothing on a write not made."""
         for kind, g, triple in reversed(self._log):
             if kind == "added":
-                self.store.remove(cast(_Triple, triple), g)
+                self.store.remove(cast(_Triple, triple), g)  # nothing, if it is not there
             elif kind == "removed":
-                self.store.add(cast(_Triple, triple), g)
+                self.store.add(cast(_Triple, triple), g)  # a set: nothing, if it is there
             elif kind == "created":
-                self.store.remove_graph(g)
+                if g in self._graphs:
+                    self.store.remove_graph(g)
             else:
-                self.store.add_graph(g)
+                self.store.add_graph(g)  # a set too
         self._log.clear()
 
 

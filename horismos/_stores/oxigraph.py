@@ -51,6 +51,7 @@ from .._digest import ZERO, Digest, Tally
 from .._errors import UsageError
 from .._patterns import Plan, Unsupported, number
 from .._preconditions import Precondition
+from .._sparql_parse import prepare_update
 from .._stamps import datetime_term
 from .base import (
     DIGEST_GRAPH,
@@ -90,6 +91,8 @@ __all__ = [
     "parse_nquads",
     "quad_block",
     "refuse_folder_of_files",
+    "refuse_triple_terms",
+    "stored_literals",
     "to_ox",
     "to_ox_quad",
 ]
@@ -270,6 +273,44 @@ def canonical(quads: Iterable[Quad]) -> list[Quad]:
         (s, p, _stored_literal(o), g) if isinstance(o, Literal) else (s, p, o, g)
         for s, p, o, g in quads
     ]
+
+
+def stored_literals(terms: Iterable[Node]) -> dict[Literal, Literal]:
+    """Each literal of ``terms`` Oxigraph stores in another form, to that form (the others
+    left out): what a pattern must hold to match what the store keeps."""
+    literals = [t for t in terms if isinstance(t, Literal) and not _as_is(t)]
+    _ask_oxigraph(o for o in literals if o not in _CANONICAL)
+    return {o: _stored_literal(o) for o in literals}
+
+
+_MAY_MAKE_TRIPLE_TERMS = re.compile(r"<<|\btriple\s*\(", re.IGNORECASE)
+
+
+def refuse_triple_terms(text: str) -> None:
+    """An update that writes RDF-star triple terms (``<< … >>``, ``TRIPLE()``) refused with
+    :class:`StoreError`, before it writes: Oxigraph took it, and then the store could not
+    be read (its quads are RDF 1.1 terms here: :func:`from_ox` has no triple term, and
+    neither have the digest's N-Quads). A text with neither token is let through at the cost
+    of a search; one with either is parsed by rdflib, whose SPARQL has no triple terms:
+    what rdflib refuses and Oxigraph's parser takes is SPARQL-star."""
+    if not _MAY_MAKE_TRIPLE_TERMS.search(text):
+        return
+    try:
+        prepare_update(text)
+        return
+    except Exception:  # pyparsing's, rdflib's: not SPARQL 1.1
+        pass
+    try:
+        ox.Store().update(text)  # an empty scratch store: only its parse is asked
+    except SyntaxError as e:
+        raise StoreError(f"the update was refused, and wrote nothing: {e}") from None
+    except (OSError, RuntimeError, ValueError):
+        pass
+    raise StoreError(
+        "the update was refused, and wrote nothing: it writes RDF-star triple terms "
+        "(<< … >>, TRIPLE()), which Horismos's stores do not hold; describe the statement "
+        "with a node of its own (rdf:subject, rdf:predicate, rdf:object)"
+    )
 
 
 # -- a commit's quads, converted once --------------------------------------------------------
@@ -1117,6 +1158,7 @@ class OxigraphStore(Store):
         )
 
     def update(self, text: str) -> None:
+        refuse_triple_terms(text)
         with self._lock:
             self._schema_mark += 1  # whatever it writes
             self._kept.clear()

@@ -88,6 +88,7 @@ from .oxigraph import (
     normalised,
     ox_line,
     parse_file,
+    refuse_triple_terms,
     to_ox_quad,
 )
 from .skolem import skolemise
@@ -173,6 +174,7 @@ class SparqlStore(Store):
         return bool(self._query(text, path)["boolean"])
 
     def update(self, text: str) -> None:
+        refuse_triple_terms(text)  # the server would take it, and its quads not be read
         self._forget()
         self._request("POST", "/update", text.encode(), _UPDATE)
 
