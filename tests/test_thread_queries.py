@@ -24,12 +24,16 @@ ROWS = 600
 FILTERED = "?s ex:v ?v . FILTER(?v > ?lim && STRSTARTS(STR(?s), \"http://ex/\"))"
 
 
-def _both_right(count: Callable[[int], int], rounds: int = 8) -> list[str]:
-    """Two threads each counting rows above their own limit, ``rounds`` times: what was wrong."""
+def _both_right(
+    count: Callable[[int], int], rounds: int = 8, per_request: bool = False
+) -> list[str]:
+    """Two threads each counting rows above their own limit, ``rounds`` times: what was wrong.
+    ``per_request``: each round two new threads counting once, which then end (a server
+    starting a thread per request)."""
     wrong: list[str] = []
 
-    def work(lim: int) -> None:
-        for _ in range(rounds):
+    def work(lim: int, times: int) -> None:
+        for _ in range(times):
             try:
                 got = count(lim)
             except Exception as e:  # a row another thread cleared under it
@@ -38,14 +42,16 @@ def _both_right(count: Callable[[int], int], rounds: int = 8) -> list[str]:
             if got != ROWS - 1 - lim:
                 wrong.append(f"limit {lim}: {got} rows, not {ROWS - 1 - lim}")
 
-    threads = [threading.Thread(target=work, args=(lim,)) for lim in (50, 450)]
+    batches = [[(50, 1), (450, 1)]] * rounds if per_request else [[(50, rounds), (450, rounds)]]
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-5)  # the threads take turns within a query, not between them
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        for batch in batches:
+            threads = [threading.Thread(target=work, args=args) for args in batch]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
     finally:
         sys.setswitchinterval(interval)
     return wrong
@@ -129,22 +135,8 @@ def test_a_prepared_query_is_not_handed_to_another_thread_while_its_own_lives() 
 def test_threads_started_per_request_each_get_their_own_rows() -> None:
     store = _memory_store()
     text = f"SELECT ?s WHERE {{ {FILTERED} }}"
-    wrong: list[str] = []
 
-    def count(lim: int) -> None:
-        got = len(store.select(text, {"lim": Literal(lim)}, NS))
-        if got != ROWS - 1 - lim:
-            wrong.append(f"limit {lim}: {got} rows, not {ROWS - 1 - lim}")
+    def count(lim: int) -> int:
+        return len(store.select(text, {"lim": Literal(lim)}, NS))
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    try:
-        for _ in range(8):  # two requests at once, each on a thread that then ends
-            threads = [threading.Thread(target=count, args=(lim,)) for lim in (50, 450)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-    finally:
-        sys.setswitchinterval(interval)
-    assert wrong == []
+    assert _both_right(count, per_request=True) == []
