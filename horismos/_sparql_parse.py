@@ -28,7 +28,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -130,7 +130,8 @@ _HELD = 256  # prepared queries a thread keeps
 _SPARE_EACH = 8  # queries of ended threads kept per text: as many threads as end at once
 _SPARE_TEXTS = 1024
 
-_spare: dict[tuple[str, tuple[tuple[str, Any], ...]], list[Query]] = {}
+_Key = tuple[str, tuple[tuple[str, Any], ...], "Callable[[Query], None] | None"]
+_spare: dict[_Key, list[Query]] = {}
 """The prepared queries of threads that have ended, by text and prefixes, for the threads
 started after them: each is evaluated by one live thread at a time, as :func:`thread_query`
 needs, and a server starting a thread per request parses each text a few times, not on every
@@ -147,7 +148,7 @@ class _Ending:
     __slots__ = ("__weakref__",)
 
 
-def _hand_on(queries: OrderedDict[tuple[str, tuple[tuple[str, Any], ...]], Query]) -> None:
+def _hand_on(queries: OrderedDict[_Key, Query]) -> None:
     """An ended thread's ``queries`` made spare: no thread evaluates them any more."""
     with _spare_lock:
         for key, query in queries.items():
@@ -160,21 +161,27 @@ def _hand_on(queries: OrderedDict[tuple[str, tuple[tuple[str, Any], ...]], Query
                 spare.append(query)
 
 
-def thread_query(text: str, ns: tuple[tuple[str, Any], ...]) -> Query:
+def thread_query(
+    text: str,
+    ns: tuple[tuple[str, Any], ...],
+    adapted: Callable[[Query], None] | None = None,
+) -> Query:
     """``text`` prepared with the prefixes ``ns``, once per thread (256 texts a thread), or
     taken over from a thread that has ended: a query the same thread asks again is not parsed
     again, and no prepared query is ever evaluated by two threads. rdflib evaluates an
     expression by writing the row it is on onto the expression itself (``Expr.eval`` sets its
     ``ctx``, then clears it), so one query evaluated by two threads at once gave each the
     other's rows: wrong counts, and a gate's verdict another call's (29 of 40 in a two-thread
-    reproduction)."""
-    queries: OrderedDict[tuple[str, tuple[tuple[str, Any], ...]], Query] | None
+    reproduction). ``adapted``: changes the query in place once, when it is prepared (a
+    store's own form of it); kept apart from the query the text prepares as it is, which
+    others (preconditions, the gate's pyshacl graphs) are given."""
+    queries: OrderedDict[_Key, Query] | None
     queries = getattr(_own, "queries", None)
     if queries is None:
         queries = _own.queries = OrderedDict()
         _own.ending = _Ending()
         weakref.finalize(_own.ending, _hand_on, queries)
-    key = (text, ns)
+    key = (text, ns, adapted)
     query = queries.get(key)
     if query is not None:
         queries.move_to_end(key)
@@ -184,6 +191,8 @@ def thread_query(text: str, ns: tuple[tuple[str, Any], ...]) -> Query:
         query = spare.pop() if spare else None
     if query is None:
         query = prepare_query(text, dict(ns))
+        if adapted is not None:
+            adapted(query)
     queries[key] = query
     if len(queries) > _HELD:
         queries.popitem(last=False)

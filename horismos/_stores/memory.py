@@ -9,7 +9,6 @@ in the object, moved by each write's exact delta.
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -31,10 +30,12 @@ from .stored_patterns import in_stored_form
 
 __all__ = ["MemoryStore"]
 
-_matching_stored_literals: weakref.WeakSet[Any] = weakref.WeakSet()
-"""The prepared queries whose literals :func:`.stored_patterns.in_stored_form` has rewritten
-(``SELECT * { ?s ?p 1.50 }`` found nothing where the store holds ``1.5``): each prepared query
-a thread keeps is rewritten once."""
+
+def _literals_stored(query: Any) -> None:
+    """``query`` matching literals as the store keeps them (``SELECT * { ?s ?p 1.50 }`` found
+    nothing where it holds ``1.5``): :func:`.stored_patterns.in_stored_form`, once a prepared
+    query (:func:`.._sparql_parse.thread_query`)."""
+    in_stored_form([query.algebra])
 
 
 class MemoryStore(Store):
@@ -68,10 +69,7 @@ class MemoryStore(Store):
         ns: Mapping[str, str],
     ) -> list[dict[str, Node]]:
         # parsed once per thread (rdflib's parser takes 10-70 ms a query; see thread_query)
-        prepared = thread_query(query, tuple(sorted(ns.items())))
-        if prepared not in _matching_stored_literals:  # once a prepared query, not per call
-            in_stored_form([prepared.algebra])
-            _matching_stored_literals.add(prepared)
+        prepared = thread_query(query, tuple(sorted(ns.items())), _literals_stored)
         q = bound_first(prepared, frozenset(bindings))
         init: dict[str, Any] = {Variable(k): v for k, v in bindings.items()}
         rows = self._ds.query(q, initBindings=init)
