@@ -16,8 +16,11 @@ are declared ``horis:inline true`` (benchmarks/peers/refill.ttl): pure functions
 run's own thread as LangGraph calls its nodes, not handed to a worker thread; their
 ``horis:timeout`` is then judged when they return.
 
-Prints each engine's committed steps per second and their ratio, per round; the engines
-alternate within a round, so the ratio is measured under the same load on a shared machine.
+Prints each engine's committed steps per wall second and CPU µs a step (every thread of the
+process: LangGraph hands work to threads of its own), and their ratios, per round; the engines
+take turns to go first from round to round, so the ratio is measured under the same load on a
+shared machine. The wall ratio is the target's; the CPU ratio moves less with the machine's
+load (a thread handed work waits for a core on a busy machine, off the CPU clock).
 
 ``--durable`` measures commits that outlive the process instead: LangGraph with
 ``SqliteSaver`` (WAL; ``synchronous=NORMAL`` survives the process being killed, as RocksDB's
@@ -42,7 +45,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from rdflib import RDF, Literal, Namespace
 
@@ -69,7 +72,20 @@ class RxState(TypedDict, total=False):
     notified_by: str
 
 
-def langgraph_rate(n: int, sqlite: str | None = None) -> tuple[float, int]:
+class Rate(NamedTuple):
+    """What one engine did in one timed run."""
+
+    per_second: float  # committed steps a wall second
+    steps: int
+    cpu_per_step: float  # CPU seconds of this process (all its threads) a step
+
+    @classmethod
+    def since(cls, steps: int, wall0: float, cpu0: float) -> Rate:
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        return cls(steps / wall, steps, cpu / steps)
+
+
+def langgraph_rate(n: int, sqlite: str | None = None) -> Rate:
     """Steps a second; ``sqlite``: checkpoints in a SQLite file in WAL mode with this
     ``synchronous`` level (NORMAL, FULL), not in memory."""
     from langgraph.checkpoint.memory import InMemorySaver
@@ -104,13 +120,13 @@ def langgraph_rate(n: int, sqlite: str | None = None) -> tuple[float, int]:
             conn.execute(f"PRAGMA synchronous={sqlite}")
             saver = SqliteSaver(conn)
         app = g.compile(checkpointer=saver)
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         steps = 0
         for i in range(n):
             out = app.invoke({"rx": f"rx{i}", "refills": refills(i)},
                              {"configurable": {"thread_id": f"rx{i}"}})
             steps += 3 if out.get("notified_by") else 1
-        return steps / (time.perf_counter() - t0), steps
+        return Rate.since(steps, t0, c0)
 
 
 # -- Horismos ----------------------------------------------------------------------------------
@@ -133,7 +149,7 @@ def agent_and_world(n: int, notes: int = 0, entailment: str = "rdfs") -> tuple[A
 
 def horismos_rate(
     n: int, trace_version: int | None = None, store: str | None = None
-) -> tuple[float, int]:
+) -> Rate:
     """Steps a second; ``trace_version`` 2: writing what a version-2 run wrote; ``store``: the
     world in this store (``PATH`` replaced by a fresh folder), loaded before the clock starts."""
     agent, world = agent_and_world(n)
@@ -150,16 +166,16 @@ def horismos_rate(
             world = held
         if trace_version is not None:
             _written_as(trace_version)
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         # as `horismos run --all` runs: no per-instance records kept (keep=False)
         run = agent.run(world, all=True, trace=Path(tmp) / "refill.trace.jsonl", keep=False,
                         on_step=landed)
-        elapsed = time.perf_counter() - t0
+        rate = Rate.since(steps, t0, c0)
         if trace_version is not None:
             _written_as(None)
         world.store.close()
     assert run.status == "completed", run.status
-    return steps / elapsed, steps
+    return rate
 
 
 def _written_as(version: int | None) -> None:
@@ -185,9 +201,8 @@ def versions(n: int, rounds: int) -> None:
     for r in range(1, rounds + 1):
         got = {}
         for v in (2, 3) if r % 2 else (3, 2):
-            c0 = time.process_time()
-            rate, steps = horismos_rate(n, v)
-            got[v] = rate, steps / (time.process_time() - c0)
+            rate = horismos_rate(n, v)
+            got[v] = rate.per_second, 1 / rate.cpu_per_step
         wall.append(got[3][0] / got[2][0])
         cpu.append(got[3][1] / got[2][1])
         print(f"round {r}: {n} prescriptions  trace_version 2 {got[2][0]:,.0f} steps/s "
@@ -216,7 +231,8 @@ def durable(n: int, rounds: int) -> None:
         got = {}
         for name in names if r % 2 else names[::-1]:
             level, store = DURABLE[name]
-            got[name] = (langgraph_rate(n, level) if level else horismos_rate(n, store=store))[0]
+            rate = langgraph_rate(n, level) if level else horismos_rate(n, store=store)
+            got[name] = rate.per_second
         shown = []
         for name in names:
             peer = "LangGraph+SqliteSaver " + ("FULL" if "sync=commit" in name else "NORMAL")
@@ -310,16 +326,24 @@ def main() -> None:
         durable(args.prescriptions, args.rounds)
         open_times([int(s) for s in args.open_sizes.split(",") if s])
         return
-    ratios = []
+    ratios, cpu_ratios = [], []
     for r in range(1, args.rounds + 1):
-        lg, lg_steps = langgraph_rate(args.prescriptions)
-        hz, hz_steps = horismos_rate(args.prescriptions)
-        ratios.append(hz / lg)
+        if r % 2:
+            lg = langgraph_rate(args.prescriptions)
+            hz = horismos_rate(args.prescriptions)
+        else:
+            hz = horismos_rate(args.prescriptions)
+            lg = langgraph_rate(args.prescriptions)
+        ratios.append(hz.per_second / lg.per_second)
+        cpu_ratios.append(lg.cpu_per_step / hz.cpu_per_step)
         print(f"round {r}: {args.prescriptions} prescriptions  "
-              f"LangGraph+InMemorySaver {lg:,.0f} steps/s ({lg_steps} steps)  "
-              f"Horismos run --all, trace, domain shape {hz:,.0f} steps/s ({hz_steps} steps)  "
-              f"ratio Horismos/LangGraph {hz / lg:.2f}x")
-    print(f"median ratio over {len(ratios)} rounds: {statistics.median(ratios):.2f}x")
+              f"LangGraph+InMemorySaver {lg.per_second:,.0f} steps/s ({lg.steps} steps, "
+              f"{lg.cpu_per_step * 1e6:,.0f} CPU µs a step)  "
+              f"Horismos run --all, trace, domain shape {hz.per_second:,.0f} steps/s "
+              f"({hz.steps} steps, {hz.cpu_per_step * 1e6:,.0f} CPU µs a step)  "
+              f"ratio Horismos/LangGraph {ratios[-1]:.2f}x wall, {cpu_ratios[-1]:.2f}x CPU")
+    print(f"median ratio over {len(ratios)} rounds: {statistics.median(ratios):.2f}x wall, "
+          f"{statistics.median(cpu_ratios):.2f}x CPU")
     if args.v2_too:
         versions(args.prescriptions, args.rounds)
 
