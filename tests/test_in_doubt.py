@@ -865,3 +865,88 @@ def test_a_call_still_acting_after_its_timeout_is_not_cleared_from_another_proce
         assert (tmp_path / "ledger.txt").read_text().count("charge") == 1
     finally:
         server.stop()
+
+
+PAY = """
+:Bill a owl:Class .
+:account a owl:DatatypeProperty .
+:amount a owl:DatatypeProperty .
+:t.pay a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "account" ; horis:type xsd:string ] ;
+                  horis:arg [ horis:name "amount" ; horis:type xsd:decimal ] ] ;
+    horis:binding "python:pay" ;
+    horis:timeout "5m" ;
+    horis:idempotent false .
+:Settle a horis:Workflow ; horis:focusType :Bill ; horis:start :Pay .
+:Pay a horis:ActionStep ;
+    horis:tool :t.pay ;
+    horis:requires "?this :account ?account ; :amount ?amount ." .
+"""
+
+PAY_TOOLS = """
+import os, time
+from pathlib import Path
+
+def pay(account, amount):
+    ledger = Path(os.environ["LEDGER"])
+    with open(ledger, "a") as f:
+        f.write(f"pay {account} {amount}\\n")
+        f.flush()
+        os.fsync(f.fileno())
+    if os.environ.get("HOLD"):
+        (ledger.parent / "acted").write_text("here")
+        time.sleep(600)
+    return None
+"""
+
+
+@pytest.mark.parametrize("lane", ["step", "call"])
+def test_a_payment_in_doubt_is_not_made_again_with_its_amount_written_otherwise(
+        tmp_path: Path, lane: str) -> None:
+    """A tool with no subject is held in doubt for its arguments, and an amount is a value:
+    a payment of 12 (a step's, read from the world, or a call's) killed mid-call is the
+    payment of 12.0 a script then makes, and 12.00 the one an operator reconciles. Keyed by
+    the arguments' text, the payment was made twice."""
+    (tmp_path / "defs.ttl").write_text(PREFIXES + PAY)
+    (tmp_path / "world.ttl").write_text(
+        PREFIXES + ':b1 a :Bill ; :account "A1" ; :amount "12.00"^^xsd:decimal .\n')
+    (tmp_path / "tools.py").write_text(PAY_TOOLS)
+    store = ("--store", "oxigraph:store")
+    loaded = _cli(tmp_path, "load", "defs.ttl", "world.ttl", *store)
+    assert loaded.returncode == 0, loaded.stderr
+    allow = ("--allow", ",".join(ALLOW), "--tools", "tools.py")
+
+    def call(amount: str) -> list[str]:
+        return ["tools", "call", "t.pay", "defs.ttl", *store, *allow, "--format", "json",
+                "--args", f'{{"account": "A1", "amount": {amount}}}']
+
+    first = (["run", "defs.ttl", *store, *allow, "--focus", ":b1"] if lane == "step"
+             else call("12"))
+    proc = subprocess.Popen([sys.executable, "-m", "horismos", *first], cwd=tmp_path,
+                            env=_env(tmp_path, True), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "acted").exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the payment did not reach the tool"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    ledger = tmp_path / "ledger.txt"
+    assert ledger.read_text().splitlines() == ["pay A1 12"]
+
+    again = _cli(tmp_path, *call("12.0"))
+    assert again.returncode == 5, again.stdout + again.stderr
+    assert json.loads(again.stdout)["error"]["kind"] == "outcome_unknown", again.stdout
+    assert ledger.read_text().splitlines() == ["pay A1 12"]  # not paid again
+
+    if lane == "step":  # its instance, continued, finds its call in doubt: it is let go
+        rerun = _cli(tmp_path, "run", "defs.ttl", *store, *allow, "--focus", ":b1")
+        assert "not called again" in rerun.stdout + rerun.stderr, rerun.stdout + rerun.stderr
+    reconcile = ["tools", "reconcile", "t.pay", "defs.ttl", *store,
+                 "--args", '{"account": "A1", "amount": 12.00}']
+    cleared = _cli(tmp_path, *reconcile)
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    after = _cli(tmp_path, *call("12.0"))
+    assert after.returncode == 0, after.stdout + after.stderr
+    assert ledger.read_text().splitlines() == ["pay A1 12", "pay A1 12.0"]
