@@ -634,16 +634,22 @@ CLI_TOOLS = """
 import os, time
 from pathlib import Path
 
-def charge(patient):
+def _act(line):
     ledger = Path(os.environ["LEDGER"])
     with open(ledger, "a") as f:
-        f.write(f"charge {patient}\\n")
+        f.write(line + "\\n")
         f.flush()
         os.fsync(f.fileno())
     if os.environ.get("HOLD"):
         (ledger.parent / "acted").write_text("here")
         time.sleep(600)
+
+def charge(patient):
+    _act(f"charge {patient}")
     return {"ref": "R-1"}
+
+def pay(account, amount):
+    _act(f"pay {account} {amount}")
 """
 
 
@@ -660,6 +666,20 @@ def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           env=_env(cwd, False), capture_output=True, text=True, timeout=300)
 
 
+def _killed_once_it_acted(cwd: Path, args: list[str]) -> None:
+    """``horismos ARGS…`` in ``cwd``, killed (SIGKILL) as its tool holds after acting (the tool
+    leaves ``acted`` there when it has)."""
+    proc = subprocess.Popen([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                            env=_env(cwd, True), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not (cwd / "acted").exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the call did not reach the tool"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
 def test_a_call_killed_mid_call_is_not_made_again_until_reconciled(tmp_path: Path) -> None:
     (tmp_path / "defs.ttl").write_text(PREFIXES + ":Patient a owl:Class .\n" + CHARGE)
     (tmp_path / "world.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
@@ -670,16 +690,7 @@ def test_a_call_killed_mid_call_is_not_made_again_until_reconciled(tmp_path: Pat
             "--tools", "tools.py", "--allow", ",".join(ALLOW), "--args", '{"patient": ":p1"}',
             "--format", "json"]
 
-    proc = subprocess.Popen([sys.executable, "-m", "horismos", *call], cwd=tmp_path,
-                            env=_env(tmp_path, True), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while not (tmp_path / "acted").exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the call did not reach the tool"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    _killed_once_it_acted(tmp_path, call)
     ledger = tmp_path / "ledger.txt"
     assert ledger.read_text().splitlines() == ["charge http://example.org/clinic#p1"]
 
@@ -883,22 +894,6 @@ PAY = """
     horis:requires "?this :account ?account ; :amount ?amount ." .
 """
 
-PAY_TOOLS = """
-import os, time
-from pathlib import Path
-
-def pay(account, amount):
-    ledger = Path(os.environ["LEDGER"])
-    with open(ledger, "a") as f:
-        f.write(f"pay {account} {amount}\\n")
-        f.flush()
-        os.fsync(f.fileno())
-    if os.environ.get("HOLD"):
-        (ledger.parent / "acted").write_text("here")
-        time.sleep(600)
-    return None
-"""
-
 
 @pytest.mark.parametrize("lane", ["step", "call"])
 def test_a_payment_in_doubt_is_not_made_again_with_its_amount_written_otherwise(
@@ -910,7 +905,7 @@ def test_a_payment_in_doubt_is_not_made_again_with_its_amount_written_otherwise(
     (tmp_path / "defs.ttl").write_text(PREFIXES + PAY)
     (tmp_path / "world.ttl").write_text(
         PREFIXES + ':b1 a :Bill ; :account "A1" ; :amount "12.00"^^xsd:decimal .\n')
-    (tmp_path / "tools.py").write_text(PAY_TOOLS)
+    (tmp_path / "tools.py").write_text(CLI_TOOLS)
     store = ("--store", "oxigraph:store")
     loaded = _cli(tmp_path, "load", "defs.ttl", "world.ttl", *store)
     assert loaded.returncode == 0, loaded.stderr
@@ -922,16 +917,7 @@ def test_a_payment_in_doubt_is_not_made_again_with_its_amount_written_otherwise(
 
     first = (["run", "defs.ttl", *store, *allow, "--focus", ":b1"] if lane == "step"
              else call("12"))
-    proc = subprocess.Popen([sys.executable, "-m", "horismos", *first], cwd=tmp_path,
-                            env=_env(tmp_path, True), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while not (tmp_path / "acted").exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the payment did not reach the tool"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    _killed_once_it_acted(tmp_path, first)
     ledger = tmp_path / "ledger.txt"
     assert ledger.read_text().splitlines() == ["pay A1 12"]
 
