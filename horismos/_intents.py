@@ -65,7 +65,6 @@ from ._datatypes import NUMERIC
 from ._errors import OutcomeUnknown
 from ._literals import plain_literal
 from ._model import Tool
-from ._sources import literal_warnings_off
 from ._stores import Store
 from ._stores.base import Quad, doubt_node
 from ._vocab import HORIS, NS, PROV
@@ -245,31 +244,38 @@ def doubt_key(tool: Tool, args: Mapping[str, Any]) -> Node:
 
 
 _TYPED_NUMBER = re.compile(r'"([^"\\]*)"\^\^<([^>]*)>')
+_CANONICAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?")
+"""A decimal or an integer written as its doubt key writes it: no sign but a minus, no
+leading or trailing zero, no point in a whole number."""
+_NUMBERS = frozenset(str(t) for t in NUMERIC)  # the datatypes' IRIs as a key's text has them
+_FLOATS = frozenset({str(XSD.double), str(XSD.float)})
 
 
 def _by_value(text: Any) -> Any:
     """An argument as its doubt key writes it: a number by its value (``12``, ``12.0`` and
     ``12.00`` are one amount: one payment, which its approval fingerprint counts as one payload
-    too), in one form (a decimal as a JSON number writes it, ``12``, ``12.5``; a double as
-    rdflib and the stores write it, ``12.0``); anything else as given. Keyed by its text, a
-    payment of 12 left in doubt was made again as 12.0. A number already written so keeps its
-    text, and with it the key an earlier call wrote."""
-    found = _TYPED_NUMBER.fullmatch(text) if isinstance(text, str) else None
-    if found is None or URIRef(found[2]) not in NUMERIC:
+    too), in one form (a decimal or an integer as a JSON number writes it, ``12``, ``12.5``; a
+    double as Python, rdflib and the stores write it, ``12.0``); anything else as given. Keyed
+    by its text, a payment of 12 left in doubt was made again as 12.0. A number already
+    written so keeps its text, and with it the key an earlier call wrote."""
+    found = _TYPED_NUMBER.fullmatch(text) if type(text) is str else None
+    if found is None or (datatype := found[2]) not in _NUMBERS:
         return text
-    datatype = URIRef(found[2])
-    with literal_warnings_off():  # ill-typed, it is kept as given: rdflib need not log it
-        value = Literal(found[1], datatype=datatype).toPython()
-    if isinstance(value, Decimal) and value.is_finite():  # rdflib keeps its trailing zeros
-        exact = Context(prec=max(len(value.as_tuple().digits), 1))
-        canonical = format(value.normalize(exact), "f") if value else "0"
-    elif isinstance(value, float):  # as rdflib writes it, and the stores hand it out: 12.0
-        return Literal(value, datatype=datatype).n3()
-    elif type(value) is int:
-        canonical = str(value)
-    else:  # not a number of its datatype: as given
+    lexical = found[1]
+    try:
+        if datatype in _FLOATS:
+            canonical = repr(float(lexical)).replace("inf", "INF").replace("nan", "NaN")
+        elif _CANONICAL.fullmatch(lexical) and lexical != "-0":
+            return text
+        else:
+            value = Decimal(lexical)
+            if not value.is_finite():
+                return text
+            exact = Context(prec=max(len(value.as_tuple().digits), 1))
+            canonical = format(value.normalize(exact), "f") if value else "0"
+    except (ValueError, ArithmeticError):  # not a number of its datatype: as given
         return text
-    return f'"{canonical}"^^<{datatype}>'
+    return text if canonical == lexical else f'"{canonical}"^^<{datatype}>'
 
 
 def doubt_place(key: Node, name: Callable[[Node], str]) -> str:
