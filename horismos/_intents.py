@@ -46,12 +46,14 @@ process, between their awaits — could both find the node free and both call.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Context, Decimal
 from typing import Any, cast
 
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
@@ -59,6 +61,7 @@ from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._bindings.wire import json_value
+from ._datatypes import NUMERIC
 from ._errors import OutcomeUnknown
 from ._literals import plain_literal
 from ._model import Tool
@@ -233,11 +236,46 @@ def _node(instance: URIRef) -> URIRef:
 def doubt_key(tool: Tool, args: Mapping[str, Any]) -> Node:
     """What a call acts on, from its arguments as the trace writes them (N-Triples terms):
     its effect's subject; else, for a tool with no subject to act on, these very arguments
-    (one SMS never answered holds back that SMS, not every one)."""
+    (one SMS never answered holds back that SMS, not every one), numbers by value."""
     value = args.get(tool.effect.subject) if tool.effect else None
     if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
         return URIRef(value[1:-1])
-    return plain_literal(_ARGS_JSON.encode(dict(args)))
+    return plain_literal(_ARGS_JSON.encode({k: _by_value(v) for k, v in args.items()}))
+
+
+_TYPED_NUMBER = re.compile(r'"([^"\\]*)"\^\^<([^>]*)>')
+_CANONICAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?")
+"""A decimal or an integer written as its doubt key writes it: no sign but a minus, no
+leading or trailing zero, no point in a whole number."""
+_NUMBERS = frozenset(str(t) for t in NUMERIC)  # the datatypes' IRIs as a key's text has them
+_FLOATS = frozenset({str(XSD.double), str(XSD.float)})
+
+
+def _by_value(text: Any) -> Any:
+    """An argument as its doubt key writes it: a number by its value (``12``, ``12.0`` and
+    ``12.00`` are one amount: one payment, which its approval fingerprint counts as one payload
+    too), in one form (a decimal or an integer as a JSON number writes it, ``12``, ``12.5``; a
+    double as Python, rdflib and the stores write it, ``12.0``); anything else as given. Keyed
+    by its text, a payment of 12 left in doubt was made again as 12.0. A number already
+    written so keeps its text, and with it the key an earlier call wrote."""
+    found = _TYPED_NUMBER.fullmatch(text) if type(text) is str else None
+    if found is None or (datatype := found[2]) not in _NUMBERS:
+        return text
+    lexical = found[1]
+    try:
+        if datatype in _FLOATS:
+            canonical = repr(float(lexical)).replace("inf", "INF").replace("nan", "NaN")
+        elif _CANONICAL.fullmatch(lexical) and lexical != "-0":
+            return text
+        else:
+            value = Decimal(lexical)
+            if not value.is_finite():
+                return text
+            exact = Context(prec=max(len(value.as_tuple().digits), 1))
+            canonical = format(value.normalize(exact), "f") if value else "0"
+    except (ValueError, ArithmeticError):  # not a number of its datatype: as given
+        return text
+    return text if canonical == lexical else f'"{canonical}"^^<{datatype}>'
 
 
 def doubt_place(key: Node, name: Callable[[Node], str]) -> str:

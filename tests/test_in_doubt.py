@@ -634,16 +634,22 @@ CLI_TOOLS = """
 import os, time
 from pathlib import Path
 
-def charge(patient):
+def _act(line):
     ledger = Path(os.environ["LEDGER"])
     with open(ledger, "a") as f:
-        f.write(f"charge {patient}\\n")
+        f.write(line + "\\n")
         f.flush()
         os.fsync(f.fileno())
     if os.environ.get("HOLD"):
         (ledger.parent / "acted").write_text("here")
         time.sleep(600)
+
+def charge(patient):
+    _act(f"charge {patient}")
     return {"ref": "R-1"}
+
+def pay(account, amount):
+    _act(f"pay {account} {amount}")
 """
 
 
@@ -660,6 +666,20 @@ def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           env=_env(cwd, False), capture_output=True, text=True, timeout=300)
 
 
+def _killed_once_it_acted(cwd: Path, args: list[str]) -> None:
+    """``horismos ARGS…`` in ``cwd``, killed (SIGKILL) as its tool holds after acting (the tool
+    leaves ``acted`` there when it has)."""
+    proc = subprocess.Popen([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                            env=_env(cwd, True), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not (cwd / "acted").exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the call did not reach the tool"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
 def test_a_call_killed_mid_call_is_not_made_again_until_reconciled(tmp_path: Path) -> None:
     (tmp_path / "defs.ttl").write_text(PREFIXES + ":Patient a owl:Class .\n" + CHARGE)
     (tmp_path / "world.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
@@ -670,16 +690,7 @@ def test_a_call_killed_mid_call_is_not_made_again_until_reconciled(tmp_path: Pat
             "--tools", "tools.py", "--allow", ",".join(ALLOW), "--args", '{"patient": ":p1"}',
             "--format", "json"]
 
-    proc = subprocess.Popen([sys.executable, "-m", "horismos", *call], cwd=tmp_path,
-                            env=_env(tmp_path, True), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while not (tmp_path / "acted").exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the call did not reach the tool"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    _killed_once_it_acted(tmp_path, call)
     ledger = tmp_path / "ledger.txt"
     assert ledger.read_text().splitlines() == ["charge http://example.org/clinic#p1"]
 
@@ -865,3 +876,63 @@ def test_a_call_still_acting_after_its_timeout_is_not_cleared_from_another_proce
         assert (tmp_path / "ledger.txt").read_text().count("charge") == 1
     finally:
         server.stop()
+
+
+PAY = """
+:Bill a owl:Class .
+:account a owl:DatatypeProperty .
+:amount a owl:DatatypeProperty .
+:t.pay a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "account" ; horis:type xsd:string ] ;
+                  horis:arg [ horis:name "amount" ; horis:type xsd:decimal ] ] ;
+    horis:binding "python:pay" ;
+    horis:timeout "5m" ;
+    horis:idempotent false .
+:Settle a horis:Workflow ; horis:focusType :Bill ; horis:start :Pay .
+:Pay a horis:ActionStep ;
+    horis:tool :t.pay ;
+    horis:requires "?this :account ?account ; :amount ?amount ." .
+"""
+
+
+@pytest.mark.parametrize("lane", ["step", "call"])
+def test_a_payment_in_doubt_is_not_made_again_with_its_amount_written_otherwise(
+        tmp_path: Path, lane: str) -> None:
+    """A tool with no subject is held in doubt for its arguments, and an amount is a value:
+    a payment of 12 (a step's, read from the world, or a call's) killed mid-call is the
+    payment of 12.0 a script then makes, and 12.00 the one an operator reconciles. Keyed by
+    the arguments' text, the payment was made twice."""
+    (tmp_path / "defs.ttl").write_text(PREFIXES + PAY)
+    (tmp_path / "world.ttl").write_text(
+        PREFIXES + ':b1 a :Bill ; :account "A1" ; :amount "12.00"^^xsd:decimal .\n')
+    (tmp_path / "tools.py").write_text(CLI_TOOLS)
+    store = ("--store", "oxigraph:store")
+    loaded = _cli(tmp_path, "load", "defs.ttl", "world.ttl", *store)
+    assert loaded.returncode == 0, loaded.stderr
+    allow = ("--allow", ",".join(ALLOW), "--tools", "tools.py")
+
+    def call(amount: str) -> list[str]:
+        return ["tools", "call", "t.pay", "defs.ttl", *store, *allow, "--format", "json",
+                "--args", f'{{"account": "A1", "amount": {amount}}}']
+
+    first = (["run", "defs.ttl", *store, *allow, "--focus", ":b1"] if lane == "step"
+             else call("12"))
+    _killed_once_it_acted(tmp_path, first)
+    ledger = tmp_path / "ledger.txt"
+    assert ledger.read_text().splitlines() == ["pay A1 12"]
+
+    again = _cli(tmp_path, *call("12.0"))
+    assert again.returncode == 5, again.stdout + again.stderr
+    assert json.loads(again.stdout)["error"]["kind"] == "outcome_unknown", again.stdout
+    assert ledger.read_text().splitlines() == ["pay A1 12"]  # not paid again
+
+    if lane == "step":  # its instance, continued, finds its call in doubt: it is let go
+        rerun = _cli(tmp_path, "run", "defs.ttl", *store, *allow, "--focus", ":b1")
+        assert "not called again" in rerun.stdout + rerun.stderr, rerun.stdout + rerun.stderr
+    reconcile = ["tools", "reconcile", "t.pay", "defs.ttl", *store,
+                 "--args", '{"account": "A1", "amount": 12.00}']
+    cleared = _cli(tmp_path, *reconcile)
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    after = _cli(tmp_path, *call("12.0"))
+    assert after.returncode == 0, after.stdout + after.stderr
+    assert ledger.read_text().splitlines() == ["pay A1 12", "pay A1 12.0"]
