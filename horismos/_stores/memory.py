@@ -9,6 +9,7 @@ in the object, moved by each write's exact delta.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -26,7 +27,7 @@ from .base import RUNTIME, Change, Conflict, Progress, Quad, ReadAhead, Store, d
 from .memory_update import parse_update, run_update
 from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
-from .stored_patterns import in_stored_form
+from .stored_patterns import in_stored_form, read_otherwise
 
 __all__ = ["MemoryStore"]
 
@@ -36,6 +37,21 @@ def _literals_stored(query: Any) -> None:
     nothing where it holds ``1.5``): :func:`.stored_patterns.in_stored_form`, once a prepared
     query (:func:`.._sparql_parse.thread_query`)."""
     in_stored_form([query.algebra])
+
+
+_read_as_written: weakref.WeakKeyDictionary[Precondition, bool] = weakref.WeakKeyDictionary()
+"""Whether a precondition has a literal the store keeps in another form, by precondition."""
+
+
+def _read_otherwise(pre: Precondition) -> bool:
+    """Whether ``pre`` is evaluated in its stored-literal form (:func:`_literals_stored`): a
+    precondition ``{ ?rx :dose 1.50 }`` found nothing where the store holds ``1.5``, which
+    Oxigraph found. One that has no such literal (most) is evaluated as prepared: no
+    second parse."""
+    found = _read_as_written.get(pre)
+    if found is None:
+        found = _read_as_written[pre] = read_otherwise([pre.select.algebra])
+    return found
 
 
 class MemoryStore(Store):
@@ -60,7 +76,7 @@ class MemoryStore(Store):
     def solutions(
         self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
     ) -> list[dict[str, Node]]:
-        return pre.solutions(self._ds, bindings)
+        return pre.solutions(self._ds, bindings, _literals_stored if _read_otherwise(pre) else None)
 
     def select(
         self,
