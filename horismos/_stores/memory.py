@@ -12,7 +12,7 @@ import threading
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rdflib import Dataset, Graph, URIRef, Variable
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
@@ -29,6 +29,9 @@ from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
 from .stored_patterns import in_stored_form, read_otherwise
 
+if TYPE_CHECKING:
+    from rdflib.plugins.sparql.sparql import Query
+
 __all__ = ["MemoryStore"]
 
 
@@ -39,8 +42,9 @@ def _literals_stored(query: Any) -> None:
     in_stored_form([query.algebra])
 
 
-_read_as_written: weakref.WeakKeyDictionary[Precondition, bool] = weakref.WeakKeyDictionary()
-"""Whether a precondition has a literal the store keeps in another form, by precondition."""
+_read_as_written: weakref.WeakKeyDictionary[Query, bool] = weakref.WeakKeyDictionary()
+"""Whether a precondition has a literal the store keeps in another form, by its prepared
+query: hashed by identity (a precondition's own hash reads every prefix it was given)."""
 
 
 def _read_otherwise(pre: Precondition) -> bool:
@@ -48,9 +52,9 @@ def _read_otherwise(pre: Precondition) -> bool:
     precondition ``{ ?rx :dose 1.50 }`` found nothing where the store holds ``1.5``, which
     Oxigraph found. One that has no such literal (most) is evaluated as prepared: no
     second parse."""
-    found = _read_as_written.get(pre)
+    found = _read_as_written.get(pre.select)
     if found is None:
-        found = _read_as_written[pre] = read_otherwise([pre.select.algebra])
+        found = _read_as_written[pre.select] = read_otherwise([pre.select.algebra])
     return found
 
 
