@@ -23,8 +23,8 @@ from .._bound_plan import bound_first
 from .._digest import ZERO, Digest
 from .._preconditions import Precondition
 from .._sparql_parse import thread_query
+from .aggregates import as_oxigraph_aggregates, asks_aggregates
 from .base import RUNTIME, Change, Conflict, Progress, Quad, ReadAhead, Store, delta_of
-from .extremes import has_extremes, in_oxigraph_order
 from .memory_update import parse_update, run_update
 from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
@@ -39,10 +39,10 @@ __all__ = ["MemoryStore"]
 def _as_oxigraph(query: Any) -> None:
     """``query`` matching literals as the store keeps them (``SELECT * { ?s ?p 1.50 }`` found
     nothing where it holds ``1.5``: :func:`.stored_patterns.in_stored_form`) and answering
-    ``MIN``/``MAX`` as Oxigraph does (:mod:`.extremes`), once a prepared query
-    (:func:`.._sparql_parse.thread_query`)."""
+    ``MIN``, ``MAX``, ``SUM`` and ``AVG`` as Oxigraph does (:mod:`.aggregates`), once a
+    prepared query (:func:`.._sparql_parse.thread_query`)."""
     in_stored_form([query.algebra])
-    in_oxigraph_order([query.algebra])
+    as_oxigraph_aggregates([query.algebra])
 
 
 _read_as_written: weakref.WeakKeyDictionary[Query, bool] = weakref.WeakKeyDictionary()
@@ -53,12 +53,12 @@ hashed by identity (a precondition's own hash reads every prefix it was given)."
 def _read_otherwise(pre: Precondition) -> bool:
     """Whether ``pre`` is evaluated in its stored-literal form (:func:`_as_oxigraph`): a
     precondition ``{ ?rx :dose 1.50 }`` found nothing where the store holds ``1.5``, which
-    Oxigraph found. One that has no such literal and no ``MIN``/``MAX`` (most) is
+    Oxigraph found. One that has no such literal and none of those aggregates (most) is
     evaluated as prepared: no second parse."""
     found = _read_as_written.get(pre.select)
     if found is None:
         parts = [pre.select.algebra]
-        found = _read_as_written[pre.select] = read_otherwise(parts) or has_extremes(parts)
+        found = _read_as_written[pre.select] = read_otherwise(parts) or asks_aggregates(parts)
     return found
 
 
