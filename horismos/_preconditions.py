@@ -140,14 +140,21 @@ class Precondition:
         """The prefixes :attr:`select_text` can name: what another thread prepares it with."""
         return tuple((k, v) for k, v in self.prefixes if f"{k}:" in self.select_text)
 
-    def solutions(self, graph: Graph, bindings: Mapping[str, Node]) -> list[dict[str, Node]]:
+    def solutions(
+        self,
+        graph: Graph,
+        bindings: Mapping[str, Node],
+        adapted: Callable[[Query], None] | None = None,
+    ) -> list[dict[str, Node]]:
+        """``adapted``: a store's own form of the query (:func:`.._sparql_parse.thread_query`),
+        evaluated instead of :attr:`select`, which other stores share as it was prepared."""
         init: dict[str, Any] = {Variable(k): v for k, v in bindings.items() if k in self.variables}
         # the thread that prepared it evaluates :attr:`select`; any other its own (rdflib
         # writes the row it is on onto a query's expressions: see thread_query)
         select = (
             self.select
-            if threading.get_ident() == self.prepared_by
-            else thread_query(self.select_text, self._select_prefixes)
+            if adapted is None and threading.get_ident() == self.prepared_by
+            else thread_query(self.select_text, self._select_prefixes, adapted)
         )
         planned = bound_first(select, frozenset(str(k) for k in init))
         rows = graph.query(planned, initBindings=init)

@@ -46,14 +46,17 @@ parsing = threading.RLock()
 
 def prepare_query(text: str, init_ns: Mapping[str, Any]) -> Query:
     """``rdflib.plugins.sparql.prepareQuery(text, initNs=init_ns)``: the same query, the same
-    errors."""
+    errors, but a constant ``FILTER`` kept (:func:`_constant_filter_kept`): rdflib's
+    ``FILTER(false)`` kept every row, of a select, a precondition or a shape's query."""
     with parsing:  # the imports too: a package half imported by another thread is refused
         from rdflib.plugins.sparql import parser
-        from rdflib.plugins.sparql.algebra import translateQuery
+        from rdflib.plugins.sparql.algebra import translateQuery, traverse
 
         expanded = parser.expandUnicodeEscapes(text)  # as rdflib's parseQuery does, first
         grammar = parser.Query if "#" in expanded else _uncommented()
-        query = translateQuery(grammar.parse_string(expanded, parse_all=True), None, init_ns)
+        parsed = grammar.parse_string(expanded, parse_all=True)
+        parsed[1] = traverse(parsed[1], visitPost=_constant_filter_kept)
+        query = translateQuery(parsed, None, init_ns)
     query._original_args = (text, init_ns, None)  # as prepareQuery records them
     return query
 
@@ -82,13 +85,14 @@ def _constant_filter_kept(node: Any) -> None:
     """A ``FILTER`` of a constant literal given it inside a ``COALESCE``, which evaluates to
     the same: rdflib's translation keeps a group's filters only if their conjunction is
     truthy as a Python value, so ``FILTER(false)`` (or ``0``, ``""``) was dropped and every
-    row kept (rdflib 7's algebra.py, ``translateGroupGraphPattern``)."""
+    row kept (rdflib 7's algebra.py, ``translateGroupGraphPattern``). A quoted literal
+    (``FILTER("")``) is still its parse node here, made a literal by the translation."""
     from rdflib.plugins.sparql.operators import Builtin_COALESCE, simplify
     from rdflib.plugins.sparql.parserutils import CompValue, Expr
 
     if isinstance(node, CompValue) and node.name == "Filter":
         expr = simplify(node.get("expr"))  # as the translation will: the wrappers gone
-        if isinstance(expr, Literal):
+        if isinstance(expr, Literal) or (isinstance(expr, CompValue) and expr.name == "literal"):
             node["expr"] = Expr("Builtin_COALESCE", Builtin_COALESCE, arg=[expr])
 
 

@@ -50,6 +50,25 @@ def test_this_is_the_focus_node(build, recorder):
     assert recorder.args("assign") == [{"patient": EX.p2, "queue": EX.routine}]
 
 
+@pytest.mark.parametrize(("requires", "fires"), [
+    ("?this :acuity ?queue ; :dose 1.50 .", True),  # the world holds 1.5, as Oxigraph keeps it
+    ("VALUES ?n { '01'^^xsd:integer } ?this :acuity ?queue ; :doses ?n .", True),
+    ("?this :acuity ?queue ; :dose 1.6 .", False),
+    ("?this :acuity ?queue FILTER(false)", False),  # rdflib dropped a constant FILTER
+])
+def test_a_step_fires_on_the_literal_the_world_holds_on_every_store(
+    build, recorder, requires, fires
+):
+    defs = TRIAGE.replace('"?this :acuity ?queue ."', f'"{requires}"')
+    agent, world = build(defs, WARD + ":p1 :dose 1.50 ; :doses 1 .\n",
+                         tools={"assign": recorder.tool("assign", {"ref": "R-1"})})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == ("completed" if fires else "blocked")
+    assert len(recorder.args("assign")) == int(fires)
+
+
 INJECTION = 'x" } ; DROP ALL'
 
 

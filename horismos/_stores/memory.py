@@ -9,9 +9,10 @@ in the object, moved by each write's exact delta.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rdflib import Dataset, Graph, URIRef, Variable
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
@@ -22,20 +23,43 @@ from .._bound_plan import bound_first
 from .._digest import ZERO, Digest
 from .._preconditions import Precondition
 from .._sparql_parse import thread_query
+from .aggregates import as_oxigraph_aggregates, asks_aggregates
 from .base import RUNTIME, Change, Conflict, Progress, Quad, ReadAhead, Store, delta_of
 from .memory_update import parse_update, run_update
 from .oxigraph import OxigraphStore, canonical
 from .skolem import skolemise
-from .stored_patterns import in_stored_form
+from .stored_patterns import in_stored_form, read_otherwise
+
+if TYPE_CHECKING:
+    from rdflib.plugins.sparql.sparql import Query
 
 __all__ = ["MemoryStore"]
 
 
-def _literals_stored(query: Any) -> None:
+def _as_oxigraph(query: Any) -> None:
     """``query`` matching literals as the store keeps them (``SELECT * { ?s ?p 1.50 }`` found
-    nothing where it holds ``1.5``): :func:`.stored_patterns.in_stored_form`, once a prepared
-    query (:func:`.._sparql_parse.thread_query`)."""
+    nothing where it holds ``1.5``: :func:`.stored_patterns.in_stored_form`) and answering
+    ``MIN``, ``MAX``, ``SUM`` and ``AVG`` as Oxigraph does (:mod:`.aggregates`), once a
+    prepared query (:func:`.._sparql_parse.thread_query`)."""
     in_stored_form([query.algebra])
+    as_oxigraph_aggregates([query.algebra])
+
+
+_read_as_written: weakref.WeakKeyDictionary[Query, bool] = weakref.WeakKeyDictionary()
+"""Whether a precondition is read in :func:`_as_oxigraph`'s form, by its prepared query:
+hashed by identity (a precondition's own hash reads every prefix it was given)."""
+
+
+def _read_otherwise(pre: Precondition) -> bool:
+    """Whether ``pre`` is evaluated in its stored-literal form (:func:`_as_oxigraph`): a
+    precondition ``{ ?rx :dose 1.50 }`` found nothing where the store holds ``1.5``, which
+    Oxigraph found. One that has no such literal and none of those aggregates (most) is
+    evaluated as prepared: no second parse."""
+    found = _read_as_written.get(pre.select)
+    if found is None:
+        parts = [pre.select.algebra]
+        found = _read_as_written[pre.select] = read_otherwise(parts) or asks_aggregates(parts)
+    return found
 
 
 class MemoryStore(Store):
@@ -60,7 +84,7 @@ class MemoryStore(Store):
     def solutions(
         self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
     ) -> list[dict[str, Node]]:
-        return pre.solutions(self._ds, bindings)
+        return pre.solutions(self._ds, bindings, _as_oxigraph if _read_otherwise(pre) else None)
 
     def select(
         self,
@@ -69,7 +93,7 @@ class MemoryStore(Store):
         ns: Mapping[str, str],
     ) -> list[dict[str, Node]]:
         # parsed once per thread (rdflib's parser takes 10-70 ms a query; see thread_query)
-        prepared = thread_query(query, tuple(sorted(ns.items())), _literals_stored)
+        prepared = thread_query(query, tuple(sorted(ns.items())), _as_oxigraph)
         q = bound_first(prepared, frozenset(bindings))
         init: dict[str, Any] = {Variable(k): v for k, v in bindings.items()}
         rows = self._ds.query(q, initBindings=init)

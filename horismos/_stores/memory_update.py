@@ -29,7 +29,8 @@ is kept (:mod:`horismos._sparql_parse`), but known differences remain, where the
 rdflib's ISO form (``+00:00``, not ``Z``); a comparison of a number with a string or a
 language-tagged literal is true or false in rdflib, an error (no row) in Oxigraph; the
 datatype of some numeric results (a division's) and a ``USING NAMED`` of a graph that does
-not exist may differ. The ``oxigraph`` store is the reference.
+not exist may differ; docs/stores.md lists more (a triple held in several graphs, ``ORDER
+BY`` over mixed types, functions of blank nodes). The ``oxigraph`` store is the reference.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from rdflib import Literal
 
 from .oxigraph import stored_literals
 
-__all__ = ["in_stored_form"]
+__all__ = ["in_stored_form", "read_otherwise"]
 
 
 def in_stored_form(parts: list[Any]) -> None:
@@ -32,21 +32,38 @@ def in_stored_form(parts: list[Any]) -> None:
         _walk(parts, lambda lit: stored.get(lit, lit))
 
 
+def read_otherwise(parts: list[Any]) -> bool:
+    """Whether :func:`in_stored_form` would change ``parts``: a query none of whose literals
+    it changes is asked as it was prepared (and only read here)."""
+    literals: list[Literal] = []
+    _walk(parts, literals.append)
+    return bool(stored_literals(literals))
+
+
 def _walk(value: Any, visit: Callable[[Literal], Any]) -> Any:
     """``value`` with each literal within it given to ``visit`` and replaced by what it returns
-    (when it returns one): dicts and lists changed in place, tuples made anew. An ``EXISTS``
+    (when it returns one): dicts and lists changed in place, tuples made anew, and nothing
+    written where nothing changes (a query another thread evaluates is only read). An ``EXISTS``
     keeps its translated pattern as an attribute, not an item: attributes are walked too."""
     if isinstance(value, Literal):
         found = visit(value)
         return found if isinstance(found, Literal) else value
     if isinstance(value, dict):
         for key, item in value.items():
-            value[key] = _walk(item, visit)
-        for item in getattr(value, "__dict__", {}).values():
+            walked = _walk(item, visit)
+            if walked is not item:
+                value[key] = walked
+        # a copy: an expression another thread evaluates sets its ``ctx`` attribute
+        for item in list(getattr(value, "__dict__", {}).values()):
             if isinstance(item, dict):
                 _walk(item, visit)
     elif isinstance(value, list):
-        value[:] = [_walk(item, visit) for item in value]
+        for i, item in enumerate(value):
+            walked = _walk(item, visit)
+            if walked is not item:
+                value[i] = walked
     elif isinstance(value, tuple):
-        return tuple(_walk(item, visit) for item in value)
+        walked_items = tuple(_walk(item, visit) for item in value)
+        if any(w is not v for w, v in zip(walked_items, value, strict=True)):
+            return walked_items
     return value

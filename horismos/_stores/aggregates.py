@@ -1,0 +1,199 @@
+"""Aggregates on the ``memory`` store answered as Oxigraph answers them.
+
+rdflib's ``MIN``/``MAX`` (7.x) made every answer a literal (``MIN`` of ``:x`` and ``:y`` was
+``"http://…/x"``, of a blank node its label), skipped the rows whose expression errs or is
+unbound, and ordered literals of different datatypes by datatype first. Oxigraph, the
+reference, orders terms as its ``ORDER BY`` does (SPARQL 1.1 §15.1, extended): blank nodes,
+then IRIs by their text, then literals; two numbers, or two ``xsd:dateTime`` (or
+``xsd:date``) values both with a timezone or both without, by value; any other two by
+lexical form, then datatype IRI, then language tag (``0`` before ``true``, ``"a"@en``
+before ``"a"``, ``"10"`` before ``9``).
+
+rdflib's ``SUM`` failed the whole query on a value that is not a number (``SPARQLTypeError``,
+or a ``TypeError`` for a boolean) and skipped an unbound one; its ``AVG`` averaged the
+numbers alone (``0`` when none), and with ``DISTINCT`` both failed on an unbound value
+(``NotBoundError``). On Oxigraph a group holding an unbound value, or one the aggregate
+cannot take (not a number for ``SUM``/``AVG``, an error for any), has no ``MIN``, ``MAX``,
+``SUM`` nor ``AVG``: the variable is left unbound and the other groups answer.
+
+The store's prepared query names these accumulators instead of rdflib's
+(:func:`as_oxigraph_aggregates`), once, when it is prepared: rdflib looks an aggregate's
+accumulator up by its algebra node's name, and the names added here are its own, so no other
+query rdflib evaluates in the process is changed. ``COUNT``, ``SAMPLE``, ``GROUP_CONCAT``
+and ``ORDER BY`` over mixed types are still rdflib's (docs/stores.md).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, MutableMapping
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from rdflib import RDF, XSD, BNode, Literal, URIRef
+
+if TYPE_CHECKING:
+    from rdflib.plugins.sparql.aggregates import Accumulator
+    from rdflib.plugins.sparql.sparql import FrozenBindings
+
+__all__ = ["as_oxigraph_aggregates", "asks_aggregates"]
+
+_OWN = {
+    name: f"{name}_Oxigraph"
+    for name in ("Aggregate_Min", "Aggregate_Max", "Aggregate_Sum", "Aggregate_Avg")
+}
+_NUMERIC = frozenset(
+    str(XSD[t])
+    for t in [
+        *("integer", "decimal", "float", "double", "int", "long", "short", "byte"),
+        *("nonNegativeInteger", "positiveInteger", "nonPositiveInteger", "negativeInteger"),
+        *("unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte"),
+    ]
+)
+_LANG_STRING = RDF.langString
+_TIMES = frozenset({str(XSD.dateTime), str(XSD.date)})
+
+
+def asks_aggregates(parts: list[Any]) -> bool:
+    """Whether a translated query's algebra asks ``MIN``, ``MAX``, ``SUM`` or ``AVG`` (only
+    read)."""
+    return any(True for _ in _aggregates(parts))
+
+
+def as_oxigraph_aggregates(parts: list[Any]) -> None:
+    """Each ``MIN``, ``MAX``, ``SUM`` and ``AVG`` of ``parts`` (a translated query's algebra)
+    answered as on Oxigraph, in place."""
+    _register()
+    for node in list(_aggregates(parts)):
+        node.name = _OWN[node.name]
+
+
+def _aggregates(value: Any) -> Any:
+    """The ``MIN``, ``MAX``, ``SUM`` and ``AVG`` nodes within ``value``."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    stack = [value]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, CompValue):
+            if x.name in _OWN:
+                yield x
+            stack.extend(dict.values(x))
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple):
+            stack.extend(x)
+
+
+def _order_key(term: Any) -> tuple[Any, ...]:
+    """What two terms of different kinds, or literals of no common value space, compare by."""
+    if isinstance(term, BNode):
+        return (0,)
+    if isinstance(term, URIRef):
+        return (1, str(term))
+    datatype = term.datatype or (_LANG_STRING if term.language else XSD.string)
+    return (2, str(term), str(datatype), term.language or "")
+
+
+def _value(term: Literal) -> tuple[str, Any] | None:
+    """A literal's value space and value, where Oxigraph compares literals by value."""
+    datatype = str(term.datatype) if term.datatype is not None else ""
+    value = None if term.ill_typed else term.value
+    if datatype in _NUMERIC and isinstance(value, int | float | Decimal):
+        return ("number", value)
+    if datatype in _TIMES and isinstance(value, dt.date):
+        aware = isinstance(value, dt.datetime) and value.tzinfo is not None
+        return (f"{datatype} {aware}", value)
+    return None
+
+
+def _oxigraph_before(a: Any, b: Any) -> bool:
+    """Whether Oxigraph orders ``a`` before ``b`` (both bound)."""
+    if isinstance(a, Literal) and isinstance(b, Literal):
+        x, y = _value(a), _value(b)
+        if x is not None and y is not None and x[0] == y[0]:
+            try:  # unordered by value (a NaN): by lexical form, as Oxigraph falls back to
+                if x[1] < y[1] or y[1] < x[1] or x[1] == y[1]:
+                    return bool(x[1] < y[1])
+            except TypeError:  # an aware time against a naive one, and the like
+                pass
+    return _order_key(a) < _order_key(b)
+
+
+def _is_number(value: Any) -> bool:
+    return (
+        isinstance(value, Literal)
+        and str(value.datatype) in _NUMERIC
+        and not value.ill_typed
+        and isinstance(value.value, int | float | Decimal)
+    )
+
+
+def _accumulators() -> dict[str, type[Accumulator]]:
+    """The accumulators, by the names :func:`as_oxigraph_aggregates` gives their nodes."""
+    from rdflib.plugins.sparql.aggregates import Accumulator, Average, Sum
+    from rdflib.plugins.sparql.evalutils import _eval
+    from rdflib.plugins.sparql.sparql import NotBoundError, SPARQLError
+
+    def failing(base: type[Accumulator], takes: Callable[[Any], bool]) -> type[Accumulator]:
+        class Failing(base):  # type: ignore[valid-type,misc]
+            """``base``, left unbound by a row whose value it does not ``take``."""
+
+            failed = False
+
+            def use_row(self, row: FrozenBindings) -> bool:  # DISTINCT's test
+                try:
+                    return bool(super().use_row(row))
+                except NotBoundError:
+                    return True  # seen by update, which fails the group
+
+            def update(self, row: FrozenBindings, aggregator: Any) -> None:
+                if self.failed:
+                    return
+                try:
+                    value = _eval(self.expr, row)
+                except NotBoundError:
+                    value = None
+                if value is None or isinstance(value, SPARQLError) or not takes(value):
+                    self.failed = True
+                else:
+                    self.take(value, row, aggregator)
+
+            def take(self, value: Any, row: FrozenBindings, aggregator: Any) -> None:
+                super().update(row, aggregator)
+
+            def set_value(self, bindings: MutableMapping[Any, Any]) -> None:
+                if not self.failed:
+                    super().set_value(bindings)
+
+        return Failing
+
+    def extreme(first: Callable[[Any, Any], bool]) -> type[Accumulator]:
+        class Extreme(failing(Accumulator, lambda value: True)):  # type: ignore[misc]
+            """The first of a group's values by ``first``."""
+
+            value: Any = None
+
+            def take(self, value: Any, row: FrozenBindings, aggregator: Any) -> None:
+                if self.value is None or first(value, self.value):
+                    self.value = value
+
+            def set_value(self, bindings: MutableMapping[Any, Any]) -> None:
+                if not self.failed and self.value is not None:  # none: left unbound
+                    bindings[self.var] = self.value
+
+        return Extreme
+
+    return {
+        _OWN["Aggregate_Min"]: extreme(_oxigraph_before),
+        _OWN["Aggregate_Max"]: extreme(lambda a, b: _oxigraph_before(b, a)),
+        _OWN["Aggregate_Sum"]: failing(Sum, _is_number),
+        _OWN["Aggregate_Avg"]: failing(Average, _is_number),
+    }
+
+
+def _register() -> None:
+    from rdflib.plugins.sparql.aggregates import Aggregator
+
+    if _OWN["Aggregate_Min"] not in Aggregator.accumulator_classes:
+        Aggregator.accumulator_classes.update(_accumulators())
