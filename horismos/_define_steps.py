@@ -15,7 +15,7 @@ from rdflib import RDF, Literal, URIRef
 from rdflib.term import Node
 
 from ._adapter_decl import partial_without_adapter
-from ._define_patterns import PatternReading, sparql_why
+from ._define_patterns import PatternReading, sparql_why, variable_needle
 from ._model import RANKERS, ActionStep, DecisionStep, ProposalStep, Rule, Step, WaitStep
 from ._near_names import slip_distance
 from ._preconditions import bound_by, remote_reads
@@ -504,9 +504,9 @@ class StepBuilding(PatternReading):
             return None
         named = re.findall(r"[?$](\w+)", str(self.one(cands, HORIS.query)))
         if "this" not in named and not any(slip_distance(v, "this") <= 1 for v in named):
-            self.at_variable(
+            self.at_text(
                 "warning",
-                named[0] if named else as_var,
+                variable_needle(named[0] if named else as_var),
                 s,
                 "the horis:candidates query never names ?this, the instance's focus: every "
                 "instance is offered the same options, whatever its focus, and the model "

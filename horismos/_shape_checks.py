@@ -197,15 +197,7 @@ class ShapeChecks(TermChecks):
         }
         for p, why in what.items():
             for holder, cls in g.subject_objects(p):
-                if isinstance(cls, URIRef) and self.unknown(cls, declared):
-                    self.undeclared(
-                        cls,
-                        holder,
-                        f"{self.n(p)} {self.n(cls)} is declared by no loaded ontology and used "
-                        f"by no loaded data, so {why}",
-                        declared,
-                        at=(holder, p, cls),
-                    )
+                self.check_declared(holder, (holder, p, cls), why, declared)
         for holder, path in g.subject_objects(SH.path):
             requires = self.requirement(holder)
             for prop in sorted(path_properties(g, path), key=str):
