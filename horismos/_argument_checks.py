@@ -12,7 +12,7 @@ from rdflib import RDF, RDFS, URIRef
 from rdflib.term import Node, Variable
 
 from ._datatypes import DATATYPES, derives_from
-from ._define_patterns import PatternReading
+from ._define_patterns import PatternReading, variable_needle
 from ._model import ActionStep, Arg, ProposalStep
 from ._preconditions import group_triples
 from ._term_kinds import range_class, value_kinds
@@ -111,9 +111,9 @@ class ArgumentChecks(PatternReading):
             if wanted in (None, kind):
                 self.check_option_classes(proposal, cands, algebra, nxt)
                 continue
-            self.at_variable(
+            self.at_text(
                 "error",
-                var,
+                variable_needle(var),
                 step,
                 f"the horis:candidates query binds ?{var} to a {kind}, but horis:next "
                 f"{self.n(nxt.iri)} takes the option as a {wanted} ({why}): {so}",
@@ -162,19 +162,17 @@ class ArgumentChecks(PatternReading):
                 if not a.is_class:
                     self.check_argument_datatype(step, a, var, algebra)
                     continue
-                given = self.unrelated_classes(algebra, var, a.type)
-                if given is None:
-                    continue
-                self.at_variable(
-                    "warning",
+                self.warn_unrelated(
+                    algebra,
                     var,
-                    step.iri,
-                    f"horis:requires binds ?{var} to nodes of {given}, but it gives argument "
-                    f'"{a.name}" of {step.tool.name}, which takes a {self.n(a.type)}: unless '
-                    "a node is both, every call is refused, after the steps before it have "
-                    "acted",
+                    a,
+                    step.tool.name,
+                    (f"horis:requires binds ?{var} to nodes of ", ""),
+                    "it gives",
+                    "call is refused, after the steps before it have acted",
                     f"bind ?{var} to a {self.n(a.type)} in the pattern, or give "
                     f'"{a.name}" from a variable that is one',
+                    step.iri,
                     (step.iri, HORIS.requires),
                 )
 
@@ -198,9 +196,9 @@ class ArgumentChecks(PatternReading):
                     or derives_from(a.type, r)
                 ):
                     continue
-                self.at_variable(
+                self.at_text(
                     "warning",
-                    var,
+                    variable_needle(var),
                     step.iri,
                     f"horis:requires binds ?{var} to a value of {self.n(p)}, whose rdfs:range "
                     f'is {self.n(r)}, but it gives argument "{a.name}" of {step.tool.name}, '
@@ -225,20 +223,48 @@ class ArgumentChecks(PatternReading):
         for a in nxt.tool.args:
             if nxt.var_for(a.name) != var or not a.is_class:
                 continue
-            given = self.unrelated_classes(algebra, var, a.type)
-            if given is None:
-                continue
-            self.at_variable(
-                "warning",
+            self.warn_unrelated(
+                algebra,
                 var,
-                proposal.iri,
-                f"the horis:candidates query gives nodes of {given} as ?{var}, but horis:next "
-                f'{self.n(nxt.iri)} gives ?{var} to argument "{a.name}" of {nxt.tool.name}, '
-                f"which takes a {self.n(a.type)}: unless a node is both, every choice is "
-                "refused when the tool is called",
+                a,
+                nxt.tool.name,
+                ("the horis:candidates query gives nodes of ", f" as ?{var}"),
+                f"horis:next {self.n(nxt.iri)} gives ?{var} to",
+                "choice is refused when the tool is called",
                 f"have the candidates query give nodes of {self.n(a.type)} as ?{var}",
+                proposal.iri,
                 (cands, HORIS.query),
             )
+
+    def warn_unrelated(
+        self,
+        algebra: Any,
+        var: str,
+        a: Arg,
+        tool: str,
+        gives: tuple[str, str],
+        via: str,
+        refused: str,
+        hint: str,
+        owner: Node,
+        where: tuple[Node, URIRef],
+    ) -> None:
+        """A warning, at ``?var`` in the ``where`` pattern, when that pattern gives ``?var``
+        only nodes of classes unrelated to argument ``a``'s (:meth:`unrelated_classes`):
+        ``gives`` words the pattern around those classes, ``via`` what hands ``?var`` to the
+        argument of ``tool``, ``refused`` what then fails."""
+        given = self.unrelated_classes(algebra, var, a.type)
+        if given is None:
+            return
+        self.at_text(
+            "warning",
+            variable_needle(var),
+            owner,
+            f'{gives[0]}{given}{gives[1]}, but {via} argument "{a.name}" of {tool}, which '
+            f"takes a {self.n(a.type)}: unless a node is both, every {refused}",
+            hint,
+            where,
+        )
 
     def check_for_each_subjects(self) -> None:
         """A horis:forEach step whose calls all write on the focus (the effect's subject

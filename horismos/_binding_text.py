@@ -29,6 +29,13 @@ def binding_text_problem(binding: str) -> tuple[str, str] | None:
             return f"is no URL a request can be sent to ({e})", 'write "https://host[:port]/path"'
         if not parts.hostname or port == 0:
             return "is no URL a request can be sent to (no host)", 'write "https://host/path"'
+        if (space := re.search(r"\s", binding)) is not None:
+            # sent as it is, the request went to a URL with %20 (or worse) where it stood
+            return (
+                "is no URL a request can be sent to: it has white space in it "
+                f"({binding[max(space.start() - 8, 0) : space.end() + 8]!r})",
+                "remove the space, or write %20 where the path has one",
+            )
         return _url_placeholders(binding)
     return None
 

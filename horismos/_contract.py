@@ -123,6 +123,8 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                 how = f"?{var} appears only inside FILTER NOT EXISTS or MINUS, which bind nothing"
             else:
                 how = f"no pattern variable ?{var} and no horis:bind give it"
+                if pre is not None:  # at the pattern the variable is missing from
+                    at = (step.iri, HORIS.requires, None)
             choosers = sorted(
                 defs.name(p.iri)
                 for p in defs.steps.values()

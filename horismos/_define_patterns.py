@@ -62,6 +62,12 @@ _QUERY_FORM = re.compile(r"\s*(ASK|SELECT|CONSTRUCT|DESCRIBE|WHERE)\b", re.IGNOR
 bare word, the modeler was asked to write ``:ASK``."""
 
 
+def variable_needle(var: str) -> str:
+    """What finds ``?var`` (or ``$var``) in a pattern's text, for :meth:`PatternReading.at_text`:
+    a problem about a variable is said at the line that names it."""
+    return rf"[?$]{re.escape(var)}\b"
+
+
 class PatternReading(BuilderBase):
     """Reading a SPARQL pattern written on a node: prepared once, every problem the parser
     or the store has with it located at the pattern's own line."""
@@ -310,20 +316,6 @@ class PatternReading(BuilderBase):
             yield owner, holder, pred, pre.select.algebra
         for step, cands, algebra in self.queries:
             yield step, cands, HORIS.query, algebra
-
-    def at_variable(
-        self,
-        severity: str,
-        var: str,
-        owner: Node,
-        message: str,
-        hint: str,
-        where: tuple[Node, URIRef],
-        after: str = "",
-    ) -> None:
-        """A problem about ``?var`` in the ``where`` (holder, predicate) patterns of
-        ``owner``, at the line of the pattern text that names it (:meth:`at_text`)."""
-        self.at_text(severity, rf"[?$]{re.escape(var)}\b", owner, message, hint, where, after)
 
     def at_text(
         self,

@@ -15,7 +15,7 @@ from rdflib import RDF, Literal, URIRef
 from rdflib.term import Node
 
 from ._adapter_decl import partial_without_adapter
-from ._define_patterns import PatternReading, sparql_why
+from ._define_patterns import PatternReading, sparql_why, variable_needle
 from ._model import RANKERS, ActionStep, DecisionStep, ProposalStep, Rule, Step, WaitStep
 from ._near_names import slip_distance
 from ._preconditions import bound_by, remote_reads
@@ -68,10 +68,13 @@ class StepBuilding(PatternReading):
     """Building each step: action, decision, proposal and wait, with their patterns,
     rules, bindings, options and timeouts."""
 
-    def check_rule_orders(self, s: Node, rules: list[Rule]) -> None:
+    def check_rule_orders(
+        self, s: Node, rules: list[Rule], whens: list[tuple[Node, float | None, Node]]
+    ) -> None:
         """Two rules of one order going different ways: which is tried first would be the
         graph's order, so the branch taken could change from one load of the files to the
-        next (a rule written without horis:order is at 0)."""
+        next (a rule written without horis:order is at 0). Said at the horis:order of the
+        last rule written with it: the copied one, most often."""
         ways: dict[float, set[URIRef]] = {}
         count: dict[float, int] = {}
         for rule in rules:
@@ -80,13 +83,20 @@ class StepBuilding(PatternReading):
         for order, targets in sorted(ways.items()):
             if len(targets) > 1:
                 shown = f"{order:g}" if order else "0 (none written)"
+                tied = [w for w, o, _ in whens if (o or 0.0) == order]
+                last = max(tied, key=lambda w: self.written_line(s, w), default=None)
                 self.error(
                     s,
                     f"{count[order]} horis:when rules have horis:order {shown} and go to "
                     f"{', '.join(sorted(self.n(t) for t in targets))}: which is tried first "
                     "would depend on the order the graph happens to list them in",
                     "give each rule its own horis:order (1 is tried first)",
+                    at=(last, HORIS.order, None) if order and last is not None else last,
                 )
+
+    def written_line(self, s: Node, w: Node) -> int:
+        """The line ``w`` (a rule of step ``s``) is written at, 0 when it cannot be told."""
+        return self.src.problem("warning", s, "", None, at=w).line or 0
 
     def check_unnumbered_rule(self, s: Node, whens: list[tuple[Node, float | None, Node]]) -> None:
         """A rule written without horis:order after rules that have one: it is at 0, so it
@@ -100,11 +110,9 @@ class StepBuilding(PatternReading):
         if len(unnumbered) != 1 or not numbered:
             return
 
-        def line(w: Node) -> int:
-            return self.src.problem("warning", s, "", None, at=w).line or 0
-
         w, goes = unnumbered[0]
-        if not any(line(v) < line(w) and target != goes for v, _, target in numbered):
+        line = self.written_line(s, w)
+        if not any(self.written_line(s, v) < line and target != goes for v, _, target in numbered):
             return
         orders = [order for _, order, _ in numbered]
         self.warn(
@@ -244,7 +252,7 @@ class StepBuilding(PatternReading):
                 whens.append((w, position if order is not None else None, target))
                 if pre is not None:
                     rules.append(Rule(pre, URIRef(str(target)), position))
-            self.check_rule_orders(s, rules)
+            self.check_rule_orders(s, rules, whens)
             self.check_unnumbered_rule(s, whens)
             rules.sort(key=lambda r: r.order)
             otherwise = self.one(s, HORIS.otherwise)
@@ -504,9 +512,9 @@ class StepBuilding(PatternReading):
             return None
         named = re.findall(r"[?$](\w+)", str(self.one(cands, HORIS.query)))
         if "this" not in named and not any(slip_distance(v, "this") <= 1 for v in named):
-            self.at_variable(
+            self.at_text(
                 "warning",
-                named[0] if named else as_var,
+                variable_needle(named[0] if named else as_var),
                 s,
                 "the horis:candidates query never names ?this, the instance's focus: every "
                 "instance is offered the same options, whatever its focus, and the model "

@@ -100,6 +100,7 @@ class WorkflowBuilding(StepBuilding):
             HORIS.onPartial: "horis:onPartial",
         }
         step_nodes = self.step_nodes()
+        abstract: set[Node] = set()
         for pred, label in edges.items():
             for s, o in self.g.subject_objects(pred):
                 if o in step_nodes:
@@ -132,6 +133,16 @@ class WorkflowBuilding(StepBuilding):
                         "horis:ProposalStep or horis:WaitStep)",
                         at=(s, pred, o),
                     )
+                elif (o, RDF.type, HORIS.Step) in self.g:
+                    if o not in abstract:  # said once, where it is typed
+                        abstract.add(o)
+                        self.error(
+                            o,
+                            "horis:Step is the class of every step, not a kind of step: no "
+                            f"step runs as one, so the {label} to it leads nowhere",
+                            f"write {self.n(o)} a {self.n(self.step_kind(o))}",
+                            at=(o, RDF.type, HORIS.Step),
+                        )
                 elif (o, None, None) in self.g:
                     self.error(
                         s,
@@ -149,6 +160,18 @@ class WorkflowBuilding(StepBuilding):
                         + self.some(step_nodes),
                         at=(s, pred, o),
                     )
+
+    def step_kind(self, node: Node) -> URIRef:
+        """The kind of step ``node``'s properties say it is (horis:tool: an action step),
+        horis:ActionStep when they say none."""
+        kinds = (
+            (HORIS.when, HORIS.DecisionStep),
+            (HORIS.otherwise, HORIS.DecisionStep),
+            (HORIS.candidates, HORIS.ProposalStep),
+            (HORIS.until, HORIS.WaitStep),
+            (HORIS.wake, HORIS.WaitStep),
+        )
+        return next((k for p, k in kinds if (node, p, None) in self.g), HORIS.ActionStep)
 
     def check_decision_loops(self) -> None:
         """A cycle of DecisionSteps with no step on it that acts or waits: the world is the

@@ -14,6 +14,7 @@ from rdflib import OWL, RDF, RDFS, URIRef
 from rdflib.term import Node, Variable
 
 from ._argument_checks import ArgumentChecks
+from ._define_patterns import variable_needle
 from ._fhir import FHIR
 from ._model import ActionStep, Arg, ProposalStep, Workflow
 from ._near_names import closest_term, slip_distance
@@ -331,9 +332,9 @@ class FocusChecks(ArgumentChecks):
             for var in sorted(
                 v for v in pre.variables if v != "this" and slip_distance(v, "this") <= 1
             ):
-                self.at_variable(
+                self.at_text(
                     "warning",
-                    var,
+                    variable_needle(var),
                     owner,
                     f"{self.n(pred)} uses ?{var} but never ?this, the instance's focus: as "
                     "written it is not about the focus and holds for any match in the world"
@@ -381,9 +382,9 @@ class FocusChecks(ArgumentChecks):
                 text = " ".join(str(x) for x in self.g.objects(holder, pred))
                 var = next((m for m in re.findall(r"[?$](\w+)", text) if m in names), min(names))
                 what = "rule" if holder != owner else "step"
-                self.at_variable(
+                self.at_text(
                     "warning",
-                    var,
+                    variable_needle(var),
                     owner,
                     f"{self.n(pred)} never names ?this, the instance's focus: the {what} is "
                     "about no instance in particular — it holds, and binds "
@@ -397,9 +398,9 @@ class FocusChecks(ArgumentChecks):
                 for var in sorted(names - {*args, "this"}):
                     near = [a for a in args if len(a) > 3 and slip_distance(var, a) <= 1]
                     if near:  # a misspelt argument is a free variable: any node matches
-                        self.at_variable(
+                        self.at_text(
                             "warning",
-                            var,
+                            variable_needle(var),
                             owner,
                             f"{self.n(pred)} of a tool uses ?{var}, which is no argument of "
                             "the tool: it is bound to nothing, so it matches any node and the "
@@ -409,9 +410,9 @@ class FocusChecks(ArgumentChecks):
                         )
                 if "this" not in names or "this" in args:
                     continue
-                self.at_variable(
+                self.at_text(
                     "error",
-                    "this",
+                    variable_needle("this"),
                     owner,
                     f"{self.n(pred)} of a tool sees its arguments, not ?this: no focus is "
                     "bound here, so ?this matches any node and the guard holds for every call",
@@ -442,9 +443,9 @@ class FocusChecks(ArgumentChecks):
         for arg, var in sorted(given.items()):
             bound = var in names or var == "this" or var in chosen
             if var != arg and bound and arg in names and arg not in given.values():
-                self.at_variable(
+                self.at_text(
                     "warning",
-                    arg,
+                    variable_needle(arg),
                     step.iri,
                     f'{self.n(pred)} uses ?{arg}, but horis:bind gives argument "{arg}" '
                     f"from ?{var}: ?{arg} in the pattern is not what the tool receives but "
@@ -486,9 +487,9 @@ class FocusChecks(ArgumentChecks):
                 )
                 continue
             var = first.group(1)
-            self.at_variable(
+            self.at_text(
                 "warning",
-                var,
+                variable_needle(var),
                 owner,
                 message,
                 f"did you mean ?this in place of ?{var}? ?this is the node the instance runs for",

@@ -165,11 +165,14 @@ def hazards(
         if isinstance(each, WaitStep) and (h := _timeout_goes_on(each, steps, name)) is not None:
             yield h
     # a loop through a wait only a person ends goes round once per answer, each time round
-    # called again by that person's decision, not by the runtime: it is left out
+    # called again by that person's decision, not by the runtime: it is left out — unless
+    # its horis:until, once answered, holds ever after, so it never waits again
     asked = {
         s.iri
         for s in steps.values()
-        if isinstance(s, WaitStep) and set(s.wake) == {HORIS.OperatorInput}
+        if isinstance(s, WaitStep)
+        and set(s.wake) == {HORIS.OperatorInput}
+        and (s.until is None or not _stays_true(s.until))
     }
     flow = {s: {t: None for t in out if t not in asked} for s, out in flow_graph(steps).items()}
     budget = min((w.max_steps for w in workflows.values()), default=DEFAULT_MAX_STEPS)
@@ -198,11 +201,23 @@ def hazards(
                 key=len,
             )
             cycle = " → ".join(name(s) for s in [iri, *back])
+            answered = sorted(
+                name(s)
+                for s in [iri, *back]
+                if isinstance(w := steps.get(s), WaitStep) and set(w.wake) == {HORIS.OperatorInput}
+            )
             yield Hazard(
                 iri,
                 f"the step is on a cycle ({cycle}) and its tool {called.name} is not idempotent: "
                 "each time round calls it again, until a horis:requires on the way stops "
-                f"holding or the instance runs out of steps (horis:maxSteps, {budget} here)",
+                f"holding or the instance runs out of steps (horis:maxSteps, {budget} here)"
+                + (
+                    f"; the horis:until of {', '.join(answered)}, once a person's answer makes "
+                    "it hold, holds every time round after (nothing on it can stop holding), "
+                    "so it does not wait for another answer"
+                    if answered
+                    else ""
+                ),
                 "make the loop's horis:requires depend on something the tool writes, or "
                 f"declare {called.name} horis:idempotent true if calling it again does no harm",
             )
@@ -337,6 +352,42 @@ def _tested(pre: Precondition) -> set[URIRef]:
         o if p == RDF.type and isinstance(o, URIRef) else p
         for _, p, o in algebra_triples(pre.select.algebra)
     }
+
+
+_MAY_STOP_HOLDING = frozenset(
+    {
+        "Minus",
+        "LeftJoin",
+        "Builtin_EXISTS",
+        "Builtin_NOTEXISTS",
+        "Builtin_BOUND",
+        "Builtin_NOW",
+        "Builtin_RAND",
+        "Group",
+        "AggregateJoin",
+        "Slice",
+    }
+)
+"""Parts of a pattern's algebra that can make it stop holding as facts are added (a negation,
+an OPTIONAL tested with BOUND, the clock, a count, a limit)."""
+
+
+def _stays_true(pre: Precondition) -> bool:
+    """Once it holds, ``pre`` holds ever after: facts are only added (an effect adds values,
+    a person's answer adds facts), and nothing in it reads what is not there, the clock or a
+    count (:data:`_MAY_STOP_HOLDING`)."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    stack: list[object] = [pre.select.algebra]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, CompValue) and x.name in _MAY_STOP_HOLDING:
+            return False
+        if isinstance(x, Mapping):
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple):
+            stack.extend(x)
+    return True
 
 
 def _timeout_goes_on(

@@ -15,6 +15,7 @@ from rdflib.term import Node, Variable
 
 from ._argument_checks import ArgumentChecks
 from ._datatypes import turtle_term
+from ._define_patterns import variable_needle
 from ._digraph import Digraph, add_edge, shortest_path, strongly_connected
 from ._graph_blocks import named_graph_reads
 from ._model import ProposalStep
@@ -221,9 +222,9 @@ class PatternChecks(ArgumentChecks, TermChecks):
                 for var in sorted(read - scope - given - said):
                     said.add(var)
                     near = nearest_variable(var, sorted((scope | given) - read))
-                    self.at_variable(
+                    self.at_text(
                         "error",
-                        var,
+                        variable_needle(var),
                         owner,
                         f"{self.n(pred)}: ?{var} in a FILTER is bound by no pattern of its "
                         "group, so the filter is never true",
@@ -259,9 +260,9 @@ class PatternChecks(ArgumentChecks, TermChecks):
             else f"{test} is always false" + (" and the FILTER is never true" if decides else "")
         )
         near = nearest_variable(var, sorted(bound - {var}))
-        self.at_variable(
+        self.at_text(
             "error" if decides and not negated else "warning",
-            var,
+            variable_needle(var),
             owner,
             f"{self.n(where[1])}: ?{var} in a FILTER is bound by no pattern of its group, so "
             + outcome,
@@ -291,9 +292,9 @@ class PatternChecks(ArgumentChecks, TermChecks):
                 if kind == "NOT EXISTS"
                 else "holds for every instance as soon as any node matches it"
             )
-            self.at_variable(
+            self.at_text(
                 "warning",
-                var,
+                variable_needle(var),
                 owner,
                 f"{self.n(pred)}: FILTER {kind} names "
                 + ", ".join(f"?{v}" for v in named)

@@ -17,7 +17,7 @@ from rdflib.term import Node
 
 from ._builder_base import LOCAL_NAME, STANDARD_NAMESPACES
 from ._datatypes import NUMERIC, literal_datatype, literal_hint, range_refusing, turtle_term
-from ._define_patterns import PatternReading
+from ._define_patterns import PatternReading, variable_needle
 from ._near_names import near_individual
 from ._preconditions import InList, LiteralMatch, iri_matches, literal_matches, string_reads
 from ._term_kinds import algebra_literals, object_kind, pattern_nodes, range_class
@@ -413,9 +413,9 @@ class PatternValueChecks(PatternReading):
                     compared = f"{written}, a node, which no literal equals, so " + _outcome(
                         m.op == "!=", m.needed, m.enough, m.bound, f"?{var} {m.op} {written}", var
                     )
-                self.at_variable(
+                self.at_text(
                     "warning",
-                    var,
+                    variable_needle(var),
                     owner,
                     f"{self.n(pred)}: {self.n(m.property)}'s values are literals, but the "
                     f"FILTER compares ?{var} (its value) with {compared}",

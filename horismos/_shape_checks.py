@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import cast
 
-from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Literal, URIRef
+from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
 
@@ -102,6 +102,14 @@ def _listed_literals_hint(listed: list[Node], r: URIRef | None, name: Callable[[
     if any(t.ill_typed for t in typed):
         return f"write values of {name(r)}, or correct the rdfs:range"
     return "write sh:in ( " + " ".join(turtle_term(t, name) for t in typed) + " )"
+
+
+def _required(g: Graph, pshape: Node) -> bool:
+    """``pshape`` asks for at least one value (``sh:minCount`` 1 or more, or a
+    ``sh:hasValue``): of a node holding no value of its path, it never holds."""
+    least = g.value(pshape, SH.minCount)
+    counted = isinstance(least, Literal) and isinstance(least.toPython(), int)
+    return (counted and cast(Literal, least).toPython() > 0) or (pshape, SH.hasValue, None) in g
 
 
 class ShapeChecks(TermChecks):
@@ -197,15 +205,7 @@ class ShapeChecks(TermChecks):
         }
         for p, why in what.items():
             for holder, cls in g.subject_objects(p):
-                if isinstance(cls, URIRef) and self.unknown(cls, declared):
-                    self.undeclared(
-                        cls,
-                        holder,
-                        f"{self.n(p)} {self.n(cls)} is declared by no loaded ontology and used "
-                        f"by no loaded data, so {why}",
-                        declared,
-                        at=(holder, p, cls),
-                    )
+                self.check_declared(holder, (holder, p, cls), why, declared)
         for holder, path in g.subject_objects(SH.path):
             requires = self.requirement(holder)
             for prop in sorted(path_properties(g, path), key=str):
@@ -500,9 +500,14 @@ class ShapeChecks(TermChecks):
             slips = list(self.kind_slips(holder, path, kind, ranges, rng))
             severity, does = unmet(g, holder) if slips else ("error", "")
             for p, v, asks, hint in slips:
+                written = (
+                    f"[ sh:path {self.n(cast(URIRef, g.value(v, SH.path)))} … ]"
+                    if p == SH.property
+                    else turtle_term(v, self.n)
+                )
                 (self.error if severity == "error" else self.warn)(
                     holder,
-                    f"{self.n(p)} {turtle_term(v, self.n)} asks for {asks}, but {values}, so "
+                    f"{self.n(p)} {written} asks for {asks}, but {values}, so "
                     f"no value conforms: {does}",
                     hint,
                     at=(holder, p, v),
@@ -528,6 +533,16 @@ class ShapeChecks(TermChecks):
                     dt,
                     "literals",
                     f"write sh:class {self.n(cls)}" if cls else "write sh:class with its class",
+                )
+        for inner in g.objects(holder, SH.property):
+            held = g.value(inner, SH.path)
+            if kind == "literal" and isinstance(held, URIRef) and _required(g, inner):
+                yield (
+                    SH.property,
+                    inner,
+                    f"values that hold {self.n(held)} (a literal holds no property)",
+                    f"put this sh:property [ sh:path {self.n(held)} … ] on the shape of the "
+                    f"node that holds {self.n(held)}, beside the one on {self.n(path)}",
                 )
         for v in g.objects(holder, SH.hasValue):
             if kind == "node" and isinstance(v, Literal):

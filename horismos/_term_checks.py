@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from decimal import Decimal
 from typing import Any, cast
 
@@ -181,16 +181,11 @@ class TermChecks(PatternReading):
                     home = homes.get(cast(URIRef, p))
                     if home is None or home & kinds or kind != min(kinds, key=_AUTHORED.index):
                         continue
-                    self.problems.append(
-                        self.src.problem(
-                            "error" if p in _POLICY else "warning",
-                            node,
-                            f"{self.n(p)} is a property of {kind_names(home, self.n)}; on "
-                            f"{kind_names({kind}, self.n)} it does nothing"
-                            + (_POLICY_UNHELD if p in _POLICY else ""),
-                            self.placement_hint(node, cast(URIRef, p), home),
-                            at=(node, cast(URIRef, p), o),
-                        )
+                    self.misplaced(
+                        node,
+                        (node, cast(URIRef, p), o),
+                        f"{kind_names(home, self.n)}; on {kind_names({kind}, self.n)}",
+                        self.placement_hint(node, cast(URIRef, p), home),
                     )
         for tool in sorted(set(self.g.subjects(RDF.type, HORIS.Tool)), key=str):
             inside = [
@@ -204,18 +199,30 @@ class TermChecks(PatternReading):
                     home = homes.get(cast(URIRef, p))
                     if home is None or HORIS.Tool not in home:
                         continue
-                    self.problems.append(
-                        self.src.problem(
-                            "error" if p in _POLICY else "warning",
-                            tool,
-                            f"{self.n(p)} is a property of the tool; inside its "
-                            f"{self.n(where)} [ … ] it does nothing"
-                            + (_POLICY_UNHELD if p in _POLICY else ""),
-                            f"move it out of the brackets, onto the tool: {self.n(tool)} "
-                            f"{self.n(p)} {self.n(o)}",
-                            at=(n, cast(URIRef, p), o),
-                        )
+                    self.misplaced(
+                        tool,
+                        (n, cast(URIRef, p), o),
+                        f"the tool; inside its {self.n(where)} [ … ]",
+                        f"move it out of the brackets, onto the tool: {self.n(tool)} "
+                        f"{self.n(p)} {self.n(o)}",
                     )
+
+    def misplaced(
+        self, node: Node, at: tuple[Node, URIRef, Node], home_here: str, hint: str
+    ) -> None:
+        """``at``'s property written where it does nothing (``home_here``: its home; where it
+        stands): an error for a policy property, which then does not hold, else a warning."""
+        p = at[1]
+        self.problems.append(
+            self.src.problem(
+                "error" if p in _POLICY else "warning",
+                node,
+                f"{self.n(p)} is a property of {home_here} it does nothing"
+                + (_POLICY_UNHELD if p in _POLICY else ""),
+                hint,
+                at=at,
+            )
+        )
 
     def placement_hint(self, node: Node, p: URIRef, home: frozenset[URIRef]) -> str:
         """Where ``p`` written on ``node`` belongs: the tool the step calls, the steps that
@@ -539,6 +546,22 @@ class TermChecks(PatternReading):
                     at=(holder, pred, None),
                     in_text=(holder, pred),
                 )
+
+    def check_declared(
+        self, node: Node, at: tuple[Node, URIRef, Node], so: str, known: Set[URIRef]
+    ) -> None:
+        """A warning (:meth:`undeclared`) when the IRI ``at`` names is in none of ``known``:
+        ``so`` says what naming it there does."""
+        _, p, term = at
+        if isinstance(term, URIRef) and self.unknown(term, known):
+            self.undeclared(
+                term,
+                node,
+                f"{self.n(p)} {self.n(term)} is declared by no loaded ontology and used by no "
+                f"loaded data, so {so}",
+                known,
+                at=at,
+            )
 
     def undeclared(
         self,

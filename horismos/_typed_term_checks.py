@@ -63,15 +63,13 @@ class TypedTermChecks(TermChecks):
             for e in self.g.objects(tool, HORIS.effect):
                 for a in self.g.objects(e, HORIS.asserts):
                     prop = self.one(a, HORIS.property)
-                    if isinstance(prop, URIRef) and self.unknown(prop, known):
-                        self.undeclared(
-                            prop,
+                    if prop is not None:
+                        self.check_declared(
                             tool,
-                            f"horis:property {self.n(prop)} is declared by no loaded ontology "
-                            "and used by no loaded data, so what the tool returns for it "
-                            "lands under a property nothing else reads",
+                            (a, HORIS.property, prop),
+                            "what the tool returns for it lands under a property nothing else "
+                            "reads",
                             known,
-                            at=(a, HORIS.property, prop),
                         )
                     what = "asserted property " + (self.n(prop) if prop is not None else "")
                     for typ in self.g.objects(a, HORIS.type):
@@ -85,16 +83,12 @@ class TypedTermChecks(TermChecks):
                             self.check_range(tool, a, prop, value, fixed=True)
         for wf in sorted(set(self.g.subjects(RDF.type, HORIS.Workflow)), key=str):
             for focus in self.g.objects(wf, HORIS.focusType):
-                if isinstance(focus, URIRef) and self.unknown(focus, known):
-                    self.undeclared(
-                        focus,
-                        wf,
-                        f"horis:focusType {self.n(focus)} is declared by no loaded ontology "
-                        "and used by no loaded data, so no node is one and the workflow "
-                        "has nothing to run for",
-                        known,
-                        at=(wf, HORIS.focusType, focus),
-                    )
+                self.check_declared(
+                    wf,
+                    (wf, HORIS.focusType, focus),
+                    "no node is one and the workflow has nothing to run for",
+                    known,
+                )
 
     def check_term_kinds(self) -> None:
         """A property written where a class goes (an argument's or an assertion's
@@ -119,31 +113,30 @@ class TypedTermChecks(TermChecks):
             return f"{self.n(found)}, the {self.n(via)} of {self.n(prop)}" if found else None
 
         def typed_by_property(
-            tool: Node, holder: Node, typ: Node, what: str, so: str, fits: str | None
+            tool: Node, holder: Node, what: str, so: str, of: Node | None
         ) -> None:
-            self.error(
-                tool,
-                f"{what} has horis:type {self.n(typ)}, a property, not a class: no node is "
-                f"one, so {so}",
-                f"write horis:type {fits}"
-                if fits
-                else "write horis:type with the class of the nodes it takes",
-                at=(holder, HORIS.type, typ),
-            )
+            """Each horis:type of ``holder`` that is a property: the hint is the range of
+            ``of`` (the asserted property), or, without one, of the property written."""
+            for typ in g.objects(holder, HORIS.type):
+                if not is_(typ, "property"):
+                    continue
+                ranged = of if isinstance(of, URIRef) else cast(URIRef, typ)
+                fits = meant(ranged, RDFS.range)
+                self.error(
+                    tool,
+                    f"{what} has horis:type {self.n(typ)}, a property, not a class: no node is "
+                    f"one, so {so}",
+                    f"write horis:type {fits}"
+                    if fits
+                    else "write horis:type with the class of the nodes it takes",
+                    at=(holder, HORIS.type, typ),
+                )
 
         for tool in sorted(set(g.subjects(RDF.type, HORIS.Tool)), key=str):
             for takes in g.objects(tool, HORIS.takes):
                 for a in g.objects(takes, HORIS.arg):
-                    for typ in g.objects(a, HORIS.type):
-                        if is_(typ, "property"):
-                            typed_by_property(
-                                tool,
-                                a,
-                                typ,
-                                f'argument "{self.text(a, HORIS.name) or "?"}"',
-                                "every call is refused",
-                                meant(cast(URIRef, typ), RDFS.range),
-                            )
+                    what = f'argument "{self.text(a, HORIS.name) or "?"}"'
+                    typed_by_property(tool, a, what, "every call is refused", None)
             for e in g.objects(tool, HORIS.effect):
                 for a in g.objects(e, HORIS.asserts):
                     prop = self.one(a, HORIS.property)
@@ -156,16 +149,13 @@ class TypedTermChecks(TermChecks):
                             "write the property the tool's value is written under",
                             at=(a, HORIS.property, prop),
                         )
-                    for typ in g.objects(a, HORIS.type):
-                        if is_(typ, "property"):
-                            typed_by_property(
-                                tool,
-                                a,
-                                typ,
-                                f"asserted property {self.n(prop or a)}",
-                                "the gate refuses every value, after the tool has acted",
-                                meant(prop, RDFS.range) if isinstance(prop, URIRef) else None,
-                            )
+                    typed_by_property(
+                        tool,
+                        a,
+                        f"asserted property {self.n(prop or a)}",
+                        "the gate refuses every value, after the tool has acted",
+                        prop,
+                    )
         for pred, holder_is in _CLASS_PLACES:
             for holder, prop in sorted(g.subject_objects(pred), key=str):
                 if not is_(prop, "property"):

@@ -1,0 +1,134 @@
+"""Mistakes a modeler new to Horismos makes, each made once in a copy of a domain that
+validates clean (tests/fixtures/modeler): ``horismos validate`` must say it before anything
+runs, at the file and line where it is written, with what to write instead — and must say
+nothing of the same model written correctly."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent / "fixtures" / "modeler"
+FILES = {
+    "claims": ("ontology.ttl", "tools.ttl", "workflow.ttl"),
+    "warehouse": ("ontology.ttl", "tools.ttl", "workflow.ttl", "returns.ttl"),
+}
+
+_PAY = """:Pay a horis:ActionStep ;
+    horis:tool :claims.pay ;
+    horis:requires \"\"\" ?this :amount ?amount .
+                       FILTER NOT EXISTS { ?this :paymentRef ?r } \"\"\" ;"""
+_PAY_AGAIN = """:Pay a horis:ActionStep ;
+    horis:tool :claims.pay ;
+    horis:next :SeniorReview ;
+    horis:requires \"\"\" ?this :amount ?amount . \"\"\" ;"""
+_SHIPMENT_SHAPE = "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ] ."
+_STANDARD = '?this :weightKg ?weight . ?carrier a :Carrier ; :code "STD" .'
+
+
+def copy_with(tmp_path: Path, domain: str, file: str, old: str, new: str) -> Path:
+    """A copy of ``domain`` with its one ``old`` in ``file`` written ``new``."""
+    folder = tmp_path / domain
+    shutil.copytree(HERE / domain, folder)
+    text = (folder / file).read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not written once in {file}"
+    (folder / file).write_text(text.replace(old, new), encoding="utf-8")
+    return folder
+
+
+def validated(folder: Path, domain: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "horismos", "validate", *FILES[domain]],
+        cwd=folder, capture_output=True, text=True, timeout=120,
+    )
+
+
+def line_of(folder: Path, file: str, text: str) -> int:
+    """The line ``text`` starts on in ``file`` of ``folder``."""
+    written = (folder / file).read_text(encoding="utf-8")
+    assert written.count(text) == 1, f"{text!r} is not written once in {file}"
+    return written[: written.index(text)].count("\n") + 1
+
+
+# (what, domain, file, old, new, where: text the problem's line starts, severity,
+#  said: in its message, fix: in what it says to write)
+MISTAKES = [
+    ("a space in an HTTP binding's URL", "warehouse", "tools.ttl",
+     '"http://127.0.0.1:18777/shipments"', '"http://127.0.0.1:18777/ship ments"',
+     'horis:binding "http://', "error",
+     "is no URL a request can be sent to: it has white space in it ('777/ship ments')",
+     "remove the space, or write %20 where the path has one"),
+    ("a required sh:property nested under a shape on a literal-valued property",
+     "warehouse", "ontology.ttl", _SHIPMENT_SHAPE,
+     "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ;\n"
+     "        sh:property [ sh:path :code ; sh:minCount 1 ] ] .",
+     "        sh:property [ sh:path :code", "error",
+     "sh:property [ sh:path :code … ] asks for values that hold :code (a literal holds no "
+     "property), but :shipmentId's values are literals of xsd:string",
+     "put this sh:property [ sh:path :code … ] on the shape of the node that holds :code"),
+    ("a loop back through a person's wait whose until, once answered, holds ever after",
+     "claims", "workflow.ttl", _PAY, _PAY_AGAIN, ":Pay a horis:ActionStep", "warning",
+     "the horis:until of :SeniorReview, once a person's answer makes it hold, holds every "
+     "time round after", "make the loop's horis:requires depend on something the tool writes"),
+    ("an argument's variable renamed in the pattern (?wt for ?weight)", "warehouse",
+     "workflow.ttl", _STANDARD, _STANDARD.replace("?weight", "?wt"),
+     '    horis:requires """ ?this :weightKg ?wt', "error",
+     'argument "weight" of ship.create_shipment is required, but no pattern variable ?weight',
+     "use ?weight in a triple pattern of the step's horis:requires"),
+    ("a decision rule copied with its horis:order", "claims", "workflow.ttl",
+     "        horis:order 2 ;", "        horis:order 1 ;",
+     """        horis:order 1 ;
+        horis:requires \"\"\" ?this :amount ?a . FILTER""", "error",
+     "2 horis:when rules have horis:order 1 and go to :Pay, :RejectOverLimit",
+     "give each rule its own horis:order"),
+    ("a step typed horis:Step, the superclass, not a kind of step", "warehouse",
+     "workflow.ttl", ":ShipStandard a horis:ActionStep ;", ":ShipStandard a horis:Step ;",
+     ":ShipStandard a horis:Step ;", "error",
+     "horis:Step is the class of every step, not a kind of step",
+     "write :ShipStandard a horis:ActionStep"),
+]
+
+
+@pytest.mark.parametrize(("what", "domain", "file", "old", "new", "where", "severity",
+                          "said", "fix"), MISTAKES, ids=[m[0] for m in MISTAKES])
+def test_each_mistake_is_said_at_its_line_with_the_fix(
+        tmp_path: Path, what: str, domain: str, file: str, old: str, new: str, where: str,
+        severity: str, said: str, fix: str) -> None:
+    folder = copy_with(tmp_path, domain, file, old, new)
+    done = validated(folder, domain)
+    head = f"{file}:{line_of(folder, file, where)}: {severity}: "
+    found = [ln for ln in done.stdout.splitlines() if ln.startswith(head) and said in ln]
+    assert len(found) == 1, done.stdout + done.stderr
+    assert " — " in found[0] and fix in found[0].split(" — ", 1)[1], found[0]
+    assert done.returncode == (1 if severity == "error" else 0), done.stdout
+    assert "Traceback" not in done.stderr
+
+
+# the same models written correctly: nothing said
+RIGHT = [
+    ("a space written %20 in an HTTP binding's URL", "warehouse", "tools.ttl",
+     '"http://127.0.0.1:18777/shipments"', '"http://127.0.0.1:18777/ship%20ments"'),
+    ("a required sh:property nested under a shape on a node-valued property", "warehouse",
+     "ontology.ttl", _SHIPMENT_SHAPE,
+     "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ] ;\n"
+     "    sh:property [ sh:path :shippedWith ; sh:property [ sh:path :code ; sh:minCount 1 ] ] ."),
+    ("a loop back through a person's wait whose until stops holding once paid", "claims",
+     "workflow.ttl", '"?this :seniorApproved true ."',
+     '"?this :seniorApproved true . FILTER NOT EXISTS { ?this :paymentRef ?r }"'),
+]
+
+
+@pytest.mark.parametrize(("what", "domain", "file", "old", "new"), RIGHT,
+                         ids=[m[0] for m in RIGHT])
+def test_the_same_written_correctly_is_said_nothing_of(
+        tmp_path: Path, what: str, domain: str, file: str, old: str, new: str) -> None:
+    folder = copy_with(tmp_path, domain, file, old, new)
+    if domain == "claims":  # and the loop back that the until makes wait again
+        text = (folder / file).read_text(encoding="utf-8")
+        (folder / file).write_text(text.replace(_PAY, _PAY_AGAIN), encoding="utf-8")
+    done = validated(folder, domain)
+    assert done.returncode == 0 and done.stdout.strip().endswith("valid"), done.stdout
