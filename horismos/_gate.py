@@ -39,15 +39,9 @@ from ._definitions_model import Definitions
 from ._errors import AuthoringError, Problem, ShaclMessage
 from ._literals import declared_types, plain_literal
 from ._model import Assertion, Tool
-from ._shacl import (
-    NotCompiled,
-    Result,
-    compile_shapes,
-    domain_targets,
-    has_datatype,
-    path_properties,
-    superclasses_of,
-)
+from ._shacl import compile_shapes, domain_targets, path_properties, superclasses_of
+from ._shacl_constraints import has_datatype
+from ._shacl_report import NotCompiled, Result
 from ._sparql_parse import PreparingGraph
 from ._vocab import HORIS
 
