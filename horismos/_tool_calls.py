@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
@@ -24,6 +24,7 @@ from ._errors import (
     NotSent,
     OutcomeUnknown,
     PreconditionError,
+    ShaclMessage,
     ToolError,
     ToolTimeout,
 )
@@ -161,23 +162,11 @@ class ToolCalls(StepRecording):
                 tool, result, subject, self.defs.name, self.gate.declared_types(tool)
             )
             if malformed:  # bytes, NUL, NaN as a decimal, a set in a value: never a literal
-                raise GateRejected(
-                    f"the result of {tool.name} holds values RDF cannot carry: "
-                    + "; ".join(str(m) for m in malformed),
-                    messages=malformed,
-                    step=str(step.iri),
-                    tool=str(tool.iri),
-                )
+                raise _result_rejected(tool, step, "holds values RDF cannot carry", malformed)
             returned = self.gate.triples(tool, subject, result)
             unfit = unfit_terms(returned)  # no store could hold them: this step's rejection
             if unfit:
-                raise GateRejected(
-                    f"the result of {tool.name} cannot be written: "
-                    + "; ".join(str(m) for m in unfit),
-                    messages=unfit,
-                    step=str(step.iri),
-                    tool=str(tool.iri),
-                )
+                raise _result_rejected(tool, step, "cannot be written", unfit)
             fixed = self.gate.fixed(tool, subject, now)
             # with horis:forEach, earlier calls' effects on this node are part of its after-view
             before = [
@@ -191,13 +180,7 @@ class ToolCalls(StepRecording):
             if not verdict.conforms:
                 shapes = verdict.against == "shapes" and self.names_shapes
                 broke = "the domain shapes" if shapes else "its declared effect"
-                raise GateRejected(
-                    f"the result of {tool.name} breaks {broke}: "
-                    + "; ".join(str(m) for m in verdict.messages),
-                    messages=verdict.messages,
-                    step=str(step.iri),
-                    tool=str(tool.iri),
-                )
+                raise _result_rejected(tool, step, f"breaks {broke}", verdict.messages)
             rec.messages = verdict.messages
             effects.extend(returned)
             effects.extend(fixed)
@@ -271,6 +254,19 @@ class ToolCalls(StepRecording):
                 break  # it may have acted: never sent again
         assert last is not None
         raise last
+
+
+def _result_rejected(
+    tool: Tool, step: ActionStep, why: str, messages: Sequence[ShaclMessage]
+) -> GateRejected:
+    """The rejection of ``tool``'s result at ``step``: what is wrong with it, then each
+    message (values RDF cannot carry, terms no store holds, the shapes it breaks)."""
+    return GateRejected(
+        f"the result of {tool.name} {why}: " + "; ".join(str(m) for m in messages),
+        messages=messages,
+        step=str(step.iri),
+        tool=str(tool.iri),
+    )
 
 
 def _unknown(
