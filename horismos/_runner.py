@@ -2,6 +2,10 @@
 
 One path for live runs and replay: where time, ids and tool outcomes come from is the
 :class:`Environment`'s business; replay passes one that reads them from a trace.
+
+This module drives instances (run, resume, continue, the step loop, decisions); an action
+step, a tool's call and a step's landing are parts :class:`Runner` inherits
+(:mod:`._runner_state` says how they are layered).
 """
 
 from __future__ import annotations
