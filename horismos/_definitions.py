@@ -44,11 +44,11 @@ from ._model import ActionStep, Step
 from ._near_names import closest_term, nearest_variable
 from ._pattern_checks import PatternChecks
 from ._pattern_value_checks import PatternValueChecks
+from ._read_sources import read_sources
 from ._shipped_vocabulary import STEP_CLASSES, authoring_shapes, vocabulary_graph
 
 # read here by tests/test_startup.py
 from ._shipped_vocabulary import _package_graph as _package_graph
-from ._sources import read_sources
 from ._timeouts import parse_timeout
 from ._typed_term_checks import TypedTermChecks
 from ._vocab import HORIS

@@ -5,7 +5,7 @@ A result is judged twice over:
 1. the triples the tool returned, against the tool's declared effect (nothing undeclared,
    right datatype or class, required values present, one value unless ``horis:many``, no
    value for a property the runtime fixes). That contract is ours, so it is compiled once
-   per tool into a plain Python check (:class:`_EffectCheck`) that says exactly what pyshacl
+   per tool into a plain Python check (:class:`EffectCheck`) that says exactly what pyshacl
    says for the closed node shape the declaration stands for (tests/test_gate_effect.py
    generates that shape and holds the check to pyshacl's verdict on it);
 2. the touched node as it would be after the effect, against the domain's own shapes that
@@ -22,32 +22,25 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
-import hashlib
 import logging
 import os
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
-from rdflib.plugins.stores.memory import Memory
 from rdflib.term import Node
 
 from ._definitions_model import Definitions
 from ._errors import AuthoringError, Problem, ShaclMessage
+from ._gate_after import After, Beyond, ReadOnAsking
+from ._gate_effect import UNDECLARED, Delta, EffectCheck, ordered, path_name
 from ._literals import declared_types, plain_literal
 from ._model import Assertion, Tool
-from ._shacl import (
-    NotCompiled,
-    Result,
-    compile_shapes,
-    domain_targets,
-    has_datatype,
-    path_properties,
-    superclasses_of,
-)
+from ._shacl import compile_shapes, domain_targets, path_properties, superclasses_of
+from ._shacl_report import NotCompiled, Result
 from ._sparql_parse import PreparingGraph
 from ._vocab import HORIS
 
@@ -56,7 +49,7 @@ if (
 ):  # pyshacl itself is imported when the gate is first built: not by `import horismos`
     from pyshacl.shapes_graph import ShapesGraph
 
-__all__ = ["Beyond", "Gate", "Verdict", "shape_problems"]
+__all__ = ["Gate", "Verdict", "shape_problems"]
 
 _NUMERIC = {
     XSD.decimal,
@@ -69,29 +62,11 @@ _NUMERIC = {
     XSD.positiveInteger,
     XSD.short,
 }
-_UNDECLARED = "urn:horismos:undeclared:"
-
-# What the effect check says, worded once for the check and the shape generator alike.
-_CLOSED = "writes a property that the effect of {tool} does not declare"
-_FIXED = "{p} is written by the runtime (horis:value); the tool must not return it"
-_CLASS = "{p} must be a node of class {t}"
-_DATATYPE = "{p} must be a literal of datatype {t}"
-_REQUIRED = (
-    "{p} is required by the effect and the result does not give it "
-    "(declare horis:optional true to allow leaving it out)"
-)
-_ONE = "{p} takes one value and the result gives several (declare horis:many true to allow several)"
-
-_Delta = dict[Node, dict[Node, set[Node]]]
-"""A small graph as subject → predicate → objects."""
 
 _log = logging.getLogger("horismos.gate")
 _NOBODY = "urn:horismos:shape-check"  # the focus a shape is loaded on: no data, no findings
-_REFERRERS = "SELECT ?s WHERE { ?s ?p ?o }"  # the subjects pointing at ?o by ?p
-_POINTING = "SELECT ?s ?p WHERE { ?s ?p ?o }"  # who points at ?o, and by what
-_JOINED = "SELECT ?s ?o WHERE { ?s ?p ?o }"  # every use of the property ?p
 _TYPE, _SUBCLASS = RDF.type, RDFS.subClassOf  # a namespace attribute is a lookup each time
-_RESOURCE, _XSD_STRING, _XSD_DECIMAL = RDFS.Resource, XSD.string, XSD.decimal
+_XSD_STRING, _XSD_DECIMAL = XSD.string, XSD.decimal
 _FLOATING = (XSD.decimal, XSD.double, XSD.float)
 
 
@@ -113,7 +88,6 @@ class Verdict:
 
 
 _CONFORMS = Verdict(True)
-_NONE: frozenset[Node] = frozenset()  # no values: read, never changed
 
 
 class Gate:
@@ -131,7 +105,7 @@ class Gate:
             else reference
         )
         self._effects = {
-            tool.iri: _EffectCheck.compile(tool, defs)
+            tool.iri: EffectCheck.compile(tool, defs)
             for tool in defs.tools.values()
             if tool.effect is not None
         }
@@ -222,7 +196,7 @@ class Gate:
         try:
             return self.defs.expand(key)
         except KeyError:
-            return URIRef(_UNDECLARED + key.replace(" ", "_"))
+            return URIRef(UNDECLARED + key.replace(" ", "_"))
 
     def _node(self, a: Assertion | None, v: Any) -> Node:
         kind = type(v)
@@ -317,7 +291,7 @@ class Gate:
         """Validate ``returned`` against the effect, then the after-view against domain shapes.
 
         ``types_of(node)`` gives a node's ``rdf:type`` values in the world; ``world`` answers
-        for the nodes past the subject a shape reaches (see :class:`_After`).
+        for the nodes past the subject a shape reaches (see :class:`After`).
         """
         effect = self._effects.get(tool.iri)
         if effect is None:
@@ -366,7 +340,7 @@ class Gate:
         use.update(extra)
         if not use:  # no shape applies: the after-view graph is not worth building
             return _CONFORMS
-        view = _After(subject, own, types_of, self._superclasses, world)
+        view = After(subject, own, types_of, self._superclasses, world)
         fast: list[Result] = []
         rest: list[URIRef] = []
         for shape in sorted(use):
@@ -396,7 +370,7 @@ class Gate:
             messages |= set(self._validate(after, rest, subject)) if rest else set()
             if self.reference:
                 messages = self._refereed(after, sorted(use), subject, messages)
-        return Verdict(not messages, tuple(_ordered(messages)))
+        return Verdict(not messages, tuple(ordered(messages)))
 
     def _refereed(
         self, after: Graph, shapes: list[URIRef], subject: Node, fast: set[ShaclMessage]
@@ -420,12 +394,12 @@ class Gate:
         triples: list[tuple],
         subject_types: set[Node],
         types_of: Any,
-        view: _After | None = None,
+        view: After | None = None,
     ) -> Graph:
         """The graph pyshacl validates: ``subject`` after the step, its values' types and
         every type's superclasses; with ``view``, and any node past them as the world holds
-        it, read when pyshacl first asks for it (:class:`_ReadOnAsking`)."""
-        after = _ReadOnAsking(view).graph if view is not None else PreparingGraph()
+        it, read when pyshacl first asks for it (:class:`ReadOnAsking`)."""
+        after = ReadOnAsking(view).graph if view is not None else PreparingGraph()
         for triple in triples:
             after.add(triple)
         self._add_types(after, (o for _, _, o in after if o != subject), types_of)
@@ -437,7 +411,7 @@ class Gate:
     def _result_message(self, r: Result) -> ShaclMessage:
         return ShaclMessage(
             focus=self.defs.name(r.focus),
-            path=_path_name(r.path, self.defs) if isinstance(r.path, URIRef) else None,
+            path=path_name(r.path, self.defs) if isinstance(r.path, URIRef) else None,
             message=r.message or "violates a shape",
             shape=self.defs.name(r.shape) if isinstance(r.shape, URIRef) else None,
             value=r.value.n3() if r.value is not None else None,
@@ -448,11 +422,11 @@ class Gate:
         subject: Node,
         returned: list[tuple[Node, Node, Node]],
         types_of: Any,
-    ) -> _Delta:
+    ) -> Delta:
         """The graph pyshacl checked the effect shape on, as dicts: the returned triples,
         each object's types and their superclasses (not the subject's own types, so the
         subject given as its own class-typed value fails as it always has)."""
-        g: _Delta = {}
+        g: Delta = {}
         # a literal has no types: passed over before rdflib's (Python) hash and comparison
         nodes = [o for _, _, o in returned if not isinstance(o, Literal) and o != subject]
         types = self._types(nodes, types_of)
@@ -507,63 +481,7 @@ class Gate:
         for shape in self._shapes.shapes_from_uris(shapes):
             _, reports = shape.validate(self._executor, g, focus=[focus])
             results.extend(reports)
-        return _ordered({_message(triples, self.defs) for _, _, triples in results})
-
-
-class _ReadOnAsking(Memory):
-    """pyshacl's data graph for a step: what :meth:`Gate._after_graph` put in it, and a node
-    past the subject read through the after-view (:class:`_After`, the world's reads, each
-    recorded) the first time pyshacl asks for it — its edges, or who points at it by a
-    property (or holds a value), every use of a property a query scans. So a shape pyshacl
-    judges (a SPARQL constraint, a qualified value shape) sees what the world holds two hops
-    away, or elsewhere, as pyshacl over the whole world would, and nothing is read that it
-    does not ask for. A pattern naming nothing at all (``?s ?p ?o``) is answered from the
-    step's own view: the whole world is never read."""
-
-    def __init__(self, view: _After) -> None:
-        super().__init__()
-        self._view = view
-        self._asked: set[tuple[Node | None, Node | None, Node | None]] = set()
-        self.graph = PreparingGraph(store=self)
-        """The one graph it holds: what is read on asking lands in it."""
-
-    def triples(self, triple_pattern: Any, context: Any = None) -> Any:
-        s, p, o = triple_pattern
-        if isinstance(p, URIRef) or p is None:  # else a path, walked one predicate at a time
-            key = (s, p, None) if s is not None else (None, p, o)
-            if key not in self._asked and not isinstance(s, Literal):
-                self._asked.add(key)
-                for triple in self._read(s, p, o):
-                    self.add(triple, self.graph)
-        return super().triples(triple_pattern, context)
-
-    def _read(self, s: Node | None, p: URIRef | None, o: Node | None) -> list[tuple]:
-        view = self._view
-        if s is not None:
-            if p is not None:
-                return [(s, p, v) for v in view.objects(s, p)]
-            return [(s, q, v) for q, v in view.outgoing(s)]
-        if o is not None:  # who points at a node (or holds a value: a uniqueness check)
-            if p == _TYPE:  # the instances of a class, in the world too
-                return [(x, p, o) for x in view.instances(o)]
-            if p is not None:
-                return [(x, p, o) for x in view.subjects(o, p)]
-            return [(x, q, o) for x, q in view.referrers(o)]
-        if p is not None:  # every use of a property: what the shape's query asks for
-            return [(x, p, v) for x, v in view.pairs(p)]
-        return []  # the whole world is never read: the step's own view only
-
-
-class Beyond(Protocol):
-    """The world's reads the gate makes of nodes past the subject (a store's)."""
-
-    def objects(self, subject: Node, predicate: Node) -> Iterable[Node]: ...
-
-    def outgoing(self, subject: Node) -> Iterable[tuple[Node, Node, Node]]: ...
-
-    def select(
-        self, query: str, bindings: Mapping[str, Node], ns: Mapping[str, str]
-    ) -> list[dict[str, Node]]: ...
+        return ordered({_message(triples, self.defs) for _, _, triples in results})
 
 
 def _shapes_graph(defs: Definitions) -> ShapesGraph:
@@ -646,292 +564,6 @@ def _bad_pattern(defs: Definitions, node: Node) -> Problem | None:
     return None
 
 
-class _After:
-    """The data the compiled shapes read: the graph :meth:`Gate._after_graph` gives pyshacl —
-    ``subject`` after the step; each of its values' types from the world; each type's
-    superclasses — answered from the step's triples and ``types_of`` without building it.
-
-    With ``world``, a node past the subject is read as the world holds it, when a shape asks:
-    a value a ``sh:node`` judges, the nodes a sequence or inverse path walks to. Without it
-    they looked empty, so ``sh:node`` on a value, or ``sh:path ( :owner rdfs:label )``, failed a
-    step whose data conforms, and an inverse path's ``sh:maxCount`` passed one that does not.
-    Only what a shape walks to is read (each read recorded, as a trace's other reads are); a
-    step a shape judges on the subject alone reads nothing more."""
-
-    __slots__ = (
-        "_beyond",
-        "_objects",
-        "_own",
-        "_subject",
-        "_superclasses",
-        "_types",
-        "_types_of",
-        "_world",
-    )
-
-    def __init__(
-        self,
-        subject: Node,
-        own: dict[Node, set[Node]],
-        types_of: Any,
-        superclasses: Mapping[URIRef, frozenset[URIRef]],
-        world: Beyond | None = None,
-    ) -> None:
-        self._subject, self._own = subject, own
-        self._types_of, self._superclasses = types_of, superclasses
-        self._world = world
-        self._objects: set[Node] | None = None  # the subject's non-literal values
-        self._types: dict[Node, set[Node]] = {}  # a value's types, as read so far
-        self._beyond: dict[tuple[Node, Node, Node | None], set[Node]] = {}  # read past it
-
-    def objects(self, node: Node, pred: URIRef) -> set[Node]:
-        if node is self._subject or node == self._subject:
-            return self._own.get(pred, set())
-        if pred == _TYPE:
-            return self._types_of_value(node)
-        if pred == _SUBCLASS and self._is_type(node):
-            return set(self._superclasses.get(node, ()))  # type: ignore[call-overload]
-        if self._world is None or isinstance(node, Literal) or pred == _SUBCLASS:
-            return set()
-        key = (node, pred, None)
-        found = self._beyond.get(key)
-        if found is None:
-            found = self._beyond[key] = set(self._world.objects(node, pred))
-        return found
-
-    def outgoing(self, node: Node) -> list[tuple[Node, Node]]:
-        if node is self._subject or node == self._subject:
-            return [(p, o) for p, values in self._own.items() for o in values]
-        if self._world is not None and not isinstance(node, Literal) and not self._is_type(node):
-            found: dict[Node, set[Node]] = {}
-            for _, p, o in self._world.outgoing(node):
-                found.setdefault(p, set()).add(o)
-            for p, values in found.items():
-                self._beyond.setdefault((node, p, None), set()).update(values)
-            return [(p, o) for p, values in found.items() for o in values]
-        out: list[tuple[Node, Node]] = [(_TYPE, t) for t in self._types_of_value(node)]
-        if self._is_type(node):
-            out += [(_SUBCLASS, s) for s in self._superclasses.get(node, ())]  # type: ignore
-        return out
-
-    def subjects(self, node: Node, pred: URIRef) -> set[Node]:
-        out = {self._subject} if node in self._own.get(pred, ()) else set()
-        if pred == _TYPE:
-            out |= {o for o in self._own_objects() if node in self._types_of_value(o)}
-        elif pred == _SUBCLASS:
-            types = set(self._own.get(_TYPE, ()))
-            for o in self._own_objects():
-                types |= self._types_of_value(o)
-            out |= {t for t in types if node in self._superclasses.get(t, ())}  # type: ignore
-        elif self._world is not None:  # who points at ``node`` in the world, besides the subject
-            key = (node, pred, node)
-            found = self._beyond.get(key)
-            if found is None:
-                rows = self._world.select(_REFERRERS, {"p": pred, "o": node}, {})
-                found = self._beyond[key] = {r["s"] for r in rows if "s" in r}
-            out |= found
-        return out
-
-    def instances(self, cls: Node) -> set[Node]:
-        """The nodes typed ``cls``: those of the after-view, and the world's (what a SPARQL
-        constraint pyshacl judges asks with ``?x a :Class``)."""
-        found = self.subjects(cls, _TYPE)
-        if self._world is not None:
-            rows = self._world.select(_REFERRERS, {"p": _TYPE, "o": cls}, {})
-            found |= {r["s"] for r in rows if "s" in r and r["s"] != self._subject}
-        return found
-
-    def referrers(self, node: Node) -> list[tuple[Node, Node]]:
-        """Who points at ``node``, and by what: the subject as after the step, the rest as
-        the world holds them (what a SPARQL constraint pyshacl judges may ask)."""
-        own = [(self._subject, p) for p, values in self._own.items() if node in values]
-        return own + self._elsewhere(_POINTING, {"o": node}, "s", "p")
-
-    def pairs(self, pred: URIRef) -> list[tuple[Node, Node]]:
-        """Every node and value ``pred`` joins: the subject's as after the step, the rest as
-        the world holds them (a SPARQL constraint that asks for it scans the property)."""
-        own = [(self._subject, v) for v in self._own.get(pred, ())]
-        return own + self._elsewhere(_JOINED, {"p": pred}, "s", "o")
-
-    def _elsewhere(
-        self, query: str, bound: dict[str, Node], first: str, second: str
-    ) -> list[tuple[Node, Node]]:
-        """``query``'s rows in the world as pairs, but the subject's: the after-view has its."""
-        if self._world is None:
-            return []
-        return [
-            (r[first], r[second])
-            for r in self._world.select(query, bound, {})
-            if first in r and second in r and r[first] != self._subject
-        ]
-
-    def beyond(self) -> Iterator[tuple[Node, Node, Node]]:
-        """The triples read past the subject, for pyshacl to see what the compiled shapes saw."""
-        for (node, pred, referred), values in self._beyond.items():
-            for v in values:
-                yield (v, pred, node) if referred is not None else (node, pred, v)
-
-    def instance_of(self, node: Node, cls: Node) -> bool:
-        return _reaches(self.objects(node, _TYPE), cls, lambda c: self.objects(c, _SUBCLASS))
-
-    def _types_of_value(self, node: Node) -> set[Node]:
-        types = self._types.get(node)
-        if types is None:
-            reached = node in self._own_objects() or (
-                self._world is not None and not isinstance(node, Literal)
-            )
-            types = set(self._types_of(node)) if reached else set()
-            self._types[node] = types
-        return types
-
-    def _is_type(self, node: Node) -> bool:
-        """Whether the after-view holds ``node``'s rdfs:subClassOf triples: it is a type of
-        the subject or of one of the subject's values."""
-        return (
-            node in self._own.get(_TYPE, ())
-            or any(node in t for t in self._types.values())  # the values read so far
-            or any(node in self._types_of_value(o) for o in self._own_objects())
-        )
-
-    def _own_objects(self) -> set[Node]:
-        if self._objects is None:
-            self._objects = {
-                o
-                for values in self._own.values()
-                for o in values
-                if not isinstance(o, Literal) and o != self._subject
-            }
-        return self._objects
-
-
-def _ordered(messages: set[ShaclMessage]) -> list[ShaclMessage]:
-    # a set: a value can break two constraints that say the same thing (sh:class, sh:nodeKind)
-    return sorted(messages, key=lambda m: (m.path or "", m.message, m.value or ""))
-
-
-@dataclass(frozen=True, slots=True)
-class _PropertyCheck:
-    """One asserted property: what its property shapes in the effect shape check."""
-
-    property: URIRef
-    path: str  # the property's name in messages
-    datatype: URIRef | None  # each value a literal of this datatype,
-    cls: URIRef | None  # or a node (not a literal) of this class
-    kind_message: str
-    min_message: str | None  # at least one value, unless horis:optional
-    max_count: int | None  # 1 unless horis:many; 0 when the runtime writes it
-    max_message: str
-
-    @classmethod
-    def compile(cls, a: Assertion, defs: Definitions) -> _PropertyCheck:
-        path, p = _path_name(a.property, defs), defs.name(a.property)
-        if a.value is not None:
-            return cls(a.property, path, None, None, "", None, 0, _FIXED.format(p=p))
-        assert a.type is not None
-        t = defs.name(a.type)
-        return cls(
-            a.property,
-            path,
-            None if a.is_class else a.type,
-            a.type if a.is_class else None,
-            (_CLASS if a.is_class else _DATATYPE).format(p=p, t=t),
-            None if a.optional else _REQUIRED.format(p=p),
-            None if a.many else 1,
-            _ONE.format(p=p),
-        )
-
-    def failures(self, values: Collection[Node], g: _Delta) -> list[tuple[str, Node | None]]:
-        """(message, offending value or None) for each way ``values`` break the shapes."""
-        out: list[tuple[str, Node | None]] = []
-        for v in values:
-            if self.cls is not None:
-                if isinstance(v, Literal) or not _instance_of(g, v, self.cls):
-                    out.append((self.kind_message, v))
-            elif self.datatype is not None and not has_datatype(v, self.datatype):
-                out.append((self.kind_message, v))
-        if self.min_message is not None and not values:
-            out.append((self.min_message, None))
-        if self.max_count is not None and len(values) > self.max_count:
-            out.append((self.max_message, None))
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class _EffectCheck:
-    """A tool's effect compiled once: the closed effect shape, checked in Python."""
-
-    shape: URIRef  # the generated shape's IRI, named by the closed message
-    message: str
-    declared: frozenset[URIRef]
-    properties: tuple[_PropertyCheck, ...]
-
-    @classmethod
-    def compile(cls, tool: Tool, defs: Definitions) -> _EffectCheck:
-        assert tool.effect is not None
-        return cls(
-            _effect_shape_iri(tool),
-            _CLOSED.format(tool=defs.name(tool.iri)),
-            frozenset(a.property for a in tool.effect.asserts),
-            tuple(_PropertyCheck.compile(a, defs) for a in tool.effect.asserts),
-        )
-
-    def messages(self, subject: Node, g: _Delta, defs: Definitions) -> list[ShaclMessage]:
-        """What pyshacl reports for ``subject`` in ``g`` against the effect shape."""
-        own = g.get(subject, {})
-        found: list[tuple[str, str, URIRef | None, Node | None]] = []
-        for p in self.properties:
-            failed = p.failures(own.get(p.property, _NONE), g)
-            if failed:
-                found.extend((p.path, m, None, v) for m, v in failed)
-        for pred, objects in own.items():
-            if pred not in self.declared:
-                path = _path_name(cast(URIRef, pred), defs)
-                found.extend(
-                    (path, self.message, self.shape, o)
-                    for o in objects
-                    if not (pred == _TYPE and o == _RESOURCE)
-                )  # as pyshacl
-        if not found:
-            return []
-        focus = defs.name(subject)
-        return _ordered(
-            {
-                ShaclMessage(
-                    focus,
-                    path,
-                    message,
-                    defs.name(shape) if shape is not None else None,
-                    v.n3() if v is not None else None,
-                )
-                for path, message, shape, v in found
-            }
-        )
-
-
-def _instance_of(g: _Delta, node: Node, cls: URIRef) -> bool:
-    """sh:class in ``g``: a type of ``node`` is ``cls`` or reaches it by rdfs:subClassOf."""
-    return _reaches(g.get(node, {}).get(_TYPE, ()), cls, lambda c: g.get(c, {}).get(_SUBCLASS, ()))
-
-
-def _reaches(types: Iterable[Node], cls: Node, supers: Callable[[Node], Iterable[Node]]) -> bool:
-    """Whether one of ``types`` is ``cls`` or reaches it through ``supers``."""
-    todo = list(types)
-    seen: set[Node] = set()
-    while todo:
-        c = todo.pop()
-        if c == cls:
-            return True
-        if c not in seen:
-            seen.add(c)
-            todo.extend(supers(c))
-    return False
-
-
-def _effect_shape_iri(tool: Tool) -> URIRef:
-    digest = hashlib.sha1(str(tool.iri).encode()).hexdigest()[:16]
-    return URIRef(f"urn:horismos:effect-shape:{digest}")
-
-
 _COMPARED = (SH.equals, SH.disjoint, SH.lessThan, SH.lessThanOrEquals)
 _NESTED = (SH.property, SH.node, SH["not"], SH.qualifiedValueShape)
 _LISTED = (SH["and"], SH["or"], SH.xone)
@@ -977,7 +609,7 @@ def _message(triples: list[tuple], defs: Definitions) -> ShaclMessage:
     shape = fields.get(SH.sourceShape)
     return ShaclMessage(
         focus=defs.name(fields[SH.focusNode]),
-        path=_path_name(path, defs) if isinstance(path, URIRef) else None,
+        path=path_name(path, defs) if isinstance(path, URIRef) else None,
         message=_in_order(str(fields.get(SH.resultMessage) or "violates a shape")),
         shape=defs.name(shape) if isinstance(shape, URIRef) else None,
         value=value.n3() if value is not None else None,
@@ -998,12 +630,6 @@ def _in_order(message: str) -> str:
     except (ValueError, SyntaxError):
         return message
     return found.group(1) + str(sorted(listed)) if isinstance(listed, list) else message
-
-
-def _path_name(path: URIRef, defs: Definitions) -> str:
-    """A property as messages name it; an undeclared key as the tool spelled it."""
-    text = str(path)
-    return text[len(_UNDECLARED) :] if text.startswith(_UNDECLARED) else defs.name(path)
 
 
 def _in_reading_order(g: Graph) -> Iterator[tuple[Node, Node, Node]]:

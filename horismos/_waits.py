@@ -42,9 +42,9 @@ from ._model import ActionStep, Step, WaitStep
 from ._near_names import closest_term
 from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
-from ._sources import parser_reason
 from ._stores import RUNTIME, Change, Conflict, Store, StoreError
 from ._stores.base import QueryRefused
+from ._turtle_syntax import parser_reason
 from ._vocab import HORIS, NS, PROV
 from ._world import (
     INDEXED_EVERY_INSTANCE,

@@ -16,7 +16,7 @@ PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 # package → what of it is used beyond its public API (keep in step with pyproject.toml)
 INTERNALS = {
     "pyshacl": "ShapesGraph, SHACLExecutor and DataGraph in horismos/_gate.py; its result "
-               "wording, reproduced by horismos/_shacl.py",
+               "wording, reproduced by horismos/_shacl_report.py and _shacl_constraints.py",
     "mcp": "the private helpers of mcp.client.stdio (spawn, parse, drain, stop) that "
            "horismos/_bindings/mcp_stdio.py reuses to cap each message a stdio server sends, "
            "and create_mcp_http_client of mcp.shared._httpx_utils that "

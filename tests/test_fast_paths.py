@@ -20,7 +20,7 @@ from rdflib import XSD, BNode, Literal, URIRef
 from horismos._bindings.limits import json_size
 from horismos._literals import _literal
 from horismos._outcomes import encode
-from horismos._runner import _n3
+from horismos._step_records import _n3
 
 
 class _Str(str):

@@ -20,16 +20,15 @@ from rdflib.term import Node
 
 from horismos import Definitions, load_definitions
 from horismos._errors import ShaclMessage
-from horismos._gate import (
+from horismos._gate import Gate, _message
+from horismos._gate_effect import (
     _CLASS,
     _CLOSED,
     _DATATYPE,
     _FIXED,
     _ONE,
     _REQUIRED,
-    Gate,
-    _effect_shape_iri,
-    _message,
+    effect_shape_iri,
 )
 from horismos._model import Tool
 
@@ -38,7 +37,7 @@ def _compile_effect(tool: Tool, g: Graph, defs: Definitions) -> URIRef:
     """The effect as a closed SHACL node shape, added to ``g``: what the compiled check
     stands for."""
     assert tool.effect is not None
-    shape = _effect_shape_iri(tool)
+    shape = effect_shape_iri(tool)
     g.add((shape, RDF.type, SH.NodeShape))
     g.add((shape, SH.closed, Literal(True)))
     g.add((shape, SH.message, Literal(_CLOSED.format(tool=defs.name(tool.iri)))))

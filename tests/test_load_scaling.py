@@ -176,7 +176,7 @@ def test_a_statement_is_placed_where_its_predicate_line_writes_its_value(
     statement (``ex:r ex:o``, in the text of the last ``ex:p`` statement, which runs to the
     next ``ex:p``) is. Only the statements writing it were scored: the value went to the last
     ``ex:p`` line, not the first one, where scoring every statement placed it (review)."""
-    from horismos._sources import read_sources
+    from horismos._read_sources import read_sources
 
     text = "@base <http://ex/> .\n@prefix ex: <http://ex/> .\nex:s ex:p <o> ;\n"
     text += "".join(f"     ex:p ex:x{i} ;\n" for i in range(others))
@@ -197,7 +197,8 @@ def test_a_statement_is_placed_where_its_predicate_line_writes_its_value(
 def test_the_word_index_places_every_statement_where_scoring_each_does(monkeypatch) -> None:
     """Scoring only the statements the word index says may hold a value's marks, from the
     most marks down, places every statement of these files where scoring each one does."""
-    from horismos._sources import Sources, read_sources
+    from horismos._read_sources import read_sources
+    from horismos._sources import Sources
 
     root = Path(__file__).parent
     paths = [
@@ -226,7 +227,7 @@ def test_blank_nodes_that_open_one_another_are_placed_without_endless_recursion(
     """``_:p2 sh:zeroOrMorePath ( _:p2 )`` (as a W3C SHACL test writes it): placing a blank
     node places the statement that opens it, which placed the list's node, which placed
     ``_:p2`` again, until Python's recursion limit (review)."""
-    from horismos._sources import read_sources
+    from horismos._read_sources import read_sources
 
     path = tmp_path / "cycle.ttl"
     path.write_text(

@@ -66,7 +66,7 @@ CASES = _cases()
 
 
 class _GraphData:
-    """horismos._shacl.Data over a whole rdflib graph."""
+    """horismos._shacl_report.Data over a whole rdflib graph."""
 
     def __init__(self, g: Graph) -> None:
         self.g = g

@@ -1,7 +1,7 @@
 """The runner's shortcuts for a step's terms, held to what rdflib and uuid give.
 
 A step's timestamps are built from the text the clock noted (``_stamps``), its arguments and
-effects are written in N3 without rdflib where nothing needs escaping (``_runner._n3``), and
+effects are written in N3 without rdflib where nothing needs escaping (``_step_records._n3``), and
 its ids are drawn without a ``uuid.UUID`` object: same literals, same text, same format — so
 the world, its digest and the trace bytes are what the general path gives.
 """
@@ -19,9 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rdflib import RDF, XSD, Literal, URIRef
 
+from horismos._environment import Environment
 from horismos._literals import plain_literal
-from horismos._runner import _IRI_TEXT, _IRI_TEXTS, Environment, _n3
 from horismos._stamps import datetime_term
+from horismos._step_records import _IRI_TEXT, _IRI_TEXTS, _n3
 from horismos._stores.oxigraph import _TERMS, datetime_literal
 
 _ZONES = st.sampled_from(

@@ -1,0 +1,128 @@
+"""What a runner is given and what it keeps while it drives instances: one base for its parts.
+
+The runner is one class composed of parts, each a module of one concept: recording a step
+(:mod:`._step_records`), calling a tool and gating its result (:mod:`._tool_calls`), an action
+step with its holds and doubts (:mod:`._action_steps`), and driving instances
+(:mod:`._runner`). Each part inherits the one below it and calls only what it inherits, so no
+part imports the runner; methods resolve on the one class, so a step pays no extra call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from rdflib import URIRef
+
+from ._bindings import Binding, McpSessions
+from ._definitions import Definitions
+from ._environment import Environment
+from ._gate import Gate
+from ._model import McpServer
+from ._policy import Policy
+from ._prechecks import Prechecks
+from ._records import InstanceRun, StepRecord
+from ._stores.base import ReadAhead
+from ._trace import TRACE_VERSION, Trace
+from ._world import World
+
+__all__ = ["RunnerState"]
+
+
+class RunnerState:
+    """A runner's inputs and per-run state (:class:`~._runner.Runner` composes its parts on it)."""
+
+    def __init__(
+        self,
+        defs: Definitions,
+        gate: Gate,
+        *,
+        world: World,
+        trace: Trace,
+        registry: Mapping[str, Callable[..., Any]],
+        env: Environment,
+        mcp_servers: Mapping[str, McpServer] | None = None,
+        policy: Policy | None = None,
+        prechecks: Prechecks | None = None,
+    ) -> None:
+        """``world`` is the world as this run reads it: a live run's store records every
+        answer in the trace (:class:`~horismos._reads.RecordingStore`), a replay's serves the
+        recorded ones (:class:`~horismos._reads.ReplayedStore`). ``policy``: what its steps
+        may call (:mod:`._policy`). ``prechecks``: the agent's answers to the checks before
+        a first step that depend on its definitions alone (:mod:`._prechecks`)."""
+        self.defs = defs
+        self.prechecks = prechecks if prechecks is not None else Prechecks(defs)
+        self.policy = policy or Policy()  # side effects allowed, approvals given (_policy)
+        self.gate = gate
+        self.world = world
+        self.store = world.store
+        self.trace = trace
+        self.registry = registry
+        self.env = env
+        self._bindings: dict[URIRef, Binding] = {}
+        self.mcp = McpSessions.for_definitions(defs, mcp_servers)  # one session a server a run
+        # per instance while it is driven, dropped when it stops: a batch stays flat in memory
+        self._pending: dict[URIRef, list[tuple]] = {}
+        self._dropped: dict[URIRef, list[tuple]] = {}  # projections an adapter commit replaces
+        self._state: dict[URIRef, list[tuple]] = {}
+        # a new instance's type, workflow and focus, until its first commit lands them
+        self._fresh: dict[URIRef, list[tuple]] = {}
+        self._recovered: set[URIRef] = set()  # instances whose state was read from the store
+        self._intent_at: dict[URIRef, URIRef] = {}  # a catalog call's intent node (call_tool)
+        self._keyed: dict[URIRef, list[tuple]] = {}  # a catalog call's idempotency key record
+        self.calls_in_doubt = 2
+        """Which rules hold calls of a tool that is not idempotent in doubt (see _intents), as
+        a trace's header says: 2, a call that may have acted and never landed — sent and never
+        answered, or answered and its result not landed (the gate rejected it, a later call of
+        its horis:forEach failed) — and a step holds the node it acts on while it calls; 1
+        (``true``), recorded before answered calls were held: only a step never answered, all
+        of its calls; 0 (absent), recorded before any was. A replay follows the trace's, or
+        its commits and reads would not be the recorded ones."""
+        self.approvals_bound = 3
+        """Whether an approval holds only for the tool's definition it was given for (see
+        :func:`._policy.implementation`), as a trace's header says: 3, its MCP server's
+        declaration included, and a request records how many approvals each payload asks
+        for (``horis:approvalsAsked``); 2, recorded before requests counted them; 1
+        (``true``), before the server counted; 0 (absent), before approvals were bound at
+        all: made none of those reads, and its requests recorded none."""
+        self.names_shapes = True
+        """Whether a rejection by the domain shapes says so, as a trace's header says; one
+        recorded before said the result broke the tool's declared effect, and an instance it
+        failed holds those words (``horis:error``), which its replay must write again."""
+        self.blocked_at = True
+        """Whether a blocked instance stores since when (``horis:blockedAt``), as a trace's
+        header says; one recorded before stored no time, and its replay must not either."""
+        self.settled_holders: (
+            Callable[[list[URIRef], float, URIRef], Awaitable[list[list[list[str]]]]] | None
+        )
+        self.settled_holders = None
+        """On a world other processes share: who holds each doubt node, read once every hold
+        that raced with this step's (landed at the time given) has landed too, and which of
+        them decided to call (:meth:`._claims.Worker.settled_holders`); see
+        :func:`._intents.yields_to`."""
+        self.keep_subject: Callable[[URIRef], Callable[[], None]] | None = None
+        """On a world other processes share: hold a subject, as a catalog call being made
+        does, until what this returns is called (:func:`._claims.keep_subject`): a step's call
+        abandoned at its timeout keeps its subject so while its function acts on."""
+        self.holds_settled = 0
+        """Which holds a step settles, then asks who else holds (a live run on a shared world,
+        or the replay of one, as its header says; the answers are recorded): 4, as 3, and a
+        step that goes first reads its preconditions again before it calls
+        (:meth:`_gone_since_read`); 3, those on any node but its focus, and those on its
+        focus too when the tool is called by steps of several workflows (each run holds only
+        its own workflow's claim on the focus) or by a step on a node that need not be its
+        focus (whose hold settles, while the run whose focus it is holds only its claim
+        there); 2, recorded before the latter; 1 (``true``), before the focus was: any node
+        but its focus; 0, none."""
+        self.trace_version = TRACE_VERSION
+        """Which quads a step's activity writes, as a trace's header says: 3, the eight that
+        say something (:func:`_activity`); 2, recorded before, four more that the vocabulary
+        entails or another quad repeats (:func:`_activity_v2`), which its replay must write
+        again to reach its recorded digests."""
+        self._types_of = self.store.types
+        self._aheads: dict[URIRef, ReadAhead] = {}
+        self._policies: dict[URIRef, dict[str, Any]] = {}
+        self.counts: dict[str, int] = {}
+        """How many instances this run left in each status."""
+        self.on_step: Callable[[InstanceRun, StepRecord], None] | None = None
+        """Called with each step's record once it has landed (``horismos run`` prints it)."""
