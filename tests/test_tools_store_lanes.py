@@ -1,15 +1,19 @@
 """The ``tools`` lanes on a persistent store given world data beside it, and the approvals
 they take, through the real command line: ``tools call`` and ``tools discover --store S
 --world F`` leave S as it was unless a call completes; an approval ``tools approve`` issued
-holds only for the tool as it was bound then.
+holds only for the tool as it was bound then; ``wake`` tells a binding not reached from one
+the policy refuses.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +22,8 @@ from conftest import ENGINE, EX, PREFIXES, WARD
 from rdflib import RDF
 
 from horismos import Agent, World
+
+SERVER = Path(__file__).resolve().parent / "servers" / "mcp_server.py"
 
 TOOLS = """
 :c.transfer a horis:Tool ;
@@ -194,3 +200,51 @@ def test_an_approval_issued_on_the_command_line_holds_only_for_the_tool_as_bound
                     again.stdout.strip(), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "calls.log").read_text() == f"2 {EX.p1}\n"
+
+
+WAITING_CALL = """
+:clinic a horis:McpServer ; horis:command "{python}" ; horis:args ( "{server}" ) .
+:t.echo a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ; horis:asserts [ horis:property :receivedArgs ;
+                   horis:key "received" ; horis:type xsd:string ] ] ;
+    horis:binding "mcp://clinic/echo" ; horis:idempotent true ; horis:timeout "20s" .
+:receivedArgs a owl:DatatypeProperty .
+:Later a horis:Workflow ; horis:focusType :Patient ; horis:start :Pause .
+:Pause a horis:WaitStep ; horis:reason "a moment" ; horis:wake horis:Timer ;
+    horis:delivery horis:Silent ; horis:timeout "1ms" ; horis:onTimeout :Call ;
+    horis:next :Call .
+:Call a horis:ActionStep ; horis:tool :t.echo ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+
+def test_wake_leaves_an_instance_whose_server_is_down_for_the_next_pass(tmp_path: Path) -> None:
+    """Any error before the first step was "blocked, not woken", exit 4: an MCP server down
+    for a minute read as a policy refusal a person must see to. It is not woken, said so,
+    exits as the error it is in `run` (2), and the next pass wakes it."""
+    server = tmp_path / "server.py"
+    shutil.copy(SERVER, server)
+    (tmp_path / "defs.ttl").write_text(PREFIXES + WAITING_CALL.format(
+        python=Path(sys.executable).as_posix(), server=server.as_posix()), encoding="utf-8")
+    (tmp_path / "ward.ttl").write_text(PREFIXES + ":p1 a :Patient .\n", encoding="utf-8")
+    store = ["--store", "oxigraph:store"]
+    defs = ["defs.ttl", str(ENGINE / "clinic.ttl")]
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    started = horismos("run", *defs, *store, "--all", cwd=tmp_path)
+    assert started.returncode == 3, started.stdout + started.stderr  # waiting
+    time.sleep(0.01)  # past its 1ms timeout
+    server.rename(tmp_path / "gone.py")
+    down = horismos("wake", *defs, *store, cwd=tmp_path)
+    assert down.returncode == 2, down.stdout + down.stderr  # 4: blocked
+    assert "not woken, its binding not reached" in down.stderr, down.stderr
+    assert "it stays waiting, and the next pass wakes it" in down.stderr
+    assert "blocked" not in down.stderr and "Traceback" not in down.stderr
+    listed = horismos("instances", *defs, *store, "--format", "json", cwd=tmp_path)
+    assert [i["status"] for i in json.loads(listed.stdout)] == ["waiting"], listed.stdout
+    (tmp_path / "gone.py").rename(server)
+    up = horismos("wake", *defs, *store, cwd=tmp_path)
+    assert up.returncode == 0, up.stdout + up.stderr
+    listed = horismos("instances", *defs, *store, "--format", "json", cwd=tmp_path)
+    assert [i["status"] for i in json.loads(listed.stdout)] == ["completed"], listed.stdout
+
