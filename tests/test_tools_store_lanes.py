@@ -20,20 +20,13 @@ from pathlib import Path
 import pytest
 from conftest import ENGINE, EX, PREFIXES, WARD
 from rdflib import RDF
+from test_catalog import TRANSFER
 
 from horismos import Agent, World
 
 SERVER = Path(__file__).resolve().parent / "servers" / "mcp_server.py"
 
-TOOLS = """
-:c.transfer a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
-                  horis:arg [ horis:name "ward" ; horis:type :Ward ] ] ;
-    horis:effect [ horis:subject "patient" ;
-                   horis:asserts [ horis:property :ref ; horis:type xsd:string ] ] ;
-    horis:requiresApproval true ;
-    horis:binding "python:transfer" .
-
+TOOLS = TRANSFER + """
 :c.fail a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
     horis:idempotent true ;
