@@ -53,17 +53,16 @@ from ._intents import (
     read_intent,
 )
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
-from ._model import Arg, Tool
+from ._model import Arg, McpServer, Tool
 from ._policy import (
     Policy,
     fingerprint,
+    given_holds_for,
     given_issued,
-    given_issued_for,
     given_print,
     given_used,
     given_used_with,
     how_to_approve,
-    implementation,
     refusal,
     server_of,
 )
@@ -75,7 +74,6 @@ from ._trace import TRACE_VERSION, Trace
 from ._world import holds_subject
 
 if TYPE_CHECKING:
-    from ._bindings.mcp import McpServer
     from ._catalog import ToolIndex
     from ._definitions import Definitions
     from ._world import World
@@ -803,8 +801,7 @@ def _check_issued(tool: Tool, world: World, approval: str, server: McpServer | N
             "the approval given was not issued by `horismos tools approve` in this world: "
             + how_to_approve(tool.name),
         )
-    issued_for = given_issued_for(world.store, approval)
-    if issued_for is not None and issued_for != implementation(tool, server):
+    if not given_holds_for(world.store, approval, tool, server):
         raise _Refused(
             "refused",
             "approval_stale",

@@ -11,9 +11,9 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from rdflib import XSD, Literal
+from rdflib import XSD, Literal, URIRef
 
 from ._agent import Agent
 from ._bindings.mcp import servers_in_force
@@ -34,8 +34,10 @@ from ._idempotency import check_key
 from ._policy import (
     allowed,
     fresh_approval,
+    given_holds_for,
     given_issue,
     given_issued,
+    given_tool,
     implementation,
     server_of,
 )
@@ -324,9 +326,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
             world,
             args.focus,
             include_blocked=True,
-            # one `tools approve` did not issue in this world allows nothing: tools call
-            # refuses it
-            approvals=[a for a in args.approval if world is None or given_issued(world.store, a)],
+            approvals=[a for a in args.approval if world is None or _taken(world, a, agent)],
             allow=args.allow.split(","),
         )
     finally:
@@ -349,6 +349,16 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
             )
         )
     return 0 if shown else 1
+
+
+def _taken(world: World, approval: str, agent: Agent) -> bool:
+    """Whether ``tools call`` takes ``approval`` in ``world``: one ``tools approve`` did not
+    issue there, or issued for a tool since rebound, allows nothing."""
+    tool = agent.definitions.tools.get(cast(URIRef, given_tool(world.store, approval)))
+    servers = servers_in_force(agent.definitions, agent.mcp_servers)
+    return given_issued(world.store, approval) and (
+        tool is None or given_holds_for(world.store, approval, tool, server_of(tool, servers))
+    )
 
 
 def cmd_tools_call(args: argparse.Namespace) -> int:

@@ -27,6 +27,11 @@ from horismos import Agent, World
 SERVER = Path(__file__).resolve().parent / "servers" / "mcp_server.py"
 
 TOOLS = TRANSFER + """
+:c.discharge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:requiresApproval true ;
+    horis:binding "python:discharge" .
+
 :c.fail a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
     horis:idempotent true ;
@@ -70,7 +75,9 @@ def project(tmp_path: Path, tools: str = TOOLS) -> list[str]:
         "    return {'ref': 'R-9'}\n\n"
         "def transfer2(patient, ward):\n    open('calls.log', 'a').write('2 ' + patient + '\\n')\n"
         "    return {'ref': 'R-2'}\n\n"
-        "def fail(patient):\n    raise RuntimeError('the ward system said no')\n",
+        "def fail(patient):\n    raise RuntimeError('the ward system said no')\n\n"
+        "def discharge(patient):\n    return {}\n\n"
+        "def discharge2(patient):\n    return {}\n",
         encoding="utf-8")
     return ["defs.ttl", str(ENGINE / "clinic.ttl"), "--tools", "ward_tools"]
 
@@ -172,7 +179,8 @@ def test_world_data_beside_a_store_is_read_once(tmp_path: Path) -> None:
 def test_an_approval_issued_on_the_command_line_holds_only_for_the_tool_as_bound(
         tmp_path: Path) -> None:
     """`tools approve` recorded no implementation, so its approval still held once the tool
-    was rebound to other code: the call went to a function nobody approved."""
+    was rebound to other code: the call went to a function nobody approved, and discovery
+    said the tool was executable."""
     defs = project(tmp_path)
     store = ["--store", "oxigraph:store"]
     (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
@@ -180,7 +188,21 @@ def test_an_approval_issued_on_the_command_line_holds_only_for_the_tool_as_bound
     args = ("--args", '{"patient": ":p1", "ward": ":w1"}')
     issued = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
     assert issued.returncode == 0, issued.stderr
-    project(tmp_path, TOOLS.replace('"python:transfer"', '"python:transfer2"'))
+    leave = horismos("tools", "approve", "c.discharge", *defs, *store, "--args",
+                     '{"patient": ":p1"}', cwd=tmp_path).stdout.strip()
+    discover = ("tools", "discover", "discharge", *defs, *store, "--focus", ":p1",
+                "--approval", leave, "--include-blocked", "--format", "json")
+
+    def discharge_blocked() -> list[str]:
+        p = horismos(*discover, cwd=tmp_path)
+        assert p.returncode in (0, 1), p.stdout + p.stderr
+        (found,) = [d for d in json.loads(p.stdout) if d["name"] == "c.discharge"]
+        return [b["reason"] for b in found.get("why_blocked", [])]
+
+    assert discharge_blocked() == []
+    project(tmp_path, TOOLS.replace('"python:transfer"', '"python:transfer2"').replace(
+        '"python:discharge"', '"python:discharge2"'))
+    assert discharge_blocked() == ["approval"]
     rebound = horismos("tools", "call", "c.transfer", *defs, *store, *args, "--approval",
                        issued.stdout.strip(), cwd=tmp_path)
     assert rebound.returncode == 5, rebound.stdout + rebound.stderr  # 0: transfer2 called
