@@ -51,7 +51,7 @@ def lend_world(world: World, paths: Sequence[str], store: str, who: str) -> Lent
     """Land the ``--world`` files ``paths`` in ``world`` (the persistent ``--store`` named
     ``store``) in one commit, refusing them, before anything lands, if they hold an approval
     record; ``who`` (``a call``, ``discovery``) is what counts only the store's approvals."""
-    with World.open("memory") as given:
+    with World.open("oxigraph") as given:  # in memory; its quads read out once, as landed
         load_world(given, paths)
         quads = list(given.store.quads())
     if holds_approval_record(quads):
