@@ -45,6 +45,7 @@ try:
         TraceError,
         TraceTampered,
         TraceVersionError,
+        Unreachable,
         UnreadableAnswer,
         UsageError,
     )
@@ -114,6 +115,7 @@ __all__ = [
     "TraceError",
     "TraceTampered",
     "TraceVersionError",
+    "Unreachable",
     "UnreadableAnswer",
     "UsageError",
     "World",

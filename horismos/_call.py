@@ -53,16 +53,18 @@ from ._intents import (
     read_intent,
 )
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
-from ._model import Arg, Tool
+from ._model import Arg, McpServer, Tool
 from ._policy import (
     Policy,
     fingerprint,
+    given_holds_for,
     given_issued,
     given_print,
     given_used,
     given_used_with,
     how_to_approve,
     refusal,
+    server_of,
 )
 from ._prechecks import refuse_unmet
 from ._records import StepRecord
@@ -115,8 +117,8 @@ class CallResult:
     """``{"conforms", "messages"}`` when the gate judged a result; None when none reached it."""
     error: dict[str, Any] | None = None
     """``{"kind", "message"}``; kinds: schema, argument_type, precondition, policy, approval,
-    approval_used, approval_not_issued, idempotency_key_reused, env, binding (refused before
-    any call), tool_error, timeout, gate_rejected."""
+    approval_used, approval_not_issued, approval_stale, idempotency_key_reused, env, binding
+    (refused before any call), tool_error, timeout, gate_rejected."""
     trace: Trace | None = None
     record: StepRecord | None = None
     call: str = ""
@@ -441,7 +443,7 @@ async def guarded_call(
             _check_policy(tool, allow)
         _check_approval(tool, payload, approval, printed)
         if issued_only and approval is not None and tool.requires_approval:
-            _check_issued(tool, world, approval)
+            _check_issued(tool, world, approval, server_of(tool, runner.mcp.servers))
         if (
             take_approval is None
             and approval is not None
@@ -786,15 +788,26 @@ def _check_approval(
         )
 
 
-def _check_issued(tool: Tool, world: World, approval: str) -> None:
+def _check_issued(tool: Tool, world: World, approval: str, server: McpServer | None) -> None:
     """Refuse an approval ``tools approve`` did not issue in this world: a fingerprint anyone
-    can compute, with any text after its dot, approved nothing."""
+    can compute, with any text after its dot, approved nothing. And one it issued for the
+    tool as it was defined then, not now (``server``: the MCP server its binding names): a
+    person who approved a call of one binding has not approved the tool rebound to other
+    code or another endpoint, as a workflow step's approval (:func:`~._policy.pending`)."""
     if not given_issued(world.store, approval):
         raise _Refused(
             "refused",
             "approval_not_issued",
             "the approval given was not issued by `horismos tools approve` in this world: "
             + how_to_approve(tool.name),
+        )
+    if not given_holds_for(world.store, approval, tool, server):
+        raise _Refused(
+            "refused",
+            "approval_stale",
+            f"the approval given was issued for an earlier definition of {tool.name} (its "
+            "binding, its MCP server, effect or side effect has changed since): it does not "
+            "hold for the tool as defined now; approve again: " + how_to_approve(tool.name),
         )
 
 

@@ -16,6 +16,7 @@ from rdflib import URIRef
 from ._agent import Agent
 from ._cli_common import (
     EXIT,
+    EXIT_USAGE,
     load_world,
     output_folder,
     output_format,
@@ -29,7 +30,7 @@ from ._cli_common import (
 )
 from ._cli_run import RunView
 from ._definitions import load_definitions
-from ._errors import ToolError, UsageError
+from ._errors import ToolError, Unreachable, UsageError
 from ._instances import STATUSES, InstanceRow, due_waits, list_instances
 from ._policy import SERVED_PREFIX, allowed
 from ._stores import DEFAULT_STORE
@@ -177,8 +178,10 @@ def wake_arguments(p: argparse.ArgumentParser) -> None:
     """``horismos wake``'s options."""
     p.epilog = (
         "exit codes: 0 every woken instance went on (or none was due, or it waits again), "
-        "1 one failed, 2 usage error, 4 one was blocked (as run and resume exit for it), or "
-        "not woken, its binding or proposal model refused (a host outside --allow-host)"
+        "1 one failed, 2 usage error, or one not woken as its binding was not reached (an "
+        "MCP server down: it stays waiting and the next pass wakes it), 4 one was blocked "
+        "(as run and resume exit for it), or not woken, its binding or proposal model "
+        "refused (a host outside --allow-host)"
     )
     p.add_argument(
         "paths",
@@ -234,7 +237,9 @@ def cmd_wake(args: argparse.Namespace) -> int:
     often as wanted. 0 when every resumed instance went on (or none was due, or it waits
     again), else as ``run`` and ``resume`` exit for the worst of them: 1 when one failed, 4
     when one was blocked (a step the policy refuses, or its binding or proposal model refused
-    before its first step, leaving it waiting: cron must hear of it, as of a failure). One another
+    before its first step, leaving it waiting: cron must hear of it, as of a failure), 2 when
+    one was not woken as its binding was not reached (an MCP server down, the error ``run``
+    exits 2 for): it stays waiting, and the next pass wakes it. One another
     process is driving (or has settled since) is skipped, said on stderr, and the others are
     woken. ``--out`` is written however the pass ends, so no woken instance's calls are lost."""
     import datetime as dt
@@ -269,6 +274,15 @@ def cmd_wake(args: argparse.Namespace) -> int:
                 # other due waits are still this pass's to wake (one refusal stopped them all)
                 print(f"{short_id(iid)}  skipped: {e}", file=sys.stderr)
                 continue
+            except Unreachable as e:  # an MCP server down: nothing of the instance is wrong,
+                # and nothing changed; the next pass wakes it once the server answers
+                print(
+                    f"{short_id(iid)}  not woken, its binding not reached: {e}; it stays "
+                    "waiting, and the next pass wakes it",
+                    file=sys.stderr,
+                )
+                ended.add("unreached")
+                continue
             except ToolError as e:  # its binding or proposal model refused before its first
                 # step (a host outside --allow-host): it stays waiting, as the policy left it,
                 # and the others are woken
@@ -277,8 +291,15 @@ def cmd_wake(args: argparse.Namespace) -> int:
                 continue
             view.summary(run, table=False)
             ended.add(run.status)
-    # a wait woken into another wait went on, as the timer meant: only these are news
-    return next((EXIT[s] for s in ("failed", "blocked") if s in ended), 0)
+    # a wait woken into another wait went on, as the timer meant: only these are news; an
+    # instance not reached exits as the error it is in run and resume, under a blocked one
+    # (which needs a person, where the next pass retries it)
+    return next((_WAKE_EXIT[s] for s in ("failed", "blocked", "unreached") if s in ended), 0)
+
+
+_WAKE_EXIT = {**EXIT, "unreached": EXIT_USAGE}
+"""How ``wake`` exits for the worst of its instances: as ``run`` does, and, for one whose
+binding was not reached, as ``run`` and ``resume`` exit for that error."""
 
 
 def approve_arguments(p: argparse.ArgumentParser) -> None:

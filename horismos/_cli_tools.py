@@ -9,13 +9,14 @@ import asyncio
 import datetime as dt
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from rdflib import XSD, Literal
+from rdflib import XSD, Literal, URIRef
 
 from ._agent import Agent
+from ._bindings.mcp import servers_in_force
 from ._call import guarded_call
 from ._catalog import check_inventory, inventory_text
 from ._cli_common import (
@@ -27,14 +28,18 @@ from ._cli_common import (
     writable,
     write_world,
 )
+from ._cli_lent_world import lend_world
 from ._errors import UsageError
 from ._idempotency import check_key
 from ._policy import (
     allowed,
     fresh_approval,
+    given_holds_for,
     given_issue,
     given_issued,
-    holds_approval_record,
+    given_tool,
+    implementation,
+    server_of,
 )
 from ._stores import DEFAULT_STORE, Change
 from ._unreadable import why_unreadable
@@ -159,8 +164,9 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         epilog="exit codes: 0 completed, 1 failed, timed out or rejected by the "
         "gate, 2 usage error (an approval used up, an idempotency key first given to "
         "other arguments), 4 blocked by a precondition, 5 refused "
-        "(schema, argument type, policy, approval missing, for another payload or not "
-        "issued by `tools approve` in this world, environment, binding, an earlier "
+        "(schema, argument type, policy, approval missing, for another payload, not "
+        "issued by `tools approve` in this world or issued for the tool as it was defined "
+        "before, environment, binding, an earlier "
         "call of a tool that is not idempotent in doubt: see `tools reconcile`); "
         "nothing changes unless it completes; a call answered again under its "
         "idempotency key exits as the first did",
@@ -307,19 +313,25 @@ def cmd_tools_list(args: argparse.Namespace) -> int:
 def cmd_tools_discover(args: argparse.Namespace) -> int:
     """Print the tools matching the query, ranked; 0 when any is shown, 1 when none."""
     agent = _catalog_agent(args)
-    world = None
+    world = lent = None
     if args.world or args.store != DEFAULT_STORE:
         world = World.open(args.store, create=False)
-        load_world(world, args.world)
-    found = agent.catalog.discover(
-        args.query,
-        world,
-        args.focus,
-        include_blocked=True,
-        # one `tools approve` did not issue in this world allows nothing: tools call refuses it
-        approvals=[a for a in args.approval if world is None or given_issued(world.store, a)],
-        allow=args.allow.split(","),
-    )
+        if world.store.persistent and args.world:  # read beside the store, then taken back
+            lent = lend_world(world, args.world, args.store, "discovery")
+        else:
+            load_world(world, args.world)
+    try:
+        found = agent.catalog.discover(
+            args.query,
+            world,
+            args.focus,
+            include_blocked=True,
+            approvals=[a for a in args.approval if world is None or _taken(world, a, agent)],
+            allow=args.allow.split(","),
+        )
+    finally:
+        if lent is not None:  # discovery writes nothing to the store
+            lent.take_back()
     shown = [d for d in found if args.include_blocked or d.availability == "executable"]
     if args.format == "json":
         print(json.dumps([d.to_json() for d in shown], indent=2, ensure_ascii=False))
@@ -339,6 +351,16 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
     return 0 if shown else 1
 
 
+def _taken(world: World, approval: str, agent: Agent) -> bool:
+    """Whether ``tools call`` takes ``approval`` in ``world``: one ``tools approve`` did not
+    issue there, or issued for a tool since rebound, allows nothing."""
+    tool = agent.definitions.tools.get(cast(URIRef, given_tool(world.store, approval)))
+    servers = servers_in_force(agent.definitions, agent.mcp_servers)
+    return given_issued(world.store, approval) and (
+        tool is None or given_holds_for(world.store, approval, tool, server_of(tool, servers))
+    )
+
+
 def cmd_tools_call(args: argparse.Namespace) -> int:
     """Run one guarded call; print its receipt or its JSON envelope; exit by its status."""
     out_format = output_format(args.out) if args.out else None
@@ -347,32 +369,44 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     if len(args.approval) > 1:
         raise UsageError("give one --approval to a call: it approves one exact payload")
     agent = _catalog_agent(args)
-    # a store not made yet is made only to load --world into, as for run: a mistyped path
-    # was a new empty store the call committed into
-    world = World.open(args.store, create=bool(args.world))
-    if args.world:
-        if world.store.persistent:
-            _no_approval_records(args.world, args.store)
-        load_world(world, args.world)
-    elif not world.store.persistent:
-        load_world(world, args.paths)
     key = args.idempotency_key
     if key is not None and (problem := check_key(key)) is not None:
         raise UsageError(problem)
+    allow = allowed(args.allow)
     catalog = agent.catalog
-    result = asyncio.run(  # catalog.call's path, with an --approval taken only when issued
-        guarded_call(
-            catalog,
-            catalog.tool(args.name),
-            payload,
-            world,
-            approval=args.approval[0] if args.approval else None,
-            allow=allowed(args.allow),
-            trace=args.trace,
-            idempotency_key=key,
-            issued_only=True,
+    tool = catalog.tool(args.name)
+    # a store not made yet is made only to load --world into, as for run: a mistyped path
+    # was a new empty store the call committed into
+    world = World.open(args.store, create=bool(args.world))
+    lent = None
+    if args.world and world.store.persistent:  # kept only with what the call lands
+        lent = lend_world(world, args.world, args.store, "a call")
+    elif args.world:
+        load_world(world, args.world)
+    elif not world.store.persistent:
+        load_world(world, args.paths)
+    try:
+        result = asyncio.run(  # catalog.call's path, with an --approval taken only when issued
+            guarded_call(
+                catalog,
+                tool,
+                payload,
+                world,
+                approval=args.approval[0] if args.approval else None,
+                allow=allow,
+                trace=args.trace,
+                idempotency_key=key,
+                issued_only=True,
+            )
         )
-    )
+    except BaseException:  # an error or Ctrl-C part-way: no call said it completed
+        if lent is not None:
+            lent.take_back()
+        raise
+    # what was lent stays only with the effects of a call made now; a call refused, failed
+    # or answered again under its key leaves the store as it was
+    if lent is not None and not (result.ok and result.replayed is None):
+        lent.take_back()
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
         result.artifacts.append({"type": "world", "path": args.out})
@@ -386,20 +420,6 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     if result.error is not None and result.error["kind"] in _REPEATED:
         return 2  # a usage error: an approval or a key repeated; a fresh one is needed
     return EXIT_CALL[result.status]
-
-
-def _no_approval_records(paths: Sequence[str], store: str) -> None:
-    """Refuse ``--world`` files that bring an approval record into a persistent ``--store``:
-    the call takes only the approvals the store held before it, so a caller cannot write
-    its own issuance record and approve its own call. Read apart, before anything lands."""
-    with World.open("memory") as given:
-        load_world(given, paths)
-        if holds_approval_record(given.store.quads()):
-            raise UsageError(
-                f"--world {' '.join(paths)}: holds an approval record, and a call on --store "
-                f"{store} takes only the approvals the store holds; approvals are issued with "
-                f"`horismos tools approve … --store {store}`. Nothing was loaded"
-            )
 
 
 _REPEATED = ("approval_used", "idempotency_key_reused")
@@ -473,7 +493,11 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
                 "--out F2 and call with --world F2"
             )
         at = Literal(dt.datetime.now(dt.UTC).isoformat(), datatype=XSD.dateTime)
-        world.commit(Change(add=given_issue(approval, tool, at)))
+        # what the call's binding is, as a workflow's approval records it: rebound to other
+        # code or another endpoint, the tool is not what was approved
+        servers = servers_in_force(agent.definitions, agent.mcp_servers)
+        now = implementation(tool, server_of(tool, servers))
+        world.commit(Change(add=given_issue(approval, tool, at, now)))
         if args.out:
             write_world(world, agent.definitions, args.out, out_format)
     print(approval)

@@ -17,7 +17,8 @@ HorismosError
 │   │   ├── ResultTooLarge          the result is past the tool's ``horis:maxResultBytes``
 │   │   ├── UnreadableAnswer        it answered as succeeding, with no result Horismos reads
 │   │   ├── NotSent                 the call never reached the tool: safe to retry
-│   │   │   └── LowDisk                 a command's capture folder is under its waterline
+│   │   │   ├── LowDisk                 a command's capture folder is under its waterline
+│   │   │   └── Unreachable             its MCP server did not start or answer: try later
 │   │   ├── OutputQuotaExceeded     a command emitted more than its quota; its group killed
 │   │   ├── OutcomeUnknown          a non-idempotent call was sent and no answer landed
 │   │   └── RemoteConflict          the system of record changed since it was hydrated
@@ -72,6 +73,7 @@ __all__ = [
     "TraceError",
     "TraceTampered",
     "TraceVersionError",
+    "Unreachable",
     "UnreadableAnswer",
     "UsageError",
 ]
@@ -262,6 +264,13 @@ class LowDisk(NotSent):
     def __init__(self, message: str, *, free: int, waterline: int, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.free, self.waterline = free, waterline
+
+
+class Unreachable(NotSent):
+    """The MCP server a binding names did not start or did not answer: nothing was sent, and
+    nothing about the call or its policy is wrong — a later try may reach it. ``wake`` leaves
+    an instance so refused waiting for its next pass, where one the policy refuses (a host
+    outside the allowed hosts, a schema that does not fit) is blocked."""
 
 
 class OutputQuotaExceeded(ToolError):

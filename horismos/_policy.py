@@ -204,16 +204,19 @@ def given_use(approval: str, tool: Tool, at: Literal) -> list[tuple]:
     ]
 
 
-def given_issue(approval: str, tool: Tool, at: Literal) -> list[tuple]:
+def given_issue(approval: str, tool: Tool, at: Literal, now: str) -> list[tuple]:
     """The quads recording that ``tools approve`` issued ``approval`` (a person's, for
     ``tool``) at ``at``, in the node its use will be recorded at (:func:`given_use`): the
     command line's ``--approval`` is taken only when issued so, as a served call's approval
     is only one ``approve`` recorded. The approval text alone proved nothing: its fingerprint
-    is public (any caller computes it) and its id any text after a dot."""
+    is public (any caller computes it) and its id any text after a dot. ``now``: the tool's
+    :func:`implementation`, recorded as :func:`approve` records it, so the approval holds
+    only while the tool is so defined (:func:`given_holds_for`)."""
     node = _given_node(approval)
     return [
         *_given_approval(approval, tool, "issued by tools approve"),
         (node, PROV.startedAtTime, at, node),
+        (node, HORIS.implementation, Literal(now), node),
     ]
 
 
@@ -248,6 +251,20 @@ def given_issued(store: Store, approval: str) -> bool:
     return issued is not None and Literal(given_print(approval)) in store.objects(
         node, HORIS.fingerprint
     )
+
+
+def given_holds_for(store: Store, approval: str, tool: Tool, server: McpServer | None) -> bool:
+    """Whether ``approval``, issued by ``tools approve``, holds for ``tool`` as it is defined
+    now (``server``: the MCP server its binding names, :func:`server_of`): it was issued for
+    this :func:`implementation`, or before approvals given on the command line recorded one
+    (it holds, as one :func:`approve` recorded then does)."""
+    issued_for = given_for(store, _given_node(approval))
+    return issued_for is None or issued_for == implementation(tool, server)
+
+
+def given_tool(store: Store, approval: str) -> Node | None:
+    """The tool ``approval`` (given on the command line) was issued or used for."""
+    return next(iter(store.objects(_given_node(approval), HORIS.tool)), None)
 
 
 def holds_approval_record(quads: Iterable[tuple]) -> bool:

@@ -526,10 +526,7 @@ def test_cli_call_lands_effects_and_refusals_change_nothing(tmp_path):
     assert p.returncode == 2 and "--args: not JSON" in p.stderr
 
 
-def transfer_project(tmp_path: Path) -> list[str]:
-    """A tool that requires approval, bound to a function that logs each call in calls.log:
-    the definitions and --tools to give the CLI."""
-    (tmp_path / "defs.ttl").write_text(PREFIXES + """
+TRANSFER = """
 :c.transfer a horis:Tool ;
     rdfs:label "Transfer a patient to a ward" ;
     horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
@@ -538,7 +535,14 @@ def transfer_project(tmp_path: Path) -> list[str]:
                    horis:asserts [ horis:property :ref ; horis:type xsd:string ] ] ;
     horis:requiresApproval true ;
     horis:binding "python:transfer" .
-""", encoding="utf-8")
+"""
+"""A tool that requires approval, bound to python:transfer."""
+
+
+def transfer_project(tmp_path: Path) -> list[str]:
+    """A tool that requires approval, bound to a function that logs each call in calls.log:
+    the definitions and --tools to give the CLI."""
+    (tmp_path / "defs.ttl").write_text(PREFIXES + TRANSFER, encoding="utf-8")
     (tmp_path / "world.ttl").write_text(PREFIXES + WORLD, encoding="utf-8")
     (tmp_path / "ward_tools.py").write_text(
         "def transfer(patient, ward):\n    open('calls.log', 'a').write(patient + '\\n')\n"

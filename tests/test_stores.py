@@ -114,6 +114,18 @@ def test_an_update_reading_with_bind_exists_or_a_subquery_writes_as_on_oxigraph(
     assert [(q[1], q[2]) for q in made] == [(URIRef("urn:test:of"), A)]
 
 
+def test_which_names_the_quads_held_by_each_graph_and_literal_form(world):
+    """What a command that lends world data to a store must not take back with it: the quads
+    the store held already, each in its own graph, a literal matched by its value as the
+    store keeps it (``1.50`` is the ``1.5`` stored)."""
+    one = Literal("1.50", datatype=XSD.decimal)
+    world.commit(Change(add=[(A, P, B, None), (A, P, one, G)]))
+    asked = [(A, P, B, None), (A, P, B, G), (A, P, Literal("1.5", datatype=XSD.decimal), G),
+             (B, P, A, None)]
+    assert world.store.which(asked) == [asked[0], asked[2]]
+    assert world.store.which([]) == []
+
+
 def test_a_guarded_change_lands_only_while_what_it_expects_is_stored(world):
     version = (A, HORIS.version, Literal(1), INSTANCES)
     world.commit(Change(add=[version]))

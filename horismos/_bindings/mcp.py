@@ -37,7 +37,15 @@ from typing import IO, TYPE_CHECKING, Any
 from rdflib import RDFS, XSD, URIRef
 
 from .. import _attempt
-from .._errors import NotSent, Problem, ResultTooLarge, ToolError, UnreadableAnswer, UsageError
+from .._errors import (
+    NotSent,
+    Problem,
+    ResultTooLarge,
+    ToolError,
+    Unreachable,
+    UnreadableAnswer,
+    UsageError,
+)
 from .._literals import INTEGER_TYPES
 from .._model import Arg, Assertion, McpServer, Tool
 from .._redact import redact_url
@@ -425,7 +433,7 @@ class McpBinding(Binding):
         try:
             return await self.sessions.get(self.server)
         except ToolError as e:  # the server did not start or answer: nothing was sent
-            raise NotSent(
+            raise Unreachable(
                 f"{self.tool.name} (mcp://{self.server}/{self.name}): {e}", tool=str(self.tool.iri)
             ) from None
 

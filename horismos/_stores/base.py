@@ -237,6 +237,12 @@ class Store:
         can be changed around it): they are read again each time."""
         return None
 
+    def which(self, quads: Sequence[Quad]) -> list[Quad]:
+        """Those of ``quads`` the store holds: one look-up each (on ``sparql:``, one request
+        a few thousand), never a read of the whole store. What a command that lends data to
+        the store for a while (:mod:`~horismos._lent_world`) must not take back with it."""
+        raise NotImplementedError
+
     def apply(self, change: Change) -> Digest:
         """Land ``change`` atomically; the delta it made to :meth:`digest`."""
         raise NotImplementedError
@@ -323,6 +329,9 @@ class WrappedStore(Store):
 
     def schema_mark(self) -> int | None:
         return self.inner.schema_mark()
+
+    def which(self, quads: Sequence[Quad]) -> list[Quad]:
+        return self.inner.which(quads)
 
     def apply(self, change: Change) -> Digest:
         return self.inner.apply(change)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -111,6 +111,10 @@ class MemoryStore(Store):
 
     def _stored(self, q: Quad) -> bool:
         return q[:3] in self._graph(q[3])
+
+    def which(self, quads: Sequence[Quad]) -> list[Quad]:
+        with self._lock:
+            return [q for q, c in zip(quads, canonical(quads), strict=True) if self._stored(c)]
 
     def apply(self, change: Change) -> Digest:
         change = Change(

@@ -35,7 +35,7 @@ import re
 import stat
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
@@ -1006,6 +1006,11 @@ class OxigraphStore(Store):
         return len(self._store)
 
     # -- writes ---------------------------------------------------------------------------
+
+    def which(self, quads: Sequence[Quad]) -> list[Quad]:
+        with self._lock:
+            store = self._store
+            return [q for q, e in zip(quads, _encoded(list(quads)), strict=True) if e[1] in store]
 
     def apply(self, change: Change) -> Digest:
         """One transaction; on disk the persisted digest is replaced in the same update.

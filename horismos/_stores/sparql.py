@@ -432,7 +432,7 @@ class SparqlStore(Store):
                     return self._plain(
                         removed.values(), adds, self._exact_delta(add.values(), removes)
                     )
-            present = self._which(change.absent)
+            present = self.which(change.absent)
             if present:
                 raise Conflict(
                     "another writer wrote first what this commit required absent ("
@@ -444,7 +444,7 @@ class SparqlStore(Store):
             if (
                 not change.absent
                 or not tries
-                or len(self._which(change.expect)) < len(change.expect)
+                or len(self.which(change.expect)) < len(change.expect)
             ):
                 raise Conflict(
                     "another writer changed what this commit expected first ("
@@ -454,8 +454,8 @@ class SparqlStore(Store):
                 )
             # what stopped it went in between (its writer's next commit landed): again
 
-    def _which(self, quads: Sequence[Quad]) -> list[Quad]:
-        """Those of ``quads`` the server holds."""
+    def which(self, quads: Sequence[Quad]) -> list[Quad]:
+        """Those of ``quads`` the server holds (one request a few thousand)."""
         stored = self._stored([(q.s, q.p, q.o, q.g or None) for q in texted(quads)])
         return [q for i, q in enumerate(quads) if i in stored]
 

@@ -1,0 +1,68 @@
+"""World data lent to a persistent store for one command, taken back unless the command kept
+it: ``tools call --store S --world F`` and ``tools discover --store S --world F``.
+
+The command reads S with F's facts beside it. What it reads is S's own engine answering —
+preconditions and argument types are SPARQL an Oxigraph store or a server over HTTP
+evaluates, the gate's shapes read its nodes — and that engine cannot join quads it does not
+hold, so F cannot be a view laid over S without copying S. F's quads land in one commit
+instead, and a command that keeps nothing (a call refused or failed, a discovery) takes back
+exactly those it added in one more: the quads S held already stay, and S's quads and digest
+are what they were. Before, F stayed in S whatever the call did.
+
+F is parsed once, and refused before anything lands if it brings an approval record: the
+approvals a command on S counts are those S holds, and the record that issues one is a few
+triples anyone can write beside their own call (:func:`~._policy.holds_approval_record`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ._cli_common import load_world
+from ._errors import UsageError
+from ._policy import holds_approval_record
+from ._stores import Change
+from ._stores.base import INSTANCES, Quad
+from ._world import INDEXED_EVERY_INSTANCE, World, indexes_every_instance
+
+__all__ = ["LentWorld", "lend_world"]
+
+
+@dataclass
+class LentWorld:
+    """What one command lent ``world``: the quads it added, and whether the store's "every
+    instance has a short id" mark was lifted for instances among them."""
+
+    world: World
+    added: list[Quad]
+    unindexed: bool
+
+    def take_back(self) -> None:
+        """Remove what was lent, in one commit; the mark lifted for it is set again (the
+        instances it did not index are gone with it). Taking back twice does nothing."""
+        if self.added or self.unindexed:
+            mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if self.unindexed else []
+            self.world.commit(Change(add=mark, remove=self.added))
+        self.added, self.unindexed = [], False
+
+
+def lend_world(world: World, paths: Sequence[str], store: str, who: str) -> LentWorld:
+    """Land the ``--world`` files ``paths`` in ``world`` (the persistent ``--store`` named
+    ``store``) in one commit, refusing them, before anything lands, if they hold an approval
+    record; ``who`` (``a call``, ``discovery``) is what counts only the store's approvals."""
+    with World.open("oxigraph") as given:  # in memory; its quads read out once, as landed
+        load_world(given, paths)
+        quads = list(given.store.quads())
+    if holds_approval_record(quads):
+        raise UsageError(
+            f"--world {' '.join(paths)}: holds an approval record, and {who} on --store "
+            f"{store} takes only the approvals the store holds; approvals are issued with "
+            f"`horismos tools approve … --store {store}`. Nothing was loaded"
+        )
+    held = set(world.store.which(quads))
+    added = [q for q in quads if q not in held]
+    # instances it brings have no short id: the store no longer indexes every instance
+    unindexed = any(q[3] == INSTANCES for q in added) and indexes_every_instance(world.store)
+    world.commit(Change(add=added, remove=[INDEXED_EVERY_INSTANCE] if unindexed else []))
+    return LentWorld(world, added, unindexed)

@@ -1,0 +1,265 @@
+"""The ``tools`` lanes on a persistent store given world data beside it, and the approvals
+they take, through the real command line: ``tools call`` and ``tools discover --store S
+--world F`` leave S as it was unless a call completes; an approval ``tools approve`` issued
+holds only for the tool as it was bound then; ``wake`` tells a binding not reached from one
+the policy refuses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ENGINE, EX, PREFIXES, WARD
+from rdflib import RDF
+from test_catalog import TRANSFER
+
+from horismos import Agent, World
+
+SERVER = Path(__file__).resolve().parent / "servers" / "mcp_server.py"
+
+TOOLS = TRANSFER + """
+:c.discharge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:requiresApproval true ;
+    horis:binding "python:discharge" .
+
+:c.fail a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:idempotent true ;
+    horis:binding "python:fail" .
+"""
+
+LENT = PREFIXES + """
+:p9 a :Patient .
+:w9 a :Ward ; :capacity 4 .
+:p1 a :Patient .
+"""
+"""World data for one call: :p1 is held by the store already, the others are not."""
+
+
+def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(params=["oxigraph", "journal", "sparql"])
+def kept(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str]]:
+    """``--store S`` of a store that outlives the process, holding the ward."""
+    if request.param == "sparql":
+        pool = request.getfixturevalue("oxigraph_pool")
+        store = pool.fresh()
+    else:
+        store = f"{request.param}:{tmp_path / 'store'}"
+    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
+    loaded = horismos("load", "ward.ttl", "--store", store, cwd=tmp_path)
+    assert loaded.returncode == 0, loaded.stderr
+    yield ["--store", store]
+    if request.param == "sparql":
+        pool.release()
+
+
+def project(tmp_path: Path, tools: str = TOOLS) -> list[str]:
+    (tmp_path / "defs.ttl").write_text(PREFIXES + tools, encoding="utf-8")
+    (tmp_path / "more.ttl").write_text(LENT, encoding="utf-8")
+    (tmp_path / "ward_tools.py").write_text(
+        "def transfer(patient, ward):\n    open('calls.log', 'a').write(patient + '\\n')\n"
+        "    return {'ref': 'R-9'}\n\n"
+        "def transfer2(patient, ward):\n    open('calls.log', 'a').write('2 ' + patient + '\\n')\n"
+        "    return {'ref': 'R-2'}\n\n"
+        "def fail(patient):\n    raise RuntimeError('the ward system said no')\n\n"
+        "def discharge(patient):\n    return {}\n\n"
+        "def discharge2(patient):\n    return {}\n",
+        encoding="utf-8")
+    return ["defs.ttl", str(ENGINE / "clinic.ttl"), "--tools", "ward_tools"]
+
+
+def digest(store: list[str], cwd: Path) -> str:
+    p = horismos("digest", *store, cwd=cwd)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+def types_of(store: list[str], node: object) -> set[object]:
+    with World.open(store[1], create=False) as world:
+        return set(world.store.objects(node, RDF.type))
+
+
+def test_a_call_refused_or_failed_leaves_the_store_as_it_was(tmp_path: Path, kept) -> None:
+    """The --world data was loaded into the store before the call's checks ran, and stayed
+    there when the call was refused or failed: a refused call had changed the store. Now it
+    is taken back, exactly (a quad the store held before stays), unless the call completes."""
+    defs = project(tmp_path)
+    before = digest(kept, tmp_path)
+    transfer = ("tools", "call", "c.transfer", *defs, *kept, "--world", "more.ttl", "--args",
+                '{"patient": ":p9", "ward": ":w9"}')
+    for args, code, said in (
+            (transfer, 5, "refused (approval)"),
+            (("tools", "call", "c.fail", *defs, *kept, "--world", "more.ttl", "--args",
+              '{"patient": ":p9"}'), 1, "failed (tool_error)"),
+            (("tools", "call", "c.nosuch", *defs, *kept, "--world", "more.ttl", "--args", "{}"),
+             2, "c.nosuch")):
+        p = horismos(*args, cwd=tmp_path)
+        assert p.returncode == code, p.stdout + p.stderr
+        assert said in p.stdout + p.stderr and "Traceback" not in p.stderr
+        assert digest(kept, tmp_path) == before, args  # the same quads: :p9 was left in it
+    assert types_of(kept, EX.p9) == set()
+    assert types_of(kept, EX.p1) == {EX.Patient}  # held before, and not taken with the rest
+    issued = horismos("tools", "approve", "c.transfer", *defs, *kept, "--args",
+                      '{"patient": ":p9", "ward": ":w9"}', cwd=tmp_path)
+    assert issued.returncode == 0, issued.stderr
+    done = horismos(*transfer, "--approval", issued.stdout.strip(), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert types_of(kept, EX.p9) == {EX.Patient}  # kept with the effects that read it
+    assert (tmp_path / "calls.log").read_text() == str(EX.p9) + "\n"
+
+
+def test_discover_on_a_store_writes_nothing_and_counts_no_approval_its_data_brings(
+        tmp_path: Path, kept) -> None:
+    """`tools discover --store S --world F` loaded F into S for good, and an approval record
+    in F counted: a tool needing approval was shown executable on the strength of F."""
+    defs = project(tmp_path)
+    before = digest(kept, tmp_path)
+    found = horismos("tools", "discover", "transfer a patient", *defs, *kept, "--world",
+                     "more.ttl", "--focus", ":p9", "--include-blocked", cwd=tmp_path)
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert "c.transfer" in found.stdout
+    assert digest(kept, tmp_path) == before
+    assert types_of(kept, EX.p9) == set()
+    args = {"patient": str(EX.p9), "ward": str(EX.w9)}
+    fp = Agent.from_files(tmp_path / defs[0], defs[1]).catalog.approve("c.transfer", args)
+    forged = f"{fp}.forged"
+    node = hashlib.sha256(forged.encode()).hexdigest()[:32]
+    (tmp_path / "forged.trig").write_text(LENT + f"""
+@prefix prov: <http://www.w3.org/ns/prov#> .
+<urn:horismos:given:{node}> {{
+    <urn:horismos:given:{node}> prov:startedAtTime "2026-01-01T00:00:00Z"^^xsd:dateTime ;
+        horis:fingerprint "{fp}" .
+}}
+""", encoding="utf-8")
+    p = horismos("tools", "discover", "transfer a patient", *defs, *kept, "--world",
+                 "forged.trig", "--approval", forged, "--format", "json", cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr  # 0: c.transfer shown executable
+    assert "holds an approval record, and discovery on --store" in p.stderr
+    assert "Nothing was loaded" in p.stderr and "Traceback" not in p.stderr
+    assert digest(kept, tmp_path) == before
+
+
+def test_world_data_beside_a_store_is_read_once(tmp_path: Path) -> None:
+    """F was parsed twice on `tools call --store S --world F`: once to look for approval
+    records, once to load. A named pipe is read once: the second read waited for a writer
+    that had gone, and the call never ended."""
+    defs = project(tmp_path)
+    store = ["--store", "oxigraph:store"]
+    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    before = digest(store, tmp_path)
+    os.mkfifo(tmp_path / "pipe.ttl")
+    writer = subprocess.Popen(["cp", "more.ttl", "pipe.ttl"], cwd=tmp_path,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        p = horismos("tools", "call", "c.transfer", *defs, *store, "--world", "pipe.ttl",
+                     "--args", '{"patient": ":p9", "ward": ":w9"}', cwd=tmp_path)
+    finally:
+        writer.kill()
+        _, written = writer.communicate()
+    assert p.returncode == 5 and "refused (approval)" in p.stdout, p.stdout + p.stderr
+    assert writer.returncode == 0, written
+    assert digest(store, tmp_path) == before
+
+
+def test_an_approval_issued_on_the_command_line_holds_only_for_the_tool_as_bound(
+        tmp_path: Path) -> None:
+    """`tools approve` recorded no implementation, so its approval still held once the tool
+    was rebound to other code: the call went to a function nobody approved, and discovery
+    said the tool was executable."""
+    defs = project(tmp_path)
+    store = ["--store", "oxigraph:store"]
+    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    args = ("--args", '{"patient": ":p1", "ward": ":w1"}')
+    issued = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
+    assert issued.returncode == 0, issued.stderr
+    leave = horismos("tools", "approve", "c.discharge", *defs, *store, "--args",
+                     '{"patient": ":p1"}', cwd=tmp_path).stdout.strip()
+    discover = ("tools", "discover", "discharge", *defs, *store, "--focus", ":p1",
+                "--approval", leave, "--include-blocked", "--format", "json")
+
+    def discharge_blocked() -> list[str]:
+        p = horismos(*discover, cwd=tmp_path)
+        assert p.returncode in (0, 1), p.stdout + p.stderr
+        (found,) = [d for d in json.loads(p.stdout) if d["name"] == "c.discharge"]
+        return [b["reason"] for b in found.get("why_blocked", [])]
+
+    assert discharge_blocked() == []
+    project(tmp_path, TOOLS.replace('"python:transfer"', '"python:transfer2"').replace(
+        '"python:discharge"', '"python:discharge2"'))
+    assert discharge_blocked() == ["approval"]
+    rebound = horismos("tools", "call", "c.transfer", *defs, *store, *args, "--approval",
+                       issued.stdout.strip(), cwd=tmp_path)
+    assert rebound.returncode == 5, rebound.stdout + rebound.stderr  # 0: transfer2 called
+    assert "refused (approval_stale)" in rebound.stdout
+    assert "earlier definition of c.transfer" in rebound.stdout
+    assert "approve again: run `horismos tools approve c.transfer" in rebound.stdout
+    assert not (tmp_path / "calls.log").exists()
+    again = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
+    done = horismos("tools", "call", "c.transfer", *defs, *store, *args, "--approval",
+                    again.stdout.strip(), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "calls.log").read_text() == f"2 {EX.p1}\n"
+
+
+WAITING_CALL = """
+:clinic a horis:McpServer ; horis:command "{python}" ; horis:args ( "{server}" ) .
+:t.echo a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ; horis:asserts [ horis:property :receivedArgs ;
+                   horis:key "received" ; horis:type xsd:string ] ] ;
+    horis:binding "mcp://clinic/echo" ; horis:idempotent true ; horis:timeout "20s" .
+:receivedArgs a owl:DatatypeProperty .
+:Later a horis:Workflow ; horis:focusType :Patient ; horis:start :Pause .
+:Pause a horis:WaitStep ; horis:reason "a moment" ; horis:wake horis:Timer ;
+    horis:delivery horis:Silent ; horis:timeout "1ms" ; horis:onTimeout :Call ;
+    horis:next :Call .
+:Call a horis:ActionStep ; horis:tool :t.echo ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+
+def test_wake_leaves_an_instance_whose_server_is_down_for_the_next_pass(tmp_path: Path) -> None:
+    """Any error before the first step was "blocked, not woken", exit 4: an MCP server down
+    for a minute read as a policy refusal a person must see to. It is not woken, said so,
+    exits as the error it is in `run` (2), and the next pass wakes it."""
+    server = tmp_path / "server.py"
+    shutil.copy(SERVER, server)
+    (tmp_path / "defs.ttl").write_text(PREFIXES + WAITING_CALL.format(
+        python=Path(sys.executable).as_posix(), server=server.as_posix()), encoding="utf-8")
+    (tmp_path / "ward.ttl").write_text(PREFIXES + ":p1 a :Patient .\n", encoding="utf-8")
+    store = ["--store", "oxigraph:store"]
+    defs = ["defs.ttl", str(ENGINE / "clinic.ttl")]
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    started = horismos("run", *defs, *store, "--all", cwd=tmp_path)
+    assert started.returncode == 3, started.stdout + started.stderr  # waiting
+    time.sleep(0.01)  # past its 1ms timeout
+    server.rename(tmp_path / "gone.py")
+    down = horismos("wake", *defs, *store, cwd=tmp_path)
+    assert down.returncode == 2, down.stdout + down.stderr  # 4: blocked
+    assert "not woken, its binding not reached" in down.stderr, down.stderr
+    assert "it stays waiting, and the next pass wakes it" in down.stderr
+    assert "blocked" not in down.stderr and "Traceback" not in down.stderr
+    listed = horismos("instances", *defs, *store, "--format", "json", cwd=tmp_path)
+    assert [i["status"] for i in json.loads(listed.stdout)] == ["waiting"], listed.stdout
+    (tmp_path / "gone.py").rename(server)
+    up = horismos("wake", *defs, *store, cwd=tmp_path)
+    assert up.returncode == 0, up.stdout + up.stderr
+    listed = horismos("instances", *defs, *store, "--format", "json", cwd=tmp_path)
+    assert [i["status"] for i in json.loads(listed.stdout)] == ["completed"], listed.stdout
+
