@@ -21,6 +21,7 @@ __all__ = [
     "each_opens",
     "file_error",
     "load_failed",
+    "os_failure",
     "readable_file",
     "unreadable",
     "why_unreadable",
@@ -43,6 +44,40 @@ _WORDS = {
         "point the link at the file itself",
     ),
 }
+
+
+_WRITE_WORDS = {
+    errno.ENOSPC: ("the disk is full", "free space on it, then run the command again"),
+    errno.EDQUOT: (
+        "this user's disk quota is used up",
+        "free space or raise the quota, then run the command again",
+    ),
+    errno.EFBIG: (
+        "the file would pass the size limit of this process",
+        "lift the limit (ulimit -f) or write to another disk, then run the command again",
+    ),
+    errno.EROFS: ("the disk is mounted read-only", "give a path on a disk that may be written"),
+}
+"""Errors only a write meets: said as what the disk refused, not as an input "cannot read"."""
+
+
+def os_failure(e: OSError) -> str:
+    """The last-resort words for ``e``, an error of the system no command gave context to:
+    the file it names (if any), what is wrong and what to do, where the system's bare
+    "[Errno 28] No space left on device" was all a user read."""
+    what, hint = (
+        _WRITE_WORDS.get(e.errno or 0)
+        or _WORDS.get(e.errno or 0)
+        or (
+            f"reading or writing failed ({e.strerror or e})",
+            "check that the disks this command reads and writes have space and answer",
+        )
+    )
+    if e.filename:
+        return f"{e.filename}: {what}; {hint}"
+    if e.errno in _WRITE_WORDS:  # a write to stdout, or to a file whose writer named none
+        return f"an output could not be written: {what}; {hint}"
+    return f"{what}; {hint}"
 
 
 def why_unreadable(e: OSError) -> tuple[str, str]:
