@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 from test_cli import ROOT, TOOLS, TRIAGE, WORLD, _files_up_to, horismos, no_traceback
@@ -63,3 +64,26 @@ def test_a_digest_the_store_cannot_write_on_closing_is_said_once_in_words(
                              "lift the file size limit it met\n")
     digest = horismos("digest", "--store", "oxigraph:st", "--check", cwd=tmp_path)
     assert digest.returncode == 0, digest.stdout + digest.stderr
+
+
+def test_a_store_left_open_whose_digest_the_disk_refuses_at_exit_says_one_line(
+        tmp_path: Path) -> None:
+    """A process that never closes its store (an embedding program; a command that leaves
+    it to exit) closes it in an exit hook: a digest the disk refused there was printed as
+    "Exception ignored in atexit callback" and a traceback."""
+    (tmp_path / "left_open.py").write_text(textwrap.dedent("""
+        import resource, signal
+        from rdflib import Literal, URIRef
+        from horismos import World
+        from horismos._stores import Change
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        world = World.open("oxigraph:st")
+        world.commit(Change(add=[(URIRef("urn:a"), URIRef("urn:p"), Literal(1), None)]))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1, resource.RLIM_INFINITY))
+    """))
+    p = subprocess.run([sys.executable, "left_open.py"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.startswith("horismos: error: the store at st could not write its digest "
+                               "on closing ("), p.stderr
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
