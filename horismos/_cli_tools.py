@@ -37,7 +37,7 @@ from ._policy import (
     holds_approval_record,
 )
 from ._stores import DEFAULT_STORE, Change
-from ._unreadable import why_unreadable
+from ._unreadable import STDIN_NOT_READ, why_unreadable
 from ._world import World
 
 __all__ = [
@@ -258,6 +258,11 @@ def _json_args(text: str) -> Any:
     source = "--args"
     if text.startswith("@"):
         source = text[1:]
+        if source == "-":
+            raise UsageError(
+                f"--args @-: {STDIN_NOT_READ[0]}; give the JSON itself (--args "
+                '\'{"patient": ":patient42"}\') or @FILE, a file holding it'
+            )
         try:
             text = Path(source).read_text(encoding="utf-8")
         except OSError as e:

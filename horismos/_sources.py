@@ -26,7 +26,7 @@ from rdflib.term import Node
 
 from ._errors import AuthoringError, Problem
 from ._namespace_index import NamespaceIndex
-from ._unreadable import file_error, unreadable
+from ._unreadable import STDIN_NOT_READ, file_error, unreadable
 
 __all__ = [
     "Sources",
@@ -65,6 +65,9 @@ def expand_paths(paths: Iterable[str | Path], suffixes: Iterable[str] = (".ttl",
             out.append(p)
         elif (e := file_error(p)) is not None and e.errno != errno.ENOENT:
             raise AuthoringError([unreadable(p, e)])  # a link loop: not "no such file"
+        elif str(raw) == "-":
+            what, hint = STDIN_NOT_READ
+            raise AuthoringError([Problem("error", what, file="-", hint=hint)])
         else:
             raise AuthoringError(
                 [
@@ -797,7 +800,7 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
             problems.append(
                 Problem(
                     "error",
-                    f"Turtle syntax error: {e._why}{_near(path, line)}",
+                    f"Turtle syntax error: {printable(str(e._why))}{_near(path, line)}",
                     file=str(path),
                     line=line,
                     hint=f"declare the prefix at the top of the file: @prefix {unbound[1]}: <…> ."
@@ -1233,7 +1236,16 @@ def _near(path: Path, line: int) -> str:
     """The text of the line the parser stopped at, so the message shows what it choked on."""
     lines = path.read_text(encoding="utf-8").splitlines()
     text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-    return f", at: {text[:60]}" if text else ""
+    return f", at: {printable(text[:60])}" if text else ""
+
+
+def printable(text: str) -> str:
+    """``text`` with each character a terminal does not show as text (a NUL byte of a binary
+    file, an escape sequence) written as its escape, ``\\x00``: echoed as they were, they
+    cleared or recoloured the user's terminal, or hid the rest of the message."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def _holder_order(subject: Node, predicate: Node) -> tuple[bool, str, str]:

@@ -18,6 +18,7 @@ from ._errors import AuthoringError, HorismosError, Problem, UsageError
 from ._stores.base import StoreError
 
 __all__ = [
+    "STDIN_NOT_READ",
     "each_opens",
     "file_error",
     "load_failed",
@@ -127,9 +128,19 @@ def file_error(path: str | Path) -> OSError | None:
     return None
 
 
+STDIN_NOT_READ = (
+    "'-' names no file, and stdin is not read here",
+    "give the file's name (save what a pipe gives to a file first)",
+)
+"""What ``-`` given as an input file is: the "no such file" said of it read as if a file named
+"-" had gone missing, where stdin was meant."""
+
+
 def readable_file(path: str) -> str:
     """``path``, a file a command reads (a trace), or refused in the table's words: a folder
     given as a trace was "no such trace file"."""
+    if path == "-":
+        raise UsageError(f"-: {STDIN_NOT_READ[0]}; {STDIN_NOT_READ[1]}")
     e = file_error(path)
     if e is not None:
         what, hint = why_unreadable(e)

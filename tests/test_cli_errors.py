@@ -5,12 +5,15 @@ system's bare text ("[Errno 28] No space left on device")."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+from listening import free_port
 from test_cli import ROOT, TOOLS, TRIAGE, WORLD, _files_up_to, horismos, no_traceback
 
 
@@ -87,3 +90,73 @@ def test_a_store_left_open_whose_digest_the_disk_refuses_at_exit_says_one_line(
     assert p.stderr.startswith("horismos: error: the store at st could not write its digest "
                                "on closing ("), p.stderr
     assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+
+
+TRACE = str(ROOT / "tests" / "fixtures" / "traces" / "recorded" / "triage-all.jsonl")
+STDIN = "'-' names no file, and stdin is not read here"
+SAVE = "give the file's name (save what a pipe gives to a file first)"
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["validate", "-"], f"-: error: {STDIN} — {SAVE}\n"),
+    (["run", *TRIAGE, "--world", "-", "--all"], f"  -: error: {STDIN} — {SAVE}\n"),
+    (["trace", "show", "-"], f"horismos trace: error: -: {STDIN}; {SAVE}\n"),
+    (["replay", "-", *TRIAGE], f"horismos replay: error: -: {STDIN}; {SAVE}\n"),
+    (["tools", "call", "ehr.assign_queue", "--args", "@-", *TRIAGE],
+     f"horismos tools: error: --args @-: {STDIN}; give the JSON itself (--args "
+     """'{"patient": ":patient42"}') or @FILE, a file holding it\n""")])
+def test_dash_as_an_input_says_stdin_is_not_read_there(
+        tmp_path: Path, args: list[str], said: str) -> None:
+    """`-` read as a file's name: "no such file or folder", as if a file named "-" were
+    missing, where the user meant stdin."""
+    p = horismos(*args, cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode in (1, 2), p.stdout + p.stderr
+    assert said in p.stdout + p.stderr, p.stdout + p.stderr
+    assert "no such file" not in p.stdout + p.stderr
+
+
+def test_replay_of_a_named_pipe_is_refused_not_waited_on_forever(tmp_path: Path) -> None:
+    """replay read a pipe's header line, then opened it again for its events and waited for
+    a second writer forever (SIGTERM did not end it)."""
+    os.mkfifo(tmp_path / "pipe")
+    p = subprocess.run([sys.executable, "-m", "horismos", "replay", "pipe", *TRIAGE],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert (p.returncode, p.stderr) == (
+        2, "horismos replay: error: pipe: a named pipe (or a device), which replay reads twice, "
+           "its header then its events; save the trace to a file and give that\n"), p.stderr
+
+
+def test_a_turtle_file_given_to_tools_says_it_is_turtle_and_where_it_goes(
+        tmp_path: Path) -> None:
+    """`--tools triage.ttl` was imported as the module "triage.ttl": "No module named
+    'triage'; run from the folder that holds it, or give the path of the .py file"."""
+    for given in (TRIAGE[0], "triage.ttl"):
+        p = horismos("run", *TRIAGE, *WORLD, "--tools", given, "--all", cwd=tmp_path)
+        assert (p.returncode, p.stderr) == (
+            2, f"horismos run: error: --tools {given}: a Turtle file, not Python: give it "
+               "among the definitions' FILE_OR_DIR arguments, without --tools; --tools takes "
+               "a Python module or a .py file whose functions back python: bindings\n"), p.stderr
+
+
+def test_validate_shows_a_binary_files_control_characters_escaped(tmp_path: Path) -> None:
+    """The line a syntax error was met on was echoed as it was: a NUL byte, a bell, and an
+    escape sequence that cleared the user's terminal."""
+    (tmp_path / "odd.ttl").write_bytes(b"\x00\x01garbage\x07\x1b[2J here\n")
+    p = horismos("validate", "odd.ttl", cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith("odd.ttl:1: error: Turtle syntax error: expected directive or "
+                               "statement, at: \\x00\\x01garbage\\x07\\x1b[2J here — "), p.stdout
+    assert not any(c in p.stdout for c in "\x00\x01\x07\x1b")
+
+
+def test_an_unreachable_sparql_server_is_said_in_words(tmp_path: Path) -> None:
+    """Nothing listening at the URL: "cannot be reached ([Errno 111] Connection refused)"."""
+    url = f"http://127.0.0.1:{free_port()}/world"
+    p = horismos("run", *TRIAGE, "--store", f"sparql:{url}", "--all", cwd=tmp_path)
+    assert (p.returncode, p.stderr) == (
+        2, f"horismos run: error: the SPARQL server at {url} cannot be reached: nothing "
+           "listens at that address and port (the connection was refused); check the URL, "
+           "and start the server if it is not running (oxigraph serve --location DIR --bind "
+           "HOST:PORT)\n"), p.stderr
