@@ -160,3 +160,16 @@ def test_an_unreachable_sparql_server_is_said_in_words(tmp_path: Path) -> None:
            "listens at that address and port (the connection was refused); check the URL, "
            "and start the server if it is not running (oxigraph serve --location DIR --bind "
            "HOST:PORT)\n"), p.stderr
+
+
+def test_a_huge_argument_is_not_echoed_whole_in_the_refusal(tmp_path: Path) -> None:
+    """A 5 MB string given where a node is taken: its refusal was 5 MB of stderr text (10 MB
+    in --format json), the value echoed whole."""
+    (tmp_path / "huge.json").write_text('{"patient": "' + "x" * 5_000_000 + '"}')
+    for fmt in ("text", "json"):
+        p = horismos("tools", "call", "ehr.assign_queue", "--args", "@huge.json", *TRIAGE,
+                     *WORLD, *TOOLS, "--format", fmt, cwd=tmp_path)
+        no_traceback(p)
+        assert p.returncode == 5, p.stderr
+        assert len(p.stdout + p.stderr) < 5000, len(p.stdout + p.stderr)
+        assert "… (4,999," in p.stdout and "characters more)" in p.stdout, p.stdout[:1000]
