@@ -44,10 +44,7 @@ _WORDS = {
         "its symbolic links lead round in a circle",
         "point the link at the file itself",
     ),
-}
-
-
-_WRITE_WORDS = {
+    # and what only a write meets, said as what the disk refused (for os_failure)
     errno.ENOSPC: ("the disk is full", "free space on it, then run the command again"),
     errno.EDQUOT: (
         "this user's disk quota is used up",
@@ -59,24 +56,26 @@ _WRITE_WORDS = {
     ),
     errno.EROFS: ("the disk is mounted read-only", "give a path on a disk that may be written"),
 }
-"""Errors only a write meets: said as what the disk refused, not as an input "cannot read"."""
+
+
+_WRITTEN = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
+"""The errors of :data:`_WORDS` only a write meets."""
 
 
 def os_failure(e: OSError) -> str:
     """The last-resort words for ``e``, an error of the system no command gave context to:
     the file it names (if any), what is wrong and what to do, where the system's bare
     "[Errno 28] No space left on device" was all a user read."""
-    what, hint = (
-        _WRITE_WORDS.get(e.errno or 0)
-        or _WORDS.get(e.errno or 0)
-        or (
+    what, hint = _WORDS.get(
+        e.errno or 0,
+        (
             f"reading or writing failed ({e.strerror or e})",
             "check that the disks this command reads and writes have space and answer",
-        )
+        ),
     )
     if e.filename:
         return f"{e.filename}: {what}; {hint}"
-    if e.errno in _WRITE_WORDS:  # a write to stdout, or to a file whose writer named none
+    if e.errno in _WRITTEN:  # a write to stdout, or to a file whose writer named none
         return f"an output could not be written: {what}; {hint}"
     return f"{what}; {hint}"
 
