@@ -36,6 +36,7 @@ from ._policy import (
     given_issued,
     holds_approval_record,
 )
+from ._sources import RDF_SUFFIXES
 from ._stores import DEFAULT_STORE, Change
 from ._unreadable import STDIN_NOT_READ, why_unreadable
 from ._world import World
@@ -311,6 +312,11 @@ def cmd_tools_list(args: argparse.Namespace) -> int:
 
 def cmd_tools_discover(args: argparse.Namespace) -> int:
     """Print the tools matching the query, ranked; 0 when any is shown, 1 when none."""
+    if Path(args.query).suffix in RDF_SUFFIXES:  # it was searched for, and matched no tool
+        raise UsageError(
+            f"{args.query} names a file, where the QUERY comes first: horismos tools discover "
+            f"'WORDS' {args.query} …"
+        )
     agent = _catalog_agent(args)
     world = None
     if args.world or args.store != DEFAULT_STORE:

@@ -173,3 +173,12 @@ def test_a_huge_argument_is_not_echoed_whole_in_the_refusal(tmp_path: Path) -> N
         assert p.returncode == 5, p.stderr
         assert len(p.stdout + p.stderr) < 5000, len(p.stdout + p.stderr)
         assert "… (4,999," in p.stdout and "characters more)" in p.stdout, p.stdout[:1000]
+
+
+def test_tools_discover_given_a_file_first_says_the_query_comes_first(tmp_path: Path) -> None:
+    """`tools discover triage.ttl ehr.ttl` searched for the words "triage.ttl", and said no
+    executable tool matched them, exit 1."""
+    p = horismos("tools", "discover", *TRIAGE, cwd=tmp_path)
+    assert (p.returncode, p.stderr) == (
+        2, f"horismos tools: error: {TRIAGE[0]} names a file, where the QUERY comes first: "
+           f"horismos tools discover 'WORDS' {TRIAGE[0]} …\n"), p.stdout + p.stderr
