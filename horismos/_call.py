@@ -241,7 +241,19 @@ def check_arguments(
             problems.append(
                 f'argument "{name}" is required: {props[name].get("description", "a value")}'
             )
-    return nodes, payload, problems
+    return nodes, payload, [_clipped(p) for p in problems]
+
+
+_SHOWN = 300
+"""Characters of a problem a refusal shows: enough for any value a person typed."""
+
+
+def _clipped(problem: str) -> str:
+    """``problem`` cut to what a message shows: one echoing a value whole (a 5 MB string
+    argument) was a 5 MB line of stderr, and twice that in ``--format json``."""
+    if len(problem) <= _SHOWN:
+        return problem
+    return f"{problem[:_SHOWN]}… ({len(problem) - _SHOWN:,} characters more)"
 
 
 def _not_unicode(value: Any) -> str | None:

@@ -53,6 +53,7 @@ from ._errors import AuthoringError, HorismosError
 from ._loop import stop_main
 from ._quiet_start import INTERRUPTED
 from ._redact import redact_text
+from ._unreadable import os_failure
 
 __all__ = ["COMMANDS", "main"]
 
@@ -358,8 +359,7 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
         print(f"horismos {args.command}: error: {redact_text(str(e))}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as e:  # a file the command reads or writes; never a traceback
-        where = f"{e.filename}: " if e.filename else ""
-        print(f"horismos {args.command}: error: {where}{e.strerror or e}", file=sys.stderr)
+        print(f"horismos {args.command}: error: {os_failure(e)}", file=sys.stderr)
         return EXIT_USAGE
     except UnicodeDecodeError as e:  # a file read as text that is not UTF-8
         print(

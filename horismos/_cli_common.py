@@ -26,6 +26,7 @@ from typing import Any, cast
 from ._bindings import Hosts, Reach, allowed_host
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, UsageError
+from ._sources import RDF_SUFFIXES
 from ._waits import short_id
 from ._world import World
 
@@ -241,6 +242,13 @@ def load_tools(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:
 
 def _import_tools(spec: str) -> ModuleType:
     path = Path(spec)
+    if path.suffix in RDF_SUFFIXES:  # read as the module "NAME.ttl": "No module named NAME"
+        kind = "a Turtle" if path.suffix == ".ttl" else "an RDF"
+        raise UsageError(
+            f"--tools {spec}: {kind} file, not Python: give it among the definitions' "
+            "FILE_OR_DIR arguments, without --tools; --tools takes a Python module or a .py "
+            "file whose functions back python: bindings"
+        )
     if spec.endswith(".py") or os.sep in spec or "/" in spec:
         if path.is_dir():
             raise _a_folder(spec, path)

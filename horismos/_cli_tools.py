@@ -41,8 +41,9 @@ from ._policy import (
     implementation,
     server_of,
 )
+from ._sources import RDF_SUFFIXES
 from ._stores import DEFAULT_STORE, Change
-from ._unreadable import why_unreadable
+from ._unreadable import STDIN_NOT_READ, why_unreadable
 from ._world import World
 
 __all__ = [
@@ -264,6 +265,11 @@ def _json_args(text: str) -> Any:
     source = "--args"
     if text.startswith("@"):
         source = text[1:]
+        if source == "-":
+            raise UsageError(
+                f"--args @-: {STDIN_NOT_READ[0]}; give the JSON itself (--args "
+                '\'{"patient": ":patient42"}\') or @FILE, a file holding it'
+            )
         try:
             text = Path(source).read_text(encoding="utf-8")
         except OSError as e:
@@ -312,6 +318,11 @@ def cmd_tools_list(args: argparse.Namespace) -> int:
 
 def cmd_tools_discover(args: argparse.Namespace) -> int:
     """Print the tools matching the query, ranked; 0 when any is shown, 1 when none."""
+    if Path(args.query).suffix in RDF_SUFFIXES:  # it was searched for, and matched no tool
+        raise UsageError(
+            f"{args.query} names a file, where the QUERY comes first: horismos tools discover "
+            f"'WORDS' {args.query} …"
+        )
     agent = _catalog_agent(args)
     world = lent = None
     if args.world or args.store != DEFAULT_STORE:

@@ -91,9 +91,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 f"bindings of {', '.join(unreached)} do not resolve here: give --tools "
                 "MODULE (or --allow-module NAME) as for run"
             )
-    source = Path(args.trace)
+    source = Path(readable_file(args.trace) if args.trace == "-" else args.trace)
     if not source.exists():
         raise UsageError(f"{source}: no such trace or folder of traces")
+    if not source.is_dir() and not source.is_file():  # its header was read, then it waited
+        raise UsageError(  # for a second writer forever, and SIGTERM did not end the wait
+            f"{source}: a named pipe (or a device), which replay reads twice, its header "
+            "then its events; save the trace to a file and give that"
+        )
     traces = sorted(source.glob("*.jsonl")) if source.is_dir() else [source]
     if not traces:
         raise UsageError(f"{source}: no *.jsonl traces in this folder")

@@ -50,6 +50,7 @@ from ._redact import redact_url
 from ._runner import Environment
 from ._stores import StoreError
 from ._trace import Trace
+from ._unreachable import why_unreachable
 from ._vocab import NS
 from ._world import INSTANCES, World
 
@@ -152,10 +153,10 @@ def submit_instances(broker: str, workflow: URIRef, foci: Iterable[URIRef]) -> i
                 sent += 1
     except (OSError, OperationalError) as e:
         raise BrokerError(
-            f"the broker at {redact_url(broker)} cannot be reached ({e}); "
-            f"{sent} task{'s' * (sent != 1)} were enqueued before it went. Start "
-            "it or fix --broker; submitting again is safe (a focus already "
-            "done is not run twice)"
+            f"the broker at {redact_url(broker)} cannot be reached: {why_unreachable(e)}; "
+            f"{sent} task{'s' * (sent != 1)} were enqueued before it went. Check --broker, "
+            "and start the broker if it is not running (redis-server --port PORT); "
+            "submitting again is safe (a focus already done is not run twice)"
         ) from None
     return sent
 

@@ -24,6 +24,7 @@ from ._turtle_syntax import (
     line_parse_error,
     near,
     not_utf8,
+    printable,
     runaway_string,
     sparql_variable,
     syntax_hint,
@@ -83,7 +84,7 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
             problems.append(
                 Problem(
                     "error",
-                    f"Turtle syntax error: {e._why}{near(path, line)}",
+                    f"Turtle syntax error: {printable(str(e._why))}{near(path, line)}",
                     file=str(path),
                     line=line,
                     hint=f"declare the prefix at the top of the file: @prefix {unbound[1]}: <…> ."

@@ -28,7 +28,7 @@ from rdflib.term import Node
 from ._errors import AuthoringError, Problem
 from ._namespace_index import NamespaceIndex
 from ._turtle_syntax import turtle_code
-from ._unreadable import file_error, unreadable
+from ._unreadable import STDIN_NOT_READ, file_error, unreadable
 
 __all__ = [
     "Sources",
@@ -65,6 +65,9 @@ def expand_paths(paths: Iterable[str | Path], suffixes: Iterable[str] = (".ttl",
             out.append(p)
         elif (e := file_error(p)) is not None and e.errno != errno.ENOENT:
             raise AuthoringError([unreadable(p, e)])  # a link loop: not "no such file"
+        elif str(raw) == "-":
+            what, hint = STDIN_NOT_READ
+            raise AuthoringError([Problem("error", what, file="-", hint=hint)])
         else:
             raise AuthoringError(
                 [

@@ -253,11 +253,15 @@ class Trace:
             assert self.path is not None
             # unbuffered: each event reaches the operating system in one write as it is emitted
             self._stream = open(self.path, "wb", buffering=0)  # noqa: SIM115
-        written = self._stream.write(data)  # all of it, nearly always: no view made for that
-        if written != len(data):
-            view = memoryview(data)[written:]
-            while view:
-                view = view[self._stream.write(view) :]
+        try:
+            written = self._stream.write(data)  # all of it, nearly always: no view made for it
+            if written != len(data):
+                view = memoryview(data)[written:]
+                while view:
+                    view = view[self._stream.write(view) :]
+        except OSError as e:  # a full disk: the system's error names no file, and a user
+            e.filename = e.filename or str(self.path)  # read "No space left on device"
+            raise
 
     @property
     def events(self) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ __all__ = [
     "near",
     "not_utf8",
     "parser_reason",
+    "printable",
     "runaway_string",
     "sparql_variable",
     "syntax_hint",
@@ -392,4 +393,13 @@ def near(path: Path, line: int) -> str:
     """The text of the line the parser stopped at, so the message shows what it choked on."""
     lines = path.read_text(encoding="utf-8").splitlines()
     text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-    return f", at: {text[:60]}" if text else ""
+    return f", at: {printable(text[:60])}" if text else ""
+
+
+def printable(text: str) -> str:
+    """``text`` with each character a terminal does not show as text (a NUL byte of a binary
+    file, an escape sequence) written as its escape, ``\\x00``: echoed as they were, they
+    cleared or recoloured the user's terminal, or hid the rest of the message."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)

@@ -18,9 +18,11 @@ from ._errors import AuthoringError, HorismosError, Problem, UsageError
 from ._stores.base import StoreError
 
 __all__ = [
+    "STDIN_NOT_READ",
     "each_opens",
     "file_error",
     "load_failed",
+    "os_failure",
     "readable_file",
     "unreadable",
     "why_unreadable",
@@ -42,7 +44,40 @@ _WORDS = {
         "its symbolic links lead round in a circle",
         "point the link at the file itself",
     ),
+    # and what only a write meets, said as what the disk refused (for os_failure)
+    errno.ENOSPC: ("the disk is full", "free space on it, then run the command again"),
+    errno.EDQUOT: (
+        "this user's disk quota is used up",
+        "free space or raise the quota, then run the command again",
+    ),
+    errno.EFBIG: (
+        "the file would pass the size limit of this process",
+        "lift the limit (ulimit -f) or write to another disk, then run the command again",
+    ),
+    errno.EROFS: ("the disk is mounted read-only", "give a path on a disk that may be written"),
 }
+
+
+_WRITTEN = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
+"""The errors of :data:`_WORDS` only a write meets."""
+
+
+def os_failure(e: OSError) -> str:
+    """The last-resort words for ``e``, an error of the system no command gave context to:
+    the file it names (if any), what is wrong and what to do, where the system's bare
+    "[Errno 28] No space left on device" was all a user read."""
+    what, hint = _WORDS.get(
+        e.errno or 0,
+        (
+            f"reading or writing failed ({e.strerror or e})",
+            "check that the disks this command reads and writes have space and answer",
+        ),
+    )
+    if e.filename:
+        return f"{e.filename}: {what}; {hint}"
+    if e.errno in _WRITTEN:  # a write to stdout, or to a file whose writer named none
+        return f"an output could not be written: {what}; {hint}"
+    return f"{what}; {hint}"
 
 
 def why_unreadable(e: OSError) -> tuple[str, str]:
@@ -92,9 +127,19 @@ def file_error(path: str | Path) -> OSError | None:
     return None
 
 
+STDIN_NOT_READ = (
+    "'-' names no file, and stdin is not read here",
+    "give the file's name (save what a pipe gives to a file first)",
+)
+"""What ``-`` given as an input file is: the "no such file" said of it read as if a file named
+"-" had gone missing, where stdin was meant."""
+
+
 def readable_file(path: str) -> str:
     """``path``, a file a command reads (a trace), or refused in the table's words: a folder
     given as a trace was "no such trace file"."""
+    if path == "-":
+        raise UsageError(f"-: {STDIN_NOT_READ[0]}; {STDIN_NOT_READ[1]}")
     e = file_error(path)
     if e is not None:
         what, hint = why_unreadable(e)

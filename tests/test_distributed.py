@@ -401,7 +401,10 @@ def test_submit_to_a_broker_that_is_down_says_so_without_a_traceback(ward, serve
     done = horismos(ward, "submit", *DEFINITIONS, "--store", server.store, "--broker",
                     "redis://127.0.0.1:1/0", "--focus", f"<{EHR}p01>")
     assert done.returncode == 2, done.stderr
-    assert "the broker at redis://127.0.0.1:1/0 cannot be reached" in done.stderr
+    assert ("the broker at redis://127.0.0.1:1/0 cannot be reached: nothing listens at that "
+            "address and port (the connection was refused); 0 tasks were enqueued before it "
+            "went. Check --broker, and start the broker") in done.stderr
+    assert "Errno" not in done.stderr and "Error 111" not in done.stderr
     assert "0 tasks were enqueued" in done.stderr and "Traceback" not in done.stderr
 
 

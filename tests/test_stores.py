@@ -236,7 +236,7 @@ def test_stores_are_chosen_by_name():
 
 def test_an_unreachable_server_is_a_typed_error_that_says_what_to_do():
     world = World.open("sparql:http://127.0.0.1:9")
-    with pytest.raises(StoreError, match=r"cannot be reached .*start it \(oxigraph serve"):
+    with pytest.raises(StoreError, match=r"cannot be reached: nothing listens .*start the server"):
         world.commit(Change(add=[(A, P, B, None)]))
 
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from typing import BinaryIO
 from urllib.parse import unquote, urlsplit
 
+from .._unreachable import why_unreachable
+
 __all__ = ["Connection", "HttpError", "Response"]
 
 CONNECT_TIMEOUT = 5.0
@@ -143,7 +145,7 @@ class Connection:
             if self._tls:
                 sock = _tls_context().wrap_socket(sock, server_hostname=self._host)
         except OSError as e:
-            raise HttpError(str(e) or type(e).__name__) from None
+            raise HttpError(why_unreachable(e)) from None
         sock.settimeout(TIMEOUT)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock, self._file = sock, sock.makefile("rb")

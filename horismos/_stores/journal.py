@@ -319,7 +319,7 @@ class JournalStore(OxigraphStore):
         # counted once here, where the snapshot was just read whole, not in the first step
         # that asks whether a copy is due (:meth:`OxigraphStore._held`)
         self._live = len(self._store)
-        atexit.register(self.close)  # a process that never closes it still snapshots it
+        atexit.register(self.close_at_exit)  # a process that never closes it still snapshots it
 
     # -- opening -------------------------------------------------------------------------
 
@@ -666,7 +666,7 @@ class JournalStore(OxigraphStore):
         few commits to a large world leaves them to be replayed at the next open (less than a
         quarter more than loading the snapshot), where a snapshot at every close dumped the
         whole world (~5 s at a million triples) for one event's commits."""
-        atexit.unregister(self.close)
+        atexit.unregister(self.close_at_exit)
         with self._lock:  # then asked: two threads closing at once both saw it open
             self._settle()
             if self._fd < 0:

@@ -33,6 +33,7 @@ import io
 import mmap
 import re
 import stat
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -748,7 +749,7 @@ class OxigraphStore(Store):
             else:  # new, or the last process died between two writes of it: recompute once
                 self._tally.reset(self.recompute_digest())
                 self._persist()
-            atexit.register(self.close)  # a process that never closes it still writes it
+            atexit.register(self.close_at_exit)  # a process that never closes it still writes it
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -975,6 +976,14 @@ class OxigraphStore(Store):
                 if self._on_disk:
                     self._persist()
             return kept, recomputed
+
+    def close_at_exit(self) -> None:
+        """:meth:`close`, for a process that never called it: what it raises said in one line
+        on stderr, where the interpreter printed a traceback for an exit hook's error."""
+        try:
+            self.close()
+        except StoreError as e:
+            print(f"horismos: error: {e}", file=sys.stderr)
 
     def _persist(self) -> None:
         """Write the kept digest into the store (replacing any), then flush."""
@@ -1263,12 +1272,22 @@ class OxigraphStore(Store):
 
     def close(self) -> None:
         """Writes an on-disk store's digest, flushes it and releases its lock; closing twice
-        does nothing."""
+        does nothing. A digest the disk refuses is a :class:`StoreError` saying so: RocksDB's
+        bare "IO error: While appending to file: …/000045.log: File too large" was all a user
+        read, after a run whose every commit had landed."""
         if self._on_disk:
-            atexit.unregister(self.close)
+            atexit.unregister(self.close_at_exit)
         if self._on_disk and "_store" in self.__dict__ and not self._persisted:
             with self._lock:
-                self._persist()
+                try:
+                    self._persist()
+                except OSError as e:
+                    raise StoreError(
+                        f"the store at {self.path} could not write its digest on closing "
+                        f"({e}); what was committed stays, and the next command that opens "
+                        "it recomputes the digest once: free space on the store's disk or "
+                        "lift the file size limit it met"
+                    ) from None
         store = self.__dict__.pop("_store", None)
         if store is not None and self._on_disk:
             store.flush()

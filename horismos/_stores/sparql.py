@@ -147,10 +147,9 @@ class SparqlStore(Store):
                 response = self._http.request(method, path, content, headers, timeout=timeout)
         except HttpError as e:
             raise StoreError(
-                f"the SPARQL server at {redact_url(self.url)} cannot be reached "
-                f"({redact_text(str(e))}); start "
-                "it (oxigraph serve --location DIR --bind HOST:PORT) or fix the "
-                "URL"
+                f"the SPARQL server at {redact_url(self.url)} cannot be reached: "
+                f"{redact_text(str(e))}; check the URL, and start the server if it is "
+                "not running (oxigraph serve --location DIR --bind HOST:PORT)"
             ) from None
         if response.status >= 400:
             # a query the server's engine refuses (400): the pattern's mistake, typed so the

@@ -1,0 +1,37 @@
+"""Why a server (a SPARQL store, a task broker) cannot be reached, said in words.
+
+Why: the system's text, "[Errno 111] Connection refused" or redis's "Error 111 connecting to
+127.0.0.1:1. Connection refused.", names neither what is wrong in a user's words nor what to
+check; the error that says it may sit under a library's own (kombu's over redis's), so the
+chain of causes is read to find it.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+__all__ = ["why_unreachable"]
+
+_WORDS = {
+    errno.ECONNREFUSED: "nothing listens at that address and port (the connection was refused)",
+    errno.EHOSTUNREACH: "no route leads to its host (the host is down, or a firewall drops it)",
+    errno.ENETUNREACH: "no network leads to its host",
+    errno.ECONNRESET: "it dropped the connection",
+}
+
+
+def why_unreachable(e: BaseException) -> str:
+    """What the first cause of ``e`` the words know says, else ``e``'s own text."""
+    seen: BaseException | None = e
+    for _ in range(8):  # a chain is a few links long; never a loop followed forever
+        if seen is None:
+            break
+        if isinstance(seen, socket.gaierror):
+            return "its host name is not known (check the spelling, and the DNS)"
+        if isinstance(seen, TimeoutError):
+            return "it did not answer in time"
+        if isinstance(seen, OSError) and seen.errno in _WORDS:
+            return _WORDS[seen.errno]
+        seen = seen.__cause__ or seen.__context__
+    return str(e) or type(e).__name__

@@ -1,0 +1,184 @@
+"""What a command-line user reads when the system fails under a command (a full disk, a file
+size limit, a store's digest it cannot write back, a server that is not listening, an input
+that is no file): what was being read or written and what to do, never a traceback nor the
+system's bare text ("[Errno 28] No space left on device")."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from listening import free_port
+from test_cli import ROOT, TOOLS, TRIAGE, WORLD, _files_up_to, horismos, no_traceback
+
+
+def test_a_trace_the_disk_refuses_is_named_with_what_to_do(tmp_path: Path) -> None:
+    """`--trace /dev/full`: the user read "[Errno 28] No space left on device", no file named."""
+    p = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "/dev/full", cwd=tmp_path)
+    no_traceback(p)
+    assert (p.returncode, p.stderr) == (
+        2, "horismos run: error: /dev/full: the disk is full; free space on it, then run the "
+           "command again\n"), p.stderr
+
+
+def test_stdout_the_disk_refuses_says_an_output_could_not_be_written(tmp_path: Path) -> None:
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "horismos", "graph", *TRIAGE], cwd=tmp_path,
+                           stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert "Errno" not in p.stderr and "Traceback" not in p.stderr
+    assert (p.returncode, p.stderr) == (
+        2, "horismos graph: error: an output could not be written: the disk is full; free "
+           "space on it, then run the command again\n"), p.stderr
+
+
+def test_a_digest_the_store_cannot_write_on_closing_is_said_once_in_words(
+        tmp_path: Path) -> None:
+    """A run whose every commit landed, then the store's digest refused on closing (a file
+    size limit, as a full disk): RocksDB's bare "IO error: While appending to file: …: File
+    too large" was all the user read. The limit is set just past the store's largest file
+    (RocksDB's own log, whose writes may fail, aside), a little more each try, until the run
+    commits and its closing write is what is refused."""
+    made = tmp_path / "made"
+    assert horismos("load", str(ROOT / "examples" / "triage" / "world.ttl"), "--store",
+                    "oxigraph:made", cwd=tmp_path).returncode == 0
+    largest = max(f.stat().st_size for f in made.iterdir()
+                  if not f.name.startswith("LOG"))
+    said = []
+    for margin in range(500, 8000, 250):
+        shutil.rmtree(tmp_path / "st", ignore_errors=True)
+        shutil.copytree(made, tmp_path / "st")
+        p = subprocess.run([sys.executable, "-m", "horismos", "run", *TRIAGE, *TOOLS, "--all",
+                            "--store", "oxigraph:st"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=120, preexec_fn=_files_up_to(largest + margin))
+        no_traceback(p)
+        said.append(p.stderr)
+        if "on closing" in p.stderr:
+            break
+    assert "horismos run: error: the store at st could not write its digest on closing (" in (
+        said[-1]), said
+    assert said[-1].count("horismos") == 1, said[-1]
+    assert said[-1].endswith("what was committed stays, and the next command that opens it "
+                             "recomputes the digest once: free space on the store's disk or "
+                             "lift the file size limit it met\n")
+    digest = horismos("digest", "--store", "oxigraph:st", "--check", cwd=tmp_path)
+    assert digest.returncode == 0, digest.stdout + digest.stderr
+
+
+def test_a_store_left_open_whose_digest_the_disk_refuses_at_exit_says_one_line(
+        tmp_path: Path) -> None:
+    """A process that never closes its store (an embedding program; a command that leaves
+    it to exit) closes it in an exit hook: a digest the disk refused there was printed as
+    "Exception ignored in atexit callback" and a traceback."""
+    (tmp_path / "left_open.py").write_text(textwrap.dedent("""
+        import resource, signal
+        from rdflib import Literal, URIRef
+        from horismos import World
+        from horismos._stores import Change
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        world = World.open("oxigraph:st")
+        world.commit(Change(add=[(URIRef("urn:a"), URIRef("urn:p"), Literal(1), None)]))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1, resource.RLIM_INFINITY))
+    """))
+    p = subprocess.run([sys.executable, "left_open.py"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.startswith("horismos: error: the store at st could not write its digest "
+                               "on closing ("), p.stderr
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+
+
+TRACE = str(ROOT / "tests" / "fixtures" / "traces" / "recorded" / "triage-all.jsonl")
+STDIN = "'-' names no file, and stdin is not read here"
+SAVE = "give the file's name (save what a pipe gives to a file first)"
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["validate", "-"], f"-: error: {STDIN} — {SAVE}\n"),
+    (["run", *TRIAGE, "--world", "-", "--all"], f"  -: error: {STDIN} — {SAVE}\n"),
+    (["trace", "show", "-"], f"horismos trace: error: -: {STDIN}; {SAVE}\n"),
+    (["replay", "-", *TRIAGE], f"horismos replay: error: -: {STDIN}; {SAVE}\n"),
+    (["tools", "call", "ehr.assign_queue", "--args", "@-", *TRIAGE],
+     f"horismos tools: error: --args @-: {STDIN}; give the JSON itself (--args "
+     """'{"patient": ":patient42"}') or @FILE, a file holding it\n""")])
+def test_dash_as_an_input_says_stdin_is_not_read_there(
+        tmp_path: Path, args: list[str], said: str) -> None:
+    """`-` read as a file's name: "no such file or folder", as if a file named "-" were
+    missing, where the user meant stdin."""
+    p = horismos(*args, cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode in (1, 2), p.stdout + p.stderr
+    assert said in p.stdout + p.stderr, p.stdout + p.stderr
+    assert "no such file" not in p.stdout + p.stderr
+
+
+def test_replay_of_a_named_pipe_is_refused_not_waited_on_forever(tmp_path: Path) -> None:
+    """replay read a pipe's header line, then opened it again for its events and waited for
+    a second writer forever (SIGTERM did not end it)."""
+    os.mkfifo(tmp_path / "pipe")
+    p = subprocess.run([sys.executable, "-m", "horismos", "replay", "pipe", *TRIAGE],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert (p.returncode, p.stderr) == (
+        2, "horismos replay: error: pipe: a named pipe (or a device), which replay reads twice, "
+           "its header then its events; save the trace to a file and give that\n"), p.stderr
+
+
+def test_a_turtle_file_given_to_tools_says_it_is_turtle_and_where_it_goes(
+        tmp_path: Path) -> None:
+    """`--tools triage.ttl` was imported as the module "triage.ttl": "No module named
+    'triage'; run from the folder that holds it, or give the path of the .py file"."""
+    for given in (TRIAGE[0], "triage.ttl"):
+        p = horismos("run", *TRIAGE, *WORLD, "--tools", given, "--all", cwd=tmp_path)
+        assert (p.returncode, p.stderr) == (
+            2, f"horismos run: error: --tools {given}: a Turtle file, not Python: give it "
+               "among the definitions' FILE_OR_DIR arguments, without --tools; --tools takes "
+               "a Python module or a .py file whose functions back python: bindings\n"), p.stderr
+
+
+def test_validate_shows_a_binary_files_control_characters_escaped(tmp_path: Path) -> None:
+    """The line a syntax error was met on was echoed as it was: a NUL byte, a bell, and an
+    escape sequence that cleared the user's terminal."""
+    (tmp_path / "odd.ttl").write_bytes(b"\x00\x01garbage\x07\x1b[2J here\n")
+    p = horismos("validate", "odd.ttl", cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith("odd.ttl:1: error: Turtle syntax error: expected directive or "
+                               "statement, at: \\x00\\x01garbage\\x07\\x1b[2J here — "), p.stdout
+    assert not any(c in p.stdout for c in "\x00\x01\x07\x1b")
+
+
+def test_an_unreachable_sparql_server_is_said_in_words(tmp_path: Path) -> None:
+    """Nothing listening at the URL: "cannot be reached ([Errno 111] Connection refused)"."""
+    url = f"http://127.0.0.1:{free_port()}/world"
+    p = horismos("run", *TRIAGE, "--store", f"sparql:{url}", "--all", cwd=tmp_path)
+    assert (p.returncode, p.stderr) == (
+        2, f"horismos run: error: the SPARQL server at {url} cannot be reached: nothing "
+           "listens at that address and port (the connection was refused); check the URL, "
+           "and start the server if it is not running (oxigraph serve --location DIR --bind "
+           "HOST:PORT)\n"), p.stderr
+
+
+def test_a_huge_argument_is_not_echoed_whole_in_the_refusal(tmp_path: Path) -> None:
+    """A 5 MB string given where a node is taken: its refusal was 5 MB of stderr text (10 MB
+    in --format json), the value echoed whole."""
+    (tmp_path / "huge.json").write_text('{"patient": "' + "x" * 5_000_000 + '"}')
+    for fmt in ("text", "json"):
+        p = horismos("tools", "call", "ehr.assign_queue", "--args", "@huge.json", *TRIAGE,
+                     *WORLD, *TOOLS, "--format", fmt, cwd=tmp_path)
+        no_traceback(p)
+        assert p.returncode == 5, p.stderr
+        assert len(p.stdout + p.stderr) < 5000, len(p.stdout + p.stderr)
+        assert "… (4,999," in p.stdout and "characters more)" in p.stdout, p.stdout[:1000]
+
+
+def test_tools_discover_given_a_file_first_says_the_query_comes_first(tmp_path: Path) -> None:
+    """`tools discover triage.ttl ehr.ttl` searched for the words "triage.ttl", and said no
+    executable tool matched them, exit 1."""
+    p = horismos("tools", "discover", *TRIAGE, cwd=tmp_path)
+    assert (p.returncode, p.stderr) == (
+        2, f"horismos tools: error: {TRIAGE[0]} names a file, where the QUERY comes first: "
+           f"horismos tools discover 'WORDS' {TRIAGE[0]} …\n"), p.stdout + p.stderr
