@@ -245,15 +245,18 @@ def check_arguments(
 
 
 _SHOWN = 300
-"""Characters of a problem a refusal shows: enough for any value a person typed."""
+"""Characters a refusal shows of each end of a problem: enough for any value a person typed,
+and the fix, which a problem says last."""
 
 
 def _clipped(problem: str) -> str:
-    """``problem`` cut to what a message shows: one echoing a value whole (a 5 MB string
-    argument) was a 5 MB line of stderr, and twice that in ``--format json``."""
-    if len(problem) <= _SHOWN:
+    """``problem`` with its middle cut when it is long: one echoing a value whole (a 5 MB
+    string argument) was a 5 MB line of stderr, and twice that in ``--format json``. Its end
+    is kept, since that is where a problem says what to do."""
+    if len(problem) <= 3 * _SHOWN:
         return problem
-    return f"{problem[:_SHOWN]}… ({len(problem) - _SHOWN:,} characters more)"
+    cut = len(problem) - 2 * _SHOWN
+    return f"{problem[:_SHOWN]} … ({cut:,} characters cut) … {problem[-_SHOWN:]}"
 
 
 def _not_unicode(value: Any) -> str | None:

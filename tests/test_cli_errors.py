@@ -172,7 +172,7 @@ def test_a_huge_argument_is_not_echoed_whole_in_the_refusal(tmp_path: Path) -> N
         no_traceback(p)
         assert p.returncode == 5, p.stderr
         assert len(p.stdout + p.stderr) < 5000, len(p.stdout + p.stderr)
-        assert "… (4,999," in p.stdout and "characters more)" in p.stdout, p.stdout[:1000]
+        assert "… (4,999," in p.stdout and "characters cut) …" in p.stdout, p.stdout[:1000]
 
 
 def test_tools_discover_given_a_file_first_says_the_query_comes_first(tmp_path: Path) -> None:
