@@ -32,16 +32,14 @@ from typing import TYPE_CHECKING, Any
 
 from rdflib import RDF, XSD, BNode, Literal, URIRef
 
+from .._aggregate_names import AS_OXIGRAPH
+
 if TYPE_CHECKING:
     from rdflib.plugins.sparql.aggregates import Accumulator
     from rdflib.plugins.sparql.sparql import FrozenBindings
 
 __all__ = ["as_oxigraph_aggregates", "asks_aggregates"]
 
-_OWN = {
-    name: f"{name}_Oxigraph"
-    for name in ("Aggregate_Min", "Aggregate_Max", "Aggregate_Sum", "Aggregate_Avg")
-}
 _NUMERIC = frozenset(
     str(XSD[t])
     for t in [
@@ -65,7 +63,7 @@ def as_oxigraph_aggregates(parts: list[Any]) -> None:
     answered as on Oxigraph, in place."""
     _register()
     for node in list(_aggregates(parts)):
-        node.name = _OWN[node.name]
+        node.name = AS_OXIGRAPH[node.name]
 
 
 def _aggregates(value: Any) -> Any:
@@ -76,7 +74,7 @@ def _aggregates(value: Any) -> Any:
     while stack:
         x = stack.pop()
         if isinstance(x, CompValue):
-            if x.name in _OWN:
+            if x.name in AS_OXIGRAPH:
                 yield x
             stack.extend(dict.values(x))
         elif isinstance(x, dict):
@@ -185,15 +183,15 @@ def _accumulators() -> dict[str, type[Accumulator]]:
         return Extreme
 
     return {
-        _OWN["Aggregate_Min"]: extreme(_oxigraph_before),
-        _OWN["Aggregate_Max"]: extreme(lambda a, b: _oxigraph_before(b, a)),
-        _OWN["Aggregate_Sum"]: failing(Sum, _is_number),
-        _OWN["Aggregate_Avg"]: failing(Average, _is_number),
+        AS_OXIGRAPH["Aggregate_Min"]: extreme(_oxigraph_before),
+        AS_OXIGRAPH["Aggregate_Max"]: extreme(lambda a, b: _oxigraph_before(b, a)),
+        AS_OXIGRAPH["Aggregate_Sum"]: failing(Sum, _is_number),
+        AS_OXIGRAPH["Aggregate_Avg"]: failing(Average, _is_number),
     }
 
 
 def _register() -> None:
     from rdflib.plugins.sparql.aggregates import Aggregator
 
-    if _OWN["Aggregate_Min"] not in Aggregator.accumulator_classes:
+    if AS_OXIGRAPH["Aggregate_Min"] not in Aggregator.accumulator_classes:
         Aggregator.accumulator_classes.update(_accumulators())
