@@ -282,6 +282,21 @@ QUERIES = [  # (query, rows Oxigraph gives)
     ("SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { 2 10 'x'^^:t 1.5e0 } }", 1),
     (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "
          "'2020-01-01T05:00:00+05:00'^^xsd:dateTime '2020-01-01T01:00:00Z'^^xsd:dateTime } }", 1),
+    # durations and times by value, as dateTimes: memory compared their text (P1D before PT2H)
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "
+         "'P1D'^^xsd:dayTimeDuration 'PT2H'^^xsd:dayTimeDuration } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "
+         "'P1Y'^^xsd:yearMonthDuration 'P9M'^^xsd:yearMonthDuration } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "
+         "'P1Y'^^xsd:duration 'P9M'^^xsd:duration 'PT2H'^^xsd:dayTimeDuration } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "  # ties: the first kept
+         "'P0D'^^xsd:dayTimeDuration 'P0M'^^xsd:yearMonthDuration } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "  # 30 or 31 days: by text
+         "'P30D'^^xsd:duration 'P1M'^^xsd:duration 'P1Y'^^xsd:duration } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "
+         "'10:00:00Z'^^xsd:time '09:30:00-02:00'^^xsd:time } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "  # one with no timezone
+         "'10:00:00'^^xsd:time '09:30:00-02:00'^^xsd:time } }", 1),
     ("SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) (COUNT(*) AS ?n) WHERE { VALUES ?o { 1 UNDEF } }",
      1),
     ("SELECT ?s (MIN(?o) AS ?m) WHERE { ?s :n|:dose|:on ?o } GROUP BY ?s", 1),
