@@ -322,6 +322,37 @@ def test_a_query_answers_on_memory_as_on_oxigraph(stores, query, rows):
     assert answers[0] == answers[1] == answers[-1]
 
 
+@pytest.mark.parametrize("aggregate", ["SUM", "AVG", "MIN", "SUM(DISTINCT", "AVG(DISTINCT"])
+def test_an_aggregate_on_memory_evaluates_its_expression_once_a_row(aggregate):
+    """Each row's value is checked (a number, bound, no error) and added from one evaluation:
+    ``SUM`` and ``AVG`` evaluated the expression again to add it, and with ``DISTINCT`` once
+    more to test it (6 and 9 calls for 3 rows), so a costly expression cost two or three
+    times, and one that gives another value each time was checked on one value, summed on
+    another (review)."""
+    from rdflib.plugins.sparql.operators import (
+        register_custom_function,
+        unregister_custom_function,
+    )
+
+    calls = []
+    counted = URIRef(E + "counted")
+
+    def count(value: Literal) -> Literal:
+        calls.append(value)
+        return value
+
+    register_custom_function(counted, count)
+    try:
+        store = open_store("memory")
+        opened = aggregate if "(" in aggregate else aggregate + "("
+        text = "SELECT ({}{}) AS ?v) WHERE {{ VALUES ?o {{ 1 2 2 }} }}"
+        rows = store.select(text.format(opened, f"<{counted}>(?o)"), {}, {})
+    finally:
+        unregister_custom_function(counted, count)
+    assert len(calls) == 3
+    assert rows == store.select(text.format(opened, "?o"), {}, {})  # the same answer
+
+
 PRECONDITIONS = [  # (patterns, whether Oxigraph finds a solution)
     # the world holds 1.5, true, 1 and the dateTime with no fraction: rdflib matched as written
     (["?rx :dose 1.50 ."], True),

@@ -197,30 +197,42 @@ def _accumulators() -> dict[str, type[Accumulator]]:
 
     def failing(base: type[Accumulator], takes: Callable[[Any], bool]) -> type[Accumulator]:
         class Failing(base):  # type: ignore[valid-type,misc]
-            """``base``, left unbound by a row whose value it does not ``take``."""
+            """``base``, left unbound by a row whose value it does not ``take``; each row's
+            value evaluated once (a costly expression, or one that gives another value each
+            time, is not checked on one value and added from another)."""
 
+            expr: Any  # base's: the aggregate's expression
             failed = False
+            tested: tuple[FrozenBindings, Any] | None = None  # DISTINCT's row and its value
 
             def use_row(self, row: FrozenBindings) -> bool:  # DISTINCT's test
-                try:
-                    return bool(super().use_row(row))
-                except NotBoundError:
-                    return True  # seen by update, which fails the group
+                if self.failed:
+                    return False
+                self.tested = (row, self.evaluated(row))
+                return self.tested[1] not in self.seen  # unbound: seen by update, which fails
 
             def update(self, row: FrozenBindings, aggregator: Any) -> None:
                 if self.failed:
                     return
-                try:
-                    value = _eval(self.expr, row)
-                except NotBoundError:
-                    value = None
+                tested = self.tested
+                value = tested[1] if tested and tested[0] is row else self.evaluated(row)
                 if value is None or isinstance(value, SPARQLError) or not takes(value):
                     self.failed = True
                 else:
                     self.take(value, row, aggregator)
 
+            def evaluated(self, row: FrozenBindings) -> Any:
+                try:
+                    return _eval(self.expr, row)
+                except NotBoundError:
+                    return None
+
             def take(self, value: Any, row: FrozenBindings, aggregator: Any) -> None:
-                super().update(row, aggregator)
+                expr, self.expr = self.expr, value  # base's update reads a literal as itself
+                try:
+                    super().update(row, aggregator)
+                finally:
+                    self.expr = expr
 
             def set_value(self, bindings: MutableMapping[Any, Any]) -> None:
                 if not self.failed:
