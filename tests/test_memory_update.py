@@ -297,6 +297,8 @@ QUERIES = [  # (query, rows Oxigraph gives)
          "'10:00:00Z'^^xsd:time '09:30:00-02:00'^^xsd:time } }", 1),
     (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "  # one with no timezone
          "'10:00:00'^^xsd:time '09:30:00-02:00'^^xsd:time } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "  # a decimal and NaN:
+         "'-INF'^^xsd:double 9.5 'NaN'^^xsd:double } }", 1),  # by text; it raised InvalidOperation
     ("SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) (COUNT(*) AS ?n) WHERE { VALUES ?o { 1 UNDEF } }",
      1),
     ("SELECT ?s (MIN(?o) AS ?m) WHERE { ?s :n|:dose|:on ?o } GROUP BY ?s", 1),

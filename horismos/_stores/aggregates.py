@@ -175,7 +175,7 @@ def _oxigraph_before(a: Any, b: Any) -> bool:
             try:  # unordered by value (a NaN): by lexical form, as Oxigraph falls back to
                 if x[1] < y[1] or y[1] < x[1] or x[1] == y[1]:
                     return bool(x[1] < y[1])
-            except TypeError:  # an aware time against a naive one, and the like
+            except (TypeError, ArithmeticError):  # a Decimal against a NaN, and the like
                 pass
     return _order_key(a) < _order_key(b)
 
