@@ -133,10 +133,11 @@ class _Duration:
 
 
 def _duration(text: str, datatype: str) -> _Duration | None:
-    """The value of a duration literal, parsed here: rdflib's reading drops digits past the
-    microsecond and takes ``P1D`` as a ``yearMonthDuration``, which Oxigraph compares by its
-    text. ``None`` where ``text`` is not of ``datatype``; a zero is taken whatever its type,
-    as rdflib writes every zero ``P0D``."""
+    """The value of a duration literal, parsed here: rdflib's reading takes ``P1D`` as a
+    ``yearMonthDuration`` (Oxigraph compares it by its text) and gives a ``timedelta`` or
+    its own ``Duration``, which do not compare with each other. ``None`` where ``text`` is
+    not of ``datatype``; a zero is taken whatever its type, as rdflib writes every zero
+    ``P0D``."""
     found = _DURATION.fullmatch(text)
     if found is None or not any(found.groups()[1:]):
         return None
