@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from rdflib import RDF, BNode, Variable
 from rdflib.paths import Path
 
+from ._aggregate_names import ROW_ORDERED
+
 if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query parsed
     from rdflib.plugins.sparql.sparql import Query
 
@@ -63,11 +65,6 @@ def _planned(query: Query, bound: frozenset[str]) -> Query:
     return Query(query.prologue, _replanned(query.algebra, frozenset(map(Variable, bound))))
 
 
-_ORDERED_AGGREGATES = frozenset(
-    {"Aggregate_Sample", "Aggregate_GroupConcat", "Aggregate_Sum", "Aggregate_Avg"}
-)
-
-
 def _order_matters(algebra: Any) -> bool:
     """Whether the answer of ``algebra`` may change with the order its rows come in: a
     ``Slice`` (``LIMIT``/``OFFSET``) not over an ``ORDER BY`` of every projected variable,
@@ -91,11 +88,11 @@ def _order_matters(algebra: Any) -> bool:
 def _first_of_many(aggregate: Any, group: Any) -> bool:
     """Whether ``aggregate`` answers from the order of its group's rows: ``SAMPLE`` (but of a
     variable the rows are grouped by, as rdflib projects one), ``GROUP_CONCAT``, ``SUM`` or
-    ``AVG``."""
+    ``AVG``, by rdflib's name or the ``memory`` store's (:mod:`._aggregate_names`)."""
     if aggregate.name == "Aggregate_Sample":
         keys = group.get("expr") if getattr(group, "name", None) == "Group" else None
         return not (isinstance(aggregate["vars"], Variable) and aggregate["vars"] in (keys or ()))
-    return aggregate.name in _ORDERED_AGGREGATES
+    return aggregate.name in ROW_ORDERED
 
 
 def _fully_ordered(node: Any) -> bool:

@@ -25,7 +25,13 @@ INTERNALS = {
               "horismos/_stores/base.py and horismos/_stores/oxigraph.py, the attributes "
               "a Literal's constructor sets, set directly in horismos/_stamps.py, and the "
               "SPARQL grammar of rdflib.plugins.sparql.parser, copied by "
-              "horismos/_sparql_parse.py",
+              "horismos/_sparql_parse.py, and its SPARQL aggregates, which "
+              "horismos/_stores/aggregates.py answers as Oxigraph does: accumulators added to "
+              "Aggregator.accumulator_classes (a dict, by the algebra node's name), subclasses "
+              "of Accumulator, Sum and Average overriding use_row (DISTINCT's test, "
+              "dont_care without), update and set_value, calling Sum's and Average's update "
+              "and get_value and reading their expr, seen and var, and evalutils._eval, which "
+              "reads a literal as itself",
     "pyparsing": "its elements' attributes (ignoreExprs, the lists and elements they hold), "
                  "through which horismos/_sparql_parse.py copies rdflib's SPARQL grammar",
 }
@@ -41,6 +47,12 @@ NAMES = {
     "mcp.shared._httpx_utils": ("create_mcp_http_client",),
     "rdflib.plugins.serializers.nt": ("_quoteLiteral", "_quote_encode"),
     "rdflib.plugins.sparql.parser": ("Query", "expandUnicodeEscapes"),
+    "rdflib.plugins.sparql.aggregates": (
+        "Aggregator.accumulator_classes", "Accumulator.use_row", "Accumulator.dont_care",
+        "Accumulator.set_value", "Sum.update", "Sum.get_value", "Average.update",
+        "Average.get_value",
+    ),
+    "rdflib.plugins.sparql.evalutils": ("_eval",),
 }
 
 
@@ -64,11 +76,46 @@ def test_a_dependency_used_through_its_internals_is_bounded_and_installed_in_ran
         f"(pip install '{requirement}') or widen the range once the gate tests pass on it.")
 
 
+def _has(module: str, dotted: str) -> bool:
+    """Whether ``module`` holds ``dotted``, a name or a class's attribute (``Sum.update``)."""
+    found: object = importlib.import_module(module)
+    for name in dotted.split("."):
+        if not hasattr(found, name):
+            return False
+        found = getattr(found, name)
+    return True
+
+
 @pytest.mark.parametrize("module", sorted(NAMES))
 def test_the_internals_horismos_uses_are_still_there(module: str) -> None:
-    missing = [n for n in NAMES[module] if not hasattr(importlib.import_module(module), n)]
+    missing = [n for n in NAMES[module] if not _has(module, n)]
     package = module.partition(".")[0]
     assert not missing, (
         f"{package} {version(package)} has no {', '.join(missing)} in {module}: Horismos uses "
         f"{INTERNALS[package]}. Install a release pyproject.toml allows, or port that code and "
         "move the bound")
+
+
+def test_rdflib_still_finds_an_aggregate_s_accumulator_by_its_node_s_name() -> None:
+    """The ``memory`` store renames ``MIN``, ``MAX``, ``SUM`` and ``AVG``'s nodes and adds its
+    accumulators under the new names; an accumulator adds a value by evaluating its ``expr``,
+    given the value itself, evaluated once (horismos/_stores/aggregates.py)."""
+    from rdflib import Literal, Variable
+    from rdflib.plugins.sparql import prepareQuery
+    from rdflib.plugins.sparql.aggregates import Aggregator
+    from rdflib.plugins.sparql.evalutils import _eval
+
+    from horismos._aggregate_names import AS_OXIGRAPH
+
+    assert isinstance(Aggregator.accumulator_classes, dict)
+    assert set(AS_OXIGRAPH) <= set(Aggregator.accumulator_classes)
+    one = Literal(1)
+    assert _eval(one, None) is one  # type: ignore[arg-type]
+    query = prepareQuery("SELECT (SUM(DISTINCT ?o) AS ?d) (SUM(?o) AS ?s) WHERE { }")
+    node = query.algebra
+    while node.name != "AggregateJoin":
+        node = node["p"]
+    distinct, plain = Aggregator(node["A"]).accumulators.values()
+    assert (distinct.expr, distinct.seen) == (Variable("o"), set())
+    assert isinstance(distinct.var, Variable)  # where its value is bound
+    assert plain.use_row == plain.dont_care  # DISTINCT's test, not called without

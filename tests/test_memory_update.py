@@ -282,6 +282,23 @@ QUERIES = [  # (query, rows Oxigraph gives)
     ("SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { 2 10 'x'^^:t 1.5e0 } }", 1),
     (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "
          "'2020-01-01T05:00:00+05:00'^^xsd:dateTime '2020-01-01T01:00:00Z'^^xsd:dateTime } }", 1),
+    # durations and times by value, as dateTimes: memory compared their text (P1D before PT2H)
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "
+         "'P1D'^^xsd:dayTimeDuration 'PT2H'^^xsd:dayTimeDuration } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "
+         "'P1Y'^^xsd:yearMonthDuration 'P9M'^^xsd:yearMonthDuration } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "
+         "'P1Y'^^xsd:duration 'P9M'^^xsd:duration 'PT2H'^^xsd:dayTimeDuration } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "  # ties: the first kept
+         "'P0D'^^xsd:dayTimeDuration 'P0M'^^xsd:yearMonthDuration } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "  # 30 or 31 days: by text
+         "'P30D'^^xsd:duration 'P1M'^^xsd:duration 'P1Y'^^xsd:duration } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "
+         "'10:00:00Z'^^xsd:time '09:30:00-02:00'^^xsd:time } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "  # one with no timezone
+         "'10:00:00'^^xsd:time '09:30:00-02:00'^^xsd:time } }", 1),
+    (X + "SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) WHERE { VALUES ?o { "  # a decimal and NaN:
+         "'-INF'^^xsd:double 9.5 'NaN'^^xsd:double } }", 1),  # by text; it raised InvalidOperation
     ("SELECT (MIN(?o) AS ?m) (MAX(?o) AS ?x) (COUNT(*) AS ?n) WHERE { VALUES ?o { 1 UNDEF } }",
      1),
     ("SELECT ?s (MIN(?o) AS ?m) WHERE { ?s :n|:dose|:on ?o } GROUP BY ?s", 1),
@@ -305,6 +322,37 @@ def test_a_query_answers_on_memory_as_on_oxigraph(stores, query, rows):
                       for r in s.select(P + query, {}, {})) for s in stores]
     assert len(answers[-1]) == rows
     assert answers[0] == answers[1] == answers[-1]
+
+
+@pytest.mark.parametrize("aggregate", ["SUM", "AVG", "MIN", "SUM(DISTINCT", "AVG(DISTINCT"])
+def test_an_aggregate_on_memory_evaluates_its_expression_once_a_row(aggregate):
+    """Each row's value is checked (a number, bound, no error) and added from one evaluation:
+    ``SUM`` and ``AVG`` evaluated the expression again to add it, and with ``DISTINCT`` once
+    more to test it (6 and 9 calls for 3 rows), so a costly expression cost two or three
+    times, and one that gives another value each time was checked on one value, summed on
+    another (review)."""
+    from rdflib.plugins.sparql.operators import (
+        register_custom_function,
+        unregister_custom_function,
+    )
+
+    calls = []
+    counted = URIRef(E + "counted")
+
+    def count(value: Literal) -> Literal:
+        calls.append(value)
+        return value
+
+    register_custom_function(counted, count)
+    try:
+        store = open_store("memory")
+        opened = aggregate if "(" in aggregate else aggregate + "("
+        text = "SELECT ({}{}) AS ?v) WHERE {{ VALUES ?o {{ 1 2 2 }} }}"
+        rows = store.select(text.format(opened, f"<{counted}>(?o)"), {}, {})
+    finally:
+        unregister_custom_function(counted, count)
+    assert len(calls) == 3
+    assert rows == store.select(text.format(opened, "?o"), {}, {})  # the same answer
 
 
 PRECONDITIONS = [  # (patterns, whether Oxigraph finds a solution)

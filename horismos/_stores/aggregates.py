@@ -5,9 +5,12 @@ rdflib's ``MIN``/``MAX`` (7.x) made every answer a literal (``MIN`` of ``:x`` an
 unbound, and ordered literals of different datatypes by datatype first. Oxigraph, the
 reference, orders terms as its ``ORDER BY`` does (SPARQL 1.1 §15.1, extended): blank nodes,
 then IRIs by their text, then literals; two numbers, or two ``xsd:dateTime`` (or
-``xsd:date``) values both with a timezone or both without, by value; any other two by
-lexical form, then datatype IRI, then language tag (``0`` before ``true``, ``"a"@en``
-before ``"a"``, ``"10"`` before ``9``).
+``xsd:date``, or ``xsd:time``) values both with a timezone or both without, by value; two
+durations (``xsd:duration``, ``xsd:dayTimeDuration``, ``xsd:yearMonthDuration``, across the
+three) by value where XSD orders them (``PT2H`` before ``P1D``, ``P9M`` before ``P1Y``; not
+``P1M`` and ``P30D``: a month is 28 to 31 days); any other two by lexical form, then datatype
+IRI, then language tag (``0`` before ``true``, ``"a"@en`` before ``"a"``, ``"10"`` before
+``9``).
 
 rdflib's ``SUM`` failed the whole query on a value that is not a number (``SPARQLTypeError``,
 or a ``TypeError`` for a boolean) and skipped an unbound one; its ``AVG`` averaged the
@@ -26,11 +29,15 @@ and ``ORDER BY`` over mixed types are still rdflib's (docs/stores.md).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from rdflib import RDF, XSD, BNode, Literal, URIRef
+
+from .._aggregate_names import AS_OXIGRAPH
 
 if TYPE_CHECKING:
     from rdflib.plugins.sparql.aggregates import Accumulator
@@ -38,10 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["as_oxigraph_aggregates", "asks_aggregates"]
 
-_OWN = {
-    name: f"{name}_Oxigraph"
-    for name in ("Aggregate_Min", "Aggregate_Max", "Aggregate_Sum", "Aggregate_Avg")
-}
 _NUMERIC = frozenset(
     str(XSD[t])
     for t in [
@@ -51,7 +54,15 @@ _NUMERIC = frozenset(
     ]
 )
 _LANG_STRING = RDF.langString
-_TIMES = frozenset({str(XSD.dateTime), str(XSD.date)})
+_TIMES = frozenset({str(XSD.dateTime), str(XSD.date), str(XSD.time)})
+_DURATIONS = frozenset({str(XSD.duration), str(XSD.dayTimeDuration), str(XSD.yearMonthDuration)})
+_DURATION = re.compile(
+    r"(-?)P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?"
+    r"(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d*)?|\.\d+)S)?)?"
+)
+_REFERENCES = (dt.date(1696, 9, 1), dt.date(1697, 2, 1), dt.date(1903, 3, 1), dt.date(1903, 7, 1))
+"""The instants XSD orders two durations by (XML Schema 1.1 Part 2, §3.3.6.2), as Oxigraph
+does: one is before the other where it is at each of them."""
 
 
 def asks_aggregates(parts: list[Any]) -> bool:
@@ -65,7 +76,7 @@ def as_oxigraph_aggregates(parts: list[Any]) -> None:
     answered as on Oxigraph, in place."""
     _register()
     for node in list(_aggregates(parts)):
-        node.name = _OWN[node.name]
+        node.name = AS_OXIGRAPH[node.name]
 
 
 def _aggregates(value: Any) -> Any:
@@ -76,7 +87,7 @@ def _aggregates(value: Any) -> Any:
     while stack:
         x = stack.pop()
         if isinstance(x, CompValue):
-            if x.name in _OWN:
+            if x.name in AS_OXIGRAPH:
                 yield x
             stack.extend(dict.values(x))
         elif isinstance(x, dict):
@@ -101,10 +112,60 @@ def _value(term: Literal) -> tuple[str, Any] | None:
     value = None if term.ill_typed else term.value
     if datatype in _NUMERIC and isinstance(value, int | float | Decimal):
         return ("number", value)
-    if datatype in _TIMES and isinstance(value, dt.date):
-        aware = isinstance(value, dt.datetime) and value.tzinfo is not None
+    if datatype in _TIMES and isinstance(value, dt.date | dt.time):
+        aware = getattr(value, "tzinfo", None) is not None
         return (f"{datatype} {aware}", value)
+    if datatype in _DURATIONS:
+        duration = _duration(str(term), datatype)
+        return None if duration is None else ("duration", duration)
     return None
+
+
+@dataclass(frozen=True)
+class _Duration:
+    """A duration as the seconds it adds to each of :data:`_REFERENCES`: equal where all
+    four are, one before another where it is at all four (not ``P1M`` and ``P30D``)."""
+
+    at: tuple[Decimal, ...]
+
+    def __lt__(self, other: _Duration) -> bool:
+        return all(a < b for a, b in zip(self.at, other.at, strict=True))
+
+
+def _duration(text: str, datatype: str) -> _Duration | None:
+    """The value of a duration literal, parsed here: rdflib's reading takes ``P1D`` as a
+    ``yearMonthDuration`` (Oxigraph compares it by its text) and gives a ``timedelta`` or
+    its own ``Duration``, which do not compare with each other. ``None`` where ``text`` is
+    not of ``datatype``; a zero is taken whatever its type, as rdflib writes every zero
+    ``P0D``."""
+    found = _DURATION.fullmatch(text)
+    if found is None or not any(found.groups()[1:]):
+        return None
+    sign, years, months, days, hours, minutes, seconds = found.groups()
+    n = -1 if sign else 1
+    all_months = n * (int(years or 0) * 12 + int(months or 0))
+    all_seconds = n * (
+        int(days or 0) * 86400
+        + int(hours or 0) * 3600
+        + int(minutes or 0) * 60
+        + Decimal(seconds or 0)
+    )
+    if all_months or all_seconds:
+        if datatype == str(XSD.dayTimeDuration) and (years or months):
+            return None
+        if datatype == str(XSD.yearMonthDuration) and (days or hours or minutes or seconds):
+            return None
+    return _Duration(tuple(_days_on(r, all_months) * 86400 + all_seconds for r in _REFERENCES))
+
+
+def _days_on(start: dt.date, months: int) -> int:
+    """The days from ``start`` (a first of the month) to ``months`` months after it: whole
+    400-year cycles of the Gregorian calendar (4,800 months, 146,097 days) counted, the rest
+    read off the calendar."""
+    cycles, rest = divmod(start.month - 1 + months, 4800)
+    year, month = divmod(rest, 12)
+    later = dt.date(start.year + year, month + 1, 1)
+    return cycles * 146097 + (later - start).days
 
 
 def _oxigraph_before(a: Any, b: Any) -> bool:
@@ -115,7 +176,7 @@ def _oxigraph_before(a: Any, b: Any) -> bool:
             try:  # unordered by value (a NaN): by lexical form, as Oxigraph falls back to
                 if x[1] < y[1] or y[1] < x[1] or x[1] == y[1]:
                     return bool(x[1] < y[1])
-            except TypeError:  # an aware time against a naive one, and the like
+            except (TypeError, ArithmeticError):  # a Decimal against a NaN, and the like
                 pass
     return _order_key(a) < _order_key(b)
 
@@ -137,30 +198,42 @@ def _accumulators() -> dict[str, type[Accumulator]]:
 
     def failing(base: type[Accumulator], takes: Callable[[Any], bool]) -> type[Accumulator]:
         class Failing(base):  # type: ignore[valid-type,misc]
-            """``base``, left unbound by a row whose value it does not ``take``."""
+            """``base``, left unbound by a row whose value it does not ``take``; each row's
+            value evaluated once (a costly expression, or one that gives another value each
+            time, is not checked on one value and added from another)."""
 
+            expr: Any  # base's: the aggregate's expression
             failed = False
+            tested: tuple[FrozenBindings, Any] | None = None  # DISTINCT's row and its value
 
             def use_row(self, row: FrozenBindings) -> bool:  # DISTINCT's test
-                try:
-                    return bool(super().use_row(row))
-                except NotBoundError:
-                    return True  # seen by update, which fails the group
+                if self.failed:
+                    return False
+                self.tested = (row, self.evaluated(row))
+                return self.tested[1] not in self.seen  # unbound: seen by update, which fails
 
             def update(self, row: FrozenBindings, aggregator: Any) -> None:
                 if self.failed:
                     return
-                try:
-                    value = _eval(self.expr, row)
-                except NotBoundError:
-                    value = None
+                tested = self.tested
+                value = tested[1] if tested and tested[0] is row else self.evaluated(row)
                 if value is None or isinstance(value, SPARQLError) or not takes(value):
                     self.failed = True
                 else:
                     self.take(value, row, aggregator)
 
+            def evaluated(self, row: FrozenBindings) -> Any:
+                try:
+                    return _eval(self.expr, row)
+                except NotBoundError:
+                    return None
+
             def take(self, value: Any, row: FrozenBindings, aggregator: Any) -> None:
-                super().update(row, aggregator)
+                expr, self.expr = self.expr, value  # base's update reads a literal as itself
+                try:
+                    super().update(row, aggregator)
+                finally:
+                    self.expr = expr
 
             def set_value(self, bindings: MutableMapping[Any, Any]) -> None:
                 if not self.failed:
@@ -185,15 +258,15 @@ def _accumulators() -> dict[str, type[Accumulator]]:
         return Extreme
 
     return {
-        _OWN["Aggregate_Min"]: extreme(_oxigraph_before),
-        _OWN["Aggregate_Max"]: extreme(lambda a, b: _oxigraph_before(b, a)),
-        _OWN["Aggregate_Sum"]: failing(Sum, _is_number),
-        _OWN["Aggregate_Avg"]: failing(Average, _is_number),
+        AS_OXIGRAPH["Aggregate_Min"]: extreme(_oxigraph_before),
+        AS_OXIGRAPH["Aggregate_Max"]: extreme(lambda a, b: _oxigraph_before(b, a)),
+        AS_OXIGRAPH["Aggregate_Sum"]: failing(Sum, _is_number),
+        AS_OXIGRAPH["Aggregate_Avg"]: failing(Average, _is_number),
     }
 
 
 def _register() -> None:
     from rdflib.plugins.sparql.aggregates import Aggregator
 
-    if _OWN["Aggregate_Min"] not in Aggregator.accumulator_classes:
+    if AS_OXIGRAPH["Aggregate_Min"] not in Aggregator.accumulator_classes:
         Aggregator.accumulator_classes.update(_accumulators())
