@@ -255,6 +255,23 @@ def test_an_on_disk_world_outlives_its_process_and_opens_in_one_at_a_time(tmp_pa
     world.store.close()
 
 
+def test_a_value_rdflib_cannot_write_back_loads_and_reads_as_written(tmp_path):
+    """``-P1Y1D`` is an xsd:duration (negative, of a year and a day); rdflib parses it and then
+    refuses to write it back, and `horismos load` ended in that ValueError's traceback."""
+    path = tmp_path / "world"
+    (tmp_path / "w.ttl").write_text(
+        '<urn:test:a> <urn:test:p> "-P1Y1D"^^<http://www.w3.org/2001/XMLSchema#duration> .\n')
+    done = subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl",
+                           "--store", f"oxigraph:{path}"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    world = World.open(f"oxigraph:{path}")
+    ((_, _, value, _),) = world.store.quads()
+    assert (str(value), value.datatype) == ("-P1Y1D", XSD.duration)
+    assert world.store.digest() == world.store.recompute_digest()
+    world.store.close()
+
+
 def test_load_refuses_a_world_that_would_not_outlive_it(tmp_path):
     (tmp_path / "w.ttl").write_text('<urn:test:a> <urn:test:p> "x" .\n')
     done = subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl",

@@ -186,7 +186,11 @@ def _literal(term: ox.Literal) -> Literal:
     dt = term.datatype.value
     if dt == _XSD_STRING:
         return Literal(term.value)
-    return Literal(term.value, datatype=_uri(dt))
+    try:
+        return Literal(term.value, datatype=_uri(dt))
+    except ValueError:  # a value rdflib parses but cannot write back (a negative duration of
+        # years and days, -P1Y1D): kept as Oxigraph holds it, as written
+        return Literal(term.value, datatype=_uri(dt), normalize=False)
 
 
 _CANONICAL: dict[Literal, Literal] = {}
