@@ -116,7 +116,18 @@ RIGHT = [
     ("a required sh:property nested under a shape on a node-valued property", "warehouse",
      "ontology.ttl",
      [(_SHIPMENT_SHAPE, "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ] ;\n"
-       "    sh:property [ sh:path :shippedWith ; sh:property [ sh:path :code ; sh:minCount 1 ] ] .")]),
+       "    sh:property [ sh:path :shippedWith ;\n"
+       "        sh:property [ sh:path :code ; sh:minCount 1 ] ] .")]),
+    # the gate and pyshacl judge nothing by a deactivated shape
+    ("a required sh:property nested under a deactivated shape on a literal-valued property",
+     "warehouse", "ontology.ttl",
+     [(_SHIPMENT_SHAPE, "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ;\n"
+       "        sh:deactivated true ;\n"
+       "        sh:property [ sh:path :code ; sh:minCount 1 ] ] .")]),
+    ("a deactivated required sh:property nested under a shape on a literal-valued property",
+     "warehouse", "ontology.ttl",
+     [(_SHIPMENT_SHAPE, "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ;\n"
+       "        sh:property [ sh:path :code ; sh:minCount 1 ; sh:deactivated true ] ] .")]),
     ("a loop back through a person's wait whose until stops holding once paid", "claims",
      "workflow.ttl",
      [('"?this :seniorApproved true ."',
