@@ -9,8 +9,10 @@ and refuses the one certain to (a cycle that never ends through a tool that is n
   before, and the run stops it as a loop that would never end. The loader makes it an error.
 - A cycle of steps through a tool that is not idempotent. Each time round calls it again; the
   loop ends only when a ``horis:requires`` stops holding, or at the instance's step budget
-  (``horis:maxSteps``). Not when a pattern on it reads what a tool on it writes
-  (:func:`_guarded`): that is the ``horis:requires`` that stops holding once the tool acted.
+  (``horis:maxSteps``). A loop back through a wait only a person ends goes round once per
+  answer and is left out, unless its ``horis:until``, once answered, holds ever after — and
+  then still left out when a pattern on it reads what a tool on it writes (:func:`_guarded`):
+  the second time round stops there.
 - A domain shape that requires a property (``sh:minCount``) a step of the workflow writes, on
   a node a step before it writes without it (:func:`required_before_written`). The gate
   judges the node as the earlier step leaves it, so it rejects that step's result — after its
@@ -188,9 +190,14 @@ def hazards(
             for p, t in ways_out(steps[s])
             if p != HORIS.onError
         )
-        # a pattern on it that reads what a tool on it writes stops the tool being called
-        # again once it has acted (FILTER NOT EXISTS on the property it writes)
-        if not looped or _guarded([steps[s] for s in component if s in steps], widen):
+        members = [steps[s] for s in component if s in steps]
+        # through a person's wait that does not wait again, it is left out as such a loop was
+        # when a pattern on it reads what a tool on it writes (FILTER NOT EXISTS on the
+        # property): past the first answer it stops there, so the tool is not called again
+        if not looped or (
+            any(isinstance(s, WaitStep) and set(s.wake) == {HORIS.OperatorInput} for s in members)
+            and _guarded(members, widen)
+        ):
             continue
         for iri in sorted(component, key=str):
             step = steps.get(iri)
