@@ -44,10 +44,10 @@ from ._intents import (
 from ._model import ActionStep, Tool
 from ._policy import Pending, pending, refusal, side_effect
 from ._records import InstanceRun, StepRecord
-from ._step_records import _IS_TYPE, _guard, _n3
+from ._step_records import IS_TYPE, n3, version_guard
 from ._stores import Change, Conflict
 from ._stores.base import ReadAhead
-from ._tool_calls import ToolCalls, _python
+from ._tool_calls import ToolCalls, python_value
 from ._vocab import HORIS
 
 __all__ = ["ActionSteps"]
@@ -111,7 +111,7 @@ class ActionSteps(ToolCalls):
             if tool_blocks is not None:
                 rec.status, rec.blocked_by = "blocked", tool_blocks
                 return rec, None
-            rec.args = [{k: _n3(v) for k, v in a.items()} for a in calls]
+            rec.args = [{k: n3(v) for k, v in a.items()} for a in calls]
             order = self.env.call_order(rec.args) if len(calls) > 1 else None
             if order is not None:
                 calls, rec.args = [calls[i] for i in order], [rec.args[i] for i in order]
@@ -232,7 +232,7 @@ class ActionSteps(ToolCalls):
         commit = AdapterCommit(self, tool, step, hosts_of(self.registry), activity)
         for i, args in enumerate(calls):
             py_args = commit.arguments(
-                {a.name: _python(args[a.name]) for a in tool.args if a.sent and a.name in args}
+                {a.name: python_value(args[a.name]) for a in tool.args if a.sent and a.name in args}
             )
             try:
                 decided = await self._call(rec, step, tool, py_args)
@@ -332,7 +332,7 @@ class ActionSteps(ToolCalls):
         elif self.calls_in_doubt:  # a step's call holds the doubt node it acts on meanwhile
             holding = holds(inst.instance, tool, args)
             quads += holding
-            absent = tuple(q for q in holding if _IS_TYPE(q[1]))  # held(node) of each node
+            absent = tuple(q for q in holding if IS_TYPE(q[1]))  # held(node) of each node
             if self.holds_settled:  # on a node its focus's claim does not keep others off
                 shared = (self.holds_settled > 1 and tool.iri in self.defs.tools_in_several) or (
                     self.holds_settled > 2 and tool.iri in self.defs.tools_off_focus
@@ -358,7 +358,9 @@ class ActionSteps(ToolCalls):
             del self._fresh[inst.instance]
         else:
             state = self._state[inst.instance]
-            self.world.commit(Change(add=[*quads, *spent], expect=_guard(state), absent=absent))
+            self.world.commit(
+                Change(add=[*quads, *spent], expect=version_guard(state), absent=absent)
+            )
         state.extend(quads)  # the step's final commit removes them
         return settling
 

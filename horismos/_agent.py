@@ -17,6 +17,7 @@ from ._bindings import Hosts, Reach, mcp_server
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
 from ._entailment import schema_of
+from ._environment import Environment
 from ._errors import AmbiguousName, AuthoringError, NotAnIRI, UsageError
 from ._gate import Gate
 from ._hydrate import Hydrated
@@ -26,7 +27,7 @@ from ._policy import DEFAULT_ALLOW, Policy, allowed, approve
 from ._prechecks import Prechecks, refuse_unmet
 from ._reads import RecordingStore
 from ._records import InstanceRun, Run, StepRecord
-from ._runner import Environment, Runner, focus_nodes
+from ._runner import Runner, focus_nodes
 from ._stores import Change, Store
 from ._surfaces import Catalog
 from ._trace import Trace

@@ -34,6 +34,7 @@ from ._catalog import (
     types_in,
 )
 from ._claims import CATALOG, NotHeld, Worker, lease_from_env
+from ._environment import Environment
 from ._errors import AmbiguousName, CallInFlight, NotAnIRI, OutcomeUnknown, ToolError, UsageError
 from ._idempotency import key_answer, key_node, key_record, read_key, release_key, take_key
 from ._intents import (
@@ -68,8 +69,9 @@ from ._policy import (
 )
 from ._prechecks import refuse_unmet
 from ._records import StepRecord
-from ._runner import Environment, _literal_fits, _n3
+from ._step_records import n3 as _n3
 from ._stores.base import Change, Conflict
+from ._tool_calls import literal_fits as _literal_fits
 from ._trace import TRACE_VERSION, Trace
 from ._world import holds_subject
 

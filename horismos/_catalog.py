@@ -42,8 +42,9 @@ from ._redact import redact_url
 from ._unreadable import why_unreadable
 
 if TYPE_CHECKING:
+    from ._environment import Environment
     from ._policy import Policy
-    from ._runner import Environment, Runner
+    from ._runner import Runner
     from ._stores import Change
     from ._trace import Trace
     from ._world import World

@@ -164,7 +164,9 @@ class _Builder(
         self.check_split_definitions()
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
             self.check_reachability()
-            for h in hazards(self.defs.tools, self.defs.steps, self.defs.workflows, self.n):
+            for h in hazards(
+                self.defs.tools, self.defs.steps, self.defs.workflows, self.entailed_from, self.n
+            ):
                 self.hazard(h)
             for h in endless_loops(self.defs.steps, self.entailed_from, self.n):
                 self.hazard(h)

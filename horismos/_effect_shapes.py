@@ -35,7 +35,7 @@ from rdflib.namespace import SH
 from rdflib.term import Node
 
 from ._model import Assertion
-from ._shacl import Targets, refused_alone
+from ._shacl import Targets, deactivated, refused_alone
 from ._sources import Where
 from ._vocab import HORIS
 
@@ -109,11 +109,6 @@ def _written(a: Assertion) -> _Written:
     if a.is_class:
         return _Written("node", None, None)
     return _Written("literal", a.type, None)
-
-
-def _off(g: Graph, shape: Node) -> bool:
-    flag = g.value(shape, SH.deactivated)
-    return isinstance(flag, Literal) and flag.toPython() is True
 
 
 def _judging(
@@ -304,8 +299,8 @@ def contradictions(
     written = {a.property for _, a in asserts}
     judging = _judging(targets, cls, written, named)
     found = []
-    for shape in sorted((s for s in judging if not _off(g, s)), key=str):
-        pshapes = [p for p in g.objects(shape, SH.property) if not _off(g, p)]
+    for shape in sorted((s for s in judging if not deactivated(g, s)), key=str):
+        pshapes = [p for p in g.objects(shape, SH.property) if not deactivated(g, p)]
         if (shape, SH.path, None) in g:  # a property shape targeted itself
             pshapes.append(shape)
         for pshape in pshapes:

@@ -9,7 +9,10 @@ and refuses the one certain to (a cycle that never ends through a tool that is n
   before, and the run stops it as a loop that would never end. The loader makes it an error.
 - A cycle of steps through a tool that is not idempotent. Each time round calls it again; the
   loop ends only when a ``horis:requires`` stops holding, or at the instance's step budget
-  (``horis:maxSteps``).
+  (``horis:maxSteps``). A loop back through a wait only a person ends goes round once per
+  answer and is left out, unless its ``horis:until``, once answered, holds ever after — and
+  then still left out when a pattern on it reads what a tool on it writes (:func:`_guarded`):
+  the second time round stops there.
 - A domain shape that requires a property (``sh:minCount``) a step of the workflow writes, on
   a node a step before it writes without it (:func:`required_before_written`). The gate
   judges the node as the earlier step leaves it, so it rejects that step's result — after its
@@ -142,10 +145,12 @@ def hazards(
     tools: Mapping[URIRef, Tool],
     steps: Mapping[URIRef, Step],
     workflows: Mapping[URIRef, Workflow],
+    widen: Callable[[URIRef], Iterable[URIRef]],
     name: Callable[[Node], str],
 ) -> Iterator[Hazard]:
     """Every hazard of the built definitions, for the loader to word and locate; each kind is
-    found by a function of its own, named in the module's docstring."""
+    found by a function of its own, named in the module's docstring. ``widen`` is what
+    :func:`endless_loops` takes."""
     for tool in tools.values():
         if tool.retries and not tool.idempotent:
             yield Hazard(
@@ -185,7 +190,14 @@ def hazards(
             for p, t in ways_out(steps[s])
             if p != HORIS.onError
         )
-        if not looped:
+        members = [steps[s] for s in component if s in steps]
+        # through a person's wait that does not wait again, it is left out as such a loop was
+        # when a pattern on it reads what a tool on it writes (FILTER NOT EXISTS on the
+        # property): past the first answer it stops there, so the tool is not called again
+        if not looped or (
+            any(isinstance(s, WaitStep) and set(s.wake) == {HORIS.OperatorInput} for s in members)
+            and _guarded(members, widen)
+        ):
             continue
         for iri in sorted(component, key=str):
             step = steps.get(iri)
@@ -254,29 +266,7 @@ def endless_loops(
             or any(isinstance(s, WaitStep | ProposalStep) for s in members)
         ):
             continue
-        read: set[URIRef] = set()
-        written: set[URIRef] = set()
-        known = True
-        for s in members:
-            patterns: list[Precondition | None] = []
-            if isinstance(s, ActionStep):
-                if s.tool is None or s.tool.adapter is not None:
-                    known = False
-                    break
-                patterns += [s.requires, s.tool.requires]
-                for a in s.tool.effect.asserts if s.tool.effect else ():
-                    written.update({a.property, *widen(a.property)})
-            elif isinstance(s, DecisionStep):
-                patterns += [r.requires for r in s.rules]
-            for pre in patterns:
-                got = set() if pre is None else read_terms(pre.select.algebra)
-                if got is None:
-                    known = False
-                    break
-                read |= got
-            if not known:
-                break
-        if not known or read & written:
+        if _guarded(members, widen) is not False:
             continue
         first = actions[0]
         back = min(
@@ -317,6 +307,32 @@ def endless_loops(
             HORIS.next if first.next in component else None,
             harmful=bool(acting),
         )
+
+
+def _guarded(members: Iterable[Step], widen: Callable[[URIRef], Iterable[URIRef]]) -> bool | None:
+    """Whether a pattern on a cycle of ``members`` (a step's or its tool's horis:requires, a
+    decision's rules) reads a property a tool on it writes, or a class writing it may entail
+    (``widen``, as :func:`endless_loops` says): the world it reads changes each time round,
+    so it may stop going round. ``None`` when that cannot be told: a step without its tool, a
+    tool that commits through an adapter, a pattern whose reads are not all named."""
+    read: set[URIRef] = set()
+    written: set[URIRef] = set()
+    for s in members:
+        patterns: list[Precondition | None] = []
+        if isinstance(s, ActionStep):
+            if s.tool is None or s.tool.adapter is not None:
+                return None
+            patterns += [s.requires, s.tool.requires]
+            for a in s.tool.effect.asserts if s.tool.effect else ():
+                written.update({a.property, *widen(a.property)})
+        elif isinstance(s, DecisionStep):
+            patterns += [r.requires for r in s.rules]
+        for pre in patterns:
+            got = set() if pre is None else read_terms(pre.select.algebra)
+            if got is None:
+                return None
+            read |= got
+    return bool(read & written)
 
 
 def _written_on_focus(step: ActionStep) -> set[URIRef]:

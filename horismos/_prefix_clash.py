@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rdflib import URIRef
 
 from ._errors import Problem
-from ._sources import Sources, _File
+from ._sources import ParsedFile, Sources
 
 __all__ = ["PrefixClash", "near_misses", "prefix_clashes"]
 
@@ -46,7 +46,7 @@ def prefix_clashes(
     files = sources.files
     declared_at = [_declarations(f) for f in files]
     bound = [_bound(f, lines) for f, lines in zip(files, declared_at, strict=True)]
-    binders: dict[str, list[tuple[_File, str]]] = {}
+    binders: dict[str, list[tuple[ParsedFile, str]]] = {}
     for f, prefixes in zip(files, bound, strict=True):
         for prefix, ns in prefixes.items():
             binders.setdefault(prefix, []).append((f, ns))
@@ -116,7 +116,7 @@ def _lost(sources: Sources, prefix: str, ns: str, best: str, hits: list[URIRef])
     )
 
 
-def _bound(f: _File, declarations: list[tuple[int, str, str]] | None = None) -> dict[str, str]:
+def _bound(f: ParsedFile, declarations: list[tuple[int, str, str]] | None = None) -> dict[str, str]:
     """Each prefix of the file and its namespace: as the file last declares it, else as its
     graph binds it. rdflib binds ``xsd:`` and its other defaults itself and keeps them when a
     file declares the prefix otherwise (``@prefix xsd: <…XMLSchema>``, naming the file's own
@@ -180,7 +180,7 @@ def _bare(ns: str) -> str:
     return ns.removeprefix("https://").removeprefix("http://").rstrip("#/")
 
 
-def _declarations(f: _File) -> list[tuple[int, str, str]]:
+def _declarations(f: ParsedFile) -> list[tuple[int, str, str]]:
     """Each ``@prefix`` (or ``PREFIX``) line of the file: (line, prefix, namespace)."""
     out = []
     for i, text in enumerate(f.text_lines(), 1):

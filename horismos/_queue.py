@@ -44,10 +44,10 @@ from rdflib import URIRef
 from . import _loop
 from ._agent import Agent
 from ._claims import Worker
+from ._environment import Environment
 from ._errors import AuthoringError, BrokerError, LeaseLost, UsageError
 from ._policy import DEFAULT_ALLOW, Policy, allowed
 from ._redact import redact_url
-from ._runner import Environment
 from ._stores import StoreError
 from ._trace import Trace
 from ._unreachable import why_unreachable

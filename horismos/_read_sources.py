@@ -15,7 +15,7 @@ from rdflib import Graph, URIRef
 from rdflib.plugins.parsers.notation3 import BadSyntax
 
 from ._errors import AuthoringError, Problem
-from ._sources import RDF_SUFFIXES, Sources, _File, expand_paths, literal_warnings_off
+from ._sources import RDF_SUFFIXES, ParsedFile, Sources, expand_paths, literal_warnings_off
 from ._turtle_syntax import (
     SYNTAX_HINT,
     UNBOUND,
@@ -137,7 +137,7 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
                 given.add((prefix, ns))
                 merged.namespace_manager.bind(prefix, ns, override=False, replace=False)
         _merge_in_order(merged, g)
-        sources.files.append(_File(path, g))
+        sources.files.append(ParsedFile(path, g))
     for g in extra:
         _merge_in_order(merged, g)
     for at, prefix in unbound_prefixes:  # another file may say what the prefix stands for

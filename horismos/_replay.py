@@ -37,6 +37,7 @@ from rdflib import XSD, Literal, URIRef
 from ._bindings import Binding
 from ._catalog import types_in
 from ._definitions import same_definitions
+from ._environment import Environment
 from ._errors import (
     Divergence,
     GateRejected,
@@ -53,7 +54,6 @@ from ._outcomes import play
 from ._policy import DEFAULT_ALLOW, Policy, side_effect
 from ._proposal import RankRequest, Reply
 from ._reads import ReplayedStore, term
-from ._runner import Environment
 from ._stores import Conflict
 from ._trace import READ_VERSIONS, Trace, iter_trace, version_message
 from ._traceview import short

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from rdflib import Literal, URIRef
+from rdflib import RDF, Literal, URIRef
 from rdflib.term import Node
 
 from ._action_steps import ActionSteps
@@ -30,16 +30,15 @@ from ._policy import given_keyed
 from ._proposal import propose, refused_model
 from ._reads import text
 from ._records import InstanceRun, StepRecord
-from ._step_records import _TYPE
-from ._step_records import _n3 as _n3  # read here by _call.py
 from ._stores import Change, Conflict
 from ._stores.base import QueryRefused, ReadAhead
-from ._tool_calls import _literal_fits as _literal_fits  # read here by _call.py
 from ._vocab import HORIS
 from ._waits import StoredInstance, Waiting, read_instance, short_id_quad, wait_step
 from ._world import INSTANCES, World
 
 __all__ = ["Environment", "Runner"]
+
+_TYPE = RDF.type  # looked up once: rdflib answers RDF.type through __getattr__ each time
 
 
 class Runner(ActionSteps):

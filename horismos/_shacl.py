@@ -49,6 +49,7 @@ __all__ = [
     "CompiledShape",
     "Targets",
     "compile_shapes",
+    "deactivated",
     "domain_targets",
     "path_properties",
     "refused_alone",
@@ -428,6 +429,13 @@ def superclasses_of(
             if s != cls:
                 sup.setdefault(s, set()).add(cls)
     return {k: frozenset(v) for k, v in sup.items()}
+
+
+def deactivated(g: Graph, shape: Node) -> bool:
+    """``shape`` says ``sh:deactivated true``: the gate and pyshacl judge nothing by it, so
+    an authoring check of what it asks must not either."""
+    flag = g.value(shape, SH.deactivated)
+    return isinstance(flag, Literal) and flag.toPython() is True
 
 
 def path_properties(g: Graph, path: Node) -> set[URIRef]:

@@ -35,7 +35,7 @@ from ._errors import Problem
 from ._hazards import landing_tools
 from ._model import Tool
 from ._prefix_clash import near_misses, prefix_clashes
-from ._shacl import path_properties
+from ._shacl import deactivated, path_properties
 from ._shape_slips import shape_slips, unmet
 from ._shipped_vocabulary import STEP_CLASSES, vocabulary_graph
 from ._term_checks import TermChecks
@@ -481,10 +481,12 @@ class ShapeChecks(TermChecks):
         property some tool writes are judged against its effect instead
         (:mod:`._effect_shapes`), where the tool is named. Of a shape inside ``sh:or``,
         ``sh:xone`` or ``sh:not``, which a node may fail and conform, it is a warning that the
-        branch never holds (:func:`._shape_slips.unmet`)."""
+        branch never holds (:func:`._shape_slips.unmet`). A shape ``sh:deactivated true``
+        judges nothing, at the gate as in pyshacl: neither it nor a nested ``sh:property`` of
+        the kind is said."""
         g = self.g
         for holder, path in sorted(g.subject_objects(SH.path), key=str):
-            if not isinstance(path, URIRef):
+            if not isinstance(path, URIRef) or deactivated(g, holder):
                 continue
             kind = object_kind(g, path)
             if kind is None:
@@ -536,7 +538,12 @@ class ShapeChecks(TermChecks):
                 )
         for inner in g.objects(holder, SH.property):
             held = g.value(inner, SH.path)
-            if kind == "literal" and isinstance(held, URIRef) and _required(g, inner):
+            if (
+                kind == "literal"
+                and isinstance(held, URIRef)
+                and _required(g, inner)
+                and not deactivated(g, inner)
+            ):
                 yield (
                     SH.property,
                     inner,

@@ -31,6 +31,7 @@ from ._turtle_syntax import turtle_code
 from ._unreadable import STDIN_NOT_READ, file_error, unreadable
 
 __all__ = [
+    "ParsedFile",
     "Sources",
     "Where",
     "expand_paths",
@@ -87,7 +88,7 @@ Where = Node | tuple[Node, URIRef, Node | None]
 
 
 @dataclass
-class _File:
+class ParsedFile:
     """One parsed file, kept so a problem can be pointed at its line: its own graph (what it
     wrote) and prefixes, its text read the first time a line is looked for, not at parse."""
 
@@ -328,25 +329,25 @@ class Sources:
     """The merged graph plus what is needed to say where a node came from."""
 
     graph: Graph
-    files: list[_File] = field(default_factory=list)
+    files: list[ParsedFile] = field(default_factory=list)
     _where: dict[Node, tuple[str | None, int | None]] = field(default_factory=dict)
     _parents: dict[BNode, tuple[Node, URIRef]] | None = None
     _prefixes: dict[str, list[str]] | None = None
     _names: dict[URIRef, str] = field(default_factory=dict)
-    _writers: tuple[dict[Node, list[_File]], dict[Node, list[_File]]] | None = None
+    _writers: tuple[dict[Node, list[ParsedFile]], dict[Node, list[ParsedFile]]] | None = None
     _nodes: frozenset[Node] | None = None
     _index: NamespaceIndex | None = None
     _readings: dict[tuple[str, str], int] | None = None
 
-    def files_with(self, node: Node, *, as_subject: bool = False) -> list[_File]:
+    def files_with(self, node: Node, *, as_subject: bool = False) -> list[ParsedFile]:
         """The files that write ``node`` (with ``as_subject``: as a subject), in load order.
 
         An index built on first use, in one pass over the files: asking each file's graph
         about each node named in a message or a precondition grew with the square of a
         project's size (a third of loading 32 copies of the shipped workflows)."""
         if self._writers is None:
-            subjects: dict[Node, list[_File]] = {}
-            mentions: dict[Node, list[_File]] = {}
+            subjects: dict[Node, list[ParsedFile]] = {}
+            mentions: dict[Node, list[ParsedFile]] = {}
             for f in self.files:
                 for s, _, o in f.graph:
                     for node_, index in ((s, subjects), (s, mentions), (o, mentions)):
@@ -437,7 +438,7 @@ class Sources:
         return str(f.path), self._sibling(f, p, o, hits[best], marks)
 
     @staticmethod
-    def _writes(f: _File, o: Node | None, start: int, end: int) -> bool:
+    def _writes(f: ParsedFile, o: Node | None, start: int, end: int) -> bool:
         """Whether lines ``start`` to ``end`` of ``f`` write the IRI ``o`` (a literal, a blank
         node or no object: taken as written, there being no cheap look-up of it)."""
         if not isinstance(o, URIRef):
@@ -446,7 +447,7 @@ class Sources:
         return bisect_left(lines, start) < bisect_right(lines, end)
 
     @staticmethod
-    def _subject_starts(f: _File, s: URIRef) -> Iterator[int]:
+    def _subject_starts(f: ParsedFile, s: URIRef) -> Iterator[int]:
         """The lines of ``f`` that open a statement with ``s`` (a description of ``s`` is
         often written in several: ``:Person rdfs:subClassOf :Human .`` after its
         declaration), first to last."""
@@ -460,7 +461,7 @@ class Sources:
 
     def _best(
         self,
-        f: _File,
+        f: ParsedFile,
         marks: list[str],
         hits: list[int],
         lo: int,
@@ -472,7 +473,7 @@ class Sources:
         ``end``), the one whose text holds most ``marks``, the first on a tie: as scoring each
         would, where scoring each for each problem grew with the square of a description's
         statements. A statement's score is at most the marks the word index says may be in
-        it (:meth:`_File.text_lines_with`; a mark on many lines counts as in every one), so
+        it (:meth:`ParsedFile.text_lines_with`; a mark on many lines counts as in every one), so
         statements are scored from the highest such bound down, until no bound is above the
         best score found (nor equal to it, for a statement before the best)."""
         if hi - lo <= self._FEW:
@@ -527,7 +528,7 @@ class Sources:
                         return found.group().strip()
         return None
 
-    def _sibling(self, f: _File, p: URIRef, o: Node, line: int, marks: list[str]) -> int:
+    def _sibling(self, f: ParsedFile, p: URIRef, o: Node, line: int, marks: list[str]) -> int:
         """Where blank node ``o`` opens when its predicate, written at ``line``, has a comma
         list of them (``p [ … ] , [ … ]``): the one whose text holds most of ``o``'s
         ``marks``, the first on a tie; else ``line``."""
@@ -546,14 +547,14 @@ class Sources:
 
         return opened[max(range(len(opened)), key=lambda k: (score(k), -k))][0]
 
-    def _bnode_end(self, f: _File, node: BNode, start: int) -> int:
+    def _bnode_end(self, f: ParsedFile, node: BNode, start: int) -> int:
         edge = self._parent(node)
         line = f.text_lines()[start - 1]
         m = f.find(edge[1], line) if edge is not None else None
         end = f.bracket_end(start, m.end() if m is not None else 0)
         return end if end is not None else f.block_end(start)
 
-    def _marks(self, f: _File, o: Node) -> list[str]:
+    def _marks(self, f: ParsedFile, o: Node) -> list[str]:
         """Text that tells one written object from its siblings."""
         if isinstance(o, URIRef):
             return f.tokens(o)

@@ -1,7 +1,7 @@
 """A step's record landed: its effects and the instance's state as quads, its trace event.
 
 The lowest part of the runner (:mod:`._runner_state`): what every step ends with, whatever
-kind it is. Also how a term is written in N3 (:func:`_n3`), which the trace and effects share.
+kind it is. Also how a term is written in N3 (:func:`n3`), which the trace and effects share.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ._trace import TRACE_VERSION
 from ._vocab import HORIS, PROV
 from ._world import INSTANCES
 
-__all__ = ["StepRecording"]
+__all__ = ["IS_TYPE", "StepRecording", "n3", "version_guard"]
 
 # looked up once: rdflib answers RDF.type and PROV.x through __getattr__ each time (µs apiece)
 _TYPE, _LABEL = RDF.type, RDFS.label
@@ -38,7 +38,7 @@ _VERSION, _STATUS_OF, _CURRENT, _INSTANCE = (
 )
 _BLOCKED_AT = HORIS.blockedAt
 _IS_VERSION = str(_VERSION).__eq__  # str's own comparison: rdflib's __eq__ is Python
-_IS_TYPE = str(_TYPE).__eq__  # so is a predicate rdf:type (predicates are IRIs)
+IS_TYPE = str(_TYPE).__eq__  # so is a predicate rdf:type (predicates are IRIs)
 _STATUS = {
     "running": HORIS.Running,
     "completed": HORIS.Completed,
@@ -138,7 +138,7 @@ class StepRecording(RunnerState):
         )
         pending = self._pending.pop(inst.instance, [])
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter
-        guard = _guard(old)  # lands only on that version
+        guard = version_guard(old)  # lands only on that version
         self.world.commit(
             Change(
                 add=[*created, *pending, *new],
@@ -201,7 +201,7 @@ class StepRecording(RunnerState):
                 "holds": blocked_by is None or err is not None,
                 "failing": blocked_by if err is None else None,
             },
-            "effects": [[_n3(s), _n3(p), _n3(o)] for s, p, o in rec.effects],
+            "effects": [[n3(s), n3(p), n3(o)] for s, p, o in rec.effects],
             "graph": str(rec.graph) if rec.graph else None,
             "gate": {
                 "conforms": rec.status != "rejected",
@@ -220,7 +220,7 @@ class StepRecording(RunnerState):
         self.trace.emit("step", fields)
 
 
-def _guard(state: list[tuple]) -> tuple[tuple, ...]:
+def version_guard(state: list[tuple]) -> tuple[tuple, ...]:
     """The instance state's ``horis:version`` quad: what a commit replacing that state
     expects (predicates are IRIs, so their text decides)."""
     return tuple(q for q in state if _IS_VERSION(q[1]))
@@ -233,12 +233,12 @@ _INF_NAN = frozenset({XSD.float, XSD.double, XSD.decimal})
 
 
 _IRI_TEXT: dict[URIRef, str] = {}
-"""The N3 of the IRIs written lately (:func:`_n3`): a step writes its subject three times or
+"""The N3 of the IRIs written lately (:func:`n3`): a step writes its subject three times or
 more (its arguments, each effect) and the same few properties every time (~0.5 µs each)."""
 _IRI_TEXTS = 4096  # kept at most: every subject is new to a run over many, so it starts over
 
 
-def _n3(term: Node) -> str:
+def n3(term: Node) -> str:
     """``term.n3()``, written without rdflib where one regular expression says rdflib would
     write it plainly: an IRI without the characters it refuses (rdflib checks ten characters
     one by one; the IRIs written lately are kept, :data:`_IRI_TEXT`), a literal with nothing

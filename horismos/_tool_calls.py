@@ -32,10 +32,10 @@ from ._literals import INTEGER_TYPES, well_formed
 from ._model import ActionStep, Arg, Tool
 from ._outcomes import Expired
 from ._records import StepRecord
-from ._step_records import _IS_TYPE, StepRecording
+from ._step_records import IS_TYPE, StepRecording
 from ._terms import is_iri, unfit_terms
 
-__all__ = ["ToolCalls"]
+__all__ = ["ToolCalls", "literal_fits", "python_value"]
 
 
 class ToolCalls(StepRecording):
@@ -107,7 +107,7 @@ class ToolCalls(StepRecording):
                 self._types_of(value) & self.defs.classes_of(arg.type)
             )
         else:
-            ok = isinstance(value, Literal) and _literal_fits(value, arg.type)
+            ok = isinstance(value, Literal) and literal_fits(value, arg.type)
         if not ok:  # the type's name is looked up only for the message: it is slow per step
             kind = "a node of class" if arg.is_class else "a literal of datatype"
             what = f"{kind} {self.defs.name(arg.type)}"
@@ -134,7 +134,7 @@ class ToolCalls(StepRecording):
             # horis:sent false: the runtime read it from the graph (the effect's subject, say);
             # the binding never gets it, whatever its kind
             py_args = {
-                a.name: _python(args[a.name]) for a in tool.args if a.sent and a.name in args
+                a.name: python_value(args[a.name]) for a in tool.args if a.sent and a.name in args
             }
             t2 = time.perf_counter()
             result = await self._call(rec, step, tool, py_args)
@@ -195,8 +195,8 @@ class ToolCalls(StepRecording):
         guess = self.gate.first_reads(tool)
         if guess is not None:
             found = list(self.store.outgoing(subject, guess))
-            types = {o for _, p, o in found if _IS_TYPE(p)}
-            types.update(o for s, p, o in added if _IS_TYPE(p) and (s is subject or s == subject))
+            types = {o for _, p, o in found if IS_TYPE(p)}
+            types.update(o for s, p, o in added if IS_TYPE(p) and (s is subject or s == subject))
             need = self.gate.reads(tool, subject, types)
             if need is not None:
                 if not need <= guess:
@@ -287,14 +287,14 @@ def _unknown(
     )
 
 
-def _python(value: Node) -> Any:
+def python_value(value: Node) -> Any:
     """An argument as a Python tool receives it: a node as its IRI, a literal as its value."""
     if is_iri(value):
         return value
     return cast(Literal, value).toPython()
 
 
-def _literal_fits(value: Literal, datatype: URIRef) -> bool:
+def literal_fits(value: Literal, datatype: URIRef) -> bool:
     if datatype == _ANY_LITERAL:
         return True
     if getattr(value, "ill_typed", False):

@@ -20,7 +20,7 @@ from rdflib import XSD, BNode, Literal, URIRef
 from horismos._bindings.limits import json_size
 from horismos._literals import _literal
 from horismos._outcomes import encode
-from horismos._step_records import _n3
+from horismos._step_records import n3
 
 
 class _Str(str):
@@ -67,7 +67,7 @@ def _written(term):
 
 def _ours(term):
     try:
-        return _n3(term)
+        return n3(term)
     except Exception as e:
         return type(e)
 

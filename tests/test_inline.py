@@ -29,7 +29,7 @@ from horismos import (
     load_definitions,
     replay,
 )
-from horismos._runner import Environment
+from horismos._environment import Environment
 
 ROOT = Path(__file__).resolve().parent.parent
 

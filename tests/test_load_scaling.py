@@ -141,14 +141,14 @@ def test_placing_a_warning_per_property_shape_reads_its_lines_not_the_whole_shap
     from an index of the file's words, built once, so a warning reads what its terms touch."""
     from horismos import _sources
 
-    found = _sources._File.find
+    found = _sources.ParsedFile.find
     searched = [0]
 
     def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         searched[0] += 1
         return found(self, *args, **kwargs)
 
-    monkeypatch.setattr(_sources._File, "find", counted)
+    monkeypatch.setattr(_sources.ParsedFile, "find", counted)
     per_warning = []
     for n in (40, 400):
         text = _MODULE.format(name="req") + "@prefix sh: <http://www.w3.org/ns/shacl#> .\n"

@@ -1,7 +1,7 @@
 """The runner's shortcuts for a step's terms, held to what rdflib and uuid give.
 
 A step's timestamps are built from the text the clock noted (``_stamps``), its arguments and
-effects are written in N3 without rdflib where nothing needs escaping (``_step_records._n3``), and
+effects are written in N3 without rdflib where nothing needs escaping (``_step_records.n3``), and
 its ids are drawn without a ``uuid.UUID`` object: same literals, same text, same format — so
 the world, its digest and the trace bytes are what the general path gives.
 """
@@ -22,7 +22,7 @@ from rdflib import RDF, XSD, Literal, URIRef
 from horismos._environment import Environment
 from horismos._literals import plain_literal
 from horismos._stamps import datetime_term
-from horismos._step_records import _IRI_TEXT, _IRI_TEXTS, _n3
+from horismos._step_records import _IRI_TEXT, _IRI_TEXTS, n3
 from horismos._stores.oxigraph import _TERMS, datetime_literal
 
 _ZONES = st.sampled_from(
@@ -128,27 +128,27 @@ def test_a_terms_n3_is_rdflibs(term: Any) -> None:
         expected = term.n3()
     except Exception as e:  # an IRI rdflib refuses: refused the same way
         try:
-            _n3(term)
+            n3(term)
         except Exception as mine:
             assert type(mine) is type(e)
             return
-        raise AssertionError(f"{term!r}: rdflib refuses it, _n3 does not") from None
-    assert _n3(term) == expected
+        raise AssertionError(f"{term!r}: rdflib refuses it, n3 does not") from None
+    assert n3(term) == expected
     # asked again, and for an equal IRI made anew: an IRI's text is kept (_IRI_TEXT)
-    assert _n3(term) == expected
+    assert n3(term) == expected
     if isinstance(term, URIRef):
-        assert _n3(URIRef(str(term))) == expected
+        assert n3(URIRef(str(term))) == expected
 
 
 def test_the_iri_texts_kept_stay_few() -> None:
     """A run over many subjects writes each one's text a few times: the texts kept start
     over when full, so memory stays flat, and a text kept before is written alike after."""
     first = URIRef("http://example.org/kept")
-    assert _n3(first) == "<http://example.org/kept>"
+    assert n3(first) == "<http://example.org/kept>"
     for i in range(_IRI_TEXTS + 10):
-        assert _n3(URIRef(f"http://example.org/s{i}")) == f"<http://example.org/s{i}>"
+        assert n3(URIRef(f"http://example.org/s{i}")) == f"<http://example.org/s{i}>"
     assert len(_IRI_TEXT) <= _IRI_TEXTS
-    assert _n3(first) == "<http://example.org/kept>"
+    assert n3(first) == "<http://example.org/kept>"
 
 
 def test_n3_of_the_values_that_need_rdflib() -> None:
@@ -162,7 +162,7 @@ def test_n3_of_the_values_that_need_rdflib() -> None:
         Literal("", lang="en"),
         Literal(""),
     ):
-        assert _n3(term) == term.n3()
+        assert n3(term) == term.n3()
 
 
 def test_an_id_has_the_form_of_a_uuid4s_hex() -> None:

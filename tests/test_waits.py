@@ -14,8 +14,8 @@ from rdflib import Graph, Namespace, URIRef
 
 from horismos import Agent, GateRejected, UsageError, World
 from horismos import _waits as waits
+from horismos._environment import Environment
 from horismos._replay import replay
-from horismos._runner import Environment
 from horismos._trace import read_trace
 from horismos._traceview import prov_turtle
 from horismos._vocab import HORIS, PROV
