@@ -128,6 +128,25 @@ def test_replay_of_a_named_pipe_is_refused_not_waited_on_forever(tmp_path: Path)
            "its header then its events; save the trace to a file and give that\n"), p.stderr
 
 
+def test_replay_of_a_folder_holding_a_named_pipe_is_refused_not_waited_on_forever(
+        tmp_path: Path) -> None:
+    """Only the path given was checked: a pipe among a folder's *.jsonl was read as a trace,
+    and replay waited for its writer forever (killed here, -9, when the wait passes 60 s)."""
+    (tmp_path / "traces").mkdir()
+    shutil.copy(TRACE, tmp_path / "traces" / "a.jsonl")
+    os.mkfifo(tmp_path / "traces" / "b.jsonl")
+    try:
+        p = subprocess.run([sys.executable, "-m", "horismos", "replay", "traces", *TRIAGE],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pytest.fail("replay waited on the pipe in the folder")
+    assert (p.returncode, p.stderr) == (
+        2, "horismos replay: error: traces/b.jsonl: a named pipe (or a device), which replay "
+           "reads twice, its header then its events; save the trace to a file and give "
+           "that\n"), p.stderr
+
+
 def test_a_turtle_file_given_to_tools_says_it_is_turtle_and_where_it_goes(
         tmp_path: Path) -> None:
     """`--tools triage.ttl` was imported as the module "triage.ttl": "No module named
