@@ -201,3 +201,13 @@ def test_tools_discover_given_a_file_first_says_the_query_comes_first(tmp_path: 
     assert (p.returncode, p.stderr) == (
         2, f"horismos tools: error: {TRIAGE[0]} names a file, where the QUERY comes first: "
            f"horismos tools discover 'WORDS' {TRIAGE[0]} …\n"), p.stdout + p.stderr
+
+
+def test_validate_leaves_a_tab_and_unicode_spacing_as_they_are(tmp_path: Path) -> None:
+    """Every character str.isprintable() refuses was escaped: a tab shown as \\t, a zero-width
+    joiner as \\u200d, an ideographic space as \\u3000, which a terminal shows harmlessly; a
+    C1 control (CSI, \\x9b) is escaped as C0's are."""
+    (tmp_path / "odd.ttl").write_text("garbage\there\u200d\u3000x\x9b2J\n", encoding="utf-8")
+    p = horismos("validate", "odd.ttl", cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "statement, at: garbage\there\u200d\u3000x\\x9b2J — " in p.stdout, p.stdout
