@@ -63,8 +63,8 @@ def test_a_digest_the_store_cannot_write_on_closing_is_said_once_in_words(
         said[-1]), said
     assert said[-1].count("horismos") == 1, said[-1]
     assert said[-1].endswith("what was committed stays, and the next command that opens it "
-                             "recomputes the digest once: free space on the store's disk or "
-                             "lift the file size limit it met\n")
+                             "recomputes the digest once: lift the limit (ulimit -f) or write "
+                             "to another disk, then run the command again\n")
     digest = horismos("digest", "--store", "oxigraph:st", "--check", cwd=tmp_path)
     assert digest.returncode == 0, digest.stdout + digest.stderr
 
@@ -147,6 +147,55 @@ def test_replay_of_a_folder_holding_a_named_pipe_is_refused_not_waited_on_foreve
            "that\n"), p.stderr
 
 
+def test_a_file_named_dash_is_read_as_any_other(tmp_path: Path) -> None:
+    """`touch ./-; horismos trace show -` was refused as stdin, the file there unread."""
+    shutil.copy(TRACE, tmp_path / "-")
+    p = horismos("trace", "show", "-", cwd=tmp_path)
+    assert (p.returncode, p.stderr) == (0, ""), p.stderr
+    assert p.stdout == horismos("trace", "show", TRACE, cwd=tmp_path).stdout
+
+
+def test_a_trace_this_user_may_not_write_is_not_told_to_be_made_readable(
+        tmp_path: Path) -> None:
+    """`--trace /sys/trace.jsonl` (a folder no user may make a file in, root included): the
+    user was told "this user may not read it; give it read permission (chmod a+r)"."""
+    p = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "/sys/trace.jsonl",
+                 cwd=tmp_path)
+    no_traceback(p)
+    assert (p.returncode, p.stderr) == (
+        2, "horismos run: error: /sys/trace.jsonl: this user may not read or write it there; "
+           "give it (or the folder it is made in) the permission the command needs (chmod), "
+           "or run as a user who may\n"), p.stderr
+
+
+def test_a_store_whose_digest_the_disk_refused_on_closing_is_let_go(tmp_path: Path) -> None:
+    """The refused digest was raised before the store was let go: it stayed open, its lock
+    held, and opening it again in the process said "lock hold by current process"."""
+    (tmp_path / "reopen.py").write_text(textwrap.dedent("""
+        import resource, signal
+        from rdflib import Literal, URIRef
+        from horismos import StoreError, World
+        from horismos._stores import Change
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        world = World.open("oxigraph:st")
+        world.commit(Change(add=[(URIRef("urn:a"), URIRef("urn:p"), Literal(1), None)]))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1, resource.RLIM_INFINITY))
+        try:
+            world.close()
+        except StoreError as e:
+            print("refused:", e)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)
+        with World.open("oxigraph:st") as again:
+            print("opened again:", len(again.canonical().splitlines()))
+    """))
+    p = subprocess.run([sys.executable, "reopen.py"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("refused: the store at st could not write its digest on "
+                               "closing ("), p.stdout
+    assert p.stdout.endswith("\nopened again: 1\n"), p.stdout
+
+
 def test_a_turtle_file_given_to_tools_says_it_is_turtle_and_where_it_goes(
         tmp_path: Path) -> None:
     """`--tools triage.ttl` was imported as the module "triage.ttl": "No module named
@@ -214,3 +263,17 @@ def test_validate_leaves_a_tab_and_unicode_spacing_as_they_are(tmp_path: Path) -
     p = horismos("validate", "odd.ttl", cwd=tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "statement, at: garbage\there\u200d\u3000x\\x9b2J — " in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize(("system", "hint"), [
+    ("No space left on device", "free space on it, then run the command again"),
+    ("File too large", "lift the limit (ulimit -f) or write to another disk, then run the "
+                       "command again")])
+def test_a_write_rocksdb_reports_without_an_errno_is_worded_by_its_text(
+        system: str, hint: str) -> None:
+    """RocksDB's errors carry the system's text, no errno: the digest refused on closing said
+    "free space … or lift the file size limit" whatever the disk had refused."""
+    from horismos._os_words import written
+
+    refused = written(OSError(f"IO error: While appending to file: st/000045.log: {system}"))
+    assert refused is not None and refused[1] == hint
