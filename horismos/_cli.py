@@ -337,6 +337,13 @@ def _what_stays(args: argparse.Namespace) -> str:
     )
 
 
+def _notes(args: argparse.Namespace, e: BaseException) -> None:
+    """The notes on ``e`` a line each, after its own message: what else failed as the command
+    stopped (a world that could not close), said where it no longer replaces why it stopped."""
+    for note in getattr(e, "__notes__", ()):
+        print(f"horismos {args.command}: {redact_text(str(note))}", file=sys.stderr)
+
+
 def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
     """Run the parsed command; every error a user can meet becomes a message and an exit
     code, never a traceback."""
@@ -354,12 +361,15 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
         print(f"horismos {args.command}: {counts(e.problems)} in the {what}:", file=sys.stderr)
         for p in sorted(e.problems, key=lambda p: (p.file or "~", p.line or 0)):  # as validate
             print(f"  {p}", file=sys.stderr)
+        _notes(args, e)
         return EXIT_USAGE
     except HorismosError as e:
         print(f"horismos {args.command}: error: {redact_text(str(e))}", file=sys.stderr)
+        _notes(args, e)
         return EXIT_USAGE
     except OSError as e:  # a file the command reads or writes; never a traceback
         print(f"horismos {args.command}: error: {os_failure(e)}", file=sys.stderr)
+        _notes(args, e)
         return EXIT_USAGE
     except UnicodeDecodeError as e:  # a file read as text that is not UTF-8
         print(
@@ -374,11 +384,12 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         terminated = terminate is not None and terminate.received
         print(
             f"\nhorismos {args.command}: {'terminated' if terminated else 'interrupted'}; "
             + _what_stays(args),
             file=sys.stderr,
         )
+        _notes(args, e)
         return 143 if terminated else 130

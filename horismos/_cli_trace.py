@@ -94,12 +94,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
     source = Path(readable_file(args.trace) if args.trace == "-" else args.trace)
     if not source.exists():
         raise UsageError(f"{source}: no such trace or folder of traces")
-    if not source.is_dir() and not source.is_file():  # its header was read, then it waited
-        raise UsageError(  # for a second writer forever, and SIGTERM did not end the wait
-            f"{source}: a named pipe (or a device), which replay reads twice, its header "
-            "then its events; save the trace to a file and give that"
-        )
     traces = sorted(source.glob("*.jsonl")) if source.is_dir() else [source]
+    for path in traces:  # a pipe's header was read, then it waited for a second writer
+        if not path.is_file():  # forever, and SIGTERM did not end the wait; one in a folder too
+            raise UsageError(
+                f"{path}: a named pipe (or a device), which replay reads twice, its header "
+                "then its events; save the trace to a file and give that"
+            )
     if not traces:
         raise UsageError(f"{source}: no *.jsonl traces in this folder")
     if args.html and source.is_dir():  # before any replay, as every output is

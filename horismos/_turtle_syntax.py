@@ -10,6 +10,7 @@ which locates what parsed; :mod:`._read_sources` asks here only when a file does
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -397,9 +398,11 @@ def near(path: Path, line: int) -> str:
 
 
 def printable(text: str) -> str:
-    """``text`` with each character a terminal does not show as text (a NUL byte of a binary
-    file, an escape sequence) written as its escape, ``\\x00``: echoed as they were, they
-    cleared or recoloured the user's terminal, or hid the rest of the message."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+    """``text`` with each control character but a tab (C0 and C1: a NUL byte of a binary
+    file, a bell, an escape sequence, DEL) written as its escape, ``\\x00``: echoed as they
+    were, they cleared or recoloured the user's terminal, or hid the rest of the message. A
+    tab, a zero-width joiner or an ideographic space a terminal shows harmlessly, as text."""
+    return "".join(
+        c.encode("unicode_escape").decode() if c != "\t" and unicodedata.category(c) == "Cc" else c
+        for c in text
+    )

@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 
 from ._errors import AuthoringError, HorismosError, Problem, UsageError
+from ._os_words import ACCESS, READ, written
 from ._stores.base import StoreError
 
 __all__ = [
@@ -28,66 +29,47 @@ __all__ = [
     "why_unreadable",
 ]
 
-_WORDS = {
-    errno.ENOENT: ("no such file", "check the path"),
-    errno.EACCES: (
-        "this user may not read it",
-        "give it read permission (chmod a+r), or run as a user who may read it",
-    ),
-    errno.EPERM: (
-        "this user may not read it",
-        "give it read permission (chmod a+r), or run as a user who may read it",
-    ),
-    errno.EISDIR: ("this is a folder, not a file", "give a file in it"),
-    errno.ENOTDIR: ("a folder in its path is a file", "check the path"),
-    errno.ELOOP: (
-        "its symbolic links lead round in a circle",
-        "point the link at the file itself",
-    ),
-    # and what only a write meets, said as what the disk refused (for os_failure)
-    errno.ENOSPC: ("the disk is full", "free space on it, then run the command again"),
-    errno.EDQUOT: (
-        "this user's disk quota is used up",
-        "free space or raise the quota, then run the command again",
-    ),
-    errno.EFBIG: (
-        "the file would pass the size limit of this process",
-        "lift the limit (ulimit -f) or write to another disk, then run the command again",
-    ),
-    errno.EROFS: ("the disk is mounted read-only", "give a path on a disk that may be written"),
-}
-
-
-_WRITTEN = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
-"""The errors of :data:`_WORDS` only a write meets."""
+_EITHER_WAY = (
+    "this user may not read or write it there",
+    "give it (or the folder it is made in) the permission the command needs (chmod), or run "
+    "as a user who may",
+)
+"""A file this user may not use, when whether it was read or written is not known: a trace
+refused its writing was told to be given "read permission (chmod a+r)"."""
 
 
 def os_failure(e: OSError) -> str:
     """The last-resort words for ``e``, an error of the system no command gave context to:
     the file it names (if any), what is wrong and what to do, where the system's bare
     "[Errno 28] No space left on device" was all a user read."""
-    what, hint = _WORDS.get(
-        e.errno or 0,
-        (
-            f"reading or writing failed ({e.strerror or e})",
-            "check that the disks this command reads and writes have space and answer",
-        ),
+    disk = written(e)
+    what, hint = (
+        disk
+        or (_EITHER_WAY if e.errno in ACCESS else None)
+        or READ.get(
+            e.errno or 0,
+            (
+                f"reading or writing failed ({e.strerror or e})",
+                "check that the disks this command reads and writes have space and answer",
+            ),
+        )
     )
     if e.filename:
         return f"{e.filename}: {what}; {hint}"
-    if e.errno in _WRITTEN:  # a write to stdout, or to a file whose writer named none
+    if disk:  # a write to stdout, or to a file whose writer named none
         return f"an output could not be written: {what}; {hint}"
     return f"{what}; {hint}"
 
 
 def why_unreadable(e: OSError) -> tuple[str, str]:
     """What is wrong with a file ``e`` was raised reading, and what to do."""
-    return _WORDS.get(
-        e.errno or 0,
-        (
+    return (
+        READ.get(e.errno or 0)
+        or written(e)
+        or (
             f"cannot read it ({e.strerror or e})",
             "check that it is a file this user may read, on a disk that answers",
-        ),
+        )
     )
 
 
@@ -137,8 +119,9 @@ STDIN_NOT_READ = (
 
 def readable_file(path: str) -> str:
     """``path``, a file a command reads (a trace), or refused in the table's words: a folder
-    given as a trace was "no such trace file"."""
-    if path == "-":
+    given as a trace was "no such trace file". ``-`` is refused as stdin only when no file
+    has that name (``touch ./-``: it was refused although there)."""
+    if path == "-" and not os.path.lexists(path):  # a file named "-" is read as any other
         raise UsageError(f"-: {STDIN_NOT_READ[0]}; {STDIN_NOT_READ[1]}")
     e = file_error(path)
     if e is not None:

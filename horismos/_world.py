@@ -25,7 +25,7 @@ from ._hydrate import Hydrated, hydration_change, read_resources
 from ._model import Adapter
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import DEFAULT_STORE, RUNTIME, Change, Store, open_store
-from ._stores.base import INSTANCES
+from ._stores.base import INSTANCES, StoreError
 from ._stores.oxigraph import parse_nquads
 from ._stores.skolem import skolemise
 from ._unreadable import each_opens, load_failed
@@ -186,7 +186,16 @@ class World:
         error: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        """Close the world; when the block raised, a store that cannot close (its digest
+        refused) is a note on the block's own error, not in its place: a Ctrl-C after commits
+        exited 2 with the digest's message instead of 130, "interrupted; what stays"."""
+        if error is None:
+            self.close()
+            return
+        try:
+            self.close()
+        except StoreError as e:
+            error.add_note(f"also: {e}")
 
 
 Place = Literal["subject", "predicate", "object"]

@@ -50,6 +50,7 @@ from rdflib.term import Node
 
 from .._digest import ZERO, Digest, Tally
 from .._errors import UsageError
+from .._os_words import written
 from .._patterns import Plan, Unsupported, number
 from .._preconditions import Precondition
 from .._sparql_parse import prepare_update
@@ -1281,17 +1282,22 @@ class OxigraphStore(Store):
         read, after a run whose every commit had landed."""
         if self._on_disk:
             atexit.unregister(self.close_at_exit)
-        if self._on_disk and "_store" in self.__dict__ and not self._persisted:
-            with self._lock:
-                try:
-                    self._persist()
-                except OSError as e:
-                    raise StoreError(
-                        f"the store at {self.path} could not write its digest on closing "
-                        f"({e}); what was committed stays, and the next command that opens "
-                        "it recomputes the digest once: free space on the store's disk or "
-                        "lift the file size limit it met"
-                    ) from None
+        try:
+            if self._on_disk and "_store" in self.__dict__ and not self._persisted:
+                with self._lock:
+                    try:
+                        self._persist()
+                    except OSError as e:
+                        disk = written(e)  # what a full disk and a size limit need differs
+                        hint = disk[1] if disk else "check that the store's disk answers"
+                        raise StoreError(
+                            f"the store at {self.path} could not write its digest on closing "
+                            f"({e}); what was committed stays, and the next command that "
+                            f"opens it recomputes the digest once: {hint}"
+                        ) from None
+        except BaseException:  # released even so: it stayed open, locked, for the process
+            del self.__dict__["_store"]
+            raise
         store = self.__dict__.pop("_store", None)
         if store is not None and self._on_disk:
             store.flush()
