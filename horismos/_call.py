@@ -359,6 +359,7 @@ async def guarded_call(
     take_approval: Callable[[], str | None] | None = None,
     idempotency_key: str | None = None,
     issued_only: bool = False,
+    landed: Callable[[], None] | None = None,
 ) -> CallResult:
     """Check, then run ``tool`` once; every refusal leaves the world exactly as it was.
 
@@ -377,7 +378,10 @@ async def guarded_call(
 
     ``issued_only``: ``approval`` is taken only if ``tools approve`` issued it in ``world``
     (``tools call --approval``: text on a command line, which anyone can write; a Python
-    caller's own fingerprint is its program's decision, as ``allow`` is)."""
+    caller's own fingerprint is its program's decision, as ``allow`` is).
+
+    ``landed``: told right after the commit of a call that completed (:meth:`Runner.call_tool`),
+    so a caller can tell that commit landed though closing, tracing or a Ctrl-C then raise."""
     agent, defs = catalog.agent, catalog.definitions
     refuse_unmet(defs, world)  # as a run is refused: before a trace or a world is touched
     tr = trace if isinstance(trace, Trace) else Trace(trace)
@@ -472,7 +476,7 @@ async def guarded_call(
                 keyed = key_record(idempotency_key, printed, at)
                 answer = _KeyedAnswer(tool, idempotency_key)
             with making(intent):  # reconcile in this process leaves it be meanwhile
-                record = await runner.call_tool(tool, nodes, intent, keyed, answer)
+                record = await runner.call_tool(tool, nodes, intent, keyed, answer, landed)
         except Conflict as e:
             if not e.present:
                 raise

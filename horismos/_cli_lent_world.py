@@ -17,7 +17,7 @@ triples anyone can write beside their own call (:func:`~._policy.holds_approval_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._cli_common import load_world
 from ._errors import UsageError
@@ -26,43 +26,54 @@ from ._stores import Change
 from ._stores.base import INSTANCES, Quad
 from ._world import INDEXED_EVERY_INSTANCE, World, indexes_every_instance
 
-__all__ = ["LentWorld", "lend_world"]
+__all__ = ["LentWorld"]
 
 
 @dataclass
 class LentWorld:
     """What one command lent ``world``: the quads it added, and whether the store's "every
-    instance has a short id" mark was lifted for instances among them."""
+    instance has a short id" mark was lifted for instances among them. Made before anything
+    is lent, so that whatever stops the command once the lend may have landed (an error, a
+    Ctrl-C) finds what to take back."""
 
     world: World
-    added: list[Quad]
-    unindexed: bool
+    added: list[Quad] = field(default_factory=list)
+    unindexed: bool = False
+
+    def lend(self, paths: Sequence[str], store: str, who: str) -> None:
+        """Land the ``--world`` files ``paths`` in the world (the persistent ``--store``
+        named ``store``) in one commit, refusing them, before anything lands, if they hold an
+        approval record; ``who`` (``a call``, ``discovery``) is what counts only the store's
+        approvals."""
+        with World.open("oxigraph") as given:  # in memory; its quads read out once, as landed
+            load_world(given, paths)
+            quads = list(given.store.quads())
+        if holds_approval_record(quads):
+            raise UsageError(
+                f"--world {' '.join(paths)}: holds an approval record, and {who} on --store "
+                f"{store} takes only the approvals the store holds; approvals are issued with "
+                f"`horismos tools approve … --store {store}`. Nothing was loaded"
+            )
+        held = set(self.world.store.which(quads))
+        added = [q for q in quads if q not in held]
+        # instances it brings have no short id: the store no longer indexes every instance
+        unindexed = any(q[3] == INSTANCES for q in added) and indexes_every_instance(
+            self.world.store
+        )
+        # known before the commit: stopped inside it, the take-back finds them (removing
+        # quads that did not land removes nothing)
+        self.added, self.unindexed = added, unindexed
+        self.world.commit(Change(add=added, remove=[INDEXED_EVERY_INSTANCE] if unindexed else []))
+
+    def keep(self) -> None:
+        """What was lent stays: a call's effects, which read it, have landed."""
+        self.added, self.unindexed = [], False
 
     def take_back(self) -> None:
         """Remove what was lent, in one commit; the mark lifted for it is set again (the
-        instances it did not index are gone with it). Taking back twice does nothing."""
+        instances it did not index are gone with it). Taking back twice, or after
+        :meth:`keep`, does nothing."""
         if self.added or self.unindexed:
             mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if self.unindexed else []
             self.world.commit(Change(add=mark, remove=self.added))
-        self.added, self.unindexed = [], False
-
-
-def lend_world(world: World, paths: Sequence[str], store: str, who: str) -> LentWorld:
-    """Land the ``--world`` files ``paths`` in ``world`` (the persistent ``--store`` named
-    ``store``) in one commit, refusing them, before anything lands, if they hold an approval
-    record; ``who`` (``a call``, ``discovery``) is what counts only the store's approvals."""
-    with World.open("oxigraph") as given:  # in memory; its quads read out once, as landed
-        load_world(given, paths)
-        quads = list(given.store.quads())
-    if holds_approval_record(quads):
-        raise UsageError(
-            f"--world {' '.join(paths)}: holds an approval record, and {who} on --store "
-            f"{store} takes only the approvals the store holds; approvals are issued with "
-            f"`horismos tools approve … --store {store}`. Nothing was loaded"
-        )
-    held = set(world.store.which(quads))
-    added = [q for q in quads if q not in held]
-    # instances it brings have no short id: the store no longer indexes every instance
-    unindexed = any(q[3] == INSTANCES for q in added) and indexes_every_instance(world.store)
-    world.commit(Change(add=added, remove=[INDEXED_EVERY_INSTANCE] if unindexed else []))
-    return LentWorld(world, added, unindexed)
+        self.keep()

@@ -263,3 +263,71 @@ def test_wake_leaves_an_instance_whose_server_is_down_for_the_next_pass(tmp_path
     listed = horismos("instances", *defs, *store, "--format", "json", cwd=tmp_path)
     assert [i["status"] for i in json.loads(listed.stdout)] == ["completed"], listed.stdout
 
+
+
+CLOSE_FAILS = """
+import runpy, sys
+from horismos._runner import Runner
+
+closes = Runner.aclose
+
+async def aclose(self):  # closed, then raising as an MCP session's close may
+    await closes(self)
+    raise RuntimeError("the session's close failed")
+
+Runner.aclose = aclose
+sys.argv[0] = "horismos"
+runpy.run_module("horismos", run_name="__main__")
+"""
+
+
+def test_world_data_stays_with_a_call_whose_commit_landed_though_closing_raised(
+        tmp_path: Path) -> None:
+    """The data lent was taken back whenever the call raised, though its effects had been
+    committed before its bindings were closed: closing raised, and the store kept the call's
+    :ref on :p9 while :p9's and :w9's types were gone, the approval used up."""
+    defs = project(tmp_path)
+    store = ["--store", f"oxigraph:{tmp_path / 'store'}"]
+    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    args = ("--args", '{"patient": ":p9", "ward": ":w9"}')
+    issued = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
+    assert issued.returncode == 0, issued.stderr
+    (tmp_path / "close_fails.py").write_text(CLOSE_FAILS, encoding="utf-8")
+    p = subprocess.run([sys.executable, "close_fails.py", "tools", "call", "c.transfer", *defs,
+                        *store, "--world", "more.ttl", *args, "--approval",
+                        issued.stdout.strip()], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert p.returncode != 0 and "close failed" in p.stderr, p.stdout + p.stderr
+    assert (tmp_path / "calls.log").read_text() == str(EX.p9) + "\n"  # the tool acted
+    assert types_of(store, EX.p9) == {EX.Patient}  # set(): taken back from under its effect
+    assert types_of(store, EX.w9) == {EX.Ward}
+
+
+def test_approve_lends_world_data_as_a_call_does(tmp_path: Path, kept) -> None:
+    """`tools approve --store S --world F` loaded F into S for good, approval records and
+    all: F is lent for the command, refused if it brings an approval record, and only the
+    approval issued stays."""
+    defs = project(tmp_path)
+    before = digest(kept, tmp_path)
+    args = ("--args", '{"patient": ":p9", "ward": ":w9"}')
+    (tmp_path / "record.trig").write_text(LENT + """
+@prefix prov: <http://www.w3.org/ns/prov#> .
+<urn:horismos:given:0> {
+    <urn:horismos:given:0> prov:startedAtTime "2026-01-01T00:00:00Z"^^xsd:dateTime ;
+        horis:fingerprint "anything" .
+}
+""", encoding="utf-8")
+    p = horismos("tools", "approve", "c.transfer", *defs, *kept, "--world", "record.trig",
+                 *args, cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr  # 0: the record loaded into S for good
+    assert "holds an approval record" in p.stderr and "Traceback" not in p.stderr
+    assert digest(kept, tmp_path) == before
+    issued = horismos("tools", "approve", "c.transfer", *defs, *kept, "--world", "more.ttl",
+                      *args, cwd=tmp_path)
+    assert issued.returncode == 0, issued.stdout + issued.stderr
+    assert types_of(kept, EX.p9) == set()  # {:Patient}: F stayed in S
+    assert types_of(kept, EX.p1) == {EX.Patient}
+    done = horismos("tools", "call", "c.transfer", *defs, *kept, "--world", "more.ttl", *args,
+                    "--approval", issued.stdout.strip(), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
