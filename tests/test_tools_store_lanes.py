@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -234,36 +233,68 @@ WAITING_CALL = """
 """
 
 
+DOWN_WHILE = """
+import os, runpy, sys
+if os.path.exists({down!r}):
+    sys.exit(0)  # started, and gone before its handshake: a server down for a while
+runpy.run_path({server!r}, run_name="__main__")
+"""
+
+
+def _waiting(tmp_path: Path, command: str, server: Path) -> list[str]:
+    """An instance waiting on the store, its next step a call to ``server`` on ``command``."""
+    (tmp_path / "defs.ttl").write_text(PREFIXES + WAITING_CALL.format(
+        python=command, server=server.as_posix()), encoding="utf-8")
+    (tmp_path / "ward.ttl").write_text(PREFIXES + ":p1 a :Patient .\n", encoding="utf-8")
+    store = ["--store", "oxigraph:store"]
+    args = ["defs.ttl", str(ENGINE / "clinic.ttl"), *store]
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    started = horismos("run", *args, "--all", cwd=tmp_path)
+    assert started.returncode == 3, started.stdout + started.stderr  # waiting
+    time.sleep(0.01)  # past its 1ms timeout
+    return args
+
+
+def statuses(args: list[str], cwd: Path) -> list[str]:
+    listed = horismos("instances", *args, "--format", "json", cwd=cwd)
+    return [i["status"] for i in json.loads(listed.stdout)]
+
+
 def test_wake_leaves_an_instance_whose_server_is_down_for_the_next_pass(tmp_path: Path) -> None:
     """Any error before the first step was "blocked, not woken", exit 4: an MCP server down
     for a minute read as a policy refusal a person must see to. It is not woken, said so,
-    exits as the error it is in `run` (2), and the next pass wakes it."""
+    exits as the error it is in `run` (2), and the next pass wakes it. The server here
+    starts and exits before its handshake while it is down."""
+    down = tmp_path / "down"
     server = tmp_path / "server.py"
-    shutil.copy(SERVER, server)
-    (tmp_path / "defs.ttl").write_text(PREFIXES + WAITING_CALL.format(
-        python=Path(sys.executable).as_posix(), server=server.as_posix()), encoding="utf-8")
-    (tmp_path / "ward.ttl").write_text(PREFIXES + ":p1 a :Patient .\n", encoding="utf-8")
-    store = ["--store", "oxigraph:store"]
-    defs = ["defs.ttl", str(ENGINE / "clinic.ttl")]
-    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
-    started = horismos("run", *defs, *store, "--all", cwd=tmp_path)
-    assert started.returncode == 3, started.stdout + started.stderr  # waiting
-    time.sleep(0.01)  # past its 1ms timeout
-    server.rename(tmp_path / "gone.py")
-    down = horismos("wake", *defs, *store, cwd=tmp_path)
-    assert down.returncode == 2, down.stdout + down.stderr  # 4: blocked
-    assert "not woken, its binding not reached" in down.stderr, down.stderr
-    assert "it stays waiting, and the next pass wakes it" in down.stderr
-    assert "blocked" not in down.stderr and "Traceback" not in down.stderr
-    listed = horismos("instances", *defs, *store, "--format", "json", cwd=tmp_path)
-    assert [i["status"] for i in json.loads(listed.stdout)] == ["waiting"], listed.stdout
-    (tmp_path / "gone.py").rename(server)
-    up = horismos("wake", *defs, *store, cwd=tmp_path)
+    server.write_text(DOWN_WHILE.format(down=str(down), server=str(SERVER)), encoding="utf-8")
+    args = _waiting(tmp_path, Path(sys.executable).as_posix(), server)
+    down.touch()
+    woken = horismos("wake", *args, cwd=tmp_path)
+    assert woken.returncode == 2, woken.stdout + woken.stderr  # 4: blocked
+    assert "not woken, its binding not reached" in woken.stderr, woken.stderr
+    assert "it stays waiting, and the next pass wakes it" in woken.stderr
+    assert "blocked" not in woken.stderr and "Traceback" not in woken.stderr
+    assert statuses(args, tmp_path) == ["waiting"]
+    down.unlink()
+    up = horismos("wake", *args, cwd=tmp_path)
     assert up.returncode == 0, up.stdout + up.stderr
-    listed = horismos("instances", *defs, *store, "--format", "json", cwd=tmp_path)
-    assert [i["status"] for i in json.loads(listed.stdout)] == ["completed"], listed.stdout
+    assert statuses(args, tmp_path) == ["completed"]
 
 
+def test_wake_blocks_an_instance_whose_server_is_declared_so_it_cannot_start(
+        tmp_path: Path) -> None:
+    """Every error opening the server was "not woken ... the next pass wakes it", exit 2: a
+    typo in horis:command (no such program) was retried by every pass, for ever, where a
+    person must fix it. It is blocked, exit 4, as it was before servers down were told."""
+    args = _waiting(tmp_path, Path(sys.executable).as_posix(), SERVER)
+    (tmp_path / "defs.ttl").write_text(PREFIXES + WAITING_CALL.format(  # mistyped since
+        python="pythn3", server=SERVER.as_posix()), encoding="utf-8")
+    woken = horismos("wake", *args, cwd=tmp_path)
+    assert woken.returncode == 4, woken.stdout + woken.stderr  # 2: left for the next pass
+    assert "blocked, not woken" in woken.stderr and "no such program: pythn3" in woken.stderr
+    assert "next pass" not in woken.stderr and "Traceback" not in woken.stderr
+    assert statuses(args, tmp_path) == ["waiting"]
 
 CLOSE_FAILS = """
 import runpy, sys
