@@ -43,6 +43,7 @@ from ._intents import (
     doubt_message,
     doubt_node,
     doubt_place,
+    former_doubt_key,
     holder,
     holding_at,
     in_flight_message,
@@ -440,8 +441,9 @@ async def guarded_call(
             approval = take_approval()
             runner.policy = Policy(allow, frozenset({approval} if approval else ()))
         intent = None if tool.idempotent else doubt_node(tool.iri, key)
+        former = None if intent is None else former_doubt_key(tool, _as_text(nodes))
         if intent is not None:
-            _check_in_doubt(tool, defs, key, world)
+            _check_in_doubt(tool, defs, key, world, former)
         _check_preconditions(tool, defs, nodes, world)
         if idempotency_key is None:  # a keyed call's was checked before its key was read
             _check_policy(tool, allow)
@@ -483,7 +485,7 @@ async def guarded_call(
             if idempotency_key is not None:  # another call with the key landed first
                 _check_key(tool, defs, world, idempotency_key, printed, key)
             # a step or another call took the doubt node since it was looked at: say whose
-            _check_in_doubt(tool, defs, key, world)
+            _check_in_doubt(tool, defs, key, world, former)
             raise _Refused(
                 "refused",
                 "outcome_unknown",
@@ -658,12 +660,17 @@ async def _hold(worker: Worker, key: URIRef, idempotency_key: str | None = None)
         ) from None
 
 
-def _check_in_doubt(tool: Tool, defs: Definitions, key: Node, world: World) -> None:
+def _check_in_doubt(
+    tool: Tool, defs: Definitions, key: Node, world: World, former: Node | None = None
+) -> None:
     """Refuse the call while an earlier one on ``key`` may have acted: a call or a step whose
     outcome never landed, or a workflow step in flight there (or whose process stopped
-    mid-call and nobody has continued its instance since)."""
+    mid-call and nobody has continued its instance since); ``former``: the key an earlier
+    version kept such a call at (:func:`~._intents.former_doubt_key`), looked at too."""
     node = doubt_node(tool.iri, key)
     stale = read_intent(world.store, node)
+    if stale is None and former is not None:
+        stale = read_intent(world.store, doubt_node(tool.iri, former))
     if stale is not None and stale.in_flight:
         message = in_flight_message(tool, key, defs.name, stale.instance)
         raise _Refused("refused", "outcome_unknown", message)
@@ -701,6 +708,11 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
             except _Refused as r:
                 raise UsageError(r.message) from None
         stale = read_intent(world.store, node)
+        former = former_doubt_key(tool, _as_text(nodes)) if stale is None else None
+        if former is not None:  # left by an earlier version, keyed by its numbers' text
+            earlier = read_intent(world.store, doubt_node(tool.iri, former))
+            if earlier is not None:
+                node, stale = doubt_node(tool.iri, former), earlier
         if stale is not None and node in CALLING:
             raise UsageError(
                 f"a call of {tool.name}{doubt_place(doubt_key(tool, _as_text(nodes)), defs.name)}"
