@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from rdflib import RDFS, XSD, URIRef
 from rdflib import Literal as RdfLiteral
@@ -82,6 +82,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RESULT_FIELDS",
     "CallResult",
+    "LentData",
     "approval_fingerprint",
     "guarded_call",
     "reconcile_call",
@@ -342,6 +343,22 @@ def approval_fingerprint(
 # -- the call ---------------------------------------------------------------------------------
 
 
+class LentData(Protocol):
+    """World data a caller lent the store for one call (``tools call --store S --world F``):
+    it stays once the call's completed commit has landed (:meth:`keep`), and is otherwise
+    taken back before the trace ends, which says so."""
+
+    def count(self) -> int:
+        """How many quads were lent (the store held none of them)."""
+        ...
+
+    def keep(self) -> None: ...
+
+    def take_back(self) -> int:
+        """Take what was lent back, unless kept; how many quads that removed."""
+        ...
+
+
 class _Refused(Exception):
     def __init__(self, status: CallStatus, kind: str, message: str) -> None:
         super().__init__(message)
@@ -360,7 +377,7 @@ async def guarded_call(
     take_approval: Callable[[], str | None] | None = None,
     idempotency_key: str | None = None,
     issued_only: bool = False,
-    landed: Callable[[], None] | None = None,
+    lent: LentData | None = None,
 ) -> CallResult:
     """Check, then run ``tool`` once; every refusal leaves the world exactly as it was.
 
@@ -381,8 +398,10 @@ async def guarded_call(
     (``tools call --approval``: text on a command line, which anyone can write; a Python
     caller's own fingerprint is its program's decision, as ``allow`` is).
 
-    ``landed``: told right after the commit of a call that completed (:meth:`Runner.call_tool`),
-    so a caller can tell that commit landed though closing, tracing or a Ctrl-C then raise."""
+    ``lent``: what the caller lent ``world`` for this call, counted in the trace's header
+    (whose world digest has it). It is kept right after the commit of a call that completed
+    (:meth:`Runner.call_tool`), though closing, tracing or a Ctrl-C then raise; else taken back
+    before the trace ends, with an event ``taken_back`` and the world's digest after it."""
     agent, defs = catalog.agent, catalog.definitions
     refuse_unmet(defs, world)  # as a run is refused: before a trace or a world is touched
     tr = trace if isinstance(trace, Trace) else Trace(trace)
@@ -412,6 +431,7 @@ async def guarded_call(
         definitions_digest=defs.digest,
         world_digest=digest,
         started=started,
+        **({"lent": lent.count()} if lent is not None else {}),
         **runner.env.handed(),
     )
     nodes: dict[str, Node] = {}
@@ -478,6 +498,7 @@ async def guarded_call(
                 keyed = key_record(idempotency_key, printed, at)
                 answer = _KeyedAnswer(tool, idempotency_key)
             with making(intent):  # reconcile in this process leaves it be meanwhile
+                landed = lent.keep if lent is not None else None
                 record = await runner.call_tool(tool, nodes, intent, keyed, answer, landed)
         except Conflict as e:
             if not e.present:
@@ -531,6 +552,9 @@ async def guarded_call(
                 release_key(world.store, cast(str, idempotency_key))
             if worker is not None:
                 worker.leave()  # the subject's claim given back with the lease
+    if lent is not None and (taken := lent.take_back()):
+        world_digest = None if world.store.shared else world.digest()
+        tr.emit("taken_back", quads=taken, world_digest=world_digest)
     tr.emit(
         "end", status=result.status, world_digest=None if world.store.shared else world.digest()
     )

@@ -1,13 +1,21 @@
 """World data lent to a persistent store for one command, taken back unless the command kept
-it: ``tools call --store S --world F`` and ``tools discover --store S --world F``.
+it: ``tools call``, ``tools discover`` and ``tools approve`` with ``--store S --world F``.
 
 The command reads S with F's facts beside it. What it reads is S's own engine answering —
 preconditions and argument types are SPARQL an Oxigraph store or a server over HTTP
 evaluates, the gate's shapes read its nodes — and that engine cannot join quads it does not
 hold, so F cannot be a view laid over S without copying S. F's quads land in one commit
-instead, and a command that keeps nothing (a call refused or failed, a discovery) takes back
-exactly those it added in one more: the quads S held already stay, and S's quads and digest
-are what they were. Before, F stayed in S whatever the call did.
+instead, and a command that keeps nothing of F (a call refused or failed, a discovery, an
+approval issued) takes back exactly those it added in one more: the quads S held already
+stay. What the command itself records stays (a call left in doubt, an approval used or
+issued). A call keeps F once its completed commit has landed, whatever fails after it:
+taken back then, F's facts were gone from under the effect that read them. Before, F stayed
+in S whatever the call did.
+
+The take-back does not ask who else wrote S since: on a store others write meanwhile
+(``sparql:``), a quad another writer committed after the lend that F also held is removed
+with F's, and the "every instance has a short id" mark is set again over instances another
+writer may have added meanwhile (docs/catalog.md says so).
 
 F is parsed once, and refused before anything lands if it brings an approval record: the
 approvals a command on S counts are those S holds, and the record that issues one is a few
@@ -65,15 +73,21 @@ class LentWorld:
         self.added, self.unindexed = added, unindexed
         self.world.commit(Change(add=added, remove=[INDEXED_EVERY_INSTANCE] if unindexed else []))
 
+    def count(self) -> int:
+        """How many quads were lent (the store held none of them)."""
+        return len(self.added)
+
     def keep(self) -> None:
         """What was lent stays: a call's effects, which read it, have landed."""
         self.added, self.unindexed = [], False
 
-    def take_back(self) -> None:
+    def take_back(self) -> int:
         """Remove what was lent, in one commit; the mark lifted for it is set again (the
-        instances it did not index are gone with it). Taking back twice, or after
-        :meth:`keep`, does nothing."""
+        instances it did not index are gone with it). How many quads that removed: taking
+        back twice, or after :meth:`keep`, does nothing."""
+        taken = len(self.added)
         if self.added or self.unindexed:
             mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if self.unindexed else []
             self.world.commit(Change(add=mark, remove=self.added))
         self.keep()
+        return taken

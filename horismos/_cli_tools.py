@@ -401,7 +401,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
                 trace=args.trace,
                 idempotency_key=key,
                 issued_only=True,
-                landed=lent.keep if lent is not None else None,
+                lent=lent,
             )
         )
     finally:  # refused, failed, answered again under its key, or stopped before its commit

@@ -362,3 +362,33 @@ def test_approve_lends_world_data_as_a_call_does(tmp_path: Path, kept) -> None:
     done = horismos("tools", "call", "c.transfer", *defs, *kept, "--world", "more.ttl", *args,
                     "--approval", issued.stdout.strip(), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_trace_of_a_call_refused_says_what_was_lent_and_taken_back(tmp_path: Path) -> None:
+    """The trace of a call refused on S with F lent recorded S's digest with F in it, header
+    and end alike, and nothing of F being taken back: the store's digest after the command
+    was in no trace. The header counts what was lent, and an event says what was taken back
+    and the digest after it, which the end repeats; the trace still reads as a call's."""
+    defs = project(tmp_path)
+    store = ["--store", f"oxigraph:{tmp_path / 'store'}"]
+    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    before = digest(store, tmp_path)
+    p = horismos("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl", "--args",
+                 '{"patient": ":p9", "ward": ":w9"}', "--trace", "t.jsonl", cwd=tmp_path)
+    assert p.returncode == 5, p.stdout + p.stderr
+    events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert [e["type"] for e in events] == ["header", "refused", "taken_back", "end"]
+    header, _, taken, end = events
+    assert header["lent"] == 3  # :p9's type, :w9's type and capacity; :p1 was held already
+    assert header["world_digest"] != before  # S with F beside it, as the call read it
+    assert taken["quads"] == 3
+    assert taken["world_digest"] == end["world_digest"]
+    assert end["world_digest"] == before  # S as it was
+    shown = horismos("trace", "show", "t.jsonl", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "with 3 quads of --world lent for the call" in shown.stdout
+    assert "taken back: 3 quads lent for the call" in shown.stdout
+    replayed = horismos("replay", "t.jsonl", *defs, cwd=tmp_path)
+    assert "records a direct tool call" in replayed.stdout + replayed.stderr, replayed.stderr
+    assert "Traceback" not in replayed.stderr
