@@ -30,7 +30,6 @@ from ._intents import (
     doubt_marks,
     doubt_message,
     doubt_node,
-    former_holds,
     held,
     holder,
     holds,
@@ -334,8 +333,6 @@ class ActionSteps(ToolCalls):
             holding = holds(inst.instance, tool, args)
             quads += holding
             absent = tuple(q for q in holding if _IS_TYPE(q[1]))  # held(node) of each node
-            # and of each node an earlier version keyed a call's numbers at, as written
-            absent += tuple(former_holds(tool, args))
             if self.holds_settled:  # on a node its focus's claim does not keep others off
                 shared = (self.holds_settled > 1 and tool.iri in self.defs.tools_in_several) or (
                     self.holds_settled > 2 and tool.iri in self.defs.tools_off_focus

@@ -82,7 +82,6 @@ __all__ = [
     "doubt_place",
     "end_calling",
     "former_doubt_key",
-    "former_holds",
     "held",
     "holder",
     "holding_at",
@@ -248,21 +247,16 @@ def doubt_key(tool: Tool, args: Mapping[str, Any]) -> Node:
 def former_doubt_key(tool: Tool, args: Mapping[str, Any]) -> Node | None:
     """The key the version before numbers were keyed by value (their text as given) kept a
     call with ``args`` at; None when it is :func:`doubt_key`'s (a subject, or no number
-    written otherwise). A call that version left in doubt, a payment of ``12.0`` say, is
-    looked for there too, and reconciled there: keyed anew, it was no longer held. Only a
-    call with a number written otherwise costs the one look more."""
+    written otherwise). A catalog call that version left in doubt, a payment of ``12.0`` say,
+    is looked for there too by a call so written, and reconciled there: keyed anew, it was no
+    longer held. Only a call with a number written otherwise costs the one look more. A
+    step's numbers come from the store, written as it writes them, which is how both
+    versions key them."""
     key = doubt_key(tool, args)
     if isinstance(key, URIRef):
         return None
     as_given = plain_literal(_ARGS_JSON.encode(dict(args)))
     return as_given if as_given != key else None
-
-
-def former_holds(tool: Tool, calls: Iterable[Mapping[str, Any]]) -> list[Quad]:
-    """:func:`held` at each doubt node an earlier version kept ``calls`` at, where that is
-    not today's (:func:`former_doubt_key`): what a step's hold requires absent too."""
-    former = (former_doubt_key(tool, args) for args in calls)
-    return [held(doubt_node(tool.iri, key)) for key in dict.fromkeys(former) if key is not None]
 
 
 _TYPED_NUMBER = re.compile(r'"([^"\\]*)"\^\^<([^>]*)>')
@@ -417,14 +411,8 @@ def holder(store: Store, node: URIRef) -> URIRef | None:
 
 
 def key_at(tool: Tool, node: URIRef, calls: Iterable[Mapping[str, Any]]) -> Node:
-    """Which of ``calls`` is kept at ``node``: its :func:`doubt_key`, or the key an earlier
-    version kept it at (:func:`former_doubt_key`)."""
-    return next(
-        key
-        for args in calls
-        for key in (doubt_key(tool, args), former_doubt_key(tool, args))
-        if key is not None and doubt_node(tool.iri, key) == node
-    )
+    """Which of ``calls`` is kept at ``node``: its :func:`doubt_key`."""
+    return next(key for args in calls if doubt_node(tool.iri, key := doubt_key(tool, args)) == node)
 
 
 def in_flight_message(tool: Tool, key: Node, name: Callable[[Node], str], by: URIRef) -> str:
