@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from rdflib import RDFS, XSD, URIRef
 from rdflib import Literal as RdfLiteral
@@ -44,6 +44,7 @@ from ._intents import (
     doubt_message,
     doubt_node,
     doubt_place,
+    former_doubt_key,
     holder,
     holding_at,
     in_flight_message,
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RESULT_FIELDS",
     "CallResult",
+    "LentData",
     "approval_fingerprint",
     "guarded_call",
     "reconcile_call",
@@ -358,6 +360,22 @@ def approval_fingerprint(
 # -- the call ---------------------------------------------------------------------------------
 
 
+class LentData(Protocol):
+    """World data a caller lent the store for one call (``tools call --store S --world F``):
+    it stays once the call's completed commit has landed (:meth:`keep`), and is otherwise
+    taken back before the trace ends, which says so."""
+
+    def count(self) -> int:
+        """How many quads were lent (the store held none of them)."""
+        ...
+
+    def keep(self) -> None: ...
+
+    def take_back(self) -> int:
+        """Take what was lent back, unless kept; how many quads that removed."""
+        ...
+
+
 class _Refused(Exception):
     def __init__(self, status: CallStatus, kind: str, message: str) -> None:
         super().__init__(message)
@@ -376,6 +394,7 @@ async def guarded_call(
     take_approval: Callable[[], str | None] | None = None,
     idempotency_key: str | None = None,
     issued_only: bool = False,
+    lent: LentData | None = None,
 ) -> CallResult:
     """Check, then run ``tool`` once; every refusal leaves the world exactly as it was.
 
@@ -394,7 +413,12 @@ async def guarded_call(
 
     ``issued_only``: ``approval`` is taken only if ``tools approve`` issued it in ``world``
     (``tools call --approval``: text on a command line, which anyone can write; a Python
-    caller's own fingerprint is its program's decision, as ``allow`` is)."""
+    caller's own fingerprint is its program's decision, as ``allow`` is).
+
+    ``lent``: what the caller lent ``world`` for this call, counted in the trace's header
+    (whose world digest has it). It is kept right after the commit of a call that completed
+    (:meth:`Runner.call_tool`), though closing, tracing or a Ctrl-C then raise; else taken back
+    before the trace ends, with an event ``taken_back`` and the world's digest after it."""
     agent, defs = catalog.agent, catalog.definitions
     refuse_unmet(defs, world)  # as a run is refused: before a trace or a world is touched
     tr = trace if isinstance(trace, Trace) else Trace(trace)
@@ -424,6 +448,7 @@ async def guarded_call(
         definitions_digest=defs.digest,
         world_digest=digest,
         started=started,
+        **({"lent": lent.count()} if lent is not None else {}),
         **runner.env.handed(),
     )
     nodes: dict[str, Node] = {}
@@ -453,8 +478,9 @@ async def guarded_call(
             approval = take_approval()
             runner.policy = Policy(allow, frozenset({approval} if approval else ()))
         intent = None if tool.idempotent else doubt_node(tool.iri, key)
+        former = None if intent is None else former_doubt_key(tool, _as_text(nodes))
         if intent is not None:
-            _check_in_doubt(tool, defs, key, world)
+            _check_in_doubt(tool, defs, key, world, former)
         _check_preconditions(tool, defs, nodes, world)
         if idempotency_key is None:  # a keyed call's was checked before its key was read
             _check_policy(tool, allow)
@@ -489,14 +515,15 @@ async def guarded_call(
                 keyed = key_record(idempotency_key, printed, at)
                 answer = _KeyedAnswer(tool, idempotency_key)
             with making(intent):  # reconcile in this process leaves it be meanwhile
-                record = await runner.call_tool(tool, nodes, intent, keyed, answer)
+                landed = lent.keep if lent is not None else None
+                record = await runner.call_tool(tool, nodes, intent, keyed, answer, landed)
         except Conflict as e:
             if not e.present:
                 raise
             if idempotency_key is not None:  # another call with the key landed first
                 _check_key(tool, defs, world, idempotency_key, printed, key)
             # a step or another call took the doubt node since it was looked at: say whose
-            _check_in_doubt(tool, defs, key, world)
+            _check_in_doubt(tool, defs, key, world, former)
             raise _Refused(
                 "refused",
                 "outcome_unknown",
@@ -542,6 +569,9 @@ async def guarded_call(
                 release_key(world.store, cast(str, idempotency_key))
             if worker is not None:
                 worker.leave()  # the subject's claim given back with the lease
+    if lent is not None and (taken := lent.take_back()):
+        world_digest = None if world.store.shared else world.digest()
+        tr.emit("taken_back", quads=taken, world_digest=world_digest)
     tr.emit(
         "end", status=result.status, world_digest=None if world.store.shared else world.digest()
     )
@@ -671,12 +701,17 @@ async def _hold(worker: Worker, key: URIRef, idempotency_key: str | None = None)
         ) from None
 
 
-def _check_in_doubt(tool: Tool, defs: Definitions, key: Node, world: World) -> None:
+def _check_in_doubt(
+    tool: Tool, defs: Definitions, key: Node, world: World, former: Node | None = None
+) -> None:
     """Refuse the call while an earlier one on ``key`` may have acted: a call or a step whose
     outcome never landed, or a workflow step in flight there (or whose process stopped
-    mid-call and nobody has continued its instance since)."""
+    mid-call and nobody has continued its instance since); ``former``: the key an earlier
+    version kept such a call at (:func:`~._intents.former_doubt_key`), looked at too."""
     node = doubt_node(tool.iri, key)
     stale = read_intent(world.store, node)
+    if stale is None and former is not None:
+        stale = read_intent(world.store, doubt_node(tool.iri, former))
     if stale is not None and stale.in_flight:
         message = in_flight_message(tool, key, defs.name, stale.instance)
         raise _Refused("refused", "outcome_unknown", message)
@@ -714,6 +749,11 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
             except _Refused as r:
                 raise UsageError(r.message) from None
         stale = read_intent(world.store, node)
+        former = former_doubt_key(tool, _as_text(nodes)) if stale is None else None
+        if former is not None:  # left by an earlier version, keyed by its numbers' text
+            earlier = read_intent(world.store, doubt_node(tool.iri, former))
+            if earlier is not None:
+                node, stale = doubt_node(tool.iri, former), earlier
         if stale is not None and node in CALLING:
             raise UsageError(
                 f"a call of {tool.name}{doubt_place(doubt_key(tool, _as_text(nodes)), defs.name)}"

@@ -1,13 +1,21 @@
 """World data lent to a persistent store for one command, taken back unless the command kept
-it: ``tools call --store S --world F`` and ``tools discover --store S --world F``.
+it: ``tools call``, ``tools discover`` and ``tools approve`` with ``--store S --world F``.
 
 The command reads S with F's facts beside it. What it reads is S's own engine answering —
 preconditions and argument types are SPARQL an Oxigraph store or a server over HTTP
 evaluates, the gate's shapes read its nodes — and that engine cannot join quads it does not
 hold, so F cannot be a view laid over S without copying S. F's quads land in one commit
-instead, and a command that keeps nothing (a call refused or failed, a discovery) takes back
-exactly those it added in one more: the quads S held already stay, and S's quads and digest
-are what they were. Before, F stayed in S whatever the call did.
+instead, and a command that keeps nothing of F (a call refused or failed, a discovery, an
+approval issued) takes back exactly those it added in one more: the quads S held already
+stay. What the command itself records stays (a call left in doubt, an approval used or
+issued). A call keeps F once its completed commit has landed, whatever fails after it:
+taken back then, F's facts were gone from under the effect that read them. Before, F stayed
+in S whatever the call did.
+
+The take-back does not ask who else wrote S since: on a store others write meanwhile
+(``sparql:``), a quad another writer committed after the lend that F also held is removed
+with F's, and the "every instance has a short id" mark is set again over instances another
+writer may have added meanwhile (docs/catalog.md says so).
 
 F is parsed once, and refused before anything lands if it brings an approval record: the
 approvals a command on S counts are those S holds, and the record that issues one is a few
@@ -17,7 +25,7 @@ triples anyone can write beside their own call (:func:`~._policy.holds_approval_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._cli_common import load_world
 from ._errors import UsageError
@@ -26,43 +34,60 @@ from ._stores import Change
 from ._stores.base import INSTANCES, Quad
 from ._world import INDEXED_EVERY_INSTANCE, World, indexes_every_instance
 
-__all__ = ["LentWorld", "lend_world"]
+__all__ = ["LentWorld"]
 
 
 @dataclass
 class LentWorld:
     """What one command lent ``world``: the quads it added, and whether the store's "every
-    instance has a short id" mark was lifted for instances among them."""
+    instance has a short id" mark was lifted for instances among them. Made before anything
+    is lent, so that whatever stops the command once the lend may have landed (an error, a
+    Ctrl-C) finds what to take back."""
 
     world: World
-    added: list[Quad]
-    unindexed: bool
+    added: list[Quad] = field(default_factory=list)
+    unindexed: bool = False
 
-    def take_back(self) -> None:
+    def lend(self, paths: Sequence[str], store: str, who: str) -> None:
+        """Land the ``--world`` files ``paths`` in the world (the persistent ``--store``
+        named ``store``) in one commit, refusing them, before anything lands, if they hold an
+        approval record; ``who`` (``a call``, ``discovery``) is what counts only the store's
+        approvals."""
+        with World.open("oxigraph") as given:  # in memory; its quads read out once, as landed
+            load_world(given, paths)
+            quads = list(given.store.quads())
+        if holds_approval_record(quads):
+            raise UsageError(
+                f"--world {' '.join(paths)}: holds an approval record, and {who} on --store "
+                f"{store} takes only the approvals the store holds; approvals are issued with "
+                f"`horismos tools approve … --store {store}`. Nothing was loaded"
+            )
+        held = set(self.world.store.which(quads))
+        added = [q for q in quads if q not in held]
+        # instances it brings have no short id: the store no longer indexes every instance
+        unindexed = any(q[3] == INSTANCES for q in added) and indexes_every_instance(
+            self.world.store
+        )
+        # known before the commit: stopped inside it, the take-back finds them (removing
+        # quads that did not land removes nothing)
+        self.added, self.unindexed = added, unindexed
+        self.world.commit(Change(add=added, remove=[INDEXED_EVERY_INSTANCE] if unindexed else []))
+
+    def count(self) -> int:
+        """How many quads were lent (the store held none of them)."""
+        return len(self.added)
+
+    def keep(self) -> None:
+        """What was lent stays: a call's effects, which read it, have landed."""
+        self.added, self.unindexed = [], False
+
+    def take_back(self) -> int:
         """Remove what was lent, in one commit; the mark lifted for it is set again (the
-        instances it did not index are gone with it). Taking back twice does nothing."""
+        instances it did not index are gone with it). How many quads that removed: taking
+        back twice, or after :meth:`keep`, does nothing."""
+        taken = len(self.added)
         if self.added or self.unindexed:
             mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if self.unindexed else []
             self.world.commit(Change(add=mark, remove=self.added))
-        self.added, self.unindexed = [], False
-
-
-def lend_world(world: World, paths: Sequence[str], store: str, who: str) -> LentWorld:
-    """Land the ``--world`` files ``paths`` in ``world`` (the persistent ``--store`` named
-    ``store``) in one commit, refusing them, before anything lands, if they hold an approval
-    record; ``who`` (``a call``, ``discovery``) is what counts only the store's approvals."""
-    with World.open("oxigraph") as given:  # in memory; its quads read out once, as landed
-        load_world(given, paths)
-        quads = list(given.store.quads())
-    if holds_approval_record(quads):
-        raise UsageError(
-            f"--world {' '.join(paths)}: holds an approval record, and {who} on --store "
-            f"{store} takes only the approvals the store holds; approvals are issued with "
-            f"`horismos tools approve … --store {store}`. Nothing was loaded"
-        )
-    held = set(world.store.which(quads))
-    added = [q for q in quads if q not in held]
-    # instances it brings have no short id: the store no longer indexes every instance
-    unindexed = any(q[3] == INSTANCES for q in added) and indexes_every_instance(world.store)
-    world.commit(Change(add=added, remove=[INDEXED_EVERY_INSTANCE] if unindexed else []))
-    return LentWorld(world, added, unindexed)
+        self.keep()
+        return taken

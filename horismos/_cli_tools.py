@@ -28,9 +28,10 @@ from ._cli_common import (
     writable,
     write_world,
 )
-from ._cli_lent_world import lend_world
+from ._cli_lent_world import LentWorld
 from ._errors import UsageError
 from ._idempotency import check_key
+from ._model import Tool
 from ._policy import (
     allowed,
     fresh_approval,
@@ -328,10 +329,12 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
     if args.world or args.store != DEFAULT_STORE:
         world = World.open(args.store, create=False)
         if world.store.persistent and args.world:  # read beside the store, then taken back
-            lent = lend_world(world, args.world, args.store, "discovery")
+            lent = LentWorld(world)
         else:
             load_world(world, args.world)
     try:
+        if lent is not None:
+            lent.lend(args.world, args.store, "discovery")
         found = agent.catalog.discover(
             args.query,
             world,
@@ -389,14 +392,15 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     # a store not made yet is made only to load --world into, as for run: a mistyped path
     # was a new empty store the call committed into
     world = World.open(args.store, create=bool(args.world))
-    lent = None
-    if args.world and world.store.persistent:  # kept only with what the call lands
-        lent = lend_world(world, args.world, args.store, "a call")
-    elif args.world:
+    # kept only with the effects of a call made now: told by the call's completed commit
+    lent = LentWorld(world) if args.world and world.store.persistent else None
+    if args.world and lent is None:
         load_world(world, args.world)
     elif not world.store.persistent:
         load_world(world, args.paths)
     try:
+        if lent is not None:
+            lent.lend(args.world, args.store, "a call")
         result = asyncio.run(  # catalog.call's path, with an --approval taken only when issued
             guarded_call(
                 catalog,
@@ -408,16 +412,12 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
                 trace=args.trace,
                 idempotency_key=key,
                 issued_only=True,
+                lent=lent,
             )
         )
-    except BaseException:  # an error or Ctrl-C part-way: no call said it completed
+    finally:  # refused, failed, answered again under its key, or stopped before its commit
         if lent is not None:
             lent.take_back()
-        raise
-    # what was lent stays only with the effects of a call made now; a call refused, failed
-    # or answered again under its key leaves the store as it was
-    if lent is not None and not (result.ok and result.replayed is None):
-        lent.take_back()
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
         result.artifacts.append({"type": "world", "path": args.out})
@@ -492,27 +492,47 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
     # as for run: a store not made yet is made only to load --world into (a mistyped path
     # was a new store holding an approval no call would find)
     with World.open(args.store, create=bool(args.world)) as world:  # let go however it ends
-        if args.world:
-            load_world(world, args.world)
-        elif not world.store.persistent:  # the world the call reads from FILE_OR_DIR too
-            load_world(world, args.paths)
-        if not world.store.persistent and not args.out:  # issued, and kept nowhere
-            raise UsageError(
-                f"--store {args.store} keeps nothing after this process, and a call takes "
-                "only an approval issued in the world it uses: give the persistent --store "
-                "the call will use (oxigraph:PATH, journal:PATH, sparql:URL), or --world F "
-                "--out F2 and call with --world F2"
-            )
-        at = Literal(dt.datetime.now(dt.UTC).isoformat(), datatype=XSD.dateTime)
-        # what the call's binding is, as a workflow's approval records it: rebound to other
-        # code or another endpoint, the tool is not what was approved
-        servers = servers_in_force(agent.definitions, agent.mcp_servers)
-        now = implementation(tool, server_of(tool, servers))
-        world.commit(Change(add=given_issue(approval, tool, at, now)))
-        if args.out:
-            write_world(world, agent.definitions, args.out, out_format)
+        # F beside a persistent store only for writing --out: the approval is what lands
+        lent = LentWorld(world) if args.world and world.store.persistent else None
+        try:
+            if lent is not None:
+                lent.lend(args.world, args.store, "a call")
+            elif args.world:
+                load_world(world, args.world)
+            elif not world.store.persistent:  # the world the call reads from FILE_OR_DIR too
+                load_world(world, args.paths)
+            _issue(args, agent, tool, world, approval, out_format)
+        finally:
+            if lent is not None:
+                lent.take_back()
     print(approval)
     return 0
+
+
+def _issue(
+    args: argparse.Namespace,
+    agent: Agent,
+    tool: Tool,
+    world: World,
+    approval: str,
+    out_format: str | None,
+) -> None:
+    """Record ``approval`` of ``tool`` in ``world``, and write ``--out``."""
+    if not world.store.persistent and not args.out:  # issued, and kept nowhere
+        raise UsageError(
+            f"--store {args.store} keeps nothing after this process, and a call takes "
+            "only an approval issued in the world it uses: give the persistent --store "
+            "the call will use (oxigraph:PATH, journal:PATH, sparql:URL), or --world F "
+            "--out F2 and call with --world F2"
+        )
+    at = Literal(dt.datetime.now(dt.UTC).isoformat(), datatype=XSD.dateTime)
+    # what the call's binding is, as a workflow's approval records it: rebound to other
+    # code or another endpoint, the tool is not what was approved
+    servers = servers_in_force(agent.definitions, agent.mcp_servers)
+    now = implementation(tool, server_of(tool, servers))
+    world.commit(Change(add=given_issue(approval, tool, at, now)))
+    if args.out:
+        write_world(world, agent.definitions, args.out, out_format)
 
 
 def cmd_tools_inventory(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ HorismosError
 │   │   ├── UnreadableAnswer        it answered as succeeding, with no result Horismos reads
 │   │   ├── NotSent                 the call never reached the tool: safe to retry
 │   │   │   ├── LowDisk                 a command's capture folder is under its waterline
-│   │   │   └── Unreachable             its MCP server did not start or answer: try later
+│   │   │   └── Unreachable             its MCP server is down for now: try later
 │   │   ├── OutputQuotaExceeded     a command emitted more than its quota; its group killed
 │   │   ├── OutcomeUnknown          a non-idempotent call was sent and no answer landed
 │   │   └── RemoteConflict          the system of record changed since it was hydrated
@@ -267,8 +267,11 @@ class LowDisk(NotSent):
 
 
 class Unreachable(NotSent):
-    """The MCP server a binding names did not start or did not answer: nothing was sent, and
-    nothing about the call or its policy is wrong — a later try may reach it. ``wake`` leaves
+    """The MCP server a binding names is down for now: its connection refused or dropped, no
+    handshake in time, or its process closed its end once started. Nothing was sent, and
+    nothing about the call or its policy is wrong — a later try may reach it. A server
+    declared so it cannot start (no such program, an environment variable unset, a handshake
+    refused) is a plain :class:`NotSent`: trying later gets the same answer. ``wake`` leaves
     an instance so refused waiting for its next pass, where one the policy refuses (a host
     outside the allowed hosts, a schema that does not fit) is blocked."""
 

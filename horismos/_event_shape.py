@@ -56,6 +56,7 @@ _SHAPES: dict[str, dict[str, _Kinds]] = {
         "approvals_bound": _INT,
         "holds_settled": _INT,
         "snapshot": _DICT,
+        "lent": _INT,
     },
     "instance": {
         "instance": _TEXT,
@@ -77,6 +78,7 @@ _SHAPES: dict[str, dict[str, _Kinds]] = {
         "args": _LIST,
         "next": _MAYBE_TEXT,
     },
+    "taken_back": {"quads": _INT, "world_digest": _MAYBE_TEXT},
     "end": {"status": _TEXT, "instances": _DICT, "world_digest": _MAYBE_TEXT},
 }
 """The fields each type of event is read by, and what each holds when it is there: of a step

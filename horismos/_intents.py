@@ -81,6 +81,7 @@ __all__ = [
     "doubt_node",
     "doubt_place",
     "end_calling",
+    "former_doubt_key",
     "held",
     "holder",
     "holding_at",
@@ -241,6 +242,21 @@ def doubt_key(tool: Tool, args: Mapping[str, Any]) -> Node:
     if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
         return URIRef(value[1:-1])
     return plain_literal(_ARGS_JSON.encode({k: _by_value(v) for k, v in args.items()}))
+
+
+def former_doubt_key(tool: Tool, args: Mapping[str, Any]) -> Node | None:
+    """The key the version before numbers were keyed by value (their text as given) kept a
+    call with ``args`` at; None when it is :func:`doubt_key`'s (a subject, or no number
+    written otherwise). A catalog call that version left in doubt, a payment of ``12.0`` say,
+    is looked for there too by a call so written, and reconciled there: keyed anew, it was no
+    longer held. Only a call with a number written otherwise costs the one look more. A
+    step's numbers come from the store, written as it writes them, which is how both
+    versions key them."""
+    key = doubt_key(tool, args)
+    if isinstance(key, URIRef):
+        return None
+    as_given = plain_literal(_ARGS_JSON.encode(dict(args)))
+    return as_given if as_given != key else None
 
 
 _TYPED_NUMBER = re.compile(r'"([^"\\]*)"\^\^<([^>]*)>')

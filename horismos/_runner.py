@@ -156,6 +156,7 @@ class Runner(ActionSteps):
         intent: URIRef | None = None,
         keyed: Sequence[tuple] = (),
         answer: Callable[[StepRecord], list[tuple]] | None = None,
+        landed: Callable[[], None] | None = None,
     ) -> StepRecord:
         """One invocation of ``tool`` outside any workflow: the catalog's guarded call.
 
@@ -171,7 +172,9 @@ class Runner(ActionSteps):
         what to record there of what the call answered, with its final commit (none for a
         call left in doubt, nor for one never made). The key of a call never made (blocked),
         or of an idempotent tool's call that got no answer (never sent, timed out), is not
-        recorded: a retry with it calls again.
+        recorded: a retry with it calls again. ``landed``: told right after a completed call's
+        commit, before anything else can stop it (what a caller lent the world for the call
+        then stays with the effects that read it).
         """
         call = URIRef(f"urn:horismos:call:{self.env.new_id()}")
         if intent is not None and not tool.idempotent:
@@ -212,6 +215,8 @@ class Runner(ActionSteps):
             dropped = [*dropped, *keyed]
         if pending or dropped:
             self.world.commit(Change(add=pending, remove=dropped, absent=used))
+        if landed is not None and rec.status == "completed":
+            landed()
         self._emit_step(rec)
         return rec
 

@@ -56,10 +56,17 @@ def _event_lines(e: Mapping[str, Any]) -> list[str]:
             if "call" in e
             else f"run of {short(e.get('workflow'))} for {len(e.get('focus') or [])} focus node(s)"
         )
+        lent = e.get("lent")  # quads lent the store for the call: in its world digest
         return [
             f"{what}, recorded {e.get('started', '?')} (trace_version {e.get('trace_version')})",
-            f"  world {e.get('world_digest')}",
+            f"  world {e.get('world_digest')}"
+            + (f" (with {lent} quads of --world lent for the call)" if lent else ""),
             f"  definitions {e.get('definitions_digest')}",
+        ]
+    if kind == "taken_back":  # the call kept nothing: the quads lent for it left the store
+        return [
+            f"taken back: {e.get('quads')} quads lent for the call",
+            f"  world {e.get('world_digest')}",
         ]
     if kind == "instance":
         return [f"instance {short(e.get('instance'))[:8]} for {short(e.get('focus'))}"]

@@ -19,7 +19,7 @@ import pytest
 from listening import MCP_SERVER, free_port, mcp_http_server
 from rdflib import XSD, Literal, Namespace, URIRef
 
-from horismos import Agent, Run, ToolError, UnreadableAnswer, World, replay
+from horismos import Agent, Run, ToolError, Unreachable, UnreadableAnswer, World, replay
 from horismos._bindings.mcp import McpSessions, input_problems, mcp_server
 from horismos._model import Arg, McpServer, Tool
 from horismos._outcomes import decode
@@ -453,6 +453,34 @@ def test_unreachable_url_is_an_error_naming_server_and_tool(tmp_path) -> None:
     agent, world = load(tmp_path, defs)
     with pytest.raises(ToolError, match=r't\.assign .*MCP server "remote".*could not start'):
         agent.run(world, focus=EX.p1)
+
+
+def test_only_a_server_down_is_unreachable(tmp_path, monkeypatch) -> None:
+    """`wake` leaves an instance whose server is Unreachable for its next pass. Every error
+    opening a session was one: a wrong token (401) and a header's variable unset too, which
+    every pass then tried again for ever. Only a connection refused is; those are not."""
+    port = free_port()  # nothing listens here once its socket closed
+    defs = f':remote a horis:McpServer ; horis:url "http://127.0.0.1:{port}/mcp" .\n' + tool(
+        "t.assign", "assign", server="remote") + workflow("A") + step("A", "t.assign")
+    agent, world = load(tmp_path, defs)
+    with pytest.raises(Unreachable, match="could not start"):
+        agent.run(world, focus=EX.p1)
+    monkeypatch.setenv("WARD_TOKEN", "s3cret")
+    with mcp_http_server("--token", "WARD_TOKEN") as url:
+        defs = (f':remote a horis:McpServer ; horis:url "{url}" ;\n'
+                '    horis:header [ horis:name "Authorization" ; horis:fromEnv "REMOTE_AUTH" ] .\n'
+                + tool("t.assign", "assign", server="remote") + workflow("A")
+                + step("A", "t.assign"))
+        for token, said in ((None, "REMOTE_AUTH .* is not set"),
+                            ("Bearer wrong", "could not start")):
+            if token is None:
+                monkeypatch.delenv("REMOTE_AUTH", raising=False)
+            else:
+                monkeypatch.setenv("REMOTE_AUTH", token)
+            agent, world = load(tmp_path, defs)
+            with pytest.raises(ToolError, match=said) as raised:
+                agent.run(world, focus=EX.p1)
+            assert not isinstance(raised.value, Unreachable), raised.value
 
 
 # -- the third-party mcp-server-time package ------------------------------------------------------

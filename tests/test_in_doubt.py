@@ -23,12 +23,15 @@ from typing import Any
 
 import pytest
 from conftest import EX, PREFIXES, Build
-from rdflib import URIRef
+from rdflib import Literal, URIRef
 
 from horismos import CallInFlight, UsageError, World
-from horismos._intents import CALLING
+from horismos._intents import CALLING, announce, read_intent
+from horismos._stores import Change
+from horismos._stores.base import doubt_node
 from horismos._world import INSTANCES
 
+XSD_NS = "http://www.w3.org/2001/XMLSchema#"
 ALLOW = ["ReadOnly", "HostStateWrite", "ExternalCommit"]
 
 CHARGE = """
@@ -936,3 +939,36 @@ def test_a_payment_in_doubt_is_not_made_again_with_its_amount_written_otherwise(
     after = _cli(tmp_path, *call("12.0"))
     assert after.returncode == 0, after.stdout + after.stderr
     assert ledger.read_text().splitlines() == ["pay A1 12", "pay A1 12.0"]
+
+
+
+def test_a_payment_an_earlier_version_left_in_doubt_is_still_held(tmp_path: Path) -> None:
+    """Numbers came to be keyed by value: a payment of 12.0 the version before left in doubt,
+    kept at its amount's text, was no longer found, and a call of 12.0 paid again. It is
+    looked for there too, and `tools reconcile` clears it there."""
+    (tmp_path / "defs.ttl").write_text(PREFIXES + PAY)
+    (tmp_path / "world.ttl").write_text(PREFIXES + ':b1 a :Bill .\n')
+    (tmp_path / "tools.py").write_text(CLI_TOOLS)
+    store = ("--store", f"oxigraph:{tmp_path / 'store'}")
+    loaded = _cli(tmp_path, "load", "defs.ttl", "world.ttl", *store)
+    assert loaded.returncode == 0, loaded.stderr
+    # the call in doubt as the version before kept it: keyed by its arguments' text
+    args = {"account": '"A1"', "amount": f'"12.0"^^<{XSD_NS}decimal>'}
+    tool, call = EX["t.pay"], URIRef("urn:horismos:call:earlier")
+    node = doubt_node(tool, Literal(json.dumps(args, sort_keys=True, ensure_ascii=False)))
+    started = Literal("2026-01-01T00:00:00Z", datatype=URIRef(XSD_NS + "dateTime"))
+    with World.open(store[1], create=False) as world:
+        world.commit(Change(add=list(announce(call, call, tool, started, [args], node).quads)))
+    pay = ("tools", "call", "t.pay", "defs.ttl", *store, "--allow", ",".join(ALLOW), "--tools",
+           "tools.py", "--format", "json", "--args", '{"account": "A1", "amount": 12.0}')
+    p = _cli(tmp_path, *pay)
+    assert p.returncode == 5, p.stdout + p.stderr  # 0: paid again
+    assert json.loads(p.stdout)["error"]["kind"] == "outcome_unknown", p.stdout
+    assert not (tmp_path / "ledger.txt").exists()
+    cleared = _cli(tmp_path, "tools", "reconcile", "t.pay", "defs.ttl", *store,
+                   "--args", '{"account": "A1", "amount": 12.0}')
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    with World.open(store[1], create=False) as world:
+        assert read_intent(world.store, node) is None
+    assert _cli(tmp_path, *pay).returncode == 0
+    assert (tmp_path / "ledger.txt").read_text().splitlines() == ["pay A1 12.0"]

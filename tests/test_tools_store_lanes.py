@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -234,32 +233,162 @@ WAITING_CALL = """
 """
 
 
+DOWN_WHILE = """
+import os, runpy, sys
+if os.path.exists({down!r}):
+    sys.exit(0)  # started, and gone before its handshake: a server down for a while
+runpy.run_path({server!r}, run_name="__main__")
+"""
+
+
+def _waiting(tmp_path: Path, command: str, server: Path) -> list[str]:
+    """An instance waiting on the store, its next step a call to ``server`` on ``command``."""
+    (tmp_path / "defs.ttl").write_text(PREFIXES + WAITING_CALL.format(
+        python=command, server=server.as_posix()), encoding="utf-8")
+    (tmp_path / "ward.ttl").write_text(PREFIXES + ":p1 a :Patient .\n", encoding="utf-8")
+    store = ["--store", "oxigraph:store"]
+    args = ["defs.ttl", str(ENGINE / "clinic.ttl"), *store]
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    started = horismos("run", *args, "--all", cwd=tmp_path)
+    assert started.returncode == 3, started.stdout + started.stderr  # waiting
+    time.sleep(0.01)  # past its 1ms timeout
+    return args
+
+
+def statuses(args: list[str], cwd: Path) -> list[str]:
+    listed = horismos("instances", *args, "--format", "json", cwd=cwd)
+    return [i["status"] for i in json.loads(listed.stdout)]
+
+
 def test_wake_leaves_an_instance_whose_server_is_down_for_the_next_pass(tmp_path: Path) -> None:
     """Any error before the first step was "blocked, not woken", exit 4: an MCP server down
     for a minute read as a policy refusal a person must see to. It is not woken, said so,
-    exits as the error it is in `run` (2), and the next pass wakes it."""
+    exits as the error it is in `run` (2), and the next pass wakes it. The server here
+    starts and exits before its handshake while it is down."""
+    down = tmp_path / "down"
     server = tmp_path / "server.py"
-    shutil.copy(SERVER, server)
-    (tmp_path / "defs.ttl").write_text(PREFIXES + WAITING_CALL.format(
-        python=Path(sys.executable).as_posix(), server=server.as_posix()), encoding="utf-8")
-    (tmp_path / "ward.ttl").write_text(PREFIXES + ":p1 a :Patient .\n", encoding="utf-8")
-    store = ["--store", "oxigraph:store"]
-    defs = ["defs.ttl", str(ENGINE / "clinic.ttl")]
-    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
-    started = horismos("run", *defs, *store, "--all", cwd=tmp_path)
-    assert started.returncode == 3, started.stdout + started.stderr  # waiting
-    time.sleep(0.01)  # past its 1ms timeout
-    server.rename(tmp_path / "gone.py")
-    down = horismos("wake", *defs, *store, cwd=tmp_path)
-    assert down.returncode == 2, down.stdout + down.stderr  # 4: blocked
-    assert "not woken, its binding not reached" in down.stderr, down.stderr
-    assert "it stays waiting, and the next pass wakes it" in down.stderr
-    assert "blocked" not in down.stderr and "Traceback" not in down.stderr
-    listed = horismos("instances", *defs, *store, "--format", "json", cwd=tmp_path)
-    assert [i["status"] for i in json.loads(listed.stdout)] == ["waiting"], listed.stdout
-    (tmp_path / "gone.py").rename(server)
-    up = horismos("wake", *defs, *store, cwd=tmp_path)
+    server.write_text(DOWN_WHILE.format(down=str(down), server=str(SERVER)), encoding="utf-8")
+    args = _waiting(tmp_path, Path(sys.executable).as_posix(), server)
+    down.touch()
+    woken = horismos("wake", *args, cwd=tmp_path)
+    assert woken.returncode == 2, woken.stdout + woken.stderr  # 4: blocked
+    assert "not woken, its binding not reached" in woken.stderr, woken.stderr
+    assert "it stays waiting, and the next pass wakes it" in woken.stderr
+    assert "blocked" not in woken.stderr and "Traceback" not in woken.stderr
+    assert statuses(args, tmp_path) == ["waiting"]
+    down.unlink()
+    up = horismos("wake", *args, cwd=tmp_path)
     assert up.returncode == 0, up.stdout + up.stderr
-    listed = horismos("instances", *defs, *store, "--format", "json", cwd=tmp_path)
-    assert [i["status"] for i in json.loads(listed.stdout)] == ["completed"], listed.stdout
+    assert statuses(args, tmp_path) == ["completed"]
 
+
+def test_wake_blocks_an_instance_whose_server_is_declared_so_it_cannot_start(
+        tmp_path: Path) -> None:
+    """Every error opening the server was "not woken ... the next pass wakes it", exit 2: a
+    typo in horis:command (no such program) was retried by every pass, for ever, where a
+    person must fix it. It is blocked, exit 4, as it was before servers down were told."""
+    args = _waiting(tmp_path, Path(sys.executable).as_posix(), SERVER)
+    (tmp_path / "defs.ttl").write_text(PREFIXES + WAITING_CALL.format(  # mistyped since
+        python="pythn3", server=SERVER.as_posix()), encoding="utf-8")
+    woken = horismos("wake", *args, cwd=tmp_path)
+    assert woken.returncode == 4, woken.stdout + woken.stderr  # 2: left for the next pass
+    assert "blocked, not woken" in woken.stderr and "no such program: pythn3" in woken.stderr
+    assert "next pass" not in woken.stderr and "Traceback" not in woken.stderr
+    assert statuses(args, tmp_path) == ["waiting"]
+
+CLOSE_FAILS = """
+import runpy, sys
+from horismos._runner import Runner
+
+closes = Runner.aclose
+
+async def aclose(self):  # closed, then raising as an MCP session's close may
+    await closes(self)
+    raise RuntimeError("the session's close failed")
+
+Runner.aclose = aclose
+sys.argv[0] = "horismos"
+runpy.run_module("horismos", run_name="__main__")
+"""
+
+
+def test_world_data_stays_with_a_call_whose_commit_landed_though_closing_raised(
+        tmp_path: Path) -> None:
+    """The data lent was taken back whenever the call raised, though its effects had been
+    committed before its bindings were closed: closing raised, and the store kept the call's
+    :ref on :p9 while :p9's and :w9's types were gone, the approval used up."""
+    defs = project(tmp_path)
+    store = ["--store", f"oxigraph:{tmp_path / 'store'}"]
+    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    args = ("--args", '{"patient": ":p9", "ward": ":w9"}')
+    issued = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
+    assert issued.returncode == 0, issued.stderr
+    (tmp_path / "close_fails.py").write_text(CLOSE_FAILS, encoding="utf-8")
+    p = subprocess.run([sys.executable, "close_fails.py", "tools", "call", "c.transfer", *defs,
+                        *store, "--world", "more.ttl", *args, "--approval",
+                        issued.stdout.strip()], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert p.returncode != 0 and "close failed" in p.stderr, p.stdout + p.stderr
+    assert (tmp_path / "calls.log").read_text() == str(EX.p9) + "\n"  # the tool acted
+    assert types_of(store, EX.p9) == {EX.Patient}  # set(): taken back from under its effect
+    assert types_of(store, EX.w9) == {EX.Ward}
+
+
+def test_approve_lends_world_data_as_a_call_does(tmp_path: Path, kept) -> None:
+    """`tools approve --store S --world F` loaded F into S for good, approval records and
+    all: F is lent for the command, refused if it brings an approval record, and only the
+    approval issued stays."""
+    defs = project(tmp_path)
+    before = digest(kept, tmp_path)
+    args = ("--args", '{"patient": ":p9", "ward": ":w9"}')
+    (tmp_path / "record.trig").write_text(LENT + """
+@prefix prov: <http://www.w3.org/ns/prov#> .
+<urn:horismos:given:0> {
+    <urn:horismos:given:0> prov:startedAtTime "2026-01-01T00:00:00Z"^^xsd:dateTime ;
+        horis:fingerprint "anything" .
+}
+""", encoding="utf-8")
+    p = horismos("tools", "approve", "c.transfer", *defs, *kept, "--world", "record.trig",
+                 *args, cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr  # 0: the record loaded into S for good
+    assert "holds an approval record" in p.stderr and "Traceback" not in p.stderr
+    assert digest(kept, tmp_path) == before
+    issued = horismos("tools", "approve", "c.transfer", *defs, *kept, "--world", "more.ttl",
+                      *args, cwd=tmp_path)
+    assert issued.returncode == 0, issued.stdout + issued.stderr
+    assert types_of(kept, EX.p9) == set()  # {:Patient}: F stayed in S
+    assert types_of(kept, EX.p1) == {EX.Patient}
+    done = horismos("tools", "call", "c.transfer", *defs, *kept, "--world", "more.ttl", *args,
+                    "--approval", issued.stdout.strip(), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_trace_of_a_call_refused_says_what_was_lent_and_taken_back(tmp_path: Path) -> None:
+    """The trace of a call refused on S with F lent recorded S's digest with F in it, header
+    and end alike, and nothing of F being taken back: the store's digest after the command
+    was in no trace. The header counts what was lent, and an event says what was taken back
+    and the digest after it, which the end repeats; the trace still reads as a call's."""
+    defs = project(tmp_path)
+    store = ["--store", f"oxigraph:{tmp_path / 'store'}"]
+    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    before = digest(store, tmp_path)
+    p = horismos("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl", "--args",
+                 '{"patient": ":p9", "ward": ":w9"}', "--trace", "t.jsonl", cwd=tmp_path)
+    assert p.returncode == 5, p.stdout + p.stderr
+    events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert [e["type"] for e in events] == ["header", "refused", "taken_back", "end"]
+    header, _, taken, end = events
+    assert header["lent"] == 3  # :p9's type, :w9's type and capacity; :p1 was held already
+    assert header["world_digest"] != before  # S with F beside it, as the call read it
+    assert taken["quads"] == 3
+    assert taken["world_digest"] == end["world_digest"]
+    assert end["world_digest"] == before  # S as it was
+    shown = horismos("trace", "show", "t.jsonl", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "with 3 quads of --world lent for the call" in shown.stdout
+    assert "taken back: 3 quads lent for the call" in shown.stdout
+    replayed = horismos("replay", "t.jsonl", *defs, cwd=tmp_path)
+    assert "records a direct tool call" in replayed.stdout + replayed.stderr, replayed.stderr
+    assert "Traceback" not in replayed.stderr

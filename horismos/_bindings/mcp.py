@@ -168,12 +168,12 @@ class McpSession:
         try:
             await asyncio.wait_for(self._ready.wait(), timeout)
         except TimeoutError:
-            raise ToolError(
+            raise Unreachable(
                 f"{self.describe()} did not answer the MCP handshake within "
                 f"{timeout:g}s{self._stderr_tail()}"
             ) from None
         if not self.alive:
-            raise ToolError(
+            raise (Unreachable if _down(self._failure) else ToolError)(
                 f"{self.describe()} could not start: {_reason(self._failure)}"
                 f"{self._stderr_tail()} — check its horis:command and horis:args, "
                 "or horis:url"
@@ -433,7 +433,9 @@ class McpBinding(Binding):
         try:
             return await self.sessions.get(self.server)
         except ToolError as e:  # the server did not start or answer: nothing was sent
-            raise Unreachable(
+            # down for now (a later try may reach it), or declared so it cannot start (no such
+            # program, an environment variable unset, a handshake refused): a person's to fix
+            raise (Unreachable if isinstance(e, Unreachable) else NotSent)(
                 f"{self.tool.name} (mcp://{self.server}/{self.name}): {e}", tool=str(self.tool.iri)
             ) from None
 
@@ -747,6 +749,25 @@ async def _list_tools(client: Client) -> dict[str, Any]:
 
 def _text(result: Any) -> str:
     return " ".join(b.text for b in result.content if getattr(b, "type", None) == "text").strip()
+
+
+def _down(e: BaseException | None) -> bool:
+    """Whether a session failed to open as a server down for now fails: a connection refused
+    or dropped, a process that started and closed its end before answering. Not one declared
+    so it cannot work (no such program, a handshake refused, an HTTP error status): trying
+    later gets the same answer."""
+    if e is None:  # it closed before answering
+        return True
+    if isinstance(e, BaseExceptionGroup):
+        return all(_down(x) for x in e.exceptions)
+    import httpx2
+    from mcp import MCPError
+
+    if isinstance(e, MCPError):
+        return e.code == _CONNECTION_CLOSED
+    return isinstance(
+        e, ConnectionError | TimeoutError | httpx2.NetworkError | httpx2.TimeoutException
+    )
 
 
 def _reason(e: BaseException | None) -> str:

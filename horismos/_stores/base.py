@@ -240,7 +240,7 @@ class Store:
     def which(self, quads: Sequence[Quad]) -> list[Quad]:
         """Those of ``quads`` the store holds: one look-up each (on ``sparql:``, one request
         a few thousand), never a read of the whole store. What a command that lends data to
-        the store for a while (:mod:`~horismos._lent_world`) must not take back with it."""
+        the store for a while (:mod:`~horismos._cli_lent_world`) must not take back with it."""
         raise NotImplementedError
 
     def apply(self, change: Change) -> Digest:
