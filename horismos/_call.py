@@ -70,9 +70,9 @@ from ._policy import (
 )
 from ._prechecks import refuse_unmet
 from ._records import StepRecord
-from ._step_records import n3 as _n3
+from ._step_records import n3
 from ._stores.base import Change, Conflict
-from ._tool_calls import literal_fits as _literal_fits
+from ._tool_calls import literal_fits
 from ._trace import TRACE_VERSION, Trace
 from ._world import holds_subject
 
@@ -664,7 +664,7 @@ def _claim_key(tool: Tool, nodes: Mapping[str, Node]) -> URIRef:
 
 def _as_text(nodes: Mapping[str, Node]) -> dict[str, str]:
     """The arguments as the trace and an intent write them (N-Triples terms)."""
-    return {name: _n3(node) for name, node in nodes.items()}
+    return {name: n3(node) for name, node in nodes.items()}
 
 
 _KEY_BUSY = (
@@ -794,7 +794,7 @@ def _check_types(
                     f'argument "{name}" must be a node of class '
                     f"{defs.name(arg.type)}; {defs.name(node)} is {has}"
                 )
-        elif not (isinstance(node, RdfLiteral) and _literal_fits(node, arg.type)):
+        elif not (isinstance(node, RdfLiteral) and literal_fits(node, arg.type)):
             problems.append(
                 f'argument "{name}" must be a literal of datatype {defs.name(arg.type)}'
             )
