@@ -66,6 +66,7 @@ from ._model import (
     ways_out,
 )
 from ._preconditions import Precondition, group_triples
+from ._shacl import deactivated
 from ._term_kinds import algebra_triples, read_terms
 from ._vocab import HORIS
 
@@ -460,11 +461,11 @@ def _counts(
     place of the class) sets on a plain ``sh:path``; a shape switched off
     (``sh:deactivated true``) sets none."""
     for shape, cls in g.subject_objects(target):
-        if not isinstance(cls, URIRef) or g.value(shape, SH.deactivated) == Literal(True):
+        if not isinstance(cls, URIRef):
             continue
         for prop_shape in [shape, *g.objects(shape, SH.property)]:
             path, count = g.value(prop_shape, SH.path), g.value(prop_shape, bound)
-            if g.value(prop_shape, SH.deactivated) == Literal(True):
+            if deactivated(g, prop_shape):
                 continue
             if isinstance(path, URIRef) and isinstance(count, Literal):
                 value = count.toPython()

@@ -27,6 +27,7 @@ _PAY_AGAIN = """:Pay a horis:ActionStep ;
     horis:next :SeniorReview ;
     horis:requires \"\"\" ?this :amount ?amount . \"\"\" ;"""
 _SHIPMENT_SHAPE = "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ] ."
+_ORDER_SHAPE = ":OrderShape a sh:NodeShape ;\n"
 _STANDARD = '?this :weightKg ?weight . ?carrier a :Carrier ; :code "STD" .'
 
 
@@ -128,6 +129,15 @@ RIGHT = [
      "warehouse", "ontology.ttl",
      [(_SHIPMENT_SHAPE, "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ;\n"
        "        sh:property [ sh:path :code ; sh:minCount 1 ; sh:deactivated true ] ] .")]),
+    ("a required sh:property nested under a literal-valued property of a deactivated node "
+     "shape", "warehouse", "ontology.ttl",
+     [(_ORDER_SHAPE, _ORDER_SHAPE.replace(" ;\n", " ;\n    sh:deactivated true ;\n", 1)),
+      (_SHIPMENT_SHAPE, "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ;\n"
+       "        sh:property [ sh:path :code ; sh:minCount 1 ] ] .")]),
+    ("an sh:in of integers for a string property of a deactivated node shape", "warehouse",
+     "ontology.ttl",
+     [(_ORDER_SHAPE, _ORDER_SHAPE.replace(" ;\n", " ;\n    sh:deactivated true ;\n", 1)),
+      (_SHIPMENT_SHAPE, "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ; sh:in ( 1 2 ) ] .")]),
     ("a loop back through a person's wait whose until stops holding once paid", "claims",
      "workflow.ttl",
      [('"?this :seniorApproved true ."',
