@@ -151,17 +151,21 @@ an OR, a negation negated again, an IF's arms. An OPTIONAL's group and filter ar
 
 def negated_reads(algebra: Any) -> set[URIRef]:
     """The predicates (and classes tested with ``a``) a parsed pattern holds only where the
-    world lacks them: read in a ``FILTER NOT EXISTS`` or a ``MINUS`` that every solution
-    passes (not inside an ``OPTIONAL``, a ``UNION``, an ``||``, a ``!``, a ``BIND``). A
-    negated group whose reads cannot be told (:func:`read_terms`) counts for none."""
+    world lacks them: read in a ``FILTER NOT EXISTS`` (or ``!EXISTS``) or a ``MINUS`` that
+    every solution passes (not inside an ``OPTIONAL``, a ``UNION``, an ``||``, another ``!``,
+    a ``BIND``). A negated group whose reads cannot be told (:func:`read_terms`) counts for
+    none."""
     found: set[URIRef] = set()
     stack = [algebra]
     while stack:
         x = stack.pop()
         name = getattr(x, "name", None)
-        if name in _UNGATING:
+        negated = x.expr if name == "UnaryNot" else None  # FILTER (!EXISTS { … })
+        if negated is not None and getattr(negated, "name", None) == "Builtin_EXISTS":
+            found |= read_terms(negated.graph) or set()
+        elif name in _UNGATING:
             continue
-        if name == "Builtin_NOTEXISTS":
+        elif name == "Builtin_NOTEXISTS":
             found |= read_terms(x.graph) or set()
         elif name == "Minus":
             found |= read_terms(x.p2) or set()

@@ -179,6 +179,9 @@ RIGHT = [
     ("a loop back through a person's wait to a step that requires it is not yet paid, by "
      "MINUS", "claims", "workflow.ttl",
      [(_PAY, _PAY_READING.replace("OPTIONAL", "MINUS"))]),
+    ("a loop back through a person's wait to a step that requires it is not yet paid, by "
+     "!EXISTS", "claims", "workflow.ttl",
+     [(_PAY, _PAY_READING.replace("OPTIONAL", "FILTER (!EXISTS").replace("} ", "}) "))]),
     ("a loop back through a person's wait to a decision whose rule to pay requires it is not "
      "yet paid", "claims", "workflow.ttl",
      [(_PAY, _PAY_AGAIN),
