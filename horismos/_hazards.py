@@ -11,8 +11,10 @@ and refuses the one certain to (a cycle that never ends through a tool that is n
   loop ends only when a ``horis:requires`` stops holding, or at the instance's step budget
   (``horis:maxSteps``). A loop back through a wait only a person ends goes round once per
   answer and is left out, unless its ``horis:until``, once answered, holds ever after — and
-  then still left out when a pattern on it reads what a tool on it writes (:func:`_guarded`):
-  the second time round stops there.
+  then a step is still left out when what gates it (its own or its tool's ``horis:requires``,
+  or the rules that lead to it) holds only while a tool on the loop has not written
+  (``FILTER NOT EXISTS``, ``MINUS``: :func:`_gated`): the second time round stops there. A
+  pattern that only reads what the tool writes (an ``OPTIONAL``) does not stop it.
 - A domain shape that requires a property (``sh:minCount``) a step of the workflow writes, on
   a node a step before it writes without it (:func:`required_before_written`). The gate
   judges the node as the earlier step leaves it, so it rejects that step's result — after its
@@ -66,7 +68,8 @@ from ._model import (
     ways_out,
 )
 from ._preconditions import Precondition, group_triples
-from ._term_kinds import algebra_triples, read_terms
+from ._shacl import deactivated
+from ._term_kinds import algebra_triples, negated_reads, read_terms
 from ._vocab import HORIS
 
 __all__ = [
@@ -190,19 +193,22 @@ def hazards(
             for p, t in ways_out(steps[s])
             if p != HORIS.onError
         )
-        members = [steps[s] for s in component if s in steps]
-        # through a person's wait that does not wait again, it is left out as such a loop was
-        # when a pattern on it reads what a tool on it writes (FILTER NOT EXISTS on the
-        # property): past the first answer it stops there, so the tool is not called again
-        if not looped or (
-            any(isinstance(s, WaitStep) and set(s.wake) == {HORIS.OperatorInput} for s in members)
-            and _guarded(members, widen)
-        ):
+        if not looped:
             continue
+        members = [steps[s] for s in component if s in steps]
+        answered_loop = any(
+            isinstance(s, WaitStep) and set(s.wake) == {HORIS.OperatorInput} for s in members
+        )
         for iri in sorted(component, key=str):
             step = steps.get(iri)
             called = step.tool if isinstance(step, ActionStep) else None
             if called is None or called.idempotent:
+                continue
+            # through a person's wait that does not wait again, the step is left out as such
+            # a loop was when what gates it holds only while a tool on the loop has not
+            # written (FILTER NOT EXISTS on the property): past the first answer it stops
+            # there, so the tool is not called again
+            if answered_loop and _gated(iri, members, widen):
                 continue
             back = min(
                 (
@@ -315,24 +321,73 @@ def _guarded(members: Iterable[Step], widen: Callable[[URIRef], Iterable[URIRef]
     (``widen``, as :func:`endless_loops` says): the world it reads changes each time round,
     so it may stop going round. ``None`` when that cannot be told: a step without its tool, a
     tool that commits through an adapter, a pattern whose reads are not all named."""
+    written = _written_on_cycle(members, widen)
+    if written is None:
+        return None
     read: set[URIRef] = set()
-    written: set[URIRef] = set()
     for s in members:
-        patterns: list[Precondition | None] = []
-        if isinstance(s, ActionStep):
-            if s.tool is None or s.tool.adapter is not None:
-                return None
-            patterns += [s.requires, s.tool.requires]
-            for a in s.tool.effect.asserts if s.tool.effect else ():
-                written.update({a.property, *widen(a.property)})
-        elif isinstance(s, DecisionStep):
-            patterns += [r.requires for r in s.rules]
-        for pre in patterns:
-            got = set() if pre is None else read_terms(pre.select.algebra)
+        for pre in _patterns(s):
+            got = read_terms(pre.select.algebra)
             if got is None:
                 return None
             read |= got
     return bool(read & written)
+
+
+def _gated(
+    step: URIRef, members: Iterable[Step], widen: Callable[[URIRef], Iterable[URIRef]]
+) -> bool:
+    """Whether ``step``, on a cycle of ``members``, is entered only while a tool on the cycle
+    has not written (``widen``, as :func:`endless_loops` says): its own or its tool's
+    horis:requires, or every rule on the cycle that leads to it, reads what the tool writes
+    under ``FILTER NOT EXISTS`` or ``MINUS`` (:func:`~._term_kinds.negated_reads`). A pattern
+    that merely reads it (an ``OPTIONAL``) holds the second time round as the first. The test
+    for silencing the warning that a tool is called each time round; :func:`_guarded`, that
+    the cycle may end at all, is too weak for it."""
+    members = list(members)
+    written = _written_on_cycle(members, widen)
+    if not written:
+        return False
+
+    def negating(patterns: Iterable[Precondition]) -> bool:
+        return any(negated_reads(pre.select.algebra) & written for pre in patterns)
+
+    own = next((s for s in members if s.iri == step), None)
+    if own is not None and negating(_patterns(own)):
+        return True
+    entering = [s for s in members if any(t == step for _, t in ways_out(s))]
+    return bool(entering) and all(
+        isinstance(s, DecisionStep)
+        and not any(t == step for p, t in ways_out(s) if p != HORIS.when)
+        and negating(r.requires for r in s.rules if r.next == step)
+        for s in entering
+    )
+
+
+def _patterns(step: Step) -> list[Precondition]:
+    """The patterns ``step`` reads the world by: an action step's and its tool's
+    horis:requires, a decision's rules."""
+    if isinstance(step, ActionStep):
+        found = [step.requires, step.tool.requires if step.tool is not None else None]
+        return [pre for pre in found if pre is not None]
+    if isinstance(step, DecisionStep):
+        return [r.requires for r in step.rules]
+    return []
+
+
+def _written_on_cycle(
+    members: Iterable[Step], widen: Callable[[URIRef], Iterable[URIRef]]
+) -> set[URIRef] | None:
+    """What the tools of ``members`` write, widened (``widen``); None when that cannot be
+    told: a step without its tool, a tool that commits through an adapter."""
+    written: set[URIRef] = set()
+    for s in members:
+        if isinstance(s, ActionStep):
+            if s.tool is None or s.tool.adapter is not None:
+                return None
+            for a in s.tool.effect.asserts if s.tool.effect else ():
+                written.update({a.property, *widen(a.property)})
+    return written
 
 
 def _written_on_focus(step: ActionStep) -> set[URIRef]:
@@ -460,11 +515,11 @@ def _counts(
     place of the class) sets on a plain ``sh:path``; a shape switched off
     (``sh:deactivated true``) sets none."""
     for shape, cls in g.subject_objects(target):
-        if not isinstance(cls, URIRef) or g.value(shape, SH.deactivated) == Literal(True):
+        if not isinstance(cls, URIRef):
             continue
         for prop_shape in [shape, *g.objects(shape, SH.property)]:
             path, count = g.value(prop_shape, SH.path), g.value(prop_shape, bound)
-            if g.value(prop_shape, SH.deactivated) == Literal(True):
+            if deactivated(g, prop_shape):
                 continue
             if isinstance(path, URIRef) and isinstance(count, Literal):
                 value = count.toPython()

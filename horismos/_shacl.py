@@ -51,6 +51,7 @@ __all__ = [
     "compile_shapes",
     "deactivated",
     "domain_targets",
+    "list_head",
     "path_properties",
     "refused_alone",
     "superclasses_of",
@@ -431,11 +432,41 @@ def superclasses_of(
     return {k: frozenset(v) for k, v in sup.items()}
 
 
+_HOLDING = (SH.property, SH.node, SH.qualifiedValueShape, SH["not"])
+"""What names one shape inside another."""
+_LISTING = (SH["and"], SH["or"], SH.xone)
+"""What lists shapes inside another."""
+
+
+def list_head(g: Graph, cell: Node) -> Node:
+    """The first cell of the RDF list ``cell`` is a cell of: what a shape's ``sh:and``,
+    ``sh:or`` or ``sh:xone`` names."""
+    head, walked = cell, {cell}
+    while (prev := g.value(predicate=RDF.rest, object=head)) is not None and prev not in walked:
+        head = prev
+        walked.add(head)
+    return head
+
+
 def deactivated(g: Graph, shape: Node) -> bool:
-    """``shape`` says ``sh:deactivated true``: the gate and pyshacl judge nothing by it, so
-    an authoring check of what it asks must not either."""
-    flag = g.value(shape, SH.deactivated)
-    return isinstance(flag, Literal) and flag.toPython() is True
+    """``shape``, or a shape it sits in (by ``sh:property``, ``sh:node``, ``sh:and``, …),
+    says ``sh:deactivated true``: the gate and pyshacl judge nothing by a deactivated shape,
+    nor by the shapes inside it, so an authoring check of what they ask must not either."""
+    seen, todo = {shape}, [shape]
+    while todo:
+        node = todo.pop()
+        flag = g.value(node, SH.deactivated)
+        if isinstance(flag, Literal) and flag.toPython() is True:
+            return True
+        owners = [s for p in _HOLDING for s in g.subjects(p, node)]
+        for cell in g.subjects(RDF.first, node):
+            head = list_head(g, cell)
+            owners += [s for p in _LISTING for s in g.subjects(p, head)]
+        for owner in owners:
+            if owner not in seen:
+                seen.add(owner)
+                todo.append(owner)
+    return False
 
 
 def path_properties(g: Graph, path: Node) -> set[URIRef]:

@@ -592,7 +592,12 @@ class ShapeChecks(TermChecks):
         property says nothing of its values."""
         g = self.g
         path, items = g.value(pshape, SH.path), g.value(pshape, SH["in"])
-        if not isinstance(path, URIRef) or items is None or (items, RDF.first, None) not in g:
+        if (
+            not isinstance(path, URIRef)
+            or items is None
+            or (items, RDF.first, None) not in g
+            or deactivated(g, pshape)
+        ):
             return None
         listed = list(Collection(g, items))
         ranges = list(g.objects(path, RDFS.range))

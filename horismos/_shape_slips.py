@@ -43,6 +43,8 @@ from rdflib import OWL, RDF, RDFS, SH, XSD, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
 
+from ._shacl import deactivated, list_head
+
 __all__ = ["ShapeSlip", "shape_slips", "unmet"]
 
 
@@ -76,13 +78,18 @@ Written = Callable[[Node, URIRef, Literal], str | None]
 
 def shape_slips(g: Graph, n: Callable[[Node], str], written: Written) -> Iterator[ShapeSlip]:
     """Every slip of the shapes of ``g``; ``n`` writes a term as the files do, ``written``
-    a bound's value as its file does."""
-    yield from _crossed_bounds(g, n, written)
-    yield from _pattern_beyond_max_length(g, n)
-    yield from _pattern_on_booleans(g, n)
+    a bound's value as its file does. That no value or node meets a shape is not said of a
+    deactivated one, nor of one inside it: the gate and pyshacl judge nothing by them."""
+
+    def judged(slips: Iterator[ShapeSlip]) -> Iterator[ShapeSlip]:
+        return (slip for slip in slips if not deactivated(g, slip.holder))
+
+    yield from judged(_crossed_bounds(g, n, written))
+    yield from judged(_pattern_beyond_max_length(g, n))
+    yield from judged(_pattern_on_booleans(g, n))
     yield from _unknown_flags(g)
     yield from _judging_nothing(g)
-    yield from _closed_to_type(g, n)
+    yield from judged(_closed_to_type(g, n))
     yield from _class_as_target_node(g, n)
     yield from _path_on_node_shape(g, n)
 
@@ -137,12 +144,7 @@ def logical_branch(g: Graph, shape: Node) -> URIRef | None:
         owners = [(s, not odd) for s in g.subjects(SH["not"], node)]
         owners += [(s, odd) for p in _THROUGH for s in g.subjects(p, node)]
         for cell in g.subjects(RDF.first, node):
-            head, walked = cell, {cell}
-            while (prev := g.value(predicate=RDF.rest, object=head)) is not None:
-                if prev in walked:
-                    break
-                head = prev
-                walked.add(head)
+            head = list_head(g, cell)
             branch = next((p for p in _BRANCHES if (None, p, head) in g), None)
             if branch is not None and not odd:
                 return branch

@@ -32,6 +32,7 @@ __all__ = [
     "declared_property",
     "kind_against_range",
     "kind_clashes",
+    "negated_reads",
     "path_terms",
     "pattern_nodes",
     "pattern_terms",
@@ -139,6 +140,45 @@ def read_terms(algebra: Any) -> set[URIRef] | None:
         else:
             return None
     return read
+
+
+_UNGATING = frozenset(
+    {"Union", "Builtin_EXISTS", "ConditionalOrExpression", "UnaryNot", "Builtin_IF"}
+)
+"""Parts of a parsed pattern whose negations need not hold for it to: a branch of a UNION or
+an OR, a negation negated again, an IF's arms. An OPTIONAL's group and filter are the other."""
+
+
+def negated_reads(algebra: Any) -> set[URIRef]:
+    """The predicates (and classes tested with ``a``) a parsed pattern holds only where the
+    world lacks them: read in a ``FILTER NOT EXISTS`` (or ``!EXISTS``) or a ``MINUS`` that
+    every solution passes (not inside an ``OPTIONAL``, a ``UNION``, an ``||``, another ``!``,
+    a ``BIND``). A negated group whose reads cannot be told (:func:`read_terms`) counts for
+    none."""
+    found: set[URIRef] = set()
+    stack = [algebra]
+    while stack:
+        x = stack.pop()
+        name = getattr(x, "name", None)
+        negated = x.expr if name == "UnaryNot" else None  # FILTER (!EXISTS { … })
+        if negated is not None and getattr(negated, "name", None) == "Builtin_EXISTS":
+            found |= read_terms(negated.graph) or set()
+        elif name in _UNGATING:
+            continue
+        elif name == "Builtin_NOTEXISTS":
+            found |= read_terms(x.graph) or set()
+        elif name == "Minus":
+            found |= read_terms(x.p2) or set()
+            stack.append(x.p1)
+        elif name == "LeftJoin":
+            stack.append(x.p1)
+        elif name == "Extend":
+            stack.append(x.p)
+        elif isinstance(x, Mapping):
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple):
+            stack.extend(x)
+    return found
 
 
 def algebra_literals(algebra: Any) -> set[RDFLiteral]:

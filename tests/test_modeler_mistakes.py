@@ -26,7 +26,25 @@ _PAY_AGAIN = """:Pay a horis:ActionStep ;
     horis:tool :claims.pay ;
     horis:next :SeniorReview ;
     horis:requires \"\"\" ?this :amount ?amount . \"\"\" ;"""
+_PAY_READING = """:Pay a horis:ActionStep ;
+    horis:tool :claims.pay ;
+    horis:next :SeniorReview ;
+    horis:requires \"\"\" ?this :amount ?amount .
+                       OPTIONAL { ?this :paymentRef ?r } \"\"\" ;"""
+_CLAIMS_FLOW = (HERE / "claims" / "workflow.ttl").read_text(encoding="utf-8")
+_PAID_TAIL = _CLAIMS_FLOW[_CLAIMS_FLOW.index(_PAY) :]
+"""From :Pay to the end: :Pay, then :SeniorReview, whose next is :Pay."""
+_RECHECK = """    horis:next :Recheck .
+
+:Recheck a horis:DecisionStep ;
+    horis:when [
+        horis:order 1 ;
+        horis:requires \"\"\" ?this :amount ?a . %s \"\"\" ;
+        horis:next :Pay
+    ] ;
+    horis:otherwise :RejectOverLimit ."""
 _SHIPMENT_SHAPE = "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ] ."
+_ORDER_SHAPE = ":OrderShape a sh:NodeShape ;\n"
 _STANDARD = '?this :weightKg ?weight . ?carrier a :Carrier ; :code "STD" .'
 
 
@@ -72,6 +90,18 @@ MISTAKES = [
      "put this sh:property [ sh:path :code … ] on the shape of the node that holds :code"),
     ("a loop back through a person's wait whose until, once answered, holds ever after",
      "claims", "workflow.ttl", _PAY, _PAY_AGAIN, ":Pay a horis:ActionStep", "warning",
+     "the horis:until of :SeniorReview, once a person's answer makes it hold, holds every "
+     "time round after", "make the loop's horis:requires depend on something the tool writes"),
+    # a read that guards nothing: the second time round :Pay's pattern holds as the first
+    ("a loop back through a person's wait to a step that reads, not tests, what it wrote",
+     "claims", "workflow.ttl", _PAY, _PAY_READING, ":Pay a horis:ActionStep", "warning",
+     "the horis:until of :SeniorReview, once a person's answer makes it hold, holds every "
+     "time round after", "make the loop's horis:requires depend on something the tool writes"),
+    ("a loop back through a person's wait to a decision whose rule to pay reads, not tests, "
+     "what it wrote", "claims", "workflow.ttl", _PAID_TAIL,
+     _PAID_TAIL.replace(_PAY, _PAY_AGAIN).replace(
+         "    horis:next :Pay .", _RECHECK % "OPTIONAL { ?this :paymentRef ?r }"),
+     ":Pay a horis:ActionStep", "warning",
      "the horis:until of :SeniorReview, once a person's answer makes it hold, holds every "
      "time round after", "make the loop's horis:requires depend on something the tool writes"),
     ("an argument's variable renamed in the pattern (?wt for ?weight)", "warehouse",
@@ -128,6 +158,15 @@ RIGHT = [
      "warehouse", "ontology.ttl",
      [(_SHIPMENT_SHAPE, "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ;\n"
        "        sh:property [ sh:path :code ; sh:minCount 1 ; sh:deactivated true ] ] .")]),
+    ("a required sh:property nested under a literal-valued property of a deactivated node "
+     "shape", "warehouse", "ontology.ttl",
+     [(_ORDER_SHAPE, _ORDER_SHAPE.replace(" ;\n", " ;\n    sh:deactivated true ;\n", 1)),
+      (_SHIPMENT_SHAPE, "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ;\n"
+       "        sh:property [ sh:path :code ; sh:minCount 1 ] ] .")]),
+    ("an sh:in of integers for a string property of a deactivated node shape", "warehouse",
+     "ontology.ttl",
+     [(_ORDER_SHAPE, _ORDER_SHAPE.replace(" ;\n", " ;\n    sh:deactivated true ;\n", 1)),
+      (_SHIPMENT_SHAPE, "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ; sh:in ( 1 2 ) ] .")]),
     ("a loop back through a person's wait whose until stops holding once paid", "claims",
      "workflow.ttl",
      [('"?this :seniorApproved true ."',
@@ -137,18 +176,16 @@ RIGHT = [
     # that leads to it) no longer holds: its tool wrote :paymentRef, so it is paid once
     ("a loop back through a person's wait to a step that requires it is not yet paid", "claims",
      "workflow.ttl", [(_PAY, _PAY.replace(" ;\n", " ;\n    horis:next :SeniorReview ;\n", 1))]),
+    ("a loop back through a person's wait to a step that requires it is not yet paid, by "
+     "MINUS", "claims", "workflow.ttl",
+     [(_PAY, _PAY_READING.replace("OPTIONAL", "MINUS"))]),
+    ("a loop back through a person's wait to a step that requires it is not yet paid, by "
+     "!EXISTS", "claims", "workflow.ttl",
+     [(_PAY, _PAY_READING.replace("OPTIONAL", "FILTER (!EXISTS").replace("} ", "}) "))]),
     ("a loop back through a person's wait to a decision whose rule to pay requires it is not "
      "yet paid", "claims", "workflow.ttl",
      [(_PAY, _PAY_AGAIN),
-      ("    horis:next :Pay .", """    horis:next :Recheck .
-
-:Recheck a horis:DecisionStep ;
-    horis:when [
-        horis:order 1 ;
-        horis:requires \"\"\" ?this :amount ?a . FILTER NOT EXISTS { ?this :paymentRef ?r } \"\"\" ;
-        horis:next :Pay
-    ] ;
-    horis:otherwise :RejectOverLimit .""")]),
+      ("    horis:next :Pay .", _RECHECK % "FILTER NOT EXISTS { ?this :paymentRef ?r }")]),
 ]
 
 
