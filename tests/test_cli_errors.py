@@ -5,6 +5,7 @@ system's bare text ("[Errno 28] No space left on device")."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -333,3 +334,36 @@ def test_a_write_rocksdb_reports_without_an_errno_is_worded_by_its_text(
 
     refused = written(OSError(f"IO error: While appending to file: st/000045.log: {system}"))
     assert refused is not None and refused[1] == hint
+
+
+class _FlushRefused:
+    """An oxigraph store whose flush the disk refuses; everything else the store's own."""
+
+    def __init__(self, store: object) -> None:
+        self.store = store
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+    def flush(self) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_flush_refused_on_closing_is_a_note_on_the_blocks_own_error(tmp_path: Path) -> None:
+    """The flush on closing ran outside what turns an OSError into a StoreError, and
+    `World.__exit__` keeps the block's own error only under a StoreError: a Ctrl-C in the
+    block was replaced by the flush's bare OSError (exit 2, not 130)."""
+    from horismos import StoreError, World
+
+    with pytest.raises(KeyboardInterrupt) as raised:  # OSError: [Errno 28]
+        with World.open(f"oxigraph:{tmp_path / 'st'}") as world:
+            world.store._store = _FlushRefused(world.store._store)  # type: ignore[attr-defined]
+            raise KeyboardInterrupt
+    assert raised.value.__notes__ == [
+        f"also: the store at {tmp_path / 'st'} could not flush on closing ([Errno 28] No "
+        "space left on device); what was committed stays: free space on it, then run the "
+        "command again"], raised.value.__notes__
+    with pytest.raises(StoreError, match="could not flush on closing"):  # its own error
+        with World.open(f"oxigraph:{tmp_path / 'st'}") as world:  # let go, though refused:
+            world.store._store = _FlushRefused(world.store._store)  # type: ignore[attr-defined]
+    World.open(f"oxigraph:{tmp_path / 'st'}").close()  # "lock hold by current process"
