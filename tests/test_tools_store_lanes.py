@@ -357,7 +357,8 @@ def test_approve_lends_world_data_as_a_call_does(tmp_path: Path, kept) -> None:
     p = horismos("tools", "approve", "c.transfer", *defs, *kept, "--world", "record.trig",
                  *args, cwd=tmp_path)
     assert p.returncode == 2, p.stdout + p.stderr  # 0: the record loaded into S for good
-    assert "holds an approval record" in p.stderr and "Traceback" not in p.stderr
+    assert "holds an approval record, and approval on --store" in p.stderr  # "a call on"
+    assert "Traceback" not in p.stderr
     assert digest(kept, tmp_path) == before
     issued = horismos("tools", "approve", "c.transfer", *defs, *kept, "--world", "more.ttl",
                       *args, cwd=tmp_path)
@@ -367,6 +368,50 @@ def test_approve_lends_world_data_as_a_call_does(tmp_path: Path, kept) -> None:
     done = horismos("tools", "call", "c.transfer", *defs, *kept, "--world", "more.ttl", *args,
                     "--approval", issued.stdout.strip(), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+COMMITS_COUNTED = """
+import runpy, sys
+from horismos import World
+
+commits = World.commit
+
+def commit(self, change, *args, **kwargs):  # each commit's added quads, one line each
+    with open("commits.log", "a") as log:
+        log.write(" ".join(sorted(str(q[0]) for q in change.add)) + "\\n")
+    return commits(self, change, *args, **kwargs)
+
+World.commit = commit
+sys.argv[0] = "horismos"
+runpy.run_module("horismos", run_name="__main__")
+"""
+
+
+def test_approve_lends_world_data_only_to_write_it_out(tmp_path: Path) -> None:
+    """`tools approve --store S --world F` lent F to S and took it back, two commits of F's
+    quads, though nothing read F without --out. F is only read (to refuse an approval record)
+    unless --out writes it beside the approval."""
+    defs = project(tmp_path)
+    store = ["--store", f"oxigraph:{tmp_path / 'store'}"]
+    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    (tmp_path / "counted.py").write_text(COMMITS_COUNTED, encoding="utf-8")
+    args = ["--args", '{"patient": ":p9", "ward": ":w9"}']
+
+    def approve(*out: str) -> list[str]:
+        (tmp_path / "commits.log").unlink(missing_ok=True)
+        p = subprocess.run([sys.executable, "counted.py", "tools", "approve", "c.transfer",
+                            *defs, *store, "--world", "more.ttl", *args, *out], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        assert p.returncode == 0, p.stdout + p.stderr
+        return (tmp_path / "commits.log").read_text(encoding="utf-8").splitlines()
+
+    (issued,) = approve()  # 3: F lent, the approval, F taken back
+    assert str(EX.w9) not in issued and "urn:horismos:given:" in issued
+    lent, _, taken = approve("--out", "approved.trig")
+    assert str(EX.w9) in lent and taken == ""  # taken back: removed, nothing added
+    assert ":w9 a :Ward" in (tmp_path / "approved.trig").read_text(encoding="utf-8")
+    assert types_of(store, EX.w9) == set()
 
 
 def test_the_trace_of_a_call_refused_says_what_was_lent_and_taken_back(tmp_path: Path) -> None:
