@@ -371,18 +371,19 @@ def test_a_flush_refused_on_closing_is_a_note_on_the_blocks_own_error(tmp_path: 
     block was replaced by the flush's bare OSError (exit 2, not 130)."""
     from horismos import StoreError, World
 
-    with pytest.raises(KeyboardInterrupt) as raised:  # OSError: [Errno 28]
-        with World.open(f"oxigraph:{tmp_path / 'st'}") as world:
-            world.store._store = _FlushRefused(world.store._store)  # type: ignore[attr-defined]
-            raise KeyboardInterrupt
+    store = f"oxigraph:{tmp_path / 'st'}"
+    # OSError: [Errno 28] in place of the KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt) as raised, World.open(store) as world:
+        world.store._store = _FlushRefused(world.store._store)
+        raise KeyboardInterrupt
     assert raised.value.__notes__ == [
         f"also: the store at {tmp_path / 'st'} could not flush on closing ([Errno 28] No "
         "space left on device); what was committed stays: free space on it, then run the "
         "command again"], raised.value.__notes__
-    with pytest.raises(StoreError, match="could not flush on closing"):  # its own error
-        with World.open(f"oxigraph:{tmp_path / 'st'}") as world:  # let go, though refused:
-            world.store._store = _FlushRefused(world.store._store)  # type: ignore[attr-defined]
-    World.open(f"oxigraph:{tmp_path / 'st'}").close()  # "lock hold by current process"
+    # its own error when the block raised none; the store let go, though refused
+    with pytest.raises(StoreError, match="could not flush on closing"), World.open(store) as world:
+        world.store._store = _FlushRefused(world.store._store)
+    World.open(store).close()  # "lock hold by current process"
 
 
 NOT_CLOSED = '''
