@@ -494,12 +494,12 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
     with World.open(args.store, create=bool(args.world)) as world:  # let go however it ends
         # F beside a persistent store only for writing --out: the approval is what lands.
         # Without --out nothing reads F: it is only refused if it brings an approval record
-        kept = args.world and world.store.persistent
-        lent = LentWorld(world) if kept and args.out else None
+        beside = bool(args.world) and world.store.persistent
+        lent = LentWorld(world) if beside and args.out else None
         try:
             if lent is not None:
                 lent.lend(args.world, args.store, "approval")
-            elif kept:
+            elif beside:
                 world_data(args.world, args.store, "approval")
             elif args.world:
                 load_world(world, args.world)
