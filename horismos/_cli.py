@@ -377,12 +377,14 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
             f"{e.start}); give text files in UTF-8",
             file=sys.stderr,
         )
+        _notes(args, e)
         return EXIT_USAGE
-    except RecursionError:  # JSON or RDF nested past what Python's parsers follow
+    except RecursionError as e:  # JSON or RDF nested past what Python's parsers follow
         print(
             f"horismos {args.command}: error: an input is nested too deeply to be read",
             file=sys.stderr,
         )
+        _notes(args, e)
         return EXIT_USAGE
     except KeyboardInterrupt as e:
         terminated = terminate is not None and terminate.received

@@ -1,5 +1,5 @@
 """World data lent to a persistent store for one command, taken back unless the command kept
-it: ``tools call``, ``tools discover`` and ``tools approve`` with ``--store S --world F``.
+it: ``tools call``, ``tools discover`` and ``tools approve --out`` with ``--store S --world F``.
 
 The command reads S with F's facts beside it. What it reads is S's own engine answering —
 preconditions and argument types are SPARQL an Oxigraph store or a server over HTTP
@@ -34,7 +34,23 @@ from ._stores import Change
 from ._stores.base import INSTANCES, Quad
 from ._world import INDEXED_EVERY_INSTANCE, World, indexes_every_instance
 
-__all__ = ["LentWorld"]
+__all__ = ["LentWorld", "world_data"]
+
+
+def world_data(paths: Sequence[str], store: str, who: str) -> list[Quad]:
+    """The quads of the ``--world`` files ``paths``, parsed once, refused if they hold an
+    approval record (``who`` is what counts only the persistent ``--store`` ``store``'s):
+    before a lend, and in place of one where nothing would read them."""
+    with World.open("oxigraph") as given:  # in memory; its quads read out once, as landed
+        load_world(given, paths)
+        quads = list(given.store.quads())
+    if holds_approval_record(quads):
+        raise UsageError(
+            f"--world {' '.join(paths)}: holds an approval record, and {who} on --store "
+            f"{store} takes only the approvals the store holds; approvals are issued with "
+            f"`horismos tools approve … --store {store}`. Nothing was loaded"
+        )
+    return quads
 
 
 @dataclass
@@ -53,15 +69,7 @@ class LentWorld:
         named ``store``) in one commit, refusing them, before anything lands, if they hold an
         approval record; ``who`` (``a call``, ``discovery``) is what counts only the store's
         approvals."""
-        with World.open("oxigraph") as given:  # in memory; its quads read out once, as landed
-            load_world(given, paths)
-            quads = list(given.store.quads())
-        if holds_approval_record(quads):
-            raise UsageError(
-                f"--world {' '.join(paths)}: holds an approval record, and {who} on --store "
-                f"{store} takes only the approvals the store holds; approvals are issued with "
-                f"`horismos tools approve … --store {store}`. Nothing was loaded"
-            )
+        quads = world_data(paths, store, who)
         held = set(self.world.store.which(quads))
         added = [q for q in quads if q not in held]
         # instances it brings have no short id: the store no longer indexes every instance

@@ -28,7 +28,7 @@ from ._cli_common import (
     writable,
     write_world,
 )
-from ._cli_lent_world import LentWorld
+from ._cli_lent_world import LentWorld, world_data
 from ._errors import UsageError
 from ._idempotency import check_key
 from ._model import Tool
@@ -492,11 +492,15 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
     # as for run: a store not made yet is made only to load --world into (a mistyped path
     # was a new store holding an approval no call would find)
     with World.open(args.store, create=bool(args.world)) as world:  # let go however it ends
-        # F beside a persistent store only for writing --out: the approval is what lands
-        lent = LentWorld(world) if args.world and world.store.persistent else None
+        # F beside a persistent store only for writing --out: the approval is what lands.
+        # Without --out nothing reads F: it is only refused if it brings an approval record
+        beside = bool(args.world) and world.store.persistent
+        lent = LentWorld(world) if beside and args.out else None
         try:
             if lent is not None:
-                lent.lend(args.world, args.store, "a call")
+                lent.lend(args.world, args.store, "approval")
+            elif beside:
+                world_data(args.world, args.store, "approval")
             elif args.world:
                 load_world(world, args.world)
             elif not world.store.persistent:  # the world the call reads from FILE_OR_DIR too

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -73,6 +74,23 @@ def replay_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _not_a_trace_file(path: Path) -> str:
+    """Why ``path``, not a regular file, is no trace replay reads, by what it is: everything
+    not a file was "a named pipe (or a device)", a link to nothing and a folder too."""
+    if path.is_symlink() and not path.exists():
+        return (
+            f"a symbolic link to {path.readlink()}, which does not exist; give the trace it "
+            "should point to"
+        )
+    if path.is_dir():
+        return "a folder, not a trace; give the traces in it, or rename it"
+    what = "a named pipe" if stat.S_ISFIFO(path.stat().st_mode) else "a device (or a socket)"
+    return (
+        f"{what}, which replay reads twice, its header then its events; save the trace to a "
+        "file and give that"
+    )
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay each trace; one line per trace; 0 when all replay the same to their end, 1
     otherwise (a divergence, a refused trace, or one whose recording stopped mid-run)."""
@@ -97,10 +115,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     traces = sorted(source.glob("*.jsonl")) if source.is_dir() else [source]
     for path in traces:  # a pipe's header was read, then it waited for a second writer
         if not path.is_file():  # forever, and SIGTERM did not end the wait; one in a folder too
-            raise UsageError(
-                f"{path}: a named pipe (or a device), which replay reads twice, its header "
-                "then its events; save the trace to a file and give that"
-            )
+            raise UsageError(f"{path}: {_not_a_trace_file(path)}")
     if not traces:
         raise UsageError(f"{source}: no *.jsonl traces in this folder")
     if args.html and source.is_dir():  # before any replay, as every output is

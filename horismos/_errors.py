@@ -267,13 +267,13 @@ class LowDisk(NotSent):
 
 
 class Unreachable(NotSent):
-    """The MCP server a binding names is down for now: its connection refused or dropped, no
-    handshake in time, or its process closed its end once started. Nothing was sent, and
-    nothing about the call or its policy is wrong — a later try may reach it. A server
-    declared so it cannot start (no such program, an environment variable unset, a handshake
-    refused) is a plain :class:`NotSent`: trying later gets the same answer. ``wake`` leaves
-    an instance so refused waiting for its next pass, where one the policy refuses (a host
-    outside the allowed hosts, a schema that does not fit) is blocked."""
+    """The MCP server a binding names is down for now: its HTTP connection refused or
+    dropped, or no handshake in time. Nothing was sent, and nothing about the call or its
+    policy is wrong — a later try may reach it. A server declared so it cannot start (no such
+    program, a stdio process that exits before its handshake, an environment variable unset,
+    a handshake refused) is a plain :class:`NotSent`: trying later gets the same answer.
+    ``wake`` leaves an instance so refused waiting for its next pass, where one the policy
+    refuses (a host outside the allowed hosts, a schema that does not fit) is blocked."""
 
 
 class OutputQuotaExceeded(ToolError):

@@ -36,9 +36,10 @@ def wait_listening(proc: subprocess.Popen[bytes], port: int, what: str) -> None:
 
 
 @contextmanager
-def mcp_http_server(*extra: str) -> Iterator[str]:
-    """The test MCP server (tests/servers/mcp_server.py) over streamable HTTP: its URL."""
-    port = free_port()
+def mcp_http_server(*extra: str, port: int | None = None) -> Iterator[str]:
+    """The test MCP server (tests/servers/mcp_server.py) over streamable HTTP: its URL. On
+    ``port`` when given, so a server stopped can be started again where it was."""
+    port = free_port() if port is None else port
     proc = subprocess.Popen([sys.executable, str(MCP_SERVER), "--http", str(port), *extra],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)

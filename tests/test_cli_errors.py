@@ -5,12 +5,14 @@ system's bare text ("[Errno 28] No space left on device")."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -126,8 +128,8 @@ def test_replay_of_a_named_pipe_is_refused_not_waited_on_forever(tmp_path: Path)
                        cwd=tmp_path, capture_output=True, text=True, timeout=60,
                        stdin=subprocess.DEVNULL)
     assert (p.returncode, p.stderr) == (
-        2, "horismos replay: error: pipe: a named pipe (or a device), which replay reads twice, "
-           "its header then its events; save the trace to a file and give that\n"), p.stderr
+        2, "horismos replay: error: pipe: a named pipe, which replay reads twice, its header "
+           "then its events; save the trace to a file and give that\n"), p.stderr
 
 
 def test_replay_of_a_folder_holding_a_named_pipe_is_refused_not_waited_on_forever(
@@ -144,9 +146,24 @@ def test_replay_of_a_folder_holding_a_named_pipe_is_refused_not_waited_on_foreve
     except subprocess.TimeoutExpired:
         pytest.fail("replay waited on the pipe in the folder")
     assert (p.returncode, p.stderr) == (
-        2, "horismos replay: error: traces/b.jsonl: a named pipe (or a device), which replay "
-           "reads twice, its header then its events; save the trace to a file and give "
-           "that\n"), p.stderr
+        2, "horismos replay: error: traces/b.jsonl: a named pipe, which replay reads twice, "
+           "its header then its events; save the trace to a file and give that\n"), p.stderr
+
+
+@pytest.mark.parametrize(("make", "said"), [
+    (lambda b: b.symlink_to("gone.jsonl"),
+     "a symbolic link to gone.jsonl, which does not exist; give the trace it should point to"),
+    (Path.mkdir, "a folder, not a trace; give the traces in it, or rename it")])
+def test_replay_of_a_folder_says_what_its_jsonl_that_is_no_file_is(
+        tmp_path: Path, make: Callable[[Path], object], said: str) -> None:
+    """Any *.jsonl of a folder that is not a regular file was "a named pipe (or a device)":
+    a link to a trace removed and a folder named b.jsonl too."""
+    (tmp_path / "traces").mkdir()
+    shutil.copy(TRACE, tmp_path / "traces" / "a.jsonl")
+    make(tmp_path / "traces" / "b.jsonl")
+    p = horismos("replay", "traces", *TRIAGE, cwd=tmp_path)
+    assert (p.returncode, p.stderr) == (
+        2, f"horismos replay: error: traces/b.jsonl: {said}\n"), p.stderr
 
 
 def test_a_file_named_dash_is_read_as_any_other(tmp_path: Path) -> None:
@@ -333,3 +350,74 @@ def test_a_write_rocksdb_reports_without_an_errno_is_worded_by_its_text(
 
     refused = written(OSError(f"IO error: While appending to file: st/000045.log: {system}"))
     assert refused is not None and refused[1] == hint
+
+
+class _FlushRefused:
+    """An oxigraph store whose flush the disk refuses; everything else the store's own."""
+
+    def __init__(self, store: object) -> None:
+        self.store = store
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+    def flush(self) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_flush_refused_on_closing_is_a_note_on_the_blocks_own_error(tmp_path: Path) -> None:
+    """The flush on closing ran outside what turns an OSError into a StoreError, and
+    `World.__exit__` keeps the block's own error only under a StoreError: a Ctrl-C in the
+    block was replaced by the flush's bare OSError (exit 2, not 130)."""
+    from horismos import StoreError, World
+
+    store = f"oxigraph:{tmp_path / 'st'}"
+    # OSError: [Errno 28] in place of the KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt) as raised, World.open(store) as world:
+        world.store._store = _FlushRefused(world.store._store)
+        raise KeyboardInterrupt
+    assert raised.value.__notes__ == [
+        f"also: the store at {tmp_path / 'st'} could not flush on closing ([Errno 28] No "
+        "space left on device); what was committed stays: free space on it, then run the "
+        "command again"], raised.value.__notes__
+    # its own error when the block raised none; the store let go, though refused
+    with pytest.raises(StoreError, match="could not flush on closing"), World.open(store) as world:
+        world.store._store = _FlushRefused(world.store._store)
+    World.open(store).close()  # "lock hold by current process"
+
+
+NOT_CLOSED = '''
+import runpy, sys
+from horismos import StoreError, World
+
+closes = World.close
+
+def close(self):  # closed, then refused as a digest the disk refuses is
+    closes(self)
+    raise StoreError("the store at st could not write its digest on closing")
+
+def digest(self):  # what reading the world met
+    raise {error}
+
+World.close, World.digest = close, digest
+sys.argv[0] = "horismos"
+runpy.run_module("horismos", run_name="__main__")
+'''
+
+
+@pytest.mark.parametrize(("error", "said"), [
+    ("UnicodeDecodeError('utf-8', b'\\\\xff', 0, 1, 'invalid start byte')",
+     "an input is not UTF-8 text (invalid start byte at byte 0); give text files in UTF-8"),
+    ("RecursionError()", "an input is nested too deeply to be read")])
+def test_a_store_that_could_not_close_is_said_after_an_input_unread(
+        tmp_path: Path, error: str, said: str) -> None:
+    """An input not UTF-8, or nested too deeply, was said without the note on it: the store
+    that then could not close was not told."""
+    assert horismos("load", *WORLD[1:], "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
+    (tmp_path / "not_closed.py").write_text(NOT_CLOSED.format(error=error), encoding="utf-8")
+    p = subprocess.run([sys.executable, "not_closed.py", "digest", "--store", "oxigraph:st"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (p.returncode, p.stderr) == (2, (
+        f"horismos digest: error: {said}\n"
+        "horismos digest: also: the store at st could not write its digest on closing\n")), (
+        p.stderr)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ENGINE, EX, PREFIXES, WARD
+from listening import free_port, mcp_http_server
 from rdflib import RDF
 from test_catalog import TRANSFER
 
@@ -217,7 +218,7 @@ def test_an_approval_issued_on_the_command_line_holds_only_for_the_tool_as_bound
 
 
 WAITING_CALL = """
-:clinic a horis:McpServer ; horis:command "{python}" ; horis:args ( "{server}" ) .
+:clinic a horis:McpServer ; {how} .
 :t.echo a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
     horis:effect [ horis:subject "patient" ; horis:asserts [ horis:property :receivedArgs ;
@@ -233,18 +234,18 @@ WAITING_CALL = """
 """
 
 
-DOWN_WHILE = """
-import os, runpy, sys
-if os.path.exists({down!r}):
-    sys.exit(0)  # started, and gone before its handshake: a server down for a while
-runpy.run_path({server!r}, run_name="__main__")
-"""
+def stdio(command: str, script: Path) -> str:
+    """The declaration of a stdio server: ``command script``."""
+    return f'horis:command "{command}" ; horis:args ( "{script.as_posix()}" )'
 
 
-def _waiting(tmp_path: Path, command: str, server: Path) -> list[str]:
-    """An instance waiting on the store, its next step a call to ``server`` on ``command``."""
-    (tmp_path / "defs.ttl").write_text(PREFIXES + WAITING_CALL.format(
-        python=command, server=server.as_posix()), encoding="utf-8")
+def declare(tmp_path: Path, how: str) -> None:
+    (tmp_path / "defs.ttl").write_text(PREFIXES + WAITING_CALL.format(how=how), encoding="utf-8")
+
+
+def _waiting(tmp_path: Path, how: str) -> list[str]:
+    """An instance waiting on the store, its next step a call to the server ``how`` declares."""
+    declare(tmp_path, how)
     (tmp_path / "ward.ttl").write_text(PREFIXES + ":p1 a :Patient .\n", encoding="utf-8")
     store = ["--store", "oxigraph:store"]
     args = ["defs.ttl", str(ENGINE / "clinic.ttl"), *store]
@@ -263,38 +264,42 @@ def statuses(args: list[str], cwd: Path) -> list[str]:
 def test_wake_leaves_an_instance_whose_server_is_down_for_the_next_pass(tmp_path: Path) -> None:
     """Any error before the first step was "blocked, not woken", exit 4: an MCP server down
     for a minute read as a policy refusal a person must see to. It is not woken, said so,
-    exits as the error it is in `run` (2), and the next pass wakes it. The server here
-    starts and exits before its handshake while it is down."""
-    down = tmp_path / "down"
-    server = tmp_path / "server.py"
-    server.write_text(DOWN_WHILE.format(down=str(down), server=str(SERVER)), encoding="utf-8")
-    args = _waiting(tmp_path, Path(sys.executable).as_posix(), server)
-    down.touch()
+    exits as the error it is in `run` (2), and the next pass wakes it: the HTTP server is
+    stopped, then started again on the same port."""
+    port = free_port()
+    with mcp_http_server(port=port) as url:
+        args = _waiting(tmp_path, f'horis:url "{url}"')
     woken = horismos("wake", *args, cwd=tmp_path)
     assert woken.returncode == 2, woken.stdout + woken.stderr  # 4: blocked
     assert "not woken, its binding not reached" in woken.stderr, woken.stderr
     assert "it stays waiting, and the next pass wakes it" in woken.stderr
     assert "blocked" not in woken.stderr and "Traceback" not in woken.stderr
     assert statuses(args, tmp_path) == ["waiting"]
-    down.unlink()
-    up = horismos("wake", *args, cwd=tmp_path)
+    with mcp_http_server(port=port):
+        up = horismos("wake", *args, cwd=tmp_path)
     assert up.returncode == 0, up.stdout + up.stderr
     assert statuses(args, tmp_path) == ["completed"]
 
 
+@pytest.mark.parametrize(("command", "script", "said"), [
+    ("pythn3", SERVER, "no such program: pythn3"),  # a typo in horis:command
+    (Path(sys.executable).as_posix(), SERVER.with_name("srever.py"), "srever.py"),  # in args
+])
 def test_wake_blocks_an_instance_whose_server_is_declared_so_it_cannot_start(
-        tmp_path: Path) -> None:
+        tmp_path: Path, command: str, script: Path, said: str) -> None:
     """Every error opening the server was "not woken ... the next pass wakes it", exit 2: a
     typo in horis:command (no such program) was retried by every pass, for ever, where a
-    person must fix it. It is blocked, exit 4, as it was before servers down were told."""
-    args = _waiting(tmp_path, Path(sys.executable).as_posix(), SERVER)
-    (tmp_path / "defs.ttl").write_text(PREFIXES + WAITING_CALL.format(  # mistyped since
-        python="pythn3", server=SERVER.as_posix()), encoding="utf-8")
+    person must fix it; and so was a stdio server that exits before its handshake (a typo in
+    horis:args, an ImportError, a crash), though its process is started here, not down for a
+    while. It is blocked, exit 4, as it was before servers down were told."""
+    args = _waiting(tmp_path, stdio(Path(sys.executable).as_posix(), SERVER))
+    declare(tmp_path, stdio(command, script))  # mistyped since
     woken = horismos("wake", *args, cwd=tmp_path)
     assert woken.returncode == 4, woken.stdout + woken.stderr  # 2: left for the next pass
-    assert "blocked, not woken" in woken.stderr and "no such program: pythn3" in woken.stderr
+    assert "blocked, not woken" in woken.stderr and said in woken.stderr, woken.stderr
     assert "next pass" not in woken.stderr and "Traceback" not in woken.stderr
     assert statuses(args, tmp_path) == ["waiting"]
+
 
 CLOSE_FAILS = """
 import runpy, sys
@@ -352,7 +357,8 @@ def test_approve_lends_world_data_as_a_call_does(tmp_path: Path, kept) -> None:
     p = horismos("tools", "approve", "c.transfer", *defs, *kept, "--world", "record.trig",
                  *args, cwd=tmp_path)
     assert p.returncode == 2, p.stdout + p.stderr  # 0: the record loaded into S for good
-    assert "holds an approval record" in p.stderr and "Traceback" not in p.stderr
+    assert "holds an approval record, and approval on --store" in p.stderr  # "a call on"
+    assert "Traceback" not in p.stderr
     assert digest(kept, tmp_path) == before
     issued = horismos("tools", "approve", "c.transfer", *defs, *kept, "--world", "more.ttl",
                       *args, cwd=tmp_path)
@@ -362,6 +368,50 @@ def test_approve_lends_world_data_as_a_call_does(tmp_path: Path, kept) -> None:
     done = horismos("tools", "call", "c.transfer", *defs, *kept, "--world", "more.ttl", *args,
                     "--approval", issued.stdout.strip(), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+COMMITS_COUNTED = """
+import runpy, sys
+from horismos import World
+
+commits = World.commit
+
+def commit(self, change, *args, **kwargs):  # each commit's added quads, one line each
+    with open("commits.log", "a") as log:
+        log.write(" ".join(sorted(str(q[0]) for q in change.add)) + "\\n")
+    return commits(self, change, *args, **kwargs)
+
+World.commit = commit
+sys.argv[0] = "horismos"
+runpy.run_module("horismos", run_name="__main__")
+"""
+
+
+def test_approve_lends_world_data_only_to_write_it_out(tmp_path: Path) -> None:
+    """`tools approve --store S --world F` lent F to S and took it back, two commits of F's
+    quads, though nothing read F without --out. F is only read (to refuse an approval record)
+    unless --out writes it beside the approval."""
+    defs = project(tmp_path)
+    store = ["--store", f"oxigraph:{tmp_path / 'store'}"]
+    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    (tmp_path / "counted.py").write_text(COMMITS_COUNTED, encoding="utf-8")
+    args = ["--args", '{"patient": ":p9", "ward": ":w9"}']
+
+    def approve(*out: str) -> list[str]:
+        (tmp_path / "commits.log").unlink(missing_ok=True)
+        p = subprocess.run([sys.executable, "counted.py", "tools", "approve", "c.transfer",
+                            *defs, *store, "--world", "more.ttl", *args, *out], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        assert p.returncode == 0, p.stdout + p.stderr
+        return (tmp_path / "commits.log").read_text(encoding="utf-8").splitlines()
+
+    (issued,) = approve()  # 3: F lent, the approval, F taken back
+    assert str(EX.w9) not in issued and "urn:horismos:given:" in issued
+    lent, _, taken = approve("--out", "approved.trig")
+    assert str(EX.w9) in lent and taken == ""  # taken back: removed, nothing added
+    assert ":w9 a :Ward" in (tmp_path / "approved.trig").read_text(encoding="utf-8")
+    assert types_of(store, EX.w9) == set()
 
 
 def test_the_trace_of_a_call_refused_says_what_was_lent_and_taken_back(tmp_path: Path) -> None:

@@ -173,7 +173,10 @@ class McpSession:
                 f"{timeout:g}s{self._stderr_tail()}"
             ) from None
         if not self.alive:
-            raise (Unreachable if _down(self._failure) else ToolError)(
+            # a stdio server is a process started here: one that exits before answering has
+            # a mistyped horis:args, an ImportError or a crash to fix, not a network to wait on
+            down = self.server.url is not None and _down(self._failure)
+            raise (Unreachable if down else ToolError)(
                 f"{self.describe()} could not start: {_reason(self._failure)}"
                 f"{self._stderr_tail()} — check its horis:command and horis:args, "
                 "or horis:url"
@@ -752,10 +755,10 @@ def _text(result: Any) -> str:
 
 
 def _down(e: BaseException | None) -> bool:
-    """Whether a session failed to open as a server down for now fails: a connection refused
-    or dropped, a process that started and closed its end before answering. Not one declared
-    so it cannot work (no such program, a handshake refused, an HTTP error status): trying
-    later gets the same answer."""
+    """Whether an HTTP session failed to open as a server down for now fails: a connection
+    refused or dropped, a network error, the stream closed before answering. Not one declared
+    so it cannot work (a handshake refused, an HTTP error status): trying later gets the same
+    answer."""
     if e is None:  # it closed before answering
         return True
     if isinstance(e, BaseExceptionGroup):

@@ -1277,30 +1277,36 @@ class OxigraphStore(Store):
 
     def close(self) -> None:
         """Writes an on-disk store's digest, flushes it and releases its lock; closing twice
-        does nothing. A digest the disk refuses is a :class:`StoreError` saying so: RocksDB's
-        bare "IO error: While appending to file: …/000045.log: File too large" was all a user
-        read, after a run whose every commit had landed."""
+        does nothing. A digest or a flush the disk refuses is a :class:`StoreError` saying so:
+        RocksDB's bare "IO error: While appending to file: …/000045.log: File too large" was
+        all a user read, after a run whose every commit had landed; and a flush's OSError,
+        raised past ``World.__exit__``, replaced the error of the block it closed."""
         if self._on_disk:
             atexit.unregister(self.close_at_exit)
         try:
-            if self._on_disk and "_store" in self.__dict__ and not self._persisted:
+            if self._on_disk and "_store" in self.__dict__:
                 with self._lock:
                     try:
-                        self._persist()
+                        if self._persisted:
+                            self._store.flush()
+                        else:
+                            self._persist()  # flushes
                     except OSError as e:
                         disk = written(e)  # what a full disk and a size limit need differs
                         hint = disk[1] if disk else "check that the store's disk answers"
+                        then = (
+                            "what was committed stays"
+                            if self._persisted
+                            else "what was committed stays, and the next command that opens "
+                            "it recomputes the digest once"
+                        )
+                        what = "flush" if self._persisted else "write its digest"
                         raise StoreError(
-                            f"the store at {self.path} could not write its digest on closing "
-                            f"({e}); what was committed stays, and the next command that "
-                            f"opens it recomputes the digest once: {hint}"
+                            f"the store at {self.path} could not {what} on closing ({e}); "
+                            f"{then}: {hint}"
                         ) from None
-        except BaseException:  # released even so: it stayed open, locked, for the process
-            del self.__dict__["_store"]
-            raise
-        store = self.__dict__.pop("_store", None)
-        if store is not None and self._on_disk:
-            store.flush()
+        finally:  # released even when refused: it stayed open, locked, for the process
+            self.__dict__.pop("_store", None)
 
 
 _RDF_TYPE = URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
