@@ -97,7 +97,8 @@ def child(mode: str, world_file: Path, work: Path, url: str, server_pid: int) ->
     import ehr_client  # type: ignore[import-not-found]
 
     from horismos import Agent, World
-    from horismos._runner import Environment, Runner, focus_nodes
+    from horismos._environment import Environment
+    from horismos._runner import Runner, focus_nodes
     from horismos._trace import Trace
 
     world = World.open(f"sparql:{url}")

@@ -161,7 +161,8 @@ def child(backend: str, world_file: Path, workdir: Path, url: str | None, server
           digest: bool) -> dict:
     sys.path.insert(0, str(workdir))
     from horismos import Agent, World
-    from horismos._runner import Environment, Runner, focus_nodes
+    from horismos._environment import Environment
+    from horismos._runner import Runner, focus_nodes
     from horismos._trace import Trace
 
     store = {"oxigraph:PATH": f"oxigraph:{workdir / 'world'}",

@@ -13,7 +13,7 @@ given — and this module commits that decision:
 2. each update carries the version the world's projection holds (``If-Match: W/"n"``); a
    resource that says it is at another version is a conflict seen before sending;
 3. the request goes out once (never resent: a commit that was sent and got no answer is an
-   *unknown* outcome), through the run's :class:`~horismos._runner.Environment`, so the
+   *unknown* outcome), through the run's :class:`~horismos._environment.Environment`, so the
    remote answer is recorded and a replay is handed it back instead of sending;
 4. the answer is read back into one receipt per effect — accepted, conflicted, failed,
    unknown — and only accepted effects land, each as the new projection of its resource with

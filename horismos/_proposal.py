@@ -9,7 +9,7 @@ A :class:`~horismos._model.ProposalStep` runs in four moves:
 3. the ranking model, chosen by the ``horis:model`` prefix (``lexical:``, ``anthropic:``,
    ``openai:``), sees the candidates' ids, labels and descriptions and answers JSON
    ``{"ranking": [ids, best first], "confidence": 0..1}`` — asked through the runner's
-   :class:`~horismos._runner.Environment`, so replay hands back the recorded reply instead;
+   :class:`~horismos._environment.Environment`, so replay hands back the recorded reply instead;
 4. an id that is not a candidate, malformed output, a timeout, a failed call or a confidence
    under ``horis:confidence`` goes to ``horis:fallback``; otherwise the top id is the choice.
 

@@ -21,7 +21,6 @@ from rdflib.term import Node
 from ._action_steps import ActionSteps
 from ._bindings.reach import hosts_of
 from ._definitions import Definitions
-from ._environment import Environment
 from ._errors import InstanceFailed, RunError, StepBudgetExceeded, ToolError
 from ._hazards import cycle_through
 from ._intents import calling
@@ -36,7 +35,7 @@ from ._vocab import HORIS
 from ._waits import StoredInstance, Waiting, read_instance, short_id_quad, wait_step
 from ._world import INSTANCES, World
 
-__all__ = ["Environment", "Runner"]
+__all__ = ["Runner", "focus_nodes"]
 
 _TYPE = RDF.type  # looked up once: rdflib answers RDF.type through __getattr__ each time
 
