@@ -43,6 +43,28 @@ _RECHECK = """    horis:next :Recheck .
         horis:next :Pay
     ] ;
     horis:otherwise :RejectOverLimit ."""
+_PAY_FAILING = _PAY.replace(" ;\n", " ;\n    horis:onError :Repick ;\n", 1)
+_REPICK = """
+
+:Repick a horis:ProposalStep ;
+    horis:candidates [ horis:query \"\"\"
+        ?this :region ?r .
+        ?adjuster a :Adjuster ; :region ?r ; :available true .\"\"\" ] ;
+    horis:rankBy "experience with this kind of claim" ;
+    horis:model "lexical:bm25" ;
+    horis:confidence 0.6 ;
+    horis:as "adjuster" ;
+    horis:next :Pay ;
+    horis:fallback :AskSupervisor .
+"""
+"""A proposal a failed payment goes to, whose choice leads back to :Pay, and whose fallback to
+the supervisor's wait puts a person's wait on the same loop."""
+_RECHECK_FAILED = """
+
+:Repick a horis:DecisionStep ;
+    horis:when [ horis:order 1 ; horis:requires "?this :amount ?a ." ; horis:next :Pay ] ;
+    horis:otherwise :AskSupervisor .
+"""
 _SHIPMENT_SHAPE = "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ] ."
 _ORDER_SHAPE = ":OrderShape a sh:NodeShape ;\n"
 _STANDARD = '?this :weightKg ?weight . ?carrier a :Carrier ; :code "STD" .'
@@ -104,6 +126,21 @@ MISTAKES = [
      ":Pay a horis:ActionStep", "warning",
      "the horis:until of :SeniorReview, once a person's answer makes it hold, holds every "
      "time round after", "make the loop's horis:requires depend on something the tool writes"),
+    # a failed call wrote nothing: :Pay's FILTER NOT EXISTS on what it writes holds again
+    ("a failed payment's horis:onError back to :Pay through a proposal", "claims",
+     "workflow.ttl", _PAID_TAIL, _PAID_TAIL.replace(_PAY, _PAY_FAILING) + _REPICK,
+     ":Pay a horis:ActionStep", "warning",
+     "the step is on a cycle (:Pay → :Repick → :Pay) and its tool claims.pay is not "
+     "idempotent: each time round calls it again",
+     "make the loop's horis:requires depend on something the tool writes, or declare "
+     "claims.pay horis:idempotent true"),
+    ("a failed payment's horis:onError back to :Pay through a decision", "claims",
+     "workflow.ttl", _PAID_TAIL, _PAID_TAIL.replace(_PAY, _PAY_FAILING) + _RECHECK_FAILED,
+     ":Pay a horis:ActionStep", "warning",
+     "the step is on a cycle (:Pay → :Repick → :Pay) and its tool claims.pay is not "
+     "idempotent: each time round calls it again",
+     "make the loop's horis:requires depend on something the tool writes, or declare "
+     "claims.pay horis:idempotent true"),
     ("an argument's variable renamed in the pattern (?wt for ?weight)", "warehouse",
      "workflow.ttl", _STANDARD, _STANDARD.replace("?weight", "?wt"),
      '    horis:requires """ ?this :weightKg ?wt', "error",
