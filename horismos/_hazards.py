@@ -13,7 +13,8 @@ and refuses the one certain to (a cycle that never ends through a tool that is n
   answer and is left out, unless its ``horis:until``, once answered, holds ever after — and
   then a step is still left out when what gates it (its own or its tool's ``horis:requires``,
   or the rules that lead to it) holds only while a tool on the loop has not written
-  (``FILTER NOT EXISTS``, ``MINUS``: :func:`_gated`): the second time round stops there. A
+  (``FILTER NOT EXISTS``, ``MINUS``, ``OPTIONAL { … ?t } FILTER (!BOUND(?t))``:
+  :func:`_gated`): the second time round stops there. A
   pattern that only reads what the tool writes (an ``OPTIONAL``) does not stop it, nor does
   any gate when the step's own ``horis:onError`` leads back onto the loop: a call that failed
   wrote nothing.
@@ -348,8 +349,9 @@ def _gated(
     """Whether ``step``, on a cycle of ``members``, is entered only while a tool on the cycle
     has not written (``widen``, as :func:`endless_loops` says): its own or its tool's
     horis:requires, or every rule on the cycle that leads to it, reads what the tool writes
-    under ``FILTER NOT EXISTS`` or ``MINUS`` (:func:`~._term_kinds.negated_reads`). A pattern
-    that merely reads it (an ``OPTIONAL``) holds the second time round as the first. The test
+    under ``FILTER NOT EXISTS``, ``MINUS``, or an ``OPTIONAL`` the group's ``FILTER
+    (!BOUND(?v))`` requires empty (:func:`~._term_kinds.negated_reads`). A pattern that
+    merely reads it (an ``OPTIONAL``) holds the second time round as the first. The test
     for silencing the warning that a tool is called each time round; :func:`_guarded`, that
     the cycle may end at all, is too weak for it."""
     members = list(members)

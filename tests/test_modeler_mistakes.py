@@ -141,6 +141,19 @@ MISTAKES = [
      "idempotent: each time round calls it again",
      "make the loop's horis:requires depend on something the tool writes, or declare "
      "claims.pay horis:idempotent true"),
+    # the SPARQL 1.0 "not yet" idiom guards only when nothing else can leave ?r unbound
+    ("a loop back through a person's wait to a step whose !BOUND is one arm of an ||",
+     "claims", "workflow.ttl", _PAY, _PAY_READING.replace(
+         "} ", "} FILTER (!BOUND(?r) || ?amount > 0) "),
+     ":Pay a horis:ActionStep", "warning",
+     "the horis:until of :SeniorReview, once a person's answer makes it hold, holds every "
+     "time round after", "make the loop's horis:requires depend on something the tool writes"),
+    ("a loop back through a person's wait to a step whose !BOUND variable two OPTIONALs bind",
+     "claims", "workflow.ttl", _PAY, _PAY_READING.replace(
+         "} ", "} OPTIONAL { ?this :assignedAdjuster ?r } FILTER (!BOUND(?r)) "),
+     ":Pay a horis:ActionStep", "warning",
+     "the horis:until of :SeniorReview, once a person's answer makes it hold, holds every "
+     "time round after", "make the loop's horis:requires depend on something the tool writes"),
     ("an argument's variable renamed in the pattern (?wt for ?weight)", "warehouse",
      "workflow.ttl", _STANDARD, _STANDARD.replace("?weight", "?wt"),
      '    horis:requires """ ?this :weightKg ?wt', "error",
@@ -219,6 +232,17 @@ RIGHT = [
     ("a loop back through a person's wait to a step that requires it is not yet paid, by "
      "!EXISTS", "claims", "workflow.ttl",
      [(_PAY, _PAY_READING.replace("OPTIONAL", "FILTER (!EXISTS").replace("} ", "}) "))]),
+    ("a loop back through a person's wait to a step that requires it is not yet paid, by "
+     "OPTIONAL and !BOUND", "claims", "workflow.ttl",
+     [(_PAY, _PAY_READING.replace("} ", "} FILTER (!BOUND(?r)) "))]),
+    ("a loop back through a person's wait to a step that requires it is not yet paid, by "
+     "OPTIONAL and !BOUND among other FILTERs", "claims", "workflow.ttl",
+     [(_PAY, _PAY_READING.replace("} ", "} FILTER (?amount > 0 && !BOUND(?r)) "))]),
+    ("a loop back through a person's wait to a decision whose rule to pay requires it is not "
+     "yet paid, by OPTIONAL and !BOUND", "claims", "workflow.ttl",
+     [(_PAY, _PAY_AGAIN),
+      ("    horis:next :Pay .",
+       _RECHECK % "OPTIONAL { ?this :paymentRef ?r } FILTER (!BOUND(?r))")]),
     ("a loop back through a person's wait to a decision whose rule to pay requires it is not "
      "yet paid", "claims", "workflow.ttl",
      [(_PAY, _PAY_AGAIN),
