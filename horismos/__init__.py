@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import _quiet_start  # first: a Ctrl-C while the rest imports is one line
 
 try:
+    from . import _negative_durations  # noqa: F401  first: rdflib then writes "-P1Y1D"
     from ._agent import Agent
     from ._call import CallResult
     from ._catalog import ToolEntry, check_inventory

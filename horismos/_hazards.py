@@ -13,8 +13,11 @@ and refuses the one certain to (a cycle that never ends through a tool that is n
   answer and is left out, unless its ``horis:until``, once answered, holds ever after — and
   then a step is still left out when what gates it (its own or its tool's ``horis:requires``,
   or the rules that lead to it) holds only while a tool on the loop has not written
-  (``FILTER NOT EXISTS``, ``MINUS``: :func:`_gated`): the second time round stops there. A
-  pattern that only reads what the tool writes (an ``OPTIONAL``) does not stop it.
+  (``FILTER NOT EXISTS``, ``MINUS``, ``OPTIONAL { … ?t } FILTER (!BOUND(?t))``:
+  :func:`_gated`): the second time round stops there. A
+  pattern that only reads what the tool writes (an ``OPTIONAL``) does not stop it, nor does
+  any gate when the step's own ``horis:onError`` leads back onto the loop: a call that failed
+  wrote nothing.
 - A domain shape that requires a property (``sh:minCount``) a step of the workflow writes, on
   a node a step before it writes without it (:func:`required_before_written`). The gate
   judges the node as the earlier step leaves it, so it rejects that step's result — after its
@@ -201,14 +204,20 @@ def hazards(
         )
         for iri in sorted(component, key=str):
             step = steps.get(iri)
-            called = step.tool if isinstance(step, ActionStep) else None
+            if not isinstance(step, ActionStep):
+                continue
+            called = step.tool
             if called is None or called.idempotent:
                 continue
             # through a person's wait that does not wait again, the step is left out as such
             # a loop was when what gates it holds only while a tool on the loop has not
             # written (FILTER NOT EXISTS on the property): past the first answer it stops
-            # there, so the tool is not called again
-            if answered_loop and _gated(iri, members, widen):
+            # there, so the tool is not called again — unless its own horis:onError leads
+            # back onto the loop: a call that failed wrote nothing, so the gate holds again
+            errs_back = (
+                step.on_error is not None and step.on_error in component and step.on_error != iri
+            )
+            if answered_loop and not errs_back and _gated(iri, members, widen):
                 continue
             back = min(
                 (
@@ -340,8 +349,9 @@ def _gated(
     """Whether ``step``, on a cycle of ``members``, is entered only while a tool on the cycle
     has not written (``widen``, as :func:`endless_loops` says): its own or its tool's
     horis:requires, or every rule on the cycle that leads to it, reads what the tool writes
-    under ``FILTER NOT EXISTS`` or ``MINUS`` (:func:`~._term_kinds.negated_reads`). A pattern
-    that merely reads it (an ``OPTIONAL``) holds the second time round as the first. The test
+    under ``FILTER NOT EXISTS``, ``MINUS``, or an ``OPTIONAL`` the group's ``FILTER
+    (!BOUND(?v))`` requires empty (:func:`~._term_kinds.negated_reads`). A pattern that
+    merely reads it (an ``OPTIONAL``) holds the second time round as the first. The test
     for silencing the warning that a tool is called each time round; :func:`_guarded`, that
     the cycle may end at all, is too weak for it."""
     members = list(members)

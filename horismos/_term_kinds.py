@@ -153,8 +153,9 @@ def negated_reads(algebra: Any) -> set[URIRef]:
     """The predicates (and classes tested with ``a``) a parsed pattern holds only where the
     world lacks them: read in a ``FILTER NOT EXISTS`` (or ``!EXISTS``) or a ``MINUS`` that
     every solution passes (not inside an ``OPTIONAL``, a ``UNION``, an ``||``, another ``!``,
-    a ``BIND``). A negated group whose reads cannot be told (:func:`read_terms`) counts for
-    none."""
+    a ``BIND``), or in an ``OPTIONAL`` whose variable the group's ``FILTER (!BOUND(?v))``
+    requires unbound (:func:`_unbound_optional_reads`). A negated group whose reads cannot be
+    told (:func:`read_terms`) counts for none."""
     found: set[URIRef] = set()
     stack = [algebra]
     while stack:
@@ -174,10 +175,63 @@ def negated_reads(algebra: Any) -> set[URIRef]:
             stack.append(x.p1)
         elif name == "Extend":
             stack.append(x.p)
+        elif name == "Filter":
+            found |= _unbound_optional_reads(x.expr, x.p)
+            stack.extend((x.expr, x.p))
         elif isinstance(x, Mapping):
             stack.extend(x.values())
         elif isinstance(x, list | tuple):
             stack.extend(x)
+    return found
+
+
+def _unbound_optional_reads(expr: Any, group: Any) -> set[URIRef]:
+    """What the SPARQL 1.0 idiom for "not yet" reads: ``OPTIONAL { ?this :paidAt ?t } FILTER
+    (!BOUND(?t))`` holds only where the world lacks what the OPTIONAL reads, as ``FILTER NOT
+    EXISTS { ?this :paidAt ?t }`` does. Only when the ``!BOUND`` is the group's FILTER (or one
+    of its ``&&``) and its variable is bound by that one OPTIONAL of the group's top level and
+    by nothing else there (another OPTIONAL, a triple, a BIND, a VALUES): bound elsewhere, an
+    unbound ``?t`` no longer says the OPTIONAL found nothing."""
+    conjuncts = (
+        [expr.expr, *expr.other]
+        if getattr(expr, "name", None) == "ConditionalAndExpression"
+        else [expr]
+    )
+    unbound = {
+        c.expr.arg
+        for c in conjuncts
+        if getattr(c, "name", None) == "UnaryNot"
+        and getattr(c.expr, "name", None) == "Builtin_BOUND"
+        and isinstance(c.expr.arg, Variable)
+    }
+    if not unbound:
+        return set()
+    optionals: list[Any] = []
+    bound_elsewhere: set[Variable] = set()
+    stack = [group]
+    while stack:  # the group's top level: its OPTIONALs, and what else binds there
+        x = stack.pop()
+        name = getattr(x, "name", None)
+        if name == "LeftJoin":
+            optionals.append(x.p2)
+            stack.append(x.p1)
+        elif name == "Join":
+            stack.extend((x.p1, x.p2))
+        elif name == "Minus":
+            stack.append(x.p1)
+        elif name == "Extend":
+            bound_elsewhere.add(x.var)
+            stack.append(x.p)
+        elif name == "ToMultiSet":  # a VALUES (its rows name what they bind) or a subquery
+            bound_elsewhere |= {v for row in getattr(x.p, "res", None) or () for v in row}
+            bound_elsewhere |= {*(getattr(x, "_vars", None) or ()), *(x.p.get("PV") or ())}
+        else:
+            bound_elsewhere |= set(getattr(x, "_vars", None) or ())
+    found: set[URIRef] = set()
+    for var in unbound - bound_elsewhere:
+        binding = [o for o in optionals if var in (getattr(o, "_vars", None) or ())]
+        if len(binding) == 1:
+            found |= read_terms(binding[0]) or set()
     return found
 
 

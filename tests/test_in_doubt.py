@@ -972,3 +972,42 @@ def test_a_payment_an_earlier_version_left_in_doubt_is_still_held(tmp_path: Path
         assert read_intent(world.store, node) is None
     assert _cli(tmp_path, *pay).returncode == 0
     assert (tmp_path / "ledger.txt").read_text().splitlines() == ["pay A1 12.0"]
+
+
+# -- a failed step's horis:onError that leads back to it ---------------------------------------
+
+RECHARGE = CHARGE + """
+:Bill a horis:Workflow ; horis:focusType :Patient ; horis:start :Charge .
+:Charge a horis:ActionStep ;
+    horis:tool :t.charge ;
+    horis:requires "?this a :Patient . FILTER NOT EXISTS { ?this :ref ?r }" ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ;
+    horis:onError :Recheck .
+:Recheck a horis:ProposalStep ;
+    horis:candidates [ horis:query "SELECT ?option WHERE { ?option a :Nurse }" ] ;
+    horis:rankBy "on duty" ; horis:model "lexical:bm25" ; horis:as "nurse" ;
+    horis:next :Charge .
+"""
+
+
+def test_a_call_in_doubt_is_not_made_again_round_an_on_error_loop(build: Build) -> None:
+    """:Charge's onError goes through a proposal back to :Charge. A charge that raised (the
+    tool answered that it failed) is tried again each time round, by design, until the
+    instance runs out of steps; one that never answered is made once: each later visit finds
+    it in doubt and fails without calling."""
+    charge = Charger()
+    agent, world = build(RECHARGE, tools={"charge": charge})
+    charge.mode = "hang"
+    run = agent.run(world, focus=":p1")
+    steps = run.instances[0].steps
+    assert run.status == "failed" and len(steps) > 4  # round the loop, not stopped at once
+    assert [r.status for r in steps[:3]] == ["timed_out", "completed", "failed"]
+    assert charge.acted == [str(EX.p1)]
+    assert len(intents(world)) == 1
+
+    raising = Charger()
+    agent, world = build(RECHARGE, tools={"charge": raising})
+    raising.mode = "raise"
+    run = agent.run(world, focus=":p1")
+    assert run.status == "failed" and len(raising.acted) > 1  # an answered failure is retried
+    assert intents(world) == []

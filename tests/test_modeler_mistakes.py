@@ -43,6 +43,28 @@ _RECHECK = """    horis:next :Recheck .
         horis:next :Pay
     ] ;
     horis:otherwise :RejectOverLimit ."""
+_PAY_FAILING = _PAY.replace(" ;\n", " ;\n    horis:onError :Repick ;\n", 1)
+_REPICK = """
+
+:Repick a horis:ProposalStep ;
+    horis:candidates [ horis:query \"\"\"
+        ?this :region ?r .
+        ?adjuster a :Adjuster ; :region ?r ; :available true .\"\"\" ] ;
+    horis:rankBy "experience with this kind of claim" ;
+    horis:model "lexical:bm25" ;
+    horis:confidence 0.6 ;
+    horis:as "adjuster" ;
+    horis:next :Pay ;
+    horis:fallback :AskSupervisor .
+"""
+"""A proposal a failed payment goes to, whose choice leads back to :Pay, and whose fallback to
+the supervisor's wait puts a person's wait on the same loop."""
+_RECHECK_FAILED = """
+
+:Repick a horis:DecisionStep ;
+    horis:when [ horis:order 1 ; horis:requires "?this :amount ?a ." ; horis:next :Pay ] ;
+    horis:otherwise :AskSupervisor .
+"""
 _SHIPMENT_SHAPE = "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ] ."
 _ORDER_SHAPE = ":OrderShape a sh:NodeShape ;\n"
 _STANDARD = '?this :weightKg ?weight . ?carrier a :Carrier ; :code "STD" .'
@@ -101,6 +123,34 @@ MISTAKES = [
      "what it wrote", "claims", "workflow.ttl", _PAID_TAIL,
      _PAID_TAIL.replace(_PAY, _PAY_AGAIN).replace(
          "    horis:next :Pay .", _RECHECK % "OPTIONAL { ?this :paymentRef ?r }"),
+     ":Pay a horis:ActionStep", "warning",
+     "the horis:until of :SeniorReview, once a person's answer makes it hold, holds every "
+     "time round after", "make the loop's horis:requires depend on something the tool writes"),
+    # a failed call wrote nothing: :Pay's FILTER NOT EXISTS on what it writes holds again
+    ("a failed payment's horis:onError back to :Pay through a proposal", "claims",
+     "workflow.ttl", _PAID_TAIL, _PAID_TAIL.replace(_PAY, _PAY_FAILING) + _REPICK,
+     ":Pay a horis:ActionStep", "warning",
+     "the step is on a cycle (:Pay → :Repick → :Pay) and its tool claims.pay is not "
+     "idempotent: each time round calls it again",
+     "make the loop's horis:requires depend on something the tool writes, or declare "
+     "claims.pay horis:idempotent true"),
+    ("a failed payment's horis:onError back to :Pay through a decision", "claims",
+     "workflow.ttl", _PAID_TAIL, _PAID_TAIL.replace(_PAY, _PAY_FAILING) + _RECHECK_FAILED,
+     ":Pay a horis:ActionStep", "warning",
+     "the step is on a cycle (:Pay → :Repick → :Pay) and its tool claims.pay is not "
+     "idempotent: each time round calls it again",
+     "make the loop's horis:requires depend on something the tool writes, or declare "
+     "claims.pay horis:idempotent true"),
+    # the SPARQL 1.0 "not yet" idiom guards only when nothing else can leave ?r unbound
+    ("a loop back through a person's wait to a step whose !BOUND is one arm of an ||",
+     "claims", "workflow.ttl", _PAY, _PAY_READING.replace(
+         "} ", "} FILTER (!BOUND(?r) || ?amount > 0) "),
+     ":Pay a horis:ActionStep", "warning",
+     "the horis:until of :SeniorReview, once a person's answer makes it hold, holds every "
+     "time round after", "make the loop's horis:requires depend on something the tool writes"),
+    ("a loop back through a person's wait to a step whose !BOUND variable two OPTIONALs bind",
+     "claims", "workflow.ttl", _PAY, _PAY_READING.replace(
+         "} ", "} OPTIONAL { ?this :assignedAdjuster ?r } FILTER (!BOUND(?r)) "),
      ":Pay a horis:ActionStep", "warning",
      "the horis:until of :SeniorReview, once a person's answer makes it hold, holds every "
      "time round after", "make the loop's horis:requires depend on something the tool writes"),
@@ -182,6 +232,17 @@ RIGHT = [
     ("a loop back through a person's wait to a step that requires it is not yet paid, by "
      "!EXISTS", "claims", "workflow.ttl",
      [(_PAY, _PAY_READING.replace("OPTIONAL", "FILTER (!EXISTS").replace("} ", "}) "))]),
+    ("a loop back through a person's wait to a step that requires it is not yet paid, by "
+     "OPTIONAL and !BOUND", "claims", "workflow.ttl",
+     [(_PAY, _PAY_READING.replace("} ", "} FILTER (!BOUND(?r)) "))]),
+    ("a loop back through a person's wait to a step that requires it is not yet paid, by "
+     "OPTIONAL and !BOUND among other FILTERs", "claims", "workflow.ttl",
+     [(_PAY, _PAY_READING.replace("} ", "} FILTER (?amount > 0 && !BOUND(?r)) "))]),
+    ("a loop back through a person's wait to a decision whose rule to pay requires it is not "
+     "yet paid, by OPTIONAL and !BOUND", "claims", "workflow.ttl",
+     [(_PAY, _PAY_AGAIN),
+      ("    horis:next :Pay .",
+       _RECHECK % "OPTIONAL { ?this :paymentRef ?r } FILTER (!BOUND(?r))")]),
     ("a loop back through a person's wait to a decision whose rule to pay requires it is not "
      "yet paid", "claims", "workflow.ttl",
      [(_PAY, _PAY_AGAIN),

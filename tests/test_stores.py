@@ -272,6 +272,41 @@ def test_a_value_rdflib_cannot_write_back_loads_and_reads_as_written(tmp_path):
     world.store.close()
 
 
+_WAITING = """@prefix : <urn:test:> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+:Thing a rdfs:Class .
+:wait a rdf:Property .
+:W a horis:Workflow ; horis:focusType :Thing ; horis:start :Until .
+:Until a horis:WaitStep ; horis:reason "until it has waited" ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ; horis:until "?this :wait ?d ." .
+"""
+
+
+@pytest.mark.parametrize("data", ["world.ttl", "world.nt"])
+def test_a_value_rdflib_cannot_write_back_validates_and_runs_in_memory(tmp_path, data):
+    """``-P1Y1D`` in a file read by rdflib (``validate``'s, a world the ``memory`` store reads
+    from the files given) was "cannot parse as turtle: Duration cannot have negative years
+    and negative days — check the file's syntax": its syntax is right, rdflib could not
+    write the value back. It is held, and written back, as written."""
+    (tmp_path / "defs.ttl").write_text(_WAITING)
+    (tmp_path / data).write_text(
+        "<urn:test:a> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <urn:test:Thing> .\n"
+        '<urn:test:a> <urn:test:wait> "-P1Y1D"^^<http://www.w3.org/2001/XMLSchema#duration> .\n')
+    for argv in (["validate", "defs.ttl", data],
+                 ["run", "defs.ttl", data, "--store", "memory", "--all"]):
+        done = subprocess.run([sys.executable, "-m", "horismos", *argv], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr and "syntax" not in done.stdout
+    assert "1 completed" in done.stdout
+    world = World.from_files(tmp_path / data, store="memory")
+    assert '"-P1Y1D"^^<http://www.w3.org/2001/XMLSchema#duration>' in world.canonical()
+    assert '"-P1Y1D"^^xsd:duration' in world.graph.serialize(format="trig")
+    assert world.digest() == World.from_files(tmp_path / data, store="oxigraph").digest()
+
+
 def test_load_refuses_a_world_that_would_not_outlive_it(tmp_path):
     (tmp_path / "w.ttl").write_text('<urn:test:a> <urn:test:p> "x" .\n')
     done = subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl",
