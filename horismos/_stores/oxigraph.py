@@ -1176,7 +1176,11 @@ class OxigraphStore(Store):
             text + "\n}", custom_functions={_TERM_FN: lambda i: values[int(i.value)]}
         )
 
-    def update(self, text: str) -> None:
+    def update(self, text: str, *, runtime_only: bool = False) -> None:
+        """Oxigraph runs it and says nothing of what it wrote, so one that ran has the digest
+        recomputed (one pass over the store), unless ``runtime_only``; one refused leaves
+        it as it was. On disk the stored digest is taken out first
+        and written again after: absent or true, should the process die in between."""
         refuse_triple_terms(text)
         with self._lock:
             self._schema_mark += 1  # whatever it writes
@@ -1190,10 +1194,16 @@ class OxigraphStore(Store):
                     behind = None  # rows taken in their order: another order there): dropped
             if behind is not None:  # replayed there on the graphs it names here, empty ones too
                 behind.hold_graphs(self._store.named_graphs())
+            if self._on_disk and not runtime_only:
+                self._unpersist()
             try:  # the quads held, kept: a few more or fewer
                 self._store.update(replayed)
             except (SyntaxError, RuntimeError, OSError) as e:  # as every store says it
                 raise StoreError(f"the update was refused, and wrote nothing: {e}") from None
+            if not runtime_only:
+                self._tally.reset(self.recompute_digest())
+                if self._on_disk:
+                    self._persist()
             if not self._on_disk:
                 self._churn.updated()
                 if behind is not None:
