@@ -3,8 +3,8 @@
 It used not to: the digest a trace records and ``replay`` checks then named a world that was
 not the one held, and ``horismos digest --check`` said the store disagreed with itself. Each
 test here is a real store (a real ``oxigraph serve`` for ``sparql:``); the digest after an
-update must equal the one recomputed from the quads, and a refused update must leave it as
-it was.
+update must equal the one recomputed from the quads, and a refused update must leave it, and
+the oxigraph store's schema mark, as they were.
 """
 
 from __future__ import annotations
@@ -130,3 +130,29 @@ def test_a_journal_killed_after_an_update_reopens_with_its_digest(tmp_path: Path
         assert kept.fingerprint == done.stdout.strip()
     finally:
         store_again.close()
+
+
+@pytest.mark.parametrize("kind", ["oxigraph", "oxigraph:PATH", "journal:PATH"])
+def test_only_an_update_that_ran_moves_the_schema_mark(
+    kind: str, store_for: Callable[[str], str], tmp_path: Path
+) -> None:
+    """The mark throws away the schema compiled from the world (``entailment="owl-rl"``): a
+    refused update wrote nothing, so what was compiled still holds."""
+    world = _world(store_for(kind), tmp_path)
+    try:
+        mark = world.store.schema_mark()
+        for refused in (
+            "INSERT DATA { <http://ex/c> <http://ex/p> ",  # not SPARQL
+            "INSERT DATA { GRAPH <http://ex/g> { <http://ex/c> <http://ex/p> 1 } } ;"
+            " CREATE GRAPH <http://ex/g>",  # the graph now exists: the whole update refused
+        ):
+            with pytest.raises(StoreError):
+                world.store.update(refused)
+            assert world.store.schema_mark() == mark, refused
+        world.store.update(
+            "INSERT DATA { <http://ex/C> <http://www.w3.org/2000/01/rdf-schema#subClassOf> "
+            "<http://ex/D> }"
+        )
+        assert world.store.schema_mark() != mark
+    finally:
+        world.close()
