@@ -189,10 +189,13 @@ class Worker:
         """Register a lease in ``world``'s store and keep it alive until :meth:`leave`;
         ``lease``: seconds, read from the environment when not given."""
         worker = cls(world.store, lease=lease)
-        worker.store.update(f"""{_PREFIXES}INSERT {{ GRAPH <{CLAIMS}> {{
+        worker.store.update(
+            f"""{_PREFIXES}INSERT {{ GRAPH <{CLAIMS}> {{
             <{worker.iri}> c:alive true ; c:renewed ?now ;
                 c:lease "PT{worker.lease:.3f}S"^^xsd:dayTimeDuration }} }}
-            WHERE {{ BIND(NOW() AS ?now) }}""")
+            WHERE {{ BIND(NOW() AS ?now) }}""",
+            runtime_only=True,
+        )
         worker._beat = threading.Thread(
             target=worker._heartbeat, daemon=True, name="horismos-lease"
         )
@@ -208,7 +211,9 @@ class Worker:
         if self._held:
             self._give_back(self._held)
             self._held.clear()
-        self.store.update(f"DELETE WHERE {{ GRAPH <{CLAIMS}> {{ <{self.iri}> ?p ?o }} }}")
+        self.store.update(
+            f"DELETE WHERE {{ GRAPH <{CLAIMS}> {{ <{self.iri}> ?p ?o }} }}", runtime_only=True
+        )
 
     def _give_back(self, claims: Sequence[Node], *, done: bool = False) -> None:
         """Stop owning ``claims`` (on leaving, on losing a verify) and, when their instances
@@ -220,18 +225,21 @@ class Worker:
         if done:
             marked = " ".join(f"{c.n3()} <{C}done> true ." for c in claims)
             update += f";\nINSERT DATA {{ GRAPH <{CLAIMS}> {{ {marked} }} }}"
-        self.store.update(update)
+        self.store.update(update, runtime_only=True)
 
     def _heartbeat(self) -> None:
         store = open_store(self.store.name)  # a connection of its own
         try:
             while not self._stop.wait(self.lease / 3):
                 try:
-                    store.update(f"""{_PREFIXES}
+                    store.update(
+                        f"""{_PREFIXES}
                         DELETE {{ GRAPH <{CLAIMS}> {{ ?w c:renewed ?old }} }}
                         INSERT {{ GRAPH <{CLAIMS}> {{ ?w c:renewed ?now }} }}
                         WHERE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true ; c:renewed ?old }}
-                                 VALUES ?w {{ <{self.iri}> }} BIND(NOW() AS ?now) }}""")
+                                 VALUES ?w {{ <{self.iri}> }} BIND(NOW() AS ?now) }}""",
+                        runtime_only=True,
+                    )
                     alive = self.alive(store)
                 except StoreError:
                     # the store is away for a while: keep beating. If it stays away past the
@@ -427,10 +435,13 @@ class Worker:
         called; of two that both mark, the later reader sees the other's mark. A mark counts
         while its instance holds the node: each update drops those whose hold is gone."""
         marks = " ".join(f"{n.n3()} c:calling {me.n3()} ." for n in nodes)
-        self.store.update(f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?n c:calling ?by }} }}
+        self.store.update(
+            f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?n c:calling ?by }} }}
             WHERE {{ GRAPH <{CLAIMS}> {{ ?n c:calling ?by }}
                      FILTER NOT EXISTS {{ GRAPH <{INSTANCES}> {{ ?n horis:instance ?by }} }} }};
-            INSERT DATA {{ GRAPH <{CLAIMS}> {{ {marks} }} }}""")
+            INSERT DATA {{ GRAPH <{CLAIMS}> {{ {marks} }} }}""",
+            runtime_only=True,
+        )
         rows = self.store.select(
             f"""SELECT ?n ?by WHERE {{ VALUES ?n {{ {" ".join(n.n3() for n in nodes)} }}
                 GRAPH <{CLAIMS}> {{ ?n c:calling ?by }}
@@ -497,7 +508,7 @@ class Worker:
 
     def _evict(self) -> None:
         """Drop the ``c:alive`` of every worker whose lease has run out."""
-        self.store.update(_EVICT)
+        self.store.update(_EVICT, runtime_only=True)
 
     def _free(self, workflow: Workflow, foci: list[URIRef]) -> list[URIRef]:
         """Those of ``foci`` that are neither done nor held by a live worker."""
@@ -525,12 +536,15 @@ class Worker:
         # them on giving back could land after, and delete, another owner's claim of them
         # (an update is judged on a snapshot), hiding its claim from the other kind of work
         named = "" if workflow.iri == CALLS else f"c:workflow <{workflow.iri}> ; c:focus ?f ;"
-        self.store.update(f"""{_EVICT};
+        self.store.update(
+            f"""{_EVICT};
             INSERT {{ GRAPH <{CLAIMS}> {{ ?claim {named} c:worker <{self.iri}> }} }}
             WHERE {{ VALUES (?claim ?f) {{ {rows} }}
                 {undone}
                 FILTER NOT EXISTS {{ GRAPH <{CLAIMS}> {{ ?claim c:worker ?w . ?w c:alive true }} }}
-            }}""")
+            }}""",
+            runtime_only=True,
+        )
         return time.monotonic()
 
     async def _verify(
@@ -596,7 +610,9 @@ class Worker:
         later to read its owners sees the other's claim, :meth:`_crossing`.)"""
         values = " ".join(c.n3() for c in won)
         marks = " ".join(f"{c.n3()} c:decided <{self.iri}> ." for c in won)
-        self.store.update(f"{_PREFIXES}INSERT DATA {{ GRAPH <{CLAIMS}> {{ {marks} }} }}")
+        self.store.update(
+            f"{_PREFIXES}INSERT DATA {{ GRAPH <{CLAIMS}> {{ {marks} }} }}", runtime_only=True
+        )
         rows = self.store.select(
             f"""SELECT DISTINCT ?claim WHERE {{ VALUES ?claim {{ {values} }}
                 GRAPH <{CLAIMS}> {{ ?claim c:decided ?by . ?by c:alive true }}

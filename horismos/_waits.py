@@ -453,7 +453,8 @@ def _index_every_instance(store: Store) -> typing.Literal["held", "filed now"] |
             WHERE {{ GRAPH <{INSTANCES}> {{ ?i a <{HORIS.Instance}> }}
                 FILTER NOT EXISTS {{ GRAPH <{SHORT_IDS}> {{ ?i <{_SHORT_ID_OF}> ?filed }} }}
                 BIND (SUBSTR(REPLACE(STR(?i), "^.*:", ""), 1, {SHORT_LENGTH}) AS ?short) }} ;
-            INSERT DATA {{ GRAPH <{g}> {{ <{s}> <{p}> <{o}> }} }}"""
+            INSERT DATA {{ GRAPH <{g}> {{ <{s}> <{p}> <{o}> }} }}""",
+            runtime_only=True,
         )
     except StoreError:  # every look-up reads the ids, as before the index
         return None

@@ -16,8 +16,14 @@ world: ``quads`` and ``dataset`` leave them out, so digests and snapshots never 
   its instance's ``horis:version``.
 - ``load`` adds quads; ``load_file`` parses a Turtle, N-Triples, N-Quads or TriG file
   straight into the store and returns how many quads it read.
-- ``update`` runs a SPARQL 1.1 Update as one transaction (claims and leases use it): all of
-  its operations land, or none, and a refused one raises :class:`StoreError`.
+- ``update`` runs a SPARQL 1.1 Update as one transaction (a user's own; claims and leases
+  use it too): all of its operations land, or none, and a refused one raises
+  :class:`StoreError` and leaves the digest as it was. One that ran moves the digest by what
+  it wrote: exactly, where the store sees its writes (``memory``), else recomputed once it
+  has run (one pass over the world: an update can write anything). ``runtime_only`` is the
+  caller's word that it writes only bookkeeping graphs, which the digest never counts (a
+  claim, a lease, the short-id index): the digest is then left alone, and no pass made. A
+  run's commits never go through ``update`` (``apply``), so no step pays the pass.
 - ``quads`` lists what is stored, for snapshots; ``lines`` the same as N-Quads lines;
   ``dataset`` is an rdflib view of it (a copy for stores that are not rdflib).
 - ``digest`` is the :class:`~horismos._digest.Digest` of what ``quads`` yields, kept up to date
@@ -247,7 +253,9 @@ class Store:
         """Land ``change`` atomically; the delta it made to :meth:`digest`."""
         raise NotImplementedError
 
-    def update(self, text: str) -> None:
+    def update(self, text: str, *, runtime_only: bool = False) -> None:
+        """Run a SPARQL 1.1 Update; the digest follows what it wrote (this module's
+        docstring), unless ``runtime_only`` says it writes only bookkeeping graphs."""
         raise NotImplementedError
 
     def load(self, quads: Iterable[Quad]) -> None:
@@ -336,8 +344,8 @@ class WrappedStore(Store):
     def apply(self, change: Change) -> Digest:
         return self.inner.apply(change)
 
-    def update(self, text: str) -> None:
-        self.inner.update(text)
+    def update(self, text: str, *, runtime_only: bool = False) -> None:
+        self.inner.update(text, runtime_only=runtime_only)
 
     def load(self, quads: Iterable[Quad]) -> None:
         self.inner.load(quads)

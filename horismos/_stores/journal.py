@@ -23,7 +23,10 @@ journal). A record::
 changed (so replay is strict: a quad removed that is not stored, or added that is, means the
 journal and snapshot disagree, and is an error like a record failing its check). ``U`` (a SPARQL
 update, the claims' bookkeeping): its text, ``NOW()`` written in as the time it ran, so that
-replaying it writes what it wrote. Every quad counts, runtime graphs included.
+replaying it writes what it wrote. Every quad counts, runtime graphs included. An update that
+may write the world (a user's, not ``runtime_only``) starts with the comment
+:data:`_WORLD_UPDATE`: Oxigraph says nothing of what it wrote, so an open that replays one
+recomputes the digest once, after the last record.
 
 A crash leaves at most a torn last record (one write, cut short), which opening drops, cutting
 the file back to the last whole record; anything else that fails its check is a
@@ -81,6 +84,9 @@ _A_HEAD = b"JC %012d %012d %s %s\n" % (0, 0, b"0" * 64, b"0" * 16)
 """A header's shape, and one of that shape: the bytes a torn header lacks, so that the start
 of one is told from bytes no write began (:func:`_read_one`)."""
 _HEAD = len(_A_HEAD)  # "J", kind, two lengths, two hashes, separators
+_WORLD_UPDATE = b"# horismos: may write the world\n"
+"""The first line of a ``U`` record whose update is not ``runtime_only``: a SPARQL comment,
+which a journal written before it was read without, replays as it is."""
 _ROTATE_AT = 64 * 1024 * 1024  # journal bytes below which it is never rotated (nor at 4x)
 
 
@@ -309,6 +315,7 @@ class JournalStore(OxigraphStore):
         self._settled = threading.Condition(self._lock)  # notified when that one is done
         self._broken: str | None = None  # why it takes no more commits
         self._rotate_after = 0  # journal bytes a failed rotation waits for before a retry
+        self._world_updated = False  # an update replayed at open may have written the world
         try:
             self._open()
         except BaseException:
@@ -372,6 +379,8 @@ class JournalStore(OxigraphStore):
         if after is not None:  # a dump behind that did not finish: its commits follow
             self._replay_journal(following)
             self._generation = after
+        if self._world_updated:  # its writes unknown: the digest from what is held
+            self._tally.reset(self.recompute_digest())
 
     def _replay_journal(self, journal: Path) -> None:
         """Replay the records of ``journal`` one by one, cut it back to its last whole record
@@ -425,6 +434,7 @@ class JournalStore(OxigraphStore):
         text is exempt: ``DELETE DATA`` of an absent quad is one a claim may well run."""
         if kind == b"U":
             self._store.update(a.decode())
+            self._world_updated |= a.startswith(_WORLD_UPDATE)
             return
         store = self._store
         removed = list(ox.parse(a, format=_NQ, lenient=True))
@@ -498,11 +508,15 @@ class JournalStore(OxigraphStore):
         record = _record(b"C", _nquads([e[1] for e in removed]), _nquads([e[1] for e in added]))
         self._ahead(record, lambda: super(JournalStore, self)._land(removed, added))
 
-    def update(self, text: str) -> None:
+    def update(self, text: str, *, runtime_only: bool = False) -> None:
+        """Written ahead as a ``U`` record, marked :data:`_WORLD_UPDATE` unless
+        ``runtime_only``, then run in memory (the digest recomputed there, as on Oxigraph)."""
         text = pinned(text)
+        record = text.encode() if runtime_only else _WORLD_UPDATE + text.encode()
         with self._lock:
             self._ahead(
-                _record(b"U", text.encode()), lambda: super(JournalStore, self).update(text)
+                _record(b"U", record),
+                lambda: super(JournalStore, self).update(text, runtime_only=runtime_only),
             )
 
     # -- snapshots -----------------------------------------------------------------------

@@ -149,11 +149,14 @@ class MemoryStore(Store):
             self._digest += delta
             return delta
 
-    def update(self, text: str) -> None:
-        """As on Oxigraph, and all or nothing (:mod:`.memory_update`)."""
+    def update(self, text: str, *, runtime_only: bool = False) -> None:
+        """As on Oxigraph, and all or nothing (:mod:`.memory_update`); the digest moved by
+        exactly what it wrote, read from its log (``runtime_only`` changes nothing here: the
+        runtime graphs' quads count for nothing anyway)."""
         prepared = parse_update(text)  # before the store's lock: the parse takes its own
         with self._lock:
-            run_update(self._ds, prepared)
+            added, removed = run_update(self._ds, prepared)
+            self._digest += delta_of(added, removed)
 
     def load(self, quads: Iterable[Quad]) -> None:
         self.apply(Change(add=skolemise(list(quads))))

@@ -46,7 +46,7 @@ from rdflib.term import Node
 
 from .._errors import UsageError
 from .._sparql_parse import prepare_update
-from .base import StoreError
+from .base import Quad, StoreError
 from .oxigraph import canonical, refuse_triple_terms
 from .stored_patterns import in_stored_form
 
@@ -114,9 +114,11 @@ def _refuse_bases_resolved_otherwise(bases: list[str], iris: list[URIRef]) -> No
         )
 
 
-def run_update(ds: Dataset, update: Update) -> None:
-    """``update`` run on ``ds`` as one transaction; one refused (with Oxigraph's words where
-    it is Oxigraph's rule) raises :class:`StoreError` and leaves ``ds`` as it was."""
+def run_update(ds: Dataset, update: Update) -> tuple[list[Quad], list[Quad]]:
+    """``update`` run on ``ds`` as one transaction: the quads it added and those it removed
+    (read from its log, so the store's digest moves by exactly those). One refused (with
+    Oxigraph's words where it is Oxigraph's rule) raises :class:`StoreError` and leaves
+    ``ds`` as it was."""
     writes = _Writes(ds)
     try:
         for operation in update.algebra:
@@ -130,6 +132,7 @@ def run_update(ds: Dataset, update: Update) -> None:
         if not isinstance(e, Exception):
             raise  # a Ctrl-C: nothing written, and let through
         raise StoreError(f"the update was refused, and wrote nothing: {e}") from None
+    return writes.landed()
 
 
 class _Refused(Exception):
@@ -211,6 +214,18 @@ class _Writes:
         if g is not self.default and g in self._graphs:
             self._log.append(("dropped", g, None))
             self.store.remove_graph(g)
+
+    def landed(self) -> tuple[list[Quad], list[Quad]]:
+        """The quads added and those removed, net of one another: a triple is logged added
+        only where it was not stored and removed only where it was, so its writes alternate,
+        and one added then removed (or the reverse) counts neither way."""
+        net: dict[Quad, int] = {}
+        for kind, g, triple in self._log:
+            if triple is not None:
+                name = g.identifier
+                q = (*triple, None if name == DATASET_DEFAULT_GRAPH_ID else cast(URIRef, name))
+                net[q] = net.get(q, 0) + (1 if kind == "added" else -1)
+        return [q for q, n in net.items() if n > 0], [q for q, n in net.items() if n < 0]
 
     def undo(self) -> None:
         """Each logged write undone, latest first. A write is logged before it is made (a

@@ -1176,10 +1176,13 @@ class OxigraphStore(Store):
             text + "\n}", custom_functions={_TERM_FN: lambda i: values[int(i.value)]}
         )
 
-    def update(self, text: str) -> None:
+    def update(self, text: str, *, runtime_only: bool = False) -> None:
+        """Oxigraph runs it and says nothing of what it wrote, so one that ran has the digest
+        recomputed (one pass over the store), unless ``runtime_only``; one refused moves
+        neither the digest nor the schema mark. On disk the stored digest is taken out first
+        and written again after: absent or true, should the process die in between."""
         refuse_triple_terms(text)
         with self._lock:
-            self._schema_mark += 1  # whatever it writes
             self._kept.clear()
             behind, self._behind = self._behind, None  # as in apply: dropped if cut short
             replayed = text
@@ -1190,10 +1193,17 @@ class OxigraphStore(Store):
                     behind = None  # rows taken in their order: another order there): dropped
             if behind is not None:  # replayed there on the graphs it names here, empty ones too
                 behind.hold_graphs(self._store.named_graphs())
+            if self._on_disk and not runtime_only:
+                self._unpersist()
             try:  # the quads held, kept: a few more or fewer
                 self._store.update(replayed)
             except (SyntaxError, RuntimeError, OSError) as e:  # as every store says it
                 raise StoreError(f"the update was refused, and wrote nothing: {e}") from None
+            self._schema_mark += 1  # whatever it wrote
+            if not runtime_only:
+                self._tally.reset(self.recompute_digest())
+                if self._on_disk:
+                    self._persist()
             if not self._on_disk:
                 self._churn.updated()
                 if behind is not None:
@@ -1202,9 +1212,9 @@ class OxigraphStore(Store):
                     self._begin_copy()
 
     def schema_mark(self) -> int:
-        """Moved by every change that writes or removes a schema triple, every update and
-        every file loaded: only this process writes this store (on disk, RocksDB's lock), and
-        :meth:`dataset` is a copy."""
+        """Moved by every change that writes or removes a schema triple, every update that
+        ran (not one refused) and every file loaded: only this process writes this store (on
+        disk, RocksDB's lock), and :meth:`dataset` is a copy."""
         return self._schema_mark
 
     def load(self, quads: Iterable[Quad]) -> None:

@@ -37,9 +37,11 @@ global value. Each update Horismos makes also inserts its own delta as a node of
 exact when it counts only quads that really were added or removed: a guarded commit (the
 runner's) is taken to remove quads that are stored and add quads that are not — its guard,
 the instance's version, says the runner read them — while an unguarded change and every load
-first asks which of its quads are stored. Writes that bypass Horismos are not counted; the
-recomputation (``horismos digest --check``) finds them, from one consistent read of the whole
-store, and ``--fold`` replaces the deltas that read saw by one base value.
+first asks which of its quads are stored. A user's SPARQL update (:meth:`SparqlStore.update`)
+is followed by a fold, as ``--fold`` below: the server does not say what it wrote. Writes that
+bypass Horismos are not counted; the recomputation (``horismos digest --check``) finds them,
+from one consistent read of the whole store, and ``--fold`` replaces the deltas that read saw
+by one base value.
 """
 
 from __future__ import annotations
@@ -172,8 +174,19 @@ class SparqlStore(Store):
     def _ask(self, text: str, path: str = _QUERY) -> bool:
         return bool(self._query(text, path)["boolean"])
 
-    def update(self, text: str) -> None:
+    def update(self, text: str, *, runtime_only: bool = False) -> None:
+        """The server says nothing of what an update wrote, so one that landed (not
+        ``runtime_only``) is followed by a fold (:meth:`_fold`): the deltas one read of the
+        whole store saw replaced by the digest recomputed from that read, which holds the
+        update's writes. One the server refused raises before: no fold, no delta."""
         refuse_triple_terms(text)  # the server would take it, and its quads not be read
+        self._post_update(text)
+        if not runtime_only:
+            self._fold()
+
+    def _post_update(self, text: str) -> None:
+        """``text`` sent as one update, the store's own (a load's, a fold's), whose digest
+        it accounts for itself."""
         self._forget()
         self._request("POST", "/update", text.encode(), _UPDATE)
 
@@ -585,7 +598,7 @@ class SparqlStore(Store):
             name = "" if isinstance(q.graph_name, ox.DefaultGraph) else str(q.graph_name)
             by_graph.setdefault(name, []).append(f"{q.subject} {q.predicate} {q.object} .")
         by_graph.setdefault(nt(cast(URIRef, g)), []).append(f"{nt(node)} {nt(p)} {nt(o)} .")
-        self.update(
+        self._post_update(
             "INSERT DATA {\n"
             + "\n".join(
                 "\n".join(lines) if not name else f"GRAPH {name} {{\n" + "\n".join(lines) + "\n}"
@@ -661,7 +674,7 @@ class SparqlStore(Store):
         old = " ".join(f"<{node}> {p} {nt(Literal(value))} ." for node, value in deltas)
         name = hashlib.sha256(" ".join(sorted(node for node, _ in deltas)).encode()).hexdigest()
         base = f"<{DIGEST_GRAPH}:base:{name[:32]}> {p} {nt(Literal(recomputed.to_text()))} ."
-        self.update(
+        self._post_update(
             f"DELETE {{ GRAPH {g} {{ {old} }} }}\n"
             f"INSERT {{ GRAPH {g} {{ {base} }} }}\n"
             f"WHERE {{ GRAPH {g} {{ {old} }} }}"
