@@ -42,6 +42,7 @@ from ._policy import (
     implementation,
     server_of,
 )
+from ._redact import redact_text
 from ._sources import RDF_SUFFIXES
 from ._stores import DEFAULT_STORE, Change
 from ._unreadable import STDIN_NOT_READ, why_unreadable
@@ -421,6 +422,8 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
         result.artifacts.append({"type": "world", "path": args.out})
+    for note in result.notes:  # as a command's other failures are told, after its outcome
+        print(f"horismos tools: note: {redact_text(note)}", file=sys.stderr)
     kept = bool(args.out) or world.store.persistent
     if args.format == "json":
         if not kept:
