@@ -71,7 +71,7 @@ from ._policy import (
 from ._prechecks import refuse_unmet
 from ._records import StepRecord
 from ._step_records import n3
-from ._stores.base import Change, Conflict
+from ._stores.base import Change, Conflict, Quad
 from ._tool_calls import literal_fits
 from ._trace import TRACE_VERSION, Trace
 from ._world import holds_subject
@@ -372,6 +372,11 @@ class LentData(Protocol):
         """How many quads were lent (the store held none of them)."""
         ...
 
+    def record(self) -> list[Quad]:
+        """The store's record of the lend, which the call's completed commit removes: what
+        was lent then stays, and no later command takes it back."""
+        ...
+
     def keep(self) -> None: ...
 
     def take_back(self) -> int:
@@ -521,7 +526,10 @@ async def guarded_call(
                 answer = _KeyedAnswer(tool, idempotency_key)
             with making(intent):  # reconcile in this process leaves it be meanwhile
                 landed = lent.keep if lent is not None else None
-                record = await runner.call_tool(tool, nodes, intent, keyed, answer, landed)
+                unrecord = lent.record() if lent is not None else []
+                record = await runner.call_tool(
+                    tool, nodes, intent, keyed, answer, landed, unrecord
+                )
         except Conflict as e:
             if not e.present:
                 raise
