@@ -77,8 +77,8 @@ def take_back_abandoned_lends(world: World, command: str) -> None:
 class LentWorld:
     """What one command lent ``world``: the quads it added, whether the store's "every
     instance has a short id" mark was lifted for instances among them, and the record of both
-    landed with them (:mod:`~._lends`), which the next command takes back by should this
-    process stop before it does. Made before anything is lent, so that whatever stops the
+    landed with them (:mod:`~._lends`), by which the next command takes them back should
+    this process stop before it does. Made before anything is lent, so that whatever stops the
     command once the lend may have landed (an error, a Ctrl-C) finds what to take back."""
 
     world: World
@@ -99,11 +99,13 @@ class LentWorld:
         unindexed = any(q[3] == INSTANCES for q in added) and indexes_every_instance(
             self.world.store
         )
+        if not added and not unindexed:
+            return  # nothing to lend, nor to take back
         self.entry = Lend.begin(self.world)  # a lease, on a shared store, before it lands
         # known before the commit: stopped inside it, the take-back finds them (removing
         # quads that did not land removes nothing)
         self.added, self.unindexed = added, unindexed
-        self.recorded = self.entry.record(added, unindexed) if added or unindexed else []
+        self.recorded = self.entry.record(added, unindexed)
         self.world.commit(
             Change(
                 add=[*added, *self.recorded],
