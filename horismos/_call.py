@@ -71,7 +71,7 @@ from ._policy import (
 from ._prechecks import refuse_unmet
 from ._records import StepRecord
 from ._step_records import n3
-from ._stores.base import Change, Conflict
+from ._stores.base import Change, Conflict, Quad
 from ._tool_calls import literal_fits
 from ._trace import TRACE_VERSION, Trace
 from ._world import holds_subject
@@ -131,6 +131,9 @@ class CallResult:
     replayed: str | None = None
     """When the call first made with this call's idempotency key started, if this is its
     answer given again (nothing was called now)."""
+    notes: list[str] = field(default_factory=list)
+    """What else went wrong once the outcome was known (a binding that failed to close);
+    each also a text block of :attr:`content`, after the summary."""
 
     @property
     def ok(self) -> bool:
@@ -369,6 +372,11 @@ class LentData(Protocol):
         """How many quads were lent (the store held none of them)."""
         ...
 
+    def record(self) -> list[Quad]:
+        """The store's record of the lend, which the call's completed commit removes: what
+        was lent then stays, and no later command takes it back."""
+        ...
+
     def keep(self) -> None: ...
 
     def take_back(self) -> int:
@@ -453,6 +461,8 @@ async def guarded_call(
     )
     nodes: dict[str, Node] = {}
     keyed_here = False  # its key held in this process (take_key), given back at the end
+    result: CallResult | None = None  # the call's outcome, once known
+    unclosed: BaseException | None = None  # what closing raised once the outcome was known
     try:
         nodes, payload, problems = check_arguments(tool, defs, args, world)
         if problems:
@@ -516,7 +526,10 @@ async def guarded_call(
                 answer = _KeyedAnswer(tool, idempotency_key)
             with making(intent):  # reconcile in this process leaves it be meanwhile
                 landed = lent.keep if lent is not None else None
-                record = await runner.call_tool(tool, nodes, intent, keyed, answer, landed)
+                unrecord = lent.record() if lent is not None else []
+                record = await runner.call_tool(
+                    tool, nodes, intent, keyed, answer, landed, unrecord
+                )
         except Conflict as e:
             if not e.present:
                 raise
@@ -564,11 +577,16 @@ async def guarded_call(
     finally:
         try:
             await runner.aclose()  # may raise (a cancel scope, an MCP session's close) ...
+        except BaseException as e:
+            if result is None:  # the call itself stopped: that is what the caller hears
+                raise
+            unclosed = e  # the outcome stands, and its trace ends as any call's does
         finally:  # ... and the key and the claims are given back all the same
             if keyed_here:
                 release_key(world.store, cast(str, idempotency_key))
             if worker is not None:
                 worker.leave()  # the subject's claim given back with the lease
+    assert result is not None  # each way out of the try without one raised
     if lent is not None and (taken := lent.take_back()):
         world_digest = None if world.store.shared else world.digest()
         tr.emit("taken_back", quads=taken, world_digest=world_digest)
@@ -576,16 +594,30 @@ async def guarded_call(
         "end", status=result.status, world_digest=None if world.store.shared else world.digest()
     )
     tr.close()
+    if unclosed is not None and not isinstance(unclosed, Exception):
+        raise unclosed  # a Ctrl-C or a cancel while closing, once the trace has its end
+    if unclosed is not None:
+        result.notes.append(_unclosed_note(tool, result.status, unclosed))
     result.trace, result.names = tr, _namer(defs, world)
     for term in [t for triple in result.effects for t in triple]:
         result.names(term)  # named now, while the world is open to ask
     result.call = _call_text(tool, nodes if nodes else {}, result.names)
     result.content.insert(0, {"type": "text", "text": _summary(result)})
+    result.content.extend({"type": "text", "text": f"note: {n}"} for n in result.notes)
     if isinstance(trace, str | Path):
         result.artifacts.append({"type": "trace", "path": str(trace)})
     if idempotency_key is not None and result.replayed is None:
         result.artifacts.append({"type": "idempotency_key", "key": idempotency_key})
     return result
+
+
+def _unclosed_note(tool: Tool, status: CallStatus, error: Exception) -> str:
+    """What a caller is told of a binding that failed to close after its call: its session
+    or connection, not the call, whose outcome (and the world it left) stands."""
+    return (
+        f"closing the binding of {tool.name} failed after the call ended {status}: "
+        f"{error.__class__.__name__}: {error}; the call's outcome stands"
+    )
 
 
 class _KeyedAnswer:

@@ -84,13 +84,16 @@ if TYPE_CHECKING:
     from ._runner import Runner
 
 __all__ = [
+    "ALIVE",
     "CALLS",
     "CATALOG",
+    "CLAIMS",
     "SETTLE",
     "FencedStore",
     "NotHeld",
     "Work",
     "Worker",
+    "evict_expired",
     "keep_subject",
     "lease_from_env",
 ]
@@ -128,7 +131,7 @@ C = RUNTIME + "claim#"
 _PREFIXES = (
     f"PREFIX c: <{C}>\nPREFIX horis: <{NS}>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
 )
-_ALIVE = URIRef(C + "alive")
+ALIVE = URIRef(C + "alive")
 CALLS = URIRef(RUNTIME + "catalog-call")
 """The work of the catalog's guarded calls on a shared world: a claim per subject (``_call``),
 and one per idempotency key a call is given, held with it (:meth:`Worker.hold`'s ``also``).
@@ -156,6 +159,12 @@ _EVICT = f"""{_PREFIXES}DELETE {{ GRAPH <{CLAIMS}> {{ ?w c:alive true }} }}
              FILTER(NOW() - ?r > ?lease) }}"""
 
 
+def evict_expired(store: Store) -> None:
+    """Drop the ``c:alive`` of every worker whose lease has run out (by the store's clock): what
+    it held (claims, a lend of world data: :mod:`~horismos._lends`) is then another's to take."""
+    store.update(_EVICT, runtime_only=True)
+
+
 @dataclass(frozen=True)
 class _Owners:
     """What :meth:`Worker._owners` read of a batch's claims."""
@@ -176,7 +185,7 @@ class Worker:
         self.lease = lease_from_env() if lease is None else lease
         self.settle = settle
         self.iri = URIRef(f"{RUNTIME}worker:{uuid.uuid4().hex}")
-        self.fence: tuple[Quad, ...] = ((self.iri, _ALIVE, Literal(True), CLAIMS),)
+        self.fence: tuple[Quad, ...] = ((self.iri, ALIVE, Literal(True), CLAIMS),)
         self.world = World(FencedStore(store, self))
         self.lost = False
         self._stop = threading.Event()
@@ -508,7 +517,7 @@ class Worker:
 
     def _evict(self) -> None:
         """Drop the ``c:alive`` of every worker whose lease has run out."""
-        self.store.update(_EVICT, runtime_only=True)
+        evict_expired(self.store)
 
     def _free(self, workflow: Workflow, foci: list[URIRef]) -> list[URIRef]:
         """Those of ``foci`` that are neither done nor held by a live worker."""

@@ -28,6 +28,7 @@ from ._cli_common import (
     write_world,
     written_back,
 )
+from ._cli_lent_world import take_back_abandoned_lends
 from ._cli_run import RunView
 from ._definitions import load_definitions
 from ._errors import ToolError, Unreachable, UsageError
@@ -251,6 +252,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
     traces = output_folder("--traces", args.traces) if args.traces else None
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
     world = world_of(args)
+    take_back_abandoned_lends(world, "wake")
     if not world.store.persistent and not args.out:  # it woke, called, and kept nothing
         raise UsageError(
             f"--store {args.store} keeps nothing after this process, so what the waits "

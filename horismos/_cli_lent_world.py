@@ -12,6 +12,10 @@ issued). A call keeps F once its completed commit has landed, whatever fails aft
 taken back then, F's facts were gone from under the effect that read them. Before, F stayed
 in S whatever the call did.
 
+The lend lands with a record of it (:mod:`~._lends`), which the take-back removes, and a
+call's completed commit with its effects: a process killed in between left F in S for good,
+and the next command opening S for writing now takes it back.
+
 The take-back does not ask who else wrote S since: on a store others write meanwhile
 (``sparql:``), a quad another writer committed after the lend that F also held is removed
 with F's, and the "every instance has a short id" mark is set again over instances another
@@ -24,17 +28,19 @@ triples anyone can write beside their own call (:func:`~._policy.holds_approval_
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ._cli_common import load_world
 from ._errors import UsageError
+from ._lends import Lend, take_back_abandoned
 from ._policy import holds_approval_record
 from ._stores import Change
 from ._stores.base import INSTANCES, Quad
 from ._world import INDEXED_EVERY_INSTANCE, World, indexes_every_instance
 
-__all__ = ["LentWorld", "world_data"]
+__all__ = ["LentWorld", "take_back_abandoned_lends", "world_data"]
 
 
 def world_data(paths: Sequence[str], store: str, who: str) -> list[Quad]:
@@ -53,22 +59,39 @@ def world_data(paths: Sequence[str], store: str, who: str) -> list[Quad]:
     return quads
 
 
+def take_back_abandoned_lends(world: World, command: str) -> None:
+    """Before ``command`` reads or writes ``world``, take back what a process that is gone lent
+    its store and never took back (:func:`~._lends.take_back_abandoned`), saying so: else it
+    was read as the store's own facts, and kept by whatever was committed beside it."""
+    taken = take_back_abandoned(world)
+    if taken:
+        print(
+            f"horismos {command}: note: took back {taken} quad{'' if taken == 1 else 's'} of "
+            "--world data an earlier command lent the store and never took back (its process "
+            "stopped before it could)",
+            file=sys.stderr,
+        )
+
+
 @dataclass
 class LentWorld:
-    """What one command lent ``world``: the quads it added, and whether the store's "every
-    instance has a short id" mark was lifted for instances among them. Made before anything
-    is lent, so that whatever stops the command once the lend may have landed (an error, a
-    Ctrl-C) finds what to take back."""
+    """What one command lent ``world``: the quads it added, whether the store's "every
+    instance has a short id" mark was lifted for instances among them, and the record of both
+    landed with them (:mod:`~._lends`), by which the next command takes them back should
+    this process stop before it does. Made before anything is lent, so that whatever stops the
+    command once the lend may have landed (an error, a Ctrl-C) finds what to take back."""
 
     world: World
     added: list[Quad] = field(default_factory=list)
     unindexed: bool = False
+    recorded: list[Quad] = field(default_factory=list)
+    entry: Lend | None = None  # the lend as recorded, and its lease on a shared store
 
     def lend(self, paths: Sequence[str], store: str, who: str) -> None:
         """Land the ``--world`` files ``paths`` in the world (the persistent ``--store``
-        named ``store``) in one commit, refusing them, before anything lands, if they hold an
-        approval record; ``who`` (``a call``, ``discovery``) is what counts only the store's
-        approvals."""
+        named ``store``) in one commit with its record, refusing them, before anything lands,
+        if they hold an approval record; ``who`` (``a call``, ``discovery``) is what counts
+        only the store's approvals."""
         quads = world_data(paths, store, who)
         held = set(self.world.store.which(quads))
         added = [q for q in quads if q not in held]
@@ -76,26 +99,46 @@ class LentWorld:
         unindexed = any(q[3] == INSTANCES for q in added) and indexes_every_instance(
             self.world.store
         )
+        if not added and not unindexed:
+            return  # nothing to lend, nor to take back
+        self.entry = Lend.begin(self.world)  # a lease, on a shared store, before it lands
         # known before the commit: stopped inside it, the take-back finds them (removing
         # quads that did not land removes nothing)
         self.added, self.unindexed = added, unindexed
-        self.world.commit(Change(add=added, remove=[INDEXED_EVERY_INSTANCE] if unindexed else []))
+        self.recorded = self.entry.record(added, unindexed)
+        self.world.commit(
+            Change(
+                add=[*added, *self.recorded],
+                remove=[INDEXED_EVERY_INSTANCE] if unindexed else [],
+            )
+        )
 
     def count(self) -> int:
         """How many quads were lent (the store held none of them)."""
         return len(self.added)
 
+    def record(self) -> list[Quad]:
+        """The record of the lend, which a call's completed commit removes with its effects:
+        what was lent then stays, and no later command takes it back."""
+        return list(self.recorded)
+
     def keep(self) -> None:
-        """What was lent stays: a call's effects, which read it, have landed."""
-        self.added, self.unindexed = [], False
+        """What was lent stays: a call's effects, which read it, have landed (its record
+        removed in the same commit)."""
+        self.added, self.unindexed, self.recorded = [], False, []
+        self._end()
 
     def take_back(self) -> int:
-        """Remove what was lent, in one commit; the mark lifted for it is set again (the
-        instances it did not index are gone with it). How many quads that removed: taking
-        back twice, or after :meth:`keep`, does nothing."""
+        """Remove what was lent, with its record, in one commit; the mark lifted for it is set
+        again (the instances it did not index are gone with it). How many quads that removed:
+        taking back twice, or after :meth:`keep`, does nothing."""
         taken = len(self.added)
-        if self.added or self.unindexed:
+        if self.added or self.unindexed or self.recorded:
             mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if self.unindexed else []
-            self.world.commit(Change(add=mark, remove=self.added))
+            self.world.commit(Change(add=mark, remove=[*self.added, *self.recorded]))
         self.keep()
         return taken
+
+    def _end(self) -> None:
+        if self.entry is not None:
+            self.entry.end()

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ._cli_common import counts
+from ._cli_lent_world import take_back_abandoned_lends
 from ._errors import AuthoringError, HorismosError, UsageError
 from ._unreadable import each_opens, load_failed
 from ._world import World, unindexed
@@ -48,6 +49,9 @@ def cmd_load(args: argparse.Namespace) -> int:
                 f"--store {args.store} keeps nothing after this process; load into "
                 "oxigraph:PATH, journal:PATH or sparql:URL"
             )
+        # what a process that stopped lent and never took back: else loaded beside it, its
+        # quads that the files also hold were taken back from under the load
+        take_back_abandoned_lends(world, "load")
         # what the files bring is not in the short-id index: said before and after, for
         # another process's short id missed meanwhile may index every instance again
         unindexed(world.store)

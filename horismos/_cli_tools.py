@@ -28,7 +28,7 @@ from ._cli_common import (
     writable,
     write_world,
 )
-from ._cli_lent_world import LentWorld, world_data
+from ._cli_lent_world import LentWorld, take_back_abandoned_lends, world_data
 from ._errors import UsageError
 from ._idempotency import check_key
 from ._model import Tool
@@ -42,6 +42,7 @@ from ._policy import (
     implementation,
     server_of,
 )
+from ._redact import redact_text
 from ._sources import RDF_SUFFIXES
 from ._stores import DEFAULT_STORE, Change
 from ._unreadable import STDIN_NOT_READ, why_unreadable
@@ -328,6 +329,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
     world = lent = None
     if args.world or args.store != DEFAULT_STORE:
         world = World.open(args.store, create=False)
+        take_back_abandoned_lends(world, "tools")
         if world.store.persistent and args.world:  # read beside the store, then taken back
             lent = LentWorld(world)
         else:
@@ -392,6 +394,8 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     # a store not made yet is made only to load --world into, as for run: a mistyped path
     # was a new empty store the call committed into
     world = World.open(args.store, create=bool(args.world))
+    # what a process stopped mid-call lent and never took back is not read as the store's
+    take_back_abandoned_lends(world, "tools")
     # kept only with the effects of a call made now: told by the call's completed commit
     lent = LentWorld(world) if args.world and world.store.persistent else None
     if args.world and lent is None:
@@ -421,6 +425,8 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
         result.artifacts.append({"type": "world", "path": args.out})
+    for note in result.notes:  # as a command's other failures are told, after its outcome
+        print(f"horismos tools: note: {redact_text(note)}", file=sys.stderr)
     kept = bool(args.out) or world.store.persistent
     if args.format == "json":
         if not kept:
@@ -450,6 +456,7 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
                 "journal:PATH or "
                 "sparql:URL)"
             )
+        take_back_abandoned_lends(world, "tools")  # its call's --world data, if it was killed
         cleared = agent.catalog.reconcile(args.name, payload, world)
     finally:
         world.close()
@@ -492,6 +499,7 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
     # as for run: a store not made yet is made only to load --world into (a mistyped path
     # was a new store holding an approval no call would find)
     with World.open(args.store, create=bool(args.world)) as world:  # let go however it ends
+        take_back_abandoned_lends(world, "tools")
         # F beside a persistent store only for writing --out: the approval is what lands.
         # Without --out nothing reads F: it is only refused if it brings an approval record
         beside = bool(args.world) and world.store.persistent

@@ -30,7 +30,7 @@ from ._proposal import propose, refused_model
 from ._reads import text
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Conflict
-from ._stores.base import QueryRefused, ReadAhead
+from ._stores.base import Quad, QueryRefused, ReadAhead
 from ._vocab import HORIS
 from ._waits import StoredInstance, Waiting, read_instance, short_id_quad, wait_step
 from ._world import INSTANCES, World
@@ -156,6 +156,7 @@ class Runner(ActionSteps):
         keyed: Sequence[tuple] = (),
         answer: Callable[[StepRecord], list[tuple]] | None = None,
         landed: Callable[[], None] | None = None,
+        unrecord: Sequence[Quad] = (),
     ) -> StepRecord:
         """One invocation of ``tool`` outside any workflow: the catalog's guarded call.
 
@@ -173,7 +174,8 @@ class Runner(ActionSteps):
         or of an idempotent tool's call that got no answer (never sent, timed out), is not
         recorded: a retry with it calls again. ``landed``: told right after a completed call's
         commit, before anything else can stop it (what a caller lent the world for the call
-        then stays with the effects that read it).
+        then stays with the effects that read it); ``unrecord``: quads a completed call's
+        commit removes with its effects (the store's record of that lend, :mod:`._lends`).
         """
         call = URIRef(f"urn:horismos:call:{self.env.new_id()}")
         if intent is not None and not tool.idempotent:
@@ -212,6 +214,8 @@ class Runner(ActionSteps):
                 pending = [*pending, *answer(rec)]
         elif keyed and announced:
             dropped = [*dropped, *keyed]
+        if rec.status == "completed":
+            dropped = [*dropped, *unrecord]
         if pending or dropped:
             self.world.commit(Change(add=pending, remove=dropped, absent=used))
         if landed is not None and rec.status == "completed":

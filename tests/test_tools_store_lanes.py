@@ -334,10 +334,37 @@ def test_world_data_stays_with_a_call_whose_commit_landed_though_closing_raised(
                         *store, "--world", "more.ttl", *args, "--approval",
                         issued.stdout.strip()], cwd=tmp_path, capture_output=True, text=True,
                        timeout=120, stdin=subprocess.DEVNULL)
-    assert p.returncode != 0 and "close failed" in p.stderr, p.stdout + p.stderr
+    assert p.returncode == 0, p.stdout + p.stderr  # completed: closing is a note after it
+    assert "note: closing the binding of c.transfer failed" in p.stderr, p.stderr
+    assert "close failed" in p.stderr and "Traceback" not in p.stderr
     assert (tmp_path / "calls.log").read_text() == str(EX.p9) + "\n"  # the tool acted
     assert types_of(store, EX.p9) == {EX.Patient}  # set(): taken back from under its effect
     assert types_of(store, EX.w9) == {EX.Ward}
+
+
+def test_the_trace_of_a_refused_call_ends_though_closing_its_bindings_raised(
+        tmp_path: Path) -> None:
+    """Closing the bindings raised after a refused call, and the trace ended at
+    ``refused``: no ``taken_back``, no ``end``, and a Python traceback at the command line.
+    The trace ends as any call's does, and the close is a note after the refusal."""
+    defs = project(tmp_path)
+    store = ["--store", f"oxigraph:{tmp_path / 'store'}"]
+    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
+    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    before = digest(store, tmp_path)
+    (tmp_path / "close_fails.py").write_text(CLOSE_FAILS, encoding="utf-8")
+    p = subprocess.run([sys.executable, "close_fails.py", "tools", "call", "c.transfer", *defs,
+                        *store, "--world", "more.ttl", "--args",
+                        '{"patient": ":p9", "ward": ":w9"}', "--trace", "t.jsonl"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert p.returncode == 5, p.stdout + p.stderr  # refused (approval), as without the close
+    assert "refused (approval)" in p.stdout and "Traceback" not in p.stderr, p.stderr
+    assert "note: closing the binding of c.transfer failed after the call ended refused: "\
+        "RuntimeError: the session's close failed" in p.stderr, p.stderr
+    events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert [e["type"] for e in events] == ["header", "refused", "taken_back", "end"]
+    assert events[-1]["world_digest"] == before == digest(store, tmp_path)
 
 
 def test_approve_lends_world_data_as_a_call_does(tmp_path: Path, kept) -> None:

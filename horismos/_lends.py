@@ -1,0 +1,163 @@
+"""The durable record of world data lent to a persistent store for one command
+(:mod:`~horismos._cli_lent_world`), so that a process killed between the lend and the
+take-back does not leave the data in the store for good.
+
+A lend lands in one commit with its record, in ``urn:horismos:runtime:`` graphs (bookkeeping:
+out of digests and snapshots)::
+
+    GRAPH <urn:horismos:runtime:lent> {
+        <lend> l:owner "PID@HOST" ; l:graph <copy> … ; l:unindexed true ;   # when it lifted
+            l:worker <worker> .                     # on a shared store: the lease it holds
+    }
+    GRAPH <copy> { s p o }     # one copy graph per graph of the lent quads (default or named)
+
+The commit that takes it back removes the record with the lent quads; a call's completed
+commit removes it with the call's effects (what was lent then stays with what read it). So a
+record is left only by a process that stopped in between, and the next command that opens the
+store for writing takes back what that process lent (:func:`take_back_abandoned`).
+
+Whether the process that lent is gone is told as claims tell it (:mod:`~horismos._claims`):
+
+- ``oxigraph:PATH`` and ``journal:PATH`` open in one process at a time (RocksDB's lock, a
+  journal's ``flock``): the process that opened the store now is the only one that can be
+  writing it, so a record there was left by a process that is gone;
+- on ``sparql:``, which processes share, the lender holds a worker's lease for the length of
+  the command (renewed by its heartbeat, judged by the server's clock): a record whose worker's
+  lease has run out, or was given back, is abandoned; one whose lease is live belongs to a
+  process mid-command, and is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import quote, unquote
+
+from rdflib import Literal, URIRef
+
+from ._claims import ALIVE, CLAIMS, Worker, evict_expired, lease_from_env
+from ._stores import RUNTIME, Change
+from ._stores.base import Quad
+from ._world import INDEXED_EVERY_INSTANCE, World
+
+__all__ = ["LENDS", "Lend", "take_back_abandoned"]
+
+LENDS = URIRef(RUNTIME + "lent")
+"""The graph naming each lend in force: its owner, its copy graphs, whether it lifted the mark."""
+_L = RUNTIME + "lent#"
+_OWNER, _GRAPH, _UNINDEXED, _WORKER = (
+    URIRef(_L + n) for n in ("owner", "graph", "unindexed", "worker")
+)
+_DEFAULT = "/default"
+_NAMED = "/graph/"
+
+
+def _copy_graph(lend: URIRef, graph: URIRef | None) -> URIRef:
+    """Where the record keeps a lent quad of ``graph``: its graph's name is in the copy's."""
+    tail = _DEFAULT if graph is None else _NAMED + quote(str(graph), safe="")
+    return URIRef(f"{lend}{tail}")
+
+
+def _lent_graph(lend: URIRef, copy: URIRef) -> URIRef | None:
+    """The graph whose quads ``copy`` keeps (None: the default graph)."""
+    tail = str(copy)[len(str(lend)) :]
+    return None if tail == _DEFAULT else URIRef(unquote(tail[len(_NAMED) :]))
+
+
+@dataclass
+class Lend:
+    """One command's lend, as recorded: land :meth:`record` with the lent quads, and
+    :meth:`record` again among what the take-back (or the call's commit) removes."""
+
+    iri: URIRef
+    worker: Worker | None = None  # on a shared store, the lease that says the lender lives
+
+    @classmethod
+    def begin(cls, world: World) -> Lend:
+        """A lend about to be made in ``world``; on a shared store, it holds a lease from now
+        until :meth:`end`, so another process does not take it back mid-command."""
+        worker = Worker.join(world, lease_from_env()) if world.store.shared else None
+        return cls(URIRef(f"{RUNTIME}lent:{uuid.uuid4().hex}"), worker)
+
+    def record(self, added: Sequence[Quad], unindexed: bool) -> list[Quad]:
+        """The quads recording that ``added`` was lent (and the mark lifted, ``unindexed``)."""
+        quads: list[Quad] = [
+            (self.iri, _OWNER, Literal(f"{os.getpid()}@{socket.gethostname()}"), LENDS)
+        ]
+        graphs = {q[3] for q in added}
+        quads += [(self.iri, _GRAPH, _copy_graph(self.iri, g), LENDS) for g in graphs]
+        if unindexed:
+            quads.append((self.iri, _UNINDEXED, Literal(True), LENDS))
+        if self.worker is not None:
+            quads.append((self.iri, _WORKER, self.worker.iri, LENDS))
+        quads += [(s, p, o, _copy_graph(self.iri, g)) for s, p, o, g in added]
+        return quads
+
+    def end(self) -> None:
+        """Give back the lease held for the lend (its record gone with the take-back or the
+        call's commit)."""
+        if self.worker is not None:
+            worker, self.worker = self.worker, None
+            worker.leave()
+
+
+def take_back_abandoned(world: World) -> int:
+    """Take back, in one commit each, what the processes that are gone lent ``world``'s store
+    and never took back (see the module's docstring); how many quads that removed. A store
+    that keeps nothing after its process holds no lend to take back."""
+    store = world.store
+    if not store.persistent:
+        return 0
+    ns = {"l": _L}
+    found = store.select(
+        f"SELECT ?lend ?worker WHERE {{ GRAPH <{LENDS}> {{ ?lend l:owner ?o "
+        "OPTIONAL { ?lend l:worker ?worker } } }",
+        {},
+        ns,
+    )
+    if not found:
+        return 0
+    if store.shared:
+        evict_expired(store)  # a lease run out is dropped, as claims are taken over
+        live = {
+            row["w"]
+            for row in store.select(
+                f"SELECT ?w WHERE {{ GRAPH <{CLAIMS}> {{ ?w <{ALIVE}> true }} }}", {}, {}
+            )
+        }
+        found = [row for row in found if row.get("worker") not in live]
+    taken = 0
+    for lend in {_iri(row["lend"]) for row in found}:
+        record = [
+            (lend, p, o, LENDS)
+            for row in store.select(
+                f"SELECT ?p ?o WHERE {{ GRAPH <{LENDS}> {{ <{lend}> ?p ?o }} }}", {}, {}
+            )
+            for p, o in [(row["p"], row["o"])]
+        ]
+        lent: list[Quad] = []
+        copies: list[Quad] = []
+        for _, p, copy, _ in record:
+            if p != _GRAPH:
+                continue
+            graph = _lent_graph(lend, _iri(copy))
+            for row in store.select(
+                f"SELECT ?s ?p ?o WHERE {{ GRAPH <{copy}> {{ ?s ?p ?o }} }}", {}, {}
+            ):
+                s, p2, o = row["s"], row["p"], row["o"]
+                copies.append((s, p2, o, _iri(copy)))
+                lent.append((s, p2, o, graph))
+        unindexed = any(p == _UNINDEXED for _, p, _, _ in record)
+        mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if unindexed else []
+        world.commit(Change(add=mark, remove=[*lent, *copies, *record]))
+        taken += len(lent)
+    return taken
+
+
+def _iri(node: object) -> URIRef:
+    """``node``, an IRI the record holds."""
+    assert isinstance(node, URIRef)
+    return node
