@@ -114,7 +114,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.trace_dir is not None:  # refused now, not as an internal error on every call
         output_folder("--trace-dir", args.trace_dir)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
-    with World.open(args.store) as world:
+    # a path that holds no store is refused (a typo served an empty world), unless --world
+    # is to fill it, as for run
+    with World.open(args.store, create=bool(args.world)) as world:
         beside: World | None = world  # what the warnings are held to (run_warnings)
         if args.world:
             load_world(world, args.world)

@@ -99,14 +99,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
     traces = output_folder("--traces", args.traces) if args.traces else None
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     app = celery_app(args.broker, visibility_timeout=args.visibility_timeout)
-    with World.open(args.store) as world:
-        shared = world.store.shared
-        warnings = run_warnings(agent.definitions, world) if shared else []
-    if not shared:
+    if not args.store.startswith("sparql:"):  # said before opening: oxigraph:PATH made a store
         raise UsageError(
             f"--store {args.store} is not shared by other processes: workers "
             "need one world they all reach, a sparql:URL store"
         )
+    with World.open(args.store) as world:
+        warnings = run_warnings(agent.definitions, world)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,

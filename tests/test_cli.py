@@ -702,7 +702,8 @@ def test_a_literal_over_16_mib_in_the_definitions_is_a_located_error(tmp_path: P
 def test_commands_that_read_a_world_refuse_a_path_that_holds_no_store(tmp_path: Path) -> None:
     """pyoxigraph creates a store wherever it is opened: `instances` at a mistyped path said
     "no instances" and left an empty store there, `digest` wrote RocksDB files into a folder
-    of the user's own. Only `load` (and `run`) make a world."""
+    of the user's own, `serve` served the new empty world. Only `load` (and `run` or `serve`
+    with --world) make a world."""
     (tmp_path / "folder").mkdir()
     (tmp_path / "folder" / "notes.txt").write_text("mine")
     (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
@@ -711,13 +712,19 @@ def test_commands_that_read_a_world_refuse_a_path_that_holds_no_store(tmp_path: 
                  ["wake", *TRIAGE, "--store", "oxigraph:typo"],
                  ["resume", *TRIAGE, "--store", "oxigraph:typo", "--instance", "x"],
                  ["tools", "reconcile", "ehr.notify_nurse", *TRIAGE, "--store", "oxigraph:typo",
-                  "--args", "{}"]):
+                  "--args", "{}"],
+                 ["serve", *TRIAGE, "--store", "oxigraph:typo"],
+                 ["serve", *TRIAGE, "--store", "journal:typo", "--transport", "http"]):
         p = horismos(*args, cwd=tmp_path)
         no_traceback(p)
         store = args[args.index("--store") + 1]
         assert p.returncode == 2, (args, p.stdout + p.stderr)
-        assert (f"no store at {store[9:]}; create one with "
+        assert (f"no store at {store.partition(':')[2]}; create one with "
                 f"`horismos load FILES --store {store}`") in p.stderr, (args, p.stderr)
+    # a worker takes only a shared world: said before a store is made at the path
+    p = horismos("worker", *TRIAGE, "--store", "oxigraph:typo", "--broker",
+                 "redis://127.0.0.1:1/0", cwd=tmp_path)
+    assert p.returncode == 2 and "not shared by other processes" in p.stderr, p.stderr
     assert not (tmp_path / "typo").exists()
     assert [f.name for f in (tmp_path / "folder").iterdir()] == ["notes.txt"]
     assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
@@ -1232,6 +1239,29 @@ def test_a_bare_sparql_variable_in_turtle_is_an_error_at_its_line(
         f"triage.ttl:{line}: error: ?this is a SPARQL variable where Turtle expects a value"
         f" — {hint}"), p.stdout
     assert "newUniversal" not in p.stdout + p.stderr
+
+
+@pytest.mark.parametrize(("written", "shown", "held", "encoded"), [
+    pytest.param("a\\u0001b", "a\\u0001b", "a control character (U+0001)", "%01", id="u-escape"),
+    pytest.param("a\tb", "a\tb", "a tab", "%09", id="raw-tab"),
+    pytest.param("a\\u007Fb", "a\\u007Fb", "a control character (U+007F)", "%7F", id="del"),
+    pytest.param("a b", "a b", "a space", "%20", id="space"),
+])
+def test_an_iri_holding_a_control_character_is_an_error_at_its_line(
+        tmp_path: Path, written: str, shown: str, held: str, encoded: str) -> None:
+    """rdflib's Turtle parser decodes ``\\u0001`` inside ``<…>`` and keeps a raw tab there:
+    `validate` said "valid", and the first store to meet the IRI refused it (or the
+    definitions' digest died in rdflib with a traceback, for a space)."""
+    text = Path(TRIAGE[0]).read_text(encoding="utf-8")
+    text += f"\n# the next line's IRI\n:urgent rdfs:seeAlso <http://example.org/{written}> .\n"
+    (tmp_path / "triage.ttl").write_text(text, encoding="utf-8")
+    line = text.count("\n")
+    p = horismos("validate", "triage.ttl", TRIAGE[1], cwd=tmp_path)
+    no_traceback(p)
+    assert (p.returncode, p.stdout) == (1, (
+        f"triage.ttl:{line}: error: <http://example.org/{shown}> is not an IRI: it holds "
+        f"{held}, which no IRI may hold (RFC 3987), and a store refuses it — write the "
+        f"character percent-encoded ({encoded}), or remove it\ninvalid: 1 error\n")), p.stdout
 
 
 @pytest.mark.parametrize("world", [
