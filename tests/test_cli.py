@@ -6,6 +6,7 @@ import json
 import os
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -743,21 +744,49 @@ def test_a_file_that_cannot_be_read_is_named_with_what_to_do(tmp_path: Path) -> 
     (tmp_path / "w.ttl").symlink_to(UNREADABLE)
     (tmp_path / "t.jsonl").symlink_to(UNREADABLE)
     (tmp_path / "folder").mkdir()
-    said = ("w.ttl: error: cannot read it (Input/output error) — check that it is a file this "
-            "user may read, on a disk that answers")
+    said = ("w.ttl: error: cannot read it ([Errno 5] Input/output error) — check that it is "
+            "a file this user may read, on a disk that answers")
     for args, code, text in (
             (["load", "w.ttl", "--store", "oxigraph:st"], 1,
              f"horismos load: 1 error in the files:\n  {said}\n"),
             (["run", *TRIAGE, *TOOLS, "--world", "w.ttl", "--all"], 2,
              f"horismos run: 1 error in the world data:\n  {said}\n"),
             (["trace", "show", "t.jsonl"], 2,
-             "horismos trace: error: t.jsonl: cannot read it (Input/output error); check "
+             "horismos trace: error: t.jsonl: cannot read it ([Errno 5] Input/output error); check "
              "that it is a file this user may read, on a disk that answers\n"),
             (["tools", "call", "ehr.notify_nurse", *TRIAGE, *WORLD, "--args", "@folder"], 2,
              "horismos tools: error: --args @folder: this is a folder, not a file; give a "
              "file in it\n")):
         p = horismos(*args, cwd=tmp_path)
         assert (p.returncode, p.stderr) == (code, text), args
+
+
+def test_an_error_of_the_system_no_table_words_names_the_file_and_what_to_do(
+        tmp_path: Path) -> None:
+    """A name too long, or a socket given as a file, met no words of Horismos's: `load`
+    printed the system's bare "[Errno 36] File name too long: 'aaa…'", and a trace written
+    to a socket was told to check "that the disks … have space"."""
+    long = "a" * 300
+    (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "t.jsonl"))
+    todo = ("check the path (each name in it, and that it is a plain file or folder), that "
+            "this user may use it, and that its disk answers; then run the command again")
+    try:
+        for args, code, text in (
+                (["load", f"{long}.ttl", "--store", "oxigraph:st"], 1,
+                 f"horismos load: error: {long}.ttl: cannot read or write it ([Errno 36] File "
+                 f"name too long); {todo}\n"),
+                (["load", "w.ttl", "--store", f"journal:{long}"], 1,
+                 f"horismos load: error: {long}/snapshot.nq: cannot read or write it ([Errno 36] "
+                 f"File name too long); {todo}\n"),
+                (["run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "t.jsonl"], 2,
+                 "horismos run: error: t.jsonl: cannot read or write it ([Errno 6] No such "
+                 f"device or address); {todo}\n")):
+            p = horismos(*args, cwd=tmp_path)
+            assert (p.returncode, p.stderr) == (code, text), args
+    finally:
+        server.close()
 
 
 @pytest.mark.parametrize(("command", "code"), [
@@ -792,8 +821,8 @@ def test_every_input_that_cannot_be_read_is_said_in_the_same_words(tmp_path: Pat
     (tmp_path / "loop.ttl").symlink_to("loop.ttl")
     (tmp_path / "folder").mkdir()
     (tmp_path / "bad.ttl").write_text("@prefix : <http://x/> .\n:a :b")
-    eio = "cannot read it (Input/output error); check that it is a file this user may read, " \
-          "on a disk that answers"
+    eio = "cannot read it ([Errno 5] Input/output error); check that it is a file this user " \
+          "may read, on a disk that answers"
     folder = "folder: this is a folder, not a file; give a file in it"
     for args, code, text in (
             (["resume", *TRIAGE, *WORLD, "--instance", "urn:horismos:instance:x",
@@ -843,8 +872,11 @@ def test_a_store_that_cannot_write_says_so_not_that_the_file_cannot_be_read(
         pytest.skip(f"this RocksDB cannot open a store under the limit: {p.stderr}")
     no_traceback(p)
     assert p.returncode == code, p.stdout + p.stderr
-    assert p.stderr.startswith(f"horismos {command[0]}: error: the store could not write what "
-                               "big.ttl holds ("), p.stderr
+    assert p.stderr.startswith(f"horismos {command[0]}: error: the store oxigraph:st could not "
+                               "write what big.ttl holds: the file would pass the size limit "
+                               "of this process (IO error: "), p.stderr
+    assert p.stderr.endswith("File too large); lift the limit (ulimit -f) or write to another "
+                             "disk, then run the command again\n"), p.stderr
     assert "cannot read" not in p.stderr
 
 
@@ -1368,6 +1400,7 @@ LOGGED = """\
 
 GUESTS = """\
 import signal
+import socket
 
 
 def log(guest):
