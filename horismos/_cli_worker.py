@@ -13,7 +13,7 @@ import logging
 import sys
 
 from ._agent import Agent
-from ._cli_common import cwd_importable, output_folder, reach, reach_options
+from ._cli_common import cwd_importable, output_folder, reach, reach_options, reached
 from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._policy import allowed
@@ -105,6 +105,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
             "need one world they all reach, a sparql:URL store"
         )
     with World.open(args.store) as world:
+        reached(world)  # a store down is said now, as `run` says it, not by every task taken
         warnings = run_warnings(agent.definitions, world)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
