@@ -23,6 +23,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
+from rdflib import RDF, URIRef
+
 from ._bindings import Hosts, Reach, allowed_host
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, UsageError
@@ -47,6 +49,7 @@ __all__ = [
     "plural",
     "reach",
     "reach_options",
+    "reached",
     "short_id",
     "world_of",
     "writable",
@@ -404,3 +407,14 @@ def world_of(args: argparse.Namespace) -> World:
         )
     load_world(world, args.world)
     return world
+
+
+_PROBE = URIRef("urn:horismos:probe")
+
+
+def reached(world: World) -> None:
+    """One read of ``world``'s store now: a long-lived command (``serve``, ``worker``) whose
+    store cannot be reached says so at start and exits, as ``run`` does, where it had started
+    and then failed every call or task it took (a :class:`StoreError` from a ``sparql:``
+    server that is down)."""
+    next(iter(world.store.objects(_PROBE, RDF.type)), None)

@@ -11,7 +11,7 @@ from pathlib import Path
 from ._cli_common import counts
 from ._cli_lent_world import take_back_abandoned_lends
 from ._errors import AuthoringError, HorismosError, UsageError
-from ._unreadable import each_opens, load_failed
+from ._unreadable import each_opens, load_failed, os_failure
 from ._world import World, unindexed
 
 __all__ = ["cmd_load", "load_arguments"]
@@ -62,7 +62,7 @@ def cmd_load(args: argparse.Namespace) -> int:
                 try:
                     n = world.store.load_file(path, bar)
                 except OSError as e:  # the file's read error, or the store's write error
-                    raise load_failed(path, e) from None
+                    raise load_failed(path, e, world.store.name) from None
                 took = time.perf_counter() - t0
                 print(
                     ("\r" if bar else "") + f"loaded {n:,} quads from {path} in {took:.1f} s "
@@ -86,8 +86,11 @@ def cmd_load(args: argparse.Namespace) -> int:
     except UsageError as e:  # what was asked cannot be done: exit 2, as every command
         print(("\n" if bar else "") + f"horismos load: error: {e}", file=sys.stderr)
         return 2
-    except (HorismosError, OSError) as e:
+    except HorismosError as e:
         print(("\n" if bar else "") + f"horismos load: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # a path the system refuses: said in words, as every command says it
+        print(("\n" if bar else "") + f"horismos load: error: {os_failure(e)}", file=sys.stderr)
         return 1
     return 0
 

@@ -11,18 +11,14 @@ import argparse
 import asyncio
 import sys
 
-from rdflib import RDF, URIRef
-
 from ._agent import Agent
-from ._cli_common import load_world, output_folder, reach, reach_options
+from ._cli_common import load_world, output_folder, reach, reach_options, reached
 from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._serve import ServedTools
 from ._signing import signer_from_env
 from ._stores import DEFAULT_STORE
 from ._world import World
-
-_PROBE = URIRef("urn:horismos:serve:probe")
 
 __all__ = ["cmd_serve", "serve_arguments"]
 
@@ -114,15 +110,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.trace_dir is not None:  # refused now, not as an internal error on every call
         output_folder("--trace-dir", args.trace_dir)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
-    with World.open(args.store) as world:
+    # a path that holds no store is refused (a typo served an empty world), unless --world
+    # is to fill it, as for run
+    with World.open(args.store, create=bool(args.world)) as world:
         beside: World | None = world  # what the warnings are held to (run_warnings)
         if args.world:
             load_world(world, args.world)
         elif not world.store.persistent:
             load_world(world, args.paths)
             beside = None  # the definitions' own files: the load has weighed them
-        # one read now: a store that cannot be reached is said at start, not by every call
-        next(iter(world.store.objects(_PROBE, RDF.type)), None)
+        reached(world)  # a store that cannot be reached is said at start, not by every call
         for problem in run_warnings(agent.definitions, beside):  # as `run` says them
             print(problem, file=sys.stderr)
         served = ServedTools(

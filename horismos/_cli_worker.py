@@ -13,7 +13,7 @@ import logging
 import sys
 
 from ._agent import Agent
-from ._cli_common import cwd_importable, output_folder, reach, reach_options
+from ._cli_common import cwd_importable, output_folder, reach, reach_options, reached
 from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._policy import allowed
@@ -99,14 +99,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
     traces = output_folder("--traces", args.traces) if args.traces else None
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     app = celery_app(args.broker, visibility_timeout=args.visibility_timeout)
-    with World.open(args.store) as world:
-        shared = world.store.shared
-        warnings = run_warnings(agent.definitions, world) if shared else []
-    if not shared:
+    if not args.store.startswith("sparql:"):  # said before opening: oxigraph:PATH made a store
         raise UsageError(
             f"--store {args.store} is not shared by other processes: workers "
             "need one world they all reach, a sparql:URL store"
         )
+    with World.open(args.store) as world:
+        reached(world)  # a store down is said now, as `run` says it, not by every task taken
+        warnings = run_warnings(agent.definitions, world)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 
-__all__ = ["ACCESS", "READ", "WRITTEN", "written"]
+__all__ = ["ACCESS", "READ", "WRITTEN", "detail", "other", "written"]
 
 ACCESS = {errno.EACCES, errno.EPERM}
 """The errors of a file this user may not use: said for reading by :data:`READ`."""
@@ -56,3 +56,24 @@ def written(e: OSError) -> tuple[str, str] | None:
     if e.errno in WRITTEN:
         return WRITTEN[e.errno]
     return next((words for n, words in WRITTEN.items() if os.strerror(n) in str(e)), None)
+
+
+def detail(e: OSError) -> str:
+    """The system's own words for ``e``, kept as a detail after Horismos's: its number and
+    text ("[Errno 36] File name too long", without the file, which the message names), or a
+    RocksDB message's, which has no errno."""
+    if e.errno is not None and e.strerror:
+        return f"[Errno {e.errno}] {e.strerror}"
+    return str(e)
+
+
+def other(e: OSError, doing: str) -> tuple[str, str]:
+    """What is wrong and what to do for an error neither table holds, met trying ``doing``
+    ("read it", "write it", "read or write it"): a name too long, a socket or a device given
+    as a file, an I/O error. The system's bare "[Errno 6] No such device or address" was all
+    a user read; the hint fits any of them."""
+    return (
+        f"cannot {doing} ({detail(e)})",
+        "check the path (each name in it, and that it is a plain file or folder), that this "
+        "user may use it, and that its disk answers; then run the command again",
+    )

@@ -33,11 +33,13 @@ import contextlib
 import logging
 import os
 import socket
+import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rdflib import URIRef
 
@@ -390,6 +392,8 @@ def serve(
         return status
 
     app.task(name=TASK, bind=True)(instance)
+    said = _BrokerSaid(app.conf.broker_url)
+    logging.getLogger("celery.worker.consumer.consumer").addFilter(said)
     hostname = name or f"horismos-{os.getpid()}@{socket.gethostname()}"
     worker = app.Worker(
         pool="solo" if concurrency == 1 else "threads",
@@ -402,7 +406,49 @@ def serve(
         quiet=True,
         queues=[QUEUE],
     )
+    from celery.exceptions import CPendingDeprecationWarning
+
+    # a broker lost: Celery's notice of a setting's future default, to its own users, not
+    # ours; after the worker is made, whose logging setup shows every such warning
+    warnings.filterwarnings("ignore", category=CPendingDeprecationWarning)
     try:
         worker.start()
     finally:
         driver.close()
+
+
+class _BrokerSaid(logging.Filter):
+    """Celery's own lines for a broker it cannot reach, said once in Horismos's words.
+
+    Why: a worker whose broker was down printed "consumer: Cannot connect to redis://…: Error
+    111 connecting to 127.0.0.1:6379. Connection refused.. Trying again in 2.00 seconds...
+    (1/None)" at every retry, and "Connection to broker lost. Trying to re-establish the
+    connection..." when it went away, in Celery's words and none of what to do. Celery goes
+    on retrying (a broker restart is ridden out); each outage is said once, as it begins."""
+
+    def __init__(self, broker: str) -> None:
+        super().__init__()
+        self.broker = redact_url(broker)
+        self.said = False  # this outage is said: Celery's retries that follow are not
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from celery.worker.consumer.consumer import CONNECTION_ERROR, CONNECTION_RETRY
+
+        args = record.args if isinstance(record.args, tuple) else ()
+        if record.msg == CONNECTION_ERROR and len(args) > 1:
+            lost = False
+        elif len(args) > 1 and args[0] == CONNECTION_RETRY:
+            lost = True  # it answered before: a new outage
+        else:
+            return True
+        if lost or not self.said:
+            went = "went away" if lost else "cannot be reached"
+            print(
+                f"horismos worker: the broker at {self.broker} {went}: "
+                f"{why_unreachable(cast(BaseException, args[1])).rstrip('.')}; tasks are taken "
+                "again once it answers (start it if it is not running: redis-server --port PORT)",
+                file=sys.stderr,
+                flush=True,
+            )
+        self.said = True
+        return False

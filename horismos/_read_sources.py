@@ -15,6 +15,7 @@ from rdflib import Graph, URIRef
 from rdflib.plugins.parsers.notation3 import BadSyntax
 
 from ._errors import AuthoringError, Problem
+from ._iri_slips import iri_slips
 from ._sources import RDF_SUFFIXES, ParsedFile, Sources, expand_paths, literal_warnings_off
 from ._turtle_syntax import (
     SYNTAX_HINT,
@@ -131,6 +132,10 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
                     hint="check the file's syntax and extension",
                 )
             )
+            continue
+        slips = iri_slips(path, g)  # rdflib reads a control character into an IRI
+        if slips:
+            problems.extend(slips)
             continue
         for prefix, ns in g.namespace_manager.namespaces():
             if (prefix, ns) not in given:

@@ -19,16 +19,18 @@ from rdflib.term import Node
 
 from ._errors import ShaclMessage
 
-__all__ = ["iri_problem", "is_iri", "split_iri", "unfit_terms"]
+__all__ = ["NOT_IN_IRI", "iri_problem", "is_iri", "split_iri", "unfit_terms"]
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
-_NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\\x7f]')
+NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\\x7f-\x9f\ufffe\uffff]')
+"""A character no IRI holds (RFC 3987): controls (C0, DEL, C1), a space, the delimiters,
+and the two noncharacters; Oxigraph refuses each."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def iri_problem(text: str) -> str | None:
     """What keeps ``text`` from being an IRI (a character no IRI holds), or None."""
-    bad = _NOT_IN_IRI.search(text)
+    bad = NOT_IN_IRI.search(text)
     return None if bad is None else f"it contains {bad.group()!r}"
 
 

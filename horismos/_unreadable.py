@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 
 from ._errors import AuthoringError, HorismosError, Problem, UsageError
-from ._os_words import ACCESS, READ, written
+from ._os_words import ACCESS, READ, detail, other, written
 from ._stores.base import StoreError
 
 __all__ = [
@@ -46,19 +46,14 @@ def os_failure(e: OSError) -> str:
     what, hint = (
         disk
         or (_EITHER_WAY if e.errno in ACCESS else None)
-        or READ.get(
-            e.errno or 0,
-            (
-                f"reading or writing failed ({e.strerror or e})",
-                "check that the disks this command reads and writes have space and answer",
-            ),
-        )
+        or READ.get(e.errno or 0)
+        or other(e, "read or write it" if e.filename else "read or write a file it uses")
     )
     if e.filename:
         return f"{e.filename}: {what}; {hint}"
     if disk:  # a write to stdout, or to a file whose writer named none
         return f"an output could not be written: {what}; {hint}"
-    return f"{what}; {hint}"
+    return f"the command {what}; {hint}" if what.startswith("cannot") else f"{what}; {hint}"
 
 
 def why_unreadable(e: OSError) -> tuple[str, str]:
@@ -67,7 +62,7 @@ def why_unreadable(e: OSError) -> tuple[str, str]:
         READ.get(e.errno or 0)
         or written(e)
         or (
-            f"cannot read it ({e.strerror or e})",
+            f"cannot read it ({detail(e)})",
             "check that it is a file this user may read, on a disk that answers",
         )
     )
@@ -130,14 +125,15 @@ def readable_file(path: str) -> str:
     return path
 
 
-def load_failed(path: Path, e: OSError) -> HorismosError:
-    """The error of a load of ``path`` into a store that raised ``e``: the file's, when it was
-    met reading the file (the system's errno, and the file or, passed on by pyoxigraph's
-    parser, no file named), else the store's own (RocksDB's, no errno: a full disk, a file
-    over the size limit), which was reported as the input file's "cannot read it"."""
+def load_failed(path: Path, e: OSError, store: str) -> HorismosError:
+    """The error of a load of ``path`` into ``store`` (its name) that raised ``e``: the
+    file's, when it was met reading the file (the system's errno, and the file or, passed on
+    by pyoxigraph's parser, no file named), else the store's own (RocksDB's, no errno: a full
+    disk, a file over the size limit), which was reported as the input file's "cannot read
+    it", then without the store's path or what the limit it met needs."""
     if e.errno is not None and e.filename in (None, str(path)):
         return AuthoringError([unreadable(path, e)])
+    what, hint = written(e) or ("its disk refused the write", "check that its disk answers")
     return StoreError(
-        f"the store could not write what {path} holds ({e}); free space on the store's disk "
-        "or lift the limit it met, then load again"
+        f"the store {store} could not write what {path} holds: {what} ({detail(e)}); {hint}"
     )

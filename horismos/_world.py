@@ -101,7 +101,7 @@ class World:
             try:
                 self.store.load_file(path)  # pyoxigraph's parser, into every kind of store
             except OSError as e:  # the file's read error, or the store's write error
-                raise load_failed(path, e) from None
+                raise load_failed(path, e, self.store.name) from None
             except SyntaxError as e:
                 raise AuthoringError(
                     [

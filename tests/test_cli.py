@@ -6,6 +6,7 @@ import json
 import os
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -702,7 +703,8 @@ def test_a_literal_over_16_mib_in_the_definitions_is_a_located_error(tmp_path: P
 def test_commands_that_read_a_world_refuse_a_path_that_holds_no_store(tmp_path: Path) -> None:
     """pyoxigraph creates a store wherever it is opened: `instances` at a mistyped path said
     "no instances" and left an empty store there, `digest` wrote RocksDB files into a folder
-    of the user's own. Only `load` (and `run`) make a world."""
+    of the user's own, `serve` served the new empty world. Only `load` (and `run` or `serve`
+    with --world) make a world."""
     (tmp_path / "folder").mkdir()
     (tmp_path / "folder" / "notes.txt").write_text("mine")
     (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
@@ -711,13 +713,19 @@ def test_commands_that_read_a_world_refuse_a_path_that_holds_no_store(tmp_path: 
                  ["wake", *TRIAGE, "--store", "oxigraph:typo"],
                  ["resume", *TRIAGE, "--store", "oxigraph:typo", "--instance", "x"],
                  ["tools", "reconcile", "ehr.notify_nurse", *TRIAGE, "--store", "oxigraph:typo",
-                  "--args", "{}"]):
+                  "--args", "{}"],
+                 ["serve", *TRIAGE, "--store", "oxigraph:typo"],
+                 ["serve", *TRIAGE, "--store", "journal:typo", "--transport", "http"]):
         p = horismos(*args, cwd=tmp_path)
         no_traceback(p)
         store = args[args.index("--store") + 1]
         assert p.returncode == 2, (args, p.stdout + p.stderr)
-        assert (f"no store at {store[9:]}; create one with "
+        assert (f"no store at {store.partition(':')[2]}; create one with "
                 f"`horismos load FILES --store {store}`") in p.stderr, (args, p.stderr)
+    # a worker takes only a shared world: said before a store is made at the path
+    p = horismos("worker", *TRIAGE, "--store", "oxigraph:typo", "--broker",
+                 "redis://127.0.0.1:1/0", cwd=tmp_path)
+    assert p.returncode == 2 and "not shared by other processes" in p.stderr, p.stderr
     assert not (tmp_path / "typo").exists()
     assert [f.name for f in (tmp_path / "folder").iterdir()] == ["notes.txt"]
     assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
@@ -736,21 +744,49 @@ def test_a_file_that_cannot_be_read_is_named_with_what_to_do(tmp_path: Path) -> 
     (tmp_path / "w.ttl").symlink_to(UNREADABLE)
     (tmp_path / "t.jsonl").symlink_to(UNREADABLE)
     (tmp_path / "folder").mkdir()
-    said = ("w.ttl: error: cannot read it (Input/output error) — check that it is a file this "
-            "user may read, on a disk that answers")
+    said = ("w.ttl: error: cannot read it ([Errno 5] Input/output error) — check that it is "
+            "a file this user may read, on a disk that answers")
     for args, code, text in (
             (["load", "w.ttl", "--store", "oxigraph:st"], 1,
              f"horismos load: 1 error in the files:\n  {said}\n"),
             (["run", *TRIAGE, *TOOLS, "--world", "w.ttl", "--all"], 2,
              f"horismos run: 1 error in the world data:\n  {said}\n"),
             (["trace", "show", "t.jsonl"], 2,
-             "horismos trace: error: t.jsonl: cannot read it (Input/output error); check "
+             "horismos trace: error: t.jsonl: cannot read it ([Errno 5] Input/output error); check "
              "that it is a file this user may read, on a disk that answers\n"),
             (["tools", "call", "ehr.notify_nurse", *TRIAGE, *WORLD, "--args", "@folder"], 2,
              "horismos tools: error: --args @folder: this is a folder, not a file; give a "
              "file in it\n")):
         p = horismos(*args, cwd=tmp_path)
         assert (p.returncode, p.stderr) == (code, text), args
+
+
+def test_an_error_of_the_system_no_table_words_names_the_file_and_what_to_do(
+        tmp_path: Path) -> None:
+    """A name too long, or a socket given as a file, met no words of Horismos's: `load`
+    printed the system's bare "[Errno 36] File name too long: 'aaa…'", and a trace written
+    to a socket was told to check "that the disks … have space"."""
+    long = "a" * 300
+    (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "t.jsonl"))
+    todo = ("check the path (each name in it, and that it is a plain file or folder), that "
+            "this user may use it, and that its disk answers; then run the command again")
+    try:
+        for args, code, text in (
+                (["load", f"{long}.ttl", "--store", "oxigraph:st"], 1,
+                 f"horismos load: error: {long}.ttl: cannot read or write it ([Errno 36] File "
+                 f"name too long); {todo}\n"),
+                (["load", "w.ttl", "--store", f"journal:{long}"], 1,
+                 f"horismos load: error: {long}/snapshot.nq: cannot read or write it ([Errno 36] "
+                 f"File name too long); {todo}\n"),
+                (["run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "t.jsonl"], 2,
+                 "horismos run: error: t.jsonl: cannot read or write it ([Errno 6] No such "
+                 f"device or address); {todo}\n")):
+            p = horismos(*args, cwd=tmp_path)
+            assert (p.returncode, p.stderr) == (code, text), args
+    finally:
+        server.close()
 
 
 @pytest.mark.parametrize(("command", "code"), [
@@ -785,8 +821,8 @@ def test_every_input_that_cannot_be_read_is_said_in_the_same_words(tmp_path: Pat
     (tmp_path / "loop.ttl").symlink_to("loop.ttl")
     (tmp_path / "folder").mkdir()
     (tmp_path / "bad.ttl").write_text("@prefix : <http://x/> .\n:a :b")
-    eio = "cannot read it (Input/output error); check that it is a file this user may read, " \
-          "on a disk that answers"
+    eio = "cannot read it ([Errno 5] Input/output error); check that it is a file this user " \
+          "may read, on a disk that answers"
     folder = "folder: this is a folder, not a file; give a file in it"
     for args, code, text in (
             (["resume", *TRIAGE, *WORLD, "--instance", "urn:horismos:instance:x",
@@ -836,8 +872,11 @@ def test_a_store_that_cannot_write_says_so_not_that_the_file_cannot_be_read(
         pytest.skip(f"this RocksDB cannot open a store under the limit: {p.stderr}")
     no_traceback(p)
     assert p.returncode == code, p.stdout + p.stderr
-    assert p.stderr.startswith(f"horismos {command[0]}: error: the store could not write what "
-                               "big.ttl holds ("), p.stderr
+    assert p.stderr.startswith(f"horismos {command[0]}: error: the store oxigraph:st could not "
+                               "write what big.ttl holds: the file would pass the size limit "
+                               "of this process (IO error: "), p.stderr
+    assert p.stderr.endswith("File too large); lift the limit (ulimit -f) or write to another "
+                             "disk, then run the command again\n"), p.stderr
     assert "cannot read" not in p.stderr
 
 
@@ -1234,6 +1273,29 @@ def test_a_bare_sparql_variable_in_turtle_is_an_error_at_its_line(
     assert "newUniversal" not in p.stdout + p.stderr
 
 
+@pytest.mark.parametrize(("written", "shown", "held", "encoded"), [
+    pytest.param("a\\u0001b", "a\\u0001b", "a control character (U+0001)", "%01", id="u-escape"),
+    pytest.param("a\tb", "a\tb", "a tab", "%09", id="raw-tab"),
+    pytest.param("a\\u007Fb", "a\\u007Fb", "a control character (U+007F)", "%7F", id="del"),
+    pytest.param("a b", "a b", "a space", "%20", id="space"),
+])
+def test_an_iri_holding_a_control_character_is_an_error_at_its_line(
+        tmp_path: Path, written: str, shown: str, held: str, encoded: str) -> None:
+    """rdflib's Turtle parser decodes ``\\u0001`` inside ``<…>`` and keeps a raw tab there:
+    `validate` said "valid", and the first store to meet the IRI refused it (or the
+    definitions' digest died in rdflib with a traceback, for a space)."""
+    text = Path(TRIAGE[0]).read_text(encoding="utf-8")
+    text += f"\n# the next line's IRI\n:urgent rdfs:seeAlso <http://example.org/{written}> .\n"
+    (tmp_path / "triage.ttl").write_text(text, encoding="utf-8")
+    line = text.count("\n")
+    p = horismos("validate", "triage.ttl", TRIAGE[1], cwd=tmp_path)
+    no_traceback(p)
+    assert (p.returncode, p.stdout) == (1, (
+        f"triage.ttl:{line}: error: <http://example.org/{shown}> is not an IRI: it holds "
+        f"{held}, which no IRI may hold (RFC 3987), and a store refuses it — write the "
+        f"character percent-encoded ({encoded}), or remove it\ninvalid: 1 error\n")), p.stdout
+
+
 @pytest.mark.parametrize("world", [
     pytest.param("positional", id="world-among-the-files"),
     pytest.param("--world", id="world-option"),
@@ -1338,6 +1400,7 @@ LOGGED = """\
 
 GUESTS = """\
 import signal
+import socket
 
 
 def log(guest):

@@ -187,6 +187,41 @@ def test_a_trace_this_user_may_not_write_is_not_told_to_be_made_readable(
            "or run as a user who may\n"), p.stderr
 
 
+def test_a_commit_the_disk_refuses_names_the_store_and_what_to_do(tmp_path: Path) -> None:
+    """RocksDB's refusal of a commit (a file over the size limit, EFBIG) came out as its own
+    OSError, "IO error: While appending to file: st/000010.log: File too large", which the
+    command line said as "an output could not be written", no store named."""
+    (tmp_path / "commits.py").write_text(textwrap.dedent("""
+        import resource, signal
+        from pathlib import Path
+        from rdflib import Literal, URIRef
+        from horismos import StoreError, World
+        from horismos._stores import Change
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        world = World.open("oxigraph:st")
+        biggest = max(f.stat().st_size for f in Path("st").iterdir())
+        resource.setrlimit(resource.RLIMIT_FSIZE, (biggest + 20_000, resource.RLIM_INFINITY))
+        try:
+            for i in range(100_000):
+                world.commit(Change(add=[(URIRef(f"urn:a{i}"), URIRef("urn:p"),
+                                          Literal("x" * 200), None)]))
+        except StoreError as e:
+            print("refused:", e)
+        try:
+            world.close()  # RocksDB refuses writes after the one it failed: said once
+        except StoreError:
+            pass
+    """))
+    p = subprocess.run([sys.executable, "commits.py"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    said = p.stdout.splitlines()[0]
+    assert said.startswith("refused: the store at st could not write a commit: the file "
+                           "would pass the size limit of this process (IO error: "), said
+    assert said.endswith("File too large); nothing of it landed — lift the limit (ulimit -f) "
+                         "or write to another disk, then run the command again"), said
+
+
 def test_a_store_whose_digest_the_disk_refused_on_closing_is_let_go(tmp_path: Path) -> None:
     """The refused digest was raised before the store was let go: it stayed open, its lock
     held, and opening it again in the process said "lock hold by current process"."""

@@ -161,6 +161,49 @@ def test_a_worker_says_the_warnings_once_as_it_starts(ward, workers):
     assert len(warned) == 1 and warned[0] < taking, "\n".join(lines)
 
 
+def test_a_worker_whose_store_is_down_refuses_to_start_as_run_does(ward, server, broker):
+    """The world loaded, its server stopped: the worker said it was taking tasks, then
+    failed each one it took (a store error a task), where `run` refuses at once."""
+    server.stop()
+    worker = horismos(ward, "worker", *DEFINITIONS, "--store", server.store, "--broker",
+                      broker.url, "--tools", str(ward / "ehr_client.py"))
+    assert worker.returncode == 2, worker.stdout + worker.stderr
+    assert worker.stderr == (
+        f"horismos worker: error: the SPARQL server at {server.url} cannot be reached: nothing "
+        "listens at that address and port (the connection was refused); check the URL, and "
+        "start the server if it is not running (oxigraph serve --location DIR --bind "
+        "HOST:PORT)\n"), worker.stderr
+    run = horismos(ward, "run", *DEFINITIONS, "--store", server.store, "--all")
+    assert (run.returncode, run.stderr) == (2, worker.stderr.replace("worker", "run")), run
+
+
+def test_a_broker_down_is_said_once_in_words_not_in_celerys_retry_lines(
+        ward, broker, workers):
+    """Down at start, then lost once the worker had taken it: Celery printed "consumer:
+    Cannot connect to redis://…: Error 111 connecting to … Trying again in 2.00 seconds...
+    (1/None)" at every retry, and "Connection to broker lost. Trying to re-establish the
+    connection..." when it went away."""
+    broker.kill()
+    workers.start()
+    down = (f"horismos worker: the broker at {broker.url} cannot be reached: nothing listens "
+            "at that address and port (the connection was refused); tasks are taken again "
+            "once it answers (start it if it is not running: redis-server --port PORT)")
+    wait_until(lambda: down in workers.log(0), "the broker said down")
+    broker.start()
+    wait_until(lambda: " ready." in workers.log(0), "the worker taking tasks")
+    broker.kill()
+    went = f"horismos worker: the broker at {broker.url} went away: "
+    wait_until(lambda: went in workers.log(0), "the broker said gone")
+    broker.start()
+    wait_until(lambda: workers.log(0).count(" ready.") == 2 or "Connected to" in
+               workers.log(0).split(went)[1], "the worker back", 60)
+    log = workers.log(0)
+    assert log.count(down) == 1 and log.count(went) == 1, log
+    for celerys in ("Cannot connect to", "Trying again in", "Connection to broker lost",
+                    "CPendingDeprecationWarning"):
+        assert celerys not in log, log
+
+
 def test_two_workers_drive_a_submitted_batch_once_each(ward, server, broker, workers):
     """``submit --all --wait``: two workers share the batch, every patient gets one instance
     and one call of each tool, and submit reads the statuses from the world. Each call is

@@ -733,7 +733,9 @@ class OxigraphStore(Store):
         except OSError as e:
             # RocksDB's lock file, held by this process or another
             held = f" ({HELD})" if f"{_LOCK}: " in str(e) else ""
-            raise UsageError(f"cannot open the store at {self.path}: {e}{held}") from None
+            disk = written(e)  # opening writes too: a full disk, a file size limit
+            said = f"{disk[0]} ({e}); {disk[1]}" if disk else f"{e}{held}"
+            raise UsageError(f"cannot open the store at {self.path}: {said}") from None
         self._lock = threading.RLock()
         self._texts: dict[str, str] = {}
         self._tally = Tally()  # the digest, lines folded in batches
@@ -1067,15 +1069,20 @@ class OxigraphStore(Store):
                 self._schema_mark += 1
             plus = [e[2] for e in added if e[2] is not None]
             minus = [e[2] for e in removed if e[2] is not None]
-            if self._on_disk:
-                self._unpersist()
-            else:
+            if not self._on_disk:
                 self._kept.forget(e[0] for e in (*added, *removed))
             # a copy under way is held here, not by the store, until it has followed this
             # commit: should anything cut the commit short (an exception, a Ctrl-C), the copy
             # is dropped, never put in the store's place missing what landed
             behind, self._behind = self._behind, None
-            self._land(removed, added)
+            try:
+                if self._on_disk:
+                    self._unpersist()
+                self._land(removed, added)
+            except OSError as e:  # RocksDB's (no errno): a full disk, a file size limit
+                if not self._on_disk:
+                    raise
+                raise self._refused("a commit", e, "nothing of it landed") from None
             self._tally.move(plus, minus)
             if not self._on_disk:
                 if self._live is not None:
@@ -1092,6 +1099,17 @@ class OxigraphStore(Store):
                 if self._commits >= _PERSIST_EVERY:
                     self._persist()
             return Digest.of_change_later(plus, minus)  # hashed only if someone reads it
+
+    def _refused(self, what: str, e: OSError, then: str) -> StoreError:
+        """RocksDB's refusal of a write, ``e``, said with the store's path and what to do:
+        its own text names a file inside the store (``st/000010.log: File too large``), and
+        reached the command line as "an output could not be written", no store named."""
+        disk = written(e)
+        hint = disk[1] if disk else "check that the store's disk answers"
+        why = f"{disk[0]} ({e})" if disk else str(e)
+        return StoreError(
+            f"the store at {self.path} could not write {what}: {why}; {then} — {hint}"
+        )
 
     def _land(self, removed: list[_Encoded], added: list[_Encoded]) -> None:
         """Write a commit's quads, its guards judged: the step a journal writes ahead of."""
