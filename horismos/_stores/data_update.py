@@ -110,6 +110,8 @@ def _operations(text: str) -> list[_Operation] | None:
 
 
 def _kinds(tokens: list[tuple[str | None, str, int, int]], start: int, n: int) -> list[str]:
+    """The kinds of the ``n`` tokens from ``start``: a ``BASE`` or ``PREFIX`` is followed by
+    terms (a prefix, an IRI), else it is not a prologue this module knows."""
     return [str(t[0]) for t in tokens[start : start + n]]
 
 
@@ -142,6 +144,7 @@ def _as_oxigraph_runs_it(text: str, added: list[ox.Quad], removed: list[ox.Quad]
 
 
 def _has_blank(q: ox.Quad) -> bool:
+    """Whether ``q`` names a blank node (new at each run, so compared by shape alone)."""
     return isinstance(q.subject, ox.BlankNode) or isinstance(q.object, ox.BlankNode)
 
 

@@ -305,6 +305,7 @@ def data_change(text: str) -> Change | None:
 
 
 def _quad(q: ox.Quad) -> Quad:
+    """``q`` as the rdflib quad a :class:`Change` holds (converted back, once, by apply)."""
     return from_ox(q.subject), from_ox(q.predicate), from_ox(q.object), _graph_name(q.graph_name)
 
 
