@@ -246,7 +246,7 @@ def test_an_update_that_would_replay_otherwise_is_refused_before_anything_is_wri
         with pytest.raises(UsageError, match="'UUID\\(' would write something else then"):
             world.store.update("INSERT { <urn:a> <urn:b> ?u } WHERE { BIND(UUID() AS ?u) }")
         with pytest.raises(UsageError, match="'\\[' would write something else then"):
-            world.store.update("INSERT DATA { [] <urn:b> <urn:o> }")  # a fresh node each time
+            world.store.update("INSERT { [] <urn:b> <urn:o> } WHERE {}")  # a fresh node each time
         assert (tmp_path / "store" / JOURNAL).stat().st_size == size
 
 
@@ -417,7 +417,7 @@ def test_an_update_naming_now_or_blank_nodes_only_inside_iris_strings_or_comment
             "INSERT { <urn:test:a> <urn:test:at> ?t } WHERE { BIND(NOW() AS ?t) }"
         )
         with pytest.raises(UsageError, match="'_:' would write something else then"):
-            world.store.update("INSERT DATA { _:b <urn:test:note> 'NOW()' }")
+            world.store.update("INSERT { _:b <urn:test:note> 'NOW()' } WHERE {}")
         held = set(world.store.quads())
     with World.open(f"journal:{tmp_path / 'store'}") as world:
         assert set(world.store.quads()) == held

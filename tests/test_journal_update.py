@@ -1,7 +1,8 @@
 """An update on ``journal:PATH`` is kept as its text and replayed at the next open, so one that
 would write something else then is refused before anything is written: here an RDF
 collection ``( … )`` in a triple, which mints a blank node per member each time it runs, as
-``BNODE()``, ``[]`` and ``_:`` do. A parenthesis that is not a collection (an expression, a
+``BNODE()``, ``[]`` and ``_:`` do (``INSERT DATA`` alone is kept as the quads it wrote, and
+takes them). A parenthesis that is not a collection (an expression, a
 function's arguments, ``IN``, a ``VALUES`` row, a property path, ``()``, one inside an IRI, a
 string or a comment) is kept, and the update replays to the same world.
 """
@@ -19,8 +20,8 @@ from horismos._stores.journal import JOURNAL
 WHERE = "WHERE { ?s <urn:t:q> ?o }"
 
 COLLECTIONS = [
-    "INSERT DATA { <urn:t:a> <urn:t:p> (1 2) }",
-    "INSERT DATA { (<urn:t:x>) <urn:t:p> <urn:t:o> }",
+    "INSERT { <urn:t:a> <urn:t:p> (1 2) } WHERE {}",
+    "INSERT { (<urn:t:x>) <urn:t:p> <urn:t:o> } WHERE {}",
     f"INSERT {{ ?s <urn:t:p> ( ?o ) }} {WHERE}",
     f"INSERT {{ ?s <urn:t:p> <urn:t:o> , (1) }} {WHERE}",
     f"INSERT {{ ?s a ('x') }} {WHERE}",
@@ -59,6 +60,27 @@ def test_an_update_writing_an_rdf_collection_is_refused_before_anything_is_writt
             world.store.update(update)
         assert (tmp_path / "store" / JOURNAL).stat().st_size == size
         assert list(world.store.quads()) == []
+
+
+@pytest.mark.parametrize(
+    ("update", "quads"),
+    [
+        ("INSERT DATA { <urn:t:a> <urn:t:p> (1 2) }", 5),
+        ("INSERT DATA { (<urn:t:x>) <urn:t:p> <urn:t:o> . [] <urn:t:p> _:b }", 4),
+    ],
+)
+def test_insert_data_of_blank_nodes_is_kept_as_the_quads_it_wrote(tmp_path, update, quads):
+    """``INSERT DATA`` is kept as the quads it wrote (a commit's record), not as its text:
+    its blank nodes, new at each run, replay as the nodes it made."""
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        world.store.update(update)
+        world.store.update(update)  # new nodes again: twice the quads
+        held = set(world.store.quads())
+    assert len(held) == 2 * quads
+    with World.open(f"journal:{tmp_path / 'store'}") as world:
+        assert set(world.store.quads()) == held
+        kept, recomputed = world.store.check_digest()
+        assert kept == recomputed
 
 
 IN_ROW_ORDER = [

@@ -22,6 +22,7 @@ from rdflib.plugins.stores.memory import Memory
 from horismos import StoreError, UsageError
 from horismos._preconditions import compile_patterns
 from horismos._stores import RUNTIME, Change, Store, open_store
+from horismos._stores.skolem import GENID
 
 E = "http://e/"
 
@@ -130,9 +131,10 @@ def stores(oxigraph_pool) -> Iterator[list[Store]]:
 
 def _held(store: Store) -> tuple[list[tuple[str, ...]], set[str]]:
     """The quads, each term as N-Triples writes it so that a datatype or a language tag counts
-    (blank nodes as ``_``, their labels differ by store), and the named graphs."""
-    quads = sorted(tuple("_" if isinstance(t, BNode) else _n3(t) for t in q) for q in
-                   store.quads())
+    (blank nodes as ``_``, their labels differ by store; on ``sparql:`` an ``INSERT DATA``'s
+    are ``urn:horismos:genid:`` IRIs, docs/stores.md), and the named graphs."""
+    quads = sorted(tuple("_" if isinstance(t, BNode) or str(t).startswith(GENID) else _n3(t)
+                         for t in q) for q in store.quads())
     graphs = {str(r["g"]) for r in store.select("SELECT ?g WHERE { GRAPH ?g { } }", {}, {})}
     return quads, {g for g in graphs if not g.startswith(RUNTIME)}
 

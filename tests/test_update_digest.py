@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,6 +98,7 @@ def test_the_digest_after_an_update_is_the_one_the_store_reopens_with(
     store = store_for(kind)
     world = _world(store, tmp_path)
     world.store.update('DELETE DATA { <http://ex/a> <http://ex/p> "1" }')
+    world.store.update('INSERT DATA { [] <http://ex/p> "fresh" . <http://ex/f> <http://ex/p> _:n }')
     digest = world.digest()
     world.close()
     done = subprocess.run(
@@ -154,5 +156,84 @@ def test_only_an_update_that_ran_moves_the_schema_mark(
             "<http://ex/D> }"
         )
         assert world.store.schema_mark() != mark
+    finally:
+        world.close()
+
+
+DATA_UPDATES = (
+    "PREFIX ex: <http://ex/>\n"
+    'INSERT DATA { ex:c ex:p "3" . GRAPH ex:g { ex:d ex:p ex:a . _:n ex:p "blank" } }',
+    "PREFIX ex: <http://ex/>\n"
+    'DELETE DATA { ex:a ex:p "1" } ;\nINSERT DATA { ex:a ex:p "one" . [] ex:p "fresh" }',
+    'INSERT DATA { [] <http://ex/p> "fresh" }',  # the same text: a new node again
+    "BASE <http://ex/>\nDELETE DATA { GRAPH <g> { <d> <p> <a> } } ;\n"
+    'INSERT DATA { <e> <p> "5" } ;\nDELETE DATA { <e> <p> "5" }',  # the last one decides
+    'DELETE DATA { <http://ex/nothing> <http://ex/p> "absent" }',
+)
+"""The updates users write most, as they write them: prefixes, a base, GRAPH blocks, blank
+nodes, several operations."""
+
+
+def _whole_reads(store: object, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the store's reads of the whole world, appended as they are called: the
+    recomputation of the digest, a ``sparql:`` fold's read, a listing of every quad."""
+    reads: list[str] = []
+    for name in ("recompute_digest", "_read_all", "_snapshot", "quads", "lines", "dataset"):
+        method = getattr(store, name, None)
+        if method is not None:
+
+            def counted(*args: object, _method: Any = method, _name: str = name) -> Any:
+                reads.append(_name)
+                return _method(*args)
+
+            monkeypatch.setattr(store, name, counted)
+    return reads
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_insert_data_and_delete_data_move_the_digest_without_reading_the_world(
+    kind: str, store_for: Callable[[str], str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A service applies an update per event to a world of millions of triples: one of
+    ``INSERT DATA`` and ``DELETE DATA`` moves the digest by the quads it names, asking only
+    whether those are stored, and the digest is still the one recomputed from the quads."""
+    world = _world(store_for(kind), tmp_path)
+    try:
+        reads = _whole_reads(world.store, monkeypatch)
+        moved = []
+        for text in DATA_UPDATES:
+            before = world.digest()
+            world.store.update(text)
+            moved.append(world.digest() != before)
+        assert reads == []
+        assert moved == [True, True, True, True, False]
+        monkeypatch.undo()
+        kept, recomputed = world.store.check_digest()
+        assert kept == recomputed
+        fresh = [q for q in world.store.quads() if str(q[2]) == "fresh"]
+        assert len({q[0] for q in fresh}) == 2  # a new node each time, as SPARQL says
+        assert ("http://ex/e", "5") not in {(str(q[0]), str(q[2])) for q in world.store.quads()}
+        if kind != "memory":  # the counter counts: any other update reads the world
+            reads = _whole_reads(world.store, monkeypatch)
+            world.store.update("DELETE WHERE { <http://ex/c> ?p ?o }")
+            assert reads
+    finally:
+        world.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_delete_data_of_a_blank_node_is_refused_and_writes_nothing(
+    kind: str, store_for: Callable[[str], str], tmp_path: Path
+) -> None:
+    """SPARQL does not let ``DELETE DATA`` name a blank node (it would name no stored one)."""
+    world = _world(store_for(kind), tmp_path)
+    try:
+        before = world.store.digest()
+        with pytest.raises(StoreError, match="blank nodes are not allowed in DELETE DATA"):
+            world.store.update(
+                'INSERT DATA { <http://ex/z> <http://ex/p> "z" } ;\n'
+                'DELETE DATA { _:b <http://ex/p> "1" }'
+            )
+        assert world.store.check_digest() == (before, before)
     finally:
         world.close()

@@ -19,8 +19,10 @@ world: ``quads`` and ``dataset`` leave them out, so digests and snapshots never 
 - ``update`` runs a SPARQL 1.1 Update as one transaction (a user's own; claims and leases
   use it too): all of its operations land, or none, and a refused one raises
   :class:`StoreError` and leaves the digest as it was. One that ran moves the digest by what
-  it wrote: exactly, where the store sees its writes (``memory``), else recomputed once it
-  has run (one pass over the world: an update can write anything). ``runtime_only`` is the
+  it wrote: one of ``INSERT DATA`` and ``DELETE DATA`` alone by exactly the quads it names
+  (landed through ``apply``: no read of the world but of those quads); any other exactly
+  where the store sees its writes (``memory``), else recomputed once it has run (one pass
+  over the world: such an update can write anything). ``runtime_only`` is the
   caller's word that it writes only bookkeeping graphs, which the digest never counts (a
   claim, a lease, the short-id index): the digest is then left alone, and no pass made. A
   run's commits never go through ``update`` (``apply``), so no step pays the pass.

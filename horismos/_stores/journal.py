@@ -508,15 +508,16 @@ class JournalStore(OxigraphStore):
         record = _record(b"C", _nquads([e[1] for e in removed]), _nquads([e[1] for e in added]))
         self._ahead(record, lambda: super(JournalStore, self)._land(removed, added))
 
-    def update(self, text: str, *, runtime_only: bool = False) -> None:
+    def _run_update(self, text: str, *, runtime_only: bool) -> None:
         """Written ahead as a ``U`` record, marked :data:`_WORLD_UPDATE` unless
-        ``runtime_only``, then run in memory (the digest recomputed there, as on Oxigraph)."""
+        ``runtime_only``, then run in memory (the digest recomputed there, as on Oxigraph).
+        An update of data alone is no ``U`` record: it lands as a commit (``C``)."""
         text = pinned(text)
         record = text.encode() if runtime_only else _WORLD_UPDATE + text.encode()
         with self._lock:
             self._ahead(
                 _record(b"U", record),
-                lambda: super(JournalStore, self).update(text, runtime_only=runtime_only),
+                lambda: super(JournalStore, self)._run_update(text, runtime_only=runtime_only),
             )
 
     # -- snapshots -----------------------------------------------------------------------

@@ -73,6 +73,7 @@ from .base import (
 from .bound import with_iris
 from .churn import Churn
 from .copy_behind import CopyBehind, Landed
+from .data_update import data_quads
 from .kept_types import KeptTypes
 from .schema_mark import touches_schema
 from .skolem import file_key, skolemise, skolemise_ox
@@ -83,6 +84,7 @@ __all__ = [
     "HELD",
     "OxigraphStore",
     "ProgressReader",
+    "data_change",
     "datetime_literal",
     "file_format",
     "from_ox",
@@ -290,6 +292,21 @@ def stored_literals(terms: Iterable[Node]) -> dict[Literal, Literal]:
 
 
 _MAY_MAKE_TRIPLE_TERMS = re.compile(r"<<|\btriple\s*\(", re.IGNORECASE)
+
+
+def data_change(text: str) -> Change | None:
+    """The commit a user's update of ``INSERT DATA`` and ``DELETE DATA`` alone makes, its
+    quads read by Oxigraph's parser (:mod:`.data_update`); ``None`` for any other update."""
+    quads = data_quads(text)
+    if quads is None:
+        return None
+    added, removed = ([_quad(q) for q in part] for part in quads)
+    return Change(add=added, remove=removed)
+
+
+def _quad(q: ox.Quad) -> Quad:
+    """``q`` as the rdflib quad a :class:`Change` holds (converted back, once, by apply)."""
+    return from_ox(q.subject), from_ox(q.predicate), from_ox(q.object), _graph_name(q.graph_name)
 
 
 def refuse_triple_terms(text: str) -> None:
@@ -1195,11 +1212,21 @@ class OxigraphStore(Store):
         )
 
     def update(self, text: str, *, runtime_only: bool = False) -> None:
+        """One of ``INSERT DATA`` and ``DELETE DATA`` alone lands as a commit of the quads
+        it names (:func:`data_change`): the digest moved by those, no pass over the store.
+        Any other, Oxigraph runs (:meth:`_run_update`)."""
+        refuse_triple_terms(text)
+        change = None if runtime_only else data_change(text)
+        if change is not None:
+            self.apply(change)
+        else:
+            self._run_update(text, runtime_only=runtime_only)
+
+    def _run_update(self, text: str, *, runtime_only: bool) -> None:
         """Oxigraph runs it and says nothing of what it wrote, so one that ran has the digest
         recomputed (one pass over the store), unless ``runtime_only``; one refused moves
         neither the digest nor the schema mark. On disk the stored digest is taken out first
         and written again after: absent or true, should the process die in between."""
-        refuse_triple_terms(text)
         with self._lock:
             self._kept.clear()
             behind, self._behind = self._behind, None  # as in apply: dropped if cut short

@@ -17,6 +17,7 @@ store holds no blank node Horismos wrote, and SPARQL's ``isBlank()`` does not ma
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import cast
@@ -26,7 +27,7 @@ from rdflib import BNode, URIRef
 
 from .base import Quad, nquad_line
 
-__all__ = ["GENID", "file_key", "skolemise", "skolemise_ox"]
+__all__ = ["GENID", "file_key", "skolemise", "skolemise_anew", "skolemise_ox"]
 
 GENID = "urn:horismos:genid:"
 
@@ -68,11 +69,7 @@ def skolemise(quads: list[Quad]) -> list[Quad]:
     """rdflib quads with their blank nodes as IRIs; ``quads`` itself when it holds none. The
     key hashes the quads in order, blank nodes numbered by first appearance, so the same
     quads give the same IRIs whatever labels the blank nodes had."""
-    order: dict[BNode, int] = {}
-    for q in quads:
-        for t in q:
-            if isinstance(t, BNode) and t not in order:
-                order[t] = len(order)
+    order = _in_order(quads)
     if not order:
         return quads
     placeholder = {b: BNode(f"b{n}") for b, n in order.items()}
@@ -82,7 +79,28 @@ def skolemise(quads: list[Quad]) -> list[Quad]:
             Quad, tuple(placeholder.get(t, t) if isinstance(t, BNode) else t for t in q)
         )
         h.update(nquad_line(s, p, o, g).encode() + b"\n")
-    key = h.hexdigest()[:32]
+    return _named_under(quads, order, h.hexdigest()[:32])
+
+
+def skolemise_anew(quads: list[Quad]) -> list[Quad]:
+    """As :func:`skolemise`, under a key drawn at random: the blank nodes of a SPARQL
+    update's ``INSERT DATA`` are new nodes each time it runs (two runs write two), where the
+    same file loaded twice adds nothing."""
+    order = _in_order(quads)
+    return _named_under(quads, order, secrets.token_hex(16)) if order else quads
+
+
+def _in_order(quads: list[Quad]) -> dict[BNode, int]:
+    """``quads``' blank nodes, numbered by first appearance."""
+    order: dict[BNode, int] = {}
+    for q in quads:
+        for t in q:
+            if isinstance(t, BNode) and t not in order:
+                order[t] = len(order)
+    return order
+
+
+def _named_under(quads: list[Quad], order: dict[BNode, int], key: str) -> list[Quad]:
     named = {b: URIRef(f"{GENID}{key}:{n}") for b, n in order.items()}
     return [
         tuple(named.get(t, t) if isinstance(t, BNode) else t for t in q)  # type: ignore[misc]

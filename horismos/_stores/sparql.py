@@ -38,7 +38,8 @@ exact when it counts only quads that really were added or removed: a guarded com
 runner's) is taken to remove quads that are stored and add quads that are not — its guard,
 the instance's version, says the runner read them — while an unguarded change and every load
 first asks which of its quads are stored. A user's SPARQL update (:meth:`SparqlStore.update`)
-is followed by a fold, as ``--fold`` below: the server does not say what it wrote. Writes that
+of ``INSERT DATA`` and ``DELETE DATA`` alone is such an unguarded change; any other is
+followed by a fold, as ``--fold`` below: the server does not say what it wrote. Writes that
 bypass Horismos are not counted; the recomputation (``horismos digest --check``) finds them,
 from one consistent read of the whole store, and ``--fold`` replaces the deltas that read saw
 by one base value.
@@ -85,6 +86,7 @@ from .bound import with_iris
 from .http1 import LOAD_TIMEOUT, Connection, HttpError
 from .oxigraph import (
     _uri,
+    data_change,
     from_ox,
     is_runtime,
     normalised,
@@ -93,7 +95,7 @@ from .oxigraph import (
     refuse_triple_terms,
     to_ox_quad,
 )
-from .skolem import skolemise
+from .skolem import skolemise, skolemise_anew
 from .sparql_text import Texted, block, has_blank, nt, texted
 
 __all__ = ["SparqlStore"]
@@ -175,11 +177,18 @@ class SparqlStore(Store):
         return bool(self._query(text, path)["boolean"])
 
     def update(self, text: str, *, runtime_only: bool = False) -> None:
-        """The server says nothing of what an update wrote, so one that landed (not
-        ``runtime_only``) is followed by a fold (:meth:`_fold`): the deltas one read of the
-        whole store saw replaced by the digest recomputed from that read, which holds the
-        update's writes. One the server refused raises before: no fold, no delta."""
+        """One of ``INSERT DATA`` and ``DELETE DATA`` alone lands as a commit of the quads it
+        names (:func:`data_change`; its blank nodes new IRIs, as every blank node Horismos
+        adds here, drawn anew each time): the digest moved by those, asking only which are
+        stored. Of any other, the server says nothing of what it wrote, so one that landed
+        (not ``runtime_only``) is followed by a fold (:meth:`_fold`): the deltas one read of
+        the whole store saw replaced by the digest recomputed from that read, which holds
+        the update's writes. One the server refused raises before: no fold, no delta."""
         refuse_triple_terms(text)  # the server would take it, and its quads not be read
+        change = None if runtime_only else data_change(text)
+        if change is not None:
+            self.apply(Change(add=skolemise_anew(change.add), remove=change.remove))
+            return
         self._post_update(text)
         if not runtime_only:
             self._fold()

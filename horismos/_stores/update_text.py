@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 from .._errors import UsageError
 
-__all__ = ["pinned"]
+__all__ = ["TOKENS", "pinned"]
 
-_TOKENS = re.compile(
+TOKENS = re.compile(
     r"""(?P<skip>\s+|\#[^\n]*)  # whitespace, a comment
     | (?P<term><[^<>"{}|^`\\\x00-\x20]*>  # an IRI
         | (?:\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\" | '''(?:[^'\\]|\\.|'(?!''))*'''
@@ -45,6 +45,8 @@ _TOKENS = re.compile(
     | (?P<other>.)""",
     re.IGNORECASE | re.VERBOSE | re.DOTALL,
 )
+"""An update's text in tokens: what is only letters (an IRI, a string, a comment) told from
+its marks. :mod:`.data_update` reads the same tokens to find an update's operations."""
 
 
 def _maybe_pinned(text: str) -> bool:
@@ -89,7 +91,7 @@ def pinned(text: str) -> str:
     frames = [_Frame("expression")]
     values_next = False  # after VALUES: its block's parentheses are rows
     after_word = False  # a keyword or a function's name just before
-    for found in _TOKENS.finditer(text):
+    for found in TOKENS.finditer(text):
         kind, token = found.lastgroup, found[0]
         frame = frames[-1]
         if kind == "unreplayable":
