@@ -276,6 +276,11 @@ def test_horismos_digest_prints_checks_and_folds(tmp_path, oxigraph_pool):
     httpx.post(store.removeprefix("sparql:") + "/update",
                content=f'INSERT DATA {{ <{EX}x> <{EX}p> "sneaked in" }}'.encode(),
                headers={"Content-Type": "application/sparql-update"}).raise_for_status()
+    # and a user's updates through Horismos after it: neither counts it as Horismos's (a
+    # DELETE/INSERT WHERE was followed by a fold of the store as it stood)
+    world.store.update(f'DELETE {{ ?s <{P[0]}> "two" }} INSERT {{ ?s <{P[0]}> "2" }} '
+                       f'WHERE {{ ?s <{P[0]}> "two" }}')
+    world.store.update(f'INSERT DATA {{ <{EX}y> <{EX}p> "three" }}')
     bad = digest("--check")
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert "does not match" in bad.stderr and "--rebase" in bad.stderr

@@ -9,16 +9,21 @@ the oxigraph store's schema mark, as they were.
 
 from __future__ import annotations
 
+import logging
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from oxigraph_server import OxigraphServer
 
 from horismos import World
 from horismos._stores import StoreError, open_store
+from horismos._stores.sparql import SparqlStore
 
 KINDS = ("memory", "oxigraph", "oxigraph:PATH", "journal:PATH", "sparql")
 
@@ -237,3 +242,127 @@ def test_delete_data_of_a_blank_node_is_refused_and_writes_nothing(
         assert world.store.check_digest() == (before, before)
     finally:
         world.close()
+
+
+AROUND = 'INSERT DATA { <http://ex/x> <http://ex/p> "written around Horismos" }'
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        'DELETE { ?s <http://ex/p> "2" } INSERT { ?s <http://ex/p> "two" } '
+        'WHERE { ?s <http://ex/p> "2" }',
+        'INSERT DATA { <http://ex/c> <http://ex/p> "3" }',
+    ],
+)
+def test_on_sparql_a_write_around_horismos_is_still_found_after_a_users_update(
+    update: str, store_for: Callable[[str], str], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another SPARQL client of the server writes, then a user's update runs through Horismos:
+    ``horismos digest --check`` must still find the other write. A ``DELETE/INSERT WHERE``
+    was followed by a fold that took the store as it stood, the other write counted as
+    Horismos's, and ``--check`` passed. Now it folds only a digest that checked before it
+    (as ``--fold`` does), else leaves it and says so; an ``INSERT DATA`` moves it by its
+    quads alone."""
+    store = store_for("sparql")
+    world = _world(store, tmp_path)
+    try:
+        httpx.post(
+            store.removeprefix("sparql:") + "/update",
+            content=AROUND.encode(),
+            headers={"Content-Type": "application/sparql-update"},
+        ).raise_for_status()
+        before = world.digest()
+        with caplog.at_level(logging.WARNING, logger="horismos.store"):
+            world.store.update(update)
+        said = [r.getMessage() for r in caplog.records if r.name == "horismos.store"]
+        written = {str(q[2]) for q in world.store.quads()}
+        if update.startswith("INSERT DATA"):
+            assert "3" in written and world.digest() != before and said == []
+        else:
+            assert "two" in written and world.digest() == before
+            assert len(said) == 1 and f"horismos digest --check --store {store}" in said[0]
+    finally:
+        world.close()
+    check = subprocess.run(
+        [sys.executable, "-m", "horismos", "digest", "--check", "--store", store],
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 1 and "does not match" in check.stderr, check.stderr
+
+
+def test_on_sparql_an_update_that_landed_before_the_server_went_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server goes away after a ``DELETE/INSERT WHERE`` landed, before the digest was
+    folded: the user was told only that the server could not be reached, may have run the
+    update again, and ``digest --check`` blamed an outside writer. Now the error says the
+    update landed and to run ``horismos digest --rebase`` once the server answers."""
+    server = OxigraphServer(tmp_path / "db")
+    real_post = SparqlStore._post_update
+
+    def post_then_stop(store: SparqlStore, text: str) -> None:
+        real_post(store, text)
+        if "ex/landed" in text:  # the user's update, not a fold
+            server.stop()
+
+    try:
+        world = _world(server.store, tmp_path)
+        monkeypatch.setattr(SparqlStore, "_post_update", post_then_stop)
+        with pytest.raises(StoreError) as refused:
+            world.store.update(
+                "INSERT { <http://ex/landed> <http://ex/p> ?o } "
+                "WHERE { <http://ex/b> <http://ex/p> ?o }"
+            )
+        said = str(refused.value)
+        assert said.startswith("the update landed, but the world's digest could not be folded")
+        assert f"horismos digest --rebase --store {server.store}" in said
+        assert "Do not run the update again" in said
+        world.close()
+        monkeypatch.undo()
+        server.start()
+
+        def digest(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "horismos", "digest", "--store", server.store, *args],
+                capture_output=True,
+                text=True,
+            )
+
+        assert digest("--rebase").returncode == 0
+        assert digest("--check").returncode == 0
+        landed = {str(q[0]) for q in open_store(server.store).quads()}
+        assert "http://ex/landed" in landed
+    finally:
+        server.stop()
+
+
+JOURNAL_BEFORE_MARKS = Path(__file__).parent / "fixtures" / "journal_before_marks"
+"""A ``journal:PATH`` folder as the code before bookkeeping updates were marked left it, the
+process killed (``os._exit``) after a user's ``INSERT DATA``, a ``DELETE/INSERT WHERE`` and
+a claims' bookkeeping update (``_claims._EVICT``), no snapshot written: three ``U`` records,
+none marked."""
+
+
+def test_a_journal_written_before_updates_moved_the_digest_reopens_with_a_true_one(
+    tmp_path: Path,
+) -> None:
+    """Only the records of user updates were marked as ones that may write the world, so a
+    journal written before replayed its user updates as bookkeeping: the digest after
+    reopening was wrong, and ``digest --check`` blamed an outside writer."""
+    folder = tmp_path / "store"
+    shutil.copytree(JOURNAL_BEFORE_MARKS, folder)
+    store = f"journal:{folder}"
+    check = subprocess.run(
+        [sys.executable, "-m", "horismos", "digest", "--check", "--store", store],
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stderr
+    expected = open_store("memory")
+    expected.update(
+        'PREFIX ex: <http://ex/> INSERT DATA { ex:a ex:p "3" . ex:b ex:p "2" . '
+        "GRAPH ex:g { ex:a ex:q ex:b } }"
+    )
+    assert check.stdout.strip() == expected.digest().fingerprint

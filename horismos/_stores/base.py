@@ -22,10 +22,12 @@ world: ``quads`` and ``dataset`` leave them out, so digests and snapshots never 
   it wrote: one of ``INSERT DATA`` and ``DELETE DATA`` alone by exactly the quads it names
   (landed through ``apply``: no read of the world but of those quads); any other exactly
   where the store sees its writes (``memory``), else recomputed once it has run (one pass
-  over the world: such an update can write anything). ``runtime_only`` is the
-  caller's word that it writes only bookkeeping graphs, which the digest never counts (a
-  claim, a lease, the short-id index): the digest is then left alone, and no pass made. A
-  run's commits never go through ``update`` (``apply``), so no step pays the pass.
+  over the world: such an update can write anything; on ``sparql:`` a fold, made only when
+  the digest checked before the update, so a write around Horismos stays found).
+  ``runtime_only`` is the caller's word that it writes only bookkeeping graphs, which the
+  digest never counts (a claim, a lease, the short-id index): the digest is then left alone,
+  and no pass made. A run's commits never go through ``update`` (``apply``), so no step
+  pays the pass.
 - ``quads`` lists what is stored, for snapshots; ``lines`` the same as N-Quads lines;
   ``dataset`` is an rdflib view of it (a copy for stores that are not rdflib).
 - ``digest`` is the :class:`~horismos._digest.Digest` of what ``quads`` yields, kept up to date

@@ -24,9 +24,11 @@ changed (so replay is strict: a quad removed that is not stored, or added that i
 journal and snapshot disagree, and is an error like a record failing its check). ``U`` (a SPARQL
 update, the claims' bookkeeping): its text, ``NOW()`` written in as the time it ran, so that
 replaying it writes what it wrote. Every quad counts, runtime graphs included. An update that
-may write the world (a user's, not ``runtime_only``) starts with the comment
-:data:`_WORLD_UPDATE`: Oxigraph says nothing of what it wrote, so an open that replays one
-recomputes the digest once, after the last record.
+writes only bookkeeping graphs (``runtime_only``: a claim, a lease, the short-id index) starts
+with the comment :data:`_BOOKKEEPING`; any other may have written the world, and Oxigraph says
+nothing of what it wrote, so an open that replays one recomputes the digest once, after the
+last record. Journals written before the mark hold none: each of their updates counts as one
+that may have written the world (a user's did), which costs one recomputation at that open.
 
 A crash leaves at most a torn last record (one write, cut short), which opening drops, cutting
 the file back to the last whole record; anything else that fails its check is a
@@ -84,9 +86,10 @@ _A_HEAD = b"JC %012d %012d %s %s\n" % (0, 0, b"0" * 64, b"0" * 16)
 """A header's shape, and one of that shape: the bytes a torn header lacks, so that the start
 of one is told from bytes no write began (:func:`_read_one`)."""
 _HEAD = len(_A_HEAD)  # "J", kind, two lengths, two hashes, separators
-_WORLD_UPDATE = b"# horismos: may write the world\n"
-"""The first line of a ``U`` record whose update is not ``runtime_only``: a SPARQL comment,
-which a journal written before it was read without, replays as it is."""
+_BOOKKEEPING = b"# horismos: bookkeeping only\n"
+"""The first line of a ``U`` record whose update is ``runtime_only``, a SPARQL comment (the
+record replays as it is). The unmarked are the ones that may write the world, so that a
+journal written before updates moved the digest, none of them marked, replays right."""
 _ROTATE_AT = 64 * 1024 * 1024  # journal bytes below which it is never rotated (nor at 4x)
 
 
@@ -434,7 +437,7 @@ class JournalStore(OxigraphStore):
         text is exempt: ``DELETE DATA`` of an absent quad is one a claim may well run."""
         if kind == b"U":
             self._store.update(a.decode())
-            self._world_updated |= a.startswith(_WORLD_UPDATE)
+            self._world_updated |= not a.startswith(_BOOKKEEPING)
             return
         store = self._store
         removed = list(ox.parse(a, format=_NQ, lenient=True))
@@ -509,11 +512,11 @@ class JournalStore(OxigraphStore):
         self._ahead(record, lambda: super(JournalStore, self)._land(removed, added))
 
     def _run_update(self, text: str, *, runtime_only: bool) -> None:
-        """Written ahead as a ``U`` record, marked :data:`_WORLD_UPDATE` unless
+        """Written ahead as a ``U`` record, marked :data:`_BOOKKEEPING` when
         ``runtime_only``, then run in memory (the digest recomputed there, as on Oxigraph).
         An update of data alone is no ``U`` record: it lands as a commit (``C``)."""
         text = pinned(text)
-        record = text.encode() if runtime_only else _WORLD_UPDATE + text.encode()
+        record = _BOOKKEEPING + text.encode() if runtime_only else text.encode()
         with self._lock:
             self._ahead(
                 _record(b"U", record),
