@@ -36,7 +36,6 @@ from ._hazards import (
     required_before_written,
     single_values,
     single_values_of_subjects,
-    unchosen_options,
     written_twice,
 )
 from ._individuals import individuals
@@ -51,6 +50,7 @@ from ._shipped_vocabulary import STEP_CLASSES, authoring_shapes, vocabulary_grap
 from ._shipped_vocabulary import _package_graph as _package_graph
 from ._timeouts import parse_timeout
 from ._typed_term_checks import TypedTermChecks
+from ._unchosen_options import unchosen_options
 from ._vocab import HORIS
 
 __all__ = [

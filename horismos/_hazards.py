@@ -14,25 +14,21 @@ and refuses the one certain to (a cycle that never ends through a tool that is n
   then a step is still left out when what gates it (its own or its tool's ``horis:requires``,
   or the rules that lead to it) holds only while a tool on the loop has not written
   (``FILTER NOT EXISTS``, ``MINUS``, ``OPTIONAL { … ?t } FILTER (!BOUND(?t))``:
-  :func:`_gated`): the second time round stops there. A
-  pattern that only reads what the tool writes (an ``OPTIONAL``) does not stop it, nor does
-  any gate when the step's own ``horis:onError`` leads back onto the loop: a call that failed
-  wrote nothing.
+  :func:`_gated`): the second time round stops there. A pattern that only reads what the
+  tool writes (an ``OPTIONAL``) does not stop it. When the step's own ``horis:onError`` leads
+  back onto the loop, a call that failed wrote nothing: the gate then counts only what the
+  loop's other steps write (a failure recorded on the way back, ``:rejectionReason``), and
+  a step its gate lets in again after each failure is warned of by that edge
+  (``:Pay —onError→ :Repick → :Pay``).
 - A domain shape that requires a property (``sh:minCount``) a step of the workflow writes, on
   a node a step before it writes without it (:func:`required_before_written`). The gate
   judges the node as the earlier step leaves it, so it rejects that step's result — after its
   tool has acted — unless the world already held the property: the load cannot know that.
 - A ProposalStep whose ``horis:fallback`` (or ``horis:onError``) goes to an action step that
-  reads the proposal's ``horis:as`` variable (:func:`unchosen_options`). The variable is
-  bound only when the choice is taken; on the way a fallback goes nothing was chosen, so the
-  step's pattern binds ``?option`` itself, to any node it allows: with several it failed as
-  ambiguous, with one it acted on an option no ranker and no person chose — unless it reads
-  the variable through a triple a wait on the way holds it to (``horis:until "?this
-  :supervisorPick ?adjuster"``: the person's answer), or through one that links it to
-  ``?this`` (``?this :assignedAdjuster ?adjuster``: the focus's own, not any node). The same
-  when its ``horis:next`` is an action step that never reads the variable (in its pattern, by
-  ``horis:bind``, or as the argument of its name): the choice is made, then dropped, and the
-  step binds its own (``?flight`` for ``?option``).
+  reads the proposal's ``horis:as`` variable, or whose ``horis:next`` goes to one that never
+  reads it (:func:`~._unchosen_options.unchosen_options`): on the way a fallback goes nothing
+  was chosen, so the step binds the variable itself, to any node its pattern allows; the
+  choice a ``horis:next`` leads from is dropped.
 - A workflow whose ``horis:maxSteps`` is below the fewest steps any of its instances must run
   to end (:func:`fewest_steps`): every step entered counts, so every instance stopped with
   ``StepBudgetExceeded`` before it could end — after its first tools had acted — and the
@@ -52,9 +48,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import cast
 
-from rdflib import RDF, SH, Graph, Literal, URIRef, Variable
+from rdflib import RDF, SH, Graph, Literal, URIRef
 from rdflib.term import Node
 
 from ._digraph import Digraph, add_edge, descendants, shortest_path, strongly_connected
@@ -70,7 +67,7 @@ from ._model import (
     Workflow,
     ways_out,
 )
-from ._preconditions import Precondition, group_triples
+from ._preconditions import Precondition
 from ._shacl import deactivated
 from ._term_kinds import algebra_triples, negated_reads, read_terms
 from ._vocab import HORIS
@@ -88,7 +85,6 @@ __all__ = [
     "required_before_written",
     "single_values",
     "single_values_of_subjects",
-    "unchosen_options",
     "written_twice",
 ]
 
@@ -212,42 +208,96 @@ def hazards(
             # through a person's wait that does not wait again, the step is left out as such
             # a loop was when what gates it holds only while a tool on the loop has not
             # written (FILTER NOT EXISTS on the property): past the first answer it stops
-            # there, so the tool is not called again — unless its own horis:onError leads
-            # back onto the loop: a call that failed wrote nothing, so the gate holds again
-            errs_back = (
-                step.on_error is not None and step.on_error in component and step.on_error != iri
-            )
-            if answered_loop and not errs_back and _gated(iri, members, widen):
+            # there, so the tool is not called again. When its own horis:onError leads back
+            # onto the loop, a failed call wrote nothing: only the other steps' writes (a
+            # failure recorded on the way back) can close the gate after a failure
+            gated = _gated(iri, members, widen)
+            errs_back = step.on_error in component and step.on_error != iri
+            gated_after_failure = errs_back and gated and _gated(iri, members, widen, step)
+            if answered_loop and gated and (gated_after_failure or not errs_back):
                 continue
-            back = min(
-                (
-                    path
-                    for nxt in flow[iri]
-                    if nxt in component and (path := shortest_path(flow, nxt, iri)) is not None
-                ),
-                key=len,
-            )
-            cycle = " → ".join(name(s) for s in [iri, *back])
-            answered = sorted(
-                name(s)
-                for s in [iri, *back]
-                if isinstance(w := steps.get(s), WaitStep) and set(w.wake) == {HORIS.OperatorInput}
-            )
-            yield Hazard(
-                iri,
-                f"the step is on a cycle ({cycle}) and its tool {called.name} is not idempotent: "
-                "each time round calls it again, until a horis:requires on the way stops "
-                f"holding or the instance runs out of steps (horis:maxSteps, {budget} here)"
-                + (
-                    f"; the horis:until of {', '.join(answered)}, once a person's answer makes "
-                    "it hold, holds every time round after (nothing on it can stop holding), "
-                    "so it does not wait for another answer"
-                    if answered
-                    else ""
-                ),
-                "make the loop's horis:requires depend on something the tool writes, or "
-                f"declare {called.name} horis:idempotent true if calling it again does no harm",
-            )
+            # gated by what the loop writes, but not when its own call failed: the way back
+            # from a failure is what calls it again, so that is the cycle to name
+            failing = errs_back and gated and not gated_after_failure
+            if failing and step.on_error is not None:
+                route = [iri, *(shortest_path(flow, step.on_error, iri) or [])]
+            else:
+                route = [
+                    iri,
+                    *min(
+                        (
+                            path
+                            for nxt in flow[iri]
+                            if nxt in component
+                            and (path := shortest_path(flow, nxt, iri)) is not None
+                        ),
+                        key=len,
+                    ),
+                ]
+            yield _repeated_call(step, called, route, steps, budget, failing, name)
+
+
+def _repeated_call(
+    step: ActionStep,
+    tool: Tool,
+    route: list[URIRef],
+    steps: Mapping[URIRef, Step],
+    budget: int,
+    failing: bool,
+    name: Callable[[Node], str],
+) -> Hazard:
+    """The warning that ``step``'s ``tool``, not idempotent, is called each time round the
+    cycle ``route`` (``[step, …, step]``). ``failing``: its horis:requires already stops
+    holding once the loop writes, but not after its own call failed (which wrote nothing),
+    and its horis:onError leads back (``route``'s first edge): the advice is then about the
+    way back from a failure, not about the loop's patterns."""
+    answered = sorted(
+        name(s)
+        for s in route
+        if isinstance(w := steps.get(s), WaitStep) and set(w.wake) == {HORIS.OperatorInput}
+    )
+    me, back = name(step.iri), name(route[1])
+    again = (
+        f"each time it fails it is called again — horis:onError leads back to {me}, and a "
+        f"call that failed wrote nothing, so {me}'s horis:requires holds again (no step on "
+        "the way back writes what it tests) —"
+        if failing
+        else "each time round calls it again,"
+    )
+    return Hazard(
+        step.iri,
+        f"the step is on a cycle ({_path_text(route, steps, name)}) and its tool {tool.name} is "
+        f"not idempotent: {again} until a horis:requires on the way stops holding or the "
+        f"instance runs out of steps (horis:maxSteps, {budget} here)"
+        + (
+            f"; the horis:until of {', '.join(answered)}, once a person's answer makes "
+            "it hold, holds every time round after (nothing on it can stop holding), "
+            "so it does not wait for another answer"
+            if answered
+            else ""
+        ),
+        (
+            f"record the failure on the error path (a step from {back} on whose tool writes "
+            f"it, as a rejection does) and have {me}'s horis:requires require its absence "
+            "(FILTER NOT EXISTS), or send horis:onError to a step off the loop, or "
+            if failing
+            else "make the loop's horis:requires depend on something the tool writes, or "
+        )
+        + f"declare {tool.name} horis:idempotent true if calling it again does no harm",
+    )
+
+
+def _path_text(
+    route: list[URIRef], steps: Mapping[URIRef, Step], name: Callable[[Node], str]
+) -> str:
+    """``route`` as the cycle a warning names, each edge taken only by ``horis:onError``
+    marked as such (``:Pay —onError→ :Repick → :Pay``): the way a failure goes round reads
+    apart from the way a success does."""
+    text = name(route[0])
+    for here, there in pairwise(route):
+        by = {p for p, t in ways_out(steps[here]) if t == there} if here in steps else set()
+        text += f" {'—onError→' if by == {HORIS.onError} else '→'} {name(there)}"
+    return text
 
 
 def endless_loops(
@@ -344,7 +394,10 @@ def _guarded(members: Iterable[Step], widen: Callable[[URIRef], Iterable[URIRef]
 
 
 def _gated(
-    step: URIRef, members: Iterable[Step], widen: Callable[[URIRef], Iterable[URIRef]]
+    step: URIRef,
+    members: Iterable[Step],
+    widen: Callable[[URIRef], Iterable[URIRef]],
+    failed: Step | None = None,
 ) -> bool:
     """Whether ``step``, on a cycle of ``members``, is entered only while a tool on the cycle
     has not written (``widen``, as :func:`endless_loops` says): its own or its tool's
@@ -353,9 +406,11 @@ def _gated(
     (!BOUND(?v))`` requires empty (:func:`~._term_kinds.negated_reads`). A pattern that
     merely reads it (an ``OPTIONAL``) holds the second time round as the first. The test
     for silencing the warning that a tool is called each time round; :func:`_guarded`, that
-    the cycle may end at all, is too weak for it."""
+    the cycle may end at all, is too weak for it. ``failed``: a step on the cycle whose call
+    failed, so its tool wrote nothing — only the other steps' writes count (a failure its
+    horis:onError route records, that the gate requires absent)."""
     members = list(members)
-    written = _written_on_cycle(members, widen)
+    written = _written_on_cycle([s for s in members if s is not failed], widen)
     if not written:
         return False
 
@@ -745,81 +800,6 @@ def _lands(step: Step) -> tuple[URIRef | None, frozenset[URIRef]] | None:
         return None
     arg = tool.arg(effect.subject)
     return (arg.type if arg else None), frozenset(a.property for a in effect.asserts)
-
-
-def unchosen_options(
-    steps: Mapping[URIRef, Step],
-) -> Iterator[tuple[ProposalStep, str, URIRef, URIRef]]:
-    """``(proposal, "next" | "fallback" | "onError", target, reached)`` for each way out of a
-    proposal to an action step that acts on an option nobody chose: ``next`` to one that
-    never reads the proposal's variable (``reached`` is ``target``); ``fallback`` /
-    ``onError`` (taken without a choice) to one that does — at ``target`` or any step after
-    it on the way (a wait's ``horis:onTimeout``, a decision's branch), short of a proposal
-    binding the variable again."""
-    flow = flow_graph(steps)
-
-    def reads(step: ActionStep, var: str) -> bool:
-        read = set(step.requires.variables if step.requires else ())
-        given = dict(step.binds)
-        # an argument no horis:bind maps is given by the variable of its own name
-        named = {a.name for a in step.tool.args if a.name not in given} if step.tool else set()
-        return var in read | set(given.values()) | named
-
-    for step in steps.values():
-        if not isinstance(step, ProposalStep):
-            continue
-        reached = steps.get(step.next) if step.next is not None else None
-        if isinstance(reached, ActionStep) and not reads(reached, step.as_var):
-            yield step, "next", reached.iri, reached.iri
-        for how, target in (("fallback", step.fallback), ("onError", step.on_error)):
-            if target is None:
-                continue
-            seen: set[URIRef] = {step.iri}
-            queue: list[tuple[URIRef, frozenset[tuple[object, ...]]]] = [(target, frozenset())]
-            for at, answered in queue:  # the list grows as it is walked: each step once
-                if at in seen:
-                    continue
-                seen.add(at)
-                here = steps.get(at)
-                if isinstance(here, ProposalStep) and here.as_var == step.as_var:
-                    continue  # chosen again from here on
-                if isinstance(here, WaitStep) and here.until is not None:
-                    answered |= _naming(here.until, step.as_var)
-                if (
-                    isinstance(here, ActionStep)
-                    and reads(here, step.as_var)
-                    and not (
-                        here.requires
-                        and (
-                            answered & _naming(here.requires, step.as_var)
-                            or _of_focus(here.requires, step.as_var)
-                        )
-                    )
-                ):
-                    yield step, how, target, at
-                    continue
-                queue.extend((nxt, answered) for nxt in flow.get(at, ()))
-
-
-def _of_focus(pattern: Precondition, var: str) -> bool:
-    """Whether ``pattern`` binds ``?var`` by a triple that links it to ``?this`` itself
-    (``?this :assignedAdjuster ?adjuster``): the focus's own value, not any node the pattern
-    allows."""
-    v, this = Variable(var), Variable("this")
-    return any(
-        (s, o) in ((this, v), (v, this))
-        for s, _, o in group_triples(pattern.select.algebra, minus=False)
-    )
-
-
-def _naming(pattern: Precondition, var: str) -> frozenset[tuple[object, ...]]:
-    """The triple patterns of ``pattern`` that name ``?var``. A step after a wait that reads
-    ``?var`` through a triple of the wait's ``horis:until`` (``?this :supervisorPick
-    ?adjuster``) reads the answer the person gave, not whatever node its pattern allows."""
-    if var not in pattern.binds:
-        return frozenset()
-    v = Variable(var)
-    return frozenset(t for t in algebra_triples(pattern.select.algebra) if v in t)
 
 
 def fewest_steps(steps: Mapping[URIRef, Step], flow: Digraph[URIRef], start: URIRef) -> int | None:

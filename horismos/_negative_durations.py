@@ -7,23 +7,28 @@ as the literal's text — and its writer refuses a negative year with a negative
 every part negative, the only kind a duration's text can say. So every file holding one
 failed to parse as if its syntax were wrong (``validate``, a world read into the ``memory``
 store from the files given, a definitions file), though Turtle, N-Triples and Oxigraph
-read it. The writer registered here writes such a value as its negation with a ``-``
-before it (``-`` and ``P1Y1D``); any value rdflib writes itself it still writes. Registered
-once, on import of the package, for ``xsd:duration`` only.
+read it, and a tool given one as an argument failed before it was called.
+:func:`write_duration` writes such a value as its negation with a ``-`` before it (``-``
+and ``P1Y1D``); any value rdflib writes itself it still writes. Every writer of a duration
+in Horismos goes through it (the JSON a tool is given: :func:`~._bindings.wire.json_value`),
+and rdflib's own literals are taught it once, on import of the package, for
+``xsd:duration`` only — unless the application has bound ``xsd:duration`` to a constructor
+of its own, which is left as it is.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 
 from rdflib import XSD
-from rdflib.term import bind
+from rdflib.term import _toPythonMapping, bind
 from rdflib.xsd_datetime import Duration, duration_isoformat, parse_xsd_duration
 
 __all__ = ["write_duration"]
 
 
-def write_duration(value: Duration) -> str:
+def write_duration(value: Duration | dt.timedelta) -> str:
     """``value``'s ``xsd:duration`` text: rdflib's, or, for one negative in both its years
     and days, which rdflib refuses to write, ``-`` and its negation's (``-P1Y1D``). A value
     whose parts have opposite signs no duration text can say: refused as rdflib refuses it."""
@@ -36,22 +41,39 @@ def write_duration(value: Duration) -> str:
         return f"-{negated}"
 
 
+class _RebindingNotice(logging.Filter):
+    """Drops the one record rdflib's ``bind`` logs when :func:`_register` adds the writer to
+    ``xsd:duration`` (``datatype '…#duration' was already bound. Rebinding.``): the parse is
+    left as it was, so there is nothing to warn of. Every other record passes, and the
+    filter is on the logger only for that call."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (
+            record.levelno == logging.WARNING
+            and record.getMessage() == f"datatype '{XSD.duration}' was already bound. Rebinding."
+        )
+
+
 def _register() -> None:
-    """Have rdflib write an ``xsd:duration`` literal's value by :func:`write_duration`. rdflib
-    logs a rebinding of a datatype it knows as a warning: the parse stays as it was
-    (``parse_xsd_duration``), only the writing is added, so that warning is not shown."""
-    logger = logging.getLogger("rdflib.term")
-    was, logger.disabled = logger.disabled, True
+    """Have rdflib write an ``xsd:duration`` literal's value by :func:`write_duration`, while
+    its constructor is still rdflib's own: an application that bound ``xsd:duration`` to a
+    constructor of its own (``rdflib.term.bind``) keeps it, and its values are its to write.
+    The constructor in place is passed through, so parsing stays as it was."""
+    current = _toPythonMapping.get(XSD.duration)
+    if current is not parse_xsd_duration:
+        return
+    logger, notice = logging.getLogger("rdflib.term"), _RebindingNotice()
+    logger.addFilter(notice)
     try:
         bind(
             XSD.duration,
             Duration,
-            constructor=parse_xsd_duration,
+            constructor=current,
             lexicalizer=write_duration,
             datatype_specific=True,
         )
     finally:
-        logger.disabled = was
+        logger.removeFilter(notice)
 
 
 _register()

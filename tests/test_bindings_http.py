@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import ssl
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -159,6 +161,34 @@ def test_exactly_the_declared_arguments_are_posted_as_json_values(main) -> None:
     bodies = [b for p, _, b in received.requests if p == "/good"]
     assert {"patient": str(EX.p1), "level": 3, "urgent": True, "weight": 71.5,
             "since": dt.datetime(2024, 5, 1, 10, tzinfo=dt.UTC).isoformat()} in bodies
+
+
+@pytest.mark.parametrize("store", ["memory", "oxigraph"])
+def test_a_duration_negative_in_years_and_days_is_sent_as_written(server, tmp_path, store):
+    """``"-P1Y1D"^^xsd:duration`` (minus a year and a day), an argument of an HTTP tool, is
+    posted as ``"-P1Y1D"``: the step failed with ``t.echo raised ValueError: Duration cannot
+    have negative years and negative days``, blaming the tool for a value rdflib's writer
+    refuses, though the tool was never called."""
+    base, received = server
+    defs = tool("t.echo", f"{base}/echo", 'horis:asserts [ horis:property :receivedArgs ; '
+                'horis:key "received" ; horis:type xsd:string ]',
+                args='; horis:arg [ horis:name "grace" ; horis:type xsd:duration ]',
+                extra="; horis:idempotent true")
+    (tmp_path / "defs.ttl").write_text(
+        PREFIXES + defs + workflow("Echo")
+        + step("Echo", "t.echo", requires="?this :grace ?grace ."), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(
+        PREFIXES + ':p1 a :Patient ; :grace "-P1Y1D"^^xsd:duration .\n', encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "horismos", "run", "defs.ttl", "--world", "world.ttl",
+         "--store", store, "--focus", ":p1", "--allow-host", "127.0.0.1", "--out", "out.trig"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "completed after 1 step" in done.stdout
+    _, body = received.last("/echo")
+    assert body == {"patient": str(EX.p1), "grace": "-P1Y1D"}
+    after = World.from_files(tmp_path / "out.trig")
+    assert json.loads(value(after, EX.p1, EX.receivedArgs))["grace"] == "-P1Y1D"
 
 
 def test_an_argument_not_sent_is_not_in_the_body(server, tmp_path) -> None:

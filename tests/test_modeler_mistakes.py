@@ -65,6 +65,21 @@ _RECHECK_FAILED = """
     horis:when [ horis:order 1 ; horis:requires "?this :amount ?a ." ; horis:next :Pay ] ;
     horis:otherwise :AskSupervisor .
 """
+_PAY_RECORDING = _PAY.replace(
+    ' """ ;',
+    "\n                       FILTER NOT EXISTS { ?this :rejectionReason ?why } \"\"\" ;\n"
+    "    horis:onError :RecordFailure ;",
+)
+_RECORD_FAILURE = """:RecordFailure a horis:ActionStep ;
+    horis:tool :claims.reject ;
+    horis:requires \"\"\" BIND("payment failed" AS ?reason)
+                       FILTER NOT EXISTS { ?this :rejectionReason ?x } \"\"\" ;
+    horis:bind [ horis:arg "claim" ; horis:var "this" ] ;
+    horis:next :SeniorReview .
+
+:SeniorReview a horis:WaitStep ;"""
+"""A failed payment recorded on its way back to :Pay (claims.reject writes :rejectionReason),
+which :Pay requires absent: a failure closes the gate a failed call left open."""
 _SHIPMENT_SHAPE = "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ] ."
 _ORDER_SHAPE = ":OrderShape a sh:NodeShape ;\n"
 _STANDARD = '?this :weightKg ?weight . ?carrier a :Carrier ; :code "STD" .'
@@ -130,17 +145,19 @@ MISTAKES = [
     ("a failed payment's horis:onError back to :Pay through a proposal", "claims",
      "workflow.ttl", _PAID_TAIL, _PAID_TAIL.replace(_PAY, _PAY_FAILING) + _REPICK,
      ":Pay a horis:ActionStep", "warning",
-     "the step is on a cycle (:Pay → :Repick → :Pay) and its tool claims.pay is not "
-     "idempotent: each time round calls it again",
-     "make the loop's horis:requires depend on something the tool writes, or declare "
-     "claims.pay horis:idempotent true"),
+     "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool claims.pay is not "
+     "idempotent: each time it fails it is called again — horis:onError leads back to :Pay",
+     "record the failure on the error path (a step from :Repick on whose tool writes it, as a "
+     "rejection does) and have :Pay's horis:requires require its absence (FILTER NOT EXISTS), "
+     "or send horis:onError to a step off the loop"),
     ("a failed payment's horis:onError back to :Pay through a decision", "claims",
      "workflow.ttl", _PAID_TAIL, _PAID_TAIL.replace(_PAY, _PAY_FAILING) + _RECHECK_FAILED,
      ":Pay a horis:ActionStep", "warning",
-     "the step is on a cycle (:Pay → :Repick → :Pay) and its tool claims.pay is not "
-     "idempotent: each time round calls it again",
-     "make the loop's horis:requires depend on something the tool writes, or declare "
-     "claims.pay horis:idempotent true"),
+     "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool claims.pay is not "
+     "idempotent: each time it fails it is called again — horis:onError leads back to :Pay",
+     "record the failure on the error path (a step from :Repick on whose tool writes it, as a "
+     "rejection does) and have :Pay's horis:requires require its absence (FILTER NOT EXISTS), "
+     "or send horis:onError to a step off the loop"),
     # the SPARQL 1.0 "not yet" idiom guards only when nothing else can leave ?r unbound
     ("a loop back through a person's wait to a step whose !BOUND is one arm of an ||",
      "claims", "workflow.ttl", _PAY, _PAY_READING.replace(
@@ -243,6 +260,10 @@ RIGHT = [
      [(_PAY, _PAY_AGAIN),
       ("    horis:next :Pay .",
        _RECHECK % "OPTIONAL { ?this :paymentRef ?r } FILTER (!BOUND(?r))")]),
+    # a failed call wrote nothing, but the error path writes what :Pay requires absent
+    ("a failed payment's horis:onError back to :Pay through a step that records the failure",
+     "claims", "workflow.ttl",
+     [(_PAY, _PAY_RECORDING), (":SeniorReview a horis:WaitStep ;", _RECORD_FAILURE)]),
     ("a loop back through a person's wait to a decision whose rule to pay requires it is not "
      "yet paid", "claims", "workflow.ttl",
      [(_PAY, _PAY_AGAIN),

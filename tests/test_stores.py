@@ -307,6 +307,69 @@ def test_a_value_rdflib_cannot_write_back_validates_and_runs_in_memory(tmp_path,
     assert world.digest() == World.from_files(tmp_path / data, store="oxigraph").digest()
 
 
+_OWN_DURATIONS = """
+import logging
+import sys
+
+from rdflib import XSD, Literal
+from rdflib.term import bind
+
+logging.basicConfig(stream=sys.stdout, format="%(name)s %(message)s")
+
+
+class Mine(str):
+    pass
+
+
+def written_back() -> str:
+    # the application's own value of -P1Y1D, or rdflib's written back by the writer bound
+    value = Literal("-P1Y1D", datatype=XSD.duration).value
+    return value if isinstance(value, Mine) else str(Literal(value, datatype=XSD.duration))
+
+
+bind(XSD.duration, Mine, constructor=lambda text: Mine("mine:" + text))
+print("before", written_back())
+import horismos  # noqa: E402,F401
+
+print("after", written_back())
+logger = logging.getLogger("rdflib.term")
+print("rdflib.term", logger.disabled, logger.filters)
+logger.warning("still said")
+"""
+
+
+def test_an_applications_own_duration_binding_is_kept_on_import(tmp_path):
+    """An application that bound ``xsd:duration`` to a constructor of its own
+    (``rdflib.term.bind``) keeps it once it imports horismos: the import replaced it, process
+    wide, with rdflib's parse, and disabled rdflib's logger while it did."""
+    (tmp_path / "app.py").write_text(_OWN_DURATIONS)
+    done = subprocess.run([sys.executable, "app.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "before mine:-P1Y1D" in lines and "after mine:-P1Y1D" in lines, done.stdout
+    assert "rdflib.term False []" in lines and "rdflib.term still said" in lines
+    # rdflib's own notice of the application's rebinding, and nothing of horismos's
+    assert sum("Rebinding" in line for line in lines) == 1, done.stdout
+
+
+def test_importing_horismos_says_nothing_of_the_duration_writer_it_adds(tmp_path):
+    """Where rdflib's own constructor is in place, horismos adds its writer of ``-P1Y1D``
+    without rdflib's "already bound. Rebinding." notice, and leaves rdflib's logger as it
+    found it."""
+    code = _OWN_DURATIONS.replace(
+        'bind(XSD.duration, Mine, constructor=lambda text: Mine("mine:" + text))\n'
+        'print("before", written_back())\n', "")
+    (tmp_path / "app.py").write_text(code)
+    done = subprocess.run([sys.executable, "app.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "after -P1Y1D" in lines, done.stdout
+    assert "rdflib.term False []" in lines and "rdflib.term still said" in lines
+    assert "Rebinding" not in done.stdout + done.stderr
+
+
 def test_load_refuses_a_world_that_would_not_outlive_it(tmp_path):
     (tmp_path / "w.ttl").write_text('<urn:test:a> <urn:test:p> "x" .\n')
     done = subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl",

@@ -13,9 +13,10 @@ from decimal import Decimal
 from typing import Any
 
 from rdflib import URIRef
-from rdflib.term import Node
+from rdflib.xsd_datetime import Duration
 
 from .._model import Tool
+from .._negative_durations import write_duration
 
 __all__ = ["json_arguments", "json_object", "json_value"]
 
@@ -28,17 +29,9 @@ def json_value(value: Any) -> Any:
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        from rdflib.xsd_datetime import duration_isoformat
-
-        return duration_isoformat(value)
-    if isinstance(value, Node):
-        return str(value)
-    from rdflib.xsd_datetime import Duration, duration_isoformat
-
-    if isinstance(value, Duration):
-        return duration_isoformat(value)
-    return str(value)
+    if isinstance(value, dt.timedelta | Duration):
+        return write_duration(value)  # "-P1Y1D", which rdflib's own writer refuses
+    return str(value)  # a node: its IRI, or a literal's text
 
 
 def json_arguments(tool: Tool, args: Mapping[str, Any]) -> dict[str, Any]:
