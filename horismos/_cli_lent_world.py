@@ -28,19 +28,18 @@ triples anyone can write beside their own call (:func:`~._policy.holds_approval_
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ._cli_common import load_world
 from ._errors import UsageError
-from ._lends import Lend, take_back_abandoned
+from ._lends import Lend
 from ._policy import holds_approval_record
 from ._stores import Change
 from ._stores.base import INSTANCES, Quad
 from ._world import INDEXED_EVERY_INSTANCE, World, indexes_every_instance
 
-__all__ = ["LentWorld", "take_back_abandoned_lends", "world_data"]
+__all__ = ["LentWorld", "world_data"]
 
 
 def world_data(paths: Sequence[str], store: str, who: str) -> list[Quad]:
@@ -57,20 +56,6 @@ def world_data(paths: Sequence[str], store: str, who: str) -> list[Quad]:
             f"`horismos tools approve … --store {store}`. Nothing was loaded"
         )
     return quads
-
-
-def take_back_abandoned_lends(world: World, command: str) -> None:
-    """Before ``command`` reads or writes ``world``, take back what a process that is gone lent
-    its store and never took back (:func:`~._lends.take_back_abandoned`), saying so: else it
-    was read as the store's own facts, and kept by whatever was committed beside it."""
-    taken = take_back_abandoned(world)
-    if taken:
-        print(
-            f"horismos {command}: note: took back {taken} quad{'' if taken == 1 else 's'} of "
-            "--world data an earlier command lent the store and never took back (its process "
-            "stopped before it could)",
-            file=sys.stderr,
-        )
 
 
 @dataclass
