@@ -7,10 +7,15 @@ first (one opener, :func:`horismos._cli_common.open_for_writing`).
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from conftest import EX, PREFIXES
-from test_lent_world_killed import killed_mid_call, store  # noqa: F401 (a fixture)
+from conftest import EX, PREFIXES, WARD
+from test_lent_world_killed import ARGS, killed_mid_call, store  # noqa: F401 (a fixture)
 from test_tools_store_lanes import horismos, project, types_of
 
 
@@ -36,3 +41,58 @@ def test_approve_after_a_killed_call_keeps_what_it_wrote(
     assert "took back" not in later.stderr, later.stderr
     assert types_of(store, EX.w9) == {EX.Ward}  # g.ttl's, written by the approve
     assert types_of(store, EX.p9) == set()  # F's only, taken back
+
+
+HANGS = (
+    "import os, time\n\n"
+    "def transfer(patient, ward):\n    return {'ref': 'R-9'}\n\n"
+    "def fail(patient):\n"
+    "    open('started', 'w').write(str(os.getpid()))\n"
+    "    time.sleep(120)\n\n"
+    "def discharge(patient):\n    return {}\n"
+)
+"""``c.fail`` hangs once started: the moment to kill its call, F lent; ``c.transfer``
+completes at once."""
+
+
+def test_a_retry_within_a_killed_lenders_lease_keeps_what_its_call_read(
+        tmp_path: Path, oxigraph_pool) -> None:
+    """On ``sparql:``, a call killed mid-call keeps its lend's lease live a while. A call made
+    meanwhile with the same F found F's quads stored (through the killed lend), lent nothing,
+    and completed reading them; once the killed lease ran out, the next command took them
+    back from under the completed call (:w9 gone, though a transfer to it was recorded).
+    The quads the retry read are now its lend too, and stay with what its call committed."""
+    name = oxigraph_pool.fresh()
+    try:
+        store = ["--store", name]
+        (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n",
+                                           encoding="utf-8")
+        assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+        defs = project(tmp_path)
+        (tmp_path / "ward_tools.py").write_text(HANGS, encoding="utf-8")
+        lease = 4.0  # the killed call's: the retry lands while it runs
+        call = subprocess.Popen(
+            [sys.executable, "-m", "horismos", "tools", "call", "c.fail", *defs, *store,
+             "--world", "more.ttl", "--args", '{"patient": ":p1"}'],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": str(lease)})
+        try:
+            while not (tmp_path / "started").exists():  # the lend landed before the tool ran
+                assert call.poll() is None, call.communicate()
+                time.sleep(0.05)
+        finally:
+            call.send_signal(signal.SIGKILL)
+            call.communicate()
+        issued = horismos("tools", "approve", "c.transfer", *defs, *store, *ARGS, cwd=tmp_path)
+        assert issued.returncode == 0, issued.stderr
+        retry = horismos("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl",
+                         *ARGS, "--approval", issued.stdout.strip(), cwd=tmp_path)
+        assert retry.returncode == 0, retry.stdout + retry.stderr
+        assert "took back" not in retry.stderr  # the killed lender's lease was live
+        time.sleep(lease + 1)  # past the killed call's lease
+        later = horismos("load", "ward.ttl", *store, cwd=tmp_path)
+        assert later.returncode == 0, later.stderr
+        assert types_of(store, EX.w9) == {EX.Ward}  # read by the completed transfer: kept
+        assert types_of(store, EX.p9) == {EX.Patient}
+    finally:
+        oxigraph_pool.release()
