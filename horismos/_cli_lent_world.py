@@ -105,7 +105,8 @@ class LentWorld:
         )
 
     def count(self) -> int:
-        """How many quads were lent (the store held none of them)."""
+        """How many quads were lent (the store held none of them, or only through another
+        lend)."""
         return len(self.added)
 
     def record(self) -> list[Quad]:
