@@ -96,3 +96,62 @@ def test_a_retry_within_a_killed_lenders_lease_keeps_what_its_call_read(
         assert types_of(store, EX.p9) == {EX.Patient}
     finally:
         oxigraph_pool.release()
+
+
+PAUSES = (
+    "import os, time\n\n"
+    "def transfer(patient, ward):\n"
+    "    open('calls.log', 'a').write(patient + '\\n')\n"
+    "    open('started', 'w').write(str(os.getpid()))\n"
+    "    time.sleep(3)\n"
+    "    return {'ref': 'R-9'}\n\n"
+    "def fail(patient):\n    raise RuntimeError('no')\n\n"
+    "def discharge(patient):\n    return {}\n"
+)
+"""``c.transfer`` (not idempotent) takes a few seconds once started: the moment to pause it."""
+
+
+def test_a_lender_paused_past_its_lease_lands_nothing(tmp_path: Path, oxigraph_pool) -> None:
+    """On ``sparql:``, a call paused (``SIGSTOP``) past its lease has its lend taken back by
+    the next writing command; resumed, its completed commit is refused by the call's own
+    lease (the fence), so no effect lands that read the facts taken back, and the call is in
+    doubt: the next call on its subject is refused, never made a second time."""
+    name = oxigraph_pool.fresh()
+    try:
+        store = ["--store", name]
+        (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n",
+                                           encoding="utf-8")
+        assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+        defs = project(tmp_path)
+        issued = horismos("tools", "approve", "c.transfer", *defs, *store, *ARGS, cwd=tmp_path)
+        assert issued.returncode == 0, issued.stderr
+        (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
+        call = subprocess.Popen(
+            [sys.executable, "-m", "horismos", "tools", "call", "c.transfer", *defs, *store,
+             "--world", "more.ttl", *ARGS, "--approval", issued.stdout.strip()],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": "0.5"})
+        try:
+            while not (tmp_path / "started").exists():
+                assert call.poll() is None, call.communicate()
+                time.sleep(0.05)
+            call.send_signal(signal.SIGSTOP)
+            time.sleep(1.5)  # past its lease (0.5 s)
+            load = horismos("load", "ward.ttl", *store, cwd=tmp_path)
+            assert "took back 3 quads" in load.stderr, load.stderr
+            assert "or lost its lease" in load.stderr, load.stderr
+        finally:
+            call.send_signal(signal.SIGCONT)
+            out, err = call.communicate(timeout=120)
+        assert call.returncode != 0, out + err
+        # in words: what happened, and what to do (it may have acted: reconcile)
+        assert "the call of c.transfer lost its lease on the store before its commit" in err, err
+        assert "horismos tools reconcile c.transfer" in err, err
+        assert "Traceback" not in err, err
+        assert types_of(store, EX.w9) == set() and types_of(store, EX.p9) == set()
+        again = horismos("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl",
+                         *ARGS, "--approval", "whatever", cwd=tmp_path)
+        assert again.returncode == 5 and "outcome_unknown" in again.stdout, again.stdout
+        assert len((tmp_path / "calls.log").read_text().split()) == 1  # called once
+    finally:
+        oxigraph_pool.release()
