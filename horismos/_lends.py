@@ -14,7 +14,9 @@ out of digests and snapshots)::
 The commit that takes it back removes the record with the lent quads; a call's completed
 commit removes it with the call's effects (what was lent then stays with what read it). So a
 record is left only by a process that stopped in between, and the next command that opens the
-store for writing takes back what that process lent (:func:`take_back_abandoned`).
+store for writing takes back what that process lent (:func:`take_back_abandoned`). A quad
+two lends hold (the second found it stored through the first) is taken back by the last to let
+it go, and a call that completes removes the others' hold on it (:func:`lent_elsewhere`).
 
 Whether the process that lent is gone is told as claims tell it (:mod:`~horismos._claims`):
 
