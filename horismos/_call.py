@@ -35,7 +35,15 @@ from ._catalog import (
 )
 from ._claims import CATALOG, NotHeld, Worker, lease_from_env
 from ._environment import Environment
-from ._errors import AmbiguousName, CallInFlight, NotAnIRI, OutcomeUnknown, ToolError, UsageError
+from ._errors import (
+    AmbiguousName,
+    CallInFlight,
+    LeaseLost,
+    NotAnIRI,
+    OutcomeUnknown,
+    ToolError,
+    UsageError,
+)
 from ._idempotency import key_answer, key_node, key_record, read_key, release_key, take_key
 from ._intents import (
     CALLING,
@@ -527,9 +535,14 @@ async def guarded_call(
             with making(intent):  # reconcile in this process leaves it be meanwhile
                 landed = lent.keep if lent is not None else None
                 unrecord = lent.record() if lent is not None else []
-                record = await runner.call_tool(
-                    tool, nodes, intent, keyed, answer, landed, unrecord
-                )
+                try:
+                    record = await runner.call_tool(
+                        tool, nodes, intent, keyed, answer, landed, unrecord
+                    )
+                except LeaseLost:
+                    # paused or away past its lease: what it lent may be taken back since,
+                    # and its commit was refused; the tool was called, so say what to do
+                    raise LeaseLost(_lease_lost(tool, key, defs, intent is not None)) from None
         except Conflict as e:
             if not e.present:
                 raise
@@ -609,6 +622,19 @@ async def guarded_call(
     if idempotency_key is not None and result.replayed is None:
         result.artifacts.append({"type": "idempotency_key", "key": idempotency_key})
     return result
+
+
+def _lease_lost(tool: Tool, key: Node, defs: Definitions, in_doubt: bool) -> str:
+    """What a call whose lease ran out before its commit tells its caller: nothing of it
+    landed, and the tool was called; a tool that is not idempotent is in doubt from then."""
+    said = (
+        f"the call of {tool.name} lost its lease on the store before its commit (its process "
+        "was paused, or away from the server, longer than its lease, HORISMOS_LEASE): nothing "
+        "of it landed, and --world data it lent may have been taken back meanwhile"
+    )
+    if in_doubt:
+        return f"{said}. {doubt_message(tool, key, defs.name)}"
+    return f"{said}; {tool.name} is idempotent: call it again"
 
 
 def _unclosed_note(tool: Tool, status: CallStatus, error: Exception) -> str:

@@ -28,6 +28,7 @@ from rdflib import RDF, URIRef
 from ._bindings import Hosts, Reach, allowed_host
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, UsageError
+from ._lends import take_back_abandoned
 from ._sources import RDF_SUFFIXES
 from ._waits import short_id
 from ._world import World
@@ -396,9 +397,40 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def world_of(args: argparse.Namespace) -> World:
-    """The world of a command that reads one made before (``--store``, with ``--world``)."""
-    world = World.open(args.store, create=False)
+def open_for_writing(store: str, command: str, *, create: bool = True) -> World:
+    """The world at ``--store store``, opened for ``horismos command`` to write: every command
+    that writes a store opens it here, so what a process that is gone lent it and never took
+    back (:func:`~._lends.take_back_abandoned`) is taken back first, saying so. Else a quad the
+    command wrote that the lend also held was removed by a later take-back, and the lend was
+    read as the store's own facts."""
+    world = World.open(store, create=create)
+    try:
+        taken = take_back_abandoned(world)
+    except BaseException:
+        world.close()
+        raise
+    if taken:
+        cause = (
+            "its process stopped, or lost its lease, before it could"
+            if world.store.shared
+            else "its process stopped before it could"
+        )
+        print(
+            f"horismos {command}: note: took back {taken} quad{'' if taken == 1 else 's'} of "
+            f"--world data an earlier command lent the store and never took back ({cause})",
+            file=sys.stderr,
+        )
+    return world
+
+
+def world_of(args: argparse.Namespace, writes: str | None = None) -> World:
+    """The world of a command that reads one made before (``--store``, with ``--world``);
+    ``writes``: the command's name, when it writes the store (:func:`open_for_writing`)."""
+    world = (
+        World.open(args.store, create=False)
+        if writes is None
+        else open_for_writing(args.store, writes, create=False)
+    )
     if not args.world and not world.store.persistent:
         raise UsageError(
             f"--store {args.store} starts empty: give the world the runs committed "

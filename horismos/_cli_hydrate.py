@@ -11,11 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._cli_common import allowed_hosts, host_option, load_world, output_format, write_world
+from ._cli_common import (
+    allowed_hosts,
+    host_option,
+    load_world,
+    open_for_writing,
+    output_format,
+    write_world,
+)
 from ._definitions import load_definitions
 from ._errors import UsageError
 from ._stores import DEFAULT_STORE
-from ._world import World
 
 __all__ = ["cmd_hydrate", "hydrate_arguments"]
 
@@ -91,7 +97,7 @@ def cmd_hydrate(args: argparse.Namespace) -> int:
         adapter = named
     fmt = output_format(args.out) if args.out else None
     hosts = allowed_hosts(args)
-    with World.open(args.store) as world:
+    with open_for_writing(args.store, "hydrate") as world:
         if not world.store.persistent and not args.out:
             raise UsageError(
                 f"--store {args.store} keeps nothing after this process: give "

@@ -18,6 +18,7 @@ from ._cli_common import (
     EXIT,
     EXIT_USAGE,
     load_world,
+    open_for_writing,
     output_folder,
     output_format,
     reach,
@@ -28,7 +29,6 @@ from ._cli_common import (
     write_world,
     written_back,
 )
-from ._cli_lent_world import take_back_abandoned_lends
 from ._cli_run import RunView
 from ._definitions import load_definitions
 from ._errors import ToolError, Unreachable, UsageError
@@ -37,7 +37,7 @@ from ._policy import SERVED_PREFIX, allowed
 from ._stores import DEFAULT_STORE
 from ._terms import split_iri
 from ._vocab import NS
-from ._world import World, holds_subject
+from ._world import holds_subject
 
 __all__ = [
     "approve_arguments",
@@ -251,8 +251,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
     allow = allowed(args.allow)
     traces = output_folder("--traces", args.traces) if args.traces else None
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
-    world = world_of(args)
-    take_back_abandoned_lends(world, "wake")
+    world = world_of(args, writes="wake")
     if not world.store.persistent and not args.out:  # it woke, called, and kept nothing
         raise UsageError(
             f"--store {args.store} keeps nothing after this process, so what the waits "
@@ -330,7 +329,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
     """Record a person's approval of one exact payload a waiting instance's step would send."""
     out_format = output_format(args.out) if args.out else None
     agent = Agent.from_files(*args.paths)
-    with World.open(args.store, create=False) as world:  # let go however it ends
+    with open_for_writing(args.store, "approve", create=False) as world:  # let go however
         load_world(world, args.world)
         done = agent.approve(world, args.instance, args.fingerprint)
         if not world.store.persistent and not args.out:  # it said "approved", and kept nothing

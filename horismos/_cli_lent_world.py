@@ -28,19 +28,20 @@ triples anyone can write beside their own call (:func:`~._policy.holds_approval_
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rdflib import URIRef
+
 from ._cli_common import load_world
 from ._errors import UsageError
-from ._lends import Lend, take_back_abandoned
+from ._lends import Lend, lent_elsewhere
 from ._policy import holds_approval_record
 from ._stores import Change
 from ._stores.base import INSTANCES, Quad
 from ._world import INDEXED_EVERY_INSTANCE, World, indexes_every_instance
 
-__all__ = ["LentWorld", "take_back_abandoned_lends", "world_data"]
+__all__ = ["LentWorld", "world_data"]
 
 
 def world_data(paths: Sequence[str], store: str, who: str) -> list[Quad]:
@@ -57,20 +58,6 @@ def world_data(paths: Sequence[str], store: str, who: str) -> list[Quad]:
             f"`horismos tools approve … --store {store}`. Nothing was loaded"
         )
     return quads
-
-
-def take_back_abandoned_lends(world: World, command: str) -> None:
-    """Before ``command`` reads or writes ``world``, take back what a process that is gone lent
-    its store and never took back (:func:`~._lends.take_back_abandoned`), saying so: else it
-    was read as the store's own facts, and kept by whatever was committed beside it."""
-    taken = take_back_abandoned(world)
-    if taken:
-        print(
-            f"horismos {command}: note: took back {taken} quad{'' if taken == 1 else 's'} of "
-            "--world data an earlier command lent the store and never took back (its process "
-            "stopped before it could)",
-            file=sys.stderr,
-        )
 
 
 @dataclass
@@ -95,17 +82,21 @@ class LentWorld:
         quads = world_data(paths, store, who)
         held = set(self.world.store.which(quads))
         added = [q for q in quads if q not in held]
+        # stored only through another's lend (a killed lender's, its lease still running):
+        # lent by this one too, else a call completing here read them and the other's
+        # take-back removed them later
+        borrowed = list(lent_elsewhere(self.world.store, [q for q in quads if q in held]))
         # instances it brings have no short id: the store no longer indexes every instance
         unindexed = any(q[3] == INSTANCES for q in added) and indexes_every_instance(
             self.world.store
         )
-        if not added and not unindexed:
+        if not added and not unindexed and not borrowed:
             return  # nothing to lend, nor to take back
         self.entry = Lend.begin(self.world)  # a lease, on a shared store, before it lands
         # known before the commit: stopped inside it, the take-back finds them (removing
         # quads that did not land removes nothing)
-        self.added, self.unindexed = added, unindexed
-        self.recorded = self.entry.record(added, unindexed)
+        self.added, self.unindexed = [*added, *borrowed], unindexed
+        self.recorded = self.entry.record(self.added, unindexed)
         self.world.commit(
             Change(
                 add=[*added, *self.recorded],
@@ -114,13 +105,15 @@ class LentWorld:
         )
 
     def count(self) -> int:
-        """How many quads were lent (the store held none of them)."""
+        """How many quads were lent (the store held none of them, or only through another
+        lend)."""
         return len(self.added)
 
     def record(self) -> list[Quad]:
         """The record of the lend, which a call's completed commit removes with its effects:
         what was lent then stays, and no later command takes it back."""
-        return list(self.recorded)
+        others = lent_elsewhere(self.world.store, self.added, but=self._iri())
+        return [*self.recorded, *(c for copies in others.values() for c in copies)]
 
     def keep(self) -> None:
         """What was lent stays: a call's effects, which read it, have landed (its record
@@ -132,12 +125,19 @@ class LentWorld:
         """Remove what was lent, with its record, in one commit; the mark lifted for it is set
         again (the instances it did not index are gone with it). How many quads that removed:
         taking back twice, or after :meth:`keep`, does nothing."""
-        taken = len(self.added)
+        # what another lend still holds is its to take back (or a completed call's to keep)
+        others = lent_elsewhere(self.world.store, self.added, but=self._iri())
+        lent = [q for q in self.added if q not in others]
+        taken = len(lent)
         if self.added or self.unindexed or self.recorded:
             mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if self.unindexed else []
-            self.world.commit(Change(add=mark, remove=[*self.added, *self.recorded]))
+            self.world.commit(Change(add=mark, remove=[*lent, *self.recorded]))
         self.keep()
         return taken
+
+    def _iri(self) -> URIRef | None:
+        """The lend's name in its record (None: nothing was lent)."""
+        return self.entry.iri if self.entry is not None else None
 
     def _end(self) -> None:
         if self.entry is not None:

@@ -8,11 +8,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ._cli_common import counts
-from ._cli_lent_world import take_back_abandoned_lends
+from ._cli_common import counts, open_for_writing
 from ._errors import AuthoringError, HorismosError, UsageError
 from ._unreadable import each_opens, load_failed, os_failure
-from ._world import World, unindexed
+from ._world import unindexed
 
 __all__ = ["cmd_load", "load_arguments"]
 
@@ -43,15 +42,12 @@ def cmd_load(args: argparse.Namespace) -> int:
     path, bar = None, None
     try:
         files = each_opens(expand_paths(args.files, RDF_SUFFIXES))  # before a store is made
-        world = World.open(args.store)
+        world = open_for_writing(args.store, "load")
         if not world.store.persistent:
             raise UsageError(
                 f"--store {args.store} keeps nothing after this process; load into "
                 "oxigraph:PATH, journal:PATH or sparql:URL"
             )
-        # what a process that stopped lent and never took back: else loaded beside it, its
-        # quads that the files also hold were taken back from under the load
-        take_back_abandoned_lends(world, "load")
         # what the files bring is not in the short-id index: said before and after, for
         # another process's short id missed meanwhile may index every instance again
         unindexed(world.store)

@@ -23,6 +23,7 @@ from ._cli_common import (
     EXIT,
     load_world,
     one_line,
+    open_for_writing,
     output_format,
     plural,
     reach,
@@ -32,7 +33,6 @@ from ._cli_common import (
     writable,
     written_back,
 )
-from ._cli_lent_world import take_back_abandoned_lends
 from ._cli_validate import run_warnings
 from ._definitions import Definitions
 from ._errors import ShaclMessage, UsageError
@@ -138,8 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     # a store not made yet is made only to load --world into: else the run would find no
     # focus in it and leave an empty store behind at what may be a mistyped path
-    with World.open(args.store, create=bool(args.world)) as world:  # let go however it ends
-        take_back_abandoned_lends(world, "run")
+    with open_for_writing(args.store, "run", create=bool(args.world)) as world:  # let go
         beside: World | None = world  # what the warnings are held to (run_warnings)
         if args.world:
             load_world(world, args.world)
@@ -233,8 +232,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
             f"--facts {facts}: no such file; give a Turtle file that exists, "
             "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'"
         )
-    with World.open(args.store, create=False) as world:  # let go however it ends
-        take_back_abandoned_lends(world, "resume")
+    with open_for_writing(args.store, "resume", create=False) as world:  # let go however
         load_world(world, args.world)
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
         with written_back(world, agent.definitions, args.out, out_format):

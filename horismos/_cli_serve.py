@@ -12,7 +12,14 @@ import asyncio
 import sys
 
 from ._agent import Agent
-from ._cli_common import load_world, output_folder, reach, reach_options, reached
+from ._cli_common import (
+    load_world,
+    open_for_writing,
+    output_folder,
+    reach,
+    reach_options,
+    reached,
+)
 from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._serve import ServedTools
@@ -112,7 +119,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
     # a path that holds no store is refused (a typo served an empty world), unless --world
     # is to fill it, as for run
-    with World.open(args.store, create=bool(args.world)) as world:
+    with open_for_writing(args.store, "serve", create=bool(args.world)) as world:
         beside: World | None = world  # what the warnings are held to (run_warnings)
         if args.world:
             load_world(world, args.world)

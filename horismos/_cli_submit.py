@@ -13,9 +13,9 @@ import sys
 from collections import Counter
 
 from ._agent import Agent
+from ._cli_common import open_for_writing
 from ._errors import UsageError
 from ._queue import stop_reasons, submit_instances, wait_for_instances
-from ._world import World
 
 __all__ = ["cmd_submit", "submit_arguments"]
 
@@ -70,7 +70,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     """Hand instances to the workers through the broker, refusing a world the workers cannot
     all reach; with ``--wait``, exit as the worst of them ended."""
     agent = Agent.from_files(*args.paths)
-    with World.open(args.store) as world:
+    with open_for_writing(args.store, "submit") as world:
         if not world.store.shared:
             raise UsageError(
                 f"--store {args.store} is not shared by other processes: the "

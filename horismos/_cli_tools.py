@@ -21,6 +21,7 @@ from ._call import guarded_call
 from ._catalog import check_inventory, inventory_text
 from ._cli_common import (
     load_world,
+    open_for_writing,
     output_format,
     plural,
     reach,
@@ -28,7 +29,7 @@ from ._cli_common import (
     writable,
     write_world,
 )
-from ._cli_lent_world import LentWorld, take_back_abandoned_lends, world_data
+from ._cli_lent_world import LentWorld, world_data
 from ._errors import UsageError
 from ._idempotency import check_key
 from ._model import Tool
@@ -328,8 +329,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
     agent = _catalog_agent(args)
     world = lent = None
     if args.world or args.store != DEFAULT_STORE:
-        world = World.open(args.store, create=False)
-        take_back_abandoned_lends(world, "tools")
+        world = open_for_writing(args.store, "tools", create=False)
         if world.store.persistent and args.world:  # read beside the store, then taken back
             lent = LentWorld(world)
         else:
@@ -393,9 +393,8 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     tool = catalog.tool(args.name)
     # a store not made yet is made only to load --world into, as for run: a mistyped path
     # was a new empty store the call committed into
-    world = World.open(args.store, create=bool(args.world))
     # what a process stopped mid-call lent and never took back is not read as the store's
-    take_back_abandoned_lends(world, "tools")
+    world = open_for_writing(args.store, "tools", create=bool(args.world))
     # kept only with the effects of a call made now: told by the call's completed commit
     lent = LentWorld(world) if args.world and world.store.persistent else None
     if args.world and lent is None:
@@ -447,7 +446,8 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
     """Clear a call left in doubt; say what it was, or that there was none."""
     payload = _json_args(args.args)
     agent = _catalog_agent(args)
-    world = World.open(args.store, create=False)
+    # its call's --world data, if it was killed, taken back
+    world = open_for_writing(args.store, "tools", create=False)
     try:
         if not world.store.persistent and not world.store.shared:
             raise UsageError(
@@ -456,7 +456,6 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
                 "journal:PATH or "
                 "sparql:URL)"
             )
-        take_back_abandoned_lends(world, "tools")  # its call's --world data, if it was killed
         cleared = agent.catalog.reconcile(args.name, payload, world)
     finally:
         world.close()
@@ -498,8 +497,7 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
     approval = fresh_approval(agent.catalog.approve(tool.iri, _json_args(args.args)))
     # as for run: a store not made yet is made only to load --world into (a mistyped path
     # was a new store holding an approval no call would find)
-    with World.open(args.store, create=bool(args.world)) as world:  # let go however it ends
-        take_back_abandoned_lends(world, "tools")
+    with open_for_writing(args.store, "tools", create=bool(args.world)) as world:  # let go
         # F beside a persistent store only for writing --out: the approval is what lands.
         # Without --out nothing reads F: it is only refused if it brings an approval record
         beside = bool(args.world) and world.store.persistent

@@ -13,13 +13,19 @@ import logging
 import sys
 
 from ._agent import Agent
-from ._cli_common import cwd_importable, output_folder, reach, reach_options, reached
+from ._cli_common import (
+    cwd_importable,
+    open_for_writing,
+    output_folder,
+    reach,
+    reach_options,
+    reached,
+)
 from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._policy import allowed
 from ._queue import VISIBILITY, InstanceDriver, celery_app, serve
 from ._signing import signer_from_env
-from ._world import World
 
 __all__ = ["cmd_worker", "worker_arguments"]
 
@@ -104,7 +110,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
             f"--store {args.store} is not shared by other processes: workers "
             "need one world they all reach, a sparql:URL store"
         )
-    with World.open(args.store) as world:
+    with open_for_writing(args.store, "worker") as world:
         reached(world)  # a store down is said now, as `run` says it, not by every task taken
         warnings = run_warnings(agent.definitions, world)
     logging.basicConfig(

@@ -14,7 +14,9 @@ out of digests and snapshots)::
 The commit that takes it back removes the record with the lent quads; a call's completed
 commit removes it with the call's effects (what was lent then stays with what read it). So a
 record is left only by a process that stopped in between, and the next command that opens the
-store for writing takes back what that process lent (:func:`take_back_abandoned`).
+store for writing takes back what that process lent (:func:`take_back_abandoned`). A quad
+two lends hold (the second found it stored through the first) is taken back by the last to let
+it go, and a call that completes removes the others' hold on it (:func:`lent_elsewhere`).
 
 Whether the process that lent is gone is told as claims tell it (:mod:`~horismos._claims`):
 
@@ -39,11 +41,11 @@ from urllib.parse import quote, unquote
 from rdflib import Literal, URIRef
 
 from ._claims import ALIVE, CLAIMS, Worker, evict_expired, lease_from_env
-from ._stores import RUNTIME, Change
+from ._stores import RUNTIME, Change, Store
 from ._stores.base import Quad
 from ._world import INDEXED_EVERY_INSTANCE, World
 
-__all__ = ["LENDS", "Lend", "take_back_abandoned"]
+__all__ = ["LENDS", "Lend", "lent_elsewhere", "take_back_abandoned"]
 
 LENDS = URIRef(RUNTIME + "lent")
 """The graph naming each lend in force: its owner, its copy graphs, whether it lifted the mark."""
@@ -104,6 +106,34 @@ class Lend:
             worker.leave()
 
 
+def lent_elsewhere(
+    store: Store, quads: Sequence[Quad], but: URIRef | None = None
+) -> dict[Quad, list[Quad]]:
+    """Those of ``quads`` that a lend other than ``but`` holds in its record, each with the
+    record's copies of it. A quad two lends hold (the second found it stored through the
+    first: a retry while a killed lender's lease runs) is taken back only by the last of them
+    to let it go, and a call that completes removes the others' copies of what it read, so
+    that no take-back removes it from under the call's effects."""
+    if not quads:
+        return {}
+    ns = {"l": _L}
+    copies = store.select(
+        f"SELECT ?lend ?copy WHERE {{ GRAPH <{LENDS}> {{ ?lend l:graph ?copy }} }}", {}, ns
+    )
+    by_graph: dict[URIRef | None, list[URIRef]] = {}
+    for row in copies:
+        lend, copy = _iri(row["lend"]), _iri(row["copy"])
+        if lend != but:
+            by_graph.setdefault(_lent_graph(lend, copy), []).append(copy)
+    asked: dict[Quad, Quad] = {
+        (s, p, o, copy): (s, p, o, g) for s, p, o, g in quads for copy in by_graph.get(g, [])
+    }
+    found: dict[Quad, list[Quad]] = {}
+    for stored in store.which(list(asked)) if asked else []:
+        found.setdefault(asked[stored], []).append(stored)
+    return found
+
+
 def take_back_abandoned(world: World) -> int:
     """Take back, in one commit each, what the processes that are gone lent ``world``'s store
     and never took back (see the module's docstring); how many quads that removed. A store
@@ -150,6 +180,8 @@ def take_back_abandoned(world: World) -> int:
                 s, p2, o = row["s"], row["p"], row["o"]
                 copies.append((s, p2, o, _iri(copy)))
                 lent.append((s, p2, o, graph))
+        kept = lent_elsewhere(store, lent, but=lend)  # another lend still lends them
+        lent = [q for q in lent if q not in kept]
         unindexed = any(p == _UNINDEXED for _, p, _, _ in record)
         mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if unindexed else []
         world.commit(Change(add=mark, remove=[*lent, *copies, *record]))

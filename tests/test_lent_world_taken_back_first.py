@@ -1,0 +1,157 @@
+"""What a process killed mid-call lent a persistent store, met by a command other than the
+few that took it back: ``horismos approve``, ``hydrate``, ``serve``, ``worker`` and ``submit``
+wrote the store without taking the lend back first, so the next take-back removed quads they
+wrote that the lend also held. Every command that opens a store for writing now takes back
+first (one opener, :func:`horismos._cli_common.open_for_writing`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import EX, PREFIXES, WARD
+from test_lent_world_killed import ARGS, killed_mid_call, store  # noqa: F401 (a fixture)
+from test_tools_store_lanes import horismos, project, types_of
+
+
+def test_approve_after_a_killed_call_keeps_what_it_wrote(
+        tmp_path: Path, store: list[str]) -> None:  # noqa: F811
+    """``horismos approve --world g.ttl`` after a call killed mid-call with F lent: g.ttl's
+    :w9 (F held it too) landed beside the lend, and the next ``load`` took back F with :w9's
+    quads. The approve takes the lend back first, and g.ttl's :w9 stays."""
+    defs = project(tmp_path)
+    killed_mid_call(tmp_path, store, defs)
+    (tmp_path / "g.ttl").write_text(PREFIXES + ":w9 a :Ward ; :capacity 4 .\n",
+                                    encoding="utf-8")
+    approve = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", ":nosuch",
+                       "--fingerprint", "x", cwd=tmp_path)
+    assert "Traceback" not in approve.stderr, approve.stderr
+    assert "took back 3 quads" in approve.stderr, approve.stdout + approve.stderr
+    # on sparql: a lender alive but paused past its lease lost its lend too: both are said
+    cause = ("stopped, or lost its lease, before it could" if store[1].startswith("sparql:")
+             else "stopped before it could")
+    assert cause in approve.stderr, approve.stderr
+    later = horismos("load", "ward.ttl", *store, cwd=tmp_path)
+    assert later.returncode == 0, later.stderr
+    assert "took back" not in later.stderr, later.stderr
+    assert types_of(store, EX.w9) == {EX.Ward}  # g.ttl's, written by the approve
+    assert types_of(store, EX.p9) == set()  # F's only, taken back
+
+
+HANGS = (
+    "import os, time\n\n"
+    "def transfer(patient, ward):\n    return {'ref': 'R-9'}\n\n"
+    "def fail(patient):\n"
+    "    open('started', 'w').write(str(os.getpid()))\n"
+    "    time.sleep(120)\n\n"
+    "def discharge(patient):\n    return {}\n"
+)
+"""``c.fail`` hangs once started: the moment to kill its call, F lent; ``c.transfer``
+completes at once."""
+
+
+def test_a_retry_within_a_killed_lenders_lease_keeps_what_its_call_read(
+        tmp_path: Path, oxigraph_pool) -> None:
+    """On ``sparql:``, a call killed mid-call keeps its lend's lease live a while. A call made
+    meanwhile with the same F found F's quads stored (through the killed lend), lent nothing,
+    and completed reading them; once the killed lease ran out, the next command took them
+    back from under the completed call (:w9 gone, though a transfer to it was recorded).
+    The quads the retry read are now its lend too, and stay with what its call committed."""
+    name = oxigraph_pool.fresh()
+    try:
+        store = ["--store", name]
+        (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n",
+                                           encoding="utf-8")
+        assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+        defs = project(tmp_path)
+        (tmp_path / "ward_tools.py").write_text(HANGS, encoding="utf-8")
+        lease = 4.0  # the killed call's: the retry lands while it runs
+        call = subprocess.Popen(
+            [sys.executable, "-m", "horismos", "tools", "call", "c.fail", *defs, *store,
+             "--world", "more.ttl", "--args", '{"patient": ":p1"}'],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": str(lease)})
+        try:
+            while not (tmp_path / "started").exists():  # the lend landed before the tool ran
+                assert call.poll() is None, call.communicate()
+                time.sleep(0.05)
+        finally:
+            call.send_signal(signal.SIGKILL)
+            call.communicate()
+        issued = horismos("tools", "approve", "c.transfer", *defs, *store, *ARGS, cwd=tmp_path)
+        assert issued.returncode == 0, issued.stderr
+        retry = horismos("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl",
+                         *ARGS, "--approval", issued.stdout.strip(), cwd=tmp_path)
+        assert retry.returncode == 0, retry.stdout + retry.stderr
+        assert "took back" not in retry.stderr  # the killed lender's lease was live
+        time.sleep(lease + 1)  # past the killed call's lease
+        later = horismos("load", "ward.ttl", *store, cwd=tmp_path)
+        assert later.returncode == 0, later.stderr
+        assert types_of(store, EX.w9) == {EX.Ward}  # read by the completed transfer: kept
+        assert types_of(store, EX.p9) == {EX.Patient}
+    finally:
+        oxigraph_pool.release()
+
+
+PAUSES = (
+    "import os, time\n\n"
+    "def transfer(patient, ward):\n"
+    "    open('calls.log', 'a').write(patient + '\\n')\n"
+    "    open('started', 'w').write(str(os.getpid()))\n"
+    "    time.sleep(3)\n"
+    "    return {'ref': 'R-9'}\n\n"
+    "def fail(patient):\n    raise RuntimeError('no')\n\n"
+    "def discharge(patient):\n    return {}\n"
+)
+"""``c.transfer`` (not idempotent) takes a few seconds once started: the moment to pause it."""
+
+
+def test_a_lender_paused_past_its_lease_lands_nothing(tmp_path: Path, oxigraph_pool) -> None:
+    """On ``sparql:``, a call paused (``SIGSTOP``) past its lease has its lend taken back by
+    the next writing command; resumed, its completed commit is refused by the call's own
+    lease (the fence), so no effect lands that read the facts taken back, and the call is in
+    doubt: the next call on its subject is refused, never made a second time."""
+    name = oxigraph_pool.fresh()
+    try:
+        store = ["--store", name]
+        (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n",
+                                           encoding="utf-8")
+        assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+        defs = project(tmp_path)
+        issued = horismos("tools", "approve", "c.transfer", *defs, *store, *ARGS, cwd=tmp_path)
+        assert issued.returncode == 0, issued.stderr
+        (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
+        call = subprocess.Popen(
+            [sys.executable, "-m", "horismos", "tools", "call", "c.transfer", *defs, *store,
+             "--world", "more.ttl", *ARGS, "--approval", issued.stdout.strip()],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": "0.5"})
+        try:
+            while not (tmp_path / "started").exists():
+                assert call.poll() is None, call.communicate()
+                time.sleep(0.05)
+            call.send_signal(signal.SIGSTOP)
+            time.sleep(1.5)  # past its lease (0.5 s)
+            load = horismos("load", "ward.ttl", *store, cwd=tmp_path)
+            assert "took back 3 quads" in load.stderr, load.stderr
+            assert "or lost its lease" in load.stderr, load.stderr
+        finally:
+            call.send_signal(signal.SIGCONT)
+            out, err = call.communicate(timeout=120)
+        assert call.returncode != 0, out + err
+        # in words: what happened, and what to do (it may have acted: reconcile)
+        assert "the call of c.transfer lost its lease on the store before its commit" in err, err
+        assert "horismos tools reconcile c.transfer" in err, err
+        assert "Traceback" not in err, err
+        assert types_of(store, EX.w9) == set() and types_of(store, EX.p9) == set()
+        again = horismos("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl",
+                         *ARGS, "--approval", "whatever", cwd=tmp_path)
+        assert again.returncode == 5 and "outcome_unknown" in again.stdout, again.stdout
+        assert len((tmp_path / "calls.log").read_text().split()) == 1  # called once
+    finally:
+        oxigraph_pool.release()
