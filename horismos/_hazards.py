@@ -16,10 +16,12 @@ and refuses the one certain to (a cycle that never ends through a tool that is n
   (``FILTER NOT EXISTS``, ``MINUS``, ``OPTIONAL { … ?t } FILTER (!BOUND(?t))``:
   :func:`_gated`): the second time round stops there. A pattern that only reads what the
   tool writes (an ``OPTIONAL``) does not stop it. When the step's own ``horis:onError`` leads
-  back onto the loop, a call that failed wrote nothing: the gate then counts only what the
-  loop's other steps write (a failure recorded on the way back, ``:rejectionReason``), and
-  a step its gate lets in again after each failure is warned of by that edge
-  (``:Pay —onError→ :Repick → :Pay``).
+  back onto the loop, a call that failed wrote nothing: the gate closes after a failure only
+  when every way from that edge back to the step passes a step of another tool that writes
+  what the gate requires absent and goes on by its ``horis:next`` (it succeeded: a failure
+  recorded on the way back, ``:rejectionReason``; :func:`_failure_route`). Otherwise the
+  warning names the way back that writes nothing (``:Pay —onError→ :Repick → :Pay``): only
+  a call that succeeds, or the step budget, ends it.
 - A domain shape that requires a property (``sh:minCount``) a step of the workflow writes, on
   a node a step before it writes without it (:func:`required_before_written`). The gate
   judges the node as the earlier step leaves it, so it rejects that step's result — after its
@@ -209,32 +211,64 @@ def hazards(
             # a loop was when what gates it holds only while a tool on the loop has not
             # written (FILTER NOT EXISTS on the property): past the first answer it stops
             # there, so the tool is not called again. When its own horis:onError leads back
-            # onto the loop, a failed call wrote nothing: only the other steps' writes (a
-            # failure recorded on the way back) can close the gate after a failure
+            # onto the loop, a failed call wrote nothing: the gate closes after a failure only
+            # when every way back from it passes a step that wrote what the gate tests
             gated = _gated(iri, members, widen)
             errs_back = step.on_error in component and step.on_error != iri
-            gated_after_failure = errs_back and gated and _gated(iri, members, widen, step)
-            if answered_loop and gated and (gated_after_failure or not errs_back):
+            failure = (
+                _failure_route(step, members, flow, steps, widen) if errs_back and gated else None
+            )
+            if answered_loop and gated and failure is None:
                 continue
-            # gated by what the loop writes, but not when its own call failed: the way back
+            # gated by what the loop writes, but not after its own call failed: the way back
             # from a failure is what calls it again, so that is the cycle to name
-            failing = errs_back and gated and not gated_after_failure
-            if failing and step.on_error is not None:
-                route = [iri, *(shortest_path(flow, step.on_error, iri) or [])]
-            else:
-                route = [
-                    iri,
-                    *min(
-                        (
-                            path
-                            for nxt in flow[iri]
-                            if nxt in component
-                            and (path := shortest_path(flow, nxt, iri)) is not None
-                        ),
-                        key=len,
+            route = failure or [
+                iri,
+                *min(
+                    (
+                        path
+                        for nxt in flow[iri]
+                        if nxt in component and (path := shortest_path(flow, nxt, iri)) is not None
                     ),
-                ]
-            yield _repeated_call(step, called, route, steps, budget, failing, name)
+                    key=len,
+                ),
+            ]
+            yield _repeated_call(step, called, route, steps, budget, failure is not None, name)
+
+
+def _failure_route(
+    step: ActionStep,
+    members: list[Step],
+    flow: Digraph[URIRef],
+    steps: Mapping[URIRef, Step],
+    widen: Callable[[URIRef], Iterable[URIRef]],
+) -> list[URIRef] | None:
+    """The shortest way from ``step`` by its ``horis:onError`` back to it (``[step, on_error,
+    …, step]``) on which nothing is written that closes its gate (:func:`_gated`), or None
+    when every way back writes it. A step writes on the way only when its tool writes what
+    the gate requires absent, is not ``step``'s own tool (whose call, failed here, may fail
+    there too), and the way leaves it by ``horis:next`` — by its ``horis:onError`` it failed
+    and wrote nothing. So each writer's exits but ``horis:onError`` are cut from ``flow``
+    and the failure's way back is looked for in what is left."""
+    own = step.tool.iri if step.tool is not None else None
+    writers = {
+        s.iri
+        for s in members
+        if isinstance(s, ActionStep)
+        and s.tool is not None
+        and s.tool.iri != own
+        and _gated(step.iri, members, widen, [s])
+    }
+    unwritten: Digraph[URIRef] = {}
+    for here, out in flow.items():
+        unwritten.setdefault(here, {})
+        for p, there in ways_out(steps[here]) if here in steps else ():
+            if there in out and (here not in writers or p == HORIS.onError):
+                add_edge(unwritten, here, there)
+    if step.on_error is None:
+        return None
+    back = shortest_path(unwritten, step.on_error, step.iri)
+    return [step.iri, *back] if back is not None else None
 
 
 def _repeated_call(
@@ -248,9 +282,10 @@ def _repeated_call(
 ) -> Hazard:
     """The warning that ``step``'s ``tool``, not idempotent, is called each time round the
     cycle ``route`` (``[step, …, step]``). ``failing``: its horis:requires already stops
-    holding once the loop writes, but not after its own call failed (which wrote nothing),
-    and its horis:onError leads back (``route``'s first edge): the advice is then about the
-    way back from a failure, not about the loop's patterns."""
+    holding once the loop writes, but not after its own call failed (which wrote nothing):
+    ``route`` is then the way back from its horis:onError on which nothing closes it
+    (:func:`_failure_route`), so only a call that succeeds or the step budget ends it, and
+    the advice is about that way back, not about the loop's patterns."""
     answered = sorted(
         name(s)
         for s in route
@@ -259,16 +294,15 @@ def _repeated_call(
     me, back = name(step.iri), name(route[1])
     again = (
         f"each time it fails it is called again — horis:onError leads back to {me}, and a "
-        f"call that failed wrote nothing, so {me}'s horis:requires holds again (no step on "
-        "the way back writes what it tests) —"
+        f"call that failed wrote nothing, so {me}'s horis:requires holds again (nothing "
+        "written on the way back closes it) — until a call succeeds"
         if failing
-        else "each time round calls it again,"
+        else "each time round calls it again, until a horis:requires on the way stops holding"
     )
     return Hazard(
         step.iri,
         f"the step is on a cycle ({_path_text(route, steps, name)}) and its tool {tool.name} is "
-        f"not idempotent: {again} until a horis:requires on the way stops holding or the "
-        f"instance runs out of steps (horis:maxSteps, {budget} here)"
+        f"not idempotent: {again} or the instance runs out of steps (horis:maxSteps, {budget} here)"
         + (
             f"; the horis:until of {', '.join(answered)}, once a person's answer makes "
             "it hold, holds every time round after (nothing on it can stop holding), "
@@ -277,7 +311,7 @@ def _repeated_call(
             else ""
         ),
         (
-            f"record the failure on the error path (a step from {back} on whose tool writes "
+            f"record the failure on the error path (a step from {back} onward whose tool writes "
             f"it, as a rejection does) and have {me}'s horis:requires require its absence "
             "(FILTER NOT EXISTS), or send horis:onError to a step off the loop, or "
             if failing
@@ -397,7 +431,7 @@ def _gated(
     step: URIRef,
     members: Iterable[Step],
     widen: Callable[[URIRef], Iterable[URIRef]],
-    failed: Step | None = None,
+    writers: Iterable[Step] | None = None,
 ) -> bool:
     """Whether ``step``, on a cycle of ``members``, is entered only while a tool on the cycle
     has not written (``widen``, as :func:`endless_loops` says): its own or its tool's
@@ -406,11 +440,11 @@ def _gated(
     (!BOUND(?v))`` requires empty (:func:`~._term_kinds.negated_reads`). A pattern that
     merely reads it (an ``OPTIONAL``) holds the second time round as the first. The test
     for silencing the warning that a tool is called each time round; :func:`_guarded`, that
-    the cycle may end at all, is too weak for it. ``failed``: a step on the cycle whose call
-    failed, so its tool wrote nothing — only the other steps' writes count (a failure its
-    horis:onError route records, that the gate requires absent)."""
+    the cycle may end at all, is too weak for it. ``writers``: the steps whose writes count,
+    when not all of ``members`` (one that records a failure on the way back from ``step``'s
+    horis:onError: :func:`_failure_route`)."""
     members = list(members)
-    written = _written_on_cycle([s for s in members if s is not failed], widen)
+    written = _written_on_cycle(members if writers is None else writers, widen)
     if not written:
         return False
 

@@ -80,6 +80,27 @@ _RECORD_FAILURE = """:RecordFailure a horis:ActionStep ;
 :SeniorReview a horis:WaitStep ;"""
 """A failed payment recorded on its way back to :Pay (claims.reject writes :rejectionReason),
 which :Pay requires absent: a failure closes the gate a failed call left open."""
+_PAY_REPICKING = _PAY_RECORDING.replace("horis:onError :RecordFailure", "horis:onError :Repick")
+"""A failed payment that goes back to :Pay through :Repick, :Pay requiring no recorded failure."""
+_PAY_TWICE = """    horis:next :PayTwice .
+
+:PayTwice a horis:ActionStep ;
+    horis:tool :claims.pay ;
+    horis:requires \"\"\" ?this :amount ?amount .
+                       FILTER NOT EXISTS { ?this :paymentRef ?r } \"\"\" ;
+    horis:bind [ horis:arg "claim" ; horis:var "this" ] ;
+    horis:next :Pay ."""
+"""A second payment on :Pay's loop, after the senior's review, off the way back from its error."""
+_PAY_AGAIN_FAILING = _PAY_FAILING.replace(":Repick", ":PayAgain") + """
+    horis:bind [ horis:arg "claim" ; horis:var "this" ] .
+
+:PayAgain a horis:ActionStep ;
+    horis:tool :claims.pay ;
+    horis:onError :Repick ;
+    horis:requires \"\"\" ?this :amount ?amount .
+                       FILTER NOT EXISTS { ?this :paymentRef ?r } \"\"\" ;"""
+"""A failed payment tried again by a second step calling the same tool, whose failure goes back
+to :Pay through :Repick."""
 _SHIPMENT_SHAPE = "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ] ."
 _ORDER_SHAPE = ":OrderShape a sh:NodeShape ;\n"
 _STANDARD = '?this :weightKg ?weight . ?carrier a :Carrier ; :code "STD" .'
@@ -147,7 +168,7 @@ MISTAKES = [
      ":Pay a horis:ActionStep", "warning",
      "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool claims.pay is not "
      "idempotent: each time it fails it is called again — horis:onError leads back to :Pay",
-     "record the failure on the error path (a step from :Repick on whose tool writes it, as a "
+     "record the failure on the error path (a step from :Repick onward whose tool writes it, as a "
      "rejection does) and have :Pay's horis:requires require its absence (FILTER NOT EXISTS), "
      "or send horis:onError to a step off the loop"),
     ("a failed payment's horis:onError back to :Pay through a decision", "claims",
@@ -155,9 +176,55 @@ MISTAKES = [
      ":Pay a horis:ActionStep", "warning",
      "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool claims.pay is not "
      "idempotent: each time it fails it is called again — horis:onError leads back to :Pay",
-     "record the failure on the error path (a step from :Repick on whose tool writes it, as a "
+     "record the failure on the error path (a step from :Repick onward whose tool writes it, as a "
      "rejection does) and have :Pay's horis:requires require its absence (FILTER NOT EXISTS), "
      "or send horis:onError to a step off the loop"),
+    # a failure is recorded on the loop, but not on every way back from :Pay's horis:onError
+    ("a failed payment's horis:onError back to :Pay through a proposal whose choice passes no "
+     "step that records the failure", "claims", "workflow.ttl", _PAID_TAIL,
+     _PAID_TAIL.replace(_PAY, _PAY_REPICKING).replace(":SeniorReview a horis:WaitStep ;",
+                                                      _RECORD_FAILURE)
+     + _REPICK.replace("horis:fallback :AskSupervisor", "horis:fallback :RecordFailure"),
+     ":Pay a horis:ActionStep", "warning",
+     "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool claims.pay is not "
+     "idempotent: each time it fails it is called again — horis:onError leads back to :Pay, "
+     "and a call that failed wrote nothing, so :Pay's horis:requires holds again (nothing "
+     "written on the way back closes it) — until a call succeeds or the instance runs out of "
+     "steps (horis:maxSteps",
+     "record the failure on the error path (a step from :Repick onward whose tool writes it"),
+    # another step paying, off the way back from the failure, closes nothing on that way
+    ("a failed payment's horis:onError back to :Pay, with a second payment elsewhere on the "
+     "loop", "claims", "workflow.ttl", _PAID_TAIL,
+     _PAID_TAIL.replace(_PAY, _PAY_FAILING).replace("    horis:next :Pay .", _PAY_TWICE)
+     + _REPICK,
+     ":Pay a horis:ActionStep", "warning",
+     "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool claims.pay is not "
+     "idempotent: each time it fails it is called again", "or send horis:onError to a step "
+     "off the loop"),
+    # a second try by the same tool fails as the first: each is warned of
+    ("a failed payment's horis:onError to a second payment whose own goes back to :Pay",
+     "claims", "workflow.ttl", _PAID_TAIL,
+     _PAID_TAIL.replace(_PAY, _PAY_AGAIN_FAILING) + _REPICK, ":Pay a horis:ActionStep",
+     "warning", "the step is on a cycle (:Pay —onError→ :PayAgain —onError→ :Repick → :Pay) "
+     "and its tool claims.pay is not idempotent: each time it fails it is called again",
+     "a step from :PayAgain onward whose tool writes it"),
+    ("a second payment's horis:onError back to the first, whose own goes to the second",
+     "claims", "workflow.ttl", _PAID_TAIL,
+     _PAID_TAIL.replace(_PAY, _PAY_AGAIN_FAILING) + _REPICK, ":PayAgain a horis:ActionStep",
+     "warning", "the step is on a cycle (:PayAgain —onError→ :Repick → :Pay —onError→ "
+     ":PayAgain) and its tool claims.pay is not idempotent: each time it fails it is called "
+     "again", "a step from :Repick onward whose tool writes it"),
+    # the step recording the failure writes it only when it succeeds; its own failure does not
+    ("a failed payment recorded by a step whose own horis:onError goes back to :Pay",
+     "claims", "workflow.ttl", _PAID_TAIL,
+     _PAID_TAIL.replace(_PAY, _PAY_RECORDING).replace(
+         ":SeniorReview a horis:WaitStep ;",
+         _RECORD_FAILURE.replace("    horis:next", "    horis:onError :Repick ;\n    horis:next"))
+     + _RECHECK_FAILED,
+     ":Pay a horis:ActionStep", "warning",
+     "the step is on a cycle (:Pay —onError→ :RecordFailure —onError→ :Repick → :Pay) and its "
+     "tool claims.pay is not idempotent: each time it fails it is called again",
+     "a step from :RecordFailure onward whose tool writes it"),
     # the SPARQL 1.0 "not yet" idiom guards only when nothing else can leave ?r unbound
     ("a loop back through a person's wait to a step whose !BOUND is one arm of an ||",
      "claims", "workflow.ttl", _PAY, _PAY_READING.replace(
