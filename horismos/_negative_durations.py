@@ -13,7 +13,8 @@ and ``P1Y1D``); any value rdflib writes itself it still writes. Every writer of 
 in Horismos goes through it (the JSON a tool is given: :func:`~._bindings.wire.json_value`),
 and rdflib's own literals are taught it once, on import of the package, for
 ``xsd:duration`` only — unless the application has bound ``xsd:duration`` to a constructor
-of its own, which is left as it is.
+of its own, which is left as it is, or rdflib no longer says which is bound (its private
+``_toPythonMapping``), when nothing is taught and nothing said.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
+import rdflib.term
 from rdflib import XSD
-from rdflib.term import _toPythonMapping, bind
+from rdflib.term import bind
 from rdflib.xsd_datetime import Duration, duration_isoformat, parse_xsd_duration
 
 __all__ = ["write_duration"]
@@ -58,8 +60,12 @@ def _register() -> None:
     """Have rdflib write an ``xsd:duration`` literal's value by :func:`write_duration`, while
     its constructor is still rdflib's own: an application that bound ``xsd:duration`` to a
     constructor of its own (``rdflib.term.bind``) keeps it, and its values are its to write.
-    The constructor in place is passed through, so parsing stays as it was."""
-    current = _toPythonMapping.get(XSD.duration)
+    The constructor in place is passed through, so parsing stays as it was. Which one is in
+    place only rdflib's private ``_toPythonMapping`` says (tests/test_dependencies.py names
+    it): an rdflib without it is left as it is, writing ``-P1Y1D`` as it can, and
+    ``import horismos`` still works and says nothing."""
+    bound = getattr(rdflib.term, "_toPythonMapping", None)
+    current = bound.get(XSD.duration) if isinstance(bound, dict) else None
     if current is not parse_xsd_duration:
         return
     logger, notice = logging.getLogger("rdflib.term"), _RebindingNotice()

@@ -31,7 +31,9 @@ INTERNALS = {
               "of Accumulator, Sum and Average overriding use_row (DISTINCT's test, "
               "dont_care without), update and set_value, calling Sum's and Average's update "
               "and get_value and reading their expr, seen and var, and evalutils._eval, which "
-              "reads a literal as itself",
+              "reads a literal as itself, and rdflib.term._toPythonMapping, read by "
+              "horismos/_negative_durations.py to add its -P1Y1D writer only over rdflib's "
+              "own xsd:duration constructor (without it, the writer is not added)",
     "pyparsing": "its elements' attributes (ignoreExprs, the lists and elements they hold), "
                  "through which horismos/_sparql_parse.py copies rdflib's SPARQL grammar",
 }
@@ -53,6 +55,7 @@ NAMES = {
         "Average.get_value",
     ),
     "rdflib.plugins.sparql.evalutils": ("_eval",),
+    "rdflib.term": ("_toPythonMapping",),
 }
 
 

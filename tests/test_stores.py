@@ -356,7 +356,11 @@ def test_an_applications_own_duration_binding_is_kept_on_import(tmp_path):
 def test_importing_horismos_says_nothing_of_the_duration_writer_it_adds(tmp_path):
     """Where rdflib's own constructor is in place, horismos adds its writer of ``-P1Y1D``
     without rdflib's "already bound. Rebinding." notice, and leaves rdflib's logger as it
-    found it."""
+    found it. It passed on the code before the filter (which disabled rdflib's logger for
+    the call, saying nothing too): it is kept because it is the one test on the path where
+    horismos does bind — without the filter the import prints rdflib's notice to every
+    application that logs warnings, and a filter left on the logger (or a logger left
+    disabled) would hide the application's own records; each fails here."""
     code = _OWN_DURATIONS.replace(
         'bind(XSD.duration, Mine, constructor=lambda text: Mine("mine:" + text))\n'
         'print("before", written_back())\n', "")
@@ -368,6 +372,23 @@ def test_importing_horismos_says_nothing_of_the_duration_writer_it_adds(tmp_path
     assert "after -P1Y1D" in lines, done.stdout
     assert "rdflib.term False []" in lines and "rdflib.term still said" in lines
     assert "Rebinding" not in done.stdout + done.stderr
+
+
+def test_importing_horismos_works_on_an_rdflib_without_the_duration_mapping_it_reads(
+        tmp_path):
+    """``_negative_durations`` reads rdflib's private ``_toPythonMapping`` to add its
+    ``-P1Y1D`` writer only over rdflib's own constructor. An rdflib without it (a future
+    release) made ``import horismos`` fail with an ImportError; now the writer is not added
+    and nothing is said."""
+    (tmp_path / "app.py").write_text(
+        "import rdflib.term\n"
+        "del rdflib.term._toPythonMapping  # as an rdflib without it\n"
+        "import horismos\n"
+        "print('imported', horismos.__name__)\n")
+    done = subprocess.run([sys.executable, "app.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "imported horismos\n" and done.stderr == "", done.stdout + done.stderr
 
 
 def test_load_refuses_a_world_that_would_not_outlive_it(tmp_path):
