@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import cast
 
-from rdflib import RDF, SH, Graph, Literal, URIRef
+from rdflib import RDF, URIRef
 from rdflib.term import Node
 
 from ._digraph import Digraph, add_edge, descendants, shortest_path, strongly_connected
@@ -70,7 +70,6 @@ from ._model import (
     ways_out,
 )
 from ._preconditions import Precondition
-from ._shacl import deactivated
 from ._term_kinds import algebra_triples, negated_reads, read_terms
 from ._vocab import HORIS
 
@@ -83,10 +82,7 @@ __all__ = [
     "flow_graph",
     "hazards",
     "landing_tools",
-    "minimum_counts",
     "required_before_written",
-    "single_values",
-    "single_values_of_subjects",
     "written_twice",
 ]
 
@@ -605,47 +601,6 @@ def _timeout_goes_on(
     )
 
 
-def _counts(
-    g: Graph, bound: URIRef, target: URIRef = SH.targetClass
-) -> Iterator[tuple[URIRef, URIRef, URIRef, int]]:
-    """``(shape, class, property, n)`` for each count ``bound`` (``sh:minCount``,
-    ``sh:maxCount``) of ``n`` a shape targeting a class by ``sh:targetClass`` (or, with
-    ``target``, the subjects of a property by ``sh:targetSubjectsOf``: then the property in
-    place of the class) sets on a plain ``sh:path``; a shape switched off
-    (``sh:deactivated true``) sets none."""
-    for shape, cls in g.subject_objects(target):
-        if not isinstance(cls, URIRef):
-            continue
-        for prop_shape in [shape, *g.objects(shape, SH.property)]:
-            path, count = g.value(prop_shape, SH.path), g.value(prop_shape, bound)
-            if deactivated(g, prop_shape):
-                continue
-            if isinstance(path, URIRef) and isinstance(count, Literal):
-                value = count.toPython()
-                if isinstance(value, int) and not isinstance(value, bool):
-                    yield cast(URIRef, shape), cls, path, value
-
-
-def minimum_counts(g: Graph) -> Iterator[tuple[URIRef, URIRef, URIRef]]:
-    """``(shape, class, property)`` for each property a shape targeting a class requires
-    (``sh:minCount`` of 1 or more)."""
-    return ((shape, cls, p) for shape, cls, p, n in _counts(g, SH.minCount) if n >= 1)
-
-
-def single_values(g: Graph) -> Iterator[tuple[URIRef, URIRef, URIRef]]:
-    """``(shape, class, property)`` for each property a shape targeting a class allows one
-    value of (``sh:maxCount 1``)."""
-    return ((shape, cls, p) for shape, cls, p, n in _counts(g, SH.maxCount) if n == 1)
-
-
-def single_values_of_subjects(g: Graph) -> Iterator[tuple[URIRef, URIRef, URIRef]]:
-    """``(shape, targeted, property)`` for each property a shape targeting the subjects of
-    ``targeted`` (``sh:targetSubjectsOf``) allows one value of (``sh:maxCount 1``)."""
-    return (
-        (shape, t, p) for shape, t, p, n in _counts(g, SH.maxCount, SH.targetSubjectsOf) if n == 1
-    )
-
-
 def required_before_written(
     workflows: Mapping[URIRef, Workflow],
     required: Iterable[tuple[URIRef, URIRef, URIRef]],
@@ -733,9 +688,10 @@ def written_twice(
     of_subjects: Iterable[tuple[URIRef, URIRef, URIRef]] = (),
 ) -> Iterator[Hazard]:
     """Each action step that writes on the focus a property a domain shape judging the focus
-    allows one value of (``single``: see :func:`single_values`; ``of_subjects``, see
-    :func:`single_values_of_subjects`: a shape that judges the subjects of a property judges
-    the focus once either step has written that property on it), after another step of its
+    allows one value of (``single``: see :func:`~._shape_counts.single_values`;
+    ``of_subjects``, see :func:`~._shape_counts.single_values_of_subjects`: a shape that judges
+    the subjects of a property judges the focus once either step has written that property on
+    it), after another step of its
     workflow wrote it there: reached by the earlier step's ``horis:next``, so both run on one
     path (two branches of a decision are not). An effect only adds values, so the gate
     rejects what the later tool returns, every time, after it has acted — unless both write
