@@ -246,6 +246,8 @@ def _failure_route(
     there too), and the way leaves it by ``horis:next`` — by its ``horis:onError`` it failed
     and wrote nothing. So each writer's exits but ``horis:onError`` are cut from ``flow``
     and the failure's way back is looked for in what is left."""
+    if step.on_error is None:
+        return None
     own = step.tool.iri if step.tool is not None else None
     writers = {
         s.iri
@@ -261,8 +263,6 @@ def _failure_route(
         for p, there in ways_out(steps[here]) if here in steps else ():
             if there in out and (here not in writers or p == HORIS.onError):
                 add_edge(unwritten, here, there)
-    if step.on_error is None:
-        return None
     back = shortest_path(unwritten, step.on_error, step.iri)
     return [step.iri, *back] if back is not None else None
 
