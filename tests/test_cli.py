@@ -1456,3 +1456,29 @@ def test_ctrl_c_after_a_call_still_writes_out(tmp_path: Path, lane: str) -> None
     logged = calls.read_text().split()
     interrupted(*again, at=0)
     assert calls.read_text().split() == logged  # nothing called twice
+
+
+@pytest.mark.parametrize("store", ["memory", "oxigraph:st"])
+def test_a_tool_result_naming_an_iri_with_a_c1_control_is_refused_at_its_step_only(
+        tmp_path: Path, store: str) -> None:
+    """A tool answering `URIRef("…#nurse\\u0085one")` ended the whole `run --all` with "an
+    input is not UTF-8 text" (exit 2): the gate's message for the refused IRI was written
+    with a UTF-8 encoding read back as ASCII, an instance was left running and the other
+    foci never ran. The step is refused by the gate; the run goes on."""
+    (tmp_path / "ehr_client.py").write_text(
+        "from rdflib import URIRef\n"
+        "def assign_queue(patient, queue):\n    return {'queueRef': 'Q-URGENT-1'}\n"
+        "def notify_nurse(patient, nurse, ref):\n"
+        "    return {'assignedNurse': URIRef('http://example.org/ehr#nurse\\u0085one')}\n")
+    p = horismos("run", *TRIAGE, *WORLD, "--tools", "ehr_client.py", "--all", "--store", store,
+                 "--out", "after.trig", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "not UTF-8" not in p.stderr, p.stderr
+    assert p.stdout.count("rejected by the gate: nothing landed") == 2, p.stdout
+    assert "3 instances: 1 blocked, 2 failed" in p.stdout, p.stdout
+    assert "is not an IRI: it contains '\\x85'" in p.stdout, p.stdout
+    after = Dataset()
+    after.parse(tmp_path / "after.trig", format="trig")
+    assert not list(after.quads((None, EX.assignedNurse, None, None))), "the refused step landed"
+    assert len(list(after.quads((None, EX.queueRef, None, None)))) == 2  # the steps before it did
