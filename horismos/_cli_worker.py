@@ -99,7 +99,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
     traces = output_folder("--traces", args.traces) if args.traces else None
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     app = celery_app(args.broker, visibility_timeout=args.visibility_timeout)
-    if not args.store.startswith("sparql:"):  # said before opening: oxigraph:PATH made a store
+    # said before opening (oxigraph:PATH made a store); only of a kind that is one: a typo of
+    # a kind ("sparq:http://…") is an unknown store, said by World.open
+    if args.store.partition(":")[0] in ("memory", "oxigraph", "journal"):
         raise UsageError(
             f"--store {args.store} is not shared by other processes: workers "
             "need one world they all reach, a sparql:URL store"

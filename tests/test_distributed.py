@@ -458,6 +458,21 @@ def test_a_worker_needs_a_world_other_processes_share(tmp_path):
     assert "not shared by other processes" in done.stderr and "sparql:URL" in done.stderr
 
 
+def test_a_worker_given_a_misspelt_store_kind_says_unknown_store(tmp_path):
+    """`--store sparq:http://…` was called "not shared by other processes", as if the kind
+    were one; it is no kind at all, said as every command says it."""
+    done = horismos(tmp_path, "worker", *DEFINITIONS, "--store", "sparq:http://127.0.0.1:1/q",
+                    "--broker", "redis://127.0.0.1:1/0")
+    assert done.returncode == 2, done.stderr
+    assert "unknown store 'sparq:http://127.0.0.1:1/q'" in done.stderr, done.stderr
+    assert "not shared" not in done.stderr and "Traceback" not in done.stderr
+    for kind in ("oxigraph:st", "journal:j"):  # a kind that is one, but not shared
+        done = horismos(tmp_path, "worker", *DEFINITIONS, "--store", kind, "--broker",
+                        "redis://127.0.0.1:1/0")
+        assert done.returncode == 2 and "not shared by other processes" in done.stderr
+        assert not (tmp_path / kind.partition(":")[2]).exists()  # nothing made at the path
+
+
 def test_a_worker_given_a_misspelt_policy_refuses_to_start_and_leaves_the_queue_be(
         ward, server, broker, workers):
     """``--allow`` was read by each task, not at start: a worker given ``ExternalComit`` said
