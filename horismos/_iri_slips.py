@@ -106,15 +106,18 @@ def _written_iris(text: str) -> Iterator[tuple[int, str, str]]:
         elif ch == "#":
             i = text.find("\n", i)
             i = end if i < 0 else i
+        elif ch == "\\":  # an escape outside strings (ex:it\'s): its character opens nothing
+            i += 2
         elif ch in "\"'":
             closer = ch * 3 if text.startswith(ch * 3, i) else ch
             j = i + len(closer)
             while j < end and not text.startswith(closer, j):
-                if closer == ch and text[j] == "\n":  # a short string ends with its line
+                if closer == ch and text[j] == "\n":  # a short string ends with its line,
                     break
                 j += 2 if text[j] == "\\" else 1
             line += text.count("\n", i, j)
-            i = j + len(closer)
+            # ...whose line break is counted as the loop meets it
+            i = j if j < end and text[j] == "\n" and closer == ch else j + len(closer)
         elif text.startswith("<<", i):  # an RDF-star quoted triple opens: its IRIs follow
             i += 2
         elif ch == "<":

@@ -1296,6 +1296,23 @@ def test_an_iri_holding_a_control_character_is_an_error_at_its_line(
         f"character percent-encoded ({encoded}), or remove it\ninvalid: 1 error\n")), p.stdout
 
 
+def test_an_iri_slip_after_an_escaped_quote_in_a_name_is_said_at_its_own_line(
+        tmp_path: Path) -> None:
+    """`ex:it\\'s` (a local name with an escaped quote) was read as a string opening, which
+    ran to the end of its line and took that line break with it: the slip two lines on was
+    said one line too early."""
+    (tmp_path / "apos.ttl").write_text(
+        "@prefix ex: <http://example.org/> .\n"
+        "ex:it\\'s ex:p ex:c .\n"
+        "ex:c ex:p ex:d .\n"
+        "ex:d ex:p <http://example.org/a\\u0001b> .\n", encoding="utf-8")
+    p = horismos("validate", "apos.ttl", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith("apos.ttl:4: error: <http://example.org/a\\u0001b> is not an IRI"), \
+        p.stdout
+
+
 @pytest.mark.parametrize("world", [
     pytest.param("positional", id="world-among-the-files"),
     pytest.param("--world", id="world-option"),
