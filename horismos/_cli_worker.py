@@ -17,7 +17,7 @@ from ._cli_common import cwd_importable, output_folder, reach, reach_options, re
 from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._policy import allowed
-from ._queue import VISIBILITY, InstanceDriver, celery_app, serve
+from ._queue import VISIBILITY, InstanceDriver, broker_answers, celery_app, serve
 from ._signing import signer_from_env
 from ._world import World
 
@@ -109,6 +109,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     with World.open(args.store) as world:
         reached(world)  # a store down is said now, as `run` says it, not by every task taken
         warnings = run_warnings(agent.definitions, world)
+    broker_answers(app)  # a refusal (password, DB number) or a wrong address is said now
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,
