@@ -1278,6 +1278,17 @@ def test_a_bare_sparql_variable_in_turtle_is_an_error_at_its_line(
     pytest.param("a\tb", "a\tb", "a tab", "%09", id="raw-tab"),
     pytest.param("a\\u007Fb", "a\\u007Fb", "a control character (U+007F)", "%7F", id="del"),
     pytest.param("a b", "a b", "a space", "%20", id="space"),
+    pytest.param("a\\uFFFDb", "a\\uFFFDb", "the replacement character (U+FFFD)", "%EF%BF%BD",
+                 id="replacement"),
+    pytest.param("a\\uFDD0b", "a\\uFDD0b", "U+FDD0, which is no character", "%EF%B7%90",
+                 id="noncharacter"),
+    pytest.param("a\\U0001FFFEb", "a\\U0001FFFEb", "U+1FFFE, which is no character",
+                 "%F0%9F%BF%BE", id="noncharacter-plane-1"),
+    pytest.param("a\\uFFF0b", "a\\uFFF0b", "the character U+FFF0", "%EF%BF%B0", id="specials"),
+    pytest.param("a\\U000E0000b", "a\\U000E0000b", "the character U+E0000", "%F3%A0%80%80",
+                 id="tag"),
+    pytest.param("a\\uE000b", "a\\uE000b", "a private-use character (U+E000) outside a query",
+                 "%EE%80%80", id="private-use"),
 ])
 def test_an_iri_holding_a_control_character_is_an_error_at_its_line(
         tmp_path: Path, written: str, shown: str, held: str, encoded: str) -> None:
@@ -1294,6 +1305,19 @@ def test_an_iri_holding_a_control_character_is_an_error_at_its_line(
         f"triage.ttl:{line}: error: <http://example.org/{shown}> is not an IRI: it holds "
         f"{held}, which no IRI may hold (RFC 3987), and a store refuses it — write the "
         f"character percent-encoded ({encoded}), or remove it\ninvalid: 1 error\n")), p.stdout
+
+
+def test_an_iri_a_store_holds_is_valid_however_far_from_ascii(tmp_path: Path) -> None:
+    """What the store takes, validate takes: an accented letter, a letter of another
+    script, a private-use character in a query (RFC 3987 allows it there)."""
+    text = Path(TRIAGE[0]).read_text(encoding="utf-8") + (
+        "\n:urgent rdfs:seeAlso <http://example.org/caf\u00e9>, <http://example.org/\u03b1\u03b2>,"
+        " <http://example.org/a?q=\\uE000> .\n")
+    (tmp_path / "triage.ttl").write_text(text, encoding="utf-8")
+    p = horismos("validate", "triage.ttl", TRIAGE[1], cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout.endswith(": valid\n"), p.stdout + p.stderr
+    p = horismos("load", "triage.ttl", "--store", "oxigraph:st", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
 
 
 def test_an_iri_slip_after_an_escaped_quote_in_a_name_is_said_at_its_own_line(
