@@ -24,7 +24,7 @@ from ._cli_common import (
 from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._policy import allowed
-from ._queue import VISIBILITY, InstanceDriver, celery_app, serve
+from ._queue import VISIBILITY, InstanceDriver, broker_answers, celery_app, serve
 from ._signing import signer_from_env
 
 __all__ = ["cmd_worker", "worker_arguments"]
@@ -105,7 +105,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
     traces = output_folder("--traces", args.traces) if args.traces else None
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     app = celery_app(args.broker, visibility_timeout=args.visibility_timeout)
-    if not args.store.startswith("sparql:"):  # said before opening: oxigraph:PATH made a store
+    # said before opening (oxigraph:PATH made a store); only of a kind that is one: a typo of
+    # a kind ("sparq:http://…") is an unknown store, said by World.open
+    if args.store.partition(":")[0] in ("memory", "oxigraph", "journal"):
         raise UsageError(
             f"--store {args.store} is not shared by other processes: workers "
             "need one world they all reach, a sparql:URL store"
@@ -113,6 +115,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     with open_for_writing(args.store, "worker") as world:
         reached(world)  # a store down is said now, as `run` says it, not by every task taken
         warnings = run_warnings(agent.definitions, world)
+    broker_answers(app)  # a refusal (password, DB number) or a wrong address is said now
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,

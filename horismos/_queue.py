@@ -63,6 +63,7 @@ __all__ = [
     "QUEUE",
     "TASK",
     "InstanceDriver",
+    "broker_answers",
     "celery_app",
     "instance_statuses",
     "serve",
@@ -132,6 +133,56 @@ def celery_app(broker: str, *, visibility_timeout: float = VISIBILITY) -> Celery
         worker_enable_remote_control=False,
     )
     return app
+
+
+def broker_answers(app: Celery) -> None:
+    """One connection to ``app``'s broker now, refused in words saying what to change in
+    ``--broker`` (a :class:`BrokerError`) when it fails.
+
+    Why: a worker whose broker answered but refused it (a password missing or wrong, a DB
+    number past the server's) was told "cannot be reached … start it", then sat silent while
+    Celery retried forever; a broker down at start was waited for, with nothing to show the
+    address was mistyped. A broker that answers once is waited for if it goes away later."""
+    from kombu.exceptions import OperationalError  # Celery's own dependency
+
+    try:
+        with app.connection_for_write() as connection:
+            connection.ensure_connection(max_retries=1, interval_start=0, interval_max=0.2)
+    except (OSError, OperationalError) as e:
+        raise BrokerError(_broker_refusal(app.conf.broker_url, e)) from None
+
+
+def _broker_refusal(broker: str, e: BaseException) -> str:
+    """What ``broker`` said to a first connection that failed with ``e``, and what to change.
+
+    The redis client's error sits under kombu's: its class tells a refusal of the password
+    from one of the DB number, and from a broker nobody answers for."""
+    from redis.exceptions import AuthenticationError, ResponseError
+
+    at = f"the broker at {redact_url(broker)}"
+    cause: BaseException | None = e
+    while cause is not None and not isinstance(cause, (AuthenticationError, ResponseError)):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, AuthenticationError):
+        given = "@" in broker.partition("://")[2].partition("/")[0]
+        what = "refused the password given" if given else "asks for a password"
+        return (
+            f"{at} {what} ({cause}); give the one the server is started with "
+            "(redis-server --requirepass) in --broker, between `redis://:` and `@HOST:PORT/DB`"
+        )
+    if isinstance(cause, ResponseError) and "DB index" in str(cause):
+        db = broker.rpartition("/")[2]
+        return (
+            f"{at} holds no database {db} ({cause}); give a DB number it holds in --broker "
+            "(redis-server holds 0 to 15 unless started with --databases N): "
+            "redis://HOST:PORT/0"
+        )
+    if cause is not None:
+        return f"{at} refused the connection ({cause}); check --broker"
+    return (
+        f"{at} cannot be reached: {why_unreachable(e)}; check the host and port in --broker, "
+        "and start the broker if it is not running (redis-server --port PORT)"
+    )
 
 
 def submit_instances(broker: str, workflow: URIRef, foci: Iterable[URIRef]) -> int:

@@ -84,11 +84,11 @@ def unfit_terms(triples: Iterable[tuple[Node, Node, Node]]) -> list[ShaclMessage
     for s, p, o in triples:
         for term, why in ((p, _predicate_problem(p)), (o, _problem(o))):
             if why is not None:
-                shown = str(term).encode("utf-8", "backslashreplace").decode("ascii")
+                shown = str(term).encode("ascii", "backslashreplace").decode("ascii")
                 messages.append(
                     ShaclMessage(
                         str(s),
-                        str(p).encode("utf-8", "backslashreplace").decode("ascii"),
+                        str(p).encode("ascii", "backslashreplace").decode("ascii"),
                         f"the value {shown!r} {why}",
                         value=shown,
                     )

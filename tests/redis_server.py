@@ -38,8 +38,9 @@ def _free_port() -> int:
 class RedisServer:
     """``redis-server`` with AOF in ``folder``, up when :meth:`start` returns."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, password: str | None = None) -> None:
         self.folder = folder
+        self.password = password  # redis-server --requirepass: a client must give it
         folder.mkdir(parents=True, exist_ok=True)
         self.port = _free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
@@ -51,7 +52,8 @@ class RedisServer:
         self.process = subprocess.Popen(
             [redis_or_skip(), "--port", str(self.port), "--bind", "127.0.0.1",
              "--dir", str(self.folder), "--appendonly", "yes", "--appendfsync", "always",
-             "--save", "", "--daemonize", "no", "--protected-mode", "yes"],
+             "--save", "", "--daemonize", "no", "--protected-mode", "yes",
+             *(["--requirepass", self.password] if self.password else [])],
             stdout=log, stderr=subprocess.STDOUT)
         log.close()
         deadline = time.monotonic() + 20
@@ -59,7 +61,7 @@ class RedisServer:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
                     s.sendall(b"PING\r\n")
-                    if s.recv(64).startswith(b"+PONG"):
+                    if s.recv(64).startswith((b"+PONG", b"-NOAUTH")):  # up, maybe locked
                         return
             except OSError:
                 pass

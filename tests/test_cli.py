@@ -1278,6 +1278,17 @@ def test_a_bare_sparql_variable_in_turtle_is_an_error_at_its_line(
     pytest.param("a\tb", "a\tb", "a tab", "%09", id="raw-tab"),
     pytest.param("a\\u007Fb", "a\\u007Fb", "a control character (U+007F)", "%7F", id="del"),
     pytest.param("a b", "a b", "a space", "%20", id="space"),
+    pytest.param("a\\uFFFDb", "a\\uFFFDb", "the replacement character (U+FFFD)", "%EF%BF%BD",
+                 id="replacement"),
+    pytest.param("a\\uFDD0b", "a\\uFDD0b", "U+FDD0, which is no character", "%EF%B7%90",
+                 id="noncharacter"),
+    pytest.param("a\\U0001FFFEb", "a\\U0001FFFEb", "U+1FFFE, which is no character",
+                 "%F0%9F%BF%BE", id="noncharacter-plane-1"),
+    pytest.param("a\\uFFF0b", "a\\uFFF0b", "the character U+FFF0", "%EF%BF%B0", id="specials"),
+    pytest.param("a\\U000E0000b", "a\\U000E0000b", "the character U+E0000", "%F3%A0%80%80",
+                 id="tag"),
+    pytest.param("a\\uE000b", "a\\uE000b", "a private-use character (U+E000) outside a query",
+                 "%EE%80%80", id="private-use"),
 ])
 def test_an_iri_holding_a_control_character_is_an_error_at_its_line(
         tmp_path: Path, written: str, shown: str, held: str, encoded: str) -> None:
@@ -1294,6 +1305,36 @@ def test_an_iri_holding_a_control_character_is_an_error_at_its_line(
         f"triage.ttl:{line}: error: <http://example.org/{shown}> is not an IRI: it holds "
         f"{held}, which no IRI may hold (RFC 3987), and a store refuses it — write the "
         f"character percent-encoded ({encoded}), or remove it\ninvalid: 1 error\n")), p.stdout
+
+
+def test_an_iri_a_store_holds_is_valid_however_far_from_ascii(tmp_path: Path) -> None:
+    """What the store takes, validate takes: an accented letter, a letter of another
+    script, a private-use character in a query (RFC 3987 allows it there)."""
+    text = Path(TRIAGE[0]).read_text(encoding="utf-8") + (
+        "\n:urgent rdfs:seeAlso <http://example.org/caf\u00e9>, <http://example.org/\u03b1\u03b2>,"
+        " <http://example.org/a?q=\\uE000> .\n")
+    (tmp_path / "triage.ttl").write_text(text, encoding="utf-8")
+    p = horismos("validate", "triage.ttl", TRIAGE[1], cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout.endswith(": valid\n"), p.stdout + p.stderr
+    p = horismos("load", "triage.ttl", "--store", "oxigraph:st", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_an_iri_slip_after_an_escaped_quote_in_a_name_is_said_at_its_own_line(
+        tmp_path: Path) -> None:
+    """`ex:it\\'s` (a local name with an escaped quote) was read as a string opening, which
+    ran to the end of its line and took that line break with it: the slip two lines on was
+    said one line too early."""
+    (tmp_path / "apos.ttl").write_text(
+        "@prefix ex: <http://example.org/> .\n"
+        "ex:it\\'s ex:p ex:c .\n"
+        "ex:c ex:p ex:d .\n"
+        "ex:d ex:p <http://example.org/a\\u0001b> .\n", encoding="utf-8")
+    p = horismos("validate", "apos.ttl", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith("apos.ttl:4: error: <http://example.org/a\\u0001b> is not an IRI"), \
+        p.stdout
 
 
 @pytest.mark.parametrize("world", [
@@ -1456,3 +1497,29 @@ def test_ctrl_c_after_a_call_still_writes_out(tmp_path: Path, lane: str) -> None
     logged = calls.read_text().split()
     interrupted(*again, at=0)
     assert calls.read_text().split() == logged  # nothing called twice
+
+
+@pytest.mark.parametrize("store", ["memory", "oxigraph:st"])
+def test_a_tool_result_naming_an_iri_with_a_c1_control_is_refused_at_its_step_only(
+        tmp_path: Path, store: str) -> None:
+    """A tool answering `URIRef("…#nurse\\u0085one")` ended the whole `run --all` with "an
+    input is not UTF-8 text" (exit 2): the gate's message for the refused IRI was written
+    with a UTF-8 encoding read back as ASCII, an instance was left running and the other
+    foci never ran. The step is refused by the gate; the run goes on."""
+    (tmp_path / "ehr_client.py").write_text(
+        "from rdflib import URIRef\n"
+        "def assign_queue(patient, queue):\n    return {'queueRef': 'Q-URGENT-1'}\n"
+        "def notify_nurse(patient, nurse, ref):\n"
+        "    return {'assignedNurse': URIRef('http://example.org/ehr#nurse\\u0085one')}\n")
+    p = horismos("run", *TRIAGE, *WORLD, "--tools", "ehr_client.py", "--all", "--store", store,
+                 "--out", "after.trig", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "not UTF-8" not in p.stderr, p.stderr
+    assert p.stdout.count("rejected by the gate: nothing landed") == 2, p.stdout
+    assert "3 instances: 1 blocked, 2 failed" in p.stdout, p.stdout
+    assert "is not an IRI: it contains '\\x85'" in p.stdout, p.stdout
+    after = Dataset()
+    after.parse(tmp_path / "after.trig", format="trig")
+    assert not list(after.quads((None, EX.assignedNurse, None, None))), "the refused step landed"
+    assert len(list(after.quads((None, EX.queueRef, None, None)))) == 2  # the steps before it did

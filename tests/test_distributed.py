@@ -177,19 +177,13 @@ def test_a_worker_whose_store_is_down_refuses_to_start_as_run_does(ward, server,
     assert (run.returncode, run.stderr) == (2, worker.stderr.replace("worker", "run")), run
 
 
-def test_a_broker_down_is_said_once_in_words_not_in_celerys_retry_lines(
+def test_a_broker_that_goes_away_is_said_once_in_words_not_in_celerys_retry_lines(
         ward, broker, workers):
-    """Down at start, then lost once the worker had taken it: Celery printed "consumer:
-    Cannot connect to redis://…: Error 111 connecting to … Trying again in 2.00 seconds...
-    (1/None)" at every retry, and "Connection to broker lost. Trying to re-establish the
-    connection..." when it went away."""
-    broker.kill()
+    """Lost once the worker had taken it: Celery printed "consumer: Cannot connect to
+    redis://…: Error 111 connecting to … Trying again in 2.00 seconds... (1/None)" at every
+    retry, and "Connection to broker lost. Trying to re-establish the connection..." when it
+    went away. The worker waits for it, and says it once."""
     workers.start()
-    down = (f"horismos worker: the broker at {broker.url} cannot be reached: nothing listens "
-            "at that address and port (the connection was refused); tasks are taken again "
-            "once it answers (start it if it is not running: redis-server --port PORT)")
-    wait_until(lambda: down in workers.log(0), "the broker said down")
-    broker.start()
     wait_until(lambda: " ready." in workers.log(0), "the worker taking tasks")
     broker.kill()
     went = f"horismos worker: the broker at {broker.url} went away: "
@@ -198,10 +192,50 @@ def test_a_broker_down_is_said_once_in_words_not_in_celerys_retry_lines(
     wait_until(lambda: workers.log(0).count(" ready.") == 2 or "Connected to" in
                workers.log(0).split(went)[1], "the worker back", 60)
     log = workers.log(0)
-    assert log.count(down) == 1 and log.count(went) == 1, log
+    assert log.count(went) == 1, log
     for celerys in ("Cannot connect to", "Trying again in", "Connection to broker lost",
                     "CPendingDeprecationWarning"):
         assert celerys not in log, log
+
+
+def test_a_worker_whose_broker_refuses_it_says_what_to_change_in_broker(
+        ward, server, broker, tmp_path):
+    """A broker that answers but refuses (no password or a wrong one for a redis-server
+    started with --requirepass, a DB number past its 16) was "cannot be reached … start it",
+    then Celery retried forever in silence. Each is refused at start, exit 2, naming what to
+    change in --broker; a broker down at start is refused too, naming the address."""
+    locked = RedisServer(tmp_path / "locked", password="sekret")
+    port = locked.port
+    try:
+        said = {}
+        for url in (f"redis://127.0.0.1:{port}/0", f"redis://:wrong@127.0.0.1:{port}/0",
+                    broker.url.rpartition("/")[0] + "/99"):
+            done = horismos(ward, "worker", *DEFINITIONS, "--store", server.store, "--broker",
+                            url, "--tools", str(ward / "ehr_client.py"), timeout=60)
+            assert done.returncode == 2, done.stderr
+            assert "Traceback" not in done.stderr and "taking tasks" not in done.stderr
+            said[url] = done.stderr
+    finally:
+        locked.stop()
+    no, wrong, db = said.values()
+    assert no == (f"horismos worker: error: the broker at redis://127.0.0.1:{port}/0 asks for a "
+                  "password (Authentication required.); give the one the server is started "
+                  "with (redis-server --requirepass) in --broker, between `redis://:` and "
+                  "`@HOST:PORT/DB`\n"), no
+    assert wrong.startswith(f"horismos worker: error: the broker at redis://***@127.0.0.1:{port}"
+                            "/0 refused the password given ("), wrong
+    assert "wrong" not in wrong  # the password given is not shown
+    assert db == (f"horismos worker: error: the broker at {broker.url[:-2]}/99 holds no "
+                  "database 99 (DB index is out of range); give a DB number it holds in "
+                  "--broker (redis-server holds 0 to 15 unless started with --databases N): "
+                  "redis://HOST:PORT/0\n"), db
+    broker.kill()
+    done = horismos(ward, "worker", *DEFINITIONS, "--store", server.store, "--broker",
+                    broker.url, "--tools", str(ward / "ehr_client.py"), timeout=60)
+    assert (done.returncode, done.stderr) == (2, (
+        f"horismos worker: error: the broker at {broker.url} cannot be reached: nothing listens "
+        "at that address and port (the connection was refused); check the host and port in "
+        "--broker, and start the broker if it is not running (redis-server --port PORT)\n"))
 
 
 def test_two_workers_drive_a_submitted_batch_once_each(ward, server, broker, workers):
@@ -456,6 +490,21 @@ def test_a_worker_needs_a_world_other_processes_share(tmp_path):
                     "redis://127.0.0.1:1/0")
     assert done.returncode == 2
     assert "not shared by other processes" in done.stderr and "sparql:URL" in done.stderr
+
+
+def test_a_worker_given_a_misspelt_store_kind_says_unknown_store(tmp_path):
+    """`--store sparq:http://…` was called "not shared by other processes", as if the kind
+    were one; it is no kind at all, said as every command says it."""
+    done = horismos(tmp_path, "worker", *DEFINITIONS, "--store", "sparq:http://127.0.0.1:1/q",
+                    "--broker", "redis://127.0.0.1:1/0")
+    assert done.returncode == 2, done.stderr
+    assert "unknown store 'sparq:http://127.0.0.1:1/q'" in done.stderr, done.stderr
+    assert "not shared" not in done.stderr and "Traceback" not in done.stderr
+    for kind in ("oxigraph:st", "journal:j"):  # a kind that is one, but not shared
+        done = horismos(tmp_path, "worker", *DEFINITIONS, "--store", kind, "--broker",
+                        "redis://127.0.0.1:1/0")
+        assert done.returncode == 2 and "not shared by other processes" in done.stderr
+        assert not (tmp_path / kind.partition(":")[2]).exists()  # nothing made at the path
 
 
 def test_a_worker_given_a_misspelt_policy_refuses_to_start_and_leaves_the_queue_be(
