@@ -381,8 +381,9 @@ class LentData(Protocol):
         ...
 
     def record(self) -> list[Quad]:
-        """The store's record of the lend, which the call's completed commit removes: what
-        was lent then stays, and no later command takes it back."""
+        """The store's record of the lend and every other lend's copy of what it lent, read
+        as the call's completed commit is made, which removes them: what was lent then stays,
+        and no later command takes it back."""
         ...
 
     def keep(self) -> None: ...
@@ -534,7 +535,7 @@ async def guarded_call(
                 answer = _KeyedAnswer(tool, idempotency_key)
             with making(intent):  # reconcile in this process leaves it be meanwhile
                 landed = lent.keep if lent is not None else None
-                unrecord = lent.record() if lent is not None else []
+                unrecord = lent.record if lent is not None else None
                 try:
                     record = await runner.call_tool(
                         tool, nodes, intent, keyed, answer, landed, unrecord
