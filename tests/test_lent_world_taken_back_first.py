@@ -7,6 +7,7 @@ first (one opener, :func:`horismos._cli_common.open_for_writing`).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -128,7 +129,8 @@ def test_a_lender_paused_past_its_lease_lands_nothing(tmp_path: Path, oxigraph_p
         (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
         call = subprocess.Popen(
             [sys.executable, "-m", "horismos", "tools", "call", "c.transfer", *defs, *store,
-             "--world", "more.ttl", *ARGS, "--approval", issued.stdout.strip()],
+             "--world", "more.ttl", *ARGS, "--approval", issued.stdout.strip(),
+             "--format", "json"],
             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": "0.5"})
         try:
@@ -143,15 +145,63 @@ def test_a_lender_paused_past_its_lease_lands_nothing(tmp_path: Path, oxigraph_p
         finally:
             call.send_signal(signal.SIGCONT)
             out, err = call.communicate(timeout=120)
-        assert call.returncode != 0, out + err
-        # in words: what happened, and what to do (it may have acted: reconcile)
-        assert "the call of c.transfer lost its lease on the store before its commit" in err, err
-        assert "horismos tools reconcile c.transfer" in err, err
+        # in doubt, as any call that may have acted is: its envelope, exit 5 (it printed no
+        # JSON and exited 2); in words, what happened and what to do (reconcile)
+        assert call.returncode == 5, out + err
+        error = json.loads(out)["error"]
+        assert error["kind"] == "outcome_unknown", out
+        said = error["message"]
+        assert "the call of c.transfer lost its lease on the store before its commit" in said
+        assert "--world data it lent may have been taken back meanwhile" in said
+        assert "horismos tools reconcile c.transfer" in said, said
         assert "Traceback" not in err, err
         assert types_of(store, EX.w9) == set() and types_of(store, EX.p9) == set()
         again = horismos("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl",
                          *ARGS, "--approval", "whatever", cwd=tmp_path)
         assert again.returncode == 5 and "outcome_unknown" in again.stdout, again.stdout
         assert len((tmp_path / "calls.log").read_text().split()) == 1  # called once
+    finally:
+        oxigraph_pool.release()
+
+
+def test_a_call_that_lent_nothing_and_lost_its_lease_says_so_without_world_data(
+        tmp_path: Path, oxigraph_pool) -> None:
+    """A call given no ``--world``, paused past its lease on ``sparql:``: its JSON envelope
+    says it is in doubt (``outcome_unknown``, exit 5, as any call that may have acted), and
+    says nothing of ``--world`` data it never lent."""
+    name = oxigraph_pool.fresh()
+    try:
+        store = ["--store", name]
+        (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n",
+                                           encoding="utf-8")
+        assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+        defs = project(tmp_path)
+        args = ("--args", '{"patient": ":p1", "ward": ":w1"}')
+        issued = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
+        assert issued.returncode == 0, issued.stderr
+        (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
+        call = subprocess.Popen(
+            [sys.executable, "-m", "horismos", "tools", "call", "c.transfer", *defs, *store,
+             *args, "--approval", issued.stdout.strip(), "--format", "json"],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": "0.5"})
+        try:
+            while not (tmp_path / "started").exists():
+                assert call.poll() is None, call.communicate()
+                time.sleep(0.05)
+            call.send_signal(signal.SIGSTOP)
+            time.sleep(1.5)  # past its lease (0.5 s)
+            # another call on :p1 takes over the claim the paused call's lease held
+            other = horismos("tools", "call", "c.transfer", *defs, *store, *args,
+                             "--approval", "whatever", cwd=tmp_path)
+            assert other.returncode == 5 and "outcome_unknown" in other.stdout, other.stdout
+        finally:
+            call.send_signal(signal.SIGCONT)
+            out, err = call.communicate(timeout=120)
+        assert call.returncode == 5, out + err
+        error = json.loads(out)["error"]
+        assert error["kind"] == "outcome_unknown", out
+        assert "lost its lease on the store before its commit" in error["message"], out
+        assert "--world" not in error["message"], out
     finally:
         oxigraph_pool.release()
