@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,7 +18,15 @@ from pathlib import Path
 
 from conftest import EX, PREFIXES, WARD
 from test_lent_world_killed import ARGS, killed_mid_call, store  # noqa: F401 (a fixture)
-from test_tools_store_lanes import horismos, project, types_of
+from test_tools_store_lanes import TOOLS, horismos, project, types_of
+
+DISCHARGE = """
+:Leave a horis:Workflow ; horis:focusType :Patient ; horis:start :Discharge .
+:Discharge a horis:ActionStep ; horis:tool :c.discharge ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+"""A workflow whose one step calls ``c.discharge``, which requires an approval: an instance
+of it waits for one, for ``horismos approve`` to give."""
 
 
 def test_approve_after_a_killed_call_keeps_what_it_wrote(
@@ -25,12 +34,19 @@ def test_approve_after_a_killed_call_keeps_what_it_wrote(
     """``horismos approve --world g.ttl`` after a call killed mid-call with F lent: g.ttl's
     :w9 (F held it too) landed beside the lend, and the next ``load`` took back F with :w9's
     quads. The approve takes the lend back first, and g.ttl's :w9 stays."""
-    defs = project(tmp_path)
+    defs = project(tmp_path, TOOLS + DISCHARGE)
+    # an instance waiting for an approval: the approve is one that succeeds
+    asked = horismos("run", *defs, *store, "--focus", ":p1", cwd=tmp_path)
+    assert asked.returncode == 3, asked.stdout + asked.stderr
+    iid = re.search(r"urn:horismos:instance:\w+", asked.stdout)
+    fp = re.search(r"Fingerprint: (\w+)", asked.stdout)
+    assert iid is not None and fp is not None, asked.stdout
     killed_mid_call(tmp_path, store, defs)
     (tmp_path / "g.ttl").write_text(PREFIXES + ":w9 a :Ward ; :capacity 4 .\n",
                                     encoding="utf-8")
-    approve = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", ":nosuch",
-                       "--fingerprint", "x", cwd=tmp_path)
+    approve = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", iid[0],
+                       "--fingerprint", fp[1], cwd=tmp_path)
+    assert approve.returncode == 0, approve.stdout + approve.stderr
     assert "Traceback" not in approve.stderr, approve.stderr
     assert "took back 3 quads" in approve.stderr, approve.stdout + approve.stderr
     # on sparql: a lender alive but paused past its lease lost its lend too: both are said
