@@ -381,8 +381,9 @@ class LentData(Protocol):
         ...
 
     def record(self) -> list[Quad]:
-        """The store's record of the lend, which the call's completed commit removes: what
-        was lent then stays, and no later command takes it back."""
+        """The store's record of the lend and every other lend's copy of what it lent, read
+        as the call's completed commit is made, which removes them: what was lent then stays,
+        and no later command takes it back."""
         ...
 
     def keep(self) -> None: ...
@@ -534,15 +535,19 @@ async def guarded_call(
                 answer = _KeyedAnswer(tool, idempotency_key)
             with making(intent):  # reconcile in this process leaves it be meanwhile
                 landed = lent.keep if lent is not None else None
-                unrecord = lent.record() if lent is not None else []
+                unrecord = lent.record if lent is not None else None
                 try:
                     record = await runner.call_tool(
                         tool, nodes, intent, keyed, answer, landed, unrecord
                     )
                 except LeaseLost:
                     # paused or away past its lease: what it lent may be taken back since,
-                    # and its commit was refused; the tool was called, so say what to do
-                    raise LeaseLost(_lease_lost(tool, key, defs, intent is not None)) from None
+                    # and its commit was refused; the tool was called, so say what to do, as
+                    # any call left in doubt says it (its envelope, exit 5)
+                    lent_any = lent is not None and lent.count() > 0
+                    said = _lease_lost(tool, key, defs, intent is not None, lent_any)
+                    kind = "outcome_unknown" if intent is not None else "lease_lost"
+                    raise _Refused("refused", kind, said) from None
         except Conflict as e:
             if not e.present:
                 raise
@@ -624,14 +629,17 @@ async def guarded_call(
     return result
 
 
-def _lease_lost(tool: Tool, key: Node, defs: Definitions, in_doubt: bool) -> str:
+def _lease_lost(tool: Tool, key: Node, defs: Definitions, in_doubt: bool, lent: bool) -> str:
     """What a call whose lease ran out before its commit tells its caller: nothing of it
-    landed, and the tool was called; a tool that is not idempotent is in doubt from then."""
+    landed, and the tool was called; a tool that is not idempotent is in doubt from then; and
+    the ``--world`` data it ``lent`` may be gone, taken back meanwhile."""
     said = (
         f"the call of {tool.name} lost its lease on the store before its commit (its process "
         "was paused, or away from the server, longer than its lease, HORISMOS_LEASE): nothing "
-        "of it landed, and --world data it lent may have been taken back meanwhile"
+        "of it landed"
     )
+    if lent:
+        said += ", and --world data it lent may have been taken back meanwhile"
     if in_doubt:
         return f"{said}. {doubt_message(tool, key, defs.name)}"
     return f"{said}; {tool.name} is idempotent: call it again"

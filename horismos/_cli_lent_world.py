@@ -35,7 +35,7 @@ from rdflib import URIRef
 
 from ._cli_common import load_world
 from ._errors import UsageError
-from ._lends import Lend, lent_elsewhere
+from ._lends import LENDS, Lend, give_back, lent_elsewhere
 from ._policy import holds_approval_record
 from ._stores import Change
 from ._stores.base import INSTANCES, Quad
@@ -110,8 +110,10 @@ class LentWorld:
         return len(self.added)
 
     def record(self) -> list[Quad]:
-        """The record of the lend, which a call's completed commit removes with its effects:
-        what was lent then stays, and no later command takes it back."""
+        """The record of the lend, which a call's completed commit removes with its effects,
+        and every other lend's copy of what it lent, read as that commit is made (a lend
+        made while the tool ran included): what was lent then stays with what read it, and no
+        later take-back, in process or of a process gone, removes it."""
         others = lent_elsewhere(self.world.store, self.added, but=self._iri())
         return [*self.recorded, *(c for copies in others.values() for c in copies)]
 
@@ -125,13 +127,11 @@ class LentWorld:
         """Remove what was lent, with its record, in one commit; the mark lifted for it is set
         again (the instances it did not index are gone with it). How many quads that removed:
         taking back twice, or after :meth:`keep`, does nothing."""
-        # what another lend still holds is its to take back (or a completed call's to keep)
-        others = lent_elsewhere(self.world.store, self.added, but=self._iri())
-        lent = [q for q in self.added if q not in others]
-        taken = len(lent)
-        if self.added or self.unindexed or self.recorded:
-            mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if self.unindexed else []
-            self.world.commit(Change(add=mark, remove=[*lent, *self.recorded]))
+        taken = 0
+        if self.entry is not None and (self.added or self.unindexed or self.recorded):
+            own = [q for q in self.recorded if q[3] != LENDS]  # its copies of what it lent
+            record = [q for q in self.recorded if q[3] == LENDS]
+            taken = give_back(self.world, self.entry.iri, record, own, self.unindexed)
         self.keep()
         return taken
 

@@ -16,7 +16,10 @@ commit removes it with the call's effects (what was lent then stays with what re
 record is left only by a process that stopped in between, and the next command that opens the
 store for writing takes back what that process lent (:func:`take_back_abandoned`). A quad
 two lends hold (the second found it stored through the first) is taken back by the last to let
-it go, and a call that completes removes the others' hold on it (:func:`lent_elsewhere`).
+it go, and a call that completes removes every lend's copy of what it read, found as its commit
+is made (:func:`lent_elsewhere`): a take-back removes a lent quad only while its own lend's copy
+of it is still stored, required so in its commit (:func:`give_back`), so no other lender,
+failing or gone, takes it back from under the completed call's effects.
 
 Whether the process that lent is gone is told as claims tell it (:mod:`~horismos._claims`):
 
@@ -41,11 +44,11 @@ from urllib.parse import quote, unquote
 from rdflib import Literal, URIRef
 
 from ._claims import ALIVE, CLAIMS, Worker, evict_expired, lease_from_env
-from ._stores import RUNTIME, Change, Store
+from ._stores import RUNTIME, Change, Conflict, Store
 from ._stores.base import Quad
 from ._world import INDEXED_EVERY_INSTANCE, World
 
-__all__ = ["LENDS", "Lend", "lent_elsewhere", "take_back_abandoned"]
+__all__ = ["LENDS", "Lend", "give_back", "lent_elsewhere", "take_back_abandoned"]
 
 LENDS = URIRef(RUNTIME + "lent")
 """The graph naming each lend in force: its owner, its copy graphs, whether it lifted the mark."""
@@ -168,25 +171,45 @@ def take_back_abandoned(world: World) -> int:
             )
             for p, o in [(row["p"], row["o"])]
         ]
-        lent: list[Quad] = []
         copies: list[Quad] = []
         for _, p, copy, _ in record:
             if p != _GRAPH:
                 continue
-            graph = _lent_graph(lend, _iri(copy))
             for row in store.select(
                 f"SELECT ?s ?p ?o WHERE {{ GRAPH <{copy}> {{ ?s ?p ?o }} }}", {}, {}
             ):
-                s, p2, o = row["s"], row["p"], row["o"]
-                copies.append((s, p2, o, _iri(copy)))
-                lent.append((s, p2, o, graph))
-        kept = lent_elsewhere(store, lent, but=lend)  # another lend still lends them
-        lent = [q for q in lent if q not in kept]
+                copies.append((row["s"], row["p"], row["o"], _iri(copy)))
         unindexed = any(p == _UNINDEXED for _, p, _, _ in record)
-        mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if unindexed else []
-        world.commit(Change(add=mark, remove=[*lent, *copies, *record]))
-        taken += len(lent)
+        taken += give_back(world, lend, record, copies, unindexed)
     return taken
+
+
+def give_back(
+    world: World, lend: URIRef, record: Sequence[Quad], copies: Sequence[Quad], unindexed: bool
+) -> int:
+    """Take back ``lend`` (its ``record`` in the lends' graph, its ``copies`` of what it lent)
+    in one commit, setting the mark again if it lifted it (``unindexed``); how many lent quads
+    that removed. A lent quad goes only while the lend's own copy of it is stored, required
+    so in that commit: a call that completed on it (reading it through another lend, or
+    lending it too) dropped the copy with its effects, and it stays with them; and only while
+    no other lend holds it (that one's to take back)."""
+    store = world.store
+    mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if unindexed else []
+    for _ in range(_ATTEMPTS):
+        held = store.which(list(copies)) if copies else []
+        lent = [(s, p, o, _lent_graph(lend, _iri(c))) for s, p, o, c in held]
+        kept = lent_elsewhere(store, lent, but=lend)
+        lent = [q for q in lent if q not in kept]
+        try:
+            world.commit(Change(add=mark, remove=[*lent, *held, *record], expect=tuple(held)))
+        except Conflict:
+            continue  # a call completed meanwhile and dropped a copy: read them again
+        return len(lent)
+    raise Conflict(f"the lend {lend} changed under each of {_ATTEMPTS} take-backs")
+
+
+_ATTEMPTS = 5
+"""How many times a take-back reads its copies again after a call dropped one meanwhile."""
 
 
 def _iri(node: object) -> URIRef:

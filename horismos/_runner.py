@@ -156,7 +156,7 @@ class Runner(ActionSteps):
         keyed: Sequence[tuple] = (),
         answer: Callable[[StepRecord], list[tuple]] | None = None,
         landed: Callable[[], None] | None = None,
-        unrecord: Sequence[Quad] = (),
+        unrecord: Callable[[], Sequence[Quad]] | None = None,
     ) -> StepRecord:
         """One invocation of ``tool`` outside any workflow: the catalog's guarded call.
 
@@ -174,8 +174,9 @@ class Runner(ActionSteps):
         or of an idempotent tool's call that got no answer (never sent, timed out), is not
         recorded: a retry with it calls again. ``landed``: told right after a completed call's
         commit, before anything else can stop it (what a caller lent the world for the call
-        then stays with the effects that read it); ``unrecord``: quads a completed call's
-        commit removes with its effects (the store's record of that lend, :mod:`._lends`).
+        then stays with the effects that read it); ``unrecord``: the quads a completed call's
+        commit removes with its effects (the store's records of that lend, :mod:`._lends`),
+        asked for as the commit is made: a lend landed while the tool ran is among them.
         """
         call = URIRef(f"urn:horismos:call:{self.env.new_id()}")
         if intent is not None and not tool.idempotent:
@@ -214,8 +215,8 @@ class Runner(ActionSteps):
                 pending = [*pending, *answer(rec)]
         elif keyed and announced:
             dropped = [*dropped, *keyed]
-        if rec.status == "completed":
-            dropped = [*dropped, *unrecord]
+        if rec.status == "completed" and unrecord is not None:
+            dropped = [*dropped, *unrecord()]
         if pending or dropped:
             self.world.commit(Change(add=pending, remove=dropped, absent=used))
         if landed is not None and rec.status == "completed":

@@ -7,7 +7,9 @@ first (one opener, :func:`horismos._cli_common.open_for_writing`).
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,7 +18,15 @@ from pathlib import Path
 
 from conftest import EX, PREFIXES, WARD
 from test_lent_world_killed import ARGS, killed_mid_call, store  # noqa: F401 (a fixture)
-from test_tools_store_lanes import horismos, project, types_of
+from test_tools_store_lanes import TOOLS, horismos, project, types_of
+
+DISCHARGE = """
+:Leave a horis:Workflow ; horis:focusType :Patient ; horis:start :Discharge .
+:Discharge a horis:ActionStep ; horis:tool :c.discharge ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+"""A workflow whose one step calls ``c.discharge``, which requires an approval: an instance
+of it waits for one, for ``horismos approve`` to give."""
 
 
 def test_approve_after_a_killed_call_keeps_what_it_wrote(
@@ -24,12 +34,19 @@ def test_approve_after_a_killed_call_keeps_what_it_wrote(
     """``horismos approve --world g.ttl`` after a call killed mid-call with F lent: g.ttl's
     :w9 (F held it too) landed beside the lend, and the next ``load`` took back F with :w9's
     quads. The approve takes the lend back first, and g.ttl's :w9 stays."""
-    defs = project(tmp_path)
+    defs = project(tmp_path, TOOLS + DISCHARGE)
+    # an instance waiting for an approval: the approve is one that succeeds
+    asked = horismos("run", *defs, *store, "--focus", ":p1", cwd=tmp_path)
+    assert asked.returncode == 3, asked.stdout + asked.stderr
+    iid = re.search(r"urn:horismos:instance:\w+", asked.stdout)
+    fp = re.search(r"Fingerprint: (\w+)", asked.stdout)
+    assert iid is not None and fp is not None, asked.stdout
     killed_mid_call(tmp_path, store, defs)
     (tmp_path / "g.ttl").write_text(PREFIXES + ":w9 a :Ward ; :capacity 4 .\n",
                                     encoding="utf-8")
-    approve = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", ":nosuch",
-                       "--fingerprint", "x", cwd=tmp_path)
+    approve = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", iid[0],
+                       "--fingerprint", fp[1], cwd=tmp_path)
+    assert approve.returncode == 0, approve.stdout + approve.stderr
     assert "Traceback" not in approve.stderr, approve.stderr
     assert "took back 3 quads" in approve.stderr, approve.stdout + approve.stderr
     # on sparql: a lender alive but paused past its lease lost its lend too: both are said
@@ -128,7 +145,8 @@ def test_a_lender_paused_past_its_lease_lands_nothing(tmp_path: Path, oxigraph_p
         (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
         call = subprocess.Popen(
             [sys.executable, "-m", "horismos", "tools", "call", "c.transfer", *defs, *store,
-             "--world", "more.ttl", *ARGS, "--approval", issued.stdout.strip()],
+             "--world", "more.ttl", *ARGS, "--approval", issued.stdout.strip(),
+             "--format", "json"],
             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": "0.5"})
         try:
@@ -143,15 +161,63 @@ def test_a_lender_paused_past_its_lease_lands_nothing(tmp_path: Path, oxigraph_p
         finally:
             call.send_signal(signal.SIGCONT)
             out, err = call.communicate(timeout=120)
-        assert call.returncode != 0, out + err
-        # in words: what happened, and what to do (it may have acted: reconcile)
-        assert "the call of c.transfer lost its lease on the store before its commit" in err, err
-        assert "horismos tools reconcile c.transfer" in err, err
+        # in doubt, as any call that may have acted is: its envelope, exit 5 (it printed no
+        # JSON and exited 2); in words, what happened and what to do (reconcile)
+        assert call.returncode == 5, out + err
+        error = json.loads(out)["error"]
+        assert error["kind"] == "outcome_unknown", out
+        said = error["message"]
+        assert "the call of c.transfer lost its lease on the store before its commit" in said
+        assert "--world data it lent may have been taken back meanwhile" in said
+        assert "horismos tools reconcile c.transfer" in said, said
         assert "Traceback" not in err, err
         assert types_of(store, EX.w9) == set() and types_of(store, EX.p9) == set()
         again = horismos("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl",
                          *ARGS, "--approval", "whatever", cwd=tmp_path)
         assert again.returncode == 5 and "outcome_unknown" in again.stdout, again.stdout
         assert len((tmp_path / "calls.log").read_text().split()) == 1  # called once
+    finally:
+        oxigraph_pool.release()
+
+
+def test_a_call_that_lent_nothing_and_lost_its_lease_says_so_without_world_data(
+        tmp_path: Path, oxigraph_pool) -> None:
+    """A call given no ``--world``, paused past its lease on ``sparql:``: its JSON envelope
+    says it is in doubt (``outcome_unknown``, exit 5, as any call that may have acted), and
+    says nothing of ``--world`` data it never lent."""
+    name = oxigraph_pool.fresh()
+    try:
+        store = ["--store", name]
+        (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n",
+                                           encoding="utf-8")
+        assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+        defs = project(tmp_path)
+        args = ("--args", '{"patient": ":p1", "ward": ":w1"}')
+        issued = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
+        assert issued.returncode == 0, issued.stderr
+        (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
+        call = subprocess.Popen(
+            [sys.executable, "-m", "horismos", "tools", "call", "c.transfer", *defs, *store,
+             *args, "--approval", issued.stdout.strip(), "--format", "json"],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": "0.5"})
+        try:
+            while not (tmp_path / "started").exists():
+                assert call.poll() is None, call.communicate()
+                time.sleep(0.05)
+            call.send_signal(signal.SIGSTOP)
+            time.sleep(1.5)  # past its lease (0.5 s)
+            # another call on :p1 takes over the claim the paused call's lease held
+            other = horismos("tools", "call", "c.transfer", *defs, *store, *args,
+                             "--approval", "whatever", cwd=tmp_path)
+            assert other.returncode == 5 and "outcome_unknown" in other.stdout, other.stdout
+        finally:
+            call.send_signal(signal.SIGCONT)
+            out, err = call.communicate(timeout=120)
+        assert call.returncode == 5, out + err
+        error = json.loads(out)["error"]
+        assert error["kind"] == "outcome_unknown", out
+        assert "lost its lease on the store before its commit" in error["message"], out
+        assert "--world" not in error["message"], out
     finally:
         oxigraph_pool.release()
