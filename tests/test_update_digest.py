@@ -20,9 +20,11 @@ from typing import Any
 import httpx
 import pytest
 from oxigraph_server import OxigraphServer
+from rdflib import Literal, URIRef
 
 from horismos import World
-from horismos._stores import StoreError, open_store
+from horismos._digest import ZERO
+from horismos._stores import Change, StoreError, open_store
 from horismos._stores.sparql import SparqlStore
 
 KINDS = ("memory", "oxigraph", "oxigraph:PATH", "journal:PATH", "sparql")
@@ -36,7 +38,7 @@ UPDATES = (
     'INSERT DATA { <http://ex/c> <http://ex/p> "3" }',
     'DELETE DATA { <http://ex/a> <http://ex/p> "1" }',
     "INSERT DATA { GRAPH <http://ex/g> { <http://ex/d> <http://ex/p> <http://ex/a> } }",
-    'DELETE { ?s <http://ex/p> ?o } INSERT { ?s <http://ex/r> ?o } WHERE { ?s <http://ex/p> ?o }',
+    "DELETE { ?s <http://ex/p> ?o } INSERT { ?s <http://ex/r> ?o } WHERE { ?s <http://ex/p> ?o }",
     "DELETE WHERE { GRAPH <http://ex/g> { ?s ?p ?o } }",
 )
 
@@ -259,11 +261,13 @@ def test_on_sparql_a_write_around_horismos_is_still_found_after_a_users_update(
     update: str, store_for: Callable[[str], str], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Another SPARQL client of the server writes, then a user's update runs through Horismos:
-    ``horismos digest --check`` must still find the other write. A ``DELETE/INSERT WHERE``
-    was followed by a fold that took the store as it stood, the other write counted as
-    Horismos's, and ``--check`` passed. Now it folds only a digest that checked before it
-    (as ``--fold`` does), else leaves it and says so; an ``INSERT DATA`` moves it by its
-    quads alone."""
+    ``horismos digest --check`` must still find the other write, and the digest move by the
+    update. A ``DELETE/INSERT WHERE`` was followed by a fold that took the store as it stood,
+    the other write counted as Horismos's, and ``--check`` passed; then by none at all when
+    the digest did not check (the update's own writes never counted, a warning instead). Now
+    it moves the digest by the change between a read before it and one after: the gap
+    ``--check`` finds is the other write's, exactly, before and after; an ``INSERT DATA``
+    moves it by its quads alone."""
     store = store_for("sparql")
     world = _world(store, tmp_path)
     try:
@@ -273,15 +277,15 @@ def test_on_sparql_a_write_around_horismos_is_still_found_after_a_users_update(
             headers={"Content-Type": "application/sparql-update"},
         ).raise_for_status()
         before = world.digest()
+        kept, recomputed = world.store.check_digest()
         with caplog.at_level(logging.WARNING, logger="horismos.store"):
             world.store.update(update)
         said = [r.getMessage() for r in caplog.records if r.name == "horismos.store"]
         written = {str(q[2]) for q in world.store.quads()}
-        if update.startswith("INSERT DATA"):
-            assert "3" in written and world.digest() != before and said == []
-        else:
-            assert "two" in written and world.digest() == before
-            assert len(said) == 1 and f"horismos digest --check --store {store}" in said[0]
+        assert ("3" if update.startswith("INSERT DATA") else "two") in written
+        assert world.digest() != before and said == []
+        kept_after, recomputed_after = world.store.check_digest()
+        assert recomputed_after - kept_after == recomputed - kept != ZERO  # the other write's
     finally:
         world.close()
     check = subprocess.run(
@@ -292,14 +296,51 @@ def test_on_sparql_a_write_around_horismos_is_still_found_after_a_users_update(
     assert check.returncode == 1 and "does not match" in check.stderr, check.stderr
 
 
+def test_on_sparql_a_commit_made_while_a_users_update_runs_is_counted_once(
+    store_for: Callable[[str], str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another Horismos process commits while a user's ``DELETE/INSERT WHERE`` runs (between
+    the read before it and the read after): the commit keeps its own delta, so the update's
+    must not count its quads again; ``digest --check`` passes."""
+    store = store_for("sparql")
+    world = _world(store, tmp_path)
+    other = open_store(store)
+    real_post = SparqlStore._post_update
+
+    def post_then_commit(self: SparqlStore, text: str) -> None:
+        real_post(self, text)
+        if "two" in text:  # the user's update: then the other process's commit
+            other.apply(
+                Change(add=[(URIRef("http://ex/o"), URIRef("http://ex/p"), Literal(1), None)])
+            )
+
+    try:
+        monkeypatch.setattr(SparqlStore, "_post_update", post_then_commit)
+        world.store.update(
+            'DELETE { ?s <http://ex/p> "2" } INSERT { ?s <http://ex/p> "two" } '
+            'WHERE { ?s <http://ex/p> "2" }'
+        )
+        monkeypatch.undo()
+        kept, recomputed = world.store.check_digest()
+        assert kept == recomputed
+        assert "http://ex/o" in {str(q[0]) for q in world.store.quads()}
+    finally:
+        other.close()
+        world.close()
+
+
+@pytest.mark.parametrize("credentials", ["", "horismos:s3cret@"])
 def test_on_sparql_an_update_that_landed_before_the_server_went_says_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, credentials: str
 ) -> None:
     """The server goes away after a ``DELETE/INSERT WHERE`` landed, before the digest was
-    folded: the user was told only that the server could not be reached, may have run the
+    moved: the user was told only that the server could not be reached, may have run the
     update again, and ``digest --check`` blamed an outside writer. Now the error says the
-    update landed and to run ``horismos digest --rebase`` once the server answers."""
+    update landed and to run ``horismos digest --check`` (then ``--rebase``) once the server
+    answers, naming a store that can be given to it: a URL holding credentials was printed
+    redacted (``***``), a command that cannot be run, so it says ``<your sparql: store>``."""
     server = OxigraphServer(tmp_path / "db")
+    store = server.store.replace("http://", f"http://{credentials}")
     real_post = SparqlStore._post_update
 
     def post_then_stop(store: SparqlStore, text: str) -> None:
@@ -308,7 +349,7 @@ def test_on_sparql_an_update_that_landed_before_the_server_went_says_so(
             server.stop()
 
     try:
-        world = _world(server.store, tmp_path)
+        world = _world(store, tmp_path)
         monkeypatch.setattr(SparqlStore, "_post_update", post_then_stop)
         with pytest.raises(StoreError) as refused:
             world.store.update(
@@ -316,8 +357,10 @@ def test_on_sparql_an_update_that_landed_before_the_server_went_says_so(
                 "WHERE { <http://ex/b> <http://ex/p> ?o }"
             )
         said = str(refused.value)
-        assert said.startswith("the update landed, but the world's digest could not be folded")
-        assert f"horismos digest --rebase --store {server.store}" in said
+        assert said.startswith("the update landed, but the world's digest could not be moved")
+        shown = "<your sparql: store>" if credentials else server.store
+        assert f"horismos digest --check --store {shown} " in said and "s3cret" not in said
+        assert "then --rebase" in said
         assert "Do not run the update again" in said
         world.close()
         monkeypatch.undo()

@@ -22,8 +22,9 @@ world: ``quads`` and ``dataset`` leave them out, so digests and snapshots never 
   it wrote: one of ``INSERT DATA`` and ``DELETE DATA`` alone by exactly the quads it names
   (landed through ``apply``: no read of the world but of those quads); any other exactly
   where the store sees its writes (``memory``), else recomputed once it has run (one pass
-  over the world: such an update can write anything; on ``sparql:`` a fold, made only when
-  the digest checked before the update, so a write around Horismos stays found).
+  over the world: such an update can write anything; on ``sparql:`` a delta, the change
+  between a read of the whole store before it and one after, so a write around Horismos
+  before it stays found).
   ``runtime_only`` is the caller's word that it writes only bookkeeping graphs, which the
   digest never counts (a claim, a lease, the short-id index): the digest is then left alone,
   and no pass made. A run's commits never go through ``update`` (``apply``), so no step

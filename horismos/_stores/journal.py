@@ -28,7 +28,12 @@ writes only bookkeeping graphs (``runtime_only``: a claim, a lease, the short-id
 with the comment :data:`_BOOKKEEPING`; any other may have written the world, and Oxigraph says
 nothing of what it wrote, so an open that replays one recomputes the digest once, after the
 last record. Journals written before the mark hold none: each of their updates counts as one
-that may have written the world (a user's did), which costs one recomputation at that open.
+that may have written the world (a user's did). So that this is paid once, not at every open
+until the journal rotates (:meth:`JournalStore.close` leaves records behind), such an update,
+once landed and its digest recomputed, is followed by a ``U`` record that is a SPARQL comment
+alone, :data:`_DIGEST_AFTER` and the digest it left: replay takes that as the digest at that
+point. Only an open whose last unmarked update has none after it (the process died between
+the two, or the journal was written before this record) recomputes, and then appends one.
 
 A crash leaves at most a torn last record (one write, cut short), which opening drops, cutting
 the file back to the last whole record; anything else that fails its check is a
@@ -55,7 +60,7 @@ from typing import BinaryIO
 import pyoxigraph as ox
 from blake3 import blake3
 
-from .._digest import Digest
+from .._digest import ZERO, Digest
 from .._errors import UsageError
 from .base import Progress, StoreError
 from .oxigraph import (
@@ -90,6 +95,10 @@ _BOOKKEEPING = b"# horismos: bookkeeping only\n"
 """The first line of a ``U`` record whose update is ``runtime_only``, a SPARQL comment (the
 record replays as it is). The unmarked are the ones that may write the world, so that a
 journal written before updates moved the digest, none of them marked, replays right."""
+_DIGEST_AFTER = b"# horismos: digest "
+"""The start of a ``U`` record that is a comment alone (an empty update: code that predates it
+replays it as nothing), then the world's digest at that point and a newline: written after
+an update that may have written the world, once its digest was recomputed."""
 _ROTATE_AT = 64 * 1024 * 1024  # journal bytes below which it is never rotated (nor at 4x)
 
 
@@ -345,7 +354,9 @@ class JournalStore(OxigraphStore):
                 digest = self._load_snapshot(snapshot)
             except (SyntaxError, ValueError, OSError) as e:
                 raise StoreError(f"{snapshot}: the snapshot cannot be read: {e}") from None
-        self._tally.reset(digest if digest is not None else self.recompute_digest())
+        if digest is None and snapshot.is_file():  # one written before it kept a digest
+            digest = self.recompute_digest()
+        self._tally.reset(digest if digest is not None else ZERO)  # no snapshot: nothing held
         journal, following = self._folder / JOURNAL, self._folder / NEXT
         after = _follows(following)
         if after is not None and after <= self._generation:
@@ -382,8 +393,10 @@ class JournalStore(OxigraphStore):
         if after is not None:  # a dump behind that did not finish: its commits follow
             self._replay_journal(following)
             self._generation = after
-        if self._world_updated:  # its writes unknown: the digest from what is held
+        if self._world_updated:  # its writes unknown: the digest from what is held, once
             self._tally.reset(self.recompute_digest())
+            self._world_updated = False
+            self._digest_after()
 
     def _replay_journal(self, journal: Path) -> None:
         """Replay the records of ``journal`` one by one, cut it back to its last whole record
@@ -436,6 +449,10 @@ class JournalStore(OxigraphStore):
         that is, was not written after what precedes it, and :class:`_Disagrees`. An update's
         text is exempt: ``DELETE DATA`` of an absent quad is one a claim may well run."""
         if kind == b"U":
+            if a.startswith(_DIGEST_AFTER):  # the digest the update before it left
+                self._tally.reset(Digest.from_text(a[len(_DIGEST_AFTER) :].strip().decode()))
+                self._world_updated = False
+                return
             self._store.update(a.decode())
             self._world_updated |= not a.startswith(_BOOKKEEPING)
             return
@@ -522,6 +539,24 @@ class JournalStore(OxigraphStore):
                 _record(b"U", record),
                 lambda: super(JournalStore, self)._run_update(text, runtime_only=runtime_only),
             )
+            if not runtime_only:
+                self._digest_after()
+
+    def _digest_after(self) -> None:
+        """A :data:`_DIGEST_AFTER` record of the digest held now, after an update that may
+        have written the world: the next open takes it, not a pass over the world. The
+        update has landed whatever happens here; a record not written (the disk full) costs
+        that open one recomputation, so it is not an error."""
+        record = _record(b"U", _DIGEST_AFTER + self._digest_text() + b"\n")
+        start = self._journal_bytes
+        try:
+            _write_all(self._fd, record)
+            if self._sync:
+                os.fdatasync(self._fd)
+        except OSError:
+            self._cut_back(start)
+            return
+        self._journal_bytes = start + len(record)
 
     # -- snapshots -----------------------------------------------------------------------
 

@@ -39,8 +39,9 @@ runner's) is taken to remove quads that are stored and add quads that are not â€
 the instance's version, says the runner read them â€” while an unguarded change and every load
 first asks which of its quads are stored. A user's SPARQL update (:meth:`SparqlStore.update`)
 of ``INSERT DATA`` and ``DELETE DATA`` alone is such an unguarded change; any other is
-followed by a fold, as ``--fold`` below, when the digest checked before it ran (else the
-digest is left as it was, and that said): the server does not say what it wrote. Writes that
+followed by a delta of its own, the change between a read of the whole store before it and
+one after (a write another client makes between the two is counted as the update's): the
+server does not say what it wrote. Writes that
 bypass Horismos are not counted; the recomputation (``horismos digest --check``) finds them,
 from one consistent read of the whole store, and ``--fold`` replaces the deltas that read saw
 by one base value when they agree with it (``--rebase`` whether or not).
@@ -50,7 +51,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import re
 import uuid
@@ -112,8 +112,6 @@ _DIRECT = {  # the query as the body (SPARQL protocol's POST directly): nothing 
 _UPDATE = {"Content-Type": "application/sparql-update"}
 _CHUNK = 5_000  # quads a load checks and inserts per update
 _ASSUMED = 64  # quads an unguarded change checks in its own update, not by a read first
-_log = logging.getLogger("horismos.store")
-"""Where a user's update that ran, and whose digest was left as it was, is said."""
 
 
 class SparqlStore(Store):
@@ -185,11 +183,14 @@ class SparqlStore(Store):
         names (:func:`data_change`; its blank nodes new IRIs, as every blank node Horismos
         adds here, drawn anew each time): the digest moved by those, asking only which are
         stored. Of any other, the server says nothing of what it wrote, so one that landed
-        (not ``runtime_only``) is followed by a fold (:meth:`_fold`), as ``digest --fold``
-        folds: only when the digest checked before it ran (one read of the whole store
-        before, one after). A fold then would count as Horismos's a write made to the server
-        around it, which ``digest --check`` is there to find: the digest is left as it was,
-        and :data:`_log` says to check it. One the server refused raises before: no fold."""
+        (not ``runtime_only``) is moved by what one read of the whole store
+        before it and one after say it wrote: the recomputed digest's change between them,
+        less the kept one's (commits Horismos made meanwhile, whose deltas are kept). LtHash
+        is a group, so the gap between the kept and the recomputed digest before the update,
+        a write made around Horismos, is the gap after it: ``digest --check`` still finds
+        it. A write another client makes between the two reads is counted as the update's:
+        the server serialises nothing for us, and says nothing of what an update wrote. One
+        the server refused raises before: no delta."""
         refuse_triple_terms(text)  # the server would take it, and its quads not be read
         change = None if runtime_only else data_change(text)
         if change is not None:
@@ -200,24 +201,22 @@ class SparqlStore(Store):
             return
         kept, recomputed, _, _ = self._read_all()
         self._post_update(text)
-        shown = f"sparql:{redact_url(self.url)}"
-        if kept != recomputed:
-            _log.warning(
-                "%s: the update ran, and the world's digest was left as it was: it did not "
-                "match the store before the update (something wrote to the server without "
-                "going through Horismos). Run horismos digest --check --store %s to see it, "
-                "and --rebase once you know what wrote",
-                shown,
-                shown,
-            )
-            return
         try:
-            self._fold()
+            kept_after, recomputed_after, _, _ = self._read_all()
+            # what the update wrote, less what Horismos's own commits meanwhile wrote (their
+            # deltas are kept already): the difference of the two reads' gaps, which leaves
+            # the gap of the first, a write around Horismos before it, as it was
+            moved = (recomputed_after - recomputed) - (kept_after - kept)
+            if moved != ZERO:
+                self._post_update(f"INSERT DATA {{{_delta_text(moved)}\n}}")
         except StoreError as e:
+            store = f"sparql:{self.url}" if redact_url(self.url) == self.url else None
             raise StoreError(
-                f"the update landed, but the world's digest could not be folded after it: "
-                f"{e}. Do not run the update again; once the server answers, run horismos "
-                f"digest --rebase --store {shown}"
+                f"the update landed, but the world's digest could not be moved by it: {e}. "
+                "Do not run the update again; once the server answers, run horismos digest "
+                f"--check --store {store or '<your sparql: store>'} (it differs by what the "
+                "update wrote, and by any write made around Horismos), then --rebase to "
+                "adopt it"
             ) from None
 
     def _post_update(self, text: str) -> None:
