@@ -115,6 +115,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     with open_for_writing(args.store, "worker") as world:
         reached(world)  # a store down is said now, as `run` says it, not by every task taken
         warnings = run_warnings(agent.definitions, world)
+    driver = InstanceDriver(agent, args.store, allow=allow, traces=traces)
+    driver.check()  # what the definitions ask (a model's host) is said before the broker
     broker_answers(app)  # a refusal (password, DB number) or a wrong address is said now
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
@@ -128,8 +130,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    driver = InstanceDriver(agent, args.store, allow=allow, traces=traces)
-    driver.check()
     serve(
         app,
         driver,
