@@ -73,6 +73,11 @@ __all__ = [
     "wait_for_instances",
 ]
 
+ANSWER_WITHIN = 5.0
+"""Seconds a worker at start, or ``submit``, waits for the broker to answer: a redis-server
+answers in milliseconds, so a silent port is not a broker."""
+_ANSWERING = {"socket_connect_timeout": ANSWER_WITHIN, "socket_timeout": ANSWER_WITHIN}
+
 QUEUE = "horismos"
 TASK = "horismos.instance"
 VISIBILITY = 3600.0
@@ -142,11 +147,13 @@ def broker_answers(app: Celery) -> None:
     Why: a worker whose broker answered but refused it (a password missing or wrong, a DB
     number past the server's) was told "cannot be reached … start it", then sat silent while
     Celery retried forever; a broker down at start was waited for, with nothing to show the
-    address was mistyped. A broker that answers once is waited for if it goes away later."""
+    address was mistyped. A broker that answers once is waited for if it goes away later.
+    A port that takes the connection but never answers (another program, a firewall holding
+    it) is refused after :data:`ANSWER_WITHIN` seconds rather than held forever."""
     from kombu.exceptions import OperationalError  # Celery's own dependency
 
     try:
-        with app.connection_for_write() as connection:
+        with app.connection_for_write(transport_options=_ANSWERING) as connection:
             connection.ensure_connection(max_retries=1, interval_start=0, interval_max=0.2)
     except (OSError, OperationalError) as e:
         raise BrokerError(_broker_refusal(app.conf.broker_url, e)) from None
@@ -179,10 +186,30 @@ def _broker_refusal(broker: str, e: BaseException) -> str:
         )
     if cause is not None:
         return f"{at} refused the connection ({cause}); check --broker"
+    if _timed_out(e):
+        return (
+            f"{at} did not answer within {_ANSWERING['socket_timeout']:g} s "
+            "(something there took the connection and said nothing, or a firewall held it); "
+            "check the host and port in --broker: a redis-server answers at once"
+        )
     return (
         f"{at} cannot be reached: {why_unreachable(e)}; check the host and port in --broker, "
         "and start the broker if it is not running (redis-server --port PORT)"
     )
+
+
+def _timed_out(e: BaseException) -> bool:
+    """Whether a timeout sits in ``e``'s chain of causes (a few links: kombu's over redis's)."""
+    from redis.exceptions import TimeoutError as RedisTimeout
+
+    seen: BaseException | None = e
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, (TimeoutError, RedisTimeout)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def submit_instances(broker: str, workflow: URIRef, foci: Iterable[URIRef]) -> int:
@@ -194,7 +221,10 @@ def submit_instances(broker: str, workflow: URIRef, foci: Iterable[URIRef]) -> i
 
     sent = 0
     try:
-        with app.producer_or_acquire() as producer:
+        with (
+            app.connection_for_write(transport_options=_ANSWERING) as connection,
+            app.amqp.Producer(connection) as producer,
+        ):
             for focus in foci:
                 app.send_task(
                     TASK,
@@ -206,10 +236,8 @@ def submit_instances(broker: str, workflow: URIRef, foci: Iterable[URIRef]) -> i
                 sent += 1
     except (OSError, OperationalError) as e:
         raise BrokerError(
-            f"the broker at {redact_url(broker)} cannot be reached: {why_unreachable(e)}; "
-            f"{sent} task{'s' * (sent != 1)} were enqueued before it went. Check --broker, "
-            "and start the broker if it is not running (redis-server --port PORT); "
-            "submitting again is safe (a focus already done is not run twice)"
+            f"{_broker_refusal(broker, e)}; {sent} task{'s' * (sent != 1)} were enqueued "
+            "before that; submitting again is safe (a focus already done is not run twice)"
         ) from None
     return sent
 

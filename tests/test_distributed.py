@@ -9,10 +9,13 @@ process called what and whose result landed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -24,7 +27,7 @@ from rdflib import Literal, URIRef
 from redis_server import RedisServer
 from test_workers import DEFINITIONS, EHR, ROOT, TOOLS, held_definitions, instances, ledger
 
-from horismos import Agent, World, wait_for_instances
+from horismos import Agent, BrokerError, World, _queue, wait_for_instances
 from horismos import submit as horismos_submit
 from horismos._stores import Change
 
@@ -479,10 +482,60 @@ def test_submit_to_a_broker_that_is_down_says_so_without_a_traceback(ward, serve
                     "redis://127.0.0.1:1/0", "--focus", f"<{EHR}p01>")
     assert done.returncode == 2, done.stderr
     assert ("the broker at redis://127.0.0.1:1/0 cannot be reached: nothing listens at that "
-            "address and port (the connection was refused); 0 tasks were enqueued before it "
-            "went. Check --broker, and start the broker") in done.stderr
+            "address and port (the connection was refused); check the host and port in "
+            "--broker, and start the broker if it is not running (redis-server --port PORT); "
+            "0 tasks were enqueued before that; submitting again is safe") in done.stderr
     assert "Errno" not in done.stderr and "Error 111" not in done.stderr
-    assert "0 tasks were enqueued" in done.stderr and "Traceback" not in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A port that takes connections and never says a word: another program on the broker's
+    port, or a firewall that holds connections open."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    taken: list[socket.socket] = []
+
+    def take() -> None:
+        with contextlib.suppress(OSError):  # the listener closed at the end of the test
+            while True:
+                taken.append(listener.accept()[0])
+
+    threading.Thread(target=take, daemon=True).start()
+    yield listener.getsockname()[1]
+    listener.close()
+    for connection in taken:
+        connection.close()
+
+
+@pytest.mark.parametrize("what", ["worker", "submit"])
+def test_a_broker_port_that_never_answers_is_refused_not_waited_on_forever(
+        silent_port, monkeypatch, what):
+    """A worker at start, or a submit, held its first connection to such a port forever: no
+    socket timeout was set, so the command hung with nothing said. Both are refused once the
+    broker has had its time to answer, naming the address and what to check."""
+    monkeypatch.setitem(_queue._ANSWERING, "socket_connect_timeout", 0.3)
+    monkeypatch.setitem(_queue._ANSWERING, "socket_timeout", 0.3)
+    url = f"redis://127.0.0.1:{silent_port}/0"
+    said: list[BaseException] = []
+
+    def attempt() -> None:
+        try:
+            if what == "worker":
+                _queue.broker_answers(_queue.celery_app(url))
+            else:
+                _queue.submit_instances(url, URIRef(f"{EHR}w"), [URIRef(f"{EHR}p01")])
+        except BaseException as e:
+            said.append(e)
+
+    trying = threading.Thread(target=attempt, daemon=True)
+    trying.start()
+    trying.join(30)
+    assert not trying.is_alive(), f"{what} still waits on a port that never answers"
+    assert len(said) == 1 and isinstance(said[0], BrokerError), said
+    assert str(said[0]).startswith(
+        f"the broker at {url} did not answer within 0.3 s (something there took the connection "
+        "and said nothing, or a firewall held it); check the host and port in --broker"), said
 
 
 def test_a_worker_needs_a_world_other_processes_share(tmp_path):
