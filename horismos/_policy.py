@@ -193,12 +193,14 @@ def _given_node(approval: str) -> URIRef:
     return URIRef(f"{_GIVEN}{digest}")
 
 
-def given_use(approval: str, tool: Tool, at: Literal) -> list[tuple]:
-    """The quads recording that a call of ``tool`` used up ``approval`` at ``at``; the commit
-    carrying them requires the ``horis:usedUp`` one absent (two processes never both use it)."""
+def given_use(approval: str, at: Literal) -> list[tuple]:
+    """The quads recording that a call used up ``approval`` at ``at``; the commit carrying
+    them requires the ``horis:usedUp`` one absent (two processes never both use it). Only
+    these two: the approval's node holds what it is already (:func:`given_issue`, which a
+    call checks first), and a commit that names a stored quad again as added is counted
+    twice in a ``sparql:`` store's digest (a runner's commit adds only new quads)."""
     node = _given_node(approval)
     return [
-        *_given_approval(approval, tool, "given on the command line"),
         (node, PROV.invalidatedAtTime, at, node),
         (node, HORIS.usedUp, Literal(True), node),
     ]
@@ -214,23 +216,13 @@ def given_issue(approval: str, tool: Tool, at: Literal, now: str) -> list[tuple]
     only while the tool is so defined (:func:`given_holds_for`)."""
     node = _given_node(approval)
     return [
-        *_given_approval(approval, tool, "issued by tools approve"),
-        (node, PROV.startedAtTime, at, node),
-        (node, HORIS.implementation, Literal(now), node),
-    ]
-
-
-def _given_approval(approval: str, tool: Tool, how: str) -> list[tuple]:
-    """What an approval of ``tool`` given on the command line is, in its own node: issued
-    (:func:`given_issue`) and used (:func:`given_use`) state it alike. ``how``: its label's
-    end."""
-    node = _given_node(approval)
-    return [
         (node, RDF.type, HORIS.Approval, node),
         (node, HORIS.fingerprint, Literal(given_print(approval)), node),
         (node, HORIS.tool, tool.iri, node),
         (node, HORIS.provenance, HORIS.HumanProvenance, node),
-        (node, RDFS.label, Literal(f"approval of {tool.name} {how}"), node),
+        (node, RDFS.label, Literal(f"approval of {tool.name} issued by tools approve"), node),
+        (node, PROV.startedAtTime, at, node),
+        (node, HORIS.implementation, Literal(now), node),
     ]
 
 
@@ -511,7 +503,7 @@ def pending(
         if fp in policy.approvals:
             continue
         if fp in given:  # one call each: a second call of the payload needs its own
-            spent += given_use(given.pop(fp), tool, at)
+            spent += given_use(given.pop(fp), at)
             continue
         taking[fp] += 1  # a call each: calls of one payload in a forEach need one each
         if taking[fp] > len(recorded.get(fp, ())):

@@ -120,6 +120,8 @@ def test_a_call_refused_or_failed_leaves_the_store_as_it_was(tmp_path: Path, kep
     assert done.returncode == 0, done.stdout + done.stderr
     assert types_of(kept, EX.p9) == {EX.Patient}  # kept with the effects that read it
     assert (tmp_path / "calls.log").read_text() == str(EX.p9) + "\n"
+    checked = horismos("digest", *kept, "--check", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_discover_on_a_store_writes_nothing_and_counts_no_approval_its_data_brings(
