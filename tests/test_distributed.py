@@ -514,8 +514,8 @@ def test_a_broker_port_that_never_answers_is_refused_not_waited_on_forever(
     """A worker at start, or a submit, held its first connection to such a port forever: no
     socket timeout was set, so the command hung with nothing said. Both are refused once the
     broker has had its time to answer, naming the address and what to check."""
-    monkeypatch.setitem(_queue._ANSWERING, "socket_connect_timeout", 0.3)
-    monkeypatch.setitem(_queue._ANSWERING, "socket_timeout", 0.3)
+    monkeypatch.setitem(_queue._ANSWERING, "socket_connect_timeout", 0.1)
+    monkeypatch.setitem(_queue._ANSWERING, "socket_timeout", 0.1)
     url = f"redis://127.0.0.1:{silent_port}/0"
     said: list[BaseException] = []
 
@@ -534,7 +534,7 @@ def test_a_broker_port_that_never_answers_is_refused_not_waited_on_forever(
     assert not trying.is_alive(), f"{what} still waits on a port that never answers"
     assert len(said) == 1 and isinstance(said[0], BrokerError), said
     assert str(said[0]).startswith(
-        f"the broker at {url} did not answer within 0.3 s (something there took the connection "
+        f"the broker at {url} did not answer within 0.1 s (something there took the connection "
         "and said nothing, or a firewall held it); check the host and port in --broker"), said
 
 
