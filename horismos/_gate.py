@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
 from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
@@ -94,11 +95,10 @@ class Gate:
     """Compiled once per :class:`Definitions`; judges results for every tool in them."""
 
     def __init__(self, defs: Definitions, *, reference: bool | None = None) -> None:
-        self._shapes = _shapes_graph(defs)  # one load: judged for problems, then used
-        problems = shape_problems(defs, self._shapes)
+        self.defs = defs
+        problems = shape_problems(defs)
         if problems:  # said before any step, not as a traceback after a tool has acted
             raise AuthoringError(problems)
-        self.defs = defs
         self.reference = (
             os.environ.get("HORISMOS_GATE_REFERENCE", "") not in ("", "0")
             if reference is None
@@ -109,9 +109,6 @@ class Gate:
             for tool in defs.tools.values()
             if tool.effect is not None
         }
-        from pyshacl.pytypes import SHACLExecutor
-
-        self._executor = SHACLExecutor()
         self._superclasses = superclasses_of(defs.subclasses)
         self._targets = domain_targets(defs.graph, self._superclasses)
         used = {
@@ -151,6 +148,17 @@ class Gate:
             )
 
     # -- result → triples ---------------------------------------------------------------
+
+    @cached_property
+    def _shapes(self) -> ShapesGraph:
+        """pyshacl's shapes graph of the definitions, built when pyshacl first judges."""
+        return _shapes_graph(self.defs)
+
+    @cached_property
+    def _executor(self) -> Any:
+        from pyshacl.pytypes import SHACLExecutor
+
+        return SHACLExecutor()
 
     def triples(
         self,
@@ -484,6 +492,21 @@ class Gate:
         return ordered({_message(triples, self.defs) for _, _, triples in results})
 
 
+_SH = str(SH)
+
+
+def _all_compile(g: Graph) -> bool:
+    """Whether every node ``g`` states a SHACL term of compiles (:mod:`._shacl`): then no
+    shape can fail to load in pyshacl (the compiled subset refuses what pyshacl refuses, but
+    a ``sh:pattern`` that is a number, on which pyshacl raises a TypeError), and pyshacl, 0.35 s
+    to import, is not imported at all unless a step needs it."""
+    nodes = {s for s, p in g.subject_predicates() if str(p).startswith(_SH)}
+    try:
+        return len(compile_shapes(g, nodes)) == len(nodes)
+    except Exception:  # anything it cannot compile: pyshacl loads it, and says what is wrong
+        return False
+
+
 def _shapes_graph(defs: Definitions) -> ShapesGraph:
     """pyshacl's shapes graph of the definitions (every shape is built when first listed)."""
     from pyshacl.shapes_graph import ShapesGraph
@@ -493,18 +516,21 @@ def _shapes_graph(defs: Definitions) -> ShapesGraph:
     return ShapesGraph(shapes)
 
 
-def shape_problems(defs: Definitions, graph: ShapesGraph | None = None) -> list[Problem]:
+def shape_problems(defs: Definitions) -> list[Problem]:
     """Each domain shape that neither pyshacl nor the compiled engine can load, at its file
     and line: an invalid ``sh:pattern``, a ``sh:maxCount "one"``, a property shape with no path.
     pyshacl loads a constraint only when it first judges one, so these surfaced as a traceback
     from the gate, after the step's tool had been called; here each shape is loaded and judged
-    once against an empty graph, and compiled, when the definitions load."""
+    once against an empty graph, and compiled, when the definitions load. None can fail to
+    load when every shape compiles (:func:`_all_compile`): then pyshacl is not loaded."""
+    if _all_compile(defs.graph):
+        return []
     from pyshacl.errors import ReportableRuntimeError
     from pyshacl.graph_abstraction import DataGraph
     from pyshacl.pytypes import SHACLExecutor
 
     try:
-        loaded = (graph or _shapes_graph(defs)).shapes  # builds every shape, not just those named
+        loaded = _shapes_graph(defs).shapes  # builds every shape, not just those named
     except ReportableRuntimeError as e:
         if defs.errors:  # the load's checks said what stops it, at its line (_shape_slips)
             return []

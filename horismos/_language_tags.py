@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from rdflib import RDF, SH, XSD, Graph, Literal, URIRef
 from rdflib.term import Node
 
+from ._shacl_report import Result
+
 __all__ = ["caused_by_tag", "string_properties", "tagged_strings"]
 
 
@@ -55,23 +57,18 @@ def tagged_strings(
 
 
 def caused_by_tag(
-    report: Graph,
-    result: Node,
+    result: Result,
     shapes: Graph,
     g: Graph,
     tagged: set[tuple[Node, URIRef, Literal]],
 ) -> bool:
-    """Whether the shape ``result`` of ``report`` says no more than a tag of ``tagged`` does:
-    it judged the tagged value itself, or a node holding one through a ``sh:node`` whose shape
-    reads the tagged property (the ``horis:takes`` whose ``horis:arg`` has the tagged name)."""
-    focus = report.value(result, SH.focusNode)
-    path = report.value(result, SH.resultPath)
-    value = report.value(result, SH.value)
-    if (focus, path, value) in tagged:
+    """Whether the shape ``result`` says no more than a tag of ``tagged`` does: it judged the
+    tagged value itself, or a node holding one through a ``sh:node`` whose shape reads the
+    tagged property (the ``horis:takes`` whose ``horis:arg`` has the tagged name)."""
+    if (result.focus, result.path, result.value) in tagged:
         return True
-    if report.value(result, SH.sourceConstraintComponent) != SH.NodeConstraintComponent:
+    if result.component != SH.NodeConstraintComponent:
         return False
-    source = report.value(result, SH.sourceShape)
-    node_shape = shapes.value(source, SH.node) if source is not None else None
+    node_shape = shapes.value(result.shape, SH.node)
     read = {shapes.value(ps, SH.path) for ps in shapes.objects(node_shape, SH.property)}
-    return any(s == value and p in read and (s, p, o) in g for s, p, o in tagged)
+    return any(s == result.value and p in read and (s, p, o) in g for s, p, o in tagged)

@@ -22,9 +22,12 @@ from ._datatypes import turtle_term
 from ._define_patterns import PatternReading
 from ._errors import Problem
 from ._language_tags import caused_by_tag, string_properties, tagged_strings
+from ._shacl_graph import compiled_all, judged_by_compiled, report_results
 from ._shipped_vocabulary import (
     _AUTHORED,
     STEP_CLASSES,
+    authoring_shapes,
+    compiled_authoring_shapes,
     kind_names,
     property_homes,
     vocabulary_graph,
@@ -418,8 +421,6 @@ class TermChecks(PatternReading):
         shapes = self.shapes
         if shapes is None:
             return
-        from pyshacl import validate
-
         # validated in place, with the vocabulary (its subclasses: what sh:class and
         # sh:targetClass follow) lent for the while: a copy of the definitions and the
         # vocabulary for pyshacl was half of the check, a tenth of every load
@@ -431,7 +432,17 @@ class TermChecks(PatternReading):
         for t in held:
             self.g.remove(t)
         try:
-            conforms, report, _ = validate(self.g, shacl_graph=shapes, inference="none")
+            compiled = (
+                compiled_authoring_shapes()
+                if shapes is authoring_shapes()
+                else compiled_all(shapes)
+            )
+            results = judged_by_compiled(self.g, shapes, compiled)
+            if results is None:  # pyshacl, the reference, where the compiled shapes cannot
+                from pyshacl import validate
+
+                _, report, _ = validate(self.g, shacl_graph=shapes, inference="none")
+                results = report_results(report)
         finally:
             for t in lent:
                 self.g.remove(t)
@@ -450,20 +461,15 @@ class TermChecks(PatternReading):
                 else f"delete the @{o.language} after the closing quotes",
                 at=(s, p, o),
             )
-        if conforms:
-            return
-        for r in report.subjects(RDF.type, SH.ValidationResult):
-            if tagged and caused_by_tag(report, r, shapes, self.g, tagged):
+        for r in results:
+            if tagged and caused_by_tag(r, shapes, self.g, tagged):
                 continue
-            focus = report.value(r, SH.focusNode)
-            msg = report.value(r, SH.resultMessage)
-            path = report.value(r, SH.resultPath)
-            value = report.value(r, SH.value)
+            focus, msg, path, value = r.focus, r.message, r.path, r.value
             if (focus, path) in self.unwritten:
                 continue
             at: Where | None = (focus, path, value) if isinstance(path, URIRef) else None
             hint = None
-            if report.value(r, SH.sourceConstraintComponent) == SH.MaxCountConstraintComponent:
+            if r.component == SH.MaxCountConstraintComponent:
                 written = self.values_written(focus, path) if isinstance(path, URIRef) else None
                 if written is not None:
                     msg = f"{written}: {msg}"

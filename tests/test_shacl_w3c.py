@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pyshacl
 import pytest
-from rdflib import RDF, RDFS, SH, Graph, Literal, Namespace, URIRef
+from rdflib import RDF, SH, Graph, Literal, Namespace
 from rdflib.term import Node
 
 from horismos._shacl import compile_shapes
+from horismos._shacl_graph import GraphData, focus_nodes, shapes_targeting
 
 SUITE = Path(__file__).parent / "fixtures" / "w3c_shacl_core"
 MF = Namespace("http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#")
@@ -65,52 +66,8 @@ def _cases() -> list[Case]:
 CASES = _cases()
 
 
-class _GraphData:
-    """horismos._shacl_report.Data over a whole rdflib graph."""
-
-    def __init__(self, g: Graph) -> None:
-        self.g = g
-
-    def objects(self, node: Node, pred: URIRef) -> set[Node]:
-        return set(self.g.objects(node, pred))
-
-    def outgoing(self, node: Node) -> list[tuple[Node, Node]]:
-        return list(self.g.predicate_objects(node))
-
-    def subjects(self, node: Node, pred: URIRef) -> set[Node]:
-        return set(self.g.subjects(pred, node))
-
-    def instance_of(self, node: Node, cls: Node) -> bool:
-        return any(cls in self.g.transitive_objects(t, RDFS.subClassOf)
-                   for t in self.g.objects(node, RDF.type))
-
-
-def _shapes(shapes: Graph) -> set[Node]:
-    out: set[Node] = set()
-    for p in (SH.targetClass, SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf):
-        out |= set(shapes.subjects(p, None))
-    for kind in (SH.NodeShape, SH.PropertyShape):
-        out |= {s for s in shapes.subjects(RDF.type, kind) if (s, RDF.type, RDFS.Class) in shapes}
-    return out
-
-
-def _focus(shapes: Graph, shape: Node, data: Graph) -> set[Node]:
-    nodes = set(shapes.objects(shape, SH.targetNode))
-    classes = set(shapes.objects(shape, SH.targetClass))
-    if (shape, RDF.type, RDFS.Class) in shapes:
-        classes.add(shape)
-    for c in classes:
-        nodes |= {s for s, _, t in data.triples((None, RDF.type, None))
-                  if c in data.transitive_objects(t, RDFS.subClassOf)}
-    for p in shapes.objects(shape, SH.targetSubjectsOf):
-        nodes |= set(data.subjects(p, None))
-    for p in shapes.objects(shape, SH.targetObjectsOf):
-        nodes |= set(data.objects(None, p))
-    return nodes
-
-
 def _compiled_all(case: Case):
-    shapes = _shapes(case.shapes)
+    shapes = shapes_targeting(case.shapes)
     compiled = compile_shapes(case.shapes, shapes)
     return (compiled, shapes) if shapes and set(compiled) == shapes else (None, shapes)
 
@@ -134,9 +91,9 @@ def test_the_compiled_subset_agrees_with_the_suite(case: Case) -> None:
     compiled, _ = _compiled_all(case)
     if compiled is None:
         pytest.skip("a shape outside the compiled subset: pyshacl judges it")
-    data = _GraphData(case.data)
+    data = GraphData(case.data)
     results = [r for shape, c in compiled.items()
-               for focus in _focus(case.shapes, shape, case.data)
+               for focus in focus_nodes(case.shapes, shape, case.data)
                for r in c.results(focus, data, words=False)]
     assert (not results, len(results)) == (case.conforms, case.results)
 
