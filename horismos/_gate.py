@@ -152,7 +152,9 @@ class Gate:
     @cached_property
     def _shapes(self) -> ShapesGraph:
         """pyshacl's shapes graph of the definitions, built when pyshacl first judges."""
-        return _shapes_graph(self.defs)
+        graph = _shapes_graph(self.defs)
+        _ = graph.shapes  # builds every shape: shapes_from_uris finds only those built
+        return graph
 
     @cached_property
     def _executor(self) -> Any:
@@ -545,7 +547,7 @@ def shape_problems(defs: Definitions) -> list[Problem]:
             try:
                 shape.validate(executor, empty, focus=[nobody])
                 compile_shapes(defs.graph, [shape.node])
-            except (ReportableRuntimeError, re.error) as e:
+            except Exception as e:  # pyshacl's own, re's, rdflib's SPARQL parser's (a prefix)
                 failed[shape.node] = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
     finally:
         quiet.level = level
@@ -561,11 +563,24 @@ def shape_problems(defs: Definitions) -> list[Problem]:
             "error",
             node,
             f"{defs.name(node)} cannot be checked: {why}",
-            "write the constraint as SHACL defines it (https://www.w3.org/TR/shacl/)",
+            _fix(why),
         )
         for node, why in sorted(failed.items(), key=lambda kv: str(kv[0]))
         if node not in said
     ]
+
+
+def _fix(why: str) -> str:
+    """What to change in a shape that cannot be checked for ``why``."""
+    prefix = re.fullmatch(r"Unknown namespace prefix : (\S*)", why)
+    if prefix:  # its SPARQL names a prefix no sh:prefixes declares
+        name = "" if prefix[1] == "None" else prefix[1]  # rdflib's word for the empty one
+        return (
+            f"declare {name}: for the shape's SPARQL with sh:prefixes (a node with "
+            f'sh:declare [ sh:prefix "{name}" ; sh:namespace "…"^^xsd:anyURI ]), or write '
+            "its IRIs in full"
+        )
+    return "write the constraint as SHACL defines it (https://www.w3.org/TR/shacl/)"
 
 
 def _bad_pattern(defs: Definitions, node: Node) -> Problem | None:

@@ -137,3 +137,22 @@ def test_crossed_bounds_are_quoted_as_written(tmp_path: Path, bounds: str, said:
     ontology, _ = ontology_edited(tmp_path, SHAPE, SHAPE + f"    sh:property [ {bounds} ] ;\n")
     found = problems(TRIAGE[0], TRIAGE, ontology)
     assert [p for p in found if said in p.message], "\n".join(map(str, found))
+
+
+def test_a_sparql_constraint_naming_a_prefix_it_does_not_declare_is_said_at_its_shape(
+        tmp_path: Path) -> None:
+    """SHACL-SPARQL reads prefixes only from ``sh:prefixes``, not the Turtle's: rdflib's SPARQL
+    parser raised "Unknown namespace prefix", which reached ``validate`` and every command
+    building an agent as a Python traceback."""
+    constraint = ('    sh:sparql [ sh:select "SELECT $this WHERE { $this :queueRef ?a, ?b '
+                  'FILTER (?a != ?b) }" ] ;\n')
+    ontology, _ = ontology_edited(tmp_path, SHAPE, SHAPE + constraint)
+    for command in (["validate"], ["run", "--world", str(WORLD), "--focus", ":patient42"]):
+        p = subprocess.run([sys.executable, "-m", "horismos", command[0], str(TRIAGE[0]),
+                            str(ontology), *command[1:]],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        said = p.stdout + p.stderr
+        assert p.returncode in (1, 2) and "Traceback" not in said, said
+        assert f"{ontology.name}:" in said and "cannot be checked: Unknown namespace" in said
+        hint = "declare : for the shape's SPARQL with sh:prefixes (a node with sh:declare [ "
+        assert hint + 'sh:prefix "" ;' in said, said
