@@ -22,6 +22,7 @@ from ._shacl_report import NotCompiled, Result
 
 __all__ = [
     "GraphData",
+    "class_members",
     "compiled_all",
     "focus_nodes",
     "judged_by_compiled",
@@ -42,7 +43,7 @@ class GraphData:
         return set(self.g.objects(node, pred))
 
     def outgoing(self, node: Node) -> list[tuple[Node, Node]]:
-        return list(self.g.predicate_objects(node))
+        return list(dict.fromkeys(self.g.predicate_objects(node)))  # once, over graphs joined
 
     def subjects(self, node: Node, pred: URIRef) -> set[Node]:
         return set(self.g.subjects(pred, node))
@@ -64,24 +65,38 @@ def shapes_targeting(shapes: Graph) -> set[Node]:
     return out
 
 
-def focus_nodes(shapes: Graph, shape: Node, data: Graph) -> set[Node]:
+def focus_nodes(
+    shapes: Graph, shape: Node, data: Graph, members: Mapping[Node, set[Node]] | None = None
+) -> set[Node]:
     """The nodes of ``data`` that ``shape`` targets, as SHACL defines its targets (a class
-    target takes the instances of its subclasses in ``data`` too)."""
+    target takes the instances of its subclasses in ``data`` too); ``members``: each class's
+    instances in ``data`` (:func:`class_members`), when several shapes are asked about."""
+    members = class_members(data) if members is None else members
     nodes = set(shapes.objects(shape, SH.targetNode))
     classes = set(shapes.objects(shape, SH.targetClass))
     if (shape, RDF.type, RDFS.Class) in shapes:
         classes.add(shape)
     for c in classes:
-        nodes |= {
-            s
-            for s, t in data.subject_objects(RDF.type)
-            if c in data.transitive_objects(t, RDFS.subClassOf)
-        }
+        nodes |= members.get(c, set())
     for p in shapes.objects(shape, SH.targetSubjectsOf):
         nodes |= set(data.subjects(p, None))
     for p in shapes.objects(shape, SH.targetObjectsOf):
         nodes |= set(data.objects(None, p))
     return nodes
+
+
+def class_members(data: Graph) -> dict[Node, set[Node]]:
+    """Each class's instances in ``data``, by ``rdf:type/rdfs:subClassOf*``: read once for
+    every shape, not once a shape and a typed node."""
+    by_type: dict[Node, set[Node]] = {}
+    for node, t in data.subject_objects(RDF.type):
+        by_type.setdefault(t, set()).add(node)
+    members: dict[Node, set[Node]] = {}
+    for t, nodes in by_type.items():
+        for c in data.transitive_objects(t, RDFS.subClassOf):
+            if c is not None:
+                members.setdefault(c, set()).update(nodes)
+    return members
 
 
 def compiled_all(shapes: Graph) -> Mapping[Node, CompiledShape] | None:
@@ -109,8 +124,9 @@ def judged_by_compiled(
 def _results(
     compiled: Mapping[Node, CompiledShape], shapes: Graph, data: Graph, on: GraphData
 ) -> Iterable[Result]:
+    members = class_members(data)
     for shape, check in compiled.items():
-        for focus in focus_nodes(shapes, shape, data):
+        for focus in focus_nodes(shapes, shape, data, members):
             yield from check.results(focus, on)
 
 

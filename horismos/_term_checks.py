@@ -14,7 +14,8 @@ from collections.abc import Iterable, Set
 from decimal import Decimal
 from typing import Any, cast
 
-from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Literal, URIRef
+from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
+from rdflib.graph import ReadOnlyGraphAggregate
 from rdflib.term import Node
 
 from ._builder_base import STANDARD_NAMESPACES
@@ -23,6 +24,7 @@ from ._define_patterns import PatternReading
 from ._errors import Problem
 from ._language_tags import caused_by_tag, string_properties, tagged_strings
 from ._shacl_graph import compiled_all, judged_by_compiled, report_results
+from ._shacl_report import Result
 from ._shipped_vocabulary import (
     _AUTHORED,
     STEP_CLASSES,
@@ -421,14 +423,9 @@ class TermChecks(PatternReading):
         shapes = self.shapes
         if shapes is None:
             return
-        # validated in place, with the vocabulary (its subclasses: what sh:class and
-        # sh:targetClass follow) lent for the while: a copy of the definitions and the
-        # vocabulary for pyshacl was half of the check, a tenth of every load
-        lent = [t for t in vocabulary_graph() if t not in self.g]
-        # and NaN (check_literals has said it) held out for the while: pyshacl raises
-        # comparing it with a bound such as horis:confidence's sh:minInclusive 0.0
+        # NaN (check_literals has said it) held out for the while: pyshacl raises comparing
+        # it with a bound such as horis:confidence's sh:minInclusive 0.0
         held = [t for t in self.g if _is_nan(t[2])]
-        self.g.addN((s, p, o, self.g) for s, p, o in lent)
         for t in held:
             self.g.remove(t)
         try:
@@ -437,15 +434,13 @@ class TermChecks(PatternReading):
                 if shapes is authoring_shapes()
                 else compiled_all(shapes)
             )
-            results = judged_by_compiled(self.g, shapes, compiled)
+            # read with the vocabulary beside them: its subclasses are what sh:class and
+            # sh:targetClass follow
+            beside = ReadOnlyGraphAggregate([self.g, vocabulary_graph()])
+            results = judged_by_compiled(beside, shapes, compiled)
             if results is None:  # pyshacl, the reference, where the compiled shapes cannot
-                from pyshacl import validate
-
-                _, report, _ = validate(self.g, shacl_graph=shapes, inference="none")
-                results = report_results(report)
+                results = self._judged_by_pyshacl(shapes)
         finally:
-            for t in lent:
-                self.g.remove(t)
             self.g.addN((s, p, o, self.g) for s, p, o in held)
         tagged = set(tagged_strings(self.g, string_properties(shapes)))
         for s, p, o in sorted(tagged, key=str):
@@ -484,6 +479,20 @@ class TermChecks(PatternReading):
                     (focus, path) if isinstance(path, URIRef) else None,
                 )
             )
+
+    def _judged_by_pyshacl(self, shapes: Graph) -> list[Result]:
+        """pyshacl's results, the definitions validated in place with the vocabulary lent
+        for the while: a copy of both for pyshacl was half of its check."""
+        from pyshacl import validate
+
+        lent = [t for t in vocabulary_graph() if t not in self.g]
+        self.g.addN((s, p, o, self.g) for s, p, o in lent)
+        try:
+            _, report, _ = validate(self.g, shacl_graph=shapes, inference="none")
+        finally:
+            for t in lent:
+                self.g.remove(t)
+        return report_results(report)
 
     def values_written(self, node: Node, p: URIRef) -> str | None:
         """What ``node`` is given for ``p`` when it takes one and was given several, and
