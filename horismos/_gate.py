@@ -495,6 +495,7 @@ class Gate:
 
 
 _SH = str(SH)
+_PATHS = {SH.zeroOrMorePath, SH.oneOrMorePath, SH.zeroOrOnePath, SH.inversePath, SH.alternativePath}
 
 
 def _all_compile(g: Graph) -> bool:
@@ -502,7 +503,11 @@ def _all_compile(g: Graph) -> bool:
     shape can fail to load in pyshacl (the compiled subset refuses what pyshacl refuses, but
     a ``sh:pattern`` that is a number, on which pyshacl raises a TypeError), and pyshacl, 0.35 s
     to import, is not imported at all unless a step needs it."""
-    nodes = {s for s, p in g.subject_predicates() if str(p).startswith(_SH)}
+    said: dict[Node, set[Node]] = {}
+    for s, p in g.subject_predicates():
+        if str(p).startswith(_SH):
+            said.setdefault(s, set()).add(p)
+    nodes = {s for s, ps in said.items() if not ps <= _PATHS}  # a path is no shape
     try:
         return len(compile_shapes(g, nodes)) == len(nodes)
     except Exception:  # anything it cannot compile: pyshacl loads it, and says what is wrong
