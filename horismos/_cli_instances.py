@@ -29,15 +29,16 @@ from ._cli_common import (
     write_world,
     written_back,
 )
+from ._cli_lent_world import LentWorld
 from ._cli_run import RunView
 from ._definitions import load_definitions
 from ._errors import ToolError, Unreachable, UsageError
 from ._instances import STATUSES, InstanceRow, due_waits, list_instances
 from ._policy import SERVED_PREFIX, allowed
-from ._stores import DEFAULT_STORE
+from ._stores import DEFAULT_STORE, Change
 from ._terms import split_iri
 from ._vocab import NS
-from ._world import holds_subject
+from ._world import World, holds_subject
 
 __all__ = [
     "approve_arguments",
@@ -325,13 +326,31 @@ def approve_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _approved(agent: Agent, world: World, args: argparse.Namespace) -> dict[str, Any]:
+    """The approval ``args`` ask for, recorded in ``world`` with the ``--world`` data beside
+    it. On a persistent store that data is lent (:class:`~._cli_lent_world.LentWorld`) and
+    kept once the approval has landed: an approval refused (a fingerprint the instance does
+    not wait for, an instance not found) left it loaded, the store changed by a refusal."""
+    if not (args.world and world.store.persistent):
+        load_world(world, args.world)
+        return agent.approve(world, args.instance, args.fingerprint)
+    lent = LentWorld(world)
+    try:
+        lent.lend(args.world, args.store, "resume")  # counts only the store's approvals
+        done = agent.approve(world, args.instance, args.fingerprint)
+        world.commit(Change(remove=lent.record()))  # approved: the data stays, as loaded
+        lent.keep()
+        return done
+    finally:
+        lent.take_back()  # refused or stopped: taken back (after keep: nothing)
+
+
 def cmd_approve(args: argparse.Namespace) -> int:
     """Record a person's approval of one exact payload a waiting instance's step would send."""
     out_format = output_format(args.out) if args.out else None
     agent = Agent.from_files(*args.paths)
     with open_for_writing(args.store, "approve", create=False) as world:  # let go however
-        load_world(world, args.world)
-        done = agent.approve(world, args.instance, args.fingerprint)
+        done = _approved(agent, world, args)
         if not world.store.persistent and not args.out:  # it said "approved", and kept nothing
             raise UsageError(
                 f"--store {args.store} keeps nothing after this process, so the approval "

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from conftest import EX, PREFIXES, WARD
 from test_lent_world_killed import ARGS, killed_mid_call, store  # noqa: F401 (a fixture)
-from test_tools_store_lanes import TOOLS, horismos, project, types_of
+from test_tools_store_lanes import TOOLS, digest, horismos, project, types_of
 
 DISCHARGE = """
 :Leave a horis:Workflow ; horis:focusType :Patient ; horis:start :Discharge .
@@ -222,3 +222,33 @@ def test_a_call_that_lent_nothing_and_lost_its_lease_says_so_without_world_data(
         assert "--world" not in error["message"], out
     finally:
         oxigraph_pool.release()
+
+
+def test_an_approve_refused_leaves_the_store_as_it_was_and_one_given_keeps_its_world(
+        tmp_path: Path, store: list[str]) -> None:  # noqa: F811
+    """``horismos approve --world g.ttl`` loaded g.ttl into the store before judging the
+    approval: one refused (a fingerprint the instance does not wait for) left g.ttl's facts
+    in the store. They are lent now: taken back when the approval is refused, kept with it
+    when it is given, and no record of the lend is left for a later command to take back."""
+    defs = project(tmp_path, TOOLS + DISCHARGE)
+    asked = horismos("run", *defs, *store, "--focus", ":p1", cwd=tmp_path)
+    assert asked.returncode == 3, asked.stdout + asked.stderr
+    iid = re.search(r"urn:horismos:instance:\w+", asked.stdout)
+    fp = re.search(r"Fingerprint: (\w+)", asked.stdout)
+    assert iid is not None and fp is not None, asked.stdout
+    (tmp_path / "g.ttl").write_text(PREFIXES + ":w9 a :Ward ; :capacity 4 .\n",
+                                    encoding="utf-8")
+    before = digest(store, tmp_path)
+    wrong = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", iid[0],
+                     "--fingerprint", "0" * 64, cwd=tmp_path)
+    assert wrong.returncode == 2, wrong.stdout + wrong.stderr
+    assert "Traceback" not in wrong.stderr
+    assert digest(store, tmp_path) == before
+    assert types_of(store, EX.w9) == set()
+    given = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", iid[0],
+                     "--fingerprint", fp[1], cwd=tmp_path)
+    assert given.returncode == 0, given.stdout + given.stderr
+    assert types_of(store, EX.w9) == {EX.Ward}  # kept with the approval
+    later = horismos("load", "ward.ttl", *store, cwd=tmp_path)
+    assert later.returncode == 0 and "took back" not in later.stderr, later.stderr
+    assert types_of(store, EX.w9) == {EX.Ward}
