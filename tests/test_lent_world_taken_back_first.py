@@ -29,23 +29,31 @@ DISCHARGE = """
 of it waits for one, for ``horismos approve`` to give."""
 
 
+def waiting_for_approval(tmp_path: Path, kept: list[str]) -> tuple[list[str], str, str]:
+    """The definitions, and an instance on the store ``kept`` (``--store S``) waiting at
+    ``c.discharge`` for an approval: its IRI and the fingerprint it waits for; g.ttl written
+    beside, holding :w9."""
+    defs = project(tmp_path, TOOLS + DISCHARGE)
+    asked = horismos("run", *defs, *kept, "--focus", ":p1", cwd=tmp_path)
+    assert asked.returncode == 3, asked.stdout + asked.stderr
+    iid = re.search(r"urn:horismos:instance:\w+", asked.stdout)
+    fp = re.search(r"Fingerprint: (\w+)", asked.stdout)
+    assert iid is not None and fp is not None, asked.stdout
+    (tmp_path / "g.ttl").write_text(PREFIXES + ":w9 a :Ward ; :capacity 4 .\n",
+                                    encoding="utf-8")
+    return defs, iid[0], fp[1]
+
+
 def test_approve_after_a_killed_call_keeps_what_it_wrote(
         tmp_path: Path, store: list[str]) -> None:  # noqa: F811
     """``horismos approve --world g.ttl`` after a call killed mid-call with F lent: g.ttl's
     :w9 (F held it too) landed beside the lend, and the next ``load`` took back F with :w9's
     quads. The approve takes the lend back first, and g.ttl's :w9 stays."""
-    defs = project(tmp_path, TOOLS + DISCHARGE)
     # an instance waiting for an approval: the approve is one that succeeds
-    asked = horismos("run", *defs, *store, "--focus", ":p1", cwd=tmp_path)
-    assert asked.returncode == 3, asked.stdout + asked.stderr
-    iid = re.search(r"urn:horismos:instance:\w+", asked.stdout)
-    fp = re.search(r"Fingerprint: (\w+)", asked.stdout)
-    assert iid is not None and fp is not None, asked.stdout
+    defs, iid, fp = waiting_for_approval(tmp_path, store)
     killed_mid_call(tmp_path, store, defs)
-    (tmp_path / "g.ttl").write_text(PREFIXES + ":w9 a :Ward ; :capacity 4 .\n",
-                                    encoding="utf-8")
-    approve = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", iid[0],
-                       "--fingerprint", fp[1], cwd=tmp_path)
+    approve = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", iid,
+                       "--fingerprint", fp, cwd=tmp_path)
     assert approve.returncode == 0, approve.stdout + approve.stderr
     assert "Traceback" not in approve.stderr, approve.stderr
     assert "took back 3 quads" in approve.stderr, approve.stdout + approve.stderr
@@ -230,23 +238,16 @@ def test_an_approve_refused_leaves_the_store_as_it_was_and_one_given_keeps_its_w
     approval: one refused (a fingerprint the instance does not wait for) left g.ttl's facts
     in the store. They are lent now: taken back when the approval is refused, kept with it
     when it is given, and no record of the lend is left for a later command to take back."""
-    defs = project(tmp_path, TOOLS + DISCHARGE)
-    asked = horismos("run", *defs, *store, "--focus", ":p1", cwd=tmp_path)
-    assert asked.returncode == 3, asked.stdout + asked.stderr
-    iid = re.search(r"urn:horismos:instance:\w+", asked.stdout)
-    fp = re.search(r"Fingerprint: (\w+)", asked.stdout)
-    assert iid is not None and fp is not None, asked.stdout
-    (tmp_path / "g.ttl").write_text(PREFIXES + ":w9 a :Ward ; :capacity 4 .\n",
-                                    encoding="utf-8")
+    defs, iid, fp = waiting_for_approval(tmp_path, store)
     before = digest(store, tmp_path)
-    wrong = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", iid[0],
+    wrong = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", iid,
                      "--fingerprint", "0" * 64, cwd=tmp_path)
     assert wrong.returncode == 2, wrong.stdout + wrong.stderr
     assert "Traceback" not in wrong.stderr
     assert digest(store, tmp_path) == before
     assert types_of(store, EX.w9) == set()
-    given = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", iid[0],
-                     "--fingerprint", fp[1], cwd=tmp_path)
+    given = horismos("approve", *defs[:2], *store, "--world", "g.ttl", "--instance", iid,
+                     "--fingerprint", fp, cwd=tmp_path)
     assert given.returncode == 0, given.stdout + given.stderr
     assert types_of(store, EX.w9) == {EX.Ward}  # kept with the approval
     later = horismos("load", "ward.ttl", *store, cwd=tmp_path)
