@@ -161,8 +161,9 @@ class PatternReading(BuilderBase):
                 )
                 hint = 'write only what is inside the braces, e.g. "?this :acuity ?queue ."'
             elif unbound:
-                why = f"it uses the prefix {unbound[1]}:, which its file does not declare"
-                hint = self.prefix_hint(unbound[1], str(bad), ns)
+                prefix = "" if unbound[1] == "None" else unbound[1]  # rdflib's for the empty one
+                why = f"it uses the prefix {prefix}:, which its file does not declare"
+                hint = self.prefix_hint(prefix, str(bad), ns)
             elif bare and bare[1] >= cast(int, row):
                 word, row = bare
                 why = (

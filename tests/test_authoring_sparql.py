@@ -8,6 +8,7 @@ Each test edits one line of a shipped workflow (:mod:`workflow_edits`).
 from __future__ import annotations
 
 import dataclasses
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -861,3 +862,18 @@ def test_a_not_equal_of_an_optional_variable_drops_what_the_warning_says(tmp_pat
         "SELECT ?this WHERE { ?this :acuity ?queue . OPTIONAL { ?this :queueRef ?ref } "
         "FILTER (?ref != 5) }", {}, {"": "http://example.org/ehr#"})
     assert [str(r["this"]) for r in rows] == ["http://example.org/ehr#p2"]
+
+
+def test_a_pattern_using_the_empty_prefix_its_file_does_not_declare_names_it_so(
+        tmp_path: Path) -> None:
+    """rdflib names the empty prefix None: the message said "it uses the prefix None:" and
+    the hint "@prefix None: <…> .", a prefix no file could declare."""
+    text = TRIAGE[0].read_text(encoding="utf-8").replace(
+        "@prefix :      <", "@prefix ehr: <")
+    text = re.sub(r"(^|[\s\[(,;]):(?=[A-Za-z])", r"\1ehr:", text, flags=re.M)
+    text = text.replace("?this ehr:acuity", "?this :acuity", 1)
+    path = tmp_path / "triage.ttl"
+    path.write_text(text, encoding="utf-8")
+    p = the_error(problems(path, TRIAGE))
+    assert p.message.endswith("it uses the prefix :, which its file does not declare"), p
+    assert p.hint is not None and p.hint.endswith("@prefix : <…> ."), p
