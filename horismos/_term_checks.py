@@ -291,29 +291,35 @@ class TermChecks(PatternReading):
         a real one of the wrong kind (:meth:`check_term_roles`)."""
         known = {t for t in vocabulary_graph().subjects() if str(t).startswith(NS)}
         self.check_term_roles()
-        seen: set[URIRef] = set()
+        unknown: dict[URIRef, list[tuple[Node, Node, Node]]] = {}
         for s, p, o in self.g:
             for term in (p, o) if p != RDF.type else (o,):
                 if isinstance(term, URIRef) and str(term).startswith(NS) and term not in known:
-                    if term in seen:
-                        continue
-                    seen.add(term)
-                    local = str(term)[len(NS) :]
-                    names = [str(k)[len(NS) :] for k in known]
-                    close = difflib.get_close_matches(local, names, n=1)
-                    values = _values_taken(cast(URIRef, p)) if term == o else []
-                    hint = (
-                        _NO_RETRY_SPACING
-                        if _RETRY_SPACING.search(local)
-                        else f"did you mean horis:{close[0]}?"
-                        if close
-                        else f"{self.n(p)} takes one of: {', '.join(map(self.n, values))}"
-                        if values
-                        else "see ontologies/horis.ttl for the vocabulary"
-                    )
-                    self.error(
-                        s, f"horis:{local} is not a Horismos term", hint, at=(s, cast(URIRef, p), o)
-                    )
+                    unknown.setdefault(term, []).append((s, p, o))
+        # each said once, at the statement written first: the graph's order is a hash's, and
+        # another check may say something else at a later one
+        loaded = {str(f.path): i for i, f in enumerate(self.src.files)}
+
+        def written(t: tuple[Node, Node, Node]) -> tuple[int, int, str]:
+            file, line = self.src.locate_statement(t[0], cast(URIRef, t[1]), t[2])
+            return loaded.get(file or "", len(loaded)), line or 0, str(t)
+
+        for term in sorted(unknown):
+            s, p, o = min(unknown[term], key=written)
+            local = str(term)[len(NS) :]
+            names = [str(k)[len(NS) :] for k in known]
+            close = difflib.get_close_matches(local, names, n=1)
+            values = _values_taken(cast(URIRef, p)) if term == o else []
+            hint = (
+                _NO_RETRY_SPACING
+                if _RETRY_SPACING.search(local)
+                else f"did you mean horis:{close[0]}?"
+                if close
+                else f"{self.n(p)} takes one of: {', '.join(map(self.n, values))}"
+                if values
+                else "see ontologies/horis.ttl for the vocabulary"
+            )
+            self.error(s, f"horis:{local} is not a Horismos term", hint, at=(s, cast(URIRef, p), o))
 
     def check_term_roles(self) -> None:
         """A horis: property written as a class (``:Triage a horis:workflow``) or a horis:

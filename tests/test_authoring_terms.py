@@ -1153,3 +1153,26 @@ def test_a_warning_on_a_blank_node_two_subjects_hold_is_placed_at_the_named_one(
         placed |= {line.split(" is declared")[0] for line in p.stdout.splitlines()
                    if "ex:Company" in line}
     assert placed == {f"{shapes}:5: warning: ex:PersonShape: sh:class ex:Company"}
+
+
+def test_a_misspelt_term_written_twice_is_said_at_its_first_line_in_every_process(
+        tmp_path: Path) -> None:
+    """A misspelt horis: term is said once, at the statement where the graph's iteration met
+    it first: an order set by the process's hash seed, so two runs of validate on one file
+    named different lines (and, where another check spoke at the one line, different
+    errors). It is said at the line written first now, whatever the seed."""
+    text = TRIAGE[0].read_text(encoding="utf-8").replace("horis:idempotent", "horis:idempotnt")
+    path = tmp_path / "triage.ttl"
+    path.write_text(text, encoding="utf-8")
+    first = 1 + text[: text.index("horis:idempotnt")].count("\n")
+    said = set()
+    for seed in ("1", "2", "3", "4"):
+        p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
+                            str(TRIAGE[1])], capture_output=True, text=True, timeout=120,
+                           cwd=tmp_path, env=os.environ | {"PYTHONHASHSEED": seed})
+        assert p.returncode == 1, p.stdout + p.stderr
+        said.add(p.stdout)
+    (out,) = said
+    assert f"triage.ttl:{first}: error:" in out and "horis:idempotnt is not a Horismos term" \
+        in out, out
+    assert out.count("horis:idempotnt is not a Horismos term") == 1, out
