@@ -34,6 +34,34 @@ SLEEPS = (
 ARGS = ("--args", '{"patient": ":p9", "ward": ":w9"}')
 
 
+def ward_store(tmp_path: Path, name: str) -> list[str]:
+    """``--store NAME``, the ward loaded into it (ward.ttl written beside)."""
+    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
+    loaded = horismos("load", "ward.ttl", "--store", name, cwd=tmp_path)
+    assert loaded.returncode == 0, loaded.stderr
+    return ["--store", name]
+
+
+def running(tmp_path: Path, argv: list[str], lease: str) -> subprocess.Popen[str]:
+    """``horismos ARGV`` in ``tmp_path`` holding leases of ``lease`` seconds, running on while
+    the test goes on."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "horismos", *argv], cwd=tmp_path, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+        env=os.environ | {"HORISMOS_LEASE": lease})
+
+
+def started(tmp_path: Path, argv: list[str], lease: str,
+            said: str = "started") -> subprocess.Popen[str]:
+    """:func:`running`, returned once its tool has written the file ``said`` (its lend landed
+    before the tool ran)."""
+    call = running(tmp_path, argv, lease)
+    while not (tmp_path / said).exists():
+        assert call.poll() is None, call.communicate()
+        time.sleep(0.05)
+    return call
+
+
 @pytest.fixture(params=["oxigraph", "journal", "sparql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str]]:
     """``--store S`` of a store that outlives the process, holding the ward."""
@@ -42,10 +70,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str]]
         name = pool.fresh()
     else:
         name = f"{request.param}:{tmp_path / 'store'}"
-    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
-    loaded = horismos("load", "ward.ttl", "--store", name, cwd=tmp_path)
-    assert loaded.returncode == 0, loaded.stderr
-    yield ["--store", name]
+    yield ward_store(tmp_path, name)
     if request.param == "sparql":
         pool.release()
 
@@ -56,18 +81,10 @@ def killed_mid_call(tmp_path: Path, store: list[str], defs: list[str]) -> None:
     issued = horismos("tools", "approve", "c.transfer", *defs, *store, *ARGS, cwd=tmp_path)
     assert issued.returncode == 0, issued.stderr
     (tmp_path / "ward_tools.py").write_text(SLEEPS, encoding="utf-8")
-    call = subprocess.Popen(
-        [sys.executable, "-m", "horismos", "tools", "call", "c.transfer", *defs, *store,
-         "--world", "more.ttl", *ARGS, "--approval", issued.stdout.strip()],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": "0.5"})
-    try:
-        while not (tmp_path / "started").exists():  # the lend landed before the tool ran
-            assert call.poll() is None, call.communicate()
-            time.sleep(0.05)
-    finally:
-        call.send_signal(signal.SIGKILL)
-        call.communicate()
+    call = started(tmp_path, ["tools", "call", "c.transfer", *defs, *store, "--world",
+                              "more.ttl", *ARGS, "--approval", issued.stdout.strip()], "0.5")
+    call.send_signal(signal.SIGKILL)
+    call.communicate()
     time.sleep(1)  # past the killed call's lease on a shared store (0.5 s)
 
 
@@ -110,19 +127,12 @@ def test_a_lend_whose_process_is_alive_is_not_taken_back(tmp_path: Path, oxigrap
     """On a store processes share (``sparql:``), a command opening it while another process
     is mid-call with F lent must not take F back from under that call: the lender's lease is
     live, so its lend is left alone, and taken back by the lender itself."""
-    name = oxigraph_pool.fresh()
     try:
-        store = ["--store", name]
-        (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n",
-                                           encoding="utf-8")
-        assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+        store = ward_store(tmp_path, oxigraph_pool.fresh())
         defs = project(tmp_path)
         (tmp_path / "ward_tools.py").write_text(SLEEPS, encoding="utf-8")
-        call = subprocess.Popen(
-            [sys.executable, "-m", "horismos", "tools", "call", "c.fail", *defs, *store,
-             "--world", "more.ttl", "--args", '{"patient": ":p9"}'],
-            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": "0.5"})
+        call = running(tmp_path, ["tools", "call", "c.fail", *defs, *store, "--world",
+                                  "more.ttl", "--args", '{"patient": ":p9"}'], "0.5")
         try:
             while types_of(store, EX.w9) != {EX.Ward}:  # lent, and the call under way
                 assert call.poll() is None, call.communicate()

@@ -8,16 +8,19 @@ first (one opener, :func:`horismos._cli_common.open_for_writing`).
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from conftest import EX, PREFIXES, WARD
-from test_lent_world_killed import ARGS, killed_mid_call, store  # noqa: F401 (a fixture)
+from conftest import EX, PREFIXES
+from test_lent_world_killed import (  # noqa: F401 (store: a fixture)
+    ARGS,
+    killed_mid_call,
+    started,
+    store,
+    ward_store,
+)
 from test_tools_store_lanes import TOOLS, digest, horismos, project, types_of
 
 DISCHARGE = """
@@ -87,27 +90,15 @@ def test_a_retry_within_a_killed_lenders_lease_keeps_what_its_call_read(
     and completed reading them; once the killed lease ran out, the next command took them
     back from under the completed call (:w9 gone, though a transfer to it was recorded).
     The quads the retry read are now its lend too, and stay with what its call committed."""
-    name = oxigraph_pool.fresh()
     try:
-        store = ["--store", name]
-        (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n",
-                                           encoding="utf-8")
-        assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+        store = ward_store(tmp_path, oxigraph_pool.fresh())
         defs = project(tmp_path)
         (tmp_path / "ward_tools.py").write_text(HANGS, encoding="utf-8")
         lease = 8.0  # the killed call's: the retry lands while it runs, on a loaded machine too
-        call = subprocess.Popen(
-            [sys.executable, "-m", "horismos", "tools", "call", "c.fail", *defs, *store,
-             "--world", "more.ttl", "--args", '{"patient": ":p1"}'],
-            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": str(lease)})
-        try:
-            while not (tmp_path / "started").exists():  # the lend landed before the tool ran
-                assert call.poll() is None, call.communicate()
-                time.sleep(0.05)
-        finally:
-            call.send_signal(signal.SIGKILL)
-            call.communicate()
+        call = started(tmp_path, ["tools", "call", "c.fail", *defs, *store, "--world",
+                                  "more.ttl", "--args", '{"patient": ":p1"}'], str(lease))
+        call.send_signal(signal.SIGKILL)
+        call.communicate()
         killed = time.monotonic()
         issued = horismos("tools", "approve", "c.transfer", *defs, *store, *ARGS, cwd=tmp_path)
         assert issued.returncode == 0, issued.stderr
@@ -142,26 +133,16 @@ def test_a_lender_paused_past_its_lease_lands_nothing(tmp_path: Path, oxigraph_p
     the next writing command; resumed, its completed commit is refused by the call's own
     lease (the fence), so no effect lands that read the facts taken back, and the call is in
     doubt: the next call on its subject is refused, never made a second time."""
-    name = oxigraph_pool.fresh()
     try:
-        store = ["--store", name]
-        (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n",
-                                           encoding="utf-8")
-        assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+        store = ward_store(tmp_path, oxigraph_pool.fresh())
         defs = project(tmp_path)
         issued = horismos("tools", "approve", "c.transfer", *defs, *store, *ARGS, cwd=tmp_path)
         assert issued.returncode == 0, issued.stderr
         (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
-        call = subprocess.Popen(
-            [sys.executable, "-m", "horismos", "tools", "call", "c.transfer", *defs, *store,
-             "--world", "more.ttl", *ARGS, "--approval", issued.stdout.strip(),
-             "--format", "json"],
-            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": "0.5"})
+        call = started(tmp_path, ["tools", "call", "c.transfer", *defs, *store, "--world",
+                                  "more.ttl", *ARGS, "--approval", issued.stdout.strip(),
+                                  "--format", "json"], "0.5")
         try:
-            while not (tmp_path / "started").exists():
-                assert call.poll() is None, call.communicate()
-                time.sleep(0.05)
             call.send_signal(signal.SIGSTOP)
             time.sleep(1.5)  # past its lease (0.5 s)
             load = horismos("load", "ward.ttl", *store, cwd=tmp_path)
@@ -194,26 +175,17 @@ def test_a_call_that_lent_nothing_and_lost_its_lease_says_so_without_world_data(
     """A call given no ``--world``, paused past its lease on ``sparql:``: its JSON envelope
     says it is in doubt (``outcome_unknown``, exit 5, as any call that may have acted), and
     says nothing of ``--world`` data it never lent."""
-    name = oxigraph_pool.fresh()
     try:
-        store = ["--store", name]
-        (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n",
-                                           encoding="utf-8")
-        assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+        store = ward_store(tmp_path, oxigraph_pool.fresh())
         defs = project(tmp_path)
         args = ("--args", '{"patient": ":p1", "ward": ":w1"}')
         issued = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
         assert issued.returncode == 0, issued.stderr
         (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
-        call = subprocess.Popen(
-            [sys.executable, "-m", "horismos", "tools", "call", "c.transfer", *defs, *store,
-             *args, "--approval", issued.stdout.strip(), "--format", "json"],
-            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            stdin=subprocess.DEVNULL, env=os.environ | {"HORISMOS_LEASE": "0.5"})
+        call = started(tmp_path, ["tools", "call", "c.transfer", *defs, *store, *args,
+                                  "--approval", issued.stdout.strip(), "--format", "json"],
+                       "0.5")
         try:
-            while not (tmp_path / "started").exists():
-                assert call.poll() is None, call.communicate()
-                time.sleep(0.05)
             call.send_signal(signal.SIGSTOP)
             time.sleep(1.5)  # past its lease (0.5 s)
             # another call on :p1 takes over the claim the paused call's lease held

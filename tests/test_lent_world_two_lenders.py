@@ -7,16 +7,15 @@ take-back removes a lent quad only while its own lend's copy of it is still stor
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import EX, PREFIXES, WARD
+from conftest import EX
+from test_lent_world_killed import started, ward_store
 from test_tools_store_lanes import horismos, project, types_of
 
 WAITS = (
@@ -37,32 +36,25 @@ WAITS = (
 """Each tool says it started, then waits for the test's word: the order the calls land in is
 the test's, not a race's."""
 
-LEASE = {"HORISMOS_LEASE": "1"}
+LEASE = "1"
 
 
 @pytest.fixture
 def store(tmp_path: Path, oxigraph_pool) -> Iterator[list[str]]:
     """``--store sparql:…`` of a real server holding the ward."""
-    name = oxigraph_pool.fresh()
-    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
-    loaded = horismos("load", "ward.ttl", "--store", name, cwd=tmp_path)
-    assert loaded.returncode == 0, loaded.stderr
-    yield ["--store", name]
+    yield ward_store(tmp_path, oxigraph_pool.fresh())
     oxigraph_pool.release()
 
 
-def started(tmp_path: Path, argv: list[str]) -> subprocess.Popen[str]:
-    """``horismos ARGV`` in ``tmp_path``, running on while the test goes on."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "horismos", *argv], cwd=tmp_path, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, env=os.environ | LEASE)
-
-
-def wait_for(tmp_path: Path, name: str, call: subprocess.Popen[str]) -> None:
-    """Until the tool of ``call`` says ``name`` (its lend landed before the tool ran)."""
-    while not (tmp_path / name).exists():
-        assert call.poll() is None, call.communicate()
-        time.sleep(0.05)
+def both_started(tmp_path: Path, store: list[str], first: str,
+                 ) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
+    """A's and B's calls (:func:`calls`), ``first`` started first, each returned once its
+    lend has landed."""
+    argv_a, argv_b = calls(tmp_path, store)
+    order = [("a", argv_a), ("b", argv_b)]
+    running = {who: started(tmp_path, argv, LEASE, f"{who}-started")
+               for who, argv in (order if first == "A" else order[::-1])}
+    return running["a"], running["b"]
 
 
 def calls(tmp_path: Path, store: list[str]) -> tuple[list[str], list[str]]:
@@ -98,17 +90,7 @@ def test_a_failing_lender_leaves_what_a_completed_call_read(
         tmp_path: Path, store: list[str], first: str) -> None:
     """A and B lend :p9 and :w9 (one finds them through the other's lend); A completes, then
     B fails: B's take-back removed :p9 and :w9 from under A's effect. They stay."""
-    argv_a, argv_b = calls(tmp_path, store)
-    if first == "A":
-        a = started(tmp_path, argv_a)
-        wait_for(tmp_path, "a-started", a)
-        b = started(tmp_path, argv_b)
-        wait_for(tmp_path, "b-started", b)
-    else:
-        b = started(tmp_path, argv_b)
-        wait_for(tmp_path, "b-started", b)
-        a = started(tmp_path, argv_a)
-        wait_for(tmp_path, "a-started", a)
+    a, b = both_started(tmp_path, store, first)
     completes(tmp_path, a)
     (tmp_path / "b-go").write_text("", encoding="utf-8")
     out, err = b.communicate(timeout=120)
@@ -124,17 +106,7 @@ def test_a_killed_lender_leaves_what_a_completed_call_read(
         tmp_path: Path, store: list[str], first: str) -> None:
     """As above, but B is killed mid-call: past its lease, the next command took back what
     it lent, :p9 and :w9 among it, from under A's effect. They stay."""
-    argv_a, argv_b = calls(tmp_path, store)
-    if first == "A":
-        a = started(tmp_path, argv_a)
-        wait_for(tmp_path, "a-started", a)
-        b = started(tmp_path, argv_b)
-        wait_for(tmp_path, "b-started", b)
-    else:
-        b = started(tmp_path, argv_b)
-        wait_for(tmp_path, "b-started", b)
-        a = started(tmp_path, argv_a)
-        wait_for(tmp_path, "a-started", a)
+    a, b = both_started(tmp_path, store, first)
     b.send_signal(signal.SIGKILL)
     b.communicate()
     completes(tmp_path, a)
