@@ -923,6 +923,9 @@ def charge(patient):
 
 agent = Agent.from_files(here / "rounds.ttl", tools={"charge": charge})
 world = World.open(store)
+if t0 < 0:  # the first round's moment is given once both sides are ready
+    print("ready", flush=True)
+    t0 = float(sys.stdin.readline())
 for i in range(rounds):
     time.sleep(max(0.0, t0 + 0.6 * i - time.time()))
     run = agent.run(world, workflow=f"http://example.org/clinic#Rounds{side}",
@@ -944,10 +947,16 @@ def race(tmp_path: Path, server: OxigraphServer, defs: str, script: str, world: 
                            "--store", server.store], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    t0 = time.time() + 4  # both processes started and their definitions loaded by then
-    procs = [subprocess.Popen([sys.executable, "rounds.py", side, server.store, str(t0),
-                               str(rounds)], cwd=tmp_path, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True) for side in "AB"]
+    procs = [subprocess.Popen([sys.executable, "rounds.py", side, server.store, "-1",
+                               str(rounds)], cwd=tmp_path, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for side in "AB"]
+    ready = [p.stdout.readline() for p in procs]
+    assert ready == ["ready\n"] * 2, ready + [p.communicate(timeout=60)[0] for p in procs]
+    t0 = time.time() + 0.2  # both sides loaded and their world open: the rounds start
+    for p in procs:
+        p.stdin.write(f"{t0}\n")
+        p.stdin.flush()
     outs = [p.communicate(timeout=180)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     charged = Counter(p for _, _, p in ledger(tmp_path))
