@@ -40,7 +40,13 @@ from ._gate_after import After, Beyond, ReadOnAsking
 from ._gate_effect import UNDECLARED, Delta, EffectCheck, ordered, path_name
 from ._literals import declared_types, plain_literal
 from ._model import Assertion, Tool
-from ._shacl import compile_shapes, domain_targets, path_properties, superclasses_of
+from ._shacl import (
+    CompiledShape,
+    compile_shapes,
+    domain_targets,
+    path_properties,
+    superclasses_of,
+)
 from ._shacl_report import NotCompiled, Result
 from ._sparql_parse import PreparingGraph
 from ._vocab import HORIS
@@ -96,7 +102,8 @@ class Gate:
 
     def __init__(self, defs: Definitions, *, reference: bool | None = None) -> None:
         self.defs = defs
-        problems = shape_problems(defs)
+        every = _every_shape_compiled(defs.graph)
+        problems = [] if every is not None else _problems_loading_in_pyshacl(defs)
         if problems:  # said before any step, not as a traceback after a tool has acted
             raise AuthoringError(problems)
         self.reference = (
@@ -120,7 +127,15 @@ class Gate:
         used |= {
             s for tool in defs.tools.values() if tool.effect is not None for s in tool.effect.shapes
         }
-        self._compiled = compile_shapes(defs.graph, sorted(used))
+        if every is None:
+            self._compiled = compile_shapes(defs.graph, sorted(used))
+        else:  # each compiled once: a shape compiles alone, whatever is compiled beside it
+            rest = compile_shapes(defs.graph, [s for s in used if s not in every])
+            self._compiled = {
+                s: every[s] if s in every else rest[s]
+                for s in sorted(used)
+                if s in every or s in rest
+            }
         # what each shape reads of the node it judges: None for pyshacl's, or sh:closed
         self._shape_reads = {
             s: _shape_reads(defs.graph, s) if s in self._compiled else None for s in used
@@ -498,20 +513,22 @@ _SH = str(SH)
 _PATHS = {SH.zeroOrMorePath, SH.oneOrMorePath, SH.zeroOrOnePath, SH.inversePath, SH.alternativePath}
 
 
-def _all_compile(g: Graph) -> bool:
-    """Whether every node ``g`` states a SHACL term of compiles (:mod:`._shacl`): then no
-    shape can fail to load in pyshacl (the compiled subset refuses what pyshacl refuses, but
-    a ``sh:pattern`` that is a number, on which pyshacl raises a TypeError), and pyshacl, 0.35 s
-    to import, is not imported at all unless a step needs it."""
+def _every_shape_compiled(g: Graph) -> dict[Node, CompiledShape] | None:
+    """Every node ``g`` states a SHACL term of, compiled (:mod:`._shacl`); None when one does
+    not compile. When all do, no shape can fail to load in pyshacl (the compiled subset refuses
+    what pyshacl refuses, but a ``sh:pattern`` that is a number, on which pyshacl raises a
+    TypeError), and pyshacl, 0.35 s to import, is not imported at all unless a step needs it;
+    the gate then judges with these, not compiling its shapes a second time."""
     said: dict[Node, set[Node]] = {}
     for s, p in g.subject_predicates():
         if str(p).startswith(_SH):
             said.setdefault(s, set()).add(p)
     nodes = {s for s, ps in said.items() if not ps <= _PATHS}  # a path is no shape
     try:
-        return len(compile_shapes(g, nodes)) == len(nodes)
+        compiled = compile_shapes(g, nodes)
     except Exception:  # anything it cannot compile: pyshacl loads it, and says what is wrong
-        return False
+        return None
+    return compiled if len(compiled) == len(nodes) else None
 
 
 def _shapes_graph(defs: Definitions) -> ShapesGraph:
@@ -529,9 +546,15 @@ def shape_problems(defs: Definitions) -> list[Problem]:
     pyshacl loads a constraint only when it first judges one, so these surfaced as a traceback
     from the gate, after the step's tool had been called; here each shape is loaded and judged
     once against an empty graph, and compiled, when the definitions load. None can fail to
-    load when every shape compiles (:func:`_all_compile`): then pyshacl is not loaded."""
-    if _all_compile(defs.graph):
+    load when every shape compiles (:func:`_every_shape_compiled`): then pyshacl is not
+    loaded."""
+    if _every_shape_compiled(defs.graph) is not None:
         return []
+    return _problems_loading_in_pyshacl(defs)
+
+
+def _problems_loading_in_pyshacl(defs: Definitions) -> list[Problem]:
+    """:func:`shape_problems` when some shape does not compile: each loaded in pyshacl."""
     from pyshacl.errors import ReportableRuntimeError
     from pyshacl.graph_abstraction import DataGraph
     from pyshacl.pytypes import SHACLExecutor
