@@ -11,11 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
 from rdflib import Graph, Literal
-from rdflib.compare import isomorphic
 
 from horismos import _definitions
+from horismos._stores.oxigraph import to_ox
 
 DEFERRED = (
     "pyshacl",  # the gate's reference engine: imported when a shape outside the subset is met
@@ -82,6 +83,15 @@ def test_pyshacl_is_loaded_for_a_shape_outside_the_compiled_subset(tmp_path: Pat
     assert "pyshacl" in modules
 
 
+def _canonical(g: Graph) -> set[ox.Quad]:
+    """``g``'s triples with its blank nodes labelled by RDF canonicalization (RDFC-1.0, as
+    Oxigraph implements it): two graphs are isomorphic when these are equal. rdflib's
+    ``isomorphic`` took 2 to 4 s over the shapes file's blank nodes; this takes ~10 ms."""
+    dataset = ox.Dataset(ox.Quad(to_ox(s), to_ox(p), to_ox(o)) for s, p, o in g)
+    dataset.canonicalize(ox.CanonicalizationAlgorithm.UNSTABLE)
+    return set(dataset)
+
+
 @pytest.mark.parametrize("name", ["horis.ttl", "horis-shapes.ttl"])
 def test_the_shipped_vocabulary_is_read_as_rdflib_reads_it(name: str) -> None:
     """Read by Oxigraph's parser: the same triples (blank nodes aside, up to their labels), the
@@ -94,6 +104,6 @@ def test_the_shipped_vocabulary_is_read_as_rdflib_reads_it(name: str) -> None:
     def literals(g: Graph) -> list[str]:
         return sorted(repr(o) for o in g.objects() if isinstance(o, Literal))
 
-    assert isomorphic(read, reference)
+    assert _canonical(read) == _canonical(reference)
     assert literals(read) == literals(reference)
     assert sorted(read.namespaces()) == sorted(reference.namespaces())
