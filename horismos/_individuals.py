@@ -23,7 +23,7 @@ from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, URIRef
 from rdflib.term import Node
 
 from ._stores import Change
-from ._stores.oxigraph import canonical
+from ._stores.ox_terms import canonical
 from ._vocab import NS
 from ._world import World
 

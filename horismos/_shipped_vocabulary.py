@@ -17,7 +17,7 @@ from rdflib.term import Node
 from ._model import ActionStep, DecisionStep, ProposalStep, WaitStep
 from ._shacl import CompiledShape
 from ._shacl_graph import compiled_all
-from ._stores.oxigraph import from_ox
+from ._stores.ox_terms import from_ox
 from ._vocab import HORIS, NS
 
 __all__ = [

@@ -19,7 +19,7 @@ from ._model import ActionStep, Tool
 from ._records import InstanceRun, StepRecord
 from ._runner_state import RunnerState
 from ._stores import Change
-from ._stores.oxigraph import datetime_literal
+from ._stores.ox_terms import datetime_literal
 from ._trace import TRACE_VERSION
 from ._vocab import HORIS, PROV
 from ._world import INSTANCES

@@ -35,7 +35,7 @@ from ._shipped_vocabulary import (
     vocabulary_graph,
 )
 from ._sources import Where
-from ._stores.oxigraph import MAX_TERM
+from ._stores.ox_files import MAX_TERM
 from ._term_kinds import algebra_triples, path_terms, pattern_terms
 from ._terms import split_iri
 from ._vocab import HORIS, NS

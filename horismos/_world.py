@@ -26,7 +26,7 @@ from ._model import Adapter
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import DEFAULT_STORE, RUNTIME, Change, Store, open_store
 from ._stores.base import INSTANCES, StoreError
-from ._stores.oxigraph import parse_nquads
+from ._stores.ox_terms import parse_nquads
 from ._stores.skolem import skolemise
 from ._unreadable import each_opens, load_failed
 

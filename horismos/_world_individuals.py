@@ -34,7 +34,7 @@ from ._datatypes import is_datatype
 from ._definitions_model import Definitions
 from ._errors import Problem
 from ._near_names import near_individual
-from ._stores.oxigraph import file_format
+from ._stores.ox_files import file_format
 
 __all__ = ["IndividualsSeen"]
 

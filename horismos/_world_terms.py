@@ -35,7 +35,7 @@ from ._definitions_model import Definitions
 from ._errors import Problem
 from ._near_names import closest_term
 from ._sources import RDF_SUFFIXES, expand_paths
-from ._stores.oxigraph import file_format
+from ._stores.ox_files import file_format
 from ._term_kinds import object_kind
 from ._terms import split_iri
 from ._vocab import NS, PROV

@@ -1,6 +1,6 @@
 """The commit path's conversions, held against the general ones they stand in for.
 
-``OxigraphStore.apply`` converts each quad once (``_encoded``: terms kept by identity, lines
+``OxigraphStore.apply`` converts each quad once (``encode_quads``: terms kept by identity, lines
 written from cached texts). Whatever it is given — literals Oxigraph keeps or rewrites, blank
 nodes, bookkeeping graphs, the same objects again in later commits — the quad it lands and
 the line it hashes must be those of the quads as ``canonical`` gives them, converted and
@@ -19,11 +19,11 @@ from rdflib import XSD, BNode, Literal, URIRef
 from horismos import World
 from horismos._stores import RUNTIME, Change
 from horismos._stores.base import nquad_line
-from horismos._stores.oxigraph import (
-    _encoded,
+from horismos._stores.ox_terms import (
     _kept_as_is,
     canonical,
     datetime_literal,
+    encode_quads,
     normalised,
     ox_line,
     to_ox_quad,
@@ -73,7 +73,7 @@ def test_a_quad_lands_and_digests_as_the_general_conversion_writes_it(quads, rep
         for c in canonical(quads)
     ]
     for _ in range(1 + repeats):  # again: from the terms and quads kept by identity
-        assert _encoded(quads) == expected
+        assert encode_quads(quads) == expected
     for _, as_ox, line in expected:  # what a recomputation hashes once it is stored
         if line is not None:
             assert ox_line(normalised([as_ox])[0]) == line
@@ -88,7 +88,7 @@ def test_a_datetime_literal_is_the_parsed_one_and_kept_as_is(value):
     parsed = Literal(value.isoformat(), datatype=XSD.dateTime)
     assert built == parsed and str(built) == str(parsed) and built.datatype == XSD.dateTime
     assert _kept_as_is(built)
-    assert _encoded([(NODES[0], PREDICATES[0], built, None)]) == _encoded(
+    assert encode_quads([(NODES[0], PREDICATES[0], built, None)]) == encode_quads(
         [(NODES[0], PREDICATES[0], parsed, None)]
     )
 

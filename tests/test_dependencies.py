@@ -22,7 +22,7 @@ INTERNALS = {
            "and create_mcp_http_client of mcp.shared._httpx_utils that "
            "horismos/_bindings/mcp_http.py builds the capped streamable HTTP client with",
     "rdflib": "the private N-Triples quoting helpers of rdflib.plugins.serializers.nt in "
-              "horismos/_stores/base.py and horismos/_stores/oxigraph.py, the attributes "
+              "horismos/_stores/base.py and horismos/_stores/ox_terms.py, the attributes "
               "a Literal's constructor sets, set directly in horismos/_stamps.py, and the "
               "SPARQL grammar of rdflib.plugins.sparql.parser, copied by "
               "horismos/_sparql_parse.py, and its SPARQL aggregates, which "

@@ -27,7 +27,7 @@ from horismos import World
 from horismos._digest import ZERO, Digest
 from horismos._stores import Change, Conflict
 from horismos._stores.base import nquad_line
-from horismos._stores.oxigraph import canonical
+from horismos._stores.ox_terms import canonical
 from horismos._world import INSTANCES
 
 EX = "urn:test:"

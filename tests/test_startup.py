@@ -16,7 +16,7 @@ import pytest
 from rdflib import Graph, Literal
 
 from horismos import _definitions
-from horismos._stores.oxigraph import to_ox
+from horismos._stores.ox_terms import to_ox
 
 DEFERRED = (
     "pyshacl",  # the gate's reference engine: imported when a shape outside the subset is met

@@ -23,7 +23,7 @@ from horismos._environment import Environment
 from horismos._literals import plain_literal
 from horismos._stamps import datetime_term
 from horismos._step_records import _IRI_TEXT, _IRI_TEXTS, n3
-from horismos._stores.oxigraph import _TERMS, datetime_literal
+from horismos._stores.ox_terms import _TERMS, datetime_literal
 
 _ZONES = st.sampled_from(
     [

@@ -21,7 +21,7 @@ from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
 
 from horismos import HORIS, AuthoringError, OutcomeUnknown, UsageError, World
 from horismos._stores import RUNTIME, Change, Conflict, StoreError, open_store
-from horismos._stores.oxigraph import canonical, from_ox, to_ox
+from horismos._stores.ox_terms import canonical, from_ox, to_ox
 from horismos._world import INSTANCES
 
 G = URIRef("urn:test:g")
@@ -528,7 +528,7 @@ def test_a_literal_known_to_be_kept_as_is_is_what_oxigraph_keeps(literal):
     """The commit path skips the scratch store for literals it knows Oxigraph keeps as rdflib
     holds them; whenever it says so, the scratch store (Oxigraph itself) agrees, and the
     digest line written from the rdflib literal is the one written from the stored term."""
-    from horismos._stores.oxigraph import _kept_as_is, _literal_text, normalised, to_ox_quad
+    from horismos._stores.ox_terms import _kept_as_is, _literal_text, normalised, to_ox_quad
 
     q = (A, P, literal, None)
     stored = normalised([to_ox_quad(q)])[0]

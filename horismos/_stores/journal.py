@@ -63,15 +63,9 @@ from blake3 import blake3
 from .._digest import ZERO, Digest
 from .._errors import UsageError
 from .base import Progress, StoreError
-from .oxigraph import (
-    HELD,
-    OxigraphStore,
-    _Encoded,
-    _may_hold_blank_nodes,
-    is_runtime,
-    ox_line,
-    refuse_folder_of_files,
-)
+from .ox_files import may_hold_blank_nodes
+from .ox_terms import Encoded, is_runtime, ox_line
+from .oxigraph import HELD, OxigraphStore, refuse_folder_of_files
 from .update_text import pinned
 
 __all__ = ["SYNCS", "JournalStore"]
@@ -435,7 +429,7 @@ class JournalStore(OxigraphStore):
         if head is None:
             raise ValueError("not a horismos snapshot (its first or next to last line)")
         self._generation = int(head[1])
-        if _may_hold_blank_nodes(snapshot, _NQ):  # parsed here: labels kept as written
+        if may_hold_blank_nodes(snapshot, _NQ):  # parsed here: labels kept as written
             self._store.extend(ox.parse(path=str(snapshot), format=_NQ, lenient=True))
         else:
             self._store.load(path=str(snapshot), format=_NQ, lenient=True)
@@ -524,7 +518,7 @@ class JournalStore(OxigraphStore):
                 f"the journal ({e}): reopen the store, which drops it"
             )
 
-    def _land(self, removed: list[_Encoded], added: list[_Encoded]) -> None:
+    def _land(self, removed: list[Encoded], added: list[Encoded]) -> None:
         record = _record(b"C", _nquads([e[1] for e in removed]), _nquads([e[1] for e in added]))
         self._ahead(record, lambda: super(JournalStore, self)._land(removed, added))
 

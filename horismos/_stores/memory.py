@@ -26,7 +26,8 @@ from .._sparql_parse import thread_query
 from .aggregates import as_oxigraph_aggregates, asks_aggregates
 from .base import RUNTIME, Change, Conflict, Progress, Quad, ReadAhead, Store, delta_of
 from .memory_update import parse_update, run_update
-from .oxigraph import OxigraphStore, canonical
+from .ox_terms import canonical
+from .oxigraph import OxigraphStore
 from .skolem import skolemise
 from .stored_patterns import in_stored_form, read_otherwise
 

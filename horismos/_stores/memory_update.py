@@ -47,7 +47,8 @@ from rdflib.term import Node
 from .._errors import UsageError
 from .._sparql_parse import prepare_update
 from .base import Quad, StoreError
-from .oxigraph import canonical, refuse_triple_terms
+from .ox_terms import canonical
+from .oxigraph import refuse_triple_terms
 from .stored_patterns import in_stored_form
 
 if TYPE_CHECKING:

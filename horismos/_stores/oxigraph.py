@@ -21,31 +21,25 @@ pass) when it next opens. Why not replace it in every commit's own update: each 
 commits growing from 0.8 to 5.5 ms. The periodic flush also bounds RocksDB's write-ahead log,
 which otherwise grew ~3 MB per 1,000 commits until the process exited.
 
-The term conversions to and from rdflib live here too; the SPARQL protocol store uses them.
+Terms converted to and from rdflib, and a commit's quads encoded, are :mod:`.ox_terms`; files
+read by pyoxigraph's parser, :mod:`.ox_files`.
 """
 
 from __future__ import annotations
 
 import atexit
-import datetime as dt_
-import hashlib
-import io
-import mmap
 import re
-import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any, cast, overload
+from typing import IO, Any, cast
 
 import pyoxigraph as ox
-from rdflib import XSD, BNode, Dataset, Literal, URIRef
+from rdflib import XSD, BNode, Dataset, URIRef
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
-from rdflib.plugins.serializers.nt import _quote_encode
 from rdflib.term import Node
 
 from .._digest import ZERO, Digest, Tally
@@ -54,12 +48,9 @@ from .._os_words import written
 from .._patterns import Plan, Unsupported, number
 from .._preconditions import Precondition
 from .._sparql_parse import prepare_update
-from .._stamps import datetime_term
 from .base import (
     DIGEST_GRAPH,
-    INSTANCES,
     LTHASH,
-    RUNTIME,
     Change,
     Conflict,
     Progress,
@@ -68,47 +59,44 @@ from .base import (
     ReadAhead,
     Store,
     StoreError,
-    nt_text,
 )
 from .bound import with_iris
 from .churn import Churn
 from .copy_behind import CopyBehind, Landed
 from .data_update import data_quads
 from .kept_types import KeptTypes
+from .ox_files import (
+    ProgressReader,
+    file_format,
+    may_hold_blank_nodes,
+    oversized,
+    parse_file,
+)
+from .ox_terms import (
+    LENIENT,
+    Encoded,
+    encode_quads,
+    from_ox,
+    graph_name,
+    is_runtime,
+    named_node,
+    normalised,
+    ox_line,
+    to_ox,
+)
 from .schema_mark import touches_schema
-from .skolem import file_key, skolemise, skolemise_ox
+from .skolem import skolemise
 from .update_text import pinned
 
 __all__ = [
-    "FORMATS",
     "HELD",
     "OxigraphStore",
-    "ProgressReader",
     "data_change",
-    "datetime_literal",
-    "file_format",
-    "from_ox",
-    "normalised",
-    "nt",
-    "ox_line",
-    "parse_file",
-    "parse_nquads",
     "quad_block",
     "refuse_folder_of_files",
     "refuse_triple_terms",
-    "stored_literals",
-    "to_ox",
-    "to_ox_quad",
 ]
 
-FORMATS = {
-    ".ttl": ox.RdfFormat.TURTLE,
-    ".nt": ox.RdfFormat.N_TRIPLES,
-    ".nq": ox.RdfFormat.N_QUADS,
-    ".nquads": ox.RdfFormat.N_QUADS,
-    ".trig": ox.RdfFormat.TRIG,
-    ".n3": ox.RdfFormat.N3,
-}
 _XSD_STRING = str(XSD.string)
 _DATETIME, _INTEGER, _BOOLEAN = str(XSD.dateTime), str(XSD.integer), str(XSD.boolean)
 _RDF_LANG = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -128,168 +116,6 @@ _PERSIST_EVERY = 1000  # commits between writing an on-disk store's digest and f
 
 # -- terms --------------------------------------------------------------------------------
 
-_LENIENT: set[str] = set()
-"""IRIs Oxigraph's parser would refuse (see :func:`_named`): never written as text."""
-
-
-@lru_cache(maxsize=8192)  # bounded: every step names fresh graphs, which never recur
-def _named(iri: str) -> ox.NamedNode:
-    try:
-        return ox.NamedNode(iri)
-    except ValueError:
-        # rdflib keeps IRIs RFC 3987 refuses (two '#'); keep them too, as the memory store does
-        if any(c in iri for c in '<>"{}|^`\\ \n'):
-            raise
-        line = f"<{iri}> <{iri}> <{iri}> .".encode()
-        _LENIENT.add(iri)
-        return next(ox.parse(line, format=ox.RdfFormat.N_TRIPLES, lenient=True)).subject
-
-
-def to_ox(term: Node) -> Any:
-    """An rdflib term as a pyoxigraph term; an IRI Oxigraph cannot store is a UsageError."""
-    try:
-        if type(term) is URIRef:  # most terms: one lookup (isinstance was 0.4 µs a miss)
-            return _named(str(term))  # a str key: hashed and compared in C, not rdflib's __eq__
-        if isinstance(term, URIRef):
-            return _named(str(term))
-        if isinstance(term, Literal):
-            if term.language:
-                return ox.Literal(str(term), language=term.language)
-            if term.datatype is not None:
-                return ox.Literal(str(term), datatype=_named(str(term.datatype)))
-            return ox.Literal(str(term))
-        if isinstance(term, BNode):
-            return ox.BlankNode(str(term))
-    except ValueError as e:
-        raise UsageError(f"{term!r} cannot be stored: {e}") from None
-    raise UsageError(f"{term!r} is not an RDF term a store can hold")
-
-
-@lru_cache(maxsize=8192)
-def _uri(iri: str) -> URIRef:
-    return URIRef(iri)
-
-
-def from_ox(term: Any) -> Node:
-    """A pyoxigraph term as the rdflib term the memory store would hold."""
-    kind = type(term)
-    if kind is ox.NamedNode:
-        return _uri(term.value)
-    if kind is ox.Literal:
-        return _literal(term)
-    if kind is ox.BlankNode:
-        return BNode(term.value)
-    raise UsageError(f"{term!r}: RDF-star triple terms are not part of a Horismos world")
-
-
-@lru_cache(maxsize=16384)  # building an rdflib Literal parses its value: ~17 µs, a hit ~0.3
-def _literal(term: ox.Literal) -> Literal:
-    if term.language:
-        return Literal(term.value, lang=term.language)
-    dt = term.datatype.value
-    if dt == _XSD_STRING:
-        return Literal(term.value)
-    try:
-        return Literal(term.value, datatype=_uri(dt))
-    except ValueError:  # a value rdflib parses but cannot write back (a negative duration of
-        # years and days, -P1Y1D): kept as Oxigraph holds it, as written
-        return Literal(term.value, datatype=_uri(dt), normalize=False)
-
-
-_CANONICAL: dict[Literal, Literal] = {}
-"""Literals Oxigraph stores in another form (by value): what the scratch store gave back."""
-
-
-def _kept_as_is(o: Literal) -> bool:
-    """Whether Oxigraph keeps ``o`` as rdflib holds it (read back, it is ``o`` again), known
-    without asking it: the literals every step writes (its timestamps, a version number, a
-    flag). Each fresh timestamp used to cost a scratch store per commit.
-    tests/test_stores.py holds this against the scratch store on random values."""
-    datatype = o.datatype
-    if datatype is None or o.language or getattr(o, "ill_typed", False):
-        return False
-    dt = str(datatype)  # compared as a str: rdflib's URIRef.__eq__ is Python, ~0.3 µs each
-    if dt == _DATETIME:  # rdflib writes a parsed dateTime back as its isoformat()
-        value = o.value
-        return type(value) is dt_.datetime and str(o) == value.isoformat()
-    if dt == _INTEGER:
-        value = o.value
-        return type(value) is int and str(o) == str(value)
-    if dt == _BOOLEAN:
-        return str(o) in ("true", "false")
-    return False
-
-
-def datetime_literal(value: dt_.datetime, text: str | None = None) -> Literal:
-    """``value`` as an ``xsd:dateTime`` literal, built from the value (rdflib parses a lexical
-    form: twice the time; given ``text``, the ``value.isoformat()`` a clock already wrote, not
-    even rdflib's constructor: :func:`~horismos._stamps.datetime_term`) and made known to the
-    commit path as one Oxigraph keeps as it is, so landing it costs no second
-    ``isoformat()`` (~3 µs)."""
-    literal = datetime_term(value, value.isoformat() if text is None else text)
-    if type(value) is dt_.datetime:  # what _kept_as_is asks, true by construction
-        # kept through current(), which turns the cache over when full: a run on another
-        # store never commits through this one, and every step's stamps were kept for good
-        _TERMS.current()
-        _literal_term(literal, literal)
-    return literal
-
-
-def _ask_oxigraph(literals: Iterable[Literal]) -> None:
-    """Learn how Oxigraph stores each of ``literals`` (into :data:`_CANONICAL`): one scratch
-    store for all of them, since a commit's literals are asked about together."""
-    todo = list(dict.fromkeys(literals))
-    if not todo:
-        return
-    if len(_CANONICAL) > 8192:  # each step brings fresh values: keep it small
-        _CANONICAL.clear()
-    scratch = ox.Store()
-    scratch.extend(
-        ox.Quad(_named(f"urn:l:{i}"), _TERM_FN, to_ox(lit)) for i, lit in enumerate(todo)
-    )
-    for q in scratch:
-        _CANONICAL[todo[int(q.subject.value[6:])]] = from_ox(q.object)  # type: ignore[assignment]
-
-
-def _as_is(o: Literal) -> bool:
-    """Whether Oxigraph stores ``o`` as it is, known without asking it: a plain literal, or
-    one :func:`_kept_as_is`."""
-    return not (o.language or o.datatype is not None) or _kept_as_is(o)
-
-
-def _stored_literal(o: Literal) -> Literal:
-    """``o`` as Oxigraph stores it (it keeps values, not lexical forms)."""
-    if _as_is(o):
-        return o
-    found = _CANONICAL.get(o)
-    if found is None:  # not asked with the others (or forgotten since): asked alone
-        _ask_oxigraph([o])
-        found = _CANONICAL[o]
-    return found
-
-
-def canonical(quads: Iterable[Quad]) -> list[Quad]:
-    """``quads`` with their literals as Oxigraph stores them (it keeps values, not lexical
-    forms), so the memory store holds what an Oxigraph store would."""
-    quads = list(quads)
-    _ask_oxigraph(
-        o
-        for _, _, o, _ in quads
-        if isinstance(o, Literal) and not _as_is(o) and o not in _CANONICAL
-    )
-    return [
-        (s, p, _stored_literal(o), g) if isinstance(o, Literal) else (s, p, o, g)
-        for s, p, o, g in quads
-    ]
-
-
-def stored_literals(terms: Iterable[Node]) -> dict[Literal, Literal]:
-    """Each literal of ``terms`` Oxigraph stores in another form, to that form (the others
-    left out): what a pattern must hold to match what the store keeps."""
-    literals = [t for t in terms if isinstance(t, Literal) and not _as_is(t)]
-    _ask_oxigraph(o for o in literals if o not in _CANONICAL)
-    return {o: _stored_literal(o) for o in literals}
-
 
 _MAY_MAKE_TRIPLE_TERMS = re.compile(r"<<|\btriple\s*\(", re.IGNORECASE)
 
@@ -306,7 +132,7 @@ def data_change(text: str) -> Change | None:
 
 def _quad(q: ox.Quad) -> Quad:
     """``q`` as the rdflib quad a :class:`Change` holds (converted back, once, by apply)."""
-    return from_ox(q.subject), from_ox(q.predicate), from_ox(q.object), _graph_name(q.graph_name)
+    return from_ox(q.subject), from_ox(q.predicate), from_ox(q.object), graph_name(q.graph_name)
 
 
 def refuse_triple_terms(text: str) -> None:
@@ -338,324 +164,6 @@ def refuse_triple_terms(text: str) -> None:
 
 # -- a commit's quads, converted once --------------------------------------------------------
 
-_Term = tuple[Node, Node, Any, str, bool]
-"""A term; the term as the store keeps it (a literal in Oxigraph's form); that as pyoxigraph's
-term; its N-Triples text as :func:`ox_line` writes it; whether it names a bookkeeping graph."""
-
-_Encoded = tuple[Quad, ox.Quad, "str | None"]
-"""A quad as the store keeps it (rdflib), as pyoxigraph's quad, and its N-Quads line (None in
-a bookkeeping graph, which the digest leaves out)."""
-
-
-class _Recent:
-    """Entries ``(key, ...)`` kept by the identity of their key object for a while: two small
-    generations, the older dropped when the newer fills, an entry found in the older moved
-    to the newer. What every commit uses stays; what one commit made is gone a few hundred
-    entries later. Small on purpose: looked up ~80 times a commit, a dict of thousands of
-    entries missed the CPU's caches on a busy machine (4x the lookups' cost). An entry holds
-    its key, so the key's id is not reused while it is here."""
-
-    __slots__ = ("before", "now", "size")
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.now: dict[int, Any] = {}
-        self.before: dict[int, Any] = {}
-
-    def current(self) -> dict[int, Any]:
-        """The newer generation, a fresh one when it is full (asked between commits)."""
-        if len(self.now) > self.size:
-            self.before, self.now = self.now, {}
-        return self.now
-
-    def older(self, key: object) -> Any:
-        """The entry of ``key`` in the older generation (moved to the newer), or None."""
-        entry = self.before.get(id(key))
-        if entry is None or entry[0] is not key:
-            return None
-        self.now[id(key)] = entry
-        return entry
-
-
-_TERMS = _Recent(256)
-"""Terms converted lately (:data:`_Term`): the vocabulary, a step's and its tool's IRIs, the
-state a step wrote; a commit's own graph and activity name most of its quads."""
-_QUADS = _Recent(128)
-"""Quads of the instance state encoded lately (``(quad, _Encoded)``): the state a step writes
-is guarded and removed by the next commit, an intent is removed by its step's: the same
-tuples. Only those (the runner names their graph by the :data:`INSTANCES` object): a step's
-effects and provenance are written once and never asked about again, and keeping them churned
-the cache ~5x as fast, each turnover freeing hundreds of entries."""
-_KEPT_TEXT = 1024  # a longer literal is not kept: it would hold its text twice more
-
-
-@overload
-def _term(t: Node) -> _Term: ...
-@overload
-def _term(t: Node, alone: bool) -> _Term | None: ...
-def _term(t: Node, alone: bool = True) -> _Term | None:
-    """``t`` converted (or found in the older generation of :data:`_TERMS`), and kept. A
-    literal Oxigraph would rewrite and was not asked about yet is asked about alone, or, not
-    ``alone``, left to be asked with a commit's others (None)."""
-    found: _Term | None = _TERMS.older(t)
-    if found is not None:
-        return found
-    if isinstance(t, Literal):
-        if _as_is(t):
-            return _literal_term(t, t)
-        if not alone and t not in _CANONICAL:
-            return None
-        return _literal_term(t, _stored_literal(t), False)
-    as_ox = to_ox(t)
-    name = str(t)  # an IRI's or a blank node's, as pyoxigraph's term holds it
-    text = f"_:{name}" if type(as_ox) is ox.BlankNode else f"<{name}>"
-    entry = _TERMS.now[id(t)] = (t, t, as_ox, text, name.startswith(RUNTIME))
-    return entry
-
-
-def _literal_term(t: Literal, kept: Literal, as_is: bool = True) -> _Term:
-    """:func:`_term` of a literal that Oxigraph stores as ``kept`` (``as_is``: ``t`` itself,
-    known without asking it)."""
-    if as_is:  # plain, or one of the datatypes _kept_as_is knows: built from its own text
-        lexical, dt = str(t), t.datatype
-        if dt is None:
-            as_ox, text = ox.Literal(lexical), _quote_encode(lexical)
-        else:
-            iri = str(dt)
-            as_ox = ox.Literal(lexical, datatype=_named(iri))
-            text = f"{_quote_encode(lexical)}^^<{iri}>"
-    else:
-        as_ox = to_ox(kept)
-        # its text from the rdflib literal when that is what is stored (rdflib's form of a
-        # dateTime), as ox_line wrote a kept quad's
-        rdf = kept if type(kept) is Literal and _kept_as_is(kept) else None
-        text = _literal_text(as_ox, rdf)
-    entry = (t, kept, as_ox, text, False)
-    if len(entry[3]) <= _KEPT_TEXT:
-        _TERMS.now[id(t)] = entry
-    return entry
-
-
-def _encoded(quads: list[Quad]) -> list[_Encoded]:
-    """``quads`` as a commit lands them, each term converted once per object: the N-Quads
-    line is written from the terms' texts, the literals Oxigraph would rewrite asked about in
-    one scratch store. Lines equal :func:`ox_line` of the stored quad (what a recomputation
-    hashes) and :func:`~horismos._stores.base.nquad_line` of the kept rdflib quad.
-
-    One pass: a quad whose literal must be asked about is left for a second pass, after one
-    scratch store has answered for all of them (a pass over every quad looking for those
-    literals first cost a step more than the rare scratch store)."""
-    get = _TERMS.current().get
-    states = _QUADS.current()
-    out: list[_Encoded] = []
-    asked: list[int] = []  # where quads whose literal Oxigraph would rewrite go
-    quad = ox.Quad
-    for q in quads:
-        s, p, o, g = q
-        if g is INSTANCES:  # only instance-state quads are kept (:data:`_QUADS`)
-            known = states.get(id(q))
-            if (known is not None and known[0] is q) or (known := _QUADS.older(q)) is not None:
-                out.append(known[1])
-                continue
-        eo = get(id(o))
-        if eo is None or eo[0] is not o:
-            eo = _term(o, alone=False)
-            if eo is None:
-                asked.append(len(out))
-                out.append((q, None, None))  # type: ignore[arg-type]  # filled in below
-                continue
-        es = get(id(s))
-        if es is None or es[0] is not s:
-            es = _term(s)
-        ep = get(id(p))
-        if ep is None or ep[0] is not p:
-            ep = _term(p)
-        kept = q if eo[1] is o else (s, p, eo[1], g)
-        encoded: _Encoded
-        if g is None:  # three terms: pyoxigraph spends ~2 µs refusing DefaultGraph as a name
-            encoded = (kept, quad(es[2], ep[2], eo[2]), f"{es[3]} {ep[3]} {eo[3]} .")
-        else:
-            eg = get(id(g))
-            if eg is None or eg[0] is not g:
-                eg = _term(g)
-            line = None if eg[4] else f"{es[3]} {ep[3]} {eo[3]} {eg[3]} ."
-            encoded = (kept, quad(es[2], ep[2], eo[2], eg[2]), line)
-            if g is INSTANCES and len(eo[3]) <= _KEPT_TEXT:
-                states[id(q)] = (q, encoded)
-        out.append(encoded)
-    if asked:  # their literals asked about together, then encoded as known ones
-        later = [out[i][0] for i in asked]
-        _ask_oxigraph([cast(Literal, q[2]) for q in later])
-        for i, encoded in zip(asked, _encoded(later), strict=True):
-            out[i] = encoded
-    return out
-
-
-def to_ox_quad(q: Quad) -> ox.Quad:
-    """An rdflib quad as pyoxigraph's, with the default graph for None."""
-    s, p, o, g = q
-    return ox.Quad(
-        _named(str(s)) if type(s) is URIRef else to_ox(s),
-        _named(str(p)) if type(p) is URIRef else to_ox(p),
-        to_ox(o),
-        _DEFAULT if g is None else _named(str(g)) if type(g) is URIRef else to_ox(g),
-    )
-
-
-def _graph_name(g: Any) -> URIRef | None:
-    return None if isinstance(g, ox.DefaultGraph) else from_ox(g)  # type: ignore[return-value]
-
-
-def is_runtime(g: Any) -> bool:
-    """Whether a graph holds runtime bookkeeping (claims, receipts), which the world's quads,
-    digests and snapshots leave out."""
-    return isinstance(g, ox.NamedNode) and g.value.startswith(RUNTIME)
-
-
-class ProgressReader(io.RawIOBase):
-    """A binary file that reports how many bytes were read, for a load's progress bar."""
-
-    def __init__(self, path: Path, progress: Progress | None) -> None:
-        self._file = path.open("rb")
-        self._progress = progress
-        self.done = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        n = self._file.readinto(buffer)
-        self.done += n
-        if self._progress is not None and n:
-            self._progress(self.done)
-        return n
-
-    def close(self) -> None:
-        self._file.close()
-        super().close()
-
-
-def parse_file(path: Path, progress: Progress | None = None) -> Iterator[ox.Quad]:
-    """Quads of an RDF file by its suffix, relative IRIs resolved against the file's URI and
-    blank nodes skolemised under the file's content hash, so two files never share one by its
-    label and the same file always names them the same."""
-    fmt = file_format(path)
-    if not stat.S_ISREG(path.stat().st_mode):
-        yield from _parse_once(path, fmt)
-        return
-    key = file_key(path) if _may_hold_blank_nodes(path, fmt) else ""
-    reader = ProgressReader(path, progress)
-    try:
-        quads = ox.parse(cast("IO[bytes]", reader), format=fmt, base_iri=path.resolve().as_uri())
-        yield from skolemise_ox(quads, key) if key else quads
-    except MemoryError:
-        raise _oversized(path, reader.done) from None
-    finally:
-        reader.close()
-
-
-def _parse_once(path: Path, fmt: ox.RdfFormat) -> Iterator[ox.Quad]:
-    """Quads of a file that is not a regular one (a named pipe): read once, into an unnamed
-    temporary file while its key is hashed, then parsed from there. Opened once to scan it,
-    once to hash it and once to parse it, a pipe's writer was gone after the first and the
-    load waited for another forever."""
-    key = hashlib.sha256()
-    with path.open("rb") as source, tempfile.TemporaryFile() as spool:
-        while block := source.read(1 << 20):
-            key.update(block)
-            spool.write(block)
-        spool.seek(0)
-        quads = ox.parse(spool, format=fmt, base_iri=path.resolve().as_uri())
-        yield from skolemise_ox(quads, key.hexdigest()[:32])
-
-
-MAX_TERM = 16 * 1024 * 1024  # pyoxigraph's parser buffer: no single term may be longer
-
-
-def _oversized(path: Path, done: int) -> SyntaxError:
-    """The error for a term longer than the parser's buffer, at the line where it starts
-    (the parser had read ``done`` bytes and buffered the last 16 MiB of them)."""
-    with path.open("rb") as f:
-        head = f.read(max(0, done - MAX_TERM))
-    line = head.count(b"\n") + 1
-    return SyntaxError(
-        f"a literal or IRI near line {line} is longer than 16 MiB, more than "
-        "the RDF parser reads in one term; keep large content outside the "
-        "world and refer to it by IRI",
-        (str(path), line, 0, ""),
-    )
-
-
-def normalised(quads: Iterable[ox.Quad]) -> list[ox.Quad]:
-    """``quads`` without repeats and with literals as a store keeps them (a scratch store)."""
-    scratch = ox.Store()
-    scratch.extend(quads)
-    return list(scratch)
-
-
-def ox_line(q: ox.Quad) -> str:
-    """A stored quad's N-Quads line, as :func:`~horismos._stores.base.nquad_line` writes the
-    rdflib quad it stands for."""
-    s, g = cast("ox.NamedNode | ox.BlankNode", q.subject), q.graph_name  # no RDF-star here
-    head = f"_:{s.value}" if type(s) is ox.BlankNode else f"<{s.value}>"
-    o = q.object
-    obj = f"_:{o.value}" if type(o) is ox.BlankNode else _literal_text(o)
-    if type(g) is ox.DefaultGraph:
-        return f"{head} <{q.predicate.value}> {obj} ."
-    return f"{head} <{q.predicate.value}> {obj} {g!s} ."
-
-
-def parse_nquads(text: str) -> Iterator[Quad]:
-    """The quads of N-Quads text as rdflib terms (pyoxigraph's parser: 10x rdflib's)."""
-    for q in ox.parse(text.encode(), format=ox.RdfFormat.N_QUADS):
-        yield from_ox(q.subject), from_ox(q.predicate), from_ox(q.object), _graph_name(q.graph_name)
-
-
-_AS_STORED = {_XSD_STRING, str(XSD.integer), str(XSD.boolean)}  # lexical forms rdflib keeps
-
-
-def _literal_text(term: Any, rdf: Literal | None = None) -> str:
-    """``term`` as :func:`~horismos._stores.base.nt_text` writes the rdflib term it stands for
-    (``rdf``: the literal ``term`` was converted from, when that is how Oxigraph keeps it)."""
-    if type(term) is ox.NamedNode:
-        return f"<{term.value}>"
-    if term.language:
-        return f"{_quote_encode(term.value)}@{term.language}"
-    dt = term.datatype.value
-    if dt == _XSD_STRING:
-        return _quote_encode(term.value)
-    if dt in _AS_STORED or rdf is not None:  # ``rdf``: its lexical form is rdflib's already
-        return f"{_quote_encode(term.value)}^^<{dt}>"
-    # rdflib rewrites some lexical forms (a dateTime's "Z")
-    return nt_text(from_ox(term))
-
-
-def _may_hold_blank_nodes(path: Path, fmt: ox.RdfFormat) -> bool:
-    """Whether the file may hold a blank node (``_:label``; in Turtle and TriG also ``[`` and
-    collections' ``(``); a cheap scan of its bytes, which may say yes for a string's ``[``.
-    Yes, unscanned, for a file that is no regular one: a named pipe is read once, by
-    :func:`parse_file`."""
-    if not stat.S_ISREG(path.stat().st_mode):
-        return True
-    with path.open("rb") as f:
-        if path.stat().st_size == 0:
-            return False
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            if data.find(b"_:") >= 0:
-                return True
-            if fmt in (ox.RdfFormat.N_TRIPLES, ox.RdfFormat.N_QUADS):
-                return False
-            return data.find(b"[") >= 0 or data.find(b"(") >= 0
-
-
-def file_format(path: Path) -> ox.RdfFormat:
-    """The RDF format of a file, from its name: refused with the names known rather than
-    guessed."""
-    fmt = FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise UsageError(f"{path}: name the file .ttl, .nt, .nq or .trig so its format is known")
-    return fmt
-
 
 # -- SPARQL text --------------------------------------------------------------------------
 
@@ -683,11 +191,6 @@ def _ox_block(quads: Iterable[ox.Quad]) -> str:
         "\n".join(lines) if not g else f"GRAPH {g} {{\n" + "\n".join(lines) + "\n}"
         for g, lines in by_graph.items()
     )
-
-
-def nt(term: Node) -> str:
-    """An rdflib term in N-Triples syntax, escaped by pyoxigraph: safe inside SPARQL text."""
-    return str(to_ox(term))
 
 
 _LOCK = "LOCK"
@@ -787,8 +290,8 @@ class OxigraphStore(Store):
         if names is not None:
             bindings = {k: v for k, v in bindings.items() if k in names}
         as_ox = {k: to_ox(v) for k, v in bindings.items()}  # noting IRIs only rdflib takes
-        if _LENIENT:  # such an IRI is refused as query text: it stays a substitution
-            bindings = {k: v for k, v in bindings.items() if str(v) not in _LENIENT}
+        if LENIENT:  # such an IRI is refused as query text: it stays a substitution
+            bindings = {k: v for k, v in bindings.items() if str(v) not in LENIENT}
         text, gone = with_iris(text, bindings)  # planned from them (:mod:`.bound`)
         subs = {ox.Variable(k): v for k, v in as_ox.items() if k not in gone}
         with self._lock:  # started (its snapshot taken) between commits, never inside one
@@ -864,7 +367,7 @@ class OxigraphStore(Store):
             if k in names:
                 if type(v) is not URIRef:
                     return None
-                bound[k] = _named(str(v))
+                bound[k] = named_node(str(v))
         try:
             with self._lock:
                 return lowered.solve(bound, self._match, _number, limit)
@@ -978,7 +481,7 @@ class OxigraphStore(Store):
                     from_ox(q.subject),
                     from_ox(q.predicate),
                     from_ox(q.object),
-                    _graph_name(q.graph_name),
+                    graph_name(q.graph_name),
                 )
 
     def lines(self) -> Iterator[str]:
@@ -1043,19 +546,21 @@ class OxigraphStore(Store):
     def which(self, quads: Sequence[Quad]) -> list[Quad]:
         with self._lock:
             store = self._store
-            return [q for q, e in zip(quads, _encoded(list(quads)), strict=True) if e[1] in store]
+            return [
+                q for q, e in zip(quads, encode_quads(list(quads)), strict=True) if e[1] in store
+            ]
 
     def apply(self, change: Change) -> Digest:
         """One transaction; on disk the persisted digest is replaced in the same update.
 
-        Each quad is converted once (:func:`_encoded`): its pyoxigraph quad checks the store
+        Each quad is converted once (:func:`encode_quads`): its pyoxigraph quad checks the store
         and is written, its N-Quads line moves the digest. A step's commit used to convert
         each term through rdflib for each of those uses (~40 µs of ~17 quads)."""
         expect, absent, add = change.expect, change.absent, change.add
         with self._lock:
             store = self._store
             # one conversion for the whole change: what it guards, adds and removes
-            encoded = _encoded([*expect, *absent, *add, *change.remove])
+            encoded = encode_quads([*expect, *absent, *add, *change.remove])
             for q, e in zip(expect, encoded, strict=False):
                 if e[1] not in store:
                     raise Conflict(
@@ -1078,7 +583,9 @@ class OxigraphStore(Store):
                 if k not in adding and e[1] in store
             ]
             # a quad of a graph just named and not stored is not stored: not asked about
-            fresh = {id(g) for g in change.fresh if not store.contains_named_graph(_named(str(g)))}
+            fresh = {
+                id(g) for g in change.fresh if not store.contains_named_graph(named_node(str(g)))
+            }
             added = [e for e in adding.values() if id(e[0][3]) in fresh or e[1] not in store]
             if not added and not removed:
                 return ZERO
@@ -1128,7 +635,7 @@ class OxigraphStore(Store):
             f"the store at {self.path} could not write {what}: {why}; {then} — {hint}"
         )
 
-    def _land(self, removed: list[_Encoded], added: list[_Encoded]) -> None:
+    def _land(self, removed: list[Encoded], added: list[Encoded]) -> None:
         """Write a commit's quads, its guards judged: the step a journal writes ahead of."""
         if removed and self._on_disk:
             self._write(removed, added)
@@ -1179,11 +686,11 @@ class OxigraphStore(Store):
         elif not behind.lost:  # else dropped: begun again when due
             self._behind = behind
 
-    def _write(self, remove: list[_Encoded], add: list[_Encoded]) -> None:
+    def _write(self, remove: list[Encoded], add: list[Encoded]) -> None:
         """One update that removes and adds, atomically."""
         quads = [e[0] for e in remove] + [e[0] for e in add]
         if not any(
-            isinstance(t, BNode) or (_LENIENT and str(t) in _LENIENT) for q in quads for t in q
+            isinstance(t, BNode) or (LENIENT and str(t) in LENIENT) for q in quads for t in q
         ):
             # one update of ground data, every term escaped by pyoxigraph (2x faster)
             self._store.update(
@@ -1300,7 +807,7 @@ class OxigraphStore(Store):
 
     def _load_whole(self, path: Path, progress: Progress | None) -> None:
         fmt = file_format(path)
-        if _may_hold_blank_nodes(path, fmt):  # parsed here, so they are skolemised
+        if may_hold_blank_nodes(path, fmt):  # parsed here, so they are skolemised
             quads = parse_file(path, progress)
             (self._store.bulk_extend if self._on_disk else self._store.extend)(quads)
             return
@@ -1310,7 +817,7 @@ class OxigraphStore(Store):
                 cast("IO[bytes]", reader), fmt, base_iri=path.resolve().as_uri()
             )
         except MemoryError:
-            raise _oversized(path, reader.done) from None
+            raise oversized(path, reader.done) from None
         finally:
             reader.close()
 

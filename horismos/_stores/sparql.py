@@ -86,17 +86,9 @@ from .base import (
 )
 from .bound import with_iris
 from .http1 import LOAD_TIMEOUT, Connection, HttpError
-from .oxigraph import (
-    _uri,
-    data_change,
-    from_ox,
-    is_runtime,
-    normalised,
-    ox_line,
-    parse_file,
-    refuse_triple_terms,
-    to_ox_quad,
-)
+from .ox_files import parse_file
+from .ox_terms import _uri, from_ox, is_runtime, normalised, ox_line, to_ox_quad
+from .oxigraph import data_change, refuse_triple_terms
 from .skolem import skolemise, skolemise_anew
 from .sparql_text import Texted, block, has_blank, nt, texted
 

@@ -30,7 +30,7 @@ from rdflib.term import Node
 
 from .._errors import UsageError
 from .base import RUNTIME, Quad, nt_text
-from .oxigraph import canonical, to_ox
+from .ox_terms import canonical, to_ox
 
 __all__ = ["Texted", "block", "has_blank", "nt", "texted"]
 

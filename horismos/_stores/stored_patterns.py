@@ -3,7 +3,7 @@
 Oxigraph keeps a literal's value, not its lexical form (``1.50`` is held as ``"1.5"``,
 ``'1'^^xsd:boolean`` as ``true``), and its parser reads a query's literals the same way, so
 ``{ ?s ?p 1.50 }`` matches what it holds. The ``memory`` store holds literals in Oxigraph's
-form too (:func:`.oxigraph.canonical`), but rdflib matches a pattern term for term and keeps
+form too (:func:`.ox_terms.canonical`), but rdflib matches a pattern term for term and keeps
 an expression's literal as written: the prepared query or update is rewritten once, when it
 is prepared, never per evaluation.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from rdflib import Literal
 
-from .oxigraph import stored_literals
+from .ox_terms import stored_literals
 
 __all__ = ["in_stored_form", "read_otherwise"]
 
