@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from loaded import horismos_load
 from oxigraph_server import OxigraphServer
 from rdflib import Literal, URIRef
 from redis_server import RedisServer
@@ -58,8 +59,7 @@ def ward(tmp_path: Path, server: OxigraphServer) -> Path:
               for i in range(PATIENTS)]
     (tmp_path / "ward.ttl").write_text("\n".join(lines) + "\n")
     (tmp_path / "ehr_client.py").write_text(TOOLS)
-    done = horismos(tmp_path, "load", "ward.ttl", "--store", server.store)
-    assert done.returncode == 0, done.stderr
+    horismos_load(tmp_path, server.store, "ward.ttl")
     return tmp_path
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EX, PREFIXES, WARD
+from loaded import horismos_load
 from test_tools_store_lanes import horismos, project, types_of
 
 SLEEPS = (
@@ -37,8 +38,7 @@ ARGS = ("--args", '{"patient": ":p9", "ward": ":w9"}')
 def ward_store(tmp_path: Path, name: str) -> list[str]:
     """``--store NAME``, the ward loaded into it (ward.ttl written beside)."""
     (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
-    loaded = horismos("load", "ward.ttl", "--store", name, cwd=tmp_path)
-    assert loaded.returncode == 0, loaded.stderr
+    horismos_load(tmp_path, name, "ward.ttl")
     return ["--store", name]
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import ENGINE, EX, PREFIXES, WARD
 from listening import free_port, mcp_http_server
+from loaded import horismos_load
 from rdflib import RDF
 from test_catalog import TRANSFER
 
@@ -60,8 +61,7 @@ def kept(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str]]:
     else:
         store = f"{request.param}:{tmp_path / 'store'}"
     (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
-    loaded = horismos("load", "ward.ttl", "--store", store, cwd=tmp_path)
-    assert loaded.returncode == 0, loaded.stderr
+    horismos_load(tmp_path, store, "ward.ttl")
     yield ["--store", store]
     if request.param == "sparql":
         pool.release()
@@ -162,7 +162,7 @@ def test_world_data_beside_a_store_is_read_once(tmp_path: Path) -> None:
     defs = project(tmp_path)
     store = ["--store", "oxigraph:store"]
     (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
-    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    horismos_load(tmp_path, store[1], "ward.ttl")
     before = digest(store, tmp_path)
     os.mkfifo(tmp_path / "pipe.ttl")
     writer = subprocess.Popen(["cp", "more.ttl", "pipe.ttl"], cwd=tmp_path,
@@ -186,7 +186,7 @@ def test_an_approval_issued_on_the_command_line_holds_only_for_the_tool_as_bound
     defs = project(tmp_path)
     store = ["--store", "oxigraph:store"]
     (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
-    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    horismos_load(tmp_path, store[1], "ward.ttl")
     args = ("--args", '{"patient": ":p1", "ward": ":w1"}')
     issued = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
     assert issued.returncode == 0, issued.stderr
@@ -251,7 +251,7 @@ def _waiting(tmp_path: Path, how: str) -> list[str]:
     (tmp_path / "ward.ttl").write_text(PREFIXES + ":p1 a :Patient .\n", encoding="utf-8")
     store = ["--store", "oxigraph:store"]
     args = ["defs.ttl", str(ENGINE / "clinic.ttl"), *store]
-    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    horismos_load(tmp_path, store[1], "ward.ttl")
     started = horismos("run", *args, "--all", cwd=tmp_path)
     assert started.returncode == 3, started.stdout + started.stderr  # waiting
     time.sleep(0.01)  # past its 1ms timeout
@@ -327,7 +327,7 @@ def test_world_data_stays_with_a_call_whose_commit_landed_though_closing_raised(
     defs = project(tmp_path)
     store = ["--store", f"oxigraph:{tmp_path / 'store'}"]
     (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
-    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    horismos_load(tmp_path, store[1], "ward.ttl")
     args = ("--args", '{"patient": ":p9", "ward": ":w9"}')
     issued = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
     assert issued.returncode == 0, issued.stderr
@@ -352,7 +352,7 @@ def test_the_trace_of_a_refused_call_ends_though_closing_its_bindings_raised(
     defs = project(tmp_path)
     store = ["--store", f"oxigraph:{tmp_path / 'store'}"]
     (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
-    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    horismos_load(tmp_path, store[1], "ward.ttl")
     before = digest(store, tmp_path)
     (tmp_path / "close_fails.py").write_text(CLOSE_FAILS, encoding="utf-8")
     p = subprocess.run([sys.executable, "close_fails.py", "tools", "call", "c.transfer", *defs,
@@ -423,7 +423,7 @@ def test_approve_lends_world_data_only_to_write_it_out(tmp_path: Path) -> None:
     defs = project(tmp_path)
     store = ["--store", f"oxigraph:{tmp_path / 'store'}"]
     (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
-    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    horismos_load(tmp_path, store[1], "ward.ttl")
     (tmp_path / "counted.py").write_text(COMMITS_COUNTED, encoding="utf-8")
     args = ["--args", '{"patient": ":p9", "ward": ":w9"}']
 
@@ -451,7 +451,7 @@ def test_the_trace_of_a_call_refused_says_what_was_lent_and_taken_back(tmp_path:
     defs = project(tmp_path)
     store = ["--store", f"oxigraph:{tmp_path / 'store'}"]
     (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
-    assert horismos("load", "ward.ttl", *store, cwd=tmp_path).returncode == 0
+    horismos_load(tmp_path, store[1], "ward.ttl")
     before = digest(store, tmp_path)
     p = horismos("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl", "--args",
                  '{"patient": ":p9", "ward": ":w9"}', "--trace", "t.jsonl", cwd=tmp_path)

@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from loaded import horismos_load
 from oxigraph_server import OxigraphServer
 from rdflib import URIRef
 
@@ -96,11 +97,8 @@ def ward(tmp_path: Path, server: OxigraphServer) -> Path:
               for i in range(PATIENTS)]
     (tmp_path / "ward.ttl").write_text("\n".join(lines) + "\n")
     (tmp_path / "ehr_client.py").write_text(TOOLS)
-    done = subprocess.run([sys.executable, "-m", "horismos", "load", "ward.ttl",
-                           "--store", server.store], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert f"loaded {4 + PATIENTS * 2} quads" in done.stderr
+    said = horismos_load(tmp_path, server.store, "ward.ttl")
+    assert f"loaded {4 + PATIENTS * 2} quads" in said
     return tmp_path
 
 
@@ -943,10 +941,7 @@ def race(tmp_path: Path, server: OxigraphServer, defs: str, script: str, world: 
     (tmp_path / "world.ttl").write_text(
         "@prefix : <http://example.org/clinic#> .\n" + "\n".join(world) + "\n")
     (tmp_path / "rounds.py").write_text(script)
-    done = subprocess.run([sys.executable, "-m", "horismos", "load", "world.ttl",
-                           "--store", server.store], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    horismos_load(tmp_path, server.store, "world.ttl")
     procs = [subprocess.Popen([sys.executable, "rounds.py", side, server.store, "-1",
                                str(rounds)], cwd=tmp_path, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
