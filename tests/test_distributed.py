@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from loaded import horismos_load
+from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from rdflib import Literal, URIRef
 from redis_server import RedisServer

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EX, PREFIXES, WARD
-from loaded import horismos_load
+from in_process import horismos_load
 from test_tools_store_lanes import horismos, project, types_of
 
 SLEEPS = (

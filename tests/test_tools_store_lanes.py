@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ENGINE, EX, PREFIXES, WARD
+from in_process import horismos_in_process, horismos_load
 from listening import free_port, mcp_http_server
-from loaded import horismos_load
 from rdflib import RDF
 from test_catalog import TRANSFER
 
@@ -83,7 +83,7 @@ def project(tmp_path: Path, tools: str = TOOLS) -> list[str]:
 
 
 def digest(store: list[str], cwd: Path) -> str:
-    p = horismos("digest", *store, cwd=cwd)
+    p = horismos_in_process(cwd, "digest", *store)
     assert p.returncode == 0, p.stderr
     return p.stdout.strip()
 

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from loaded import horismos_load
+from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from rdflib import URIRef
 
