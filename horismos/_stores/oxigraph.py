@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 import pyoxigraph as ox
-from rdflib import XSD, BNode, Dataset, URIRef
+from rdflib import BNode, Dataset, URIRef
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.term import Node
 
@@ -97,11 +97,7 @@ __all__ = [
     "refuse_triple_terms",
 ]
 
-_XSD_STRING = str(XSD.string)
-_DATETIME, _INTEGER, _BOOLEAN = str(XSD.dateTime), str(XSD.integer), str(XSD.boolean)
-_RDF_LANG = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _TERM_FN = ox.NamedNode("urn:horismos:runtime:term")
-_DEFAULT = ox.DefaultGraph()
 _PROJECTION = re.compile(r"(?is)^.*?\bSELECT\s+(?:DISTINCT\s+|REDUCED\s+)?(?!\*)")
 _WHERE = re.compile(r"(?i)\bWHERE\b|\{")
 _DIGEST_NODE = ox.NamedNode(str(DIGEST_GRAPH))
