@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import Build
+from in_process import horismos_in_process, horismos_load
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
 from test_client_retries import _env, cli, ledger, shop, start
@@ -48,7 +49,7 @@ def test_a_tools_call_retried_with_its_key_bills_once_and_answers_the_first_answ
     shop(tmp_path)
     (tmp_path / "world.ttl").write_text((tmp_path / "world.ttl").read_text() + ":o2 a :Order .\n")
     store = ("--store", "oxigraph:store")
-    assert cli(tmp_path, "load", "world.ttl", *store).returncode == 0
+    assert horismos_in_process(tmp_path, "load", "world.ttl", *store).returncode == 0
     key = ("--idempotency-key", "order-o1-attempt")
     tries = [cli(tmp_path, *BILL, *O1, *store, *key, "--format", "json") for _ in range(3)]
     assert [t.returncode for t in tries] == [0, 0, 0], [t.stdout + t.stderr for t in tries]
@@ -94,7 +95,7 @@ def test_two_processes_given_one_key_at_once_bill_once(tmp_path) -> None:
     server = OxigraphServer(tmp_path / "db")
     try:
         store = ("--store", server.store)
-        assert cli(tmp_path, "load", "world.ttl", *store).returncode == 0
+        assert horismos_in_process(tmp_path, "load", "world.ttl", *store).returncode == 0
         key = ("--idempotency-key", "k-race")
         both = [start(tmp_path, *BILL, *O1, *store, *key, slow=1.5) for _ in range(2)]
         outs = [p.communicate(timeout=300) for p in both]
@@ -148,7 +149,7 @@ def test_two_processes_given_one_key_for_two_orders_at_once_bill_at_most_once(
     (tmp_path / "racer.py").write_text(RACER)
     server = OxigraphServer(tmp_path / "db")
     try:
-        assert cli(tmp_path, "load", "world.ttl", "--store", server.store).returncode == 0
+        horismos_load(tmp_path, server.store, "world.ttl")
         racers = [
             subprocess.Popen(
                 [sys.executable, "racer.py", str(tmp_path), me, other, str(rounds), server.store],

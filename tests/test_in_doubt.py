@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from conftest import EX, PREFIXES, Build
+from in_process import horismos_load
 from rdflib import Literal, URIRef
 
 from horismos import CallInFlight, UsageError, World
@@ -848,7 +849,7 @@ def test_a_call_still_acting_after_its_timeout_is_not_cleared_from_another_proce
 """)
         (tmp_path / "world.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
         (tmp_path / "serve.py").write_text(SERVED_CALL)
-        assert _cli(tmp_path, "load", "world.ttl", "--store", server.store).returncode == 0
+        horismos_load(tmp_path, server.store, "world.ttl")
         env = dict(_env(tmp_path, False), UNTIL=str(tmp_path / "release"), LANE=lane)
         serving = subprocess.Popen([sys.executable, "serve.py", server.store], cwd=tmp_path,
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
