@@ -304,10 +304,10 @@ class TermChecks(PatternReading):
             file, line = self.src.locate_statement(t[0], cast(URIRef, t[1]), t[2])
             return loaded.get(file or "", len(loaded)), line or 0, str(t)
 
+        names = [str(k)[len(NS) :] for k in known]
         for term in sorted(unknown):
             s, p, o = min(unknown[term], key=written)
             local = str(term)[len(NS) :]
-            names = [str(k)[len(NS) :] for k in known]
             close = difflib.get_close_matches(local, names, n=1)
             values = _values_taken(cast(URIRef, p)) if term == o else []
             hint = (

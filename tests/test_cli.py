@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from in_process import horismos_in_process
+from in_process import horismos_in_process, horismos_load
 from rdflib import Dataset, Literal, Namespace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -631,7 +631,7 @@ def test_a_refused_command_leaves_the_stored_world_as_it_was(
     defs = [str(ROOT / "workflows" / "rebooking.ttl"), str(ROOT / "ontologies" / "travel.ttl"),
             "--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py")]
     world = str(ROOT / "examples" / "rebooking" / "world.ttl")
-    assert horismos_in_process(tmp_path, "load", world, "--store", "oxigraph:st").returncode == 0
+    horismos_load(tmp_path, "oxigraph:st", world)
     before = horismos_in_process(tmp_path, "digest", "--store", "oxigraph:st").stdout
     refused = horismos(*verb, *defs, *asked, "--store", "oxigraph:st", cwd=tmp_path)
     assert refused.returncode in (2, 5), refused.stdout + refused.stderr
@@ -643,7 +643,7 @@ def test_a_lone_surrogate_in_a_call_s_arguments_is_refused_before_the_call(
         tmp_path: Path) -> None:
     """JSON's "\\ud800" reads as half a surrogate pair: the call was made and committed, then
     printing its receipt raised UnicodeEncodeError — a traceback after a call that acted."""
-    assert horismos_in_process(tmp_path, "load", WORLD[1], "--store", "oxigraph:st").returncode == 0
+    horismos_load(tmp_path, "oxigraph:st", WORLD[1])
     before = horismos_in_process(tmp_path, "digest", "--store", "oxigraph:st").stdout
     (tmp_path / "args.json").write_text(
         '{"patient": ":patient42", "nurse": ":nurse7", "ref": "\\ud800"}', encoding="utf-8")
@@ -660,7 +660,7 @@ def test_a_run_refused_before_it_starts_leaves_the_trace_it_was_given(tmp_path: 
     named again, the record of the first run, was truncated to nothing."""
     (tmp_path / "leave.ttl").write_text(WAITING)
     (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/leave#> .\n:r1 a :Request .\n")
-    assert horismos_in_process(tmp_path, "load", "w.ttl", "--store", "oxigraph:st").returncode == 0
+    horismos_load(tmp_path, "oxigraph:st", "w.ttl")
     first = horismos("run", "leave.ttl", "--store", "oxigraph:st", "--focus", ":r1",
                      "--trace", "t.jsonl", cwd=tmp_path)
     assert first.returncode == 3, first.stdout + first.stderr
@@ -680,7 +680,7 @@ def test_run_all_again_when_every_focus_waits_says_so_not_that_none_exists(
     (tmp_path / "leave.ttl").write_text(WAITING)
     (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/leave#> .\n"
                                     ":r1 a :Request .\n:r2 a :Request .\n")
-    assert horismos_in_process(tmp_path, "load", "w.ttl", "--store", "oxigraph:st").returncode == 0
+    horismos_load(tmp_path, "oxigraph:st", "w.ttl")
     first = horismos("run", "leave.ttl", "--store", "oxigraph:st", "--all", cwd=tmp_path)
     assert "2 waiting" in first.stdout, first.stdout + first.stderr
     again = horismos("run", "leave.ttl", "--store", "oxigraph:st", "--all", cwd=tmp_path)
@@ -729,7 +729,7 @@ def test_commands_that_read_a_world_refuse_a_path_that_holds_no_store(tmp_path: 
     assert p.returncode == 2 and "not shared by other processes" in p.stderr, p.stderr
     assert not (tmp_path / "typo").exists()
     assert [f.name for f in (tmp_path / "folder").iterdir()] == ["notes.txt"]
-    assert horismos_in_process(tmp_path, "load", "w.ttl", "--store", "oxigraph:st").returncode == 0
+    horismos_load(tmp_path, "oxigraph:st", "w.ttl")
     p = horismos("instances", "--store", "oxigraph:st", cwd=tmp_path)
     assert p.returncode == 0 and "no instances" in p.stdout, p.stdout + p.stderr
 
@@ -1094,7 +1094,7 @@ def test_an_output_folder_or_page_that_cannot_be_written_is_refused_before_anyth
     (tmp_path / "afile").write_text("mine")
     (tmp_path / "adir").mkdir()
     (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
-    assert horismos_in_process(tmp_path, "load", "w.ttl", "--store", "oxigraph:st").returncode == 0
+    horismos_load(tmp_path, "oxigraph:st", "w.ttl")
     trace = str(RECORDED / "recorded" / "triage-patient42.jsonl")
     for args, said in (
             (["wake", *TRIAGE, "--store", "oxigraph:st", "--traces", "afile"],
@@ -1386,7 +1386,7 @@ def test_a_blocked_instance_is_told_how_to_be_tried_again(tmp_path: Path) -> Non
 """)
     (tmp_path / "pay_tools.py").write_text("def pay(patient):\n    return {'ref': 'R'}\n")
     (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/pay#> .\n:p1 a :Patient .\n")
-    assert horismos_in_process(tmp_path, "load", "w.ttl", "--store", "oxigraph:st").returncode == 0
+    horismos_load(tmp_path, "oxigraph:st", "w.ttl")
     run = ("run", "pay.ttl", "--store", "oxigraph:st", "--tools", "pay_tools.py")
     first = horismos(*run, "--all", cwd=tmp_path)
     assert first.returncode == 4, first.stdout + first.stderr

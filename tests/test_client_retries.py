@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from in_process import horismos_in_process, horismos_load
+from in_process import horismos_load
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
 from test_durable import PREFIXES
@@ -104,7 +104,7 @@ def test_a_retry_loop_given_one_approval_charges_once(tmp_path, idempotent) -> N
     intent (or its effects): the retries are refused, exit 2, saying how to get a fresh one."""
     shop(tmp_path, idempotent)
     store = ("--store", "oxigraph:store")
-    assert horismos_in_process(tmp_path, "load", "world.ttl", *store).returncode == 0
+    horismos_load(tmp_path, store[1], "world.ttl")
     given = approval(tmp_path, *store)
     tries = [cli(tmp_path, *CALL, *store, "--approval", given) for _ in range(3)]
     assert tries[0].returncode == 0, tries[0].stdout + tries[0].stderr
@@ -149,7 +149,7 @@ def test_two_processes_given_one_approval_at_once_charge_once(tmp_path) -> None:
     server = OxigraphServer(tmp_path / "db")
     try:
         store = ("--store", server.store)
-        assert horismos_in_process(tmp_path, "load", "world.ttl", *store).returncode == 0
+        horismos_load(tmp_path, store[1], "world.ttl")
         given = approval(tmp_path, *store)
         both = [start(tmp_path, *CALL, *store, "--approval", given, slow=1.5)
                 for _ in range(2)]

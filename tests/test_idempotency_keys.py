@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import Build
-from in_process import horismos_in_process, horismos_load
+from in_process import horismos_load
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
 from test_client_retries import _env, cli, ledger, shop, start
@@ -49,7 +49,7 @@ def test_a_tools_call_retried_with_its_key_bills_once_and_answers_the_first_answ
     shop(tmp_path)
     (tmp_path / "world.ttl").write_text((tmp_path / "world.ttl").read_text() + ":o2 a :Order .\n")
     store = ("--store", "oxigraph:store")
-    assert horismos_in_process(tmp_path, "load", "world.ttl", *store).returncode == 0
+    horismos_load(tmp_path, store[1], "world.ttl")
     key = ("--idempotency-key", "order-o1-attempt")
     tries = [cli(tmp_path, *BILL, *O1, *store, *key, "--format", "json") for _ in range(3)]
     assert [t.returncode for t in tries] == [0, 0, 0], [t.stdout + t.stderr for t in tries]
@@ -95,7 +95,7 @@ def test_two_processes_given_one_key_at_once_bill_once(tmp_path) -> None:
     server = OxigraphServer(tmp_path / "db")
     try:
         store = ("--store", server.store)
-        assert horismos_in_process(tmp_path, "load", "world.ttl", *store).returncode == 0
+        horismos_load(tmp_path, store[1], "world.ttl")
         key = ("--idempotency-key", "k-race")
         both = [start(tmp_path, *BILL, *O1, *store, *key, slow=1.5) for _ in range(2)]
         outs = [p.communicate(timeout=300) for p in both]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from in_process import horismos_in_process, horismos_load
+from in_process import horismos_load
 from rdflib import Literal, Namespace
 
 from horismos import Agent, PolicyRefused, UsageError, World, replay
@@ -654,7 +654,7 @@ def test_cli_wake_holds_a_step_after_a_wait_to_the_policy_and_refuses_a_misspelt
         'def bill(patient):\n    open("calls.log", "a").write(patient + "\\n")\n'
         '    return {"ref": "B-1"}\n', encoding="utf-8")
     store = ("--store", "oxigraph:store")
-    assert horismos_in_process(tmp_path, "load", "world.ttl", *store).returncode == 0
+    horismos_load(tmp_path, store[1], "world.ttl")
     waits = horismos(tmp_path, "run", "defs.ttl", *store, "--tools", "ward", "--focus", ":p1")
     assert waits.returncode == 3, waits.stdout + waits.stderr
     wake = ("wake", "defs.ttl", *store, "--tools", "ward")
@@ -685,7 +685,7 @@ def test_cli_resume_holds_the_approved_call_to_its_own_policy_and_keeps_the_appr
     (tmp_path / "ward.py").write_text(TOOLS, encoding="utf-8")
     store = ("--store", "oxigraph:store")
     wide = ("--allow", "ReadOnly,HostStateWrite,ExternalCommit")
-    assert horismos_in_process(tmp_path, "load", "world.ttl", *store).returncode == 0
+    horismos_load(tmp_path, store[1], "world.ttl")
     asked = horismos(tmp_path, "run", "defs.ttl", *store, "--tools", "ward", "--focus", ":p1",
                      *wide)
     assert asked.returncode == 3, asked.stdout + asked.stderr
