@@ -88,15 +88,11 @@ def to_ox(term: Node) -> Any:
 
 
 @lru_cache(maxsize=8192)
-def _uri(iri: str) -> URIRef:
-    return URIRef(iri)
-
-
 def from_ox(term: Any) -> Node:
     """A pyoxigraph term as the rdflib term the memory store would hold."""
     kind = type(term)
     if kind is ox.NamedNode:
-        return _uri(term.value)
+        return URIRef(term.value)
     if kind is ox.Literal:
         return _literal(term)
     if kind is ox.BlankNode:
@@ -112,10 +108,10 @@ def _literal(term: ox.Literal) -> Literal:
     if dt == _XSD_STRING:
         return Literal(term.value)
     try:
-        return Literal(term.value, datatype=_uri(dt))
+        return Literal(term.value, datatype=URIRef(dt))
     except ValueError:  # a value rdflib parses but cannot write back (a negative duration of
         # years and days, -P1Y1D): kept as Oxigraph holds it, as written
-        return Literal(term.value, datatype=_uri(dt), normalize=False)
+        return Literal(term.value, datatype=URIRef(dt), normalize=False)
 
 
 _CANONICAL: dict[Literal, Literal] = {}

@@ -87,7 +87,7 @@ from .base import (
 from .bound import with_iris
 from .http1 import LOAD_TIMEOUT, Connection, HttpError
 from .ox_files import parse_file
-from .ox_terms import _uri, from_ox, is_runtime, normalised, ox_line, to_ox_quad
+from .ox_terms import from_ox, is_runtime, normalised, ox_line, to_ox_quad
 from .oxigraph import data_change, refuse_triple_terms
 from .skolem import skolemise, skolemise_anew
 from .sparql_text import Texted, block, has_blank, nt, texted
@@ -748,7 +748,7 @@ def _term(value: Mapping[str, str]) -> Node:
     parses its text)."""
     kind = value["type"]
     if kind == "uri":
-        return _uri(value["value"])
+        return URIRef(value["value"])
     if kind == "literal" or kind == "typed-literal":
         return _literal(value["value"], value.get("datatype"), value.get("xml:lang"))
     if kind == "bnode":
@@ -762,7 +762,7 @@ def _literal(text: str, datatype: str | None, lang: str | None) -> Literal:
         return Literal(text, lang=lang)
     if datatype is None or datatype == "http://www.w3.org/2001/XMLSchema#string":
         return Literal(text)
-    return Literal(text, datatype=_uri(datatype))
+    return Literal(text, datatype=URIRef(datatype))
 
 
 def _named(term: Node) -> str:
