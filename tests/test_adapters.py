@@ -12,12 +12,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from rdflib import Literal, URIRef
 from servers.fhir_server import FhirServer, serve_fhir
 
@@ -680,9 +680,8 @@ def test_a_run_killed_at_any_commit_and_run_again_sends_a_create_at_most_once(
 
     def horismos(cwd: Path, *args: str, kill: str = "") -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k != "KILL_AT"}
-        return subprocess.run([sys.executable, str(kill_at), *args], cwd=cwd, text=True,
-                              capture_output=True, timeout=300,
-                              env={**env, "KILL_AT": kill} if kill else env)
+        return horismos_forked(cwd, *args, env={**env, "KILL_AT": kill} if kill else env,
+                               timeout=300, script=kill_at)
 
     store = ("--store", "oxigraph:store", "--allow-host", "127.0.0.1")
     hydrated = horismos(start, "hydrate", "pharmacy.ttl", "--id", "MedicationRequest/mr1",

@@ -8,13 +8,12 @@ the check pass by accident), the node an author would name, the message and the 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from rdflib import Namespace
 
 import horismos._preconditions as preconditions
@@ -286,8 +285,7 @@ def test_a_non_boolean_sent_is_an_error_at_its_line(tmp_path: Path, value: str,
     assert (p.file, p.line, p.node) == (str(path), line_of(path, "horis:sent"),
                                         ":ehr.assign_queue")
     assert p.severity == "error" and said in p.message, str(p)
-    done = subprocess.run([sys.executable, "-m", "horismos", "validate", path.name, str(EHR)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = horismos_forked(tmp_path, "validate", path.name, str(EHR), timeout=120)
     assert done.returncode == 1
     assert done.stdout.startswith(f"sent.ttl:{p.line}: error: :ehr.assign_queue: {said}"), (
         done.stdout)

@@ -8,10 +8,10 @@ is said in each test."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error, the_one
 
 from horismos import AuthoringError, Problem, load_definitions
@@ -356,9 +356,8 @@ def _validate_allowing(tmp_path: Path, binding: str, module: str,
     path, _ = edited(tmp_path, TRIAGE, '"python:ehr_client.assign_queue"', f'"{binding}"')
     (tmp_path / "ehr_client.py").write_text(
         source if source is not None else CLIENT.read_text(encoding="utf-8"), encoding="utf-8")
-    return subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
-                           str(TRIAGE[1]), "--allow-module", module],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    return horismos_forked(tmp_path, "validate", str(path), str(TRIAGE[1]), "--allow-module",
+                           module, timeout=120)
 
 
 @pytest.mark.parametrize(("binding", "module", "said"), [

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import cast
 
 import pytest
+from forked import horismos_forked
 from rdflib import URIRef
 from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error, the_one
 
@@ -44,8 +44,7 @@ def test_an_xsd_duration_timeout_validates_and_zero_is_an_error_at_its_line(
     path, _ = edited(tmp_path, TRIAGE, 'horis:timeout "5s"', 'horis:timeout "PT5S"')
     assert [p for p in problems(path, TRIAGE) if p.severity == "error"] == []
     # the command line too: it imported a library that is not installed for this form
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
-                        str(TRIAGE[1])], capture_output=True, text=True, timeout=120)
+    p = horismos_forked(".", "validate", str(path), str(TRIAGE[1]), timeout=120)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
 
     path, line = edited(tmp_path, TRIAGE, 'horis:timeout "5s"', 'horis:timeout "0s"')
@@ -218,10 +217,9 @@ def test_run_says_where_a_binding_that_does_not_resolve_is_written(
     """validate located it; run said the same thing with no file or line."""
     path, line = edited(tmp_path, TRIAGE, old, new)
     examples = ROOT / "examples" / "triage"
-    p = subprocess.run(
-        [sys.executable, "-m", "horismos", "run", str(path), str(TRIAGE[1]), "--world",
-         str(examples / "world.ttl"), "--tools", str(examples / "ehr_client.py"), "--all"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    p = horismos_forked(tmp_path, "run", str(path), str(TRIAGE[1]), "--world",
+                        str(examples / "world.ttl"), "--tools", str(examples / "ehr_client.py"),
+                        "--all", timeout=120)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
     assert f"{path}:{line}: binding {new}" in p.stderr
     assert said in p.stderr
@@ -232,8 +230,7 @@ def test_a_folder_with_no_rdf_file_is_an_error_not_an_empty_valid_set(tmp_path: 
     empty = tmp_path / "defs"
     empty.mkdir()
     (empty / "notes.txt").write_text("not RDF")
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(empty)],
-                       capture_output=True, text=True, timeout=120)
+    p = horismos_forked(".", "validate", str(empty), timeout=120)
     assert p.returncode == 1, p.stdout + p.stderr
     assert f"{empty}: error: no RDF file (.n3, .nq, .nt, .trig, .ttl) in this folder" in (
         p.stdout + p.stderr)
@@ -408,9 +405,8 @@ def test_every_bad_flag_and_retries_value_is_said_the_same_in_every_process(
                         'horis:idempotent "yes" .')
     outputs = set()
     for seed in ("0", "1", "2", "5"):
-        p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
-                            str(TRIAGE[1])], capture_output=True, text=True, timeout=120,
-                           cwd=tmp_path, env={**os.environ, "PYTHONHASHSEED": seed})
+        p = horismos_forked(tmp_path, "validate", str(path), str(TRIAGE[1]),
+                            env={**os.environ, "PYTHONHASHSEED": seed}, timeout=120)
         assert p.returncode == 1, p.stdout + p.stderr
         outputs.add(p.stdout)
     assert len(outputs) == 1, outputs
@@ -429,8 +425,7 @@ def test_retries_written_in_quotes_is_one_error_saying_to_drop_the_quotes(
     # a tool that is not idempotent", about a count the tool does not have
     path, line = edited(tmp_path, TRIAGE, '    horis:idempotent false .',
                         '    horis:retries "3" ;\n    horis:idempotent false .')
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path), str(TRIAGE[1])],
-                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    p = horismos_forked(tmp_path, "validate", str(path), str(TRIAGE[1]), timeout=120)
     assert p.returncode == 1, p.stdout + p.stderr
     assert p.stdout.splitlines() == [
         f'{path}:{line}: error: :ehr.assign_queue: horis:retries "3" is a string, not a number '
@@ -460,8 +455,7 @@ QUEUED_GUARD = "FILTER NOT EXISTS { ?this :queuedAt ?t } "
 
 
 def _validate(tmp_path: Path, *paths: Path | str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, paths)],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    return horismos_forked(tmp_path, "validate", *map(str, paths), timeout=120)
 
 
 _TOOL_GUARD = ('    horis:timeout "5s" ;\n    horis:idempotent false .',

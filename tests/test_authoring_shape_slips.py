@@ -9,11 +9,10 @@ with no file or line; ``horis:subject :patient`` was said as an argument named b
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from workflow_edits import TRIAGE, edited, ontology_edited, problems
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,9 +100,8 @@ def test_run_refuses_crossed_counts_before_the_tool_acts(tmp_path: Path) -> None
     workflow = tmp_path / "triage.ttl"
     workflow.write_text(TRIAGE[0].read_text(encoding="utf-8").replace(
         "python:ehr_client.", "python:tools."), encoding="utf-8")
-    p = subprocess.run([sys.executable, "-m", "horismos", "run", str(workflow), str(ontology),
-                        "--world", str(WORLD), "--tools", "tools.py", "--focus", ":patient42"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    p = horismos_forked(tmp_path, "run", str(workflow), str(ontology), "--world", str(WORLD),
+                        "--tools", "tools.py", "--focus", ":patient42", timeout=120)
     assert p.returncode == 2, p.stdout + p.stderr
     assert f"ehr.ttl:{line}: error: :PatientShape: sh:minCount 2 is above" in p.stderr
     assert not (tmp_path / "calls.log").exists()
@@ -148,9 +146,8 @@ def test_a_sparql_constraint_naming_a_prefix_it_does_not_declare_is_said_at_its_
                   'FILTER (?a != ?b) }" ] ;\n')
     ontology, _ = ontology_edited(tmp_path, SHAPE, SHAPE + constraint)
     for command in (["validate"], ["run", "--world", str(WORLD), "--focus", ":patient42"]):
-        p = subprocess.run([sys.executable, "-m", "horismos", command[0], str(TRIAGE[0]),
-                            str(ontology), *command[1:]],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        p = horismos_forked(tmp_path, command[0], str(TRIAGE[0]), str(ontology), *command[1:],
+                            timeout=120)
         said = p.stdout + p.stderr
         assert p.returncode in (1, 2) and "Traceback" not in said, said
         assert f"{ontology.name}:" in said and "cannot be checked: Unknown namespace" in said

@@ -10,11 +10,10 @@ traceback from the gate, after the step's tool had been called. Each is reported
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from workflow_edits import TRIAGE, edited, ontology_edited, problems
 
 from horismos import Agent, AuthoringError, Problem
@@ -173,9 +172,8 @@ def test_run_refuses_a_shape_it_cannot_load_with_its_line_and_no_traceback(tmp_p
     ontology, _ = ontology_edited(tmp_path, 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;',
                                   'sh:pattern "^Q-([A-Z]+-[0-9]+$" ;')
     (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/ehr#> .\n:p a :Patient .\n")
-    run = subprocess.run([sys.executable, "-m", "horismos", "run", str(TRIAGE[0]),
-                          str(ontology), "--world", "w.ttl", "--all"], cwd=tmp_path,
-                         capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    run = horismos_forked(tmp_path, "run", str(TRIAGE[0]), str(ontology), "--world", "w.ttl",
+                          "--all")
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     assert f"{ONTOLOGY.name}:" in run.stderr and "unterminated subpattern" in run.stderr
     assert Agent.from_files(*TRIAGE).definitions.tools  # the shipped ones load as before
@@ -204,9 +202,7 @@ def test_a_shapes_slip_is_one_error_at_its_own_line_pointing_the_right_way(
     # "write horis:type xsd:strng in the effect" (the typo, spread); an invalid sh:pattern
     # was "[] under :PatientShape cannot be checked: missing ), …", at the sh:property line.
     ontology, line = ontology_edited(tmp_path, old, new)
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(TRIAGE[0]),
-                        ontology.name], cwd=tmp_path, capture_output=True, text=True,
-                       stdin=subprocess.DEVNULL, timeout=120)
+    p = horismos_forked(tmp_path, "validate", str(TRIAGE[0]), ontology.name, timeout=120)
     assert p.returncode == 1, p.stdout + p.stderr
     assert p.stdout.splitlines() == [
         f"{ontology.name}:{line + new.count(chr(10))}: error: :PatientShape: {said}",

@@ -10,11 +10,11 @@ from __future__ import annotations
 import dataclasses
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import cast
 
 import pytest
+from forked import horismos_forked
 from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_error
 
 from horismos import Agent, AuthoringError, World, load_definitions
@@ -27,10 +27,9 @@ TRIAGE_QUEUE = "?this :acuity ?queue .\n"
 def _run(path: Path, pair: tuple[Path, Path], example: str, tools: str,
          *extra: str) -> subprocess.CompletedProcess[str]:
     examples = ROOT / "examples" / example
-    return subprocess.run(
-        [sys.executable, "-m", "horismos", "run", str(path), str(pair[1]), "--world",
-         str(examples / "world.ttl"), "--tools", str(examples / tools), "--all", *extra],
-        capture_output=True, text=True, timeout=120, cwd=path.parent)
+    return horismos_forked(path.parent, "run", str(path), str(pair[1]), "--world",
+                           str(examples / "world.ttl"), "--tools", str(examples / tools), "--all",
+                           *extra, timeout=120)
 
 
 # -- functions no store has ---------------------------------------------------------------
@@ -162,8 +161,7 @@ def test_a_candidates_select_that_does_not_select_the_option_is_an_error(
     """``SELECT ?flight WHERE { … ?option a :Flight … }`` validated, and every run found
     "no candidates": each row was empty."""
     path, line = _candidates_select(tmp_path, "SELECT ?flight")
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
-                        str(REBOOKING[1])], capture_output=True, text=True, timeout=120)
+    p = horismos_forked(".", "validate", str(path), str(REBOOKING[1]), timeout=120)
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stdout + p.stderr
     out = p.stdout + p.stderr
     assert (f"{path}:{line}: error: :ProposeFlight: the horis:candidates SELECT gives "
@@ -206,8 +204,7 @@ def test_a_term_in_a_property_path_declared_nowhere_is_a_warning_with_a_did_you_
     """``?this :acutiy ?queue`` was told "did you mean :acuity?"; the same typo in a path
     was never looked at, and the pattern never matched."""
     path, line = edited(tmp_path, pair, old, new)
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path), str(pair[1])],
-                       capture_output=True, text=True, timeout=120)
+    p = horismos_forked(".", "validate", str(path), str(pair[1]), timeout=120)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
     out = p.stdout + p.stderr
     so = ("so its FILTER NOT EXISTS never finds it and never holds the step back"
@@ -364,8 +361,7 @@ def test_a_bare_word_in_a_filter_is_said_to_be_no_term_at_its_line(
                         "?this :acuity ?queue .\n                       "
                         "FILTER (?queue = urgent)\n")
     files = [path, TRIAGE[1], *([ROOT / "examples/triage/world.ttl"] if declared else [])]
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, files)],
-                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    p = horismos_forked(tmp_path, "validate", *map(str, files), timeout=120)
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stdout + p.stderr
     assert p.stdout.splitlines()[0] == (
         f"{path}:{line + 1}: error: :QueuePatient: horis:requires is not a valid SPARQL group "

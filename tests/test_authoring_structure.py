@@ -10,10 +10,10 @@ edit cannot silently miss) and loads it as ``horismos validate`` does.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from workflow_edits import LAB, REBOOKING, TRIAGE, edited, problems, the_error, the_one
 
 from horismos import Agent, AuthoringError, Problem, UsageError, load_definitions
@@ -322,8 +322,7 @@ def test_an_mcp_binding_to_a_server_nothing_declares_is_refused_by_validate(
     assert p.severity == "error" and p.hint is not None and 'horis:url "http://' in p.hint
     assert server_problems(defs, passed=["ward"]) == []  # given to the Agent from Python
 
-    done = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
-                           str(TRIAGE[1])], capture_output=True, text=True, timeout=120)
+    done = horismos_forked(".", "validate", str(path), str(TRIAGE[1]), timeout=120)
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"{path}:{line}: error: :ehr.notify_nurse: binding" in done.stdout, done.stdout
 
@@ -734,8 +733,7 @@ NURSE_BOUND = ("?nurse a :Nurse ; :onDuty true .\n"
 
 
 def validate(*paths: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, paths)],
-                          capture_output=True, text=True, timeout=120)
+    return horismos_forked(".", "validate", *map(str, paths), timeout=120)
 
 
 def test_an_argument_named_only_inside_filter_not_exists_is_an_error_at_validate(

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from rdflib import URIRef
 from workflow_edits import (
     LAB,
@@ -288,9 +289,8 @@ def test_a_node_misspelling_an_individual_of_the_definitions_is_a_warning_withou
 
 def _world_warnings(world: Path) -> list[str]:
     """What ``validate --world world`` of triage says of the world file."""
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
-                        "--world", str(world), "--store", "memory"],
-                       capture_output=True, text=True, timeout=120)
+    p = horismos_forked(".", "validate", *map(str, TRIAGE), "--world", str(world), "--store",
+                        "memory", timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     return [x for x in p.stdout.splitlines() if str(world) in x]
 
@@ -383,9 +383,8 @@ def test_a_word_for_a_boolean_is_warned_of_without_rdflibs_own_warning(tmp_path:
     world = tmp_path / "w.ttl"
     world.write_text("@prefix : <http://example.org/ehr#> .\n:n1 a :Nurse ; :onDuty \"yes\" .\n",
                      encoding="utf-8")
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
-                        "--world", str(world), "--store", "memory"],
-                       capture_output=True, text=True, timeout=120)
+    p = horismos_forked(".", "validate", *map(str, TRIAGE), "--world", str(world), "--store",
+                        "memory", timeout=120)
     assert p.returncode == 0 and ':onDuty "yes", a literal of xsd:string' in p.stdout, p.stdout
     assert p.stderr == ""
 
@@ -402,9 +401,8 @@ def test_a_value_not_among_an_enumerated_range_is_a_warning_listing_its_members(
     world = tmp_path / "w.ttl"
     world.write_text("@prefix : <http://example.org/ehr#> .\n"
                      ":p1 a :Patient ; :acuity :emergency .\n", encoding="utf-8")
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
-                        str(more), "--world", str(world), "--store", "memory"],
-                       capture_output=True, text=True, timeout=120)
+    p = horismos_forked(".", "validate", *map(str, TRIAGE), str(more), "--world", str(world),
+                        "--store", "memory", timeout=120)
     warned = [x for x in p.stdout.splitlines() if str(world) in x]
     assert p.returncode == 0, p.stdout + p.stderr
     assert len(warned) == 1 and warned[0].startswith(f"{world}:2: warning: :p1: "), warned
@@ -489,9 +487,8 @@ def test_world_values_an_ontology_allows_say_nothing_and_a_warning_is_at_its_own
         ":n7 a :Nurse ; :onDutyFrom \"1\" .\n"
         ":n8 a :Nurse ; :onDuty \"1\" .\n"
         ":p2 a :Patient ; :code \"x\"@en .\n", encoding="utf-8")
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", *map(str, TRIAGE),
-                        str(more), "--world", str(world), "--store", "memory"],
-                       capture_output=True, text=True, timeout=120)
+    p = horismos_forked(".", "validate", *map(str, TRIAGE), str(more), "--world", str(world),
+                        "--store", "memory", timeout=120)
     warned = [x for x in p.stdout.splitlines() if str(world) in x]
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
     assert [w.split(": warning: ")[0] for w in warned] == [f"{world}:4", f"{world}:5"], warned
@@ -934,9 +931,7 @@ def test_a_horis_term_of_the_wrong_kind_is_one_error_at_its_line(
 
 def horismos_validate(path: Path) -> subprocess.CompletedProcess[str]:
     """``horismos validate`` of the edited workflow with its ontology, as a modeler runs it."""
-    return subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
-                           str(TRIAGE[1])], capture_output=True, text=True, timeout=120,
-                          cwd=path.parent, stdin=subprocess.DEVNULL)
+    return horismos_forked(path.parent, "validate", str(path), str(TRIAGE[1]), timeout=120)
 
 
 def test_an_argument_given_from_this_of_a_class_the_focus_is_not_is_a_warning(
@@ -1124,10 +1119,9 @@ def test_a_class_under_two_ranges_keeps_its_individuals_for_both(tmp_path: Path)
         ":ruiz a :Nurse ; :onDuty false .\n"
         ":patient42 a :Patient ; :assignedNurse :okafr .\n", encoding="utf-8")
     for seed in ("0", "2", "5", "7"):
-        p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(TRIAGE[0]),
-                            str(onto), "--world", str(world), "--store", "memory"],
-                           capture_output=True, text=True, timeout=120,
-                           env={**os.environ, "PYTHONHASHSEED": seed})
+        p = horismos_forked(".", "validate", str(TRIAGE[0]), str(onto), "--world", str(world),
+                            "--store", "memory", env={**os.environ, "PYTHONHASHSEED": seed},
+                            timeout=120)
         said = [x for x in p.stdout.splitlines() if ":okafr" in x]
         assert len(said) == 1 and "did you mean :okafor?" in said[0], (seed, p.stdout)
 
@@ -1147,9 +1141,8 @@ def test_a_warning_on_a_blank_node_two_subjects_hold_is_placed_at_the_named_one(
         "    sh:class ex:Company .\n", encoding="utf-8")
     placed = set()
     for seed in ("0", "1", "2", "3", "4", "5"):
-        p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(shapes)],
-                           capture_output=True, text=True, timeout=120,
-                           env={**os.environ, "PYTHONHASHSEED": seed})
+        p = horismos_forked(".", "validate", str(shapes),
+                            env={**os.environ, "PYTHONHASHSEED": seed}, timeout=120)
         placed |= {line.split(" is declared")[0] for line in p.stdout.splitlines()
                    if "ex:Company" in line}
     assert placed == {f"{shapes}:5: warning: ex:PersonShape: sh:class ex:Company"}
@@ -1167,9 +1160,8 @@ def test_a_misspelt_term_written_twice_is_said_at_its_first_line_in_every_proces
     first = 1 + text[: text.index("horis:idempotnt")].count("\n")
     said = set()
     for seed in ("1", "2", "3", "4"):
-        p = subprocess.run([sys.executable, "-m", "horismos", "validate", str(path),
-                            str(TRIAGE[1])], capture_output=True, text=True, timeout=120,
-                           cwd=tmp_path, env=os.environ | {"PYTHONHASHSEED": seed})
+        p = horismos_forked(tmp_path, "validate", str(path), str(TRIAGE[1]),
+                            env=os.environ | {"PYTHONHASHSEED": seed}, timeout=120)
         assert p.returncode == 1, p.stdout + p.stderr
         said.add(p.stdout)
     (out,) = said

@@ -8,12 +8,12 @@ no instance is left running with an intent. Each kind of binding, with real serv
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from rdflib import Namespace, URIRef
 from servers.http_server import serve
 
@@ -162,10 +162,8 @@ def test_cli_run_survives_a_tool_calling_sys_exit(tmp_path) -> None:
         "import sys\n\ndef act(patient):\n    if patient.endswith('p1'):\n        sys.exit(3)\n"
         "    return {'ward': 'http://example.org/clinic#w1'}\n\n"
         "def note(patient):\n    return {}\n", encoding="utf-8")
-    p = subprocess.run([sys.executable, "-m", "horismos", "run", "defs.ttl", "--world",
-                        "world.ttl", "--tools", "mytools", "--all", "--trace", "t.jsonl"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                       stdin=subprocess.DEVNULL)
+    p = horismos_forked(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--tools", "mytools",
+                        "--all", "--trace", "t.jsonl", timeout=120)
     assert "Traceback" not in p.stderr
     assert p.returncode == 0, p.stdout + p.stderr   # each instance completed, via onError
     assert "SystemExit" in p.stdout + p.stderr

@@ -8,13 +8,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import ssl
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from rdflib import Namespace, URIRef
 from servers.http_server import Received, serve
 
@@ -179,10 +178,9 @@ def test_a_duration_negative_in_years_and_days_is_sent_as_written(server, tmp_pa
         + step("Echo", "t.echo", requires="?this :grace ?grace ."), encoding="utf-8")
     (tmp_path / "world.ttl").write_text(
         PREFIXES + ':p1 a :Patient ; :grace "-P1Y1D"^^xsd:duration .\n', encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "horismos", "run", "defs.ttl", "--world", "world.ttl",
-         "--store", store, "--focus", ":p1", "--allow-host", "127.0.0.1", "--out", "out.trig"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = horismos_forked(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--store", store,
+                           "--focus", ":p1", "--allow-host", "127.0.0.1", "--out", "out.trig",
+                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "completed after 1 step" in done.stdout
     _, body = received.last("/echo")

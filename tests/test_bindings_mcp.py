@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from listening import MCP_SERVER, free_port, mcp_http_server
 from rdflib import XSD, Literal, Namespace, URIRef
 
@@ -602,8 +603,7 @@ def test_validate_connect_reports_an_effect_field_the_server_never_returns(tmp_p
     assert text.count('horis:key "bed" ; ') == 1
     clinic.write_text(text.replace('horis:key "bed" ; ', ""), encoding="utf-8")
     line = next(i for i, x in enumerate(clinic.read_text().splitlines(), 1) if ":bedRef ;" in x)
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", "--connect", "clinic.ttl"],
-                       cwd=tmp_path / "mcp", capture_output=True, text=True, timeout=120)
+    p = horismos_forked(tmp_path / "mcp", "validate", "--connect", "clinic.ttl", timeout=120)
     assert p.returncode == 1, p.stdout + p.stderr
     assert p.stdout.startswith(f"clinic.ttl:{line}: error: :ward.assign_bed: "), p.stdout
     assert "reads 'bedRef' for :bedRef, a field \"assign_bed\" never returns" in p.stdout
@@ -618,8 +618,7 @@ def test_validate_connect_reports_refused_tools_by_file_and_line(tmp_path) -> No
         tool("t.nope", "nope"),
     ])
     (tmp_path / "defs.ttl").write_text(PREFIXES + defs, encoding="utf-8")
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", "--connect", "defs.ttl"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    p = horismos_forked(tmp_path, "validate", "--connect", "defs.ttl", timeout=120)
     assert p.returncode == 1, p.stdout + p.stderr
     lines = p.stdout.splitlines()
     assert any(ln.startswith("defs.ttl:") and ":t.ward:" in ln
@@ -627,9 +626,9 @@ def test_validate_connect_reports_refused_tools_by_file_and_line(tmp_path) -> No
     assert any(":t.nope:" in ln and 'has no tool "nope"' in ln for ln in lines), p.stdout
     assert not any(":t.assign:" in ln for ln in lines)
     assert lines[-1] == "invalid: 2 errors"
-    ok = subprocess.run([sys.executable, "-m", "horismos", "validate", "--connect",
-                         str(Path(__file__).resolve().parent.parent / "examples" / "mcp")],
-                        capture_output=True, text=True, timeout=120)
+    ok = horismos_forked(".", "validate", "--connect",
+                         str(Path(__file__).resolve().parent.parent / "examples" / "mcp"),
+                         timeout=120)
     assert ok.returncode == 0, ok.stdout + ok.stderr
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import EX, PREFIXES, WARD, facts
+from forked import horismos_forked
 from rdflib import Literal, Namespace
 
 from horismos import Agent, TraceError, World, check_inventory, read_trace, replay
@@ -466,8 +466,7 @@ TRIAGE_TOOLS = ["--tools", str(ROOT / "examples" / "triage" / "ehr_client.py")]
 
 
 def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", "tools", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return horismos_forked(cwd, "tools", *args, timeout=120)
 
 
 def test_cli_list_as_json_and_text(tmp_path):
@@ -554,8 +553,7 @@ def transfer_project(tmp_path: Path) -> list[str]:
 def test_cli_approve_then_call_with_python_name_tools(tmp_path):
     defs = transfer_project(tmp_path)
     store = ["--store", "oxigraph:store"]
-    loaded = subprocess.run([sys.executable, "-m", "horismos", "load", "world.ttl", *store],
-                            cwd=tmp_path, capture_output=True, text=True)
+    loaded = horismos_forked(tmp_path, "load", "world.ttl", *store)
     assert loaded.returncode == 0, loaded.stderr
     args = '{"patient": ":p1", "ward": ":w1"}'
     p = horismos("approve", "c.transfer", *defs, *store, "--args", args, cwd=tmp_path)
@@ -652,8 +650,7 @@ def test_cli_call_on_a_store_refuses_world_data_bringing_an_approval(tmp_path):
 }}
 """, encoding="utf-8")
     store = ["--store", "oxigraph:store"]
-    loaded = subprocess.run([sys.executable, "-m", "horismos", "load", "world.ttl", *store],
-                            cwd=tmp_path, capture_output=True, text=True)
+    loaded = horismos_forked(tmp_path, "load", "world.ttl", *store)
     assert loaded.returncode == 0, loaded.stderr
     call = ["call", "c.transfer", *defs, *store, "--args", args]
     p = horismos(*call, "--world", "forged.trig", "--approval", forged, cwd=tmp_path)

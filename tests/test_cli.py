@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from in_process import horismos_in_process, horismos_load
 from rdflib import Dataset, Literal, Namespace
 
@@ -30,8 +31,9 @@ SCRIPT = Path(sys.executable).parent / "horismos"
 
 def horismos(*args: str, cwd: Path, script: bool = False) -> subprocess.CompletedProcess[str]:
     """``python -m horismos ARGS`` (or the console script) in ``cwd``; both streams as text."""
-    program = [str(SCRIPT)] if script else [sys.executable, "-m", "horismos"]
-    return subprocess.run([*program, *args], cwd=cwd, capture_output=True, text=True,
+    if not script:
+        return horismos_forked(cwd, *args, timeout=120)
+    return subprocess.run([str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True,
                           timeout=120, stdin=subprocess.DEVNULL)
 
 
@@ -803,9 +805,7 @@ def test_a_named_pipe_given_as_world_data_is_read_once(
     writer = subprocess.Popen(["cp", str(world), "pipe.ttl"], cwd=tmp_path,
                               stderr=subprocess.PIPE, text=True)
     try:
-        p = subprocess.run([sys.executable, "-m", "horismos", *command], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=60,
-                           stdin=subprocess.DEVNULL)
+        p = horismos_forked(tmp_path, *command, timeout=60)
     finally:
         writer.kill()
         _, written = writer.communicate()
@@ -953,9 +953,7 @@ def test_a_store_path_starting_with_a_tilde_is_in_the_home_folder(
     (here / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
     env = {**os.environ, "HOME": str(home)}
     for args in (["load", "w.ttl"], ["instances"]):
-        p = subprocess.run([sys.executable, "-m", "horismos", *args, "--store", f"{kind}:~/w"],
-                           cwd=here, env=env, capture_output=True, text=True, timeout=120,
-                           stdin=subprocess.DEVNULL)
+        p = horismos_forked(here, *args, "--store", f"{kind}:~/w", env=env, timeout=120)
         no_traceback(p)
         assert p.returncode == 0, (args, p.stdout + p.stderr)
     assert (home / "w").is_dir() and sorted(f.name for f in here.iterdir()) == ["w.ttl"]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from listening import free_port
 from test_cli import ROOT, TOOLS, TRIAGE, WORLD, _files_up_to, horismos, no_traceback
 
@@ -124,9 +125,7 @@ def test_replay_of_a_named_pipe_is_refused_not_waited_on_forever(tmp_path: Path)
     """replay read a pipe's header line, then opened it again for its events and waited for
     a second writer forever (SIGTERM did not end it)."""
     os.mkfifo(tmp_path / "pipe")
-    p = subprocess.run([sys.executable, "-m", "horismos", "replay", "pipe", *TRIAGE],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                       stdin=subprocess.DEVNULL)
+    p = horismos_forked(tmp_path, "replay", "pipe", *TRIAGE, timeout=60)
     assert (p.returncode, p.stderr) == (
         2, "horismos replay: error: pipe: a named pipe, which replay reads twice, its header "
            "then its events; save the trace to a file and give that\n"), p.stderr
@@ -140,9 +139,7 @@ def test_replay_of_a_folder_holding_a_named_pipe_is_refused_not_waited_on_foreve
     shutil.copy(TRACE, tmp_path / "traces" / "a.jsonl")
     os.mkfifo(tmp_path / "traces" / "b.jsonl")
     try:
-        p = subprocess.run([sys.executable, "-m", "horismos", "replay", "traces", *TRIAGE],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                           stdin=subprocess.DEVNULL)
+        p = horismos_forked(tmp_path, "replay", "traces", *TRIAGE, timeout=60)
     except subprocess.TimeoutExpired:
         pytest.fail("replay waited on the pipe in the folder")
     assert (p.returncode, p.stderr) == (

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from in_process import horismos_load
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
@@ -67,8 +68,7 @@ def shop(root: Path, idempotent: bool = False) -> Path:
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd, env=_env(cwd),
-                          capture_output=True, text=True, timeout=300)
+    return horismos_forked(cwd, *args, env=_env(cwd), timeout=300)
 
 
 def start(cwd: Path, *args: str, slow: float) -> subprocess.Popen[str]:

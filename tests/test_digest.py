@@ -19,6 +19,7 @@ import httpx
 import pytest
 from conftest import EX as CLINIC
 from conftest import TRIAGE, WARD
+from forked import horismos_forked
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import XSD, BNode, Literal, URIRef
@@ -263,8 +264,7 @@ def test_horismos_digest_prints_checks_and_folds(tmp_path, oxigraph_pool):
     world.commit(Change(add=[(S[1], P[0], Literal("two"), None)]))
 
     def digest(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "horismos", "digest", "--store", store,
-                               *args], capture_output=True, text=True, timeout=60)
+        return horismos_forked(".", "digest", "--store", store, *args, timeout=60)
 
     shown = digest()
     assert shown.returncode == 0 and shown.stdout.strip() == world.digest()
@@ -288,8 +288,7 @@ def test_horismos_digest_prints_checks_and_folds(tmp_path, oxigraph_pool):
     assert digest("--rebase").returncode == 0 and digest("--check").returncode == 0
     world.close()
     oxigraph_pool.release()
-    unknown = subprocess.run([sys.executable, "-m", "horismos", "digest", "--store", "nope"],
-                             capture_output=True, text=True, timeout=60)
+    unknown = horismos_forked(".", "digest", "--store", "nope", timeout=60)
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
 
 
@@ -299,8 +298,7 @@ def test_horismos_digest_of_no_world_is_a_usage_error_saying_what_to_give(tmp_pa
     (tmp_path / "w.ttl").write_text("<urn:x:a> <urn:x:b> <urn:x:c> .\n", encoding="utf-8")
 
     def digest(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "horismos", "digest", *args],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        return horismos_forked(tmp_path, "digest", *args, timeout=60)
 
     for store in ([], ["--store", "memory"]):
         empty = digest(*store)

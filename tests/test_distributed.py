@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from rdflib import Literal, URIRef
@@ -64,9 +65,7 @@ def ward(tmp_path: Path, server: OxigraphServer) -> Path:
 
 
 def horismos(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    return horismos_forked(cwd, *args, timeout=timeout)
 
 
 class Workers:

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from forked import horismos_forked
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -135,8 +136,7 @@ def _shell_lines(page: str) -> list[str]:
 
 
 def _argv(line: str) -> list[str]:
-    words = shlex.split(line, comments=True)
-    return [sys.executable, "-m", "horismos", *words[1:]]
+    return shlex.split(line, comments=True)[1:]
 
 
 def _shown(page: str, after: str) -> str:
@@ -164,8 +164,7 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _run(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     assert line.split()[0].endswith("horismos"), line
-    done = subprocess.run(_argv(line), cwd=cwd, capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    done = horismos_forked(cwd, *_argv(line), timeout=120)
     assert "Traceback" not in done.stdout + done.stderr, f"{line}\n{done.stderr}"
     return done
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from rdflib import Literal, Namespace, URIRef
 
 from horismos import Agent, World
@@ -403,8 +404,7 @@ def test_a_run_killed_mid_call_holds_off_a_catalog_call_on_its_subject(shop) -> 
             "--args", '{"order": ":o1"}']
 
     def tools(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(horismos(*args), cwd=shop, env=environ(shop, None),
-                              capture_output=True, text=True, timeout=300)
+        return horismos_forked(shop, *args, env=environ(shop, None), timeout=300)
 
     refused = tools(*call)
     assert refused.returncode == 5, refused.stdout + refused.stderr
@@ -463,8 +463,7 @@ def test_killed_at_random_moments_and_run_again_each_order_is_charged_once(shop,
     (shop / "payments.py").write_text(CHAOS_PAYMENTS)
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(horismos(*args), cwd=shop, env=environ(shop, None),
-                              capture_output=True, text=True, timeout=300)
+        return horismos_forked(shop, *args, env=environ(shop, None), timeout=300)
 
     store = ("--store", f"{kind}:store")
     assert cli("load", "world.ttl", *store).returncode == 0

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 
 import pytest
 from conftest import EX, TRIAGE, step_events
+from forked import horismos_forked
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -214,13 +213,11 @@ def test_trace_show_prints_up_to_an_edited_line_then_says_where_it_is(traced):
     lines = path.read_text(encoding="utf-8").splitlines()
     middle = next(n for n, line in enumerate(lines, 1)
                   if '"R-1"' in line and json.loads(line)["type"] == "step")
-    whole = subprocess.run([sys.executable, "-m", "horismos", "trace", "show", str(path)],
-                           capture_output=True, text=True, timeout=60)
+    whole = horismos_forked(".", "trace", "show", str(path), timeout=60)
     assert whole.returncode == 0, whole.stderr
     _edit(path, middle, '"R-1"', '"R-2"')
 
-    done = subprocess.run([sys.executable, "-m", "horismos", "trace", "show", str(path)],
-                          capture_output=True, text=True, timeout=60)
+    done = horismos_forked(".", "trace", "show", str(path), timeout=60)
 
     assert done.returncode != 0
     assert f"{path}:{middle}: this event was edited after it was written" in done.stderr

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIAGE_WF = ROOT / "workflows" / "triage.ttl"
@@ -21,9 +22,7 @@ TOOLS = ["--tools", str(ROOT / "examples" / "triage" / "ehr_client.py")]
 
 
 def horismos(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120, input=stdin,
-                          stdin=None if stdin is not None else subprocess.DEVNULL)
+    return horismos_forked(cwd, *args, input=stdin, timeout=120)
 
 
 def no_traceback(p: subprocess.CompletedProcess[str]) -> None:

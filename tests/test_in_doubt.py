@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from conftest import EX, PREFIXES, Build
+from forked import horismos_forked
 from in_process import horismos_load
 from rdflib import Literal, URIRef
 
@@ -666,8 +667,7 @@ def _env(cwd: Path, hold: bool) -> dict[str, str]:
 
 
 def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                          env=_env(cwd, False), capture_output=True, text=True, timeout=300)
+    return horismos_forked(cwd, *args, env=_env(cwd, False), timeout=300)
 
 
 def _killed_once_it_acted(cwd: Path, args: list[str]) -> None:

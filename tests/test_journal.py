@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from rdflib import Literal, URIRef
 
 from horismos import World
@@ -162,26 +163,20 @@ def test_a_corrupt_record_before_the_last_is_a_typed_error_naming_the_file_and_b
     with pytest.raises(StoreError, match=rf"{path}: the record at byte {first} is corrupt"):
         World.open(f"journal:{tmp_path / 'store'}")
     assert path.read_bytes() == bytes(data)  # nothing cut, nothing skipped
-    shown = subprocess.run([sys.executable, "-m", "horismos", "digest", "--store",
-                            "journal:store"], cwd=tmp_path, capture_output=True, text=True,
-                           timeout=60)
+    shown = horismos_forked(tmp_path, "digest", "--store", "journal:store", timeout=60)
     assert shown.returncode != 0 and "Traceback" not in shown.stderr, shown.stderr
     assert f"the record at byte {first} is corrupt" in shown.stderr
 
 
 def test_a_second_process_opening_the_store_is_refused(tmp_path):
     (tmp_path / "w.ttl").write_text('<urn:test:a> <urn:test:p> "kept" .\n')
-    loaded = subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl", "--store",
-                             "journal:store"], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=60)
+    loaded = horismos_forked(tmp_path, "load", "w.ttl", "--store", "journal:store", timeout=60)
     assert loaded.returncode == 0, loaded.stderr
     # a file loaded goes into a snapshot, not record by record into the journal
     assert (tmp_path / "store" / JOURNAL).read_bytes() == b"# horismos journal after snapshot 1\n"
     with World.open(f"journal:{tmp_path / 'store'}") as world:
         assert set(world.store.quads()) == {(A, P, Literal("kept"), None)}
-        other = subprocess.run([sys.executable, "-m", "horismos", "digest", "--store",
-                                "journal:store"], cwd=tmp_path, capture_output=True, text=True,
-                               timeout=60)
+        other = horismos_forked(tmp_path, "digest", "--store", "journal:store", timeout=60)
         assert other.returncode == 2 and "Traceback" not in other.stderr, other.stderr
         assert "opens in one process at a time" in other.stderr
         with pytest.raises(UsageError, match="one process at a time"):

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 
 from horismos._stores import open_store
 from horismos._stores.journal import JournalStore
@@ -50,11 +49,7 @@ def opens_recomputing(store: str, monkeypatch: pytest.MonkeyPatch) -> int:
 
 def digest_checks(store: str) -> str:
     """``horismos digest --check``'s fingerprint, asserting it found the digest right."""
-    check = subprocess.run(
-        [sys.executable, "-m", "horismos", "digest", "--check", "--store", store],
-        capture_output=True,
-        text=True,
-    )
+    check = horismos_forked(".", "digest", "--check", "--store", store)
     assert check.returncode == 0, check.stderr
     return check.stdout.strip()
 

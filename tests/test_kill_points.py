@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from rdflib import Namespace
 
 from horismos import World
@@ -129,8 +130,7 @@ def environ(cwd: Path, kill: str | None = None) -> dict[str, str]:
 
 def horismos(cwd: Path, *args: str, kill: str | None = None) -> subprocess.CompletedProcess[str]:
     """``horismos ARGS…`` in ``cwd``, killed at ``kill`` (tests/kill_at.py) if given."""
-    return subprocess.run([sys.executable, str(KILL_AT), *args], cwd=cwd,
-                          env=environ(cwd, kill), capture_output=True, text=True, timeout=300)
+    return horismos_forked(cwd, *args, env=environ(cwd, kill), timeout=300, script=KILL_AT)
 
 
 def ledger(cwd: Path) -> list[str]:

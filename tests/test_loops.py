@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from rdflib import Namespace
 
 from horismos import Agent, InstanceFailed, StepBudgetExceeded, World, load_definitions
@@ -113,9 +114,8 @@ def test_cli_run_of_an_endless_loop_stops_with_one_line_naming_it(tmp_path) -> N
     write(tmp_path, paging(" ; horis:maxSteps 10"))
     (tmp_path / "feeds.py").write_text(
         "def fetch(feed):\n    return {'page': [1]}\n", encoding="utf-8")
-    p = subprocess.run([sys.executable, "-m", "horismos", "run", "defs.ttl", "--world",
-                        "world.ttl", "--tools", "feeds", "--focus", ":f1"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    p = horismos_forked(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--tools", "feeds",
+                        "--focus", ":f1", timeout=120)
     out = p.stdout + p.stderr
     assert "Traceback" not in out
     assert p.returncode == 1, out
@@ -126,8 +126,7 @@ def test_cli_run_of_an_endless_loop_stops_with_one_line_naming_it(tmp_path) -> N
 def test_validate_warns_about_a_cycle_through_a_non_idempotent_tool(tmp_path, idempotent,
                                                                     warned) -> None:
     write(tmp_path, paging_that_may_end(idempotent=idempotent))
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", "defs.ttl"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    p = horismos_forked(tmp_path, "validate", "defs.ttl", timeout=120)
     out = p.stdout + p.stderr
     assert p.returncode == 0, out
     assert ("on a cycle (:Page → :Page)" in out) is warned, out
@@ -153,9 +152,8 @@ def test_cli_run_warns_of_the_cycle_before_its_first_call_as_validate_does(tmp_p
     assert any("on a cycle (:Page → :Page)" in w and "t.fetch is not idempotent" in w
                and w.startswith("defs.ttl:") for w in warned), p.stderr
     assert not any(":hasMore" in w for w in warned), warned  # the world uses it
-    validated = subprocess.run(
-        [sys.executable, "-m", "horismos", "validate", "defs.ttl", "--world", "world.ttl"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    validated = horismos_forked(tmp_path, "validate", "defs.ttl", "--world", "world.ttl",
+                                timeout=120)
     assert warned == [line for line in validated.stdout.splitlines() if ": warning: " in line]
     quiet = subprocess.run([*args, "--quiet"], cwd=tmp_path, capture_output=True, text=True,
                            timeout=120, stdin=subprocess.DEVNULL)
@@ -168,9 +166,8 @@ def test_cli_serve_says_the_warnings_once_at_start(tmp_path) -> None:
     write(tmp_path, paging_that_may_end(" ; horis:maxSteps 3", idempotent="false"))
     (tmp_path / "feeds.py").write_text(
         "def fetch(feed):\n    return {'page': [1]}\n", encoding="utf-8")
-    p = subprocess.run([sys.executable, "-m", "horismos", "serve", "defs.ttl", "--world",
-                        "world.ttl", "--tools", "feeds"], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=120, stdin=subprocess.DEVNULL)  # stdio: ends at EOF
+    p = horismos_forked(tmp_path, "serve", "defs.ttl", "--world", "world.ttl", "--tools", "feeds",
+                        timeout=120)  # stdio: ends at EOF
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     lines = p.stderr.splitlines()
     served = next(i for i, line in enumerate(lines) if line.startswith("horismos serve: 1 tool"))
@@ -277,16 +274,14 @@ def test_a_cycle_that_never_ends_through_a_tool_that_is_not_idempotent_is_not_ru
     (tmp_path / "feeds.py").write_text(
         "def fetch(feed):\n    open('called', 'a').write('x')\n    return {'page': [1]}\n",
         encoding="utf-8")
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", "defs.ttl"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    p = horismos_forked(tmp_path, "validate", "defs.ttl", timeout=120)
     out = p.stdout + p.stderr
     assert p.returncode == 1 and "Traceback" not in out, out
     (error,) = [line for line in out.splitlines() if ": error: " in line]
     assert error.startswith("defs.ttl:") and "the cycle :Page → :Page never ends" in error
     assert "t.fetch is not idempotent" in error, error
-    ran = subprocess.run([sys.executable, "-m", "horismos", "run", "defs.ttl", "--world",
-                          "world.ttl", "--tools", "feeds", "--focus", ":f1"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    ran = horismos_forked(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--tools", "feeds",
+                          "--focus", ":f1", timeout=120)
     assert ran.returncode == 2 and "Traceback" not in ran.stdout + ran.stderr, ran.stderr
     assert not (tmp_path / "called").exists()  # nothing called
     approved = paging(idempotent="false").replace(

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from rdflib import URIRef
 
 from horismos import Agent, AuthoringError, Problem, UsageError, World, load_definitions
@@ -558,9 +558,7 @@ def test_a_timeout_in_a_unit_the_parser_does_not_take_gets_the_one_to_write(
 
 
 def _validate_connect(folder: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "horismos", "validate", "--connect",
-         *DEFINITIONS[WAREHOUSE]], cwd=folder, capture_output=True, text=True, timeout=120)
+    return horismos_forked(folder, "validate", "--connect", *DEFINITIONS[WAREHOUSE], timeout=120)
 
 
 def test_a_server_that_does_not_start_is_reported_once_at_its_declaration(
@@ -596,9 +594,8 @@ def test_run_refuses_a_tool_the_server_lacks_at_its_binding_with_the_name_meant(
     # MCP server … has no tool", with no file or line, as if the server were at fault
     folder, line = edited(tmp_path, WAREHOUSE, "tools.ttl", '"mcp://stock/reserve"',
                           '"mcp://stock/reserv"')
-    p = subprocess.run([sys.executable, "-m", "horismos", "run", *DEFINITIONS[WAREHOUSE],
-                        "--world", "world.ttl", "--workflow", ":Fulfil", "--all"], cwd=folder,
-                       capture_output=True, text=True, timeout=120)
+    p = horismos_forked(folder, "run", *DEFINITIONS[WAREHOUSE], "--world", "world.ttl",
+                        "--workflow", ":Fulfil", "--all", timeout=120)
     assert p.returncode == 2, p.stdout + p.stderr
     assert p.stderr.startswith(f"horismos run: error: tools.ttl:{line}: MCP server "), p.stderr
     assert 'has no tool "reserv"' in p.stderr

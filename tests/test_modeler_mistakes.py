@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 
 HERE = Path(__file__).resolve().parent / "fixtures" / "modeler"
 FILES = {
@@ -117,10 +117,7 @@ def copy_with(tmp_path: Path, domain: str, file: str, old: str, new: str) -> Pat
 
 
 def validated(folder: Path, domain: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "horismos", "validate", *FILES[domain]],
-        cwd=folder, capture_output=True, text=True, timeout=120,
-    )
+    return horismos_forked(folder, "validate", *FILES[domain], timeout=120)
 
 
 def line_of(folder: Path, file: str, text: str) -> int:

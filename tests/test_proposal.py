@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from rdflib import Namespace, URIRef
 from servers.llm_server import LlmServer
 
@@ -207,8 +208,6 @@ def test_an_operator_answer_naming_no_legal_option_is_refused(tmp_path, hotel) -
 
 
 def test_cli_resume_with_an_illegal_option_exits_2_listing_the_legal_ones(tmp_path) -> None:
-    import subprocess
-    import sys
 
     (tmp_path / "trip.ttl").write_text(proposal(confidence="0.99"))
     (tmp_path / "world.ttl").write_text(WORLD)
@@ -216,9 +215,7 @@ def test_cli_resume_with_an_illegal_option_exits_2_listing_the_legal_ones(tmp_pa
                                             "    return {'booked': hotel}\n")
 
     def horismos(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL)
+        return horismos_forked(tmp_path, *args, timeout=120)
 
     first = horismos("run", "trip.ttl", "--world", "world.ttl", "--tools", "trip_tools",
                      "--focus", ":req1", "--out", "after.trig")
@@ -466,9 +463,7 @@ def openai_cli(tmp_path: Path, server: LlmServer) -> Callable[..., subprocess.Co
     env = {**os.environ, "OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "test-key"}
 
     def horismos(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120, env=env,
-                              stdin=subprocess.DEVNULL)
+        return horismos_forked(tmp_path, *args, env=env, timeout=120)
 
     return horismos
 
@@ -517,7 +512,6 @@ def test_serve_run_workflow_holds_the_model_to_the_allowed_hosts(tmp_path) -> No
     asked."""
     import asyncio
     import os
-    import sys
 
     from mcp import Client, StdioServerParameters, stdio_client
 
@@ -552,8 +546,6 @@ def test_a_worker_refuses_to_start_with_a_model_outside_the_allowed_hosts(tmp_pa
     """``worker --allow-host`` checks every workflow before it takes a task: a proposal's model
     outside the allowed hosts stops it (exit 2, saying why), and the model gets no request."""
     import os
-    import subprocess
-    import sys
 
     from oxigraph_server import OxigraphServer
 
@@ -566,12 +558,9 @@ def test_a_worker_refuses_to_start_with_a_model_outside_the_allowed_hosts(tmp_pa
         with LlmServer(repeat=answer([T.beach], 0.9), key="test-key") as server:
             env = {**os.environ, "OPENAI_BASE_URL": server.url + "/v1",
                    "OPENAI_API_KEY": "test-key"}
-            worker = subprocess.run(
-                [sys.executable, "-m", "horismos", "worker", "trip.ttl", "--tools", "trip_tools",
-                 "--store", store.store, "--broker", "redis://127.0.0.1:1/0",
-                 "--allow-host", "api.example.org"],
-                cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env,
-                stdin=subprocess.DEVNULL)
+            worker = horismos_forked(tmp_path, "worker", "trip.ttl", "--tools", "trip_tools",
+                                     "--store", store.store, "--broker", "redis://127.0.0.1:1/0",
+                                     "--allow-host", "api.example.org", env=env, timeout=120)
             assert worker.returncode == 2, worker.stderr
             assert "add it with --allow-host 127.0.0.1" in worker.stderr, worker.stderr
             assert "Traceback" not in worker.stderr and server.requests == []

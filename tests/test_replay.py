@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from rdflib import Graph, URIRef
 
 from horismos import (
@@ -558,8 +558,7 @@ def test_a_run_records_version_3_and_replays_to_its_digests(tmp_path: Path) -> N
 
 
 def _cli(*args: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", *map(str, args)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return horismos_forked(ROOT, *map(str, args), timeout=300)
 
 
 def test_cli_replays_one_trace_and_exits_0_when_same() -> None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from listening import mcp_http_server
 from rdflib import Namespace
 from servers.http_server import serve
@@ -183,13 +183,11 @@ def test_mcp_server_that_does_not_start_was_never_sent_so_it_is_retried(tmp_path
 
 @pytest.mark.parametrize("idempotent", [False, True])
 def test_validate_warns_about_retries_on_a_non_idempotent_tool(tmp_path, idempotent) -> None:
-    import subprocess
 
     (tmp_path / "defs.ttl").write_text(
         PREFIXES + tool("t.Book", "python:book", idempotent=idempotent) + flow("Book"),
         encoding="utf-8")
-    p = subprocess.run([sys.executable, "-m", "horismos", "validate", "defs.ttl"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    p = horismos_forked(tmp_path, "validate", "defs.ttl", timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     warned = "horis:retries" in p.stdout + p.stderr
     assert warned is not idempotent

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from in_process import horismos_load
 from rdflib import Literal, Namespace
 
@@ -146,8 +147,7 @@ def test_a_tool_outside_the_policy_blocks_with_a_typed_reason(tmp_path) -> None:
 
 
 def horismos(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return horismos_forked(cwd, *args, timeout=120)
 
 
 TOOLS = """\

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EX, PREFIXES, TRIAGE, Build, Recorder
+from forked import horismos_forked
 
 from horismos import Agent, AuthoringError, ToolError
 
@@ -30,9 +31,7 @@ SHELL = PREFIXES + """
 
 
 def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    return horismos_forked(cwd, *args, timeout=120)
 
 
 def no_traceback(p: subprocess.CompletedProcess[str]) -> None:

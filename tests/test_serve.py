@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
 
@@ -483,10 +484,8 @@ def test_run_workflow_says_which_part_of_a_step_blocked_it_as_run_does(project: 
     assert answer.structured_content["status"] == "blocked"
     said = _text(answer).splitlines()[-1].strip()
     assert said == "?ward :open true . has no solution for ?ward = :w1", said
-    p = subprocess.run([sys.executable, "-m", "horismos", "run", "triage.ttl", "--world",
-                        "world.ttl", "--tools", "clinic_tools.py", "--workflow", ":Triage",
-                        "--focus", ":p1"],
-                       cwd=project, capture_output=True, text=True, timeout=120)
+    p = horismos_forked(project, "run", "triage.ttl", "--world", "world.ttl", "--tools",
+                        "clinic_tools.py", "--workflow", ":Triage", "--focus", ":p1", timeout=120)
     assert said in p.stdout, p.stdout + p.stderr
 
 
@@ -738,11 +737,8 @@ def test_approval_is_the_operators_never_the_agents(http_serve: tuple[str, str],
     sneaky = asyncio.run(call({**args, "approval": fp}))
     assert sneaky.structured_content["error"]["kind"] == "schema"
 
-    approve = subprocess.run(
-        [sys.executable, "-m", "horismos", "approve", str(served_project / "defs.ttl"),
-         "--store", store,
-         "--instance", approval["instance"], "--fingerprint", fp],
-        capture_output=True, text=True)
+    approve = horismos_forked(".", "approve", str(served_project / "defs.ttl"), "--store", store,
+                              "--instance", approval["instance"], "--fingerprint", fp)
     assert approve.returncode == 0, approve.stderr
     assert "the agent may now call it again" in approve.stdout, approve.stdout
     done = asyncio.run(call(args))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ASSIGN_TOOL, EX
+from forked import horismos_forked
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
@@ -220,8 +221,7 @@ def test_a_literal_over_16_mib_is_a_located_error_not_a_traceback(world, tmp_pat
     assert caught.value.problems[0].line == 3
     if world.store.name != "memory":
         return  # the command line, once: it loads into a store of its own
-    p = subprocess.run([sys.executable, "-m", "horismos", "load", str(big), "--store",
-                        f"oxigraph:{tmp_path / 'db'}"], capture_output=True, text=True)
+    p = horismos_forked(".", "load", str(big), "--store", f"oxigraph:{tmp_path / 'db'}")
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert f"{big}:3: a literal or IRI near line 3 is longer than 16 MiB" in p.stderr
 
@@ -243,9 +243,7 @@ def test_an_unreachable_server_is_a_typed_error_that_says_what_to_do():
 def test_an_on_disk_world_outlives_its_process_and_opens_in_one_at_a_time(tmp_path):
     path = tmp_path / "world"
     (tmp_path / "w.ttl").write_text('<urn:test:a> <urn:test:p> "kept" .\n')
-    done = subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl",
-                           "--store", f"oxigraph:{path}"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60)
+    done = horismos_forked(tmp_path, "load", "w.ttl", "--store", f"oxigraph:{path}", timeout=60)
     assert done.returncode == 0, done.stderr
 
     world = World.open(f"oxigraph:{path}")
@@ -261,9 +259,7 @@ def test_a_value_rdflib_cannot_write_back_loads_and_reads_as_written(tmp_path):
     path = tmp_path / "world"
     (tmp_path / "w.ttl").write_text(
         '<urn:test:a> <urn:test:p> "-P1Y1D"^^<http://www.w3.org/2001/XMLSchema#duration> .\n')
-    done = subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl",
-                           "--store", f"oxigraph:{path}"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60)
+    done = horismos_forked(tmp_path, "load", "w.ttl", "--store", f"oxigraph:{path}", timeout=60)
     assert done.returncode == 0, done.stderr
     world = World.open(f"oxigraph:{path}")
     ((_, _, value, _),) = world.store.quads()
@@ -296,8 +292,7 @@ def test_a_value_rdflib_cannot_write_back_validates_and_runs_in_memory(tmp_path,
         '<urn:test:a> <urn:test:wait> "-P1Y1D"^^<http://www.w3.org/2001/XMLSchema#duration> .\n')
     for argv in (["validate", "defs.ttl", data],
                  ["run", "defs.ttl", data, "--store", "memory", "--all"]):
-        done = subprocess.run([sys.executable, "-m", "horismos", *argv], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=60)
+        done = horismos_forked(tmp_path, *argv, timeout=60)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "Traceback" not in done.stderr and "syntax" not in done.stdout
     assert "1 completed" in done.stdout
@@ -393,9 +388,7 @@ def test_importing_horismos_works_on_an_rdflib_without_the_duration_mapping_it_r
 
 def test_load_refuses_a_world_that_would_not_outlive_it(tmp_path):
     (tmp_path / "w.ttl").write_text('<urn:test:a> <urn:test:p> "x" .\n')
-    done = subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl",
-                           "--store", "oxigraph"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60)
+    done = horismos_forked(tmp_path, "load", "w.ttl", "--store", "oxigraph", timeout=60)
     assert done.returncode == 2  # a usage error, as every command exits for one
     assert "oxigraph:PATH, journal:PATH or sparql:URL" in done.stderr
 
@@ -407,9 +400,7 @@ def test_a_store_is_not_made_among_a_folders_own_files(tmp_path):
     before = sorted(p.name for p in tmp_path.iterdir())
 
     def load(store: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "horismos", "load", "w.ttl", "--store",
-                               store], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                              stdin=subprocess.DEVNULL)
+        return horismos_forked(tmp_path, "load", "w.ttl", "--store", store, timeout=60)
 
     here = load("oxigraph:.")
     assert here.returncode == 2 and "Traceback" not in here.stderr, here.stderr

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ENGINE, EX, PREFIXES, WARD
+from forked import horismos_forked
 from in_process import horismos_in_process, horismos_load
 from listening import free_port, mcp_http_server
 from rdflib import RDF
@@ -48,8 +49,7 @@ LENT = PREFIXES + """
 
 
 def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return horismos_forked(cwd, *args, timeout=120)
 
 
 @pytest.fixture(params=["oxigraph", "journal", "sparql"])

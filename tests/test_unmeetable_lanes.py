@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 
 ROOT = Path(__file__).resolve().parent.parent
 REBOOKING = ROOT / "examples" / "rebooking"
@@ -37,8 +37,7 @@ SAID = "error: :BookingShape: sh:path names :checkedInAt, which no loaded ontolo
 
 
 def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return horismos_forked(cwd, *args, timeout=120)
 
 
 @pytest.fixture

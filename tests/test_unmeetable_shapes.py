@@ -10,10 +10,10 @@ it is an error at the shape's ``sh:path``, and ``run`` calls no tool.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIAGE_WF = ROOT / "workflows" / "triage.ttl"
@@ -41,8 +41,7 @@ notify_nurse = _counted(ehr_client.notify_nurse)
 
 
 def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return horismos_forked(cwd, *args, timeout=120)
 
 
 def world_triaging(tmp_path: Path, node: str) -> Path:

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+from forked import horismos_forked
 from oxigraph_server import OxigraphServer
 from rdflib import Literal, URIRef
 
@@ -108,11 +109,7 @@ def test_the_digest_after_an_update_is_the_one_the_store_reopens_with(
     world.store.update('INSERT DATA { [] <http://ex/p> "fresh" . <http://ex/f> <http://ex/p> _:n }')
     digest = world.digest()
     world.close()
-    done = subprocess.run(
-        [sys.executable, "-m", "horismos", "digest", "--check", "--store", store],
-        capture_output=True,
-        text=True,
-    )
+    done = horismos_forked(".", "digest", "--check", "--store", store)
     assert done.returncode == 0, done.stdout + done.stderr
     assert digest in done.stdout
 
@@ -288,11 +285,7 @@ def test_on_sparql_a_write_around_horismos_is_still_found_after_a_users_update(
         assert recomputed_after - kept_after == recomputed - kept != ZERO  # the other write's
     finally:
         world.close()
-    check = subprocess.run(
-        [sys.executable, "-m", "horismos", "digest", "--check", "--store", store],
-        capture_output=True,
-        text=True,
-    )
+    check = horismos_forked(".", "digest", "--check", "--store", store)
     assert check.returncode == 1 and "does not match" in check.stderr, check.stderr
 
 
@@ -367,11 +360,7 @@ def test_on_sparql_an_update_that_landed_before_the_server_went_says_so(
         server.start()
 
         def digest(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [sys.executable, "-m", "horismos", "digest", "--store", server.store, *args],
-                capture_output=True,
-                text=True,
-            )
+            return horismos_forked(".", "digest", "--store", server.store, *args)
 
         assert digest("--rebase").returncode == 0
         assert digest("--check").returncode == 0
@@ -397,11 +386,7 @@ def test_a_journal_written_before_updates_moved_the_digest_reopens_with_a_true_o
     folder = tmp_path / "store"
     shutil.copytree(JOURNAL_BEFORE_MARKS, folder)
     store = f"journal:{folder}"
-    check = subprocess.run(
-        [sys.executable, "-m", "horismos", "digest", "--check", "--store", store],
-        capture_output=True,
-        text=True,
-    )
+    check = horismos_forked(".", "digest", "--check", "--store", store)
     assert check.returncode == 0, check.stderr
     expected = open_store("memory")
     expected.update(

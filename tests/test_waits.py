@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from rdflib import Graph, Namespace, URIRef
 
 from horismos import Agent, GateRejected, UsageError, World
@@ -572,13 +573,7 @@ def test_a_choice_made_before_the_wait_is_bound_after_a_resume_elsewhere(tmp_pat
 
 
 def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "horismos", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return horismos_forked(cwd, *args, timeout=120)
 
 
 def test_the_rebooking_example_waits_for_an_operator_who_resumes_it(tmp_path) -> None:

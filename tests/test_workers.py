@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from rdflib import URIRef
@@ -238,8 +239,7 @@ def test_every_workers_trace_replays_same_or_stopped(ward, server):
     for n in range(3):
         trace = ward / f"w{n}.jsonl"
         continued += trace.read_text().count('"continued_at"')
-        done = subprocess.run([sys.executable, "-m", "horismos", "replay", str(trace),
-                               *DEFINITIONS], capture_output=True, text=True, timeout=120)
+        done = horismos_forked(".", "replay", str(trace), *DEFINITIONS, timeout=120)
         first = done.stdout.split()[0] if done.stdout else ""
         assert first == ("STOPPED" if n == 0 else "same"), done.stdout + done.stderr
     assert continued >= 1  # the dead worker's instance was continued, and replays so
@@ -827,11 +827,9 @@ def test_a_catalog_call_during_a_runs_step_on_its_focus_is_refused(ward, server)
         cwd=ward, env={**os.environ, "ASSIGN_UNTIL": str(release)}, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     _wait_for(ward / "assigning", run)
-    call = subprocess.run(
-        [sys.executable, "-m", "horismos", "tools", "call", "ehr.assign_queue", *definitions,
-         "--store", server.store, "--tools", str(ward / "ehr_client.py"),
-         "--args", f'{{"patient": "<{EHR}p01>", "queue": "<{EHR}routine>"}}'],
-        cwd=ward, capture_output=True, text=True, timeout=120)
+    call = horismos_forked(ward, "tools", "call", "ehr.assign_queue", *definitions, "--store",
+                           server.store, "--tools", str(ward / "ehr_client.py"), "--args",
+                           f'{{"patient": "<{EHR}p01>", "queue": "<{EHR}routine>"}}', timeout=120)
     release.touch()
     out = run.communicate(timeout=120)[0]
 
@@ -1063,23 +1061,20 @@ def test_wake_skips_a_wait_another_process_drives_and_wakes_the_others(tmp_path,
                                         ":req1 a :Request .\n:req2 a :Request .\n")
     common = ["leave.ttl", "--store", server.store]
     for command in (["load", "world.ttl", "--store", server.store], ["run", *common, "--all"]):
-        subprocess.run([sys.executable, "-m", "horismos", *command], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
+        horismos_forked(tmp_path, *command, timeout=120)
     world = World.open(server.store)
     agent = Agent.from_files(tmp_path / "leave.ttl")
     other = Worker.join(world)  # another process, driving req1 right now
     try:
         asyncio.run(other.hold(agent.workflow(), URIRef("http://example.org/leave#req1")))
-        woke = subprocess.run([sys.executable, "-m", "horismos", "wake", *common],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        woke = horismos_forked(tmp_path, "wake", *common, timeout=120)
     finally:
         other.leave()
     assert woke.returncode == 0, woke.stdout + woke.stderr
     assert ":req2" in woke.stdout and "wait timed out -> :Escalate" in woke.stdout
     assert "skipped: another live process is driving" in woke.stderr
     assert ":req1" not in woke.stdout and "Traceback" not in woke.stderr
-    again = subprocess.run([sys.executable, "-m", "horismos", "wake", *common],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    again = horismos_forked(tmp_path, "wake", *common, timeout=120)
     assert ":req1" in again.stdout and "wait timed out -> :Escalate" in again.stdout
     world.store.close()
 

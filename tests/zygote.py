@@ -1,0 +1,82 @@
+"""``python zygote.py``: a process with the command line imported, forked once per command.
+
+A ``horismos`` process spends ~0.3 s of CPU importing before it reads its first file, and the
+suite starts about a thousand of them: a quarter of its CPU. This process imports what every
+command imports once; each command a test runs through :mod:`forked` is then a child forked
+from it, in the test's folder, with the test's environment and its own stdin, stdout and
+stderr. The child is a process of its own, as ``python -m horismos ARGS`` is: its own pid, its
+exit code or the signal that killed it, its ``atexit`` handlers and interpreter shutdown, its
+children; a kill (``tests/kill_at.py``'s SIGKILL at a commit) kills it alone. What it does not
+do is start an interpreter: :mod:`forked` falls back to a fresh ``python -m horismos`` when a
+test's environment sets an interpreter's start-up variable (``PYTHONHASHSEED``,
+``PYTHONIOENCODING``, …) other than this process was started with, and tests of start-up itself
+start their own.
+
+Protocol: one JSON request a line on stdin (``args``, ``cwd``, ``env``, ``stdin``, ``stdout``,
+``stderr``: file paths; ``script``: a file to run as ``__main__`` instead of the ``horismos``
+module); for each, two lines on stdout: the child's pid, then its exit code as
+:attr:`subprocess.Popen.returncode` says it (``-N`` for signal N). One command at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import signal
+import sys
+from typing import Any, BinaryIO
+
+import rdflib.plugins.sparql  # noqa: F401  # what a command with a SPARQL precondition parses
+
+import horismos._cli  # noqa: F401  # what every command imports
+
+
+def child(request: dict[str, Any], requests: BinaryIO, replies: int) -> None:
+    """Become the command: its folder, environment and files, then ``horismos`` run as
+    ``__main__``. Its ``SystemExit`` (or an uncaught exception) ends this process as it ends a
+    fresh one: with the interpreter's own shutdown."""
+    requests.close()  # the protocol's pipes are the zygote's alone
+    os.close(replies)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    for fd, (name, flags) in enumerate(
+        (("stdin", os.O_RDONLY), ("stdout", os.O_WRONLY), ("stderr", os.O_WRONLY))
+    ):
+        opened = os.open(request[name], flags)
+        os.dup2(opened, fd)
+        os.close(opened)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    script = request.get("script")
+    if script:
+        sys.argv = [script, *request["args"]]
+        sys.path[0] = os.path.dirname(script)
+        runpy.run_path(script, run_name="__main__")
+    else:
+        sys.argv = ["horismos", *request["args"]]
+        sys.path[0] = os.getcwd()  # as ``python -m`` puts it
+        runpy.run_module("horismos", run_name="__main__", alter_sys=True)
+
+
+def serve() -> None:
+    requests = os.fdopen(os.dup(0), "rb")
+    replies = os.dup(1)
+    # the protocol's pipes are not the commands' files: a child takes its own over 0, 1 and 2
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    for line in requests:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            child(request, requests, replies)
+            sys.exit(0)
+        os.write(replies, f"{pid}\n".encode())
+        _, status = os.waitpid(pid, 0)
+        os.write(replies, f"{os.waitstatus_to_exitcode(status)}\n".encode())
+
+
+if __name__ == "__main__":
+    serve()
