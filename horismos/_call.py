@@ -17,18 +17,17 @@ import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
-from rdflib import RDFS, XSD, URIRef
+from rdflib import XSD, URIRef
 from rdflib import Literal as RdfLiteral
 from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._bindings.wire import json_value
+from ._call_arguments import check_arguments
 from ._catalog import (
-    input_schema,
     missing_env,
     ordered_args,
     types_in,
@@ -36,10 +35,8 @@ from ._catalog import (
 from ._claims import CATALOG, NotHeld, Worker, lease_from_env
 from ._environment import Environment
 from ._errors import (
-    AmbiguousName,
     CallInFlight,
     LeaseLost,
-    NotAnIRI,
     OutcomeUnknown,
     ToolError,
     UsageError,
@@ -62,8 +59,7 @@ from ._intents import (
     outlast,
     read_intent,
 )
-from ._literals import INTEGER_TYPES, NUMBER_TYPES
-from ._model import Arg, McpServer, Tool
+from ._model import McpServer, Tool
 from ._policy import (
     Policy,
     fingerprint,
@@ -90,25 +86,12 @@ if TYPE_CHECKING:
     from ._world import World
 
 __all__ = [
-    "RESULT_FIELDS",
     "CallResult",
     "LentData",
     "approval_fingerprint",
     "guarded_call",
     "reconcile_call",
 ]
-
-RESULT_FIELDS = (
-    "status",
-    "exit_status",
-    "effects",
-    "receipt",
-    "content",
-    "artifacts",
-    "gate",
-    "error",
-)
-"""Fields of a call's result; passed as input they are refused as such (unless declared)."""
 
 CallStatus = Literal["completed", "refused", "blocked", "failed", "rejected", "timed_out"]
 
@@ -202,158 +185,6 @@ class CallResult:
             if a["type"] == "output_capture"
         )
         return "\n".join(lines)
-
-
-# -- arguments --------------------------------------------------------------------------------
-
-
-def check_arguments(
-    tool: Tool,
-    defs: Definitions,
-    args: Any,
-    world: World | None = None,
-) -> tuple[dict[str, Node], dict[str, Any], list[str]]:
-    """The arguments as graph nodes, the normalized payload (class-typed ones as full IRIs),
-    and what keeps them from fitting the input schema. Given ``world``, a CURIE whose prefix
-    the files bind to several namespaces means the one IRI the world holds (as a focus does)."""
-    exists = None if world is None else functools.partial(holds_subject, world)
-    if not isinstance(args, Mapping):
-        example = ", ".join(f'"{a.name}": …' for a in ordered_args(tool))
-        return {}, {}, [f"the arguments must be a JSON object, e.g. {{{example}}}"]
-    schema = input_schema(tool, defs)
-    props: dict[str, Any] = schema["properties"]
-    takes = ", ".join(props) or "no arguments"
-    problems: list[str] = []
-    nodes: dict[str, Node] = {}
-    payload: dict[str, Any] = {}
-    unknown = False
-    for key, value in args.items():
-        arg = tool.arg(str(key))
-        if arg is None:
-            if key in RESULT_FIELDS:
-                problems.append(
-                    f'"{key}" is a result field (the call\'s result envelope '
-                    "gives it back), not an argument"
-                )
-            else:
-                problems.append(f'unknown argument "{key}"')
-            unknown = True
-            continue
-        problem = _json_type_problem(props[arg.name], value) or _not_unicode(value)
-        if problem is None:
-            node = _node(arg, value, defs, exists)
-            if not isinstance(node, Node):
-                problem = node
-            else:
-                nodes[arg.name] = node
-                payload[arg.name] = str(node) if isinstance(node, URIRef) else value
-        if problem:
-            problems.append(f'argument "{key}" {problem}')
-    if unknown:
-        problems.append(f"{tool.name} takes {takes}")
-    for name in schema["required"]:
-        if name not in args:
-            problems.append(
-                f'argument "{name}" is required: {props[name].get("description", "a value")}'
-            )
-    return nodes, payload, [_clipped(p) for p in problems]
-
-
-_SHOWN = 300
-"""Characters a refusal shows of each end of a problem: enough for any value a person typed,
-and the fix, which a problem says last."""
-
-
-def _clipped(problem: str) -> str:
-    """``problem`` with its middle cut when it is long: one echoing a value whole (a 5 MB
-    string argument) was a 5 MB line of stderr, and twice that in ``--format json``. Its end
-    is kept, since that is where a problem says what to do."""
-    if len(problem) <= 3 * _SHOWN:
-        return problem
-    cut = len(problem) - 2 * _SHOWN
-    return f"{problem[:_SHOWN]} … ({cut:,} characters cut) … {problem[-_SHOWN:]}"
-
-
-def _not_unicode(value: Any) -> str | None:
-    """What is wrong with a string that is not Unicode text: JSON's ``"\\ud800"`` escape reads
-    as a lone surrogate, which no store, trace or terminal can write. Refused here, it was
-    called with and committed, and then the receipt could not be printed (a traceback after a
-    call that acted, inviting a second one)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as e:
-        return (
-            f"holds {value[e.start]!r}, half of a UTF-16 surrogate pair, which is no "
-            "character; give valid Unicode text"
-        )
-    return None
-
-
-def _json_type_problem(schema: Mapping[str, Any], value: Any) -> str | None:
-    want = schema.get("type")
-    ok = {
-        None: value is not None and not isinstance(value, dict | list),
-        "string": isinstance(value, str),
-        "integer": (isinstance(value, int) and not isinstance(value, bool))
-        or (isinstance(value, float) and value.is_integer()),
-        "number": isinstance(value, int | float) and not isinstance(value, bool),
-        "boolean": isinstance(value, bool),
-    }[want]
-    if ok:
-        return None
-    return (
-        f"must be {schema.get('description', 'a literal')} (JSON {want or 'scalar'}); "
-        f"got {_json_kind(value)}"
-    )
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if value is None:
-        return "null"
-    if isinstance(value, dict | list):
-        return "an object" if isinstance(value, dict) else "an array"
-    return f"{'string' if isinstance(value, str) else 'number'} {value!r}"
-
-
-def _node(
-    arg: Arg, value: Any, defs: Definitions, exists: Callable[[URIRef], bool] | None = None
-) -> Node | str:
-    """``value`` as the node the argument binds to, or what is wrong with it."""
-    if arg.is_class:
-        try:
-            return defs.expand(value, exists)
-        except (NotAnIRI, AmbiguousName) as e:
-            return f"must name a node of class {defs.name(arg.type)}: {e}"
-        except KeyError:
-            return (
-                f"must name a node of class {defs.name(arg.type)}: {value!r} is neither an "
-                "IRI nor a CURIE with a declared prefix"
-            )
-    t = arg.type
-    if t in (XSD.string, RDFS.Literal) and isinstance(value, str):
-        return RdfLiteral(value)
-    if t == RDFS.Literal:
-        return RdfLiteral(value)
-    if t in INTEGER_TYPES:
-        lit = RdfLiteral(int(value), datatype=t)
-    elif t == XSD.decimal:
-        try:
-            lit = RdfLiteral(Decimal(str(value)), datatype=t)
-        except InvalidOperation:
-            return f"is not a decimal number: {value!r}"
-    elif t in NUMBER_TYPES:
-        lit = RdfLiteral(float(value), datatype=t)
-    elif t == XSD.boolean:
-        lit = RdfLiteral(bool(value))
-    else:
-        lit = RdfLiteral(str(value), datatype=t)
-    if getattr(lit, "ill_typed", False):
-        return f"is not a valid {defs.name(t)}: {value!r}"
-    return lit
 
 
 def approval_fingerprint(

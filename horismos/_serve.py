@@ -54,13 +54,8 @@ from rdflib import XSD, Literal, URIRef
 
 from ._bindings.mcp import servers_in_force
 from ._bindings.wire import json_value
-from ._call import (
-    RESULT_FIELDS,
-    CallResult,
-    approval_fingerprint,
-    check_arguments,
-    guarded_call,
-)
+from ._call import CallResult, approval_fingerprint, guarded_call
+from ._call_arguments import RESULT_FIELDS, check_arguments
 from ._catalog import binding_problem, effect_schema, input_schema
 from ._errors import AuthoringError, ToolError, UsageError
 from ._idempotency import MCP_META_KEY, check_key, key_node
