@@ -225,6 +225,10 @@ def submit_instances(broker: str, workflow: URIRef, foci: Iterable[URIRef]) -> i
             app.connection_for_write(transport_options=_ANSWERING) as connection,
             app.amqp.Producer(connection) as producer,
         ):
+            # the first connection once, as a worker's at start: a broker down or silent is
+            # said at once, not after the publish retries (~4 s more), meant for one that
+            # goes away between two tasks
+            connection.ensure_connection(max_retries=1, interval_start=0, interval_max=0.2)
             for focus in foci:
                 app.send_task(
                     TASK,
