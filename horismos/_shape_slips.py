@@ -16,6 +16,9 @@ checked nothing at all:
   (``"1"^^xsd:boolean`` too), so a pattern matching neither (``"^(yes|no)$"``, ``"^1$"``)
   leaves no value that conforms (an error, a warning for such a shape). On numbers and dates
   a pattern on the lexical form can be meant (digits, a time zone), so those are not judged;
+- a ``sh:pattern`` written with what Python's regular expressions add to SHACL's (XPath's):
+  a lookahead, ``\\b``, a possessive quantifier, inline flags ``(?i)`` (a warning): the gate
+  judges it, and the shape means something else, or nothing, to every other SHACL engine;
 - ``sh:flags`` with a letter other than ``i`` and ``m`` (``"s"``, or ``"g"`` from
   JavaScript): the gate and pyshacl read those two only, and checked the pattern without it;
 - a shape with no target that nothing names (no ``sh:targetClass``…, no ``sh:node`` or
@@ -36,6 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from re import _constants as _regex_constants  # type: ignore[attr-defined]
 from re import _parser as _regex_parser  # type: ignore[attr-defined]
 from typing import Literal as Severity
 
@@ -88,6 +92,7 @@ def shape_slips(g: Graph, n: Callable[[Node], str], written: Written) -> Iterato
     yield from judged(_pattern_beyond_max_length(g, n))
     yield from judged(_pattern_on_booleans(g, n))
     yield from _unknown_flags(g)
+    yield from _beyond_xpath(g)
     yield from _judging_nothing(g)
     yield from judged(_closed_to_type(g, n))
     yield from _class_as_target_node(g, n)
@@ -263,6 +268,82 @@ def _unknown_flags(g: Graph) -> Iterator[ShapeSlip]:
             ("; ".join(f"for {c}, {_UNREAD[c]}" for c in of_xpath) + "; " if of_xpath else "")
             + (f'write sh:flags "{kept}"' if kept else "delete sh:flags"),
         )
+
+
+_PYTHON_OPS: dict[object, tuple[str, str]] = {
+    _regex_constants.ASSERT: ("a lookaround, (?=…) or (?<=…)", "write the pattern without it"),
+    _regex_constants.ASSERT_NOT: (
+        "a negative lookaround, (?!…) or (?<!…)",
+        "write what must not match as its own shape: sh:not [ sh:path … ; sh:pattern … ]",
+    ),
+    _regex_constants.POSSESSIVE_REPEAT: (
+        "a possessive quantifier (*+ ++ ?+)",
+        "drop the + after the quantifier",
+    ),
+    _regex_constants.ATOMIC_GROUP: ("an atomic group, (?>…)", "write (?:…) or (…)"),
+    _regex_constants.GROUPREF_EXISTS: (
+        "a conditional, (?(1)…|…)",
+        "write the alternatives with |",
+    ),
+}
+_PYTHON_ATS: dict[object, tuple[str, str]] = {  # numbered apart from the ops: a dict of its own
+    _regex_constants.AT_BOUNDARY: ("\\b", "write the characters around the word, e.g. (^|\\W)"),
+    _regex_constants.AT_NON_BOUNDARY: ("\\B", "write the pattern without it"),
+    _regex_constants.AT_BEGINNING_STRING: ("\\A", "write ^"),
+    _regex_constants.AT_END_STRING: ("\\Z", "write $"),
+}
+"""What Python's regular expressions (the gate's) read and SHACL's (XPath's ``fn:matches``,
+which ``sh:pattern`` is defined by) do not, and how to write it in theirs."""
+
+_INLINE = re.I | re.M | re.S | re.X | re.A
+
+
+def _beyond_xpath(g: Graph) -> Iterator[ShapeSlip]:
+    for holder, pattern in g.subject_objects(SH.pattern):
+        if not isinstance(pattern, Literal):
+            continue
+        try:
+            parsed = _regex_parser.parse(str(pattern))
+        except (re.error, RecursionError):  # the gate's load check says so
+            continue
+        found = dict.fromkeys(_python_only(parsed))
+        if parsed.state.groupdict:
+            found[("a named group, (?P<name>…)", "write (…) and refer to it as \\1")] = None
+        if parsed.state.flags & _INLINE:
+            found[("inline flags, (?i)", 'write them in sh:flags, e.g. sh:flags "i"')] = None
+        if not found:
+            continue
+        what = [w for w, _ in found]
+        yield ShapeSlip(
+            "warning",
+            holder,
+            (holder, SH.pattern, pattern),
+            f'sh:pattern "{pattern}" uses {" and ".join(what)}, which Python\'s regular '
+            "expressions read (the gate judges with them) and SHACL's do not (XPath's, by "
+            "which sh:pattern is defined): other SHACL engines refuse the shape, or match "
+            "otherwise",
+            "; ".join(f"for {w.split(',')[0]}, {fix}" for w, fix in found),
+        )
+
+
+def _python_only(parsed: object) -> Iterator[tuple[str, str]]:
+    """Each construct of :data:`_PYTHON_OPS` and :data:`_PYTHON_ATS` in a parsed expression,
+    at any depth, and a group with inline flags (``(?i:…)``)."""
+    todo = [parsed]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, _regex_parser.SubPattern):
+            for op, av in item:
+                if op is _regex_constants.AT:
+                    if av in _PYTHON_ATS:
+                        yield _PYTHON_ATS[av]
+                elif op in _PYTHON_OPS:
+                    yield _PYTHON_OPS[op]
+                elif op is _regex_constants.SUBPATTERN and (av[1] or av[2]):
+                    yield ("inline flags, (?i:…)", 'write them in sh:flags, e.g. sh:flags "i"')
+                todo.append(av)
+        elif isinstance(item, list | tuple):
+            todo.extend(item)
 
 
 def _judging_nothing(g: Graph) -> Iterator[ShapeSlip]:

@@ -210,6 +210,73 @@ def test_a_shapes_slip_is_one_error_at_its_own_line_pointing_the_right_way(
     ], p.stdout
 
 
+@pytest.mark.parametrize(("pattern", "hint"), [
+    # each refusal its own advice: the open bracket's was given for every one of them
+    (r"^Q-\\k[A-Z]+$", r'a backslash meant literally is \\ in the expression, written "\\\\"'),
+    ("^Q-**$", r"a quantifier (* + ? {n,m}) follows nothing it can repeat; one meant literally "
+     r"is escaped (\* \+ \?)"),
+    ("^Q-[A-Z]{5,2}$", "a {n,m} repeats n to m times, the smaller first"),
+    ("^Q-[Z-A]+$", "a range in [ ] runs from its lower character to its higher"),
+    ("^Q-(?<level>[A-Z]+)$", "SHACL's regular expressions (XPath's) have no (?…) groups but "
+     "(?:…)"),
+    (r"^Q-([A-Z]+)-\\2$", r"a back-reference \N names a ( ) group before it, counted from \1"),
+])
+def test_a_pattern_that_is_no_regular_expression_says_what_to_change_for_its_fault(
+        tmp_path: Path, pattern: str, hint: str) -> None:
+    ontology, line = ontology_edited(tmp_path, 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;',
+                                     f'sh:pattern "{pattern}" ;')
+    (p,) = [p for p in loaded(tmp_path, ontology) if "is no regular expression" in p.message]
+    assert p.line == line and hint in (p.hint or ""), p
+    assert ("opened and not closed" in (p.hint or "")) is False, p
+
+
+@pytest.mark.parametrize(("pattern", "uses", "hint"), [
+    ("^Q-(?=[A-Z])[A-Z]+-[0-9]+$", "a lookaround", "write the pattern without it"),
+    ("^Q-[A-Z]+-(?!0)[0-9]+$", "a negative lookaround", "sh:not [ sh:path … ; sh:pattern … ]"),
+    (r"\\bQ-[A-Z]+-[0-9]+$", r"\b", r"write the characters around the word"),
+    (r"\\AQ-[A-Z]+-[0-9]+\\Z", r"\A and \Z", r"for \A, write ^; for \Z, write $"),
+    ("(?i)^q-[a-z]+-[0-9]+$", "inline flags, (?i)", 'write them in sh:flags, e.g. sh:flags "i"'),
+    ("^Q-(?P<level>[A-Z]+)-[0-9]+$", "a named group", r"write (…) and refer to it as \1"),
+    ("^Q-[A-Z]++-[0-9]+$", "a possessive quantifier", "drop the + after the quantifier"),
+    ("^Q-(?>[A-Z]+)-[0-9]+$", "an atomic group", "write (?:…) or (…)"),
+])
+def test_a_pattern_in_pythons_dialect_and_not_shacls_is_warned_of_at_its_line(
+        tmp_path: Path, pattern: str, uses: str, hint: str) -> None:
+    # the gate judges by Python's re, and took these; an engine keeping to XPath's expressions,
+    # as sh:pattern is defined, refuses them or matches otherwise
+    ontology, line = ontology_edited(tmp_path, 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;',
+                                     f'sh:pattern "{pattern}" ;')
+    (p,) = [p for p in loaded(tmp_path, ontology) if "Python's regular expressions" in p.message]
+    assert p.severity == "warning" and p.line == line, p
+    value = pattern.replace("\\\\", "\\")  # the literal's value, its Turtle escapes read
+    assert f'sh:pattern "{value}" uses {uses}' in p.message, p
+    assert hint in (p.hint or ""), p
+
+
+@pytest.mark.parametrize("pattern", [
+    "^Q-[A-Z]+?-[0-9]+$", "^Q-(?:[A-Z]+)-[0-9]{1,3}$", r"^Q-([A-Z])\\1*-[0-9]+$",
+])
+def test_a_pattern_xpath_reads_too_is_not_warned_of(tmp_path: Path, pattern: str) -> None:
+    ontology, _ = ontology_edited(tmp_path, 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;',
+                                  f'sh:pattern "{pattern}" ;')
+    assert not [p for p in loaded(tmp_path, ontology) if "sh:pattern" in p.message]
+
+
+@pytest.mark.parametrize(("pattern", "uses", "hint"), [
+    (r"^Q-\\p{Lu}+-[0-9]+$", r"\p{…}, a Unicode category or block", "[A-Z] for \\p{Lu}"),
+    (r"^Q-\\i\\c*$", r"\i, XML's name-start characters", "[A-Za-z_:][A-Za-z0-9._:-]*"),
+])
+def test_a_pattern_in_shacls_dialect_that_python_cannot_read_says_so_not_that_it_is_wrong(
+        tmp_path: Path, pattern: str, uses: str, hint: str) -> None:
+    # it was "is no regular expression (bad escape \p …)", with the advice for an open bracket
+    ontology, line = ontology_edited(tmp_path, 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;',
+                                     f'sh:pattern "{pattern}" ;')
+    (p,) = [p for p in loaded(tmp_path, ontology) if "sh:pattern" in p.message]
+    assert p.severity == "error" and p.line == line, p
+    assert f"uses {uses} at position 3, which SHACL's regular expressions" in p.message, p
+    assert "no regular expression" not in p.message and hint in (p.hint or ""), p
+
+
 # -- an effect its domain shapes forbid ---------------------------------------------------------
 
 QUEUE_REF = "horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]"
