@@ -75,7 +75,7 @@ from ._policy import (
 from ._prechecks import refuse_unmet
 from ._records import StepRecord
 from ._step_records import n3
-from ._stores.base import Change, Conflict, Quad
+from ._stores.base import Change, Conflict
 from ._tool_calls import literal_fits
 from ._trace import TRACE_VERSION, Trace
 from ._world import holds_subject
@@ -211,10 +211,11 @@ class LentData(Protocol):
         """How many quads were lent (the store held none of them)."""
         ...
 
-    def record(self) -> list[Quad]:
+    def record(self) -> Change:
         """The store's record of the lend and every other lend's copy of what it lent, read
         as the call's completed commit is made, which removes them: what was lent then stays,
-        and no later command takes it back."""
+        and no later command takes it back. Its guards refuse the commit if a lend came to
+        share what was lent since; the commit then asks again."""
         ...
 
     def keep(self) -> None: ...

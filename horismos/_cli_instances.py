@@ -35,7 +35,7 @@ from ._definitions import load_definitions
 from ._errors import ToolError, Unreachable, UsageError
 from ._instances import STATUSES, InstanceRow, due_waits, list_instances
 from ._policy import SERVED_PREFIX, allowed
-from ._stores import DEFAULT_STORE, Change
+from ._stores import DEFAULT_STORE
 from ._terms import split_iri
 from ._vocab import NS
 from ._world import World, holds_subject
@@ -338,8 +338,7 @@ def _approved(agent: Agent, world: World, args: argparse.Namespace) -> dict[str,
     try:
         lent.lend(args.world, args.store, "resume")  # counts only the store's approvals
         done = agent.approve(world, args.instance, args.fingerprint)
-        world.commit(Change(remove=lent.record()))  # approved: the data stays, as loaded
-        lent.keep()
+        lent.kept()  # approved: the data stays, as loaded
         return done
     finally:
         lent.take_back()  # refused or stopped: taken back (after keep: nothing)

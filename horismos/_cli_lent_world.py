@@ -35,9 +35,9 @@ from rdflib import URIRef
 
 from ._cli_common import load_world
 from ._errors import UsageError
-from ._lends import LENDS, Lend, give_back, lent_elsewhere
+from ._lends import LENDS, Lend, Sharing, give_back, lent_elsewhere
 from ._policy import holds_approval_record
-from ._stores import Change
+from ._stores import Change, Conflict
 from ._stores.base import INSTANCES, Quad
 from ._world import INDEXED_EVERY_INSTANCE, World, indexes_every_instance
 
@@ -60,6 +60,10 @@ def world_data(paths: Sequence[str], store: str, who: str) -> list[Quad]:
     return quads
 
 
+_ATTEMPTS = 5
+"""How many times a lend reads the store again after another writer's commit came between."""
+
+
 @dataclass
 class LentWorld:
     """What one command lent ``world``: the quads it added, whether the store's "every
@@ -80,42 +84,95 @@ class LentWorld:
         if they hold an approval record; ``who`` (``a call``, ``discovery``) is what counts
         only the store's approvals."""
         quads = world_data(paths, store, who)
-        held = set(self.world.store.which(quads))
+        for _ in range(_ATTEMPTS):
+            if self._lent(quads):
+                return
+        raise Conflict(
+            f"the lend of {', '.join(paths)} met other lends of the same data in each of "
+            f"{_ATTEMPTS} attempts; run the command again"
+        )
+
+    def _lent(self, quads: list[Quad]) -> bool:
+        """One attempt at the lend of ``quads``: False when another writer's commit came
+        between its reads and its own (nothing of it landed; read again)."""
+        store = self.world.store
+        sharing = Sharing.read(store)
+        held = set(store.which(quads))
         added = [q for q in quads if q not in held]
         # stored only through another's lend (a killed lender's, its lease still running):
         # lent by this one too, else a call completing here read them and the other's
         # take-back removed them later
-        borrowed = list(lent_elsewhere(self.world.store, [q for q in quads if q in held]))
+        others = lent_elsewhere(store, [q for q in quads if q in held])
+        borrowed = list(others)
         # instances it brings have no short id: the store no longer indexes every instance
-        unindexed = any(q[3] == INSTANCES for q in added) and indexes_every_instance(
-            self.world.store
-        )
+        unindexed = any(q[3] == INSTANCES for q in added) and indexes_every_instance(store)
         if not added and not unindexed and not borrowed:
-            return  # nothing to lend, nor to take back
-        self.entry = Lend.begin(self.world)  # a lease, on a shared store, before it lands
+            # nothing to lend, nor to take back (an attempt refused before lent nothing)
+            self.added, self.unindexed, self.recorded = [], False, []
+            return True
+        if self.entry is None:
+            self.entry = Lend.begin(self.world)  # a lease, on a shared store, before it lands
         # known before the commit: stopped inside it, the take-back finds them (removing
         # quads that did not land removes nothing)
         self.added, self.unindexed = [*added, *borrowed], unindexed
         self.recorded = self.entry.record(self.added, unindexed)
-        self.world.commit(
-            Change(
-                add=[*added, *self.recorded],
-                remove=[INDEXED_EVERY_INSTANCE] if unindexed else [],
-            )
+        change = Change(
+            add=[*added, *self.recorded],
+            remove=[INDEXED_EVERY_INSTANCE] if unindexed else [],
         )
+        if borrowed:
+            # sharing them with other lends: counted, so that a completion or take-back that
+            # read the copies before this lend reads them again (:class:`Sharing`); and only
+            # while the copies it shares are stored and what it adds is not (a call that
+            # completed meanwhile made them the store's own: then they are not lent at all)
+            counted = sharing.counted()
+            copies = tuple(c for found in others.values() for c in found)
+            change.add += counted.add
+            change.remove += counted.remove
+            change.expect = (*copies, *counted.expect)
+            change.absent = (*added, *counted.absent)
+        try:
+            self.world.commit(change)
+        except Conflict:
+            return False
+        return True
 
     def count(self) -> int:
         """How many quads were lent (the store held none of them, or only through another
         lend)."""
         return len(self.added)
 
-    def record(self) -> list[Quad]:
+    def record(self) -> Change:
         """The record of the lend, which a call's completed commit removes with its effects,
         and every other lend's copy of what it lent, read as that commit is made (a lend
         made while the tool ran included): what was lent then stays with what read it, and no
-        later take-back, in process or of a process gone, removes it."""
+        later take-back, in process or of a process gone, removes it. The change requires
+        that no lend came to share what it lent since (:class:`~._lends.Sharing`): a commit
+        refused so asks for the record again."""
+        if self.entry is None:
+            return Change()  # nothing lent
+        sharing = Sharing.read(self.world.store)
         others = lent_elsewhere(self.world.store, self.added, but=self._iri())
-        return [*self.recorded, *(c for copies in others.values() for c in copies)]
+        guard = sharing.guard()
+        return Change(
+            remove=[*self.recorded, *(c for copies in others.values() for c in copies)],
+            expect=guard.expect,
+            absent=guard.absent,
+        )
+
+    def kept(self) -> None:
+        """What was lent stays, as loaded: its record, and every other lend's copy of it,
+        removed in one commit (read again should a lend come to share it meanwhile), then
+        :meth:`keep`."""
+        for _ in range(_ATTEMPTS):
+            try:
+                if self.entry is not None:  # else nothing was lent
+                    self.world.commit(self.record())
+            except Conflict:
+                continue
+            self.keep()
+            return
+        raise Conflict(f"what was lent was shared anew by {_ATTEMPTS} other lends meanwhile")
 
     def keep(self) -> None:
         """What was lent stays: a call's effects, which read it, have landed (its record

@@ -48,13 +48,13 @@ from ._stores import RUNTIME, Change, Conflict, Store
 from ._stores.base import Quad
 from ._world import INDEXED_EVERY_INSTANCE, World
 
-__all__ = ["LENDS", "Lend", "give_back", "lent_elsewhere", "take_back_abandoned"]
+__all__ = ["LENDS", "Lend", "Sharing", "give_back", "lent_elsewhere", "take_back_abandoned"]
 
 LENDS = URIRef(RUNTIME + "lent")
 """The graph naming each lend in force: its owner, its copy graphs, whether it lifted the mark."""
 _L = RUNTIME + "lent#"
-_OWNER, _GRAPH, _UNINDEXED, _WORKER = (
-    URIRef(_L + n) for n in ("owner", "graph", "unindexed", "worker")
+_OWNER, _GRAPH, _UNINDEXED, _WORKER, _SHARED = (
+    URIRef(_L + n) for n in ("owner", "graph", "unindexed", "worker", "shared")
 )
 _DEFAULT = "/default"
 _NAMED = "/graph/"
@@ -137,6 +137,59 @@ def lent_elsewhere(
     return found
 
 
+@dataclass(frozen=True)
+class Sharing:
+    """How many times lends have come to share a quad in a store processes share, as read
+    before a commit that depends on which lends hold what: :meth:`guard` makes that commit a
+    :class:`Conflict` if one more has since.
+
+    Why: a lend of a quad stored only through another's lend keeps its own copy of it (a
+    retry while a killed lender's lease runs: :func:`lent_elsewhere`). A call completing on
+    the other lend removes every copy of what it read, and a take-back leaves a quad another
+    lend holds; each reads the copies, then commits. A lend landing in between kept a copy
+    neither had read, and its take-back later removed what the completed call had read, or
+    what the other lend's call was still reading. Every lend that shares a quad counts
+    itself here in its own commit; a completion and a take-back require the count they read,
+    and read the copies again when it moved. ``None``: a store one process opens at a time,
+    where no lend lands meanwhile."""
+
+    count: int | None
+
+    @classmethod
+    def read(cls, store: Store) -> Sharing:
+        if not store.shared:
+            return cls(None)
+        rows = store.select(
+            f"SELECT ?n WHERE {{ GRAPH <{LENDS}> {{ <{LENDS}> <{_SHARED}> ?n }} }}", {}, {}
+        )
+        counts = [row["n"].value for row in rows if isinstance(row["n"], Literal)]
+        return cls(max((n for n in counts if isinstance(n, int)), default=0))
+
+    def guard(self) -> Change:
+        """A change requiring the count still read as it was (nothing else in it)."""
+        if self.count is None:
+            return Change()
+        if self.count:
+            return Change(expect=(_shared(self.count),))
+        return Change(absent=(_shared(1),))
+
+    def counted(self) -> Change:
+        """:meth:`guard`, and one more lend sharing a quad counted."""
+        if self.count is None:
+            return Change()
+        guard = self.guard()
+        return Change(
+            add=[_shared(self.count + 1)],
+            remove=[_shared(self.count)] if self.count else [],
+            expect=guard.expect,
+            absent=guard.absent,
+        )
+
+
+def _shared(count: int) -> Quad:
+    return (LENDS, _SHARED, Literal(count), LENDS)
+
+
 def take_back_abandoned(world: World) -> int:
     """Take back, in one commit each, what the processes that are gone lent ``world``'s store
     and never took back (see the module's docstring); how many quads that removed. A store
@@ -196,14 +249,25 @@ def give_back(
     store = world.store
     mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if unindexed else []
     for _ in range(_ATTEMPTS):
+        sharing = Sharing.read(store)
         held = store.which(list(copies)) if copies else []
         lent = [(s, p, o, _lent_graph(lend, _iri(c))) for s, p, o, c in held]
         kept = lent_elsewhere(store, lent, but=lend)
         lent = [q for q in lent if q not in kept]
+        guard = sharing.guard()
         try:
-            world.commit(Change(add=mark, remove=[*lent, *held, *record], expect=tuple(held)))
+            world.commit(
+                Change(
+                    add=mark,
+                    remove=[*lent, *held, *record],
+                    expect=(*held, *guard.expect),
+                    absent=guard.absent,
+                )
+            )
         except Conflict:
-            continue  # a call completed meanwhile and dropped a copy: read them again
+            # a call completed meanwhile and dropped a copy, or a lend came to share one of
+            # these quads: read them again
+            continue
         return len(lent)
     raise Conflict(f"the lend {lend} changed under each of {_ATTEMPTS} take-backs")
 

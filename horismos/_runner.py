@@ -30,7 +30,7 @@ from ._proposal import propose, refused_model
 from ._reads import text
 from ._records import InstanceRun, StepRecord
 from ._stores import Change, Conflict
-from ._stores.base import Quad, QueryRefused, ReadAhead
+from ._stores.base import QueryRefused, ReadAhead
 from ._vocab import HORIS
 from ._waits import StoredInstance, Waiting, read_instance, short_id_quad, wait_step
 from ._world import INSTANCES, World
@@ -38,6 +38,9 @@ from ._world import INSTANCES, World
 __all__ = ["Runner", "focus_nodes"]
 
 _TYPE = RDF.type  # looked up once: rdflib answers RDF.type through __getattr__ each time
+_LEND_READS = 5
+"""How many times a completed call reads again what was lent for it, when other lends came
+to share it between that read and the call's last commit."""
 
 
 class Runner(ActionSteps):
@@ -156,7 +159,7 @@ class Runner(ActionSteps):
         keyed: Sequence[tuple] = (),
         answer: Callable[[StepRecord], list[tuple]] | None = None,
         landed: Callable[[], None] | None = None,
-        unrecord: Callable[[], Sequence[Quad]] | None = None,
+        unrecord: Callable[[], Change] | None = None,
     ) -> StepRecord:
         """One invocation of ``tool`` outside any workflow: the catalog's guarded call.
 
@@ -216,13 +219,37 @@ class Runner(ActionSteps):
         elif keyed and announced:
             dropped = [*dropped, *keyed]
         if rec.status == "completed" and unrecord is not None:
-            dropped = [*dropped, *unrecord()]
-        if pending or dropped:
+            self._keep_lent(Change(add=pending, remove=dropped, absent=used), unrecord)
+        elif pending or dropped:
             self.world.commit(Change(add=pending, remove=dropped, absent=used))
         if landed is not None and rec.status == "completed":
             landed()
         self._emit_step(rec)
         return rec
+
+    def _keep_lent(self, change: Change, unrecord: Callable[[], Change]) -> None:
+        """Land a completed call's last commit, ``change``, with what ``unrecord`` says of
+        the world data lent for it: read again when another lend came to share that data
+        between the read and the commit (:class:`~._lends.Sharing`); a conflict over what
+        ``change`` itself requires absent (an approval's use) is the caller's."""
+        for _ in range(_LEND_READS):
+            lent = unrecord()
+            if not (change.add or change.remove or lent.remove):
+                return
+            try:
+                self.world.commit(
+                    Change(
+                        add=change.add,
+                        remove=[*change.remove, *lent.remove],
+                        expect=lent.expect,
+                        absent=(*change.absent, *lent.absent),
+                    )
+                )
+                return
+            except Conflict as e:
+                if set(e.present) & set(change.absent):
+                    raise
+        raise Conflict(f"the data lent for the call was shared anew {_LEND_READS} times over")
 
     async def run_instance(self, workflow: Workflow, focus: URIRef) -> InstanceRun:
         """Start an instance of ``workflow`` on ``focus`` and drive it.

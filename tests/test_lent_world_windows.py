@@ -1,0 +1,160 @@
+"""Two lends of the same ``--world`` data on a store processes share (``sparql:``), one landing
+between another command's read of which lends hold that data and that command's commit.
+
+A command that ends a lend reads which lends hold what it lent, then commits: a call that
+completed drops every lend's copy of what it read (the data stays with its effects), a
+take-back leaves what another lend still holds. A lend that came to share the data in between
+kept a copy neither had read, so its take-back later removed what the completed call had read,
+or the other lend's take-back removed what its own call was still reading. And a lend that
+read the data as another's, then landed after that lend had ended, kept as lent what was the
+store's own. Each is now refused at its commit and read again (``_lends.Sharing``).
+
+Driven in one process, two handles on a real ``oxigraph serve``, each moment placed by the test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import EX
+from in_process import horismos_in_process
+from test_lent_world_killed import ward_store
+from test_tools_store_lanes import LENT, project, types_of
+
+import horismos._cli_lent_world as lent_world
+import horismos._lends as lends
+from horismos import World
+from horismos._cli_lent_world import LentWorld
+
+
+@pytest.fixture
+def store(tmp_path: Path, oxigraph_pool: Any) -> Iterator[list[str]]:
+    """``--store sparql:…`` of a real server holding the ward, and ``more.ttl`` beside, which
+    brings :p9 and :w9."""
+    (tmp_path / "more.ttl").write_text(LENT, encoding="utf-8")
+    yield ward_store(tmp_path, oxigraph_pool.fresh())
+    oxigraph_pool.release()
+
+
+@pytest.fixture
+def lender(tmp_path: Path, store: list[str]) -> Iterator[Callable[[], LentWorld]]:
+    """A command's lend of ``more.ttl`` (not yet made), on its own handle on the store."""
+    opened: list[World] = []
+
+    def make() -> LentWorld:
+        opened.append(World.open(store[1]))
+        return LentWorld(opened[-1])
+
+    yield make
+    for world in opened:
+        world.store.close()
+
+
+def lend(lent: LentWorld, tmp_path: Path, store: list[str]) -> None:
+    lent.lend([str(tmp_path / "more.ttl")], store[1], "a call")
+
+
+def lent_data_stored(store: list[str]) -> bool:
+    return EX.Patient in types_of(store, EX.p9) and EX.Ward in types_of(store, EX.w9)
+
+
+def test_a_lend_landing_as_a_call_completes_leaves_what_the_call_read(
+        tmp_path: Path, store: list[str], lender: Callable[[], LentWorld]) -> None:
+    """A's call completes: it reads which lends hold :p9 and :w9 (only its own), and B's lend
+    of them lands before A commits. A's commit is refused and reads again, so it drops B's
+    copies too: B's take-back leaves what A read."""
+    a, b = lender(), lender()
+    lend(a, tmp_path, store)
+    read = a.record
+
+    def read_then_b_lends() -> Any:
+        change = read()
+        if not b.count():
+            lend(b, tmp_path, store)
+            assert b.count() == 3  # found stored through A's lend
+        return change
+
+    a.record = read_then_b_lends  # type: ignore[method-assign]
+    a.kept()
+    b.take_back()
+    assert lent_data_stored(store)
+
+
+def test_a_lend_that_read_the_data_as_anothers_and_landed_after_it_ended_lends_nothing(
+        tmp_path: Path, store: list[str], lender: Callable[[], LentWorld],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """B reads :p9 and :w9 as stored through A's lend; A's call completes, the data now the
+    store's own; then B's lend would land, holding it as lent, and B's take-back would remove
+    it from under A's effects. B's commit is refused and reads again: nothing to lend."""
+    a, b = lender(), lender()
+    lend(a, tmp_path, store)
+    real = lent_world.lent_elsewhere
+    completed: list[bool] = []
+
+    def a_completes_after_bs_read(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        if kwargs.get("but") is None and not completed:  # B's read, not A's own
+            completed.append(True)
+            a.kept()
+        return found
+
+    monkeypatch.setattr(lent_world, "lent_elsewhere", a_completes_after_bs_read)
+    lend(b, tmp_path, store)
+    assert completed and b.count() == 0
+    assert b.take_back() == 0 and lent_data_stored(store)
+
+
+def test_a_lend_landing_as_another_is_taken_back_keeps_what_it_lent(
+        tmp_path: Path, store: list[str], lender: Callable[[], LentWorld],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A's call failed: its take-back reads that no other lend holds :p9 and :w9, and B's lend
+    of them lands before A commits. A's take-back is refused and reads again, so it leaves
+    them for B's call; B's take-back, the last, removes them."""
+    a, b = lender(), lender()
+    lend(a, tmp_path, store)
+    real = lends.lent_elsewhere
+
+    def read_then_b_lends(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        if not b.count():
+            lend(b, tmp_path, store)
+        return found
+
+    monkeypatch.setattr(lends, "lent_elsewhere", read_then_b_lends)
+    assert a.take_back() == 0
+    assert lent_data_stored(store)
+    monkeypatch.setattr(lends, "lent_elsewhere", real)
+    assert b.take_back() == 3  # :p9 a :Patient, :w9 a :Ward, :w9 :capacity 4
+    assert EX.Patient not in types_of(store, EX.p9)
+
+
+def test_a_lend_landing_as_a_tools_call_completes_leaves_what_the_call_read(
+        tmp_path: Path, store: list[str], lender: Callable[[], LentWorld],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the first test, through ``tools call --world`` with its approval: the call's last
+    commit (its approval's use, its lend's record) is refused when B's lend lands after its
+    read, and reads again; the store's digest still checks."""
+    defs = project(tmp_path)
+    args = ("--args", '{"patient": ":p9", "ward": ":w9"}')
+    issued = horismos_in_process(tmp_path, "tools", "approve", "c.transfer", *defs, *store, *args)
+    assert issued.returncode == 0, issued.stderr
+    b = lender()
+    read = LentWorld.record
+
+    def read_then_b_lends(self: LentWorld) -> Any:
+        change = read(self)
+        if self is not b and not b.count():
+            lend(b, tmp_path, store)
+        return change
+
+    monkeypatch.setattr(LentWorld, "record", read_then_b_lends)
+    done = horismos_in_process(tmp_path, "tools", "call", "c.transfer", *defs, *store,
+                               "--world", "more.ttl", *args, "--approval", issued.stdout.strip())
+    assert done.returncode == 0 and b.count() == 3, done.stdout + done.stderr
+    b.take_back()
+    assert lent_data_stored(store)
+    checked = horismos_in_process(tmp_path, "digest", *store, "--check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
