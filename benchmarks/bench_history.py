@@ -30,7 +30,7 @@ size and its ratio to the smallest history, one line per path:
 - ``due_waits`` (what ``horismos wake`` runs), with one waiting instance in the world (and
   the ``--waiting`` ones, which are not due);
 - ``find_instance`` by short id (what ``resume``/``approve`` do with the id a run prints): an
-  index look-up (``_waits.short_id_quad``);
+  index look-up (``_stored_instances.short_id_quad``);
 - ``tools call`` of an idempotent tool, and of one that is not (approved: its intent and
   calls in doubt are looked up).
 
@@ -65,7 +65,7 @@ from rdflib import RDF, RDFS, XSD, Literal, Namespace, URIRef
 
 from horismos import Agent, World
 from horismos._instances import due_waits
-from horismos._waits import find_instance
+from horismos._stored_instances import find_instance
 
 HERE = Path(__file__).resolve().parent / "history"
 sys.path.insert(0, str(HERE))

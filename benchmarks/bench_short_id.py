@@ -6,10 +6,11 @@
 
 ``horismos resume SHORTID`` (and ``approve``) turn the id into an instance IRI with
 ``find_instance``: the instances filed under the short id in the index each instance's
-creation writes (``_waits.short_id_quad``); when it holds none, ``?i a horis:Instance`` in
-``urn:horismos:instances``, filtered by ``STRSTARTS(STR(?i), "urn:horismos:instance:SHORTID")``,
-``LIMIT 2``. Each world holds N instances with their state as the runner writes it, under
-random (UUID hex) ids, and, in the indexed world, each one's short id as the runner files it.
+creation writes (``_stored_instances.short_id_quad``); when it holds none,
+``?i a horis:Instance`` in ``urn:horismos:instances``, filtered by
+``STRSTARTS(STR(?i), "urn:horismos:instance:SHORTID")``, ``LIMIT 2``. Each world holds N
+instances with their state as the runner writes it, under random (UUID hex) ids, and, in the
+indexed world, each one's short id as the runner files it.
 Printed, per store and N, the median of:
 
 - ``short id``: ``find_instance`` with an 8-character id the run printed (of an instance
@@ -17,7 +18,7 @@ Printed, per store and N, the median of:
 - ``full IRI``: ``find_instance`` with the instance's IRI (no query; what a script passes);
 - ``first miss``: the first ``find_instance`` with an 8-character id no instance has, once
   a store: every instance's id is read and filed under its short id, and the store says its
-  index holds every instance (``_waits._index_every_instance``);
+  index holds every instance (``_stored_instances._index_every_instance``);
 - ``no such id``: ``find_instance`` with such an id after it (the error path of ``resume``
   and ``approve``): the index alone answers (before: every id read at every one);
 - ``unindexed``: the short id in the world without the index (instances written before it,
@@ -47,8 +48,8 @@ from pathlib import Path
 from rdflib import RDF, Literal, Namespace, URIRef
 
 from horismos import World
+from horismos._stored_instances import short_id_quad
 from horismos._vocab import HORIS
-from horismos._waits import short_id_quad
 from horismos._world import INSTANCES
 
 HERE = Path(__file__).resolve().parent

@@ -36,8 +36,8 @@ from pathlib import Path
 
 from rdflib import Literal, Namespace, URIRef
 
+from horismos._stored_instances import instance_for
 from horismos._vocab import HORIS
-from horismos._waits import instance_for
 from horismos._world import INSTANCES
 
 HERE = Path(__file__).resolve().parent

@@ -28,19 +28,18 @@ from ._prechecks import Prechecks, refuse_unmet
 from ._reads import RecordingStore
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import Runner, focus_nodes
-from ._stores import Change, Store
-from ._surfaces import Catalog
-from ._trace import Trace
-from ._waits import (
+from ._stored_instances import (
     StoredInstance,
     batch_left,
     find_instance,
     finished_foci,
     instance_for,
-    parse_facts,
-    prepare,
     unfinished,
 )
+from ._stores import Change, Store
+from ._surfaces import Catalog
+from ._trace import Trace
+from ._waits import parse_facts, prepare
 from ._world import World, holds_subject
 
 __all__ = ["Agent"]

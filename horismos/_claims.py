@@ -73,10 +73,10 @@ from ._digest import Digest
 from ._errors import LeaseLost, UsageError
 from ._intents import yields_to
 from ._records import InstanceRun
+from ._stored_instances import read_instance
 from ._stores import RUNTIME, Change, Conflict, Store, StoreError, open_store
 from ._stores.base import Quad, WrappedStore
 from ._vocab import NS
-from ._waits import read_instance
 from ._world import INSTANCES, World
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, UsageError
 from ._lends import take_back_abandoned
 from ._sources import RDF_SUFFIXES
-from ._waits import short_id
+from ._stored_instances import short_id
 from ._world import World
 
 __all__ = [

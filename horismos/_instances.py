@@ -103,8 +103,8 @@ def due_waits(defs: Definitions, store: Store, now: dt.datetime) -> list[URIRef]
     """The waiting instances whose wait would settle if resumed now, without facts.
 
     What a resume would find, read for all of them at once: each instance's stored
-    variables (as :func:`~horismos._waits.read_instance` reads them) in one query, the waits
-    still open (as :func:`~horismos._waits.open_wait` finds them) in another, and each wait
+    variables (as :func:`~._stored_instances.read_instance` reads them) in one query, the waits
+    still open (as :func:`~._stored_instances.open_wait` finds them) in another, and each wait
     step's ``horis:until`` asked once for every instance waiting at it
     (:meth:`~horismos._stores.Store.held`). It was four requests an instance, ~2 ms each on
     ``sparql:``: seconds a tick for a world with thousands waiting."""
@@ -138,7 +138,7 @@ def due_waits(defs: Definitions, store: Store, now: dt.datetime) -> list[URIRef]
 
 def _waiting(store: Store) -> dict[URIRef, tuple[URIRef | None, dict[str, Node]]]:
     """Each waiting instance's current step and variables, ``this`` its focus unless one is
-    stored so named: what :func:`~horismos._waits.read_instance` reads of each, for those it
+    stored so named: what :func:`~._stored_instances.read_instance` reads of each, for those it
     finds."""
     current: dict[URIRef, URIRef | None] = {}
     focus: dict[URIRef, Node] = {}
@@ -164,7 +164,7 @@ def _waiting(store: Store) -> dict[URIRef, tuple[URIRef | None, dict[str, Node]]
 
 def _open_waits(store: Store) -> dict[tuple[URIRef, URIRef], str]:
     """When each waiting instance's open wait at its current step began (the latest, if
-    several): what :func:`~horismos._waits.open_wait` finds for the instance and the step.
+    several): what :func:`~._stored_instances.open_wait` finds for the instance and the step.
 
     Read from the waiting instances, in the union of the graphs, a wait's graph found by its
     ``prov:wasGeneratedBy``: a ``GRAPH ?g { … }`` read every step activity the world held, so

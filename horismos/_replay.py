@@ -54,10 +54,11 @@ from ._outcomes import play
 from ._policy import DEFAULT_ALLOW, Policy, side_effect
 from ._proposal import RankRequest, Reply
 from ._reads import ReplayedStore, term
+from ._stored_instances import StoredInstance
 from ._stores import Conflict
 from ._trace import READ_VERSIONS, Trace, iter_trace, version_message
 from ._traceview import short
-from ._waits import StoredInstance, parse_facts, prepare
+from ._waits import parse_facts, prepare
 from ._world import World
 
 if TYPE_CHECKING:

@@ -29,10 +29,11 @@ from ._policy import given_keyed
 from ._proposal import propose, refused_model
 from ._reads import text
 from ._records import InstanceRun, StepRecord
+from ._stored_instances import StoredInstance, read_instance, short_id_quad
 from ._stores import Change, Conflict
 from ._stores.base import QueryRefused, ReadAhead
 from ._vocab import HORIS
-from ._waits import StoredInstance, Waiting, read_instance, short_id_quad, wait_step
+from ._waits import Waiting, wait_step
 from ._world import INSTANCES, World
 
 __all__ = ["Runner", "focus_nodes"]

@@ -141,7 +141,7 @@ def test_a_limit_over_an_order_of_every_projected_variable_is_planned() -> None:
     query = "SELECT ?o WHERE { ?o a :Option . ?this :item ?o } ORDER BY ?o LIMIT 1"
     parsed = prepare_query(query, NS)
     assert bound_first(parsed, frozenset({"this"})) is not parsed
-    from horismos._waits import _LAST_OF_FOCUS, _NS
+    from horismos._stored_instances import _LAST_OF_FOCUS, _NS
 
     last = prepare_query(_LAST_OF_FOCUS, _NS)  # grouped, ORDER BY DESC(?last) DESC(?i) LIMIT 1
     assert bound_first(last, frozenset({"f", "wf"})) is not last

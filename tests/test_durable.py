@@ -21,8 +21,8 @@ from forked import horismos_forked
 from rdflib import Literal, Namespace, URIRef
 
 from horismos import Agent, World
+from horismos._stored_instances import read_instance
 from horismos._vocab import HORIS
-from horismos._waits import read_instance
 from horismos._world import INSTANCES
 
 P = Namespace("http://example.org/pay#")

@@ -14,6 +14,7 @@ from forked import horismos_forked
 from rdflib import Graph, Namespace, URIRef
 
 from horismos import Agent, GateRejected, UsageError, World
+from horismos import _stored_instances as stored
 from horismos import _waits as waits
 from horismos._environment import Environment
 from horismos._replay import replay
@@ -255,12 +256,12 @@ def test_a_short_id_as_a_run_prints_it_is_one_index_look_up(leave, tmp_path) -> 
     second = asyncio.run(agent.arun(world, ":Leave", ":req3", env=Ids("0123abcd0002", "e3", "e4")))
     before = [URIRef(f"urn:horismos:instance:{n:08x}{'0' * 24}") for n in range(1000)]
     world.store.load([(i, RDF.type, HORIS.Instance, INSTANCES) for i in before])
-    found, read = _triples_read(world, lambda: waits.find_instance(world.store, "0123abcd0002"))
+    found, read = _triples_read(world, lambda: stored.find_instance(world.store, "0123abcd0002"))
     assert found == second.instance
     assert read < 10, read  # every instance's id was read: 1,002
-    assert waits.find_instance(world.store, f"{7:08x}") == before[7]  # written before the index
+    assert stored.find_instance(world.store, f"{7:08x}") == before[7]  # written before the index
     with pytest.raises(UsageError, match="more than one"):  # both filed under 0123abcd
-        waits.find_instance(world.store, "0123abcd")
+        stored.find_instance(world.store, "0123abcd")
     assert "short" not in world.canonical()  # the world's text does not hold the index
 
 
@@ -281,12 +282,12 @@ def test_a_short_id_no_instance_has_is_answered_by_the_index_once_it_holds_every
     world = World.open(store)
     world.store.load([(i, RDF.type, HORIS.Instance, INSTANCES) for i in before])
     with pytest.raises(UsageError, match="no instance in this world with the id"):
-        waits.find_instance(world.store, "ffffffff")  # once: every instance filed
-    assert waits.find_instance(world.store, f"{7:08x}") == before[7]
+        stored.find_instance(world.store, "ffffffff")  # once: every instance filed
+    assert stored.find_instance(world.store, f"{7:08x}") == before[7]
     unfiled = URIRef("urn:horismos:instance:abcdef0100")
     world.store.load([(unfiled, RDF.type, HORIS.Instance, INSTANCES)])
     with pytest.raises(UsageError, match="no instance in this world with the id"):
-        waits.find_instance(world.store, "abcdef01")  # not found: the ids were not read
+        stored.find_instance(world.store, "abcdef01")  # not found: the ids were not read
     world.store.close()
     (tmp_path / "export.nq").write_text(
         f"<urn:horismos:instance:abcdef0200> <{RDF.type}> <{HORIS.Instance}> <{INSTANCES}> .\n"
@@ -298,15 +299,15 @@ def test_a_short_id_no_instance_has_is_answered_by_the_index_once_it_holds_every
         capture_output=True,
     )
     world = World.open(store)
-    assert str(waits.find_instance(world.store, "abcdef02")) == "urn:horismos:instance:abcdef0200"
-    assert waits.find_instance(world.store, "abcdef01") == unfiled  # indexed anew
+    assert str(stored.find_instance(world.store, "abcdef02")) == "urn:horismos:instance:abcdef0200"
+    assert stored.find_instance(world.store, "abcdef01") == unfiled  # indexed anew
     world.store.close()
     # a world read from a file, kept by no store, is not indexed: its ids are read, as before
     memory = World.open("memory")
     memory.load(tmp_path / "export.nq")
-    assert str(waits.find_instance(memory.store, "abcdef02")) == "urn:horismos:instance:abcdef0200"
+    assert str(stored.find_instance(memory.store, "abcdef02")) == "urn:horismos:instance:abcdef0200"
     assert not memory.store.select(
-        f"SELECT ?i WHERE {{ GRAPH <{waits.SHORT_IDS}> {{ ?i ?p ?o }} }}", {}, {}
+        f"SELECT ?i WHERE {{ GRAPH <{stored.SHORT_IDS}> {{ ?i ?p ?o }} }}", {}, {}
     )
 
 
@@ -330,13 +331,13 @@ def test_a_short_id_missed_while_a_file_loads_leaves_the_index_incomplete(
 
     def missed_meanwhile(self: OxigraphStore, path: Path, progress: object = None) -> int:
         with pytest.raises(UsageError, match="no instance in this world with the id"):
-            waits.find_instance(self, "ffffffff")  # files what is held, says it holds all
+            stored.find_instance(self, "ffffffff")  # files what is held, says it holds all
         return load_file(self, path, progress)  # type: ignore[arg-type]
 
     monkeypatch.setattr(OxigraphStore, "load_file", missed_meanwhile)
     world.load(tmp_path / "export.nq")
     monkeypatch.undo()
-    assert str(waits.find_instance(world.store, "abcdef03")) == "urn:horismos:instance:abcdef0300"
+    assert str(stored.find_instance(world.store, "abcdef03")) == "urn:horismos:instance:abcdef0300"
     world.store.close()
 
 
@@ -350,7 +351,7 @@ def test_a_miss_of_a_complete_index_is_looked_up_once(tmp_path) -> None:
     held = URIRef(f"urn:horismos:instance:{7:08x}{'0' * 24}")
     world.store.load([(held, RDF.type, HORIS.Instance, INSTANCES)])
     with pytest.raises(UsageError, match="no instance in this world with the id"):
-        waits.find_instance(world.store, "ffffffff")  # files every instance, once
+        stored.find_instance(world.store, "ffffffff")  # files every instance, once
     asked: list[str] = []
     select = world.store.select
 
@@ -360,7 +361,7 @@ def test_a_miss_of_a_complete_index_is_looked_up_once(tmp_path) -> None:
 
     world.store.select = counted  # type: ignore[method-assign]
     with pytest.raises(UsageError, match="no instance in this world with the id"):
-        waits.find_instance(world.store, "fffffffe")
+        stored.find_instance(world.store, "fffffffe")
     del world.store.select
     assert len(asked) == 3, asked  # the index, its mark, and whether any instance is held
     world.store.close()
@@ -386,9 +387,9 @@ def test_a_short_id_on_a_store_that_takes_no_writes_is_looked_for_among_the_ids(
     read_only = OxigraphServer(tmp_path / "db", "serve-read-only")
     try:
         world = World.open(read_only.store)
-        assert waits.find_instance(world.store, f"{2:08x}") == before[2]
+        assert stored.find_instance(world.store, f"{2:08x}") == before[2]
         with pytest.raises(UsageError, match="no instance in this world with the id"):
-            waits.find_instance(world.store, "ffffffff")
+            stored.find_instance(world.store, "ffffffff")
     finally:
         read_only.stop()
 
@@ -642,7 +643,7 @@ def test_the_rebooking_example_waits_for_an_operator_who_resumes_it(tmp_path) ->
 def test_a_resume_that_loses_a_race_lands_none_of_its_facts(leave, monkeypatch) -> None:
     agent, world = leave
     waiting = agent.run(world, ":Leave", ":req1")
-    stale = waits.read_instance(world.store, waiting.instance)  # what the loser read
+    stale = stored.read_instance(world.store, waiting.instance)  # what the loser read
     agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .")  # the winner
     before = world.canonical()
     # the loser's own check ran before the winner's commit, so it saw the instance waiting;
@@ -790,11 +791,11 @@ def test_a_run_per_event_reads_its_focus_or_the_unfinished_whichever_are_fewer(c
             [(f, HORIS.Waiting) for f in many]
             + [(L.req1, HORIS.Completed), (L.req1, HORIS.Waiting)]
         )
-    found, read = _triples_read(world, lambda: waits.unfinished(world.store, L.Leave, [L.req1]))
+    found, read = _triples_read(world, lambda: stored.unfinished(world.store, L.Leave, [L.req1]))
     assert list(found) == [L.req1] and found[L.req1].status == "waiting"
     assert read < 1000, read  # a side of 1,000 instances was read whole: 3,000 and more
     # and a run of many foci finds each one's from the world's unfinished instances
-    everyone, _ = _triples_read(world, lambda: waits.unfinished(world.store, L.Leave, many[:3]))
+    everyone, _ = _triples_read(world, lambda: stored.unfinished(world.store, L.Leave, many[:3]))
     assert set(everyone) == ({*many[:3]} if case == "1,000 waiting elsewhere" else set())
 
 
@@ -809,7 +810,7 @@ def test_a_run_of_some_foci_reads_theirs_not_another_workflows_unfinished() -> N
     world = _instances_world(
         [(f, HORIS.Completed) for f in mine] + [(mine[1], HORIS.Blocked)], others
     )
-    found, read = _triples_read(world, lambda: waits.unfinished(world.store, L.Leave, mine))
+    found, read = _triples_read(world, lambda: stored.unfinished(world.store, L.Leave, mine))
     assert list(found) == [mine[1]] and found[mine[1]].status == "blocked"
     assert read < 1000, read  # the other workflow's waiting instances were read: 3,000 and more
     # many foci, each run often: the world's unfinished are fewer, and only ours come back
@@ -827,7 +828,7 @@ def test_a_run_of_some_foci_reads_theirs_not_another_workflows_unfinished() -> N
         return found
 
     world.store.select = counted  # type: ignore[method-assign]
-    assert list(waits.unfinished(world.store, L.Leave, many)) == [many[7]]
+    assert list(stored.unfinished(world.store, L.Leave, many)) == [many[7]]
     assert max(rows) < 300, rows  # the other workflow's 300 waiting came back to be filtered
 
 
@@ -841,7 +842,7 @@ def test_run_all_reads_its_foci_finished_instances_not_the_workflows_history() -
     world = _instances_world(
         [*history, (mine[0], HORIS.Completed), (mine[1], HORIS.Failed), (mine[2], HORIS.Waiting)]
     )
-    ended, read = _triples_read(world, lambda: waits.finished_foci(world.store, L.Leave, mine))
+    ended, read = _triples_read(world, lambda: stored.finished_foci(world.store, L.Leave, mine))
     assert ended == {mine[0], mine[1]}
     assert read < 1000, read  # the workflow's 1,000 finished were read: 3,000 and more
     # a batch larger than the finished: those are read, and the batch's alone come back
@@ -851,12 +852,12 @@ def test_run_all_reads_its_foci_finished_instances_not_the_workflows_history() -
         + [(many[7], HORIS.Completed)]
         + history[:100]
     )
-    assert waits.finished_foci(world.store, L.Leave, many) == {many[7]}
+    assert stored.finished_foci(world.store, L.Leave, many) == {many[7]}
     # a focus IRI Oxigraph refuses as query text is still answered
     odd = URIRef("http://example.org/leave#a#b")
     world = World.open("oxigraph")
     world.store.load(_instances_world([(odd, HORIS.Completed)]).store.quads())
-    assert waits.finished_foci(world.store, L.Leave, [odd, L.req1]) == {odd}
+    assert stored.finished_foci(world.store, L.Leave, [odd, L.req1]) == {odd}
 
 
 def test_run_all_counts_its_foci_instances_once(leave) -> None:
@@ -868,7 +869,7 @@ def test_run_all_counts_its_foci_instances_once(leave) -> None:
     select, counts, reads = world.store.select, [], []
 
     def counted(text: str, *args: object) -> list:
-        counts.append(text.startswith(waits._OF_THE_FOCI.split("%s")[0]))
+        counts.append(text.startswith(stored._OF_THE_FOCI.split("%s")[0]))
         reads.append("?s IN" in text)
         return select(text, *args)  # type: ignore[arg-type]
 
@@ -915,7 +916,8 @@ def test_an_open_wait_is_read_from_its_instance_not_from_every_step_the_world_ra
             ]
             + execution(finished, mine, False)
         )
-        wait, read = _triples_read(world, lambda w=world: waits.open_wait(w.store, mine, L.Approve))
+        wait, read = _triples_read(
+            world, lambda w=world: stored.open_wait(w.store, mine, L.Approve))
         assert wait is not None and wait.graph == URIRef(f"urn:horismos:wait:{finished}")
         reads.append(read)
     assert reads[0] == reads[1] < 20, reads  # every step execution was read: 100 -> 1,000 and more

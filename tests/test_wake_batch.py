@@ -23,10 +23,10 @@ from rdflib.term import Node
 from horismos import UsageError
 from horismos._instances import due_waits, list_instances
 from horismos._model import WaitStep
+from horismos._stored_instances import open_wait, read_instance
 from horismos._stores import Change, Store
 from horismos._stores.base import WrappedStore
 from horismos._vocab import HORIS, PROV
-from horismos._waits import open_wait, read_instance
 from horismos._world import INSTANCES
 
 EX = Namespace("http://example.org/clinic#")
