@@ -11,7 +11,7 @@ from pathlib import Path
 from ._cli_common import counts, open_for_writing
 from ._errors import AuthoringError, HorismosError, UsageError
 from ._unreadable import each_opens, load_failed, os_failure
-from ._world import unindexed
+from ._world import syntax_problem, unindexed
 
 __all__ = ["cmd_load", "load_arguments"]
 
@@ -69,7 +69,13 @@ def cmd_load(args: argparse.Namespace) -> int:
             unindexed(world.store)
         world.store.close()
     except SyntaxError as e:
-        print(("\n" if bar else "") + f"horismos load: {path}:{e.lineno}: {e.msg}", file=sys.stderr)
+        line, why = e.lineno, e.msg
+        if path is not None:  # where the parser's line is past the end of the file
+            said = syntax_problem(path, e)
+            if said.line != e.lineno:
+                line = said.line
+                why = f"{said.message.removeprefix('cannot read world data: ')} — {said.hint}"
+        print(("\n" if bar else "") + f"horismos load: {path}:{line}: {why}", file=sys.stderr)
         return 1
     except AuthoringError as e:  # a file missing or unreadable: listed as every command does
         print(

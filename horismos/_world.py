@@ -39,6 +39,7 @@ __all__ = [
     "holds_subject",
     "indexes_every_instance",
     "states",
+    "syntax_problem",
     "unindexed",
 ]
 
@@ -47,7 +48,7 @@ _GROUND = frozenset({URIRef, RdfLiteral, type(None)})
 a blank node, nor a subclass of one."""
 
 SHORT_IDS = URIRef(RUNTIME + "short-ids")
-"""The graph of each instance's short id, written with its creation (``_waits``)."""
+"""The graph of each instance's short id, written with its creation (``_stored_instances``)."""
 INDEXED_EVERY_INSTANCE = (
     SHORT_IDS,
     URIRef(RUNTIME + "indexes"),
@@ -103,17 +104,7 @@ class World:
             except OSError as e:  # the file's read error, or the store's write error
                 raise load_failed(path, e, self.store.name) from None
             except SyntaxError as e:
-                raise AuthoringError(
-                    [
-                        Problem(
-                            "error",
-                            f"cannot read world data: {e.msg}",
-                            file=str(path),
-                            line=e.lineno,
-                            hint="fix the syntax at that line",
-                        )
-                    ]
-                ) from None
+                raise AuthoringError([syntax_problem(path, e)]) from None
 
     def hydrate(
         self,
@@ -237,3 +228,39 @@ def indexes_every_instance(store: Store) -> bool:
     """Whether ``store`` says its short-id index holds every instance it holds."""
     s, p, _, g = INDEXED_EVERY_INSTANCE
     return bool(store.select(f"SELECT ?o WHERE {{ GRAPH <{g}> {{ <{s}> <{p}> ?o }} }}", {}, {}))
+
+
+def syntax_problem(path: Path, e: SyntaxError) -> Problem:
+    """The parser's refusal of the RDF file ``path``, at its line, with what to change. A
+    file that ends inside a statement (a last ``.`` missing) is said at the statement's last
+    line: the parser names the line after the end of the file."""
+    if e.msg.endswith("Unexpected end"):
+        return Problem(
+            "error",
+            "cannot read world data: the file ends inside a statement",
+            file=str(path),
+            line=_last_written_line(path),
+            hint="end it with ' .', and close every string, '[' and '(' it opens",
+        )
+    return Problem(
+        "error",
+        f"cannot read world data: {e.msg}",
+        file=str(path),
+        line=e.lineno,
+        hint="fix the syntax at that line",
+    )
+
+
+def _last_written_line(path: Path) -> int | None:
+    """The number of ``path``'s last line that holds more than blanks: where a statement the
+    file ends inside was written (the parser says the line after the end). One pass over the
+    file, on a load that failed."""
+    last = None
+    try:
+        with open(path, "rb") as f:
+            for number, line in enumerate(f, 1):
+                if line.strip():
+                    last = number
+    except OSError:
+        return None
+    return last

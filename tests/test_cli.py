@@ -836,14 +836,28 @@ def test_every_input_that_cannot_be_read_is_said_in_the_same_words(tmp_path: Pat
              f"horismos graph: error: {folder}\n"),
             (["digest", "bad.ttl", "--store", "memory"], 2,
              "horismos digest: 1 error in the world data:\n  bad.ttl:2: error: cannot read "
-             "world data: Parser error at line 2 column 6: Unexpected end — fix the syntax at "
-             "that line\n")):
+             "world data: the file ends inside a statement — end it with ' .', and close every "
+             "string, '[' and '(' it opens\n")):
         p = horismos(*args, cwd=tmp_path)
         assert (p.returncode, p.stderr) == (code, text), (args, p.stdout)
     p = horismos("validate", "loop.ttl", cwd=tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     assert p.stdout.startswith("loop.ttl: error: its symbolic links lead round in a circle — "
                                "point the link at the file itself\n"), p.stdout
+
+
+def test_world_data_ending_inside_a_statement_is_said_at_its_last_line(tmp_path: Path) -> None:
+    """A last statement missing its '.': the parser names the line after the file's end,
+    empty, and "Unexpected end", with "fix the syntax at that line". Said at the statement,
+    with the fix, by `load` and by every command that reads world data."""
+    (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n:d :e :f\n\n")
+    fix = "the file ends inside a statement — end it with ' .', and close every string, '[' and "
+    load = horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path)
+    assert (load.returncode, load.stderr) == (
+        1, f"horismos load: w.ttl:3: {fix}'(' it opens\n"), load.stderr
+    digest = horismos("digest", "w.ttl", "--store", "memory", cwd=tmp_path)
+    assert digest.returncode == 2 and f"w.ttl:3: error: cannot read world data: {fix}" in (
+        digest.stderr), digest.stderr
 
 
 def _files_up_to(size: int) -> Callable[[], None]:
