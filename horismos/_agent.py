@@ -176,7 +176,8 @@ class Agent:
             ) from None
         except KeyError:
             raise UsageError(
-                f"{role} {name!r} is neither an IRI nor a CURIE with a declared prefix"
+                f"{role} {name!r} is neither an IRI nor a CURIE with a declared prefix — "
+                + self.definitions.name_fix(name)
             ) from None
 
     def run(

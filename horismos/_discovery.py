@@ -369,7 +369,8 @@ def _expand(defs: Any, name: str, exists: Callable[[URIRef], bool] | None) -> UR
         raise
     except KeyError:
         raise UsageError(
-            f"focus {name!r} is neither an IRI nor a CURIE with a declared prefix"
+            f"focus {name!r} is neither an IRI nor a CURIE with a declared prefix — "
+            + defs.name_fix(name)
         ) from None
 
 

@@ -634,6 +634,20 @@ def test_tools_discover_over_folders_reads_the_focus_as_the_world_holds_it(
     no_traceback(p)
 
 
+def test_a_focus_written_without_its_prefix_is_answered_with_the_name_to_write(
+        tmp_path: Path) -> None:
+    """`--focus patient42` (the ':' left off) said only that it is neither an IRI nor a CURIE
+    with a declared prefix; a prefix no file declares did not say which ones they do."""
+    folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
+    for focus, said in (("patient42", "did you mean :patient42?"),
+                        ("ehr:patient42", "the files declare no prefix ehr:; write <IRI>, or one "
+                                          "of: :, horis:")):
+        p = horismos("run", *folders, *WORLD, *TOOLS, "--workflow", ":Triage", "--focus", focus,
+                     cwd=tmp_path)
+        assert p.returncode == 2 and said in p.stderr, p.stderr
+        no_traceback(p)
+
+
 def test_a_misspelt_workflow_over_folders_lists_the_declared_ones(tmp_path: Path) -> None:
     """`--workflow :Triag` over workflows/ ontologies/ was ":Triag is ambiguous … write the
     full IRI", listing three IRIs no file declares; the typo is what to mend."""
