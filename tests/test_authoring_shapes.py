@@ -210,6 +210,14 @@ def test_a_shapes_slip_is_one_error_at_its_own_line_pointing_the_right_way(
     ], p.stdout
 
 
+def pattern_said(tmp_path: Path, pattern: str) -> tuple[list[Problem], int]:
+    """What loading the ontology with ``pattern`` (as Turtle writes it) as the patient shape's
+    ``sh:pattern`` says of patterns, and the line it is written at."""
+    ontology, line = ontology_edited(tmp_path, 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;',
+                                     f'sh:pattern "{pattern}" ;')
+    return [p for p in loaded(tmp_path, ontology) if "sh:pattern" in p.message], line
+
+
 @pytest.mark.parametrize(("pattern", "hint"), [
     # each refusal its own advice: the open bracket's was given for every one of them
     (r"^Q-\\k[A-Z]+$", r'a backslash meant literally is \\ in the expression, written "\\\\"'),
@@ -223,10 +231,8 @@ def test_a_shapes_slip_is_one_error_at_its_own_line_pointing_the_right_way(
 ])
 def test_a_pattern_that_is_no_regular_expression_says_what_to_change_for_its_fault(
         tmp_path: Path, pattern: str, hint: str) -> None:
-    ontology, line = ontology_edited(tmp_path, 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;',
-                                     f'sh:pattern "{pattern}" ;')
-    (p,) = [p for p in loaded(tmp_path, ontology) if "is no regular expression" in p.message]
-    assert p.line == line and hint in (p.hint or ""), p
+    (p,), line = pattern_said(tmp_path, pattern)
+    assert "is no regular expression" in p.message and p.line == line and hint in (p.hint or ""), p
     assert ("opened and not closed" in (p.hint or "")) is False, p
 
 
@@ -244,9 +250,7 @@ def test_a_pattern_in_pythons_dialect_and_not_shacls_is_warned_of_at_its_line(
         tmp_path: Path, pattern: str, uses: str, hint: str) -> None:
     # the gate judges by Python's re, and took these; an engine keeping to XPath's expressions,
     # as sh:pattern is defined, refuses them or matches otherwise
-    ontology, line = ontology_edited(tmp_path, 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;',
-                                     f'sh:pattern "{pattern}" ;')
-    (p,) = [p for p in loaded(tmp_path, ontology) if "Python's regular expressions" in p.message]
+    (p,), line = pattern_said(tmp_path, pattern)
     assert p.severity == "warning" and p.line == line, p
     value = pattern.replace("\\\\", "\\")  # the literal's value, its Turtle escapes read
     assert f'sh:pattern "{value}" uses {uses}' in p.message, p
@@ -257,9 +261,7 @@ def test_a_pattern_in_pythons_dialect_and_not_shacls_is_warned_of_at_its_line(
     "^Q-[A-Z]+?-[0-9]+$", "^Q-(?:[A-Z]+)-[0-9]{1,3}$", r"^Q-([A-Z])\\1*-[0-9]+$",
 ])
 def test_a_pattern_xpath_reads_too_is_not_warned_of(tmp_path: Path, pattern: str) -> None:
-    ontology, _ = ontology_edited(tmp_path, 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;',
-                                  f'sh:pattern "{pattern}" ;')
-    assert not [p for p in loaded(tmp_path, ontology) if "sh:pattern" in p.message]
+    assert pattern_said(tmp_path, pattern)[0] == []
 
 
 @pytest.mark.parametrize(("pattern", "uses", "hint"), [
@@ -269,9 +271,7 @@ def test_a_pattern_xpath_reads_too_is_not_warned_of(tmp_path: Path, pattern: str
 def test_a_pattern_in_shacls_dialect_that_python_cannot_read_says_so_not_that_it_is_wrong(
         tmp_path: Path, pattern: str, uses: str, hint: str) -> None:
     # it was "is no regular expression (bad escape \p …)", with the advice for an open bracket
-    ontology, line = ontology_edited(tmp_path, 'sh:pattern "^Q-[A-Z]+-[0-9]+$" ;',
-                                     f'sh:pattern "{pattern}" ;')
-    (p,) = [p for p in loaded(tmp_path, ontology) if "sh:pattern" in p.message]
+    (p,), line = pattern_said(tmp_path, pattern)
     assert p.severity == "error" and p.line == line, p
     assert f"uses {uses} at position 3, which SHACL's regular expressions" in p.message, p
     assert "no regular expression" not in p.message and hint in (p.hint or ""), p
