@@ -16,6 +16,7 @@ from . import _loop
 from ._bindings import Hosts, Reach, mcp_server
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
+from ._definitions_model import name_fix
 from ._entailment import schema_of
 from ._environment import Environment
 from ._errors import AmbiguousName, AuthoringError, NotAnIRI, UsageError
@@ -177,7 +178,7 @@ class Agent:
         except KeyError:
             raise UsageError(
                 f"{role} {name!r} is neither an IRI nor a CURIE with a declared prefix — "
-                + self.definitions.name_fix(name)
+                + name_fix(self.definitions, name)
             ) from None
 
     def run(

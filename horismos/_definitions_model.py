@@ -17,7 +17,7 @@ from ._model import ActionStep, Adapter, Command, McpServer, Step, Tool, Workflo
 from ._sources import Sources
 from ._terms import iri_problem
 
-__all__ = ["Definitions"]
+__all__ = ["Definitions", "name_fix"]
 
 
 @dataclass
@@ -136,24 +136,6 @@ class Definitions:
                 raise AmbiguousName(name, [str(c) for c in found])
         raise KeyError(name)
 
-    def name_fix(self, name: str) -> str:
-        """How to write ``name``, which :meth:`expand` could not read: with the empty prefix
-        when the files declare it and ``name`` has no prefix (``patient42``: ``:patient42``),
-        else with a prefix they declare."""
-        prefixes = self.sources.prefixes()
-        if ":" not in name and "" in prefixes:
-            return f"did you mean :{name}? a name in the files' empty prefix is written so"
-        # rdflib binds rdf:, brick:, schema: … in every graph: not what a node is named with
-        bound = {p for p, _ in Graph().namespaces()}
-        ours = ["", *sorted(p for p in prefixes if p not in bound and p not in ("", "_"))]
-        known = ", ".join(f"{p}:" for p in ours if p in prefixes)
-        prefix = name.split(":", 1)[0]
-        if not known:
-            return "write it as a full IRI, <…>: the files declare no prefix to name it with"
-        if ":" in name:
-            return f"the files declare no prefix {prefix}:; write <IRI>, or one of: {known}"
-        return f"write it as <IRI> or as a CURIE with a declared prefix ({known})"
-
     def classes_of(self, cls: URIRef) -> frozenset[URIRef]:
         """``cls`` and every class entailed to be a subclass of it."""
         return self.subclasses.get(cls, frozenset((cls,)))
@@ -170,3 +152,22 @@ def _checked_iri(name: str, text: str) -> URIRef:
     if why is not None:
         raise NotAnIRI(name, why)
     return URIRef(text)
+
+
+def name_fix(defs: Definitions, name: str) -> str:
+    """How to write ``name``, which :meth:`Definitions.expand` could not read: with the empty prefix
+    when the files declare it and ``name`` has no prefix (``patient42``: ``:patient42``),
+    else with a prefix they declare."""
+    prefixes = defs.sources.prefixes()
+    if ":" not in name and "" in prefixes:
+        return f"did you mean :{name}? a name in the files' empty prefix is written so"
+    # rdflib binds rdf:, brick:, schema: … in every graph: not what a node is named with
+    bound = {p for p, _ in Graph().namespaces()}
+    ours = ["", *sorted(p for p in prefixes if p not in bound and p not in ("", "_"))]
+    known = ", ".join(f"{p}:" for p in ours if p in prefixes)
+    prefix = name.split(":", 1)[0]
+    if not known:
+        return "write it as a full IRI, <…>: the files declare no prefix to name it with"
+    if ":" in name:
+        return f"the files declare no prefix {prefix}:; write <IRI>, or one of: {known}"
+    return f"write it as <IRI> or as a CURIE with a declared prefix ({known})"

@@ -26,6 +26,7 @@ from rdflib.term import Node
 
 from ._bindings.wire import json_value
 from ._catalog import ToolEntry, ToolIndex, binding_problem, missing_env, ordered_args, types_in
+from ._definitions_model import name_fix
 from ._errors import AmbiguousName, NotAnIRI, UsageError
 from ._model import Tool
 from ._policy import (
@@ -370,7 +371,7 @@ def _expand(defs: Any, name: str, exists: Callable[[URIRef], bool] | None) -> UR
     except KeyError:
         raise UsageError(
             f"focus {name!r} is neither an IRI nor a CURIE with a declared prefix — "
-            + defs.name_fix(name)
+            + name_fix(defs, name)
         ) from None
 
 
