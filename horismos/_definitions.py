@@ -29,7 +29,7 @@ from ._definitions_digest import RDFC_DIGEST, definitions_digest, legacy_definit
 from ._definitions_model import Definitions
 from ._errors import AuthoringError, Problem
 from ._focus_checks import FocusChecks
-from ._hazards import endless_loops, hazards, required_before_written, written_twice
+from ._hazards import endless_loops, hazards
 from ._individuals import individuals
 from ._model import ActionStep, Step
 from ._near_names import closest_term, nearest_variable
@@ -37,6 +37,7 @@ from ._pattern_checks import PatternChecks
 from ._pattern_value_checks import PatternValueChecks
 from ._read_sources import read_sources
 from ._shape_counts import minimum_counts, single_values, single_values_of_subjects
+from ._shape_hazards import required_before_written, written_twice
 from ._shipped_vocabulary import STEP_CLASSES, authoring_shapes, vocabulary_graph
 
 # read here by tests/test_startup.py

@@ -23,9 +23,10 @@ and refuses the one certain to (a cycle that never ends through a tool that is n
   warning names the way back that writes nothing (``:Pay —onError→ :Repick → :Pay``): only
   a call that succeeds, or the step budget, ends it.
 - A domain shape that requires a property (``sh:minCount``) a step of the workflow writes, on
-  a node a step before it writes without it (:func:`required_before_written`). The gate
-  judges the node as the earlier step leaves it, so it rejects that step's result — after its
-  tool has acted — unless the world already held the property: the load cannot know that.
+  a node a step before it writes without it
+  (:func:`~._shape_hazards.required_before_written`). The gate judges the node as the earlier
+  step leaves it, so it rejects that step's result — after its tool has acted — unless the
+  world already held the property: the load cannot know that.
 - A ProposalStep whose ``horis:fallback`` (or ``horis:onError``) goes to an action step that
   reads the proposal's ``horis:as`` variable, or whose ``horis:next`` goes to one that never
   reads it (:func:`~._unchosen_options.unchosen_options`): on the way a fallback goes nothing
@@ -40,7 +41,8 @@ and refuses the one certain to (a cycle that never ends through a tool that is n
 - A wait with a ``horis:timeout`` and no ``horis:onTimeout`` whose next step does not test
   again what its ``horis:until`` tests: past the timeout it goes on as if the until had held.
 - A property a domain shape allows one value of, written on the focus by two steps on one
-  path (:func:`written_twice`): the gate rejects the later step's result every time.
+  path (:func:`~._shape_hazards.written_twice`): the gate rejects the later step's result
+  every time.
 
 The checks read the built steps and tools and say what they found; the loader words and
 locates the warnings like its own.
@@ -51,16 +53,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import cast
 
 from rdflib import RDF, URIRef
 from rdflib.term import Node
 
-from ._digraph import Digraph, add_edge, descendants, shortest_path, strongly_connected
+from ._digraph import Digraph, add_edge, shortest_path, strongly_connected
 from ._model import (
     DEFAULT_MAX_STEPS,
     ActionStep,
-    Assertion,
     DecisionStep,
     ProposalStep,
     Step,
@@ -81,9 +81,7 @@ __all__ = [
     "fewest_steps",
     "flow_graph",
     "hazards",
-    "landing_tools",
-    "required_before_written",
-    "written_twice",
+    "written_on_focus",
 ]
 
 
@@ -485,7 +483,7 @@ def _written_on_cycle(
     return written
 
 
-def _written_on_focus(step: ActionStep) -> set[URIRef]:
+def written_on_focus(step: ActionStep) -> set[URIRef]:
     """The properties ``step``'s tool writes on the instance's focus."""
     effect = step.tool.effect if step.tool is not None else None
     if effect is None or step.var_for(effect.subject) != "this":
@@ -599,197 +597,6 @@ def _timeout_goes_on(
         "it acts only once that holds",
         HORIS.timeout,
     )
-
-
-def required_before_written(
-    workflows: Mapping[URIRef, Workflow],
-    required: Iterable[tuple[URIRef, URIRef, URIRef]],
-    classes_of: Callable[[URIRef], frozenset[URIRef]],
-    name: Callable[[Node], str],
-) -> Iterator[Hazard]:
-    """Each action step that can run before every step of its workflow that writes a property
-    a domain shape requires, and lands a node of the shape's class without it. Only the
-    properties a workflow writes are looked at: the check grows with the definitions, not
-    with the shapes times the workflows."""
-    by_property: dict[URIRef, list[tuple[URIRef, URIRef]]] = {}
-    for shape, cls, prop in required:
-        by_property.setdefault(prop, []).append((shape, cls))
-    if not by_property:
-        return
-    for workflow in workflows.values():
-        steps = {s.iri: s for s in workflow.reachable()}
-        landing = {iri: found for iri, s in steps.items() if (found := _lands(s)) is not None}
-        written = {p for _, props in landing.values() for p in props if p in by_property}
-        flow = flow_graph(steps) if written else {}
-        for prop in sorted(written, key=str):
-            for shape, cls in by_property[prop]:
-                kinds = classes_of(cls)
-                writers = sorted(
-                    (i for i, (t, props) in landing.items() if t in kinds and prop in props),
-                    key=str,
-                )
-                if not writers:
-                    continue
-                seen, todo = set(), [workflow.start]
-                while todo:  # what can run before a writer has
-                    iri = todo.pop()
-                    if iri in seen or iri in writers or iri not in steps:
-                        continue
-                    seen.add(iri)
-                    todo.extend(flow.get(iri, ()))
-                later = ", ".join(name(w) for w in writers)
-                for iri in sorted(seen, key=str):
-                    wait = steps[iri]
-                    if (
-                        isinstance(wait, WaitStep)
-                        and wait.until is not None
-                        and "this" in wait.until.variables
-                        and workflow.focus_type in kinds
-                    ):
-                        yield Hazard(
-                            iri,
-                            f"the domain shape {name(shape)} requires {name(prop)} on every "
-                            f"{name(cls)} (sh:minCount), which {name(workflow.iri)} writes only "
-                            f"later, at {later}; the facts that answer this wait are about the "
-                            f"instance's {name(cls)}, which does not hold it yet, so resume "
-                            "refuses them all and the wait never ends by its horis:until",
-                            "give that property shape sh:minCount 0 (keeping its other "
-                            "constraints): the step that writes it is judged by it then",
-                            HORIS.until,
-                        )
-                    if iri not in landing or landing[iri][0] not in kinds:
-                        continue
-                    tool = cast(ActionStep, steps[iri]).tool
-                    assert tool is not None
-                    # on a branch no writer follows (the other side of a decision), the
-                    # property is not written "later": never, for an instance that comes here
-                    when = (
-                        f"only later, at {later}"
-                        if descendants(flow, iri) & set(writers)
-                        else f"only at {later}, which an instance that runs this step never reaches"
-                    )
-                    yield Hazard(
-                        iri,
-                        f"the domain shape {name(shape)} requires {name(prop)} on every "
-                        f"{name(cls)} (sh:minCount), which {name(workflow.iri)} writes {when}; "
-                        f"this step lands a {name(cls)} without it, so "
-                        f"unless the node already holds {name(prop)} the gate rejects what "
-                        f"{tool.name} returns here — after the tool has acted",
-                        "give that property shape sh:minCount 0 (keeping its other "
-                        f"constraints), or have {tool.name}'s effect assert {name(prop)}",
-                    )
-
-
-def written_twice(
-    workflows: Mapping[URIRef, Workflow],
-    single: Iterable[tuple[URIRef, URIRef, URIRef]],
-    classes_of: Callable[[URIRef], frozenset[URIRef]],
-    name: Callable[[Node], str],
-    of_subjects: Iterable[tuple[URIRef, URIRef, URIRef]] = (),
-) -> Iterator[Hazard]:
-    """Each action step that writes on the focus a property a domain shape judging the focus
-    allows one value of (``single``: see :func:`~._shape_counts.single_values`;
-    ``of_subjects``, see :func:`~._shape_counts.single_values_of_subjects`: a shape that judges
-    the subjects of a property judges the focus once either step has written that property on
-    it), after another step of its
-    workflow wrote it there: reached by the earlier step's ``horis:next``, so both run on one
-    path (two branches of a decision are not). An effect only adds values, so the gate
-    rejects what the later tool returns, every time, after it has acted — unless both write
-    one fixed value, which is the same triple. Reported at the later tool's assertion
-    (:attr:`Hazard.asserted`), once however many workflows run the step.
-
-    Not an ``owl:FunctionalProperty``: no part of Horismos enforces one (the gate judges SHACL
-    shapes), so the second value lands."""
-    by_property: dict[URIRef, list[tuple[URIRef, URIRef]]] = {}
-    for shape, cls, prop in single:
-        by_property.setdefault(prop, []).append((shape, cls))
-    by_subjects: dict[URIRef, list[tuple[URIRef, URIRef]]] = {}
-    for shape, targeted, prop in of_subjects:
-        by_subjects.setdefault(prop, []).append((shape, targeted))
-        by_property.setdefault(prop, [])
-    said: set[tuple[URIRef, URIRef]] = set()
-    for workflow in workflows.values() if by_property else ():
-        steps = {s.iri: s for s in workflow.reachable()}
-        writers: dict[URIRef, list[tuple[ActionStep, Assertion]]] = {}
-        for step in steps.values():
-            if not isinstance(step, ActionStep) or step.tool is None or step.tool.effect is None:
-                continue
-            effect = step.tool.effect
-            if step.var_for(effect.subject) != "this":
-                continue
-            for a in effect.asserts:
-                if a.property in by_property:
-                    writers.setdefault(a.property, []).append((step, a))
-        flow = flow_graph(steps) if any(len(w) > 1 for w in writers.values()) else {}
-        for prop, written in sorted(writers.items(), key=lambda pw: str(pw[0])):
-            limits = sorted(
-                shape for shape, cls in by_property[prop] if workflow.focus_type in classes_of(cls)
-            )
-            if len(written) < 2 or not (limits or prop in by_subjects):
-                continue
-            earlier: dict[URIRef, tuple[ActionStep, list[ActionStep]]] = {}
-            judged: dict[URIRef, list[URIRef]] = {}
-            for first, fa in written:
-                after = {first.next, *descendants(flow, first.next)} if first.next else set()
-                for then, ta in written:
-                    same = fa.value is not None and fa.value == ta.value
-                    if then.iri == first.iri or then.iri not in after or same:
-                        continue
-                    on_focus = _written_on_focus(first) | _written_on_focus(then)
-                    by = sorted(s for s, t in by_subjects.get(prop, ()) if t in on_focus)
-                    if not limits and not by:
-                        continue
-                    earlier.setdefault(then.iri, (then, []))[1].append(first)
-                    judged.setdefault(then.iri, []).extend(by)
-            for later, (step, before) in sorted(earlier.items(), key=lambda lb: str(lb[0])):
-                if (later, prop) in said:
-                    continue
-                said.add((later, prop))
-                tool = cast(Tool, step.tool)
-                firsts = ", ".join(
-                    f"{name(b.iri)} ({cast(Tool, b.tool).name})"
-                    for b in sorted(before, key=lambda b: str(b.iri))
-                )
-                said_p, said_shape = name(prop), name(min([*limits, *judged[later]], key=str))
-                yield Hazard(
-                    tool.iri,
-                    f"at {name(later)} this writes {said_p} on the instance's "
-                    f"{name(workflow.focus_type)}, which {firsts} wrote before it on the same "
-                    f"path, and shape {said_shape} allows one value of {said_p} (sh:maxCount "
-                    "1): an effect adds a value, never replaces one, so the gate rejects what "
-                    f"{tool.name} returns at {name(later)} every time — after the tool has acted",
-                    f"write each stage under a property of its own (one at {name(before[0].iri)}, "
-                    f"another at {name(later)}), or drop sh:maxCount 1 on {said_p} from "
-                    f"{said_shape}",
-                    asserted=prop,
-                )
-
-
-def landing_tools(workflows: Mapping[URIRef, Workflow]) -> dict[URIRef, dict[URIRef, Tool]]:
-    """Per class, the tools (by IRI) some step of ``workflows`` calls whose effect lands a node
-    declared of it: the gate judges each such result by the shapes that target that class
-    (or a superclass), so what the shapes require is required of every call. One walk of the
-    flows for a load, whatever the number of shapes asked about."""
-    found: dict[URIRef, dict[URIRef, Tool]] = {}
-    for workflow in workflows.values():
-        for step in workflow.reachable():
-            landed = _lands(step)
-            if landed is not None and landed[0] is not None:
-                tool = cast(ActionStep, step).tool
-                assert tool is not None
-                found.setdefault(landed[0], {}).setdefault(tool.iri, tool)
-    return found
-
-
-def _lands(step: Step) -> tuple[URIRef | None, frozenset[URIRef]] | None:
-    """The declared class of the node ``step``'s tool writes (its effect's subject) and the
-    properties it asserts there; None for a step that writes no node."""
-    tool = step.tool if isinstance(step, ActionStep) else None
-    effect = tool.effect if tool is not None else None
-    if tool is None or effect is None:
-        return None
-    arg = tool.arg(effect.subject)
-    return (arg.type if arg else None), frozenset(a.property for a in effect.asserts)
 
 
 def fewest_steps(steps: Mapping[URIRef, Step], flow: Digraph[URIRef], start: URIRef) -> int | None:

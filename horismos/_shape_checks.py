@@ -32,10 +32,10 @@ from ._datatypes import (
     turtle_term,
 )
 from ._errors import Problem
-from ._hazards import landing_tools
 from ._model import Tool
 from ._prefix_clash import near_misses, prefix_clashes
 from ._shacl import deactivated, path_properties
+from ._shape_hazards import landing_tools
 from ._shape_slips import shape_slips, unmet
 from ._shipped_vocabulary import STEP_CLASSES, vocabulary_graph
 from ._term_checks import TermChecks
@@ -402,8 +402,8 @@ class ShapeChecks(TermChecks):
 
     @cached_property
     def landing(self) -> dict[URIRef, dict[URIRef, Tool]]:
-        """The tools whose results land a node of each class (:func:`~._hazards.landing_tools`),
-        for every shape a load asks about."""
+        """The tools whose results land a node of each class
+        (:func:`~._shape_hazards.landing_tools`), for every shape a load asks about."""
         return landing_tools(self.defs.workflows)
 
     @cached_property

@@ -1,8 +1,8 @@
 """What a domain's shapes allow of a property's count: each ``sh:minCount`` and
 ``sh:maxCount`` a shape targeting a class (or the subjects of a property) sets on a plain
 ``sh:path``, read once from the definitions' graph for the checks that compare it with what
-the workflow's tools write (:func:`~._hazards.required_before_written`,
-:func:`~._hazards.written_twice`). Kept apart from those checks: it reads shapes, not steps.
+the workflow's tools write (:func:`~._shape_hazards.required_before_written`,
+:func:`~._shape_hazards.written_twice`). Kept apart from those checks: it reads shapes, not steps.
 """
 
 from __future__ import annotations
