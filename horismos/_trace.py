@@ -36,7 +36,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from ._errors import TraceError, TraceTampered, TraceVersionError
+from ._errors import TraceError, TraceTampered, TraceVersionError, UsageError
 from ._event_shape import check_shape
 from ._signing import signer_from_env, verifier_from_env
 from ._unreadable import why_unreadable
@@ -208,6 +208,13 @@ class Trace:
         trace file: ``run --all`` over a million instances held every event (~35 KB an
         instance of three steps) until it ended."""
         self.path = Path(path) if path is not None else None
+        if self.path is not None:  # said before the run, as the command line says it
+            if self.path.is_dir():
+                raise UsageError(f"trace {path}: this is a folder; give a file name in it")
+            if not self.path.parent.is_dir():
+                raise UsageError(
+                    f"trace {path}: the folder {self.path.parent} does not exist; create it first"
+                )
         self._kept = kept or path is not None
         self._lines: list[bytes] = []
         self._events: list[dict[str, Any]] = []

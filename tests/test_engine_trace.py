@@ -166,6 +166,31 @@ def test_a_trace_streamed_during_the_run_reads_back(build, recorder, tmp_path):
     assert [e["type"] for e in read_trace(streamed)] == [e["type"] for e in run.trace.events]
 
 
+def test_a_trace_that_cannot_be_written_is_refused_before_the_run_in_words(
+        build, recorder, tmp_path):
+    """``trace=`` a path in no folder raised the system's FileNotFoundError from the run; a
+    folder, IsADirectoryError. Both are a UsageError now, as the command line says them, and
+    nothing ran."""
+    from horismos import UsageError
+
+    called = recorder.tool("assign", {"ref": "R-1"})
+    agent, world = build(TRIAGE, tools={"assign": called})
+    for trace, said in ((tmp_path / "no" / "run.jsonl", "does not exist; create it first"),
+                        (tmp_path, "this is a folder; give a file name in it")):
+        with pytest.raises(UsageError, match=said):
+            agent.run(world, focus=str(EX.p1), trace=trace)
+    assert recorder.calls == []
+
+
+def test_a_tool_given_that_is_no_function_is_refused_as_the_agent_is_made(build):
+    """``tools={"assign": 5}`` made an agent, and its first call failed the step with
+    "'int' object is not callable"."""
+    from horismos import UsageError
+
+    with pytest.raises(UsageError, match=r"tools\['assign'\] is int 5, not a function"):
+        build(TRIAGE, tools={"assign": 5})
+
+
 def test_a_batch_that_keeps_nothing_and_writes_no_trace_holds_no_events(build, recorder):
     """``run --all`` keeps no instance records (``keep=False``), yet with no ``--trace`` it
     held every event of the run in memory until it ended: ~34 MB per 1,000 instances of

@@ -157,6 +157,13 @@ class Reach(dict[str, Callable[..., Any]]):
         hosts: Hosts | None = None,
     ) -> None:
         super().__init__(tools or {})
+        for name, fn in self.items():  # else the first call raised "'int' object is not callable"
+            if not callable(fn):
+                shown = repr(fn)[:80]
+                raise UsageError(
+                    f"tools[{name!r}] is {type(fn).__name__} {shown}, not a function: give the "
+                    f'callable that bindings "python:{name}" call'
+                )
         inherited = tools.allowed_modules if isinstance(tools, Reach) else ()
         names = [m.strip() for m in (*inherited, *allowed_modules)]
         for m in names:
