@@ -108,12 +108,36 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if refused:
         print(f"invalid: {counts([*defs.warnings, *refused])}")
         return 1
+    for note in _not_reached(defs, args):
+        print(note)
     warned = f" ({plural(len(defs.warnings), 'warning')})" if defs.warnings else ""
     print(
         f"{plural(len(defs.tools), 'tool')}, {plural(len(defs.workflows), 'workflow')}, "
         f"{plural(len(defs.steps), 'step')}: valid{warned}"
     )
     return 0
+
+
+def _not_reached(defs: Definitions, args: argparse.Namespace) -> list[str]:
+    """What ``valid`` did not check, and the option that checks it: a modeler read "valid"
+    of a binding naming a function its module does not define, or an MCP tool whose schema
+    is not the one declared, and met it at the first run."""
+    bindings = sorted({t.binding for t in defs.tools.values()}, key=str)
+    python = [b for b in bindings if b.startswith("python:")]
+    mcp = [b for b in bindings if b.startswith("mcp://")]
+    notes = []
+    if python and not (args.tools or args.allow_module):
+        shown = ", ".join(python[:3]) + (f" and {len(python) - 3} more" if len(python) > 3 else "")
+        notes.append(
+            f"note: {plural(len(python), 'python: binding')} not resolved ({shown}): give "
+            "--tools FILE.py or --allow-module MODULE to check each against its function"
+        )
+    if mcp and not args.connect:
+        notes.append(
+            f"note: {plural(len(mcp), 'MCP tool')} not reached: give --connect to check each "
+            "server's input schema against horis:takes"
+        )
+    return notes
 
 
 def _found_beyond(e: AuthoringError) -> list[Problem]:

@@ -488,8 +488,26 @@ def test_a_pattern_requiring_what_only_its_own_tool_writes_is_warned_at_the_line
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
     assert p.stdout.splitlines() == [
         f"{path}:{line + below}: warning: {said}",
+        "note: 2 python: bindings not resolved (python:ehr_client.assign_queue, "
+        "python:ehr_client.notify_nurse): give --tools FILE.py or --allow-module MODULE to "
+        "check each against its function",
         "2 tools, 1 workflow, 2 steps: valid (1 warning)",
     ]
+
+
+def test_valid_says_which_bindings_it_did_not_check_and_the_option_that_does(
+        tmp_path: Path) -> None:
+    """"valid" of a python: binding whose function its module does not define, unresolved
+    without --tools, and the first run met it."""
+    examples = ROOT / "examples"
+    p = _validate(tmp_path, *TRIAGE)
+    assert p.returncode == 0 and "note: 2 python: bindings not resolved" in p.stdout, p.stdout
+    checked = _validate(tmp_path, *TRIAGE, "--tools", str(examples / "triage" / "ehr_client.py"))
+    assert checked.returncode == 0 and "note:" not in checked.stdout, checked.stdout
+    mcp = _validate(tmp_path, examples / "mcp")
+    assert mcp.returncode == 0 and (
+        "note: 1 MCP tool not reached: give --connect to check each server's input schema "
+        "against horis:takes") in mcp.stdout, mcp.stdout
 
 
 def test_a_world_that_holds_the_property_quiets_the_warning(tmp_path: Path) -> None:
