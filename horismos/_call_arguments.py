@@ -18,6 +18,7 @@ from rdflib import Literal as RdfLiteral
 from rdflib.term import Node
 
 from ._catalog import input_schema, ordered_args
+from ._definitions_model import name_fix
 from ._errors import AmbiguousName, NotAnIRI
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Tool
@@ -94,6 +95,9 @@ def check_arguments(
     return nodes, payload, [_clipped(p) for p in problems]
 
 
+_NAMED = 200
+"""Characters of a name a refusal says how to write (``did you mean :patient42?``)."""
+
 _SHOWN = 300
 """Characters a refusal shows of each end of a problem: enough for any value a person typed,
 and the fix, which a problem says last."""
@@ -164,10 +168,13 @@ def _node(
         except (NotAnIRI, AmbiguousName) as e:
             return f"must name a node of class {defs.name(arg.type)}: {e}"
         except KeyError:
-            return (
+            said = (
                 f"must name a node of class {defs.name(arg.type)}: {value!r} is neither an "
                 "IRI nor a CURIE with a declared prefix"
             )
+            # how to write it (an agent leaves out the ':' of ':patient42'), unless the value
+            # is long enough to be clipped: then the reason is what its end must keep
+            return f"{said} — {name_fix(defs, value)}" if len(value) <= _NAMED else said
     t = arg.type
     if t in (XSD.string, RDFS.Literal) and isinstance(value, str):
         return RdfLiteral(value)

@@ -338,6 +338,8 @@ def test_a_result_field_passed_as_input_is_refused_as_such(clinic, recorder, fie
     ({"patient": ":p1"}, "schema", 'argument "queue" is required'),
     ({"patient": ":p1", "queue": 7}, "schema", "got number 7"),
     ({"patient": "nowhere", "queue": ":urgent"}, "schema", "neither an IRI nor a CURIE"),
+    # an agent leaving out the ':' is told the name to write
+    ({"patient": "p1", "queue": ":urgent"}, "schema", "did you mean :p1?"),
     ({"patient": ":n1", "queue": ":urgent"}, "argument_type", ":n1 is a :Nurse"),
     ({"patient": ":p3", "queue": ":urgent"}, "precondition", "?patient :acuity ?queue"),
     ({"patient": ":p1", "queue": ":routine"}, "precondition", "?patient :acuity ?queue"),
