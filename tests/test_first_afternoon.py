@@ -640,6 +640,8 @@ def test_a_focus_written_without_its_prefix_is_answered_with_the_name_to_write(
     with a declared prefix; a prefix no file declares did not say which ones they do."""
     folders = [str(ROOT / "workflows"), str(ROOT / "ontologies")]
     for focus, said in (("patient42", "did you mean :patient42?"),
+                        ("Patient 42", "write it as <IRI> or as a CURIE with a declared prefix "
+                                       "(:, horis:"),
                         ("ehr:patient42", "the files declare no prefix ehr:; write <IRI>, or one "
                                           "of: :, horis:")):
         p = horismos("run", *folders, *WORLD, *TOOLS, "--workflow", ":Triage", "--focus", focus,
