@@ -11,7 +11,7 @@ from pathlib import Path
 from ._cli_common import counts, open_for_writing
 from ._errors import AuthoringError, HorismosError, UsageError
 from ._unreadable import each_opens, load_failed, os_failure
-from ._world import syntax_problem, unindexed
+from ._world import ENDS_INSIDE, ENDS_INSIDE_FIX, ended_inside, unindexed
 
 __all__ = ["cmd_load", "load_arguments"]
 
@@ -70,11 +70,9 @@ def cmd_load(args: argparse.Namespace) -> int:
         world.store.close()
     except SyntaxError as e:
         line, why = e.lineno, e.msg
-        if path is not None:  # where the parser's line is past the end of the file
-            said = syntax_problem(path, e)
-            if said.line != e.lineno:
-                line = said.line
-                why = f"{said.message.removeprefix('cannot read world data: ')} — {said.hint}"
+        last = ended_inside(path, e) if path is not None else None
+        if last is not None:  # the parser's line is the one past the end of the file
+            line, why = last, f"{ENDS_INSIDE} — {ENDS_INSIDE_FIX}"
         print(("\n" if bar else "") + f"horismos load: {path}:{line}: {why}", file=sys.stderr)
         return 1
     except AuthoringError as e:  # a file missing or unreadable: listed as every command does

@@ -31,11 +31,14 @@ from ._stores.skolem import skolemise
 from ._unreadable import each_opens, load_failed
 
 __all__ = [
+    "ENDS_INSIDE",
+    "ENDS_INSIDE_FIX",
     "INDEXED_EVERY_INSTANCE",
     "INSTANCES",
     "SHORT_IDS",
     "Place",
     "World",
+    "ended_inside",
     "holds_subject",
     "indexes_every_instance",
     "states",
@@ -230,17 +233,26 @@ def indexes_every_instance(store: Store) -> bool:
     return bool(store.select(f"SELECT ?o WHERE {{ GRAPH <{g}> {{ <{s}> <{p}> ?o }} }}", {}, {}))
 
 
+ENDS_INSIDE = "the file ends inside a statement"
+ENDS_INSIDE_FIX = "end it with ' .', and close every string, '[' and '(' it opens"
+
+
+def ended_inside(path: Path, e: SyntaxError) -> int | None:
+    """The line of the statement ``path`` ends inside (a last ``.`` missing) when that is
+    what the parser refused it for (it names the line after the end of the file), else None."""
+    return _last_written_line(path) if e.msg.endswith("Unexpected end") else None
+
+
 def syntax_problem(path: Path, e: SyntaxError) -> Problem:
-    """The parser's refusal of the RDF file ``path``, at its line, with what to change. A
-    file that ends inside a statement (a last ``.`` missing) is said at the statement's last
-    line: the parser names the line after the end of the file."""
-    if e.msg.endswith("Unexpected end"):
+    """The parser's refusal of the RDF file ``path``, at its line, with what to change."""
+    last = ended_inside(path, e)
+    if last is not None:
         return Problem(
             "error",
-            "cannot read world data: the file ends inside a statement",
+            f"cannot read world data: {ENDS_INSIDE}",
             file=str(path),
-            line=_last_written_line(path),
-            hint="end it with ' .', and close every string, '[' and '(' it opens",
+            line=last,
+            hint=ENDS_INSIDE_FIX,
         )
     return Problem(
         "error",
