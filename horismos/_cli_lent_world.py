@@ -162,17 +162,19 @@ class LentWorld:
 
     def kept(self) -> None:
         """What was lent stays, as loaded: its record, and every other lend's copy of it,
-        removed in one commit (read again should a lend come to share it meanwhile), then
-        :meth:`keep`."""
-        for _ in range(_ATTEMPTS):
-            try:
-                if self.entry is not None:  # else nothing was lent
-                    self.world.commit(self.record())
-            except Conflict:
-                continue
+        removed in one commit (read again should a lend come to share it meanwhile; the last
+        read unguarded), then :meth:`keep`."""
+        for attempt in range(_ATTEMPTS):
+            if self.entry is not None:  # else nothing was lent
+                record = self.record()
+                if attempt == _ATTEMPTS - 1:  # the last lands unguarded: the approval has
+                    record = Change(remove=record.remove)
+                try:
+                    self.world.commit(record)
+                except Conflict:
+                    continue
             self.keep()
             return
-        raise Conflict(f"what was lent was shared anew by {_ATTEMPTS} other lends meanwhile")
 
     def keep(self) -> None:
         """What was lent stays: a call's effects, which read it, have landed (its record

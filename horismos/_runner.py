@@ -232,25 +232,27 @@ class Runner(ActionSteps):
         """Land a completed call's last commit, ``change``, with what ``unrecord`` says of
         the world data lent for it: read again when another lend came to share that data
         between the read and the commit (:class:`~._lends.Sharing`); a conflict over what
-        ``change`` itself requires absent (an approval's use) is the caller's."""
-        for _ in range(_LEND_READS):
+        ``change`` itself requires absent (an approval's use) is the caller's. The last read
+        lands unguarded: the tool has acted, and its approval's use and its intent's end must
+        land whatever lends come and go meanwhile."""
+        for attempt in range(_LEND_READS):
             lent = unrecord()
             if not (change.add or change.remove or lent.remove):
                 return
+            guarded = attempt < _LEND_READS - 1
             try:
                 self.world.commit(
                     Change(
                         add=change.add,
                         remove=[*change.remove, *lent.remove],
-                        expect=lent.expect,
-                        absent=(*change.absent, *lent.absent),
+                        expect=lent.expect if guarded else (),
+                        absent=(*change.absent, *(lent.absent if guarded else ())),
                     )
                 )
                 return
             except Conflict as e:
-                if set(e.present) & set(change.absent):
+                if not guarded or set(e.present) & set(change.absent):
                     raise
-        raise Conflict(f"the data lent for the call was shared anew {_LEND_READS} times over")
 
     async def run_instance(self, workflow: Workflow, focus: URIRef) -> InstanceRun:
         """Start an instance of ``workflow`` on ``focus`` and drive it.

@@ -158,3 +158,33 @@ def test_a_lend_landing_as_a_tools_call_completes_leaves_what_the_call_read(
     assert lent_data_stored(store)
     checked = horismos_in_process(tmp_path, "digest", *store, "--check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_call_whose_every_read_meets_a_new_lend_still_lands_its_approvals_use(
+        tmp_path: Path, store: list[str], lender: Callable[[], LentWorld],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lend lands after each of the completed call's reads: the last read lands unguarded,
+    for the tool has acted, and its approval, used, answers a second call with it no more."""
+    defs = project(tmp_path)
+    args = ("--args", '{"patient": ":p9", "ward": ":w9"}')
+    issued = horismos_in_process(tmp_path, "tools", "approve", "c.transfer", *defs, *store, *args)
+    assert issued.returncode == 0, issued.stderr
+    read = LentWorld.record
+    others: list[LentWorld] = []
+
+    def read_then_another_lends(self: LentWorld) -> Any:
+        change = read(self)
+        if self not in others:
+            others.append(lender())
+            lend(others[-1], tmp_path, store)
+        return change
+
+    monkeypatch.setattr(LentWorld, "record", read_then_another_lends)
+    call = ("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl", *args,
+            "--approval", issued.stdout.strip())
+    done = horismos_in_process(tmp_path, *call)
+    assert done.returncode == 0 and len(others) == 5, done.stdout + done.stderr
+    monkeypatch.setattr(LentWorld, "record", read)
+    again = horismos_in_process(tmp_path, *call)
+    assert again.returncode == 2 and "refused (approval_used)" in again.stdout, again.stdout
+    assert (tmp_path / "calls.log").read_text() == str(EX.p9) + "\n"  # called once
