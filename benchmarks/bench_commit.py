@@ -56,12 +56,25 @@ def package(name: str) -> dict[str, Any]:
         "World": importlib.import_module(name).World,
         "InstanceRun": importlib.import_module(f"{name}._records").InstanceRun,
         "StepRecord": importlib.import_module(f"{name}._records").StepRecord,
-        "Environment": importlib.import_module(f"{name}._runner").Environment,
+        "Environment": _first(name, "Environment", "_environment", "_runner"),
         "Change": importlib.import_module(f"{name}._stores").Change,
         "INSTANCES": importlib.import_module(f"{name}._world").INSTANCES,
         # what an instance's creation files its short id under (None: code before it)
-        "short_id_quad": getattr(importlib.import_module(f"{name}._waits"), "short_id_quad", None),
+        "short_id_quad": _first(name, "short_id_quad", "_stored_instances", "_waits"),
     }
+
+
+def _first(package: str, name: str, *modules: str) -> Any:
+    """``name`` from the first of ``modules`` of ``package`` that has it (code moves between
+    modules from one commit to another: ``--before`` may import older code), or None."""
+    for module in modules:
+        try:
+            found = getattr(importlib.import_module(f"{package}.{module}"), name, None)
+        except ModuleNotFoundError:
+            continue
+        if found is not None:
+            return found
+    return None
 
 
 def one_round(h: dict[str, Any], agent: Any, n: int, store: str, filler: Path | None,
