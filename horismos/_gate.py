@@ -40,6 +40,7 @@ from ._gate_after import After, Beyond, ReadOnAsking
 from ._gate_effect import UNDECLARED, Delta, EffectCheck, ordered, path_name
 from ._literals import declared_types, plain_literal
 from ._model import Assertion, Tool
+from ._regex_dialects import refusal_fix, xpath_only
 from ._shacl import (
     CompiledShape,
     compile_shapes,
@@ -621,7 +622,7 @@ def _bad_pattern(defs: Definitions, node: Node) -> Problem | None:
             re.compile(str(pattern))
         except re.error as e:
             at = f" at position {e.pos}" if e.pos is not None else ""
-            xpath = _XPATH_ONLY.get(e.msg)
+            xpath = xpath_only(e.msg)
             if xpath is not None:  # SHACL's, and no fault of the modeler's: said as such
                 return defs.sources.problem(
                     "error",
@@ -637,64 +638,10 @@ def _bad_pattern(defs: Definitions, node: Node) -> Problem | None:
                 node,
                 f'sh:pattern "{pattern}" is no regular expression ({e.msg}{at}), so '
                 "the shape cannot be checked",
-                f"correct the expression: {_pattern_fix(e.msg)}",
+                f"correct the expression: {refusal_fix(e.msg)}",
                 at=(node, SH.pattern, pattern),
             )
     return None
-
-
-_XPATH_ONLY = {
-    "bad escape \\p": (
-        "\\p{…}, a Unicode category or block",
-        "write the characters as a class, e.g. [A-Z] for \\p{Lu} in ASCII text",
-    ),
-    "bad escape \\P": (
-        "\\P{…}, the complement of a Unicode category or block",
-        "write the characters as a negated class, e.g. [^A-Z] for \\P{Lu} in ASCII text",
-    ),
-    **{
-        f"bad escape \\{c}": (
-            f"\\{c}, XML's {what}",
-            "write the characters as a class, e.g. [A-Za-z_:][A-Za-z0-9._:-]* for an XML "
-            "name in ASCII",
-        )
-        for c, what in (
-            ("i", "name-start characters"),
-            ("I", "characters that start no name"),
-            ("c", "name characters"),
-            ("C", "characters in no name"),
-        )
-    },
-}
-"""The escapes of XPath's expressions (which ``sh:pattern`` is defined by) Python's ``re``
-refuses, by ``re``'s refusal: what they are, and how to write them for the gate."""
-
-
-def _pattern_fix(why: str) -> str:
-    """What to change in an expression ``re`` refused for ``why``: the advice for an open
-    bracket was given for every refusal, a misplaced backslash or quantifier too."""
-    if why.startswith("bad escape"):
-        return (
-            "a backslash starts no escape there; a backslash meant literally is \\\\ in the "
-            'expression, written "\\\\\\\\" in a Turtle string (its own escape doubles it)'
-        )
-    if why.startswith("min repeat"):
-        return "a {n,m} repeats n to m times, the smaller first: e.g. {2,5}"
-    if why in ("nothing to repeat", "multiple repeat"):
-        return (
-            "a quantifier (* + ? {n,m}) follows nothing it can repeat; one meant literally is "
-            "escaped (\\* \\+ \\?)"
-        )
-    if why.startswith(("unknown extension", "look-behind", "bad inline flags")):
-        return (
-            "SHACL's regular expressions (XPath's) have no (?…) groups but (?:…): write the "
-            "pattern without them"
-        )
-    if why.startswith(("invalid group reference", "unknown group name")):
-        return "a back-reference \\N names a ( ) group before it, counted from \\1"
-    if why.startswith("bad character range"):
-        return "a range in [ ] runs from its lower character to its higher, e.g. [a-z]"
-    return "a ( or [ opened and not closed, or a bracket meant literally and not escaped (\\( \\[)"
 
 
 _COMPARED = (SH.equals, SH.disjoint, SH.lessThan, SH.lessThanOrEquals)

@@ -39,14 +39,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from re import _constants as _regex_constants  # type: ignore[attr-defined]
-from re import _parser as _regex_parser  # type: ignore[attr-defined]
 from typing import Literal as Severity
 
 from rdflib import OWL, RDF, RDFS, SH, XSD, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
 
+from ._regex_dialects import UNREAD_FLAGS, python_only, shortest_match
 from ._shacl import deactivated, list_head
 
 __all__ = ["ShapeSlip", "shape_slips", "unmet"]
@@ -194,7 +193,7 @@ def _pattern_beyond_max_length(g: Graph, n: Callable[[Node], str]) -> Iterator[S
         if not isinstance(limit, int) or isinstance(limit, bool):
             continue
         for pattern in sorted(g.objects(holder, SH.pattern), key=str):
-            shortest = _shortest_match(pattern)
+            shortest = shortest_match(str(pattern)) if isinstance(pattern, Literal) else None
             if shortest is None or shortest <= limit:
                 continue
             yield _no_value_conforms(
@@ -257,7 +256,7 @@ def _unknown_flags(g: Graph) -> Iterator[ShapeSlip]:
         if not unknown:
             continue
         kept = "".join(c for c in str(flags).lower() if c in "im")
-        of_xpath = [c for c in unknown if c in _UNREAD]
+        of_xpath = [c for c in unknown if c in UNREAD_FLAGS]
         yield ShapeSlip(
             "warning",
             holder,
@@ -265,52 +264,16 @@ def _unknown_flags(g: Graph) -> Iterator[ShapeSlip]:
             f'sh:flags "{flags}" has {", ".join(unknown)}, which the gate ignores (it checks a '
             'pattern with the flags "i" and "m" only), so the pattern is checked without '
             + ("it" if len(unknown) == 1 else "them"),
-            ("; ".join(f"for {c}, {_UNREAD[c]}" for c in of_xpath) + "; " if of_xpath else "")
+            ("; ".join(f"for {c}, {UNREAD_FLAGS[c]}" for c in of_xpath) + "; " if of_xpath else "")
             + (f'write sh:flags "{kept}"' if kept else "delete sh:flags"),
         )
-
-
-_PYTHON_OPS: dict[object, tuple[str, str]] = {
-    _regex_constants.ASSERT: ("a lookaround, (?=…) or (?<=…)", "write the pattern without it"),
-    _regex_constants.ASSERT_NOT: (
-        "a negative lookaround, (?!…) or (?<!…)",
-        "write what must not match as its own shape: sh:not [ sh:path … ; sh:pattern … ]",
-    ),
-    _regex_constants.POSSESSIVE_REPEAT: (
-        "a possessive quantifier (*+ ++ ?+)",
-        "drop the + after the quantifier",
-    ),
-    _regex_constants.ATOMIC_GROUP: ("an atomic group, (?>…)", "write (?:…) or (…)"),
-    _regex_constants.GROUPREF_EXISTS: (
-        "a conditional, (?(1)…|…)",
-        "write the alternatives with |",
-    ),
-}
-_PYTHON_ATS: dict[object, tuple[str, str]] = {  # numbered apart from the ops: a dict of its own
-    _regex_constants.AT_BOUNDARY: ("\\b", "write the characters around the word, e.g. (^|\\W)"),
-    _regex_constants.AT_NON_BOUNDARY: ("\\B", "write the pattern without it"),
-    _regex_constants.AT_BEGINNING_STRING: ("\\A", "write ^"),
-    _regex_constants.AT_END_STRING: ("\\Z", "write $"),
-}
-"""What Python's regular expressions (the gate's) read and SHACL's (XPath's ``fn:matches``,
-which ``sh:pattern`` is defined by) do not, and how to write it in theirs."""
-
-_INLINE = re.I | re.M | re.S | re.X | re.A
 
 
 def _beyond_xpath(g: Graph) -> Iterator[ShapeSlip]:
     for holder, pattern in g.subject_objects(SH.pattern):
         if not isinstance(pattern, Literal):
             continue
-        try:
-            parsed = _regex_parser.parse(str(pattern))
-        except (re.error, RecursionError):  # the gate's load check says so
-            continue
-        found = dict.fromkeys(_python_only(parsed))
-        if parsed.state.groupdict:
-            found[("a named group, (?P<name>…)", "write (…) and refer to it as \\1")] = None
-        if parsed.state.flags & _INLINE:
-            found[("inline flags, (?i)", 'write them in sh:flags, e.g. sh:flags "i"')] = None
+        found = python_only(str(pattern))
         if not found:
             continue
         what = [w for w, _ in found]
@@ -324,26 +287,6 @@ def _beyond_xpath(g: Graph) -> Iterator[ShapeSlip]:
             "otherwise",
             "; ".join(f"for {w.split(',')[0]}, {fix}" for w, fix in found),
         )
-
-
-def _python_only(parsed: object) -> Iterator[tuple[str, str]]:
-    """Each construct of :data:`_PYTHON_OPS` and :data:`_PYTHON_ATS` in a parsed expression,
-    at any depth, and a group with inline flags (``(?i:…)``)."""
-    todo = [parsed]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, _regex_parser.SubPattern):
-            for op, av in item:
-                if op is _regex_constants.AT:
-                    if av in _PYTHON_ATS:
-                        yield _PYTHON_ATS[av]
-                elif op in _PYTHON_OPS:
-                    yield _PYTHON_OPS[op]
-                elif op is _regex_constants.SUBPATTERN and (av[1] or av[2]):
-                    yield ("inline flags, (?i:…)", 'write them in sh:flags, e.g. sh:flags "i"')
-                todo.append(av)
-        elif isinstance(item, list | tuple):
-            todo.extend(item)
 
 
 def _judging_nothing(g: Graph) -> Iterator[ShapeSlip]:
@@ -365,26 +308,6 @@ def _judging_nothing(g: Graph) -> Iterator[ShapeSlip]:
 
 
 _TARGETS = (SH.targetClass, SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf, SH.target)
-
-
-_UNREAD = {
-    "s": "write [\\s\\S] where . should match a line break",
-    "x": "write the pattern without its spaces",
-    "q": "escape the pattern's special characters (\\. \\( …)",
-}
-"""The flags SHACL takes (XPath's) that the gate does not read, and how to do without each."""
-
-
-def _shortest_match(pattern: Node) -> int | None:
-    """How many characters the shortest text ``pattern`` matches has; None when it is no
-    literal or no regular expression (which the gate says)."""
-    if not isinstance(pattern, Literal):
-        return None
-    try:  # the parser re.compile uses: the least width it matches, without matching
-        low, _ = _regex_parser.parse(str(pattern)).getwidth()
-    except (re.error, RecursionError):
-        return None
-    return int(low)
 
 
 def _closed_to_type(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
