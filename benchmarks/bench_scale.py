@@ -286,7 +286,9 @@ def main() -> None:
             if args.owl:
                 owl = Agent.from_files(HERE / "pharmacy.ttl", tools=TOOLS, entailment="owl-rl")
                 for size in (s for s in args.sizes if s <= 300_000):
-                    world, n, _ = build(size, _store_at(store, folder, size) + "-owl")
+                    # a folder of its own (PATH-owl); an in-memory store is fresh anyway
+                    owl_store = _store_at(store.replace("PATH", "PATH-owl"), folder, size)
+                    world, n, _ = build(size, owl_store)
                     rdfs = single_runs(agent, world, spread_foci(n, args.runs), folder)
                     o = single_runs(owl, world, spread_foci(n, args.runs, offset=1), folder)
                     print(f"  owl-rl / rdfs per-run cost at {size:,} triples: "
