@@ -33,6 +33,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from rdflib import Literal, Namespace, URIRef
 
@@ -90,16 +91,29 @@ class Rows:
         return rows
 
 
+def _module_with(package: str, name: str, *modules: str) -> ModuleType:
+    """The first of ``modules`` of ``package`` that has ``name`` (code moves between modules
+    from one commit to another: ``--before`` may import older code)."""
+    for module in modules:
+        try:
+            found = importlib.import_module(f"{package}.{module}")
+        except ModuleNotFoundError:
+            continue
+        if hasattr(found, name):
+            return found
+    raise ImportError(f"none of {package}'s {', '.join(modules)} has {name}")
+
+
 def asking(package: str, question: str) -> Callable[[object, list[URIRef]], object]:
     """``package``'s answer to ``question`` for a store and some foci; a package from before
     the foci bounded ``finished_foci`` is asked of the workflow alone."""
-    waits = importlib.import_module(f"{package}._waits")
+    stored = _module_with(package, "unfinished", "_stored_instances", "_waits")
     if question == "unfinished":
-        return lambda store, foci: waits.unfinished(store, W.Flow, foci)
-    takes_foci = "foci" in inspect.signature(waits.finished_foci).parameters
+        return lambda store, foci: stored.unfinished(store, W.Flow, foci)
+    takes_foci = "foci" in inspect.signature(stored.finished_foci).parameters
     if takes_foci:
-        return lambda store, foci: waits.finished_foci(store, W.Flow, foci)
-    return lambda store, foci: {f for f in waits.finished_foci(store, W.Flow) if f in set(foci)}
+        return lambda store, foci: stored.finished_foci(store, W.Flow, foci)
+    return lambda store, foci: {f for f in stored.finished_foci(store, W.Flow) if f in set(foci)}
 
 
 def main() -> None:
