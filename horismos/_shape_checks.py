@@ -32,6 +32,7 @@ from ._datatypes import (
     turtle_term,
 )
 from ._errors import Problem
+from ._listed_values import refused_members
 from ._model import Tool
 from ._prefix_clash import near_misses, prefix_clashes
 from ._shacl import deactivated, path_properties
@@ -452,6 +453,8 @@ class ShapeChecks(TermChecks):
         and still conform (:func:`._shape_slips.unmet`)."""
         for holder, items in sorted(self.g.subject_objects(SH["in"]), key=str):
             wrong = self.wrong_listed(holder)
+            if wrong is None or not wrong.every:
+                self.check_listed_refused(holder, items, wrong.values if wrong else ())
             if wrong is None:
                 continue
             path = self.n(cast(URIRef, self.g.value(holder, SH.path)))
@@ -470,6 +473,44 @@ class ShapeChecks(TermChecks):
                 wrong.hint,
                 at=(holder, SH["in"], items),
             )
+
+    def check_listed_refused(self, holder: Node, items: Node, told: tuple[Node, ...]) -> None:
+        """Members of ``holder``'s ``sh:in`` its own constraints refuse (``sh:in ( "urgent" )``
+        beside ``sh:pattern "^Q-"``), those of the other kind than the property's (``told``)
+        left to :meth:`check_shape_value_lists`: an error when every member is refused (no
+        value conforms, :func:`._shape_slips.unmet`), else a warning naming those that are."""
+        g = self.g
+        if (items, RDF.first, None) not in g or deactivated(g, holder):
+            return
+        listed = list(Collection(g, items))
+        refused = refused_members(g, holder, [v for v in listed if v not in told])
+        if not refused:
+            return
+        by = {f"{self.n(r.parameter)} {turtle_term(r.value, self.n)}": None for r in refused}
+        shown = ", ".join(turtle_term(r.member, self.n) for r in refused)
+        what = " and ".join(by)
+        path = g.value(holder, SH.path)
+        of = f" of {self.n(path)}" if isinstance(path, URIRef) else ""
+        if len(refused) + len(told) == len(listed):
+            severity, does = unmet(g, holder)
+            message = (
+                f"sh:in lists {shown}, and {what} refuses "
+                + ("it" if len(refused) == 1 else "each")
+                + f", so no value{of} is in the list and meets the shape: {does}"
+            )
+        else:
+            severity = "warning"
+            message = (
+                f"sh:in lists {shown}, which {what} refuses, so a value{of} equal to "
+                + ("it" if len(refused) == 1 else "one of them")
+                + " breaks the shape though the list allows it"
+            )
+        (self.error if severity == "error" else self.warn)(
+            holder,
+            message,
+            f"list only values that meet {what}, or correct {what}",
+            at=(holder, SH["in"], items),
+        )
 
     def check_shape_kinds(self) -> None:
         """A property shape asking for the other kind of value than its property's:

@@ -78,6 +78,17 @@ def loaded(tmp_path: Path, ontology: Path, workflow: Path = TRIAGE[0]) -> list[P
      "every :Patient: every result of ehr.assign_queue, ehr.notify_nurse on a :Patient would be "
      "rejected by the gate, after the tool has acted, unless the world holds :triagedAt "
      "(`horismos validate FILES --world DATA` decides)", "sh:minCount 0"),
+    # members the shape's own constraints refuse: no value meets both, or a listed one never
+    # lands (the gate judged by the pattern a value the list allowed)
+    ("sh:maxCount 1 ;", 'sh:maxCount 1 ; sh:in ( "urgent" "routine" ) ;', "error",
+     'sh:in lists "urgent", "routine", and sh:pattern "^Q-[A-Z]+-[0-9]+$" refuses each, so no '
+     "value of :queueRef is in the list and meets the shape: the gate rejects",
+     'list only values that meet sh:pattern "^Q-[A-Z]+-[0-9]+$"'),
+    ("sh:maxCount 1 ;", 'sh:maxCount 1 ; sh:in ( "Q-URGENT-1" "routine" ) ;', "warning",
+     'sh:in lists "routine", which sh:pattern "^Q-[A-Z]+-[0-9]+$" refuses, so a value of '
+     ":queueRef equal to it breaks the shape though the list allows it", "or correct sh:pattern"),
+    ("sh:maxCount 1 ;", 'sh:maxCount 1 ; sh:in ( "Q-URGENT-10" ) ; sh:maxLength 10 ;', "error",
+     'sh:in lists "Q-URGENT-10", and sh:maxLength 10 refuses it', "sh:maxLength 10"),
     ("sh:maxCount 1 ;", 'sh:maxCount "one" ;', "error",
      'sh:maxCount "one" is not an integer, so no SHACL engine can load the shape',
      "write sh:maxCount with a whole number"),
@@ -668,3 +679,15 @@ def test_a_single_valued_property_of_a_shape_targeting_subjects_is_warned_of_too
         "at :NotifyNurse this writes :triageStatus on the instance's :Patient, which "
         ":QueuePatient (ehr.assign_queue) wrote before it on the same path, and shape "
         ":PatientShape allows one value of :triageStatus (sh:maxCount 1)")
+
+
+def test_a_member_of_the_wrong_kind_for_its_property_is_said_once(tmp_path: Path) -> None:
+    """"yes" listed for :onDuty (rdfs:range xsd:boolean) beside sh:datatype xsd:boolean: the
+    range check says it; the shape's own sh:datatype refusing it too is not said again."""
+    ontology, line = ontology_edited(
+        tmp_path, "sh:targetClass :Patient ;", "sh:targetClass :Patient ; sh:property [ sh:path "
+        ':onDuty ; sh:datatype xsd:boolean ; sh:in ( true "yes" ) ] ;')
+    found = [p for p in loaded(tmp_path, ontology) if "sh:in" in p.message]
+    assert len(found) == 1, "\n".join(map(str, found))
+    assert found[0].message.startswith('sh:in lists "yes", but :onDuty has rdfs:range')
+    assert found[0].line == line, found[0]
