@@ -1,10 +1,13 @@
-"""The members of a shape's ``sh:in`` that the shape's own constraints refuse.
+"""The values a shape names (its ``sh:in``'s members, its ``sh:hasValue``) that its own
+constraints refuse.
 
 ``sh:path :queueRef ; sh:pattern "^Q-[0-9]+$" ; sh:in ( "urgent" "routine" )`` loads in every
 SHACL engine: each constraint is well formed alone. A value must meet them all, though, and
 no member of the list matches the pattern: no value conforms, and the gate rejects the result
 of every tool landing one, after the tool has acted. A member refused while others are not is
-a value the list offers and the shape never takes.
+a value the list offers and the shape never takes. A ``sh:hasValue`` the shape's other
+constraints refuse (``sh:hasValue "urgent"`` beside that pattern, or outside its ``sh:in``)
+is a value every node must hold and no node may: no node conforms.
 
 The members are judged by the gate's own compiled constraints (:mod:`._shacl_constraints`,
 pyshacl's meaning), one value at a time, by the constraints that judge a value alone: its
@@ -50,11 +53,14 @@ class Refusal(NamedTuple):
     value: Node  # the parameter's value: the pattern, the bound
 
 
-def refused_members(g: Graph, shape: Node, members: Iterable[Node]) -> list[Refusal]:
-    """Each of ``members`` that a constraint of ``shape`` refuses, with the first that does."""
+def refused_members(
+    g: Graph, shape: Node, members: Iterable[Node], *, listed: bool = False
+) -> list[Refusal]:
+    """Each of ``members`` that a constraint of ``shape`` refuses, with the first that does;
+    its ``sh:in`` among them when ``listed`` (the members are not its list's)."""
     path = g.value(shape, SH.path)
     checks: list[tuple[URIRef, Node, Check]] = []
-    for parameter in _ON_A_VALUE:
+    for parameter in (*_ON_A_VALUE, SH["in"]) if listed else _ON_A_VALUE:
         value = g.value(shape, parameter)
         if value is None:
             continue

@@ -32,7 +32,7 @@ from ._datatypes import (
     turtle_term,
 )
 from ._errors import Problem
-from ._listed_values import refused_members
+from ._listed_values import Refusal, refused_members
 from ._model import Tool
 from ._prefix_clash import near_misses, prefix_clashes
 from ._shacl import deactivated, path_properties
@@ -293,6 +293,7 @@ class ShapeChecks(TermChecks):
                     )
         self.check_shape_parameters()
         self.check_shape_value_lists()
+        self.check_has_value_refused()
         self.check_severities()
         for slip in shape_slips(g, self.n, self.src.written_literal):
             report = self.error if slip.severity == "error" else self.warn
@@ -486,7 +487,7 @@ class ShapeChecks(TermChecks):
         refused = refused_members(g, holder, [v for v in listed if v not in told])
         if not refused:
             return
-        by = {f"{self.n(r.parameter)} {turtle_term(r.value, self.n)}": None for r in refused}
+        by = {self.refusing(r): None for r in refused}
         shown = ", ".join(turtle_term(r.member, self.n) for r in refused)
         what = " and ".join(by)
         path = g.value(holder, SH.path)
@@ -510,6 +511,54 @@ class ShapeChecks(TermChecks):
             message,
             f"list only values that meet {what}, or correct {what}",
             at=(holder, SH["in"], items),
+        )
+
+    def refusing(self, refusal: Refusal) -> str:
+        """The constraint that refuses a value, as a file writes it (a list as its members)."""
+        value = refusal.value
+        if (value, RDF.first, None) in self.g:
+            members = " ".join(turtle_term(v, self.n) for v in Collection(self.g, value))
+            return f"{self.n(refusal.parameter)} ( {members} )"
+        return f"{self.n(refusal.parameter)} {turtle_term(value, self.n)}"
+
+    def check_has_value_refused(self) -> None:
+        """A ``sh:hasValue`` its shape's own constraints refuse (``sh:hasValue "urgent"``
+        beside ``sh:pattern "^Q-"``, or outside its ``sh:in``): every node must hold the value
+        and none may, so no node conforms (:func:`._shape_slips.unmet`). One of the other kind
+        than its property's is left to :meth:`check_shape_kinds`."""
+        g = self.g
+        for holder, value in sorted(g.subject_objects(SH.hasValue), key=str):
+            path = g.value(holder, SH.path)
+            if deactivated(g, holder) or (
+                isinstance(path, URIRef) and self.has_value_of_other_kind(holder, path, value)
+            ):
+                continue
+            refused = refused_members(g, holder, [value], listed=True)
+            if not refused:
+                continue
+            (r,) = refused
+            by = self.refusing(r)
+            severity, does = unmet(g, holder)
+            (self.error if severity == "error" else self.warn)(
+                holder,
+                f"sh:hasValue {turtle_term(value, self.n)} is refused by {by} of the same "
+                f"shape: every node must hold the value and none may, so no node conforms: "
+                f"{does}",
+                f"write the value meant, or correct {by}",
+                at=(holder, SH.hasValue, value),
+            )
+
+    def has_value_of_other_kind(self, holder: Node, path: URIRef, value: Node) -> bool:
+        """Whether :meth:`kind_slips` says ``holder``'s ``sh:hasValue`` ``value`` is of the
+        other kind than ``path``'s values, or of a datatype its range refuses."""
+        kind = object_kind(self.g, path)
+        if kind is None:
+            return False
+        ranges = [r for r in self.g.objects(path, RDFS.range) if isinstance(r, URIRef)]
+        rng = next((r for r in ranges if r in DATATYPES), None)
+        return any(
+            p == SH.hasValue and v == value
+            for p, v, _, _ in self.kind_slips(holder, path, kind, ranges, rng)
         )
 
     def check_shape_kinds(self) -> None:

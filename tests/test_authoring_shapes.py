@@ -89,6 +89,12 @@ def loaded(tmp_path: Path, ontology: Path, workflow: Path = TRIAGE[0]) -> list[P
      ":queueRef equal to it breaks the shape though the list allows it", "or correct sh:pattern"),
     ("sh:maxCount 1 ;", 'sh:maxCount 1 ; sh:in ( "Q-URGENT-10" ) ; sh:maxLength 10 ;', "error",
      'sh:in lists "Q-URGENT-10", and sh:maxLength 10 refuses it', "sh:maxLength 10"),
+    ("sh:maxCount 1 ;", 'sh:maxCount 1 ; sh:hasValue "urgent" ;', "error",
+     'sh:hasValue "urgent" is refused by sh:pattern "^Q-[A-Z]+-[0-9]+$" of the same shape: '
+     "every node must hold the value and none may, so no node conforms", "write the value meant"),
+    ("sh:maxCount 1 ;", 'sh:maxCount 1 ; sh:hasValue "Q-URGENT-1" ; sh:in ( "Q-ROUTINE-1" ) ;',
+     "error", 'sh:hasValue "Q-URGENT-1" is refused by sh:in ( "Q-ROUTINE-1" ) of the same shape',
+     'or correct sh:in ( "Q-ROUTINE-1" )'),
     ("sh:maxCount 1 ;", 'sh:maxCount "one" ;', "error",
      'sh:maxCount "one" is not an integer, so no SHACL engine can load the shape',
      "write sh:maxCount with a whole number"),

@@ -69,3 +69,22 @@ def test_a_member_is_refused_exactly_when_pyshacl_rejects_a_node_holding_it(
         data.add((EX.n, EX.value, member))
         conforms, _, report = validate(data, shacl_graph=shapes)
         assert conforms == (member not in refused), (member, constraints, report)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    CONSTRAINTS,
+    st.lists(st.sampled_from(MEMBERS), max_size=3, unique=True),
+    st.sampled_from(MEMBERS),
+)
+def test_a_value_is_refused_with_the_list_exactly_when_pyshacl_rejects_a_node_holding_it(
+    constraints: dict[URIRef, object], members: list, value: Literal
+) -> None:
+    """A ``sh:hasValue``'s value, judged with the shape's ``sh:in`` too (``listed``)."""
+    shapes, prop = shape_graph(constraints, members)
+    refused = refused_members(shapes, prop, [value], listed=True)
+    data = Graph()
+    data.add((EX.n, RDF.type, EX.Thing))
+    data.add((EX.n, EX.value, value))
+    conforms, _, report = validate(data, shacl_graph=shapes)
+    assert conforms == (not refused), (value, members, constraints, report)
