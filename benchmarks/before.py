@@ -9,10 +9,12 @@ independent package: both are measured in one process, alternating, under the sa
 from __future__ import annotations
 
 import atexit
+import importlib
 import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def before_package(path: Path) -> str:
@@ -22,3 +24,16 @@ def before_package(path: Path) -> str:
     shutil.copytree(path / "horismos", tmp / "horismos_before")
     sys.path.insert(0, str(tmp))
     return "horismos_before"
+
+
+def found_in(package: str, name: str, *modules: str) -> Any:
+    """``name`` from the first of ``modules`` of ``package`` that has it: code moves between
+    private modules from one commit to another, and ``--before`` imports older code."""
+    for module in modules:
+        try:
+            found = getattr(importlib.import_module(f"{package}.{module}"), name, None)
+        except ModuleNotFoundError:
+            continue
+        if found is not None:
+            return found
+    raise ImportError(f"none of {package}'s {', '.join(modules)} has {name}")

@@ -46,7 +46,7 @@ RX = Namespace("http://example.org/pharmacy#")
 HORIS = Namespace("https://w3id.org/horismos#")
 
 import pharmacy_tools  # noqa: E402
-from before import before_package  # noqa: E402
+from before import before_package, found_in  # noqa: E402
 
 
 def package(name: str) -> dict[str, Any]:
@@ -56,25 +56,20 @@ def package(name: str) -> dict[str, Any]:
         "World": importlib.import_module(name).World,
         "InstanceRun": importlib.import_module(f"{name}._records").InstanceRun,
         "StepRecord": importlib.import_module(f"{name}._records").StepRecord,
-        "Environment": _first(name, "Environment", "_environment", "_runner"),
+        "Environment": found_in(name, "Environment", "_environment", "_runner"),
         "Change": importlib.import_module(f"{name}._stores").Change,
         "INSTANCES": importlib.import_module(f"{name}._world").INSTANCES,
         # what an instance's creation files its short id under (None: code before it)
-        "short_id_quad": _first(name, "short_id_quad", "_stored_instances", "_waits"),
+        "short_id_quad": _short_id_quad(name),
     }
 
 
-def _first(package: str, name: str, *modules: str) -> Any:
-    """``name`` from the first of ``modules`` of ``package`` that has it (code moves between
-    modules from one commit to another: ``--before`` may import older code), or None."""
-    for module in modules:
-        try:
-            found = getattr(importlib.import_module(f"{package}.{module}"), name, None)
-        except ModuleNotFoundError:
-            continue
-        if found is not None:
-            return found
-    return None
+def _short_id_quad(package: str) -> Any:
+    try:
+        return found_in(package, "short_id_quad", "_stored_instances", "_waits")
+    except ImportError:  # code from before instances were filed by short id
+        return None
+
 
 
 def one_round(h: dict[str, Any], agent: Any, n: int, store: str, filler: Path | None,

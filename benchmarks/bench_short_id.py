@@ -44,7 +44,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from rdflib import RDF, Literal, Namespace, URIRef
 
@@ -55,7 +54,7 @@ from horismos._world import INSTANCES
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from before import before_package  # noqa: E402
+from before import before_package, found_in  # noqa: E402
 from bench_load import timed  # noqa: E402
 from bench_stores import filled_world  # noqa: E402
 
@@ -87,23 +86,10 @@ def median(call: Callable[[], object], reps: int) -> float:
     return timed(call, reps)
 
 
-def _first(package: str, name: str, *modules: str) -> Callable[..., Any]:
-    """``name`` from the first of ``modules`` of ``package`` that has it (code moves between
-    modules from one commit to another: ``--before`` may import older code)."""
-    for module in modules:
-        try:
-            found = getattr(importlib.import_module(f"{package}.{module}"), name, None)
-        except ModuleNotFoundError:
-            continue
-        if found is not None:
-            return found
-    raise ImportError(f"none of {package}'s {', '.join(modules)} has {name}")
-
-
 def measure(package: str, world: World, wanted: str, reps: int) -> tuple[float, ...]:
     """The medians printed, ``package``'s ``find_instance``: by short id, by full IRI, the
     first miss (timed once), a miss after it."""
-    find_instance = _first(package, "find_instance", "_stored_instances", "_waits")
+    find_instance = found_in(package, "find_instance", "_stored_instances", "_waits")
     refused = importlib.import_module(f"{package}._errors").UsageError
 
     def missing(text: str) -> None:

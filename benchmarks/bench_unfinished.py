@@ -27,13 +27,11 @@ should grow with the world's other instances either.
 from __future__ import annotations
 
 import argparse
-import importlib
 import inspect
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 from rdflib import Literal, Namespace, URIRef
 
@@ -43,7 +41,7 @@ from horismos._world import INSTANCES
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from before import before_package  # noqa: E402
+from before import before_package, found_in  # noqa: E402
 from bench_load import timed  # noqa: E402
 from bench_stores import filled_world  # noqa: E402
 
@@ -91,29 +89,16 @@ class Rows:
         return rows
 
 
-def _module_with(package: str, name: str, *modules: str) -> ModuleType:
-    """The first of ``modules`` of ``package`` that has ``name`` (code moves between modules
-    from one commit to another: ``--before`` may import older code)."""
-    for module in modules:
-        try:
-            found = importlib.import_module(f"{package}.{module}")
-        except ModuleNotFoundError:
-            continue
-        if hasattr(found, name):
-            return found
-    raise ImportError(f"none of {package}'s {', '.join(modules)} has {name}")
-
-
 def asking(package: str, question: str) -> Callable[[object, list[URIRef]], object]:
     """``package``'s answer to ``question`` for a store and some foci; a package from before
     the foci bounded ``finished_foci`` is asked of the workflow alone."""
-    stored = _module_with(package, "unfinished", "_stored_instances", "_waits")
     if question == "unfinished":
-        return lambda store, foci: stored.unfinished(store, W.Flow, foci)
-    takes_foci = "foci" in inspect.signature(stored.finished_foci).parameters
-    if takes_foci:
-        return lambda store, foci: stored.finished_foci(store, W.Flow, foci)
-    return lambda store, foci: {f for f in stored.finished_foci(store, W.Flow) if f in set(foci)}
+        unfinished = found_in(package, "unfinished", "_stored_instances", "_waits")
+        return lambda store, foci: unfinished(store, W.Flow, foci)
+    finished_foci = found_in(package, "finished_foci", "_stored_instances", "_waits")
+    if "foci" in inspect.signature(finished_foci).parameters:
+        return lambda store, foci: finished_foci(store, W.Flow, foci)
+    return lambda store, foci: {f for f in finished_foci(store, W.Flow) if f in set(foci)}
 
 
 def main() -> None:
