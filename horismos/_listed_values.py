@@ -26,6 +26,7 @@ from rdflib import SH, Graph, URIRef
 from rdflib.term import Node
 
 from ._shacl_constraints import COMPILERS
+from ._shacl_graph import GraphData
 from ._shacl_report import Check, NotCompiled
 
 __all__ = ["Refusal", "refused_members"]
@@ -46,7 +47,8 @@ _ON_A_VALUE = (
 
 
 class Refusal(NamedTuple):
-    """A member of ``sh:in`` and the constraint of the same shape that refuses it."""
+    """A value a shape names (a member of its ``sh:in``, its ``sh:hasValue``) and the
+    constraint of the same shape that refuses it."""
 
     member: Node
     parameter: URIRef
@@ -77,20 +79,5 @@ def refused_members(
     return refused
 
 
-class _NoData:
-    """The data of a value judged alone: the constraints of :data:`_ON_A_VALUE` read none."""
-
-    def objects(self, node: Node, pred: URIRef) -> set[Node]:
-        return set()
-
-    def instance_of(self, node: Node, cls: Node) -> bool:
-        return False
-
-    def outgoing(self, node: Node) -> Iterable[tuple[Node, Node]]:
-        return ()
-
-    def subjects(self, node: Node, pred: URIRef) -> set[Node]:
-        return set()
-
-
-_NO_DATA = _NoData()
+_NO_DATA = GraphData(Graph())
+"""The data of a value judged alone: the constraints of :data:`_ON_A_VALUE` read none."""
