@@ -140,6 +140,11 @@ class ActionSteps(ToolCalls):
                 return rec, None
             if tool.adapter is not None:  # refused before the tool is asked, let alone sent
                 check_scopes(tool, step)
+            elif not tool.idempotent and self.trace_version >= 4:  # nor a call that cannot land
+                broken = self._broken_already(step, tool, calls)
+                if broken is not None:
+                    rec.status, rec.error, rec.blocked_by = "blocked", broken, str(broken)
+                    return rec, None
             if waiting is not None:
                 return self._await_approval(inst, rec, waiting, started), None
             # an intent guards a real call (a replay commits it too, to the same effect:

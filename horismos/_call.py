@@ -38,6 +38,7 @@ from ._errors import (
     CallInFlight,
     LeaseLost,
     OutcomeUnknown,
+    ShapesBrokenAlready,
     ToolError,
     UsageError,
 )
@@ -806,7 +807,9 @@ def _from_record(tool: Tool, rec: StepRecord) -> CallResult:
     capture = getattr(rec.result[0], "capture", None) if rec.result else None
     if capture:  # a command's byte counters, dropped bytes and truncation flags
         result.artifacts.append({"type": "output_capture", **capture})
-    if rec.status == "blocked":
+    if rec.status == "blocked" and isinstance(rec.error, ShapesBrokenAlready):
+        result.error = {"kind": rec.error.kind, "message": str(rec.error)}
+    elif rec.status == "blocked":
         result.error = {
             "kind": "precondition",
             "message": f"this precondition of {tool.name} does not hold: "

@@ -23,6 +23,7 @@ HorismosError
 │   │   ├── OutcomeUnknown          a non-idempotent call was sent and no answer landed
 │   │   └── RemoteConflict          the system of record changed since it was hydrated
 │   ├── GateRejected            the result breaks the declared effect or a domain shape
+│   ├── ShapesBrokenAlready     the subject breaks a domain shape no result can mend: not called
 │   ├── PolicyRefused           the tool's side-effect class is outside the policy
 │   ├── CallInFlight            another step is calling the tool on the same subject
 │   ├── ScopeRefused            a commit outside the adapter's granted scopes; nothing sent
@@ -67,6 +68,7 @@ __all__ = [
     "RunError",
     "ScopeRefused",
     "ShaclMessage",
+    "ShapesBrokenAlready",
     "StepBudgetExceeded",
     "ToolError",
     "ToolTimeout",
@@ -355,6 +357,20 @@ class GateRejected(RunError):
     def __init__(self, message: str, *, messages: Sequence[ShaclMessage], **kw: Any) -> None:
         super().__init__(message, **kw)
         self.messages = tuple(messages)
+
+
+class ShapesBrokenAlready(RunError):
+    """The subject of a call to a tool that is not idempotent breaks a domain shape already,
+    in a way no result can mend (a value its pattern refuses, one value too many: a result
+    only adds values), so the tool is not called: the gate would reject whatever it returned,
+    after it had acted. The step blocks its instance; correct the world's data and run again.
+    ``broken`` are the shapes' results on the subject as it is (each value in the message)."""
+
+    kind = "broken_already"
+
+    def __init__(self, message: str, *, broken: Sequence[ShaclMessage], **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.broken = tuple(broken)
 
 
 class PolicyRefused(RunError):

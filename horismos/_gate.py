@@ -97,6 +97,32 @@ class Verdict:
 
 _CONFORMS = Verdict(True)
 
+_LASTING = frozenset(
+    {
+        SH.DatatypeConstraintComponent,
+        SH.NodeKindConstraintComponent,
+        SH.PatternConstraintComponent,
+        SH.MinLengthConstraintComponent,
+        SH.MaxLengthConstraintComponent,
+        SH.InConstraintComponent,
+        SH.LanguageInConstraintComponent,
+        SH.MinInclusiveConstraintComponent,
+        SH.MaxInclusiveConstraintComponent,
+        SH.MinExclusiveConstraintComponent,
+        SH.MaxExclusiveConstraintComponent,
+        SH.MaxCountConstraintComponent,
+        SH.UniqueLangConstraintComponent,
+        SH.ClosedConstraintComponent,
+        SH.DisjointConstraintComponent,
+        SH.LessThanConstraintComponent,
+        SH.LessThanOrEqualsConstraintComponent,
+    }
+)
+"""The constraints a node breaking them keeps breaking whatever values are added to it: each
+judges the values it has (or their number, which adding only raises), and a step's result
+only adds. ``sh:class`` is not among them (a step may add the type a value lacks, when the
+value is the subject itself)."""
+
 
 class Gate:
     """Compiled once per :class:`Definitions`; judges results for every tool in them."""
@@ -353,17 +379,7 @@ class Gate:
         """``subject`` as it would be after ``added``, against the domain shapes targeting it
         (and ``extra``); also how facts a person gives on resume are judged."""
         triples = [*world_outgoing, *added]
-        own: dict[Node, set[Node]] = {}  # the subject's values after the step, by property
-        for s, p, o in triples:
-            if s is subject or s == subject:
-                values = own.get(p)
-                if values is None:
-                    own[p] = {o}
-                else:
-                    values.add(o)
-        subject_types = own.get(_TYPE, set())
-        use = self._applicable(subject, subject_types, own.keys())
-        use.update(extra)
+        own, subject_types, use = self._judging(subject, triples, extra)
         if not use:  # no shape applies: the after-view graph is not worth building
             return _CONFORMS
         view = After(subject, own, types_of, self._superclasses, world)
@@ -397,6 +413,60 @@ class Gate:
             if self.reference:
                 messages = self._refereed(after, sorted(use), subject, messages)
         return Verdict(not messages, tuple(ordered(messages)))
+
+    def broken_already(
+        self,
+        tool: Tool,
+        subject: Node,
+        world_outgoing: Iterable[tuple],
+        types_of: Any,
+        world: Beyond | None = None,
+    ) -> tuple[ShaclMessage, ...]:
+        """What ``subject`` breaks already, before ``tool`` is called, that no result of it can
+        mend: a result only adds values to its subject, and a value of the wrong datatype or
+        pattern, one value too many, a property a closed shape does not allow stay broken
+        whatever is added (:data:`_LASTING`). The gate would reject every result, after the
+        tool had acted. Judged by the compiled shapes only, on the subject as it is: a shape
+        pyshacl judges, a constraint values added could satisfy (``sh:minCount``,
+        ``sh:hasValue``, what a logical or nested shape says) is left to the gate."""
+        extra = tool.effect.shapes if tool.effect is not None else ()
+        own, _, use = self._judging(subject, list(world_outgoing), extra)
+        if not use:
+            return ()
+        view = After(subject, own, types_of, self._superclasses, world)
+        broken: set[ShaclMessage] = set()
+        for shape in sorted(use):
+            compiled = self._compiled.get(shape)
+            if compiled is None:
+                continue
+            try:
+                results = compiled.results(subject, view)
+            except NotCompiled:
+                continue
+            broken.update(
+                self._result_message(r)
+                for r in results
+                if r.component in _LASTING and (r.focus is subject or r.focus == subject)
+            )
+        return tuple(ordered(broken))
+
+    def _judging(
+        self, subject: Node, triples: list[tuple], extra: Iterable[URIRef]
+    ) -> tuple[dict[Node, set[Node]], set[Node], set[URIRef]]:
+        """The subject's values in ``triples`` by property, its types, and the shapes that
+        judge it (those targeting it, and ``extra``)."""
+        own: dict[Node, set[Node]] = {}
+        for s, p, o in triples:
+            if s is subject or s == subject:
+                values = own.get(p)
+                if values is None:
+                    own[p] = {o}
+                else:
+                    values.add(o)
+        subject_types = own.get(_TYPE, set())
+        use = self._applicable(subject, subject_types, own.keys())
+        use.update(extra)
+        return own, subject_types, use
 
     def _refereed(
         self, after: Graph, shapes: list[URIRef], subject: Node, fast: set[ShaclMessage]

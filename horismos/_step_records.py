@@ -20,7 +20,6 @@ from ._records import InstanceRun, StepRecord
 from ._runner_state import RunnerState
 from ._stores import Change
 from ._stores.ox_terms import datetime_literal
-from ._trace import TRACE_VERSION
 from ._vocab import HORIS, PROV
 from ._world import INSTANCES
 
@@ -65,7 +64,7 @@ class StepRecording(RunnerState):
         built once, in its graph: built as triples and copied into quads, a step's ~13 were
         made twice (~2 µs)."""
         activity = URIRef(str(graph).replace("urn:horismos:effect:", "urn:horismos:activity:"))
-        if self.trace_version == TRACE_VERSION:
+        if self.trace_version >= 3:  # as version 3 described it (4 did not change it)
             described = _activity(step.iri, tool.iri)
         else:  # replaying a version-2 trace: what its run wrote
             described = _activity_v2(step.iri, tool.iri, tool.name)

@@ -25,6 +25,7 @@ from ._errors import (
     OutcomeUnknown,
     PreconditionError,
     ShaclMessage,
+    ShapesBrokenAlready,
     ToolError,
     ToolTimeout,
 )
@@ -185,6 +186,33 @@ class ToolCalls(StepRecording):
             effects.extend(returned)
             effects.extend(fixed)
         return effects, now
+
+    def _broken_already(
+        self, step: ActionStep, tool: Tool, calls: list[dict[str, Node]]
+    ) -> ShapesBrokenAlready | None:
+        """Why no result of ``tool`` can land, said before it is called: the subject of one of
+        its calls breaks a domain shape already, in a way values added cannot mend
+        (:meth:`Gate.broken_already`: a legacy value the pattern refuses, one value too many).
+        Asked of a tool that is not idempotent: its call acts once, and a result the gate then
+        rejected left the act done, nothing of it in the world, and the call in doubt."""
+        subject_arg = tool.effect.subject if tool.effect is not None else None
+        if subject_arg is None:
+            return None
+        for subject in dict.fromkeys(args[subject_arg] for args in calls if subject_arg in args):
+            broken = self.gate.broken_already(
+                tool, subject, self._judged(tool, subject, []), self._types_of, self.store
+            )
+            if broken:
+                said = "; ".join(f"{m} (value: {m.value})" if m.value else str(m) for m in broken)
+                return ShapesBrokenAlready(
+                    f"{self.defs.name(subject)} already breaks the domain shapes, so "
+                    f"{tool.name} is not called: no result of it can mend that (a result only "
+                    f"adds values): {said} — correct the world's data, then run again",
+                    broken=broken,
+                    step=str(step.iri),
+                    tool=str(tool.iri),
+                )
+        return None
 
     def _judged(
         self, tool: Tool, subject: Node, added: list[tuple[Node, Node, Node]]

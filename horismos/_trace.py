@@ -50,15 +50,20 @@ __all__ = [
     "version_message",
 ]
 
-TRACE_VERSION = 3
-"""The version a run records. 3: a step's activity is described by the eight quads that say
-something (``docs/replay.md``); 2 wrote four more that the vocabulary entails or repeats."""
-READ_VERSIONS = frozenset({2, TRACE_VERSION})
-"""The versions this runtime reads and replays: a version-2 trace replays writing what a
-version-2 run wrote (:attr:`horismos._runner.Runner.trace_version`), so it reaches its
-recorded digests."""
+TRACE_VERSION = 4
+"""The version a run records. 4: a call to a tool that is not idempotent is not made when its
+subject already breaks a domain shape in a way no result can mend (the step blocks; its reads
+include the subject's edges, read before the call). 3: a step's activity is described by the
+eight quads that say something (``docs/replay.md``); 2 wrote four more that the vocabulary
+entails or repeats."""
+READ_VERSIONS = frozenset({2, 3, TRACE_VERSION})
+"""The versions this runtime reads and replays, each as its runs ran: a version-2 trace writes
+what a version-2 run wrote (:attr:`horismos._runner.Runner.trace_version`), so it reaches its
+recorded digests; a version-3 trace makes its calls without the check version 4 added, so it
+asks the world what its run asked."""
 GENESIS = "sha256:" + "0" * 64
-_READ = " and ".join(str(v) for v in sorted(READ_VERSIONS))  # "2 and 3", for messages
+_READ = ", ".join(str(v) for v in sorted(READ_VERSIONS)[:-1]) + f" and {max(READ_VERSIONS)}"
+"""The versions read, for messages: "2, 3 and 4"."""
 
 
 def _digest(line: str) -> str:

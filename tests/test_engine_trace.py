@@ -62,7 +62,7 @@ def test_a_trace_is_json_lines_starting_with_a_versioned_header(traced):
 
     assert len(events) == len(run.trace.events) >= 5
     assert events[0]["type"] == "header"
-    assert events[0]["trace_version"] == TRACE_VERSION == 3
+    assert events[0]["trace_version"] == TRACE_VERSION == 4
     assert events[-1]["type"] == "end" and events[-1]["status"] == "completed"
     assert [e["type"] for e in events].count("step") == 3
 
@@ -283,7 +283,7 @@ def test_removing_a_middle_line_is_caught(traced):
 
 def test_an_unknown_trace_version_is_refused(traced):
     *_, path = traced
-    _edit(path, 1, '"trace_version":3', '"trace_version":99')
+    _edit(path, 1, f'"trace_version":{TRACE_VERSION}', '"trace_version":99')
 
     with pytest.raises(TraceVersionError, match="99"):
         read_trace(path)

@@ -22,7 +22,9 @@ from horismos import replay
 DEFS = """
 @prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .
 
-:t.file a horis:Tool ;
+# idempotent: called, then judged by the gate; a call to a tool that is not is not made on a
+# node that breaks a shape already, whatever it returns (tests/test_broken_already.py)
+:t.file a horis:Tool ; horis:idempotent true ;
     horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
     horis:effect [
         horis:subject "patient" ;
@@ -30,7 +32,7 @@ DEFS = """
     ] ;
     horis:binding "python:file" .
 
-:t.close a horis:Tool ;
+:t.close a horis:Tool ; horis:idempotent true ;
     horis:takes [ horis:arg [ horis:name "case" ; horis:type :Case ] ] ;
     horis:effect [
         horis:subject "case" ;

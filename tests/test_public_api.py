@@ -11,6 +11,7 @@ PUBLIC = [
     "LeaseLost", "LowDisk", "NotSent", "OutcomeUnknown", "OutputQuotaExceeded", "PartialCommit",
     "PolicyRefused", "PreconditionError", "Problem", "ProgramMissing", "RemoteConflict",
     "ReplayReport", "ResultTooLarge", "Run", "RunError", "ScopeRefused", "ShaclMessage",
+    "ShapesBrokenAlready",
     "StepBudgetExceeded", "StepRecord", "StoreError", "ToolEntry", "ToolError", "ToolTimeout",
     "Trace", "TraceError", "TraceTampered", "TraceVersionError", "Unreachable", "UnreadableAnswer",
     "UsageError",

@@ -25,6 +25,7 @@ from horismos import (
     replay,
 )
 from horismos import _replay as replay_module
+from horismos._trace import TRACE_VERSION
 from horismos._trace import _digest as _trace_digest
 from horismos._trace import _line as _trace_line
 
@@ -548,10 +549,10 @@ def test_a_version_2_trace_replays_from_what_it_read_and_on_the_cli() -> None:
     assert done.stdout.count("same") == 3, done.stdout
 
 
-def test_a_run_records_version_3_and_replays_to_its_digests(tmp_path: Path) -> None:
+def test_a_run_records_the_current_version_and_replays_to_its_digests(tmp_path: Path) -> None:
     Calls().agent().run(World.from_files(HERE / "world.ttl"), all=True,
                         trace=tmp_path / "now.jsonl", trace_snapshot=True)
-    assert read_trace(tmp_path / "now.jsonl")[0]["trace_version"] == 3
+    assert read_trace(tmp_path / "now.jsonl")[0]["trace_version"] == TRACE_VERSION
     report = replay(tmp_path / "now.jsonl", Calls().agent())
     assert not report.diverged, report.first_divergence
     assert report.final_digest_matches is True
