@@ -87,8 +87,9 @@ def _required(g: Graph, pshape: Node) -> bool:
 
 
 class ShapeChecks(ValueListChecks):
-    """Checks of the SHACL shapes that gate effects: their terms, kinds, value lists and
-    what they require of the nodes tools land."""
+    """Checks of the SHACL shapes that gate effects: their terms, kinds, the values they name
+    and what they require of the nodes tools land (their ``sh:in`` lists:
+    :class:`ValueListChecks`)."""
 
     def check_shacl_terms(self) -> None:
         """``sh:patern`` is not SHACL: a shape that says it checks nothing, silently."""
