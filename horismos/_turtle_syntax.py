@@ -33,6 +33,7 @@ __all__ = [
     "syntax_hint",
     "syntax_line",
     "turtle_code",
+    "written",
 ]
 
 
@@ -278,10 +279,15 @@ def last_written_line(text: bytes, end: int) -> int:
     """The last line before ``end`` that holds more than blanks or a comment (1 if none)."""
     lines = text[:end].split(b"\n")
     for n in range(len(lines), 0, -1):
-        written = lines[n - 1].strip()
-        if written and not written.startswith(b"#"):
+        if written(lines[n - 1]):
             return n
     return 1
+
+
+def written(line: bytes) -> bool:
+    """Whether ``line`` holds more than blanks or a comment: where a statement can be."""
+    text = line.strip()
+    return bool(text) and not text.startswith(b"#")
 
 
 _PATTERN_PROPERTIES = ("requires", "until", "query")

@@ -28,6 +28,7 @@ from ._stores import DEFAULT_STORE, RUNTIME, Change, Store, open_store
 from ._stores.base import INSTANCES, StoreError
 from ._stores.ox_terms import parse_nquads
 from ._stores.skolem import skolemise
+from ._turtle_syntax import written
 from ._unreadable import each_opens, load_failed
 
 __all__ = [
@@ -264,14 +265,15 @@ def syntax_problem(path: Path, e: SyntaxError) -> Problem:
 
 
 def _last_written_line(path: Path) -> int | None:
-    """The number of ``path``'s last line that holds more than blanks: where a statement the
-    file ends inside was written (the parser says the line after the end). One pass over the
-    file, on a load that failed."""
+    """The number of ``path``'s last line that holds more than blanks or a comment
+    (:func:`~._turtle_syntax.written`): where a statement the file ends inside was written (the
+    parser says the line after the end). One pass over the file, read a line at a time (a
+    world file may be large), on a load that failed."""
     last = None
     try:
         with open(path, "rb") as f:
             for number, line in enumerate(f, 1):
-                if line.strip():
+                if written(line):
                     last = number
     except OSError:
         return None

@@ -858,6 +858,10 @@ def test_world_data_ending_inside_a_statement_is_said_at_its_last_line(tmp_path:
     digest = horismos("digest", "w.ttl", "--store", "memory", cwd=tmp_path)
     assert digest.returncode == 2 and f"w.ttl:3: error: cannot read world data: {fix}" in (
         digest.stderr), digest.stderr
+    # a comment after it is no statement: still said at the statement
+    (tmp_path / "c.ttl").write_text("@prefix : <http://x/> .\n:d :e :f\n\n# the end\n")
+    load = horismos("load", "c.ttl", "--store", "oxigraph:st2", cwd=tmp_path)
+    assert load.stderr.startswith("horismos load: c.ttl:2: the file ends inside"), load.stderr
 
 
 def _files_up_to(size: int) -> Callable[[], None]:
