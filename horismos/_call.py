@@ -212,11 +212,10 @@ class LentData(Protocol):
         """How many quads were lent (the store held none of them)."""
         ...
 
-    def record(self) -> Change:
-        """The store's record of the lend and every other lend's copy of what it lent, read
-        as the call's completed commit is made, which removes them: what was lent then stays,
-        and no later command takes it back. Its guards refuse the commit if a lend came to
-        share what was lent since; the commit then asks again."""
+    def land_with(self, change: Change) -> None:
+        """Land the call's completed commit, ``change``, with the removal of the store's record
+        of the lend and every other lend's copy of what it lent, read as the commit is made:
+        what was lent then stays, and no later command takes it back."""
         ...
 
     def keep(self) -> None: ...
@@ -368,10 +367,10 @@ async def guarded_call(
                 answer = _KeyedAnswer(tool, idempotency_key)
             with making(intent):  # reconcile in this process leaves it be meanwhile
                 landed = lent.keep if lent is not None else None
-                unrecord = lent.record if lent is not None else None
+                land_lent = lent.land_with if lent is not None else None
                 try:
                     record = await runner.call_tool(
-                        tool, nodes, intent, keyed, answer, landed, unrecord
+                        tool, nodes, intent, keyed, answer, landed, land_lent
                     )
                 except LeaseLost:
                     # paused or away past its lease: what it lent may be taken back since,

@@ -35,7 +35,7 @@ from rdflib import URIRef
 
 from ._cli_common import load_world
 from ._errors import UsageError
-from ._lends import LENDS, Lend, Sharing, give_back, lent_elsewhere
+from ._lends import LEND_ATTEMPTS, LENDS, Lend, Sharing, give_back, lent_elsewhere
 from ._policy import holds_approval_record
 from ._stores import Change, Conflict
 from ._stores.base import INSTANCES, Quad
@@ -60,10 +60,6 @@ def world_data(paths: Sequence[str], store: str, who: str) -> list[Quad]:
     return quads
 
 
-_ATTEMPTS = 5
-"""How many times a lend reads the store again after another writer's commit came between."""
-
-
 @dataclass
 class LentWorld:
     """What one command lent ``world``: the quads it added, whether the store's "every
@@ -84,12 +80,12 @@ class LentWorld:
         if they hold an approval record; ``who`` (``a call``, ``discovery``) is what counts
         only the store's approvals."""
         quads = world_data(paths, store, who)
-        for _ in range(_ATTEMPTS):
+        for _ in range(LEND_ATTEMPTS):
             if self._lent(quads):
                 return
         raise Conflict(
             f"the lend of {', '.join(paths)} met other lends of the same data in each of "
-            f"{_ATTEMPTS} attempts; run the command again"
+            f"{LEND_ATTEMPTS} attempts; run the command again"
         )
 
     def _lent(self, quads: list[Quad]) -> bool:
@@ -116,21 +112,25 @@ class LentWorld:
         # quads that did not land removes nothing)
         self.added, self.unindexed = [*added, *borrowed], unindexed
         self.recorded = self.entry.record(self.added, unindexed)
+        # only while what it adds is still absent: another lend of the same data, or a call
+        # that completed with it, landed meanwhile (its take-back would remove what is now
+        # another's, or the store's own): then read again
         change = Change(
             add=[*added, *self.recorded],
             remove=[INDEXED_EVERY_INSTANCE] if unindexed else [],
+            absent=tuple(added),
         )
         if borrowed:
             # sharing them with other lends: counted, so that a completion or take-back that
             # read the copies before this lend reads them again (:class:`Sharing`); and only
-            # while the copies it shares are stored and what it adds is not (a call that
-            # completed meanwhile made them the store's own: then they are not lent at all)
+            # while the copies it shares are stored (a call that completed meanwhile made them
+            # the store's own: then they are not lent at all)
             counted = sharing.counted()
             copies = tuple(c for found in others.values() for c in found)
             change.add += counted.add
             change.remove += counted.remove
             change.expect = (*copies, *counted.expect)
-            change.absent = (*added, *counted.absent)
+            change.absent = (*change.absent, *counted.absent)
         try:
             self.world.commit(change)
         except Conflict:
@@ -162,19 +162,35 @@ class LentWorld:
 
     def kept(self) -> None:
         """What was lent stays, as loaded: its record, and every other lend's copy of it,
-        removed in one commit (read again should a lend come to share it meanwhile; the last
-        read unguarded), then :meth:`keep`."""
-        for attempt in range(_ATTEMPTS):
-            if self.entry is not None:  # else nothing was lent
-                record = self.record()
-                if attempt == _ATTEMPTS - 1:  # the last lands unguarded: the approval has
-                    record = Change(remove=record.remove)
-                try:
-                    self.world.commit(record)
-                except Conflict:
-                    continue
-            self.keep()
-            return
+        removed in one commit (:meth:`land_with`), then :meth:`keep`."""
+        self.land_with(Change())
+        self.keep()
+
+    def land_with(self, change: Change) -> None:
+        """Land ``change`` (a completed call's last commit; nothing, for what is kept as
+        loaded) with what :meth:`record` says of this lend, read again when another lend came
+        to share the data between that read and the commit (:class:`~._lends.Sharing`). The
+        last read lands unguarded: the tool has acted, and its approval's use and its intent's
+        end must land whatever lends come and go meanwhile. A conflict over what ``change``
+        itself requires absent (an approval's use) is the caller's."""
+        for attempt in range(LEND_ATTEMPTS):
+            lent = self.record()
+            if not (change.add or change.remove or lent.remove):
+                return
+            guarded = attempt < LEND_ATTEMPTS - 1
+            try:
+                self.world.commit(
+                    Change(
+                        add=change.add,
+                        remove=[*change.remove, *lent.remove],
+                        expect=lent.expect if guarded else (),
+                        absent=(*change.absent, *(lent.absent if guarded else ())),
+                    )
+                )
+                return
+            except Conflict as e:
+                if not guarded or set(e.present) & set(change.absent):
+                    raise
 
     def keep(self) -> None:
         """What was lent stays: a call's effects, which read it, have landed (its record

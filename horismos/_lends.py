@@ -48,7 +48,15 @@ from ._stores import RUNTIME, Change, Conflict, Store
 from ._stores.base import Quad
 from ._world import INDEXED_EVERY_INSTANCE, World
 
-__all__ = ["LENDS", "Lend", "Sharing", "give_back", "lent_elsewhere", "take_back_abandoned"]
+__all__ = [
+    "LENDS",
+    "LEND_ATTEMPTS",
+    "Lend",
+    "Sharing",
+    "give_back",
+    "lent_elsewhere",
+    "take_back_abandoned",
+]
 
 LENDS = URIRef(RUNTIME + "lent")
 """The graph naming each lend in force: its owner, its copy graphs, whether it lifted the mark."""
@@ -248,7 +256,7 @@ def give_back(
     no other lend holds it (that one's to take back)."""
     store = world.store
     mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if unindexed else []
-    for _ in range(_ATTEMPTS):
+    for _ in range(LEND_ATTEMPTS):
         sharing = Sharing.read(store)
         held = store.which(list(copies)) if copies else []
         lent = [(s, p, o, _lent_graph(lend, _iri(c))) for s, p, o, c in held]
@@ -269,11 +277,12 @@ def give_back(
             # these quads: read them again
             continue
         return len(lent)
-    raise Conflict(f"the lend {lend} changed under each of {_ATTEMPTS} take-backs")
+    raise Conflict(f"the lend {lend} changed under each of {LEND_ATTEMPTS} take-backs")
 
 
-_ATTEMPTS = 5
-"""How many times a take-back reads its copies again after a call dropped one meanwhile."""
+LEND_ATTEMPTS = 5
+"""How many times a lend, a take-back and the commit that ends a lend read the store again when
+another writer's commit came between their read and their own."""
 
 
 def _iri(node: object) -> URIRef:

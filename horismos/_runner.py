@@ -39,9 +39,6 @@ from ._world import INSTANCES, World
 __all__ = ["Runner", "focus_nodes"]
 
 _TYPE = RDF.type  # looked up once: rdflib answers RDF.type through __getattr__ each time
-_LEND_READS = 5
-"""How many times a completed call reads again what was lent for it, when other lends came
-to share it between that read and the call's last commit."""
 
 
 class Runner(ActionSteps):
@@ -160,7 +157,7 @@ class Runner(ActionSteps):
         keyed: Sequence[tuple] = (),
         answer: Callable[[StepRecord], list[tuple]] | None = None,
         landed: Callable[[], None] | None = None,
-        unrecord: Callable[[], Change] | None = None,
+        land_lent: Callable[[Change], None] | None = None,
     ) -> StepRecord:
         """One invocation of ``tool`` outside any workflow: the catalog's guarded call.
 
@@ -178,9 +175,10 @@ class Runner(ActionSteps):
         or of an idempotent tool's call that got no answer (never sent, timed out), is not
         recorded: a retry with it calls again. ``landed``: told right after a completed call's
         commit, before anything else can stop it (what a caller lent the world for the call
-        then stays with the effects that read it); ``unrecord``: the quads a completed call's
-        commit removes with its effects (the store's records of that lend, :mod:`._lends`),
-        asked for as the commit is made: a lend landed while the tool ran is among them.
+        then stays with the effects that read it); ``land_lent``: lands a completed call's last
+        commit with the removal of what was lent for it (the store's records of that lend,
+        :mod:`._lends`), read as the commit is made: a lend landed while the tool ran is among
+        them.
         """
         call = URIRef(f"urn:horismos:call:{self.env.new_id()}")
         if intent is not None and not tool.idempotent:
@@ -219,40 +217,14 @@ class Runner(ActionSteps):
                 pending = [*pending, *answer(rec)]
         elif keyed and announced:
             dropped = [*dropped, *keyed]
-        if rec.status == "completed" and unrecord is not None:
-            self._keep_lent(Change(add=pending, remove=dropped, absent=used), unrecord)
+        if rec.status == "completed" and land_lent is not None:
+            land_lent(Change(add=pending, remove=dropped, absent=used))
         elif pending or dropped:
             self.world.commit(Change(add=pending, remove=dropped, absent=used))
         if landed is not None and rec.status == "completed":
             landed()
         self._emit_step(rec)
         return rec
-
-    def _keep_lent(self, change: Change, unrecord: Callable[[], Change]) -> None:
-        """Land a completed call's last commit, ``change``, with what ``unrecord`` says of
-        the world data lent for it: read again when another lend came to share that data
-        between the read and the commit (:class:`~._lends.Sharing`); a conflict over what
-        ``change`` itself requires absent (an approval's use) is the caller's. The last read
-        lands unguarded: the tool has acted, and its approval's use and its intent's end must
-        land whatever lends come and go meanwhile."""
-        for attempt in range(_LEND_READS):
-            lent = unrecord()
-            if not (change.add or change.remove or lent.remove):
-                return
-            guarded = attempt < _LEND_READS - 1
-            try:
-                self.world.commit(
-                    Change(
-                        add=change.add,
-                        remove=[*change.remove, *lent.remove],
-                        expect=lent.expect if guarded else (),
-                        absent=(*change.absent, *(lent.absent if guarded else ())),
-                    )
-                )
-                return
-            except Conflict as e:
-                if not guarded or set(e.present) & set(change.absent):
-                    raise
 
     async def run_instance(self, workflow: Workflow, focus: URIRef) -> InstanceRun:
         """Start an instance of ``workflow`` on ``focus`` and drive it.

@@ -107,6 +107,31 @@ def test_a_lend_that_read_the_data_as_anothers_and_landed_after_it_ended_lends_n
     assert b.take_back() == 0 and lent_data_stored(store)
 
 
+def test_a_lend_that_read_the_data_as_missing_and_landed_after_anothers_call_lends_nothing(
+        tmp_path: Path, store: list[str], lender: Callable[[], LentWorld],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """B reads :p9 and :w9 as missing; A lends them and A's call completes, the data now the
+    store's own; then B's lend would land, holding it as its own lend, and B's take-back would
+    remove it from under A's effects. B's commit requires what it adds still absent: refused,
+    it reads again and has nothing to lend."""
+    a, b = lender(), lender()
+    real = lent_world.lent_elsewhere
+    completed: list[bool] = []
+
+    def a_lends_and_completes_after_bs_read(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        if kwargs.get("but") is None and not completed:  # B's first read
+            completed.append(True)
+            lend(a, tmp_path, store)
+            a.kept()
+        return found
+
+    monkeypatch.setattr(lent_world, "lent_elsewhere", a_lends_and_completes_after_bs_read)
+    lend(b, tmp_path, store)
+    assert completed and b.count() == 0
+    assert b.take_back() == 0 and lent_data_stored(store)
+
+
 def test_a_lend_landing_as_another_is_taken_back_keeps_what_it_lent(
         tmp_path: Path, store: list[str], lender: Callable[[], LentWorld],
         monkeypatch: pytest.MonkeyPatch) -> None:
