@@ -11,6 +11,7 @@ another thread of the test is using the zygote already.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import select
@@ -22,6 +23,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import cast
 
 ZYGOTE = Path(__file__).parent / "zygote.py"
 _STARTUP = ("PYTHON", "LANG", "LC_")
@@ -50,7 +52,10 @@ class _Zygote:
         if self.process.poll() is None:
             assert self.process.stdin is not None
             self.process.stdin.close()
-            self.process.wait(10)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:  # waiting on a child that hangs: both go
+                self.process.kill()
 
     def line(self, deadline: float | None) -> str | None:
         """The zygote's next line, or None when ``deadline`` passes first."""
@@ -87,7 +92,8 @@ def horismos_forked(
     zygote = _zygote
     if _startup(env) != _startup(zygote.env) or not zygote.lock.acquire(blocking=False):
         return subprocess.run(command, cwd=cwd, env=env, input=input, capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout,  # an empty stdin, as a child's is
+                              stdin=subprocess.DEVNULL if input is None else None)
     try:
         with tempfile.TemporaryDirectory(prefix="forked-") as tmp:
             files = {name: Path(tmp) / name for name in ("stdin", "stdout", "stderr")}
@@ -102,12 +108,17 @@ def horismos_forked(
             zygote.process.stdin.write(json.dumps(request).encode() + b"\n")
             zygote.process.stdin.flush()
             deadline = None if timeout is None else time.monotonic() + timeout
-            pid = int(zygote.line(None) or "0")
+            pid = int(cast(str, zygote.line(None)))  # no deadline: a line comes, or it raises
+            assert pid > 0, pid
             code = zygote.line(deadline)
             if code is None:
-                os.kill(pid, signal.SIGKILL)
+                assert timeout is not None
+                # it may have ended as the deadline passed, reaped by then: its exit code is
+                # the protocol's next line, read whichever way, or the next command reads it
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
                 zygote.line(None)
-                raise subprocess.TimeoutExpired(command, timeout or 0, _text(files["stdout"]),
+                raise subprocess.TimeoutExpired(command, timeout, _text(files["stdout"]),
                                                 _text(files["stderr"]))
             return subprocess.CompletedProcess(command, int(code), _text(files["stdout"]),
                                                _text(files["stderr"]))
