@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import EX, step_events
+from conftest import EX, PREFIXES, step_events
 from forked import horismos_forked
 from test_gate_reads import DEFS as GATE_READS
 
@@ -75,7 +75,9 @@ def test_a_closed_shape_with_a_stray_property_blocks_only_a_tool_that_is_not_ide
     agent, world, calls = _agent(build)
     run = agent.run(world, workflow=str(EX.Close), focus=str(EX.stray))
     assert run.status == "blocked" and calls == []
-    assert "note" in str(run.instances[0].steps[0].error)
+    error = run.instances[0].steps[0].error
+    assert isinstance(error, ShapesBrokenAlready) and "note" in str(error)
+    assert [m.focus for m in error.broken] == [":stray"]
     # an idempotent tool is called, then judged: rejected, as before
     agent, world, calls = _agent(build, idempotent=True)
     run = agent.run(world, workflow=str(EX.Close), focus=str(EX.stray))
@@ -99,8 +101,6 @@ def test_what_a_result_could_mend_or_a_value_still_in_bounds_does_not_stop_the_c
 def test_a_catalog_call_on_such_a_node_is_blocked_before_it_is_made(tmp_path: Path):
     """``horismos tools call``: blocked, the envelope's error kind ``broken_already``, the tool
     never run, nothing changed."""
-    from conftest import PREFIXES
-
     (tmp_path / "defs.ttl").write_text(
         PREFIXES + DEFS + """
 :Patient a owl:Class . :Case a owl:Class .

@@ -79,6 +79,7 @@ def test_a_lend_landing_as_a_call_completes_leaves_what_the_call_read(
 
     a.record = read_then_b_lends  # type: ignore[method-assign]
     a.kept()
+    assert b.count() == 3, "B's lend never came between"
     b.take_back()
     assert lent_data_stored(store)
 
