@@ -18,32 +18,20 @@ properties. A parameter written wrong is left to the checks that say so.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
 from rdflib import SH, Graph, URIRef
 from rdflib.term import Node
 
-from ._shacl_constraints import COMPILERS
-from ._shacl_graph import GraphData
-from ._shacl_report import Check, NotCompiled
+from ._shacl import ALONE, refused_alone
 
 __all__ = ["Refusal", "refused_members"]
 
-_ON_A_VALUE = (
-    SH.datatype,
-    SH.nodeKind,
-    SH.pattern,
-    SH.minLength,
-    SH.maxLength,
-    SH.languageIn,
-    SH.minInclusive,
-    SH.maxInclusive,
-    SH.minExclusive,
-    SH.maxExclusive,
-)
-"""The constraints that judge a value by itself, in the order a refusal is told."""
+_ON_A_VALUE = (SH.datatype, SH.nodeKind, *(p for p in ALONE if p != SH.hasValue))
+"""The constraints that judge a value by itself, in the order a refusal is told: those the
+loader judges an effect's fixed value by (:data:`~._shacl.ALONE`), its kind and datatype too;
+not ``sh:hasValue``, which names the value a node must hold, not what a value may be."""
 
 
 class Refusal(NamedTuple):
@@ -58,26 +46,15 @@ class Refusal(NamedTuple):
 def refused_members(
     g: Graph, shape: Node, members: Iterable[Node], *, listed: bool = False
 ) -> list[Refusal]:
-    """Each of ``members`` that a constraint of ``shape`` refuses, with the first that does;
-    its ``sh:in`` among them when ``listed`` (the members are not its list's)."""
-    path = g.value(shape, SH.path)
-    checks: list[tuple[URIRef, Node, Check]] = []
-    for parameter in (*_ON_A_VALUE, SH["in"]) if listed else _ON_A_VALUE:
-        value = g.value(shape, parameter)
-        if value is None:
-            continue
-        try:
-            checks.append((parameter, value, COMPILERS[parameter][1](g, shape, path)))
-        except (NotCompiled, re.error):  # written wrong: the load's checks say so
-            continue
+    """Each of ``members`` that a constraint of ``shape`` refuses, with the first that does
+    (:func:`~._shacl.refused_alone`: the gate's own compiled checks); its ``sh:in`` among them
+    when ``listed`` (the members are not its list's)."""
+    parameters = (*_ON_A_VALUE, SH["in"]) if listed else _ON_A_VALUE
     refused = []
     for member in members:
-        for parameter, value, check in checks:
-            if next(iter(check(shape, (member,), _NO_DATA)), None) is not None:
-                refused.append(Refusal(member, parameter, value))
-                break
+        refusing = refused_alone(g, shape, member, parameters)
+        if refusing:
+            value = g.value(shape, refusing[0])
+            assert value is not None  # refused_alone judges a parameter the shape states
+            refused.append(Refusal(member, refusing[0], value))
     return refused
-
-
-_NO_DATA = GraphData(Graph())
-"""The data of a value judged alone: the constraints of :data:`_ON_A_VALUE` read none."""

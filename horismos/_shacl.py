@@ -46,6 +46,7 @@ from ._shacl_report import (
 )
 
 __all__ = [
+    "ALONE",
     "CompiledShape",
     "Targets",
     "compile_shapes",
@@ -332,7 +333,7 @@ _SHAPE_COMPILERS: dict[Node, tuple[URIRef, Callable[[Graph, Node, tuple[Node, ..
 }
 
 
-_ALONE = (
+ALONE = (
     SH.pattern,
     SH.minLength,
     SH.maxLength,
@@ -347,16 +348,19 @@ _ALONE = (
 other property of the focus node."""
 
 
-def refused_alone(g: Graph, shape: Node, value: Node) -> list[URIRef]:
-    """The parameters of :data:`_ALONE` on ``shape`` whose compiled check refuses ``value``
-    as the only value of its path (``sh:hasValue``: it is not the value required).
+def refused_alone(
+    g: Graph, shape: Node, value: Node, parameters: Iterable[URIRef] = ALONE
+) -> list[URIRef]:
+    """The ``parameters`` on ``shape`` (those of :data:`ALONE`) whose compiled check refuses
+    ``value`` as the only value of its path (``sh:hasValue``: it is not the value required);
+    any other parameter given must read no data either.
 
     Why: the loader can then tell, before any call, that a value an effect fixes is refused,
     by the very code the gate judges it with, so the two verdicts cannot differ. A parameter
     outside the compiled subset, or a ``sh:pattern`` that is no regular expression (the gate's
     load check reports it), says nothing here."""
     found = []
-    for p in _ALONE:
+    for p in parameters:
         if (shape, p, None) not in g:
             continue
         try:
