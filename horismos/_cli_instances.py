@@ -36,7 +36,7 @@ from ._errors import ToolError, Unreachable, UsageError
 from ._instances import STATUSES, InstanceRow, due_waits, list_instances
 from ._policy import SERVED_PREFIX, allowed
 from ._stores import DEFAULT_STORE
-from ._terms import split_iri
+from ._terms import PREFIXED_LOCAL, split_iri
 from ._vocab import NS
 from ._world import World, holds_subject
 
@@ -151,16 +151,11 @@ def _names_without_definitions(rows: list[InstanceRow]) -> Callable[[Any], str]:
         text = str(node)
         prefix = prefixes.get(_namespace(text))
         local = text[len(_namespace(text)) :]
-        if prefix is not None and _LOCAL_NAME.fullmatch(local):
+        if prefix is not None and PREFIXED_LOCAL.fullmatch(local):
             return f"{prefix}:{local}"
         return f"<{text}>"
 
     return name
-
-
-_LOCAL_NAME = re.compile(r"[A-Za-z_][\w.-]*(?<!\.)")
-"""A local name written after a prefix as it reads back (no leading digit or dash, no
-trailing dot): others are written in full."""
 
 
 def _namespace(iri: str) -> str:

@@ -5,7 +5,6 @@ name the result they fill in without importing the loader."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,7 +15,7 @@ from rdflib.term import Node
 from ._errors import AmbiguousName, NotAnIRI, Problem, UsageError
 from ._model import ActionStep, Adapter, Command, McpServer, Step, Tool, Workflow
 from ._sources import Sources
-from ._terms import iri_problem
+from ._terms import PREFIXED_LOCAL, iri_problem
 
 __all__ = ["Definitions", "name_fix"]
 
@@ -160,7 +159,7 @@ def name_fix(defs: Definitions, name: str) -> str:
     when the files declare it and ``name`` has no prefix (``patient42``: ``:patient42``),
     else with a prefix they declare."""
     prefixes = defs.sources.prefixes()
-    if ":" not in name and "" in prefixes and _LOCAL_NAME.fullmatch(name):
+    if ":" not in name and "" in prefixes and PREFIXED_LOCAL.fullmatch(name):
         return f"did you mean :{name}? a name in the files' empty prefix is written so"
     # rdflib binds rdf:, brick:, schema: … in every graph: not what a node is named with
     bound = {p for p, _ in Graph().namespaces()}
@@ -172,8 +171,3 @@ def name_fix(defs: Definitions, name: str) -> str:
     if ":" in name:
         return f"the files declare no prefix {prefix}:; write <IRI>, or one of: {known}"
     return f"write it as <IRI> or as a CURIE with a declared prefix ({known})"
-
-
-_LOCAL_NAME = re.compile(r"[A-Za-z_][\w.-]*")
-"""A name that reads as a CURIE's local part once a ':' is put before it (``patient42``, not
-``Patient 42``): only such a name is suggested so."""

@@ -19,7 +19,11 @@ from rdflib.term import Node
 
 from ._errors import ShaclMessage
 
-__all__ = ["NOT_IN_IRI", "iri_problem", "is_iri", "split_iri", "unfit_terms"]
+__all__ = ["NOT_IN_IRI", "PREFIXED_LOCAL", "iri_problem", "is_iri", "split_iri", "unfit_terms"]
+
+PREFIXED_LOCAL = re.compile(r"[A-Za-z_][\w.-]*(?<!\.)")
+"""A local name written after a prefix as it reads back (no leading digit or dash, no
+trailing dot): others are written in full."""
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\\x7f-\x9f\ufffe\uffff]')

@@ -642,6 +642,9 @@ def test_a_focus_written_without_its_prefix_is_answered_with_the_name_to_write(
     for focus, said in (("patient42", "did you mean :patient42?"),
                         ("Patient 42", "write it as <IRI> or as a CURIE with a declared prefix "
                                        "(:, horis:"),
+                        # ':patient42.' would not read back (a trailing dot ends the statement)
+                        ("patient42.", "write it as <IRI> or as a CURIE with a declared prefix "
+                                       "(:, horis:"),
                         ("ehr:patient42", "the files declare no prefix ehr:; write <IRI>, or one "
                                           "of: :, horis:")):
         p = horismos("run", *folders, *WORLD, *TOOLS, "--workflow", ":Triage", "--focus", focus,
