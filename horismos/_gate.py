@@ -383,17 +383,7 @@ class Gate:
         if not use:  # no shape applies: the after-view graph is not worth building
             return _CONFORMS
         view = After(subject, own, types_of, self._superclasses, world)
-        fast: list[Result] = []
-        rest: list[URIRef] = []
-        for shape in sorted(use):
-            compiled = self._compiled.get(shape)
-            try:
-                if compiled is not None:
-                    fast.extend(compiled.results(subject, view))
-                    continue
-            except NotCompiled:  # a message would name a blank node: pyshacl words it
-                pass
-            rest.append(shape)
+        fast, rest = self._compiled_results(subject, view, use)
         if not fast and not rest and not self.reference:  # the common verdict, said at once
             return _CONFORMS
         messages = {self._result_message(r) for r in fast}
@@ -434,21 +424,35 @@ class Gate:
         if not use:
             return ()
         view = After(subject, own, types_of, self._superclasses, world)
-        broken: set[ShaclMessage] = set()
+        results, _ = self._compiled_results(subject, view, use)  # pyshacl's: left to the gate
+        return tuple(
+            ordered(
+                {
+                    self._result_message(r)
+                    for r in results
+                    if r.component in _LASTING and (r.focus is subject or r.focus == subject)
+                }
+            )
+        )
+
+    def _compiled_results(
+        self, subject: Node, view: After, use: Iterable[URIRef]
+    ) -> tuple[list[Result], list[URIRef]]:
+        """The results of the compiled shapes of ``use`` on ``subject`` as ``view`` holds it,
+        and the shapes left to pyshacl (not compiled, or a message that would name a blank
+        node, which pyshacl words), in order."""
+        fast: list[Result] = []
+        rest: list[URIRef] = []
         for shape in sorted(use):
             compiled = self._compiled.get(shape)
-            if compiled is None:
-                continue
             try:
-                results = compiled.results(subject, view)
+                if compiled is not None:
+                    fast.extend(compiled.results(subject, view))
+                    continue
             except NotCompiled:
-                continue
-            broken.update(
-                self._result_message(r)
-                for r in results
-                if r.component in _LASTING and (r.focus is subject or r.focus == subject)
-            )
-        return tuple(ordered(broken))
+                pass
+            rest.append(shape)
+        return fast, rest
 
     def _judging(
         self, subject: Node, triples: list[tuple], extra: Iterable[URIRef]
