@@ -32,7 +32,9 @@ def found_in(package: str, name: str, *modules: str) -> Any:
     for module in modules:
         try:
             found = getattr(importlib.import_module(f"{package}.{module}"), name, None)
-        except ModuleNotFoundError:
+        except ModuleNotFoundError as e:
+            if e.name != f"{package}.{module}":  # the module is there; something it imports is not
+                raise
             continue
         if found is not None:
             return found
