@@ -212,10 +212,11 @@ class LentData(Protocol):
         """How many quads were lent (the store held none of them)."""
         ...
 
-    def land_with(self, change: Change) -> None:
-        """Land the call's completed commit, ``change``, with the removal of the store's record
-        of the lend and every other lend's copy of what it lent, read as the commit is made:
-        what was lent then stays, and no later command takes it back."""
+    def land_with(self, change: Change, world: World) -> None:
+        """Land the call's completed commit, ``change``, in ``world`` (the runner's, fenced by
+        the call's lease) with the removal of the store's record of the lend and every other
+        lend's copy of what it lent, read as the commit is made: what was lent then stays, and
+        no later command takes it back."""
         ...
 
     def keep(self) -> None: ...

@@ -92,7 +92,6 @@ class LentWorld:
         """One attempt at the lend of ``quads``: False when another writer's commit came
         between its reads and its own (nothing of it landed; read again)."""
         store = self.world.store
-        sharing = Sharing.read(store)
         held = set(store.which(quads))
         added = [q for q in quads if q not in held]
         # stored only through another's lend (a killed lender's, its lease still running):
@@ -125,7 +124,7 @@ class LentWorld:
             # read the copies before this lend reads them again (:class:`Sharing`); and only
             # while the copies it shares are stored (a call that completed meanwhile made them
             # the store's own: then they are not lent at all)
-            counted = sharing.counted()
+            counted = Sharing.read(store).counted()  # the count as it is: a compare-and-set
             copies = tuple(c for found in others.values() for c in found)
             change.add += counted.add
             change.remove += counted.remove
@@ -166,20 +165,23 @@ class LentWorld:
         self.land_with(Change())
         self.keep()
 
-    def land_with(self, change: Change) -> None:
+    def land_with(self, change: Change, world: World | None = None) -> None:
         """Land ``change`` (a completed call's last commit; nothing, for what is kept as
         loaded) with what :meth:`record` says of this lend, read again when another lend came
         to share the data between that read and the commit (:class:`~._lends.Sharing`). The
         last read lands unguarded: the tool has acted, and its approval's use and its intent's
         end must land whatever lends come and go meanwhile. A conflict over what ``change``
-        itself requires absent (an approval's use) is the caller's."""
+        itself requires absent (an approval's use) is the caller's. ``world``: the one to
+        commit in, a call's runner's (its commits fenced by its lease); this lend's by
+        default."""
+        commit = (world or self.world).commit
         for attempt in range(LEND_ATTEMPTS):
             lent = self.record()
             if not (change.add or change.remove or lent.remove):
                 return
             guarded = attempt < LEND_ATTEMPTS - 1
             try:
-                self.world.commit(
+                commit(
                     Change(
                         add=change.add,
                         remove=[*change.remove, *lent.remove],

@@ -157,7 +157,7 @@ class Runner(ActionSteps):
         keyed: Sequence[tuple] = (),
         answer: Callable[[StepRecord], list[tuple]] | None = None,
         landed: Callable[[], None] | None = None,
-        land_lent: Callable[[Change], None] | None = None,
+        land_lent: Callable[[Change, World], None] | None = None,
     ) -> StepRecord:
         """One invocation of ``tool`` outside any workflow: the catalog's guarded call.
 
@@ -176,7 +176,8 @@ class Runner(ActionSteps):
         recorded: a retry with it calls again. ``landed``: told right after a completed call's
         commit, before anything else can stop it (what a caller lent the world for the call
         then stays with the effects that read it); ``land_lent``: lands a completed call's last
-        commit with the removal of what was lent for it (the store's records of that lend,
+        commit, in this runner's world (fenced by its lease), with the removal of what was lent
+        for it (the store's records of that lend,
         :mod:`._lends`), read as the commit is made: a lend landed while the tool ran is among
         them.
         """
@@ -218,7 +219,7 @@ class Runner(ActionSteps):
         elif keyed and announced:
             dropped = [*dropped, *keyed]
         if rec.status == "completed" and land_lent is not None:
-            land_lent(Change(add=pending, remove=dropped, absent=used))
+            land_lent(Change(add=pending, remove=dropped, absent=used), self.world)
         elif pending or dropped:
             self.world.commit(Change(add=pending, remove=dropped, absent=used))
         if landed is not None and rec.status == "completed":
