@@ -222,7 +222,12 @@ class LentData(Protocol):
     def keep(self) -> None: ...
 
     def take_back(self) -> int:
-        """Take what was lent back, unless kept; how many quads that removed."""
+        """Take what was lent back, unless kept; how many quads that removed. One that cannot
+        land raises nothing: :meth:`left_note` says so, and the call's outcome stands."""
+        ...
+
+    def left_note(self) -> str | None:
+        """Why what was lent is still in the store, told once (None: taken back, or kept)."""
         ...
 
 
@@ -441,6 +446,8 @@ async def guarded_call(
     if lent is not None and (taken := lent.take_back()):
         world_digest = None if world.store.shared else world.digest()
         tr.emit("taken_back", quads=taken, world_digest=world_digest)
+    if lent is not None and (left := lent.left_note()) is not None:
+        result.notes.append(left)  # the outcome stands: told, not raised in its place
     tr.emit(
         "end", status=result.status, world_digest=None if world.store.shared else world.digest()
     )

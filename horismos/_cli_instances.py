@@ -29,7 +29,7 @@ from ._cli_common import (
     write_world,
     written_back,
 )
-from ._cli_lent_world import LentWorld
+from ._cli_lent_world import LentWorld, end_lend
 from ._cli_run import RunView
 from ._definitions import load_definitions
 from ._errors import ToolError, Unreachable, UsageError
@@ -336,7 +336,7 @@ def _approved(agent: Agent, world: World, args: argparse.Namespace) -> dict[str,
         lent.kept()  # approved: the data stays, as loaded
         return done
     finally:
-        lent.take_back()  # refused or stopped: taken back (after keep: nothing)
+        end_lend(lent, "approve")  # refused or stopped: taken back (after keep: nothing)
 
 
 def cmd_approve(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ triples anyone can write beside their own call (:func:`~._policy.holds_approval_
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -37,11 +38,12 @@ from ._cli_common import load_world
 from ._errors import UsageError
 from ._lends import LEND_ATTEMPTS, LENDS, Lend, Sharing, give_back, lent_elsewhere
 from ._policy import holds_approval_record
-from ._stores import Change, Conflict
+from ._redact import redact_text
+from ._stores import Change, Conflict, StoreError
 from ._stores.base import INSTANCES, Quad
 from ._world import INDEXED_EVERY_INSTANCE, World, indexes_every_instance
 
-__all__ = ["LentWorld", "world_data"]
+__all__ = ["LentWorld", "end_lend", "world_data"]
 
 
 def world_data(paths: Sequence[str], store: str, who: str) -> list[Quad]:
@@ -73,6 +75,7 @@ class LentWorld:
     unindexed: bool = False
     recorded: list[Quad] = field(default_factory=list)
     entry: Lend | None = None  # the lend as recorded, and its lease on a shared store
+    left: str | None = None  # why what was lent is still in the store (:meth:`take_back`)
 
     def lend(self, paths: Sequence[str], store: str, who: str) -> None:
         """Land the ``--world`` files ``paths`` in the world (the persistent ``--store``
@@ -203,14 +206,35 @@ class LentWorld:
     def take_back(self) -> int:
         """Remove what was lent, with its record, in one commit; the mark lifted for it is set
         again (the instances it did not index are gone with it). How many quads that removed:
-        taking back twice, or after :meth:`keep`, does nothing."""
+        taking back twice, or after :meth:`keep`, does nothing.
+
+        A take-back that cannot land (other lends came to share the data under each of its
+        tries, the store refused the write) raises nothing: it runs as a command ends, in a
+        ``finally``, and its error took the place of what the command did (a refused call's
+        envelope, its exit code). The lend ends all the same, its record left in the store, so
+        the next command opening the store for writing takes it back
+        (:func:`~._lends.take_back_abandoned`); :attr:`left` says so, for the command to
+        tell (:meth:`left_note`)."""
         taken = 0
         if self.entry is not None and (self.added or self.unindexed or self.recorded):
             own = [q for q in self.recorded if q[3] != LENDS]  # its copies of what it lent
             record = [q for q in self.recorded if q[3] == LENDS]
-            taken = give_back(self.world, self.entry.iri, record, own, self.unindexed)
+            try:
+                taken = give_back(self.world, self.entry.iri, record, own, self.unindexed)
+            except (Conflict, StoreError) as e:
+                self.left = (
+                    f"the --world data this command lent the store could not be taken back "
+                    f"({e}); it stays until the next command that opens the store for writing "
+                    "takes it back"
+                )
         self.keep()
         return taken
+
+    def left_note(self) -> str | None:
+        """:attr:`left`, told once: the note a command prints when its take-back could not
+        land (None: it landed, or nothing was lent)."""
+        note, self.left = self.left, None
+        return note
 
     def _iri(self) -> URIRef | None:
         """The lend's name in its record (None: nothing was lent)."""
@@ -219,3 +243,14 @@ class LentWorld:
     def _end(self) -> None:
         if self.entry is not None:
             self.entry.end()
+
+
+def end_lend(lent: LentWorld | None, command: str) -> None:
+    """What ``lent`` lent taken back as ``horismos command`` ends (None: nothing was lent), in
+    its ``finally``: a take-back that could not land told on stderr as a note, whatever the
+    command goes on to say or raise (:meth:`LentWorld.take_back`)."""
+    if lent is None:
+        return
+    lent.take_back()
+    if (note := lent.left_note()) is not None:
+        print(f"horismos {command}: note: {redact_text(note)}", file=sys.stderr)

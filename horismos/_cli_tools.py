@@ -29,7 +29,7 @@ from ._cli_common import (
     writable,
     write_world,
 )
-from ._cli_lent_world import LentWorld, world_data
+from ._cli_lent_world import LentWorld, end_lend, world_data
 from ._errors import UsageError
 from ._idempotency import check_key
 from ._model import Tool
@@ -346,8 +346,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
             allow=args.allow.split(","),
         )
     finally:
-        if lent is not None:  # discovery writes nothing to the store
-            lent.take_back()
+        end_lend(lent, "tools")  # discovery writes nothing to the store
     shown = [d for d in found if args.include_blocked or d.availability == "executable"]
     if args.format == "json":
         print(json.dumps([d.to_json() for d in shown], indent=2, ensure_ascii=False))
@@ -419,8 +418,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
             )
         )
     finally:  # refused, failed, answered again under its key, or stopped before its commit
-        if lent is not None:
-            lent.take_back()
+        end_lend(lent, "tools")
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
         result.artifacts.append({"type": "world", "path": args.out})
@@ -513,8 +511,7 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
                 load_world(world, args.paths)
             _issue(args, agent, tool, world, approval, out_format)
         finally:
-            if lent is not None:
-                lent.take_back()
+            end_lend(lent, "tools")
     print(approval)
     return 0
 

@@ -214,3 +214,47 @@ def test_a_call_whose_every_read_meets_a_new_lend_still_lands_its_approvals_use(
     again = horismos_in_process(tmp_path, *call)
     assert again.returncode == 2 and "refused (approval_used)" in again.stdout, again.stdout
     assert (tmp_path / "calls.log").read_text() == str(EX.p9) + "\n"  # called once
+
+
+def test_a_take_back_that_cannot_land_tells_the_calls_outcome_and_leaves_it_to_the_next_command(
+        tmp_path: Path, store: list[str], lender: Callable[[], LentWorld],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refused call's take-back meets a new lend of the same data after each of its reads,
+    and gives up: the call's refusal is still what the command says and exits with, a note
+    says the data stays lent for now, and the next command that opens the store for writing
+    takes it back. The take-back's Conflict, raised inside the command's ``finally``, was what
+    the user saw instead of the refusal."""
+    defs = project(tmp_path)
+    read = lends.Sharing.read
+    others: list[LentWorld] = []
+
+    def read_then_another_lends(cls: type[lends.Sharing], s: Any) -> lends.Sharing:
+        sharing = read(s)
+        if len(others) < lends.LEND_ATTEMPTS and not lending:
+            lending.append(True)
+            others.append(lender())
+            lend(others[-1], tmp_path, store)
+            lending.clear()
+        return sharing
+
+    lending: list[bool] = []
+    monkeypatch.setattr(lends.Sharing, "read", classmethod(read_then_another_lends))
+    call = ("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl",
+            "--args", '{"patient": ":p9", "ward": ":w9"}')
+    refused = horismos_in_process(tmp_path, *call)
+    assert refused.returncode == 5, refused.stdout + refused.stderr
+    assert "refused (approval)" in refused.stdout, refused.stdout + refused.stderr
+    assert len(others) == lends.LEND_ATTEMPTS
+    assert "could not be taken back" in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
+    monkeypatch.setattr(lends.Sharing, "read", read)
+    for other in others:
+        other.take_back()  # each leaves the data: the refused call's lend still holds it
+    assert lent_data_stored(store)
+    issued = horismos_in_process(tmp_path, "tools", "approve", "c.transfer", *defs, *store,
+                                 "--args", '{"patient": ":p1", "ward": ":w1"}')
+    assert issued.returncode == 0, issued.stderr
+    assert "took back 3 quads" in issued.stderr, issued.stderr
+    assert not lent_data_stored(store)
+    checked = horismos_in_process(tmp_path, "digest", *store, "--check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
