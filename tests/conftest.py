@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from in_process import horismos_load
 from oxigraph_server import ServerPool
 from rdflib import Namespace
 
@@ -120,6 +121,21 @@ def oxigraph_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPo
     pool = ServerPool(tmp_path_factory.mktemp("oxigraph"))
     yield pool
     pool.close()
+
+
+def ward_store(tmp_path: Path, name: str) -> list[str]:
+    """``--store NAME``, the ward loaded into it (ward.ttl written beside)."""
+    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
+    horismos_load(tmp_path, name, "ward.ttl")
+    return ["--store", name]
+
+
+@pytest.fixture
+def shared_ward(tmp_path: Path, oxigraph_pool: ServerPool) -> Iterator[list[str]]:
+    """``--store sparql:…`` of a real server holding the ward: the store processes share,
+    where lends, leases and their windows are tried."""
+    yield ward_store(tmp_path, oxigraph_pool.fresh())
+    oxigraph_pool.release()
 
 
 @pytest.fixture(params=STORES)

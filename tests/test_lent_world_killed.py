@@ -16,8 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import EX, PREFIXES, WARD
-from in_process import horismos_load
+from conftest import EX, ward_store
 from test_tools_store_lanes import horismos, project, types_of
 
 SLEEPS = (
@@ -33,13 +32,6 @@ SLEEPS = (
 ``c.fail`` (idempotent) fails after a few seconds, its lend in force meanwhile."""
 
 ARGS = ("--args", '{"patient": ":p9", "ward": ":w9"}')
-
-
-def ward_store(tmp_path: Path, name: str) -> list[str]:
-    """``--store NAME``, the ward loaded into it (ward.ttl written beside)."""
-    (tmp_path / "ward.ttl").write_text(PREFIXES + WARD + ":w1 a :Ward .\n", encoding="utf-8")
-    horismos_load(tmp_path, name, "ward.ttl")
-    return ["--store", name]
 
 
 def running(tmp_path: Path, argv: list[str], lease: str) -> subprocess.Popen[str]:
@@ -123,30 +115,27 @@ def test_reconcile_after_a_killed_call_takes_back_what_it_lent(
     assert again.returncode == 1 and "took back" not in again.stderr  # taken back once
 
 
-def test_a_lend_whose_process_is_alive_is_not_taken_back(tmp_path: Path, oxigraph_pool) -> None:
+def test_a_lend_whose_process_is_alive_is_not_taken_back(
+        tmp_path: Path, shared_ward: list[str]) -> None:
     """On a store processes share (``sparql:``), a command opening it while another process
     is mid-call with F lent must not take F back from under that call: the lender's lease is
     live, so its lend is left alone, and taken back by the lender itself."""
+    defs = project(tmp_path)
+    (tmp_path / "ward_tools.py").write_text(SLEEPS, encoding="utf-8")
+    call = running(tmp_path, ["tools", "call", "c.fail", *defs, *shared_ward, "--world",
+                              "more.ttl", "--args", '{"patient": ":p9"}'], "0.5")
     try:
-        store = ward_store(tmp_path, oxigraph_pool.fresh())
-        defs = project(tmp_path)
-        (tmp_path / "ward_tools.py").write_text(SLEEPS, encoding="utf-8")
-        call = running(tmp_path, ["tools", "call", "c.fail", *defs, *store, "--world",
-                                  "more.ttl", "--args", '{"patient": ":p9"}'], "0.5")
-        try:
-            while types_of(store, EX.w9) != {EX.Ward}:  # lent, and the call under way
-                assert call.poll() is None, call.communicate()
-                time.sleep(0.05)
-            load = horismos("load", "ward.ttl", *store, cwd=tmp_path)
-            assert load.returncode == 0, load.stderr
-            assert "took back" not in load.stderr, load.stderr
-            assert types_of(store, EX.w9) == {EX.Ward}  # still lent to the call under way
-        finally:
-            out, err = call.communicate(timeout=120)
-        assert call.returncode == 1 and "the ward system said no" in out, out + err
-        assert types_of(store, EX.w9) == set()  # taken back by the call itself
+        while types_of(shared_ward, EX.w9) != {EX.Ward}:  # lent, and the call under way
+            assert call.poll() is None, call.communicate()
+            time.sleep(0.05)
+        load = horismos("load", "ward.ttl", *shared_ward, cwd=tmp_path)
+        assert load.returncode == 0, load.stderr
+        assert "took back" not in load.stderr, load.stderr
+        assert types_of(shared_ward, EX.w9) == {EX.Ward}  # still lent to the call under way
     finally:
-        oxigraph_pool.release()
+        out, err = call.communicate(timeout=120)
+    assert call.returncode == 1 and "the ward system said no" in out, out + err
+    assert types_of(shared_ward, EX.w9) == set()  # taken back by the call itself
 
 
 def test_what_a_completed_call_was_lent_stays_for_later_commands(

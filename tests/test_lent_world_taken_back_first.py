@@ -19,7 +19,6 @@ from test_lent_world_killed import (  # noqa: F401 (store: a fixture)
     killed_mid_call,
     started,
     store,
-    ward_store,
 )
 from test_tools_store_lanes import TOOLS, digest, horismos, project, types_of
 
@@ -84,35 +83,31 @@ completes at once."""
 
 
 def test_a_retry_within_a_killed_lenders_lease_keeps_what_its_call_read(
-        tmp_path: Path, oxigraph_pool) -> None:
+        tmp_path: Path, shared_ward: list[str]) -> None:
     """On ``sparql:``, a call killed mid-call keeps its lend's lease live a while. A call made
     meanwhile with the same F found F's quads stored (through the killed lend), lent nothing,
     and completed reading them; once the killed lease ran out, the next command took them
     back from under the completed call (:w9 gone, though a transfer to it was recorded).
     The quads the retry read are now its lend too, and stay with what its call committed."""
-    try:
-        store = ward_store(tmp_path, oxigraph_pool.fresh())
-        defs = project(tmp_path)
-        (tmp_path / "ward_tools.py").write_text(HANGS, encoding="utf-8")
-        lease = 8.0  # the killed call's: the retry lands while it runs, on a loaded machine too
-        call = started(tmp_path, ["tools", "call", "c.fail", *defs, *store, "--world",
-                                  "more.ttl", "--args", '{"patient": ":p1"}'], str(lease))
-        call.send_signal(signal.SIGKILL)
-        call.communicate()
-        killed = time.monotonic()
-        issued = horismos("tools", "approve", "c.transfer", *defs, *store, *ARGS, cwd=tmp_path)
-        assert issued.returncode == 0, issued.stderr
-        retry = horismos("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl",
-                         *ARGS, "--approval", issued.stdout.strip(), cwd=tmp_path)
-        assert retry.returncode == 0, retry.stdout + retry.stderr
-        assert "took back" not in retry.stderr  # the killed lender's lease was live
-        time.sleep(max(0.0, killed + lease + 1 - time.monotonic()))  # past the killed lease
-        later = horismos("load", "ward.ttl", *store, cwd=tmp_path)
-        assert later.returncode == 0, later.stderr
-        assert types_of(store, EX.w9) == {EX.Ward}  # read by the completed transfer: kept
-        assert types_of(store, EX.p9) == {EX.Patient}
-    finally:
-        oxigraph_pool.release()
+    defs = project(tmp_path)
+    (tmp_path / "ward_tools.py").write_text(HANGS, encoding="utf-8")
+    lease = 8.0  # the killed call's: the retry lands while it runs, on a loaded machine too
+    call = started(tmp_path, ["tools", "call", "c.fail", *defs, *shared_ward, "--world",
+                              "more.ttl", "--args", '{"patient": ":p1"}'], str(lease))
+    call.send_signal(signal.SIGKILL)
+    call.communicate()
+    killed = time.monotonic()
+    issued = horismos("tools", "approve", "c.transfer", *defs, *shared_ward, *ARGS, cwd=tmp_path)
+    assert issued.returncode == 0, issued.stderr
+    retry = horismos("tools", "call", "c.transfer", *defs, *shared_ward, "--world", "more.ttl",
+                     *ARGS, "--approval", issued.stdout.strip(), cwd=tmp_path)
+    assert retry.returncode == 0, retry.stdout + retry.stderr
+    assert "took back" not in retry.stderr  # the killed lender's lease was live
+    time.sleep(max(0.0, killed + lease + 1 - time.monotonic()))  # past the killed lease
+    later = horismos("load", "ward.ttl", *shared_ward, cwd=tmp_path)
+    assert later.returncode == 0, later.stderr
+    assert types_of(shared_ward, EX.w9) == {EX.Ward}  # read by the completed transfer: kept
+    assert types_of(shared_ward, EX.p9) == {EX.Patient}
 
 
 PAUSES = (
@@ -128,80 +123,73 @@ PAUSES = (
 """``c.transfer`` (not idempotent) takes a few seconds once started: the moment to pause it."""
 
 
-def test_a_lender_paused_past_its_lease_lands_nothing(tmp_path: Path, oxigraph_pool) -> None:
+def test_a_lender_paused_past_its_lease_lands_nothing(
+        tmp_path: Path, shared_ward: list[str]) -> None:
     """On ``sparql:``, a call paused (``SIGSTOP``) past its lease has its lend taken back by
     the next writing command; resumed, its completed commit is refused by the call's own
     lease (the fence), so no effect lands that read the facts taken back, and the call is in
     doubt: the next call on its subject is refused, never made a second time."""
+    defs = project(tmp_path)
+    issued = horismos("tools", "approve", "c.transfer", *defs, *shared_ward, *ARGS, cwd=tmp_path)
+    assert issued.returncode == 0, issued.stderr
+    (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
+    call = started(tmp_path, ["tools", "call", "c.transfer", *defs, *shared_ward, "--world",
+                              "more.ttl", *ARGS, "--approval", issued.stdout.strip(),
+                              "--format", "json"], "0.5")
     try:
-        store = ward_store(tmp_path, oxigraph_pool.fresh())
-        defs = project(tmp_path)
-        issued = horismos("tools", "approve", "c.transfer", *defs, *store, *ARGS, cwd=tmp_path)
-        assert issued.returncode == 0, issued.stderr
-        (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
-        call = started(tmp_path, ["tools", "call", "c.transfer", *defs, *store, "--world",
-                                  "more.ttl", *ARGS, "--approval", issued.stdout.strip(),
-                                  "--format", "json"], "0.5")
-        try:
-            call.send_signal(signal.SIGSTOP)
-            time.sleep(1.5)  # past its lease (0.5 s)
-            load = horismos("load", "ward.ttl", *store, cwd=tmp_path)
-            assert "took back 3 quads" in load.stderr, load.stderr
-            assert "or lost its lease" in load.stderr, load.stderr
-        finally:
-            call.send_signal(signal.SIGCONT)
-            out, err = call.communicate(timeout=120)
-        # in doubt, as any call that may have acted is: its envelope, exit 5 (it printed no
-        # JSON and exited 2); in words, what happened and what to do (reconcile)
-        assert call.returncode == 5, out + err
-        error = json.loads(out)["error"]
-        assert error["kind"] == "outcome_unknown", out
-        said = error["message"]
-        assert "the call of c.transfer lost its lease on the store before its commit" in said
-        assert "--world data it lent may have been taken back meanwhile" in said
-        assert "horismos tools reconcile c.transfer" in said, said
-        assert "Traceback" not in err, err
-        assert types_of(store, EX.w9) == set() and types_of(store, EX.p9) == set()
-        again = horismos("tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl",
-                         *ARGS, "--approval", "whatever", cwd=tmp_path)
-        assert again.returncode == 5 and "outcome_unknown" in again.stdout, again.stdout
-        assert len((tmp_path / "calls.log").read_text().split()) == 1  # called once
+        call.send_signal(signal.SIGSTOP)
+        time.sleep(1.5)  # past its lease (0.5 s)
+        load = horismos("load", "ward.ttl", *shared_ward, cwd=tmp_path)
+        assert "took back 3 quads" in load.stderr, load.stderr
+        assert "or lost its lease" in load.stderr, load.stderr
     finally:
-        oxigraph_pool.release()
+        call.send_signal(signal.SIGCONT)
+        out, err = call.communicate(timeout=120)
+    # in doubt, as any call that may have acted is: its envelope, exit 5 (it printed no
+    # JSON and exited 2); in words, what happened and what to do (reconcile)
+    assert call.returncode == 5, out + err
+    error = json.loads(out)["error"]
+    assert error["kind"] == "outcome_unknown", out
+    said = error["message"]
+    assert "the call of c.transfer lost its lease on the store before its commit" in said
+    assert "--world data it lent may have been taken back meanwhile" in said
+    assert "horismos tools reconcile c.transfer" in said, said
+    assert "Traceback" not in err, err
+    assert types_of(shared_ward, EX.w9) == set() and types_of(shared_ward, EX.p9) == set()
+    again = horismos("tools", "call", "c.transfer", *defs, *shared_ward, "--world", "more.ttl",
+                     *ARGS, "--approval", "whatever", cwd=tmp_path)
+    assert again.returncode == 5 and "outcome_unknown" in again.stdout, again.stdout
+    assert len((tmp_path / "calls.log").read_text().split()) == 1  # called once
 
 
 def test_a_call_that_lent_nothing_and_lost_its_lease_says_so_without_world_data(
-        tmp_path: Path, oxigraph_pool) -> None:
+        tmp_path: Path, shared_ward: list[str]) -> None:
     """A call given no ``--world``, paused past its lease on ``sparql:``: its JSON envelope
     says it is in doubt (``outcome_unknown``, exit 5, as any call that may have acted), and
     says nothing of ``--world`` data it never lent."""
+    defs = project(tmp_path)
+    args = ("--args", '{"patient": ":p1", "ward": ":w1"}')
+    issued = horismos("tools", "approve", "c.transfer", *defs, *shared_ward, *args, cwd=tmp_path)
+    assert issued.returncode == 0, issued.stderr
+    (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
+    call = started(tmp_path, ["tools", "call", "c.transfer", *defs, *shared_ward, *args,
+                              "--approval", issued.stdout.strip(), "--format", "json"],
+                   "0.5")
     try:
-        store = ward_store(tmp_path, oxigraph_pool.fresh())
-        defs = project(tmp_path)
-        args = ("--args", '{"patient": ":p1", "ward": ":w1"}')
-        issued = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
-        assert issued.returncode == 0, issued.stderr
-        (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
-        call = started(tmp_path, ["tools", "call", "c.transfer", *defs, *store, *args,
-                                  "--approval", issued.stdout.strip(), "--format", "json"],
-                       "0.5")
-        try:
-            call.send_signal(signal.SIGSTOP)
-            time.sleep(1.5)  # past its lease (0.5 s)
-            # another call on :p1 takes over the claim the paused call's lease held
-            other = horismos("tools", "call", "c.transfer", *defs, *store, *args,
-                             "--approval", "whatever", cwd=tmp_path)
-            assert other.returncode == 5 and "outcome_unknown" in other.stdout, other.stdout
-        finally:
-            call.send_signal(signal.SIGCONT)
-            out, err = call.communicate(timeout=120)
-        assert call.returncode == 5, out + err
-        error = json.loads(out)["error"]
-        assert error["kind"] == "outcome_unknown", out
-        assert "lost its lease on the store before its commit" in error["message"], out
-        assert "--world" not in error["message"], out
+        call.send_signal(signal.SIGSTOP)
+        time.sleep(1.5)  # past its lease (0.5 s)
+        # another call on :p1 takes over the claim the paused call's lease held
+        other = horismos("tools", "call", "c.transfer", *defs, *shared_ward, *args,
+                         "--approval", "whatever", cwd=tmp_path)
+        assert other.returncode == 5 and "outcome_unknown" in other.stdout, other.stdout
     finally:
-        oxigraph_pool.release()
+        call.send_signal(signal.SIGCONT)
+        out, err = call.communicate(timeout=120)
+    assert call.returncode == 5, out + err
+    error = json.loads(out)["error"]
+    assert error["kind"] == "outcome_unknown", out
+    assert "lost its lease on the store before its commit" in error["message"], out
+    assert "--world" not in error["message"], out
 
 
 def test_an_approve_refused_leaves_the_store_as_it_was_and_one_given_keeps_its_world(

@@ -10,12 +10,11 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import EX
-from test_lent_world_killed import started, ward_store
+from test_lent_world_killed import started
 from test_tools_store_lanes import horismos, project, types_of
 
 WAITS = (
@@ -40,10 +39,9 @@ LEASE = "1"
 
 
 @pytest.fixture
-def store(tmp_path: Path, oxigraph_pool) -> Iterator[list[str]]:
+def store(shared_ward: list[str]) -> list[str]:
     """``--store sparql:…`` of a real server holding the ward."""
-    yield ward_store(tmp_path, oxigraph_pool.fresh())
-    oxigraph_pool.release()
+    return shared_ward
 
 
 def both_started(tmp_path: Path, store: list[str], first: str,

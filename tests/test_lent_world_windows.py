@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from conftest import EX
 from in_process import horismos_in_process
-from test_lent_world_killed import ward_store
 from test_tools_store_lanes import LENT, project, types_of
 
 import horismos._cli_lent_world as lent_world
@@ -31,12 +30,11 @@ from horismos._cli_lent_world import LentWorld
 
 
 @pytest.fixture
-def store(tmp_path: Path, oxigraph_pool: Any) -> Iterator[list[str]]:
+def store(tmp_path: Path, shared_ward: list[str]) -> list[str]:
     """``--store sparql:…`` of a real server holding the ward, and ``more.ttl`` beside, which
     brings :p9 and :w9."""
     (tmp_path / "more.ttl").write_text(LENT, encoding="utf-8")
-    yield ward_store(tmp_path, oxigraph_pool.fresh())
-    oxigraph_pool.release()
+    return shared_ward
 
 
 @pytest.fixture
