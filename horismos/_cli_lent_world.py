@@ -32,11 +32,17 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rdflib import URIRef
-
 from ._cli_common import load_world
 from ._errors import UsageError
-from ._lends import LEND_ATTEMPTS, LENDS, Lend, Sharing, give_back, lent_elsewhere
+from ._lends import (
+    LEND_ATTEMPTS,
+    LENDS,
+    Lend,
+    Sharing,
+    give_back,
+    lends_of,
+    lent_elsewhere,
+)
 from ._policy import holds_approval_record
 from ._redact import redact_text
 from ._stores import Change, Conflict, StoreError
@@ -127,8 +133,9 @@ class LentWorld:
             # read the copies before this lend reads them again (:class:`Sharing`); and only
             # while the copies it shares are stored (a call that completed meanwhile made them
             # the store's own: then they are not lent at all)
-            counted = Sharing.read(store).counted()  # the count as it is: a compare-and-set
             copies = tuple(c for found in others.values() for c in found)
+            # each count as it is: a compare-and-set
+            counted = Sharing.read(store, lends_of(copies)).counted()
             change.add += counted.add
             change.remove += counted.remove
             change.expect = (*copies, *counted.expect)
@@ -153,11 +160,15 @@ class LentWorld:
         refused so asks for the record again."""
         if self.entry is None:
             return Change()  # nothing lent
-        sharing = Sharing.read(self.world.store)
-        others = lent_elsewhere(self.world.store, self.added, but=self._iri())
+        sharing = Sharing.read(self.world.store, [self.entry.iri])
+        others = lent_elsewhere(self.world.store, self.added, but=self.entry.iri)
         guard = sharing.guard()
         return Change(
-            remove=[*self.recorded, *(c for copies in others.values() for c in copies)],
+            remove=[
+                *self.recorded,
+                *sharing.stored(),
+                *(c for copies in others.values() for c in copies),
+            ],
             expect=guard.expect,
             absent=guard.absent,
         )
@@ -235,10 +246,6 @@ class LentWorld:
         land (None: it landed, or nothing was lent)."""
         note, self.left = self.left, None
         return note
-
-    def _iri(self) -> URIRef | None:
-        """The lend's name in its record (None: nothing was lent)."""
-        return self.entry.iri if self.entry is not None else None
 
     def _end(self) -> None:
         if self.entry is not None:

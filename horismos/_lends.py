@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
@@ -54,6 +54,7 @@ __all__ = [
     "Lend",
     "Sharing",
     "give_back",
+    "lends_of",
     "lent_elsewhere",
     "take_back_abandoned",
 ]
@@ -72,6 +73,12 @@ def _copy_graph(lend: URIRef, graph: URIRef | None) -> URIRef:
     """Where the record keeps a lent quad of ``graph``: its graph's name is in the copy's."""
     tail = _DEFAULT if graph is None else _NAMED + quote(str(graph), safe="")
     return URIRef(f"{lend}{tail}")
+
+
+def _lend_of(copy: URIRef) -> URIRef:
+    """The lend whose record keeps the copy graph ``copy`` (:func:`_copy_graph`: a lend's
+    name holds no ``/``)."""
+    return URIRef(str(copy).split("/", 1)[0])
 
 
 def _lent_graph(lend: URIRef, copy: URIRef) -> URIRef | None:
@@ -147,55 +154,82 @@ def lent_elsewhere(
 
 @dataclass(frozen=True)
 class Sharing:
-    """How many times lends have come to share a quad in a store processes share, as read
-    before a commit that depends on which lends hold what: :meth:`guard` makes that commit a
-    :class:`Conflict` if one more has since.
+    """How many times lends have come to share the quads of each of some lends, in a store
+    processes share, as read before a commit that depends on which lends hold what:
+    :meth:`guard` makes that commit a :class:`Conflict` if one more has since.
 
     Why: a lend of a quad stored only through another's lend keeps its own copy of it (a
     retry while a killed lender's lease runs: :func:`lent_elsewhere`). A call completing on
     the other lend removes every copy of what it read, and a take-back leaves a quad another
     lend holds; each reads the copies, then commits. A lend landing in between kept a copy
     neither had read, and its take-back later removed what the completed call had read, or
-    what the other lend's call was still reading. Every lend that shares a quad counts
-    itself here in its own commit; a completion and a take-back require the count they read,
-    and read the copies again when it moved. ``None``: a store one process opens at a time,
-    where no lend lands meanwhile."""
+    what the other lend's call was still reading. Every lend that shares a quad counts itself,
+    in its own commit, on each lend it shares with (the only way to come to share a lend's
+    quad: it is stored, and only through lends); a completion and a take-back require their
+    own lend's count as they read it, and read the copies again when it moved.
 
-    count: int | None
+    A count per lend, not one for the store: with one, any lend sharing any quad refused every
+    completion and take-back in flight on the store, and a call's completion, whose last try
+    lands unguarded, met that try under unrelated lends alone. ``counts`` is None on a store
+    one process opens at a time, where no lend lands meanwhile."""
+
+    counts: dict[URIRef, int] | None
 
     @classmethod
-    def read(cls, store: Store) -> Sharing:
+    def read(cls, store: Store, lends: Iterable[URIRef]) -> Sharing:
+        """The counts of ``lends`` (0: none shared with it yet)."""
         if not store.shared:
             return cls(None)
-        rows = store.select(
-            f"SELECT ?n WHERE {{ GRAPH <{LENDS}> {{ <{LENDS}> <{_SHARED}> ?n }} }}", {}, {}
-        )
-        counts = [row["n"].value for row in rows if isinstance(row["n"], Literal)]
-        return cls(max((n for n in counts if isinstance(n, int)), default=0))
+        asked = list(dict.fromkeys(lends))
+        counts = dict.fromkeys(asked, 0)
+        if asked:
+            values = " ".join(f"<{lend}>" for lend in asked)
+            rows = store.select(
+                f"SELECT ?lend ?n WHERE {{ VALUES ?lend {{ {values} }} "
+                f"GRAPH <{LENDS}> {{ ?lend <{_SHARED}> ?n }} }}",
+                {},
+                {},
+            )
+            for row in rows:
+                n = row["n"].value if isinstance(row["n"], Literal) else None
+                if isinstance(n, int):
+                    lend = _iri(row["lend"])
+                    counts[lend] = max(counts[lend], n)
+        return cls(counts)
 
     def guard(self) -> Change:
-        """A change requiring the count still read as it was (nothing else in it)."""
-        if self.count is None:
+        """A change requiring each count still read as it was (nothing else in it)."""
+        if not self.counts:
             return Change()
-        if self.count:
-            return Change(expect=(_shared(self.count),))
-        return Change(absent=(_shared(1),))
+        return Change(
+            expect=tuple(_shared(lend, n) for lend, n in self.counts.items() if n),
+            absent=tuple(_shared(lend, 1) for lend, n in self.counts.items() if not n),
+        )
 
     def counted(self) -> Change:
-        """:meth:`guard`, and one more lend sharing a quad counted."""
-        if self.count is None:
+        """:meth:`guard`, and one more lend sharing a quad counted on each."""
+        if not self.counts:
             return Change()
         guard = self.guard()
         return Change(
-            add=[_shared(self.count + 1)],
-            remove=[_shared(self.count)] if self.count else [],
+            add=[_shared(lend, n + 1) for lend, n in self.counts.items()],
+            remove=self.stored(),
             expect=guard.expect,
             absent=guard.absent,
         )
 
+    def stored(self) -> list[Quad]:
+        """The counts as stored: removed with their lend's record when it ends, guarded."""
+        return [_shared(lend, n) for lend, n in (self.counts or {}).items() if n]
 
-def _shared(count: int) -> Quad:
-    return (LENDS, _SHARED, Literal(count), LENDS)
+
+def _shared(lend: URIRef, count: int) -> Quad:
+    return (lend, _SHARED, Literal(count), LENDS)
+
+
+def lends_of(copies: Iterable[Quad]) -> list[URIRef]:
+    """The lends whose records hold ``copies`` (quads in their copy graphs)."""
+    return list(dict.fromkeys(_lend_of(_iri(c[3])) for c in copies))
 
 
 def take_back_abandoned(world: World) -> int:
@@ -257,7 +291,7 @@ def give_back(
     store = world.store
     mark: list[Quad] = [INDEXED_EVERY_INSTANCE] if unindexed else []
     for _ in range(LEND_ATTEMPTS):
-        sharing = Sharing.read(store)
+        sharing = Sharing.read(store, [lend])
         held = store.which(list(copies)) if copies else []
         lent = [(s, p, o, _lent_graph(lend, _iri(c))) for s, p, o, c in held]
         kept = lent_elsewhere(store, lent, but=lend)
@@ -267,7 +301,7 @@ def give_back(
             world.commit(
                 Change(
                     add=mark,
-                    remove=[*lent, *held, *record],
+                    remove=[*lent, *held, *record, *sharing.stored()],
                     expect=(*held, *guard.expect),
                     absent=guard.absent,
                 )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EX
+from conftest import EX, PREFIXES
 from in_process import horismos_in_process
 from test_tools_store_lanes import LENT, project, types_of
 
@@ -226,8 +226,9 @@ def test_a_take_back_that_cannot_land_tells_the_calls_outcome_and_leaves_it_to_t
     read = lends.Sharing.read
     others: list[LentWorld] = []
 
-    def read_then_another_lends(cls: type[lends.Sharing], s: Any) -> lends.Sharing:
-        sharing = read(s)
+    def read_then_another_lends(
+            cls: type[lends.Sharing], s: Any, of: list[Any]) -> lends.Sharing:
+        sharing = read(s, of)
         if len(others) < lends.LEND_ATTEMPTS and not lending:
             lending.append(True)
             others.append(lender())
@@ -256,3 +257,44 @@ def test_a_take_back_that_cannot_land_tells_the_calls_outcome_and_leaves_it_to_t
     assert not lent_data_stored(store)
     checked = horismos_in_process(tmp_path, "digest", *store, "--check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def lends_recorded(store: list[str]) -> int:
+    """How many quads the store's lends' graph holds: none once every lend has ended."""
+    with World.open(store[1], create=False) as world:
+        return len(world.store.select(
+            f"SELECT * WHERE {{ GRAPH <{lends.LENDS}> {{ ?s ?p ?o }} }}", {}, {}))
+
+
+def test_lends_sharing_other_data_do_not_hold_back_a_completion(
+        tmp_path: Path, store: list[str], lender: Callable[[], LentWorld]) -> None:
+    """A's call completes while another lend comes to share data A never lent (``other.ttl``,
+    lent by V first) after A's read of which lends hold its own. One count for the whole store
+    refused A's commit for it, and a completion that met such a lend at each of its reads
+    landed its last unguarded, the window open to a lend of its own data. Counted per lend,
+    A's commit lands at its first read; once every lend has ended, their counts are gone with
+    their records."""
+    other = tmp_path / "other.ttl"
+    other.write_text(PREFIXES + ":p8 a :Patient .\n", encoding="utf-8")
+    a, v, sharer = lender(), lender(), lender()
+    lend(a, tmp_path, store)
+    v.lend([str(other)], store[1], "a call")
+    read = a.record
+    reads: list[Any] = []
+
+    def read_then_another_shares() -> Any:
+        reads.append(read())
+        if not sharer.count():
+            sharer.lend([str(other)], store[1], "a call")
+            assert sharer.count() == 1  # found stored through V's lend: shared with it
+        return reads[-1]
+
+    a.record = read_then_another_shares  # type: ignore[method-assign]
+    a.kept()
+    assert sharer.count() == 1, "the other lend never came between"
+    assert len(reads) == 1  # A read which lends hold its data once
+    assert lent_data_stored(store)
+    assert v.take_back() == 0  # :p8 left to the lend sharing it
+    assert sharer.take_back() == 1
+    assert types_of(store, EX.p8) == set() and lent_data_stored(store)
+    assert lends_recorded(store) == 0
