@@ -118,6 +118,12 @@ in theirs."""
 _INLINE = re.I | re.M | re.S | re.X | re.A
 _INLINE_FLAGS = ("inline flags, (?i)", 'write them in sh:flags, e.g. sh:flags "i"')
 _NAMED_GROUP = ("a named group, (?P<name>…)", "write (…) and refer to it as \\1")
+_SCOPED_FLAGS = (
+    "a group's inline flags, (?i:…)",
+    'write the letters both ways ([Qq]), or set the flag for the whole pattern in sh:flags "i"',
+)
+"""A group's own flags: sh:flags sets them for the whole pattern only, so not the same fix
+as :data:`_INLINE_FLAGS` (one hint twice, when a pattern held both)."""
 
 
 def python_only(pattern: str) -> list[tuple[str, str]]:
@@ -149,7 +155,7 @@ def _constructs(parsed: object) -> Iterator[tuple[str, str]]:
                 elif op in _PYTHON_OPS:
                     yield _PYTHON_OPS[op]
                 elif op is _regex_constants.SUBPATTERN and (av[1] or av[2]):
-                    yield ("inline flags, (?i:…)", _INLINE_FLAGS[1])
+                    yield _SCOPED_FLAGS
                 todo.append(av)
         elif isinstance(item, list | tuple):
             todo.extend(item)

@@ -259,6 +259,7 @@ def test_a_pattern_that_is_no_regular_expression_says_what_to_change_for_its_fau
     (r"\\bQ-[A-Z]+-[0-9]+$", r"\b", r"write the characters around the word"),
     (r"\\AQ-[A-Z]+-[0-9]+\\Z", r"\A and \Z", r"for \A, write ^; for \Z, write $"),
     ("(?i)^q-[a-z]+-[0-9]+$", "inline flags, (?i)", 'write them in sh:flags, e.g. sh:flags "i"'),
+    ("^(?i:q)-[A-Z]+-[0-9]+$", "a group's inline flags, (?i:…)", "both ways ([Qq])"),
     ("^Q-(?P<level>[A-Z]+)-[0-9]+$", "a named group", r"write (…) and refer to it as \1"),
     ("^Q-[A-Z]++-[0-9]+$", "a possessive quantifier", "drop the + after the quantifier"),
     ("^Q-(?>[A-Z]+)-[0-9]+$", "an atomic group", "write (?:…) or (…)"),
