@@ -36,7 +36,6 @@ Found on the definitions' graph alone, a few look-ups per shape.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal as Severity
@@ -46,7 +45,7 @@ from rdflib.collection import Collection
 from rdflib.term import Node
 
 from ._regex_dialects import UNREAD_FLAGS, python_only, shortest_match
-from ._shacl import deactivated, list_head
+from ._shacl import deactivated, list_head, refused_alone
 
 __all__ = ["ShapeSlip", "shape_slips", "unmet"]
 
@@ -218,9 +217,9 @@ def _no_value_conforms(
     return ShapeSlip(severity, holder, at, f"{why}, so no value{of} conforms: {does}", hint)
 
 
-_BOOLEAN_TEXTS = ("true", "false")
-"""The texts of a boolean a gate reads: rdflib and pyoxigraph write ``"1"^^xsd:boolean`` as
-``true`` and ``"0"`` as ``false``, so no other form reaches a pattern."""
+_BOOLEANS = (Literal(True), Literal(False))
+"""The booleans a gate reads: rdflib and pyoxigraph write ``"1"^^xsd:boolean`` as ``true`` and
+``"0"`` as ``false``, so no other text reaches a pattern."""
 
 
 def _pattern_on_booleans(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
@@ -231,14 +230,9 @@ def _pattern_on_booleans(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSl
             g.value(path, RDFS.range) if isinstance(path, URIRef) else None,
         ):
             continue
-        flags = str(g.value(holder, SH.flags) or "").lower()
-        try:
-            regex = re.compile(
-                str(pattern), (re.I if "i" in flags else 0) | (re.M if "m" in flags else 0)
-            )
-        except re.error:  # the gate's load check says so
-            continue
-        if any(regex.search(t) for t in _BOOLEAN_TEXTS):
+        # judged by the gate's own compiled check (with its sh:flags); one it cannot compile
+        # (no regular expression: the gate's load check says so) refuses nothing here
+        if not all(refused_alone(g, holder, b, [SH.pattern]) for b in _BOOLEANS):
             continue
         yield _no_value_conforms(
             g,

@@ -77,6 +77,7 @@ def test_a_shape_no_result_can_meet_is_said_at_its_line(
     SHAPE + '    sh:property [ sh:path :onDuty ; sh:pattern "^(true|false|1|0)$" ] ;\n',
     SHAPE + '    sh:property [ sh:path :onDuty ; sh:pattern "^(true|1)$" ] ;\n',
     SHAPE + '    sh:property [ sh:path :onDuty ; sh:pattern "^true$" ] ;\n',
+    SHAPE + '    sh:property [ sh:path :onDuty ; sh:pattern "^TRUE$" ; sh:flags "i" ] ;\n',
     SHAPE + "    sh:property [ sh:path :onDuty ; sh:datatype xsd:boolean ;"
     ' sh:pattern "^(true|false)$" ] ;\n',
     SHAPE + '    sh:property [ sh:path :queuedAt ; sh:pattern "Z$" ] ;\n',
