@@ -23,14 +23,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
+import pyoxigraph as ox
 from rdflib import RDF, URIRef
 
 from ._bindings import Hosts, Reach, allowed_host
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, UsageError
 from ._lends import take_back_abandoned
-from ._sources import RDF_SUFFIXES
+from ._policy import approval_record_terms
+from ._sources import RDF_SUFFIXES, expand_paths
 from ._stored_instances import short_id
+from ._stores.ox_files import file_format
+from ._unreadable import each_opens
 from ._world import World
 
 __all__ = [
@@ -39,11 +43,13 @@ __all__ = [
     "OUT_FORMATS",
     "Command",
     "WorldDataError",
+    "approvals_refused",
     "counts",
     "cwd_importable",
     "host_option",
     "load_tools",
     "load_world",
+    "load_world_beside",
     "one_line",
     "output_folder",
     "output_format",
@@ -102,6 +108,53 @@ def load_world(world: World, paths: Sequence[str]) -> None:
         world.load(*paths)
     except AuthoringError as e:
         raise WorldDataError(e.problems) from None
+
+
+def load_world_beside(world: World, paths: Sequence[str], store: str, who: str) -> None:
+    """:func:`load_world`, refused before anything lands when ``world`` is the persistent
+    ``--store`` ``store`` and the files bring an approval record (``who``: what takes only
+    the approvals the store holds, "a resume").
+
+    Why: a run, a resume, a wake and serve's calls take the approvals their world holds, and
+    on a persistent store that is the store's record of who approved what. Given beside it,
+    ``--world F`` holding a few hand-written triples (the fingerprint is public) approved the
+    caller's own call: a resume ran a tool nobody approved, and serve completed one for any
+    client. ``tools call`` refused such a file already (:func:`approvals_refused`). The files
+    are read once more for it, as they are parsed, never held."""
+    if paths and world.store.persistent:
+        for path in each_opens(expand_paths(paths, RDF_SUFFIXES)):
+            if _approval_record_in(path):
+                raise approvals_refused(paths, store, who, "horismos approve")
+    load_world(world, paths)
+
+
+def approvals_refused(paths: Sequence[str], store: str, who: str, issue: str) -> UsageError:
+    """The refusal of ``--world`` files ``paths`` that hold an approval record, given beside
+    the persistent ``--store`` ``store`` (``issue``: the command that issues approvals)."""
+    return UsageError(
+        f"--world {' '.join(paths)}: holds an approval record, and {who} on --store {store} "
+        f"takes only the approvals the store holds; approvals are issued with `{issue} … "
+        f"--store {store}`. Nothing was loaded"
+    )
+
+
+def _approval_record_in(path: Path) -> bool:
+    """Whether the RDF file ``path`` states an approval record (:func:`approval_record_terms`),
+    read as pyoxigraph parses it; a syntax error ends the look (the load says where)."""
+    try:
+        for q in ox.parse(path=str(path), format=file_format(path)):
+            g = q.graph_name
+            o = q.object
+            if approval_record_terms(
+                q.subject.value,
+                q.predicate.value,
+                o.value if not isinstance(o, ox.Triple) else "",
+                "" if isinstance(g, ox.DefaultGraph) else g.value,
+            ):
+                return True
+    except (SyntaxError, OSError):
+        return False
+    return False
 
 
 def waiting_instance_arguments(p: argparse.ArgumentParser, instance_help: str) -> None:
@@ -437,7 +490,14 @@ def world_of(args: argparse.Namespace, writes: str | None = None) -> World:
             "to with --world F (a run's --out), or a persistent --store "
             "(oxigraph:PATH, journal:PATH, sparql:URL)"
         )
-    load_world(world, args.world)
+    try:
+        if writes is None:  # reads only: no approval it brings is taken
+            load_world(world, args.world)
+        else:
+            load_world_beside(world, args.world, args.store, f"horismos {writes}")
+    except BaseException:
+        world.close()
+        raise
     return world
 
 

@@ -32,8 +32,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ._cli_common import load_world
-from ._errors import UsageError
+from ._cli_common import approvals_refused, load_world
 from ._lends import (
     LEND_ATTEMPTS,
     LENDS,
@@ -60,11 +59,7 @@ def world_data(paths: Sequence[str], store: str, who: str) -> list[Quad]:
         load_world(given, paths)
         quads = list(given.store.quads())
     if holds_approval_record(quads):
-        raise UsageError(
-            f"--world {' '.join(paths)}: holds an approval record, and {who} on --store "
-            f"{store} takes only the approvals the store holds; approvals are issued with "
-            f"`horismos tools approve … --store {store}`. Nothing was loaded"
-        )
+        raise approvals_refused(paths, store, who, "horismos tools approve")
     return quads
 
 

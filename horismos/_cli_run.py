@@ -22,6 +22,7 @@ from ._agent import Agent
 from ._cli_common import (
     EXIT,
     load_world,
+    load_world_beside,
     one_line,
     open_for_writing,
     output_format,
@@ -141,7 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with open_for_writing(args.store, "run", create=bool(args.world)) as world:  # let go
         beside: World | None = world  # what the warnings are held to (run_warnings)
         if args.world:
-            load_world(world, args.world)
+            load_world_beside(world, args.world, args.store, "a run")
         elif not world.store.persistent:
             load_world(world, args.paths)
             beside = None  # the definitions' own files: the load has weighed them
@@ -233,7 +234,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
             "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'"
         )
     with open_for_writing(args.store, "resume", create=False) as world:  # let go however
-        load_world(world, args.world)
+        load_world_beside(world, args.world, args.store, "a resume")
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
         with written_back(world, agent.definitions, args.out, out_format):
             run = agent.resume(

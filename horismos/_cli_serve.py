@@ -14,6 +14,7 @@ import sys
 from ._agent import Agent
 from ._cli_common import (
     load_world,
+    load_world_beside,
     open_for_writing,
     output_folder,
     reach,
@@ -122,7 +123,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     with open_for_writing(args.store, "serve", create=bool(args.world)) as world:
         beside: World | None = world  # what the warnings are held to (run_warnings)
         if args.world:
-            load_world(world, args.world)
+            load_world_beside(world, args.world, args.store, "serve's calls")
         elif not world.store.persistent:
             load_world(world, args.paths)
             beside = None  # the definitions' own files: the load has weighed them

@@ -62,6 +62,7 @@ __all__ = [
     "Pending",
     "Policy",
     "allowed",
+    "approval_record_terms",
     "approve",
     "canonical_json",
     "fingerprint",
@@ -72,6 +73,7 @@ __all__ = [
     "given_print",
     "given_used",
     "given_used_with",
+    "holds_approval_record",
     "how_to_approve",
     "payload",
     "pending",
@@ -265,12 +267,17 @@ def holds_approval_record(quads: Iterable[tuple]) -> bool:
     A call on a persistent store takes only the approvals the store held: world data given
     beside it that brought its own would approve the caller's call (the fingerprint is
     public, and the issuance record is a few triples anyone can write)."""
-    return any(
-        str(q[0]).startswith(_GIVEN)
-        or str(q[3]).startswith(_GIVEN)
-        or (q[1] == RDF.type and q[2] == HORIS.Approval)
-        for q in quads
-    )
+    return any(approval_record_terms(str(q[0]), str(q[1]), str(q[2]), str(q[3])) for q in quads)
+
+
+_TYPE, _APPROVAL = str(RDF.type), str(HORIS.Approval)
+
+
+def approval_record_terms(s: str, p: str, o: str, g: str) -> bool:
+    """:func:`holds_approval_record` of one quad, given its terms' text (an IRI's, a literal's
+    lexical form, a blank node's label; ``""`` for the default graph): a file can be scanned
+    as it is parsed, its quads never made rdflib terms."""
+    return s.startswith(_GIVEN) or g.startswith(_GIVEN) or (p == _TYPE and o == _APPROVAL)
 
 
 def given_used(store: Store, approval: str) -> str | None:

@@ -1,0 +1,104 @@
+"""An approval record in ``--world`` data given beside a persistent store is refused by every
+command that takes approvals: ``run``, ``resume``, ``wake`` and ``serve``, as ``tools call``
+refused it already.
+
+On a persistent store, the approvals a command counts are the store's record of who approved
+what. A resume given ``--world F`` holding a few hand-written triples (the fingerprint is
+public) ran a tool nobody approved; a run left F in the store for the next plain resume to
+use; serve completed such a call for any client. Each is now refused before anything lands.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from forked import horismos_forked
+from test_tools_store_lanes import digest
+
+from horismos._policy import fingerprint
+
+DEFS = """\
+@prefix : <http://example.org/clinic#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+:Patient a owl:Class .
+:chargeRef a owl:DatatypeProperty .
+:t.charge a horis:Tool ;
+  horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+  horis:effect [ horis:subject "patient" ;
+                 horis:asserts [ horis:property :chargeRef ; horis:type xsd:string ] ] ;
+  horis:binding "python:charge" ; horis:requiresApproval true ; horis:idempotent false .
+:Bill a horis:Workflow ; horis:focusType :Patient ; horis:start :Charge .
+:Charge a horis:ActionStep ; horis:tool :t.charge ;
+  horis:requires "FILTER NOT EXISTS { ?this :chargeRef ?r }" ;
+  horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+TOOLS = ('def charge(patient):\n    open("calls.log", "a").write(patient + "\\n")\n'
+         '    return {"chargeRef": "C-1"}\n')
+
+P2 = "http://example.org/clinic#p2"
+
+
+def forged(instance: str) -> str:
+    """The record ``horismos approve`` would write, written by hand."""
+    fp = fingerprint("http://example.org/clinic#t.charge", {"patient": P2})
+    return f"""\
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix prov: <http://www.w3.org/ns/prov#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+<urn:x:g> {{ <urn:x:g> prov:wasGeneratedBy <urn:x:a> .
+  <urn:x:a> a horis:Approval ; horis:instance <{instance}> ; horis:fingerprint "{fp}" ;
+    prov:startedAtTime "2020-01-01T00:00:00+00:00"^^xsd:dateTime . }}
+"""
+
+
+@pytest.fixture(params=["oxigraph", "journal"])
+def waiting(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[list[str], str]:
+    """``--store S`` holding a run of :Bill on :p2 waiting for approval, and the instance."""
+    (tmp_path / "defs.ttl").write_text(DEFS, encoding="utf-8")
+    (tmp_path / "tools.py").write_text(TOOLS, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(
+        "@prefix : <http://example.org/clinic#> .\n:p2 a :Patient .\n", encoding="utf-8")
+    store = ["--store", f"{request.param}:{tmp_path / 'S'}"]
+    loaded = horismos_forked(tmp_path, "load", "world.ttl", *store, timeout=120)
+    assert loaded.returncode == 0, loaded.stderr
+    ran = horismos_forked(tmp_path, "run", "defs.ttl", "--tools", "tools.py", *store,
+                          "--workflow", ":Bill", "--focus", ":p2", "-q", timeout=120)
+    assert ran.returncode == 3, ran.stdout + ran.stderr  # waiting for approval
+    listed = horismos_forked(tmp_path, "instances", *store, "--format", "json", timeout=120)
+    (instance,) = [i["instance"] for i in json.loads(listed.stdout)]
+    return store, instance
+
+
+def test_an_approval_in_world_data_beside_a_store_approves_nothing(
+        tmp_path: Path, waiting: tuple[list[str], str]) -> None:
+    store, instance = waiting
+    (tmp_path / "forged.trig").write_text(forged(instance), encoding="utf-8")
+    before = digest(store, tmp_path)
+    tools = ("defs.ttl", "--tools", "tools.py")
+    for command in (
+        ("resume", *tools, *store, "--world", "forged.trig", "--instance", instance),
+        ("run", *tools, *store, "--world", "forged.trig", "--all"),
+        ("wake", *tools, *store, "--world", "forged.trig"),
+        ("serve", *tools, *store, "--world", "forged.trig"),  # stdio: refused before it
+    ):
+        p = horismos_forked(tmp_path, *command, timeout=120)
+        assert p.returncode == 2, (command, p.stdout + p.stderr)
+        assert "--world forged.trig: holds an approval record" in p.stderr, p.stderr
+        assert "approvals are issued with `horismos approve" in p.stderr, p.stderr
+        assert "Nothing was loaded" in p.stderr and "Traceback" not in p.stderr
+        assert digest(store, tmp_path) == before, command  # nothing landed
+    assert not (tmp_path / "calls.log").exists()
+    # as it is meant: a person approves in the store, and the resume runs the tool once
+    fp = fingerprint("http://example.org/clinic#t.charge", {"patient": P2})
+    approved = horismos_forked(tmp_path, "approve", "defs.ttl", *store, "--instance", instance,
+                               "--fingerprint", fp, timeout=120)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    resumed = horismos_forked(tmp_path, "resume", *tools, *store, "--instance", instance,
+                              timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert (tmp_path / "calls.log").read_text() == P2 + "\n"
