@@ -322,6 +322,15 @@ def _what_stays(args: argparse.Namespace) -> str:
     process's memory is gone, and running again calls again what was called."""
     store = getattr(args, "store", None)
     command = f"{args.command} {getattr(args, 'action', '')}".strip()
+    if command == "tools call" and store is not None and ":" in store:
+        # no instance to continue: a call stopped once sent is in doubt, and the same call
+        # again is refused (a tool that is not idempotent), not made
+        return (
+            "what had been committed stays (a call stopped once its tool was sent, before its "
+            "outcome landed, is in doubt: a tool that is not idempotent is not called there "
+            "again until `horismos tools reconcile` clears it; a call whose outcome landed "
+            "answers again as recorded under the same --idempotency-key)"
+        )
     if (
         command not in _COMMITS or store is None or ":" in store
     ):  # oxigraph:PATH, journal:PATH, sparql:

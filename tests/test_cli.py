@@ -1540,3 +1540,33 @@ def test_a_tool_result_naming_an_iri_with_a_c1_control_is_refused_at_its_step_on
     after.parse(tmp_path / "after.trig", format="trig")
     assert not list(after.quads((None, EX.assignedNurse, None, None))), "the refused step landed"
     assert len(list(after.quads((None, EX.queueRef, None, None)))) == 2  # the steps before it did
+
+
+def test_ctrl_c_during_a_tools_call_points_to_reconcile_not_to_running_again(
+        tmp_path: Path) -> None:
+    """A Ctrl-C as a catalog call's tool returned said "an instance stopped mid-step is
+    continued by running the same command again": a call has no instance, and the same
+    command again is refused, the call in doubt. It now says so, and what clears it."""
+    (tmp_path / "d.ttl").write_text(LOGGED.replace("START", ":Log"))
+    (tmp_path / "guests.py").write_text(  # Ctrl-C once it has acted, before it answers
+        "import signal, time\n\n"
+        "def log(guest):\n"
+        "    open('calls.log', 'a').write(guest + '\\n')\n"
+        "    signal.raise_signal(signal.SIGINT)\n"
+        "    time.sleep(30)\n"
+        "    return {'logged': 'yes'}\n")
+    (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/guests#> .\n:g1 a :Guest .\n")
+    store = ("--store", "oxigraph:st")
+    assert horismos("load", "w.ttl", *store, cwd=tmp_path).returncode == 0
+    call = ("tools", "call", "t.log", "d.ttl", "--tools", "guests", *store,
+            "--args", '{"guest": ":g1"}')
+    p = subprocess.run([sys.executable, "-m", "horismos", *call], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                       preexec_fn=sigint_at(signal.default_int_handler))
+    assert p.returncode == 130, p.stdout + p.stderr
+    no_traceback(p)
+    assert "running the same command again" not in p.stderr, p.stderr
+    assert "`horismos tools reconcile` clears it" in p.stderr, p.stderr
+    again = horismos(*call, cwd=tmp_path)
+    assert again.returncode == 5 and "outcome_unknown" in again.stdout, again.stdout
+    assert (tmp_path / "calls.log").read_text().split() == ["http://example.org/guests#g1"]
