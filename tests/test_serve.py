@@ -733,6 +733,9 @@ def test_approval_is_the_operators_never_the_agents(http_serve: tuple[str, str],
     said = first.structured_content["error"]["message"]
     assert f"horismos approve FILE_OR_DIR… --store STORE --instance {approval['instance']}" in said
     assert "--approval" not in said
+    # and so is the text it reads first, which said `horismos tools approve … --approval`
+    text = _text(first)
+    assert said in text and "tools approve" not in text and "--approval" not in text, text
     # no argument carries an approval: passing one is an unknown field
     sneaky = asyncio.run(call({**args, "approval": fp}))
     assert sneaky.structured_content["error"]["kind"] == "schema"
