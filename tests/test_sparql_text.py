@@ -26,8 +26,8 @@ from test_commit_path import GRAPHS, PREDICATES, literal
 from horismos import World
 from horismos._stores import Change, Conflict
 from horismos._stores.base import is_world_quad, nquad_line
+from horismos._stores.ox_commit import quad_block
 from horismos._stores.ox_terms import canonical, to_ox_quad
-from horismos._stores.oxigraph import quad_block
 from horismos._stores.sparql_text import block, has_blank, nt, texted
 
 IRIS = [URIRef("urn:test:a"), URIRef("http://example.org/b#c"), URIRef("urn:x:é")]

@@ -64,8 +64,9 @@ from .._digest import ZERO, Digest
 from .._errors import UsageError
 from .base import Progress, StoreError
 from .ox_files import may_hold_blank_nodes
+from .ox_folder import HELD, refuse_folder_of_files
 from .ox_terms import Encoded, is_runtime, ox_line
-from .oxigraph import HELD, OxigraphStore, refuse_folder_of_files
+from .oxigraph import OxigraphStore
 from .update_text import pinned
 
 __all__ = ["SYNCS", "JournalStore"]

@@ -48,8 +48,8 @@ from .._errors import UsageError
 from .._sparql_parse import prepare_update
 from .base import Quad, StoreError
 from .ox_terms import canonical
-from .oxigraph import refuse_triple_terms
 from .stored_patterns import in_stored_form
+from .user_update import refuse_triple_terms
 
 if TYPE_CHECKING:
     from rdflib.plugins.sparql.parserutils import CompValue

@@ -22,7 +22,9 @@ commits growing from 0.8 to 5.5 ms. The periodic flush also bounds RocksDB's wri
 which otherwise grew ~3 MB per 1,000 commits until the process exited.
 
 Terms converted to and from rdflib, and a commit's quads encoded, are :mod:`.ox_terms`; files
-read by pyoxigraph's parser, :mod:`.ox_files`.
+read by pyoxigraph's parser, :mod:`.ox_files`; a commit on disk as update text,
+:mod:`.ox_commit`; the folder of a store on disk, :mod:`.ox_folder`; a user's update read
+before it runs, :mod:`.user_update`.
 """
 
 from __future__ import annotations
@@ -31,14 +33,14 @@ import atexit
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 from typing import IO, Any, cast
 
 import pyoxigraph as ox
-from rdflib import BNode, Dataset, URIRef
+from rdflib import Dataset, URIRef
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.term import Node
 
@@ -47,7 +49,6 @@ from .._errors import UsageError
 from .._os_words import written
 from .._patterns import Plan, Unsupported, number
 from .._preconditions import Precondition
-from .._sparql_parse import prepare_update
 from .base import (
     DIGEST_GRAPH,
     LTHASH,
@@ -63,8 +64,8 @@ from .base import (
 from .bound import with_iris
 from .churn import Churn
 from .copy_behind import CopyBehind, Landed
-from .data_update import data_quads
 from .kept_types import KeptTypes
+from .ox_commit import write_commit
 from .ox_files import (
     ProgressReader,
     file_format,
@@ -72,6 +73,7 @@ from .ox_files import (
     oversized,
     parse_file,
 )
+from .ox_folder import open_refused, refuse_folder_of_files
 from .ox_terms import (
     LENIENT,
     Encoded,
@@ -87,15 +89,9 @@ from .ox_terms import (
 from .schema_mark import touches_schema
 from .skolem import skolemise
 from .update_text import pinned
+from .user_update import data_change, refuse_triple_terms
 
-__all__ = [
-    "HELD",
-    "OxigraphStore",
-    "data_change",
-    "quad_block",
-    "refuse_folder_of_files",
-    "refuse_triple_terms",
-]
+__all__ = ["OxigraphStore"]
 
 _TERM_FN = ox.NamedNode("urn:horismos:runtime:term")
 _PROJECTION = re.compile(r"(?is)^.*?\bSELECT\s+(?:DISTINCT\s+|REDUCED\s+)?(?!\*)")
@@ -108,122 +104,6 @@ _LOOKUPS = 8
 """Wanted predicates up to which a node's edges are looked up one predicate at a time, past
 which they are read in one pass and filtered (each lookup costs about as much as a few edges)."""
 _PERSIST_EVERY = 1000  # commits between writing an on-disk store's digest and flushing it
-
-
-# -- terms --------------------------------------------------------------------------------
-
-
-_MAY_MAKE_TRIPLE_TERMS = re.compile(r"<<|\btriple\s*\(", re.IGNORECASE)
-
-
-def data_change(text: str) -> Change | None:
-    """The commit a user's update of ``INSERT DATA`` and ``DELETE DATA`` alone makes, its
-    quads read by Oxigraph's parser (:mod:`.data_update`); ``None`` for any other update."""
-    quads = data_quads(text)
-    if quads is None:
-        return None
-    added, removed = ([_quad(q) for q in part] for part in quads)
-    return Change(add=added, remove=removed)
-
-
-def _quad(q: ox.Quad) -> Quad:
-    """``q`` as the rdflib quad a :class:`Change` holds (converted back, once, by apply)."""
-    return from_ox(q.subject), from_ox(q.predicate), from_ox(q.object), graph_name(q.graph_name)
-
-
-def refuse_triple_terms(text: str) -> None:
-    """An update that writes RDF-star triple terms (``<< … >>``, ``TRIPLE()``) refused with
-    :class:`StoreError`, before it writes: Oxigraph took it, and then the store could not
-    be read (its quads are RDF 1.1 terms here: :func:`from_ox` has no triple term, and
-    neither have the digest's N-Quads). A text with neither token is let through at the cost
-    of a search; one with either is parsed by rdflib, whose SPARQL has no triple terms:
-    what rdflib refuses and Oxigraph's parser takes is SPARQL-star."""
-    if not _MAY_MAKE_TRIPLE_TERMS.search(text):
-        return
-    try:
-        prepare_update(text)
-        return
-    except Exception:  # pyparsing's, rdflib's: not SPARQL 1.1
-        pass
-    try:
-        ox.Store().update(text)  # an empty scratch store: only its parse is asked
-    except SyntaxError as e:
-        raise StoreError(f"the update was refused, and wrote nothing: {e}") from None
-    except (OSError, RuntimeError, ValueError):
-        pass
-    raise StoreError(
-        "the update was refused, and wrote nothing: it writes RDF-star triple terms "
-        "(<< … >>, TRIPLE()), which Horismos's stores do not hold; describe the statement "
-        "with a node of its own (rdf:subject, rdf:predicate, rdf:object)"
-    )
-
-
-# -- a commit's quads, converted once --------------------------------------------------------
-
-
-# -- SPARQL text --------------------------------------------------------------------------
-
-
-def quad_block(quads: Iterable[Quad], term: Callable[[Node], str]) -> str:
-    """Quads as a SPARQL quad pattern (``GRAPH`` blocks for named graphs), terms by ``term``."""
-    by_graph: dict[URIRef | None, list[str]] = {}
-    for s, p, o, g in quads:
-        by_graph.setdefault(g, []).append(f"{term(s)} {term(p)} {term(o)} .")
-    return "\n".join(
-        "\n".join(lines) if g is None else f"GRAPH {term(g)} {{\n" + "\n".join(lines) + "\n}"
-        for g, lines in by_graph.items()
-    )
-
-
-def _ox_block(quads: Iterable[ox.Quad]) -> str:
-    """pyoxigraph quads as a SPARQL quad pattern, terms as pyoxigraph writes them (escaped)."""
-    by_graph: dict[str, list[str]] = {}
-    for q in quads:
-        g = q.graph_name
-        by_graph.setdefault("" if type(g) is ox.DefaultGraph else str(g), []).append(
-            f"{q.subject} {q.predicate} {q.object} ."
-        )
-    return "\n".join(
-        "\n".join(lines) if not g else f"GRAPH {g} {{\n" + "\n".join(lines) + "\n}"
-        for g, lines in by_graph.items()
-    )
-
-
-_LOCK = "LOCK"
-"""The file of an on-disk store RocksDB locks; an open that fails on it names it."""
-HELD = (
-    "a process holds it open: an on-disk store opens in one process at a time — share a "
-    "world between processes with sparql:URL"
-)
-"""Why a store on disk another opener holds is refused (RocksDB's lock, or a journal's)."""
-
-
-def refuse_folder_of_files(path: Path, kind: str = "oxigraph") -> None:
-    """A new store's folder must be new or empty: RocksDB writes its dozens of files straight
-    into it, so ``--store oxigraph:.`` scattered them among a project's own files. It must be
-    a folder, in a folder that exists: RocksDB answered a mistyped parent with "While mkdir
-    if missing", and ``journal:`` made every missing folder, so a command that then failed
-    (a focus the new, empty world lacks) left a store behind at the typo."""
-    if path.exists() and not path.is_dir():
-        raise UsageError(
-            f"{kind}:{path}: this is a file, and a store is a folder of its own files — "
-            f"give a new or empty folder, e.g. {kind}:{path.with_name(path.name + '.db')}"
-        )
-    if not path.parent.is_dir():
-        raise UsageError(
-            f"{kind}:{path}: the folder {path.parent} does not exist; create it first, "
-            "or correct the path"
-        )
-    try:
-        held = sorted(p.name for p in path.iterdir()) if path.is_dir() else []
-    except OSError:
-        return  # unreadable: pyoxigraph says why when it opens it
-    if held:
-        shown = ", ".join(held[:3]) + (", …" if len(held) > 3 else "")
-        raise UsageError(
-            f"{path} holds other files ({shown}) and no store: a store writes its own files "
-            f"into its folder — give a new or empty folder, e.g. {kind}:{path / 'world.db'}"
-        )
 
 
 class OxigraphStore(Store):
@@ -247,11 +127,7 @@ class OxigraphStore(Store):
         try:
             self._store = ox.Store(str(self.path) if self.path is not None else None)
         except OSError as e:
-            # RocksDB's lock file, held by this process or another
-            held = f" ({HELD})" if f"{_LOCK}: " in str(e) else ""
-            disk = written(e)  # opening writes too: a full disk, a file size limit
-            said = f"{disk[0]} ({e}); {disk[1]}" if disk else f"{e}{held}"
-            raise UsageError(f"cannot open the store at {self.path}: {said}") from None
+            raise open_refused(self.path, e) from None
         self._lock = threading.RLock()
         self._texts: dict[str, str] = {}
         self._tally = Tally()  # the digest, lines folded in batches
@@ -634,7 +510,7 @@ class OxigraphStore(Store):
     def _land(self, removed: list[Encoded], added: list[Encoded]) -> None:
         """Write a commit's quads, its guards judged: the step a journal writes ahead of."""
         if removed and self._on_disk:
-            self._write(removed, added)
+            write_commit(self._store, removed, added)
         elif removed:
             self._swap([e[1] for e in removed], [e[1] for e in added])
         else:
@@ -681,38 +557,6 @@ class OxigraphStore(Store):
             self._store = behind.fresh
         elif not behind.lost:  # else dropped: begun again when due
             self._behind = behind
-
-    def _write(self, remove: list[Encoded], add: list[Encoded]) -> None:
-        """One update that removes and adds, atomically."""
-        quads = [e[0] for e in remove] + [e[0] for e in add]
-        if not any(
-            isinstance(t, BNode) or (LENIENT and str(t) in LENIENT) for q in quads for t in q
-        ):
-            # one update of ground data, every term escaped by pyoxigraph (2x faster)
-            self._store.update(
-                f"DELETE {{\n{_ox_block(e[1] for e in remove)}\n}}\n"
-                f"INSERT {{\n{_ox_block(e[1] for e in add)}\n}}\n"
-                "WHERE {}"
-            )
-            return
-        # one update whose terms are variables bound by a custom function: a blank node
-        # keeps its identity, and an IRI only rdflib accepts needs no text at all
-        terms: dict[Node, str] = {}
-
-        def term(t: Node) -> str:
-            return terms.setdefault(t, f"?t{len(terms)}")
-
-        text = (
-            f"DELETE {{\n{quad_block([e[0] for e in remove], term)}\n}}\n"
-            f"INSERT {{\n{quad_block([e[0] for e in add], term)}\n}}\nWHERE {{\n"
-        )
-        values = [to_ox(t) for t in terms]
-        text += "\n".join(
-            f"BIND(<{_TERM_FN.value}>({i}) AS {var})" for i, var in enumerate(terms.values())
-        )
-        self._store.update(
-            text + "\n}", custom_functions={_TERM_FN: lambda i: values[int(i.value)]}
-        )
 
     def update(self, text: str, *, runtime_only: bool = False) -> None:
         """One of ``INSERT DATA`` and ``DELETE DATA`` alone lands as a commit of the quads

@@ -88,9 +88,9 @@ from .bound import with_iris
 from .http1 import LOAD_TIMEOUT, Connection, HttpError
 from .ox_files import parse_file
 from .ox_terms import from_ox, is_runtime, normalised, ox_line, to_ox_quad
-from .oxigraph import data_change, refuse_triple_terms
 from .skolem import skolemise, skolemise_anew
 from .sparql_text import Texted, block, has_blank, nt, texted
+from .user_update import data_change, refuse_triple_terms
 
 __all__ = ["SparqlStore"]
 

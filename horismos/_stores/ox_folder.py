@@ -1,0 +1,63 @@
+"""The folder of a store on disk: what a new one must be, and why one would not open.
+
+Why a module: RocksDB (``oxigraph:PATH``) and the journal (``journal:PATH``) each write a
+folder of their own files, and both are opened by a path a user typed. A path that is a file,
+in a folder that does not exist, or a folder of other files is refused before anything is
+written there, in the same words for both; and a store another process holds open is said to
+be held, not left as RocksDB's or the lock's own message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .._errors import UsageError
+from .._os_words import written
+
+__all__ = ["HELD", "open_refused", "refuse_folder_of_files"]
+
+_LOCK = "LOCK"
+"""The file of an on-disk store RocksDB locks; an open that fails on it names it."""
+HELD = (
+    "a process holds it open: an on-disk store opens in one process at a time — share a "
+    "world between processes with sparql:URL"
+)
+"""Why a store on disk another opener holds is refused (RocksDB's lock, or a journal's)."""
+
+
+def refuse_folder_of_files(path: Path, kind: str = "oxigraph") -> None:
+    """A new store's folder must be new or empty: RocksDB writes its dozens of files straight
+    into it, so ``--store oxigraph:.`` scattered them among a project's own files. It must be
+    a folder, in a folder that exists: RocksDB answered a mistyped parent with "While mkdir
+    if missing", and ``journal:`` made every missing folder, so a command that then failed
+    (a focus the new, empty world lacks) left a store behind at the typo."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(
+            f"{kind}:{path}: this is a file, and a store is a folder of its own files — "
+            f"give a new or empty folder, e.g. {kind}:{path.with_name(path.name + '.db')}"
+        )
+    if not path.parent.is_dir():
+        raise UsageError(
+            f"{kind}:{path}: the folder {path.parent} does not exist; create it first, "
+            "or correct the path"
+        )
+    try:
+        held = sorted(p.name for p in path.iterdir()) if path.is_dir() else []
+    except OSError:
+        return  # unreadable: pyoxigraph says why when it opens it
+    if held:
+        shown = ", ".join(held[:3]) + (", …" if len(held) > 3 else "")
+        raise UsageError(
+            f"{path} holds other files ({shown}) and no store: a store writes its own files "
+            f"into its folder — give a new or empty folder, e.g. {kind}:{path / 'world.db'}"
+        )
+
+
+def open_refused(path: Path | None, e: OSError) -> UsageError:
+    """Why pyoxigraph could not open the store at ``path``, said so a user can act on it:
+    RocksDB's lock held by this process or another, a full disk or a file size limit (opening
+    writes too), or pyoxigraph's own words."""
+    held = f" ({HELD})" if f"{_LOCK}: " in str(e) else ""
+    disk = written(e)
+    said = f"{disk[0]} ({e}); {disk[1]}" if disk else f"{e}{held}"
+    return UsageError(f"cannot open the store at {path}: {said}")
