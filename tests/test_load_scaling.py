@@ -19,7 +19,7 @@ from rdflib.plugins.sparql import prepareQuery
 from horismos import load_definitions
 from horismos._preconditions import Pattern, Precondition
 from horismos._sparql_parse import prepare_query
-from horismos._stores.sparql import _compatible
+from horismos._stores.sparql_reads import compatible
 
 _MODULE = """\
 @prefix :      <http://example.org/{name}#> .
@@ -111,7 +111,7 @@ def test_patterns_sent_in_one_request_agree_on_every_prefix_they_share() -> None
     pre = _pre("?x a <http://example.org/T>", ())
     one = _pre("?x :p ?y", (("", "http://example.org/one#"),))
     other = _pre("?x :q ?y", (("", "http://example.org/other#"),))
-    assert _compatible(pre, (one, other)) == [one]
+    assert compatible(pre, (one, other)) == [one]
 
 
 def test_a_grammar_that_cannot_be_copied_still_loads_patterns(monkeypatch) -> None:

@@ -23,7 +23,8 @@ Reads: one request a step. A precondition asked with a :class:`ReadAhead` also f
 ``UNION`` branches of the same query, the types and triples the step reads next (its
 arguments' types, its effect subject's triples) and its later rules' solutions; ``objects``,
 ``outgoing`` and ``solutions`` answer from them until this store next writes (a write that only
-adds keeps what it does not touch: the intent announced between the read and the call).
+adds keeps what it does not touch: the intent announced between the read and the call). The
+text a read sends and the terms its rows become are :mod:`.sparql_reads`.
 
 Blank nodes: the protocol cannot name a stored blank node, so quads to remove or expect, and
 bound variables, must not contain one (:class:`UsageError`); added blank nodes become fresh
@@ -52,16 +53,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 from typing import Any, cast
 
 import pyoxigraph as ox
-from rdflib import RDF, BNode, Dataset, Literal, URIRef
+from rdflib import BNode, Dataset, Literal, URIRef
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.term import Node
 
@@ -89,6 +88,17 @@ from .http1 import LOAD_TIMEOUT, Connection, HttpError
 from .ox_files import parse_file
 from .ox_terms import from_ox, is_runtime, normalised, ox_line, to_ox_quad
 from .skolem import skolemise, skolemise_anew
+from .sparql_reads import (
+    ahead_branches,
+    edge,
+    first_group,
+    named,
+    one_of,
+    read_ahead,
+    result_term,
+    solutions_key,
+    values_row,
+)
 from .sparql_text import Texted, block, has_blank, nt, texted
 from .user_update import data_change, refuse_triple_terms
 
@@ -104,6 +114,11 @@ _DIRECT = {  # the query as the body (SPARQL protocol's POST directly): nothing 
 _UPDATE = {"Content-Type": "application/sparql-update"}
 _CHUNK = 5_000  # quads a load checks and inserts per update
 _ASSUMED = 64  # quads an unguarded change checks in its own update, not by a read first
+_ROW = "horis_held_row"
+"""The variable numbering :meth:`SparqlStore.held`'s rows (with a ``_`` more while a
+precondition names it)."""
+_HELD_ROWS = 500
+"""Bindings :meth:`SparqlStore.held` asks in one request: a query of some tens of kB."""
 
 
 class SparqlStore(Store):
@@ -165,7 +180,7 @@ class SparqlStore(Store):
 
     def _rows(self, text: str) -> list[dict[str, Node]]:
         body = self._query(text)
-        return [{k: _term(v) for k, v in b.items()} for b in body["results"]["bindings"]]
+        return [{k: result_term(v) for k, v in b.items()} for b in body["results"]["bindings"]]
 
     def _ask(self, text: str, path: str = _QUERY) -> bool:
         return bool(self._query(text, path)["boolean"])
@@ -243,24 +258,17 @@ class SparqlStore(Store):
         """With ``ahead``, one request also fetches what the step reads next (the types and
         triples of its solutions' values, the solutions of its later rules), kept for
         :meth:`objects`, :meth:`outgoing` and these later ``solutions``."""
-        later = self._later.pop(_solutions_key(pre, bindings), None)
+        later = self._later.pop(solutions_key(pre, bindings), None)
         if later is not None:
             return later
-        values = _values(bindings, pre.variables)
+        values = values_row(bindings, pre.variables)
         body = "\n".join(f"{{ {values}{p.text}\n}}" for p in pre.patterns)
         prologue = self._prologue(pre.prefixes, pre.select_text)
-        branches, also = [], []
+        branches: list[str] = []
+        also: list[Precondition] = []
         if ahead is not None:
-            branches = _ahead_branches(body, bindings, pre.variables, ahead)
-            also = _compatible(pre, ahead.also)
-            for i, other in enumerate(also):
-                other_values = _values(bindings, other.variables)
-                branches.append(
-                    "{ "
-                    + "\n".join(f"{{ {other_values}{p.text}\n}}" for p in other.patterns)
-                    + f"\nBIND({i} AS ?{_R}) }}"
-                )
-            if also:  # one prologue: the prefixes any of them names (they agree, _compatible)
+            branches, also = ahead_branches(body, bindings, pre, ahead)
+            if also:  # one prologue: the prefixes any of them names (they agree: compatible)
                 merged = dict(pre.prefixes)
                 for other in also:
                     merged.update(other.prefixes)
@@ -274,15 +282,11 @@ class SparqlStore(Store):
         if not branches:
             return [{**bindings, **row} for row in rows]
         self._forget()  # what this step reads replaces what an earlier one read
-        found = [{**bindings, **row} for row in rows if _K not in row and _R not in row]
-        self._keep_ahead([row for row in rows if _K in row], ahead.predicates if ahead else None)
-        for i, other in enumerate(also):
-            self._later[_solutions_key(other, bindings)] = [
-                {**bindings, **{k: v for k, v in row.items() if k != _R}}
-                for row in rows
-                if row.get(_R) == Literal(i)
-            ]
-        return found
+        read = read_ahead(rows, bindings, also, ahead.predicates if ahead else None)
+        self._seen.update(read.objects)  # type: ignore[arg-type]
+        self._out.update(read.outgoing)
+        self._later.update(read.later)
+        return read.found
 
     def held(self, pre: Precondition, each: Sequence[Mapping[str, Node]]) -> list[bool]:
         """One request for up to :data:`_HELD_ROWS` bindings: each is a row of the ``VALUES``
@@ -293,7 +297,7 @@ class SparqlStore(Store):
         the one row :meth:`solutions` sends, have one."""
         found: list[bool | None] = []
         for bindings in each:  # what a read-ahead already answered, as solutions() would
-            later = self._later.pop(_solutions_key(pre, bindings), None)
+            later = self._later.pop(solutions_key(pre, bindings), None)
             found.append(None if later is None else bool(later))
         asked = [n for n, f in enumerate(found) if f is None]
         row = _ROW
@@ -305,7 +309,7 @@ class SparqlStore(Store):
             names = sorted({k for n in chunk for k in each[n] if k in pre.variables})
             rows = " ".join(
                 f"({n} "
-                + " ".join(_named(each[n][k]) if k in each[n] else "UNDEF" for k in names)
+                + " ".join(named(each[n][k]) if k in each[n] else "UNDEF" for k in names)
                 + ")"
                 for n in chunk
             )
@@ -318,29 +322,6 @@ class SparqlStore(Store):
             for n in chunk:
                 found[n] = n in held
         return [bool(f) for f in found]
-
-    def _keep_ahead(self, rows: list[dict[str, Node]], predicates: frozenset[Node] | None) -> None:
-        """Keep the types and triples a read-ahead fetched, as ``objects`` and ``outgoing``
-        would have answered."""
-        types: dict[Node, dict[Node, None]] = {}
-        out: dict[Node, dict[tuple[Node, Node], None]] = {}
-        seen: dict[tuple[Node, Node | None], dict[Node, None]] = {}
-        for r in rows:
-            node = r[_N]
-            if r[_K] == _TYPES:
-                found = types.setdefault(node, {})
-                if _T in r:
-                    found[r[_T]] = None
-                continue
-            edges = out.setdefault(node, {})
-            if _P in r:
-                _edge(edges, seen, r[_P], r[_O], r.get(_BP), r.get(_BO), r.get(_OT))
-        for node, edges in out.items():  # a node's triples fetched say its types too
-            types.setdefault(node, dict.fromkeys(o for p, o in edges if p == RDF.type))
-        for node, found in types.items():
-            self._seen[node, RDF.type] = list(found)
-        self._seen.update({k: list(v) for k, v in seen.items()})  # type: ignore[misc]
-        self._out.update({node: (predicates, list(edges)) for node, edges in out.items()})
 
     def _forget(self, subjects: Iterable[Node] | None = None) -> None:
         """Drop what reads kept: all of it, or what is about ``subjects``."""
@@ -362,8 +343,8 @@ class SparqlStore(Store):
         ns: Mapping[str, str],
     ) -> list[dict[str, Node]]:
         query, _ = with_iris(query, bindings)  # the server plans from them (:mod:`.bound`)
-        at = _first_group(query)
-        text = query[: at + 1] + _values(bindings, None) + query[at + 1 :]
+        at = first_group(query)
+        text = query[: at + 1] + values_row(bindings, None) + query[at + 1 :]
         return self._rows(self._prologue(tuple(ns.items())) + text)
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
@@ -375,7 +356,7 @@ class SparqlStore(Store):
                 found = self._seen[subject, predicate] = [
                     r["o"]
                     for r in self._rows(
-                        f"SELECT DISTINCT ?o WHERE {{ {_named(subject)} {nt(predicate)} ?o }}"
+                        f"SELECT DISTINCT ?o WHERE {{ {named(subject)} {nt(predicate)} ?o }}"
                     )
                 ]
         return iter(found)
@@ -393,16 +374,16 @@ class SparqlStore(Store):
             return iter(
                 [(subject, p, o) for p, o in kept[1] if predicates is None or p in predicates]
             )
-        only = "" if predicates is None else _one_of("p", predicates)
+        only = "" if predicates is None else one_of("p", predicates)
         rows = self._rows(
-            f"SELECT ?p ?o ?bp ?bo ?t WHERE {{ {only}{_named(subject)} ?p ?o "
+            f"SELECT ?p ?o ?bp ?bo ?t WHERE {{ {only}{named(subject)} ?p ?o "
             "OPTIONAL { ?o ?bp ?bo FILTER(isBlank(?o)) } "
             "OPTIONAL { ?o a ?t FILTER(isIRI(?o)) } }"
         )
         out: dict[tuple[Node, Node], None] = {}
         seen: dict[tuple[Node, Node | None], dict[Node, None]] = {}
         for r in rows:
-            _edge(out, seen, r["p"], r["o"], r.get("bp"), r.get("bo"), r.get("t"))
+            edge(out, seen, r["p"], r["o"], r.get("bp"), r.get("bo"), r.get("t"))
         self._seen.update({k: list(v) for k, v in seen.items()})  # type: ignore[misc]
         return iter([(subject, p, o) for p, o in out])
 
@@ -740,161 +721,3 @@ def _absent_and_present(absent: Iterable[Texted], present: Iterable[Texted]) -> 
     """A group pattern matching when no quad of ``absent`` is stored and every one of
     ``present`` is (none holds a blank node)."""
     return block(present) + "".join(f"\nFILTER NOT EXISTS {{ {block([q])} }}" for q in absent)
-
-
-def _term(value: Mapping[str, str]) -> Node:
-    """A term of a SPARQL JSON result; IRIs and literals come from bounded caches, since a
-    step's read names the same ones again and again (building an rdflib term checks or
-    parses its text)."""
-    kind = value["type"]
-    if kind == "uri":
-        return URIRef(value["value"])
-    if kind == "literal" or kind == "typed-literal":
-        return _literal(value["value"], value.get("datatype"), value.get("xml:lang"))
-    if kind == "bnode":
-        return BNode(value["value"])
-    raise UsageError(f"a SPARQL result holds a {kind} term, which a Horismos world does not")
-
-
-@lru_cache(maxsize=16_384)
-def _literal(text: str, datatype: str | None, lang: str | None) -> Literal:
-    if lang is not None:
-        return Literal(text, lang=lang)
-    if datatype is None or datatype == "http://www.w3.org/2001/XMLSchema#string":
-        return Literal(text)
-    return Literal(text, datatype=URIRef(datatype))
-
-
-def _named(term: Node) -> str:
-    if isinstance(term, BNode):
-        raise UsageError(
-            f"{term.n3()}: a stored blank node cannot be named over the SPARQL "
-            "protocol; give the node an IRI"
-        )
-    return nt(term)
-
-
-def _values(bindings: Mapping[str, Node], names: frozenset[str] | None) -> str:
-    """One ``VALUES`` row binding the variables, or nothing."""
-    items = sorted((k, v) for k, v in bindings.items() if names is None or k in names)
-    if not items:
-        return ""
-    terms = " ".join(_named(v) for _, v in items)
-    return f"VALUES ({' '.join('?' + k for k, _ in items)}) {{ ({terms}) }}\n"
-
-
-def _one_of(var: str, terms: Iterable[Node]) -> str:
-    """``VALUES ?var { … }``: ``var`` limited to ``terms`` (a read of some predicates)."""
-    return f"VALUES ?{var} {{ " + " ".join(sorted(nt(t) for t in terms)) + " } "
-
-
-def _first_group(query: str) -> int:
-    """Where the query's first ``{`` is, skipping IRIs, strings and comments before it."""
-    i, n = 0, len(query)
-    while i < n:
-        c = query[i]
-        if c == "<":
-            i = query.index(">", i)
-        elif c in "\"'":
-            i = query.index(c, i + 1)
-        elif c == "#":
-            end = query.find("\n", i)
-            i = n if end < 0 else end
-        elif c == "{":
-            return i
-        i += 1
-    raise UsageError(f"not a SPARQL query with a group pattern: {query[:80]!r}")
-
-
-# variables of a read-ahead's rows; a precondition's own are never named so
-_K, _N, _T, _P, _O, _BP, _BO, _OT, _R = (
-    f"horis_ahead_{n}" for n in ("k", "n", "t", "p", "o", "bp", "bo", "ot", "r")
-)
-_TYPES, _EDGES = Literal("t"), Literal("g")
-_ROW = "horis_held_row"
-"""The variable numbering :meth:`SparqlStore.held`'s rows (with a ``_`` more while a
-precondition names it)."""
-_HELD_ROWS = 500
-"""Bindings :meth:`SparqlStore.held` asks in one request: a query of some tens of kB."""
-_VARNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _ahead_branches(
-    body: str, bindings: Mapping[str, Node], variables: frozenset[str], ahead: ReadAhead
-) -> list[str]:
-    """``UNION`` branches fetching what ``ahead`` names: each variable's values (bound, or
-    the distinct ones of the precondition's solutions), with their types or their triples.
-    A value the protocol cannot name (a blank node), a literal, or a variable the patterns do
-    not bind is left to the read that asks for it."""
-
-    def nodes(var: str) -> str:
-        value = bindings.get(var)
-        if value is not None:
-            return "" if isinstance(value, (Literal, BNode)) else f"VALUES ?{_N} {{ {nt(value)} }}"
-        if var not in variables or not _VARNAME.fullmatch(var):
-            return ""
-        return f"{{ SELECT DISTINCT (?{var} AS ?{_N}) WHERE {{\n{body}\n}} }}"
-
-    out = []
-    for var in sorted(ahead.types - ahead.outgoing):  # the others' types are among their triples
-        if src := nodes(var):
-            out.append(
-                f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ ?{_N} a ?{_T} }} "
-                f"BIND({nt(_TYPES)} AS ?{_K}) }}"
-            )
-    # rdf:type always: the types kept for objects() come from the triples fetched
-    only = "" if ahead.predicates is None else _one_of(_P, ahead.predicates | {RDF.type})
-    for var in sorted(ahead.outgoing):
-        if src := nodes(var):
-            out.append(
-                f"{{ {src} FILTER(!isLiteral(?{_N})) OPTIONAL {{ {only}?{_N} ?{_P} ?{_O} "
-                f"OPTIONAL {{ ?{_O} ?{_BP} ?{_BO} FILTER(isBlank(?{_O})) }} "
-                f"OPTIONAL {{ ?{_O} a ?{_OT} FILTER(isIRI(?{_O})) }} }} "
-                f"BIND({nt(_EDGES)} AS ?{_K}) }}"
-            )
-    return out
-
-
-def _edge(
-    out: dict[tuple[Node, Node], None],
-    seen: dict[tuple[Node, Node | None], dict[Node, None]],
-    p: Node,
-    o: Node,
-    bp: Node | None,
-    bo: Node | None,
-    t: Node | None,
-) -> None:
-    """One row of a subject's triples: the triple, and what it says of its object (a blank
-    node's triples, an IRI's types) for ``objects``."""
-    out[p, o] = None
-    if isinstance(o, BNode):
-        seen.setdefault((o, None), {})
-        if bp is not None:
-            seen.setdefault((o, bp), {})[bo] = None  # type: ignore[index]
-    elif isinstance(o, URIRef):
-        types = seen.setdefault((o, RDF.type), {})
-        if t is not None:
-            types[t] = None
-
-
-def _solutions_key(
-    pre: Precondition,
-    bindings: Mapping[str, Node],
-) -> tuple[str, tuple[tuple[str, Node], ...]]:
-    return pre.select_text, tuple(sorted((k, v) for k, v in bindings.items() if k in pre.variables))
-
-
-def _compatible(pre: Precondition, others: tuple[Precondition, ...]) -> list[Precondition]:
-    """Those of ``others`` whose prefixes mean what ``pre``'s and those taken before them
-    mean (one request, one prologue), and that name none of a read-ahead's own variables.
-    Each carries only the prefixes it names, so two may agree with ``pre`` and not with
-    each other."""
-    ns = dict(pre.prefixes)
-    taken = []
-    for o in others:
-        if all(ns.get(p, uri) == uri for p, uri in o.prefixes) and not any(
-            v.startswith("horis_ahead_") for v in o.variables
-        ):
-            taken.append(o)
-            ns.update(o.prefixes)
-    return taken
