@@ -361,7 +361,9 @@ async def guarded_call(
                 f"export {missing[0]}=… before calling it",
             )
         try:
-            await runner.binding(tool).check()
+            binding = runner.binding(tool)
+            await binding.check()
+            runner.prechecks.refuse_rejected_returns(binding)
         except ToolError as e:
             raise _Refused("refused", "binding", str(e)) from None
         try:

@@ -52,8 +52,9 @@ def validate_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="MODULE",
         help="as for run; with it (or --allow-module) each python: binding is "
-        "resolved and each registered function's parameters are checked "
-        "against its horis:takes",
+        "resolved, and each function's parameters are checked against its horis:takes and "
+        "the dicts it returns against its horis:effect (an allowed module's read from its "
+        "source, not imported)",
     )
     reach_options(p)
     p.add_argument(
@@ -102,7 +103,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         *sometimes_unbound(defs),
     ]
     if args.tools or args.allow_module:
-        refused += binding_problems(defs, reach(args, calls=False))
+        for p in binding_problems(defs, reach(args, calls=False)):
+            (refused if p.severity == "error" else defs.warnings).append(p)
     for p in sorted([*defs.warnings, *refused], key=_placed):  # by file and line, as said
         print(p)
     if refused:

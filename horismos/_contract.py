@@ -8,6 +8,7 @@ step or the binding, and the start of every run refuses on any of them.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -17,21 +18,24 @@ from typing import Any
 from rdflib import Literal, URIRef
 
 from ._bindings import static_problem
+from ._bindings.function_source import Returned, function_of, returned, source_signature
 from ._bindings.python import signature_problems
-from ._bindings.python_source import unimportable_binding
+from ._bindings.python_source import defined_function, unimportable_binding
 from ._definitions_model import Definitions
 from ._digraph import descendants
 from ._errors import Problem, ToolError
 from ._hazards import flow_graph
-from ._model import ActionStep, ProposalStep, Step
+from ._model import ActionStep, Assertion, ProposalStep, Step, Tool
 from ._near_names import nearest_variable
 from ._redact import redact_url, url_credentials
+from ._sources import Where
 from ._vocab import HORIS
 
 __all__ = [
     "binding_problems",
     "command_problems",
     "credential_problems",
+    "returned_key_problems",
     "server_problems",
     "sometimes_unbound",
     "unbound_arguments",
@@ -175,13 +179,88 @@ def binding_problems(
             why = f'binding "{tool.binding}" of {tool.name}: {missing}' if missing else None
         found = [why] if why is not None else []
         func = registry.get(target)
+        source = None
         if func is not None:
             found += [
                 f'binding "{tool.binding}" of {tool.name} does not fit its horis:takes: {p}'
                 for p in signature_problems(tool, func)
             ]
+            source = function_of(func)
+        elif why is None and (defined := defined_function(target)) is not None:
+            node, file = defined  # an allowed module's: read from its source, not imported
+            source = (node, file, 1)
+            found += [
+                f'binding "{tool.binding}" of {tool.name} does not fit its horis:takes: {p}'
+                for p in signature_problems(tool, source_signature(node))
+            ]
         problems += [defs.sources.problem("error", tool.iri, p, at=at) for p in found]
+        if source is not None and not found:
+            problems += returned_key_problems(defs, tool, returned(*source), at)
     return problems
+
+
+def returned_key_problems(
+    defs: Definitions, tool: Tool, returns: list[Returned | None], at: Where
+) -> list[Problem]:
+    """The dicts ``tool``'s function returns, written out in its source, that the gate
+    rejects whatever their values (:mod:`._bindings.function_source`): a key the effect does
+    not declare, or none for a value it requires. Every call that returns one has acted, and
+    nothing of it lands. An error when every ``return`` is such a dict, else a warning."""
+    effect = tool.effect
+    if effect is None or effect.text_key is not None:
+        return []
+    returnable = [a for a in effect.asserts if a.value is None]
+
+    def meant(key: str) -> Assertion | None:
+        """The assertion a key files its value under, as the gate reads it."""
+        found = next((a for a in returnable if a.key == key), None)
+        if found is None:
+            with contextlib.suppress(KeyError):
+                iri = defs.expand(key)
+                found = next((a for a in returnable if a.property == iri), None)
+        return found
+
+    rejected = []
+    for r in returns:
+        if r is None:
+            continue
+        given = [meant(k) for k in r.keys]
+        undeclared = [k for k, a in zip(r.keys, given, strict=True) if a is None]
+        missing = [a for a in returnable if not a.optional and all(g is not a for g in given)]
+        if undeclared or missing:
+            rejected.append((r, undeclared, missing))
+    if not rejected:
+        return []
+    r, undeclared, missing = rejected[0]
+    every = len(rejected) == len(returns)
+    shown = "{" + ", ".join(f'"{k}": …' for k in r.keys) + "}"
+    why = [
+        f'{defs.name(a.property)} is required by the effect and no key gives it ("{a.key}")'
+        for a in missing
+    ] + [f'"{k}" is no key of the effect' for k in undeclared]
+    if len(missing) == len(undeclared) == 1:
+        fix = (
+            f'write horis:key "{undeclared[0]}" on the effect\'s assertion of '
+            f'{defs.name(missing[0].property)}, or return "{missing[0].key}"'
+        )
+    else:
+        keys = ", ".join(f'"{a.key}"' for a in returnable)
+        fix = (
+            f"return the keys the effect declares ({keys}), or declare what it returns "
+            "(horis:key, horis:optional true)"
+        )
+    return [
+        defs.sources.problem(
+            "error" if every else "warning",
+            tool.iri,
+            f'binding "{tool.binding}" of {tool.name}: '
+            + ("its function returns " if every else "one of its function's returns is ")
+            + f"{shown} ({r.where()}), which the gate rejects after the call has acted, "
+            f"nothing of it landing: {'; '.join(why)}",
+            fix,
+            at=at,
+        )
+    ]
 
 
 def server_problems(defs: Definitions, passed: Iterable[str] = ()) -> list[Problem]:

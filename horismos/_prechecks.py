@@ -26,14 +26,16 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from rdflib import URIRef
+from rdflib import Literal, URIRef
 from rdflib.term import Node
 
 from ._bindings import Binding
-from ._contract import unbound_arguments
+from ._bindings.function_source import function_of, returned
+from ._contract import returned_key_problems, unbound_arguments
 from ._definitions import Definitions
-from ._errors import AuthoringError, Problem
+from ._errors import AuthoringError, Problem, ToolError
 from ._model import ActionStep, ProposalStep, Step, Tool, Workflow
+from ._vocab import HORIS
 from ._world import World, states
 
 if TYPE_CHECKING:
@@ -143,6 +145,25 @@ class Prechecks:
         if registry.get(tool.binding[len("python:") :]) is not known.func:
             return None
         return known
+
+    def refuse_rejected_returns(self, binding: Binding) -> None:
+        """Refuse a Python function every ``return`` of which the gate rejects, whatever its
+        values (:func:`~._contract.returned_key_problems`: a dict written out with a key the
+        effect does not declare, or none for a value it requires), as a misfit of its
+        parameters is refused: every call would act, and land nothing. Its source is read
+        once per function (:func:`~._bindings.function_source.function_of`)."""
+        from ._bindings.python import PythonBinding  # loaded with the first Python binding
+
+        if not isinstance(binding, PythonBinding) or binding.tool is None:
+            return
+        source = function_of(binding.func)
+        if source is None:
+            return
+        tool = binding.tool
+        at = (tool.iri, HORIS.binding, Literal(tool.binding))
+        for p in returned_key_problems(self.defs, tool, returned(*source), at):
+            if p.severity == "error":
+                raise ToolError(f"{p.message} — {p.hint}", tool=str(tool.iri))
 
     def fits(self, binding: Binding, registry: Mapping[str, Callable[..., Any]]) -> None:
         """``binding`` passed its check: a Python function registered under its tool's

@@ -121,6 +121,7 @@ class Runner(ActionSteps):
             try:
                 binding = self.binding(tool)
                 await binding.check()
+                self.prechecks.refuse_rejected_returns(binding)
             except ToolError as e:
                 # a function that is not there or does not fit, a server nobody declares, a
                 # tool the server lacks or whose schema does not fit: said where the binding

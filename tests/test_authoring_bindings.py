@@ -406,3 +406,93 @@ def test_a_function_bound_in_a_match_case_is_found(tmp_path: Path) -> None:
                            "            return {}\n"
                            "def notify_nurse(nurse, patient, ref):\n    return {}\n")
     assert "Traceback" not in p.stderr and "defines no" not in p.stdout, p.stdout + p.stderr
+
+
+def _binding_line() -> int:
+    return TRIAGE[0].read_text(encoding="utf-8").split("\n").index(
+        '    horis:binding "python:ehr_client.assign_queue" ;') + 1
+
+
+def test_an_allowed_modules_function_whose_parameters_do_not_fit_is_an_error(
+        tmp_path: Path) -> None:
+    """``validate --allow-module`` found the function but never read its parameters: it said
+    "valid", and run with the same flag refused at its start. They are read from its source
+    now (nothing imported), as ``--tools`` reads an imported function's."""
+    source = CLIENT.read_text(encoding="utf-8").replace(
+        "def assign_queue(patient: URIRef, queue: URIRef)",
+        "def assign_queue(patient: URIRef, acuity: URIRef)")
+    p = _validate_allowing(tmp_path, "python:ehr_client.assign_queue", "ehr_client",
+                           "open('imported', 'w').close()\n" + source)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert (f"triage.ttl:{_binding_line()}: error: :ehr.assign_queue: binding "
+            '"python:ehr_client.assign_queue" of ehr.assign_queue does not fit its horis:takes: '
+            "the function has no parameter 'queue' for the declared argument \"queue\" (did you "
+            "mean 'acuity'?)") in p.stdout, p.stdout
+    assert not (tmp_path / "imported").exists()
+
+
+QUEUE_REF = 'return {"queueRef": f"Q-{level}-{next(_numbers)}"}'
+
+
+@pytest.mark.parametrize("returns", [
+    pytest.param('return {"queue_ref": f"Q-{level}-{next(_numbers)}"}', id="dict"),
+    pytest.param('return dict(queue_ref=f"Q-{level}-{next(_numbers)}")', id="dict-call"),
+])
+@pytest.mark.parametrize("how", ["--allow-module", "--tools"])
+def test_a_function_returning_a_key_the_effect_does_not_read_is_an_error(
+        tmp_path: Path, returns: str, how: str) -> None:
+    """``{"queue_ref": …}`` for an effect asserting ``:queueRef`` validated, and every call
+    of the tool (not idempotent) acted, then the gate rejected its result: nothing landed,
+    the call left in doubt. Read from the function's source, it is an error at the binding,
+    with the horis:key that fixes it; run and tools call refuse it before calling."""
+    source = CLIENT.read_text(encoding="utf-8")
+    assert source.count(QUEUE_REF) == 1
+    written = source.replace(QUEUE_REF, returns).replace(
+        "    level = ", "    open('called', 'a').write('x')\n    level = ")
+    (tmp_path / "ehr_client.py").write_text(written, encoding="utf-8")
+    line = written[: written.index(returns)].count("\n") + 1
+    given = ["--allow-module", "ehr_client"] if how == "--allow-module" else [
+        "--tools", "ehr_client.py"]
+    files = [str(TRIAGE[0]), str(TRIAGE[1])]
+    p = horismos_forked(tmp_path, "validate", *files, *given, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert (f'triage.ttl:{_binding_line()}: error: :ehr.assign_queue: binding '
+            f'"python:ehr_client.assign_queue" of ehr.assign_queue: its function returns '
+            f'{{"queue_ref": …}} (ehr_client.py:{line}), which the gate rejects') in p.stdout
+    assert ':queueRef is required by the effect and no key gives it ("queueRef")' in p.stdout
+    assert ('write horis:key "queue_ref" on the effect\'s assertion of :queueRef, or return '
+            '"queueRef"') in p.stdout, p.stdout
+    world = str(ROOT / "examples" / "triage" / "world.ttl")
+    run = horismos_forked(tmp_path, "run", *files, "--world", world, "--all", *given,
+                          timeout=120)
+    assert run.returncode == 2 and f"triage.ttl:{_binding_line()}: binding" in run.stderr, (
+        run.stdout + run.stderr)
+    call = horismos_forked(tmp_path, "tools", "call", "ehr.assign_queue", *files, "--world",
+                           world, *given, "--args",
+                           '{"patient": ":patient42", "queue": ":urgent"}', timeout=120)
+    assert call.returncode == 5 and "refused (binding)" in call.stdout, call.stdout
+    assert not (tmp_path / "called").exists()  # never called
+
+
+@pytest.mark.parametrize(("returns", "said"), [
+    pytest.param('if level == "X":\n        return {"queue_ref": "Q-X-1"}\n    ' + QUEUE_REF,
+                 "warning", id="one-return-of-two"),
+    pytest.param("result = {'queueRef': 'Q-A-1'}\n    return result", None, id="a-variable"),
+    pytest.param("return {**{'queueRef': 'Q-A-1'}}", None, id="spread"),
+    pytest.param('return {":queueRef": "Q-A-1"}', None,
+                 id="a-prefixed-key"),
+    pytest.param("def inner():\n        return {'queue_ref': 1}\n    " + QUEUE_REF, None,
+                 id="an-inner-functions-return"),
+])
+def test_what_the_source_does_not_say_for_certain_is_left_to_the_run(
+        tmp_path: Path, returns: str, said: str | None) -> None:
+    """A return of something else than a dict written out is not judged; one of two returns
+    rejected is a warning, not an error (the other path lands)."""
+    source = CLIENT.read_text(encoding="utf-8").replace(QUEUE_REF, returns)
+    p = _validate_allowing(tmp_path, "python:ehr_client.assign_queue", "ehr_client", source)
+    assert "Traceback" not in p.stderr, p.stderr
+    if said is None:
+        assert p.returncode == 0 and "returns" not in p.stdout, p.stdout
+    else:
+        assert p.returncode == 0 and "warning: :ehr.assign_queue: binding" in p.stdout
+        assert "one of its function's returns is {\"queue_ref\": …}" in p.stdout, p.stdout

@@ -297,7 +297,7 @@ def test_bad_bytes_deep_nesting_and_ctrl_c_end_in_a_message_not_a_traceback(
         "    open('started', 'w').close()\n"
         "    time.sleep(60)\n"
         "def notify_nurse(nurse, patient, ref):\n"
-        "    return {}\n")
+        "    return {'assignedNurse': nurse}\n")
     text = (ROOT / "workflows" / "triage.ttl").read_text().replace(
         "python:ehr_client.assign_queue", "python:slow.assign_queue").replace(
         "python:ehr_client.notify_nurse", "python:slow.notify_nurse").replace('"5s"', '"90s"')

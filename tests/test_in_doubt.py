@@ -276,7 +276,8 @@ def test_a_call_whose_result_the_gate_rejects_is_held_in_doubt(
 
     def charge(patient: Any) -> dict[str, str]:
         acted.append(str(patient))
-        return {"ref": "R 1", "extra": "x"}  # outside the declared effect
+        answer = {"ref": "R 1", "extra": "x"}  # outside the declared effect
+        return answer  # not written out in its return: no check before the run reads it
 
     agent, world = build(BILL, tools={"charge": charge})
     trace = tmp_path / "rejected.jsonl"

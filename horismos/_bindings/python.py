@@ -104,12 +104,14 @@ def _under_another_module(target: str, registry: Mapping[str, Any]) -> str | Non
     )
 
 
-def signature_problems(tool: Tool, func: Callable[..., Any]) -> list[str]:
-    """How ``func``'s parameters disagree with the arguments ``tool`` declares and sends."""
+def signature_problems(tool: Tool, func: Callable[..., Any] | inspect.Signature) -> list[str]:
+    """How ``func``'s parameters (or those its source declares: a signature) disagree with
+    the arguments ``tool`` declares and sends."""
     try:
-        params = list(inspect.signature(func).parameters.values())
+        signature = func if isinstance(func, inspect.Signature) else inspect.signature(func)
     except (TypeError, ValueError):  # a builtin without a signature: nothing to hold it to
         return []
+    params = list(signature.parameters.values())
     sent = {a.name: a for a in tool.args if a.sent}
     unsent = {a.name for a in tool.args if not a.sent}
     by_name = {p.name: p for p in params if p.kind in (_P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY)}

@@ -23,7 +23,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["unimportable_binding"]
+from .function_source import FunctionNode, sole_def
+
+__all__ = ["defined_function", "unimportable_binding"]
 
 _UNWRITTEN = ("import *", "__getattr__", "globals()", "setattr(", "exec(", "vars()")
 """Source text by which a module may hold names its top level does not write."""
@@ -56,6 +58,40 @@ def unimportable_binding(target: str) -> str | None:
                 "install it"
             )
         )
+    read = _written(spec)
+    if read is None:
+        return None
+    origin, tree = read
+    names = set(_bound_names(tree))
+    if attr in names:
+        return None
+    public = sorted(n for n in names if not n.startswith("_"))
+    close = difflib.get_close_matches(attr, public, n=1)
+    hint = f'; did you mean "python:{module_name}.{close[0]}"?' if close else ""
+    return f"{module_name!r} ({origin}) defines no {attr!r}{hint}"
+
+
+def defined_function(target: str) -> tuple[FunctionNode, Path] | None:
+    """The ``def`` of ``module.func`` (a ``python:`` binding's target in an allowed module)
+    in its source, and the file: :func:`~.function_source.sole_def`; None when it cannot be
+    told without importing it (the module already imported has its function to ask)."""
+    module_name, _, attr = target.rpartition(".")
+    if not module_name or module_name in sys.modules:
+        return None
+    try:
+        spec = _spec(module_name)
+    except (ImportError, ValueError, OSError):
+        return None
+    read = _written(spec) if spec is not None else None
+    if read is None:
+        return None
+    node = sole_def(read[1], attr)
+    return None if node is None else (node, Path(read[0]))
+
+
+def _written(spec: importlib.machinery.ModuleSpec) -> tuple[str, ast.Module] | None:
+    """A found module's source file and syntax tree; None when it has no Python source, or
+    its source may make names in ways not written (:data:`_UNWRITTEN`)."""
     origin = spec.origin
     if origin is None or not origin.endswith(".py"):
         return None
@@ -66,13 +102,7 @@ def unimportable_binding(target: str) -> str | None:
         return None
     if any(mark in source for mark in _UNWRITTEN):
         return None
-    names = set(_bound_names(tree))
-    if attr in names:
-        return None
-    public = sorted(n for n in names if not n.startswith("_"))
-    close = difflib.get_close_matches(attr, public, n=1)
-    hint = f'; did you mean "python:{module_name}.{close[0]}"?' if close else ""
-    return f"{module_name!r} ({origin}) defines no {attr!r}{hint}"
+    return origin, tree
 
 
 def _spec(module_name: str) -> importlib.machinery.ModuleSpec | None:

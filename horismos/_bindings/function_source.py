@@ -1,0 +1,159 @@
+"""What a ``python:`` binding's function says in its source, read without running it: the
+parameters it takes and the keys of the dicts it returns.
+
+Why: the checks that hold a function to its tool's declaration ran only on a function
+imported (``--tools FILE``). ``validate --allow-module ehr_client`` imports nothing (an allowed
+module may act when imported), so it said "valid" of a function whose parameters did not fit
+``horis:takes``, and ``run`` with the same flag refused at its start. And a function returning
+``{"queue_ref": …}`` for an effect asserting ``:queueRef`` validated everywhere: every call
+acted, then the gate rejected what it returned, nothing landed, and a tool that is not
+idempotent was left in doubt. Both are written in the function's source, and read here from
+its syntax tree, for an allowed module's function (:func:`defined_function`) and a registered
+one alike (:func:`function_of`).
+
+Only what the source says for certain is read: a function defined once, undecorated (a
+decorator may change what it takes or returns); a ``return`` of a dict written out, every
+key a string (``{"k": …}``, ``dict(k=…)``). Anything else is left to the run, as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FunctionNode", "Returned", "function_of", "returned", "sole_def", "source_signature"]
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+_P = inspect.Parameter
+_DEFAULT = object()
+"""A parameter's default, as a signature built from source holds it: the value is not read."""
+
+
+@dataclass(frozen=True)
+class Returned:
+    """One ``return`` of a dict written out: the keys it gives, and where it is."""
+
+    keys: tuple[str, ...]
+    file: Path
+    line: int
+
+    def where(self) -> str:
+        return f"{self.file.name}:{self.line}"
+
+
+def sole_def(tree: ast.Module, name: str) -> FunctionNode | None:
+    """The module's top-level ``def name``, when that is all the module binds ``name`` to at
+    its top level, undecorated; None otherwise."""
+    found: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound = [node.name]
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound = [a.asname or a.name.split(".")[0] for a in node.names]
+        else:
+            bound = [
+                n.id
+                for n in ast.walk(node)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            ]
+        if name in bound:
+            found.append(node)
+    if len(found) != 1 or not isinstance(found[0], ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    return None if found[0].decorator_list else found[0]
+
+
+@lru_cache(maxsize=256)  # a run's start asks of every tool's function, on every run
+def function_of(func: Callable[..., Any]) -> tuple[FunctionNode, Path, int] | None:
+    """A registered function's own ``def``, its file and the line its source starts at; None
+    for a callable with no Python source of its own (a builtin, a lambda, a class, one made
+    by a decorator)."""
+    if not inspect.isfunction(func) or func.__name__ == "<lambda>":
+        return None
+    try:
+        file = inspect.getsourcefile(func)
+        lines, first = inspect.getsourcelines(func)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return None
+    if file is None or not tree.body:
+        return None
+    node = tree.body[0]
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.decorator_list:
+        return None
+    return node, Path(file), first
+
+
+def source_signature(node: FunctionNode) -> inspect.Signature:
+    """The parameters ``node`` takes, as :func:`inspect.signature` gives them of the function
+    it defines (defaults known to be there, not their values)."""
+    a = node.args
+    positional = [*a.posonlyargs, *a.args]
+    has_default = [False] * (len(positional) - len(a.defaults)) + [True] * len(a.defaults)
+    params = [
+        _P(
+            arg.arg,
+            _P.POSITIONAL_ONLY if i < len(a.posonlyargs) else _P.POSITIONAL_OR_KEYWORD,
+            default=_DEFAULT if has_default[i] else _P.empty,
+        )
+        for i, arg in enumerate(positional)
+    ]
+    if a.vararg is not None:
+        params.append(_P(a.vararg.arg, _P.VAR_POSITIONAL))
+    params += [
+        _P(arg.arg, _P.KEYWORD_ONLY, default=_P.empty if d is None else _DEFAULT)
+        for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)
+    ]
+    if a.kwarg is not None:
+        params.append(_P(a.kwarg.arg, _P.VAR_KEYWORD))
+    return inspect.Signature(params)
+
+
+def returned(node: FunctionNode, file: Path, first: int = 1) -> list[Returned | None]:
+    """Each ``return`` of ``node``'s own body (not of a function inside it): the keys of a
+    dict written out, or None for anything else (a bare ``return`` too). ``first``: the file's
+    line ``node`` is read from (1: parsed from the whole file)."""
+    out: list[Returned | None] = []
+    for r in _returns(node):
+        keys = _dict_keys(r.value)
+        out.append(None if keys is None else Returned(keys, file, first + r.lineno - 1))
+    return out
+
+
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _returns(node: FunctionNode) -> Iterator[ast.Return]:
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        item = todo.pop()
+        if isinstance(item, ast.Return):
+            yield item
+        elif not isinstance(item, _OWN_SCOPES):  # their returns are not the function's
+            todo.extend(ast.iter_child_nodes(item))
+
+
+def _dict_keys(value: ast.expr | None) -> tuple[str, ...] | None:
+    """The keys of a dict written out, every one a string; None for any other value."""
+    if isinstance(value, ast.Dict):
+        keys = [
+            k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        ]
+        # else a **spread (None) or a key computed
+        return tuple(keys) if len(keys) == len(value.keys) else None
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "dict"
+        and not value.args
+        and all(k.arg is not None for k in value.keywords)
+    ):
+        return tuple(k.arg for k in value.keywords if k.arg is not None)
+    return None
