@@ -26,6 +26,7 @@ from ._preconditions import (
     RemotePatternError,
     compile_patterns,
 )
+from ._sparql_brackets import unclosed
 from ._store_syntax import CASTS, rebound, refusal
 from ._vocab import HORIS
 
@@ -145,6 +146,7 @@ class PatternReading(BuilderBase):
         except PreconditionSyntaxError as e:
             bad = next((x for x in texts if str(x).strip() == e.pattern.strip()), texts[0])
             why, row = sparql_why(e.why)
+            start: int | None = None  # the file line of the slip, counted on the text as written
             hint = (
                 "write triple patterns and FILTERs as inside WHERE { … }, e.g. "
                 '"?this :acuity ?queue ."'
@@ -152,7 +154,8 @@ class PatternReading(BuilderBase):
             unbound = _UNBOUND_PREFIX.search(e.why)
             query = _QUERY_FORM.match(str(bad))
             # a word the parser stopped at or before, not one in a string it found unclosed
-            bare = None if unbound or query or row is None else bare_word(str(bad).strip())
+            left = None if unbound or query else self.left_open(str(bad), (holder, pred, bad))
+            bare = None if unbound or query or left or row is None else bare_word(str(bad).strip())
             if query and not unbound:
                 form = query[1].upper()
                 why = (
@@ -164,6 +167,8 @@ class PatternReading(BuilderBase):
                 prefix = "" if unbound[1] == "None" else unbound[1]  # rdflib's for the empty one
                 why = f"it uses the prefix {prefix}:, which its file does not declare"
                 hint = self.prefix_hint(prefix, str(bad), ns)
+            elif left:
+                why, hint, start = left
             elif bare and bare[1] >= cast(int, row):
                 word, row = bare
                 why = (
@@ -178,7 +183,9 @@ class PatternReading(BuilderBase):
                 hint,
                 at=(holder, pred, bad),
             )
-            if row is not None and problem.line is not None:  # the pattern's own line in the file
+            if start is not None:
+                problem = replace(problem, line=start)
+            elif row is not None and problem.line is not None:  # the pattern's own line in the file
                 text = str(bad)
                 problem = replace(
                     problem,
@@ -189,6 +196,21 @@ class PatternReading(BuilderBase):
                 )
             self.problems.append(problem)
             return None
+
+    def left_open(
+        self, text: str, at: tuple[Node, URIRef, Node | None]
+    ) -> tuple[str, str, int | None] | None:
+        """What ``text``, a pattern or query that does not parse, leaves open (a bracket, a
+        string) or closes that was never open, as (why, hint, file line), the line being the
+        bracket's own; None when each is closed. The parser's own account (where it gave
+        up) named neither the bracket nor its line (:mod:`._sparql_brackets`)."""
+        slip = unclosed(text)
+        if slip is None:
+            return None
+        line = self.src.locate_statement(*at)[1]
+        if line is None:
+            return slip.why(f"line {slip.row} of the pattern"), slip.hint(), None
+        return slip.why(f"line {line + slip.row - 1}"), slip.hint(), line + slip.row - 1
 
     def bare_word_hint(self, word: str, ns: Mapping[str, str]) -> str:
         """What to write for ``word``, a bare word in a pattern: the node of that name

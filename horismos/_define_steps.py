@@ -457,6 +457,7 @@ class StepBuilding(PatternReading):
         text = self.text(cands, HORIS.query)
         if text is None:
             return None
+        as_written = text
         written = _SPARQL_HEAD.sub("", text).lstrip()
         wrapper = 0  # the lines put before the pattern: the parser's count is the text's
         if not written.upper().startswith(("SELECT", "PREFIX", "BASE")):
@@ -477,14 +478,21 @@ class StepBuilding(PatternReading):
             remote = remote_reads(parsed)
         except Exception as e:
             why, row = sparql_why((str(e).strip().splitlines() or [type(e).__name__])[0], wrapper)
+            hint = f'write a graph pattern ("?{as_var} a :Option .") or a SELECT of ?{as_var}'
+            line: int | None = None  # a bracket's left open: named at its line, as horis:requires
+            left = self.left_open(as_written, (cands, HORIS.query, None))
+            if left is not None:
+                why, hint, line = left
             problem = self.src.problem(
                 "error",
                 s,
                 f"the horis:candidates query does not parse: {why}",
-                f'write a graph pattern ("?{as_var} a :Option .") or a SELECT of ?{as_var}',
+                hint,
                 at=(cands, HORIS.query, None),
             )
-            if row is not None and problem.line is not None:  # the slip's own line, as
+            if line is not None:
+                problem = replace(problem, line=line)
+            elif row is not None and problem.line is not None:  # the slip's own line, as
                 problem = replace(problem, line=problem.line + row - 1)  # horis:requires
             self.problems.append(problem)
             return None

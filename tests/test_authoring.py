@@ -109,9 +109,9 @@ def test_the_base_the_fixtures_break_is_valid() -> None:
             ("rust: bindings cannot run in the Python runtime",),
             'bind the tool to "python:module.function", "mcp://SERVER/TOOL"', id="rust-binding"),
         pytest.param(
-            "bad_sparql.ttl", "horis:requires", ":NotifyNurse a", ":NotifyNurse",
-            ("horis:requires is not a valid SPARQL", "ends before every '{', '(' and string"),
-            "write triple patterns and FILTERs as inside WHERE", id="requires-unclosed"),
+            "bad_sparql.ttl", "FILTER NOT EXISTS {", ":NotifyNurse a", ":NotifyNurse",
+            ("horis:requires is not a valid SPARQL", "the '{' after EXISTS on line 62 is never "
+             "closed"), "close it with '}'", id="requires-unclosed"),
         pytest.param(
             "bad_sparql_line.ttl", ":onDuty = true", None, ":NotifyNurse",
             ("horis:requires is not a valid SPARQL", "on line 2 of the pattern"),

@@ -382,7 +382,7 @@ def test_a_bare_word_in_a_filter_is_said_to_be_no_term_at_its_line(
                  ' FILTER (lang(?l) = "en" || ?l = "x"@en-GB)\n',
                  None, id="a-function-and-a-language-tag"),
     pytest.param('?this :acuity ?queue .\n FILTER (?queue != "urgent)\n',
-                 "unexpected 'FILTER' on line 2 of the pattern", id="an-open-string"),
+                 "the string opened with '\"' on line", id="an-open-string"),
 ])
 def test_a_word_that_is_part_of_a_term_is_not_called_bare(
         tmp_path: Path, new: str, said: str | None) -> None:
@@ -603,6 +603,57 @@ def test_a_pattern_comparing_a_property_with_its_kind_of_value_says_nothing(
         tmp_path: Path, new: str) -> None:
     path, _ = edited(tmp_path, TRIAGE, BARE, new)
     assert not [p for p in problems(path, TRIAGE) if "values are nodes" in p.message]
+
+
+# -- a bracket or a string left open -------------------------------------------------------
+
+NURSE_GUARD = 'FILTER NOT EXISTS { ?this :assignedNurse ?n } """'
+""":NotifyNurse's guard, the third line of its pattern."""
+
+
+def test_an_unclosed_parenthesis_is_named_at_the_line_it_opens(tmp_path: Path) -> None:
+    """It said "unexpected 'FILTER' on line 2 of the pattern — write triple patterns and
+    FILTERs as inside WHERE { … }", and never that a ')' was missing."""
+    path, line = edited(tmp_path, TRIAGE, TRIAGE_GUARD,
+                        '    horis:requires """ ?this :acuity ?queue .\n'
+                        '                       FILTER (!BOUND(?t) """ ;')
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line, p.node) == (str(path), line + 1, ":QueuePatient"), str(p)
+    assert p.message == ("horis:requires is not a valid SPARQL group graph pattern: the '(' "
+                         f"after FILTER on line {line + 1} is never closed"), str(p)
+    assert p.hint == "close it with ')'"
+
+
+@pytest.mark.parametrize(("new", "said", "hint"), [
+    pytest.param('FILTER NOT EXISTS { ?this :assignedNurse ?n """', "the '{' after EXISTS on "
+                 "line {line} is never closed", "close it with '}'", id="brace"),
+    pytest.param('FILTER NOT EXISTS { ?this :assignedNurse ?n . FILTER (?n != ?nurse } """',
+                 "the '(' after FILTER on line {line} is never closed: a '}' comes first",
+                 "close it with ')' before that '}'", id="closed-by-the-wrong-bracket"),
+    pytest.param('FILTER NOT EXISTS { ?this :assignedNurse ?n } } """',
+                 "the '}' on line {line} closes nothing: no '{' is open before it",
+                 "drop it, or open what it closes with '{'", id="a-closer-too-many"),
+])
+def test_an_unclosed_brace_is_named_at_its_own_line_not_the_strings(
+        tmp_path: Path, new: str, said: str, hint: str) -> None:
+    """It said "it ends before every '{', '(' and string is closed" at the line the Turtle
+    string opens, two lines above the '{', and did not say which bracket."""
+    path, line = edited(tmp_path, TRIAGE, NURSE_GUARD, new)
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line, p.node) == (str(path), line, ":NotifyNurse"), str(p)
+    assert p.message == ("horis:requires is not a valid SPARQL group graph pattern: "
+                         + said.replace("{line}", str(line))), str(p)
+    assert p.hint == hint
+
+
+def test_an_unclosed_brace_in_a_candidates_query_is_named_at_its_line(tmp_path: Path) -> None:
+    path, line = edited(tmp_path, REBOOKING, "FILTER (?seats > 0 && ?option != ?old)",
+                        "FILTER (?seats > 0 && ?option != ?old")
+    p = the_error(problems(path, REBOOKING))
+    assert (p.line, p.node) == (line, ":ProposeFlight"), str(p)
+    assert p.message == (f"the horis:candidates query does not parse: the '(' after FILTER on "
+                         f"line {line} is never closed"), str(p)
+    assert p.hint == "close it with ')'"
 
 
 # -- a VALUES, a sameTerm, a BOUND, an IN list no value can meet --------------------------
