@@ -7,13 +7,19 @@ word with no ``?``, no prefix, no quotes and no brackets is no SPARQL term: the 
 meant a node (``:urgent``) or a string (``"urgent"``). The text is read with its strings,
 IRIs and comments blanked out, so a word inside them is never taken for a bare one, and
 only up to a quote left open.
+
+A bare word one slip from a keyword is a slip of SPARQL's own (``FILTER NOT EXIST { … }``,
+which was told to write ``:EXIST``): the keyword is what to write.
 """
 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
-__all__ = ["bare_word"]
+from ._near_names import slip_distance
+
+__all__ = ["BareWord", "bare_word", "meant_keyword"]
 
 _HIDDEN = re.compile(
     r'"""(?:[^"\\]|\\.|"(?!""))*"""'
@@ -40,14 +46,48 @@ _KEYWORDS = frozenset(
 )
 """The words SPARQL itself writes bare (in any case)."""
 
+_GROUP_KEYWORDS = ("BIND", "EXISTS", "FILTER", "GRAPH", "MINUS", "OPTIONAL", "UNDEF", "UNION")
+"""The keywords written bare inside a group graph pattern, long enough that one slip away
+from one of them is no word of the modeler's own (not ``IN`` nor ``AS``)."""
 
-def bare_word(text: str) -> tuple[str, int] | None:
-    """The first bare word of ``text`` (a pattern) that is no SPARQL keyword, and the line
-    of ``text`` it is on (1 for the first); None when there is none."""
+
+class BareWord(NamedTuple):
+    """A bare word of a pattern, where it is, and the word before it."""
+
+    word: str
+    row: int
+    """The line of the pattern it is on, 1 for the first."""
+    before: str
+    """The word written just before it (``NOT`` for ``NOT EXIST``), or ""."""
+
+
+def _hidden(text: str) -> str:
+    """``text`` with its strings, IRIs and comments blanked (newlines kept), and cut at a
+    quote left open: past it, what is a word and what is text of the string cannot be told."""
     hidden = _HIDDEN.sub(lambda m: re.sub(r"[^\n]", " ", m[0]), text)
-    # past a quote left open, what is a word and what is text of the string cannot be told
-    hidden = re.split(r"[\"']", hidden, maxsplit=1)[0]
+    return re.split(r"[\"']", hidden, maxsplit=1)[0]
+
+
+def bare_word(text: str) -> BareWord | None:
+    """The first bare word of ``text`` (a pattern) that is no SPARQL keyword; None when
+    there is none."""
+    hidden = _hidden(text)
     for m in _WORD.finditer(hidden):
         if m[1].lower() not in _KEYWORDS:
-            return m[1], hidden[: m.start()].count("\n") + 1
+            before = re.search(r"(\w+)\s*$", hidden[: m.start()])
+            row = hidden[: m.start()].count("\n") + 1
+            return BareWord(m[1], row, before[1] if before else "")
+    return None
+
+
+def meant_keyword(bare: BareWord) -> str | None:
+    """The SPARQL keyword ``bare`` is one slip from (``EXIST``: ``NOT EXISTS``, with the
+    ``NOT`` written before it), or None."""
+    for keyword in _GROUP_KEYWORDS:
+        if len(bare.word) >= 4 and slip_distance(bare.word, keyword) <= 1:
+            return (
+                f"NOT {keyword}"
+                if keyword == "EXISTS" and bare.before.upper() == "NOT"
+                else keyword
+            )
     return None

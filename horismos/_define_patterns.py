@@ -15,7 +15,7 @@ from typing import Any, cast
 from rdflib import RDF, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
 
-from ._bare_words import bare_word
+from ._bare_words import BareWord, bare_word, meant_keyword
 from ._builder_base import BuilderBase
 from ._errors import Problem
 from ._namespace_index import written_prefixes
@@ -169,13 +169,9 @@ class PatternReading(BuilderBase):
                 hint = self.prefix_hint(prefix, str(bad), ns)
             elif left:
                 why, hint, start = left
-            elif bare and bare[1] >= cast(int, row):
-                word, row = bare
-                why = (
-                    f"{word} (line {row} of the pattern) is not a SPARQL term: a name with no "
-                    "?, no prefix and no quotes is neither a variable, a node nor a string"
-                )
-                hint = self.bare_word_hint(word, ns)
+            elif bare and bare.row >= cast(int, row):
+                why, hint = self.bare_word_said(bare, ns)
+                row = bare.row
             problem = self.src.problem(
                 "error",
                 owner,
@@ -212,10 +208,34 @@ class PatternReading(BuilderBase):
             return slip.why(f"line {slip.row} of the pattern"), slip.hint(), None
         return slip.why(f"line {line + slip.row - 1}"), slip.hint(), line + slip.row - 1
 
-    def bare_word_hint(self, word: str, ns: Mapping[str, str]) -> str:
-        """What to write for ``word``, a bare word in a pattern: the node of that name
-        (or of a near one) the files declare under one of the pattern's prefixes, else
-        the prefixed name or the string."""
+    def bare_word_said(self, bare: BareWord, ns: Mapping[str, str]) -> tuple[str, str]:
+        """What is wrong with ``bare``, a bare word in a pattern, and what to write: the
+        SPARQL keyword it misspells (``NOT EXIST``), else the node of that name (or of a near
+        one) the files declare under one of the pattern's prefixes, else the prefixed name or
+        the string. A keyword in capitals is taken for one before a node is looked for."""
+        word, row = bare.word, bare.row
+        keyword = meant_keyword(bare)
+        node = None if keyword and word.isupper() else self.near_node(word, ns)
+        if keyword and node is None:
+            why = (
+                f"{word} (line {row} of the pattern) is not a SPARQL keyword, nor a variable, "
+                "a node or a string"
+            )
+            return why, f"did you mean {keyword}?"
+        why = (
+            f"{word} (line {row} of the pattern) is not a SPARQL term: a name with no "
+            "?, no prefix and no quotes is neither a variable, a node nor a string"
+        )
+        if node is not None:
+            return why, f'did you mean {node}? For a string, write "{word}"'
+        prefix = next(iter(sorted(ns)), "")
+        return why, (
+            f'write a node with its prefix ({prefix}:{word}) or a string in quotes ("{word}")'
+        )
+
+    def near_node(self, word: str, ns: Mapping[str, str]) -> str | None:
+        """The node named ``word`` (or a near name) that the files declare under one of the
+        pattern's prefixes ``ns``, prefixed; None when there is none."""
         declared = [s for s in self.g.subjects(RDF.type, None) if isinstance(s, URIRef)]
         for prefix, space in sorted(ns.items()):
             named = URIRef(f"{space}{word}")
@@ -224,10 +244,8 @@ class PatternReading(BuilderBase):
                 named, [s for s in declared if str(s).startswith(space)], cutoff=0.8
             )
             if near is not None:
-                meant = f"{prefix}:{near[len(space) :]}"
-                return f'did you mean {meant}? For a string, write "{word}"'
-        prefix = next(iter(sorted(ns)), "")
-        return f'write a node with its prefix ({prefix}:{word}) or a string in quotes ("{word}")'
+                return f"{prefix}:{near[len(space) :]}"
+        return None
 
     def store_refuses(
         self,

@@ -605,7 +605,7 @@ def test_a_pattern_comparing_a_property_with_its_kind_of_value_says_nothing(
     assert not [p for p in problems(path, TRIAGE) if "values are nodes" in p.message]
 
 
-# -- a bracket or a string left open -------------------------------------------------------
+# -- a slip the parser gives up after: a bracket left open, a keyword misspelt ----------------
 
 NURSE_GUARD = 'FILTER NOT EXISTS { ?this :assignedNurse ?n } """'
 """:NotifyNurse's guard, the third line of its pattern."""
@@ -654,6 +654,24 @@ def test_an_unclosed_brace_in_a_candidates_query_is_named_at_its_line(tmp_path: 
     assert p.message == (f"the horis:candidates query does not parse: the '(' after FILTER on "
                          f"line {line} is never closed"), str(p)
     assert p.hint == "close it with ')'"
+
+
+@pytest.mark.parametrize(("old", "new", "word", "meant"), [
+    pytest.param("FILTER NOT EXISTS {", "FILTER NOT EXIST {", "EXIST", "NOT EXISTS",
+                 id="not-exist"),
+    pytest.param("FILTER NOT EXISTS {", "OPTINAL {", "OPTINAL", "OPTIONAL", id="optional"),
+])
+def test_a_misspelt_keyword_is_said_to_be_the_keyword(
+        tmp_path: Path, old: str, new: str, word: str, meant: str) -> None:
+    """``FILTER NOT EXIST { … }`` was told "EXIST … is not a SPARQL term … write a node with
+    its prefix (:EXIST) or a string in quotes"."""
+    path, line = edited(tmp_path, TRIAGE, NURSE_GUARD, NURSE_GUARD.replace(old, new))
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line, p.node) == (str(path), line, ":NotifyNurse"), str(p)
+    assert p.message == ("horis:requires is not a valid SPARQL group graph pattern: "
+                         f"{word} (line 3 of the pattern) is not a SPARQL keyword, nor a "
+                         "variable, a node or a string"), str(p)
+    assert p.hint == f"did you mean {meant}?"
 
 
 # -- a VALUES, a sameTerm, a BOUND, an IN list no value can meet --------------------------
