@@ -8,8 +8,9 @@ meant a node (``:urgent``) or a string (``"urgent"``). The text is read with its
 IRIs and comments blanked out, so a word inside them is never taken for a bare one, and
 only up to a quote left open.
 
-A bare word one slip from a keyword is a slip of SPARQL's own (``FILTER NOT EXIST { … }``,
-which was told to write ``:EXIST``): the keyword is what to write.
+Two bare words are slips of SPARQL's own: a keyword misspelt (``FILTER NOT EXIST { … }``,
+which was told to write ``:EXIST``) and a boolean written in capitals (``:onDuty True``,
+which rdflib reads and Oxigraph, the run's store, refuses with a page of character ranges).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import NamedTuple
 
 from ._near_names import slip_distance
 
-__all__ = ["BareWord", "bare_word", "meant_keyword"]
+__all__ = ["BareWord", "bare_word", "meant_keyword", "miscased_boolean"]
 
 _HIDDEN = re.compile(
     r'"""(?:[^"\\]|\\.|"(?!""))*"""'
@@ -49,6 +50,9 @@ _KEYWORDS = frozenset(
 _GROUP_KEYWORDS = ("BIND", "EXISTS", "FILTER", "GRAPH", "MINUS", "OPTIONAL", "UNDEF", "UNION")
 """The keywords written bare inside a group graph pattern, long enough that one slip away
 from one of them is no word of the modeler's own (not ``IN`` nor ``AS``)."""
+
+_BOOLEAN = re.compile(r"(?<![\w?$:@^.\-])(true|false)(?![\w:(\-])", re.IGNORECASE)
+"""``true`` or ``false`` as a term, in any case."""
 
 
 class BareWord(NamedTuple):
@@ -91,3 +95,10 @@ def meant_keyword(bare: BareWord) -> str | None:
                 else keyword
             )
     return None
+
+
+def miscased_boolean(text: str) -> str | None:
+    """The first ``true`` or ``false`` of ``text`` not written in lower case (``True``,
+    ``FALSE``); None when there is none. SPARQL's booleans are lower case: rdflib reads
+    ``True`` as true, Oxigraph refuses the query."""
+    return next((m[1] for m in _BOOLEAN.finditer(_hidden(text)) if not m[1].islower()), None)

@@ -15,7 +15,7 @@ from typing import Any, cast
 from rdflib import RDF, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
 
-from ._bare_words import BareWord, bare_word, meant_keyword
+from ._bare_words import BareWord, bare_word, meant_keyword, miscased_boolean
 from ._builder_base import BuilderBase
 from ._errors import Problem
 from ._namespace_index import written_prefixes
@@ -312,6 +312,19 @@ class PatternReading(BuilderBase):
                 after="BIND",
             )
             return True
+        word = miscased_boolean(query) if refused.syntax else None
+        if word is not None:
+            self.at_text(
+                "error",
+                rf"(?<![\w?$:]){word}(?![\w:])",
+                owner,
+                f"{self.n(pred)} writes {word}, which is no SPARQL boolean: SPARQL's booleans "
+                "are true and false, in lower case, and the store refuses the query, so the "
+                "run stops at this step",
+                f"write {word.lower()}",
+                where,
+            )
+            return True
         at = re.match(r"error at (\d+):\d+", refused.message)
         body = query.split("\n")[1:-1] if query.startswith("SELECT * WHERE {\n") else []
         row = min(int(at.group(1)) - 1, len(body)) if at is not None and body else 0
@@ -322,7 +335,7 @@ class PatternReading(BuilderBase):
             needle,
             owner,
             f"{self.n(pred)} is SPARQL the store does not evaluate (Oxigraph: "
-            f"{refused.message}), so the run stops at this step",
+            f"{refused.said}), so the run stops at this step",
             "write it as SPARQL 1.1 allows inside WHERE { … }",
             where,
         )

@@ -69,6 +69,21 @@ class Refusal:
     syntax: bool = False
     """Refused by its parser (rather than when planned)."""
 
+    @property
+    def said(self) -> str:
+        """Oxigraph's words, its character classes summarised: "expected one of ".", ":",
+        ['-' | '0' ..= '9' | '\\u{00B7}' …" went on for five lines of Unicode ranges, which
+        say only that a name's next character would have done."""
+        classes = _CHAR_CLASS.sub(
+            lambda m: m[0] if m[0].startswith('"') else "\0", " ".join(self.message.split())
+        )
+        return re.sub(r"\0(?:, \0)*", "a character of a name", classes)
+
+
+_CHAR_CLASS = re.compile(r'"(?:[^"\\]|\\.)*"' r"|\[(?:'(?:[^'\\]|\\.)*'|[^\]'])*\]")
+"""A character class of Oxigraph's parser, ``['A' ..= 'Z' | 'a' ..= 'z' | …]``, or a token
+it expects in quotes (``"["``), which is none."""
+
 
 @cache
 def _empty() -> ox.Store:

@@ -19,6 +19,7 @@ from workflow_edits import LAB, REBOOKING, ROOT, TRIAGE, edited, problems, the_e
 
 from horismos import Agent, AuthoringError, World, load_definitions
 from horismos._model import DecisionStep
+from horismos._store_syntax import Refusal
 
 LAB_FILTER = "FILTER (?v > ?limit)"
 TRIAGE_QUEUE = "?this :acuity ?queue .\n"
@@ -605,7 +606,7 @@ def test_a_pattern_comparing_a_property_with_its_kind_of_value_says_nothing(
     assert not [p for p in problems(path, TRIAGE) if "values are nodes" in p.message]
 
 
-# -- a slip the parser gives up after: a bracket left open, a keyword misspelt ----------------
+# -- a slip the parser gives up after: a bracket left open, a keyword misspelt, True ---------
 
 NURSE_GUARD = 'FILTER NOT EXISTS { ?this :assignedNurse ?n } """'
 """:NotifyNurse's guard, the third line of its pattern."""
@@ -672,6 +673,33 @@ def test_a_misspelt_keyword_is_said_to_be_the_keyword(
                          f"{word} (line 3 of the pattern) is not a SPARQL keyword, nor a "
                          "variable, a node or a string"), str(p)
     assert p.hint == f"did you mean {meant}?"
+
+
+@pytest.mark.parametrize(("old", "new", "word", "offset"), [
+    pytest.param(":onDuty true .", ":onDuty True .", "True", 0, id="object"),
+    pytest.param(TRIAGE_QUEUE, "?this :acuity ?queue .\n FILTER (?queue != FALSE)\n", "FALSE", 1,
+                 id="in-a-filter"),
+])
+def test_a_boolean_in_capitals_is_said_to_be_lower_case_not_the_stores_ranges(
+        tmp_path: Path, old: str, new: str, word: str, offset: int) -> None:
+    """rdflib reads ``True``; Oxigraph refused it, and the message was its parser's, five
+    lines of Unicode ranges ("expected one of ".", ":", ['-' | '0' ..= '9' | '\\u{00B7}' …")."""
+    path, line = edited(tmp_path, TRIAGE, old, new)
+    p = the_error(problems(path, TRIAGE))
+    assert (p.file, p.line) == (str(path), line + offset), str(p)
+    assert p.message.startswith(f"horis:requires writes {word}, which is no SPARQL boolean: "
+                                "SPARQL's booleans are true and false, in lower case"), str(p)
+    assert "\\u{" not in p.message and "expected one of" not in p.message
+    assert p.hint == f"write {word.lower()}"
+
+
+def test_the_stores_character_ranges_are_summarised() -> None:
+    """What else Oxigraph's parser refuses is said in its words, without its ranges."""
+    said = Refusal(
+        "error at 3:54: expected one of \".\", \":\", \"[\", ['-' | '0' ..= '9' | "
+        "'\\u{00B7}' |\n'\\u{203F}'..='\\u{2040}'], ['A' ..= 'Z' | 'a' ..= 'z'\n| "
+        "'\\u{00F8}'..='\\u{02FF}'], ['_']", syntax=True).said
+    assert said == 'error at 3:54: expected one of ".", ":", "[", a character of a name'
 
 
 # -- a VALUES, a sameTerm, a BOUND, an IN list no value can meet --------------------------
