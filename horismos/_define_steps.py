@@ -205,7 +205,10 @@ class StepBuilding(PatternReading):
                         f"{self.n(tool.iri)} does not take",
                         (f'did you mean "{close[0]}"? ' if close else "")
                         + "use one of: "
-                        + ", ".join(takes),
+                        + ", ".join(takes)
+                        if takes
+                        else f"it takes no arguments: remove the horis:bind, or declare the "
+                        f"argument in {self.n(tool.iri)}'s horis:takes [ horis:arg [ … ] ]",
                         at=(b, HORIS.arg, None),
                     )
                 binds.append((arg, var.lstrip("?$")))

@@ -62,65 +62,62 @@ class ToolBuilding(BindingBuilding, ShapeChecks):
     def tool(self, s: Node) -> Tool | None:
         """The tool declared at ``s``; None when it is wrong, having kept it in
         :attr:`broken_tools` when its arguments are right (its steps are checked against it)."""
-        ok = True
-        args_ok = True  # every argument read: what a step binds can be checked against them
+        arg_list, ok, known = self.argument_nodes(s)
+        args_ok = known  # every argument read: what a step binds can be checked against them
         args: list[Arg] = []
         arg_nodes: dict[str, Node] = {}  # name -> its node, where a warning points
         named: dict[str, list[Node]] = {}  # name -> every horis:arg written with it
-        for takes in self.g.objects(s, HORIS.takes):
-            for a in self.g.objects(takes, HORIS.arg):
-                name = self.text(a, HORIS.name)
-                typ = self.one(a, HORIS.type)
-                if name is None:
-                    self.error(
-                        s,
-                        "an argument has no horis:name",
-                        'write horis:name "patient" inside the horis:arg [ … ]',
-                        at=a,
-                    )
-                    ok = args_ok = False
-                    continue
-                written = self.one(a, HORIS.name)
-                if isinstance(written, URIRef):  # horis:name :patient
-                    name = split_iri(written)[1]
-                    self.error(
-                        s,
-                        f"horis:name {self.n(written)} is a node, not a string: an "
-                        "argument's name is the string a step binds and the binding receives",
-                        f'write horis:name "{name}"',
-                        at=(a, HORIS.name, written),
-                    )
-                    ok = False  # its steps are still checked against the argument it names
-                named.setdefault(name, []).append(a)
-                if isinstance(typ, Literal):
-                    self.quoted(
-                        s, HORIS.type, typ, self.types(), holder=a, what=f'argument "{name}"'
-                    )
-                    ok = args_ok = False
-                    continue
-                if not isinstance(typ, URIRef):
-                    self.error(
-                        s,
-                        f'argument "{name}" has no horis:type',
-                        f'write horis:arg [ horis:name "{name}" ; horis:type :SomeClass ] '
-                        "(an ontology class) or horis:type xsd:string (a datatype)",
-                        at=a,
-                    )
-                    ok = args_ok = False
-                    continue
-                args.append(
-                    Arg(
-                        name,
-                        typ,
-                        not self.datatype(typ),
-                        self.flag(a, HORIS.optional),
-                        self.flag(a, HORIS.sent, default=True),
-                    )
+        for a in arg_list:
+            name = self.text(a, HORIS.name)
+            typ = self.one(a, HORIS.type)
+            if name is None:
+                self.error(
+                    s,
+                    "an argument has no horis:name",
+                    'write horis:name "patient" inside the horis:arg [ … ]',
+                    at=a,
                 )
-                arg_nodes[name] = a
+                ok = args_ok = False
+                continue
+            written = self.one(a, HORIS.name)
+            if isinstance(written, URIRef):  # horis:name :patient
+                name = split_iri(written)[1]
+                self.error(
+                    s,
+                    f"horis:name {self.n(written)} is a node, not a string: an "
+                    "argument's name is the string a step binds and the binding receives",
+                    f'write horis:name "{name}"',
+                    at=(a, HORIS.name, written),
+                )
+                ok = False  # its steps are still checked against the argument it names
+            named.setdefault(name, []).append(a)
+            if isinstance(typ, Literal):
+                self.quoted(s, HORIS.type, typ, self.types(), holder=a, what=f'argument "{name}"')
+                ok = args_ok = False
+                continue
+            if not isinstance(typ, URIRef):
+                self.error(
+                    s,
+                    f'argument "{name}" has no horis:type',
+                    f'write horis:arg [ horis:name "{name}" ; horis:type :SomeClass ] '
+                    "(an ontology class) or horis:type xsd:string (a datatype)",
+                    at=a,
+                )
+                ok = args_ok = False
+                continue
+            args.append(
+                Arg(
+                    name,
+                    typ,
+                    not self.datatype(typ),
+                    self.flag(a, HORIS.optional),
+                    self.flag(a, HORIS.sent, default=True),
+                )
+            )
+            arg_nodes[name] = a
         if not self.check_arg_names(s, named):
             ok = args_ok = False
-        effect = self.effect(s, args)
+        effect = self.effect(s, args, known=known)
         declared = effect if isinstance(effect, Effect) else None  # never True: see effect()
         binding_node = self.one(s, HORIS.binding)
         binding = None if binding_node is None else str(binding_node)
@@ -273,6 +270,53 @@ class ToolBuilding(BindingBuilding, ShapeChecks):
             return None
         return tool
 
+    def argument_nodes(self, tool: Node) -> tuple[list[Node], bool, bool]:
+        """The tool's ``horis:arg`` nodes; whether they are written where they are read
+        (inside ``horis:takes [ … ]``); whether its arguments can be known at all.
+
+        Written on the tool itself (``horis:arg [ … ]`` with no ``horis:takes [ … ]`` around
+        it) they are read as its arguments all the same, the tool kept broken: what its
+        effect and steps say of them is then checked, where it was said as their not being
+        arguments of a tool that takes none (``horis:bind names argument "patient" … — use
+        one of: `` and nothing after). A ``horis:takes`` naming a node that holds no
+        ``horis:arg`` (``horis:takes :PatientArgs``, declared nowhere) gives no argument to
+        read: said there, and nothing is checked against arguments nobody can know."""
+        nodes: list[Node] = []
+        placed = known = True
+        for takes in self.g.objects(tool, HORIS.takes):
+            held = list(self.g.objects(takes, HORIS.arg))
+            nodes += held
+            if held or not isinstance(takes, URIRef):
+                continue  # ``horis:takes [ ]``: a tool of no arguments, as it says
+            known = False
+            declared = (takes, None, None) in self.g
+            self.error(
+                tool,
+                f"horis:takes {self.n(takes)} holds no horis:arg"
+                + ("" if declared else f": {self.n(takes)} is declared nowhere")
+                + ", so the tool's arguments are unknown",
+                'write the arguments in brackets: horis:takes [ horis:arg [ horis:name "patient" '
+                "; horis:type :Patient ] ; … ]"
+                + ("" if declared else f", or declare {self.n(takes)} horis:arg [ … ]"),
+                at=(tool, HORIS.takes, takes),
+            )
+        loose = sorted(
+            self.g.objects(tool, HORIS.arg), key=lambda a: (self.src.locate(a)[1] or 0, str(a))
+        )
+        if loose:
+            placed = False
+            many = f"{len(loose)} horis:arg are" if len(loose) > 1 else "horis:arg is"
+            self.error(
+                tool,
+                f"{many} written on the tool itself; a tool's arguments are read inside its "
+                "horis:takes [ … ] only, so as written it takes none",
+                "put them inside horis:takes: horis:takes [ horis:arg [ horis:name "
+                '"patient" ; horis:type :Patient ] ; horis:arg [ … ] ]',
+                at=(tool, HORIS.arg, loose[0]),
+            )
+            nodes += [a for a in loose if not isinstance(a, Literal)]  # a name alone is none
+        return nodes, placed, known
+
     def check_arg_names(self, tool: Node, named: dict[str, list[Node]]) -> bool:
         """Two arguments of one name: a step binds, a precondition reads and the binding is
         sent one value under a name, so which declaration (and type) held would be chance.
@@ -337,8 +381,10 @@ class ToolBuilding(BindingBuilding, ShapeChecks):
                 return text[len(ns) :]
         return text.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
-    def effect(self, tool: Node, args: list[Arg]) -> Effect | bool | None:
-        """The tool's effect, None when it declares none, False when it is wrong."""
+    def effect(self, tool: Node, args: list[Arg], known: bool = True) -> Effect | bool | None:
+        """The tool's effect, None when it declares none, False when it is wrong. ``known``
+        false: the tool's arguments could not be read (:meth:`argument_nodes`), so a subject
+        not among ``args`` is no mistake of the effect's."""
         e = self.one(tool, HORIS.effect)
         if e is None:
             return None
@@ -383,6 +429,8 @@ class ToolBuilding(BindingBuilding, ShapeChecks):
             )
             return False
         elif subject not in {a.name for a in args}:
+            if not known:
+                return False
             names = ", ".join(sorted(f'"{a.name}"' for a in args)) or "none"
             self.error(
                 tool,

@@ -1,0 +1,86 @@
+"""Definitions written one level off: a tool's ``horis:arg`` outside its ``horis:takes``, a
+proposal's query given to ``horis:candidates`` as the string itself, a count on a node shape,
+an action step typed a decision step. Each was said only by what followed from it (a bind
+told to "use one of: " and nothing, a second error at ``<graph>`` named by the whole query,
+pySHACL's words at the shape's line, "add horis:otherwise" to a step meant to act); each is
+now one error at the line of the slip, saying what was meant.
+
+Each test edits one place of a shipped workflow or ontology (found by its text) and loads it
+as ``horismos validate`` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workflow_edits import TRIAGE, edited, problems, the_error
+
+ASSIGN_TAKES = """    horis:takes [
+        horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
+        horis:arg [ horis:name "queue"   ; horis:type :AcuityLevel ]
+    ] ;
+"""
+ASSIGN_EFFECT = """    horis:effect [
+        horis:subject "patient" ;
+        horis:asserts [ horis:property :queuedAt ; horis:value horis:now ] ;
+        horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]
+    ] ;
+"""
+
+
+# -- a tool's arguments outside horis:takes --------------------------------------------------
+
+
+def test_an_argument_written_on_the_tool_itself_is_one_error_saying_where_it_goes(
+        tmp_path: Path) -> None:
+    """``horis:arg`` on the tool was read as no argument: the effect's subject "is not an
+    argument of the tool (arguments: none)" and the step was told to "use one of: " with
+    nothing after. Its arguments are read all the same, so neither follows."""
+    path, line = edited(tmp_path, TRIAGE, ASSIGN_TAKES,
+                        '    horis:arg [ horis:name "patient" ; horis:type :Patient ] ;\n'
+                        '    horis:arg [ horis:name "queue"   ; horis:type :AcuityLevel ] ;\n')
+
+    p = the_error(problems(path, TRIAGE))
+
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
+    assert p.message == ("2 horis:arg are written on the tool itself; a tool's arguments are "
+                         "read inside its horis:takes [ … ] only, so as written it takes none")
+    assert (p.hint or "").startswith("put them inside horis:takes: horis:takes [ horis:arg [")
+
+
+def test_takes_naming_a_node_declared_nowhere_says_so_and_nothing_it_causes(
+        tmp_path: Path) -> None:
+    """``horis:takes :PatientArgs`` with :PatientArgs declared nowhere gave the same two
+    consequences and never named :PatientArgs."""
+    path, line = edited(tmp_path, TRIAGE, ASSIGN_TAKES, "    horis:takes :PatientArgs ;\n")
+
+    p = the_error(problems(path, TRIAGE))
+
+    assert (p.file, p.line, p.node) == (str(path), line, ":ehr.assign_queue")
+    assert p.message == ("horis:takes :PatientArgs holds no horis:arg: :PatientArgs is declared "
+                         "nowhere, so the tool's arguments are unknown")
+    assert (p.hint or "").endswith("or declare :PatientArgs horis:arg [ … ]")
+
+
+def test_takes_naming_a_node_that_holds_the_arguments_is_read(tmp_path: Path) -> None:
+    """The arguments may be written on a named node: that is no slip."""
+    path, _ = edited(tmp_path, TRIAGE, ASSIGN_TAKES, "    horis:takes :PatientArgs ;\n")
+    with path.open("a", encoding="utf-8") as f:
+        f.write('\n:PatientArgs horis:arg [ horis:name "patient" ; horis:type :Patient ] ;\n'
+                '    horis:arg [ horis:name "queue" ; horis:type :AcuityLevel ] .\n')
+
+    assert [p for p in problems(path, TRIAGE) if p.severity == "error"] == []
+
+
+def test_binding_an_argument_of_a_tool_that_takes_none_says_it_takes_none(
+        tmp_path: Path) -> None:
+    """The hint listed the arguments to use: for a tool of none it read "use one of: "."""
+    path, _ = edited(tmp_path, TRIAGE, ASSIGN_TAKES + ASSIGN_EFFECT, "")
+    found = [p for p in problems(path, TRIAGE) if 'names argument "patient"' in p.message]
+
+    (p,) = found or [problems(path, TRIAGE)]
+    assert p.message == ('horis:bind names argument "patient", which :ehr.assign_queue does not '
+                         "take")
+    assert p.hint == ("it takes no arguments: remove the horis:bind, or declare the argument in "
+                      ":ehr.assign_queue's horis:takes [ horis:arg [ … ] ]")
+    assert "use one of" not in (p.hint or "")
