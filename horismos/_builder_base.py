@@ -101,9 +101,11 @@ class BuilderBase:
         self.off_focus: set[URIRef] = set()
         """Workflows an argument given from ?this was found of another class than their
         focus type (:meth:`check_focus_arguments`)."""
-        self.unwritten: set[tuple[Node, URIRef]] = set()
-        """``(node, horis:tool)`` for ``node horis:Tool …``: the authoring shapes' finding that
-        the property is missing is the same slip, said less well."""
+        self.said_better: set[tuple[Node, URIRef]] = set()
+        """``(node, property)`` whose authoring-shape findings follow from a slip the loader
+        says where it is written, better: ``(node, horis:tool)`` for ``node horis:Tool …``
+        (the property missing), ``(step, horis:candidates)`` and ``(the string,
+        horis:query)`` for ``horis:candidates "…"`` (a node needed, with a query)."""
 
     @cached_property
     def definition_nodes(self) -> frozenset[Node]:

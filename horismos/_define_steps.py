@@ -272,6 +272,9 @@ class StepBuilding(PatternReading):
         if cls == HORIS.ProposalStep:
             cands = self.one(s, HORIS.candidates)
             as_var = self.as_variable(s)
+            if isinstance(cands, Literal):
+                self.candidates_as_text(s, cands)
+                cands = None
             query = self.candidates(s, cands, as_var) if cands is not None else None
             conf = self.one(s, HORIS.confidence)
             if conf is not None and self.one(s, HORIS.fallback) is None and on_error is None:
@@ -453,6 +456,23 @@ class StepBuilding(PatternReading):
             )
             return "option"
         return name
+
+    def candidates_as_text(self, s: Node, text: Literal) -> None:
+        """``horis:candidates "…"``: the query written as the value of horis:candidates,
+        which takes a node holding it as its ``horis:query``. One error at that line: the
+        authoring shapes said it twice, once at the step and once, at ``<graph>`` (no file
+        or line), named by the whole query text, the literal being the node they judged."""
+        written = str(text).strip()
+        shown = f'"{written}"' if "\n" not in written and len(written) <= 60 else '"""…"""'
+        self.error(
+            s,
+            "horis:candidates is given the query itself, as a string; it takes a node that "
+            "holds the query as its horis:query",
+            f"write horis:candidates [ horis:query {shown} ]: the same pattern (or SELECT), "
+            "in brackets after horis:query",
+            at=(s, HORIS.candidates, text),
+        )
+        self.said_better |= {(s, HORIS.candidates), (text, HORIS.query)}
 
     def candidates(self, s: Node, cands: Node, as_var: str) -> str | None:
         """The candidates query: a SELECT as written, or a graph pattern that binds the

@@ -234,7 +234,8 @@ class _Builder(
         self.problems += [
             p
             for p, about in dict.fromkeys(self.shape_problems)
-            if (place := (p.file, p.line, p.node)) not in said or another(place, about)
+            if about not in self.said_better
+            and ((place := (p.file, p.line, p.node)) not in said or another(place, about))
         ]
         problems = sorted(self.problems, key=_order)
         self.defs.warnings = [p for p in problems if p.severity == "warning"]

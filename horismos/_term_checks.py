@@ -364,7 +364,7 @@ class TermChecks(PatternReading):
                 right = meant(cast(URIRef, p), properties)
                 self.miskinded.add(s)
                 if right is not None:
-                    self.unwritten.add((s, right))
+                    self.said_better.add((s, right))
                 self.error(
                     s,
                     f"{self.n(p)} is a class, not a property: as a predicate it says nothing "
@@ -466,8 +466,6 @@ class TermChecks(PatternReading):
             if tagged and caused_by_tag(r, shapes, self.g, tagged):
                 continue
             focus, msg, path, value = r.focus, r.message, r.path, r.value
-            if (focus, path) in self.unwritten:
-                continue
             at: Where | None = (focus, path, value) if isinstance(path, URIRef) else None
             hint = None
             if r.component == SH.MaxCountConstraintComponent:

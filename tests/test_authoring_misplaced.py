@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workflow_edits import TRIAGE, edited, problems, the_error
+from workflow_edits import REBOOKING, TRIAGE, edited, problems, the_error
 
 ASSIGN_TAKES = """    horis:takes [
         horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
@@ -25,6 +25,12 @@ ASSIGN_EFFECT = """    horis:effect [
         horis:asserts [ horis:property :queuedAt ; horis:value horis:now ] ;
         horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]
     ] ;
+"""
+CANDIDATES = """    horis:candidates [ horis:query \"\"\"
+        ?this :flight ?old .
+        ?old :status :Cancelled ; :destination ?dest .
+        ?option a :Flight ; :status :Scheduled ; :destination ?dest ; :seatsLeft ?seats .
+        FILTER (?seats > 0 && ?option != ?old)\"\"\" ] ;
 """
 
 
@@ -84,3 +90,47 @@ def test_binding_an_argument_of_a_tool_that_takes_none_says_it_takes_none(
     assert p.hint == ("it takes no arguments: remove the horis:bind, or declare the argument in "
                       ":ehr.assign_queue's horis:takes [ horis:arg [ … ] ]")
     assert "use one of" not in (p.hint or "")
+
+
+# -- a proposal's query as the value of horis:candidates -------------------------------------
+
+
+def test_candidates_given_the_query_string_is_one_error_at_its_line(tmp_path: Path) -> None:
+    """Besides the step's error, the authoring shapes judged the string itself as the
+    candidates node: a second error at ``<graph>``, with no file or line, named by the whole
+    query text."""
+    path, line = edited(tmp_path, REBOOKING, CANDIDATES,
+                        CANDIDATES.replace("horis:candidates [ horis:query", "horis:candidates")
+                        .replace('""" ] ;', '""" ;'))
+
+    p = the_error(problems(path, REBOOKING))
+
+    assert (p.file, p.line, p.node) == (str(path), line, ":ProposeFlight")
+    assert p.message == ("horis:candidates is given the query itself, as a string; it takes a "
+                         "node that holds the query as its horis:query")
+    assert p.hint == ('write horis:candidates [ horis:query """…""" ]: the same pattern (or '
+                      "SELECT), in brackets after horis:query")
+
+
+def test_a_short_candidates_string_is_shown_in_the_fix(tmp_path: Path) -> None:
+    path, _ = edited(tmp_path, REBOOKING, CANDIDATES,
+                     '    horis:candidates "?this :flight ?old . ?option :replaces ?old ." ;\n')
+
+    p = the_error(problems(path, REBOOKING))
+
+    assert (p.hint or "").startswith(
+        'write horis:candidates [ horis:query "?this :flight ?old . ?option :replaces ?old ." ]')
+
+
+def test_candidates_without_a_query_tells_a_graph_pattern_will_do(tmp_path: Path) -> None:
+    """The shapes' fix said the query was "a SPARQL SELECT string", where a graph pattern
+    binding the options is what workflows/rebooking.ttl writes."""
+    path, _ = edited(tmp_path, REBOOKING, CANDIDATES,
+                     '    horis:candidates [ horis:rankBy "none" ] ;\n')
+
+    found = [p for p in problems(path, REBOOKING) if "horis:query" in p.message]
+
+    assert found, "\n".join(map(str, problems(path, REBOOKING)))
+    assert all("SELECT string" not in p.message for p in found), found
+    assert any("a graph pattern binding the options, or a SELECT of them" in p.message
+               for p in found), found
