@@ -29,7 +29,12 @@ checked nothing at all:
 - ``sh:targetNode :Patient`` naming a class: the shape checks the class's own node, never an
   instance of it (``sh:targetClass`` was meant);
 - ``sh:path`` on a node declared ``a sh:NodeShape``: no engine loads it, and the gate's load
-  check could only say so with no file or line.
+  check could only say so with no file or line;
+- a constraint SHACL allows on a property shape only (``sh:maxCount``, ``sh:minCount``,
+  ``sh:uniqueLang``, ``sh:lessThan``, ``sh:lessThanOrEquals``, ``sh:qualified…``) on a node
+  shape: no engine loads it, and the gate's load check said so in pySHACL's words
+  ("MaxCountConstraintComponent can only be present on a PropertyShape") at the shape's
+  first line.
 
 Found on the definitions' graph alone, a few look-ups per shape.
 """
@@ -95,6 +100,7 @@ def shape_slips(g: Graph, n: Callable[[Node], str], written: Written) -> Iterato
     yield from judged(_closed_to_type(g, n))
     yield from _class_as_target_node(g, n)
     yield from _path_on_node_shape(g, n)
+    yield from _path_constraint_on_node_shape(g, n, written)
 
 
 def _crossed_bounds(g: Graph, n: Callable[[Node], str], written: Written) -> Iterator[ShapeSlip]:
@@ -358,6 +364,49 @@ def _path_on_node_shape(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSli
             f"move sh:path and the constraints on its values into a property shape: "
             f"sh:property [ sh:path {written} ; … ]",
         )
+
+
+_OF_A_PATH = {
+    SH.minCount: "counts the values of a path",
+    SH.maxCount: "counts the values of a path",
+    SH.uniqueLang: "compares the language tags of a path's values",
+    SH.lessThan: "compares the values of a path with another property's",
+    SH.lessThanOrEquals: "compares the values of a path with another property's",
+    SH.qualifiedValueShape: "counts the values of a path that conform to a shape",
+    SH.qualifiedMinCount: "counts the values of a path that conform to a shape",
+    SH.qualifiedMaxCount: "counts the values of a path that conform to a shape",
+    SH.qualifiedValueShapesDisjoint: "counts the values of a path that conform to a shape",
+}
+"""What each constraint SHACL allows on a property shape only reads of the path."""
+
+
+def _path_constraint_on_node_shape(
+    g: Graph, n: Callable[[Node], str], written: Written
+) -> Iterator[ShapeSlip]:
+    """A node shape (declared one, or targeting nodes, and without a ``sh:path``: one with
+    a path is :func:`_path_on_node_shape`'s) holding a constraint on a path's values."""
+    shapes = set(g.subjects(RDF.type, SH.NodeShape))
+    shapes |= {s for t in _TARGETS for s in g.subjects(t, None)}
+    for shape in sorted(shapes, key=str):
+        if (shape, SH.path, None) in g:
+            continue
+        for p, does in _OF_A_PATH.items():
+            for o in g.objects(shape, p):
+                value = (
+                    _written(shape, p, o, written)
+                    if isinstance(o, Literal)
+                    else n(o)
+                    if isinstance(o, URIRef)
+                    else "[ … ]"
+                )
+                yield ShapeSlip(
+                    "error",
+                    shape,
+                    (shape, p, o),
+                    f"{n(p)} {does}, and a node shape has none (it judges the node itself), so no "
+                    "SHACL engine can load the shape",
+                    f"move it into a property shape: sh:property [ sh:path … ; {n(p)} {value} ]",
+                )
 
 
 def _items(g: Graph, lst: Node) -> list[Node]:

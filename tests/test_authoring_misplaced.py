@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workflow_edits import REBOOKING, TRIAGE, edited, problems, the_error
+import pytest
+from forked import horismos_forked
+from workflow_edits import REBOOKING, TRIAGE, edited, ontology_edited, problems, the_error
 
 ASSIGN_TAKES = """    horis:takes [
         horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
@@ -32,6 +34,7 @@ CANDIDATES = """    horis:candidates [ horis:query \"\"\"
         ?option a :Flight ; :status :Scheduled ; :destination ?dest ; :seatsLeft ?seats .
         FILTER (?seats > 0 && ?option != ?old)\"\"\" ] ;
 """
+SHAPE = "    sh:targetClass :Patient ;\n"
 
 
 # -- a tool's arguments outside horis:takes --------------------------------------------------
@@ -134,3 +137,56 @@ def test_candidates_without_a_query_tells_a_graph_pattern_will_do(tmp_path: Path
     assert all("SELECT string" not in p.message for p in found), found
     assert any("a graph pattern binding the options, or a SELECT of them" in p.message
                for p in found), found
+
+
+# -- a constraint on a path's values written on the node shape ------------------------------
+
+
+@pytest.mark.parametrize(("constraint", "does", "fix"), [
+    pytest.param("sh:maxCount 1", "sh:maxCount counts the values of a path",
+                 "sh:property [ sh:path … ; sh:maxCount 1 ]", id="maxCount"),
+    pytest.param("sh:minCount 1", "sh:minCount counts the values of a path",
+                 "sh:property [ sh:path … ; sh:minCount 1 ]", id="minCount"),
+    pytest.param("sh:uniqueLang true", "sh:uniqueLang compares the language tags of a path's "
+                 "values", "sh:property [ sh:path … ; sh:uniqueLang true ]", id="uniqueLang"),
+    pytest.param("sh:lessThan :notifiedAt", "sh:lessThan compares the values of a path with "
+                 "another property's", "sh:property [ sh:path … ; sh:lessThan :notifiedAt ]",
+                 id="lessThan"),
+    pytest.param("sh:qualifiedValueShape [ sh:class :Nurse ]", "sh:qualifiedValueShape counts "
+                 "the values of a path that conform to a shape",
+                 "sh:property [ sh:path … ; sh:qualifiedValueShape [ … ] ]", id="qualified"),
+])
+def test_a_path_constraint_on_a_node_shape_is_said_at_its_line(
+        tmp_path: Path, constraint: str, does: str, fix: str) -> None:
+    """pySHACL's "MaxCountConstraintComponent can only be present on a PropertyShape, not a
+    NodeShape", at the shape's first line, with "write the constraint as SHACL defines it"."""
+    ontology, line = ontology_edited(tmp_path, SHAPE, SHAPE + f"    {constraint} ;\n")
+
+    p = the_error(problems(TRIAGE[0], TRIAGE, ontology))
+
+    assert (p.file, p.line, p.node) == (str(ontology), line + 1, ":PatientShape")
+    assert p.message == (f"{does}, and a node shape has none (it judges the node itself), so "
+                         "no SHACL engine can load the shape")
+    assert p.hint == f"move it into a property shape: {fix}"
+
+
+def test_validate_says_a_count_on_a_node_shape_once_in_its_own_words(tmp_path: Path) -> None:
+    ontology, line = ontology_edited(tmp_path, SHAPE, SHAPE + "    sh:maxCount 1 ;\n")
+
+    done = horismos_forked(tmp_path, "validate", str(TRIAGE[0]), str(ontology), timeout=120)
+
+    out = done.stdout.splitlines()
+    assert out == [
+        f"{ontology}:{line + 1}: error: :PatientShape: sh:maxCount counts the values of a "
+        "path, and a node shape has none (it judges the node itself), so no SHACL engine can "
+        "load the shape — move it into a property shape: sh:property [ sh:path … ; "
+        "sh:maxCount 1 ]",
+        "invalid: 1 error",
+    ], done.stdout + done.stderr
+
+
+def test_a_count_in_a_property_shape_says_nothing(tmp_path: Path) -> None:
+    ontology, _ = ontology_edited(tmp_path, SHAPE, SHAPE + "    sh:property [ sh:path :acuity ;"
+                                  " sh:maxCount 1 ] ;\n")
+
+    assert [p for p in problems(TRIAGE[0], TRIAGE, ontology) if p.severity == "error"] == []
