@@ -98,6 +98,10 @@ class BuilderBase:
         self.miskinded: set[Node] = set()
         """Nodes typed with a horis: property, or given a horis: class as a predicate: the
         slip is reported where it is written (:meth:`check_term_roles`), not at their users."""
+        self.mistyped: set[Node] = set()
+        """Steps declared a horis:DecisionStep and written as another kind: said once at the
+        type (:meth:`~._define_steps.StepBuilding.written_as_another_kind`), not at each of
+        their properties that a decision step does not take (:meth:`check_placement`)."""
         self.off_focus: set[URIRef] = set()
         """Workflows an argument given from ?this was found of another class than their
         focus type (:meth:`check_focus_arguments`)."""
@@ -105,7 +109,9 @@ class BuilderBase:
         """``(node, property)`` whose authoring-shape findings follow from a slip the loader
         says where it is written, better: ``(node, horis:tool)`` for ``node horis:Tool …``
         (the property missing), ``(step, horis:candidates)`` and ``(the string,
-        horis:query)`` for ``horis:candidates "…"`` (a node needed, with a query)."""
+        horis:query)`` for ``horis:candidates "…"`` (a node needed, with a query), a step's
+        horis:when and horis:otherwise when it is typed a decision step by mistake
+        (:attr:`mistyped`)."""
 
     @cached_property
     def definition_nodes(self) -> frozenset[Node]:

@@ -224,6 +224,8 @@ class StepBuilding(PatternReading):
                 for_each=self.flag(s, HORIS.forEach),
                 on_partial=cast("URIRef | None", self.one(s, HORIS.onPartial)),
             )
+        if cls == HORIS.DecisionStep and self.written_as_another_kind(s):
+            return DecisionStep(**common, rules=(), otherwise=None)
         if cls != HORIS.ActionStep:
             self.check_untried_requires(s, cls)
         if cls == HORIS.DecisionStep:
@@ -339,6 +341,48 @@ class StepBuilding(PatternReading):
             timeout=timeout,
             on_timeout=cast("URIRef | None", self.one(s, HORIS.onTimeout)),
         )
+
+    def step_kind(self, node: Node) -> URIRef:
+        """The kind of step ``node``'s properties say it is (horis:tool: an action step),
+        horis:ActionStep when they say none."""
+        said = self.written_kind(node)
+        return HORIS.ActionStep if said is None else said[1]
+
+    def written_kind(self, node: Node) -> tuple[URIRef, URIRef] | None:
+        """The first property of ``node`` that only one kind of step takes, and that kind;
+        None when it has none."""
+        kinds = (
+            (HORIS.when, HORIS.DecisionStep),
+            (HORIS.otherwise, HORIS.DecisionStep),
+            (HORIS.candidates, HORIS.ProposalStep),
+            (HORIS.until, HORIS.WaitStep),
+            (HORIS.wake, HORIS.WaitStep),
+            (HORIS.tool, HORIS.ActionStep),
+        )
+        return next(((p, k) for p, k in kinds if (node, p, None) in self.g), None)
+
+    def written_as_another_kind(self, s: Node) -> bool:
+        """Whether ``s``, declared ``a horis:DecisionStep``, has no horis:when rule nor
+        horis:otherwise but is written as another kind of step (``horis:tool``: an action
+        step), which is then said, once, at the type. A declaration copied from a decision
+        step was said only by what followed from it: "has no horis:otherwise … add
+        horis:otherwise" as if a branch were missing, and that its horis:tool, horis:requires
+        and horis:bind each "do nothing" on a decision step."""
+        said = self.written_kind(s)
+        if said is None or said[1] == HORIS.DecisionStep or (s, RDF.type, said[1]) in self.g:
+            return False
+        prop, kind = said
+        self.mistyped.add(s)
+        self.said_better |= {(s, HORIS.when), (s, HORIS.otherwise)}  # the shapes': "needs"
+        self.error(
+            s,
+            f"the step is declared a horis:DecisionStep, but it is written as "
+            f"{kind_names({kind}, self.n)} (it names {self.n(prop)}, and has no horis:when "
+            "rule nor horis:otherwise)",
+            f"did you mean `{self.n(s)} a {self.n(kind)}`?",
+            at=(s, RDF.type, HORIS.DecisionStep),
+        )
+        return True
 
     def check_untried_requires(self, s: Node, cls: URIRef) -> None:
         """``horis:requires`` is tried on an action step (and its tool) and in a decision

@@ -161,18 +161,6 @@ class WorkflowBuilding(StepBuilding):
                         at=(s, pred, o),
                     )
 
-    def step_kind(self, node: Node) -> URIRef:
-        """The kind of step ``node``'s properties say it is (horis:tool: an action step),
-        horis:ActionStep when they say none."""
-        kinds = (
-            (HORIS.when, HORIS.DecisionStep),
-            (HORIS.otherwise, HORIS.DecisionStep),
-            (HORIS.candidates, HORIS.ProposalStep),
-            (HORIS.until, HORIS.WaitStep),
-            (HORIS.wake, HORIS.WaitStep),
-        )
-        return next((k for p, k in kinds if (node, p, None) in self.g), HORIS.ActionStep)
-
     def check_decision_loops(self) -> None:
         """A cycle of DecisionSteps with no step on it that acts or waits: the world is the
         same each time round, so an instance that goes round once would go round for ever

@@ -180,7 +180,7 @@ class TermChecks(PatternReading):
         as written."""
         homes = property_homes()
         for kind in _AUTHORED:
-            for node in sorted(set(self.g.subjects(RDF.type, kind)), key=str):
+            for node in sorted(set(self.g.subjects(RDF.type, kind)) - self.mistyped, key=str):
                 kinds = {k for k in _AUTHORED if (node, RDF.type, k) in self.g}
                 for p, o in sorted(self.g.predicate_objects(node), key=lambda po: str(po[0])):
                     home = homes.get(cast(URIRef, p))

@@ -190,3 +190,38 @@ def test_a_count_in_a_property_shape_says_nothing(tmp_path: Path) -> None:
                                   " sh:maxCount 1 ] ;\n")
 
     assert [p for p in problems(TRIAGE[0], TRIAGE, ontology) if p.severity == "error"] == []
+
+
+# -- an action step typed a decision step ------------------------------------------------------
+
+
+def test_an_action_step_typed_a_decision_step_is_asked_if_it_meant_an_action_step(
+        tmp_path: Path) -> None:
+    """It was told it "has no horis:otherwise … add horis:otherwise", with a warning that
+    each of its horis:tool, horis:requires and horis:bind "does nothing"."""
+    path, line = edited(tmp_path, TRIAGE, ":NotifyNurse a horis:ActionStep ;",
+                        ":NotifyNurse a horis:DecisionStep ;")
+
+    found = problems(path, TRIAGE)
+
+    assert len(found) == 1, "\n".join(map(str, found))
+    p = found[0]
+    assert (p.severity, p.file, p.line, p.node) == ("error", str(path), line, ":NotifyNurse")
+    assert p.message == ("the step is declared a horis:DecisionStep, but it is written as an "
+                         "action step (it names horis:tool, and has no horis:when rule nor "
+                         "horis:otherwise)")
+    assert p.hint == "did you mean `:NotifyNurse a horis:ActionStep`?"
+
+
+def test_a_decision_step_with_rules_and_a_stray_tool_keeps_its_warning(tmp_path: Path) -> None:
+    """A decision step written as one (its rules) that also names a tool is a decision step:
+    its horis:tool is what does nothing."""
+    path, _ = edited(tmp_path, TRIAGE, ":NotifyNurse a horis:ActionStep ;",
+                     ":NotifyNurse a horis:DecisionStep ;\n"
+                     '    horis:when [ horis:requires "?this :queueRef ?r" ; horis:next '
+                     ":QueuePatient ] ;\n    horis:otherwise :QueuePatient ;")
+
+    found = problems(path, TRIAGE)
+
+    assert not any("did you mean `:NotifyNurse a" in (p.hint or "") for p in found), found
+    assert any(p.message.startswith("horis:tool is a property of an action step") for p in found)
