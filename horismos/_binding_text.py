@@ -125,7 +125,10 @@ def binding_meant(binding: str) -> str | None:
     over HTTPS). None when it is like none of these."""
     scheme, colon, rest = binding.partition(":")
     lower = scheme.lower()
-    if colon and lower in ("mcp", "http", "https"):
+    if colon and lower == "mcp":  # SERVER/TOOL: a '#' or ':' between them was meant as '/'
+        server, _, tool = rest.lstrip("/").replace("#", "/", 1).partition("/")
+        return f"mcp://{server}/{tool}" if tool else f"mcp://{server}"
+    if colon and lower in ("http", "https"):
         return f"{lower}://{rest.lstrip('/')}"
     if colon and lower in ("python", "cmd"):
         return f"{lower}:{rest.lstrip('/')}"
