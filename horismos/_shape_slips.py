@@ -77,6 +77,42 @@ _BOUNDS = (
     (SH.minExclusive, SH.maxExclusive, True),
 )
 _COUNTS = {SH.minCount, SH.qualifiedMinCount}
+_INTEGERS = {
+    XSD[t]
+    for t in (
+        "integer",
+        "long",
+        "int",
+        "short",
+        "byte",
+        "nonNegativeInteger",
+        "positiveInteger",
+        "nonPositiveInteger",
+        "negativeInteger",
+        "unsignedLong",
+        "unsignedInt",
+        "unsignedShort",
+        "unsignedByte",
+    )
+}
+"""The datatypes whose values are integers: two exclusive bounds one apart admit none."""
+
+
+def _no_integer_between(
+    g: Graph, holder: Node, low: URIRef, high: URIRef, lo: object, hi: object
+) -> bool:
+    """Whether ``sh:minExclusive lo`` and ``sh:maxExclusive hi`` on ``holder``, whose values
+    are integers (its ``sh:datatype``, else its path's ``rdfs:range``), leave none between
+    them: ``5`` and ``6`` admit no integer, though they are not crossed."""
+    if (low, high) != (SH.minExclusive, SH.maxExclusive):
+        return False
+    if type(lo) is not int or type(hi) is not int or hi - lo != 1:
+        return False
+    path = g.value(holder, SH.path)
+    kind = g.value(holder, SH.datatype)
+    if kind is None and isinstance(path, URIRef):
+        kind = g.value(path, RDFS.range)
+    return kind in _INTEGERS
 
 
 # how a file writes the value of a statement (``002.0``), when it can be read back
@@ -116,10 +152,23 @@ def _crossed_bounds(g: Graph, n: Callable[[Node], str], written: Written) -> Ite
                 crossed = lo >= hi if strict else lo > hi
             except TypeError:  # values of kinds that do not compare: the engine's to say
                 continue
-            if not crossed:
-                continue
             path = g.value(holder, SH.path)
             of = f" of {n(path)}" if isinstance(path, URIRef) else ""
+            if not crossed and _no_integer_between(g, holder, low, high, lo, hi):
+                severity, does = unmet(g, holder)
+                yield ShapeSlip(
+                    severity,
+                    holder,
+                    (holder, high, most),
+                    f"{n(low)} {_written(holder, low, least, written)} and {n(high)} "
+                    f"{_written(holder, high, most, written)} leave no integer between them, "
+                    f"and the values{of} are integers, so no value{of} conforms: {does}",
+                    f"write sh:minInclusive {hi} ; sh:maxInclusive {hi} for {hi} alone, or "
+                    "bounds further apart",
+                )
+                continue
+            if not crossed:
+                continue
             what = "no node conforms" if low in _COUNTS else f"no value{of} conforms"
             severity, does = unmet(g, holder)
             yield ShapeSlip(

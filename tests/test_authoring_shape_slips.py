@@ -138,6 +138,35 @@ def test_crossed_bounds_are_quoted_as_written(tmp_path: Path, bounds: str, said:
     assert [p for p in found if said in p.message], "\n".join(map(str, found))
 
 
+@pytest.mark.parametrize(("bounds", "said"), [
+    pytest.param("sh:datatype xsd:integer ; sh:minExclusive 5 ; sh:maxExclusive 6",
+                 "sh:minExclusive 5 and sh:maxExclusive 6 leave no integer between them",
+                 id="integer"),
+    pytest.param("sh:datatype xsd:nonNegativeInteger ; sh:minExclusive 0 ;\n"
+                 "        sh:maxExclusive 1", "leave no integer between them", id="derived"),
+    pytest.param("sh:datatype xsd:decimal ; sh:minExclusive 5 ; sh:maxExclusive 6", None,
+                 id="decimals-between"),
+    pytest.param("sh:datatype xsd:integer ; sh:minExclusive 5 ; sh:maxExclusive 7", None,
+                 id="six-between"),
+    pytest.param("sh:datatype xsd:integer ; sh:minInclusive 5 ; sh:maxExclusive 6", None,
+                 id="five-alone"),
+])
+def test_exclusive_bounds_one_apart_on_integers_are_an_error(
+        tmp_path: Path, bounds: str, said: str | None) -> None:
+    """``sh:minExclusive 5 ; sh:maxExclusive 6`` on integers validated: the bounds are not
+    crossed, yet no integer lies between them, and the gate rejected every value."""
+    ontology, line = ontology_edited(
+        tmp_path, SHAPE, SHAPE + f"    sh:property [ sh:path :acuityScore ; {bounds} ] ;\n")
+    found = problems(TRIAGE[0], TRIAGE, ontology)
+    if said is None:
+        assert not [p for p in found if "between" in p.message], "\n".join(map(str, found))
+        return
+    (p,) = [p for p in found if said in p.message] or ["\n".join(map(str, found))]
+    assert p.severity == "error" and "so no value of :acuityScore conforms" in p.message, str(p)
+    assert p.hint is not None and "bounds further apart" in p.hint, str(p)
+    assert line + 1 <= (p.line or 0) <= line + 2, str(p)
+
+
 def test_a_sparql_constraint_naming_a_prefix_it_does_not_declare_is_said_at_its_shape(
         tmp_path: Path) -> None:
     """SHACL-SPARQL reads prefixes only from ``sh:prefixes``, not the Turtle's: rdflib's SPARQL
