@@ -56,6 +56,7 @@ __all__ = [
     "path_properties",
     "refused_alone",
     "superclasses_of",
+    "unended_list",
 ]
 
 _ANNOTATIONS = {
@@ -440,6 +441,31 @@ _HOLDING = (SH.property, SH.node, SH.qualifiedValueShape, SH["not"])
 """What names one shape inside another."""
 _LISTING = (SH["and"], SH["or"], SH.xone)
 """What lists shapes inside another."""
+
+
+def unended_list(g: Graph, head: Node) -> str | None:
+    """How the RDF list at ``head`` fails to be one, walking its cells to ``rdf:nil``: a cell
+    with no ``rdf:rest`` or two, no ``rdf:first`` or two, a rest that is no cell, a cycle;
+    None when it is one."""
+    seen: set[Node] = set()
+    cell = head
+    while cell != RDF.nil:
+        if cell in seen:
+            return f"it comes back to {cell.n3()} and never ends"
+        seen.add(cell)
+        firsts, rests = list(g.objects(cell, RDF.first)), list(g.objects(cell, RDF.rest))
+        if len(firsts) != 1:
+            return f"the cell {cell.n3()} holds {len(firsts)} rdf:first, not one"
+        if len(rests) != 1:
+            return f"the cell {cell.n3()} (of {firsts[0].n3()}) has " + (
+                "no rdf:rest, so the list never reaches rdf:nil"
+                if not rests
+                else f"{len(rests)} rdf:rest"
+            )
+        cell = rests[0]
+        if cell != RDF.nil and (cell, RDF.first, None) not in g:
+            return f"an rdf:rest leads to {cell.n3()}, which is neither a cell nor rdf:nil"
+    return None
 
 
 def list_head(g: Graph, cell: Node) -> Node:

@@ -33,7 +33,7 @@ from ._errors import Problem
 from ._listed_values import refused_members
 from ._model import Tool
 from ._prefix_clash import near_misses, prefix_clashes
-from ._shacl import deactivated, path_properties
+from ._shacl import deactivated, path_properties, unended_list
 from ._shape_hazards import landing_tools
 from ._shape_slips import shape_slips, unmet
 from ._shipped_vocabulary import STEP_CLASSES, vocabulary_graph
@@ -263,6 +263,17 @@ class ShapeChecks(ValueListChecks):
                         f"{self.n(p)} takes a list, and {items.n3()} is none, so the "
                         "constraint cannot hold as meant",
                         f"write the values in parentheses: {self.n(p)} ( … )",
+                        at=(holder, p, items),
+                    )
+                elif (broken := unended_list(g, items)) is not None:
+                    # rdflib's Collection stops at the break: an engine read fewer members,
+                    # and the gate rejected the values the list was written to allow
+                    self.error(
+                        holder,
+                        f"{self.n(p)} takes a list, and its list is broken: {broken}, so the "
+                        "constraint reads fewer members than written",
+                        f"write the values in parentheses: {self.n(p)} ( … ), not by "
+                        "rdf:first and rdf:rest by hand",
                         at=(holder, p, items),
                     )
         self.check_shape_parameters()

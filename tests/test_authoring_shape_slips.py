@@ -183,3 +183,33 @@ def test_a_sparql_constraint_naming_a_prefix_it_does_not_declare_is_said_at_its_
         assert f"{ontology.name}:" in said and "cannot be checked: Unknown namespace" in said
         hint = "declare : for the shape's SPARQL with sh:prefixes (a node with sh:declare [ "
         assert hint + 'sh:prefix "" ;' in said, said
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    pytest.param('[ rdf:first "Q-A-1" ]', 'no rdf:rest, so the list never reaches rdf:nil',
+                 id="no-rest"),
+    pytest.param('[ rdf:first "Q-A-1" ; rdf:rest :elsewhere ]',
+                 "leads to <http://example.org/ehr#elsewhere>, which is neither a cell nor "
+                 "rdf:nil", id="rest-to-no-cell"),
+    pytest.param('[ rdf:first "Q-A-1" ; rdf:rest ( "Q-B-2" ) ; rdf:rest rdf:nil ]',
+                 "2 rdf:rest", id="two-rests"),
+])
+def test_a_list_written_by_hand_and_broken_is_an_error_at_its_line(
+        tmp_path: Path, written: str, said: str) -> None:
+    """``sh:in [ rdf:first "Q-A-1" ]`` (no ``rdf:rest``) validated; an engine read it as it
+    could, and the gate rejected every value, showing the shape's message for the pattern
+    beside it."""
+    ontology, line = ontology_edited(
+        tmp_path, SHAPE,
+        SHAPE + f"    sh:property [ sh:path :queueRef ; sh:in {written} ] ;\n")
+    text = ontology.read_text(encoding="utf-8")
+    if "@prefix rdf:" not in text:
+        ontology.write_text(
+            "@prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .\n" + text,
+            encoding="utf-8")
+        line += 1
+    found = problems(TRIAGE[0], TRIAGE, ontology)
+    (p,) = [p for p in found if "its list is broken" in p.message] or [
+        "\n".join(map(str, found))]
+    assert p.severity == "error" and said in p.message, str(p)
+    assert p.line == line + 1 and p.file.endswith("ehr.ttl"), str(p)
