@@ -82,6 +82,8 @@ _UNIT_SLIPS = re.compile(
 
 
 _ISO_WEEKS = re.compile(r"^P(\d+)W$")
+_COMPOUND = re.compile(r"(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?")
+"""Hours, minutes and seconds written together, ``"1h30m"``: one xsd:duration."""
 
 
 def _timeout_meant(text: str) -> str | None:
@@ -92,6 +94,13 @@ def _timeout_meant(text: str) -> str | None:
     weeks = _ISO_WEEKS.match(text.strip())
     if weeks is not None:
         return f'write "P{int(weeks[1]) * 7}D": an xsd:duration counts days, not weeks'
+    parts = _COMPOUND.fullmatch(text.strip().lower())
+    if parts is not None and sum(1 for p in parts.groups() if p) > 1:  # "1h30m", "2m30s"
+        h, m, s = parts.groups()
+        return (
+            'write "PT' + "".join(f"{v}{u}" for v, u in ((h, "H"), (m, "M"), (s, "S")) if v)
+            + '" (an xsd:duration): a short form names one unit'
+        )
     m = _UNIT_SLIPS.match(text)
     if m is None:
         return None

@@ -543,6 +543,9 @@ def test_the_same_bind_written_twice_is_a_warning_not_an_error(tmp_path: Path) -
     ("tools.ttl", 'horis:timeout "10s" ;', "10 seconds", "10s"),
     ("tools.ttl", 'horis:timeout "10s" ;', "10", "10s"),
     ("tools.ttl", 'horis:timeout "10s" ;', "10S", "10s"),
+    # a short form names one unit: together they are one xsd:duration
+    ("tools.ttl", 'horis:timeout "10s" ;', "1h30m", "PT1H30M"),
+    ("tools.ttl", 'horis:timeout "10s" ;', "2m30s", "PT2M30S"),
 ])
 def test_a_timeout_in_a_unit_the_parser_does_not_take_gets_the_one_to_write(
         tmp_path: Path, name: str, old: str, written: str, meant: str) -> None:
