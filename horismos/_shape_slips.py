@@ -152,34 +152,28 @@ def _crossed_bounds(g: Graph, n: Callable[[Node], str], written: Written) -> Ite
                 crossed = lo >= hi if strict else lo > hi
             except TypeError:  # values of kinds that do not compare: the engine's to say
                 continue
+            gap = not crossed and _no_integer_between(g, holder, low, high, lo, hi)
+            if not (crossed or gap):
+                continue
             path = g.value(holder, SH.path)
             of = f" of {n(path)}" if isinstance(path, URIRef) else ""
-            if not crossed and _no_integer_between(g, holder, low, high, lo, hi):
-                severity, does = unmet(g, holder)
-                yield ShapeSlip(
-                    severity,
-                    holder,
-                    (holder, high, most),
-                    f"{n(low)} {_written(holder, low, least, written)} and {n(high)} "
-                    f"{_written(holder, high, most, written)} leave no integer between them, "
-                    f"and the values{of} are integers, so no value{of} conforms: {does}",
-                    f"write sh:minInclusive {hi} ; sh:maxInclusive {hi} for {hi} alone, or "
-                    "bounds further apart",
+            shown_low = f"{n(low)} {_written(holder, low, least, written)}"
+            shown_high = f"{n(high)} {_written(holder, high, most, written)}"
+            if gap:
+                said = (
+                    f"{shown_low} and {shown_high} leave no integer between them, and the "
+                    f"values{of} are integers, so no value{of} conforms"
                 )
-                continue
-            if not crossed:
-                continue
-            what = "no node conforms" if low in _COUNTS else f"no value{of} conforms"
+                fix = f"write sh:minInclusive {hi} ; sh:maxInclusive {hi} for {hi} alone, or "
+                fix += "bounds further apart"
+            else:
+                what = "no node conforms" if low in _COUNTS else f"no value{of} conforms"
+                said = (
+                    f"{shown_low} is {'not below' if strict else 'above'} {shown_high}, so {what}"
+                )
+                fix = f"write {n(low)} {'below' if strict else 'no higher than'} {n(high)}"
             severity, does = unmet(g, holder)
-            yield ShapeSlip(
-                severity,
-                holder,
-                (holder, high, most),
-                f"{n(low)} {_written(holder, low, least, written)} is "
-                f"{'not below' if strict else 'above'} {n(high)} "
-                f"{_written(holder, high, most, written)}, so {what}: {does}",
-                f"write {n(low)} {'below' if strict else 'no higher than'} {n(high)}",
-            )
+            yield ShapeSlip(severity, holder, (holder, high, most), f"{said}: {does}", fix)
 
 
 _THROUGH = (SH.property, SH.node, SH.qualifiedValueShape)

@@ -98,7 +98,8 @@ def _timeout_meant(text: str) -> str | None:
     if parts is not None and sum(1 for p in parts.groups() if p) > 1:  # "1h30m", "2m30s"
         h, m, s = parts.groups()
         return (
-            'write "PT' + "".join(f"{v}{u}" for v, u in ((h, "H"), (m, "M"), (s, "S")) if v)
+            'write "PT'
+            + "".join(f"{v}{u}" for v, u in ((h, "H"), (m, "M"), (s, "S")) if v)
             + '" (an xsd:duration): a short form names one unit'
         )
     m = _UNIT_SLIPS.match(text)
