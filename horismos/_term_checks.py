@@ -308,7 +308,8 @@ class TermChecks(PatternReading):
         for term in sorted(unknown):
             s, p, o = min(unknown[term], key=written)
             local = str(term)[len(NS) :]
-            close = difflib.get_close_matches(local, names, n=1)
+            meant = _MEANT.get(local.lower())
+            close = [meant] if meant in names else difflib.get_close_matches(local, names, n=1)
             values = _values_taken(cast(URIRef, p)) if term == o else []
             hint = (
                 _NO_RETRY_SPACING
@@ -613,3 +614,8 @@ class TermChecks(PatternReading):
         self.defs.undeclared.setdefault(term, []).append(problem)
         self.problems.append(problem)
         return problem
+
+
+_MEANT = {"then": "next", "else": "otherwise", "if": "when", "condition": "when"}
+"""Words of other rule languages for the terms Horismos names otherwise: spelt close to
+another term (``then`` to ``horis:when``), the near-name was the wrong one."""

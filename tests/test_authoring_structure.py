@@ -970,3 +970,20 @@ def test_a_candidates_pattern_naming_the_option_otherwise_says_which_variable_it
     path, _ = edited(tmp_path, REBOOKING, old, old.replace("?option", "?opton"))
     p = the_error(problems(path, REBOOKING))
     assert p.hint == 'did you mean ?opton? Write ?option for it, or name it with horis:as "opton"'
+
+
+@pytest.mark.parametrize(("old", "new", "meant"), [
+    ("        horis:next :Escalate\n", "        horis:then :Escalate\n", "horis:next"),
+    ("    horis:otherwise :File .", "    horis:else :File .", "horis:otherwise"),
+])
+def test_another_rule_languages_word_is_told_the_term_horismos_names_it(
+    tmp_path: Path, old: str, new: str, meant: str
+) -> None:
+    """``horis:then :Escalate`` got "did you mean horis:when?", the nearest spelling and the
+    wrong term: a rule's target is horis:next, and the fallback is horis:otherwise."""
+    path, line = edited(tmp_path, LAB, old, new)
+    found = problems(path, LAB)
+    said = new.split()[0]
+    (p,) = [p for p in found if f"{said} is not a Horismos term" in p.message] or [
+        "\n".join(map(str, found))]
+    assert p.hint == f"did you mean {meant}?" and p.line == line, str(p)
