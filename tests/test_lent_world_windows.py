@@ -55,6 +55,24 @@ def lend(lent: LentWorld, tmp_path: Path, store: list[str]) -> None:
     lent.lend([str(tmp_path / "more.ttl")], store[1], "a call")
 
 
+def after_bs_first_read(monkeypatch: pytest.MonkeyPatch, act: Callable[[], None]) -> list[bool]:
+    """Run ``act`` once, right after a lend's first read of which lends hold its data (B's
+    lend: a completion's or a take-back's read names its own lend, ``but``, and passes);
+    the list says whether it ran."""
+    real = lent_world.lent_elsewhere
+    done: list[bool] = []
+
+    def read_then_act(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        if kwargs.get("but") is None and not done:
+            done.append(True)
+            act()
+        return found
+
+    monkeypatch.setattr(lent_world, "lent_elsewhere", read_then_act)
+    return done
+
+
 def lent_data_stored(store: list[str]) -> bool:
     return EX.Patient in types_of(store, EX.p9) and EX.Ward in types_of(store, EX.w9)
 
@@ -90,17 +108,7 @@ def test_a_lend_that_read_the_data_as_anothers_and_landed_after_it_ended_lends_n
     it from under A's effects. B's commit is refused and reads again: nothing to lend."""
     a, b = lender(), lender()
     lend(a, tmp_path, store)
-    real = lent_world.lent_elsewhere
-    completed: list[bool] = []
-
-    def a_completes_after_bs_read(*args: Any, **kwargs: Any) -> Any:
-        found = real(*args, **kwargs)
-        if kwargs.get("but") is None and not completed:  # B's read, not A's own
-            completed.append(True)
-            a.kept()
-        return found
-
-    monkeypatch.setattr(lent_world, "lent_elsewhere", a_completes_after_bs_read)
+    completed = after_bs_first_read(monkeypatch, a.kept)
     lend(b, tmp_path, store)
     assert completed and b.count() == 0
     assert b.take_back() == 0 and lent_data_stored(store)
@@ -114,18 +122,12 @@ def test_a_lend_that_read_the_data_as_missing_and_landed_after_anothers_call_len
     remove it from under A's effects. B's commit requires what it adds still absent: refused,
     it reads again and has nothing to lend."""
     a, b = lender(), lender()
-    real = lent_world.lent_elsewhere
-    completed: list[bool] = []
 
-    def a_lends_and_completes_after_bs_read(*args: Any, **kwargs: Any) -> Any:
-        found = real(*args, **kwargs)
-        if kwargs.get("but") is None and not completed:  # B's first read
-            completed.append(True)
-            lend(a, tmp_path, store)
-            a.kept()
-        return found
+    def a_lends_and_completes() -> None:
+        lend(a, tmp_path, store)
+        a.kept()
 
-    monkeypatch.setattr(lent_world, "lent_elsewhere", a_lends_and_completes_after_bs_read)
+    completed = after_bs_first_read(monkeypatch, a_lends_and_completes)
     lend(b, tmp_path, store)
     assert completed and b.count() == 0
     assert b.take_back() == 0 and lent_data_stored(store)
