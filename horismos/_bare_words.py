@@ -63,6 +63,8 @@ class BareWord(NamedTuple):
     """The line of the pattern it is on, 1 for the first."""
     before: str
     """The word written just before it (``NOT`` for ``NOT EXIST``), or ""."""
+    after: str = ""
+    """The character written just after it (``{`` for ``OPTINAL {``), or ""."""
 
 
 def _hidden(text: str) -> str:
@@ -79,14 +81,20 @@ def bare_word(text: str) -> BareWord | None:
     for m in _WORD.finditer(hidden):
         if m[1].lower() not in _KEYWORDS:
             before = re.search(r"(\w+)\s*$", hidden[: m.start()])
+            after = hidden[m.end() :].lstrip()[:1]
             row = hidden[: m.start()].count("\n") + 1
-            return BareWord(m[1], row, before[1] if before else "")
+            return BareWord(m[1], row, before[1] if before else "", after)
     return None
 
 
 def meant_keyword(bare: BareWord) -> str | None:
     """The SPARQL keyword ``bare`` is one slip from (``EXIST``: ``NOT EXISTS``, with the
-    ``NOT`` written before it), or None."""
+    ``NOT`` written before it), or None. Only a word standing where a keyword can is one: in
+    capitals, before a ``{`` or ``(``, or after ``NOT``; a word where a value stands
+    (``FILTER (?queue != kind)``) was told "did you mean BIND?"."""
+    where = bare.word.isupper() or bare.after in ("{", "(") or bare.before.upper() == "NOT"
+    if not where:
+        return None
     for keyword in _GROUP_KEYWORDS:
         if len(bare.word) >= 4 and slip_distance(bare.word, keyword) <= 1:
             return (

@@ -675,6 +675,19 @@ def test_a_misspelt_keyword_is_said_to_be_the_keyword(
     assert p.hint == f"did you mean {meant}?"
 
 
+@pytest.mark.parametrize("word", ["kind", "grape", "under", "onion"])
+def test_a_word_one_slip_from_a_keyword_where_a_value_stands_is_no_keyword(
+        tmp_path: Path, word: str) -> None:
+    """``FILTER (?queue != kind)`` was told "did you mean BIND?" (``grape``: GRAPH): only a
+    word where a keyword can stand (in capitals, before ``{`` or ``(``, after ``NOT``) is
+    taken for a misspelt one."""
+    path, _ = edited(tmp_path, TRIAGE, BARE,
+                     f"?this :acuity ?queue .\n                       FILTER (?queue != {word})\n")
+    p = the_error(problems(path, TRIAGE))
+    assert f"{word} (line 2 of the pattern) is not a SPARQL term" in p.message, str(p)
+    assert p.hint == f'write a node with its prefix (:{word}) or a string in quotes ("{word}")'
+
+
 @pytest.mark.parametrize(("old", "new", "word", "offset"), [
     pytest.param(":onDuty true .", ":onDuty True .", "True", 0, id="object"),
     pytest.param(TRIAGE_QUEUE, "?this :acuity ?queue .\n FILTER (?queue != FALSE)\n", "FALSE", 1,
