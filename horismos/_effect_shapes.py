@@ -30,12 +30,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from rdflib import RDF, RDFS, XSD, Graph, Literal, URIRef
-from rdflib.collection import Collection
 from rdflib.namespace import SH
 from rdflib.term import Node
 
 from ._model import Assertion
-from ._shacl import Targets, deactivated, refused_alone
+from ._shacl import Targets, deactivated, list_members, refused_alone
 from ._sources import Where
 from ._vocab import HORIS
 
@@ -166,7 +165,7 @@ def _constraint(g: Graph, pshape: Node, p: URIRef, name: Callable[[Node], str]) 
     ("en" "fr")``, with the ``sh:flags`` a pattern is read with."""
     said = []
     for o in sorted(g.objects(pshape, p), key=str):
-        items = list(Collection(g, o)) if (o, RDF.first, None) in g else None
+        items = list_members(g, o) if (o, RDF.first, None) in g else None
         said.append(
             _said(o, name) if items is None else f"({' '.join(_said(i, name) for i in items)})"
         )
@@ -254,8 +253,9 @@ def _forbids(
     members = g.value(pshape, SH["in"])
     if members is not None and misled(pshape):
         members = None
-    if members is not None and (members == RDF.nil or (members, RDF.first, None) in g):
-        allowed = list(Collection(g, members))
+    allowed = list_members(g, members) if members is not None else []
+    # sh:in ( ), or a list with members: a broken one reads as none, and the shape checks say so
+    if members == RDF.nil or allowed:
         shown = "sh:in (" + " ".join(_said(m, name) for m in allowed) + ")"
         if w.value is not None and w.value != HORIS.now:
             if w.value not in allowed:

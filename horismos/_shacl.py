@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from rdflib import RDF, RDFS, SH, BNode, Graph, Literal, URIRef
+from rdflib.collection import Collection as RdfList
 from rdflib.term import Node
 
 from ._shacl_constraints import COMPILERS
@@ -53,6 +54,7 @@ __all__ = [
     "deactivated",
     "domain_targets",
     "list_head",
+    "list_members",
     "path_properties",
     "refused_alone",
     "superclasses_of",
@@ -446,18 +448,23 @@ _LISTING = (SH["and"], SH["or"], SH.xone)
 def unended_list(g: Graph, head: Node) -> str | None:
     """How the RDF list at ``head`` fails to be one, walking its cells to ``rdf:nil``: a cell
     with no ``rdf:rest`` or two, no ``rdf:first`` or two, a rest that is no cell, a cycle;
-    None when it is one."""
+    None when it is one. A cell is named by its member (a blank node's label says nothing)."""
     seen: set[Node] = set()
     cell = head
     while cell != RDF.nil:
-        if cell in seen:
-            return f"it comes back to {cell.n3()} and never ends"
-        seen.add(cell)
         firsts, rests = list(g.objects(cell, RDF.first)), list(g.objects(cell, RDF.rest))
+        shown = (
+            cell.n3()
+            if isinstance(cell, URIRef) or len(firsts) != 1
+            else (f"the cell of {firsts[0].n3()}")
+        )
+        if cell in seen:
+            return f"it comes back to {shown} and never ends"
+        seen.add(cell)
         if len(firsts) != 1:
-            return f"the cell {cell.n3()} holds {len(firsts)} rdf:first, not one"
+            return f"the cell {shown} holds {len(firsts)} rdf:first, not one"
         if len(rests) != 1:
-            return f"the cell {cell.n3()} (of {firsts[0].n3()}) has " + (
+            return f"{shown} has " + (
                 "no rdf:rest, so the list never reaches rdf:nil"
                 if not rests
                 else f"{len(rests)} rdf:rest"
@@ -466,6 +473,13 @@ def unended_list(g: Graph, head: Node) -> str | None:
         if cell != RDF.nil and (cell, RDF.first, None) not in g:
             return f"an rdf:rest leads to {cell.n3()}, which is neither a cell nor rdf:nil"
     return None
+
+
+def list_members(g: Graph, head: Node) -> list[Node]:
+    """The members of the RDF list at ``head``; none when it is no list (:func:`unended_list`
+    says how, and the shape checks say so at its line): rdflib's walk raised on a list whose
+    rest comes back to itself, a traceback where validate should have told the line."""
+    return [] if unended_list(g, head) is not None else list(RdfList(g, head))
 
 
 def list_head(g: Graph, cell: Node) -> Node:

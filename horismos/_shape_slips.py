@@ -46,11 +46,10 @@ from dataclasses import dataclass
 from typing import Literal as Severity
 
 from rdflib import OWL, RDF, RDFS, SH, XSD, Graph, Literal, URIRef
-from rdflib.collection import Collection
 from rdflib.term import Node
 
 from ._regex_dialects import UNREAD_FLAGS, python_only, shortest_match
-from ._shacl import deactivated, list_head, refused_alone
+from ._shacl import deactivated, list_head, list_members, refused_alone
 
 __all__ = ["ShapeSlip", "shape_slips", "unmet"]
 
@@ -454,7 +453,7 @@ def _path_constraint_on_node_shape(
 
 def _items(g: Graph, lst: Node) -> list[Node]:
     """The members of the RDF list ``lst``; none when it is no list."""
-    return list(Collection(g, lst)) if (lst, RDF.first, None) in g or lst == RDF.nil else []
+    return list_members(g, lst) if (lst, RDF.first, None) in g or lst == RDF.nil else []
 
 
 def _written(holder: Node, p: URIRef, value: Literal, written: Written) -> str:

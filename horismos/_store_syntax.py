@@ -75,7 +75,9 @@ class Refusal:
         ['-' | '0' ..= '9' | '\\u{00B7}' …" went on for five lines of Unicode ranges, which
         say only that a name's next character would have done."""
         classes = _CHAR_CLASS.sub(
-            lambda m: m[0] if m[0].startswith('"') else "\0", " ".join(self.message.split())
+            # a class of quoted characters is a name's; ``[_]``, none quoted, is any character
+            lambda m: "\0" if m[0].startswith("[") and "'" in m[0] else m[0],
+            " ".join(self.message.split()),
         )
         return re.sub(r"\0(?:, \0)*", "a character of a name", classes)
 

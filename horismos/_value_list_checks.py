@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from typing import cast
 
 from rdflib import OWL, RDF, RDFS, SH, Literal, URIRef
-from rdflib.collection import Collection
 from rdflib.term import Node
 
 from ._builder_base import LOCAL_NAME
 from ._datatypes import DATATYPES, literal_datatype, range_refusing, turtle_term
 from ._listed_values import Refusal, refused_members
-from ._shacl import deactivated
+from ._shacl import deactivated, list_members
 from ._shape_slips import unmet
 from ._term_checks import TermChecks
 from ._term_kinds import range_class
@@ -98,7 +97,7 @@ class ValueListChecks(TermChecks):
         g = self.g
         if (items, RDF.first, None) not in g or deactivated(g, holder):
             return
-        listed = list(Collection(g, items))
+        listed = list_members(g, items)
         refused = refused_members(g, holder, [v for v in listed if v not in told])
         if not refused:
             return
@@ -132,7 +131,7 @@ class ValueListChecks(TermChecks):
         """The constraint that refuses a value, as a file writes it (a list as its members)."""
         value = refusal.value
         if (value, RDF.first, None) in self.g:
-            members = " ".join(turtle_term(v, self.n) for v in Collection(self.g, value))
+            members = " ".join(turtle_term(v, self.n) for v in list_members(self.g, value))
             return f"{self.n(refusal.parameter)} ( {members} )"
         return f"{self.n(refusal.parameter)} {turtle_term(value, self.n)}"
 
@@ -150,7 +149,7 @@ class ValueListChecks(TermChecks):
             or deactivated(g, pshape)
         ):
             return None
-        listed = list(Collection(g, items))
+        listed = list_members(g, items)
         ranges = list(g.objects(path, RDFS.range))
         wrong: list[Node]
         if (path, RDF.type, OWL.ObjectProperty) in g or range_class(g, path):

@@ -193,6 +193,11 @@ def test_a_sparql_constraint_naming_a_prefix_it_does_not_declare_is_said_at_its_
                  "rdf:nil", id="rest-to-no-cell"),
     pytest.param('[ rdf:first "Q-A-1" ; rdf:rest ( "Q-B-2" ) ; rdf:rest rdf:nil ]',
                  "2 rdf:rest", id="two-rests"),
+    pytest.param('[ rdf:first "Q-A-1" , "Q-B-2" ; rdf:rest rdf:nil ]', "holds 2 rdf:first",
+                 id="two-firsts"),
+    # rdflib's own walk raised on it: a traceback, where the line was to be told
+    pytest.param(":cell", 'it comes back to <http://example.org/ehr#cell> and never ends',
+                 id="a-cycle"),
 ])
 def test_a_list_written_by_hand_and_broken_is_an_error_at_its_line(
         tmp_path: Path, written: str, said: str) -> None:
@@ -208,6 +213,9 @@ def test_a_list_written_by_hand_and_broken_is_an_error_at_its_line(
             "@prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .\n" + text,
             encoding="utf-8")
         line += 1
+    if written == ":cell":
+        with ontology.open("a", encoding="utf-8") as f:
+            f.write('\n:cell rdf:first "Q-A-1" ; rdf:rest :cell .\n')
     found = problems(TRIAGE[0], TRIAGE, ontology)
     (p,) = [p for p in found if "its list is broken" in p.message] or [
         "\n".join(map(str, found))]

@@ -715,6 +715,21 @@ def test_the_stores_character_ranges_are_summarised() -> None:
     assert said == 'error at 3:54: expected one of ".", ":", "[", a character of a name'
 
 
+@pytest.mark.parametrize(("query", "said"), [
+    pytest.param("SELECT * WHERE { ?s <http://a> True }",
+                 'expected one of ".", ":", a character of a name', id="ranges"),
+    pytest.param("SELECT * WHERE { FILTER(?x = 1 2) }", "expected one of GROUP_CONCAT, [_]",
+                 id="any-character"),
+])
+def test_a_refusal_of_the_stores_parser_keeps_what_is_not_a_name(query: str, said: str) -> None:
+    """Oxigraph's ``[_]`` (any character) was told "a character of a name" too."""
+    import pyoxigraph as ox
+
+    with pytest.raises(SyntaxError) as refused:
+        ox.Store().query(query)
+    assert Refusal(str(refused.value), syntax=True).said.endswith(said)
+
+
 # -- a VALUES, a sameTerm, a BOUND, an IN list no value can meet --------------------------
 
 
