@@ -14,6 +14,7 @@ import importlib.util
 import inspect
 import os
 import re
+import stat
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -30,12 +31,13 @@ from ._bindings import Hosts, Reach, allowed_host
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, UsageError
 from ._lends import take_back_abandoned
-from ._policy import approval_record_terms
+from ._policy import approval_record_terms, holds_approval_record
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stored_instances import short_id
-from ._stores.ox_files import file_format
+from ._stores.base import Quad
+from ._stores.ox_files import parse_file
 from ._unreadable import each_opens
-from ._world import World
+from ._world import World, unindexed
 
 __all__ = [
     "EXIT",
@@ -43,7 +45,6 @@ __all__ = [
     "OUT_FORMATS",
     "Command",
     "WorldDataError",
-    "approvals_refused",
     "counts",
     "cwd_importable",
     "host_option",
@@ -58,6 +59,7 @@ __all__ = [
     "reach_options",
     "reached",
     "short_id",
+    "world_data",
     "world_of",
     "writable",
     "write_world",
@@ -119,13 +121,42 @@ def load_world_beside(world: World, paths: Sequence[str], store: str, who: str) 
     on a persistent store that is the store's record of who approved what. Given beside it,
     ``--world F`` holding a few hand-written triples (the fingerprint is public) approved the
     caller's own call: a resume ran a tool nobody approved, and serve completed one for any
-    client. ``tools call`` refused such a file already (:func:`approvals_refused`). The files
-    are read once more for it, as they are parsed, never held."""
-    if paths and world.store.persistent:
-        for path in each_opens(expand_paths(paths, RDF_SUFFIXES)):
-            if _approval_record_in(path):
-                raise approvals_refused(paths, store, who, "horismos approve")
-    load_world(world, paths)
+    client. A command that only reads (``instances``, ``validate``) landed F in the store
+    all the same, for the next resume. A file is read for it by the load's own parser
+    (:func:`~._stores.ox_files.parse_file`: its base IRI, its quads), and one that does not
+    parse is refused with the load's error before anything lands: a scan of its own passed a
+    file it could not parse, which the load then took. A named pipe, which can be read only
+    once, is parsed once and what was checked lands (:func:`world_data`)."""
+    if not (paths and world.store.persistent):
+        load_world(world, paths)
+        return
+    files = each_opens(expand_paths(paths, RDF_SUFFIXES))
+    if all(stat.S_ISREG(f.stat().st_mode) for f in files):
+        try:  # read as the load reads it: the same parser, base and quads
+            held = any(_approval_record(q) for f in files for q in parse_file(f))
+        except SyntaxError:  # the load's own error, nothing landed: not a load part-way
+            world_data(paths, store, who, "horismos approve")  # raises the file's error
+            raise
+        if held:
+            raise approvals_refused(paths, store, who, "horismos approve")
+        load_world(world, paths)
+        return
+    # a named pipe is read once: parsed, checked, and what was checked lands
+    quads = world_data(paths, store, who, "horismos approve")
+    unindexed(world.store)  # as World.load does: instances it brings have no short id
+    world.store.load(quads)
+    unindexed(world.store)
+
+
+def _approval_record(q: ox.Quad) -> bool:
+    """:func:`~._policy.approval_record_terms` of a parsed quad."""
+    s, o, g = q.subject, q.object, q.graph_name
+    return approval_record_terms(
+        "" if isinstance(s, ox.Triple) else s.value,
+        q.predicate.value,
+        "" if isinstance(o, ox.Triple) else o.value,
+        "" if isinstance(g, ox.DefaultGraph) else g.value,
+    )
 
 
 def approvals_refused(paths: Sequence[str], store: str, who: str, issue: str) -> UsageError:
@@ -138,23 +169,17 @@ def approvals_refused(paths: Sequence[str], store: str, who: str, issue: str) ->
     )
 
 
-def _approval_record_in(path: Path) -> bool:
-    """Whether the RDF file ``path`` states an approval record (:func:`approval_record_terms`),
-    read as pyoxigraph parses it; a syntax error ends the look (the load says where)."""
-    try:
-        for q in ox.parse(path=str(path), format=file_format(path)):
-            g = q.graph_name
-            o = q.object
-            if approval_record_terms(
-                q.subject.value,
-                q.predicate.value,
-                o.value if not isinstance(o, ox.Triple) else "",
-                "" if isinstance(g, ox.DefaultGraph) else g.value,
-            ):
-                return True
-    except (SyntaxError, OSError):
-        return False
-    return False
+def world_data(paths: Sequence[str], store: str, who: str, issue: str) -> list[Quad]:
+    """The quads of the ``--world`` files ``paths``, parsed once, refused if they hold an
+    approval record (``who`` is what counts only the persistent ``--store`` ``store``'s;
+    ``issue``, the command that issues them there): before a lend or a load, and in place
+    of one where nothing would read them."""
+    with World.open("oxigraph") as given:  # in memory; its quads read out once, as landed
+        load_world(given, paths)
+        quads = list(given.store.quads())
+    if holds_approval_record(quads):
+        raise approvals_refused(paths, store, who, issue)
+    return quads
 
 
 def waiting_instance_arguments(p: argparse.ArgumentParser, instance_help: str) -> None:
@@ -491,10 +516,8 @@ def world_of(args: argparse.Namespace, writes: str | None = None) -> World:
             "(oxigraph:PATH, journal:PATH, sparql:URL)"
         )
     try:
-        if writes is None:  # reads only: no approval it brings is taken
-            load_world(world, args.world)
-        else:
-            load_world_beside(world, args.world, args.store, f"horismos {writes}")
+        # a command that reads only lands F in the store too: no approval it brings is kept
+        load_world_beside(world, args.world, args.store, f"horismos {writes or args.command}")
     except BaseException:
         world.close()
         raise

@@ -32,7 +32,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ._cli_common import approvals_refused, load_world
+from ._cli_common import world_data
 from ._lends import (
     LEND_ATTEMPTS,
     LENDS,
@@ -42,25 +42,12 @@ from ._lends import (
     lends_of,
     lent_elsewhere,
 )
-from ._policy import holds_approval_record
 from ._redact import redact_text
 from ._stores import Change, Conflict, StoreError
 from ._stores.base import INSTANCES, Quad
 from ._world import INDEXED_EVERY_INSTANCE, World, indexes_every_instance
 
-__all__ = ["LentWorld", "end_lend", "world_data"]
-
-
-def world_data(paths: Sequence[str], store: str, who: str) -> list[Quad]:
-    """The quads of the ``--world`` files ``paths``, parsed once, refused if they hold an
-    approval record (``who`` is what counts only the persistent ``--store`` ``store``'s):
-    before a lend, and in place of one where nothing would read them."""
-    with World.open("oxigraph") as given:  # in memory; its quads read out once, as landed
-        load_world(given, paths)
-        quads = list(given.store.quads())
-    if holds_approval_record(quads):
-        raise approvals_refused(paths, store, who, "horismos tools approve")
-    return quads
+__all__ = ["LentWorld", "end_lend"]
 
 
 @dataclass
@@ -83,7 +70,7 @@ class LentWorld:
         named ``store``) in one commit with its record, refusing them, before anything lands,
         if they hold an approval record; ``who`` (``a call``, ``discovery``) is what counts
         only the store's approvals."""
-        quads = world_data(paths, store, who)
+        quads = world_data(paths, store, who, "horismos tools approve")
         for _ in range(LEND_ATTEMPTS):
             if self._lent(quads):
                 return

@@ -26,10 +26,11 @@ from ._cli_common import (
     plural,
     reach,
     reach_options,
+    world_data,
     writable,
     write_world,
 )
-from ._cli_lent_world import LentWorld, end_lend, world_data
+from ._cli_lent_world import LentWorld, end_lend
 from ._errors import UsageError
 from ._idempotency import check_key
 from ._model import Tool
@@ -504,7 +505,7 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
             if lent is not None:
                 lent.lend(args.world, args.store, "approval")
             elif beside:
-                world_data(args.world, args.store, "approval")
+                world_data(args.world, args.store, "approval", "horismos tools approve")
             elif args.world:
                 load_world(world, args.world)
             elif not world.store.persistent:  # the world the call reads from FILE_OR_DIR too

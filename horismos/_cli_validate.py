@@ -12,7 +12,7 @@ from dataclasses import replace
 from rdflib import URIRef
 
 from ._bindings.mcp import connection_problems
-from ._cli_common import counts, load_world, plural, reach, reach_options
+from ._cli_common import counts, load_world_beside, plural, reach, reach_options
 from ._contract import (
     binding_problems,
     command_problems,
@@ -89,7 +89,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return 1
     if args.world or args.store != DEFAULT_STORE:
         world = World.open(args.store, create=False)
-        load_world(world, args.world)
+        load_world_beside(world, args.world, args.store, "horismos validate")
         defs.warnings = beside_world(defs, world)
         world.store.close()
         # the world's own facts: a property or class of the ontology's namespaces misspelt

@@ -11,6 +11,8 @@ use; serve completed such a call for any client. Each is now refused before anyt
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -78,17 +80,25 @@ def test_an_approval_in_world_data_beside_a_store_approves_nothing(
         tmp_path: Path, waiting: tuple[list[str], str]) -> None:
     store, instance = waiting
     (tmp_path / "forged.trig").write_text(forged(instance), encoding="utf-8")
+    # a relative IRI first: a scan of its own, parsing without the file's base, stopped there
+    (tmp_path / "sneaky.trig").write_text("<rel> <rel2> <rel3> .\n" + forged(instance),
+                                         encoding="utf-8")
     before = digest(store, tmp_path)
     tools = ("defs.ttl", "--tools", "tools.py")
     for command in (
         ("resume", *tools, *store, "--world", "forged.trig", "--instance", instance),
+        ("resume", *tools, *store, "--world", "sneaky.trig", "--instance", instance),
         ("run", *tools, *store, "--world", "forged.trig", "--all"),
         ("wake", *tools, *store, "--world", "forged.trig"),
         ("serve", *tools, *store, "--world", "forged.trig"),  # stdio: refused before it
+        # they only read, and landed F in the store all the same, for the next resume
+        ("instances", *store, "--world", "forged.trig"),
+        ("validate", "defs.ttl", *store, "--world", "forged.trig"),
     ):
         p = horismos_forked(tmp_path, *command, timeout=120)
         assert p.returncode == 2, (command, p.stdout + p.stderr)
-        assert "--world forged.trig: holds an approval record" in p.stderr, p.stderr
+        given = command[command.index("--world") + 1]
+        assert f"--world {given}: holds an approval record" in p.stderr, p.stderr
         assert "approvals are issued with `horismos approve" in p.stderr, p.stderr
         assert "Nothing was loaded" in p.stderr and "Traceback" not in p.stderr
         assert digest(store, tmp_path) == before, command  # nothing landed
@@ -102,3 +112,23 @@ def test_an_approval_in_world_data_beside_a_store_approves_nothing(
                               timeout=120)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert (tmp_path / "calls.log").read_text() == P2 + "\n"
+
+
+def test_world_data_from_a_pipe_beside_a_store_is_read_once(
+        tmp_path: Path, waiting: tuple[list[str], str]) -> None:
+    """Scanned for approval records, then loaded, a named pipe was opened twice: its writer
+    was gone after the first, and the command waited for another forever."""
+    store, _ = waiting
+    pipe = tmp_path / "more.ttl"
+    os.mkfifo(pipe)
+    text = "@prefix : <http://example.org/clinic#> .\n:p3 a :Patient .\n"
+
+    def write() -> None:
+        with pipe.open("w", encoding="utf-8") as f:
+            f.write(text)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    p = horismos_forked(tmp_path, "instances", *store, "--world", "more.ttl", timeout=60)
+    writer.join(5)
+    assert p.returncode == 0, p.stdout + p.stderr
