@@ -116,8 +116,13 @@ class LentWorld:
             # while the copies it shares are stored (a call that completed meanwhile made them
             # the store's own: then they are not lent at all)
             copies = tuple(c for found in others.values() for c in found)
-            # each count as it is: a compare-and-set
+            # each count as it is: a compare-and-set; then the holders read again, for a
+            # lend that came to share the data between the two reads holds a count this
+            # commit would not move, and its completion would not read this lend's copies
             counted = Sharing.read(store, lends_of(copies)).counted()
+            again = lent_elsewhere(store, [q for q in quads if q in held])
+            if {c for found in again.values() for c in found} != set(copies):
+                return False
             change.add += counted.add
             change.remove += counted.remove
             change.expect = (*copies, *counted.expect)

@@ -27,6 +27,7 @@ import horismos._cli_lent_world as lent_world
 import horismos._lends as lends
 from horismos import World
 from horismos._cli_lent_world import LentWorld
+from horismos._stores import Change, Conflict
 
 
 @pytest.fixture
@@ -300,3 +301,30 @@ def test_lends_sharing_other_data_do_not_hold_back_a_completion(
     assert sharer.take_back() == 1
     assert types_of(store, EX.p8) == set() and lent_data_stored(store)
     assert lends_recorded(store) == 0
+
+
+def test_a_lend_sharing_data_another_lend_came_to_share_meanwhile_counts_on_it_too(
+        tmp_path: Path, store: list[str], lender: Callable[[], LentWorld],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """C reads the data as held by A's lend only; B lends it too (counted on A) and B's
+    completion reads which lends hold it; then C lands, counting on A alone. B's completion
+    landed unrefused, missed C's copies, and C's take-back removed what B's completed call
+    had read. C reads the holders again after their counts, and counts on B too: B's
+    completion, as read before C, is refused, and read again it drops C's copies."""
+    a, b, c = lender(), lender(), lender()
+    lend(a, tmp_path, store)
+    read: list[Any] = []
+
+    def b_lends_and_reads() -> None:
+        lend(b, tmp_path, store)
+        read.append(b.record())  # B's completion reads, before C lands
+
+    after_bs_first_read(monkeypatch, b_lends_and_reads)  # C's first read
+    lend(c, tmp_path, store)
+    assert read and b.count() == 3 and c.count() == 3
+    (stale,) = read
+    with pytest.raises(Conflict):
+        b.world.commit(Change(remove=stale.remove, expect=stale.expect, absent=stale.absent))
+    b.kept()  # read again: C's copies go with B's record
+    assert c.take_back() == 0 and a.take_back() == 0
+    assert lent_data_stored(store), "C's take-back removed what B's completed call read"
