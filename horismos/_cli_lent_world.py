@@ -225,7 +225,12 @@ class LentWorld:
                     f"({e}); it stays until the next command that opens the store for writing "
                     "takes it back"
                 )
-        self.keep()
+        try:
+            self.keep()
+        except StoreError as e:  # the lease not given back (a store not answering): it runs out
+            self.left = (f"{self.left}; " if self.left else "") + (
+                f"the lease of the lend could not be given back ({e}); it runs out by itself"
+            )
         return taken
 
     def left_note(self) -> str | None:

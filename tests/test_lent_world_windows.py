@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EX, PREFIXES
+from conftest import EX, PREFIXES, ward_store
 from in_process import horismos_in_process
+from oxigraph_server import OxigraphServer
 from test_tools_store_lanes import LENT, project, types_of
 
 import horismos._cli_lent_world as lent_world
@@ -328,3 +329,28 @@ def test_a_lend_sharing_data_another_lend_came_to_share_meanwhile_counts_on_it_t
     b.kept()  # read again: C's copies go with B's record
     assert c.take_back() == 0 and a.take_back() == 0
     assert lent_data_stored(store), "C's take-back removed what B's completed call read"
+
+
+def test_a_take_back_on_a_store_that_stopped_answering_says_so_and_raises_nothing(
+        tmp_path: Path) -> None:
+    """The take-back runs in a command's ``finally``: a store gone (the server down) made it
+    raise, in place of what the command did, once for the take-back and once more for the
+    lease it gives back. Both are told in its note; the record and the lease stay, for the
+    next command to take back once the lease has run out."""
+    server = OxigraphServer(tmp_path / "db")
+    try:
+        store = ward_store(tmp_path, server.store)
+        (tmp_path / "more.ttl").write_text(LENT, encoding="utf-8")
+        with World.open(store[1]) as world:
+            lent = LentWorld(world)
+            lend(lent, tmp_path, store)
+            assert lent.count() == 3
+            server.stop()
+            assert lent.take_back() == 0
+            note = lent.left_note() or ""
+            assert "could not be taken back" in note, note
+            assert "the lease of the lend could not be given back" in note, note
+        server.start()
+        assert lent_data_stored(store)  # still lent: the record stays
+    finally:
+        server.stop()
