@@ -48,6 +48,7 @@ from typing import Literal as Severity
 from rdflib import OWL, RDF, RDFS, SH, XSD, Graph, Literal, URIRef
 from rdflib.term import Node
 
+from ._literals import INTEGER_TYPES
 from ._regex_dialects import UNREAD_FLAGS, python_only, shortest_match
 from ._shacl import deactivated, list_head, list_members, refused_alone
 
@@ -76,25 +77,6 @@ _BOUNDS = (
     (SH.minExclusive, SH.maxExclusive, True),
 )
 _COUNTS = {SH.minCount, SH.qualifiedMinCount}
-_INTEGERS = {
-    XSD[t]
-    for t in (
-        "integer",
-        "long",
-        "int",
-        "short",
-        "byte",
-        "nonNegativeInteger",
-        "positiveInteger",
-        "nonPositiveInteger",
-        "negativeInteger",
-        "unsignedLong",
-        "unsignedInt",
-        "unsignedShort",
-        "unsignedByte",
-    )
-}
-"""The datatypes whose values are integers: two exclusive bounds one apart admit none."""
 
 
 def _no_integer_between(
@@ -107,11 +89,7 @@ def _no_integer_between(
         return False
     if type(lo) is not int or type(hi) is not int or hi - lo != 1:
         return False
-    path = g.value(holder, SH.path)
-    kind = g.value(holder, SH.datatype)
-    if kind is None and isinstance(path, URIRef):
-        kind = g.value(path, RDFS.range)
-    return kind in _INTEGERS
+    return _value_datatype(g, holder) in INTEGER_TYPES
 
 
 # how a file writes the value of a statement (``002.0``), when it can be read back
@@ -271,25 +249,36 @@ _BOOLEANS = (Literal(True), Literal(False))
 
 
 def _pattern_on_booleans(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
-    for holder, pattern in g.subject_objects(SH.pattern):
-        path = g.value(holder, SH.path)
-        if XSD.boolean not in (
-            g.value(holder, SH.datatype),
-            g.value(path, RDFS.range) if isinstance(path, URIRef) else None,
-        ):
+    for holder in sorted(set(g.subjects(SH.pattern)), key=str):
+        if _value_datatype(g, holder) != XSD.boolean:
             continue
-        # judged by the gate's own compiled check (with its sh:flags); one it cannot compile
-        # (no regular expression: the gate's load check says so) refuses nothing here
+        # judged by the gate's own compiled check of all the shape's patterns (with its
+        # sh:flags), once; one it cannot compile (no regular expression: the gate's load
+        # check says so) refuses nothing here
         if not all(refused_alone(g, holder, b, [SH.pattern]) for b in _BOOLEANS):
             continue
+        patterns = sorted(g.objects(holder, SH.pattern), key=str)
+        said = " ".join(f'sh:pattern "{p}"' for p in patterns)
         yield _no_value_conforms(
             g,
             n,
-            (holder, SH.pattern, pattern),
-            f'sh:pattern "{pattern}" is on booleans, which it reads as their text, true or '
-            "false, and it matches neither",
+            (holder, SH.pattern, patterns[0]),
+            f"{said} {'is' if len(patterns) == 1 else 'are'} on booleans, which "
+            f"{'it reads' if len(patterns) == 1 else 'they read'} as their text, true or "
+            f"false, and {'it matches' if len(patterns) == 1 else 'together they match'} "
+            "neither",
             "drop sh:pattern, or write sh:in ( true ) or sh:in ( false ) for the value meant",
         )
+
+
+def _value_datatype(g: Graph, holder: Node) -> Node | None:
+    """The datatype of the values ``holder`` judges: its ``sh:datatype``, else its path's
+    ``rdfs:range``."""
+    kind = g.value(holder, SH.datatype)
+    path = g.value(holder, SH.path)
+    if kind is None and isinstance(path, URIRef):
+        kind = g.value(path, RDFS.range)
+    return kind
 
 
 def _unknown_flags(g: Graph) -> Iterator[ShapeSlip]:

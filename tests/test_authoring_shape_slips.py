@@ -57,6 +57,12 @@ SHAPE = "    sh:targetClass :Patient ;\n"
                  ' sh:pattern "^(1|0)$" ] ;\n', "error", "it matches neither",
                  "drop sh:pattern, or write sh:in ( true ) or sh:in ( false ) for the value meant",
                  id="pattern-on-booleans-as-digits"),
+    # once for the shape, its patterns together: each was said to match neither, three times
+    pytest.param(SHAPE, SHAPE + '    sh:property [ sh:path :onDuty ; sh:pattern "^(true|false)$" '
+                 ';\n        sh:pattern "^true$" ; sh:pattern "^false$" ] ;\n', "error",
+                 'sh:pattern "^(true|false)$" sh:pattern "^false$" sh:pattern "^true$" are on '
+                 "booleans, which they read as their text, true or false, and together they "
+                 "match neither", "drop sh:pattern", id="patterns-on-booleans"),
 ])
 def test_a_shape_no_result_can_meet_is_said_at_its_line(
         tmp_path: Path, old: str, new: str, severity: str, said: str, hint: str) -> None:
