@@ -8,8 +8,8 @@ step or the binding, and the start of every run refuses on any of them.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
+import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -18,14 +18,20 @@ from typing import Any
 from rdflib import Literal, URIRef
 
 from ._bindings import static_problem
-from ._bindings.function_source import Returned, function_of, returned, source_signature
+from ._bindings.function_source import (
+    FunctionNode,
+    Returned,
+    function_of,
+    returned,
+    source_signature,
+)
 from ._bindings.python import signature_problems
 from ._bindings.python_source import defined_function, unimportable_binding
 from ._definitions_model import Definitions
 from ._digraph import descendants
 from ._errors import Problem, ToolError
 from ._hazards import flow_graph
-from ._model import ActionStep, Assertion, ProposalStep, Step, Tool
+from ._model import ActionStep, ProposalStep, Step, Tool
 from ._near_names import nearest_variable
 from ._redact import redact_url, url_credentials
 from ._sources import Where
@@ -179,19 +185,17 @@ def binding_problems(
             why = f'binding "{tool.binding}" of {tool.name}: {missing}' if missing else None
         found = [why] if why is not None else []
         func = registry.get(target)
-        source = None
+        source: tuple[FunctionNode, Path, int] | None = None
+        signature: Callable[..., Any] | inspect.Signature | None = None
         if func is not None:
-            found += [
-                f'binding "{tool.binding}" of {tool.name} does not fit its horis:takes: {p}'
-                for p in signature_problems(tool, func)
-            ]
-            source = function_of(func)
+            source, signature = function_of(func), func
         elif why is None and (defined := defined_function(target)) is not None:
             node, file = defined  # an allowed module's: read from its source, not imported
-            source = (node, file, 1)
+            source, signature = (node, file, 1), source_signature(node)
+        if signature is not None:
             found += [
                 f'binding "{tool.binding}" of {tool.name} does not fit its horis:takes: {p}'
-                for p in signature_problems(tool, source_signature(node))
+                for p in signature_problems(tool, signature)
             ]
         problems += [defs.sources.problem("error", tool.iri, p, at=at) for p in found]
         if source is not None and not found:
@@ -210,21 +214,11 @@ def returned_key_problems(
     if effect is None or effect.text_key is not None:
         return []
     returnable = [a for a in effect.asserts if a.value is None]
-
-    def meant(key: str) -> Assertion | None:
-        """The assertion a key files its value under, as the gate reads it."""
-        found = next((a for a in returnable if a.key == key), None)
-        if found is None:
-            with contextlib.suppress(KeyError):
-                iri = defs.expand(key)
-                found = next((a for a in returnable if a.property == iri), None)
-        return found
-
     rejected = []
     for r in returns:
         if r is None:
             continue
-        given = [meant(k) for k in r.keys]
+        given = [effect.assertion(k, defs.expand) for k in r.keys]
         undeclared = [k for k, a in zip(r.keys, given, strict=True) if a is None]
         missing = [a for a in returnable if not a.optional and all(g is not a for g in given)]
         if undeclared or missing:

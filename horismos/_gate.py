@@ -235,14 +235,10 @@ class Gate:
     def _assertion(self, tool: Tool, key: str) -> Assertion | None:
         if tool.effect is None:
             return None
-        by_key = self._by_key.get(tool.iri)
+        by_key = self._by_key.get(tool.iri)  # a step's keys, looked up once
         if by_key is not None and key in by_key:
             return by_key[key]
-        try:
-            iri = self.defs.expand(key)
-        except KeyError:
-            return None
-        return next((a for a in tool.effect.asserts if a.property == iri), None)
+        return tool.effect.assertion(key, self.defs.expand)
 
     def _undeclared(self, key: str) -> URIRef:
         try:

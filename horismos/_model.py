@@ -5,7 +5,7 @@ Built once from the loaded graph by :mod:`horismos._definitions`; the runner rea
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -78,6 +78,20 @@ class Effect:
     def text_key(self) -> str | None:
         """The key a text-only answer lands under, when one assertion is ``horis:fromText``."""
         return next((a.key for a in self.asserts if a.from_text), None)
+
+    def assertion(self, key: str, expand: Callable[[str], URIRef]) -> Assertion | None:
+        """The assertion a result's ``key`` files its value under, as the gate files it: the
+        first declared whose key or property IRI ``key`` is, else the one whose property
+        ``key`` names as a CURIE (``expand``, a KeyError for none); None for a key the
+        effect does not declare."""
+        for a in self.asserts:
+            if key == a.key or key == str(a.property):
+                return a
+        try:
+            iri = expand(key)
+        except KeyError:
+            return None
+        return next((a for a in self.asserts if a.property == iri), None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -483,6 +483,9 @@ def test_a_function_returning_a_key_the_effect_does_not_read_is_an_error(
                  id="a-prefixed-key"),
     pytest.param("def inner():\n        return {'queue_ref': 1}\n    " + QUEUE_REF, None,
                  id="an-inner-functions-return"),
+    # the name bound again at import: the run may call another function than this def
+    pytest.param('return {"queue_ref": 1}\n\n\ntry:\n    from ehr_fast import assign_queue\n'
+                 "except ImportError:\n    pass\n", None, id="rebound-under-a-try"),
 ])
 def test_what_the_source_does_not_say_for_certain_is_left_to_the_run(
         tmp_path: Path, returns: str, said: str | None) -> None:

@@ -27,7 +27,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FunctionNode", "Returned", "function_of", "returned", "sole_def", "source_signature"]
+__all__ = [
+    "FunctionNode",
+    "Returned",
+    "bound_names",
+    "function_of",
+    "returned",
+    "sole_def",
+    "source_signature",
+]
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -49,25 +57,13 @@ class Returned:
 
 
 def sole_def(tree: ast.Module, name: str) -> FunctionNode | None:
-    """The module's top-level ``def name``, when that is all the module binds ``name`` to at
-    its top level, undecorated; None otherwise."""
-    found: list[ast.stmt] = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bound = [node.name]
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            bound = [a.asname or a.name.split(".")[0] for a in node.names]
-        else:
-            bound = [
-                n.id
-                for n in ast.walk(node)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-            ]
-        if name in bound:
-            found.append(node)
-    if len(found) != 1 or not isinstance(found[0], ast.FunctionDef | ast.AsyncFunctionDef):
+    """The module's top-level ``def name``, when that is the only place the module binds
+    ``name`` (:func:`bound_names`: a ``def`` under an ``if``, an import under a ``try``
+    rebinds it), undecorated; None otherwise."""
+    defs = [n for n in tree.body if isinstance(n, FunctionNode) and n.name == name]
+    if len(defs) != 1 or sum(1 for n in bound_names(tree) if n == name) != 1:
         return None
-    return None if found[0].decorator_list else found[0]
+    return None if defs[0].decorator_list else defs[0]
 
 
 @lru_cache(maxsize=256)  # a run's start asks of every tool's function, on every run
@@ -157,3 +153,22 @@ def _dict_keys(value: ast.expr | None) -> tuple[str, ...] | None:
     ):
         return tuple(k.arg for k in value.keywords if k.arg is not None)
     return None
+
+
+def bound_names(tree: ast.AST) -> Iterator[str]:
+    """Every name the module binds anywhere — defined, assigned (a walrus, a ``match``
+    capture, a loop's or ``with``'s target too), imported — at its top level or not: more
+    than the module's own names, never fewer, so that a name missed here never says that a
+    module that has it lacks it (one it lacks may pass, and the run then says so)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.name
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                yield alias.asname or alias.name.split(".")[0]
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            yield node.id
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name is not None:
+            yield node.name
+        elif isinstance(node, ast.MatchMapping) and node.rest is not None:
+            yield node.rest

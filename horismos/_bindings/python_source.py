@@ -20,10 +20,9 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-from .function_source import FunctionNode, sole_def
+from .function_source import FunctionNode, bound_names, sole_def
 
 __all__ = ["defined_function", "unimportable_binding"]
 
@@ -62,7 +61,7 @@ def unimportable_binding(target: str) -> str | None:
     if read is None:
         return None
     origin, tree = read
-    names = set(_bound_names(tree))
+    names = set(bound_names(tree))
     if attr in names:
         return None
     public = sorted(n for n in names if not n.startswith("_"))
@@ -121,22 +120,3 @@ def _spec(module_name: str) -> importlib.machinery.ModuleSpec | None:
         name = f"{name}.{part}"
         spec = importlib.machinery.PathFinder.find_spec(name, list(spec.submodule_search_locations))
     return spec
-
-
-def _bound_names(tree: ast.Module) -> Iterator[str]:
-    """Every name the module binds anywhere — defined, assigned (a walrus, a ``match``
-    capture, a loop's or ``with``'s target too), imported — at its top level or not: more
-    than the module's own names, never fewer, so that a name missed here never says that a
-    module that has it lacks it (one it lacks may pass, and the run then says so)."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            yield node.name
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            for alias in node.names:
-                yield alias.asname or alias.name.split(".")[0]
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            yield node.id
-        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name is not None:
-            yield node.name
-        elif isinstance(node, ast.MatchMapping) and node.rest is not None:
-            yield node.rest
