@@ -126,8 +126,8 @@ def binding_meant(binding: str) -> str | None:
     scheme, colon, rest = binding.partition(":")
     lower = scheme.lower()
     if colon and lower == "mcp":  # SERVER/TOOL: a '#' or ':' between them was meant as '/'
-        server, _, tool = rest.lstrip("/").replace("#", "/", 1).partition("/")
-        return f"mcp://{server}/{tool}" if tool else f"mcp://{server}"
+        server, *tool = re.split(r"[/#:]", rest.lstrip("/"), maxsplit=1)
+        return f"mcp://{server}/{tool[0]}" if tool and tool[0] else f"mcp://{server}"
     if colon and lower in ("http", "https"):
         return f"{lower}://{rest.lstrip('/')}"
     if colon and lower in ("python", "cmd"):

@@ -155,7 +155,9 @@ def _constructs(parsed: object) -> Iterator[tuple[str, str]]:
                 elif op in _PYTHON_OPS:
                     yield _PYTHON_OPS[op]
                 elif op is _regex_constants.SUBPATTERN and (av[1] or av[2]):
-                    yield _SCOPED_FLAGS
+                    # a group's own case-blindness has a fix of its own; its other flags
+                    # (?s:…), (?-i:…) are inline flags as a whole pattern's are
+                    yield _SCOPED_FLAGS if av[1] & re.I else _INLINE_FLAGS
                 todo.append(av)
         elif isinstance(item, list | tuple):
             todo.extend(item)

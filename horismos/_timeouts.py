@@ -95,7 +95,11 @@ def _timeout_meant(text: str) -> str | None:
     if weeks is not None:
         return f'write "P{int(weeks[1]) * 7}D": an xsd:duration counts days, not weeks'
     parts = _COMPOUND.fullmatch(text.strip().lower())
-    if parts is not None and sum(1 for p in parts.groups() if p) > 1:  # "1h30m", "2m30s"
+    if (
+        parts is not None
+        and sum(1 for p in parts.groups() if p) > 1  # "1h30m", "2m30s"
+        and any(float(p) for p in parts.groups() if p)  # "0h0m" is no time at all
+    ):
         h, m, s = parts.groups()
         return (
             'write "PT'

@@ -253,6 +253,12 @@ def test_a_pattern_that_is_no_regular_expression_says_what_to_change_for_its_fau
     assert ("opened and not closed" in (p.hint or "")) is False, p
 
 
+def test_a_groups_flags_other_than_case_are_not_told_to_write_the_letters_both_ways(
+        tmp_path: Path) -> None:
+    (p,), _ = pattern_said(tmp_path, "^(?s:Q.)-[A-Z]+-[0-9]+$")
+    assert "inline flags" in p.message and "both ways" not in (p.hint or ""), p
+
+
 @pytest.mark.parametrize(("pattern", "uses", "hint"), [
     ("^Q-(?=[A-Z])[A-Z]+-[0-9]+$", "a lookaround", "write the pattern without it"),
     ("^Q-[A-Z]+-(?!0)[0-9]+$", "a negative lookaround", "sh:not [ sh:path … ; sh:pattern … ]"),

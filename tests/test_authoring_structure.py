@@ -72,6 +72,7 @@ def test_a_malformed_python_target_is_an_error_at_its_line_without_tools(
     ('"mcp:ehr/assign_queue"', "mcp://ehr/assign_queue"),
     # not "mcp://ehr#assign_queue", which names no tool of the server either
     ('"mcp:ehr#assign_queue"', "mcp://ehr/assign_queue"),
+    ('"mcp:ehr:assign_queue"', "mcp://ehr/assign_queue"),
     ('"http:ehr.example.org/queue"', "http://ehr.example.org/queue"),
     ('"ehr.example.org/queue"', "https://ehr.example.org/queue"),
     ('"127.0.0.1:8080/queue"', "https://127.0.0.1:8080/queue"),

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 from forked import horismos_forked
-from rdflib import URIRef
+from rdflib import Literal, URIRef
 
 from horismos import Agent, AuthoringError, Problem, UsageError, World, load_definitions
 from horismos._contract import unbound_arguments
+from horismos._timeouts import parse_timeout
 
 HERE = Path(__file__).resolve().parent / "fixtures" / "modeler"
 CLAIMS = HERE / "claims"
@@ -555,6 +556,14 @@ def test_a_timeout_in_a_unit_the_parser_does_not_take_gets_the_one_to_write(
     e = the_one(found_in(folder, CLAIMS), "error")
     assert e.line == line and f'horis:timeout "{written}" is not a length of time' in e.message
     assert e.hint is not None and e.hint.startswith(f'write "{meant}"')
+    assert parse_timeout(Literal(meant)) > 0  # what it says to write is taken
+
+
+def test_a_compound_timeout_of_no_time_is_not_told_a_duration_of_none(tmp_path: Path) -> None:
+    folder, _ = edited(tmp_path, CLAIMS, "tools.ttl", 'horis:timeout "10s" ;',
+                       'horis:timeout "0h0m" ;')
+    e = the_one(found_in(folder, CLAIMS), "error")
+    assert e.hint is not None and "PT0H0M" not in e.hint, str(e)
 
 
 # -- validate --connect -----------------------------------------------------------------------

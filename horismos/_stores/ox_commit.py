@@ -17,12 +17,9 @@ from rdflib import BNode, URIRef
 from rdflib.term import Node
 
 from .base import Quad
-from .ox_terms import LENIENT, Encoded, to_ox
+from .ox_terms import LENIENT, TERM_FN, Encoded, to_ox
 
 __all__ = ["quad_block", "write_commit"]
-
-_TERM_FN = ox.NamedNode("urn:horismos:runtime:term")
-"""The custom function binding a commit's terms, by their number, to its variables."""
 
 
 def write_commit(store: ox.Store, remove: list[Encoded], add: list[Encoded]) -> None:
@@ -49,9 +46,9 @@ def write_commit(store: ox.Store, remove: list[Encoded], add: list[Encoded]) -> 
     )
     values = [to_ox(t) for t in terms]
     text += "\n".join(
-        f"BIND(<{_TERM_FN.value}>({i}) AS {var})" for i, var in enumerate(terms.values())
+        f"BIND(<{TERM_FN.value}>({i}) AS {var})" for i, var in enumerate(terms.values())
     )
-    store.update(text + "\n}", custom_functions={_TERM_FN: lambda i: values[int(i.value)]})
+    store.update(text + "\n}", custom_functions={TERM_FN: lambda i: values[int(i.value)]})
 
 
 def quad_block(quads: Iterable[Quad], term: Callable[[Node], str]) -> str:

@@ -27,6 +27,7 @@ from .base import INSTANCES, RUNTIME, Quad, nt_text
 
 __all__ = [
     "LENIENT",
+    "TERM_FN",
     "Encoded",
     "canonical",
     "datetime_literal",
@@ -46,8 +47,9 @@ __all__ = [
 
 _XSD_STRING = str(XSD.string)
 _DATETIME, _INTEGER, _BOOLEAN = str(XSD.dateTime), str(XSD.integer), str(XSD.boolean)
-_TERM_FN = ox.NamedNode("urn:horismos:runtime:term")
-"""The predicate of a scratch store's quads, each holding one literal to ask about."""
+TERM_FN = ox.NamedNode("urn:horismos:runtime:term")
+"""A name of the runtime's own for what only lives in a scratch store or a query: the predicate
+of a scratch store's quads, each holding one literal to ask about; a custom function's name."""
 _DEFAULT = ox.DefaultGraph()
 
 LENIENT: set[str] = set()
@@ -163,7 +165,7 @@ def _ask_oxigraph(literals: Iterable[Literal]) -> None:
         _CANONICAL.clear()
     scratch = ox.Store()
     scratch.extend(
-        ox.Quad(named_node(f"urn:l:{i}"), _TERM_FN, to_ox(lit)) for i, lit in enumerate(todo)
+        ox.Quad(named_node(f"urn:l:{i}"), TERM_FN, to_ox(lit)) for i, lit in enumerate(todo)
     )
     for q in scratch:
         _CANONICAL[todo[int(q.subject.value[6:])]] = from_ox(q.object)  # type: ignore[assignment]

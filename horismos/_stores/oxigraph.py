@@ -76,6 +76,7 @@ from .ox_files import (
 from .ox_folder import open_refused, refuse_folder_of_files
 from .ox_terms import (
     LENIENT,
+    TERM_FN,
     Encoded,
     encode_quads,
     from_ox,
@@ -93,7 +94,6 @@ from .user_update import data_change, refuse_triple_terms
 
 __all__ = ["OxigraphStore"]
 
-_TERM_FN = ox.NamedNode("urn:horismos:runtime:term")
 _PROJECTION = re.compile(r"(?is)^.*?\bSELECT\s+(?:DISTINCT\s+|REDUCED\s+)?(?!\*)")
 _WHERE = re.compile(r"(?i)\bWHERE\b|\{")
 _DIGEST_NODE = ox.NamedNode(str(DIGEST_GRAPH))
@@ -721,7 +721,7 @@ def _as_stored(term: Node) -> Any:
     if type(converted) is not ox.Literal:
         return converted
     scratch = ox.Store()
-    scratch.add(ox.Quad(_TERM_FN, _TERM_FN, converted))
+    scratch.add(ox.Quad(TERM_FN, TERM_FN, converted))
     return next(iter(scratch)).object
 
 
