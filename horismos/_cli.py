@@ -322,27 +322,33 @@ def _what_stays(args: argparse.Namespace) -> str:
     process's memory is gone, and running again calls again what was called."""
     store = getattr(args, "store", None)
     command = f"{args.command} {getattr(args, 'action', '')}".strip()
-    if command == "tools call" and store is not None and ":" in store:
-        # no instance to continue: a call stopped once sent is in doubt, and the same call
-        # again is refused (a tool that is not idempotent), not made
+    kept = store is None or ":" in store  # oxigraph:PATH, journal:PATH, sparql:
+    if command not in _COMMITS:
+        return "what had been committed stays"
+    if not kept:
         return (
-            "what had been committed stays (a call stopped once its tool was sent, before its "
-            "outcome landed, is in doubt: a tool that is not idempotent is not called there "
-            "again until `horismos tools reconcile` clears it; a call whose outcome landed "
-            "answers again as recorded under the same --idempotency-key)"
+            f"the world was in this process's memory (--store {store}), so nothing of it was "
+            "kept, nor written to --out: running the same command again starts from the files "
+            "and calls again the tools already called (keep a run's world with a persistent "
+            "--store, oxigraph:PATH, journal:PATH or sparql:URL)"
         )
-    if (
-        command not in _COMMITS or store is None or ":" in store
-    ):  # oxigraph:PATH, journal:PATH, sparql:
+    if command != "tools call":
         return (
             "what had been committed stays (an instance stopped mid-step is continued by "
             "running the same command again)"
         )
+    # no instance to continue: a call stopped once sent is in doubt, and the same call
+    # again is refused (a tool that is not idempotent), not made
+    keyed = (
+        "; a call whose outcome landed answers again as recorded under the same "
+        "--idempotency-key"
+        if getattr(args, "idempotency_key", None)
+        else ""
+    )
     return (
-        f"the world was in this process's memory (--store {store}), so nothing of it was "
-        "kept, nor written to --out: running the same command again starts from the files "
-        "and calls again the tools already called (keep a run's world with a persistent "
-        "--store, oxigraph:PATH, journal:PATH or sparql:URL)"
+        "what had been committed stays (a call stopped once its tool was sent, before its "
+        "outcome landed, is in doubt: a tool that is not idempotent is not called there "
+        f"again until `horismos tools reconcile` clears it{keyed})"
     )
 
 
