@@ -340,8 +340,7 @@ def _what_stays(args: argparse.Namespace) -> str:
     # no instance to continue: a call stopped once sent is in doubt, and the same call
     # again is refused (a tool that is not idempotent), not made
     keyed = (
-        "; a call whose outcome landed answers again as recorded under the same "
-        "--idempotency-key"
+        "; a call whose outcome landed answers again as recorded under the same --idempotency-key"
         if getattr(args, "idempotency_key", None)
         else ""
     )

@@ -276,17 +276,10 @@ class ServedTools:
             approval = self._request(tool, args, fp)
             # the guarded call's words are for the command line (tools approve, --approval);
             # over MCP an operator approves the request kept in the world
-            said, result.error["message"] = (
-                result.error["message"],
-                (
-                    f"{tool.name} requires approval (horis:requiresApproval) of this exact payload "
-                    f"and none is recorded; {approval['how']}"
-                ),
+            result.reworded(
+                f"{tool.name} requires approval (horis:requiresApproval) of this exact payload "
+                f"and none is recorded; {approval['how']}"
             )
-            # and in the text an agent reads first, which said the command line's words too
-            for part in result.content:
-                if part.get("type") == "text" and said in part.get("text", ""):
-                    part["text"] = part["text"].replace(said, result.error["message"])
         return result, approval
 
     def _take(self, fp: str, tool: Tool, key: str | None = None) -> str | None:
