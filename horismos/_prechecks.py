@@ -98,6 +98,10 @@ class Prechecks:
         self._unbound: list[Problem] | None = None
         self._steps: dict[URIRef, tuple[Step, ...]] = {}
         self._fitting: dict[URIRef, PythonBinding] = {}
+        self._returns_fit: dict[URIRef, Callable[..., Any]] = {}
+        """The function each tool's returns were found to fit (:meth:`refuse_rejected_returns`),
+        held so its identity is not another's: an allowed module's is checked on every run
+        and every catalog call, and walked its syntax tree each time."""
 
     def unbound(self) -> list[Problem]:
         """Each required tool argument nothing binds (:func:`~._contract.unbound_arguments`)."""
@@ -151,19 +155,22 @@ class Prechecks:
         values (:func:`~._contract.returned_key_problems`: a dict written out with a key the
         effect does not declare, or none for a value it requires), as a misfit of its
         parameters is refused: every call would act, and land nothing. Its source is read
-        once per function (:func:`~._bindings.function_source.function_of`)."""
+        once per function (:func:`~._bindings.function_source.function_of`), and one found to fit
+        is not judged again."""
         from ._bindings.python import PythonBinding  # loaded with the first Python binding
 
         if not isinstance(binding, PythonBinding) or binding.tool is None:
             return
-        source = function_of(binding.func)
-        if source is None:
-            return
         tool = binding.tool
-        at = (tool.iri, HORIS.binding, Literal(tool.binding))
-        for p in returned_key_problems(self.defs, tool, returned(*source), at):
-            if p.severity == "error":
-                raise ToolError(f"{p.message} — {p.hint}", tool=str(tool.iri))
+        if self._returns_fit.get(tool.iri) is binding.func:
+            return
+        source = function_of(binding.func)
+        if source is not None:
+            at = (tool.iri, HORIS.binding, Literal(tool.binding))
+            for p in returned_key_problems(self.defs, tool, returned(*source), at):
+                if p.severity == "error":
+                    raise ToolError(f"{p.message} — {p.hint}", tool=str(tool.iri))
+        self._returns_fit[tool.iri] = binding.func
 
     def fits(self, binding: Binding, registry: Mapping[str, Callable[..., Any]]) -> None:
         """``binding`` passed its check: a Python function registered under its tool's
