@@ -137,7 +137,7 @@ class CallResult:
         if self.content and self.content[0].get("type") == "text" and self.replayed is None:
             self.content[0] = {"type": "text", "text": _summary(self, kept=False)}
 
-    def reworded(self, message: str) -> None:
+    def _reworded(self, message: str) -> None:
         """Say the error in ``message`` instead, in :attr:`error` and in the summary
         :attr:`content` opens with (a lane whose caller does otherwise than the command line:
         serve's agent, whose approval an operator gives)."""

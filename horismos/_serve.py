@@ -276,7 +276,7 @@ class ServedTools:
             approval = self._request(tool, args, fp)
             # the guarded call's words are for the command line (tools approve, --approval);
             # over MCP an operator approves the request kept in the world
-            result.reworded(
+            result._reworded(
                 f"{tool.name} requires approval (horis:requiresApproval) of this exact payload "
                 f"and none is recorded; {approval['how']}"
             )
