@@ -500,7 +500,9 @@ class ActionSteps(ToolCalls):
     def _doubted(self, step: ActionStep, tool: Tool, key: Node, earlier: Intent) -> RunError:
         """Why a step does not call a tool an earlier call left in doubt on the same subject."""
         return OutcomeUnknown(
-            doubt_message(tool, key, self.defs.name, earlier)
+            doubt_message(
+                tool, key, self.defs.name, earlier, persistent=self.world.store.persistent
+            )
             + " (horis:onError is where the workflow goes on from)",
             step=str(step.iri),
             tool=str(tool.iri),

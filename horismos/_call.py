@@ -394,7 +394,9 @@ async def guarded_call(
                     # and its commit was refused; the tool was called, so say what to do, as
                     # any call left in doubt says it (its envelope, exit 5)
                     lent_any = lent is not None and lent.count() > 0
-                    said = _lease_lost(tool, key, defs, intent is not None, lent_any)
+                    said = _lease_lost(
+                        tool, key, defs, intent is not None, lent_any, world.store.persistent
+                    )
                     kind = "outcome_unknown" if intent is not None else "lease_lost"
                     raise _Refused("refused", kind, said) from None
         except Conflict as e:
@@ -429,10 +431,14 @@ async def guarded_call(
         made = json.dumps([_as_text(nodes)])  # its arguments, as its intent kept them
         if intent is not None and isinstance(record.error, OutcomeUnknown):
             assert result.error is not None
-            result.error["message"] = doubt_message(tool, key, defs.name, args=made)
+            result.error["message"] = doubt_message(
+                tool, key, defs.name, args=made, persistent=world.store.persistent
+            )
         elif intent is not None and runner.left_in_doubt(record, tool):
             assert result.error is not None  # it answered, and nothing of it landed
-            result.error["message"] += ". " + doubt_message(tool, key, defs.name, args=made)
+            result.error["message"] += ". " + doubt_message(
+                tool, key, defs.name, args=made, persistent=world.store.persistent
+            )
     except _Refused as r:
         agent.take_back_individuals(world, placed)  # "nothing changed in the world"
         tr.emit("refused", tool=str(tool.iri), kind=r.kind, message=r.message)
@@ -480,7 +486,9 @@ async def guarded_call(
     return result
 
 
-def _lease_lost(tool: Tool, key: Node, defs: Definitions, in_doubt: bool, lent: bool) -> str:
+def _lease_lost(
+    tool: Tool, key: Node, defs: Definitions, in_doubt: bool, lent: bool, persistent: bool
+) -> str:
     """What a call whose lease ran out before its commit tells its caller: nothing of it
     landed, and the tool was called; a tool that is not idempotent is in doubt from then; and
     the ``--world`` data it ``lent`` may be gone, taken back meanwhile."""
@@ -492,7 +500,7 @@ def _lease_lost(tool: Tool, key: Node, defs: Definitions, in_doubt: bool, lent: 
     if lent:
         said += ", and --world data it lent may have been taken back meanwhile"
     if in_doubt:
-        return f"{said}. {doubt_message(tool, key, defs.name)}"
+        return f"{said}. {doubt_message(tool, key, defs.name, persistent=persistent)}"
     return f"{said}; {tool.name} is idempotent: call it again"
 
 
@@ -633,7 +641,11 @@ def _check_in_doubt(
         message = in_flight_message(tool, key, defs.name, stale.instance)
         raise _Refused("refused", "outcome_unknown", message)
     if stale is not None:
-        raise _Refused("refused", "outcome_unknown", doubt_message(tool, key, defs.name, stale))
+        raise _Refused(
+            "refused",
+            "outcome_unknown",
+            doubt_message(tool, key, defs.name, stale, persistent=world.store.persistent),
+        )
     # a step holds the node while it calls; one announced before steps did is found by query
     by = holder(world.store, node) or next(
         (i.instance for i in open_step_intents(world.store, tool, key)), None

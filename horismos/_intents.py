@@ -305,10 +305,13 @@ def doubt_message(
     name: Callable[[Node], str],
     earlier: Intent | None = None,
     args: str | None = None,
+    *,
+    persistent: bool,
 ) -> str:
     """Why a call of ``tool`` on ``key`` is not made while an earlier one there is in doubt
     (``earlier``: what was kept of it, when it is known; ``args``: the arguments of the call
-    just left in doubt, as the trace writes them), in every lane's words."""
+    just left in doubt, as the trace writes them), in every lane's words; ``persistent``: the
+    store outlives the process, so a restart does not clear the call."""
     on = doubt_place(key, name)
     was = ""
     if earlier is not None:  # a catalog call's instance is its own call: no name to give
@@ -324,8 +327,8 @@ def doubt_message(
         f"{tool.name}{on} are not made. Check with "
         "the system it acts on whether that call took effect, record what happened in the "
         f"world if it did, then clear this with `horismos tools reconcile {tool.name} … --args "
-        f"{given or 'JSON'}` on the same store (a world kept in memory clears when its process "
-        "restarts)"
+        f"{given or 'JSON'}` on the same store"
+        + ("" if persistent else " (a world kept in memory clears when its process restarts)")
     )
 
 

@@ -229,6 +229,9 @@ def test_a_rerun_after_a_step_never_answered_does_not_call_again(build: Build) -
                           str(inst.error))
     (args,) = shlex.split(given)
     assert json.loads(args) == {"patient": ":p1"}
+    # a restart clears a world kept in memory, not one a store outlives the process in
+    said = "a world kept in memory clears when its process restarts" in str(inst.error)
+    assert said is not world.store.persistent
     called = agent.catalog.call("t.charge", {"patient": ":p1"}, world, allow=ALLOW)
     assert called.status == "refused" and called.error is not None
     assert called.error["kind"] == "outcome_unknown"
@@ -701,7 +704,11 @@ def test_a_call_killed_mid_call_is_not_made_again_until_reconciled(tmp_path: Pat
 
     again = _cli(tmp_path, *call)
     assert again.returncode == 5, again.stdout + again.stderr
-    assert json.loads(again.stdout)["error"]["kind"] == "outcome_unknown"
+    refusal = json.loads(again.stdout)["error"]
+    assert refusal["kind"] == "outcome_unknown"
+    # a restart does not clear what the store on disk holds: no word of one
+    assert "tools reconcile t.charge" in refusal["message"]
+    assert "clears when its process restarts" not in refusal["message"]
     assert len(ledger.read_text().splitlines()) == 1  # the tool was not called again
 
     reconcile = ["tools", "reconcile", "t.charge", "defs.ttl", "--store", "oxigraph:store",
