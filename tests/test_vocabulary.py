@@ -321,6 +321,10 @@ BROKEN = {
         _broken("horis:confidence 0.8", "horis:confidence 1.5"),
         "horis:confidence 0.8",
     ),
+    "confidence as a percentage": (
+        _broken("horis:confidence 0.8", "horis:confidence 70"),
+        "80% is 0.8",
+    ),
     "unknown wake": (
         _broken("horis:Timer ;", ":Whenever ;"),
         "horis:OperatorInput",
