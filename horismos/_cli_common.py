@@ -34,6 +34,7 @@ from ._lends import take_back_abandoned
 from ._policy import approval_record_terms, holds_approval_record
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stored_instances import short_id
+from ._stores import DEFAULT_STORE
 from ._stores.base import Quad
 from ._stores.ox_files import parse_file
 from ._unreadable import each_opens
@@ -475,6 +476,14 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def in_memory(store: str) -> str:
+    """How a message names ``--store store``, a store in this process's memory: the default
+    is said to be one, for a command line that never wrote ``--store`` (a bare "--store
+    oxigraph" named an option the user had not given, and not why it keeps nothing)."""
+    what = "the default: the world" if store == DEFAULT_STORE else "the world"
+    return f"--store {store} ({what} in this process's memory)"
+
+
 def open_for_writing(store: str, command: str, *, create: bool = True) -> World:
     """The world at ``--store store``, opened for ``horismos command`` to write: every command
     that writes a store opens it here, so what a process that is gone lent it and never took
@@ -511,7 +520,7 @@ def world_of(args: argparse.Namespace, writes: str | None = None) -> World:
     )
     if not args.world and not world.store.persistent:
         raise UsageError(
-            f"--store {args.store} starts empty: give the world the runs committed "
+            f"{in_memory(args.store)} starts empty: give the world the runs committed "
             "to with --world F (a run's --out), or a persistent --store "
             "(oxigraph:PATH, journal:PATH, sparql:URL)"
         )

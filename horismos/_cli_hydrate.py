@@ -14,6 +14,7 @@ import json
 from ._cli_common import (
     allowed_hosts,
     host_option,
+    in_memory,
     load_world,
     open_for_writing,
     output_format,
@@ -100,7 +101,7 @@ def cmd_hydrate(args: argparse.Namespace) -> int:
     with open_for_writing(args.store, "hydrate") as world:
         if not world.store.persistent and not args.out:
             raise UsageError(
-                f"--store {args.store} keeps nothing after this process: give "
+                f"{in_memory(args.store)} keeps nothing after this process: give "
                 "--out F (then horismos run --world F), or a persistent --store"
             )
         load_world(world, args.world)

@@ -17,6 +17,7 @@ from ._agent import Agent
 from ._cli_common import (
     EXIT,
     EXIT_USAGE,
+    in_memory,
     load_world,
     open_for_writing,
     output_folder,
@@ -250,7 +251,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
     world = world_of(args, writes="wake")
     if not world.store.persistent and not args.out:  # it woke, called, and kept nothing
         raise UsageError(
-            f"--store {args.store} keeps nothing after this process, so what the waits "
+            f"{in_memory(args.store)} keeps nothing after this process, so what the waits "
             "woken do would be lost and done again next time: give --out F (then go on "
             "from F), or a persistent --store"
         )
@@ -347,7 +348,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
         done = _approved(agent, world, args)
         if not world.store.persistent and not args.out:  # it said "approved", and kept nothing
             raise UsageError(
-                f"--store {args.store} keeps nothing after this process, so the approval "
+                f"{in_memory(args.store)} keeps nothing after this process, so the approval "
                 "would be lost: give --out F (then resume with --world F), or the "
                 "persistent --store the instance is in"
             )

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ._cli_common import counts, open_for_writing
+from ._cli_common import counts, in_memory, open_for_writing
 from ._errors import AuthoringError, HorismosError, UsageError
 from ._unreadable import each_opens, load_failed, os_failure
 from ._world import ENDS_INSIDE, ENDS_INSIDE_FIX, ended_inside, unindexed
@@ -45,7 +45,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         world = open_for_writing(args.store, "load")
         if not world.store.persistent:
             raise UsageError(
-                f"--store {args.store} keeps nothing after this process; load into "
+                f"{in_memory(args.store)} keeps nothing after this process; load into "
                 "oxigraph:PATH, journal:PATH or sparql:URL"
             )
         # what the files bring is not in the short-id index: said before and after, for

@@ -21,6 +21,7 @@ from rdflib.util import from_n3
 from ._agent import Agent
 from ._cli_common import (
     EXIT,
+    in_memory,
     load_world,
     load_world_beside,
     one_line,
@@ -248,7 +249,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
             view.summary(run, table=False)
         if not args.out and not world.store.persistent:  # resumed from the file, acts again
             print(
-                f"horismos resume: note: --store {args.store} keeps nothing after this "
+                f"horismos resume: note: {in_memory(args.store)} keeps nothing after this "
                 "process, so what this resume did is not kept: the instance is still where "
                 f"{' '.join(args.world) or 'the files'} left it. Give --out F to keep it "
                 "(and go on from F), or a persistent --store",

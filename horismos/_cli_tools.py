@@ -20,6 +20,7 @@ from ._bindings.mcp import servers_in_force
 from ._call import guarded_call
 from ._catalog import check_inventory, inventory_text
 from ._cli_common import (
+    in_memory,
     load_world,
     open_for_writing,
     output_format,
@@ -528,7 +529,7 @@ def _issue(
     """Record ``approval`` of ``tool`` in ``world``, and write ``--out``."""
     if not world.store.persistent and not args.out:  # issued, and kept nowhere
         raise UsageError(
-            f"--store {args.store} keeps nothing after this process, and a call takes "
+            f"{in_memory(args.store)} keeps nothing after this process, and a call takes "
             "only an approval issued in the world it uses: give the persistent --store "
             "the call will use (oxigraph:PATH, journal:PATH, sparql:URL), or --world F "
             "--out F2 and call with --world F2"

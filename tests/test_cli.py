@@ -568,6 +568,22 @@ def test_a_repeated_argument_a_cut_trace_and_load_into_memory_say_what_is_wrong(
     assert memory.returncode == 2 and "keeps nothing after this process" in memory.stderr
 
 
+def test_the_default_store_is_said_to_be_the_default_in_memory(tmp_path: Path) -> None:
+    """Without --store, a refusal named "--store oxigraph", an option the command line never
+    gave, and not that the world was held in memory."""
+    pharmacy = str(ROOT / "examples" / "fhir" / "pharmacy.ttl")
+    load = horismos("hydrate", pharmacy, "--id", "Patient/p1", cwd=tmp_path)
+    assert load.returncode == 2, load.stdout + load.stderr
+    assert ("--store oxigraph (the default: the world in this process's memory) keeps "
+            "nothing after this process") in load.stderr, load.stderr
+    listed = horismos("instances", *TRIAGE, cwd=tmp_path)
+    assert listed.returncode == 2, listed.stdout + listed.stderr
+    assert ("--store oxigraph (the default: the world in this process's memory) starts "
+            "empty") in listed.stderr, listed.stderr
+    memory = horismos("load", TRIAGE[0], "--store", "memory", cwd=tmp_path)
+    assert "--store memory (the world in this process's memory) keeps" in memory.stderr
+
+
 def test_discover_with_a_focus_the_world_does_not_hold_says_so(tmp_path: Path) -> None:
     """It said "no executable tool matches", as if the query were at fault."""
     p = horismos("tools", "discover", "notify nurse", *TRIAGE, *WORLD, "--focus", ":nosuch",
