@@ -94,7 +94,11 @@ __all__ = [
     "reconcile_call",
 ]
 
-CallStatus = Literal["completed", "refused", "blocked", "failed", "rejected", "timed_out"]
+CallStatus = Literal[
+    "completed", "refused", "blocked", "failed", "rejected", "timed_out", "partial"
+]
+"""``partial``: an adapter-bound tool's commit that the system of record accepted in part; the
+accepted effects landed (:class:`~._errors.PartialCommit`)."""
 
 
 @dataclass
@@ -114,7 +118,8 @@ class CallResult:
     error: dict[str, Any] | None = None
     """``{"kind", "message"}``; kinds: schema, argument_type, precondition, policy, approval,
     approval_used, approval_not_issued, approval_stale, idempotency_key_reused, env, binding
-    (refused before any call), tool_error, timeout, gate_rejected."""
+    (refused before any call), tool_error, timeout, gate_rejected, and any other RunError's
+    kind (result_too_large, partial, …)."""
     trace: Trace | None = None
     record: StepRecord | None = None
     call: str = ""
@@ -167,7 +172,7 @@ class CallResult:
             lines.append(f"  {_REPLAYED.format(self.replayed)}")
         if self.error is not None:
             lines.append("  " + " ".join(self.error["message"].split()))
-        if self.status == "completed":
+        if self.status in ("completed", "partial"):  # partial: what was accepted landed
             graph = next((a["iri"] for a in self.artifacts if a["type"] == "named_graph"), "")
             n = len(self.effects)
             # an answer replayed landed with the call first made with its key
@@ -901,7 +906,13 @@ def _summary(result: CallResult, *, kept: bool = True) -> str:
         where = "landed" if kept else _UNKEPT
         return f"{result.call} completed: {n} effect{'' if n == 1 else 's'} {where}"
     assert result.error is not None
+    if result.status == "partial":  # what the system of record accepted landed
+        n = len(result.effects)
+        where = "landed" if kept else _UNKEPT
+        changed = f"{n} effect{'' if n == 1 else 's'} {where}"
+    else:
+        changed = "nothing changed"
     return (
         f"{result.call} {result.status.replace('_', ' ')} ({result.error['kind']}): "
-        f"{result.error['message']}; nothing changed"
+        f"{result.error['message']}; {changed}"
     )

@@ -64,7 +64,15 @@ __all__ = [
 ]
 
 
-EXIT_CALL = {"completed": 0, "failed": 1, "rejected": 1, "timed_out": 1, "blocked": 4, "refused": 5}
+EXIT_CALL = {
+    "completed": 0,
+    "failed": 1,
+    "rejected": 1,
+    "timed_out": 1,
+    "partial": 1,  # an adapter's commit accepted in part: not what was asked
+    "blocked": 4,
+    "refused": 5,
+}
 
 
 def tools_arguments(p: argparse.ArgumentParser) -> None:

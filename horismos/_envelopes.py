@@ -96,7 +96,7 @@ class CallError(_Closed):
 class CallEnvelope(_Closed):
     """``horismos tools call --format json`` and ``CallResult.to_json()``."""
 
-    status: Literal["completed", "refused", "blocked", "failed", "rejected", "timed_out"]
+    status: Literal["completed", "refused", "blocked", "failed", "rejected", "timed_out", "partial"]
     content: list[ContentBlock]
     artifacts: list[dict[str, Any]]
     effects: list[tuple[str, str, str]] = Field(

@@ -48,13 +48,13 @@ import sys
 import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 from rdflib import XSD, Literal, URIRef
 
 from ._bindings.mcp import servers_in_force
 from ._bindings.wire import json_value
-from ._call import CallResult, approval_fingerprint, guarded_call
+from ._call import CallResult, CallStatus, approval_fingerprint, guarded_call
 from ._call_arguments import RESULT_FIELDS, check_arguments
 from ._catalog import binding_problem, effect_schema, input_schema
 from ._errors import AuthoringError, ToolError, UsageError
@@ -88,7 +88,7 @@ __all__ = ["RESERVED", "ServedTools"]
 RESERVED = ("discover", "run_workflow")
 """Names of the server's own tools; a declared tool with one of them is refused at start."""
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-_STATUSES = ["completed", "refused", "blocked", "failed", "rejected", "timed_out"]
+_STATUSES = list(get_args(CallStatus))  # partial too: its outputSchema said no status it had
 _NS = {"horis": NS, "prov": str(PROV)}
 
 

@@ -450,6 +450,53 @@ def test_partial_success_of_a_batch_lands_exactly_the_accepted(tmp_path: Path,
     assert event["status"] == "partial" and event["error"]["kind"] == "partial"
 
 
+BOTH_PY = """\
+def both(request):
+    other = {"resourceType": "MedicationRequest", "id": "mr2", "status": "completed",
+             "intent": "order", "subject": request["subject"]}
+    return [{**request, "status": "completed"}, other]
+"""
+
+
+def test_a_catalog_call_accepted_in_part_says_partial_and_what_landed(
+        tmp_path: Path, fhir: FhirServer, capsys: pytest.CaptureFixture[str]) -> None:
+    """`tools call` of an adapter-bound tool whose writes the EHR accepted in part ended in a
+    traceback (KeyError: 'partial'), and the receipt said "nothing changed" of effects that
+    had landed; the envelope's status was none its schema allows."""
+    from horismos._cli import main
+    from horismos._envelopes import CallEnvelope
+
+    agent = agent_for(tmp_path, fhir, binding="both",
+                      scopes='"patient/MedicationRequest.write"')
+    (tmp_path / "both.py").write_text(BOTH_PY)
+    ns: dict[str, Any] = {}
+    exec(BOTH_PY, ns)
+    agent.tools["both"] = ns["both"]
+    world = hydrated(agent, "MedicationRequest/mr1", "MedicationRequest/mr2")
+    fhir.remote_update("MedicationRequest", "mr2", note=[{"text": "changed"}])  # v2
+    request = {"request": node(fhir, "MedicationRequest/mr1").n3()}
+    called = agent.catalog.call("t.dispense", request, world, allow=list(ALLOW))
+    assert called.status == "partial" and called.error is not None, called.error
+    assert called.error["kind"] == "partial" and called.effects
+    assert "nothing changed" not in called.receipt()
+    assert f"{len(called.effects)} effects landed" in called.receipt()
+    CallEnvelope.model_validate(called.to_json())
+
+    out = tmp_path / "world.trig"  # the same from the command line, mr1 now at version 2
+    assert main(["hydrate", str(tmp_path / "pharmacy.ttl"), "--id", "Patient/p1",
+                 "--search", "MedicationRequest?subject=Patient/p1", "--out", str(out)]) == 0
+    fhir.remote_update("MedicationRequest", "mr2", note=[{"text": "again"}])  # v3
+    capsys.readouterr()
+    code = main(["tools", "call", "t.dispense", str(tmp_path / "pharmacy.ttl"), "--world",
+                 str(out), "--tools", str(tmp_path / "both.py"), "--allow", ",".join(ALLOW),
+                 "--args", json.dumps(request), "--format", "json"])
+    envelope = json.loads(capsys.readouterr().out)
+    assert code == 1 and envelope["status"] == "partial", envelope
+    assert envelope["effects"] and envelope["error"]["kind"] == "partial"
+    CallEnvelope.model_validate(envelope)
+    assert "nothing changed" not in envelope["content"][0]["text"]
+
+
 def test_partial_success_of_a_for_each_step(tmp_path: Path, fhir: FhirServer) -> None:
     agent = agent_for(tmp_path, fhir, binding="complete",
                       scopes='"patient/MedicationRequest.write"', for_each=True)
