@@ -314,6 +314,10 @@ def _unrecognized(
 _COMMITS = {"run", "resume", "wake", "tools call"}
 """Commands an interrupt can stop with a world half-changed."""
 
+_WRITTEN_BACK = {"run", "resume", "wake"}
+"""Commands that write ``--out`` when an interrupt stops them after a commit: an interrupted
+``run --all --out F`` was said to have written nothing to F, which it had written."""
+
 
 def _what_stays(args: argparse.Namespace) -> str:
     """What an interrupted command leaves, for its last line: a world that outlives the
@@ -325,6 +329,14 @@ def _what_stays(args: argparse.Namespace) -> str:
     kept = store is None or ":" in store  # oxigraph:PATH, journal:PATH, sparql:
     if command not in _COMMITS:
         return "what had been committed stays"
+    out = getattr(args, "out", None)
+    if not kept and out and command in _WRITTEN_BACK:  # _cli_common.written_back wrote it
+        return (
+            f"the world was in this process's memory (--store {store}): what had landed by "
+            f"then, if anything, was written to --out {out}, so go on from it (--world "
+            f"{out}); running the same command again from the files calls again the tools "
+            "already called"
+        )
     if not kept:
         return (
             f"the world was in this process's memory (--store {store}), so nothing of it was "

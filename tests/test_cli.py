@@ -1527,6 +1527,9 @@ def test_ctrl_c_after_a_call_still_writes_out(tmp_path: Path, lane: str) -> None
     assert p.returncode == 130, p.stdout + p.stderr
     no_traceback(p)
     assert (tmp_path / "s1.trig").exists(), p.stdout + p.stderr
+    # it said "nothing of it was kept, nor written to --out" of the file it had written
+    assert "nor written to --out" not in p.stderr, p.stderr
+    assert "was written to --out s1.trig, so go on from it (--world s1.trig)" in p.stderr
     logged = calls.read_text().split()
     interrupted(*again, at=0)
     assert calls.read_text().split() == logged  # nothing called twice
