@@ -398,6 +398,29 @@ def test_a_missing_environment_variable_refuses_the_call(clinic):
     assert TOKEN in result.error["message"] and world.canonical() == before
 
 
+def test_an_mcp_servers_header_variable_is_the_tools_environment(build, monkeypatch):
+    """A ``horis:url`` MCP server's ``horis:header … horis:fromEnv`` was left out of the
+    tool's ``dependencies.env``: unset, ``discover`` said the tool executable and the call was
+    refused as ``binding`` after the env check, not as ``env`` (docs/catalog.md)."""
+    monkeypatch.delenv(TOKEN, raising=False)
+    agent, world = build(f"""
+:cloud a horis:McpServer ; horis:url "http://127.0.0.1:9/mcp" ;
+    horis:header [ horis:name "Authorization" ; horis:fromEnv "{TOKEN}" ] .
+:c.remote a horis:Tool ;
+    rdfs:label "Assign a bed remotely" ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:binding "mcp://cloud/assign_bed" .
+""")
+    (entry,) = agent.catalog.list()
+    assert entry.to_json()["dependencies"]["env"] == [TOKEN]
+    (found,) = agent.catalog.discover("assign bed", world, include_blocked=True)
+    assert found.availability == "blocked"
+    assert [b["reason"] for b in found.why_blocked] == ["env"], found.why_blocked
+    result = agent.catalog.call("c.remote", {"patient": ":p1"}, world)
+    assert result.status == "refused" and result.error["kind"] == "env", result.error
+    assert TOKEN in result.error["message"]
+
+
 def test_an_unresolved_binding_refuses_the_call(clinic):
     agent, world = clinic
     result = agent.catalog.call("c.archive", {"patient": ":p1"}, world)
