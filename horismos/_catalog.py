@@ -241,12 +241,15 @@ def mcp_server_name(tool: Tool) -> str | None:
 
 def env_vars(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
     """Environment variables the tool reads: its headers', its ``horis:url`` MCP server's
-    headers' (left out, such a variable unset was no ``env`` refusal but the binding's, and
-    ``discover`` said the tool executable), and its MCP server's or its command's ``${VAR}``."""
+    headers' and its adapter's token (left out, such a variable unset was no ``env`` refusal,
+    and ``discover`` said the tool executable), and its MCP server's or its command's
+    ``${VAR}``."""
     names = {h.env for h in tool.headers}
     server = servers.get(mcp_server_name(tool) or "")
     if server is not None:
         names.update(h.env for h in server.headers)
+    if tool.adapter is not None and tool.adapter.token_env:  # the system of record's token
+        names.add(tool.adapter.token_env)
     declared = [
         *(server.env if server is not None else ()),
         *(tool.command.env if tool.command is not None else ()),

@@ -254,6 +254,27 @@ def test_hydration_without_the_token_sends_nothing(tmp_path: Path, fhir: FhirSer
 # -- conditional commits --------------------------------------------------------------------
 
 
+def test_a_token_not_set_refuses_the_run_and_the_call_before_anything_is_decided(
+        tmp_path: Path, fhir: FhirServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the adapter's token variable unset, every instance decided, failed to send and
+    went on to its horis:onError wait (a pharmacist) for want of an environment variable, and
+    the catalog listed no variable and said the tool executable. It is refused before any
+    step, as an HTTP binding's header variable is, and the catalog's env check refuses it."""
+    agent = agent_for(tmp_path, fhir)
+    world = hydrated(agent, "MedicationRequest/mr1")
+    before = facts(world)
+    monkeypatch.delenv(TOKEN_VAR)
+    with pytest.raises(ToolError, match=f"export {TOKEN_VAR}=… before running"):
+        agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    assert fhir.writes() == [] and facts(world) == before
+    assert agent.catalog.list()[0].to_json()["dependencies"]["env"] == [TOKEN_VAR]
+    request = {"request": node(fhir, "MedicationRequest/mr1").n3()}
+    called = agent.catalog.call("t.dispense", request, world, allow=list(ALLOW))
+    assert called.status == "refused" and called.error is not None
+    assert called.error["kind"] == "env" and TOKEN_VAR in called.error["message"]
+    assert fhir.writes() == [] and facts(world) == before
+
+
 def test_accepted_commit_lands_with_its_receipt_and_new_version(
         tmp_path: Path, fhir: FhirServer) -> None:
     agent = agent_for(tmp_path, fhir)
