@@ -25,6 +25,7 @@ from rdflib import Literal as RdfLiteral
 from rdflib.term import Node
 from rdflib.util import from_n3
 
+from ._bindings.reach import hosts_of
 from ._bindings.wire import json_value
 from ._call_arguments import check_arguments
 from ._catalog import (
@@ -42,6 +43,7 @@ from ._errors import (
     ToolError,
     UsageError,
 )
+from ._fhir_client import adapter_problem
 from ._idempotency import key_answer, key_node, key_record, read_key, release_key, take_key
 from ._intents import (
     CALLING,
@@ -374,6 +376,13 @@ async def guarded_call(
                 f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}, not set; "
                 f"export {missing[0]}=… before calling it",
             )
+        # an adapter's host outside the policy: refused here, as an HTTP binding's (it failed
+        # each commit once the tool had decided)
+        unsendable = (
+            adapter_problem(tool.adapter, hosts_of(runner.registry)) if tool.adapter else None
+        )
+        if unsendable is not None:
+            raise _Refused("refused", "binding", f"{tool.name}: {unsendable}")
         try:
             binding = runner.binding(tool)
             await binding.check()

@@ -268,13 +268,13 @@ def missing_env(tool: Tool, servers: Mapping[str, McpServer]) -> list[str]:
 def dependencies(tool: Tool, servers: Mapping[str, McpServer]) -> dict[str, Any]:
     """What the tool depends on outside Horismos (its binding, server, environment and host),
     with any secret in the binding's URL redacted: the catalog entry shows it."""
-    url = reached_url(tool, servers)
-    host = urlsplit(url).hostname if url is not None else None
+    urls = (reached_url(tool, servers), tool.adapter.base_url if tool.adapter else None)
+    hosts = [h for h in dict.fromkeys(urlsplit(u).hostname for u in urls if u) if h]
     return {
         "binding": redact_url(tool.binding),
         "mcp_server": mcp_server_name(tool),
         "env": env_vars(tool, servers),
-        "hosts": [host] if host else [],
+        "hosts": hosts,
     }
 
 
@@ -292,7 +292,12 @@ def binding_problem(
     sessions: McpSessions,
 ) -> str | None:
     """Why the binding cannot be resolved in this process, or None: nothing is imported and
-    no network is touched."""
+    no network is touched. An adapter-bound tool's system of record is held to the host
+    policy too, as an HTTP binding's URL is."""
+    adapter = tool.adapter
+    refused = hosts_of(registry).problem(adapter.base_url, resolve=False) if adapter else None
+    if adapter is not None and refused is not None:
+        return f"adapter {adapter.name} is refused before any request: {refused}"
     if tool.binding.startswith("python:"):
         return static_problem(tool, registry)
     url = reached_url(tool, sessions.servers)

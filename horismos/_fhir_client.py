@@ -27,7 +27,7 @@ from ._redact import redact_text
 if TYPE_CHECKING:  # imported where a request is made, not on every command's import
     import httpx
 
-__all__ = ["FhirClient"]
+__all__ = ["FhirClient", "adapter_problem"]
 
 _MAX_PAGES = 100
 """Search pages followed at most: a search that needs more is too broad to hydrate."""
@@ -35,6 +35,23 @@ _MAX_PAGES = 100
 _MAX_READ_BYTES = 16 << 20
 """The largest answer a hydration read accepts (one resource or one search page): a server
 that answers more is not read on, so a hostile or broken one cannot fill this process."""
+
+
+def adapter_problem(adapter: Adapter, hosts: Hosts, *, resolve: bool = True) -> str | None:
+    """Why no request to ``adapter`` may be sent from this process, or None: its host outside
+    the outbound-host policy, or its token variable unset. Said before a run's first step and
+    by the catalog (``resolve=False``: no look-up), as an HTTP binding's are, and by each
+    request; it was said only by each commit, once the tool had decided, failing the step."""
+    problem = hosts.problem(adapter.base_url, resolve=resolve)
+    if problem is not None:
+        return f"adapter {adapter.name} is refused before any request: {problem}"
+    var = adapter.token_env
+    if var and not os.environ.get(var):
+        return (
+            f"adapter {adapter.name} reads its token from environment variable {var}, "
+            f"which is not set; export {var}=… first"
+        )
+    return None
 
 
 class FhirClient:
@@ -54,19 +71,13 @@ class FhirClient:
         self.max_bytes = max_bytes
 
     def headers(self) -> dict[str, str]:
-        problem = self.hosts.problem(self.adapter.base_url)
+        problem = adapter_problem(self.adapter, self.hosts)
         if problem is not None:
-            raise NotSent(f"adapter {self.adapter.name} is refused before any request: {problem}")
+            raise NotSent(problem)
         headers = {"Accept": "application/fhir+json", "Content-Type": "application/fhir+json"}
         var = self.adapter.token_env
         if var:
-            token = os.environ.get(var)
-            if not token:
-                raise NotSent(
-                    f"adapter {self.adapter.name} reads its token from environment "
-                    f"variable {var}, which is not set; export {var}=… first"
-                )
-            headers["Authorization"] = f"Bearer {token}"
+            headers["Authorization"] = f"Bearer {os.environ[var]}"
         return headers
 
     # -- reads (hydration) ----------------------------------------------------------------

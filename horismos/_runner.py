@@ -11,7 +11,6 @@ step, a tool's call and a step's landing are parts :class:`Runner` inherits
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
@@ -23,6 +22,7 @@ from ._action_steps import ActionSteps
 from ._bindings.reach import hosts_of
 from ._definitions import Definitions
 from ._errors import InstanceFailed, NotSent, RunError, StepBudgetExceeded, ToolError
+from ._fhir_client import adapter_problem
 from ._hazards import cycle_through
 from ._intents import calling
 from ._model import ActionStep, DecisionStep, ProposalStep, Step, Tool, WaitStep, Workflow
@@ -114,16 +114,11 @@ class Runner(ActionSteps):
             if unasked is not None:
                 raise unasked
         for tool in self.prechecks.tools(workflow):
-            adapter = tool.adapter
-            if adapter is not None and adapter.token_env and adapter.token_env not in os.environ:
-                # as an HTTP binding's header: every instance decided, then failed to send,
-                # and went on to its horis:onError (a pharmacist) for want of a variable
-                var = adapter.token_env
-                raise NotSent(
-                    f"{tool.name}: adapter {adapter.name} reads its token from environment "
-                    f"variable {var}, which is not set; export {var}=… before running",
-                    tool=str(tool.iri),
-                )
+            # as an HTTP binding's host and header: every instance decided, then failed to
+            # send, and went on to its horis:onError (a pharmacist) for want of a setting
+            unsendable = adapter_problem(tool.adapter, hosts) if tool.adapter else None
+            if unsendable is not None:
+                raise NotSent(f"{tool.name}: {unsendable}", tool=str(tool.iri))
             known = self.prechecks.fitting(tool, self.registry)
             if known is not None:
                 self._bindings.setdefault(tool.iri, known)

@@ -264,7 +264,7 @@ def test_a_token_not_set_refuses_the_run_and_the_call_before_anything_is_decided
     world = hydrated(agent, "MedicationRequest/mr1")
     before = facts(world)
     monkeypatch.delenv(TOKEN_VAR)
-    with pytest.raises(ToolError, match=f"export {TOKEN_VAR}=… before running"):
+    with pytest.raises(ToolError, match=f"export {TOKEN_VAR}=…"):
         agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
     assert fhir.writes() == [] and facts(world) == before
     assert agent.catalog.list()[0].to_json()["dependencies"]["env"] == [TOKEN_VAR]
@@ -272,6 +272,31 @@ def test_a_token_not_set_refuses_the_run_and_the_call_before_anything_is_decided
     called = agent.catalog.call("t.dispense", request, world, allow=list(ALLOW))
     assert called.status == "refused" and called.error is not None
     assert called.error["kind"] == "env" and TOKEN_VAR in called.error["message"]
+    assert fhir.writes() == [] and facts(world) == before
+
+
+def test_a_host_outside_the_policy_refuses_the_run_and_the_call_before_anything_is_decided(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    """An adapter's host outside --allow-host let a run decide every instance, fail each
+    commit and send the instance to its horis:onError wait, and the catalog listed the tool
+    as callable, reaching no host. Refused before any step and by the catalog, as an HTTP
+    binding's host is (docs/adapters.md: "the same reach rules as HTTP bindings")."""
+    agent_for(tmp_path, fhir)  # writes pharmacy.ttl
+    world = hydrated(Agent.from_files(tmp_path / "pharmacy.ttl", tools=TOOLS),
+                     "MedicationRequest/mr1")
+    before = facts(world)
+    agent = Agent.from_files(tmp_path / "pharmacy.ttl", tools=TOOLS,
+                             allow_hosts=["ehr.example.org"])
+    with pytest.raises(ToolError, match=r"is refused before any request: host 127\.0\.0\.1"):
+        agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW)
+    assert fhir.writes() == [] and facts(world) == before
+    (entry,) = agent.catalog.list()
+    assert entry.readiness == "catalog_only" and entry.to_json()["dependencies"]["hosts"] == [
+        "127.0.0.1"]
+    request = {"request": node(fhir, "MedicationRequest/mr1").n3()}
+    called = agent.catalog.call("t.dispense", request, world, allow=list(ALLOW))
+    assert called.status == "refused" and called.error is not None
+    assert called.error["kind"] == "binding", called.error
     assert fhir.writes() == [] and facts(world) == before
 
 
