@@ -12,6 +12,11 @@ credentials belong in those environment headers.
 A connection that cannot be made is :class:`~horismos.NotSent`; the request counts as sent when
 its headers start to go out, and as answered once the whole response has arrived: a 200 whose
 body is cut off or stalls may be a success the caller never received.
+
+Each call has a connection of its own, closed once it is answered: on a kept-alive connection
+a server that answered one request twice (a proxy replaying a response, a handler writing its
+reply twice) left the extra reply waiting there, and the next call was handed it as its own
+answer — a refused charge landed as paid, with another call's reference.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ __all__ = ["HttpBinding"]
 
 
 class HttpBinding(Binding):
-    """One endpoint, one connection pool for the run."""
+    """One endpoint, one client for the run, one connection per call."""
 
     kind = "http"
 
@@ -89,7 +94,10 @@ class HttpBinding(Binding):
         headers = self._headers()
         if self._client is None:
             self._client = httpx.AsyncClient(
-                timeout=self.tool.timeout, follow_redirects=False, verify=True
+                timeout=self.tool.timeout,
+                follow_redirects=False,
+                verify=True,
+                limits=httpx.Limits(max_keepalive_connections=0),  # see the module's doc
             )
         where = f"POST {self.shown}"
         try:
