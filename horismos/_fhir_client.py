@@ -16,6 +16,7 @@ import ssl
 from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ._attempt import answered, sent
 from ._bindings.limits import body_within, body_within_async
@@ -122,10 +123,26 @@ class FhirClient:
                     ),
                     None,
                 )
+                if url is not None:
+                    self._own_page(query, url)
         raise ToolError(
             f"adapter {self.adapter.name}: search {query} has more than "
             f"{_MAX_PAGES} pages; narrow it"
         )
+
+    def _own_page(self, query: str, url: Any) -> None:
+        """A search's ``next`` link is the server's to write, and the token goes wherever it
+        points: followed off the adapter's own origin (a proxy's internal name, a hostile
+        server), it sent the bearer token to a host ``--allow-host`` refuses. So a page is
+        read only from the scheme, host and port of ``horis:baseUrl``."""
+        if _origin(url) != _origin(self.adapter.base_url):
+            raise ToolError(
+                f"adapter {self.adapter.name}: search {query}: the server's next page is "
+                f"{redact_text(str(url))!r}, outside {self.adapter.base_url} (horis:baseUrl), "
+                "so it is not read and the token is not sent there; nothing was hydrated. "
+                "Have the server write its paging links under its base URL, or narrow the "
+                "search to one page (e.g. _count)"
+            )
 
     def _sync(self) -> httpx.Client:
         import httpx
@@ -212,6 +229,16 @@ class FhirClient:
             "location": response.headers.get("location"),
             "body": data,
         }
+
+
+def _origin(url: Any) -> tuple[str, str | None, int | None] | None:
+    """Scheme, host and port of ``url`` (the scheme's own port when none is written)."""
+    try:
+        parts = urlsplit(url) if isinstance(url, str) else None
+        port = parts and (parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower()))
+    except ValueError:  # a port that is no number
+        return None
+    return parts and (parts.scheme.lower(), parts.hostname, port)
 
 
 @cache
