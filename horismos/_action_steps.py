@@ -45,9 +45,10 @@ from ._model import ActionStep, Tool
 from ._policy import Pending, pending, refusal, side_effect
 from ._records import InstanceRun, StepRecord
 from ._step_records import IS_TYPE, n3, version_guard
-from ._stores import Change, Conflict
+from ._stores import Change, Conflict, StoreError
 from ._stores.base import ReadAhead
 from ._tool_calls import ToolCalls, python_value
+from ._unrecorded import unrecorded
 from ._vocab import HORIS
 
 __all__ = ["ActionSteps"]
@@ -212,6 +213,8 @@ class ActionSteps(ToolCalls):
                 rec.status = "failed"
             rec.error = e
             return rec, step.on_error
+        except StoreError as e:  # the store went away with the call made (judging its
+            raise unrecorded(e, rec, tool) from None  # result): say so
         t4 = time.perf_counter()
         graph = URIRef(f"urn:horismos:effect:{self.env.new_id()}")
         rec.effects, rec.graph = effects, graph

@@ -213,16 +213,24 @@ class Worker:
 
     def leave(self) -> None:
         """Give back the claims it holds (:meth:`hold`), stop the heartbeat and drop the
-        lease: claims left undone are free at once."""
+        lease: claims left undone are free at once.
+
+        A store that does not answer then is not an error: with the heartbeat stopped, the
+        lease runs out by itself and its claims with it. Raised from the ``finally`` that
+        leaves, the store's error stood in for what was being raised — a call's commit that
+        failed after the tool had acted said only that the server could not be reached."""
         self._stop.set()
         if self._beat is not None:
             self._beat.join()
-        if self._held:
-            self._give_back(self._held)
-            self._held.clear()
-        self.store.update(
-            f"DELETE WHERE {{ GRAPH <{CLAIMS}> {{ <{self.iri}> ?p ?o }} }}", runtime_only=True
-        )
+        try:
+            if self._held:
+                self._give_back(self._held)
+                self._held.clear()
+            self.store.update(
+                f"DELETE WHERE {{ GRAPH <{CLAIMS}> {{ <{self.iri}> ?p ?o }} }}", runtime_only=True
+            )
+        except StoreError:
+            return
 
     def _give_back(self, claims: Sequence[Node], *, done: bool = False) -> None:
         """Stop owning ``claims`` (on leaving, on losing a verify) and, when their instances

@@ -31,8 +31,9 @@ from ._proposal import propose, refused_model
 from ._reads import text
 from ._records import InstanceRun, StepRecord
 from ._stored_instances import StoredInstance, read_instance, short_id_quad
-from ._stores import Change, Conflict
+from ._stores import Change, Conflict, StoreError
 from ._stores.base import QueryRefused, ReadAhead
+from ._unrecorded import unrecorded
 from ._vocab import HORIS
 from ._waits import Waiting, wait_step
 from ._world import INSTANCES, World
@@ -225,10 +226,13 @@ class Runner(ActionSteps):
                 pending = [*pending, *answer(rec)]
         elif keyed and announced:
             dropped = [*dropped, *keyed]
-        if rec.status == "completed" and land_lent is not None:
-            land_lent(Change(add=pending, remove=dropped, absent=used), self.world)
-        elif pending or dropped:
-            self.world.commit(Change(add=pending, remove=dropped, absent=used))
+        try:
+            if rec.status == "completed" and land_lent is not None:
+                land_lent(Change(add=pending, remove=dropped, absent=used), self.world)
+            elif pending or dropped:
+                self.world.commit(Change(add=pending, remove=dropped, absent=used))
+        except StoreError as e:  # the store went away with the call made: say so
+            raise unrecorded(e, rec, tool) from None
         if landed is not None and rec.status == "completed":
             landed()
         self._emit_step(rec)

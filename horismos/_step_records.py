@@ -18,8 +18,9 @@ from rdflib.term import Node
 from ._model import ActionStep, Tool
 from ._records import InstanceRun, StepRecord
 from ._runner_state import RunnerState
-from ._stores import Change
+from ._stores import Change, StoreError
 from ._stores.ox_terms import datetime_literal
+from ._unrecorded import unrecorded
 from ._vocab import HORIS, PROV
 from ._world import INSTANCES
 
@@ -138,14 +139,18 @@ class StepRecording(RunnerState):
         pending = self._pending.pop(inst.instance, [])
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter
         guard = version_guard(old)  # lands only on that version
-        self.world.commit(
-            Change(
-                add=[*created, *pending, *new],
-                remove=[*old, *dropped],
-                expect=guard,
-                fresh=(rec.graph,) if rec.graph is not None else (),
+        try:
+            self.world.commit(
+                Change(
+                    add=[*created, *pending, *new],
+                    remove=[*old, *dropped],
+                    expect=guard,
+                    fresh=(rec.graph,) if rec.graph is not None else (),
+                )
             )
-        )
+        except StoreError as e:  # the store went away with the call made: say so
+            tool = self.defs.tools.get(rec.tool) if rec.tool is not None else None
+            raise unrecorded(e, rec, tool) from None
         t1 = time.perf_counter()
         rec.timings["commit"] = rec.timings.get("commit", 0.0) + t1 - t0
         rec.next = rec.next or (current if status == "running" else None)

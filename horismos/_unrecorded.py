@@ -1,0 +1,53 @@
+"""A store that fails the commit ending a call the tool was sent: say that it may have acted.
+
+Why its own module: the step's commit and a catalog call's commit both end a call, and both
+met a store gone away (a SPARQL server stopped, a full disk) with only the store's own error —
+"cannot be reached … start the server". Read alone, that says nothing happened, while the tool
+had been called and may have charged: someone who then made the charge by hand made it twice.
+Nothing else changes: the call is held as before (a tool that is not idempotent announced it
+before it was sent, so running again does not call it a second time), and the error is still
+the store's, exit 2, with what happened to the call said after it.
+"""
+
+from __future__ import annotations
+
+from ._errors import OutcomeUnknown
+from ._model import Tool
+from ._records import StepRecord
+from ._stores import StoreError
+from ._stores.base import QueryRefused
+
+__all__ = ["unrecorded"]
+
+
+def may_have_acted(rec: StepRecord) -> bool:
+    """Whether ``rec``'s tool was called by this process and may have acted: it answered (a
+    result, landed or rejected by the gate), or never answered. Not a call never sent, nor
+    one the tool answered with an error, which is believed (docs/deployment.md)."""
+    if rec.tool is None or not rec.attempts:
+        return False
+    return rec.status in ("completed", "rejected", "timed_out", "partial") or isinstance(
+        rec.error, OutcomeUnknown
+    )
+
+
+def unrecorded(e: StoreError, rec: StepRecord, tool: Tool | None) -> StoreError:
+    """``e``, the store's failure while ending ``rec``'s call of ``tool`` (judging its result,
+    committing it), with what came of the call and what to do about it when the tool was
+    called and may have acted; else ``e`` itself (a pattern the store refused is the step's
+    to fail, as before)."""
+    if tool is None or isinstance(e, QueryRefused) or not may_have_acted(rec):
+        return e
+    if tool.idempotent:
+        after = (
+            f"{tool.name} was called before this, but what came of the call was not recorded; "
+            "it is idempotent, so running again calls it again"
+        )
+    else:
+        after = (
+            f"{tool.name} was called and may have acted, but what came of the call was not "
+            "recorded. Check with the system it acts on whether it took effect: once the "
+            f"store is back, the call is held in doubt and {tool.name} is not called again on "
+            "that subject until `horismos tools reconcile` clears it"
+        )
+    return StoreError(f"{e}\n  {after}")
