@@ -12,9 +12,9 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO, cast
+from typing import TextIO
 
-from rdflib import URIRef
+from rdflib import Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
@@ -367,7 +367,9 @@ class RunView:
             return n3
         if isinstance(node, URIRef):
             return self.name(node)
-        return cast(Node, node).n3(self.defs.graph.namespace_manager) if node is not None else n3
+        if not isinstance(node, Literal):  # not a term's N3 (a value RDF cannot carry, shown
+            return n3  # as Python writes it): read as a blank node's label, it was "_:'P1…'"
+        return node.n3(self.defs.graph.namespace_manager)
 
     def _progress(self) -> None:
         if self.total <= 0:
