@@ -76,6 +76,9 @@ CONNECT_TIMEOUT = 30.0
 """Seconds a server gets to start and answer the handshake and the tool list."""
 
 _CONNECTION_CLOSED = -32000
+_PARSE_ERROR = -32700
+"""What the SDK answers a request with when it cannot parse the server's answer to it (our
+own requests are JSON it wrote, so no server answers them so)."""
 _ENVELOPE = 64 * 1024
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NUMBERS = {XSD.decimal, XSD.double, XSD.float}
@@ -236,6 +239,7 @@ class McpSession:
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         from mcp import MCPError
 
+        from .mcp_http import UNREADABLE
         from .mcp_stdio import TOO_LARGE
 
         assert self._client is not None
@@ -248,6 +252,15 @@ class McpSession:
                 raise ResultTooLarge(
                     f'{self.describe()} answered "{name}" with more than {self.limit:,} bytes',
                     limit=self.limit,
+                ) from None
+            if e.code in (UNREADABLE, _PARSE_ERROR):  # a 2xx no client reads: it may have
+                _attempt.answered()  # acted (the SDK's parse error: an event that is no JSON)
+                said = (
+                    e.message if e.code == UNREADABLE else f"what it could not parse: {e.message}"
+                )
+                raise UnreadableAnswer(
+                    f'{self.describe()} answered the call to "{name}" with {said}: no '
+                    "answer an MCP client reads, so what the call did is not known"
                 ) from None
             if e.code == _CONNECTION_CLOSED:
                 self.alive = False

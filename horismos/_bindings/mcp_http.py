@@ -20,6 +20,14 @@ the pending call fails, the session keeps serving. Any other response (the GET s
 server-initiated messages) fails as a read error, which the SDK treats as a dropped stream.
 Bodies are asked for uncompressed (``Accept-Encoding: identity``) so the bytes counted are the
 bytes the SDK parses.
+
+The same hook reads a request's answer that says it succeeded (a 2xx) with nothing an MCP
+client reads: a 202 Accepted (no answer follows), a body neither JSON nor an event stream (a
+proxy's HTML page), a JSON body that does not parse. The SDK delivered each as a JSON-RPC
+error of its own making, which read as the server refusing the call, so a tool that had acted
+was not held in doubt and a rerun called it again. Here each is answered instead with the
+error :data:`UNREADABLE`, which :class:`~horismos._bindings.mcp.McpSession` turns into
+:class:`~horismos.UnreadableAnswer`, as the HTTP binding does a 2xx it cannot read.
 """
 
 from __future__ import annotations
@@ -36,7 +44,10 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from .mcp_stdio import TOO_LARGE
 
-__all__ = ["capped_http_client"]
+__all__ = ["UNREADABLE", "capped_http_client"]
+
+UNREADABLE = -32098
+"""The JSON-RPC error code a request's unreadable 2xx answer is delivered as."""
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
@@ -51,10 +62,25 @@ async def capped_http_client(
 
     async def cap(response: httpx2.Response) -> None:
         kind = response.headers.get("content-type", "").lower()
+        success = 200 <= response.status_code < 300
+        if success and (response.status_code == 202 or not kind.startswith(_READ)):
+            said = (
+                "202 Accepted, saying no answer follows"
+                if response.status_code == 202
+                else f"{response.status_code} {kind or 'with no content type'}"
+            )
+            unread = _error_for(response.request, limit, UNREADABLE, said)
+            if unread is not None:  # a request waits on it: the SDK reads this in its place
+                if isinstance(response.stream, httpx2.AsyncByteStream):  # the rest is never
+                    await response.stream.aclose()  # read
+                response.status_code = 200
+                response.headers["content-type"] = "application/json"
+                response.stream = httpx2.ByteStream(unread)
+                return
         if kind.startswith("text/event-stream"):
-            response.stream = _CappedEvents(response.stream, limit, response.request)
+            response.stream = _CappedEvents(response.stream, limit, response.request, success)
         else:
-            response.stream = _CappedBody(response.stream, limit, response.request)
+            response.stream = _CappedBody(response.stream, limit, response.request, success)
 
     client = create_mcp_http_client(headers={**(headers or {}), "Accept-Encoding": "identity"})
     client.event_hooks = {"request": [], "response": [cap]}
@@ -65,9 +91,16 @@ async def capped_http_client(
         yield streams
 
 
-def _error_for(request: httpx2.Request, limit: int) -> bytes | None:
-    """The JSON-RPC error that answers ``request`` in place of an oversized reply; None when
-    ``request`` is not the POST of a JSON-RPC request (nothing waits on an answer to it)."""
+_READ = ("application/json", "text/event-stream")
+"""The answers the SDK reads."""
+
+
+def _error_for(
+    request: httpx2.Request, limit: int, code: int = TOO_LARGE, message: str | None = None
+) -> bytes | None:
+    """The JSON-RPC error that answers ``request`` in place of an oversized reply (or, with
+    ``code`` and ``message``, of one it cannot read); None when ``request`` is not the POST of
+    a JSON-RPC request (nothing waits on an answer to it)."""
     if request.method != "POST":
         return None
     try:
@@ -76,18 +109,31 @@ def _error_for(request: httpx2.Request, limit: int) -> bytes | None:
         return None
     if not isinstance(sent, dict) or "method" not in sent or sent.get("id") is None:
         return None
-    error = {"code": TOO_LARGE, "message": f"answer larger than {limit:,} bytes"}
+    error = {"code": code, "message": message or f"answer larger than {limit:,} bytes"}
     return json.dumps({"jsonrpc": "2.0", "id": sent["id"], "error": error}).encode()
 
 
 class _Capped(httpx2.AsyncByteStream):
-    """A response body read from ``upstream`` and closed as soon as a message passes ``limit``."""
+    """A response body read from ``upstream`` and closed as soon as a message passes ``limit``;
+    in a 2xx answer to a request (``success``), a message that is no JSON object is replaced
+    by the error :data:`UNREADABLE` (see the module's doc)."""
 
-    def __init__(self, upstream: Any, limit: int, request: httpx2.Request) -> None:
+    def __init__(
+        self, upstream: Any, limit: int, request: httpx2.Request, success: bool = False
+    ) -> None:
         self._upstream = upstream
         self._limit = limit
         self._request = request
         self._closed = False
+        self._success = success
+
+    def _unreadable(self, message: bytes) -> bytes | None:
+        """What the SDK reads in place of ``message`` when it is no JSON object in a 2xx
+        answer to a request; None otherwise."""
+        if not self._success or _json_object(message):
+            return None
+        said = f"{_preview(message)}, not JSON"
+        return _error_for(self._request, self._limit, UNREADABLE, said)
 
     async def aclose(self) -> None:
         if not self._closed:
@@ -104,7 +150,8 @@ class _Capped(httpx2.AsyncByteStream):
 
 
 class _CappedBody(_Capped):
-    """One JSON message: held until the body ends, so an oversized one can be replaced."""
+    """One JSON message: held until the body ends, so an oversized or unreadable one can be
+    replaced."""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         body: list[bytes] = []
@@ -115,12 +162,36 @@ class _CappedBody(_Capped):
                 yield await self._overflow()
                 return
             body.append(chunk)
-        for chunk in body:
-            yield chunk
+        whole = b"".join(body)
+        yield self._unreadable(whole) or whole
+
+
+def _json_object(body: bytes) -> bool:
+    try:
+        return isinstance(json.loads(body), dict)
+    except (ValueError, UnicodeDecodeError):
+        return False
+
+
+def _preview(body: bytes, limit: int = 80) -> str:
+    text = body[:limit].decode("utf-8", "replace").strip()
+    return repr(text + ("…" if len(body) > limit else "")) if text else "an empty body"
 
 
 class _CappedEvents(_Capped):
     """An event stream passed on whole events, each held until its blank line ends it."""
+
+    def _unreadable_event(self, event: bytes) -> bytes | None:
+        """The event the SDK reads in place of a message ``event`` whose data is no JSON
+        object (:meth:`_Capped._unreadable`); None for any other event (a priming event with
+        no data, a comment, another kind)."""
+        lines = _LINE_END.split(event)
+        kinds = [line[6:].strip() for line in lines if line.startswith(b"event:")]
+        data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
+        if not data or (kinds and kinds[-1] != b"message"):
+            return None
+        unread = self._unreadable(b"\n".join(data))
+        return None if unread is None else b"event: message\ndata: " + unread + b"\n\n"
 
     async def _overflow_event(self) -> bytes:
         """:meth:`_overflow`'s answer as the event the SDK reads in its place."""
@@ -140,7 +211,13 @@ class _CappedEvents(_Capped):
                         yield await self._overflow_event()
                         return
                     event.append(chunk[start : end.end()])
-                    yield b"".join(event)
+                    whole = b"".join(event)
+                    unread = self._unreadable_event(whole)
+                    if unread is not None:
+                        await self.aclose()
+                        yield unread
+                        return
+                    yield whole
                     event, size, start = [], 0, end.end()
                 blank, pos = True, end.end()
             if pos < len(chunk):
