@@ -277,6 +277,20 @@ class ActionSteps(ToolCalls):
         if error is None:
             return rec, step.next
         rec.error = error
+        unknown = sorted({r.call or 0 for r in outcome.receipts if r.outcome == "unknown"})
+        if unknown and self.calls_in_doubt > 2 and inst.instance not in self._intent_at:
+            # a commit whose outcome is unknown may have acted: held in doubt for every lane,
+            # as a call never answered is (a catalog call keeps its own). Only this instance's
+            # intent stood in its way, and the next run, a new instance, created it again
+            self._pending.setdefault(inst.instance, []).extend(
+                doubt_marks(
+                    inst.instance,
+                    step.iri,
+                    tool,
+                    self._stamp(started),
+                    [rec.args[i] for i in unknown],
+                )
+            )
         if outcome.accepted:
             rec.status = "partial"
             return rec, step.on_partial or step.on_error

@@ -4,8 +4,9 @@ Why its own module: it is the only code that talks to a system of record, so the
 HTTP binding keeps hold here too, in one place — the host must be one this process may reach
 (:mod:`._bindings.reach`, ``--allow-host``), the bearer token is read from the environment
 variable the adapter names and never shown, redirects are not followed, and a commit marks
-when its request left and when an answer came (:mod:`._attempt`), so a commit that timed out
-after sending is an unknown outcome that is never resent.
+when its request left and when its whole answer came (:mod:`._attempt`), so a commit that
+timed out after sending, or whose answer was cut short, is an unknown outcome that is never
+resent.
 """
 
 from __future__ import annotations
@@ -202,6 +203,10 @@ class FhirClient:
                     extensions={"trace": _mark},
                 ) as response:
                     content = await body_within_async(response, self.max_bytes)
+                    # the whole answer, as for an HTTP binding: a 201 whose body is cut off or
+                    # stalls was accepted, and what it made is not known (it was reconciled
+                    # as failed, "not sent", and created again by the next run)
+                    answered()
             except (httpx.ConnectError, httpx.ConnectTimeout) as e:
                 raise NotSent(
                     f"adapter {self.adapter.name}: {method} {url} failed: "
@@ -249,11 +254,10 @@ def _tls() -> ssl.SSLContext:
 
 
 async def _mark(event: str, info: Mapping[str, Any]) -> None:
-    """httpx's trace hook: when the request leaves and when an answer arrives."""
+    """httpx's trace hook: when the request leaves (it is answered once its whole answer has
+    been read: :meth:`FhirClient.send`)."""
     if event.endswith(".send_request_headers.started"):
         sent()
-    elif event.endswith(".receive_response_headers.complete"):
-        answered()
 
 
 def _text(body: bytes, limit: int = 200) -> str:

@@ -70,9 +70,11 @@ class RunnerState:
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
         self._intent_at: dict[URIRef, URIRef] = {}  # a catalog call's intent node (call_tool)
         self._keyed: dict[URIRef, list[tuple]] = {}  # a catalog call's idempotency key record
-        self.calls_in_doubt = 2
+        self.calls_in_doubt = 3
         """Which rules hold calls of a tool that is not idempotent in doubt (see _intents), as
-        a trace's header says: 2, a call that may have acted and never landed — sent and never
+        a trace's header says: 3, as 2, and an adapter-bound step's commit whose outcome is
+        unknown (before, only its own instance's intent stood in the way, and the next run
+        sent a create again); 2, a call that may have acted and never landed — sent and never
         answered, or answered and its result not landed (the gate rejected it, a later call of
         its horis:forEach failed) — and a step holds the node it acts on while it calls; 1
         (``true``), recorded before answered calls were held: only a step never answered, all

@@ -15,14 +15,17 @@ on, as the specification words them:
 
 For fault tests: :meth:`FhirServer.remote_update` is a concurrent update by another client,
 ``delay`` makes the server apply a write and then answer late (an unknown outcome for a client
-that times out), ``token`` requires ``Authorization: Bearer TOKEN``. Every request is kept in
-``log`` as ``(method, path)`` so a test sees what was, and was not, sent.
+that times out), ``cut`` answer a write it applied with its status and half its body, then
+drop the connection (``"drop"``) or go silent for 5 s first (``"stall"``), ``token`` requires
+``Authorization: Bearer TOKEN``. Every request is kept in ``log`` as ``(method, path)`` so a
+test sees what was, and was not, sent.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -57,6 +60,7 @@ class FhirServer:
         self.delay = 0.0
         self.padding = 0  # bytes of narrative added to each answer: a server that answers huge
         self.token: str | None = None
+        self.cut: str | None = None  # "drop" / "stall": a write applied, its answer cut short
         self.lock = threading.Lock()
         self.base = ""
         self._next_id = 0
@@ -221,6 +225,20 @@ def _handler(server: FhirServer) -> type[BaseHTTPRequestHandler]:
                 status, out = 400, _outcome(f"not JSON: {e}")
             if server.delay and method in ("PUT", "POST"):
                 time.sleep(server.delay)  # applied, answered late: the client cannot know
+            if server.cut and method in ("PUT", "POST"):  # applied; the answer's status and
+                data = json.dumps(out).encode()  # half its body, then nothing more
+                self.send_response(status)
+                self.send_header("Content-Type", "application/fhir+json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                if server.cut == "stall":
+                    time.sleep(5)
+                self.close_connection = True
+                with suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return
             with suppress(BrokenPipeError, ConnectionResetError):
                 self._answer(status, out)
 
