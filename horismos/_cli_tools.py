@@ -42,6 +42,7 @@ from ._policy import (
     given_issue,
     given_issued,
     given_tool,
+    given_used,
     implementation,
     server_of,
 )
@@ -410,6 +411,8 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
         load_world(world, args.world)
     elif not world.store.persistent:
         load_world(world, args.paths)
+    if args.approval and not world.store.persistent and not args.out:
+        _approval_kept_nowhere(world, args.approval[0])
     try:
         if lent is not None:
             lent.lend(args.world, args.store, "a call")
@@ -447,6 +450,24 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
 
 
 _REPEATED = ("approval_used", "idempotency_key_reused")
+
+
+def _approval_kept_nowhere(world: World, approval: str) -> None:
+    """Refuse a call that would use up ``approval`` in a world kept nowhere: read from
+    ``--world`` files, not written back (no ``--out``), the use lands in no file, and the same
+    approval allowed the call again from the same file — a script that retried it charged on
+    every try. ``tools approve`` refuses to issue into such a world, and ``wake`` to call in
+    one, for the same reason. An approval not issued there, or used up already, is left to the
+    call, which refuses it as ever."""
+    if given_issued(world.store, approval) and given_used(world.store, approval) is None:
+        raise UsageError(
+            "--approval: the world is read from --world files and not written back (no "
+            "--out), so the use of this approval would be kept nowhere and it would allow the "
+            "call again from the same files; give --out F (then call from F), or a "
+            "persistent --store. Nothing was called"
+        )
+
+
 """Refusals of a call that repeated what names one call only, exiting 2 (a usage error)."""
 
 
