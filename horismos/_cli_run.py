@@ -38,10 +38,12 @@ from ._cli_common import (
 from ._cli_validate import run_warnings
 from ._definitions import Definitions
 from ._errors import ShaclMessage, UsageError
+from ._model import ActionStep
 from ._preconditions import why_blocked
 from ._proposal import summary as proposal_summary
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import focus_nodes
+from ._stored_instances import find_instance, read_instance
 from ._stores import DEFAULT_STORE
 from ._unreadable import why_unreadable
 from ._waits import summary as wait_summary
@@ -236,6 +238,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
         )
     with open_for_writing(args.store, "resume", create=False) as world:  # let go however
         load_world_beside(world, args.world, args.store, "a resume")
+        if not args.out and not world.store.persistent:
+            _approval_kept_nowhere(agent.definitions, world, args.instance)
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
         with written_back(world, agent.definitions, args.out, out_format):
             run = agent.resume(
@@ -256,6 +260,25 @@ def cmd_resume(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         return EXIT[run.status]
+
+
+def _approval_kept_nowhere(defs: Definitions, world: World, instance: str) -> None:
+    """Refuse to resume an instance waiting for approval of its call in a world kept nowhere
+    (read from ``--world`` files, no ``--out``): the approval's use lands in no file, so the
+    same approval allowed the call again from the same file — one approval, a charge for every
+    resume. Refused before anything is called; ``wake`` refuses such a world outright."""
+    try:
+        stored = read_instance(world.store, find_instance(world.store, instance))
+    except UsageError:  # no such instance: the resume says so, as ever
+        return
+    step = defs.steps.get(stored.current) if stored and stored.current is not None else None
+    if stored is not None and stored.status == "waiting" and isinstance(step, ActionStep):
+        raise UsageError(
+            f"instance {stored.instance} waits for approval of its call, and the world is read "
+            "from --world files and not written back (no --out): the approval's use would be "
+            "kept nowhere, and it would allow the call again from the same files. Give --out F "
+            "(then go on from F), or a persistent --store. Nothing was called"
+        )
 
 
 class RunView:

@@ -4,7 +4,8 @@
 use landed in no file, so the same call from the same F was allowed again — one approval,
 three charges for a script that retried it. ``tools approve`` already refuses to issue into
 such a world, and ``wake`` to call in one; ``tools call`` now refuses to use an approval in
-one, and calls nothing.
+one, and calls nothing. So does ``resume`` of an instance waiting for approval: from the
+approved file without ``--out``, every resume charged again.
 """
 
 from __future__ import annotations
@@ -71,4 +72,39 @@ def test_an_approval_is_not_used_in_a_world_kept_nowhere(tmp_path: Path) -> None
     assert done.returncode == 0, done.stdout + done.stderr
     again = horismos_forked(tmp_path, *call, "--world", "after.trig", timeout=120)
     assert again.returncode == 2 and "approval_used" in again.stdout, again.stdout
+    assert charges(tmp_path) == 1
+
+
+WORKFLOW = """
+:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
+:Charge a horis:ActionStep ; horis:tool :t.charge ;
+    horis:bind [ horis:arg "order" ; horis:var "this" ] .
+"""
+
+
+def test_an_approved_instance_is_not_resumed_in_a_world_kept_nowhere(tmp_path: Path) -> None:
+    (tmp_path / "defs.ttl").write_text(DEFS + WORKFLOW, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(
+        "@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n", encoding="utf-8")
+    (tmp_path / "shop.py").write_text(SHOP, encoding="utf-8")
+    ran = horismos_forked(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--focus", ":o1",
+                          "--tools", "shop", "--out", "waiting.trig", timeout=120)
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    instance = next(w for w in ran.stdout.split() if w.startswith("urn:horismos:instance:"))
+    fingerprint = ran.stdout.split("Fingerprint: ", 1)[1].split()[0]
+    approved = horismos_forked(tmp_path, "approve", "defs.ttl", "--world", "waiting.trig",
+                               "--instance", instance, "--fingerprint", fingerprint, "--out",
+                               "approved.trig", timeout=120)
+    assert approved.returncode == 0, approved.stderr
+    resume = ["resume", "defs.ttl", "--instance", instance, "--tools", "shop"]
+
+    for _ in range(3):  # resumed again and again from the approved file, forgetting --out
+        p = horismos_forked(tmp_path, *resume, "--world", "approved.trig", timeout=120)
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert "kept nowhere" in p.stderr and "--out F" in p.stderr, p.stderr
+    assert charges(tmp_path) == 0
+
+    done = horismos_forked(tmp_path, *resume, "--world", "approved.trig", "--out", "done.trig",
+                           timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
     assert charges(tmp_path) == 1
