@@ -13,10 +13,14 @@ A connection that cannot be made is :class:`~horismos.NotSent`; the request coun
 its headers start to go out, and as answered once the whole response has arrived: a 200 whose
 body is cut off or stalls may be a success the caller never received.
 
-Each call has a connection of its own, closed once it is answered: on a kept-alive connection
-a server that answered one request twice (a proxy replaying a response, a handler writing its
-reply twice) left the extra reply waiting there, and the next call was handed it as its own
-answer — a refused charge landed as paid, with another call's reference.
+A call of a tool that is not idempotent has a connection of its own, closed once it is
+answered: on a kept-alive connection a server that answered one request twice (a proxy
+replaying a response, a handler writing its reply twice) left the extra reply waiting there,
+and the next call was handed it as its own answer — a refused charge landed as paid, with
+another call's reference. An idempotent tool keeps its connections alive: a new one a call
+doubled a local step's time (1.5 ms to 3.5 ms, benchmarks/bench_bindings.py) and costs a TLS
+handshake a call against a remote endpoint, and an answer misread there is a read to repeat,
+not an act to undo.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ __all__ = ["HttpBinding"]
 
 
 class HttpBinding(Binding):
-    """One endpoint, one client for the run, one connection per call."""
+    """One endpoint, one client for the run; one connection per call of a tool that is not
+    idempotent (see the module's doc)."""
 
     kind = "http"
 
@@ -97,7 +102,11 @@ class HttpBinding(Binding):
                 timeout=self.tool.timeout,
                 follow_redirects=False,
                 verify=True,
-                limits=httpx.Limits(max_keepalive_connections=0),  # see the module's doc
+                # httpx's own limits, but none kept alive for a tool that acts (module doc)
+                limits=httpx.Limits(
+                    max_connections=100,
+                    max_keepalive_connections=20 if self.tool.idempotent else 0,
+                ),
             )
         where = f"POST {self.shown}"
         try:
