@@ -211,14 +211,15 @@ class Worker:
         worker._beat.start()
         return worker
 
-    def leave(self) -> None:
+    def leave(self) -> StoreError | None:
         """Give back the claims it holds (:meth:`hold`), stop the heartbeat and drop the
         lease: claims left undone are free at once.
 
-        A store that does not answer then is not an error: with the heartbeat stopped, the
-        lease runs out by itself and its claims with it. Raised from the ``finally`` that
-        leaves, the store's error stood in for what was being raised — a call's commit that
-        failed after the tool had acted said only that the server could not be reached."""
+        A store that does not answer then is not raised, only returned (for a caller that
+        tells of it: a lend's note): with the heartbeat stopped, the lease runs out by itself
+        and its claims with it. Raised from the ``finally`` that leaves, the store's error
+        stood in for what was being raised — a call's commit that failed after the tool had
+        acted said only that the server could not be reached."""
         self._stop.set()
         if self._beat is not None:
             self._beat.join()
@@ -229,8 +230,9 @@ class Worker:
             self.store.update(
                 f"DELETE WHERE {{ GRAPH <{CLAIMS}> {{ <{self.iri}> ?p ?o }} }}", runtime_only=True
             )
-        except StoreError:
-            return
+        except StoreError as e:
+            return e
+        return None
 
     def _give_back(self, claims: Sequence[Node], *, done: bool = False) -> None:
         """Stop owning ``claims`` (on leaving, on losing a verify) and, when their instances
@@ -754,7 +756,7 @@ CATALOG = _Catalog()
 """What a catalog call's claim on its subject is for (:data:`CALLS`)."""
 
 
-def keep_subject(store: Store, subject: URIRef) -> Callable[[], None]:
+def keep_subject(store: Store, subject: URIRef) -> Callable[[], object]:
     """Hold ``subject`` as a catalog call being made does, under a lease of its own, for a
     workflow step's call abandoned at its timeout whose function acts on in its thread (a
     sync Python function cannot be stopped): ``tools reconcile`` and calls from other

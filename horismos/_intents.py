@@ -141,7 +141,9 @@ def end_calling(node: URIRef) -> None:
             del CALLING[node]
 
 
-def outlast(running: threading.Event, node: URIRef, then: Callable[[], None] | None = None) -> None:
+def outlast(
+    running: threading.Event, node: URIRef, then: Callable[[], object] | None = None
+) -> None:
     """Keep a call abandoned at its timeout in flight at ``node`` while its thread still
     acts: a sync Python function cannot be stopped, so it goes on after the caller was told
     "timed out". Meanwhile it stays noted in :data:`CALLING` (reconcile in this process

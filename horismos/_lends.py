@@ -118,10 +118,11 @@ class Lend:
 
     def end(self) -> None:
         """Give back the lease held for the lend (its record gone with the take-back or the
-        call's commit)."""
+        call's commit); a store that did not answer raised, for the lend's note to tell."""
         if self.worker is not None:
             worker, self.worker = self.worker, None
-            worker.leave()
+            if (failed := worker.leave()) is not None:
+                raise failed
 
 
 def lent_elsewhere(
