@@ -102,7 +102,7 @@ class RunnerState:
         that raced with this step's (landed at the time given) has landed too, and which of
         them decided to call (:meth:`._claims.Worker.settled_holders`); see
         :func:`._intents.yields_to`."""
-        self.keep_subject: Callable[[URIRef], Callable[[], None]] | None = None
+        self.keep_subject: Callable[[URIRef], Callable[[], object]] | None = None
         """On a world other processes share: hold a subject, as a catalog call being made
         does, until what this returns is called (:func:`._claims.keep_subject`): a step's call
         abandoned at its timeout keeps its subject so while its function acts on."""
