@@ -34,6 +34,7 @@ from ._hazards import flow_graph
 from ._model import ActionStep, ProposalStep, Step, Tool
 from ._near_names import nearest_variable
 from ._redact import redact_url, url_credentials
+from ._returned_values import returned_value_problems
 from ._sources import Where
 from ._vocab import HORIS
 
@@ -199,7 +200,10 @@ def binding_problems(
             ]
         problems += [defs.sources.problem("error", tool.iri, p, at=at) for p in found]
         if source is not None and not found:
-            problems += returned_key_problems(defs, tool, returned(*source), at)
+            returns = returned(*source)
+            problems += returned_key_problems(defs, tool, returns, at) or (
+                returned_value_problems(defs, tool, returns, at)
+            )
     return problems
 
 

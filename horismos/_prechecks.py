@@ -35,6 +35,7 @@ from ._contract import returned_key_problems, unbound_arguments
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, ToolError
 from ._model import ActionStep, ProposalStep, Step, Tool, Workflow
+from ._returned_values import returned_value_problems
 from ._vocab import HORIS
 from ._world import World, states
 
@@ -167,7 +168,9 @@ class Prechecks:
         source = function_of(binding.func)
         if source is not None:
             at = (tool.iri, HORIS.binding, Literal(tool.binding))
-            for p in returned_key_problems(self.defs, tool, returned(*source), at):
+            returns = returned(*source)
+            found = returned_key_problems(self.defs, tool, returns, at)
+            for p in found or returned_value_problems(self.defs, tool, returns, at):
                 if p.severity == "error":
                     raise ToolError(f"{p.message} — {p.hint}", tool=str(tool.iri))
         self._returns_fit[tool.iri] = binding.func

@@ -232,7 +232,8 @@ def test_tools_module_in_the_current_directory_backs_bare_names(tmp_path: Path) 
 
 def test_a_rejected_result_without_on_error_fails_with_exit_1(tmp_path: Path) -> None:
     (tmp_path / "ehr_client.py").write_text(
-        "def assign_queue(patient, queue):\n    return {'queueRef': 'not a reference'}\n\n"
+        # computed at the call: a constant written out is refused before the run
+        "def assign_queue(patient, queue):\n    return {'queueRef': 'not a ' + 'reference'}\n\n"
         "def notify_nurse(patient, nurse, ref):\n    return {'assignedNurse': nurse}\n")
     p = horismos("run", *TRIAGE, *WORLD, "--tools", "ehr_client", "--focus", ":patient42",
                  cwd=tmp_path)

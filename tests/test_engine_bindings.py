@@ -161,7 +161,7 @@ def test_a_sync_tool_past_its_timeout_is_abandoned_and_its_late_result_discarded
     def assign(patient, queue):
         release.wait(10)
         done.set()
-        return {"ref": "R-late"}
+        return {"ref": "R-99"}  # one the shape allows: discarded all the same
 
     agent, world = build(_with_binding("python:assign", "50ms"), tools={"assign": assign})
     before = facts(world)

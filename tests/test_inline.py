@@ -90,7 +90,7 @@ def test_an_inline_tool_past_its_timeout_is_refused_once_it_returns(build):
     def assign(patient, queue):
         time.sleep(0.1)
         finished.append(patient)
-        return {"ref": "R-late"}
+        return {"ref": "R-99"}  # one the shape allows: discarded all the same
 
     agent, world = build(_triage("20ms", INLINE), tools={"assign": assign})
     before = facts(world)

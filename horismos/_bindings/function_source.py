@@ -46,11 +46,13 @@ _DEFAULT = object()
 
 @dataclass(frozen=True)
 class Returned:
-    """One ``return`` of a dict written out: the keys it gives, and where it is."""
+    """One ``return`` of a dict written out: the keys it gives, and where it is; and the
+    values written out as constants (a string or a number: ``"status": "denied"``), by key."""
 
     keys: tuple[str, ...]
     file: Path
     line: int
+    constants: tuple[tuple[str, str | int | float], ...] = ()
 
     def where(self) -> str:
         return f"{self.file.name}:{self.line}"
@@ -119,8 +121,29 @@ def returned(node: FunctionNode, file: Path, first: int = 1) -> list[Returned | 
     out: list[Returned | None] = []
     for r in _returns(node):
         keys = _dict_keys(r.value)
-        out.append(None if keys is None else Returned(keys, file, first + r.lineno - 1))
+        line = first + r.lineno - 1
+        out.append(None if keys is None else Returned(keys, file, line, _constants(r.value)))
     return out
+
+
+def _constants(value: ast.expr | None) -> tuple[tuple[str, str | int | float], ...]:
+    """The values of a dict written out that are constants, a string or a number (not a
+    boolean: its text is Python's, not the value that lands), with their keys."""
+    if isinstance(value, ast.Dict):
+        pairs = list(zip(value.keys, value.values, strict=True))
+        named = [(k.value, v) for k, v in pairs if isinstance(k, ast.Constant)]
+    elif isinstance(value, ast.Call):
+        named = [(k.arg, k.value) for k in value.keywords]
+    else:
+        return ()
+    return tuple(
+        (k, v.value)
+        for k, v in named
+        if isinstance(k, str)
+        and isinstance(v, ast.Constant)
+        and isinstance(v.value, str | int | float)
+        and not isinstance(v.value, bool)
+    )
 
 
 _OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)

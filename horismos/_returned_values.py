@@ -1,0 +1,130 @@
+"""A value a Python tool returns written out as a constant, which its domain shapes refuse.
+
+Why: a payout function returning ``{"paymentRef": "PAYMENT-1"}`` beside a shape requiring
+``sh:pattern "^PAY-[0-9]{6}$"`` of ``:paymentRef`` validated, ran, paid — the tool acted, it is
+not idempotent — and then the gate rejected the answer, on every call: nothing landed and the
+step failed. So did a status returned as ``"denied"`` where ``sh:in ( "APPROVED" "DENIED" )``
+judges it. The constant is read from the function's source (:mod:`._bindings.function_source`,
+nothing imported, nothing called), made the literal the gate would make of it (its assertion's
+``horis:type``, as :meth:`Gate._node <horismos._gate.Gate._node>` does), and held to the shapes
+that judge the effect's subject exactly as an effect's fixed ``horis:value`` is
+(:func:`~._effect_shapes.contradictions`, which runs the gate's own compiled checks). A value
+computed at the call (a variable, an f-string) is the gate's to judge; so is a constant under an
+assertion whose ``horis:type`` alone the shapes refuse: the loader says that already.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from decimal import Decimal
+
+from rdflib import XSD, Literal, URIRef
+
+from ._bindings.function_source import Returned
+from ._definitions_model import Definitions
+from ._effect_shapes import contradictions
+from ._errors import Problem
+from ._literals import plain_literal
+from ._model import Assertion, Tool
+from ._shacl import Targets, domain_targets, superclasses_of
+from ._sources import Where
+
+__all__ = ["returned_value_problems"]
+
+_NUMERIC = frozenset(
+    {
+        XSD.integer,
+        XSD.decimal,
+        XSD.double,
+        XSD.float,
+        XSD.int,
+        XSD.long,
+        XSD.short,
+        XSD.nonNegativeInteger,
+        XSD.positiveInteger,
+    }
+)
+_FLOATING = (XSD.decimal, XSD.double, XSD.float)
+
+
+def _landed(a: Assertion, v: str | int | float) -> Literal | None:
+    """The literal the gate writes for ``v`` under ``a``; None where that is not certain here
+    (a class-typed value: a string is expanded as a CURIE)."""
+    if a.is_class or a.value is not None:
+        return None
+    t = a.type
+    if t is not None:
+        if isinstance(v, str) and t != XSD.string:
+            return Literal(v, datatype=t)
+        if isinstance(v, int) and t in _NUMERIC:
+            return Literal(str(v), datatype=t)
+        if isinstance(v, float) and t in _FLOATING:
+            return Literal(Decimal(repr(v)) if t == XSD.decimal else v, datatype=t)
+    return plain_literal(v) if isinstance(v, str) else Literal(v)
+
+
+def _said(v: str | int | float) -> str:
+    return f'"{v}"' if isinstance(v, str) else repr(v)
+
+
+def _refusals(
+    defs: Definitions, tool: Tool, a: Assertion, cls: URIRef, targets: Targets
+) -> list[str]:
+    """What the shapes judging a subject of ``cls`` refuse of what ``a`` writes, each as
+    "shape S requires …" (:func:`~._effect_shapes.contradictions`; one value, not many)."""
+    found = contradictions(
+        defs.graph,
+        tool.name,
+        [(a.property, dataclasses.replace(a, many=False))],
+        targets,
+        cls,
+        tool.effect.shapes if tool.effect is not None else (),
+        defs.name,
+    )
+    return [c.message.split(", but ", 1)[-1].split(": the gate", 1)[0] for c in found]
+
+
+def returned_value_problems(
+    defs: Definitions, tool: Tool, returns: list[Returned | None], at: Where
+) -> list[Problem]:
+    """Each property ``tool``'s function returns a constant of that a shape judging the
+    effect's subject refuses: an error when every ``return`` of the function writes a refused
+    constant for it (every call acts, and lands nothing), else a warning."""
+    effect = tool.effect
+    if effect is None or not any(r is not None and r.constants for r in returns):
+        return []
+    subject = next((a for a in tool.args if a.name == effect.subject), None)
+    if subject is None or not subject.is_class:
+        return []
+    targets = domain_targets(defs.graph, superclasses_of(defs.subclasses))
+    refused: dict[URIRef, list[tuple[Returned, str | int | float, str]]] = {}
+    typed_refused: dict[URIRef, bool] = {}
+    for r in (r for r in returns if r is not None):
+        for key, v in r.constants:
+            a = effect.assertion(key, defs.expand)
+            if a is None or (value := _landed(a, v)) is None:
+                continue
+            if a.property not in typed_refused:  # its horis:type alone: said at load
+                typed_refused[a.property] = bool(_refusals(defs, tool, a, subject.type, targets))
+            if typed_refused[a.property]:
+                continue
+            why = _refusals(defs, tool, dataclasses.replace(a, value=value), subject.type, targets)
+            if why:
+                refused.setdefault(a.property, []).append((r, v, why[0]))
+    problems = []
+    for prop, hits in sorted(refused.items(), key=lambda kv: str(kv[0])):
+        first, v, said = hits[0]
+        every = len(hits) == len(returns)
+        problems.append(
+            defs.sources.problem(
+                "error" if every else "warning",
+                tool.iri,
+                f'binding "{tool.binding}" of {tool.name}: '
+                + ("its function returns " if every else "one of its function's returns gives ")
+                + f"{_said(v)} for {defs.name(prop)} ({first.where()}), but {said}: the gate "
+                "rejects it after the call has acted, nothing of it landing",
+                f"return a value the shape allows for {defs.name(prop)}, or correct the shape",
+                at=at,
+            )
+        )
+    return problems

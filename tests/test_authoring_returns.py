@@ -1,0 +1,161 @@
+"""Mistakes in what a tool's Python function returns, caught before anything runs, at the
+binding's line with the ``return``'s own file and line, and what to write instead. Each was
+made in a small claims-adjudication workflow written from the guides (a payout tool that is
+not idempotent) and passed ``horismos validate --tools`` before; what the run then did is
+said in each test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from forked import horismos_forked
+
+WORKFLOW = """\
+@prefix :      <http://example.org/claims#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+
+:claims.pay_out a horis:Tool ;
+    horis:takes [
+        horis:arg [ horis:name "claim" ; horis:type :Claim ] ;
+        horis:arg [ horis:name "amount" ; horis:type xsd:decimal ]
+    ] ;
+    horis:effect [
+        horis:subject "claim" ;
+        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ;
+        horis:asserts [ horis:property :status ; horis:type xsd:string ; horis:optional true ]
+    ] ;
+    horis:binding "python:claims_client.pay_out" ;
+    horis:idempotent false .
+
+:Adjudicate a horis:Workflow ;
+    horis:focusType :Claim ;
+    horis:start :PayOut .
+
+:PayOut a horis:ActionStep ;
+    horis:tool :claims.pay_out ;
+    horis:requires \"\"\" ?this :claimedAmount ?amount .
+                       FILTER NOT EXISTS { ?this :paymentRef ?r } \"\"\" ;
+    horis:bind [ horis:arg "claim" ; horis:var "this" ] .
+"""
+
+ONTOLOGY = """\
+@prefix :     <http://example.org/claims#> .
+@prefix owl:  <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd:  <http://www.w3.org/2001/XMLSchema#> .
+@prefix sh:   <http://www.w3.org/ns/shacl#> .
+
+:Claim a owl:Class .
+:claimedAmount a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:decimal .
+:paymentRef a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:string .
+:status a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:string .
+
+:ClaimShape a sh:NodeShape ;
+    sh:targetClass :Claim ;
+    sh:property [ sh:path :paymentRef ; sh:pattern "^PAY-[0-9]{6}$" ] ;
+    sh:property [ sh:path :status ; sh:in ( "PAID" "DENIED" ) ] .
+"""
+
+WORLD = """\
+@prefix : <http://example.org/claims#> .
+:c1 a :Claim ; :claimedAmount 1200.0 .
+"""
+
+CLIENT = """\
+import itertools
+
+_refs = itertools.count(1)
+
+
+def pay_out(claim, amount):
+    open("called", "a").write("x")
+    RETURN
+"""
+
+GOOD = 'return {"paymentRef": f"PAY-{next(_refs):06d}", "status": "PAID"}'
+
+
+def _write(tmp_path: Path, returns: str) -> int:
+    """The files, with ``returns`` as the body's last statement; the line it starts at."""
+    (tmp_path / "claims.ttl").write_text(WORKFLOW, encoding="utf-8")
+    (tmp_path / "onto.ttl").write_text(ONTOLOGY, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    client = CLIENT.replace("RETURN", returns)
+    (tmp_path / "claims_client.py").write_text(client, encoding="utf-8")
+    return client[: client.index(returns)].count("\n") + 1
+
+
+BINDING_LINE = WORKFLOW[: WORKFLOW.index("horis:binding")].count("\n") + 1
+FILES = ("claims.ttl", "onto.ttl", "--world", "world.ttl", "--tools", "claims_client.py")
+
+
+def test_the_workflow_these_tests_edit_validates_and_pays(tmp_path: Path) -> None:
+    _write(tmp_path, GOOD)
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    assert p.returncode == 0 and "warning" not in p.stdout, p.stdout + p.stderr
+    run = horismos_forked(tmp_path, "run", *FILES, "--all", "--quiet", timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize(("returns", "said", "why"), [
+    pytest.param('return {"paymentRef": "PAYMENT-1", "status": "PAID"}', '"PAYMENT-1"',
+                 'shape :ClaimShape requires sh:pattern "^PAY-[0-9]{6}$"', id="pattern"),
+    pytest.param('return dict(paymentRef=f"PAY-{next(_refs):06d}", status="paid")', '"paid"',
+                 'shape :ClaimShape requires sh:in ("PAID" "DENIED")', id="in-dict-call"),
+])
+def test_a_constant_the_domain_shapes_refuse_is_an_error_before_the_payout(
+        tmp_path: Path, returns: str, said: str, why: str) -> None:
+    """``{"paymentRef": "PAYMENT-1"}`` under ``sh:pattern "^PAY-[0-9]{6}$"`` validated, and
+    the run paid the claim (the tool is not idempotent), then the gate rejected the answer:
+    nothing landed, the step failed, the money was gone. Read from the function's source, it
+    is an error at the binding naming the ``return``'s line; run refuses before calling."""
+    line = _write(tmp_path, returns)
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert (f'claims.ttl:{BINDING_LINE}: error: :claims.pay_out: binding '
+            f'"python:claims_client.pay_out" of claims.pay_out: its function returns {said} '
+            f"for :") in p.stdout, p.stdout
+    assert f"(claims_client.py:{line}), but {why}: the gate rejects it" in p.stdout, p.stdout
+    assert "return a value the shape allows" in p.stdout
+    run = horismos_forked(tmp_path, "run", *FILES, "--all", timeout=120)
+    assert run.returncode == 2 and f"claims.ttl:{BINDING_LINE}: binding" in run.stderr, (
+        run.stdout + run.stderr)
+    assert not (tmp_path / "called").exists()  # never called
+
+
+def test_one_return_of_two_giving_a_refused_constant_is_a_warning(tmp_path: Path) -> None:
+    returns = ('if amount > 1000:\n        return {"paymentRef": "MANUAL"}\n    '
+               'return {"paymentRef": f"PAY-{next(_refs):06d}"}')
+    line = _write(tmp_path, returns)
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (f"claims.ttl:{BINDING_LINE}: warning: :claims.pay_out: binding "
+            f'"python:claims_client.pay_out" of claims.pay_out: one of its function\'s returns '
+            f'gives "MANUAL" for :paymentRef (claims_client.py:{line + 1})') in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("returns", [
+    pytest.param('return {"paymentRef": "PAY-000001", "status": "DENIED"}', id="constants-fit"),
+    pytest.param('ref = "PAYMENT-1"\n    return {"paymentRef": ref}', id="a-variable"),
+    pytest.param('return {"paymentRef": f"PAYMENT-{amount}"}', id="an-f-string"),
+])
+def test_no_alarm_where_the_source_does_not_say_the_value_is_refused(
+        tmp_path: Path, returns: str) -> None:
+    _write(tmp_path, returns)
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    assert p.returncode == 0 and "warning" not in p.stdout, p.stdout + p.stderr
+
+
+def test_a_constant_under_a_type_the_shape_refuses_is_said_once_at_the_effect(
+        tmp_path: Path) -> None:
+    """The effect's ``horis:type`` alone is refused (said at load, at the assertion): the
+    constant returned under it is not said again."""
+    _write(tmp_path, 'return {"paymentRef": "PAYMENT-1"}')
+    onto = tmp_path / "onto.ttl"
+    onto.write_text(ONTOLOGY.replace('sh:pattern "^PAY-[0-9]{6}$"', "sh:datatype xsd:token"),
+                    encoding="utf-8")
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.count("error:") == 1 and "sh:datatype xsd:token" in p.stdout, p.stdout
