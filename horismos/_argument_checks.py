@@ -11,9 +11,10 @@ from typing import Any, cast
 from rdflib import RDF, RDFS, URIRef
 from rdflib.term import Node, Variable
 
+from ._argument_datatypes import refused_by, written_as
 from ._datatypes import DATATYPES, derives_from
 from ._define_patterns import PatternReading, variable_needle
-from ._model import ActionStep, Arg, ProposalStep
+from ._model import ActionStep, Arg, ProposalStep, Tool
 from ._preconditions import group_triples
 from ._term_kinds import range_class, value_kinds
 from ._vocab import HORIS
@@ -177,10 +178,13 @@ class ArgumentChecks(PatternReading):
                 )
 
     def check_argument_datatype(self, step: ActionStep, a: Arg, var: str, algebra: Any) -> None:
-        """A datatype argument given from the object of a property whose rdfs:range is a
-        datatype no literal of which is one of the argument's (``?this :queueRef ?ref``, a
-        string, for an xsd:integer): the argument check refused every call, after the steps
-        before it had acted. Built-in datatypes only; one derived from the other may fit."""
+        """A datatype argument given from the object of a property whose values it never
+        takes, as the call judges them (:mod:`._argument_datatypes`): a range none of whose
+        literals is one of the argument's (``?this :queueRef ?ref``, a string, for an
+        xsd:integer; a bare ``1200`` of an xsd:integer range for an ``xsd:int``), or a
+        datatype a tool's effect writes the property with (an amount written as xsd:decimal
+        for an xsd:integer). The argument check refused every call, after the steps before it
+        had acted. Built-in datatypes only."""
         if a.type not in DATATYPES or a.type == RDFS.Literal or step.tool is None:
             return
         node = Variable(var)
@@ -192,8 +196,7 @@ class ArgumentChecks(PatternReading):
                     not isinstance(r, URIRef)
                     or r not in DATATYPES
                     or r == RDFS.Literal
-                    or derives_from(r, a.type)
-                    or derives_from(a.type, r)
+                    or not refused_by(a.type, written_as(r))
                 ):
                     continue
                 self.at_text(
@@ -202,13 +205,56 @@ class ArgumentChecks(PatternReading):
                     step.iri,
                     f"horis:requires binds ?{var} to a value of {self.n(p)}, whose rdfs:range "
                     f'is {self.n(r)}, but it gives argument "{a.name}" of {step.tool.name}, '
-                    f"which takes a literal of {self.n(a.type)}: every call is refused, after "
-                    "the steps before it have acted",
+                    f"which takes a literal of {self.n(a.type)}"
+                    + self.only_exactly(a.type, r)
+                    + ": every call is refused, after the steps before it have acted",
                     f'declare "{a.name}" horis:type {self.n(r)}, or give it from a variable '
                     f"that holds a literal of {self.n(a.type)}",
                     (step.iri, HORIS.requires),
                 )
                 return
+            for tool, written in self.effect_datatypes(p):
+                if not refused_by(a.type, (written,)):
+                    continue
+                self.at_text(
+                    "warning",
+                    variable_needle(var),
+                    step.iri,
+                    f"horis:requires binds ?{var} to a value of {self.n(p)}, which "
+                    f"{tool.name} writes as a literal of {self.n(written)} (its effect's "
+                    f'horis:type), but it gives argument "{a.name}" of {step.tool.name}, which '
+                    f"takes a literal of {self.n(a.type)}"
+                    + self.only_exactly(a.type, written)
+                    + ": every call given a value it wrote is refused, after the steps before "
+                    "it have acted",
+                    f'declare "{a.name}" horis:type {self.n(written)}, or write '
+                    f"{self.n(p)} as {self.n(a.type)} in {tool.name}'s effect",
+                    (step.iri, HORIS.requires),
+                )
+                return
+
+    def only_exactly(self, argument: URIRef, given: URIRef) -> str:
+        """Why a literal of ``given`` is refused where one derived from it or the other way
+        round might be thought to fit: the call takes the argument's own datatype only."""
+        if not (derives_from(given, argument) or derives_from(argument, given)):
+            return ""
+        return (
+            f" (the call takes a literal of exactly {self.n(argument)}, not one of {self.n(given)})"
+        )
+
+    def effect_datatypes(self, p: URIRef) -> list[tuple[Tool, URIRef]]:
+        """Each tool whose effect writes ``p`` as a returned literal, with its datatype."""
+        return [
+            (tool, asserted.type)
+            for tool in sorted(self.defs.tools.values(), key=lambda t: str(t.iri))
+            if tool.effect is not None
+            for asserted in tool.effect.asserts
+            if asserted.property == p
+            and asserted.value is None
+            and not asserted.is_class
+            and asserted.type in DATATYPES
+            and asserted.type != RDFS.Literal
+        ]
 
     def check_option_classes(
         self, proposal: ProposalStep, cands: Node, algebra: Any, nxt: ActionStep
