@@ -159,3 +159,22 @@ def test_a_constant_under_a_type_the_shape_refuses_is_said_once_at_the_effect(
     p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
     assert p.returncode == 1, p.stdout + p.stderr
     assert p.stdout.count("error:") == 1 and "sh:datatype xsd:token" in p.stdout, p.stdout
+
+
+def test_a_negative_number_under_a_lower_bound_is_an_error(tmp_path: Path) -> None:
+    """``-5`` is a minus before a number in the source, not a constant of its own: read as
+    one, it is held to ``sh:minInclusive 0`` as the gate holds the decimal it writes."""
+    line = _write(tmp_path, 'return {"paymentRef": f"PAY-{next(_refs):06d}", "fee": -5}')
+    (tmp_path / "claims.ttl").write_text(WORKFLOW.replace(
+        "horis:asserts [ horis:property :status",
+        "horis:asserts [ horis:property :fee ; horis:type xsd:decimal ] ;\n"
+        "        horis:asserts [ horis:property :status"), encoding="utf-8")
+    (tmp_path / "onto.ttl").write_text(ONTOLOGY.replace(
+        "sh:property [ sh:path :status",
+        "sh:property [ sh:path :fee ; sh:minInclusive 0 ] ;\n    sh:property [ sh:path :status",
+    ) + ":fee a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:decimal .\n",
+        encoding="utf-8")
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert (f"its function returns -5 for :fee (claims_client.py:{line}), but shape "
+            ":ClaimShape requires sh:minInclusive 0") in p.stdout, p.stdout

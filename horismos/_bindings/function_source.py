@@ -136,14 +136,22 @@ def _constants(value: ast.expr | None) -> tuple[tuple[str, str | int | float], .
         named = [(k.arg, k.value) for k in value.keywords]
     else:
         return ()
-    return tuple(
-        (k, v.value)
-        for k, v in named
-        if isinstance(k, str)
-        and isinstance(v, ast.Constant)
-        and isinstance(v.value, str | int | float)
-        and not isinstance(v.value, bool)
-    )
+    found = ((k, _constant(v)) for k, v in named if isinstance(k, str))
+    return tuple((k, v) for k, v in found if v is not None)
+
+
+def _constant(v: ast.expr) -> str | int | float | None:
+    """A string or a number written out (``-5`` too: a minus before a number), else None."""
+    sign = 1
+    if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.USub | ast.UAdd):
+        sign, v = (-1 if isinstance(v.op, ast.USub) else 1), v.operand
+        if not isinstance(v, ast.Constant) or isinstance(v.value, str):
+            return None
+    if not isinstance(v, ast.Constant) or isinstance(v.value, bool):
+        return None
+    if isinstance(v.value, str):
+        return v.value
+    return sign * v.value if isinstance(v.value, int | float) else None
 
 
 _OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
