@@ -143,6 +143,7 @@ class _Builder(
         self.check_chained_workflows()
         self.check_focus_properties()
         self.check_own_writes()
+        self.check_later_writes()
         self.check_argument_kinds()
         self.check_option_kinds()
         self.check_argument_classes()

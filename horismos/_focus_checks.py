@@ -16,9 +16,9 @@ from rdflib.term import Node, Variable
 from ._argument_checks import ArgumentChecks
 from ._define_patterns import variable_needle
 from ._fhir import FHIR
-from ._model import ActionStep, Arg, ProposalStep, Workflow
+from ._model import ActionStep, Arg, DecisionStep, ProposalStep, Workflow
 from ._near_names import closest_term, slip_distance
-from ._own_writes import only_own_writes, only_own_writes_of_tool
+from ._own_writes import only_later_writes, only_own_writes, only_own_writes_of_tool
 from ._term_kinds import algebra_triples
 from ._vocab import HORIS
 
@@ -201,6 +201,46 @@ class FocusChecks(ArgumentChecks):
                     "if it is a guard against running twice, write FILTER NOT EXISTS { "
                     + " ".join(self.sparql_term(t) for t in triple)
                     + f" }}; else {elsewhere.format(name)}",
+                    (holder, pred),
+                )
+                self.problems.append(problem)
+                self.defs.own_writes.setdefault(prop, []).append(problem)
+
+    def check_later_writes(self) -> None:
+        """A decision's rule that requires of ?this a property only steps after the decision
+        write (:func:`~._own_writes.only_later_writes`): ``?this :paymentRef ?r`` before the
+        payout never held, so every instance took the next rule or horis:otherwise — a
+        claim denied where it was meant to be closed. A warning at the property's line;
+        dropped, as a step's own writes are, when the files or the world state it."""
+        workflows = list(self.defs.workflows.values())
+        for owner, holder, pred, pre in self.patterns:
+            step = self.defs.steps.get(cast(URIRef, owner))
+            if pred != HORIS.requires or holder == owner or not isinstance(step, DecisionStep):
+                continue
+            for triple, by in only_later_writes(
+                step, pre.select.algebra, workflows, self.defs.tools
+            ):
+                prop = triple[1]
+                if self.stated_or_entailed(prop) or str(prop).startswith(FHIR):
+                    continue
+                name = self.n(prop)
+                at = sorted(
+                    self.n(s.iri)
+                    for s in self.defs.steps.values()
+                    if isinstance(s, ActionStep) and s.tool is not None and s.tool in by
+                )
+                problem = self.placed_in_text(
+                    "warning",
+                    rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
+                    owner,
+                    f"a horis:when rule requires {name} of ?this, which only "
+                    + ", ".join(t.name for t in by)
+                    + (f" (at {', '.join(at)})" if at else "")
+                    + f" writes, and no step that can run before {self.n(step.iri)} does: "
+                    "the rule never holds here, and every instance goes on as if it were false "
+                    "(to the next rule, or horis:otherwise)",
+                    f"test what a step before {self.n(step.iri)} writes, or move the decision "
+                    f"after the step that writes {name}",
                     (holder, pred),
                 )
                 self.problems.append(problem)

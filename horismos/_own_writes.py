@@ -26,7 +26,7 @@ from ._digraph import Digraph, add_edge, descendants
 from ._model import ActionStep, Step, Tool, WaitStep, Workflow, ways_out
 from ._preconditions import group_triples
 
-__all__ = ["only_own_writes", "only_own_writes_of_tool"]
+__all__ = ["only_later_writes", "only_own_writes", "only_own_writes_of_tool"]
 
 
 def only_own_writes(
@@ -95,6 +95,49 @@ def only_own_writes_of_tool(
     return [t for p, t in sorted(required.items()) if p not in others]
 
 
+def only_later_writes(
+    step: Step,
+    algebra: Any,
+    workflows: Collection[Workflow],
+    tools: Mapping[URIRef, Tool],
+) -> list[tuple[tuple[Variable, URIRef, Any], list[Tool]]]:
+    """The triples ``algebra`` (a pattern of ``step``: a decision's rule) requires of
+    ?this whose property a tool writes, but none that can have written it before ``step``
+    is reached: no tool of a step before it in a workflow it is in, of another workflow, nor
+    one no step calls; and no wait its flow comes from. Each with the tools that write it
+    (at steps after it). The first of each property, by property.
+
+    Why: ``horis:when [ horis:requires "?this :paymentRef ?r" ; horis:next :Close ]`` at a
+    decision before the step that pays never held: every claim took the other branch, and
+    the definitions validated."""
+    before = _steps_before(step, workflows)
+    if before is None or before[1]:
+        return []
+    writers: dict[URIRef, list[Tool]] = {}
+    for tool in sorted(tools.values(), key=lambda t: str(t.iri)):
+        for a in tool.effect.asserts if tool.effect is not None else ():
+            writers.setdefault(a.property, []).append(tool)
+    earlier: set[URIRef] = set()
+    for s in before[0]:
+        if isinstance(s, ActionStep) and s.tool is not None and s.tool.effect is not None:
+            earlier |= {a.property for a in s.tool.effect.asserts}
+    called = {
+        s.tool.iri
+        for wf in workflows
+        for s in wf.reachable()
+        if isinstance(s, ActionStep) and s.tool is not None
+    }
+    this = Variable("this")
+    found: dict[URIRef, tuple[tuple[Variable, URIRef, Any], list[Tool]]] = {}
+    for s, p, o in sorted(group_triples(algebra, every=True), key=str):
+        if s != this or not isinstance(p, URIRef) or p == RDF.type or p in earlier:
+            continue
+        by = writers.get(p, [])
+        if by and all(t.iri in called for t in by):
+            found.setdefault(p, ((this, p, o), by))
+    return [found[p] for p in sorted(found)]
+
+
 def _required_writes(
     tool: Tool, algebra: Any, subject: Variable
 ) -> dict[URIRef, tuple[Variable, URIRef, Any]]:
@@ -108,9 +151,7 @@ def _required_writes(
     return required
 
 
-def _steps_before(
-    step: ActionStep, workflows: Collection[Workflow]
-) -> tuple[list[Step], bool] | None:
+def _steps_before(step: Step, workflows: Collection[Workflow]) -> tuple[list[Step], bool] | None:
     """Every step other than ``step`` that can run before it on a node: those its flow comes
     from in each workflow it is in, and every step of the workflows it is not in; and
     whether one its flow comes from is a wait. None when no workflow reaches it (what is
