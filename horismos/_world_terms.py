@@ -40,6 +40,7 @@ from ._term_kinds import object_kind
 from ._terms import split_iri
 from ._vocab import NS, PROV
 from ._world_individuals import IndividualsSeen
+from ._world_lexical import ill_typed, well_typed_hint
 
 __all__ = ["world_term_problems"]
 
@@ -170,6 +171,7 @@ def _file_problems(
     wrong: dict[str, tuple[str, str]] = {}  # term -> (kind, first subject)
     own: set[str] = set()  # terms the file declares itself
     kinds: set[tuple[ox.NamedNode, object]] = set()  # (property, kind of value) judged
+    bad: set[tuple[ox.NamedNode, ox.NamedNode]] = set()  # (property, datatype) ill-typed
     values: list[tuple[ox.Quad, URIRef | str]] = []  # the first value of a wrong kind, and why
     parser = ox.parse(path=path, format=file_format(path), base_iri=path.resolve().as_uri())
     for quad in parser:  # ~4 µs a quad: the terms compared as nodes, made text once each
@@ -179,8 +181,15 @@ def _file_problems(
                 seen.see_type(quad)
         elif pred in seen.ranges:
             seen.see_value(quad, path)
+        value = quad.object
+        if (
+            isinstance(value, ox.Literal)
+            and ill_typed(value)
+            and (pred, value.datatype) not in bad  # the first of each property and datatype
+        ):
+            bad.add((pred, value.datatype))
+            values.append((quad, "ill-typed"))
         if pred in ranges:
-            value = quad.object
             of = value.datatype if isinstance(value, ox.Literal) else None
             if (pred, of) not in kinds:
                 kinds.add((pred, of))
@@ -261,6 +270,26 @@ def _value_problems(
         else:
             shown = _written(value.value, prefixes) if isinstance(value, ox.NamedNode) else "[]"
             mark = shown
+        if refused == "ill-typed":
+            shown = f'"{lexical}"^^{name(given)}'  # as written: rdflib's value is a guess
+            why = (
+                f"whose text is no value of {name(given)}: it is kept as text, and no "
+                f"comparison with a value of {name(given)} holds for it"
+            )
+            hint = well_typed_hint(lexical, given, name)
+            out.append(
+                Problem(
+                    "warning",
+                    f"the world gives {prop} {shown}, {why}",
+                    node=_written(quad.subject.value, prefixes)
+                    if isinstance(quad.subject, ox.NamedNode)
+                    else None,
+                    file=str(path),
+                    line=_line_with(path, _term_pattern(pred.value, prefixes), mark),
+                    hint=hint,
+                )
+            )
+            continue
         if refused == "node":
             why = f"a literal, where its values are nodes ({ranges[pred][2]})"
             hint = f"write the node meant, with its prefix, or correct {prop}'s rdfs:range"

@@ -1,0 +1,74 @@
+"""A world file's literal whose text is not of its datatype: ``"1,200.00"^^xsd:decimal``.
+
+Why: such a literal loads (rdflib keeps it as text, with a one-line warning at ``run`` naming
+neither file nor line), and every pattern comparing it as a number or a date
+(``FILTER (?a > 0)``, ``?a <= ?limit``) is false for it: the claim took the other branch, and
+``validate --world`` said nothing. The lexical forms of XSD's numbers, booleans and dates are
+matched here as the world's files are read once (:mod:`._world_terms`), a regular expression
+for each literal of those datatypes, as XSD writes them (rdflib is laxer: it reads ``1e3`` as
+a decimal and ``2026-12-01 10:00`` as a date-time, which the stores do not); any other datatype
+is not judged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pyoxigraph as ox
+from rdflib import XSD, URIRef
+from rdflib.term import Node
+
+__all__ = ["ill_typed", "well_typed_hint"]
+
+_INTEGER = r"[+-]?[0-9]+"
+_DECIMAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+_DOUBLE = r"(?:[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?INF|NaN)"
+_ZONE = r"(?:Z|[+-][0-9]{2}:[0-9]{2})?"
+_DATE = r"-?[0-9]{4,}-[0-9]{2}-[0-9]{2}"
+_TIME = r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
+
+_FORMS = {
+    ox.NamedNode(str(dt)): re.compile(rf"\s*(?:{form})\s*")  # XSD collapses the spaces
+    for dt, form in (
+        *((dt, _INTEGER) for dt in (XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte)),
+        *(
+            (dt, _INTEGER)
+            for dt in (
+                XSD.nonNegativeInteger,
+                XSD.positiveInteger,
+                XSD.nonPositiveInteger,
+                XSD.negativeInteger,
+            )
+        ),
+        (XSD.decimal, _DECIMAL),
+        (XSD.double, _DOUBLE),
+        (XSD.float, _DOUBLE),
+        (XSD.boolean, r"true|false|1|0"),
+        (XSD.date, _DATE + _ZONE),
+        (XSD.dateTime, _DATE + "T" + _TIME + _ZONE),
+    )
+}
+"""XSD's lexical spaces, by datatype (without the value limits of ``xsd:int`` and the like)."""
+
+
+def ill_typed(value: ox.Literal) -> bool:
+    """Whether ``value``'s text is not of its datatype, for the datatypes judged here."""
+    form = _FORMS.get(value.datatype)
+    return form is not None and form.fullmatch(value.value) is None
+
+
+_BARE = frozenset({XSD.integer, XSD.decimal, XSD.boolean})
+"""The datatypes Turtle writes without quotes in the forms matched here."""
+
+
+def well_typed_hint(text: str, datatype: URIRef, name: Callable[[Node], str]) -> str:
+    """What to write for ``text`` as a literal of ``datatype``: the text without its
+    thousands separators or spaces, when that is one, else a literal of the datatype."""
+    form = _FORMS.get(ox.NamedNode(str(datatype)))
+    mended = re.sub(r"[,_\s]", "", text)
+    if form is not None and mended != text and form.fullmatch(mended):
+        if datatype in _BARE:
+            return f"write {mended} without quotes (no thousands separator)"
+        return f'write "{mended}"^^{name(datatype)} (no thousands separator)'
+    return f'write a literal of {name(datatype)}, e.g. "…"^^{name(datatype)}'

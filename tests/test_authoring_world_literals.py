@@ -1,0 +1,86 @@
+"""A world file's literal whose text is not of its datatype (``"1,200.00"^^xsd:decimal``):
+``validate --world`` said nothing, and ``run`` loaded it as text with a one-line warning that
+named neither the file nor the line; every comparison of it as a number was false, and the
+claim took the other branch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+from forked import horismos_forked
+from rdflib import XSD
+
+from horismos._world_lexical import ill_typed
+
+ONTOLOGY = """\
+@prefix :     <http://example.org/claims#> .
+@prefix owl:  <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd:  <http://www.w3.org/2001/XMLSchema#> .
+
+:Claim a owl:Class .
+:claimedAmount a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:decimal .
+:filedOn a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:date .
+:urgent a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:boolean .
+"""
+
+WORLD = """\
+@prefix :    <http://example.org/claims#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+
+:c1 a :Claim ; :claimedAmount 1200.0 ; :filedOn "2026-12-01"^^xsd:date ; :urgent true .
+:c2 a :Claim ; :claimedAmount 90 ; :filedOn "2026-12-01Z"^^xsd:date ; :urgent false .
+"""
+
+
+def _validate(tmp_path: Path, world: str) -> str:
+    (tmp_path / "onto.ttl").write_text(ONTOLOGY, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(world, encoding="utf-8")
+    p = horismos_forked(tmp_path, "validate", "onto.ttl", "--world", "world.ttl", timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
+def test_a_well_typed_world_says_nothing(tmp_path: Path) -> None:
+    assert "warning" not in _validate(tmp_path, WORLD)
+
+
+def test_a_number_with_a_thousands_separator_is_a_warning_at_its_line(tmp_path: Path) -> None:
+    world = WORLD + ':c3 a :Claim ;\n    :claimedAmount "1,200.00"^^xsd:decimal .\n'
+    world += ':c4 a :Claim ; :claimedAmount "2,500"^^xsd:decimal .\n'  # said once a property
+    out = _validate(tmp_path, world)
+    line = world.splitlines().index('    :claimedAmount "1,200.00"^^xsd:decimal .') + 1
+    assert out.count(": warning:") == 1, out
+    assert (f'world.ttl:{line}: warning: :c3: the world gives :claimedAmount '
+            '"1,200.00"^^xsd:decimal, whose text is no value of xsd:decimal: it is kept as '
+            "text, and no comparison with a value of xsd:decimal holds for it — write 1200.00 "
+            "without quotes (no thousands separator)") in out, out
+
+
+@pytest.mark.parametrize(("written", "hint"), [
+    (':urgent "yes"^^xsd:boolean', 'write a literal of xsd:boolean, e.g. "…"^^xsd:boolean'),
+    (':filedOn "01/12/2026"^^xsd:date', 'write a literal of xsd:date, e.g. "…"^^xsd:date'),
+])
+def test_other_ill_typed_values_are_warnings(tmp_path: Path, written: str, hint: str) -> None:
+    out = _validate(tmp_path, WORLD + f":c3 a :Claim ; {written} .\n")
+    assert out.count(": warning:") == 1 and hint in out, out
+
+
+@pytest.mark.parametrize(("text", "datatype", "bad"), [
+    (t, dt, bad)
+    for dt, good, bad_texts in (
+        (XSD.integer, ["12", "-3", "+4", " 1 "], ["1.0", "1,000", "", "one"]),
+        (XSD.decimal, ["1200.00", "-.5", "3.", "7"], ["1,200.00", "1e3", "abc", "."]),
+        (XSD.double, ["1e3", "-1.5E-2", "INF", "NaN", "2"], ["1,5", "e3", "inf"]),
+        (XSD.boolean, ["true", "false", "1", "0"], ["True", "yes", ""]),
+        (XSD.date, ["2026-12-01", "2026-12-01Z", "2026-12-01+02:00"], ["01/12/2026", "2026-1-1"]),
+        (XSD.dateTime, ["2026-12-01T10:00:00", "2026-12-01T10:00:00.5Z"],
+         ["2026-12-01 10:00", "2026-12-01"]),
+    )
+    for texts, bad in ((good, False), (bad_texts, True))
+    for t in texts
+])
+def test_the_lexical_forms_are_xsds(text: str, datatype: object, bad: bool) -> None:
+    assert ill_typed(ox.Literal(text, datatype=ox.NamedNode(str(datatype)))) == bad, text
