@@ -16,6 +16,7 @@ from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
 from ._builder_base import LOCAL_NAME, STANDARD_NAMESPACES
+from ._compared_kinds import crossed_comparisons
 from ._datatypes import NUMERIC, literal_datatype, literal_hint, range_refusing, turtle_term
 from ._define_patterns import PatternReading, variable_needle
 from ._near_names import near_individual
@@ -220,6 +221,34 @@ class PatternValueChecks(PatternReading):
                     (holder, pred),
                     after="" if var is None else "FILTER",
                     also=written,
+                )
+
+    def check_compared_kinds(self) -> None:
+        """A FILTER ordering or equating a variable holding nodes with one holding literals
+        (:mod:`._compared_kinds`): never true, so the pattern never holds. A warning at the
+        line of the comparison, with the variables holding literals to compare instead."""
+        for owner, holder, pred, pre in self.patterns:
+            for c in crossed_comparisons(self.g, pre.select.algebra):
+                literal = c.right if c.node == c.left else c.left
+                instead = (
+                    "compare ?"
+                    + literal
+                    + " with "
+                    + " or ".join(f"?{v}" for v in c.literals)
+                    + f" in place of ?{c.node}"
+                    if c.literals
+                    else f"compare ?{literal} with a value of its own kind, not the node ?{c.node}"
+                )
+                self.at_text(
+                    "warning",
+                    rf"\?{c.left}\s*{re.escape(c.op)}\s*\?{c.right}(?![\w])",
+                    owner,
+                    f"{self.n(pred)}: FILTER (?{c.left} {c.op} ?{c.right}) compares ?{c.node}, "
+                    f"which the pattern binds to nodes, with ?{literal}, which it binds to "
+                    "literals: a node and a literal are never equal nor ordered, so the FILTER "
+                    "is never true and the pattern never holds",
+                    instead,
+                    (holder, pred),
                 )
 
     def match_refusal(self, m: LiteralMatch, prop: URIRef) -> str | None:

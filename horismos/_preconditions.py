@@ -38,6 +38,7 @@ __all__ = [
     "Precondition",
     "PreconditionSyntaxError",
     "RemotePatternError",
+    "assigned_variables",
     "bound_tests",
     "compile_patterns",
     "elements",
@@ -47,6 +48,7 @@ __all__ = [
     "group_triples",
     "iri_matches",
     "literal_matches",
+    "pattern_groups",
     "remote_reads",
     "string_reads",
     "why_blocked",
@@ -888,3 +890,13 @@ def elements(text: str) -> list[str]:
         return out or [text.strip()]
     except ValueError:
         return [text.strip()]
+
+
+def pattern_groups(node: Any) -> list[CompValue]:
+    """Every group of a SPARQL algebra ``node``, nested ones too (:func:`_groups`)."""
+    return _groups(node)
+
+
+def assigned_variables(node: Any) -> set[str]:
+    """The variables ``node`` gives values other than through a triple (:func:`_assigned`)."""
+    return _assigned(node)

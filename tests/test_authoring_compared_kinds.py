@@ -1,0 +1,80 @@
+"""A FILTER comparing a variable that holds nodes with one that holds literals, the wrong
+variable written (``?a <= ?p`` for ``?a <= ?limit``): never true, so the decision never took
+its rule and every claim was denied, while the definitions validated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from horismos import AuthoringError, Problem, load_definitions
+
+FILE = """\
+@prefix :      <http://example.org/claims#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+
+:Claim a owl:Class .
+:Policy a owl:Class .
+:policy a owl:ObjectProperty ; rdfs:domain :Claim ; rdfs:range :Policy .
+:claimedAmount a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:decimal .
+:coverageLimit a owl:DatatypeProperty ; rdfs:domain :Policy ; rdfs:range xsd:decimal .
+:closedAt a owl:DatatypeProperty ; rdfs:range xsd:dateTime .
+
+:claims.close a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "claim" ; horis:type :Claim ] ] ;
+    horis:effect [ horis:subject "claim" ;
+        horis:asserts [ horis:property :closedAt ; horis:value horis:now ] ] ;
+    horis:binding "python:close" .
+
+:Adjudicate a horis:Workflow ; horis:focusType :Claim ; horis:start :Decide .
+
+:Decide a horis:DecisionStep ;
+    horis:when [ horis:order 1 ;
+        horis:requires \"\"\" ?this :claimedAmount ?a ; :policy ?p .
+                           ?p :coverageLimit ?limit .
+                           FILTER (FILTERED) \"\"\" ;
+        horis:next :Close ] ;
+    horis:otherwise :Close .
+
+:Close a horis:ActionStep ;
+    horis:tool :claims.close ;
+    horis:bind [ horis:arg "claim" ; horis:var "this" ] .
+"""
+
+LINE = FILE[: FILE.index("FILTERED")].count("\n") + 1
+
+
+def _found(tmp_path: Path, filtered: str) -> list[Problem]:
+    path = tmp_path / "claims.ttl"
+    path.write_text(FILE.replace("FILTERED", filtered), encoding="utf-8")
+    try:
+        return list(load_definitions([path]).warnings)
+    except AuthoringError as e:
+        return list(e.problems)
+
+
+@pytest.mark.parametrize(("filtered", "said"), [
+    ("?a <= ?p", "FILTER (?a <= ?p) compares ?p, which the pattern binds to nodes, with ?a"),
+    ("?a > 0 && ?p = ?a", "FILTER (?p = ?a) compares ?p, which the pattern binds to nodes"),
+])
+def test_a_node_compared_with_a_literal_is_a_warning(
+        tmp_path: Path, filtered: str, said: str) -> None:
+    (p,) = _found(tmp_path, filtered)
+    assert (p.severity, p.line, p.node) == ("warning", LINE, ":Decide"), p
+    assert said in p.message and "the FILTER is never true" in p.message, p.message
+    assert p.hint == "compare ?a with ?limit in place of ?p", p.hint
+
+
+@pytest.mark.parametrize("filtered", [
+    "?a <= ?limit",  # both literals
+    "?a != ?p",  # always true: not this check's to say
+    "?a > 0 || ?a <= ?p",  # need not hold
+    "!(?a <= ?p)",
+])
+def test_no_alarm_where_the_comparison_can_hold_or_need_not(
+        tmp_path: Path, filtered: str) -> None:
+    assert _found(tmp_path, filtered) == []
