@@ -1,4 +1,5 @@
-"""A FILTER comparing two variables one of which holds nodes and the other literals.
+"""A FILTER comparing two variables one of which holds nodes and the other literals, or
+literals of datatypes SPARQL never compares (a number with a date).
 
 Why: ``FILTER (?a <= ?p)`` for ``FILTER (?a <= ?limit)``, ``?a`` an amount (the object of an
 ``owl:DatatypeProperty``) and ``?p`` the claim's policy (the object of an
@@ -9,6 +10,14 @@ kind checks read them (:func:`~._term_kinds.value_kinds`); a variable the group 
 value otherwise (``BIND``, ``VALUES``, a subquery) is not judged, nor a comparison under
 ``!`` or ``||`` (it need not hold), nor ``!=`` (always true between the two: excludes
 nothing, said elsewhere of constants).
+
+Likewise ``FILTER (?when > ?a)``, a time stamp against an amount, or ``FILTER (NOW() >
+"2026-01-01")``, a date-time against a string: a number, a string, a date or time and a
+boolean are never ordered nor equal to one another, in any store, so the FILTER never held. A
+variable's datatype is its property's ``rdfs:range`` (every property binding it in the group
+agreeing); ``NOW()`` is a date-time. A date against a date-time is not judged: stores differ
+(rdflib orders them, Oxigraph does not). A variable against a constant is said by the
+literal checks (:mod:`._pattern_value_checks`).
 """
 
 from __future__ import annotations
@@ -17,13 +26,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rdflib import Graph, Variable
+from rdflib import RDF, RDFS, XSD, Graph, Literal, URIRef, Variable
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from ._preconditions import assigned_variables, group_triples, pattern_groups
 from ._term_kinds import value_kinds
 
-__all__ = ["CrossedComparison", "crossed_comparisons"]
+__all__ = ["CrossedComparison", "CrossedDatatypes", "crossed_comparisons", "crossed_datatypes"]
 
 _ORDERED = frozenset({"<", ">", "<=", ">=", "="})
 _NOT_READ = frozenset({"Builtin_EXISTS", "Builtin_NOTEXISTS", "UnaryNot"})
@@ -80,3 +89,118 @@ def crossed_comparisons(g: Graph, algebra: Any) -> list[CrossedComparison]:
             others = sorted(v for v, k in kinds.items() if k == "literal" and v != literal)
             found.append(CrossedComparison(str(a), op, str(b), node, tuple(others)))
     return found
+
+
+_FAMILIES = {
+    **dict.fromkeys(
+        (
+            XSD.integer,
+            XSD.decimal,
+            XSD.double,
+            XSD.float,
+            XSD.int,
+            XSD.long,
+            XSD.short,
+            XSD.byte,
+            XSD.nonNegativeInteger,
+            XSD.positiveInteger,
+            XSD.nonPositiveInteger,
+            XSD.negativeInteger,
+            XSD.unsignedInt,
+            XSD.unsignedLong,
+            XSD.unsignedShort,
+            XSD.unsignedByte,
+        ),
+        "a number",
+    ),
+    **dict.fromkeys((XSD.string, XSD.normalizedString, XSD.token, RDF.langString), "a string"),
+    **dict.fromkeys((XSD.dateTime, XSD.dateTimeStamp, XSD.date, XSD.time), "a date or time"),
+    XSD.boolean: "a boolean",
+}
+"""What a literal of each datatype is compared as; two of different families never are."""
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: as written, what it is compared as, and the property whose
+    rdfs:range says so (None for ``NOW()`` and a constant)."""
+
+    written: str
+    family: str
+    prop: URIRef | None = None
+
+
+@dataclass(frozen=True)
+class CrossedDatatypes:
+    """``left op right``, whose sides are never compared."""
+
+    left: Side
+    op: str
+    right: Side
+
+
+_NOW = Side("NOW()", "a date or time")
+
+
+def _side(
+    g: Graph, operand: Any, binders: dict[str, list[URIRef]], assigned: set[str]
+) -> Side | None:
+    """An operand as a :class:`Side`; None when what it is compared as is not known."""
+    if isinstance(operand, CompValue) and operand.name == "Builtin_NOW":
+        return _NOW
+    if isinstance(operand, Literal):
+        dt = operand.datatype or (RDF.langString if operand.language else XSD.string)
+        family = _FAMILIES.get(dt)
+        return Side(operand.n3(), family) if family else None
+    if not isinstance(operand, Variable) or str(operand) in assigned:
+        return None
+    props = binders.get(str(operand), [])
+    ranged = [(p, r) for p in props for r in g.objects(p, RDFS.range) if isinstance(r, URIRef)]
+    families = {_FAMILIES.get(r) for _, r in ranged}
+    if not ranged or len(families) != 1 or None in families:
+        return None
+    return Side(f"?{operand}", families.pop() or "", min(p for p, _ in ranged))
+
+
+def _is_var_or_now(x: Any) -> bool:
+    return isinstance(x, Variable) or _is_now(x)
+
+
+def crossed_datatypes(g: Graph, algebra: Any) -> list[CrossedDatatypes]:
+    """Each needed ``a OP b`` of ``algebra``'s FILTERs whose sides are literals of families
+    never compared: two variables, a variable and ``NOW()``, or ``NOW()`` and a constant (a
+    variable against a constant is the literal checks' to say)."""
+    found = []
+    for group in pattern_groups(algebra):
+        expr = group.get("expr")
+        if group.name != "Filter" or not isinstance(expr, CompValue):
+            continue
+        binders: dict[str, list[URIRef]] = {}
+        unknown: set[str] = set()  # bound through a variable or a path: what it takes is unknown
+        for _, p, o in group_triples(group.p):
+            if isinstance(o, Variable):
+                if isinstance(p, URIRef):
+                    binders.setdefault(str(o), []).append(p)
+                else:
+                    unknown.add(str(o))
+        assigned = assigned_variables(group.p) | unknown
+        for c in _needed(expr):
+            op, a, b = str(c.get("op")), c.get("expr"), c.get("other")
+            if op not in _ORDERED:
+                continue
+            pair = (_is_var_or_now(a) and _is_var_or_now(b)) or (
+                isinstance(a, Literal) != isinstance(b, Literal)
+                and _is_now(a) != _is_now(b)
+                and (_is_now(a) or _is_now(b))
+            )
+            if not pair:
+                continue
+            sa, sb = _side(g, a, binders, assigned), _side(g, b, binders, assigned)
+            if sa is None or sb is None or sa.family == sb.family:
+                continue
+            found.append(CrossedDatatypes(sa, op, sb))
+    return found
+
+
+def _is_now(x: Any) -> bool:
+    return isinstance(x, CompValue) and x.name == "Builtin_NOW"

@@ -132,6 +132,7 @@ class _Builder(
         self.check_filter_variables()
         self.check_pattern_literals()
         self.check_compared_kinds()
+        self.check_compared_datatypes()
         self.check_pattern_iris()
         self.check_values_kinds()
         self.check_string_reads()

@@ -16,7 +16,7 @@ from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
 from ._builder_base import LOCAL_NAME, STANDARD_NAMESPACES
-from ._compared_kinds import crossed_comparisons
+from ._compared_kinds import CrossedDatatypes, Side, crossed_comparisons, crossed_datatypes
 from ._datatypes import NUMERIC, literal_datatype, literal_hint, range_refusing, turtle_term
 from ._define_patterns import PatternReading, variable_needle
 from ._near_names import near_individual
@@ -248,6 +248,40 @@ class PatternValueChecks(PatternReading):
                     "literals: a node and a literal are never equal nor ordered, so the FILTER "
                     "is never true and the pattern never holds",
                     instead,
+                    (holder, pred),
+                )
+
+    def check_compared_datatypes(self) -> None:
+        """A FILTER ordering or equating literals SPARQL never compares (a number with a date
+        or time, a date-time with a string: :func:`~._compared_kinds.crossed_datatypes`):
+        never true, so the pattern never holds. A warning at the line of the comparison."""
+
+        def said(s: Side) -> str:
+            by = f", the rdfs:range of {self.n(s.prop)}" if s.prop is not None else ""
+            return f"{s.written} ({s.family}{by})"
+
+        def instead(c: CrossedDatatypes) -> str:
+            for const, other in ((c.left, c.right), (c.right, c.left)):
+                text = const.written[1:].partition('"')[0]
+                if const.written.startswith('"') and other.family == "a date or time":
+                    stamp = text if "T" in text else f"{text}T00:00:00Z"
+                    return f'write "{stamp}"^^xsd:dateTime for {const.written}'
+            return (
+                f"compare {c.left.written} with {c.left.family}, and {c.right.written} with "
+                f"{c.right.family}"
+            )
+
+        for owner, holder, pred, pre in self.patterns:
+            for c in crossed_datatypes(self.g, pre.select.algebra):
+                self.at_text(
+                    "warning",
+                    re.escape(c.left.written) + r"\s*" + re.escape(c.op),
+                    owner,
+                    f"{self.n(pred)}: FILTER ({c.left.written} {c.op} {c.right.written}) "
+                    f"compares {said(c.left)} with {said(c.right)}: SPARQL never orders nor "
+                    f"equates {c.left.family} and {c.right.family}, so the FILTER is never true "
+                    "and the pattern never holds",
+                    instead(c),
                     (holder, pred),
                 )
 

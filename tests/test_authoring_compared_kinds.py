@@ -78,3 +78,44 @@ def test_a_node_compared_with_a_literal_is_a_warning(
 def test_no_alarm_where_the_comparison_can_hold_or_need_not(
         tmp_path: Path, filtered: str) -> None:
     assert _found(tmp_path, filtered) == []
+
+
+@pytest.mark.parametrize(("filtered", "said", "hint"), [
+    pytest.param(
+        "?a <= ?limit && ?closed > ?a",
+        "FILTER (?closed > ?a) compares ?closed (a date or time, the rdfs:range of :closedAt) "
+        "with ?a (a number, the rdfs:range of :claimedAmount): SPARQL never orders nor equates",
+        "compare ?closed with a date or time, and ?a with a number", id="two-variables"),
+    pytest.param(
+        'NOW() > "2026-01-01"',
+        'FILTER (NOW() > "2026-01-01") compares NOW() (a date or time) with "2026-01-01" (a '
+        "string)", 'write "2026-01-01T00:00:00Z"^^xsd:dateTime for "2026-01-01"', id="now"),
+    pytest.param(
+        "?a < NOW()", "FILTER (?a < NOW()) compares ?a (a number, the rdfs:range of "
+        ":claimedAmount) with NOW() (a date or time)",
+        "compare ?a with a number, and NOW() with a date or time", id="a-number-and-now"),
+])
+def test_literals_sparql_never_compares_are_a_warning(
+        tmp_path: Path, filtered: str, said: str, hint: str) -> None:
+    """``?closed > ?a`` for ``?a > ...``: a time stamp is never ordered with an amount, in any
+    store; ``NOW() > "2026-01-01"`` compares a date-time with a string. Never true."""
+    text = FILE.replace("?p :coverageLimit ?limit .", "?p :coverageLimit ?limit .\n"
+                        "                           OPTIONAL { ?this :closedAt ?closed }")
+    path = tmp_path / "claims.ttl"
+    path.write_text(text.replace("FILTERED", filtered), encoding="utf-8")
+    try:
+        found = list(load_definitions([path]).warnings)
+    except AuthoringError as e:
+        found = list(e.problems)
+    (p,) = [p for p in found if "SPARQL never orders" in p.message]
+    assert (p.severity, p.node) == ("warning", ":Decide"), p
+    assert p.line == text[: text.index("FILTERED")].count("\n") + 1, p
+    assert said in p.message and "the FILTER is never true" in p.message, p.message
+    assert p.hint == hint, p.hint
+
+
+@pytest.mark.parametrize("filtered", [
+    "?a <= ?limit", "?a > 0", "?a != ?limit", 'STR(?a) > "1"',
+])
+def test_no_alarm_for_literals_of_one_kind(tmp_path: Path, filtered: str) -> None:
+    assert [p for p in _found(tmp_path, filtered) if "SPARQL never" in p.message] == []
