@@ -4,7 +4,9 @@ Why: a payout function returning ``{"paymentRef": "PAYMENT-1"}`` beside a shape 
 ``sh:pattern "^PAY-[0-9]{6}$"`` of ``:paymentRef`` validated, ran, paid — the tool acted, it is
 not idempotent — and then the gate rejected the answer, on every call: nothing landed and the
 step failed. So did a status returned as ``"denied"`` where ``sh:in ( "APPROVED" "DENIED" )``
-judges it. The constant is read from the function's source (:mod:`._bindings.function_source`,
+judges it. A constant string returned for a property whose values are nodes that is no IRI nor CURIE
+(``{"failedOverTo": "eu-west"}``) lands as text, which the gate refuses the same way. The
+constant is read from the function's source (:mod:`._bindings.function_source`,
 nothing imported, nothing called), made the literal the gate would make of it (its assertion's
 ``horis:type``, as :meth:`Gate._node <horismos._gate.Gate._node>` does), and held to the shapes
 that judge the effect's subject exactly as an effect's fixed ``horis:value`` is
@@ -63,6 +65,18 @@ def _landed(a: Assertion, v: str | int | float) -> Literal | None:
     return plain_literal(v) if isinstance(v, str) else Literal(v)
 
 
+def _names_node(defs: Definitions, v: str | int | float) -> bool:
+    """Whether the gate makes a node of ``v`` under a class-typed assertion: a string it
+    expands as a full IRI or a CURIE (:meth:`Gate._node <horismos._gate.Gate._node>`)."""
+    if not isinstance(v, str):
+        return False
+    try:
+        defs.expand(v)
+    except KeyError:
+        return False
+    return True
+
+
 def _said(v: str | int | float) -> str:
     return f'"{v}"' if isinstance(v, str) else repr(v)
 
@@ -102,15 +116,24 @@ def returned_value_problems(
     for r in (r for r in returns if r is not None):
         for key, v in r.constants:
             a = effect.assertion(key, defs.expand)
+            if a is not None and a.is_class and a.type is not None and not _names_node(defs, v):
+                text = (
+                    f"it takes a node of {defs.name(a.type)} and {_said(v)} is no IRI nor "
+                    "CURIE of the files' prefixes (it would land as text)"
+                )
+                refused.setdefault(a.property, []).append((r, v, text))
+                continue
             if a is None or (value := _landed(a, v)) is None:
                 continue
             if a.property not in typed_refused:  # its horis:type alone: said at load
                 typed_refused[a.property] = bool(_refusals(defs, tool, a, subject.type, targets))
             if typed_refused[a.property]:
                 continue
-            why = _refusals(defs, tool, dataclasses.replace(a, value=value), subject.type, targets)
-            if why:
-                refused.setdefault(a.property, []).append((r, v, why[0]))
+            shapes = _refusals(
+                defs, tool, dataclasses.replace(a, value=value), subject.type, targets
+            )
+            if shapes:
+                refused.setdefault(a.property, []).append((r, v, shapes[0]))
     problems = []
     for prop, hits in sorted(refused.items(), key=lambda kv: str(kv[0])):
         first, v, said = hits[0]
@@ -123,7 +146,9 @@ def returned_value_problems(
                 + ("its function returns " if every else "one of its function's returns gives ")
                 + f"{_said(v)} for {defs.name(prop)} ({first.where()}), but {said}: the gate "
                 "rejects it after the call has acted, nothing of it landing",
-                f"return a value the shape allows for {defs.name(prop)}, or correct the shape",
+                f"return the node's IRI (or the argument that names it) for {defs.name(prop)}"
+                if said.startswith("it takes a node")
+                else f"return a value the shape allows for {defs.name(prop)}, or correct the shape",
                 at=at,
             )
         )

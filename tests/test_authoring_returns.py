@@ -178,3 +178,33 @@ def test_a_negative_number_under_a_lower_bound_is_an_error(tmp_path: Path) -> No
     assert p.returncode == 1, p.stdout + p.stderr
     assert (f"its function returns -5 for :fee (claims_client.py:{line}), but shape "
             ":ClaimShape requires sh:minInclusive 0") in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize(("handler", "refused"), [
+    pytest.param('"adjuster-7"', True, id="a-bare-name"),
+    pytest.param('":adj7"', False, id="a-curie"),
+    pytest.param('"http://example.org/claims#adj7"', False, id="an-iri"),
+])
+def test_a_constant_no_node_for_a_class_typed_property_is_an_error(
+        tmp_path: Path, handler: str, refused: bool) -> None:
+    """``{"handler": "adjuster-7"}`` where the effect writes :handler as a node of :Adjuster:
+    no IRI nor CURIE, it lands as text, and the gate rejects every answer after the call."""
+    line = _write(tmp_path, 'return {"paymentRef": f"PAY-{next(_refs):06d}", '
+                            f'"handler": {handler}}}')
+    (tmp_path / "claims.ttl").write_text(WORKFLOW.replace(
+        "horis:asserts [ horis:property :status",
+        "horis:asserts [ horis:property :handler ; horis:type :Adjuster ] ;\n"
+        "        horis:asserts [ horis:property :status"), encoding="utf-8")
+    (tmp_path / "onto.ttl").write_text(
+        ONTOLOGY + ":Adjuster a owl:Class .\n"
+        ":handler a owl:ObjectProperty ; rdfs:domain :Claim ; rdfs:range :Adjuster .\n",
+        encoding="utf-8")
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    if not refused:
+        assert p.returncode == 0 and "warning" not in p.stdout, p.stdout + p.stderr
+        return
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert (f'its function returns "adjuster-7" for :handler (claims_client.py:{line}), but it '
+            'takes a node of :Adjuster and "adjuster-7" is no IRI nor CURIE of the files\' '
+            "prefixes (it would land as text)") in p.stdout, p.stdout
+    assert "return the node's IRI (or the argument that names it) for :handler" in p.stdout
