@@ -225,10 +225,18 @@ def endpoint(model: str) -> str | None:
 def refused_model(step: ProposalStep, hosts: Hosts, name: str) -> NotSent | None:
     """Why the host policy (``--allow-host``, ``allow_hosts=``, ``allow-hosts``) forbids
     asking ``step``'s model, or None: refused before any step fires, as an HTTP binding's
-    host is, so a model the operator did not allow is never sent the candidates."""
+    host is, so a model the operator did not allow is never sent the candidates. So is a
+    model whose key the environment lacks (:func:`_unkeyed`), as an HTTP header's variable
+    is: the steps before the proposal had acted when it failed."""
     model = step.model or DEFAULT_MODEL
     url = endpoint(model)
     problem = None if url is None else hosts.problem(url)
+    if url is not None and problem is None and (why := _unkeyed(model, url)) is not None:
+        return NotSent(
+            f"{name}: the ranking model {model} cannot be asked, refused before any step "
+            f"fires: {why}",
+            step=str(step.iri),
+        )
     if url is None or problem is None:
         return None
     return NotSent(
@@ -236,6 +244,26 @@ def refused_model(step: ProposalStep, hosts: Hosts, name: str) -> NotSent | None
         f"request: {problem}",
         step=str(step.iri),
     )
+
+
+def _unkeyed(model: str, base: str) -> str | None:
+    """What the model's provider needs from the environment and lacks (its key, for the
+    public endpoint), as :func:`_provider` finds it when the step is reached. Asked before
+    the first step as well: a run whose model has no key acted at every step before the
+    proposal, then failed there."""
+    provider = model.partition(":")[0]
+    if provider in ("anthropic", "claude") and base == ANTHROPIC_URL:
+        if not os.environ.get("ANTHROPIC_API_KEY"):
+            return (
+                f'horis:model "{model}" needs ANTHROPIC_API_KEY in the environment (or '
+                "ANTHROPIC_BASE_URL for a local server)"
+            )
+    elif provider == "openai" and base == OPENAI_URL and not os.environ.get("OPENAI_API_KEY"):
+        return (
+            f'horis:model "{model}" needs OPENAI_API_KEY in the environment (or '
+            "OPENAI_BASE_URL for a local server such as vLLM or Ollama)"
+        )
+    return None
 
 
 def _provider(request: RankRequest) -> Any:

@@ -358,14 +358,20 @@ def test_a_wrong_key_is_a_call_failure_that_falls_back(tmp_path, monkeypatch) ->
     ("anthropic:claude-test", "ANTHROPIC_API_KEY"),
     ("openai:gpt-test", "OPENAI_API_KEY"),
 ])
-def test_a_model_that_cannot_be_asked_fails_the_step(tmp_path, monkeypatch, model,
-                                                     needs) -> None:
+def test_a_model_that_cannot_be_asked_is_refused_before_any_step(
+        tmp_path, monkeypatch, model, needs) -> None:
+    """A model whose key the environment lacks failed the step when it was reached, after
+    the steps before it had acted (tests/test_authoring_model_keys.py shows the CLI's)."""
+    from horismos import NotSent
+
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     agent, world = setup(tmp_path, proposal(model))
-    run = agent.run(world, ":Trip", ":req1")
-    assert run.status == "failed"
-    assert needs in str(run.error)
+    before = world.canonical()
+    with pytest.raises(NotSent) as refused:
+        agent.run(world, ":Trip", ":req1")
+    assert needs in str(refused.value) and "refused before any step" in str(refused.value)
+    assert world.canonical() == before
 
 
 @pytest.mark.parametrize("model", ["mystery:model", "anthropic", "lexical:"])
