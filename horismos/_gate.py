@@ -21,24 +21,22 @@ Both pass, or nothing lands.
 from __future__ import annotations
 
 import ast
-import datetime as dt
 import logging
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from decimal import Decimal
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
-from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
+from rdflib import RDF, RDFS, SH, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 
 from ._definitions_model import Definitions
 from ._errors import AuthoringError, Problem, ShaclMessage
 from ._gate_after import After, Beyond, ReadOnAsking
 from ._gate_effect import UNDECLARED, Delta, EffectCheck, ordered, path_name
-from ._literals import declared_types, plain_literal
+from ._literals import declared_types, typed_literal
 from ._model import Assertion, Tool
 from ._regex_dialects import refusal_fix, xpath_only
 from ._shacl import (
@@ -59,23 +57,10 @@ if (
 
 __all__ = ["Gate", "Verdict", "shape_problems"]
 
-_NUMERIC = {
-    XSD.decimal,
-    XSD.double,
-    XSD.float,
-    XSD.integer,
-    XSD.int,
-    XSD.long,
-    XSD.nonNegativeInteger,
-    XSD.positiveInteger,
-    XSD.short,
-}
 
 _log = logging.getLogger("horismos.gate")
 _NOBODY = "urn:horismos:shape-check"  # the focus a shape is loaded on: no data, no findings
 _TYPE, _SUBCLASS = RDF.type, RDFS.subClassOf  # a namespace attribute is a lookup each time
-_XSD_STRING, _XSD_DECIMAL = XSD.string, XSD.decimal
-_FLOATING = (XSD.decimal, XSD.double, XSD.float)
 
 
 @dataclass(frozen=True)
@@ -257,19 +242,7 @@ class Gate:
                 return self.defs.expand(v)
             except KeyError:
                 return Literal(v)
-        t = a.type if a is not None else None
-        if t is not None and not isinstance(v, bool):
-            if isinstance(v, str) and t != _XSD_STRING:
-                return Literal(v, datatype=t)
-            if isinstance(v, int) and t in _NUMERIC:  # from the lexical form: 71 as a decimal
-                return Literal(str(v), datatype=t)  # is Decimal("71"), as a double 71.0
-            if isinstance(v, float) and t in _FLOATING:
-                return Literal(Decimal(repr(v)) if t == _XSD_DECIMAL else v, datatype=t)
-        if kind is str or kind is bool:
-            return plain_literal(v)
-        if isinstance(v, dt.datetime) and v.tzinfo is None:
-            v = v.replace(tzinfo=dt.UTC)
-        return Literal(v)
+        return typed_literal(a.type if a is not None else None, v)
 
     # -- what judging reads -------------------------------------------------------------
 

@@ -76,6 +76,46 @@ _SCALARS = (
 _BOOLEAN = XSD.boolean
 
 
+_NUMERIC = frozenset(
+    {
+        XSD.decimal,
+        XSD.double,
+        XSD.float,
+        XSD.integer,
+        XSD.int,
+        XSD.long,
+        XSD.nonNegativeInteger,
+        XSD.positiveInteger,
+        XSD.short,
+    }
+)
+_FLOATING = (XSD.decimal, XSD.double, XSD.float)
+_STRING = XSD.string
+
+
+def typed_literal(datatype: URIRef | None, value: Any) -> Literal:
+    """The literal a tool's plain value (not a node) lands as under an assertion whose
+    ``horis:type`` is ``datatype``: a string in that datatype, a number from its lexical form
+    (71 as a decimal is ``Decimal("71")``, as a double 71.0), else rdflib's own; a date-time
+    without a zone is taken as UTC. One place, for the gate that builds a result's triples and
+    for validate, which holds a constant a function returns to the shapes before any call."""
+    if datatype is not None and not isinstance(value, bool):
+        if isinstance(value, str) and datatype != _STRING:
+            return Literal(value, datatype=datatype)
+        if isinstance(value, int) and datatype in _NUMERIC:
+            return Literal(str(value), datatype=datatype)
+        if isinstance(value, float) and datatype in _FLOATING:
+            return Literal(
+                Decimal(repr(value)) if datatype == _XSD_DECIMAL else value, datatype=datatype
+            )
+    kind = type(value)
+    if kind is str or kind is bool:
+        return plain_literal(value)
+    if isinstance(value, dt.datetime) and value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return Literal(value)
+
+
 def plain_literal(value: str | bool) -> Literal:
     """``Literal(value)`` for an exact ``str`` or ``bool`` (a tool's most common values),
     its attributes set as rdflib's constructor sets them: the text itself with no datatype,

@@ -18,35 +18,19 @@ assertion whose ``horis:type`` alone the shapes refuse: the loader says that alr
 from __future__ import annotations
 
 import dataclasses
-from decimal import Decimal
 
-from rdflib import XSD, Literal, URIRef
+from rdflib import Literal, URIRef
 
 from ._bindings.function_source import Returned
 from ._definitions_model import Definitions
 from ._effect_shapes import contradictions
 from ._errors import Problem
-from ._literals import plain_literal
+from ._literals import typed_literal
 from ._model import Assertion, Tool
 from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Where
 
 __all__ = ["returned_value_problems"]
-
-_NUMERIC = frozenset(
-    {
-        XSD.integer,
-        XSD.decimal,
-        XSD.double,
-        XSD.float,
-        XSD.int,
-        XSD.long,
-        XSD.short,
-        XSD.nonNegativeInteger,
-        XSD.positiveInteger,
-    }
-)
-_FLOATING = (XSD.decimal, XSD.double, XSD.float)
 
 
 def _landed(a: Assertion, v: str | int | float) -> Literal | None:
@@ -54,15 +38,7 @@ def _landed(a: Assertion, v: str | int | float) -> Literal | None:
     (a class-typed value: a string is expanded as a CURIE)."""
     if a.is_class or a.value is not None:
         return None
-    t = a.type
-    if t is not None:
-        if isinstance(v, str) and t != XSD.string:
-            return Literal(v, datatype=t)
-        if isinstance(v, int) and t in _NUMERIC:
-            return Literal(str(v), datatype=t)
-        if isinstance(v, float) and t in _FLOATING:
-            return Literal(Decimal(repr(v)) if t == XSD.decimal else v, datatype=t)
-    return plain_literal(v) if isinstance(v, str) else Literal(v)
+    return typed_literal(a.type, v)
 
 
 def _names_node(defs: Definitions, v: str | int | float) -> bool:
