@@ -24,15 +24,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rdflib import RDF, RDFS, XSD, Graph, Literal, URIRef, Variable
-from rdflib.plugins.sparql.parserutils import CompValue
 
 from ._preconditions import assigned_variables, group_triples, pattern_groups
 from ._term_kinds import value_kinds
 
+if TYPE_CHECKING:
+    from rdflib.plugins.sparql.parserutils import CompValue
+
 __all__ = ["CrossedComparison", "CrossedDatatypes", "crossed_comparisons", "crossed_datatypes"]
+
+
+def _is_comp(x: Any) -> bool:
+    """Whether ``x`` is a node of rdflib's SPARQL algebra: imported here, when a pattern is
+    judged, not with ``import horismos`` (rdflib's SPARQL and pyparsing are ~120 ms of the
+    start of every command, and only some need them: tests/test_startup.py)."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    return isinstance(x, CompValue)
+
 
 _ORDERED = frozenset({"<", ">", "<=", ">=", "="})
 _NOT_READ = frozenset({"Builtin_EXISTS", "Builtin_NOTEXISTS", "UnaryNot"})
@@ -57,7 +69,7 @@ def _needed(expr: Any) -> Iterator[CompValue]:
         for e in expr:
             yield from _needed(e)
         return
-    if not isinstance(expr, CompValue) or expr.name in _NOT_READ:
+    if not _is_comp(expr) or expr.name in _NOT_READ:
         return
     if expr.name == "RelationalExpression":
         yield expr
@@ -72,7 +84,7 @@ def crossed_comparisons(g: Graph, algebra: Any) -> list[CrossedComparison]:
     found = []
     for group in pattern_groups(algebra):
         expr = group.get("expr")
-        if group.name != "Filter" or not isinstance(expr, CompValue):
+        if group.name != "Filter" or not _is_comp(expr):
             continue
         kinds = value_kinds(g, group_triples(group.p))
         assigned = assigned_variables(group.p)
@@ -146,7 +158,7 @@ def _side(
     g: Graph, operand: Any, binders: dict[str, list[URIRef]], assigned: set[str]
 ) -> Side | None:
     """An operand as a :class:`Side`; None when what it is compared as is not known."""
-    if isinstance(operand, CompValue) and operand.name == "Builtin_NOW":
+    if _is_comp(operand) and operand.name == "Builtin_NOW":
         return _NOW
     if isinstance(operand, Literal):
         dt = operand.datatype or (RDF.langString if operand.language else XSD.string)
@@ -173,7 +185,7 @@ def crossed_datatypes(g: Graph, algebra: Any) -> list[CrossedDatatypes]:
     found = []
     for group in pattern_groups(algebra):
         expr = group.get("expr")
-        if group.name != "Filter" or not isinstance(expr, CompValue):
+        if group.name != "Filter" or not _is_comp(expr):
             continue
         binders: dict[str, list[URIRef]] = {}
         unknown: set[str] = set()  # bound through a variable or a path: what it takes is unknown
@@ -203,4 +215,4 @@ def crossed_datatypes(g: Graph, algebra: Any) -> list[CrossedDatatypes]:
 
 
 def _is_now(x: Any) -> bool:
-    return isinstance(x, CompValue) and x.name == "Builtin_NOW"
+    return _is_comp(x) and x.name == "Builtin_NOW"
