@@ -28,7 +28,8 @@ same payload finds it and uses it up, once the call holds its subject
 A call may carry the client's idempotency key in its request's ``_meta``
 (``io.horismos/idempotency-key``): a retry with it is answered what the call first made with
 it answered, and calls nothing (:mod:`._idempotency`). A call is shielded from its request's
-cancellation, so a client that gives up does not leave a call that reached its tool unlanded.
+cancellation, so a client that gives up does not leave a call that reached its tool unlanded;
+so is a run ``run_workflow`` began, which goes on to a stop.
 
 Calls on one served world are serialized (one lock per server), so two clients racing for the
 same precondition cannot both pass it and both commit. Each call writes its own trace
@@ -418,6 +419,7 @@ class ServedTools:
         )
 
     async def _run_workflow(self, args: Any) -> mcp_types.CallToolResult:
+        import anyio
         from mcp import types
 
         problem = _closed_problem("run_workflow", _RUN_INPUT, args)
@@ -431,16 +433,21 @@ class ServedTools:
             )
         if problem is not None:
             return types.CallToolResult(content=[types.TextContent(text=problem)], is_error=True)
+        # a client that gives up cancels its request: still waiting its turn, nothing runs;
+        # once the run has begun it goes on to a stop as a catalog call does, or a step's
+        # tool that acted had its answer dropped, the instance left running at the step with
+        # its intent open, and every retry was answered "running" with the call held in doubt
         async with self.lock:
             try:
-                run = await self.agent.arun(
-                    self.world,
-                    args["workflow"],
-                    args["focus"],
-                    allow=self.allow,
-                    trace=self._trace_path_named("run_workflow"),
-                    again=args.get("again", False),
-                )
+                with anyio.CancelScope(shield=True):
+                    run = await self.agent.arun(
+                        self.world,
+                        args["workflow"],
+                        args["focus"],
+                        allow=self.allow,
+                        trace=self._trace_path_named("run_workflow"),
+                        again=args.get("again", False),
+                    )
             except (UsageError, ToolError) as e:  # ToolError: a binding, or a proposal's
                 # model, refused before the first step (a host outside --allow-host), as `run`
                 # refuses it; it reached the agent as "Internal server error"
