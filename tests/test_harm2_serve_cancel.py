@@ -18,16 +18,20 @@ import time
 import pytest
 from in_process import horismos_load
 from listening import free_port, wait_listening
+from oxigraph_server import OxigraphServer
 from test_client_retries import _env, ledger, shop
 
 BILLED = "bill http://example.org/pay#o1"
 
 
-@pytest.mark.parametrize("store", ["journal:world", "memory"])
+@pytest.mark.parametrize("store", ["journal:world", "memory", "sparql"])
 def test_a_run_workflow_given_up_mid_call_lands_what_its_tool_answered(tmp_path, store) -> None:
     from mcp import Client
 
     shop(tmp_path)
+    shared = OxigraphServer(tmp_path / "db") if store == "sparql" else None
+    if shared is not None:
+        store = shared.store
     if store == "memory":
         where = ["--world", "world.ttl"]
     else:
@@ -66,3 +70,5 @@ def test_a_run_workflow_given_up_mid_call_lands_what_its_tool_answered(tmp_path,
     finally:
         serving.terminate()
         serving.communicate(timeout=60)
+        if shared is not None:
+            shared.stop()
