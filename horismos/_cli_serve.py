@@ -24,6 +24,7 @@ from ._cli_common import (
 from ._cli_validate import run_warnings
 from ._errors import UsageError
 from ._serve import ServedTools
+from ._served_memory import forgotten_at_exit
 from ._signing import signer_from_env
 from ._stores import DEFAULT_STORE
 from ._world import World
@@ -140,6 +141,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         for name, why in sorted(served.skipped.items()):
             print(f"horismos serve: not serving {name}: {why}", file=sys.stderr)
+        forgotten = forgotten_at_exit(
+            world.store.persistent, served.tools.values(), served.run_workflow
+        )
+        if forgotten is not None:
+            print(forgotten, file=sys.stderr)
         own = "discover" + (", run_workflow" if served.run_workflow else "")
         print(
             f"horismos serve: {len(served.tools)} tool(s), and {own}", file=sys.stderr, flush=True
