@@ -373,24 +373,47 @@ def kind_clashes(
             yield node, literal[node], (s, p, o)
 
 
+_SKOS = "http://www.w3.org/2004/02/skos/core#"
+
+LABELS = frozenset(
+    {
+        RDFS.label,
+        RDFS.comment,
+        URIRef(_SKOS + "prefLabel"),
+        URIRef(_SKOS + "altLabel"),
+        URIRef(_SKOS + "hiddenLabel"),
+    }
+)
+"""Properties whose values their own vocabulary makes literals (``rdfs:range rdfs:Literal``
+in RDFS, a plain literal in SKOS) though an ontology seldom declares them: a proposal's
+candidates taken from ``rdfs:label`` were strings where the options had to be nodes, and
+nothing said so, as the ontology's files never loaded RDFS."""
+
+_LITERAL_RANGES = frozenset({RDFS.Literal, RDF.langString, RDF.PlainLiteral})
+
+
 def object_kind(g: Graph, prop: URIRef) -> str | None:
     """What the files say ``prop``'s values are: ``"node"`` (an owl:ObjectProperty, or a
     range that is a class), ``"literal"`` (an owl:DatatypeProperty, or a range that is a
-    datatype, built in or declared); None when they say neither, or both."""
+    datatype, built in or declared, or ``rdfs:Literal``); None when they say neither, or
+    both. A label of RDFS or SKOS (:data:`LABELS`) the files say nothing of is a literal."""
     node = (prop, RDF.type, OWL.ObjectProperty) in g
     literal = (prop, RDF.type, OWL.DatatypeProperty) in g
     if node or literal:  # both: a punned property, whose values may be either
         return None if node and literal else "node" if node else "literal"
-    kinds = {
-        "literal" if str(r).startswith(str(XSD)) or (r, RDF.type, RDFS.Datatype) in g else "node"
-        for r in g.objects(prop, RDFS.range)
-        if isinstance(r, URIRef)
-        and (
-            term_kind(g, r) == "class"
-            or str(r).startswith(str(XSD))
-            or (r, RDF.type, RDFS.Datatype) in g
+
+    def literal_range(r: URIRef) -> bool:
+        return (
+            str(r).startswith(str(XSD)) or r in _LITERAL_RANGES or (r, RDF.type, RDFS.Datatype) in g
         )
+
+    kinds = {
+        "literal" if literal_range(r) else "node"
+        for r in g.objects(prop, RDFS.range)
+        if isinstance(r, URIRef) and (term_kind(g, r) == "class" or literal_range(r))
     }
+    if not kinds and prop in LABELS:
+        return "literal"
     return next(iter(kinds)) if len(kinds) == 1 else None
 
 
