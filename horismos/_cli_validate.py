@@ -24,6 +24,7 @@ from ._contract import (
 from ._definitions import Definitions, load_definitions
 from ._errors import AuthoringError, Problem
 from ._gate import shape_problems
+from ._model_keys import unkeyed_models
 from ._prechecks import unmeetable_errors, unmet_properties, unstated
 from ._stores import DEFAULT_STORE
 from ._world import World, states
@@ -101,6 +102,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         *(p for p in defs.warnings if p.severity == "warning"),
         *command_problems(defs),
         *sometimes_unbound(defs),
+        *unkeyed_models(defs),
     ]
     if args.tools or args.allow_module:
         for p in binding_problems(defs, reach(args, calls=False)):

@@ -63,6 +63,7 @@ __all__ = [
     "propose",
     "refused_model",
     "summary",
+    "unkeyed",
 ]
 
 DEFAULT_MODEL = "lexical:bm25"
@@ -226,12 +227,12 @@ def refused_model(step: ProposalStep, hosts: Hosts, name: str) -> NotSent | None
     """Why the host policy (``--allow-host``, ``allow_hosts=``, ``allow-hosts``) forbids
     asking ``step``'s model, or None: refused before any step fires, as an HTTP binding's
     host is, so a model the operator did not allow is never sent the candidates. So is a
-    model whose key the environment lacks (:func:`_unkeyed`), as an HTTP header's variable
+    model whose key the environment lacks (:func:`unkeyed`), as an HTTP header's variable
     is: the steps before the proposal had acted when it failed."""
     model = step.model or DEFAULT_MODEL
     url = endpoint(model)
     problem = None if url is None else hosts.problem(url)
-    if url is not None and problem is None and (why := _unkeyed(model, url)) is not None:
+    if url is not None and problem is None and (why := unkeyed(model, url)) is not None:
         return NotSent(
             f"{name}: the ranking model {model} cannot be asked, refused before any step "
             f"fires: {why}",
@@ -246,7 +247,7 @@ def refused_model(step: ProposalStep, hosts: Hosts, name: str) -> NotSent | None
     )
 
 
-def _unkeyed(model: str, base: str) -> str | None:
+def unkeyed(model: str, base: str) -> str | None:
     """What the model's provider needs from the environment and lacks (its key, for the
     public endpoint), as :func:`_provider` finds it when the step is reached. Asked before
     the first step as well: a run whose model has no key acted at every step before the
