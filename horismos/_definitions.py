@@ -30,6 +30,7 @@ from ._definitions_model import Definitions
 from ._errors import AuthoringError, Problem
 from ._focus_checks import FocusChecks
 from ._hazards import endless_loops, hazards
+from ._held_waits import held_waits
 from ._individuals import individuals
 from ._model import ActionStep, Step
 from ._near_names import closest_term, nearest_variable
@@ -166,6 +167,8 @@ class _Builder(
             ):
                 self.hazard(h)
             for h in endless_loops(self.defs.steps, self.entailed_from, self.n):
+                self.hazard(h)
+            for h in held_waits(self.defs.steps, self.defs.workflows, self.n):
                 self.hazard(h)
             waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
             for proposal, how, target, reached in unchosen_options(self.defs.steps):
