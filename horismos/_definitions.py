@@ -147,6 +147,7 @@ class _Builder(
         self.check_focus_properties()
         self.check_own_writes()
         self.check_later_writes()
+        self.check_unclosed_guards()
         self.check_argument_kinds()
         self.check_option_kinds()
         self.check_argument_classes()

@@ -15,10 +15,17 @@ from rdflib.term import Node, Variable
 
 from ._argument_checks import ArgumentChecks
 from ._define_patterns import variable_needle
+from ._effect_domain import subject_outside_domain
 from ._fhir import FHIR
-from ._model import ActionStep, Arg, DecisionStep, ProposalStep, Workflow
+from ._guard_writes import unclosed_guard
+from ._model import ActionStep, Arg, DecisionStep, ProposalStep, Tool, Workflow
 from ._near_names import closest_term, slip_distance
-from ._own_writes import only_later_writes, only_own_writes, only_own_writes_of_tool
+from ._own_writes import (
+    only_later_writes,
+    only_own_writes,
+    only_own_writes_of_tool,
+    wait_before,
+)
 from ._term_kinds import algebra_triples
 from ._vocab import HORIS
 
@@ -245,6 +252,103 @@ class FocusChecks(ArgumentChecks):
                 )
                 self.problems.append(problem)
                 self.defs.own_writes.setdefault(prop, []).append(problem)
+
+    def check_unclosed_guards(self) -> None:
+        """A step whose tool is not idempotent, guarded by ``FILTER NOT EXISTS`` on what its
+        own call never writes where the guard tests it (:mod:`._guard_writes`): the guard
+        still held after the call, and a rerun or a way back called the tool again. A
+        warning at the guard's property; the one about a property nothing writes is dropped,
+        as a step's own writes are, beside a world that states it."""
+        workflows = list(self.defs.workflows.values())
+
+        def widen(p: URIRef) -> set[URIRef]:
+            return {
+                *(x for x in self.g.objects(p, RDFS.subPropertyOf) if isinstance(x, URIRef)),
+                *(x for x in self.g.objects(p, OWL.equivalentProperty) if isinstance(x, URIRef)),
+                *(x for x in self.g.subjects(OWL.equivalentProperty, p) if isinstance(x, URIRef)),
+            }
+
+        def stated(p: URIRef) -> bool:
+            return self.stated_or_entailed(p) or str(p).startswith(FHIR)
+
+        # a tool found wrong is said at the tool: its effect, not the guard, is to mend
+        wrong = {p.node for p in self.problems if p.severity == "error"}
+        for owner, holder, pred, pre in self.patterns:
+            step = self.defs.steps.get(cast(URIRef, owner))
+            if pred != HORIS.requires or holder != owner or not isinstance(step, ActionStep):
+                continue
+            waited = wait_before(step, workflows)
+            if waited is None or step.tool is None or self.n(step.tool.iri) in wrong:
+                continue
+            found = unclosed_guard(
+                step, pre.select.algebra, self.defs.tools.values(), widen, stated, waited
+            )
+            if found is None:
+                continue
+            s, prop, _ = found.triple
+            if found.misplaced and self.hung_elsewhere(step.tool, prop):
+                continue  # the effect's subject is the mistake, said at the tool
+            if prop in self.defs.undeclared:
+                continue  # a misspelt property: said at the pattern, with the one meant
+            name, tool, me = self.n(prop), step.tool.name, self.n(step.iri)
+            tested = self.sparql_term(s)
+            writes = sorted(
+                self.n(a.property) for a in (step.tool.effect.asserts if step.tool.effect else ())
+            )
+            again = (
+                "its call never closes the guard, so a second run over the same world, or a "
+                f"way back to {me}, calls it again"
+            )
+            if found.misplaced:
+                message = (
+                    f"horis:requires holds only while {tested} has no {name}, but {tool} (not "
+                    f"idempotent) writes {name} on ?{found.written_on}, not on {tested}: {again}"
+                )
+                hint = (
+                    "test it where the tool writes it: FILTER NOT EXISTS { "
+                    f"?{found.written_on} {name} ?v }}"
+                )
+            else:
+                message = (
+                    f"horis:requires holds only while {tested} has no {name}, which {tool} (not "
+                    f"idempotent) never writes (it writes {', '.join(writes) or 'nothing'}) and "
+                    f"nothing else gives: {again}"
+                )
+                hint = (
+                    "guard on what the tool writes"
+                    + (
+                        f": FILTER NOT EXISTS {{ ?{found.written_on} {writes[0]} ?v }}"
+                        if writes
+                        else ""
+                    )
+                    + f"; if {name} is a condition of the domain, validate with the world that "
+                    "states it (--world)"
+                )
+            problem = self.placed_in_text(
+                "warning",
+                rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
+                owner,
+                message,
+                hint,
+                (holder, pred),
+            )
+            self.problems.append(problem)
+            if not found.misplaced:
+                self.defs.own_writes.setdefault(prop, []).append(problem)
+
+    def hung_elsewhere(self, tool: Tool, prop: URIRef) -> bool:
+        """Whether ``tool``'s effect writes ``prop`` on an argument of a class its
+        rdfs:domain is unrelated to: the effect check says so at the tool
+        (:mod:`._effect_domain`), with the argument to write instead."""
+        effect = tool.effect
+        arg = next((a for a in tool.args if effect and a.name == effect.subject), None)
+        if effect is None or arg is None or not arg.is_class:
+            return False
+        asserted = [a for a in effect.asserts if a.property == prop]
+        return (
+            subject_outside_domain(self.g, arg, tool.args, asserted, self.defs.subclasses, self.n)
+            is not None
+        )
 
     def stated_or_entailed(self, prop: URIRef) -> bool:
         """Whether the files state ``prop`` of some node, or a property they relate to it

@@ -26,7 +26,7 @@ from ._digraph import Digraph, add_edge, descendants
 from ._model import ActionStep, Step, Tool, WaitStep, Workflow, ways_out
 from ._preconditions import group_triples
 
-__all__ = ["only_later_writes", "only_own_writes", "only_own_writes_of_tool"]
+__all__ = ["only_later_writes", "only_own_writes", "only_own_writes_of_tool", "wait_before"]
 
 
 def only_own_writes(
@@ -136,6 +136,13 @@ def only_later_writes(
         if by and all(t.iri in called for t in by):
             found.setdefault(p, ((this, p, o), by))
     return [found[p] for p in sorted(found)]
+
+
+def wait_before(step: Step, workflows: Collection[Workflow]) -> bool | None:
+    """Whether a wait can come before ``step`` in a workflow it is in (an operator's facts
+    may give what its pattern reads); None when no workflow reaches it."""
+    before = _steps_before(step, workflows)
+    return None if before is None else before[1]
 
 
 def _required_writes(

@@ -1,0 +1,111 @@
+"""A guard against running twice that its own step's call never closes.
+
+Why: ``:PayOut horis:requires "FILTER NOT EXISTS { ?this :paidAt ?t }"`` on a step whose
+tool, not idempotent, writes ``:paymentRef`` (not ``:paidAt``) held again after the payout:
+a second ``run --all``, or a loop back, paid the claim again, and the definitions validated.
+So did ``FILTER NOT EXISTS { ?this :paymentRef ?r }`` where the tool writes ``:paymentRef``
+on another node (its effect's ``horis:subject`` is the payee's account, not the claim).
+
+Two findings, for a step whose tool is not idempotent (an adapter's commit, read by its own
+rules, is left out):
+
+- a *misplaced* guard: every ``NOT EXISTS`` (or ``MINUS``) triple of the step's pattern on a
+  property the tool writes tests it of another node than the one the effect writes it on;
+- an *unwritten* guard: none of the properties the pattern requires absent is one the tool
+  writes (or entails), and nothing else could give one: no tool writes it, no file states it,
+  no wait comes before the step (an operator's answer may), and, beside a world, the world
+  holds it of no node (then it is a condition of the domain — a cancelled claim — not a
+  guard, and the warning is dropped as :attr:`~._definitions_model.Definitions.own_writes`
+  are).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rdflib import RDF, URIRef, Variable
+
+from ._model import ActionStep, Tool
+from ._term_kinds import algebra_triples
+
+__all__ = ["Unclosed", "negated_triples", "unclosed_guard"]
+
+
+@dataclass(frozen=True)
+class Unclosed:
+    """What a guard of a step tests absent, and why its call never makes it present."""
+
+    triple: tuple[Any, URIRef, Any]
+    """The first triple of the guard found wrong: where it is reported."""
+    misplaced: bool
+    """The tool writes the property, on another node (``written_on``) than the guard tests."""
+    written_on: str
+    """The variable the tool's effect writes on."""
+
+
+_PASSING = frozenset(
+    {"Union", "Builtin_EXISTS", "ConditionalOrExpression", "UnaryNot", "Builtin_IF", "LeftJoin"}
+)
+
+
+def negated_triples(algebra: Any) -> list[tuple[Any, URIRef, Any]]:
+    """The triples a parsed pattern holds only where the world lacks them: in a ``FILTER
+    NOT EXISTS``, a ``FILTER (!EXISTS …)`` or a ``MINUS`` every solution passes (not one in
+    an ``OPTIONAL``, a ``UNION``, an ``||``, another ``!``)."""
+    found: list[tuple[Any, URIRef, Any]] = []
+    stack = [algebra]
+    while stack:
+        x = stack.pop()
+        name = getattr(x, "name", None)
+        negated = x.expr if name == "UnaryNot" else None
+        if negated is not None and getattr(negated, "name", None) == "Builtin_EXISTS":
+            found += algebra_triples(negated.graph)
+        elif name == "Builtin_NOTEXISTS":
+            found += algebra_triples(x.graph)
+        elif name == "Minus":
+            found += algebra_triples(x.p2)
+            stack.append(x.p1)
+        elif name in _PASSING:
+            continue
+        elif isinstance(x, Mapping):
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple):
+            stack.extend(x)
+    return sorted(found, key=str)
+
+
+def unclosed_guard(
+    step: ActionStep,
+    algebra: Any,
+    tools: Iterable[Tool],
+    widen: Callable[[URIRef], Iterable[URIRef]],
+    stated: Callable[[URIRef], bool],
+    waited: bool,
+) -> Unclosed | None:
+    """The guard of ``step`` (``algebra``, its own horis:requires) its tool's call never
+    closes, or None: the tool is idempotent or an adapter's, its pattern requires nothing
+    absent, or one of what it requires absent is written by the call where it is tested.
+    ``stated``: whether the files state a property of some node or entail it; ``waited``:
+    whether a wait can come before the step."""
+    tool = step.tool
+    if tool is None or tool.idempotent or tool.effect is None or tool.adapter is not None:
+        return None
+    guard = [t for t in negated_triples(algebra) if t[1] != RDF.type]
+    if not guard:
+        return None
+    on = Variable(step.var_for(tool.effect.subject))
+    written = {a.property for a in tool.effect.asserts}
+    widened = written | {w for p in written for w in widen(p)}
+    mine = [t for t in guard if t[1] in widened]
+    if any(s == on for s, _, _ in mine):
+        return None
+    if mine:
+        return Unclosed(mine[0], True, str(on))
+    if waited:
+        return None
+    others = {a.property for t in tools if t.effect is not None for a in t.effect.asserts}
+    if any(p in others or stated(p) for _, p, _ in guard):
+        return None
+    return Unclosed(guard[0], False, str(on))
