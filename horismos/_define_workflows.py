@@ -5,6 +5,8 @@ reaches or a decision that loops forever is said here, with the steps it concern
 
 from __future__ import annotations
 
+from typing import cast
+
 from rdflib import OWL, RDF, RDFS, Literal, URIRef
 from rdflib.term import Node
 
@@ -195,3 +197,61 @@ class WorkflowBuilding(StepBuilding):
                     "the step is unreachable from any workflow's start",
                     "point a horis:next, horis:onError or horis:start at it, or remove it",
                 )
+        self.check_crossings({s for s in self.defs.steps if s not in reached}, flow)
+
+    def check_crossings(self, unreached: set[URIRef], flow: Digraph[URIRef]) -> None:
+        """A flow edge into the middle of another workflow, where a step of this one was
+        meant (``:Assess horis:next :Notify``, :Notify a step of :Payout after its :Pay,
+        where :Approve was meant): no :Payout instance is started, :Notify runs without
+        what :Pay did, and the only words were "unreachable" at :Approve, which named no
+        edge. Said at the edge, with the unreachable step meant, when a step no flow statement
+        names is left unreached: the one written next after the edge's step in its file. A
+        step two workflows share on purpose leaves none behind, and is not said."""
+        pointed = {t for out in flow.values() for t in out}
+        orphans = sorted((u for u in unreached if u not in pointed), key=str)
+        if not orphans:
+            return
+        flows = sorted(self.defs.workflows.values(), key=lambda w: str(w.iri))
+        reach = {wf.iri: {s.iri for s in wf.reachable()} for wf in flows}
+        starts = {wf.start for wf in flows}
+        crossings: list[tuple[tuple[str, int], URIRef, URIRef, Workflow, Workflow]] = []
+        for wf in flows:
+            for step in wf.reachable():
+                for target in self.flow_targets(step.iri):
+                    other = next(
+                        (
+                            o
+                            for o in flows
+                            if o.iri != wf.iri
+                            and target in reach[o.iri]
+                            and step.iri not in reach[o.iri]
+                            and wf.start not in reach[o.iri]
+                        ),
+                        None,
+                    )
+                    file, line = self.src.locate(step.iri)
+                    if other is None or target in starts or file is None or line is None:
+                        continue
+                    crossings.append(((file, line), step.iri, cast(URIRef, target), wf, other))
+        said: set[URIRef] = set()
+        for orphan in orphans:
+            file, line = self.src.locate(orphan)
+            before = [c for c in crossings if c[0][0] == file and line and c[0][1] < line]
+            if not before:
+                continue
+            _, src, target, wf, other = max(before, key=lambda c: c[0][1])
+            edge = self.edge(src, target)
+            if edge is None or src in said:
+                continue
+            said.add(src)
+            into, theirs, meant = self.n(target), self.n(other.iri), self.n(orphan)
+            self.warn(
+                src,
+                f"{self.n(edge[1])} {into} goes into the middle of another workflow, {theirs}: "
+                f"no {theirs} instance is started; {into} and the steps after it run as steps "
+                f"of this {self.n(wf.iri)} instance, without what {theirs}'s steps before it "
+                f"do, and {meant}, written next, is reached by no workflow",
+                f"did you mean {self.n(edge[1])} {meant}? Else give {self.n(wf.iri)} a step "
+                f"of its own for what {into} does",
+                at=edge,
+            )
