@@ -37,6 +37,7 @@ from ._near_names import closest_term, nearest_variable
 from ._pattern_checks import PatternChecks
 from ._pattern_value_checks import PatternValueChecks
 from ._read_sources import read_sources
+from ._settled_rules import settled_rules
 from ._shape_counts import minimum_counts, single_values, single_values_of_subjects
 from ._shape_hazards import required_before_written, written_twice
 from ._shipped_vocabulary import STEP_CLASSES, authoring_shapes, vocabulary_graph
@@ -171,6 +172,19 @@ class _Builder(
                 self.hazard(h)
             for h in held_waits(self.defs.steps, self.defs.workflows, self.n):
                 self.hazard(h)
+            for decision, rule, h in settled_rules(
+                self.defs.steps, self.defs.workflows, self.n, self.defs.classes_of
+            ):
+                when = next(
+                    (
+                        w
+                        for w in self.g.objects(decision.iri, HORIS.when)
+                        if (w, HORIS.next, rule.next) in self.g
+                    ),
+                    None,
+                )
+                at = (when, HORIS.requires, None) if when is not None else h.node
+                self.warn(h.node, h.message, h.hint, at=at)
             waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
             for proposal, how, target, reached in unchosen_options(self.defs.steps):
                 var, pred = f"?{proposal.as_var}", HORIS[how]

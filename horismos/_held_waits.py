@@ -26,7 +26,7 @@ from ._hazards import Hazard
 from ._model import ActionStep, Step, WaitStep, Workflow, ways_out
 from ._vocab import HORIS
 
-__all__ = ["held_waits"]
+__all__ = ["held_waits", "plain_triples", "surely_written"]
 
 
 def held_waits(
@@ -109,7 +109,7 @@ def _writes(step: Step) -> set[URIRef]:
 def _plain_focus_reads(algebra: Any) -> set[URIRef] | None:
     """The properties a pattern reads of ?this when it is only triples ``?this :p ?v``, each
     ``?v`` a variable used once; None for any other pattern."""
-    triples = _plain_triples(algebra.get("p") if getattr(algebra, "name", "") else None)
+    triples = plain_triples(algebra.get("p") if getattr(algebra, "name", "") else None)
     if not triples:
         return None
     objects = [o for _, _, o in triples]
@@ -123,14 +123,14 @@ def _plain_focus_reads(algebra: Any) -> set[URIRef] | None:
     return found
 
 
-def _plain_triples(node: Any) -> list[tuple[Any, Any, Any]] | None:
+def plain_triples(node: Any) -> list[tuple[Any, Any, Any]] | None:
     """The triples of a projection of basic graph patterns joined; None for anything else."""
     name = getattr(node, "name", None)
     if name == "Project":
-        return _plain_triples(node.p)
+        return plain_triples(node.p)
     if name == "BGP":
         return list(node.triples)
     if name == "Join":
-        left, right = _plain_triples(node.p1), _plain_triples(node.p2)
+        left, right = plain_triples(node.p1), plain_triples(node.p2)
         return None if left is None or right is None else left + right
     return None
