@@ -149,6 +149,7 @@ class _Builder(
         self.check_own_writes()
         self.check_later_writes()
         self.check_unclosed_guards()
+        self.check_error_routes()
         self.check_argument_kinds()
         self.check_option_kinds()
         self.check_argument_classes()

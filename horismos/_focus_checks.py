@@ -16,6 +16,7 @@ from rdflib.term import Node, Variable
 from ._argument_checks import ArgumentChecks
 from ._define_patterns import variable_needle
 from ._effect_domain import subject_outside_domain
+from ._error_routes import failed_writes
 from ._fhir import FHIR
 from ._guard_writes import unclosed_guard
 from ._model import ActionStep, Arg, DecisionStep, ProposalStep, Tool, Workflow
@@ -335,6 +336,30 @@ class FocusChecks(ArgumentChecks):
             self.problems.append(problem)
             if not found.misplaced:
                 self.defs.own_writes.setdefault(prop, []).append(problem)
+
+    def check_error_routes(self) -> None:
+        """A horis:onError to a step that requires of ?this what only the failed step's tool
+        writes (:mod:`._error_routes`): every instance whose call failed stopped there,
+        blocked. A warning at the edge; dropped, as a step's own writes are, when the files
+        or the world state the property."""
+        for step, target, prop in failed_writes(self.defs.steps, self.defs.tools.values()):
+            if self.stated_or_entailed(prop) or str(prop).startswith(FHIR):
+                continue
+            if step.tool is None or prop in self.defs.undeclared:
+                continue
+            name, there = self.n(prop), self.n(target.iri)
+            problem = self.src.problem(
+                "warning",
+                step.iri,
+                f"horis:onError {there}, whose horis:requires needs {name} of ?this, which only "
+                f"{step.tool.name} writes — the call that failed, and wrote nothing: after a "
+                f"failure {there} never fires, and the instance stops there, blocked",
+                f"send horis:onError to a step that does not need {name} (a horis:WaitStep "
+                f"for an operator), or read it in an OPTIONAL in {there}'s pattern",
+                at=(step.iri, HORIS.onError, target.iri),
+            )
+            self.problems.append(problem)
+            self.defs.own_writes.setdefault(prop, []).append(problem)
 
     def hung_elsewhere(self, tool: Tool, prop: URIRef) -> bool:
         """Whether ``tool``'s effect writes ``prop`` on an argument of a class its
