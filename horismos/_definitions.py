@@ -32,18 +32,20 @@ from ._focus_checks import FocusChecks
 from ._hazards import endless_loops, hazards
 from ._held_waits import held_waits
 from ._individuals import individuals
-from ._model import ActionStep, Step
+from ._model import ActionStep, Rule, Step
 from ._near_names import closest_term, nearest_variable
 from ._pattern_checks import PatternChecks
 from ._pattern_value_checks import PatternValueChecks
 from ._read_sources import read_sources
 from ._settled_rules import settled_rules
+from ._shadowed_rules import shadowed_rules
 from ._shape_counts import minimum_counts, single_values, single_values_of_subjects
 from ._shape_hazards import required_before_written, written_twice
 from ._shipped_vocabulary import STEP_CLASSES, authoring_shapes, vocabulary_graph
 
 # read here by tests/test_startup.py
 from ._shipped_vocabulary import _package_graph as _package_graph
+from ._sources import Where
 from ._timeouts import parse_timeout
 from ._typed_term_checks import TypedTermChecks
 from ._unchosen_options import unchosen_options
@@ -173,19 +175,21 @@ class _Builder(
                 self.hazard(h)
             for h in held_waits(self.defs.steps, self.defs.workflows, self.n):
                 self.hazard(h)
+            for decision, rule, first in shadowed_rules(self.defs.steps):
+                self.warn(
+                    decision.iri,
+                    f"this horis:when rule is the same pattern as the one of horis:order "
+                    f"{first.order:g} before it, which goes to {self.n(first.next)}: it holds "
+                    f"only when that one does, which is taken first, so {self.n(rule.next)} is "
+                    "never taken by it",
+                    "make this rule test what it was meant to (another value, another "
+                    "property), or remove it",
+                    at=self.when_of(decision.iri, rule),
+                )
             for decision, rule, h in settled_rules(
                 self.defs.steps, self.defs.workflows, self.n, self.defs.classes_of
             ):
-                when = next(
-                    (
-                        w
-                        for w in self.g.objects(decision.iri, HORIS.when)
-                        if (w, HORIS.next, rule.next) in self.g
-                    ),
-                    None,
-                )
-                at = (when, HORIS.requires, None) if when is not None else h.node
-                self.warn(h.node, h.message, h.hint, at=at)
+                self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
             waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
             for proposal, how, target, reached in unchosen_options(self.defs.steps):
                 var, pred = f"?{proposal.as_var}", HORIS[how]
@@ -265,6 +269,19 @@ class _Builder(
             self.defs.errors = tuple(p for p in problems if p.severity == "error")
             raise AuthoringError(problems, definitions=self.defs)
         return self.defs
+
+    def when_of(self, decision: URIRef, rule: Rule) -> Where:
+        """Where ``rule`` of ``decision`` is written: its horis:requires, under the
+        horis:when that goes to its step with its order; the decision when none is found."""
+        for w in self.g.objects(decision, HORIS.when):
+            order = self.g.value(w, HORIS.order)
+            try:
+                same = order is None or float(str(order)) == rule.order
+            except ValueError:
+                same = False
+            if (w, HORIS.next, rule.next) in self.g and same:
+                return (w, HORIS.requires, None)
+        return decision
 
     def entailed_from(self, prop: URIRef) -> set[URIRef]:
         """What a statement of ``prop`` may make a pattern see besides ``prop``: its super-,
