@@ -102,6 +102,9 @@ def unclosed_guard(
     if any(s == on for s, _, _ in mine):
         return None
     if mine:
+        bound = step.requires.binds if step.requires is not None else set()
+        if str(on) not in {*bound, "this"}:
+            return None  # a variable nothing binds: the unbound argument's error says it
         return Unclosed(mine[0], True, str(on))
     if waited:
         return None
