@@ -277,20 +277,7 @@ def _value_problems(
                 f"comparison with a value of {name(given)} holds for it"
             )
             hint = well_typed_hint(lexical, given, name)
-            out.append(
-                Problem(
-                    "warning",
-                    f"the world gives {prop} {shown}, {why}",
-                    node=_written(quad.subject.value, prefixes)
-                    if isinstance(quad.subject, ox.NamedNode)
-                    else None,
-                    file=str(path),
-                    line=_line_with(path, _term_pattern(pred.value, prefixes), mark),
-                    hint=hint,
-                )
-            )
-            continue
-        if refused == "node":
+        elif refused == "node":
             why = f"a literal, where its values are nodes ({ranges[pred][2]})"
             hint = f"write the node meant, with its prefix, or correct {prop}'s rdfs:range"
         elif refused == "literal":
@@ -299,11 +286,12 @@ def _value_problems(
         else:
             why = f"a literal of {name(given)}, where its rdfs:range is {name(URIRef(refused))}"
             hint = literal_hint(Literal(lexical), URIRef(refused), name)
+        if refused != "ill-typed":
+            why += f": a pattern matching {prop} with a value of its range never matches it"
         out.append(
             Problem(
                 "warning",
-                f"the world gives {prop} {shown}, {why}: a pattern matching {prop} with a "
-                "value of its range never matches it",
+                f"the world gives {prop} {shown}, {why}",
                 node=_written(quad.subject.value, prefixes)
                 if isinstance(quad.subject, ox.NamedNode)
                 else None,
