@@ -450,6 +450,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
 
 
 _REPEATED = ("approval_used", "idempotency_key_reused")
+"""Refusals of a call that repeated what names one call only, exiting 2 (a usage error)."""
 
 
 def _approval_kept_nowhere(world: World, approval: str) -> None:
@@ -466,9 +467,6 @@ def _approval_kept_nowhere(world: World, approval: str) -> None:
             "call again from the same files; give --out F (then call from F), or a "
             "persistent --store. Nothing was called"
         )
-
-
-"""Refusals of a call that repeated what names one call only, exiting 2 (a usage error)."""
 
 
 def cmd_tools_reconcile(args: argparse.Namespace) -> int:
