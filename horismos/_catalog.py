@@ -35,6 +35,7 @@ from rdflib.term import Node
 from ._bindings import McpSessions, hosts_of, resolve, static_problem
 from ._definitions import Definitions
 from ._errors import ToolError, UsageError
+from ._fhir_client import adapter_host_problem
 from ._literals import INTEGER_TYPES, NUMBER_TYPES
 from ._model import Arg, Assertion, McpServer, Tool
 from ._policy import DEFAULT_ALLOW, canonical_json, side_effect
@@ -294,10 +295,10 @@ def binding_problem(
     """Why the binding cannot be resolved in this process, or None: nothing is imported and
     no network is touched. An adapter-bound tool's system of record is held to the host
     policy too, as an HTTP binding's URL is."""
-    adapter = tool.adapter
-    refused = hosts_of(registry).problem(adapter.base_url, resolve=False) if adapter else None
-    if adapter is not None and refused is not None:
-        return f"adapter {adapter.name} is refused before any request: {refused}"
+    if tool.adapter is not None:
+        refused = adapter_host_problem(tool.adapter, hosts_of(registry), resolve=False)
+        if refused is not None:
+            return refused
     if tool.binding.startswith("python:"):
         return static_problem(tool, registry)
     url = reached_url(tool, sessions.servers)

@@ -29,7 +29,7 @@ from ._redact import redact_text
 if TYPE_CHECKING:  # imported where a request is made, not on every command's import
     import httpx
 
-__all__ = ["FhirClient", "adapter_problem"]
+__all__ = ["FhirClient", "adapter_host_problem", "adapter_problem"]
 
 _MAX_PAGES = 100
 """Search pages followed at most: a search that needs more is too broad to hydrate."""
@@ -39,14 +39,24 @@ _MAX_READ_BYTES = 16 << 20
 that answers more is not read on, so a hostile or broken one cannot fill this process."""
 
 
-def adapter_problem(adapter: Adapter, hosts: Hosts, *, resolve: bool = True) -> str | None:
-    """Why no request to ``adapter`` may be sent from this process, or None: its host outside
-    the outbound-host policy, or its token variable unset. Said before a run's first step and
-    by the catalog (``resolve=False``: no look-up), as an HTTP binding's are, and by each
-    request; it was said only by each commit, once the tool had decided, failing the step."""
+def adapter_host_problem(adapter: Adapter, hosts: Hosts, *, resolve: bool = True) -> str | None:
+    """Why ``adapter``'s host may not be reached from this process (the outbound-host
+    policy), or None; ``resolve=False``: no look-up (the catalog's)."""
     problem = hosts.problem(adapter.base_url, resolve=resolve)
     if problem is not None:
         return f"adapter {adapter.name} is refused before any request: {problem}"
+    return None
+
+
+def adapter_problem(adapter: Adapter, hosts: Hosts) -> str | None:
+    """Why no request to ``adapter`` may be sent from this process, or None: its host outside
+    the outbound-host policy (:func:`adapter_host_problem`, which the catalog says too), or its
+    token variable unset. Said before a run's first step, as an HTTP binding's are, and by
+    each request; it was said only by each commit, once the tool had decided, failing the
+    step."""
+    problem = adapter_host_problem(adapter, hosts)
+    if problem is not None:
+        return problem
     var = adapter.token_env
     if var and not os.environ.get(var):
         return (
