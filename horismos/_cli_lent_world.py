@@ -85,10 +85,11 @@ class LentWorld:
         store = self.world.store
         held = set(store.which(quads))
         added = [q for q in quads if q not in held]
+        stored = [q for q in quads if q in held]
         # stored only through another's lend (a killed lender's, its lease still running):
         # lent by this one too, else a call completing here read them and the other's
         # take-back removed them later
-        others = lent_elsewhere(store, [q for q in quads if q in held])
+        others = lent_elsewhere(store, stored)
         borrowed = list(others)
         # instances it brings have no short id: the store no longer indexes every instance
         unindexed = any(q[3] == INSTANCES for q in added) and indexes_every_instance(store)
@@ -120,7 +121,7 @@ class LentWorld:
             # lend that came to share the data between the two reads holds a count this
             # commit would not move, and its completion would not read this lend's copies
             counted = Sharing.read(store, lends_of(copies)).counted()
-            again = lent_elsewhere(store, [q for q in quads if q in held])
+            again = lent_elsewhere(store, stored)
             if {c for found in again.values() for c in found} != set(copies):
                 return False
             change.add += counted.add
