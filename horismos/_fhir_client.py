@@ -248,12 +248,14 @@ class FhirClient:
 
 def _origin(url: Any) -> tuple[str, str | None, int | None] | None:
     """Scheme, host and port of ``url`` (the scheme's own port when none is written)."""
+    if not isinstance(url, str):
+        return None
     try:
-        parts = urlsplit(url) if isinstance(url, str) else None
-        port = parts and (parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower()))
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
     except ValueError:  # a port that is no number
         return None
-    return parts and (parts.scheme.lower(), parts.hostname, port)
+    return parts.scheme.lower(), parts.hostname, port
 
 
 @cache
