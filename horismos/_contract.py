@@ -26,7 +26,7 @@ from ._bindings.function_source import (
     source_signature,
 )
 from ._bindings.python import signature_problems
-from ._bindings.python_source import defined_function, unimportable_binding
+from ._bindings.python_source import allowed_binding
 from ._definitions_model import Definitions
 from ._digraph import descendants
 from ._errors import Problem, ToolError
@@ -181,8 +181,9 @@ def binding_problems(
         at = (tool.iri, HORIS.binding, Literal(tool.binding))
         target = tool.binding[len("python:") :]
         why = static_problem(tool, registry)
+        defined = None  # an allowed module's function: read from its source, not imported
         if why is None and target not in registry:
-            missing = unimportable_binding(target)
+            missing, defined = allowed_binding(target)
             why = f'binding "{tool.binding}" of {tool.name}: {missing}' if missing else None
         found = [why] if why is not None else []
         func = registry.get(target)
@@ -190,8 +191,8 @@ def binding_problems(
         signature: Callable[..., Any] | inspect.Signature | None = None
         if func is not None:
             source, signature = function_of(func), func
-        elif why is None and (defined := defined_function(target)) is not None:
-            node, file = defined  # an allowed module's: read from its source, not imported
+        elif defined is not None:
+            node, file = defined
             source, signature = (node, file, 1), source_signature(node)
         if signature is not None:
             found += [

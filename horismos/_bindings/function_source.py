@@ -8,8 +8,8 @@ module may act when imported), so it said "valid" of a function whose parameters
 ``{"queue_ref": …}`` for an effect asserting ``:queueRef`` validated everywhere: every call
 acted, then the gate rejected what it returned, nothing landed, and a tool that is not
 idempotent was left in doubt. Both are written in the function's source, and read here from
-its syntax tree, for an allowed module's function (:func:`defined_function`) and a registered
-one alike (:func:`function_of`).
+its syntax tree, for an allowed module's function (:func:`~.python_source.allowed_binding`)
+and a registered one alike (:func:`function_of`).
 
 Only what the source says for certain is read: a function defined once, undecorated (a
 decorator may change what it takes or returns); a ``return`` of a dict written out, every

@@ -24,26 +24,31 @@ from pathlib import Path
 
 from .function_source import FunctionNode, bound_names, sole_def
 
-__all__ = ["defined_function", "unimportable_binding"]
+__all__ = ["allowed_binding"]
 
 _UNWRITTEN = ("import *", "__getattr__", "globals()", "setattr(", "exec(", "vars()")
 """Source text by which a module may hold names its top level does not write."""
 
 
-def unimportable_binding(target: str) -> str | None:
-    """Why ``module.func`` (a ``python:`` binding's target in an allowed module) cannot be
-    what a run calls: its module is found nowhere, or its source defines no ``func``;
-    None when it does, or when that cannot be told without importing it."""
+def allowed_binding(target: str) -> tuple[str | None, tuple[FunctionNode, Path] | None]:
+    """What the source of ``module.func`` (a ``python:`` binding's target in an allowed
+    module) says, its file found and read once, never imported: why it cannot be what a run
+    calls (its module is found nowhere, or its source defines no ``func``), else None; and,
+    when there is no such why, the ``def`` of ``func`` and its file
+    (:func:`~.function_source.sole_def`), else None. Either is None when it cannot be told
+    without importing it (the module already imported has its function to ask)."""
     module_name, _, attr = target.rpartition(".")
     if not module_name:
-        return None
+        return None, None
     loaded = sys.modules.get(module_name)
     if loaded is not None:  # already imported: asking it imports nothing
-        return None if hasattr(loaded, attr) else f"{module_name!r} has no callable {attr!r}"
+        return (
+            None if hasattr(loaded, attr) else f"{module_name!r} has no callable {attr!r}"
+        ), None
     try:
         spec = _spec(module_name)
     except (ImportError, ValueError, OSError):  # a parent that cannot be read: the run's to say
-        return None
+        return None, None
     if spec is None:
         here = sorted(p.stem for p in Path.cwd().glob("*.py"))
         close = difflib.get_close_matches(module_name, here, n=1)
@@ -56,36 +61,19 @@ def unimportable_binding(target: str) -> str | None:
                 else f"run from the folder that holds {module_name.replace('.', '/')}.py, or "
                 "install it"
             )
-        )
+        ), None
     read = _written(spec)
     if read is None:
-        return None
+        return None, None
     origin, tree = read
     names = set(bound_names(tree))
     if attr in names:
-        return None
+        node = sole_def(tree, attr)
+        return None, (None if node is None else (node, Path(origin)))
     public = sorted(n for n in names if not n.startswith("_"))
     close = difflib.get_close_matches(attr, public, n=1)
     hint = f'; did you mean "python:{module_name}.{close[0]}"?' if close else ""
-    return f"{module_name!r} ({origin}) defines no {attr!r}{hint}"
-
-
-def defined_function(target: str) -> tuple[FunctionNode, Path] | None:
-    """The ``def`` of ``module.func`` (a ``python:`` binding's target in an allowed module)
-    in its source, and the file: :func:`~.function_source.sole_def`; None when it cannot be
-    told without importing it (the module already imported has its function to ask)."""
-    module_name, _, attr = target.rpartition(".")
-    if not module_name or module_name in sys.modules:
-        return None
-    try:
-        spec = _spec(module_name)
-    except (ImportError, ValueError, OSError):
-        return None
-    read = _written(spec) if spec is not None else None
-    if read is None:
-        return None
-    node = sole_def(read[1], attr)
-    return None if node is None else (node, Path(read[0]))
+    return f"{module_name!r} ({origin}) defines no {attr!r}{hint}", None
 
 
 def _written(spec: importlib.machinery.ModuleSpec) -> tuple[str, ast.Module] | None:
