@@ -233,11 +233,14 @@ def read_ahead(
         (node, RDF.type): list(typed) for node, typed in types.items()
     }
     objects.update({k: list(v) for k, v in seen.items()})
+    branch: dict[Node, list[dict[str, Node]]] = {}  # a later precondition's rows, by its ?r
+    for row in rows:
+        if _R in row:
+            branch.setdefault(row[_R], []).append(row)
     later = {
         solutions_key(other, bindings): [
             {**bindings, **{k: v for k, v in row.items() if k != _R}}
-            for row in rows
-            if row.get(_R) == Literal(i)
+            for row in branch.get(Literal(i), ())
         ]
         for i, other in enumerate(also)
     }
