@@ -26,6 +26,13 @@ _TOKEN = re.compile(
 )
 """What the scan stops at: a string's quotes, an IRI, a comment, a bracket."""
 
+_STRING_END = {
+    **{q: re.compile(r"(?:[^\\]|\\.)*?" + q, re.DOTALL) for q in ('"""', "'''")},
+    **{q: re.compile(r"(?:[^\\\n]|\\.)*?" + q) for q in ('"', "'")},
+}
+"""The rest of a string opened by its quote: a long one to its closing quotes, a short one
+to its closing quote on the same line (an escaped quote closes neither)."""
+
 _CLOSER = {"(": ")", "{": "}", "[": "]"}
 
 _WORD_BEFORE = re.compile(r"(?<![\w?$:])([A-Za-z_]\w*)\s*$")
@@ -98,13 +105,8 @@ def unclosed(text: str) -> Unclosed | None:
     while (m := _TOKEN.search(text, at)) is not None:
         at = m.end()
         kind, token = m.lastgroup, m[0]
-        if kind == "long":
-            end = re.compile(r"(?:[^\\]|\\.)*?" + re.escape(token), re.DOTALL).match(text, at)
-            if end is None:
-                return Unclosed(token, _row(text, m.start()))
-            at = end.end()
-        elif kind == "short":
-            end = re.compile(r"(?:[^\\\n]|\\.)*?" + re.escape(token)).match(text, at)
+        if kind in ("long", "short"):
+            end = _STRING_END[token].match(text, at)
             if end is None:
                 return Unclosed(token, _row(text, m.start()))
             at = end.end()
