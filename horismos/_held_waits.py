@@ -26,7 +26,9 @@ from ._hazards import Hazard
 from ._model import ActionStep, Step, WaitStep, Workflow, ways_out
 from ._vocab import HORIS
 
-__all__ = ["held_waits", "plain_triples", "surely_written"]
+__all__ = ["focus_read", "held_waits", "plain_triples", "surely_written"]
+
+_THIS = Variable("this")
 
 
 def held_waits(
@@ -113,14 +115,19 @@ def _plain_focus_reads(algebra: Any) -> set[URIRef] | None:
     if not triples:
         return None
     objects = [o for _, _, o in triples]
-    found = set()
-    for s, p, o in triples:
-        if s != Variable("this") or not isinstance(p, URIRef) or p == RDF.type:
-            return None
-        if not isinstance(o, Variable) or o == s or objects.count(o) > 1:
-            return None
-        found.add(p)
-    return found
+    if not all(focus_read(t, objects) for t in triples):
+        return None
+    return {p for _, p, _ in triples}
+
+
+def focus_read(triple: tuple[Any, Any, Any], objects: list[Any]) -> bool:
+    """Whether ``triple`` is ``?this :p ?v`` (``:p`` not ``rdf:type``), ``?v`` a variable
+    once among ``objects`` (those of its pattern's triples): it holds wherever ``:p`` is
+    written on the focus."""
+    s, p, o = triple
+    if s != _THIS or not isinstance(p, URIRef) or p == RDF.type:
+        return False
+    return isinstance(o, Variable) and o != s and objects.count(o) == 1
 
 
 def plain_triples(node: Any) -> list[tuple[Any, Any, Any]] | None:

@@ -20,7 +20,7 @@ from rdflib import RDF, URIRef, Variable
 from rdflib.term import Node
 
 from ._hazards import Hazard
-from ._held_waits import plain_triples, surely_written
+from ._held_waits import focus_read, plain_triples, surely_written
 from ._model import DecisionStep, Rule, Step, Workflow
 from ._vocab import HORIS
 
@@ -83,18 +83,9 @@ def _always(
     objects = [o for _, _, o in triples]
     props, typed = [], []
     for s, p, o in triples:
-        if s != this:
-            return None
-        if p == RDF.type and isinstance(o, URIRef) and focus == {o}:
+        if s == this and p == RDF.type and isinstance(o, URIRef) and focus == {o}:
             typed.append(o)
-        elif (
-            isinstance(p, URIRef)
-            and p != RDF.type
-            and p in written
-            and isinstance(o, Variable)
-            and o != this
-            and objects.count(o) == 1
-        ):
+        elif focus_read((s, p, o), objects) and p in written:
             props.append(p)
         else:
             return None
