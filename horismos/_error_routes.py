@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from rdflib import RDF, URIRef, Variable
 
+from ._hazards import written_on_focus
 from ._model import ActionStep, Step, Tool
 from ._preconditions import group_triples
 
@@ -37,10 +38,9 @@ def failed_writes(
         target = steps.get(step.on_error)
         if not isinstance(target, ActionStep) or target.requires is None:
             continue
-        effect = step.tool.effect
-        if effect is None or step.var_for(effect.subject) != "this":
+        own = written_on_focus(step)
+        if not own:
             continue
-        own = {a.property for a in effect.asserts}
         others = {
             a.property
             for t in tools
