@@ -198,7 +198,7 @@ class FocusChecks(ArgumentChecks):
                 continue
             for triple in found:
                 prop = triple[1]
-                if self.stated_or_entailed(prop) or str(prop).startswith(FHIR):
+                if self.given_otherwise(prop):
                     continue
                 name = self.n(prop)
                 problem = self.placed_in_text(
@@ -229,7 +229,7 @@ class FocusChecks(ArgumentChecks):
                 step, pre.select.algebra, workflows, self.defs.tools
             ):
                 prop = triple[1]
-                if self.stated_or_entailed(prop) or str(prop).startswith(FHIR):
+                if self.given_otherwise(prop):
                     continue
                 name = self.n(prop)
                 at = sorted(
@@ -269,9 +269,6 @@ class FocusChecks(ArgumentChecks):
                 *(x for x in self.g.subjects(OWL.equivalentProperty, p) if isinstance(x, URIRef)),
             }
 
-        def stated(p: URIRef) -> bool:
-            return self.stated_or_entailed(p) or str(p).startswith(FHIR)
-
         # a tool found wrong is said at the tool: its effect, not the guard, is to mend
         wrong = {p.node for p in self.problems if p.severity == "error"}
         for owner, holder, pred, pre in self.patterns:
@@ -282,7 +279,12 @@ class FocusChecks(ArgumentChecks):
             if waited is None or step.tool is None or self.n(step.tool.iri) in wrong:
                 continue
             found = unclosed_guard(
-                step, pre.select.algebra, self.defs.tools.values(), widen, stated, waited
+                step,
+                pre.select.algebra,
+                self.defs.tools.values(),
+                widen,
+                self.given_otherwise,
+                waited,
             )
             if found is None:
                 continue
@@ -343,7 +345,7 @@ class FocusChecks(ArgumentChecks):
         blocked. A warning at the edge; dropped, as a step's own writes are, when the files
         or the world state the property."""
         for step, target, prop in failed_writes(self.defs.steps, self.defs.tools.values()):
-            if self.stated_or_entailed(prop) or str(prop).startswith(FHIR):
+            if self.given_otherwise(prop):
                 continue
             if step.tool is None or prop in self.defs.undeclared:
                 continue
@@ -374,6 +376,12 @@ class FocusChecks(ArgumentChecks):
             subject_outside_domain(self.g, arg, tool.args, asserted, self.defs.subclasses, self.n)
             is not None
         )
+
+    def given_otherwise(self, prop: URIRef) -> bool:
+        """Whether ``prop`` may be there without a tool of these files writing it: the files
+        state or entail it (:meth:`stated_or_entailed`), or it is in FHIR's namespace (what an
+        adapter's hydration brings). The one test every own-writes warning drops on."""
+        return self.stated_or_entailed(prop) or str(prop).startswith(FHIR)
 
     def stated_or_entailed(self, prop: URIRef) -> bool:
         """Whether the files state ``prop`` of some node, or a property they relate to it
