@@ -23,24 +23,21 @@ __all__ = ["ill_typed", "well_typed_hint"]
 
 _INTEGER = r"[+-]?[0-9]+"
 _DECIMAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
-_DOUBLE = r"(?:[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?INF|NaN)"
+_DOUBLE = rf"(?:{_DECIMAL}(?:[eE][+-]?[0-9]+)?|[+-]?INF|NaN)"
 _ZONE = r"(?:Z|[+-][0-9]{2}:[0-9]{2})?"
 _DATE = r"-?[0-9]{4,}-[0-9]{2}-[0-9]{2}"
 _TIME = r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
 
+_INTEGERS = (
+    *(XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte),
+    *(XSD.nonNegativeInteger, XSD.positiveInteger, XSD.nonPositiveInteger, XSD.negativeInteger),
+)
+"""The integer datatypes judged by :data:`_INTEGER` (not the unsigned ones)."""
+
 _FORMS = {
     ox.NamedNode(str(dt)): re.compile(rf"\s*(?:{form})\s*")  # XSD collapses the spaces
     for dt, form in (
-        *((dt, _INTEGER) for dt in (XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte)),
-        *(
-            (dt, _INTEGER)
-            for dt in (
-                XSD.nonNegativeInteger,
-                XSD.positiveInteger,
-                XSD.nonPositiveInteger,
-                XSD.negativeInteger,
-            )
-        ),
+        *((dt, _INTEGER) for dt in _INTEGERS),
         (XSD.decimal, _DECIMAL),
         (XSD.double, _DOUBLE),
         (XSD.float, _DOUBLE),
