@@ -9,19 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from claims_files import CLAIMS_PREFIXES, problems
 from rdflib import XSD, Literal, URIRef
 
-from horismos import AuthoringError, Problem, load_definitions
+from horismos import Problem
 from horismos._argument_datatypes import accepts
 from horismos._tool_calls import literal_fits
 
-FILE = """\
-@prefix :      <http://example.org/claims#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-
+FILE = CLAIMS_PREFIXES + """
 :Claim a owl:Class .
 :claimedAmount a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:integer .
 :assessedAmount a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:decimal .
@@ -64,10 +59,7 @@ def _found(tmp_path: Path, amount_type: str, prop: str) -> list[Problem]:
     path = tmp_path / "claims.ttl"
     path.write_text(FILE.replace("AMOUNT_TYPE", amount_type).replace("AMOUNT_PROPERTY", prop),
                     encoding="utf-8")
-    try:
-        return list(load_definitions([path]).warnings)
-    except AuthoringError as e:
-        return list(e.problems)
+    return problems(path)
 
 
 def test_an_int_argument_given_a_bare_integer_is_a_warning(tmp_path: Path) -> None:

@@ -7,16 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from claims_files import CLAIMS_PREFIXES, problems
 
-from horismos import AuthoringError, Problem, load_definitions
+from horismos import Problem
 
-FILE = """\
-@prefix :      <http://example.org/claims#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-
+FILE = CLAIMS_PREFIXES + """
 :Claim a owl:Class .
 :Policy a owl:Class .
 :policy a owl:ObjectProperty ; rdfs:domain :Claim ; rdfs:range :Policy .
@@ -51,10 +46,7 @@ LINE = FILE[: FILE.index("FILTERED")].count("\n") + 1
 def _found(tmp_path: Path, filtered: str) -> list[Problem]:
     path = tmp_path / "claims.ttl"
     path.write_text(FILE.replace("FILTERED", filtered), encoding="utf-8")
-    try:
-        return list(load_definitions([path]).warnings)
-    except AuthoringError as e:
-        return list(e.problems)
+    return problems(path)
 
 
 @pytest.mark.parametrize(("filtered", "said"), [
@@ -103,10 +95,7 @@ def test_literals_sparql_never_compares_are_a_warning(
                         "                           OPTIONAL { ?this :closedAt ?closed }")
     path = tmp_path / "claims.ttl"
     path.write_text(text.replace("FILTERED", filtered), encoding="utf-8")
-    try:
-        found = list(load_definitions([path]).warnings)
-    except AuthoringError as e:
-        found = list(e.problems)
+    found = problems(path)
     (p,) = [p for p in found if "SPARQL never orders" in p.message]
     assert (p.severity, p.node) == ("warning", ":Decide"), p
     assert p.line == text[: text.index("FILTERED")].count("\n") + 1, p

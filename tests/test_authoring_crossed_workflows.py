@@ -6,15 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from horismos import AuthoringError, Problem, load_definitions
+from claims_files import CLAIMS_PREFIXES, problems
 
-FILE = """\
-@prefix :      <http://example.org/claims#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+from horismos import Problem
 
+FILE = CLAIMS_PREFIXES + """
 :Claim a owl:Class .
 :assessedAmount a owl:DatatypeProperty ; rdfs:range xsd:decimal .
 :paymentRef a owl:DatatypeProperty ; rdfs:range xsd:string .
@@ -69,10 +65,7 @@ def _found(tmp_path: Path, nxt: str, meant: str = TELL) -> tuple[list[Problem], 
     text = FILE.replace("NEXT", nxt).replace("MEANT", meant)
     path.write_text(text, encoding="utf-8")
     line = text[: text.index("horis:next " + nxt)].count("\n") + 1
-    try:
-        return list(load_definitions([path]).warnings), line
-    except AuthoringError as e:
-        return list(e.problems), line
+    return problems(path), line
 
 
 def test_the_workflows_these_tests_edit_are_clean(tmp_path: Path) -> None:

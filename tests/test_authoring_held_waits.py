@@ -7,15 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from horismos import AuthoringError, Problem, load_definitions
+from claims_files import CLAIMS_PREFIXES, problems
 
-FILE = """\
-@prefix :      <http://example.org/claims#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+from horismos import Problem
 
+FILE = CLAIMS_PREFIXES + """
 :Claim a owl:Class .
 :assessedAmount a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:decimal .
 :paymentRef a owl:DatatypeProperty ; rdfs:range xsd:string .
@@ -60,10 +56,7 @@ def _found(tmp_path: Path, until: str, text: str = FILE) -> tuple[list[Problem],
     written = text.replace("UNTIL", until)
     path.write_text(written, encoding="utf-8")
     line = written[: written.index("horis:until")].count("\n") + 1
-    try:
-        return list(load_definitions([path]).warnings), line
-    except AuthoringError as e:
-        return list(e.problems), line
+    return problems(path), line
 
 
 def test_the_workflow_these_tests_edit_is_clean(tmp_path: Path) -> None:

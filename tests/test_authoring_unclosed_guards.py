@@ -8,17 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from claims_files import CLAIMS_PREFIXES, problems
 from forked import horismos_forked
 
-from horismos import AuthoringError, Problem, load_definitions
+from horismos import Problem
 
-FILE = """\
-@prefix :      <http://example.org/claims#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-
+FILE = CLAIMS_PREFIXES + """
 :Claim a owl:Class .
 :Account a owl:Class .
 :payee a owl:ObjectProperty ; rdfs:domain :Claim ; rdfs:range :Account .
@@ -51,10 +46,7 @@ def _written(tmp_path: Path, guard: str, subject: str = "claim") -> tuple[Path, 
 
 
 def _found(path: Path) -> list[Problem]:
-    try:
-        return list(load_definitions([path]).warnings)
-    except AuthoringError as e:
-        return list(e.problems)
+    return problems(path)
 
 
 def test_the_workflow_these_tests_edit_is_clean(tmp_path: Path) -> None:
