@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from rdflib import RDF, RDFS, XSD, Graph, Literal, URIRef, Variable
 
-from ._literals import INTEGER_TYPES, NUMBER_TYPES
+from ._datatypes import NUMERIC
 from ._preconditions import assigned_variables, group_triples, pattern_groups
 from ._term_kinds import value_kinds
 
@@ -105,7 +105,7 @@ def crossed_comparisons(g: Graph, algebra: Any) -> list[CrossedComparison]:
 
 
 _FAMILIES = {
-    **dict.fromkeys(INTEGER_TYPES | NUMBER_TYPES, "a number"),
+    **dict.fromkeys(NUMERIC, "a number"),
     **dict.fromkeys((XSD.string, XSD.normalizedString, XSD.token, RDF.langString), "a string"),
     **dict.fromkeys((XSD.dateTime, XSD.dateTimeStamp, XSD.date, XSD.time), "a date or time"),
     XSD.boolean: "a boolean",
