@@ -212,11 +212,12 @@ class WorkflowBuilding(StepBuilding):
         if not orphans:
             return
         flows = sorted(self.defs.workflows.values(), key=lambda w: str(w.iri))
-        reach = {wf.iri: {s.iri for s in wf.reachable()} for wf in flows}
+        walked = {wf.iri: wf.reachable() for wf in flows}
+        reach = {iri: {s.iri for s in steps} for iri, steps in walked.items()}
         starts = {wf.start for wf in flows}
         crossings: list[tuple[tuple[str, int], URIRef, URIRef, Workflow, Workflow]] = []
         for wf in flows:
-            for step in wf.reachable():
+            for step in walked[wf.iri]:
                 for target in self.flow_targets(step.iri):
                     other = next(
                         (
