@@ -17,7 +17,7 @@ can give it at a wait before a step that calls the tool.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from rdflib import RDF, URIRef, Variable
@@ -49,16 +49,8 @@ def only_own_writes(
     before = _steps_before(step, workflows)
     if before is None or before[1]:  # an operator's facts at a wait before it may hold it
         return []
-    others: set[URIRef] = set()
-    for s in before[0]:
-        if isinstance(s, ActionStep) and s.tool is not None and s.tool.effect is not None:
-            others |= {a.property for a in s.tool.effect.asserts}
-    called = {
-        s.tool.iri
-        for wf in workflows
-        for s in wf.reachable()
-        if isinstance(s, ActionStep) and s.tool is not None
-    }
+    others = _written_at(before[0])
+    called = _called(workflows)
     for t in tools.values():
         if t.iri not in called and t.effect is not None:  # called by tools call, or a binding
             others |= {a.property for a in t.effect.asserts}
@@ -117,16 +109,8 @@ def only_later_writes(
     for tool in sorted(tools.values(), key=lambda t: str(t.iri)):
         for a in tool.effect.asserts if tool.effect is not None else ():
             writers.setdefault(a.property, []).append(tool)
-    earlier: set[URIRef] = set()
-    for s in before[0]:
-        if isinstance(s, ActionStep) and s.tool is not None and s.tool.effect is not None:
-            earlier |= {a.property for a in s.tool.effect.asserts}
-    called = {
-        s.tool.iri
-        for wf in workflows
-        for s in wf.reachable()
-        if isinstance(s, ActionStep) and s.tool is not None
-    }
+    earlier = _written_at(before[0])
+    called = _called(workflows)
     this = Variable("this")
     found: dict[URIRef, tuple[tuple[Variable, URIRef, Any], list[Tool]]] = {}
     for s, p, o in sorted(group_triples(algebra, every=True), key=str):
@@ -156,6 +140,25 @@ def _required_writes(
         if s == subject and isinstance(p, URIRef) and p != RDF.type and p in written:
             required.setdefault(p, (subject, p, o))
     return required
+
+
+def _written_at(steps: Iterable[Step]) -> set[URIRef]:
+    """What the tools of the action steps among ``steps`` write (their effects' properties)."""
+    written: set[URIRef] = set()
+    for s in steps:
+        if isinstance(s, ActionStep) and s.tool is not None and s.tool.effect is not None:
+            written |= {a.property for a in s.tool.effect.asserts}
+    return written
+
+
+def _called(workflows: Collection[Workflow]) -> set[URIRef]:
+    """The tools a step some workflow reaches calls."""
+    return {
+        s.tool.iri
+        for wf in workflows
+        for s in wf.reachable()
+        if isinstance(s, ActionStep) and s.tool is not None
+    }
 
 
 def _steps_before(step: Step, workflows: Collection[Workflow]) -> tuple[list[Step], bool] | None:
