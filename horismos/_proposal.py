@@ -272,22 +272,17 @@ def _provider(request: RankRequest) -> Any:
     if provider == "lexical":
         return _lexical
     base = endpoint(request.model)
+    if (
+        provider in ("anthropic", "openai")
+        and base is not None
+        and (why := unkeyed(request.model, base)) is not None
+    ):
+        raise _Unavailable(why)  # the words validate and run's start give (unkeyed)
     if provider == "anthropic" and base is not None:
         key = os.environ.get("ANTHROPIC_API_KEY")
-        if not key and base == ANTHROPIC_URL:
-            raise _Unavailable(
-                f'horis:model "{request.model}" needs ANTHROPIC_API_KEY in the '
-                "environment (or ANTHROPIC_BASE_URL for a local server)"
-            )
         return lambda r: _anthropic(r, base, key)
     if provider == "openai" and base is not None:
         key = os.environ.get("OPENAI_API_KEY")
-        if not key and base == OPENAI_URL:
-            raise _Unavailable(
-                f'horis:model "{request.model}" needs OPENAI_API_KEY in the '
-                "environment (or OPENAI_BASE_URL for a local server such as "
-                "vLLM or Ollama)"
-            )
         return lambda r: _openai(r, base, key)
     raise _Unavailable(
         f'horis:model "{request.model}": unknown provider {provider!r}; write '
