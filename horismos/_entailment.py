@@ -3,16 +3,24 @@
 ``entailment="owl-rl"`` used to copy the ontology and the whole world into an rdflib graph and
 compute its full OWL-RL closure with owlrl on every run: a cost in proportion to the world,
 paid per event. A run only ever asks "is this node of that class?" of the nodes it touches
-(the focus, the arguments, the values the gate judges). So the schema is compiled once into
-rules, and a node's types are derived from its own neighbourhood, read from the store with a
-handful of bounded queries:
+(the focus, the arguments, the values the gate judges). So a node's types are derived from its
+own neighbourhood, read from the store with a handful of bounded queries, by rules drawn from
+the loaded definitions and from the schema triples the world holds (a world may carry schema
+triples too):
 
-- the schema: every ``rdfs:subClassOf``, ``owl:equivalentClass``, ``rdfs:subPropertyOf``,
+- the property rules, read once for each state of the store's schema
+  (:meth:`~horismos._stores.base.Store.schema_mark`): every ``rdfs:subPropertyOf``,
   ``owl:equivalentProperty``, ``rdfs:domain``, ``rdfs:range``, ``owl:inverseOf``, symmetric
-  property, and class restriction (``owl:hasValue``, ``owl:someValuesFrom``,
-  ``owl:allValuesFrom``) or class expression (``owl:intersectionOf``, ``owl:unionOf``) of the
-  loaded definitions and of the world (a world may carry schema triples too), closed over
-  subclasses and subproperties (the OWL 2 RL ``scm-*`` rules);
+  property and class restriction (``owl:hasValue``, ``owl:someValuesFrom``,
+  ``owl:allValuesFrom``), closed over subproperties (``scm-dom2``, ``scm-rng2``, ``prp-inv``,
+  ``prp-symp``). They grow with the vocabulary, not with the data;
+- the class hierarchy, read class by class as a run meets them: a class's superclasses and
+  equivalents, the unions it is a member of and the members of an intersection it is
+  (``scm-sco``, ``scm-eqc``, ``scm-int``, ``scm-uni``), all of them in one path query from the
+  class, and the intersections it is a member of. A taxonomy of 100,000 classes was read whole,
+  sorted and closed by a process's first run, which is every run of a process per event: 3.2 s
+  against 20 ms beside none (``benchmarks/bench_owl_schema.py``). What was read is kept while
+  the store's schema mark stays the same;
 - a node's types: its asserted types, the domains of its properties and the ranges of the
   properties pointing at it (``prp-dom``, ``prp-rng``, through inverses and symmetric ones),
   restrictions it meets (``cls-hv2``; ``cls-svf1``/``2`` and ``cls-avf`` with the types its
@@ -20,10 +28,10 @@ handful of bounded queries:
   equivalents, intersections and unions to a fixpoint (``cax-sco``, ``cax-eqc``,
   ``cls-int1``/``2``, ``cls-uni``).
 
-Not derived (documented in docs/stores.md): ``owl:sameAs`` and functional / inverse-functional
-/ key reasoning, cardinality restrictions, property chains, ``owl:complementOf``, and
-restrictions nested more than one value deep. A differential test holds the supported rules to
-owlrl's full closure.
+Not derived (documented in docs/entailment.md): ``owl:sameAs`` and functional /
+inverse-functional / key reasoning, cardinality restrictions, property chains,
+``owl:complementOf``, and restrictions nested more than one value deep. A differential test
+holds the supported rules to owlrl's full closure.
 
 Incoming edges are only ever asked with ``FILTER EXISTS`` per property, so a hub node (a
 class-typed value a million nodes point at) costs one probe per ranged property, not a scan.
@@ -33,7 +41,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 from rdflib import OWL, RDF, RDFS, BNode, Graph, URIRef
@@ -41,70 +49,75 @@ from rdflib.collection import Collection
 from rdflib.term import Node
 
 from ._stores import Store
-from ._stores.schema_mark import RULE_PREDICATES as _SCHEMA_PREDICATES
 
 __all__ = ["Schema", "schema_of"]
 
+_PROPERTY_PREDICATES = (
+    RDFS.subPropertyOf,
+    OWL.equivalentProperty,
+    RDFS.domain,
+    RDFS.range,
+    OWL.inverseOf,
+    OWL.onProperty,
+    OWL.hasValue,
+    OWL.someValuesFrom,
+    OWL.allValuesFrom,
+)
+_CLASS_PREDICATES = (RDFS.subClassOf, OWL.equivalentClass, OWL.intersectionOf, OWL.unionOf)
+_SCHEMA_PREDICATES = _CLASS_PREDICATES + _PROPERTY_PREDICATES
+"""Every predicate the rules are read from (the store's schema mark moves on each)."""
+
 # One UNION branch a predicate, not VALUES ?p: Oxigraph then reads each through its index
 # instead of scanning every triple for the VALUES join (0.45 ms against 0.14 ms at 300k).
-_SCHEMA_QUERY = (
+_PROPERTY_QUERY = (
     "SELECT ?s ?p ?o WHERE { "
-    + " UNION ".join(f"{{ ?s <{p}> ?o BIND(<{p}> AS ?p) }}" for p in _SCHEMA_PREDICATES)
+    + " UNION ".join(f"{{ ?s <{p}> ?o BIND(<{p}> AS ?p) }}" for p in _PROPERTY_PREDICATES)
     + " }"
 )
 _SYMMETRIC_QUERY = f"SELECT ?s WHERE {{ ?s a <{OWL.SymmetricProperty}> }}"
-_LIST_HEADS = (
-    "SELECT ?c ?k ?l WHERE { "
-    + " UNION ".join(
-        f"{{ ?c <{k}> ?l BIND(<{k}> AS ?k) }}" for k in (OWL.intersectionOf, OWL.unionOf)
-    )
-    + " }"
+
+_UP = (
+    f"<{RDFS.subClassOf}>|<{OWL.equivalentClass}>|^<{OWL.equivalentClass}>"
+    f"|<{OWL.intersectionOf}>/<{RDF.rest}>*/<{RDF.first}>"
+    f"|^<{RDF.first}>/^<{RDF.rest}>*/^<{OWL.unionOf}>"
 )
-# asked per list head, bound: with ?l unbound, rdf:rest* (zero steps included) matches every
-# node of the world
-_LIST_MEMBERS = f"SELECT ?m WHERE {{ ?l <{RDF.rest}>*/<{RDF.first}> ?m }}"
-
-
-def _closure(edges: Mapping[Node, set[Node]]) -> dict[Node, frozenset[Node]]:
-    """Each node and everything it reaches (reflexive, transitive)."""
-    out: dict[Node, frozenset[Node]] = {}
-    for start in edges:
-        seen, todo = {start}, [start]
-        while todo:
-            for nxt in edges.get(todo.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        out[start] = frozenset(seen)
-    return out
+"""One step up the class hierarchy: a superclass, an equivalent, a member of the intersection
+a class is, a union a class is a member of."""
+_SUPERS = f"SELECT DISTINCT ?x WHERE {{ ?c ({_UP})* ?x }}"
+"""Everything above ``?c`` in the store, asked from the bound class (never with it unbound:
+a zero-length path then matches every node)."""
+_SUBS = f"SELECT DISTINCT ?x WHERE {{ ?x ({_UP})* ?c }}"
+_WITHIN = (
+    f"SELECT ?i ?m ?x WHERE {{ ?c ^<{RDF.first}>/^<{RDF.rest}>*/^<{OWL.intersectionOf}> ?i . "
+    f"{{ ?i <{OWL.intersectionOf}>/<{RDF.rest}>*/<{RDF.first}> ?m }} UNION "
+    f"{{ ?i ({_UP})* ?x }} }}"
+)
+"""The intersections ``?c`` is a member of: each one's members and what is above it, so an
+intersection written as a blank node is never asked about by itself (a SPARQL server's
+blank nodes cannot be named back to it)."""
 
 
 @dataclass(frozen=True)
-class Schema:
-    """The type rules of an ontology, compiled once (see the module docstring)."""
+class PropertyRules:
+    """What the schema says of properties, compiled once for each distinct set of them."""
 
-    supers: dict[Node, frozenset[Node]] = field(default_factory=dict)
-    domains: dict[Node, frozenset[Node]] = field(default_factory=dict)
-    ranges: dict[Node, frozenset[Node]] = field(default_factory=dict)
-    has_value: dict[tuple[Node, Node], frozenset[Node]] = field(default_factory=dict)
-    some: dict[Node, tuple[tuple[Node, Node], ...]] = field(default_factory=dict)
+    domains: dict[Node, frozenset[Node]]
+    ranges: dict[Node, frozenset[Node]]
+    has_value: dict[tuple[Node, Node], frozenset[Node]]
+    some: dict[Node, tuple[tuple[Node, Node], ...]]
     """property -> (restriction, filler class) pairs, inherited through subproperties"""
-    all_values: dict[Node, tuple[tuple[Node, Node], ...]] = field(default_factory=dict)
-    intersections: tuple[tuple[Node, frozenset[Node]], ...] = ()
-    ranged: tuple[Node, ...] = ()
+    all_values: dict[Node, tuple[tuple[Node, Node], ...]]
+    ranged: tuple[Node, ...]
     """Properties whose objects get a type (ranges, inverse domains, symmetric domains,
     allValuesFrom): the only incoming edges worth probing."""
 
     @classmethod
     def build(
-        cls,
-        triples: Iterable[tuple[Node, Node, Node]],
-        lists: Iterable[tuple[Node, Node, Node]],
-        symmetric: Iterable[Node],
-    ) -> Schema:
-        """From schema triples, class-expression members ``(class, kind, member)`` and the
-        symmetric properties."""
-        sub_c: dict[Node, set[Node]] = {}
+        cls, triples: Iterable[tuple[Node, Node, Node]], symmetric: Iterable[Node]
+    ) -> PropertyRules:
+        """From the property triples (:data:`_PROPERTY_PREDICATES`) and the symmetric
+        properties. Domains and ranges are the classes written: a node's types are closed
+        over superclasses once, after every rule has given its own."""
         sub_p: dict[Node, set[Node]] = {}
         dom: dict[Node, set[Node]] = {}
         rng: dict[Node, set[Node]] = {}
@@ -114,12 +127,7 @@ class Schema:
         svf: dict[Node, Node] = {}
         avf: dict[Node, Node] = {}
         for s, p, o in triples:
-            if p == RDFS.subClassOf:
-                sub_c.setdefault(s, set()).add(o)
-            elif p == OWL.equivalentClass:
-                sub_c.setdefault(s, set()).add(o)
-                sub_c.setdefault(o, set()).add(s)
-            elif p == RDFS.subPropertyOf:
+            if p == RDFS.subPropertyOf:
                 sub_p.setdefault(s, set()).add(o)
             elif p == OWL.equivalentProperty:
                 sub_p.setdefault(s, set()).add(o)
@@ -139,20 +147,6 @@ class Schema:
                 svf[s] = o
             elif p == OWL.allValuesFrom:
                 avf[s] = o
-        members: dict[tuple[Node, Node], set[Node]] = {}
-        for c, kind, m in lists:
-            members.setdefault((c, kind), set()).add(m)
-        intersections = []
-        for (c, kind), ms in members.items():
-            if kind == OWL.intersectionOf:
-                intersections.append((c, frozenset(ms)))
-                for m in ms:  # scm-int: the intersection is a subclass of each member
-                    sub_c.setdefault(c, set()).add(m)
-            else:  # scm-uni: each member is a subclass of the union
-                for m in ms:
-                    sub_c.setdefault(m, set()).add(c)
-        for node in {n for e in sub_c.values() for n in e}:
-            sub_c.setdefault(node, set())
         for node in (
             {n for e in sub_p.values() for n in e}
             | dom.keys()
@@ -161,12 +155,7 @@ class Schema:
             | set(on.values())
         ):
             sub_p.setdefault(node, set())
-        supers = _closure(sub_c)
         super_p = _closure(sub_p)
-
-        def up(classes: Iterable[Node]) -> frozenset[Node]:
-            return frozenset(c2 for c in classes for c2 in supers.get(c, (c,)))
-
         domains: dict[Node, set[Node]] = {}
         ranges: dict[Node, set[Node]] = {}
         for p, ps in super_p.items():  # scm-dom2 / scm-rng2: a subproperty inherits them
@@ -198,27 +187,171 @@ class Schema:
                     all_values.setdefault(p2, []).append((r, avf[r]))
         ranged = {p for p, cs in ranges.items() if cs} | set(all_values)
         return cls(
-            supers=dict(supers),
-            domains={p: up(cs) for p, cs in domains.items() if cs},
-            ranges={p: up(cs) for p, cs in ranges.items() if cs},
+            domains={p: frozenset(cs) for p, cs in domains.items() if cs},
+            ranges={p: frozenset(cs) for p, cs in ranges.items() if cs},
             has_value={k: frozenset(v) for k, v in has_value.items()},
             some={p: tuple(v) for p, v in some.items()},
             all_values={p: tuple(v) for p, v in all_values.items()},
-            intersections=tuple(intersections),
             ranged=tuple(sorted(ranged, key=str)),
         )
 
-    def close(self, types: Iterable[Node]) -> set[Node]:
+
+def _closure(edges: Mapping[Node, set[Node]]) -> dict[Node, frozenset[Node]]:
+    """Each node and everything it reaches (reflexive, transitive)."""
+    out: dict[Node, frozenset[Node]] = {}
+    for start in edges:
+        seen, todo = {start}, [start]
+        while todo:
+            for nxt in edges.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        out[start] = frozenset(seen)
+    return out
+
+
+@dataclass(frozen=True)
+class _ClassEdges:
+    """The definitions' class hierarchy, one step at a time, both ways: they are loaded whole
+    already, and small beside a world's."""
+
+    up: dict[Node, frozenset[Node]]
+    down: dict[Node, frozenset[Node]]
+    within: dict[Node, tuple[tuple[Node, frozenset[Node]], ...]]
+    """class -> the intersections it is a member of, with their members"""
+
+    @classmethod
+    def of(cls, g: Graph) -> _ClassEdges:
+        up: dict[Node, set[Node]] = {}
+        within: dict[Node, list[tuple[Node, frozenset[Node]]]] = {}
+
+        def edge(a: Node, b: Node) -> None:
+            up.setdefault(a, set()).add(b)
+
+        for s, o in g.subject_objects(RDFS.subClassOf):
+            edge(s, o)
+        for s, o in g.subject_objects(OWL.equivalentClass):
+            edge(s, o)
+            edge(o, s)
+        for c, lst in g.subject_objects(OWL.intersectionOf):
+            members = frozenset(Collection(g, lst))
+            for m in members:  # scm-int: the intersection is a subclass of each member
+                edge(c, m)
+                within.setdefault(m, []).append((c, members))
+        for c, lst in g.subject_objects(OWL.unionOf):
+            for m in Collection(g, lst):  # scm-uni: each member is a subclass of the union
+                edge(m, c)
+        down: dict[Node, set[Node]] = {}
+        for a, bs in up.items():
+            for b in bs:
+                down.setdefault(b, set()).add(a)
+        return cls(
+            up={k: frozenset(v) for k, v in up.items()},
+            down={k: frozenset(v) for k, v in down.items()},
+            within={k: tuple(v) for k, v in within.items()},
+        )
+
+
+class Schema:
+    """The type rules of the definitions and of one store's schema (see the module
+    docstring): the property rules compiled, the class hierarchy read as classes are met and
+    kept here. Never holds the store (it is kept per store, weakly): each read is given it."""
+
+    def __init__(self, rules: PropertyRules, classes: _ClassEdges) -> None:
+        self.domains, self.ranges = rules.domains, rules.ranges
+        self.has_value, self.some, self.all_values = rules.has_value, rules.some, rules.all_values
+        self.ranged = rules.ranged
+        self._defs = classes
+        self._supers: dict[Node, frozenset[Node]] = {}
+        self._above: dict[Node, frozenset[Node]] = {}  # the store's own closure of a class
+        self._within: dict[Node, tuple[tuple[Node, frozenset[Node]], ...]] = {}
+
+    def supers(self, c: Node, store: Store) -> frozenset[Node]:
+        """``c``, its superclasses and equivalents, through the definitions and the store:
+        the store's part of a class asked in one query, the definitions' followed a step at a
+        time, until neither adds a class."""
+        found = self._supers.get(c)
+        if found is not None:
+            return found
+        seen, todo = {c}, [(c, False)]
+        while todo:
+            x, asked = todo.pop()
+            nxt = set(self._defs.up.get(x, ()))
+            if not asked:  # a class reached through the store's closure is in it already
+                above = self._store_above(x, store)
+                for y in above - seen:
+                    seen.add(y)
+                    todo.append((y, True))
+            for y in nxt - seen:
+                seen.add(y)
+                todo.append((y, False))
+        found = self._supers[c] = frozenset(seen)
+        return found
+
+    def _store_above(self, c: Node, store: Store) -> frozenset[Node]:
+        above = self._above.get(c)
+        if above is None:
+            if isinstance(c, BNode) and not _names_blank_nodes(store):
+                above = frozenset((c,))
+            else:
+                above = frozenset((c, *(r["x"] for r in store.select(_SUPERS, {"c": c}, {}))))
+            self._above[c] = above
+        return above
+
+    def _intersections(self, c: Node, store: Store) -> tuple[tuple[Node, frozenset[Node]], ...]:
+        """The intersections ``c`` is a member of, each with its members."""
+        found = self._within.get(c)
+        if found is not None:
+            return found
+        members: dict[Node, set[Node]] = {}
+        above: dict[Node, set[Node]] = {}
+        if not isinstance(c, BNode) or _names_blank_nodes(store):
+            for r in store.select(_WITHIN, {"c": c}, {}):
+                i = r["i"]
+                if "m" in r:
+                    members.setdefault(i, set()).add(r["m"])
+                if "x" in r:
+                    above.setdefault(i, {i}).add(r["x"])
+        for i, xs in above.items():
+            self._above.setdefault(i, frozenset(xs))
+        found = (*self._defs.within.get(c, ()), *((i, frozenset(m)) for i, m in members.items()))
+        self._within[c] = found
+        return found
+
+    def close(self, types: Iterable[Node], store: Store) -> set[Node]:
         """``types`` with their superclasses, equivalents and the intersections they meet."""
-        out = {t2 for t in types for t2 in self.supers.get(t, (t,))}
+        out: set[Node] = set()
+        for t in types:
+            out |= self.supers(t, store)
+        met: set[Node] = set()
         changed = True
         while changed:
             changed = False
-            for c, members in self.intersections:
-                if c not in out and members <= out:
-                    out |= self.supers.get(c, frozenset((c,)))
-                    changed = True
+            for t in [t for t in out if t not in met]:
+                met.add(t)
+                for c, members in self._intersections(t, store):
+                    if c not in out and members <= out:
+                        out |= self.supers(c, store)
+                        changed = True
         return out
+
+    def subs(self, classes: Iterable[Node], store: Store) -> set[Node]:
+        """``classes`` and every class below them (what entails one of them), through the
+        definitions and the store, as :meth:`supers` goes up."""
+        seen = set(classes)
+        todo = [(c, False) for c in seen]
+        while todo:
+            x, asked = todo.pop()
+            nxt = set(self._defs.down.get(x, ()))
+            if not asked and (not isinstance(x, BNode) or _names_blank_nodes(store)):
+                for r in store.select(_SUBS, {"c": x}, {}):
+                    if (y := r["x"]) not in seen:
+                        seen.add(y)
+                        todo.append((y, True))
+            for y in nxt - seen:
+                seen.add(y)
+                todo.append((y, False))
+        return seen
 
     def types_of(self, store: Store) -> Callable[[Node], set[Node]]:
         """A node's OWL-RL types in ``store``, derived from its neighbourhood: of its own
@@ -228,6 +361,7 @@ class Schema:
         probe = _probe_query(self.ranged)
         said = frozenset(self.domains) | {p for p, _ in self.has_value}
         ruled = said | frozenset(self.some)
+        close = self.close
 
         def incoming(node: Node) -> list[Node]:
             """The ranged properties that point at ``node`` (each probed, never listed)."""
@@ -243,7 +377,7 @@ class Schema:
                 found |= self.has_value.get((p, o), frozenset())
             for p in incoming(node):
                 found |= self.ranges.get(p, frozenset())
-            return self.close(found)
+            return close(found, store)
 
         def types(node: Node) -> set[Node]:
             if not isinstance(node, URIRef | BNode):
@@ -255,7 +389,7 @@ class Schema:
                 for r, filler in self.some.get(p, ()):
                     if filler == OWL.Thing or (
                         isinstance(o, URIRef | BNode)
-                        and filler in (self.close({*shallow(o), *self.ranges.get(p, ())}))
+                        and filler in close({*shallow(o), *self.ranges.get(p, ())}, store)
                     ):
                         found.add(r)
             for p in incoming(node):
@@ -265,15 +399,17 @@ class Schema:
                     for row in store.select(_SUBJECTS.replace("$P", f"<{p}>"), {"n": node}, {}):
                         subject_types = shallow(row["s"])
                         found |= {c for r, c in pairs if r in subject_types}
-            return self.close(found)
+            return close(found, store)
 
         return types
 
     def focus_candidates(self, store: Store, classes: frozenset[Node]) -> set[URIRef]:
         """Every node that may be entailed to be of one of ``classes``: asserted of a class
         that entails one, subject of a property whose domain does, object of one whose range
-        does, or meeting a restriction that does. Callers check each with :meth:`types_of`."""
-        entails = {c for c, ups in self.supers.items() if ups & classes} | set(classes)
+        does, or meeting a restriction that does. Callers check each with :meth:`types_of`.
+        A rule's classes are those written, so a class entails one of ``classes`` when it is
+        among them or below one: what :meth:`subs` finds."""
+        entails = self.subs(classes, store)
         found: set[URIRef] = set()
 
         def add(query: str, values: Iterable[Node]) -> None:
@@ -303,6 +439,12 @@ _SUBJECTS = "SELECT ?s WHERE { ?s $P ?n } LIMIT 64"
 """Subjects of an allValuesFrom property pointing at a node: a bounded few."""
 
 
+def _names_blank_nodes(store: Store) -> bool:
+    """Whether a blank node a query gave back can be asked about again: in this process's
+    stores, yes; a SPARQL server's are its own."""
+    return not store.shared
+
+
 def _probe_query(ranged: tuple[Node, ...]) -> str | None:
     """One query for the ranged properties pointing at ``?n``, each probed with EXISTS, so a
     hub's million incoming edges are never listed."""
@@ -313,15 +455,15 @@ def _probe_query(ranged: tuple[Node, ...]) -> str | None:
 
 
 def schema_of(definitions: Graph, store: Store) -> Schema:
-    """The compiled schema of the definitions and of the schema triples the world holds;
-    compiled once for each distinct set of those triples, and read from a store once while
-    its :meth:`~horismos._stores.base.Store.schema_mark` stays the same (a run per event
-    read them all: a taxonomy of 100,000 classes cost each run over a second)."""
+    """The type rules of the definitions and of the schema triples ``store`` holds; kept for
+    the store while its :meth:`~horismos._stores.base.Store.schema_mark` stays the same, with
+    the classes read meanwhile (a run per event read them all: a taxonomy of 100,000 classes
+    cost each run over a second, then each process's first)."""
     key, mark = _DefinitionsKey(definitions), store.schema_mark()
     kept = _READ.get(store, {}).get(key) if mark is not None else None
     if kept is not None and kept[0] == mark:
         return kept[1]
-    schema = _read(key, store)
+    schema = Schema(_rules(key, store), _class_edges(key))
     if mark is not None:  # read after the mark: a write between them moves it, read again
         _READ.setdefault(store, {})[key] = (mark, schema)
     return schema
@@ -333,26 +475,16 @@ _READ: weakref.WeakKeyDictionary[Store, dict[_DefinitionsKey, tuple[int, Schema]
 """Per store, per definitions: the schema read from it and the store's mark when it was."""
 
 
-def _read(key: _DefinitionsKey, store: Store) -> Schema:
-    """The world's schema triples read from ``store``, compiled with the definitions'."""
+def _rules(key: _DefinitionsKey, store: Store) -> PropertyRules:
+    """The world's property triples read from ``store``, compiled with the definitions'."""
     world = tuple(
         sorted(
-            ((r["s"], r["p"], r["o"]) for r in store.select(_SCHEMA_QUERY, {}, {})),
-            key=lambda t: (str(t[0]), str(t[1]), str(t[2])),
-        )
-    )
-    lists = tuple(
-        sorted(
-            (
-                (head["c"], head["k"], r["m"])
-                for head in store.select(_LIST_HEADS, {}, {})
-                for r in store.select(_LIST_MEMBERS, {"l": head["l"]}, {})
-            ),
+            ((r["s"], r["p"], r["o"]) for r in store.select(_PROPERTY_QUERY, {}, {})),
             key=lambda t: (str(t[0]), str(t[1]), str(t[2])),
         )
     )
     symmetric = tuple(sorted((r["s"] for r in store.select(_SYMMETRIC_QUERY, {}, {})), key=str))
-    return _compiled(key, world, lists, symmetric)
+    return _compiled(key, world, symmetric)
 
 
 class _DefinitionsKey:
@@ -369,15 +501,13 @@ class _DefinitionsKey:
 
 
 @lru_cache(maxsize=16)
-def _compiled(defs: _DefinitionsKey, world: tuple, lists: tuple, symmetric: tuple) -> Schema:
+def _compiled(defs: _DefinitionsKey, world: tuple, symmetric: tuple) -> PropertyRules:
     g = defs.graph
-    triples = [t for p in _SCHEMA_PREDICATES for t in g.triples((None, p, None))]
-    members = [
-        (c, k, m)
-        for k in (OWL.intersectionOf, OWL.unionOf)
-        for c, lst in g.subject_objects(k)
-        for m in Collection(g, lst)
-    ]
-    members += list(lists)
+    triples = [t for p in _PROPERTY_PREDICATES for t in g.triples((None, p, None))]
     sym = {*symmetric, *g.subjects(RDF.type, OWL.SymmetricProperty)}
-    return Schema.build([*triples, *world], members, sym)
+    return PropertyRules.build([*triples, *world], sym)
+
+
+@lru_cache(maxsize=16)
+def _class_edges(defs: _DefinitionsKey) -> _ClassEdges:
+    return _ClassEdges.of(defs.graph)

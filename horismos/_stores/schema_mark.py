@@ -1,15 +1,16 @@
 """Which writes may change the type rules a world holds, so what is compiled from them can be
 kept until one lands.
 
-With ``entailment="owl-rl"`` every run reads the world's schema triples (``rdfs:subClassOf``,
-``rdfs:domain``, class expressions, symmetric properties: :func:`horismos._entailment.schema_of`)
-to derive the types of the nodes it touches. A knowledge graph's taxonomy holds hundreds of
+With ``entailment="owl-rl"`` a run reads the world's schema triples (``rdfs:domain``,
+restrictions, symmetric properties; the ``rdfs:subClassOf`` and class expressions above the
+classes it meets: :func:`horismos._entailment.schema_of`) to derive the types of the nodes it
+touches. A knowledge graph's taxonomy holds hundreds of
 thousands of them, and a step writes none: read on every event, they made a single-focus run
 cost what the world's schema holds (1.1-1.6 s a run beside 100,000 ``rdfs:subClassOf``
 triples). A store in this process counts the writes that may change them (a *mark*,
 :meth:`~horismos._stores.base.Store.schema_mark`), and the compiled schema is kept while the
 mark stays the same. A store other processes write (``sparql:``) cannot know, and says
-``None``: its schema is read every run, as before.
+``None``: what a run needs of its schema is read every run.
 """
 
 from __future__ import annotations
@@ -36,8 +37,7 @@ RULE_PREDICATES = (
     OWL.intersectionOf,
     OWL.unionOf,
 )
-"""The predicates the world's type rules are written with, in the order
-:mod:`horismos._entailment` reads them."""
+"""The predicates the world's type rules are written with (:mod:`horismos._entailment`)."""
 
 SCHEMA_PREDICATES = frozenset({*RULE_PREDICATES, RDF.first, RDF.rest})
 """What a write of moves a store's schema mark: the rules' predicates and the members of a
