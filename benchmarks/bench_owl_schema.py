@@ -35,6 +35,7 @@ from rdflib import RDF, RDFS
 from horismos import Agent, World
 
 classes, prescriptions, entailment = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+restricted = sys.argv[5] == "1"
 agent = Agent.from_files(Path(sys.argv[1]) / "pharmacy.ttl", tools=TOOLS, entailment=entailment)
 world = World.open("oxigraph")
 world.store.load(world_quads(prescriptions))
@@ -43,6 +44,19 @@ world.store.load(
     (k, RDFS.subClassOf, kinds[(i - 1) // 10] if i else RX.Prescription, None)
     for i, k in enumerate(kinds)
 )
+if restricted:  # each class also a subclass of "has some ingredient of its parent's kind"
+    from rdflib import OWL, BNode
+    world.store.load(
+        q
+        for i, k in enumerate(kinds)
+        for r in (BNode(),)
+        for q in (
+            (k, RDFS.subClassOf, r, None),
+            (r, RDF.type, OWL.Restriction, None),
+            (r, OWL.onProperty, RX.ingredient, None),
+            (r, OWL.someValuesFrom, kinds[(i - 1) // 10] if i else RX.Prescription, None),
+        )
+    )
 if kinds:
     world.store.load(
         (RX[f"rx{i}"], RDF.type, kinds[-1 - i % 50], None) for i in range(prescriptions)
@@ -58,10 +72,13 @@ print(json.dumps({"first": times[0], "later": sorted(times[1:])[4]}))
 """
 
 
-def one(classes: int, prescriptions: int, entailment: str) -> dict[str, float]:
+def one(
+    classes: int, prescriptions: int, entailment: str, restricted: bool
+) -> dict[str, float]:
     here = Path(__file__).resolve().parent / "pharmacy"
     out = subprocess.run(
-        [sys.executable, "-c", _ONE, str(here), str(classes), str(prescriptions), entailment],
+        [sys.executable, "-c", _ONE, str(here), str(classes), str(prescriptions), entailment,
+         "1" if restricted else "0"],
         check=True, capture_output=True, text=True,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -73,13 +90,15 @@ def main() -> None:
     parser.add_argument("--classes", type=int, nargs="+", default=[0, 10_000, 100_000])
     parser.add_argument("--prescriptions", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--restrictions", action="store_true",
+                        help="each class also a subclass of an owl:someValuesFrom restriction")
     args = parser.parse_args()
     got: dict[tuple[int, str], list[dict[str, float]]] = {}
     for _ in range(args.repeat):
         for classes in args.classes:
             for entailment in ("owl-rl", "rdfs"):
                 got.setdefault((classes, entailment), []).append(
-                    one(classes, args.prescriptions, entailment))
+                    one(classes, args.prescriptions, entailment, args.restrictions))
 
     def median(classes: int, entailment: str, which: str) -> float:
         return statistics.median(r[which] for r in got[classes, entailment]) * 1000
