@@ -35,6 +35,7 @@ from rdflib import URIRef
 from rdflib.term import Node
 
 from ._attempt import Attempt
+from ._bindings.gateways import GATEWAY_FAILED, gateway_said
 from ._bindings.reach import Hosts
 from ._errors import (
     GateRejected,
@@ -315,6 +316,9 @@ class AdapterCommit:
             except Exception as e:
                 outcome: Outcome = "unknown" if attempt.sent and not attempt.answered else "failed"
                 return unanswered(request, outcome, f"{type(e).__name__}: {e}")
+        if response["status"] in GATEWAY_FAILED:  # no answer of the server's (.gateways)
+            said = gateway_said(response["status"])
+            return unanswered(request, "unknown", f"{method} {_path(url)} was answered {said}")
         return receipts(request, response)
 
     def _land(self, accepted: Sequence[Receipt]) -> None:

@@ -37,6 +37,7 @@ from .._errors import NotSent, ToolError, ToolTimeout, UnreadableAnswer
 from .._model import Tool
 from .._redact import redact_text, redact_url, url_credentials
 from .base import Binding
+from .gateways import GATEWAY_FAILED, gateway_said
 from .limits import body_within_async, too_large
 from .reach import Hosts
 from .wire import json_arguments
@@ -118,8 +119,9 @@ class HttpBinding(Binding):
                 extensions={"trace": _mark},
             ) as response:
                 body = await body_within_async(response, self.tool.max_result_bytes)
-                _attempt.answered()  # the whole answer: a body cut off or stalled may hide a
-                if body is None:  # success, so until here the call was sent, not answered
+                if response.status_code not in GATEWAY_FAILED:  # a gateway's is no answer
+                    _attempt.answered()  # the whole answer: a body cut off or stalled may hide
+                if body is None:  # a success, so until here the call was sent, not answered
                     raise too_large(self.tool, where)
         except (httpx.ConnectError, httpx.ConnectTimeout) as e:
             raise NotSent(
@@ -134,6 +136,8 @@ class HttpBinding(Binding):
                 f"{where} failed: {type(e).__name__}: {redact_text(str(e))}",
             ) from None
         status = response.status_code
+        if status in GATEWAY_FAILED:
+            raise ToolError(f"{where} answered {gateway_said(status)}: {_preview(body)}")
         if not 200 <= status < 300:
             hint = ""
             if 300 <= status < 400:

@@ -239,7 +239,7 @@ class McpSession:
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         from mcp import MCPError
 
-        from .mcp_http import UNREADABLE
+        from .mcp_http import GATEWAY, UNREADABLE
         from .mcp_stdio import TOO_LARGE
 
         assert self._client is not None
@@ -247,6 +247,10 @@ class McpSession:
         try:
             result = await self._client.call_tool(name, arguments)
         except MCPError as e:
+            if e.code == GATEWAY:  # no answer of the server's: sent, not answered
+                raise ToolError(
+                    f'{self.describe()}: the call to "{name}" was answered {e.message}'
+                ) from None
             if e.code == TOO_LARGE:
                 _attempt.answered()
                 raise ResultTooLarge(

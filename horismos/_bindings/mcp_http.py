@@ -27,7 +27,9 @@ proxy's HTML page), a JSON body that does not parse. The SDK delivered each as a
 error of its own making, which read as the server refusing the call, so a tool that had acted
 was not held in doubt and a rerun called it again. Here each is answered instead with the
 error :data:`UNREADABLE`, which :class:`~horismos._bindings.mcp.McpSession` turns into
-:class:`~horismos.UnreadableAnswer`, as the HTTP binding does a 2xx it cannot read.
+:class:`~horismos.UnreadableAnswer`, as the HTTP binding does a 2xx it cannot read. A request
+answered 502 or 504 by a gateway in front of the server is answered with :data:`GATEWAY`, which
+the session takes for no answer at all (:mod:`.gateways`).
 """
 
 from __future__ import annotations
@@ -42,12 +44,16 @@ import httpx2
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from .gateways import GATEWAY_FAILED, gateway_said
 from .mcp_stdio import TOO_LARGE
 
-__all__ = ["UNREADABLE", "capped_http_client"]
+__all__ = ["GATEWAY", "UNREADABLE", "capped_http_client"]
 
 UNREADABLE = -32098
 """The JSON-RPC error code a request's unreadable 2xx answer is delivered as."""
+GATEWAY = -32097
+"""The JSON-RPC error code a request answered by a gateway's failure (:mod:`.gateways`) is
+delivered as: the SDK made it "Server returned an error response", the server's refusal."""
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
@@ -62,20 +68,22 @@ async def capped_http_client(
 
     async def cap(response: httpx2.Response) -> None:
         kind = response.headers.get("content-type", "").lower()
-        success = 200 <= response.status_code < 300
-        if success and (response.status_code == 202 or not kind.startswith(_READ)):
+        status = response.status_code
+        success = 200 <= status < 300
+        if status in GATEWAY_FAILED:
+            failed = _error_for(response.request, limit, GATEWAY, gateway_said(status))
+            if failed is not None:
+                await _answer_with(response, failed)
+                return
+        if success and (status == 202 or not kind.startswith(_READ)):
             said = (
                 "202 Accepted, saying no answer follows"
-                if response.status_code == 202
-                else f"{response.status_code} {kind or 'with no content type'}"
+                if status == 202
+                else f"{status} {kind or 'with no content type'}"
             )
             unread = _error_for(response.request, limit, UNREADABLE, said)
             if unread is not None:  # a request waits on it: the SDK reads this in its place
-                if isinstance(response.stream, httpx2.AsyncByteStream):  # the rest is never
-                    await response.stream.aclose()  # read
-                response.status_code = 200
-                response.headers["content-type"] = "application/json"
-                response.stream = httpx2.ByteStream(unread)
+                await _answer_with(response, unread)
                 return
         if kind.startswith("text/event-stream"):
             response.stream = _CappedEvents(response.stream, limit, response.request, success)
@@ -89,6 +97,16 @@ async def capped_http_client(
         streamable_http_client(url, http_client=client, max_sse_event_size=limit) as streams,
     ):
         yield streams
+
+
+async def _answer_with(response: httpx2.Response, error: bytes) -> None:
+    """Replace ``response`` with the JSON-RPC ``error`` for the SDK to read; the rest of its
+    body is never read."""
+    if isinstance(response.stream, httpx2.AsyncByteStream):
+        await response.stream.aclose()
+    response.status_code = 200
+    response.headers["content-type"] = "application/json"
+    response.stream = httpx2.ByteStream(error)
 
 
 _READ = ("application/json", "text/event-stream")

@@ -16,7 +16,9 @@ on, as the specification words them:
 For fault tests: :meth:`FhirServer.remote_update` is a concurrent update by another client,
 ``delay`` makes the server apply a write and then answer late (an unknown outcome for a client
 that times out), ``cut`` answer a write it applied with its status and half its body, then
-drop the connection (``"drop"``) or go silent for 5 s first (``"stall"``), ``token`` requires
+drop the connection (``"drop"``) or go silent for 5 s first (``"stall"``), ``gateway`` answer a
+write it applied with that status (502, 504) and a page, as a proxy in front of it would,
+``token`` requires
 ``Authorization: Bearer TOKEN``. Every request is kept in ``log`` as ``(method, path)`` so a
 test sees what was, and was not, sent.
 """
@@ -61,6 +63,7 @@ class FhirServer:
         self.padding = 0  # bytes of narrative added to each answer: a server that answers huge
         self.token: str | None = None
         self.cut: str | None = None  # "drop" / "stall": a write applied, its answer cut short
+        self.gateway: int | None = None  # 502 / 504: a write applied, a proxy's page answered
         self.lock = threading.Lock()
         self.base = ""
         self._next_id = 0
@@ -225,6 +228,14 @@ def _handler(server: FhirServer) -> type[BaseHTTPRequestHandler]:
                 status, out = 400, _outcome(f"not JSON: {e}")
             if server.delay and method in ("PUT", "POST"):
                 time.sleep(server.delay)  # applied, answered late: the client cannot know
+            if server.gateway and method in ("PUT", "POST"):  # applied; a proxy's answer
+                page = b"<html><body>upstream did not answer in time</body></html>"
+                self.send_response(server.gateway)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+                return
             if server.cut and method in ("PUT", "POST"):  # applied; the answer's status and
                 data = json.dumps(out).encode()  # half its body, then nothing more
                 self.send_response(status)

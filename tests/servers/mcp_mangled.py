@@ -5,7 +5,9 @@
 ``charge`` appends its order to LEDGER (it acted), then the HTTP answer to that POST is, by
 MODE: ``html`` a 200 ``text/html`` page (a proxy's), ``202`` a 202 Accepted with no body,
 ``garbage`` a 200 ``application/json`` body that is no JSON, ``event`` a 200 event stream whose
-one event is no JSON. Every other request is answered
+one event is no JSON, ``502`` / ``504`` a gateway's page with that status (a proxy in front of
+the server that gave up on it), ``500`` the server's own JSON-RPC error. Every other request is
+answered
 by the SDK's server as usual (JSON answers).
 """
 
@@ -34,6 +36,9 @@ ANSWERS = {
     "202": (202, None, b""),
     "garbage": (200, b"application/json", b"{not json"),
     "event": (200, b"text/event-stream", b"event: message\ndata: {not json\n\n"),
+    "502": (502, b"text/html", b"<html><body>Bad Gateway</body></html>"),
+    "504": (504, b"text/html", b"<html><body>Gateway Timeout</body></html>"),
+    "500": (500, b"text/plain", b"Internal Server Error"),
 }
 
 
