@@ -47,6 +47,7 @@ from ._shipped_vocabulary import STEP_CLASSES, authoring_shapes, vocabulary_grap
 from ._shipped_vocabulary import _package_graph as _package_graph
 from ._sources import Where
 from ._timeouts import parse_timeout
+from ._tripped_guards import tripped_guards
 from ._typed_term_checks import TypedTermChecks
 from ._unchosen_options import unchosen_options
 from ._vocab import HORIS
@@ -174,6 +175,8 @@ class _Builder(
             for h in endless_loops(self.defs.steps, self.entailed_from, self.n):
                 self.hazard(h)
             for h in held_waits(self.defs.steps, self.defs.workflows, self.n):
+                self.hazard(h)
+            for h in tripped_guards(self.defs.steps, self.defs.workflows, self.n):
                 self.hazard(h)
             for decision, rule, first in shadowed_rules(self.defs.steps):
                 self.warn(

@@ -30,7 +30,7 @@ from rdflib import RDF, URIRef, Variable
 from ._model import ActionStep, Tool
 from ._term_kinds import algebra_triples
 
-__all__ = ["Unclosed", "negated_triples", "unclosed_guard"]
+__all__ = ["Unclosed", "negated_groups", "negated_triples", "unclosed_guard"]
 
 
 @dataclass(frozen=True)
@@ -54,18 +54,26 @@ def negated_triples(algebra: Any) -> list[tuple[Any, URIRef, Any]]:
     """The triples a parsed pattern holds only where the world lacks them: in a ``FILTER
     NOT EXISTS``, a ``FILTER (!EXISTS …)`` or a ``MINUS`` every solution passes (not one in
     an ``OPTIONAL``, a ``UNION``, an ``||``, another ``!``)."""
-    found: list[tuple[Any, URIRef, Any]] = []
+    found = [t for group in negated_groups(algebra) for t in algebra_triples(group)]
+    return sorted(found, key=str)
+
+
+def negated_groups(algebra: Any, *, minus: bool = True) -> list[Any]:
+    """The parsed groups every solution of ``algebra`` must find no match of, as
+    :func:`negated_triples` finds them; a ``MINUS``'s only with ``minus``."""
+    found: list[Any] = []
     stack = [algebra]
     while stack:
         x = stack.pop()
         name = getattr(x, "name", None)
         negated = x.expr if name == "UnaryNot" else None
         if negated is not None and getattr(negated, "name", None) == "Builtin_EXISTS":
-            found += algebra_triples(negated.graph)
+            found.append(negated.graph)
         elif name == "Builtin_NOTEXISTS":
-            found += algebra_triples(x.graph)
+            found.append(x.graph)
         elif name == "Minus":
-            found += algebra_triples(x.p2)
+            if minus:
+                found.append(x.p2)
             stack.append(x.p1)
         elif name in _PASSING:
             continue
@@ -73,7 +81,7 @@ def negated_triples(algebra: Any) -> list[tuple[Any, URIRef, Any]]:
             stack.extend(x.values())
         elif isinstance(x, list | tuple):
             stack.extend(x)
-    return sorted(found, key=str)
+    return found
 
 
 def unclosed_guard(

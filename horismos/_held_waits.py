@@ -26,7 +26,7 @@ from ._hazards import Hazard
 from ._model import ActionStep, Step, WaitStep, Workflow, ways_out
 from ._vocab import HORIS
 
-__all__ = ["focus_read", "held_waits", "plain_triples", "surely_written"]
+__all__ = ["focus_read", "held_waits", "plain_triples", "surely_written", "written_before"]
 
 _THIS = Variable("this")
 
@@ -38,17 +38,7 @@ def held_waits(
 ) -> Iterator[Hazard]:
     """A warning at each wait's ``horis:until`` that every workflow reaching it has written
     before it, on every way (:func:`surely_written`)."""
-    held: dict[URIRef, set[URIRef]] = {}
-    writers: dict[URIRef, set[URIRef]] = {}
-    for wf in sorted(workflows.values(), key=lambda w: str(w.iri)):
-        written = surely_written(wf)
-        for iri, props in written.items():
-            if isinstance(wf.steps.get(iri), WaitStep):
-                held[iri] = held[iri] & props if iri in held else set(props)
-        for s in wf.reachable():
-            if isinstance(s, ActionStep):
-                for p in _writes(s):
-                    writers.setdefault(p, set()).add(s.iri)
+    held, writers = written_before(workflows, WaitStep)
     for iri in sorted(held, key=str):
         wait = steps[iri]
         assert isinstance(wait, WaitStep)
@@ -68,6 +58,24 @@ def held_waits(
             f"{said}",
             HORIS.until,
         )
+
+
+def written_before(
+    workflows: Mapping[URIRef, Workflow], kind: type[Step]
+) -> tuple[dict[URIRef, set[URIRef]], dict[URIRef, set[URIRef]]]:
+    """For each step of ``kind`` some workflow reaches, what is written on its focus on every
+    way to it in every workflow that reaches it (:func:`surely_written`); and for each
+    property a step is certain to write, the steps that write it (to name them)."""
+    held: dict[URIRef, set[URIRef]] = {}
+    writers: dict[URIRef, set[URIRef]] = {}
+    for wf in sorted(workflows.values(), key=lambda w: str(w.iri)):
+        for iri, props in surely_written(wf).items():
+            if isinstance(wf.steps.get(iri), kind):
+                held[iri] = held[iri] & props if iri in held else set(props)
+        for s in wf.reachable():
+            for p in _writes(s):
+                writers.setdefault(p, set()).add(s.iri)
+    return held, writers
 
 
 def surely_written(wf: Workflow) -> dict[URIRef, set[URIRef]]:
