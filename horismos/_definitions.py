@@ -178,17 +178,8 @@ class _Builder(
                 self.hazard(h)
             for h in tripped_guards(self.defs.steps, self.defs.workflows, self.n):
                 self.hazard(h)
-            for decision, rule, first in shadowed_rules(self.defs.steps):
-                self.warn(
-                    decision.iri,
-                    f"this horis:when rule is the same pattern as the one of horis:order "
-                    f"{first.order:g} before it, which goes to {self.n(first.next)}: it holds "
-                    f"only when that one does, which is taken first, so {self.n(rule.next)} is "
-                    "never taken by it",
-                    "make this rule test what it was meant to (another value, another "
-                    "property), or remove it",
-                    at=self.when_of(decision.iri, rule),
-                )
+            for decision, rule, h in shadowed_rules(self.defs.steps, self.n):
+                self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
             for decision, rule, h in settled_rules(
                 self.defs.steps, self.defs.workflows, self.n, self.defs.classes_of
             ):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from claims_files import problems
+from forked import horismos_forked
 from test_authoring_later_writes import FILE
 
 from horismos import AuthoringError, Problem, load_definitions
@@ -38,3 +40,59 @@ def test_a_rule_the_same_as_one_before_it_is_a_warning(tmp_path: Path) -> None:
         "this horis:when rule is the same pattern as the one of horis:order 1 before it, "
         "which goes to :PayOut: it holds only when that one does, which is taken first, so "
         ":Deny is never taken by it"), p.message
+
+
+# A later rule whose range of the same value lies within an earlier rule's: rules copied for
+# tiers and left in the wrong order (?a > 1000 to one step, then ?a > 2000 to another), so the
+# narrower tier's step was never taken, and the definitions validated.
+
+
+def test_a_range_within_an_earlier_rules_is_a_warning(tmp_path: Path) -> None:
+    (p,), line = _found(tmp_path, "?this :assessedAmount ?amount . FILTER (?amount > 2000)")
+    assert (p.severity, p.line, p.node) == ("warning", line, ":Decide"), p
+    assert p.message == (
+        "this horis:when rule holds for :assessedAmount of ?this only where ?amount > 2000, "
+        "within ?a > 1000 of the rule of horis:order 1 before it, which goes to :PayOut: it "
+        "holds only when that one does, which is taken first, so :Deny is never taken by it"
+    ), p.message
+    assert p.hint == (
+        "give this rule a lower horis:order than 1, so that the narrower range is tried first, "
+        "or make it test the range it was meant to"), p.hint
+
+
+def test_bounds_anded_or_reversed_are_read(tmp_path: Path) -> None:
+    for within in ("FILTER (?a > 1000 && ?a <= 5000)", "FILTER (?a >= 1000.5)",
+                   "FILTER (2000 < ?a)", "FILTER (?a > 1000) FILTER (?a < 1e6)",
+                   "FILTER (?a > 1000)  "):
+        found, _ = _found(tmp_path, f"?this :assessedAmount ?a . {within}")
+        assert [p.node for p in found] == [":Decide"], (within, found)
+
+
+def test_no_alarm_where_a_value_passes_the_later_rule_only(tmp_path: Path) -> None:
+    for other in ("FILTER (?a >= 1000)", "FILTER (?a > 999)", "FILTER (?a > 2000 || ?a < 0)",
+                  "FILTER (?a < 5000)", "FILTER (?a > -5)",
+                  # another value, or a value with another triple: not compared
+                  "?this :deniedAt ?d . FILTER (?a > 2000)",
+                  "FILTER (?a > \\\"2000\\\")", "FILTER (!(?a <= 2000))"):
+        found, _ = _found(tmp_path, f"?this :assessedAmount ?a . {other}")
+        assert not [p for p in found if "horis:order 1 before it" in p.message], (other, found)
+
+
+def test_as_the_modeler_runs_it(tmp_path: Path) -> None:
+    _, line = _found(tmp_path, "?this :assessedAmount ?a . FILTER (?a > 2000)")
+    done = horismos_forked(tmp_path, "validate", "claims.ttl", timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"claims.ttl:{line}: warning: :Decide: this horis:when rule holds for " in (
+        done.stdout), done.stdout
+
+
+def test_a_range_after_a_rule_taking_any_value_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "claims.ttl"
+    text = TWO.replace("FILTER (?a > 1000)", "").replace(
+        "SECOND", "?this :assessedAmount ?amount . FILTER (?amount < 100)")
+    path.write_text(text, encoding="utf-8")
+    found = [p for p in problems(path) if "of the rule of horis:order" in p.message]
+    assert [p.message for p in found] == [
+        "this horis:when rule holds for :assessedAmount of ?this only where ?amount < 100, "
+        "within any ?a of the rule of horis:order 1 before it, which goes to :PayOut: it holds "
+        "only when that one does, which is taken first, so :Deny is never taken by it"]
