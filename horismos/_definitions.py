@@ -95,6 +95,7 @@ class _Builder(
     :meth:`build` gives, so the problems come in the same order whatever part finds them."""
 
     def build(self) -> Definitions:
+        self.refer_to_misbound_prefixes()
         self.check_vocabulary()
         self.check_literals()
         self.check_shapes()

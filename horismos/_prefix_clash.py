@@ -19,7 +19,7 @@ from rdflib import URIRef
 from ._errors import Problem
 from ._sources import ParsedFile, Sources
 
-__all__ = ["PrefixClash", "near_misses", "prefix_clashes"]
+__all__ = ["NearMiss", "PrefixClash", "misbound", "prefix_clashes"]
 
 _DECLARATION = re.compile(r"^\s*(?:@prefix|(?i:prefix))\s+([A-Za-z][\w.-]*)?:\s*<([^>]*)>")
 
@@ -128,12 +128,54 @@ def _bound(f: ParsedFile, declarations: list[tuple[int, str, str]] | None = None
     return bound
 
 
-def near_misses(sources: Sources) -> list[Problem]:
+@dataclass(frozen=True)
+class NearMiss:
+    """A standard prefix bound to a near miss of its namespace, at a file's line."""
+
+    file: ParsedFile
+    line: int
+    prefix: str
+    ns: str
+    """The namespace the file binds the prefix to."""
+    std: str
+    """The standard namespace it misses."""
+    named: tuple[str, ...]
+    """The IRIs the file writes with the prefix, sorted."""
+
+    @property
+    def problem(self) -> Problem:
+        """The error at the prefix line."""
+        return Problem(
+            "error",
+            f"the prefix {self.prefix}: is bound to <{self.ns}>, not {_STANDARD[self.std]}'s "
+            f"namespace <{self.std}>, so {self.written(self.named[0])} names "
+            f"<{self.named[0]}>, no term of {_STANDARD[self.std]}",
+            file=str(self.file.path),
+            line=self.line,
+            hint=f"write @prefix {self.prefix}: <{self.std}> .",
+        )
+
+    def written(self, iri: str) -> str:
+        """``iri`` as the file writes it: ``xsd:decimal``."""
+        return f"{self.prefix}:{iri[len(self.ns) :]}"
+
+    def referral(self, iri: str) -> str:
+        """The hint for a finding elsewhere that names ``iri``: the prefix line to mend,
+        not the term the modeler already wrote (``write horis:type xsd:decimal``)."""
+        return (
+            f"as {self.file.path.name}:{self.line} binds {self.prefix}:, {self.written(iri)} "
+            f"names <{iri}>, no term of {_STANDARD[self.std]}: mend that @prefix (write "
+            f"@prefix {self.prefix}: <{self.std}> .) first"
+        )
+
+
+def misbound(sources: Sources) -> list[NearMiss]:
     """Each ``@prefix`` binding a standard prefix to a near miss of its namespace (``xsd:``
     to ``<…/XMLSchema>``, without its ``#``; ``owl:`` over https) in a file that writes terms
-    with it: an error at that line. Every ``xsd:string`` of the file names
-    ``<…XMLSchemastring>``, no datatype, and the run refuses every value; what was said was
-    one warning per term, naming a prefix (``xsd1:``) the file never wrote."""
+    with it: an error at that line (:attr:`NearMiss.problem`). Every ``xsd:string`` of the
+    file names ``<…XMLSchemastring>``, no datatype, and the run refuses every value; what was
+    said was one warning per term, naming a prefix (``xsd1:``) the file never wrote. What
+    follows from it at other lines is sent back to this one (:meth:`NearMiss.referral`)."""
     out = []
     for f in sources.files:
         for line, prefix, ns in _declarations(f):
@@ -146,19 +188,8 @@ def near_misses(sources: Sources) -> list[Problem]:
                 {str(t) for triple in f.graph for t in triple if isinstance(t, URIRef)} - {ns},
             )
             named = [u for u in used if u.startswith(ns) and not u.startswith(std)]
-            if not named:
-                continue
-            out.append(
-                Problem(
-                    "error",
-                    f"the prefix {prefix}: is bound to <{ns}>, not {_STANDARD[std]}'s "
-                    f"namespace <{std}>, so {prefix}:{named[0][len(ns) :]} names <{named[0]}>, "
-                    f"no term of {_STANDARD[std]}",
-                    file=str(f.path),
-                    line=line,
-                    hint=f"write @prefix {prefix}: <{std}> .",
-                )
-            )
+            if named:
+                out.append(NearMiss(f, line, prefix, ns, std, tuple(named)))
     return out
 
 

@@ -32,7 +32,7 @@ from ._datatypes import (
 from ._errors import Problem
 from ._listed_values import refused_members
 from ._model import Tool
-from ._prefix_clash import near_misses, prefix_clashes
+from ._prefix_clash import NearMiss, misbound, prefix_clashes
 from ._shacl import deactivated, path_properties, unended_list
 from ._shape_hazards import landing_tools
 from ._shape_slips import shape_slips, unmet
@@ -657,13 +657,30 @@ class ShapeChecks(ValueListChecks):
                 at=(holder, SH.severity, level),
             )
 
+    def refer_to_misbound_prefixes(self) -> None:
+        """Before anything is said: every finding that names a term of a standard prefix
+        bound to a near miss of its namespace names it as the file writes it and sends the
+        modeler to that ``@prefix`` line (:attr:`~._sources.Sources.referrals`), where
+        ``xsd1:decimal``, a prefix the file never wrote, and "write horis:type xsd:decimal",
+        what it did write, were said."""
+        self.near_misses: list[NearMiss] = misbound(self.src)
+        self.src.referrals = sorted(
+            (
+                (self.n(URIRef(iri)), m.written(iri), m.referral(iri))
+                for m in self.near_misses
+                for iri in m.named
+            ),
+            key=lambda r: -len(r[0]),
+        )
+
     def check_prefix_clashes(self, declared: set[URIRef]) -> None:
         """A prefix bound to one namespace here and another there (:func:`prefix_clashes`):
         said once, at its ``@prefix`` line, in place of the warnings about each term it
         leaves undeclared — as the error that a standard prefix is bound to a near miss of its
-        namespace (:func:`near_misses`), when it is one. They stay the clash's under each
-        term, so ``validate --world`` drops it when the world does use the namespace."""
-        misses = {(p.file, p.line): p for p in near_misses(self.src)}
+        namespace (:func:`~._prefix_clash.misbound`), when it is one. They stay the clash's
+        under each term, so ``validate --world`` drops it when the world does use the
+        namespace."""
+        misses = {(p.file, p.line): p for p in (m.problem for m in self.near_misses)}
         for clash in prefix_clashes(self.src, self.defs.undeclared, declared):
             folded = {id(p) for t in clash.terms for p in self.defs.undeclared[t]}
             self.problems = [p for p in self.problems if id(p) not in folded]

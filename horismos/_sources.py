@@ -338,6 +338,11 @@ class Sources:
     _nodes: frozenset[Node] | None = None
     _index: NamespaceIndex | None = None
     _readings: dict[tuple[str, str], int] | None = None
+    referrals: list[tuple[str, str, str]] = field(default_factory=list)
+    """For each term of a standard prefix a file binds to a near miss of its namespace
+    (``xsd:`` to ``<…/XMLSchema>``): how it is named, as the file writes it, and the hint
+    that sends the modeler to that ``@prefix`` line (:meth:`_referred`). Longest name
+    first."""
 
     def files_with(self, node: Node, *, as_subject: bool = False) -> list[ParsedFile]:
         """The files that write ``node`` (with ``as_subject``: as a subject), in load order.
@@ -620,6 +625,8 @@ class Sources:
         else:
             file, line = self.locate(at if at is not None else node)
         name = self.name(self.owner(node)) if node is not None else None
+        if self.referrals:
+            message, hint = self._referred(message, hint)
         return Problem(
             severity,  # type: ignore[arg-type]
             message,
@@ -628,6 +635,18 @@ class Sources:
             line=line,
             hint=hint,
         )
+
+    def _referred(self, message: str, hint: str | None) -> tuple[str, str | None]:
+        """A finding that names a term of a misbound prefix (``xsd1:decimal``, a prefix no file
+        wrote, for ``<…XMLSchemadecimal>``) follows from that ``@prefix`` line: the term is
+        named as the file writes it, and the hint sends the modeler to that line, not to
+        write what was written already (``write horis:type xsd:decimal``)."""
+        referred = None
+        for shown, written, why in self.referrals:
+            if shown in message or (hint is not None and shown in hint):
+                message = message.replace(shown, written)
+                referred = referred or why
+        return message, referred or hint
 
     def prefixes(self) -> dict[str, list[str]]:
         """Each prefix the files declare, and every namespace some file binds it to."""
