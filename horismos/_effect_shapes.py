@@ -74,12 +74,15 @@ class _Written:
     kind: str
     datatype: URIRef | None
     value: Node | None
+    cls: URIRef | None = None
+    """The class a node is declared of (``horis:type``): named, as it may be the mistake
+    (``xsd:decimal`` under a misbound ``xsd:``, read as a class)."""
 
     def said(self, name: Callable[[Node], str]) -> str:
         if self.value is not None and self.value != HORIS.now:
             return _said(self.value, name)
         if self.kind == "node":
-            return "a node"
+            return f"a node of {name(self.cls)}" if self.cls is not None else "a node"
         return f"a literal of {name(self.datatype)}" if self.datatype is not None else "a literal"
 
 
@@ -106,7 +109,7 @@ def _written(a: Assertion) -> _Written:
     if a.value is not None:
         return _Written("node", None, a.value)
     if a.is_class:
-        return _Written("node", None, None)
+        return _Written("node", None, None, a.type)
     return _Written("literal", a.type, None)
 
 

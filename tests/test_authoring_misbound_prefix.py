@@ -44,6 +44,15 @@ WORKFLOW = """\
     horis:bind [ horis:arg "claim" ; horis:var "this" ] , [ horis:arg "limit" ; horis:var "l" ] .
 """
 
+SHAPES = """\
+@prefix :      <http://example.org/claims#> .
+@prefix sh:    <http://www.w3.org/ns/shacl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+
+:ClaimShape a sh:NodeShape ; sh:targetClass :Claim ;
+    sh:property [ sh:path :assessedAmount ; sh:datatype xsd:decimal ] .
+"""
+
 GOOD = "@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> ."
 BAD = "@prefix xsd:   <http://www.w3.org/2001/XMLSchema> ."
 BACK = (
@@ -56,11 +65,15 @@ BACK = (
 def _written(tmp_path: Path, prefix: str) -> None:
     (tmp_path / "tools.ttl").write_text(TOOLS.replace(GOOD, prefix), encoding="utf-8")
     (tmp_path / "workflow.ttl").write_text(WORKFLOW, encoding="utf-8")
+    (tmp_path / "shapes.ttl").write_text(SHAPES, encoding="utf-8")
+
+
+FILES = ("tools.ttl", "workflow.ttl", "shapes.ttl")
 
 
 def test_the_files_these_tests_edit_are_clean(tmp_path: Path) -> None:
     _written(tmp_path, GOOD)
-    defs = load_definitions([tmp_path / "tools.ttl", tmp_path / "workflow.ttl"])
+    defs = load_definitions([tmp_path / f for f in FILES])
     assert [p for p in defs.warnings if "xsd" in str(p)] == []
 
 
@@ -69,13 +82,13 @@ def test_what_follows_from_a_misbound_xsd_names_it_as_written_and_its_line(
 ) -> None:
     _written(tmp_path, BAD)
     try:
-        load_definitions([tmp_path / "tools.ttl", tmp_path / "workflow.ttl"])
+        load_definitions([tmp_path / f for f in FILES])
         raise AssertionError("loaded")
     except AuthoringError as e:
         problems = list(e.problems)
     said = "\n".join(map(str, problems))
     assert "xsd1" not in said, said
-    prefix, effect, argument = problems
+    prefix, effect, shaped, argument = problems
     assert (prefix.file, prefix.line) == (str(tmp_path / "tools.ttl"), 5), said
     assert prefix.hint == "write @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .", said
     assert (effect.line, effect.node) == (15, ":claims.assess"), said
@@ -83,6 +96,11 @@ def test_what_follows_from_a_misbound_xsd_names_it_as_written_and_its_line(
         "asserted property :assessedAmount is an owl:DatatypeProperty (its values are "
         "literals), but horis:type xsd:decimal makes the tool's value a node"), effect.message
     assert effect.hint == BACK.format(term="xsd:decimal", local="decimal"), effect.hint
+    # the shape's own xsd:decimal, in a file that binds xsd: rightly, is XML Schema's
+    assert shaped.line == 15 and shaped.message.startswith(
+        "the effect writes :assessedAmount as a node of xsd:decimal, but shape :ClaimShape "
+        "requires sh:datatype xsd:decimal (a literal)"), shaped.message
+    assert shaped.hint == BACK.format(term="xsd:decimal", local="decimal"), shaped.hint
     # in the other file, which binds no xsd: of its own: sent back all the same
     assert (argument.file, argument.node) == (str(tmp_path / "workflow.ttl"), ":Assess"), said
     assert "(of class xsd:decimal)" in argument.message, argument.message
@@ -91,9 +109,9 @@ def test_what_follows_from_a_misbound_xsd_names_it_as_written_and_its_line(
 
 def test_as_the_modeler_runs_it(tmp_path: Path) -> None:
     _written(tmp_path, BAD)
-    done = horismos_forked(tmp_path, "validate", "tools.ttl", "workflow.ttl", timeout=120)
+    done = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "xsd1" not in done.stdout and "write horis:type" not in done.stdout, done.stdout
     assert "tools.ttl:15: error: :claims.assess: asserted property :assessedAmount" in (
         done.stdout), done.stdout
-    assert done.stdout.count("as tools.ttl:5 binds xsd:") == 2, done.stdout
+    assert done.stdout.count("as tools.ttl:5 binds xsd:") == 3, done.stdout
