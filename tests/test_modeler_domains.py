@@ -290,6 +290,29 @@ def test_a_standard_prefix_bound_to_a_near_miss_is_an_error_at_its_line(
     assert f"<{std}>" not in at[0].hint
 
 
+@pytest.mark.parametrize("name", ["ontology.ttl", "tools.ttl"])
+def test_what_follows_from_a_misbound_xsd_is_sent_back_to_its_line(
+        tmp_path: Path, name: str) -> None:
+    # Each range or horis:type the prefix made a class was its own error elsewhere, naming
+    # xsd1:string (a prefix no file wrote) and hinting "write horis:type xsd1:string" or
+    # "sh:datatype xsd:string in the shape" — what was written already.
+    folder, line = edited(tmp_path, CLAIMS, name,
+                          "@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> ."
+                          if name == "tools.ttl" else
+                          "@prefix xsd:  <http://www.w3.org/2001/XMLSchema#> .",
+                          "@prefix xsd: <http://www.w3.org/2001/XMLSchema> .")
+    problems = found_in(folder, CLAIMS)
+    said = "\n".join(map(str, problems))
+    assert "xsd1" not in said, said
+    follow = [p for p in problems if (p.file, p.line) != (str(folder / name), line)]
+    assert len(follow) >= 2, said
+    for p in follow:
+        assert (p.hint or "").startswith(f"as {name}:{line} binds xsd:, xsd:"), str(p)
+        assert (p.hint or "").endswith(
+            "mend that @prefix (write @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .) "
+            "first"), str(p)
+
+
 def test_a_prefix_of_the_files_own_namespace_is_no_near_miss(tmp_path: Path) -> None:
     # a namespace that merely resembles a standard one in another scheme is still the file's
     sh = "@prefix sh:   <http://www.w3.org/ns/shacl#> ."
