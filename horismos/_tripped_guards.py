@@ -13,7 +13,10 @@ forbidden group must be a ``FILTER NOT EXISTS`` (or ``FILTER (!EXISTS …)``) ev
 passes, of the one triple ``?this :p ?v`` with ``?v`` a variable bound nowhere outside it,
 and ``:p`` written on the focus on every way to the step in every workflow that reaches it.
 A value compared, a second triple, a ``MINUS``: what is forbidden may be narrower than any
-value, and nothing is said.
+value, and nothing is said. A tool's own ``horis:requires``, tried at the step with the
+tool's arguments bound, is held to the same of each argument the step gives from ?this
+(``FILTER NOT EXISTS { ?order :dispensedAt ?t }`` on the notification's tool), its other
+arguments counted as bound.
 """
 
 from __future__ import annotations
@@ -26,13 +29,11 @@ from rdflib.term import Node
 from ._guard_writes import negated_groups
 from ._hazards import Hazard
 from ._held_waits import plain_triples, written_before
-from ._model import ActionStep, Step, Workflow
+from ._model import ActionStep, Step, Tool, Workflow
 from ._preconditions import Precondition
 from ._vocab import HORIS
 
 __all__ = ["tripped_guards"]
-
-_THIS = Variable("this")
 
 
 def tripped_guards(
@@ -41,34 +42,77 @@ def tripped_guards(
     name: Callable[[Node], str],
 ) -> Iterator[Hazard]:
     """A warning at each action step's ``horis:requires`` that forbids of ?this a property
-    every way to the step has written (:func:`~._held_waits.written_before`)."""
+    every way to the step has written (:func:`~._held_waits.written_before`); and at its
+    ``horis:tool`` when the tool's own ``horis:requires`` forbids it of an argument the step
+    gives from ?this."""
     held, writers = written_before(workflows, ActionStep)
     for iri in sorted(held, key=str):
         step = steps[iri]
         assert isinstance(step, ActionStep)
-        if step.requires is None:
-            continue
-        tripped = sorted(_forbidden(step.requires) & held[iri], key=str)
-        if not tripped:
-            continue
-        said = ", ".join(name(p) for p in tripped)
-        by = ", ".join(sorted({name(s) for p in tripped for s in writers.get(p, ())}))
         me = name(iri)
-        yield Hazard(
-            iri,
-            f"horis:requires forbids {said} of ?this (FILTER NOT EXISTS), which a step before "
-            f"it ({by}) writes on every way to {me}: the pattern never holds when the step is "
-            "reached, so it never runs and every instance stops there, blocked",
-            _hint(step, tripped, said, by, name),
-            HORIS.requires,
+        blocked = (
+            f"on every way to {me}: the pattern never holds when the step is reached, so it "
+            "never runs and every instance stops there, blocked"
         )
+        if step.requires is not None:
+            forbidden = _forbidden(step.requires, "this", {"this"})
+            tripped, said, by = _tripped(forbidden & held[iri], writers, name)
+            if tripped:
+                drop = f"drop the test of {said}: {by} has always written it by then"
+                guard = _guard(step.tool, "this", step.var_for, tripped, name)
+                yield Hazard(
+                    iri,
+                    f"horis:requires forbids {said} of ?this (FILTER NOT EXISTS), which a step "
+                    f"before it ({by}) writes {blocked}",
+                    f"guard {me} with what its own tool writes ({guard}), or {drop}"
+                    if guard
+                    else f"{drop}; or move {me} before {by}",
+                    HORIS.requires,
+                )
+        tool = step.tool
+        if tool is None or tool.requires is None:
+            continue
+        for arg in tool.args:
+            if step.var_for(arg.name) != "this":
+                continue
+            forbidden = _forbidden(tool.requires, arg.name, {a.name for a in tool.args})
+            tripped, said, by = _tripped(forbidden & held[iri], writers, name)
+            if not tripped:
+                continue
+            drop = f"drop its test of {said}: {by} has always written it by then"
+            guard = _guard(tool, arg.name, lambda a: a, tripped, name)
+            yield Hazard(
+                iri,
+                f"the horis:requires of its tool, {name(tool.iri)}, forbids {said} of "
+                f"?{arg.name} (FILTER NOT EXISTS), given from ?this here, which a step before "
+                f"it ({by}) writes {blocked}",
+                f"guard {name(tool.iri)} with what it writes itself ({guard}), or {drop}"
+                if guard
+                else f"{drop}; or move {me} before {by}",
+                HORIS.tool,
+            )
+            break
 
 
-def _forbidden(pre: Precondition) -> set[URIRef]:
-    """The properties ``pre`` requires ?this to have no value of at all: each ``NOT
-    EXISTS`` every solution passes that is the one triple ``?this :p ?v``, ``?v`` a variable
-    the pattern binds nowhere else."""
-    outside = pre.binds | pre.may_bind
+_Tripped = tuple[list[URIRef], str, str]
+"""What a guard forbids that is written before its step, in order; it named; and the steps
+that write it, named."""
+
+
+def _tripped(
+    props: set[URIRef], writers: Mapping[URIRef, set[URIRef]], name: Callable[[Node], str]
+) -> _Tripped:
+    tripped = sorted(props, key=str)
+    said = ", ".join(name(p) for p in tripped)
+    by = ", ".join(sorted({name(s) for p in tripped for s in writers.get(p, ())}))
+    return tripped, said, by
+
+
+def _forbidden(pre: Precondition, on: str, given: set[str]) -> set[URIRef]:
+    """The properties ``pre`` requires ``?on`` to have no value of at all: each ``NOT
+    EXISTS`` every solution passes that is the one triple ``?on :p ?v``, ``?v`` a variable
+    bound nowhere else: not by the pattern, nor ``given`` it (?this, a tool's arguments)."""
+    outside = pre.binds | pre.may_bind | given
     found = set()
     for group in negated_groups(pre.select.algebra, minus=False):
         triples = plain_triples(group)
@@ -76,7 +120,7 @@ def _forbidden(pre: Precondition) -> set[URIRef]:
             continue
         ((s, p, o),) = triples
         if (
-            s == _THIS
+            s == Variable(on)
             and isinstance(p, URIRef)
             and p != RDF.type
             and isinstance(o, Variable)
@@ -87,18 +131,20 @@ def _forbidden(pre: Precondition) -> set[URIRef]:
     return found
 
 
-def _hint(
-    step: ActionStep, tripped: list[URIRef], said: str, by: str, name: Callable[[Node], str]
-) -> str:
-    """What to write instead: the guard ``step`` most likely meant, of what its own tool
-    writes on the focus, when it writes any; else the step moved before the writer."""
-    effect = step.tool.effect if step.tool is not None else None
-    own = [] if effect is None or step.var_for(effect.subject) != "this" else effect.asserts
-    drop = f"drop the test of {said}: {by} has always written it by then"
-    for a in own:
+def _guard(
+    tool: Tool | None,
+    on: str,
+    var_for: Callable[[str], str],
+    tripped: list[URIRef],
+    name: Callable[[Node], str],
+) -> str | None:
+    """The guard most likely meant: ``FILTER NOT EXISTS { ?on :q ?v }`` of a property
+    ``:q`` the tool surely writes on ``?on`` (its effect's subject, given as ``var_for``
+    names it), other than those tripped; None when it writes none."""
+    effect = tool.effect if tool is not None else None
+    if effect is None or var_for(effect.subject) != on:
+        return None
+    for a in effect.asserts:
         if not a.optional and a.property not in tripped:
-            return (
-                f"guard {name(step.iri)} with what its own tool writes (FILTER NOT EXISTS "
-                f"{{ ?this {name(a.property)} ?v }}), or {drop}"
-            )
-    return f"{drop}; or move {name(step.iri)} before {by}"
+            return f"FILTER NOT EXISTS {{ ?{on} {name(a.property)} ?v }}"
+    return None

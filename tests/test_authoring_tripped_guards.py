@@ -153,3 +153,53 @@ def test_no_alarm_where_it_may_not_be_written(tmp_path: Path) -> None:
 
 def _tripped(found: list[Problem]) -> list[Problem]:
     return [p for p in found if "forbids" in p.message]
+
+
+TOOL_GUARDED = FILE.replace(
+    """    horis:binding "python:notify" .""",
+    """    horis:requires "FILTER NOT EXISTS { ?order :dispensedAt ?d }" ;
+    horis:binding "python:notify" .""").replace('    horis:requires "GUARD" ;\n', "")
+
+
+def test_a_tools_own_guard_the_step_before_always_trips_is_a_warning(tmp_path: Path) -> None:
+    # the guard copied onto the notification's tool, its argument given from ?this
+    path = tmp_path / "pharmacy.ttl"
+    path.write_text(TOOL_GUARDED, encoding="utf-8")
+    line = TOOL_GUARDED[: TOOL_GUARDED.index("horis:tool :pharmacy.notify")].count("\n") + 1
+    (p,) = problems(path)
+    assert (p.severity, p.line, p.node) == ("warning", line, ":Notify"), p
+    assert p.message == (
+        "the horis:requires of its tool, :pharmacy.notify, forbids :dispensedAt of ?order "
+        "(FILTER NOT EXISTS), given from ?this here, which a step before it (:Dispense) writes "
+        "on every way to :Notify: the pattern never holds when the step is reached, so it "
+        "never runs and every instance stops there, blocked"), p.message
+    assert p.hint == (
+        "guard :pharmacy.notify with what it writes itself (FILTER NOT EXISTS { ?order "
+        ":notifiedAt ?v }), or drop its test of :dispensedAt: :Dispense has always written it "
+        "by then"), p.hint
+    # given from another node than the focus, the tool's guard is about that node
+    other = TOOL_GUARDED.replace(
+        ':Notify a horis:ActionStep ;\n    horis:tool :pharmacy.notify ;\n'
+        '    horis:bind [ horis:arg "order" ; horis:var "this" ] .',
+        ':Notify a horis:ActionStep ;\n    horis:tool :pharmacy.notify ;\n'
+        '    horis:requires "?this :refills ?o" ;\n'
+        '    horis:bind [ horis:arg "order" ; horis:var "o" ] .')
+    assert other != TOOL_GUARDED
+    assert not _tripped(_found(tmp_path, "", other))
+    # the value forbidden is one the step gives: only that value is forbidden
+    valued = TOOL_GUARDED.replace(
+        """horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+    horis:effect [ horis:subject "order" ;
+        horis:asserts [ horis:property :notifiedAt""",
+        """horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ,
+                 [ horis:name "stamp" ; horis:type xsd:dateTime ] ] ;
+    horis:effect [ horis:subject "order" ;
+        horis:asserts [ horis:property :notifiedAt""").replace(
+        "FILTER NOT EXISTS { ?order :dispensedAt ?d }",
+        "FILTER NOT EXISTS { ?order :dispensedAt ?stamp }").replace(
+        '    horis:bind [ horis:arg "order" ; horis:var "this" ] .',
+        '    horis:requires "?this :notifiedAt ?s" ;\n'
+        '    horis:bind [ horis:arg "order" ; horis:var "this" ] ,\n'
+        '        [ horis:arg "stamp" ; horis:var "s" ] .')
+    assert valued.count("?stamp") == 1 and valued.count('horis:var "s"') == 1
+    assert not _tripped(_found(tmp_path, "", valued))
