@@ -322,8 +322,9 @@ _WRITTEN_BACK = {"run", "resume", "wake"}
 def _what_stays(args: argparse.Namespace) -> str:
     """What an interrupted command leaves, for its last line: a world that outlives the
     process keeps every commit, and a step interrupted mid-call left its intent, so the
-    instance, continued, does not call a tool that is not idempotent again; a world in this
-    process's memory is gone, and running again calls again what was called."""
+    instance, continued, does not call a tool that is not idempotent again — but `run --focus`
+    on a focus whose instance finished starts another; a world in this process's memory is
+    gone, and running again calls again what was called."""
     store = getattr(args, "store", None)
     command = f"{args.command} {getattr(args, 'action', '')}".strip()
     kept = store is None or ":" in store  # oxigraph:PATH, journal:PATH, sparql:
@@ -343,6 +344,18 @@ def _what_stays(args: argparse.Namespace) -> str:
             "kept, nor written to --out: running the same command again starts from the files "
             "and calls again the tools already called (keep a run's world with a persistent "
             "--store, oxigraph:PATH, journal:PATH or sparql:URL)"
+        )
+    focus = getattr(args, "focus", None)
+    if command == "run" and focus is not None:
+        # the instance may have finished all the same (a tool called inline cannot be stopped
+        # mid-call: its result lands, and the run stops after it), and `run --focus` on a
+        # focus whose instance finished starts another: told only that running again
+        # continues, a person did, and a tool that is not idempotent acted twice
+        return (
+            "what had been committed stays (an instance stopped mid-step is continued by "
+            "running the same command again; one that had finished is not: running again "
+            "starts another and calls its tools again, so first see where it stands: "
+            f"`horismos instances{f' --store {store}' if store else ''}`)"
         )
     if command != "tools call":
         return (
