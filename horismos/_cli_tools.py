@@ -5,7 +5,6 @@ guarded call, approve a payload, and the inventory CI holds the declared tools a
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import json
 import sys
@@ -15,6 +14,7 @@ from typing import Any, cast
 
 from rdflib import XSD, Literal, URIRef
 
+from . import _loop
 from ._agent import Agent
 from ._bindings.mcp import servers_in_force
 from ._call import guarded_call
@@ -416,7 +416,10 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     try:
         if lent is not None:
             lent.lend(args.world, args.store, "a call")
-        result = asyncio.run(  # catalog.call's path, with an --approval taken only when issued
+        # catalog.call's path, with an --approval taken only when issued; on the kept loop,
+        # which keeps the answer of a call a Ctrl-C came too late to stop (a tool called
+        # inline): asyncio.run dropped it, and the call that landed was said to be in doubt
+        result = _loop.run(
             guarded_call(
                 catalog,
                 tool,

@@ -15,7 +15,9 @@ behind never reaches another run. Everything else ``asyncio.run`` does is done p
 the coroutine runs as a task in a copy of the caller's context (a ContextVar a run sets does
 not leak into the next), the loop is the thread's current one only while it runs, and in the
 main thread Ctrl-C cancels the run's task, so its ``finally`` blocks (bindings closed, claims
-released) run before ``KeyboardInterrupt`` is raised. Called from a running loop it raises as
+released) run before ``KeyboardInterrupt`` is raised — unless the run had ended by then (it
+waited no more: its last tool called inline, which no Ctrl-C stops, then its commit), when its
+result is returned, not dropped as asyncio drops it. Called from a running loop it raises as
 ``asyncio.run`` does. A process forked from one holding a loop never touches the inherited
 loop (its epoll instance is shared with the parent's): it makes its own.
 """
@@ -93,6 +95,18 @@ class _Interrupt:
         return "<horismos run interrupt>"
 
 
+async def _kept(coro: Coroutine[Any, Any, T], ended: list[T]) -> T:
+    """``coro``, its result kept in ``ended`` as it returns. A Ctrl-C cancels the run's task,
+    and the cancellation reaches it only where it next waits; a run that waits no more — its
+    last step's tool called in place (``horis:inline``), which a Ctrl-C cannot stop, then
+    its commit — ends with its result dropped by asyncio, the task marked cancelled. The
+    command said "interrupted" of an instance (a call) that had finished and landed, and
+    running it again, as told, charged a second time."""
+    value = await coro
+    ended.append(value)
+    return value
+
+
 class _Kept:
     """One thread's loop, made in this process."""
 
@@ -103,9 +117,13 @@ class _Kept:
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """``coro`` as a task in a copy of the current context, as ``asyncio.Runner.run``."""
         loop = self.loop
-        task = loop.create_task(coro, context=contextvars.copy_context())
+        main = threading.current_thread() is threading.main_thread()
+        ended: list[T] = []  # what ``coro`` returned, should a Ctrl-C's cancellation drop it
+        task = loop.create_task(
+            _kept(coro, ended) if main else coro, context=contextvars.copy_context()
+        )
         interrupt: _Interrupt | None = None
-        if threading.current_thread() is threading.main_thread():
+        if main:
             interrupt = _Interrupt(loop, task)  # Ctrl-C's, and SIGTERM's through stop_main
             if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
                 try:
@@ -119,6 +137,8 @@ class _Kept:
             return loop.run_until_complete(task)
         except asyncio.CancelledError:
             if interrupt is not None and interrupt.count > 0 and task.uncancel() == 0:
+                if ended:  # it had run to its end: nothing was stopped, and it says what landed
+                    return ended[0]
                 raise KeyboardInterrupt() from None
             raise
         finally:

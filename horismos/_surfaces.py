@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rdflib import URIRef
 
+from . import _loop
 from ._call import CallResult, approval_fingerprint, guarded_call, reconcile_call
 from ._catalog import ToolIndex
 from ._discovery import Discovery, discover
@@ -78,7 +79,7 @@ class Catalog(ToolIndex):
         after its answer was lost: a call with a key a call was made with calls nothing and
         answers what that call answered (``result.replayed``), or is refused when its
         arguments differ (``idempotency_key_reused``) or that call is in flight or in doubt."""
-        return asyncio.run(
+        return _loop.run(  # as Agent.run: an answer a Ctrl-C came too late to stop is kept
             self.acall(
                 name,
                 args,

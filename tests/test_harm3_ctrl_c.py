@@ -1,14 +1,18 @@
-"""Ctrl-C during `horismos run --focus` on a kept world (`journal:PATH`) while a slow tool
-that is not idempotent is being called, then the same command again, as the interrupted run
-told the person to do.
+"""Ctrl-C during `horismos run --focus` or `horismos tools call` on a kept world
+(`journal:PATH`) while a slow tool that is not idempotent is being called, then the same
+command again, as the interrupted command told the person to do.
 
 A tool called inline (`horis:inline true`) runs on the loop's thread, so a first Ctrl-C
-cannot stop it: the call ends, its result lands, the instance finishes, and only then does
-the run stop, saying "interrupted; … an instance stopped mid-step is continued by running
-the same command again". The focus's instance had finished, so running again started
-another and the tool charged twice. The message now says that a finished instance is not
-continued, and where to look first. A second Ctrl-C (0.3 s later) stops the call itself:
-its intent stays, and the run again holds the call in doubt. Neither prints a traceback.
+cannot stop it: the call ended, its result landed, the instance finished, and the command
+then said "interrupted; … an instance stopped mid-step is continued by running the same
+command again" (`tools call`: "… a call stopped … is in doubt"), exit 130, with no word of
+what had landed — the coroutine had run to its end without waiting again, so asyncio marked
+its task cancelled and dropped its result. Running again started another instance (made
+another call) and the tool charged twice. The command now reports what landed, as it would
+have without the Ctrl-C; and an interrupted `run --focus` no longer says only that running
+again continues (an instance that finished is started anew). A second Ctrl-C (0.3 s later)
+stops the call itself: its intent stays, and the command again holds the call in doubt.
+Neither prints a traceback.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from test_client_retries import _env, ledger, shop
 
 BILLED = "bill http://example.org/pay#o1"
 RUN = ("run", "pay.ttl", "--tools", "payments.py", "--store", "journal:world", "--focus", ":o1")
+CALL = ("tools", "call", "t.bill", "pay.ttl", "--tools", "payments.py", "--store",
+        "journal:world", "--args", '{"order": ":o1"}')
 
 
 def _inline(root: Path) -> None:
@@ -35,9 +41,10 @@ def _inline(root: Path) -> None:
         'horis:binding "python:payments.bill" ; horis:inline true ;'))
 
 
-def _interrupted(root: Path, gaps: list[float]) -> subprocess.CompletedProcess[str]:
-    """The run, given a Ctrl-C once its tool has begun to act and one after each gap."""
-    proc = subprocess.Popen([sys.executable, "-m", "horismos", *RUN], cwd=root,
+def _interrupted(root: Path, gaps: list[float],
+                 command: tuple[str, ...] = RUN) -> subprocess.CompletedProcess[str]:
+    """The command, given a Ctrl-C once its tool has begun to act and one after each gap."""
+    proc = subprocess.Popen([sys.executable, "-m", "horismos", *command], cwd=root,
                             env=_env(root, 1.5), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=sigint_at(signal.default_int_handler))
@@ -62,25 +69,43 @@ def test_ctrl_c_mid_call_then_the_same_run_again_charges_once(tmp_path, inline, 
         _inline(tmp_path)
     horismos_load(tmp_path, "journal:world", "world.ttl")
     first = _interrupted(tmp_path, gaps)
-    assert first.returncode == 130, first.stdout + first.stderr
     assert "Traceback" not in first.stdout + first.stderr
+    if inline and not gaps:  # the call could not be stopped: it landed, and is said to have
+        assert first.returncode == 0, first.stdout + first.stderr
+        assert ":Pay :o1: completed after 1 step" in first.stdout, first.stdout
+        assert "interrupted" not in first.stderr, first.stderr
+        assert ledger(tmp_path) == [BILLED]
+        return  # running again starts another instance: `run --focus` on purpose
+    assert first.returncode == 130, first.stdout + first.stderr
     said = first.stderr.strip().splitlines()[-1]
     assert said.startswith("horismos run: interrupted; what had been committed stays"), said
-    listed = subprocess.run([sys.executable, "-m", "horismos", "instances", "--store",
-                             "journal:world"], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=60)
-    finished = " completed " in listed.stdout
-    # the inline call once interrupted lands; any other is stopped with its intent left
-    assert finished == (inline and not gaps), listed.stdout
-    # it said running again continues an instance stopped mid-step, and nothing else: the
-    # person ran again, and a finished focus got a second instance, its tool a second charge
+    # it said running again continues an instance stopped mid-step, and nothing else; one
+    # that had finished (a Ctrl-C after its last commit) is started anew by running again
     assert "one that had finished is not" in said, said
     assert "horismos instances --store journal:world" in said, said
-    if finished:
-        return  # running again starts another instance: `run --focus` on purpose
     again = subprocess.run([sys.executable, "-m", "horismos", *RUN], cwd=tmp_path,
                            env=_env(tmp_path), capture_output=True, text=True, timeout=60)
     assert again.returncode == 1, again.stdout + again.stderr
     assert "is not called again" in again.stdout, again.stdout
     assert "Traceback" not in again.stdout + again.stderr
+    assert ledger(tmp_path) == [BILLED]
+
+
+@pytest.mark.parametrize("gaps", [[], [0.3]], ids=["once", "twice"])
+def test_ctrl_c_mid_inline_call_then_the_same_call_again_charges_once(tmp_path, gaps) -> None:
+    shop(tmp_path)
+    _inline(tmp_path)
+    horismos_load(tmp_path, "journal:world", "world.ttl")
+    first = _interrupted(tmp_path, gaps, CALL)
+    assert "Traceback" not in first.stdout + first.stderr
+    if not gaps:  # it landed: said so, where it said "interrupted … in doubt" and exit 130
+        assert first.returncode == 0, first.stdout + first.stderr
+        assert first.stdout.startswith("t.bill(order=:o1): completed"), first.stdout
+        assert ledger(tmp_path) == [BILLED]
+        return  # the same call again is another call, as without the Ctrl-C
+    assert first.returncode == 130, first.stdout + first.stderr
+    assert "is in doubt" in first.stderr, first.stderr
+    again = subprocess.run([sys.executable, "-m", "horismos", *CALL], cwd=tmp_path,
+                           env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert again.returncode == 5 and "outcome_unknown" in again.stdout, again.stdout
     assert ledger(tmp_path) == [BILLED]
