@@ -109,3 +109,43 @@ def test_ctrl_c_mid_inline_call_then_the_same_call_again_charges_once(tmp_path, 
                            env=_env(tmp_path), capture_output=True, text=True, timeout=60)
     assert again.returncode == 5 and "outcome_unknown" in again.stdout, again.stdout
     assert ledger(tmp_path) == [BILLED]
+
+
+CTRL_C_AT_CLOSE = """
+import os, signal, sys
+from horismos._cli import main
+real, armed = os.fsync, []
+def fsync(fd):
+    if armed:  # once the command has ended: in the store's close at exit
+        armed.clear()
+        open("ctrl-c-at-close", "w").close()
+        signal.raise_signal(signal.SIGINT)
+    return real(fd)
+os.fsync = fsync
+code = main(sys.argv[1:])
+armed.append(True)
+sys.exit(code)
+"""
+"""``python -c CTRL_C_AT_CLOSE ARGS…``: ``horismos ARGS…`` given a Ctrl-C as the journal
+store it left open is closed at exit, where a second Ctrl-C pressed as a command ends lands
+(a sweep of the second one's timing hit it for one call in three)."""
+
+
+def test_ctrl_c_as_the_store_closes_at_exit_is_no_traceback(tmp_path) -> None:
+    """`tools call` leaves its store to be closed at exit; a Ctrl-C there printed "Exception
+    ignored in atexit callback" and a traceback from inside the journal's snapshot, which it
+    left half written. The close is now finished first, and the call answered again."""
+    shop(tmp_path)
+    horismos_load(tmp_path, "journal:world", "world.ttl")
+    keyed = (*CALL, "--idempotency-key", "k1")
+    first = subprocess.run([sys.executable, "-c", CTRL_C_AT_CLOSE, *keyed], cwd=tmp_path,
+                           env=_env(tmp_path), capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL,
+                           preexec_fn=sigint_at(signal.default_int_handler))
+    assert (tmp_path / "ctrl-c-at-close").exists(), first.stderr  # the Ctrl-C was pressed
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "Traceback" not in first.stderr, first.stderr
+    again = subprocess.run([sys.executable, "-m", "horismos", *keyed], cwd=tmp_path,
+                           env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "replayed" in again.stdout, again.stdout + again.stderr
+    assert ledger(tmp_path) == [BILLED]

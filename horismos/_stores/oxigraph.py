@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import re
+import signal
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -378,11 +379,22 @@ class OxigraphStore(Store):
 
     def close_at_exit(self) -> None:
         """:meth:`close`, for a process that never called it: what it raises said in one line
-        on stderr, where the interpreter printed a traceback for an exit hook's error."""
+        on stderr, where the interpreter printed a traceback for an exit hook's error. The
+        command has ended by then, so a Ctrl-C (a second one, pressed as it ended) has
+        nothing left to stop but this close, and is held off until it is done: it printed a
+        traceback from inside the journal's snapshot, left half written for the next open."""
+        held = threading.current_thread() is threading.main_thread() and (
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        )
+        if held:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             self.close()
         except StoreError as e:
             print(f"horismos: error: {e}", file=sys.stderr)
+        finally:
+            if held:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def _persist(self) -> None:
         """Write the kept digest into the store (replacing any), then flush."""
