@@ -247,8 +247,27 @@ def _on_sigterm() -> _Terminate | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` and run the command; returns the exit code."""
-    argv = sys.argv[1:] if argv is None else argv
+    """Parse ``argv`` and run the command; returns the exit code. Run as the process's own
+    command (``argv`` not given), a Ctrl-C once the command has ended is ignored: it could
+    only cut short the process's exit (a store's close, its snapshot half written) and turn
+    the exit code the command chose into a death by SIGINT."""
+    if argv is None:
+        try:
+            return _main_argv(sys.argv[1:])
+        finally:
+            _ignore_late_interrupts()
+    return _main_argv(argv)
+
+
+def _ignore_late_interrupts() -> None:
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _main_argv(argv: Sequence[str]) -> int:
     try:  # the command not started yet: nothing to say of what stays
         top = parser(argv)
         _misspelt_command(top, argv)
