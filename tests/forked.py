@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import json
 import os
+import resource
 import select
 import signal
 import subprocess
@@ -79,11 +80,14 @@ _zygote: _Zygote | None = None
 
 def horismos_forked(
     cwd: Path | str, *args: str, env: Mapping[str, str] | None = None, input: str | None = None,
-    timeout: float | None = None, script: Path | None = None,
+    timeout: float | None = None, script: Path | None = None, file_size: int | None = None,
+    ignore: tuple[int, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
     """``horismos ARGS`` (or ``python SCRIPT ARGS``) run in ``cwd``: its exit code (``-N``:
     killed by signal N), stdout and stderr. Past ``timeout`` it is killed and
-    :class:`subprocess.TimeoutExpired` raised, as ``subprocess.run`` does."""
+    :class:`subprocess.TimeoutExpired` raised, as ``subprocess.run`` does. It starts with the
+    signals ``ignore`` names ignored and, given ``file_size``, may write no file past that
+    many bytes (RLIMIT_FSIZE), as a ``preexec_fn`` would start a fresh one."""
     global _zygote
     env = dict(os.environ if env is None else env)
     command = [sys.executable, *([str(script)] if script else ["-m", "horismos"]), *args]
@@ -91,9 +95,16 @@ def horismos_forked(
         _zygote = _Zygote()
     zygote = _zygote
     if _startup(env) != _startup(zygote.env) or not zygote.lock.acquire(blocking=False):
+        def limits() -> None:
+            for signum in ignore:
+                signal.signal(signum, signal.SIG_IGN)
+            if file_size is not None:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+
         return subprocess.run(command, cwd=cwd, env=env, input=input, capture_output=True,
                               text=True, timeout=timeout,  # an empty stdin, as a child's is
-                              stdin=subprocess.DEVNULL if input is None else None)
+                              stdin=subprocess.DEVNULL if input is None else None,
+                              preexec_fn=limits if ignore or file_size is not None else None)
     try:
         with tempfile.TemporaryDirectory(prefix="forked-") as tmp:
             files = {name: Path(tmp) / name for name in ("stdin", "stdout", "stderr")}
@@ -103,6 +114,7 @@ def horismos_forked(
                 files["stdin"].write_text(input)
             request = {"args": list(args), "cwd": str(Path(cwd).resolve()), "env": env,
                        "script": str(script) if script else None,
+                       "ignore": [int(signum) for signum in ignore], "file_size": file_size,
                        **{name: str(path) for name, path in files.items()}}
             assert zygote.process.stdin is not None
             zygote.process.stdin.write(json.dumps(request).encode() + b"\n")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from forked import horismos_forked
 from listening import free_port
-from test_cli import ROOT, TOOLS, TRIAGE, WORLD, _files_up_to, horismos, no_traceback
+from test_cli import ROOT, TOOLS, TRIAGE, WORLD, horismos, no_traceback
 
 
 def test_a_trace_the_disk_refuses_is_named_with_what_to_do(tmp_path: Path) -> None:
@@ -57,9 +57,9 @@ def test_a_digest_the_store_cannot_write_on_closing_is_said_once_in_words(
     for margin in range(500, 8000, 250):
         shutil.rmtree(tmp_path / "st", ignore_errors=True)
         shutil.copytree(made, tmp_path / "st")
-        p = subprocess.run([sys.executable, "-m", "horismos", "run", *TRIAGE, *TOOLS, "--all",
-                            "--store", "oxigraph:st"], cwd=tmp_path, capture_output=True,
-                           text=True, timeout=120, preexec_fn=_files_up_to(largest + margin))
+        p = horismos_forked(tmp_path, "run", *TRIAGE, *TOOLS, "--all", "--store",
+                            "oxigraph:st", timeout=120, file_size=largest + margin,
+                            ignore=(signal.SIGXFSZ,))
         no_traceback(p)
         said.append(p.stderr)
         if "on closing" in p.stderr and "also:" not in p.stderr:  # not after its commit's
@@ -280,13 +280,11 @@ def test_ctrl_c_after_commits_says_interrupted_when_the_digest_is_refused_too(
 
     def run(margin: int) -> subprocess.CompletedProcess[str]:
         shutil.rmtree(tmp_path / "st", ignore_errors=True)
-        return subprocess.run(
-            [sys.executable, "-m", "horismos", "run", *TRIAGE, *WORLD, "--tools",
-             "ehr_client.py", "--all", "--store", "oxigraph:st"], cwd=tmp_path,
-            capture_output=True, text=True, timeout=120,
+        return horismos_forked(
+            tmp_path, "run", *TRIAGE, *WORLD, "--tools", "ehr_client.py", "--all", "--store",
+            "oxigraph:st", timeout=120, ignore=(signal.SIGXFSZ,),
             env={**os.environ, "MARGIN": str(margin),
-                 "REAL_TOOLS": str(ROOT / "examples" / "triage" / "ehr_client.py")},
-            preexec_fn=lambda: signal.signal(signal.SIGXFSZ, signal.SIG_IGN))
+                 "REAL_TOOLS": str(ROOT / "examples" / "triage" / "ehr_client.py")})
 
     for _ in range(2):  # the search again, should RocksDB's log differ from the runs it made
         low, high = 0, 1 << 16

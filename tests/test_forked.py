@@ -3,6 +3,8 @@ it for their exit codes, output, timeouts and separation from one another."""
 
 from __future__ import annotations
 
+import errno
+import signal
 import subprocess
 import threading
 from pathlib import Path
@@ -16,6 +18,12 @@ if what == "sleep":
     time.sleep(30)
 elif what == "term":
     os.kill(os.getpid(), signal.SIGTERM)
+elif what == "write":  # past a file size limit: the write refused, or the process killed
+    try:
+        with open("big", "wb") as f:
+            f.write(b"x" * 4096)
+    except OSError as e:
+        print(e.errno)
 elif what == "show":
     print(os.getcwd(), os.environ.get("FORKED_MARK", "-"), sys.stdin.read() or "-")
     os.environ["FORKED_MARK"] = "left"
@@ -41,6 +49,19 @@ def test_a_command_past_its_timeout_is_killed_and_the_next_one_answers_for_itsel
 def test_a_command_killed_by_a_signal_answers_minus_its_number(
         tmp_path: Path, script: Path) -> None:
     assert horismos_forked(tmp_path, "term", script=script).returncode == -15
+
+
+def test_a_file_size_limit_and_ignored_signals_are_set_as_a_preexec_fn_sets_them(
+        tmp_path: Path, script: Path) -> None:
+    """``file_size`` and ``ignore`` start the command as ``_files_up_to``'s ``preexec_fn`` starts
+    a fresh one: its write past the limit fails with EFBIG, and a signal ignored does not end
+    it."""
+    limited = horismos_forked(tmp_path, "write", script=script, file_size=1000,
+                              ignore=(signal.SIGXFSZ,))
+    assert (limited.returncode, limited.stdout) == (0, f"{errno.EFBIG}\n"), limited.stderr
+    assert horismos_forked(tmp_path, "write", script=script).stdout == ""  # none by default
+    assert horismos_forked(tmp_path, "term", script=script,
+                           ignore=(signal.SIGTERM,)).returncode == 0
 
 
 def test_folder_environment_and_stdin_are_each_commands_own(

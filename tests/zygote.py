@@ -14,7 +14,9 @@ start their own.
 
 Protocol: one JSON request a line on stdin (``args``, ``cwd``, ``env``, ``stdin``, ``stdout``,
 ``stderr``: file paths; ``script``: a file to run as ``__main__`` instead of the ``horismos``
-module); for each, two lines on stdout: the child's pid, then its exit code as
+module; ``file_size``: RLIMIT_FSIZE, and ``ignore``: signals ignored, both set before the
+command runs, as a ``preexec_fn`` sets them between a fresh one's fork and exec); for each,
+two lines on stdout: the child's pid, then its exit code as
 :attr:`subprocess.Popen.returncode` says it (``-N`` for signal N). One command at a time.
 """
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import runpy
 import signal
 import sys
@@ -48,6 +51,10 @@ def child(request: dict[str, Any], requests: BinaryIO, replies: int) -> None:
         os.dup2(opened, fd)
         os.close(opened)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    for signum in request.get("ignore", ()):
+        signal.signal(signum, signal.SIG_IGN)
+    if request.get("file_size") is not None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (request["file_size"],) * 2)
     script = request.get("script")
     if script:
         sys.argv = [script, *request["args"]]
