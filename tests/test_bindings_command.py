@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
 from rdflib import Namespace, URIRef
 
 from horismos import Agent, AuthoringError, World
@@ -145,8 +146,9 @@ def _run_in_background(tmp_path: Path, defs: str) -> subprocess.Popen[bytes]:
     """``horismos run --focus :p1`` of ``defs`` on an on-disk store holding the world, started
     and left running: a test kills it mid-call."""
     agent_for(tmp_path, defs)
-    subprocess.run([*HORISMOS, "load", "world.ttl", "--store", "oxigraph:store"], cwd=tmp_path,
-                   check=True, capture_output=True)
+    loaded = horismos_forked(tmp_path, "load", "world.ttl", "--store", "oxigraph:store",
+                             timeout=120)
+    assert loaded.returncode == 0, loaded.stderr
     return subprocess.Popen([*HORISMOS, "run", "defs.ttl", "--store", "oxigraph:store",
                              "--focus", ":p1"], cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -492,8 +494,8 @@ def test_a_program_does_not_outlive_a_run_killed_mid_call(tmp_path, root) -> Non
     assert not _alive(program)
     time.sleep(3.5)  # past when it would have acted
     assert not ledger.exists()
-    again = subprocess.run([*HORISMOS, "run", "defs.ttl", "--store", "oxigraph:store", "--focus",
-                            ":p1"], cwd=tmp_path, capture_output=True, text=True)
+    again = horismos_forked(tmp_path, "run", "defs.ttl", "--store", "oxigraph:store", "--focus",
+                            ":p1", timeout=120)
     assert again.returncode == 1 and "tools reconcile t.charge" in again.stdout, again.stdout
 
 
@@ -533,9 +535,7 @@ def test_catalog_and_validate_see_command_bindings(tmp_path, root) -> None:
     assert entries["t.echo"].readiness == "model_callable"
     assert entries["t.gone"].readiness == "catalog_only"
     assert URIRef(EX["t.echo"]) in agent.definitions.tools
-    out = __import__("subprocess").run(
-        [sys.executable, "-m", "horismos", "validate", str(tmp_path / "defs.ttl")],
-        capture_output=True, text=True)
+    out = horismos_forked(tmp_path, "validate", str(tmp_path / "defs.ttl"), timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "program 'no-such-program-here' is not found on PATH" in out.stdout
 

@@ -659,7 +659,6 @@ def test_a_stdio_server_does_not_outlive_a_run_killed_mid_call(tmp_path: Path) -
     its own, finished the call and charged seconds later, after the step was found in doubt,
     when an operator who had checked and seen nothing yet would clear it and call again. It
     dies with the run, so what the call did is done by the time anyone checks."""
-    import os
     import signal
     import time
 
@@ -680,8 +679,8 @@ def test_a_stdio_server_does_not_outlive_a_run_killed_mid_call(tmp_path: Path) -
     (tmp_path / "world.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
     horismos = [sys.executable, "-m", "horismos"]
     store = ("--store", "oxigraph:store")
-    subprocess.run([*horismos, "load", "world.ttl", *store], cwd=tmp_path, check=True,
-                   capture_output=True)
+    loaded = horismos_forked(tmp_path, "load", "world.ttl", *store, timeout=120)
+    assert loaded.returncode == 0, loaded.stderr
     run = subprocess.Popen([*horismos, "run", "defs.ttl", *store, "--focus", ":p1"],
                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     started = tmp_path / "started"
@@ -706,6 +705,5 @@ def test_a_stdio_server_does_not_outlive_a_run_killed_mid_call(tmp_path: Path) -
     assert not alive(server)
     time.sleep(3.5)  # past when it would have charged
     assert not (tmp_path / "ledger.txt").exists()
-    again = subprocess.run([*horismos, "run", "defs.ttl", *store, "--focus", ":p1"],
-                           cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ))
+    again = horismos_forked(tmp_path, "run", "defs.ttl", *store, "--focus", ":p1", timeout=120)
     assert again.returncode == 1 and "tools reconcile t.charge" in again.stdout, again.stdout

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -881,15 +880,6 @@ def test_world_data_ending_inside_a_statement_is_said_at_its_last_line(tmp_path:
     assert load.stderr.startswith("horismos load: c.ttl:2: the file ends inside"), load.stderr
 
 
-def _files_up_to(size: int) -> Callable[[], None]:
-    """A ``preexec_fn``: the child may write no file past ``size`` bytes (RLIMIT_FSIZE, a
-    real limit of the system's), a write past it failing with EFBIG, not killing it."""
-    def limit() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-    return limit
-
-
 @pytest.mark.parametrize(("command", "code"), [
     (["load", "big.ttl", "--store", "oxigraph:st"], 1),
     (["run", *TRIAGE, "--world", "big.ttl", "--store", "oxigraph:st", "--all"], 2)])
@@ -901,9 +891,8 @@ def test_a_store_that_cannot_write_says_so_not_that_the_file_cannot_be_read(
         f.write("@prefix : <http://x/> .\n")
         f.writelines(f':s{i} :p "value number {i}, padded to make a store file grow" .\n'
                      for i in range(50_000))
-    p = subprocess.run([sys.executable, "-m", "horismos", *command], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120,
-                       preexec_fn=_files_up_to(256 * 1024))
+    p = horismos_forked(tmp_path, *command, timeout=120, file_size=256 * 1024,
+                        ignore=(signal.SIGXFSZ,))
     if "cannot open the store" in p.stderr:
         pytest.skip(f"this RocksDB cannot open a store under the limit: {p.stderr}")
     no_traceback(p)

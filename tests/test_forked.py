@@ -53,9 +53,9 @@ def test_a_command_killed_by_a_signal_answers_minus_its_number(
 
 def test_a_file_size_limit_and_ignored_signals_are_set_as_a_preexec_fn_sets_them(
         tmp_path: Path, script: Path) -> None:
-    """``file_size`` and ``ignore`` start the command as ``_files_up_to``'s ``preexec_fn`` starts
-    a fresh one: its write past the limit fails with EFBIG, and a signal ignored does not end
-    it."""
+    """``file_size`` and ``ignore`` start the command as a ``preexec_fn`` setting RLIMIT_FSIZE
+    and SIGXFSZ ignored starts a fresh one: its write past the limit fails with EFBIG (not
+    killing it), and a signal ignored does not end it."""
     limited = horismos_forked(tmp_path, "write", script=script, file_size=1000,
                               ignore=(signal.SIGXFSZ,))
     assert (limited.returncode, limited.stdout) == (0, f"{errno.EFBIG}\n"), limited.stderr

@@ -9,8 +9,6 @@ would run forever — a paging tool that never says it is done. Every instance h
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -143,10 +141,8 @@ def test_cli_run_warns_of_the_cycle_before_its_first_call_as_validate_does(tmp_p
     (tmp_path / "feeds.py").write_text(
         "def fetch(feed):\n    print('called', flush=True)\n    return {'page': [1]}\n",
         encoding="utf-8")
-    args = [sys.executable, "-m", "horismos", "run", "defs.ttl", "--world", "world.ttl",
-            "--tools", "feeds", "--focus", ":f1"]
-    p = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                       stdin=subprocess.DEVNULL)
+    args = ["run", "defs.ttl", "--world", "world.ttl", "--tools", "feeds", "--focus", ":f1"]
+    p = horismos_forked(tmp_path, *args, timeout=120)
     assert p.returncode == 1 and "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
     warned = [line for line in p.stderr.splitlines() if ": warning: " in line]
     assert any("on a cycle (:Page → :Page)" in w and "t.fetch is not idempotent" in w
@@ -155,8 +151,7 @@ def test_cli_run_warns_of_the_cycle_before_its_first_call_as_validate_does(tmp_p
     validated = horismos_forked(tmp_path, "validate", "defs.ttl", "--world", "world.ttl",
                                 timeout=120)
     assert warned == [line for line in validated.stdout.splitlines() if ": warning: " in line]
-    quiet = subprocess.run([*args, "--quiet"], cwd=tmp_path, capture_output=True, text=True,
-                           timeout=120, stdin=subprocess.DEVNULL)
+    quiet = horismos_forked(tmp_path, *args, "--quiet", timeout=120)
     assert quiet.returncode == 1 and ": warning: " not in quiet.stdout + quiet.stderr
 
 

@@ -619,18 +619,17 @@ def test_a_cli_approve_given_twice_is_refused_and_records_nothing(tmp_path) -> N
     (tmp_path / "defs.ttl").write_text(definitions(APPROVAL), encoding="utf-8")
     (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
     (tmp_path / "tools.py").write_text("def discharge(patient, queue):\n    return {'ref': 'D'}\n")
-    horismos = [sys.executable, "-m", "horismos"]
     store = ["--store", "oxigraph:store"]
-    subprocess.run([*horismos, "load", "world.ttl", *store], cwd=tmp_path, check=True,
-                   capture_output=True)
-    ran = subprocess.run([*horismos, "run", "defs.ttl", *store, "--tools", "tools.py", "--focus",
-                          ":p1"], cwd=tmp_path, capture_output=True, text=True)
+    loaded = horismos_forked(tmp_path, "load", "world.ttl", *store, timeout=120)
+    assert loaded.returncode == 0, loaded.stderr
+    ran = horismos_forked(tmp_path, "run", "defs.ttl", *store, "--tools", "tools.py", "--focus",
+                          ":p1", timeout=120)
     assert ran.returncode == 3, ran.stdout + ran.stderr
     iid = ran.stdout.split("Instance ")[1].split()[0]
     fp = ran.stdout.split("Fingerprint: ")[1].split()[0]
-    approve = [*horismos, "approve", "defs.ttl", *store, "--instance", iid, "--fingerprint", fp]
-    assert subprocess.run(approve, cwd=tmp_path, capture_output=True).returncode == 0
-    again = subprocess.run(approve, cwd=tmp_path, capture_output=True, text=True)
+    approve = ["approve", "defs.ttl", *store, "--instance", iid, "--fingerprint", fp]
+    assert horismos_forked(tmp_path, *approve, timeout=120).returncode == 0
+    again = horismos_forked(tmp_path, *approve, timeout=120)
     assert again.returncode == 2 and "approved already" in again.stderr, again.stderr
 
 

@@ -6,7 +6,6 @@ import asyncio
 import datetime as dt
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -292,12 +291,8 @@ def test_a_short_id_no_instance_has_is_answered_by_the_index_once_it_holds_every
     (tmp_path / "export.nq").write_text(
         f"<urn:horismos:instance:abcdef0200> <{RDF.type}> <{HORIS.Instance}> <{INSTANCES}> .\n"
     )
-    subprocess.run(
-        [sys.executable, "-m", "horismos", "load", "export.nq", "--store", store],
-        cwd=tmp_path,
-        check=True,
-        capture_output=True,
-    )
+    loaded = horismos_forked(tmp_path, "load", "export.nq", "--store", store, timeout=120)
+    assert loaded.returncode == 0, loaded.stderr
     world = World.open(store)
     assert str(stored.find_instance(world.store, "abcdef02")) == "urn:horismos:instance:abcdef0200"
     assert stored.find_instance(world.store, "abcdef01") == unfiled  # indexed anew
