@@ -148,10 +148,8 @@ def run_until_killed(cwd: Path, point: str, *command: str, kind: str = "oxigraph
 
 
 def resume(cwd: Path, *args: str, kind: str = "oxigraph") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        horismos("resume", "pay.ttl", "--store", f"{kind}:store", "--tools", "payments.py",
-                 *args), cwd=cwd, env=environ(cwd, None), capture_output=True, text=True,
-        timeout=300)
+    return horismos_forked(cwd, "resume", "pay.ttl", "--store", f"{kind}:store", "--tools",
+                           "payments.py", *args, env=environ(cwd, None), timeout=300)
 
 
 def ledger(cwd: Path) -> list[str]:
@@ -213,9 +211,8 @@ def test_killed_during_a_non_idempotent_call_is_not_called_again(shop, point, ki
     assert done.returncode == 0, done.stdout + done.stderr
     assert ledger(shop) == [*acted, f"notify {P.o1}"]
 
-    replayed = subprocess.run(horismos("replay", "recover.jsonl", "pay.ttl", "--tools",
-                                       "payments.py"), cwd=shop, env=environ(shop, None),
-                              capture_output=True, text=True, timeout=300)
+    replayed = horismos_forked(shop, "replay", "recover.jsonl", "pay.ttl", "--tools",
+                               "payments.py", env=environ(shop, None), timeout=300)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
 
 
@@ -231,18 +228,16 @@ def test_an_approval_a_killed_call_took_is_not_taken_again_by_the_loop_back(shop
         ":Checked a horis:WaitStep ; horis:reason \"Ask the provider.\" ;\n"
         "    horis:wake horis:OperatorInput ; horis:delivery horis:Final ;\n"
         "    horis:until \"?this :checked true .\" ; horis:next :Charge ."))
-    asked = subprocess.run(
-        horismos("run", "pay.ttl", "--world", "world.ttl", "--store", "oxigraph:store",
-                 "--tools", "payments.py", "--focus", ":o1"),
-        cwd=shop, env=environ(shop, None), capture_output=True, text=True, timeout=300)
+    asked = horismos_forked(shop, "run", "pay.ttl", "--world", "world.ttl", "--store",
+                            "oxigraph:store", "--tools", "payments.py", "--focus", ":o1",
+                            env=environ(shop, None), timeout=300)
     assert asked.returncode == 3, asked.stdout + asked.stderr  # waits for approval
     iid = re.search(r"urn:horismos:instance:\w+", asked.stdout)
     fp = re.search(r"Fingerprint: (\w+)", asked.stdout)
     assert iid is not None and fp is not None
-    approved = subprocess.run(
-        horismos("approve", "pay.ttl", "--store", "oxigraph:store", "--instance", iid[0],
-                 "--fingerprint", fp[1]),
-        cwd=shop, env=environ(shop, None), capture_output=True, text=True, timeout=300)
+    approved = horismos_forked(shop, "approve", "pay.ttl", "--store", "oxigraph:store",
+                               "--instance", iid[0], "--fingerprint", fp[1],
+                               env=environ(shop, None), timeout=300)
     assert approved.returncode == 0, approved.stdout + approved.stderr
     run_until_killed(shop, "charge-after", "resume", "pay.ttl", "--store", "oxigraph:store",
                      "--tools", "payments.py", "--instance", iid[0])
@@ -250,10 +245,9 @@ def test_an_approval_a_killed_call_took_is_not_taken_again_by_the_loop_back(shop
 
     unknown = resume(shop, "--instance", iid[0])
     assert unknown.returncode == 3 and "not called again" in unknown.stdout  # at :Checked
-    cleared = subprocess.run(
-        horismos("tools", "reconcile", "t.charge", "pay.ttl", "--store", "oxigraph:store",
-                 "--tools", "payments.py", "--args", '{"order": ":o1"}'),
-        cwd=shop, env=environ(shop, None), capture_output=True, text=True, timeout=300)
+    cleared = horismos_forked(shop, "tools", "reconcile", "t.charge", "pay.ttl", "--store",
+                              "oxigraph:store", "--tools", "payments.py", "--args",
+                              '{"order": ":o1"}', env=environ(shop, None), timeout=300)
     assert cleared.returncode == 0, cleared.stdout + cleared.stderr
     back = resume(shop, "--instance", iid[0], "--facts", ":o1 :checked true .")
     assert back.returncode == 3, back.stdout + back.stderr
@@ -274,9 +268,8 @@ def test_killed_after_a_commit_loses_nothing_and_reruns_only_the_idempotent_step
     assert ledger(shop) == [f"charge {P.o1}"]
 
     # the killed run's trace replays as far as it was written, and says where it stops
-    replayed = subprocess.run(horismos("replay", "killed.jsonl", "pay.ttl"), cwd=shop,
-                              env=environ(shop, None), capture_output=True, text=True,
-                              timeout=300)
+    replayed = horismos_forked(shop, "replay", "killed.jsonl", "pay.ttl",
+                               env=environ(shop, None), timeout=300)
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     assert replayed.stdout.startswith("STOPPED   killed.jsonl: 1 step(s) replayed the same")
     assert "no end event" in replayed.stdout
@@ -348,18 +341,16 @@ def test_simply_rerunning_a_killed_run_never_calls_again_nor_piles_up_instances(
     assert ledger(shop) == [f"charge {P.o1}"]
 
     def rerun() -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            horismos("run", "pay.ttl", "--store", "oxigraph:store", "--tools", "payments.py",
-                     "--all", "--trace", "rerun.jsonl"),
-            cwd=shop, env=environ(shop, None), capture_output=True, text=True, timeout=300)
+        return horismos_forked(shop, "run", "pay.ttl", "--store", "oxigraph:store", "--tools",
+                               "payments.py", "--all", "--trace", "rerun.jsonl",
+                               env=environ(shop, None), timeout=300)
 
     first = rerun()
     assert first.returncode == 3, first.stdout + first.stderr  # o1 waits at :Reconcile
     assert "not called again" in first.stdout
     assert ledger(shop) == [f"charge {P.o1}", f"charge {P.o2}", f"notify {P.o2}"]
-    replayed = subprocess.run(horismos("replay", "rerun.jsonl", "pay.ttl"), cwd=shop,
-                              env=environ(shop, None), capture_output=True, text=True,
-                              timeout=300)
+    replayed = horismos_forked(shop, "replay", "rerun.jsonl", "pay.ttl",
+                               env=environ(shop, None), timeout=300)
     assert replayed.stdout.startswith("same"), replayed.stdout + replayed.stderr
 
     for _ in range(2):  # o1 still waits for its operator; o2 is done: nothing new to do
@@ -383,10 +374,9 @@ def test_rerunning_a_killed_single_focus_run_continues_its_instance(shop) -> Non
     """The same for a run per event: `run --focus :o1` again finds o1's unfinished instance
     (asked for that focus alone) and settles it; no second charge, no second instance."""
     run_until_killed(shop, "charge-after")
-    again = subprocess.run(
-        horismos("run", "pay.ttl", "--store", "oxigraph:store", "--tools", "payments.py",
-                 "--focus", ":o1"),
-        cwd=shop, env=environ(shop, None), capture_output=True, text=True, timeout=300)
+    again = horismos_forked(shop, "run", "pay.ttl", "--store", "oxigraph:store", "--tools",
+                            "payments.py", "--focus", ":o1", env=environ(shop, None),
+                            timeout=300)
     assert again.returncode == 3, again.stdout + again.stderr  # waits at :Reconcile
     assert "not called again" in again.stdout
     assert ledger(shop) == [f"charge {P.o1}"]
@@ -523,9 +513,8 @@ def _unguarded_batch(shop: Path) -> Callable[..., subprocess.CompletedProcess[st
     (shop / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n:o2 a :Order .\n")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(horismos("run", "pay.ttl", "--tools", "payments.py", *args),
-                              cwd=shop, env=environ(shop, None), capture_output=True,
-                              text=True, timeout=300)
+        return horismos_forked(shop, "run", "pay.ttl", "--tools", "payments.py", *args,
+                               env=environ(shop, None), timeout=300)
 
     return run
 
