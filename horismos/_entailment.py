@@ -18,11 +18,11 @@ triples too):
   (``scm-sco``, ``scm-eqc``, ``scm-int``, ``scm-uni``), all of them in one path query from the
   class, and the intersections it is a member of. A taxonomy of 100,000 classes was read
   whole, sorted and closed by a process's first run, which is every run of a process per
-  event: 3.5 s against 30 ms beside none (``benchmarks/bench_owl_schema.py``);
+  event: 1.8 s against 14 ms beside none (``benchmarks/bench_owl_schema.py``);
 - the ``owl:hasValue`` and ``owl:someValuesFrom`` restrictions, read as a node's edges meet
   them: whether a property has any (asked once a property), those with the value an edge
   has, those whose filler is a class the edge's value is of. An OWL ontology writes one
-  for nearly every class (100,000 classes and restrictions: 44 s a process's first run);
+  for nearly every class (100,000 classes and restrictions: 9.8 s a process's first run);
 
 What was read is kept while the store's schema mark stays the same.
 
