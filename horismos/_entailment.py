@@ -116,6 +116,10 @@ _WITHIN = (
 intersection written as a blank node is never asked about by itself (a SPARQL server's
 blank nodes cannot be named back to it)."""
 _ANY_RESTRICTION = f"SELECT ?r WHERE {{ ?r <{OWL.onProperty}> ?p }} LIMIT 1"
+_ANY_INTERSECTION = f"SELECT ?i WHERE {{ ?i <{OWL.intersectionOf}> ?l }} LIMIT 1"
+"""Whether the store holds any restriction, any intersection: asked once a schema, so a world
+with none is not asked about each class or property a run meets (on ``sparql:``, a request
+each, every run)."""
 _RESTRICTED = {
     kind: f"SELECT ?r WHERE {{ ?r <{OWL.onProperty}> ?q ; <{kind}> ?v }} LIMIT 1"
     for kind in (OWL.hasValue, OWL.someValuesFrom)
@@ -301,7 +305,7 @@ class Schema:
         self._supers: dict[Node, frozenset[Node]] = {}
         self._above: dict[Node, frozenset[Node]] = {}  # the store's own closure of a class
         self._within: dict[Node, tuple[tuple[Node, frozenset[Node]], ...]] = {}
-        self._any: bool | None = None  # whether the store holds any restriction
+        self._any: dict[str, bool] = {}  # :data:`_ANY_RESTRICTION`, :data:`_ANY_INTERSECTION`
         self._kinds: dict[Node, frozenset[Node]] = {}  # property -> kinds restricting it
         self._restrictions: dict[tuple[Node, Node], tuple[tuple[Node, Node], ...]] = {}
 
@@ -342,7 +346,8 @@ class Schema:
             return found
         members: dict[Node, set[Node]] = {}
         above: dict[Node, set[Node]] = {}
-        for r in store.select(_WITHIN, {"c": c}, {}) if _nameable(c, store) else ():
+        asked = _nameable(c, store) and self._any_stored(_ANY_INTERSECTION, store)
+        for r in store.select(_WITHIN, {"c": c}, {}) if asked else ():
             i = r["i"]
             if "m" in r:
                 members.setdefault(i, set()).add(r["m"])
@@ -405,17 +410,19 @@ class Schema:
             found: set[Node] = set()
             for q in self._rules.supers.get(p, (p,)):
                 found |= self._defs.restricted.get(q, frozenset())
-                if self._any_stored(store) and _nameable(q, store):
+                if self._any_stored(_ANY_RESTRICTION, store) and _nameable(q, store):
                     found |= {
                         k for k, text in _RESTRICTED.items() if store.select(text, {"q": q}, {})
                     }
             kinds = self._kinds[p] = frozenset(found)
         return kinds
 
-    def _any_stored(self, store: Store) -> bool:
-        if self._any is None:
-            self._any = bool(store.select(_ANY_RESTRICTION, {}, {}))
-        return self._any
+    def _any_stored(self, probe: str, store: Store) -> bool:
+        """Whether ``probe`` (:data:`_ANY_RESTRICTION`, :data:`_ANY_INTERSECTION`) finds one."""
+        found = self._any.get(probe)
+        if found is None:
+            found = self._any[probe] = bool(store.select(probe, {}, {}))
+        return found
 
     def _restrictions_of(self, kind: Node, v: Node, store: Store) -> tuple[tuple[Node, Node], ...]:
         """The restrictions of ``kind`` whose value or filler is ``v``, with their property."""
@@ -424,7 +431,7 @@ class Schema:
         if found is None:
             rows = (
                 store.select(_RESTRICTIONS.replace("$K", f"<{kind}>"), {"v": v}, {})
-                if self._any_stored(store) and _nameable(v, store)
+                if self._any_stored(_ANY_RESTRICTION, store) and _nameable(v, store)
                 else []
             )
             found = (*self._defs.restrictions.get(key, ()), *((r["r"], r["q"]) for r in rows))
@@ -453,7 +460,7 @@ class Schema:
             each with the kinds restricting it. Where restrictions are stored, the node's
             properties are asked first (distinct, in the store), then each once."""
             wanted: dict[Node, frozenset[Node]]
-            if self._any_stored(store) or self._defs.restricted:
+            if self._any_stored(_ANY_RESTRICTION, store) or self._defs.restricted:
                 names = {r["p"] for r in store.select(_PREDICATES, {"n": node}, {})}
                 wanted = {p: self._restricted_by(p, store) & kinds for p in names}
                 wanted = {p: k for p, k in wanted.items() if k or p in domains}
