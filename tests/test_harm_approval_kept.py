@@ -13,18 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from forked import horismos_forked
+from shop_files import CHARGE_TOOL, ONE_ORDER, PAY_WORKFLOW, SHOP_HEAD
 
-DEFS = """\
-@prefix :      <http://example.org/shop#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-:Order a owl:Class .
-:paymentRef a owl:DatatypeProperty .
-:t.charge a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:subject "order" ;
-        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
+DEFS = SHOP_HEAD + CHARGE_TOOL + """\
     horis:binding "python:charge" ;
     horis:requiresApproval true ;
     horis:idempotent false .
@@ -49,8 +40,7 @@ def charges(folder: Path) -> int:
 
 def test_an_approval_is_not_used_in_a_world_kept_nowhere(tmp_path: Path) -> None:
     (tmp_path / "defs.ttl").write_text(DEFS, encoding="utf-8")
-    (tmp_path / "world.ttl").write_text(
-        "@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n", encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(ONE_ORDER, encoding="utf-8")
     (tmp_path / "shop.py").write_text(SHOP, encoding="utf-8")
     issued = horismos_forked(tmp_path, "tools", "approve", "t.charge", "defs.ttl", "--world",
                              "world.ttl", "--out", "approved.trig", "--args", ARGS, timeout=120)
@@ -75,17 +65,12 @@ def test_an_approval_is_not_used_in_a_world_kept_nowhere(tmp_path: Path) -> None
     assert charges(tmp_path) == 1
 
 
-WORKFLOW = """
-:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
-:Charge a horis:ActionStep ; horis:tool :t.charge ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] .
-"""
+WORKFLOW = "\n" + PAY_WORKFLOW
 
 
 def test_an_approved_instance_is_not_resumed_in_a_world_kept_nowhere(tmp_path: Path) -> None:
     (tmp_path / "defs.ttl").write_text(DEFS + WORKFLOW, encoding="utf-8")
-    (tmp_path / "world.ttl").write_text(
-        "@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n", encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(ONE_ORDER, encoding="utf-8")
     (tmp_path / "shop.py").write_text(SHOP, encoding="utf-8")
     ran = horismos_forked(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--focus", ":o1",
                           "--tools", "shop", "--out", "waiting.trig", timeout=120)

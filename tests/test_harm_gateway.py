@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from listening import free_port, wait_listening
 from servers.fhir_server import FhirServer
+from shop_files import CHARGE_TOOL, ONE_ORDER, PAY_WORKFLOW, SHOP_HEAD
 from test_harm_fhir_answer import DEFS as FHIR_DEFS
 from test_harm_fhir_answer import (  # noqa: F401 (fhir: a fixture)
     TOKEN_VAR,
@@ -34,27 +35,14 @@ from test_harm_fhir_answer import (  # noqa: F401 (fhir: a fixture)
 
 from horismos import Agent, OutcomeUnknown, ToolError, World
 
-DEFS = """\
-@prefix :      <http://example.org/shop#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-:Order a owl:Class .
-:paymentRef a owl:DatatypeProperty .
-:t.charge a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:subject "order" ;
-        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
+DEFS = SHOP_HEAD + CHARGE_TOOL + """\
     horis:binding "URL" ;
     horis:timeout "10s" ;
     horis:idempotent IDEMPOTENT ;
     horis:retries RETRIES .
-:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
-:Charge a horis:ActionStep ; horis:tool :t.charge ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] .
-"""
+""" + PAY_WORKFLOW
 
-WORLD = "@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n"
+WORLD = ONE_ORDER
 
 
 class Gateway:

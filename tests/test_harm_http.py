@@ -16,22 +16,13 @@ from pathlib import Path
 
 import pytest
 from rdflib import Namespace
+from shop_files import CHARGE_TOOL, SHOP_HEAD, TWO_ORDERS
 
 from horismos import Agent, World
 
 EX = Namespace("http://example.org/shop#")
 
-DEFS = """\
-@prefix :      <http://example.org/shop#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-:Order a owl:Class .
-:paymentRef a owl:DatatypeProperty .
-:t.charge a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:subject "order" ;
-        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
+DEFS = SHOP_HEAD + CHARGE_TOOL + """\
     horis:binding "URL" ;
     horis:timeout "5s" ;
     horis:sideEffect horis:ExternalCommit ;
@@ -42,11 +33,7 @@ DEFS = """\
     horis:bind [ horis:arg "order" ; horis:var "this" ] .
 """
 
-WORLD = """\
-@prefix : <http://example.org/shop#> .
-:o1 a :Order .
-:o2 a :Order .
-"""
+WORLD = TWO_ORDERS
 
 
 def _reply(status: str, body: dict[str, str]) -> bytes:

@@ -17,32 +17,19 @@ from pathlib import Path
 
 import pytest
 from listening import free_port, wait_listening
+from shop_files import CHARGE_TOOL, ONE_ORDER, PAY_WORKFLOW, SHOP_HEAD
 
 from horismos import Agent, OutcomeUnknown, UnreadableAnswer, World
 
 SERVER = Path(__file__).parent / "servers" / "mcp_mangled.py"
 
-DEFS = """\
-@prefix :      <http://example.org/shop#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-:Order a owl:Class .
-:paymentRef a owl:DatatypeProperty .
-:bank a horis:McpServer ; horis:url "URL" .
-:t.charge a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:subject "order" ;
-        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
+DEFS = SHOP_HEAD + ':bank a horis:McpServer ; horis:url "URL" .\n' + CHARGE_TOOL + """\
     horis:binding "mcp://bank/charge" ;
     horis:timeout "20s" ;
     horis:idempotent false .
-:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
-:Charge a horis:ActionStep ; horis:tool :t.charge ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] .
-"""
+""" + PAY_WORKFLOW
 
-WORLD = "@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n"
+WORLD = ONE_ORDER
 
 
 @pytest.fixture(params=["html", "202", "garbage", "event"])

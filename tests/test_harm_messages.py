@@ -9,30 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from forked import horismos_forked
+from shop_files import CHARGE_TOOL, ONE_ORDER, PAY_WORKFLOW, SHOP_HEAD
 
-DEFS = """\
-@prefix :      <http://example.org/shop#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-:Order a owl:Class .
-:paymentRef a owl:DatatypeProperty .
-:t.charge a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:subject "order" ;
-        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
+DEFS = SHOP_HEAD + CHARGE_TOOL + """\
     horis:binding "python:charge" ;
     horis:idempotent false .
-:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
-:Charge a horis:ActionStep ; horis:tool :t.charge ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] .
-"""
+""" + PAY_WORKFLOW
 
 
 def test_a_rejected_value_rdf_cannot_carry_is_shown_as_returned(tmp_path: Path) -> None:
     (tmp_path / "defs.ttl").write_text(DEFS, encoding="utf-8")
-    (tmp_path / "world.ttl").write_text(
-        "@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n", encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(ONE_ORDER, encoding="utf-8")
     (tmp_path / "shop.py").write_text(
         'def charge(order):\n    return {"paymentRef": "P1\\x1bok"}\n', encoding="utf-8")
     p = horismos_forked(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--focus", ":o1",

@@ -17,31 +17,15 @@ from pathlib import Path
 import pytest
 from forked import horismos_forked
 from oxigraph_server import OxigraphServer
+from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD, TWO_ORDERS
 
-DEFS = """\
-@prefix :      <http://example.org/shop#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-:Order a owl:Class .
-:paymentRef a owl:DatatypeProperty .
-:t.charge a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:subject "order" ;
-        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
+DEFS = SHOP_HEAD + CHARGE_TOOL + """\
     horis:binding "python:shop.charge" ;
     horis:timeout "20s" ;
     horis:idempotent false .
-:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
-:Charge a horis:ActionStep ; horis:tool :t.charge ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] .
-"""
+""" + PAY_WORKFLOW
 
-WORLD = """\
-@prefix : <http://example.org/shop#> .
-:o1 a :Order .
-:o2 a :Order .
-"""
+WORLD = TWO_ORDERS
 
 # charges (a line in the ledger), then stops the store: the call's commit finds it gone
 SHOP = """\
