@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from claims_files import CLAIMS_PREFIXES, problems
+from claims_files import ASSESS_AND_PAY_OUT, CLAIMS_PREFIXES, problems
 
 from horismos import Problem
 
@@ -17,19 +17,7 @@ FILE = CLAIMS_PREFIXES + """
 :paymentRef a owl:DatatypeProperty ; rdfs:range xsd:string .
 :approvedAt a owl:DatatypeProperty ; rdfs:range xsd:dateTime .
 
-:claims.assess a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "claim" ; horis:type :Claim ] ] ;
-    horis:effect [ horis:subject "claim" ;
-        horis:asserts [ horis:property :assessedAmount ; horis:type xsd:decimal ] ] ;
-    horis:binding "python:assess" .
-
-:claims.pay_out a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "claim" ; horis:type :Claim ] ] ;
-    horis:effect [ horis:subject "claim" ;
-        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
-    horis:binding "python:pay_out" ;
-    horis:idempotent false .
-
+""" + ASSESS_AND_PAY_OUT + """
 :Adjudicate a horis:Workflow ; horis:focusType :Claim ; horis:start :Assess .
 
 :Assess a horis:ActionStep ;

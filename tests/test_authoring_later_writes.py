@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from claims_files import CLAIMS_PREFIXES, problems
+from claims_files import ASSESS_AND_PAY_OUT, CLAIMS_PREFIXES, problems
 from forked import horismos_forked
 
 from horismos import Problem
@@ -18,19 +18,7 @@ FILE = CLAIMS_PREFIXES + """
 :paymentRef a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:string .
 :deniedAt a owl:DatatypeProperty ; rdfs:range xsd:dateTime .
 
-:claims.assess a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "claim" ; horis:type :Claim ] ] ;
-    horis:effect [ horis:subject "claim" ;
-        horis:asserts [ horis:property :assessedAmount ; horis:type xsd:decimal ] ] ;
-    horis:binding "python:assess" .
-
-:claims.pay_out a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "claim" ; horis:type :Claim ] ] ;
-    horis:effect [ horis:subject "claim" ;
-        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
-    horis:binding "python:pay_out" ;
-    horis:idempotent false .
-
+""" + ASSESS_AND_PAY_OUT + """
 :claims.deny a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "claim" ; horis:type :Claim ] ] ;
     horis:effect [ horis:subject "claim" ;
