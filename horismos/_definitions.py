@@ -30,7 +30,7 @@ from ._definitions_model import Definitions
 from ._errors import AuthoringError, Problem
 from ._focus_checks import FocusChecks
 from ._hazards import endless_loops, hazards
-from ._held_waits import held_waits
+from ._held_waits import held_waits, written_before
 from ._individuals import individuals
 from ._model import ActionStep, Rule, Step
 from ._near_names import closest_term, nearest_variable
@@ -175,14 +175,15 @@ class _Builder(
                 self.hazard(h)
             for h in endless_loops(self.defs.steps, self.entailed_from, self.n):
                 self.hazard(h)
-            for h in held_waits(self.defs.steps, self.defs.workflows, self.n):
+            written = written_before(self.defs.workflows)
+            for h in held_waits(self.defs.steps, written, self.n):
                 self.hazard(h)
-            for h in tripped_guards(self.defs.steps, self.defs.workflows, self.n):
+            for h in tripped_guards(self.defs.steps, written, self.n):
                 self.hazard(h)
             for decision, rule, h in shadowed_rules(self.defs.steps, self.n):
                 self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
             for decision, rule, h in settled_rules(
-                self.defs.steps, self.defs.workflows, self.n, self.defs.classes_of
+                self.defs.steps, self.defs.workflows, written, self.n, self.defs.classes_of
             ):
                 self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
             waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))

@@ -26,22 +26,32 @@ from ._hazards import Hazard
 from ._model import ActionStep, Step, WaitStep, Workflow, ways_out
 from ._vocab import HORIS
 
-__all__ = ["focus_read", "held_waits", "plain_triples", "surely_written", "written_before"]
+__all__ = [
+    "Written",
+    "focus_read",
+    "held_waits",
+    "plain_triples",
+    "surely_written",
+    "written_before",
+]
 
 _THIS = Variable("this")
 
 
+Written = tuple[dict[URIRef, set[URIRef]], dict[URIRef, set[URIRef]]]
+"""What :func:`written_before` gives: made once, read by every check of what is written."""
+
+
 def held_waits(
-    steps: Mapping[URIRef, Step],
-    workflows: Mapping[URIRef, Workflow],
-    name: Callable[[Node], str],
+    steps: Mapping[URIRef, Step], written: Written, name: Callable[[Node], str]
 ) -> Iterator[Hazard]:
     """A warning at each wait's ``horis:until`` that every workflow reaching it has written
-    before it, on every way (:func:`surely_written`)."""
-    held, writers = written_before(workflows, WaitStep)
+    before it, on every way (``written``, from :func:`written_before`)."""
+    held, writers = written
     for iri in sorted(held, key=str):
-        wait = steps[iri]
-        assert isinstance(wait, WaitStep)
+        wait = steps.get(iri)
+        if not isinstance(wait, WaitStep):
+            continue
         tested = _plain_focus_reads(wait.until.select.algebra) if wait.until else None
         if not tested or not tested <= held[iri]:
             continue
@@ -60,18 +70,15 @@ def held_waits(
         )
 
 
-def written_before(
-    workflows: Mapping[URIRef, Workflow], kind: type[Step]
-) -> tuple[dict[URIRef, set[URIRef]], dict[URIRef, set[URIRef]]]:
-    """For each step of ``kind`` some workflow reaches, what is written on its focus on every
-    way to it in every workflow that reaches it (:func:`surely_written`); and for each
+def written_before(workflows: Mapping[URIRef, Workflow]) -> Written:
+    """For each step some workflow reaches, what is written on its focus on every way to it
+    in every workflow that reaches it (:func:`surely_written`, once a workflow); and for each
     property a step is certain to write, the steps that write it (to name them)."""
     held: dict[URIRef, set[URIRef]] = {}
     writers: dict[URIRef, set[URIRef]] = {}
     for wf in sorted(workflows.values(), key=lambda w: str(w.iri)):
         for iri, props in surely_written(wf).items():
-            if isinstance(wf.steps.get(iri), kind):
-                held[iri] = held[iri] & props if iri in held else set(props)
+            held[iri] = held[iri] & props if iri in held else set(props)
         for s in wf.reachable():
             for p in _writes(s):
                 writers.setdefault(p, set()).add(s.iri)

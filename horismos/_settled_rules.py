@@ -20,7 +20,7 @@ from rdflib import RDF, URIRef, Variable
 from rdflib.term import Node
 
 from ._hazards import Hazard
-from ._held_waits import focus_read, plain_triples, surely_written
+from ._held_waits import Written, focus_read, plain_triples
 from ._model import DecisionStep, Rule, Step, Workflow
 from ._vocab import HORIS
 
@@ -30,22 +30,23 @@ __all__ = ["settled_rules"]
 def settled_rules(
     steps: Mapping[URIRef, Step],
     workflows: Mapping[URIRef, Workflow],
+    written: Written,
     name: Callable[[Node], str],
     classes_of: Callable[[URIRef], Iterable[URIRef]],
 ) -> Iterator[tuple[DecisionStep, Rule, Hazard]]:
     """Each decision's first rule that always holds there and has rules or an otherwise
-    after it, with the warning to give at that rule. ``classes_of``: a class and its
+    after it, with the warning to give at that rule. ``written``: what every way to a step
+    has written (:func:`~._held_waits.written_before`). ``classes_of``: a class and its
     subclasses (a focus of a subclass is typed the focus type only where entailment says
     so: then ``?this a C`` is not certain)."""
-    held: dict[URIRef, set[URIRef]] = {}
+    held = written[0]
     focus: dict[URIRef, set[URIRef]] = {}
     for wf in sorted(workflows.values(), key=lambda w: str(w.iri)):
-        for iri, props in surely_written(wf).items():
-            if isinstance(wf.steps.get(iri), DecisionStep):
-                held[iri] = held[iri] & props if iri in held else set(props)
+        for s in wf.reachable():
+            if isinstance(s, DecisionStep):
                 plain = set(classes_of(wf.focus_type)) <= {wf.focus_type}
-                focus.setdefault(iri, set()).add(wf.focus_type if plain else URIRef(""))
-    for iri in sorted(held, key=str):
+                focus.setdefault(s.iri, set()).add(wf.focus_type if plain else URIRef(""))
+    for iri in sorted(focus, key=str):
         step = steps[iri]
         assert isinstance(step, DecisionStep)
         for i, rule in enumerate(step.rules):

@@ -28,8 +28,8 @@ from rdflib.term import Node
 
 from ._guard_writes import negated_groups
 from ._hazards import Hazard
-from ._held_waits import plain_triples, written_before
-from ._model import ActionStep, Step, Tool, Workflow
+from ._held_waits import Written, plain_triples
+from ._model import ActionStep, Step, Tool
 from ._preconditions import Precondition
 from ._vocab import HORIS
 
@@ -37,18 +37,17 @@ __all__ = ["tripped_guards"]
 
 
 def tripped_guards(
-    steps: Mapping[URIRef, Step],
-    workflows: Mapping[URIRef, Workflow],
-    name: Callable[[Node], str],
+    steps: Mapping[URIRef, Step], written: Written, name: Callable[[Node], str]
 ) -> Iterator[Hazard]:
     """A warning at each action step's ``horis:requires`` that forbids of ?this a property
     every way to the step has written (:func:`~._held_waits.written_before`); and at its
     ``horis:tool`` when the tool's own ``horis:requires`` forbids it of an argument the step
     gives from ?this."""
-    held, writers = written_before(workflows, ActionStep)
+    held, writers = written
     for iri in sorted(held, key=str):
-        step = steps[iri]
-        assert isinstance(step, ActionStep)
+        step = steps.get(iri)
+        if not isinstance(step, ActionStep):
+            continue
         me = name(iri)
         blocked = (
             f"on every way to {me}: the pattern never holds when the step is reached, so it "
