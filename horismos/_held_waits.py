@@ -135,12 +135,12 @@ def _plain_focus_reads(algebra: Any) -> set[URIRef] | None:
     return {p for _, p, _ in triples}
 
 
-def focus_read(triple: tuple[Any, Any, Any], objects: list[Any]) -> bool:
-    """Whether ``triple`` is ``?this :p ?v`` (``:p`` not ``rdf:type``), ``?v`` a variable
-    once among ``objects`` (those of its pattern's triples): it holds wherever ``:p`` is
-    written on the focus."""
+def focus_read(triple: tuple[Any, Any, Any], objects: list[Any], on: Variable = _THIS) -> bool:
+    """Whether ``triple`` is ``?this :p ?v`` (``:p`` not ``rdf:type``; ``?on`` in ?this's
+    place, when given), ``?v`` a variable once among ``objects`` (those of its pattern's
+    triples): it holds wherever ``:p`` is written on the focus."""
     s, p, o = triple
-    if s != _THIS or not isinstance(p, URIRef) or p == RDF.type:
+    if s != on or not isinstance(p, URIRef) or p == RDF.type:
         return False
     return isinstance(o, Variable) and o != s and objects.count(o) == 1
 

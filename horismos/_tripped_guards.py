@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 
-from rdflib import RDF, URIRef, Variable
+from rdflib import URIRef, Variable
 from rdflib.term import Node
 
 from ._guard_writes import negated_groups
 from ._hazards import Hazard
-from ._held_waits import Written, plain_triples
+from ._held_waits import Written, focus_read, plain_triples
 from ._model import ActionStep, Step, Tool
 from ._preconditions import Precondition
 from ._vocab import HORIS
@@ -117,15 +117,8 @@ def _forbidden(pre: Precondition, on: str, given: set[str]) -> set[URIRef]:
         triples = plain_triples(group)
         if triples is None or len(triples) != 1:
             continue
-        ((s, p, o),) = triples
-        if (
-            s == Variable(on)
-            and isinstance(p, URIRef)
-            and p != RDF.type
-            and isinstance(o, Variable)
-            and o != s
-            and str(o) not in outside
-        ):
+        ((_, p, o),) = triples
+        if focus_read(triples[0], [o], Variable(on)) and str(o) not in outside:
             found.add(p)
     return found
 
