@@ -54,7 +54,7 @@ def tripped_guards(
             "never runs and every instance stops there, blocked"
         )
         if step.requires is not None:
-            forbidden = _forbidden(step.requires, "this", {"this"})
+            forbidden = _forbidden(step.requires, {"this"}).get("this", set())
             tripped, said, by = _tripped(forbidden & held[iri], writers, name)
             if tripped:
                 drop = f"drop the test of {said}: {by} has always written it by then"
@@ -71,11 +71,11 @@ def tripped_guards(
         tool = step.tool
         if tool is None or tool.requires is None:
             continue
+        forbids = _forbidden(tool.requires, {a.name for a in tool.args})
         for arg in tool.args:
             if step.var_for(arg.name) != "this":
                 continue
-            forbidden = _forbidden(tool.requires, arg.name, {a.name for a in tool.args})
-            tripped, said, by = _tripped(forbidden & held[iri], writers, name)
+            tripped, said, by = _tripped(forbids.get(arg.name, set()) & held[iri], writers, name)
             if not tripped:
                 continue
             drop = f"drop its test of {said}: {by} has always written it by then"
@@ -107,19 +107,20 @@ def _tripped(
     return tripped, said, by
 
 
-def _forbidden(pre: Precondition, on: str, given: set[str]) -> set[URIRef]:
-    """The properties ``pre`` requires ``?on`` to have no value of at all: each ``NOT
-    EXISTS`` every solution passes that is the one triple ``?on :p ?v``, ``?v`` a variable
-    bound nowhere else: not by the pattern, nor ``given`` it (?this, a tool's arguments)."""
+def _forbidden(pre: Precondition, given: set[str]) -> dict[str, set[URIRef]]:
+    """For each variable ``?on``, the properties ``pre`` requires it to have no value of at
+    all: each ``NOT EXISTS`` every solution passes that is the one triple ``?on :p ?v``,
+    ``?v`` a variable bound nowhere else: not by the pattern, nor ``given`` it (?this, a
+    tool's arguments). One walk of the pattern, for every argument of a tool."""
     outside = pre.binds | pre.may_bind | given
-    found = set()
+    found: dict[str, set[URIRef]] = {}
     for group in negated_groups(pre.select.algebra, minus=False):
         triples = plain_triples(group)
         if triples is None or len(triples) != 1:
             continue
-        ((_, p, o),) = triples
-        if focus_read(triples[0], [o], Variable(on)) and str(o) not in outside:
-            found.add(p)
+        ((s, p, o),) = triples
+        if isinstance(s, Variable) and focus_read(triples[0], [o], s) and str(o) not in outside:
+            found.setdefault(str(s), set()).add(p)
     return found
 
 
