@@ -17,7 +17,7 @@ compared.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -199,13 +199,13 @@ def _bounds(expr: Any) -> list[tuple[Variable, str, _Bound]] | None:
     left, op, right = expr.expr, str(expr.op), expr.other
     if isinstance(right, Variable):
         left, op, right = right, _FLIP[op], left
-    number = _number(right)
+    number = _number(right, strict=op in (">", "<"))
     if not isinstance(left, Variable) or number is None:
         return None
-    return [(left, op, replace(number, strict=op in (">", "<")))]
+    return [(left, op, number)]
 
 
-def _number(term: Any) -> _Bound | None:
+def _number(term: Any, *, strict: bool) -> _Bound | None:
     """A numeric literal, or one negated (``-5.5``), as a bound; None for anything else."""
     negated = getattr(term, "name", None) == "UnaryMinus"
     lit = term.expr if negated else term
@@ -218,4 +218,4 @@ def _number(term: Any) -> _Bound | None:
     if not value.is_finite():
         return None
     sign = "-" if negated else ""
-    return _Bound(-value if negated else value, False, sign + str(lit))
+    return _Bound(-value if negated else value, strict, sign + str(lit))
