@@ -56,7 +56,7 @@ def held_waits(
         if not tested or not tested <= held[iri]:
             continue
         said = ", ".join(sorted(name(p) for p in tested))
-        by = ", ".join(sorted(name(s) for p in tested for s in writers.get(p, ())))
+        by = ", ".join(sorted({name(s) for p in tested for s in writers.get(p, ())}))
         goes = f" to {name(wait.next)}" if wait.next is not None else ""
         yield Hazard(
             iri,
