@@ -25,6 +25,7 @@ from ._gate import Verdict
 from ._intents import (
     Intent,
     announce,
+    binding_mark,
     calling,
     doubt_key,
     doubt_marks,
@@ -44,6 +45,14 @@ from ._intents import (
 from ._model import ActionStep, Tool
 from ._policy import Pending, pending, refusal, side_effect
 from ._records import InstanceRun, StepRecord
+from ._renamed_tools import (
+    as_former,
+    former_names,
+    former_nodes,
+    kept_at,
+    recorded_bindings,
+    renamed_message,
+)
 from ._step_records import IS_TYPE, n3, version_guard
 from ._stores import Change, Conflict, StoreError
 from ._stores.base import ReadAhead
@@ -83,7 +92,14 @@ class ActionSteps(ToolCalls):
                 # in doubt for every lane, not only this instance (announced at another step
                 # too: the definitions changed since, and the call may have acted)
                 self._pending.setdefault(inst.instance, []).extend(
-                    doubt_marks(inst.instance, stale.step, called, stale.started, stale.args)
+                    doubt_marks(
+                        inst.instance,
+                        stale.step,
+                        called,
+                        stale.started,
+                        stale.args,
+                        self.calls_in_doubt > 3,
+                    )
                 )
                 # what it held there becomes part of that: replaced, not counted again
                 self._state[inst.instance].extend(self._still_held(inst.instance, called, stale))
@@ -192,7 +208,9 @@ class ActionSteps(ToolCalls):
                 acted = self._acted(rec, e, tool)
                 if acted:
                     self._pending.setdefault(inst.instance, []).extend(
-                        doubt_marks(inst.instance, step.iri, tool, began, acted)
+                        doubt_marks(
+                            inst.instance, step.iri, tool, began, acted, self.calls_in_doubt > 3
+                        )
                     )
                 running = e.running if isinstance(e, OutcomeUnknown) else None
                 if acted and running is not None:  # abandoned at its timeout, acting still:
@@ -289,6 +307,7 @@ class ActionSteps(ToolCalls):
                     tool,
                     self._stamp(started),
                     [rec.args[i] for i in unknown],
+                    self.calls_in_doubt > 3,
                 )
             )
         if outcome.accepted:
@@ -342,8 +361,11 @@ class ActionSteps(ToolCalls):
         at = self._intent_at.get(inst.instance)
         quads = list(announce(inst.instance, step.iri, tool.iri, started, args, at).quads)
         settling: list[URIRef] = []  # the doubt nodes whose hold settles (settling_at)
+        formers = self.former_names_of(tool) if self.calls_in_doubt > 3 else ()
         if at is not None:  # a catalog call's intent is at its doubt node: nobody else's there
             quads.append(calling(at))
+            if self.calls_in_doubt > 3:  # a tool renamed while it is in doubt is held there
+                quads.append(binding_mark(at, tool))
             absent: tuple[tuple, ...] = (held(at),)
             keyed = self._keyed.get(inst.instance)
             if keyed:  # its idempotency key lands with it, one call a key
@@ -366,6 +388,8 @@ class ActionSteps(ToolCalls):
                 ]
         else:
             absent = ()
+        if formers:  # and free under each name the tool had when a call of it was left in doubt
+            absent += tuple(held(node) for node in former_nodes(formers, tool, args))
         quads += [settling_at(node, inst.instance) for node in settling]
         if spent:  # an approval given on the command line is used once: its use, absent too
             absent += tuple(q for q in spent if q[1] == HORIS.usedUp)
@@ -491,14 +515,35 @@ class ActionSteps(ToolCalls):
         self, rec: StepRecord, step: ActionStep, tool: Tool, node: URIRef
     ) -> tuple[StepRecord, URIRef | None]:
         """A step whose call another holds: in doubt there (it fails, taking horis:onError),
-        or being made by another instance's step (it is blocked, and tried again later)."""
-        key = key_at(tool, node, rec.args)
+        or being made by another instance's step (it is blocked, and tried again later). The
+        node may be one of a name the tool had before it was renamed (:mod:`._renamed_tools`)."""
+        formers = self.former_names_of(tool) if self.calls_in_doubt > 3 else ()
+        found = kept_at(tool, formers, node, rec.args)
+        assert found is not None  # the node is one this step's commit required absent
+        iri, key = found
         earlier = read_intent(self.store, node)
         if earlier is not None and not earlier.in_flight:
-            rec.status, rec.error = "failed", self._doubted(step, tool, key, earlier)
+            rec.status = "failed"
+            if iri != tool.iri:
+                rec.error = OutcomeUnknown(
+                    renamed_message(
+                        tool,
+                        iri,
+                        key,
+                        self.defs.name,
+                        earlier,
+                        persistent=self.world.store.persistent,
+                    )
+                    + " (horis:onError is where the workflow goes on from)",
+                    step=str(step.iri),
+                    tool=str(tool.iri),
+                )
+            else:
+                rec.error = self._doubted(step, tool, key, earlier)
             return rec, step.on_error
         by = earlier.instance if earlier is not None else holder(self.store, node) or node
-        return self._in_flight(rec, step, tool, node, by)
+        held_as = tool if iri == tool.iri else as_former(tool, iri)
+        return self._in_flight(rec, step, held_as, node, by)
 
     def _in_flight(
         self, rec: StepRecord, step: ActionStep, tool: Tool, node: URIRef, by: URIRef
@@ -513,6 +558,15 @@ class ActionSteps(ToolCalls):
         )
         rec.status, rec.blocked_by = "blocked", str(rec.error)
         return rec, None
+
+    def former_names_of(self, tool: Tool) -> tuple[URIRef, ...]:
+        """The IRIs ``tool`` had when calls of it now in doubt were made, bound the same; read
+        from the store once a runner, at its first call of a tool that is not idempotent."""
+        formers = self._formers
+        if formers is None:
+            recorded = recorded_bindings(self.store)
+            formers = self._formers = former_names(self.defs.tools.values(), recorded)
+        return formers.get(tool.iri, ())
 
     def _doubted(self, step: ActionStep, tool: Tool, key: Node, earlier: Intent) -> RunError:
         """Why a step does not call a tool an earlier call left in doubt on the same subject."""

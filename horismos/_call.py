@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
@@ -77,6 +77,7 @@ from ._policy import (
 )
 from ._prechecks import refuse_unmet
 from ._records import StepRecord
+from ._renamed_tools import as_former, renamed_message
 from ._step_records import n3
 from ._stores.base import Change, Conflict
 from ._tool_calls import literal_fits
@@ -352,8 +353,10 @@ async def guarded_call(
             runner.policy = Policy(allow, frozenset({approval} if approval else ()))
         intent = None if tool.idempotent else doubt_node(tool.iri, key)
         former = None if intent is None else former_doubt_key(tool, _as_text(nodes))
+        # the IRIs the tool had when calls of it now in doubt were made (_renamed_tools)
+        renamed = runner.former_names_of(tool) if intent is not None else ()
         if intent is not None:
-            _check_in_doubt(tool, defs, key, world, former)
+            _check_in_doubt(tool, defs, key, world, former, renamed)
         _check_preconditions(tool, defs, nodes, world)
         if idempotency_key is None:  # a keyed call's was checked before its key was read
             _check_policy(tool, allow)
@@ -419,7 +422,7 @@ async def guarded_call(
             if idempotency_key is not None:  # another call with the key landed first
                 _check_key(tool, defs, world, idempotency_key, printed, key)
             # a step or another call took the doubt node since it was looked at: say whose
-            _check_in_doubt(tool, defs, key, world, former)
+            _check_in_doubt(tool, defs, key, world, former, renamed)
             raise _Refused(
                 "refused",
                 "outcome_unknown",
@@ -641,12 +644,19 @@ async def _hold(worker: Worker, key: URIRef, idempotency_key: str | None = None)
 
 
 def _check_in_doubt(
-    tool: Tool, defs: Definitions, key: Node, world: World, former: Node | None = None
+    tool: Tool,
+    defs: Definitions,
+    key: Node,
+    world: World,
+    former: Node | None = None,
+    renamed: Sequence[URIRef] = (),
 ) -> None:
     """Refuse the call while an earlier one on ``key`` may have acted: a call or a step whose
     outcome never landed, or a workflow step in flight there (or whose process stopped
     mid-call and nobody has continued its instance since); ``former``: the key an earlier
-    version kept such a call at (:func:`~._intents.former_doubt_key`), looked at too."""
+    version kept such a call at (:func:`~._intents.former_doubt_key`), looked at too;
+    ``renamed``: the IRIs the tool had when calls of it now in doubt were made, bound the same
+    (:mod:`._renamed_tools`), whose nodes on ``key`` are looked at too."""
     node = doubt_node(tool.iri, key)
     stale = read_intent(world.store, node)
     if stale is None and former is not None:
@@ -666,6 +676,18 @@ def _check_in_doubt(
     )
     if by is not None:
         raise _Refused("refused", "outcome_unknown", in_flight_message(tool, key, defs.name, by))
+    for was in renamed:
+        at = doubt_node(was, key)
+        earlier = read_intent(world.store, at)
+        if earlier is not None and not earlier.in_flight:
+            said = renamed_message(
+                tool, was, key, defs.name, earlier, persistent=world.store.persistent
+            )
+            raise _Refused("refused", "outcome_unknown", said)
+        by = earlier.instance if earlier is not None else holder(world.store, at)
+        if by is not None:  # a process of the definitions before the rename is calling it
+            said = in_flight_message(as_former(tool, was), key, defs.name, by)
+            raise _Refused("refused", "outcome_unknown", said)
 
 
 async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World) -> Intent | None:

@@ -486,10 +486,10 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
                 "journal:PATH or "
                 "sparql:URL)"
             )
-        cleared = agent.catalog.reconcile(args.name, payload, world)
+        tool = agent.catalog.tool_in_doubt(args.name, world)  # a former name's too
+        cleared = agent.catalog.reconcile(tool.iri, payload, world)
     finally:
         world.close()
-    tool = agent.catalog.tool(args.name)
     if args.format == "json":
         print(
             json.dumps(

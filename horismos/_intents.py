@@ -74,6 +74,7 @@ __all__ = [
     "CALLING",
     "Intent",
     "announce",
+    "binding_mark",
     "calling",
     "doubt_key",
     "doubt_marks",
@@ -103,6 +104,7 @@ __all__ = [
 _TYPE, _COMMENT, _STEP_EXECUTION = RDF.type, RDFS.comment, HORIS.StepExecution
 _ACTIVITY, _STARTED, _STEP = PROV.Activity, PROV.startedAtTime, HORIS.step
 _INSTANCE, _STATUS, _RUNNING, _TOOL = HORIS.instance, HORIS.status, HORIS.Running, HORIS.tool
+_CALLED_BINDING = HORIS.calledBinding
 
 CALLING: Counter[URIRef] = Counter()
 """The doubt nodes of the catalog calls this process is making right now (how many: two at
@@ -446,18 +448,34 @@ def in_flight_message(tool: Tool, key: Node, name: Callable[[Node], str], by: UR
 
 
 def doubt_marks(
-    instance: URIRef, step: URIRef, tool: Tool, started: Literal | str, args: str | Sequence[Any]
+    instance: URIRef,
+    step: URIRef,
+    tool: Tool,
+    started: Literal | str,
+    args: str | Sequence[Any],
+    bound: bool = True,
 ) -> list[Quad]:
     """What keeps calls of a step in doubt (their outcome is unknown): an intent at each
-    call's :func:`doubt_node`. ``args``: the calls' arguments as the trace writes them (a
-    list of objects of N-Triples terms), or an intent's text of them."""
+    call's :func:`doubt_node`, with the binding it was made through when ``bound``
+    (:func:`binding_mark`; a replay of a trace recorded before writes none). ``args``: the
+    calls' arguments as the trace writes them (a list of objects of N-Triples terms), or an
+    intent's text of them."""
     calls = json.loads(args) if isinstance(args, str) else list(args)
     when = started if isinstance(started, Literal) else Literal(started, datatype=XSD.dateTime)
     quads: list[Quad] = []
     for call in calls:
         node = doubt_node(tool.iri, doubt_key(tool, call))
         quads += announce(instance, step, tool.iri, when, [call], node).quads
+        if bound:
+            quads.append(binding_mark(node, tool))
     return quads
+
+
+def binding_mark(node: URIRef, tool: Tool) -> Quad:
+    """What records, at the doubt node ``node``, the binding a call of ``tool`` kept there
+    in full (in doubt, or a catalog call's being made) was made through: a tool renamed
+    since, bound the same, is still held there (:mod:`._renamed_tools`)."""
+    return (node, _CALLED_BINDING, Literal(tool.binding), INSTANCES)
 
 
 def open_step_intents(store: Store, tool: Tool, key: Node) -> list[Intent]:

@@ -70,15 +70,21 @@ class RunnerState:
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
         self._intent_at: dict[URIRef, URIRef] = {}  # a catalog call's intent node (call_tool)
         self._keyed: dict[URIRef, list[tuple]] = {}  # a catalog call's idempotency key record
-        self.calls_in_doubt = 3
+        # the former IRIs of the tools renamed while a call of theirs was in doubt, read once
+        # a runner, at its first call of a tool that is not idempotent (_renamed_tools)
+        self._formers: dict[URIRef, tuple[URIRef, ...]] | None = None
+        self.calls_in_doubt = 4
         """Which rules hold calls of a tool that is not idempotent in doubt (see _intents), as
-        a trace's header says: 3, as 2, and an adapter-bound step's commit whose outcome is
-        unknown (before, only its own instance's intent stood in the way, and the next run
-        sent a create again); 2, a call that may have acted and never landed — sent and never
-        answered, or answered and its result not landed (the gate rejected it, a later call of
-        its horis:forEach failed) — and a step holds the node it acts on while it calls; 1
-        (``true``), recorded before answered calls were held: only a step never answered, all
-        of its calls; 0 (absent), recorded before any was. A replay follows the trace's, or
+        a trace's header says: 4, as 3, and a call kept in doubt records the binding it was
+        made through, which the run reads once, at its first such call, so that a tool renamed
+        since is held under its former IRI too (:mod:`._renamed_tools`); 3, as 2, and an
+        adapter-bound step's commit whose outcome is unknown (before, only its own instance's
+        intent stood in the way, and the next run sent a create again); 2, a call that may
+        have acted and never landed — sent and never answered, or answered and its result not
+        landed (the gate rejected it, a later call of its horis:forEach failed) — and a step
+        holds the node it acts on while it calls; 1 (``true``), recorded before answered calls
+        were held: only a step never answered, all of its calls; 0 (absent), recorded before
+        any was. A replay follows the trace's, or
         its commits and reads would not be the recorded ones."""
         self.approvals_bound = 3
         """Whether an approval holds only for the tool's definition it was given for (see

@@ -22,9 +22,11 @@ from ._discovery import Discovery, discover
 from ._errors import UsageError
 from ._idempotency import check_key
 from ._policy import DEFAULT_ALLOW, allowed
+from ._renamed_tools import former_tool
 
 if TYPE_CHECKING:
     from ._intents import Intent
+    from ._model import Tool
     from ._trace import Trace
     from ._world import World
 
@@ -123,4 +125,28 @@ class Catalog(ToolIndex):
         no start and no arguments); while the instance still has it open, UsageError says to
         continue that instance. Raises UsageError for a tool that is idempotent or arguments
         that do not fit."""
-        return asyncio.run(reconcile_call(self, self.tool(name), args, world))
+        return asyncio.run(reconcile_call(self, self.tool_in_doubt(name, world), args, world))
+
+    def tool_in_doubt(self, name: str | URIRef, world: World) -> Tool:
+        """The tool ``name`` names; for a name that is no tool of these definitions, the tool
+        bound as a call recorded in doubt under that IRI was, as it was named then (a tool
+        renamed since: :mod:`._renamed_tools`), so that call can be reconciled."""
+        try:
+            return self.tool(name)
+        except UsageError as e:
+            missing = e
+        iri = name if isinstance(name, URIRef) else None
+        if iri is None:
+            try:
+                iri = self.definitions.expand(name)
+            except (KeyError, UsageError):
+                iri = None
+        found = former_tool(self.definitions.tools, world.store, iri) if iri else None
+        if found is None:
+            raise UsageError(
+                f"{missing}. A call left in doubt under a tool these definitions no longer "
+                "have is reconciled by that tool's full IRI, once a tool of these definitions "
+                "has the binding that call recorded (a call left in doubt before bindings were "
+                "recorded cannot be: reconcile it with the definitions it was made under)"
+            ) from None
+        return found

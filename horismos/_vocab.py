@@ -155,6 +155,7 @@ class HORIS(DefinedNamespace):
     step: URIRef
     instance: URIRef
     settles: URIRef
+    calledBinding: URIRef
     blockedBy: URIRef
     blockedAt: URIRef
     error: URIRef
