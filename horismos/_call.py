@@ -77,7 +77,7 @@ from ._policy import (
 )
 from ._prechecks import refuse_unmet
 from ._records import StepRecord
-from ._renamed_tools import as_former, renamed_message
+from ._renamed_tools import as_former, former_names, recorded_bindings, renamed_message
 from ._step_records import n3
 from ._stores.base import Change, Conflict
 from ._tool_calls import literal_fits
@@ -732,12 +732,30 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
                 raise UsageError(in_flight_message(tool, key, defs.name, by))
             # its instance has since let go of the call without settling it here
             stale = Intent(by, tool.iri, tool.iri, "", "[]", tuple(holding_at(node, by)))
+        if stale is None and by is None:  # held under a name the tool had: say which
+            _held_under_former_name(tool, defs, doubt_key(tool, _as_text(nodes)), world)
         if stale is not None:
             (worker.world if worker is not None else world).commit(Change(remove=list(stale.quads)))
         return stale
     finally:
         if worker is not None:
             worker.leave()
+
+
+def _held_under_former_name(tool: Tool, defs: Definitions, key: Node, world: World) -> None:
+    """Refuse to say "nothing in doubt" of ``tool`` on ``key`` while a call of it made under a
+    former IRI is in doubt there (:mod:`._renamed_tools`): its calls are held, and the message
+    gives the command that clears it, under that IRI."""
+    recorded = recorded_bindings(world.store)
+    for was in former_names([tool], recorded).get(tool.iri, ()):
+        earlier = read_intent(world.store, doubt_node(was, key))
+        if earlier is not None:
+            said = renamed_message(
+                tool, was, key, defs.name, earlier, persistent=world.store.persistent
+            )
+            raise UsageError(
+                f"nothing of {tool.name} under its own name is in doubt here, but {said}"
+            )
 
 
 def _check_types(
