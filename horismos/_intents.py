@@ -32,6 +32,9 @@ is not idempotent:
 - a step whose call was sent and never answered, or whose instance is found with an open
   intent, completes what it holds there into an intent with the commit that records the
   failure (:func:`doubt_marks`): the call is then in doubt;
+- what is kept there in full (a call in doubt, a catalog call's intent) records the binding
+  the call was made through (:func:`binding_mark`): a tool renamed since, bound the same, is
+  held there too (:mod:`._renamed_tools`);
 - in doubt there, a step or call of that tool on that subject is not made: it fails (a step,
   with :class:`~horismos.OutcomeUnknown`, taking ``horis:onError``) or is refused (a call),
   until someone who has checked with the system it acts on clears it

@@ -123,14 +123,16 @@ class Catalog(ToolIndex):
         intent cleared, or None when no call there was in doubt. A workflow step's hold there
         is cleared only once its instance has let go of the call (the intent returned then has
         no start and no arguments); while the instance still has it open, UsageError says to
-        continue that instance. Raises UsageError for a tool that is idempotent or arguments
-        that do not fit."""
+        continue that instance. ``name`` may be the full IRI a tool had before it was
+        renamed, for a call left in doubt under it (:meth:`tool_in_doubt`). Raises UsageError
+        for a tool that is idempotent or arguments that do not fit."""
         return asyncio.run(reconcile_call(self, self.tool_in_doubt(name, world), args, world))
 
     def tool_in_doubt(self, name: str | URIRef, world: World) -> Tool:
-        """The tool ``name`` names; for a name that is no tool of these definitions, the tool
-        bound as a call recorded in doubt under that IRI was, as it was named then (a tool
-        renamed since: :mod:`._renamed_tools`), so that call can be reconciled."""
+        """The tool ``name`` names; for the full IRI of a tool these definitions no longer
+        have, the tool of theirs bound as a call recorded in doubt under that IRI was, as it
+        was named then (a tool renamed since), so that call can be reconciled. Raises
+        UsageError when it is neither."""
         try:
             return self.tool(name)
         except UsageError as e:
