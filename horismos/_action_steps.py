@@ -87,6 +87,10 @@ class ActionSteps(ToolCalls):
         if stale is not None:
             self._state[inst.instance].extend(stale.quads)  # this step's commit removes it
             called = self.defs.tools.get(stale.tool)
+            if called is None and self.calls_in_doubt > 3 and stale.step == step.iri:
+                # its tool renamed since (the step's tool now): its call is held in doubt
+                # under the IRI it was made under, bound as the step's tool is
+                called = None if tool.idempotent else as_former(tool, stale.tool)
             doubted = bool(self.calls_in_doubt) and called is not None and not called.idempotent
             if called is not None and doubted:
                 # in doubt for every lane, not only this instance (announced at another step

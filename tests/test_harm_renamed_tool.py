@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from in_process import horismos_load
@@ -25,11 +27,12 @@ O1 = '{"order": ":o1"}'
 # ANSWER=bad: the tool charges, then answers what cannot land (the gate rejects it): the
 # call may have acted and nothing of it landed, so it is held in doubt
 PAYMENTS = """
-import os
+import os, time
 
 def _charge(kind, order):
     with open(os.environ["LEDGER"], "a") as f:
         f.write(f"{kind} {order}\\n")
+    time.sleep(float(os.environ.get("SLOW", "0")))  # SLOW: the test kills it meanwhile
     if os.environ.get("ANSWER") == "bad":
         return {"paymentRef": 42}
     return {"paymentRef": "P-1"}
@@ -61,11 +64,17 @@ def shop(root: Path) -> Path:
     return root
 
 
-def horismos(root: Path, *args: str, bad: bool = False) -> subprocess.CompletedProcess[str]:
+def _env(root: Path, bad: bool = False) -> dict[str, str]:
     env = dict(os.environ, LEDGER=str(root / "ledger.txt"))
     env.pop("ANSWER", None)
+    env.pop("SLOW", None)
     if bad:
         env["ANSWER"] = "bad"
+    return env
+
+
+def horismos(root: Path, *args: str, bad: bool = False) -> subprocess.CompletedProcess[str]:
+    env = _env(root, bad)
     return subprocess.run(
         [sys.executable, "-m", "horismos", *args],
         cwd=root, env=env, capture_output=True, text=True, timeout=300,
@@ -212,3 +221,36 @@ def test_reconcile_says_which_name_a_renamed_tool_is_held_under(tmp_path) -> Non
     assert "full IRI" in unknown.stderr and "Traceback" not in unknown.stderr
     assert reconcile(tmp_path, by_new.stderr).returncode == 0
     assert ledger(tmp_path) == ["charge http://example.org/shop#o1"]
+
+
+def test_a_step_killed_mid_call_then_renamed_is_held_under_its_former_name(tmp_path) -> None:
+    """The process is killed (SIGKILL) while the tool acts, leaving the instance's intent
+    open; the tool is renamed before anyone continues it. Continued, the step fails as its
+    call's outcome is unknown, and that call is held in doubt under the IRI it was made under:
+    a rerun (a new instance) and a catalog call of the renamed tool are not made."""
+    shop(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "horismos", "run", "charge.ttl", "--tools", "payments.py",
+         "--store", "oxigraph:store", "--focus", ":o1"],
+        cwd=tmp_path, env=dict(_env(tmp_path), SLOW="60"), stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while not ledger(tmp_path):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+
+    continued = run(tmp_path, "pay.ttl")  # the unfinished instance, its intent open
+    said = continued.stdout + continued.stderr
+    assert continued.returncode == 1 and FORMER in said, said
+    rerun = run(tmp_path, "pay.ttl")  # a new instance
+    assert rerun.returncode == 1, rerun.stdout + rerun.stderr
+    assert f"under its former name <{FORMER}>" in rerun.stdout + rerun.stderr
+    refused = call(tmp_path, "pay.ttl", "t.pay")
+    assert refused.returncode == 5, refused.stdout + refused.stderr
+    assert ledger(tmp_path) == ["charge http://example.org/shop#o1"]
+    assert reconcile(tmp_path, refused.stdout).returncode == 0
+    assert call(tmp_path, "pay.ttl", "t.pay").returncode == 0
+    assert ledger(tmp_path) == ["charge http://example.org/shop#o1"] * 2
