@@ -523,8 +523,7 @@ class ActionSteps(ToolCalls):
         node may be one of a name the tool had before it was renamed (:mod:`._renamed_tools`)."""
         formers = self.former_names_of(tool) if self.calls_in_doubt > 3 else ()
         found = kept_at(tool, formers, node, rec.args)
-        assert found is not None  # the node is one this step's commit required absent
-        iri, key = found
+        iri, key = found if found is not None else (tool.iri, key_at(tool, node, rec.args))
         earlier = read_intent(self.store, node)
         if earlier is not None and not earlier.in_flight:
             rec.status = "failed"
