@@ -6,11 +6,10 @@ A call that may have acted is kept at a node named after its tool's IRI and what
 next call charged again. So:
 
 1. a call kept in doubt records the binding it was made through
-   (:func:`~._intents.binding_mark`), with
-   the whole intent at its doubt node: a step's call left in doubt
-   (:func:`~._intents.doubt_marks`), a catalog call's intent. Never with the two quads a
-   step holds the node by while it calls (:func:`~._intents.holds`), which every call of
-   such a tool writes and removes: the normal path writes nothing more;
+   (:func:`~._intents.binding_mark`), with the whole intent at its doubt node: a step's call
+   left in doubt (:func:`~._intents.doubt_marks`), a catalog call's intent. Never with the
+   two quads a step holds the node by while it calls (:func:`~._intents.holds`), which every
+   call of such a tool writes and removes: the normal path writes nothing more;
 2. where a lane starts (a run's first call of a tool that is not idempotent, each catalog
    call) one query reads the tools and bindings so recorded (:func:`recorded_bindings`: one
    predicate of the instances graph, as many rows as there are such doubts, whatever the
@@ -21,9 +20,12 @@ next call charged again. So:
    is refused as under its own name, saying the former IRI and how to clear it
    (:func:`renamed_message`); ``tools reconcile`` takes the former IRI (:func:`former_tool`).
 
-Doubts written before bindings were recorded cannot be recognised after a rename: reconcile
-them before renaming a tool. A tool whose binding changed and whose IRI stayed is held at its
-own node, as before.
+Any other tool bound the same is held so too: the same code, on the same subject. The
+bindings are read once a runner, so a doubt left under a former name by a process of the
+earlier definitions after a run's first such call holds that run's calls only from its next
+run on. Doubts written before bindings were recorded cannot be recognised after a rename:
+reconcile them before renaming a tool. A tool whose binding changed and whose IRI stayed is
+held at its own node, as before.
 """
 
 from __future__ import annotations
