@@ -254,6 +254,11 @@ def test_a_non_zero_exit_is_a_tool_error_with_the_stderr_preview(tmp_path, root)
     horis:binding "cmd:prose" .
 """)
     texts = Agent.from_files(tmp_path / "text.ttl")
+    # t.prose's call on :p1 answered in prose after it may have acted: in doubt, and t.note,
+    # bound to the same program, is held by it until it is reconciled under t.prose's IRI
+    held = texts.catalog.call("t.note", {"patient": ":p1"}, world)
+    assert held.status == "refused" and "<http://example.org/clinic#t.prose>" in held.receipt()
+    assert texts.catalog.reconcile(EX + "t.prose", {"patient": ":p1"}, world) is not None
     noted = texts.catalog.call("t.note", {"patient": ":p1"}, world)
     assert noted.status == "completed", noted.receipt()
     assert [str(o) for _, _, o in noted.effects] == ["done, probably"]
