@@ -19,9 +19,11 @@ a no-op. Each (workflow, focus) gets at most one instance, as with ``run --all``
 world. Results and statuses are read from the world (``horismos instances``), never from a
 Celery result backend (none is configured).
 
-A store that cannot be reached is waited for, with backoff, inside the task; a lease lost
-meanwhile (another worker took the claim) makes the worker rejoin with a new lease and try the
-task again, which finds the claim taken or done.
+A store that cannot be reached is waited for, with backoff, inside the task, and so is an MCP
+server a workflow's binding names that is down as the task begins (:class:`Unreachable`,
+nothing sent: the task is kept, where it was acknowledged and dropped with a traceback); a
+lease lost meanwhile (another worker took the claim) makes the worker rejoin with a new lease
+and try the task again, which finds the claim taken or done.
 
 Celery is an optional dependency (``horismos[distributed]``): nothing here is imported by a
 single-process run.
@@ -47,7 +49,7 @@ from . import _loop
 from ._agent import Agent
 from ._claims import Worker
 from ._environment import Environment
-from ._errors import AuthoringError, BrokerError, LeaseLost, UsageError
+from ._errors import AuthoringError, BrokerError, LeaseLost, ToolError, Unreachable, UsageError
 from ._policy import DEFAULT_ALLOW, Policy, allowed
 from ._redact import redact_url
 from ._stores import StoreError
@@ -372,12 +374,13 @@ class InstanceDriver:
 
     def drive(self, workflow: str, focus: str, task_id: str = "") -> str:
         """Drive the instance of ``workflow`` for ``focus`` until it stops; its status (or
-        ``done elsewhere`` when another worker drove it). Waits out an unreachable store."""
+        ``done elsewhere`` when another worker drove it). Waits out an unreachable store, and
+        an MCP server down as the task begins (nothing was sent: the next try is safe)."""
         wait = self.backoff[0]
         while True:
             try:
                 return _loop.run(self._drive(URIRef(workflow), URIRef(focus), task_id))
-            except StoreError as e:
+            except (StoreError, Unreachable) as e:
                 log.warning("horismos worker: %s; trying again in %.1fs", e, wait)
                 time.sleep(wait)
                 wait = min(wait * 2, self.backoff[1])
@@ -457,10 +460,11 @@ def serve(
         started = time.monotonic()
         try:
             status = driver.drive(workflow, focus, self.request.id or "")
-        except (UsageError, AuthoringError) as e:
+        except (UsageError, AuthoringError, ToolError) as e:
             # not a task for these definitions, or definitions the world no longer lets run
-            # (a property a shape requires gone from it): said once, the task dropped. Raised
-            # on, Celery said it again, with a traceback
+            # (a property a shape requires gone from it), or a binding refused before the
+            # first step (a stdio MCP server that exits before its handshake): said once,
+            # the task dropped. Raised on, Celery said it again, with a traceback
             log.error(
                 "horismos worker: task %s (%s, %s) refused: %s", self.request.id, workflow, focus, e
             )
